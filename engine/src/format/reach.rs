@@ -16,7 +16,7 @@ use crate::sim::palette::{
 /// A full jump (3.18 tiles) plus the egg boost (2.05 tiles), rounded down to whole tiles the
 /// bird's feet clear. The tests measure the real envelope and check these stay above it.
 pub const JUMP_UP_TILES: i32 = 5;
-pub const JUMP_ACROSS_TILES: i32 = 7;
+pub const JUMP_ACROSS_TILES: i32 = 8;
 
 pub struct Reach {
     pub width: i32,

@@ -225,7 +225,7 @@ pub fn validate_map(text: &str) -> ValidationReport {
                 "nest_unreachable",
                 line_of(i),
                 format!(
-                    "the nest at ({}, {}) looks unreachable: a relaxed flood fill (jumps of 5 tiles up with the egg boost, 7 across) does not get there from the start",
+                    "the nest at ({}, {}) looks unreachable: a relaxed flood fill (jumps of 5 tiles up with the egg boost, 8 across) does not get there from the start",
                     e.x, e.y
                 ),
                 "lower the climb, add ledges, springs or platforms; a planner run proves it either way",
