@@ -405,7 +405,7 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                         "ragged_row",
                         ln,
                         (n.min(w) + 1) as usize,
-                        format!("grid row {rows_read} has {n} tiles but size says width {w}"),
+                        format!("grid row y={rows_read} has {n} tiles but size says width {w}"),
                         hint,
                     );
                     grid_ok = false;
