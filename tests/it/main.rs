@@ -6,6 +6,11 @@
 
 mod harness;
 
+mod agent_keys;
+mod burst;
 mod config_errors;
 mod health;
 mod lifecycle;
+mod mcp_clients;
+mod mcp_tools;
+mod mcp_transport;
