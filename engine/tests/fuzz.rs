@@ -2,7 +2,9 @@
 
 mod common;
 use common::*;
-use horst_engine::{parse_map, parse_replay, referee, render_map, validate_map, validate_map_bytes, Replay, Step};
+use horst_engine::{
+    parse_map, parse_replay, referee, render_map, validate_map, validate_map_bytes, Replay, Step,
+};
 use proptest::prelude::*;
 
 fn config(cases: u32) -> ProptestConfig {
@@ -31,8 +33,14 @@ fn mutate(text: &str, edits: &[(u8, u16, u8)]) -> Vec<u8> {
             }
             3 => b[i] = b"0123456789-.#GEIS^C~ =\n"[byte as usize % 23],
             _ => {
-                let start = b[..i].iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1);
-                let end = b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p + 1);
+                let start = b[..i]
+                    .iter()
+                    .rposition(|&c| c == b'\n')
+                    .map_or(0, |p| p + 1);
+                let end = b[i..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(b.len(), |p| i + p + 1);
                 let line = b[start..end].to_vec();
                 b.splice(start..start, line);
             }
@@ -51,10 +59,29 @@ fn exercise(bytes: &[u8]) {
         let _ = render_map(text, 0, 0, 120, 30);
         if let Ok(map) = parse_map(text) {
             assert!(report.valid);
-            let _ = render_map(text, (map.width() - 1) as i64, (map.height() - 1) as i64, 7, 3);
+            let _ = render_map(
+                text,
+                (map.width() - 1) as i64,
+                (map.height() - 1) as i64,
+                7,
+                3,
+            );
             let rp = Replay {
                 seed: 3,
-                actions: vec![Step { action: 9, ticks: 90 }, Step { action: 11, ticks: 90 }, Step { action: 1, ticks: 60 }],
+                actions: vec![
+                    Step {
+                        action: 9,
+                        ticks: 90,
+                    },
+                    Step {
+                        action: 11,
+                        ticks: 90,
+                    },
+                    Step {
+                        action: 1,
+                        ticks: 60,
+                    },
+                ],
             };
             let _ = referee(&map, &rp);
             // The canonical form is a valid map with the same hash.
