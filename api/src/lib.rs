@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use axum::Router;
 use horst_config::Config;
+use horst_queue::Queue;
 use horst_store::{Health, Store};
 use horst_telemetry::Metrics;
 use tokio::net::TcpListener;
@@ -27,17 +28,25 @@ pub use error::ApiError;
 pub struct AppState {
     pub config: Arc<Config>,
     pub store: Store,
+    pub queue: Queue,
     pub health: Health,
     pub metrics: Metrics,
     pub(crate) http: request_log::HttpMetrics,
 }
 
 impl AppState {
-    pub fn new(config: Arc<Config>, store: Store, health: Health, metrics: Metrics) -> Self {
+    pub fn new(
+        config: Arc<Config>,
+        store: Store,
+        queue: Queue,
+        health: Health,
+        metrics: Metrics,
+    ) -> Self {
         let http = request_log::HttpMetrics::register(&metrics);
         AppState {
             config,
             store,
+            queue,
             health,
             metrics,
             http,

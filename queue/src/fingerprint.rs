@@ -1,8 +1,8 @@
 //! The input fingerprint behind idempotency: the same key with the same input replays, with
 //! other input it is a conflict.
 
-use sha2::{Digest, Sha256};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use crate::JobKind;
 
@@ -45,15 +45,24 @@ mod tests {
 
     #[test]
     fn key_order_and_spacing_do_not_matter() {
-        let a: Value = serde_json::from_str(r#"{"map":"x","replay":{"seed":1,"actions":[]}}"#).unwrap();
-        let b: Value = serde_json::from_str(r#"{ "replay": {"actions": [], "seed": 1}, "map": "x" }"#).unwrap();
-        assert_eq!(fingerprint(JobKind::Simulate, &a), fingerprint(JobKind::Simulate, &b));
+        let a: Value =
+            serde_json::from_str(r#"{"map":"x","replay":{"seed":1,"actions":[]}}"#).unwrap();
+        let b: Value =
+            serde_json::from_str(r#"{ "replay": {"actions": [], "seed": 1}, "map": "x" }"#)
+                .unwrap();
+        assert_eq!(
+            fingerprint(JobKind::Simulate, &a),
+            fingerprint(JobKind::Simulate, &b)
+        );
     }
 
     #[test]
     fn kind_and_values_matter() {
         let a = json!({"map": "x"});
-        assert_ne!(fingerprint(JobKind::Simulate, &a), fingerprint(JobKind::Submit, &a));
+        assert_ne!(
+            fingerprint(JobKind::Simulate, &a),
+            fingerprint(JobKind::Submit, &a)
+        );
         assert_ne!(
             fingerprint(JobKind::Playtest, &json!({"map": "x", "seed": 1})),
             fingerprint(JobKind::Playtest, &json!({"map": "x", "seed": 2}))

@@ -241,7 +241,10 @@ impl Queue {
     /// The server's clock (ms since the Unix epoch), as the scripts see it.
     pub async fn now_ms(&self) -> Result<u64, QueueError> {
         let mut conn = self.store.conn();
-        Ok(self.script(&self.scripts.now).invoke_async(&mut conn).await?)
+        Ok(self
+            .script(&self.scripts.now)
+            .invoke_async(&mut conn)
+            .await?)
     }
 
     /// Admission: idempotency first (a replay charges nothing), then the caps, the daily
@@ -385,7 +388,9 @@ impl Queue {
     /// reservation released). A running one is returned as it is: it runs to its end.
     pub async fn wait(&self, id: &str, limit: Duration) -> Result<JobRecord, QueueError> {
         let deadline = tokio::time::Instant::now() + limit;
-        let mut sub = self.notifier.subscribe(&self.store.key(&format!("done:{id}")));
+        let mut sub = self
+            .notifier
+            .subscribe(&self.store.key(&format!("done:{id}")));
         loop {
             let record = self
                 .get(id)
@@ -477,7 +482,9 @@ impl Queue {
         let Some(record) = self.get(id).await? else {
             return Err(QueueError::Store(format!("job {id} does not exist")));
         };
-        let mut result = record.result.unwrap_or_else(|| Value::Object(Default::default()));
+        let mut result = record
+            .result
+            .unwrap_or_else(|| Value::Object(Default::default()));
         if let Value::Object(map) = &mut result {
             map.insert(field.to_string(), value);
         }

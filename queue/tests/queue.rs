@@ -62,7 +62,10 @@ async fn fifty_concurrent_admissions_respect_the_waiting_cap() {
         (0..50)
             .map(|i| {
                 let q = s.queue.clone();
-                async move { q.admit(spec(JobKind::Simulate, "acct", 1, &format!("k{i}"))).await }
+                async move {
+                    q.admit(spec(JobKind::Simulate, "acct", 1, &format!("k{i}")))
+                        .await
+                }
             })
             .collect(),
     )
@@ -91,12 +94,19 @@ async fn fifty_concurrent_admissions_respect_the_daily_quota() {
         (0..50)
             .map(|i| {
                 let q = s.queue.clone();
-                async move { q.admit(spec(JobKind::Playtest, "newbie", 0, &format!("k{i}"))).await }
+                async move {
+                    q.admit(spec(JobKind::Playtest, "newbie", 0, &format!("k{i}")))
+                        .await
+                }
             })
             .collect(),
     )
     .await;
-    assert_eq!(results.iter().filter(|r| is_new(r)).count(), 6, "trust 0: 6 playtests a day");
+    assert_eq!(
+        results.iter().filter(|r| is_new(r)).count(),
+        6,
+        "trust 0: 6 playtests a day"
+    );
     for r in results.iter().filter(|r| !is_new(r)) {
         match r {
             Err(QueueError::Quota {
@@ -147,7 +157,10 @@ async fn one_key_sent_twenty_times_at_once_creates_one_job() {
 #[tokio::test]
 async fn same_key_other_input_is_a_conflict() {
     let s = setup_with(|_| {}).await;
-    s.queue.admit(spec(JobKind::Simulate, "a", 1, "k")).await.unwrap();
+    s.queue
+        .admit(spec(JobKind::Simulate, "a", 1, "k"))
+        .await
+        .unwrap();
     let mut other = spec(JobKind::Simulate, "a", 1, "k");
     other.input = json!({"map": "different"});
     match s.queue.admit(other).await {
@@ -155,20 +168,36 @@ async fn same_key_other_input_is_a_conflict() {
         r => panic!("{r:?}"),
     }
     // Keys are per account: another account may use the same key.
-    assert!(is_new(&s.queue.admit(spec(JobKind::Simulate, "b", 1, "k")).await));
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Simulate, "b", 1, "k")).await
+    ));
 }
 
 #[tokio::test]
 async fn replay_of_a_finished_job_returns_its_result_and_charges_nothing() {
     let s = setup_with(|_| {}).await;
-    let Admission::New(job) = s.queue.admit(spec(JobKind::Simulate, "a", 1, "k")).await.unwrap() else {
+    let Admission::New(job) = s
+        .queue
+        .admit(spec(JobKind::Simulate, "a", 1, "k"))
+        .await
+        .unwrap()
+    else {
         panic!()
     };
     let claim = s.queue.claim("w").await.unwrap().unwrap();
     assert_eq!(claim.record.id, job.id);
-    assert!(s.queue.complete(&job.id, claim.token, Ok(json!({"won": true}))).await.unwrap());
+    assert!(s
+        .queue
+        .complete(&job.id, claim.token, Ok(json!({"won": true})))
+        .await
+        .unwrap());
     let before = s.queue.remaining("a", 1).await.unwrap();
-    match s.queue.admit(spec(JobKind::Simulate, "a", 1, "k")).await.unwrap() {
+    match s
+        .queue
+        .admit(spec(JobKind::Simulate, "a", 1, "k"))
+        .await
+        .unwrap()
+    {
         Admission::Replayed(r) => {
             assert_eq!(r.id, job.id);
             assert_eq!(r.state, JobState::Succeeded);
@@ -177,17 +206,28 @@ async fn replay_of_a_finished_job_returns_its_result_and_charges_nothing() {
         other => panic!("{other:?}"),
     }
     assert_eq!(s.queue.remaining("a", 1).await.unwrap(), before);
-    assert!(s.queue.claim("w").await.unwrap().is_none(), "nothing runs again");
+    assert!(
+        s.queue.claim("w").await.unwrap().is_none(),
+        "nothing runs again"
+    );
 }
 
 #[tokio::test]
 async fn claims_are_fenced_and_reaped_jobs_stay_charged_and_never_rerun() {
     let s = setup_with(|q| q.queue.lease_seconds = 2).await;
-    let Admission::New(job) = s.queue.admit(spec(JobKind::Playtest, "a", 1, "k")).await.unwrap() else {
+    let Admission::New(job) = s
+        .queue
+        .admit(spec(JobKind::Playtest, "a", 1, "k"))
+        .await
+        .unwrap()
+    else {
         panic!()
     };
     let claim = s.queue.claim("dying-worker").await.unwrap().unwrap();
-    assert!(s.queue.claim("other").await.unwrap().is_none(), "one job, one claim");
+    assert!(
+        s.queue.claim("other").await.unwrap().is_none(),
+        "one job, one claim"
+    );
     let running = s.queue.get(&job.id).await.unwrap().unwrap();
     assert_eq!(running.state, JobState::Running);
     assert_eq!(running.charged_seconds, 20);
@@ -206,7 +246,11 @@ async fn claims_are_fenced_and_reaped_jobs_stay_charged_and_never_rerun() {
     assert_eq!(dead.failure.as_ref().unwrap().code, "cancelled");
     assert_eq!(dead.charged_seconds, 20, "charge kept");
     // The old worker's late result is refused, its heartbeat too; nothing is re-queued.
-    assert!(!s.queue.complete(&job.id, claim.token, Ok(json!({}))).await.unwrap());
+    assert!(!s
+        .queue
+        .complete(&job.id, claim.token, Ok(json!({})))
+        .await
+        .unwrap());
     assert!(!s.queue.heartbeat(&job.id, claim.token).await.unwrap());
     assert!(s.queue.claim("other").await.unwrap().is_none());
     assert_eq!(s.queue.remaining("a", 1).await.unwrap().seconds, 3600 - 20);
@@ -215,20 +259,36 @@ async fn claims_are_fenced_and_reaped_jobs_stay_charged_and_never_rerun() {
 #[tokio::test]
 async fn heartbeats_keep_a_lease_alive() {
     let s = setup_with(|q| q.queue.lease_seconds = 2).await;
-    s.queue.admit(spec(JobKind::Simulate, "a", 1, "k")).await.unwrap();
+    s.queue
+        .admit(spec(JobKind::Simulate, "a", 1, "k"))
+        .await
+        .unwrap();
     let claim = s.queue.claim("w").await.unwrap().unwrap();
     for _ in 0..6 {
         tokio::time::sleep(Duration::from_millis(500)).await;
-        assert!(s.queue.heartbeat(&claim.record.id, claim.token).await.unwrap());
+        assert!(s
+            .queue
+            .heartbeat(&claim.record.id, claim.token)
+            .await
+            .unwrap());
         assert!(s.queue.reap().await.unwrap().is_empty());
     }
-    assert!(s.queue.complete(&claim.record.id, claim.token, Ok(json!(1))).await.unwrap());
+    assert!(s
+        .queue
+        .complete(&claim.record.id, claim.token, Ok(json!(1)))
+        .await
+        .unwrap());
 }
 
 #[tokio::test]
 async fn a_caller_that_leaves_drops_its_queued_job_and_its_reservation() {
     let s = setup_with(|_| {}).await;
-    let Admission::New(job) = s.queue.admit(spec(JobKind::Playtest, "a", 0, "k")).await.unwrap() else {
+    let Admission::New(job) = s
+        .queue
+        .admit(spec(JobKind::Playtest, "a", 0, "k"))
+        .await
+        .unwrap()
+    else {
         panic!()
     };
     assert_eq!(s.queue.remaining("a", 0).await.unwrap().seconds, 1800 - 20);
@@ -257,29 +317,51 @@ async fn a_caller_that_leaves_drops_its_queued_job_and_its_reservation() {
     let left = s.queue.remaining("a", 0).await.unwrap();
     assert_eq!(left.seconds, 1800, "reservation released");
     assert_eq!(left.playtests, 6, "the call that never ran is not counted");
-    assert!(s.queue.claim("w").await.unwrap().is_none(), "the job is gone from the queue");
+    assert!(
+        s.queue.claim("w").await.unwrap().is_none(),
+        "the job is gone from the queue"
+    );
     // A retry with the same key starts afresh (nothing ran).
-    assert!(is_new(&s.queue.admit(spec(JobKind::Playtest, "a", 0, "k")).await));
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Playtest, "a", 0, "k")).await
+    ));
 }
 
 #[tokio::test]
 async fn a_started_job_is_not_dropped_and_stays_charged() {
     let s = setup_with(|_| {}).await;
-    let Admission::New(job) = s.queue.admit(spec(JobKind::Simulate, "a", 1, "k")).await.unwrap() else {
+    let Admission::New(job) = s
+        .queue
+        .admit(spec(JobKind::Simulate, "a", 1, "k"))
+        .await
+        .unwrap()
+    else {
         panic!()
     };
     let claim = s.queue.claim("w").await.unwrap().unwrap();
     drop(s.queue.cancel_guard(&job.id));
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(s.queue.get(&job.id).await.unwrap().unwrap().state, JobState::Running);
-    assert!(s.queue.complete(&job.id, claim.token, Ok(json!({"won": false}))).await.unwrap());
+    assert_eq!(
+        s.queue.get(&job.id).await.unwrap().unwrap().state,
+        JobState::Running
+    );
+    assert!(s
+        .queue
+        .complete(&job.id, claim.token, Ok(json!({"won": false})))
+        .await
+        .unwrap());
     assert_eq!(s.queue.remaining("a", 1).await.unwrap().seconds, 3600 - 5);
 }
 
 #[tokio::test]
 async fn wait_wakes_on_completion() {
     let s = setup_with(|_| {}).await;
-    let Admission::New(job) = s.queue.admit(spec(JobKind::Simulate, "a", 1, "k")).await.unwrap() else {
+    let Admission::New(job) = s
+        .queue
+        .admit(spec(JobKind::Simulate, "a", 1, "k"))
+        .await
+        .unwrap()
+    else {
         panic!()
     };
     let waiter = tokio::spawn({
@@ -288,7 +370,15 @@ async fn wait_wakes_on_completion() {
         async move { q.wait(&id, Duration::from_secs(30)).await }
     });
     let claim = s.queue.claim("w").await.unwrap().unwrap();
-    assert!(s.queue.complete(&job.id, claim.token, Err(Failure::new("validation_failed", "no"))).await.unwrap());
+    assert!(s
+        .queue
+        .complete(
+            &job.id,
+            claim.token,
+            Err(Failure::new("validation_failed", "no"))
+        )
+        .await
+        .unwrap());
     let done = waiter.await.unwrap().unwrap();
     assert_eq!(done.state, JobState::Failed);
     assert_eq!(done.failure.unwrap().code, "validation_failed");
@@ -297,17 +387,31 @@ async fn wait_wakes_on_completion() {
 #[tokio::test]
 async fn a_job_that_cannot_start_in_time_times_out_and_is_released() {
     let s = setup_with(|q| q.queue.wait_seconds = 1).await;
-    let Admission::New(job) = s.queue.admit(spec(JobKind::Simulate, "a", 1, "k")).await.unwrap() else {
+    let Admission::New(job) = s
+        .queue
+        .admit(spec(JobKind::Simulate, "a", 1, "k"))
+        .await
+        .unwrap()
+    else {
         panic!()
     };
     // Nobody claims it: the wait runs out and the job is dropped with `timeout`.
-    let r = s.queue.wait(&job.id, Duration::from_millis(300)).await.unwrap();
+    let r = s
+        .queue
+        .wait(&job.id, Duration::from_millis(300))
+        .await
+        .unwrap();
     assert_eq!(r.state, JobState::Failed);
     assert_eq!(r.failure.unwrap().code, "timeout");
     assert_eq!(s.queue.remaining("a", 1).await.unwrap().seconds, 3600);
 
     // A job whose 5 s execution can no longer fit in its 1 s wait is failed at claim time.
-    let Admission::New(late) = s.queue.admit(spec(JobKind::Simulate, "a", 1, "k2")).await.unwrap() else {
+    let Admission::New(late) = s
+        .queue
+        .admit(spec(JobKind::Simulate, "a", 1, "k2"))
+        .await
+        .unwrap()
+    else {
         panic!()
     };
     assert!(s.queue.claim("w").await.unwrap().is_none());
@@ -320,7 +424,11 @@ async fn a_job_that_cannot_start_in_time_times_out_and_is_released() {
 async fn the_global_queue_holds_eight_waiting_jobs() {
     let s = setup_with(|_| {}).await;
     for i in 0..8 {
-        assert!(is_new(&s.queue.admit(spec(JobKind::Simulate, &format!("a{i}"), 1, "k")).await));
+        assert!(is_new(
+            &s.queue
+                .admit(spec(JobKind::Simulate, &format!("a{i}"), 1, "k"))
+                .await
+        ));
     }
     match s.queue.admit(spec(JobKind::Simulate, "a8", 1, "k")).await {
         Err(QueueError::Busy { message, .. }) => assert!(message.contains("queue is full")),
@@ -328,7 +436,9 @@ async fn the_global_queue_holds_eight_waiting_jobs() {
     }
     // Starting one frees a place.
     s.queue.claim("w").await.unwrap().unwrap();
-    assert!(is_new(&s.queue.admit(spec(JobKind::Simulate, "a8", 1, "k")).await));
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Simulate, "a8", 1, "k")).await
+    ));
 }
 
 #[tokio::test]
@@ -340,21 +450,37 @@ async fn trust0_accounts_share_half_of_the_seconds() {
     })
     .await;
     // Two trust-0 playtests (40 s) fit in the half, a third (60 s) does not.
-    assert!(is_new(&s.queue.admit(spec(JobKind::Playtest, "n1", 0, "a")).await));
-    assert!(is_new(&s.queue.admit(spec(JobKind::Playtest, "n2", 0, "a")).await));
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Playtest, "n1", 0, "a")).await
+    ));
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Playtest, "n2", 0, "a")).await
+    ));
     match s.queue.admit(spec(JobKind::Playtest, "n3", 0, "a")).await {
-        Err(QueueError::Quota { scope: QuotaScope::GlobalNew, .. }) => {}
+        Err(QueueError::Quota {
+            scope: QuotaScope::GlobalNew,
+            ..
+        }) => {}
         r => panic!("{r:?}"),
     }
     // A trust-0 account sees the smaller remainder: 10 s of the half.
     assert_eq!(s.queue.remaining("n3", 0).await.unwrap().seconds, 10);
     // Trusted accounts use the rest of the server's budget.
     assert_eq!(s.queue.remaining("t", 1).await.unwrap().seconds, 60);
-    assert!(is_new(&s.queue.admit(spec(JobKind::Playtest, "t", 1, "a")).await));
-    assert!(is_new(&s.queue.admit(spec(JobKind::Playtest, "t", 1, "b")).await));
-    assert!(is_new(&s.queue.admit(spec(JobKind::Playtest, "t", 1, "c")).await));
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Playtest, "t", 1, "a")).await
+    ));
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Playtest, "t", 1, "b")).await
+    ));
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Playtest, "t", 1, "c")).await
+    ));
     match s.queue.admit(spec(JobKind::Simulate, "t", 1, "d")).await {
-        Err(QueueError::Quota { scope: QuotaScope::Global, .. }) => {}
+        Err(QueueError::Quota {
+            scope: QuotaScope::Global,
+            ..
+        }) => {}
         r => panic!("{r:?}"),
     }
 }
@@ -371,31 +497,51 @@ async fn quotas_reset_at_the_utc_day_boundary() {
     let to_midnight = 86_400_000 - now % 86_400_000;
     s.queue
         .set_clock_offset(Duration::from_millis(to_midnight - 2_000), true);
-    assert!(is_new(&s.queue.admit(spec(JobKind::Submit, "a", 0, "1")).await));
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Submit, "a", 0, "1")).await
+    ));
     match s.queue.admit(spec(JobKind::Submit, "a", 0, "2")).await {
         Err(QueueError::Quota {
             scope: QuotaScope::Owner,
             retry_after_seconds,
             ..
-        }) => assert!(retry_after_seconds <= 3, "resets in about 2 s, said {retry_after_seconds}"),
+        }) => assert!(
+            retry_after_seconds <= 3,
+            "resets in about 2 s, said {retry_after_seconds}"
+        ),
         r => panic!("{r:?}"),
     }
     // 3 s later it is a new UTC day.
     s.queue
         .set_clock_offset(Duration::from_millis(to_midnight + 1_000), true);
     assert_eq!(s.queue.remaining("a", 0).await.unwrap().submissions, 1);
-    assert!(is_new(&s.queue.admit(spec(JobKind::Submit, "a", 0, "2")).await));
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Submit, "a", 0, "2")).await
+    ));
 }
 
 #[tokio::test]
 async fn everything_survives_a_redis_restart_from_its_aof() {
     let mut s = setup_with(|q| q.queue.waiting_per_account = 10).await;
-    let Admission::New(done) = s.queue.admit(spec(JobKind::Simulate, "a", 1, "1")).await.unwrap() else {
+    let Admission::New(done) = s
+        .queue
+        .admit(spec(JobKind::Simulate, "a", 1, "1"))
+        .await
+        .unwrap()
+    else {
         panic!()
     };
     let c = s.queue.claim("w").await.unwrap().unwrap();
-    s.queue.complete(&done.id, c.token, Ok(json!({"won": true}))).await.unwrap();
-    let Admission::New(waiting) = s.queue.admit(spec(JobKind::Playtest, "a", 1, "2")).await.unwrap() else {
+    s.queue
+        .complete(&done.id, c.token, Ok(json!({"won": true})))
+        .await
+        .unwrap();
+    let Admission::New(waiting) = s
+        .queue
+        .admit(spec(JobKind::Playtest, "a", 1, "2"))
+        .await
+        .unwrap()
+    else {
         panic!()
     };
     let before = s.queue.remaining("a", 1).await.unwrap();
@@ -421,7 +567,10 @@ async fn everything_survives_a_redis_restart_from_its_aof() {
     assert_eq!(claim.record.id, waiting.id);
     // Idempotency records survive too.
     assert!(matches!(
-        s.queue.admit(spec(JobKind::Simulate, "a", 1, "1")).await.unwrap(),
+        s.queue
+            .admit(spec(JobKind::Simulate, "a", 1, "1"))
+            .await
+            .unwrap(),
         Admission::Replayed(_)
     ));
 }
@@ -432,7 +581,9 @@ async fn the_delayed_set_fires_each_entry_once() {
     let d = s.queue.delayed();
     let now = s.queue.now_ms().await.unwrap();
     d.schedule("ses_1:turn:3:gen:1", now - 10).await.unwrap();
-    d.schedule("ses_2:turn:1:gen:1", now + 60_000).await.unwrap();
+    d.schedule("ses_2:turn:1:gen:1", now + 60_000)
+        .await
+        .unwrap();
     d.schedule("ses_3:turn:1:gen:1", now - 5).await.unwrap();
     assert!(d.cancel("ses_3:turn:1:gen:1").await.unwrap());
     // Many pollers at once: the due entry is handed out exactly once.

@@ -18,6 +18,7 @@ pub struct TestApp {
     pub http: reqwest::Client,
     pub health: horst_store::Health,
     pub store: horst_store::Store,
+    pub queue: horst_queue::Queue,
     shutdown: watch::Sender<bool>,
 }
 
@@ -44,6 +45,19 @@ pub async fn spawn_app() -> TestApp {
         .expect("connect to the test redis");
     store.check_server(false).await.expect("server checks");
     let (tx, rx) = watch::channel(false);
+    let notifier = horst_queue::Notifier::start(
+        store.client().clone(),
+        horst_queue::Queue::channels(&store),
+        rx.clone(),
+    );
+    let queue = horst_queue::Queue::new(
+        store.clone(),
+        horst_queue::QueueSettings {
+            queue: config.queue.clone(),
+            quotas: config.quotas.clone(),
+        },
+        notifier,
+    );
     let health = horst_store::Health::new();
     tokio::spawn(
         health
@@ -53,6 +67,7 @@ pub async fn spawn_app() -> TestApp {
     let state = horst_api::AppState::new(
         config.clone(),
         store.clone(),
+        queue.clone(),
         health.clone(),
         horst_telemetry::Metrics::new(),
     );
@@ -73,6 +88,7 @@ pub async fn spawn_app() -> TestApp {
         http: reqwest::Client::new(),
         health,
         store,
+        queue,
         shutdown: tx,
     }
 }

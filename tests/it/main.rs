@@ -8,4 +8,5 @@ mod harness;
 
 mod config_errors;
 mod health;
+mod jobs;
 mod lifecycle;

@@ -19,7 +19,11 @@ use redis::AsyncCommands;
 use serde_json::Value;
 use tokio::sync::watch;
 
+mod engine_runner;
 mod metrics;
+mod playtest;
+
+pub use engine_runner::EngineRunner;
 pub use metrics::{sample_queue_gauges, WorkerMetrics};
 
 /// How often a worker refreshes its presence entry, and how long the entry lives.
@@ -94,9 +98,7 @@ async fn slot_loop(
     metrics: WorkerMetrics,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let mut new_jobs = queue
-        .notifier()
-        .subscribe(&queue.store().key("queue:new"));
+    let mut new_jobs = queue.notifier().subscribe(&queue.store().key("queue:new"));
     loop {
         if *shutdown.borrow() {
             return;
@@ -123,7 +125,12 @@ async fn slot_loop(
 }
 
 /// Runs one claimed job to its end: time limit, heartbeats, fenced completion.
-async fn execute(queue: &Queue, runner: &Arc<dyn JobRunner>, claim: Claim, metrics: &WorkerMetrics) {
+async fn execute(
+    queue: &Queue,
+    runner: &Arc<dyn JobRunner>,
+    claim: Claim,
+    metrics: &WorkerMetrics,
+) {
     let job = claim.record;
     let kind = job.kind;
     let limit = Duration::from_secs(queue.settings().reserve_seconds(kind));
@@ -193,7 +200,9 @@ async fn execute(queue: &Queue, runner: &Arc<dyn JobRunner>, claim: Claim, metri
         return;
     }
     match queue.complete(&job.id, claim.token, outcome).await {
-        Ok(true) => tracing::info!(job = %job.id, kind = kind.as_str(), outcome = %label, ms = elapsed.as_millis() as u64, "job finished"),
+        Ok(true) => {
+            tracing::info!(job = %job.id, kind = kind.as_str(), outcome = %label, ms = elapsed.as_millis() as u64, "job finished")
+        }
         Ok(false) => tracing::warn!(job = %job.id, "completion refused: the lease had expired"),
         Err(e) => tracing::error!(job = %job.id, error = %e, "cannot record the job's outcome"),
     }
@@ -222,7 +231,11 @@ async fn announce(store: Store, identity: WorkerIdentity, mut shutdown: watch::R
     loop {
         let mut conn = store.conn();
         let announce: redis::RedisResult<()> = conn
-            .set_ex(&key, format!("slots={}", identity.slots), PRESENCE_TTL_SECONDS)
+            .set_ex(
+                &key,
+                format!("slots={}", identity.slots),
+                PRESENCE_TTL_SECONDS,
+            )
             .await;
         if let Err(e) = announce {
             tracing::warn!(worker = %identity.id, error = %e, "cannot announce worker presence");

@@ -56,7 +56,11 @@ impl WorkerMetrics {
 }
 
 /// Samples the queue's gauges every few seconds (any process; they read Redis).
-pub async fn sample_queue_gauges(queue: Queue, metrics: Metrics, mut shutdown: watch::Receiver<bool>) {
+pub async fn sample_queue_gauges(
+    queue: Queue,
+    metrics: Metrics,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let depth = Gauge::<i64>::default();
     let oldest = Gauge::<i64>::default();
     let used = Gauge::<i64>::default();

@@ -1,0 +1,236 @@
+//! `validate_map`: errors (the map cannot be played) and warnings (playable, but probably not
+//! what the author meant). Codes are stable; FORMAT.md lists them all.
+
+use super::limits::{MAX_MAP_BYTES, MAX_REPORTED_WARNINGS};
+use super::parse::{parse, Diag};
+use super::reach::reach;
+use crate::sim::palette::{Block, EntityKind, WALKER_RANGE};
+use serde::Serialize;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Issue {
+    pub code: &'static str,
+    /// 1-based line of the map text.
+    pub line: u32,
+    /// 1-based column, counted in characters.
+    pub column: u32,
+    pub message: String,
+    pub hint: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ValidationReport {
+    pub valid: bool,
+    pub errors: Vec<Issue>,
+    pub warnings: Vec<Issue>,
+}
+
+impl ValidationReport {
+    pub(crate) fn from_errors(mut diag: Diag) -> ValidationReport {
+        if diag.capped {
+            let line = diag.errors.last().map(|e| e.line).unwrap_or(1);
+            diag.errors.push(Issue {
+                code: "too_many_errors",
+                line,
+                column: 1,
+                message: "more errors follow; only the first ones are listed".into(),
+                hint: "fix these and validate again".into(),
+            });
+        }
+        ValidationReport {
+            valid: diag.errors.is_empty(),
+            errors: diag.errors,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The first error as one line, for error messages.
+    pub fn summary(&self) -> String {
+        match self.errors.first() {
+            Some(e) => format!(
+                "line {}, column {}: {} ({})",
+                e.line, e.column, e.message, e.code
+            ),
+            None => "the map is valid".into(),
+        }
+    }
+}
+
+/// Validates raw bytes (for files): not UTF-8 or too large is a report, never a panic.
+pub fn validate_map_bytes(bytes: &[u8]) -> ValidationReport {
+    if bytes.len() > MAX_MAP_BYTES {
+        let mut d = Diag::new();
+        d.err(
+            "too_large",
+            1,
+            1,
+            format!(
+                "the map is {} bytes; at most {MAX_MAP_BYTES} bytes (256 KiB) are allowed",
+                bytes.len()
+            ),
+            "make the map smaller",
+        );
+        return ValidationReport::from_errors(d);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => validate_map(text),
+        Err(e) => {
+            let good = &bytes[..e.valid_up_to()];
+            let good = std::str::from_utf8(good).unwrap_or("");
+            let line = good.matches('\n').count() + 1;
+            let column = good
+                .rsplit('\n')
+                .next()
+                .map(|l| l.chars().count())
+                .unwrap_or(0)
+                + 1;
+            let mut d = Diag::new();
+            d.err(
+                "not_utf8",
+                line,
+                column,
+                format!("byte {} is not valid UTF-8", e.valid_up_to()),
+                "save the map as UTF-8 plain text",
+            );
+            ValidationReport::from_errors(d)
+        }
+    }
+}
+
+pub fn validate_map(text: &str) -> ValidationReport {
+    let mut diag = Diag::new();
+    let parsed = parse(text, &mut diag);
+    let mut report = ValidationReport::from_errors(diag);
+    let Some(parsed) = parsed else {
+        return report;
+    };
+    if !report.errors.is_empty() {
+        return report;
+    }
+    let map = &parsed.map;
+    let mut warn = |code: &'static str, line: usize, message: String, hint: &str| {
+        if report.warnings.len() < MAX_REPORTED_WARNINGS {
+            report.warnings.push(Issue {
+                code,
+                line: line as u32,
+                column: 1,
+                message,
+                hint: hint.into(),
+            });
+        }
+    };
+    let tile = |x: i32, y: i32| map.tile(x, y).unwrap_or(Block::Empty);
+    let ents = map.entities();
+    let line_of = |i: usize| parsed.entity_lines.get(i).copied().unwrap_or(1);
+    let start_i = ents
+        .iter()
+        .position(|e| e.kind == EntityKind::Start)
+        .unwrap_or(0);
+    let (sx, sy) = map.start();
+
+    // Start over a bottomless pit: nothing to land on straight below, no platform or spring.
+    let mut ground = false;
+    for y in sy..map.height() {
+        let b = tile(sx, y);
+        if (y > sy && (b.is_solid() || b.is_one_way())) || b == Block::Spikes {
+            ground = b != Block::Spikes;
+            break;
+        }
+    }
+    let helper_below = ents.iter().any(|e| {
+        matches!(e.kind, EntityKind::Platform | EntityKind::Spring)
+            && e.y >= sy
+            && (e.x - sx).abs() <= 8
+    });
+    if !ground && !helper_below {
+        warn(
+            "start_over_pit",
+            line_of(start_i),
+            format!("the start ({sx}, {sy}) has no ground below it: the bird falls out of the map or onto spikes"),
+            "put a solid block or ledge under the start, or move the start onto ground",
+        );
+    }
+    for (i, e) in ents.iter().enumerate() {
+        let name = e.kind.def().name;
+        if e.kind.is_enemy() && (e.x - sx).abs() <= 3 && (e.y - sy).abs() <= 3 {
+            warn(
+                "enemy_near_start",
+                line_of(i),
+                format!(
+                    "{name} at ({}, {}) is within 3 tiles of the start",
+                    e.x, e.y
+                ),
+                "give the bird room to start: move the enemy at least 4 tiles away",
+            );
+        }
+        if tile(e.x, e.y) == Block::Spikes && e.kind != EntityKind::Platform {
+            warn(
+                "entity_on_spikes",
+                line_of(i),
+                format!("{name} at ({}, {}) sits on spikes", e.x, e.y),
+                "move it off the spikes tile",
+            );
+        }
+        if e.kind == EntityKind::Walker && e.param(WALKER_RANGE) > 0 {
+            let b = tile(e.x, e.y + 1);
+            if !(b.is_solid() || b.is_one_way()) {
+                warn(
+                    "walker_floating",
+                    line_of(i),
+                    format!(
+                        "walker at ({}, {}) has no ground under it and will not move",
+                        e.x, e.y
+                    ),
+                    "put it one row above solid ground (walkers do not fall)",
+                );
+            }
+        }
+        if e.kind == EntityKind::Rockfall {
+            let b = tile(e.x, e.y + 1);
+            if b.is_solid() || b.is_one_way() {
+                warn(
+                    "rockfall_blocked",
+                    line_of(i),
+                    format!("rockfall at ({}, {}) has a block right below it; its rocks shatter at once", e.x, e.y),
+                    "leave open air below a rock-fall spawner",
+                );
+            }
+        }
+        for (j, o) in ents.iter().enumerate().skip(i + 1) {
+            if o.x == e.x
+                && o.y == e.y
+                && o.kind != EntityKind::Platform
+                && e.kind != EntityKind::Platform
+            {
+                warn(
+                    "entities_overlap",
+                    line_of(j),
+                    format!(
+                        "{} at ({}, {}) shares its tile with the {name} on line {}",
+                        o.kind.def().name,
+                        o.x,
+                        o.y,
+                        line_of(i)
+                    ),
+                    "give each entity its own tile",
+                );
+                break;
+            }
+        }
+    }
+    let r = reach(map);
+    for (i, e) in ents.iter().enumerate() {
+        if e.kind == EntityKind::Nest && !r.at(e.x, e.y) {
+            warn(
+                "nest_unreachable",
+                line_of(i),
+                format!(
+                    "the nest at ({}, {}) looks unreachable: a relaxed flood fill (jumps of 5 tiles up with the egg boost, 8 across) does not get there from the start",
+                    e.x, e.y
+                ),
+                "lower the climb, add ledges, springs or platforms; a planner run proves it either way",
+            );
+        }
+    }
+    report
+}

@@ -1,0 +1,310 @@
+//! A parsed, valid map and the static level data the simulation reads.
+//!
+//! `Map` is what the parser produces; it is immutable and cheap to share. Its canonical text
+//! (the input of `mapHash`) lists every parameter with its resolved value, so that writing a
+//! default explicitly, relying on it, or setting it with a `default:` line all hash the same.
+
+use super::palette::{
+    Block, EntityKind, BLOCKS, CRUMBLE_DELAY, FLYER_AXIS, FLYER_PAUSE, FLYER_RANGE, FLYER_SPEED,
+    PLATFORM_DX, PLATFORM_DY, PLATFORM_SPEED, PLATFORM_WIDTH, ROCKFALL_INTERVAL, ROCKFALL_JITTER,
+    ROCKFALL_OFFSET, SPRING_STRENGTH, WALKER_DIR, WALKER_PAUSE, WALKER_RANGE, WALKER_SPEED,
+};
+use super::physics::{spring_speed, SPEED_UNIT, TILE};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+
+/// One entity line: kind, tile coordinates, and every parameter of the kind, resolved, in the
+/// palette's order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entity {
+    pub kind: EntityKind,
+    pub x: i32,
+    pub y: i32,
+    pub params: Vec<i64>,
+}
+
+impl Entity {
+    pub fn param(&self, i: usize) -> i64 {
+        self.params.get(i).copied().unwrap_or(0)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Map {
+    name: String,
+    crumble_delay: i64,
+    level: Arc<Level>,
+    entities: Vec<Entity>,
+}
+
+/// Static per-level data, shared by every `Sim` cloned from the same map.
+#[derive(Debug)]
+pub struct Level {
+    pub width: i32,
+    pub height: i32,
+    pub tiles: Vec<Block>,
+    /// Per tile: index into the dynamic tiles (cracked and crumbling), or `NO_DYN`.
+    pub dyn_index: Vec<u16>,
+    /// Tile index of each dynamic tile.
+    pub dyn_tiles: Vec<u32>,
+    pub crumble_delay: u16,
+    pub start: (i32, i32),
+    pub nests: Vec<(i32, i32)>,
+    pub walkers: Vec<WalkerDef>,
+    pub flyers: Vec<FlyerDef>,
+    pub spawners: Vec<SpawnerDef>,
+    pub platforms: Vec<PlatformDef>,
+    pub springs: Vec<SpringDef>,
+    pub checkpoints: Vec<(i32, i32)>,
+    pub collectibles: Vec<(i32, i32)>,
+}
+
+pub const NO_DYN: u16 = u16::MAX;
+
+#[derive(Clone, Copy, Debug)]
+pub struct WalkerDef {
+    pub x0: i32,
+    pub y: i32,
+    pub min_x: i32,
+    pub max_x: i32,
+    pub speed: i32,
+    pub pause: u32,
+    pub dir: i8,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct FlyerDef {
+    pub x0: i32,
+    pub y0: i32,
+    pub vertical: bool,
+    pub min: i32,
+    pub max: i32,
+    pub speed: i32,
+    pub pause: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct SpawnerDef {
+    pub x: i32,
+    pub y: i32,
+    pub interval: u32,
+    pub jitter: u32,
+    pub offset: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct PlatformDef {
+    pub x0: i32,
+    pub y0: i32,
+    /// Travel in sub-units.
+    pub dx: i32,
+    pub dy: i32,
+    /// Path length in sub-units (the larger axis); 0 for a platform that stands still.
+    pub length: i32,
+    pub speed: i32,
+    pub width: i32,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct SpringDef {
+    pub x: i32,
+    pub y: i32,
+    pub launch_speed: i32,
+}
+
+impl Map {
+    /// Builds a map from checked parts. The parser guarantees ranges and bounds; this function
+    /// still never panics on bad input (out-of-range values are clamped by the callers' checks).
+    pub fn from_parts(
+        name: String,
+        width: i32,
+        height: i32,
+        tiles: Vec<Block>,
+        crumble_delay: i64,
+        entities: Vec<Entity>,
+    ) -> Map {
+        let mut dyn_index = vec![NO_DYN; tiles.len()];
+        let mut dyn_tiles = Vec::new();
+        for (i, b) in tiles.iter().enumerate() {
+            if matches!(b, Block::Cracked | Block::Crumbling) && dyn_tiles.len() < NO_DYN as usize {
+                dyn_index[i] = dyn_tiles.len() as u16;
+                dyn_tiles.push(i as u32);
+            }
+        }
+        let mut level = Level {
+            width,
+            height,
+            tiles,
+            dyn_index,
+            dyn_tiles,
+            crumble_delay: crumble_delay.clamp(1, 600) as u16,
+            start: (0, 0),
+            nests: Vec::new(),
+            walkers: Vec::new(),
+            flyers: Vec::new(),
+            spawners: Vec::new(),
+            platforms: Vec::new(),
+            springs: Vec::new(),
+            checkpoints: Vec::new(),
+            collectibles: Vec::new(),
+        };
+        for e in &entities {
+            let (x, y) = (e.x, e.y);
+            match e.kind {
+                EntityKind::Start => level.start = (x, y),
+                EntityKind::Nest => level.nests.push((x, y)),
+                EntityKind::Walker => {
+                    let range = e.param(WALKER_RANGE) as i32;
+                    let x0 = x * TILE + 256;
+                    level.walkers.push(WalkerDef {
+                        x0,
+                        y: y * TILE + 4 * 256,
+                        min_x: x0 - range * TILE,
+                        max_x: x0 + range * TILE,
+                        speed: e.param(WALKER_SPEED) as i32 * SPEED_UNIT,
+                        pause: e.param(WALKER_PAUSE) as u32,
+                        dir: if e.param(WALKER_DIR) == 1 { 1 } else { -1 },
+                    })
+                }
+                EntityKind::Flyer => {
+                    let range = e.param(FLYER_RANGE) as i32 * TILE;
+                    let vertical = e.param(FLYER_AXIS) == 1;
+                    let (x0, y0) = (x * TILE + 512, y * TILE + 512);
+                    let base = if vertical { y0 } else { x0 };
+                    level.flyers.push(FlyerDef {
+                        x0,
+                        y0,
+                        vertical,
+                        min: base - range,
+                        max: base + range,
+                        speed: e.param(FLYER_SPEED) as i32 * SPEED_UNIT,
+                        pause: e.param(FLYER_PAUSE) as u32,
+                    })
+                }
+                EntityKind::Rockfall => level.spawners.push(SpawnerDef {
+                    x: x * TILE + 512,
+                    y: y * TILE + 512,
+                    interval: e.param(ROCKFALL_INTERVAL) as u32,
+                    jitter: e.param(ROCKFALL_JITTER) as u32,
+                    offset: e.param(ROCKFALL_OFFSET) as u32,
+                }),
+                EntityKind::Platform => {
+                    let dx = e.param(PLATFORM_DX) as i32 * TILE;
+                    let dy = e.param(PLATFORM_DY) as i32 * TILE;
+                    level.platforms.push(PlatformDef {
+                        x0: x * TILE,
+                        y0: y * TILE,
+                        dx,
+                        dy,
+                        length: dx.abs().max(dy.abs()),
+                        speed: e.param(PLATFORM_SPEED) as i32 * SPEED_UNIT,
+                        width: e.param(PLATFORM_WIDTH) as i32 * TILE,
+                    })
+                }
+                EntityKind::Spring => level.springs.push(SpringDef {
+                    x: x * TILE,
+                    y: y * TILE,
+                    launch_speed: spring_speed(e.param(SPRING_STRENGTH) as i32),
+                }),
+                EntityKind::Checkpoint => level.checkpoints.push((x, y)),
+                EntityKind::Collectible => level.collectibles.push((x, y)),
+            }
+        }
+        Map {
+            name,
+            crumble_delay,
+            level: Arc::new(level),
+            entities,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn width(&self) -> i32 {
+        self.level.width
+    }
+    pub fn height(&self) -> i32 {
+        self.level.height
+    }
+    /// The block at tile (x, y) as written in the map; `None` outside the grid.
+    pub fn tile(&self, x: i32, y: i32) -> Option<Block> {
+        if x < 0 || y < 0 || x >= self.level.width || y >= self.level.height {
+            return None;
+        }
+        self.level
+            .tiles
+            .get((y * self.level.width + x) as usize)
+            .copied()
+    }
+    /// All tiles, row-major from the top-left.
+    pub fn tiles(&self) -> &[Block] {
+        &self.level.tiles
+    }
+    pub fn entities(&self) -> &[Entity] {
+        &self.entities
+    }
+    /// The start tile.
+    pub fn start(&self) -> (i32, i32) {
+        self.level.start
+    }
+    /// The nest tiles, in file order.
+    pub fn nests(&self) -> &[(i32, i32)] {
+        &self.level.nests
+    }
+    pub fn crumble_delay(&self) -> i64 {
+        self.crumble_delay
+    }
+    pub(crate) fn level(&self) -> &Arc<Level> {
+        &self.level
+    }
+
+    /// The canonical text that `mapHash` is computed over (see FORMAT.md, "Canonical form").
+    pub fn canonical(&self) -> String {
+        let l = &self.level;
+        let mut s = String::with_capacity(l.tiles.len() + l.height as usize + 256);
+        s.push_str("gcv-map 1\n");
+        s.push_str("name: ");
+        s.push_str(&self.name);
+        s.push('\n');
+        s.push_str(&format!("size: {} {}\n", l.width, l.height));
+        for b in BLOCKS.iter() {
+            if b.params.is_empty() {
+                continue;
+            }
+            s.push_str("default: ");
+            s.push_str(b.name);
+            for p in b.params {
+                let v = if p.name == CRUMBLE_DELAY.name && b.block == Block::Crumbling {
+                    self.crumble_delay
+                } else {
+                    p.default
+                };
+                s.push_str(&format!(" {}={}", p.name, p.format_value(v)));
+            }
+            s.push('\n');
+        }
+        s.push_str("grid:\n");
+        for row in l.tiles.chunks(l.width.max(1) as usize) {
+            for b in row {
+                s.push(b.key());
+            }
+            s.push('\n');
+        }
+        s.push_str("entities:\n");
+        for e in &self.entities {
+            let def = e.kind.def();
+            s.push_str(&format!("{} {} {}", def.name, e.x, e.y));
+            for (p, v) in def.params.iter().zip(e.params.iter()) {
+                s.push_str(&format!(" {}={}", p.name, p.format_value(*v)));
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// `mapHash`: lowercase hex SHA-256 of the canonical text.
+    pub fn hash(&self) -> String {
+        hex::encode(Sha256::digest(self.canonical().as_bytes()))
+    }
+}

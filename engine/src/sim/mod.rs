@@ -1,0 +1,1087 @@
+//! The simulation: one fixed tick at a time, integers only, no I/O, no clocks.
+//!
+//! Every file in this directory is hashed into `engineVersion` by `build.rs`, so anything that
+//! can change the outcome of a run (physics, palette semantics, map-to-level building, the RNG,
+//! the state hash layout) lives here and nothing else does.
+//!
+//! Order of one tick (FORMAT.md repeats it for authors):
+//! 1. platforms move, then walkers, flyers and rock-fall spawners (in file order);
+//! 2. the bird: ride along with its platform, walk, jump / egg boost / jump cut, gravity,
+//!    move horizontally then vertically against tiles and platforms, springs;
+//! 3. pebbles: fire (if shooting and the cooldown is over), then fly;
+//! 4. crumbling ledges count down;
+//! 5. hazards (fall out, spikes, enemies, rocks), then collectibles, checkpoints and the nest.
+
+pub mod map;
+pub mod palette;
+pub mod physics;
+pub mod rng;
+
+use map::{Level, NO_DYN};
+use palette::Block;
+use physics::*;
+use rng::Rng;
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Running,
+    Won,
+    Dead,
+}
+
+/// The bird. Positions are the top-left of its 12 x 14 px hitbox in sub-units (1/256 px).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Player {
+    pub x: i32,
+    pub y: i32,
+    pub vx: i32,
+    pub vy: i32,
+    pub on_ground: bool,
+    /// Jump was held on the previous tick (a fresh press needs it released first).
+    pub jump_held: bool,
+    pub boost_available: bool,
+    /// Rising from a jump, boost or stomp: releasing jump cuts the rise.
+    pub rising: bool,
+    pub coyote: u8,
+    pub shoot_cooldown: u8,
+    /// -1 left, 1 right: the direction pebbles fly.
+    pub facing: i8,
+    /// Index of the platform the bird stands on, or -1.
+    pub riding: i16,
+    /// The block under the bird's feet while on the ground (platforms count as grass).
+    pub ground: Block,
+    pub eggs: u16,
+}
+
+/// Decoded action index: `moveIndex * 4 + buttons` (see the contract's table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Input {
+    /// -1, 0 or 1.
+    pub dir: i32,
+    pub slow: bool,
+    pub jump: bool,
+    pub shoot: bool,
+}
+
+impl Input {
+    /// Indices above 19 act as 4 (no input); `parse_replay` rejects them before they get here.
+    pub fn from_action(action: u8) -> Input {
+        const MOVES: [(i32, bool); 5] =
+            [(-1, false), (0, false), (1, false), (-1, true), (1, true)];
+        let a = if action > 19 { 4 } else { action };
+        let (dir, slow) = MOVES[(a / 4) as usize];
+        Input {
+            dir,
+            slow,
+            jump: a % 4 == 1 || a % 4 == 3,
+            shoot: a % 4 >= 2,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Pebble {
+    active: bool,
+    x: i32,
+    y: i32,
+    vx: i32,
+    life: u8,
+}
+
+const DYN_INTACT: u8 = 0;
+const DYN_SHAKING: u8 = 1;
+const DYN_GONE: u8 = 2;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct DynTile {
+    state: u8,
+    timer: u16,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Walker {
+    x: i32,
+    dir: i8,
+    wait: u32,
+    alive: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Flyer {
+    pos: i32,
+    dir: i8,
+    wait: u32,
+    alive: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Platform {
+    p: i32,
+    dir: i8,
+    x: i32,
+    y: i32,
+    dx: i32,
+    dy: i32,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Rock {
+    active: bool,
+    x: i32,
+    y: i32,
+    vy: i32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Spawner {
+    timer: u32,
+    rocks: [Rock; ROCKS_PER_SPAWNER],
+}
+
+/// A running game. Cloning copies a few small vectors; `step` never allocates.
+#[derive(Clone, Debug)]
+pub struct Sim {
+    level: Arc<Level>,
+    tick: u32,
+    status: Status,
+    rng: Rng,
+    player: Player,
+    pebbles: [Pebble; MAX_PEBBLES],
+    dyn_tiles: Vec<DynTile>,
+    shaking: u32,
+    walkers: Vec<Walker>,
+    flyers: Vec<Flyer>,
+    platforms: Vec<Platform>,
+    spawners: Vec<Spawner>,
+    taken: Vec<bool>,
+    collected: u16,
+    checkpoint: i16,
+}
+
+#[inline]
+fn overlap(ax: i32, ay: i32, aw: i32, ah: i32, bx: i32, by: i32, bw: i32, bh: i32) -> bool {
+    // Non-short-circuit `&`: four compares without branches are cheaper than mispredictions
+    // when 16 enemies are tested every tick.
+    (ax < bx + bw) & (bx < ax + aw) & (ay < by + bh) & (by < ay + ah)
+}
+
+/// The block at tile (tx, ty) given the dynamic tile states (see `Sim::block_at`).
+#[inline]
+fn block_in(l: &Level, dyn_tiles: &[DynTile], tx: i32, ty: i32) -> Block {
+    if tx < 0 || ty < 0 || tx >= l.width || ty >= l.height {
+        return Block::Empty;
+    }
+    let i = (ty * l.width + tx) as usize;
+    let Some(&b) = l.tiles.get(i) else {
+        return Block::Empty;
+    };
+    if matches!(b, Block::Cracked | Block::Crumbling) {
+        let d = l.dyn_index.get(i).copied().unwrap_or(NO_DYN);
+        if d != NO_DYN
+            && dyn_tiles
+                .get(d as usize)
+                .is_some_and(|t| t.state == DYN_GONE)
+        {
+            return Block::Empty;
+        }
+    }
+    b
+}
+
+impl Sim {
+    pub fn new(map: &map::Map, seed: u32) -> Sim {
+        let level = map.level().clone();
+        let mut rng = Rng::new(seed);
+        let (sx, sy) = level.start;
+        let player = Player {
+            x: sx * TILE + (TILE - PLAYER_W) / 2,
+            y: sy * TILE + TILE - PLAYER_H,
+            vx: 0,
+            vy: 0,
+            on_ground: false,
+            jump_held: false,
+            boost_available: true,
+            rising: false,
+            coyote: 0,
+            shoot_cooldown: 0,
+            facing: 1,
+            riding: -1,
+            ground: Block::Empty,
+            eggs: 0,
+        };
+        let walkers = level
+            .walkers
+            .iter()
+            .map(|w| Walker {
+                x: w.x0,
+                dir: w.dir,
+                wait: 0,
+                alive: true,
+            })
+            .collect();
+        let flyers = level
+            .flyers
+            .iter()
+            .map(|f| Flyer {
+                pos: if f.vertical { f.y0 } else { f.x0 },
+                dir: if f.vertical { -1 } else { 1 },
+                wait: 0,
+                alive: true,
+            })
+            .collect();
+        let platforms = level
+            .platforms
+            .iter()
+            .map(|p| Platform {
+                p: 0,
+                dir: 1,
+                x: p.x0,
+                y: p.y0,
+                dx: 0,
+                dy: 0,
+            })
+            .collect();
+        // Spawner timers draw from the RNG in file order at creation.
+        let spawners = level
+            .spawners
+            .iter()
+            .map(|s| Spawner {
+                timer: s.offset + rng.upto(s.jitter),
+                rocks: [Rock::default(); ROCKS_PER_SPAWNER],
+            })
+            .collect();
+        Sim {
+            dyn_tiles: vec![DynTile::default(); level.dyn_tiles.len()],
+            taken: vec![false; level.collectibles.len()],
+            level,
+            tick: 0,
+            status: Status::Running,
+            rng,
+            player,
+            pebbles: [Pebble::default(); MAX_PEBBLES],
+            shaking: 0,
+            walkers,
+            flyers,
+            platforms,
+            spawners,
+            collected: 0,
+            checkpoint: -1,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        self.status
+    }
+    /// Ticks simulated so far.
+    pub fn tick(&self) -> u32 {
+        self.tick
+    }
+    pub fn player(&self) -> &Player {
+        &self.player
+    }
+    pub fn width(&self) -> i32 {
+        self.level.width
+    }
+    pub fn height(&self) -> i32 {
+        self.level.height
+    }
+    pub fn collected(&self) -> u16 {
+        self.collected
+    }
+    /// Index (among checkpoints, file order) of the last checkpoint touched, or -1.
+    pub fn checkpoint(&self) -> i16 {
+        self.checkpoint
+    }
+    /// Positions (top-left, sub-units) of the enemies still alive: walkers then flyers.
+    pub fn enemies(&self) -> impl Iterator<Item = (i32, i32)> + '_ {
+        let l = &self.level;
+        let w = self
+            .walkers
+            .iter()
+            .zip(l.walkers.iter())
+            .filter(|(s, _)| s.alive)
+            .map(|(s, d)| (s.x, d.y));
+        let f = self
+            .flyers
+            .iter()
+            .zip(l.flyers.iter())
+            .filter(|(s, _)| s.alive)
+            .map(|(s, d)| {
+                if d.vertical {
+                    (d.x0, s.pos)
+                } else {
+                    (s.pos, d.y0)
+                }
+            });
+        w.chain(f)
+    }
+
+    /// The block at tile (tx, ty) now: broken cracked rock and fallen crumbling ledges read as
+    /// empty. Outside the grid: empty (the walls at the sides are handled by `solid`).
+    #[inline]
+    pub fn block_at(&self, tx: i32, ty: i32) -> Block {
+        block_in(&self.level, &self.dyn_tiles, tx, ty)
+    }
+
+    /// Solid for the bird: solid blocks, and the left and right edges of the map.
+    #[inline]
+    fn solid(&self, tx: i32, ty: i32) -> bool {
+        if tx < 0 || tx >= self.level.width {
+            return true;
+        }
+        self.block_at(tx, ty).is_solid()
+    }
+
+    #[inline]
+    fn supports(&self, tx: i32, ty: i32) -> bool {
+        let b = self.block_at(tx, ty);
+        b.is_solid() || b.is_one_way()
+    }
+
+    /// Advances one tick. Does nothing once the run is won or lost.
+    pub fn step(&mut self, action: u8) {
+        if self.status != Status::Running {
+            return;
+        }
+        let input = Input::from_action(action);
+        self.tick = self.tick.wrapping_add(1);
+        self.update_platforms();
+        self.update_walkers();
+        self.update_flyers();
+        self.update_spawners();
+        self.update_player(input);
+        self.update_pebbles(input.shoot);
+        self.update_crumbling();
+        self.resolve_contacts();
+    }
+
+    fn update_platforms(&mut self) {
+        let level = &*self.level;
+        for (s, d) in self.platforms.iter_mut().zip(level.platforms.iter()) {
+            if d.length == 0 {
+                s.dx = 0;
+                s.dy = 0;
+                continue;
+            }
+            s.p += s.dir as i32 * d.speed;
+            if s.p >= d.length {
+                s.p = d.length;
+                s.dir = -1;
+            } else if s.p <= 0 {
+                s.p = 0;
+                s.dir = 1;
+            }
+            let nx = d.x0 + (d.dx as i64 * s.p as i64 / d.length as i64) as i32;
+            let ny = d.y0 + (d.dy as i64 * s.p as i64 / d.length as i64) as i32;
+            s.dx = nx - s.x;
+            s.dy = ny - s.y;
+            s.x = nx;
+            s.y = ny;
+        }
+    }
+
+    fn update_walkers(&mut self) {
+        let level = &*self.level;
+        let dyn_tiles = &self.dyn_tiles[..];
+        let rng = &mut self.rng;
+        for (w, d) in self.walkers.iter_mut().zip(level.walkers.iter()) {
+            if !w.alive || d.min_x == d.max_x {
+                continue;
+            }
+            if w.wait > 0 {
+                w.wait -= 1;
+                continue;
+            }
+            let mut nx = w.x + w.dir as i32 * d.speed;
+            let mut turn = false;
+            if nx <= d.min_x {
+                nx = d.min_x;
+                turn = true;
+            } else if nx >= d.max_x {
+                nx = d.max_x;
+                turn = true;
+            }
+            // The terrain ahead is checked when the front edge enters a new column: within a
+            // column nothing changes for a walker, and this keeps 16 enemies cheap.
+            let front = if w.dir > 0 { nx + WALKER_W - 1 } else { nx };
+            let old_front = if w.dir > 0 { w.x + WALKER_W - 1 } else { w.x };
+            let ftx = front >> TILE_SHIFT;
+            if ftx != old_front >> TILE_SHIFT {
+                let row = d.y >> TILE_SHIFT;
+                let ahead = block_in(level, dyn_tiles, ftx, row);
+                let below = block_in(level, dyn_tiles, ftx, row + 1);
+                let wall = ftx < 0 || ftx >= level.width || ahead.is_solid();
+                if wall || !(below.is_solid() || below.is_one_way()) {
+                    nx = w.x;
+                    turn = true;
+                }
+            }
+            w.x = nx;
+            if turn {
+                w.dir = -w.dir;
+                w.wait = rng.upto(d.pause);
+            }
+        }
+    }
+
+    fn update_flyers(&mut self) {
+        let level = &*self.level;
+        let rng = &mut self.rng;
+        for (f, d) in self.flyers.iter_mut().zip(level.flyers.iter()) {
+            if !f.alive || d.min == d.max {
+                continue;
+            }
+            if f.wait > 0 {
+                f.wait -= 1;
+                continue;
+            }
+            let pos = f.pos + f.dir as i32 * d.speed;
+            if pos >= d.max {
+                f.pos = d.max;
+                f.dir = -1;
+                f.wait = rng.upto(d.pause);
+            } else if pos <= d.min {
+                f.pos = d.min;
+                f.dir = 1;
+                f.wait = rng.upto(d.pause);
+            } else {
+                f.pos = pos;
+            }
+        }
+    }
+
+    fn update_spawners(&mut self) {
+        let height = self.level.height * TILE;
+        for i in 0..self.spawners.len() {
+            let d = self.level.spawners[i];
+            // Rocks first, so a rock spawned this tick starts falling next tick.
+            for r in 0..ROCKS_PER_SPAWNER {
+                let mut rock = self.spawners[i].rocks[r];
+                if !rock.active {
+                    continue;
+                }
+                rock.vy = (rock.vy + GRAVITY).min(ROCK_MAX_FALL);
+                rock.y += rock.vy;
+                let cx = (rock.x + ROCK_SIZE / 2) >> TILE_SHIFT;
+                let by = (rock.y + ROCK_SIZE - 1) >> TILE_SHIFT;
+                if rock.y >= height || self.supports(cx, by) {
+                    rock.active = false;
+                }
+                self.spawners[i].rocks[r] = rock;
+            }
+            if self.spawners[i].timer <= 1 {
+                let wait = d.interval + self.rng.upto(d.jitter);
+                let s = &mut self.spawners[i];
+                s.timer = wait;
+                if let Some(slot) = s.rocks.iter_mut().find(|r| !r.active) {
+                    *slot = Rock {
+                        active: true,
+                        x: d.x - 512 + 2 * SUB,
+                        y: d.y - 512 + 2 * SUB,
+                        vy: 0,
+                    };
+                }
+            } else {
+                self.spawners[i].timer -= 1;
+            }
+        }
+    }
+
+    fn update_player(&mut self, input: Input) {
+        // Ride along with the platform stood on last tick.
+        if self.player.riding >= 0 {
+            if let Some(pl) = self.platforms.get(self.player.riding as usize).copied() {
+                self.move_x(pl.dx);
+                self.move_y_carry(pl.dy);
+            }
+        }
+        let p = &mut self.player;
+        if p.shoot_cooldown > 0 {
+            p.shoot_cooldown -= 1;
+        }
+        if p.on_ground {
+            p.coyote = COYOTE_TICKS;
+        } else if p.coyote > 0 {
+            p.coyote -= 1;
+        }
+
+        // Walking.
+        let mut target = input.dir * if input.slow { SLOW_SPEED } else { RUN_SPEED };
+        if p.on_ground && p.ground == Block::Snow {
+            target /= SNOW_DIVISOR;
+        }
+        if input.dir != 0 {
+            p.facing = input.dir as i8;
+        }
+        let (acc, dec) = if !p.on_ground {
+            (AIR_ACCEL, AIR_DECEL)
+        } else if p.ground == Block::Ice {
+            (ICE_ACCEL, ICE_DECEL)
+        } else {
+            (GROUND_ACCEL, GROUND_DECEL)
+        };
+        if target > p.vx {
+            let rate = if p.vx >= 0 { acc } else { dec };
+            p.vx = (p.vx + rate).min(target);
+        } else if target < p.vx {
+            let rate = if p.vx <= 0 { acc } else { dec };
+            p.vx = (p.vx - rate).max(target);
+        }
+
+        // Jumping: a fresh press jumps from the ground (or just after leaving it), or lays the
+        // egg boost in the air once per landing. Holding repeats nothing.
+        let fresh = input.jump && !p.jump_held;
+        if fresh {
+            if p.on_ground || p.coyote > 0 {
+                p.vy = -JUMP_SPEED;
+                p.rising = true;
+                p.coyote = 0;
+                p.on_ground = false;
+            } else if p.boost_available {
+                p.vy = -BOOST_SPEED;
+                p.rising = true;
+                p.boost_available = false;
+                p.eggs = p.eggs.saturating_add(1);
+            }
+        }
+        if !input.jump && p.rising && p.vy < -JUMP_CUT {
+            p.vy = -JUMP_CUT;
+        }
+        p.jump_held = input.jump;
+        p.vy = (p.vy + GRAVITY).min(MAX_FALL);
+        if p.vy >= 0 {
+            p.rising = false;
+        }
+
+        let (vx, vy) = (p.vx, p.vy);
+        p.on_ground = false;
+        p.riding = -1;
+        self.move_x(vx);
+        self.move_y(vy);
+
+        let p = &mut self.player;
+        if p.on_ground {
+            p.boost_available = true;
+            p.rising = false;
+        }
+
+        // Springs launch a bird that is not rising.
+        if self.player.vy >= 0 {
+            let (px, py) = (self.player.x, self.player.y);
+            for s in self.level.springs.iter() {
+                if overlap(
+                    px,
+                    py,
+                    PLAYER_W,
+                    PLAYER_H,
+                    s.x + 2 * SUB,
+                    s.y + 8 * SUB,
+                    12 * SUB,
+                    8 * SUB,
+                ) {
+                    let p = &mut self.player;
+                    p.vy = -s.launch_speed;
+                    p.on_ground = false;
+                    p.rising = false;
+                    p.coyote = 0;
+                    p.riding = -1;
+                    p.boost_available = true;
+                    break;
+                }
+            }
+        }
+    }
+
+    fn move_x(&mut self, dx: i32) {
+        if dx == 0 {
+            return;
+        }
+        let p = self.player;
+        let mut nx = p.x + dx;
+        let top = p.y >> TILE_SHIFT;
+        let bot = (p.y + PLAYER_H - 1) >> TILE_SHIFT;
+        let blocked;
+        if dx > 0 {
+            let tx = (nx + PLAYER_W - 1) >> TILE_SHIFT;
+            blocked = (top..=bot).any(|ty| self.solid(tx, ty));
+            if blocked {
+                nx = (tx << TILE_SHIFT) - PLAYER_W;
+            }
+        } else {
+            let tx = nx >> TILE_SHIFT;
+            blocked = (top..=bot).any(|ty| self.solid(tx, ty));
+            if blocked {
+                nx = (tx + 1) << TILE_SHIFT;
+            }
+        }
+        self.player.x = nx;
+        if blocked {
+            self.player.vx = 0;
+        }
+    }
+
+    /// Vertical carry by a platform: blocked by solid tiles, never lands or triggers anything.
+    fn move_y_carry(&mut self, dy: i32) {
+        if dy == 0 {
+            return;
+        }
+        let p = self.player;
+        let l = p.x >> TILE_SHIFT;
+        let r = (p.x + PLAYER_W - 1) >> TILE_SHIFT;
+        let mut ny = p.y + dy;
+        if dy < 0 {
+            let ty = ny >> TILE_SHIFT;
+            if (l..=r).any(|tx| self.solid(tx, ty)) {
+                ny = (ty + 1) << TILE_SHIFT;
+            }
+        } else {
+            let ty = (ny + PLAYER_H - 1) >> TILE_SHIFT;
+            if (l..=r).any(|tx| self.solid(tx, ty)) {
+                ny = (ty << TILE_SHIFT) - PLAYER_H;
+            }
+        }
+        self.player.y = ny;
+    }
+
+    fn move_y(&mut self, dy: i32) {
+        let p = self.player;
+        let l = p.x >> TILE_SHIFT;
+        let r = (p.x + PLAYER_W - 1) >> TILE_SHIFT;
+        let mut ny = p.y + dy;
+        if dy < 0 {
+            let ty = ny >> TILE_SHIFT;
+            if (l..=r).any(|tx| self.solid(tx, ty)) {
+                ny = (ty + 1) << TILE_SHIFT;
+                self.player.vy = 0;
+                self.player.rising = false;
+            }
+            self.player.y = ny;
+            return;
+        }
+        if dy == 0 {
+            return;
+        }
+        let old_bottom = p.y + PLAYER_H;
+        let ty = (ny + PLAYER_H - 1) >> TILE_SHIFT;
+        let tile_top = ty << TILE_SHIFT;
+        let mut land_y: Option<i32> = None;
+        let mut ground = Block::Empty;
+        let cx = (p.x + PLAYER_W / 2) >> TILE_SHIFT;
+        for tx in l..=r {
+            let b = self.block_at(tx, ty);
+            if b.is_solid() || (b.is_one_way() && old_bottom <= tile_top) {
+                land_y = Some(tile_top - PLAYER_H);
+                if ground == Block::Empty || tx == cx {
+                    ground = b;
+                }
+            }
+        }
+        let mut riding = -1i16;
+        for (i, pl) in self.platforms.iter().enumerate() {
+            let d = &self.level.platforms[i];
+            if p.x + PLAYER_W > pl.x
+                && p.x < pl.x + d.width
+                && old_bottom <= pl.y + pl.dy.abs()
+                && ny + PLAYER_H >= pl.y
+            {
+                let y = pl.y - PLAYER_H;
+                if land_y.is_none_or(|ly| y < ly) {
+                    land_y = Some(y);
+                    riding = i as i16;
+                    ground = Block::Grass;
+                }
+            }
+        }
+        match land_y {
+            Some(y) => {
+                self.player.y = y;
+                self.player.vy = 0;
+                self.player.on_ground = true;
+                self.player.riding = riding;
+                self.player.ground = ground;
+                if riding < 0 {
+                    self.trigger_crumbling(l, r, ty, old_bottom <= tile_top);
+                }
+            }
+            None => self.player.y = ny,
+        }
+    }
+
+    fn trigger_crumbling(&mut self, l: i32, r: i32, ty: i32, from_above: bool) {
+        if !from_above {
+            return;
+        }
+        let level = &*self.level;
+        for tx in l..=r {
+            if tx < 0 || tx >= level.width || ty < 0 || ty >= level.height {
+                continue;
+            }
+            let i = (ty * level.width + tx) as usize;
+            if level.tiles[i] != Block::Crumbling {
+                continue;
+            }
+            let d = level.dyn_index[i];
+            if d == NO_DYN {
+                continue;
+            }
+            let t = &mut self.dyn_tiles[d as usize];
+            if t.state == DYN_INTACT {
+                t.state = DYN_SHAKING;
+                t.timer = level.crumble_delay;
+                self.shaking += 1;
+            }
+        }
+    }
+
+    fn update_crumbling(&mut self) {
+        if self.shaking == 0 {
+            return;
+        }
+        for t in self.dyn_tiles.iter_mut() {
+            if t.state == DYN_SHAKING {
+                t.timer = t.timer.saturating_sub(1);
+                if t.timer == 0 {
+                    t.state = DYN_GONE;
+                    self.shaking -= 1;
+                }
+            }
+        }
+    }
+
+    fn update_pebbles(&mut self, shoot: bool) {
+        let p = self.player;
+        if shoot && p.shoot_cooldown == 0 {
+            if let Some(slot) = self.pebbles.iter_mut().find(|b| !b.active) {
+                let facing = if p.facing < 0 { -1 } else { 1 };
+                *slot = Pebble {
+                    active: true,
+                    x: if facing > 0 {
+                        p.x + PLAYER_W
+                    } else {
+                        p.x - PEBBLE_SIZE
+                    },
+                    y: p.y + 4 * SUB,
+                    vx: facing * PEBBLE_SPEED,
+                    life: PEBBLE_LIFETIME,
+                };
+                self.player.shoot_cooldown = SHOOT_COOLDOWN;
+            }
+        }
+        for i in 0..MAX_PEBBLES {
+            let mut b = self.pebbles[i];
+            if !b.active {
+                continue;
+            }
+            b.x += b.vx;
+            b.life = b.life.saturating_sub(1);
+            let lead = if b.vx > 0 { b.x + PEBBLE_SIZE - 1 } else { b.x };
+            let tx = lead >> TILE_SHIFT;
+            let ty = (b.y + PEBBLE_SIZE / 2) >> TILE_SHIFT;
+            if b.life == 0 || tx < 0 || tx >= self.level.width {
+                b.active = false;
+            } else if self.block_at(tx, ty).is_solid() {
+                b.active = false;
+                if self.block_at(tx, ty) == Block::Cracked {
+                    let idx = (ty * self.level.width + tx) as usize;
+                    let d = self.level.dyn_index[idx];
+                    if d != NO_DYN {
+                        self.dyn_tiles[d as usize].state = DYN_GONE;
+                    }
+                }
+            } else {
+                b.active = !self.pebble_hits(b.x, b.y);
+            }
+            self.pebbles[i] = b;
+        }
+    }
+
+    /// Defeats the first enemy or rock the pebble touches; true if it hit something.
+    fn pebble_hits(&mut self, x: i32, y: i32) -> bool {
+        let level = &*self.level;
+        for (w, d) in self.walkers.iter_mut().zip(level.walkers.iter()) {
+            if w.alive && overlap(x, y, PEBBLE_SIZE, PEBBLE_SIZE, w.x, d.y, WALKER_W, WALKER_H) {
+                w.alive = false;
+                return true;
+            }
+        }
+        for (f, d) in self.flyers.iter_mut().zip(level.flyers.iter()) {
+            let (fx, fy) = if d.vertical {
+                (d.x0, f.pos)
+            } else {
+                (f.pos, d.y0)
+            };
+            if f.alive
+                && overlap(
+                    x,
+                    y,
+                    PEBBLE_SIZE,
+                    PEBBLE_SIZE,
+                    fx,
+                    fy,
+                    FLYER_SIZE,
+                    FLYER_SIZE,
+                )
+            {
+                f.alive = false;
+                return true;
+            }
+        }
+        for s in self.spawners.iter_mut() {
+            for r in s.rocks.iter_mut() {
+                if r.active
+                    && overlap(
+                        x,
+                        y,
+                        PEBBLE_SIZE,
+                        PEBBLE_SIZE,
+                        r.x,
+                        r.y,
+                        ROCK_SIZE,
+                        ROCK_SIZE,
+                    )
+                {
+                    r.active = false;
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    fn die(&mut self) {
+        self.status = Status::Dead;
+    }
+
+    fn resolve_contacts(&mut self) {
+        let p = self.player;
+        let level = &*self.level;
+        if p.y >= level.height * TILE {
+            return self.die();
+        }
+        let l = p.x >> TILE_SHIFT;
+        let r = (p.x + PLAYER_W - 1) >> TILE_SHIFT;
+        let t = p.y >> TILE_SHIFT;
+        let b = (p.y + PLAYER_H - 1) >> TILE_SHIFT;
+        for ty in t..=b {
+            for tx in l..=r {
+                if self.block_at(tx, ty) == Block::Spikes
+                    && overlap(
+                        p.x,
+                        p.y,
+                        PLAYER_W,
+                        PLAYER_H,
+                        (tx << TILE_SHIFT) + 2 * SUB,
+                        (ty << TILE_SHIFT) + 6 * SUB,
+                        12 * SUB,
+                        10 * SUB,
+                    )
+                {
+                    return self.die();
+                }
+            }
+        }
+        // The bird's feet before this tick's fall: a stomp needs them above the enemy's top.
+        let prev_bottom = p.y + PLAYER_H - p.vy.max(0);
+        let mut stomped = false;
+        for (w, d) in self.walkers.iter_mut().zip(level.walkers.iter()) {
+            if w.alive && overlap(p.x, p.y, PLAYER_W, PLAYER_H, w.x, d.y, WALKER_W, WALKER_H) {
+                if p.vy > 0 && prev_bottom <= d.y + STOMP_TOLERANCE {
+                    w.alive = false;
+                    stomped = true;
+                } else {
+                    self.status = Status::Dead;
+                    return;
+                }
+            }
+        }
+        for (f, d) in self.flyers.iter_mut().zip(level.flyers.iter()) {
+            let (fx, fy) = if d.vertical {
+                (d.x0, f.pos)
+            } else {
+                (f.pos, d.y0)
+            };
+            if f.alive && overlap(p.x, p.y, PLAYER_W, PLAYER_H, fx, fy, FLYER_SIZE, FLYER_SIZE) {
+                if p.vy > 0 && prev_bottom <= fy + STOMP_TOLERANCE {
+                    f.alive = false;
+                    stomped = true;
+                } else {
+                    self.status = Status::Dead;
+                    return;
+                }
+            }
+        }
+        for s in self.spawners.iter() {
+            for rk in s.rocks.iter() {
+                if rk.active
+                    && overlap(
+                        p.x, p.y, PLAYER_W, PLAYER_H, rk.x, rk.y, ROCK_SIZE, ROCK_SIZE,
+                    )
+                {
+                    return self.die();
+                }
+            }
+        }
+        if stomped {
+            let p = &mut self.player;
+            p.vy = -STOMP_BOUNCE;
+            p.rising = true;
+            p.boost_available = true;
+            p.on_ground = false;
+            p.coyote = 0;
+            p.riding = -1;
+        }
+        for (i, &(cx, cy)) in level.collectibles.iter().enumerate() {
+            if !self.taken[i]
+                && overlap(
+                    p.x,
+                    p.y,
+                    PLAYER_W,
+                    PLAYER_H,
+                    cx * TILE + 2 * SUB,
+                    cy * TILE + 2 * SUB,
+                    12 * SUB,
+                    12 * SUB,
+                )
+            {
+                self.taken[i] = true;
+                self.collected = self.collected.saturating_add(1);
+            }
+        }
+        for (i, &(cx, cy)) in level.checkpoints.iter().enumerate() {
+            if overlap(
+                p.x,
+                p.y,
+                PLAYER_W,
+                PLAYER_H,
+                cx * TILE,
+                cy * TILE,
+                TILE,
+                TILE,
+            ) {
+                self.checkpoint = i as i16;
+            }
+        }
+        for &(nx, ny) in level.nests.iter() {
+            if overlap(
+                p.x,
+                p.y,
+                PLAYER_W,
+                PLAYER_H,
+                nx * TILE,
+                ny * TILE,
+                TILE,
+                TILE,
+            ) {
+                self.status = Status::Won;
+                return;
+            }
+        }
+    }
+
+    /// The whole state in a fixed little-endian layout (FORMAT.md, "State hash").
+    pub fn state_bytes(&self, out: &mut Vec<u8>) {
+        fn b(out: &mut Vec<u8>, v: bool) {
+            out.push(v as u8);
+        }
+        fn i(out: &mut Vec<u8>, v: i32) {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        fn u(out: &mut Vec<u8>, v: u32) {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(b"GCVS\x01");
+        u(out, self.tick);
+        out.push(match self.status {
+            Status::Running => 0,
+            Status::Won => 1,
+            Status::Dead => 2,
+        });
+        out.extend_from_slice(&self.rng.state.to_le_bytes());
+        let p = &self.player;
+        for v in [p.x, p.y, p.vx, p.vy] {
+            i(out, v);
+        }
+        for v in [p.on_ground, p.jump_held, p.boost_available, p.rising] {
+            b(out, v);
+        }
+        out.extend_from_slice(&[p.coyote, p.shoot_cooldown, p.facing as u8]);
+        out.extend_from_slice(&p.riding.to_le_bytes());
+        out.push(p.ground as u8);
+        out.extend_from_slice(&p.eggs.to_le_bytes());
+        for pb in &self.pebbles {
+            b(out, pb.active);
+            for v in [pb.x, pb.y, pb.vx] {
+                i(out, v);
+            }
+            out.push(pb.life);
+        }
+        u(out, self.dyn_tiles.len() as u32);
+        for t in &self.dyn_tiles {
+            out.push(t.state);
+            out.extend_from_slice(&t.timer.to_le_bytes());
+        }
+        u(out, self.walkers.len() as u32);
+        for w in &self.walkers {
+            i(out, w.x);
+            out.push(w.dir as u8);
+            u(out, w.wait);
+            b(out, w.alive);
+        }
+        u(out, self.flyers.len() as u32);
+        for f in &self.flyers {
+            i(out, f.pos);
+            out.push(f.dir as u8);
+            u(out, f.wait);
+            b(out, f.alive);
+        }
+        u(out, self.platforms.len() as u32);
+        for pl in &self.platforms {
+            i(out, pl.p);
+            out.push(pl.dir as u8);
+            for v in [pl.x, pl.y, pl.dx, pl.dy] {
+                i(out, v);
+            }
+        }
+        u(out, self.spawners.len() as u32);
+        for s in &self.spawners {
+            u(out, s.timer);
+            for r in &s.rocks {
+                b(out, r.active);
+                for v in [r.x, r.y, r.vy] {
+                    i(out, v);
+                }
+            }
+        }
+        u(out, self.taken.len() as u32);
+        for &t in &self.taken {
+            b(out, t);
+        }
+        out.extend_from_slice(&self.collected.to_le_bytes());
+        out.extend_from_slice(&self.checkpoint.to_le_bytes());
+    }
+
+    /// `stateHash`: lowercase hex SHA-256 of `state_bytes`.
+    pub fn state_hash(&self) -> String {
+        let mut bytes = Vec::with_capacity(256);
+        self.state_bytes(&mut bytes);
+        hex::encode(Sha256::digest(&bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Input;
+
+    #[test]
+    fn action_indices_follow_the_contract() {
+        let i = Input::from_action(9);
+        assert_eq!((i.dir, i.slow, i.jump, i.shoot), (1, false, true, false));
+        let i = Input::from_action(14);
+        assert_eq!((i.dir, i.slow, i.jump, i.shoot), (-1, true, false, true));
+        let i = Input::from_action(7);
+        assert_eq!((i.dir, i.slow, i.jump, i.shoot), (0, false, true, true));
+        assert_eq!(Input::from_action(200), Input::from_action(4));
+    }
+}

@@ -1,0 +1,87 @@
+//! Measures the jump envelope with the real simulation and checks the documented numbers and
+//! the relaxed reachability constants against it.
+
+use horst_engine::format::reach::{JUMP_ACROSS_TILES, JUMP_UP_TILES};
+use horst_engine::physics::*;
+use horst_engine::{parse_map, Sim};
+
+fn flat(width: usize) -> horst_engine::Map {
+    let mut rows = vec![".".repeat(width); 19];
+    rows.push("#".repeat(width));
+    let text = format!(
+        "gcv-map 1\nname: flat\nsize: {width} 20\ngrid:\n{}\nentities:\nstart 2 18\nnest {} 0\n",
+        rows.join("\n"),
+        width - 1
+    );
+    parse_map(&text).expect("flat map")
+}
+
+/// Returns (highest rise of the feet in sub-units, horizontal distance at landing).
+fn jump(runup: u8, actions: &dyn Fn(u32) -> u8) -> (i32, i32) {
+    let map = flat(60);
+    let mut sim = Sim::new(&map, 1);
+    for _ in 0..20 {
+        sim.step(runup);
+    }
+    let (x0, y0) = (sim.player().x, sim.player().y);
+    let mut best = 0;
+    for t in 0..200 {
+        sim.step(actions(t));
+        best = best.max(y0 - sim.player().y);
+        if t > 2 && sim.player().on_ground {
+            break;
+        }
+    }
+    (best, sim.player().x - x0)
+}
+
+#[test]
+fn slow_walk_is_exactly_two_fifths() {
+    assert_eq!(SLOW_SPEED * 5, RUN_SPEED * 2);
+    let map = flat(60);
+    let mut sim = Sim::new(&map, 1);
+    for _ in 0..60 {
+        sim.step(16);
+    }
+    assert_eq!(sim.player().vx, SLOW_SPEED);
+    let mut sim = Sim::new(&map, 1);
+    for _ in 0..60 {
+        sim.step(8);
+    }
+    assert_eq!(sim.player().vx, RUN_SPEED);
+}
+
+#[test]
+fn jump_envelope_matches_the_reference() {
+    let (full, _) = jump(4, &|_| 5);
+    assert_eq!(full, rise_height(JUMP_SPEED));
+    assert!(full > 3 * TILE && full < 4 * TILE, "full jump {full}");
+    let (short, _) = jump(4, &|t| if t < 2 { 5 } else { 4 });
+    assert!(short < 2 * TILE && short > TILE / 2, "short hop {short}");
+    // Jump, release at the apex, press again: the egg boost.
+    let (boosted, _) = jump(4, &|t| match t {
+        0..=15 => 5,
+        16 => 4,
+        _ => 5,
+    });
+    assert!(
+        boosted > 5 * TILE && boosted < 6 * TILE,
+        "boosted {boosted}"
+    );
+    assert!(boosted < (JUMP_UP_TILES + 1) * TILE);
+    // Running jump: distance covered in the air.
+    let (_, across) = jump(8, &|_| 9);
+    assert!(across > 4 * TILE && across < 6 * TILE, "across {across}");
+    let (_, across_boost) = jump(8, &|t| match t {
+        0..=15 => 9,
+        16 => 8,
+        _ => 9,
+    });
+    assert!(
+        across_boost < JUMP_ACROSS_TILES * TILE,
+        "across with boost {across_boost}"
+    );
+    println!(
+        "full {full} short {short} boosted {boosted} across {across} boost-across {across_boost}"
+    );
+}

@@ -1,0 +1,245 @@
+//! `horst map ...`: the offline level tools (validate, render, simulate) on local files.
+//! Output is readable by default; `--json` prints the same objects the gateway tools return.
+
+use horst_engine::{
+    parse_map, parse_replay_json, referee, render_map, validate_map_bytes, EngineError,
+    ValidationReport,
+};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Files larger than this are refused before reading them whole (maps are at most 256 KiB,
+/// replays at most 1 MiB of compact JSON; pretty-printed replays get some room).
+const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Like `println!`, but a closed pipe (`horst map render x | head`) is not a panic.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum MapCommand {
+    /// Check a .map file; exits non-zero when it is invalid.
+    Validate {
+        file: PathBuf,
+        /// Print the `validate_map` JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Draw a window of a .map file as text with a ruler and a legend.
+    Render {
+        file: PathBuf,
+        #[arg(long, default_value_t = 0)]
+        x: i64,
+        #[arg(long, default_value_t = 0)]
+        y: i64,
+        #[arg(long, default_value_t = 120)]
+        width: i64,
+        #[arg(long, default_value_t = 30)]
+        height: i64,
+        /// Print `{ "text": ... }`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Referee a replay on a .map file; exits non-zero unless the replay wins.
+    Simulate {
+        file: PathBuf,
+        #[arg(long)]
+        replay: PathBuf,
+        /// Print the `simulate_replay` result object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn read_limited(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read {what} {}: {e}", path.display()))?;
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!(
+            "{what} {} is {} bytes, far over the limit; refusing to read it",
+            path.display(),
+            meta.len()
+        ));
+    }
+    std::fs::read(path).map_err(|e| format!("cannot read {what} {}: {e}", path.display()))
+}
+
+fn print_json(value: &serde_json::Value) {
+    match serde_json::to_string_pretty(value) {
+        Ok(s) => out!("{s}"),
+        Err(e) => eprintln!("error: cannot encode JSON: {e}"),
+    }
+}
+
+fn print_report(path: &Path, r: &ValidationReport) {
+    for (kind, items) in [("error", &r.errors), ("warning", &r.warnings)] {
+        for i in items.iter() {
+            out!(
+                "{}:{}:{}: {kind}[{}]: {}\n    hint: {}",
+                path.display(),
+                i.line,
+                i.column,
+                i.code,
+                i.message,
+                i.hint
+            );
+        }
+    }
+    out!(
+        "{}: {} ({} errors, {} warnings)",
+        path.display(),
+        if r.valid { "valid" } else { "INVALID" },
+        r.errors.len(),
+        r.warnings.len()
+    );
+}
+
+fn fail(json: bool, err: &EngineError) -> ExitCode {
+    if json {
+        print_json(&serde_json::json!({
+            "ok": false,
+            "error": { "code": err.code(), "message": err.message() }
+        }));
+    } else {
+        eprintln!("error ({}): {}", err.code(), err.message());
+    }
+    ExitCode::from(2)
+}
+
+/// Reads a map file as text, or explains (as a validation report) why it cannot be one.
+fn read_map(file: &Path) -> Result<String, ValidationReport> {
+    let bytes = match read_limited(file, "map") {
+        Ok(b) => b,
+        Err(m) => {
+            return Err(ValidationReport {
+                valid: false,
+                errors: vec![horst_engine::Issue {
+                    code: "too_large",
+                    line: 1,
+                    column: 1,
+                    message: m,
+                    hint: "maps are at most 256 KiB".into(),
+                }],
+                warnings: vec![],
+            })
+        }
+    };
+    match String::from_utf8(bytes) {
+        Ok(s) => Ok(s),
+        Err(e) => Err(validate_map_bytes(e.as_bytes())),
+    }
+}
+
+pub fn run(cmd: MapCommand) -> ExitCode {
+    match cmd {
+        MapCommand::Validate { file, json } => {
+            let report = match std::fs::metadata(&file) {
+                Err(e) => {
+                    return fail(
+                        json,
+                        &EngineError::InvalidInput(format!(
+                            "cannot read map {}: {e}",
+                            file.display()
+                        )),
+                    )
+                }
+                Ok(_) => match read_map(&file) {
+                    Ok(text) => horst_engine::validate_map(&text),
+                    Err(r) => r,
+                },
+            };
+            if json {
+                print_json(&serde_json::to_value(&report).unwrap_or_default());
+            } else {
+                print_report(&file, &report);
+            }
+            if report.valid {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        MapCommand::Render {
+            file,
+            x,
+            y,
+            width,
+            height,
+            json,
+        } => {
+            let text = match read_map(&file) {
+                Ok(t) => t,
+                Err(r) => return fail(json, &EngineError::InvalidMap(r.summary())),
+            };
+            match render_map(&text, x, y, width, height) {
+                Ok(r) => {
+                    if json {
+                        print_json(&serde_json::to_value(&r).unwrap_or_default());
+                    } else {
+                        use std::io::Write;
+                        let _ = std::io::stdout().write_all(r.text.as_bytes());
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(json, &e),
+            }
+        }
+        MapCommand::Simulate { file, replay, json } => {
+            let text = match read_map(&file) {
+                Ok(t) => t,
+                Err(r) => return fail(json, &EngineError::InvalidMap(r.summary())),
+            };
+            let map = match parse_map(&text) {
+                Ok(m) => m,
+                Err(r) => return fail(json, &EngineError::InvalidMap(r.summary())),
+            };
+            let rtext = match read_limited(&replay, "replay").and_then(|b| {
+                String::from_utf8(b)
+                    .map_err(|_| format!("replay {} is not UTF-8", replay.display()))
+            }) {
+                Ok(t) => t,
+                Err(m) => return fail(json, &EngineError::InvalidInput(m)),
+            };
+            let rp = match parse_replay_json(&rtext) {
+                Ok(r) => r,
+                Err(e) => return fail(json, &e),
+            };
+            let report = referee(&map, &rp);
+            if json {
+                let mut v = serde_json::to_value(&report).unwrap_or_default();
+                if let Some(o) = v.as_object_mut() {
+                    o.insert(
+                        "engineVersion".into(),
+                        horst_engine::engine_version().into(),
+                    );
+                    o.insert("policyVersion".into(), horst_engine::POLICY_VERSION.into());
+                }
+                print_json(&v);
+            } else {
+                out!(
+                    "outcome: {}\nticks: {} ({:.2} s)\nposition: tile ({}, {}), sub-units ({}, {})\ndeathTick: {}\nstateHash: {}\nmapHash: {}\nengineVersion: {}",
+                    report.outcome,
+                    report.ticks,
+                    report.ticks as f64 / 60.0,
+                    report.position.x,
+                    report.position.y,
+                    report.position.sub_x,
+                    report.position.sub_y,
+                    report.death_tick.map(|t| t.to_string()).unwrap_or_else(|| "-".into()),
+                    report.state_hash,
+                    report.map_hash,
+                    horst_engine::engine_version()
+                );
+            }
+            if report.won {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}
