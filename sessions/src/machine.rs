@@ -1187,7 +1187,11 @@ impl Session {
             }
         }
         for ((kind, at), key) in due.into_iter().zip(keys) {
-            if self.timers.get(&key).is_some_and(|d| d.at_ms == at) {
+            // A clock deadline belongs to its turn: a new turn re-arms it even at the same
+            // instant, so the old turn's entry goes stale.
+            let same =
+                |d: &Deadline| d.at_ms == at && (kind != TimerKind::Clock || d.turn == self.turn);
+            if self.timers.get(&key).is_some_and(same) {
                 continue;
             }
             if let Some(old) = self.timers.remove(&key) {
