@@ -75,9 +75,11 @@
 //!   the table is full, or it is a reserved rematch, or nobody joined for
 //!   `Timings::lobby_fill_ms` (10 s). A rematch never starts before 3 s after the previous end.
 //! - **Reserved rematches.** Newcomers may take seats nobody holds (a player opted out); when
-//!   all seats are held they get `409 reserved` until the reservation ends. `/available` lists
+//!   all seats are held they get `409 reserved` while a holder has not shown up, and `409 full`
+//!   once everyone is ready (the table only waits for its 3 s start delay). `/available` lists
 //!   reserved sessions only with `all=1`. An explicit `rematch()` seats the players who did not
-//!   leave; `autoRematch` needs everyone.
+//!   leave; `autoRematch` needs everyone, a game that actually started, and an end other than
+//!   `host_disconnected` or the host's `end` with reason `host_left`.
 //! - **Ending.** The game's `end` op ends with `end_reason` = its `reason` or `"game_over"`;
 //!   delivered pending actions become `applied`, undelivered ones `unconfirmed` and are taken
 //!   out of the host queue. After the end, `state`/`observation` ops still update the final

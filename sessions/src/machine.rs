@@ -297,7 +297,10 @@ impl Session {
             Status::Waiting => {}
         }
         if self.players.len() >= self.rules.max_players as usize {
-            if let Some(until) = self.reserved_until_ms {
+            if let (Some(until), true) = (
+                self.reserved_until_ms,
+                self.players.iter().any(|p| !p.ready),
+            ) {
                 return Err(ProtocolError::conflict(
                     "reserved",
                     format!(
@@ -671,13 +674,8 @@ impl Session {
                     self.reject(&player_id, reason, action_id, now);
                 }
                 Op::End { result, reason } => {
-                    let host_left = reason.as_deref() == Some("host_left");
                     let reason = reason.unwrap_or_else(|| "game_over".to_string());
                     self.finish(now, result, &reason, false, out);
-                    if host_left {
-                        // "host_left": the host is going away; no rematch.
-                        out.effects.retain(|e| *e != Effect::CreateRematch);
-                    }
                 }
             }
         }
@@ -920,15 +918,24 @@ impl Session {
             "game_over",
             json!({ "result": result, "reason": reason }),
         );
-        let seated = self.players.iter().filter(|p| !p.left).count();
-        if self.rules.auto_rematch
-            && !self.rules.legacy
-            && reason != "host_disconnected"
-            && self.players.iter().all(|p| !p.left)
-            && seated >= self.rules.min_players as usize
-        {
+        if self.auto_rematch_due() {
             out.effects.push(Effect::CreateRematch);
         }
+    }
+
+    /// `autoRematch` opens the next round when a played game ends for any reason except a
+    /// disconnected or departing host (`host_left`), unless a player left or fewer than
+    /// `minPlayers` remain. A table closed before it ever started is not "a game".
+    fn auto_rematch_due(&self) -> bool {
+        self.rules.auto_rematch
+            && !self.rules.legacy
+            && self.started_at_ms.is_some()
+            && !matches!(
+                self.end_reason.as_deref(),
+                Some("host_disconnected" | "host_left")
+            )
+            && self.players.iter().all(|p| !p.left)
+            && self.players.len() >= self.rules.min_players as usize
     }
 
     /// `winner` of a forfeit: the other player in a 2-player game, else null.

@@ -140,3 +140,43 @@ fn players_are_not_the_host() {
         "not_a_player"
     );
 }
+
+#[test]
+fn full_while_a_ready_rematch_waits_for_its_start_delay() {
+    let (mut g, a, b) = Game::started(config(json!({"autoRematch": true})));
+    g.ops(json!([{"op": "end", "result": {"winner": a}}]));
+    let (next, _) = Session::new_rematch(&g.s, "ses_beef00000002".into(), g.now).unwrap();
+    let mut n = Game {
+        s: next,
+        ..Game::new(config(json!({})))
+    };
+    n.now = g.now;
+    let e = n.err(Event::Join {
+        player_id: "p_00000099".into(),
+        identity: "carol".into(),
+        as_name: None,
+    });
+    assert_eq!(
+        e.code, "reserved",
+        "seats held by players who have not shown up"
+    );
+    n.ok(Event::PlayerSeen { player_id: a });
+    n.ok(Event::PlayerSeen { player_id: b });
+    assert_eq!(n.s.status, Status::Waiting, "3 s after the previous end");
+    let e = n.err(Event::Join {
+        player_id: "p_00000099".into(),
+        identity: "carol".into(),
+        as_name: None,
+    });
+    assert_eq!((e.status, e.code), (409, "full"));
+}
+
+#[test]
+fn closing_a_table_that_never_started_opens_no_rematch() {
+    let mut g = Game::new(config(
+        json!({"autoRematch": true, "minPlayers": 1, "maxPlayers": 2}),
+    ));
+    g.join("a");
+    let out = g.ops(json!([{"op": "end", "result": {"winner": null}}]));
+    assert!(!out.effects.contains(&Effect::CreateRematch));
+}
