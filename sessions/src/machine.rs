@@ -22,6 +22,10 @@ use serde_json::{json, Map, Value};
 /// Agent-visible events kept per session; older ones are dropped (their indices stay valid).
 pub const MAX_EVENTS: usize = 500;
 
+/// Rejections kept per turn (the latest ones): an agent spamming illegal actions cannot grow
+/// the record without bound.
+pub const MAX_REJECTIONS: usize = 50;
+
 /// Longest `asName`, in characters.
 pub const MAX_NAME_CHARS: usize = 64;
 
@@ -739,6 +743,10 @@ impl Session {
             turn: self.turn,
             at_ms: now,
         });
+        if self.rejections.len() > MAX_REJECTIONS {
+            let extra = self.rejections.len() - MAX_REJECTIONS;
+            self.rejections.drain(..extra);
+        }
         if hits_pending {
             self.resolve(idx, ActionStatus::Rejected, reason, now);
         } else if let (Some(id), Some(la)) = (&action_id, self.players[idx].last_action.as_mut()) {

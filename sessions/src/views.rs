@@ -110,6 +110,18 @@ impl Session {
         }
     }
 
+    /// `?game=` of `/available`: the game's id, slug or title (case-insensitive).
+    pub fn matches_game(&self, query: &str) -> bool {
+        [
+            &self.game.game_id,
+            &self.game.game_slug,
+            &self.game.game_title,
+        ]
+        .into_iter()
+        .flatten()
+        .any(|v| v.eq_ignore_ascii_case(query.trim()))
+    }
+
     /// A newcomer's join would succeed.
     pub fn is_joinable(&self) -> bool {
         self.status == Status::Waiting && self.players.len() < self.rules.max_players as usize

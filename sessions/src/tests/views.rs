@@ -109,6 +109,7 @@ fn available_entries_and_listing() {
     assert_eq!(v["host"], "house");
     assert_eq!(v["createdAt"], "2026-10-07T19:00:00.000Z");
     assert_eq!(v["joinable"], true);
+    assert!(g.s.matches_game("CHESS") && g.s.matches_game("g_chess") && !g.s.matches_game("go"));
     assert!(g.s.listed_in_available(false));
     g.join("a");
     g.join("b");
