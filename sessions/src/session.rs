@@ -524,7 +524,7 @@ impl Session {
             return true;
         }
         if self.rules.enforces_turns() {
-            self.on_turn.iter().any(|id| *id == p.player_id)
+            self.on_turn.contains(&p.player_id)
         } else {
             p.legal_actions.as_ref().is_some_and(|a| !a.is_empty())
         }

@@ -192,3 +192,41 @@ fn the_bridge_responses() {
     assert_eq!(v["config"]["sdkVersion"], "2.0.0");
     assert_eq!(v["skillUrl"], "https://api.rcadia.xyz/games/chess/skill.md");
 }
+
+#[test]
+fn a_reserved_rematch_ends_too_when_its_host_is_gone() {
+    let (mut g, a, _b) = Game::started(config(json!({"autoRematch": true})));
+    g.ops(json!([{"op": "end", "result": {"winner": a}}]));
+    let (next, _) = Session::new_rematch(&g.s, "ses_beef00000002".into(), g.now).unwrap();
+    let mut n = Game {
+        s: next,
+        ..Game::new(config(json!({})))
+    };
+    n.now = g.now;
+    n.heartbeat = false;
+    n.advance(90_000);
+    assert_eq!(n.s.status, Status::Finished);
+    assert_eq!(n.s.end_reason.as_deref(), Some("host_disconnected"));
+    assert_eq!(
+        n.s.round, 1,
+        "nobody showed up within 60 s: it had become a new series"
+    );
+}
+
+#[test]
+fn early_timers_count_at_their_own_instant_and_time_never_runs_backwards() {
+    let (mut g, a, _b) = Game::started(config(json!({"turnTimeout": 10})));
+    g.turn_to(&a);
+    let d = g.s.timers["clock"].clone();
+    // Another API process with a clock 200 ms behind pops the entry.
+    g.now = d.at_ms - 200;
+    g.ok(Event::TimerFired {
+        kind: d.kind,
+        generation: d.generation,
+    });
+    assert_eq!(g.s.player(&a).unwrap().strikes, 1);
+    assert_eq!(g.s.now_ms, d.at_ms);
+    g.now = d.at_ms - 500;
+    g.ok(Event::Tick);
+    assert_eq!(g.s.now_ms, d.at_ms);
+}

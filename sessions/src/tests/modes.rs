@@ -117,3 +117,41 @@ fn not_turn_based_has_no_turn_checks_and_no_clock() {
     g.ops(json!([{"op": "state", "state": {"t": 2}}]));
     assert_eq!(g.s.action_outcome(&b, &ib).0, ActionStatus::Applied);
 }
+
+#[test]
+fn an_unconfirmed_released_action_can_be_resubmitted() {
+    let (mut g, a, b) = Game::started(config(json!({"simultaneous": true})));
+    everyone_moves(&mut g, &a, &b);
+    let ia = g.act(&a);
+    let ib = g.act(&b);
+    g.poll();
+    g.ops(json!([{"op": "reject", "playerId": b, "reason": "no", "actionId": ib}]));
+    g.advance(15_000);
+    assert_eq!(g.s.action_outcome(&a, &ia).0, ActionStatus::Unconfirmed);
+    assert_eq!(g.snap(&a)["yourTurn"], true);
+    let ia2 = g.act(&a);
+    let ib2 = g.act(&b);
+    let ids: Vec<Value> = g
+        .poll()
+        .into_iter()
+        .map(|e| e["actionId"].clone())
+        .collect();
+    assert_eq!(
+        ids,
+        vec![json!(ia2), json!(ib2)],
+        "straight to the game, in submission order"
+    );
+}
+
+#[test]
+fn a_held_action_is_dropped_when_the_game_moves_on_without_it() {
+    let (mut g, a, b) = Game::started(config(json!({"simultaneous": true})));
+    everyone_moves(&mut g, &a, &b);
+    let ia = g.act(&a);
+    // b drops out of the turn (eliminated): a alone is on turn and is released.
+    g.ops(json!([{"op": "legal_actions", "playerId": b, "actions": []}]));
+    let e = g.poll();
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0]["actionId"], ia.as_str());
+    assert_eq!(g.s.turn, 1);
+}

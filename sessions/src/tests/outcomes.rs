@@ -145,3 +145,33 @@ fn the_end_applies_delivered_actions() {
         "no session_end for a game-ended session"
     );
 }
+
+#[test]
+fn rejections_are_capped_per_turn() {
+    let (mut g, a, _b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    for i in 0..(crate::machine::MAX_REJECTIONS + 10) {
+        g.ops(json!([{"op": "reject", "playerId": a, "reason": i}]));
+    }
+    let r = g.snap(&a)["rejections"].as_array().unwrap().clone();
+    assert_eq!(r.len(), crate::machine::MAX_REJECTIONS);
+    assert_eq!(
+        r.last().unwrap()["reason"],
+        crate::machine::MAX_REJECTIONS + 9
+    );
+}
+
+#[test]
+fn v1_single_op_endpoints_behave_like_ops() {
+    let (mut g, a, _b) = Game::started(config(json!({})));
+    let op = Op::from_v1(
+        "legal-actions",
+        &json!({"playerId": a, "actions": [{"type": "m"}]}),
+    )
+    .unwrap();
+    g.ok(Event::PublishOps { ops: vec![op] });
+    assert_eq!(g.s.on_turn, vec![a.clone()]);
+    let op = Op::from_v1("end", &json!({"result": {"winner": a}})).unwrap();
+    g.ok(Event::PublishOps { ops: vec![op] });
+    assert_eq!(g.s.result, Some(json!({"winner": a})));
+}
