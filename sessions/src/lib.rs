@@ -93,9 +93,34 @@
 //!   `new_series`, `game_start`, `turn`, `action` (outcomes, never the action itself, so
 //!   nothing hidden leaks), `timeout`, `game_over`, `rematch`; the last 500 are kept.
 //!
-//! The I/O layer resolves identities to `playerId`s ([`Session::authorize_player`],
-//! [`Session::authorize_host`]) and sends [`Event::PlayerSeen`] for every player request on a
-//! waiting session (that is what readies a reserved seat, even for calls that then fail).
+//! - **`waitingFor`.** `"host"` also while nobody is on turn in a turn-based game that uses
+//!   legal actions (the game is working out what comes next).
+//!
+//! # Driving it from the I/O layer
+//!
+//! 1. Load the record, `apply`, and if `stored`, write it with compare-and-set on the `rev`
+//!    read (on conflict reload and apply again; `apply` is deterministic). Then carry out the
+//!    effects and, if `changed`, publish the session's wake-up channel.
+//! 2. Authorise first: [`Session::authorize_host`] for bridge calls,
+//!    [`Session::authorize_player`] (identity -> `playerId`) for player calls. Send
+//!    [`Event::PlayerSeen`] for every player request on a waiting session: that is what readies
+//!    a reserved seat, even for a call that then fails (errors roll the whole apply back).
+//! 3. `404` vs `410`: [`parse_session_id`] gives the boot tag of an unknown id; a well-formed id
+//!    from another boot tag answers `410 server_restarted`, anything else `404`.
+//! 4. Long-polls subscribe first, then read. `GET /state?wait`: return at once if
+//!    [`Session::state_ready_for`], else on each wake-up re-read and return when
+//!    [`should_wake`]`(&first, &now, player)`. `POST /action?wait`: until
+//!    [`Session::action_outcome`] is no longer pending. `?since=<version>`: any newer version.
+//!    `/events`: [`Session::has_events_since`]. `pending-actions`: apply
+//!    `HostPoll { after, wait_ms }`; if the reply says `poll_open`, wait until
+//!    [`Session::host_poll_ready`] or the time is up, then apply `HostPollDone { after }` and
+//!    answer with its entries via [`Session::pending_actions_response`].
+//! 5. Timers: keep each [`Deadline`] in the delayed set (member = session, kind key, turn,
+//!    generation; score = `at_ms`); when due, apply `TimerFired { kind, generation }`.
+//! 6. [`Effect::CreateRematch`]: mint an id, `Session::new_rematch(&finished, id, now)`, apply
+//!    `RematchLinked` to the finished session and write both (the new one first, so a visible
+//!    `nextSessionId` always resolves); schedule the new session's deadlines.
+//!    [`Effect::LeaveSession`]: apply `Leave` to the named session.
 
 pub mod config;
 pub mod error;

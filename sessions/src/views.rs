@@ -19,6 +19,13 @@ impl Session {
                 Some(_) => json!("host"),
                 None if your_turn => Value::Null,
                 None if !self.host.alive => json!("host"),
+                // Nobody holds legal actions: the game is working out what comes next.
+                None if self.legal_actions_seen
+                    && self.on_turn.is_empty()
+                    && self.rules.turn_based =>
+                {
+                    json!("host")
+                }
                 None => json!("opponent"),
             },
         };

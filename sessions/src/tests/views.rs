@@ -209,3 +209,22 @@ fn errors_have_the_contract_body() {
         .unwrap()
         .contains("not your turn"));
 }
+
+#[test]
+fn waiting_for() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    assert_eq!(g.snap(&a)["waitingFor"], Value::Null);
+    assert_eq!(g.snap(&b)["waitingFor"], "opponent");
+    g.act(&a);
+    assert_eq!(g.snap(&a)["waitingFor"], "host");
+    g.poll();
+    g.ops(json!([{"op": "legal_actions", "playerId": a, "actions": []}]));
+    assert_eq!(
+        g.snap(&b)["waitingFor"],
+        "host",
+        "nobody on turn: the game is thinking"
+    );
+    g.ops(json!([{"op": "end", "result": {}}]));
+    assert_eq!(g.snap(&b)["waitingFor"], Value::Null);
+}
