@@ -22,6 +22,9 @@ use serde_json::{json, Map, Value};
 /// Agent-visible events kept per session; older ones are dropped (their indices stay valid).
 pub const MAX_EVENTS: usize = 500;
 
+/// Longest long-poll the contract allows.
+pub const MAX_POLL_MS: u64 = 25_000;
+
 /// Rejections kept per turn (the latest ones): an agent spamming illegal actions cannot grow
 /// the record without bound.
 pub const MAX_REJECTIONS: usize = 50;
@@ -210,7 +213,9 @@ impl Session {
                     entries.is_empty() && wait_ms > 0 && self.status != Status::Finished;
                 if poll_open {
                     self.host.open_polls += 1;
-                    self.host.open_until_ms = self.host.open_until_ms.max(now + wait_ms);
+                    // Long-polls last at most 25 s (section 3).
+                    let end = now.saturating_add(wait_ms.min(MAX_POLL_MS));
+                    self.host.open_until_ms = self.host.open_until_ms.max(end);
                 }
                 out.reply = Reply::Entries { entries, poll_open };
                 Ok(())
@@ -1178,7 +1183,7 @@ impl Session {
         };
         match (c.paused_since_ms, should_run) {
             (Some(p), true) => {
-                c.started_at_ms += t.saturating_sub(p);
+                c.started_at_ms = c.started_at_ms.saturating_add(t.saturating_sub(p));
                 c.paused_since_ms = None;
             }
             (None, false) => c.paused_since_ms = Some(t),

@@ -418,9 +418,12 @@ impl Session {
             series_id: finished.series_id.clone(),
             previous_session_id: Some(finished.session_id.clone()),
             next_session_id: None,
-            reserved_until_ms: Some(now_ms + finished.timings.reservation_ms),
+            reserved_until_ms: Some(now_ms.saturating_add(finished.timings.reservation_ms)),
             activate_not_before_ms: Some(
-                finished.ended_at_ms.unwrap_or(now_ms) + finished.timings.rematch_delay_ms,
+                finished
+                    .ended_at_ms
+                    .unwrap_or(now_ms)
+                    .saturating_add(finished.timings.rematch_delay_ms),
             ),
             seating_changed_at_ms: now_ms,
             host_queue: Vec::new(),
