@@ -341,17 +341,8 @@ impl Session {
         }
         let seat = self.players.len() as u32;
         self.players.push(Player {
-            player_id: player_id.clone(),
             seat,
-            as_name: as_name.clone(),
-            identity,
-            ready: true,
-            strikes: 0,
-            left: false,
-            legal_actions: None,
-            observation: None,
-            pending: None,
-            last_action: None,
+            ..Player::new(player_id.clone(), identity, as_name.clone())
         });
         self.seating_changed_at_ms = now;
         self.push_event(

@@ -133,6 +133,25 @@ pub struct Player {
     pub last_action: Option<LastAction>,
 }
 
+impl Player {
+    /// A ready seat with no history (seat 0; the caller sets it).
+    pub(crate) fn new(player_id: String, identity: String, as_name: Option<String>) -> Player {
+        Player {
+            player_id,
+            seat: 0,
+            as_name,
+            identity,
+            ready: true,
+            strikes: 0,
+            left: false,
+            legal_actions: None,
+            observation: None,
+            pending: None,
+            last_action: None,
+        }
+    }
+}
+
 /// A rejection addressed to a player during the current turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -300,27 +319,102 @@ impl Session {
     /// `POST /bridge/sessions`. Returns the new session and the timers to arm.
     pub fn create(new: NewSession, now_ms: u64) -> Result<(Session, Outcome), ProtocolError> {
         let rules = Rules::from_config(&new.config, &new.timings)?;
-        let mut s = Session {
-            series_id: new.session_id.clone(),
-            session_id: new.session_id,
+        let host = Host {
+            identity: new.host_identity,
+            kind: new.host_kind,
+            last_seen_ms: now_ms,
+            open_polls: 0,
+            open_until_ms: 0,
+            alive: true,
+        };
+        let s = Session::fresh(
+            new.session_id,
+            new.config,
+            rules,
+            new.timings,
+            new.game,
+            host,
+            now_ms,
+        );
+        Ok(s.armed())
+    }
+
+    /// The next round of `finished` (section 6): same host, game, config, timings, players and
+    /// `playerId`s in the same seat order (minus those who left), `round + 1`, same `seriesId`,
+    /// seats reserved. The caller then links the old session with
+    /// `Event::RematchLinked { next_session_id }`, ideally in the same write.
+    pub fn new_rematch(
+        finished: &Session,
+        session_id: String,
+        now_ms: u64,
+    ) -> Result<(Session, Outcome), ProtocolError> {
+        finished.check_rematch_allowed()?;
+        let host = Host {
+            identity: finished.host.identity.clone(),
+            kind: finished.host.kind,
+            // The host was just seen on the finished session; the new one starts a fresh window.
+            last_seen_ms: now_ms,
+            open_polls: 0,
+            open_until_ms: 0,
+            alive: true,
+        };
+        let mut s = Session::fresh(
+            session_id,
+            finished.config.clone(),
+            finished.rules.clone(),
+            finished.timings,
+            finished.game.clone(),
+            host,
+            now_ms,
+        );
+        s.players = finished
+            .players
+            .iter()
+            .filter(|p| !p.left)
+            .enumerate()
+            .map(|(seat, p)| Player {
+                seat: seat as u32,
+                ready: false,
+                ..Player::new(p.player_id.clone(), p.identity.clone(), p.as_name.clone())
+            })
+            .collect();
+        s.round = finished.round + 1;
+        s.series_id = finished.series_id.clone();
+        s.previous_session_id = Some(finished.session_id.clone());
+        s.reserved_until_ms = Some(now_ms.saturating_add(finished.timings.reservation_ms));
+        s.activate_not_before_ms = Some(
+            finished
+                .ended_at_ms
+                .unwrap_or(now_ms)
+                .saturating_add(finished.timings.rematch_delay_ms),
+        );
+        Ok(s.armed())
+    }
+
+    /// A round-1 waiting table with nobody seated.
+    fn fresh(
+        session_id: String,
+        config: Value,
+        rules: Rules,
+        timings: Timings,
+        game: GameInfo,
+        host: Host,
+        now_ms: u64,
+    ) -> Session {
+        Session {
+            series_id: session_id.clone(),
+            session_id,
             version: 1,
             rev: 1,
             now_ms,
             created_at_ms: now_ms,
             started_at_ms: None,
             ended_at_ms: None,
-            config: new.config,
+            config,
             rules,
-            timings: new.timings,
-            game: new.game,
-            host: Host {
-                identity: new.host_identity,
-                kind: new.host_kind,
-                last_seen_ms: now_ms,
-                open_polls: 0,
-                open_until_ms: 0,
-                alive: true,
-            },
+            timings,
+            game,
+            host,
             status: Status::Waiting,
             players: Vec::new(),
             turn: 0,
@@ -346,96 +440,14 @@ impl Session {
             events_base: 0,
             timers: BTreeMap::new(),
             timer_generation: 0,
-        };
-        let mut out = Outcome::default();
-        s.sync_timers(&mut out);
-        Ok((s, out))
+        }
     }
 
-    /// The next round of `finished` (section 6): same host, game, config, timings, players and
-    /// `playerId`s in the same seat order (minus those who left), `round + 1`, same `seriesId`,
-    /// seats reserved. The caller then links the old session with
-    /// `Event::RematchLinked { next_session_id }`, ideally in the same write.
-    pub fn new_rematch(
-        finished: &Session,
-        session_id: String,
-        now_ms: u64,
-    ) -> Result<(Session, Outcome), ProtocolError> {
-        finished.check_rematch_allowed()?;
-        let mut s = Session {
-            session_id,
-            version: 1,
-            rev: 1,
-            now_ms,
-            created_at_ms: now_ms,
-            started_at_ms: None,
-            ended_at_ms: None,
-            config: finished.config.clone(),
-            rules: finished.rules.clone(),
-            timings: finished.timings,
-            game: finished.game.clone(),
-            host: Host {
-                identity: finished.host.identity.clone(),
-                kind: finished.host.kind,
-                // The host was just seen on the finished session; the new one starts a fresh window.
-                last_seen_ms: now_ms,
-                open_polls: 0,
-                open_until_ms: 0,
-                alive: true,
-            },
-            status: Status::Waiting,
-            players: finished
-                .players
-                .iter()
-                .filter(|p| !p.left)
-                .enumerate()
-                .map(|(seat, p)| Player {
-                    player_id: p.player_id.clone(),
-                    seat: seat as u32,
-                    as_name: p.as_name.clone(),
-                    identity: p.identity.clone(),
-                    ready: false,
-                    strikes: 0,
-                    left: false,
-                    legal_actions: None,
-                    observation: None,
-                    pending: None,
-                    last_action: None,
-                })
-                .collect(),
-            turn: 0,
-            on_turn: Vec::new(),
-            legal_actions_seen: false,
-            state: Value::Null,
-            rejections: Vec::new(),
-            clock: None,
-            released: false,
-            release_seq: None,
-            release_delivered: false,
-            result: None,
-            end_reason: None,
-            round: finished.round + 1,
-            series_id: finished.series_id.clone(),
-            previous_session_id: Some(finished.session_id.clone()),
-            next_session_id: None,
-            reserved_until_ms: Some(now_ms.saturating_add(finished.timings.reservation_ms)),
-            activate_not_before_ms: Some(
-                finished
-                    .ended_at_ms
-                    .unwrap_or(now_ms)
-                    .saturating_add(finished.timings.rematch_delay_ms),
-            ),
-            seating_changed_at_ms: now_ms,
-            host_queue: Vec::new(),
-            next_seq: 1,
-            events: Vec::new(),
-            events_base: 0,
-            timers: BTreeMap::new(),
-            timer_generation: 0,
-        };
+    /// Arms the first timers of a new session.
+    fn armed(mut self) -> (Session, Outcome) {
         let mut out = Outcome::default();
-        s.sync_timers(&mut out);
-        Ok((s, out))
+        self.sync_timers(&mut out);
+        (self, out)
     }
 
     /// Errors for a rematch that cannot be created (the I/O layer can also call this before
