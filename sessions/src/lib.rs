@@ -100,7 +100,9 @@
 //!
 //! 1. Load the record, `apply`, and if `stored`, write it with compare-and-set on the `rev`
 //!    read (on conflict reload and apply again; `apply` is deterministic). Then carry out the
-//!    effects and, if `changed`, publish the session's wake-up channel.
+//!    effects and, if `changed`, publish the session's wake-up channel. If
+//!    [`Session::is_due`]`(now)`, apply `Event::Tick` (and write) before a request's event, so
+//!    an error answer never describes a state the store does not have yet.
 //! 2. Authorise first: [`Session::authorize_host`] for bridge calls,
 //!    [`Session::authorize_player`] (identity -> `playerId`) for player calls. Send
 //!    [`Event::PlayerSeen`] for every player request on a waiting session: that is what readies

@@ -1221,6 +1221,13 @@ impl Session {
         }
     }
 
+    /// Something time-based fell due by `now` and no timer has run it yet. Errors roll an apply
+    /// back entirely, including such catch-up, so the I/O layer applies `Event::Tick` (and
+    /// writes) first when this is true; a `409 finished` then agrees with the stored record.
+    pub fn is_due(&self, now_ms: u64) -> bool {
+        self.due_timers().iter().any(|(_, at)| *at <= now_ms)
+    }
+
     /// Every armed deadline (to re-fill the delayed set after it was lost).
     pub fn armed_deadlines(&self) -> Vec<Deadline> {
         self.timers.values().cloned().collect()

@@ -155,3 +155,18 @@ fn a_late_timer_strikes_at_the_deadline_not_when_it_fires() {
     assert_eq!(g.s.player(&a).unwrap().strikes, 1);
     assert_eq!(g.s.deadline_ms(), Some(T0 + 20_000));
 }
+
+#[test]
+fn is_due_tells_the_io_layer_to_catch_up_first() {
+    let (mut g, a, _b) = Game::started(config(json!({"turnTimeout": 10, "maxTurnTimeouts": 1})));
+    g.turn_to(&a);
+    g.now += 10_000;
+    assert!(g.s.is_due(g.now));
+    // Without catching up, the refused action rolls the forfeit back with it.
+    let e = g.try_act(&a, None).unwrap_err();
+    assert_eq!(e.code, "finished");
+    assert_eq!(g.s.status, Status::Active);
+    g.ok(Event::Tick);
+    assert!(!g.s.is_due(g.now));
+    assert_eq!(g.s.status, Status::Finished);
+}
