@@ -61,6 +61,10 @@
 //!   action left behind when the turn moves becomes `unconfirmed`. A held action shows
 //!   `waitingFor: "opponent"`. If several players reach the final strike at once, `winner` is
 //!   null and `forfeitedBy` names the lowest seat.
+//! - **Rejections.** A `reject` with an `actionId` resolves that pending action; without one
+//!   (v1 games) it resolves whatever the player has pending with the game. A rejection of an
+//!   action already reported `unconfirmed` turns its `lastAction` into `rejected` (the truth
+//!   arrived late). Every rejection is listed for the turn (the latest 50).
 //! - **Not turn-based.** No `not_your_turn`/`stale_turn` checks and no clock, but still one
 //!   pending action per player (so each gets an outcome); any `state`/`legal_actions` publish
 //!   applies delivered actions and moves `turn`.
@@ -92,6 +96,11 @@
 //! - **Events log.** `player_joined`, `player_ready`, `player_left`, `reservation_expired`,
 //!   `new_series`, `game_start`, `turn`, `action` (outcomes, never the action itself, so
 //!   nothing hidden leaks), `timeout`, `game_over`, `rematch`; the last 500 are kept.
+//!   `GET /events?since=i` returns the events with `index >= i` plus `next` (the `since` to
+//!   send next) and `first` (the oldest index still kept).
+//! - **Snapshot details.** `legalActions` is `[]` on your turn in a game that never published
+//!   any; `deadline` is the turn's deadline for every player (null while paused or stopped);
+//!   `rejections` entries are `{ actionId, reason, turn, at }`.
 //!
 //! - **`waitingFor`.** `"host"` also while nobody is on turn in a turn-based game that uses
 //!   legal actions (the game is working out what comes next).
