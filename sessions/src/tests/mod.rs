@@ -14,6 +14,7 @@ mod outcomes;
 mod property;
 mod rematch;
 mod seats;
+mod series;
 mod turns;
 mod views;
 
