@@ -179,6 +179,15 @@ impl Session {
         })
     }
 
+    /// Body of the v1 single-op endpoints: `{ ok }`, plus `nextSessionId` once there is one
+    /// (what `reject-action` and `end` answer).
+    pub fn v1_ok_response(&self) -> Value {
+        match &self.next_session_id {
+            Some(next) => json!({ "ok": true, "nextSessionId": next }),
+            None => json!({ "ok": true }),
+        }
+    }
+
     /// Body of `GET /bridge/sessions/:id/pending-actions`, given the entries `apply` returned.
     pub fn pending_actions_response(&self, entries: Vec<Value>) -> Value {
         json!({

@@ -171,6 +171,7 @@ fn v1_single_op_endpoints_behave_like_ops() {
     .unwrap();
     g.ok(Event::PublishOps { ops: vec![op] });
     assert_eq!(g.s.on_turn, vec![a.clone()]);
+    assert_eq!(g.s.v1_ok_response(), json!({"ok": true}));
     let op = Op::from_v1("end", &json!({"result": {"winner": a}})).unwrap();
     g.ok(Event::PublishOps { ops: vec![op] });
     assert_eq!(g.s.result, Some(json!({"winner": a})));
