@@ -380,8 +380,8 @@ impl Session {
         self.require_player(player_id)?;
         match self.status {
             Status::Waiting => {
-                self.remove_players(now, |p| p.player_id == player_id);
                 self.push_event(now, "player_left", json!({ "playerId": player_id }));
+                self.remove_players(now, |p| p.player_id == player_id);
             }
             Status::Active => {
                 if let Some(p) = self.player_mut(player_id) {
