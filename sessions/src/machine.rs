@@ -515,7 +515,9 @@ impl Session {
             delivered_at_ms: None,
             held: hold,
         };
-        let p = self.player_mut(&player_id).expect("checked above");
+        let Some(p) = self.player_mut(&player_id) else {
+            return Err(ProtocolError::not_a_player());
+        };
         p.pending = Some(pending);
         p.last_action = Some(LastAction {
             action_id: action_id.clone(),
@@ -620,22 +622,6 @@ impl Session {
         let mut published = false;
         let mut rejected = false;
         for op in ops {
-            if self.status == Status::Finished {
-                // After the end only the final picture may still change (games often publish
-                // their final state right after ending); turn ops are moot.
-                match op {
-                    Op::State { state } => self.state = state,
-                    Op::Observation {
-                        player_id,
-                        observation,
-                    } => {
-                        self.player_mut(&player_id).expect("validated").observation =
-                            Some(observation)
-                    }
-                    _ => {}
-                }
-                continue;
-            }
             match op {
                 Op::State { state } => {
                     self.state = state;
@@ -645,8 +631,13 @@ impl Session {
                     player_id,
                     observation,
                 } => {
-                    self.player_mut(&player_id).expect("validated").observation = Some(observation);
+                    if let Some(p) = self.player_mut(&player_id) {
+                        p.observation = Some(observation);
+                    }
                 }
+                // After the end only the final picture may still change (games often publish
+                // their final state right after ending); turn ops are moot.
+                _ if self.status == Status::Finished => {}
                 Op::LegalActions { player_id, actions } => {
                     self.legal_actions_seen = true;
                     published = true;
@@ -657,7 +648,9 @@ impl Session {
                             p.legal_actions = None;
                         }
                     }
-                    let p = self.player_mut(&player_id).expect("validated");
+                    let Some(p) = self.player_mut(&player_id) else {
+                        continue;
+                    };
                     if actions.is_empty() {
                         p.legal_actions = None;
                     } else {
@@ -719,11 +712,9 @@ impl Session {
     }
 
     fn reject(&mut self, player_id: &str, reason: Value, action_id: Option<String>, now: u64) {
-        let idx = self
-            .players
-            .iter()
-            .position(|p| p.player_id == player_id)
-            .expect("validated");
+        let Some(idx) = self.players.iter().position(|p| p.player_id == player_id) else {
+            return;
+        };
         let p = &self.players[idx];
         let hits_pending = p
             .pending

@@ -103,67 +103,22 @@ fn entries_stay_until_acknowledged_and_a_poll_without_after_drains() {
     g.turn_to(&a);
     g.act(&a);
     // Not acknowledged: the same entries come back (a lost response is retried safely).
-    let r1 = g
-        .ok(Event::HostPoll {
-            after: Some(0),
-            wait_ms: 0,
-        })
-        .reply;
-    let r2 = g
-        .ok(Event::HostPoll {
-            after: Some(0),
-            wait_ms: 0,
-        })
-        .reply;
-    assert_eq!(r1, r2);
-    let Reply::Entries { entries, .. } = r1 else {
-        panic!()
-    };
-    assert_eq!(
-        entries
-            .iter()
-            .map(|e| e["seq"].as_u64().unwrap())
-            .collect::<Vec<_>>(),
-        vec![1, 2]
-    );
+    let entries = g.poll_after(Some(0));
+    assert_eq!(g.poll_after(Some(0)), entries);
+    let seqs: Vec<u64> = entries.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, vec![1, 2]);
     // Acknowledge 1: only 2 remains.
-    let Reply::Entries { entries, .. } = g
-        .ok(Event::HostPoll {
-            after: Some(1),
-            wait_ms: 0,
-        })
-        .reply
-    else {
-        panic!()
-    };
-    assert_eq!(entries.len(), 1);
+    assert_eq!(g.poll_after(Some(1)).len(), 1);
     assert_eq!(g.s.host_queue.len(), 1);
     assert!(g.s.host_poll_ready(Some(1)));
     assert!(!g.s.host_poll_ready(Some(2)));
     // A v1 bridge (no after) drains what it gets.
-    let Reply::Entries { entries, .. } = g
-        .ok(Event::HostPoll {
-            after: None,
-            wait_ms: 0,
-        })
-        .reply
-    else {
-        panic!()
-    };
-    assert_eq!(entries.len(), 1);
+    assert_eq!(g.poll_after(None).len(), 1);
     assert!(g.s.host_queue.is_empty());
     // Seqs keep counting.
     g.ops(json!([{"op": "reject", "playerId": a, "reason": "x"}]));
     g.act(&a);
-    let Reply::Entries { entries, .. } = g
-        .ok(Event::HostPoll {
-            after: None,
-            wait_ms: 0,
-        })
-        .reply
-    else {
-        panic!()
-    };
+    let entries = g.poll_after(None);
     assert_eq!(entries[0]["seq"], 3);
 }
 
@@ -197,12 +152,7 @@ fn the_bridge_responses() {
 fn a_reserved_rematch_ends_too_when_its_host_is_gone() {
     let (mut g, a, _b) = Game::started(config(json!({"autoRematch": true})));
     g.ops(json!([{"op": "end", "result": {"winner": a}}]));
-    let (next, _) = Session::new_rematch(&g.s, "ses_beef00000002".into(), g.now).unwrap();
-    let mut n = Game {
-        s: next,
-        ..Game::new(config(json!({})))
-    };
-    n.now = g.now;
+    let mut n = g.next_round();
     n.heartbeat = false;
     n.advance(90_000);
     assert_eq!(n.s.status, Status::Finished);

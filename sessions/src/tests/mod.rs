@@ -160,17 +160,35 @@ impl Game {
 
     /// A host poll with `after` = what it acknowledged; returns the new entries.
     pub fn poll(&mut self) -> Vec<Value> {
-        let out = self.ok(Event::HostPoll {
-            after: Some(self.acked),
-            wait_ms: 0,
-        });
-        let Reply::Entries { entries, .. } = out.reply else {
-            panic!("{:?}", out.reply)
-        };
+        let entries = self.poll_after(Some(self.acked));
         if let Some(last) = entries.last() {
             self.acked = last["seq"].as_u64().unwrap();
         }
         entries
+    }
+
+    /// A raw host poll (no acknowledgement bookkeeping); returns the entries.
+    pub fn poll_after(&mut self, after: Option<u64>) -> Vec<Value> {
+        match self.ok(Event::HostPoll { after, wait_ms: 0 }).reply {
+            Reply::Entries { entries, .. } => entries,
+            r => panic!("{r:?}"),
+        }
+    }
+
+    /// The next round of this finished game, created the way the I/O layer does on
+    /// `Effect::CreateRematch` (not yet linked: see `rematch::open_rematch`).
+    pub fn next_round(&self) -> Game {
+        let id = format!("ses_beef{:08x}", self.s.round + 1);
+        let (s, out) = Session::new_rematch(&self.s, id, self.now).unwrap();
+        Game {
+            s,
+            now: self.now,
+            acked: 0,
+            heartbeat: true,
+            last_heartbeat: self.now,
+            outcomes: vec![out],
+            next_id: 100,
+        }
     }
 
     pub fn snap(&self, pid: &str) -> Value {

@@ -4,20 +4,11 @@ use crate::{should_wake, Status};
 
 /// What the I/O layer does on `Effect::CreateRematch`: create the next round and link it.
 fn open_rematch(g: &mut Game) -> Game {
-    let id = format!("ses_beef{:08x}", g.s.round + 1);
-    let (next, out) = Session::new_rematch(&g.s, id.clone(), g.now).unwrap();
+    let next = g.next_round();
     g.ok(Event::RematchLinked {
-        next_session_id: id,
+        next_session_id: next.s.session_id.clone(),
     });
-    Game {
-        s: next,
-        now: g.now,
-        acked: 0,
-        heartbeat: true,
-        last_heartbeat: g.now,
-        outcomes: vec![out],
-        next_id: 100,
-    }
+    next
 }
 
 #[test]

@@ -145,12 +145,7 @@ fn players_are_not_the_host() {
 fn full_while_a_ready_rematch_waits_for_its_start_delay() {
     let (mut g, a, b) = Game::started(config(json!({"autoRematch": true})));
     g.ops(json!([{"op": "end", "result": {"winner": a}}]));
-    let (next, _) = Session::new_rematch(&g.s, "ses_beef00000002".into(), g.now).unwrap();
-    let mut n = Game {
-        s: next,
-        ..Game::new(config(json!({})))
-    };
-    n.now = g.now;
+    let mut n = g.next_round();
     let e = n.err(Event::Join {
         player_id: "p_00000099".into(),
         identity: "carol".into(),
