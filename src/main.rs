@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 mod admin;
+mod map_cli;
 mod redis_setup;
 mod serve;
 
@@ -54,10 +55,18 @@ enum Command {
     /// Operator actions on the store of a running (or stopped) horst.
     #[command(subcommand)]
     Admin(admin::AdminCommand),
+    /// Offline level tools on local files: validate, render, simulate (no server needed).
+    #[command(subcommand)]
+    Map(map_cli::MapCommand),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The offline tools need neither configuration nor Redis.
+    let command = match cli.command {
+        Command::Map(cmd) => return map_cli::run(cmd),
+        other => other,
+    };
     let flags = horst_config::Flags {
         listen: cli.common.listen.clone(),
         redis: cli.common.redis.clone(),
@@ -75,10 +84,11 @@ fn main() -> ExitCode {
         config.log.format == horst_config::LogFormat::Json,
         &config.log.level,
     );
-    match cli.command {
+    match command {
         Command::Up => serve::run(config, serve::Roles::API_AND_WORKER),
         Command::Api => serve::run(config, serve::Roles::API),
         Command::Worker => serve::run(config, serve::Roles::WORKER),
         Command::Admin(cmd) => admin::run(config, cmd),
+        Command::Map(_) => unreachable!("handled before loading the configuration"),
     }
 }

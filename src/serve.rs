@@ -90,12 +90,41 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
         ));
     }
 
+    let notifier = horst_queue::Notifier::start(
+        store.client().clone(),
+        horst_queue::Queue::channels(&store),
+        shutdown_rx.clone(),
+    );
+    let queue = horst_queue::Queue::new(
+        store.clone(),
+        horst_queue::QueueSettings {
+            queue: config.queue.clone(),
+            quotas: config.quotas.clone(),
+        },
+        notifier,
+    );
+    let metrics = horst_telemetry::Metrics::new();
+    tokio::spawn(horst_worker::sample_queue_gauges(
+        queue.clone(),
+        metrics.clone(),
+        shutdown_rx.clone(),
+    ));
+
     let mut tasks = tokio::task::JoinSet::new();
     if roles.worker {
+        let runner = match horst_worker::EngineRunner::new(config.worker.threads as usize) {
+            Ok(r) => Arc::new(r),
+            Err(e) => {
+                eprintln!("horst: {e}");
+                return ExitCode::from(1);
+            }
+        };
         let identity = horst_worker::WorkerIdentity::new(0, config.worker.slots);
         tasks.spawn(horst_worker::run(
-            store.clone(),
+            queue.clone(),
+            runner,
             identity,
+            horst_worker::WorkerMetrics::register(&metrics),
             shutdown_rx.clone(),
         ));
     }
@@ -114,9 +143,13 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
             Ok(addr) => println!("horst: listening on http://{addr}"),
             Err(e) => tracing::warn!(error = %e, "cannot read the bound address"),
         }
-        let metrics = horst_telemetry::Metrics::new();
-        let state =
-            horst_api::AppState::new(config.clone(), store.clone(), health.clone(), metrics);
+        let state = horst_api::AppState::new(
+            config.clone(),
+            store.clone(),
+            queue.clone(),
+            health.clone(),
+            metrics.clone(),
+        );
         let grace = Duration::from_secs(config.server.shutdown_grace_seconds);
         let mut rx = shutdown_rx.clone();
         let shutdown = async move {

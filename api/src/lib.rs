@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use axum::Router;
 use horst_config::Config;
+use horst_queue::Queue;
 use horst_store::{Health, Store};
 use horst_telemetry::Metrics;
 use tokio::net::TcpListener;
@@ -36,6 +37,7 @@ pub struct AgentGateway {
 pub struct AppState {
     pub config: Arc<Config>,
     pub store: Store,
+    pub queue: Queue,
     pub health: Health,
     pub metrics: Metrics,
     pub agents: AgentGateway,
@@ -43,10 +45,16 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(config: Arc<Config>, store: Store, health: Health, metrics: Metrics) -> Self {
+    pub fn new(
+        config: Arc<Config>,
+        store: Store,
+        queue: Queue,
+        health: Health,
+        metrics: Metrics,
+    ) -> Self {
         let http = request_log::HttpMetrics::register(&metrics);
         let agents = AgentGateway {
-            gateway: horst_gateway::Gateway::new(store.clone(), config.clone()),
+            gateway: horst_gateway::Gateway::new(store.clone(), config.clone(), queue.clone()),
             burst: Arc::new(horst_limits::BurstLimits::from_config(&config.gateway)),
             proxies: Arc::new(horst_limits::TrustedProxies::from_config(
                 &config.server.trusted_proxies,
@@ -55,6 +63,7 @@ impl AppState {
         AppState {
             config,
             store,
+            queue,
             health,
             metrics,
             agents,

@@ -108,6 +108,7 @@ pub struct Message<'a> {
 pub struct Gateway {
     pub store: Store,
     pub config: Arc<Config>,
+    pub queue: horst_queue::Queue,
 }
 
 fn tool_result(value: Value) -> Value {
@@ -128,8 +129,12 @@ fn tool_failure(error: &ToolError) -> Value {
 }
 
 impl Gateway {
-    pub fn new(store: Store, config: Arc<Config>) -> Self {
-        Gateway { store, config }
+    pub fn new(store: Store, config: Arc<Config>, queue: horst_queue::Queue) -> Self {
+        Gateway {
+            store,
+            config,
+            queue,
+        }
     }
 
     /// Handles one message.
@@ -227,7 +232,6 @@ impl Gateway {
         ))
     }
 
-    #[allow(dead_code)] // submit_level uses it once the queue lands
     pub(crate) fn budgets(&self, trust: u8) -> revisions::Budgets {
         let q = &self.config.quotas;
         revisions::Budgets {

@@ -19,6 +19,7 @@ pub struct TestApp {
     pub health: horst_store::Health,
     pub store: horst_store::Store,
     pub config: Arc<horst_config::Config>,
+    pub queue: horst_queue::Queue,
     shutdown: watch::Sender<bool>,
 }
 
@@ -51,6 +52,19 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut horst_config::Config)) -> T
         .expect("connect to the test redis");
     store.check_server(false).await.expect("server checks");
     let (tx, rx) = watch::channel(false);
+    let notifier = horst_queue::Notifier::start(
+        store.client().clone(),
+        horst_queue::Queue::channels(&store),
+        rx.clone(),
+    );
+    let queue = horst_queue::Queue::new(
+        store.clone(),
+        horst_queue::QueueSettings {
+            queue: config.queue.clone(),
+            quotas: config.quotas.clone(),
+        },
+        notifier,
+    );
     let health = horst_store::Health::new();
     tokio::spawn(
         health
@@ -60,6 +74,7 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut horst_config::Config)) -> T
     let state = horst_api::AppState::new(
         config.clone(),
         store.clone(),
+        queue.clone(),
         health.clone(),
         horst_telemetry::Metrics::new(),
     );
@@ -81,6 +96,7 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut horst_config::Config)) -> T
         health,
         store,
         config,
+        queue,
         shutdown: tx,
     }
 }

@@ -10,6 +10,7 @@ mod agent_keys;
 mod burst;
 mod config_errors;
 mod health;
+mod jobs;
 mod lifecycle;
 mod mcp_clients;
 mod mcp_tools;
