@@ -358,3 +358,19 @@ pub fn tool_error(a: &Answer) -> serde_json::Value {
     assert_eq!(parsed["ok"], false);
     parsed["error"].clone()
 }
+
+impl TestApp {
+    /// Starts an in-process worker with the real engine; it stops when the sender drops.
+    pub fn start_engine_worker(&self) -> watch::Sender<bool> {
+        let (tx, rx) = watch::channel(false);
+        let runner = std::sync::Arc::new(horst_worker::EngineRunner::new(1).expect("planner pool"));
+        tokio::spawn(horst_worker::run(
+            self.queue.clone(),
+            runner,
+            horst_worker::WorkerIdentity::new(90, 1),
+            horst_worker::WorkerMetrics::register(&horst_telemetry::Metrics::new()),
+            rx,
+        ));
+        tx
+    }
+}

@@ -13,5 +13,6 @@ mod health;
 mod jobs;
 mod lifecycle;
 mod mcp_clients;
+mod mcp_loop;
 mod mcp_tools;
 mod mcp_transport;
