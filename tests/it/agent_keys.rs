@@ -212,3 +212,76 @@ async fn at_most_five_active_keys_per_account() {
             .is_ok()
     );
 }
+
+/// `horst admin ...` for the gateway, against the running app's Redis.
+fn admin(app: &TestApp, args: &[&str]) -> (bool, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = app.redis.url();
+    let mut all = vec!["admin"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--redis", &url]);
+    let mut p = crate::harness::HorstProcess::spawn(&all, &[], dir.path());
+    let status = p
+        .wait_exit(std::time::Duration::from_secs(60))
+        .expect("admin exits");
+    (status.success(), p.stdout(), p.stderr())
+}
+
+#[tokio::test]
+async fn operator_commands() {
+    let app = spawn_gateway().await;
+    let (ok, out, err) = admin(&app, &["account", "create", "kurt", "--trust", "1"]);
+    assert!(ok, "{out}\n{err}");
+    let (ok, out, err) = admin(&app, &["key", "create", "kurt", "--label", "ci"]);
+    assert!(ok, "{err}");
+    let key = out
+        .lines()
+        .find(|l| l.starts_with("gcv_"))
+        .expect("the key on its own line")
+        .to_string();
+    assert_eq!(out.trim(), key, "only the key on stdout");
+    let acct = horst_gateway::accounts::load_account(&app.store, "kurt")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(acct.trust, 1);
+    assert_eq!(
+        app.call("my_submissions", json!({}), Some(&key))
+            .await
+            .status,
+        200
+    );
+    let (ok, _, err) = admin(&app, &["account", "block", "kurt"]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        app.call("my_submissions", json!({}), Some(&key))
+            .await
+            .status,
+        403
+    );
+    let (ok, _, _) = admin(&app, &["account", "unblock", "kurt"]);
+    assert!(ok);
+    let (ok, _, err) = admin(&app, &["key", "revoke", &key[..12]]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        app.call("my_submissions", json!({}), Some(&key))
+            .await
+            .status,
+        401
+    );
+    let (ok, _, _) = admin(&app, &["key", "create", "nobody"]);
+    assert!(!ok);
+    let (ok, _, _) = admin(&app, &["gateway", "read-only"]);
+    assert!(ok);
+    assert_eq!(
+        app.call("my_submissions", json!({}), None).await.status,
+        403
+    );
+    let (ok, _, _) = admin(&app, &["gateway", "off"]);
+    assert!(ok);
+    assert_eq!(app.rpc("ping", json!({}), None).await.status, 404);
+    let (ok, _, _) = admin(&app, &["self-service", "off"]);
+    assert!(ok);
+    let (status, _, _) = post(&app, "{}", &[JSON]).await;
+    assert_eq!(status, 404);
+}
