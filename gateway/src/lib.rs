@@ -119,11 +119,11 @@ fn tool_result(value: Value) -> Value {
     })
 }
 
+/// A failure carries its JSON in the text block only: clients (the TypeScript SDK) validate
+/// any `structuredContent` against the tool's `outputSchema`, even on `isError` results.
 fn tool_failure(error: &ToolError) -> Value {
-    let value = error.to_value();
     json!({
-        "content": [{ "type": "text", "text": value.to_string() }],
-        "structuredContent": value,
+        "content": [{ "type": "text", "text": error.to_value().to_string() }],
         "isError": true,
     })
 }

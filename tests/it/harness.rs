@@ -356,6 +356,10 @@ pub fn tool_error(a: &Answer) -> serde_json::Value {
     let text = r["content"][0]["text"].as_str().expect("text content");
     let parsed: serde_json::Value = serde_json::from_str(text).expect("JSON text");
     assert_eq!(parsed["ok"], false);
+    assert!(
+        r.get("structuredContent").is_none(),
+        "failures carry no structuredContent"
+    );
     parsed["error"].clone()
 }
 
@@ -373,4 +377,26 @@ impl TestApp {
         ));
         tx
     }
+}
+
+/// The error code of a tool call's failure, or `Null` when it did not fail as a tool.
+#[allow(dead_code)]
+pub fn error_code(a: &Answer) -> serde_json::Value {
+    if a.body["result"]["isError"] != true {
+        return serde_json::Value::Null;
+    }
+    a.body["result"]["content"][0]["text"]
+        .as_str()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+        .map(|v| v["error"]["code"].clone())
+        .unwrap_or_default()
+}
+
+/// The parsed text of a tool result (success or failure).
+#[allow(dead_code)]
+pub fn result_text(a: &Answer) -> serde_json::Value {
+    a.body["result"]["content"][0]["text"]
+        .as_str()
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or_default()
 }

@@ -216,7 +216,7 @@ async fn a_trust0_accounts_7th_playtest_of_the_day_is_quota_owner() {
                 Some(&key),
             )
             .await;
-        let outcome = &a.body["result"]["structuredContent"];
+        let outcome = &crate::harness::result_text(&a);
         if a.body["result"]["isError"] == false {
             assert_eq!(outcome["remaining"]["playtests"], 5 - i);
         } else {
@@ -243,7 +243,7 @@ async fn a_trust0_accounts_7th_playtest_of_the_day_is_quota_owner() {
             Some(&key),
         )
         .await;
-    let again = &a.body["result"]["structuredContent"];
+    let again = &crate::harness::result_text(&a);
     if a.body["result"]["isError"] == false {
         assert_eq!(again["replayed"], true);
     } else {

@@ -125,8 +125,7 @@ async fn replay_edges() {
         let k = n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         json!({"map": LEVEL_MAP, "replay": replay, "idempotencyKey": format!("k{k}")})
     };
-    let code =
-        |a: &crate::harness::Answer| a.body["result"]["structuredContent"]["error"]["code"].clone();
+    let code = crate::harness::error_code;
     // 36,000 actions of 1 tick: at both limits.
     let a = app
         .call("simulate_replay", sim(replay_with(36_000, 1)), Some(&key))
@@ -207,8 +206,7 @@ async fn name_id_and_idempotency_key_edges() {
     let app = spawn_gateway().await;
     let _worker = app.start_engine_worker();
     let key = app.agent_key("gerda", 0).await;
-    let code =
-        |a: &crate::harness::Answer| a.body["result"]["structuredContent"]["error"]["code"].clone();
+    let code = crate::harness::error_code;
     let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
     let submit = |name: &str, idem: &str| json!({"name": name, "map": LEVEL_MAP, "replay": replay, "idempotencyKey": idem});
     let id64 = "a.b_c-".repeat(10) + "abcd";
