@@ -319,7 +319,19 @@ impl Gateway {
                 Ok(v)
             }
             "playtest_map" | "simulate_replay" | "submit_level" | "get_submission" => {
-                self.run_job_tool(name, arguments, caller).await
+                match self.run_job_tool(name, arguments, caller).await {
+                    // Every job answer carries `remaining`; refusals of the input itself
+                    // stay free of store work.
+                    Err(mut e)
+                        if !matches!(e.code, "invalid_input" | "too_large" | "internal_error") =>
+                    {
+                        if let Some(r) = self.remaining(caller).await {
+                            e.details.entry("remaining").or_insert(r);
+                        }
+                        Err(e)
+                    }
+                    other => other,
+                }
             }
             _ => Err(ToolError::internal(format!("tool {name} has no handler"))),
         }

@@ -345,10 +345,22 @@ pub async fn get_level(
             return Err(missing());
         }
     }
-    if level["state"] == "withdrawn" && level["owner"].as_str() != caller {
+    let owner = level["owner"].as_str().unwrap_or_default();
+    if (level["state"] == "withdrawn" && Some(owner) != caller)
+        || owner_blocked(store, owner).await?
+    {
         return Err(missing());
     }
     Ok(level)
+}
+
+/// A blocked account's revisions are hidden everywhere.
+async fn owner_blocked(store: &Store, owner: &str) -> Result<bool, ToolError> {
+    let blocked: Option<String> = store
+        .conn()
+        .hget(store.key(&format!("account:{owner}")), "blocked")
+        .await?;
+    Ok(blocked.as_deref() == Some("1"))
 }
 
 async fn summaries(
@@ -386,6 +398,9 @@ async fn summaries(
                 },
             }));
         } else {
+            if owner_blocked(store, get(1).as_deref().unwrap_or_default()).await? {
+                continue;
+            }
             items.push(json!({
                 "revisionId": id, "name": get(0), "owner": get(1),
                 "seed": get(2).and_then(|s| s.parse::<u64>().ok()), "engineVersion": get(3),

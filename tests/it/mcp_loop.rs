@@ -247,7 +247,13 @@ async fn a_trust0_accounts_7th_playtest_of_the_day_is_quota_owner() {
     if a.body["result"]["isError"] == false {
         assert_eq!(again["replayed"], true);
     } else {
-        assert_eq!(again["error"], first.unwrap()["error"]);
+        let first = first.unwrap();
+        assert_eq!(again["error"]["code"], first["error"]["code"]);
+        assert_eq!(again["error"]["jobId"], first["error"]["jobId"]);
+        assert_eq!(
+            again["error"]["remaining"]["playtests"], 0,
+            "nothing charged"
+        );
     }
 }
 
@@ -282,4 +288,55 @@ async fn labor_candidates_and_storage_are_capped() {
     let big = json!({"name": "drei", "map": padded, "replay": replay, "idempotencyKey": "d"});
     let e = tool_error(&app.call("submit_level", big, Some(&key)).await);
     assert_eq!(e["code"], "quota", "{e}");
+    assert!(
+        e["remaining"]["submissions"].is_u64(),
+        "job answers carry remaining: {e}"
+    );
+    // A blocked account's revisions are hidden everywhere.
+    let labor = ok_result(&app.call("list_labor", json!({}), None).await);
+    assert_eq!(labor["items"].as_array().unwrap().len(), 1);
+    let rev = labor["items"][0]["revisionId"].clone();
+    horst_gateway::accounts::set_account_field(&app.store, "rosa", "blocked", "1")
+        .await
+        .unwrap();
+    let labor = ok_result(&app.call("list_labor", json!({}), None).await);
+    assert_eq!(labor["items"].as_array().unwrap().len(), 0);
+    let e = tool_error(
+        &app.call(
+            "get_level",
+            json!({"name": "zwei", "revisionId": rev}),
+            None,
+        )
+        .await,
+    );
+    assert_eq!(e["code"], "not_found");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_leaves_while_queued_is_not_charged() {
+    // No worker: the job stays queued until the client gives up.
+    let app = spawn_gateway().await;
+    let key = app.agent_key("sepp", 0).await;
+    let body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"playtest_map",
+        "arguments":{"map": TINY_MAP, "idempotencyKey": "gone-1"}}});
+    let sent = app
+        .http
+        .post(app.url("/api/mcp"))
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("authorization", format!("Bearer {key}"))
+        .timeout(std::time::Duration::from_millis(700))
+        .body(body.to_string())
+        .send()
+        .await;
+    assert!(sent.is_err(), "the call should still be waiting");
+    let dropped = crate::harness::eventually(std::time::Duration::from_secs(10), async || {
+        let (jobs, _) = app.queue.list("sepp", 0, 10).await.unwrap();
+        jobs.first()
+            .is_some_and(|j| j.state != horst_queue::JobState::Queued)
+    })
+    .await;
+    assert!(dropped, "the queued job was not dropped");
+    let r = app.queue.remaining("sepp", 0).await.unwrap();
+    assert_eq!(r.playtests, 6, "the reservation was released");
 }

@@ -1,0 +1,149 @@
+//! Load benchmark of the agent gateway: anonymous `validate_map` calls per second and
+//! latency percentiles against one in-process API (real HTTP, real Redis, keep-alive
+//! connections). The burst limits are raised for the run: they would otherwise cap one
+//! client address at 120 requests per minute.
+//!
+//! Run: `cargo bench --bench gateway` (options: `-- --seconds 10 --clients 32`).
+//! Results go in docs/benchmarks.md, section "Gateway".
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use horst_testkit::RedisServer;
+use tokio::sync::watch;
+
+const MAP: &str = include_str!("../levels/01-erste-schritte.map");
+
+fn arg(name: &str, default: u64) -> u64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    let seconds = arg("--seconds", 10);
+    let clients = arg("--clients", 32) as usize;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(run(seconds, clients));
+}
+
+async fn run(seconds: u64, clients: usize) {
+    let redis = RedisServer::start();
+    let mut config = horst_config::Config::default();
+    config.redis.url = redis.url();
+    config.gateway.mode = horst_config::GatewayMode::On;
+    config.gateway.burst_per_ip_per_minute = 1_000_000;
+    let config = Arc::new(config);
+    let store = horst_store::Store::connect(&redis.url(), &config.redis.key_prefix)
+        .await
+        .expect("redis");
+    let (tx, rx) = watch::channel(false);
+    let notifier = horst_queue::Notifier::start(
+        store.client().clone(),
+        horst_queue::Queue::channels(&store),
+        rx.clone(),
+    );
+    let queue = horst_queue::Queue::new(
+        store.clone(),
+        horst_queue::QueueSettings {
+            queue: config.queue.clone(),
+            quotas: config.quotas.clone(),
+        },
+        notifier,
+    );
+    let state = horst_api::AppState::new(
+        config.clone(),
+        store,
+        queue,
+        horst_store::Health::new(),
+        horst_telemetry::Metrics::new(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut stop = rx.clone();
+    tokio::spawn(horst_api::serve(
+        listener,
+        state,
+        async move {
+            let _ = stop.wait_for(|s| *s).await;
+        },
+        Duration::from_secs(1),
+    ));
+    let url = format!("http://{addr}/api/mcp");
+    let body = serde_json::json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+        "params":{"name":"validate_map","arguments":{"map": MAP}}})
+    .to_string();
+
+    // Warm-up: one call that must succeed.
+    let http = reqwest::Client::new();
+    let r = http
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(body.clone())
+        .send()
+        .await
+        .expect("warm-up");
+    assert_eq!(r.status(), 200);
+    assert!(r.text().await.unwrap().contains("\\\"valid\\\":true"));
+
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (http, url, body) = (reqwest::Client::new(), url.clone(), body.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            let mut errors = 0u64;
+            while Instant::now() < deadline {
+                let t = Instant::now();
+                let ok = http
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .header("mcp-protocol-version", "2025-11-25")
+                    .body(body.clone())
+                    .send()
+                    .await
+                    .map(|r| r.status() == 200)
+                    .unwrap_or(false);
+                if ok {
+                    lat.push(t.elapsed());
+                } else {
+                    errors += 1;
+                }
+            }
+            (lat, errors)
+        }));
+    }
+    let mut all = Vec::new();
+    let mut errors = 0;
+    for t in tasks {
+        let (l, e) = t.await.unwrap();
+        all.extend(l);
+        errors += e;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    all.sort();
+    let pct = |p: f64| {
+        all.get(((all.len() as f64 * p) as usize).min(all.len().saturating_sub(1)))
+            .map(|d| d.as_secs_f64() * 1000.0)
+            .unwrap_or(0.0)
+    };
+    println!(
+        "gateway validate_map: {} requests in {elapsed:.1} s with {clients} clients: {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms, errors {errors} (map {} bytes, {} cores)",
+        all.len(),
+        all.len() as f64 / elapsed,
+        pct(0.50),
+        pct(0.99),
+        all.last().map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0),
+        MAP.len(),
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+    );
+    let _ = tx.send(true);
+}
