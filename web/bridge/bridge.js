@@ -56,12 +56,14 @@ function startHosting() {
     return;
   }
   const gameId = gameIdFromUrl(gameUrl);
-  $("s-game").textContent = `${titleFromGameId(gameId)} (${gameUrl.href})`;
+  // ?title= names the game in /available; otherwise it is derived from the URL.
+  const gameTitle = params.get("title") || titleFromGameId(gameId);
+  $("s-game").textContent = `${gameTitle} (${gameUrl.href})`;
 
   host = new HostSession({
     api,
     gameId,
-    gameTitle: titleFromGameId(gameId),
+    gameTitle,
     // "*": the sandboxed game has an opaque origin, so no concrete target
     // origin would match. Nothing sent to the game is secret.
     postToGame: (msg) => frame && frame.contentWindow && frame.contentWindow.postMessage(msg, "*"),
