@@ -1,14 +1,17 @@
 // A stand-in for the browser window: enough of postMessage and the "message"
 // event for the SDK and the bridge to be driven from node tests.
 
-export function makeFakeWindow() {
+/** @param {{ onPost?: (message: any) => void }} [opts] onPost sees every message the page posts to its parent */
+export function makeFakeWindow({ onPost } = {}) {
   const sent = [];
   const listeners = new Set();
   const parent = {
     postMessage(message, targetOrigin) {
       // Real postMessage structured-clones; a JSON round trip catches payloads
       // that would not survive it (functions) and detaches test references.
-      sent.push({ message: JSON.parse(JSON.stringify(message)), targetOrigin });
+      const copy = JSON.parse(JSON.stringify(message));
+      sent.push({ message: copy, targetOrigin });
+      if (onPost) onPost(copy);
     },
   };
   return {

@@ -11,9 +11,10 @@ let loads = 0;
 
 /**
  * @param {string} urlPath e.g. "/games/chess/game.js"
+ * @param {{ onPost?: (message: any) => void }} [opts] sees what the game posts to its host
  */
-export async function loadGamePage(urlPath) {
-  const win = makeFakeWindow();
+export async function loadGamePage(urlPath, { onPost } = {}) {
+  const win = makeFakeWindow({ onPost });
   const elements = new Map();
   const document = {
     getElementById(id) {

@@ -81,7 +81,21 @@ export class ChessRules {
   /** Legal moves of the side to move, as UCI strings. */
   legalActions() {
     if (!this.toMove) return [];
-    return this.board.moves({ verbose: true }).map(toUci);
+    return this._verboseMoves().map(toUci);
+  }
+
+  /**
+   * chess.js builds every verbose move with its SAN by regenerating all legal
+   * moves, so one call costs O(moves^2); each position is asked twice (publish
+   * legal actions, then match the action), so remember the last position's.
+   * @private
+   */
+  _verboseMoves() {
+    const fen = this.board.fen();
+    if (!this._movesCache || this._movesCache.fen !== fen) {
+      this._movesCache = { fen, moves: this.board.moves({ verbose: true }) };
+    }
+    return this._movesCache.moves;
   }
 
   /**
@@ -140,7 +154,7 @@ export class ChessRules {
 
   /** @private */
   _find(text) {
-    const moves = this.board.moves({ verbose: true });
+    const moves = this._verboseMoves();
     const uci = UCI.exec(text);
     if (uci) {
       const [, from, to, promotion] = uci;
