@@ -95,7 +95,7 @@ export function messageForEntry(entry, ctx) {
       };
     case "system":
       if (entry.event === "game_start") {
-        return { type: "AGENT_GAME_START", data: { sessionId: ctx.sessionId, players: entry.players ?? [], round: entry.round ?? ctx.round ?? 1 } };
+        return { type: "AGENT_GAME_START", data: { sessionId: ctx.sessionId, players: playerIds(entry.players), round: entry.round ?? ctx.round ?? 1 } };
       }
       if (entry.event === "session_end") {
         return { type: "AGENT_SESSION_END", data: { sessionId: ctx.sessionId, result: entry.result ?? null, reason: entry.reason } };
@@ -104,6 +104,17 @@ export function messageForEntry(entry, ctx) {
     default:
       return null;
   }
+}
+
+/**
+ * Games get playerIds in seat order; accept player objects too, so a backend
+ * that sends `{playerId, seat, ...}` here cannot hand a game the wrong shape.
+ * @param {Array<string|{playerId: string}>|undefined} players
+ * @returns {string[]}
+ */
+export function playerIds(players) {
+  if (!Array.isArray(players)) return [];
+  return players.map((p) => (p && typeof p === "object" ? p.playerId : p));
 }
 
 /**

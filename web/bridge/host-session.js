@@ -6,7 +6,7 @@
 import {
   ApiError, OpsOutbox, SeqTracker, LONG_POLL_WAIT_S,
   classifyGameMessage, messageForEntry, isLegacyConfig, hostLeftOp,
-  backoffMs, isSessionLost, isAuthError, isRetryable,
+  backoffMs, isSessionLost, isAuthError, isRetryable, playerIds,
 } from "./bridge-core.js";
 
 /**
@@ -48,11 +48,6 @@ const FAST_EMPTY_POLL_PAUSE_MS = 1000;
 
 const OPS_ATTEMPTS = 3;
 const CREATE_ATTEMPTS = 5;
-
-function playerIdsOf(players) {
-  if (!Array.isArray(players)) return [];
-  return players.map((p) => (p && typeof p === "object" ? p.playerId : p));
-}
 
 export class HostSession {
   /**
@@ -200,7 +195,7 @@ export class HostSession {
       status: "waiting", players: resp.players ?? [], result: null, nextSessionId: null,
       legacy: isLegacyConfig(config), turn: null, deadline: null, onTurnSeats: [], error: null,
     });
-    this._post("AGENT_SESSION_START", { sessionId: resp.sessionId, round: this.view.round, players: playerIdsOf(resp.players) });
+    this._post("AGENT_SESSION_START", { sessionId: resp.sessionId, round: this.view.round, players: playerIds(resp.players) });
     const early = this._preSessionOps;
     this._preSessionOps = [];
     for (const op of early) this._outbox.push(op, resp.sessionId);
@@ -259,7 +254,7 @@ export class HostSession {
 
       if (!announced) {
         announced = true;
-        this._post("AGENT_SESSION_START", { sessionId: sid, round: this.view.round, players: playerIdsOf(resp.players) });
+        this._post("AGENT_SESSION_START", { sessionId: sid, round: this.view.round, players: playerIds(resp.players) });
       }
       const fresh = this._seq.take(resp.actions);
       for (const entry of fresh) {

@@ -45,6 +45,9 @@ test("entries map to host -> game messages", () => {
     { type: "AGENT_GAME_START", data: { sessionId: "ses_1", players: ["p_1", "p_2"], round: 2 } });
   assert.deepEqual(messageForEntry({ seq: 4, type: "system", event: "session_end", result: { winner: null }, reason: "left" }, ctx),
     { type: "AGENT_SESSION_END", data: { sessionId: "ses_1", result: { winner: null }, reason: "left" } });
+  assert.deepEqual(messageForEntry({ seq: 3, type: "system", event: "game_start", players: [{ playerId: "p_1", seat: 0 }, { playerId: "p_2", seat: 1 }] }, ctx),
+    { type: "AGENT_GAME_START", data: { sessionId: "ses_1", players: ["p_1", "p_2"], round: 2 } }, "player objects become ids; round falls back to the session's");
+  assert.deepEqual(messageForEntry({ seq: 3, type: "system", event: "game_start" }, ctx).data.players, []);
   assert.equal(messageForEntry({ seq: 5, type: "system", event: "mystery" }, ctx), null);
   assert.equal(messageForEntry({ seq: 6, type: "mystery" }, ctx), null);
   assert.equal(messageForEntry(null, ctx), null);
