@@ -108,6 +108,12 @@ export class HostSession {
       // A session's config is fixed at creation; a repeat (the game re-sent it
       // on its own, or answered our request) only matters when we need a table.
       if (!this.view.sessionId && !this._creating && this._wantTable) this._create();
+      else if (this.view.sessionId && (this.view.status === "waiting" || this.view.status === "active")) {
+        // The game reloaded inside a live session: tell it which session it is
+        // in again. A waiting table recovers fully (game_start comes later);
+        // a game in progress cannot be restored, but its SDK is consistent.
+        this._post("AGENT_SESSION_START", { sessionId: this.view.sessionId, round: this.view.round, players: playerIds(this.view.players) });
+      }
       return;
     }
     if (c.kind === "rematch") {

@@ -283,3 +283,18 @@ test("the public view fills turn, deadline and named players", async () => {
   assert.deepEqual(host.view.onTurnSeats, [1]);
   assert.equal(host.view.players[0].asName, "Fish");
 });
+
+test("a game that re-configures inside a live session gets AGENT_SESSION_START again, not a new session", async () => {
+  const ctx = setup();
+  const { api, host, of } = ctx;
+  const poll1 = await started(ctx, "ses_1");
+  poll1.resolve({ status: "waiting", round: 1, players: [{ playerId: "p_1", seat: 0 }], actions: [] });
+  await api.next("pendingActions");
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  await settle();
+  assert.deepEqual(of("AGENT_SESSION_START"), [
+    { sessionId: "ses_1", round: 1, players: [] },
+    { sessionId: "ses_1", round: 1, players: ["p_1"] },
+  ]);
+  assert.equal(api.waiting("createSession").length, 0);
+});
