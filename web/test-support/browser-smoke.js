@@ -39,6 +39,7 @@ const wsUrl = await new Promise((resolve, reject) => {
 });
 
 const consoleLines = [];
+const attachedFrames = [];
 let cdpId = 0;
 const waiting = new Map();
 const ws = new WebSocket(wsUrl);
@@ -46,6 +47,7 @@ await new Promise((r) => ws.addEventListener("open", r, { once: true }));
 ws.addEventListener("message", (ev) => {
   const msg = JSON.parse(ev.data);
   if (msg.id && waiting.has(msg.id)) { waiting.get(msg.id)(msg); waiting.delete(msg.id); }
+  if (msg.method === "Target.attachedToTarget" && msg.params.targetInfo.type === "iframe") attachedFrames.push(msg.params.sessionId);
   if (msg.method === "Runtime.consoleAPICalled") consoleLines.push(msg.params.args.map((a) => a.value ?? a.description).join(" "));
   if (msg.method === "Runtime.exceptionThrown") consoleLines.push(`EXCEPTION ${msg.params.exceptionDetails.exception?.description ?? msg.params.exceptionDetails.text}`);
   if (msg.method === "Log.entryAdded") consoleLines.push(`LOG ${msg.params.entry.level} ${msg.params.entry.text} ${msg.params.entry.url ?? ""}`);
@@ -63,9 +65,48 @@ try {
   await cdp("Runtime.enable", {}, sessionId);
   await cdp("Log.enable", {}, sessionId);
   await cdp("Page.enable", {}, sessionId);
-  await cdp("Page.navigate", { url: `${origin}/__dev/signin?next=${encodeURIComponent(`/bridge/?game=/games/${game}/`)}` }, sessionId);
-  await sleep(seconds * 1000);
   const evalText = async (expr) => (await cdp("Runtime.evaluate", { expression: expr, returnByValue: true }, sessionId)).result?.result?.value;
+  // Sign in through the page's own form, as a person would.
+  await cdp("Page.navigate", { url: `${origin}/bridge/?game=/games/${game}/` }, sessionId);
+  await sleep(1000);
+  const signedIn = await evalText(`(() => {
+    const f = document.getElementById("signin-form");
+    if (document.getElementById("signin").hidden) return "form not shown";
+    f.elements.username.value = "smoke"; f.elements.password.value = "pw"; f.requestSubmit();
+    return "submitted";
+  })()`);
+  console.log(`sign-in: ${signedIn}`);
+  await sleep(seconds * 1000);
+  const where = await evalText(`(() => {
+    const t = sessionStorage.getItem("rcadia.bridge.token");
+    const frame = document.querySelector("iframe");
+    return "token in the bridge's sessionStorage: " + (t ? "yes" : "no")
+      + "; in the page URL: " + (t && location.href.includes(t) ? "yes" : "no")
+      + "; in the game frame's URL: " + (t && frame && frame.src.includes(t) ? "yes" : "no")
+      + "; frame sandbox: " + (frame && frame.getAttribute("sandbox"));
+  })()`);
+  console.log(where);
+  // What the game frame itself can reach: its origin and the bridge's storage.
+  // Chromium may run the sandboxed frame out of process; auto-attach finds it either way.
+  await cdp("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: false, flatten: true }, sessionId);
+  await sleep(300);
+  const probe = `(() => { let s; try { s = "readable: " + sessionStorage.getItem("rcadia.bridge.token"); } catch (e) { s = "blocked (" + e.name + ")"; } return "game frame origin: " + origin + "; sessionStorage " + s; })()`;
+  let probed = false;
+  for (const frameSession of attachedFrames) {
+    const seen = (await cdp("Runtime.evaluate", { expression: probe, returnByValue: true }, frameSession)).result?.result?.value;
+    console.log(seen);
+    probed = true;
+  }
+  if (!probed) {
+    const tree = (await cdp("Page.getFrameTree", {}, sessionId)).result.frameTree;
+    const child = tree.childFrames && tree.childFrames[0];
+    if (child) {
+      const world = (await cdp("Page.createIsolatedWorld", { frameId: child.frame.id, worldName: "smoke" }, sessionId)).result;
+      console.log((await cdp("Runtime.evaluate", { contextId: world.executionContextId, expression: probe, returnByValue: true }, sessionId)).result?.result?.value);
+    } else {
+      console.log("game frame: not found");
+    }
+  }
   const panel = await evalText(`[...document.querySelectorAll("#status dt")].map(dt => dt.textContent + ": " + dt.nextElementSibling.textContent).join("\\n") + "\\nerror: " + document.getElementById("error").textContent`);
   console.log("--- bridge status panel ---\n" + panel);
   if (shot) {
