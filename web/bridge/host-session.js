@@ -137,7 +137,7 @@ export class HostSession {
 
   /** Open a fresh table after a series ended without a rematch. */
   newTable() {
-    if (this._stopped || this.view.sessionId && this.view.status !== "finished") return;
+    if (this._stopped || this._creating || (this.view.sessionId && this.view.status !== "finished")) return;
     this._wantTable = true;
     this._gen++;
     this._setView({ sessionId: null, status: "idle", result: null, nextSessionId: null });

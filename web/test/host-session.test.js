@@ -298,3 +298,19 @@ test("a game that re-configures inside a live session gets AGENT_SESSION_START a
   ]);
   assert.equal(api.waiting("createSession").length, 0);
 });
+
+test("New table does nothing while a session is live or being created", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  const create = await api.next("createSession");
+  host.newTable(); // still creating
+  await settle();
+  assert.equal(api.waiting("createSession").length, 0);
+  create.resolve({ sessionId: "ses_1", round: 1, players: [] });
+  await api.next("pendingActions");
+  host.newTable(); // waiting session is live
+  await settle();
+  assert.equal(api.waiting("createSession").length, 0);
+  assert.equal(host.view.sessionId, "ses_1");
+});
