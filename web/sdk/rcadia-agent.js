@@ -107,7 +107,7 @@ export class RcadiaAgent {
     this._post("AGENT_CONFIGURE", this._config);
   }
 
-  // ---- handlers (one per kind; registering again replaces the previous one, as in v1) ----
+  // ---- handlers: one per kind, so registering again replaces the previous one ----
 
   /** @param {(info: GameStartInfo) => void} fn */
   onGameStart(fn) { this._handlers.gameStart = fn; return this; }
