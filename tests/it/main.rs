@@ -10,3 +10,4 @@ mod config_errors;
 mod health;
 mod jobs;
 mod lifecycle;
+mod web_js;
