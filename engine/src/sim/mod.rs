@@ -407,21 +407,20 @@ impl Sim {
         let dyn_tiles = &self.dyn_tiles[..];
         let rng = &mut self.rng;
         for w in self.walkers.iter_mut() {
-            let d = *w;
-            if !w.alive || d.min_x == d.max_x {
+            if !w.alive || w.min_x == w.max_x {
                 continue;
             }
             if w.wait > 0 {
                 w.wait -= 1;
                 continue;
             }
-            let mut nx = w.x + w.dir as i32 * d.speed;
+            let mut nx = w.x + w.dir as i32 * w.speed;
             let mut turn = false;
-            if nx <= d.min_x {
-                nx = d.min_x;
+            if nx <= w.min_x {
+                nx = w.min_x;
                 turn = true;
-            } else if nx >= d.max_x {
-                nx = d.max_x;
+            } else if nx >= w.max_x {
+                nx = w.max_x;
                 turn = true;
             }
             // The terrain ahead is checked when the front edge enters a new column: within a
@@ -430,7 +429,7 @@ impl Sim {
             let old_front = if w.dir > 0 { w.x + WALKER_W - 1 } else { w.x };
             let ftx = front >> TILE_SHIFT;
             if ftx != old_front >> TILE_SHIFT {
-                let row = d.y >> TILE_SHIFT;
+                let row = w.y >> TILE_SHIFT;
                 let ahead = block_in(level, dyn_tiles, ftx, row);
                 let below = block_in(level, dyn_tiles, ftx, row + 1);
                 let wall = ftx < 0 || ftx >= level.width || ahead.is_solid();
@@ -442,7 +441,7 @@ impl Sim {
             w.x = nx;
             if turn {
                 w.dir = -w.dir;
-                w.wait = rng.upto(d.pause);
+                w.wait = rng.upto(w.pause);
             }
         }
     }
@@ -623,6 +622,17 @@ impl Sim {
         }
         let p = self.player;
         let mut nx = p.x + dx;
+        // The bird never overlaps a solid tile, so a leading edge that stays in a column the
+        // bird already covers cannot hit anything.
+        let (lead_old, lead_new) = if dx > 0 {
+            (p.x + PLAYER_W - 1, nx + PLAYER_W - 1)
+        } else {
+            (p.x, nx)
+        };
+        if lead_old >> TILE_SHIFT == lead_new >> TILE_SHIFT {
+            self.player.x = nx;
+            return;
+        }
         let top = p.y >> TILE_SHIFT;
         let bot = (p.y + PLAYER_H - 1) >> TILE_SHIFT;
         let blocked;
