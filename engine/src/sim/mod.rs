@@ -187,6 +187,7 @@ pub struct Sim {
 }
 
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn overlap(ax: i32, ay: i32, aw: i32, ah: i32, bx: i32, by: i32, bw: i32, bh: i32) -> bool {
     // Non-short-circuit `&`: four compares without branches are cheaper than mispredictions
     // when 16 enemies are tested every tick.
