@@ -123,7 +123,7 @@ impl Relaxed {
                         if rr >= rows || !open[idx(c, rr)] {
                             break;
                         }
-                        if lift[idx(c, rr)] >= k {
+                        if lift[idx(c, rr)] > 0 && lift[idx(c, rr)] >= k {
                             up_ok[idx(x, r)] = true;
                             break 'cols;
                         }

@@ -4,7 +4,8 @@ use crate::relaxed::Relaxed;
 use crate::shorten::finish;
 use crate::{PlanOutcome, PlanReport, PlanRequest, Progress, UnresolvedReason};
 use horst_engine::physics::{PLAYER_H, PLAYER_W, TILE_SHIFT};
-use horst_engine::sim::palette::EntityKind;
+use horst_engine::physics::TILE;
+use horst_engine::sim::palette::{EntityKind, FLYER_AXIS};
 use horst_engine::{Block, Map, Sim, Status, Step};
 use rayon::prelude::*;
 use std::cmp::Reverse;
@@ -21,7 +22,9 @@ pub const MAX_TICKS: u32 = 36_000;
 /// running out.
 pub const MAX_STATES: u64 = 6_000_000;
 /// Weight of the heuristic: ticks per tile of relaxed distance (running takes about 7).
-const H_WEIGHT: u64 = 24;
+/// Entities within this many sub-units of the bird (10 tiles) are part of the state key.
+const NEAR: i32 = 10 * TILE;
+fn h_weight() -> u64 { std::env::var("PW").ok().and_then(|s| s.parse().ok()).unwrap_or(24) }
 
 /// One refinement stage: how finely states are told apart and which holds are tried.
 #[derive(Clone, Copy, Debug)]
@@ -40,15 +43,16 @@ pub struct Stage {
     pub cap: Option<u64>,
 }
 
-pub const STAGES: [Stage; 2] = [
+fn cap0() -> u64 { std::env::var("PCAP").ok().and_then(|s| s.parse().ok()).unwrap_or(600_000) }
+pub static STAGES: [Stage; 2] = [
     Stage {
         pos_shift: 10,
-        vx_shift: 7,
-        vy_shift: 8,
+        vx_shift: 8,
+        vy_shift: 9,
         move_holds: &[6, 15],
         jump_holds: &[4, 10, 18],
         slow: false,
-        cap: Some(60_000),
+        cap: Some(0),
     },
     Stage {
         pos_shift: 9,
@@ -99,6 +103,12 @@ pub struct Ctx {
     pub relaxed: Relaxed,
     /// Shooting can change something (cracked rock, enemies or rock-fall).
     pub shoot_useful: bool,
+    /// Walkers' rows (sub-units), in file order.
+    walker_y: Vec<i32>,
+    /// Flyers: the fixed coordinate (sub-units) and whether they fly vertically.
+    flyer_fixed: Vec<(i32, bool)>,
+    /// Rock-fall spawners' columns (sub-units).
+    spawner_x: Vec<i32>,
 }
 
 impl Ctx {
@@ -108,9 +118,26 @@ impl Ctx {
                 .entities()
                 .iter()
                 .any(|e| e.kind.is_enemy() || e.kind == EntityKind::Rockfall);
+        let mut walker_y = Vec::new();
+        let mut flyer_fixed = Vec::new();
+        let mut spawner_x = Vec::new();
+        for e in map.entities() {
+            match e.kind {
+                EntityKind::Walker => walker_y.push(e.y * TILE),
+                EntityKind::Flyer => {
+                    let vertical = e.param(FLYER_AXIS) == 1;
+                    flyer_fixed.push((if vertical { e.x * TILE } else { e.y * TILE }, vertical));
+                }
+                EntityKind::Rockfall => spawner_x.push(e.x * TILE),
+                _ => {}
+            }
+        }
         Ctx {
             relaxed: Relaxed::new(map),
             shoot_useful,
+            walker_y,
+            flyer_fixed,
+            spawner_x,
         }
     }
 
@@ -142,8 +169,14 @@ fn rd_u8(b: &[u8], o: usize) -> u8 {
 /// and the world (dynamic tiles, enemies, platforms, rocks) read from the state layout of
 /// FORMAT.md. The tick and the RNG are left out, so a level without anything moving has a
 /// finite key space the search can exhaust.
-pub fn state_key(sim: &Sim, st: &Stage, shoot: bool, buf: &mut Vec<u8>) -> u64 {
+pub fn state_key(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> u64 {
+    let shoot = ctx.shoot_useful;
     let p = sim.player();
+    // Moving things farther than this from the bird are left out of the key (only whether an
+    // enemy is alive counts everywhere): their phase rarely matters until the bird gets
+    // there, and including it would make every tick of waiting a new state.
+    let (bx, by) = (p.x, p.y);
+    let near = |x: i32, y: i32| (x - bx).abs() <= NEAR && (y - by).abs() <= NEAR;
     let mut k = Key(0x1234_5678);
     k.add((p.x >> st.pos_shift) as i64);
     k.add((p.y >> st.pos_shift) as i64);
@@ -158,17 +191,17 @@ pub fn state_key(sim: &Sim, st: &Stage, shoot: bool, buf: &mut Vec<u8>) -> u64 {
     k.add(p.riding as i64);
     if shoot {
         k.add(p.facing as i64);
-        k.add((p.shoot_cooldown as i64 + 4) >> 3);
+        k.add((p.shoot_cooldown > 0) as i64);
     }
     buf.clear();
     sim.state_bytes(buf);
     let b = &buf[..];
-    let ps = st.pos_shift;
+    // Moving things are told apart at half the bird's resolution.
+    let ps = st.pos_shift + 1;
     // Pebbles: 4 x (active u8, x, y, vx i32, life u8) from offset 46.
     let mut o = 46;
     for _ in 0..4 {
         if rd_u8(b, o) != 0 {
-            k.add((rd_i32(b, o + 1) >> 12) as i64);
             k.add((rd_i32(b, o + 9) as i64).signum());
         }
         o += 14;
@@ -181,15 +214,27 @@ pub fn state_key(sim: &Sim, st: &Stage, shoot: bool, buf: &mut Vec<u8>) -> u64 {
         o += 3;
     }
     // Walkers and flyers: pos i32, dir i8, wait u32, alive u8.
-    for _ in 0..2 {
+    for kind in 0..2 {
         let n = rd_i32(b, o) as usize;
         o += 4;
-        for _ in 0..n {
-            if rd_u8(b, o + 9) != 0 {
-                k.add((rd_i32(b, o) >> ps) as i64);
+        for j in 0..n {
+            let pos = rd_i32(b, o);
+            let (ex, ey) = if kind == 0 {
+                (pos, ctx.walker_y.get(j).copied().unwrap_or(0))
+            } else {
+                match ctx.flyer_fixed.get(j) {
+                    Some(&(f, true)) => (f, pos),
+                    Some(&(f, false)) => (pos, f),
+                    None => (0, 0),
+                }
+            };
+            if rd_u8(b, o + 9) == 0 {
+                k.add(-1);
+            } else if near(ex, ey) {
+                k.add((pos >> ps) as i64);
                 k.add(rd_u8(b, o + 4) as i64 | (((rd_i32(b, o + 5) as i64) + 7) >> 3) << 8);
             } else {
-                k.add(-1);
+                k.add(-2);
             }
             o += 10;
         }
@@ -198,18 +243,26 @@ pub fn state_key(sim: &Sim, st: &Stage, shoot: bool, buf: &mut Vec<u8>) -> u64 {
     let n = rd_i32(b, o) as usize;
     o += 4;
     for _ in 0..n {
-        k.add((rd_i32(b, o) >> ps) as i64);
-        k.add(rd_u8(b, o + 4) as i64);
+        if near(rd_i32(b, o + 5), rd_i32(b, o + 9)) {
+            k.add((rd_i32(b, o) >> ps) as i64);
+            k.add(rd_u8(b, o + 4) as i64);
+        } else {
+            k.add(-2);
+        }
         o += 21;
     }
     // Spawners: timer u32, 4 x (active u8, x, y, vy i32).
     let n = rd_i32(b, o) as usize;
     o += 4;
-    for _ in 0..n {
-        k.add((rd_i32(b, o) >> 3) as i64);
+    for j in 0..n {
+        let sx = ctx.spawner_x.get(j).copied().unwrap_or(0);
+        let near_x = (sx - bx).abs() <= NEAR;
+        if near_x {
+            k.add((rd_i32(b, o) >> 3) as i64);
+        }
         o += 4;
         for _ in 0..4 {
-            if rd_u8(b, o) != 0 {
+            if near_x && rd_u8(b, o) != 0 && near(rd_i32(b, o + 1), rd_i32(b, o + 5)) {
                 k.add((rd_i32(b, o + 5) >> ps) as i64);
             } else {
                 k.add(-1);
@@ -298,7 +351,7 @@ fn expand(sim: &Sim, st: &Stage, ctx: &Ctx) -> Vec<Child> {
         }
         let (key, dist) = if status == Status::Running {
             (
-                state_key(&s, st, ctx.shoot_useful, &mut buf),
+                state_key(&s, st, ctx, &mut buf),
                 ctx.distance(&s),
             )
         } else {
@@ -345,13 +398,14 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
     let mut sims: Vec<Option<Box<Sim>>> = Vec::new();
     let mut seen = KeySet::default();
     let mut buf = Vec::new();
-    seen.insert(state_key(&root, st, sh.ctx.shoot_useful, &mut buf));
+    seen.insert(state_key(&root, st, &sh.ctx, &mut buf));
     let d0 = sh.ctx.distance(&root);
     sh.best_distance = sh.best_distance.min(d0);
     sims.push(Some(Box::new(root)));
     let mut open: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
-    open.push(Reverse((H_WEIGHT * d0 as u64, 0)));
+    open.push(Reverse((h_weight() * d0 as u64, 0)));
     let mut stage_expanded = 0u64;
+    let mut dbg_best = (u32::MAX, 0u32);
     let path = |nodes: &Vec<Node>, mut i: u32, last: Option<(u8, u16)>| {
         let mut steps = Vec::new();
         if let Some((a, t)) = last {
@@ -377,6 +431,11 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
         }
         let now = Instant::now();
         if now >= sh.deadline {
+            if std::env::var("PDEBUG").is_ok() {
+                let steps = path(&nodes, dbg_best.1, None);
+                eprintln!("best {}", dbg_best.0);
+                eprintln!("{}", serde_json::to_string(&horst_engine::Replay { seed: sh.req.seed, actions: steps }).unwrap());
+            }
             return StageEnd::Deadline;
         }
         if let Some(cb) = sh.progress {
@@ -391,7 +450,7 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
                 });
             }
         }
-        if let Some(cap) = st.cap {
+        if let Some(cap) = st.cap.map(|c| if c == 0 { cap0() } else { c }) {
             if stage_expanded >= cap {
                 return StageEnd::Capped;
             }
@@ -425,12 +484,13 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
                 }
                 sh.best_distance = sh.best_distance.min(c.dist);
                 let id = nodes.len() as u32;
+                if c.dist < dbg_best.0 { dbg_best = (c.dist, id); }
                 nodes.push(Node {
                     parent: *pid,
                     action: c.action,
                     ticks: c.ticks,
                 });
-                let f = c.sim.tick() as u64 + H_WEIGHT * c.dist as u64;
+                let f = c.sim.tick() as u64 + h_weight() * c.dist as u64;
                 sims.push(Some(c.sim));
                 open.push(Reverse((f, id)));
             }
@@ -486,8 +546,10 @@ pub fn plan(req: &PlanRequest, progress: Option<&dyn Fn(&Progress)>) -> PlanRepo
                     ),
                 };
             }
-            StageEnd::Exhausted | StageEnd::Capped if i + 1 < STAGES.len() => continue,
+            // The coarse stage's whole quantised space is searched: the level is reported
+            // unresolved at once. Finer stages only run where the coarse one is too large.
             StageEnd::Exhausted => UnresolvedReason::Exhausted,
+            StageEnd::Capped if i + 1 < STAGES.len() => continue,
             StageEnd::Capped | StageEnd::Deadline => UnresolvedReason::Deadline,
             StageEnd::Cancelled => UnresolvedReason::Cancelled,
         };
