@@ -12,6 +12,14 @@ use std::process::ExitCode;
 /// replays at most 1 MiB of compact JSON; pretty-printed replays get some room).
 const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
+/// Like `println!`, but a closed pipe (`horst map render x | head`) is not a panic.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
 #[derive(clap::Subcommand, Debug)]
 pub enum MapCommand {
     /// Check a .map file; exits non-zero when it is invalid.
@@ -62,7 +70,7 @@ fn read_limited(path: &Path, what: &str) -> Result<Vec<u8>, String> {
 
 fn print_json(value: &serde_json::Value) {
     match serde_json::to_string_pretty(value) {
-        Ok(s) => println!("{s}"),
+        Ok(s) => out!("{s}"),
         Err(e) => eprintln!("error: cannot encode JSON: {e}"),
     }
 }
@@ -70,7 +78,7 @@ fn print_json(value: &serde_json::Value) {
 fn print_report(path: &Path, r: &ValidationReport) {
     for (kind, items) in [("error", &r.errors), ("warning", &r.warnings)] {
         for i in items.iter() {
-            println!(
+            out!(
                 "{}:{}:{}: {kind}[{}]: {}\n    hint: {}",
                 path.display(),
                 i.line,
@@ -81,7 +89,7 @@ fn print_report(path: &Path, r: &ValidationReport) {
             );
         }
     }
-    println!(
+    out!(
         "{}: {} ({} errors, {} warnings)",
         path.display(),
         if r.valid { "valid" } else { "INVALID" },
@@ -172,7 +180,8 @@ pub fn run(cmd: MapCommand) -> ExitCode {
                     if json {
                         print_json(&serde_json::to_value(&r).unwrap_or_default());
                     } else {
-                        print!("{}", r.text);
+                        use std::io::Write;
+                        let _ = std::io::stdout().write_all(r.text.as_bytes());
                     }
                     ExitCode::SUCCESS
                 }
@@ -211,7 +220,7 @@ pub fn run(cmd: MapCommand) -> ExitCode {
                 }
                 print_json(&v);
             } else {
-                println!(
+                out!(
                     "outcome: {}\nticks: {} ({:.2} s)\nposition: tile ({}, {}), sub-units ({}, {})\ndeathTick: {}\nstateHash: {}\nmapHash: {}\nengineVersion: {}",
                     report.outcome,
                     report.ticks,

@@ -268,7 +268,9 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
     let mut grid_ok = true;
     let mut last_line = 1usize;
 
-    for (idx, raw) in text.split('\n').enumerate() {
+    // A final newline ends the last line; it does not start an empty one.
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    for (idx, raw) in body.split('\n').enumerate() {
         let ln = idx + 1;
         last_line = ln;
         let line = raw.strip_suffix('\r').unwrap_or(raw).trim_end();
@@ -822,6 +824,8 @@ fn header_line(
     };
     let key = key.trim();
     let vcol = line.len() - line.trim_start().len() + key.chars().count() + 2;
+    // Errors point at the value's first character, after the spaces following the colon.
+    let vstart = vcol + (value.len() - value.trim_start().len());
     match key {
         "name" => {
             let v = value.trim();
@@ -837,7 +841,7 @@ fn header_line(
                 diag.err(
                     "bad_name",
                     ln,
-                    vcol,
+                    vstart,
                     format!("the name must be 1 to {MAX_NAME_CHARS} characters"),
                     "write e.g. `name: Erste Schritte`",
                 );
@@ -867,7 +871,7 @@ fn header_line(
                         diag.err(
                             "size_out_of_range",
                             ln,
-                            vcol,
+                            vstart,
                             format!("size {w} x {h} is out of range"),
                             format!("width must be {MIN_WIDTH} to {MAX_WIDTH} and height {MIN_HEIGHT} to {MAX_HEIGHT}"),
                         );
@@ -879,7 +883,7 @@ fn header_line(
                 _ => diag.err(
                     "bad_value",
                     ln,
-                    vcol,
+                    vstart,
                     format!("`size:{value}` must be two integers, width then height"),
                     "write e.g. `size: 40 12`",
                 ),
@@ -891,7 +895,7 @@ fn header_line(
                 diag.err(
                     "bad_value",
                     ln,
-                    vcol,
+                    vstart,
                     "`default:` needs a kind and parameters".into(),
                     "write e.g. `default: walker speed=6`",
                 );

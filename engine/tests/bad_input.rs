@@ -1,0 +1,327 @@
+//! Bad input gives the documented error, never a panic.
+
+mod common;
+use common::*;
+use horst_engine::{
+    parse_replay, parse_replay_json, render_map, validate_map, validate_map_bytes, ValidationReport,
+};
+use serde_json::json;
+
+const GOOD: &str = "gcv-map 1\nname: Test\nsize: 6 3\ngrid:\n......\n......\nGGGGGG\nentities:\nstart 0 1\nnest 5 1\n";
+
+fn codes(r: &ValidationReport) -> Vec<&'static str> {
+    r.errors.iter().map(|e| e.code).collect()
+}
+
+fn first(text: &str) -> (&'static str, u32, u32) {
+    let r = validate_map(text);
+    assert!(!r.valid, "expected invalid: {text}");
+    let e = &r.errors[0];
+    assert!(!e.message.is_empty() && !e.hint.is_empty());
+    (e.code, e.line, e.column)
+}
+
+#[test]
+fn the_good_map_is_valid() {
+    let r = validate_map(GOOD);
+    assert!(r.valid, "{:?}", r.errors);
+}
+
+#[test]
+fn truncated_maps() {
+    for cut in 1..GOOD.len() - 1 {
+        let r = validate_map(&GOOD[..cut]);
+        assert!(!r.valid, "truncated at {cut} should be invalid");
+        assert!(!r.errors.is_empty());
+    }
+    assert_eq!(first(&GOOD[..44]).0, "grid_too_short");
+    assert_eq!(first("gcv-map 1\nname: x\n").0, "missing_field");
+    assert_eq!(first("gcv-map 1\nname: x\nsize: 6 3\n").0, "missing_grid");
+    assert_eq!(first("").0, "empty_map");
+    assert_eq!(first("  \n\n").0, "empty_map");
+    assert_eq!(first("# only a comment\n").0, "missing_header");
+}
+
+#[test]
+fn binary_and_non_utf8() {
+    assert_eq!(first("gcv-map 1\nname: x\u{0}y\n").0, "binary_content");
+    let r = validate_map_bytes(&[0x67, 0x63, 0x76, 0xff, 0xfe, 0x00]);
+    assert_eq!(codes(&r), vec!["not_utf8"]);
+    let r = validate_map_bytes(b"gcv-map 1\nname: \xc3\x28\n");
+    assert_eq!((r.errors[0].code, r.errors[0].line), ("not_utf8", 2));
+}
+
+#[test]
+fn oversized() {
+    let big = format!("{GOOD}{}", "# padding\n".repeat(30_000));
+    assert!(big.len() > 256 * 1024);
+    assert_eq!(first(&big), ("too_large", 1, 1));
+    assert_eq!(
+        codes(&validate_map_bytes(big.as_bytes())),
+        vec!["too_large"]
+    );
+    let long_line = GOOD.replace("name: Test", &format!("name: {}", "x".repeat(2000)));
+    assert_eq!(first(&long_line).0, "line_too_long");
+    let wide = GOOD.replace("size: 6 3", "size: 513 3");
+    assert_eq!(first(&wide), ("size_out_of_range", 3, 7));
+    let long_name = GOOD.replace("name: Test", &format!("name: {}", "x".repeat(61)));
+    assert_eq!(first(&long_name).0, "bad_name");
+}
+
+#[test]
+fn ragged_and_unknown_characters() {
+    let ragged = GOOD.replace("......\nGGGGGG", ".....\nGGGGGG");
+    assert_eq!(first(&ragged), ("ragged_row", 6, 6));
+    let long = GOOD.replace("......\nGGGGGG", ".......\nGGGGGG");
+    assert_eq!(first(&long), ("ragged_row", 6, 7));
+    let unknown = GOOD.replace("......\nGGGGGG", "..X...\nGGGGGG");
+    assert_eq!(first(&unknown), ("unknown_tile", 6, 3));
+    let space = GOOD.replace("......\nGGGGGG", ".. ...\nGGGGGG");
+    assert_eq!(first(&space), ("unknown_tile", 6, 3));
+    let extra = GOOD.replace("GGGGGG\n", "GGGGGG\nGGGGGG\n");
+    assert_eq!(first(&extra), ("grid_too_long", 8, 1));
+}
+
+#[test]
+fn header_problems() {
+    assert_eq!(
+        first(&GOOD.replace("gcv-map 1", "gcv-map 2")),
+        ("unsupported_version", 1, 9)
+    );
+    assert_eq!(
+        first(&GOOD.replace("gcv-map 1", "map 1")).0,
+        "missing_header"
+    );
+    assert_eq!(
+        first(&GOOD.replace("name: Test", "titel: Test")).0,
+        "unknown_field"
+    );
+    assert_eq!(
+        first(&GOOD.replace("size: 6 3", "size: six 3")).0,
+        "bad_value"
+    );
+    assert_eq!(
+        first(&GOOD.replace("name: Test\n", "name: Test\nname: Again\n")).0,
+        "duplicate_field"
+    );
+}
+
+#[test]
+fn entity_problems() {
+    let with = |line: &str| GOOD.replace("nest 5 1\n", &format!("nest 5 1\n{line}\n"));
+    assert_eq!(
+        first(&with("walker 2 1 speed=17")),
+        ("parameter_out_of_range", 11, 18)
+    );
+    assert_eq!(
+        first(&with("walker 2 1 speed=0")).0,
+        "parameter_out_of_range"
+    );
+    assert_eq!(
+        first(&with("walker 2 1 speed=fast")).0,
+        "bad_parameter_value"
+    );
+    assert_eq!(
+        first(&with("walker 2 1 dir=up")).0,
+        "parameter_out_of_range"
+    );
+    assert_eq!(first(&with("walker 2 1 jump=3")).0, "unknown_parameter");
+    assert_eq!(
+        first(&with("walker 2 1 speed=3 speed=4")).0,
+        "duplicate_parameter"
+    );
+    assert_eq!(first(&with("walker 2 1 speed")).0, "bad_parameter");
+    assert_eq!(first(&with("dragon 2 1")), ("unknown_entity", 11, 1));
+    assert_eq!(first(&with("rock 2 1")).0, "unknown_entity");
+    assert_eq!(first(&with("walker 2")).0, "bad_entity_line");
+    assert_eq!(first(&with("walker two 1")).0, "bad_coordinate");
+    assert_eq!(first(&with("walker 6 1")).0, "entity_out_of_bounds");
+    assert_eq!(first(&with("walker -1 1")).0, "entity_out_of_bounds");
+    assert_eq!(first(&with("walker 2 2")).0, "entity_in_solid");
+    assert_eq!(first(&with("start 1 1")).0, "multiple_starts");
+    assert_eq!(
+        first(&with("platform 4 0 dx=1 width=2")).0,
+        "entity_out_of_bounds"
+    );
+    assert_eq!(first(&GOOD.replace("start 0 1\n", "")).0, "no_start");
+    assert_eq!(first(&GOOD.replace("nest 5 1\n", "")).0, "no_nest");
+    assert_eq!(
+        first(&GOOD.replace("size: 6 3\n", "size: 6 3\ndefault: walker speed=99\n")).0,
+        "parameter_out_of_range"
+    );
+    assert_eq!(
+        first(&GOOD.replace("size: 6 3\n", "size: 6 3\ndefault: crumbling delay=0\n")).0,
+        "parameter_out_of_range"
+    );
+    let many = format!("{GOOD}{}", "collectible 1 0\n".repeat(600));
+    assert!(codes(&validate_map(&many)).contains(&"too_many_entities"));
+    let nests = format!("{GOOD}{}", "nest 2 0\n".repeat(20));
+    assert!(codes(&validate_map(&nests)).contains(&"too_many_nests"));
+}
+
+#[test]
+fn many_errors_are_capped() {
+    let rows = ["XXXXXX"; 3].join("\n");
+    let text = format!(
+        "gcv-map 1\nname: x\nsize: 6 3\ngrid:\n{rows}\nentities:\n{}",
+        "dragon 1 1\n".repeat(200)
+    );
+    let r = validate_map(&text);
+    assert!(r.errors.len() <= 101);
+    assert_eq!(r.errors.last().map(|e| e.code), Some("too_many_errors"));
+}
+
+#[test]
+fn render_limits() {
+    assert!(render_map(GOOD, 0, 0, 120, 30).is_ok());
+    for (x, y, w, h) in [
+        (0, 0, 0, 5),
+        (0, 0, 121, 5),
+        (0, 0, 5, 31),
+        (0, 0, 5, 0),
+        (-1, 0, 5, 5),
+        (6, 0, 5, 5),
+        (0, 3, 5, 5),
+    ] {
+        let e = render_map(GOOD, x, y, w, h).expect_err("out of range");
+        assert_eq!(e.code(), "invalid_input", "{x} {y} {w} {h}: {e}");
+    }
+    assert_eq!(
+        render_map("nonsense", 0, 0, 5, 5)
+            .expect_err("invalid")
+            .code(),
+        "validation_failed"
+    );
+}
+
+#[test]
+fn replay_limits() {
+    let ok = |v: serde_json::Value| parse_replay(&v).expect("valid replay");
+    let err = |v: serde_json::Value| parse_replay(&v).expect_err("invalid replay");
+    assert_eq!(
+        ok(json!({"seed": 4294967295u64, "actions": []})).seed,
+        u32::MAX
+    );
+    ok(json!({"seed": 0, "actions": [{"action": 19, "ticks": 600}]}));
+    let cases = [
+        (json!([]), "invalid_input", "replay must be an object"),
+        (
+            json!({"actions": []}),
+            "invalid_input",
+            "replay.seed is required",
+        ),
+        (
+            json!({"seed": 1}),
+            "invalid_input",
+            "replay.actions is required",
+        ),
+        (
+            json!({"seed": -1, "actions": []}),
+            "invalid_input",
+            "replay.seed must be an integer 0-4294967295, got -1",
+        ),
+        (
+            json!({"seed": 4294967296u64, "actions": []}),
+            "invalid_input",
+            "replay.seed must be",
+        ),
+        (
+            json!({"seed": 1.5, "actions": []}),
+            "invalid_input",
+            "replay.seed must be",
+        ),
+        (
+            json!({"seed": "1", "actions": []}),
+            "invalid_input",
+            "got a string",
+        ),
+        (
+            json!({"seed": 1, "actions": [], "version": 1}),
+            "invalid_input",
+            "unknown field `version`",
+        ),
+        (
+            json!({"seed": 1, "actions": {}}),
+            "invalid_input",
+            "replay.actions must be an array",
+        ),
+        (
+            json!({"seed": 1, "actions": [1]}),
+            "invalid_input",
+            "replay.actions[0] must be an object",
+        ),
+        (
+            json!({"seed": 1, "actions": [{"action": 20, "ticks": 1}]}),
+            "invalid_input",
+            "replay.actions[0].action must be an integer 0-19, got 20",
+        ),
+        (
+            json!({"seed": 1, "actions": [{"action": -1, "ticks": 1}]}),
+            "invalid_input",
+            "action must be",
+        ),
+        (
+            json!({"seed": 1, "actions": [{"ticks": 1}]}),
+            "invalid_input",
+            "replay.actions[0].action is required",
+        ),
+        (
+            json!({"seed": 1, "actions": [{"action": 1}]}),
+            "invalid_input",
+            "replay.actions[0].ticks is required",
+        ),
+        (
+            json!({"seed": 1, "actions": [{"action": 1, "ticks": 2}, {"action": 1, "ticks": 2}, {"action": 1, "ticks": 2}, {"action": 1, "ticks": 0}]}),
+            "invalid_input",
+            "replay.actions[3].ticks must be an integer 1-600, got 0",
+        ),
+        (
+            json!({"seed": 1, "actions": [{"action": 1, "ticks": 601}]}),
+            "invalid_input",
+            "ticks must be an integer 1-600, got 601",
+        ),
+        (
+            json!({"seed": 1, "actions": [{"action": 1, "ticks": 1, "shoot": true}]}),
+            "invalid_input",
+            "unknown field `shoot`",
+        ),
+    ];
+    for (v, code, msg) in cases {
+        let e = err(v.clone());
+        assert_eq!(e.code(), code, "{v}: {e}");
+        assert!(
+            e.message().contains(msg),
+            "{v}: {} does not contain {msg}",
+            e.message()
+        );
+    }
+    let step = json!({"action": 8, "ticks": 1});
+    let too_many = json!({"seed": 1, "actions": vec![step.clone(); 36_001]});
+    assert_eq!(err(too_many).code(), "too_large");
+    ok(json!({"seed": 1, "actions": vec![step; 36_000]}));
+    let too_long = json!({"seed": 1, "actions": vec![json!({"action": 8, "ticks": 600}); 61]});
+    let e = err(too_long);
+    assert_eq!(e.code(), "too_large");
+    assert!(e.message().contains("36000 ticks"), "{}", e.message());
+    ok(json!({"seed": 1, "actions": vec![json!({"action": 8, "ticks": 600}); 60]}));
+    assert_eq!(
+        parse_replay_json("{not json").expect_err("bad json").code(),
+        "invalid_input"
+    );
+    let huge = format!(
+        "{{\"seed\": 1, \"actions\": [], \"x\": \"{}\"}}",
+        "a".repeat(1_100_000)
+    );
+    assert_eq!(
+        parse_replay_json(&huge).expect_err("huge").code(),
+        "too_large"
+    );
+}
+
+#[test]
+fn a_long_replay_is_refereed() {
+    // The longest allowed replay on a real level: 36,000 ticks, standing still.
+    let map = level("01-erste-schritte");
+    let r = horst_engine::referee(&map, &steps(5, &vec![(4, 600); 60]));
+    assert_eq!((r.outcome, r.ticks), ("unresolved", 36_000));
+}

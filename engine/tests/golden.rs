@@ -1,0 +1,187 @@
+//! Golden runs: every committed level with its committed replay wins with a pinned tick count
+//! and state hash; a few losing and unresolved replays give pinned outcomes. A change to the
+//! simulation that moves any of these is a change of the game: update the table on purpose
+//! (the failure message prints the new rows).
+
+mod common;
+use common::*;
+use horst_engine::{referee, validate_map};
+
+const WINS: &[(&str, u32, &str)] = &[
+    (
+        "01-erste-schritte",
+        207,
+        "af12c57aebab8290a7cf4773487d65bf9af7c3427f6e137023538df381789030",
+    ),
+    (
+        "02-felsstufen",
+        246,
+        "f1f0976ec0349a98c44398b777d56042dfc8f7556941bde5b0c88da88d1c9d2d",
+    ),
+    (
+        "03-eierschub",
+        123,
+        "ccd860e9999dc93904335de461dd760c4e8f73da7078f4dc69a02c4981b40059",
+    ),
+    (
+        "04-stachelgrube",
+        285,
+        "f8c13ab0f24d3ea1e7cca243dd895480fcbb9079961db118130459cadb7811fd",
+    ),
+    (
+        "05-murmeltiere",
+        279,
+        "636f6da8cbf911496f7a517ada91f532c4d4320be0465bf6bc1514502f45fb02",
+    ),
+    (
+        "06-eis-und-schnee",
+        350,
+        "0fda7e9549b0f400ec0482def2fb9e12579c741c74a538fe8711872891015764",
+    ),
+    (
+        "07-rissiger-fels",
+        218,
+        "e05efa737910aec7d74133876eed0a2c6ff19cae1502808e2564de6c55e983e3",
+    ),
+    (
+        "08-sprungfedern",
+        189,
+        "d3b72f4c2400b28bbe06f7986b6d7365304495ca494205d34485f09fd133791e",
+    ),
+    (
+        "09-schwebeplattform",
+        392,
+        "af1b80e41caad4e0b08bed9ae4c671679ccd88b15d6e8c422abe096fafcbcc6c",
+    ),
+    (
+        "10-broeckelkanten",
+        273,
+        "073404271462221d737aa09c375d634131bff3156a4b7786b7adc6e3bedbc2ff",
+    ),
+    (
+        "11-steinschlag",
+        267,
+        "f32b21257da785f07d8b5e326ae777d84e4963a91ecea0c698f29edb83e45025",
+    ),
+    (
+        "12-dohlen",
+        281,
+        "eca5f6c79157cd42d49cc874c6153f37932145d128dbcc6d9ea55e5d412637c2",
+    ),
+    (
+        "13-rastplatz",
+        423,
+        "895ac9edb9bc9f0ffa03719b9520dbcdc900abe84475e5c6877fc420219cdb73",
+    ),
+    (
+        "14-gipfelsturm",
+        418,
+        "263ea6c8236172d8c0ff044d8ea4c7f43ce12399ff5b7e68d44a102482e87341",
+    ),
+    (
+        "15-sechzehn-feinde",
+        490,
+        "f8ac959efec04dacdd17ba75730bffbe96b63002b159c0437dde1fd2ccf798bb",
+    ),
+];
+
+#[test]
+fn every_level_is_pinned_valid_and_wins() {
+    let names = level_names();
+    assert!(
+        names.len() >= 15,
+        "at least 15 levels, found {}",
+        names.len()
+    );
+    let pinned: Vec<&str> = WINS.iter().map(|w| w.0).collect();
+    assert_eq!(
+        names, pinned,
+        "every level under levels/ needs a row in WINS"
+    );
+    let mut fresh = String::new();
+    let mut ok = true;
+    for &(name, ticks, hash) in WINS {
+        let report = validate_map(&map_text(name));
+        assert!(report.valid, "{name}: {:?}", report.errors);
+        assert!(report.warnings.is_empty(), "{name}: {:?}", report.warnings);
+        let r = referee(&level(name), &replay(name));
+        assert_eq!(r.outcome, "won", "{name}: {r:?}");
+        assert!(r.won && !r.dead && r.death_tick.is_none());
+        fresh.push_str(&format!(
+            "    (\"{name}\", {}, \"{}\"),\n",
+            r.ticks, r.state_hash
+        ));
+        ok &= r.ticks == ticks && r.state_hash == hash;
+    }
+    assert!(ok, "pinned values moved; new rows:\n{fresh}");
+}
+
+#[test]
+fn levels_use_every_block_and_entity() {
+    use horst_engine::sim::palette::{BLOCKS, ENTITIES};
+    let maps: Vec<_> = level_names().iter().map(|n| level(n)).collect();
+    for b in BLOCKS.iter() {
+        assert!(
+            maps.iter().any(|m| m.tiles().contains(&b.block)),
+            "no level uses block {}",
+            b.name
+        );
+    }
+    for e in ENTITIES.iter() {
+        assert!(
+            maps.iter()
+                .any(|m| m.entities().iter().any(|x| x.kind == e.kind)),
+            "no level uses entity {}",
+            e.name
+        );
+    }
+}
+
+/// (level, replay steps, seed, outcome, ticks, deathTick)
+type Case = (
+    &'static str,
+    &'static [(u8, u16)],
+    u32,
+    &'static str,
+    u32,
+    Option<u32>,
+);
+
+const OTHER: &[Case] = &[
+    // Standing still is unresolved after exactly the replay's ticks.
+    ("01-erste-schritte", &[(4, 60)], 1, "unresolved", 60, None),
+    // Running right without jumping: into the first spike pit.
+    ("04-stachelgrube", &[(8, 600)], 1, "lost", 49, Some(49)),
+    // Running into the first marmot.
+    ("05-murmeltiere", &[(8, 600)], 1, "lost", 51, Some(51)),
+    // Walking under the falling rocks.
+    ("11-steinschlag", &[(16, 600)], 7, "lost", 214, Some(214)),
+    // Walking off the start ledge into the gorge: falls out of the map.
+    (
+        "09-schwebeplattform",
+        &[(8, 40), (4, 200)],
+        1,
+        "lost",
+        51,
+        Some(51),
+    ),
+    // A replay that ends in the air is unresolved.
+    ("03-eierschub", &[(5, 10)], 1, "unresolved", 10, None),
+];
+
+#[test]
+fn losing_and_unresolved_replays_are_pinned() {
+    let mut fresh = String::new();
+    let mut ok = true;
+    for &(name, s, seed, outcome, ticks, death) in OTHER {
+        let r = referee(&level(name), &steps(seed, s));
+        fresh.push_str(&format!(
+            "{name}: {} {} {:?}\n",
+            r.outcome, r.ticks, r.death_tick
+        ));
+        ok &= r.outcome == outcome && r.ticks == ticks && r.death_tick == death;
+        assert_eq!(r.dead, r.outcome == "lost");
+        assert!(!r.won);
+    }
+    assert!(ok, "pinned outcomes moved:\n{fresh}");
+}
