@@ -29,6 +29,8 @@ fn top_level_tier(name: &str) -> &'static str {
 }
 
 struct Level {
+    /// In `levels/corpus/` (the top-level levels and replays belong to the engine author).
+    corpus: bool,
     name: String,
     tier: String,
     path: PathBuf,
@@ -81,6 +83,7 @@ fn load(dir: &Path, corpus: bool, filter: &str, out: &mut Vec<Level>) {
                 rep.won.then_some(rep.ticks)
             });
         out.push(Level {
+            corpus,
             name,
             tier,
             path,
@@ -181,7 +184,7 @@ fn main() {
             if !confirmed {
                 println!("  !! REFEREE REJECTED the replay of {}", lv.name);
             }
-            if write && won && confirmed && lv.known.is_none_or(|k| ticks < k) {
+            if write && lv.corpus && won && confirmed && lv.known.is_none_or(|k| ticks < k) {
                 let p = lv.path.with_extension("replay.json");
                 std::fs::write(&p, format!("{}\n", replay.as_ref().unwrap())).unwrap();
                 println!("  wrote {}", p.display());

@@ -199,7 +199,11 @@ fn marmots(rng: &mut Rng, n: i32, speed: i32) -> Level {
     l.ent("start 1 7".into());
     for i in 0..n {
         let x = 10 + i * 9 + rng.range(0, 2);
-        let dir = if rng.range(0, 1) == 0 { "left" } else { "right" };
+        let dir = if rng.range(0, 1) == 0 {
+            "left"
+        } else {
+            "right"
+        };
         l.ent(format!(
             "walker {x} 7 range={} speed={speed} pause={} dir={dir}",
             rng.range(1, 3),
@@ -225,7 +229,12 @@ fn spring(rng: &mut Rng, wall: i32) -> Level {
         l.ground(x, floor - wall, b'G');
     }
     l.ent(format!("start 1 {}", floor - 1));
-    l.ent(format!("spring {} {} strength={}", wx - 2, floor - 1, wall + 1));
+    l.ent(format!(
+        "spring {} {} strength={}",
+        wx - 2,
+        floor - 1,
+        wall + 1
+    ));
     l.ent(format!("nest {} {}", w - 2, floor - wall - 1));
     l
 }
@@ -319,7 +328,11 @@ fn mountain(rng: &mut Rng, tiers: i32) -> Level {
     let mut y = floor - 3;
     let mut left = false;
     while y > top {
-        let x = if left { 12 + rng.range(0, 2) } else { 22 + rng.range(0, 3) };
+        let x = if left {
+            12 + rng.range(0, 2)
+        } else {
+            22 + rng.range(0, 3)
+        };
         l.fill(x, y, x + 5, y, b'-');
         left = !left;
         y -= 3;
@@ -343,55 +356,115 @@ fn main() {
         files.push((name.to_string(), l.text(comment, &title)));
     };
     // Tier 1.
-    for (i, ws) in [[1, 2, 1], [2, 2, 3], [1, 3, 2], [3, 3, 3]].iter().enumerate() {
+    for (i, ws) in [[1, 2, 1], [2, 2, 3], [1, 3, 2], [3, 3, 3]]
+        .iter()
+        .enumerate()
+    {
         let l = pits(&mut rng, ws, b'G');
-        put(&format!("t1-pits-{:02}", i + 1), &format!("Tier 1: spike pits {ws:?} wide; hop over them."), l);
+        put(
+            &format!("t1-pits-{:02}", i + 1),
+            &format!("Tier 1: spike pits {ws:?} wide; hop over them."),
+            l,
+        );
     }
-    for (i, st) in [vec![1, 1, 2], vec![2, 1, 2, 2], vec![2, -1, 2, 2, -2, 2], vec![1, 2, 2, 2, 1]].iter().enumerate() {
+    for (i, st) in [
+        vec![1, 1, 2],
+        vec![2, 1, 2, 2],
+        vec![2, -1, 2, 2, -2, 2],
+        vec![1, 2, 2, 2, 1],
+    ]
+    .iter()
+    .enumerate()
+    {
         let l = stairs(&mut rng, st, b'G');
-        put(&format!("t1-stairs-{:02}", i + 1), &format!("Tier 1: steps {st:?} tiles high."), l);
+        put(
+            &format!("t1-stairs-{:02}", i + 1),
+            &format!("Tier 1: steps {st:?} tiles high."),
+            l,
+        );
     }
     // Tier 2.
-    for (i, hs) in [vec![4], vec![3, 4], vec![4, 5], vec![5]].iter().enumerate() {
+    for (i, hs) in [vec![4], vec![3, 4], vec![4, 5], vec![5]]
+        .iter()
+        .enumerate()
+    {
         let l = walls(&mut rng, hs);
         put(&format!("t2-eggboost-{:02}", i + 1), &format!("Tier 2: walls {hs:?} tiles high; 4 and 5 need the egg boost (jump, release, press again)."), l);
     }
     for (i, (n, t)) in [(1, 1), (2, 1), (3, 2)].iter().enumerate() {
         let l = cracked(&mut rng, *n, *t);
-        put(&format!("t2-shoot-{:02}", i + 1), &format!("Tier 2: {n} cracked walls {t} thick under a low ceiling; shoot them away."), l);
+        put(
+            &format!("t2-shoot-{:02}", i + 1),
+            &format!("Tier 2: {n} cracked walls {t} thick under a low ceiling; shoot them away."),
+            l,
+        );
     }
     for (i, (n, s)) in [(2, 3), (3, 4), (4, 5)].iter().enumerate() {
         let l = marmots(&mut rng, *n, *s);
-        put(&format!("t2-marmots-{:02}", i + 1), &format!("Tier 2: {n} marmots (speed {s}); stomp or jump over them."), l);
+        put(
+            &format!("t2-marmots-{:02}", i + 1),
+            &format!("Tier 2: {n} marmots (speed {s}); stomp or jump over them."),
+            l,
+        );
     }
     for (i, ws) in [[2, 2], [2, 3], [3, 3]].iter().enumerate() {
         let l = pits(&mut rng, ws, b'I');
-        put(&format!("t2-ice-{:02}", i + 1), &format!("Tier 2: spike pits {ws:?} wide on ice; slippery take-off and landing."), l);
+        put(
+            &format!("t2-ice-{:02}", i + 1),
+            &format!("Tier 2: spike pits {ws:?} wide on ice; slippery take-off and landing."),
+            l,
+        );
     }
     for (i, wall) in [6, 9].iter().enumerate() {
         let l = spring(&mut rng, *wall);
-        put(&format!("t2-spring-{:02}", i + 1), &format!("Tier 2: a wall {wall} tiles high; use the spring."), l);
+        put(
+            &format!("t2-spring-{:02}", i + 1),
+            &format!("Tier 2: a wall {wall} tiles high; use the spring."),
+            l,
+        );
     }
     for (i, st) in [vec![3, 3, 3], vec![3, -2, 3, 3]].iter().enumerate() {
         let l = stairs(&mut rng, st, b'S');
-        put(&format!("t2-snow-{:02}", i + 1), &format!("Tier 2: snow steps {st:?} high; snow halves the speed."), l);
+        put(
+            &format!("t2-snow-{:02}", i + 1),
+            &format!("Tier 2: snow steps {st:?} high; snow halves the speed."),
+            l,
+        );
     }
     // Tier 3.
     for (i, (n, d)) in [(3, 30), (4, 20), (5, 15)].iter().enumerate() {
         let l = crumble(&mut rng, *n, *d);
-        put(&format!("t3-crumble-{:02}", i + 1), &format!("Tier 3: {n} crumbling ledges over spikes, falling {d} ticks after landing."), l);
+        put(
+            &format!("t3-crumble-{:02}", i + 1),
+            &format!("Tier 3: {n} crumbling ledges over spikes, falling {d} ticks after landing."),
+            l,
+        );
     }
     for (i, (n, iv)) in [(3, 60), (4, 45), (5, 40)].iter().enumerate() {
         let l = rockfall(&mut rng, *n, *iv);
-        put(&format!("t3-rockfall-{:02}", i + 1), &format!("Tier 3: {n} rock-fall spawners about every {iv} ticks; wait for gaps or shoot."), l);
+        put(
+            &format!("t3-rockfall-{:02}", i + 1),
+            &format!(
+                "Tier 3: {n} rock-fall spawners about every {iv} ticks; wait for gaps or shoot."
+            ),
+            l,
+        );
     }
     for (i, (n, s)) in [(1, 8), (2, 8), (2, 6)].iter().enumerate() {
         let l = platforms(&mut rng, *n, *s);
-        put(&format!("t3-platform-{:02}", i + 1), &format!("Tier 3: a gorge crossed on {n} moving platform(s) (speed {s})."), l);
+        put(
+            &format!("t3-platform-{:02}", i + 1),
+            &format!("Tier 3: a gorge crossed on {n} moving platform(s) (speed {s})."),
+            l,
+        );
     }
     for (i, st) in [vec![4, 4, 4], vec![4, -3, 5, 4]].iter().enumerate() {
         let l = stairs(&mut rng, st, b'G');
-        put(&format!("t3-boost-stairs-{:02}", i + 1), &format!("Tier 3: steps {st:?} high; every 4 or 5 needs the egg boost."), l);
+        put(
+            &format!("t3-boost-stairs-{:02}", i + 1),
+            &format!("Tier 3: steps {st:?} high; every 4 or 5 needs the egg boost."),
+            l,
+        );
     }
     for (i, t) in [2, 3].iter().enumerate() {
         let l = mountain(&mut rng, *t);
@@ -401,21 +474,41 @@ fn main() {
     {
         let mut l = pits(&mut rng, &[3, 4, 3, 4, 3, 4], b'I');
         l.ent("walker 20 7 range=2 speed=4 pause=10".into());
-        put("t4-icepits-marmot-01", "Tier 4: six wide spike pits on ice and a marmot.", l);
+        put(
+            "t4-icepits-marmot-01",
+            "Tier 4: six wide spike pits on ice and a marmot.",
+            l,
+        );
         let mut l = walls(&mut rng, &[4, 5, 4, 5]);
         let h = l.h;
         l.ent(format!("rockfall 12 {} interval=50 jitter=20", 0));
         let _ = h;
-        put("t4-boost-rockfall-01", "Tier 4: four walls needing the egg boost under falling rocks.", l);
+        put(
+            "t4-boost-rockfall-01",
+            "Tier 4: four walls needing the egg boost under falling rocks.",
+            l,
+        );
         let l = mountain(&mut rng, 4);
         put("t4-mountain-01", "Tier 4: a tall mountain: the nest is four tiers above the start, reached over ledges on the far side.", l);
         let l = crumble(&mut rng, 7, 12);
-        put("t4-crumble-01", "Tier 4: seven crumbling ledges that fall 12 ticks after landing.", l);
+        put(
+            "t4-crumble-01",
+            "Tier 4: seven crumbling ledges that fall 12 ticks after landing.",
+            l,
+        );
         let l = platforms(&mut rng, 3, 7);
-        put("t4-platform-01", "Tier 4: three moving platforms in a row over a gorge.", l);
+        put(
+            "t4-platform-01",
+            "Tier 4: three moving platforms in a row over a gorge.",
+            l,
+        );
         let mut l = cracked(&mut rng, 4, 2);
         l.ent("walker 20 5 range=2 speed=3 pause=20".into());
-        put("t4-shoot-marmot-01", "Tier 4: four thick cracked walls and a marmot in a low corridor.", l);
+        put(
+            "t4-shoot-marmot-01",
+            "Tier 4: four thick cracked walls and a marmot in a low corridor.",
+            l,
+        );
     }
     // Unsolvable.
     {
@@ -423,7 +516,11 @@ fn main() {
         let (nx, ny) = (l.w - 2, 7);
         l.fill(nx - 1, ny - 1, nx + 1, ny + 1, b'#');
         l.set(nx, ny, b'.');
-        put("u-sealed-01", "Unsolvable: the nest is sealed in a box of solid rock.", l);
+        put(
+            "u-sealed-01",
+            "Unsolvable: the nest is sealed in a box of solid rock.",
+            l,
+        );
         let mut l = Level::new(30, 12);
         for x in 0..30 {
             l.ground(x, 10, b'G');
@@ -528,7 +625,11 @@ fn main() {
             l.ent("nest 15 5".into());
             l
         };
-        put("u-cave-01", "Unsolvable: the nest is in a cave inside the rock with no opening.", l);
+        put(
+            "u-cave-01",
+            "Unsolvable: the nest is in a cave inside the rock with no opening.",
+            l,
+        );
     }
     for (name, text) in &files {
         let p = out.join(format!("{name}.map"));

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let path = args.get(1).expect("usage: solve FILE [seed] [time-limit] [threads]");
+    let path = args
+        .get(1)
+        .expect("usage: solve FILE [seed] [time-limit] [threads]");
     let seed: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
     let limit: f64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(20.0);
     let threads: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(1);

@@ -3,8 +3,8 @@
 use crate::relaxed::Relaxed;
 use crate::shorten::finish;
 use crate::{PlanOutcome, PlanReport, PlanRequest, Progress, UnresolvedReason};
-use horst_engine::physics::{PLAYER_H, PLAYER_W, TILE_SHIFT};
 use horst_engine::physics::TILE;
+use horst_engine::physics::{PLAYER_H, PLAYER_W, TILE_SHIFT};
 use horst_engine::sim::palette::{EntityKind, FLYER_AXIS};
 use horst_engine::{Block, Map, Sim, Status, Step};
 use rayon::prelude::*;
@@ -24,7 +24,12 @@ pub const MAX_STATES: u64 = 6_000_000;
 /// Weight of the heuristic: ticks per tile of relaxed distance (running takes about 7).
 /// Entities within this many sub-units of the bird (10 tiles) are part of the state key.
 const NEAR: i32 = 10 * TILE;
-fn h_weight() -> u64 { std::env::var("PW").ok().and_then(|s| s.parse().ok()).unwrap_or(24) }
+fn h_weight() -> u64 {
+    std::env::var("PW")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(24)
+}
 
 /// One refinement stage: how finely states are told apart and which holds are tried.
 #[derive(Clone, Copy, Debug)]
@@ -43,7 +48,12 @@ pub struct Stage {
     pub cap: Option<u64>,
 }
 
-fn cap0() -> u64 { std::env::var("PCAP").ok().and_then(|s| s.parse().ok()).unwrap_or(600_000) }
+fn cap0() -> u64 {
+    std::env::var("PCAP")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(600_000)
+}
 pub static STAGES: [Stage; 2] = [
     Stage {
         pos_shift: 10,
@@ -350,10 +360,7 @@ fn expand(sim: &Sim, st: &Stage, ctx: &Ctx) -> Vec<Child> {
             continue;
         }
         let (key, dist) = if status == Status::Running {
-            (
-                state_key(&s, st, ctx, &mut buf),
-                ctx.distance(&s),
-            )
+            (state_key(&s, st, ctx, &mut buf), ctx.distance(&s))
         } else {
             (0, 0)
         };
@@ -434,7 +441,14 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
             if std::env::var("PDEBUG").is_ok() {
                 let steps = path(&nodes, dbg_best.1, None);
                 eprintln!("best {}", dbg_best.0);
-                eprintln!("{}", serde_json::to_string(&horst_engine::Replay { seed: sh.req.seed, actions: steps }).unwrap());
+                eprintln!(
+                    "{}",
+                    serde_json::to_string(&horst_engine::Replay {
+                        seed: sh.req.seed,
+                        actions: steps
+                    })
+                    .unwrap()
+                );
             }
             return StageEnd::Deadline;
         }
@@ -484,7 +498,9 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
                 }
                 sh.best_distance = sh.best_distance.min(c.dist);
                 let id = nodes.len() as u32;
-                if c.dist < dbg_best.0 { dbg_best = (c.dist, id); }
+                if c.dist < dbg_best.0 {
+                    dbg_best = (c.dist, id);
+                }
                 nodes.push(Node {
                     parent: *pid,
                     action: c.action,

@@ -154,7 +154,11 @@ fn arb_map() -> impl Strategy<Value = String> {
         };
         let keys = b"....##GGI-~^CSE";
         let mut grid: Vec<Vec<u8>> = (0..h)
-            .map(|_| (0..w).map(|_| keys[next(keys.len() as u64) as usize]).collect())
+            .map(|_| {
+                (0..w)
+                    .map(|_| keys[next(keys.len() as u64) as usize])
+                    .collect()
+            })
             .collect();
         let (sx, sy) = (next(w as u64) as usize, next(h as u64) as usize);
         let (nx, ny) = (next(w as u64) as usize, next(h as u64) as usize);
