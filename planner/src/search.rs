@@ -21,15 +21,10 @@ pub const MAX_TICKS: u32 = 36_000;
 /// Distinct states kept at most (memory bound, about 1-2 GB); reaching it counts as the budget
 /// running out.
 pub const MAX_STATES: u64 = 6_000_000;
-/// Weight of the heuristic: ticks per tile of relaxed distance (running takes about 7).
 /// Entities within this many sub-units of the bird (10 tiles) are part of the state key.
 const NEAR: i32 = 10 * TILE;
-fn h_weight() -> u64 {
-    std::env::var("PW")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(24)
-}
+/// Weight of the heuristic: ticks per tile of relaxed distance (running takes about 7).
+const H_WEIGHT: u64 = 24;
 
 /// One refinement stage: how finely states are told apart and which holds are tried.
 #[derive(Clone, Copy, Debug)]
@@ -48,12 +43,6 @@ pub struct Stage {
     pub cap: Option<u64>,
 }
 
-fn cap0() -> u64 {
-    std::env::var("PCAP")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(600_000)
-}
 pub static STAGES: [Stage; 2] = [
     Stage {
         pos_shift: 10,
@@ -62,7 +51,7 @@ pub static STAGES: [Stage; 2] = [
         move_holds: &[6, 15],
         jump_holds: &[4, 10, 18],
         slow: false,
-        cap: Some(0),
+        cap: Some(600_000),
     },
     Stage {
         pos_shift: 9,
@@ -180,7 +169,6 @@ fn rd_u8(b: &[u8], o: usize) -> u8 {
 /// FORMAT.md. The tick and the RNG are left out, so a level without anything moving has a
 /// finite key space the search can exhaust.
 pub fn state_key(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> u64 {
-    let shoot = ctx.shoot_useful;
     let p = sim.player();
     // Moving things farther than this from the bird are left out of the key (only whether an
     // enemy is alive counts everywhere): their phase rarely matters until the bird gets
@@ -199,23 +187,22 @@ pub fn state_key(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> u64 {
         | ((p.coyote > 0) as i64) << 4;
     k.add(flags);
     k.add(p.riding as i64);
-    if shoot {
-        k.add(p.facing as i64);
-        k.add((p.shoot_cooldown > 0) as i64);
-    }
+    // Facing and the shooting cooldown are left out: the shooting macros name their direction,
+    // and keeping them would multiply the states of every level with something to shoot.
     buf.clear();
     sim.state_bytes(buf);
     let b = &buf[..];
     // Moving things are told apart at half the bird's resolution.
     let ps = st.pos_shift + 1;
-    // Pebbles: 4 x (active u8, x, y, vx i32, life u8) from offset 46.
+    // Pebbles: 4 x (active u8, x, y, vx i32, life u8) from offset 46. Only whether one is in
+    // flight counts (their positions would multiply the states of every shooting level).
     let mut o = 46;
+    let mut flying = 0;
     for _ in 0..4 {
-        if rd_u8(b, o) != 0 {
-            k.add((rd_i32(b, o + 9) as i64).signum());
-        }
+        flying |= (rd_u8(b, o) != 0) as i64;
         o += 14;
     }
+    k.add(flying);
     // Cracked and crumbling tiles: state u8, timer u16.
     let n = rd_i32(b, o) as usize;
     o += 4;
@@ -410,9 +397,8 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
     sh.best_distance = sh.best_distance.min(d0);
     sims.push(Some(Box::new(root)));
     let mut open: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
-    open.push(Reverse((h_weight() * d0 as u64, 0)));
+    open.push(Reverse((H_WEIGHT * d0 as u64, 0)));
     let mut stage_expanded = 0u64;
-    let mut dbg_best = (u32::MAX, 0u32);
     let path = |nodes: &Vec<Node>, mut i: u32, last: Option<(u8, u16)>| {
         let mut steps = Vec::new();
         if let Some((a, t)) = last {
@@ -438,18 +424,6 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
         }
         let now = Instant::now();
         if now >= sh.deadline {
-            if std::env::var("PDEBUG").is_ok() {
-                let steps = path(&nodes, dbg_best.1, None);
-                eprintln!("best {}", dbg_best.0);
-                eprintln!(
-                    "{}",
-                    serde_json::to_string(&horst_engine::Replay {
-                        seed: sh.req.seed,
-                        actions: steps
-                    })
-                    .unwrap()
-                );
-            }
             return StageEnd::Deadline;
         }
         if let Some(cb) = sh.progress {
@@ -464,7 +438,7 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
                 });
             }
         }
-        if let Some(cap) = st.cap.map(|c| if c == 0 { cap0() } else { c }) {
+        if let Some(cap) = st.cap {
             if stage_expanded >= cap {
                 return StageEnd::Capped;
             }
@@ -498,15 +472,12 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
                 }
                 sh.best_distance = sh.best_distance.min(c.dist);
                 let id = nodes.len() as u32;
-                if c.dist < dbg_best.0 {
-                    dbg_best = (c.dist, id);
-                }
                 nodes.push(Node {
                     parent: *pid,
                     action: c.action,
                     ticks: c.ticks,
                 });
-                let f = c.sim.tick() as u64 + h_weight() * c.dist as u64;
+                let f = c.sim.tick() as u64 + H_WEIGHT * c.dist as u64;
                 sims.push(Some(c.sim));
                 open.push(Reverse((f, id)));
             }

@@ -76,8 +76,9 @@ fn the_replay_does_not_depend_on_the_thread_count() {
     }
 }
 
-/// A level the planner does not solve in a second (09: timed platform rides).
-const HARD: &str = "levels/09-schwebeplattform.map";
+/// A level the planner neither solves nor exhausts within 20 s (an unsolvable gorge with a
+/// moving platform: the platform's phase multiplies the states).
+const HARD: &str = "levels/corpus/u-short-platform-01.map";
 
 #[test]
 fn the_deadline_is_respected() {
@@ -88,14 +89,12 @@ fn the_deadline_is_respected() {
     let took = t.elapsed();
     // 1.2 s is the target on an idle machine (docs/benchmarks.md); CI shares two cores.
     assert!(took < Duration::from_secs(3), "took {took:?}");
-    if !rep.won() {
-        assert_eq!(
-            rep.outcome,
-            PlanOutcome::Unresolved {
-                reason: UnresolvedReason::Deadline
-            }
-        );
-    }
+    assert_eq!(
+        rep.outcome,
+        PlanOutcome::Unresolved {
+            reason: UnresolvedReason::Deadline
+        }
+    );
     assert!(rep.expanded > 0);
 }
 
