@@ -343,6 +343,131 @@ fn mountain(rng: &mut Rng, tiers: i32) -> Level {
     l
 }
 
+#[derive(Clone, Copy)]
+enum Seg {
+    Flat(i32),
+    Pit(i32),
+    /// Change the ground height by this many tiles (negative = up), then 4 flat tiles.
+    Step(i32),
+    Crumble(i32),
+    Marmot,
+    Rock,
+    Platform,
+    Spring(i32),
+}
+
+/// A long level made of segments, left to right, on a ground line that steps up and down.
+fn gauntlet(rng: &mut Rng, segs: &[Seg], h: i32) -> Level {
+    let len = |s: &Seg| match *s {
+        Seg::Flat(n) => n,
+        Seg::Pit(w) => w,
+        Seg::Step(_) => 4,
+        Seg::Crumble(n) => n * 5 + 2,
+        Seg::Marmot => 9,
+        Seg::Rock => 7,
+        Seg::Platform => 11,
+        Seg::Spring(_) => 6,
+    };
+    let w = 4 + segs.iter().map(len).sum::<i32>() + 4;
+    let mut l = Level::new(w, h);
+    let mut top = h - 3;
+    let start_top = top;
+    let mut x = 0;
+    for _ in 0..4 {
+        l.ground(x, top, b'G');
+        x += 1;
+    }
+    for s in segs {
+        match *s {
+            Seg::Flat(n) => {
+                for _ in 0..n {
+                    l.ground(x, top, b'G');
+                    x += 1;
+                }
+            }
+            Seg::Pit(pw) => {
+                for _ in 0..pw {
+                    l.set(x, h - 1, b'^');
+                    x += 1;
+                }
+            }
+            Seg::Step(dh) => {
+                top = (top + dh).clamp(4, h - 2);
+                for _ in 0..4 {
+                    l.ground(x, top, b'G');
+                    x += 1;
+                }
+            }
+            Seg::Crumble(n) => {
+                for i in 0..n * 5 + 2 {
+                    l.set(x + i, h - 1, b'^');
+                }
+                for i in 0..n {
+                    let lx = x + 1 + i * 5;
+                    let ly = (top + rng.range(-1, 0)).min(h - 3);
+                    l.fill(lx, ly, lx + 2, ly, b'~');
+                }
+                x += n * 5 + 2;
+            }
+            Seg::Marmot => {
+                for i in 0..9 {
+                    l.ground(x + i, top, b'G');
+                }
+                l.ent(format!(
+                    "walker {} {} range=2 speed={} pause={}",
+                    x + 4,
+                    top - 1,
+                    rng.range(3, 5),
+                    rng.range(5, 25)
+                ));
+                x += 9;
+            }
+            Seg::Rock => {
+                for i in 0..7 {
+                    l.ground(x + i, top, b'G');
+                }
+                l.ent(format!(
+                    "rockfall {} 0 interval={} jitter={}",
+                    x + 3,
+                    rng.range(40, 70),
+                    rng.range(5, 20)
+                ));
+                x += 7;
+            }
+            Seg::Platform => {
+                for i in 0..11 {
+                    l.set(x + i, h - 1, b'^');
+                }
+                l.ent(format!(
+                    "platform {} {} dx=6 speed={} width=3",
+                    x + 1,
+                    top,
+                    rng.range(5, 8)
+                ));
+                x += 11;
+            }
+            Seg::Spring(dh) => {
+                for i in 0..2 {
+                    l.ground(x + i, top, b'G');
+                }
+                l.ent(format!("spring {} {} strength={}", x, top - 1, dh + 1));
+                top = (top - dh).max(4);
+                for i in 2..6 {
+                    l.ground(x + i, top, b'G');
+                }
+                x += 6;
+            }
+        }
+    }
+    while x < w {
+        l.ground(x, top, b'G');
+        x += 1;
+    }
+    l.ent(format!("start 1 {}", start_top - 1));
+    l.ent(format!("nest {} {}", w - 2, top - 1));
+    l
+}
+
 fn main() {
     let out = std::env::args()
         .nth(1)
@@ -509,6 +634,95 @@ fn main() {
             "Tier 4: four thick cracked walls and a marmot in a low corridor.",
             l,
         );
+        use Seg::*;
+        let gauntlets: [(&str, &[Seg], i32); 5] = [
+            (
+                "t4-gauntlet-01",
+                &[
+                    Pit(3),
+                    Step(-2),
+                    Marmot,
+                    Crumble(3),
+                    Step(-4),
+                    Rock,
+                    Pit(4),
+                    Flat(3),
+                ],
+                16,
+            ),
+            (
+                "t4-gauntlet-02",
+                &[
+                    Step(-3),
+                    Pit(4),
+                    Step(-5),
+                    Platform,
+                    Flat(3),
+                    Marmot,
+                    Step(3),
+                    Crumble(4),
+                    Flat(2),
+                ],
+                18,
+            ),
+            (
+                "t4-gauntlet-03",
+                &[
+                    Spring(8),
+                    Rock,
+                    Pit(3),
+                    Step(2),
+                    Crumble(2),
+                    Marmot,
+                    Step(-5),
+                    Platform,
+                    Rock,
+                    Flat(2),
+                ],
+                20,
+            ),
+            (
+                "t4-gauntlet-04",
+                &[
+                    Crumble(3),
+                    Step(-4),
+                    Step(-4),
+                    Rock,
+                    Rock,
+                    Marmot,
+                    Pit(5),
+                    Step(-5),
+                    Platform,
+                    Crumble(2),
+                    Flat(3),
+                ],
+                24,
+            ),
+            (
+                "t4-gauntlet-05",
+                &[
+                    Marmot,
+                    Marmot,
+                    Step(-5),
+                    Pit(4),
+                    Step(-5),
+                    Spring(7),
+                    Platform,
+                    Platform,
+                    Rock,
+                    Crumble(4),
+                    Step(-4),
+                    Flat(3),
+                ],
+                30,
+            ),
+        ];
+        // Their own generator, so the levels before and after them stay as they were.
+        let mut grng = Rng(0x6761_756e_746c_6574);
+        for (name, segs, h) in gauntlets {
+            let l = gauntlet(&mut grng, segs, h);
+            put(name, "Tier 4: a long gauntlet: spike pits, high steps that need the egg boost, marmots, crumbling ledges, falling rocks, moving platforms and springs in a row.", l);
+        }
     }
     // Unsolvable.
     {
