@@ -11,3 +11,4 @@ mod health;
 mod jobs;
 mod lifecycle;
 mod web_js;
+mod worker_process;
