@@ -65,6 +65,14 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// Only the operational endpoints (/healthz, /readyz, /metrics): what a worker-only
+/// process serves so Prometheus can scrape its job metrics.
+pub fn ops_router(state: AppState) -> Router {
+    Router::new()
+        .merge(routes::health::router())
+        .with_state(state)
+}
+
 /// Serves until `shutdown` resolves, then stops accepting and gives in-flight requests
 /// `grace` to finish before cutting them off.
 pub async fn serve(
@@ -73,7 +81,17 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> std::io::Result<()> {
-    let app = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    serve_router(listener, router(state), shutdown, grace).await
+}
+
+/// [`serve`] for any router (the API, or [`ops_router`]).
+pub async fn serve_router(
+    listener: TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> std::io::Result<()> {
+    let app = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
     // Two observers of one shutdown: axum's own drain, and our grace timer.
     let (tx, rx) = watch::channel(false);
     let mut drain_rx = rx.clone();

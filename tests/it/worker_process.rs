@@ -80,3 +80,35 @@ async fn a_killed_worker_s_playtest_fails_once_its_lease_expires_and_is_not_reru
     assert_eq!(again.started_at_ms, record.started_at_ms);
     assert_eq!(queue.depth().await.unwrap().0, 0);
 }
+
+#[tokio::test]
+async fn a_worker_serves_its_metrics_when_asked() {
+    let redis = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut worker = HorstProcess::spawn(
+        &["worker", "--redis", &redis.url()],
+        &[("HORST_WORKER_METRICS_LISTEN", "127.0.0.1:0")],
+        dir.path(),
+    );
+    let line = worker.wait_for_line("metrics on http://", Duration::from_secs(60));
+    let url = line.rsplit(' ').next().unwrap().to_string();
+    let http = reqwest::Client::new();
+    let ok = eventually(Duration::from_secs(30), async || {
+        match http.get(&url).send().await {
+            Ok(r) => {
+                let text = r.text().await.unwrap_or_default();
+                text.contains("horst_job_lease_expiries_total")
+                    && text.contains("horst_queue_waiting_jobs")
+            }
+            Err(_) => false,
+        }
+    })
+    .await;
+    assert!(ok, "no job metrics at {url}");
+    // Only the operational endpoints: no API on a worker.
+    let base = url.trim_end_matches("/metrics");
+    let r = http.get(format!("{base}/healthz")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    worker.signal(libc::SIGTERM);
+    assert!(worker.wait_exit(Duration::from_secs(15)).unwrap().success());
+}
