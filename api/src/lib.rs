@@ -74,7 +74,8 @@ pub fn ops_router(state: AppState) -> Router {
 }
 
 /// Serves until `shutdown` resolves, then stops accepting and gives in-flight requests
-/// `grace` to finish before cutting them off.
+/// `grace` to finish. After that it returns without waiting further; the connections still
+/// open are dropped when the process's runtime shuts down, which horst does right after.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,

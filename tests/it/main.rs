@@ -10,5 +10,6 @@ mod config_errors;
 mod health;
 mod jobs;
 mod lifecycle;
+mod shutdown;
 mod web_js;
 mod worker_process;
