@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
-use clap::Subcommand;
-use horst_config::Config;
+use clap::{Subcommand, ValueEnum};
+use horst_config::{Config, GatewayMode};
 
 use crate::redis_setup;
 
@@ -16,6 +16,65 @@ pub enum AdminCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Switch the agent gateway (POST /api/mcp) for every API process: on, off (404) or
+    /// read-only (only the anonymous tools).
+    Gateway {
+        #[arg(value_enum)]
+        mode: GatewaySwitch,
+    },
+    /// Switch self-service agent keys (POST /api/agent-keys) on or off.
+    SelfService {
+        #[arg(value_enum)]
+        state: OnOff,
+    },
+    /// Accounts of the agent gateway.
+    #[command(subcommand)]
+    Account(AccountCommand),
+    /// Agent keys.
+    #[command(subcommand)]
+    Key(KeyCommand),
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum GatewaySwitch {
+    On,
+    Off,
+    ReadOnly,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AccountCommand {
+    /// Create an account (2-32 lowercase letters, digits, _ or -).
+    Create {
+        name: String,
+        /// Trust tier: 0 (new), 1 or 2.
+        #[arg(long, default_value_t = 0)]
+        trust: u8,
+    },
+    /// Set an account's trust tier (0, 1 or 2).
+    Trust { name: String, trust: u8 },
+    /// Block an account: every request with its keys is refused (403).
+    Block { name: String },
+    /// Lift a block.
+    Unblock { name: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum KeyCommand {
+    /// Create a key for ACCOUNT; the key is printed once, on its own line.
+    Create {
+        account: String,
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// Revoke the key with this prefix (`gcv_` and 8 characters, as listed at creation).
+    Revoke { prefix: String },
 }
 
 pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
@@ -46,6 +105,28 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
         };
         match cmd {
             AdminCommand::Status { json } => status(&store, json).await,
+            AdminCommand::Gateway { mode } => {
+                let mode = match mode {
+                    GatewaySwitch::On => GatewayMode::On,
+                    GatewaySwitch::Off => GatewayMode::Off,
+                    GatewaySwitch::ReadOnly => GatewayMode::ReadOnly,
+                };
+                report(
+                    horst_gateway::set_mode(&store, mode)
+                        .await
+                        .map(|_| format!("gateway: {mode:?}")),
+                )
+            }
+            AdminCommand::SelfService { state } => {
+                let on = matches!(state, OnOff::On);
+                report(
+                    horst_gateway::set_self_service(&store, on)
+                        .await
+                        .map(|_| format!("self-service keys: {}", if on { "on" } else { "off" })),
+                )
+            }
+            AdminCommand::Account(cmd) => account(&store, cmd).await,
+            AdminCommand::Key(cmd) => key(&store, cmd).await,
         }
     });
     redis_setup::stop_private(&redis);
@@ -89,4 +170,69 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+fn report<E: std::fmt::Display>(result: Result<String, E>) -> ExitCode {
+    match result {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("horst: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn account(store: &horst_store::Store, cmd: AccountCommand) -> ExitCode {
+    use horst_gateway::accounts;
+    report(match cmd {
+        AccountCommand::Create { name, trust } => accounts::create_account(store, &name, trust)
+            .await
+            .map(|_| format!("account {name} created (trust {trust})")),
+        AccountCommand::Trust { name, trust } if trust <= 2 => {
+            accounts::set_account_field(store, &name, "trust", &trust.to_string())
+                .await
+                .map(|_| format!("account {name}: trust {trust}"))
+        }
+        AccountCommand::Trust { .. } => Err(horst_gateway::AccountError::Invalid(
+            "trust must be 0, 1 or 2".into(),
+        )),
+        AccountCommand::Block { name } => accounts::set_account_field(store, &name, "blocked", "1")
+            .await
+            .map(|_| format!("account {name} blocked")),
+        AccountCommand::Unblock { name } => {
+            accounts::set_account_field(store, &name, "blocked", "0")
+                .await
+                .map(|_| format!("account {name} unblocked"))
+        }
+    })
+}
+
+async fn key(store: &horst_store::Store, cmd: KeyCommand) -> ExitCode {
+    use horst_gateway::accounts;
+    match cmd {
+        KeyCommand::Create { account, label } => {
+            match accounts::create_key(store, &account, label.as_deref()).await {
+                Ok(created) => {
+                    eprintln!(
+                        "key {} for {account} (shown once; stored only as a hash):",
+                        created.prefix
+                    );
+                    println!("{}", created.key);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("horst: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        KeyCommand::Revoke { prefix } => report(
+            accounts::revoke_key(store, &prefix)
+                .await
+                .map(|account| format!("key {prefix} of {account} revoked")),
+        ),
+    }
 }

@@ -23,6 +23,15 @@ mod routes;
 
 pub use error::ApiError;
 
+/// What the agent gateway's routes need besides the store: the gateway's handlers, the
+/// per-process burst limits, and the proxies whose `X-Forwarded-For` is believed.
+#[derive(Clone)]
+pub struct AgentGateway {
+    pub gateway: horst_gateway::Gateway,
+    pub burst: Arc<horst_limits::BurstLimits>,
+    pub proxies: Arc<horst_limits::TrustedProxies>,
+}
+
 /// Everything a handler may need. Cheap to clone (all shared).
 #[derive(Clone)]
 pub struct AppState {
@@ -31,6 +40,7 @@ pub struct AppState {
     pub queue: Queue,
     pub health: Health,
     pub metrics: Metrics,
+    pub agents: AgentGateway,
     pub(crate) http: request_log::HttpMetrics,
 }
 
@@ -43,12 +53,20 @@ impl AppState {
         metrics: Metrics,
     ) -> Self {
         let http = request_log::HttpMetrics::register(&metrics);
+        let agents = AgentGateway {
+            gateway: horst_gateway::Gateway::new(store.clone(), config.clone(), queue.clone()),
+            burst: Arc::new(horst_limits::BurstLimits::from_config(&config.gateway)),
+            proxies: Arc::new(horst_limits::TrustedProxies::from_config(
+                &config.server.trusted_proxies,
+            )),
+        };
         AppState {
             config,
             store,
             queue,
             health,
             metrics,
+            agents,
             http,
         }
     }
@@ -58,6 +76,9 @@ impl AppState {
 pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(routes::health::router())
+        .merge(routes::mcp::router())
+        .merge(routes::agent_keys::router())
+        .merge(routes::guide::router())
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             request_log::log_request,

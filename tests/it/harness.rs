@@ -18,6 +18,7 @@ pub struct TestApp {
     pub http: reqwest::Client,
     pub health: horst_store::Health,
     pub store: horst_store::Store,
+    pub config: Arc<horst_config::Config>,
     pub queue: horst_queue::Queue,
     shutdown: watch::Sender<bool>,
 }
@@ -36,8 +37,14 @@ impl Drop for TestApp {
 
 /// Starts the API on 127.0.0.1:0 with a fresh Redis, probing it every 100 ms.
 pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+/// Like `spawn_app`, with the configuration adjusted first (gateway mode, limits, ...).
+pub async fn spawn_app_with(adjust: impl FnOnce(&mut horst_config::Config)) -> TestApp {
     let redis = RedisServer::start();
     let mut config = horst_config::Config::default();
+    adjust(&mut config);
     config.redis.url = redis.url();
     let config = Arc::new(config);
     let store = horst_store::Store::connect(&redis.url(), &config.redis.key_prefix)
@@ -88,6 +95,7 @@ pub async fn spawn_app() -> TestApp {
         http: reqwest::Client::new(),
         health,
         store,
+        config,
         queue,
         shutdown: tx,
     }
@@ -238,4 +246,157 @@ pub fn process_alive(pid: u32) -> bool {
             .unwrap_or(false),
         Err(_) => false,
     }
+}
+
+/// The API with the gateway switched on (the default is off).
+pub async fn spawn_gateway() -> TestApp {
+    spawn_app_with(|c| c.gateway.mode = horst_config::GatewayMode::On).await
+}
+
+/// A level that validates and whose replay wins (from `levels/`).
+pub const LEVEL_MAP: &str = include_str!("../../levels/01-erste-schritte.map");
+pub const LEVEL_REPLAY: &str = include_str!("../../levels/01-erste-schritte.replay.json");
+
+/// One HTTP answer of the MCP endpoint.
+#[allow(dead_code)]
+pub struct Answer {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: serde_json::Value,
+    pub text: String,
+}
+
+impl TestApp {
+    /// POSTs `body` (raw) to `/api/mcp` with JSON content type and extra headers.
+    pub async fn mcp_raw(
+        &self,
+        body: impl Into<reqwest::Body>,
+        headers: &[(&str, &str)],
+    ) -> Answer {
+        let mut req = self
+            .http
+            .post(self.url("/api/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let resp = req.body(body).send().await.expect("request");
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.unwrap_or_default();
+        let body = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
+        Answer {
+            status,
+            headers,
+            body,
+            text,
+        }
+    }
+
+    /// A follow-up request (with `MCP-Protocol-Version: 2025-11-25`) and optional key.
+    pub async fn rpc(&self, method: &str, params: serde_json::Value, key: Option<&str>) -> Answer {
+        let body = serde_json::json!({"jsonrpc":"2.0","id":7,"method":method,"params":params});
+        let auth = key.map(|k| format!("Bearer {k}"));
+        let mut headers = vec![("mcp-protocol-version", "2025-11-25")];
+        if let Some(a) = &auth {
+            headers.push(("authorization", a.as_str()));
+        }
+        self.mcp_raw(body.to_string(), &headers).await
+    }
+
+    /// `tools/call`; returns the answer (check `result.isError` / `structuredContent`).
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: serde_json::Value,
+        key: Option<&str>,
+    ) -> Answer {
+        self.rpc(
+            "tools/call",
+            serde_json::json!({"name": tool, "arguments": arguments}),
+            key,
+        )
+        .await
+    }
+
+    /// A fresh agent key through the operator path (an account of `trust`).
+    pub async fn agent_key(&self, name: &str, trust: u8) -> String {
+        horst_gateway::accounts::create_account(&self.store, name, trust)
+            .await
+            .expect("create account");
+        horst_gateway::accounts::create_key(&self.store, name, None)
+            .await
+            .expect("create key")
+            .key
+    }
+}
+
+/// The structured result of a successful tool call (panics with the answer otherwise).
+#[allow(dead_code)]
+pub fn ok_result(a: &Answer) -> serde_json::Value {
+    assert_eq!(a.status, 200, "{}", a.text);
+    let r = &a.body["result"];
+    assert_eq!(r["isError"], false, "{}", a.text);
+    let text = r["content"][0]["text"].as_str().expect("text content");
+    let parsed: serde_json::Value = serde_json::from_str(text).expect("JSON text");
+    assert_eq!(
+        parsed, r["structuredContent"],
+        "text and structuredContent differ"
+    );
+    parsed
+}
+
+/// The error code of a failed tool call (panics if it did not fail as a tool error).
+#[allow(dead_code)]
+pub fn tool_error(a: &Answer) -> serde_json::Value {
+    assert_eq!(a.status, 200, "{}", a.text);
+    let r = &a.body["result"];
+    assert_eq!(r["isError"], true, "{}", a.text);
+    let text = r["content"][0]["text"].as_str().expect("text content");
+    let parsed: serde_json::Value = serde_json::from_str(text).expect("JSON text");
+    assert_eq!(parsed["ok"], false);
+    assert!(
+        r.get("structuredContent").is_none(),
+        "failures carry no structuredContent"
+    );
+    parsed["error"].clone()
+}
+
+impl TestApp {
+    /// Starts an in-process worker with the real engine; it stops when the sender drops.
+    pub fn start_engine_worker(&self) -> watch::Sender<bool> {
+        let (tx, rx) = watch::channel(false);
+        let runner = std::sync::Arc::new(horst_worker::EngineRunner::new(1).expect("planner pool"));
+        tokio::spawn(horst_worker::run(
+            self.queue.clone(),
+            runner,
+            horst_worker::WorkerIdentity::new(90, 1),
+            horst_worker::WorkerMetrics::register(&horst_telemetry::Metrics::new()),
+            rx,
+        ));
+        tx
+    }
+}
+
+/// The error code of a tool call's failure, or `Null` when it did not fail as a tool.
+#[allow(dead_code)]
+pub fn error_code(a: &Answer) -> serde_json::Value {
+    if a.body["result"]["isError"] != true {
+        return serde_json::Value::Null;
+    }
+    a.body["result"]["content"][0]["text"]
+        .as_str()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+        .map(|v| v["error"]["code"].clone())
+        .unwrap_or_default()
+}
+
+/// The parsed text of a tool result (success or failure).
+#[allow(dead_code)]
+pub fn result_text(a: &Answer) -> serde_json::Value {
+    a.body["result"]["content"][0]["text"]
+        .as_str()
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or_default()
 }

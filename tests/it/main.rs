@@ -6,10 +6,16 @@
 
 mod harness;
 
+mod agent_keys;
+mod burst;
 mod config_errors;
 mod health;
 mod jobs;
 mod lifecycle;
+mod mcp_clients;
+mod mcp_loop;
+mod mcp_tools;
+mod mcp_transport;
 mod shutdown;
 mod web_js;
 mod worker_process;

@@ -1,3 +1,6 @@
 //! One router per resource; `crate::router` merges them.
 
+pub mod agent_keys;
+pub mod guide;
 pub mod health;
+pub mod mcp;

@@ -1,0 +1,259 @@
+//! `POST /api/mcp`: the agent gateway's HTTP transport (a stateless subset of MCP Streamable
+//! HTTP). This file only does HTTP: the method, the gateway switch, the origin, burst limits,
+//! the content type, the body size and the key; the message itself goes to `horst_gateway`.
+//!
+//! The order of the checks is part of the contract: a wrong method is 405 before anything
+//! else, and a switched-off gateway is 404 before it reveals anything about its rules.
+
+use std::net::SocketAddr;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use axum::Router;
+use horst_config::GatewayMode;
+use horst_gateway::protocol::{self, codes};
+use horst_gateway::{AuthError, Message, Refusal, Reply};
+use http_body_util::BodyExt;
+use serde_json::Value;
+
+use crate::AppState;
+
+/// Request body limit: 3 MiB of compact JSON.
+pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+/// A body over the limit is still read (and dropped) up to this size, so the client gets its
+/// 413 instead of a reset connection while it is still sending.
+const DRAIN_LIMIT_BYTES: usize = 64 * 1024 * 1024;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/mcp", any(mcp))
+}
+
+fn rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
+    json_response(status, protocol::error(Value::Null, code, message, None))
+}
+
+fn json_response(status: StatusCode, body: Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+pub(crate) fn method_not_allowed() -> Response {
+    let mut r = rpc_error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        codes::REFUSED,
+        "only POST is supported (one JSON-RPC message per request; no SSE stream, no sessions)",
+    );
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    r
+}
+
+/// 429 with `Retry-After` in whole seconds.
+pub(crate) fn too_many(retry_after: u64, body: Response) -> Response {
+    let mut r = body;
+    *r.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+    if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
+        r.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    r
+}
+
+/// `application/json`, optionally with parameters (`; charset=utf-8`).
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+}
+
+pub(crate) enum BodyError {
+    TooLarge,
+    Broken,
+}
+
+/// Reads at most `limit` bytes; a larger body is drained (up to a cap) and refused.
+pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
+    let mut body = body;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|_| BodyError::Broken)?;
+        if let Ok(data) = frame.into_data() {
+            seen += data.len();
+            if seen <= limit {
+                buf.extend_from_slice(&data);
+            } else if seen > DRAIN_LIMIT_BYTES {
+                return Err(BodyError::TooLarge);
+            }
+        }
+    }
+    if seen > limit {
+        return Err(BodyError::TooLarge);
+    }
+    Ok(Bytes::from(buf))
+}
+
+/// The client's address: the TCP peer, or what trusted proxies forwarded.
+pub(crate) fn client_ip(
+    state: &AppState,
+    peer: Option<SocketAddr>,
+    headers: &HeaderMap,
+) -> std::net::IpAddr {
+    let peer = peer
+        .map(|p| p.ip())
+        .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED));
+    let forwarded = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok());
+    state.agents.proxies.resolve(peer, forwarded).0
+}
+
+async fn mcp(State(state): State<AppState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let (method, headers) = (parts.method, parts.headers);
+    let peer = parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0);
+    if method != Method::POST {
+        return method_not_allowed();
+    }
+    let store = &state.store;
+    let mode = match horst_gateway::mode(store, &state.config).await {
+        Ok(m) => m,
+        Err(e) => return crate::ApiError::internal(format!("gateway mode: {e}")).into_response(),
+    };
+    if mode == GatewayMode::Off {
+        return rpc_error(
+            StatusCode::NOT_FOUND,
+            codes::REFUSED,
+            "the agent gateway is switched off",
+        );
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let allowed = origin.to_str().is_ok_and(|o| {
+            state
+                .config
+                .gateway
+                .allowed_origins
+                .iter()
+                .any(|a| a.trim_end_matches('/').eq_ignore_ascii_case(o))
+        });
+        if !allowed {
+            return rpc_error(
+                StatusCode::FORBIDDEN,
+                codes::REFUSED,
+                "requests with this Origin are refused; agents send no Origin header",
+            );
+        }
+    }
+    let ip = client_ip(&state, peer, &headers);
+    if let Err(limited) = state.agents.burst.check_ip(ip) {
+        let s = limited.retry_after_seconds();
+        return too_many(
+            s,
+            rpc_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                codes::REFUSED,
+                &format!(
+                    "burst limit: at most {} requests per minute per address; retry after {s} s",
+                    state.config.gateway.burst_per_ip_per_minute
+                ),
+            ),
+        );
+    }
+    if !is_json(&headers) {
+        return rpc_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            codes::REFUSED,
+            "send Content-Type: application/json",
+        );
+    }
+    let bytes = match read_body(body, MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(BodyError::TooLarge) => {
+            let mut r = rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                codes::REFUSED,
+                "the request body is over 3 MiB",
+            );
+            r.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return r;
+        }
+        Err(BodyError::Broken) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                codes::PARSE_ERROR,
+                "the request body could not be read",
+            )
+        }
+    };
+    let auth = headers
+        .get(header::AUTHORIZATION)
+        .map(|v| v.to_str().unwrap_or("invalid"));
+    let caller = match horst_gateway::accounts::authenticate(store, auth).await {
+        Ok(c) => c,
+        Err(AuthError::Unauthorized(m)) => return unauthorized(&m),
+        Err(AuthError::Blocked(m)) => return rpc_error(StatusCode::FORBIDDEN, codes::REFUSED, &m),
+        Err(AuthError::Store(e)) => {
+            return crate::ApiError::internal(format!("authenticate: {e}")).into_response()
+        }
+    };
+    if let Some(account) = &caller {
+        if let Err(limited) = state.agents.burst.check_account(&account.name) {
+            let s = limited.retry_after_seconds();
+            return too_many(
+                s,
+                rpc_error(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    codes::REFUSED,
+                    &format!("burst limit: at most {} requests per minute per account; retry after {s} s", state.config.gateway.burst_per_account_per_minute),
+                ),
+            );
+        }
+    }
+    let version = headers
+        .get("mcp-protocol-version")
+        .map(|v| v.to_str().unwrap_or("invalid"));
+    let reply = state
+        .agents
+        .gateway
+        .handle(Message {
+            body: &bytes,
+            protocol_version: version,
+            caller: caller.as_ref(),
+            read_only: mode == GatewayMode::ReadOnly,
+        })
+        .await;
+    match reply {
+        Reply::Json(v) => json_response(StatusCode::OK, v),
+        Reply::Accepted => StatusCode::ACCEPTED.into_response(),
+        Reply::Refused { refusal, body } => match refusal {
+            Refusal::BadRequest => json_response(StatusCode::BAD_REQUEST, body),
+            Refusal::Forbidden => json_response(StatusCode::FORBIDDEN, body),
+            Refusal::Unauthorized => {
+                let mut r = json_response(StatusCode::UNAUTHORIZED, body);
+                r.headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                r
+            }
+        },
+    }
+}
+
+fn unauthorized(message: &str) -> Response {
+    let mut r = rpc_error(StatusCode::UNAUTHORIZED, codes::REFUSED, message);
+    r.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    r
+}

@@ -1,0 +1,543 @@
+//! Accounts and agent keys in Redis.
+//!
+//! Layout (under the store prefix):
+//! - `account:<name>` hash: `name`, `kind` (`agent`/`human`), `trust`, `blocked`,
+//!   `displayName`, `createdAtMs`
+//! - `account:<name>:keys` set: SHA-256 hashes of the account's active keys
+//! - `key:<sha256>` hash: `hash`, `id`, `prefix`, `account`, `label`, `createdAtMs`, `revoked`
+//! - `keyprefix:<prefix>` string: the hash of the key with that prefix (for revocation)
+//! - `agentkeys:net:<network>` and `agentkeys:all` sorted sets: self-service creations of
+//!   the last 24 hours (rolling caps)
+//!
+//! Architecture invariant: a key is shown once and stored only as its SHA-256.
+
+use redis::AsyncCommands;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use horst_store::Store;
+
+/// At most this many active keys per account.
+pub const MAX_ACTIVE_KEYS: usize = 5;
+pub const KEY_PREFIX: &str = "gcv_";
+const KEY_HEX: usize = 48;
+pub const SELF_SERVICE_WINDOW_MS: u64 = 24 * 3600 * 1000;
+pub const SELF_SERVICE_PER_NETWORK: u32 = 3;
+pub const SELF_SERVICE_TOTAL: u32 = 50;
+
+/// The authenticated caller of a key tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Account {
+    pub name: String,
+    pub trust: u8,
+    pub blocked: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    /// Unknown, malformed or revoked key: 401.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// The key's account is blocked: 403.
+    #[error("{0}")]
+    Blocked(String),
+    #[error("store: {0}")]
+    Store(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AccountError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    /// `network_cap` / `daily_cap` with the seconds until a slot frees up.
+    #[error("{code}: {message}")]
+    Cap {
+        code: &'static str,
+        message: String,
+        retry_after_seconds: u64,
+    },
+    #[error("store: {0}")]
+    Store(String),
+}
+
+impl From<redis::RedisError> for AccountError {
+    fn from(e: redis::RedisError) -> Self {
+        AccountError::Store(e.to_string())
+    }
+}
+
+/// A key as shown once to its creator.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedKey {
+    pub key: String,
+    pub id: String,
+    pub prefix: String,
+    pub username: String,
+    pub display_name: Option<String>,
+    pub created_at: String,
+}
+
+pub fn hash_key(key: &str) -> String {
+    hex::encode(Sha256::digest(key.as_bytes()))
+}
+
+fn well_formed(key: &str) -> bool {
+    key.len() == KEY_PREFIX.len() + KEY_HEX
+        && key.starts_with(KEY_PREFIX)
+        && key[KEY_PREFIX.len()..]
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+pub(crate) fn random_hex(bytes: usize) -> Result<String, String> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).map_err(|e| format!("no randomness: {e}"))?;
+    Ok(hex::encode(buf))
+}
+
+/// Milliseconds since the epoch as RFC 3339 UTC (`2026-11-30T23:59:59.123Z`).
+pub fn rfc3339(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil-from-days (Howard Hinnant), valid for the proleptic Gregorian calendar.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        ms % 1000
+    )
+}
+
+pub(crate) async fn redis_now_ms(store: &Store) -> Result<u64, redis::RedisError> {
+    let (s, us): (u64, u64) = redis::cmd("TIME").query_async(&mut store.conn()).await?;
+    Ok(s * 1000 + us / 1000)
+}
+
+/// Names an operator may give accounts: 2-32 lowercase letters, digits, `_` or `-`.
+pub fn valid_account_name(name: &str) -> bool {
+    (2..=32).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
+/// Resolves an `Authorization` header value to the caller; `Ok(None)` without one.
+pub async fn authenticate(
+    store: &Store,
+    header: Option<&str>,
+) -> Result<Option<Account>, AuthError> {
+    let Some(header) = header else {
+        return Ok(None);
+    };
+    let unauthorized = || {
+        AuthError::Unauthorized(
+            "unknown, malformed or revoked agent key; send `Authorization: Bearer gcv_...` with an active key".into(),
+        )
+    };
+    let token = header
+        .strip_prefix("Bearer ")
+        .or_else(|| header.strip_prefix("bearer "))
+        .map(str::trim)
+        .ok_or_else(unauthorized)?;
+    if !well_formed(token) {
+        return Err(unauthorized());
+    }
+    let hash = hash_key(token);
+    let mut conn = store.conn();
+    let fields: Vec<Option<String>> = redis::cmd("HMGET")
+        .arg(store.key(&format!("key:{hash}")))
+        .arg(&["hash", "account", "revoked"])
+        .query_async(&mut conn)
+        .await
+        .map_err(|e| AuthError::Store(e.to_string()))?;
+    let (Some(stored), Some(account), Some(revoked)) = (
+        fields.first().cloned().flatten(),
+        fields.get(1).cloned().flatten(),
+        fields.get(2).cloned().flatten(),
+    ) else {
+        return Err(unauthorized());
+    };
+    // The lookup is by hash already; the constant-time compare keeps a corrupted or
+    // colliding record from ever matching by accident and costs nothing.
+    if !bool::from(stored.as_bytes().ct_eq(hash.as_bytes())) || revoked != "0" {
+        return Err(unauthorized());
+    }
+    let acct = load_account(store, &account)
+        .await
+        .map_err(|e| AuthError::Store(e.to_string()))?
+        .ok_or_else(unauthorized)?;
+    if acct.blocked {
+        return Err(AuthError::Blocked(
+            "this account is blocked; its keys are refused".into(),
+        ));
+    }
+    Ok(Some(acct))
+}
+
+pub async fn load_account(store: &Store, name: &str) -> Result<Option<Account>, redis::RedisError> {
+    let fields: Vec<Option<String>> = redis::cmd("HMGET")
+        .arg(store.key(&format!("account:{name}")))
+        .arg(&["name", "trust", "blocked"])
+        .query_async(&mut store.conn())
+        .await?;
+    let Some(n) = fields.first().cloned().flatten() else {
+        return Ok(None);
+    };
+    Ok(Some(Account {
+        name: n,
+        trust: fields
+            .get(1)
+            .cloned()
+            .flatten()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(0),
+        blocked: fields.get(2).cloned().flatten().as_deref() == Some("1"),
+    }))
+}
+
+/// `horst admin account create NAME [--trust N]`: a human (operator-made) account.
+pub async fn create_account(store: &Store, name: &str, trust: u8) -> Result<(), AccountError> {
+    if !valid_account_name(name) {
+        return Err(AccountError::Invalid(format!(
+            "{name:?} is not a valid account name: 2-32 lowercase letters, digits, _ or -"
+        )));
+    }
+    if name.starts_with("agent-") {
+        return Err(AccountError::Invalid(
+            "names starting with agent- are for self-service agent accounts".into(),
+        ));
+    }
+    if trust > 2 {
+        return Err(AccountError::Invalid("trust must be 0, 1 or 2".into()));
+    }
+    let now = redis_now_ms(store).await?;
+    let created: i64 = redis::Script::new(
+        r#"
+        if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+        redis.call('HSET', KEYS[1], 'name', ARGV[1], 'kind', 'human', 'trust', ARGV[2],
+            'blocked', '0', 'displayName', '', 'createdAtMs', ARGV[3])
+        return 1"#,
+    )
+    .key(store.key(&format!("account:{name}")))
+    .arg(name)
+    .arg(trust)
+    .arg(now)
+    .invoke_async(&mut store.conn())
+    .await?;
+    if created == 0 {
+        return Err(AccountError::Conflict(format!("account {name} exists")));
+    }
+    Ok(())
+}
+
+/// Sets an account's trust tier or blocked flag (operator).
+pub async fn set_account_field(
+    store: &Store,
+    name: &str,
+    field: &str,
+    value: &str,
+) -> Result<(), AccountError> {
+    let key = store.key(&format!("account:{name}"));
+    let mut conn = store.conn();
+    if !conn.exists::<_, bool>(&key).await? {
+        return Err(AccountError::NotFound(format!("no account {name}")));
+    }
+    let _: () = conn.hset(&key, field, value).await?;
+    Ok(())
+}
+
+fn new_key_material() -> Result<(String, String, String), AccountError> {
+    let key = format!(
+        "{KEY_PREFIX}{}",
+        random_hex(KEY_HEX / 2).map_err(AccountError::Store)?
+    );
+    let prefix = key[..KEY_PREFIX.len() + 8].to_string();
+    let id = format!("key-{}", random_hex(8).map_err(AccountError::Store)?);
+    Ok((key, prefix, id))
+}
+
+/// `horst admin key create ACCOUNT [--label L]`: a new key for an existing account.
+pub async fn create_key(
+    store: &Store,
+    account: &str,
+    label: Option<&str>,
+) -> Result<CreatedKey, AccountError> {
+    let label = clean_label(label)?;
+    let (key, prefix, id) = new_key_material()?;
+    let hash = hash_key(&key);
+    let now = redis_now_ms(store).await?;
+    let result: i64 = redis::Script::new(
+        r#"
+        if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+        if redis.call('SCARD', KEYS[2]) >= tonumber(ARGV[7]) then return 0 end
+        if not redis.call('SET', KEYS[4], ARGV[1], 'NX') then return -2 end
+        redis.call('HSET', KEYS[3], 'hash', ARGV[1], 'id', ARGV[2], 'prefix', ARGV[3],
+            'account', ARGV[4], 'label', ARGV[5], 'createdAtMs', ARGV[6], 'revoked', '0')
+        redis.call('SADD', KEYS[2], ARGV[1])
+        return 1"#,
+    )
+    .key(store.key(&format!("account:{account}")))
+    .key(store.key(&format!("account:{account}:keys")))
+    .key(store.key(&format!("key:{hash}")))
+    .key(store.key(&format!("keyprefix:{prefix}")))
+    .arg(&hash)
+    .arg(&id)
+    .arg(&prefix)
+    .arg(account)
+    .arg(&label)
+    .arg(now)
+    .arg(MAX_ACTIVE_KEYS)
+    .invoke_async(&mut store.conn())
+    .await?;
+    match result {
+        1 => Ok(CreatedKey {
+            key,
+            id,
+            prefix,
+            username: account.to_string(),
+            display_name: None,
+            created_at: rfc3339(now),
+        }),
+        0 => Err(AccountError::Conflict(format!(
+            "account {account} already has {MAX_ACTIVE_KEYS} active keys; revoke one first"
+        ))),
+        -1 => Err(AccountError::NotFound(format!("no account {account}"))),
+        _ => Err(AccountError::Store(
+            "key prefix collision; try again".into(),
+        )),
+    }
+}
+
+/// `horst admin key revoke PREFIX`: revokes the key with this prefix (`gcv_xxxxxxxx`).
+pub async fn revoke_key(store: &Store, prefix: &str) -> Result<String, AccountError> {
+    let mut conn = store.conn();
+    let hash: Option<String> = conn.get(store.key(&format!("keyprefix:{prefix}"))).await?;
+    let Some(hash) = hash else {
+        return Err(AccountError::NotFound(format!(
+            "no key with prefix {prefix}"
+        )));
+    };
+    let key = store.key(&format!("key:{hash}"));
+    let account: Option<String> = conn.hget(&key, "account").await?;
+    let account = account.unwrap_or_default();
+    let _: () = redis::pipe()
+        .atomic()
+        .hset(&key, "revoked", "1")
+        .srem(store.key(&format!("account:{account}:keys")), &hash)
+        .query_async(&mut conn)
+        .await?;
+    Ok(account)
+}
+
+/// Validates an optional display name (1-30 characters after cleaning; not reserved; not a
+/// username).
+pub async fn clean_display_name(
+    store: &Store,
+    raw: Option<&str>,
+) -> Result<Option<String>, AccountError> {
+    let Some(raw) = raw else { return Ok(None) };
+    let name = crate::text::clean_line(raw);
+    let n = name.chars().count();
+    if !(1..=30).contains(&n) {
+        return Err(AccountError::Invalid(
+            "displayName must be 1-30 characters (control and invisible characters are removed)"
+                .into(),
+        ));
+    }
+    if crate::text::reserved(&name) {
+        return Err(AccountError::Invalid(format!(
+            "displayName {name:?} is reserved"
+        )));
+    }
+    let lower = name.to_lowercase();
+    if valid_account_name(&lower) {
+        let exists: bool = store
+            .conn()
+            .exists(store.key(&format!("account:{lower}")))
+            .await?;
+        if exists {
+            return Err(AccountError::Invalid(format!(
+                "displayName {name:?} equals a username; choose another"
+            )));
+        }
+    }
+    Ok(Some(name))
+}
+
+fn clean_label(raw: Option<&str>) -> Result<String, AccountError> {
+    let label = raw.map(crate::text::clean_line).unwrap_or_default();
+    if label.chars().count() > 40 {
+        return Err(AccountError::Invalid(
+            "label must be at most 40 characters".into(),
+        ));
+    }
+    Ok(label)
+}
+
+/// The network an address belongs to for the per-network cap: its /24 (IPv4) or /64 (IPv6).
+pub fn network_of(ip: std::net::IpAddr) -> String {
+    match ip {
+        std::net::IpAddr::V4(v4) => {
+            let o = v4.octets();
+            format!("{}.{}.{}.0/24", o[0], o[1], o[2])
+        }
+        std::net::IpAddr::V6(v6) => {
+            let s = v6.segments();
+            format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+        }
+    }
+}
+
+/// `POST /api/agent-keys`: an agent account (`agent-xxxxxxxx`, trust 0) and its key in one
+/// atomic step, within the rolling 24-hour caps.
+pub async fn create_agent(
+    store: &Store,
+    client: std::net::IpAddr,
+    display_name: Option<&str>,
+    label: Option<&str>,
+) -> Result<CreatedKey, AccountError> {
+    let display = clean_display_name(store, display_name).await?;
+    let label = clean_label(label)?;
+    let network = network_of(client);
+    for _ in 0..5 {
+        let username = format!("agent-{}", random_hex(4).map_err(AccountError::Store)?);
+        let (key, prefix, id) = new_key_material()?;
+        let hash = hash_key(&key);
+        let member = random_hex(8).map_err(AccountError::Store)?;
+        let reply: Vec<redis::Value> = redis::Script::new(
+            r#"
+            local t = redis.call('TIME')
+            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            local window = tonumber(ARGV[1])
+            redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+            redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
+            local function wait(k)
+                local oldest = redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')
+                if oldest[2] then return tonumber(oldest[2]) + window - now end
+                return window
+            end
+            if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return {'network_cap', wait(KEYS[1])} end
+            if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return {'daily_cap', wait(KEYS[2])} end
+            if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[6]) == 1 then return {'collision', 0} end
+            redis.call('ZADD', KEYS[1], now, ARGV[4])
+            redis.call('ZADD', KEYS[2], now, ARGV[4])
+            redis.call('PEXPIRE', KEYS[1], window)
+            redis.call('PEXPIRE', KEYS[2], window)
+            redis.call('HSET', KEYS[3], 'name', ARGV[5], 'kind', 'agent', 'trust', '0', 'blocked', '0',
+                'displayName', ARGV[6], 'createdAtMs', now)
+            redis.call('HSET', KEYS[5], 'hash', ARGV[7], 'id', ARGV[8], 'prefix', ARGV[9],
+                'account', ARGV[5], 'label', ARGV[10], 'createdAtMs', now, 'revoked', '0')
+            redis.call('SADD', KEYS[4], ARGV[7])
+            redis.call('SET', KEYS[6], ARGV[7])
+            return {'ok', now}"#,
+        )
+        .key(store.key(&format!("agentkeys:net:{network}")))
+        .key(store.key("agentkeys:all"))
+        .key(store.key(&format!("account:{username}")))
+        .key(store.key(&format!("account:{username}:keys")))
+        .key(store.key(&format!("key:{hash}")))
+        .key(store.key(&format!("keyprefix:{prefix}")))
+        .arg(SELF_SERVICE_WINDOW_MS)
+        .arg(SELF_SERVICE_PER_NETWORK)
+        .arg(SELF_SERVICE_TOTAL)
+        .arg(&member)
+        .arg(&username)
+        .arg(display.as_deref().unwrap_or(""))
+        .arg(&hash)
+        .arg(&id)
+        .arg(&prefix)
+        .arg(&label)
+        .invoke_async(&mut store.conn())
+        .await?;
+        let status = match reply.first() {
+            Some(redis::Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
+            Some(redis::Value::SimpleString(s)) => s.clone(),
+            _ => String::new(),
+        };
+        let number = match reply.get(1) {
+            Some(redis::Value::Int(n)) => (*n).max(0) as u64,
+            _ => 0,
+        };
+        match status.as_str() {
+            "ok" => {
+                return Ok(CreatedKey {
+                    key,
+                    id,
+                    prefix,
+                    username,
+                    display_name: display,
+                    created_at: rfc3339(number),
+                })
+            }
+            "network_cap" => {
+                return Err(AccountError::Cap {
+                    code: "network_cap",
+                    message: format!(
+                        "your network already created {SELF_SERVICE_PER_NETWORK} keys in the last 24 hours"
+                    ),
+                    retry_after_seconds: number.div_ceil(1000).max(1),
+                })
+            }
+            "daily_cap" => {
+                return Err(AccountError::Cap {
+                    code: "daily_cap",
+                    message: format!("{SELF_SERVICE_TOTAL} keys were created in the last 24 hours"),
+                    retry_after_seconds: number.div_ceil(1000).max(1),
+                })
+            }
+            "collision" => continue,
+            other => return Err(AccountError::Store(format!("unexpected script reply {other:?}"))),
+        }
+    }
+    Err(AccountError::Store(
+        "could not find a free agent name".into(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_shape() {
+        let (key, prefix, id) = new_key_material().unwrap();
+        assert!(well_formed(&key), "{key}");
+        assert!(key.starts_with(&prefix));
+        assert_eq!(prefix.len(), 12);
+        assert!(id.starts_with("key-"));
+        assert!(!well_formed("gcv_xyz"));
+        assert!(!well_formed(&key.to_uppercase()));
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(1_796_083_199_123), "2026-11-30T23:59:59.123Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn networks() {
+        assert_eq!(network_of("192.0.2.77".parse().unwrap()), "192.0.2.0/24");
+        assert_eq!(
+            network_of("2001:db8:1:2:3::4".parse().unwrap()),
+            "2001:db8:1:2::/64"
+        );
+    }
+}

@@ -1,0 +1,472 @@
+//! The job tools (`playtest_map`, `simulate_replay`, `submit_level`, `get_submission`).
+//!
+//! Order: input limits first (nothing else happens on bad input), then for a submission the
+//! cheap store checks (name, parent, Labor cap, storage), then admission (idempotency, caps,
+//! quotas, reservation: one atomic step in the queue), then a race-free wait with a drop
+//! guard, so a client that goes away while its job is queued leaves nothing charged.
+//!
+//! Submissions: the worker only referees. This handler, still connected, stores the
+//! revision when the result says `won` and annotates the job with `revisionId`. If the
+//! client leaves first, nothing is published and the job is annotated with the reason
+//! (design reading: "a submit whose client left publishes nothing and records why").
+
+use std::time::Duration;
+
+use horst_queue::{Admission, JobKind, JobRecord, JobSpec, JobState, QueueError};
+use serde_json::{json, Map, Value};
+
+use crate::args::Args;
+use crate::revisions::{self, NewRevision};
+use crate::{Account, Gateway, ToolError};
+
+/// Why a finished submission has no revision, stored on the job.
+const UNPUBLISHED_FIELD: &str = "unpublished";
+const REVISION_ERROR_FIELD: &str = "revisionError";
+
+impl From<QueueError> for ToolError {
+    fn from(e: QueueError) -> Self {
+        match e {
+            QueueError::Busy {
+                retry_after_seconds,
+                message,
+            } => ToolError::new("busy", message).with("retryAfterSeconds", retry_after_seconds),
+            QueueError::Quota {
+                scope,
+                retry_after_seconds,
+                message,
+            } => ToolError::new("quota", message)
+                .with("scope", serde_json::to_value(scope).unwrap_or(Value::Null))
+                .with("retryAfterSeconds", retry_after_seconds),
+            QueueError::Conflict { message } => ToolError::new("conflict", message),
+            QueueError::Store(detail) => ToolError::internal(format!("queue: {detail}")),
+        }
+    }
+}
+
+/// Annotates a submission job whose client left, once the job has finished.
+struct LeftGuard {
+    queue: Option<horst_queue::Queue>,
+    job_id: String,
+    wait: Duration,
+}
+
+impl LeftGuard {
+    fn disarm(mut self) {
+        self.queue = None;
+    }
+}
+
+impl Drop for LeftGuard {
+    fn drop(&mut self) {
+        let Some(queue) = self.queue.take() else {
+            return;
+        };
+        let id = std::mem::take(&mut self.job_id);
+        let wait = self.wait;
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                if let Ok(rec) = queue.wait(&id, wait).await {
+                    if rec.state == JobState::Succeeded {
+                        let _ = queue
+                            .annotate(
+                                &id,
+                                UNPUBLISHED_FIELD,
+                                json!("the client disconnected before the check finished; nothing was published"),
+                            )
+                            .await;
+                    }
+                }
+            });
+        }
+    }
+}
+
+fn failure_error(rec: &JobRecord) -> ToolError {
+    let Some(f) = &rec.failure else {
+        return ToolError::new(
+            "cancelled",
+            format!("job {} ended without a result", rec.id),
+        )
+        .with("jobId", rec.id.clone());
+    };
+    let code = match f.code.as_str() {
+        "invalid_input" => "invalid_input",
+        "too_large" => "too_large",
+        "validation_failed" => "validation_failed",
+        "busy" => "busy",
+        "quota" => "quota",
+        "timeout" => "timeout",
+        "cancelled" => "cancelled",
+        "conflict" => "conflict",
+        "engine_mismatch" => "engine_mismatch",
+        "engine_unavailable" => "engine_unavailable",
+        "forbidden" => "forbidden",
+        "not_found" => "not_found",
+        _ => "internal_error",
+    };
+    let mut e = ToolError::new(code, f.message.clone());
+    if let Value::Object(details) = &f.details {
+        for (k, v) in details {
+            e.details.insert(k.clone(), v.clone());
+        }
+    }
+    e.with("jobId", rec.id.clone())
+}
+
+impl Gateway {
+    pub(crate) async fn remaining(&self, caller: &Account) -> Option<Value> {
+        match self.queue.remaining(&caller.name, caller.trust).await {
+            Ok(r) => serde_json::to_value(r).ok(),
+            Err(e) => {
+                tracing::warn!(error = %e, "remaining quota unavailable");
+                None
+            }
+        }
+    }
+
+    fn wait_limit(&self) -> Duration {
+        Duration::from_secs(self.config.queue.wait_seconds)
+    }
+
+    pub(crate) async fn run_job_tool(
+        &self,
+        name: &str,
+        arguments: Option<&Value>,
+        caller: &Account,
+    ) -> Result<Value, ToolError> {
+        match name {
+            "playtest_map" => {
+                let a = Args::new(arguments, &["map", "seed", "idempotencyKey"])?;
+                let map = a.map()?;
+                let seed = a.int("seed", 0, u32::MAX as i64)?.unwrap_or(1);
+                let idem = a.required_id("idempotencyKey")?;
+                let input = json!({ "map": map, "seed": seed });
+                self.run_job(JobKind::Playtest, input, idem, caller, None)
+                    .await
+            }
+            "simulate_replay" => {
+                let a = Args::new(arguments, &["map", "replay", "idempotencyKey"])?;
+                let map = a.map()?;
+                let (_, replay) = a.replay()?;
+                let idem = a.required_id("idempotencyKey")?;
+                let input = json!({ "map": map, "replay": replay });
+                self.run_job(JobKind::Simulate, input, idem, caller, None)
+                    .await
+            }
+            "submit_level" => {
+                let a = Args::new(
+                    arguments,
+                    &[
+                        "name",
+                        "parentRevisionId",
+                        "map",
+                        "replay",
+                        "idempotencyKey",
+                    ],
+                )?;
+                let level = a.name("name")?;
+                let parent = a.id("parentRevisionId")?;
+                let map = a.map()?;
+                let (_, replay) = a.replay()?;
+                let idem = a.required_id("idempotencyKey")?;
+                // A retry of a recorded submission skips the checks (its own revision may be
+                // what fills the Labor cap now); the queue answers it from the record.
+                let retry: bool = redis::AsyncCommands::exists(
+                    &mut self.store.conn(),
+                    self.store.key(&format!("idem:{}:{idem}", caller.name)),
+                )
+                .await?;
+                if !retry {
+                    let bytes = revisions::evidence_bytes(map, replay, &json!({}))
+                        // the acceptance report is small; leave room for it
+                        + 1024;
+                    revisions::preflight(
+                        &self.store,
+                        &caller.name,
+                        level,
+                        parent,
+                        bytes,
+                        self.budgets(caller.trust),
+                    )
+                    .await?;
+                }
+                let input = json!({
+                    "map": map, "replay": replay, "name": level, "parentRevisionId": parent,
+                });
+                let submit = Submission {
+                    name: level,
+                    parent,
+                };
+                self.run_job(JobKind::Submit, input, idem, caller, Some(submit))
+                    .await
+            }
+            _ => {
+                let a = Args::new(arguments, &["jobId"])?;
+                let id = a.required_id("jobId")?;
+                self.get_submission(id, caller).await
+            }
+        }
+    }
+
+    async fn run_job(
+        &self,
+        kind: JobKind,
+        input: Value,
+        idem: &str,
+        caller: &Account,
+        submit: Option<Submission<'_>>,
+    ) -> Result<Value, ToolError> {
+        let admission = self
+            .queue
+            .admit(JobSpec {
+                kind,
+                account: caller.name.clone(),
+                trust: caller.trust,
+                idempotency_key: idem.to_string(),
+                input: input.clone(),
+            })
+            .await?;
+        let (record, replayed) = match admission {
+            Admission::Replayed(rec) => (rec, true),
+            Admission::New(rec) => {
+                let guard = self.queue.cancel_guard(&rec.id);
+                let left = submit.as_ref().map(|_| LeftGuard {
+                    queue: Some(self.queue.clone()),
+                    job_id: rec.id.clone(),
+                    wait: self.wait_limit() + Duration::from_secs(60),
+                });
+                let done = self.queue.wait(&rec.id, self.wait_limit()).await;
+                guard.disarm();
+                let done = done?;
+                let out = self
+                    .finish(&done, &input, caller, submit.as_ref(), false)
+                    .await;
+                if let Some(l) = left {
+                    l.disarm();
+                }
+                return out;
+            }
+        };
+        self.finish(&record, &input, caller, submit.as_ref(), replayed)
+            .await
+    }
+
+    /// The tool result of a job record (fresh or replayed).
+    async fn finish(
+        &self,
+        rec: &JobRecord,
+        input: &Value,
+        caller: &Account,
+        submit: Option<&Submission<'_>>,
+        replayed: bool,
+    ) -> Result<Value, ToolError> {
+        let remaining = self.remaining(caller).await;
+        let pending = |rec: &JobRecord| {
+            let mut v = json!({
+                "jobId": rec.id, "pending": true, "state": rec.state.as_str(),
+                "replayed": replayed,
+            });
+            if let Some(r) = &remaining {
+                v["remaining"] = r.clone();
+            }
+            Ok(v)
+        };
+        match rec.state {
+            JobState::Queued | JobState::Running => return pending(rec),
+            JobState::Failed | JobState::Cancelled => return Err(failure_error(rec)),
+            JobState::Succeeded => {}
+        }
+        let result = rec.result.clone().unwrap_or(Value::Null);
+        let Value::Object(mut out) = result.clone() else {
+            return Err(ToolError::internal(format!(
+                "job {} succeeded without a result object",
+                rec.id
+            )));
+        };
+        let Some(submit) = submit else {
+            // playtest / simulate: the result as the worker recorded it.
+            out.insert("jobId".into(), json!(rec.id));
+            if replayed {
+                out.insert("replayed".into(), json!(true));
+            }
+            if let Some(r) = remaining {
+                out.insert("remaining".into(), r);
+            }
+            return Ok(Value::Object(out));
+        };
+        if result["won"] != true {
+            let mut e = ToolError::new(
+                "validation_failed",
+                format!(
+                    "the replay does not win on this map (outcome {}); nothing was stored; check it with simulate_replay",
+                    result["outcome"].as_str().unwrap_or("unknown")
+                ),
+            )
+            .with("jobId", rec.id.clone());
+            for k in ["outcome", "ticks", "deathTick", "position", "dead"] {
+                if let Some(v) = result.get(k) {
+                    e = e.with(k, v.clone());
+                }
+            }
+            return Err(e);
+        }
+        let revision_id = match result.get("revisionId").and_then(Value::as_str) {
+            Some(id) => id.to_string(),
+            None if replayed => {
+                if let Some(reason) = result.get(UNPUBLISHED_FIELD).and_then(Value::as_str) {
+                    return Err(ToolError::new(
+                        "cancelled",
+                        format!("{reason}; submit again with a fresh idempotencyKey"),
+                    )
+                    .with("jobId", rec.id.clone()));
+                }
+                if let Some(err) = result.get(REVISION_ERROR_FIELD) {
+                    let code = match err["code"].as_str() {
+                        Some("quota") => "quota",
+                        Some("forbidden") => "forbidden",
+                        Some("validation_failed") => "validation_failed",
+                        Some("conflict") => "conflict",
+                        _ => "internal_error",
+                    };
+                    return Err(ToolError::new(
+                        code,
+                        err["message"].as_str().unwrap_or("not stored").to_string(),
+                    )
+                    .with("jobId", rec.id.clone()));
+                }
+                // The first call is between the check and storing; read it shortly.
+                return pending(rec);
+            }
+            None => {
+                self.store_submission(rec, &result, input, caller, submit)
+                    .await?
+            }
+        };
+        let acceptance = strip(
+            &result,
+            &[UNPUBLISHED_FIELD, REVISION_ERROR_FIELD, "revisionId"],
+        );
+        let mut v = json!({
+            "jobId": rec.id,
+            "revisionId": revision_id,
+            "name": submit.name,
+            "mapHash": result["mapHash"],
+            "state": "labor",
+            "seed": input["replay"]["seed"],
+            "ticks": result["ticks"],
+            "engineVersion": result["engineVersion"],
+            "policyVersion": result["policyVersion"],
+            "acceptance": acceptance,
+        });
+        if let Ok(Some(state)) = revisions::revision_state(&self.store, &revision_id).await {
+            v["state"] = json!(state);
+        }
+        if replayed {
+            v["replayed"] = json!(true);
+        }
+        if let Some(r) = remaining {
+            v["remaining"] = r;
+        }
+        Ok(v)
+    }
+
+    async fn store_submission(
+        &self,
+        rec: &JobRecord,
+        result: &Value,
+        input: &Value,
+        caller: &Account,
+        submit: &Submission<'_>,
+    ) -> Result<String, ToolError> {
+        let map = input["map"].as_str().unwrap_or_default();
+        let replay = &input["replay"];
+        let acceptance = strip(result, &[]);
+        let stored = revisions::store_revision(
+            &self.store,
+            &NewRevision {
+                owner: &caller.name,
+                name: submit.name,
+                parent: submit.parent,
+                map,
+                replay,
+                seed: replay["seed"].as_u64().unwrap_or(0) as u32,
+                ticks: result["ticks"].as_u64().unwrap_or(0),
+                map_hash: result["mapHash"].as_str().unwrap_or_default(),
+                engine_version: result["engineVersion"].as_str().unwrap_or_default(),
+                policy_version: result["policyVersion"].as_str().unwrap_or_default(),
+                acceptance: &acceptance,
+                job_id: &rec.id,
+            },
+            self.budgets(caller.trust),
+        )
+        .await;
+        match stored {
+            Ok((id, _)) => {
+                self.queue
+                    .annotate(&rec.id, "revisionId", json!(id))
+                    .await?;
+                Ok(id)
+            }
+            Err(e) => {
+                let _ = self
+                    .queue
+                    .annotate(
+                        &rec.id,
+                        REVISION_ERROR_FIELD,
+                        json!({ "code": e.code, "message": e.message }),
+                    )
+                    .await;
+                Err(e.with("jobId", rec.id.clone()))
+            }
+        }
+    }
+
+    async fn get_submission(&self, id: &str, caller: &Account) -> Result<Value, ToolError> {
+        let rec = self
+            .queue
+            .get(id)
+            .await?
+            .filter(|r| r.account == caller.name)
+            .ok_or_else(|| ToolError::not_found(format!("no job {id} of yours")))?;
+        let revision_id = rec
+            .result
+            .as_ref()
+            .and_then(|r| r.get("revisionId"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let revision_state = match &revision_id {
+            Some(r) => revisions::revision_state(&self.store, r).await?,
+            None => None,
+        };
+        let mut v = json!({
+            "jobId": rec.id,
+            "kind": rec.kind.as_str(),
+            "state": rec.state.as_str(),
+            "result": rec.result,
+            "failure": rec.failure,
+            "revisionId": revision_id,
+            "revisionState": revision_state,
+            "createdAt": crate::accounts::rfc3339(rec.created_at_ms),
+        });
+        self.add_remaining(&mut v, caller).await;
+        Ok(v)
+    }
+}
+
+/// The name and parent of a submission, for storing its revision.
+pub(crate) struct Submission<'a> {
+    name: &'a str,
+    parent: Option<&'a str>,
+}
+
+fn strip(v: &Value, fields: &[&str]) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| !fields.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Map<String, Value>>(),
+        ),
+        other => other.clone(),
+    }
+}

@@ -1,0 +1,252 @@
+//! The JSON-RPC 2.0 / MCP layer, without HTTP: parsing one message, version negotiation and
+//! the shapes of responses. Pure functions, so every transport rule is testable without a
+//! server.
+
+use serde_json::{json, Map, Value};
+
+/// The protocol revisions served, newest first.
+pub const SUPPORTED_VERSIONS: [&str; 2] = ["2025-11-25", "2025-06-18"];
+
+/// JSON-RPC error codes.
+pub mod codes {
+    pub const PARSE_ERROR: i64 = -32700;
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// MCP: the `MCP-Protocol-Version` is missing or not served (data names the served ones).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    /// Transport-level refusals (auth, origin, limits) carry this server-defined code.
+    pub const REFUSED: i64 = -32001;
+}
+
+/// `initialize` picks the client's revision when served, else the newest.
+pub fn negotiate(requested: Option<&str>) -> &'static str {
+    requested
+        .and_then(|r| SUPPORTED_VERSIONS.iter().find(|v| **v == r).copied())
+        .unwrap_or(SUPPORTED_VERSIONS[0])
+}
+
+/// Whether a follow-up's `MCP-Protocol-Version` header is one of ours. The server is
+/// stateless, so "the negotiated revision" is any revision `initialize` can negotiate.
+pub fn version_accepted(header: Option<&str>) -> bool {
+    header.is_some_and(|h| SUPPORTED_VERSIONS.contains(&h.trim()))
+}
+
+/// One message from the client.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    Request {
+        id: Value,
+        method: String,
+        params: Option<Value>,
+    },
+    Notification {
+        method: String,
+    },
+    /// A response to a server request; this server sends none, so it is acknowledged only.
+    Response,
+}
+
+/// Why a body is not one acceptable message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParseError {
+    /// Not JSON at all (-32700).
+    Malformed(String),
+    /// A JSON array: batches are not supported (HTTP 400).
+    Batch,
+    /// JSON, but not a JSON-RPC 2.0 message (-32600); `id` when one could be read.
+    Invalid { id: Value, message: String },
+}
+
+impl ParseError {
+    pub fn to_error(&self) -> Value {
+        match self {
+            ParseError::Malformed(m) => error(
+                Value::Null,
+                codes::PARSE_ERROR,
+                &format!("the body is not valid JSON: {m}"),
+                None,
+            ),
+            ParseError::Batch => error(
+                Value::Null,
+                codes::INVALID_REQUEST,
+                "batches are not supported: send one JSON-RPC message per POST",
+                None,
+            ),
+            ParseError::Invalid { id, message } => {
+                error(id.clone(), codes::INVALID_REQUEST, message, None)
+            }
+        }
+    }
+}
+
+/// Parses one message.
+pub fn parse(body: &[u8]) -> Result<Incoming, ParseError> {
+    let value: Value =
+        serde_json::from_slice(body).map_err(|e| ParseError::Malformed(e.to_string()))?;
+    let obj = match value {
+        Value::Array(_) => return Err(ParseError::Batch),
+        Value::Object(o) => o,
+        _ => {
+            return Err(ParseError::Invalid {
+                id: Value::Null,
+                message: "a JSON-RPC message is an object".into(),
+            })
+        }
+    };
+    let id = obj.get("id").cloned();
+    let invalid = |message: &str| ParseError::Invalid {
+        id: id.clone().filter(valid_id).unwrap_or(Value::Null),
+        message: message.into(),
+    };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(invalid("\"jsonrpc\" must be \"2.0\""));
+    }
+    if let Some(id) = &id {
+        if !valid_id(id) {
+            return Err(invalid("\"id\" must be a string or an integer"));
+        }
+    }
+    match obj.get("method") {
+        Some(Value::String(method)) => {
+            let params = obj.get("params").cloned();
+            if let Some(p) = &params {
+                if !p.is_object() && !p.is_array() {
+                    return Err(invalid("\"params\" must be an object"));
+                }
+            }
+            Ok(match id {
+                Some(id) => Incoming::Request {
+                    id,
+                    method: method.clone(),
+                    params,
+                },
+                None => Incoming::Notification {
+                    method: method.clone(),
+                },
+            })
+        }
+        Some(_) => Err(invalid("\"method\" must be a string")),
+        None if id.is_some() && (obj.contains_key("result") || obj.contains_key("error")) => {
+            Ok(Incoming::Response)
+        }
+        None => Err(invalid("a request needs \"method\"")),
+    }
+}
+
+fn valid_id(id: &Value) -> bool {
+    matches!(id, Value::String(_)) || id.as_i64().is_some() || id.as_u64().is_some()
+}
+
+pub fn success(id: Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+pub fn error(id: Value, code: i64, message: &str, data: Option<Value>) -> Value {
+    let mut err = Map::new();
+    err.insert("code".into(), code.into());
+    err.insert("message".into(), message.into());
+    if let Some(d) = data {
+        err.insert("data".into(), d);
+    }
+    json!({ "jsonrpc": "2.0", "id": id, "error": err })
+}
+
+/// The -32022 error for a missing or unserved `MCP-Protocol-Version`; `data.supported` lets
+/// clients that probe a newer revision fall back to `initialize`.
+pub fn unsupported_version(id: Value, got: Option<&str>) -> Value {
+    let message = match got {
+        None => format!(
+            "the MCP-Protocol-Version header is missing; send the revision initialize returned ({})",
+            SUPPORTED_VERSIONS.join(" or ")
+        ),
+        Some(v) => format!(
+            "MCP-Protocol-Version {v:?} is not supported; supported: {}",
+            SUPPORTED_VERSIONS.join(", ")
+        ),
+    };
+    error(
+        id,
+        codes::UNSUPPORTED_PROTOCOL_VERSION,
+        &message,
+        Some(json!({ "supported": SUPPORTED_VERSIONS, "requested": got })),
+    )
+}
+
+/// The `initialize` result.
+pub fn initialize_result(params: Option<&Value>, instructions: &str) -> Value {
+    let requested = params
+        .and_then(|p| p.get("protocolVersion"))
+        .and_then(Value::as_str);
+    json!({
+        "protocolVersion": negotiate(requested),
+        "capabilities": { "tools": { "listChanged": false } },
+        "serverInfo": {
+            "name": "horst",
+            "title": "Game con Vogel agent gateway",
+            "version": env!("CARGO_PKG_VERSION"),
+        },
+        "instructions": instructions,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negotiation_prefers_the_clients_served_revision_else_the_newest() {
+        assert_eq!(negotiate(Some("2025-06-18")), "2025-06-18");
+        assert_eq!(negotiate(Some("2025-11-25")), "2025-11-25");
+        assert_eq!(negotiate(Some("2025-03-26")), "2025-11-25");
+        assert_eq!(negotiate(Some("2026-07-28")), "2025-11-25");
+        assert_eq!(negotiate(Some("garbage")), "2025-11-25");
+        assert_eq!(negotiate(None), "2025-11-25");
+    }
+
+    #[test]
+    fn follow_up_versions() {
+        assert!(version_accepted(Some("2025-11-25")));
+        assert!(version_accepted(Some("2025-06-18")));
+        assert!(!version_accepted(Some("2025-03-26")));
+        assert!(!version_accepted(Some("2026-07-28")));
+        assert!(!version_accepted(None));
+    }
+
+    #[test]
+    fn parse_kinds() {
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            Ok(Incoming::Request { .. })
+        ));
+        assert_eq!(
+            parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Ok(Incoming::Notification {
+                method: "notifications/initialized".into()
+            })
+        );
+        assert_eq!(
+            parse(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            Ok(Incoming::Response)
+        );
+        assert_eq!(
+            parse(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
+            Err(ParseError::Batch)
+        );
+        assert!(matches!(parse(b"{nope"), Err(ParseError::Malformed(_))));
+        assert!(matches!(parse(b""), Err(ParseError::Malformed(_))));
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#),
+            Err(ParseError::Invalid { .. })
+        ));
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#),
+            Err(ParseError::Invalid { .. })
+        ));
+        assert_eq!(
+            ParseError::Malformed("x".into()).to_error()["error"]["code"],
+            -32700
+        );
+    }
+}

@@ -1,0 +1,477 @@
+//! Labor revisions in Redis.
+//!
+//! Layout (under the store prefix):
+//! - `rev:<id>` hash, written once by a script that refuses an existing key, never changed:
+//!   `revisionId`, `name`, `owner`, `seed`, `ticks`, `engineVersion`, `policyVersion`,
+//!   `mapHash`, `createdAtMs`, `parentRevisionId`, `map`, `replay`, `acceptance`, `bytes`, `jobId`
+//! - `rev:<id>:state` string: `labor`, `withdrawn` or `promoted` (the one mutable part)
+//! - `level:<name lowercase>:owner`: the owner who claimed the name (SET NX; kept on withdraw)
+//! - `level:<name lowercase>:promoted`: the promoted revision (written by promotion)
+//! - `labor` sorted set: visible candidates by creation time
+//! - `owner:<account>:revs` sorted set: all revisions of an account
+//! - `owner:<account>:candidates` set: its unpromoted, unwithdrawn revisions (the Labor cap)
+//! - `storage:<account>`, `storage:total`: evidence bytes, withdrawn revisions included
+
+use redis::AsyncCommands;
+use serde_json::{json, Value};
+
+use horst_store::Store;
+
+use crate::accounts::{random_hex, rfc3339};
+use crate::error::ToolError;
+
+pub const PAGE: usize = 25;
+
+/// Names of the built-in levels and of the service: nobody claims them.
+const RESERVED_NAMES: &[&str] = &[
+    "admin",
+    "horst",
+    "gcv",
+    "labor",
+    "official",
+    "tutorial",
+    "aufstieg",
+    "felsstufen",
+    "eierschub",
+    "stachelgrube",
+    "murmeltiere",
+    "eis-und-schnee",
+    "rissiger-fels",
+    "sprungfedern",
+    "schwebeplattform",
+    "broeckelkanten",
+    "steinschlag",
+    "dohlen",
+    "rastplatz",
+    "gipfelsturm",
+    "sechzehn-feinde",
+];
+
+fn lower(name: &str) -> String {
+    name.to_ascii_lowercase()
+}
+
+/// What a submission wants to store.
+pub struct NewRevision<'a> {
+    pub owner: &'a str,
+    pub name: &'a str,
+    pub parent: Option<&'a str>,
+    pub map: &'a str,
+    pub replay: &'a Value,
+    pub seed: u32,
+    pub ticks: u64,
+    pub map_hash: &'a str,
+    pub engine_version: &'a str,
+    pub policy_version: &'a str,
+    pub acceptance: &'a Value,
+    pub job_id: &'a str,
+}
+
+/// Budgets from the configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct Budgets {
+    pub labor_candidates: u32,
+    pub account_bytes: u64,
+    pub total_bytes: u64,
+}
+
+/// Bytes a revision's evidence counts: map, replay and acceptance report.
+pub fn evidence_bytes(map: &str, replay: &Value, acceptance: &Value) -> u64 {
+    let r = serde_json::to_vec(replay).map(|v| v.len()).unwrap_or(0);
+    let a = serde_json::to_vec(acceptance).map(|v| v.len()).unwrap_or(0);
+    (map.len() + r + a) as u64
+}
+
+/// Checks a submission before it costs anything: reserved or foreign name, parent, Labor cap
+/// and storage. `store_revision` checks the same again atomically.
+pub async fn preflight(
+    store: &Store,
+    owner: &str,
+    name: &str,
+    parent: Option<&str>,
+    bytes: u64,
+    budgets: Budgets,
+) -> Result<(), ToolError> {
+    if RESERVED_NAMES.contains(&lower(name).as_str()) {
+        return Err(ToolError::new(
+            "forbidden",
+            format!("the name {name:?} is reserved; choose another"),
+        ));
+    }
+    let mut conn = store.conn();
+    let claimed: Option<String> = conn
+        .get(store.key(&format!("level:{}:owner", lower(name))))
+        .await?;
+    if claimed.as_deref().is_some_and(|o| o != owner) {
+        return Err(ToolError::new(
+            "forbidden",
+            format!("the name {name:?} belongs to another account; choose another"),
+        ));
+    }
+    if let Some(parent) = parent {
+        let p: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(store.key(&format!("rev:{parent}")))
+            .arg(&["owner", "name"])
+            .query_async(&mut conn)
+            .await?;
+        check_parent(
+            p.first().cloned().flatten(),
+            p.get(1).cloned().flatten(),
+            owner,
+            name,
+            parent,
+        )?;
+    }
+    let cands: u64 = conn
+        .scard(store.key(&format!("owner:{owner}:candidates")))
+        .await?;
+    if cands >= budgets.labor_candidates as u64 {
+        return Err(labor_cap(budgets.labor_candidates));
+    }
+    let used: Option<u64> = conn.get(store.key(&format!("storage:{owner}"))).await?;
+    if used.unwrap_or(0) + bytes > budgets.account_bytes {
+        return Err(storage_quota("owner", budgets.account_bytes));
+    }
+    let total: Option<u64> = conn.get(store.key("storage:total")).await?;
+    if total.unwrap_or(0) + bytes > budgets.total_bytes {
+        return Err(storage_quota("global", budgets.total_bytes));
+    }
+    Ok(())
+}
+
+fn check_parent(
+    owner_of: Option<String>,
+    name_of: Option<String>,
+    owner: &str,
+    name: &str,
+    parent: &str,
+) -> Result<(), ToolError> {
+    match (owner_of, name_of) {
+        (Some(o), Some(n)) if o == owner && lower(&n) == lower(name) => Ok(()),
+        (Some(_), Some(_)) => Err(parent_error(true, parent, name)),
+        _ => Err(parent_error(false, parent, name)),
+    }
+}
+
+fn parent_error(exists: bool, parent: &str, name: &str) -> ToolError {
+    let message = if exists {
+        format!("parentRevisionId {parent} is not one of your revisions of {name:?}; a successor needs the same owner and name")
+    } else {
+        format!("parentRevisionId {parent} does not exist")
+    };
+    ToolError::new("validation_failed", message).with("parentRevisionId", parent)
+}
+
+fn labor_cap(cap: u32) -> ToolError {
+    ToolError::new(
+        "quota",
+        format!("you hold {cap} Labor candidates, the limit of your trust tier; withdraw one (withdraw_level) or wait for a promotion"),
+    )
+    .with("scope", "owner")
+    .with("limit", "labor_candidates")
+    .with("retryAfterSeconds", 3600)
+}
+
+fn storage_quota(scope: &str, budget: u64) -> ToolError {
+    ToolError::new(
+        "quota",
+        format!("the storage budget ({budget} bytes, withdrawn revisions included) is used up"),
+    )
+    .with("scope", scope)
+    .with("limit", "storage")
+    .with("retryAfterSeconds", 86_400)
+}
+
+const STORE_SCRIPT: &str = r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if redis.call('EXISTS', KEYS[1]) == 1 then return {'conflict', 'revision id taken'} end
+local claimed = redis.call('GET', KEYS[3])
+if claimed and claimed ~= ARGV[2] then return {'forbidden', 'name'} end
+if ARGV[4] ~= '' then
+  local p = redis.call('HMGET', KEYS[9], 'owner', 'name')
+  if not p[1] then return {'validation_failed', 'parent_missing'} end
+  if p[1] ~= ARGV[2] or string.lower(p[2]) ~= string.lower(ARGV[3]) then return {'validation_failed', 'parent_foreign'} end
+end
+if redis.call('SCARD', KEYS[6]) >= tonumber(ARGV[5]) then return {'quota', 'labor'} end
+local bytes = tonumber(ARGV[8])
+if tonumber(redis.call('GET', KEYS[7]) or '0') + bytes > tonumber(ARGV[6]) then return {'quota', 'owner'} end
+if tonumber(redis.call('GET', KEYS[8]) or '0') + bytes > tonumber(ARGV[7]) then return {'quota', 'global'} end
+redis.call('SET', KEYS[3], ARGV[2], 'NX')
+redis.call('HSET', KEYS[1], 'revisionId', ARGV[1], 'owner', ARGV[2], 'name', ARGV[3],
+  'parentRevisionId', ARGV[4], 'bytes', ARGV[8], 'createdAtMs', now,
+  'map', ARGV[9], 'replay', ARGV[10], 'seed', ARGV[11], 'ticks', ARGV[12], 'mapHash', ARGV[13],
+  'engineVersion', ARGV[14], 'policyVersion', ARGV[15], 'acceptance', ARGV[16], 'jobId', ARGV[17])
+redis.call('SET', KEYS[2], 'labor')
+redis.call('ZADD', KEYS[4], now, ARGV[1])
+redis.call('ZADD', KEYS[5], now, ARGV[1])
+redis.call('SADD', KEYS[6], ARGV[1])
+redis.call('INCRBY', KEYS[7], bytes)
+redis.call('INCRBY', KEYS[8], bytes)
+return {'ok', tostring(now)}
+"#;
+
+/// Stores a winning submission as an immutable Labor revision; returns its id and creation
+/// time.
+pub async fn store_revision(
+    store: &Store,
+    rev: &NewRevision<'_>,
+    budgets: Budgets,
+) -> Result<(String, u64), ToolError> {
+    let ms = crate::accounts::redis_now_ms(store).await?;
+    let id = format!("rev-{ms:x}-{}", random_hex(4).map_err(ToolError::internal)?);
+    let bytes = evidence_bytes(rev.map, rev.replay, rev.acceptance);
+    let parent = rev.parent.unwrap_or("");
+    let reply: Vec<String> = redis::Script::new(STORE_SCRIPT)
+        .key(store.key(&format!("rev:{id}")))
+        .key(store.key(&format!("rev:{id}:state")))
+        .key(store.key(&format!("level:{}:owner", lower(rev.name))))
+        .key(store.key("labor"))
+        .key(store.key(&format!("owner:{}:revs", rev.owner)))
+        .key(store.key(&format!("owner:{}:candidates", rev.owner)))
+        .key(store.key(&format!("storage:{}", rev.owner)))
+        .key(store.key("storage:total"))
+        .key(store.key(&format!("rev:{parent}")))
+        .arg(&id)
+        .arg(rev.owner)
+        .arg(rev.name)
+        .arg(parent)
+        .arg(budgets.labor_candidates)
+        .arg(budgets.account_bytes)
+        .arg(budgets.total_bytes)
+        .arg(bytes)
+        .arg(rev.map)
+        .arg(rev.replay.to_string())
+        .arg(rev.seed)
+        .arg(rev.ticks)
+        .arg(rev.map_hash)
+        .arg(rev.engine_version)
+        .arg(rev.policy_version)
+        .arg(rev.acceptance.to_string())
+        .arg(rev.job_id)
+        .invoke_async(&mut store.conn())
+        .await?;
+    let status = reply.first().map(String::as_str).unwrap_or("");
+    let detail = reply.get(1).map(String::as_str).unwrap_or("");
+    match (status, detail) {
+        ("ok", now) => Ok((id, now.parse().unwrap_or(ms))),
+        ("forbidden", _) => Err(ToolError::new(
+            "forbidden",
+            format!("the name {:?} belongs to another account", rev.name),
+        )),
+        ("validation_failed", "parent_missing") => Err(parent_error(false, parent, rev.name)),
+        ("validation_failed", _) => Err(parent_error(true, parent, rev.name)),
+        ("quota", "labor") => Err(labor_cap(budgets.labor_candidates)),
+        ("quota", "owner") => Err(storage_quota("owner", budgets.account_bytes)),
+        ("quota", _) => Err(storage_quota("global", budgets.total_bytes)),
+        _ => Err(ToolError::internal(format!("store_revision: {reply:?}"))),
+    }
+}
+
+async fn state_of(store: &Store, id: &str) -> Result<Option<String>, ToolError> {
+    Ok(store
+        .conn()
+        .get(store.key(&format!("rev:{id}:state")))
+        .await?)
+}
+
+/// The full revision as `get_level` returns it, if it exists (any state).
+async fn load(store: &Store, id: &str) -> Result<Option<Value>, ToolError> {
+    let fields = [
+        "revisionId",
+        "name",
+        "owner",
+        "seed",
+        "engineVersion",
+        "mapHash",
+        "createdAtMs",
+        "parentRevisionId",
+        "map",
+    ];
+    let v: Vec<Option<String>> = redis::cmd("HMGET")
+        .arg(store.key(&format!("rev:{id}")))
+        .arg(&fields)
+        .query_async(&mut store.conn())
+        .await?;
+    let get = |i: usize| v.get(i).cloned().flatten();
+    let Some(rev_id) = get(0) else {
+        return Ok(None);
+    };
+    let state = state_of(store, id).await?.unwrap_or_else(|| "labor".into());
+    Ok(Some(json!({
+        "revisionId": rev_id,
+        "name": get(1),
+        "owner": get(2),
+        "state": state,
+        "seed": get(3).and_then(|s| s.parse::<u64>().ok()),
+        "engineVersion": get(4),
+        "mapHash": get(5),
+        "createdAt": rfc3339(get(6).and_then(|s| s.parse().ok()).unwrap_or(0)),
+        "parentRevisionId": get(7).filter(|p| !p.is_empty()),
+        "map": get(8),
+    })))
+}
+
+/// `get_level`: by name the promoted revision, or the exact `revision_id`. Withdrawn
+/// revisions are hidden from everyone but their owner.
+pub async fn get_level(
+    store: &Store,
+    name: Option<&str>,
+    revision_id: Option<&str>,
+    caller: Option<&str>,
+) -> Result<Value, ToolError> {
+    let id = match revision_id {
+        Some(id) => id.to_string(),
+        None => {
+            let name = name.unwrap_or_default();
+            let promoted: Option<String> = store
+                .conn()
+                .get(store.key(&format!("level:{}:promoted", lower(name))))
+                .await?;
+            match promoted {
+                Some(id) => id,
+                None => {
+                    return Err(ToolError::not_found(format!(
+                        "level {name:?} has no promoted revision yet; Labor candidates are read with get_level and their revisionId (see list_labor)"
+                    )))
+                }
+            }
+        }
+    };
+    let missing = || ToolError::not_found(format!("no readable revision {id}"));
+    let level = load(store, &id).await?.ok_or_else(missing)?;
+    if let (Some(name), Some(_)) = (name, revision_id) {
+        if level["name"].as_str().map(lower) != Some(lower(name)) {
+            return Err(missing());
+        }
+    }
+    if level["state"] == "withdrawn" && level["owner"].as_str() != caller {
+        return Err(missing());
+    }
+    Ok(level)
+}
+
+async fn summaries(
+    store: &Store,
+    ids: &[String],
+    with_state: bool,
+) -> Result<Vec<Value>, ToolError> {
+    let mut items = Vec::with_capacity(ids.len());
+    for id in ids {
+        let v: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(store.key(&format!("rev:{id}")))
+            .arg(&[
+                "name",
+                "owner",
+                "seed",
+                "engineVersion",
+                "createdAtMs",
+                "mapHash",
+                "parentRevisionId",
+            ])
+            .query_async(&mut store.conn())
+            .await?;
+        let get = |i: usize| v.get(i).cloned().flatten();
+        let created = rfc3339(get(4).and_then(|s| s.parse().ok()).unwrap_or(0));
+        if with_state {
+            let state = state_of(store, id).await?.unwrap_or_else(|| "labor".into());
+            let engine = get(3).unwrap_or_default();
+            items.push(json!({
+                "revisionId": id, "name": get(0), "state": state, "createdAt": created,
+                "mapHash": get(5), "parentRevisionId": get(6).filter(|p| !p.is_empty()),
+                "latestCheck": {
+                    "outcome": "won",
+                    "engineVersion": engine,
+                    "currentEngine": engine == horst_engine::engine_version(),
+                },
+            }));
+        } else {
+            items.push(json!({
+                "revisionId": id, "name": get(0), "owner": get(1),
+                "seed": get(2).and_then(|s| s.parse::<u64>().ok()), "engineVersion": get(3),
+                "createdAt": created, "mapHash": get(5),
+            }));
+        }
+    }
+    Ok(items)
+}
+
+async fn page(
+    store: &Store,
+    zset: &str,
+    offset: usize,
+    with_state: bool,
+) -> Result<(Vec<Value>, Option<usize>), ToolError> {
+    let key = store.key(zset);
+    let mut conn = store.conn();
+    let total: usize = conn.zcard(&key).await?;
+    let ids: Vec<String> = conn
+        .zrevrange(&key, offset as isize, (offset + PAGE) as isize - 1)
+        .await?;
+    let next = (offset + PAGE < total).then_some(offset + PAGE);
+    Ok((summaries(store, &ids, with_state).await?, next))
+}
+
+/// `list_labor`: candidates newest first, 25 per page.
+pub async fn list_labor(store: &Store, offset: usize) -> Result<Value, ToolError> {
+    let (items, next) = page(store, "labor", offset, false).await?;
+    Ok(json!({ "items": items, "nextOffset": next }))
+}
+
+/// `my_submissions`: the caller's revisions, newest first.
+pub async fn my_submissions(
+    store: &Store,
+    owner: &str,
+    offset: usize,
+) -> Result<(Vec<Value>, Option<usize>), ToolError> {
+    page(store, &format!("owner:{owner}:revs"), offset, true).await
+}
+
+/// The state of a revision, for `get_submission`.
+pub async fn revision_state(store: &Store, id: &str) -> Result<Option<String>, ToolError> {
+    state_of(store, id).await
+}
+
+/// `withdraw_level`: hides the revision; evidence, storage charge and name claim stay.
+pub async fn withdraw(store: &Store, owner: &str, id: &str) -> Result<Value, ToolError> {
+    let v: Vec<Option<String>> = redis::cmd("HMGET")
+        .arg(store.key(&format!("rev:{id}")))
+        .arg(&["owner", "name"])
+        .query_async(&mut store.conn())
+        .await?;
+    let (Some(rev_owner), Some(name)) = (v.first().cloned().flatten(), v.get(1).cloned().flatten())
+    else {
+        return Err(ToolError::not_found(format!("no revision {id}")));
+    };
+    if rev_owner != owner {
+        return Err(ToolError::new(
+            "forbidden",
+            format!("revision {id} belongs to another account"),
+        ));
+    }
+    let result: String = redis::Script::new(
+        r#"
+        local s = redis.call('GET', KEYS[1])
+        if s == 'promoted' then return 'promoted' end
+        redis.call('SET', KEYS[1], 'withdrawn')
+        redis.call('ZREM', KEYS[2], ARGV[1])
+        redis.call('SREM', KEYS[3], ARGV[1])
+        return 'ok'"#,
+    )
+    .key(store.key(&format!("rev:{id}:state")))
+    .key(store.key("labor"))
+    .key(store.key(&format!("owner:{owner}:candidates")))
+    .arg(id)
+    .invoke_async(&mut store.conn())
+    .await?;
+    if result == "promoted" {
+        return Err(ToolError::new(
+            "conflict",
+            format!("revision {id} is promoted; the operator rolls promoted revisions back"),
+        ));
+    }
+    Ok(json!({
+        "revisionId": id, "name": name, "state": "withdrawn", "evidenceRetained": true,
+        "storageReclaimed": false, "nameReserved": true,
+    }))
+}

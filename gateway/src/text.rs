@@ -1,0 +1,92 @@
+//! Cleaning of short user-written text (display names, key labels): control, invisible and
+//! direction-changing characters are removed, so a name cannot hide or reorder what others see.
+
+/// Characters removed besides `char::is_control`: format characters (Unicode Cf) such as
+/// zero-width spaces, joiners, bidi marks, embeddings, overrides and isolates, plus
+/// fillers that render as nothing.
+fn invisible(c: char) -> bool {
+    matches!(c as u32,
+        0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5
+        | 0x180B..=0x180F | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F
+        | 0x3164 | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0 | 0xFFF0..=0xFFFB
+        | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0000..=0xE0FFF)
+}
+
+/// Removes control and invisible characters, turns other whitespace into plain spaces,
+/// collapses runs of spaces and trims.
+pub fn clean_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for c in text.chars() {
+        if c.is_control() && !c.is_whitespace() || invisible(c) {
+            continue;
+        }
+        if c.is_whitespace() {
+            space = true;
+            continue;
+        }
+        if space && !out.is_empty() {
+            out.push(' ');
+        }
+        space = false;
+        out.push(c);
+    }
+    out
+}
+
+/// Names nobody may display, compared case-insensitively without spaces, dots, hyphens or
+/// underscores: they would pass for the operator or the service.
+const RESERVED: &[&str] = &[
+    "admin",
+    "administrator",
+    "operator",
+    "root",
+    "system",
+    "horst",
+    "gcv",
+    "gameconvogel",
+    "moderator",
+    "mod",
+    "support",
+    "staff",
+    "official",
+    "server",
+    "anonymous",
+    "null",
+];
+
+pub fn reserved(name: &str) -> bool {
+    let folded: String = name
+        .chars()
+        .filter(|c| !matches!(c, ' ' | '.' | '-' | '_'))
+        .flat_map(char::to_lowercase)
+        .collect();
+    RESERVED.contains(&folded.as_str())
+        || folded.starts_with("agent")
+            && folded.len() == 13
+            && folded[5..].bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cleaning() {
+        assert_eq!(
+            clean_line("  Fu\u{200B}chs \t\n der  Große "),
+            "Fuchs der Große"
+        );
+        assert_eq!(clean_line("a\u{202E}b\u{2066}c\u{0007}"), "abc");
+        assert_eq!(clean_line("\u{200B}\u{FEFF}"), "");
+    }
+
+    #[test]
+    fn reserved_names() {
+        assert!(reserved("Admin"));
+        assert!(reserved("A d-m_i.n"));
+        assert!(reserved("agent-0123abcd"));
+        assert!(!reserved("Fuchs"));
+        assert!(!reserved("agentur"));
+    }
+}

@@ -1,0 +1,82 @@
+"""Drives horst's MCP endpoint with the official Python SDK (`mcp`), in its default mode:
+it first probes a newer protocol revision (`server/discover`) and must fall back to
+`initialize`. The SDK validates every `structuredContent` against the tool's
+`outputSchema` and raises when it does not match.
+
+Usage: python python_client.py URL [KEY]
+With KEY it also runs the recommended loop (playtest, simulate, submit, status, retry).
+Prints `python client: OK` at the end; any failure raises.
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+LEVEL = open(sys.argv[3]).read() if len(sys.argv) > 3 else None
+REPLAY = json.loads(open(sys.argv[4]).read()) if len(sys.argv) > 4 else None
+TINY = "gcv-map 1\nname: Kurz\nsize: 8 3\ngrid:\n........\n........\nGGGGGGGG\nentities:\nstart 1 1\nnest 5 1\n"
+
+
+def structured(result, ok=True):
+    assert result.is_error is (not ok), result
+    text = json.loads(result.content[0].text)
+    if ok:
+        assert text == result.structured_content, (text, result.structured_content)
+    else:
+        assert result.structured_content is None, result
+    return text
+
+
+async def main(url, key):
+    headers = {"Authorization": f"Bearer {key}"} if key else None
+    http = create_mcp_http_client(headers=headers)
+    async with http:
+        async with Client(streamable_http_client(url, http_client=http, terminate_on_close=True)) as client:
+            assert client.protocol_version == "2025-11-25", client.protocol_version
+            tools = await client.list_tools()
+            names = sorted(t.name for t in tools.tools)
+            assert "validate_map" in names and "render_map" in names, names
+            if key:
+                assert len(names) == 12, names
+            fmt = structured(await client.call_tool("get_map_format", {}))
+            assert "gcv-map" in fmt["format"]
+            v = structured(await client.call_tool("validate_map", {"map": TINY}))
+            assert v["valid"] is True, v
+            r = structured(await client.call_tool("render_map", {"map": TINY, "x": 0, "y": 0, "width": 8, "height": 3}))
+            assert r["text"], r
+            bad = structured(await client.call_tool("render_map", {"map": TINY, "x": 0, "y": 0, "width": 121, "height": 3}), ok=False)
+            assert bad["error"]["code"] == "invalid_input", bad
+            if not key:
+                print("python client: OK")
+                return
+            p = await client.call_tool("playtest_map", {"map": TINY, "idempotencyKey": "py-p1"})
+            if p.is_error:
+                assert structured(p, ok=False)["error"]["code"] == "engine_unavailable"
+            else:
+                assert structured(p)["outcome"] == "won"
+            s = structured(await client.call_tool("simulate_replay", {"map": LEVEL, "replay": REPLAY, "idempotencyKey": "py-s1"}))
+            assert s["won"] is True, s
+            args = {"name": "py-level", "map": LEVEL, "replay": REPLAY, "idempotencyKey": "py-sub1"}
+            sub = structured(await client.call_tool("submit_level", args))
+            assert sub["state"] == "labor", sub
+            again = structured(await client.call_tool("submit_level", args))
+            assert again["revisionId"] == sub["revisionId"] and again["replayed"] is True, again
+            st = structured(await client.call_tool("get_submission", {"jobId": sub["jobId"]}))
+            assert st["revisionId"] == sub["revisionId"], st
+            mine = structured(await client.call_tool("my_submissions", {}))
+            assert len(mine["items"]) == 1, mine
+            labor = structured(await client.call_tool("list_labor", {}))
+            assert labor["items"][0]["revisionId"] == sub["revisionId"], labor
+            lvl = structured(await client.call_tool("get_level", {"name": "py-level", "revisionId": sub["revisionId"]}))
+            assert lvl["map"] == LEVEL
+            w = structured(await client.call_tool("withdraw_level", {"revisionId": sub["revisionId"]}))
+            assert w["state"] == "withdrawn", w
+    print("python client: OK")
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else None))

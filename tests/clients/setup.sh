@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the official MCP clients the gateway's client tests drive:
+#   - Python: the `mcp` package in a venv under target/mcp-clients/venv
+#   - TypeScript: @modelcontextprotocol/sdk under tests/clients/ts/node_modules (npm ci, from
+#     the committed package-lock.json)
+# Run from the repository root: `bash tests/clients/setup.sh`. Idempotent.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+venv="$root/target/mcp-clients/venv"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check -r "$root/tests/clients/requirements.txt"
+if [ -f "$root/tests/clients/ts/package-lock.json" ]; then
+  (cd "$root/tests/clients/ts" && npm ci --no-audit --no-fund --silent)
+else
+  (cd "$root/tests/clients/ts" && npm install --no-audit --no-fund --silent)
+fi
+echo "MCP clients ready: $venv/bin/python, $root/tests/clients/ts/node_modules"

@@ -1,0 +1,56 @@
+// Drives horst's MCP endpoint with the official TypeScript SDK (@modelcontextprotocol/sdk).
+// The SDK validates structuredContent against each tool's outputSchema.
+// Usage: node client.mjs URL [KEY MAPFILE REPLAYFILE]; prints "ts client: OK".
+import { readFileSync } from "node:fs";
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const [url, key, mapFile, replayFile] = process.argv.slice(2);
+const TINY = "gcv-map 1\nname: Kurz\nsize: 8 3\ngrid:\n........\n........\nGGGGGGGG\nentities:\nstart 1 1\nnest 5 1\n";
+
+function structured(result, ok = true) {
+  assert.equal(Boolean(result.isError), !ok, JSON.stringify(result));
+  const text = JSON.parse(result.content[0].text);
+  if (ok) assert.deepEqual(text, result.structuredContent);
+  else assert.equal(result.structuredContent, undefined);
+  return text;
+}
+
+const headers = key ? { Authorization: `Bearer ${key}` } : {};
+const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+const client = new Client({ name: "horst-ts-test", version: "1.0.0" });
+await client.connect(transport);
+assert.ok(["2025-11-25", "2025-06-18"].includes(transport.protocolVersion), transport.protocolVersion);
+
+const { tools } = await client.listTools();
+const names = tools.map((t) => t.name);
+assert.ok(names.includes("validate_map") && names.includes("render_map"), names.join(","));
+assert.ok(structured(await client.callTool({ name: "get_map_format", arguments: {} })).format.includes("gcv-map"));
+assert.equal(structured(await client.callTool({ name: "validate_map", arguments: { map: TINY } })).valid, true);
+const r = structured(await client.callTool({ name: "render_map", arguments: { map: TINY, x: 0, y: 0, width: 8, height: 3 } }));
+assert.ok(r.text.length > 0);
+
+if (key) {
+  const LEVEL = readFileSync(mapFile, "utf8");
+  const REPLAY = JSON.parse(readFileSync(replayFile, "utf8"));
+  const p = await client.callTool({ name: "playtest_map", arguments: { map: TINY, idempotencyKey: "ts-p1" } });
+  if (p.isError) assert.equal(structured(p, false).error.code, "engine_unavailable");
+  else assert.equal(structured(p).outcome, "won");
+  const s = structured(await client.callTool({ name: "simulate_replay", arguments: { map: LEVEL, replay: REPLAY, idempotencyKey: "ts-s1" } }));
+  assert.equal(s.won, true);
+  const args = { name: "ts-level", map: LEVEL, replay: REPLAY, idempotencyKey: "ts-sub1" };
+  const sub = structured(await client.callTool({ name: "submit_level", arguments: args }));
+  assert.equal(sub.state, "labor");
+  const again = structured(await client.callTool({ name: "submit_level", arguments: args }));
+  assert.equal(again.revisionId, sub.revisionId);
+  assert.equal(again.replayed, true);
+  const st = structured(await client.callTool({ name: "get_submission", arguments: { jobId: sub.jobId } }));
+  assert.equal(st.revisionState, "labor");
+  const mine = structured(await client.callTool({ name: "my_submissions", arguments: {} }));
+  assert.equal(mine.items.length, 1);
+  const labor = structured(await client.callTool({ name: "list_labor", arguments: {} }));
+  assert.equal(labor.items[0].revisionId, sub.revisionId);
+}
+await client.close();
+console.log("ts client: OK");

@@ -1,0 +1,56 @@
+//! Burst limits over HTTP (the exact 121st-request rule is a unit test with a virtual clock
+//! in `limits/`; here the limits are lowered through the configuration so the test is fast).
+
+use serde_json::json;
+
+use crate::harness::spawn_app_with;
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+#[tokio::test]
+async fn per_ip_limit_answers_429_with_retry_after() {
+    let app = spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.gateway.burst_per_ip_per_minute = 5;
+    })
+    .await;
+    for i in 0..5 {
+        assert_eq!(
+            app.mcp_raw(INIT, &[]).await.status,
+            200,
+            "request {}",
+            i + 1
+        );
+    }
+    let a = app.mcp_raw(INIT, &[]).await;
+    assert_eq!(a.status, 429);
+    let wait: u64 = a.headers["retry-after"].to_str().unwrap().parse().unwrap();
+    // One request comes back every 12 s at 5 per minute.
+    assert!((1..=12).contains(&wait), "{wait}");
+    assert!(a.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("per minute"));
+}
+
+#[tokio::test]
+async fn per_account_limit_covers_all_keys_of_an_account() {
+    let app = spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.gateway.burst_per_account_per_minute = 3;
+    })
+    .await;
+    let k1 = app.agent_key("jana", 0).await;
+    let k2 = horst_gateway::accounts::create_key(&app.store, "jana", None)
+        .await
+        .unwrap()
+        .key;
+    for k in [&k1, &k2, &k1] {
+        assert_eq!(app.call("list_labor", json!({}), Some(k)).await.status, 200);
+    }
+    let a = app.call("list_labor", json!({}), Some(&k2)).await;
+    assert_eq!(a.status, 429);
+    assert!(a.headers.contains_key("retry-after"));
+    // Anonymous requests from the same address are still served.
+    assert_eq!(app.call("list_labor", json!({}), None).await.status, 200);
+}

@@ -1,0 +1,285 @@
+//! The recommended loop over HTTP with a real worker: keys, playtest, simulate, submit,
+//! idempotent retry, status, Labor, successors, withdraw, quotas (contract: "Recommended
+//! loop", "Revisions", "Retries and idempotency", "Quotas").
+
+use serde_json::{json, Value};
+
+use crate::harness::{
+    ok_result, spawn_app_with, spawn_gateway, tool_error, LEVEL_MAP, LEVEL_REPLAY,
+};
+
+/// A short corridor: the planner finds the nest in moments.
+pub const TINY_MAP: &str = "gcv-map 1\nname: Kurz\nsize: 8 3\ngrid:\n........\n........\nGGGGGGGG\nentities:\nstart 1 1\nnest 5 1\n";
+
+async fn self_service_key(app: &crate::harness::TestApp) -> String {
+    let r = app
+        .http
+        .post(app.url("/api/agent-keys"))
+        .header("content-type", "application/json")
+        .body(r#"{"displayName":"Loop"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let body: Value = r.json().await.unwrap();
+    body["key"].as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_recommended_loop() {
+    let app = spawn_gateway().await;
+    let _worker = app.start_engine_worker();
+    let key = self_service_key(&app).await;
+    let k = Some(key.as_str());
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+
+    assert_eq!(
+        ok_result(
+            &app.call("validate_map", json!({"map": TINY_MAP}), None)
+                .await
+        )["valid"],
+        true
+    );
+    // The planner (when the worker has one) searches a replay; otherwise walk right.
+    let a = app
+        .call(
+            "playtest_map",
+            json!({"map": TINY_MAP, "idempotencyKey": "p1"}),
+            k,
+        )
+        .await;
+    let tiny_replay = if a.body["result"]["isError"] == false {
+        let p = ok_result(&a);
+        assert_eq!(p["outcome"], "won", "{p}");
+        assert_eq!(p["remaining"]["playtests"], 5);
+        p["replay"].clone()
+    } else {
+        assert_eq!(tool_error(&a)["code"], "engine_unavailable");
+        json!({"seed": 1, "actions": [{"action": 8, "ticks": 90}]})
+    };
+    let s = ok_result(
+        &app.call(
+            "simulate_replay",
+            json!({"map": TINY_MAP, "replay": tiny_replay, "idempotencyKey": "s1"}),
+            k,
+        )
+        .await,
+    );
+    assert_eq!(s["won"], true, "{s}");
+    assert_eq!(s["remaining"]["simulations"], 49);
+
+    // Submit; the revision is stored and the job annotated.
+    let args = json!({"name": "erste-schritte-2", "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "sub-1"});
+    let sub = ok_result(&app.call("submit_level", args.clone(), k).await);
+    let rev = sub["revisionId"].as_str().unwrap().to_string();
+    assert_eq!(sub["state"], "labor");
+    assert_eq!(sub["seed"], 1);
+    assert_eq!(sub["acceptance"]["outcome"], "won");
+    assert_eq!(sub["engineVersion"], horst_engine::engine_version());
+    assert_eq!(sub["remaining"]["submissions"], 1);
+    // Idempotent retry: the same revision, nothing charged.
+    let again = ok_result(&app.call("submit_level", args.clone(), k).await);
+    assert_eq!(again["revisionId"], rev.as_str());
+    assert_eq!(again["replayed"], true);
+    assert_eq!(again["remaining"]["submissions"], 1);
+    // Same key, other input: conflict.
+    let mut other = args.clone();
+    other["name"] = json!("anders");
+    assert_eq!(
+        tool_error(&app.call("submit_level", other, k).await)["code"],
+        "conflict"
+    );
+
+    let st = ok_result(
+        &app.call("get_submission", json!({"jobId": sub["jobId"]}), k)
+            .await,
+    );
+    assert_eq!(st["state"], "succeeded");
+    assert_eq!(st["revisionId"], rev.as_str());
+    assert_eq!(st["revisionState"], "labor");
+    let mine = ok_result(&app.call("my_submissions", json!({}), k).await);
+    assert_eq!(mine["items"].as_array().unwrap().len(), 1);
+    assert_eq!(mine["items"][0]["latestCheck"]["currentEngine"], true);
+    let labor = ok_result(&app.call("list_labor", json!({}), None).await);
+    assert_eq!(labor["items"][0]["revisionId"], rev.as_str());
+    assert_eq!(labor["nextOffset"], Value::Null);
+    let level = ok_result(
+        &app.call(
+            "get_level",
+            json!({"name": "erste-schritte-2", "revisionId": rev}),
+            None,
+        )
+        .await,
+    );
+    assert_eq!(level["map"], LEVEL_MAP);
+    assert_eq!(level["parentRevisionId"], Value::Null);
+    let e = tool_error(
+        &app.call("get_level", json!({"name": "erste-schritte-2"}), None)
+            .await,
+    );
+    assert_eq!(e["code"], "not_found");
+
+    // Another account cannot take the name or build on the revision.
+    let other_key = app.agent_key("olga", 1).await;
+    let o = Some(other_key.as_str());
+    let e = tool_error(&app.call("submit_level", json!({"name": "erste-schritte-2", "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "x1"}), o).await);
+    assert_eq!(e["code"], "forbidden");
+    let e = tool_error(&app.call("submit_level", json!({"name": "olgas", "parentRevisionId": rev, "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "x2"}), o).await);
+    assert_eq!(e["code"], "validation_failed");
+    let e = tool_error(
+        &app.call("withdraw_level", json!({"revisionId": rev}), o)
+            .await,
+    );
+    assert_eq!(e["code"], "forbidden");
+    // A reserved name.
+    let e = tool_error(&app.call("submit_level", json!({"name": "Felsstufen", "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "x3"}), o).await);
+    assert_eq!(e["code"], "forbidden");
+    // A losing replay stores nothing.
+    let lose = json!({"seed": 1, "actions": [{"action": 0, "ticks": 30}]});
+    let e = tool_error(
+        &app.call(
+            "submit_level",
+            json!({"name": "olgas", "map": LEVEL_MAP, "replay": lose, "idempotencyKey": "x4"}),
+            o,
+        )
+        .await,
+    );
+    assert_eq!(e["code"], "validation_failed");
+    assert_eq!(e["outcome"], "unresolved");
+    assert!(e["ticks"].is_u64());
+
+    // A successor of the same owner and name.
+    let succ = ok_result(&app.call("submit_level", json!({"name": "erste-schritte-2", "parentRevisionId": rev, "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "sub-2"}), k).await);
+    let rev2 = succ["revisionId"].as_str().unwrap().to_string();
+    assert_ne!(rev2, rev);
+    let l2 = ok_result(
+        &app.call(
+            "get_level",
+            json!({"name": "erste-schritte-2", "revisionId": rev2}),
+            None,
+        )
+        .await,
+    );
+    assert_eq!(l2["parentRevisionId"], rev.as_str());
+    // The daily submissions (2 at trust 0) are used up.
+    let e = tool_error(&app.call("submit_level", json!({"name": "erste-schritte-2", "parentRevisionId": rev, "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "sub-3"}), k).await);
+    assert_eq!(e["code"], "quota");
+    assert_eq!(e["scope"], "owner");
+
+    // Withdraw: hidden, evidence and name kept.
+    let w = ok_result(
+        &app.call("withdraw_level", json!({"revisionId": rev}), k)
+            .await,
+    );
+    assert_eq!(w["state"], "withdrawn");
+    assert_eq!(w["evidenceRetained"], true);
+    assert_eq!(w["storageReclaimed"], false);
+    assert_eq!(w["nameReserved"], true);
+    let labor = ok_result(&app.call("list_labor", json!({}), None).await);
+    assert_eq!(labor["items"].as_array().unwrap().len(), 1);
+    let e = tool_error(
+        &app.call(
+            "get_level",
+            json!({"name": "erste-schritte-2", "revisionId": rev}),
+            None,
+        )
+        .await,
+    );
+    assert_eq!(e["code"], "not_found");
+    let e = tool_error(&app.call("submit_level", json!({"name": "erste-schritte-2", "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "x5"}), o).await);
+    assert_eq!(e["code"], "forbidden", "the name stays reserved");
+    let st = ok_result(
+        &app.call("get_submission", json!({"jobId": sub["jobId"]}), k)
+            .await,
+    );
+    assert_eq!(st["revisionState"], "withdrawn");
+    // Jobs of others are not found.
+    let e = tool_error(
+        &app.call("get_submission", json!({"jobId": sub["jobId"]}), o)
+            .await,
+    );
+    assert_eq!(e["code"], "not_found");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trust0_accounts_7th_playtest_of_the_day_is_quota_owner() {
+    let app = spawn_gateway().await;
+    let _worker = app.start_engine_worker();
+    let key = app.agent_key("paul", 0).await;
+    // Each playtest is charged when it starts, whether the planner wins or is unavailable.
+    let mut first = None;
+    for i in 0..6 {
+        let a = app
+            .call(
+                "playtest_map",
+                json!({"map": TINY_MAP, "idempotencyKey": format!("p{i}")}),
+                Some(&key),
+            )
+            .await;
+        let outcome = &crate::harness::result_text(&a);
+        if a.body["result"]["isError"] == false {
+            assert_eq!(outcome["remaining"]["playtests"], 5 - i);
+        } else {
+            assert_eq!(outcome["error"]["code"], "engine_unavailable", "{}", a.text);
+        }
+        first.get_or_insert(outcome.clone());
+    }
+    let e = tool_error(
+        &app.call(
+            "playtest_map",
+            json!({"map": TINY_MAP, "idempotencyKey": "p6"}),
+            Some(&key),
+        )
+        .await,
+    );
+    assert_eq!(e["code"], "quota");
+    assert_eq!(e["scope"], "owner");
+    assert!(e["retryAfterSeconds"].as_u64().unwrap() >= 1);
+    // A replayed key is still answered without charge.
+    let a = app
+        .call(
+            "playtest_map",
+            json!({"map": TINY_MAP, "idempotencyKey": "p0"}),
+            Some(&key),
+        )
+        .await;
+    let again = &crate::harness::result_text(&a);
+    if a.body["result"]["isError"] == false {
+        assert_eq!(again["replayed"], true);
+    } else {
+        assert_eq!(again["error"], first.unwrap()["error"]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn labor_candidates_and_storage_are_capped() {
+    let app = spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.quotas.trust1.labor_candidates = 1;
+        c.quotas.storage_per_account_bytes = 64 * 1024;
+    })
+    .await;
+    let _worker = app.start_engine_worker();
+    let key = app.agent_key("rosa", 1).await;
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let sub = |name: &str, idem: &str| json!({"name": name, "map": LEVEL_MAP, "replay": replay, "idempotencyKey": idem});
+    let first = ok_result(&app.call("submit_level", sub("eins", "a"), Some(&key)).await);
+    let e = tool_error(&app.call("submit_level", sub("zwei", "b"), Some(&key)).await);
+    assert_eq!(e["code"], "quota");
+    assert_eq!(e["scope"], "owner");
+    // Withdrawing frees a candidate slot, but its bytes still count.
+    ok_result(
+        &app.call(
+            "withdraw_level",
+            json!({"revisionId": first["revisionId"]}),
+            Some(&key),
+        )
+        .await,
+    );
+    ok_result(&app.call("submit_level", sub("zwei", "c"), Some(&key)).await);
+    // A map that does not fit the remaining storage budget is refused before it runs.
+    let padded = format!("{LEVEL_MAP}{}", "# padding\n".repeat(6000));
+    let big = json!({"name": "drei", "map": padded, "replay": replay, "idempotencyKey": "d"});
+    let e = tool_error(&app.call("submit_level", big, Some(&key)).await);
+    assert_eq!(e["code"], "quota", "{e}");
+}

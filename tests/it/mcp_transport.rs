@@ -1,0 +1,339 @@
+//! The MCP endpoint's transport rules (contract: "Endpoint", "Errors").
+
+use serde_json::{json, Value};
+
+use crate::harness::{spawn_app, spawn_app_with, spawn_gateway};
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+fn init_with(version: &str) -> String {
+    json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":version,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}).to_string()
+}
+
+#[tokio::test]
+async fn initialize_negotiates_a_served_revision() {
+    let app = spawn_gateway().await;
+    let a = app.mcp_raw(INIT, &[]).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["result"]["protocolVersion"], "2025-11-25");
+    assert!(a.body["result"]["capabilities"]["tools"].is_object());
+    assert_eq!(a.body["id"], 1);
+    for (asked, got) in [
+        ("2025-06-18", "2025-06-18"),
+        ("2025-03-26", "2025-11-25"),
+        ("2026-07-28", "2025-11-25"),
+        ("1999-01-01", "2025-11-25"),
+    ] {
+        let a = app.mcp_raw(init_with(asked), &[]).await;
+        assert_eq!(a.body["result"]["protocolVersion"], got, "asked {asked}");
+    }
+}
+
+#[tokio::test]
+async fn later_requests_need_a_served_protocol_version_header() {
+    let app = spawn_gateway().await;
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let a = app.mcp_raw(ping, &[]).await;
+    assert_eq!(a.status, 400, "missing header: {}", a.text);
+    assert_eq!(a.body["error"]["code"], -32022);
+    assert_eq!(
+        a.body["error"]["data"]["supported"],
+        json!(["2025-11-25", "2025-06-18"])
+    );
+    for bad in ["2025-03-26", "2026-07-28", "nonsense"] {
+        let a = app.mcp_raw(ping, &[("mcp-protocol-version", bad)]).await;
+        assert_eq!(a.status, 400, "{bad}: {}", a.text);
+    }
+    for good in ["2025-11-25", "2025-06-18"] {
+        let a = app.mcp_raw(ping, &[("mcp-protocol-version", good)]).await;
+        assert_eq!(a.status, 200, "{good}: {}", a.text);
+        assert_eq!(a.body["result"], json!({}));
+    }
+    // A notification without the header is refused too.
+    let n = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(app.mcp_raw(n, &[]).await.status, 400);
+}
+
+#[tokio::test]
+async fn notifications_and_responses_answer_202_with_an_empty_body() {
+    let app = spawn_gateway().await;
+    let v = [("mcp-protocol-version", "2025-11-25")];
+    let a = app
+        .mcp_raw(
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            &v,
+        )
+        .await;
+    assert_eq!(a.status, 202);
+    assert!(a.text.is_empty());
+    let a = app
+        .mcp_raw(r#"{"jsonrpc":"2.0","id":"x","result":{}}"#, &v)
+        .await;
+    assert_eq!(a.status, 202);
+    assert!(a.text.is_empty());
+}
+
+#[tokio::test]
+async fn batches_and_malformed_json_are_400() {
+    let app = spawn_gateway().await;
+    let v = [("mcp-protocol-version", "2025-11-25")];
+    let a = app.mcp_raw(format!("[{INIT}]"), &v).await;
+    assert_eq!(a.status, 400);
+    assert_eq!(a.body["jsonrpc"], "2.0");
+    assert!(a.body["error"]["code"].is_i64());
+    let a = app.mcp_raw("{\"jsonrpc\":\"2.0\",", &v).await;
+    assert_eq!(a.status, 400);
+    assert_eq!(a.body["error"]["code"], -32700);
+    let a = app
+        .mcp_raw(r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, &v)
+        .await;
+    assert_eq!(a.status, 400);
+    assert_eq!(a.body["error"]["code"], -32600);
+}
+
+#[tokio::test]
+async fn unknown_methods_are_32601() {
+    let app = spawn_gateway().await;
+    let a = app.rpc("resources/list", json!({}), None).await;
+    assert_eq!(a.status, 200);
+    assert_eq!(a.body["error"]["code"], -32601);
+    let a = app.rpc("server/discover", json!({}), None).await;
+    assert_eq!(a.body["error"]["code"], -32601);
+}
+
+#[tokio::test]
+async fn only_post_is_allowed() {
+    let app = spawn_gateway().await;
+    for method in [
+        reqwest::Method::GET,
+        reqwest::Method::DELETE,
+        reqwest::Method::PUT,
+        reqwest::Method::PATCH,
+    ] {
+        let r = app
+            .http
+            .request(method.clone(), app.url("/api/mcp"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 405, "{method}");
+        assert_eq!(r.headers()["allow"], "POST");
+        let body: Value = r.json().await.unwrap();
+        assert!(body["error"]["message"].is_string());
+    }
+    // 405 comes before any other check: even with the gateway off.
+    let off = spawn_app().await;
+    let r = off.http.get(off.url("/api/mcp")).send().await.unwrap();
+    assert_eq!(r.status(), 405);
+}
+
+#[tokio::test]
+async fn gateway_off_is_404() {
+    let app = spawn_app().await; // default mode: off
+    let a = app.mcp_raw(INIT, &[]).await;
+    assert_eq!(a.status, 404);
+    assert!(a.body["error"].is_object());
+    // Switched on at run time through the stored switch, then off again.
+    horst_gateway::set_mode(&app.store, horst_config::GatewayMode::On)
+        .await
+        .unwrap();
+    assert_eq!(app.mcp_raw(INIT, &[]).await.status, 200);
+    horst_gateway::set_mode(&app.store, horst_config::GatewayMode::Off)
+        .await
+        .unwrap();
+    assert_eq!(app.mcp_raw(INIT, &[]).await.status, 404);
+}
+
+#[tokio::test]
+async fn origins_not_on_the_allowlist_are_403() {
+    let app = spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.gateway.allowed_origins = vec!["https://gcv.example".into()];
+    })
+    .await;
+    let a = app
+        .mcp_raw(INIT, &[("origin", "https://evil.example")])
+        .await;
+    assert_eq!(a.status, 403);
+    assert!(a.body["error"].is_object());
+    let a = app
+        .mcp_raw(INIT, &[("origin", "https://gcv.example")])
+        .await;
+    assert_eq!(a.status, 200);
+    let a = app.mcp_raw(INIT, &[]).await;
+    assert_eq!(a.status, 200);
+}
+
+#[tokio::test]
+async fn wrong_content_type_is_415() {
+    let app = spawn_gateway().await;
+    for ct in [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "application/jsonx",
+    ] {
+        let r = app
+            .http
+            .post(app.url("/api/mcp"))
+            .header("content-type", ct)
+            .body(INIT)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 415, "{ct}");
+    }
+    let r = app
+        .http
+        .post(app.url("/api/mcp"))
+        .body(INIT)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 415, "no content type");
+    for ct in ["application/json; charset=utf-8", "Application/JSON"] {
+        let r = app
+            .http
+            .post(app.url("/api/mcp"))
+            .header("content-type", ct)
+            .body(INIT)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{ct}");
+    }
+}
+
+#[tokio::test]
+async fn bodies_over_3_mib_are_413_and_3_mib_is_read() {
+    let app = spawn_gateway().await;
+    let v = [("mcp-protocol-version", "2025-11-25")];
+    let limit = 3 * 1024 * 1024;
+    // Exactly 3 MiB: a validate_map call padded with spaces (JSON whitespace).
+    let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"validate_map","arguments":{"map":"x"}}}).to_string();
+    let padded = format!("{call}{}", " ".repeat(limit - call.len()));
+    assert_eq!(padded.len(), limit);
+    let a = app.mcp_raw(padded.clone(), &v).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let a = app.mcp_raw(format!("{padded} "), &v).await;
+    assert_eq!(a.status, 413);
+    assert!(a.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("3 MiB"));
+    // A much larger body still gets its answer rather than a reset.
+    let a = app.mcp_raw(" ".repeat(8 * limit), &v).await;
+    assert_eq!(a.status, 413);
+}
+
+#[tokio::test]
+async fn key_tools_without_a_key_are_401_with_www_authenticate() {
+    let app = spawn_gateway().await;
+    let a = app
+        .call(
+            "playtest_map",
+            json!({"map": "x", "idempotencyKey": "k"}),
+            None,
+        )
+        .await;
+    assert_eq!(a.status, 401);
+    assert_eq!(a.headers["www-authenticate"], "Bearer");
+    assert!(a.body["error"].is_object());
+}
+
+#[tokio::test]
+async fn unknown_malformed_and_revoked_keys_are_401() {
+    let app = spawn_gateway().await;
+    let key = app.agent_key("carla", 0).await;
+    let fake = format!("gcv_{}", "0".repeat(48));
+    for bad in ["gcv_short", fake.as_str(), "not-a-key"] {
+        let a = app.call("list_labor", json!({}), Some(bad)).await;
+        assert_eq!(a.status, 401, "{bad}");
+        assert_eq!(a.headers["www-authenticate"], "Bearer");
+    }
+    let a = app.rpc("tools/list", json!({}), None).await;
+    assert_eq!(a.status, 200);
+    let a = app.call("my_submissions", json!({}), Some(&key)).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    horst_gateway::accounts::revoke_key(&app.store, &key[..12])
+        .await
+        .unwrap();
+    let a = app.call("my_submissions", json!({}), Some(&key)).await;
+    assert_eq!(a.status, 401);
+    assert_eq!(a.headers["www-authenticate"], "Bearer");
+}
+
+#[tokio::test]
+async fn blocked_accounts_are_403_on_any_request() {
+    let app = spawn_gateway().await;
+    let key = app.agent_key("dora", 0).await;
+    horst_gateway::accounts::set_account_field(&app.store, "dora", "blocked", "1")
+        .await
+        .unwrap();
+    let a = app.call("get_map_format", json!({}), Some(&key)).await;
+    assert_eq!(a.status, 403);
+    let a = app
+        .mcp_raw(INIT, &[("authorization", &format!("Bearer {key}"))])
+        .await;
+    assert_eq!(a.status, 403);
+}
+
+#[tokio::test]
+async fn read_only_lists_only_anonymous_tools_and_refuses_key_tools() {
+    let app = spawn_app_with(|c| c.gateway.mode = horst_config::GatewayMode::ReadOnly).await;
+    let key = app.agent_key("erik", 0).await;
+    let a = app.rpc("tools/list", json!({}), None).await;
+    let names: Vec<&str> = a.body["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "get_map_format",
+            "list_palette",
+            "validate_map",
+            "render_map",
+            "get_level",
+            "list_labor"
+        ]
+    );
+    let a = app.call("my_submissions", json!({}), Some(&key)).await;
+    assert_eq!(a.status, 403);
+    assert!(a.body["error"].is_object());
+    let a = app.call("validate_map", json!({"map": "x"}), None).await;
+    assert_eq!(a.status, 200);
+}
+
+#[tokio::test]
+async fn tools_list_is_strict_and_complete() {
+    let app = spawn_gateway().await;
+    let a = app.rpc("tools/list", json!({}), None).await;
+    let tools = a.body["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 12);
+    for t in tools {
+        assert_eq!(t["inputSchema"]["type"], "object");
+        assert_eq!(
+            t["inputSchema"]["additionalProperties"], false,
+            "{}",
+            t["name"]
+        );
+        assert!(t["outputSchema"].is_object());
+        assert!(t["title"].is_string());
+        for hint in ["readOnlyHint", "idempotentHint", "destructiveHint"] {
+            assert!(t["annotations"][hint].is_boolean(), "{} {hint}", t["name"]);
+        }
+    }
+    let render = tools.iter().find(|t| t["name"] == "render_map").unwrap();
+    assert_eq!(render["inputSchema"]["properties"]["width"]["maximum"], 120);
+    assert_eq!(render["inputSchema"]["properties"]["height"]["maximum"], 30);
+}
+
+#[tokio::test]
+async fn unknown_tool_is_an_invalid_params_error() {
+    let app = spawn_gateway().await;
+    let a = app.call("fly", json!({}), None).await;
+    assert_eq!(a.status, 200);
+    assert_eq!(a.body["error"]["code"], -32602);
+}
