@@ -53,6 +53,21 @@ pub enum MapCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Search a winning replay with the planner; exits non-zero unless it finds one.
+    Solve {
+        file: PathBuf,
+        #[arg(long, default_value_t = 1)]
+        seed: u32,
+        /// Time budget in seconds.
+        #[arg(long, default_value_t = 20.0)]
+        time_limit: f64,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Print the `playtest_map` result object.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn read_limited(path: &Path, what: &str) -> Result<Vec<u8>, String> {
@@ -136,6 +151,13 @@ fn read_map(file: &Path) -> Result<String, ValidationReport> {
 
 pub fn run(cmd: MapCommand) -> ExitCode {
     match cmd {
+        MapCommand::Solve {
+            file,
+            seed,
+            time_limit,
+            threads,
+            json,
+        } => solve(&file, seed, time_limit, threads, json),
         MapCommand::Validate { file, json } => {
             let report = match std::fs::metadata(&file) {
                 Err(e) => {
@@ -241,5 +263,83 @@ pub fn run(cmd: MapCommand) -> ExitCode {
                 ExitCode::from(1)
             }
         }
+    }
+}
+
+/// `horst map solve`: the planner on a local file, with progress on stderr when it is a
+/// terminal.
+fn solve(file: &Path, seed: u32, time_limit: f64, threads: Option<usize>, json: bool) -> ExitCode {
+    use std::io::IsTerminal;
+    let text = match read_map(file) {
+        Ok(t) => t,
+        Err(r) => return fail(json, &EngineError::InvalidMap(r.summary())),
+    };
+    let map = match parse_map(&text) {
+        Ok(m) => m,
+        Err(r) => return fail(json, &EngineError::InvalidMap(r.summary())),
+    };
+    if !(time_limit.is_finite() && time_limit > 0.0 && time_limit <= 3600.0) {
+        let e = EngineError::InvalidInput("--time-limit must be 0-3600 seconds".into());
+        return fail(json, &e);
+    }
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = threads {
+        pool = pool.num_threads(n.max(1));
+    }
+    let pool = match pool.build() {
+        Ok(p) => p,
+        Err(e) => return fail(json, &EngineError::InvalidInput(e.to_string())),
+    };
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let req = horst_planner::PlanRequest {
+        map: &map,
+        seed,
+        time_limit: std::time::Duration::from_secs_f64(time_limit),
+        cancel: &cancel,
+    };
+    let tty = std::io::stderr().is_terminal();
+    let show = |p: &horst_planner::Progress| {
+        eprint!(
+            "\r\x1b[Kstage {}  states explored {}  best distance to the nest {} tiles  {:.1} s",
+            p.stage,
+            p.expanded,
+            p.best_distance,
+            p.elapsed.as_secs_f64()
+        );
+    };
+    let report = pool.install(|| {
+        let progress: Option<&dyn Fn(&horst_planner::Progress)> =
+            if tty { Some(&show) } else { None };
+        horst_planner::plan(&req, progress)
+    });
+    if tty {
+        eprint!("\r\x1b[K");
+    }
+    let result = horst_planner::PlaytestResult::new(&map, seed, &report);
+    if json {
+        print_json(&serde_json::to_value(&result).unwrap_or_default());
+    } else {
+        let reason = match &report.outcome {
+            horst_planner::PlanOutcome::Won { .. } => String::new(),
+            horst_planner::PlanOutcome::Unresolved { reason } => format!(" ({})", reason.as_str()),
+        };
+        out!(
+            "outcome: {}{reason}\nticks: {} ({:.2} s)\nstates explored: {} in {:.2} s\nbest distance to the nest: {} tiles\nmapHash: {}",
+            result.outcome,
+            result.ticks,
+            result.ticks as f64 / 60.0,
+            report.expanded,
+            report.elapsed.as_secs_f64(),
+            report.best_distance,
+            result.map_hash
+        );
+        if let Some(r) = &result.replay {
+            out!("replay: {}", serde_json::to_string(r).unwrap_or_default());
+        }
+    }
+    if result.won {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }

@@ -128,19 +128,32 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
             shutdown_rx.clone(),
         ));
     }
-    if roles.api {
-        let listener = match tokio::net::TcpListener::bind(config.listen_addr()).await {
+    // The API (up, api), or only the operational endpoints of a worker that asks for them.
+    let http_addr = if roles.api {
+        Some(config.listen_addr())
+    } else if !config.worker.metrics_listen.is_empty() {
+        config.worker.metrics_listen.parse().ok()
+    } else {
+        None
+    };
+    if let Some(addr) = http_addr {
+        let listener = match tokio::net::TcpListener::bind(addr).await {
             Ok(l) => l,
             Err(e) => {
                 eprintln!(
-                    "horst: cannot listen on {}: {e}; choose another address with --listen or server.listen",
-                    config.listen_addr()
+                    "horst: cannot listen on {addr}: {e}; choose another address ({})",
+                    if roles.api {
+                        "--listen or server.listen"
+                    } else {
+                        "worker.metrics_listen"
+                    }
                 );
                 return ExitCode::from(1);
             }
         };
         match listener.local_addr() {
-            Ok(addr) => println!("horst: listening on http://{addr}"),
+            Ok(addr) if roles.api => println!("horst: listening on http://{addr}"),
+            Ok(addr) => println!("horst: metrics on http://{addr}/metrics"),
             Err(e) => tracing::warn!(error = %e, "cannot read the bound address"),
         }
         let state = horst_api::AppState::new(
@@ -150,13 +163,18 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
             health.clone(),
             metrics.clone(),
         );
+        let router = if roles.api {
+            horst_api::router(state)
+        } else {
+            horst_api::ops_router(state)
+        };
         let grace = Duration::from_secs(config.server.shutdown_grace_seconds);
         let mut rx = shutdown_rx.clone();
         let shutdown = async move {
             let _ = rx.wait_for(|stop| *stop).await;
         };
         tasks.spawn(async move {
-            if let Err(e) = horst_api::serve(listener, state, shutdown, grace).await {
+            if let Err(e) = horst_api::serve_router(listener, router, shutdown, grace).await {
                 tracing::error!(error = %e, "the HTTP server failed");
             }
         });

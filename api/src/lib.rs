@@ -86,15 +86,34 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// Only the operational endpoints (/healthz, /readyz, /metrics): what a worker-only
+/// process serves so Prometheus can scrape its job metrics.
+pub fn ops_router(state: AppState) -> Router {
+    Router::new()
+        .merge(routes::health::router())
+        .with_state(state)
+}
+
 /// Serves until `shutdown` resolves, then stops accepting and gives in-flight requests
-/// `grace` to finish before cutting them off.
+/// `grace` to finish. After that it returns without waiting further; the connections still
+/// open are dropped when the process's runtime shuts down, which horst does right after.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> std::io::Result<()> {
-    let app = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    serve_router(listener, router(state), shutdown, grace).await
+}
+
+/// [`serve`] for any router (the API, or [`ops_router`]).
+pub async fn serve_router(
+    listener: TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> std::io::Result<()> {
+    let app = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
     // Two observers of one shutdown: axum's own drain, and our grace timer.
     let (tx, rx) = watch::channel(false);
     let mut drain_rx = rx.clone();

@@ -245,6 +245,11 @@ impl Config {
         if let Err(m) = parse_listen(&self.server.listen) {
             return fail("server.listen", m);
         }
+        if !self.worker.metrics_listen.is_empty() {
+            if let Err(m) = parse_listen(&self.worker.metrics_listen) {
+                return fail("worker.metrics_listen", m);
+            }
+        }
         if let Err(m) = check_redis_url(&self.redis.url) {
             return fail("redis.url", m);
         }

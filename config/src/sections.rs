@@ -85,6 +85,9 @@ pub struct WorkerConfig {
     pub slots: u32,
     /// Threads of the worker's rayon pool; 0 = one per core.
     pub threads: u32,
+    /// `horst worker` only: serve /healthz, /readyz and /metrics on this address (IP:PORT);
+    /// empty: no HTTP at all. (`horst up` serves them on the API's address.)
+    pub metrics_listen: String,
 }
 
 impl Default for WorkerConfig {
@@ -92,6 +95,7 @@ impl Default for WorkerConfig {
         WorkerConfig {
             slots: 1,
             threads: 0,
+            metrics_listen: String::new(),
         }
     }
 }

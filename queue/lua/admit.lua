@@ -14,7 +14,8 @@ if rec then
   local sep = string.find(rec, '|', 1, true)
   local old_fp, old_jid = string.sub(rec, 1, sep - 1), string.sub(rec, sep + 1)
   if old_fp ~= fp then return {'conflict', old_jid} end
-  if redis.call('EXISTS', P .. 'job:' .. old_jid) == 1 then return {'replayed', old_jid} end
+  local old = redis.call('HGETALL', P .. 'job:' .. old_jid)
+  if #old > 0 then return {'replayed', old_jid, old} end
   -- The job record expired before its key did: treat the key as new.
 end
 
@@ -57,4 +58,4 @@ local lk = P .. 'jobs:' .. account
 redis.call('ZADD', lk, now, jid)
 redis.call('ZREMRANGEBYSCORE', lk, '-inf', now - tonumber(ARGV[19]))
 redis.call('PUBLISH', P .. 'queue:new', jid)
-return {'new', jid}
+return {'new', jid, redis.call('HGETALL', jk)}

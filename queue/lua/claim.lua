@@ -2,7 +2,7 @@
 -- a charge. A job that can no longer finish within its caller's wait is failed with
 -- `timeout` instead (its reservation released), and the next one is tried.
 -- ARGV: 3 worker_id, 4 lease_ms, 5 job_ttl_s
--- Returns false, or {job_id, token}.
+-- Returns false, or {job_id, token, fields} (fields: the record, as HGETALL gives it).
 local now = now_ms()
 for _ = 1, 32 do
   local jid = redis.call('RPOP', P .. 'queue:waiting')
@@ -21,7 +21,7 @@ for _ = 1, 32 do
         'worker', ARGV[3], 'lease_until', now + tonumber(ARGV[4]), 'charged', f[5])
       redis.call('ZADD', P .. 'queue:running', now + tonumber(ARGV[4]), jid)
       redis.call('HINCRBY', budget_key(f[6]), 'charged', tonumber(f[5]))
-      return {jid, token}
+      return {jid, token, redis.call('HGETALL', jk)}
     end
   end
 end

@@ -288,9 +288,16 @@ impl Queue {
                 .and_then(|v| redis::from_redis_value::<u64>(v.clone()).ok())
                 .unwrap_or(1)
         };
+        let record = || -> Result<JobRecord, QueueError> {
+            reply
+                .get(2)
+                .and_then(|v| redis::from_redis_value::<Vec<String>>(v.clone()).ok())
+                .and_then(|flat| JobRecord::from_fields(pairs(flat)))
+                .ok_or_else(|| QueueError::Store(format!("job {} is unreadable", word(1))))
+        };
         match word(0).as_str() {
-            "new" => Ok(Admission::New(self.expect(&word(1)).await?)),
-            "replayed" => Ok(Admission::Replayed(self.expect(&word(1)).await?)),
+            "new" => Ok(Admission::New(record()?)),
+            "replayed" => Ok(Admission::Replayed(record()?)),
             "conflict" => Err(QueueError::Conflict {
                 message: format!(
                     "idempotencyKey {:?} was already used for different input (job {}); send a fresh idempotencyKey for a new attempt, or the identical input to read the recorded result",
@@ -339,12 +346,6 @@ impl Queue {
                 "unexpected admit reply {other:?}"
             ))),
         }
-    }
-
-    async fn expect(&self, id: &str) -> Result<JobRecord, QueueError> {
-        self.get(id)
-            .await?
-            .ok_or_else(|| QueueError::Store(format!("job {id} vanished right after admission")))
     }
 
     /// The job record, if it exists (finished records expire after the retention period).
@@ -503,17 +504,18 @@ impl Queue {
     /// Claims the oldest waiting job for `worker`, or `None` if the queue is empty.
     pub async fn claim(&self, worker: &str) -> Result<Option<Claim>, QueueError> {
         let mut conn = self.store.conn();
-        let reply: Option<(String, u64)> = self
+        let reply: Option<(String, u64, Vec<String>)> = self
             .script(&self.scripts.claim)
             .arg(worker)
             .arg(self.settings.queue.lease_seconds * 1000)
             .arg(self.settings.job_ttl_seconds())
             .invoke_async(&mut conn)
             .await?;
-        let Some((id, token)) = reply else {
+        let Some((id, token, fields)) = reply else {
             return Ok(None);
         };
-        let record = self.expect(&id).await?;
+        let record = JobRecord::from_fields(pairs(fields))
+            .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable")))?;
         Ok(Some(Claim { record, token }))
     }
 
@@ -646,6 +648,16 @@ impl Drop for CancelGuard {
             });
         }
     }
+}
+
+/// HGETALL's flat `[field, value, ...]` as pairs.
+fn pairs(flat: Vec<String>) -> Vec<(String, String)> {
+    let mut it = flat.into_iter();
+    let mut out = Vec::new();
+    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+        out.push((k, v));
+    }
+    out
 }
 
 /// `job_` + 16 random hex digits.

@@ -16,3 +16,6 @@ mod mcp_clients;
 mod mcp_loop;
 mod mcp_tools;
 mod mcp_transport;
+mod shutdown;
+mod web_js;
+mod worker_process;

@@ -1,19 +1,52 @@
-//! `playtest`: the planner's search, until the planner crate lands on this branch.
+//! `playtest`: the planner's search within the job's time limit.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use horst_planner::{plan, PlanOutcome, PlanRequest, PlaytestResult, UnresolvedReason};
 use horst_queue::Failure;
 use serde_json::Value;
 
+/// Runs on the worker's rayon pool (the caller installs it). An `unresolved` search is a
+/// successful job (the planner answered); only cancellation from outside is a failure.
 pub(crate) fn playtest(
-    _map: &horst_engine::Map,
-    _seed: u32,
-    _limit: Duration,
-    _cancel: &AtomicBool,
+    map: &horst_engine::Map,
+    seed: u32,
+    limit: Duration,
+    cancel: &AtomicBool,
 ) -> Result<Value, Failure> {
-    Err(Failure::new(
-        "engine_unavailable",
-        "this worker has no planner yet; prove the level with simulate_replay and your own replay",
-    ))
+    // Leave a little of the limit for shortening and confirming the replay, so the worker's
+    // own deadline (which fails the job) is not what ends a search that found something.
+    let budget = limit
+        .saturating_sub(Duration::from_millis(500))
+        .max(Duration::from_millis(100));
+    let report = plan(
+        &PlanRequest {
+            map,
+            seed,
+            time_limit: budget,
+            cancel,
+        },
+        None,
+    );
+    if matches!(
+        report.outcome,
+        PlanOutcome::Unresolved {
+            reason: UnresolvedReason::Cancelled
+        }
+    ) && cancel.load(Ordering::SeqCst)
+    {
+        return Err(Failure::new(
+            "cancelled",
+            "the playtest was stopped before it finished",
+        ));
+    }
+    tracing::debug!(
+        expanded = report.expanded,
+        ms = report.elapsed.as_millis() as u64,
+        won = report.won(),
+        "playtest searched"
+    );
+    serde_json::to_value(PlaytestResult::new(map, seed, &report))
+        .map_err(|e| Failure::new("internal_error", format!("cannot encode the result: {e}")))
 }

@@ -1,0 +1,310 @@
+//! The planner benchmark: runs the planner on every level of the corpus and prints, per tier
+//! and in total, the solve rate within the time limit, the median and p90 time to solve, the
+//! replay length against the best known replay, and the states expanded per second.
+//!
+//! cargo run --release -p horst-planner --example corpus -- [--threads 1,2] [--time-limit 20]
+//!     [--filter TEXT] [--write-replays] [--seed 1]
+//!
+//! Levels: `levels/*.map` (the engine author's, tiers from the table below) and
+//! `levels/corpus/*.map` (tier from the file name: `t1-...` to `t4-...`, `u-...` unsolvable).
+//! The best known replay of `X.map` is `X.replay.json` beside it. With `--write-replays` a
+//! planner replay is written there when none exists or the planner's is shorter (the referee
+//! confirms it first).
+
+use horst_engine::{parse_map, parse_replay_json, referee, Map};
+use horst_planner::{plan, PlanOutcome, PlanRequest, UnresolvedReason};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// Tiers of the engine author's levels (they have no tier in their names).
+fn top_level_tier(name: &str) -> &'static str {
+    match name.get(..2).and_then(|n| n.parse::<u32>().ok()) {
+        Some(1..=4) => "t1",
+        Some(5..=9) => "t2",
+        Some(10..=12) => "t3",
+        _ => "t4",
+    }
+}
+
+struct Level {
+    /// In `levels/corpus/` (the top-level levels and replays belong to the engine author).
+    corpus: bool,
+    name: String,
+    tier: String,
+    path: PathBuf,
+    map: Map,
+    known: Option<u32>,
+}
+
+struct Run {
+    won: bool,
+    reason: Option<UnresolvedReason>,
+    secs: f64,
+    ticks: u32,
+    expanded: u64,
+    confirmed: bool,
+    replay: Option<String>,
+}
+
+fn load(dir: &Path, corpus: bool, filter: &str, out: &mut Vec<Level>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "map"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        if !name.contains(filter) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read map");
+        let map = match parse_map(&text) {
+            Ok(m) => m,
+            Err(r) => {
+                eprintln!("skipping invalid {}: {}", path.display(), r.summary());
+                continue;
+            }
+        };
+        let tier = if corpus {
+            name.split('-').next().unwrap_or("t?").to_string()
+        } else {
+            top_level_tier(&name).to_string()
+        };
+        let known = std::fs::read_to_string(path.with_extension("replay.json"))
+            .ok()
+            .and_then(|t| parse_replay_json(&t).ok())
+            .and_then(|r| {
+                let rep = referee(&map, &r);
+                rep.won.then_some(rep.ticks)
+            });
+        out.push(Level {
+            corpus,
+            name,
+            tier,
+            path,
+            map,
+            known,
+        });
+    }
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut threads = vec![1usize, 2];
+    let mut limit = 20.0f64;
+    let mut filter = String::new();
+    let mut write = false;
+    let mut seed = 1u32;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--threads" => {
+                i += 1;
+                threads = args[i].split(',').map(|t| t.parse().unwrap()).collect();
+            }
+            "--time-limit" => {
+                i += 1;
+                limit = args[i].parse().unwrap();
+            }
+            "--filter" => {
+                i += 1;
+                filter = args[i].clone();
+            }
+            "--seed" => {
+                i += 1;
+                seed = args[i].parse().unwrap();
+            }
+            "--write-replays" => write = true,
+            other => panic!("unknown argument {other}"),
+        }
+        i += 1;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut levels = Vec::new();
+    load(&root.join("levels"), false, &filter, &mut levels);
+    load(&root.join("levels/corpus"), true, &filter, &mut levels);
+    println!(
+        "{} levels, time limit {limit} s, seed {seed}, threads {threads:?}",
+        levels.len()
+    );
+    let mut all_runs: Vec<Vec<Run>> = Vec::new();
+    for &n in &threads {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap();
+        let mut runs = Vec::new();
+        println!("\n## {n} thread(s)\n");
+        println!(
+            "{:<34} {:>4} {:>10} {:>8} {:>7} {:>7} {:>9} {:>10}",
+            "level", "tier", "outcome", "secs", "ticks", "known", "expanded", "exp/s"
+        );
+        for lv in &levels {
+            let cancel = AtomicBool::new(false);
+            let req = PlanRequest {
+                map: &lv.map,
+                seed,
+                time_limit: Duration::from_secs_f64(limit),
+                cancel: &cancel,
+            };
+            let rep = pool.install(|| plan(&req, None));
+            let secs = rep.elapsed.as_secs_f64();
+            let (won, reason, ticks, confirmed, replay) = match &rep.outcome {
+                PlanOutcome::Won { replay, ticks } => {
+                    let r = referee(&lv.map, replay);
+                    let json = serde_json::to_string(replay).unwrap();
+                    (true, None, *ticks, r.won && r.ticks == *ticks, Some(json))
+                }
+                PlanOutcome::Unresolved { reason } => (false, Some(*reason), 0, true, None),
+            };
+            println!(
+                "{:<34} {:>4} {:>10} {:>8.3} {:>7} {:>7} {:>9} {:>10.0}",
+                lv.name,
+                lv.tier,
+                if won { "won" } else { reason.unwrap().as_str() },
+                secs,
+                if won { ticks.to_string() } else { "-".into() },
+                lv.known.map(|k| k.to_string()).unwrap_or("-".into()),
+                rep.expanded,
+                rep.expanded as f64 / secs.max(1e-6)
+            );
+            if !confirmed {
+                println!("  !! REFEREE REJECTED the replay of {}", lv.name);
+            }
+            if write && lv.corpus && won && confirmed && lv.known.is_none_or(|k| ticks < k) {
+                let p = lv.path.with_extension("replay.json");
+                std::fs::write(&p, format!("{}\n", replay.as_ref().unwrap())).unwrap();
+                println!("  wrote {}", p.display());
+            }
+            runs.push(Run {
+                won,
+                reason,
+                secs,
+                ticks,
+                expanded: rep.expanded,
+                confirmed,
+                replay,
+            });
+        }
+        summary(&levels, &runs, limit);
+        all_runs.push(runs);
+    }
+    if all_runs.len() > 1 {
+        let mut same = 0;
+        let mut differ = Vec::new();
+        for (i, lv) in levels.iter().enumerate() {
+            let r0 = &all_runs[0][i];
+            let both_won = all_runs.iter().all(|r| r[i].won);
+            if !both_won {
+                continue;
+            }
+            if all_runs.iter().all(|r| r[i].replay == r0.replay) {
+                same += 1;
+            } else {
+                differ.push(lv.name.clone());
+            }
+        }
+        println!(
+            "\nthread-count independence: {same} levels solved on every thread count with the same replay; differing: {differ:?}"
+        );
+    }
+}
+
+fn summary(levels: &[Level], runs: &[Run], limit: f64) {
+    let mut tiers: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, lv) in levels.iter().enumerate() {
+        tiers.entry(lv.tier.clone()).or_default().push(i);
+        tiers.entry("total".into()).or_default().push(i);
+    }
+    println!(
+        "\n{:<7} {:>6} {:>9} {:>9} {:>9} {:>12} {:>10} {:>9}",
+        "tier", "levels", "solved", "median s", "p90 s", "len/known", "exp/s", "rejected"
+    );
+    for (tier, idx) in &tiers {
+        let solvable: Vec<usize> = idx
+            .iter()
+            .copied()
+            .filter(|&i| !levels[i].tier.starts_with('u'))
+            .collect();
+        let unsolvable: Vec<usize> = idx
+            .iter()
+            .copied()
+            .filter(|&i| levels[i].tier.starts_with('u'))
+            .collect();
+        let mut times: Vec<f64> = solvable
+            .iter()
+            .filter(|&&i| runs[i].won && runs[i].secs <= limit)
+            .map(|&i| runs[i].secs)
+            .collect();
+        times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        // Time to solve over all solvable levels, an unsolved one counting as the limit.
+        let mut all_times: Vec<f64> = solvable
+            .iter()
+            .map(|&i| {
+                if runs[i].won {
+                    runs[i].secs
+                } else {
+                    f64::INFINITY
+                }
+            })
+            .collect();
+        all_times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let ratio: Vec<f64> = solvable
+            .iter()
+            .filter_map(|&i| {
+                let k = levels[i].known?;
+                runs[i].won.then(|| runs[i].ticks as f64 / k as f64)
+            })
+            .collect();
+        let mean_ratio = if ratio.is_empty() {
+            f64::NAN
+        } else {
+            ratio.iter().sum::<f64>() / ratio.len() as f64
+        };
+        let exp: u64 = idx.iter().map(|&i| runs[i].expanded).sum();
+        let secs: f64 = idx.iter().map(|&i| runs[i].secs).sum();
+        let rejected = idx.iter().filter(|&&i| !runs[i].confirmed).count();
+        let solved = format!("{}/{}", times.len(), solvable.len());
+        println!(
+            "{:<7} {:>6} {:>9} {:>9.3} {:>9.3} {:>12.3} {:>10.0} {:>9}",
+            tier,
+            idx.len(),
+            solved,
+            pct(&all_times, 0.5),
+            pct(&all_times, 0.9),
+            mean_ratio,
+            exp as f64 / secs.max(1e-6),
+            rejected
+        );
+        if !unsolvable.is_empty() {
+            let exhausted: Vec<f64> = unsolvable
+                .iter()
+                .filter(|&&i| runs[i].reason == Some(UnresolvedReason::Exhausted))
+                .map(|&i| runs[i].secs)
+                .collect();
+            let wrong = unsolvable.iter().filter(|&&i| runs[i].won).count();
+            let max = exhausted.iter().cloned().fold(0.0, f64::max);
+            println!(
+                "        unsolvable: {}/{} reported unresolved (exhausted {} , max {:.3} s), {} won (!)",
+                unsolvable.len() - wrong,
+                unsolvable.len(),
+                exhausted.len(),
+                max,
+                wrong
+            );
+        }
+    }
+}

@@ -1,0 +1,853 @@
+//! Generates the benchmark corpus `levels/corpus/*.map` from a few templates with a fixed
+//! pseudo-random generator (the output is the same on every run). The files are committed;
+//! run this only to regenerate them, then `--example corpus -- --write-replays` to find their
+//! replays.
+//!
+//! cargo run --release -p horst-planner --example gen_corpus -- [OUT_DIR]
+//!
+//! Tiers: t1 easy (walk, hop, small pits and steps), t2 medium (egg boost, shooting, marmots,
+//! ice, springs, ledges), t3 hard (crumbling ledges, rock-fall, moving platforms, a mountain
+//! with a detour), t4 very hard (long combinations), u unsolvable (each says why).
+
+use std::fmt::Write;
+use std::path::PathBuf;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in lo..=hi.
+    fn range(&mut self, lo: i32, hi: i32) -> i32 {
+        lo + (self.next() % (hi - lo + 1) as u64) as i32
+    }
+}
+
+struct Level {
+    w: i32,
+    h: i32,
+    g: Vec<Vec<u8>>,
+    ents: Vec<String>,
+    defaults: Vec<String>,
+}
+
+impl Level {
+    fn new(w: i32, h: i32) -> Level {
+        Level {
+            w,
+            h,
+            g: vec![vec![b'.'; w as usize]; h as usize],
+            ents: Vec::new(),
+            defaults: Vec::new(),
+        }
+    }
+    fn set(&mut self, x: i32, y: i32, c: u8) {
+        if x >= 0 && y >= 0 && x < self.w && y < self.h {
+            self.g[y as usize][x as usize] = c;
+        }
+    }
+    /// A column of ground from row `top` to the bottom: grass on top, earth below.
+    fn ground(&mut self, x: i32, top: i32, surface: u8) {
+        for y in top..self.h {
+            self.set(x, y, if y == top { surface } else { b'E' });
+        }
+    }
+    fn fill(&mut self, x0: i32, y0: i32, x1: i32, y1: i32, c: u8) {
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                self.set(x, y, c);
+            }
+        }
+    }
+    fn ent(&mut self, s: String) {
+        self.ents.push(s);
+    }
+    fn text(&self, comment: &str, name: &str) -> String {
+        let mut t = String::new();
+        for line in comment.lines() {
+            let _ = writeln!(t, "# {line}");
+        }
+        let _ = writeln!(t, "gcv-map 1\nname: {name}\nsize: {} {}", self.w, self.h);
+        for d in &self.defaults {
+            let _ = writeln!(t, "default: {d}");
+        }
+        t.push_str("grid:\n");
+        for row in &self.g {
+            t.push_str(std::str::from_utf8(row).unwrap());
+            t.push('\n');
+        }
+        t.push_str("entities:\n");
+        for e in &self.ents {
+            let _ = writeln!(t, "{e}");
+        }
+        t
+    }
+}
+
+/// Flat ground with spike pits of the given widths; nest at the far end.
+fn pits(rng: &mut Rng, widths: &[i32], surface: u8) -> Level {
+    let w = 12 + widths.iter().map(|p| p + 7).sum::<i32>();
+    let h = 10;
+    let mut l = Level::new(w, h);
+    for x in 0..w {
+        l.ground(x, 8, surface);
+    }
+    let mut x = 6 + rng.range(0, 3);
+    for &p in widths {
+        for i in 0..p {
+            l.set(x + i, 8, b'.');
+            l.set(x + i, 9, b'^');
+        }
+        x += p + rng.range(4, 7);
+    }
+    l.ent("start 1 7".into());
+    l.ent(format!("nest {} 7", w - 2));
+    l
+}
+
+/// A staircase up (positive) and down (negative) steps; nest on the last step.
+fn stairs(rng: &mut Rng, steps: &[i32], surface: u8) -> Level {
+    let run: Vec<i32> = steps.iter().map(|_| rng.range(4, 7)).collect();
+    let w = 6 + run.iter().sum::<i32>() + 4;
+    let up: i32 = steps.iter().filter(|&&s| s > 0).sum();
+    let h = up + 8;
+    let mut l = Level::new(w, h);
+    let mut top = h - 2;
+    let mut x = 0;
+    for _ in 0..6 {
+        l.ground(x, top, surface);
+        x += 1;
+    }
+    let start_top = top;
+    for (i, &s) in steps.iter().enumerate() {
+        top -= s;
+        for _ in 0..run[i] {
+            l.ground(x, top, surface);
+            x += 1;
+        }
+    }
+    while x < w {
+        l.ground(x, top, surface);
+        x += 1;
+    }
+    l.ent(format!("start 1 {}", start_top - 1));
+    l.ent(format!("nest {} {}", w - 2, top - 1));
+    l
+}
+
+/// Walls of the given heights on flat ground (an egg boost clears 5).
+fn walls(rng: &mut Rng, heights: &[i32]) -> Level {
+    let gaps: Vec<i32> = heights.iter().map(|_| rng.range(5, 8)).collect();
+    let w = 6 + gaps.iter().sum::<i32>() + heights.len() as i32 * 3 + 4;
+    let hmax = *heights.iter().max().unwrap();
+    let h = hmax + 8;
+    let mut l = Level::new(w, h);
+    let floor = h - 2;
+    for x in 0..w {
+        l.ground(x, floor, b'G');
+    }
+    let mut x = 6;
+    let mut top = floor;
+    for (i, &hh) in heights.iter().enumerate() {
+        x += gaps[i];
+        top = floor - hh;
+        for xx in x..x + 3 {
+            l.ground(xx, top, b'G');
+        }
+        // The rest stays at the wall's height only for the last wall.
+        x += 3;
+    }
+    let _ = top;
+    l.ent(format!("start 1 {}", floor - 1));
+    let last = heights.len() - 1;
+    let _ = last;
+    l.ent(format!("nest {} {}", x - 2, top - 1));
+    l
+}
+
+/// A corridor with a low ceiling and cracked walls: shoot them away.
+fn cracked(rng: &mut Rng, n: i32, thick: i32) -> Level {
+    let w = 8 + n * (thick + 6) + 4;
+    let h = 8;
+    let mut l = Level::new(w, h);
+    l.fill(0, 0, w - 1, 2, b'#');
+    for x in 0..w {
+        l.ground(x, 6, b'G');
+    }
+    let mut x = 6;
+    for _ in 0..n {
+        x += rng.range(3, 6);
+        l.fill(x, 3, x + thick - 1, 5, b'C');
+        x += thick;
+    }
+    l.ent("start 1 5".into());
+    l.ent(format!("nest {} 5", w - 2));
+    l
+}
+
+fn marmots(rng: &mut Rng, n: i32, speed: i32) -> Level {
+    let w = 10 + n * 9 + 4;
+    let h = 10;
+    let mut l = Level::new(w, h);
+    for x in 0..w {
+        l.ground(x, 8, b'G');
+    }
+    l.ent("start 1 7".into());
+    for i in 0..n {
+        let x = 10 + i * 9 + rng.range(0, 2);
+        let dir = if rng.range(0, 1) == 0 {
+            "left"
+        } else {
+            "right"
+        };
+        l.ent(format!(
+            "walker {x} 7 range={} speed={speed} pause={} dir={dir}",
+            rng.range(1, 3),
+            rng.range(0, 30)
+        ));
+    }
+    l.ent(format!("nest {} 7", w - 2));
+    l
+}
+
+/// A wall only a spring gets the bird over.
+fn spring(rng: &mut Rng, wall: i32) -> Level {
+    let w = 30;
+    let h = wall + 6;
+    let mut l = Level::new(w, h);
+    let floor = h - 2;
+    for x in 0..w {
+        l.ground(x, floor, b'G');
+    }
+    let wx = 16 + rng.range(0, 3);
+    l.fill(wx, floor - wall, wx, floor - 1, b'#');
+    for x in wx..w {
+        l.ground(x, floor - wall, b'G');
+    }
+    l.ent(format!("start 1 {}", floor - 1));
+    l.ent(format!(
+        "spring {} {} strength={}",
+        wx - 2,
+        floor - 1,
+        wall + 1
+    ));
+    l.ent(format!("nest {} {}", w - 2, floor - wall - 1));
+    l
+}
+
+/// Crumbling ledges over a spike floor.
+fn crumble(rng: &mut Rng, n: i32, delay: i32) -> Level {
+    let w = 8 + n * 6 + 6;
+    let h = 12;
+    let mut l = Level::new(w, h);
+    l.defaults.push(format!("crumbling delay={delay}"));
+    for x in 0..w {
+        l.ground(x, 10, b'E');
+        l.set(x, 10, b'^');
+    }
+    l.fill(0, 9, 4, 9, b'G');
+    l.fill(0, 10, 4, 11, b'E');
+    let mut x = 7;
+    let mut y = 8;
+    for _ in 0..n {
+        y = (y + rng.range(-1, 1)).clamp(6, 8);
+        l.fill(x, y, x + 2, y, b'~');
+        x += rng.range(5, 6);
+    }
+    l.fill(x, 9, w - 1, 9, b'G');
+    l.fill(x, 10, w - 1, 11, b'E');
+    l.ent("start 1 8".into());
+    l.ent(format!("nest {} 8", w - 2));
+    l
+}
+
+fn rockfall(rng: &mut Rng, n: i32, interval: i32) -> Level {
+    let w = 10 + n * 6 + 4;
+    let h = 12;
+    let mut l = Level::new(w, h);
+    l.fill(0, 0, w - 1, 0, b'#');
+    for x in 0..w {
+        l.ground(x, 10, b'G');
+    }
+    l.ent("start 1 9".into());
+    for i in 0..n {
+        let x = 8 + i * 6 + rng.range(0, 2);
+        l.ent(format!(
+            "rockfall {x} 1 interval={} jitter={} offset={}",
+            interval + rng.range(0, 20),
+            rng.range(5, 25),
+            rng.range(0, 40)
+        ));
+    }
+    l.ent(format!("nest {} 9", w - 2));
+    l
+}
+
+/// A gorge crossed on moving platforms.
+fn platforms(rng: &mut Rng, n: i32, speed: i32) -> Level {
+    let span = 9;
+    let w = 6 + n * span + 6;
+    let h = 12;
+    let mut l = Level::new(w, h);
+    l.fill(0, 8, 4, 8, b'G');
+    l.fill(0, 9, 4, h - 1, b'E');
+    l.fill(w - 5, 8, w - 1, 8, b'G');
+    l.fill(w - 5, 9, w - 1, h - 1, b'E');
+    l.ent("start 1 7".into());
+    for i in 0..n {
+        let x = 5 + i * span;
+        let dy = rng.range(-1, 1);
+        l.ent(format!(
+            "platform {x} {} dx={} dy={dy} speed={speed} width=3",
+            8 + rng.range(-1, 0).min(0),
+            span - 3
+        ));
+    }
+    l.ent(format!("nest {} 7", w - 2));
+    l
+}
+
+/// A mountain: the nest sits high above the start, reached by ledges on the far side.
+fn mountain(rng: &mut Rng, tiers: i32) -> Level {
+    let w = 36;
+    let h = tiers * 3 + 8;
+    let mut l = Level::new(w, h);
+    let floor = h - 2;
+    for x in 0..w {
+        l.ground(x, floor, b'G');
+    }
+    // A cliff (an overhang) over the start, too high to jump onto from below.
+    let top = floor - tiers * 3;
+    l.fill(0, top, 9, top, b'G');
+    l.fill(0, top + 1, 9, top + 1, b'#');
+    // Ledges zig-zag up on the right.
+    let mut y = floor - 3;
+    let mut left = false;
+    while y > top {
+        let x = if left {
+            12 + rng.range(0, 2)
+        } else {
+            22 + rng.range(0, 3)
+        };
+        l.fill(x, y, x + 5, y, b'-');
+        left = !left;
+        y -= 3;
+    }
+    l.fill(11, top, 17, top, b'-');
+    l.ent(format!("start 3 {}", floor - 1));
+    l.ent(format!("nest 2 {}", top - 1));
+    l
+}
+
+#[derive(Clone, Copy)]
+enum Seg {
+    Flat(i32),
+    Pit(i32),
+    /// Change the ground height by this many tiles (negative = up), then 4 flat tiles.
+    Step(i32),
+    Crumble(i32),
+    Marmot,
+    Rock,
+    Platform,
+    Spring(i32),
+}
+
+/// A long level made of segments, left to right, on a ground line that steps up and down.
+fn gauntlet(rng: &mut Rng, segs: &[Seg], h: i32) -> Level {
+    let len = |s: &Seg| match *s {
+        Seg::Flat(n) => n,
+        Seg::Pit(w) => w,
+        Seg::Step(_) => 4,
+        Seg::Crumble(n) => n * 5 + 2,
+        Seg::Marmot => 9,
+        Seg::Rock => 7,
+        Seg::Platform => 11,
+        Seg::Spring(_) => 6,
+    };
+    let w = 4 + segs.iter().map(len).sum::<i32>() + 4;
+    let mut l = Level::new(w, h);
+    let mut top = h - 3;
+    let start_top = top;
+    let mut x = 0;
+    for _ in 0..4 {
+        l.ground(x, top, b'G');
+        x += 1;
+    }
+    for s in segs {
+        match *s {
+            Seg::Flat(n) => {
+                for _ in 0..n {
+                    l.ground(x, top, b'G');
+                    x += 1;
+                }
+            }
+            Seg::Pit(pw) => {
+                for _ in 0..pw {
+                    l.set(x, h - 1, b'^');
+                    x += 1;
+                }
+            }
+            Seg::Step(dh) => {
+                top = (top + dh).clamp(4, h - 2);
+                for _ in 0..4 {
+                    l.ground(x, top, b'G');
+                    x += 1;
+                }
+            }
+            Seg::Crumble(n) => {
+                for i in 0..n * 5 + 2 {
+                    l.set(x + i, h - 1, b'^');
+                }
+                for i in 0..n {
+                    let lx = x + 1 + i * 5;
+                    let ly = (top + rng.range(-1, 0)).min(h - 3);
+                    l.fill(lx, ly, lx + 2, ly, b'~');
+                }
+                x += n * 5 + 2;
+            }
+            Seg::Marmot => {
+                for i in 0..9 {
+                    l.ground(x + i, top, b'G');
+                }
+                l.ent(format!(
+                    "walker {} {} range=2 speed={} pause={}",
+                    x + 4,
+                    top - 1,
+                    rng.range(3, 5),
+                    rng.range(5, 25)
+                ));
+                x += 9;
+            }
+            Seg::Rock => {
+                for i in 0..7 {
+                    l.ground(x + i, top, b'G');
+                }
+                l.ent(format!(
+                    "rockfall {} 0 interval={} jitter={}",
+                    x + 3,
+                    rng.range(40, 70),
+                    rng.range(5, 20)
+                ));
+                x += 7;
+            }
+            Seg::Platform => {
+                for i in 0..11 {
+                    l.set(x + i, h - 1, b'^');
+                }
+                l.ent(format!(
+                    "platform {} {} dx=6 speed={} width=3",
+                    x + 1,
+                    top,
+                    rng.range(5, 8)
+                ));
+                x += 11;
+            }
+            Seg::Spring(dh) => {
+                for i in 0..2 {
+                    l.ground(x + i, top, b'G');
+                }
+                l.ent(format!("spring {} {} strength={}", x, top - 1, dh + 1));
+                top = (top - dh).max(4);
+                for i in 2..6 {
+                    l.ground(x + i, top, b'G');
+                }
+                x += 6;
+            }
+        }
+    }
+    while x < w {
+        l.ground(x, top, b'G');
+        x += 1;
+    }
+    l.ent(format!("start 1 {}", start_top - 1));
+    l.ent(format!("nest {} {}", w - 2, top - 1));
+    l
+}
+
+fn main() {
+    let out = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../levels/corpus"));
+    std::fs::create_dir_all(&out).unwrap();
+    let mut rng = Rng(0x6376_2d63_6f72_7075);
+    let mut files: Vec<(String, String)> = Vec::new();
+    let mut put = |name: &str, comment: &str, l: Level| {
+        let title = name.replace('-', " ");
+        files.push((name.to_string(), l.text(comment, &title)));
+    };
+    // Tier 1.
+    for (i, ws) in [[1, 2, 1], [2, 2, 3], [1, 3, 2], [3, 3, 3]]
+        .iter()
+        .enumerate()
+    {
+        let l = pits(&mut rng, ws, b'G');
+        put(
+            &format!("t1-pits-{:02}", i + 1),
+            &format!("Tier 1: spike pits {ws:?} wide; hop over them."),
+            l,
+        );
+    }
+    for (i, st) in [
+        vec![1, 1, 2],
+        vec![2, 1, 2, 2],
+        vec![2, -1, 2, 2, -2, 2],
+        vec![1, 2, 2, 2, 1],
+    ]
+    .iter()
+    .enumerate()
+    {
+        let l = stairs(&mut rng, st, b'G');
+        put(
+            &format!("t1-stairs-{:02}", i + 1),
+            &format!("Tier 1: steps {st:?} tiles high."),
+            l,
+        );
+    }
+    // Tier 2.
+    for (i, hs) in [vec![4], vec![3, 4], vec![4, 5], vec![5]]
+        .iter()
+        .enumerate()
+    {
+        let l = walls(&mut rng, hs);
+        put(&format!("t2-eggboost-{:02}", i + 1), &format!("Tier 2: walls {hs:?} tiles high; 4 and 5 need the egg boost (jump, release, press again)."), l);
+    }
+    for (i, (n, t)) in [(1, 1), (2, 1), (3, 2)].iter().enumerate() {
+        let l = cracked(&mut rng, *n, *t);
+        put(
+            &format!("t2-shoot-{:02}", i + 1),
+            &format!("Tier 2: {n} cracked walls {t} thick under a low ceiling; shoot them away."),
+            l,
+        );
+    }
+    for (i, (n, s)) in [(2, 3), (3, 4), (4, 5)].iter().enumerate() {
+        let l = marmots(&mut rng, *n, *s);
+        put(
+            &format!("t2-marmots-{:02}", i + 1),
+            &format!("Tier 2: {n} marmots (speed {s}); stomp or jump over them."),
+            l,
+        );
+    }
+    for (i, ws) in [[2, 2], [2, 3], [3, 3]].iter().enumerate() {
+        let l = pits(&mut rng, ws, b'I');
+        put(
+            &format!("t2-ice-{:02}", i + 1),
+            &format!("Tier 2: spike pits {ws:?} wide on ice; slippery take-off and landing."),
+            l,
+        );
+    }
+    for (i, wall) in [6, 9].iter().enumerate() {
+        let l = spring(&mut rng, *wall);
+        put(
+            &format!("t2-spring-{:02}", i + 1),
+            &format!("Tier 2: a wall {wall} tiles high; use the spring."),
+            l,
+        );
+    }
+    for (i, st) in [vec![3, 3, 3], vec![3, -2, 3, 3]].iter().enumerate() {
+        let l = stairs(&mut rng, st, b'S');
+        put(
+            &format!("t2-snow-{:02}", i + 1),
+            &format!("Tier 2: snow steps {st:?} high; snow halves the speed."),
+            l,
+        );
+    }
+    // Tier 3.
+    for (i, (n, d)) in [(3, 30), (4, 20), (5, 15)].iter().enumerate() {
+        let l = crumble(&mut rng, *n, *d);
+        put(
+            &format!("t3-crumble-{:02}", i + 1),
+            &format!("Tier 3: {n} crumbling ledges over spikes, falling {d} ticks after landing."),
+            l,
+        );
+    }
+    for (i, (n, iv)) in [(3, 60), (4, 45), (5, 40)].iter().enumerate() {
+        let l = rockfall(&mut rng, *n, *iv);
+        put(
+            &format!("t3-rockfall-{:02}", i + 1),
+            &format!(
+                "Tier 3: {n} rock-fall spawners about every {iv} ticks; wait for gaps or shoot."
+            ),
+            l,
+        );
+    }
+    for (i, (n, s)) in [(1, 8), (2, 8), (2, 6)].iter().enumerate() {
+        let l = platforms(&mut rng, *n, *s);
+        put(
+            &format!("t3-platform-{:02}", i + 1),
+            &format!("Tier 3: a gorge crossed on {n} moving platform(s) (speed {s})."),
+            l,
+        );
+    }
+    for (i, st) in [vec![4, 4, 4], vec![4, -3, 5, 4]].iter().enumerate() {
+        let l = stairs(&mut rng, st, b'G');
+        put(
+            &format!("t3-boost-stairs-{:02}", i + 1),
+            &format!("Tier 3: steps {st:?} high; every 4 or 5 needs the egg boost."),
+            l,
+        );
+    }
+    for (i, t) in [2, 3].iter().enumerate() {
+        let l = mountain(&mut rng, *t);
+        put(&format!("t3-mountain-{:02}", i + 1), &format!("Tier 3: the nest is on a cliff right above the start; climb the ledges on the far side and come back over the top ({t} tiers)."), l);
+    }
+    // Tier 4: longer combinations.
+    {
+        let mut l = pits(&mut rng, &[3, 4, 3, 4, 3, 4], b'I');
+        l.ent("walker 20 7 range=2 speed=4 pause=10".into());
+        put(
+            "t4-icepits-marmot-01",
+            "Tier 4: six wide spike pits on ice and a marmot.",
+            l,
+        );
+        let mut l = walls(&mut rng, &[4, 5, 4, 5]);
+        let h = l.h;
+        l.ent(format!("rockfall 12 {} interval=50 jitter=20", 0));
+        let _ = h;
+        put(
+            "t4-boost-rockfall-01",
+            "Tier 4: four walls needing the egg boost under falling rocks.",
+            l,
+        );
+        let l = mountain(&mut rng, 4);
+        put("t4-mountain-01", "Tier 4: a tall mountain: the nest is four tiers above the start, reached over ledges on the far side.", l);
+        let l = crumble(&mut rng, 7, 12);
+        put(
+            "t4-crumble-01",
+            "Tier 4: seven crumbling ledges that fall 12 ticks after landing.",
+            l,
+        );
+        let l = platforms(&mut rng, 3, 7);
+        put(
+            "t4-platform-01",
+            "Tier 4: three moving platforms in a row over a gorge.",
+            l,
+        );
+        let mut l = cracked(&mut rng, 4, 2);
+        l.ent("walker 20 5 range=2 speed=3 pause=20".into());
+        put(
+            "t4-shoot-marmot-01",
+            "Tier 4: four thick cracked walls and a marmot in a low corridor.",
+            l,
+        );
+        use Seg::*;
+        let gauntlets: [(&str, &[Seg], i32); 5] = [
+            (
+                "t4-gauntlet-01",
+                &[
+                    Pit(3),
+                    Step(-2),
+                    Marmot,
+                    Crumble(3),
+                    Step(-4),
+                    Rock,
+                    Pit(4),
+                    Flat(3),
+                ],
+                16,
+            ),
+            (
+                "t4-gauntlet-02",
+                &[
+                    Step(-3),
+                    Pit(4),
+                    Step(-5),
+                    Platform,
+                    Flat(3),
+                    Marmot,
+                    Step(3),
+                    Crumble(4),
+                    Flat(2),
+                ],
+                18,
+            ),
+            (
+                "t4-gauntlet-03",
+                &[
+                    Spring(8),
+                    Rock,
+                    Pit(3),
+                    Step(2),
+                    Crumble(2),
+                    Marmot,
+                    Step(-5),
+                    Platform,
+                    Rock,
+                    Flat(2),
+                ],
+                20,
+            ),
+            (
+                "t4-gauntlet-04",
+                &[
+                    Crumble(3),
+                    Step(-4),
+                    Step(-4),
+                    Rock,
+                    Rock,
+                    Marmot,
+                    Pit(5),
+                    Step(-5),
+                    Platform,
+                    Crumble(2),
+                    Flat(3),
+                ],
+                24,
+            ),
+            (
+                "t4-gauntlet-05",
+                &[
+                    Marmot,
+                    Marmot,
+                    Step(-5),
+                    Pit(4),
+                    Step(-5),
+                    Spring(7),
+                    Platform,
+                    Platform,
+                    Rock,
+                    Crumble(4),
+                    Step(-4),
+                    Flat(3),
+                ],
+                30,
+            ),
+        ];
+        // Their own generator, so the levels before and after them stay as they were.
+        let mut grng = Rng(0x6761_756e_746c_6574);
+        for (name, segs, h) in gauntlets {
+            let l = gauntlet(&mut grng, segs, h);
+            put(name, "Tier 4: a long gauntlet: spike pits, high steps that need the egg boost, marmots, crumbling ledges, falling rocks, moving platforms and springs in a row.", l);
+        }
+    }
+    // Unsolvable.
+    {
+        let mut l = pits(&mut rng, &[2], b'G');
+        let (nx, ny) = (l.w - 2, 7);
+        l.fill(nx - 1, ny - 1, nx + 1, ny + 1, b'#');
+        l.set(nx, ny, b'.');
+        put(
+            "u-sealed-01",
+            "Unsolvable: the nest is sealed in a box of solid rock.",
+            l,
+        );
+        let mut l = Level::new(30, 12);
+        for x in 0..30 {
+            l.ground(x, 10, b'G');
+        }
+        l.fill(15, 0, 15, 9, b'#');
+        l.ent("start 1 9".into());
+        l.ent("nest 28 9".into());
+        put("u-wall-01", "Unsolvable: a rock wall from the top of the map to the ground; the bird cannot pass over it (it would need to rise 10 tiles).", l);
+        let mut l = Level::new(20, 14);
+        for x in 0..20 {
+            l.ground(x, 12, b'G');
+        }
+        l.ent("start 2 11".into());
+        l.ent("nest 10 3".into());
+        put("u-high-nest-01", "Unsolvable: the nest floats 8 tiles above the ground; a jump with the egg boost rises 5.2.", l);
+        let mut l = Level::new(20, 14);
+        for x in 0..20 {
+            l.ground(x, 12, b'G');
+        }
+        l.ent("start 2 11".into());
+        l.ent("nest 10 4".into());
+        put("u-high-nest-02", "Unsolvable: the nest floats 7 tiles above the ground; jump plus egg boost lifts the bird's head about 6.1 tiles, so it never touches the nest tile.", l);
+        let l = {
+            let mut l = Level::new(24, 10);
+            for x in 0..24 {
+                l.ground(x, 8, b'G');
+            }
+            for x in 5..18 {
+                l.set(x, 8, b'.');
+                l.set(x, 9, b'^');
+            }
+            l.ent("start 1 7".into());
+            l.ent("nest 22 7".into());
+            l
+        };
+        put("u-wide-pit-01", "Unsolvable: a spike pit 13 tiles wide; a running jump with the egg boost carries about 8.", l);
+        let l = {
+            let mut l = Level::new(24, 10);
+            for x in 0..24 {
+                l.ground(x, 8, b'G');
+            }
+            l.fill(12, 8, 12, 8, b'C');
+            l.fill(11, 8, 11, 9, b'#');
+            l.fill(13, 8, 13, 9, b'#');
+            l.set(12, 9, b'.');
+            l.fill(0, 9, 10, 9, b'E');
+            l.fill(14, 9, 23, 9, b'E');
+            l.ent("start 1 7".into());
+            l.ent("nest 12 9".into());
+            l
+        };
+        put("u-cracked-lid-01", "Unsolvable: the nest lies in a hole under cracked rock; pebbles fly only sideways, so the lid never breaks.", l);
+        let mut l = spring(&mut rng, 10);
+        l.ents.retain(|e| !e.starts_with("spring"));
+        let h = l.h;
+        l.ent(format!("spring 12 {} strength=4", h - 3));
+        put("u-weak-spring-01", "Unsolvable: a wall 10 tiles high and a spring of strength 4 (4 tiles plus the egg boost's 2 is not 10).", l);
+        let l = {
+            let mut l = Level::new(30, 12);
+            l.fill(0, 8, 3, 8, b'G');
+            l.fill(0, 9, 3, 11, b'E');
+            l.fill(26, 8, 29, 8, b'G');
+            l.fill(26, 9, 29, 11, b'E');
+            l.ent("start 1 7".into());
+            l.ent("platform 4 8 dx=4 speed=6 width=2".into());
+            l.ent("nest 28 7".into());
+            l
+        };
+        put("u-short-platform-01", "Unsolvable: the moving platform turns back 16 tiles before the far side of the gorge; no jump carries that far.", l);
+        let l = {
+            let mut l = Level::new(26, 10);
+            l.fill(0, 5, 4, 5, b'G');
+            l.fill(0, 6, 4, 9, b'E');
+            l.fill(16, 5, 25, 5, b'G');
+            l.fill(16, 6, 25, 9, b'E');
+            l.fill(5, 9, 15, 9, b'^');
+            l.ent("start 2 4".into());
+            l.ent("nest 17 4".into());
+            l
+        };
+        put("u-far-pillar-01", "Unsolvable: the far pillar is 11 tiles away at the same height over spikes; the longest jump (with the egg boost) is about 8.", l);
+        let l = {
+            let mut l = Level::new(24, 14);
+            for x in 0..24 {
+                l.ground(x, 6, b'G');
+            }
+            l.fill(12, 6, 12, 11, b'.');
+            l.fill(12, 7, 12, 9, b'^');
+            l.ent("start 1 5".into());
+            l.ent("nest 12 11".into());
+            l
+        };
+        put("u-spike-shaft-01", "Unsolvable: the nest lies at the bottom of a one-tile shaft lined with three spike tiles; falling through them always kills first.", l);
+        let l = {
+            let mut l = Level::new(20, 12);
+            for x in 0..20 {
+                l.ground(x, 10, b'G');
+            }
+            l.fill(9, 0, 19, 9, b'#');
+            l.fill(14, 4, 16, 6, b'.');
+            l.ent("start 1 9".into());
+            l.ent("nest 15 5".into());
+            l
+        };
+        put(
+            "u-cave-01",
+            "Unsolvable: the nest is in a cave inside the rock with no opening.",
+            l,
+        );
+    }
+    for (name, text) in &files {
+        let p = out.join(format!("{name}.map"));
+        std::fs::write(&p, text).unwrap();
+    }
+    println!("wrote {} levels to {}", files.len(), out.display());
+}

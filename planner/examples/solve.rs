@@ -1,0 +1,51 @@
+//! Plans one level and prints the replay: a development aid (the CLI is `horst map solve`).
+//!
+//! cargo run --release -p horst-planner --example solve -- FILE [seed] [time-limit-s] [threads]
+
+use horst_planner::{plan, PlanRequest, PlaytestResult, Progress};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let path = args
+        .get(1)
+        .expect("usage: solve FILE [seed] [time-limit] [threads]");
+    let seed: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let limit: f64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(20.0);
+    let threads: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let text = std::fs::read_to_string(path).expect("read map");
+    let map = horst_engine::parse_map(&text).unwrap_or_else(|r| panic!("{}", r.summary()));
+    let cancel = AtomicBool::new(false);
+    let req = PlanRequest {
+        map: &map,
+        seed,
+        time_limit: Duration::from_secs_f64(limit),
+        cancel: &cancel,
+    };
+    let cb = |p: &Progress| {
+        eprintln!(
+            "stage {} expanded {} states {} best distance {} elapsed {:.1}s",
+            p.stage,
+            p.expanded,
+            p.states,
+            p.best_distance,
+            p.elapsed.as_secs_f64()
+        )
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let rep = pool.install(|| plan(&req, Some(&cb)));
+    eprintln!(
+        "expanded {} in {:.3}s, best distance {}",
+        rep.expanded,
+        rep.elapsed.as_secs_f64(),
+        rep.best_distance
+    );
+    println!(
+        "{}",
+        serde_json::to_string(&PlaytestResult::new(&map, seed, &rep)).unwrap()
+    );
+}

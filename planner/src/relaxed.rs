@@ -1,0 +1,222 @@
+//! The relaxed tile graph: where could the bird be, ignoring timing, momentum and enemies?
+//!
+//! Cells are tiles, plus `PAD` rows of open air above the map. The bird may move from a cell
+//! to any of its 8 neighbours that is open (not solid; cracked rock counts as open since it can
+//! be shot), but it may only move *up* into a cell that lies within the lift of a support below
+//! it (ground, a ledge, a spring, a platform's path, a flyer to stomp) in its own or a
+//! neighbouring column. The lift is generous (a full jump plus the egg boost plus the bird's
+//! height), so the graph over-approximates what the bird can reach:
+//!
+//! - backwards from the nests it gives the heuristic (breadth-first distance in tiles), which
+//!   follows the terrain around cliffs instead of "run to the right";
+//! - forwards from the start it proves a level unsolvable at once when no nest is reached.
+
+use horst_engine::sim::palette::{EntityKind, PLATFORM_DX, PLATFORM_DY, PLATFORM_WIDTH};
+use horst_engine::sim::palette::{FLYER_AXIS, FLYER_RANGE, SPRING_STRENGTH};
+use horst_engine::{Block, Map};
+use std::collections::VecDeque;
+
+/// Rows of open air above the map that the graph includes.
+pub const PAD: i32 = 8;
+/// How far above a support the bird's middle can get: 3.18 tiles of jump, 2.05 of boost,
+/// plus its own height and a tile of slack.
+const LIFT: i32 = 7;
+/// Stomping a flyer bounces 1.4 tiles and restores the boost.
+const FLYER_LIFT: i32 = 5;
+pub const UNREACHED: u32 = u32::MAX;
+
+pub struct Relaxed {
+    pub width: i32,
+    pub height: i32,
+    /// Distance in tiles to the nearest nest over the relaxed graph (`UNREACHED` if none),
+    /// row-major over `height + PAD` rows; row 0 is `PAD` rows above the map.
+    pub dist: Vec<u32>,
+    /// A nest is reachable from the start in the relaxed graph.
+    pub nest_reachable: bool,
+    /// The largest finite distance (used for cells that do not reach a nest).
+    pub max_dist: u32,
+}
+
+impl Relaxed {
+    pub fn new(map: &Map) -> Relaxed {
+        let w = map.width();
+        let h = map.height();
+        let rows = h + PAD;
+        let n = (w * rows) as usize;
+        let idx = |x: i32, r: i32| (r * w + x) as usize;
+        // Cell (x, r) is tile (x, r - PAD).
+        let tile = |x: i32, r: i32| -> Block {
+            let y = r - PAD;
+            if y < 0 {
+                Block::Empty
+            } else {
+                map.tile(x, y).unwrap_or(Block::Empty)
+            }
+        };
+        let mut open = vec![false; n];
+        let mut lift = vec![0i32; n];
+        for r in 0..rows {
+            for x in 0..w {
+                let b = tile(x, r);
+                open[idx(x, r)] = !b.is_solid() || b == Block::Cracked;
+            }
+        }
+        for r in 0..rows {
+            for x in 0..w {
+                if !open[idx(x, r)] {
+                    continue;
+                }
+                if r + 1 < rows {
+                    let below = tile(x, r + 1);
+                    if below.is_solid() || below.is_one_way() {
+                        lift[idx(x, r)] = LIFT;
+                    }
+                }
+            }
+        }
+        let raise = |x: i32, r: i32, l: i32, lift: &mut Vec<i32>| {
+            if x >= 0 && x < w && r >= 0 && r < rows {
+                let i = idx(x, r);
+                if open[i] && lift[i] < l {
+                    lift[i] = l;
+                }
+            }
+        };
+        for e in map.entities() {
+            let r = e.y + PAD;
+            match e.kind {
+                EntityKind::Spring => {
+                    raise(e.x, r, e.param(SPRING_STRENGTH) as i32 + 4, &mut lift);
+                }
+                EntityKind::Platform => {
+                    let (dx, dy) = (e.param(PLATFORM_DX) as i32, e.param(PLATFORM_DY) as i32);
+                    let pw = e.param(PLATFORM_WIDTH) as i32;
+                    for y in r.min(r + dy)..=r.max(r + dy) {
+                        for x in e.x.min(e.x + dx)..=(e.x.max(e.x + dx) + pw - 1) {
+                            raise(x, y - 1, LIFT, &mut lift);
+                            raise(x, y, LIFT, &mut lift);
+                        }
+                    }
+                }
+                EntityKind::Flyer => {
+                    let range = e.param(FLYER_RANGE) as i32;
+                    let vertical = e.param(FLYER_AXIS) == 1;
+                    for d in -range..=range {
+                        let (x, y) = if vertical { (e.x, r + d) } else { (e.x + d, r) };
+                        raise(x, y - 1, FLYER_LIFT, &mut lift);
+                    }
+                }
+                _ => {}
+            }
+        }
+        // up_ok: the cell lies within the lift of a support below it in its column or a
+        // neighbouring one.
+        let mut up_ok = vec![false; n];
+        for r in 0..rows {
+            for x in 0..w {
+                if !open[idx(x, r)] {
+                    continue;
+                }
+                'cols: for c in (x - 1).max(0)..=(x + 1).min(w - 1) {
+                    for k in 0..=14 {
+                        let rr = r + k;
+                        if rr >= rows || !open[idx(c, rr)] {
+                            break;
+                        }
+                        if lift[idx(c, rr)] > 0 && lift[idx(c, rr)] >= k {
+                            up_ok[idx(x, r)] = true;
+                            break 'cols;
+                        }
+                    }
+                }
+            }
+        }
+        const DIRS: [(i32, i32); 8] = [
+            (1, 0),
+            (-1, 0),
+            (0, 1),
+            (0, -1),
+            (1, 1),
+            (-1, 1),
+            (1, -1),
+            (-1, -1),
+        ];
+        let inside = |x: i32, r: i32| x >= 0 && x < w && r >= 0 && r < rows;
+        // A forward move from a to b = a + d.
+        let edge = |ax: i32, ar: i32, dx: i32, dr: i32| -> bool {
+            let (bx, br) = (ax + dx, ar + dr);
+            if !inside(ax, ar) || !inside(bx, br) || !open[idx(ax, ar)] || !open[idx(bx, br)] {
+                return false;
+            }
+            if dx != 0 && dr != 0 && !open[idx(ax + dx, ar)] && !open[idx(ax, ar + dr)] {
+                return false;
+            }
+            dr >= 0 || up_ok[idx(bx, br)]
+        };
+
+        let mut dist = vec![UNREACHED; n];
+        let mut q = VecDeque::new();
+        for &(nx, ny) in map.nests() {
+            let i = idx(nx, ny + PAD);
+            if dist[i] == UNREACHED {
+                dist[i] = 0;
+                q.push_back((nx, ny + PAD));
+            }
+        }
+        let mut max_dist = 0;
+        while let Some((bx, br)) = q.pop_front() {
+            let d = dist[idx(bx, br)];
+            max_dist = max_dist.max(d);
+            for (dx, dr) in DIRS {
+                let (ax, ar) = (bx - dx, br - dr);
+                if inside(ax, ar) && dist[idx(ax, ar)] == UNREACHED && edge(ax, ar, dx, dr) {
+                    dist[idx(ax, ar)] = d + 1;
+                    q.push_back((ax, ar));
+                }
+            }
+        }
+
+        // Forward from the start.
+        let mut seen = vec![false; n];
+        let (sx, sy) = map.start();
+        let mut nest_reachable = false;
+        if inside(sx, sy + PAD) {
+            seen[idx(sx, sy + PAD)] = true;
+            q.push_back((sx, sy + PAD));
+        }
+        while let Some((ax, ar)) = q.pop_front() {
+            if dist[idx(ax, ar)] == 0 {
+                nest_reachable = true;
+                break;
+            }
+            for (dx, dr) in DIRS {
+                let (bx, br) = (ax + dx, ar + dr);
+                if inside(bx, br) && !seen[idx(bx, br)] && edge(ax, ar, dx, dr) {
+                    seen[idx(bx, br)] = true;
+                    q.push_back((bx, br));
+                }
+            }
+        }
+        Relaxed {
+            width: w,
+            height: h,
+            dist,
+            nest_reachable,
+            max_dist,
+        }
+    }
+
+    /// Distance in tiles from tile (x, y) (y may be above the map) to a nest; cells that reach
+    /// no nest count as a little farther than the farthest one that does.
+    #[inline]
+    pub fn at(&self, x: i32, y: i32) -> u32 {
+        let x = x.clamp(0, self.width - 1);
+        let r = (y + PAD).clamp(0, self.height + PAD - 1);
+        let d = self.dist[(r * self.width + x) as usize];
+        if d == UNREACHED {
+            self.max_dist + 16
+        } else {
+            d
+        }
+    }
+}

@@ -1,0 +1,551 @@
+//! The best-first search over macro-actions.
+
+use crate::relaxed::Relaxed;
+use crate::shorten::finish;
+use crate::{PlanOutcome, PlanReport, PlanRequest, Progress, UnresolvedReason};
+use horst_engine::physics::TILE;
+use horst_engine::physics::{PLAYER_H, PLAYER_W, TILE_SHIFT};
+use horst_engine::sim::palette::{EntityKind, FLYER_AXIS};
+use horst_engine::{Block, Map, Sim, Status, Step};
+use rayon::prelude::*;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// Nodes popped and expanded together; the merge of their children runs in this fixed order.
+pub const BATCH: usize = 48;
+/// The contract's limit on a replay's total ticks.
+pub const MAX_TICKS: u32 = 36_000;
+/// Distinct states kept at most (memory bound, about 1-2 GB); reaching it counts as the budget
+/// running out.
+pub const MAX_STATES: u64 = 6_000_000;
+/// Entities within this many sub-units of the bird (10 tiles) are part of the state key.
+const NEAR: i32 = 10 * TILE;
+/// Weight of the heuristic: ticks per tile of relaxed distance (running takes about 7).
+const H_WEIGHT: u64 = 24;
+
+/// One refinement stage: how finely states are told apart and which holds are tried.
+#[derive(Clone, Copy, Debug)]
+pub struct Stage {
+    /// Position cells are `1 << pos_shift` sub-units (256 = 1 px).
+    pub pos_shift: u32,
+    pub vx_shift: u32,
+    pub vy_shift: u32,
+    /// Ticks a move (without jump) is held.
+    pub move_holds: &'static [u16],
+    /// Ticks a jump (or egg boost) is held.
+    pub jump_holds: &'static [u16],
+    /// Also try the slow walks.
+    pub slow: bool,
+    /// Expansions after which the stage gives way to the next one (None: the last stage).
+    pub cap: Option<u64>,
+}
+
+pub static STAGES: [Stage; 2] = [
+    Stage {
+        pos_shift: 10,
+        vx_shift: 8,
+        vy_shift: 9,
+        move_holds: &[6, 15],
+        jump_holds: &[4, 10, 18],
+        slow: false,
+        cap: Some(600_000),
+    },
+    Stage {
+        pos_shift: 9,
+        vx_shift: 6,
+        vy_shift: 7,
+        move_holds: &[2, 5, 12],
+        jump_holds: &[1, 3, 6, 10, 18],
+        slow: true,
+        cap: None,
+    },
+];
+
+/// An identity hasher for keys that are already well-mixed 64-bit hashes.
+#[derive(Default)]
+struct KeyHasher(u64);
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) ^ b as u64;
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+type KeySet = HashSet<u64, BuildHasherDefault<KeyHasher>>;
+
+#[inline]
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+struct Key(u64);
+impl Key {
+    #[inline]
+    fn add(&mut self, v: i64) {
+        self.0 = mix(self.0 ^ (v as u64)).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// Static facts about the level that the search needs.
+pub struct Ctx {
+    pub relaxed: Relaxed,
+    /// Shooting can change something (cracked rock, enemies or rock-fall).
+    pub shoot_useful: bool,
+    /// Walkers' rows (sub-units), in file order.
+    walker_y: Vec<i32>,
+    /// Flyers: the fixed coordinate (sub-units) and whether they fly vertically.
+    flyer_fixed: Vec<(i32, bool)>,
+    /// Rock-fall spawners' columns (sub-units).
+    spawner_x: Vec<i32>,
+}
+
+impl Ctx {
+    pub fn new(map: &Map) -> Ctx {
+        let shoot_useful = map.tiles().contains(&Block::Cracked)
+            || map
+                .entities()
+                .iter()
+                .any(|e| e.kind.is_enemy() || e.kind == EntityKind::Rockfall);
+        let mut walker_y = Vec::new();
+        let mut flyer_fixed = Vec::new();
+        let mut spawner_x = Vec::new();
+        for e in map.entities() {
+            match e.kind {
+                EntityKind::Walker => walker_y.push(e.y * TILE),
+                EntityKind::Flyer => {
+                    let vertical = e.param(FLYER_AXIS) == 1;
+                    flyer_fixed.push((if vertical { e.x * TILE } else { e.y * TILE }, vertical));
+                }
+                EntityKind::Rockfall => spawner_x.push(e.x * TILE),
+                _ => {}
+            }
+        }
+        Ctx {
+            relaxed: Relaxed::new(map),
+            shoot_useful,
+            walker_y,
+            flyer_fixed,
+            spawner_x,
+        }
+    }
+
+    /// Relaxed distance (tiles) from the bird's middle to a nest.
+    #[inline]
+    pub fn distance(&self, sim: &Sim) -> u32 {
+        let p = sim.player();
+        let tx = (p.x + PLAYER_W / 2) >> TILE_SHIFT;
+        let ty = (p.y + PLAYER_H / 2) >> TILE_SHIFT;
+        self.relaxed.at(tx, ty)
+    }
+}
+
+fn rd_i32(b: &[u8], o: usize) -> i32 {
+    b.get(o..o + 4)
+        .map(|s| i32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+        .unwrap_or(0)
+}
+fn rd_u16(b: &[u8], o: usize) -> u16 {
+    b.get(o..o + 2)
+        .map(|s| u16::from_le_bytes([s[0], s[1]]))
+        .unwrap_or(0)
+}
+fn rd_u8(b: &[u8], o: usize) -> u8 {
+    b.get(o).copied().unwrap_or(0)
+}
+
+/// The quantised state key: the bird (position and speed in cells of the stage), its flags,
+/// and the world (dynamic tiles, enemies, platforms, rocks) read from the state layout of
+/// FORMAT.md. The tick and the RNG are left out, so a level without anything moving has a
+/// finite key space the search can exhaust.
+pub fn state_key(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> u64 {
+    let p = sim.player();
+    // Moving things farther than this from the bird are left out of the key (only whether an
+    // enemy is alive counts everywhere): their phase rarely matters until the bird gets
+    // there, and including it would make every tick of waiting a new state.
+    let (bx, by) = (p.x, p.y);
+    let near = |x: i32, y: i32| (x - bx).abs() <= NEAR && (y - by).abs() <= NEAR;
+    let mut k = Key(0x1234_5678);
+    k.add((p.x >> st.pos_shift) as i64);
+    k.add((p.y >> st.pos_shift) as i64);
+    k.add((p.vx >> st.vx_shift) as i64);
+    k.add((p.vy >> st.vy_shift) as i64);
+    let flags = p.on_ground as i64
+        | (p.jump_held as i64) << 1
+        | (p.boost_available as i64) << 2
+        | (p.rising as i64) << 3
+        | ((p.coyote > 0) as i64) << 4;
+    k.add(flags);
+    k.add(p.riding as i64);
+    // Facing and the shooting cooldown are left out: the shooting macros name their direction,
+    // and keeping them would multiply the states of every level with something to shoot.
+    buf.clear();
+    sim.state_bytes(buf);
+    let b = &buf[..];
+    // Moving things are told apart at half the bird's resolution.
+    let ps = st.pos_shift + 1;
+    // Pebbles: 4 x (active u8, x, y, vx i32, life u8) from offset 46. Only whether one is in
+    // flight counts (their positions would multiply the states of every shooting level).
+    let mut o = 46;
+    let mut flying = 0;
+    for _ in 0..4 {
+        flying |= (rd_u8(b, o) != 0) as i64;
+        o += 14;
+    }
+    k.add(flying);
+    // Cracked and crumbling tiles: state u8, timer u16.
+    let n = rd_i32(b, o) as usize;
+    o += 4;
+    for _ in 0..n {
+        k.add(rd_u8(b, o) as i64 | ((rd_u16(b, o + 1) as i64 >> 3) << 8));
+        o += 3;
+    }
+    // Walkers and flyers: pos i32, dir i8, wait u32, alive u8.
+    for kind in 0..2 {
+        let n = rd_i32(b, o) as usize;
+        o += 4;
+        for j in 0..n {
+            let pos = rd_i32(b, o);
+            let (ex, ey) = if kind == 0 {
+                (pos, ctx.walker_y.get(j).copied().unwrap_or(0))
+            } else {
+                match ctx.flyer_fixed.get(j) {
+                    Some(&(f, true)) => (f, pos),
+                    Some(&(f, false)) => (pos, f),
+                    None => (0, 0),
+                }
+            };
+            if rd_u8(b, o + 9) == 0 {
+                k.add(-1);
+            } else if near(ex, ey) {
+                k.add((pos >> ps) as i64);
+                k.add(rd_u8(b, o + 4) as i64 | (((rd_i32(b, o + 5) as i64) + 7) >> 3) << 8);
+            } else {
+                k.add(-2);
+            }
+            o += 10;
+        }
+    }
+    // Platforms: progress i32, dir i8, x, y, dx, dy i32.
+    let n = rd_i32(b, o) as usize;
+    o += 4;
+    for _ in 0..n {
+        if near(rd_i32(b, o + 5), rd_i32(b, o + 9)) {
+            k.add((rd_i32(b, o) >> ps) as i64);
+            k.add(rd_u8(b, o + 4) as i64);
+        } else {
+            k.add(-2);
+        }
+        o += 21;
+    }
+    // Spawners: timer u32, 4 x (active u8, x, y, vy i32).
+    let n = rd_i32(b, o) as usize;
+    o += 4;
+    for j in 0..n {
+        let sx = ctx.spawner_x.get(j).copied().unwrap_or(0);
+        let near_x = (sx - bx).abs() <= NEAR;
+        if near_x {
+            k.add((rd_i32(b, o) >> 3) as i64);
+        }
+        o += 4;
+        for _ in 0..4 {
+            if near_x && rd_u8(b, o) != 0 && near(rd_i32(b, o + 1), rd_i32(b, o + 5)) {
+                k.add((rd_i32(b, o + 5) >> ps) as i64);
+            } else {
+                k.add(-1);
+            }
+            o += 13;
+        }
+    }
+    k.0
+}
+
+/// The macro-actions tried from a state, in a fixed order: moves first (right, left, none,
+/// then the slow walks), jumps only where a jump or boost can happen (or a rising jump can be
+/// held longer), a short release where the boost needs a fresh press, and shots only where
+/// shooting can change something.
+pub fn macros(sim: &Sim, st: &Stage, shoot_useful: bool, out: &mut Vec<(u8, u16)>) {
+    out.clear();
+    let p = sim.player();
+    // move index * 4: right 8, left 0, none 4, slow right 16, slow left 12.
+    let moves: &[u8] = if st.slow {
+        &[8, 0, 4, 16, 12]
+    } else {
+        &[8, 0, 4]
+    };
+    for &m in moves {
+        for &t in st.move_holds {
+            out.push((m, t));
+        }
+    }
+    let airborne = !p.on_ground;
+    if p.jump_held && airborne && p.boost_available {
+        // Release for a tick or two so the next press is fresh (egg boost).
+        for &m in &[8u8, 0, 4] {
+            out.push((m, 1));
+        }
+    }
+    let can_press = !p.jump_held && (p.on_ground || p.coyote > 0 || p.boost_available);
+    let can_hold = p.jump_held && p.rising;
+    if can_press || can_hold {
+        for &m in moves {
+            for &t in st.jump_holds {
+                out.push((m + 1, t));
+            }
+        }
+    }
+    if shoot_useful && p.shoot_cooldown == 0 {
+        for &m in &[8u8, 0, 4] {
+            out.push((m + 2, st.move_holds[0]));
+            if can_press {
+                out.push((m + 3, st.jump_holds[st.jump_holds.len() - 1]));
+            }
+        }
+    }
+}
+
+struct Node {
+    parent: u32,
+    action: u8,
+    ticks: u16,
+}
+
+struct Child {
+    action: u8,
+    /// Ticks actually simulated (fewer than held if the bird won).
+    ticks: u16,
+    status: Status,
+    key: u64,
+    dist: u32,
+    sim: Box<Sim>,
+}
+
+fn expand(sim: &Sim, st: &Stage, ctx: &Ctx) -> Vec<Child> {
+    let mut ms = Vec::with_capacity(48);
+    macros(sim, st, ctx.shoot_useful, &mut ms);
+    let mut buf = Vec::with_capacity(512);
+    let mut out = Vec::with_capacity(ms.len());
+    for (a, t) in ms {
+        let mut s = Box::new(sim.clone());
+        let mut used = 0u16;
+        while used < t && s.status() == Status::Running {
+            s.step(a);
+            used += 1;
+        }
+        let status = s.status();
+        if status == Status::Dead {
+            continue;
+        }
+        let (key, dist) = if status == Status::Running {
+            (state_key(&s, st, ctx, &mut buf), ctx.distance(&s))
+        } else {
+            (0, 0)
+        };
+        out.push(Child {
+            action: a,
+            ticks: used,
+            status,
+            key,
+            dist,
+            sim: s,
+        });
+    }
+    out
+}
+
+enum StageEnd {
+    Won(Vec<Step>),
+    Exhausted,
+    Capped,
+    Deadline,
+    Cancelled,
+}
+
+struct Shared<'a> {
+    req: &'a PlanRequest<'a>,
+    ctx: Ctx,
+    start: Instant,
+    deadline: Instant,
+    expanded: u64,
+    best_distance: u32,
+    progress: Option<&'a dyn Fn(&Progress)>,
+    last_progress: Instant,
+}
+
+fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
+    let root = Sim::new(sh.req.map, sh.req.seed);
+    let mut nodes: Vec<Node> = vec![Node {
+        parent: u32::MAX,
+        action: 0,
+        ticks: 0,
+    }];
+    let mut sims: Vec<Option<Box<Sim>>> = Vec::new();
+    let mut seen = KeySet::default();
+    let mut buf = Vec::new();
+    seen.insert(state_key(&root, st, &sh.ctx, &mut buf));
+    let d0 = sh.ctx.distance(&root);
+    sh.best_distance = sh.best_distance.min(d0);
+    sims.push(Some(Box::new(root)));
+    let mut open: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
+    open.push(Reverse((H_WEIGHT * d0 as u64, 0)));
+    let mut stage_expanded = 0u64;
+    let path = |nodes: &Vec<Node>, mut i: u32, last: Option<(u8, u16)>| {
+        let mut steps = Vec::new();
+        if let Some((a, t)) = last {
+            steps.push(Step {
+                action: a,
+                ticks: t,
+            });
+        }
+        while nodes[i as usize].parent != u32::MAX {
+            let n = &nodes[i as usize];
+            steps.push(Step {
+                action: n.action,
+                ticks: n.ticks,
+            });
+            i = n.parent;
+        }
+        steps.reverse();
+        steps
+    };
+    loop {
+        if sh.req.cancel.load(Ordering::Relaxed) {
+            return StageEnd::Cancelled;
+        }
+        let now = Instant::now();
+        if now >= sh.deadline {
+            return StageEnd::Deadline;
+        }
+        if let Some(cb) = sh.progress {
+            if now.duration_since(sh.last_progress) >= Duration::from_millis(100) {
+                sh.last_progress = now;
+                cb(&Progress {
+                    expanded: sh.expanded,
+                    best_distance: sh.best_distance,
+                    elapsed: now.duration_since(sh.start),
+                    stage: stage_no,
+                    states: seen.len() as u64,
+                });
+            }
+        }
+        if let Some(cap) = st.cap {
+            if stage_expanded >= cap {
+                return StageEnd::Capped;
+            }
+        }
+        if seen.len() as u64 >= MAX_STATES {
+            return StageEnd::Capped;
+        }
+        let mut batch: Vec<(u32, Box<Sim>)> = Vec::with_capacity(BATCH);
+        while batch.len() < BATCH {
+            let Some(Reverse((_, id))) = open.pop() else {
+                break;
+            };
+            if let Some(s) = sims[id as usize].take() {
+                batch.push((id, s));
+            }
+        }
+        if batch.is_empty() {
+            return StageEnd::Exhausted;
+        }
+        stage_expanded += batch.len() as u64;
+        sh.expanded += batch.len() as u64;
+        let ctx = &sh.ctx;
+        let results: Vec<Vec<Child>> = batch.par_iter().map(|(_, s)| expand(s, st, ctx)).collect();
+        for ((pid, _), children) in batch.iter().zip(results) {
+            for c in children {
+                if c.status == Status::Won {
+                    return StageEnd::Won(path(&nodes, *pid, Some((c.action, c.ticks))));
+                }
+                if c.sim.tick() >= MAX_TICKS || !seen.insert(c.key) {
+                    continue;
+                }
+                sh.best_distance = sh.best_distance.min(c.dist);
+                let id = nodes.len() as u32;
+                nodes.push(Node {
+                    parent: *pid,
+                    action: c.action,
+                    ticks: c.ticks,
+                });
+                let f = c.sim.tick() as u64 + H_WEIGHT * c.dist as u64;
+                sims.push(Some(c.sim));
+                open.push(Reverse((f, id)));
+            }
+        }
+    }
+}
+
+/// Searches a winning replay within the request's time limit, on the current rayon pool.
+pub fn plan(req: &PlanRequest, progress: Option<&dyn Fn(&Progress)>) -> PlanReport {
+    let start = Instant::now();
+    let deadline = start + req.time_limit;
+    let ctx = Ctx::new(req.map);
+    let mut sh = Shared {
+        req,
+        start,
+        deadline,
+        expanded: 0,
+        best_distance: u32::MAX,
+        progress,
+        last_progress: start,
+        ctx,
+    };
+    let report = |sh: &Shared, outcome: PlanOutcome| PlanReport {
+        outcome,
+        expanded: sh.expanded,
+        elapsed: start.elapsed(),
+        best_distance: sh.best_distance,
+    };
+    if !sh.ctx.relaxed.nest_reachable {
+        sh.best_distance = sh.ctx.distance(&Sim::new(req.map, req.seed));
+        return report(
+            &sh,
+            PlanOutcome::Unresolved {
+                reason: UnresolvedReason::Exhausted,
+            },
+        );
+    }
+    for (i, st) in STAGES.iter().enumerate() {
+        let end = run_stage(&mut sh, i, st);
+        let reason = match end {
+            StageEnd::Won(steps) => {
+                return match finish(req, steps, deadline) {
+                    Some((replay, ticks)) => {
+                        sh.best_distance = 0;
+                        report(&sh, PlanOutcome::Won { replay, ticks })
+                    }
+                    // Never return a replay the referee does not confirm.
+                    None => report(
+                        &sh,
+                        PlanOutcome::Unresolved {
+                            reason: UnresolvedReason::Exhausted,
+                        },
+                    ),
+                };
+            }
+            // The coarse stage's whole quantised space is searched: the level is reported
+            // unresolved at once. Finer stages only run where the coarse one is too large.
+            StageEnd::Exhausted => UnresolvedReason::Exhausted,
+            StageEnd::Capped if i + 1 < STAGES.len() => continue,
+            StageEnd::Capped | StageEnd::Deadline => UnresolvedReason::Deadline,
+            StageEnd::Cancelled => UnresolvedReason::Cancelled,
+        };
+        return report(&sh, PlanOutcome::Unresolved { reason });
+    }
+    report(
+        &sh,
+        PlanOutcome::Unresolved {
+            reason: UnresolvedReason::Exhausted,
+        },
+    )
+}

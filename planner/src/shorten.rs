@@ -1,0 +1,233 @@
+//! Shortening, run-length encoding and the referee's confirmation of a found replay.
+//!
+//! The search's replay is a chain of macro-actions. Shortening removes segments and merges
+//! neighbours while the run still wins no later than before; each candidate is simulated from
+//! a cached state at the start of the changed segment. It is sequential and bounded by a fixed
+//! number of simulations (and, as a safety net, by the deadline), so its result does not depend
+//! on the thread count. The final replay is run-length encoded within the contract's limits
+//! and confirmed by `horst_engine::referee`; a replay it does not confirm is never returned.
+
+use crate::PlanRequest;
+use horst_engine::replay::Replay;
+use horst_engine::{referee, Map, Sim, Status, Step};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// Simulations the shortening may spend.
+const SHORTEN_BUDGET: u32 = 3000;
+const MAX_STEP_TICKS: u16 = 600;
+const MAX_STEPS: usize = 36_000;
+const MAX_TOTAL_TICKS: u64 = 36_000;
+
+/// Runs `steps` from `sim` and returns the tick of the win, if it wins.
+fn win_tick(mut sim: Sim, steps: &[Step]) -> Option<u32> {
+    for s in steps {
+        for _ in 0..s.ticks {
+            if sim.status() != Status::Running {
+                break;
+            }
+            sim.step(s.action);
+        }
+        if sim.status() != Status::Running {
+            break;
+        }
+    }
+    (sim.status() == Status::Won).then(|| sim.tick())
+}
+
+/// States at the start of each step (`prefix[i]` before step `i`).
+fn prefixes(map: &Map, seed: u32, steps: &[Step]) -> Vec<Sim> {
+    let mut out = Vec::with_capacity(steps.len() + 1);
+    let mut sim = Sim::new(map, seed);
+    out.push(sim.clone());
+    for s in steps {
+        for _ in 0..s.ticks {
+            sim.step(s.action);
+        }
+        out.push(sim.clone());
+    }
+    out
+}
+
+/// Cuts the replay right after the winning tick.
+fn truncate(map: &Map, seed: u32, steps: &[Step]) -> Option<(Vec<Step>, u32)> {
+    let mut sim = Sim::new(map, seed);
+    let mut out = Vec::new();
+    for s in steps {
+        let mut used = 0;
+        while used < s.ticks && sim.status() == Status::Running {
+            sim.step(s.action);
+            used += 1;
+        }
+        if used > 0 {
+            out.push(Step {
+                action: s.action,
+                ticks: used,
+            });
+        }
+        if sim.status() != Status::Running {
+            break;
+        }
+    }
+    (sim.status() == Status::Won).then(|| (out, sim.tick()))
+}
+
+/// Merges equal neighbours and splits holds longer than 600 ticks.
+pub fn run_length(steps: &[Step]) -> Vec<Step> {
+    let mut out: Vec<Step> = Vec::new();
+    for s in steps {
+        let mut left = s.ticks as u32;
+        if let Some(last) = out.last_mut() {
+            if last.action == s.action {
+                let room = (MAX_STEP_TICKS - last.ticks) as u32;
+                let take = room.min(left);
+                last.ticks += take as u16;
+                left -= take;
+            }
+        }
+        while left > 0 {
+            let take = left.min(MAX_STEP_TICKS as u32);
+            out.push(Step {
+                action: s.action,
+                ticks: take as u16,
+            });
+            left -= take;
+        }
+    }
+    out
+}
+
+/// Shortens the winning `steps` (remove and merge segments while the run still wins no later).
+pub fn shorten(
+    map: &Map,
+    seed: u32,
+    steps: Vec<Step>,
+    mut budget: u32,
+    stop: &dyn Fn() -> bool,
+) -> (Vec<Step>, u32) {
+    let Some((mut cur, mut best)) = truncate(map, seed, &steps) else {
+        return (steps, 0);
+    };
+    cur = run_length(&cur);
+    let mut pre = prefixes(map, seed, &cur);
+    let mut changed = true;
+    while changed && budget > 0 && !stop() {
+        changed = false;
+        // Remove segments, from the end.
+        let mut i = cur.len();
+        while i > 0 && budget > 0 {
+            i -= 1;
+            if cur.len() <= 1 {
+                break;
+            }
+            budget -= 1;
+            let tail: Vec<Step> = cur[i + 1..].to_vec();
+            if let Some(t) = win_tick(pre[i].clone(), &tail) {
+                if t <= best {
+                    cur.remove(i);
+                    best = t;
+                    changed = true;
+                    pre = prefixes(map, seed, &cur);
+                    i = i.min(cur.len());
+                }
+            }
+            if budget % 64 == 0 && stop() {
+                break;
+            }
+        }
+        // Merge neighbours into one hold of either action.
+        let mut i = 0;
+        while i + 1 < cur.len() && budget > 0 {
+            let total = cur[i].ticks as u32 + cur[i + 1].ticks as u32;
+            let mut merged = false;
+            if total <= MAX_STEP_TICKS as u32 {
+                for a in [cur[i].action, cur[i + 1].action] {
+                    budget = budget.saturating_sub(1);
+                    let mut tail = Vec::with_capacity(cur.len() - i);
+                    tail.push(Step {
+                        action: a,
+                        ticks: total as u16,
+                    });
+                    tail.extend_from_slice(&cur[i + 2..]);
+                    if let Some(t) = win_tick(pre[i].clone(), &tail) {
+                        if t <= best {
+                            cur.splice(i..i + 2, [tail[0]]);
+                            best = t;
+                            changed = true;
+                            merged = true;
+                            pre = prefixes(map, seed, &cur);
+                            break;
+                        }
+                    }
+                }
+            }
+            if !merged {
+                i += 1;
+            }
+            if budget % 64 == 0 && stop() {
+                break;
+            }
+        }
+        // Shorten holds by a half.
+        let mut i = 0;
+        while i < cur.len() && budget > 0 {
+            let t0 = cur[i].ticks;
+            if t0 >= 2 {
+                budget -= 1;
+                let mut tail = cur[i..].to_vec();
+                tail[0].ticks = t0 / 2;
+                if let Some(t) = win_tick(pre[i].clone(), &tail) {
+                    if t <= best {
+                        cur[i].ticks = t0 / 2;
+                        best = t;
+                        changed = true;
+                        pre = prefixes(map, seed, &cur);
+                    }
+                }
+            }
+            i += 1;
+        }
+        if let Some((c, t)) = truncate(map, seed, &cur) {
+            cur = run_length(&c);
+            best = t;
+            pre = prefixes(map, seed, &cur);
+        }
+    }
+    (cur, best)
+}
+
+fn within_limits(steps: &[Step]) -> bool {
+    !steps.is_empty()
+        && steps.len() <= MAX_STEPS
+        && steps
+            .iter()
+            .all(|s| s.action <= 19 && (1..=600).contains(&s.ticks))
+        && steps.iter().map(|s| s.ticks as u64).sum::<u64>() <= MAX_TOTAL_TICKS
+}
+
+/// Confirms a replay with the referee: `Some(win tick)` only if it is within the contract's
+/// limits and the referee says `won`.
+pub fn confirm(map: &Map, replay: &Replay) -> Option<u32> {
+    if !within_limits(&replay.actions) {
+        return None;
+    }
+    let r = referee(map, replay);
+    r.won.then_some(r.ticks)
+}
+
+/// Shortens, encodes and confirms a found replay. Falls back to the unshortened replay if the
+/// shortened one is not confirmed; `None` if neither is.
+pub fn finish(req: &PlanRequest, steps: Vec<Step>, deadline: Instant) -> Option<(Replay, u32)> {
+    let stop = || Instant::now() >= deadline || req.cancel.load(Ordering::Relaxed);
+    let (short, _) = shorten(req.map, req.seed, steps.clone(), SHORTEN_BUDGET, &stop);
+    for candidate in [short, steps] {
+        let replay = Replay {
+            seed: req.seed,
+            actions: run_length(&candidate),
+        };
+        if let Some(t) = confirm(req.map, &replay) {
+            return Some((replay, t));
+        }
+    }
+    None
+}

@@ -1,0 +1,168 @@
+//! The queue's own cost: trivial jobs end to end (admit, claim, complete, wake the waiting
+//! caller) with 1 and 2 in-process workers, and the latency from a job's completion to the
+//! waiting caller's wake-up. Starts its own redis-server (AOF on, like production).
+//!
+//! cargo run --release -p horst-worker --example queue_bench -- [jobs] [callers]
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use horst_config::{QueueConfig, QuotaConfig, TierQuota};
+use horst_queue::{Admission, Failure, JobKind, JobSpec, Notifier, Queue, QueueSettings};
+use horst_worker::{JobRunner, WorkerIdentity, WorkerMetrics};
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+struct Trivial;
+
+impl JobRunner for Trivial {
+    fn run(&self, _: JobKind, _: &Value, _: Duration, _: &AtomicBool) -> Result<Value, Failure> {
+        Ok(json!({"ok": true}))
+    }
+}
+
+fn settings() -> QueueSettings {
+    let big = TierQuota {
+        submissions: u32::MAX,
+        playtests: u32::MAX,
+        simulations: u32::MAX,
+        labor_candidates: 10,
+    };
+    let mut quotas = QuotaConfig::default();
+    quotas.trust1 = big;
+    let queue = QueueConfig {
+        waiting_per_account: 1000,
+        waiting_global: 100_000,
+        daily_seconds: u64::MAX / 4,
+        ..QueueConfig::default()
+    };
+    QueueSettings { queue, quotas }
+}
+
+async fn queue(url: &str, stop: &watch::Receiver<bool>) -> Queue {
+    let store = horst_store::Store::connect(url, "bench:").await.unwrap();
+    let notifier = Notifier::start(
+        store.client().clone(),
+        Queue::channels(&store),
+        stop.clone(),
+    );
+    assert!(notifier.ready(Duration::from_secs(10)).await);
+    Queue::new(store, settings(), notifier)
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let jobs = args.first().copied().unwrap_or(4000);
+    let callers = args.get(1).copied().unwrap_or(32);
+    println!("queue benchmark: {jobs} trivial jobs, {callers} concurrent callers");
+
+    for workers in [1u32, 2] {
+        let redis = horst_testkit::RedisServer::start();
+        let (tx, rx) = watch::channel(false);
+        let q = queue(&redis.url(), &rx).await;
+        for w in 0..workers {
+            tokio::spawn(horst_worker::run(
+                q.clone(),
+                Arc::new(Trivial),
+                WorkerIdentity::new(w, 4),
+                WorkerMetrics::register(&horst_telemetry::Metrics::new()),
+                rx.clone(),
+            ));
+        }
+        let start = Instant::now();
+        let per = jobs / callers;
+        let mut tasks = Vec::new();
+        for c in 0..callers {
+            let q = q.clone();
+            tasks.push(tokio::spawn(async move {
+                for i in 0..per {
+                    let spec = JobSpec {
+                        kind: JobKind::Simulate,
+                        account: format!("a{c}"),
+                        trust: 1,
+                        idempotency_key: format!("k{i}"),
+                        input: json!({"i": i}),
+                    };
+                    let Ok(Admission::New(job)) = q.admit(spec).await else {
+                        panic!("admission refused")
+                    };
+                    q.wait(&job.id, Duration::from_secs(60)).await.unwrap();
+                }
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "  {workers} worker(s) x 4 slots: {} jobs in {secs:.2} s = {:.0} jobs/s end to end",
+            per * callers,
+            (per * callers) as f64 / secs
+        );
+        let _ = tx.send(true);
+    }
+
+    // Wake-up latency: the bench plays the worker, so the instant of completion is known.
+    let redis = horst_testkit::RedisServer::start();
+    let (_tx, rx) = watch::channel(false);
+    let q = queue(&redis.url(), &rx).await;
+    let mut from_call = Vec::new();
+    let mut from_publish = Vec::new();
+    for i in 0..1000 {
+        let Ok(Admission::New(job)) = q
+            .admit(JobSpec {
+                kind: JobKind::Simulate,
+                account: "lat".into(),
+                trust: 1,
+                idempotency_key: format!("l{i}"),
+                input: json!({}),
+            })
+            .await
+        else {
+            panic!()
+        };
+        let claim = q.claim("bench").await.unwrap().unwrap();
+        let (woke_tx, woke_rx) = tokio::sync::oneshot::channel();
+        let waiter = {
+            let q = q.clone();
+            let id = job.id.clone();
+            tokio::spawn(async move {
+                q.wait(&id, Duration::from_secs(10)).await.unwrap();
+                let _ = woke_tx.send(Instant::now());
+            })
+        };
+        // Let the waiter subscribe and read the state first (it then sleeps on the channel).
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        let t0 = Instant::now();
+        assert!(q
+            .complete(&job.id, claim.token, Ok(json!({})))
+            .await
+            .unwrap());
+        let t1 = Instant::now();
+        let woke = woke_rx.await.unwrap();
+        waiter.await.unwrap();
+        from_call.push(woke.saturating_duration_since(t0).as_secs_f64() * 1e3);
+        from_publish.push(woke.saturating_duration_since(t1).as_secs_f64() * 1e3);
+    }
+    from_call.sort_by(f64::total_cmp);
+    from_publish.sort_by(f64::total_cmp);
+    println!(
+        "  completion -> caller wake-up, from the start of `complete`: p50 {:.3} ms, p99 {:.3} ms",
+        pct(&from_call, 0.5),
+        pct(&from_call, 0.99)
+    );
+    println!(
+        "  completion -> caller wake-up, after `complete` returned:    p50 {:.3} ms, p99 {:.3} ms",
+        pct(&from_publish, 0.5),
+        pct(&from_publish, 0.99)
+    );
+}
