@@ -40,23 +40,19 @@ async fn the_recommended_loop() {
         )["valid"],
         true
     );
-    // The planner (when the worker has one) searches a replay; otherwise walk right.
-    let a = app
-        .call(
+    // The planner searches a replay; the referee confirms it.
+    let p = ok_result(
+        &app.call(
             "playtest_map",
             json!({"map": TINY_MAP, "idempotencyKey": "p1"}),
             k,
         )
-        .await;
-    let tiny_replay = if a.body["result"]["isError"] == false {
-        let p = ok_result(&a);
-        assert_eq!(p["outcome"], "won", "{p}");
-        assert_eq!(p["remaining"]["playtests"], 5);
-        p["replay"].clone()
-    } else {
-        assert_eq!(tool_error(&a)["code"], "engine_unavailable");
-        json!({"seed": 1, "actions": [{"action": 8, "ticks": 90}]})
-    };
+        .await,
+    );
+    assert_eq!(p["outcome"], "won", "{p}");
+    assert_eq!(p["remaining"]["playtests"], 5);
+    assert_eq!(p["seed"], 1);
+    let tiny_replay = p["replay"].clone();
     let s = ok_result(
         &app.call(
             "simulate_replay",
