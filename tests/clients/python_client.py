@@ -34,9 +34,23 @@ def structured(result, ok=True):
 async def main(url, key):
     headers = {"Authorization": f"Bearer {key}"} if key else None
     http = create_mcp_http_client(headers=headers)
+    # Record what the SDK sends: in its default mode it must probe `server/discover` at a
+    # newer revision first, get refused, and fall back to `initialize`.
+    seen = []
+
+    async def on_request(request):
+        body = request.content or b""
+        method = json.loads(body).get("method") if body.startswith(b"{") else None
+        seen.append((request.method, method, request.headers.get("mcp-protocol-version")))
+
+    http.event_hooks = {"request": [on_request], "response": []}
     async with http:
         async with Client(streamable_http_client(url, http_client=http, terminate_on_close=True)) as client:
             assert client.protocol_version == "2025-11-25", client.protocol_version
+            posts = [m for (verb, m, _) in seen if verb == "POST"]
+            assert posts[:2] == ["server/discover", "initialize"], seen
+            pal = structured(await client.call_tool("list_palette", {}))
+            assert pal["blocks"] and pal["entities"], pal
             tools = await client.list_tools()
             names = sorted(t.name for t in tools.tools)
             assert "validate_map" in names and "render_map" in names, names

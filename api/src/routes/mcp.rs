@@ -130,7 +130,7 @@ async fn mcp(State(state): State<AppState>, request: Request) -> Response {
     let store = &state.store;
     let mode = match horst_gateway::mode(store, &state.config).await {
         Ok(m) => m,
-        Err(e) => return crate::ApiError::internal(format!("gateway mode: {e}")).into_response(),
+        Err(e) => return internal(format!("gateway mode: {e}")),
     };
     if mode == GatewayMode::Off {
         return rpc_error(
@@ -205,9 +205,7 @@ async fn mcp(State(state): State<AppState>, request: Request) -> Response {
         Ok(c) => c,
         Err(AuthError::Unauthorized(m)) => return unauthorized(&m),
         Err(AuthError::Blocked(m)) => return rpc_error(StatusCode::FORBIDDEN, codes::REFUSED, &m),
-        Err(AuthError::Store(e)) => {
-            return crate::ApiError::internal(format!("authenticate: {e}")).into_response()
-        }
+        Err(AuthError::Store(e)) => return internal(format!("authenticate: {e}")),
     };
     if let Some(account) = &caller {
         if let Err(limited) = state.agents.burst.check_account(&account.name) {
@@ -249,6 +247,16 @@ async fn mcp(State(state): State<AppState>, request: Request) -> Response {
             }
         },
     }
+}
+
+/// A store failure: logged in full, answered as a JSON-RPC internal error without details.
+fn internal(detail: String) -> Response {
+    tracing::error!(detail = %detail, "gateway internal error");
+    rpc_error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        codes::INTERNAL_ERROR,
+        "internal error; details are in the server log",
+    )
 }
 
 fn unauthorized(message: &str) -> Response {
