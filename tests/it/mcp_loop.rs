@@ -336,3 +336,71 @@ async fn a_client_that_leaves_while_queued_is_not_charged() {
     let r = app.queue.remaining("sepp", 0).await.unwrap();
     assert_eq!(r.playtests, 6, "the reservation was released");
 }
+
+/// Referees like the real runner, but only after a pause, so a client can leave while its
+/// submission runs.
+struct SlowReferee(horst_worker::EngineRunner);
+
+impl horst_worker::JobRunner for SlowReferee {
+    fn run(
+        &self,
+        kind: horst_queue::JobKind,
+        input: &Value,
+        limit: std::time::Duration,
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<Value, horst_queue::Failure> {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        self.0.run(kind, input, limit, cancel)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submission_whose_client_left_publishes_nothing_and_says_why() {
+    let app = spawn_gateway().await;
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(horst_worker::run(
+        app.queue.clone(),
+        std::sync::Arc::new(SlowReferee(horst_worker::EngineRunner::new(1).unwrap())),
+        horst_worker::WorkerIdentity::new(91, 1),
+        horst_worker::WorkerMetrics::register(&horst_telemetry::Metrics::new()),
+        rx,
+    ));
+    let key = app.agent_key("toni", 0).await;
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let args = json!({"name": "verlassen", "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "left-1"});
+    let body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"submit_level","arguments": args}});
+    let sent = app
+        .http
+        .post(app.url("/api/mcp"))
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("authorization", format!("Bearer {key}"))
+        .timeout(std::time::Duration::from_millis(900))
+        .body(body.to_string())
+        .send()
+        .await;
+    assert!(sent.is_err(), "the call should still be running");
+    // The job runs to its end (started work stays charged) and records why nothing was published.
+    let recorded = crate::harness::eventually(std::time::Duration::from_secs(20), async || {
+        let (jobs, _) = app.queue.list("toni", 0, 10).await.unwrap();
+        jobs.first()
+            .and_then(|j| j.result.as_ref())
+            .is_some_and(|r| r.get("unpublished").is_some())
+    })
+    .await;
+    assert!(recorded, "the job does not say why nothing was published");
+    let labor = ok_result(&app.call("list_labor", json!({}), None).await);
+    assert_eq!(labor["items"].as_array().unwrap().len(), 0);
+    // A retry with the same key answers from the record: cancelled, with the reason.
+    let e = tool_error(&app.call("submit_level", args, Some(&key)).await);
+    assert_eq!(e["code"], "cancelled", "{e}");
+    assert!(e["message"]
+        .as_str()
+        .unwrap()
+        .contains("nothing was published"));
+    assert_eq!(
+        e["remaining"]["submissions"], 1,
+        "the started job stays charged"
+    );
+    let _ = tx.send(true);
+}
