@@ -15,6 +15,16 @@ struct Setup {
     _stop: watch::Sender<bool>,
 }
 
+impl Setup {
+    /// Admits `spec`, which must be a new job.
+    async fn new_job(&self, spec: JobSpec) -> JobRecord {
+        match self.queue.admit(spec).await {
+            Ok(Admission::New(job)) => job,
+            other => panic!("expected a new job, got {other:?}"),
+        }
+    }
+}
+
 async fn setup_with(adjust: impl FnOnce(&mut QueueSettings)) -> Setup {
     let redis = RedisServer::start();
     let (queue, stop) = queue_on(&redis.url(), adjust).await;
@@ -176,14 +186,7 @@ async fn same_key_other_input_is_a_conflict() {
 #[tokio::test]
 async fn replay_of_a_finished_job_returns_its_result_and_charges_nothing() {
     let s = setup_with(|_| {}).await;
-    let Admission::New(job) = s
-        .queue
-        .admit(spec(JobKind::Simulate, "a", 1, "k"))
-        .await
-        .unwrap()
-    else {
-        panic!()
-    };
+    let job = s.new_job(spec(JobKind::Simulate, "a", 1, "k")).await;
     let claim = s.queue.claim("w").await.unwrap().unwrap();
     assert_eq!(claim.record.id, job.id);
     assert!(s
@@ -215,14 +218,7 @@ async fn replay_of_a_finished_job_returns_its_result_and_charges_nothing() {
 #[tokio::test]
 async fn claims_are_fenced_and_reaped_jobs_stay_charged_and_never_rerun() {
     let s = setup_with(|q| q.queue.lease_seconds = 2).await;
-    let Admission::New(job) = s
-        .queue
-        .admit(spec(JobKind::Playtest, "a", 1, "k"))
-        .await
-        .unwrap()
-    else {
-        panic!()
-    };
+    let job = s.new_job(spec(JobKind::Playtest, "a", 1, "k")).await;
     let claim = s.queue.claim("dying-worker").await.unwrap().unwrap();
     assert!(
         s.queue.claim("other").await.unwrap().is_none(),
@@ -283,14 +279,7 @@ async fn heartbeats_keep_a_lease_alive() {
 #[tokio::test]
 async fn a_caller_that_leaves_drops_its_queued_job_and_its_reservation() {
     let s = setup_with(|_| {}).await;
-    let Admission::New(job) = s
-        .queue
-        .admit(spec(JobKind::Playtest, "a", 0, "k"))
-        .await
-        .unwrap()
-    else {
-        panic!()
-    };
+    let job = s.new_job(spec(JobKind::Playtest, "a", 0, "k")).await;
     assert_eq!(s.queue.remaining("a", 0).await.unwrap().seconds, 1800 - 20);
     assert_eq!(s.queue.remaining("a", 0).await.unwrap().playtests, 5);
     // The handler's future is dropped while waiting: its guard drops the job.
@@ -330,14 +319,7 @@ async fn a_caller_that_leaves_drops_its_queued_job_and_its_reservation() {
 #[tokio::test]
 async fn a_started_job_is_not_dropped_and_stays_charged() {
     let s = setup_with(|_| {}).await;
-    let Admission::New(job) = s
-        .queue
-        .admit(spec(JobKind::Simulate, "a", 1, "k"))
-        .await
-        .unwrap()
-    else {
-        panic!()
-    };
+    let job = s.new_job(spec(JobKind::Simulate, "a", 1, "k")).await;
     let claim = s.queue.claim("w").await.unwrap().unwrap();
     drop(s.queue.cancel_guard(&job.id));
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -356,14 +338,7 @@ async fn a_started_job_is_not_dropped_and_stays_charged() {
 #[tokio::test]
 async fn wait_wakes_on_completion() {
     let s = setup_with(|_| {}).await;
-    let Admission::New(job) = s
-        .queue
-        .admit(spec(JobKind::Simulate, "a", 1, "k"))
-        .await
-        .unwrap()
-    else {
-        panic!()
-    };
+    let job = s.new_job(spec(JobKind::Simulate, "a", 1, "k")).await;
     let waiter = tokio::spawn({
         let q = s.queue.clone();
         let id = job.id.clone();
@@ -387,14 +362,7 @@ async fn wait_wakes_on_completion() {
 #[tokio::test]
 async fn a_job_that_cannot_start_in_time_times_out_and_is_released() {
     let s = setup_with(|q| q.queue.wait_seconds = 1).await;
-    let Admission::New(job) = s
-        .queue
-        .admit(spec(JobKind::Simulate, "a", 1, "k"))
-        .await
-        .unwrap()
-    else {
-        panic!()
-    };
+    let job = s.new_job(spec(JobKind::Simulate, "a", 1, "k")).await;
     // Nobody claims it: the wait runs out and the job is dropped with `timeout`.
     let r = s
         .queue
@@ -406,14 +374,7 @@ async fn a_job_that_cannot_start_in_time_times_out_and_is_released() {
     assert_eq!(s.queue.remaining("a", 1).await.unwrap().seconds, 3600);
 
     // A job whose 5 s execution can no longer fit in its 1 s wait is failed at claim time.
-    let Admission::New(late) = s
-        .queue
-        .admit(spec(JobKind::Simulate, "a", 1, "k2"))
-        .await
-        .unwrap()
-    else {
-        panic!()
-    };
+    let late = s.new_job(spec(JobKind::Simulate, "a", 1, "k2")).await;
     assert!(s.queue.claim("w").await.unwrap().is_none());
     let r = s.queue.get(&late.id).await.unwrap().unwrap();
     assert_eq!(r.failure.unwrap().code, "timeout");
@@ -523,27 +484,13 @@ async fn quotas_reset_at_the_utc_day_boundary() {
 #[tokio::test]
 async fn everything_survives_a_redis_restart_from_its_aof() {
     let mut s = setup_with(|q| q.queue.waiting_per_account = 10).await;
-    let Admission::New(done) = s
-        .queue
-        .admit(spec(JobKind::Simulate, "a", 1, "1"))
-        .await
-        .unwrap()
-    else {
-        panic!()
-    };
+    let done = s.new_job(spec(JobKind::Simulate, "a", 1, "1")).await;
     let c = s.queue.claim("w").await.unwrap().unwrap();
     s.queue
         .complete(&done.id, c.token, Ok(json!({"won": true})))
         .await
         .unwrap();
-    let Admission::New(waiting) = s
-        .queue
-        .admit(spec(JobKind::Playtest, "a", 1, "2"))
-        .await
-        .unwrap()
-    else {
-        panic!()
-    };
+    let waiting = s.new_job(spec(JobKind::Playtest, "a", 1, "2")).await;
     let before = s.queue.remaining("a", 1).await.unwrap();
 
     // A crash (SIGKILL) after the AOF's once-a-second fsync.

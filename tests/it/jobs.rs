@@ -213,3 +213,51 @@ async fn the_worker_enforces_the_time_limit() {
     assert!(ran >= 5_000, "stopped early: {ran} ms");
     assert_eq!(done.charged_seconds, 5);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_carry_on_after_redis_restarts_from_its_aof() {
+    let mut app = spawn_app().await;
+    let _w = start_worker(&app.queue, Arc::new(EngineRunner::new(1).unwrap()), 0, 1);
+    let (map, replay) = level("02-felsstufen");
+    let admit = |key: &str| JobSpec {
+        kind: JobKind::Simulate,
+        account: "a".into(),
+        trust: 1,
+        idempotency_key: key.into(),
+        input: json!({"map": map, "replay": replay}),
+    };
+    let Admission::New(first) = app.queue.admit(admit("before")).await.unwrap() else {
+        panic!()
+    };
+    let first = app
+        .queue
+        .wait(&first.id, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(first.state, JobState::Succeeded);
+
+    // Let the AOF's once-a-second fsync pass, then crash and restart Redis.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    app.redis.kill();
+    app.redis.start_again();
+
+    // The record survived, and a new job is claimed and run by the same worker.
+    let mut job = None;
+    for _ in 0..100 {
+        if let Ok(Admission::New(j)) = app.queue.admit(admit("after")).await {
+            job = Some(j);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let job = job.expect("admission never worked again after the restart");
+    let done = app
+        .queue
+        .wait(&job.id, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(done.state, JobState::Succeeded, "{done:?}");
+    assert_eq!(done.result.unwrap()["outcome"], "won");
+    let kept = app.queue.get(&first.id).await.unwrap().unwrap();
+    assert_eq!(kept.result, first.result);
+}
