@@ -24,7 +24,7 @@ pub const MAX_STATES: u64 = 6_000_000;
 /// Entities within this many sub-units of the bird (10 tiles) are part of the state key.
 const NEAR: i32 = 10 * TILE;
 /// Weight of the heuristic: ticks per tile of relaxed distance (running takes about 7).
-const H_WEIGHT: u64 = 24;
+const H_WEIGHT: u64 = 40;
 
 /// One refinement stage: how finely states are told apart and which holds are tried.
 #[derive(Clone, Copy, Debug)]
@@ -334,15 +334,25 @@ fn expand(sim: &Sim, st: &Stage, ctx: &Ctx) -> Vec<Child> {
     let mut ms = Vec::with_capacity(48);
     macros(sim, st, ctx.shoot_useful, &mut ms);
     let mut buf = Vec::with_capacity(512);
-    let mut out = Vec::with_capacity(ms.len());
+    let mut out: Vec<Child> = Vec::with_capacity(ms.len());
+    // The last macro simulated: (action, ticks, index of its child in `out` if it still runs).
+    // Longer holds of the same action continue from it instead of starting over.
+    let mut prev: Option<(u8, u16, Option<usize>)> = None;
     for (a, t) in ms {
-        let mut s = Box::new(sim.clone());
-        let mut used = 0u16;
+        let (mut s, mut used) = match prev {
+            Some((pa, pt, Some(i))) if pa == a && pt < t => (Box::new((*out[i].sim).clone()), pt),
+            // The shorter hold already died or won: so does this one.
+            Some((pa, pt, None)) if pa == a && pt < t => continue,
+            _ => (Box::new(sim.clone()), 0),
+        };
         while used < t && s.status() == Status::Running {
             s.step(a);
             used += 1;
         }
         let status = s.status();
+        if status != Status::Running {
+            prev = Some((a, t, None));
+        }
         if status == Status::Dead {
             continue;
         }
@@ -351,6 +361,9 @@ fn expand(sim: &Sim, st: &Stage, ctx: &Ctx) -> Vec<Child> {
         } else {
             (0, 0)
         };
+        if status == Status::Running {
+            prev = Some((a, t, Some(out.len())));
+        }
         out.push(Child {
             action: a,
             ticks: used,
@@ -390,7 +403,7 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
         ticks: 0,
     }];
     let mut sims: Vec<Option<Box<Sim>>> = Vec::new();
-    let mut seen = KeySet::default();
+    let mut seen = KeySet::with_capacity_and_hasher(1 << 16, Default::default());
     let mut buf = Vec::new();
     seen.insert(state_key(&root, st, &sh.ctx, &mut buf));
     let d0 = sh.ctx.distance(&root);
