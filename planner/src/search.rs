@@ -23,6 +23,8 @@ pub const MAX_TICKS: u32 = 36_000;
 pub const MAX_STATES: u64 = 6_000_000;
 /// Entities within this many sub-units of the bird (10 tiles) are part of the state key.
 const NEAR: i32 = 10 * TILE;
+/// How far a pebble flies (48 ticks at 5 px per tick), in whole tiles.
+const RANGE_TILES: i32 = 15;
 /// Weight of the heuristic: ticks per tile of relaxed distance (running takes about 7).
 const H_WEIGHT: u64 = 40;
 
@@ -138,6 +140,38 @@ impl Ctx {
             flyer_fixed,
             spawner_x,
         }
+    }
+
+    /// Whether a pebble fired now in direction `dir` could hit something: intact cracked rock
+    /// in its row before any other solid block, an enemy near its row, or a rock-fall column,
+    /// within the pebble's range. Shots at nothing are not tried.
+    pub fn target_ahead(&self, sim: &Sim, dir: i32) -> bool {
+        let p = sim.player();
+        let py = p.y + 4 * 256 + 3 * 256;
+        let ty = py >> TILE_SHIFT;
+        let x0 = p.x + PLAYER_W / 2;
+        let tx0 = x0 >> TILE_SHIFT;
+        for d in 1..=RANGE_TILES {
+            let tx = tx0 + dir * d;
+            if tx < 0 || tx >= sim.width() {
+                break;
+            }
+            let b = sim.block_at(tx, ty);
+            if b == Block::Cracked {
+                return true;
+            }
+            if b.is_solid() {
+                break;
+            }
+        }
+        let reach = RANGE_TILES * TILE;
+        let ahead = |x: i32| {
+            let dx = (x - x0) * dir;
+            dx > 0 && dx <= reach
+        };
+        sim.enemies()
+            .any(|(ex, ey)| ahead(ex + 6 * 256) && (ey + 6 * 256 - py).abs() <= 10 * 256)
+            || self.spawner_x.iter().any(|&sx| ahead(sx + TILE / 2))
     }
 
     /// Relaxed distance (tiles) from the bird's middle to a nest.
@@ -274,7 +308,7 @@ pub fn state_key(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> u64 {
 /// then the slow walks), jumps only where a jump or boost can happen (or a rising jump can be
 /// held longer), a short release where the boost needs a fresh press, and shots only where
 /// shooting can change something.
-pub fn macros(sim: &Sim, st: &Stage, shoot_useful: bool, out: &mut Vec<(u8, u16)>) {
+pub fn macros(sim: &Sim, st: &Stage, ctx: &Ctx, out: &mut Vec<(u8, u16)>) {
     out.clear();
     let p = sim.player();
     // move index * 4: right 8, left 0, none 4, slow right 16, slow left 12.
@@ -304,8 +338,14 @@ pub fn macros(sim: &Sim, st: &Stage, shoot_useful: bool, out: &mut Vec<(u8, u16)
             }
         }
     }
-    if shoot_useful && p.shoot_cooldown == 0 {
-        for &m in &[8u8, 0, 4] {
+    if ctx.shoot_useful && p.shoot_cooldown == 0 {
+        let right = ctx.target_ahead(sim, 1);
+        let left = ctx.target_ahead(sim, -1);
+        let ahead = if p.facing < 0 { left } else { right };
+        for (m, useful) in [(8u8, right), (0, left), (4, ahead)] {
+            if !useful {
+                continue;
+            }
             out.push((m + 2, st.move_holds[0]));
             if can_press {
                 out.push((m + 3, st.jump_holds[st.jump_holds.len() - 1]));
@@ -332,7 +372,7 @@ struct Child {
 
 fn expand(sim: &Sim, st: &Stage, ctx: &Ctx) -> Vec<Child> {
     let mut ms = Vec::with_capacity(48);
-    macros(sim, st, ctx.shoot_useful, &mut ms);
+    macros(sim, st, ctx, &mut ms);
     let mut buf = Vec::with_capacity(512);
     let mut out: Vec<Child> = Vec::with_capacity(ms.len());
     // The last macro simulated: (action, ticks, index of its child in `out` if it still runs).
