@@ -211,7 +211,8 @@ pub fn state_key(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> u64 {
     let near = |x: i32, y: i32| (x - bx).abs() <= NEAR && (y - by).abs() <= NEAR;
     let mut k = Key(0x1234_5678);
     k.add((p.x >> st.pos_shift) as i64);
-    k.add((p.y >> st.pos_shift) as i64);
+    // In the air the height is told apart half as finely (the fall is fast anyway).
+    k.add((p.y >> (st.pos_shift + !p.on_ground as u32)) as i64);
     k.add((p.vx >> st.vx_shift) as i64);
     k.add((p.vy >> st.vy_shift) as i64);
     let flags = p.on_ground as i64
