@@ -1,3 +1,94 @@
-fn main() {
-    println!("horst: skeleton; see ARCHITECTURE.md");
+//! `horst`: one binary for every role. The library crates own the logic; this crate parses
+//! the command line, loads the configuration, finds Redis, and wires the pieces together.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+mod admin;
+mod map_cli;
+mod redis_setup;
+mod serve;
+
+/// horst: a backend for games that software agents build and play.
+///
+/// It serves the Game con Vogel agent gateway (MCP at /api/mcp) and the RCADIA agent
+/// protocol (/api/v1/agent/...). Jobs and game sessions live in Redis; without a Redis URL,
+/// horst runs a private redis-server under the data directory.
+#[derive(Parser, Debug)]
+#[command(name = "horst", version, propagate_version = true)]
+struct Cli {
+    #[command(flatten)]
+    common: CommonArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Flags every subcommand takes, so `horst admin ... --data DIR` reaches the same store as
+/// the `horst up --data DIR` that is running.
+#[derive(Args, Debug, Clone)]
+struct CommonArgs {
+    /// Configuration file (TOML; see ops/horst.toml for every setting).
+    #[arg(long, global = true, env = "HORST_CONFIG", value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Redis URL (redis://HOST:PORT). Without one, horst uses its private Redis under --data.
+    #[arg(long, global = true, value_name = "URL")]
+    redis: Option<String>,
+    /// Data directory (the private Redis lives in DIR/redis). Default: ./data
+    #[arg(long, global = true, value_name = "DIR")]
+    data: Option<PathBuf>,
+    /// HTTP listen address, IP:PORT (port 0 picks a free port). Default: 127.0.0.1:8080
+    #[arg(long, global = true, value_name = "ADDR")]
+    listen: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the API and one worker in one process (a single machine). Starts the private
+    /// redis-server when no Redis URL is configured, and stops it on exit.
+    Up,
+    /// Run only the HTTP API. Scale out with several API processes on one Redis.
+    Api,
+    /// Run only a worker (planner and referee jobs). Scale out with more worker processes.
+    Worker,
+    /// Operator actions on the store of a running (or stopped) horst.
+    #[command(subcommand)]
+    Admin(admin::AdminCommand),
+    /// Offline level tools on local files: validate, render, simulate (no server needed).
+    #[command(subcommand)]
+    Map(map_cli::MapCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // The offline tools need neither configuration nor Redis.
+    let command = match cli.command {
+        Command::Map(cmd) => return map_cli::run(cmd),
+        other => other,
+    };
+    let flags = horst_config::Flags {
+        listen: cli.common.listen.clone(),
+        redis: cli.common.redis.clone(),
+        data: cli.common.data.clone(),
+    };
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let config = match horst_config::Config::load(cli.common.config.as_deref(), &env, &flags) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("horst: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    horst_telemetry::init_tracing(
+        config.log.format == horst_config::LogFormat::Json,
+        &config.log.level,
+    );
+    match command {
+        Command::Up => serve::run(config, serve::Roles::API_AND_WORKER),
+        Command::Api => serve::run(config, serve::Roles::API),
+        Command::Worker => serve::run(config, serve::Roles::WORKER),
+        Command::Admin(cmd) => admin::run(config, cmd),
+        Command::Map(_) => unreachable!("handled before loading the configuration"),
+    }
 }

@@ -7,6 +7,27 @@
 //! Layout: `sim/` holds everything that decides the outcome of a run and is hashed into
 //! `engineVersion`; `format/` holds the parser, the validation rules and the limits (hashed
 //! into `policyVersion`); `replay.rs` and `referee.rs` glue them to the contract's JSON.
+//!
+//! For a planner:
+//!
+//! ```
+//! use horst_engine::{parse_map, physics, Sim, Status};
+//! let text = "gcv-map 1\nname: demo\nsize: 8 3\ngrid:\n........\n........\nGGGGGGGG\nentities:\nstart 0 1\nnest 7 1\n";
+//! let map = parse_map(text).expect("valid map");
+//! let (sx, sy) = map.start();
+//! assert_eq!((sx, sy), (0, 1));
+//! assert_eq!(map.nests(), &[(7, 1)]);
+//! let mut sim = Sim::new(&map, 1);
+//! let branch = sim.clone(); // cheap: the level is shared, only small state arrays are copied
+//! while sim.status() == Status::Running && sim.tick() < 600 {
+//!     sim.step(8); // action 8: run right
+//! }
+//! assert_eq!(sim.status(), Status::Won);
+//! assert!(branch.player().x < sim.player().x);
+//! // Physics numbers for heuristics, in sub-units (a tile is physics::TILE = 4096).
+//! assert!(physics::JUMP_RISE > 3 * physics::TILE);
+//! assert_eq!(physics::SLOW_SPEED * 5, physics::RUN_SPEED * 2);
+//! ```
 
 pub mod format;
 pub mod referee;

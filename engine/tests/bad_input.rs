@@ -78,6 +78,15 @@ fn ragged_and_unknown_characters() {
     assert_eq!(first(&unknown), ("unknown_tile", 6, 3));
     let space = GOOD.replace("......\nGGGGGG", ".. ...\nGGGGGG");
     assert_eq!(first(&space), ("unknown_tile", 6, 3));
+    // An entity glyph copied from render_map output gets a hint naming the entity line.
+    let glyph = GOOD.replace("......\nGGGGGG", "..@...\nGGGGGG");
+    let r = validate_map(&glyph);
+    assert_eq!((r.errors[0].code, r.errors[0].column), ("unknown_tile", 3));
+    assert!(
+        r.errors[0].hint.contains("`start 2 1`"),
+        "{}",
+        r.errors[0].hint
+    );
     let extra = GOOD.replace("GGGGGG\n", "GGGGGG\nGGGGGG\n");
     assert_eq!(first(&extra), ("grid_too_long", 8, 1));
 }

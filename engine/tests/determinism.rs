@@ -85,7 +85,7 @@ fn map_from(w: usize, h: usize, cells: &[u8], ents: &[(u8, u16, u16, u8)]) -> St
         })
         .collect();
     let mut lines = Vec::new();
-    let mut place = |x: usize, y: usize, grid: &mut Vec<Vec<u8>>| {
+    let place = |x: usize, y: usize, grid: &mut Vec<Vec<u8>>| {
         grid[y][x] = b'.';
     };
     let (sx, sy) = (0usize, h - 2);

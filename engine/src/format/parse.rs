@@ -423,10 +423,16 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                                     ln,
                                     col + 1,
                                     format!("`{c}` is not a block character"),
-                                    format!(
-                                        "use one of {}; entities go in the entities section",
-                                        keys_list()
-                                    ),
+                                    match ENTITIES.iter().find(|e| e.glyph == c) {
+                                        Some(e) => format!(
+                                            "`{c}` is how render_map draws a {}; write '.' here and `{} {} {}` in the entities section",
+                                            e.name, e.name, col, rows_read
+                                        ),
+                                        None => format!(
+                                            "use one of {}; entities go in the entities section",
+                                            keys_list()
+                                        ),
+                                    },
                                 );
                             }
                             row_errors += 1;

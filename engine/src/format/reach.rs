@@ -57,7 +57,7 @@ pub fn reach(map: &Map) -> Reach {
                 let mut cells = Vec::new();
                 for y in e.y.min(e.y + dy)..=e.y.max(e.y + dy) {
                     for x in e.x.min(e.x + dx)..=(e.x.max(e.x + dx) + pw - 1) {
-                        if open(x, y - 1) && y - 1 >= 0 && groups.len() < u16::MAX as usize {
+                        if y >= 1 && open(x, y - 1) && groups.len() < u16::MAX as usize {
                             group[idx(x, y - 1)] = groups.len() as u16;
                             cells.push((x, y - 1));
                         }

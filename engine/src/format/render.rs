@@ -94,7 +94,7 @@ pub fn render_map(
         y1 - 1
     );
     let pad = " ".repeat(label + 1);
-    if x1 - 1 >= 100 {
+    if x1 > 100 {
         out.push_str(&pad);
         out.extend((x..x1).map(|c| {
             if c >= 100 {
@@ -105,7 +105,7 @@ pub fn render_map(
         }));
         out.push('\n');
     }
-    if x1 - 1 >= 10 {
+    if x1 > 10 {
         out.push_str(&pad);
         out.extend((x..x1).map(|c| {
             if c >= 10 {

@@ -101,19 +101,45 @@ struct DynTile {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A walker's state together with a copy of its static definition, so the hot loops walk
+/// one flat array.
 struct Walker {
     x: i32,
     dir: i8,
     wait: u32,
     alive: bool,
+    y: i32,
+    min_x: i32,
+    max_x: i32,
+    speed: i32,
+    pause: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A flyer's state with a copy of its definition; `x`, `y` is its current top-left.
 struct Flyer {
-    pos: i32,
+    x: i32,
+    y: i32,
     dir: i8,
     wait: u32,
     alive: bool,
+    vertical: bool,
+    min: i32,
+    max: i32,
+    speed: i32,
+    pause: u32,
+}
+
+impl Flyer {
+    /// The coordinate along its axis.
+    #[inline]
+    fn pos(&self) -> i32 {
+        if self.vertical {
+            self.y
+        } else {
+            self.x
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,6 +187,7 @@ pub struct Sim {
 }
 
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn overlap(ax: i32, ay: i32, aw: i32, ah: i32, bx: i32, by: i32, bw: i32, bh: i32) -> bool {
     // Non-short-circuit `&`: four compares without branches are cheaper than mispredictions
     // when 16 enemies are tested every tick.
@@ -219,16 +246,27 @@ impl Sim {
                 dir: w.dir,
                 wait: 0,
                 alive: true,
+                y: w.y,
+                min_x: w.min_x,
+                max_x: w.max_x,
+                speed: w.speed,
+                pause: w.pause,
             })
             .collect();
         let flyers = level
             .flyers
             .iter()
             .map(|f| Flyer {
-                pos: if f.vertical { f.y0 } else { f.x0 },
+                x: f.x0,
+                y: f.y0,
                 dir: if f.vertical { -1 } else { 1 },
                 wait: 0,
                 alive: true,
+                vertical: f.vertical,
+                min: f.min,
+                max: f.max,
+                speed: f.speed,
+                pause: f.pause,
             })
             .collect();
         let platforms = level
@@ -296,25 +334,8 @@ impl Sim {
     }
     /// Positions (top-left, sub-units) of the enemies still alive: walkers then flyers.
     pub fn enemies(&self) -> impl Iterator<Item = (i32, i32)> + '_ {
-        let l = &self.level;
-        let w = self
-            .walkers
-            .iter()
-            .zip(l.walkers.iter())
-            .filter(|(s, _)| s.alive)
-            .map(|(s, d)| (s.x, d.y));
-        let f = self
-            .flyers
-            .iter()
-            .zip(l.flyers.iter())
-            .filter(|(s, _)| s.alive)
-            .map(|(s, d)| {
-                if d.vertical {
-                    (d.x0, s.pos)
-                } else {
-                    (s.pos, d.y0)
-                }
-            });
+        let w = self.walkers.iter().filter(|s| s.alive).map(|s| (s.x, s.y));
+        let f = self.flyers.iter().filter(|s| s.alive).map(|s| (s.x, s.y));
         w.chain(f)
     }
 
@@ -386,21 +407,21 @@ impl Sim {
         let level = &*self.level;
         let dyn_tiles = &self.dyn_tiles[..];
         let rng = &mut self.rng;
-        for (w, d) in self.walkers.iter_mut().zip(level.walkers.iter()) {
-            if !w.alive || d.min_x == d.max_x {
+        for w in self.walkers.iter_mut() {
+            if !w.alive || w.min_x == w.max_x {
                 continue;
             }
             if w.wait > 0 {
                 w.wait -= 1;
                 continue;
             }
-            let mut nx = w.x + w.dir as i32 * d.speed;
+            let mut nx = w.x + w.dir as i32 * w.speed;
             let mut turn = false;
-            if nx <= d.min_x {
-                nx = d.min_x;
+            if nx <= w.min_x {
+                nx = w.min_x;
                 turn = true;
-            } else if nx >= d.max_x {
-                nx = d.max_x;
+            } else if nx >= w.max_x {
+                nx = w.max_x;
                 turn = true;
             }
             // The terrain ahead is checked when the front edge enters a new column: within a
@@ -409,7 +430,7 @@ impl Sim {
             let old_front = if w.dir > 0 { w.x + WALKER_W - 1 } else { w.x };
             let ftx = front >> TILE_SHIFT;
             if ftx != old_front >> TILE_SHIFT {
-                let row = d.y >> TILE_SHIFT;
+                let row = w.y >> TILE_SHIFT;
                 let ahead = block_in(level, dyn_tiles, ftx, row);
                 let below = block_in(level, dyn_tiles, ftx, row + 1);
                 let wall = ftx < 0 || ftx >= level.width || ahead.is_solid();
@@ -421,33 +442,35 @@ impl Sim {
             w.x = nx;
             if turn {
                 w.dir = -w.dir;
-                w.wait = rng.upto(d.pause);
+                w.wait = rng.upto(w.pause);
             }
         }
     }
 
     fn update_flyers(&mut self) {
-        let level = &*self.level;
         let rng = &mut self.rng;
-        for (f, d) in self.flyers.iter_mut().zip(level.flyers.iter()) {
-            if !f.alive || d.min == d.max {
+        for f in self.flyers.iter_mut() {
+            if !f.alive || f.min == f.max {
                 continue;
             }
             if f.wait > 0 {
                 f.wait -= 1;
                 continue;
             }
-            let pos = f.pos + f.dir as i32 * d.speed;
-            if pos >= d.max {
-                f.pos = d.max;
+            let mut pos = f.pos() + f.dir as i32 * f.speed;
+            if pos >= f.max {
+                pos = f.max;
                 f.dir = -1;
-                f.wait = rng.upto(d.pause);
-            } else if pos <= d.min {
-                f.pos = d.min;
+                f.wait = rng.upto(f.pause);
+            } else if pos <= f.min {
+                pos = f.min;
                 f.dir = 1;
-                f.wait = rng.upto(d.pause);
+                f.wait = rng.upto(f.pause);
+            }
+            if f.vertical {
+                f.y = pos;
             } else {
-                f.pos = pos;
+                f.x = pos;
             }
         }
     }
@@ -600,18 +623,29 @@ impl Sim {
         }
         let p = self.player;
         let mut nx = p.x + dx;
+        // The bird never overlaps a solid tile, so a leading edge that stays in a column the
+        // bird already covers cannot hit anything.
+        let (lead_old, lead_new) = if dx > 0 {
+            (p.x + PLAYER_W - 1, nx + PLAYER_W - 1)
+        } else {
+            (p.x, nx)
+        };
+        if lead_old >> TILE_SHIFT == lead_new >> TILE_SHIFT {
+            self.player.x = nx;
+            return;
+        }
         let top = p.y >> TILE_SHIFT;
         let bot = (p.y + PLAYER_H - 1) >> TILE_SHIFT;
         let blocked;
         if dx > 0 {
             let tx = (nx + PLAYER_W - 1) >> TILE_SHIFT;
-            blocked = (top..=bot).any(|ty| self.solid(tx, ty));
+            blocked = (top..bot + 1).any(|ty| self.solid(tx, ty));
             if blocked {
                 nx = (tx << TILE_SHIFT) - PLAYER_W;
             }
         } else {
             let tx = nx >> TILE_SHIFT;
-            blocked = (top..=bot).any(|ty| self.solid(tx, ty));
+            blocked = (top..bot + 1).any(|ty| self.solid(tx, ty));
             if blocked {
                 nx = (tx + 1) << TILE_SHIFT;
             }
@@ -633,12 +667,12 @@ impl Sim {
         let mut ny = p.y + dy;
         if dy < 0 {
             let ty = ny >> TILE_SHIFT;
-            if (l..=r).any(|tx| self.solid(tx, ty)) {
+            if (l..r + 1).any(|tx| self.solid(tx, ty)) {
                 ny = (ty + 1) << TILE_SHIFT;
             }
         } else {
             let ty = (ny + PLAYER_H - 1) >> TILE_SHIFT;
-            if (l..=r).any(|tx| self.solid(tx, ty)) {
+            if (l..r + 1).any(|tx| self.solid(tx, ty)) {
                 ny = (ty << TILE_SHIFT) - PLAYER_H;
             }
         }
@@ -652,7 +686,7 @@ impl Sim {
         let mut ny = p.y + dy;
         if dy < 0 {
             let ty = ny >> TILE_SHIFT;
-            if (l..=r).any(|tx| self.solid(tx, ty)) {
+            if (l..r + 1).any(|tx| self.solid(tx, ty)) {
                 ny = (ty + 1) << TILE_SHIFT;
                 self.player.vy = 0;
                 self.player.rising = false;
@@ -669,7 +703,7 @@ impl Sim {
         let mut land_y: Option<i32> = None;
         let mut ground = Block::Empty;
         let cx = (p.x + PLAYER_W / 2) >> TILE_SHIFT;
-        for tx in l..=r {
+        for tx in l..r + 1 {
             let b = self.block_at(tx, ty);
             if b.is_solid() || (b.is_one_way() && old_bottom <= tile_top) {
                 land_y = Some(tile_top - PLAYER_H);
@@ -714,7 +748,7 @@ impl Sim {
             return;
         }
         let level = &*self.level;
-        for tx in l..=r {
+        for tx in l..r + 1 {
             if tx < 0 || tx >= level.width || ty < 0 || ty >= level.height {
                 continue;
             }
@@ -799,27 +833,21 @@ impl Sim {
 
     /// Defeats the first enemy or rock the pebble touches; true if it hit something.
     fn pebble_hits(&mut self, x: i32, y: i32) -> bool {
-        let level = &*self.level;
-        for (w, d) in self.walkers.iter_mut().zip(level.walkers.iter()) {
-            if w.alive && overlap(x, y, PEBBLE_SIZE, PEBBLE_SIZE, w.x, d.y, WALKER_W, WALKER_H) {
+        for w in self.walkers.iter_mut() {
+            if w.alive && overlap(x, y, PEBBLE_SIZE, PEBBLE_SIZE, w.x, w.y, WALKER_W, WALKER_H) {
                 w.alive = false;
                 return true;
             }
         }
-        for (f, d) in self.flyers.iter_mut().zip(level.flyers.iter()) {
-            let (fx, fy) = if d.vertical {
-                (d.x0, f.pos)
-            } else {
-                (f.pos, d.y0)
-            };
+        for f in self.flyers.iter_mut() {
             if f.alive
                 && overlap(
                     x,
                     y,
                     PEBBLE_SIZE,
                     PEBBLE_SIZE,
-                    fx,
-                    fy,
+                    f.x,
+                    f.y,
                     FLYER_SIZE,
                     FLYER_SIZE,
                 )
@@ -864,8 +892,8 @@ impl Sim {
         let r = (p.x + PLAYER_W - 1) >> TILE_SHIFT;
         let t = p.y >> TILE_SHIFT;
         let b = (p.y + PLAYER_H - 1) >> TILE_SHIFT;
-        for ty in t..=b {
-            for tx in l..=r {
+        for ty in t..b + 1 {
+            for tx in l..r + 1 {
                 if self.block_at(tx, ty) == Block::Spikes
                     && overlap(
                         p.x,
@@ -885,9 +913,9 @@ impl Sim {
         // The bird's feet before this tick's fall: a stomp needs them above the enemy's top.
         let prev_bottom = p.y + PLAYER_H - p.vy.max(0);
         let mut stomped = false;
-        for (w, d) in self.walkers.iter_mut().zip(level.walkers.iter()) {
-            if w.alive && overlap(p.x, p.y, PLAYER_W, PLAYER_H, w.x, d.y, WALKER_W, WALKER_H) {
-                if p.vy > 0 && prev_bottom <= d.y + STOMP_TOLERANCE {
+        for w in self.walkers.iter_mut() {
+            if w.alive && overlap(p.x, p.y, PLAYER_W, PLAYER_H, w.x, w.y, WALKER_W, WALKER_H) {
+                if p.vy > 0 && prev_bottom <= w.y + STOMP_TOLERANCE {
                     w.alive = false;
                     stomped = true;
                 } else {
@@ -896,14 +924,13 @@ impl Sim {
                 }
             }
         }
-        for (f, d) in self.flyers.iter_mut().zip(level.flyers.iter()) {
-            let (fx, fy) = if d.vertical {
-                (d.x0, f.pos)
-            } else {
-                (f.pos, d.y0)
-            };
-            if f.alive && overlap(p.x, p.y, PLAYER_W, PLAYER_H, fx, fy, FLYER_SIZE, FLYER_SIZE) {
-                if p.vy > 0 && prev_bottom <= fy + STOMP_TOLERANCE {
+        for f in self.flyers.iter_mut() {
+            if f.alive
+                && overlap(
+                    p.x, p.y, PLAYER_W, PLAYER_H, f.x, f.y, FLYER_SIZE, FLYER_SIZE,
+                )
+            {
+                if p.vy > 0 && prev_bottom <= f.y + STOMP_TOLERANCE {
                     f.alive = false;
                     stomped = true;
                 } else {
@@ -1031,7 +1058,7 @@ impl Sim {
         }
         u(out, self.flyers.len() as u32);
         for f in &self.flyers {
-            i(out, f.pos);
+            i(out, f.pos());
             out.push(f.dir as u8);
             u(out, f.wait);
             b(out, f.alive);

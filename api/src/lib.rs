@@ -1,0 +1,104 @@
+//! horst's HTTP API.
+//!
+//! Shape (after realworld-axum-sqlx): one [`AppState`], one router per resource in
+//! `routes/`, merged in [`router`], and one error type ([`ApiError`]) whose `IntoResponse`
+//! keeps internals out of responses. Domain logic lives in the library crates; handlers
+//! translate HTTP to calls and results back to HTTP, nothing more.
+
+use std::future::{Future, IntoFuture};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use horst_config::Config;
+use horst_queue::Queue;
+use horst_store::{Health, Store};
+use horst_telemetry::Metrics;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+mod error;
+mod request_log;
+mod routes;
+
+pub use error::ApiError;
+
+/// Everything a handler may need. Cheap to clone (all shared).
+#[derive(Clone)]
+pub struct AppState {
+    pub config: Arc<Config>,
+    pub store: Store,
+    pub queue: Queue,
+    pub health: Health,
+    pub metrics: Metrics,
+    pub(crate) http: request_log::HttpMetrics,
+}
+
+impl AppState {
+    pub fn new(
+        config: Arc<Config>,
+        store: Store,
+        queue: Queue,
+        health: Health,
+        metrics: Metrics,
+    ) -> Self {
+        let http = request_log::HttpMetrics::register(&metrics);
+        AppState {
+            config,
+            store,
+            queue,
+            health,
+            metrics,
+            http,
+        }
+    }
+}
+
+/// The whole API.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .merge(routes::health::router())
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            request_log::log_request,
+        ))
+        .with_state(state)
+}
+
+/// Serves until `shutdown` resolves, then stops accepting and gives in-flight requests
+/// `grace` to finish before cutting them off.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> std::io::Result<()> {
+    let app = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    // Two observers of one shutdown: axum's own drain, and our grace timer.
+    let (tx, rx) = watch::channel(false);
+    let mut drain_rx = rx.clone();
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = tx.send(true);
+    });
+    let mut server = tokio::spawn(
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = drain_rx.wait_for(|stop| *stop).await;
+            })
+            .into_future(),
+    );
+    let mut grace_rx = rx;
+    tokio::select! {
+        result = &mut server => result.unwrap_or_else(|e| Err(std::io::Error::other(e))),
+        _ = async {
+            let _ = grace_rx.wait_for(|stop| *stop).await;
+            tracing::info!(grace_seconds = grace.as_secs(), "shutting down: no new connections; finishing in-flight requests");
+            tokio::time::sleep(grace).await;
+        } => {
+            tracing::warn!(grace_seconds = grace.as_secs(), "grace period over; cutting off requests still in flight");
+            server.abort();
+            Ok(())
+        }
+    }
+}

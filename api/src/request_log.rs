@@ -1,0 +1,92 @@
+//! Request tracing and HTTP metrics: one span and one log line per request, counted by
+//! route template (never the raw path, which would explode label cardinality) and status.
+
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use horst_telemetry::metrics::counter::Counter;
+use horst_telemetry::metrics::family::Family;
+use horst_telemetry::metrics::gauge::Gauge;
+use horst_telemetry::metrics::histogram::{exponential_buckets, Histogram};
+use horst_telemetry::Metrics;
+use tracing::Instrument;
+
+use crate::AppState;
+
+type Labels = Vec<(&'static str, String)>;
+
+#[derive(Clone)]
+pub(crate) struct HttpMetrics {
+    requests: Family<Labels, Counter>,
+    duration: Family<Labels, Histogram>,
+    ready: Gauge,
+}
+
+impl HttpMetrics {
+    pub(crate) fn register(metrics: &Metrics) -> Self {
+        let requests = Family::<Labels, Counter>::default();
+        let duration = Family::<Labels, Histogram>::new_with_constructor(|| {
+            Histogram::new(exponential_buckets(0.0005, 2.0, 16))
+        });
+        let ready = Gauge::default();
+        metrics.register(
+            "http_requests",
+            "HTTP requests by method, route and status",
+            requests.clone(),
+        );
+        metrics.register(
+            "http_request_duration_seconds",
+            "HTTP request latency by method and route",
+            duration.clone(),
+        );
+        metrics.register("ready", "1 when /readyz answers 200", ready.clone());
+        HttpMetrics {
+            requests,
+            duration,
+            ready,
+        }
+    }
+
+    pub(crate) fn set_ready(&self, ready: bool) {
+        self.ready.set(ready as i64);
+    }
+}
+
+pub(crate) async fn log_request(
+    State(state): State<AppState>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let start = Instant::now();
+    let method = req.method().clone();
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".to_string());
+    let span = tracing::info_span!("request", %method, route = %route);
+    let response = next.run(req).instrument(span.clone()).await;
+    let elapsed = start.elapsed();
+    let status = response.status().as_u16();
+    span.in_scope(|| {
+        if route == "/healthz" || route == "/readyz" || route == "/metrics" {
+            tracing::debug!(status, ms = elapsed.as_secs_f64() * 1e3, "request");
+        } else {
+            tracing::info!(status, ms = elapsed.as_secs_f64() * 1e3, "request");
+        }
+    });
+    let labels = vec![
+        ("method", method.to_string()),
+        ("route", route.clone()),
+        ("status", status.to_string()),
+    ];
+    state.http.requests.get_or_create(&labels).inc();
+    state
+        .http
+        .duration
+        .get_or_create(&vec![("method", method.to_string()), ("route", route)])
+        .observe(elapsed.as_secs_f64());
+    response
+}

@@ -1,0 +1,48 @@
+//! Operational endpoints: liveness, readiness and metrics. They need no authentication and
+//! reveal nothing secret (readiness reasons name the Redis target without credentials).
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::{Json, Router};
+use horst_store::HealthState;
+use serde_json::json;
+
+use crate::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+}
+
+/// The process is alive and serving HTTP.
+async fn healthz() -> impl IntoResponse {
+    Json(json!({ "status": "ok" }))
+}
+
+/// Redis is reachable and the start-up checks passed; 503 with the reason otherwise.
+async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
+    match state.health.state() {
+        HealthState::Ready => (StatusCode::OK, Json(json!({ "status": "ready" }))),
+        HealthState::NotReady(reason) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({ "status": "not_ready", "reason": reason })),
+        ),
+    }
+}
+
+async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    state
+        .http
+        .set_ready(state.health.state() == HealthState::Ready);
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.metrics.encode(),
+    )
+}

@@ -1,0 +1,3 @@
+//! One router per resource; `crate::router` merges them.
+
+pub mod health;

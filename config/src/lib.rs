@@ -1,0 +1,454 @@
+//! horst's configuration.
+//!
+//! Three layers, later ones win: the TOML file (`--config`), environment variables
+//! `HORST_<SECTION>_<KEY>` (for example `HORST_SERVER_LISTEN`, or `HORST_DATA_DIR` for a
+//! top-level key), and the few command-line flags (`--listen`, `--redis`, `--data`).
+//!
+//! The environment layer is derived from the settings themselves: every leaf of the
+//! serialized defaults gets a variable, so a setting added to a struct here is overridable
+//! without touching a table of names. Invalid configuration is an error that names the
+//! setting, where the value came from, and what is accepted; horst refuses to start on it.
+//!
+//! The example file `ops/horst.toml` documents every setting; a test keeps it in sync.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+mod sections;
+pub use sections::*;
+
+/// The whole configuration, as the binary hands it to the crates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Where horst keeps local state: the private Redis (`<data_dir>/redis`) among others.
+    pub data_dir: PathBuf,
+    pub server: ServerConfig,
+    pub redis: RedisConfig,
+    pub log: LogConfig,
+    pub worker: WorkerConfig,
+    pub queue: QueueConfig,
+    pub quotas: QuotaConfig,
+    pub gateway: GatewayConfig,
+    pub sessions: SessionsConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            data_dir: PathBuf::from("data"),
+            server: ServerConfig::default(),
+            redis: RedisConfig::default(),
+            log: LogConfig::default(),
+            worker: WorkerConfig::default(),
+            queue: QueueConfig::default(),
+            quotas: QuotaConfig::default(),
+            gateway: GatewayConfig::default(),
+            sessions: SessionsConfig::default(),
+        }
+    }
+}
+
+/// Where a bad value came from, so the message can point the operator at it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    File(PathBuf),
+    Env(String),
+    Flag(&'static str),
+    Value,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::File(p) => write!(f, "in {}", p.display()),
+            Origin::Env(name) => write!(f, "from environment variable {name}"),
+            Origin::Flag(flag) => write!(f, "from flag {flag}"),
+            Origin::Value => write!(f, "in the configuration"),
+        }
+    }
+}
+
+/// A configuration error: which setting, where it came from, what is wrong and what is accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid configuration: {setting} ({origin}): {message}")]
+pub struct ConfigError {
+    /// The dotted setting name, for example `log.format`; `-` when the file itself is unreadable.
+    pub setting: String,
+    pub origin: Origin,
+    pub message: String,
+}
+
+impl ConfigError {
+    fn new(setting: impl Into<String>, origin: Origin, message: impl Into<String>) -> Self {
+        ConfigError {
+            setting: setting.into(),
+            origin,
+            message: message.into(),
+        }
+    }
+}
+
+/// Command-line flags that override the file and the environment.
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    pub listen: Option<String>,
+    pub redis: Option<String>,
+    pub data: Option<PathBuf>,
+}
+
+impl Config {
+    /// Loads the configuration the way every horst subcommand does.
+    ///
+    /// `env` is passed in (rather than read here) so tests can give an exact environment.
+    pub fn load(
+        file: Option<&Path>,
+        env: &BTreeMap<String, String>,
+        flags: &Flags,
+    ) -> Result<Config, ConfigError> {
+        let (mut config, origin) = match file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    ConfigError::new(
+                        "-",
+                        Origin::File(path.to_path_buf()),
+                        format!("cannot read the configuration file: {e}"),
+                    )
+                })?;
+                (
+                    Config::from_toml(&text, Origin::File(path.to_path_buf()))?,
+                    Origin::File(path.to_path_buf()),
+                )
+            }
+            None => (Config::default(), Origin::Value),
+        };
+        config.validate(&origin)?;
+        config = config.with_env(env)?;
+        config.apply_flags(flags)?;
+        Ok(config)
+    }
+
+    /// Parses a TOML document. Errors name the setting and the line.
+    pub fn from_toml(text: &str, origin: Origin) -> Result<Config, ConfigError> {
+        toml::from_str::<Config>(text).map_err(|e| {
+            let setting = setting_at_span(text, e.span()).unwrap_or_else(|| "-".to_string());
+            let line = e
+                .span()
+                .map(|s| format!(" (line {})", line_of(text, s.start)))
+                .unwrap_or_default();
+            ConfigError::new(setting, origin, format!("{}{line}", e.message().trim()))
+        })
+    }
+
+    /// Applies `HORST_*` environment overrides. Unknown `HORST_*` variables are refused
+    /// too, because a typo there would otherwise be silently ignored.
+    pub fn with_env(&self, env: &BTreeMap<String, String>) -> Result<Config, ConfigError> {
+        let defaults = toml::Value::try_from(self)
+            .map_err(|e| ConfigError::new("-", Origin::Value, format!("cannot serialize: {e}")))?;
+        let mut leaves = Vec::new();
+        collect_leaves(&defaults, String::new(), &mut leaves);
+
+        let mut merged = defaults.clone();
+        let mut from_env: Vec<(String, String)> = Vec::new();
+        for (name, raw) in env.iter().filter(|(k, _)| k.starts_with("HORST_")) {
+            if EXEMPT_ENV.contains(&name.as_str()) {
+                continue;
+            }
+            let Some((path, current)) = leaves.iter().find(|(p, _)| env_name(p) == *name) else {
+                let known: Vec<String> = leaves.iter().map(|(p, _)| env_name(p)).collect();
+                return Err(ConfigError::new(
+                    "-",
+                    Origin::Env(name.clone()),
+                    format!(
+                        "unknown setting; the HORST_ variables are: {}",
+                        known.join(", ")
+                    ),
+                ));
+            };
+            let value = parse_env_value(raw, current)
+                .map_err(|msg| ConfigError::new(path.clone(), Origin::Env(name.clone()), msg))?;
+            set_leaf(&mut merged, path, value);
+            from_env.push((path.clone(), name.clone()));
+        }
+        let config: Config = merged.try_into().map_err(|e: toml::de::Error| {
+            // Point at the variable whose setting the message names, if we can tell.
+            let msg = e.message().trim().to_string();
+            let (setting, origin) = from_env
+                .iter()
+                .find(|(path, _)| msg.contains(path.rsplit('.').next().unwrap_or(path)))
+                .map(|(p, n)| (p.clone(), Origin::Env(n.clone())))
+                .or_else(|| {
+                    from_env
+                        .first()
+                        .map(|(p, n)| (p.clone(), Origin::Env(n.clone())))
+                })
+                .unwrap_or(("-".to_string(), Origin::Value));
+            ConfigError::new(setting, origin, msg)
+        })?;
+        let origin = from_env
+            .first()
+            .map(|(_, n)| Origin::Env(n.clone()))
+            .unwrap_or(Origin::Value);
+        config.validate_with(|setting| {
+            from_env
+                .iter()
+                .find(|(p, _)| p == setting)
+                .map(|(_, n)| Origin::Env(n.clone()))
+                .unwrap_or_else(|| origin.clone())
+        })?;
+        Ok(config)
+    }
+
+    /// Applies the command-line flags (the last layer).
+    pub fn apply_flags(&mut self, flags: &Flags) -> Result<(), ConfigError> {
+        if let Some(listen) = &flags.listen {
+            self.server.listen = listen.clone();
+            parse_listen(listen)
+                .map_err(|m| ConfigError::new("server.listen", Origin::Flag("--listen"), m))?;
+        }
+        if let Some(url) = &flags.redis {
+            self.redis.url = url.clone();
+            check_redis_url(url)
+                .map_err(|m| ConfigError::new("redis.url", Origin::Flag("--redis"), m))?;
+        }
+        if let Some(data) = &flags.data {
+            self.data_dir = data.clone();
+            if data.as_os_str().is_empty() {
+                return Err(ConfigError::new(
+                    "data_dir",
+                    Origin::Flag("--data"),
+                    "must not be empty; give a directory such as ./data",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Semantic checks that serde's types cannot express.
+    pub fn validate(&self, origin: &Origin) -> Result<(), ConfigError> {
+        self.validate_with(|_| origin.clone())
+    }
+
+    fn validate_with(&self, origin_of: impl Fn(&str) -> Origin) -> Result<(), ConfigError> {
+        let fail =
+            |setting: &str, msg: String| Err(ConfigError::new(setting, origin_of(setting), msg));
+        if self.data_dir.as_os_str().is_empty() {
+            return fail(
+                "data_dir",
+                "must not be empty; give a directory such as \"data\"".into(),
+            );
+        }
+        if let Err(m) = parse_listen(&self.server.listen) {
+            return fail("server.listen", m);
+        }
+        if let Err(m) = check_redis_url(&self.redis.url) {
+            return fail("redis.url", m);
+        }
+        for (setting, check) in self.range_checks() {
+            if let Err(m) = check {
+                return fail(setting, m);
+            }
+        }
+        if self.redis.key_prefix.is_empty()
+            || !self
+                .redis
+                .key_prefix
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b":_-.".contains(&b))
+        {
+            return fail(
+                "redis.key_prefix",
+                format!(
+                    "{:?} is not accepted; use 1-64 ASCII letters, digits, ':', '_', '-' or '.', for example \"horst:\"",
+                    self.redis.key_prefix
+                ),
+            );
+        }
+        if self.redis.key_prefix.len() > 64 {
+            return fail("redis.key_prefix", "is longer than 64 bytes".into());
+        }
+        if let Err(m) = check_log_level(&self.log.level) {
+            return fail("log.level", m);
+        }
+        for (i, cidr) in self.server.trusted_proxies.iter().enumerate() {
+            if let Err(m) = sections::parse_cidr(cidr) {
+                return fail("server.trusted_proxies", format!("entry {i}: {m}"));
+            }
+        }
+        for origin in &self.gateway.allowed_origins {
+            if !(origin.starts_with("http://") || origin.starts_with("https://"))
+                || origin.ends_with('/')
+            {
+                return fail(
+                    "gateway.allowed_origins",
+                    format!("{origin:?} is not an origin; write scheme://host[:port] without a path, e.g. \"https://example.org\""),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The listen address, already validated.
+    pub fn listen_addr(&self) -> SocketAddr {
+        parse_listen(&self.server.listen)
+            .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 8080)))
+    }
+
+    /// True when horst must run (or attach to) its private Redis under `data_dir`.
+    pub fn uses_private_redis(&self) -> bool {
+        self.redis.url.is_empty()
+    }
+}
+
+/// Variables that configure horst's environment rather than a setting.
+const EXEMPT_ENV: &[&str] = &["HORST_CONFIG", "HORST_LOG"];
+
+/// `server.listen` -> `HORST_SERVER_LISTEN`; `data_dir` -> `HORST_DATA_DIR`.
+pub fn env_name(path: &str) -> String {
+    format!("HORST_{}", path.replace('.', "_").to_ascii_uppercase())
+}
+
+fn collect_leaves(value: &toml::Value, prefix: String, out: &mut Vec<(String, toml::Value)>) {
+    match value {
+        toml::Value::Table(t) => {
+            for (k, v) in t {
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                collect_leaves(v, path, out);
+            }
+        }
+        leaf => out.push((prefix, leaf.clone())),
+    }
+}
+
+fn set_leaf(root: &mut toml::Value, path: &str, value: toml::Value) {
+    let mut node = root;
+    let parts: Vec<&str> = path.split('.').collect();
+    for (i, part) in parts.iter().enumerate() {
+        let toml::Value::Table(table) = node else {
+            return;
+        };
+        if i + 1 == parts.len() {
+            table.insert((*part).to_string(), value);
+            return;
+        }
+        node = table
+            .entry((*part).to_string())
+            .or_insert_with(|| toml::Value::Table(Default::default()));
+    }
+}
+
+/// Reads an environment value as the type the setting has.
+fn parse_env_value(raw: &str, like: &toml::Value) -> Result<toml::Value, String> {
+    match like {
+        toml::Value::String(_) => Ok(toml::Value::String(raw.to_string())),
+        toml::Value::Integer(_) => raw
+            .trim()
+            .parse::<i64>()
+            .map(toml::Value::Integer)
+            .map_err(|_| format!("{raw:?} is not a whole number")),
+        toml::Value::Float(_) => raw
+            .trim()
+            .parse::<f64>()
+            .map(toml::Value::Float)
+            .map_err(|_| format!("{raw:?} is not a number")),
+        toml::Value::Boolean(_) => match raw.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => Ok(toml::Value::Boolean(true)),
+            "false" | "0" | "no" | "off" => Ok(toml::Value::Boolean(false)),
+            _ => Err(format!("{raw:?} is not a boolean; use true or false")),
+        },
+        // Lists are comma-separated: HORST_GATEWAY_ALLOWED_ORIGINS=https://a,https://b
+        toml::Value::Array(_) => Ok(toml::Value::Array(
+            raw.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| toml::Value::String(s.to_string()))
+                .collect(),
+        )),
+        _ => Err("this setting cannot be set from the environment".to_string()),
+    }
+}
+
+fn parse_listen(listen: &str) -> Result<SocketAddr, String> {
+    listen.parse::<SocketAddr>().map_err(|_| {
+        format!("{listen:?} is not an address; write IP:PORT, for example \"127.0.0.1:8080\" or \"0.0.0.0:8080\" (port 0 picks a free port)")
+    })
+}
+
+fn check_redis_url(url: &str) -> Result<(), String> {
+    if url.is_empty()
+        || url.starts_with("redis://")
+        || url.starts_with("rediss://")
+        || url.starts_with("redis+unix://")
+        || url.starts_with("unix://")
+    {
+        Ok(())
+    } else {
+        Err("must be empty (horst then runs a private redis-server under data_dir) or a URL starting with redis://, rediss://, redis+unix:// or unix://".to_string())
+    }
+}
+
+fn check_log_level(level: &str) -> Result<(), String> {
+    // Either a bare level or tracing's directive syntax (target=level,...).
+    let ok = !level.is_empty()
+        && level.split(',').all(|directive| {
+            let lvl = directive.rsplit('=').next().unwrap_or("");
+            matches!(
+                lvl.trim().to_ascii_lowercase().as_str(),
+                "trace" | "debug" | "info" | "warn" | "error" | "off"
+            )
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{level:?} is not accepted; use trace, debug, info, warn, error or off, or directives such as \"info,horst_api=debug\""
+        ))
+    }
+}
+
+fn line_of(text: &str, byte: usize) -> usize {
+    text.get(..byte.min(text.len()))
+        .map(|s| s.matches('\n').count() + 1)
+        .unwrap_or(1)
+}
+
+/// Best effort: which dotted key a TOML error's span points into (its line's key and the
+/// nearest `[section]` header above it).
+fn setting_at_span(text: &str, span: Option<std::ops::Range<usize>>) -> Option<String> {
+    let span = span?;
+    let line_no = line_of(text, span.start);
+    let lines: Vec<&str> = text.lines().collect();
+    let line = lines.get(line_no.checked_sub(1)?)?.trim();
+    let section = lines[..line_no - 1]
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .find(|l| l.starts_with('[') && l.ends_with(']'))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
+    if line.starts_with('[') {
+        return Some(
+            line.trim_matches(|c| c == '[' || c == ']')
+                .trim()
+                .to_string(),
+        );
+    }
+    let key = line.split('=').next()?.trim();
+    if key.is_empty() {
+        return section;
+    }
+    Some(match section {
+        Some(s) => format!("{s}.{key}"),
+        None => key.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,359 @@
+//! The sections of the configuration file. Defaults come from the contracts; the example
+//! file `ops/horst.toml` explains each one.
+
+use std::net::IpAddr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Config;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// Address the HTTP API listens on. Port 0 picks a free port (printed at start).
+    pub listen: String,
+    /// After SIGTERM, how long in-flight requests may take before they are cut off.
+    pub shutdown_grace_seconds: u64,
+    /// Reverse proxies whose `X-Forwarded-For` is believed (CIDR blocks or addresses).
+    pub trusted_proxies: Vec<String>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            listen: "127.0.0.1:8080".into(),
+            shutdown_grace_seconds: 10,
+            trusted_proxies: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RedisConfig {
+    /// Empty: run a private redis-server under `<data_dir>/redis`. Otherwise a redis:// URL.
+    pub url: String,
+    /// Every key horst writes starts with this prefix.
+    pub key_prefix: String,
+    /// Start even when the server's `maxmemory-policy` is not `noeviction` (data may be lost).
+    pub allow_eviction: bool,
+    /// The redis-server program used for the private server.
+    pub server_binary: String,
+}
+
+impl Default for RedisConfig {
+    fn default() -> Self {
+        RedisConfig {
+            url: String::new(),
+            key_prefix: "horst:".into(),
+            allow_eviction: false,
+            server_binary: "redis-server".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Human,
+    Json,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    /// `human` (default) or `json` (one object a line, for production log shippers).
+    pub format: LogFormat,
+    /// A level or tracing directives; the environment variable `HORST_LOG` wins if set.
+    pub level: String,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            format: LogFormat::Human,
+            level: "info".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkerConfig {
+    /// Jobs one worker process runs at once (one claim per free slot, no prefetch).
+    pub slots: u32,
+    /// Threads of the worker's rayon pool; 0 = one per core.
+    pub threads: u32,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            slots: 1,
+            threads: 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QueueConfig {
+    /// A blocking call waits at most this long for queueing plus execution.
+    pub wait_seconds: u64,
+    /// Execution limit (and reservation) of a playtest job.
+    pub playtest_seconds: u64,
+    /// Execution limit (and reservation) of a simulate or submit job.
+    pub simulate_seconds: u64,
+    /// A worker's lease on a running job; it heartbeats well within it.
+    pub lease_seconds: u64,
+    /// Waiting jobs one account may have.
+    pub waiting_per_account: u32,
+    /// Waiting jobs the whole server may have.
+    pub waiting_global: u32,
+    /// Reserved execution seconds per UTC day for the whole server.
+    pub daily_seconds: u64,
+    /// Percentage of `daily_seconds` that all trust-0 accounts together may use.
+    pub trust0_share_percent: u32,
+    /// How long finished job records are kept.
+    pub job_retention_hours: u64,
+    /// How long idempotency records are kept.
+    pub idempotency_retention_hours: u64,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        QueueConfig {
+            wait_seconds: 60,
+            playtest_seconds: 20,
+            simulate_seconds: 5,
+            lease_seconds: 10,
+            waiting_per_account: 1,
+            waiting_global: 8,
+            daily_seconds: 3600,
+            trust0_share_percent: 50,
+            job_retention_hours: 24 * 7,
+            idempotency_retention_hours: 48,
+        }
+    }
+}
+
+/// Daily limits of one trust tier.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TierQuota {
+    pub submissions: u32,
+    pub playtests: u32,
+    pub simulations: u32,
+    /// Unpromoted revisions held at a time (not a daily count).
+    pub labor_candidates: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QuotaConfig {
+    pub trust0: TierQuota,
+    pub trust1: TierQuota,
+    pub trust2: TierQuota,
+    /// Stored evidence per account, withdrawn revisions included.
+    pub storage_per_account_bytes: u64,
+    /// Stored evidence for the whole server.
+    pub storage_total_bytes: u64,
+}
+
+impl Default for QuotaConfig {
+    fn default() -> Self {
+        let trusted = TierQuota {
+            submissions: 5,
+            playtests: 20,
+            simulations: 200,
+            labor_candidates: 10,
+        };
+        QuotaConfig {
+            trust0: TierQuota {
+                submissions: 2,
+                playtests: 6,
+                simulations: 50,
+                labor_candidates: 3,
+            },
+            trust1: trusted.clone(),
+            trust2: trusted,
+            storage_per_account_bytes: 16 << 20,
+            storage_total_bytes: 256 << 20,
+        }
+    }
+}
+
+impl QuotaConfig {
+    /// The quota of a trust tier (0, 1 or 2).
+    pub fn tier(&self, trust: u8) -> &TierQuota {
+        match trust {
+            0 => &self.trust0,
+            1 => &self.trust1,
+            _ => &self.trust2,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum GatewayMode {
+    /// The endpoint answers 404 (the contract's default until the operator enables it).
+    #[default]
+    Off,
+    /// Only the anonymous tools exist.
+    ReadOnly,
+    On,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GatewayConfig {
+    /// The mode at first start; afterwards `horst admin gateway ...` switches it at run time.
+    pub mode: GatewayMode,
+    /// Whether `POST /api/agent-keys` creates agent accounts (first start; switchable).
+    pub self_service_keys: bool,
+    /// Origins allowed to call `/api/mcp` (requests without `Origin` are always fine).
+    pub allowed_origins: Vec<String>,
+    /// Burst limit per client IP address.
+    pub burst_per_ip_per_minute: u32,
+    /// Burst limit per account.
+    pub burst_per_account_per_minute: u32,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        GatewayConfig {
+            mode: GatewayMode::Off,
+            self_service_keys: true,
+            allowed_origins: Vec::new(),
+            burst_per_ip_per_minute: 120,
+            burst_per_account_per_minute: 60,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SessionsConfig {
+    /// Seconds a host may stay away before its sessions end with `host_disconnected`.
+    pub host_gone_seconds: u64,
+    /// Seconds after its last poll that a host still counts as alive.
+    pub host_alive_seconds: u64,
+    /// Seconds a game may stay silent about a delivered action before it is `unconfirmed`.
+    pub unconfirmed_seconds: u64,
+    /// Seconds rematch seats stay reserved.
+    pub reservation_seconds: u64,
+}
+
+impl Default for SessionsConfig {
+    fn default() -> Self {
+        SessionsConfig {
+            host_gone_seconds: 90,
+            host_alive_seconds: 20,
+            unconfirmed_seconds: 15,
+            reservation_seconds: 60,
+        }
+    }
+}
+
+impl Config {
+    /// Numeric settings and their accepted ranges.
+    pub(crate) fn range_checks(&self) -> Vec<(&'static str, Result<(), String>)> {
+        let q = &self.queue;
+        vec![
+            (
+                "server.shutdown_grace_seconds",
+                range(self.server.shutdown_grace_seconds, 0, 3600),
+            ),
+            ("worker.slots", range(self.worker.slots as u64, 1, 256)),
+            ("worker.threads", range(self.worker.threads as u64, 0, 1024)),
+            ("queue.wait_seconds", range(q.wait_seconds, 1, 3600)),
+            ("queue.playtest_seconds", range(q.playtest_seconds, 1, 600)),
+            ("queue.simulate_seconds", range(q.simulate_seconds, 1, 600)),
+            ("queue.lease_seconds", range(q.lease_seconds, 2, 600)),
+            (
+                "queue.waiting_per_account",
+                range(q.waiting_per_account as u64, 1, 1000),
+            ),
+            (
+                "queue.waiting_global",
+                range(q.waiting_global as u64, 1, 100_000),
+            ),
+            (
+                "queue.daily_seconds",
+                range(q.daily_seconds, 0, 86_400 * 1000),
+            ),
+            (
+                "queue.trust0_share_percent",
+                range(q.trust0_share_percent as u64, 0, 100),
+            ),
+            (
+                "queue.job_retention_hours",
+                range(q.job_retention_hours, 1, 24 * 365),
+            ),
+            (
+                "queue.idempotency_retention_hours",
+                range(q.idempotency_retention_hours, 1, 24 * 365),
+            ),
+            (
+                "gateway.burst_per_ip_per_minute",
+                range(self.gateway.burst_per_ip_per_minute as u64, 1, 1_000_000),
+            ),
+            (
+                "gateway.burst_per_account_per_minute",
+                range(
+                    self.gateway.burst_per_account_per_minute as u64,
+                    1,
+                    1_000_000,
+                ),
+            ),
+            (
+                "sessions.host_gone_seconds",
+                range(self.sessions.host_gone_seconds, 1, 86_400),
+            ),
+            (
+                "sessions.host_alive_seconds",
+                range(self.sessions.host_alive_seconds, 1, 3600),
+            ),
+            (
+                "sessions.unconfirmed_seconds",
+                range(self.sessions.unconfirmed_seconds, 1, 3600),
+            ),
+            (
+                "sessions.reservation_seconds",
+                range(self.sessions.reservation_seconds, 1, 3600),
+            ),
+        ]
+    }
+}
+
+fn range(value: u64, min: u64, max: u64) -> Result<(), String> {
+    if (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(format!("{value} is out of range; accepted: {min} to {max}"))
+    }
+}
+
+/// Parses `10.0.0.0/8`, `::1/128` or a bare address.
+pub fn parse_cidr(text: &str) -> Result<(IpAddr, u8), String> {
+    let (addr, bits) = match text.split_once('/') {
+        Some((a, b)) => (a, Some(b)),
+        None => (text, None),
+    };
+    let ip: IpAddr = addr.trim().parse().map_err(|_| {
+        format!("{text:?} is not an IP address or CIDR block such as \"10.0.0.0/8\"")
+    })?;
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    let bits = match bits {
+        None => max,
+        Some(b) => b
+            .trim()
+            .parse::<u8>()
+            .ok()
+            .filter(|b| *b <= max)
+            .ok_or_else(|| format!("{text:?}: the prefix length must be 0-{max}"))?,
+    };
+    Ok((ip, bits))
+}

@@ -1,0 +1,215 @@
+use super::*;
+
+fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn from_toml(text: &str) -> Result<Config, ConfigError> {
+    Config::from_toml(text, Origin::File("horst.toml".into()))
+}
+
+#[test]
+fn defaults_are_valid() {
+    let c = Config::default();
+    c.validate(&Origin::Value).unwrap();
+    assert!(c.uses_private_redis());
+    assert_eq!(c.queue.daily_seconds, 3600);
+    assert_eq!(c.quotas.trust0.playtests, 6);
+    assert_eq!(c.gateway.mode, GatewayMode::Off);
+}
+
+#[test]
+fn file_values_are_read() {
+    let c = from_toml(
+        "data_dir = \"/var/lib/horst\"\n[server]\nlisten = \"0.0.0.0:9000\"\n[log]\nformat = \"json\"\n",
+    )
+    .unwrap();
+    assert_eq!(c.data_dir, PathBuf::from("/var/lib/horst"));
+    assert_eq!(c.listen_addr().port(), 9000);
+    assert_eq!(c.log.format, LogFormat::Json);
+    // Untouched sections keep their defaults.
+    assert_eq!(c.worker, WorkerConfig::default());
+}
+
+#[test]
+fn unknown_variant_names_setting_and_accepted_values() {
+    let e = from_toml("[log]\nformat = \"xml\"\n").unwrap_err();
+    assert_eq!(e.setting, "log.format");
+    assert!(
+        e.message.contains("human") && e.message.contains("json"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("horst.toml"), "{e}");
+}
+
+#[test]
+fn unknown_key_is_refused_with_the_known_ones() {
+    let e = from_toml("[server]\nlisen = \"1.2.3.4:1\"\n").unwrap_err();
+    assert_eq!(e.setting, "server.lisen");
+    assert!(e.message.contains("listen"), "{e}");
+}
+
+#[test]
+fn wrong_type_is_refused() {
+    let e = from_toml("[worker]\nslots = \"many\"\n").unwrap_err();
+    assert_eq!(e.setting, "worker.slots");
+}
+
+#[test]
+fn semantic_checks_name_the_setting() {
+    let c = from_toml("[server]\nlisten = \"localhost\"\n").unwrap();
+    let e = c.validate(&Origin::Value).unwrap_err();
+    assert_eq!(e.setting, "server.listen");
+    assert!(e.message.contains("IP:PORT"), "{e}");
+
+    let c = from_toml("[worker]\nslots = 0\n").unwrap();
+    let e = c.validate(&Origin::Value).unwrap_err();
+    assert_eq!(e.setting, "worker.slots");
+    assert!(e.message.contains("1 to 256"), "{e}");
+
+    let c = from_toml("[redis]\nurl = \"http://x\"\n").unwrap();
+    assert_eq!(c.validate(&Origin::Value).unwrap_err().setting, "redis.url");
+
+    let c = from_toml("[log]\nlevel = \"loud\"\n").unwrap();
+    assert_eq!(c.validate(&Origin::Value).unwrap_err().setting, "log.level");
+
+    let c = from_toml("[server]\ntrusted_proxies = [\"10.0.0.0/33\"]\n").unwrap();
+    assert_eq!(
+        c.validate(&Origin::Value).unwrap_err().setting,
+        "server.trusted_proxies"
+    );
+}
+
+#[test]
+fn env_overrides_file_and_flags_override_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("horst.toml");
+    std::fs::write(
+        &file,
+        "[server]\nlisten = \"127.0.0.1:1000\"\n[worker]\nslots = 2\n",
+    )
+    .unwrap();
+    let e = env(&[
+        ("HORST_SERVER_LISTEN", "127.0.0.1:2000"),
+        ("HORST_WORKER_THREADS", "3"),
+        ("HORST_LOG_FORMAT", "json"),
+        ("HORST_REDIS_ALLOW_EVICTION", "true"),
+        (
+            "HORST_GATEWAY_ALLOWED_ORIGINS",
+            "https://a.example, https://b.example",
+        ),
+        ("PATH", "/bin"),
+    ]);
+    let c = Config::load(Some(&file), &e, &Flags::default()).unwrap();
+    assert_eq!(c.listen_addr().port(), 2000);
+    assert_eq!(c.worker.slots, 2);
+    assert_eq!(c.worker.threads, 3);
+    assert_eq!(c.log.format, LogFormat::Json);
+    assert!(c.redis.allow_eviction);
+    assert_eq!(c.gateway.allowed_origins.len(), 2);
+
+    let flags = Flags {
+        listen: Some("127.0.0.1:3000".into()),
+        redis: Some("redis://127.0.0.1:7777".into()),
+        data: Some("/tmp/x".into()),
+    };
+    let c = Config::load(Some(&file), &e, &flags).unwrap();
+    assert_eq!(c.listen_addr().port(), 3000);
+    assert_eq!(c.redis.url, "redis://127.0.0.1:7777");
+    assert!(!c.uses_private_redis());
+    assert_eq!(c.data_dir, PathBuf::from("/tmp/x"));
+}
+
+#[test]
+fn bad_env_value_names_the_variable() {
+    let e = Config::default()
+        .with_env(&env(&[("HORST_WORKER_SLOTS", "lots")]))
+        .unwrap_err();
+    assert_eq!(e.setting, "worker.slots");
+    assert_eq!(e.origin, Origin::Env("HORST_WORKER_SLOTS".into()));
+
+    let e = Config::default()
+        .with_env(&env(&[("HORST_LOG_FORMAT", "xml")]))
+        .unwrap_err();
+    assert_eq!(e.setting, "log.format");
+    assert!(e.to_string().contains("HORST_LOG_FORMAT"), "{e}");
+    assert!(e.message.contains("human"), "{e}");
+
+    let e = Config::default()
+        .with_env(&env(&[("HORST_SERVER_LISTEN", "nowhere")]))
+        .unwrap_err();
+    assert_eq!(e.setting, "server.listen");
+    assert_eq!(e.origin, Origin::Env("HORST_SERVER_LISTEN".into()));
+}
+
+#[test]
+fn unknown_horst_variable_is_refused() {
+    let e = Config::default()
+        .with_env(&env(&[("HORST_SERVER_LISTN", "127.0.0.1:1")]))
+        .unwrap_err();
+    assert!(e.to_string().contains("HORST_SERVER_LISTN"), "{e}");
+    assert!(e.message.contains("HORST_SERVER_LISTEN"), "{e}");
+    // HORST_LOG and HORST_CONFIG are not settings but are allowed.
+    Config::default()
+        .with_env(&env(&[("HORST_LOG", "debug"), ("HORST_CONFIG", "x")]))
+        .unwrap();
+}
+
+#[test]
+fn bad_flag_is_refused() {
+    let mut c = Config::default();
+    let e = c
+        .apply_flags(&Flags {
+            listen: Some("8080".into()),
+            ..Flags::default()
+        })
+        .unwrap_err();
+    assert_eq!(e.origin, Origin::Flag("--listen"));
+}
+
+#[test]
+fn missing_file_is_a_clear_error() {
+    let e = Config::load(
+        Some(Path::new("/nonexistent/horst.toml")),
+        &BTreeMap::new(),
+        &Flags::default(),
+    )
+    .unwrap_err();
+    assert!(e.message.contains("cannot read"), "{e}");
+}
+
+/// The example in ops/ must parse, equal the defaults where it says so, and mention
+/// every setting, so the documentation cannot drift from the code.
+#[test]
+fn example_file_documents_every_setting() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ops/horst.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let parsed = Config::from_toml(&text, Origin::File(path.clone())).unwrap();
+    parsed.validate(&Origin::File(path)).unwrap();
+    assert_eq!(
+        parsed,
+        Config::default(),
+        "ops/horst.toml must show the defaults"
+    );
+    let mut leaves = Vec::new();
+    collect_leaves(
+        &toml::Value::try_from(Config::default()).unwrap(),
+        String::new(),
+        &mut leaves,
+    );
+    for (path, _) in leaves {
+        let key = path.rsplit('.').next().unwrap();
+        assert!(
+            text.contains(&format!("{key} =")),
+            "ops/horst.toml does not document {path}"
+        );
+        assert!(
+            text.contains(&env_name(&path)),
+            "ops/horst.toml does not name {}",
+            env_name(&path)
+        );
+    }
+}

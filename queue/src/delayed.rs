@@ -1,0 +1,74 @@
+//! The delayed set: entries due at a time (turn clocks, seat reservations, ...). Any horst
+//! process may pop due entries; the pop is atomic, so each entry fires exactly once.
+//! Rescheduling an entry is scheduling it again (ZADD replaces the time).
+
+use crate::{Queue, QueueError};
+
+#[derive(Clone)]
+pub struct DelayedSet {
+    queue: Queue,
+}
+
+impl DelayedSet {
+    pub(crate) fn new(queue: Queue) -> DelayedSet {
+        DelayedSet { queue }
+    }
+
+    fn key(&self) -> String {
+        self.queue.store().key("delayed")
+    }
+
+    /// Schedules (or reschedules) `member` at `due_ms` (server clock, ms since the epoch).
+    pub async fn schedule(&self, member: &str, due_ms: u64) -> Result<(), QueueError> {
+        let mut conn = self.queue.store().conn();
+        let _: i64 = redis::cmd("ZADD")
+            .arg(self.key())
+            .arg(due_ms)
+            .arg(member)
+            .query_async(&mut conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Removes `member`; true if it was scheduled.
+    pub async fn cancel(&self, member: &str) -> Result<bool, QueueError> {
+        let mut conn = self.queue.store().conn();
+        let n: i64 = redis::cmd("ZREM")
+            .arg(self.key())
+            .arg(member)
+            .query_async(&mut conn)
+            .await?;
+        Ok(n == 1)
+    }
+
+    /// Takes up to `limit` due entries: (member, due_ms), earliest first.
+    pub async fn pop_due(&self, limit: usize) -> Result<Vec<(String, u64)>, QueueError> {
+        let mut conn = self.queue.store().conn();
+        let flat: Vec<String> = self
+            .queue
+            .script(&self.queue.scripts.pop_due)
+            .arg(limit)
+            .invoke_async(&mut conn)
+            .await?;
+        Ok(flat
+            .chunks(2)
+            .filter_map(|c| match c {
+                [m, due] => Some((m.clone(), due.parse::<f64>().map(|d| d as u64).unwrap_or(0))),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// When the next entry is due, if any (lets a poller sleep exactly that long).
+    pub async fn next_due(&self) -> Result<Option<u64>, QueueError> {
+        let mut conn = self.queue.store().conn();
+        let first: Vec<(String, f64)> = redis::cmd("ZRANGE")
+            .arg(self.key())
+            .arg(0)
+            .arg(0)
+            .arg("WITHSCORES")
+            .query_async(&mut conn)
+            .await?;
+        Ok(first.first().map(|(_, due)| *due as u64))
+    }
+}

@@ -1,0 +1,151 @@
+//! Wake-ups through Redis pub/sub, shared by every waiter in a process.
+//!
+//! One dedicated pub/sub connection per process listens to a few patterns (`done:*`,
+//! `queue:new`, session channels); waiters register a [`Subscription`] for one channel and
+//! are woken when a message arrives on it. A subscription is a `watch` counter, so a
+//! message that arrives between registering and awaiting is not lost: that is what makes
+//! "subscribe first, then read the state" race-free.
+//!
+//! Pub/sub is fire-and-forget: while the connection is down messages are lost. So after
+//! every (re)connect *all* waiters are woken to re-read their state, and waiters also
+//! re-read on a slow timer of their own.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use tokio::sync::watch;
+
+type Waiters = Arc<Mutex<HashMap<String, watch::Sender<u64>>>>;
+
+/// The process's pub/sub listener. Cheap to clone.
+#[derive(Clone)]
+pub struct Notifier {
+    waiters: Waiters,
+    connected: watch::Receiver<bool>,
+}
+
+/// A registration for one channel; [`Subscription::changed`] resolves on a message.
+pub struct Subscription {
+    rx: watch::Receiver<u64>,
+    channel: String,
+    waiters: Waiters,
+}
+
+impl Subscription {
+    /// Resolves when a message arrived since the last call (or since subscribing).
+    pub async fn changed(&mut self) {
+        if self.rx.changed().await.is_err() {
+            // The notifier is gone (shutdown): never resolve; callers time out on their own.
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        let mut waiters = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+        // Only the sender's own receiver left (ours is being dropped): forget the channel.
+        if let Some(tx) = waiters.get(&self.channel) {
+            if tx.receiver_count() <= 1 {
+                waiters.remove(&self.channel);
+            }
+        }
+    }
+}
+
+impl Notifier {
+    /// Starts listening to `patterns` (PSUBSCRIBE; a pattern without `*` is just a channel)
+    /// until `shutdown` turns true. Returns at once; the connection is made in the background.
+    pub fn start(
+        client: redis::Client,
+        patterns: Vec<String>,
+        mut shutdown: watch::Receiver<bool>,
+    ) -> Notifier {
+        let waiters: Waiters = Arc::default();
+        let (connected_tx, connected) = watch::channel(false);
+        let notifier = Notifier {
+            waiters: waiters.clone(),
+            connected,
+        };
+        tokio::spawn(async move {
+            let mut backoff = Duration::from_millis(100);
+            loop {
+                tokio::select! {
+                    _ = listen(&client, &patterns, &waiters, &connected_tx) => {}
+                    _ = shutdown.wait_for(|s| *s) => return,
+                }
+                let _ = connected_tx.send(false);
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff) => {}
+                    _ = shutdown.wait_for(|s| *s) => return,
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(2));
+            }
+        });
+        notifier
+    }
+
+    /// Registers interest in `channel` (a full channel name, prefix included).
+    pub fn subscribe(&self, channel: &str) -> Subscription {
+        let mut waiters = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+        let tx = waiters
+            .entry(channel.to_string())
+            .or_insert_with(|| watch::channel(0).0);
+        let mut rx = tx.subscribe();
+        rx.mark_unchanged();
+        Subscription {
+            rx,
+            channel: channel.to_string(),
+            waiters: self.waiters.clone(),
+        }
+    }
+
+    /// Waits until the listener is subscribed (tests and start-up use it).
+    pub async fn ready(&self, limit: Duration) -> bool {
+        let mut rx = self.connected.clone();
+        let ok = tokio::time::timeout(limit, rx.wait_for(|c| *c)).await;
+        matches!(ok, Ok(Ok(_)))
+    }
+}
+
+async fn listen(
+    client: &redis::Client,
+    patterns: &[String],
+    waiters: &Waiters,
+    connected: &watch::Sender<bool>,
+) {
+    let mut pubsub = match client.get_async_pubsub().await {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::debug!(error = %e, "pub/sub connection failed; retrying");
+            return;
+        }
+    };
+    for p in patterns {
+        if let Err(e) = pubsub.psubscribe(p).await {
+            tracing::warn!(pattern = %p, error = %e, "PSUBSCRIBE failed; retrying");
+            return;
+        }
+    }
+    let _ = connected.send(true);
+    wake_all(waiters);
+    let mut stream = pubsub.on_message();
+    while let Some(msg) = stream.next().await {
+        let channel = msg.get_channel_name();
+        let waiters = waiters.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(tx) = waiters.get(channel) {
+            tx.send_modify(|n| *n += 1);
+        }
+    }
+    tracing::warn!("pub/sub connection lost; reconnecting");
+}
+
+/// After a (re)connect, messages may have been missed: everybody re-reads.
+fn wake_all(waiters: &Waiters) {
+    let waiters = waiters.lock().unwrap_or_else(|e| e.into_inner());
+    for tx in waiters.values() {
+        tx.send_modify(|n| *n += 1);
+    }
+}

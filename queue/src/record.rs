@@ -1,0 +1,121 @@
+//! The job record as stored in `job:<id>` and as callers see it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::JobKind;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Succeeded => "succeeded",
+            JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
+        }
+    }
+
+    fn parse(s: &str) -> Option<JobState> {
+        Some(match s {
+            "queued" => JobState::Queued,
+            "running" => JobState::Running,
+            "succeeded" => JobState::Succeeded,
+            "failed" => JobState::Failed,
+            "cancelled" => JobState::Cancelled,
+            _ => return None,
+        })
+    }
+
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            JobState::Succeeded | JobState::Failed | JobState::Cancelled
+        )
+    }
+}
+
+/// Why a job failed: a contract error code, a message that says what to do, details.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    pub code: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub details: Value,
+}
+
+impl Failure {
+    pub fn new(code: &str, message: impl Into<String>) -> Failure {
+        Failure {
+            code: code.to_string(),
+            message: message.into(),
+            details: Value::Null,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobRecord {
+    pub id: String,
+    pub kind: JobKind,
+    pub account: String,
+    pub trust: u8,
+    pub state: JobState,
+    pub idempotency_key: String,
+    #[serde(skip)]
+    pub input: Value,
+    pub created_at_ms: u64,
+    pub started_at_ms: Option<u64>,
+    pub finished_at_ms: Option<u64>,
+    pub result: Option<Value>,
+    pub failure: Option<Failure>,
+    pub reserved_seconds: u64,
+    pub charged_seconds: u64,
+    pub worker: Option<String>,
+}
+
+impl JobRecord {
+    /// From HGETALL; `None` for a missing (or unreadable) record.
+    pub(crate) fn from_fields(fields: Vec<(String, String)>) -> Option<JobRecord> {
+        if fields.is_empty() {
+            return None;
+        }
+        let get = |name: &str| {
+            fields
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
+        let num = |name: &str| get(name).and_then(|v| v.parse::<u64>().ok());
+        Some(JobRecord {
+            id: get("id")?.to_string(),
+            kind: JobKind::parse(get("kind")?)?,
+            account: get("account")?.to_string(),
+            trust: get("trust").and_then(|t| t.parse().ok()).unwrap_or(0),
+            state: JobState::parse(get("state")?)?,
+            idempotency_key: get("idem").unwrap_or_default().to_string(),
+            input: get("input")
+                .and_then(|v| serde_json::from_str(v).ok())
+                .unwrap_or(Value::Null),
+            created_at_ms: num("created").unwrap_or(0),
+            started_at_ms: num("started"),
+            finished_at_ms: num("finished"),
+            result: get("result").and_then(|v| serde_json::from_str(v).ok()),
+            failure: get("failure").and_then(|v| serde_json::from_str(v).ok()),
+            reserved_seconds: num("reserved").unwrap_or(0),
+            charged_seconds: num("charged").unwrap_or(0),
+            worker: get("worker").map(str::to_string),
+        })
+    }
+}

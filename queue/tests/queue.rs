@@ -1,0 +1,619 @@
+//! The queue's scripts against a real redis-server (started per test by the harness).
+
+use std::time::Duration;
+
+use horst_config::{QueueConfig, QuotaConfig};
+use horst_queue::*;
+use horst_store::Store;
+use horst_testkit::RedisServer;
+use serde_json::json;
+use tokio::sync::watch;
+
+struct Setup {
+    redis: RedisServer,
+    queue: Queue,
+    _stop: watch::Sender<bool>,
+}
+
+async fn setup_with(adjust: impl FnOnce(&mut QueueSettings)) -> Setup {
+    let redis = RedisServer::start();
+    let (queue, stop) = queue_on(&redis.url(), adjust).await;
+    Setup {
+        redis,
+        queue,
+        _stop: stop,
+    }
+}
+
+async fn queue_on(
+    url: &str,
+    adjust: impl FnOnce(&mut QueueSettings),
+) -> (Queue, watch::Sender<bool>) {
+    let store = Store::connect(url, "t:").await.unwrap();
+    let (tx, rx) = watch::channel(false);
+    let notifier = Notifier::start(store.client().clone(), Queue::channels(&store), rx);
+    assert!(notifier.ready(Duration::from_secs(10)).await);
+    let mut settings = QueueSettings {
+        queue: QueueConfig::default(),
+        quotas: QuotaConfig::default(),
+    };
+    adjust(&mut settings);
+    (Queue::new(store, settings, notifier), tx)
+}
+
+fn spec(kind: JobKind, account: &str, trust: u8, key: &str) -> JobSpec {
+    JobSpec {
+        kind,
+        account: account.into(),
+        trust,
+        idempotency_key: key.into(),
+        input: json!({"map": "m", "key": key}),
+    }
+}
+
+fn is_new(a: &Result<Admission, QueueError>) -> bool {
+    matches!(a, Ok(Admission::New(_)))
+}
+
+#[tokio::test]
+async fn fifty_concurrent_admissions_respect_the_waiting_cap() {
+    let s = setup_with(|_| {}).await;
+    let results = futures_join(
+        (0..50)
+            .map(|i| {
+                let q = s.queue.clone();
+                async move {
+                    q.admit(spec(JobKind::Simulate, "acct", 1, &format!("k{i}")))
+                        .await
+                }
+            })
+            .collect(),
+    )
+    .await;
+    let admitted = results.iter().filter(|r| is_new(r)).count();
+    assert_eq!(admitted, 1, "one waiting job per account");
+    for r in results.iter().filter(|r| !is_new(r)) {
+        match r {
+            Err(QueueError::Busy {
+                retry_after_seconds,
+                ..
+            }) => assert!(*retry_after_seconds >= 1),
+            other => panic!("expected busy, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn fifty_concurrent_admissions_respect_the_daily_quota() {
+    let s = setup_with(|q| {
+        q.queue.waiting_per_account = 100;
+        q.queue.waiting_global = 100;
+    })
+    .await;
+    let results = futures_join(
+        (0..50)
+            .map(|i| {
+                let q = s.queue.clone();
+                async move {
+                    q.admit(spec(JobKind::Playtest, "newbie", 0, &format!("k{i}")))
+                        .await
+                }
+            })
+            .collect(),
+    )
+    .await;
+    assert_eq!(
+        results.iter().filter(|r| is_new(r)).count(),
+        6,
+        "trust 0: 6 playtests a day"
+    );
+    for r in results.iter().filter(|r| !is_new(r)) {
+        match r {
+            Err(QueueError::Quota {
+                scope: QuotaScope::Owner,
+                retry_after_seconds,
+                ..
+            }) => assert!((1..=86_400).contains(retry_after_seconds)),
+            other => panic!("expected an owner quota failure, got {other:?}"),
+        }
+    }
+    let left = s.queue.remaining("newbie", 0).await.unwrap();
+    assert_eq!(left.playtests, 0);
+    assert_eq!(left.simulations, 50);
+    // 6 x 20 s reserved out of the trust-0 half (1800 s).
+    assert_eq!(left.seconds, 1800 - 120);
+}
+
+#[tokio::test]
+async fn one_key_sent_twenty_times_at_once_creates_one_job() {
+    let s = setup_with(|_| {}).await;
+    let results = futures_join(
+        (0..20)
+            .map(|_| {
+                let q = s.queue.clone();
+                async move { q.admit(spec(JobKind::Simulate, "acct", 1, "same")).await }
+            })
+            .collect(),
+    )
+    .await;
+    let mut ids = Vec::new();
+    let mut new = 0;
+    for r in results {
+        match r.unwrap() {
+            Admission::New(j) => {
+                new += 1;
+                ids.push(j.id)
+            }
+            Admission::Replayed(j) => ids.push(j.id),
+        }
+    }
+    assert_eq!(new, 1);
+    ids.dedup();
+    assert_eq!(ids.len(), 1, "every caller sees the same job");
+    let (jobs, _) = s.queue.list("acct", 0, 25).await.unwrap();
+    assert_eq!(jobs.len(), 1);
+}
+
+#[tokio::test]
+async fn same_key_other_input_is_a_conflict() {
+    let s = setup_with(|_| {}).await;
+    s.queue
+        .admit(spec(JobKind::Simulate, "a", 1, "k"))
+        .await
+        .unwrap();
+    let mut other = spec(JobKind::Simulate, "a", 1, "k");
+    other.input = json!({"map": "different"});
+    match s.queue.admit(other).await {
+        Err(QueueError::Conflict { message }) => assert!(message.contains("fresh idempotencyKey")),
+        r => panic!("{r:?}"),
+    }
+    // Keys are per account: another account may use the same key.
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Simulate, "b", 1, "k")).await
+    ));
+}
+
+#[tokio::test]
+async fn replay_of_a_finished_job_returns_its_result_and_charges_nothing() {
+    let s = setup_with(|_| {}).await;
+    let Admission::New(job) = s
+        .queue
+        .admit(spec(JobKind::Simulate, "a", 1, "k"))
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    let claim = s.queue.claim("w").await.unwrap().unwrap();
+    assert_eq!(claim.record.id, job.id);
+    assert!(s
+        .queue
+        .complete(&job.id, claim.token, Ok(json!({"won": true})))
+        .await
+        .unwrap());
+    let before = s.queue.remaining("a", 1).await.unwrap();
+    match s
+        .queue
+        .admit(spec(JobKind::Simulate, "a", 1, "k"))
+        .await
+        .unwrap()
+    {
+        Admission::Replayed(r) => {
+            assert_eq!(r.id, job.id);
+            assert_eq!(r.state, JobState::Succeeded);
+            assert_eq!(r.result, Some(json!({"won": true})));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.queue.remaining("a", 1).await.unwrap(), before);
+    assert!(
+        s.queue.claim("w").await.unwrap().is_none(),
+        "nothing runs again"
+    );
+}
+
+#[tokio::test]
+async fn claims_are_fenced_and_reaped_jobs_stay_charged_and_never_rerun() {
+    let s = setup_with(|q| q.queue.lease_seconds = 2).await;
+    let Admission::New(job) = s
+        .queue
+        .admit(spec(JobKind::Playtest, "a", 1, "k"))
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    let claim = s.queue.claim("dying-worker").await.unwrap().unwrap();
+    assert!(
+        s.queue.claim("other").await.unwrap().is_none(),
+        "one job, one claim"
+    );
+    let running = s.queue.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(running.state, JobState::Running);
+    assert_eq!(running.charged_seconds, 20);
+    // The worker dies: no heartbeat. Once the lease is over the reaper fails the job.
+    let mut reaped = Vec::new();
+    for _ in 0..100 {
+        reaped = s.queue.reap().await.unwrap();
+        if !reaped.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(reaped, vec![job.id.clone()]);
+    let dead = s.queue.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(dead.state, JobState::Failed);
+    assert_eq!(dead.failure.as_ref().unwrap().code, "cancelled");
+    assert_eq!(dead.charged_seconds, 20, "charge kept");
+    // The old worker's late result is refused, its heartbeat too; nothing is re-queued.
+    assert!(!s
+        .queue
+        .complete(&job.id, claim.token, Ok(json!({})))
+        .await
+        .unwrap());
+    assert!(!s.queue.heartbeat(&job.id, claim.token).await.unwrap());
+    assert!(s.queue.claim("other").await.unwrap().is_none());
+    assert_eq!(s.queue.remaining("a", 1).await.unwrap().seconds, 3600 - 20);
+}
+
+#[tokio::test]
+async fn heartbeats_keep_a_lease_alive() {
+    let s = setup_with(|q| q.queue.lease_seconds = 2).await;
+    s.queue
+        .admit(spec(JobKind::Simulate, "a", 1, "k"))
+        .await
+        .unwrap();
+    let claim = s.queue.claim("w").await.unwrap().unwrap();
+    for _ in 0..6 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(s
+            .queue
+            .heartbeat(&claim.record.id, claim.token)
+            .await
+            .unwrap());
+        assert!(s.queue.reap().await.unwrap().is_empty());
+    }
+    assert!(s
+        .queue
+        .complete(&claim.record.id, claim.token, Ok(json!(1)))
+        .await
+        .unwrap());
+}
+
+#[tokio::test]
+async fn a_caller_that_leaves_drops_its_queued_job_and_its_reservation() {
+    let s = setup_with(|_| {}).await;
+    let Admission::New(job) = s
+        .queue
+        .admit(spec(JobKind::Playtest, "a", 0, "k"))
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(s.queue.remaining("a", 0).await.unwrap().seconds, 1800 - 20);
+    assert_eq!(s.queue.remaining("a", 0).await.unwrap().playtests, 5);
+    // The handler's future is dropped while waiting: its guard drops the job.
+    let guard = s.queue.cancel_guard(&job.id);
+    let waiting = tokio::spawn({
+        let q = s.queue.clone();
+        let id = job.id.clone();
+        async move {
+            let _guard = guard;
+            q.wait(&id, Duration::from_secs(60)).await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    waiting.abort();
+    let mut state = JobState::Queued;
+    for _ in 0..50 {
+        state = s.queue.get(&job.id).await.unwrap().unwrap().state;
+        if state != JobState::Queued {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(state, JobState::Cancelled);
+    let left = s.queue.remaining("a", 0).await.unwrap();
+    assert_eq!(left.seconds, 1800, "reservation released");
+    assert_eq!(left.playtests, 6, "the call that never ran is not counted");
+    assert!(
+        s.queue.claim("w").await.unwrap().is_none(),
+        "the job is gone from the queue"
+    );
+    // A retry with the same key starts afresh (nothing ran).
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Playtest, "a", 0, "k")).await
+    ));
+}
+
+#[tokio::test]
+async fn a_started_job_is_not_dropped_and_stays_charged() {
+    let s = setup_with(|_| {}).await;
+    let Admission::New(job) = s
+        .queue
+        .admit(spec(JobKind::Simulate, "a", 1, "k"))
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    let claim = s.queue.claim("w").await.unwrap().unwrap();
+    drop(s.queue.cancel_guard(&job.id));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        s.queue.get(&job.id).await.unwrap().unwrap().state,
+        JobState::Running
+    );
+    assert!(s
+        .queue
+        .complete(&job.id, claim.token, Ok(json!({"won": false})))
+        .await
+        .unwrap());
+    assert_eq!(s.queue.remaining("a", 1).await.unwrap().seconds, 3600 - 5);
+}
+
+#[tokio::test]
+async fn wait_wakes_on_completion() {
+    let s = setup_with(|_| {}).await;
+    let Admission::New(job) = s
+        .queue
+        .admit(spec(JobKind::Simulate, "a", 1, "k"))
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    let waiter = tokio::spawn({
+        let q = s.queue.clone();
+        let id = job.id.clone();
+        async move { q.wait(&id, Duration::from_secs(30)).await }
+    });
+    let claim = s.queue.claim("w").await.unwrap().unwrap();
+    assert!(s
+        .queue
+        .complete(
+            &job.id,
+            claim.token,
+            Err(Failure::new("validation_failed", "no"))
+        )
+        .await
+        .unwrap());
+    let done = waiter.await.unwrap().unwrap();
+    assert_eq!(done.state, JobState::Failed);
+    assert_eq!(done.failure.unwrap().code, "validation_failed");
+}
+
+#[tokio::test]
+async fn a_job_that_cannot_start_in_time_times_out_and_is_released() {
+    let s = setup_with(|q| q.queue.wait_seconds = 1).await;
+    let Admission::New(job) = s
+        .queue
+        .admit(spec(JobKind::Simulate, "a", 1, "k"))
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    // Nobody claims it: the wait runs out and the job is dropped with `timeout`.
+    let r = s
+        .queue
+        .wait(&job.id, Duration::from_millis(300))
+        .await
+        .unwrap();
+    assert_eq!(r.state, JobState::Failed);
+    assert_eq!(r.failure.unwrap().code, "timeout");
+    assert_eq!(s.queue.remaining("a", 1).await.unwrap().seconds, 3600);
+
+    // A job whose 5 s execution can no longer fit in its 1 s wait is failed at claim time.
+    let Admission::New(late) = s
+        .queue
+        .admit(spec(JobKind::Simulate, "a", 1, "k2"))
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert!(s.queue.claim("w").await.unwrap().is_none());
+    let r = s.queue.get(&late.id).await.unwrap().unwrap();
+    assert_eq!(r.failure.unwrap().code, "timeout");
+    assert_eq!(s.queue.remaining("a", 1).await.unwrap().seconds, 3600);
+}
+
+#[tokio::test]
+async fn the_global_queue_holds_eight_waiting_jobs() {
+    let s = setup_with(|_| {}).await;
+    for i in 0..8 {
+        assert!(is_new(
+            &s.queue
+                .admit(spec(JobKind::Simulate, &format!("a{i}"), 1, "k"))
+                .await
+        ));
+    }
+    match s.queue.admit(spec(JobKind::Simulate, "a8", 1, "k")).await {
+        Err(QueueError::Busy { message, .. }) => assert!(message.contains("queue is full")),
+        r => panic!("{r:?}"),
+    }
+    // Starting one frees a place.
+    s.queue.claim("w").await.unwrap().unwrap();
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Simulate, "a8", 1, "k")).await
+    ));
+}
+
+#[tokio::test]
+async fn trust0_accounts_share_half_of_the_seconds() {
+    let s = setup_with(|q| {
+        q.queue.daily_seconds = 100; // trust-0 half: 50 s
+        q.queue.waiting_per_account = 100;
+        q.queue.waiting_global = 100;
+    })
+    .await;
+    // Two trust-0 playtests (40 s) fit in the half, a third (60 s) does not.
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Playtest, "n1", 0, "a")).await
+    ));
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Playtest, "n2", 0, "a")).await
+    ));
+    match s.queue.admit(spec(JobKind::Playtest, "n3", 0, "a")).await {
+        Err(QueueError::Quota {
+            scope: QuotaScope::GlobalNew,
+            ..
+        }) => {}
+        r => panic!("{r:?}"),
+    }
+    // A trust-0 account sees the smaller remainder: 10 s of the half.
+    assert_eq!(s.queue.remaining("n3", 0).await.unwrap().seconds, 10);
+    // Trusted accounts use the rest of the server's budget.
+    assert_eq!(s.queue.remaining("t", 1).await.unwrap().seconds, 60);
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Playtest, "t", 1, "a")).await
+    ));
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Playtest, "t", 1, "b")).await
+    ));
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Playtest, "t", 1, "c")).await
+    ));
+    match s.queue.admit(spec(JobKind::Simulate, "t", 1, "d")).await {
+        Err(QueueError::Quota {
+            scope: QuotaScope::Global,
+            ..
+        }) => {}
+        r => panic!("{r:?}"),
+    }
+}
+
+#[tokio::test]
+async fn quotas_reset_at_the_utc_day_boundary() {
+    let s = setup_with(|q| {
+        q.queue.waiting_per_account = 100;
+        q.quotas.trust0.submissions = 1;
+    })
+    .await;
+    // Move the scripts' clock to 2 s before the next UTC midnight.
+    let now = s.queue.now_ms().await.unwrap();
+    let to_midnight = 86_400_000 - now % 86_400_000;
+    s.queue
+        .set_clock_offset(Duration::from_millis(to_midnight - 2_000), true);
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Submit, "a", 0, "1")).await
+    ));
+    match s.queue.admit(spec(JobKind::Submit, "a", 0, "2")).await {
+        Err(QueueError::Quota {
+            scope: QuotaScope::Owner,
+            retry_after_seconds,
+            ..
+        }) => assert!(
+            retry_after_seconds <= 3,
+            "resets in about 2 s, said {retry_after_seconds}"
+        ),
+        r => panic!("{r:?}"),
+    }
+    // 3 s later it is a new UTC day.
+    s.queue
+        .set_clock_offset(Duration::from_millis(to_midnight + 1_000), true);
+    assert_eq!(s.queue.remaining("a", 0).await.unwrap().submissions, 1);
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Submit, "a", 0, "2")).await
+    ));
+}
+
+#[tokio::test]
+async fn everything_survives_a_redis_restart_from_its_aof() {
+    let mut s = setup_with(|q| q.queue.waiting_per_account = 10).await;
+    let Admission::New(done) = s
+        .queue
+        .admit(spec(JobKind::Simulate, "a", 1, "1"))
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    let c = s.queue.claim("w").await.unwrap().unwrap();
+    s.queue
+        .complete(&done.id, c.token, Ok(json!({"won": true})))
+        .await
+        .unwrap();
+    let Admission::New(waiting) = s
+        .queue
+        .admit(spec(JobKind::Playtest, "a", 1, "2"))
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    let before = s.queue.remaining("a", 1).await.unwrap();
+
+    // A crash (SIGKILL) after the AOF's once-a-second fsync.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    s.redis.kill();
+    s.redis.start_again();
+    // The connection manager reconnects on its own.
+    let mut after = None;
+    for _ in 0..50 {
+        if let Ok(r) = s.queue.remaining("a", 1).await {
+            after = Some(r);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(after, Some(before), "budgets and daily counts survive");
+    let rec = s.queue.get(&done.id).await.unwrap().unwrap();
+    assert_eq!(rec.result, Some(json!({"won": true})));
+    // The queued job is still queued, and a worker carries on with it.
+    let claim = s.queue.claim("w2").await.unwrap().unwrap();
+    assert_eq!(claim.record.id, waiting.id);
+    // Idempotency records survive too.
+    assert!(matches!(
+        s.queue
+            .admit(spec(JobKind::Simulate, "a", 1, "1"))
+            .await
+            .unwrap(),
+        Admission::Replayed(_)
+    ));
+}
+
+#[tokio::test]
+async fn the_delayed_set_fires_each_entry_once() {
+    let s = setup_with(|_| {}).await;
+    let d = s.queue.delayed();
+    let now = s.queue.now_ms().await.unwrap();
+    d.schedule("ses_1:turn:3:gen:1", now - 10).await.unwrap();
+    d.schedule("ses_2:turn:1:gen:1", now + 60_000)
+        .await
+        .unwrap();
+    d.schedule("ses_3:turn:1:gen:1", now - 5).await.unwrap();
+    assert!(d.cancel("ses_3:turn:1:gen:1").await.unwrap());
+    // Many pollers at once: the due entry is handed out exactly once.
+    let popped = futures_join(
+        (0..10)
+            .map(|_| {
+                let d = d.clone();
+                async move { d.pop_due(10).await.unwrap() }
+            })
+            .collect(),
+    )
+    .await;
+    let all: Vec<_> = popped.into_iter().flatten().collect();
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].0, "ses_1:turn:3:gen:1");
+    assert_eq!(d.next_due().await.unwrap(), Some(now + 60_000));
+    // Rescheduling moves it.
+    d.schedule("ses_2:turn:1:gen:1", now - 1).await.unwrap();
+    assert_eq!(d.pop_due(10).await.unwrap().len(), 1);
+}
+
+/// Runs futures concurrently on the current runtime and collects their outputs in order.
+async fn futures_join<F: std::future::Future + Send + 'static>(futs: Vec<F>) -> Vec<F::Output>
+where
+    F::Output: Send + 'static,
+{
+    let handles: Vec<_> = futs.into_iter().map(tokio::spawn).collect();
+    let mut out = Vec::new();
+    for h in handles {
+        out.push(h.await.unwrap());
+    }
+    out
+}

@@ -1,0 +1,387 @@
+//! A `redis-server` child process: start it, know when it is ready, notice when it dies,
+//! stop it cleanly.
+//!
+//! horst uses this for its private Redis (`horst up` without a Redis URL) and the test
+//! harness uses it to give every test its own server on a free port, which tests can stop,
+//! kill and restart to check AOF recovery.
+//!
+//! Two guarantees matter to operators:
+//! - no orphan: the child gets SIGTERM when the thread that started it dies
+//!   (`PR_SET_PDEATHSIG`), so even a `kill -9` of horst does not leave a redis-server behind;
+//! - a clean stop flushes the AOF: [`RedisProcess::stop`] sends SIGTERM (redis then fsyncs
+//!   and exits) and only escalates to SIGKILL after a timeout.
+//!
+//! The child runs in its own process group so a Ctrl-C in the terminal reaches horst only;
+//! horst then drains its requests first and stops Redis last.
+
+use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+mod private;
+pub use private::{PrivateRedis, PrivateRedisError};
+
+/// Where the server listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listen {
+    /// 127.0.0.1 on this port.
+    Tcp(u16),
+    /// A Unix socket (no TCP port at all, so nothing can collide with it).
+    Unix(PathBuf),
+}
+
+/// How to start the server.
+#[derive(Debug, Clone)]
+pub struct RedisOptions {
+    /// The program, a name on the PATH or a path.
+    pub binary: String,
+    /// Its working and data directory (AOF files, log).
+    pub dir: PathBuf,
+    pub listen: Listen,
+    pub appendonly: bool,
+    pub maxmemory_policy: String,
+    /// Send the child SIGTERM when the starting thread dies.
+    pub die_with_parent: bool,
+    /// More `--name value` pairs.
+    pub extra: Vec<(String, String)>,
+}
+
+impl RedisOptions {
+    /// The production-like defaults: AOF on, `noeviction`.
+    pub fn new(dir: impl Into<PathBuf>, listen: Listen) -> Self {
+        RedisOptions {
+            binary: "redis-server".into(),
+            dir: dir.into(),
+            listen,
+            appendonly: true,
+            maxmemory_policy: "noeviction".into(),
+            die_with_parent: true,
+            extra: Vec::new(),
+        }
+    }
+
+    /// The URL a client connects with.
+    pub fn url(&self) -> String {
+        match &self.listen {
+            Listen::Tcp(port) => format!("redis://127.0.0.1:{port}"),
+            Listen::Unix(path) => format!("redis+unix://{}", path.display()),
+        }
+    }
+
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.join("redis.log")
+    }
+
+    pub fn stderr_path(&self) -> PathBuf {
+        self.dir.join("redis.stderr.log")
+    }
+
+    /// The end of the log and of stderr, for error messages.
+    pub fn diagnostics(&self) -> String {
+        let mut out = log_tail(&self.log_path());
+        let err = log_tail(&self.stderr_path());
+        if err != EMPTY_LOG {
+            out.push('\n');
+            out.push_str(&err);
+        }
+        out
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error("{binary} is not installed (not found on the PATH). Install it with `sudo apt-get install redis-server` (Debian, Ubuntu), or give horst an existing Redis with --redis redis://HOST:PORT")]
+    NotInstalled { binary: String },
+    #[error("cannot start {binary}: {source}")]
+    Spawn {
+        binary: String,
+        source: std::io::Error,
+    },
+    #[error("cannot create the Redis directory {dir}: {source}")]
+    Dir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("redis-server exited during start-up ({status}). Its log {log} ends with:\n{tail}")]
+    Exited {
+        status: String,
+        log: PathBuf,
+        tail: String,
+    },
+    #[error("redis-server did not answer PING within {secs} s. Its log {log} ends with:\n{tail}")]
+    NotReady {
+        secs: u64,
+        log: PathBuf,
+        tail: String,
+    },
+}
+
+/// A running (or exited) redis-server child.
+#[derive(Debug)]
+pub struct RedisProcess {
+    child: Child,
+    options: RedisOptions,
+    exited: Option<ExitStatus>,
+}
+
+impl RedisProcess {
+    /// Starts the server and waits until it answers PING (loading a large AOF may take a while).
+    pub fn spawn(options: RedisOptions) -> Result<RedisProcess, LaunchError> {
+        std::fs::create_dir_all(&options.dir).map_err(|source| LaunchError::Dir {
+            dir: options.dir.clone(),
+            source,
+        })?;
+        let mut cmd = Command::new(&options.binary);
+        // Arguments rather than a config file: nothing to keep in sync on disk.
+        cmd.arg("--dir").arg(&options.dir);
+        match &options.listen {
+            Listen::Tcp(port) => {
+                cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"]);
+            }
+            Listen::Unix(path) => {
+                cmd.args(["--port", "0", "--unixsocketperm", "700"]);
+                cmd.arg("--unixsocket").arg(path);
+            }
+        }
+        cmd.args([
+            "--appendonly",
+            if options.appendonly { "yes" } else { "no" },
+            "--appendfsync",
+            "everysec",
+            "--save",
+            "",
+            "--maxmemory-policy",
+            &options.maxmemory_policy,
+            "--daemonize",
+            "no",
+            "--protected-mode",
+            "yes",
+        ]);
+        cmd.arg("--logfile").arg(options.log_path());
+        for (k, v) in &options.extra {
+            cmd.arg(format!("--{k}")).arg(v);
+        }
+        // Start-up errors (a bad option) go to stderr before the log file is open.
+        let stderr = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(options.stderr_path())
+            .map_err(|source| LaunchError::Dir {
+                dir: options.dir.clone(),
+                source,
+            })?;
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(stderr))
+            .process_group(0);
+        if options.die_with_parent {
+            // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+            unsafe {
+                cmd.pre_exec(|| {
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        let child = cmd.spawn().map_err(|source| {
+            if source.kind() == std::io::ErrorKind::NotFound {
+                LaunchError::NotInstalled {
+                    binary: options.binary.clone(),
+                }
+            } else {
+                LaunchError::Spawn {
+                    binary: options.binary.clone(),
+                    source,
+                }
+            }
+        })?;
+        let mut process = RedisProcess {
+            child,
+            options,
+            exited: None,
+        };
+        process.wait_ready(Duration::from_secs(30))?;
+        Ok(process)
+    }
+
+    fn wait_ready(&mut self, limit: Duration) -> Result<(), LaunchError> {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.try_wait() {
+                return Err(LaunchError::Exited {
+                    status: status.to_string(),
+                    log: self.options.log_path(),
+                    tail: self.options.diagnostics(),
+                });
+            }
+            if ping(&self.options.listen) {
+                return Ok(());
+            }
+            if start.elapsed() > limit {
+                let _ = self.kill();
+                return Err(LaunchError::NotReady {
+                    secs: limit.as_secs(),
+                    log: self.options.log_path(),
+                    tail: self.options.diagnostics(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn url(&self) -> String {
+        self.options.url()
+    }
+
+    pub fn options(&self) -> &RedisOptions {
+        &self.options
+    }
+
+    /// `Some(status)` once the process has exited (for whatever reason).
+    pub fn try_wait(&mut self) -> Option<ExitStatus> {
+        if self.exited.is_none() {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                self.exited = Some(status);
+            }
+        }
+        self.exited
+    }
+
+    /// SIGTERM, then SIGKILL after `timeout`. Redis flushes its AOF on SIGTERM.
+    pub fn stop(&mut self, timeout: Duration) -> std::io::Result<()> {
+        if self.try_wait().is_some() {
+            return Ok(());
+        }
+        signal(self.child.id(), libc::SIGTERM);
+        let start = Instant::now();
+        while start.elapsed() < timeout {
+            if self.try_wait().is_some() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.kill()
+    }
+
+    /// SIGKILL: a crash, as far as Redis is concerned.
+    pub fn kill(&mut self) -> std::io::Result<()> {
+        if self.try_wait().is_some() {
+            return Ok(());
+        }
+        self.child.kill()?;
+        let status = self.child.wait()?;
+        self.exited = Some(status);
+        Ok(())
+    }
+}
+
+impl Drop for RedisProcess {
+    fn drop(&mut self) {
+        let _ = self.stop(Duration::from_secs(5));
+    }
+}
+
+fn signal(pid: u32, sig: libc::c_int) {
+    // SAFETY: plain kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(pid as libc::pid_t, sig);
+    }
+}
+
+/// A minimal RESP PING, so this crate needs no Redis client. `-LOADING` (AOF replay in
+/// progress) is not ready yet.
+pub fn ping(listen: &Listen) -> bool {
+    fn exchange(mut stream: impl Read + Write) -> bool {
+        if stream.write_all(b"*1\r\n$4\r\nPING\r\n").is_err() {
+            return false;
+        }
+        let mut buf = [0u8; 64];
+        match stream.read(&mut buf) {
+            Ok(n) => buf[..n].starts_with(b"+PONG"),
+            Err(_) => false,
+        }
+    }
+    let timeout = Some(Duration::from_millis(500));
+    match listen {
+        Listen::Tcp(port) => {
+            let addr = std::net::SocketAddr::from(([127, 0, 0, 1], *port));
+            match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(500)) {
+                Ok(s) => {
+                    let _ = s.set_read_timeout(timeout);
+                    exchange(s)
+                }
+                Err(_) => false,
+            }
+        }
+        Listen::Unix(path) => match std::os::unix::net::UnixStream::connect(path) {
+            Ok(s) => {
+                let _ = s.set_read_timeout(timeout);
+                exchange(s)
+            }
+            Err(_) => false,
+        },
+    }
+}
+
+const EMPTY_LOG: &str = "(the log is empty)";
+
+/// The last lines of a log, for error messages.
+pub fn log_tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    let from = lines.len().saturating_sub(8);
+    if lines.is_empty() {
+        EMPTY_LOG.to_string()
+    } else {
+        lines[from..].join("\n")
+    }
+}
+
+/// A TCP port that was free a moment ago (the caller retries if it is taken meanwhile).
+pub fn free_port() -> std::io::Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(listener.local_addr()?.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_binary_says_how_to_install() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = RedisOptions::new(dir.path(), Listen::Tcp(free_port().unwrap()));
+        opts.binary = "redis-server-that-does-not-exist".into();
+        let err = RedisProcess::spawn(opts).unwrap_err();
+        assert!(matches!(err, LaunchError::NotInstalled { .. }));
+        assert!(err.to_string().contains("apt-get install redis-server"));
+    }
+
+    #[test]
+    fn starts_answers_and_stops() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = RedisOptions::new(dir.path(), Listen::Unix(dir.path().join("r.sock")));
+        let mut redis = RedisProcess::spawn(opts.clone()).unwrap();
+        assert!(ping(&opts.listen));
+        redis.stop(Duration::from_secs(5)).unwrap();
+        assert!(redis.try_wait().is_some());
+        assert!(!ping(&opts.listen));
+    }
+
+    #[test]
+    fn bad_option_reports_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = RedisOptions::new(dir.path(), Listen::Tcp(free_port().unwrap()));
+        opts.maxmemory_policy = "not-a-policy".into();
+        let err = RedisProcess::spawn(opts).unwrap_err();
+        assert!(matches!(err, LaunchError::Exited { .. }), "{err}");
+    }
+}

@@ -1,0 +1,147 @@
+//! horst's private Redis: one redis-server per data directory, on a Unix socket at
+//! `<data>/redis/redis.sock`.
+//!
+//! Every horst process given the same `--data` and no Redis URL finds the same server: the
+//! first one starts it (and stops it when it exits), the others attach. That is what lets
+//! `horst admin ... --data DIR` reach the store of a running `horst up --data DIR`. A file
+//! lock serialises the check-then-start, so two processes starting at once never both spawn.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use crate::{ping, LaunchError, Listen, RedisOptions, RedisProcess};
+
+/// Unix socket paths are limited to 108 bytes by the kernel; keep a margin.
+const MAX_SOCKET_PATH: usize = 100;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PrivateRedisError {
+    #[error("cannot use the data directory {dir}: {source}")]
+    DataDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the data directory path is too long for a Unix socket ({len} bytes in {path}, at most {MAX_SOCKET_PATH}); use a shorter --data path")]
+    SocketPathTooLong { path: PathBuf, len: usize },
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+}
+
+/// The private Redis of a data directory, started by this process or attached to.
+#[derive(Debug)]
+pub struct PrivateRedis {
+    dir: PathBuf,
+    socket: PathBuf,
+    process: Option<RedisProcess>,
+}
+
+impl PrivateRedis {
+    /// Attaches to the private Redis of `data_dir`, starting it if nobody runs it.
+    pub fn attach_or_start(
+        data_dir: &Path,
+        binary: &str,
+    ) -> Result<PrivateRedis, PrivateRedisError> {
+        let io = |source| PrivateRedisError::DataDir {
+            dir: data_dir.to_path_buf(),
+            source,
+        };
+        let dir = data_dir.join("redis");
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        let dir = dir.canonicalize().map_err(io)?;
+        let socket = dir.join("redis.sock");
+        let len = socket.as_os_str().len();
+        if len > MAX_SOCKET_PATH {
+            return Err(PrivateRedisError::SocketPathTooLong { path: socket, len });
+        }
+
+        let lock = File::create(dir.join("start.lock")).map_err(io)?;
+        // SAFETY: flock on a file descriptor we own; released when `lock` is dropped.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(io(std::io::Error::last_os_error()));
+        }
+        let listen = Listen::Unix(socket.clone());
+        let process = if ping(&listen) {
+            None
+        } else {
+            // A socket file left by a crashed server would make redis-server fail to bind.
+            let _ = std::fs::remove_file(&socket);
+            let mut options = RedisOptions::new(&dir, listen);
+            options.binary = binary.to_string();
+            Some(RedisProcess::spawn(options)?)
+        };
+        drop(lock);
+        Ok(PrivateRedis {
+            dir,
+            socket,
+            process,
+        })
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis+unix://{}", self.socket.display())
+    }
+
+    /// The directory holding the AOF and the log.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.join("redis.log")
+    }
+
+    /// True when this process started the server (and so stops it).
+    pub fn is_owner(&self) -> bool {
+        self.process.is_some()
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(RedisProcess::pid)
+    }
+
+    /// `Some(status)` once a server this process started has exited.
+    pub fn try_wait(&mut self) -> Option<ExitStatus> {
+        self.process.as_mut().and_then(RedisProcess::try_wait)
+    }
+
+    /// Stops the server if this process started it; attached processes leave it running.
+    pub fn stop(&mut self, timeout: Duration) -> std::io::Result<()> {
+        match self.process.as_mut() {
+            Some(p) => p.stop(timeout),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_process_attaches_and_does_not_own() {
+        let data = tempfile::tempdir().unwrap();
+        let mut first = PrivateRedis::attach_or_start(data.path(), "redis-server").unwrap();
+        assert!(first.is_owner());
+        let second = PrivateRedis::attach_or_start(data.path(), "redis-server").unwrap();
+        assert!(!second.is_owner());
+        assert_eq!(first.url(), second.url());
+        drop(second);
+        // The attached one leaving does not stop the server.
+        assert!(ping(&Listen::Unix(first.socket.clone())));
+        first.stop(Duration::from_secs(5)).unwrap();
+        assert!(!ping(&Listen::Unix(first.socket.clone())));
+        // AOF was on.
+        assert!(first.dir().join("appendonlydir").exists());
+    }
+
+    #[test]
+    fn long_data_dir_is_refused_with_advice() {
+        let data = tempfile::tempdir().unwrap();
+        let long = data.path().join("x".repeat(120));
+        let err = PrivateRedis::attach_or_start(&long, "redis-server").unwrap_err();
+        assert!(err.to_string().contains("shorter --data"), "{err}");
+    }
+}

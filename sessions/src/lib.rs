@@ -1,0 +1,159 @@
+//! The pure state machine of RCADIA agent game sessions (protocol v2, sections 1, 3-7 and 9).
+//!
+//! # Model
+//!
+//! A [`Session`] is one game, stored as one JSON value. Everything that happens to it is an
+//! [`Event`] applied at an instant: `session.apply(event, now_ms) -> Result<Outcome, _>`.
+//! There is no I/O, no clock and no randomness here: time comes in as Unix milliseconds, ids
+//! come in from the caller, so the same events at the same instants always give the same
+//! session. All turn, clock, outcome, simultaneous, not-turn-based, rematch and legacy rules
+//! live here and nowhere else.
+//!
+//! The [`Outcome`] says what the I/O layer must do:
+//! - `stored`: the record changed; write it with compare-and-set on the previous
+//!   [`Session::rev`] (retry the whole apply on conflict);
+//! - `changed`: [`Session::version`] moved; publish a wake-up for long-polls (agents' `/state`,
+//!   `/public`, `/events` and the host's `pending-actions` all wait on it);
+//! - `effects`: [`Effect::Schedule`]/[`Effect::Cancel`] deadlines in the delayed set,
+//!   [`Effect::CreateRematch`], [`Effect::LeaveSession`], [`Effect::HostEntriesQueued`];
+//! - `reply`: the event's answer (joined seat, accepted action, host entries, rematch).
+//!
+//! Errors are [`ProtocolError`]s carrying the contract's status and code; on error the session
+//! is left exactly as it was.
+//!
+//! ## Time
+//!
+//! Each time-based rule is a [`TimerKind`]: the turn deadline (`Clock`), an unconfirmed action
+//! (`Unconfirmed`), the host stopping to count as alive (`HostAlive`), the host being gone
+//! (`HostGone`), the rematch reservation (`Reservation`) and the table starting
+//! (`Activation`). After every apply the machine compares what is due next with the armed
+//! timers and emits `Schedule`/`Cancel` for the difference; each armed deadline carries a fresh
+//! `generation`. When one falls due the I/O layer sends `Event::TimerFired { kind, generation }`;
+//! a generation that is no longer armed is a no-op (the turn moved on). Every apply first runs
+//! all transitions that fell due before `now`, in order and each at its own instant, so a late
+//! or lost timer never changes the outcome, only its latency; `Event::Tick` catches up without
+//! doing anything else, and [`Session::armed_deadlines`] re-fills a lost delayed set.
+//!
+//! # Where the contract left room, and what we chose
+//!
+//! - **Two counters.** `version` moves on every change someone can observe (the contract's
+//!   version); `rev` moves on every write, including host liveness refreshes and delivery
+//!   marks, and is what the store compares-and-sets on. A host poll thus never wakes agents.
+//! - **Pending actions are off the clock.** The clock pauses while every on-turn player has an
+//!   action pending and resumes when one comes back (rejected or unconfirmed). "The same
+//!   deadline" after a rejection is read as "the clock is not reset"; the time spent waiting
+//!   for the game is not charged. A paused clock shows `deadline: null`.
+//! - **Host liveness.** A poll open counts until it ends or until the end it announced
+//!   (`wait`), so a poll whose API process died stops counting. "Gone for 90 s" counts from the
+//!   last sign of life (last poll end or `/ops`), not from the moment it stopped being alive.
+//!   While the host is not alive the clock is paused (the remaining time is kept).
+//! - **Turn counting.** The turn moves at most once per `/ops` batch, decided after the whole
+//!   batch: when the on-turn set changed, or the on-turn player got new legal actions while an
+//!   action of theirs was delivered (multi-step). Clearing the on-turn player's legal actions
+//!   (`[]` or `null`) leaves nobody on turn, which also moves the turn. An action still queued
+//!   for the host when the turn moves stays pending (the game has not seen it).
+//! - **Games that never publish legal actions.** Until the first `legal_actions` op everyone
+//!   may act (one pending action each) and no clock runs, since nobody is on turn; in
+//!   turn-based games the next `state` publish applies delivered actions and moves the turn.
+//! - **Simultaneous.** The turn advances on the next `state` or `legal_actions` op after the
+//!   release was delivered, unless that batch also rejects something (the game is still
+//!   settling the released turn; the rejected player resubmits straight to the game). A held
+//!   action left behind when the turn moves becomes `unconfirmed`. A held action shows
+//!   `waitingFor: "opponent"`. If several players reach the final strike at once, `winner` is
+//!   null and `forfeitedBy` names the lowest seat.
+//! - **Rejections.** A `reject` with an `actionId` resolves that pending action; without one
+//!   (v1 games) it resolves whatever the player has pending with the game. A rejection of an
+//!   action already reported `unconfirmed` turns its `lastAction` into `rejected` (the truth
+//!   arrived late). Every rejection is listed for the turn (the latest 50).
+//! - **Not turn-based.** No `not_your_turn`/`stale_turn` checks and no clock, but still one
+//!   pending action per player (so each gets an outcome); any `state`/`legal_actions` publish
+//!   applies delivered actions and moves `turn`.
+//! - **Strikes.** `maxTurnTimeouts: 0` is read as 1. Every strike reports `final` as "this
+//!   player reached `maxTurnTimeouts`". With `forfeitOnTimeout: false` the clock stops after
+//!   the final strike until the turn moves: the game decides what happens.
+//! - **Leaving.** Leaving an active game ends it for everyone (`reason: "left"`, `winner` the
+//!   other player in a 2-player game); v2 hosts get `session_end`. Leaving a waiting table
+//!   frees the seat and renumbers the rest (seats stay 0..n in join order). Leaving a finished
+//!   session opts out of the rematch and is forwarded to the next round if it exists.
+//! - **When a table starts.** Every seated player ready and at least `minPlayers`, and either
+//!   the table is full, or it is a reserved rematch, or nobody joined for
+//!   `Timings::lobby_fill_ms` (10 s). A rematch never starts before 3 s after the previous end.
+//! - **Reserved rematches.** Newcomers may take seats nobody holds (a player opted out); when
+//!   all seats are held they get `409 reserved` while a holder has not shown up, and `409 full`
+//!   once everyone is ready (the table only waits for its 3 s start delay). `/available` lists
+//!   reserved sessions only with `all=1`. An explicit `rematch()` seats the players who did not
+//!   leave; `autoRematch` needs everyone, a game that actually started, and an end other than
+//!   `host_disconnected` or the host's `end` with reason `host_left`.
+//! - **Ending.** The game's `end` op ends with `end_reason` = its `reason` or `"game_over"`;
+//!   delivered pending actions become `applied`, undelivered ones `unconfirmed` and are taken
+//!   out of the host queue. After the end, `state`/`observation` ops still update the final
+//!   picture and turn ops are ignored; a second `end` is a no-op.
+//! - **Defaults.** `minPlayers` 2, `maxPlayers` = `minPlayers`, `turnBased` true,
+//!   `simultaneous` false, `forfeitOnTimeout` true, `autoRematch` false; `turnTimeout` may be
+//!   fractional seconds. At most [`config::MAX_SEATS`] seats and a 64-character `asName`.
+//! - **Errors ordering on `/action`.** 403 not a player, 400 `reserved_action`, 409 `finished`
+//!   / `not_active`, `action_pending`, `stale_turn`, `not_your_turn`.
+//! - **Events log.** `player_joined`, `player_ready`, `player_left`, `reservation_expired`,
+//!   `new_series`, `game_start`, `turn`, `action` (outcomes, never the action itself, so
+//!   nothing hidden leaks), `timeout`, `game_over`, `rematch`; the last 500 are kept.
+//!   `GET /events?since=i` returns the events with `index >= i` plus `next` (the `since` to
+//!   send next) and `first` (the oldest index still kept).
+//! - **Snapshot details.** `legalActions` is `[]` on your turn in a game that never published
+//!   any; `deadline` is the turn's deadline for every player (null while paused or stopped);
+//!   `rejections` entries are `{ actionId, reason, turn, at }`.
+//!
+//! - **`waitingFor`.** `"host"` also while nobody is on turn in a turn-based game that uses
+//!   legal actions (the game is working out what comes next).
+//!
+//! # Driving it from the I/O layer
+//!
+//! 1. Load the record, `apply`, and if `stored`, write it with compare-and-set on the `rev`
+//!    read (on conflict reload and apply again; `apply` is deterministic). Then carry out the
+//!    effects and, if `changed`, publish the session's wake-up channel. If
+//!    [`Session::is_due`]`(now)`, apply `Event::Tick` (and write) before a request's event, so
+//!    an error answer never describes a state the store does not have yet.
+//! 2. Authorise first: [`Session::authorize_host`] for bridge calls,
+//!    [`Session::authorize_player`] (identity -> `playerId`) for player calls. Send
+//!    [`Event::PlayerSeen`] for every player request on a waiting session: that is what readies
+//!    a reserved seat, even for a call that then fails (errors roll the whole apply back).
+//! 3. `404` vs `410`: [`parse_session_id`] gives the boot tag of an unknown id; a well-formed id
+//!    from another boot tag answers `410 server_restarted`, anything else `404`.
+//! 4. Long-polls subscribe first, then read. `GET /state?wait`: return at once if
+//!    [`Session::state_ready_for`], else on each wake-up re-read and return when
+//!    [`should_wake`]`(&first, &now, player)`. `POST /action?wait`: until
+//!    [`Session::action_outcome`] is no longer pending. `?since=<version>`: any newer version.
+//!    `/events`: [`Session::has_events_since`]. `pending-actions`: apply
+//!    `HostPoll { after, wait_ms }`; if the reply says `poll_open`, wait until
+//!    [`Session::host_poll_ready`] or the time is up, then apply `HostPollDone { after }` and
+//!    answer with its entries via [`Session::pending_actions_response`].
+//! 5. Timers: keep each [`Deadline`] in the delayed set (member = session, kind key, turn,
+//!    generation; score = `at_ms`); when due, apply `TimerFired { kind, generation }`.
+//! 6. [`Effect::CreateRematch`]: mint an id, `Session::new_rematch(&finished, id, now)`, apply
+//!    `RematchLinked` to the finished session and write both (the new one first, so a visible
+//!    `nextSessionId` always resolves); schedule the new session's deadlines.
+//!    [`Effect::LeaveSession`]: apply `Leave` to the named session.
+
+pub mod config;
+pub mod error;
+pub mod ids;
+pub mod iso;
+pub mod machine;
+pub mod ops;
+pub mod session;
+pub mod views;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::{Rules, Timings};
+pub use error::ProtocolError;
+pub use ids::{
+    format_player_id, format_session_id, is_player_id, parse_session_id, SessionIdParts,
+};
+pub use iso::iso8601_ms;
+pub use machine::{Effect, Event, Outcome, Reply};
+pub use ops::Op;
+pub use session::{
+    ActionStatus, Deadline, GameInfo, HostKind, NewSession, Session, Status, TimerKind,
+};
+pub use views::should_wake;

@@ -1,0 +1,552 @@
+//! The stored session record (one JSON value per session) and its constructors.
+
+use crate::config::{Rules, Timings};
+use crate::error::ProtocolError;
+use crate::machine::Outcome;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// `waiting` (seats open or reserved) -> `active` -> `finished`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Waiting,
+    Active,
+    Finished,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Waiting => "waiting",
+            Status::Active => "active",
+            Status::Finished => "finished",
+        }
+    }
+}
+
+/// Who runs the game (shown as `host` in `/available`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HostKind {
+    House,
+    Player,
+    Agent,
+}
+
+/// The host and its liveness.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Host {
+    /// Opaque caller identity; only this identity may call the bridge endpoints.
+    pub identity: String,
+    pub kind: HostKind,
+    /// When a poll last finished, or `/ops` (or another host call) was last made.
+    pub last_seen_ms: u64,
+    /// Long-polls currently open.
+    pub open_polls: u32,
+    /// The latest end any open poll announced. A poll whose API process died never reports its
+    /// end; past this instant it no longer keeps the host alive.
+    pub open_until_ms: u64,
+    /// The liveness the clock and `waitingFor` currently see (updated at the exact instant it
+    /// lapses, so a pause starts at the right time even if the timer is late).
+    pub alive: bool,
+}
+
+impl Host {
+    /// The last instant the host is known to have been there.
+    pub fn seen_until_ms(&self) -> u64 {
+        if self.open_polls > 0 {
+            self.last_seen_ms.max(self.open_until_ms)
+        } else {
+            self.last_seen_ms
+        }
+    }
+}
+
+/// The outcome of an agent's action as agents see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ActionStatus {
+    Pending,
+    Applied,
+    Rejected,
+    Unconfirmed,
+}
+
+impl ActionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionStatus::Pending => "pending",
+            ActionStatus::Applied => "applied",
+            ActionStatus::Rejected => "rejected",
+            ActionStatus::Unconfirmed => "unconfirmed",
+        }
+    }
+}
+
+/// `lastAction` of a player.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastAction {
+    pub action_id: String,
+    pub turn: u64,
+    pub status: ActionStatus,
+    pub reason: Value,
+    /// When the status last changed.
+    pub at_ms: u64,
+}
+
+/// An accepted action the game has not answered yet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingAction {
+    pub action_id: String,
+    pub action: Value,
+    pub turn: u64,
+    pub submitted_at_ms: u64,
+    /// First time the host's poll returned it; the 15 s unconfirmed rule counts from here.
+    pub delivered_at_ms: Option<u64>,
+    /// Simultaneous turns: held until every on-turn player has submitted.
+    pub held: bool,
+}
+
+/// A seat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Player {
+    pub player_id: String,
+    pub seat: u32,
+    pub as_name: Option<String>,
+    /// Opaque caller identity (agent or user); join is idempotent per identity.
+    pub identity: String,
+    pub ready: bool,
+    /// Timeouts since this player's last applied action.
+    pub strikes: u32,
+    /// Left (forfeited, or opted out of the rematch). Only kept on finished sessions; a player
+    /// who leaves a waiting table is removed.
+    pub left: bool,
+    pub legal_actions: Option<Vec<Value>>,
+    pub observation: Option<Value>,
+    pub pending: Option<PendingAction>,
+    pub last_action: Option<LastAction>,
+}
+
+impl Player {
+    /// A ready seat with no history (seat 0; the caller sets it).
+    pub(crate) fn new(player_id: String, identity: String, as_name: Option<String>) -> Player {
+        Player {
+            player_id,
+            seat: 0,
+            as_name,
+            identity,
+            ready: true,
+            strikes: 0,
+            left: false,
+            legal_actions: None,
+            observation: None,
+            pending: None,
+            last_action: None,
+        }
+    }
+}
+
+/// A rejection addressed to a player during the current turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rejection {
+    pub player_id: String,
+    pub action_id: Option<String>,
+    pub reason: Value,
+    pub turn: u64,
+    pub at_ms: u64,
+}
+
+/// The turn clock. `started_at_ms` is shifted forward by every pause, so
+/// `deadline = started_at_ms + turnTimeout * (strikes_this_turn + 1)` holds while it runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Clock {
+    pub started_at_ms: u64,
+    pub strikes_this_turn: u32,
+    /// Set while the clock does not run (host not alive, every on-turn player has an action
+    /// pending, session not active).
+    pub paused_since_ms: Option<u64>,
+    /// A final strike with `forfeitOnTimeout: false` stops the clock until the turn moves.
+    pub stopped: bool,
+}
+
+/// One entry of the host's pending-actions queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostEntry {
+    pub seq: u64,
+    /// The entry without `seq`, in the contract's shape.
+    pub body: Value,
+    pub delivered: bool,
+}
+
+/// Timers the I/O layer keeps in the delayed set.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TimerKind {
+    /// The turn deadline.
+    Clock,
+    /// `playerId`'s delivered action becomes `unconfirmed`.
+    Unconfirmed { player_id: String },
+    /// The host stops counting as alive (clocks pause).
+    HostAlive,
+    /// The host is gone: the session ends with `host_disconnected`.
+    HostGone,
+    /// Rematch seats stop being reserved.
+    Reservation,
+    /// The waiting table starts (`game_start`).
+    Activation,
+}
+
+impl TimerKind {
+    /// A stable string for the delayed-set member, e.g. `unconfirmed:p_0123abcd`.
+    pub fn key(&self) -> String {
+        match self {
+            TimerKind::Clock => "clock".into(),
+            TimerKind::Unconfirmed { player_id } => format!("unconfirmed:{player_id}"),
+            TimerKind::HostAlive => "host_alive".into(),
+            TimerKind::HostGone => "host_gone".into(),
+            TimerKind::Reservation => "reservation".into(),
+            TimerKind::Activation => "activation".into(),
+        }
+    }
+}
+
+/// A deadline to keep in the delayed set. When it is due the I/O layer sends
+/// `Event::TimerFired { kind, generation }`; a generation that is no longer armed is a no-op.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Deadline {
+    pub session_id: String,
+    pub kind: TimerKind,
+    pub at_ms: u64,
+    pub generation: u64,
+    /// The session's turn when armed (informational; staleness is decided by `generation`).
+    pub turn: u64,
+}
+
+/// Game metadata the I/O layer knows at creation (shown in `/available`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GameInfo {
+    pub game_id: Option<String>,
+    pub game_title: Option<String>,
+    pub game_slug: Option<String>,
+    pub skill_url: Option<String>,
+}
+
+/// Everything `POST /bridge/sessions` needs.
+#[derive(Debug, Clone)]
+pub struct NewSession {
+    pub session_id: String,
+    /// The `AGENT_CONFIGURE` data as the host sent it.
+    pub config: Value,
+    pub host_identity: String,
+    pub host_kind: HostKind,
+    pub game: GameInfo,
+    pub timings: Timings,
+}
+
+/// One RCADIA session: the whole record, stored as one JSON value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    pub session_id: String,
+    /// Bumped on every change agents or the host can observe; long-polls wait on it.
+    pub version: u64,
+    /// Bumped on every write (including liveness bookkeeping). The store compares-and-sets on
+    /// this, so a host poll never wakes agents but two writers still cannot both win.
+    pub rev: u64,
+    /// Latest instant the machine has processed; time never runs backwards inside a session.
+    pub now_ms: u64,
+    pub created_at_ms: u64,
+    pub started_at_ms: Option<u64>,
+    pub ended_at_ms: Option<u64>,
+    pub config: Value,
+    pub rules: Rules,
+    pub timings: Timings,
+    pub game: GameInfo,
+    pub host: Host,
+    pub status: Status,
+    /// Sorted by seat; seats are 0..n.
+    pub players: Vec<Player>,
+    pub turn: u64,
+    /// Players on turn, in seat order (only from published legal actions).
+    pub on_turn: Vec<String>,
+    /// The game has published legal actions at least once (else everyone may act and no clock
+    /// runs, and for turn-based games the next state publish applies an action).
+    pub legal_actions_seen: bool,
+    pub state: Value,
+    pub rejections: Vec<Rejection>,
+    pub clock: Option<Clock>,
+    /// Simultaneous turns: the held actions were released to the host.
+    pub released: bool,
+    /// Seq of the last released entry; once delivered, the next publish advances the turn.
+    pub release_seq: Option<u64>,
+    pub release_delivered: bool,
+    pub result: Option<Value>,
+    /// Why the session ended: the game's own `end` (its `reason` if any, else `game_over`),
+    /// or `timeout`, `left`, `host_disconnected`.
+    pub end_reason: Option<String>,
+    pub round: u32,
+    pub series_id: String,
+    pub previous_session_id: Option<String>,
+    pub next_session_id: Option<String>,
+    /// Rematch seats are reserved until then.
+    pub reserved_until_ms: Option<u64>,
+    /// A rematch activates no earlier than this (3 s after the previous game ended).
+    pub activate_not_before_ms: Option<u64>,
+    /// Last join, leave or ready change (starts the lobby-fill wait).
+    pub seating_changed_at_ms: u64,
+    pub host_queue: Vec<HostEntry>,
+    pub next_seq: u64,
+    /// Agent-visible events; `events_base` is the index of `events[0]` (old ones are dropped).
+    pub events: Vec<Value>,
+    pub events_base: u64,
+    /// Armed timers by `TimerKind::key()`.
+    pub timers: BTreeMap<String, Deadline>,
+    pub timer_generation: u64,
+}
+
+impl Session {
+    /// `POST /bridge/sessions`. Returns the new session and the timers to arm.
+    pub fn create(new: NewSession, now_ms: u64) -> Result<(Session, Outcome), ProtocolError> {
+        let rules = Rules::from_config(&new.config, &new.timings)?;
+        let host = Host {
+            identity: new.host_identity,
+            kind: new.host_kind,
+            last_seen_ms: now_ms,
+            open_polls: 0,
+            open_until_ms: 0,
+            alive: true,
+        };
+        let s = Session::fresh(
+            new.session_id,
+            new.config,
+            rules,
+            new.timings,
+            new.game,
+            host,
+            now_ms,
+        );
+        Ok(s.armed())
+    }
+
+    /// The next round of `finished` (section 6): same host, game, config, timings, players and
+    /// `playerId`s in the same seat order (minus those who left), `round + 1`, same `seriesId`,
+    /// seats reserved. The caller then links the old session with
+    /// `Event::RematchLinked { next_session_id }`, ideally in the same write.
+    pub fn new_rematch(
+        finished: &Session,
+        session_id: String,
+        now_ms: u64,
+    ) -> Result<(Session, Outcome), ProtocolError> {
+        finished.check_rematch_allowed()?;
+        let host = Host {
+            identity: finished.host.identity.clone(),
+            kind: finished.host.kind,
+            // The host was just seen on the finished session; the new one starts a fresh window.
+            last_seen_ms: now_ms,
+            open_polls: 0,
+            open_until_ms: 0,
+            alive: true,
+        };
+        let mut s = Session::fresh(
+            session_id,
+            finished.config.clone(),
+            finished.rules.clone(),
+            finished.timings,
+            finished.game.clone(),
+            host,
+            now_ms,
+        );
+        s.players = finished
+            .players
+            .iter()
+            .filter(|p| !p.left)
+            .enumerate()
+            .map(|(seat, p)| Player {
+                seat: seat as u32,
+                ready: false,
+                ..Player::new(p.player_id.clone(), p.identity.clone(), p.as_name.clone())
+            })
+            .collect();
+        s.round = finished.round + 1;
+        s.series_id = finished.series_id.clone();
+        s.previous_session_id = Some(finished.session_id.clone());
+        s.reserved_until_ms = Some(now_ms.saturating_add(finished.timings.reservation_ms));
+        s.activate_not_before_ms = Some(
+            finished
+                .ended_at_ms
+                .unwrap_or(now_ms)
+                .saturating_add(finished.timings.rematch_delay_ms),
+        );
+        Ok(s.armed())
+    }
+
+    /// A round-1 waiting table with nobody seated.
+    fn fresh(
+        session_id: String,
+        config: Value,
+        rules: Rules,
+        timings: Timings,
+        game: GameInfo,
+        host: Host,
+        now_ms: u64,
+    ) -> Session {
+        Session {
+            series_id: session_id.clone(),
+            session_id,
+            version: 1,
+            rev: 1,
+            now_ms,
+            created_at_ms: now_ms,
+            started_at_ms: None,
+            ended_at_ms: None,
+            config,
+            rules,
+            timings,
+            game,
+            host,
+            status: Status::Waiting,
+            players: Vec::new(),
+            turn: 0,
+            on_turn: Vec::new(),
+            legal_actions_seen: false,
+            state: Value::Null,
+            rejections: Vec::new(),
+            clock: None,
+            released: false,
+            release_seq: None,
+            release_delivered: false,
+            result: None,
+            end_reason: None,
+            round: 1,
+            previous_session_id: None,
+            next_session_id: None,
+            reserved_until_ms: None,
+            activate_not_before_ms: None,
+            seating_changed_at_ms: now_ms,
+            host_queue: Vec::new(),
+            next_seq: 1,
+            events: Vec::new(),
+            events_base: 0,
+            timers: BTreeMap::new(),
+            timer_generation: 0,
+        }
+    }
+
+    /// Arms the first timers of a new session.
+    fn armed(mut self) -> (Session, Outcome) {
+        let mut out = Outcome::default();
+        self.sync_timers(&mut out);
+        (self, out)
+    }
+
+    /// Errors for a rematch that cannot be created (the I/O layer can also call this before
+    /// generating an id).
+    pub fn check_rematch_allowed(&self) -> Result<(), ProtocolError> {
+        if self.rules.legacy {
+            return Err(ProtocolError::conflict(
+                "legacy_session",
+                "v1 games (no sdkVersion in AGENT_CONFIGURE) have no rematches; upgrade to SDK v2",
+            ));
+        }
+        if self.status != Status::Finished {
+            return Err(ProtocolError::conflict(
+                "not_finished",
+                "the game is still running; call rematch after it has ended",
+            ));
+        }
+        if self.end_reason.as_deref() == Some("host_disconnected") {
+            return Err(ProtocolError::conflict(
+                "host_disconnected",
+                "this session ended because its host disconnected; create a new session",
+            ));
+        }
+        if self.players.iter().all(|p| p.left) {
+            return Err(ProtocolError::conflict(
+                "no_players",
+                "every player left; create a new session instead",
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn player(&self, player_id: &str) -> Option<&Player> {
+        self.players.iter().find(|p| p.player_id == player_id)
+    }
+
+    pub(crate) fn player_mut(&mut self, player_id: &str) -> Option<&mut Player> {
+        self.players.iter_mut().find(|p| p.player_id == player_id)
+    }
+
+    /// The seat an identity holds, for the HTTP layer (identity -> playerId).
+    pub fn player_by_identity(&self, identity: &str) -> Option<&Player> {
+        self.players.iter().find(|p| p.identity == identity)
+    }
+
+    /// 403 unless `identity` is this session's host.
+    pub fn authorize_host(&self, identity: &str) -> Result<(), ProtocolError> {
+        if self.host.identity == identity {
+            Ok(())
+        } else {
+            Err(ProtocolError::not_the_host())
+        }
+    }
+
+    /// 403 unless `identity` holds a seat; returns its `playerId`.
+    pub fn authorize_player(&self, identity: &str) -> Result<&str, ProtocolError> {
+        self.player_by_identity(identity)
+            .map(|p| p.player_id.as_str())
+            .ok_or_else(ProtocolError::not_a_player)
+    }
+
+    /// The running turn deadline, if the clock runs.
+    pub fn deadline_ms(&self) -> Option<u64> {
+        let c = self.clock.as_ref()?;
+        if c.paused_since_ms.is_some() || c.stopped {
+            return None;
+        }
+        Some(
+            c.started_at_ms.saturating_add(
+                self.rules
+                    .turn_timeout_ms
+                    .saturating_mul(u64::from(c.strikes_this_turn) + 1),
+            ),
+        )
+    }
+
+    /// Whether `player_id` may act now (`yourTurn`).
+    pub fn is_your_turn(&self, player_id: &str) -> bool {
+        let Some(p) = self.player(player_id) else {
+            return false;
+        };
+        self.status == Status::Active && !p.left && p.pending.is_none() && self.may_act(p)
+    }
+
+    /// On turn ignoring a pending action: from published legal actions, or everyone while the
+    /// game has never published any.
+    pub(crate) fn may_act(&self, p: &Player) -> bool {
+        if !self.legal_actions_seen {
+            return true;
+        }
+        if self.rules.enforces_turns() {
+            self.on_turn.contains(&p.player_id)
+        } else {
+            p.legal_actions.as_ref().is_some_and(|a| !a.is_empty())
+        }
+    }
+
+    /// A reserved rematch whose reservation still holds.
+    pub fn is_reserved(&self) -> bool {
+        self.status == Status::Waiting && self.reserved_until_ms.is_some()
+    }
+}

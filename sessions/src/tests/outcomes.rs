@@ -1,0 +1,178 @@
+//! Section 4: applied / rejected / unconfirmed, observations.
+use super::*;
+use crate::ActionStatus;
+
+#[test]
+fn applied_when_the_next_turn_is_published() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let id = g.act(&a);
+    g.poll();
+    g.advance(1_000);
+    g.turn_to(&b);
+    let la = &g.snap(&a)["lastAction"];
+    assert_eq!(la["actionId"], id.as_str());
+    assert_eq!(la["status"], "applied");
+    assert_eq!(la["turn"], 1);
+    assert_eq!(la["reason"], Value::Null);
+    assert_eq!(la["at"], "2026-10-07T19:00:01.000Z");
+}
+
+#[test]
+fn rejected_puts_you_back_on_turn_with_the_same_actions_and_clock() {
+    let (mut g, a, _b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    g.advance(100_000);
+    let id = g.act(&a);
+    g.poll();
+    assert_eq!(
+        g.snap(&a)["deadline"],
+        Value::Null,
+        "a pending action is off the clock"
+    );
+    g.ops(json!([{"op": "reject", "playerId": a, "reason": "illegal move", "actionId": id}]));
+    let s = g.snap(&a);
+    assert_eq!(s["yourTurn"], true);
+    assert_eq!(s["turn"], 1);
+    assert_eq!(s["lastAction"]["status"], "rejected");
+    assert_eq!(s["lastAction"]["reason"], "illegal move");
+    assert_eq!(s["legalActions"].as_array().unwrap().len(), 2);
+    assert_eq!(s["deadline"], "2026-10-07T19:05:00.000Z");
+    assert_eq!(s["rejections"][0]["reason"], "illegal move");
+    assert_eq!(s["rejections"][0]["actionId"], id.as_str());
+    // Rejections stay for the turn (no longer deleted on read) and go when it moves.
+    assert_eq!(g.snap(&a)["rejections"].as_array().unwrap().len(), 1);
+    let id2 = g.act(&a);
+    g.poll();
+    g.turn_to(&g.s.players[1].player_id.clone());
+    assert_eq!(g.s.action_outcome(&a, &id2).0, ActionStatus::Applied);
+    assert_eq!(g.snap(&a)["rejections"], json!([]));
+}
+
+#[test]
+fn a_v1_reject_without_action_id_hits_the_pending_action() {
+    let (mut g, a, _b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let id = g.act(&a);
+    g.poll();
+    g.ops(json!([{"op": "reject", "playerId": a, "reason": {"code": "bad"}}]));
+    assert_eq!(
+        g.s.action_outcome(&a, &id),
+        (ActionStatus::Rejected, json!({"code": "bad"}))
+    );
+}
+
+#[test]
+fn unconfirmed_15_s_after_delivery() {
+    let (mut g, a, _b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let id = g.act(&a);
+    g.advance(30_000);
+    assert_eq!(
+        g.s.action_outcome(&a, &id).0,
+        ActionStatus::Pending,
+        "counts from delivery"
+    );
+    g.poll();
+    g.advance(14_999);
+    assert_eq!(g.s.action_outcome(&a, &id).0, ActionStatus::Pending);
+    g.advance(1);
+    assert_eq!(g.s.action_outcome(&a, &id).0, ActionStatus::Unconfirmed);
+    assert_eq!(g.snap(&a)["yourTurn"], true);
+    assert_eq!(g.snap(&a)["lastAction"]["at"], "2026-10-07T19:00:45.000Z");
+    // A late rejection still tells the truth about it.
+    g.ops(json!([{"op": "reject", "playerId": a, "reason": "late", "actionId": id}]));
+    assert_eq!(
+        g.s.action_outcome(&a, &id),
+        (ActionStatus::Rejected, json!("late"))
+    );
+    assert_eq!(g.snap(&a)["yourTurn"], true);
+}
+
+#[test]
+fn observations_replace_the_public_state_for_that_player_only() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.ops(json!([
+        {"op": "state", "state": {"board": "public"}},
+        {"op": "observation", "playerId": a, "observation": {"hand": [1, 2]}},
+    ]));
+    assert_eq!(g.snap(&a)["state"], json!({"hand": [1, 2]}));
+    assert_eq!(g.snap(&b)["state"], json!({"board": "public"}));
+    assert_eq!(g.s.public_view()["state"], json!({"board": "public"}));
+}
+
+#[test]
+fn ops_are_atomic_and_unknown_players_say_who_is_seated() {
+    let (mut g, a, _b) = Game::started(config(json!({})));
+    let before = g.s.clone();
+    let ops = Op::parse_batch(&json!({"ops": [
+        {"op": "state", "state": {"n": 1}},
+        {"op": "legal_actions", "playerId": "p_99999999", "actions": [1]},
+    ]}))
+    .unwrap();
+    let e = g.err(Event::PublishOps { ops });
+    assert_eq!(e.status, 400);
+    assert!(
+        e.message.contains("ops[1]") && e.message.contains(&a),
+        "{e}"
+    );
+    assert_eq!(g.s, before);
+}
+
+#[test]
+fn the_end_applies_delivered_actions() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let id = g.act(&a);
+    g.poll();
+    g.ops(
+        json!([{"op": "end", "result": {"winner": a}}, {"op": "state", "state": {"final": true}}]),
+    );
+    assert_eq!(g.s.action_outcome(&a, &id).0, ActionStatus::Applied);
+    let s = g.snap(&b);
+    assert_eq!(s["status"], "finished");
+    assert_eq!(s["yourTurn"], false);
+    assert_eq!(s["legalActions"], Value::Null);
+    assert_eq!(s["result"], json!({"winner": a}));
+    assert_eq!(
+        s["state"],
+        json!({"final": true}),
+        "state after the end still lands"
+    );
+    assert_eq!(g.s.end_reason.as_deref(), Some("game_over"));
+    assert!(
+        g.poll().is_empty(),
+        "no session_end for a game-ended session"
+    );
+}
+
+#[test]
+fn rejections_are_capped_per_turn() {
+    let (mut g, a, _b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    for i in 0..(crate::machine::MAX_REJECTIONS + 10) {
+        g.ops(json!([{"op": "reject", "playerId": a, "reason": i}]));
+    }
+    let r = g.snap(&a)["rejections"].as_array().unwrap().clone();
+    assert_eq!(r.len(), crate::machine::MAX_REJECTIONS);
+    assert_eq!(
+        r.last().unwrap()["reason"],
+        crate::machine::MAX_REJECTIONS + 9
+    );
+}
+
+#[test]
+fn v1_single_op_endpoints_behave_like_ops() {
+    let (mut g, a, _b) = Game::started(config(json!({})));
+    let op = Op::from_v1(
+        "legal-actions",
+        &json!({"playerId": a, "actions": [{"type": "m"}]}),
+    )
+    .unwrap();
+    g.ok(Event::PublishOps { ops: vec![op] });
+    assert_eq!(g.s.on_turn, vec![a.clone()]);
+    assert_eq!(g.s.v1_ok_response(), json!({"ok": true}));
+    let op = Op::from_v1("end", &json!({"result": {"winner": a}})).unwrap();
+    g.ok(Event::PublishOps { ops: vec![op] });
+    assert_eq!(g.s.result, Some(json!({"winner": a})));
+}

@@ -1,0 +1,163 @@
+//! Section 4 (sequential): turns, turn numbers and every 409 of `POST /action`.
+use super::*;
+use crate::ActionStatus;
+
+#[test]
+fn publishing_for_one_player_clears_the_others_and_moves_the_turn() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    assert_eq!(g.s.turn, 0);
+    g.turn_to(&a);
+    assert_eq!(g.s.turn, 1);
+    assert_eq!(g.s.on_turn, vec![a.clone()]);
+    assert_eq!(g.snap(&a)["yourTurn"], true);
+    assert_eq!(g.snap(&b)["yourTurn"], false);
+    assert_eq!(g.snap(&b)["legalActions"], Value::Null);
+    assert_eq!(g.snap(&b)["waitingFor"], "opponent");
+    g.turn_to(&b);
+    assert_eq!(g.s.turn, 2);
+    assert!(
+        g.s.player(&a).unwrap().legal_actions.is_none(),
+        "the platform clears"
+    );
+    assert_eq!(g.snap(&a)["legalActions"], Value::Null);
+    assert_eq!(g.snap(&b)["legalActions"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn republishing_the_same_turn_keeps_the_turn_and_the_clock() {
+    let (mut g, a, _b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let deadline = g.snap(&a)["deadline"].clone();
+    assert_eq!(deadline, "2026-10-07T19:05:00.000Z");
+    g.advance(60_000);
+    g.turn_to(&a);
+    g.ops(json!([{"op": "state", "state": {"fen": "x"}}]));
+    assert_eq!(g.s.turn, 1);
+    assert_eq!(g.snap(&a)["deadline"], deadline);
+}
+
+#[test]
+fn multi_step_turns_count_each_delivered_step() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let first = g.act(&a);
+    // Not delivered yet: republishing is the same turn and the action stays pending.
+    g.turn_to(&a);
+    assert_eq!(g.s.turn, 1);
+    assert_eq!(g.s.action_outcome(&a, &first).0, ActionStatus::Pending);
+    g.poll();
+    g.turn_to(&a);
+    assert_eq!(g.s.turn, 2, "same player, new legal actions after delivery");
+    assert_eq!(g.s.action_outcome(&a, &first).0, ActionStatus::Applied);
+    g.act(&a);
+    g.poll();
+    g.turn_to(&b);
+    assert_eq!(g.s.turn, 3);
+}
+
+#[test]
+fn a_batch_moves_the_turn_at_most_once() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    g.act(&a);
+    g.poll();
+    g.ops(json!([
+        {"op": "state", "state": {"n": 1}},
+        {"op": "legal_actions", "playerId": a, "actions": []},
+        {"op": "legal_actions", "playerId": b, "actions": [{"type": "x"}]},
+    ]));
+    assert_eq!(g.s.turn, 2);
+    assert_eq!(g.s.on_turn, vec![b]);
+}
+
+#[test]
+fn every_409_of_post_action() {
+    let mut g = Game::new(config(json!({})));
+    let a = g.join("alice");
+    let e = g.try_act(&a, None).unwrap_err();
+    assert_eq!((e.status, e.code), (409, "not_active"));
+    let b = g.join("bob");
+    g.turn_to(&a);
+    let e = g.try_act(&b, Some(1)).unwrap_err();
+    assert_eq!((e.status, e.code), (409, "not_your_turn"));
+    let e = g.try_act(&a, Some(0)).unwrap_err();
+    assert_eq!((e.status, e.code), (409, "stale_turn"));
+    assert!(e.message.contains("current turn is 1"));
+    g.try_act(&a, Some(1)).unwrap();
+    let e = g.try_act(&a, Some(1)).unwrap_err();
+    assert_eq!((e.status, e.code), (409, "action_pending"));
+    assert_eq!(g.snap(&a)["yourTurn"], false);
+    assert_eq!(g.snap(&a)["waitingFor"], "host");
+    g.ops(json!([{"op": "end", "result": {"winner": a}}]));
+    let e = g.try_act(&b, None).unwrap_err();
+    assert_eq!((e.status, e.code), (409, "finished"));
+    // Nothing of the refused actions reached the host.
+    let actions: Vec<Value> = g
+        .poll()
+        .into_iter()
+        .filter(|e| e["type"] == "action")
+        .collect();
+    assert!(
+        actions.is_empty(),
+        "undelivered action was taken back at the end: {actions:?}"
+    );
+}
+
+#[test]
+fn reserved_action_types_and_strangers() {
+    let (mut g, a, _b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let e = g.err(Event::Action {
+        player_id: a.clone(),
+        action: json!({"type": "__timeout__"}),
+        turn: None,
+        action_id: "a_x".into(),
+    });
+    assert_eq!((e.status, e.code), (400, "reserved_action"));
+    let e = g.err(Event::Action {
+        player_id: "p_deadbeef".into(),
+        action: json!({"type": "move"}),
+        turn: None,
+        action_id: "a_y".into(),
+    });
+    assert_eq!((e.status, e.code), (403, "not_a_player"));
+}
+
+#[test]
+fn an_accepted_action_reaches_the_host_once() {
+    let (mut g, a, _b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let id = g.act(&a);
+    let entries = g.poll();
+    assert_eq!(
+        entries,
+        vec![
+            json!({"seq": 2, "type": "action", "playerId": a, "action": {"type": "move", "to": "e4"}, "actionId": id})
+        ]
+    );
+    assert!(g.poll().is_empty());
+}
+
+#[test]
+fn games_that_never_publish_legal_actions_apply_on_the_next_state() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    assert_eq!(g.snap(&a)["yourTurn"], true);
+    assert_eq!(g.snap(&b)["yourTurn"], true);
+    assert_eq!(g.snap(&a)["legalActions"], json!([]));
+    assert_eq!(
+        g.snap(&a)["deadline"],
+        Value::Null,
+        "nobody is on turn, no clock"
+    );
+    let id = g.act(&a);
+    g.ops(json!([{"op": "state", "state": {"n": 1}}]));
+    assert_eq!(
+        g.s.action_outcome(&a, &id).0,
+        ActionStatus::Pending,
+        "not delivered yet"
+    );
+    g.poll();
+    g.ops(json!([{"op": "state", "state": {"n": 2}}]));
+    assert_eq!(g.s.action_outcome(&a, &id).0, ActionStatus::Applied);
+    assert_eq!(g.s.turn, 1);
+}

@@ -1,0 +1,230 @@
+//! Sections 5 and 7: snapshot, public view, discovery, events, long-poll wake-ups.
+use super::*;
+use crate::{should_wake, Status};
+
+fn keys(v: &Value) -> Vec<&str> {
+    let mut k: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    k.sort_unstable();
+    k
+}
+
+#[test]
+fn the_snapshot_has_exactly_the_contract_fields() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let s = g.snap(&a);
+    let mut expected = vec![
+        "sessionId",
+        "playerId",
+        "seat",
+        "status",
+        "round",
+        "seriesId",
+        "previousSessionId",
+        "nextSessionId",
+        "yourTurn",
+        "turn",
+        "deadline",
+        "strikes",
+        "maxStrikes",
+        "waitingFor",
+        "state",
+        "legalActions",
+        "lastAction",
+        "rejections",
+        "players",
+        "result",
+        "skillUrl",
+        "version",
+    ];
+    expected.sort_unstable();
+    assert_eq!(keys(&s), expected);
+    assert_eq!(
+        s["players"][0],
+        json!({"playerId": a, "seat": 0, "asName": "ALICE", "you": true, "ready": true})
+    );
+    assert_eq!(s["players"][1]["you"], false);
+    assert_eq!(s["seriesId"], "ses_beef00000001");
+    assert_eq!(s["waitingFor"], Value::Null);
+    assert_eq!(s["lastAction"], Value::Null);
+    assert_eq!(s["version"], g.s.version);
+    assert!(g.s.snapshot("p_nobody00").is_none());
+    let _ = b;
+}
+
+#[test]
+fn the_public_view_hides_private_things() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&b);
+    g.ops(json!([{"op": "observation", "playerId": a, "observation": {"secret": 1}}, {"op": "state", "state": {"board": 1}}]));
+    let v = g.s.public_view();
+    let mut expected = vec![
+        "sessionId",
+        "gameId",
+        "gameTitle",
+        "status",
+        "round",
+        "seriesId",
+        "turn",
+        "deadline",
+        "onTurnSeats",
+        "players",
+        "state",
+        "result",
+        "version",
+        "nextSessionId",
+        "previousSessionId",
+    ];
+    expected.sort_unstable();
+    assert_eq!(keys(&v), expected);
+    assert_eq!(v["onTurnSeats"], json!([1]));
+    assert_eq!(v["state"], json!({"board": 1}));
+    assert_eq!(v["deadline"], "2026-10-07T19:05:00.000Z");
+    assert!(!v.to_string().contains("secret"));
+}
+
+#[test]
+fn available_entries_and_listing() {
+    let mut g = Game::new(config(json!({"maxPlayers": 3})));
+    let v = g.s.available_entry();
+    let mut expected = vec![
+        "sessionId",
+        "gameId",
+        "gameTitle",
+        "gameSlug",
+        "skillUrl",
+        "status",
+        "joinable",
+        "reserved",
+        "currentPlayers",
+        "minPlayers",
+        "maxPlayers",
+        "round",
+        "host",
+        "createdAt",
+        "config",
+    ];
+    expected.sort_unstable();
+    assert_eq!(keys(&v), expected);
+    assert_eq!(v["host"], "house");
+    assert_eq!(v["createdAt"], "2026-10-07T19:00:00.000Z");
+    assert_eq!(v["joinable"], true);
+    assert!(g.s.matches_game("CHESS") && g.s.matches_game("g_chess") && !g.s.matches_game("go"));
+    assert!(g.s.listed_in_available(false));
+    g.join("a");
+    g.join("b");
+    g.join("c");
+    assert_eq!(g.s.status, Status::Active);
+    assert!(!g.s.listed_in_available(false));
+    assert!(g.s.listed_in_available(true));
+    assert_eq!(g.s.available_entry()["currentPlayers"], 3);
+    g.ops(json!([{"op": "end", "result": {}}]));
+    assert!(!g.s.listed_in_available(true));
+}
+
+#[test]
+fn the_events_log_is_indexed_and_hides_actions() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    g.act(&a);
+    g.poll();
+    g.turn_to(&b);
+    let v = g.s.events_since(0);
+    let types: Vec<&str> = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        vec![
+            "player_joined",
+            "player_joined",
+            "game_start",
+            "turn",
+            "action",
+            "turn"
+        ]
+    );
+    assert_eq!(v["next"], 6);
+    assert!(
+        !v.to_string().contains("e4"),
+        "the action itself is not logged"
+    );
+    assert_eq!(g.s.events_since(5)["events"][0]["index"], 5);
+    assert!(g.s.has_events_since(5));
+    assert!(!g.s.has_events_since(6));
+}
+
+#[test]
+fn long_polls_wake_on_your_turn_resolution_and_the_end_only() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&b);
+    let s0 = g.s.clone();
+    g.ops(json!([{"op": "state", "state": {"x": 1}}]));
+    assert!(!should_wake(&s0, &g.s, &a) && !should_wake(&s0, &g.s, &b));
+    let s1 = g.s.clone();
+    g.turn_to(&a);
+    assert!(should_wake(&s1, &g.s, &a));
+    assert!(!should_wake(&s1, &g.s, &b));
+    assert!(g.s.state_ready_for(&a) && !g.s.state_ready_for(&b));
+    let id = g.act(&a);
+    assert_eq!(g.s.turn, 2);
+    let s2 = g.s.clone();
+    g.poll();
+    assert!(!should_wake(&s2, &g.s, &a), "delivery is not a resolution");
+    g.ops(json!([{"op": "reject", "playerId": a, "reason": "no", "actionId": id}]));
+    assert!(should_wake(&s2, &g.s, &a));
+    assert_eq!(
+        g.s.action_response(&a, &id, 2),
+        json!({"accepted": true, "actionId": id, "turn": 2, "outcome": "rejected", "reason": "no"})
+    );
+    let s3 = g.s.clone();
+    g.ops(json!([{"op": "end", "result": {"winner": null}}]));
+    assert!(should_wake(&s3, &g.s, &b));
+    assert!(g.s.state_ready_for(&b));
+}
+
+#[test]
+fn sessions_round_trip_through_json() {
+    let (mut g, a, _b) = Game::started(config(json!({"simultaneous": true})));
+    g.turn_to(&a);
+    g.act(&a);
+    let text = serde_json::to_string(&g.s).unwrap();
+    let back: Session = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, g.s);
+}
+
+#[test]
+fn errors_have_the_contract_body() {
+    let (mut g, a, _b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let e = g
+        .try_act(&g.s.players[1].player_id.clone(), None)
+        .unwrap_err();
+    assert_eq!(e.body()["code"], "not_your_turn");
+    assert!(e.body()["error"]
+        .as_str()
+        .unwrap()
+        .contains("not your turn"));
+}
+
+#[test]
+fn waiting_for() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    assert_eq!(g.snap(&a)["waitingFor"], Value::Null);
+    assert_eq!(g.snap(&b)["waitingFor"], "opponent");
+    g.act(&a);
+    assert_eq!(g.snap(&a)["waitingFor"], "host");
+    g.poll();
+    g.ops(json!([{"op": "legal_actions", "playerId": a, "actions": []}]));
+    assert_eq!(
+        g.snap(&b)["waitingFor"],
+        "host",
+        "nobody on turn: the game is thinking"
+    );
+    g.ops(json!([{"op": "end", "result": {}}]));
+    assert_eq!(g.snap(&b)["waitingFor"], Value::Null);
+}

@@ -1,0 +1,89 @@
+//! Logs and metrics, shared by every horst process.
+//!
+//! Logs go through `tracing`: human-readable lines by default, one JSON object a line in
+//! production (`log.format = "json"`). Metrics live in one Prometheus registry that each
+//! crate registers its own metrics in at start; `/metrics` encodes it.
+//!
+//! Architecture invariant: secrets (keys, tokens, passwords, Redis URLs with credentials)
+//! are never fields of a log event or a metric label.
+
+use std::sync::{Arc, Mutex};
+
+use prometheus_client::encoding::text::encode;
+pub use prometheus_client::metrics;
+pub use prometheus_client::registry::Registry;
+use tracing_subscriber::EnvFilter;
+
+/// Installs the global subscriber. `HORST_LOG` (tracing directives) wins over `level`.
+/// Safe to call twice (the second call does nothing), which tests rely on.
+pub fn init_tracing(json: bool, level: &str) {
+    let filter = std::env::var("HORST_LOG")
+        .ok()
+        .and_then(|v| EnvFilter::try_new(v).ok())
+        .or_else(|| EnvFilter::try_new(level).ok())
+        .unwrap_or_else(|| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = if json {
+        builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .try_init()
+    } else {
+        builder.with_target(false).try_init()
+    };
+}
+
+/// The process's metrics registry. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct Metrics {
+    registry: Arc<Mutex<Registry>>,
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        Metrics {
+            registry: Arc::new(Mutex::new(Registry::with_prefix("horst"))),
+        }
+    }
+
+    /// Registers one metric (a counter, gauge, histogram or family of them).
+    pub fn register(
+        &self,
+        name: &str,
+        help: &str,
+        metric: impl prometheus_client::registry::Metric,
+    ) {
+        let mut registry = self.registry.lock().unwrap_or_else(|e| e.into_inner());
+        registry.register(name, help, metric);
+    }
+
+    /// The Prometheus text exposition format.
+    pub fn encode(&self) -> String {
+        let registry = self.registry.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = encode(&mut out, &registry);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prometheus_client::metrics::counter::Counter;
+
+    #[test]
+    fn registered_metrics_are_encoded() {
+        let m = Metrics::new();
+        let c: Counter = Counter::default();
+        m.register("jobs", "Jobs seen", c.clone());
+        c.inc();
+        let text = m.encode();
+        assert!(text.contains("horst_jobs_total 1"), "{text}");
+        assert!(text.contains("# HELP horst_jobs Jobs seen"), "{text}");
+        assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+}

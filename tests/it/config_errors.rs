@@ -1,0 +1,81 @@
+//! Invalid configuration stops start-up with a message naming the setting.
+
+use std::time::Duration;
+
+use crate::harness::HorstProcess;
+
+fn run_to_exit(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = HorstProcess::spawn(args, env, dir.path());
+    let status = p
+        .wait_exit(Duration::from_secs(60))
+        .expect("horst should exit on bad configuration");
+    (status.code().unwrap_or(-1), p.stdout(), p.stderr())
+}
+
+#[test]
+fn bad_value_in_file_names_setting_and_accepted_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("horst.toml");
+    std::fs::write(&file, "[log]\nformat = \"xml\"\n").unwrap();
+    let (code, _, err) = run_to_exit(&["up", "--config", file.to_str().unwrap()], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("log.format"), "{err}");
+    assert!(err.contains("human") && err.contains("json"), "{err}");
+}
+
+#[test]
+fn unknown_setting_in_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("horst.toml");
+    std::fs::write(&file, "[worker]\nslot = 2\n").unwrap();
+    let (code, _, err) = run_to_exit(&["worker", "--config", file.to_str().unwrap()], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("worker.slot"), "{err}");
+    assert!(err.contains("slots"), "{err}");
+}
+
+#[test]
+fn bad_environment_value_names_the_variable() {
+    let (code, _, err) = run_to_exit(&["up"], &[("HORST_SERVER_LISTEN", "everywhere")]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("server.listen"), "{err}");
+    assert!(err.contains("HORST_SERVER_LISTEN"), "{err}");
+    assert!(err.contains("IP:PORT"), "{err}");
+}
+
+#[test]
+fn out_of_range_value_says_the_range() {
+    let (code, _, err) = run_to_exit(&["up"], &[("HORST_WORKER_SLOTS", "0")]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("worker.slots") && err.contains("1 to 256"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_flag_is_refused() {
+    let (code, _, err) = run_to_exit(&["api", "--listen", "8080"], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--listen"), "{err}");
+}
+
+#[test]
+fn every_subcommand_explains_itself() {
+    for sub in [
+        &["up"][..],
+        &["api"],
+        &["worker"],
+        &["admin"],
+        &["admin", "status"],
+    ] {
+        let mut args: Vec<&str> = sub.to_vec();
+        args.push("--help");
+        let (code, out, err) = run_to_exit(&args, &[]);
+        assert_eq!(code, 0, "{sub:?}: {err}");
+        for flag in ["--config", "--redis", "--data"] {
+            assert!(out.contains(flag), "{sub:?} --help lacks {flag}:\n{out}");
+        }
+    }
+}

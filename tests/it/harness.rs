@@ -1,0 +1,241 @@
+//! `spawn_app` (the API in-process on a random port) and `HorstProcess` (the real binary).
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use horst_testkit::RedisServer;
+use tokio::sync::watch;
+
+/// The API running in this process against its own Redis.
+#[allow(dead_code)] // fields used by later test modules
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub redis: RedisServer,
+    pub http: reqwest::Client,
+    pub health: horst_store::Health,
+    pub store: horst_store::Store,
+    pub queue: horst_queue::Queue,
+    shutdown: watch::Sender<bool>,
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        let _ = self.shutdown.send(true);
+    }
+}
+
+/// Starts the API on 127.0.0.1:0 with a fresh Redis, probing it every 100 ms.
+pub async fn spawn_app() -> TestApp {
+    let redis = RedisServer::start();
+    let mut config = horst_config::Config::default();
+    config.redis.url = redis.url();
+    let config = Arc::new(config);
+    let store = horst_store::Store::connect(&redis.url(), &config.redis.key_prefix)
+        .await
+        .expect("connect to the test redis");
+    store.check_server(false).await.expect("server checks");
+    let (tx, rx) = watch::channel(false);
+    let notifier = horst_queue::Notifier::start(
+        store.client().clone(),
+        horst_queue::Queue::channels(&store),
+        rx.clone(),
+    );
+    let queue = horst_queue::Queue::new(
+        store.clone(),
+        horst_queue::QueueSettings {
+            queue: config.queue.clone(),
+            quotas: config.quotas.clone(),
+        },
+        notifier,
+    );
+    let health = horst_store::Health::new();
+    tokio::spawn(
+        health
+            .clone()
+            .run_probe(store.clone(), Duration::from_millis(100), rx.clone()),
+    );
+    let state = horst_api::AppState::new(
+        config.clone(),
+        store.clone(),
+        queue.clone(),
+        health.clone(),
+        horst_telemetry::Metrics::new(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut stop = rx.clone();
+    tokio::spawn(horst_api::serve(
+        listener,
+        state,
+        async move {
+            let _ = stop.wait_for(|s| *s).await;
+        },
+        Duration::from_secs(5),
+    ));
+    TestApp {
+        addr,
+        redis,
+        http: reqwest::Client::new(),
+        health,
+        store,
+        queue,
+        shutdown: tx,
+    }
+}
+
+/// Polls `check` until it returns true or `limit` passes (generous limits: CI is slow).
+pub async fn eventually(limit: Duration, mut check: impl AsyncFnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if check().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// The `horst` binary as a child process, with its output captured line by line.
+pub struct HorstProcess {
+    pub child: Child,
+    stdout: Arc<Mutex<Vec<String>>>,
+    stderr: Arc<Mutex<Vec<String>>>,
+}
+
+impl HorstProcess {
+    pub fn spawn(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> HorstProcess {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_horst"));
+        cmd.args(args)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // A developer's own HORST_* settings must not leak into tests.
+        for (k, _) in std::env::vars() {
+            if k.starts_with("HORST_") {
+                cmd.env_remove(k);
+            }
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn horst");
+        let stdout = Arc::new(Mutex::new(Vec::new()));
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        collect(child.stdout.take().unwrap(), stdout.clone());
+        collect(child.stderr.take().unwrap(), stderr.clone());
+        HorstProcess {
+            child,
+            stdout,
+            stderr,
+        }
+    }
+
+    pub fn stdout(&self) -> String {
+        self.stdout.lock().unwrap().join("\n")
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().join("\n")
+    }
+
+    /// Waits for a stdout line containing `needle` and returns it.
+    pub fn wait_for_line(&mut self, needle: &str, limit: Duration) -> String {
+        let start = Instant::now();
+        loop {
+            if let Some(line) = self
+                .stdout
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|l| l.contains(needle))
+            {
+                return line.clone();
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!(
+                    "horst exited ({status}) before printing {needle:?}\nstdout:\n{}\nstderr:\n{}",
+                    self.stdout(),
+                    self.stderr()
+                );
+            }
+            if start.elapsed() > limit {
+                panic!(
+                    "horst did not print {needle:?} within {limit:?}\nstdout:\n{}\nstderr:\n{}",
+                    self.stdout(),
+                    self.stderr()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The address from "listening on http://ADDR".
+    pub fn wait_listening(&mut self) -> SocketAddr {
+        let line = self.wait_for_line("listening on http://", Duration::from_secs(60));
+        line.rsplit("http://")
+            .next()
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    pub fn signal(&self, sig: i32) {
+        unsafe {
+            libc::kill(self.child.id() as i32, sig);
+        }
+    }
+
+    /// Waits for the exit; `None` if it did not exit within `limit`.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                // Let the reader threads catch the last lines.
+                std::thread::sleep(Duration::from_millis(50));
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for HorstProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn collect(stream: impl std::io::Read + Send + 'static, into: Arc<Mutex<Vec<String>>>) {
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            into.lock().unwrap().push(line);
+        }
+    });
+}
+
+/// True while a process with this pid exists.
+pub fn process_alive(pid: u32) -> bool {
+    // A zombie still "exists"; read its state to tell.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .map(|rest| rest.trim_start().starts_with('Z'))
+            .unwrap_or(false),
+        Err(_) => false,
+    }
+}

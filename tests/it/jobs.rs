@@ -1,0 +1,215 @@
+//! Jobs end to end: admission, real workers with the engine, fenced completion, waiting.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use horst_queue::{Admission, Failure, JobKind, JobSpec, JobState};
+use horst_worker::{EngineRunner, JobRunner, WorkerIdentity, WorkerMetrics};
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+use crate::harness::spawn_app;
+
+fn level(name: &str) -> (String, Value) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("levels");
+    let map = std::fs::read_to_string(dir.join(format!("{name}.map"))).unwrap();
+    let replay: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join(format!("{name}.replay.json"))).unwrap(),
+    )
+    .unwrap();
+    (map, replay)
+}
+
+fn start_worker(
+    queue: &horst_queue::Queue,
+    runner: Arc<dyn JobRunner>,
+    index: u32,
+    slots: u32,
+) -> watch::Sender<bool> {
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(horst_worker::run(
+        queue.clone(),
+        runner,
+        WorkerIdentity::new(index, slots),
+        WorkerMetrics::register(&horst_telemetry::Metrics::new()),
+        rx,
+    ));
+    tx
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_referees_a_winning_replay() {
+    let app = spawn_app().await;
+    let _w = start_worker(&app.queue, Arc::new(EngineRunner::new(1).unwrap()), 0, 1);
+    let (map, replay) = level("01-erste-schritte");
+    let Admission::New(job) = app
+        .queue
+        .admit(JobSpec {
+            kind: JobKind::Simulate,
+            account: "a".into(),
+            trust: 1,
+            idempotency_key: "k1".into(),
+            input: json!({"map": map, "replay": replay}),
+        })
+        .await
+        .unwrap()
+    else {
+        panic!("expected a new job")
+    };
+    let done = app
+        .queue
+        .wait(&job.id, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(done.state, JobState::Succeeded, "{done:?}");
+    let result = done.result.unwrap();
+    assert_eq!(result["outcome"], "won");
+    assert_eq!(result["engineVersion"], horst_engine::engine_version());
+    assert_eq!(result["stateHash"].as_str().unwrap().len(), 64);
+    assert_eq!(done.charged_seconds, 5);
+
+    // A broken map fails the job with validation_failed and the errors as details.
+    let Admission::New(bad) = app
+        .queue
+        .admit(JobSpec {
+            kind: JobKind::Simulate,
+            account: "a".into(),
+            trust: 1,
+            idempotency_key: "k2".into(),
+            input: json!({"map": "not a map", "replay": replay}),
+        })
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    let done = app
+        .queue
+        .wait(&bad.id, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(done.state, JobState::Failed);
+    let failure = done.failure.unwrap();
+    assert_eq!(failure.code, "validation_failed");
+    assert!(failure.details["errors"]
+        .as_array()
+        .is_some_and(|e| !e.is_empty()));
+}
+
+/// Counts how often each job runs, and slows each run a little so claims overlap.
+struct CountingRunner {
+    runs: Mutex<HashMap<String, u32>>,
+}
+
+impl JobRunner for CountingRunner {
+    fn run(
+        &self,
+        _: JobKind,
+        input: &Value,
+        _: Duration,
+        _: &AtomicBool,
+    ) -> Result<Value, Failure> {
+        let key = input["n"].to_string();
+        *self.runs.lock().unwrap().entry(key).or_default() += 1;
+        std::thread::sleep(Duration::from_millis(5));
+        Ok(json!({"ok": true}))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_never_run_the_same_job() {
+    let app = spawn_app().await;
+    let runner = Arc::new(CountingRunner {
+        runs: Mutex::default(),
+    });
+    let _w1 = start_worker(&app.queue, runner.clone(), 1, 2);
+    let _w2 = start_worker(&app.queue, runner.clone(), 2, 2);
+    let mut ids = Vec::new();
+    // 8 accounts at a time (the global cap), 5 rounds.
+    for round in 0..5 {
+        let mut batch = Vec::new();
+        for a in 0..8 {
+            let n = round * 8 + a;
+            let admission = app
+                .queue
+                .admit(JobSpec {
+                    kind: JobKind::Simulate,
+                    account: format!("acct{a}"),
+                    trust: 1,
+                    idempotency_key: format!("k{n}"),
+                    input: json!({"n": n}),
+                })
+                .await
+                .unwrap();
+            let Admission::New(job) = admission else {
+                panic!()
+            };
+            batch.push(job.id);
+        }
+        for id in &batch {
+            let done = app.queue.wait(id, Duration::from_secs(60)).await.unwrap();
+            assert_eq!(done.state, JobState::Succeeded);
+        }
+        ids.extend(batch);
+    }
+    let runs = runner.runs.lock().unwrap();
+    assert_eq!(runs.len(), 40);
+    assert!(runs.values().all(|n| *n == 1), "a job ran twice: {runs:?}");
+    // Both workers took part.
+    let mut workers = std::collections::BTreeSet::new();
+    for id in &ids {
+        let r = app.queue.get(id).await.unwrap().unwrap();
+        workers.insert(r.worker.unwrap().split('/').next().unwrap().to_string());
+    }
+    assert_eq!(workers.len(), 2, "{workers:?}");
+}
+
+/// Never returns until cancelled: the worker's own time limit must stop it.
+struct StuckRunner;
+
+impl JobRunner for StuckRunner {
+    fn run(
+        &self,
+        _: JobKind,
+        _: &Value,
+        _: Duration,
+        cancel: &AtomicBool,
+    ) -> Result<Value, Failure> {
+        while !cancel.load(std::sync::atomic::Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(json!({"too": "late"}))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_worker_enforces_the_time_limit() {
+    let app = spawn_app().await;
+    let _w = start_worker(&app.queue, Arc::new(StuckRunner), 0, 1);
+    let Admission::New(job) = app
+        .queue
+        .admit(JobSpec {
+            kind: JobKind::Simulate,
+            account: "a".into(),
+            trust: 1,
+            idempotency_key: "k".into(),
+            input: json!({}),
+        })
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    let done = app
+        .queue
+        .wait(&job.id, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(done.state, JobState::Failed);
+    assert_eq!(done.failure.unwrap().code, "timeout");
+    let ran = done.finished_at_ms.unwrap() - done.started_at_ms.unwrap();
+    assert!(ran >= 5_000, "stopped early: {ran} ms");
+    assert_eq!(done.charged_seconds, 5);
+}

@@ -1,0 +1,234 @@
+//! The horst process and its Redis: private server start and stop, crashes, signals, the
+//! start-up checks.
+
+use std::time::Duration;
+
+use horst_testkit::RedisServer;
+
+use crate::harness::{eventually, process_alive, HorstProcess};
+
+/// "horst: private redis-server started (pid N), ..." -> N
+fn private_redis_pid(p: &mut HorstProcess) -> u32 {
+    let line = p.wait_for_line("private redis-server started", Duration::from_secs(60));
+    line.split("(pid ")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {line:?}"))
+}
+
+fn wait_gone(pid: u32, limit: Duration) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if !process_alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[tokio::test]
+async fn up_runs_private_redis_and_sigterm_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn(
+        &["up", "--listen", "127.0.0.1:0", "--data", "data"],
+        &[],
+        dir.path(),
+    );
+    let data_line = horst.wait_for_line("data directory", Duration::from_secs(60));
+    assert!(
+        data_line.contains(dir.path().join("data").to_str().unwrap()),
+        "{data_line}"
+    );
+    let redis_pid = private_redis_pid(&mut horst);
+    let addr = horst.wait_listening();
+    assert!(dir.path().join("data/redis/appendonlydir").exists());
+
+    let http = reqwest::Client::new();
+    let r = http
+        .get(format!("http://{addr}/healthz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let ready = eventually(Duration::from_secs(30), async || {
+        http.get(format!("http://{addr}/readyz"))
+            .send()
+            .await
+            .map(|r| r.status() == 200)
+            .unwrap_or(false)
+    })
+    .await;
+    assert!(ready, "never ready: {}", horst.stderr());
+
+    // The operator's tools reach the same store through --data.
+    let mut admin = HorstProcess::spawn(
+        &["admin", "status", "--json", "--data", "data"],
+        &[],
+        dir.path(),
+    );
+    let status = admin.wait_exit(Duration::from_secs(60)).unwrap();
+    assert!(status.success(), "{}", admin.stderr());
+    let report: serde_json::Value = serde_json::from_str(&admin.stdout()).unwrap();
+    assert_eq!(report["redis"]["maxmemoryPolicy"], "noeviction");
+    assert_eq!(report["redis"]["appendonly"], true);
+    assert_eq!(report["workers"].as_array().unwrap().len(), 1, "{report}");
+    assert!(
+        process_alive(redis_pid),
+        "admin must not stop the server it attached to"
+    );
+
+    horst.signal(libc::SIGTERM);
+    let status = horst
+        .wait_exit(Duration::from_secs(10))
+        .expect("horst did not stop within 10 s of SIGTERM");
+    assert!(status.success(), "{status}: {}", horst.stderr());
+    assert!(
+        wait_gone(redis_pid, Duration::from_secs(5)),
+        "redis-server {redis_pid} left running"
+    );
+}
+
+#[tokio::test]
+async fn ctrl_c_stops_it_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn(&["up", "--listen", "127.0.0.1:0"], &[], dir.path());
+    let redis_pid = private_redis_pid(&mut horst);
+    horst.wait_listening();
+    horst.signal(libc::SIGINT);
+    let status = horst
+        .wait_exit(Duration::from_secs(10))
+        .expect("no exit after SIGINT");
+    assert!(status.success());
+    assert!(wait_gone(redis_pid, Duration::from_secs(5)));
+}
+
+#[tokio::test]
+async fn killed_horst_takes_its_private_redis_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn(&["up", "--listen", "127.0.0.1:0"], &[], dir.path());
+    let redis_pid = private_redis_pid(&mut horst);
+    horst.wait_listening();
+    horst.signal(libc::SIGKILL);
+    horst.wait_exit(Duration::from_secs(10)).unwrap();
+    assert!(
+        wait_gone(redis_pid, Duration::from_secs(10)),
+        "an orphaned redis-server {redis_pid} outlived a kill -9 of horst"
+    );
+}
+
+#[tokio::test]
+async fn crash_of_private_redis_turns_readyz_503_and_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn(&["up", "--listen", "127.0.0.1:0"], &[], dir.path());
+    let redis_pid = private_redis_pid(&mut horst);
+    let addr = horst.wait_listening();
+    let http = reqwest::Client::new();
+    assert!(
+        eventually(Duration::from_secs(30), async || {
+            http.get(format!("http://{addr}/readyz"))
+                .send()
+                .await
+                .map(|r| r.status() == 200)
+                .unwrap_or(false)
+        })
+        .await
+    );
+    unsafe {
+        libc::kill(redis_pid as i32, libc::SIGKILL);
+    }
+    let mut reason = String::new();
+    let went_down = eventually(Duration::from_secs(30), async || {
+        let r = http
+            .get(format!("http://{addr}/readyz"))
+            .send()
+            .await
+            .unwrap();
+        if r.status() == 503 {
+            reason = r.json::<serde_json::Value>().await.unwrap()["reason"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            true
+        } else {
+            false
+        }
+    })
+    .await;
+    assert!(went_down);
+    assert!(reason.contains("exited unexpectedly"), "{reason}");
+    assert!(
+        eventually(Duration::from_secs(10), async || horst
+            .stderr()
+            .contains("private redis-server exited unexpectedly"))
+        .await,
+        "horst did not say what happened: {}",
+        horst.stderr()
+    );
+    horst.signal(libc::SIGTERM);
+    assert!(horst.wait_exit(Duration::from_secs(15)).is_some());
+}
+
+#[test]
+fn missing_redis_server_says_how_to_install_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn(
+        &["up", "--listen", "127.0.0.1:0"],
+        &[("HORST_REDIS_SERVER_BINARY", "redis-server-not-installed")],
+        dir.path(),
+    );
+    let status = horst.wait_exit(Duration::from_secs(30)).unwrap();
+    assert_eq!(status.code(), Some(1));
+    assert!(
+        horst.stderr().contains("apt-get install redis-server"),
+        "{}",
+        horst.stderr()
+    );
+}
+
+#[test]
+fn evicting_redis_is_refused_unless_overridden() {
+    let redis = RedisServer::start_with(|o| o.maxmemory_policy = "allkeys-lru".into());
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn(
+        &["api", "--listen", "127.0.0.1:0", "--redis", &redis.url()],
+        &[],
+        dir.path(),
+    );
+    let status = horst
+        .wait_exit(Duration::from_secs(30))
+        .expect("should refuse to start");
+    assert_eq!(status.code(), Some(1));
+    let err = horst.stderr();
+    assert!(
+        err.contains("allkeys-lru") && err.contains("noeviction"),
+        "{err}"
+    );
+    assert!(err.contains("HORST_REDIS_ALLOW_EVICTION"), "{err}");
+
+    let mut horst = HorstProcess::spawn(
+        &["api", "--listen", "127.0.0.1:0", "--redis", &redis.url()],
+        &[("HORST_REDIS_ALLOW_EVICTION", "true")],
+        dir.path(),
+    );
+    horst.wait_listening();
+    assert!(horst.stderr().contains("may evict"), "{}", horst.stderr());
+    horst.signal(libc::SIGTERM);
+    assert!(horst.wait_exit(Duration::from_secs(15)).is_some());
+}
+
+#[test]
+fn aof_off_is_warned_about() {
+    let redis = RedisServer::start_with(|o| o.appendonly = false);
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn(&["worker", "--redis", &redis.url()], &[], dir.path());
+    let start = std::time::Instant::now();
+    while !horst.stderr().contains("AOF off") && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(horst.stderr().contains("AOF off"), "{}", horst.stderr());
+    horst.signal(libc::SIGTERM);
+    let status = horst.wait_exit(Duration::from_secs(15)).unwrap();
+    assert!(status.success());
+}

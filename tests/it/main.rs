@@ -1,0 +1,12 @@
+//! horst's integration tests: one test binary (fast to link), one module per area.
+//!
+//! Every test gets its own real redis-server on a free port (`horst_testkit::RedisServer`)
+//! and talks to a real HTTP server on a random port, either in-process (`spawn_app`) or as
+//! the `horst` binary (`HorstProcess`) when the process lifecycle itself is under test.
+
+mod harness;
+
+mod config_errors;
+mod health;
+mod jobs;
+mod lifecycle;

@@ -1,0 +1,98 @@
+//! Job metrics: durations by kind and outcome, lease expiries; and gauges sampled from
+//! Redis (queue depth, oldest waiting age, seconds used and remaining today).
+
+use std::time::Duration;
+
+use horst_queue::{JobKind, Queue};
+use horst_telemetry::metrics::counter::Counter;
+use horst_telemetry::metrics::family::Family;
+use horst_telemetry::metrics::gauge::Gauge;
+use horst_telemetry::metrics::histogram::{exponential_buckets, Histogram};
+use horst_telemetry::Metrics;
+use tokio::sync::watch;
+
+type Labels = Vec<(&'static str, String)>;
+
+#[derive(Clone)]
+pub struct WorkerMetrics {
+    duration: Family<Labels, Histogram>,
+    lease_expiries: Counter,
+}
+
+impl WorkerMetrics {
+    pub fn register(metrics: &Metrics) -> Self {
+        let duration = Family::<Labels, Histogram>::new_with_constructor(|| {
+            Histogram::new(exponential_buckets(0.001, 2.0, 16))
+        });
+        let lease_expiries = Counter::default();
+        metrics.register(
+            "job_duration_seconds",
+            "Job execution time by kind and outcome (succeeded or the failure code)",
+            duration.clone(),
+        );
+        metrics.register(
+            "job_lease_expiries",
+            "Jobs failed because their worker's lease expired",
+            lease_expiries.clone(),
+        );
+        WorkerMetrics {
+            duration,
+            lease_expiries,
+        }
+    }
+
+    pub(crate) fn observe(&self, kind: JobKind, outcome: &str, elapsed: Duration) {
+        self.duration
+            .get_or_create(&vec![
+                ("kind", kind.as_str().to_string()),
+                ("outcome", outcome.to_string()),
+            ])
+            .observe(elapsed.as_secs_f64());
+    }
+
+    pub(crate) fn lease_expired(&self) {
+        self.lease_expiries.inc();
+    }
+}
+
+/// Samples the queue's gauges every few seconds (any process; they read Redis).
+pub async fn sample_queue_gauges(
+    queue: Queue,
+    metrics: Metrics,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let depth = Gauge::<i64>::default();
+    let oldest = Gauge::<i64>::default();
+    let used = Gauge::<i64>::default();
+    let remaining = Gauge::<i64>::default();
+    metrics.register("queue_waiting_jobs", "Jobs waiting to start", depth.clone());
+    metrics.register(
+        "queue_oldest_waiting_milliseconds",
+        "Age of the oldest waiting job",
+        oldest.clone(),
+    );
+    metrics.register(
+        "budget_seconds_used",
+        "Reserved execution seconds used today (UTC)",
+        used.clone(),
+    );
+    metrics.register(
+        "budget_seconds_remaining",
+        "Reserved execution seconds left today (UTC)",
+        remaining.clone(),
+    );
+    loop {
+        if let Ok((n, age)) = queue.depth().await {
+            depth.set(n as i64);
+            oldest.set(age.unwrap_or(0) as i64);
+        }
+        if let Ok((u, total)) = queue.budget_today().await {
+            used.set(u as i64);
+            remaining.set(total.saturating_sub(u) as i64);
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(5)) => {}
+            _ = shutdown.wait_for(|s| *s) => return,
+        }
+    }
+}
