@@ -18,8 +18,9 @@ use std::time::{Duration, Instant};
 pub const BATCH: usize = 48;
 /// The contract's limit on a replay's total ticks.
 pub const MAX_TICKS: u32 = 36_000;
-/// Distinct states kept at most (memory bound, about 1-2 GB); reaching it counts as the budget
-/// running out.
+/// Distinct states kept at most (a memory bound: about 40 bytes per state plus the simulation of
+/// each open one); reaching it counts as the budget running out. Keys are 64-bit hashes, so two
+/// states collide with a chance of about 1e-6 at this size.
 pub const MAX_STATES: u64 = 6_000_000;
 /// Entities within this many sub-units of the bird (10 tiles) are part of the state key.
 const NEAR: i32 = 10 * TILE;
