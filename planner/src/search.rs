@@ -370,9 +370,13 @@ struct Child {
     key: u64,
     dist: u32,
     sim: Box<Sim>,
+    /// Its state was seen before this batch.
+    seen: bool,
 }
 
-fn expand(sim: &Sim, st: &Stage, ctx: &Ctx) -> Vec<Child> {
+/// Simulates the macros from `sim`. Children whose state was already seen before this batch
+/// are dropped here, on the worker thread (the merge would reject them anyway).
+fn expand(sim: &Sim, st: &Stage, ctx: &Ctx, seen: &KeySet) -> Vec<Child> {
     let mut ms = Vec::with_capacity(48);
     macros(sim, st, ctx, &mut ms);
     let mut buf = Vec::with_capacity(512);
@@ -413,8 +417,10 @@ fn expand(sim: &Sim, st: &Stage, ctx: &Ctx) -> Vec<Child> {
             key,
             dist,
             sim: s,
+            seen: status == Status::Running && seen.contains(&key),
         });
     }
+    out.retain(|c| !c.seen);
     out
 }
 
@@ -516,7 +522,10 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
         stage_expanded += batch.len() as u64;
         sh.expanded += batch.len() as u64;
         let ctx = &sh.ctx;
-        let results: Vec<Vec<Child>> = batch.par_iter().map(|(_, s)| expand(s, st, ctx)).collect();
+        let results: Vec<Vec<Child>> = batch
+            .par_iter()
+            .map(|(_, s)| expand(s, st, ctx, &seen))
+            .collect();
         for ((pid, _), children) in batch.iter().zip(results) {
             for c in children {
                 if c.status == Status::Won {
