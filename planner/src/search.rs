@@ -272,12 +272,14 @@ pub fn state_key(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> u64 {
             o += 10;
         }
     }
-    // Platforms: progress i32, dir i8, x, y, dx, dy i32.
+    // Platforms: progress i32, dir i8, x, y, dx, dy i32. Their phase is told apart in cells of
+    // four times the enemies' (32 px at the coarse stage): the bird riding one already carries
+    // its position, and a finer phase multiplies the states of every level with platforms.
     let n = rd_i32(b, o) as usize;
     o += 4;
     for _ in 0..n {
         if near(rd_i32(b, o + 5), rd_i32(b, o + 9)) {
-            k.add((rd_i32(b, o) >> ps) as i64);
+            k.add((rd_i32(b, o) >> (ps + 2)) as i64);
             k.add(rd_u8(b, o + 4) as i64);
         } else {
             k.add(-2);
