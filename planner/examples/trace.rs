@@ -30,7 +30,7 @@ fn main() {
         for _ in 0..s.ticks {
             sim.step(s.action);
             let p = sim.player();
-            if sim.tick() % every == 0 || sim.status() != Status::Running {
+            if sim.tick().is_multiple_of(every) || sim.status() != Status::Running {
                 println!(
                     "t{} a{} x{:.2} y{:.2} vx{} vy{} g{} ride{} {:?}",
                     sim.tick(),

@@ -9,6 +9,25 @@
 //!
 //! Nothing that decides the search order uses floats, hash-map iteration or the clock; the
 //! clock only stops the search at the deadline.
+//!
+//! A worker runs it on its own pool and answers `playtest_map` with [`PlaytestResult`]:
+//!
+//! ```no_run
+//! # fn demo(map: &horst_engine::Map, pool: &rayon::ThreadPool) -> serde_json::Value {
+//! use std::sync::atomic::AtomicBool;
+//! use std::time::Duration;
+//! let cancel = AtomicBool::new(false); // set it to stop the search early
+//! let req = horst_planner::PlanRequest {
+//!     map,
+//!     seed: 1,
+//!     time_limit: Duration::from_secs(20),
+//!     cancel: &cancel,
+//! };
+//! // The progress callback is optional; build it inside `install` (it need not be `Sync`).
+//! let report = pool.install(|| horst_planner::plan(&req, None));
+//! serde_json::to_value(horst_planner::PlaytestResult::new(map, 1, &report)).unwrap()
+//! # }
+//! ```
 
 pub mod relaxed;
 pub mod search;

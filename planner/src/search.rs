@@ -18,13 +18,16 @@ use std::time::{Duration, Instant};
 pub const BATCH: usize = 48;
 /// The contract's limit on a replay's total ticks.
 pub const MAX_TICKS: u32 = 36_000;
-/// Distinct states kept at most (memory bound, about 1-2 GB); reaching it counts as the budget
-/// running out.
+/// Distinct states kept at most (a memory bound: about 40 bytes per state plus the simulation of
+/// each open one); reaching it counts as the budget running out. Keys are 64-bit hashes, so two
+/// states collide with a chance of about 1e-6 at this size.
 pub const MAX_STATES: u64 = 6_000_000;
 /// Entities within this many sub-units of the bird (10 tiles) are part of the state key.
 const NEAR: i32 = 10 * TILE;
+/// How far a pebble flies (48 ticks at 5 px per tick), in whole tiles.
+const RANGE_TILES: i32 = 15;
 /// Weight of the heuristic: ticks per tile of relaxed distance (running takes about 7).
-const H_WEIGHT: u64 = 24;
+const H_WEIGHT: u64 = 40;
 
 /// One refinement stage: how finely states are told apart and which holds are tried.
 #[derive(Clone, Copy, Debug)]
@@ -140,6 +143,38 @@ impl Ctx {
         }
     }
 
+    /// Whether a pebble fired now in direction `dir` could hit something: intact cracked rock
+    /// in its row before any other solid block, an enemy near its row, or a rock-fall column,
+    /// within the pebble's range. Shots at nothing are not tried.
+    pub fn target_ahead(&self, sim: &Sim, dir: i32) -> bool {
+        let p = sim.player();
+        let py = p.y + 4 * 256 + 3 * 256;
+        let ty = py >> TILE_SHIFT;
+        let x0 = p.x + PLAYER_W / 2;
+        let tx0 = x0 >> TILE_SHIFT;
+        for d in 1..=RANGE_TILES {
+            let tx = tx0 + dir * d;
+            if tx < 0 || tx >= sim.width() {
+                break;
+            }
+            let b = sim.block_at(tx, ty);
+            if b == Block::Cracked {
+                return true;
+            }
+            if b.is_solid() {
+                break;
+            }
+        }
+        let reach = RANGE_TILES * TILE;
+        let ahead = |x: i32| {
+            let dx = (x - x0) * dir;
+            dx > 0 && dx <= reach
+        };
+        sim.enemies()
+            .any(|(ex, ey)| ahead(ex + 6 * 256) && (ey + 6 * 256 - py).abs() <= 10 * 256)
+            || self.spawner_x.iter().any(|&sx| ahead(sx + TILE / 2))
+    }
+
     /// Relaxed distance (tiles) from the bird's middle to a nest.
     #[inline]
     pub fn distance(&self, sim: &Sim) -> u32 {
@@ -177,7 +212,8 @@ pub fn state_key(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> u64 {
     let near = |x: i32, y: i32| (x - bx).abs() <= NEAR && (y - by).abs() <= NEAR;
     let mut k = Key(0x1234_5678);
     k.add((p.x >> st.pos_shift) as i64);
-    k.add((p.y >> st.pos_shift) as i64);
+    // In the air the height is told apart half as finely (the fall is fast anyway).
+    k.add((p.y >> (st.pos_shift + !p.on_ground as u32)) as i64);
     k.add((p.vx >> st.vx_shift) as i64);
     k.add((p.vy >> st.vy_shift) as i64);
     let flags = p.on_ground as i64
@@ -236,12 +272,14 @@ pub fn state_key(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> u64 {
             o += 10;
         }
     }
-    // Platforms: progress i32, dir i8, x, y, dx, dy i32.
+    // Platforms: progress i32, dir i8, x, y, dx, dy i32. Their phase is told apart in cells of
+    // four times the enemies' (32 px at the coarse stage): the bird riding one already carries
+    // its position, and a finer phase multiplies the states of every level with platforms.
     let n = rd_i32(b, o) as usize;
     o += 4;
     for _ in 0..n {
         if near(rd_i32(b, o + 5), rd_i32(b, o + 9)) {
-            k.add((rd_i32(b, o) >> ps) as i64);
+            k.add((rd_i32(b, o) >> (ps + 2)) as i64);
             k.add(rd_u8(b, o + 4) as i64);
         } else {
             k.add(-2);
@@ -274,7 +312,7 @@ pub fn state_key(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> u64 {
 /// then the slow walks), jumps only where a jump or boost can happen (or a rising jump can be
 /// held longer), a short release where the boost needs a fresh press, and shots only where
 /// shooting can change something.
-pub fn macros(sim: &Sim, st: &Stage, shoot_useful: bool, out: &mut Vec<(u8, u16)>) {
+pub fn macros(sim: &Sim, st: &Stage, ctx: &Ctx, out: &mut Vec<(u8, u16)>) {
     out.clear();
     let p = sim.player();
     // move index * 4: right 8, left 0, none 4, slow right 16, slow left 12.
@@ -304,8 +342,14 @@ pub fn macros(sim: &Sim, st: &Stage, shoot_useful: bool, out: &mut Vec<(u8, u16)
             }
         }
     }
-    if shoot_useful && p.shoot_cooldown == 0 {
-        for &m in &[8u8, 0, 4] {
+    if ctx.shoot_useful && p.shoot_cooldown == 0 {
+        let right = ctx.target_ahead(sim, 1);
+        let left = ctx.target_ahead(sim, -1);
+        let ahead = if p.facing < 0 { left } else { right };
+        for (m, useful) in [(8u8, right), (0, left), (4, ahead)] {
+            if !useful {
+                continue;
+            }
             out.push((m + 2, st.move_holds[0]));
             if can_press {
                 out.push((m + 3, st.jump_holds[st.jump_holds.len() - 1]));
@@ -328,21 +372,35 @@ struct Child {
     key: u64,
     dist: u32,
     sim: Box<Sim>,
+    /// Its state was seen before this batch.
+    seen: bool,
 }
 
-fn expand(sim: &Sim, st: &Stage, ctx: &Ctx) -> Vec<Child> {
+/// Simulates the macros from `sim`. Children whose state was already seen before this batch
+/// are dropped here, on the worker thread (the merge would reject them anyway).
+fn expand(sim: &Sim, st: &Stage, ctx: &Ctx, seen: &KeySet) -> Vec<Child> {
     let mut ms = Vec::with_capacity(48);
-    macros(sim, st, ctx.shoot_useful, &mut ms);
+    macros(sim, st, ctx, &mut ms);
     let mut buf = Vec::with_capacity(512);
-    let mut out = Vec::with_capacity(ms.len());
+    let mut out: Vec<Child> = Vec::with_capacity(ms.len());
+    // The last macro simulated: (action, ticks, index of its child in `out` if it still runs).
+    // Longer holds of the same action continue from it instead of starting over.
+    let mut prev: Option<(u8, u16, Option<usize>)> = None;
     for (a, t) in ms {
-        let mut s = Box::new(sim.clone());
-        let mut used = 0u16;
+        let (mut s, mut used) = match prev {
+            Some((pa, pt, Some(i))) if pa == a && pt < t => (Box::new((*out[i].sim).clone()), pt),
+            // The shorter hold already died or won: so does this one.
+            Some((pa, pt, None)) if pa == a && pt < t => continue,
+            _ => (Box::new(sim.clone()), 0),
+        };
         while used < t && s.status() == Status::Running {
             s.step(a);
             used += 1;
         }
         let status = s.status();
+        if status != Status::Running {
+            prev = Some((a, t, None));
+        }
         if status == Status::Dead {
             continue;
         }
@@ -351,6 +409,9 @@ fn expand(sim: &Sim, st: &Stage, ctx: &Ctx) -> Vec<Child> {
         } else {
             (0, 0)
         };
+        if status == Status::Running {
+            prev = Some((a, t, Some(out.len())));
+        }
         out.push(Child {
             action: a,
             ticks: used,
@@ -358,8 +419,10 @@ fn expand(sim: &Sim, st: &Stage, ctx: &Ctx) -> Vec<Child> {
             key,
             dist,
             sim: s,
+            seen: status == Status::Running && seen.contains(&key),
         });
     }
+    out.retain(|c| !c.seen);
     out
 }
 
@@ -390,7 +453,7 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
         ticks: 0,
     }];
     let mut sims: Vec<Option<Box<Sim>>> = Vec::new();
-    let mut seen = KeySet::default();
+    let mut seen = KeySet::with_capacity_and_hasher(1 << 16, Default::default());
     let mut buf = Vec::new();
     seen.insert(state_key(&root, st, &sh.ctx, &mut buf));
     let d0 = sh.ctx.distance(&root);
@@ -461,7 +524,10 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
         stage_expanded += batch.len() as u64;
         sh.expanded += batch.len() as u64;
         let ctx = &sh.ctx;
-        let results: Vec<Vec<Child>> = batch.par_iter().map(|(_, s)| expand(s, st, ctx)).collect();
+        let results: Vec<Vec<Child>> = batch
+            .par_iter()
+            .map(|(_, s)| expand(s, st, ctx, &seen))
+            .collect();
         for ((pid, _), children) in batch.iter().zip(results) {
             for c in children {
                 if c.status == Status::Won {

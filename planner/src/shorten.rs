@@ -131,7 +131,7 @@ pub fn shorten(
                     i = i.min(cur.len());
                 }
             }
-            if budget % 64 == 0 && stop() {
+            if budget.is_multiple_of(64) && stop() {
                 break;
             }
         }
@@ -164,7 +164,7 @@ pub fn shorten(
             if !merged {
                 i += 1;
             }
-            if budget % 64 == 0 && stop() {
+            if budget.is_multiple_of(64) && stop() {
                 break;
             }
         }

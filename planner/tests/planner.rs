@@ -66,6 +66,7 @@ fn the_replay_does_not_depend_on_the_thread_count() {
         "levels/05-murmeltiere.map",
         "levels/11-steinschlag.map",
         "levels/13-rastplatz.map",
+        "levels/corpus/t3-mountain-01.map",
     ] {
         let map = load(level);
         let one = run(&map, 1, 20.0, 1, &cancel);
@@ -74,6 +75,38 @@ fn the_replay_does_not_depend_on_the_thread_count() {
         assert_eq!(one.outcome, two.outcome, "{level}");
         assert_eq!(one.expanded, two.expanded, "{level}");
     }
+}
+
+#[test]
+fn every_solvable_corpus_level_has_a_winning_replay() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels/corpus");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".map"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 45, "{} corpus levels", names.len());
+    let mut unsolvable = 0;
+    for n in names {
+        let map = load(&format!("levels/corpus/{n}"));
+        let replay_path = dir.join(n.replace(".map", ".replay.json"));
+        if n.starts_with("u-") {
+            unsolvable += 1;
+            let text = std::fs::read_to_string(dir.join(&n)).unwrap();
+            assert!(text.starts_with("# Unsolvable: "), "{n} says why");
+            assert!(!replay_path.exists(), "{n}");
+            continue;
+        }
+        let text = std::fs::read_to_string(&replay_path).unwrap_or_else(|e| panic!("{n}: {e}"));
+        let replay = horst_engine::parse_replay_json(&text).unwrap();
+        assert!(
+            referee(&map, &replay).won,
+            "{n}: the known replay does not win"
+        );
+    }
+    assert!(unsolvable >= 10);
 }
 
 /// A level the planner neither solves nor exhausts within 20 s (an unsolvable gorge with a
