@@ -337,3 +337,21 @@ async fn unknown_tool_is_an_invalid_params_error() {
     assert_eq!(a.status, 200);
     assert_eq!(a.body["error"]["code"], -32602);
 }
+
+#[tokio::test]
+async fn the_agent_guide_is_served_as_escaped_text() {
+    let app = spawn_app().await; // the guide is public even while the gateway is off
+    let r = app.http.get(app.url("/agents.html")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert!(r.headers().contains_key("content-security-policy"));
+    let page = r.text().await.unwrap();
+    assert!(page.contains(
+        "claude mcp add --transport http horst http://127.0.0.1:8080/api/mcp --header &quot;Authorization: Bearer &lt;key&gt;&quot;"
+    ));
+    assert!(page.contains("The recommended loop"));
+    assert!(!page.contains("<key>"), "markdown text is escaped");
+}
