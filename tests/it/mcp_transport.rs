@@ -355,3 +355,26 @@ async fn the_agent_guide_is_served_as_escaped_text() {
     assert!(page.contains("The recommended loop"));
     assert!(!page.contains("<key>"), "markdown text is escaped");
 }
+
+#[tokio::test]
+async fn tool_calls_are_counted_by_tool_and_outcome() {
+    let app = spawn_gateway().await;
+    app.call("validate_map", json!({"map": "x"}), None).await;
+    app.call("validate_map", json!({"map": ""}), None).await;
+    let text = app
+        .http
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        text.contains(r#"horst_gateway_tool_calls_total{tool="validate_map",outcome="ok"} 1"#),
+        "{text}"
+    );
+    assert!(text.contains(
+        r#"horst_gateway_tool_calls_total{tool="validate_map",outcome="invalid_input"} 1"#
+    ));
+}
