@@ -54,7 +54,12 @@ impl AppState {
     ) -> Self {
         let http = request_log::HttpMetrics::register(&metrics);
         let agents = AgentGateway {
-            gateway: horst_gateway::Gateway::new(store.clone(), config.clone(), queue.clone()),
+            gateway: horst_gateway::Gateway::new(
+                store.clone(),
+                config.clone(),
+                queue.clone(),
+                &metrics,
+            ),
             burst: Arc::new(horst_limits::BurstLimits::from_config(&config.gateway)),
             proxies: Arc::new(horst_limits::TrustedProxies::from_config(
                 &config.server.trusted_proxies,

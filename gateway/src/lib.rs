@@ -103,12 +103,20 @@ pub struct Message<'a> {
     pub read_only: bool,
 }
 
+/// `horst_gateway_tool_calls{tool, outcome}`: calls by tool and outcome (`ok` or the
+/// failure code), so operators see what agents do and where they fail.
+type ToolLabels = Vec<(&'static str, String)>;
+
 /// The handlers' dependencies. Cheap to clone.
 #[derive(Clone)]
 pub struct Gateway {
     pub store: Store,
     pub config: Arc<Config>,
     pub queue: horst_queue::Queue,
+    tool_calls: horst_telemetry::metrics::family::Family<
+        ToolLabels,
+        horst_telemetry::metrics::counter::Counter,
+    >,
 }
 
 fn tool_result(value: Value) -> Value {
@@ -129,11 +137,23 @@ fn tool_failure(error: &ToolError) -> Value {
 }
 
 impl Gateway {
-    pub fn new(store: Store, config: Arc<Config>, queue: horst_queue::Queue) -> Self {
+    pub fn new(
+        store: Store,
+        config: Arc<Config>,
+        queue: horst_queue::Queue,
+        metrics: &horst_telemetry::Metrics,
+    ) -> Self {
+        let tool_calls = horst_telemetry::metrics::family::Family::default();
+        metrics.register(
+            "gateway_tool_calls",
+            "MCP tool calls by tool and outcome (ok or the failure code)",
+            tool_calls.clone(),
+        );
         Gateway {
             store,
             config,
             queue,
+            tool_calls,
         }
     }
 
@@ -223,6 +243,16 @@ impl Gateway {
         }
         let arguments = params.get("arguments");
         let result = self.run_tool(name, arguments, msg.caller).await;
+        let outcome = match &result {
+            Ok(_) => "ok",
+            Err(e) => e.code,
+        };
+        self.tool_calls
+            .get_or_create(&vec![
+                ("tool", tool.name.to_string()),
+                ("outcome", outcome.to_string()),
+            ])
+            .inc();
         Reply::Json(protocol::success(
             id,
             match result {

@@ -54,3 +54,51 @@ async fn per_account_limit_covers_all_keys_of_an_account() {
     // Anonymous requests from the same address are still served.
     assert_eq!(app.call("list_labor", json!({}), None).await.status, 200);
 }
+
+#[tokio::test]
+async fn forwarded_addresses_count_only_behind_trusted_proxies() {
+    let app = spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.gateway.burst_per_ip_per_minute = 2;
+        c.server.trusted_proxies = vec!["127.0.0.1/32".into()];
+    })
+    .await;
+    // Behind the trusted proxy (the test client at 127.0.0.1), each forwarded client has
+    // its own budget.
+    for ip in ["198.51.100.1", "198.51.100.2"] {
+        for _ in 0..2 {
+            assert_eq!(
+                app.mcp_raw(INIT, &[("x-forwarded-for", ip)]).await.status,
+                200
+            );
+        }
+        assert_eq!(
+            app.mcp_raw(INIT, &[("x-forwarded-for", ip)]).await.status,
+            429
+        );
+    }
+    // A forged first entry does not help: the proxy appended the real address last.
+    let a = app
+        .mcp_raw(INIT, &[("x-forwarded-for", "203.0.113.9, 198.51.100.1")])
+        .await;
+    assert_eq!(a.status, 429);
+}
+
+#[tokio::test]
+async fn forwarded_addresses_from_an_untrusted_peer_are_ignored() {
+    let app = spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.gateway.burst_per_ip_per_minute = 2;
+    })
+    .await;
+    for ip in ["198.51.100.1", "198.51.100.2"] {
+        assert_eq!(
+            app.mcp_raw(INIT, &[("x-forwarded-for", ip)]).await.status,
+            200
+        );
+    }
+    let a = app
+        .mcp_raw(INIT, &[("x-forwarded-for", "198.51.100.3")])
+        .await;
+    assert_eq!(a.status, 429, "all three came from 127.0.0.1");
+}

@@ -404,3 +404,74 @@ async fn a_submission_whose_client_left_publishes_nothing_and_says_why() {
     );
     let _ = tx.send(true);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_waiting_job_per_account_else_busy() {
+    // No worker: the first job waits in the queue.
+    let app = spawn_gateway().await;
+    let key = app.agent_key("uwe", 1).await;
+    let first = {
+        let (http, url, key) = (app.http.clone(), app.url("/api/mcp"), key.clone());
+        tokio::spawn(async move {
+            let body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"simulate_replay",
+                "arguments":{"map": TINY_MAP, "replay": {"seed": 1, "actions": [{"action": 8, "ticks": 60}]}, "idempotencyKey": "w1"}}});
+            let _ = http
+                .post(url)
+                .header("content-type", "application/json")
+                .header("mcp-protocol-version", "2025-11-25")
+                .header("authorization", format!("Bearer {key}"))
+                .timeout(std::time::Duration::from_secs(3))
+                .body(body.to_string())
+                .send()
+                .await;
+        })
+    };
+    let queued = crate::harness::eventually(std::time::Duration::from_secs(5), async || {
+        let (jobs, _) = app.queue.list("uwe", 0, 10).await.unwrap();
+        !jobs.is_empty()
+    })
+    .await;
+    assert!(queued);
+    let e = tool_error(
+        &app.call(
+            "playtest_map",
+            json!({"map": TINY_MAP, "idempotencyKey": "w2"}),
+            Some(&key),
+        )
+        .await,
+    );
+    assert_eq!(e["code"], "busy", "{e}");
+    assert!(e["retryAfterSeconds"].as_u64().unwrap() >= 1);
+    first.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_storage_budget_is_shared() {
+    let app = spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.quotas.storage_total_bytes = 2500;
+    })
+    .await;
+    let _worker = app.start_engine_worker();
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let a = app.agent_key("vera", 1).await;
+    let b = app.agent_key("wim", 1).await;
+    ok_result(
+        &app.call(
+            "submit_level",
+            json!({"name": "vera-1", "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "v1"}),
+            Some(&a),
+        )
+        .await,
+    );
+    let e = tool_error(
+        &app.call(
+            "submit_level",
+            json!({"name": "wim-1", "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "w1"}),
+            Some(&b),
+        )
+        .await,
+    );
+    assert_eq!(e["code"], "quota", "{e}");
+    assert_eq!(e["scope"], "global");
+}

@@ -337,3 +337,44 @@ async fn unknown_tool_is_an_invalid_params_error() {
     assert_eq!(a.status, 200);
     assert_eq!(a.body["error"]["code"], -32602);
 }
+
+#[tokio::test]
+async fn the_agent_guide_is_served_as_escaped_text() {
+    let app = spawn_app().await; // the guide is public even while the gateway is off
+    let r = app.http.get(app.url("/agents.html")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert!(r.headers().contains_key("content-security-policy"));
+    let page = r.text().await.unwrap();
+    assert!(page.contains(
+        "claude mcp add --transport http horst http://127.0.0.1:8080/api/mcp --header &quot;Authorization: Bearer &lt;key&gt;&quot;"
+    ));
+    assert!(page.contains("The recommended loop"));
+    assert!(!page.contains("<key>"), "markdown text is escaped");
+}
+
+#[tokio::test]
+async fn tool_calls_are_counted_by_tool_and_outcome() {
+    let app = spawn_gateway().await;
+    app.call("validate_map", json!({"map": "x"}), None).await;
+    app.call("validate_map", json!({"map": ""}), None).await;
+    let text = app
+        .http
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        text.contains(r#"horst_gateway_tool_calls_total{tool="validate_map",outcome="ok"} 1"#),
+        "{text}"
+    );
+    assert!(text.contains(
+        r#"horst_gateway_tool_calls_total{tool="validate_map",outcome="invalid_input"} 1"#
+    ));
+}
