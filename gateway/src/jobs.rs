@@ -171,11 +171,10 @@ impl Gateway {
                 let idem = a.required_id("idempotencyKey")?;
                 // A retry of a recorded submission skips the checks (its own revision may be
                 // what fills the Labor cap now); the queue answers it from the record.
-                let retry: bool = redis::AsyncCommands::exists(
-                    &mut self.store.conn(),
-                    self.store.key(&format!("idem:{}:{idem}", caller.name)),
-                )
-                .await?;
+                let retry = self
+                    .queue
+                    .has_idempotency_record(&caller.name, idem)
+                    .await?;
                 if !retry {
                     let bytes = revisions::evidence_bytes(map, replay, &json!({}))
                         // the acceptance report is small; leave room for it

@@ -348,6 +348,21 @@ impl Queue {
         }
     }
 
+    /// Whether `account` has used idempotency key `key` recently (its record is kept for
+    /// `queue.idempotency_retention_hours`); a call with it will be answered from the record.
+    pub async fn has_idempotency_record(
+        &self,
+        account: &str,
+        key: &str,
+    ) -> Result<bool, QueueError> {
+        let mut conn = self.store.conn();
+        let n: i64 = redis::cmd("EXISTS")
+            .arg(self.store.key(&format!("idem:{account}:{key}")))
+            .query_async(&mut conn)
+            .await?;
+        Ok(n == 1)
+    }
+
     /// The job record, if it exists (finished records expire after the retention period).
     pub async fn get(&self, id: &str) -> Result<Option<JobRecord>, QueueError> {
         let mut conn = self.store.conn();
