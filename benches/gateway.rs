@@ -3,7 +3,10 @@
 //! connections). The burst limits are raised for the run: they would otherwise cap one
 //! client address at 120 requests per minute.
 //!
-//! Run: `cargo bench --bench gateway` (options: `-- --seconds 10 --clients 32`).
+//! With `--tool simulate`: `simulate_replay` end to end (admission, a worker's referee run,
+//! the waiting caller's wake-up) with two in-process workers, one trust-2 account per client.
+//!
+//! Run: `cargo bench --bench gateway` (options: `-- --seconds 10 --clients 32 --tool validate`).
 //! Results go in docs/benchmarks.md, section "Gateway".
 
 use std::sync::Arc;
@@ -13,6 +16,16 @@ use horst_testkit::RedisServer;
 use tokio::sync::watch;
 
 const MAP: &str = include_str!("../levels/01-erste-schritte.map");
+const REPLAY: &str = include_str!("../levels/01-erste-schritte.replay.json");
+
+fn tool() -> String {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == "--tool")
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_else(|| "validate".into())
+}
 
 fn arg(name: &str, default: u64) -> u64 {
     let args: Vec<String> = std::env::args().collect();
@@ -39,6 +52,12 @@ async fn run(seconds: u64, clients: usize) {
     config.redis.url = redis.url();
     config.gateway.mode = horst_config::GatewayMode::On;
     config.gateway.burst_per_ip_per_minute = 1_000_000;
+    config.gateway.burst_per_account_per_minute = 1_000_000;
+    // The simulate run needs room: no daily limits, a queue for every client.
+    config.quotas.trust2.simulations = u32::MAX;
+    config.queue.daily_seconds = u64::MAX / 4;
+    config.queue.waiting_global = 100_000;
+    let simulate = tool() == "simulate";
     let config = Arc::new(config);
     let store = horst_store::Store::connect(&redis.url(), &config.redis.key_prefix)
         .await
@@ -57,6 +76,28 @@ async fn run(seconds: u64, clients: usize) {
         },
         notifier,
     );
+    let mut keys = Vec::new();
+    if simulate {
+        for w in 0..2 {
+            tokio::spawn(horst_worker::run(
+                queue.clone(),
+                Arc::new(horst_worker::EngineRunner::new(1).expect("pool")),
+                horst_worker::WorkerIdentity::new(w, 2),
+                horst_worker::WorkerMetrics::register(&horst_telemetry::Metrics::new()),
+                rx.clone(),
+            ));
+        }
+        for c in 0..clients {
+            let name = format!("bench{c}");
+            horst_gateway::accounts::create_account(&store, &name, 2)
+                .await
+                .expect("account");
+            let key = horst_gateway::accounts::create_key(&store, &name, None)
+                .await
+                .expect("key");
+            keys.push(key.key);
+        }
+    }
     let state = horst_api::AppState::new(
         config.clone(),
         store,
@@ -76,42 +117,63 @@ async fn run(seconds: u64, clients: usize) {
         Duration::from_secs(1),
     ));
     let url = format!("http://{addr}/api/mcp");
-    let body = serde_json::json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
-        "params":{"name":"validate_map","arguments":{"map": MAP}}})
+    let replay: serde_json::Value = serde_json::from_str(REPLAY).expect("replay");
+    // Each simulate call needs a fresh idempotency key; `{n}` is replaced per request.
+    let body = if simulate {
+        serde_json::json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+            "params":{"name":"simulate_replay","arguments":{"map": MAP, "replay": replay, "idempotencyKey": "k-{n}"}}})
+    } else {
+        serde_json::json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+            "params":{"name":"validate_map","arguments":{"map": MAP}}})
+    }
     .to_string();
 
     // Warm-up: one call that must succeed.
     let http = reqwest::Client::new();
+    let warm_key = keys.first().cloned().unwrap_or_default();
     let r = http
         .post(&url)
         .header("content-type", "application/json")
         .header("mcp-protocol-version", "2025-11-25")
-        .body(body.clone())
+        .header("authorization", format!("Bearer {warm_key}"))
+        .body(body.replace("{n}", "warm"))
         .send()
         .await
         .expect("warm-up");
     assert_eq!(r.status(), 200);
-    assert!(r.text().await.unwrap().contains("\\\"valid\\\":true"));
+    let text = r.text().await.unwrap();
+    assert!(
+        text.contains("\\\"valid\\\":true") || text.contains("\\\"outcome\\\":\\\"won\\\""),
+        "{text}"
+    );
 
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let started = Instant::now();
     let mut tasks = Vec::new();
-    for _ in 0..clients {
+    for c in 0..clients {
         let (http, url, body) = (reqwest::Client::new(), url.clone(), body.clone());
+        let key = keys.get(c).cloned().unwrap_or_default();
         tasks.push(tokio::spawn(async move {
             let mut lat = Vec::new();
             let mut errors = 0u64;
+            let mut n = 0u64;
             while Instant::now() < deadline {
+                n += 1;
                 let t = Instant::now();
-                let ok = http
+                let ok = match http
                     .post(&url)
                     .header("content-type", "application/json")
                     .header("mcp-protocol-version", "2025-11-25")
-                    .body(body.clone())
+                    .header("authorization", format!("Bearer {key}"))
+                    .body(body.replace("{n}", &n.to_string()))
                     .send()
                     .await
-                    .map(|r| r.status() == 200)
-                    .unwrap_or(false);
+                {
+                    Ok(r) if r.status() == 200 => {
+                        !r.text().await.unwrap_or_default().contains("\"isError\":true")
+                    }
+                    _ => false,
+                };
                 if ok {
                     lat.push(t.elapsed());
                 } else {
@@ -136,7 +198,8 @@ async fn run(seconds: u64, clients: usize) {
             .unwrap_or(0.0)
     };
     println!(
-        "gateway validate_map: {} requests in {elapsed:.1} s with {clients} clients: {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms, errors {errors} (map {} bytes, {} cores)",
+        "gateway {}: {} requests in {elapsed:.1} s with {clients} clients: {:.0} req/s, p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms, errors {errors} (map {} bytes, {} cores)",
+        if simulate { "simulate_replay (2 workers)" } else { "validate_map" },
         all.len(),
         all.len() as f64 / elapsed,
         pct(0.50),
