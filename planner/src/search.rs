@@ -554,9 +554,10 @@ fn run_stage_in(sh: &mut Shared, stage_no: usize, st: &Stage, store: &mut Storag
         stage_expanded += batch.len() as u64;
         sh.expanded += batch.len() as u64;
         let ctx = &sh.ctx;
+        let seen_before: &KeySet = seen;
         let results: Vec<Vec<Child>> = batch
             .par_iter()
-            .map(|(_, s)| expand(s, st, ctx, &seen))
+            .map(|(_, s)| expand(s, st, ctx, seen_before))
             .collect();
         for ((pid, _), children) in batch.iter().zip(results) {
             for c in children {
