@@ -334,3 +334,46 @@ fn a_long_replay_is_refereed() {
     let r = horst_engine::referee(&map, &steps(5, &vec![(4, 600); 60]));
     assert_eq!((r.outcome, r.ticks), ("unresolved", 36_000));
 }
+
+#[test]
+fn the_largest_maps_validate_quickly() {
+    // Adversarial for the reachability flood fill: many ledges over long open columns.
+    let (w, h) = (512usize, 128usize);
+    let mut rows = Vec::new();
+    for y in 0..h {
+        let row: String = (0..w)
+            .map(|x| {
+                if y == h - 1 {
+                    '#'
+                } else if x % 2 == 0 && y % 6 == 5 {
+                    '-'
+                } else {
+                    '.'
+                }
+            })
+            .collect();
+        rows.push(row);
+    }
+    let mut ents = String::from("start 1 126\nnest 511 0\n");
+    for i in 0..500 {
+        ents.push_str(&format!(
+            "collectible {} {}\n",
+            (i * 7) % w,
+            1 + (i * 3) % 120
+        ));
+    }
+    let text = format!(
+        "gcv-map 1\nname: big\nsize: {w} {h}\ngrid:\n{}\nentities:\n{ents}",
+        rows.join("\n")
+    );
+    assert!(text.len() < 256 * 1024);
+    let t = std::time::Instant::now();
+    let r = validate_map(&text);
+    let dt = t.elapsed();
+    assert!(r.valid, "{:?}", r.errors.first());
+    assert!(dt.as_millis() < 2000, "validation took {dt:?}");
+    println!("validated {} bytes in {dt:?}", text.len());
+    let t = std::time::Instant::now();
+    let _ = render_map(&text, 392, 98, 120, 30).expect("render");
+    assert!(t.elapsed().as_millis() < 2000);
+}

@@ -28,6 +28,23 @@ fn the_reference_example_is_valid_without_warnings() {
 }
 
 #[test]
+fn the_reference_example_replay_wins() {
+    let start = FORMAT_REFERENCE
+        .find("```json\n")
+        .expect("replay in FORMAT.md")
+        + 8;
+    let end = start
+        + FORMAT_REFERENCE[start..]
+            .find("```")
+            .expect("end of replay");
+    let replay =
+        horst_engine::parse_replay_json(&FORMAT_REFERENCE[start..end]).expect("valid replay");
+    let map = parse_map(&example_map()).expect("valid example");
+    let r = horst_engine::referee(&map, &replay);
+    assert_eq!((r.outcome, r.ticks), ("won", 150));
+}
+
+#[test]
 fn the_reference_names_every_block_entity_and_parameter() {
     for b in BLOCKS.iter() {
         assert!(

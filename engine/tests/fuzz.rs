@@ -115,6 +115,19 @@ proptest! {
     }
 
     #[test]
+    fn arbitrary_render_windows(level_index in 0usize..15, x in -5i64..80, y in -5i64..20, w in -2i64..130, h in -2i64..35) {
+        let names = level_names();
+        let text = map_text(&names[level_index % names.len()]);
+        match render_map(&text, x, y, w, h) {
+            Ok(r) => {
+                prop_assert!((1..=120).contains(&w) && (1..=30).contains(&h) && x >= 0 && y >= 0);
+                prop_assert!(r.text.contains("legend:"));
+            }
+            Err(e) => prop_assert_eq!(e.code(), "invalid_input"),
+        }
+    }
+
+    #[test]
     fn arbitrary_replay_json(seed in any::<i64>(), steps in prop::collection::vec((any::<i32>(), any::<i32>()), 0..20)) {
         let v = serde_json::json!({
             "seed": seed,

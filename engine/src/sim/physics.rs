@@ -37,6 +37,10 @@ pub const JUMP_SPEED: i32 = 1630;
 /// tiles), for planners building a heuristic.
 pub const JUMP_RISE: i32 = rise_height(JUMP_SPEED);
 pub const BOOST_RISE: i32 = rise_height(BOOST_SPEED);
+/// Whole tiles the bird's feet clear: a full jump gets onto a ledge 3 tiles up, the egg boost
+/// adds 2 more, a running jump crosses a gap of about 4 tiles (7 with the boost).
+pub const JUMP_HEIGHT_TILES: i32 = 3;
+pub const BOOST_HEIGHT_TILES: i32 = 2;
 /// Releasing jump while rising faster than this cuts the upward speed to it.
 pub const JUMP_CUT: i32 = 480;
 /// The egg boost sets the upward speed to this: 2.05 tiles (32.9 px) more.
@@ -99,6 +103,10 @@ mod tests {
         assert_eq!(SLOW_SPEED, 240);
         assert_eq!(JUMP_RISE, 13024);
         assert_eq!(BOOST_RISE, 8424);
+        assert!(
+            JUMP_RISE >= JUMP_HEIGHT_TILES * TILE && JUMP_RISE < (JUMP_HEIGHT_TILES + 1) * TILE
+        );
+        assert!(BOOST_RISE >= BOOST_HEIGHT_TILES * TILE);
         for tiles in 2..=12 {
             let v = spring_speed(tiles);
             assert!(rise_height(v) >= tiles * TILE + 2 * SUB);
