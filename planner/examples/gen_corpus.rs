@@ -844,6 +844,33 @@ fn main() {
             "Unsolvable: the nest is in a cave inside the rock with no opening.",
             l,
         );
+        let l = {
+            let mut l = Level::new(160, 14);
+            for x in 0..160 {
+                l.ground(x, 12, b'G');
+            }
+            l.ent("start 2 11".into());
+            for i in 0..8 {
+                l.ent(format!(
+                    "walker {} 11 range=3 speed={} pause=20",
+                    12 + i * 18,
+                    2 + i % 3
+                ));
+            }
+            for i in 0..4 {
+                l.ent(format!(
+                    "flyer {} 6 axis=h range=4 speed=3 pause=10",
+                    30 + i * 30
+                ));
+            }
+            l.ent("nest 150 4".into());
+            l
+        };
+        put(
+            "u-high-field-01",
+            "Unsolvable: a wide field with marmots and jackdaws; the nest floats 7 tiles above the ground (jump plus egg boost lifts the bird's head about 6.1 tiles), the jackdaws fly too high to be stomped (the feet would have to get 6 tiles up) and more than 25 tiles from the nest.",
+            l,
+        );
     }
     for (name, text) in &files {
         let p = out.join(format!("{name}.map"));

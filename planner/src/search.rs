@@ -445,21 +445,51 @@ struct Shared<'a> {
     last_progress: Instant,
 }
 
+/// The search's memory for one stage.
+struct Storage {
+    nodes: Vec<Node>,
+    /// The simulation of every open node (taken when it is expanded).
+    sims: Vec<Option<Box<Sim>>>,
+    seen: KeySet,
+    open: BinaryHeap<Reverse<(u64, u32)>>,
+}
+
 fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
+    let mut store = Storage {
+        nodes: Vec::new(),
+        sims: Vec::new(),
+        seen: KeySet::with_capacity_and_hasher(1 << 16, Default::default()),
+        open: BinaryHeap::new(),
+    };
+    let end = run_stage_in(sh, stage_no, st, &mut store);
+    // Freeing hundreds of thousands of open simulations can take a second or more: do it off
+    // the caller's path, so that the deadline holds.
+    if store.sims.len() > 50_000 {
+        let _ = std::thread::Builder::new()
+            .name("planner-free".into())
+            .spawn(move || drop(store));
+    }
+    end
+}
+
+fn run_stage_in(sh: &mut Shared, stage_no: usize, st: &Stage, store: &mut Storage) -> StageEnd {
     let root = Sim::new(sh.req.map, sh.req.seed);
-    let mut nodes: Vec<Node> = vec![Node {
+    let Storage {
+        nodes,
+        sims,
+        seen,
+        open,
+    } = store;
+    nodes.push(Node {
         parent: u32::MAX,
         action: 0,
         ticks: 0,
-    }];
-    let mut sims: Vec<Option<Box<Sim>>> = Vec::new();
-    let mut seen = KeySet::with_capacity_and_hasher(1 << 16, Default::default());
+    });
     let mut buf = Vec::new();
     seen.insert(state_key(&root, st, &sh.ctx, &mut buf));
     let d0 = sh.ctx.distance(&root);
     sh.best_distance = sh.best_distance.min(d0);
     sims.push(Some(Box::new(root)));
-    let mut open: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
     open.push(Reverse((H_WEIGHT * d0 as u64, 0)));
     let mut stage_expanded = 0u64;
     let path = |nodes: &Vec<Node>, mut i: u32, last: Option<(u8, u16)>| {
@@ -524,14 +554,15 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
         stage_expanded += batch.len() as u64;
         sh.expanded += batch.len() as u64;
         let ctx = &sh.ctx;
+        let seen_before: &KeySet = seen;
         let results: Vec<Vec<Child>> = batch
             .par_iter()
-            .map(|(_, s)| expand(s, st, ctx, &seen))
+            .map(|(_, s)| expand(s, st, ctx, seen_before))
             .collect();
         for ((pid, _), children) in batch.iter().zip(results) {
             for c in children {
                 if c.status == Status::Won {
-                    return StageEnd::Won(path(&nodes, *pid, Some((c.action, c.ticks))));
+                    return StageEnd::Won(path(nodes, *pid, Some((c.action, c.ticks))));
                 }
                 if c.sim.tick() >= MAX_TICKS || !seen.insert(c.key) {
                     continue;

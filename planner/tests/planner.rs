@@ -109,9 +109,9 @@ fn every_solvable_corpus_level_has_a_winning_replay() {
     assert!(unsolvable >= 10);
 }
 
-/// A level the planner neither solves nor exhausts within 20 s (an unsolvable gorge with a
-/// moving platform: the platform's phase multiplies the states).
-const HARD: &str = "levels/corpus/u-short-platform-01.map";
+/// A level the planner neither solves nor exhausts within 20 s (a wide unsolvable field with
+/// marmots and jackdaws: their phases multiply the states).
+const HARD: &str = "levels/corpus/u-high-field-01.map";
 
 #[test]
 fn the_deadline_is_respected() {
