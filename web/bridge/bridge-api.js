@@ -1,0 +1,106 @@
+// HTTP client for the bridge page: the auth call, the bridge API (section 3)
+// and the public spectator view (section 7). DOM-free; `fetch` is injected
+// so node tests can check every request without a server.
+
+import { ApiError } from "./bridge-core.js";
+
+const BRIDGE = "/api/v1/agent/bridge/sessions";
+const PLAYER_SESSIONS = "/api/v1/agent/sessions";
+
+// A long-poll holds for up to 25 s; give the server a margin, then treat the
+// request as a network failure so the loop retries instead of hanging forever.
+const LONG_POLL_ABORT_MS = 40_000;
+const REQUEST_ABORT_MS = 20_000;
+
+/**
+ * @param {{
+ *   fetch: typeof fetch,
+ *   getToken: () => string|null,
+ *   baseUrl?: string,
+ *   timeoutSignal?: (ms: number) => AbortSignal|undefined,
+ * }} opts
+ */
+export function createBridgeApi({ fetch, getToken, baseUrl = "", timeoutSignal = defaultTimeoutSignal }) {
+  async function call(method, path, { body, auth = true, timeoutMs = REQUEST_ABORT_MS } = {}) {
+    const headers = { Accept: "application/json" };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (auth) {
+      const token = getToken();
+      if (!token) throw new ApiError(401, "not signed in");
+      headers.Authorization = `Bearer ${token}`;
+    }
+    let res;
+    try {
+      res = await fetch(baseUrl + path, {
+        method, headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        // The JWT travels only in the header; never let the browser add cookies
+        // for another origin if baseUrl ever points elsewhere.
+        credentials: "same-origin",
+        signal: timeoutSignal(timeoutMs),
+      });
+    } catch (err) {
+      throw new ApiError(0, `network error: ${err && err.message ? err.message : err}`);
+    }
+    let payload = null;
+    const text = await res.text().catch(() => "");
+    if (text) {
+      try { payload = JSON.parse(text); } catch { payload = null; }
+    }
+    if (!res.ok) {
+      const message = (payload && typeof payload.error === "string" && payload.error) || `HTTP ${res.status}`;
+      throw new ApiError(res.status, message, payload && payload.code);
+    }
+    return payload ?? {};
+  }
+
+  const sid = (id) => encodeURIComponent(id);
+
+  return {
+    /** POST /api/v1/auth/session {username, password} -> {token} */
+    async signIn(username, password) {
+      const r = await call("POST", "/api/v1/auth/session", { body: { username, password }, auth: false });
+      if (!r || typeof r.token !== "string") throw new ApiError(500, "sign-in answer had no token");
+      return r.token;
+    },
+    createSession(body) {
+      return call("POST", BRIDGE, { body });
+    },
+    ops(sessionId, ops) {
+      return call("POST", `${BRIDGE}/${sid(sessionId)}/ops`, { body: { ops } });
+    },
+    pendingActions(sessionId, after, wait) {
+      return call("GET", `${BRIDGE}/${sid(sessionId)}/pending-actions?after=${after}&wait=${wait}`,
+        { timeoutMs: LONG_POLL_ABORT_MS });
+    },
+    rematch(sessionId) {
+      return call("POST", `${BRIDGE}/${sid(sessionId)}/rematch`, { body: {} });
+    },
+    /** Public: no token, so it works for anyone (and never leaks ours). */
+    publicView(sessionId, since, wait) {
+      const q = since === undefined || since === null ? `wait=${wait}` : `since=${since}&wait=${wait}`;
+      return call("GET", `${PLAYER_SESSIONS}/${sid(sessionId)}/public?${q}`, { auth: false, timeoutMs: LONG_POLL_ABORT_MS });
+    },
+    /**
+     * Fire-and-forget /ops that outlives the page. navigator.sendBeacon cannot
+     * set an Authorization header, so this uses fetch with keepalive, which can.
+     */
+    endKeepalive(sessionId, ops) {
+      const token = getToken();
+      if (!token) return;
+      try {
+        fetch(`${baseUrl}${BRIDGE}/${sid(sessionId)}/ops`, {
+          method: "POST",
+          keepalive: true,
+          headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+          body: JSON.stringify({ ops }),
+          credentials: "same-origin",
+        }).catch(() => {});
+      } catch { /* the page is going away; nothing more to do */ }
+    },
+  };
+}
+
+function defaultTimeoutSignal(ms) {
+  return typeof AbortSignal !== "undefined" && typeof AbortSignal.timeout === "function" ? AbortSignal.timeout(ms) : undefined;
+}

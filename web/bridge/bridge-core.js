@@ -1,0 +1,331 @@
+// Pure logic of the browser bridge: no DOM, no globals, every side effect
+// (HTTP, postMessage to the game, timers) is injected. bridge.js wires this
+// to the page; the node tests in web/test/ drive it with fakes.
+//
+// Contract: RCADIA Agent Protocol v2, sections 2 (messages), 3 (bridge API)
+// and 9 (legacy mode).
+
+export const SYSTEM_PLAYER = "__system__";
+
+// Section 3: at most 100 ops per /ops request.
+export const MAX_OPS_PER_REQUEST = 100;
+// Section 3: hosts collect outbound game messages for ~10 ms.
+export const BATCH_DELAY_MS = 10;
+// Section 3: long-polls wait at most 25 s.
+export const LONG_POLL_WAIT_S = 25;
+
+/**
+ * @typedef {{ type: string, data?: any }} Message
+ * @typedef {{ op: string, [k: string]: any }} Op
+ * @typedef {{ seq: number, type: string, [k: string]: any }} Entry
+ */
+
+/** An HTTP error from the backend; `status` 0 means the request never got an answer. */
+export class ApiError extends Error {
+  /** @param {number} status @param {string} message @param {string} [code] */
+  constructor(status, message, code) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** A session whose config has no sdkVersion is a v1 game: the backend runs it in legacy mode. */
+export function isLegacyConfig(config) {
+  return !config || config.sdkVersion === undefined || config.sdkVersion === null;
+}
+
+/**
+ * Classify a game -> host message.
+ * @param {Message} msg
+ * @returns {{kind: "op", op: Op} | {kind: "rematch"} | {kind: "configure", config: object} | null}
+ */
+export function classifyGameMessage(msg) {
+  if (!msg || typeof msg !== "object" || typeof msg.type !== "string") return null;
+  const d = msg.data && typeof msg.data === "object" ? msg.data : {};
+  switch (msg.type) {
+    case "AGENT_CONFIGURE":
+      return { kind: "configure", config: d };
+    case "AGENT_STATE":
+      return { kind: "op", op: { op: "state", state: d.state ?? null } };
+    case "AGENT_OBSERVATION":
+      return { kind: "op", op: { op: "observation", playerId: d.playerId, observation: d.observation ?? null } };
+    case "AGENT_LEGAL_ACTIONS":
+      return { kind: "op", op: { op: "legal_actions", playerId: d.playerId, actions: Array.isArray(d.actions) ? d.actions : [] } };
+    case "AGENT_ACTION_REJECTED": {
+      const op = { op: "reject", playerId: d.playerId, reason: d.reason ?? "rejected" };
+      if (d.actionId !== undefined && d.actionId !== null) op.actionId = d.actionId;
+      return { kind: "op", op };
+    }
+    case "AGENT_GAME_OVER":
+      return { kind: "op", op: { op: "end", result: d.result ?? null } };
+    case "AGENT_REMATCH":
+      return { kind: "rematch" };
+    default:
+      return null;
+  }
+}
+
+/**
+ * Turn one pending-actions entry into the host -> game message.
+ * @param {Entry} entry
+ * @param {{ sessionId: string, round?: number, legacy?: boolean }} ctx
+ * @returns {Message|null} null for entries the game must not see
+ */
+export function messageForEntry(entry, ctx) {
+  if (!entry || typeof entry !== "object") return null;
+  switch (entry.type) {
+    case "action":
+      // Also covers legacy mode, where the backend already queues v1-shaped
+      // platform events as actions from "__system__": they pass through as is.
+      return { type: "AGENT_ACTION", data: { playerId: entry.playerId, action: entry.action, actionId: entry.actionId } };
+    case "timeout":
+      if (ctx.legacy) {
+        // A v1 SDK only understands actions; v1 hosts delivered timeouts as a
+        // "__timeout__" action from the player who ran out of time.
+        return {
+          type: "AGENT_ACTION",
+          data: { playerId: entry.playerId, action: { type: "__timeout__", strike: entry.strike, maxStrikes: entry.maxStrikes, final: entry.final } },
+        };
+      }
+      return {
+        type: "AGENT_TIMEOUT",
+        data: { playerId: entry.playerId, strike: entry.strike, maxStrikes: entry.maxStrikes ?? null, final: entry.final === true },
+      };
+    case "system":
+      if (entry.event === "game_start") {
+        return { type: "AGENT_GAME_START", data: { sessionId: ctx.sessionId, players: playerIds(entry.players), round: entry.round ?? ctx.round ?? 1 } };
+      }
+      if (entry.event === "session_end") {
+        return { type: "AGENT_SESSION_END", data: { sessionId: ctx.sessionId, result: entry.result ?? null, reason: entry.reason } };
+      }
+      return null;
+    default:
+      return null;
+  }
+}
+
+/**
+ * Games get playerIds in seat order; accept player objects too, so a backend
+ * that sends `{playerId, seat, ...}` here cannot hand a game the wrong shape.
+ * @param {Array<string|{playerId: string}>|undefined} players
+ * @returns {string[]}
+ */
+export function playerIds(players) {
+  if (!Array.isArray(players)) return [];
+  return players.map((p) => (p && typeof p === "object" ? p.playerId : p));
+}
+
+/**
+ * Tracks the highest processed seq of one session. The backend keeps entries
+ * queued until a later poll acknowledges them with `after`, so an entry can be
+ * returned twice (a poll whose answer was lost); this drops the repeats.
+ */
+export class SeqTracker {
+  constructor() { this.after = 0; }
+
+  /**
+   * The entries not processed yet, in seq order; advances `after` past them.
+   * @param {Entry[]} entries
+   */
+  take(entries) {
+    if (!Array.isArray(entries)) return [];
+    const fresh = entries
+      .filter((e) => e && typeof e.seq === "number" && e.seq > this.after)
+      .sort((a, b) => a.seq - b.seq);
+    if (fresh.length) this.after = fresh[fresh.length - 1].seq;
+    return fresh;
+  }
+
+  reset() { this.after = 0; }
+}
+
+/**
+ * Ordered outbound queue. Ops are collected for `delayMs` and sent as one
+ * request; only one request is in flight at a time, so the backend applies
+ * ops in the order the game sent them. Ops are grouped by `key` (the session
+ * id they belong to) so a session switch never mixes sessions in one request.
+ * Tasks (for example the rematch call) run in queue order between batches,
+ * so a rematch is only requested after the preceding game-over op was sent.
+ */
+export class OpsOutbox {
+  /**
+   * @param {{
+   *   send: (key: string, ops: Op[]) => Promise<any>,
+   *   onError?: (err: any, ops: Op[]|null) => void,
+   *   delayMs?: number, maxOps?: number,
+   *   setTimer?: (fn: () => void, ms: number) => any,
+   * }} opts
+   */
+  constructor({ send, onError = () => {}, delayMs = BATCH_DELAY_MS, maxOps = MAX_OPS_PER_REQUEST, setTimer = (fn, ms) => setTimeout(fn, ms) }) {
+    this._send = send;
+    this._onError = onError;
+    this._delayMs = delayMs;
+    this._maxOps = maxOps;
+    this._setTimer = setTimer;
+    /** @type {Array<{kind: "op", op: Op, key: string} | {kind: "task", fn: () => any}>} */
+    this._queue = [];
+    this._timer = null;
+    this._running = false;
+    this._idleWaiters = [];
+  }
+
+  /** @param {Op} op @param {string} key */
+  push(op, key) {
+    this._queue.push({ kind: "op", op, key });
+    this._schedule();
+  }
+
+  /** @param {() => any} fn */
+  pushTask(fn) {
+    this._queue.push({ kind: "task", fn });
+    this._schedule();
+  }
+
+  get pending() { return this._queue.length; }
+  get busy() { return this._running || this._timer !== null || this._queue.length > 0; }
+
+  /** Resolves when everything queued so far has been sent. */
+  idle() {
+    if (!this.busy) return Promise.resolve();
+    return new Promise((resolve) => this._idleWaiters.push(resolve));
+  }
+
+  /** Remove and return the queued ops not sent yet (for the unload path). */
+  drain() {
+    const ops = this._queue.filter((i) => i.kind === "op");
+    this._queue = [];
+    return ops;
+  }
+
+  _report(err, ops) {
+    // A throwing error handler must not stop the queue: later ops still matter.
+    try { this._onError(err, ops); } catch { /* nothing sensible left to do */ }
+  }
+
+  _schedule() {
+    // While a request is in flight the running loop picks new items up itself.
+    if (this._running || this._timer !== null) return;
+    this._timer = this._setTimer(() => { this._timer = null; this._run(); }, this._delayMs);
+  }
+
+  async _run() {
+    this._running = true;
+    try {
+      while (this._queue.length) {
+        const head = this._queue[0];
+        if (head.kind === "task") {
+          this._queue.shift();
+          try { await head.fn(); } catch (err) { this._report(err, null); }
+          continue;
+        }
+        const batch = [];
+        while (batch.length < this._maxOps && this._queue.length) {
+          const item = this._queue[0];
+          if (item.kind !== "op" || item.key !== head.key) break;
+          batch.push(item.op);
+          this._queue.shift();
+        }
+        try { await this._send(head.key, batch); } catch (err) { this._report(err, batch); }
+      }
+    } finally {
+      this._running = false;
+    }
+    if (!this.busy) {
+      const waiters = this._idleWaiters;
+      this._idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+}
+
+/** The op the bridge sends when its page goes away (section 3: no rematch follows). */
+export function hostLeftOp() {
+  return { op: "end", result: { winner: null, reason: "host_left" }, reason: "host_left" };
+}
+
+/**
+ * Resolve the `?game=` parameter against the bridge's own URL. Only http(s)
+ * URLs are accepted so a crafted link cannot load javascript: or data: URLs.
+ * @param {string|null} param
+ * @param {string} base the bridge page's location.href
+ * @returns {URL|null}
+ */
+export function resolveGameUrl(param, base) {
+  if (!param) return null;
+  let url;
+  try { url = new URL(param, base); } catch { return null; }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return null;
+  return url;
+}
+
+/**
+ * A game id from its URL: "/games/chess/" -> "chess", "/games/rps/index.html" -> "rps".
+ * @param {URL} url
+ */
+export function gameIdFromUrl(url) {
+  const parts = url.pathname.split("/").filter((p) => p && !/\.html?$/i.test(p));
+  return parts.length ? parts[parts.length - 1] : url.hostname;
+}
+
+/** "chess" -> "Chess", "tic-tac-toe" -> "Tic Tac Toe". */
+export function titleFromGameId(id) {
+  return String(id).split(/[-_\s]+/).filter(Boolean).map((w) => w[0].toUpperCase() + w.slice(1)).join(" ");
+}
+
+/**
+ * Human-readable clock: "none" or "2026-10-07T19:00:00.000Z (in 42 s)".
+ * @param {string|null|undefined} deadline ISO time
+ * @param {number} nowMs
+ */
+export function describeDeadline(deadline, nowMs) {
+  if (!deadline) return "none";
+  const t = Date.parse(deadline);
+  if (Number.isNaN(t)) return "none";
+  const s = Math.round((t - nowMs) / 1000);
+  return s >= 0 ? `${deadline} (in ${s} s)` : `${deadline} (${-s} s ago)`;
+}
+
+/**
+ * One line per player: "seat 0: Fish (p_1)". Accepts playerIds or player objects.
+ * @param {Array<string|{playerId: string, seat?: number, asName?: string, ready?: boolean}>} players
+ */
+export function describePlayers(players) {
+  if (!Array.isArray(players) || players.length === 0) return "none yet";
+  return players.map((p, i) => {
+    if (typeof p === "string") return `seat ${i}: ${p}`;
+    const seat = p.seat ?? i;
+    const name = p.asName ? `${p.asName} (${p.playerId})` : String(p.playerId);
+    return `seat ${seat}: ${name}${p.ready === false ? " [not ready]" : ""}`;
+  }).join("\n");
+}
+
+/** "none" or a one-line summary of a result object. */
+export function describeResult(result) {
+  if (!result) return "none";
+  if (typeof result !== "object") return String(result);
+  const winner = result.winner === null || result.winner === undefined ? "draw / no winner" : `winner ${result.winner}`;
+  return result.reason ? `${winner} (${result.reason})` : winner;
+}
+
+/** Retry delay after the n-th consecutive failure (1-based): 1 s, 2 s, 4 s ... capped at 10 s. */
+export function backoffMs(attempt) {
+  return Math.min(10_000, 1000 * 2 ** Math.max(0, attempt - 1));
+}
+
+/** True when the error means the session no longer exists on the backend. */
+export function isSessionLost(err) {
+  return err instanceof ApiError && (err.status === 404 || err.status === 410);
+}
+
+/** True when the error means our credentials are not (or no longer) good. */
+export function isAuthError(err) {
+  return err instanceof ApiError && (err.status === 401 || err.status === 403);
+}
+
+/** Network failures and server errors are worth retrying; other 4xx are not. */
+export function isRetryable(err) {
+  if (!(err instanceof ApiError)) return true;
+  return err.status === 0 || err.status === 429 || err.status >= 500;
+}

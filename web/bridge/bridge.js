@@ -1,0 +1,165 @@
+// The bridge page: sign in, load the chosen game in a sandboxed iframe, and
+// let HostSession (host-session.js) do the protocol work. Everything the
+// server or the game sends is shown with textContent only.
+
+import { createBridgeApi } from "./bridge-api.js";
+import { HostSession } from "./host-session.js";
+import {
+  resolveGameUrl, gameIdFromUrl, titleFromGameId, describeDeadline, describePlayers, describeResult,
+} from "./bridge-core.js";
+
+// sessionStorage: survives a reload of this tab but not the tab itself, and
+// the game cannot read it because its sandbox gives it an opaque origin.
+const TOKEN_KEY = "rcadia.bridge.token";
+
+// If the game has not configured itself this long after its frame loaded
+// (it started before we listened, or its first message was lost), ask again.
+const CONFIGURE_NUDGE_MS = 1500;
+
+const $ = (id) => document.getElementById(id);
+
+let token = readToken();
+const api = createBridgeApi({ fetch: (...a) => window.fetch(...a), getToken: () => token });
+
+/** @type {HostSession|null} */
+let host = null;
+/** @type {HTMLIFrameElement|null} */
+let frame = null;
+
+const params = new URLSearchParams(location.search);
+const gameParam = params.get("game") || "/games/chess/";
+const gameUrl = resolveGameUrl(gameParam, location.href);
+$("game-input").value = gameParam;
+
+function readToken() {
+  try { return sessionStorage.getItem(TOKEN_KEY); } catch { return null; }
+}
+
+function saveToken(value) {
+  token = value;
+  try {
+    if (value) sessionStorage.setItem(TOKEN_KEY, value); else sessionStorage.removeItem(TOKEN_KEY);
+  } catch { /* storage disabled: the token stays in memory for this page only */ }
+}
+
+function showSignIn(message = "") {
+  $("signin").hidden = false;
+  $("host").hidden = true;
+  $("signin-error").textContent = message;
+}
+
+function startHosting() {
+  $("signin").hidden = true;
+  $("host").hidden = false;
+  if (!gameUrl) {
+    $("error").textContent = `Not a usable game URL: ${gameParam}`;
+    return;
+  }
+  const gameId = gameIdFromUrl(gameUrl);
+  // ?title= names the game in /available; otherwise it is derived from the URL.
+  const gameTitle = params.get("title") || titleFromGameId(gameId);
+  $("s-game").textContent = `${gameTitle} (${gameUrl.href})`;
+
+  host = new HostSession({
+    api,
+    gameId,
+    gameTitle,
+    // "*": the sandboxed game has an opaque origin, so no concrete target
+    // origin would match. Nothing sent to the game is secret.
+    postToGame: (msg) => frame && frame.contentWindow && frame.contentWindow.postMessage(msg, "*"),
+    onChange: render,
+    onAuthError: () => {
+      stopHosting();
+      saveToken(null);
+      showSignIn("Your sign-in expired or is not allowed to host. Sign in again.");
+    },
+    log: (...args) => console.warn("[bridge]", ...args),
+  });
+
+  frame = document.createElement("iframe");
+  // allow-scripts only: without allow-same-origin the game runs in an opaque
+  // origin and cannot read this page's storage (the JWT) or call our API as us.
+  frame.setAttribute("sandbox", "allow-scripts");
+  frame.setAttribute("referrerpolicy", "no-referrer");
+  frame.title = "game";
+  frame.addEventListener("load", () => {
+    setTimeout(() => {
+      if (host && host.view.status === "idle" && !host.view.sessionId) host.requestConfigure();
+    }, CONFIGURE_NUDGE_MS);
+  });
+  frame.src = gameUrl.href;
+  $("game-frame-box").replaceChildren(frame);
+  render(host.view);
+}
+
+function stopHosting() {
+  if (host) host.hostLeft();
+  host = null;
+  if (frame) frame.remove();
+  frame = null;
+}
+
+window.addEventListener("message", (event) => {
+  // Only our game frame speaks to us.
+  if (!frame || event.source !== frame.contentWindow || !host) return;
+  host.handleGameMessage(event.data);
+});
+
+// pagehide fires on close, reload and navigation (including bfcache), where
+// unload is unreliable; the end op goes out through fetch keepalive.
+window.addEventListener("pagehide", () => { if (host) host.hostLeft(); });
+
+function seatLabel(players, seat) {
+  const p = players.find((x, i) => (x && typeof x === "object" ? x.seat ?? i : i) === seat);
+  if (!p) return `seat ${seat}`;
+  const id = typeof p === "object" ? (p.asName ? `${p.asName} (${p.playerId})` : p.playerId) : p;
+  return `seat ${seat} ${id}`;
+}
+
+function render(view) {
+  if (!view) return;
+  $("s-session").textContent = view.sessionId
+    ? `${view.sessionId}${view.seriesId && view.seriesId !== view.sessionId ? ` (series ${view.seriesId})` : ""}${view.legacy ? " [legacy v1 game]" : ""}`
+    : "none";
+  $("s-status").textContent = view.status;
+  $("s-round").textContent = view.round === null || view.round === undefined ? "-" : String(view.round);
+  $("s-players").textContent = describePlayers(view.players);
+  const onTurn = (view.onTurnSeats || []).map((s) => seatLabel(view.players || [], s)).join(", ");
+  $("s-turn").textContent = view.turn === null || view.turn === undefined ? "-" : `${view.turn}${onTurn ? ` (on turn: ${onTurn})` : ""}`;
+  $("s-deadline").textContent = describeDeadline(view.deadline, Date.now());
+  $("s-result").textContent = describeResult(view.result);
+  $("error").textContent = view.error || "";
+  $("new-table").disabled = !((view.status === "finished" && !view.nextSessionId) || view.status === "lost");
+}
+
+// The deadline is shown as a countdown.
+setInterval(() => { if (host) $("s-deadline").textContent = describeDeadline(host.view.deadline, Date.now()); }, 1000);
+
+$("new-table").addEventListener("click", () => { if (host) host.newTable(); });
+
+$("sign-out").addEventListener("click", () => {
+  stopHosting();
+  saveToken(null);
+  showSignIn("Signed out.");
+});
+
+$("signin-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const username = form.elements.username.value;
+  const password = form.elements.password.value;
+  $("signin-error").textContent = "";
+  try {
+    saveToken(await api.signIn(username, password));
+    form.elements.password.value = "";
+    startHosting();
+  } catch (err) {
+    $("signin-error").textContent = `Sign-in failed: ${err.message}`;
+  }
+});
+
+if (token) startHosting(); else showSignIn();
+
+// A page restored from the back/forward cache already ended its session on
+// pagehide; start over instead of showing a dead table.
+window.addEventListener("pageshow", (event) => { if (event.persisted) location.reload(); });

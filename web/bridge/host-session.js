@@ -1,0 +1,360 @@
+// The bridge's session lifecycle, DOM-free: create the session when the game
+// configures, relay the game's messages as ordered /ops batches, long-poll
+// pending-actions and deliver entries to the game, follow rematches, recover
+// from a lost session. bridge.js supplies the HTTP client and the iframe.
+
+import {
+  ApiError, OpsOutbox, SeqTracker, LONG_POLL_WAIT_S,
+  classifyGameMessage, messageForEntry, isLegacyConfig, hostLeftOp,
+  backoffMs, isSessionLost, isAuthError, isRetryable, playerIds,
+} from "./bridge-core.js";
+
+/**
+ * @typedef {Object} BridgeApi every method rejects with ApiError on failure
+ * @property {(body: {config: object, gameId?: string, gameTitle?: string}) => Promise<any>} createSession
+ * @property {(sessionId: string, ops: object[]) => Promise<any>} ops
+ * @property {(sessionId: string, after: number, wait: number) => Promise<any>} pendingActions
+ * @property {(sessionId: string) => Promise<any>} rematch
+ * @property {(sessionId: string, since: number|undefined, wait: number) => Promise<any>} publicView
+ * @property {(sessionId: string, ops: object[]) => void} endKeepalive fire-and-forget, survives page unload
+ */
+
+/**
+ * What the page shows. Every field is plain data; the page renders it with textContent.
+ * @typedef {Object} HostView
+ * @property {string|null} sessionId
+ * @property {number|null} round
+ * @property {string|null} seriesId
+ * @property {string} status "idle" | "creating" | "waiting" | "active" | "finished" | "lost" | "left"
+ * @property {Array<any>} players playerIds or player objects, in seat order
+ * @property {number|null} turn
+ * @property {string|null} deadline
+ * @property {number[]} onTurnSeats
+ * @property {*} result
+ * @property {string|null} nextSessionId
+ * @property {boolean} legacy
+ * @property {string|null} error the last problem worth showing, cleared on success
+ */
+
+// Ops a game sends before its session exists (a setState right after
+// construct, say) are kept and sent once the session is created. Bounded so
+// a game that never gets a session cannot grow memory.
+const PRE_SESSION_OPS_LIMIT = 100;
+
+// If the backend answers a long-poll this fast without anything new, wait a
+// little before the next one so a misbehaving server cannot make us spin.
+const FAST_EMPTY_POLL_MS = 250;
+const FAST_EMPTY_POLL_PAUSE_MS = 1000;
+
+const OPS_ATTEMPTS = 3;
+const CREATE_ATTEMPTS = 5;
+
+export class HostSession {
+  /**
+   * @param {{
+   *   api: BridgeApi,
+   *   postToGame: (msg: {type: string, data: any}) => void,
+   *   gameId?: string, gameTitle?: string,
+   *   onChange?: (view: HostView) => void,
+   *   onAuthError?: (err: any) => void,
+   *   log?: (...args: any[]) => void,
+   *   sleep?: (ms: number) => Promise<void>,
+   *   now?: () => number,
+   *   setTimer?: (fn: () => void, ms: number) => any,
+   * }} opts
+   */
+  constructor({ api, postToGame, gameId, gameTitle, onChange = () => {}, onAuthError = () => {}, log = () => {},
+    sleep = (ms) => new Promise((r) => setTimeout(r, ms)), now = () => Date.now(), setTimer }) {
+    this.api = api;
+    this._postToGame = postToGame;
+    this._gameId = gameId;
+    this._gameTitle = gameTitle;
+    this._onChange = onChange;
+    this._onAuthError = onAuthError;
+    this._log = log;
+    this._sleep = sleep;
+    this._now = now;
+
+    /** @type {HostView} */
+    this.view = {
+      sessionId: null, round: null, seriesId: null, status: "idle", players: [],
+      turn: null, deadline: null, onTurnSeats: [], result: null, nextSessionId: null,
+      legacy: false, error: null,
+    };
+    this._config = null;
+    this._creating = false;
+    this._wantTable = true;      // false after the host left or the user stopped
+    this._stopped = false;
+    this._gen = 0;               // bumped on every session change; stale loops see it and exit
+    this._seq = new SeqTracker();
+    this._preSessionOps = [];
+    this._outbox = new OpsOutbox({
+      send: (sid, ops) => this._sendOps(sid, ops),
+      onError: (err) => this._log("outbound failed", err),
+      ...(setTimer ? { setTimer } : {}),
+    });
+  }
+
+  get sessionId() { return this.view.sessionId; }
+  get outbox() { return this._outbox; }
+
+  /** Feed one message that the game iframe posted. */
+  handleGameMessage(msg) {
+    if (this._stopped) return;
+    const c = classifyGameMessage(msg);
+    if (!c) return;
+    if (c.kind === "configure") {
+      this._config = c.config;
+      // A session's config is fixed at creation; a repeat (the game re-sent it
+      // on its own, or answered our request) only matters when we need a table.
+      if (!this.view.sessionId && !this._creating && this._wantTable) this._create();
+      else if (this.view.sessionId && (this.view.status === "waiting" || this.view.status === "active")) {
+        // The game reloaded inside a live session: tell it which session it is
+        // in again. A waiting table recovers fully (game_start comes later);
+        // a game in progress cannot be restored, but its SDK is consistent.
+        this._post("AGENT_SESSION_START", { sessionId: this.view.sessionId, round: this.view.round, players: playerIds(this.view.players) });
+      }
+      return;
+    }
+    if (c.kind === "rematch") {
+      this._outbox.pushTask(() => this._rematch(this.view.sessionId));
+      return;
+    }
+    const sid = this.view.sessionId;
+    if (sid) {
+      this._outbox.push(c.op, sid);
+    } else {
+      this._preSessionOps.push(c.op);
+      if (this._preSessionOps.length > PRE_SESSION_OPS_LIMIT) this._preSessionOps.shift();
+    }
+  }
+
+  /** Ask the game for its configuration (used when the game loaded before we listened). */
+  requestConfigure() {
+    this._preSessionOps = []; // whatever the game sent before is about an older table
+    this._post("AGENT_REQUEST_CONFIGURE", {});
+  }
+
+  /** Open a fresh table after a series ended without a rematch. */
+  newTable() {
+    if (this._stopped || this._creating || (this.view.sessionId && this.view.status !== "finished")) return;
+    this._wantTable = true;
+    this._gen++;
+    this._setView({ sessionId: null, status: "idle", result: null, nextSessionId: null });
+    if (this._config) this._create(); else this.requestConfigure();
+  }
+
+  /**
+   * The page is going away: end a live session with reason host_left (no
+   * rematch follows) through a request that survives unload, and stop.
+   */
+  hostLeft() {
+    const sid = this.view.sessionId;
+    const live = sid && (this.view.status === "waiting" || this.view.status === "active");
+    this.stop();
+    if (live) {
+      this.api.endKeepalive(sid, [hostLeftOp()]);
+      this._setView({ status: "left" });
+    }
+  }
+
+  /** Stop every loop; nothing more is sent or delivered. */
+  stop() {
+    this._stopped = true;
+    this._wantTable = false;
+    this._gen++;
+  }
+
+  // ---- internals ----
+
+  _post(type, data) {
+    this._postToGame({ type, data });
+  }
+
+  _setView(patch) {
+    Object.assign(this.view, patch);
+    this._onChange(this.view);
+  }
+
+  async _create() {
+    this._creating = true;
+    this._setView({ status: "creating", error: null });
+    const config = this._config;
+    let resp = null;
+    for (let attempt = 1; attempt <= CREATE_ATTEMPTS && !this._stopped; attempt++) {
+      try {
+        resp = await this.api.createSession({ config, gameId: this._gameId, gameTitle: this._gameTitle });
+        break;
+      } catch (err) {
+        if (isAuthError(err)) { this._creating = false; this._setView({ status: "idle", error: err.message }); this._onAuthError(err); return; }
+        this._setView({ error: `creating the session failed: ${err.message}` });
+        if (!isRetryable(err) || attempt === CREATE_ATTEMPTS) { this._creating = false; this._setView({ status: "idle" }); return; }
+        await this._sleep(backoffMs(attempt));
+      }
+    }
+    this._creating = false;
+    if (!resp || this._stopped) return;
+    const gen = ++this._gen;
+    this._seq.reset();
+    this._setView({
+      sessionId: resp.sessionId, round: resp.round ?? 1, seriesId: resp.seriesId ?? resp.sessionId,
+      status: "waiting", players: resp.players ?? [], result: null, nextSessionId: null,
+      legacy: isLegacyConfig(config), turn: null, deadline: null, onTurnSeats: [], error: null,
+    });
+    this._post("AGENT_SESSION_START", { sessionId: resp.sessionId, round: this.view.round, players: playerIds(resp.players) });
+    const early = this._preSessionOps;
+    this._preSessionOps = [];
+    for (const op of early) this._outbox.push(op, resp.sessionId);
+    this._pollLoop(gen, resp.sessionId, true);
+    this._publicLoop(gen, resp.sessionId);
+  }
+
+  /** Move to the next round's session and announce it to the game. */
+  _switchTo(nextId) {
+    if (!nextId || this._stopped || nextId === this.view.sessionId) return;
+    const gen = ++this._gen;
+    this._seq.reset();
+    this._setView({
+      sessionId: nextId, status: "waiting", result: null, nextSessionId: null,
+      turn: null, deadline: null, onTurnSeats: [], error: null,
+    });
+    // The first poll (wait=0) tells us the round and players for AGENT_SESSION_START.
+    this._pollLoop(gen, nextId, false);
+    this._publicLoop(gen, nextId);
+  }
+
+  _sessionLost(sid) {
+    if (sid !== this.view.sessionId) return;
+    this._gen++;
+    this._post("AGENT_SESSION_END", { sessionId: sid, result: null, reason: "session_lost" });
+    this._setView({ sessionId: null, status: "lost", error: "the session was lost (backend restarted?); opening a new table" });
+    if (this._wantTable) this.requestConfigure();
+  }
+
+  async _pollLoop(gen, sid, announced) {
+    let failures = 0;
+    while (gen === this._gen && !this._stopped) {
+      const started = this._now();
+      let resp;
+      try {
+        resp = await this.api.pendingActions(sid, this._seq.after, announced ? LONG_POLL_WAIT_S : 0);
+        failures = 0;
+      } catch (err) {
+        if (gen !== this._gen) return;
+        if (isSessionLost(err)) { this._sessionLost(sid); return; }
+        if (isAuthError(err)) { this._setView({ error: err.message }); this._onAuthError(err); return; }
+        failures++;
+        this._setView({ error: `polling failed (${err.message}); retrying` });
+        await this._sleep(backoffMs(failures));
+        continue;
+      }
+      if (gen !== this._gen) return;
+
+      const patch = { error: null };
+      if (typeof resp.round === "number") patch.round = resp.round;
+      if (Array.isArray(resp.players)) patch.players = resp.players;
+      if (resp.status) patch.status = resp.status;
+      if (resp.nextSessionId) patch.nextSessionId = resp.nextSessionId;
+      if (resp.result !== undefined && resp.result !== null) patch.result = resp.result;
+      this._setView(patch);
+
+      if (!announced) {
+        announced = true;
+        this._post("AGENT_SESSION_START", { sessionId: sid, round: this.view.round, players: playerIds(resp.players) });
+      }
+      const fresh = this._seq.take(resp.actions);
+      for (const entry of fresh) {
+        const msg = messageForEntry(entry, { sessionId: sid, round: this.view.round, legacy: this.view.legacy });
+        if (msg) this._post(msg.type, msg.data);
+      }
+
+      if (resp.status === "finished") {
+        // Acknowledge what we processed; the old session is never polled again.
+        if (fresh.length) this.api.pendingActions(sid, this._seq.after, 0).catch(() => {});
+        if (resp.nextSessionId) this._switchTo(resp.nextSessionId);
+        return;
+      }
+      if (fresh.length === 0 && this._now() - started < FAST_EMPTY_POLL_MS) {
+        await this._sleep(FAST_EMPTY_POLL_PAUSE_MS);
+      }
+    }
+  }
+
+  /** Turn, clock and seat names for the page come from the public spectator view. */
+  async _publicLoop(gen, sid) {
+    let since;
+    let failures = 0;
+    while (gen === this._gen && !this._stopped) {
+      const started = this._now();
+      let v;
+      try {
+        v = await this.api.publicView(sid, since, LONG_POLL_WAIT_S);
+        failures = 0;
+      } catch (err) {
+        if (gen !== this._gen || isSessionLost(err) || isAuthError(err)) return;
+        failures++;
+        await this._sleep(backoffMs(failures));
+        continue;
+      }
+      if (gen !== this._gen) return;
+      const patch = {
+        turn: v.turn ?? null,
+        deadline: v.deadline ?? null,
+        onTurnSeats: Array.isArray(v.onTurnSeats) ? v.onTurnSeats : [],
+      };
+      // Player objects here carry names; prefer them over bare ids.
+      if (Array.isArray(v.players)) patch.players = v.players;
+      if (v.result !== undefined && v.result !== null) patch.result = v.result;
+      this._setView(patch);
+      if (v.status === "finished") return;
+      const unchanged = since !== undefined && v.version === since;
+      since = v.version ?? since;
+      if (unchanged && this._now() - started < FAST_EMPTY_POLL_MS) await this._sleep(FAST_EMPTY_POLL_PAUSE_MS);
+    }
+  }
+
+  async _sendOps(sid, ops) {
+    for (let attempt = 1; attempt <= OPS_ATTEMPTS; attempt++) {
+      if (this._stopped) return;
+      try {
+        const resp = await this.api.ops(sid, ops);
+        if (sid === this.view.sessionId && resp && typeof resp === "object") {
+          const patch = {};
+          if (resp.status) patch.status = resp.status;
+          if (typeof resp.round === "number") patch.round = resp.round;
+          if (resp.nextSessionId) patch.nextSessionId = resp.nextSessionId;
+          this._setView(patch);
+        }
+        return;
+      } catch (err) {
+        if (isSessionLost(err)) { this._sessionLost(sid); return; }
+        if (isAuthError(err)) { this._onAuthError(err); return; }
+        if (!isRetryable(err) || attempt === OPS_ATTEMPTS) {
+          // A conflict (409: game already over, say) will not go away by retrying.
+          this._log("ops dropped", sid, ops, err);
+          if (sid === this.view.sessionId) this._setView({ error: `ops not applied: ${err.message}` });
+          return;
+        }
+        await this._sleep(backoffMs(attempt));
+      }
+    }
+  }
+
+  async _rematch(sid) {
+    if (!sid || this._stopped) return;
+    let resp;
+    try {
+      resp = await this.api.rematch(sid);
+    } catch (err) {
+      this._setView({ error: `rematch failed: ${err.message}` });
+      return;
+    }
+    // If the poll loop already saw the old session finish without a next
+    // session, nobody else will switch; _switchTo ignores repeats.
+    if (resp && resp.sessionId && sid === this.view.sessionId && this.view.status === "finished") {
+      this._switchTo(resp.sessionId);
+    }
+  }
+}
+
+export { ApiError };

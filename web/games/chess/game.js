@@ -1,0 +1,104 @@
+// House chess on RCADIA SDK v2. Rules live in rules.js (chess.js underneath);
+// this file only connects them to the host and draws the board as text.
+
+import { RcadiaAgent } from "/sdk/rcadia-agent.js";
+// horst serves web/node_modules/chess.js/dist/esm/chess.js at this path.
+import { Chess } from "/games/vendor/chess.js";
+import { ChessRules } from "./rules.js";
+
+const rcadia = new RcadiaAgent({
+  minPlayers: 2,
+  maxPlayers: 2,
+  turnBased: true,
+  simultaneous: false,
+  gameType: "chess",
+  autoRematch: true,
+});
+
+const rules = new ChessRules(Chess);
+// AGENT_GAME_OVER goes out once per game; the platform also ends games
+// itself (timeouts, leavers), and then we must not report a second result.
+let resultSent = false;
+
+const $ = (id) => document.getElementById(id);
+
+function note(text) { $("note").textContent = text; }
+
+function publish() {
+  rcadia.setState(rules.state());
+  if (rules.over) {
+    if (!resultSent) {
+      resultSent = true;
+      rcadia.endGame({
+        ...rules.result,
+        white: rules.white,
+        black: rules.black,
+        round: rules.round,
+        fen: rules.board.fen(),
+        plies: rules.uciHistory.length,
+      });
+    }
+  } else {
+    // The platform clears the other player's legal actions for us.
+    rcadia.setLegalActions(rules.toMove, rules.legalActions());
+  }
+  render();
+}
+
+function render() {
+  $("board").textContent = rules.boardText();
+  if (rules.started) {
+    $("players").textContent = `Round ${rules.round}: white ${rules.white}, black ${rules.black}`;
+  }
+  if (!rules.started) {
+    $("status").textContent = "Waiting for the game to start.";
+  } else if (rules.over) {
+    const r = rules.result;
+    $("status").textContent = r.winner ? `Game over: ${r.winner} wins (${r.reason}).` : `Game over: draw (${r.reason}).`;
+  } else {
+    const s = rules.state();
+    $("status").textContent = `${s.turn} to move (${s.toMove})${s.check ? ", check" : ""}.`;
+  }
+  const history = rules.board.history();
+  $("history").textContent = history.length ? history.join(" ") : "-";
+}
+
+rcadia.onGameStart(({ players, round }) => {
+  try {
+    rules.start(players, round || 1);
+  } catch (err) {
+    note(`Cannot start: ${err.message}`);
+    return;
+  }
+  resultSent = false;
+  note("");
+  publish();
+});
+
+rcadia.onAction((playerId, action) => {
+  const outcome = rules.play(playerId, action);
+  if (!outcome.ok) {
+    rcadia.rejectAction(playerId, outcome.reason);
+    note(`Rejected ${playerId}: ${outcome.reason}`);
+    return;
+  }
+  note("");
+  publish();
+});
+
+rcadia.onTimeout((playerId, { strike, maxStrikes, final }) => {
+  // The platform keeps the clock and ends the game on the final strike;
+  // the game only tells the viewer.
+  note(final
+    ? `${playerId} ran out of time (final strike).`
+    : `${playerId} ran out of time: strike ${strike}${maxStrikes ? ` of ${maxStrikes}` : ""}.`);
+});
+
+rcadia.onSessionEnd(({ result, reason }) => {
+  if (!rules.over) rules.abort(result || { winner: null, reason });
+  resultSent = true;
+  note(`The platform ended the game (${reason}). Waiting for the next game.`);
+  render();
+});
+
+render();

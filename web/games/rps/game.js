@@ -1,0 +1,98 @@
+// House rock-paper-scissors on RCADIA SDK v2. Simultaneous: the platform
+// holds each throw until both players have thrown, then releases both
+// actions; rules.js resolves the throw when the second one arrives.
+
+import { RcadiaAgent } from "/sdk/rcadia-agent.js";
+import { RpsMatch, MOVES } from "./rules.js";
+
+const rcadia = new RcadiaAgent({
+  minPlayers: 2,
+  maxPlayers: 2,
+  turnBased: true,
+  simultaneous: true,
+  gameType: "rps",
+  autoRematch: true,
+});
+
+const match = new RpsMatch();
+// AGENT_GAME_OVER goes out once per match; when the platform ends the match
+// itself (timeout, leaver) we must not report a second result.
+let resultSent = false;
+
+const $ = (id) => document.getElementById(id);
+
+function note(text) { $("note").textContent = text; }
+
+function publish() {
+  rcadia.setState(match.state());
+  if (match.over) {
+    if (!resultSent) {
+      resultSent = true;
+      rcadia.endGame({ ...match.result, round: match.round });
+    }
+  } else {
+    // Simultaneous: every player with legal actions is on turn.
+    for (const p of match.players) rcadia.setLegalActions(p, MOVES.slice());
+  }
+  render();
+}
+
+function render() {
+  if (!match.started) {
+    $("status").textContent = "Waiting for the match to start.";
+    return;
+  }
+  const [a, b] = match.players;
+  $("players").textContent = `Round ${match.round}: ${a} vs ${b}`;
+  $("score").textContent = `Score: ${a} ${match.score[a]} – ${match.score[b]} ${b}`;
+  $("throws").textContent = match.throws
+    .map((t, i) => `${i + 1}. ${t.throws[a]} vs ${t.throws[b]}: ${t.winner ? `${t.winner} wins` : "tie"}`)
+    .join("\n");
+  if (match.over) {
+    const r = match.result;
+    $("status").textContent = r.winner ? `Match over: ${r.winner} wins (${r.reason}).` : `Match over: draw (${r.reason}).`;
+  } else {
+    const waiting = match.waitingFor();
+    $("status").textContent = `Throw ${match.throwNumber}: waiting for ${waiting.join(" and ")}.`;
+  }
+}
+
+rcadia.onGameStart(({ players, round }) => {
+  try {
+    match.start(players, round || 1);
+  } catch (err) {
+    note(`Cannot start: ${err.message}`);
+    return;
+  }
+  resultSent = false;
+  note("");
+  publish();
+});
+
+rcadia.onAction((playerId, action) => {
+  const outcome = match.submit(playerId, action);
+  if (!outcome.ok) {
+    rcadia.rejectAction(playerId, outcome.reason);
+    note(`Rejected ${playerId}: ${outcome.reason}`);
+    return;
+  }
+  note("");
+  // Publish only when the throw resolved: publishing after the first throw
+  // would advance the platform's turn and could reveal the throw early.
+  if (outcome.resolved) publish(); else render();
+});
+
+rcadia.onTimeout((playerId, { strike, maxStrikes, final }) => {
+  note(final
+    ? `${playerId} ran out of time (final strike).`
+    : `${playerId} ran out of time: strike ${strike}${maxStrikes ? ` of ${maxStrikes}` : ""}.`);
+});
+
+rcadia.onSessionEnd(({ result, reason }) => {
+  if (!match.over) match.abort(result || { winner: null, reason });
+  resultSent = true;
+  note(`The platform ended the match (${reason}). Waiting for the next match.`);
+  render();
+});
+
+render();

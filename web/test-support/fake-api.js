@@ -1,0 +1,36 @@
+// A scripted stand-in for the bridge HTTP API. Every call returns a promise
+// the test settles by hand, so tests control exactly when the backend answers.
+
+export function makeFakeApi() {
+  const calls = [];
+  let consumed = 0;
+  const methods = ["createSession", "ops", "pendingActions", "rematch", "publicView"];
+  const api = { calls, keepalive: [] };
+  for (const method of methods) {
+    api[method] = (...args) => {
+      let resolve, reject;
+      const promise = new Promise((res, rej) => { resolve = res; reject = rej; });
+      calls.push({ method, args, resolve, reject, taken: false });
+      return promise;
+    };
+  }
+  api.endKeepalive = (sessionId, ops) => { api.keepalive.push({ sessionId, ops }); };
+
+  /** The oldest call of `method` the test has not taken yet; waits for it to happen. */
+  api.next = async (method, { tries = 200 } = {}) => {
+    for (let i = 0; i < tries; i++) {
+      const call = calls.find((c) => c.method === method && !c.taken);
+      if (call) { call.taken = true; consumed++; return call; }
+      await new Promise((r) => setImmediate(r));
+    }
+    throw new Error(`no ${method} call happened; calls so far: ${calls.map((c) => c.method).join(", ")}`);
+  };
+  /** Untaken calls of `method` right now. */
+  api.waiting = (method) => calls.filter((c) => c.method === method && !c.taken);
+  return api;
+}
+
+/** Let queued promise callbacks and immediates run. */
+export async function settle(rounds = 20) {
+  for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));
+}

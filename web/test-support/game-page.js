@@ -1,0 +1,39 @@
+// Load a game page's module in node with a fake window and document, so a
+// test can play the whole game through the real SDK.
+import { register } from "node:module";
+
+import { makeFakeWindow } from "./fake-window.js";
+import { fileUrlForPath } from "./served-paths.js";
+
+register("./served-paths-hooks.js", import.meta.url);
+
+let loads = 0;
+
+/**
+ * @param {string} urlPath e.g. "/games/chess/game.js"
+ * @param {{ onPost?: (message: any) => void }} [opts] sees what the game posts to its host
+ */
+export async function loadGamePage(urlPath, { onPost } = {}) {
+  const win = makeFakeWindow({ onPost });
+  const elements = new Map();
+  const document = {
+    getElementById(id) {
+      if (!elements.has(id)) elements.set(id, { id, textContent: "" });
+      return elements.get(id);
+    },
+  };
+  globalThis.window = win;
+  globalThis.document = document;
+  // A fresh module instance per load: the query string makes a new URL.
+  await import(`${fileUrlForPath(urlPath)}?load=${++loads}`);
+  let actionSeq = 0;
+  return {
+    win,
+    text: (id) => document.getElementById(id).textContent,
+    send: (type, data) => win.dispatch({ type, data }),
+    act: (playerId, action) => win.dispatch({ type: "AGENT_ACTION", data: { playerId, action, actionId: `a_${++actionSeq}` } }),
+    /** Messages the game sent since the last call. */
+    drain() { const out = win.sent.map((s) => s.message); win.sent.length = 0; return out; },
+  };
+}
+

@@ -1,0 +1,231 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  classifyGameMessage, messageForEntry, SeqTracker, OpsOutbox, isLegacyConfig, hostLeftOp,
+  resolveGameUrl, gameIdFromUrl, titleFromGameId, describeDeadline, describePlayers, describeResult,
+  backoffMs, ApiError, isSessionLost, isAuthError, isRetryable, MAX_OPS_PER_REQUEST,
+} from "../bridge/bridge-core.js";
+import { settle } from "../test-support/fake-api.js";
+
+test("game messages map to ops", () => {
+  assert.deepEqual(classifyGameMessage({ type: "AGENT_STATE", data: { state: { a: 1 } } }),
+    { kind: "op", op: { op: "state", state: { a: 1 } } });
+  assert.deepEqual(classifyGameMessage({ type: "AGENT_OBSERVATION", data: { playerId: "p_1", observation: [1] } }),
+    { kind: "op", op: { op: "observation", playerId: "p_1", observation: [1] } });
+  assert.deepEqual(classifyGameMessage({ type: "AGENT_LEGAL_ACTIONS", data: { playerId: "p_1", actions: ["rock"] } }),
+    { kind: "op", op: { op: "legal_actions", playerId: "p_1", actions: ["rock"] } });
+  assert.deepEqual(classifyGameMessage({ type: "AGENT_ACTION_REJECTED", data: { playerId: "p_1", reason: "bad", actionId: "a_1" } }),
+    { kind: "op", op: { op: "reject", playerId: "p_1", reason: "bad", actionId: "a_1" } });
+  assert.deepEqual(classifyGameMessage({ type: "AGENT_ACTION_REJECTED", data: { playerId: "p_1", reason: "bad" } }),
+    { kind: "op", op: { op: "reject", playerId: "p_1", reason: "bad" } });
+  assert.deepEqual(classifyGameMessage({ type: "AGENT_GAME_OVER", data: { result: { winner: null } } }),
+    { kind: "op", op: { op: "end", result: { winner: null } } });
+  assert.deepEqual(classifyGameMessage({ type: "AGENT_REMATCH", data: {} }), { kind: "rematch" });
+  assert.deepEqual(classifyGameMessage({ type: "AGENT_CONFIGURE", data: { minPlayers: 2 } }),
+    { kind: "configure", config: { minPlayers: 2 } });
+});
+
+test("unknown or malformed game messages are ignored", () => {
+  assert.equal(classifyGameMessage(null), null);
+  assert.equal(classifyGameMessage("AGENT_STATE"), null);
+  assert.equal(classifyGameMessage({ type: "AGENT_ACTION", data: {} }), null);
+  assert.equal(classifyGameMessage({ type: "HELLO" }), null);
+  // Missing data still yields a well-formed op rather than a crash.
+  assert.deepEqual(classifyGameMessage({ type: "AGENT_LEGAL_ACTIONS" }),
+    { kind: "op", op: { op: "legal_actions", playerId: undefined, actions: [] } });
+});
+
+test("entries map to host -> game messages", () => {
+  const ctx = { sessionId: "ses_1", round: 2, legacy: false };
+  assert.deepEqual(messageForEntry({ seq: 1, type: "action", playerId: "p_1", action: "e2e4", actionId: "a_1" }, ctx),
+    { type: "AGENT_ACTION", data: { playerId: "p_1", action: "e2e4", actionId: "a_1" } });
+  assert.deepEqual(messageForEntry({ seq: 2, type: "timeout", playerId: "p_1", strike: 1, maxStrikes: 2, final: false }, ctx),
+    { type: "AGENT_TIMEOUT", data: { playerId: "p_1", strike: 1, maxStrikes: 2, final: false } });
+  assert.deepEqual(messageForEntry({ seq: 3, type: "system", event: "game_start", players: ["p_1", "p_2"], round: 2 }, ctx),
+    { type: "AGENT_GAME_START", data: { sessionId: "ses_1", players: ["p_1", "p_2"], round: 2 } });
+  assert.deepEqual(messageForEntry({ seq: 4, type: "system", event: "session_end", result: { winner: null }, reason: "left" }, ctx),
+    { type: "AGENT_SESSION_END", data: { sessionId: "ses_1", result: { winner: null }, reason: "left" } });
+  assert.deepEqual(messageForEntry({ seq: 3, type: "system", event: "game_start", players: [{ playerId: "p_1", seat: 0 }, { playerId: "p_2", seat: 1 }] }, ctx),
+    { type: "AGENT_GAME_START", data: { sessionId: "ses_1", players: ["p_1", "p_2"], round: 2 } }, "player objects become ids; round falls back to the session's");
+  assert.deepEqual(messageForEntry({ seq: 3, type: "system", event: "game_start" }, ctx).data.players, []);
+  assert.equal(messageForEntry({ seq: 5, type: "system", event: "mystery" }, ctx), null);
+  assert.equal(messageForEntry({ seq: 6, type: "mystery" }, ctx), null);
+  assert.equal(messageForEntry(null, ctx), null);
+});
+
+test("legacy mode: v1 system actions pass through and timeouts become __timeout__ actions", () => {
+  const ctx = { sessionId: "ses_1", round: 1, legacy: true };
+  const start = { seq: 1, type: "action", playerId: "__system__", action: { type: "__game_start__", players: ["p_1", "p_2"] } };
+  assert.deepEqual(messageForEntry(start, ctx),
+    { type: "AGENT_ACTION", data: { playerId: "__system__", action: { type: "__game_start__", players: ["p_1", "p_2"] }, actionId: undefined } });
+  assert.deepEqual(messageForEntry({ seq: 2, type: "timeout", playerId: "p_2", strike: 2, maxStrikes: 2, final: true }, ctx),
+    { type: "AGENT_ACTION", data: { playerId: "p_2", action: { type: "__timeout__", strike: 2, maxStrikes: 2, final: true } } });
+});
+
+test("isLegacyConfig is true exactly when sdkVersion is missing", () => {
+  assert.equal(isLegacyConfig({ minPlayers: 2 }), true);
+  assert.equal(isLegacyConfig(null), true);
+  assert.equal(isLegacyConfig({ sdkVersion: "2.0.0" }), false);
+});
+
+test("SeqTracker returns only new entries, in seq order, and advances after", () => {
+  const t = new SeqTracker();
+  assert.equal(t.after, 0);
+  assert.deepEqual(t.take([{ seq: 2 }, { seq: 1 }]).map((e) => e.seq), [1, 2]);
+  assert.equal(t.after, 2);
+  assert.deepEqual(t.take([{ seq: 2 }, { seq: 3 }]).map((e) => e.seq), [3]);
+  assert.equal(t.after, 3);
+  assert.deepEqual(t.take([]), []);
+  assert.deepEqual(t.take(undefined), []);
+  assert.deepEqual(t.take([{ seq: "7" }, null]), []);
+  assert.equal(t.after, 3);
+  t.reset();
+  assert.equal(t.after, 0);
+});
+
+function recordingOutbox(extra = {}) {
+  const sends = [];
+  const gates = [];
+  const outbox = new OpsOutbox({
+    send: (key, ops) => new Promise((resolve, reject) => { sends.push({ key, ops }); gates.push({ resolve, reject }); }),
+    setTimer: (fn) => setImmediate(fn),
+    ...extra,
+  });
+  return { outbox, sends, gates };
+}
+
+test("OpsOutbox batches ops pushed together into one request, in order", async () => {
+  const { outbox, sends, gates } = recordingOutbox();
+  outbox.push({ op: "state", state: 1 }, "s");
+  outbox.push({ op: "legal_actions", playerId: "a", actions: [] }, "s");
+  outbox.push({ op: "state", state: 2 }, "s");
+  assert.equal(sends.length, 0, "nothing is sent before the batching delay");
+  await settle();
+  assert.equal(sends.length, 1);
+  assert.deepEqual(sends[0].ops.map((o) => o.state ?? o.op), [1, "legal_actions", 2]);
+  gates[0].resolve({});
+  await outbox.idle();
+});
+
+test("OpsOutbox keeps only one request in flight and sends later ops afterwards", async () => {
+  const { outbox, sends, gates } = recordingOutbox();
+  outbox.push({ op: "state", state: 1 }, "s");
+  await settle();
+  outbox.push({ op: "state", state: 2 }, "s");
+  outbox.push({ op: "state", state: 3 }, "s");
+  await settle();
+  assert.equal(sends.length, 1, "second batch waits for the first");
+  gates[0].resolve({});
+  await settle();
+  assert.equal(sends.length, 2);
+  assert.deepEqual(sends[1].ops.map((o) => o.state), [2, 3]);
+  gates[1].resolve({});
+  await outbox.idle();
+  assert.equal(outbox.busy, false);
+});
+
+test("OpsOutbox splits at 100 ops and never mixes sessions in one request", async () => {
+  const { outbox, sends, gates } = recordingOutbox();
+  for (let i = 0; i < 150; i++) outbox.push({ op: "state", state: i }, "s1");
+  outbox.push({ op: "state", state: "x" }, "s2");
+  outbox.push({ op: "state", state: "y" }, "s1");
+  const done = outbox.idle();
+  for (let i = 0; i < 4; i++) { await settle(); gates[i].resolve({}); }
+  await done;
+  assert.deepEqual(sends.map((s) => [s.key, s.ops.length]), [["s1", MAX_OPS_PER_REQUEST], ["s1", 50], ["s2", 1], ["s1", 1]]);
+  assert.equal(sends[1].ops[49].state, 149);
+});
+
+test("OpsOutbox runs tasks in queue order after the ops before them", async () => {
+  const order = [];
+  const outbox = new OpsOutbox({
+    send: async (key, ops) => { order.push(`send ${ops.map((o) => o.op).join(",")}`); },
+    setTimer: (fn) => setImmediate(fn),
+  });
+  outbox.push({ op: "state" }, "s");
+  outbox.push({ op: "end" }, "s");
+  outbox.pushTask(async () => { order.push("rematch"); });
+  outbox.push({ op: "state" }, "s");
+  await outbox.idle();
+  assert.deepEqual(order, ["send state,end", "rematch", "send state"]);
+});
+
+test("OpsOutbox reports a failed send and carries on with the next batch", async () => {
+  const errors = [];
+  const sent = [];
+  let first = true;
+  const outbox = new OpsOutbox({
+    send: async (key, ops) => { if (first) { first = false; throw new Error("boom"); } sent.push(ops); },
+    onError: (err, ops) => errors.push([err.message, ops ? ops.length : null]),
+    setTimer: (fn) => setImmediate(fn),
+  });
+  outbox.push({ op: "state", state: 1 }, "s");
+  await settle();
+  outbox.push({ op: "state", state: 2 }, "s");
+  outbox.pushTask(() => { throw new Error("task failed"); });
+  await outbox.idle();
+  assert.deepEqual(errors, [["boom", 1], ["task failed", null]]);
+  assert.deepEqual(sent, [[{ op: "state", state: 2 }]]);
+});
+
+test("OpsOutbox.drain hands back unsent ops; idle resolves at once when empty", async () => {
+  const { outbox } = recordingOutbox({ setTimer: () => 1 }); // a timer that never fires
+  await new OpsOutbox({ send: async () => {} }).idle();
+  outbox.push({ op: "state", state: 1 }, "s");
+  outbox.pushTask(() => {});
+  assert.equal(outbox.pending, 2);
+  assert.deepEqual(outbox.drain(), [{ kind: "op", op: { op: "state", state: 1 }, key: "s" }]);
+  assert.equal(outbox.pending, 0);
+});
+
+test("hostLeftOp ends with reason host_left and no winner", () => {
+  assert.deepEqual(hostLeftOp(), { op: "end", result: { winner: null, reason: "host_left" }, reason: "host_left" });
+});
+
+test("resolveGameUrl accepts paths and http(s) URLs only", () => {
+  const base = "https://horst.example/bridge/?game=/games/chess/";
+  assert.equal(resolveGameUrl("/games/chess/", base).href, "https://horst.example/games/chess/");
+  assert.equal(resolveGameUrl("https://other.example/g/", base).href, "https://other.example/g/");
+  assert.equal(resolveGameUrl("javascript:alert(1)", base), null);
+  assert.equal(resolveGameUrl("data:text/html,hi", base), null);
+  assert.equal(resolveGameUrl("", base), null);
+  assert.equal(resolveGameUrl(null, base), null);
+  assert.equal(resolveGameUrl("http://[bad", base), null);
+});
+
+test("gameIdFromUrl and titleFromGameId", () => {
+  assert.equal(gameIdFromUrl(new URL("https://h/games/chess/")), "chess");
+  assert.equal(gameIdFromUrl(new URL("https://h/games/rps/index.html")), "rps");
+  assert.equal(gameIdFromUrl(new URL("https://h/")), "h");
+  assert.equal(titleFromGameId("chess"), "Chess");
+  assert.equal(titleFromGameId("tic-tac_toe"), "Tic Tac Toe");
+});
+
+test("describeDeadline, describePlayers, describeResult", () => {
+  const now = Date.parse("2026-10-07T19:00:00.000Z");
+  assert.equal(describeDeadline(null, now), "none");
+  assert.equal(describeDeadline("garbage", now), "none");
+  assert.equal(describeDeadline("2026-10-07T19:00:42.000Z", now), "2026-10-07T19:00:42.000Z (in 42 s)");
+  assert.equal(describeDeadline("2026-10-07T18:59:50.000Z", now), "2026-10-07T18:59:50.000Z (10 s ago)");
+  assert.equal(describePlayers([]), "none yet");
+  assert.equal(describePlayers(["p_1", "p_2"]), "seat 0: p_1\nseat 1: p_2");
+  assert.equal(describePlayers([{ playerId: "p_1", seat: 0, asName: "Fish", ready: false }]), "seat 0: Fish (p_1) [not ready]");
+  assert.equal(describeResult(null), "none");
+  assert.equal(describeResult({ winner: "p_1", reason: "checkmate" }), "winner p_1 (checkmate)");
+  assert.equal(describeResult({ winner: null }), "draw / no winner");
+  assert.equal(describeResult("odd"), "odd");
+});
+
+test("backoff and error classification", () => {
+  assert.deepEqual([1, 2, 3, 4, 5, 6].map(backoffMs), [1000, 2000, 4000, 8000, 10000, 10000]);
+  assert.equal(isSessionLost(new ApiError(410, "gone", "server_restarted")), true);
+  assert.equal(isSessionLost(new ApiError(404, "unknown")), true);
+  assert.equal(isSessionLost(new Error("x")), false);
+  assert.equal(isAuthError(new ApiError(401, "x")), true);
+  assert.equal(isAuthError(new ApiError(403, "x")), true);
+  assert.equal(isRetryable(new ApiError(0, "network")), true);
+  assert.equal(isRetryable(new ApiError(503, "x")), true);
+  assert.equal(isRetryable(new ApiError(429, "x")), true);
+  assert.equal(isRetryable(new ApiError(409, "x")), false);
+  assert.equal(isRetryable(new TypeError("fetch failed")), true);
+});

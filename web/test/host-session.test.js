@@ -1,0 +1,316 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { HostSession } from "../bridge/host-session.js";
+import { ApiError } from "../bridge/bridge-core.js";
+import { makeFakeApi, settle } from "../test-support/fake-api.js";
+
+const V2_CONFIG = { minPlayers: 2, maxPlayers: 2, turnBased: true, simultaneous: false, gameType: "chess", sdkVersion: "2.0.0", autoRematch: true };
+
+function setup({ config = V2_CONFIG } = {}) {
+  const api = makeFakeApi();
+  const toGame = [];
+  const authErrors = [];
+  const host = new HostSession({
+    api,
+    postToGame: (m) => toGame.push(JSON.parse(JSON.stringify(m))),
+    gameId: "chess", gameTitle: "Chess",
+    onAuthError: (e) => authErrors.push(e),
+    sleep: () => new Promise((r) => setImmediate(r)),
+    setTimer: (fn) => setImmediate(fn),
+  });
+  const of = (type) => toGame.filter((m) => m.type === type).map((m) => m.data);
+  return { api, host, toGame, of, authErrors, config };
+}
+
+/** Configure and answer the create call; returns the first long-poll call. */
+async function started(ctx, sessionId = "ses_aaaa00000001") {
+  ctx.host.handleGameMessage({ type: "AGENT_CONFIGURE", data: ctx.config });
+  const create = await ctx.api.next("createSession");
+  create.resolve({ sessionId, config: ctx.config, round: 1, seriesId: sessionId, players: [] });
+  return ctx.api.next("pendingActions");
+}
+
+test("AGENT_CONFIGURE creates the session, then AGENT_SESSION_START goes to the game and polling starts", async () => {
+  const ctx = setup();
+  const { api, host, of } = ctx;
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG }); // a repeat while creating: no second session
+  const create = await api.next("createSession");
+  assert.deepEqual(create.args, [{ config: V2_CONFIG, gameId: "chess", gameTitle: "Chess" }]);
+  assert.equal(host.view.status, "creating");
+  create.resolve({ sessionId: "ses_1", round: 1, seriesId: "ses_1", players: [] });
+  const poll = await api.next("pendingActions");
+  assert.deepEqual(poll.args, ["ses_1", 0, 25]);
+  assert.deepEqual(of("AGENT_SESSION_START"), [{ sessionId: "ses_1", round: 1, players: [] }]);
+  const pub = await api.next("publicView");
+  assert.deepEqual(pub.args, ["ses_1", undefined, 25]);
+  assert.equal(host.view.sessionId, "ses_1");
+  assert.equal(host.view.status, "waiting");
+  assert.equal(host.view.legacy, false);
+  assert.equal(api.waiting("createSession").length, 0);
+});
+
+test("entries are delivered in seq order, acknowledged with after, and repeats dropped", async () => {
+  const ctx = setup();
+  const { api, of, toGame } = ctx;
+  const poll1 = await started(ctx, "ses_1");
+  poll1.resolve({
+    status: "active", round: 1, players: [{ playerId: "p_1", seat: 0 }, { playerId: "p_2", seat: 1 }],
+    actions: [
+      { seq: 2, type: "action", playerId: "p_1", action: "e2e4", actionId: "a_1" },
+      { seq: 1, type: "system", event: "game_start", players: ["p_1", "p_2"], round: 1 },
+    ],
+  });
+  const poll2 = await api.next("pendingActions");
+  assert.deepEqual(poll2.args, ["ses_1", 2, 25]);
+  assert.deepEqual(toGame.slice(1).map((m) => m.type), ["AGENT_GAME_START", "AGENT_ACTION"]);
+  assert.deepEqual(of("AGENT_GAME_START"), [{ sessionId: "ses_1", players: ["p_1", "p_2"], round: 1 }]);
+  assert.deepEqual(of("AGENT_ACTION"), [{ playerId: "p_1", action: "e2e4", actionId: "a_1" }]);
+  assert.equal(ctx.host.view.status, "active");
+  // The same entry returned again (its acknowledgement was lost) is not re-delivered.
+  poll2.resolve({ status: "active", actions: [
+    { seq: 2, type: "action", playerId: "p_1", action: "e2e4", actionId: "a_1" },
+    { seq: 3, type: "timeout", playerId: "p_2", strike: 1, maxStrikes: 2, final: false },
+  ] });
+  const poll3 = await api.next("pendingActions");
+  assert.deepEqual(poll3.args, ["ses_1", 3, 25]);
+  assert.equal(of("AGENT_ACTION").length, 1);
+  assert.deepEqual(of("AGENT_TIMEOUT"), [{ playerId: "p_2", strike: 1, maxStrikes: 2, final: false }]);
+});
+
+test("game messages become ordered /ops batches with one request in flight", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  await started(ctx, "ses_1");
+  host.handleGameMessage({ type: "AGENT_STATE", data: { state: { n: 1 } } });
+  host.handleGameMessage({ type: "AGENT_LEGAL_ACTIONS", data: { playerId: "p_1", actions: ["e2e4"] } });
+  const ops1 = await api.next("ops");
+  assert.deepEqual(ops1.args, ["ses_1", [{ op: "state", state: { n: 1 } }, { op: "legal_actions", playerId: "p_1", actions: ["e2e4"] }]]);
+  host.handleGameMessage({ type: "AGENT_ACTION_REJECTED", data: { playerId: "p_1", reason: "illegal", actionId: "a_1" } });
+  host.handleGameMessage({ type: "AGENT_OBSERVATION", data: { playerId: "p_1", observation: { x: 1 } } });
+  await settle();
+  assert.equal(api.waiting("ops").length, 0, "no second /ops while the first is in flight");
+  ops1.resolve({ ok: true, status: "active", version: 3, round: 1, nextSessionId: null });
+  const ops2 = await api.next("ops");
+  assert.deepEqual(ops2.args[1], [
+    { op: "reject", playerId: "p_1", reason: "illegal", actionId: "a_1" },
+    { op: "observation", playerId: "p_1", observation: { x: 1 } },
+  ]);
+  ops2.resolve({ ok: true, status: "active" });
+  await host.outbox.idle();
+});
+
+test("ops sent before the session exists are sent to it once created", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  host.handleGameMessage({ type: "AGENT_STATE", data: { state: "early" } });
+  await started(ctx, "ses_1");
+  const ops = await api.next("ops");
+  assert.deepEqual(ops.args, ["ses_1", [{ op: "state", state: "early" }]]);
+});
+
+test("a failing /ops is retried on network errors and dropped on conflicts", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  await started(ctx, "ses_1");
+  host.handleGameMessage({ type: "AGENT_STATE", data: { state: 1 } });
+  (await api.next("ops")).reject(new ApiError(0, "network down"));
+  const retry = await api.next("ops");
+  assert.deepEqual(retry.args, ["ses_1", [{ op: "state", state: 1 }]]);
+  retry.reject(new ApiError(409, "finished"));
+  await host.outbox.idle();
+  assert.equal(api.waiting("ops").length, 0);
+  assert.match(host.view.error, /ops not applied/);
+});
+
+test("game over then AGENT_REMATCH: /rematch only after the end op, then the new session is announced", async () => {
+  const ctx = setup();
+  const { api, host, of } = ctx;
+  const poll1 = await started(ctx, "ses_1");
+  host.handleGameMessage({ type: "AGENT_GAME_OVER", data: { result: { winner: "p_1", reason: "checkmate" } } });
+  host.handleGameMessage({ type: "AGENT_REMATCH", data: {} });
+  const end = await api.next("ops");
+  assert.deepEqual(end.args, ["ses_1", [{ op: "end", result: { winner: "p_1", reason: "checkmate" } }]]);
+  await settle();
+  assert.equal(api.waiting("rematch").length, 0, "rematch waits for the end op");
+  end.resolve({ ok: true, status: "finished", nextSessionId: null });
+  // The poll sees the finish before the rematch exists.
+  poll1.resolve({ status: "finished", round: 1, nextSessionId: null, result: { winner: "p_1" }, actions: [] });
+  const rematch = await api.next("rematch");
+  assert.deepEqual(rematch.args, ["ses_1"]);
+  rematch.resolve({ sessionId: "ses_2", round: 2, seriesId: "ses_1", players: [] });
+  const first = await api.next("pendingActions");
+  assert.deepEqual(first.args, ["ses_2", 0, 0]);
+  first.resolve({ status: "waiting", round: 2, players: [{ playerId: "p_1" }, { playerId: "p_2" }], actions: [] });
+  const second = await api.next("pendingActions");
+  assert.deepEqual(second.args, ["ses_2", 0, 25]);
+  assert.deepEqual(of("AGENT_SESSION_START").at(-1), { sessionId: "ses_2", round: 2, players: ["p_1", "p_2"] });
+  assert.equal(host.view.sessionId, "ses_2");
+});
+
+test("nextSessionId from a finished poll is followed: session_end delivered, then the new session started", async () => {
+  const ctx = setup();
+  const { api, host, toGame } = ctx;
+  const poll1 = await started(ctx, "ses_1");
+  poll1.resolve({
+    status: "finished", round: 1, nextSessionId: "ses_2", result: { winner: null, reason: "timeout" },
+    actions: [{ seq: 4, type: "system", event: "session_end", result: { winner: null, reason: "timeout" }, reason: "timeout" }],
+  });
+  // First the acknowledgement of the old session, then the new session's first poll.
+  const ack = await api.next("pendingActions");
+  assert.deepEqual(ack.args, ["ses_1", 4, 0]);
+  const first = await api.next("pendingActions");
+  assert.deepEqual(first.args, ["ses_2", 0, 0]);
+  first.resolve({ status: "active", round: 2, players: ["p_1", "p_2"], actions: [
+    { seq: 1, type: "system", event: "game_start", players: ["p_1", "p_2"], round: 2 },
+  ] });
+  await api.next("pendingActions");
+  assert.deepEqual(toGame.map((m) => m.type), [
+    "AGENT_SESSION_START", "AGENT_SESSION_END", "AGENT_SESSION_START", "AGENT_GAME_START",
+  ]);
+  assert.deepEqual(toGame[1].data, { sessionId: "ses_1", result: { winner: null, reason: "timeout" }, reason: "timeout" });
+  assert.deepEqual(toGame[3].data, { sessionId: "ses_2", players: ["p_1", "p_2"], round: 2 });
+  assert.equal(host.view.round, 2);
+  // Ops now go to the new session.
+  host.handleGameMessage({ type: "AGENT_STATE", data: { state: 2 } });
+  assert.equal((await api.next("ops")).args[0], "ses_2");
+});
+
+test("a finished session without a next one stops polling", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  const poll1 = await started(ctx, "ses_1");
+  poll1.resolve({ status: "finished", nextSessionId: null, result: { winner: null, reason: "left" }, actions: [] });
+  await settle();
+  assert.equal(api.waiting("pendingActions").length, 0);
+  assert.equal(host.view.status, "finished");
+  assert.deepEqual(host.view.result, { winner: null, reason: "left" });
+  // newTable creates a fresh session from the stored config.
+  host.newTable();
+  const create = await api.next("createSession");
+  assert.deepEqual(create.args[0].config, V2_CONFIG);
+});
+
+test("a lost session (410) tells the game and asks for the configuration again", async () => {
+  const ctx = setup();
+  const { api, host, toGame } = ctx;
+  const poll1 = await started(ctx, "ses_1");
+  poll1.reject(new ApiError(410, "server restarted", "server_restarted"));
+  await settle();
+  assert.deepEqual(toGame.slice(1), [
+    { type: "AGENT_SESSION_END", data: { sessionId: "ses_1", result: null, reason: "session_lost" } },
+    { type: "AGENT_REQUEST_CONFIGURE", data: {} },
+  ]);
+  assert.equal(host.view.sessionId, null);
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  const create = await api.next("createSession");
+  create.resolve({ sessionId: "ses_9", round: 1, players: [] });
+  assert.deepEqual((await api.next("pendingActions")).args, ["ses_9", 0, 25]);
+});
+
+test("poll network errors are retried with the same after", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  const poll1 = await started(ctx, "ses_1");
+  poll1.reject(new ApiError(0, "offline"));
+  const poll2 = await api.next("pendingActions");
+  assert.deepEqual(poll2.args, ["ses_1", 0, 25]);
+  assert.match(host.view.error, /offline/);
+});
+
+test("an auth error on create is reported and nothing else happens", async () => {
+  const ctx = setup();
+  const { api, host, authErrors } = ctx;
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  (await api.next("createSession")).reject(new ApiError(401, "token expired"));
+  await settle();
+  assert.equal(authErrors.length, 1);
+  assert.equal(host.view.sessionId, null);
+  assert.equal(api.waiting("pendingActions").length, 0);
+});
+
+test("hostLeft ends a live session with host_left through keepalive, and stops", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  const poll1 = await started(ctx, "ses_1");
+  host.hostLeft();
+  assert.deepEqual(api.keepalive, [{ sessionId: "ses_1", ops: [{ op: "end", result: { winner: null, reason: "host_left" }, reason: "host_left" }] }]);
+  // A poll answer that arrives afterwards is not delivered.
+  poll1.resolve({ status: "active", actions: [{ seq: 1, type: "action", playerId: "p", action: 1, actionId: "a" }] });
+  await settle();
+  assert.equal(ctx.of("AGENT_ACTION").length, 0);
+  host.handleGameMessage({ type: "AGENT_STATE", data: { state: 1 } });
+  await settle();
+  assert.equal(api.waiting("ops").length, 0);
+});
+
+test("hostLeft after the game finished sends nothing", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  const poll1 = await started(ctx, "ses_1");
+  poll1.resolve({ status: "finished", actions: [] });
+  await settle();
+  host.hostLeft();
+  assert.deepEqual(api.keepalive, []);
+});
+
+test("legacy sessions deliver v1-shaped entries", async () => {
+  const config = { minPlayers: 2, maxPlayers: 2, turnBased: true };
+  const ctx = setup({ config });
+  const { of, host } = ctx;
+  const poll1 = await started(ctx, "ses_1");
+  assert.equal(host.view.legacy, true);
+  poll1.resolve({ status: "active", actions: [
+    { seq: 1, type: "action", playerId: "__system__", action: { type: "__game_start__", players: ["p_1", "p_2"] } },
+    { seq: 2, type: "timeout", playerId: "p_1", strike: 2, maxStrikes: 2, final: true },
+  ] });
+  await ctx.api.next("pendingActions");
+  assert.deepEqual(of("AGENT_ACTION").map((d) => [d.playerId, d.action.type]), [["__system__", "__game_start__"], ["p_1", "__timeout__"]]);
+  assert.equal(of("AGENT_TIMEOUT").length, 0);
+});
+
+test("the public view fills turn, deadline and named players", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  await started(ctx, "ses_1");
+  const pub = await api.next("publicView");
+  pub.resolve({ status: "active", turn: 7, deadline: "2026-10-07T19:00:00.000Z", onTurnSeats: [1], version: 12,
+    players: [{ playerId: "p_1", seat: 0, asName: "Fish" }] });
+  const pub2 = await api.next("publicView");
+  assert.deepEqual(pub2.args, ["ses_1", 12, 25]);
+  assert.equal(host.view.turn, 7);
+  assert.equal(host.view.deadline, "2026-10-07T19:00:00.000Z");
+  assert.deepEqual(host.view.onTurnSeats, [1]);
+  assert.equal(host.view.players[0].asName, "Fish");
+});
+
+test("a game that re-configures inside a live session gets AGENT_SESSION_START again, not a new session", async () => {
+  const ctx = setup();
+  const { api, host, of } = ctx;
+  const poll1 = await started(ctx, "ses_1");
+  poll1.resolve({ status: "waiting", round: 1, players: [{ playerId: "p_1", seat: 0 }], actions: [] });
+  await api.next("pendingActions");
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  await settle();
+  assert.deepEqual(of("AGENT_SESSION_START"), [
+    { sessionId: "ses_1", round: 1, players: [] },
+    { sessionId: "ses_1", round: 1, players: ["p_1"] },
+  ]);
+  assert.equal(api.waiting("createSession").length, 0);
+});
+
+test("New table does nothing while a session is live or being created", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  const create = await api.next("createSession");
+  host.newTable(); // still creating
+  await settle();
+  assert.equal(api.waiting("createSession").length, 0);
+  create.resolve({ sessionId: "ses_1", round: 1, players: [] });
+  await api.next("pendingActions");
+  host.newTable(); // waiting session is live
+  await settle();
+  assert.equal(api.waiting("createSession").length, 0);
+  assert.equal(host.view.sessionId, "ses_1");
+});
