@@ -12,11 +12,14 @@ use std::time::Duration;
 use axum::Router;
 use horst_config::Config;
 use horst_queue::Queue;
+use horst_rcadia::auth::Auth;
+use horst_rcadia::Rcadia;
 use horst_store::{Health, Store};
 use horst_telemetry::Metrics;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+mod caller;
 mod error;
 mod request_log;
 mod routes;
@@ -31,6 +34,10 @@ pub struct AppState {
     pub queue: Queue,
     pub health: Health,
     pub metrics: Metrics,
+    /// RCADIA sessions (store, effects, long-polls).
+    pub rcadia: Rcadia,
+    /// Agent tokens, users and JWTs.
+    pub auth: Auth,
     pub(crate) http: request_log::HttpMetrics,
 }
 
@@ -41,6 +48,8 @@ impl AppState {
         queue: Queue,
         health: Health,
         metrics: Metrics,
+        rcadia: Rcadia,
+        auth: Auth,
     ) -> Self {
         let http = request_log::HttpMetrics::register(&metrics);
         AppState {
@@ -49,6 +58,8 @@ impl AppState {
             queue,
             health,
             metrics,
+            rcadia,
+            auth,
             http,
         }
     }
@@ -58,6 +69,10 @@ impl AppState {
 pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(routes::health::router())
+        .merge(routes::rcadia_auth::router())
+        .merge(routes::rcadia_bridge::router())
+        .merge(routes::rcadia_agent::router())
+        .merge(routes::web_files::router())
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             request_log::log_request,

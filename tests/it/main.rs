@@ -10,3 +10,5 @@ mod config_errors;
 mod health;
 mod jobs;
 mod lifecycle;
+mod rcadia_common;
+mod rcadia_game;
