@@ -10,5 +10,7 @@ mod config_errors;
 mod health;
 mod jobs;
 mod lifecycle;
+mod rcadia_clocks;
 mod rcadia_common;
 mod rcadia_game;
+mod rcadia_series;
