@@ -112,3 +112,101 @@ async fn the_surviving_process_fires_the_clocks() {
     }
     assert!(ended, "no forfeit with only B's clock firer");
 }
+
+#[tokio::test]
+async fn concurrent_writers_never_lose_an_update() {
+    // Compare-and-set with re-apply: 16 agents join one table at once through two processes.
+    let a = app_with(|c| c.sessions.lobby_fill_ms = 60_000).await;
+    let b = spawn_app_beside(&a, fast).await;
+    let (host, agents) = cast(&a, 16).await;
+    let id = host
+        .create(
+            json!({ "minPlayers": 2, "maxPlayers": 16, "sdkVersion": "2.0.0", "turnTimeout": 0 }),
+        )
+        .await;
+    let mut joins = tokio::task::JoinSet::new();
+    for (i, ag) in agents.iter().enumerate() {
+        let ag = if i % 2 == 0 { ag.clone() } else { ag.on(&b) };
+        let id = id.clone();
+        joins.spawn(async move { ag.join(&id).await["seat"].as_u64().unwrap() });
+    }
+    let mut seats = Vec::new();
+    while let Some(s) = joins.join_next().await {
+        seats.push(s.unwrap());
+    }
+    seats.sort_unstable();
+    assert_eq!(seats, (0..16).collect::<Vec<u64>>());
+    let (_, v) = host.get(&format!("{AGENT}/{id}/public")).await;
+    assert_eq!(v["players"].as_array().unwrap().len(), 16);
+}
+
+#[tokio::test]
+async fn a_killed_horst_api_process_loses_nothing() {
+    use crate::harness::HorstProcess;
+    let redis = horst_testkit::RedisServer::start();
+    let url = redis.url();
+    let data = tempfile::tempdir().unwrap();
+    let d = data.path().to_str().unwrap();
+    let args = [
+        "api",
+        "--redis",
+        url.as_str(),
+        "--listen",
+        "127.0.0.1:0",
+        "--data",
+        d,
+    ];
+    let mut one = HorstProcess::spawn(&args, &[], data.path());
+    let mut two = HorstProcess::spawn(&args, &[], data.path());
+    let (addr1, addr2) = (one.wait_listening(), two.wait_listening());
+    let store = horst_store::Store::connect(&url, "horst:").await.unwrap();
+    let auth = horst_rcadia::auth::Auth::new(store).await.unwrap();
+    let mk = |addr: std::net::SocketAddr, token: String| Client {
+        base: format!("http://{addr}"),
+        token,
+        http: reqwest::Client::new(),
+    };
+    let host = mk(
+        addr2,
+        auth.create_token(&["host".into()], None).await.unwrap().0,
+    );
+    let mut agents = Vec::new();
+    for _ in 0..2 {
+        agents.push(mk(
+            addr1,
+            auth.create_token(&["play".into()], None).await.unwrap().0,
+        ));
+    }
+    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
+    )
+    .await;
+    let turn = agents[0].state(&id, 0.0).await["turn"].as_u64().unwrap();
+    let (st, _) = agents[0].act(&id, json!("x"), turn).await;
+    assert_eq!(st, 200);
+    // SIGKILL: no graceful anything.
+    one.signal(libc::SIGKILL);
+    one.wait_exit(Duration::from_secs(10)).expect("killed");
+    let agents: Vec<Client> = agents
+        .into_iter()
+        .map(|c| Client {
+            base: format!("http://{addr2}"),
+            ..c
+        })
+        .collect();
+    let p = host.pending(&id, after, 5.0).await;
+    assert_eq!(entries(&p)[0]["playerId"], pids[0], "{p}");
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[1], "actions": ["y"] }]),
+    )
+    .await;
+    assert_eq!(
+        agents[0].state(&id, 0.0).await["lastAction"]["status"],
+        "applied"
+    );
+    assert_eq!(agents[1].state(&id, 0.0).await["yourTurn"], true);
+    drop(two);
+}
