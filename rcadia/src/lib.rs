@@ -136,9 +136,11 @@ impl Rcadia {
         self.inner.boot_tag
     }
 
-    /// The Redis server's clock: the one clock every process uses for the machine.
+    /// The Redis server's clock (`TIME`): the one clock every process uses for the machine.
     pub async fn now_ms(&self) -> Result<u64, RcadiaError> {
-        Ok(self.inner.queue.now_ms().await?)
+        let mut conn = self.inner.store.conn();
+        let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut conn).await?;
+        Ok(secs * 1000 + micros / 1000)
     }
 
     pub(crate) fn channel(&self, id: &str) -> String {

@@ -128,6 +128,25 @@ impl Rcadia {
             .map_err(|e| RcadiaError::Internal(format!("session {id} does not decode: {e}")))
     }
 
+    /// Loads a session and reads the Redis clock in one round trip.
+    pub async fn load_at_now(&self, id: &str) -> Result<(Session, u64), RcadiaError> {
+        if parse_session_id(id).is_none() {
+            return Err(RcadiaError::NotFound);
+        }
+        let mut conn = self.inner.store.conn();
+        let (json, (secs, micros)): (Option<String>, (u64, u64)) = redis::pipe()
+            .cmd("HGET")
+            .arg(self.session_key(id))
+            .arg("json")
+            .cmd("TIME")
+            .query_async(&mut conn)
+            .await?;
+        let json = json.ok_or_else(|| self.missing(id))?;
+        let s = serde_json::from_str(&json)
+            .map_err(|e| RcadiaError::Internal(format!("session {id} does not decode: {e}")))?;
+        Ok((s, secs * 1000 + micros / 1000))
+    }
+
     /// Compare-and-set write; `expected_rev` 0 creates. False if another writer won.
     async fn save(&self, s: &Session, expected_rev: u64) -> Result<bool, RcadiaError> {
         let json = serde_json::to_string(s)
@@ -205,8 +224,7 @@ impl Rcadia {
         mut step: impl FnMut(&Session) -> Result<Step, ProtocolError>,
     ) -> Result<Applied, RcadiaError> {
         for _ in 0..MAX_ATTEMPTS {
-            let loaded = self.load(id).await?;
-            let now = self.now_ms().await?;
+            let (loaded, now) = self.load_at_now(id).await?;
             let mut s = loaded.clone();
             let mut acc = Outcome::default();
             if s.is_due(now) {

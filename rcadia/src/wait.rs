@@ -40,8 +40,9 @@ impl Rcadia {
                 _ = tokio::time::sleep(RECHECK) => {}
                 _ = shutdown.wait_for(|s| *s) => {}
             }
-            s = self.load(id).await?;
-            if s.is_due(self.now_ms().await?) {
+            let (loaded, now) = self.load_at_now(id).await?;
+            s = loaded;
+            if s.is_due(now) {
                 s = self
                     .apply(id, |_| Ok(Step::main(Event::Tick)))
                     .await?
