@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! cargo bench --bench sessions                      # 1000 sessions, 20 s
-//! BENCH_SESSIONS=200 BENCH_SECONDS=10 cargo bench --bench sessions
+//! BENCH_SESSIONS=200 BENCH_SECONDS=10 BENCH_THINK_MS=500 cargo bench --bench sessions
 //! ```
 
 use std::process::{Child, Command, Stdio};
@@ -78,6 +78,22 @@ impl C {
     }
 }
 
+/// Unix microseconds of `2026-10-07T19:00:00.000Z` (the contract's deadline format).
+fn parse_iso_us(s: &str) -> Option<u64> {
+    let n = |a: usize, b: usize| s.get(a..b)?.parse::<i64>().ok();
+    let (y, m, d) = (n(0, 4)?, n(5, 7)?, n(8, 10)?);
+    let (hh, mm, ss, ms) = (n(11, 13)?, n(14, 16)?, n(17, 19)?, n(20, 23)?);
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + hh * 3600 + mm * 60 + ss;
+    u64::try_from(secs * 1_000_000 + ms * 1000).ok()
+}
+
 fn percentile(v: &mut [u64], p: f64) -> u64 {
     if v.is_empty() {
         return 0;
@@ -91,6 +107,8 @@ async fn main() {
     let sessions = env_num("BENCH_SESSIONS", 1000) as usize;
     let seconds = env_num("BENCH_SECONDS", 20);
     let clock_sessions = env_num("BENCH_CLOCK_SESSIONS", 100) as usize;
+    // Agents "think" this long before acting (0: a closed loop that saturates the server).
+    let think = Duration::from_millis(env_num("BENCH_THINK_MS", 0));
     let redis = RedisServer::start_with(|o| o.appendonly = false);
     let url = redis.url();
     let data = tempfile::tempdir().unwrap();
@@ -132,10 +150,13 @@ async fn main() {
         .pool_max_idle_per_host(10_000)
         .build()
         .unwrap();
-    let mk = |token: String| C {
-        http: http.clone(),
-        base: base.clone(),
-        token,
+    let mk = {
+        let (http, base) = (http.clone(), base.clone());
+        move |token: String| C {
+            http: http.clone(),
+            base: base.clone(),
+            token,
+        }
     };
     let host = mk(auth
         .create_token(&["host".into()], Some("bench-host"))
@@ -152,37 +173,56 @@ async fn main() {
     println!(
         "sessions: {sessions} playing + {clock_sessions} clock sessions, {seconds} s, API {base}"
     );
+    // Phase 1: every table is created and seated (64 at a time) before anyone plays.
     let setup = Instant::now();
-    for i in 0..sessions + clock_sessions {
-        let clocked = i >= sessions;
-        let config = json!({
-            "minPlayers": 2, "maxPlayers": 2, "turnBased": true, "sdkVersion": "2.0.0",
-            "gameType": "bench", "turnTimeout": if clocked { 1 } else { 0 }, "maxTurnTimeouts": 1
-        });
-        let (_, v) = host
-            .call(
-                true,
-                BRIDGE,
-                Some(json!({ "config": config, "gameId": "bench" })),
-            )
-            .await
-            .expect("create");
-        let id = v["sessionId"].as_str().expect("sessionId").to_string();
-        let mut agents = Vec::new();
-        let mut pids = Vec::new();
-        for k in 0..2 {
-            let a = mk(auth
-                .create_token(&["play".into()], Some(&format!("a{i}-{k}")))
-                .await
-                .unwrap()
-                .0);
-            let (_, s) = a
-                .call(true, &format!("{AGENT}/{id}/join"), Some(json!({})))
-                .await
-                .expect("join");
-            pids.push(s["playerId"].as_str().unwrap().to_string());
-            agents.push(a);
+    let mut tables = Vec::new();
+    let total = sessions + clock_sessions;
+    let mut next = 0;
+    while next < total {
+        let mut batch = tokio::task::JoinSet::new();
+        for i in next..(next + 64).min(total) {
+            let (host, auth, mk) = (host.clone(), auth.clone(), mk.clone());
+            batch.spawn(async move {
+                let clocked = i >= sessions;
+                let config = json!({
+                    "minPlayers": 2, "maxPlayers": 2, "turnBased": true, "sdkVersion": "2.0.0",
+                    "gameType": "bench", "turnTimeout": if clocked { 1 } else { 0 }, "maxTurnTimeouts": 1
+                });
+                let (_, v) = host
+                    .call(true, BRIDGE, Some(json!({ "config": config, "gameId": "bench" })))
+                    .await
+                    .expect("create");
+                let id = v["sessionId"].as_str().expect("sessionId").to_string();
+                let mut agents = Vec::new();
+                let mut pids = Vec::new();
+                for k in 0..2 {
+                    let a = mk(auth
+                        .create_token(&["play".into()], Some(&format!("a{i}-{k}")))
+                        .await
+                        .unwrap()
+                        .0);
+                    let (_, s) = a
+                        .call(true, &format!("{AGENT}/{id}/join"), Some(json!({})))
+                        .await
+                        .expect("join");
+                    pids.push(s["playerId"].as_str().unwrap().to_string());
+                    agents.push(a);
+                }
+                (clocked, id, pids, agents)
+            });
         }
+        while let Some(t) = batch.join_next().await {
+            tables.push(t.unwrap());
+        }
+        next += 64;
+    }
+    println!(
+        "{} tables set up in {:.1} s",
+        tables.len(),
+        setup.elapsed().as_secs_f64()
+    );
+    // Phase 2: every host and agent long-polls.
+    for (clocked, id, pids, agents) in tables {
         // Host loop.
         let (h, idh, pidsh, stop_h, delivery_h, lateness_h) = (
             host.clone(),
@@ -242,11 +282,19 @@ async fn main() {
                     return;
                 }
                 if next {
-                    let before = now_us();
                     h.call(true, &format!("{BRIDGE}/{idh}/ops"), Some(publish(on)))
                         .await;
-                    // The server's publish instant lies between these two.
-                    published_at = Some((before + now_us()) / 2);
+                    if clocked {
+                        // The turn's deadline as the server set it.
+                        if let Some((200, v)) =
+                            h.call(false, &format!("{AGENT}/{idh}/public"), None).await
+                        {
+                            published_at = v["deadline"]
+                                .as_str()
+                                .and_then(parse_iso_us)
+                                .map(|d| d - 1_000_000);
+                        }
+                    }
                 }
             }
         });
@@ -267,6 +315,7 @@ async fn main() {
                         return;
                     }
                     if s["yourTurn"] == true {
+                        tokio::time::sleep(think).await;
                         let turn = s["turn"].as_u64().unwrap_or(0);
                         let body =
                             json!({ "action": { "type": "move", "t": now_us() }, "turn": turn });
@@ -281,7 +330,8 @@ async fn main() {
             });
         }
     }
-    println!("set up in {:.1} s", setup.elapsed().as_secs_f64());
+    // Let every host see its game_start before measuring.
+    tokio::time::sleep(Duration::from_secs(2)).await;
     let t0 = Instant::now();
     let a0 = actions.load(Ordering::Relaxed);
     delivery.lock().unwrap().clear();
