@@ -5,7 +5,14 @@
 //! `rev` sits beside the JSON so the script compares it without decoding the record. A lost
 //! race re-reads and re-applies: the machine is deterministic, so the retry is the same
 //! decision on fresher state.
+//!
+//! The agent-visible event log lives apart, in the list `ses:<id>:events` (the latest
+//! `MAX_EVENTS`): the record is stored with no events and `eventsBase` = the index of the
+//! next event, so the machine numbers new events right without reading the log, and the
+//! save script appends what an apply added. Only `GET /events` reads the list. This keeps
+//! the record small: every request decodes and re-encodes it.
 
+use horst_sessions::machine::MAX_EVENTS;
 use horst_sessions::{
     format_session_id, parse_session_id, Effect, Event, Outcome, ProtocolError, Session, Status,
 };
@@ -21,8 +28,9 @@ const MAX_ATTEMPTS: usize = 32;
 const FINISHED_RETENTION_MS: u64 = 24 * 3600 * 1000;
 
 const SAVE_LUA: &str = r#"
--- KEYS[1] session hash, KEYS[2] index of unfinished sessions
--- ARGV: expected rev ('0' = create: must not exist), new rev, json, id, listed ('1'/'0'), ttl ms
+-- KEYS[1] session hash, KEYS[2] index of unfinished sessions, KEYS[3] the session's event list
+-- ARGV: expected rev ('0' = create: must not exist), new rev, json, id, listed ('1'/'0'),
+--       ttl ms, events kept, then the new events
 local cur = redis.call('HGET', KEYS[1], 'rev')
 if ARGV[1] == '0' then
   if cur then return 0 end
@@ -30,12 +38,18 @@ elseif cur ~= ARGV[1] then
   return 0
 end
 redis.call('HSET', KEYS[1], 'rev', ARGV[2], 'json', ARGV[3])
+if #ARGV > 7 then
+  redis.call('RPUSH', KEYS[3], unpack(ARGV, 8))
+  redis.call('LTRIM', KEYS[3], -tonumber(ARGV[7]), -1)
+end
 if ARGV[5] == '1' then
   redis.call('SADD', KEYS[2], ARGV[4])
   redis.call('PERSIST', KEYS[1])
+  redis.call('PERSIST', KEYS[3])
 else
   redis.call('SREM', KEYS[2], ARGV[4])
   redis.call('PEXPIRE', KEYS[1], ARGV[6])
+  redis.call('PEXPIRE', KEYS[3], ARGV[6])
 end
 return 1
 "#;
@@ -112,7 +126,29 @@ impl Rcadia {
         }
     }
 
-    /// Loads a session, or 404/410.
+    fn events_key(&self, id: &str) -> String {
+        self.inner.store.key(&format!("ses:{id}:events"))
+    }
+
+    /// Loads a session with its event log (for `GET /events`).
+    pub async fn load_with_events(&self, id: &str) -> Result<Session, RcadiaError> {
+        let mut s = self.load(id).await?;
+        let mut conn = self.inner.store.conn();
+        let raw: Vec<String> = redis::cmd("LRANGE")
+            .arg(self.events_key(id))
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut conn)
+            .await?;
+        s.events = raw
+            .iter()
+            .filter_map(|e| serde_json::from_str(e).ok())
+            .collect();
+        s.events_base = s.events_base.saturating_sub(s.events.len() as u64);
+        Ok(s)
+    }
+
+    /// Loads a session, or 404/410. Its `events` are empty (see the module doc).
     pub async fn load(&self, id: &str) -> Result<Session, RcadiaError> {
         if parse_session_id(id).is_none() {
             return Err(RcadiaError::NotFound);
@@ -149,7 +185,11 @@ impl Rcadia {
 
     /// Compare-and-set write; `expected_rev` 0 creates. False if another writer won.
     async fn save(&self, s: &Session, expected_rev: u64) -> Result<bool, RcadiaError> {
-        let json = serde_json::to_string(s)
+        // The events an apply added go to the list; the record keeps only the next index.
+        let mut record = s.clone();
+        let new_events = std::mem::take(&mut record.events);
+        record.events_base = s.events_base + new_events.len() as u64;
+        let json = serde_json::to_string(&record)
             .map_err(|e| RcadiaError::Internal(format!("session does not encode: {e}")))?;
         let listed = if s.status == Status::Finished {
             "0"
@@ -157,20 +197,21 @@ impl Rcadia {
             "1"
         };
         let mut conn = self.inner.store.conn();
-        let ok: i64 = self
-            .inner
-            .scripts
-            .save
-            .key(self.session_key(&s.session_id))
+        let mut inv = self.inner.scripts.save.prepare_invoke();
+        inv.key(self.session_key(&s.session_id))
             .key(self.inner.store.key("sessions:open"))
+            .key(self.events_key(&s.session_id))
             .arg(expected_rev)
             .arg(s.rev)
             .arg(json)
             .arg(&s.session_id)
             .arg(listed)
             .arg(FINISHED_RETENTION_MS)
-            .invoke_async(&mut conn)
-            .await?;
+            .arg(MAX_EVENTS);
+        for e in &new_events {
+            inv.arg(e.to_string());
+        }
+        let ok: i64 = inv.invoke_async(&mut conn).await?;
         Ok(ok == 1)
     }
 
@@ -180,6 +221,7 @@ impl Rcadia {
         let _: () = redis::pipe()
             .cmd("DEL")
             .arg(self.session_key(id))
+            .arg(self.events_key(id))
             .ignore()
             .cmd("SREM")
             .arg(self.inner.store.key("sessions:open"))

@@ -200,6 +200,17 @@ async fn a_whole_sequential_game() {
         kinds.contains(&"game_start") && kinds.contains(&"game_over"),
         "{kinds:?}"
     );
+    // Indices run from 0 without gaps (the log is stored apart from the record), and `since`
+    // skips what was read.
+    let events = v["events"].as_array().unwrap();
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e["index"].as_u64(), Some(i as u64), "{v}");
+    }
+    assert_eq!(v["next"].as_u64(), Some(events.len() as u64));
+    let (_, later) = agents[0]
+        .get(&format!("{AGENT}/{id}/events?since={}", events.len() - 1))
+        .await;
+    assert_eq!(later["events"].as_array().unwrap().len(), 1, "{later}");
     let anon = Client {
         token: String::new(),
         ..host.clone()

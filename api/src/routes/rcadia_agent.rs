@@ -266,14 +266,14 @@ async fn events(
         .rcadia
         .apply(&id, |s| player_step(s, &who, |_| None))
         .await?;
-    let s = if a.session.has_events_since(since) || wait.is_zero() {
-        a.session
-    } else {
+    if !a.session.has_events_since(since) && !wait.is_zero() {
         state
             .rcadia
             .wait_until(&id, wait, |s| s.has_events_since(since))
-            .await?
-    };
+            .await?;
+    }
+    // The log is stored apart from the record; only this endpoint reads it.
+    let s = state.rcadia.load_with_events(&id).await?;
     Ok(Json(s.events_since(since)))
 }
 
