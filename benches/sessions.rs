@@ -107,7 +107,8 @@ async fn main() {
     let sessions = env_num("BENCH_SESSIONS", 1000) as usize;
     let seconds = env_num("BENCH_SECONDS", 20);
     let clock_sessions = env_num("BENCH_CLOCK_SESSIONS", 100) as usize;
-    // Agents "think" this long before acting (0: a closed loop that saturates the server).
+    // Agents "think" this long on average before acting (0: a closed loop that saturates the
+    // server).
     let think = Duration::from_millis(env_num("BENCH_THINK_MS", 0));
     let redis = RedisServer::start_with(|o| o.appendonly = false);
     let url = redis.url();
@@ -315,7 +316,10 @@ async fn main() {
                         return;
                     }
                     if s["yourTurn"] == true {
-                        tokio::time::sleep(think).await;
+                        // Uniform in [0, 2 x think): no synchronised bursts of 1000 agents.
+                        let jitter =
+                            (now_us().wrapping_mul(6_364_136_223_846_793_005) >> 33) % 1000;
+                        tokio::time::sleep(think * 2 * jitter as u32 / 1000).await;
                         let turn = s["turn"].as_u64().unwrap_or(0);
                         let body =
                             json!({ "action": { "type": "move", "t": now_us() }, "turn": turn });
