@@ -468,3 +468,51 @@ async fn long_polls_wake_within_milliseconds_and_wait_when_nothing_happens() {
     eprintln!("host long-poll woke {latency:?} after the action");
     assert!(latency < Duration::from_secs(1), "woke after {latency:?}");
 }
+
+#[tokio::test]
+async fn since_versions_and_not_active() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let id = host.create(two_player(json!({}))).await;
+    agents[0].join(&id).await;
+    // Waiting table: actions are refused with `not_active`.
+    let (st, v) = agents[0].act(&id, json!("x"), 0).await;
+    assert_eq!((st, v["code"].as_str()), (409, Some("not_active")), "{v}");
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["waitingFor"], "players");
+    let version = s["version"].as_u64().unwrap();
+
+    // `/public?since=v&wait` and `/state?since=v&wait` both return on the next change.
+    let spectator = Client {
+        token: String::new(),
+        ..host.clone()
+    };
+    let idc = id.clone();
+    let watch = tokio::spawn(async move {
+        spectator
+            .get(&format!("{AGENT}/{idc}/public?since={version}&wait=20"))
+            .await
+    });
+    let a0 = agents[0].clone();
+    let idc = id.clone();
+    let mine = tokio::spawn(async move {
+        a0.get(&format!("{AGENT}/{idc}/state?since={version}&wait=20"))
+            .await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let t = Instant::now();
+    agents[1].join(&id).await;
+    let (st, v) = watch.await.unwrap();
+    assert_eq!(st, 200);
+    assert!(v["version"].as_u64().unwrap() > version, "{v}");
+    assert_eq!(v["players"].as_array().unwrap().len(), 2);
+    let (st, v) = mine.await.unwrap();
+    assert_eq!(st, 200);
+    assert!(v["version"].as_u64().unwrap() > version, "{v}");
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    // An old `since` returns at once.
+    let (_, v) = host
+        .get(&format!("{AGENT}/{id}/public?since=0&wait=20"))
+        .await;
+    assert!(v["version"].as_u64().unwrap() > version);
+}

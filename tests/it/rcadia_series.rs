@@ -211,3 +211,32 @@ async fn legacy_games_get_v1_entries_and_no_rematch() {
         "{v}"
     );
 }
+
+#[tokio::test]
+async fn leaving_a_finished_session_opts_out_of_the_rematch() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, _) = started(&host, &agents, two_player(json!({ "autoRematch": true }))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "end", "result": { "winner": pids[0] } }]),
+    )
+    .await;
+    let next = agents[0].state(&id, 0.0).await["nextSessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (st, v) = agents[1]
+        .post(&format!("{AGENT}/{id}/leave"), json!({}))
+        .await;
+    assert_eq!(st, 200, "{v}");
+    // The leave is forwarded to the next round: p1's seat is gone there.
+    let s = agents[0].state(&next, 0.0).await;
+    let seated: Vec<_> = s["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["playerId"].clone())
+        .collect();
+    assert_eq!(seated, vec![json!(pids[0])], "{s}");
+}
