@@ -98,12 +98,25 @@ async fn run(seconds: u64, clients: usize) {
             keys.push(key.key);
         }
     }
+    let rcadia = horst_rcadia::Rcadia::new(
+        store.clone(),
+        queue.clone(),
+        horst_rcadia::RcadiaSettings::from_config(&config.sessions),
+        rx.clone(),
+    )
+    .await
+    .expect("session store");
+    let auth = horst_rcadia::auth::Auth::new(store.clone())
+        .await
+        .expect("identity store");
     let state = horst_api::AppState::new(
         config.clone(),
         store,
         queue,
         horst_store::Health::new(),
         horst_telemetry::Metrics::new(),
+        rcadia,
+        auth,
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -169,9 +182,11 @@ async fn run(seconds: u64, clients: usize) {
                     .send()
                     .await
                 {
-                    Ok(r) if r.status() == 200 => {
-                        !r.text().await.unwrap_or_default().contains("\"isError\":true")
-                    }
+                    Ok(r) if r.status() == 200 => !r
+                        .text()
+                        .await
+                        .unwrap_or_default()
+                        .contains("\"isError\":true"),
                     _ => false,
                 };
                 if ok {

@@ -33,6 +33,36 @@ pub enum AdminCommand {
     /// Agent keys.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Agent tokens for the RCADIA agent protocol.
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Users who sign in (the browser bridge) with POST /api/v1/auth/session.
+    #[command(subcommand)]
+    User(UserCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TokenCommand {
+    /// Create a new agent identity and print its token once, on its own line.
+    Create {
+        /// Comma-separated scopes: play (join and play sessions), host (run sessions).
+        #[arg(long, value_delimiter = ',', default_value = "play")]
+        scopes: Vec<String>,
+        /// The agent's name (its default asName when it joins).
+        #[arg(long)]
+        name: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum UserCommand {
+    /// Create a user; the password is prompted for, or read from stdin.
+    Create {
+        username: String,
+        /// Read the password from the first line of stdin (for scripts).
+        #[arg(long)]
+        password_stdin: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -127,6 +157,13 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
             }
             AdminCommand::Account(cmd) => account(&store, cmd).await,
             AdminCommand::Key(cmd) => key(&store, cmd).await,
+            AdminCommand::Token(TokenCommand::Create { scopes, name }) => {
+                token_create(&store, &scopes, name.as_deref()).await
+            }
+            AdminCommand::User(UserCommand::Create {
+                username,
+                password_stdin,
+            }) => user_create(&store, &username, password_stdin).await,
         }
     });
     redis_setup::stop_private(&redis);
@@ -234,5 +271,66 @@ async fn key(store: &horst_store::Store, cmd: KeyCommand) -> ExitCode {
                 .await
                 .map(|account| format!("key {prefix} of {account} revoked")),
         ),
+    }
+}
+
+async fn auth(store: &horst_store::Store) -> Option<horst_rcadia::auth::Auth> {
+    match horst_rcadia::auth::Auth::new(store.clone()).await {
+        Ok(a) => Some(a),
+        Err(e) => {
+            eprintln!("horst: {e}");
+            None
+        }
+    }
+}
+
+async fn token_create(
+    store: &horst_store::Store,
+    scopes: &[String],
+    name: Option<&str>,
+) -> ExitCode {
+    let Some(auth) = auth(store).await else {
+        return ExitCode::from(1);
+    };
+    match auth.create_token(scopes, name).await {
+        Ok((token, agent)) => {
+            eprintln!(
+                "horst: created agent {agent} with scopes {}; the token below is shown only once",
+                scopes.join(",")
+            );
+            println!("{token}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("horst: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn user_create(store: &horst_store::Store, username: &str, from_stdin: bool) -> ExitCode {
+    use std::io::BufRead;
+    if !from_stdin {
+        // No terminal tricks: the password is typed visibly; scripts use --password-stdin.
+        eprint!("password for {username}: ");
+    }
+    let mut line = String::new();
+    if let Err(e) = std::io::stdin().lock().read_line(&mut line) {
+        eprintln!("horst: cannot read the password: {e}");
+        return ExitCode::from(1);
+    }
+    let password = line.trim_end_matches(['\r', '\n']);
+    let Some(auth) = auth(store).await else {
+        return ExitCode::from(1);
+    };
+    match auth.create_user(username, password).await {
+        Ok(()) => {
+            eprintln!("horst: created user {username}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("horst: {e}");
+            ExitCode::from(1)
+        }
     }
 }

@@ -90,11 +90,10 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
         ));
     }
 
-    let notifier = horst_queue::Notifier::start(
-        store.client().clone(),
-        horst_queue::Queue::channels(&store),
-        shutdown_rx.clone(),
-    );
+    let mut channels = horst_queue::Queue::channels(&store);
+    channels.extend(horst_rcadia::Rcadia::channels(&store));
+    let notifier =
+        horst_queue::Notifier::start(store.client().clone(), channels, shutdown_rx.clone());
     let queue = horst_queue::Queue::new(
         store.clone(),
         horst_queue::QueueSettings {
@@ -110,7 +109,24 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
         shutdown_rx.clone(),
     ));
 
+    let rcadia = match horst_rcadia::Rcadia::new(
+        store.clone(),
+        queue.clone(),
+        horst_rcadia::RcadiaSettings::from_config(&config.sessions),
+        shutdown_rx.clone(),
+    )
+    .await
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("horst: cannot open the session store: {e}");
+            return ExitCode::from(1);
+        }
+    };
     let mut tasks = tokio::task::JoinSet::new();
+    // Every process fires session clocks: popping is atomic and firing idempotent, so more
+    // firers only mean less latency and no single point of failure.
+    tasks.spawn(rcadia.clone().run_clock(shutdown_rx.clone()));
     if roles.worker {
         let runner = match horst_worker::EngineRunner::new(config.worker.threads as usize) {
             Ok(r) => Arc::new(r),
@@ -156,12 +172,21 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
             Ok(addr) => println!("horst: metrics on http://{addr}/metrics"),
             Err(e) => tracing::warn!(error = %e, "cannot read the bound address"),
         }
+        let auth = match horst_rcadia::auth::Auth::new(store.clone()).await {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("horst: cannot open the identity store: {e}");
+                return ExitCode::from(1);
+            }
+        };
         let state = horst_api::AppState::new(
             config.clone(),
             store.clone(),
             queue.clone(),
             health.clone(),
             metrics.clone(),
+            rcadia.clone(),
+            auth,
         );
         let router = if roles.api {
             horst_api::router(state)

@@ -15,6 +15,12 @@ pub enum ApiError {
         code: &'static str,
         message: String,
     },
+    /// A client error whose body carries more than `{error, code}` (the `snapshot` of a 409
+    /// on `POST /action`).
+    Body {
+        status: StatusCode,
+        body: serde_json::Value,
+    },
     /// Redis down, a bug: logged in full, answered as 500 `internal_error`.
     Internal(String),
 }
@@ -45,6 +51,7 @@ impl IntoResponse for ApiError {
                 Json(serde_json::json!({ "error": message, "code": code })),
             )
                 .into_response(),
+            ApiError::Body { status, body } => (status, Json(body)).into_response(),
             ApiError::Internal(detail) => {
                 tracing::error!(detail = %detail, "internal error");
                 (
@@ -56,6 +63,35 @@ impl IntoResponse for ApiError {
                 )
                     .into_response()
             }
+        }
+    }
+}
+
+impl From<horst_sessions::ProtocolError> for ApiError {
+    fn from(e: horst_sessions::ProtocolError) -> Self {
+        ApiError::Body {
+            status: StatusCode::from_u16(e.status).unwrap_or(StatusCode::BAD_REQUEST),
+            body: e.body(),
+        }
+    }
+}
+
+impl From<horst_rcadia::RcadiaError> for ApiError {
+    fn from(e: horst_rcadia::RcadiaError) -> Self {
+        use horst_rcadia::RcadiaError as E;
+        match e {
+            E::Protocol(p, _) => p.into(),
+            E::NotFound => ApiError::client(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                "no such session; find open tables with GET /api/v1/agent/sessions/available",
+            ),
+            E::Gone => ApiError::client(
+                StatusCode::GONE,
+                "server_restarted",
+                "this session was lost when the server restarted; find a new table with GET /api/v1/agent/sessions/available",
+            ),
+            other => ApiError::internal(other),
         }
     }
 }

@@ -12,11 +12,14 @@ use std::time::Duration;
 use axum::Router;
 use horst_config::Config;
 use horst_queue::Queue;
+use horst_rcadia::auth::Auth;
+use horst_rcadia::Rcadia;
 use horst_store::{Health, Store};
 use horst_telemetry::Metrics;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+mod caller;
 mod error;
 mod request_log;
 mod routes;
@@ -41,6 +44,10 @@ pub struct AppState {
     pub health: Health,
     pub metrics: Metrics,
     pub agents: AgentGateway,
+    /// RCADIA sessions (store, effects, long-polls).
+    pub rcadia: Rcadia,
+    /// Agent tokens, users and JWTs.
+    pub auth: Auth,
     pub(crate) http: request_log::HttpMetrics,
 }
 
@@ -51,6 +58,8 @@ impl AppState {
         queue: Queue,
         health: Health,
         metrics: Metrics,
+        rcadia: Rcadia,
+        auth: Auth,
     ) -> Self {
         let http = request_log::HttpMetrics::register(&metrics);
         let agents = AgentGateway {
@@ -72,6 +81,8 @@ impl AppState {
             health,
             metrics,
             agents,
+            rcadia,
+            auth,
             http,
         }
     }
@@ -84,6 +95,10 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::mcp::router())
         .merge(routes::agent_keys::router())
         .merge(routes::guide::router())
+        .merge(routes::rcadia_auth::router())
+        .merge(routes::rcadia_bridge::router())
+        .merge(routes::rcadia_agent::router())
+        .merge(routes::web_files::router())
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             request_log::log_request,

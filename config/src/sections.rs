@@ -16,6 +16,8 @@ pub struct ServerConfig {
     pub shutdown_grace_seconds: u64,
     /// Reverse proxies whose `X-Forwarded-For` is believed (CIDR blocks or addresses).
     pub trusted_proxies: Vec<String>,
+    /// Directory of the browser files (`sdk/`, `bridge/`, `games/`, `node_modules/chess.js`).
+    pub web_dir: String,
 }
 
 impl Default for ServerConfig {
@@ -24,6 +26,7 @@ impl Default for ServerConfig {
             listen: "127.0.0.1:8080".into(),
             shutdown_grace_seconds: 10,
             trusted_proxies: Vec::new(),
+            web_dir: "web".into(),
         }
     }
 }
@@ -248,6 +251,13 @@ pub struct SessionsConfig {
     pub unconfirmed_seconds: u64,
     /// Seconds rematch seats stay reserved.
     pub reservation_seconds: u64,
+    /// Milliseconds a rematch waits after the previous game ended before it may start.
+    pub rematch_delay_ms: u64,
+    /// Milliseconds an open table with `minPlayers < maxPlayers` waits for more players.
+    pub lobby_fill_ms: u64,
+    /// The identity whose tables `/available` shows as `host: "house"`: an agent id
+    /// (`agt_...`, printed by `horst admin token create`) or a username. Empty: none.
+    pub house_identity: String,
 }
 
 impl Default for SessionsConfig {
@@ -257,6 +267,9 @@ impl Default for SessionsConfig {
             host_alive_seconds: 20,
             unconfirmed_seconds: 15,
             reservation_seconds: 60,
+            rematch_delay_ms: 3000,
+            lobby_fill_ms: 10_000,
+            house_identity: String::new(),
         }
     }
 }
@@ -327,6 +340,14 @@ impl Config {
             (
                 "sessions.reservation_seconds",
                 range(self.sessions.reservation_seconds, 1, 3600),
+            ),
+            (
+                "sessions.rematch_delay_ms",
+                range(self.sessions.rematch_delay_ms, 0, 600_000),
+            ),
+            (
+                "sessions.lobby_fill_ms",
+                range(self.sessions.lobby_fill_ms, 0, 3_600_000),
             ),
         ]
     }

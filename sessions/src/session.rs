@@ -217,6 +217,46 @@ impl TimerKind {
             TimerKind::Activation => "activation".into(),
         }
     }
+
+    /// The inverse of [`TimerKind::key`] (the I/O layer reads kinds back from the delayed set).
+    pub fn from_key(key: &str) -> Option<TimerKind> {
+        Some(match key {
+            "clock" => TimerKind::Clock,
+            "host_alive" => TimerKind::HostAlive,
+            "host_gone" => TimerKind::HostGone,
+            "reservation" => TimerKind::Reservation,
+            "activation" => TimerKind::Activation,
+            other => TimerKind::Unconfirmed {
+                player_id: other
+                    .strip_prefix("unconfirmed:")
+                    .filter(|p| crate::ids::is_player_id(p))?
+                    .to_string(),
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod timer_key_tests {
+    use super::TimerKind;
+
+    #[test]
+    fn timer_keys_round_trip() {
+        for k in [
+            TimerKind::Clock,
+            TimerKind::Unconfirmed {
+                player_id: "p_0123abcd".into(),
+            },
+            TimerKind::HostAlive,
+            TimerKind::HostGone,
+            TimerKind::Reservation,
+            TimerKind::Activation,
+        ] {
+            assert_eq!(TimerKind::from_key(&k.key()), Some(k));
+        }
+        assert_eq!(TimerKind::from_key("unconfirmed:nope"), None);
+        assert_eq!(TimerKind::from_key("bogus"), None);
+    }
 }
 
 /// A deadline to keep in the delayed set. When it is due the I/O layer sends

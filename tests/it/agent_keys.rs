@@ -216,7 +216,7 @@ async fn at_most_five_active_keys_per_account() {
 /// `horst admin ...` for the gateway, against the running app's Redis.
 fn admin(app: &TestApp, args: &[&str]) -> (bool, String, String) {
     let dir = tempfile::tempdir().unwrap();
-    let url = app.redis.url();
+    let url = app.redis().url();
     let mut all = vec!["admin"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--redis", &url]);

@@ -14,7 +14,11 @@ use tokio::sync::watch;
 #[allow(dead_code)] // fields used by later test modules
 pub struct TestApp {
     pub addr: SocketAddr,
-    pub redis: RedisServer,
+    /// The Redis this app owns (`None` for an app started beside another one).
+    pub redis: Option<RedisServer>,
+    pub redis_url: String,
+    pub rcadia: horst_rcadia::Rcadia,
+    pub auth: horst_rcadia::auth::Auth,
     pub http: reqwest::Client,
     pub health: horst_store::Health,
     pub store: horst_store::Store,
@@ -46,17 +50,81 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut horst_config::Config)) -> T
     let mut config = horst_config::Config::default();
     adjust(&mut config);
     config.redis.url = redis.url();
-    let config = Arc::new(config);
-    let store = horst_store::Store::connect(&redis.url(), &config.redis.key_prefix)
+    let parts = start_api(Arc::new(config)).await;
+    TestApp::from_parts(Some(redis), parts)
+}
+
+/// Another API process (in this test process) on the same Redis as `other`: nothing is
+/// shared but Redis.
+pub async fn spawn_app_beside(
+    other: &TestApp,
+    adjust: impl FnOnce(&mut horst_config::Config),
+) -> TestApp {
+    let mut config = horst_config::Config::default();
+    adjust(&mut config);
+    config.redis.url = other.redis_url.clone();
+    let parts = start_api(Arc::new(config)).await;
+    TestApp::from_parts(None, parts)
+}
+
+struct Parts {
+    addr: SocketAddr,
+    config: Arc<horst_config::Config>,
+    health: horst_store::Health,
+    store: horst_store::Store,
+    queue: horst_queue::Queue,
+    rcadia: horst_rcadia::Rcadia,
+    auth: horst_rcadia::auth::Auth,
+    redis_url: String,
+    shutdown: watch::Sender<bool>,
+}
+
+impl TestApp {
+    fn from_parts(redis: Option<RedisServer>, p: Parts) -> TestApp {
+        TestApp {
+            addr: p.addr,
+            redis,
+            http: reqwest::Client::new(),
+            health: p.health,
+            store: p.store,
+            queue: p.queue,
+            config: p.config,
+            rcadia: p.rcadia,
+            auth: p.auth,
+            redis_url: p.redis_url,
+            shutdown: p.shutdown,
+        }
+    }
+
+    /// The Redis this app owns (panics for an app started beside another one).
+    pub fn redis(&self) -> &RedisServer {
+        self.redis
+            .as_ref()
+            .expect("this app does not own its Redis")
+    }
+
+    pub fn redis_mut(&mut self) -> &mut RedisServer {
+        self.redis
+            .as_mut()
+            .expect("this app does not own its Redis")
+    }
+
+    /// Stops this API (its long-polls end, its clock firer stops), as if the process died.
+    pub fn stop(&self) {
+        let _ = self.shutdown.send(true);
+    }
+}
+
+async fn start_api(config: Arc<horst_config::Config>) -> Parts {
+    let url = config.redis.url.clone();
+    let store = horst_store::Store::connect(&url, &config.redis.key_prefix)
         .await
         .expect("connect to the test redis");
     store.check_server(false).await.expect("server checks");
     let (tx, rx) = watch::channel(false);
-    let notifier = horst_queue::Notifier::start(
-        store.client().clone(),
-        horst_queue::Queue::channels(&store),
-        rx.clone(),
-    );
+    let mut channels = horst_queue::Queue::channels(&store);
+    channels.extend(horst_rcadia::Rcadia::channels(&store));
+    let notifier = horst_queue::Notifier::start(store.client().clone(), channels, rx.clone());
     let queue = horst_queue::Queue::new(
         store.clone(),
         horst_queue::QueueSettings {
@@ -65,18 +133,33 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut horst_config::Config)) -> T
         },
         notifier,
     );
+    queue.notifier().ready(Duration::from_secs(10)).await;
     let health = horst_store::Health::new();
     tokio::spawn(
         health
             .clone()
             .run_probe(store.clone(), Duration::from_millis(100), rx.clone()),
     );
+    let rcadia = horst_rcadia::Rcadia::new(
+        store.clone(),
+        queue.clone(),
+        horst_rcadia::RcadiaSettings::from_config(&config.sessions),
+        rx.clone(),
+    )
+    .await
+    .expect("session store");
+    tokio::spawn(rcadia.clone().run_clock(rx.clone()));
+    let auth = horst_rcadia::auth::Auth::new(store.clone())
+        .await
+        .expect("identity store");
     let state = horst_api::AppState::new(
         config.clone(),
         store.clone(),
         queue.clone(),
         health.clone(),
         horst_telemetry::Metrics::new(),
+        rcadia.clone(),
+        auth.clone(),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -89,14 +172,15 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut horst_config::Config)) -> T
         },
         Duration::from_secs(5),
     ));
-    TestApp {
+    Parts {
         addr,
-        redis,
-        http: reqwest::Client::new(),
         health,
         store,
         config,
         queue,
+        rcadia,
+        auth,
+        redis_url: url,
         shutdown: tx,
     }
 }

@@ -23,7 +23,7 @@ async fn readyz_follows_redis_down_and_up() {
     .await;
     assert!(ready, "never ready with redis up");
 
-    app.redis.kill();
+    app.redis.as_mut().unwrap().kill();
     let mut reason = String::new();
     let down = eventually(Duration::from_secs(30), async || {
         let r = app.http.get(app.url("/readyz")).send().await.unwrap();
@@ -42,7 +42,7 @@ async fn readyz_follows_redis_down_and_up() {
     let r = app.http.get(app.url("/healthz")).send().await.unwrap();
     assert_eq!(r.status(), 200);
 
-    app.redis.start_again();
+    app.redis.as_mut().unwrap().start_again();
     let back = eventually(Duration::from_secs(30), async || {
         let r = app.http.get(app.url("/readyz")).send().await.unwrap();
         r.status() == 200

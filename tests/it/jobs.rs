@@ -238,8 +238,8 @@ async fn workers_carry_on_after_redis_restarts_from_its_aof() {
 
     // Let the AOF's once-a-second fsync pass, then crash and restart Redis.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    app.redis.kill();
-    app.redis.start_again();
+    app.redis_mut().kill();
+    app.redis_mut().start_again();
 
     // The record survived, and a new job is claimed and run by the same worker.
     let mut job = None;

@@ -1,0 +1,298 @@
+//! The agent API (protocol sections 5-7): discovery, seats, the snapshot long-poll, actions,
+//! leaving, events and the public spectator view. Auth: an agent token with the `play`
+//! scope or a user JWT; `/available` and `/public` are public.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use horst_rcadia::auth::Identity;
+use horst_rcadia::store::Step;
+use horst_rcadia::RcadiaError;
+use horst_sessions::{
+    format_player_id, should_wake, ActionStatus, Event, ProtocolError, Reply, Session, Status,
+};
+use serde_json::{json, Value};
+
+use crate::caller::{caller, json_body, u64_param, wait_param, Scope};
+use crate::{ApiError, AppState};
+
+const BASE: &str = "/api/v1/agent/sessions";
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(&format!("{BASE}/available"), get(available))
+        .route(&format!("{BASE}/{{id}}/join"), post(join))
+        .route(&format!("{BASE}/{{id}}/state"), get(state_poll))
+        .route(&format!("{BASE}/{{id}}/action"), post(action))
+        .route(&format!("{BASE}/{{id}}/leave"), post(leave))
+        .route(&format!("{BASE}/{{id}}/events"), get(events))
+        .route(&format!("{BASE}/{{id}}/public"), get(public))
+}
+
+async fn available(
+    State(state): State<AppState>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    let all = matches!(q.get("all").map(String::as_str), Some("1" | "true" | "yes"));
+    let game = q.get("game").filter(|g| !g.trim().is_empty());
+    let sessions: Vec<Value> = state
+        .rcadia
+        .list_unfinished()
+        .await?
+        .iter()
+        .filter(|s| s.listed_in_available(all))
+        .filter(|s| game.is_none_or(|g| s.matches_game(g)))
+        .map(Session::available_entry)
+        .collect();
+    Ok(Json(json!({ "sessions": sessions })))
+}
+
+/// The caller's seat, readying a reserved seat on a waiting session (any player call does),
+/// then `main` built from the player id. 403 for a caller without a seat.
+fn player_step(
+    s: &Session,
+    who: &Identity,
+    main: impl FnOnce(String) -> Option<Event>,
+) -> Result<Step, ProtocolError> {
+    let player_id = s.authorize_player(&who.key)?.to_string();
+    let pre = if s.status == Status::Waiting {
+        vec![Event::PlayerSeen {
+            player_id: player_id.clone(),
+        }]
+    } else {
+        Vec::new()
+    };
+    Ok(Step {
+        pre,
+        main: main(player_id),
+    })
+}
+
+/// The caller's player id on a loaded session.
+fn player_id_of(s: &Session, who: &Identity) -> Result<String, ApiError> {
+    Ok(s.authorize_player(&who.key)?.to_string())
+}
+
+fn snapshot(s: &Session, player_id: &str) -> Value {
+    s.snapshot(player_id).unwrap_or(Value::Null)
+}
+
+async fn join(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let who = caller(&state, &headers, Scope::Play).await?;
+    let body = json_body(&body)?;
+    let as_name = match body.get("asName") {
+        None | Some(Value::Null) => who.name.clone(),
+        Some(Value::String(n)) => Some(n.clone()),
+        Some(_) => {
+            return Err(ApiError::client(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                "asName must be a string",
+            ))
+        }
+    };
+    let fresh = format_player_id(horst_rcadia::random_u32());
+    let a = state
+        .rcadia
+        .apply(&id, |_| {
+            Ok(Step::main(Event::Join {
+                player_id: fresh.clone(),
+                identity: who.key.clone(),
+                as_name: as_name.clone(),
+            }))
+        })
+        .await?;
+    let player_id = match a.outcome.reply {
+        Reply::Joined { player_id, .. } => player_id,
+        _ => player_id_of(&a.session, &who)?,
+    };
+    Ok(Json(snapshot(&a.session, &player_id)))
+}
+
+/// `GET /state?wait&since`: at once if it is your turn or the game is over; else until
+/// `should_wake` (or, with `since`, any newer version).
+async fn state_poll(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    let who = caller(&state, &headers, Scope::Play).await?;
+    let wait = wait_param(&q)?;
+    let since = u64_param(&q, "since")?;
+    let a = state
+        .rcadia
+        .apply(&id, |s| player_step(s, &who, |_| None))
+        .await?;
+    let first = a.session;
+    let pid = player_id_of(&first, &who)?;
+    let ready = match since {
+        Some(v) => first.version > v,
+        None => first.state_ready_for(&pid),
+    };
+    if ready || wait.is_zero() {
+        return Ok(Json(snapshot(&first, &pid)));
+    }
+    let now = state
+        .rcadia
+        .wait_until(&id, wait, |s| match since {
+            Some(v) => s.version > v,
+            None => should_wake(&first, s, &pid),
+        })
+        .await?;
+    Ok(Json(snapshot(&now, &pid)))
+}
+
+async fn action(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let who = caller(&state, &headers, Scope::Play).await?;
+    let wait = wait_param(&q)?;
+    let body = json_body(&body)?;
+    let Some(act) = body.get("action").cloned() else {
+        return Err(ApiError::client(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "body must be {\"action\": <one of your legalActions>, \"turn\": <turn from /state>}",
+        ));
+    };
+    let turn = match body.get("turn") {
+        None | Some(Value::Null) => None,
+        Some(t) => Some(t.as_u64().ok_or_else(|| {
+            ApiError::client(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                "turn must be the non-negative integer `turn` from your last /state",
+            )
+        })?),
+    };
+    let action_id = format!(
+        "a_{:08x}{:08x}",
+        horst_rcadia::random_u32(),
+        horst_rcadia::random_u32()
+    );
+    let r = state
+        .rcadia
+        .apply(&id, |s| {
+            player_step(s, &who, |player_id| {
+                Some(Event::Action {
+                    player_id,
+                    action: act.clone(),
+                    turn,
+                    action_id: action_id.clone(),
+                })
+            })
+        })
+        .await;
+    let a = match r {
+        Ok(a) => a,
+        // 409s carry the caller's snapshot, so an agent can re-sync without another call.
+        Err(RcadiaError::Protocol(e, Some(s))) if e.status == 409 => {
+            let mut body = e.body();
+            if let Some(pid) = s.player_by_identity(&who.key).map(|p| p.player_id.clone()) {
+                body["snapshot"] = snapshot(&s, &pid);
+            }
+            return Err(ApiError::Body {
+                status: StatusCode::CONFLICT,
+                body,
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let (action_id, turn) = match a.outcome.reply {
+        Reply::ActionAccepted { action_id, turn } => (action_id, turn),
+        _ => return Err(ApiError::internal("action accepted without a reply")),
+    };
+    let pid = player_id_of(&a.session, &who)?;
+    if wait.is_zero() {
+        return Ok(Json(a.session.action_response(&pid, &action_id, turn)));
+    }
+    let s = state
+        .rcadia
+        .wait_until(&id, wait, |s| {
+            s.action_outcome(&pid, &action_id).0 != ActionStatus::Pending
+        })
+        .await?;
+    let mut v = s.action_response(&pid, &action_id, turn);
+    v["snapshot"] = snapshot(&s, &pid);
+    Ok(Json(v))
+}
+
+async fn leave(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    let who = caller(&state, &headers, Scope::Play).await?;
+    let a = state
+        .rcadia
+        .apply(&id, |s| {
+            let player_id = s.authorize_player(&who.key)?.to_string();
+            Ok(Step::main(Event::Leave { player_id }))
+        })
+        .await?;
+    Ok(Json(json!({
+        "ok": true,
+        "sessionId": a.session.session_id,
+        "status": a.session.status.as_str(),
+        "result": a.session.result,
+    })))
+}
+
+async fn events(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    let who = caller(&state, &headers, Scope::Play).await?;
+    let wait = wait_param(&q)?;
+    let since = u64_param(&q, "since")?.unwrap_or(0);
+    let a = state
+        .rcadia
+        .apply(&id, |s| player_step(s, &who, |_| None))
+        .await?;
+    if !a.session.has_events_since(since) && !wait.is_zero() {
+        state
+            .rcadia
+            .wait_until(&id, wait, |s| s.has_events_since(since))
+            .await?;
+    }
+    // The log is stored apart from the record; only this endpoint reads it.
+    let s = state.rcadia.load_with_events(&id).await?;
+    Ok(Json(s.events_since(since)))
+}
+
+async fn public(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    let wait = wait_param(&q)?;
+    let since = u64_param(&q, "since")?;
+    let s = state.rcadia.load(&id).await?;
+    let s = match since {
+        Some(v) if s.version <= v && !wait.is_zero() => {
+            state
+                .rcadia
+                .wait_until(&id, wait.min(Duration::from_secs(25)), |s| s.version > v)
+                .await?
+        }
+        _ => s,
+    };
+    Ok(Json(s.public_view()))
+}

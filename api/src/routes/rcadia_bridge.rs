@@ -1,0 +1,299 @@
+//! The bridge API (protocol section 3): what a host (browser bridge, house host, an agent's
+//! server) calls. Auth: a user JWT or an agent token with the `host` scope; only the
+//! session's host may call `/sessions/:id/*`.
+
+use std::collections::HashMap;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, patch, post};
+use axum::{Json, Router};
+use horst_rcadia::auth::Identity;
+use horst_rcadia::store::Step;
+use horst_rcadia::wait::MAX_WAIT;
+use horst_sessions::{Event, GameInfo, HostKind, NewSession, Op, Reply, Session};
+use serde_json::Value;
+
+use crate::caller::{caller, json_body, u64_param, wait_param, Scope};
+use crate::{ApiError, AppState};
+
+const BASE: &str = "/api/v1/agent/bridge/sessions";
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(BASE, post(create))
+        .route(&format!("{BASE}/{{id}}/ops"), post(ops))
+        .route(
+            &format!("{BASE}/{{id}}/pending-actions"),
+            get(pending_actions),
+        )
+        .route(&format!("{BASE}/{{id}}/rematch"), post(rematch))
+        .route(&format!("{BASE}/{{id}}/state"), patch(v1_state))
+        .route(&format!("{BASE}/{{id}}/observation"), patch(v1_observation))
+        .route(
+            &format!("{BASE}/{{id}}/legal-actions"),
+            patch(v1_legal_actions),
+        )
+        .route(&format!("{BASE}/{{id}}/reject-action"), post(v1_reject))
+        .route(&format!("{BASE}/{{id}}/end"), post(v1_end))
+}
+
+/// Who the contract shows as `host` in `/available`.
+fn host_kind(state: &AppState, who: &Identity) -> HostKind {
+    let house = &state.rcadia.settings().house_identity;
+    if !house.is_empty() && *house == who.id {
+        HostKind::House
+    } else if who.is_user {
+        HostKind::Player
+    } else {
+        HostKind::Agent
+    }
+}
+
+fn opt_string(body: &Value, field: &str) -> Result<Option<String>, ApiError> {
+    match body.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.chars().count() <= 200 => Ok(Some(s.clone())),
+        Some(_) => Err(ApiError::client(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!("{field} must be a string of at most 200 characters"),
+        )),
+    }
+}
+
+/// A URL-safe slug: lowercase letters, digits and dashes.
+fn slug(s: &str) -> Option<String> {
+    let mut out = String::new();
+    for c in s.trim().chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    let out = out.trim_end_matches('-').to_string();
+    (!out.is_empty()).then_some(out)
+}
+
+async fn create(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let who = caller(&state, &headers, Scope::Host).await?;
+    let body = json_body(&body)?;
+    let config = body.get("config").cloned().unwrap_or(Value::Null);
+    if !config.is_object() {
+        return Err(ApiError::client(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "body must be {\"config\": <the AGENT_CONFIGURE data>, \"gameId\"?, \"gameTitle\"?}",
+        ));
+    }
+    let game_id = opt_string(&body, "gameId")?;
+    let game_title = opt_string(&body, "gameTitle")?;
+    let game_slug = game_id
+        .as_deref()
+        .and_then(slug)
+        .or_else(|| {
+            config
+                .get("gameType")
+                .and_then(Value::as_str)
+                .and_then(slug)
+        })
+        .or_else(|| game_title.as_deref().and_then(slug));
+    let game = GameInfo {
+        skill_url: game_slug.as_ref().map(|s| format!("/games/{s}/skill.md")),
+        game_id,
+        game_title,
+        game_slug,
+    };
+    let kind = host_kind(&state, &who);
+    let timings = state.rcadia.settings().timings;
+    let s = state
+        .rcadia
+        .create(|session_id, now| {
+            Session::create(
+                NewSession {
+                    session_id,
+                    config: config.clone(),
+                    host_identity: who.key.clone(),
+                    host_kind: kind,
+                    game: game.clone(),
+                    timings,
+                },
+                now,
+            )
+        })
+        .await?;
+    Ok((StatusCode::CREATED, Json(s.created_response())).into_response())
+}
+
+/// Applies host ops (after checking the caller is the host).
+async fn publish(
+    state: &AppState,
+    id: &str,
+    who: &Identity,
+    ops: Vec<Op>,
+) -> Result<Session, ApiError> {
+    let a = state
+        .rcadia
+        .apply(id, |s| {
+            s.authorize_host(&who.key)?;
+            Ok(Step::main(Event::PublishOps { ops: ops.clone() }))
+        })
+        .await?;
+    // A rematch created by this apply (autoRematch on `end`) shows in `nextSessionId`.
+    if a.created_rematch.is_some() {
+        return Ok(state.rcadia.load(id).await?);
+    }
+    Ok(a.session)
+}
+
+async fn ops(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let who = caller(&state, &headers, Scope::Host).await?;
+    let ops = Op::parse_batch(&json_body(&body)?)?;
+    let s = publish(&state, &id, &who, ops).await?;
+    Ok(Json(s.ops_response()))
+}
+
+async fn v1(
+    state: AppState,
+    id: String,
+    headers: HeaderMap,
+    body: Bytes,
+    endpoint: &str,
+) -> Result<Json<Value>, ApiError> {
+    let who = caller(&state, &headers, Scope::Host).await?;
+    let op = Op::from_v1(endpoint, &json_body(&body)?)?;
+    let s = publish(&state, &id, &who, vec![op]).await?;
+    Ok(Json(match endpoint {
+        "reject-action" | "end" => s.v1_ok_response(),
+        _ => serde_json::json!({ "ok": true }),
+    }))
+}
+
+async fn v1_state(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+    b: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    v1(s, id, h, b, "state").await
+}
+async fn v1_observation(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+    b: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    v1(s, id, h, b, "observation").await
+}
+async fn v1_legal_actions(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+    b: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    v1(s, id, h, b, "legal-actions").await
+}
+async fn v1_reject(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+    b: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    v1(s, id, h, b, "reject-action").await
+}
+async fn v1_end(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    h: HeaderMap,
+    b: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    v1(s, id, h, b, "end").await
+}
+
+/// `GET pending-actions?after&wait`: the poll opens in the machine (host liveness counts it),
+/// waits for an entry past `after` or the end, then closes and answers what is queued.
+async fn pending_actions(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    let who = caller(&state, &headers, Scope::Host).await?;
+    let after = u64_param(&q, "after")?;
+    let wait = wait_param(&q)?.min(MAX_WAIT);
+    let a = state
+        .rcadia
+        .apply(&id, |s| {
+            s.authorize_host(&who.key)?;
+            Ok(Step::main(Event::HostPoll {
+                after,
+                wait_ms: wait.as_millis() as u64,
+            }))
+        })
+        .await?;
+    let (entries, open) = match a.outcome.reply {
+        Reply::Entries { entries, poll_open } => (entries, poll_open),
+        _ => (Vec::new(), false),
+    };
+    if !open {
+        return Ok(Json(a.session.pending_actions_response(entries)));
+    }
+    // Close the poll even if the wait fails, so the host's liveness does not stick.
+    let waited = state
+        .rcadia
+        .wait_until(&id, wait, |s| s.host_poll_ready(after))
+        .await;
+    let done = state
+        .rcadia
+        .apply(&id, |_| Ok(Step::main(Event::HostPollDone { after })))
+        .await?;
+    waited?;
+    let entries = match done.outcome.reply {
+        Reply::Entries { entries, .. } => entries,
+        _ => Vec::new(),
+    };
+    Ok(Json(done.session.pending_actions_response(entries)))
+}
+
+async fn rematch(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    let who = caller(&state, &headers, Scope::Host).await?;
+    let a = state
+        .rcadia
+        .apply(&id, |s| {
+            s.authorize_host(&who.key)?;
+            Ok(Step::main(Event::Rematch))
+        })
+        .await?;
+    let next = match (a.outcome.reply, a.created_rematch) {
+        (
+            Reply::Rematch {
+                existing: Some(next),
+            },
+            _,
+        ) => next,
+        (_, Some(created)) => created,
+        _ => {
+            return Err(ApiError::internal(format!(
+                "session {id}: rematch neither found nor created"
+            )))
+        }
+    };
+    let next = state.rcadia.load(&next).await?;
+    Ok(Json(next.rematch_response()))
+}

@@ -1,0 +1,133 @@
+//! Carrying out the machine's effects after a write: deadlines in the delayed set, wake-ups,
+//! rematch creation, forwarded leaves.
+//!
+//! Effects run after the compare-and-set succeeded, so they describe stored state. If the
+//! process dies in between, nothing is lost for good: the machine catches up with any due
+//! transition on the next apply (`is_due` + `Tick`), whatever the delayed set holds.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use horst_sessions::{Deadline, Effect, Event, Session, TimerKind};
+
+use crate::store::Step;
+use crate::{Rcadia, RcadiaError};
+
+/// Delayed-set members of sessions start with this (the set is shared with other features).
+const MEMBER_PREFIX: &str = "ses|";
+
+/// The delayed-set member of a deadline: stable for (session, timer kind, generation), so
+/// scheduling twice is one entry and a stale generation is told apart from a fresh one.
+pub fn member(d: &Deadline) -> String {
+    format!(
+        "{MEMBER_PREFIX}{}|{}|{}",
+        d.session_id,
+        d.kind.key(),
+        d.generation
+    )
+}
+
+/// The inverse of [`member`]: (session id, kind, generation). `None` for other features' or
+/// malformed members.
+pub fn parse_member(m: &str) -> Option<(String, TimerKind, u64)> {
+    let rest = m.strip_prefix(MEMBER_PREFIX)?;
+    let mut parts = rest.splitn(3, '|');
+    let id = parts.next()?;
+    let kind = TimerKind::from_key(parts.next()?)?;
+    let generation = parts.next()?.parse().ok()?;
+    Some((id.to_string(), kind, generation))
+}
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+impl Rcadia {
+    pub(crate) async fn cancel_deadline(&self, d: &Deadline) -> Result<(), RcadiaError> {
+        self.inner.queue.delayed().cancel(&member(d)).await?;
+        Ok(())
+    }
+
+    /// Carries out `effects` of an apply on `s` (as stored). Returns the id of a rematch it
+    /// created. Boxed: creating a rematch applies to sessions again.
+    pub(crate) fn run_effects<'a>(
+        &'a self,
+        s: &'a Session,
+        effects: Vec<Effect>,
+        changed: bool,
+    ) -> BoxFuture<'a, Result<Option<String>, RcadiaError>> {
+        Box::pin(async move {
+            let delayed = self.inner.queue.delayed();
+            let mut wake = changed;
+            let mut rematch = false;
+            let mut leaves = Vec::new();
+            for e in effects {
+                match e {
+                    Effect::Schedule(d) => delayed.schedule(&member(&d), d.at_ms).await?,
+                    Effect::Cancel(d) => {
+                        delayed.cancel(&member(&d)).await?;
+                    }
+                    Effect::HostEntriesQueued { .. } => wake = true,
+                    Effect::CreateRematch => rematch = true,
+                    Effect::LeaveSession {
+                        session_id,
+                        player_id,
+                    } => leaves.push((session_id, player_id)),
+                }
+            }
+            if wake {
+                self.publish(&s.session_id, s.version).await?;
+            }
+            let mut created = None;
+            if rematch {
+                created = Some(self.create_rematch(s).await?);
+            }
+            for (session_id, player_id) in leaves {
+                // The next round may be gone or the player never seated there: nothing to do.
+                let r = self
+                    .apply(&session_id, |_| {
+                        Ok(Step::main(Event::Leave {
+                            player_id: player_id.clone(),
+                        }))
+                    })
+                    .await;
+                if let Err(e) = r {
+                    tracing::debug!(session = %session_id, error = %e, "forwarded leave not applied");
+                }
+            }
+            Ok(created)
+        })
+    }
+
+    /// Wakes every long-poll on the session, in every process.
+    pub(crate) async fn publish(&self, id: &str, version: u64) -> Result<(), RcadiaError> {
+        let mut conn = self.inner.store.conn();
+        let _: i64 = redis::cmd("PUBLISH")
+            .arg(self.channel(id))
+            .arg(version)
+            .query_async(&mut conn)
+            .await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn members_round_trip() {
+        let d = Deadline {
+            session_id: "ses_beef0123abcd".into(),
+            kind: TimerKind::Unconfirmed {
+                player_id: "p_0123abcd".into(),
+            },
+            at_ms: 5,
+            generation: 7,
+            turn: 3,
+        };
+        let m = member(&d);
+        assert_eq!(m, "ses|ses_beef0123abcd|unconfirmed:p_0123abcd|7");
+        assert_eq!(parse_member(&m), Some((d.session_id.clone(), d.kind, 7)));
+        assert_eq!(parse_member("job|x"), None);
+        assert_eq!(parse_member("ses|x|clock|notanumber"), None);
+    }
+}

@@ -1,0 +1,171 @@
+//! RCADIA sessions in Redis: the I/O around the pure machine of `horst-sessions`.
+//!
+//! - [`store`]: one key per session (a hash `{rev, json}`) written with compare-and-set on
+//!   `rev`; an index of unfinished sessions for `/available`; the boot tag. `apply` loads,
+//!   runs the machine at the Redis server's clock, writes, and retries on a lost race.
+//! - [`effects`]: carries out what the machine asks for (deadlines in the delayed set,
+//!   wake-ups on `ses:<id>`, rematch creation and linking, forwarded leaves).
+//! - [`clock`]: the firer any horst process may run: pops due deadlines and feeds them back.
+//! - [`wait`]: long-polls (subscribe first, then read; wake on `ses:<id>`).
+//! - [`auth`]: agent tokens with scopes, users with salted password hashes, and HS256 JWTs.
+//!
+//! All turn and clock rules stay in `horst-sessions`; nothing here decides what a turn is.
+
+use std::sync::Arc;
+
+use horst_queue::{Queue, QueueError};
+use horst_sessions::{ProtocolError, Session, Timings};
+use horst_store::Store;
+
+pub mod auth;
+pub mod clock;
+pub mod effects;
+pub mod store;
+pub mod wait;
+
+pub use store::Applied;
+
+/// Errors of the session layer. Protocol errors carry the session as it is stored (for the
+/// `snapshot` of `/action` 409s).
+#[derive(Debug, thiserror::Error)]
+pub enum RcadiaError {
+    #[error("{0}")]
+    Protocol(ProtocolError, Option<Box<Session>>),
+    /// Unknown id (or not a session id at all).
+    #[error("no such session")]
+    NotFound,
+    /// A well-formed id from another store epoch.
+    #[error("session lost to a server restart")]
+    Gone,
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl From<QueueError> for RcadiaError {
+    fn from(e: QueueError) -> Self {
+        RcadiaError::Internal(e.to_string())
+    }
+}
+
+impl From<ProtocolError> for RcadiaError {
+    fn from(e: ProtocolError) -> Self {
+        RcadiaError::Protocol(e, None)
+    }
+}
+
+/// What the session layer needs from the configuration.
+#[derive(Debug, Clone)]
+pub struct RcadiaSettings {
+    pub timings: Timings,
+    /// Identity (agent id or username) shown as `host: "house"`.
+    pub house_identity: String,
+}
+
+impl RcadiaSettings {
+    pub fn from_config(c: &horst_config::SessionsConfig) -> RcadiaSettings {
+        RcadiaSettings {
+            timings: Timings {
+                host_alive_ms: c.host_alive_seconds * 1000,
+                host_gone_ms: c.host_gone_seconds * 1000,
+                unconfirmed_ms: c.unconfirmed_seconds * 1000,
+                reservation_ms: c.reservation_seconds * 1000,
+                rematch_delay_ms: c.rematch_delay_ms,
+                lobby_fill_ms: c.lobby_fill_ms,
+                ..Timings::default()
+            },
+            house_identity: c.house_identity.clone(),
+        }
+    }
+}
+
+/// The session service. Cheap to clone.
+#[derive(Clone)]
+pub struct Rcadia {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub store: Store,
+    pub queue: Queue,
+    pub settings: RcadiaSettings,
+    pub scripts: store::Scripts,
+    /// The boot tag, read (or created) once at start.
+    pub boot_tag: u16,
+    /// Long-polls end early when this turns true (graceful shutdown).
+    pub shutdown: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Rcadia {
+    /// Connects the session layer: reads or creates the store's boot tag. `queue`'s notifier
+    /// must listen to [`Rcadia::channels`].
+    pub async fn new(
+        store: Store,
+        queue: Queue,
+        settings: RcadiaSettings,
+        shutdown: tokio::sync::watch::Receiver<bool>,
+    ) -> Result<Rcadia, RcadiaError> {
+        let boot_tag = store::boot_tag(&store).await?;
+        Ok(Rcadia {
+            inner: Arc::new(Inner {
+                store,
+                queue,
+                settings,
+                scripts: store::Scripts::load(),
+                boot_tag,
+                shutdown,
+            }),
+        })
+    }
+
+    /// The pub/sub patterns the process's notifier must listen to.
+    pub fn channels(store: &Store) -> Vec<String> {
+        vec![store.key("ses:*")]
+    }
+
+    pub fn settings(&self) -> &RcadiaSettings {
+        &self.inner.settings
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub fn boot_tag(&self) -> u16 {
+        self.inner.boot_tag
+    }
+
+    /// The Redis server's clock (`TIME`): the one clock every process uses for the machine.
+    pub async fn now_ms(&self) -> Result<u64, RcadiaError> {
+        let mut conn = self.inner.store.conn();
+        let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut conn).await?;
+        Ok(secs * 1000 + micros / 1000)
+    }
+
+    pub(crate) fn channel(&self, id: &str) -> String {
+        self.inner.store.key(&format!("ses:{id}"))
+    }
+}
+
+/// 32 random bits from the OS (ids). A failing OS RNG falls back to time-derived bits:
+/// ids must be unique, not secret.
+pub fn random_u32() -> u32 {
+    let mut b = [0u8; 4];
+    if getrandom::fill(&mut b).is_err() {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos() ^ (d.as_secs() as u32))
+            .unwrap_or(0);
+        return t;
+    }
+    u32::from_le_bytes(b)
+}
+
+/// `n` random bytes from the OS for secrets; an RNG failure is an error (never weak secrets).
+pub(crate) fn random_bytes(n: usize) -> Result<Vec<u8>, RcadiaError> {
+    let mut b = vec![0u8; n];
+    getrandom::fill(&mut b)
+        .map_err(|e| RcadiaError::Internal(format!("the OS random source failed: {e}")))?;
+    Ok(b)
+}

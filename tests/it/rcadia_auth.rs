@@ -1,0 +1,202 @@
+//! Identities (agent tokens from `horst admin token create`, users and their JWTs, the house)
+//! and the browser files under /sdk/, /bridge/ and /games/.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::json;
+
+use crate::rcadia_common::*;
+
+fn admin(url: &str, args: &[&str], stdin: &str) -> (bool, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_horst"));
+    cmd.arg("admin")
+        .args(args)
+        .args(["--redis", url])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("HORST_") {
+            cmd.env_remove(k);
+        }
+    }
+    let mut child = cmd.spawn().expect("spawn horst admin");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[tokio::test]
+async fn tokens_users_jwts_and_the_house() {
+    let app = app_with(|_| {}).await;
+    let url = app.redis_url.clone();
+    let base = Client {
+        base: format!("http://{}", app.addr),
+        token: String::new(),
+        http: reqwest::Client::new(),
+    };
+
+    // `horst admin token create` prints the token alone on stdout.
+    let (ok, out, err) = tokio::task::spawn_blocking({
+        let url = url.clone();
+        move || {
+            admin(
+                &url,
+                &["token", "create", "--scopes", "play,host", "--name", "Fish"],
+                "",
+            )
+        }
+    })
+    .await
+    .unwrap();
+    assert!(ok, "{err}");
+    let token = out.trim().to_string();
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(!err.contains(&token), "the token must be printed once");
+    let fish = Client {
+        token,
+        ..base.clone()
+    };
+    let id = fish.create(two_player(json!({}))).await;
+    let s = fish.join(&id).await;
+    assert_eq!(s["players"][0]["asName"], "Fish");
+
+    // A user signs in for a JWT and hosts: `host: "player"`.
+    let (ok, _, err) = tokio::task::spawn_blocking({
+        let url = url.clone();
+        move || {
+            admin(
+                &url,
+                &["user", "create", "alice", "--password-stdin"],
+                "correct horse\n",
+            )
+        }
+    })
+    .await
+    .unwrap();
+    assert!(ok, "{err}");
+    let (st, v) = base
+        .post(
+            "/api/v1/auth/session",
+            json!({ "username": "alice", "password": "wrong one" }),
+        )
+        .await;
+    assert_eq!((st, v["code"].as_str()), (401, Some("invalid_credentials")));
+    let (st, v) = base
+        .post(
+            "/api/v1/auth/session",
+            json!({ "username": "alice", "password": "correct horse" }),
+        )
+        .await;
+    assert_eq!(st, 200, "{v}");
+    let alice = Client {
+        token: v["token"].as_str().unwrap().to_string(),
+        ..base.clone()
+    };
+    let user_table = alice.create(two_player(json!({}))).await;
+    let tampered = Client {
+        token: format!("{}x", alice.token),
+        ..base.clone()
+    };
+    let (st, _) = tampered.post(BRIDGE, json!({ "config": {} })).await;
+    assert_eq!(st, 401);
+
+    let (_, v) = base.get(&format!("{AGENT}/available")).await;
+    let host_of = |sid: &str| {
+        v["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["sessionId"] == sid)
+            .map(|e| e["host"].clone())
+    };
+    assert_eq!(host_of(&user_table), Some(json!("player")));
+    assert_eq!(host_of(&id), Some(json!("agent")));
+
+    // The configured house identity shows as `house`.
+    let (house_token, house_id) = app
+        .auth
+        .create_token(&["host".into()], Some("House"))
+        .await
+        .unwrap();
+    let house_app =
+        crate::harness::spawn_app_beside(&app, |c| c.sessions.house_identity = house_id).await;
+    let house = Client {
+        base: format!("http://{}", house_app.addr),
+        token: house_token,
+        http: reqwest::Client::new(),
+    };
+    let house_table = house.create(two_player(json!({}))).await;
+    let (_, v) = base.get(&format!("{AGENT}/available?game=Chess")).await;
+    let entry = v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["sessionId"] == house_table.as_str())
+        .cloned()
+        .unwrap();
+    assert_eq!(entry["host"], "house");
+    assert_eq!(entry["joinable"], true);
+    assert_eq!(entry["gameSlug"], "chess");
+}
+
+#[tokio::test]
+async fn browser_files_are_served_with_the_right_headers() {
+    let web = concat!(env!("CARGO_MANIFEST_DIR"), "/web");
+    let app = app_with(|c| c.server.web_dir = web.into()).await;
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let get = |p: &str| http.get(app.url(p)).send();
+
+    let r = get("/sdk/rcadia-agent.js").await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "text/javascript");
+    assert_eq!(r.headers()["access-control-allow-origin"], "*");
+
+    let r = get("/bridge").await.unwrap();
+    assert!(r.status().is_redirection());
+    assert_eq!(r.headers()["location"], "/bridge/");
+    let r = get("/bridge/").await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert!(r.headers().get("access-control-allow-origin").is_none());
+    let r = get("/bridge/bridge.js").await.unwrap();
+    assert_eq!(r.status(), 200);
+
+    for page in ["/games/chess/", "/games/rps/", "/games/rps/rules.js"] {
+        let r = get(page).await.unwrap();
+        assert_eq!(r.status(), 200, "{page}");
+        assert_eq!(r.headers()["access-control-allow-origin"], "*", "{page}");
+    }
+    let chess = std::path::Path::new(web).join("node_modules/chess.js/dist/esm/chess.js");
+    let r = get("/games/vendor/chess.js").await.unwrap();
+    assert_eq!(r.status().as_u16(), if chess.exists() { 200 } else { 404 });
+
+    for bad in [
+        "/games/%2e%2e/Cargo.toml",
+        "/games/chess/.hidden",
+        "/sdk/..%2fCargo.toml",
+        "/bridge/nope.js",
+        "/games/chess/a%20b.js",
+    ] {
+        let r = get(bad).await.unwrap();
+        assert_eq!(r.status(), 404, "{bad}");
+    }
+}

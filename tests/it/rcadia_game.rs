@@ -1,0 +1,518 @@
+//! Sections 1, 3, 4, 5 and 7: seats, turns, the 409 codes, outcomes, observations, errors,
+//! simultaneous and not-turn-based games, and long-poll timing, over HTTP.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::rcadia_common::*;
+
+#[tokio::test]
+async fn a_whole_sequential_game() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 3).await;
+    let id = host.create(two_player(json!({}))).await;
+    assert!(id.starts_with("ses_") && id.len() == 16, "{id}");
+
+    // Seats in join order; joining again is idempotent; a full table starts at once, so a
+    // third agent finds it in progress.
+    let s0 = agents[0].join(&id).await;
+    assert_eq!(s0["seat"], 0);
+    assert_eq!(s0["players"][0]["asName"], "Agent0");
+    let again = agents[0].join(&id).await;
+    assert_eq!(again["playerId"], s0["playerId"]);
+    let s1 = agents[1].join(&id).await;
+    assert_eq!(s1["seat"], 1);
+    let (st, v) = agents[2]
+        .post(&format!("{AGENT}/{id}/join"), json!({}))
+        .await;
+    assert_eq!((st, v["code"].as_str()), (409, Some("in_progress")), "{v}");
+    let (p0, p1) = (
+        s0["playerId"].as_str().unwrap(),
+        s1["playerId"].as_str().unwrap(),
+    );
+
+    // The host gets game_start with the players in seat order.
+    let p = host.pending(&id, 0, 5.0).await;
+    let start = &entries(&p)[0];
+    assert_eq!(start["type"], "system");
+    assert_eq!(start["event"], "game_start");
+    assert_eq!(start["players"], json!([p0, p1]));
+    let mut after = max_seq(&p, 0);
+
+    // The host publishes p0's turn.
+    host.ops(
+        &id,
+        json!([
+            { "op": "state", "state": { "board": "start" } },
+            { "op": "legal_actions", "playerId": p0, "actions": [{ "type": "move", "to": "e4" }] }
+        ]),
+    )
+    .await;
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["yourTurn"], true, "{s}");
+    assert_eq!(s["status"], "active");
+    let turn = s["turn"].as_u64().unwrap();
+    assert!(turn >= 1);
+    assert_eq!(s["legalActions"], json!([{ "type": "move", "to": "e4" }]));
+    let s = agents[1].state(&id, 0.0).await;
+    assert_eq!(s["yourTurn"], false);
+    assert_eq!(s["legalActions"], json!(null));
+    assert_eq!(s["waitingFor"], "opponent");
+
+    // The 409s, each with the caller's snapshot; nothing reaches the host.
+    let (st, v) = agents[1].act(&id, json!({"type": "move"}), turn).await;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (409, Some("not_your_turn")),
+        "{v}"
+    );
+    assert_eq!(v["snapshot"]["playerId"], p1);
+    let (st, v) = agents[0].act(&id, json!({"type": "move"}), turn + 5).await;
+    assert_eq!((st, v["code"].as_str()), (409, Some("stale_turn")), "{v}");
+    let (st, v) = agents[0]
+        .act(&id, json!({"type": "__game_start__"}), turn)
+        .await;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (400, Some("reserved_action")),
+        "{v}"
+    );
+    let (st, v) = agents[0]
+        .act(&id, json!({"type": "move", "to": "e4"}), turn)
+        .await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["accepted"], true);
+    assert_eq!(v["outcome"], "pending");
+    let a0 = v["actionId"].as_str().unwrap().to_string();
+    let (st, v) = agents[0].act(&id, json!({"type": "move"}), turn).await;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (409, Some("action_pending")),
+        "{v}"
+    );
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["yourTurn"], false);
+    assert_eq!(s["waitingFor"], "host");
+
+    // Delivered once, with its actionId; acknowledged by `after`.
+    let p = host.pending(&id, after, 5.0).await;
+    let e = entries(&p);
+    assert_eq!(e.len(), 1, "{p}");
+    assert_eq!(e[0]["type"], "action");
+    assert_eq!(e[0]["playerId"], p0);
+    assert_eq!(e[0]["actionId"], a0.as_str());
+    assert_eq!(e[0]["action"], json!({"type": "move", "to": "e4"}));
+    after = max_seq(&p, after);
+
+    // Next turn: p0's action is applied, p1 is on turn with a higher `turn`.
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": p1, "actions": [{ "type": "move", "to": "e5" }] }]),
+    )
+    .await;
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["lastAction"]["status"], "applied", "{s}");
+    assert_eq!(s["lastAction"]["actionId"], a0.as_str());
+    let s = agents[1].state(&id, 0.0).await;
+    assert_eq!(s["yourTurn"], true);
+    let turn1 = s["turn"].as_u64().unwrap();
+    assert!(turn1 > turn);
+
+    // p1's action is rejected: back on turn, same legal actions, the rejection listed.
+    let (st, v) = agents[1]
+        .act(&id, json!({"type": "move", "to": "e6"}), turn1)
+        .await;
+    assert_eq!(st, 200, "{v}");
+    let a1 = v["actionId"].as_str().unwrap().to_string();
+    let p = host.pending(&id, after, 5.0).await;
+    after = max_seq(&p, after);
+    let (st, v) = host
+        .post(
+            &format!("{BRIDGE}/{id}/reject-action"),
+            json!({ "playerId": p1, "reason": "illegal move", "actionId": a1 }),
+        )
+        .await;
+    assert_eq!((st, v["ok"].as_bool()), (200, Some(true)), "{v}");
+    let s = agents[1].state(&id, 0.0).await;
+    assert_eq!(s["yourTurn"], true, "{s}");
+    assert_eq!(s["turn"].as_u64(), Some(turn1));
+    assert_eq!(s["lastAction"]["status"], "rejected");
+    assert_eq!(s["lastAction"]["reason"], "illegal move");
+    assert_eq!(s["rejections"][0]["reason"], "illegal move");
+    assert_eq!(s["legalActions"], json!([{ "type": "move", "to": "e5" }]));
+
+    // `/action?wait` answers with the outcome once the game publishes the next turn.
+    let a1c = agents[1].clone();
+    let idc = id.clone();
+    let waiting = tokio::spawn(async move {
+        a1c.post(
+            &format!("{AGENT}/{idc}/action?wait=10"),
+            json!({ "action": {"type": "move", "to": "e5"}, "turn": turn1 }),
+        )
+        .await
+    });
+    let mut delivered = false;
+    for _ in 0..20 {
+        let p = host.pending(&id, after, 2.0).await;
+        after = max_seq(&p, after);
+        if !entries(&p).is_empty() {
+            delivered = true;
+            break;
+        }
+    }
+    assert!(delivered);
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": p0, "actions": [{ "type": "move" }] }]),
+    )
+    .await;
+    let (st, v) = waiting.await.unwrap();
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["outcome"], "applied", "{v}");
+    assert_eq!(v["snapshot"]["playerId"], p1);
+
+    // The game ends; everyone sees the result; actions are refused with `finished`.
+    let (st, v) = host
+        .post(
+            &format!("{BRIDGE}/{id}/end"),
+            json!({ "result": { "winner": p1 } }),
+        )
+        .await;
+    assert_eq!((st, v["ok"].as_bool()), (200, Some(true)), "{v}");
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["status"], "finished");
+    assert_eq!(s["result"]["winner"], p1);
+    assert_eq!(s["yourTurn"], false);
+    let (st, v) = agents[0].act(&id, json!({"type": "move"}), 99).await;
+    assert_eq!((st, v["code"].as_str()), (409, Some("finished")), "{v}");
+
+    // Events log and the public view (no legal actions or observations).
+    let (st, v) = agents[0].get(&format!("{AGENT}/{id}/events?since=0")).await;
+    assert_eq!(st, 200);
+    let kinds: Vec<&str> = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["type"].as_str())
+        .collect();
+    assert!(
+        kinds.contains(&"game_start") && kinds.contains(&"game_over"),
+        "{kinds:?}"
+    );
+    // Indices run from 0 without gaps (the log is stored apart from the record), and `since`
+    // skips what was read.
+    let events = v["events"].as_array().unwrap();
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e["index"].as_u64(), Some(i as u64), "{v}");
+    }
+    assert_eq!(v["next"].as_u64(), Some(events.len() as u64));
+    let (_, later) = agents[0]
+        .get(&format!("{AGENT}/{id}/events?since={}", events.len() - 1))
+        .await;
+    assert_eq!(later["events"].as_array().unwrap().len(), 1, "{later}");
+    let anon = Client {
+        token: String::new(),
+        ..host.clone()
+    };
+    let (st, v) = anon.get(&format!("{AGENT}/{id}/public")).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["status"], "finished");
+    assert!(v.get("legalActions").is_none());
+}
+
+#[tokio::test]
+async fn errors_404_410_403_401() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let id = host.create(two_player(json!({}))).await;
+    agents[0].join(&id).await;
+
+    // Unknown id with the current boot tag: 404; another epoch's tag: 410.
+    let tag = &id[4..8];
+    let unknown = format!("ses_{tag}ffffffff");
+    let (st, v) = agents[0].get(&format!("{AGENT}/{unknown}/state")).await;
+    assert_eq!((st, v["code"].as_str()), (404, Some("not_found")), "{v}");
+    let other_tag = if tag == "0000" { "0001" } else { "0000" };
+    let lost = format!("ses_{other_tag}12345678");
+    let (st, v) = agents[0].get(&format!("{AGENT}/{lost}/state")).await;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (410, Some("server_restarted")),
+        "{v}"
+    );
+    let (st, _) = agents[0].get(&format!("{AGENT}/not-an-id/state")).await;
+    assert_eq!(st, 404);
+
+    // Not a player, not the host, missing scope, no credential.
+    let (st, v) = agents[1].get(&format!("{AGENT}/{id}/state")).await;
+    assert_eq!((st, v["code"].as_str()), (403, Some("not_a_player")), "{v}");
+    let other_host = Client {
+        token: app
+            .auth
+            .create_token(&["host".into()], None)
+            .await
+            .unwrap()
+            .0,
+        ..host.clone()
+    };
+    let (st, v) = other_host
+        .post(&format!("{BRIDGE}/{id}/ops"), json!({ "ops": [] }))
+        .await;
+    assert_eq!((st, v["code"].as_str()), (403, Some("not_the_host")), "{v}");
+    let (st, v) = agents[0].post(BRIDGE, json!({ "config": {} })).await;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (403, Some("missing_scope")),
+        "{v}"
+    );
+    let (st, v) = host.post(&format!("{AGENT}/{id}/join"), json!({})).await;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (403, Some("missing_scope")),
+        "{v}"
+    );
+    let anon = Client {
+        token: String::new(),
+        ..host.clone()
+    };
+    let (st, _) = anon.post(BRIDGE, json!({ "config": {} })).await;
+    assert_eq!(st, 401);
+    // Public endpoints need nothing.
+    let (st, v) = anon.get(&format!("{AGENT}/available")).await;
+    assert_eq!(st, 200);
+    assert_eq!(v["sessions"][0]["sessionId"], id.as_str());
+    assert_eq!(v["sessions"][0]["host"], "agent");
+    // Bad bodies are JSON errors too.
+    let (st, v) = host
+        .post(&format!("{BRIDGE}/{id}/ops"), json!({ "nope": 1 }))
+        .await;
+    assert_eq!((st, v["code"].as_str()), (400, Some("bad_request")), "{v}");
+}
+
+#[tokio::test]
+async fn observations_are_private() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, _) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(
+        &id,
+        json!([
+            { "op": "state", "state": { "public": true } },
+            { "op": "observation", "playerId": pids[0], "observation": { "hand": ["A"] } },
+            { "op": "legal_actions", "playerId": pids[0], "actions": [1] }
+        ]),
+    )
+    .await;
+    assert_eq!(
+        agents[0].state(&id, 0.0).await["state"],
+        json!({ "hand": ["A"] })
+    );
+    assert_eq!(
+        agents[1].state(&id, 0.0).await["state"],
+        json!({ "public": true })
+    );
+    let (_, v) = host.get(&format!("{AGENT}/{id}/public")).await;
+    assert_eq!(v["state"], json!({ "public": true }));
+    assert_eq!(v["onTurnSeats"], json!([0]));
+}
+
+#[tokio::test]
+async fn simultaneous_actions_are_released_together() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, mut after) = started(
+        &host,
+        &agents,
+        two_player(json!({ "simultaneous": true, "gameType": "rps" })),
+    )
+    .await;
+    host.ops(
+        &id,
+        json!([
+            { "op": "legal_actions", "playerId": pids[0], "actions": ["rock", "paper"] },
+            { "op": "legal_actions", "playerId": pids[1], "actions": ["rock", "paper"] }
+        ]),
+    )
+    .await;
+    let s0 = agents[0].state(&id, 0.0).await;
+    let s1 = agents[1].state(&id, 0.0).await;
+    assert_eq!(
+        (s0["yourTurn"].as_bool(), s1["yourTurn"].as_bool()),
+        (Some(true), Some(true))
+    );
+    let turn = s0["turn"].as_u64().unwrap();
+    let (st, _) = agents[0].act(&id, json!("rock"), turn).await;
+    assert_eq!(st, 200);
+    assert_eq!(agents[0].state(&id, 0.0).await["waitingFor"], "opponent");
+    // Held: the host sees nothing yet.
+    let p = host.pending(&id, after, 0.3).await;
+    assert!(entries(&p).is_empty(), "{p}");
+    let (st, _) = agents[1].act(&id, json!("paper"), turn).await;
+    assert_eq!(st, 200);
+    let p = host.pending(&id, after, 5.0).await;
+    let e = entries(&p);
+    assert_eq!(e.len(), 2, "{p}");
+    after = max_seq(&p, after);
+    let _ = after;
+    let players: Vec<_> = e.iter().map(|x| x["playerId"].clone()).collect();
+    assert!(players.contains(&json!(pids[0])) && players.contains(&json!(pids[1])));
+}
+
+#[tokio::test]
+async fn not_turn_based_games_let_anyone_holding_actions_act() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) =
+        started(&host, &agents, two_player(json!({ "turnBased": false }))).await;
+    // Before any legal actions everyone may act.
+    let s = agents[1].state(&id, 0.0).await;
+    assert_eq!(s["yourTurn"], true, "{s}");
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[1], "actions": ["go"] }]),
+    )
+    .await;
+    // Not on turn in a turn-based sense, but turn numbers are not enforced.
+    let (st, v) = agents[1].act(&id, json!("go"), 0).await;
+    assert_eq!(st, 200, "{v}");
+    let p = host.pending(&id, after, 5.0).await;
+    assert_eq!(entries(&p)[0]["playerId"], pids[1]);
+}
+
+#[tokio::test]
+async fn unconfirmed_when_the_game_stays_silent() {
+    let app = app_with(|c| c.sessions.unconfirmed_seconds = 1).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
+    )
+    .await;
+    let turn = agents[0].state(&id, 0.0).await["turn"].as_u64().unwrap();
+    let (st, v) = agents[0]
+        .post(
+            &format!("{AGENT}/{id}/action"),
+            json!({ "action": "x", "turn": turn }),
+        )
+        .await;
+    assert_eq!(st, 200, "{v}");
+    let p = host.pending(&id, after, 5.0).await;
+    assert_eq!(entries(&p).len(), 1);
+    // The game says nothing: after ~1 s the action is unconfirmed and p0 is back on turn.
+    let s = agents[0].state(&id, 5.0).await;
+    assert_eq!(s["lastAction"]["status"], "unconfirmed", "{s}");
+    assert_eq!(s["yourTurn"], true);
+}
+
+#[tokio::test]
+async fn long_polls_wake_within_milliseconds_and_wait_when_nothing_happens() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, _) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[1], "actions": ["y"] }]),
+    )
+    .await;
+
+    // Nothing happens: /state?wait=1 returns after about 1 s, not earlier.
+    let t = Instant::now();
+    let s = agents[0].state(&id, 1.0).await;
+    let idle = t.elapsed();
+    assert_eq!(s["yourTurn"], false);
+    assert!(
+        idle >= Duration::from_millis(950),
+        "returned after {idle:?}"
+    );
+    assert!(idle < Duration::from_secs(5), "returned after {idle:?}");
+
+    // The waking event (legal actions for p0) ends the poll at once.
+    let a0 = agents[0].clone();
+    let idc = id.clone();
+    let poll = tokio::spawn(async move {
+        let s = a0.state(&idc, 20.0).await;
+        (s, Instant::now())
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let published = Instant::now();
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
+    )
+    .await;
+    let (s, woke) = poll.await.unwrap();
+    let latency = woke.saturating_duration_since(published);
+    assert_eq!(s["yourTurn"], true, "{s}");
+    eprintln!("state long-poll woke {latency:?} after the publish");
+    assert!(latency < Duration::from_secs(1), "woke after {latency:?}");
+
+    // The host's long-poll wakes on an action just as fast.
+    let h = host.clone();
+    let idc = id.clone();
+    let after = 1000; // nothing past this yet: any new entry qualifies below
+    let _ = after;
+    let hp = tokio::spawn(async move {
+        let p = h.pending(&idc, 1, 20.0).await;
+        (p, Instant::now())
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let turn = s["turn"].as_u64().unwrap();
+    let sent = Instant::now();
+    let (st, _) = agents[0].act(&id, json!("x"), turn).await;
+    assert_eq!(st, 200);
+    let (p, woke) = hp.await.unwrap();
+    assert_eq!(entries(&p)[0]["type"], "action", "{p}");
+    let latency = woke.saturating_duration_since(sent);
+    eprintln!("host long-poll woke {latency:?} after the action");
+    assert!(latency < Duration::from_secs(1), "woke after {latency:?}");
+}
+
+#[tokio::test]
+async fn since_versions_and_not_active() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let id = host.create(two_player(json!({}))).await;
+    agents[0].join(&id).await;
+    // Waiting table: actions are refused with `not_active`.
+    let (st, v) = agents[0].act(&id, json!("x"), 0).await;
+    assert_eq!((st, v["code"].as_str()), (409, Some("not_active")), "{v}");
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["waitingFor"], "players");
+    let version = s["version"].as_u64().unwrap();
+
+    // `/public?since=v&wait` and `/state?since=v&wait` both return on the next change.
+    let spectator = Client {
+        token: String::new(),
+        ..host.clone()
+    };
+    let idc = id.clone();
+    let watch = tokio::spawn(async move {
+        spectator
+            .get(&format!("{AGENT}/{idc}/public?since={version}&wait=20"))
+            .await
+    });
+    let a0 = agents[0].clone();
+    let idc = id.clone();
+    let mine = tokio::spawn(async move {
+        a0.get(&format!("{AGENT}/{idc}/state?since={version}&wait=20"))
+            .await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let t = Instant::now();
+    agents[1].join(&id).await;
+    let (st, v) = watch.await.unwrap();
+    assert_eq!(st, 200);
+    assert!(v["version"].as_u64().unwrap() > version, "{v}");
+    assert_eq!(v["players"].as_array().unwrap().len(), 2);
+    let (st, v) = mine.await.unwrap();
+    assert_eq!(st, 200);
+    assert!(v["version"].as_u64().unwrap() > version, "{v}");
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    // An old `since` returns at once.
+    let (_, v) = host
+        .get(&format!("{AGENT}/{id}/public?since=0&wait=20"))
+        .await;
+    assert!(v["version"].as_u64().unwrap() > version);
+}
