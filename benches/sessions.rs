@@ -104,6 +104,11 @@ fn percentile(v: &mut [u64], p: f64) -> u64 {
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
+    // `cargo test --all-targets` runs bench binaries too (without `--bench`): stay quick.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("sessions benchmark: run it with `cargo bench --bench sessions`");
+        return;
+    }
     let sessions = env_num("BENCH_SESSIONS", 1000) as usize;
     let seconds = env_num("BENCH_SECONDS", 20);
     let clock_sessions = env_num("BENCH_CLOCK_SESSIONS", 100) as usize;

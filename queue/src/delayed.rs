@@ -14,7 +14,9 @@ impl DelayedSet {
         DelayedSet { queue }
     }
 
-    fn key(&self) -> String {
+    /// The set's key, for callers that pipeline ZADD/ZREM with other commands (one round
+    /// trip for a batch of deadlines).
+    pub fn key(&self) -> String {
         self.queue.store().key("delayed")
     }
 

@@ -55,15 +55,23 @@ impl Rcadia {
         changed: bool,
     ) -> BoxFuture<'a, Result<Option<String>, RcadiaError>> {
         Box::pin(async move {
-            let delayed = self.inner.queue.delayed();
+            // Deadlines and the wake-up go in one pipelined round trip, in order.
+            let delayed_key = self.inner.queue.delayed().key();
+            let mut pipe = redis::pipe();
             let mut wake = changed;
             let mut rematch = false;
             let mut leaves = Vec::new();
             for e in effects {
                 match e {
-                    Effect::Schedule(d) => delayed.schedule(&member(&d), d.at_ms).await?,
+                    Effect::Schedule(d) => {
+                        pipe.cmd("ZADD")
+                            .arg(&delayed_key)
+                            .arg(d.at_ms)
+                            .arg(member(&d))
+                            .ignore();
+                    }
                     Effect::Cancel(d) => {
-                        delayed.cancel(&member(&d)).await?;
+                        pipe.cmd("ZREM").arg(&delayed_key).arg(member(&d)).ignore();
                     }
                     Effect::HostEntriesQueued { .. } => wake = true,
                     Effect::CreateRematch => rematch = true,
@@ -74,7 +82,14 @@ impl Rcadia {
                 }
             }
             if wake {
-                self.publish(&s.session_id, s.version).await?;
+                pipe.cmd("PUBLISH")
+                    .arg(self.channel(&s.session_id))
+                    .arg(s.version)
+                    .ignore();
+            }
+            if pipe.cmd_iter().next().is_some() {
+                let mut conn = self.inner.store.conn();
+                let _: () = pipe.query_async(&mut conn).await?;
             }
             let mut created = None;
             if rematch {
@@ -95,17 +110,6 @@ impl Rcadia {
             }
             Ok(created)
         })
-    }
-
-    /// Wakes every long-poll on the session, in every process.
-    pub(crate) async fn publish(&self, id: &str, version: u64) -> Result<(), RcadiaError> {
-        let mut conn = self.inner.store.conn();
-        let _: i64 = redis::cmd("PUBLISH")
-            .arg(self.channel(id))
-            .arg(version)
-            .query_async(&mut conn)
-            .await?;
-        Ok(())
     }
 }
 
