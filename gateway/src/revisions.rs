@@ -345,7 +345,10 @@ pub async fn get_level(
             return Err(missing());
         }
     }
-    if level["state"] == "withdrawn" && level["owner"].as_str() != caller {
+    // A quarantined revision is hidden from everyone, its owner included.
+    if level["state"] == "quarantined"
+        || level["state"] == "withdrawn" && level["owner"].as_str() != caller
+    {
         return Err(missing());
     }
     Ok(level)
