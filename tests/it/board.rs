@@ -640,6 +640,19 @@ async fn contact_admin_unread_cap() {
     assert!(e["message"].as_str().unwrap().contains("unread"));
 }
 
+async fn visible_post_ids(app: &TestApp, key: &str, id: &str) -> Vec<String> {
+    let read = ok_result(
+        &app.call("read_thread", json!({"threadId": id}), Some(key))
+            .await,
+    );
+    read["posts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["postId"].as_str().unwrap().to_string())
+        .collect()
+}
+
 #[tokio::test]
 async fn operator_moderation_and_blocks() {
     use horst_gateway::operator;
@@ -657,27 +670,15 @@ async fn operator_moderation_and_blocks() {
         .await,
     );
     let spam = r["postId"].as_str().unwrap().to_string();
-    let posts = |app: &TestApp, key: String, id: String| async move {
-        let read = ok_result(
-            &app.call("read_thread", json!({"threadId": id}), Some(&key))
-                .await,
-        );
-        read["posts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["postId"].as_str().unwrap().to_string())
-            .collect::<Vec<_>>()
-    };
     // Hide and unhide a reply.
     operator::hide_post(&app.store, "olga", &spam, true)
         .await
         .unwrap();
-    assert!(!posts(&app, a.clone(), id.clone()).await.contains(&spam));
+    assert!(!visible_post_ids(&app, &a, &id).await.contains(&spam));
     operator::hide_post(&app.store, "olga", &spam, false)
         .await
         .unwrap();
-    assert!(posts(&app, a.clone(), id.clone()).await.contains(&spam));
+    assert!(visible_post_ids(&app, &a, &id).await.contains(&spam));
 
     // Status and a reply as the operator.
     operator::thread_status(&app.store, "olga", &id, "planned")
@@ -721,11 +722,11 @@ async fn operator_moderation_and_blocks() {
         app.call("list_threads", json!({}), Some(&b)).await.status,
         403
     );
-    assert!(!posts(&app, a.clone(), id.clone()).await.contains(&spam));
+    assert!(!visible_post_ids(&app, &a, &id).await.contains(&spam));
     operator::set_blocked(&app.store, "olga", "bert", false)
         .await
         .unwrap();
-    assert!(posts(&app, a.clone(), id.clone()).await.contains(&spam));
+    assert!(visible_post_ids(&app, &a, &id).await.contains(&spam));
     // Blocking the thread's author takes the whole thread away.
     operator::set_blocked(&app.store, "olga", "anna", true)
         .await
