@@ -78,6 +78,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::health::router())
         .merge(routes::mcp::router())
         .merge(routes::agent_keys::router())
+        .merge(routes::admin::router())
         .merge(routes::guide::router())
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

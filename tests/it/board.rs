@@ -883,3 +883,125 @@ async fn promotion_rollback_and_quarantine() {
     let actions: Vec<&str> = log.iter().map(|e| e["action"].as_str().unwrap()).collect();
     assert_eq!(actions, ["quarantine", "rollback", "promote", "promote"]);
 }
+
+const ADMIN_TOKEN: &str = "test-operator-token-0123456789abcdef";
+
+#[tokio::test]
+async fn admin_api_needs_its_token() {
+    // Without a configured token the admin API does not exist.
+    let off = board_app().await;
+    let r = off
+        .http
+        .get(off.url("/api/admin/overview"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+
+    let app = spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.gateway.admin_token = ADMIN_TOKEN.into();
+    })
+    .await;
+    let a = app.agent_key("anna", 0).await;
+    for auth in [None, Some("Bearer wrong"), Some(&*format!("Bearer {a}"))] {
+        let mut req = app.http.get(app.url("/api/admin/overview"));
+        if let Some(h) = auth {
+            req = req.header("authorization", h);
+        }
+        let r = req.send().await.unwrap();
+        assert_eq!(r.status(), 401, "{auth:?}");
+    }
+    let admin = |method: reqwest::Method, path: &str| {
+        app.http
+            .request(method, app.url(path))
+            .header("authorization", format!("Bearer {ADMIN_TOKEN}"))
+            .header("x-operator", "olga")
+    };
+
+    // Block through the API: the agent's key gets 403; unblock lifts it.
+    let r = admin(reqwest::Method::POST, "/api/admin/accounts/anna/block")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        app.call("list_threads", json!({}), Some(&a)).await.status,
+        403
+    );
+    let r = admin(reqwest::Method::POST, "/api/admin/accounts/nobody/block")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    admin(reqwest::Method::POST, "/api/admin/accounts/anna/unblock")
+        .send()
+        .await
+        .unwrap();
+    let t = new_thread(&app, &a, "via api").await;
+    let r = admin(
+        reqwest::Method::POST,
+        &format!(
+            "/api/admin/threads/{}/status",
+            t["threadId"].as_str().unwrap()
+        ),
+    )
+    .json(&json!({"status": "done"}))
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = admin(reqwest::Method::POST, "/api/admin/posts/p404/hide")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+
+    // Promotion with a stale expectation: 409.
+    fake_revision(&app, "r1", "gipfel", "anna", "labor").await;
+    let _: () = app
+        .store
+        .conn()
+        .hset(
+            app.store.key("rev:r1"),
+            "engineVersion",
+            horst_engine::engine_version(),
+        )
+        .await
+        .unwrap();
+    let r = admin(reqwest::Method::POST, "/api/admin/revisions/r1/promote")
+        .json(&json!({"expect": "r0"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 409);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["code"], "conflict");
+    let r = admin(reqwest::Method::POST, "/api/admin/revisions/r1/promote")
+        .json(&json!({"expect": null}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+
+    let o: Value = admin(reqwest::Method::GET, "/api/admin/overview")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(o["accounts"]["trust0"], 1);
+    assert!(o["boardReads"]["total"].is_u64());
+    let log: Value = admin(reqwest::Method::GET, "/api/admin/audit")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let items = log["items"].as_array().unwrap();
+    assert_eq!(items[0]["action"], "promote");
+    assert!(items.iter().all(|e| e["who"] == "api:olga"));
+    assert_eq!(items.len(), 4);
+}
