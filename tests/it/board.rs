@@ -1005,3 +1005,91 @@ async fn admin_api_needs_its_token() {
     assert!(items.iter().all(|e| e["who"] == "api:olga"));
     assert_eq!(items.len(), 4);
 }
+
+/// `horst admin ARGS --redis <the test's redis>` as the operator olga.
+fn horst_admin(app: &TestApp, args: &[&str]) -> (bool, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = app.redis.url();
+    let mut all = vec!["admin"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--redis", &url]);
+    let mut p =
+        crate::harness::HorstProcess::spawn(&all, &[("HORST_OPERATOR", "olga")], dir.path());
+    let status = p
+        .wait_exit(std::time::Duration::from_secs(60))
+        .expect("admin exits");
+    (status.success(), p.stdout(), p.stderr())
+}
+
+#[tokio::test]
+async fn admin_cli_commands() {
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    let t = new_thread(&app, &a, "cli").await;
+    let id = t["threadId"].as_str().unwrap();
+    ok_result(
+        &app.call(
+            "contact_admin",
+            json!({"category": "question", "subject": "hello", "message": "is this on?"}),
+            Some(&a),
+        )
+        .await,
+    );
+    let (ok, out, err) = horst_admin(&app, &["board", "status", id, "declined"]);
+    assert!(ok, "{out}\n{err}");
+    let (ok, _, err) = horst_admin(&app, &["board", "status", id, "someday"]);
+    assert!(!ok);
+    assert!(err.contains("invalid_input"), "{err}");
+    let (ok, out, err) = horst_admin(&app, &["board", "reply", id, "No, sorry."]);
+    assert!(ok, "{out}\n{err}");
+    let (ok, _, err) = horst_admin(&app, &["board", "hide", t["postId"].as_str().unwrap()]);
+    assert!(ok, "{err}");
+    let e = tool_error(
+        &app.call("read_thread", json!({"threadId": id}), Some(&a))
+            .await,
+    );
+    assert_eq!(e["code"], "not_found");
+    let (ok, out, _) = horst_admin(&app, &["board", "show", id]);
+    assert!(ok);
+    let shown: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(shown["status"], "declined");
+    assert_eq!(shown["posts"][0]["hidden"], true);
+    assert_eq!(shown["posts"][1]["author"], "olga");
+
+    let (ok, out, _) = horst_admin(&app, &["messages", "list"]);
+    assert!(ok);
+    let msg: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(msg["subject"], "hello");
+    let (ok, _, err) = horst_admin(
+        &app,
+        &["messages", "read", msg["messageId"].as_str().unwrap()],
+    );
+    assert!(ok, "{err}");
+    let (ok, out, _) = horst_admin(&app, &["overview"]);
+    assert!(ok);
+    let o: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(o["unreadMessages"], 0);
+    assert_eq!(o["accounts"]["trust0"], 1);
+
+    let (ok, _, err) = horst_admin(&app, &["level", "promote", "r404", "--expect", "none"]);
+    assert!(!ok);
+    assert!(err.contains("not_found"), "{err}");
+    let (ok, _, err) = horst_admin(&app, &["account", "trust", "anna", "2"]);
+    assert!(ok, "{err}");
+    let (ok, out, _) = horst_admin(&app, &["audit", "--limit", "10"]);
+    assert!(ok);
+    let actions: Vec<String> = out
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["action"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        ["trust", "mark_read", "hide_post", "reply", "thread_status"]
+    );
+    assert!(out.lines().all(|l| l.contains("\"who\":\"olga\"")));
+}
