@@ -37,17 +37,45 @@ pub fn router() -> Router<AppState> {
 /// The operator as the audit trail names them: `api:<X-Operator>` or `api`.
 struct Operator(String);
 
+/// Why a request did not get in.
+enum Refused {
+    /// No token configured: the API does not exist.
+    Off,
+    Unauthorized,
+}
+
+impl IntoResponse for Refused {
+    fn into_response(self) -> Response {
+        match self {
+            Refused::Off => ApiError::client(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                "the admin API is off; set gateway.admin_token (HORST_GATEWAY_ADMIN_TOKEN) to use it",
+            )
+            .into_response(),
+            Refused::Unauthorized => {
+                let mut r = ApiError::client(
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorized",
+                    "send Authorization: Bearer <the operator token> (gateway.admin_token)",
+                )
+                .into_response();
+                r.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    header::HeaderValue::from_static("Bearer"),
+                );
+                r
+            }
+        }
+    }
+}
+
 /// Checks the operator token. Its SHA-256 is compared in constant time so the comparison
 /// does not leak how much of a guess was right.
-fn authorize(state: &AppState, headers: &HeaderMap) -> Result<Operator, Response> {
+fn authorize(state: &AppState, headers: &HeaderMap) -> Result<Operator, Refused> {
     let token = &state.config.gateway.admin_token;
     if token.is_empty() {
-        return Err(ApiError::client(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            "the admin API is off; set gateway.admin_token (HORST_GATEWAY_ADMIN_TOKEN) to use it",
-        )
-        .into_response());
+        return Err(Refused::Off);
     }
     let given = headers
         .get(header::AUTHORIZATION)
@@ -55,17 +83,7 @@ fn authorize(state: &AppState, headers: &HeaderMap) -> Result<Operator, Response
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or_default();
     if !horst_gateway::accounts::secret_matches(given.trim(), token) {
-        let mut r = ApiError::client(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "send Authorization: Bearer <the operator token> (gateway.admin_token)",
-        )
-        .into_response();
-        r.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            header::HeaderValue::from_static("Bearer"),
-        );
-        return Err(r);
+        return Err(Refused::Unauthorized);
     }
     let name = headers
         .get("x-operator")
@@ -105,7 +123,7 @@ macro_rules! authorized {
     ($state:expr, $headers:expr) => {
         match authorize(&$state, &$headers) {
             Ok(op) => op,
-            Err(r) => return r,
+            Err(r) => return r.into_response(),
         }
     };
 }
