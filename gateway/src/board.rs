@@ -170,28 +170,51 @@ impl Authors {
     }
 }
 
-/// A thread's posts in order, every one (the operator's view).
-async fn all_posts(store: &Store, thread_id: &str) -> Result<Vec<Fields>, ToolError> {
-    let ids: Vec<String> = store
+/// The fields visibility needs; bodies are loaded only for the page shown.
+const FLAG_FIELDS: [&str; 5] = ["postId", "author", "authorKind", "hidden", "withdrawn"];
+
+async fn post_ids(store: &Store, thread_id: &str) -> Result<Vec<String>, ToolError> {
+    Ok(store
         .conn()
         .lrange(store.key(&format!("board:thread:{thread_id}:posts")), 0, -1)
-        .await?;
+        .await?)
+}
+
+/// Full posts by id, in order (missing ones skipped).
+async fn full_posts(store: &Store, ids: &[String]) -> Result<Vec<Fields>, ToolError> {
     let mut pipe = redis::pipe();
-    for id in &ids {
+    for id in ids {
         pipe.hgetall(post_key(store, id));
     }
     let posts: Vec<Fields> = pipe.query_async(&mut store.conn()).await?;
     Ok(posts.into_iter().filter(|p| !p.is_empty()).collect())
 }
 
+/// A thread's posts in order, every one with its body (the operator's view).
+async fn all_posts(store: &Store, thread_id: &str) -> Result<Vec<Fields>, ToolError> {
+    full_posts(store, &post_ids(store, thread_id).await?).await
+}
+
+/// The visible posts of a thread, in order, with only the [`FLAG_FIELDS`].
 async fn visible_posts(
     store: &Store,
     thread_id: &str,
     authors: &mut Authors,
 ) -> Result<Vec<Fields>, ToolError> {
+    let ids = post_ids(store, thread_id).await?;
+    let mut pipe = redis::pipe();
+    for id in &ids {
+        pipe.cmd("HMGET").arg(post_key(store, id)).arg(&FLAG_FIELDS);
+    }
+    let rows: Vec<Vec<Option<String>>> = pipe.query_async(&mut store.conn()).await?;
     let mut out = Vec::new();
-    for p in all_posts(store, thread_id).await? {
-        if authors.visible(store, &p).await? {
+    for row in rows {
+        let p: Fields = FLAG_FIELDS
+            .iter()
+            .zip(row)
+            .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
+            .collect();
+        if p.contains_key("postId") && authors.visible(store, &p).await? {
             out.push(p);
         }
     }
@@ -427,8 +450,14 @@ pub async fn read_thread(
         .await?
         .ok_or_else(|| no_thread(thread_id))?;
     let total = posts.len();
+    let page: Vec<String> = posts
+        .iter()
+        .skip(offset)
+        .take(POST_PAGE)
+        .map(|p| field(p, "postId").to_string())
+        .collect();
     let mut items = Vec::new();
-    for p in posts.iter().skip(offset).take(POST_PAGE) {
+    for p in full_posts(store, &page).await?.iter() {
         let (_, display) = authors
             .get(store, field(p, "authorKind"), field(p, "author"))
             .await?;
