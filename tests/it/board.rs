@@ -957,6 +957,23 @@ async fn admin_api_needs_its_token() {
         .unwrap();
     assert_eq!(r.status(), 404);
 
+    // A wrong body is the REST error shape; without the token it is 401 all the same.
+    let r = admin(reqwest::Method::POST, "/api/admin/accounts/anna/trust")
+        .json(&json!({"trust": 1, "why": "x"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert_eq!(r.json::<Value>().await.unwrap()["code"], "invalid_input");
+    let r = app
+        .http
+        .post(app.url("/api/admin/accounts/anna/trust"))
+        .body("nonsense")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+
     // Promotion with a stale expectation: 409.
     fake_revision(&app, "r1", "gipfel", "anna", "labor").await;
     let _: () = app

@@ -3,6 +3,7 @@
 //! with no token configured it does not exist (404). Errors are the REST shape
 //! `{ error, code }`; a stale promotion expectation is 409.
 
+use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -108,6 +109,17 @@ fn failure(e: ToolError) -> Response {
     ApiError::client(status, e.code, e.message).into_response()
 }
 
+/// A body that is not the expected JSON: the REST error shape, after authorization so that
+/// strangers learn nothing about the API.
+fn bad_body(e: JsonRejection) -> Response {
+    ApiError::client(
+        StatusCode::BAD_REQUEST,
+        "invalid_input",
+        format!("the body must be JSON of the documented shape (see docs/operators.md): {e}"),
+    )
+    .into_response()
+}
+
 fn answer(result: Result<Value, ToolError>) -> Response {
     match result {
         Ok(v) => Json(v).into_response(),
@@ -187,9 +199,13 @@ async fn promote(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-    Json(body): Json<Promote>,
+    body: Result<Json<Promote>, JsonRejection>,
 ) -> Response {
     let op = authorized!(state, headers);
+    let body = match body {
+        Ok(Json(b)) => b,
+        Err(e) => return bad_body(e),
+    };
     answer(operator::promote(&state.store, &op.0, &id, body.expect.as_deref()).await)
 }
 
@@ -239,9 +255,13 @@ async fn trust(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(name): Path<String>,
-    Json(body): Json<Trust>,
+    body: Result<Json<Trust>, JsonRejection>,
 ) -> Response {
     let op = authorized!(state, headers);
+    let body = match body {
+        Ok(Json(b)) => b,
+        Err(e) => return bad_body(e),
+    };
     done(operator::set_trust(&state.store, &op.0, &name, body.trust).await)
 }
 
@@ -264,9 +284,13 @@ async fn status(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-    Json(body): Json<Status>,
+    body: Result<Json<Status>, JsonRejection>,
 ) -> Response {
     let op = authorized!(state, headers);
+    let body = match body {
+        Ok(Json(b)) => b,
+        Err(e) => return bad_body(e),
+    };
     done(operator::thread_status(&state.store, &op.0, &id, &body.status).await)
 }
 
@@ -280,9 +304,13 @@ async fn reply(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
-    Json(body): Json<Reply>,
+    body: Result<Json<Reply>, JsonRejection>,
 ) -> Response {
     let op = authorized!(state, headers);
+    let body = match body {
+        Ok(Json(b)) => b,
+        Err(e) => return bad_body(e),
+    };
     answer(operator::reply(&state.store, &op.0, &id, &body.body).await)
 }
 
