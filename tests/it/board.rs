@@ -882,6 +882,22 @@ async fn promotion_rollback_and_quarantine() {
     let log = operator::audit_log(s, 10).await.unwrap();
     let actions: Vec<&str> = log.iter().map(|e| e["action"].as_str().unwrap()).collect();
     assert_eq!(actions, ["quarantine", "rollback", "promote", "promote"]);
+
+    // A blocked account's revisions are hidden everywhere: by name, by id, in the Labor.
+    let _: () = s.conn().zadd(s.key("labor"), "r-old", 1).await.unwrap();
+    let labor = ok_result(&app.call("list_labor", json!({}), None).await);
+    assert_eq!(labor["items"].as_array().unwrap().len(), 1);
+    operator::set_blocked(s, "olga", "anna", true)
+        .await
+        .unwrap();
+    let e = tool_error(&app.call("get_level", json!({"name": "gipfel"}), None).await);
+    assert_eq!(e["code"], "not_found");
+    let labor = ok_result(&app.call("list_labor", json!({}), None).await);
+    assert_eq!(labor["items"], json!([]));
+    operator::set_blocked(s, "olga", "anna", false)
+        .await
+        .unwrap();
+    ok_result(&app.call("get_level", json!({"name": "gipfel"}), None).await);
 }
 
 const ADMIN_TOKEN: &str = "test-operator-token-0123456789abcdef";
