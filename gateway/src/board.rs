@@ -573,9 +573,15 @@ pub async fn write_post(
         ),
         None => ("", "", "", ""),
     };
+    // The operator's counters live apart, so an operator named like an account never uses
+    // up that account's limits.
+    let counter = match &writer {
+        Writer::Agent(_) => name.to_string(),
+        Writer::Operator(_) => format!("~operator~{name}"),
+    };
     let r: Vec<i64> = redis::Script::new(WRITE)
-        .key(quota_key(store, name, &day, "threads"))
-        .key(quota_key(store, name, &day, "posts"))
+        .key(quota_key(store, &counter, &day, "threads"))
+        .key(quota_key(store, &counter, &day, "posts"))
         .key(thread_key(store, &thread_id))
         .key(post_key(store, &post_id))
         .key(store.key(&format!("board:thread:{thread_id}:posts")))
