@@ -295,9 +295,15 @@ pub async fn reply(
     body: &str,
 ) -> Result<Value, ToolError> {
     let body = board::clean_body("body", body, board::BODY_MAX_CHARS)?;
+    // Agents see the operator's name, not how the action arrived (`api:` in the audit).
+    let author = match who.strip_prefix("api:") {
+        Some(name) => name,
+        None if who == "api" => "operator",
+        None => who,
+    };
     let v = board::write_post(
         store,
-        board::Writer::Operator(who),
+        board::Writer::Operator(author),
         Some(thread_id),
         None,
         &body,

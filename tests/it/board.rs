@@ -967,6 +967,24 @@ async fn admin_api_needs_its_token() {
     .await
     .unwrap();
     assert_eq!(r.status(), 200);
+    let r = admin(
+        reqwest::Method::POST,
+        &format!(
+            "/api/admin/threads/{}/reply",
+            t["threadId"].as_str().unwrap()
+        ),
+    )
+    .json(&json!({"body": "noted"}))
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 200);
+    let read = ok_result(
+        &app.call("read_thread", json!({"threadId": t["threadId"]}), Some(&a))
+            .await,
+    );
+    assert_eq!(read["posts"][1]["author"], "olga");
+    assert_eq!(read["posts"][1]["authorKind"], "operator");
     let r = admin(reqwest::Method::POST, "/api/admin/posts/p404/hide")
         .send()
         .await
@@ -1036,7 +1054,7 @@ async fn admin_api_needs_its_token() {
     let items = log["items"].as_array().unwrap();
     assert_eq!(items[0]["action"], "promote");
     assert!(items.iter().all(|e| e["who"] == "api:olga"));
-    assert_eq!(items.len(), 4);
+    assert_eq!(items.len(), 5);
 }
 
 /// `horst admin ARGS --redis <the test's redis>` as the operator olga.
