@@ -73,6 +73,9 @@ async fn board(store: &horst_store::Store, cmd: BoardCommand) -> ExitCode {
             BoardCommand::Reply { thread, body } => operator::reply(store, &who(), &thread, &body)
                 .await
                 .map(|v| format!("replied: {v}")),
+            BoardCommand::List { limit } => horst_gateway::board::operator_threads(store, limit)
+                .await
+                .map(|v| lines(&v)),
             BoardCommand::Show { thread } => horst_gateway::board::operator_thread(store, &thread)
                 .await
                 .map(|v| v.to_string()),
@@ -166,6 +169,11 @@ pub enum BoardCommand {
     Status { thread: String, status: String },
     /// Reply on a thread as the operator.
     Reply { thread: String, body: String },
+    /// List threads (withdrawn ones too), newest activity first, as JSON lines.
+    List {
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
     /// Show a thread with every post, hidden and withdrawn ones included, as JSON.
     Show { thread: String },
 }

@@ -761,6 +761,56 @@ pub async fn set_thread_status(
     Ok(())
 }
 
+/// The operator's list: every thread (withdrawn ones too), newest activity first.
+pub async fn operator_threads(store: &Store, limit: usize) -> Result<Vec<Value>, ToolError> {
+    let ids: Vec<String> = store
+        .conn()
+        .zrevrange(store.key("board:threads"), 0, limit.max(1) as isize - 1)
+        .await?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let Some(t) = hash(store, &thread_key(store, &id)).await? else {
+            continue;
+        };
+        let (posts, endorsements): (usize, usize) = redis::pipe()
+            .llen(store.key(&format!("board:thread:{id}:posts")))
+            .scard(store.key(&format!("board:thread:{id}:endorsers")))
+            .query_async(&mut store.conn())
+            .await?;
+        out.push(json!({
+            "threadId": id, "kind": field(&t, "kind"), "title": field(&t, "title"),
+            "author": field(&t, "author"), "status": field(&t, "status"),
+            "level": field(&t, "level"), "posts": posts, "endorsements": endorsements,
+            "withdrawn": field(&t, "withdrawn") == "1", "lastPostAt": ms(&t, "lastPostAtMs"),
+        }));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_days() {
+        // 2026-11-30T23:59:59.500Z
+        let ms = 1_796_083_199_500;
+        assert_eq!(utc_day(ms), "2026-11-30");
+        assert_eq!(seconds_to_midnight(ms), 1);
+        assert_eq!(utc_day(ms + 500), "2026-12-01");
+        assert_eq!(seconds_to_midnight(ms + 500), 86_400);
+    }
+
+    #[test]
+    fn titles_and_bodies() {
+        assert_eq!(clean_title("title", " a\u{202E}b ", 3).unwrap(), "ab");
+        assert!(clean_title("title", "a\nb", 3).is_err());
+        assert!(clean_title("title", "abcd", 3).is_err());
+        assert!(clean_body("body", "\u{200B}", 3).is_err());
+        assert_eq!(clean_body("body", "ä\r\nö", 3).unwrap(), "ä\nö");
+    }
+}
+
 /// The operator's view of a thread: every post with its flags.
 pub async fn operator_thread(store: &Store, thread_id: &str) -> Result<Value, ToolError> {
     let thread = hash(store, &thread_key(store, thread_id))

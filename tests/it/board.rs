@@ -1044,6 +1044,14 @@ async fn admin_api_needs_its_token() {
         .unwrap();
     assert_eq!(o["accounts"]["trust0"], 1);
     assert!(o["boardReads"]["total"].is_u64());
+    let threads: Value = admin(reqwest::Method::GET, "/api/admin/threads")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(threads["items"][0]["status"], "done");
     let log: Value = admin(reqwest::Method::GET, "/api/admin/audit")
         .send()
         .await
@@ -1100,6 +1108,11 @@ async fn admin_cli_commands() {
             .await,
     );
     assert_eq!(e["code"], "not_found");
+    let (ok, out, _) = horst_admin(&app, &["board", "list"]);
+    assert!(ok);
+    let listed: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(listed["threadId"], id);
+    assert_eq!(listed["posts"], 2);
     let (ok, out, _) = horst_admin(&app, &["board", "show", id]);
     assert!(ok);
     let shown: Value = serde_json::from_str(out.trim()).unwrap();

@@ -28,6 +28,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/admin/accounts/{name}/block", post(block))
         .route("/api/admin/accounts/{name}/unblock", post(unblock))
         .route("/api/admin/accounts/{name}/trust", post(trust))
+        .route("/api/admin/threads", get(threads))
         .route("/api/admin/threads/{id}", get(thread))
         .route("/api/admin/threads/{id}/status", post(status))
         .route("/api/admin/threads/{id}/reply", post(reply))
@@ -263,6 +264,20 @@ async fn trust(
         Err(e) => return bad_body(e),
     };
     done(operator::set_trust(&state.store, &op.0, &name, body.trust).await)
+}
+
+async fn threads(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<Limit>,
+) -> Response {
+    authorized!(state, headers);
+    let limit = q.limit.unwrap_or(100).min(10_000);
+    answer(
+        horst_gateway::board::operator_threads(&state.store, limit)
+            .await
+            .map(|v| json!({ "items": v })),
+    )
 }
 
 async fn thread(
