@@ -135,6 +135,23 @@ mod tests {
     }
 
     #[test]
+    fn no_control_or_invisible_character_survives() {
+        // Every character of the first planes, interleaved with letters, through both cleaners.
+        let all: String = (0u32..0x3_0000)
+            .chain(0xE_0000..0xE_1000)
+            .filter_map(char::from_u32)
+            .flat_map(|c| [c, 'x'])
+            .collect();
+        for out in [clean_line(&all), clean_text(&all)] {
+            assert!(out
+                .chars()
+                .all(|c| !invisible(c) && (!c.is_control() || c == '\n')));
+            assert!(!out.contains('\r'));
+        }
+        assert!(!clean_line(&all).contains('\n'));
+    }
+
+    #[test]
     fn reserved_names() {
         assert!(reserved("Admin"));
         assert!(reserved("A d-m_i.n"));
