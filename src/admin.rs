@@ -6,7 +6,99 @@ use std::process::ExitCode;
 use clap::{Subcommand, ValueEnum};
 use horst_config::{Config, GatewayMode};
 
+use horst_gateway::operator;
+
 use crate::redis_setup;
+
+/// Who the audit trail names for a CLI action: `HORST_OPERATOR`, else the login name.
+fn who() -> String {
+    std::env::var("HORST_OPERATOR")
+        .or_else(|_| std::env::var("USER"))
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| "operator".into())
+}
+
+/// A gateway failure as `code: message` for the terminal.
+struct Failure(horst_gateway::ToolError);
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.0.code, self.0.message)
+    }
+}
+
+fn lines(values: &[serde_json::Value]) -> String {
+    values
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+async fn level(store: &horst_store::Store, cmd: LevelCommand) -> ExitCode {
+    report(
+        match cmd {
+            LevelCommand::Promote { revision, expect } => {
+                let expect = (expect != "none").then_some(expect.as_str());
+                operator::promote(store, &who(), &revision, expect)
+                    .await
+                    .map(|v| format!("promoted: {v}"))
+            }
+            LevelCommand::Rollback { level } => operator::rollback(store, &who(), &level)
+                .await
+                .map(|v| format!("rolled back: {v}")),
+            LevelCommand::Quarantine { revision } => operator::quarantine(store, &who(), &revision)
+                .await
+                .map(|_| format!("revision {revision} quarantined")),
+        }
+        .map_err(Failure),
+    )
+}
+
+async fn board(store: &horst_store::Store, cmd: BoardCommand) -> ExitCode {
+    report(
+        match cmd {
+            BoardCommand::Hide { post } => operator::hide_post(store, &who(), &post, true)
+                .await
+                .map(|_| format!("post {post} hidden")),
+            BoardCommand::Unhide { post } => operator::hide_post(store, &who(), &post, false)
+                .await
+                .map(|_| format!("post {post} visible again")),
+            BoardCommand::Status { thread, status } => {
+                operator::thread_status(store, &who(), &thread, &status)
+                    .await
+                    .map(|_| format!("thread {thread}: {status}"))
+            }
+            BoardCommand::Reply { thread, body } => operator::reply(store, &who(), &thread, &body)
+                .await
+                .map(|v| format!("replied: {v}")),
+            BoardCommand::List { limit } => horst_gateway::board::operator_threads(store, limit)
+                .await
+                .map(|v| lines(&v)),
+            BoardCommand::Show { thread } => horst_gateway::board::operator_thread(store, &thread)
+                .await
+                .map(|v| v.to_string()),
+        }
+        .map_err(Failure),
+    )
+}
+
+async fn messages(store: &horst_store::Store, cmd: MessagesCommand) -> ExitCode {
+    report(
+        match cmd {
+            MessagesCommand::List { all, limit } => {
+                horst_gateway::contact::list_messages(store, !all, limit)
+                    .await
+                    .map(|v| lines(&v))
+            }
+            MessagesCommand::Read { id } => operator::mark_read(store, &who(), &id)
+                .await
+                .map(|_| format!("message {id} read")),
+        }
+        .map_err(Failure),
+    )
+}
 
 #[derive(Subcommand, Debug)]
 pub enum AdminCommand {
@@ -33,6 +125,22 @@ pub enum AdminCommand {
     /// Agent keys.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Labor revisions: promote, roll back, quarantine.
+    #[command(subcommand)]
+    Level(LevelCommand),
+    /// Board moderation: hide posts, set a thread's status, reply as the operator.
+    #[command(subcommand)]
+    Board(BoardCommand),
+    /// Messages agents sent with contact_admin.
+    #[command(subcommand)]
+    Messages(MessagesCommand),
+    /// Accounts by tier, board reads (total, today, last) and unread messages, as JSON.
+    Overview,
+    /// The audit trail of operator actions (who, what, when), newest first, as JSON lines.
+    Audit {
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
     /// Agent tokens for the RCADIA agent protocol.
     #[command(subcommand)]
     Token(TokenCommand),
@@ -63,6 +171,54 @@ pub enum UserCommand {
         #[arg(long)]
         password_stdin: bool,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LevelCommand {
+    /// Promote exactly REVISION (it must have passed its check on the current engine).
+    /// --expect names the revision you believe is promoted now (`none` for no promoted
+    /// revision); a stale expectation is refused (conflict).
+    Promote {
+        revision: String,
+        #[arg(long)]
+        expect: String,
+    },
+    /// Restore the previously promoted revision of LEVEL.
+    Rollback { level: String },
+    /// Hide REVISION everywhere (its evidence stays).
+    Quarantine { revision: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BoardCommand {
+    /// Hide a post from agents (hiding a thread's first post hides the thread).
+    Hide { post: String },
+    /// Show a hidden post again.
+    Unhide { post: String },
+    /// Set a thread's status: open, planned, done or declined.
+    Status { thread: String, status: String },
+    /// Reply on a thread as the operator.
+    Reply { thread: String, body: String },
+    /// List threads (withdrawn ones too), newest activity first, as JSON lines.
+    List {
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Show a thread with every post, hidden and withdrawn ones included, as JSON.
+    Show { thread: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum MessagesCommand {
+    /// List messages, newest first, as JSON lines (unread only unless --all).
+    List {
+        #[arg(long)]
+        all: bool,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Mark a message read (it then no longer counts against its sender's unread cap).
+    Read { id: String },
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -156,6 +312,21 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
                 )
             }
             AdminCommand::Account(cmd) => account(&store, cmd).await,
+            AdminCommand::Level(cmd) => level(&store, cmd).await,
+            AdminCommand::Board(cmd) => board(&store, cmd).await,
+            AdminCommand::Messages(cmd) => messages(&store, cmd).await,
+            AdminCommand::Overview => report(
+                operator::overview(&store)
+                    .await
+                    .map(|v| v.to_string())
+                    .map_err(Failure),
+            ),
+            AdminCommand::Audit { limit } => report(
+                operator::audit_log(&store, limit)
+                    .await
+                    .map(|v| lines(&v))
+                    .map_err(Failure),
+            ),
             AdminCommand::Key(cmd) => key(&store, cmd).await,
             AdminCommand::Token(TokenCommand::Create { scopes, name }) => {
                 token_create(&store, &scopes, name.as_deref()).await
@@ -228,22 +399,18 @@ async fn account(store: &horst_store::Store, cmd: AccountCommand) -> ExitCode {
         AccountCommand::Create { name, trust } => accounts::create_account(store, &name, trust)
             .await
             .map(|_| format!("account {name} created (trust {trust})")),
-        AccountCommand::Trust { name, trust } if trust <= 2 => {
-            accounts::set_account_field(store, &name, "trust", &trust.to_string())
-                .await
-                .map(|_| format!("account {name}: trust {trust}"))
-        }
-        AccountCommand::Trust { .. } => Err(horst_gateway::AccountError::Invalid(
-            "trust must be 0, 1 or 2".into(),
-        )),
-        AccountCommand::Block { name } => accounts::set_account_field(store, &name, "blocked", "1")
+        AccountCommand::Trust { name, trust } => operator::set_trust(store, &who(), &name, trust)
             .await
-            .map(|_| format!("account {name} blocked")),
-        AccountCommand::Unblock { name } => {
-            accounts::set_account_field(store, &name, "blocked", "0")
-                .await
-                .map(|_| format!("account {name} unblocked"))
-        }
+            .map(|_| format!("account {name}: trust {trust}"))
+            .map_err(|e| horst_gateway::AccountError::Invalid(Failure(e).to_string())),
+        AccountCommand::Block { name } => operator::set_blocked(store, &who(), &name, true)
+            .await
+            .map(|_| format!("account {name} blocked"))
+            .map_err(|e| horst_gateway::AccountError::Invalid(Failure(e).to_string())),
+        AccountCommand::Unblock { name } => operator::set_blocked(store, &who(), &name, false)
+            .await
+            .map(|_| format!("account {name} unblocked"))
+            .map_err(|e| horst_gateway::AccountError::Invalid(Failure(e).to_string())),
     })
 }
 

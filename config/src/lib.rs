@@ -309,8 +309,9 @@ impl Config {
     }
 }
 
-/// Variables that configure horst's environment rather than a setting.
-const EXEMPT_ENV: &[&str] = &["HORST_CONFIG", "HORST_LOG"];
+/// Variables that configure horst's environment rather than a setting (`HORST_OPERATOR`
+/// names the operator in the audit trail of `horst admin ...`).
+const EXEMPT_ENV: &[&str] = &["HORST_CONFIG", "HORST_LOG", "HORST_OPERATOR"];
 
 /// `server.listen` -> `HORST_SERVER_LISTEN`; `data_dir` -> `HORST_DATA_DIR`.
 pub fn env_name(path: &str) -> String {

@@ -226,6 +226,9 @@ pub struct GatewayConfig {
     pub burst_per_ip_per_minute: u32,
     /// Burst limit per account.
     pub burst_per_account_per_minute: u32,
+    /// The operator's bearer token for the REST admin API (`/api/admin/...`); empty switches
+    /// that API off (404). Not an agent key: agents' keys never reach it.
+    pub admin_token: String,
 }
 
 impl Default for GatewayConfig {
@@ -236,6 +239,7 @@ impl Default for GatewayConfig {
             allowed_origins: Vec::new(),
             burst_per_ip_per_minute: 120,
             burst_per_account_per_minute: 60,
+            admin_token: String::new(),
         }
     }
 }
@@ -349,7 +353,21 @@ impl Config {
                 "sessions.lobby_fill_ms",
                 range(self.sessions.lobby_fill_ms, 0, 3_600_000),
             ),
+            (
+                "gateway.admin_token",
+                admin_token(&self.gateway.admin_token),
+            ),
         ]
+    }
+}
+
+/// A guessable operator token would open every operator action; short ones are refused.
+fn admin_token(token: &str) -> Result<(), String> {
+    let n = token.chars().count();
+    if n == 0 || n >= 32 && token.chars().all(|c| c.is_ascii_graphic()) {
+        Ok(())
+    } else {
+        Err("the admin token must be empty (REST admin API off) or at least 32 printable ASCII characters without spaces, e.g. from `openssl rand -hex 24`".into())
     }
 }
 

@@ -213,3 +213,15 @@ fn example_file_documents_every_setting() {
         );
     }
 }
+
+#[test]
+fn short_admin_tokens_are_refused() {
+    let mut c = Config::default();
+    c.gateway.admin_token = "short".into();
+    let e = c.validate(&Origin::File("horst.toml".into())).unwrap_err();
+    assert!(e.to_string().contains("admin_token"), "{e}");
+    c.gateway.admin_token = "with space".repeat(4);
+    assert!(c.validate(&Origin::File("horst.toml".into())).is_err());
+    c.gateway.admin_token = "a".repeat(32);
+    c.validate(&Origin::File("horst.toml".into())).unwrap();
+}

@@ -87,6 +87,17 @@ pub fn hash_key(key: &str) -> String {
     hex::encode(Sha256::digest(key.as_bytes()))
 }
 
+/// Compares a presented secret with the expected one (the operator token) through their
+/// SHA-256 in constant time: neither the length nor a matching prefix leaks through timing.
+pub fn secret_matches(given: &str, expected: &str) -> bool {
+    !expected.is_empty()
+        && bool::from(
+            Sha256::digest(given.as_bytes())
+                .as_slice()
+                .ct_eq(Sha256::digest(expected.as_bytes()).as_slice()),
+        )
+}
+
 fn well_formed(key: &str) -> bool {
     key.len() == KEY_PREFIX.len() + KEY_HEX
         && key.starts_with(KEY_PREFIX)

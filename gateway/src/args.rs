@@ -153,6 +153,45 @@ impl<'a> Args<'a> {
             .ok_or_else(|| ToolError::invalid(format!("`{field}` is required")))
     }
 
+    /// An optional string field (no content checks; callers clean and bound it).
+    pub fn text(&self, field: &str) -> Result<Option<&'a str>, ToolError> {
+        self.string(field)
+    }
+
+    pub fn required_text(&self, field: &str) -> Result<&'a str, ToolError> {
+        self.required(field)?;
+        Ok(self.string(field)?.unwrap_or_default())
+    }
+
+    /// An optional string that must be one of `choices`.
+    pub fn choice(
+        &self,
+        field: &str,
+        choices: &[&'static str],
+    ) -> Result<Option<&'static str>, ToolError> {
+        let Some(s) = self.string(field)? else {
+            return Ok(None);
+        };
+        choices
+            .iter()
+            .find(|c| **c == s)
+            .copied()
+            .map(Some)
+            .ok_or_else(|| {
+                ToolError::invalid(format!("`{field}` must be one of: {}", choices.join(", ")))
+            })
+    }
+
+    pub fn boolean(&self, field: &str) -> Result<Option<bool>, ToolError> {
+        match self.get(field) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(ToolError::invalid(format!(
+                "`{field}` must be true or false"
+            ))),
+        }
+    }
+
     pub fn offset(&self) -> Result<usize, ToolError> {
         Ok(self.int("offset", 0, 1_000_000_000)?.unwrap_or(0) as usize)
     }

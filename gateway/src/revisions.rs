@@ -345,22 +345,15 @@ pub async fn get_level(
             return Err(missing());
         }
     }
-    let owner = level["owner"].as_str().unwrap_or_default();
-    if (level["state"] == "withdrawn" && Some(owner) != caller)
-        || owner_blocked(store, owner).await?
+    // A quarantined revision is hidden from everyone, its owner included; so is every
+    // revision of a blocked account.
+    if level["state"] == "quarantined"
+        || level["state"] == "withdrawn" && level["owner"].as_str() != caller
+        || owner_blocked(store, level["owner"].as_str().unwrap_or_default()).await?
     {
         return Err(missing());
     }
     Ok(level)
-}
-
-/// A blocked account's revisions are hidden everywhere.
-async fn owner_blocked(store: &Store, owner: &str) -> Result<bool, ToolError> {
-    let blocked: Option<String> = store
-        .conn()
-        .hget(store.key(&format!("account:{owner}")), "blocked")
-        .await?;
-    Ok(blocked.as_deref() == Some("1"))
 }
 
 async fn summaries(
@@ -427,10 +420,26 @@ async fn page(
     Ok((summaries(store, &ids, with_state).await?, next))
 }
 
-/// `list_labor`: candidates newest first, 25 per page.
+/// Whether `owner`'s account is blocked (its revisions are then hidden everywhere).
+pub(crate) async fn owner_blocked(store: &Store, owner: &str) -> Result<bool, ToolError> {
+    let blocked: Option<String> = store
+        .conn()
+        .hget(store.key(&format!("account:{owner}")), "blocked")
+        .await?;
+    Ok(blocked.as_deref() == Some("1"))
+}
+
+/// `list_labor`: candidates newest first, 25 per page. Candidates of blocked accounts are
+/// left out (a page can be short); unblocking brings them back.
 pub async fn list_labor(store: &Store, offset: usize) -> Result<Value, ToolError> {
     let (items, next) = page(store, "labor", offset, false).await?;
-    Ok(json!({ "items": items, "nextOffset": next }))
+    let mut visible = Vec::with_capacity(items.len());
+    for item in items {
+        if !owner_blocked(store, item["owner"].as_str().unwrap_or_default()).await? {
+            visible.push(item);
+        }
+    }
+    Ok(json!({ "items": visible, "nextOffset": next }))
 }
 
 /// `my_submissions`: the caller's revisions, newest first.

@@ -1,5 +1,7 @@
-//! Cleaning of short user-written text (display names, key labels): control, invisible and
-//! direction-changing characters are removed, so a name cannot hide or reorder what others see.
+//! Cleaning of user-written text (display names, key labels, board posts, messages to the
+//! operator): control, invisible and direction-changing characters are removed, so a text
+//! cannot hide or reorder what others see. Text stays plain: nothing is interpreted as markup
+//! here, and every consumer shows it as text.
 
 /// Characters removed besides `char::is_control`: format characters (Unicode Cf) such as
 /// zero-width spaces, joiners, bidi marks, embeddings, overrides and isolates, plus
@@ -32,6 +34,46 @@ pub fn clean_line(text: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// Cleans multi-line text (board bodies, messages): like [`clean_line`] per line, but line
+/// breaks survive (`\r\n` and `\r` become `\n`, at most two in a row) and spaces inside a
+/// line are kept, so paragraphs and indentation still read; leading and trailing blank lines
+/// are trimmed.
+pub fn clean_text(text: &str) -> String {
+    let normalized = text.replace("\r\n", "\n").replace('\r', "\n");
+    let mut out = String::with_capacity(normalized.len());
+    let mut newlines = 0;
+    for c in normalized.chars() {
+        if c == '\n' {
+            newlines += 1;
+            if newlines <= 2 {
+                out.push('\n');
+            }
+            continue;
+        }
+        if c.is_control() && c != '\t' || invisible(c) {
+            continue;
+        }
+        newlines = 0;
+        // Tabs and exotic spaces become plain spaces: they cannot fake alignment.
+        out.push(if c.is_whitespace() { ' ' } else { c });
+    }
+    let trimmed: Vec<&str> = out.split('\n').map(str::trim_end).collect();
+    trimmed
+        .join("\n")
+        .trim_matches(|c| c == '\n' || c == ' ')
+        .to_string()
+}
+
+/// True when `text` has a line break of any kind (titles and subjects are one line).
+pub fn has_line_break(text: &str) -> bool {
+    text.chars().any(|c| {
+        matches!(
+            c,
+            '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+        )
+    })
 }
 
 /// Names nobody may display, compared case-insensitively without spaces, dots, hyphens or
@@ -79,6 +121,34 @@ mod tests {
         );
         assert_eq!(clean_line("a\u{202E}b\u{2066}c\u{0007}"), "abc");
         assert_eq!(clean_line("\u{200B}\u{FEFF}"), "");
+    }
+
+    #[test]
+    fn multi_line_cleaning() {
+        assert_eq!(
+            clean_text("Hallo\u{202E}Welt\r\n\r\n\r\n\nzwei\u{200B} \u{0007}\tTab  "),
+            "HalloWelt\n\nzwei  Tab"
+        );
+        assert_eq!(clean_text("\n\n  \u{FEFF}\n"), "");
+        assert!(has_line_break("a\u{2028}b"));
+        assert!(!has_line_break("a b"));
+    }
+
+    #[test]
+    fn no_control_or_invisible_character_survives() {
+        // Every character of the first planes, interleaved with letters, through both cleaners.
+        let all: String = (0u32..0x3_0000)
+            .chain(0xE_0000..0xE_1000)
+            .filter_map(char::from_u32)
+            .flat_map(|c| [c, 'x'])
+            .collect();
+        for out in [clean_line(&all), clean_text(&all)] {
+            assert!(out
+                .chars()
+                .all(|c| !invisible(c) && (!c.is_control() || c == '\n')));
+            assert!(!out.contains('\r'));
+        }
+        assert!(!clean_line(&all).contains('\n'));
     }
 
     #[test]

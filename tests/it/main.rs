@@ -7,6 +7,7 @@
 mod harness;
 
 mod agent_keys;
+mod board;
 mod burst;
 mod config_errors;
 mod health;

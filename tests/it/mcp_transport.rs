@@ -311,7 +311,7 @@ async fn tools_list_is_strict_and_complete() {
     let app = spawn_gateway().await;
     let a = app.rpc("tools/list", json!({}), None).await;
     let tools = a.body["result"]["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 12);
+    assert_eq!(tools.len(), 18);
     for t in tools {
         assert_eq!(t["inputSchema"]["type"], "object");
         assert_eq!(

@@ -1,5 +1,6 @@
 //! One router per resource; `crate::router` merges them.
 
+pub mod admin;
 pub mod agent_keys;
 pub mod guide;
 pub mod health;

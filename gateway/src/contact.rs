@@ -1,0 +1,143 @@
+//! `contact_admin`: plain-text notes from agents to the operator.
+//!
+//! Layout (under the store prefix):
+//! - `contact:seq` counter: message ids `m<n>`
+//! - `contact:msg:<id>` hash: `messageId`, `account`, `category`, `subject`, `message`,
+//!   `createdAtMs`, `read` (`0`/`1`)
+//! - `contact:all` sorted set: every message by creation time
+//! - `contact:unread` set: unread ids; `contact:unread:<account>` set: an account's unread ids
+//!   (the 50-unread cap)
+//! - `contact:quota:<account>:<UTC day>` counter (expires after 2 days)
+
+use std::collections::HashMap;
+
+use redis::AsyncCommands;
+use serde_json::{json, Value};
+
+use horst_store::Store;
+
+use crate::accounts::{redis_now_ms, rfc3339};
+use crate::board::{clean_body, clean_title, quota_error, utc_day};
+use crate::error::ToolError;
+
+pub const CATEGORIES: &[&str] = &["bug", "feedback", "question", "other"];
+pub const PER_DAY: i64 = 5;
+pub const MAX_UNREAD: i64 = 50;
+pub const SUBJECT_MAX_CHARS: usize = 120;
+pub const MESSAGE_MAX_CHARS: usize = 2000;
+
+/// Both limits are checked and charged in one script, so concurrent calls cannot overshoot.
+const SEND: &str = r#"
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n >= tonumber(ARGV[1]) then return {-1, n} end
+if redis.call('SCARD', KEYS[2]) >= tonumber(ARGV[2]) then return {-2, n} end
+n = redis.call('INCR', KEYS[1])
+redis.call('EXPIRE', KEYS[1], 172800)
+redis.call('HSET', KEYS[3], 'messageId', ARGV[3], 'account', ARGV[4], 'category', ARGV[5],
+  'subject', ARGV[6], 'message', ARGV[7], 'createdAtMs', ARGV[8], 'read', '0')
+redis.call('SADD', KEYS[2], ARGV[3])
+redis.call('SADD', KEYS[4], ARGV[3])
+redis.call('ZADD', KEYS[5], ARGV[8], ARGV[3])
+return {1, n}"#;
+
+/// Sends one note; `subject` and `message` are raw (cleaned and bounded here).
+pub async fn contact_admin(
+    store: &Store,
+    account: &str,
+    category: &str,
+    subject: &str,
+    message: &str,
+) -> Result<Value, ToolError> {
+    let subject = clean_title("subject", subject, SUBJECT_MAX_CHARS)?;
+    let message = clean_body("message", message, MESSAGE_MAX_CHARS)?;
+    let n: u64 = store.conn().incr(store.key("contact:seq"), 1).await?;
+    let id = format!("m{n}");
+    let now = redis_now_ms(store).await?;
+    let r: Vec<i64> = redis::Script::new(SEND)
+        .key(store.key(&format!("contact:quota:{account}:{}", utc_day(now))))
+        .key(store.key(&format!("contact:unread:{account}")))
+        .key(store.key(&format!("contact:msg:{id}")))
+        .key(store.key("contact:unread"))
+        .key(store.key("contact:all"))
+        .arg(PER_DAY)
+        .arg(MAX_UNREAD)
+        .arg(&id)
+        .arg(account)
+        .arg(category)
+        .arg(&subject)
+        .arg(&message)
+        .arg(now)
+        .invoke_async(&mut store.conn())
+        .await?;
+    match r.first() {
+        Some(1) => Ok(json!({
+            "messageId": id,
+            "messagesLeftToday": (PER_DAY - r.get(1).copied().unwrap_or(PER_DAY)).max(0),
+        })),
+        Some(-1) => Err(quota_error("messages to the operator", PER_DAY, now)),
+        _ => Err(ToolError::new(
+            "quota",
+            format!("you have {MAX_UNREAD} unread messages waiting for the operator; wait until they are read"),
+        )
+        .with("retryAfterSeconds", 3600)
+        .with("scope", "owner")
+        .with("limit", MAX_UNREAD)),
+    }
+}
+
+/// The operator's inbox, newest first; `unread_only` skips read messages.
+pub async fn list_messages(
+    store: &Store,
+    unread_only: bool,
+    limit: usize,
+) -> Result<Vec<Value>, ToolError> {
+    let ids: Vec<String> = store
+        .conn()
+        .zrevrange(store.key("contact:all"), 0, -1)
+        .await?;
+    let mut out = Vec::new();
+    for id in ids {
+        if out.len() >= limit {
+            break;
+        }
+        let m: HashMap<String, String> = store
+            .conn()
+            .hgetall(store.key(&format!("contact:msg:{id}")))
+            .await?;
+        let get = |k: &str| m.get(k).cloned().unwrap_or_default();
+        let read = get("read") == "1";
+        if m.is_empty() || unread_only && read {
+            continue;
+        }
+        out.push(json!({
+            "messageId": id, "account": get("account"), "category": get("category"),
+            "subject": get("subject"), "message": get("message"),
+            "createdAt": rfc3339(get("createdAtMs").parse().unwrap_or(0)), "read": read,
+        }));
+    }
+    Ok(out)
+}
+
+/// Marks a message read; it then no longer counts against its sender's unread cap.
+pub async fn mark_read(store: &Store, id: &str) -> Result<(), ToolError> {
+    let key = store.key(&format!("contact:msg:{id}"));
+    let account: Option<String> = store.conn().hget(&key, "account").await?;
+    let Some(account) = account else {
+        return Err(ToolError::not_found(format!("no message {id}")));
+    };
+    let _: () = redis::pipe()
+        .atomic()
+        .hset(&key, "read", "1")
+        .ignore()
+        .srem(store.key("contact:unread"), id)
+        .ignore()
+        .srem(store.key(&format!("contact:unread:{account}")), id)
+        .ignore()
+        .query_async(&mut store.conn())
+        .await?;
+    Ok(())
+}
+
+pub async fn unread_count(store: &Store) -> Result<u64, ToolError> {
+    Ok(store.conn().scard(store.key("contact:unread")).await?)
+}

@@ -1,0 +1,377 @@
+//! The operator's controls (`horst admin ...`): promotion, rollback and quarantine of Labor
+//! revisions, account blocks and trust, board moderation, the inbox and an overview. Every
+//! change is audited.
+//!
+//! Layout (under the store prefix), besides what `revisions`, `board` and `contact` own:
+//! - `audit` list: JSON entries `{at, who, action, target, detail}`, newest first
+//! - `level:<name lowercase>:history` list: previously promoted revisions, newest first
+//!   (rollback pops it)
+//!
+//! Errors are [`ToolError`]s: one error type with stable codes (`conflict` is HTTP 409 for
+//! the admin API).
+
+use std::collections::BTreeMap;
+
+use redis::AsyncCommands;
+use serde_json::{json, Value};
+
+use horst_store::Store;
+
+use crate::accounts::{redis_now_ms, rfc3339};
+use crate::board;
+use crate::contact;
+use crate::error::ToolError;
+
+/// The audit trail keeps this many entries.
+const AUDIT_KEEP: isize = 10_000;
+
+/// Appends one audit entry: who did what to which target, when (Redis clock).
+pub async fn audit(
+    store: &Store,
+    who: &str,
+    action: &str,
+    target: &str,
+    detail: Value,
+) -> Result<(), ToolError> {
+    let now = redis_now_ms(store).await?;
+    let entry = json!({
+        "at": rfc3339(now), "who": who, "action": action, "target": target, "detail": detail,
+    });
+    let _: () = redis::pipe()
+        .atomic()
+        .lpush(store.key("audit"), entry.to_string())
+        .ignore()
+        .ltrim(store.key("audit"), 0, AUDIT_KEEP - 1)
+        .ignore()
+        .query_async(&mut store.conn())
+        .await?;
+    Ok(())
+}
+
+pub async fn audit_log(store: &Store, limit: usize) -> Result<Vec<Value>, ToolError> {
+    let raw: Vec<String> = store
+        .conn()
+        .lrange(store.key("audit"), 0, limit.max(1) as isize - 1)
+        .await?;
+    Ok(raw
+        .iter()
+        .filter_map(|r| serde_json::from_str(r).ok())
+        .collect())
+}
+
+const PROMOTE: &str = r#"
+local cur = redis.call('GET', KEYS[1]) or ''
+if cur ~= ARGV[2] then return 'stale:' .. cur end
+local state = redis.call('GET', KEYS[2]) or 'labor'
+if state ~= 'labor' and state ~= 'retired' then return 'state:' .. state end
+if cur ~= '' then
+  redis.call('SET', ARGV[3] .. 'rev:' .. cur .. ':state', 'retired')
+  redis.call('LPUSH', KEYS[5], cur)
+end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[2], 'promoted')
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('SREM', KEYS[4], ARGV[1])
+return 'ok'"#;
+
+/// Promotes exactly `revision_id`, if it passed its check on the current engine and the
+/// currently promoted revision of its level is `expected_current` (`None`: no promoted
+/// revision yet); a stale expectation is a `conflict` (409).
+pub async fn promote(
+    store: &Store,
+    who: &str,
+    revision_id: &str,
+    expected_current: Option<&str>,
+) -> Result<Value, ToolError> {
+    let v: Vec<Option<String>> = redis::cmd("HMGET")
+        .arg(store.key(&format!("rev:{revision_id}")))
+        .arg(&["name", "owner", "engineVersion"])
+        .query_async(&mut store.conn())
+        .await?;
+    let get = |i: usize| v.get(i).cloned().flatten();
+    let (Some(name), Some(owner)) = (get(0), get(1)) else {
+        return Err(ToolError::not_found(format!("no revision {revision_id}")));
+    };
+    let engine = horst_engine::engine_version();
+    // A stored revision's acceptance check is its won re-simulation; it counts only on the
+    // engine that ran it.
+    if get(2).as_deref() != Some(engine) {
+        return Err(ToolError::new(
+            "engine_mismatch",
+            format!(
+                "revision {revision_id} passed its check on engine {}, not the current {engine}; it needs a new submission checked on {engine}",
+                get(2).unwrap_or_default()
+            ),
+        ));
+    }
+    let lower = name.to_ascii_lowercase();
+    // The prefix is passed so the script can retire the previous revision's state key.
+    let r: String = redis::Script::new(PROMOTE)
+        .key(store.key(&format!("level:{lower}:promoted")))
+        .key(store.key(&format!("rev:{revision_id}:state")))
+        .key(store.key("labor"))
+        .key(store.key(&format!("owner:{owner}:candidates")))
+        .key(store.key(&format!("level:{lower}:history")))
+        .arg(revision_id)
+        .arg(expected_current.unwrap_or_default())
+        .arg(store.key(""))
+        .invoke_async(&mut store.conn())
+        .await?;
+    if let Some(cur) = r.strip_prefix("stale:") {
+        let cur = if cur.is_empty() { "none" } else { cur };
+        return Err(ToolError::new(
+            "conflict",
+            format!(
+                "level {name} currently has promoted revision {cur}, not {}; check it and repeat with --expect {cur}",
+                expected_current.unwrap_or("none")
+            ),
+        )
+        .with("currentRevisionId", cur));
+    }
+    if let Some(state) = r.strip_prefix("state:") {
+        return Err(ToolError::new(
+            "conflict",
+            format!("revision {revision_id} is {state}; only Labor candidates (or retired revisions) can be promoted"),
+        ));
+    }
+    audit(
+        store,
+        who,
+        "promote",
+        revision_id,
+        json!({ "level": name, "previous": expected_current }),
+    )
+    .await?;
+    Ok(json!({ "level": name, "revisionId": revision_id, "previous": expected_current }))
+}
+
+const ROLLBACK: &str = r#"
+local cur = redis.call('GET', KEYS[1])
+if not cur then return 'none' end
+local prev = redis.call('LPOP', KEYS[2])
+if not prev then return 'nohistory' end
+redis.call('SET', ARGV[1] .. 'rev:' .. cur .. ':state', 'retired')
+redis.call('SET', ARGV[1] .. 'rev:' .. prev .. ':state', 'promoted')
+redis.call('SET', KEYS[1], prev)
+return cur .. ' ' .. prev"#;
+
+/// Restores the previously promoted revision of `level`.
+pub async fn rollback(store: &Store, who: &str, level: &str) -> Result<Value, ToolError> {
+    let lower = level.to_ascii_lowercase();
+    let r: String = redis::Script::new(ROLLBACK)
+        .key(store.key(&format!("level:{lower}:promoted")))
+        .key(store.key(&format!("level:{lower}:history")))
+        .arg(store.key(""))
+        .invoke_async(&mut store.conn())
+        .await?;
+    let Some((from, to)) = r.split_once(' ') else {
+        return Err(ToolError::new(
+            "conflict",
+            format!("level {level} has no earlier promoted revision to roll back to"),
+        ));
+    };
+    audit(
+        store,
+        who,
+        "rollback",
+        level,
+        json!({ "from": from, "to": to }),
+    )
+    .await?;
+    Ok(json!({ "level": level, "from": from, "to": to }))
+}
+
+const QUARANTINE: &str = r#"
+if redis.call('EXISTS', KEYS[5]) == 0 then return 'missing' end
+if redis.call('GET', KEYS[1]) == ARGV[1] then return 'promoted' end
+redis.call('SET', KEYS[2], 'quarantined')
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('SREM', KEYS[4], ARGV[1])
+return 'ok'"#;
+
+/// Hides a revision everywhere (get_level, the Labor, board level threads); its evidence
+/// stays for inspection. A promoted revision is rolled back first.
+pub async fn quarantine(store: &Store, who: &str, revision_id: &str) -> Result<(), ToolError> {
+    let v: Vec<Option<String>> = redis::cmd("HMGET")
+        .arg(store.key(&format!("rev:{revision_id}")))
+        .arg(&["name", "owner"])
+        .query_async(&mut store.conn())
+        .await?;
+    let (Some(name), Some(owner)) = (v.first().cloned().flatten(), v.get(1).cloned().flatten())
+    else {
+        return Err(ToolError::not_found(format!("no revision {revision_id}")));
+    };
+    let r: String = redis::Script::new(QUARANTINE)
+        .key(store.key(&format!("level:{}:promoted", name.to_ascii_lowercase())))
+        .key(store.key(&format!("rev:{revision_id}:state")))
+        .key(store.key("labor"))
+        .key(store.key(&format!("owner:{owner}:candidates")))
+        .key(store.key(&format!("rev:{revision_id}")))
+        .arg(revision_id)
+        .invoke_async(&mut store.conn())
+        .await?;
+    match r.as_str() {
+        "ok" => audit(store, who, "quarantine", revision_id, json!({ "level": name })).await,
+        "promoted" => Err(ToolError::new(
+            "conflict",
+            format!("revision {revision_id} is the promoted revision of {name}; roll the level back first"),
+        )),
+        _ => Err(ToolError::not_found(format!("no revision {revision_id}"))),
+    }
+}
+
+async fn set_account(
+    store: &Store,
+    who: &str,
+    action: &str,
+    name: &str,
+    field: &str,
+    value: &str,
+) -> Result<(), ToolError> {
+    crate::accounts::set_account_field(store, name, field, value)
+        .await
+        .map_err(|e| match e {
+            crate::AccountError::NotFound(m) => ToolError::not_found(m),
+            other => ToolError::internal(other),
+        })?;
+    audit(store, who, action, name, json!({ field: value })).await
+}
+
+/// Blocks or unblocks an account: a blocked account's keys get 403 and its board posts vanish.
+pub async fn set_blocked(
+    store: &Store,
+    who: &str,
+    name: &str,
+    blocked: bool,
+) -> Result<(), ToolError> {
+    let (action, value) = if blocked {
+        ("block", "1")
+    } else {
+        ("unblock", "0")
+    };
+    set_account(store, who, action, name, "blocked", value).await
+}
+
+pub async fn set_trust(store: &Store, who: &str, name: &str, trust: u8) -> Result<(), ToolError> {
+    if trust > 2 {
+        return Err(ToolError::invalid("trust must be 0, 1 or 2"));
+    }
+    set_account(store, who, "trust", name, "trust", &trust.to_string()).await
+}
+
+pub async fn hide_post(
+    store: &Store,
+    who: &str,
+    post_id: &str,
+    hidden: bool,
+) -> Result<(), ToolError> {
+    let thread = board::set_post_hidden(store, post_id, hidden).await?;
+    let action = if hidden { "hide_post" } else { "unhide_post" };
+    audit(store, who, action, post_id, json!({ "threadId": thread })).await
+}
+
+pub async fn thread_status(
+    store: &Store,
+    who: &str,
+    thread_id: &str,
+    status: &str,
+) -> Result<(), ToolError> {
+    board::set_thread_status(store, thread_id, status).await?;
+    audit(
+        store,
+        who,
+        "thread_status",
+        thread_id,
+        json!({ "status": status }),
+    )
+    .await
+}
+
+/// Replies on a thread as the operator (`authorKind: operator`, no daily limits).
+pub async fn reply(
+    store: &Store,
+    who: &str,
+    thread_id: &str,
+    body: &str,
+) -> Result<Value, ToolError> {
+    let body = board::clean_body("body", body, board::BODY_MAX_CHARS)?;
+    // Agents see the operator's name, not how the action arrived (`api:` in the audit).
+    let author = match who.strip_prefix("api:") {
+        Some(name) => name,
+        None if who == "api" => "operator",
+        None => who,
+    };
+    let v = board::write_post(
+        store,
+        board::Writer::Operator(author),
+        Some(thread_id),
+        None,
+        &body,
+    )
+    .await?;
+    audit(
+        store,
+        who,
+        "reply",
+        thread_id,
+        json!({ "postId": v["postId"] }),
+    )
+    .await?;
+    Ok(v)
+}
+
+pub async fn mark_read(store: &Store, who: &str, message_id: &str) -> Result<(), ToolError> {
+    contact::mark_read(store, message_id).await?;
+    audit(store, who, "mark_read", message_id, Value::Null).await
+}
+
+/// Accounts by tier (blocked apart), board reads and unread messages.
+pub async fn overview(store: &Store) -> Result<Value, ToolError> {
+    let pattern = store.key("account:*");
+    let mut keys: Vec<String> = Vec::new();
+    let mut cursor: u64 = 0;
+    loop {
+        let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(&pattern)
+            .arg("COUNT")
+            .arg(500)
+            .query_async(&mut store.conn())
+            .await?;
+        keys.extend(batch);
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    let mut tiers: BTreeMap<String, u64> = BTreeMap::new();
+    let mut blocked = 0u64;
+    for k in keys
+        .iter()
+        .filter(|k| k.matches(':').count() == pattern.matches(':').count())
+    {
+        let v: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(k)
+            .arg(&["trust", "blocked"])
+            .query_async(&mut store.conn())
+            .await?;
+        if v.get(1).cloned().flatten().as_deref() == Some("1") {
+            blocked += 1;
+        } else {
+            let t = v.first().cloned().flatten().unwrap_or_else(|| "0".into());
+            *tiers.entry(format!("trust{t}")).or_default() += 1;
+        }
+    }
+    let (total, today, last) = board::read_stats(store).await?;
+    Ok(json!({
+        "accounts": {
+            "trust0": tiers.get("trust0").copied().unwrap_or(0),
+            "trust1": tiers.get("trust1").copied().unwrap_or(0),
+            "trust2": tiers.get("trust2").copied().unwrap_or(0),
+            "blocked": blocked,
+        },
+        "boardReads": { "total": total, "today": today, "last": last },
+        "unreadMessages": contact::unread_count(store).await?,
+    }))
+}

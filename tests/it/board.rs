@@ -1,0 +1,1159 @@
+//! The board and contact_admin (contract: "Board", "Input limits"), and the operator's
+//! controls of both, against a real horst and a real redis-server.
+
+use redis::AsyncCommands;
+use serde_json::{json, Value};
+
+use crate::harness::{ok_result, spawn_app_with, tool_error, TestApp};
+
+/// The gateway on, with burst limits out of the way of the daily limits under test.
+async fn board_app() -> TestApp {
+    spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.gateway.burst_per_account_per_minute = 100_000;
+        c.gateway.burst_per_ip_per_minute = 100_000;
+    })
+    .await
+}
+
+async fn new_thread(app: &TestApp, key: &str, title: &str) -> Value {
+    ok_result(
+        &app.call(
+            "write_post",
+            json!({"kind": "idea", "title": title, "body": "the first post"}),
+            Some(key),
+        )
+        .await,
+    )
+}
+
+/// A stored revision `id` of level `name` (as a submission leaves it), optionally promoted.
+async fn fake_revision(app: &TestApp, id: &str, name: &str, owner: &str, state: &str) {
+    let s = &app.store;
+    let mut c = s.conn();
+    let _: () = c
+        .hset_multiple(
+            s.key(&format!("rev:{id}")),
+            &[("revisionId", id), ("name", name), ("owner", owner)],
+        )
+        .await
+        .unwrap();
+    let _: () = c
+        .set(s.key(&format!("rev:{id}:state")), state)
+        .await
+        .unwrap();
+    if state == "promoted" {
+        let _: () = c
+            .set(s.key(&format!("level:{name}:promoted")), id)
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn threads_posts_and_their_views() {
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    let b = app.agent_key("bert", 0).await;
+    // No key: 401.
+    assert_eq!(app.call("list_threads", json!({}), None).await.status, 401);
+
+    let t = new_thread(&app, &a, "  More  birds ").await;
+    assert_eq!(t["threadsLeftToday"], 4);
+    assert_eq!(t["postsLeftToday"], 49);
+    let id = t["threadId"].as_str().unwrap().to_string();
+    let r = ok_result(
+        &app.call(
+            "write_post",
+            json!({"threadId": id, "body": "agreed"}),
+            Some(&b),
+        )
+        .await,
+    );
+    let reply_id = r["postId"].as_str().unwrap().to_string();
+
+    let list = ok_result(&app.call("list_threads", json!({}), Some(&b)).await);
+    assert!(list["notice"].as_str().unwrap().contains("untrusted"));
+    assert_eq!(list["nextOffset"], Value::Null);
+    let item = &list["items"][0];
+    assert_eq!(item["title"], "More birds");
+    assert_eq!(item["kind"], "idea");
+    assert_eq!(item["author"], "anna");
+    assert_eq!(item["authorKind"], "agent");
+    assert_eq!(item["authorDisplayName"], Value::Null);
+    assert_eq!(item["status"], "open");
+    assert_eq!(item["level"], Value::Null);
+    assert_eq!(item["posts"], 2);
+    assert_eq!(item["yours"], false);
+    assert_eq!(item["endorsedByYou"], false);
+
+    let read = ok_result(
+        &app.call("read_thread", json!({"threadId": id}), Some(&a))
+            .await,
+    );
+    assert_eq!(read["thread"]["yours"], true);
+    let posts = read["posts"].as_array().unwrap();
+    assert_eq!(posts.len(), 2);
+    assert_eq!(posts[0]["body"], "the first post");
+    assert_eq!(posts[1]["author"], "bert");
+    assert_eq!(posts[1]["yours"], false);
+    assert!(read["notice"].is_string());
+
+    // Endorsing: not your own thread; others may, and take it back.
+    let e = tool_error(
+        &app.call("endorse_thread", json!({"threadId": id}), Some(&a))
+            .await,
+    );
+    assert_eq!(e["code"], "forbidden");
+    let e = ok_result(
+        &app.call("endorse_thread", json!({"threadId": id}), Some(&b))
+            .await,
+    );
+    assert_eq!(e, json!({"endorsements": 1, "endorsedByYou": true}));
+    let list = ok_result(&app.call("list_threads", json!({}), Some(&b)).await);
+    assert_eq!(list["items"][0]["endorsedByYou"], true);
+    let e = ok_result(
+        &app.call(
+            "endorse_thread",
+            json!({"threadId": id, "endorse": false}),
+            Some(&b),
+        )
+        .await,
+    );
+    assert_eq!(e, json!({"endorsements": 0, "endorsedByYou": false}));
+
+    // Withdrawing: only your own posts; a reply, then the first post takes the thread.
+    let e = tool_error(
+        &app.call("withdraw_post", json!({"postId": reply_id}), Some(&a))
+            .await,
+    );
+    assert_eq!(e["code"], "forbidden");
+    let w = ok_result(
+        &app.call("withdraw_post", json!({"postId": reply_id}), Some(&b))
+            .await,
+    );
+    assert_eq!(w["withdrawn"], "post");
+    let read = ok_result(
+        &app.call("read_thread", json!({"threadId": id}), Some(&a))
+            .await,
+    );
+    assert_eq!(read["posts"].as_array().unwrap().len(), 1);
+    let first = read["posts"][0]["postId"].as_str().unwrap().to_string();
+    let w = ok_result(
+        &app.call("withdraw_post", json!({"postId": first}), Some(&a))
+            .await,
+    );
+    assert_eq!(w["withdrawn"], "thread");
+    let e = tool_error(
+        &app.call("read_thread", json!({"threadId": id}), Some(&b))
+            .await,
+    );
+    assert_eq!(e["code"], "not_found");
+    let list = ok_result(&app.call("list_threads", json!({}), Some(&b)).await);
+    assert_eq!(list["items"], json!([]));
+    // The operator still sees it.
+    let op = horst_gateway::board::operator_thread(&app.store, &id)
+        .await
+        .unwrap();
+    assert_eq!(op["withdrawn"], true);
+    assert_eq!(op["posts"].as_array().unwrap().len(), 2);
+    // Unknown ids.
+    let e = tool_error(
+        &app.call("read_thread", json!({"threadId": "t999"}), Some(&a))
+            .await,
+    );
+    assert_eq!(e["code"], "not_found");
+    let e = tool_error(
+        &app.call("withdraw_post", json!({"postId": "p999"}), Some(&a))
+            .await,
+    );
+    assert_eq!(e["code"], "not_found");
+}
+
+#[tokio::test]
+async fn input_is_strict_and_cleaned() {
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    for (args, why) in [
+        (json!({"kind": "idea", "title": "x"}), "no body"),
+        (
+            json!({"kind": "idea", "title": "x", "body": ""}),
+            "empty body",
+        ),
+        (
+            json!({"kind": "idea", "title": "x", "body": "a".repeat(2001)}),
+            "long body",
+        ),
+        (
+            json!({"kind": "idea", "title": "a".repeat(121), "body": "b"}),
+            "long title",
+        ),
+        (
+            json!({"kind": "idea", "title": "two\nlines", "body": "b"}),
+            "title with a line break",
+        ),
+        (
+            json!({"kind": "idea", "title": "\u{200B}", "body": "b"}),
+            "invisible title",
+        ),
+        (json!({"title": "x", "body": "b"}), "no kind"),
+        (
+            json!({"kind": "poem", "title": "x", "body": "b"}),
+            "bad kind",
+        ),
+        (
+            json!({"kind": "idea", "title": "x", "body": "b", "level": "foo"}),
+            "idea with a level",
+        ),
+        (
+            json!({"threadId": "t1", "title": "x", "body": "b"}),
+            "reply with a title",
+        ),
+        (
+            json!({"kind": "idea", "title": "x", "body": "b", "extra": 1}),
+            "unknown field",
+        ),
+    ] {
+        let e = tool_error(&app.call("write_post", args, Some(&a)).await);
+        assert_eq!(e["code"], "invalid_input", "{why}");
+    }
+    // Limits count characters, not bytes.
+    let t = ok_result(
+        &app.call(
+            "write_post",
+            json!({"kind": "idea", "title": "ä".repeat(120), "body": "ü".repeat(2000)}),
+            Some(&a),
+        )
+        .await,
+    );
+    let e = tool_error(
+        &app.call("list_threads", json!({"sort": "random"}), Some(&a))
+            .await,
+    );
+    assert_eq!(e["code"], "invalid_input");
+    // Hygiene: direction overrides, zero-width and control characters are removed.
+    let dirty = "safe\u{202E}txet\u{200B} \u{0007}text\u{2066}\r\nline two\u{FEFF}";
+    let r = ok_result(
+        &app.call(
+            "write_post",
+            json!({"threadId": t["threadId"], "body": dirty}),
+            Some(&a),
+        )
+        .await,
+    );
+    let read = ok_result(
+        &app.call("read_thread", json!({"threadId": t["threadId"]}), Some(&a))
+            .await,
+    );
+    let body = read["posts"][1]["body"].as_str().unwrap();
+    assert_eq!(read["posts"][1]["postId"], r["postId"]);
+    assert_eq!(body, "safetxet text\nline two");
+    for bad in [
+        '\u{202E}', '\u{200B}', '\u{0007}', '\u{2066}', '\u{FEFF}', '\r',
+    ] {
+        assert!(!body.contains(bad));
+    }
+    let t2 = ok_result(
+        &app.call(
+            "write_post",
+            json!({"kind": "idea", "title": "a\u{202E}b\u{200D}c", "body": "<b>bold</b>"}),
+            Some(&a),
+        )
+        .await,
+    );
+    let read = ok_result(
+        &app.call("read_thread", json!({"threadId": t2["threadId"]}), Some(&a))
+            .await,
+    );
+    assert_eq!(read["thread"]["title"], "abc");
+    // Plain text: markup is kept as the characters written, never interpreted.
+    assert_eq!(read["posts"][0]["body"], "<b>bold</b>");
+}
+
+#[tokio::test]
+async fn daily_limits() {
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    let b = app.agent_key("bert", 0).await;
+    let mut threads = Vec::new();
+    for i in 0..5 {
+        let t = new_thread(&app, &a, &format!("idea {i}")).await;
+        threads.push(t["threadId"].as_str().unwrap().to_string());
+    }
+    let e = tool_error(
+        &app.call(
+            "write_post",
+            json!({"kind": "idea", "title": "six", "body": "b"}),
+            Some(&a),
+        )
+        .await,
+    );
+    assert_eq!(e["code"], "quota");
+    let retry = e["retryAfterSeconds"].as_u64().unwrap();
+    assert!((1..=86_400).contains(&retry), "{e}");
+    // 5 first posts count as posts: 45 replies are left.
+    for i in 0..45 {
+        let r = ok_result(
+            &app.call(
+                "write_post",
+                json!({"threadId": threads[0], "body": format!("reply {i}")}),
+                Some(&a),
+            )
+            .await,
+        );
+        assert_eq!(r["postsLeftToday"], 44 - i);
+    }
+    let e = tool_error(
+        &app.call(
+            "write_post",
+            json!({"threadId": threads[0], "body": "one more"}),
+            Some(&a),
+        )
+        .await,
+    );
+    assert_eq!(e["code"], "quota");
+    // Another account is unaffected; pages hold 50 posts.
+    ok_result(
+        &app.call(
+            "write_post",
+            json!({"threadId": threads[0], "body": "from bert"}),
+            Some(&b),
+        )
+        .await,
+    );
+    let read = ok_result(
+        &app.call("read_thread", json!({"threadId": threads[0]}), Some(&b))
+            .await,
+    );
+    assert_eq!(read["posts"].as_array().unwrap().len(), 47);
+    assert_eq!(read["nextOffset"], Value::Null);
+
+    // Endorsements: 50 a day, taking one back frees room. Bert endorses anna's 5 threads
+    // and 45 of the operator's (the operator has no daily limits).
+    let c = app.agent_key("carl", 2).await;
+    let mut all: Vec<String> = threads.clone();
+    for i in 0..46 {
+        let v = horst_gateway::board::write_post(
+            &app.store,
+            horst_gateway::board::Writer::Operator("operator"),
+            None,
+            Some(horst_gateway::board::NewThread {
+                kind: "idea",
+                title: format!("op {i}"),
+                level: None,
+                revision_id: None,
+            }),
+            "x",
+        )
+        .await
+        .unwrap();
+        all.push(v["threadId"].as_str().unwrap().to_string());
+    }
+    for id in &all[..5] {
+        ok_result(
+            &app.call("endorse_thread", json!({"threadId": id}), Some(&b))
+                .await,
+        );
+    }
+    for id in &all[5..50] {
+        ok_result(
+            &app.call("endorse_thread", json!({"threadId": id}), Some(&b))
+                .await,
+        );
+    }
+    let e = tool_error(
+        &app.call("endorse_thread", json!({"threadId": all[50]}), Some(&b))
+            .await,
+    );
+    assert_eq!(e["code"], "quota");
+    // Endorsing again what you endorse is free and changes nothing.
+    let again = ok_result(
+        &app.call("endorse_thread", json!({"threadId": all[0]}), Some(&b))
+            .await,
+    );
+    assert_eq!(again["endorsements"], 1);
+    ok_result(
+        &app.call(
+            "endorse_thread",
+            json!({"threadId": all[0], "endorse": false}),
+            Some(&b),
+        )
+        .await,
+    );
+    ok_result(
+        &app.call("endorse_thread", json!({"threadId": all[50]}), Some(&b))
+            .await,
+    );
+    // Sorted by endorsements, the endorsed threads come first; pages hold 20 threads.
+    let list = ok_result(
+        &app.call("list_threads", json!({"sort": "endorsed"}), Some(&c))
+            .await,
+    );
+    assert_eq!(list["items"].as_array().unwrap().len(), 20);
+    assert_eq!(list["nextOffset"], 20);
+    assert_eq!(list["items"][0]["endorsements"], 1);
+    let last = ok_result(
+        &app.call("list_threads", json!({"offset": 40}), Some(&c))
+            .await,
+    );
+    assert_eq!(last["items"].as_array().unwrap().len(), 11);
+    assert_eq!(last["nextOffset"], Value::Null);
+    let op_posts = ok_result(
+        &app.call("read_thread", json!({"threadId": all[50]}), Some(&c))
+            .await,
+    );
+    assert_eq!(op_posts["posts"][0]["authorKind"], "operator");
+    assert_eq!(op_posts["thread"]["yours"], false);
+}
+
+#[tokio::test]
+async fn concurrent_threads_cannot_overshoot() {
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    let _ = &a;
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..12 {
+        let store = app.store.clone();
+        tasks.spawn(async move {
+            let anna = horst_gateway::Account {
+                name: "anna".into(),
+                trust: 0,
+                blocked: false,
+            };
+            horst_gateway::board::write_post(
+                &store,
+                horst_gateway::board::Writer::Agent(&anna),
+                None,
+                Some(horst_gateway::board::NewThread {
+                    kind: "idea",
+                    title: format!("race {i}"),
+                    level: None,
+                    revision_id: None,
+                }),
+                "b",
+            )
+            .await
+            .is_ok()
+        });
+    }
+    let ok = tasks.join_all().await.into_iter().filter(|ok| *ok).count();
+    assert_eq!(ok, 5);
+}
+
+#[tokio::test]
+async fn level_threads_name_readable_levels() {
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    let b = app.agent_key("bert", 0).await;
+    fake_revision(&app, "r-promoted", "gipfel", "bert", "promoted").await;
+    fake_revision(&app, "r-labor", "gipfel", "bert", "labor").await;
+    fake_revision(&app, "r-gone", "gipfel", "bert", "withdrawn").await;
+    fake_revision(&app, "r-cand", "nur-labor", "bert", "labor").await;
+    let level = |level: &str, rev: Option<&str>| {
+        let mut v = json!({"kind": "level", "title": "about it", "body": "nice", "level": level});
+        if let Some(r) = rev {
+            v["revisionId"] = json!(r);
+        }
+        v
+    };
+    let t = ok_result(
+        &app.call("write_post", level("gipfel", None), Some(&a))
+            .await,
+    );
+    ok_result(
+        &app.call("write_post", level("gipfel", Some("r-labor")), Some(&a))
+            .await,
+    );
+    ok_result(
+        &app.call("write_post", level("nur-labor", Some("r-cand")), Some(&a))
+            .await,
+    );
+    for (name, rev) in [
+        ("nur-labor", None),               // no promoted revision
+        ("unknown", None),                 // no such level
+        ("gipfel", Some("r-gone")),        // withdrawn by someone else
+        ("gipfel", Some("r-cand")),        // a revision of another level
+        ("gipfel", Some("r-nonexistent")), // no such revision
+    ] {
+        let e = tool_error(&app.call("write_post", level(name, rev), Some(&a)).await);
+        assert_eq!(e["code"], "not_found", "{name} {rev:?}");
+    }
+    // The owner may name its own withdrawn revision.
+    ok_result(
+        &app.call("write_post", level("gipfel", Some("r-gone")), Some(&b))
+            .await,
+    );
+    let list = ok_result(
+        &app.call("list_threads", json!({"level": "gipfel"}), Some(&a))
+            .await,
+    );
+    let items = list["items"].as_array().unwrap();
+    // Anna may not read bert's withdrawn revision: that thread is left out.
+    assert_eq!(items.len(), 2);
+    let general = items
+        .iter()
+        .find(|i| i["threadId"] == t["threadId"])
+        .unwrap();
+    assert_eq!(
+        general["level"],
+        json!({"name": "gipfel", "revisionId": "r-promoted", "playable": true})
+    );
+    let ideas = ok_result(
+        &app.call("list_threads", json!({"kind": "idea"}), Some(&a))
+            .await,
+    );
+    assert_eq!(ideas["items"], json!([]));
+    let all = ok_result(
+        &app.call("list_threads", json!({"kind": "level"}), Some(&a))
+            .await,
+    );
+    assert_eq!(all["items"].as_array().unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn read_counter_counts_successful_reads_only() {
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    let (total, today, last) = horst_gateway::board::read_stats(&app.store).await.unwrap();
+    assert_eq!((total, today, last), (0, 0, None));
+    let t = new_thread(&app, &a, "counted").await;
+    ok_result(&app.call("list_threads", json!({}), Some(&a)).await);
+    ok_result(
+        &app.call("list_threads", json!({"offset": 40}), Some(&a))
+            .await,
+    );
+    ok_result(
+        &app.call("read_thread", json!({"threadId": t["threadId"]}), Some(&a))
+            .await,
+    );
+    // Rejected calls and writes do not count.
+    tool_error(
+        &app.call("read_thread", json!({"threadId": "t404"}), Some(&a))
+            .await,
+    );
+    tool_error(
+        &app.call("list_threads", json!({"bogus": 1}), Some(&a))
+            .await,
+    );
+    assert_eq!(app.call("list_threads", json!({}), None).await.status, 401);
+    let (total, today, last) = horst_gateway::board::read_stats(&app.store).await.unwrap();
+    assert_eq!((total, today), (3, 3));
+    assert!(last.unwrap().ends_with('Z'));
+}
+
+#[tokio::test]
+async fn contact_admin_limits_and_hygiene() {
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    let send = |subject: Value, message: Value| json!({"category": "bug", "subject": subject, "message": message});
+    for (args, why) in [
+        (
+            json!({"category": "rant", "subject": "s", "message": "m"}),
+            "category",
+        ),
+        (json!({"subject": "s", "message": "m"}), "no category"),
+        (send(json!("two\nlines"), json!("m")), "subject line break"),
+        (send(json!("s".repeat(121)), json!("m")), "long subject"),
+        (send(json!("s"), json!("m".repeat(2001))), "long message"),
+        (send(json!("s"), json!("\u{200B}")), "invisible message"),
+    ] {
+        let e = tool_error(&app.call("contact_admin", args, Some(&a)).await);
+        assert_eq!(e["code"], "invalid_input", "{why}");
+    }
+    assert_eq!(
+        app.call("contact_admin", send(json!("s"), json!("m")), None)
+            .await
+            .status,
+        401
+    );
+    let first = ok_result(
+        &app.call(
+            "contact_admin",
+            send(
+                json!("Bug\u{202E} report"),
+                json!("it\u{200B} broke\u{0007}"),
+            ),
+            Some(&a),
+        )
+        .await,
+    );
+    assert_eq!(first["messagesLeftToday"], 4);
+    for left in (0..4).rev() {
+        let r = ok_result(
+            &app.call("contact_admin", send(json!("s"), json!("m")), Some(&a))
+                .await,
+        );
+        assert_eq!(r["messagesLeftToday"], left);
+    }
+    let e = tool_error(
+        &app.call("contact_admin", send(json!("s"), json!("m")), Some(&a))
+            .await,
+    );
+    assert_eq!(e["code"], "quota");
+    assert!(e["retryAfterSeconds"].as_u64().unwrap() > 0);
+    let inbox = horst_gateway::contact::list_messages(&app.store, true, 100)
+        .await
+        .unwrap();
+    assert_eq!(inbox.len(), 5);
+    let oldest = inbox.last().unwrap();
+    assert_eq!(oldest["subject"], "Bug report");
+    assert_eq!(oldest["message"], "it broke");
+    assert_eq!(oldest["account"], "anna");
+    assert_eq!(
+        horst_gateway::contact::unread_count(&app.store)
+            .await
+            .unwrap(),
+        5
+    );
+    horst_gateway::contact::mark_read(&app.store, oldest["messageId"].as_str().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        horst_gateway::contact::unread_count(&app.store)
+            .await
+            .unwrap(),
+        4
+    );
+}
+
+#[tokio::test]
+async fn contact_admin_unread_cap() {
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    // 50 unread from earlier days.
+    let s = &app.store;
+    let ids: Vec<String> = (0..50).map(|i| format!("old{i}")).collect();
+    let _: () = s
+        .conn()
+        .sadd(s.key("contact:unread:anna"), &ids)
+        .await
+        .unwrap();
+    let e = tool_error(
+        &app.call(
+            "contact_admin",
+            json!({"category": "other", "subject": "s", "message": "m"}),
+            Some(&a),
+        )
+        .await,
+    );
+    assert_eq!(e["code"], "quota");
+    assert!(e["message"].as_str().unwrap().contains("unread"));
+}
+
+async fn visible_post_ids(app: &TestApp, key: &str, id: &str) -> Vec<String> {
+    let read = ok_result(
+        &app.call("read_thread", json!({"threadId": id}), Some(key))
+            .await,
+    );
+    read["posts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["postId"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn operator_moderation_and_blocks() {
+    use horst_gateway::operator;
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    let b = app.agent_key("bert", 1).await;
+    let t = new_thread(&app, &a, "moderate me").await;
+    let id = t["threadId"].as_str().unwrap().to_string();
+    let r = ok_result(
+        &app.call(
+            "write_post",
+            json!({"threadId": id, "body": "spam"}),
+            Some(&b),
+        )
+        .await,
+    );
+    let spam = r["postId"].as_str().unwrap().to_string();
+    // Hide and unhide a reply.
+    operator::hide_post(&app.store, "olga", &spam, true)
+        .await
+        .unwrap();
+    assert!(!visible_post_ids(&app, &a, &id).await.contains(&spam));
+    operator::hide_post(&app.store, "olga", &spam, false)
+        .await
+        .unwrap();
+    assert!(visible_post_ids(&app, &a, &id).await.contains(&spam));
+
+    // Status and a reply as the operator.
+    operator::thread_status(&app.store, "olga", &id, "planned")
+        .await
+        .unwrap();
+    assert_eq!(
+        operator::thread_status(&app.store, "olga", &id, "maybe")
+            .await
+            .unwrap_err()
+            .code,
+        "invalid_input"
+    );
+    operator::reply(&app.store, "olga", &id, "Thanks\u{202E}, planned.")
+        .await
+        .unwrap();
+    let read = ok_result(
+        &app.call("read_thread", json!({"threadId": id}), Some(&a))
+            .await,
+    );
+    assert_eq!(read["thread"]["status"], "planned");
+    let op = &read["posts"][2];
+    assert_eq!(op["authorKind"], "operator");
+    assert_eq!(op["author"], "olga");
+    assert_eq!(op["body"], "Thanks, planned.");
+    let planned = ok_result(
+        &app.call("list_threads", json!({"status": "planned"}), Some(&b))
+            .await,
+    );
+    assert_eq!(planned["items"].as_array().unwrap().len(), 1);
+    let open = ok_result(
+        &app.call("list_threads", json!({"status": "open"}), Some(&b))
+            .await,
+    );
+    assert_eq!(open["items"], json!([]));
+
+    // Blocking bert: his key gets 403 and his posts vanish; unblocking brings them back.
+    operator::set_blocked(&app.store, "olga", "bert", true)
+        .await
+        .unwrap();
+    assert_eq!(
+        app.call("list_threads", json!({}), Some(&b)).await.status,
+        403
+    );
+    assert!(!visible_post_ids(&app, &a, &id).await.contains(&spam));
+    operator::set_blocked(&app.store, "olga", "bert", false)
+        .await
+        .unwrap();
+    assert!(visible_post_ids(&app, &a, &id).await.contains(&spam));
+    // Blocking the thread's author takes the whole thread away.
+    operator::set_blocked(&app.store, "olga", "anna", true)
+        .await
+        .unwrap();
+    let e = tool_error(
+        &app.call("read_thread", json!({"threadId": id}), Some(&b))
+            .await,
+    );
+    assert_eq!(e["code"], "not_found");
+    let e = tool_error(
+        &app.call(
+            "write_post",
+            json!({"threadId": id, "body": "hi"}),
+            Some(&b),
+        )
+        .await,
+    );
+    assert_eq!(e["code"], "not_found");
+
+    // Trust, overview and the audit trail.
+    operator::set_trust(&app.store, "olga", "bert", 2)
+        .await
+        .unwrap();
+    assert_eq!(
+        operator::set_trust(&app.store, "olga", "bert", 3)
+            .await
+            .unwrap_err()
+            .code,
+        "invalid_input"
+    );
+    assert_eq!(
+        operator::set_blocked(&app.store, "olga", "nobody", true)
+            .await
+            .unwrap_err()
+            .code,
+        "not_found"
+    );
+    let o = operator::overview(&app.store).await.unwrap();
+    assert_eq!(
+        o["accounts"],
+        json!({"trust0": 0, "trust1": 0, "trust2": 1, "blocked": 1})
+    );
+    assert!(o["boardReads"]["total"].as_u64().unwrap() >= 5);
+    assert_eq!(o["unreadMessages"], 0);
+    let log = operator::audit_log(&app.store, 100).await.unwrap();
+    let actions: Vec<&str> = log.iter().map(|e| e["action"].as_str().unwrap()).collect();
+    assert_eq!(
+        actions,
+        [
+            "trust",
+            "block",
+            "unblock",
+            "block",
+            "reply",
+            "thread_status",
+            "unhide_post",
+            "hide_post"
+        ]
+    );
+    assert!(log
+        .iter()
+        .all(|e| e["who"] == "olga" && e["at"].is_string()));
+    assert_eq!(log[0]["target"], "bert");
+}
+
+#[tokio::test]
+async fn promotion_rollback_and_quarantine() {
+    use horst_gateway::operator;
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    let engine = horst_engine::engine_version();
+    for (id, ev) in [("r1", engine), ("r2", engine), ("r-old", "0.0.0-old")] {
+        fake_revision(&app, id, "gipfel", "anna", "labor").await;
+        let _: () = app
+            .store
+            .conn()
+            .hset(app.store.key(&format!("rev:{id}")), "engineVersion", ev)
+            .await
+            .unwrap();
+    }
+    let s = &app.store;
+    // A check on another engine does not count.
+    let e = operator::promote(s, "olga", "r-old", None)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, "engine_mismatch");
+    operator::promote(s, "olga", "r1", None).await.unwrap();
+    // A stale expectation is a conflict (409 in the API).
+    let e = operator::promote(s, "olga", "r2", None).await.unwrap_err();
+    assert_eq!(e.code, "conflict");
+    assert_eq!(e.details["currentRevisionId"], "r1");
+    let e = operator::promote(s, "olga", "r2", Some("r9"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, "conflict");
+    operator::promote(s, "olga", "r2", Some("r1"))
+        .await
+        .unwrap();
+    let level = ok_result(&app.call("get_level", json!({"name": "gipfel"}), None).await);
+    assert_eq!(level["revisionId"], "r2");
+    // Rollback restores r1; the level thread follows the promoted revision.
+    let r = operator::rollback(s, "olga", "gipfel").await.unwrap();
+    assert_eq!(r["to"], "r1");
+    let level = ok_result(&app.call("get_level", json!({"name": "gipfel"}), None).await);
+    assert_eq!(level["revisionId"], "r1");
+    assert_eq!(
+        operator::rollback(s, "olga", "gipfel")
+            .await
+            .unwrap_err()
+            .code,
+        "conflict"
+    );
+    // Quarantine: not the promoted revision; otherwise hidden everywhere, owner included.
+    assert_eq!(
+        operator::quarantine(s, "olga", "r1")
+            .await
+            .unwrap_err()
+            .code,
+        "conflict"
+    );
+    ok_result(
+        &app.call(
+            "write_post",
+            json!({"kind": "level", "title": "r2", "body": "b", "level": "gipfel", "revisionId": "r2"}),
+            Some(&a),
+        )
+        .await,
+    );
+    operator::quarantine(s, "olga", "r2").await.unwrap();
+    let e = tool_error(
+        &app.call(
+            "get_level",
+            json!({"name": "gipfel", "revisionId": "r2"}),
+            Some(&a),
+        )
+        .await,
+    );
+    assert_eq!(e["code"], "not_found");
+    let list = ok_result(
+        &app.call("list_threads", json!({"level": "gipfel"}), Some(&a))
+            .await,
+    );
+    assert_eq!(list["items"], json!([]));
+    let e = tool_error(
+        &app.call(
+            "write_post",
+            json!({"kind": "level", "title": "again", "body": "b", "level": "gipfel", "revisionId": "r2"}),
+            Some(&a),
+        )
+        .await,
+    );
+    assert_eq!(e["code"], "not_found");
+    let log = operator::audit_log(s, 10).await.unwrap();
+    let actions: Vec<&str> = log.iter().map(|e| e["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["quarantine", "rollback", "promote", "promote"]);
+
+    // A blocked account's revisions are hidden everywhere: by name, by id, in the Labor.
+    let _: () = s.conn().zadd(s.key("labor"), "r-old", 1).await.unwrap();
+    let labor = ok_result(&app.call("list_labor", json!({}), None).await);
+    assert_eq!(labor["items"].as_array().unwrap().len(), 1);
+    operator::set_blocked(s, "olga", "anna", true)
+        .await
+        .unwrap();
+    let e = tool_error(&app.call("get_level", json!({"name": "gipfel"}), None).await);
+    assert_eq!(e["code"], "not_found");
+    let labor = ok_result(&app.call("list_labor", json!({}), None).await);
+    assert_eq!(labor["items"], json!([]));
+    operator::set_blocked(s, "olga", "anna", false)
+        .await
+        .unwrap();
+    ok_result(&app.call("get_level", json!({"name": "gipfel"}), None).await);
+}
+
+const ADMIN_TOKEN: &str = "test-operator-token-0123456789abcdef";
+
+#[tokio::test]
+async fn admin_api_needs_its_token() {
+    // Without a configured token the admin API does not exist.
+    let off = board_app().await;
+    let r = off
+        .http
+        .get(off.url("/api/admin/overview"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+
+    let app = spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.gateway.admin_token = ADMIN_TOKEN.into();
+    })
+    .await;
+    let a = app.agent_key("anna", 0).await;
+    for auth in [None, Some("Bearer wrong"), Some(&*format!("Bearer {a}"))] {
+        let mut req = app.http.get(app.url("/api/admin/overview"));
+        if let Some(h) = auth {
+            req = req.header("authorization", h);
+        }
+        let r = req.send().await.unwrap();
+        assert_eq!(r.status(), 401, "{auth:?}");
+    }
+    let admin = |method: reqwest::Method, path: &str| {
+        app.http
+            .request(method, app.url(path))
+            .header("authorization", format!("Bearer {ADMIN_TOKEN}"))
+            .header("x-operator", "olga")
+    };
+
+    // Block through the API: the agent's key gets 403; unblock lifts it.
+    let r = admin(reqwest::Method::POST, "/api/admin/accounts/anna/block")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        app.call("list_threads", json!({}), Some(&a)).await.status,
+        403
+    );
+    let r = admin(reqwest::Method::POST, "/api/admin/accounts/nobody/block")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    admin(reqwest::Method::POST, "/api/admin/accounts/anna/unblock")
+        .send()
+        .await
+        .unwrap();
+    let t = new_thread(&app, &a, "via api").await;
+    let r = admin(
+        reqwest::Method::POST,
+        &format!(
+            "/api/admin/threads/{}/status",
+            t["threadId"].as_str().unwrap()
+        ),
+    )
+    .json(&json!({"status": "done"}))
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = admin(
+        reqwest::Method::POST,
+        &format!(
+            "/api/admin/threads/{}/reply",
+            t["threadId"].as_str().unwrap()
+        ),
+    )
+    .json(&json!({"body": "noted"}))
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 200);
+    let read = ok_result(
+        &app.call("read_thread", json!({"threadId": t["threadId"]}), Some(&a))
+            .await,
+    );
+    assert_eq!(read["posts"][1]["author"], "olga");
+    assert_eq!(read["posts"][1]["authorKind"], "operator");
+    let r = admin(reqwest::Method::POST, "/api/admin/posts/p404/hide")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+
+    // A wrong body is the REST error shape; without the token it is 401 all the same.
+    let r = admin(reqwest::Method::POST, "/api/admin/accounts/anna/trust")
+        .json(&json!({"trust": 1, "why": "x"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert_eq!(r.json::<Value>().await.unwrap()["code"], "invalid_input");
+    let r = app
+        .http
+        .post(app.url("/api/admin/accounts/anna/trust"))
+        .body("nonsense")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+
+    // Promotion with a stale expectation: 409.
+    fake_revision(&app, "r1", "gipfel", "anna", "labor").await;
+    let _: () = app
+        .store
+        .conn()
+        .hset(
+            app.store.key("rev:r1"),
+            "engineVersion",
+            horst_engine::engine_version(),
+        )
+        .await
+        .unwrap();
+    let r = admin(reqwest::Method::POST, "/api/admin/revisions/r1/promote")
+        .json(&json!({"expect": "r0"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 409);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["code"], "conflict");
+    let r = admin(reqwest::Method::POST, "/api/admin/revisions/r1/promote")
+        .json(&json!({"expect": null}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+
+    let o: Value = admin(reqwest::Method::GET, "/api/admin/overview")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(o["accounts"]["trust0"], 1);
+    assert!(o["boardReads"]["total"].is_u64());
+    let threads: Value = admin(reqwest::Method::GET, "/api/admin/threads")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(threads["items"][0]["status"], "done");
+    let log: Value = admin(reqwest::Method::GET, "/api/admin/audit")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let items = log["items"].as_array().unwrap();
+    assert_eq!(items[0]["action"], "promote");
+    assert!(items.iter().all(|e| e["who"] == "api:olga"));
+    assert_eq!(items.len(), 5);
+}
+
+/// `horst admin ARGS --redis <the test's redis>` as the operator olga.
+fn horst_admin(app: &TestApp, args: &[&str]) -> (bool, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = app.redis().url();
+    let mut all = vec!["admin"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--redis", &url]);
+    let mut p =
+        crate::harness::HorstProcess::spawn(&all, &[("HORST_OPERATOR", "olga")], dir.path());
+    let status = p
+        .wait_exit(std::time::Duration::from_secs(60))
+        .expect("admin exits");
+    (status.success(), p.stdout(), p.stderr())
+}
+
+#[tokio::test]
+async fn admin_cli_commands() {
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    let t = new_thread(&app, &a, "cli").await;
+    let id = t["threadId"].as_str().unwrap();
+    ok_result(
+        &app.call(
+            "contact_admin",
+            json!({"category": "question", "subject": "hello", "message": "is this on?"}),
+            Some(&a),
+        )
+        .await,
+    );
+    let (ok, out, err) = horst_admin(&app, &["board", "status", id, "declined"]);
+    assert!(ok, "{out}\n{err}");
+    let (ok, _, err) = horst_admin(&app, &["board", "status", id, "someday"]);
+    assert!(!ok);
+    assert!(err.contains("invalid_input"), "{err}");
+    let (ok, out, err) = horst_admin(&app, &["board", "reply", id, "No, sorry."]);
+    assert!(ok, "{out}\n{err}");
+    let (ok, _, err) = horst_admin(&app, &["board", "hide", t["postId"].as_str().unwrap()]);
+    assert!(ok, "{err}");
+    let e = tool_error(
+        &app.call("read_thread", json!({"threadId": id}), Some(&a))
+            .await,
+    );
+    assert_eq!(e["code"], "not_found");
+    let (ok, out, _) = horst_admin(&app, &["board", "list"]);
+    assert!(ok);
+    let listed: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(listed["threadId"], id);
+    assert_eq!(listed["posts"], 2);
+    let (ok, out, _) = horst_admin(&app, &["board", "show", id]);
+    assert!(ok);
+    let shown: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(shown["status"], "declined");
+    assert_eq!(shown["posts"][0]["hidden"], true);
+    assert_eq!(shown["posts"][1]["author"], "olga");
+
+    let (ok, out, _) = horst_admin(&app, &["messages", "list"]);
+    assert!(ok);
+    let msg: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(msg["subject"], "hello");
+    let (ok, _, err) = horst_admin(
+        &app,
+        &["messages", "read", msg["messageId"].as_str().unwrap()],
+    );
+    assert!(ok, "{err}");
+    let (ok, out, _) = horst_admin(&app, &["overview"]);
+    assert!(ok);
+    let o: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(o["unreadMessages"], 0);
+    assert_eq!(o["accounts"]["trust0"], 1);
+
+    let (ok, _, err) = horst_admin(&app, &["level", "promote", "r404", "--expect", "none"]);
+    assert!(!ok);
+    assert!(err.contains("not_found"), "{err}");
+    let (ok, _, err) = horst_admin(&app, &["account", "trust", "anna", "2"]);
+    assert!(ok, "{err}");
+    let (ok, out, _) = horst_admin(&app, &["audit", "--limit", "10"]);
+    assert!(ok);
+    let actions: Vec<String> = out
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["action"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        ["trust", "mark_read", "hide_post", "reply", "thread_status"]
+    );
+    assert!(out.lines().all(|l| l.contains("\"who\":\"olga\"")));
+}
