@@ -213,7 +213,7 @@ pub enum GatewayMode {
     On,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GatewayConfig {
     /// The mode at first start; afterwards `horst admin gateway ...` switches it at run time.
@@ -229,6 +229,30 @@ pub struct GatewayConfig {
     /// The operator's bearer token for the REST admin API (`/api/admin/...`); empty switches
     /// that API off (404). Not an agent key: agents' keys never reach it.
     pub admin_token: String,
+}
+
+/// By hand, so the operator token never reaches a log line or a panic message.
+impl std::fmt::Debug for GatewayConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayConfig")
+            .field("mode", &self.mode)
+            .field("self_service_keys", &self.self_service_keys)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("burst_per_ip_per_minute", &self.burst_per_ip_per_minute)
+            .field(
+                "burst_per_account_per_minute",
+                &self.burst_per_account_per_minute,
+            )
+            .field(
+                "admin_token",
+                &if self.admin_token.is_empty() {
+                    ""
+                } else {
+                    "<redacted>"
+                },
+            )
+            .finish()
+    }
 }
 
 impl Default for GatewayConfig {

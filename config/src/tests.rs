@@ -225,3 +225,12 @@ fn short_admin_tokens_are_refused() {
     c.gateway.admin_token = "a".repeat(32);
     c.validate(&Origin::File("horst.toml".into())).unwrap();
 }
+
+#[test]
+fn the_operator_token_never_shows_in_debug_output() {
+    let mut c = Config::default();
+    c.gateway.admin_token = "s3cret-operator-token-that-is-long-enough".into();
+    let shown = format!("{c:?}");
+    assert!(!shown.contains("s3cret"), "{shown}");
+    assert!(shown.contains("<redacted>"), "{shown}");
+}
