@@ -364,7 +364,15 @@ pub async fn overview(store: &Store) -> Result<Value, ToolError> {
         }
     }
     let (total, today, last) = board::read_stats(store).await?;
+    let now = redis_now_ms(store).await?;
+    let jobs = horst_queue::day_stats(store, now)
+        .await
+        .map_err(|e| ToolError::internal(e.to_string()))?;
     Ok(json!({
+        "jobsToday": { "admitted": jobs.admitted, "finished": jobs.finished },
+        "secondsUsedToday": jobs.seconds_used,
+        "secondsChargedToday": jobs.seconds_charged,
+        "storageUsedBytes": crate::revisions::storage_total(store).await?,
         "accounts": {
             "trust0": tiers.get("trust0").copied().unwrap_or(0),
             "trust1": tiers.get("trust1").copied().unwrap_or(0),

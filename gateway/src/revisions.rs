@@ -420,6 +420,12 @@ async fn page(
     Ok((summaries(store, &ids, with_state).await?, next))
 }
 
+/// Evidence bytes stored for the whole server (withdrawn revisions included).
+pub async fn storage_total(store: &Store) -> Result<u64, ToolError> {
+    let total: Option<u64> = store.conn().get(store.key("storage:total")).await?;
+    Ok(total.unwrap_or(0))
+}
+
 /// Whether `owner`'s account is blocked (its revisions are then hidden everywhere).
 pub(crate) async fn owner_blocked(store: &Store, owner: &str) -> Result<bool, ToolError> {
     let blocked: Option<String> = store

@@ -7,6 +7,7 @@ local jk = P .. 'job:' .. jid
 local f = redis.call('HMGET', jk, 'state', 'token')
 if f[1] ~= 'running' or f[2] ~= ARGV[4] then return 0 end
 redis.call('HSET', jk, 'state', ARGV[5], 'finished', now)
+count_done(jk, ARGV[5])
 if ARGV[6] ~= '' then redis.call('HSET', jk, 'result', ARGV[6]) end
 if ARGV[7] ~= '' then redis.call('HSET', jk, 'failure', ARGV[7]) end
 redis.call('ZREM', P .. 'queue:running', jid)

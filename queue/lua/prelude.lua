@@ -13,6 +13,14 @@ local function daily_key(day, account) return P .. 'daily:' .. day .. ':' .. acc
 -- Counters of a day live a little longer than the day, for the admin overview.
 local COUNTER_TTL = 3 * 86400
 
+-- Counts a finished job in its day's budget hash, by kind and final state (the overview).
+local function count_done(jk, state)
+  local f = redis.call('HMGET', jk, 'kind', 'day')
+  if f[1] and f[2] then
+    redis.call('HINCRBY', budget_key(f[2]), 'done:' .. f[1] .. ':' .. state, 1)
+  end
+end
+
 -- A queued job that will never run: give back what admission took (reservation, daily
 -- count), forget its idempotency key so a retry starts afresh, record why, and wake waiters.
 local function release(jk, jid, now, state, code, message, job_ttl)
@@ -26,6 +34,7 @@ local function release(jk, jid, now, state, code, message, job_ttl)
   if rec and string.sub(rec, -string.len(jid)) == jid then redis.call('DEL', ik) end
   redis.call('HSET', jk, 'state', state, 'finished', now,
     'failure', cjson.encode({code = code, message = message}))
+  count_done(jk, state)
   redis.call('EXPIRE', jk, job_ttl)
   redis.call('PUBLISH', P .. 'done:' .. jid, state)
 end

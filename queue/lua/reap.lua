@@ -11,6 +11,7 @@ for _, jid in ipairs(ids) do
     redis.call('HSET', jk, 'state', 'failed', 'finished', now, 'failure', cjson.encode({
       code = 'cancelled',
       message = 'the worker running this job stopped before it finished (its lease expired); the job was not re-run and stays charged; submit it again with a new idempotencyKey'}))
+    count_done(jk, 'failed')
     redis.call('EXPIRE', jk, tonumber(ARGV[3]))
     redis.call('PUBLISH', P .. 'done:' .. jid, 'failed')
     reaped[#reaped + 1] = jid

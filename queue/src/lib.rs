@@ -620,10 +620,59 @@ impl Queue {
         Ok((used.unwrap_or(0), self.settings.queue.daily_seconds))
     }
 
+    /// Today's (UTC) job figures for the operator's overview.
+    pub async fn today(&self) -> Result<DayStats, QueueError> {
+        day_stats(&self.store, self.now_ms().await?).await
+    }
+
     /// The delayed set (turn-clock deadlines) on the same store and clock.
     pub fn delayed(&self) -> DelayedSet {
         DelayedSet::new(self.clone())
     }
+}
+
+/// One UTC day of the queue: jobs admitted and finished by kind (and final state), and the
+/// reserved execution seconds used (reserved + charged) and charged.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DayStats {
+    /// kind -> admitted jobs (those dropped before they started included; see `finished`).
+    pub admitted: std::collections::BTreeMap<String, u64>,
+    /// kind -> final state -> jobs.
+    pub finished: std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>>,
+    pub seconds_used: u64,
+    pub seconds_charged: u64,
+}
+
+/// Today's figures read with the store alone (the admin CLI has no queue). `now_ms` is the
+/// Redis server's clock.
+pub async fn day_stats(store: &Store, now_ms: u64) -> Result<DayStats, QueueError> {
+    let day = now_ms / 86_400_000;
+    let mut conn = store.conn();
+    let fields: Vec<(String, String)> = redis::cmd("HGETALL")
+        .arg(store.key(&format!("budget:{day}")))
+        .query_async(&mut conn)
+        .await?;
+    let mut stats = DayStats::default();
+    for (field, value) in fields {
+        let n = value.parse::<i64>().unwrap_or(0).max(0) as u64;
+        if let Some(kind) = field.strip_prefix("jobs:") {
+            stats.admitted.insert(kind.to_string(), n);
+        } else if let Some(rest) = field.strip_prefix("done:") {
+            if let Some((kind, state)) = rest.split_once(':') {
+                stats
+                    .finished
+                    .entry(kind.to_string())
+                    .or_default()
+                    .insert(state.to_string(), n);
+            }
+        } else if field == "used" {
+            stats.seconds_used = n;
+        } else if field == "charged" {
+            stats.seconds_charged = n;
+        }
+    }
+    Ok(stats)
 }
 
 /// Drops a still-queued job when the waiting caller goes away. See [`Queue::cancel_guard`].

@@ -564,3 +564,30 @@ where
     }
     out
 }
+
+#[tokio::test]
+async fn today_counts_jobs_by_kind_and_outcome_and_the_seconds() {
+    let s = setup_with(|q| q.queue.lease_seconds = 2).await;
+    let ok = s.new_job(spec(JobKind::Simulate, "a", 1, "1")).await;
+    let c = s.queue.claim("w").await.unwrap().unwrap();
+    assert_eq!(c.record.id, ok.id);
+    s.queue
+        .complete(&ok.id, c.token, Ok(json!({})))
+        .await
+        .unwrap();
+    let dropped = s.new_job(spec(JobKind::Playtest, "a", 1, "2")).await;
+    s.queue
+        .cancel_queued(&dropped.id, JobState::Cancelled, "cancelled", "left")
+        .await
+        .unwrap();
+    let today = s.queue.today().await.unwrap();
+    assert_eq!(today.admitted.get("simulate"), Some(&1));
+    assert_eq!(today.admitted.get("playtest"), Some(&1));
+    assert_eq!(today.finished["simulate"].get("succeeded"), Some(&1));
+    assert_eq!(today.finished["playtest"].get("cancelled"), Some(&1));
+    assert_eq!(
+        today.seconds_used, 5,
+        "the dropped playtest's 20 s were given back"
+    );
+    assert_eq!(today.seconds_charged, 5);
+}

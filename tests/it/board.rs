@@ -764,11 +764,36 @@ async fn operator_moderation_and_blocks() {
             .code,
         "not_found"
     );
+    // One finished job today, for the overview's job figures.
+    let admitted = app
+        .queue
+        .admit(horst_queue::JobSpec {
+            kind: horst_queue::JobKind::Simulate,
+            account: "olga".into(),
+            trust: 2,
+            idempotency_key: "overview-1".into(),
+            input: json!({"map": "m"}),
+        })
+        .await
+        .unwrap();
+    assert!(matches!(admitted, horst_queue::Admission::New(_)));
+    let claim = app.queue.claim("w").await.unwrap().unwrap();
+    app.queue
+        .complete(&claim.record.id, claim.token, Ok(json!({})))
+        .await
+        .unwrap();
     let o = operator::overview(&app.store).await.unwrap();
     assert_eq!(
         o["accounts"],
         json!({"trust0": 0, "trust1": 0, "trust2": 1, "blocked": 1})
     );
+    assert_eq!(o["jobsToday"]["admitted"]["simulate"], 1, "{o}");
+    assert_eq!(
+        o["jobsToday"]["finished"]["simulate"]["succeeded"], 1,
+        "{o}"
+    );
+    assert_eq!(o["secondsUsedToday"], 5, "{o}");
+    assert_eq!(o["storageUsedBytes"], 0, "{o}");
     assert!(o["boardReads"]["total"].as_u64().unwrap() >= 5);
     assert_eq!(o["unreadMessages"], 0);
     let log = operator::audit_log(&app.store, 100).await.unwrap();
