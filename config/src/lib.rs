@@ -35,6 +35,7 @@ pub struct Config {
     pub quotas: QuotaConfig,
     pub gateway: GatewayConfig,
     pub sessions: SessionsConfig,
+    pub house: HouseConfig,
 }
 
 impl Default for Config {
@@ -49,6 +50,7 @@ impl Default for Config {
             quotas: QuotaConfig::default(),
             gateway: GatewayConfig::default(),
             sessions: SessionsConfig::default(),
+            house: HouseConfig::default(),
         }
     }
 }
