@@ -157,7 +157,8 @@ struct Running {
 }
 
 /// A question for a running house, answered from its browser: evaluate `expression` in the
-/// game frame of the table hosting `session_id` (any table when empty). Used by the
+/// game frame of the table hosting `session_id` or the series of that id (any table when
+/// empty). Used by the
 /// end-to-end tests to read what a game page shows.
 #[derive(Debug)]
 pub struct FrameQuery {
@@ -207,7 +208,9 @@ pub async fn run_with_probe(
             _ = tick.tick() => {}
             Some(q) = probe.recv() => {
                 let table = tables.values().find(|r| {
-                    q.session_id.is_empty() || r.table.view.borrow().session_id.as_deref() == Some(q.session_id.as_str())
+                    let v = r.table.view.borrow();
+                    let id = Some(q.session_id.as_str());
+                    q.session_id.is_empty() || v.session_id.as_deref() == id || v.series_id.as_deref() == id
                 });
                 let answer = match table {
                     Some(r) => r.table.evaluate_in_frames(&browser, &q.expression).await,

@@ -19,6 +19,7 @@ pub const BINDING: &str = "horstHouse";
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TableView {
     pub session_id: Option<String>,
+    pub series_id: Option<String>,
     /// The page's HostSession status: idle, creating, waiting, active, finished, lost, left.
     pub status: String,
     pub round: Option<u64>,
@@ -35,6 +36,7 @@ impl TableView {
         let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
         TableView {
             session_id: s("sessionId"),
+            series_id: s("seriesId"),
             status: s("status").unwrap_or_else(|| "idle".into()),
             round: v.get("round").and_then(Value::as_u64),
             next_session_id: s("nextSessionId"),

@@ -11,6 +11,8 @@ mod board;
 mod burst;
 mod config_errors;
 mod health;
+mod house_e2e;
+mod browser;
 mod jobs;
 mod lifecycle;
 mod mcp_clients;
