@@ -7,12 +7,13 @@
 mod harness;
 
 mod agent_keys;
+mod bridge_e2e;
+mod browser;
 mod board;
 mod burst;
 mod config_errors;
 mod health;
 mod house_e2e;
-mod browser;
 mod jobs;
 mod lifecycle;
 mod mcp_clients;
