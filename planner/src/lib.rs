@@ -29,6 +29,7 @@
 //! # }
 //! ```
 
+pub mod envelope;
 pub mod relaxed;
 pub mod search;
 pub mod shorten;
@@ -54,6 +55,9 @@ pub struct PlanRequest<'a> {
 pub enum UnresolvedReason {
     /// The whole reachable (quantised) state space was searched without a win.
     Exhausted,
+    /// Before any search: no nest is reachable even in an over-approximation of the bird's
+    /// motion (the relaxed tile graph or the jump envelope), so no replay can win.
+    Unreachable,
     /// The time limit (or the node budget) ran out.
     Deadline,
     /// The cancel flag was set.
@@ -64,6 +68,7 @@ impl UnresolvedReason {
     pub fn as_str(self) -> &'static str {
         match self {
             UnresolvedReason::Exhausted => "exhausted",
+            UnresolvedReason::Unreachable => "unreachable",
             UnresolvedReason::Deadline => "deadline",
             UnresolvedReason::Cancelled => "cancelled",
         }

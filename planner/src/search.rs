@@ -603,12 +603,14 @@ pub fn plan(req: &PlanRequest, progress: Option<&dyn Fn(&Progress)>) -> PlanRepo
         elapsed: start.elapsed(),
         best_distance: sh.best_distance,
     };
-    if !sh.ctx.relaxed.nest_reachable {
+    // Two over-approximations of where the bird can go: if either reaches no nest, nothing can
+    // win, and the answer comes before any search.
+    if !sh.ctx.relaxed.nest_reachable || crate::envelope::prove(req.map).unreachable() {
         sh.best_distance = sh.ctx.distance(&Sim::new(req.map, req.seed));
         return report(
             &sh,
             PlanOutcome::Unresolved {
-                reason: UnresolvedReason::Exhausted,
+                reason: UnresolvedReason::Unreachable,
             },
         );
     }
