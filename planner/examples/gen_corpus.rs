@@ -907,7 +907,10 @@ fn main() {
                 l.ground(x, 12, b'G');
             }
             l.fill(150, 12, 150, 12, b'C');
-            l.fill(149, 12, 149, 13, b'#');
+            l.fill(148, 11, 149, 11, b'#');
+            l.fill(148, 12, 148, 13, b'#');
+            l.set(149, 12, b'.');
+            l.set(149, 13, b'#');
             l.fill(151, 12, 151, 13, b'#');
             l.set(150, 13, b'.');
             l.ent("start 2 11".into());
@@ -929,7 +932,7 @@ fn main() {
         };
         put(
             "u-cracked-field-01",
-            "Unsolvable: after a wide field with marmots and jackdaws, the nest lies in a hole under cracked rock with rock on both sides; pebbles fly only sideways, so the lid never breaks. Neither fast proof applies (both treat cracked rock as open) and the enemies keep the search from exhausting its space: the planner answers only at its deadline.",
+            "Unsolvable: after a wide field with marmots and jackdaws, the nest lies in a hole under cracked rock; pebbles fly only sideways, and the only open tile beside the lid is a sealed pocket in the rock, so the lid never breaks. Neither fast proof applies (both count cracked rock with an open neighbour in its row as breakable) and the enemies keep the search from exhausting its space: the planner answers only at its deadline.",
             l,
         );
     }

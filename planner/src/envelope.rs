@@ -274,10 +274,12 @@ pub fn prove(map: &Map) -> Proof {
     let w = map.width();
     let h = map.height();
     let tile = |x: i32, y: i32| map.tile(x, y).unwrap_or(Block::Empty);
-    // Could be open at some point (cracked rock can be shot away).
+    let breakable = crate::relaxed::breakable_cracked(map);
+    // Could be open at some point (cracked rock that a pebble can reach can be shot away).
     let open = |x: i32, y: i32| {
         let b = tile(x, y);
-        !b.is_solid() || b == Block::Cracked
+        !b.is_solid()
+            || (b == Block::Cracked && x >= 0 && y >= 0 && breakable[(y * w + x) as usize])
     };
     let carries = |x: i32, y: i32| {
         let b = map.tile(x, y);

@@ -1,8 +1,8 @@
 //! The relaxed tile graph: where could the bird be, ignoring timing, momentum and enemies?
 //!
 //! Cells are tiles, plus `PAD` rows of open air above the map. The bird may move from a cell
-//! to any of its 8 neighbours that is open (not solid; cracked rock counts as open since it can
-//! be shot), but it may only move *up* into a cell that lies within the lift of a support below
+//! to any of its 8 neighbours that is open (not solid; cracked rock counts as open where a pebble
+//! could break it, see [`breakable_cracked`]), but it may only move *up* into a cell that lies within the lift of a support below
 //! it (ground, a ledge, a spring, a platform's path, a flyer to stomp) in its own or a
 //! neighbouring column. The lift is generous (a full jump plus the egg boost plus the bird's
 //! height), so the graph over-approximates what the bird can reach:
@@ -38,6 +38,38 @@ pub struct Relaxed {
     pub max_dist: u32,
 }
 
+/// Per tile of the map (row-major): cracked rock that a pebble could ever break. A pebble flies
+/// along one row and is checked against the tile at its leading edge, column by column (5 px a
+/// tick, so no column is skipped), from a column the bird's middle row overlaps, which is open;
+/// it stops at the first solid tile. So a cracked tile can only break if a horizontal neighbour
+/// is open or is itself cracked rock that can break. Every other cracked tile stays solid.
+pub fn breakable_cracked(map: &Map) -> Vec<bool> {
+    let (w, h) = (map.width(), map.height());
+    let at = |x: i32, y: i32| map.tile(x, y).unwrap_or(Block::Rock);
+    let mut can = vec![false; (w * h) as usize];
+    loop {
+        let mut changed = false;
+        for y in 0..h {
+            for x in 0..w {
+                let i = (y * w + x) as usize;
+                if can[i] || at(x, y) != Block::Cracked {
+                    continue;
+                }
+                let via = |nx: i32| {
+                    nx >= 0 && nx < w && (!at(nx, y).is_solid() || can[(y * w + nx) as usize])
+                };
+                if via(x - 1) || via(x + 1) {
+                    can[i] = true;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return can;
+        }
+    }
+}
+
 impl Relaxed {
     pub fn new(map: &Map) -> Relaxed {
         let w = map.width();
@@ -56,10 +88,12 @@ impl Relaxed {
         };
         let mut open = vec![false; n];
         let mut lift = vec![0i32; n];
+        let breakable = breakable_cracked(map);
         for r in 0..rows {
             for x in 0..w {
                 let b = tile(x, r);
-                open[idx(x, r)] = !b.is_solid() || b == Block::Cracked;
+                open[idx(x, r)] = !b.is_solid()
+                    || (b == Block::Cracked && breakable[((r - PAD) * w + x) as usize]);
             }
         }
         for r in 0..rows {

@@ -68,7 +68,10 @@ fn unsolvable_levels_are_answered_before_any_search() {
         "u-wide-pit-01",
         "u-far-pillar-01",
         "u-high-nest-02",
-        // The relaxed tile graph: walls and rock.
+        // The relaxed tile graph: walls and rock, spikes, cracked rock no pebble can reach.
+        "u-cracked-lid-01",
+        "u-spike-shaft-01",
+        "u-spike-tunnel-01",
         "u-sealed-01",
         "u-cave-01",
         "u-wall-01",
