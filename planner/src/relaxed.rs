@@ -1,10 +1,10 @@
 //! The relaxed tile graph: where could the bird be, ignoring timing, momentum and enemies?
 //!
 //! Cells are tiles, plus `PAD` rows of open air above the map. The bird may move from a cell
-//! to any of its 8 neighbours that is open (not solid; cracked rock counts as open where a pebble
-//! could break it, see [`breakable_cracked`]), but it may only move *up* into a cell that lies within the lift of a support below
-//! it (ground, a ledge, a spring, a platform's path, a flyer to stomp) in its own or a
-//! neighbouring column. The lift is generous (a full jump plus the egg boost plus the bird's
+//! to any of its 8 neighbours that is open (not solid; cracked rock counts as open where a
+//! pebble could break it, see [`breakable_cracked`]), but it may only move *up* into a cell
+//! that lies within the lift of a support below it (ground, a ledge, a spring, a platform's
+//! path, a flyer to stomp) in its own or a neighbouring column. The lift is generous (a full jump plus the egg boost plus the bird's
 //! height), so the graph over-approximates what the bird can reach:
 //!
 //! - backwards from the nests it gives the heuristic (breadth-first distance in tiles), which
