@@ -287,3 +287,23 @@ proptest! {
         }
     }
 }
+
+/// The search reads the world from `Sim::state_bytes` (the layout of engine/FORMAT.md). On a
+/// level with every kind of moving thing, the bytes it reads end exactly where the berries
+/// begin.
+#[test]
+fn the_state_layout_is_what_the_search_reads() {
+    use horst_planner::search::{state_key_parsed, Ctx, STAGES};
+    for name in ["levels/14-gipfelsturm.map", "levels/15-sechzehn-feinde.map"] {
+        let map = load(&root().join(name));
+        let ctx = Ctx::new(&map);
+        let mut sim = Sim::new(&map, 1);
+        let mut buf = Vec::new();
+        for t in 0..120 {
+            sim.step(if t % 30 < 20 { 8 } else { 9 });
+            let (_, end) = state_key_parsed(&sim, &STAGES[0], &ctx, &mut buf);
+            let berries = u32::from_le_bytes(buf[end..end + 4].try_into().unwrap()) as usize;
+            assert_eq!(end + 4 + berries + 2 + 2, buf.len(), "{name} tick {t}");
+        }
+    }
+}
