@@ -222,3 +222,55 @@ async fn rock_paper_scissors_releases_simultaneous_throws_together() {
     assert!(text.contains("rock vs scissors"), "{text}");
     house.stop().await;
 }
+
+/// The real `horst house` process: a refused token stops it with a message that says how to
+/// get the right one; with a good token it opens a table, and SIGTERM ends that table with
+/// `host_left` and exits cleanly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_horst_house_process_end_to_end() {
+    use crate::harness::HorstProcess;
+    let owner = app_with(|_| {}).await;
+    let (token, house_id) = owner.auth.create_token(&["host".into()], Some("House")).await.unwrap();
+    let (play_only, _) = owner.auth.create_token(&["play".into()], Some("NotAHost")).await.unwrap();
+    let app = spawn_app_beside(&owner, |c| {
+        fast(c);
+        c.sessions.house_identity = house_id;
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let backend = format!("http://{}", app.addr);
+
+    let mut refused = HorstProcess::spawn(
+        &["house", "--backend", &backend],
+        &[("HORST_HOUSE_TOKEN", play_only.as_str())],
+        dir.path(),
+    );
+    let status = refused.wait_exit(LONG).expect("a refused house host exits");
+    assert!(!status.success());
+    let err = refused.stderr();
+    assert!(err.contains("--scopes host"), "the message says how to get a host token: {err}");
+    assert!(!err.contains(&play_only) && !refused.stdout().contains(&play_only), "the token is never printed");
+
+    let mut house = HorstProcess::spawn(
+        &["house", "--backend", &backend],
+        &[("HORST_HOUSE_TOKEN", token.as_str()), ("HORST_HOUSE_GAMES", "rps")],
+        dir.path(),
+    );
+    let anon = Client { base: backend.clone(), token: String::new(), http: reqwest::Client::new() };
+    let deadline = tokio::time::Instant::now() + LONG;
+    let table = loop {
+        let (_, v) = anon.get(&format!("{AGENT}/available?game=rps")).await;
+        if let Some(s) = v["sessions"].as_array().and_then(|l| l.iter().find(|s| s["host"] == "house")) {
+            break s["sessionId"].as_str().unwrap().to_string();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no house table: {v}\n{}", house.stderr());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    house.signal(libc::SIGTERM);
+    let status = house.wait_exit(LONG).expect("horst house stops on SIGTERM");
+    assert!(status.success(), "{}", house.stderr());
+    let (_, v) = anon.get(&format!("{AGENT}/{table}/public")).await;
+    assert_eq!(v["status"], "finished", "{v}");
+    assert_eq!(v["result"]["reason"], "host_left", "{v}");
+    assert!(!house.stderr().contains(&token) && !house.stdout().contains(&token), "the token is never printed");
+}
