@@ -149,6 +149,9 @@ async fn chess_illegal_move_is_rejected_and_the_agent_plays_again() {
     let (white, black) = (house.agent("White").await, house.agent("Black").await);
     white.join(&table).await; // first to join: seat 0, white in round 1
     black.join(&table).await;
+    // The table is full: the house opens another one (house.max_tables is 2).
+    let second = house.open_table("chess").await;
+    assert_ne!(second, table);
     let s = state_until(&white, &table, "white's turn", can_act).await;
     assert!(s["legalActions"].as_array().unwrap().contains(&json!("e2e4")), "{s}");
 
