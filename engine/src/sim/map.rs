@@ -9,7 +9,7 @@ use super::palette::{
     PLATFORM_DX, PLATFORM_DY, PLATFORM_SPEED, PLATFORM_WIDTH, ROCKFALL_INTERVAL, ROCKFALL_JITTER,
     ROCKFALL_OFFSET, SPRING_STRENGTH, WALKER_DIR, WALKER_PAUSE, WALKER_RANGE, WALKER_SPEED,
 };
-use super::physics::{spring_speed, SPEED_UNIT, TILE};
+use super::physics::{spring_speed, FLYER_SIZE, SPEED_UNIT, TILE, TILE_SHIFT, WALKER_W};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
@@ -57,6 +57,63 @@ pub struct Level {
     pub springs: Vec<SpringDef>,
     pub checkpoints: Vec<(i32, i32)>,
     pub collectibles: Vec<(i32, i32)>,
+    /// Enemies numbered walkers first, then flyers (file order within each). For each column
+    /// `c`, `near[near_start[c]..near_start[c + 1]]` lists, ascending, every enemy whose whole
+    /// patrol (its sweep in x) meets columns `c` and `c + 1`: so a box at most one tile wide
+    /// whose left edge is in column `c` can only touch those enemies.
+    pub near_start: Vec<u32>,
+    pub near: Vec<u32>,
+    /// Every enemy, ascending (for boxes whose left edge is outside the grid).
+    pub all_enemies: Vec<u32>,
+}
+
+impl Level {
+    /// The enemies (see `near`) that a box at most one tile wide whose left edge is at
+    /// sub-unit `x` can touch, ascending: walkers first, then flyers, in file order.
+    #[inline]
+    pub fn enemies_near(&self, x: i32) -> &[u32] {
+        let c = (x >> TILE_SHIFT) as usize;
+        match (self.near_start.get(c), self.near_start.get(c + 1)) {
+            (Some(&a), Some(&b)) => self.near.get(a as usize..b as usize).unwrap_or(&[]),
+            _ => &self.all_enemies,
+        }
+    }
+
+    /// Builds `near_start`, `near` and `all_enemies` from the walkers and flyers.
+    fn index_enemies(&mut self) {
+        let sweeps: Vec<(i32, i32)> = self
+            .walkers
+            .iter()
+            .map(|w| (w.min_x, w.max_x + WALKER_W))
+            .chain(self.flyers.iter().map(|f| {
+                if f.vertical {
+                    (f.x0, f.x0 + FLYER_SIZE)
+                } else {
+                    (f.min, f.max + FLYER_SIZE)
+                }
+            }))
+            .collect();
+        let width = self.width.max(0);
+        let mut cols: Vec<Vec<u32>> = vec![Vec::new(); width as usize];
+        for (i, &(a, b)) in sweeps.iter().enumerate() {
+            // Columns c whose two-column window [c, c + 2) tiles meets [a, b).
+            let lo = ((a >> TILE_SHIFT) - 1).max(0);
+            let hi = ((b - 1) >> TILE_SHIFT).min(width - 1);
+            for c in lo..=hi {
+                if a < (c + 2) * TILE && c * TILE < b {
+                    cols[c as usize].push(i as u32);
+                }
+            }
+        }
+        self.near_start = Vec::with_capacity(cols.len() + 1);
+        self.near_start.push(0);
+        self.near = Vec::new();
+        for c in cols {
+            self.near.extend_from_slice(&c);
+            self.near_start.push(self.near.len() as u32);
+        }
+        self.all_enemies = (0..sweeps.len() as u32).collect();
+    }
 }
 
 pub const NO_DYN: u16 = u16::MAX;
@@ -147,6 +204,9 @@ impl Map {
             springs: Vec::new(),
             checkpoints: Vec::new(),
             collectibles: Vec::new(),
+            near_start: Vec::new(),
+            near: Vec::new(),
+            all_enemies: Vec::new(),
         };
         for e in &entities {
             let (x, y) = (e.x, e.y);
@@ -210,6 +270,7 @@ impl Map {
                 EntityKind::Collectible => level.collectibles.push((x, y)),
             }
         }
+        level.index_enemies();
         Map {
             name,
             crumble_delay,
