@@ -17,7 +17,7 @@ pub mod palette;
 pub mod physics;
 pub mod rng;
 
-use map::{Level, NO_DYN};
+use map::{Level, MARK_CHECKPOINT, MARK_COLLECTIBLE, MARK_NEST, MARK_SPIKES, NO_DYN};
 use palette::Block;
 use physics::*;
 use rng::Rng;
@@ -942,10 +942,10 @@ impl Sim {
     }
 
     fn trigger_crumbling(&mut self, l: i32, r: i32, ty: i32, from_above: bool) {
-        if !from_above {
+        let level = &*self.level;
+        if !from_above || !level.has_crumbling {
             return;
         }
-        let level = &*self.level;
         for tx in l..r + 1 {
             if tx < 0 || tx >= level.width || ty < 0 || ty >= level.height {
                 continue;
@@ -1106,11 +1106,14 @@ impl Sim {
         if p.y >= level.height * TILE {
             return self.die();
         }
+        // What the bird's tiles hold: spikes, collectibles, checkpoints and nests elsewhere
+        // cannot touch it, so their tests are skipped.
+        let marks = level.marks_under(p.x, p.y, PLAYER_W, PLAYER_H);
         let l = p.x >> TILE_SHIFT;
         let r = (p.x + PLAYER_W - 1) >> TILE_SHIFT;
         let t = p.y >> TILE_SHIFT;
         let b = (p.y + PLAYER_H - 1) >> TILE_SHIFT;
-        for ty in t..b + 1 {
+        for ty in t..if marks & MARK_SPIKES != 0 { b + 1 } else { t } {
             for tx in l..r + 1 {
                 if self.block_at(tx, ty) == Block::Spikes
                     && overlap(
@@ -1185,7 +1188,13 @@ impl Sim {
             p.coyote = 0;
             p.riding = -1;
         }
-        for (i, &(cx, cy)) in level.collectibles.iter().enumerate() {
+        let none: &[(i32, i32)] = &[];
+        let collectibles = if marks & MARK_COLLECTIBLE != 0 {
+            &level.collectibles[..]
+        } else {
+            none
+        };
+        for (i, &(cx, cy)) in collectibles.iter().enumerate() {
             if !self.taken[i]
                 && overlap(
                     p.x,
@@ -1202,7 +1211,12 @@ impl Sim {
                 self.collected = self.collected.saturating_add(1);
             }
         }
-        for (i, &(cx, cy)) in level.checkpoints.iter().enumerate() {
+        let checkpoints = if marks & MARK_CHECKPOINT != 0 {
+            &level.checkpoints[..]
+        } else {
+            none
+        };
+        for (i, &(cx, cy)) in checkpoints.iter().enumerate() {
             if overlap(
                 p.x,
                 p.y,
@@ -1216,7 +1230,12 @@ impl Sim {
                 self.checkpoint = i as i16;
             }
         }
-        for &(nx, ny) in level.nests.iter() {
+        let nests = if marks & MARK_NEST != 0 {
+            &level.nests[..]
+        } else {
+            none
+        };
+        for &(nx, ny) in nests.iter() {
             if overlap(
                 p.x,
                 p.y,
