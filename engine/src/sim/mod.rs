@@ -164,7 +164,7 @@ impl Walker {
     }
 
     /// Fixes the state as of `now` (the anchor) and computes the next event.
-    fn anchor(&mut self, now: u64, x: i32, wait: u32) {
+    fn anchor(&mut self, level: &Level, now: u64, x: i32, wait: u32) {
         self.x = x;
         self.wait = wait;
         self.at = now;
@@ -174,7 +174,9 @@ impl Walker {
         }
         // The j-th move (j >= 1) happens on tick `now + wait + j`, from x + (j - 1) * v. The
         // event is the first move that reaches an end of the range or brings the front edge
-        // into a new column.
+        // into a new column whose terrain check could turn the walker: columns that let it
+        // pass by tiles that never change need no event.
+        let row = self.y >> TILE_SHIFT;
         let (x, s) = (x as i64, self.speed as i64);
         let (min_x, max_x) = (self.min_x as i64, self.max_x as i64);
         let j = if s <= 0 || self.dir == 0 {
@@ -183,15 +185,37 @@ impl Walker {
             if x + s <= min_x {
                 1
             } else {
+                let clamp = moves_to_cover(max_x - x, s);
                 let front = x + WALKER_W as i64 - 1;
-                let boundary = ((front >> TILE_SHIFT) + 1) << TILE_SHIFT;
-                moves_to_cover(max_x - x, s).min(moves_to_cover(boundary - front, s))
+                let mut col = front >> TILE_SHIFT;
+                loop {
+                    col += 1;
+                    // The first move whose front edge is in column `col` or beyond.
+                    let j = moves_to_cover((col << TILE_SHIFT) - front, s);
+                    if j >= clamp {
+                        break clamp;
+                    }
+                    if walker_passes(level, col, row) != Some(true) {
+                        break j;
+                    }
+                }
             }
         } else if x - s >= max_x {
             1
         } else {
-            let boundary = (x >> TILE_SHIFT) << TILE_SHIFT;
-            moves_to_cover(x - min_x, s).min(moves_to_cover(x - boundary + 1, s))
+            let clamp = moves_to_cover(x - min_x, s);
+            let mut col = x >> TILE_SHIFT;
+            loop {
+                // The first move whose front edge is left of column `col`.
+                let j = moves_to_cover(x - (col << TILE_SHIFT) + 1, s);
+                col -= 1;
+                if j >= clamp {
+                    break clamp;
+                }
+                if walker_passes(level, col, row) != Some(true) {
+                    break j;
+                }
+            }
         };
         self.next = now + wait as u64 + j;
     }
@@ -199,8 +223,11 @@ impl Walker {
     /// Defeated on tick `now`: the state freezes as it is.
     fn defeat(&mut self, now: u64) {
         let (x, wait) = self.state(now);
+        self.x = x;
+        self.wait = wait;
+        self.at = now;
         self.alive = false;
-        self.anchor(now, x, wait);
+        self.next = NEVER;
     }
 }
 
@@ -298,6 +325,31 @@ impl Flyer {
         self.alive = false;
         self.anchor(now, pos, wait);
     }
+}
+
+/// Whether a walker in tile row `row` whose front edge enters column `col` walks on (the
+/// check in `update_enemies`), when only tiles that never change decide it; `None` when a
+/// cracked or crumbling tile takes part (the check must then run on its tick).
+fn walker_passes(level: &Level, col: i64, row: i32) -> Option<bool> {
+    if col < 0 || col >= level.width as i64 {
+        return Some(false);
+    }
+    let tile = |ty: i32| {
+        if ty < 0 || ty >= level.height {
+            Some(Block::Empty)
+        } else {
+            match level
+                .tiles
+                .get((ty as i64 * level.width as i64 + col) as usize)
+            {
+                Some(Block::Cracked | Block::Crumbling) | None => None,
+                Some(&b) => Some(b),
+            }
+        }
+    };
+    let ahead = tile(row)?;
+    let below = tile(row + 1)?;
+    Some(!ahead.is_solid() && (below.is_solid() || below.is_one_way()))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -419,7 +471,7 @@ impl Sim {
                     speed: w.speed,
                     pause: w.pause,
                 };
-                s.anchor(0, w.x0, 0);
+                s.anchor(&level, 0, w.x0, 0);
                 s
             })
             .collect();
@@ -643,7 +695,7 @@ impl Sim {
                         wait = rng.upto(w.pause);
                     }
                 }
-                w.anchor(now, x, wait);
+                w.anchor(level, now, x, wait);
             }
             next = next.min(w.next);
         }
