@@ -99,7 +99,12 @@ impl Level {
     #[inline]
     pub fn marks_under(&self, x: i32, y: i32, w: i32, h: i32) -> u8 {
         let (l, t) = (x >> TILE_SHIFT, y >> TILE_SHIFT);
-        if w <= TILE && h <= TILE && l >= 0 && t >= 0 && l < self.width && t < self.height {
+        // Unsigned compares: negative tiles wrap to large ones (width and height are > 0).
+        if w <= TILE
+            && h <= TILE
+            && (l as u32) < self.width as u32
+            && (t as u32) < self.height as u32
+        {
             // The box covers at most the 2 x 2 tiles from (l, t).
             let m = self.marks2.get((t * self.width + l) as usize).copied();
             return m.unwrap_or(0) | self.offgrid_marks;
