@@ -1053,6 +1053,10 @@ impl Sim {
                 self.player.shoot_cooldown = SHOOT_COOLDOWN;
             }
         }
+        // Most ticks have no pebble in flight: skip the loop's set-up then.
+        if self.pebbles.iter().all(|b| !b.active) {
+            return;
+        }
         for i in 0..MAX_PEBBLES {
             let mut b = self.pebbles[i];
             if !b.active {
