@@ -867,10 +867,28 @@ impl Sim {
         }
     }
 
+    #[inline]
     fn move_x(&mut self, dx: i32) {
         if dx == 0 {
             return;
         }
+        // The common case inline: the leading edge stays in its column (see below).
+        let x = self.player.x;
+        let nx = x + dx;
+        let (lead_old, lead_new) = if dx > 0 {
+            (x + PLAYER_W - 1, nx + PLAYER_W - 1)
+        } else {
+            (x, nx)
+        };
+        if lead_old >> TILE_SHIFT == lead_new >> TILE_SHIFT {
+            self.player.x = nx;
+            return;
+        }
+        self.move_x_full(dx);
+    }
+
+    #[inline(never)]
+    fn move_x_full(&mut self, dx: i32) {
         let p = self.player;
         let mut nx = p.x + dx;
         // The bird never overlaps a solid tile, so a leading edge that stays in a column the
@@ -1169,21 +1187,23 @@ impl Sim {
         let r = (p.x + PLAYER_W - 1) >> TILE_SHIFT;
         let t = p.y >> TILE_SHIFT;
         let b = (p.y + PLAYER_H - 1) >> TILE_SHIFT;
-        for ty in t..if marks & MARK_SPIKES != 0 { b + 1 } else { t } {
-            for tx in l..r + 1 {
-                if self.block_at(tx, ty) == Block::Spikes
-                    && overlap(
-                        p.x,
-                        p.y,
-                        PLAYER_W,
-                        PLAYER_H,
-                        (tx << TILE_SHIFT) + 2 * SUB,
-                        (ty << TILE_SHIFT) + 6 * SUB,
-                        12 * SUB,
-                        10 * SUB,
-                    )
-                {
-                    return self.die();
+        if marks & MARK_SPIKES != 0 {
+            for ty in t..b + 1 {
+                for tx in l..r + 1 {
+                    if self.block_at(tx, ty) == Block::Spikes
+                        && overlap(
+                            p.x,
+                            p.y,
+                            PLAYER_W,
+                            PLAYER_H,
+                            (tx << TILE_SHIFT) + 2 * SUB,
+                            (ty << TILE_SHIFT) + 6 * SUB,
+                            12 * SUB,
+                            10 * SUB,
+                        )
+                    {
+                        return self.die();
+                    }
                 }
             }
         }
