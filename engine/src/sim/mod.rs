@@ -1003,7 +1003,7 @@ impl Sim {
                 self.player.on_ground = true;
                 self.player.riding = riding;
                 self.player.ground = ground;
-                if riding < 0 {
+                if riding < 0 && self.level.has_crumbling {
                     self.trigger_crumbling(l, r, ty, old_bottom <= tile_top);
                 }
             }
@@ -1218,6 +1218,9 @@ impl Sim {
             let e = e as usize;
             let (ex, ey, ew, eh, alive) = if e < nw {
                 match self.walkers.get(e) {
+                    // A walker keeps its row: when that misses the bird, so does the walker
+                    // (its x is then not needed).
+                    Some(w) if !(p.y < w.y + WALKER_H && w.y < p.y + PLAYER_H) => continue,
                     Some(w) => (w.x_at(now), w.y, WALKER_W, WALKER_H, w.alive),
                     None => continue,
                 }
