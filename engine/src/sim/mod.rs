@@ -612,11 +612,15 @@ impl Sim {
         }
         let input = Input::from_action(action);
         self.clock += 1;
-        self.update_platforms();
+        if !self.platforms.is_empty() {
+            self.update_platforms();
+        }
         if self.clock >= self.next_enemy {
             self.update_enemies();
         }
-        self.update_spawners();
+        if !self.spawners.is_empty() {
+            self.update_spawners();
+        }
         self.update_player(input);
         self.update_pebbles(input.shoot);
         self.update_crumbling();
