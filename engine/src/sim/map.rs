@@ -58,10 +58,10 @@ pub struct Level {
     pub checkpoints: Vec<(i32, i32)>,
     pub collectibles: Vec<(i32, i32)>,
     /// Enemies numbered walkers first, then flyers (file order within each). For each column
-    /// `c`, `near[near_start[c]..near_start[c + 1]]` lists, ascending, every enemy whose whole
+    /// `c`, `near[near_range[c].0..near_range[c].1]` lists, ascending, every enemy whose whole
     /// patrol (its sweep in x) meets columns `c` and `c + 1`: so a box at most one tile wide
     /// whose left edge is in column `c` can only touch those enemies.
-    pub near_start: Vec<u32>,
+    pub near_range: Vec<(u32, u32)>,
     pub near: Vec<u32>,
     /// Every enemy, ascending (for boxes whose left edge is outside the grid).
     pub all_enemies: Vec<u32>,
@@ -88,9 +88,9 @@ impl Level {
     #[inline]
     pub fn enemies_near(&self, x: i32) -> &[u32] {
         let c = (x >> TILE_SHIFT) as usize;
-        match (self.near_start.get(c), self.near_start.get(c + 1)) {
-            (Some(&a), Some(&b)) => self.near.get(a as usize..b as usize).unwrap_or(&[]),
-            _ => &self.all_enemies,
+        match self.near_range.get(c) {
+            Some(&(a, b)) => self.near.get(a as usize..b as usize).unwrap_or(&[]),
+            None => &self.all_enemies,
         }
     }
 
@@ -176,7 +176,7 @@ impl Level {
         self.marks2 = marks2;
     }
 
-    /// Builds `near_start`, `near` and `all_enemies` from the walkers and flyers.
+    /// Builds `near_range`, `near` and `all_enemies` from the walkers and flyers.
     fn index_enemies(&mut self) {
         let sweeps: Vec<(i32, i32)> = self
             .walkers
@@ -202,12 +202,12 @@ impl Level {
                 }
             }
         }
-        self.near_start = Vec::with_capacity(cols.len() + 1);
-        self.near_start.push(0);
+        self.near_range = Vec::with_capacity(cols.len());
         self.near = Vec::new();
         for c in cols {
+            let start = self.near.len() as u32;
             self.near.extend_from_slice(&c);
-            self.near_start.push(self.near.len() as u32);
+            self.near_range.push((start, self.near.len() as u32));
         }
         self.all_enemies = (0..sweeps.len() as u32).collect();
     }
@@ -301,7 +301,7 @@ impl Map {
             springs: Vec::new(),
             checkpoints: Vec::new(),
             collectibles: Vec::new(),
-            near_start: Vec::new(),
+            near_range: Vec::new(),
             near: Vec::new(),
             all_enemies: Vec::new(),
             marks: Vec::new(),
