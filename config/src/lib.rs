@@ -35,6 +35,10 @@ pub struct Config {
     pub quotas: QuotaConfig,
     pub gateway: GatewayConfig,
     pub sessions: SessionsConfig,
+    /// The file this configuration was loaded from (not a setting): the REST admin API's
+    /// quota reload reads it again.
+    #[serde(skip)]
+    pub file: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -49,6 +53,7 @@ impl Default for Config {
             quotas: QuotaConfig::default(),
             gateway: GatewayConfig::default(),
             sessions: SessionsConfig::default(),
+            file: None,
         }
     }
 }
@@ -129,6 +134,7 @@ impl Config {
         config.validate(&origin)?;
         config = config.with_env(env)?;
         config.apply_flags(flags)?;
+        config.file = file.map(Path::to_path_buf);
         Ok(config)
     }
 

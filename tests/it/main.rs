@@ -8,6 +8,7 @@ mod harness;
 
 mod agent_keys;
 mod board;
+mod board_ops;
 mod burst;
 mod config_errors;
 mod health;
