@@ -80,7 +80,16 @@ pub async fn start_recheck(
             idempotency_key: key,
             input: json!({ "map": map, "replay": replay, "revisionId": revision_id }),
         })
-        .await?;
+        .await
+        .map_err(|e| match e {
+            // The queue's own message speaks to agents; the operator's cap is one waiting recheck.
+            horst_queue::QueueError::Busy { retry_after_seconds, .. } => ToolError::new(
+                "busy",
+                "another recheck (or the whole queue) is waiting for a worker; retry when it has started, and check that a worker runs (horst admin status)",
+            )
+            .with("retryAfterSeconds", retry_after_seconds),
+            other => other.into(),
+        })?;
     let (Admission::New(rec) | Admission::Replayed(rec)) = admission;
     let _: () = store
         .conn()
@@ -305,5 +314,55 @@ pub async fn require_current_pass(store: &Store, revision_id: &str) -> Result<()
             ),
         )
         .with("jobId", c["jobId"].clone())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use horst_queue::Failure;
+
+    fn job(state: JobState, result: Option<Value>, failure: Option<Failure>) -> JobRecord {
+        JobRecord {
+            id: "job_1".into(),
+            kind: JobKind::Recheck,
+            account: OPERATOR_ACCOUNT.into(),
+            trust: 2,
+            state,
+            idempotency_key: "k".into(),
+            input: Value::Null,
+            created_at_ms: 1_000,
+            started_at_ms: Some(1_100),
+            finished_at_ms: Some(1_200),
+            result,
+            failure,
+            reserved_seconds: 5,
+            charged_seconds: 5,
+            worker: None,
+        }
+    }
+
+    #[test]
+    fn verdicts_and_non_verdicts() {
+        let won = json!({"won": true, "outcome": "won", "engineVersion": "e", "policyVersion": "p", "stateHash": "h", "ticks": 9});
+        let c = check_of(&job(JobState::Succeeded, Some(won), None), "r").unwrap();
+        assert_eq!(c["passed"], true);
+        assert_eq!(c["stateHash"], "h");
+        assert_eq!(c["at"], "1970-01-01T00:00:01.200Z");
+        let lost = json!({"won": false, "outcome": "unresolved"});
+        let c = check_of(&job(JobState::Succeeded, Some(lost), None), "r").unwrap();
+        assert_eq!(c["passed"], false);
+        // The evidence no longer parses on this engine: a failing check.
+        let bad = Failure::new("validation_failed", "the map is invalid");
+        let c = check_of(&job(JobState::Failed, None, Some(bad)), "r").unwrap();
+        assert_eq!(
+            (c["passed"].clone(), c["outcome"].clone()),
+            (json!(false), json!("validation_failed"))
+        );
+        // The job did not run to a verdict: nothing to record.
+        let timeout = Failure::new("timeout", "did not start in time");
+        assert!(check_of(&job(JobState::Failed, None, Some(timeout)), "r").is_none());
+        assert!(check_of(&job(JobState::Cancelled, None, None), "r").is_none());
+        assert!(check_of(&job(JobState::Running, None, None), "r").is_none());
     }
 }

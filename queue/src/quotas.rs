@@ -125,3 +125,31 @@ impl QuotaCache {
         *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_and_the_stored_shape() {
+        let mut config = Config::default();
+        config.quotas.trust0.simulations = 7;
+        config.queue.daily_seconds = 1000;
+        config.queue.trust0_share_percent = 30;
+        let q = Quotas::from_config(&config);
+        assert_eq!(q.kind_limit(0, JobKind::Simulate), 7);
+        assert_eq!(q.kind_limit(2, JobKind::Recheck), UNLIMITED);
+        assert_eq!(q.trust0_cap_seconds(), 300);
+        let stored = StoredQuotas {
+            values: q.clone(),
+            written_by: "olga".into(),
+            written_at_ms: 5,
+        };
+        let text = serde_json::to_string(&stored).unwrap();
+        // The config file's names, so `quotas show` reads like the file.
+        assert!(text.contains("\"daily_seconds\":1000"), "{text}");
+        assert!(text.contains("\"labor_candidates\""), "{text}");
+        let back: StoredQuotas = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, stored);
+    }
+}
