@@ -58,7 +58,7 @@ pub async fn start_recheck(
     let (Some(map), Some(replay)) = (v.first().cloned().flatten(), v.get(1).cloned().flatten())
     else {
         return Err(ToolError::not_found(format!(
-            "no revision {revision_id} with stored evidence; `horst admin level checks` needs an existing revision id"
+            "no revision {revision_id} with a stored map and replay; use a revision id as submit_level or list_labor shows it"
         )));
     };
     let replay: Value = serde_json::from_str(&replay).map_err(|e| {
