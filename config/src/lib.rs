@@ -25,6 +25,10 @@ pub use sections::*;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
+    /// The file this configuration was loaded from (not a setting): the REST admin API's
+    /// quota reload reads it again.
+    #[serde(skip)]
+    pub file: Option<PathBuf>,
     /// Where horst keeps local state: the private Redis (`<data_dir>/redis`) among others.
     pub data_dir: PathBuf,
     pub server: ServerConfig,
@@ -41,6 +45,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
+            file: None,
             data_dir: PathBuf::from("data"),
             server: ServerConfig::default(),
             redis: RedisConfig::default(),
@@ -131,6 +136,7 @@ impl Config {
         config.validate(&origin)?;
         config = config.with_env(env)?;
         config.apply_flags(flags)?;
+        config.file = file.map(Path::to_path_buf);
         Ok(config)
     }
 

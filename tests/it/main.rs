@@ -10,6 +10,7 @@ mod agent_keys;
 mod bridge_e2e;
 mod browser;
 mod board;
+mod board_ops;
 mod burst;
 mod config_errors;
 mod health;
