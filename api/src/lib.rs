@@ -62,6 +62,8 @@ impl AppState {
         auth: Auth,
     ) -> Self {
         let http = request_log::HttpMetrics::register(&metrics);
+        // Whoever serves /metrics shows the session layer's metrics too.
+        rcadia.metrics().register(&metrics);
         let agents = AgentGateway {
             gateway: horst_gateway::Gateway::new(
                 store.clone(),

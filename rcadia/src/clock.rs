@@ -51,7 +51,7 @@ impl Rcadia {
         let due = self.inner.queue.delayed().pop_due(BATCH).await?;
         let n = due.len();
         let mut tasks = tokio::task::JoinSet::new();
-        for (m, _) in due {
+        for (m, due_ms) in due {
             let Some((id, kind, generation)) = parse_member(&m) else {
                 tracing::warn!(member = %m, "delayed entry is not a session deadline; dropped");
                 continue;
@@ -67,7 +67,8 @@ impl Rcadia {
                     })
                     .await;
                 match r {
-                    Ok(_) | Err(RcadiaError::NotFound) | Err(RcadiaError::Gone) => {}
+                    Ok(a) => me.inner.metrics.clock_fired(&kind, a.now_ms.saturating_sub(due_ms)),
+                    Err(RcadiaError::NotFound) | Err(RcadiaError::Gone) => {}
                     Err(e) => tracing::warn!(session = %id, error = %e, "deadline not applied"),
                 }
             });

@@ -95,6 +95,8 @@ pub struct Applied {
     pub outcome: Outcome,
     /// The next round this apply created (`CreateRematch`).
     pub created_rematch: Option<String>,
+    /// The Redis clock the events were applied at.
+    pub now_ms: u64,
 }
 
 /// Reads the store's boot tag, creating it on first use.
@@ -246,6 +248,7 @@ impl Rcadia {
             let now = self.now_ms().await?;
             let (s, out) = make(self.new_session_id(), now)?;
             if self.save(&s, 0).await? {
+                self.inner.metrics.session_created(s.round > 1);
                 self.run_effects(&s, out.effects, out.changed).await?;
                 return Ok(s);
             }
@@ -297,8 +300,12 @@ impl Rcadia {
                     Err(e) => result = Err(e),
                 }
             }
-            if acc.stored && !self.save(&s, loaded.rev).await? {
-                continue; // lost the race: re-read and re-apply
+            if acc.stored {
+                if !self.save(&s, loaded.rev).await? {
+                    self.inner.metrics.cas_conflict();
+                    continue; // lost the race: re-read and re-apply
+                }
+                self.inner.metrics.observe_write(&loaded, &s);
             }
             let created_rematch = self
                 .run_effects(&s, acc.effects.clone(), acc.changed)
@@ -313,11 +320,13 @@ impl Rcadia {
                         session: s,
                         outcome: main_out,
                         created_rematch,
+                        now_ms: now,
                     })
                 }
                 Err(e) => Err(RcadiaError::Protocol(e, Some(Box::new(s)))),
             };
         }
+        self.inner.metrics.cas_gave_up();
         Err(RcadiaError::Internal(format!(
             "session {id}: too many concurrent writers; try again"
         )))

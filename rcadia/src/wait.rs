@@ -26,6 +26,7 @@ impl Rcadia {
         limit: Duration,
         mut done: impl FnMut(&Session) -> bool,
     ) -> Result<Session, RcadiaError> {
+        let _open = self.inner.metrics.long_poll();
         let mut sub = self.inner.queue.notifier().subscribe(&self.channel(id));
         let end = Instant::now() + limit.min(MAX_WAIT);
         let mut shutdown = self.inner.shutdown.clone();

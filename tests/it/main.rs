@@ -21,6 +21,7 @@ mod rcadia_auth;
 mod rcadia_clocks;
 mod rcadia_common;
 mod rcadia_game;
+mod rcadia_metrics;
 mod rcadia_multi;
 mod rcadia_series;
 mod shutdown;

@@ -198,6 +198,11 @@ async fn action(
             })
         })
         .await;
+    match &r {
+        Ok(_) => state.rcadia.metrics().action_received("accepted"),
+        Err(RcadiaError::Protocol(e, _)) => state.rcadia.metrics().action_received(e.code),
+        Err(_) => {}
+    }
     let a = match r {
         Ok(a) => a,
         // 409s carry the caller's snapshot, so an agent can re-sync without another call.
