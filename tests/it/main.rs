@@ -24,6 +24,7 @@ mod rcadia_game;
 mod rcadia_metrics;
 mod rcadia_multi;
 mod rcadia_series;
+mod rcadia_skill;
 mod shutdown;
 mod web_js;
 mod worker_process;

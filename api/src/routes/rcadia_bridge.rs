@@ -106,7 +106,10 @@ async fn create(
         })
         .or_else(|| game_title.as_deref().and_then(slug));
     let game = GameInfo {
-        skill_url: game_slug.as_ref().map(|s| format!("/games/{s}/skill.md")),
+        // Absolute, as in the contract: agents fetch it from wherever they run.
+        skill_url: game_slug
+            .as_ref()
+            .map(|s| format!("{}/games/{s}/skill.md", state.public_url)),
         game_id,
         game_title,
         game_slug,
