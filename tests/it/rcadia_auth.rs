@@ -255,6 +255,9 @@ async fn rcadia_user_password_is_read_without_echo_or_from_a_pipe() {
             }
         }
         let mut child = cmd.spawn().expect("spawn horst admin");
+        // Only the child may hold the terminal now (the Command keeps its copies), or the
+        // master never sees the end.
+        drop(cmd);
         drop(slave);
         let mut seen = String::new();
         let mut buf = [0u8; 256];
