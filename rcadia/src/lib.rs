@@ -148,6 +148,7 @@ impl Rcadia {
     /// The Redis server's clock (`TIME`): the one clock every process uses for the machine.
     pub async fn now_ms(&self) -> Result<u64, RcadiaError> {
         let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
         let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut conn).await?;
         Ok(secs * 1000 + micros / 1000)
     }

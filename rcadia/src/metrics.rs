@@ -38,6 +38,8 @@ struct Handles {
     long_polls: Gauge,
     cas_conflicts: Counter,
     cas_gave_up: Counter,
+    round_trips: Counter,
+    wait_reads: Counter,
 }
 
 impl Default for SessionMetrics {
@@ -56,6 +58,8 @@ impl Default for SessionMetrics {
                 long_polls: Gauge::default(),
                 cas_conflicts: Counter::default(),
                 cas_gave_up: Counter::default(),
+                round_trips: Counter::default(),
+                wait_reads: Counter::default(),
             }),
         }
     }
@@ -145,6 +149,26 @@ impl SessionMetrics {
             "Requests that lost the compare-and-set race too often and were refused",
             h.cas_gave_up.clone(),
         );
+        metrics.register(
+            "session_redis_round_trips",
+            "Redis round trips of the session layer (loads, writes, clock polls; not sign-in)",
+            h.round_trips.clone(),
+        );
+        metrics.register(
+            "session_long_poll_reads",
+            "Session reads by waiting long-polls (a wake-up that carries the state needs none)",
+            h.wait_reads.clone(),
+        );
+    }
+
+    /// One request/response exchange with Redis (a command, a pipeline or a script).
+    pub(crate) fn round_trip(&self) {
+        self.inner.round_trips.inc();
+    }
+
+    /// A waiting long-poll read the session (no usable wake-up payload, or the re-check).
+    pub(crate) fn wait_read(&self) {
+        self.inner.wait_reads.inc();
     }
 
     pub(crate) fn session_created(&self, rematch: bool) {

@@ -18,6 +18,7 @@ use horst_sessions::{
 };
 use horst_store::Store;
 
+use crate::effects::member;
 use crate::{random_u32, Rcadia, RcadiaError};
 
 /// How often one request re-applies after losing a compare-and-set race before giving up.
@@ -28,9 +29,12 @@ const MAX_ATTEMPTS: usize = 32;
 const FINISHED_RETENTION_MS: u64 = 24 * 3600 * 1000;
 
 const SAVE_LUA: &str = r#"
--- KEYS[1] session hash, KEYS[2] index of unfinished sessions, KEYS[3] the session's event list
--- ARGV: expected rev ('0' = create: must not exist), new rev, json, id, listed ('1'/'0'),
---       ttl ms, events kept, then the new events
+-- KEYS[1] session hash, KEYS[2] index of unfinished sessions, KEYS[3] the session's event
+-- list, KEYS[4] the delayed set
+-- ARGV: [1] expected rev ('0' = create: must not exist), [2] new rev, [3] json, [4] id,
+--       [5] listed ('1'/'0'), [6] ttl ms, [7] events kept, [8] number of new events E,
+--       [9] number of deadline changes D, [10] wake-up channel ('' = none);
+--       then E events, then D triples (op 'a' add / 'r' remove, due ms, member)
 local cur = redis.call('HGET', KEYS[1], 'rev')
 if ARGV[1] == '0' then
   if cur then return 0 end
@@ -38,8 +42,9 @@ elseif cur ~= ARGV[1] then
   return 0
 end
 redis.call('HSET', KEYS[1], 'rev', ARGV[2], 'json', ARGV[3])
-if #ARGV > 7 then
-  redis.call('RPUSH', KEYS[3], unpack(ARGV, 8))
+local ne = tonumber(ARGV[8])
+if ne > 0 then
+  redis.call('RPUSH', KEYS[3], unpack(ARGV, 11, 10 + ne))
   redis.call('LTRIM', KEYS[3], -tonumber(ARGV[7]), -1)
 end
 if ARGV[5] == '1' then
@@ -50,6 +55,20 @@ else
   redis.call('SREM', KEYS[2], ARGV[4])
   redis.call('PEXPIRE', KEYS[1], ARGV[6])
   redis.call('PEXPIRE', KEYS[3], ARGV[6])
+end
+local i = 11 + ne
+for _ = 1, tonumber(ARGV[9]) do
+  if ARGV[i] == 'a' then
+    redis.call('ZADD', KEYS[4], ARGV[i + 1], ARGV[i + 2])
+  else
+    redis.call('ZREM', KEYS[4], ARGV[i + 2])
+  end
+  i = i + 3
+end
+-- The wake-up carries the record itself: waiters in every process take the new state from
+-- the message instead of each reading it back.
+if ARGV[10] ~= '' then
+  redis.call('PUBLISH', ARGV[10], ARGV[3])
 end
 return 1
 "#;
@@ -136,6 +155,7 @@ impl Rcadia {
     pub async fn load_with_events(&self, id: &str) -> Result<Session, RcadiaError> {
         let mut s = self.load(id).await?;
         let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
         let raw: Vec<String> = redis::cmd("LRANGE")
             .arg(self.events_key(id))
             .arg(0)
@@ -156,6 +176,7 @@ impl Rcadia {
             return Err(RcadiaError::NotFound);
         }
         let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
         let json: Option<String> = redis::cmd("HGET")
             .arg(self.session_key(id))
             .arg("json")
@@ -172,6 +193,7 @@ impl Rcadia {
             return Err(RcadiaError::NotFound);
         }
         let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
         let (json, (secs, micros)): (Option<String>, (u64, u64)) = redis::pipe()
             .cmd("HGET")
             .arg(self.session_key(id))
@@ -186,7 +208,17 @@ impl Rcadia {
     }
 
     /// Compare-and-set write; `expected_rev` 0 creates. False if another writer won.
-    async fn save(&self, s: &Session, expected_rev: u64) -> Result<bool, RcadiaError> {
+    ///
+    /// The write's deadline changes (`Schedule`/`Cancel` effects) and its wake-up go in the
+    /// same script: one round trip, and a process dying right after the write cannot lose a
+    /// deadline or a wake-up of a state that was stored.
+    async fn save(
+        &self,
+        s: &Session,
+        expected_rev: u64,
+        effects: &[Effect],
+        wake: bool,
+    ) -> Result<bool, RcadiaError> {
         // The events an apply added go to the list; the record keeps only the next index.
         let mut record = s.clone();
         let new_events = std::mem::take(&mut record.events);
@@ -198,20 +230,41 @@ impl Rcadia {
         } else {
             "1"
         };
+        let deadlines: Vec<(&str, u64, String)> = effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Schedule(d) => Some(("a", d.at_ms, member(d))),
+                Effect::Cancel(d) => Some(("r", 0, member(d))),
+                _ => None,
+            })
+            .collect();
+        let channel = if wake {
+            self.channel(&s.session_id)
+        } else {
+            String::new()
+        };
         let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
         let mut inv = self.inner.scripts.save.prepare_invoke();
         inv.key(self.session_key(&s.session_id))
             .key(self.inner.store.key("sessions:open"))
             .key(self.events_key(&s.session_id))
+            .key(self.inner.queue.delayed().key())
             .arg(expected_rev)
             .arg(s.rev)
             .arg(json)
             .arg(&s.session_id)
             .arg(listed)
             .arg(FINISHED_RETENTION_MS)
-            .arg(MAX_EVENTS);
+            .arg(MAX_EVENTS)
+            .arg(new_events.len())
+            .arg(deadlines.len())
+            .arg(channel);
         for e in &new_events {
             inv.arg(e.to_string());
+        }
+        for (op, at, m) in &deadlines {
+            inv.arg(*op).arg(*at).arg(m);
         }
         let ok: i64 = inv.invoke_async(&mut conn).await?;
         Ok(ok == 1)
@@ -220,6 +273,7 @@ impl Rcadia {
     /// Removes a session that lost a rematch race before anyone could see it.
     async fn delete(&self, id: &str) -> Result<(), RcadiaError> {
         let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
         let _: () = redis::pipe()
             .cmd("DEL")
             .arg(self.session_key(id))
@@ -247,9 +301,10 @@ impl Rcadia {
         for _ in 0..MAX_ATTEMPTS {
             let now = self.now_ms().await?;
             let (s, out) = make(self.new_session_id(), now)?;
-            if self.save(&s, 0).await? {
+            let wake = wakes(&out.effects, out.changed);
+            if self.save(&s, 0, &out.effects, wake).await? {
                 self.inner.metrics.session_created(s.round > 1);
-                self.run_effects(&s, out.effects, out.changed).await?;
+                self.run_effects(&s, after_write(&out.effects), false).await?;
                 return Ok(s);
             }
         }
@@ -300,16 +355,25 @@ impl Rcadia {
                     Err(e) => result = Err(e),
                 }
             }
+            // A stored write carries its deadlines and wake-up in the save script; an apply that
+            // stores nothing (a read, a no-op) has nothing to schedule, but any effect it did
+            // produce still runs below.
+            let mut pending_wake = acc.changed;
             if acc.stored {
-                if !self.save(&s, loaded.rev).await? {
+                let wake = wakes(&acc.effects, acc.changed);
+                if !self.save(&s, loaded.rev, &acc.effects, wake).await? {
                     self.inner.metrics.cas_conflict();
                     continue; // lost the race: re-read and re-apply
                 }
                 self.inner.metrics.observe_write(&loaded, &s);
+                pending_wake = false;
             }
-            let created_rematch = self
-                .run_effects(&s, acc.effects.clone(), acc.changed)
-                .await?;
+            let effects = if acc.stored {
+                after_write(&acc.effects)
+            } else {
+                acc.effects.clone()
+            };
+            let created_rematch = self.run_effects(&s, effects, pending_wake).await?;
             return match result {
                 Ok((before, _)) => {
                     main_out.changed = acc.changed;
@@ -365,6 +429,7 @@ impl Rcadia {
     /// Sessions for `GET /available`.
     pub async fn list_unfinished(&self) -> Result<Vec<Session>, RcadiaError> {
         let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
         let ids: Vec<String> = redis::cmd("SMEMBERS")
             .arg(self.inner.store.key("sessions:open"))
             .query_async(&mut conn)
@@ -397,6 +462,25 @@ fn merge(acc: &mut Outcome, out: Outcome) {
     if !matches!(out.reply, horst_sessions::Reply::None) {
         acc.reply = out.reply;
     }
+}
+
+/// Whether a write must wake the session's waiters: an observable change, or new entries for
+/// the host's queue.
+pub(crate) fn wakes(effects: &[Effect], changed: bool) -> bool {
+    changed
+        || effects
+            .iter()
+            .any(|e| matches!(e, Effect::HostEntriesQueued { .. }))
+}
+
+/// The effects the save script does not carry out: rematches and forwarded leaves, which
+/// apply to other sessions.
+fn after_write(effects: &[Effect]) -> Vec<Effect> {
+    effects
+        .iter()
+        .filter(|e| matches!(e, Effect::CreateRematch | Effect::LeaveSession { .. }))
+        .cloned()
+        .collect()
 }
 
 /// Whether an effect list asks for a rematch (used by callers that only want to know).

@@ -149,3 +149,44 @@ async fn rcadia_session_metrics_appear_and_move() {
     }
 
 }
+
+/// A woken long-poll takes the new state from the wake-up message: the host's publish wakes
+/// the waiting agent with its turn, and no waiter reads the session back from Redis.
+#[tokio::test]
+async fn rcadia_wake_ups_carry_the_state() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, _) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["e4"] }]),
+    )
+    .await;
+    // The waiter's own 2 s re-check cannot have run before t0 + 2 s.
+    let t0 = std::time::Instant::now();
+    let waiter = {
+        let a = agents[1].clone();
+        let id = id.clone();
+        tokio::spawn(async move { a.state(&id, 20.0).await })
+    };
+    let open = eventually(Duration::from_secs(10), async || {
+        value(&metrics(&app).await, "horst_session_long_polls_open") >= 1.0
+    })
+    .await;
+    assert!(open, "the agent's long-poll never opened");
+    let reads_before = value(&metrics(&app).await, "horst_session_long_poll_reads_total");
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[1], "actions": ["e5"] }]),
+    )
+    .await;
+    let s = waiter.await.unwrap();
+    assert_eq!(s["yourTurn"], true, "{s}");
+    assert_eq!(s["legalActions"], json!(["e5"]), "{s}");
+    let reads_after = value(&metrics(&app).await, "horst_session_long_poll_reads_total");
+    // A waiter also re-reads every 2 s on its own; only a quick wake-up proves the point (a
+    // slow, shared CI box may take longer, and then the check says nothing).
+    if t0.elapsed() < Duration::from_millis(1900) {
+        assert_eq!(reads_after, reads_before, "a woken waiter read the session back");
+    }
+}

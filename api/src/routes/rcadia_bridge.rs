@@ -236,6 +236,8 @@ async fn pending_actions(
     let who = caller(&state, &headers, Scope::Host).await?;
     let after = u64_param(&q, "after")?;
     let wait = wait_param(&q)?.min(MAX_WAIT);
+    // Subscribed before the poll opens, so an entry queued in between wakes the wait.
+    let sub = state.rcadia.subscribe(&id);
     let a = state
         .rcadia
         .apply(&id, |s| {
@@ -256,7 +258,7 @@ async fn pending_actions(
     // Close the poll even if the wait fails, so the host's liveness does not stick.
     let waited = state
         .rcadia
-        .wait_until(&id, wait, |s| s.host_poll_ready(after))
+        .wait_from(sub, &id, a.session, wait, |s| s.host_poll_ready(after))
         .await;
     let done = state
         .rcadia
