@@ -19,6 +19,7 @@ use horst_sessions::{
 use horst_store::Store;
 
 use crate::effects::member;
+use crate::metrics::WriteView;
 use crate::{random_u32, Rcadia, RcadiaError};
 
 /// How often one request re-applies after losing a compare-and-set race before giving up.
@@ -106,8 +107,6 @@ impl Step {
 /// The result of a successful apply.
 #[derive(Debug)]
 pub struct Applied {
-    /// The session as loaded and caught up with time, before the main event.
-    pub before: Session,
     /// The session as stored after the main event.
     pub session: Session,
     /// The main event's outcome (its `reply`).
@@ -214,16 +213,20 @@ impl Rcadia {
     /// deadline or a wake-up of a state that was stored.
     async fn save(
         &self,
-        s: &Session,
+        s: &mut Session,
         expected_rev: u64,
         effects: &[Effect],
         wake: bool,
     ) -> Result<bool, RcadiaError> {
         // The events an apply added go to the list; the record keeps only the next index.
-        let mut record = s.clone();
-        let new_events = std::mem::take(&mut record.events);
-        record.events_base = s.events_base + new_events.len() as u64;
-        let json = serde_json::to_string(&record)
+        // Encoded without its new events (they go to the list) and without a copy of the whole
+        // record: the events are taken out for the encoding and put back.
+        let new_events = std::mem::take(&mut s.events);
+        let base = s.events_base;
+        s.events_base = base + new_events.len() as u64;
+        let encoded = serde_json::to_string(&*s);
+        s.events_base = base;
+        let json = encoded
             .map_err(|e| RcadiaError::Internal(format!("session does not encode: {e}")))?;
         let listed = if s.status == Status::Finished {
             "0"
@@ -263,6 +266,7 @@ impl Rcadia {
         for e in &new_events {
             inv.arg(e.to_string());
         }
+        s.events = new_events;
         for (op, at, m) in &deadlines {
             inv.arg(*op).arg(*at).arg(m);
         }
@@ -300,9 +304,9 @@ impl Rcadia {
     ) -> Result<Session, RcadiaError> {
         for _ in 0..MAX_ATTEMPTS {
             let now = self.now_ms().await?;
-            let (s, out) = make(self.new_session_id(), now)?;
+            let (mut s, out) = make(self.new_session_id(), now)?;
             let wake = wakes(&out.effects, out.changed);
-            if self.save(&s, 0, &out.effects, wake).await? {
+            if self.save(&mut s, 0, &out.effects, wake).await? {
                 self.inner.metrics.session_created(s.round > 1);
                 self.run_effects(&s, after_write(&out.effects), false).await?;
                 return Ok(s);
@@ -325,7 +329,9 @@ impl Rcadia {
     ) -> Result<Applied, RcadiaError> {
         for _ in 0..MAX_ATTEMPTS {
             let (loaded, now) = self.load_at_now(id).await?;
-            let mut s = loaded.clone();
+            // What the metrics compare against, instead of a copy of the whole record.
+            let (loaded_rev, loaded_view) = (loaded.rev, WriteView::of(&loaded));
+            let mut s = loaded;
             let mut acc = Outcome::default();
             if s.is_due(now) {
                 let out = s.apply(Event::Tick, now)?;
@@ -339,13 +345,14 @@ impl Rcadia {
                             merge(&mut acc, out);
                         }
                     }
-                    Ok((s.clone(), st.main))
+                    Ok(st.main)
                 }
                 Err(e) => Err(e),
             };
             let mut main_out = Outcome::default();
-            if let Ok((before, Some(ev))) = &result {
-                let mut next = before.clone();
+            if let Ok(Some(ev)) = &result {
+                // The one copy: a refused main event must leave the caught-up state as it was.
+                let mut next = s.clone();
                 match next.apply(ev.clone(), now) {
                     Ok(out) => {
                         main_out.reply = out.reply.clone();
@@ -361,11 +368,11 @@ impl Rcadia {
             let mut pending_wake = acc.changed;
             if acc.stored {
                 let wake = wakes(&acc.effects, acc.changed);
-                if !self.save(&s, loaded.rev, &acc.effects, wake).await? {
+                if !self.save(&mut s, loaded_rev, &acc.effects, wake).await? {
                     self.inner.metrics.cas_conflict();
                     continue; // lost the race: re-read and re-apply
                 }
-                self.inner.metrics.observe_write(&loaded, &s);
+                self.inner.metrics.observe_write(&loaded_view, &s);
                 pending_wake = false;
             }
             let effects = if acc.stored {
@@ -375,12 +382,11 @@ impl Rcadia {
             };
             let created_rematch = self.run_effects(&s, effects, pending_wake).await?;
             return match result {
-                Ok((before, _)) => {
+                Ok(_) => {
                     main_out.changed = acc.changed;
                     main_out.stored = acc.stored;
                     main_out.effects = acc.effects;
                     Ok(Applied {
-                        before,
                         session: s,
                         outcome: main_out,
                         created_rematch,
