@@ -351,13 +351,12 @@ impl Rcadia {
             };
             let mut main_out = Outcome::default();
             if let Ok(Some(ev)) = &result {
-                // The one copy: a refused main event must leave the caught-up state as it was.
-                let mut next = s.clone();
-                match next.apply(ev.clone(), now) {
+                // No copy needed: the machine leaves the session exactly as it was when it
+                // refuses an event, so the caught-up state (and pre-events) is what is stored.
+                match s.apply(ev.clone(), now) {
                     Ok(out) => {
                         main_out.reply = out.reply.clone();
                         merge(&mut acc, out);
-                        s = next;
                     }
                     Err(e) => result = Err(e),
                 }
