@@ -1,13 +1,24 @@
 //! Load benchmark of RCADIA sessions: many concurrent sessions (2 agents + a host each, all
 //! long-polling) against one `horst api` process and 2 `horst worker` processes on one
-//! redis-server. Reports actions/s, action-to-host delivery latency (p50/p99) and clock
-//! accuracy (p99 lateness of a strike seen by the host).
+//! redis-server. Reports the offered and achieved action rate, action-to-host delivery
+//! latency (p50/p99), clock accuracy (lateness of strikes seen by the host), and the
+//! load-independent cost of an action: HTTP requests, Redis commands and round trips, CPU
+//! time per process, and (with `BENCH_CALLGRIND=1`) the API's instructions.
+//!
+//! The load is an **open loop per session**: an agent acts a fixed think time (uniform in
+//! `[BENCH_THINK_MIN_MS, BENCH_THINK_MAX_MS]`) after its turn was published, measured from
+//! the publish, not from when the agent saw its turn. A slow server therefore does not slow
+//! the offered rate down (an agent that sees its turn late acts at once and is counted as a
+//! late start); a closed loop (think 0) measures queueing, not latency.
 //!
 //! ```sh
-//! cargo bench --bench sessions                      # 1000 sessions, 20 s
-//! BENCH_SESSIONS=200 BENCH_SECONDS=10 BENCH_THINK_MS=500 cargo bench --bench sessions
+//! cargo bench --bench sessions                      # 1000 sessions, think 0.5-1 s, 20 s
+//! BENCH_SESSIONS=200 BENCH_SECONDS=10 cargo bench --bench sessions
+//! BENCH_THINK_MIN_MS=0 BENCH_THINK_MAX_MS=0 cargo bench --bench sessions   # closed loop
+//! BENCH_SESSIONS=20 BENCH_CLOCK_SESSIONS=0 BENCH_CALLGRIND=1 cargo bench --bench sessions
 //! ```
 
+use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -33,6 +44,22 @@ fn now_us() -> u64 {
         .unwrap_or(0)
 }
 
+/// A cheap pseudo-random number in `[0, n)` (spreads think times; no RNG dependency).
+fn rand_below(n: u64) -> u64 {
+    static STATE: AtomicU64 = AtomicU64::new(0x9E37_79B9_7F4A_7C15);
+    let mut x = STATE.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed) ^ now_us();
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    if n == 0 {
+        0
+    } else {
+        x % n
+    }
+}
+
 struct Proc(Child);
 impl Drop for Proc {
     fn drop(&mut self) {
@@ -41,8 +68,15 @@ impl Drop for Proc {
     }
 }
 
-fn horst(args: &[&str]) -> Child {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_horst"));
+fn horst(wrapper: &[String], args: &[&str]) -> Child {
+    let bin = env!("CARGO_BIN_EXE_horst");
+    let mut cmd = if wrapper.is_empty() {
+        Command::new(bin)
+    } else {
+        let mut c = Command::new(&wrapper[0]);
+        c.args(&wrapper[1..]).arg(bin);
+        c
+    };
     cmd.args(args)
         .env("HORST_LOG_LEVEL", "warn")
         .stdin(Stdio::null())
@@ -102,6 +136,67 @@ fn percentile(v: &mut [u64], p: f64) -> u64 {
     v[((v.len() as f64 - 1.0) * p).round() as usize]
 }
 
+/// CPU time (user + system) a process has used so far, in milliseconds.
+fn cpu_ms(pid: u32) -> u64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0;
+    };
+    // Fields after the `(comm)`: state is field 3; utime and stime are fields 14 and 15.
+    let rest = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    // SAFETY: sysconf only reads a constant.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    (ticks(11) + ticks(12)) * 1000 / hz
+}
+
+/// Redis commands executed so far, by command (INFO commandstats).
+async fn redis_commands(url: &str) -> HashMap<String, u64> {
+    let Ok(client) = redis::Client::open(url) else {
+        return HashMap::new();
+    };
+    let Ok(mut conn) = client.get_multiplexed_async_connection().await else {
+        return HashMap::new();
+    };
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut conn)
+        .await
+        .unwrap_or_default();
+    info.lines()
+        .filter_map(|l| {
+            let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
+            let calls = rest.split(',').next()?.strip_prefix("calls=")?.parse().ok()?;
+            Some((name.to_string(), calls))
+        })
+        .collect()
+}
+
+/// Sum of every sample of a metric family on the API's `/metrics`.
+async fn metric_sum(http: &reqwest::Client, base: &str, name: &str) -> f64 {
+    let Ok(r) = http.get(format!("{base}/metrics")).send().await else {
+        return 0.0;
+    };
+    let text = r.text().await.unwrap_or_default();
+    text.lines()
+        .filter(|l| {
+            l.starts_with(name)
+                && matches!(l.as_bytes().get(name.len()), Some(b' ') | Some(b'{'))
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// What the measurement window's start and end read.
+struct Probe {
+    at: Instant,
+    actions: u64,
+    cpu: Vec<u64>,
+    redis: HashMap<String, u64>,
+    http_requests: f64,
+    round_trips: f64,
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     // `cargo test --all-targets` runs bench binaries too (without `--bench`): stay quick.
@@ -112,23 +207,37 @@ async fn main() {
     let sessions = env_num("BENCH_SESSIONS", 1000) as usize;
     let seconds = env_num("BENCH_SECONDS", 20);
     let clock_sessions = env_num("BENCH_CLOCK_SESSIONS", 100) as usize;
-    // Agents "think" this long on average before acting (0: a closed loop that saturates the
-    // server).
-    let think = Duration::from_millis(env_num("BENCH_THINK_MS", 0));
+    let think_min = env_num("BENCH_THINK_MIN_MS", 500);
+    let think_max = env_num("BENCH_THINK_MAX_MS", 1000).max(think_min);
+    let callgrind = env_num("BENCH_CALLGRIND", 0) == 1;
     let redis = RedisServer::start_with(|o| o.appendonly = false);
     let url = redis.url();
     let data = tempfile::tempdir().unwrap();
     let d = data.path().to_str().unwrap().to_string();
+    let cg_dir = tempfile::tempdir().unwrap();
+    let wrapper: Vec<String> = if callgrind {
+        vec![
+            "valgrind".into(),
+            "--tool=callgrind".into(),
+            format!("--callgrind-out-file={}/cg.out", cg_dir.path().display()),
+        ]
+    } else {
+        Vec::new()
+    };
 
-    let mut api = horst(&[
-        "api",
-        "--redis",
-        &url,
-        "--listen",
-        "127.0.0.1:0",
-        "--data",
-        &d,
-    ]);
+    let mut api = horst(
+        &wrapper,
+        &[
+            "api",
+            "--redis",
+            &url,
+            "--listen",
+            "127.0.0.1:0",
+            "--data",
+            &d,
+        ],
+    );
+    let api_pid = api.id();
     let stdout = api.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -143,12 +252,15 @@ async fn main() {
         }
     });
     let base = rx
-        .recv_timeout(Duration::from_secs(60))
+        .recv_timeout(Duration::from_secs(120))
         .expect("api listening");
     let _api = Proc(api);
-    let _workers: Vec<Proc> = (0..2)
-        .map(|_| Proc(horst(&["worker", "--redis", &url, "--data", &d])))
+    let workers: Vec<Proc> = (0..2)
+        .map(|_| Proc(horst(&[], &["worker", "--redis", &url, "--data", &d])))
         .collect();
+    let mut pids = vec![api_pid];
+    pids.extend(workers.iter().map(|w| w.0.id()));
+    pids.extend(redis.pid());
 
     let store = horst_store::Store::connect(&url, "horst:").await.unwrap();
     let auth = horst_rcadia::auth::Auth::new(store).await.unwrap();
@@ -171,13 +283,17 @@ async fn main() {
         .0);
 
     let stop = Arc::new(AtomicBool::new(false));
+    let measuring = Arc::new(AtomicBool::new(false));
     let actions = Arc::new(AtomicU64::new(0));
+    let late_starts = Arc::new(AtomicU64::new(0));
     let delivery = Arc::new(Mutex::new(Vec::<u64>::new()));
     let lateness = Arc::new(Mutex::new(Vec::<u64>::new()));
     let mut tasks = tokio::task::JoinSet::new();
 
+    let mean_think_s = (think_min + think_max) as f64 / 2000.0;
     println!(
-        "sessions: {sessions} playing + {clock_sessions} clock sessions, {seconds} s, API {base}"
+        "sessions: {sessions} playing + {clock_sessions} clock sessions, {seconds} s, think {think_min}-{think_max} ms after the turn's publish, API {base}{}",
+        if callgrind { " (under callgrind)" } else { "" }
     );
     // Phase 1: every table is created and seated (64 at a time) before anyone plays.
     let setup = Instant::now();
@@ -190,9 +306,12 @@ async fn main() {
             let (host, auth, mk) = (host.clone(), auth.clone(), mk.clone());
             batch.spawn(async move {
                 let clocked = i >= sessions;
+                // Clock sessions: a 1 s turn clock whose strikes never run out, so every
+                // clock session yields one strike a second for the whole run.
                 let config = json!({
                     "minPlayers": 2, "maxPlayers": 2, "turnBased": true, "sdkVersion": "2.0.0",
-                    "gameType": "bench", "turnTimeout": if clocked { 1 } else { 0 }, "maxTurnTimeouts": 1
+                    "gameType": "bench", "turnTimeout": if clocked { 1 } else { 0 },
+                    "maxTurnTimeouts": 100_000
                 });
                 let (_, v) = host
                     .call(true, BRIDGE, Some(json!({ "config": config, "gameId": "bench" })))
@@ -229,19 +348,24 @@ async fn main() {
     );
     // Phase 2: every host and agent long-polls.
     for (clocked, id, pids, agents) in tables {
-        // Host loop.
-        let (h, idh, pidsh, stop_h, delivery_h, lateness_h) = (
+        // When the host last started publishing a turn (client clock, µs): the agents' think
+        // time counts from here, so server delays do not lower the offered rate.
+        let turn_at = Arc::new(AtomicU64::new(0));
+        let (h, idh, pidsh, stop_h, delivery_h, lateness_h, measuring_h, turn_at_h) = (
             host.clone(),
             id.clone(),
             pids.clone(),
             stop.clone(),
             delivery.clone(),
             lateness.clone(),
+            measuring.clone(),
+            turn_at.clone(),
         );
         tasks.spawn(async move {
             let mut after = 0u64;
             let mut on = 0usize;
-            let mut published_at = None;
+            // Clock sessions: when the current turn's clock started (server clock, µs).
+            let mut clock_start = None;
             let publish = |on: usize| {
                 json!({ "ops": [
                     { "op": "state", "state": { "on": on } },
@@ -267,18 +391,20 @@ async fn main() {
                         (Some("system"), Some("game_start")) => next = true,
                         (Some("action"), _) => {
                             if let Some(t) = e["action"]["t"].as_u64() {
-                                delivery_h.lock().unwrap().push(got.saturating_sub(t));
+                                if measuring_h.load(Ordering::Relaxed) {
+                                    delivery_h.lock().unwrap().push(got.saturating_sub(t));
+                                }
                             }
                             on = 1 - on;
                             next = true;
                         }
                         (Some("timeout"), _) => {
-                            if let Some(t0) = published_at {
-                                // The strike is due 1 s after the turn was published.
-                                lateness_h
-                                    .lock()
-                                    .unwrap()
-                                    .push(got.saturating_sub(t0 + 1_000_000));
+                            // Strike k is due k turn timeouts (1 s) after the clock started.
+                            if let (Some(t0), Some(k)) = (clock_start, e["strike"].as_u64()) {
+                                if measuring_h.load(Ordering::Relaxed) {
+                                    let due = t0 + k * 1_000_000;
+                                    lateness_h.lock().unwrap().push(got.saturating_sub(due));
+                                }
                             }
                         }
                         _ => {}
@@ -288,6 +414,11 @@ async fn main() {
                     return;
                 }
                 if next {
+                    if clocked {
+                        // Spread the clock sessions' deadlines over the second.
+                        tokio::time::sleep(Duration::from_millis(rand_below(1000))).await;
+                    }
+                    turn_at_h.store(now_us(), Ordering::SeqCst);
                     h.call(true, &format!("{BRIDGE}/{idh}/ops"), Some(publish(on)))
                         .await;
                     if clocked {
@@ -295,7 +426,7 @@ async fn main() {
                         if let Some((200, v)) =
                             h.call(false, &format!("{AGENT}/{idh}/public"), None).await
                         {
-                            published_at = v["deadline"]
+                            clock_start = v["deadline"]
                                 .as_str()
                                 .and_then(parse_iso_us)
                                 .map(|d| d - 1_000_000);
@@ -305,10 +436,16 @@ async fn main() {
             }
         });
         if clocked {
-            continue; // its agents never act: the clock forfeits them
+            continue; // its agents never act: the clock strikes them every second
         }
         for a in agents {
-            let (idc, stop_a, actions_a) = (id.clone(), stop.clone(), actions.clone());
+            let (idc, stop_a, actions_a, late_a, turn_at_a) = (
+                id.clone(),
+                stop.clone(),
+                actions.clone(),
+                late_starts.clone(),
+                turn_at.clone(),
+            );
             tasks.spawn(async move {
                 while !stop_a.load(Ordering::Relaxed) {
                     let Some((200, s)) = a
@@ -321,10 +458,14 @@ async fn main() {
                         return;
                     }
                     if s["yourTurn"] == true {
-                        // Uniform in [0, 2 x think): no synchronised bursts of 1000 agents.
-                        let jitter =
-                            (now_us().wrapping_mul(6_364_136_223_846_793_005) >> 33) % 1000;
-                        tokio::time::sleep(think * 2 * jitter as u32 / 1000).await;
+                        let think = think_min + rand_below(think_max - think_min + 1);
+                        let act_at = turn_at_a.load(Ordering::SeqCst) + think * 1000;
+                        let now = now_us();
+                        if act_at > now {
+                            tokio::time::sleep(Duration::from_micros(act_at - now)).await;
+                        } else if think > 0 {
+                            late_a.fetch_add(1, Ordering::Relaxed);
+                        }
                         let turn = s["turn"].as_u64().unwrap_or(0);
                         let body =
                             json!({ "action": { "type": "move", "t": now_us() }, "turn": turn });
@@ -339,32 +480,127 @@ async fn main() {
             });
         }
     }
-    // Let every host see its game_start before measuring.
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let t0 = Instant::now();
-    let a0 = actions.load(Ordering::Relaxed);
-    delivery.lock().unwrap().clear();
+    let probe = |http: reqwest::Client, base: String, url: String, pids: Vec<u32>| {
+        let actions = actions.clone();
+        async move {
+            Probe {
+                at: Instant::now(),
+                actions: actions.load(Ordering::Relaxed),
+                cpu: pids.iter().map(|p| cpu_ms(*p)).collect(),
+                redis: redis_commands(&url).await,
+                http_requests: metric_sum(&http, &base, "horst_http_requests_total").await,
+                round_trips: metric_sum(&http, &base, "horst_session_redis_round_trips_total")
+                    .await,
+            }
+        }
+    };
+    let cg = |what: &str| {
+        if callgrind {
+            let _ = Command::new("callgrind_control")
+                .arg(what)
+                .arg(api_pid.to_string())
+                .stdout(Stdio::null())
+                .status();
+        }
+    };
+    // Let every host see its game_start and the think times settle before measuring.
+    tokio::time::sleep(Duration::from_millis(2000 + think_max)).await;
+    cg("--zero");
+    let p0 = probe(http.clone(), base.clone(), url.clone(), pids.clone()).await;
+    measuring.store(true, Ordering::Relaxed);
+    let late0 = late_starts.load(Ordering::Relaxed);
     tokio::time::sleep(Duration::from_secs(seconds)).await;
-    let n = actions.load(Ordering::Relaxed) - a0;
-    let elapsed = t0.elapsed().as_secs_f64();
+    measuring.store(false, Ordering::Relaxed);
+    let p1 = probe(http.clone(), base.clone(), url.clone(), pids.clone()).await;
+    cg("--dump");
+    let late = late_starts.load(Ordering::Relaxed) - late0;
     stop.store(true, Ordering::Relaxed);
+
+    let n = p1.actions - p0.actions;
+    let elapsed = (p1.at - p0.at).as_secs_f64();
+    let per = |x: f64| if n == 0 { 0.0 } else { x / n as f64 };
     let mut d = delivery.lock().unwrap().clone();
     let mut l = lateness.lock().unwrap().clone();
+    if think_max > 0 {
+        println!(
+            "offered: ~{:.0} actions/s (one action per session every ~{mean_think_s:.2} s of think time plus the server's turn-around)",
+            sessions as f64 / mean_think_s
+        );
+    }
     println!(
-        "actions/s: {:.0} ({n} actions in {elapsed:.1} s)",
-        n as f64 / elapsed
+        "actions/s: {:.0} ({n} actions in {elapsed:.1} s); late starts (agent saw its turn after its think time): {:.1}%",
+        n as f64 / elapsed,
+        per(late as f64) * 100.0
     );
     println!(
-        "action-to-host delivery: p50 {:.1} ms, p99 {:.1} ms ({} samples)",
+        "action-to-host delivery: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({} samples)",
         percentile(&mut d, 0.5) as f64 / 1000.0,
         percentile(&mut d, 0.99) as f64 / 1000.0,
+        percentile(&mut d, 1.0) as f64 / 1000.0,
         d.len()
     );
     println!(
-        "clock lateness (strike seen by the host after its deadline): p50 {:.1} ms, p99 {:.1} ms ({} samples)",
+        "clock lateness (strike seen by the host after its deadline): p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({} samples)",
         percentile(&mut l, 0.5) as f64 / 1000.0,
         percentile(&mut l, 0.99) as f64 / 1000.0,
+        percentile(&mut l, 1.0) as f64 / 1000.0,
         l.len()
     );
+    // Per action: everything the window did (clock sessions included) over the actions.
+    let mut cmds: Vec<(String, u64)> = p1
+        .redis
+        .iter()
+        .map(|(k, v)| (k.clone(), v - p0.redis.get(k).copied().unwrap_or(0)))
+        .filter(|(_, v)| *v > 0)
+        .collect();
+    cmds.sort_by(|a, b| b.1.cmp(&a.1));
+    let total_cmds: u64 = cmds.iter().map(|(_, v)| v).sum();
+    println!(
+        "per action: {:.1} HTTP requests, {:.1} Redis commands, {:.1} session-layer Redis round trips (API process)",
+        per(p1.http_requests - p0.http_requests),
+        per(total_cmds as f64),
+        per(p1.round_trips - p0.round_trips),
+    );
+    println!(
+        "  Redis commands per action: {}",
+        cmds.iter()
+            .take(10)
+            .map(|(k, v)| format!("{k} {:.2}", per(*v as f64)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let names = ["api", "worker 1", "worker 2", "redis"];
+    let cpu: Vec<String> = p1
+        .cpu
+        .iter()
+        .zip(&p0.cpu)
+        .zip(names)
+        .map(|((b, a), name)| format!("{name} {:.3}", per((b - a) as f64)))
+        .collect();
+    let total_cpu: u64 = p1.cpu.iter().zip(&p0.cpu).map(|(b, a)| b - a).sum();
+    println!(
+        "  CPU ms per action: {} (total {:.3}; the benchmark's own clients not included)",
+        cpu.join(", "),
+        per(total_cpu as f64)
+    );
+    if callgrind {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let mut ir = 0u64;
+        for entry in std::fs::read_dir(cg_dir.path()).unwrap().flatten() {
+            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            for line in text.lines() {
+                if let Some(v) = line
+                    .strip_prefix("totals: ")
+                    .or_else(|| line.strip_prefix("summary: "))
+                {
+                    ir = ir.max(v.trim().parse().unwrap_or(0));
+                }
+            }
+        }
+        println!(
+            "  API instructions per action (callgrind, whole process): {:.0} k",
+            per(ir as f64) / 1000.0
+        );
+    }
     tasks.abort_all();
 }

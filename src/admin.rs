@@ -330,10 +330,12 @@ pub enum TokenCommand {
 
 #[derive(Subcommand, Debug)]
 pub enum UserCommand {
-    /// Create a user; the password is prompted for, or read from stdin.
+    /// Create a user. On a terminal the password is prompted for twice without echo;
+    /// when stdin is not a terminal (a pipe or a file) its first line is the password.
     Create {
         username: String,
-        /// Read the password from the first line of stdin (for scripts).
+        /// Read the password from the first line of stdin even on a terminal (scripts that
+        /// predate the pipe detection; a pipe is read without it).
         #[arg(long)]
         password_stdin: bool,
     },
@@ -667,21 +669,17 @@ async fn token_create(
 }
 
 async fn user_create(store: &horst_store::Store, username: &str, from_stdin: bool) -> ExitCode {
-    use std::io::BufRead;
-    if !from_stdin {
-        // No terminal tricks: the password is typed visibly; scripts use --password-stdin.
-        eprint!("password for {username}: ");
-    }
-    let mut line = String::new();
-    if let Err(e) = std::io::stdin().lock().read_line(&mut line) {
-        eprintln!("horst: cannot read the password: {e}");
-        return ExitCode::from(1);
-    }
-    let password = line.trim_end_matches(['\r', '\n']);
+    let password = match read_password(username, from_stdin) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("horst: {e}");
+            return ExitCode::from(1);
+        }
+    };
     let Some(auth) = auth(store).await else {
         return ExitCode::from(1);
     };
-    match auth.create_user(username, password).await {
+    match auth.create_user(username, &password).await {
         Ok(()) => {
             eprintln!("horst: created user {username}");
             ExitCode::SUCCESS
@@ -689,6 +687,78 @@ async fn user_create(store: &horst_store::Store, username: &str, from_stdin: boo
         Err(e) => {
             eprintln!("horst: {e}");
             ExitCode::from(1)
+        }
+    }
+}
+
+/// The new user's password: from a terminal, prompted twice with echo off; otherwise (a
+/// pipe, a file, or `--password-stdin`) the first line of stdin, so scripts need no flag.
+fn read_password(username: &str, from_stdin: bool) -> Result<String, String> {
+    use std::io::BufRead;
+    // SAFETY: isatty only inspects the descriptor.
+    let terminal = !from_stdin && unsafe { libc::isatty(libc::STDIN_FILENO) } == 1;
+    let read_line = || -> Result<String, String> {
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .map_err(|e| format!("cannot read the password: {e}"))?;
+        Ok(line.trim_end_matches(['\r', '\n']).to_string())
+    };
+    if !terminal {
+        return read_line();
+    }
+    let first = {
+        let _quiet = EchoOff::on_stdin()?;
+        eprint!("password for {username}: ");
+        read_line()?
+    };
+    let again = {
+        let _quiet = EchoOff::on_stdin()?;
+        eprint!("again: ");
+        read_line()?
+    };
+    if first != again {
+        return Err("the two passwords differ; run the command again".into());
+    }
+    Ok(first)
+}
+
+/// Turns the terminal's echo off on stdin until dropped (keeping the newline echo, so the
+/// cursor moves on after Enter), and restores the previous settings even on an error path.
+struct EchoOff {
+    saved: libc::termios,
+}
+
+impl EchoOff {
+    fn on_stdin() -> Result<EchoOff, String> {
+        // SAFETY: a zeroed termios is a valid out-parameter; tcgetattr fills it.
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        if unsafe { libc::tcgetattr(libc::STDIN_FILENO, &mut t) } != 0 {
+            return Err(format!(
+                "cannot read the terminal settings: {}; pipe the password in instead: printf '%s\\n' \"$PASSWORD\" | horst admin user create NAME",
+                std::io::Error::last_os_error()
+            ));
+        }
+        let saved = t;
+        t.c_lflag &= !libc::ECHO;
+        t.c_lflag |= libc::ECHONL;
+        // SAFETY: t is a termios read from this descriptor with only flags changed.
+        if unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSAFLUSH, &t) } != 0 {
+            return Err(format!(
+                "cannot turn the terminal echo off: {}; pipe the password in instead",
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(EchoOff { saved })
+    }
+}
+
+impl Drop for EchoOff {
+    fn drop(&mut self) {
+        // SAFETY: restores the settings read in on_stdin.
+        unsafe {
+            libc::tcsetattr(libc::STDIN_FILENO, libc::TCSAFLUSH, &self.saved);
         }
     }
 }

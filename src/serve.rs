@@ -196,6 +196,10 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
             rcadia.clone(),
             auth,
         );
+        let state = match listener.local_addr() {
+            Ok(addr) => state.with_listen_addr(addr),
+            Err(_) => state,
+        };
         let router = if roles.api {
             horst_api::router(state)
         } else {

@@ -48,6 +48,9 @@ pub struct AppState {
     pub rcadia: Rcadia,
     /// Agent tokens, users and JWTs.
     pub auth: Auth,
+    /// The base of absolute URLs given to agents (`skillUrl`), without a trailing `/`:
+    /// `sessions.public_url`, else `http://` + the listen address ([`AppState::with_listen_addr`]).
+    pub public_url: Arc<str>,
     pub(crate) http: request_log::HttpMetrics,
 }
 
@@ -62,6 +65,8 @@ impl AppState {
         auth: Auth,
     ) -> Self {
         let http = request_log::HttpMetrics::register(&metrics);
+        // Whoever serves /metrics shows the session layer's metrics too.
+        rcadia.metrics().register(&metrics);
         let agents = AgentGateway {
             gateway: horst_gateway::Gateway::new(
                 store.clone(),
@@ -74,7 +79,9 @@ impl AppState {
                 &config.server.trusted_proxies,
             )),
         };
+        let public_url = public_url(&config, &config.server.listen);
         AppState {
+            public_url,
             config,
             store,
             queue,
@@ -85,6 +92,24 @@ impl AppState {
             auth,
             http,
         }
+    }
+}
+
+impl AppState {
+    /// The address the API is bound to (a configured port 0 becomes the real one): the base
+    /// of absolute URLs when `sessions.public_url` is not set.
+    pub fn with_listen_addr(mut self, addr: std::net::SocketAddr) -> Self {
+        self.public_url = public_url(&self.config, &addr.to_string());
+        self
+    }
+}
+
+fn public_url(config: &Config, listen: &str) -> Arc<str> {
+    let configured = config.sessions.public_url.trim_end_matches('/');
+    if configured.is_empty() {
+        format!("http://{listen}").into()
+    } else {
+        configured.into()
     }
 }
 

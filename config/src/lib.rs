@@ -292,6 +292,16 @@ impl Config {
                 return fail("server.trusted_proxies", format!("entry {i}: {m}"));
             }
         }
+        let public = &self.sessions.public_url;
+        let scheme_ok = public.starts_with("http://") || public.starts_with("https://");
+        if !public.is_empty()
+            && (!scheme_ok || public.chars().any(|c| c.is_whitespace() || c == '?' || c == '#'))
+        {
+            return fail(
+                "sessions.public_url",
+                format!("{public:?} is not a base URL; write scheme://host[:port][/path], e.g. \"https://api.rcadia.xyz\", or leave it empty"),
+            );
+        }
         for origin in &self.gateway.allowed_origins {
             if !(origin.starts_with("http://") || origin.starts_with("https://"))
                 || origin.ends_with('/')

@@ -286,6 +286,9 @@ pub struct SessionsConfig {
     /// The identity whose tables `/available` shows as `host: "house"`: an agent id
     /// (`agt_...`, printed by `horst admin token create`) or a username. Empty: none.
     pub house_identity: String,
+    /// The public base URL agents reach this server at (`skillUrl`s are absolute from it),
+    /// e.g. `https://api.rcadia.xyz`. Empty: `http://` + the address the API listens on.
+    pub public_url: String,
 }
 
 impl Default for SessionsConfig {
@@ -298,6 +301,7 @@ impl Default for SessionsConfig {
             rematch_delay_ms: 3000,
             lobby_fill_ms: 10_000,
             house_identity: String::new(),
+            public_url: String::new(),
         }
     }
 }

@@ -9,6 +9,11 @@
 //! Pub/sub is fire-and-forget: while the connection is down messages are lost. So after
 //! every (re)connect *all* waiters are woken to re-read their state, and waiters also
 //! re-read on a slow timer of their own.
+//!
+//! A message's payload is kept with the wake-up ([`Subscription::payload`]): a publisher that
+//! sends the new state itself (sessions publish their record) spares every waiter in every
+//! process a read. The latest message wins; a wake-up after a reconnect carries no payload,
+//! which tells waiters to read.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -17,7 +22,15 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tokio::sync::watch;
 
-type Waiters = Arc<Mutex<HashMap<String, watch::Sender<u64>>>>;
+/// What a waiter sees: a counter that moves on every message, and the latest payload
+/// (`None` after a reconnect: messages may have been missed, read the state).
+#[derive(Debug, Clone, Default)]
+struct Wake {
+    count: u64,
+    payload: Option<Arc<str>>,
+}
+
+type Waiters = Arc<Mutex<HashMap<String, watch::Sender<Wake>>>>;
 
 /// The process's pub/sub listener. Cheap to clone.
 #[derive(Clone)]
@@ -28,7 +41,7 @@ pub struct Notifier {
 
 /// A registration for one channel; [`Subscription::changed`] resolves on a message.
 pub struct Subscription {
-    rx: watch::Receiver<u64>,
+    rx: watch::Receiver<Wake>,
     channel: String,
     waiters: Waiters,
 }
@@ -40,6 +53,11 @@ impl Subscription {
             // The notifier is gone (shutdown): never resolve; callers time out on their own.
             std::future::pending::<()>().await;
         }
+    }
+
+    /// The payload of the latest message, if it carried one and no reconnect came after it.
+    pub fn payload(&self) -> Option<Arc<str>> {
+        self.rx.borrow().payload.clone()
     }
 }
 
@@ -92,7 +110,7 @@ impl Notifier {
         let mut waiters = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
         let tx = waiters
             .entry(channel.to_string())
-            .or_insert_with(|| watch::channel(0).0);
+            .or_insert_with(|| watch::channel(Wake::default()).0);
         let mut rx = tx.subscribe();
         rx.mark_unchanged();
         Subscription {
@@ -136,7 +154,16 @@ async fn listen(
         let channel = msg.get_channel_name();
         let waiters = waiters.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(tx) = waiters.get(channel) {
-            tx.send_modify(|n| *n += 1);
+            // Decoded only for channels someone waits on (most messages have no waiter here).
+            let payload: Option<Arc<str>> = msg
+                .get_payload::<String>()
+                .ok()
+                .filter(|p| !p.is_empty())
+                .map(Arc::from);
+            tx.send_modify(|w| {
+                w.count += 1;
+                w.payload = payload;
+            });
         }
     }
     tracing::warn!("pub/sub connection lost; reconnecting");
@@ -146,6 +173,9 @@ async fn listen(
 fn wake_all(waiters: &Waiters) {
     let waiters = waiters.lock().unwrap_or_else(|e| e.into_inner());
     for tx in waiters.values() {
-        tx.send_modify(|n| *n += 1);
+        tx.send_modify(|w| {
+            w.count += 1;
+            w.payload = None;
+        });
     }
 }

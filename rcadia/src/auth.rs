@@ -36,7 +36,20 @@ pub struct Identity {
 pub struct Auth {
     store: Store,
     secret: Vec<u8>,
+    /// Known tokens by hash, for [`TOKEN_CACHE_TTL`]: agents long-poll in a loop, and a Redis
+    /// read per request only to learn the same identity again is most of a poll's cost.
+    /// Tokens cannot be changed or revoked once created, so a cached entry is never stale;
+    /// the expiry only bounds what a future revocation would have to wait for. Unknown
+    /// tokens are not cached (a token created a moment ago works at once).
+    cache: std::sync::Arc<std::sync::Mutex<TokenCache>>,
 }
+
+/// How long a token's identity is reused without reading Redis.
+const TOKEN_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(30);
+/// Cached tokens per process; at this size the cache starts over (no unbounded growth).
+const TOKEN_CACHE_MAX: usize = 100_000;
+
+type TokenCache = std::collections::HashMap<String, (std::time::Instant, Identity)>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
@@ -74,6 +87,7 @@ impl Auth {
         Ok(Auth {
             store,
             secret: secret.into_bytes(),
+            cache: Default::default(),
         })
     }
 
@@ -254,12 +268,18 @@ impl Auth {
                 name: Some(user),
             }));
         }
+        let hash = sha256_hex(bearer);
+        {
+            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((at, id)) = cache.get(&hash) {
+                if at.elapsed() < TOKEN_CACHE_TTL {
+                    return Ok(Some(id.clone()));
+                }
+            }
+        }
         let mut conn = self.store.conn();
         let fields: Vec<Option<String>> = redis::cmd("HMGET")
-            .arg(
-                self.store
-                    .key(&format!("auth:token:{}", sha256_hex(bearer))),
-            )
+            .arg(self.store.key(&format!("auth:token:{hash}")))
             .arg("agent")
             .arg("play")
             .arg("host")
@@ -271,14 +291,20 @@ impl Auth {
         else {
             return Ok(None);
         };
-        Ok(Some(Identity {
+        let id = Identity {
             key: format!("agent:{agent}"),
             id: agent,
             is_user: false,
             play: play.as_deref() == Some("1"),
             host: host.as_deref() == Some("1"),
             name: name.filter(|n| !n.is_empty()),
-        }))
+        };
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= TOKEN_CACHE_MAX {
+            cache.clear();
+        }
+        cache.insert(hash, (std::time::Instant::now(), id.clone()));
+        Ok(Some(id))
     }
 }
 

@@ -37,21 +37,34 @@ impl Rcadia {
         }
     }
 
+    /// How long until the earliest deadline (any feature's), capped at [`MAX_SLEEP`]: the
+    /// earliest entry and the server clock in one round trip.
     async fn time_to_next(&self) -> Result<Duration, RcadiaError> {
-        let delayed = self.inner.queue.delayed();
-        let Some(next) = delayed.next_due().await? else {
+        let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
+        let (first, (secs, micros)): (Vec<(String, f64)>, (u64, u64)) = redis::pipe()
+            .cmd("ZRANGE")
+            .arg(self.inner.queue.delayed().key())
+            .arg(0)
+            .arg(0)
+            .arg("WITHSCORES")
+            .cmd("TIME")
+            .query_async(&mut conn)
+            .await?;
+        let Some((_, next)) = first.first() else {
             return Ok(MAX_SLEEP);
         };
-        let now = self.now_ms().await?;
-        Ok(Duration::from_millis(next.saturating_sub(now)).min(MAX_SLEEP))
+        let now = secs * 1000 + micros / 1000;
+        Ok(Duration::from_millis((*next as u64).saturating_sub(now)).min(MAX_SLEEP))
     }
 
     /// Fires every due deadline once; returns how many were popped.
     pub async fn fire_due(&self) -> Result<usize, RcadiaError> {
+        self.inner.metrics.round_trip();
         let due = self.inner.queue.delayed().pop_due(BATCH).await?;
         let n = due.len();
         let mut tasks = tokio::task::JoinSet::new();
-        for (m, _) in due {
+        for (m, due_ms) in due {
             let Some((id, kind, generation)) = parse_member(&m) else {
                 tracing::warn!(member = %m, "delayed entry is not a session deadline; dropped");
                 continue;
@@ -67,7 +80,8 @@ impl Rcadia {
                     })
                     .await;
                 match r {
-                    Ok(_) | Err(RcadiaError::NotFound) | Err(RcadiaError::Gone) => {}
+                    Ok(a) => me.inner.metrics.clock_fired(&kind, a.now_ms.saturating_sub(due_ms)),
+                    Err(RcadiaError::NotFound) | Err(RcadiaError::Gone) => {}
                     Err(e) => tracing::warn!(session = %id, error = %e, "deadline not applied"),
                 }
             });

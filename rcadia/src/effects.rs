@@ -1,9 +1,11 @@
 //! Carrying out the machine's effects after a write: deadlines in the delayed set, wake-ups,
 //! rematch creation, forwarded leaves.
 //!
-//! Effects run after the compare-and-set succeeded, so they describe stored state. If the
-//! process dies in between, nothing is lost for good: the machine catches up with any due
-//! transition on the next apply (`is_due` + `Tick`), whatever the delayed set holds.
+//! Deadlines and the wake-up of a stored write travel inside the save script (`store.rs`), so
+//! they are atomic with the write. What runs here afterwards touches other sessions (rematch
+//! creation, forwarded leaves), or belongs to an apply that stored nothing. If the process
+//! dies in between, nothing is lost for good: the machine catches up with any due transition
+//! on the next apply (`is_due` + `Tick`), whatever the delayed set holds.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -42,6 +44,7 @@ type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 impl Rcadia {
     pub(crate) async fn cancel_deadline(&self, d: &Deadline) -> Result<(), RcadiaError> {
+        self.inner.metrics.round_trip();
         self.inner.queue.delayed().cancel(&member(d)).await?;
         Ok(())
     }
@@ -82,13 +85,16 @@ impl Rcadia {
                 }
             }
             if wake {
+                // No payload: waiters read the state (a stored write publishes its record from
+                // the save script instead).
                 pipe.cmd("PUBLISH")
                     .arg(self.channel(&s.session_id))
-                    .arg(s.version)
+                    .arg("")
                     .ignore();
             }
             if pipe.cmd_iter().next().is_some() {
                 let mut conn = self.inner.store.conn();
+                self.inner.metrics.round_trip();
                 let _: () = pipe.query_async(&mut conn).await?;
             }
             let mut created = None;

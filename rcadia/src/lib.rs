@@ -20,9 +20,11 @@ use horst_store::Store;
 pub mod auth;
 pub mod clock;
 pub mod effects;
+pub mod metrics;
 pub mod store;
 pub mod wait;
 
+pub use metrics::SessionMetrics;
 pub use store::Applied;
 
 /// Errors of the session layer. Protocol errors carry the session as it is stored (for the
@@ -95,6 +97,7 @@ pub(crate) struct Inner {
     pub boot_tag: u16,
     /// Long-polls end early when this turns true (graceful shutdown).
     pub shutdown: tokio::sync::watch::Receiver<bool>,
+    pub metrics: SessionMetrics,
 }
 
 impl Rcadia {
@@ -115,6 +118,7 @@ impl Rcadia {
                 scripts: store::Scripts::load(),
                 boot_tag,
                 shutdown,
+                metrics: SessionMetrics::default(),
             }),
         })
     }
@@ -122,6 +126,11 @@ impl Rcadia {
     /// The pub/sub patterns the process's notifier must listen to.
     pub fn channels(store: &Store) -> Vec<String> {
         vec![store.key("ses:*")]
+    }
+
+    /// The session metrics; [`SessionMetrics::register`] puts them on a `/metrics`.
+    pub fn metrics(&self) -> &SessionMetrics {
+        &self.inner.metrics
     }
 
     pub fn settings(&self) -> &RcadiaSettings {
@@ -139,6 +148,7 @@ impl Rcadia {
     /// The Redis server's clock (`TIME`): the one clock every process uses for the machine.
     pub async fn now_ms(&self) -> Result<u64, RcadiaError> {
         let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
         let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut conn).await?;
         Ok(secs * 1000 + micros / 1000)
     }

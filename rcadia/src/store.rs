@@ -18,6 +18,8 @@ use horst_sessions::{
 };
 use horst_store::Store;
 
+use crate::effects::member;
+use crate::metrics::WriteView;
 use crate::{random_u32, Rcadia, RcadiaError};
 
 /// How often one request re-applies after losing a compare-and-set race before giving up.
@@ -28,9 +30,12 @@ const MAX_ATTEMPTS: usize = 32;
 const FINISHED_RETENTION_MS: u64 = 24 * 3600 * 1000;
 
 const SAVE_LUA: &str = r#"
--- KEYS[1] session hash, KEYS[2] index of unfinished sessions, KEYS[3] the session's event list
--- ARGV: expected rev ('0' = create: must not exist), new rev, json, id, listed ('1'/'0'),
---       ttl ms, events kept, then the new events
+-- KEYS[1] session hash, KEYS[2] index of unfinished sessions, KEYS[3] the session's event
+-- list, KEYS[4] the delayed set
+-- ARGV: [1] expected rev ('0' = create: must not exist), [2] new rev, [3] json, [4] id,
+--       [5] listed ('1'/'0'), [6] ttl ms, [7] events kept, [8] number of new events E,
+--       [9] number of deadline changes D, [10] wake-up channel ('' = none);
+--       then E events, then D triples (op 'a' add / 'r' remove, due ms, member)
 local cur = redis.call('HGET', KEYS[1], 'rev')
 if ARGV[1] == '0' then
   if cur then return 0 end
@@ -38,8 +43,9 @@ elseif cur ~= ARGV[1] then
   return 0
 end
 redis.call('HSET', KEYS[1], 'rev', ARGV[2], 'json', ARGV[3])
-if #ARGV > 7 then
-  redis.call('RPUSH', KEYS[3], unpack(ARGV, 8))
+local ne = tonumber(ARGV[8])
+if ne > 0 then
+  redis.call('RPUSH', KEYS[3], unpack(ARGV, 11, 10 + ne))
   redis.call('LTRIM', KEYS[3], -tonumber(ARGV[7]), -1)
 end
 if ARGV[5] == '1' then
@@ -50,6 +56,20 @@ else
   redis.call('SREM', KEYS[2], ARGV[4])
   redis.call('PEXPIRE', KEYS[1], ARGV[6])
   redis.call('PEXPIRE', KEYS[3], ARGV[6])
+end
+local i = 11 + ne
+for _ = 1, tonumber(ARGV[9]) do
+  if ARGV[i] == 'a' then
+    redis.call('ZADD', KEYS[4], ARGV[i + 1], ARGV[i + 2])
+  else
+    redis.call('ZREM', KEYS[4], ARGV[i + 2])
+  end
+  i = i + 3
+end
+-- The wake-up carries the record itself: waiters in every process take the new state from
+-- the message instead of each reading it back.
+if ARGV[10] ~= '' then
+  redis.call('PUBLISH', ARGV[10], ARGV[3])
 end
 return 1
 "#;
@@ -87,14 +107,14 @@ impl Step {
 /// The result of a successful apply.
 #[derive(Debug)]
 pub struct Applied {
-    /// The session as loaded and caught up with time, before the main event.
-    pub before: Session,
     /// The session as stored after the main event.
     pub session: Session,
     /// The main event's outcome (its `reply`).
     pub outcome: Outcome,
     /// The next round this apply created (`CreateRematch`).
     pub created_rematch: Option<String>,
+    /// The Redis clock the events were applied at.
+    pub now_ms: u64,
 }
 
 /// Reads the store's boot tag, creating it on first use.
@@ -134,6 +154,7 @@ impl Rcadia {
     pub async fn load_with_events(&self, id: &str) -> Result<Session, RcadiaError> {
         let mut s = self.load(id).await?;
         let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
         let raw: Vec<String> = redis::cmd("LRANGE")
             .arg(self.events_key(id))
             .arg(0)
@@ -154,6 +175,7 @@ impl Rcadia {
             return Err(RcadiaError::NotFound);
         }
         let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
         let json: Option<String> = redis::cmd("HGET")
             .arg(self.session_key(id))
             .arg("json")
@@ -170,6 +192,7 @@ impl Rcadia {
             return Err(RcadiaError::NotFound);
         }
         let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
         let (json, (secs, micros)): (Option<String>, (u64, u64)) = redis::pipe()
             .cmd("HGET")
             .arg(self.session_key(id))
@@ -184,32 +207,68 @@ impl Rcadia {
     }
 
     /// Compare-and-set write; `expected_rev` 0 creates. False if another writer won.
-    async fn save(&self, s: &Session, expected_rev: u64) -> Result<bool, RcadiaError> {
+    ///
+    /// The write's deadline changes (`Schedule`/`Cancel` effects) and its wake-up go in the
+    /// same script: one round trip, and a process dying right after the write cannot lose a
+    /// deadline or a wake-up of a state that was stored.
+    async fn save(
+        &self,
+        s: &mut Session,
+        expected_rev: u64,
+        effects: &[Effect],
+        wake: bool,
+    ) -> Result<bool, RcadiaError> {
         // The events an apply added go to the list; the record keeps only the next index.
-        let mut record = s.clone();
-        let new_events = std::mem::take(&mut record.events);
-        record.events_base = s.events_base + new_events.len() as u64;
-        let json = serde_json::to_string(&record)
+        // Encoded without its new events (they go to the list) and without a copy of the whole
+        // record: the events are taken out for the encoding and put back.
+        let new_events = std::mem::take(&mut s.events);
+        let base = s.events_base;
+        s.events_base = base + new_events.len() as u64;
+        let encoded = serde_json::to_string(&*s);
+        s.events_base = base;
+        let json = encoded
             .map_err(|e| RcadiaError::Internal(format!("session does not encode: {e}")))?;
         let listed = if s.status == Status::Finished {
             "0"
         } else {
             "1"
         };
+        let deadlines: Vec<(&str, u64, String)> = effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Schedule(d) => Some(("a", d.at_ms, member(d))),
+                Effect::Cancel(d) => Some(("r", 0, member(d))),
+                _ => None,
+            })
+            .collect();
+        let channel = if wake {
+            self.channel(&s.session_id)
+        } else {
+            String::new()
+        };
         let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
         let mut inv = self.inner.scripts.save.prepare_invoke();
         inv.key(self.session_key(&s.session_id))
             .key(self.inner.store.key("sessions:open"))
             .key(self.events_key(&s.session_id))
+            .key(self.inner.queue.delayed().key())
             .arg(expected_rev)
             .arg(s.rev)
             .arg(json)
             .arg(&s.session_id)
             .arg(listed)
             .arg(FINISHED_RETENTION_MS)
-            .arg(MAX_EVENTS);
+            .arg(MAX_EVENTS)
+            .arg(new_events.len())
+            .arg(deadlines.len())
+            .arg(channel);
         for e in &new_events {
             inv.arg(e.to_string());
+        }
+        s.events = new_events;
+        for (op, at, m) in &deadlines {
+            inv.arg(*op).arg(*at).arg(m);
         }
         let ok: i64 = inv.invoke_async(&mut conn).await?;
         Ok(ok == 1)
@@ -218,6 +277,7 @@ impl Rcadia {
     /// Removes a session that lost a rematch race before anyone could see it.
     async fn delete(&self, id: &str) -> Result<(), RcadiaError> {
         let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
         let _: () = redis::pipe()
             .cmd("DEL")
             .arg(self.session_key(id))
@@ -244,9 +304,11 @@ impl Rcadia {
     ) -> Result<Session, RcadiaError> {
         for _ in 0..MAX_ATTEMPTS {
             let now = self.now_ms().await?;
-            let (s, out) = make(self.new_session_id(), now)?;
-            if self.save(&s, 0).await? {
-                self.run_effects(&s, out.effects, out.changed).await?;
+            let (mut s, out) = make(self.new_session_id(), now)?;
+            let wake = wakes(&out.effects, out.changed);
+            if self.save(&mut s, 0, &out.effects, wake).await? {
+                self.inner.metrics.session_created(s.round > 1);
+                self.run_effects(&s, after_write(&out.effects), false).await?;
                 return Ok(s);
             }
         }
@@ -267,7 +329,9 @@ impl Rcadia {
     ) -> Result<Applied, RcadiaError> {
         for _ in 0..MAX_ATTEMPTS {
             let (loaded, now) = self.load_at_now(id).await?;
-            let mut s = loaded.clone();
+            // What the metrics compare against, instead of a copy of the whole record.
+            let (loaded_rev, loaded_view) = (loaded.rev, WriteView::of(&loaded));
+            let mut s = loaded;
             let mut acc = Outcome::default();
             if s.is_due(now) {
                 let out = s.apply(Event::Tick, now)?;
@@ -281,43 +345,57 @@ impl Rcadia {
                             merge(&mut acc, out);
                         }
                     }
-                    Ok((s.clone(), st.main))
+                    Ok(st.main)
                 }
                 Err(e) => Err(e),
             };
             let mut main_out = Outcome::default();
-            if let Ok((before, Some(ev))) = &result {
-                let mut next = before.clone();
-                match next.apply(ev.clone(), now) {
+            if let Ok(Some(ev)) = &result {
+                // No copy needed: the machine leaves the session exactly as it was when it
+                // refuses an event, so the caught-up state (and pre-events) is what is stored.
+                match s.apply(ev.clone(), now) {
                     Ok(out) => {
                         main_out.reply = out.reply.clone();
                         merge(&mut acc, out);
-                        s = next;
                     }
                     Err(e) => result = Err(e),
                 }
             }
-            if acc.stored && !self.save(&s, loaded.rev).await? {
-                continue; // lost the race: re-read and re-apply
+            // A stored write carries its deadlines and wake-up in the save script; an apply that
+            // stores nothing (a read, a no-op) has nothing to schedule, but any effect it did
+            // produce still runs below.
+            let mut pending_wake = acc.changed;
+            if acc.stored {
+                let wake = wakes(&acc.effects, acc.changed);
+                if !self.save(&mut s, loaded_rev, &acc.effects, wake).await? {
+                    self.inner.metrics.cas_conflict();
+                    continue; // lost the race: re-read and re-apply
+                }
+                self.inner.metrics.observe_write(&loaded_view, &s);
+                pending_wake = false;
             }
-            let created_rematch = self
-                .run_effects(&s, acc.effects.clone(), acc.changed)
-                .await?;
+            let effects = if acc.stored {
+                after_write(&acc.effects)
+            } else {
+                acc.effects.clone()
+            };
+            let created_rematch = self.run_effects(&s, effects, pending_wake).await?;
             return match result {
-                Ok((before, _)) => {
+                Ok(_) => {
                     main_out.changed = acc.changed;
                     main_out.stored = acc.stored;
                     main_out.effects = acc.effects;
                     Ok(Applied {
-                        before,
                         session: s,
                         outcome: main_out,
                         created_rematch,
+                        now_ms: now,
                     })
                 }
                 Err(e) => Err(RcadiaError::Protocol(e, Some(Box::new(s)))),
             };
         }
+        self.inner.metrics.cas_gave_up();
         Err(RcadiaError::Internal(format!(
             "session {id}: too many concurrent writers; try again"
         )))
@@ -356,6 +434,7 @@ impl Rcadia {
     /// Sessions for `GET /available`.
     pub async fn list_unfinished(&self) -> Result<Vec<Session>, RcadiaError> {
         let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
         let ids: Vec<String> = redis::cmd("SMEMBERS")
             .arg(self.inner.store.key("sessions:open"))
             .query_async(&mut conn)
@@ -388,6 +467,25 @@ fn merge(acc: &mut Outcome, out: Outcome) {
     if !matches!(out.reply, horst_sessions::Reply::None) {
         acc.reply = out.reply;
     }
+}
+
+/// Whether a write must wake the session's waiters: an observable change, or new entries for
+/// the host's queue.
+pub(crate) fn wakes(effects: &[Effect], changed: bool) -> bool {
+    changed
+        || effects
+            .iter()
+            .any(|e| matches!(e, Effect::HostEntriesQueued { .. }))
+}
+
+/// The effects the save script does not carry out: rematches and forwarded leaves, which
+/// apply to other sessions.
+fn after_write(effects: &[Effect]) -> Vec<Effect> {
+    effects
+        .iter()
+        .filter(|e| matches!(e, Effect::CreateRematch | Effect::LeaveSession { .. }))
+        .cloned()
+        .collect()
 }
 
 /// Whether an effect list asks for a rematch (used by callers that only want to know).

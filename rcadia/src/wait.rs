@@ -1,10 +1,15 @@
 //! Long-poll waits: subscribe to the session's channel first, then read, so a change between
 //! the read and the wait is never missed. Wake-ups come through the process's one pub/sub
-//! listener; a slow re-read covers lost messages, and a due transition nobody fired (a lost
-//! deadline) is caught up here too.
+//! listener (one pattern subscription per process, fanned out in memory).
+//!
+//! A stored write publishes the record itself (`store.rs`), so a woken waiter takes the new
+//! state from the message and reads nothing from Redis; only a wake-up without a usable
+//! payload (a reconnect, an apply that stored nothing) makes it read. A slow re-read covers
+//! lost messages, and catches up a due transition nobody fired (a lost deadline).
 
 use std::time::Duration;
 
+use horst_queue::Subscription;
 use horst_sessions::{Event, Session};
 use tokio::time::Instant;
 
@@ -14,33 +19,77 @@ use crate::{Rcadia, RcadiaError};
 /// Longest wait the contract allows (section 3 and 5).
 pub const MAX_WAIT: Duration = Duration::from_secs(25);
 
-/// Re-read this often even without a wake-up (pub/sub is fire-and-forget).
+/// Read the session from Redis at least this often (pub/sub is fire-and-forget, and only a
+/// read sees the server clock for the due-transition catch-up).
 const RECHECK: Duration = Duration::from_secs(2);
 
+/// A registration for a session's wake-ups, taken *before* the read a wait starts from.
+pub struct SessionSubscription(Subscription);
+
 impl Rcadia {
+    /// Subscribes to `id`'s wake-ups. Take it before the apply or read whose result a wait
+    /// starts from ([`Rcadia::wait_from`]), so no change in between is missed.
+    pub fn subscribe(&self, id: &str) -> SessionSubscription {
+        SessionSubscription(self.inner.queue.notifier().subscribe(&self.channel(id)))
+    }
+
     /// Waits until `done(session)` holds, `limit` passes (at most 25 s) or the process shuts
     /// down; returns the latest session either way.
     pub async fn wait_until(
         &self,
         id: &str,
         limit: Duration,
+        done: impl FnMut(&Session) -> bool,
+    ) -> Result<Session, RcadiaError> {
+        let sub = self.subscribe(id);
+        let s = self.load(id).await?;
+        self.wait_from(sub, id, s, limit, done).await
+    }
+
+    /// [`Rcadia::wait_until`] from a session the caller read or wrote after taking `sub`.
+    pub async fn wait_from(
+        &self,
+        sub: SessionSubscription,
+        id: &str,
+        mut s: Session,
+        limit: Duration,
         mut done: impl FnMut(&Session) -> bool,
     ) -> Result<Session, RcadiaError> {
-        let mut sub = self.inner.queue.notifier().subscribe(&self.channel(id));
+        let _open = self.inner.metrics.long_poll();
+        let mut sub = sub.0;
         let end = Instant::now() + limit.min(MAX_WAIT);
         let mut shutdown = self.inner.shutdown.clone();
-        let mut s = self.load(id).await?;
+        let mut last_read = Instant::now();
         loop {
             if done(&s) || Instant::now() >= end || *shutdown.borrow() {
                 return Ok(s);
             }
+            let recheck = last_read + RECHECK;
+            let mut woke = false;
             tokio::select! {
-                _ = sub.changed() => {}
+                _ = sub.changed() => woke = true,
                 _ = tokio::time::sleep_until(end) => {}
-                _ = tokio::time::sleep(RECHECK) => {}
+                _ = tokio::time::sleep_until(recheck) => {}
                 _ = shutdown.wait_for(|s| *s) => {}
             }
+            if woke && Instant::now() < recheck {
+                // The message's record, if it is newer than what we hold (the latest message
+                // wins; `rev` orders the writes of one session).
+                let fresh = sub
+                    .payload()
+                    .and_then(|p| serde_json::from_str::<Session>(&p).ok());
+                match fresh {
+                    Some(f) if f.session_id == s.session_id && f.rev > s.rev => {
+                        s = f;
+                        continue;
+                    }
+                    Some(f) if f.session_id == s.session_id => continue, // not newer
+                    _ => {}
+                }
+            }
+            self.inner.metrics.wait_read();
             let (loaded, now) = self.load_at_now(id).await?;
+            last_read = Instant::now();
             s = loaded;
             if s.is_due(now) {
                 s = self

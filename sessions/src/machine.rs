@@ -18,6 +18,7 @@ use crate::session::{
     Session, Status, TimerKind,
 };
 use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 
 /// Agent-visible events kept per session; older ones are dropped (their indices stay valid).
 pub const MAX_EVENTS: usize = 500;
@@ -160,7 +161,8 @@ impl Session {
                 last_seq: self.next_seq - 1,
             });
         }
-        if self.fingerprint() != before.fingerprint() {
+        let mut before = before;
+        if !self.same_observable(&mut before) {
             self.version += 1;
             out.changed = true;
         }
@@ -1245,35 +1247,86 @@ impl Session {
         }
     }
 
-    /// The record without bookkeeping nobody observes (liveness refreshes, delivery marks,
-    /// acknowledged entries, timers): if this differs, `version` moves.
-    fn fingerprint(&self) -> Value {
-        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
-        if let Value::Object(o) = &mut v {
-            for k in [
-                "version",
-                "rev",
-                "nowMs",
-                "hostQueue",
-                "timers",
-                "timerGeneration",
-                "releaseDelivered",
-            ] {
-                o.remove(k);
-            }
-            if let Some(Value::Object(h)) = o.get_mut("host") {
-                for k in ["lastSeenMs", "openPolls", "openUntilMs"] {
-                    h.remove(k);
-                }
-            }
-            if let Some(Value::Array(ps)) = o.get_mut("players") {
-                for p in ps {
-                    if let Some(Value::Object(pa)) = p.get_mut("pending") {
-                        pa.remove("deliveredAtMs");
-                    }
-                }
+    /// Whether the record equals `before` apart from bookkeeping nobody observes (liveness
+    /// refreshes, delivery marks, acknowledged entries, timers): if not, `version` moves.
+    ///
+    /// Compared in place, not through a JSON rendering of both records (that was most of an
+    /// apply's cost): `before`'s bookkeeping fields are set to ours for the comparison and
+    /// put back afterwards.
+    fn same_observable(&self, before: &mut Session) -> bool {
+        use std::mem::swap;
+        let mut version = self.version;
+        let mut rev = self.rev;
+        let mut now_ms = self.now_ms;
+        let mut host_queue = self.host_queue.clone();
+        let mut timers = self.timers.clone();
+        let mut timer_generation = self.timer_generation;
+        let mut release_delivered = self.release_delivered;
+        let mut last_seen = self.host.last_seen_ms;
+        let mut open_polls = self.host.open_polls;
+        let mut open_until = self.host.open_until_ms;
+        let swap_all = |b: &mut Session,
+                        version: &mut u64,
+                        rev: &mut u64,
+                        now_ms: &mut u64,
+                        host_queue: &mut Vec<HostEntry>,
+                        timers: &mut BTreeMap<String, Deadline>,
+                        timer_generation: &mut u64,
+                        release_delivered: &mut bool,
+                        last_seen: &mut u64,
+                        open_polls: &mut u32,
+                        open_until: &mut u64| {
+            swap(&mut b.version, version);
+            swap(&mut b.rev, rev);
+            swap(&mut b.now_ms, now_ms);
+            swap(&mut b.host_queue, host_queue);
+            swap(&mut b.timers, timers);
+            swap(&mut b.timer_generation, timer_generation);
+            swap(&mut b.release_delivered, release_delivered);
+            swap(&mut b.host.last_seen_ms, last_seen);
+            swap(&mut b.host.open_polls, open_polls);
+            swap(&mut b.host.open_until_ms, open_until);
+        };
+        swap_all(
+            before,
+            &mut version,
+            &mut rev,
+            &mut now_ms,
+            &mut host_queue,
+            &mut timers,
+            &mut timer_generation,
+            &mut release_delivered,
+            &mut last_seen,
+            &mut open_polls,
+            &mut open_until,
+        );
+        // Delivery marks of a pending action (same seat, both pending) do not count either.
+        let mut delivered: Vec<(usize, Option<u64>)> = Vec::new();
+        for (i, (b, p)) in before.players.iter_mut().zip(&self.players).enumerate() {
+            if let (Some(bp), Some(pp)) = (&mut b.pending, &p.pending) {
+                delivered.push((i, bp.delivered_at_ms));
+                bp.delivered_at_ms = pp.delivered_at_ms;
             }
         }
-        v
+        let same = *self == *before;
+        for (i, d) in delivered {
+            if let Some(bp) = &mut before.players[i].pending {
+                bp.delivered_at_ms = d;
+            }
+        }
+        swap_all(
+            before,
+            &mut version,
+            &mut rev,
+            &mut now_ms,
+            &mut host_queue,
+            &mut timers,
+            &mut timer_generation,
+            &mut release_delivered,
+            &mut last_seen,
+            &mut open_polls,
+            &mut open_until,
+        );
+        same
     }
 }

@@ -163,6 +163,7 @@ async fn start_api(config: Arc<horst_config::Config>) -> Parts {
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    let state = state.with_listen_addr(addr);
     let mut stop = rx.clone();
     tokio::spawn(horst_api::serve(
         listener,

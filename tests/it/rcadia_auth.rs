@@ -200,3 +200,99 @@ async fn browser_files_are_served_with_the_right_headers() {
         assert_eq!(r.status(), 404, "{bad}");
     }
 }
+
+/// `horst admin user create` on a terminal: prompts twice, and the password never appears on
+/// the terminal (echo off); without a terminal the first line of stdin is read, no flag needed.
+#[tokio::test]
+async fn rcadia_user_password_is_read_without_echo_or_from_a_pipe() {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+
+    let app = app_with(|_| {}).await;
+    let url = app.redis_url.clone();
+    let base = Client {
+        base: format!("http://{}", app.addr),
+        token: String::new(),
+        http: reqwest::Client::new(),
+    };
+
+    // A pipe, without --password-stdin.
+    let (ok, _, err) = tokio::task::spawn_blocking({
+        let url = url.clone();
+        move || admin(&url, &["user", "create", "bob"], "piped secret\n")
+    })
+    .await
+    .unwrap();
+    assert!(ok, "{err}");
+
+    // A pseudo-terminal.
+    let shown = tokio::task::spawn_blocking(move || {
+        let (mut master, mut slave) = (0, 0);
+        // SAFETY: openpty fills two descriptors; null name, termios and winsize are allowed.
+        let r = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
+        // SAFETY: both descriptors are fresh and owned here.
+        let slave = unsafe { OwnedFd::from_raw_fd(slave) };
+        let mut master = unsafe { std::fs::File::from_raw_fd(master) };
+        let dir = tempfile::tempdir().unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_horst"));
+        cmd.args(["admin", "user", "create", "carol", "--redis", &url])
+            .current_dir(dir.path())
+            .stdin(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave.try_clone().unwrap()));
+        for (k, _) in std::env::vars() {
+            if k.starts_with("HORST_") {
+                cmd.env_remove(k);
+            }
+        }
+        let mut child = cmd.spawn().expect("spawn horst admin");
+        // Only the child may hold the terminal now (the Command keeps its copies), or the
+        // master never sees the end.
+        drop(cmd);
+        drop(slave);
+        let mut seen = String::new();
+        let mut buf = [0u8; 256];
+        // Type each line only after its prompt: turning echo off flushes pending input.
+        for (prompt, line) in [("password for carol: ", "tty secret\n"), ("again: ", "tty secret\n")] {
+            while !seen.contains(prompt) {
+                let n = master.read(&mut buf).expect("read the terminal");
+                assert!(n > 0, "no prompt {prompt:?}; saw {seen:?}");
+                seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+            seen = seen.replacen(prompt, "<prompt>", 1);
+            master.write_all(line.as_bytes()).unwrap();
+        }
+        // Until the child closes the terminal (EIO on Linux).
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        assert!(child.wait().unwrap().success(), "{seen}");
+        seen
+    })
+    .await
+    .unwrap();
+    assert!(!shown.contains("tty secret"), "the password was echoed: {shown:?}");
+    assert!(shown.contains("created user carol"), "{shown:?}");
+
+    for (user, password) in [("bob", "piped secret"), ("carol", "tty secret")] {
+        let (st, v) = base
+            .post(
+                "/api/v1/auth/session",
+                json!({ "username": user, "password": password }),
+            )
+            .await;
+        assert_eq!(st, 200, "{user}: {v}");
+    }
+}

@@ -130,6 +130,8 @@ async fn state_poll(
     let who = caller(&state, &headers, Scope::Play).await?;
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?;
+    // Subscribed before the read the wait starts from, so no change in between is missed.
+    let sub = (!wait.is_zero()).then(|| state.rcadia.subscribe(&id));
     let a = state
         .rcadia
         .apply(&id, |s| player_step(s, &who, |_| None))
@@ -142,12 +144,12 @@ async fn state_poll(
         Some(v) => first.version > v,
         None => first.state_ready_for(&pid) && !first.awaiting_rematch(wall_ms()),
     };
-    if ready || wait.is_zero() {
+    let Some(sub) = sub.filter(|_| !ready) else {
         return Ok(Json(snapshot(&first, &pid)));
-    }
+    };
     let now = state
         .rcadia
-        .wait_until(&id, wait, |s| match since {
+        .wait_from(sub, &id, first.clone(), wait, |s| match since {
             Some(v) => s.version > v,
             None => should_wake(&first, s, &pid) && !s.awaiting_rematch(wall_ms()),
         })
@@ -193,6 +195,7 @@ async fn action(
         horst_rcadia::random_u32(),
         horst_rcadia::random_u32()
     );
+    let sub = (!wait.is_zero()).then(|| state.rcadia.subscribe(&id));
     let r = state
         .rcadia
         .apply(&id, |s| {
@@ -206,6 +209,11 @@ async fn action(
             })
         })
         .await;
+    match &r {
+        Ok(_) => state.rcadia.metrics().action_received("accepted"),
+        Err(RcadiaError::Protocol(e, _)) => state.rcadia.metrics().action_received(e.code),
+        Err(_) => {}
+    }
     let a = match r {
         Ok(a) => a,
         // 409s carry the caller's snapshot, so an agent can re-sync without another call.
@@ -226,12 +234,12 @@ async fn action(
         _ => return Err(ApiError::internal("action accepted without a reply")),
     };
     let pid = player_id_of(&a.session, &who)?;
-    if wait.is_zero() {
+    let Some(sub) = sub else {
         return Ok(Json(a.session.action_response(&pid, &action_id, turn)));
-    }
+    };
     let s = state
         .rcadia
-        .wait_until(&id, wait, |s| {
+        .wait_from(sub, &id, a.session, wait, |s| {
             s.action_outcome(&pid, &action_id).0 != ActionStatus::Pending
         })
         .await?;

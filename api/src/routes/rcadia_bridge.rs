@@ -106,7 +106,10 @@ async fn create(
         })
         .or_else(|| game_title.as_deref().and_then(slug));
     let game = GameInfo {
-        skill_url: game_slug.as_ref().map(|s| format!("/games/{s}/skill.md")),
+        // Absolute, as in the contract: agents fetch it from wherever they run.
+        skill_url: game_slug
+            .as_ref()
+            .map(|s| format!("{}/games/{s}/skill.md", state.public_url)),
         game_id,
         game_title,
         game_slug,
@@ -233,6 +236,8 @@ async fn pending_actions(
     let who = caller(&state, &headers, Scope::Host).await?;
     let after = u64_param(&q, "after")?;
     let wait = wait_param(&q)?.min(MAX_WAIT);
+    // Subscribed before the poll opens, so an entry queued in between wakes the wait.
+    let sub = state.rcadia.subscribe(&id);
     let a = state
         .rcadia
         .apply(&id, |s| {
@@ -253,7 +258,7 @@ async fn pending_actions(
     // Close the poll even if the wait fails, so the host's liveness does not stick.
     let waited = state
         .rcadia
-        .wait_until(&id, wait, |s| s.host_poll_ready(after))
+        .wait_from(sub, &id, a.session, wait, |s| s.host_poll_ready(after))
         .await;
     let done = state
         .rcadia

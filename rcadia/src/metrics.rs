@@ -1,0 +1,307 @@
+//! Session metrics for `/metrics`: what an operator needs to see whether the session layer
+//! keeps up (delivery latency, clock lateness, compare-and-set contention) and what agents
+//! do (sessions, actions and their outcomes).
+//!
+//! The handles are created with the service and registered into a process's registry by
+//! whoever serves `/metrics` ([`SessionMetrics::register`]); a process that serves none
+//! (a worker without `metrics_listen`) still counts, into handles nobody reads.
+//!
+//! Labels are closed sets (outcome names, timer kinds, end reasons from a fixed list), never
+//! ids or free text from games: a label value a game could choose would let one game blow up
+//! the number of series.
+
+use std::sync::Arc;
+
+use horst_sessions::{ActionStatus, Session, Status, TimerKind};
+use horst_telemetry::metrics::counter::Counter;
+use horst_telemetry::metrics::family::Family;
+use horst_telemetry::metrics::gauge::Gauge;
+use horst_telemetry::metrics::histogram::{exponential_buckets, Histogram};
+use horst_telemetry::Metrics;
+
+type Labels = Vec<(&'static str, &'static str)>;
+
+/// The session layer's metric handles. Cheap to clone (shared counters).
+#[derive(Clone)]
+pub struct SessionMetrics {
+    inner: Arc<Handles>,
+}
+
+struct Handles {
+    created: Family<Labels, Counter>,
+    finished: Family<Labels, Counter>,
+    actions_received: Family<Labels, Counter>,
+    action_outcomes: Family<Labels, Counter>,
+    delivery: Histogram,
+    clock_firings: Family<Labels, Counter>,
+    clock_lateness: Histogram,
+    long_polls: Gauge,
+    cas_conflicts: Counter,
+    cas_gave_up: Counter,
+    round_trips: Counter,
+    wait_reads: Counter,
+}
+
+impl Default for SessionMetrics {
+    fn default() -> Self {
+        // 1 ms .. ~33 s: delivery is milliseconds when healthy, a 25 s long-poll at worst.
+        let latency = || Histogram::new(exponential_buckets(0.001, 2.0, 16));
+        SessionMetrics {
+            inner: Arc::new(Handles {
+                created: Family::default(),
+                finished: Family::default(),
+                actions_received: Family::default(),
+                action_outcomes: Family::default(),
+                delivery: latency(),
+                clock_firings: Family::default(),
+                clock_lateness: latency(),
+                long_polls: Gauge::default(),
+                cas_conflicts: Counter::default(),
+                cas_gave_up: Counter::default(),
+                round_trips: Counter::default(),
+                wait_reads: Counter::default(),
+            }),
+        }
+    }
+}
+
+/// End reasons that become a label as they are; anything else a host sends is `other`.
+const KNOWN_REASONS: &[&str] = &[
+    "game_over",
+    "timeout",
+    "left",
+    "host_left",
+    "host_disconnected",
+    "session_lost",
+];
+
+fn reason_label(s: &Session) -> &'static str {
+    let r = s.end_reason.as_deref().unwrap_or("game_over");
+    KNOWN_REASONS
+        .iter()
+        .find(|k| **k == r)
+        .copied()
+        .unwrap_or("other")
+}
+
+pub(crate) fn timer_label(k: &TimerKind) -> &'static str {
+    match k {
+        TimerKind::Clock => "clock",
+        TimerKind::Unconfirmed { .. } => "unconfirmed",
+        TimerKind::HostAlive => "host_alive",
+        TimerKind::HostGone => "host_gone",
+        TimerKind::Reservation => "reservation",
+        TimerKind::Activation => "activation",
+    }
+}
+
+impl SessionMetrics {
+    /// Registers every handle in `metrics` (once per registry).
+    pub fn register(&self, metrics: &Metrics) {
+        let h = &self.inner;
+        metrics.register(
+            "sessions_created",
+            "RCADIA sessions created, by kind (new table or rematch)",
+            h.created.clone(),
+        );
+        metrics.register(
+            "sessions_finished",
+            "RCADIA sessions finished, by end reason",
+            h.finished.clone(),
+        );
+        metrics.register(
+            "session_actions_received",
+            "POST /action calls, by result (accepted, or the refusal code)",
+            h.actions_received.clone(),
+        );
+        metrics.register(
+            "session_action_outcomes",
+            "Accepted actions resolved, by outcome (applied, rejected, unconfirmed)",
+            h.action_outcomes.clone(),
+        );
+        metrics.register(
+            "session_action_delivery_seconds",
+            "From an accepted action to the host's poll returning it (server clock)",
+            h.delivery.clone(),
+        );
+        metrics.register(
+            "session_clock_firings",
+            "Session deadlines fired from the delayed set, by timer kind",
+            h.clock_firings.clone(),
+        );
+        metrics.register(
+            "session_clock_lateness_seconds",
+            "How late a fired deadline was applied after its due time (server clock)",
+            h.clock_lateness.clone(),
+        );
+        metrics.register(
+            "session_long_polls_open",
+            "Session long-polls currently waiting in this process",
+            h.long_polls.clone(),
+        );
+        metrics.register(
+            "session_cas_conflicts",
+            "Session writes that lost a compare-and-set race and were re-applied",
+            h.cas_conflicts.clone(),
+        );
+        metrics.register(
+            "session_cas_gave_up",
+            "Requests that lost the compare-and-set race too often and were refused",
+            h.cas_gave_up.clone(),
+        );
+        metrics.register(
+            "session_redis_round_trips",
+            "Redis round trips of the session layer (loads, writes, clock polls; not sign-in)",
+            h.round_trips.clone(),
+        );
+        metrics.register(
+            "session_long_poll_reads",
+            "Session reads by waiting long-polls (a wake-up that carries the state needs none)",
+            h.wait_reads.clone(),
+        );
+    }
+
+    /// One request/response exchange with Redis (a command, a pipeline or a script).
+    pub(crate) fn round_trip(&self) {
+        self.inner.round_trips.inc();
+    }
+
+    /// A waiting long-poll read the session (no usable wake-up payload, or the re-check).
+    pub(crate) fn wait_read(&self) {
+        self.inner.wait_reads.inc();
+    }
+
+    pub(crate) fn session_created(&self, rematch: bool) {
+        let kind = if rematch { "rematch" } else { "new" };
+        self.inner.created.get_or_create(&vec![("kind", kind)]).inc();
+    }
+
+    /// `POST /action`'s immediate answer: `accepted` or the refusal code.
+    pub fn action_received(&self, result: &str) {
+        const CODES: &[&str] = &[
+            "accepted",
+            "not_your_turn",
+            "stale_turn",
+            "action_pending",
+            "not_active",
+            "finished",
+            "reserved_action",
+        ];
+        let label = CODES.iter().find(|c| **c == result).copied();
+        self.inner
+            .actions_received
+            .get_or_create(&vec![("result", label.unwrap_or("other"))])
+            .inc();
+    }
+
+    pub(crate) fn cas_conflict(&self) {
+        self.inner.cas_conflicts.inc();
+    }
+
+    pub(crate) fn cas_gave_up(&self) {
+        self.inner.cas_gave_up.inc();
+    }
+
+    pub(crate) fn clock_fired(&self, kind: &TimerKind, late_ms: u64) {
+        self.inner
+            .clock_firings
+            .get_or_create(&vec![("kind", timer_label(kind))])
+            .inc();
+        self.inner.clock_lateness.observe(late_ms as f64 / 1000.0);
+    }
+
+    /// Counts an open long-poll until the guard drops (also on errors and cancellation).
+    pub(crate) fn long_poll(&self) -> LongPollGuard {
+        self.inner.long_polls.inc();
+        LongPollGuard(self.inner.long_polls.clone())
+    }
+
+    /// What one stored write changed that the metrics count: a finish, resolved actions,
+    /// first deliveries. Comparing the record before and after keeps the pure machine free
+    /// of metrics and catches every path (action, ops, clock, poll) in one place.
+    pub(crate) fn observe_write(&self, before: &WriteView, after: &Session) {
+        let h = &self.inner;
+        if !before.finished && after.status == Status::Finished {
+            h.finished
+                .get_or_create(&vec![("reason", reason_label(after))])
+                .inc();
+        }
+        for p in &after.players {
+            let old = before.players.iter().find(|o| o.player_id == p.player_id);
+            if let (Some(pa), Some(d)) = (&p.pending, p.pending.as_ref().and_then(|x| x.delivered_at_ms)) {
+                let was_delivered = old
+                    .and_then(|o| o.pending.as_ref())
+                    .is_some_and(|(id, delivered)| *id == pa.action_id && *delivered);
+                if !was_delivered {
+                    h.delivery
+                        .observe(d.saturating_sub(pa.submitted_at_ms) as f64 / 1000.0);
+                }
+            }
+            if let Some(la) = &p.last_action {
+                let was = old
+                    .and_then(|o| o.last_action.as_ref())
+                    .filter(|(id, _)| *id == la.action_id)
+                    .map(|(_, status)| *status);
+                let outcome = match la.status {
+                    ActionStatus::Applied => "applied",
+                    ActionStatus::Rejected => "rejected",
+                    ActionStatus::Unconfirmed => "unconfirmed",
+                    ActionStatus::Pending => continue,
+                };
+                // A resolution is a change of status of the same action (a rejection followed
+                // by a resubmission is a new action id).
+                if was != Some(la.status) {
+                    h.action_outcomes
+                        .get_or_create(&vec![("outcome", outcome)])
+                        .inc();
+                }
+            }
+        }
+    }
+}
+
+/// What [`SessionMetrics::observe_write`] needs of the record before a write: a few ids and
+/// statuses, so the write path keeps no copy of the whole session.
+pub(crate) struct WriteView {
+    finished: bool,
+    players: Vec<PlayerView>,
+}
+
+struct PlayerView {
+    player_id: String,
+    /// The pending action's id and whether it was delivered.
+    pending: Option<(String, bool)>,
+    last_action: Option<(String, ActionStatus)>,
+}
+
+impl WriteView {
+    pub(crate) fn of(s: &Session) -> WriteView {
+        WriteView {
+            finished: s.status == Status::Finished,
+            players: s
+                .players
+                .iter()
+                .map(|p| PlayerView {
+                    player_id: p.player_id.clone(),
+                    pending: p
+                        .pending
+                        .as_ref()
+                        .map(|a| (a.action_id.clone(), a.delivered_at_ms.is_some())),
+                    last_action: p
+                        .last_action
+                        .as_ref()
+                        .map(|l| (l.action_id.clone(), l.status)),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Decrements the open long-poll gauge when dropped.
+pub(crate) struct LongPollGuard(Gauge);
+
+impl Drop for LongPollGuard {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
