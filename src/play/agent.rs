@@ -204,10 +204,9 @@ impl Event {
                 "unconfirmed",
                 json!({ "sessionId": session_id, "round": round, "turn": turn, "action": action }),
             ),
-            Event::Conflict { session_id, code } => (
-                "conflict",
-                json!({ "sessionId": session_id, "code": code }),
-            ),
+            Event::Conflict { session_id, code } => {
+                ("conflict", json!({ "sessionId": session_id, "code": code }))
+            }
             Event::Strike {
                 session_id,
                 round,
@@ -262,6 +261,19 @@ impl Event {
             out.extend(m);
         }
         Value::Object(out)
+    }
+
+    /// The JSON line, `event` first (the other keys in serde_json's order).
+    pub fn to_json_line(&self) -> String {
+        let mut v = self.to_json();
+        let kind = v["event"].take();
+        if let Value::Object(m) = &mut v {
+            m.remove("event");
+        }
+        let rest = v.to_string();
+        let rest = rest.trim_start_matches('{');
+        let sep = if rest == "}" { "" } else { "," };
+        format!("{{\"event\":{kind}{sep}{rest}")
     }
 
     /// The readable line.
@@ -823,7 +835,12 @@ mod tests {
             .scan(Rng::new(42), |r, _| Some(r.next_u64()))
             .collect();
         assert_eq!(a, b);
-        assert_ne!(a, (0..5).scan(Rng::new(43), |r, _| Some(r.next_u64())).collect::<Vec<_>>());
+        assert_ne!(
+            a,
+            (0..5)
+                .scan(Rng::new(43), |r, _| Some(r.next_u64()))
+                .collect::<Vec<_>>()
+        );
         // SplitMix64's published first output for seed 0.
         assert_eq!(Rng::new(0).next_u64(), 0xE220_A839_7B1D_CDAF);
         let mut r = Rng::new(1);
@@ -847,7 +864,9 @@ mod tests {
             }
         );
         let (ev, next) = a
-            .observe(&snap(json!({ "yourTurn": true, "turn": 4, "legalActions": ["a", "b"] })))
+            .observe(&snap(
+                json!({ "yourTurn": true, "turn": 4, "legalActions": ["a", "b"] }),
+            ))
             .unwrap();
         assert!(ev.is_empty(), "the round is announced once: {ev:?}");
         assert_eq!(
@@ -898,10 +917,22 @@ mod tests {
             },
         );
         let ev = with_round(ev, 1);
-        assert!(matches!(&ev[0], Event::Move { round: 1, turn: 2, .. }), "{ev:?}");
+        assert!(
+            matches!(
+                &ev[0],
+                Event::Move {
+                    round: 1,
+                    turn: 2,
+                    ..
+                }
+            ),
+            "{ev:?}"
+        );
         // Still pending: nothing to say, wait.
         let (ev, _) = a
-            .observe(&snap(json!({ "lastAction": { "actionId": "a_1", "status": "pending" } })))
+            .observe(&snap(
+                json!({ "lastAction": { "actionId": "a_1", "status": "pending" } }),
+            ))
             .unwrap();
         assert!(ev.is_empty());
         let mut back = on_turn.clone();
@@ -945,7 +976,10 @@ mod tests {
             .observe(&snap(json!({ "strikes": 1,
                 "lastAction": { "actionId": "a_2", "status": "unconfirmed" } })))
             .unwrap();
-        assert!(matches!(ev[0], Event::Unconfirmed { turn: 3, .. }), "{ev:?}");
+        assert!(
+            matches!(ev[0], Event::Unconfirmed { turn: 3, .. }),
+            "{ev:?}"
+        );
         assert!(matches!(ev[1], Event::Strike { strikes: 1, .. }), "{ev:?}");
         let ev = a.action_answer(
             &json!(1),
@@ -977,7 +1011,13 @@ mod tests {
                            "result": { "winner": "p_me", "reason": "ten" } });
         let (ev, next) = a.observe(&snap(over)).unwrap();
         assert!(
-            matches!(&ev[0], Event::Result { you_won: Some(true), .. }),
+            matches!(
+                &ev[0],
+                Event::Result {
+                    you_won: Some(true),
+                    ..
+                }
+            ),
             "{ev:?}"
         );
         assert!(matches!(&ev[1], Event::Rematch { round: 2, .. }), "{ev:?}");
@@ -993,7 +1033,14 @@ mod tests {
                             "result": { "winner": null } });
         let (ev, next) = a.observe(&snap(over2)).unwrap();
         assert!(
-            matches!(&ev[0], Event::Result { you_won: Some(false), winner: None, .. }),
+            matches!(
+                &ev[0],
+                Event::Result {
+                    you_won: Some(false),
+                    winner: None,
+                    ..
+                }
+            ),
             "{ev:?}"
         );
         assert_eq!(
@@ -1055,6 +1102,13 @@ mod tests {
             reason: "rounds_reached".into(),
             rounds: 2,
         };
+        assert!(
+            e.to_json_line().starts_with(r#"{"event":"done","#),
+            "{}",
+            e.to_json_line()
+        );
+        let line: Value = serde_json::from_str(&e.to_json_line()).unwrap();
+        assert_eq!(line, e.to_json());
         assert_eq!(
             e.to_json(),
             json!({ "event": "done", "reason": "rounds_reached", "rounds": 2 })

@@ -119,9 +119,7 @@ impl Client {
     /// `GET /available` without a filter (the games that have tables now).
     pub async fn available_any(&self) -> Result<Answer, String> {
         self.send(
-            self.http
-                .get(self.url("/available"))
-                .query(&[("all", "1")]),
+            self.http.get(self.url("/available")).query(&[("all", "1")]),
             false,
         )
         .await
@@ -160,7 +158,9 @@ impl Client {
     pub async fn action(&self, id: &str, action: &Value, turn: u64) -> Result<Answer, String> {
         let body = serde_json::json!({ "action": action, "turn": turn });
         self.send(
-            self.http.post(self.url(&format!("/{id}/action"))).json(&body),
+            self.http
+                .post(self.url(&format!("/{id}/action")))
+                .json(&body),
             true,
         )
         .await

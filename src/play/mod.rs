@@ -35,7 +35,12 @@ pub struct PlayArgs {
     game: Option<String>,
     /// Agent token with the `play` scope (`horst admin token create --scopes play`). Never
     /// printed or logged.
-    #[arg(long, env = "HORST_AGENT_TOKEN", hide_env_values = true, value_name = "TOKEN")]
+    #[arg(
+        long,
+        env = "HORST_AGENT_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
     token: Token,
     /// The horst to play on. Default: http://<the configured listen address>, that is
     /// http://127.0.0.1:8080 without configuration. Plain HTTP only.
@@ -102,7 +107,7 @@ impl Out {
     fn emit(&self, e: &Event) {
         use std::io::Write;
         let line = if self.json {
-            e.to_json().to_string()
+            e.to_json_line()
         } else {
             e.to_text()
         };
@@ -353,7 +358,10 @@ async fn play(
                     _ => return Err(lost(&sid, &a)),
                 };
                 let conflict = matches!(answer, ActionAnswer::Conflict { .. });
-                out.all(&with_round(agent.action_answer(&action, turn, answer), round));
+                out.all(&with_round(
+                    agent.action_answer(&action, turn, answer),
+                    round,
+                ));
                 // A 409 carries the fresh snapshot; anything else: read it (the long-poll
                 // returns once the move is resolved or it is our turn again).
                 snap = match (conflict, a.body.get("snapshot")) {
@@ -408,7 +416,11 @@ async fn read_state(
 
 /// Joins `--session`, or the first open table of `--game` (trying the next one when a seat
 /// was taken meanwhile), polling `/available` for `--wait-for-table` seconds.
-async fn find_and_join(args: &PlayArgs, client: &Client, out: &Out) -> Result<(String, Value), Fail> {
+async fn find_and_join(
+    args: &PlayArgs,
+    client: &Client,
+    out: &Out,
+) -> Result<(String, Value), Fail> {
     let name = args.as_name.as_deref();
     if let Some(id) = &args.session {
         let a = retrying(out, "joining", || client.join(id, name)).await?;

@@ -40,7 +40,12 @@ struct HostLog {
 
 /// Hosts race10 on `first` and every rematch after it, until a series ends without one.
 /// `reject_seat`: the first action of the player in that seat is rejected once.
-async fn host_race(host: Client, first: String, reject_seat: Option<usize>, log: Arc<Mutex<HostLog>>) {
+async fn host_race(
+    host: Client,
+    first: String,
+    reject_seat: Option<usize>,
+    log: Arc<Mutex<HostLog>>,
+) {
     let mut id = first;
     let mut after = 0;
     let mut players: Vec<String> = Vec::new();
@@ -75,24 +80,28 @@ async fn host_race(host: Client, first: String, reject_seat: Option<usize>, log:
                 let action_id = e["actionId"].as_str().unwrap_or("").to_string();
                 let seat = players.iter().position(|p| *p == pid);
                 let n = e["action"].as_u64().filter(|n| (1..=3).contains(n));
-                let reject = |reason: &str| {
-                    json!([{ "op": "reject", "playerId": pid, "reason": reason, "actionId": action_id }])
-                };
+                let reject = |reason: &str| json!([{ "op": "reject", "playerId": pid, "reason": reason, "actionId": action_id }]);
                 if seat.is_some() && seat == reject_seat && !rejected_once {
                     rejected_once = true;
-                    log.lock().unwrap().rejected.push((pid.clone(), action_id.clone()));
-                    host.ops(&id, reject("not yet: the test rejects your first move")).await;
+                    log.lock()
+                        .unwrap()
+                        .rejected
+                        .push((pid.clone(), action_id.clone()));
+                    host.ops(&id, reject("not yet: the test rejects your first move"))
+                        .await;
                     continue;
                 }
                 let Some(n) = n.filter(|_| seat == Some(to_move)) else {
-                    host.ops(&id, reject("not your turn, or not 1, 2 or 3")).await;
+                    host.ops(&id, reject("not your turn, or not 1, 2 or 3"))
+                        .await;
                     continue;
                 };
                 total += n;
                 let last = json!({ "by": pid, "move": n, "total": total });
                 if total >= 10 {
                     log.lock().unwrap().results.push((round, pid.clone()));
-                    let state = json!({ "total": total, "toMove": null, "round": round, "lastMove": last });
+                    let state =
+                        json!({ "total": total, "toMove": null, "round": round, "lastMove": last });
                     host.ops(
                         &id,
                         json!([{ "op": "state", "state": state },
@@ -126,7 +135,13 @@ async fn host_race(host: Client, first: String, reject_seat: Option<usize>, log:
 
 /// `horst play` with these arguments against `app` (the token through `--token` or, with
 /// `via_env`, through HORST_AGENT_TOKEN).
-fn play(app: &TestApp, token: &str, via_env: bool, extra: &[&str], dir: &std::path::Path) -> HorstProcess {
+fn play(
+    app: &TestApp,
+    token: &str,
+    via_env: bool,
+    extra: &[&str],
+    dir: &std::path::Path,
+) -> HorstProcess {
     let backend = format!("http://{}", app.addr);
     let mut args: Vec<&str> = vec!["play", "--backend", &backend, "--json"];
     args.extend_from_slice(extra);
@@ -162,9 +177,17 @@ async fn stdout_line(p: &mut HorstProcess, needle: &str, limit: Duration) {
     let start = Instant::now();
     while !p.stdout().contains(needle) {
         if let Some(status) = p.child.try_wait().unwrap() {
-            panic!("horst play exited ({status})\nstdout:\n{}\nstderr:\n{}", p.stdout(), p.stderr());
+            panic!(
+                "horst play exited ({status})\nstdout:\n{}\nstderr:\n{}",
+                p.stdout(),
+                p.stderr()
+            );
         }
-        assert!(start.elapsed() < limit, "no {needle:?} within {limit:?}\nstdout:\n{}", p.stdout());
+        assert!(
+            start.elapsed() < limit,
+            "no {needle:?} within {limit:?}\nstdout:\n{}",
+            p.stdout()
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -200,11 +223,29 @@ async fn two_agents_play_a_series_and_follow_the_rematch() {
     let dir = tempfile::tempdir().unwrap();
     let common = ["--game", GAME, "--policy", "first", "--rounds", "2"];
     let mut a = play(&app, &t_a, false, &common, dir.path());
-    let mut b = play(&app, &t_b, true, &[&common[..], &["--as-name", "Bobby"]].concat(), dir.path());
+    let mut b = play(
+        &app,
+        &t_b,
+        true,
+        &[&common[..], &["--as-name", "Bobby"]].concat(),
+        dir.path(),
+    );
     let code_a = exit_code(&mut a, Duration::from_secs(120)).await;
     let code_b = exit_code(&mut b, Duration::from_secs(120)).await;
-    assert_eq!(code_a, 0, "stdout:\n{}\nstderr:\n{}", a.stdout(), a.stderr());
-    assert_eq!(code_b, 0, "stdout:\n{}\nstderr:\n{}", b.stdout(), b.stderr());
+    assert_eq!(
+        code_a,
+        0,
+        "stdout:\n{}\nstderr:\n{}",
+        a.stdout(),
+        a.stderr()
+    );
+    assert_eq!(
+        code_b,
+        0,
+        "stdout:\n{}\nstderr:\n{}",
+        b.stdout(),
+        b.stderr()
+    );
 
     let runs = [events(&a), events(&b)];
     // Both joined the table, in different seats; B under its --as-name.
@@ -227,15 +268,19 @@ async fn two_agents_play_a_series_and_follow_the_rematch() {
             .to_string()
     };
 
-    let log = log.lock().unwrap();
+    // (Copied out: the host task on this thread locks it too.)
+    let results = log.lock().unwrap().results.clone();
     assert_eq!(
-        log.results,
+        results,
         vec![(1, pid_of_seat(1)), (2, pid_of_seat(0))],
         "the host's results"
     );
     let next = {
         let ev = &runs[0];
-        of_kind(ev, "rematch")[0]["sessionId"].as_str().unwrap().to_string()
+        of_kind(ev, "rematch")[0]["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string()
     };
     for (ev, j) in runs.iter().zip(&joined) {
         let me = j["playerId"].as_str().unwrap();
@@ -256,7 +301,12 @@ async fn two_agents_play_a_series_and_follow_the_rematch() {
         // The opponent's moves come from the state's lastMove.
         let theirs = of_kind(ev, "opponent_move");
         assert!(theirs.len() >= 8, "{theirs:?}");
-        assert!(theirs.iter().all(|m| m["by"] != me && m["move"]["move"] == 1), "{theirs:?}");
+        assert!(
+            theirs
+                .iter()
+                .all(|m| m["by"] != me && m["move"]["move"] == 1),
+            "{theirs:?}"
+        );
         // Results: seat 1 wins round 1, seat 0 round 2.
         let results = of_kind(ev, "result");
         assert_eq!(results.len(), 2, "{ev:?}");
@@ -305,11 +355,29 @@ async fn a_rejected_move_is_played_again_and_the_series_ends() {
     let args = ["--game", GAME, "--policy", "first"];
     let mut a = play(&app, &t_a, false, &args, dir.path());
     stdout_line(&mut a, "\"joined\"", Duration::from_secs(60)).await;
-    let mut b = play(&app, &t_b, false, &["--session", &table, "--policy", "random", "--seed", "3"], dir.path());
+    let mut b = play(
+        &app,
+        &t_b,
+        false,
+        &["--session", &table, "--policy", "random", "--seed", "3"],
+        dir.path(),
+    );
     let code_a = exit_code(&mut a, Duration::from_secs(120)).await;
     let code_b = exit_code(&mut b, Duration::from_secs(120)).await;
-    assert_eq!(code_a, 0, "stdout:\n{}\nstderr:\n{}", a.stdout(), a.stderr());
-    assert_eq!(code_b, 0, "stdout:\n{}\nstderr:\n{}", b.stdout(), b.stderr());
+    assert_eq!(
+        code_a,
+        0,
+        "stdout:\n{}\nstderr:\n{}",
+        a.stdout(),
+        a.stderr()
+    );
+    assert_eq!(
+        code_b,
+        0,
+        "stdout:\n{}\nstderr:\n{}",
+        b.stdout(),
+        b.stderr()
+    );
 
     let ev = events(&a);
     assert_eq!(of_kind(&ev, "joined")[0]["seat"], 0);
@@ -322,12 +390,16 @@ async fn a_rejected_move_is_played_again_and_the_series_ends() {
     // The move before it was the one rejected; the next one is on the same turn, and the
     // rejected action is tried last, so it is 2.
     let pos = ev.iter().position(|e| e["event"] == "rejected").unwrap();
-    let before = ev[..pos].iter().rev().find(|e| e["event"] == "move").unwrap();
+    let before = ev[..pos]
+        .iter()
+        .rev()
+        .find(|e| e["event"] == "move")
+        .unwrap();
     let again = ev[pos..].iter().find(|e| e["event"] == "move").unwrap();
     assert_eq!(before["turn"], r["turn"]);
     assert_eq!(again["turn"], r["turn"], "{ev:?}");
     assert_eq!(again["action"], 2);
-    let rej = &log.lock().unwrap().rejected;
+    let rej = log.lock().unwrap().rejected.clone();
     assert_eq!(rej.len(), 1);
     assert_eq!(before["actionId"], rej[0].1.as_str());
 
@@ -340,12 +412,18 @@ async fn a_rejected_move_is_played_again_and_the_series_ends() {
         assert_eq!(results[0]["winner"], winner.as_str());
         assert!(of_kind(&ev, "rematch").is_empty());
         let done = ev.last().unwrap();
-        assert_eq!((done["event"].as_str(), done["reason"].as_str()), (Some("done"), Some("series_ended")));
+        assert_eq!(
+            (done["event"].as_str(), done["reason"].as_str()),
+            (Some("done"), Some("series_ended"))
+        );
     }
     // B joined by --session: its game is not named; its seed is reported.
     let evb = events(&b);
     let jb = of_kind(&evb, "joined")[0];
-    assert_eq!((jb["seat"].as_u64(), jb["seed"].as_u64()), (Some(1), Some(3)));
+    assert_eq!(
+        (jb["seat"].as_u64(), jb["seed"].as_u64()),
+        (Some(1), Some(3))
+    );
     assert_eq!(jb["game"], Value::Null);
     hosting.abort();
 }
@@ -365,8 +443,14 @@ async fn bad_tokens_and_unknown_games_exit_with_a_clear_message() {
         assert_eq!(code, 3, "stdout:\n{}\nstderr:\n{}", p.stdout(), p.stderr());
         let err = p.stderr();
         assert!(err.contains("play scope"), "{err}");
-        assert!(err.contains("horst admin token create --scopes play"), "{err}");
-        assert!(!err.contains(token) && !p.stdout().contains(token), "the token leaked");
+        assert!(
+            err.contains("horst admin token create --scopes play"),
+            "{err}"
+        );
+        assert!(
+            !err.contains(token) && !p.stdout().contains(token),
+            "the token leaked"
+        );
         let ev = events(&p);
         assert_eq!(ev.last().unwrap()["event"], "error");
         assert_eq!(ev.last().unwrap()["code"], "auth");
@@ -378,7 +462,17 @@ async fn bad_tokens_and_unknown_games_exit_with_a_clear_message() {
     let good = play_token(&app, "Ann", &["play"]).await;
     let listen = app.addr.to_string();
     let mut p = HorstProcess::spawn(
-        &["play", "--listen", &listen, "--game", "nosuch", "--wait-for-table", "1", "--token", &good],
+        &[
+            "play",
+            "--listen",
+            &listen,
+            "--game",
+            "nosuch",
+            "--wait-for-table",
+            "1",
+            "--token",
+            &good,
+        ],
         &[],
         dir.path(),
     );
@@ -387,6 +481,13 @@ async fn bad_tokens_and_unknown_games_exit_with_a_clear_message() {
     let err = p.stderr();
     assert!(err.contains("no table for game \"nosuch\""), "{err}");
     assert!(err.contains("within 1 s"), "{err}");
-    assert!(err.contains(&format!("games with tables now: {GAME}")), "{err}");
-    assert!(p.stdout().is_empty(), "text mode prints errors to stderr only: {}", p.stdout());
+    assert!(
+        err.contains(&format!("games with tables now: {GAME}")),
+        "{err}"
+    );
+    assert!(
+        p.stdout().is_empty(),
+        "text mode prints errors to stderr only: {}",
+        p.stdout()
+    );
 }
