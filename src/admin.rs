@@ -36,9 +36,17 @@ fn lines(values: &[serde_json::Value]) -> String {
         .join("\n")
 }
 
-async fn level(store: &horst_store::Store, cmd: LevelCommand) -> ExitCode {
+async fn level(store: &horst_store::Store, config: &Config, cmd: LevelCommand) -> ExitCode {
     report(
         match cmd {
+            LevelCommand::Recheck { revision, no_wait } => {
+                return recheck(store, config, &revision, no_wait).await
+            }
+            LevelCommand::Checks { revision } => horst_gateway::checks::checks(store, &revision)
+                .await
+                .and_then(|v| {
+                    serde_json::to_string_pretty(&v).map_err(horst_gateway::ToolError::internal)
+                }),
             LevelCommand::Promote { revision, expect } => {
                 let expect = (expect != "none").then_some(expect.as_str());
                 operator::promote(store, &who(), &revision, expect)
@@ -56,6 +64,151 @@ async fn level(store: &horst_store::Store, cmd: LevelCommand) -> ExitCode {
     )
 }
 
+/// Queues a recheck and (unless `no_wait`) follows its job until it has finished, printing
+/// its state changes on stderr and the recorded check on stdout. A failing check exits 1.
+async fn recheck(
+    store: &horst_store::Store,
+    config: &Config,
+    revision: &str,
+    no_wait: bool,
+) -> ExitCode {
+    use horst_gateway::checks;
+    use std::time::{Duration, Instant};
+    let (_stop, stop_rx) = tokio::sync::watch::channel(false);
+    let notifier = horst_queue::Notifier::start(
+        store.client().clone(),
+        horst_queue::Queue::channels(store),
+        stop_rx,
+    );
+    let queue = horst_queue::Queue::new(
+        store.clone(),
+        horst_queue::QueueSettings {
+            queue: config.queue.clone(),
+            quotas: config.quotas.clone(),
+        },
+        notifier,
+    );
+    let job = match checks::start_recheck(store, &queue, &who(), revision).await {
+        Ok(j) => j,
+        Err(e) => return report::<Failure>(Err(Failure(e))),
+    };
+    eprintln!(
+        "horst: recheck of {revision} queued as job {job} (engine {})",
+        horst_engine::engine_version()
+    );
+    if no_wait {
+        println!(
+            "{}",
+            serde_json::json!({ "revisionId": revision, "jobId": job, "state": "queued" })
+        );
+        eprintln!("horst: the check is recorded when the job finishes; see `horst admin level checks {revision}`");
+        return ExitCode::SUCCESS;
+    }
+    // The job cannot start later than the queue's wait limit; after that it has an outcome.
+    let limit = Duration::from_secs(config.queue.wait_seconds + config.queue.simulate_seconds + 10);
+    let started = Instant::now();
+    let mut last = String::new();
+    let rec = loop {
+        let rec = match horst_queue::job_record(store, &job).await {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                eprintln!("horst: job {job} disappeared (expired?); see `horst admin level checks {revision}`");
+                return ExitCode::from(1);
+            }
+            Err(e) => {
+                eprintln!("horst: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        let state = rec.state.as_str().to_string();
+        if state != last {
+            eprintln!(
+                "horst:   {state} after {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+            last = state;
+        }
+        if rec.state.is_final() {
+            break rec;
+        }
+        if started.elapsed() > limit {
+            eprintln!(
+                "horst: job {job} is still {last} after {} s; is a worker running (horst admin status)? The check is recorded when it finishes: horst admin level checks {revision}",
+                limit.as_secs()
+            );
+            return ExitCode::from(1);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    if let Err(e) = checks::record_finished(store, revision).await {
+        return report::<Failure>(Err(Failure(e)));
+    }
+    let all = match checks::checks(store, revision).await {
+        Ok(v) => v,
+        Err(e) => return report::<Failure>(Err(Failure(e))),
+    };
+    let check = all["items"]
+        .as_array()
+        .and_then(|items| items.iter().find(|c| c["jobId"] == job.as_str()).cloned());
+    match check {
+        Some(c) => {
+            println!("{c}");
+            if c["passed"] == true {
+                eprintln!(
+                    "horst: check passed on engine {}",
+                    c["engineVersion"].as_str().unwrap_or("?")
+                );
+                ExitCode::SUCCESS
+            } else {
+                eprintln!(
+                    "horst: check_failed: the replay does not win on the current engine (outcome {}); the revision cannot be promoted",
+                    c["outcome"].as_str().unwrap_or("unknown")
+                );
+                ExitCode::from(1)
+            }
+        }
+        None => {
+            let why = rec
+                .failure
+                .map(|f| format!("{}: {}", f.code, f.message))
+                .unwrap_or_else(|| rec.state.as_str().to_string());
+            eprintln!(
+                "horst: the recheck gave no verdict ({why}); nothing was recorded; try again"
+            );
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn quotas(store: &horst_store::Store, config: &Config, cmd: QuotasCommand) -> ExitCode {
+    // `config` was loaded just now from the file and the environment: that is the reload.
+    let values = horst_queue::Quotas::from_config(config);
+    let result = match cmd {
+        QuotasCommand::Reload => {
+            let r = operator::reload_quotas(store, &who(), &values).await;
+            if r.is_ok() {
+                eprintln!(
+                    "horst: quotas reloaded from {}; every API process applies them within a second",
+                    config
+                        .file
+                        .as_ref()
+                        .map(|f| f.display().to_string())
+                        .unwrap_or_else(|| "the defaults (no --config)".into())
+                );
+            }
+            r
+        }
+        QuotasCommand::Show => operator::show_quotas(store, Some(&values)).await,
+    };
+    report(
+        result
+            .and_then(|v| {
+                serde_json::to_string_pretty(&v).map_err(horst_gateway::ToolError::internal)
+            })
+            .map_err(Failure),
+    )
+}
+
 async fn board(store: &horst_store::Store, cmd: BoardCommand) -> ExitCode {
     report(
         match cmd {
@@ -69,6 +222,16 @@ async fn board(store: &horst_store::Store, cmd: BoardCommand) -> ExitCode {
                 operator::thread_status(store, &who(), &thread, &status)
                     .await
                     .map(|_| format!("thread {thread}: {status}"))
+            }
+            BoardCommand::Publish { thread } => {
+                operator::publish_thread(store, &who(), &thread, true)
+                    .await
+                    .map(|_| format!("thread {thread} published (GET /api/board/published)"))
+            }
+            BoardCommand::Unpublish { thread } => {
+                operator::publish_thread(store, &who(), &thread, false)
+                    .await
+                    .map(|_| format!("thread {thread} no longer published"))
             }
             BoardCommand::Reply { thread, body } => operator::reply(store, &who(), &thread, &body)
                 .await
@@ -125,15 +288,18 @@ pub enum AdminCommand {
     /// Agent keys.
     #[command(subcommand)]
     Key(KeyCommand),
-    /// Labor revisions: promote, roll back, quarantine.
+    /// Labor revisions: promote, roll back, quarantine, re-check.
     #[command(subcommand)]
     Level(LevelCommand),
-    /// Board moderation: hide posts, set a thread's status, reply as the operator.
+    /// Board moderation: hide posts, set a thread's status, reply as the operator, publish.
     #[command(subcommand)]
     Board(BoardCommand),
     /// Messages agents sent with contact_admin.
     #[command(subcommand)]
     Messages(MessagesCommand),
+    /// Quota settings: reload them from the configuration without a restart, or show them.
+    #[command(subcommand)]
+    Quotas(QuotasCommand),
     /// Accounts by tier, board reads (total, today, last) and unread messages, as JSON.
     Overview,
     /// The audit trail of operator actions (who, what, when), newest first, as JSON lines.
@@ -175,7 +341,8 @@ pub enum UserCommand {
 
 #[derive(Subcommand, Debug)]
 pub enum LevelCommand {
-    /// Promote exactly REVISION (it must have passed its check on the current engine).
+    /// Promote exactly REVISION (its newest check on the current engine must have passed;
+    /// see `level recheck`).
     /// --expect names the revision you believe is promoted now (`none` for no promoted
     /// revision); a stale expectation is refused (conflict).
     Promote {
@@ -187,6 +354,25 @@ pub enum LevelCommand {
     Rollback { level: String },
     /// Hide REVISION everywhere (its evidence stays).
     Quarantine { revision: String },
+    /// Re-simulate REVISION's stored winning replay on a worker with the current engine and
+    /// record the check (older checks are kept). Waits for the job and prints the check.
+    Recheck {
+        revision: String,
+        /// Only queue the job; the check is recorded when it finishes (`level checks`).
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// Every check of REVISION (the submission's and each recheck), oldest first, as JSON.
+    Checks { revision: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum QuotasCommand {
+    /// Store the quota settings of the configuration file (and HORST_* overrides) as read
+    /// now; every API process applies them within a second.
+    Reload,
+    /// Show the quota settings in force, as JSON.
+    Show,
 }
 
 #[derive(Subcommand, Debug)]
@@ -199,6 +385,10 @@ pub enum BoardCommand {
     Status { thread: String, status: String },
     /// Reply on a thread as the operator.
     Reply { thread: String, body: String },
+    /// Publish a thread on the public board (GET /api/board/published, no key needed).
+    Publish { thread: String },
+    /// Take a thread off the public board.
+    Unpublish { thread: String },
     /// List threads (withdrawn ones too), newest activity first, as JSON lines.
     List {
         #[arg(long, default_value_t = 50)]
@@ -312,7 +502,8 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
                 )
             }
             AdminCommand::Account(cmd) => account(&store, cmd).await,
-            AdminCommand::Level(cmd) => level(&store, cmd).await,
+            AdminCommand::Level(cmd) => level(&store, &config, cmd).await,
+            AdminCommand::Quotas(cmd) => quotas(&store, &config, cmd).await,
             AdminCommand::Board(cmd) => board(&store, cmd).await,
             AdminCommand::Messages(cmd) => messages(&store, cmd).await,
             AdminCommand::Overview => report(

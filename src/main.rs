@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 mod admin;
+mod house_cli;
 mod map_cli;
 mod play;
 mod redis_setup;
@@ -56,6 +57,9 @@ enum Command {
     /// Operator actions on the store of a running (or stopped) horst.
     #[command(subcommand)]
     Admin(admin::AdminCommand),
+    /// The house host: keep RCADIA's own tables open (protocol section 8), each game page in
+    /// a headless Chromium. Needs Debian's `chromium` and an agent token with the host scope.
+    House(house_cli::HouseArgs),
     /// Offline level tools on local files: validate, render, simulate (no server needed).
     #[command(subcommand)]
     Map(map_cli::MapCommand),
@@ -94,6 +98,7 @@ fn main() -> ExitCode {
         Command::Api => serve::run(config, serve::Roles::API),
         Command::Worker => serve::run(config, serve::Roles::WORKER),
         Command::Admin(cmd) => admin::run(config, cmd),
+        Command::House(args) => house_cli::run(config, args),
         Command::Map(_) | Command::Play(_) => {
             unreachable!("handled before loading the configuration")
         }

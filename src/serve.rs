@@ -102,6 +102,14 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
         },
         notifier,
     );
+    if roles.api {
+        // The configuration file is the source of the quota numbers: a starting API writes
+        // them, as `horst admin quotas reload` does, so a restart applies edits too.
+        let values = horst_queue::Quotas::from_config(&config);
+        if let Err(e) = horst_queue::write_quotas(&store, &values, "start").await {
+            tracing::warn!(error = %e, "cannot store the quota settings; each process uses its own");
+        }
+    }
     let metrics = horst_telemetry::Metrics::new();
     tokio::spawn(horst_worker::sample_queue_gauges(
         queue.clone(),

@@ -95,6 +95,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::mcp::router())
         .merge(routes::agent_keys::router())
         .merge(routes::admin::router())
+        .merge(routes::public_board::router())
         .merge(routes::guide::router())
         .merge(routes::rcadia_auth::router())
         .merge(routes::rcadia_bridge::router())

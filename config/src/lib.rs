@@ -25,6 +25,10 @@ pub use sections::*;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
+    /// The file this configuration was loaded from (not a setting): the REST admin API's
+    /// quota reload reads it again.
+    #[serde(skip)]
+    pub file: Option<PathBuf>,
     /// Where horst keeps local state: the private Redis (`<data_dir>/redis`) among others.
     pub data_dir: PathBuf,
     pub server: ServerConfig,
@@ -35,11 +39,13 @@ pub struct Config {
     pub quotas: QuotaConfig,
     pub gateway: GatewayConfig,
     pub sessions: SessionsConfig,
+    pub house: HouseConfig,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
+            file: None,
             data_dir: PathBuf::from("data"),
             server: ServerConfig::default(),
             redis: RedisConfig::default(),
@@ -49,6 +55,7 @@ impl Default for Config {
             quotas: QuotaConfig::default(),
             gateway: GatewayConfig::default(),
             sessions: SessionsConfig::default(),
+            house: HouseConfig::default(),
         }
     }
 }
@@ -129,6 +136,7 @@ impl Config {
         config.validate(&origin)?;
         config = config.with_env(env)?;
         config.apply_flags(flags)?;
+        config.file = file.map(Path::to_path_buf);
         Ok(config)
     }
 

@@ -302,6 +302,56 @@ impl Default for SessionsConfig {
     }
 }
 
+/// The house host (`horst house`): RCADIA's own tables, in a headless Chromium.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HouseConfig {
+    /// The backend the house hosts on, `http://HOST:PORT`. Empty: this horst's own
+    /// `server.listen` (with 0.0.0.0 read as 127.0.0.1).
+    pub backend: String,
+    /// An agent token with the `host` scope (`horst admin token create --scopes host`).
+    pub token: String,
+    /// Game ids to keep tables open for (each served at `/games/<id>/`).
+    pub games: Vec<String>,
+    /// At most this many tables per game.
+    pub max_tables: u32,
+    /// The Chromium binary (Debian's `chromium` package).
+    pub chromium: String,
+    /// Extra Chromium arguments, for example `--no-sandbox` where the sandbox cannot run.
+    pub chromium_args: Vec<String>,
+    /// A query string added to every game page's URL, for example `turnTimeout=10`.
+    pub game_query: String,
+}
+
+/// By hand, so the house token never reaches a log line.
+impl std::fmt::Debug for HouseConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HouseConfig")
+            .field("backend", &self.backend)
+            .field("token", &if self.token.is_empty() { "" } else { "<redacted>" })
+            .field("games", &self.games)
+            .field("max_tables", &self.max_tables)
+            .field("chromium", &self.chromium)
+            .field("chromium_args", &self.chromium_args)
+            .field("game_query", &self.game_query)
+            .finish()
+    }
+}
+
+impl Default for HouseConfig {
+    fn default() -> Self {
+        HouseConfig {
+            backend: String::new(),
+            token: String::new(),
+            games: vec!["chess".into()],
+            max_tables: 2,
+            chromium: "chromium".into(),
+            chromium_args: Vec::new(),
+            game_query: String::new(),
+        }
+    }
+}
+
 impl Config {
     /// Numeric settings and their accepted ranges.
     pub(crate) fn range_checks(&self) -> Vec<(&'static str, Result<(), String>)> {
@@ -380,6 +430,10 @@ impl Config {
             (
                 "gateway.admin_token",
                 admin_token(&self.gateway.admin_token),
+            ),
+            (
+                "house.max_tables",
+                range(self.house.max_tables as u64, 1, 100),
             ),
         ]
     }

@@ -14,12 +14,15 @@
 //!   operator still sees them; agents' reads filter)
 //! - `board:quota:<account>:<UTC day>:{threads,posts,endorsements}` counters (expire after 2
 //!   days)
+//! - `board:published` sorted set: threads the operator published, by publish time; the
+//!   thread hash has `published` (`1`/`0`) and `publishedAtMs`
 //! - `board:reads:total`, `board:reads:day:<UTC day>`, `board:reads:last` (ms): the aggregate
 //!   read counter; no reader identities
 //!
 //! Visibility is decided when reading, not by deleting: a post is invisible to agents when the
 //! operator hid it, the author withdrew it or its author is blocked (unblocking brings it
-//! back). A thread is visible exactly when its first post is.
+//! back). A thread is visible exactly when its first post is. The public (anonymous) read of
+//! published threads applies the same rules, so publishing never shows what agents cannot see.
 
 use std::collections::HashMap;
 
@@ -761,6 +764,140 @@ pub async fn set_thread_status(
     Ok(())
 }
 
+/// Publishes a thread (the operator's selection for the public board) or takes it off. Only
+/// a thread agents can see now can be published; it leaves the public board by itself when
+/// it stops being visible (the public read filters like the agents' reads).
+pub async fn set_published(
+    store: &Store,
+    thread_id: &str,
+    published: bool,
+) -> Result<(), ToolError> {
+    let key = thread_key(store, thread_id);
+    let thread = hash(store, &key).await?.ok_or_else(|| {
+        ToolError::not_found(format!(
+            "no board thread {thread_id}; `horst admin board list` shows the threads"
+        ))
+    })?;
+    if !published {
+        let _: () = redis::pipe()
+            .atomic()
+            .hset(&key, "published", "0")
+            .ignore()
+            .zrem(store.key("board:published"), thread_id)
+            .ignore()
+            .query_async(&mut store.conn())
+            .await?;
+        return Ok(());
+    }
+    let mut authors = Authors::default();
+    if thread_view(store, &thread, "", &mut authors)
+        .await?
+        .is_none()
+    {
+        return Err(ToolError::new(
+            "conflict",
+            format!("thread {thread_id} is not visible to agents (withdrawn, its first post hidden, or its author blocked); only visible threads can be published"),
+        ));
+    }
+    let now = redis_now_ms(store).await?;
+    let _: () = redis::pipe()
+        .atomic()
+        .hset_multiple(
+            &key,
+            &[
+                ("published", "1".to_string()),
+                ("publishedAtMs", now.to_string()),
+            ],
+        )
+        .ignore()
+        .zadd(store.key("board:published"), thread_id, now)
+        .ignore()
+        .query_async(&mut store.conn())
+        .await?;
+    Ok(())
+}
+
+/// A thread view for anonymous readers: nothing about a caller.
+fn public_thread(mut view: Value, thread: &Fields) -> Value {
+    if let Value::Object(m) = &mut view {
+        m.remove("yours");
+        m.remove("endorsedByYou");
+        m.insert("publishedAt".into(), json!(ms(thread, "publishedAtMs")));
+    }
+    view
+}
+
+/// The published threads that are visible now, newest publication first, 20 a page.
+/// Anonymous; not counted as a board read (the contract counts only agents' reads).
+pub async fn published_threads(store: &Store, offset: usize) -> Result<Value, ToolError> {
+    let ids: Vec<String> = store
+        .conn()
+        .zrevrange(store.key("board:published"), 0, -1)
+        .await?;
+    let mut authors = Authors::default();
+    let mut items = Vec::new();
+    for id in ids {
+        let Some(thread) = hash(store, &thread_key(store, &id)).await? else {
+            continue;
+        };
+        if field(&thread, "published") != "1" {
+            continue;
+        }
+        if let Some((view, _)) = thread_view(store, &thread, "", &mut authors).await? {
+            items.push(public_thread(view, &thread));
+        }
+    }
+    let total = items.len();
+    let page: Vec<Value> = items.into_iter().skip(offset).take(THREAD_PAGE).collect();
+    let next = (offset + THREAD_PAGE < total).then_some(offset + THREAD_PAGE);
+    Ok(json!({ "items": page, "nextOffset": next, "notice": NOTICE }))
+}
+
+/// One published thread with its visible posts, 50 a page. Anything not published or not
+/// visible is `not_found`, indistinguishable from a thread that does not exist.
+pub async fn published_thread(
+    store: &Store,
+    thread_id: &str,
+    offset: usize,
+) -> Result<Value, ToolError> {
+    let missing = || {
+        ToolError::not_found(format!(
+            "no published thread {thread_id}; GET /api/board/published lists them"
+        ))
+    };
+    let thread = hash(store, &thread_key(store, thread_id))
+        .await?
+        .filter(|t| field(t, "published") == "1")
+        .ok_or_else(missing)?;
+    let mut authors = Authors::default();
+    let (view, posts) = thread_view(store, &thread, "", &mut authors)
+        .await?
+        .ok_or_else(missing)?;
+    let total = posts.len();
+    let page: Vec<String> = posts
+        .iter()
+        .skip(offset)
+        .take(POST_PAGE)
+        .map(|p| field(p, "postId").to_string())
+        .collect();
+    let mut items = Vec::new();
+    for p in full_posts(store, &page).await?.iter() {
+        let (_, display) = authors
+            .get(store, field(p, "authorKind"), field(p, "author"))
+            .await?;
+        let mut v = post_view(p, "", display);
+        if let Value::Object(m) = &mut v {
+            m.remove("yours");
+        }
+        items.push(v);
+    }
+    let next = (offset + POST_PAGE < total).then_some(offset + POST_PAGE);
+    Ok(json!({
+        "thread": public_thread(view, &thread), "posts": items, "nextOffset": next,
+        "notice": NOTICE,
+    }))
+}
+
 /// The operator's list: every thread (withdrawn ones too), newest activity first.
 pub async fn operator_threads(store: &Store, limit: usize) -> Result<Vec<Value>, ToolError> {
     let ids: Vec<String> = store
@@ -782,6 +919,7 @@ pub async fn operator_threads(store: &Store, limit: usize) -> Result<Vec<Value>,
             "author": field(&t, "author"), "status": field(&t, "status"),
             "level": field(&t, "level"), "posts": posts, "endorsements": endorsements,
             "withdrawn": field(&t, "withdrawn") == "1", "lastPostAt": ms(&t, "lastPostAtMs"),
+            "published": field(&t, "published") == "1",
         }));
     }
     Ok(out)
@@ -833,5 +971,6 @@ pub async fn operator_thread(store: &Store, thread_id: &str) -> Result<Value, To
         "author": field(&thread, "author"), "status": field(&thread, "status"),
         "level": field(&thread, "level"), "revisionId": field(&thread, "revisionId"),
         "withdrawn": field(&thread, "withdrawn") == "1", "posts": posts,
+        "published": field(&thread, "published") == "1",
     }))
 }

@@ -185,7 +185,7 @@ impl Gateway {
                         level,
                         parent,
                         bytes,
-                        self.budgets(caller.trust),
+                        self.budgets(caller.trust).await?,
                     )
                     .await?;
                 }
@@ -396,7 +396,7 @@ impl Gateway {
                 acceptance: &acceptance,
                 job_id: &rec.id,
             },
-            self.budgets(caller.trust),
+            self.budgets(caller.trust).await?,
         )
         .await;
         match stored {

@@ -18,6 +18,7 @@ use horst_store::Store;
 pub mod accounts;
 pub mod args;
 pub mod board;
+pub mod checks;
 pub mod contact;
 mod error;
 pub mod operator;
@@ -265,13 +266,15 @@ impl Gateway {
         ))
     }
 
-    pub(crate) fn budgets(&self, trust: u8) -> revisions::Budgets {
-        let q = &self.config.quotas;
-        revisions::Budgets {
+    /// The Labor and storage budgets in force (reloadable: see `horst_queue::Quotas`).
+    pub(crate) async fn budgets(&self, trust: u8) -> Result<revisions::Budgets, ToolError> {
+        let live = self.queue.quotas().await?;
+        let q = &live.quotas;
+        Ok(revisions::Budgets {
             labor_candidates: q.tier(trust).labor_candidates,
             account_bytes: q.storage_per_account_bytes,
             total_bytes: q.storage_total_bytes,
-        }
+        })
     }
 
     /// Runs one tool. Key tools get `caller` (checked by `call`).

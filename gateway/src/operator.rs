@@ -1,6 +1,6 @@
 //! The operator's controls (`horst admin ...`): promotion, rollback and quarantine of Labor
-//! revisions, account blocks and trust, board moderation, the inbox and an overview. Every
-//! change is audited.
+//! revisions (rechecks live in `checks`), account blocks and trust, board moderation and
+//! publishing, quota reloads, the inbox and an overview. Every change is audited.
 //!
 //! Layout (under the store prefix), besides what `revisions`, `board` and `contact` own:
 //! - `audit` list: JSON entries `{at, who, action, target, detail}`, newest first
@@ -74,7 +74,7 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('SREM', KEYS[4], ARGV[1])
 return 'ok'"#;
 
-/// Promotes exactly `revision_id`, if it passed its check on the current engine and the
+/// Promotes exactly `revision_id`, if its newest check on the current engine passed and the
 /// currently promoted revision of its level is `expected_current` (`None`: no promoted
 /// revision yet); a stale expectation is a `conflict` (409).
 pub async fn promote(
@@ -85,25 +85,16 @@ pub async fn promote(
 ) -> Result<Value, ToolError> {
     let v: Vec<Option<String>> = redis::cmd("HMGET")
         .arg(store.key(&format!("rev:{revision_id}")))
-        .arg(&["name", "owner", "engineVersion"])
+        .arg(&["name", "owner"])
         .query_async(&mut store.conn())
         .await?;
     let get = |i: usize| v.get(i).cloned().flatten();
     let (Some(name), Some(owner)) = (get(0), get(1)) else {
         return Err(ToolError::not_found(format!("no revision {revision_id}")));
     };
-    let engine = horst_engine::engine_version();
-    // A stored revision's acceptance check is its won re-simulation; it counts only on the
-    // engine that ran it.
-    if get(2).as_deref() != Some(engine) {
-        return Err(ToolError::new(
-            "engine_mismatch",
-            format!(
-                "revision {revision_id} passed its check on engine {}, not the current {engine}; it needs a new submission checked on {engine}",
-                get(2).unwrap_or_default()
-            ),
-        ));
-    }
+    // Evidence counts only on the engine that produced it: the newest check on the current
+    // engine (the submission's or a recheck) must have passed.
+    crate::checks::require_current_pass(store, revision_id).await?;
     let lower = name.to_ascii_lowercase();
     // The prefix is passed so the script can retire the previous revision's state key.
     let r: String = redis::Script::new(PROMOTE)
@@ -318,6 +309,60 @@ pub async fn reply(
     )
     .await?;
     Ok(v)
+}
+
+/// Publishes a thread on the public board (anonymous `GET /api/board/published`), or takes it
+/// off again.
+pub async fn publish_thread(
+    store: &Store,
+    who: &str,
+    thread_id: &str,
+    published: bool,
+) -> Result<(), ToolError> {
+    board::set_published(store, thread_id, published).await?;
+    let action = if published { "publish" } else { "unpublish" };
+    audit(store, who, action, thread_id, Value::Null).await
+}
+
+/// Re-reads nothing itself: writes `values` (the configuration as the caller loaded it now)
+/// as the quota numbers every process uses from its next second on. Returns what is stored.
+pub async fn reload_quotas(
+    store: &Store,
+    who: &str,
+    values: &horst_queue::Quotas,
+) -> Result<Value, ToolError> {
+    let before = horst_queue::read_quotas(store).await?;
+    horst_queue::write_quotas(store, values, who).await?;
+    let changed = before.as_ref().map(|b| &b.values) != Some(values);
+    audit(
+        store,
+        who,
+        "quotas_reload",
+        "quotas",
+        json!({ "changed": changed, "values": values }),
+    )
+    .await?;
+    show_quotas(store, None).await
+}
+
+/// The quota numbers in force: the stored ones, else (`fallback`, a process's own
+/// configuration) what a process without stored values uses.
+pub async fn show_quotas(
+    store: &Store,
+    fallback: Option<&horst_queue::Quotas>,
+) -> Result<Value, ToolError> {
+    Ok(match horst_queue::read_quotas(store).await? {
+        Some(s) => json!({
+            "source": "stored",
+            "writtenBy": s.written_by,
+            "writtenAt": rfc3339(s.written_at_ms),
+            "values": s.values,
+        }),
+        None => json!({
+            "source": "configuration",
+            "values": fallback,
+        }),
+    })
 }
 
 pub async fn mark_read(store: &Store, who: &str, message_id: &str) -> Result<(), ToolError> {

@@ -292,13 +292,18 @@ fn summary(levels: &[Level], runs: &[Run], limit: f64) {
         if !unsolvable.is_empty() {
             let exhausted: Vec<f64> = unsolvable
                 .iter()
-                .filter(|&&i| runs[i].reason == Some(UnresolvedReason::Exhausted))
+                .filter(|&&i| {
+                    matches!(
+                        runs[i].reason,
+                        Some(UnresolvedReason::Exhausted | UnresolvedReason::Unreachable)
+                    )
+                })
                 .map(|&i| runs[i].secs)
                 .collect();
             let wrong = unsolvable.iter().filter(|&&i| runs[i].won).count();
             let max = exhausted.iter().cloned().fold(0.0, f64::max);
             println!(
-                "        unsolvable: {}/{} reported unresolved (exhausted {} , max {:.3} s), {} won (!)",
+                "        unsolvable: {}/{} reported unresolved (proved or exhausted {}, max {:.3} s), {} won (!)",
                 unsolvable.len() - wrong,
                 unsolvable.len(),
                 exhausted.len(),

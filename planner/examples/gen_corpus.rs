@@ -871,6 +871,70 @@ fn main() {
             "Unsolvable: a wide field with marmots and jackdaws; the nest floats 7 tiles above the ground (jump plus egg boost lifts the bird's head about 6.1 tiles), the jackdaws fly too high to be stomped (the feet would have to get 6 tiles up) and more than 25 tiles from the nest.",
             l,
         );
+        let l = {
+            let mut l = Level::new(160, 14);
+            for x in 0..160 {
+                l.ground(x, 12, b'G');
+            }
+            l.fill(140, 0, 159, 11, b'#');
+            l.fill(140, 11, 151, 11, b'^');
+            l.set(152, 11, b'.');
+            l.ent("start 2 11".into());
+            for i in 0..8 {
+                l.ent(format!(
+                    "walker {} 11 range=3 speed={} pause=20",
+                    12 + i * 16,
+                    2 + i % 3
+                ));
+            }
+            for i in 0..4 {
+                l.ent(format!(
+                    "flyer {} 6 axis=h range=4 speed=3 pause=10",
+                    30 + i * 30
+                ));
+            }
+            l.ent("nest 152 11".into());
+            l
+        };
+        put(
+            "u-spike-tunnel-01",
+            "Unsolvable: after a wide field with marmots and jackdaws, the nest lies at the end of a tunnel through the rock, one tile high and floored with 12 spike tiles; the bird (14 px tall) cannot pass a spike tile without touching its 10 px hitbox, and the rock is 12 tiles high. Neither fast proof applies (the relaxed graph treats spikes as open, the jump envelope ignores walls) and the enemies keep the search from exhausting its space.",
+            l,
+        );
+        let l = {
+            let mut l = Level::new(160, 14);
+            for x in 0..160 {
+                l.ground(x, 12, b'G');
+            }
+            l.fill(150, 12, 150, 12, b'C');
+            l.fill(148, 11, 149, 11, b'#');
+            l.fill(148, 12, 148, 13, b'#');
+            l.set(149, 12, b'.');
+            l.set(149, 13, b'#');
+            l.fill(151, 12, 151, 13, b'#');
+            l.set(150, 13, b'.');
+            l.ent("start 2 11".into());
+            for i in 0..8 {
+                l.ent(format!(
+                    "walker {} 11 range=3 speed={} pause=20",
+                    12 + i * 16,
+                    2 + i % 3
+                ));
+            }
+            for i in 0..4 {
+                l.ent(format!(
+                    "flyer {} 6 axis=h range=4 speed=3 pause=10",
+                    30 + i * 30
+                ));
+            }
+            l.ent("nest 150 13".into());
+            l
+        };
+        put(
+            "u-cracked-field-01",
+            "Unsolvable: after a wide field with marmots and jackdaws, the nest lies in a hole under cracked rock; pebbles fly only sideways, and the only open tile beside the lid is a sealed pocket in the rock, so the lid never breaks. Neither fast proof applies (both count cracked rock with an open neighbour in its row as breakable) and the enemies keep the search from exhausting its space: the planner answers only at its deadline.",
+            l,
+        );
     }
     for (name, text) in &files {
         let p = out.join(format!("{name}.map"));

@@ -7,6 +7,13 @@
 //! merged in a fixed order, so the replay found never depends on the number of threads. A found
 //! replay is shortened, run-length encoded and confirmed by the referee (`shorten`).
 //!
+//! Before any search, two over-approximations of where the bird can go try to prove the level
+//! unsolvable: the relaxed tile graph forwards from the start, and the jump envelope
+//! (`envelope`: exact vertical physics between launch sites, horizontal speed as a bound). If
+//! either reaches no nest, the answer is `unresolved` (reason `unreachable`) at once. When they
+//! cannot decide, the search runs; if it exhausts the coarse stage's quantised space, the answer
+//! is `unresolved` (reason `exhausted`).
+//!
 //! Nothing that decides the search order uses floats, hash-map iteration or the clock; the
 //! clock only stops the search at the deadline.
 //!
@@ -29,6 +36,7 @@
 //! # }
 //! ```
 
+pub mod envelope;
 pub mod relaxed;
 pub mod search;
 pub mod shorten;
@@ -54,6 +62,9 @@ pub struct PlanRequest<'a> {
 pub enum UnresolvedReason {
     /// The whole reachable (quantised) state space was searched without a win.
     Exhausted,
+    /// Before any search: no nest is reachable even in an over-approximation of the bird's
+    /// motion (the relaxed tile graph or the jump envelope), so no replay can win.
+    Unreachable,
     /// The time limit (or the node budget) ran out.
     Deadline,
     /// The cancel flag was set.
@@ -64,6 +75,7 @@ impl UnresolvedReason {
     pub fn as_str(self) -> &'static str {
         match self {
             UnresolvedReason::Exhausted => "exhausted",
+            UnresolvedReason::Unreachable => "unreachable",
             UnresolvedReason::Deadline => "deadline",
             UnresolvedReason::Cancelled => "cancelled",
         }

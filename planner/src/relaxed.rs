@@ -1,15 +1,16 @@
 //! The relaxed tile graph: where could the bird be, ignoring timing, momentum and enemies?
 //!
 //! Cells are tiles, plus `PAD` rows of open air above the map. The bird may move from a cell
-//! to any of its 8 neighbours that is open (not solid; cracked rock counts as open since it can
-//! be shot), but it may only move *up* into a cell that lies within the lift of a support below
-//! it (ground, a ledge, a spring, a platform's path, a flyer to stomp) in its own or a
-//! neighbouring column. The lift is generous (a full jump plus the egg boost plus the bird's
+//! to any of its 8 neighbours that is open (not solid; cracked rock counts as open where a
+//! pebble could break it, see [`breakable_cracked`]), but it may only move *up* into a cell
+//! that lies within the lift of a support below it (ground, a ledge, a spring, a platform's
+//! path, a flyer to stomp) in its own or a neighbouring column. The lift is generous (a full jump plus the egg boost plus the bird's
 //! height), so the graph over-approximates what the bird can reach:
 //!
 //! - backwards from the nests it gives the heuristic (breadth-first distance in tiles), which
 //!   follows the terrain around cliffs instead of "run to the right";
-//! - forwards from the start it proves a level unsolvable at once when no nest is reached.
+//! - forwards from the start it proves a level unsolvable at once when no nest is reached (there
+//!   a spike tile is closed too: the bird's middle never enters one alive).
 
 use horst_engine::sim::palette::{EntityKind, PLATFORM_DX, PLATFORM_DY, PLATFORM_WIDTH};
 use horst_engine::sim::palette::{FLYER_AXIS, FLYER_RANGE, SPRING_STRENGTH};
@@ -37,6 +38,38 @@ pub struct Relaxed {
     pub max_dist: u32,
 }
 
+/// Per tile of the map (row-major): cracked rock that a pebble could ever break. A pebble flies
+/// along one row and is checked against the tile at its leading edge, column by column (5 px a
+/// tick, so no column is skipped), from a column the bird's middle row overlaps, which is open;
+/// it stops at the first solid tile. So a cracked tile can only break if a horizontal neighbour
+/// is open or is itself cracked rock that can break. Every other cracked tile stays solid.
+pub fn breakable_cracked(map: &Map) -> Vec<bool> {
+    let (w, h) = (map.width(), map.height());
+    let at = |x: i32, y: i32| map.tile(x, y).unwrap_or(Block::Rock);
+    let mut can = vec![false; (w * h) as usize];
+    loop {
+        let mut changed = false;
+        for y in 0..h {
+            for x in 0..w {
+                let i = (y * w + x) as usize;
+                if can[i] || at(x, y) != Block::Cracked {
+                    continue;
+                }
+                let via = |nx: i32| {
+                    nx >= 0 && nx < w && (!at(nx, y).is_solid() || can[(y * w + nx) as usize])
+                };
+                if via(x - 1) || via(x + 1) {
+                    can[i] = true;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return can;
+        }
+    }
+}
+
 impl Relaxed {
     pub fn new(map: &Map) -> Relaxed {
         let w = map.width();
@@ -55,10 +88,12 @@ impl Relaxed {
         };
         let mut open = vec![false; n];
         let mut lift = vec![0i32; n];
+        let breakable = breakable_cracked(map);
         for r in 0..rows {
             for x in 0..w {
                 let b = tile(x, r);
-                open[idx(x, r)] = !b.is_solid() || b == Block::Cracked;
+                open[idx(x, r)] = !b.is_solid()
+                    || (b == Block::Cracked && breakable[((r - PAD) * w + x) as usize]);
             }
         }
         for r in 0..rows {
@@ -176,7 +211,15 @@ impl Relaxed {
             }
         }
 
-        // Forward from the start.
+        // Forward from the start, with one more restriction: the bird's middle never enters a
+        // spike tile alive. Its box (12 x 14 px around the middle) then always overlaps the
+        // spikes' hitbox (the lower 10 px, 2 px in from each side), and hazards are checked
+        // every tick before the nest. (The backward distances above keep spike tiles open: the
+        // heuristic does not need the restriction.) A nest on a spike tile stays open: the bird
+        // touches it from a neighbouring tile.
+        let spikes: Vec<bool> = (0..n)
+            .map(|i| dist[i] != 0 && tile(i as i32 % w, i as i32 / w) == Block::Spikes)
+            .collect();
         let mut seen = vec![false; n];
         let (sx, sy) = map.start();
         let mut nest_reachable = false;
@@ -191,7 +234,11 @@ impl Relaxed {
             }
             for (dx, dr) in DIRS {
                 let (bx, br) = (ax + dx, ar + dr);
-                if inside(bx, br) && !seen[idx(bx, br)] && edge(ax, ar, dx, dr) {
+                if inside(bx, br)
+                    && !seen[idx(bx, br)]
+                    && !spikes[idx(bx, br)]
+                    && edge(ax, ar, dx, dr)
+                {
                     seen[idx(bx, br)] = true;
                     q.push_back((bx, br));
                 }

@@ -204,6 +204,13 @@ fn rd_u8(b: &[u8], o: usize) -> u8 {
 /// FORMAT.md. The tick and the RNG are left out, so a level without anything moving has a
 /// finite key space the search can exhaust.
 pub fn state_key(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> u64 {
+    state_key_parsed(sim, st, ctx, buf).0
+}
+
+/// The state key, and how many bytes of the state layout it read (up to the end of the
+/// spawners: the berries and the checkpoint follow). A test checks the count against the
+/// layout, so a change of `Sim::state_bytes` cannot silently garble the key.
+pub fn state_key_parsed(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> (u64, usize) {
     let p = sim.player();
     // Moving things farther than this from the bird are left out of the key (only whether an
     // enemy is alive counts everywhere): their phase rarely matters until the bird gets
@@ -305,7 +312,7 @@ pub fn state_key(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> u64 {
             o += 13;
         }
     }
-    k.0
+    (k.0, o)
 }
 
 /// The macro-actions tried from a state, in a fixed order: moves first (right, left, none,
@@ -603,12 +610,14 @@ pub fn plan(req: &PlanRequest, progress: Option<&dyn Fn(&Progress)>) -> PlanRepo
         elapsed: start.elapsed(),
         best_distance: sh.best_distance,
     };
-    if !sh.ctx.relaxed.nest_reachable {
+    // Two over-approximations of where the bird can go: if either reaches no nest, nothing can
+    // win, and the answer comes before any search.
+    if !sh.ctx.relaxed.nest_reachable || crate::envelope::prove(req.map).unreachable() {
         sh.best_distance = sh.ctx.distance(&Sim::new(req.map, req.seed));
         return report(
             &sh,
             PlanOutcome::Unresolved {
-                reason: UnresolvedReason::Exhausted,
+                reason: UnresolvedReason::Unreachable,
             },
         );
     }

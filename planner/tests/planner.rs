@@ -109,9 +109,10 @@ fn every_solvable_corpus_level_has_a_winning_replay() {
     assert!(unsolvable >= 10);
 }
 
-/// A level the planner neither solves nor exhausts within 20 s (a wide unsolvable field with
-/// marmots and jackdaws: their phases multiply the states).
-const HARD: &str = "levels/corpus/u-high-field-01.map";
+/// A level the planner neither solves, nor proves unsolvable, nor exhausts within 20 s (a wide
+/// field with marmots and jackdaws, whose phases multiply the states, before a nest under
+/// cracked rock that no pebble can reach).
+const HARD: &str = "levels/corpus/u-cracked-field-01.map";
 
 #[test]
 fn the_deadline_is_respected() {
@@ -156,24 +157,59 @@ fn cancellation_stops_the_search() {
 #[test]
 fn unsolvable_levels_are_reported_at_once() {
     let cancel = AtomicBool::new(false);
+    // Proved before any search (the relaxed tile graph or the jump envelope; tests/proofs.rs).
     for level in [
         "levels/corpus/u-sealed-01.map",
         "levels/corpus/u-weak-spring-01.map",
         "levels/corpus/u-wide-pit-01.map",
     ] {
         let map = load(level);
-        let t = Instant::now();
         let rep = run(&map, 1, 20.0, 2, &cancel);
         assert_eq!(
             rep.outcome,
             PlanOutcome::Unresolved {
-                reason: UnresolvedReason::Exhausted
+                reason: UnresolvedReason::Unreachable
             },
             "{level}"
         );
-        assert!(t.elapsed() < Duration::from_secs(10), "{level}");
+        assert_eq!(rep.expanded, 0, "{level}");
     }
+    // Neither proof applies (the nest lies under cracked rock whose only open neighbour in its
+    // row is a sealed pocket, so no pebble ever reaches it, but both proofs count it as
+    // breakable): the coarse stage's space is exhausted well before its cap.
+    let map = parse_map(POCKET_LID).unwrap();
+    let rep = run(&map, 1, 20.0, 2, &cancel);
+    assert_eq!(
+        rep.outcome,
+        PlanOutcome::Unresolved {
+            reason: UnresolvedReason::Exhausted
+        }
+    );
+    assert!(
+        rep.expanded > 0 && rep.expanded < 200_000,
+        "{}",
+        rep.expanded
+    );
 }
+
+const POCKET_LID: &str = "gcv-map 1
+name: pocket lid
+size: 24 10
+grid:
+........................
+........................
+........................
+........................
+........................
+........................
+........................
+..........##............
+GGGGGGGGGG#.C#GGGGGGGGGG
+EEEEEEEEEE##.#EEEEEEEEEE
+entities:
+start 1 7
+nest 12 9
+";
 
 fn arb_map() -> impl Strategy<Value = String> {
     (6usize..24, 4usize..10, any::<u64>()).prop_map(|(w, h, seed)| {

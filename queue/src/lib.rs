@@ -20,7 +20,8 @@
 //! Keys (under the store prefix): `job:<id>` (hash), `queue:waiting` (list),
 //! `queue:running` (zset by lease expiry), `waiting:<account>`, `idem:<account>:<key>`,
 //! `jobs:<account>` (zset by creation), `daily:<day>:<account>`, `budget:<day>`, `fence`,
-//! `delayed` (zset by due time). Channels: `done:<id>`, `queue:new`.
+//! `delayed` (zset by due time), `quotas` (the reloadable quota numbers, JSON; see
+//! `quotas.rs`). Channels: `done:<id>`, `queue:new`.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -34,12 +35,14 @@ use serde_json::Value;
 mod delayed;
 mod fingerprint;
 mod notifier;
+mod quotas;
 mod record;
 mod scripts;
 
 pub use delayed::DelayedSet;
 pub use fingerprint::fingerprint;
 pub use notifier::{Notifier, Subscription};
+pub use quotas::{read_quotas, write_quotas, Quotas, StoredQuotas};
 pub use record::{Failure, JobRecord, JobState};
 
 /// What a job does. The name is its daily-quota counter.
@@ -52,6 +55,9 @@ pub enum JobKind {
     Simulate,
     /// The referee checks a submission (`submit_level`).
     Submit,
+    /// The referee re-checks a stored revision's winning replay for the current engine
+    /// (the operator's `recheck`; no daily quota).
+    Recheck,
 }
 
 impl JobKind {
@@ -60,6 +66,7 @@ impl JobKind {
             JobKind::Playtest => "playtest",
             JobKind::Simulate => "simulate",
             JobKind::Submit => "submit",
+            JobKind::Recheck => "recheck",
         }
     }
 
@@ -68,11 +75,17 @@ impl JobKind {
             "playtest" => Some(JobKind::Playtest),
             "simulate" => Some(JobKind::Simulate),
             "submit" => Some(JobKind::Submit),
+            "recheck" => Some(JobKind::Recheck),
             _ => None,
         }
     }
 
-    pub const ALL: [JobKind; 3] = [JobKind::Playtest, JobKind::Simulate, JobKind::Submit];
+    pub const ALL: [JobKind; 4] = [
+        JobKind::Playtest,
+        JobKind::Simulate,
+        JobKind::Submit,
+        JobKind::Recheck,
+    ];
 }
 
 /// A job to admit.
@@ -154,21 +167,8 @@ impl QueueSettings {
     pub fn reserve_seconds(&self, kind: JobKind) -> u64 {
         match kind {
             JobKind::Playtest => self.queue.playtest_seconds,
-            JobKind::Simulate | JobKind::Submit => self.queue.simulate_seconds,
+            JobKind::Simulate | JobKind::Submit | JobKind::Recheck => self.queue.simulate_seconds,
         }
-    }
-
-    pub fn kind_limit(&self, trust: u8, kind: JobKind) -> u64 {
-        let tier = self.quotas.tier(trust);
-        (match kind {
-            JobKind::Playtest => tier.playtests,
-            JobKind::Simulate => tier.simulations,
-            JobKind::Submit => tier.submissions,
-        }) as u64
-    }
-
-    pub fn trust0_cap_seconds(&self) -> u64 {
-        self.queue.daily_seconds * self.queue.trust0_share_percent as u64 / 100
     }
 
     fn job_ttl_seconds(&self) -> u64 {
@@ -193,6 +193,8 @@ pub struct Queue {
     /// Added to the server's TIME in every script; tests move it across midnight.
     clock_offset_ms: Arc<AtomicI64>,
     notifier: Notifier,
+    /// The quota numbers in force, read from Redis at most once a second per process.
+    quotas: Arc<quotas::QuotaCache>,
 }
 
 impl Queue {
@@ -204,6 +206,7 @@ impl Queue {
             scripts: Arc::new(scripts::Scripts::load()),
             clock_offset_ms: Arc::new(AtomicI64::new(0)),
             notifier,
+            quotas: Arc::new(quotas::QuotaCache::default()),
         }
     }
 
@@ -238,6 +241,34 @@ impl Queue {
         inv
     }
 
+    /// The quota numbers in force: the stored ones (see [`write_quotas`]), else this
+    /// process's configuration. Read from Redis at most once a second.
+    pub async fn quotas(&self) -> Result<Arc<Quotas>, QueueError> {
+        if let Some(q) = self.quotas.fresh() {
+            return Ok(q);
+        }
+        let q = Arc::new(match read_quotas(&self.store).await? {
+            Some(stored) => stored.values,
+            None => self.configured_quotas(),
+        });
+        self.quotas.put(q.clone());
+        Ok(q)
+    }
+
+    /// The values of this process's configuration.
+    pub fn configured_quotas(&self) -> Quotas {
+        Quotas {
+            quotas: self.settings.quotas.clone(),
+            daily_seconds: self.settings.queue.daily_seconds,
+            trust0_share_percent: self.settings.queue.trust0_share_percent,
+        }
+    }
+
+    /// Drops this process's copy, so a reload made here applies to its next call at once.
+    pub fn forget_quotas(&self) {
+        self.quotas.forget();
+    }
+
     /// The server's clock (ms since the Unix epoch), as the scripts see it.
     pub async fn now_ms(&self) -> Result<u64, QueueError> {
         let mut conn = self.store.conn();
@@ -253,7 +284,14 @@ impl Queue {
         let fp = fingerprint(spec.kind, &spec.input);
         let id = new_job_id();
         let s = &self.settings;
+        let q = self.quotas().await?;
         let reserve = s.reserve_seconds(spec.kind);
+        // Operator rechecks count as used seconds but are never refused for quota.
+        let (daily, trust0_cap) = if spec.kind == JobKind::Recheck {
+            (quotas::UNLIMITED, quotas::UNLIMITED)
+        } else {
+            (q.daily_seconds, q.trust0_cap_seconds())
+        };
         let mut conn = self.store.conn();
         let reply: Vec<redis::Value> = self
             .script(&self.scripts.admit)
@@ -267,9 +305,9 @@ impl Queue {
             .arg(reserve)
             .arg(s.queue.waiting_per_account)
             .arg(s.queue.waiting_global)
-            .arg(s.kind_limit(spec.trust, spec.kind))
-            .arg(s.queue.daily_seconds)
-            .arg(s.trust0_cap_seconds())
+            .arg(q.kind_limit(spec.trust, spec.kind))
+            .arg(daily)
+            .arg(trust0_cap)
             .arg(s.queue.idempotency_retention_hours * 3600)
             .arg(s.queue.wait_seconds * 1000)
             .arg(reserve * 1000)
@@ -323,17 +361,17 @@ impl Queue {
                 let message = match scope {
                     QuotaScope::Owner => format!(
                         "your daily limit of {} {} jobs is used up; it resets at 00:00 UTC (in {} s)",
-                        s.kind_limit(spec.trust, spec.kind),
+                        q.kind_limit(spec.trust, spec.kind),
                         spec.kind.as_str(),
                         retry
                     ),
                     QuotaScope::Global => format!(
                         "the server's {} reserved execution seconds for today are used up; they reset at 00:00 UTC (in {retry} s)",
-                        s.queue.daily_seconds
+                        q.daily_seconds
                     ),
                     QuotaScope::GlobalNew => format!(
                         "the {} s of today's execution budget that all trust-0 accounts share are used up; they reset at 00:00 UTC (in {retry} s)",
-                        s.trust0_cap_seconds()
+                        q.trust0_cap_seconds()
                     ),
                 };
                 Err(QueueError::Quota {
@@ -470,7 +508,7 @@ impl Queue {
 
     /// What the account may still do today.
     pub async fn remaining(&self, account: &str, trust: u8) -> Result<Remaining, QueueError> {
-        let s = &self.settings;
+        let s = self.quotas().await?;
         let mut conn = self.store.conn();
         let v: Vec<u64> = self
             .script(&self.scripts.remaining)
@@ -479,7 +517,7 @@ impl Queue {
             .arg(s.kind_limit(trust, JobKind::Submit))
             .arg(s.kind_limit(trust, JobKind::Playtest))
             .arg(s.kind_limit(trust, JobKind::Simulate))
-            .arg(s.queue.daily_seconds)
+            .arg(s.daily_seconds)
             .arg(s.trust0_cap_seconds())
             .invoke_async(&mut conn)
             .await?;
@@ -617,7 +655,7 @@ impl Queue {
             .arg("used")
             .query_async(&mut conn)
             .await?;
-        Ok((used.unwrap_or(0), self.settings.queue.daily_seconds))
+        Ok((used.unwrap_or(0), self.quotas().await?.daily_seconds))
     }
 
     /// Today's (UTC) job figures for the operator's overview.
@@ -642,6 +680,16 @@ pub struct DayStats {
     pub finished: std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>>,
     pub seconds_used: u64,
     pub seconds_charged: u64,
+}
+
+/// A job record read with the store alone (the admin CLI and the gateway's check records
+/// need no queue for that).
+pub async fn job_record(store: &Store, id: &str) -> Result<Option<JobRecord>, QueueError> {
+    let fields: Vec<(String, String)> = redis::cmd("HGETALL")
+        .arg(store.key(&format!("job:{id}")))
+        .query_async(&mut store.conn())
+        .await?;
+    Ok(JobRecord::from_fields(fields))
 }
 
 /// Today's figures read with the store alone (the admin CLI has no queue). `now_ms` is the

@@ -156,4 +156,4 @@ pub use ops::Op;
 pub use session::{
     ActionStatus, Deadline, GameInfo, HostKind, NewSession, Session, Status, TimerKind,
 };
-pub use views::should_wake;
+pub use views::{should_wake, REMATCH_LINK_GRACE_MS};

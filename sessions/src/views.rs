@@ -254,6 +254,20 @@ impl Session {
         }
     }
 
+    /// The game just ended and `autoRematch` will open the next round, but the I/O layer has
+    /// not linked it yet (`Effect::CreateRematch` runs after the finishing write). A
+    /// `state?wait` in this moment holds for the link, so agents' long-polls wake up holding
+    /// `nextSessionId` as section 6 says; after [`REMATCH_LINK_GRACE_MS`] it stops waiting
+    /// (the rematch failed: the finished state is the answer).
+    pub fn awaiting_rematch(&self, now_ms: u64) -> bool {
+        self.status == Status::Finished
+            && self.next_session_id.is_none()
+            && self.auto_rematch_due()
+            && self
+                .ended_at_ms
+                .is_some_and(|t| now_ms < t.saturating_add(REMATCH_LINK_GRACE_MS))
+    }
+
     /// `GET /state?wait` returns at once: it is your turn or the game is over.
     pub fn state_ready_for(&self, player_id: &str) -> bool {
         self.status == Status::Finished || self.is_your_turn(player_id)
@@ -272,6 +286,9 @@ impl Session {
 fn player_entry(p: &Player) -> Value {
     json!({ "playerId": p.player_id, "seat": p.seat, "asName": p.as_name, "ready": p.ready })
 }
+
+/// How long after a game ended a `state?wait` holds for the automatic rematch's link.
+pub const REMATCH_LINK_GRACE_MS: u64 = 5_000;
 
 /// Whether a `GET /state?wait` long-poll of `player_id` that started on `before` should return
 /// on `after`: it became your turn, your pending action resolved, or the game finished (or its

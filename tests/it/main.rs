@@ -7,10 +7,14 @@
 mod harness;
 
 mod agent_keys;
+mod bridge_e2e;
+mod browser;
 mod board;
+mod board_ops;
 mod burst;
 mod config_errors;
 mod health;
+mod house_e2e;
 mod jobs;
 mod lifecycle;
 mod mcp_clients;

@@ -13,6 +13,7 @@ export const SERVED = [
   ["/games/vendor/chess.js", "node_modules/chess.js/dist/esm/chess.js"],
   ["/sdk/", "sdk/"],
   ["/bridge/", "bridge/"],
+  ["/house/", "house/"],
   ["/games/", "games/"],
 ];
 

@@ -172,3 +172,13 @@ test("random games always end within the move limit", () => {
     assert.ok(r.result.reason);
   }
 });
+
+test("a shorter move limit ends the game as a draw (move_limit)", () => {
+  const r = new ChessRules(Chess, { maxPlies: 2 });
+  r.start(["pa", "pb"], 1);
+  assert.equal(r.play("pa", "e2e4").ok, true);
+  assert.equal(r.over, false);
+  assert.equal(r.play("pb", "e7e5").ok, true);
+  assert.equal(r.over, true);
+  assert.deepEqual(r.result, { winner: null, reason: "move_limit" });
+});

@@ -41,8 +41,15 @@ test("rock-paper-scissors: a two-round series plays to the end through the bridg
   assert.equal(sessions.length, 2);
   for (const s of sessions) {
     assert.equal(s.status, "finished");
-    assert.equal(s.result.reason, "best_of_three");
-    assert.ok(s.players.includes(s.result.winner));
+    // Random throws: about one match in 250 ties its way to the throw limit, which is a
+    // proper ending too (the leader wins, or a draw).
+    if (s.result.reason === "throw_limit") {
+      assert.equal(s.result.throws.length, 9);
+      assert.ok(s.result.winner === null || s.players.includes(s.result.winner));
+    } else {
+      assert.equal(s.result.reason, "best_of_three");
+      assert.ok(s.players.includes(s.result.winner));
+    }
     assert.equal(s.ops.filter((o) => o.op === "end").length, 1, "one result per game");
   }
   assert.equal(sessions[1].round, 2);

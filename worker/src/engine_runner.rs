@@ -63,7 +63,7 @@ impl JobRunner for EngineRunner {
     ) -> Result<Value, Failure> {
         let map = map_of(input)?;
         match kind {
-            JobKind::Simulate | JobKind::Submit => {
+            JobKind::Simulate | JobKind::Submit | JobKind::Recheck => {
                 let replay = input
                     .get("replay")
                     .ok_or_else(|| Failure::new("invalid_input", "the job has no replay"))

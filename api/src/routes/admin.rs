@@ -12,7 +12,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use horst_gateway::{operator, ToolError};
+use horst_gateway::{checks, operator, ToolError};
 
 use crate::{ApiError, AppState};
 
@@ -24,6 +24,12 @@ pub fn router() -> Router<AppState> {
         .route("/api/admin/messages/{id}/read", post(mark_read))
         .route("/api/admin/revisions/{id}/promote", post(promote))
         .route("/api/admin/revisions/{id}/quarantine", post(quarantine))
+        .route("/api/admin/revisions/{id}/recheck", post(recheck))
+        .route("/api/admin/revisions/{id}/checks", get(list_checks))
+        .route("/api/admin/quotas", get(quotas))
+        .route("/api/admin/quotas/reload", post(reload_quotas))
+        .route("/api/admin/threads/{id}/publish", post(publish))
+        .route("/api/admin/threads/{id}/unpublish", post(unpublish))
         .route("/api/admin/levels/{name}/rollback", post(rollback))
         .route("/api/admin/accounts/{name}/block", post(block))
         .route("/api/admin/accounts/{name}/unblock", post(unblock))
@@ -102,7 +108,8 @@ fn failure(e: ToolError) -> Response {
     let status = match e.code {
         "invalid_input" => StatusCode::BAD_REQUEST,
         "not_found" => StatusCode::NOT_FOUND,
-        "conflict" | "engine_mismatch" => StatusCode::CONFLICT,
+        "conflict" | "engine_mismatch" | "check_failed" => StatusCode::CONFLICT,
+        "busy" => StatusCode::SERVICE_UNAVAILABLE,
         "forbidden" => StatusCode::FORBIDDEN,
         "internal_error" => return ApiError::internal("operator action failed").into_response(),
         _ => StatusCode::BAD_REQUEST,
@@ -345,4 +352,101 @@ async fn unhide(
 ) -> Response {
     let op = authorized!(state, headers);
     done(operator::hide_post(&state.store, &op.0, &id, false).await)
+}
+
+#[derive(Deserialize)]
+struct Wait {
+    /// `false`: answer with the job id at once (the check is recorded when it finishes).
+    wait: Option<bool>,
+}
+
+/// Queues a recheck of the revision's stored replay on the current engine; by default waits
+/// for it (at most the queue's wait limit) and answers with the recorded check.
+async fn recheck(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<Wait>,
+) -> Response {
+    let op = authorized!(state, headers);
+    let job = match checks::start_recheck(&state.store, &state.queue, &op.0, &id).await {
+        Ok(j) => j,
+        Err(e) => return failure(e),
+    };
+    if q.wait == Some(false) {
+        return Json(json!({ "revisionId": id, "jobId": job, "state": "queued" })).into_response();
+    }
+    let limit = std::time::Duration::from_secs(
+        state.config.queue.wait_seconds + state.config.queue.simulate_seconds,
+    );
+    answer(
+        checks::wait_recheck(&state.store, &state.queue, &id, &job, limit)
+            .await
+            .map(|(rec, check)| {
+                json!({
+                    "revisionId": id, "jobId": job, "state": rec.state.as_str(),
+                    "failure": rec.failure, "check": check,
+                })
+            }),
+    )
+}
+
+async fn list_checks(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    authorized!(state, headers);
+    answer(checks::checks(&state.store, &id).await)
+}
+
+async fn quotas(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    authorized!(state, headers);
+    let own = state.queue.configured_quotas();
+    answer(operator::show_quotas(&state.store, Some(&own)).await)
+}
+
+/// Re-reads the configuration file this process started with (and the environment) and
+/// stores its quota numbers; every API process applies them within a second.
+async fn reload_quotas(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let op = authorized!(state, headers);
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let config = match horst_config::Config::load(
+        state.config.file.as_deref(),
+        &env,
+        &horst_config::Flags::default(),
+    ) {
+        Ok(c) => c,
+        Err(e) => {
+            return ApiError::client(
+                StatusCode::BAD_REQUEST,
+                "invalid_config",
+                format!("{e}; fix the file and reload again (the quotas in force are unchanged)"),
+            )
+            .into_response()
+        }
+    };
+    let values = horst_queue::Quotas::from_config(&config);
+    let result = operator::reload_quotas(&state.store, &op.0, &values).await;
+    // This process applies them at once; the others within a second.
+    state.queue.forget_quotas();
+    answer(result)
+}
+
+async fn publish(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let op = authorized!(state, headers);
+    done(operator::publish_thread(&state.store, &op.0, &id, true).await)
+}
+
+async fn unpublish(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let op = authorized!(state, headers);
+    done(operator::publish_thread(&state.store, &op.0, &id, false).await)
 }

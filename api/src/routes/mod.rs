@@ -5,6 +5,7 @@ pub mod agent_keys;
 pub mod guide;
 pub mod health;
 pub mod mcp;
+pub mod public_board;
 pub mod rcadia_agent;
 pub mod rcadia_auth;
 pub mod rcadia_bridge;

@@ -136,9 +136,11 @@ async fn state_poll(
         .await?;
     let first = a.session;
     let pid = player_id_of(&first, &who)?;
+    // A game that just ended with autoRematch is not "over" for the poll until its next
+    // round is linked: agents must wake up holding nextSessionId (section 6).
     let ready = match since {
         Some(v) => first.version > v,
-        None => first.state_ready_for(&pid),
+        None => first.state_ready_for(&pid) && !first.awaiting_rematch(wall_ms()),
     };
     if ready || wait.is_zero() {
         return Ok(Json(snapshot(&first, &pid)));
@@ -147,10 +149,16 @@ async fn state_poll(
         .rcadia
         .wait_until(&id, wait, |s| match since {
             Some(v) => s.version > v,
-            None => should_wake(&first, s, &pid),
+            None => should_wake(&first, s, &pid) && !s.awaiting_rematch(wall_ms()),
         })
         .await?;
     Ok(Json(snapshot(&now, &pid)))
+}
+
+fn wall_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 async fn action(

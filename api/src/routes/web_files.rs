@@ -1,4 +1,5 @@
-//! The browser files (`web/`): the JS SDK, the bridge page and the house games, served from
+//! The browser files (`web/`): the JS SDK, the bridge page, the house host's page and the
+//! house games, served from
 //! `server.web_dir` as they are.
 //!
 //! Paths are checked strictly (segments of `[A-Za-z0-9._-]`, none starting with `.`), so no
@@ -22,6 +23,9 @@ pub fn router() -> Router<AppState> {
         .route("/bridge", get(|| async { Redirect::permanent("/bridge/") }))
         .route("/bridge/", get(bridge_index))
         .route("/bridge/{*path}", get(bridge))
+        // The house host's table page (`horst house` opens it in its own browser).
+        .route("/house/", get(house_index))
+        .route("/house/{*path}", get(house))
         .route("/games/vendor/chess.js", get(chess_js))
         .route("/games/vendor/chess.js.map", get(chess_js_map))
         .route("/games/{*path}", get(games))
@@ -113,6 +117,14 @@ async fn bridge_index(State(state): State<AppState>) -> Response {
 
 async fn bridge(State(state): State<AppState>, Path(path): Path<String>) -> Response {
     send(&state, under("bridge", &path), false).await
+}
+
+async fn house_index(State(state): State<AppState>) -> Response {
+    send(&state, Some(PathBuf::from("house/index.html")), false).await
+}
+
+async fn house(State(state): State<AppState>, Path(path): Path<String>) -> Response {
+    send(&state, under("house", &path), false).await
 }
 
 async fn games(State(state): State<AppState>, Path(path): Path<String>) -> Response {

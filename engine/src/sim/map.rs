@@ -9,7 +9,7 @@ use super::palette::{
     PLATFORM_DX, PLATFORM_DY, PLATFORM_SPEED, PLATFORM_WIDTH, ROCKFALL_INTERVAL, ROCKFALL_JITTER,
     ROCKFALL_OFFSET, SPRING_STRENGTH, WALKER_DIR, WALKER_PAUSE, WALKER_RANGE, WALKER_SPEED,
 };
-use super::physics::{spring_speed, SPEED_UNIT, TILE};
+use super::physics::{spring_speed, FLYER_SIZE, SPEED_UNIT, TILE, TILE_SHIFT, WALKER_W};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
@@ -57,6 +57,160 @@ pub struct Level {
     pub springs: Vec<SpringDef>,
     pub checkpoints: Vec<(i32, i32)>,
     pub collectibles: Vec<(i32, i32)>,
+    /// Enemies numbered walkers first, then flyers (file order within each). For each column
+    /// `c`, `near[near_range[c].0..near_range[c].1]` lists, ascending, every enemy whose whole
+    /// patrol (its sweep in x) meets columns `c` and `c + 1`: so a box at most one tile wide
+    /// whose left edge is in column `c` can only touch those enemies.
+    pub near_range: Vec<(u32, u32)>,
+    pub near: Vec<u32>,
+    /// Every enemy, ascending (for boxes whose left edge is outside the grid).
+    pub all_enemies: Vec<u32>,
+    /// Per tile: which of spikes (`MARK_SPIKES`), a collectible, a checkpoint or a nest are
+    /// on it, so the contact tests can skip what the bird's tiles do not hold.
+    pub marks: Vec<u8>,
+    /// Per tile: the marks of the 2 x 2 tiles with this one at the top-left (those inside
+    /// the grid), so a box at most a tile in size is looked up once.
+    pub marks2: Vec<u8>,
+    /// The marks of things outside the grid (none from the parser): always tested.
+    pub offgrid_marks: u8,
+    /// Whether any tile is a crumbling ledge.
+    pub has_crumbling: bool,
+}
+
+pub const MARK_SPIKES: u8 = 1;
+pub const MARK_COLLECTIBLE: u8 = 2;
+pub const MARK_CHECKPOINT: u8 = 4;
+pub const MARK_NEST: u8 = 8;
+
+impl Level {
+    /// The enemies (see `near`) that a box at most one tile wide whose left edge is at
+    /// sub-unit `x` can touch, ascending: walkers first, then flyers, in file order.
+    #[inline]
+    pub fn enemies_near(&self, x: i32) -> &[u32] {
+        let c = (x >> TILE_SHIFT) as usize;
+        match self.near_range.get(c) {
+            Some(&(a, b)) => self.near.get(a as usize..b as usize).unwrap_or(&[]),
+            None => &self.all_enemies,
+        }
+    }
+
+    /// The marks (see `marks`) of the tiles a box covers, given its top-left and size in
+    /// sub-units, with the marks of things outside the grid.
+    #[inline]
+    pub fn marks_under(&self, x: i32, y: i32, w: i32, h: i32) -> u8 {
+        let (l, t) = (x >> TILE_SHIFT, y >> TILE_SHIFT);
+        // Unsigned compares: negative tiles wrap to large ones (width and height are > 0).
+        if w <= TILE
+            && h <= TILE
+            && (l as u32) < self.width as u32
+            && (t as u32) < self.height as u32
+        {
+            // The box covers at most the 2 x 2 tiles from (l, t).
+            let m = self.marks2.get((t * self.width + l) as usize).copied();
+            return m.unwrap_or(0) | self.offgrid_marks;
+        }
+        let mut m = self.offgrid_marks;
+        let (l, r) = (x >> TILE_SHIFT, (x + w - 1) >> TILE_SHIFT);
+        let (t, b) = (
+            (y >> TILE_SHIFT).max(0),
+            ((y + h - 1) >> TILE_SHIFT).min(self.height - 1),
+        );
+        let (l, r) = (l.max(0), r.min(self.width - 1));
+        for ty in t..=b {
+            let row = (ty * self.width) as usize;
+            for tx in l..=r {
+                m |= self.marks.get(row + tx as usize).copied().unwrap_or(0);
+            }
+        }
+        m
+    }
+
+    /// Builds `marks`, `offgrid_marks` and `has_crumbling`.
+    fn mark_tiles(&mut self) {
+        self.marks = self
+            .tiles
+            .iter()
+            .map(|&b| if b == Block::Spikes { MARK_SPIKES } else { 0 })
+            .collect();
+        self.has_crumbling = self.tiles.contains(&Block::Crumbling);
+        let at = |marks: &[u8], x: i32, y: i32| {
+            if x < self.width && y < self.height {
+                marks
+                    .get((y * self.width + x) as usize)
+                    .copied()
+                    .unwrap_or(0)
+            } else {
+                0
+            }
+        };
+        let things = [
+            (MARK_COLLECTIBLE, &self.collectibles),
+            (MARK_CHECKPOINT, &self.checkpoints),
+            (MARK_NEST, &self.nests),
+        ];
+        for (mark, list) in things {
+            for &(x, y) in list.iter() {
+                let cell = if x >= 0 && y >= 0 && x < self.width && y < self.height {
+                    self.marks.get_mut((y * self.width + x) as usize)
+                } else {
+                    None
+                };
+                match cell {
+                    Some(m) => *m |= mark,
+                    None => self.offgrid_marks |= mark,
+                }
+            }
+        }
+        let marks = &self.marks;
+        let mut marks2 = Vec::with_capacity(marks.len());
+        for y in 0..self.height {
+            for x in 0..self.width {
+                marks2.push(
+                    at(marks, x, y)
+                        | at(marks, x + 1, y)
+                        | at(marks, x, y + 1)
+                        | at(marks, x + 1, y + 1),
+                );
+            }
+        }
+        self.marks2 = marks2;
+    }
+
+    /// Builds `near_range`, `near` and `all_enemies` from the walkers and flyers.
+    fn index_enemies(&mut self) {
+        let sweeps: Vec<(i32, i32)> = self
+            .walkers
+            .iter()
+            .map(|w| (w.min_x, w.max_x + WALKER_W))
+            .chain(self.flyers.iter().map(|f| {
+                if f.vertical {
+                    (f.x0, f.x0 + FLYER_SIZE)
+                } else {
+                    (f.min, f.max + FLYER_SIZE)
+                }
+            }))
+            .collect();
+        let width = self.width.max(0);
+        let mut cols: Vec<Vec<u32>> = vec![Vec::new(); width as usize];
+        for (i, &(a, b)) in sweeps.iter().enumerate() {
+            // Columns c whose two-column window [c, c + 2) tiles meets [a, b).
+            let lo = ((a >> TILE_SHIFT) - 1).max(0);
+            let hi = ((b - 1) >> TILE_SHIFT).min(width - 1);
+            for c in lo..=hi {
+                if a < (c + 2) * TILE && c * TILE < b {
+                    cols[c as usize].push(i as u32);
+                }
+            }
+        }
+        self.near_range = Vec::with_capacity(cols.len());
+        self.near = Vec::new();
+        for c in cols {
+            let start = self.near.len() as u32;
+            self.near.extend_from_slice(&c);
+            self.near_range.push((start, self.near.len() as u32));
+        }
+        self.all_enemies = (0..sweeps.len() as u32).collect();
+    }
 }
 
 pub const NO_DYN: u16 = u16::MAX;
@@ -147,6 +301,13 @@ impl Map {
             springs: Vec::new(),
             checkpoints: Vec::new(),
             collectibles: Vec::new(),
+            near_range: Vec::new(),
+            near: Vec::new(),
+            all_enemies: Vec::new(),
+            marks: Vec::new(),
+            marks2: Vec::new(),
+            offgrid_marks: 0,
+            has_crumbling: false,
         };
         for e in &entities {
             let (x, y) = (e.x, e.y);
@@ -210,6 +371,8 @@ impl Map {
                 EntityKind::Collectible => level.collectibles.push((x, y)),
             }
         }
+        level.index_enemies();
+        level.mark_tiles();
         Map {
             name,
             crumble_delay,

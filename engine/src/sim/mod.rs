@@ -17,7 +17,7 @@ pub mod palette;
 pub mod physics;
 pub mod rng;
 
-use map::{Level, NO_DYN};
+use map::{Level, MARK_CHECKPOINT, MARK_COLLECTIBLE, MARK_NEST, MARK_SPIKES, NO_DYN};
 use palette::Block;
 use physics::*;
 use rng::Rng;
@@ -100,14 +100,40 @@ struct DynTile {
     timer: u16,
 }
 
+/// `next` of an enemy that never needs an event: standing still (no range), or defeated.
+const NEVER: u64 = u64::MAX;
+
+/// `ceil(a / s)` for `s > 0`, and at least 1: the number of moves of `s` that cover `a`.
+#[inline]
+fn moves_to_cover(a: i64, s: i64) -> u64 {
+    if a <= s {
+        1
+    } else {
+        ((a + s - 1) / s) as u64
+    }
+}
+
+// Enemies are simulated lazily. Between two *events* an enemy does nothing a rule can see:
+// it counts down its pause, then moves by its speed each tick without reaching an end of its
+// range or (walkers) a new tile column. So each enemy keeps its state as of an anchor tick
+// (`at`, on the `clock`), derives its state at any later tick from that (`now`), and is
+// stepped by the full rules only on the tick of its next event (`next`), where it is
+// re-anchored. The results are the same as stepping every enemy on every tick: the rules run
+// on every tick where they could do more than count down or move, in the same order
+// (walkers, then flyers, in file order), so the random draws at turns come in the same order.
+// An event computed too early would only cost time; one too late would change the run, so
+// the event ticks are computed conservatively.
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// A walker's state together with a copy of its static definition, so the hot loops walk
-/// one flat array.
+/// one flat array. `x` and `wait` are as of clock tick `at` (see above).
 struct Walker {
     x: i32,
     dir: i8,
     wait: u32,
     alive: bool,
+    at: u64,
+    next: u64,
     y: i32,
     min_x: i32,
     max_x: i32,
@@ -115,8 +141,99 @@ struct Walker {
     pause: u32,
 }
 
+impl Walker {
+    /// `x` and `wait` after clock tick `now` (not before `at`).
+    #[inline]
+    fn state(&self, now: u64) -> (i32, u32) {
+        if self.next == NEVER {
+            return (self.x, self.wait);
+        }
+        let e = now - self.at;
+        if e <= self.wait as u64 {
+            (self.x, self.wait - e as u32)
+        } else {
+            let moved = (e - self.wait as u64) as i64 * (self.dir as i64 * self.speed as i64);
+            ((self.x as i64 + moved) as i32, 0)
+        }
+    }
+
+    /// The current `x`.
+    #[inline]
+    fn x_at(&self, now: u64) -> i32 {
+        self.state(now).0
+    }
+
+    /// Fixes the state as of `now` (the anchor) and computes the next event.
+    fn anchor(&mut self, level: &Level, now: u64, x: i32, wait: u32) {
+        self.x = x;
+        self.wait = wait;
+        self.at = now;
+        if !self.alive || self.min_x == self.max_x {
+            self.next = NEVER;
+            return;
+        }
+        // The j-th move (j >= 1) happens on tick `now + wait + j`, from x + (j - 1) * v. The
+        // event is the first move that reaches an end of the range or brings the front edge
+        // into a new column whose terrain check could turn the walker: columns that let it
+        // pass by tiles that never change need no event.
+        let row = self.y >> TILE_SHIFT;
+        let (x, s) = (x as i64, self.speed as i64);
+        let (min_x, max_x) = (self.min_x as i64, self.max_x as i64);
+        let j = if s <= 0 || self.dir == 0 {
+            1 // not a real walker (the parser never makes one): the full rules every tick
+        } else if self.dir > 0 {
+            if x + s <= min_x {
+                1
+            } else {
+                let clamp = moves_to_cover(max_x - x, s);
+                let front = x + WALKER_W as i64 - 1;
+                let mut col = front >> TILE_SHIFT;
+                loop {
+                    col += 1;
+                    // The first move whose front edge is in column `col` or beyond.
+                    let j = moves_to_cover((col << TILE_SHIFT) - front, s);
+                    if j >= clamp {
+                        break clamp;
+                    }
+                    if walker_passes(level, col, row) != Some(true) {
+                        break j;
+                    }
+                }
+            }
+        } else if x - s >= max_x {
+            1
+        } else {
+            let clamp = moves_to_cover(x - min_x, s);
+            let mut col = x >> TILE_SHIFT;
+            loop {
+                // The first move whose front edge is left of column `col`.
+                let j = moves_to_cover(x - (col << TILE_SHIFT) + 1, s);
+                col -= 1;
+                if j >= clamp {
+                    break clamp;
+                }
+                if walker_passes(level, col, row) != Some(true) {
+                    break j;
+                }
+            }
+        };
+        self.next = now + wait as u64 + j;
+    }
+
+    /// Defeated on tick `now`: the state freezes as it is.
+    fn defeat(&mut self, now: u64) {
+        let (x, wait) = self.state(now);
+        self.x = x;
+        self.wait = wait;
+        self.at = now;
+        self.alive = false;
+        self.next = NEVER;
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-/// A flyer's state with a copy of its definition; `x`, `y` is its current top-left.
+/// A flyer's state with a copy of its definition. `x`, `y` is its top-left as of clock tick
+/// `at` (see above); `wait` too.
 struct Flyer {
     x: i32,
     y: i32,
@@ -124,6 +241,8 @@ struct Flyer {
     wait: u32,
     alive: bool,
     vertical: bool,
+    at: u64,
+    next: u64,
     min: i32,
     max: i32,
     speed: i32,
@@ -131,7 +250,7 @@ struct Flyer {
 }
 
 impl Flyer {
-    /// The coordinate along its axis.
+    /// The coordinate along its axis as of `at`.
     #[inline]
     fn pos(&self) -> i32 {
         if self.vertical {
@@ -140,6 +259,97 @@ impl Flyer {
             self.x
         }
     }
+
+    /// The coordinate along its axis and `wait` after clock tick `now` (not before `at`).
+    #[inline]
+    fn state(&self, now: u64) -> (i32, u32) {
+        if self.next == NEVER {
+            return (self.pos(), self.wait);
+        }
+        let e = now - self.at;
+        if e <= self.wait as u64 {
+            (self.pos(), self.wait - e as u32)
+        } else {
+            let moved = (e - self.wait as u64) as i64 * (self.dir as i64 * self.speed as i64);
+            ((self.pos() as i64 + moved) as i32, 0)
+        }
+    }
+
+    /// The current top-left.
+    #[inline]
+    fn xy_at(&self, now: u64) -> (i32, i32) {
+        let (pos, _) = self.state(now);
+        if self.vertical {
+            (self.x, pos)
+        } else {
+            (pos, self.y)
+        }
+    }
+
+    /// Fixes the state as of `now` (the anchor) and computes the next event.
+    fn anchor(&mut self, now: u64, pos: i32, wait: u32) {
+        if self.vertical {
+            self.y = pos;
+        } else {
+            self.x = pos;
+        }
+        self.wait = wait;
+        self.at = now;
+        if !self.alive || self.min == self.max {
+            self.next = NEVER;
+            return;
+        }
+        // The j-th move happens on tick `now + wait + j`; the event is the first move that
+        // reaches an end of the range.
+        let (p, s) = (pos as i64, self.speed as i64);
+        let (min, max) = (self.min as i64, self.max as i64);
+        let j = if s <= 0 || self.dir == 0 {
+            1 // not a real flyer (the parser never makes one): the full rules every tick
+        } else if self.dir > 0 {
+            if p + s <= min {
+                1
+            } else {
+                moves_to_cover(max - p, s)
+            }
+        } else if p - s >= max {
+            1
+        } else {
+            moves_to_cover(p - min, s)
+        };
+        self.next = now + wait as u64 + j;
+    }
+
+    /// Defeated on tick `now`: the state freezes as it is.
+    fn defeat(&mut self, now: u64) {
+        let (pos, wait) = self.state(now);
+        self.alive = false;
+        self.anchor(now, pos, wait);
+    }
+}
+
+/// Whether a walker in tile row `row` whose front edge enters column `col` walks on (the
+/// check in `update_enemies`), when only tiles that never change decide it; `None` when a
+/// cracked or crumbling tile takes part (the check must then run on its tick).
+fn walker_passes(level: &Level, col: i64, row: i32) -> Option<bool> {
+    if col < 0 || col >= level.width as i64 {
+        return Some(false);
+    }
+    let tile = |ty: i32| {
+        if ty < 0 || ty >= level.height {
+            Some(Block::Empty)
+        } else {
+            match level
+                .tiles
+                .get((ty as i64 * level.width as i64 + col) as usize)
+            {
+                Some(Block::Cracked | Block::Crumbling) | None => None,
+                Some(&b) => Some(b),
+            }
+        }
+    };
+    let ahead = tile(row)?;
+    let below = tile(row + 1)?;
+    Some(!ahead.is_solid() && (below.is_solid() || below.is_one_way()))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,7 +380,10 @@ struct Spawner {
 #[derive(Clone, Debug)]
 pub struct Sim {
     level: Arc<Level>,
-    tick: u32,
+    /// Ticks simulated (`tick` is this as a u32); the enemies' anchors and events count on it.
+    clock: u64,
+    /// The earliest `next` of any enemy: before it, the enemies need no work.
+    next_enemy: u64,
     status: Status,
     rng: Rng,
     player: Player,
@@ -193,6 +406,9 @@ fn overlap(ax: i32, ay: i32, aw: i32, ah: i32, bx: i32, by: i32, bw: i32, bh: i3
     // when 16 enemies are tested every tick.
     (ax < bx + bw) & (bx < ax + aw) & (ay < by + bh) & (by < ay + ah)
 }
+
+// `Level::enemies_near` serves boxes at most one tile wide.
+const _: () = assert!(PLAYER_W <= TILE && PEBBLE_SIZE <= TILE);
 
 /// The block at tile (tx, ty) given the dynamic tile states (see `Sim::block_at`).
 #[inline]
@@ -238,37 +454,55 @@ impl Sim {
             ground: Block::Empty,
             eggs: 0,
         };
-        let walkers = level
+        let walkers: Vec<Walker> = level
             .walkers
             .iter()
-            .map(|w| Walker {
-                x: w.x0,
-                dir: w.dir,
-                wait: 0,
-                alive: true,
-                y: w.y,
-                min_x: w.min_x,
-                max_x: w.max_x,
-                speed: w.speed,
-                pause: w.pause,
+            .map(|w| {
+                let mut s = Walker {
+                    x: w.x0,
+                    dir: w.dir,
+                    wait: 0,
+                    alive: true,
+                    at: 0,
+                    next: NEVER,
+                    y: w.y,
+                    min_x: w.min_x,
+                    max_x: w.max_x,
+                    speed: w.speed,
+                    pause: w.pause,
+                };
+                s.anchor(&level, 0, w.x0, 0);
+                s
             })
             .collect();
-        let flyers = level
+        let flyers: Vec<Flyer> = level
             .flyers
             .iter()
-            .map(|f| Flyer {
-                x: f.x0,
-                y: f.y0,
-                dir: if f.vertical { -1 } else { 1 },
-                wait: 0,
-                alive: true,
-                vertical: f.vertical,
-                min: f.min,
-                max: f.max,
-                speed: f.speed,
-                pause: f.pause,
+            .map(|f| {
+                let mut s = Flyer {
+                    x: f.x0,
+                    y: f.y0,
+                    dir: if f.vertical { -1 } else { 1 },
+                    wait: 0,
+                    alive: true,
+                    vertical: f.vertical,
+                    at: 0,
+                    next: NEVER,
+                    min: f.min,
+                    max: f.max,
+                    speed: f.speed,
+                    pause: f.pause,
+                };
+                s.anchor(0, if f.vertical { f.y0 } else { f.x0 }, 0);
+                s
             })
             .collect();
+        let next_enemy = walkers
+            .iter()
+            .map(|w| w.next)
+            .chain(flyers.iter().map(|f| f.next))
+            .min()
+            .unwrap_or(NEVER);
         let platforms = level
             .platforms
             .iter()
@@ -294,7 +528,8 @@ impl Sim {
             dyn_tiles: vec![DynTile::default(); level.dyn_tiles.len()],
             taken: vec![false; level.collectibles.len()],
             level,
-            tick: 0,
+            clock: 0,
+            next_enemy,
             status: Status::Running,
             rng,
             player,
@@ -314,7 +549,7 @@ impl Sim {
     }
     /// Ticks simulated so far.
     pub fn tick(&self) -> u32 {
-        self.tick
+        self.clock as u32
     }
     pub fn player(&self) -> &Player {
         &self.player
@@ -334,8 +569,17 @@ impl Sim {
     }
     /// Positions (top-left, sub-units) of the enemies still alive: walkers then flyers.
     pub fn enemies(&self) -> impl Iterator<Item = (i32, i32)> + '_ {
-        let w = self.walkers.iter().filter(|s| s.alive).map(|s| (s.x, s.y));
-        let f = self.flyers.iter().filter(|s| s.alive).map(|s| (s.x, s.y));
+        let now = self.clock;
+        let w = self
+            .walkers
+            .iter()
+            .filter(|s| s.alive)
+            .map(move |s| (s.x_at(now), s.y));
+        let f = self
+            .flyers
+            .iter()
+            .filter(|s| s.alive)
+            .map(move |s| s.xy_at(now));
         w.chain(f)
     }
 
@@ -367,11 +611,16 @@ impl Sim {
             return;
         }
         let input = Input::from_action(action);
-        self.tick = self.tick.wrapping_add(1);
-        self.update_platforms();
-        self.update_walkers();
-        self.update_flyers();
-        self.update_spawners();
+        self.clock += 1;
+        if !self.platforms.is_empty() {
+            self.update_platforms();
+        }
+        if self.clock >= self.next_enemy {
+            self.update_enemies();
+        }
+        if !self.spawners.is_empty() {
+            self.update_spawners();
+        }
         self.update_player(input);
         self.update_pebbles(input.shoot);
         self.update_crumbling();
@@ -403,76 +652,81 @@ impl Sim {
         }
     }
 
-    fn update_walkers(&mut self) {
+    /// Steps, by the full rules, the walkers and then the flyers whose event is due this tick
+    /// (see `Walker`), and finds the next event.
+    fn update_enemies(&mut self) {
+        let now = self.clock;
         let level = &*self.level;
         let dyn_tiles = &self.dyn_tiles[..];
         let rng = &mut self.rng;
+        let mut next = NEVER;
         for w in self.walkers.iter_mut() {
-            if !w.alive || w.min_x == w.max_x {
-                continue;
-            }
-            if w.wait > 0 {
-                w.wait -= 1;
-                continue;
-            }
-            let mut nx = w.x + w.dir as i32 * w.speed;
-            let mut turn = false;
-            if nx <= w.min_x {
-                nx = w.min_x;
-                turn = true;
-            } else if nx >= w.max_x {
-                nx = w.max_x;
-                turn = true;
-            }
-            // The terrain ahead is checked when the front edge enters a new column: within a
-            // column nothing changes for a walker, and this keeps 16 enemies cheap.
-            let front = if w.dir > 0 { nx + WALKER_W - 1 } else { nx };
-            let old_front = if w.dir > 0 { w.x + WALKER_W - 1 } else { w.x };
-            let ftx = front >> TILE_SHIFT;
-            if ftx != old_front >> TILE_SHIFT {
-                let row = w.y >> TILE_SHIFT;
-                let ahead = block_in(level, dyn_tiles, ftx, row);
-                let below = block_in(level, dyn_tiles, ftx, row + 1);
-                let wall = ftx < 0 || ftx >= level.width || ahead.is_solid();
-                if wall || !(below.is_solid() || below.is_one_way()) {
-                    nx = w.x;
-                    turn = true;
+            debug_assert!(w.next >= now, "missed a walker event");
+            if w.next <= now {
+                // Alive and with a range (else `next` is NEVER): the rules of one tick.
+                let (x, mut wait) = w.state(now - 1);
+                let mut x = x;
+                if wait > 0 {
+                    wait -= 1;
+                } else {
+                    let mut nx = x + w.dir as i32 * w.speed;
+                    let mut turn = false;
+                    if nx <= w.min_x {
+                        nx = w.min_x;
+                        turn = true;
+                    } else if nx >= w.max_x {
+                        nx = w.max_x;
+                        turn = true;
+                    }
+                    // The terrain ahead is checked when the front edge enters a new column:
+                    // within a column nothing changes for a walker.
+                    let front = if w.dir > 0 { nx + WALKER_W - 1 } else { nx };
+                    let old_front = if w.dir > 0 { x + WALKER_W - 1 } else { x };
+                    let ftx = front >> TILE_SHIFT;
+                    if ftx != old_front >> TILE_SHIFT {
+                        let row = w.y >> TILE_SHIFT;
+                        let ahead = block_in(level, dyn_tiles, ftx, row);
+                        let below = block_in(level, dyn_tiles, ftx, row + 1);
+                        let wall = ftx < 0 || ftx >= level.width || ahead.is_solid();
+                        if wall || !(below.is_solid() || below.is_one_way()) {
+                            nx = x;
+                            turn = true;
+                        }
+                    }
+                    x = nx;
+                    if turn {
+                        w.dir = -w.dir;
+                        wait = rng.upto(w.pause);
+                    }
                 }
+                w.anchor(level, now, x, wait);
             }
-            w.x = nx;
-            if turn {
-                w.dir = -w.dir;
-                w.wait = rng.upto(w.pause);
-            }
+            next = next.min(w.next);
         }
-    }
-
-    fn update_flyers(&mut self) {
-        let rng = &mut self.rng;
         for f in self.flyers.iter_mut() {
-            if !f.alive || f.min == f.max {
-                continue;
+            debug_assert!(f.next >= now, "missed a flyer event");
+            if f.next <= now {
+                let (pos, mut wait) = f.state(now - 1);
+                let mut pos = pos;
+                if wait > 0 {
+                    wait -= 1;
+                } else {
+                    pos += f.dir as i32 * f.speed;
+                    if pos >= f.max {
+                        pos = f.max;
+                        f.dir = -1;
+                        wait = rng.upto(f.pause);
+                    } else if pos <= f.min {
+                        pos = f.min;
+                        f.dir = 1;
+                        wait = rng.upto(f.pause);
+                    }
+                }
+                f.anchor(now, pos, wait);
             }
-            if f.wait > 0 {
-                f.wait -= 1;
-                continue;
-            }
-            let mut pos = f.pos() + f.dir as i32 * f.speed;
-            if pos >= f.max {
-                pos = f.max;
-                f.dir = -1;
-                f.wait = rng.upto(f.pause);
-            } else if pos <= f.min {
-                pos = f.min;
-                f.dir = 1;
-                f.wait = rng.upto(f.pause);
-            }
-            if f.vertical {
-                f.y = pos;
-            } else {
-                f.x = pos;
-            }
+            next = next.min(f.next);
         }
+        self.next_enemy = next;
     }
 
     fn update_spawners(&mut self) {
@@ -617,10 +871,28 @@ impl Sim {
         }
     }
 
+    #[inline]
     fn move_x(&mut self, dx: i32) {
         if dx == 0 {
             return;
         }
+        // The common case inline: the leading edge stays in its column (see below).
+        let x = self.player.x;
+        let nx = x + dx;
+        let (lead_old, lead_new) = if dx > 0 {
+            (x + PLAYER_W - 1, nx + PLAYER_W - 1)
+        } else {
+            (x, nx)
+        };
+        if lead_old >> TILE_SHIFT == lead_new >> TILE_SHIFT {
+            self.player.x = nx;
+            return;
+        }
+        self.move_x_full(dx);
+    }
+
+    #[inline(never)]
+    fn move_x_full(&mut self, dx: i32) {
         let p = self.player;
         let mut nx = p.x + dx;
         // The bird never overlaps a solid tile, so a leading edge that stays in a column the
@@ -735,7 +1007,7 @@ impl Sim {
                 self.player.on_ground = true;
                 self.player.riding = riding;
                 self.player.ground = ground;
-                if riding < 0 {
+                if riding < 0 && self.level.has_crumbling {
                     self.trigger_crumbling(l, r, ty, old_bottom <= tile_top);
                 }
             }
@@ -744,10 +1016,10 @@ impl Sim {
     }
 
     fn trigger_crumbling(&mut self, l: i32, r: i32, ty: i32, from_above: bool) {
-        if !from_above {
+        let level = &*self.level;
+        if !from_above || !level.has_crumbling {
             return;
         }
-        let level = &*self.level;
         for tx in l..r + 1 {
             if tx < 0 || tx >= level.width || ty < 0 || ty >= level.height {
                 continue;
@@ -803,6 +1075,10 @@ impl Sim {
                 self.player.shoot_cooldown = SHOOT_COOLDOWN;
             }
         }
+        // Most ticks have no pebble in flight: skip the loop's set-up then.
+        if self.pebbles.iter().all(|b| !b.active) {
+            return;
+        }
         for i in 0..MAX_PEBBLES {
             let mut b = self.pebbles[i];
             if !b.active {
@@ -833,27 +1109,47 @@ impl Sim {
 
     /// Defeats the first enemy or rock the pebble touches; true if it hit something.
     fn pebble_hits(&mut self, x: i32, y: i32) -> bool {
-        for w in self.walkers.iter_mut() {
-            if w.alive && overlap(x, y, PEBBLE_SIZE, PEBBLE_SIZE, w.x, w.y, WALKER_W, WALKER_H) {
-                w.alive = false;
-                return true;
-            }
-        }
-        for f in self.flyers.iter_mut() {
-            if f.alive
-                && overlap(
-                    x,
-                    y,
-                    PEBBLE_SIZE,
-                    PEBBLE_SIZE,
-                    f.x,
-                    f.y,
-                    FLYER_SIZE,
-                    FLYER_SIZE,
-                )
-            {
-                f.alive = false;
-                return true;
+        // Only the enemies whose patrol reaches the pebble's columns, in the same order as a
+        // scan of all of them (walkers, then flyers).
+        let nw = self.walkers.len();
+        let now = self.clock;
+        for &e in self.level.enemies_near(x) {
+            let e = e as usize;
+            if e < nw {
+                if let Some(w) = self.walkers.get_mut(e) {
+                    if w.alive
+                        && overlap(
+                            x,
+                            y,
+                            PEBBLE_SIZE,
+                            PEBBLE_SIZE,
+                            w.x_at(now),
+                            w.y,
+                            WALKER_W,
+                            WALKER_H,
+                        )
+                    {
+                        w.defeat(now);
+                        return true;
+                    }
+                }
+            } else if let Some(f) = self.flyers.get_mut(e - nw) {
+                if f.alive {
+                    let (fx, fy) = f.xy_at(now);
+                    if overlap(
+                        x,
+                        y,
+                        PEBBLE_SIZE,
+                        PEBBLE_SIZE,
+                        fx,
+                        fy,
+                        FLYER_SIZE,
+                        FLYER_SIZE,
+                    ) {
+                        f.defeat(now);
+                        return true;
+                    }
+                }
             }
         }
         for s in self.spawners.iter_mut() {
@@ -888,50 +1184,66 @@ impl Sim {
         if p.y >= level.height * TILE {
             return self.die();
         }
+        // What the bird's tiles hold: spikes, collectibles, checkpoints and nests elsewhere
+        // cannot touch it, so their tests are skipped.
+        let marks = level.marks_under(p.x, p.y, PLAYER_W, PLAYER_H);
         let l = p.x >> TILE_SHIFT;
         let r = (p.x + PLAYER_W - 1) >> TILE_SHIFT;
         let t = p.y >> TILE_SHIFT;
         let b = (p.y + PLAYER_H - 1) >> TILE_SHIFT;
-        for ty in t..b + 1 {
-            for tx in l..r + 1 {
-                if self.block_at(tx, ty) == Block::Spikes
-                    && overlap(
-                        p.x,
-                        p.y,
-                        PLAYER_W,
-                        PLAYER_H,
-                        (tx << TILE_SHIFT) + 2 * SUB,
-                        (ty << TILE_SHIFT) + 6 * SUB,
-                        12 * SUB,
-                        10 * SUB,
-                    )
-                {
-                    return self.die();
+        if marks & MARK_SPIKES != 0 {
+            for ty in t..b + 1 {
+                for tx in l..r + 1 {
+                    if self.block_at(tx, ty) == Block::Spikes
+                        && overlap(
+                            p.x,
+                            p.y,
+                            PLAYER_W,
+                            PLAYER_H,
+                            (tx << TILE_SHIFT) + 2 * SUB,
+                            (ty << TILE_SHIFT) + 6 * SUB,
+                            12 * SUB,
+                            10 * SUB,
+                        )
+                    {
+                        return self.die();
+                    }
                 }
             }
         }
         // The bird's feet before this tick's fall: a stomp needs them above the enemy's top.
         let prev_bottom = p.y + PLAYER_H - p.vy.max(0);
         let mut stomped = false;
-        for w in self.walkers.iter_mut() {
-            if w.alive && overlap(p.x, p.y, PLAYER_W, PLAYER_H, w.x, w.y, WALKER_W, WALKER_H) {
-                if p.vy > 0 && prev_bottom <= w.y + STOMP_TOLERANCE {
-                    w.alive = false;
-                    stomped = true;
-                } else {
-                    self.status = Status::Dead;
-                    return;
+        // Only the enemies whose patrol reaches the bird's columns, in the same order as a
+        // scan of all of them (walkers, then flyers).
+        let nw = self.walkers.len();
+        let now = self.clock;
+        for &e in level.enemies_near(p.x) {
+            let e = e as usize;
+            let (ex, ey, ew, eh, alive) = if e < nw {
+                match self.walkers.get(e) {
+                    // A walker keeps its row: when that misses the bird, so does the walker
+                    // (its x is then not needed).
+                    Some(w) if !(p.y < w.y + WALKER_H && w.y < p.y + PLAYER_H) => continue,
+                    Some(w) => (w.x_at(now), w.y, WALKER_W, WALKER_H, w.alive),
+                    None => continue,
                 }
-            }
-        }
-        for f in self.flyers.iter_mut() {
-            if f.alive
-                && overlap(
-                    p.x, p.y, PLAYER_W, PLAYER_H, f.x, f.y, FLYER_SIZE, FLYER_SIZE,
-                )
-            {
-                if p.vy > 0 && prev_bottom <= f.y + STOMP_TOLERANCE {
-                    f.alive = false;
+            } else {
+                match self.flyers.get(e - nw) {
+                    Some(f) => {
+                        let (fx, fy) = f.xy_at(now);
+                        (fx, fy, FLYER_SIZE, FLYER_SIZE, f.alive)
+                    }
+                    None => continue,
+                }
+            };
+            if alive && overlap(p.x, p.y, PLAYER_W, PLAYER_H, ex, ey, ew, eh) {
+                if p.vy > 0 && prev_bottom <= ey + STOMP_TOLERANCE {
+                    if e < nw {
+                        self.walkers[e].defeat(now);
+                    } else {
+                        self.flyers[e - nw].defeat(now);
+                    }
                     stomped = true;
                 } else {
                     self.status = Status::Dead;
@@ -959,7 +1271,13 @@ impl Sim {
             p.coyote = 0;
             p.riding = -1;
         }
-        for (i, &(cx, cy)) in level.collectibles.iter().enumerate() {
+        let none: &[(i32, i32)] = &[];
+        let collectibles = if marks & MARK_COLLECTIBLE != 0 {
+            &level.collectibles[..]
+        } else {
+            none
+        };
+        for (i, &(cx, cy)) in collectibles.iter().enumerate() {
             if !self.taken[i]
                 && overlap(
                     p.x,
@@ -976,7 +1294,12 @@ impl Sim {
                 self.collected = self.collected.saturating_add(1);
             }
         }
-        for (i, &(cx, cy)) in level.checkpoints.iter().enumerate() {
+        let checkpoints = if marks & MARK_CHECKPOINT != 0 {
+            &level.checkpoints[..]
+        } else {
+            none
+        };
+        for (i, &(cx, cy)) in checkpoints.iter().enumerate() {
             if overlap(
                 p.x,
                 p.y,
@@ -990,7 +1313,12 @@ impl Sim {
                 self.checkpoint = i as i16;
             }
         }
-        for &(nx, ny) in level.nests.iter() {
+        let nests = if marks & MARK_NEST != 0 {
+            &level.nests[..]
+        } else {
+            none
+        };
+        for &(nx, ny) in nests.iter() {
             if overlap(
                 p.x,
                 p.y,
@@ -1019,7 +1347,7 @@ impl Sim {
             out.extend_from_slice(&v.to_le_bytes());
         }
         out.extend_from_slice(b"GCVS\x01");
-        u(out, self.tick);
+        u(out, self.clock as u32);
         out.push(match self.status {
             Status::Running => 0,
             Status::Won => 1,
@@ -1051,16 +1379,18 @@ impl Sim {
         }
         u(out, self.walkers.len() as u32);
         for w in &self.walkers {
-            i(out, w.x);
+            let (x, wait) = w.state(self.clock);
+            i(out, x);
             out.push(w.dir as u8);
-            u(out, w.wait);
+            u(out, wait);
             b(out, w.alive);
         }
         u(out, self.flyers.len() as u32);
         for f in &self.flyers {
-            i(out, f.pos());
+            let (pos, wait) = f.state(self.clock);
+            i(out, pos);
             out.push(f.dir as u8);
-            u(out, f.wait);
+            u(out, wait);
             b(out, f.alive);
         }
         u(out, self.platforms.len() as u32);

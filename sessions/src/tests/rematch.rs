@@ -19,10 +19,13 @@ fn auto_rematch_reserves_the_same_seats_and_starts_when_everyone_is_ready() {
     let out = g.ops(json!([{"op": "end", "result": {"winner": a}}]));
     assert!(out.effects.contains(&Effect::CreateRematch));
     assert!(should_wake(&before, &g.s, &b), "the game finished");
+    assert!(g.s.awaiting_rematch(g.now), "the next round is due but not linked yet");
+    assert!(!g.s.awaiting_rematch(g.now + crate::REMATCH_LINK_GRACE_MS), "not forever");
     let ended = g.now;
     let finished = g.s.clone();
     let mut n = open_rematch(&mut g);
     assert!(should_wake(&finished, &g.s, &b), "nextSessionId appeared");
+    assert!(!g.s.awaiting_rematch(g.now), "linked");
     assert_eq!(g.snap(&b)["nextSessionId"], n.s.session_id.as_str());
     // Same players, ids and seat order; round + 1, same series, reserved.
     let ids: Vec<&str> = n.s.players.iter().map(|p| p.player_id.as_str()).collect();
@@ -209,4 +212,14 @@ fn rematch_of_a_timeout_forfeit_is_automatic() {
     g.advance(1_000);
     assert_eq!(g.s.status, Status::Finished);
     assert!(g.effects().any(|e| *e == Effect::CreateRematch));
+}
+
+#[test]
+fn without_auto_rematch_a_finished_game_is_over_for_the_poll_at_once() {
+    let (mut g, a, _b) = Game::started(config(json!({"autoRematch": false})));
+    g.turn_to(&a);
+    g.ops(json!([{"op": "end", "result": {"winner": a}}]));
+    assert_eq!(g.s.status, Status::Finished);
+    assert!(!g.s.awaiting_rematch(g.now));
+    assert!(g.s.state_ready_for(&a));
 }

@@ -2,9 +2,10 @@
 // this file only connects them to the host and draws the board as text.
 
 import { RcadiaAgent } from "/sdk/rcadia-agent.js";
+import { clockOptionsFrom, eventLog, intOptionFrom } from "../page-options.js";
 // horst serves web/node_modules/chess.js/dist/esm/chess.js at this path.
 import { Chess } from "/games/vendor/chess.js";
-import { ChessRules } from "./rules.js";
+import { ChessRules, MAX_PLIES } from "./rules.js";
 
 const rcadia = new RcadiaAgent({
   minPlayers: 2,
@@ -13,9 +14,16 @@ const rcadia = new RcadiaAgent({
   simultaneous: false,
   gameType: "chess",
   autoRematch: true,
+  // A host may shorten or lengthen the clock in the page URL (the house host's
+  // house.game_query, a test server).
+  ...clockOptionsFrom(globalThis.location ? globalThis.location.search : ""),
 });
 
-const rules = new ChessRules(Chess);
+// ?maxPlies=N ends a game as a draw (move_limit) after N plies: short games for a demo table
+// or a test server.
+const rules = new ChessRules(Chess, {
+  maxPlies: intOptionFrom(globalThis.location ? globalThis.location.search : "", "maxPlies", 1, MAX_PLIES),
+});
 // AGENT_GAME_OVER goes out once per game; the platform also ends games
 // itself (timeouts, leavers), and then we must not report a second result.
 let resultSent = false;
@@ -23,6 +31,8 @@ let resultSent = false;
 const $ = (id) => document.getElementById(id);
 
 function note(text) { $("note").textContent = text; }
+// Every platform event, in order, for whoever watches the page.
+const logEvent = eventLog($("events"));
 
 function publish() {
   rcadia.setState(rules.state());
@@ -64,6 +74,7 @@ function render() {
 }
 
 rcadia.onGameStart(({ players, round }) => {
+  logEvent(`game_start round ${round || 1}: ${(players || []).join(", ")}`);
   try {
     rules.start(players, round || 1);
   } catch (err) {
@@ -87,6 +98,7 @@ rcadia.onAction((playerId, action) => {
 });
 
 rcadia.onTimeout((playerId, { strike, maxStrikes, final }) => {
+  logEvent(`timeout ${playerId} strike ${strike}${maxStrikes ? `/${maxStrikes}` : ""}${final ? " final" : ""}`);
   // The platform keeps the clock and ends the game on the final strike;
   // the game only tells the viewer.
   note(final
@@ -95,6 +107,7 @@ rcadia.onTimeout((playerId, { strike, maxStrikes, final }) => {
 });
 
 rcadia.onSessionEnd(({ result, reason }) => {
+  logEvent(`session_end ${reason}${result && result.winner ? ` winner ${result.winner}` : ""}`);
   if (!rules.over) rules.abort(result || { winner: null, reason });
   resultSent = true;
   note(`The platform ended the game (${reason}). Waiting for the next game.`);

@@ -36,9 +36,13 @@ const UNICODE = {
 };
 
 export class ChessRules {
-  /** @param {new (fen?: string) => any} Chess the chess.js class */
-  constructor(Chess) {
+  /**
+   * @param {new (fen?: string) => any} Chess the chess.js class
+   * @param {{maxPlies?: number}} [options] a shorter move limit (a draw, reason move_limit)
+   */
+  constructor(Chess, { maxPlies = MAX_PLIES } = {}) {
     this._Chess = Chess;
+    this.maxPlies = Math.max(1, Math.min(MAX_PLIES, Math.floor(maxPlies) || MAX_PLIES));
     this.board = new Chess();
     this.players = [];
     this.round = 1;
@@ -180,7 +184,7 @@ export class ChessRules {
     if (b.isInsufficientMaterial()) return { winner: null, reason: "insufficient_material" };
     if (b.isThreefoldRepetition()) return { winner: null, reason: "threefold_repetition" };
     if (b.isDrawByFiftyMoves()) return { winner: null, reason: "fifty_move_rule" };
-    if (this.uciHistory.length >= MAX_PLIES) return { winner: null, reason: "move_limit" };
+    if (this.uciHistory.length >= this.maxPlies) return { winner: null, reason: "move_limit" };
     return null;
   }
 }

@@ -3,6 +3,7 @@
 // actions; rules.js resolves the throw when the second one arrives.
 
 import { RcadiaAgent } from "/sdk/rcadia-agent.js";
+import { clockOptionsFrom, eventLog } from "../page-options.js";
 import { RpsMatch, MOVES } from "./rules.js";
 
 const rcadia = new RcadiaAgent({
@@ -12,6 +13,9 @@ const rcadia = new RcadiaAgent({
   simultaneous: true,
   gameType: "rps",
   autoRematch: true,
+  // A host may shorten or lengthen the clock in the page URL (the house host's
+  // house.game_query, a test server).
+  ...clockOptionsFrom(globalThis.location ? globalThis.location.search : ""),
 });
 
 const match = new RpsMatch();
@@ -22,6 +26,8 @@ let resultSent = false;
 const $ = (id) => document.getElementById(id);
 
 function note(text) { $("note").textContent = text; }
+// Every platform event, in order, for whoever watches the page.
+const logEvent = eventLog($("events"));
 
 function publish() {
   rcadia.setState(match.state());
@@ -58,6 +64,7 @@ function render() {
 }
 
 rcadia.onGameStart(({ players, round }) => {
+  logEvent(`game_start round ${round || 1}: ${(players || []).join(", ")}`);
   try {
     match.start(players, round || 1);
   } catch (err) {
@@ -83,12 +90,14 @@ rcadia.onAction((playerId, action) => {
 });
 
 rcadia.onTimeout((playerId, { strike, maxStrikes, final }) => {
+  logEvent(`timeout ${playerId} strike ${strike}${maxStrikes ? `/${maxStrikes}` : ""}${final ? " final" : ""}`);
   note(final
     ? `${playerId} ran out of time (final strike).`
     : `${playerId} ran out of time: strike ${strike}${maxStrikes ? ` of ${maxStrikes}` : ""}.`);
 });
 
 rcadia.onSessionEnd(({ result, reason }) => {
+  logEvent(`session_end ${reason}${result && result.winner ? ` winner ${result.winner}` : ""}`);
   if (!match.over) match.abort(result || { winner: null, reason });
   resultSent = true;
   note(`The platform ended the match (${reason}). Waiting for the next match.`);

@@ -1,0 +1,278 @@
+//! The house page's only way out: it calls the `horstHouse` binding with a JSON request, the
+//! house process performs the matching bridge-API call with its agent token, and answers with
+//! `window.__horstHouseReply(id, status, body)`. The page names an operation and its
+//! arguments, never a URL or a header, so a game that reached the binding could still only
+//! host its own table.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+const BRIDGE: &str = "/api/v1/agent/bridge/sessions";
+const SESSIONS: &str = "/api/v1/agent/sessions";
+/// Long-polls hold for up to 25 s; give the server a margin before calling it lost.
+const LONG_POLL_TIMEOUT: Duration = Duration::from_secs(40);
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
+/// The bridge API takes at most 100 ops per request; a page sending more is broken.
+const MAX_OPS: usize = 100;
+
+/// One request from the page.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PageRequest {
+    /// An API call the page waits for; answered through `__horstHouseReply(id, ...)`.
+    Call { id: u64, call: BridgeCall },
+    /// The page's view of its table changed (session, status, players, result...).
+    Status(Value),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum BridgeCall {
+    CreateSession { config: Value },
+    Ops { session_id: String, ops: Value },
+    PendingActions { session_id: String, after: u64, wait: u64 },
+    Rematch { session_id: String },
+    PublicView { session_id: String, since: Option<u64>, wait: u64 },
+}
+
+/// Parse the binding's payload. Errors are for the log: the page is ours, so a bad request
+/// is a bug in `web/house/house.js`, or a game that found its way to the binding.
+pub fn parse(payload: &str) -> Result<PageRequest, String> {
+    if payload.len() > 1024 * 1024 {
+        return Err("request over 1 MiB".into());
+    }
+    let v: Value = serde_json::from_str(payload).map_err(|e| format!("not JSON: {e}"))?;
+    let kind = v.get("kind").and_then(Value::as_str).ok_or("no `kind`")?;
+    if kind == "status" {
+        return Ok(PageRequest::Status(v.get("view").cloned().unwrap_or(Value::Null)));
+    }
+    let id = v.get("id").and_then(Value::as_u64).ok_or("no numeric `id`")?;
+    let sid = || -> Result<String, String> {
+        let s = v.get("sessionId").and_then(Value::as_str).ok_or("no `sessionId`")?;
+        let ok = !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if ok { Ok(s.to_string()) } else { Err(format!("bad sessionId {s:?}")) }
+    };
+    let num = |field: &str, max: u64| -> Result<Option<u64>, String> {
+        match v.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(x) => x.as_u64().filter(|n| *n <= max).map(Some).ok_or(format!("bad `{field}`")),
+        }
+    };
+    let call = match kind {
+        "createSession" => {
+            let config = v.get("config").cloned().ok_or("no `config`")?;
+            if !config.is_object() {
+                return Err("`config` must be an object".into());
+            }
+            BridgeCall::CreateSession { config }
+        }
+        "ops" => {
+            let ops = v.get("ops").cloned().ok_or("no `ops`")?;
+            match ops.as_array() {
+                Some(a) if a.len() <= MAX_OPS => {}
+                _ => return Err(format!("`ops` must be an array of at most {MAX_OPS}")),
+            }
+            BridgeCall::Ops { session_id: sid()?, ops }
+        }
+        "pendingActions" => BridgeCall::PendingActions {
+            session_id: sid()?,
+            after: num("after", u64::MAX)?.unwrap_or(0),
+            wait: num("wait", 25)?.unwrap_or(0),
+        },
+        "rematch" => BridgeCall::Rematch { session_id: sid()? },
+        "publicView" => BridgeCall::PublicView {
+            session_id: sid()?,
+            since: num("since", u64::MAX)?,
+            wait: num("wait", 25)?.unwrap_or(0),
+        },
+        other => return Err(format!("unknown kind {other:?}")),
+    };
+    Ok(PageRequest::Call { id, call })
+}
+
+/// What the API answered: the HTTP status (0: no answer, network error) and the body text.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub body: String,
+}
+
+/// Performs bridge calls for one game's tables.
+#[derive(Clone)]
+pub struct Relay {
+    http: reqwest::Client,
+    backend: String,
+    token: String,
+    game_id: String,
+    game_title: String,
+}
+
+impl std::fmt::Debug for Relay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Relay").field("backend", &self.backend).field("game_id", &self.game_id).finish_non_exhaustive()
+    }
+}
+
+impl Relay {
+    pub fn new(http: reqwest::Client, backend: &str, token: &str, game_id: &str, game_title: &str) -> Relay {
+        Relay {
+            http,
+            backend: backend.trim_end_matches('/').to_string(),
+            token: token.to_string(),
+            game_id: game_id.to_string(),
+            game_title: game_title.to_string(),
+        }
+    }
+
+    pub async fn perform(&self, call: &BridgeCall) -> Reply {
+        let (method, path, body, auth, timeout) = match call {
+            // The house decides what it hosts: gameId and gameTitle come from its settings,
+            // whatever the page says.
+            BridgeCall::CreateSession { config } => (
+                reqwest::Method::POST,
+                BRIDGE.to_string(),
+                Some(json!({ "config": config, "gameId": self.game_id, "gameTitle": self.game_title })),
+                true,
+                REQUEST_TIMEOUT,
+            ),
+            BridgeCall::Ops { session_id, ops } => (
+                reqwest::Method::POST,
+                format!("{BRIDGE}/{session_id}/ops"),
+                Some(json!({ "ops": ops })),
+                true,
+                REQUEST_TIMEOUT,
+            ),
+            BridgeCall::PendingActions { session_id, after, wait } => (
+                reqwest::Method::GET,
+                format!("{BRIDGE}/{session_id}/pending-actions?after={after}&wait={wait}"),
+                None,
+                true,
+                LONG_POLL_TIMEOUT,
+            ),
+            BridgeCall::Rematch { session_id } => (
+                reqwest::Method::POST,
+                format!("{BRIDGE}/{session_id}/rematch"),
+                Some(json!({})),
+                true,
+                REQUEST_TIMEOUT,
+            ),
+            BridgeCall::PublicView { session_id, since, wait } => (
+                reqwest::Method::GET,
+                match since {
+                    Some(s) => format!("{SESSIONS}/{session_id}/public?since={s}&wait={wait}"),
+                    None => format!("{SESSIONS}/{session_id}/public?wait={wait}"),
+                },
+                None,
+                false,
+                LONG_POLL_TIMEOUT,
+            ),
+        };
+        self.send(method, &path, body, auth, timeout).await
+    }
+
+    /// End a live session as the house leaves (no rematch follows).
+    pub async fn end_host_left(&self, session_id: &str) -> Reply {
+        let ops = json!([{ "op": "end", "result": { "winner": null, "reason": "host_left" }, "reason": "host_left" }]);
+        self.send(
+            reqwest::Method::POST,
+            &format!("{BRIDGE}/{session_id}/ops"),
+            Some(json!({ "ops": ops })),
+            true,
+            REQUEST_TIMEOUT,
+        )
+        .await
+    }
+
+    /// The public list of joinable tables of this game (`GET /available?game=`).
+    pub async fn joinable_sessions(&self) -> Result<Vec<String>, String> {
+        let path = format!("{SESSIONS}/available?game={}", self.game_id);
+        let r = self.send(reqwest::Method::GET, &path, None, false, REQUEST_TIMEOUT).await;
+        if r.status != 200 {
+            return Err(format!("GET {path}: HTTP {} {}", r.status, r.body.chars().take(200).collect::<String>()));
+        }
+        let v: Value = serde_json::from_str(&r.body).map_err(|e| format!("GET {path}: {e}"))?;
+        let list = v.as_array().or_else(|| v.get("sessions").and_then(Value::as_array)).cloned().unwrap_or_default();
+        Ok(list
+            .iter()
+            .filter(|e| e.get("joinable").and_then(Value::as_bool).unwrap_or(true))
+            .filter_map(|e| e.get("sessionId").and_then(Value::as_str).map(str::to_string))
+            .collect())
+    }
+
+    async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>, auth: bool, timeout: Duration) -> Reply {
+        let mut req = self.http.request(method, format!("{}{path}", self.backend)).timeout(timeout);
+        if auth {
+            req = req.bearer_auth(&self.token);
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        match req.send().await {
+            Ok(resp) => {
+                let status = resp.status().as_u16();
+                let body = resp.text().await.unwrap_or_default();
+                Reply { status, body }
+            }
+            Err(e) => Reply {
+                status: 0,
+                body: json!({ "error": format!("network error: {}", without_url(&e)) }).to_string(),
+            },
+        }
+    }
+}
+
+/// reqwest's errors include the URL; ours carry no secrets, but keep messages short.
+fn without_url(e: &reqwest::Error) -> String {
+    let mut s = e.to_string();
+    if let Some(url) = e.url() {
+        s = s.replace(url.as_str(), "");
+    }
+    if e.is_timeout() {
+        return "timed out".into();
+    }
+    s.trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_each_call() {
+        assert_eq!(
+            parse(r#"{"kind":"createSession","id":1,"config":{"minPlayers":2}}"#).unwrap(),
+            PageRequest::Call { id: 1, call: BridgeCall::CreateSession { config: json!({"minPlayers":2}) } }
+        );
+        assert_eq!(
+            parse(r#"{"kind":"pendingActions","id":2,"sessionId":"ses_ab-1","after":7,"wait":25}"#).unwrap(),
+            PageRequest::Call { id: 2, call: BridgeCall::PendingActions { session_id: "ses_ab-1".into(), after: 7, wait: 25 } }
+        );
+        assert_eq!(
+            parse(r#"{"kind":"publicView","id":3,"sessionId":"s","wait":0}"#).unwrap(),
+            PageRequest::Call { id: 3, call: BridgeCall::PublicView { session_id: "s".into(), since: None, wait: 0 } }
+        );
+        assert!(matches!(parse(r#"{"kind":"status","view":{"status":"waiting"}}"#).unwrap(), PageRequest::Status(_)));
+        assert!(matches!(
+            parse(r#"{"kind":"ops","id":4,"sessionId":"s","ops":[{"op":"state","state":{}}]}"#).unwrap(),
+            PageRequest::Call { id: 4, call: BridgeCall::Ops { .. } }
+        ));
+    }
+
+    #[test]
+    fn refuses_what_could_leave_the_bridge_api() {
+        for bad in [
+            "",
+            "[]",
+            r#"{"kind":"fetch","id":1,"url":"http://evil"}"#,
+            r#"{"kind":"ops","id":1,"sessionId":"../../admin","ops":[]}"#,
+            r#"{"kind":"ops","id":1,"sessionId":"a?b","ops":[]}"#,
+            r#"{"kind":"ops","id":1,"sessionId":"s","ops":{}}"#,
+            r#"{"kind":"pendingActions","id":1,"sessionId":"s","wait":26}"#,
+            r#"{"kind":"pendingActions","sessionId":"s"}"#,
+            r#"{"kind":"createSession","id":1,"config":[]}"#,
+        ] {
+            assert!(parse(bad).is_err(), "{bad} should be refused");
+        }
+        let many = format!(r#"{{"kind":"ops","id":1,"sessionId":"s","ops":[{}]}}"#, vec!["{}"; 101].join(","));
+        assert!(parse(&many).is_err());
+    }
+}

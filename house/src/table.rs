@@ -1,0 +1,257 @@
+//! One house table: one browser page that runs `web/house/` with the game in a sandboxed
+//! frame. This module keeps the page's DevTools sessions (the page and every out-of-process
+//! frame), filters its network requests, relays its bridge calls, and publishes what the page
+//! says about its table.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, watch};
+
+use crate::cdp::{Browser, CdpError, Event};
+use crate::guard::{self, Origin};
+use crate::relay::{self, PageRequest, Relay};
+
+/// The binding the house page calls; only the house page knows it is there.
+pub const BINDING: &str = "horstHouse";
+
+/// What the supervisor knows about a table, from the page's status reports.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TableView {
+    pub session_id: Option<String>,
+    pub series_id: Option<String>,
+    /// The page's HostSession status: idle, creating, waiting, active, finished, lost, left.
+    pub status: String,
+    pub round: Option<u64>,
+    pub next_session_id: Option<String>,
+    pub result_reason: Option<String>,
+    /// The bridge refused our token (401/403): nothing this table does will work.
+    pub auth_refused: bool,
+    /// The page or the browser died.
+    pub dead: bool,
+}
+
+impl TableView {
+    fn from_page(v: &Value) -> TableView {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+        TableView {
+            session_id: s("sessionId"),
+            series_id: s("seriesId"),
+            status: s("status").unwrap_or_else(|| "idle".into()),
+            round: v.get("round").and_then(Value::as_u64),
+            next_session_id: s("nextSessionId"),
+            result_reason: v.pointer("/result/reason").and_then(Value::as_str).map(str::to_string),
+            auth_refused: false,
+            dead: false,
+        }
+    }
+}
+
+/// A running table. Dropping the handle does not close the page; call [`Table::close`].
+pub struct Table {
+    pub target_id: String,
+    pub session_id: String,
+    pub view: watch::Receiver<TableView>,
+    /// DevTools sessions of the page's out-of-process frames (the game's frame among them).
+    pub frames: Arc<Mutex<Vec<String>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Table {
+    /// Open a page and start hosting `game_path` (for example `/games/chess/?turnTimeout=5`).
+    pub async fn open(browser: Arc<Browser>, origin: &Origin, relay: Relay, game_path: &str, title: &str) -> Result<Table, CdpError> {
+        let (target_id, session_id) = browser.new_page().await?;
+        tracing::debug!(target = %target_id, "page created");
+        let (tx, rx) = mpsc::unbounded_channel();
+        browser.route(&session_id, tx);
+        setup_session(&browser, &session_id).await?;
+        // The binding goes only into the page session: frames (the game) never get it. It is
+        // installed before the page loads, and never from the event loop below, which must
+        // keep answering paused requests (a navigation waits for them).
+        browser.call(Some(&session_id), "Runtime.addBinding", json!({ "name": BINDING })).await?;
+        browser.call(Some(&session_id), "Page.enable", json!({})).await?;
+        let url = format!(
+            "{}/house/?game={}&title={}",
+            origin.as_str(),
+            query_escape(game_path),
+            query_escape(title)
+        );
+        let (view_tx, view_rx) = watch::channel(TableView { status: "idle".into(), ..TableView::default() });
+        let frames = Arc::new(Mutex::new(Vec::new()));
+        let task = tokio::spawn(run(browser.clone(), origin.clone(), relay, session_id.clone(), rx, view_tx, frames.clone()));
+        tracing::debug!(%url, "navigating");
+        browser.call(Some(&session_id), "Page.navigate", json!({ "url": url })).await?;
+        tracing::debug!("navigated");
+        Ok(Table { target_id, session_id, view: view_rx, frames, task })
+    }
+
+    /// Evaluate `expression` in each of the page's frames and return the first value that is
+    /// not null (diagnostics and tests: what does the game page show?).
+    pub async fn evaluate_in_frames(&self, browser: &Browser, expression: &str) -> Option<Value> {
+        let frames = self.frames.lock().unwrap().clone();
+        for f in frames {
+            if let Ok(v) = browser.evaluate(&f, expression).await {
+                if !v.is_null() {
+                    return Some(v);
+                }
+            }
+        }
+        None
+    }
+
+    /// Close the page (no end op: the caller ends live sessions through the relay first).
+    pub async fn close(self, browser: &Browser) {
+        let _ = browser.close_page(&self.target_id).await;
+        self.task.abort();
+        browser.unroute(&self.session_id);
+    }
+}
+
+/// Everything a page or a frame session needs before it may load anything: the request
+/// filter, the binding (page only matters, harmless in frames), and auto-attach so frames in
+/// other processes (sandboxed game frames are) pause until they have the filter too.
+async fn setup_session(browser: &Browser, session: &str) -> Result<(), CdpError> {
+    browser.call(Some(session), "Fetch.enable", json!({ "patterns": [{ "urlPattern": "*" }] })).await?;
+    browser.call(Some(session), "Runtime.enable", json!({})).await?;
+    browser
+        .call(
+            Some(session),
+            "Target.setAutoAttach",
+            json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }),
+        )
+        .await?;
+    Ok(())
+}
+
+async fn run(
+    browser: Arc<Browser>,
+    origin: Origin,
+    relay: Relay,
+    page_session: String,
+    mut events: mpsc::UnboundedReceiver<Event>,
+    view: watch::Sender<TableView>,
+    frames: Arc<Mutex<Vec<String>>>,
+) {
+    // Nothing in this loop awaits the browser: every call goes out on its own task, so a
+    // navigation waiting for a paused request can never wait for the loop itself.
+    while let Some(ev) = events.recv().await {
+        let from = ev.session_id.clone().unwrap_or_default();
+        match ev.method.as_str() {
+            "Fetch.requestPaused" => {
+                let request_id = ev.params["requestId"].as_str().unwrap_or_default().to_string();
+                let url = ev.params.pointer("/request/url").and_then(Value::as_str).unwrap_or_default();
+                let b = browser.clone();
+                let (method, params) = if guard::allowed(url, &origin) {
+                    ("Fetch.continueRequest", json!({ "requestId": request_id }))
+                } else {
+                    tracing::warn!(url = %short(url), "house page request blocked: not a house file on the backend");
+                    ("Fetch.failRequest", json!({ "requestId": request_id, "errorReason": "AccessDenied" }))
+                };
+                tokio::spawn(async move {
+                    let _ = b.call(Some(&from), method, params).await;
+                });
+            }
+            "Target.attachedToTarget" => {
+                let Some(child) = ev.params["sessionId"].as_str().map(str::to_string) else { continue };
+                if let Some(tx) = route_sender(&browser, &page_session) {
+                    browser.route(&child, tx);
+                }
+                frames.lock().unwrap().push(child.clone());
+                let b = browser.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = setup_session(&b, &child).await {
+                        tracing::debug!("frame setup failed: {e}");
+                    }
+                    let _ = b.call(Some(&child), "Runtime.runIfWaitingForDebugger", json!({})).await;
+                });
+            }
+            "Target.detachedFromTarget" => {
+                if let Some(child) = ev.params["sessionId"].as_str() {
+                    browser.unroute(child);
+                    frames.lock().unwrap().retain(|f| f != child);
+                }
+            }
+            "Runtime.bindingCalled" if from == page_session && ev.params["name"] == BINDING => {
+                let payload = ev.params["payload"].as_str().unwrap_or_default();
+                match relay::parse(payload) {
+                    Ok(PageRequest::Status(v)) => {
+                        let new = TableView::from_page(&v);
+                        view.send_modify(|cur| {
+                            let auth = cur.auth_refused;
+                            *cur = new;
+                            cur.auth_refused = auth;
+                        });
+                    }
+                    Ok(PageRequest::Call { id, call }) => {
+                        let (b, r, s, view) = (browser.clone(), relay.clone(), page_session.clone(), view.clone());
+                        tokio::spawn(async move {
+                            let reply = r.perform(&call).await;
+                            if reply.status == 401 || reply.status == 403 {
+                                view.send_modify(|v| v.auth_refused = true);
+                            }
+                            let expr = format!(
+                                "window.__horstHouseReply && window.__horstHouseReply({id}, {}, {})",
+                                reply.status,
+                                Value::String(reply.body)
+                            );
+                            let _ = b.call(Some(&s), "Runtime.evaluate", json!({ "expression": expr })).await;
+                        });
+                    }
+                    Err(e) => tracing::warn!("house page sent a bad request: {e}"),
+                }
+            }
+            "Inspector.targetCrashed" | "Inspector.detached" if from == page_session => {
+                tracing::warn!(event = %ev.method, "house page is gone");
+                break;
+            }
+            _ => {}
+        }
+    }
+    view.send_modify(|v| v.dead = true);
+}
+
+/// The route of the page session, so frames feed the same loop.
+fn route_sender(browser: &Browser, _page_session: &str) -> Option<mpsc::UnboundedSender<Event>> {
+    browser.route_of(_page_session)
+}
+
+fn short(url: &str) -> String {
+    url.chars().take(200).collect()
+}
+
+/// Percent-encode a query value (RFC 3986 unreserved characters and `/` stay as they are).
+fn query_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_query_values() {
+        assert_eq!(query_escape("/games/chess/?turnTimeout=5&x=1"), "/games/chess/%3FturnTimeout%3D5%26x%3D1");
+        assert_eq!(query_escape("Rock paper"), "Rock%20paper");
+    }
+
+    #[test]
+    fn view_from_the_page() {
+        let v = TableView::from_page(&json!({
+            "sessionId": "ses_1", "status": "finished", "round": 2, "nextSessionId": null,
+            "result": { "winner": null, "reason": "host_disconnected" }
+        }));
+        assert_eq!(v.session_id.as_deref(), Some("ses_1"));
+        assert_eq!(v.status, "finished");
+        assert_eq!(v.round, Some(2));
+        assert_eq!(v.next_session_id, None);
+        assert_eq!(v.result_reason.as_deref(), Some("host_disconnected"));
+    }
+}

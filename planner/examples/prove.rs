@@ -1,0 +1,31 @@
+//! Runs the unsolvability proofs (relaxed tile graph, jump envelope) on maps and prints what
+//! they found: cargo run --release -p horst-planner --example prove -- levels/corpus/*.map
+use horst_planner::envelope::prove;
+use horst_planner::relaxed::Relaxed;
+use std::time::Instant;
+
+fn main() {
+    for path in std::env::args().skip(1) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let map = match horst_engine::parse_map(&text) {
+            Ok(m) => m,
+            Err(r) => {
+                println!("{path}: invalid: {}", r.summary());
+                continue;
+            }
+        };
+        let t = Instant::now();
+        let relaxed = Relaxed::new(&map).nest_reachable;
+        let p = prove(&map);
+        println!(
+            "{:<50} relaxed {:<9} envelope {:<11} sites {:>5} reached {:>5} states {:>8} {:>7.2} ms",
+            path,
+            if relaxed { "reach" } else { "UNREACH" },
+            if !p.tried { "not tried" } else if p.unreachable() { "UNREACH" } else { "reach" },
+            p.sites,
+            p.reached,
+            p.states,
+            t.elapsed().as_secs_f64() * 1e3
+        );
+    }
+}

@@ -1,0 +1,536 @@
+//! The jump envelope: a second over-approximation of where the bird can go, one that counts
+//! the bird's vertical physics exactly and its horizontal speed as a bound, and ignores walls.
+//!
+//! The relaxed tile graph (`relaxed`) respects walls but lets the bird drift sideways in the
+//! air without limit, so it cannot prove a gap too wide to jump or a nest a few pixels too high.
+//! This abstraction is the other way round:
+//!
+//! - **Launch sites** are the places where the bird's vertical motion starts afresh: a run of
+//!   ground (any open or cracked cell above a solid, one-way or cracked block), a moving
+//!   platform's whole path, a spring, every place along an enemy's path where it could be
+//!   stomped, and the start.
+//! - From a launch, the **vertical** motion is followed exactly, tick by tick, for every
+//!   sequence of jump presses and releases (the egg boost, the jump cut, the coyote time, and a
+//!   ceiling bump on every tile boundary where the map has any ceiling at all), with the
+//!   engine's own constants. States with the same speed and flags at the same tick are merged
+//!   into the hull of their heights, which only adds positions. The result is, per row of the
+//!   bird's top edge, the last tick at which the bird can be in that row ([`Table`]), and the
+//!   highest point it can reach.
+//! - **Horizontally** the bird never moves more than `RUN_SPEED` sub-units a tick (its speed
+//!   only approaches a wanted speed of at most that), plus a small slack for a platform's carry
+//!   on the tick it leaves it.
+//! - Site B is reachable from site A if, for some tick t, the bird launched anywhere in A can
+//!   have its top edge in one of B's rows at tick t and t * RUN_SPEED covers the horizontal
+//!   gap. A stomp site also needs the bird's feet to get above the enemy's top (plus the stomp
+//!   tolerance) at some point of the flight.
+//!
+//! Everything that can only hold the bird back (walls, hazards, enemies that kill, crumbling
+//! ledges that fall, landing early) is ignored, and everything that can lift or carry it is a
+//! launch site, so the set of sites this reaches contains every site the bird can reach: if no
+//! nest is reached, no replay can win. The proof is only tried when the level is small enough
+//! (see [`MAX_SITES`]); otherwise it says nothing.
+
+use horst_engine::physics::{
+    spring_speed, BOOST_SPEED, COYOTE_TICKS, FLYER_SIZE, GRAVITY, JUMP_CUT, JUMP_SPEED, MAX_FALL,
+    PLAYER_H, PLAYER_W, RUN_SPEED, STOMP_BOUNCE, STOMP_TOLERANCE, SUB, TILE, WALKER_W,
+};
+use horst_engine::sim::palette::{
+    EntityKind, FLYER_AXIS, FLYER_RANGE, PLATFORM_DX, PLATFORM_DY, PLATFORM_WIDTH, SPRING_STRENGTH,
+    WALKER_RANGE,
+};
+use horst_engine::{Block, Map};
+use std::collections::BTreeMap;
+
+/// Above this many launch sites the proof is not tried (it compares every pair).
+pub const MAX_SITES: usize = 2000;
+/// Distinct launches at most; beyond it the launches with the same vertical state are merged
+/// into one whose start is the hull of theirs (more positions: still an over-approximation).
+const MAX_LAUNCHES: usize = 16;
+/// Vertical states followed over all launches at most; beyond it the proof gives up (a count,
+/// not the clock, so the answer never depends on the machine).
+pub const MAX_STATES: u64 = 250_000;
+/// Horizontal slack in sub-units: a platform's carry on the tick the bird leaves it (at most
+/// 2 px) and rounding.
+const X_SLACK: i32 = 4 * SUB;
+
+/// The bird's vertical state in the air, without its height.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Vert {
+    pub vy: i32,
+    pub on_ground: bool,
+    pub held: bool,
+    pub boost: bool,
+    pub rising: bool,
+    pub coyote: u8,
+}
+
+/// One tick of the bird's vertical motion in the air with jump `jump` held, as the engine's
+/// `update_player` does it, up to the vertical move (which the caller applies, `y += vy`).
+/// On the ground it is the tick the bird walks off or jumps; landing is not modelled (a landing
+/// is an arrival at another launch site).
+#[inline]
+pub fn vstep(mut s: Vert, jump: bool) -> Vert {
+    if s.on_ground {
+        s.coyote = COYOTE_TICKS;
+    } else if s.coyote > 0 {
+        s.coyote -= 1;
+    }
+    if jump && !s.held {
+        if s.on_ground || s.coyote > 0 {
+            s.vy = -JUMP_SPEED;
+            s.rising = true;
+            s.coyote = 0;
+            s.on_ground = false;
+        } else if s.boost {
+            s.vy = -BOOST_SPEED;
+            s.rising = true;
+            s.boost = false;
+        }
+    }
+    if !jump && s.rising && s.vy < -JUMP_CUT {
+        s.vy = -JUMP_CUT;
+    }
+    s.held = jump;
+    s.vy = (s.vy + GRAVITY).min(MAX_FALL);
+    if s.vy >= 0 {
+        s.rising = false;
+    }
+    s.on_ground = false;
+    s
+}
+
+/// How a flight starts: the bird's top edge somewhere in `lo..=hi` (sub-units below the top of
+/// the launch row), its vertical state, and whether jump may be held or not at the start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Launch {
+    pub lo: i32,
+    pub hi: i32,
+    pub vert: Vert,
+    pub held_either: bool,
+}
+
+/// The envelope of one launch.
+#[derive(Clone, Debug)]
+pub struct Table {
+    /// Row (of the bird's top edge, relative to the launch row) of `last[0]`.
+    pub first_row: i32,
+    /// Per row, the last tick at which the bird's top edge can be in it (-1: never).
+    pub last: Vec<i32>,
+    /// The highest the top edge gets (sub-units relative to the launch row's top; negative is up).
+    pub ymin: i32,
+    /// Vertical states followed (a cost figure).
+    pub states: u64,
+}
+
+impl Table {
+    /// The last tick at which the top edge can be in a row `r0..=r1` (relative), or -1.
+    pub fn last_in(&self, r0: i32, r1: i32) -> i32 {
+        let a = (r0 - self.first_row).max(0);
+        let b = (r1 - self.first_row).min(self.last.len() as i32 - 1);
+        (a..=b).map(|i| self.last[i as usize]).max().unwrap_or(-1)
+    }
+}
+
+/// Follows every flight from `launch` until the bird is `depth` sub-units below the launch row.
+/// `ceilings`: the map has a solid block with open air below it, so the bird may bump its head
+/// on any tile boundary (its speed drops to 0 there).
+/// Gives up (None) after `budget` states.
+pub fn table(launch: &Launch, depth: i32, ceilings: bool, budget: u64) -> Option<Table> {
+    let mut cur: BTreeMap<Vert, (i32, i32)> = BTreeMap::new();
+    let add = |m: &mut BTreeMap<Vert, (i32, i32)>, v: Vert, lo: i32, hi: i32| {
+        m.entry(v)
+            .and_modify(|e| {
+                e.0 = e.0.min(lo);
+                e.1 = e.1.max(hi);
+            })
+            .or_insert((lo, hi));
+    };
+    add(&mut cur, launch.vert, launch.lo, launch.hi);
+    if launch.held_either {
+        let mut v = launch.vert;
+        v.held = !v.held;
+        add(&mut cur, v, launch.lo, launch.hi);
+    }
+    let row = |y: i32| y.div_euclid(TILE);
+    let first_row = row(launch.lo) - 24;
+    let mut last = vec![-1i32; (row(depth) - first_row + 2).max(1) as usize];
+    let mut ymin = launch.lo;
+    let mut states = 0u64;
+    let mut t = 0i32;
+    loop {
+        for (_, &(lo, hi)) in cur.iter() {
+            states += 1;
+            ymin = ymin.min(lo);
+            let (a, b) = (row(lo).max(first_row), row(hi).min(row(depth)));
+            for r in a..=b {
+                let i = (r - first_row) as usize;
+                if i < last.len() {
+                    last[i] = last[i].max(t);
+                }
+            }
+        }
+        if cur.is_empty() {
+            break;
+        }
+        if states > budget {
+            return None;
+        }
+        t += 1;
+        let mut next: BTreeMap<Vert, (i32, i32)> = BTreeMap::new();
+        for (&v, &(lo, hi)) in cur.iter() {
+            for jump in [false, true] {
+                let s = vstep(v, jump);
+                let (nlo, nhi) = (lo + s.vy, hi + s.vy);
+                if nlo <= depth {
+                    add(&mut next, s, nlo, nhi.min(depth));
+                }
+                if ceilings && s.vy < 0 {
+                    // A solid block above stops the top edge at the boundary of the row it was
+                    // in (the bird never overlaps a solid block, so only a crossing can bump).
+                    let mut b = Vert {
+                        vy: 0,
+                        rising: false,
+                        ..s
+                    };
+                    b.on_ground = false;
+                    for k in row(lo)..=row(hi) {
+                        let top = k * TILE;
+                        if lo.max(top) + s.vy < top {
+                            add(&mut next, b, top, top);
+                        }
+                    }
+                }
+            }
+        }
+        cur = next;
+    }
+    Some(Table {
+        first_row,
+        last,
+        ymin,
+        states,
+    })
+}
+
+/// Where a bird starting a flight at a site can be: top-left x in `xa..=xb`, launch row `row`.
+#[derive(Clone, Debug)]
+struct Site {
+    launch: usize,
+    row: i32,
+    xa: i32,
+    xb: i32,
+    /// To arrive here the bird's top-left must be in `xa..=xb` x `ya..=yb` (absolute)...
+    ya: i32,
+    yb: i32,
+    /// ... and, for a stomp, its top edge must have been at or above this height before.
+    above: Option<i32>,
+}
+
+/// What the proof found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Proof {
+    /// The proof was tried (the level is small enough).
+    pub tried: bool,
+    /// A nest is reachable in the envelope (or the proof was not tried): no conclusion.
+    pub nest_reachable: bool,
+    pub sites: usize,
+    pub reached: usize,
+    /// Vertical states followed over all launches.
+    pub states: u64,
+}
+
+impl Proof {
+    /// The level is proved unsolvable.
+    pub fn unreachable(&self) -> bool {
+        self.tried && !self.nest_reachable
+    }
+}
+
+fn launch_key(
+    keys: &mut BTreeMap<Launch, usize>,
+    list: &mut Vec<Launch>,
+    y0: i32,
+    y1: i32,
+    vert: Vert,
+    held_either: bool,
+) -> (usize, i32) {
+    let row = y0.div_euclid(TILE);
+    let l = Launch {
+        lo: y0 - row * TILE,
+        hi: y1 - row * TILE,
+        vert,
+        held_either,
+    };
+    let n = list.len();
+    let id = *keys.entry(l).or_insert(n);
+    if id == n {
+        list.push(l);
+    }
+    (id, row)
+}
+
+/// Tries to prove that no nest can be reached (see the module documentation).
+pub fn prove(map: &Map) -> Proof {
+    let w = map.width();
+    let h = map.height();
+    let tile = |x: i32, y: i32| map.tile(x, y).unwrap_or(Block::Empty);
+    let breakable = crate::relaxed::breakable_cracked(map);
+    // Could be open at some point (cracked rock that a pebble can reach can be shot away).
+    let open = |x: i32, y: i32| {
+        let b = tile(x, y);
+        !b.is_solid()
+            || (b == Block::Cracked && x >= 0 && y >= 0 && breakable[(y * w + x) as usize])
+    };
+    let carries = |x: i32, y: i32| {
+        let b = map.tile(x, y);
+        matches!(b, Some(b) if b.is_solid() || b.is_one_way())
+    };
+    let ceilings = (0..h - 1).any(|y| (0..w).any(|x| tile(x, y).is_solid() && open(x, y + 1)));
+    let ground = Vert {
+        vy: 0,
+        on_ground: true,
+        held: false,
+        boost: true,
+        rising: false,
+        coyote: 0,
+    };
+    let mut keys = BTreeMap::new();
+    let mut launches = Vec::new();
+    let mut sites: Vec<Site> = Vec::new();
+    let x_max = w * TILE - PLAYER_W;
+    let clamp_x = |a: i32, b: i32| (a.max(0), b.min(x_max));
+    // The start: the bird stands on the bottom of its tile, not yet on the ground.
+    let (sx, sy) = map.start();
+    {
+        let x = sx * TILE + (TILE - PLAYER_W) / 2;
+        let y = sy * TILE + TILE - PLAYER_H;
+        let vert = Vert {
+            on_ground: false,
+            ..ground
+        };
+        let (launch, row) = launch_key(&mut keys, &mut launches, y, y, vert, false);
+        sites.push(Site {
+            launch,
+            row,
+            xa: x,
+            xb: x,
+            ya: y,
+            yb: y,
+            above: None,
+        });
+    }
+    // Runs of ground, also on top of the map's first row.
+    for y in -1..h - 1 {
+        let mut x = 0;
+        while x < w {
+            if !(open(x, y) && carries(x, y + 1)) {
+                x += 1;
+                continue;
+            }
+            let x0 = x;
+            while x < w && open(x, y) && carries(x, y + 1) {
+                x += 1;
+            }
+            let (xa, xb) = clamp_x(x0 * TILE - PLAYER_W + 1, x * TILE - 1);
+            let yy = (y + 1) * TILE - PLAYER_H;
+            let (launch, row) = launch_key(&mut keys, &mut launches, yy, yy, ground, false);
+            sites.push(Site {
+                launch,
+                row,
+                xa,
+                xb,
+                ya: yy,
+                yb: yy,
+                above: None,
+            });
+        }
+    }
+    let bounce = Vert {
+        vy: -STOMP_BOUNCE,
+        on_ground: false,
+        held: false,
+        boost: true,
+        rising: true,
+        coyote: 0,
+    };
+    // A stomp: the feet were at most the tolerance below the enemy's top on the previous tick
+    // and overlap it now, after a fall of at most MAX_FALL.
+    let mut stomp = |sites: &mut Vec<Site>, x0: i32, x1: i32, ew: i32, y0: i32, y1: i32| {
+        let (xa, xb) = clamp_x(x0 - PLAYER_W + 1, x1 + ew - 1);
+        let (ya, yb) = (
+            y0 - PLAYER_H + 1,
+            y1 + STOMP_TOLERANCE - PLAYER_H + MAX_FALL,
+        );
+        let (launch, row) = launch_key(&mut keys, &mut launches, ya, yb, bounce, true);
+        sites.push(Site {
+            launch,
+            row,
+            xa,
+            xb,
+            ya,
+            yb,
+            above: Some(y1 + STOMP_TOLERANCE - PLAYER_H),
+        });
+    };
+    for e in map.entities() {
+        match e.kind {
+            EntityKind::Walker => {
+                let range = e.param(WALKER_RANGE) as i32 * TILE;
+                let x0 = e.x * TILE + SUB;
+                let y = e.y * TILE + 4 * SUB;
+                stomp(&mut sites, x0 - range, x0 + range, WALKER_W, y, y);
+            }
+            EntityKind::Flyer => {
+                let range = e.param(FLYER_RANGE) as i32 * TILE;
+                let (x0, y0) = (e.x * TILE + 2 * SUB, e.y * TILE + 2 * SUB);
+                if e.param(FLYER_AXIS) == 1 {
+                    stomp(&mut sites, x0, x0, FLYER_SIZE, y0 - range, y0 + range);
+                } else {
+                    stomp(&mut sites, x0 - range, x0 + range, FLYER_SIZE, y0, y0);
+                }
+            }
+            _ => {}
+        }
+    }
+    for e in map.entities() {
+        match e.kind {
+            EntityKind::Platform => {
+                let (dx, dy) = (e.param(PLATFORM_DX) as i32, e.param(PLATFORM_DY) as i32);
+                let pw = e.param(PLATFORM_WIDTH) as i32 * TILE;
+                let (px0, px1) = (e.x.min(e.x + dx) * TILE, e.x.max(e.x + dx) * TILE);
+                let (py0, py1) = (e.y.min(e.y + dy) * TILE, e.y.max(e.y + dy) * TILE);
+                let (xa, xb) = clamp_x(px0 - PLAYER_W + 1, px1 + pw - 1);
+                let (ya, yb) = (py0 - PLAYER_H, py1 - PLAYER_H);
+                let (launch, row) = launch_key(&mut keys, &mut launches, ya, yb, ground, false);
+                sites.push(Site {
+                    launch,
+                    row,
+                    xa,
+                    xb,
+                    ya,
+                    yb,
+                    above: None,
+                });
+            }
+            EntityKind::Spring => {
+                // Touching the spring's box (lower half of its tile, 2 px in) while not rising.
+                let v = spring_speed(e.param(SPRING_STRENGTH) as i32);
+                let (bx, by) = (e.x * TILE + 2 * SUB, e.y * TILE + 8 * SUB);
+                let (xa, xb) = clamp_x(bx - PLAYER_W + 1, bx + 12 * SUB - 1);
+                let (ya, yb) = (by - PLAYER_H + 1, by + 8 * SUB - 1);
+                let vert = Vert {
+                    vy: -v,
+                    on_ground: false,
+                    held: false,
+                    boost: true,
+                    rising: false,
+                    coyote: 0,
+                };
+                let (launch, row) = launch_key(&mut keys, &mut launches, ya, yb, vert, true);
+                sites.push(Site {
+                    launch,
+                    row,
+                    xa,
+                    xb,
+                    ya,
+                    yb,
+                    above: None,
+                });
+            }
+            _ => {}
+        }
+    }
+    let n = sites.len();
+    let mut proof = Proof {
+        tried: false,
+        nest_reachable: true,
+        sites: n,
+        reached: 0,
+        states: 0,
+    };
+    if n > MAX_SITES {
+        return proof;
+    }
+    // Deep enough to fall out of the map from any launch row (the map's top row is 0).
+    let depth = (h + 2) * TILE;
+    if launches.len() > MAX_LAUNCHES {
+        let mut hull: BTreeMap<(Vert, bool), usize> = BTreeMap::new();
+        let mut merged: Vec<Launch> = Vec::new();
+        let mut to: Vec<usize> = Vec::with_capacity(launches.len());
+        for l in &launches {
+            let m = *hull.entry((l.vert, l.held_either)).or_insert_with(|| {
+                merged.push(*l);
+                merged.len() - 1
+            });
+            merged[m].lo = merged[m].lo.min(l.lo);
+            merged[m].hi = merged[m].hi.max(l.hi);
+            to.push(m);
+        }
+        for site in sites.iter_mut() {
+            site.launch = to[site.launch];
+        }
+        launches = merged;
+    }
+    let mut tables: Vec<Table> = Vec::with_capacity(launches.len());
+    for l in &launches {
+        let Some(t) = table(l, depth, ceilings, MAX_STATES - proof.states) else {
+            proof.states = MAX_STATES;
+            return proof;
+        };
+        proof.states += t.states;
+        tables.push(t);
+    }
+    proof.tried = true;
+    let reaches = |a: &Site, xa: i32, xb: i32, ya: i32, yb: i32, above: Option<i32>| -> bool {
+        let tb = &tables[a.launch];
+        let o = a.row * TILE;
+        if let Some(limit) = above {
+            if o + tb.ymin > limit {
+                return false;
+            }
+        }
+        let last = tb.last_in(ya.div_euclid(TILE) - a.row, yb.div_euclid(TILE) - a.row);
+        if last < 0 {
+            return false;
+        }
+        let gap = (xa - a.xb).max(a.xa - xb).max(0) - X_SLACK;
+        gap <= 0 || (gap as i64) <= last as i64 * RUN_SPEED as i64
+    };
+    let nests: Vec<(i32, i32, i32, i32)> = map
+        .nests()
+        .iter()
+        .map(|&(nx, ny)| {
+            (
+                nx * TILE - PLAYER_W + 1,
+                nx * TILE + TILE - 1,
+                ny * TILE - PLAYER_H + 1,
+                ny * TILE + TILE - 1,
+            )
+        })
+        .collect();
+    let mut reached = vec![false; n];
+    let mut queue = vec![0usize];
+    reached[0] = true;
+    while let Some(i) = queue.pop() {
+        let a = &sites[i];
+        if nests
+            .iter()
+            .any(|&(xa, xb, ya, yb)| reaches(a, xa, xb, ya, yb, None))
+        {
+            proof.reached = reached.iter().filter(|&&r| r).count();
+            return proof;
+        }
+        for j in 0..n {
+            if !reached[j] {
+                let b = &sites[j];
+                if reaches(a, b.xa, b.xb, b.ya, b.yb, b.above) {
+                    reached[j] = true;
+                    queue.push(j);
+                }
+            }
+        }
+    }
+    proof.reached = reached.iter().filter(|&&r| r).count();
+    proof.nest_reachable = false;
+    proof
+}

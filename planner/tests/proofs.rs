@@ -1,0 +1,309 @@
+//! The fast proofs of unsolvability (relaxed tile graph, jump envelope) are sound: they never
+//! declare a level with a winning replay unsolvable, nor a nest the bird was seen to touch
+//! unreachable; their vertical physics is the engine's; and the unsolvable corpus levels they
+//! cover are answered before any search.
+
+use horst_engine::physics::{PLAYER_H, PLAYER_W, TILE, TILE_SHIFT};
+use horst_engine::{parse_map, parse_replay_json, referee, Map, Sim, Status};
+use horst_planner::envelope::{prove, vstep, Vert};
+use horst_planner::relaxed::Relaxed;
+use horst_planner::{plan, PlanOutcome, PlanRequest, UnresolvedReason};
+use proptest::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn load(p: &Path) -> Map {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    parse_map(&text).unwrap_or_else(|r| panic!("{}: {}", p.display(), r.summary()))
+}
+
+fn maps_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "map"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn no_level_with_a_winning_replay_is_proved_unsolvable() {
+    let mut checked = 0;
+    for dir in ["levels", "levels/corpus"] {
+        for p in maps_in(&root().join(dir)) {
+            let Ok(text) = std::fs::read_to_string(p.with_extension("replay.json")) else {
+                continue;
+            };
+            let map = load(&p);
+            let replay = parse_replay_json(&text).unwrap();
+            assert!(referee(&map, &replay).won, "{}", p.display());
+            assert!(
+                Relaxed::new(&map).nest_reachable,
+                "relaxed graph: {}",
+                p.display()
+            );
+            let proof = prove(&map);
+            assert!(proof.tried, "{}", p.display());
+            assert!(!proof.unreachable(), "envelope: {}", p.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 64, "{checked} levels with replays");
+}
+
+#[test]
+fn unsolvable_levels_are_answered_before_any_search() {
+    let cancel = AtomicBool::new(false);
+    for name in [
+        // The jump envelope: a platform that turns back short, a field whose nest and jackdaws
+        // are out of reach, a wide pit, a far pillar, a high nest.
+        "u-short-platform-01",
+        "u-high-field-01",
+        "u-wide-pit-01",
+        "u-far-pillar-01",
+        "u-high-nest-02",
+        // The relaxed tile graph: walls and rock, spikes, cracked rock no pebble can reach.
+        "u-cracked-lid-01",
+        "u-spike-shaft-01",
+        "u-spike-tunnel-01",
+        "u-sealed-01",
+        "u-cave-01",
+        "u-wall-01",
+        "u-high-nest-01",
+        "u-weak-spring-01",
+    ] {
+        let map = load(&root().join(format!("levels/corpus/{name}.map")));
+        let req = PlanRequest {
+            map: &map,
+            seed: 1,
+            time_limit: Duration::from_secs(20),
+            cancel: &cancel,
+        };
+        let rep = plan(&req, None);
+        assert_eq!(
+            rep.outcome,
+            PlanOutcome::Unresolved {
+                reason: UnresolvedReason::Unreachable
+            },
+            "{name}"
+        );
+        assert_eq!(rep.expanded, 0, "{name}");
+    }
+    // These two need the envelope: the relaxed graph alone reaches their nests.
+    for name in ["u-short-platform-01", "u-high-field-01"] {
+        let map = load(&root().join(format!("levels/corpus/{name}.map")));
+        assert!(Relaxed::new(&map).nest_reachable, "{name}");
+        assert!(prove(&map).unreachable(), "{name}");
+    }
+}
+
+/// A tall open map: nothing to bump into, so the bird's vertical motion is the free one.
+fn open_map() -> Map {
+    let mut t = String::from("gcv-map 1\nname: open\nsize: 40 40\ngrid:\n");
+    for y in 0..40 {
+        t.push_str(&if y >= 38 { "G" } else { "." }.repeat(40));
+        t.push('\n');
+    }
+    t.push_str("entities:\nstart 20 37\nnest 0 0\n");
+    parse_map(&t).unwrap()
+}
+
+fn vert_of(sim: &Sim) -> Vert {
+    let p = sim.player();
+    Vert {
+        vy: p.vy,
+        on_ground: p.on_ground,
+        held: p.jump_held,
+        boost: p.boost_available,
+        rising: p.rising,
+        coyote: p.coyote,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The envelope's vertical step is the engine's: every tick of a random run in open air
+    /// (jump pressed or not) moves the bird and changes its flags as `vstep` predicts.
+    #[test]
+    fn the_vertical_step_is_the_engines(jumps in proptest::collection::vec(any::<bool>(), 1..200)) {
+        let map = open_map();
+        let mut sim = Sim::new(&map, 1);
+        let mut compared = 0;
+        for (i, &j) in jumps.iter().enumerate() {
+            let before = vert_of(&sim);
+            let y = sim.player().y;
+            // Alternate left and right runs so the horizontal part varies too.
+            let mv = if i % 40 < 20 { 8 } else { 0 };
+            sim.step(mv + j as u8);
+            if sim.status() != Status::Running {
+                break;
+            }
+            let after = vert_of(&sim);
+            if after.on_ground {
+                continue; // a landing: not part of a flight
+            }
+            let want = vstep(before, j);
+            prop_assert_eq!(want, after, "tick {}", i);
+            prop_assert_eq!(sim.player().y - y, want.vy, "tick {}", i);
+            compared += 1;
+        }
+        let _ = compared;
+    }
+}
+
+/// A random but platformer-like level: uneven ground with pits (some with spikes), short runs of
+/// ledges, rock, crumbling ledges, cracked rock or spikes, and a few springs, platforms, marmots
+/// and jackdaws.
+fn arb_level() -> impl Strategy<Value = (String, u64)> {
+    (12usize..40, 8usize..16, any::<u64>()).prop_map(|(w, h, seed)| {
+        let mut s = seed | 1;
+        let mut next = move |n: u64| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s % n.max(1)
+        };
+        let mut grid = vec![vec![b'.'; w]; h];
+        let mut ground = vec![h; w];
+        let mut g = h as i64 - 2 - next(3) as i64;
+        for x in 0..w {
+            if x > 0 && next(4) == 0 {
+                g += next(5) as i64 - 2;
+            }
+            g = g.clamp(3, h as i64 - 1);
+            let pit = x > 2 && next(7) == 0;
+            if pit && next(2) == 0 {
+                grid[h - 1][x] = b'^';
+            }
+            if !pit {
+                ground[x] = g as usize;
+                for row in grid.iter_mut().skip(g as usize) {
+                    row[x] = if next(9) == 0 { b'I' } else { b'G' };
+                }
+            }
+        }
+        for _ in 0..next(4) {
+            let (x, y) = (next(w as u64) as usize, next(h as u64 - 3) as usize + 1);
+            for dx in 0..3 {
+                if x + dx < w && grid[y][x + dx] == b'.' {
+                    grid[y][x + dx] = [b'-', b'#', b'~', b'C', b'^'][next(5) as usize];
+                }
+            }
+        }
+        let sx = 0;
+        let sy = ground[0] - 1;
+        grid[sy][sx] = b'.';
+        let mut ents = vec![format!("start {sx} {sy}"), format!("nest {} 0", w - 1)];
+        for _ in 0..next(5) {
+            let x = 2 + next(w as u64 - 2) as usize;
+            let y = if ground[x] < h { ground[x] - 1 } else { h - 2 };
+            if grid[y][x] != b'.' {
+                continue;
+            }
+            ents.push(match next(4) {
+                0 => format!("spring {x} {y} strength={}", 2 + next(8)),
+                1 => format!("walker {x} {y} range={} speed=3", next(4)),
+                2 => format!(
+                    "flyer {x} {} axis={} range={}",
+                    y.saturating_sub(2 + next(3) as usize),
+                    if next(2) == 0 { "h" } else { "v" },
+                    next(3)
+                ),
+                _ => format!("platform {x} {y} dx={} dy=0 width=2", next(4)),
+            });
+        }
+        let mut t = format!("gcv-map 1\nname: p\nsize: {w} {h}\ngrid:\n");
+        for row in &grid {
+            t.push_str(std::str::from_utf8(row).unwrap());
+            t.push('\n');
+        }
+        t.push_str("entities:\n");
+        for e in ents {
+            t.push_str(&e);
+            t.push('\n');
+        }
+        (t, seed)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Soundness on random levels: play random inputs, then move the nest onto a tile the bird
+    /// touched. Nests do not change the physics, so that nest is reachable, and neither proof
+    /// may call it unreachable.
+    #[test]
+    fn a_nest_the_bird_touched_is_never_proved_unreachable((text, seed) in arb_level()) {
+        let Ok(map) = parse_map(&text) else { return Ok(()) };
+        let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut next = move |n: u64| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s % n
+        };
+        let mut sim = Sim::new(&map, seed as u32);
+        let mut touched: Vec<(i32, i32)> = Vec::new();
+        'run: for _ in 0..60 {
+            // Mostly runs and jumps, with releases in between so boosts happen.
+            let a = [8u8, 9, 0, 1, 4, 5, 8, 9, 10][next(9) as usize];
+            for _ in 0..1 + next(24) {
+                sim.step(a);
+                if sim.status() != Status::Running {
+                    break 'run;
+                }
+                let p = sim.player();
+                for ty in p.y >> TILE_SHIFT..=(p.y + PLAYER_H - 1) >> TILE_SHIFT {
+                    for tx in p.x >> TILE_SHIFT..=(p.x + PLAYER_W - 1) >> TILE_SHIFT {
+                        if !touched.contains(&(tx, ty)) {
+                            touched.push((tx, ty));
+                        }
+                    }
+                }
+            }
+        }
+        let _ = TILE;
+        // The farthest touched tiles test the most.
+        touched.sort_by_key(|&(x, y)| (-(x + (map.height() - y)), x, y));
+        for &(tx, ty) in touched.iter().take(3) {
+            if ty < 0 || map.tile(tx, ty).is_none_or(|b| b.is_solid()) {
+                continue;
+            }
+            let moved = text
+                .lines()
+                .map(|l| if l.starts_with("nest ") { format!("nest {tx} {ty}") } else { l.to_string() })
+                .collect::<Vec<_>>()
+                .join("\n");
+            let Ok(m2) = parse_map(&moved) else { continue };
+            prop_assert!(Relaxed::new(&m2).nest_reachable, "relaxed graph, nest at {tx},{ty}:\n{}", moved);
+            prop_assert!(!prove(&m2).unreachable(), "envelope, nest at {tx},{ty}:\n{}", moved);
+        }
+    }
+}
+
+/// The search reads the world from `Sim::state_bytes` (the layout of engine/FORMAT.md). On a
+/// level with every kind of moving thing, the bytes it reads end exactly where the berries
+/// begin.
+#[test]
+fn the_state_layout_is_what_the_search_reads() {
+    use horst_planner::search::{state_key_parsed, Ctx, STAGES};
+    for name in ["levels/14-gipfelsturm.map", "levels/15-sechzehn-feinde.map"] {
+        let map = load(&root().join(name));
+        let ctx = Ctx::new(&map);
+        let mut sim = Sim::new(&map, 1);
+        let mut buf = Vec::new();
+        for t in 0..120 {
+            sim.step(if t % 30 < 20 { 8 } else { 9 });
+            let (_, end) = state_key_parsed(&sim, &STAGES[0], &ctx, &mut buf);
+            let berries = u32::from_le_bytes(buf[end..end + 4].try_into().unwrap()) as usize;
+            assert_eq!(end + 4 + berries + 2 + 2, buf.len(), "{name} tick {t}");
+        }
+    }
+}

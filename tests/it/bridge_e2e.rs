@@ -1,0 +1,169 @@
+//! The browser bridge page (`/bridge/`) in headless Chromium with a user's JWT: a game
+//! hosted from a tab, the tab going away (closed: `host_left`; crashed: `host_disconnected`
+//! after the test-shortened host-gone time), and a v1 game (no `sdkVersion`) getting legacy
+//! behaviour.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::browser::{launch, Tab};
+use crate::harness::TestApp;
+use crate::rcadia_common::{app_with, Client, AGENT};
+
+const LONG: Duration = Duration::from_secs(60);
+const PASSWORD: &str = "correct horse battery staple";
+
+fn anon(app: &TestApp) -> Client {
+    Client { base: format!("http://{}", app.addr), token: String::new(), http: reqwest::Client::new() }
+}
+
+/// Sign in on the bridge page like a person would, and wait for the hosted table.
+async fn host_from_tab(tab: &Tab, user: &str) -> String {
+    tab.wait_for("!document.getElementById('signin').hidden", "the sign-in form", LONG).await;
+    tab.eval(&format!(
+        "(() => {{ const f = document.getElementById('signin-form'); f.elements.username.value = {user:?}; \
+         f.elements.password.value = {PASSWORD:?}; f.requestSubmit(); return true; }})()"
+    ))
+    .await;
+    tab.wait_for("document.getElementById('s-status').textContent === 'waiting'", "a waiting table", LONG)
+        .await;
+    let session = tab.eval("document.getElementById('s-session').textContent").await;
+    session.as_str().unwrap().split_whitespace().next().unwrap().to_string()
+}
+
+async fn public_until(app: &TestApp, id: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+    let c = anon(app);
+    let deadline = tokio::time::Instant::now() + LONG;
+    loop {
+        let (_, v) = c.get(&format!("{AGENT}/{id}/public?wait=1")).await;
+        if check(&v) {
+            return v;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never saw {what}: {v}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tab_that_goes_away_ends_its_table() {
+    let app = app_with(|c| {
+        c.sessions.host_gone_seconds = 3;
+        c.sessions.host_alive_seconds = 1;
+    })
+    .await;
+    app.auth.create_user("tabby", PASSWORD).await.unwrap();
+    let browser = launch().await;
+    let url = app.url("/bridge/?game=/games/chess/&title=Chess");
+
+    // A tab closed by its user says goodbye (pagehide): host_left at once.
+    let tab = Tab::open(&browser, &url).await;
+    let closed = host_from_tab(&tab, "tabby").await;
+    let (_, avail) = anon(&app).get(&format!("{AGENT}/available")).await;
+    let entry = avail["sessions"].as_array().unwrap().iter().find(|s| s["sessionId"] == closed.as_str()).cloned();
+    assert_eq!(entry.as_ref().map(|e| e["host"].clone()), Some(json!("player")), "{avail}");
+    tab.close().await;
+    let v = public_until(&app, &closed, "host_left", |v| v["status"] == "finished").await;
+    assert_eq!(v["result"]["reason"], "host_left", "{v}");
+
+    // A tab that dies says nothing: the backend ends the table when the host has been gone
+    // for host_gone_seconds, with no rematch.
+    let tab = Tab::open(&browser, &url).await;
+    let crashed = host_from_tab(&tab, "tabby").await;
+    tab.crash().await;
+    let v = public_until(&app, &crashed, "host_disconnected", |v| v["status"] == "finished").await;
+    assert_eq!(v["result"]["reason"], "host_disconnected", "{v}");
+    assert_eq!(v["result"]["winner"], Value::Null, "{v}");
+    assert_eq!(v["nextSessionId"], Value::Null, "no rematch after host_disconnected: {v}");
+    browser.close().await;
+}
+
+/// A v1 game: it configures without `sdkVersion`, understands only actions, and logs every
+/// message its parent sends.
+const V1_GAME: &str = r#"<!doctype html><meta charset="utf-8"><title>v1</title><pre id="log"></pre>
+<script>
+const log = (line) => { document.getElementById("log").textContent += line + "\n"; };
+const id = (p) => typeof p === "string" ? p : p.playerId;
+window.addEventListener("message", (e) => {
+  if (e.source !== window.parent) return;
+  const m = e.data || {};
+  log(JSON.stringify(m));
+  if (m.type !== "AGENT_ACTION") return;
+  const a = m.data.action;
+  if (a && a.type === "__game_start__") {
+    const players = a.players.map(id);
+    parent.postMessage({ type: "AGENT_STATE", data: { state: { players } } }, "*");
+    parent.postMessage({ type: "AGENT_LEGAL_ACTIONS", data: { playerId: players[0], actions: ["win"] } }, "*");
+  } else if (a === "win") {
+    parent.postMessage({ type: "AGENT_GAME_OVER", data: { result: { winner: m.data.playerId } } }, "*");
+  }
+});
+parent.postMessage({ type: "AGENT_CONFIGURE", data: { minPlayers: 2, maxPlayers: 2, turnBased: true, autoRematch: true } }, "*");
+</script>"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v1_game_hosted_through_the_bridge_gets_legacy_behaviour() {
+    let app = app_with(|_| {}).await;
+    app.auth.create_user("oldtimer", PASSWORD).await.unwrap();
+    // The v1 game comes from another origin, as third-party games do.
+    let games = axum::Router::new().route("/v1/", axum::routing::get(|| async { axum::response::Html(V1_GAME) }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let games_addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, games).await });
+
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &app.url(&format!("/bridge/?game=http://{games_addr}/v1/&title=Old"))).await;
+    let table = host_from_tab(&tab, "oldtimer").await;
+    let label = tab.eval("document.getElementById('s-session').textContent").await;
+    assert!(label.as_str().unwrap().contains("[legacy v1 game]"), "{label}");
+
+    let mut players = Vec::new();
+    for name in ["First", "Second"] {
+        let (token, _) = app.auth.create_token(&["play".into()], Some(name)).await.unwrap();
+        let c = Client { base: format!("http://{}", app.addr), token, http: reqwest::Client::new() };
+        c.join(&table).await;
+        players.push(c);
+    }
+    // game_start reaches the v1 game as an action from __system__.
+    let log = wait_frame_log(&tab, "__game_start__").await;
+    assert!(log.contains("\"playerId\":\"__system__\""), "{log}");
+
+    let first = &players[0];
+    let deadline = tokio::time::Instant::now() + LONG;
+    let s = loop {
+        let s = first.state(&table, 2.0).await;
+        if s["yourTurn"] == true && s["legalActions"] == json!(["win"]) {
+            break s;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "first never got its turn: {s}");
+    };
+    let (st, r) = first
+        .post(&format!("{AGENT}/{table}/action?wait=10"), json!({ "action": "win", "turn": s["turn"] }))
+        .await;
+    assert_eq!((st, r["outcome"].clone()), (200, json!("applied")), "{r}");
+    let v = public_until(&app, &table, "the end", |v| v["status"] == "finished").await;
+    assert_eq!(v["result"]["winner"], s["playerId"], "{v}");
+    // Legacy: no rematch although the game asked for autoRematch, and no session_end
+    // message for a game that would not understand it.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (_, v) = anon(&app).get(&format!("{AGENT}/{table}/public")).await;
+    assert_eq!(v["nextSessionId"], Value::Null, "{v}");
+    let log = wait_frame_log(&tab, "\"win\"").await;
+    assert!(!log.contains("AGENT_SESSION_END"), "a v1 game gets no session_end: {log}");
+    assert!(!log.contains("AGENT_GAME_START"), "a v1 game gets game_start as an action only: {log}");
+    browser.close().await;
+}
+
+async fn wait_frame_log(tab: &Tab, needle: &str) -> String {
+    let deadline = tokio::time::Instant::now() + LONG;
+    loop {
+        let v = tab.eval_frames("(() => { const e = document.getElementById('log'); return e ? e.textContent : null; })()").await;
+        if let Some(t) = v.as_str() {
+            if t.contains(needle) {
+                return t.to_string();
+            }
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the v1 game never logged {needle}: {v}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -1,0 +1,112 @@
+//! Headless Chromium for the end-to-end tests, driven the way the house host drives it
+//! (`horst_house::cdp`, the DevTools pipe). A test page here is a plain tab: no request
+//! filter and no binding, as a user's browser would be.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use horst_house::cdp::{Browser, LaunchOptions};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+/// Debian's `chromium`; `./ops/test` installs it.
+pub async fn launch() -> Arc<Browser> {
+    let options = LaunchOptions { binary: "chromium".into(), extra_args: vec![], only_host: None };
+    match Browser::launch(&options).await {
+        Ok(b) => Arc::new(b),
+        Err(e) => panic!("{e}\n(the end-to-end tests need Debian's chromium: `apt-get install chromium`, which ./ops/test does)"),
+    }
+}
+
+/// One tab and the DevTools sessions of its out-of-process frames (sandboxed game frames are).
+pub struct Tab {
+    pub browser: Arc<Browser>,
+    pub target_id: String,
+    pub session: String,
+    frames: Arc<Mutex<Vec<String>>>,
+}
+
+impl Tab {
+    pub async fn open(browser: &Arc<Browser>, url: &str) -> Tab {
+        let (target_id, session) = browser.new_page().await.expect("new page");
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        browser.route(&session, tx.clone());
+        let frames = Arc::new(Mutex::new(Vec::new()));
+        let (b, f) = (browser.clone(), frames.clone());
+        tokio::spawn(async move {
+            while let Some(ev) = rx.recv().await {
+                if ev.method == "Target.attachedToTarget" {
+                    if let Some(child) = ev.params["sessionId"].as_str() {
+                        b.route(child, tx.clone());
+                        f.lock().unwrap().push(child.to_string());
+                        let (b, child) = (b.clone(), child.to_string());
+                        tokio::spawn(async move {
+                            let _ = b.call(Some(&child), "Runtime.runIfWaitingForDebugger", json!({})).await;
+                        });
+                    }
+                }
+            }
+        });
+        browser
+            .call(
+                Some(&session),
+                "Target.setAutoAttach",
+                json!({ "autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true }),
+            )
+            .await
+            .expect("auto-attach");
+        browser.call(Some(&session), "Page.enable", json!({})).await.expect("page enable");
+        browser.call(Some(&session), "Page.navigate", json!({ "url": url })).await.expect("navigate");
+        Tab { browser: browser.clone(), target_id, session, frames }
+    }
+
+    pub async fn eval(&self, expr: &str) -> Value {
+        self.browser.evaluate(&self.session, expr).await.unwrap_or(Value::Null)
+    }
+
+    /// The first non-null value of `expr` in any of the tab's frames.
+    pub async fn eval_frames(&self, expr: &str) -> Value {
+        let frames = self.frames.lock().unwrap().clone();
+        for f in frames {
+            if let Ok(v) = self.browser.evaluate(&f, expr).await {
+                if !v.is_null() {
+                    return v;
+                }
+            }
+        }
+        Value::Null
+    }
+
+    /// Wait until `expr` evaluates (in the page) to something truthy; panics with `what`.
+    pub async fn wait_for(&self, expr: &str, what: &str, limit: Duration) -> Value {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let v = self.eval(expr).await;
+            if truthy(&v) {
+                return v;
+            }
+            if tokio::time::Instant::now() > deadline {
+                panic!("timed out waiting for {what}; last value {v}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The tab's renderer dies at once: no pagehide, no unload, nothing more is sent.
+    pub async fn crash(&self) {
+        let _ = tokio::time::timeout(
+            Duration::from_secs(5),
+            self.browser.call(Some(&self.session), "Page.crash", json!({})),
+        )
+        .await;
+    }
+
+    /// Closed like a user closes a tab (pagehide runs).
+    pub async fn close(&self) {
+        let _ = self.browser.close_page(&self.target_id).await;
+    }
+}
+
+pub fn truthy(v: &Value) -> bool {
+    !matches!(v, Value::Null | Value::Bool(false)) && v != &json!("") && v != &json!(0)
+}

@@ -1,0 +1,279 @@
+//! End to end in headless Chromium (Debian's `chromium`): the house host (`horst_house`, the
+//! code behind `horst house`) hosts the real house games against a real horst API and Redis,
+//! and agents play over HTTP. What the game page itself saw is read from its frame.
+
+use std::time::Duration;
+
+use horst_house::{FrameQuery, HouseSettings};
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::harness::{spawn_app_beside, TestApp};
+use crate::rcadia_common::{app_with, fast, Client, AGENT};
+
+const LONG: Duration = Duration::from_secs(60);
+
+pub struct House {
+    pub app: TestApp,
+    _owner: TestApp,
+    probe: mpsc::Sender<FrameQuery>,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<(), horst_house::HouseError>>,
+}
+
+impl House {
+    /// A horst API whose `sessions.house_identity` is a fresh host token, and the house host
+    /// on it for `games`, each game page with `game_query`.
+    pub async fn start(games: &[&str], game_query: &str, adjust: impl Fn(&mut horst_config::Config)) -> House {
+        let owner = app_with(&adjust).await;
+        let (token, house_id) = owner.auth.create_token(&["host".into()], Some("House")).await.unwrap();
+        let app = spawn_app_beside(&owner, |c| {
+            fast(c);
+            adjust(c);
+            c.sessions.house_identity = house_id;
+        })
+        .await;
+        let settings = HouseSettings {
+            backend: format!("http://{}", app.addr),
+            token,
+            games: games.iter().map(|g| g.to_string()).collect(),
+            max_tables: 2,
+            chromium: "chromium".into(),
+            chromium_args: vec![],
+            game_query: game_query.into(),
+        };
+        let (probe, probe_rx) = mpsc::channel(4);
+        let (stop, stop_rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(horst_house::run_with_probe(
+            settings,
+            async move {
+                let _ = stop_rx.await;
+            },
+            probe_rx,
+        ));
+        House { app, _owner: owner, probe, stop: Some(stop), task }
+    }
+
+    /// A player (play scope) on the house's API.
+    pub async fn agent(&self, name: &str) -> Client {
+        let (token, _) = self.app.auth.create_token(&["play".into()], Some(name)).await.unwrap();
+        Client { base: format!("http://{}", self.app.addr), token, http: reqwest::Client::new() }
+    }
+
+    /// The id of an open house table of `game`, once the house has opened one.
+    pub async fn open_table(&self, game: &str) -> String {
+        let anon = Client { base: format!("http://{}", self.app.addr), token: String::new(), http: reqwest::Client::new() };
+        let deadline = tokio::time::Instant::now() + LONG;
+        loop {
+            let (_, v) = anon.get(&format!("{AGENT}/available?game={game}")).await;
+            let found = v["sessions"].as_array().and_then(|l| {
+                l.iter()
+                    .find(|s| s["host"] == "house" && s["joinable"] == true && s["currentPlayers"] == 0)
+                    .map(|s| s["sessionId"].as_str().unwrap().to_string())
+            });
+            if let Some(id) = found {
+                return id;
+            }
+            assert!(!self.task.is_finished(), "the house host stopped");
+            assert!(tokio::time::Instant::now() < deadline, "no open house table of {game}: {v}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Text of element `id` in the game page of the table hosting `series` (its first
+    /// session id), or null.
+    pub async fn game_text(&self, series: &str, id: &str) -> Value {
+        let (reply, rx) = oneshot::channel();
+        let expression = format!("(() => {{ const e = document.getElementById({id:?}); return e ? e.textContent : null; }})()");
+        self.probe
+            .send(FrameQuery { session_id: series.into(), expression, reply })
+            .await
+            .expect("house running");
+        rx.await.unwrap_or(None).unwrap_or(Value::Null)
+    }
+
+    /// Wait until the game page's element `id` satisfies `check`.
+    pub async fn wait_game_text(&self, series: &str, id: &str, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let deadline = tokio::time::Instant::now() + LONG;
+        loop {
+            let v = self.game_text(series, id).await;
+            if let Some(t) = v.as_str() {
+                if check(t) {
+                    return t.to_string();
+                }
+            }
+            assert!(tokio::time::Instant::now() < deadline, "the game page never showed {what}; #{id} is {v}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        let r = tokio::time::timeout(Duration::from_secs(30), &mut self.task).await;
+        assert!(matches!(r, Ok(Ok(Ok(())))), "the house host did not stop cleanly: {r:?}");
+    }
+}
+
+/// On turn with the game's legal actions published (right after game_start the seat may be on
+/// turn before the game has said what is legal).
+pub fn can_act(s: &Value) -> bool {
+    s["yourTurn"] == true && s["legalActions"].as_array().is_some_and(|a| !a.is_empty())
+}
+
+/// `state?wait` until `check` holds.
+pub async fn state_until(c: &Client, id: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + LONG;
+    loop {
+        let s = c.state(id, 2.0).await;
+        if check(&s) {
+            return s;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never reached {what}: {s}");
+    }
+}
+
+async fn act_wait(c: &Client, id: &str, action: Value, turn: &Value, wait: f64) -> Value {
+    let (st, v) = c
+        .post(&format!("{AGENT}/{id}/action?wait={wait}"), json!({ "action": action, "turn": turn }))
+        .await;
+    assert_eq!(st, 200, "{v}");
+    v
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chess_illegal_move_is_rejected_and_the_agent_plays_again() {
+    let house = House::start(&["chess"], "", |_| {}).await;
+    let table = house.open_table("chess").await;
+    let (white, black) = (house.agent("White").await, house.agent("Black").await);
+    white.join(&table).await; // first to join: seat 0, white in round 1
+    black.join(&table).await;
+    // The table is full: the house opens another one (house.max_tables is 2).
+    let second = house.open_table("chess").await;
+    assert_ne!(second, table);
+    let s = state_until(&white, &table, "white's turn", can_act).await;
+    assert!(s["legalActions"].as_array().unwrap().contains(&json!("e2e4")), "{s}");
+
+    let r = act_wait(&white, &table, json!("e2e5"), &s["turn"], 10.0).await;
+    assert_eq!(r["outcome"], "rejected", "{r}");
+    assert!(r["reason"].as_str().unwrap_or("").contains("illegal"), "{r}");
+    let s = state_until(&white, &table, "white's turn again", can_act).await;
+    let r = act_wait(&white, &table, json!("e2e4"), &s["turn"], 10.0).await;
+    assert_eq!(r["outcome"], "applied", "{r}");
+
+    let s = state_until(&black, &table, "black's turn", can_act).await;
+    let r = act_wait(&black, &table, json!("e7e5"), &s["turn"], 10.0).await;
+    assert_eq!(r["outcome"], "applied", "{r}");
+    let history = house.wait_game_text(&table, "history", "both moves", |t| t == "e4 e5").await;
+    assert_eq!(history, "e4 e5");
+    house.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chess_forfeit_on_the_clock_reaches_the_game_page() {
+    let house = House::start(&["chess"], "turnTimeout=1&maxTurnTimeouts=1&forfeitOnTimeout=1", |_| {}).await;
+    let table = house.open_table("chess").await;
+    let (white, black) = (house.agent("Sleepy").await, house.agent("Awake").await);
+    let w = white.join(&table).await;
+    let b = black.join(&table).await;
+    let (white_id, black_id) = (w["playerId"].clone(), b["playerId"].clone());
+    // White never moves: one strike is the last, and forfeitOnTimeout ends the game.
+    let s = state_until(&black, &table, "the forfeit", |s| s["status"] == "finished").await;
+    assert_eq!(s["result"]["winner"], black_id, "{s}");
+
+    let white_id = white_id.as_str().unwrap().to_string();
+    let events = house
+        .wait_game_text(&table, "events", "onTimeout and onSessionEnd", |t| t.contains("session_end"))
+        .await;
+    let timeout_at = events
+        .find(&format!("timeout {white_id} strike 1/1 final"))
+        .unwrap_or_else(|| panic!("no final strike for {white_id} in the page's events:\n{events}"));
+    let end_at = events.find("session_end").unwrap();
+    assert!(timeout_at < end_at, "onTimeout(final) must come before onSessionEnd:\n{events}");
+    house.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rock_paper_scissors_releases_simultaneous_throws_together() {
+    let house = House::start(&["rps"], "", |_| {}).await;
+    let table = house.open_table("rps").await;
+    let (a, b) = (house.agent("Rocky").await, house.agent("Edward").await);
+    let a_id = a.join(&table).await["playerId"].clone();
+    b.join(&table).await;
+    let mut throws = 0;
+    loop {
+        let sa = state_until(&a, &table, "a's throw or the end", |s| {
+            s["status"] == "finished" || can_act(s)
+        })
+        .await;
+        if sa["status"] == "finished" {
+            assert_eq!(sa["result"]["winner"], a_id, "rock beats scissors every time: {sa}");
+            break;
+        }
+        // Both are on turn at once; a's throw is held until b has thrown too.
+        let sb = state_until(&b, &table, "b's throw", can_act).await;
+        let held = act_wait(&a, &table, json!("rock"), &sa["turn"], 0.5).await;
+        assert_eq!(held["outcome"], "pending", "a simultaneous throw waits for the other player: {held}");
+        let r = act_wait(&b, &table, json!("scissors"), &sb["turn"], 10.0).await;
+        assert_eq!(r["outcome"], "applied", "{r}");
+        throws += 1;
+        assert!(throws <= 3, "best of three took more than three throws");
+    }
+    assert_eq!(throws, 2);
+    let text = house.wait_game_text(&table, "throws", "two throws", |t| t.lines().count() == 2).await;
+    assert!(text.contains("rock vs scissors"), "{text}");
+    house.stop().await;
+}
+
+/// The real `horst house` process: a refused token stops it with a message that says how to
+/// get the right one; with a good token it opens a table, and SIGTERM ends that table with
+/// `host_left` and exits cleanly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_horst_house_process_end_to_end() {
+    use crate::harness::HorstProcess;
+    let owner = app_with(|_| {}).await;
+    let (token, house_id) = owner.auth.create_token(&["host".into()], Some("House")).await.unwrap();
+    let (play_only, _) = owner.auth.create_token(&["play".into()], Some("NotAHost")).await.unwrap();
+    let app = spawn_app_beside(&owner, |c| {
+        fast(c);
+        c.sessions.house_identity = house_id;
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let backend = format!("http://{}", app.addr);
+
+    let mut refused = HorstProcess::spawn(
+        &["house", "--backend", &backend],
+        &[("HORST_HOUSE_TOKEN", play_only.as_str())],
+        dir.path(),
+    );
+    let status = refused.wait_exit(LONG).expect("a refused house host exits");
+    assert!(!status.success());
+    let err = refused.stderr();
+    assert!(err.contains("--scopes host"), "the message says how to get a host token: {err}");
+    assert!(!err.contains(&play_only) && !refused.stdout().contains(&play_only), "the token is never printed");
+
+    let mut house = HorstProcess::spawn(
+        &["house", "--backend", &backend],
+        &[("HORST_HOUSE_TOKEN", token.as_str()), ("HORST_HOUSE_GAMES", "rps")],
+        dir.path(),
+    );
+    let anon = Client { base: backend.clone(), token: String::new(), http: reqwest::Client::new() };
+    let deadline = tokio::time::Instant::now() + LONG;
+    let table = loop {
+        let (_, v) = anon.get(&format!("{AGENT}/available?game=rps")).await;
+        if let Some(s) = v["sessions"].as_array().and_then(|l| l.iter().find(|s| s["host"] == "house")) {
+            break s["sessionId"].as_str().unwrap().to_string();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no house table: {v}\n{}", house.stderr());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    house.signal(libc::SIGTERM);
+    let status = house.wait_exit(LONG).expect("horst house stops on SIGTERM");
+    assert!(status.success(), "{}", house.stderr());
+    let (_, v) = anon.get(&format!("{AGENT}/{table}/public")).await;
+    assert_eq!(v["status"], "finished", "{v}");
+    assert_eq!(v["result"]["reason"], "host_left", "{v}");
+    assert!(!house.stderr().contains(&token) && !house.stdout().contains(&token), "the token is never printed");
+}

@@ -1,0 +1,84 @@
+// The house host's table page. Like the browser bridge it runs HostSession (the whole
+// bridge protocol: batching, one /ops in flight, long-polls with after=, rematches), but
+// its API is a DevTools binding: `window.horstHouse(json)` reaches the `horst house`
+// process, which performs the bridge call with the house's agent token and answers through
+// `window.__horstHouseReply(id, status, body)`. The token never enters this browser.
+
+import { HostSession } from "../bridge/host-session.js";
+import { resolveGameUrl, gameIdFromUrl } from "../bridge/bridge-core.js";
+import { createBindingApi } from "./binding-api.js";
+
+// A game that has not configured itself this long after its frame loaded is asked again.
+const CONFIGURE_NUDGE_MS = 1500;
+// After a game ends without a next session, ask for a rematch once (games with
+// autoRematch get theirs from the platform at once; this covers the others).
+const REMATCH_AFTER_MS = 1500;
+
+const params = new URLSearchParams(location.search);
+const gameUrl = resolveGameUrl(params.get("game") || "/games/chess/", location.href);
+const statusBox = document.getElementById("status");
+
+const api = createBindingApi({
+  send: (json) => window.horstHouse(json),
+  setReplyHandler: (fn) => { window.__horstHouseReply = fn; },
+});
+
+let frame = null;
+let rematchAskedFor = null;
+
+const host = new HostSession({
+  api,
+  // Only same-origin house games: the house host's request filter refuses anything else.
+  gameId: gameUrl ? gameIdFromUrl(gameUrl) : undefined,
+  gameTitle: params.get("title") || undefined,
+  postToGame: (msg) => frame && frame.contentWindow && frame.contentWindow.postMessage(msg, "*"),
+  onChange: (view) => {
+    statusBox.textContent = JSON.stringify(view, null, 1);
+    report(view);
+    maybeRematch(view);
+  },
+  log: (...args) => console.warn("[house]", ...args),
+});
+
+function report(view) {
+  try {
+    window.horstHouse(JSON.stringify({ kind: "status", view }));
+  } catch { /* no binding: opened by hand, nothing to report to */ }
+}
+
+function maybeRematch(view) {
+  if (view.status !== "finished" || view.nextSessionId || !view.sessionId) return;
+  if (view.legacy || rematchAskedFor === view.sessionId) return;
+  if (view.result && view.result.reason === "host_disconnected") return;
+  const sid = view.sessionId;
+  rematchAskedFor = sid;
+  setTimeout(() => {
+    if (host.view.sessionId === sid && host.view.status === "finished" && !host.view.nextSessionId) {
+      host.handleGameMessage({ type: "AGENT_REMATCH", data: {} });
+    }
+  }, REMATCH_AFTER_MS);
+}
+
+window.addEventListener("message", (event) => {
+  if (!frame || event.source !== frame.contentWindow) return;
+  host.handleGameMessage(event.data);
+});
+
+if (!gameUrl || gameUrl.origin !== location.origin) {
+  statusBox.textContent = `not a house game: ${params.get("game")}`;
+} else {
+  frame = document.createElement("iframe");
+  // The game gets scripts only: an opaque origin, no access to this page or the binding.
+  frame.setAttribute("sandbox", "allow-scripts");
+  frame.setAttribute("referrerpolicy", "no-referrer");
+  frame.title = "game";
+  frame.addEventListener("load", () => {
+    setTimeout(() => {
+      if (host.view.status === "idle" && !host.view.sessionId) host.requestConfigure();
+    }, CONFIGURE_NUDGE_MS);
+  });
+  frame.src = gameUrl.href;
+  document.getElementById("frame-box").replaceChildren(frame);
+  report(host.view);
+}
+

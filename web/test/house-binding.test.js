@@ -1,0 +1,62 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createBindingApi } from "../house/binding-api.js";
+import { ApiError } from "../bridge/bridge-core.js";
+
+function harness() {
+  const sent = [];
+  let reply = null;
+  const api = createBindingApi({ send: (json) => sent.push(JSON.parse(json)), setReplyHandler: (fn) => { reply = fn; } });
+  return { api, sent, reply: (...a) => reply(...a) };
+}
+
+test("each bridge call becomes one binding request with its own id", async () => {
+  const h = harness();
+  const p1 = h.api.createSession({ config: { minPlayers: 2 }, gameId: "ignored", gameTitle: "ignored" });
+  const p2 = h.api.ops("ses_1", [{ op: "state", state: {} }]);
+  const p3 = h.api.pendingActions("ses_1", 7, 25);
+  const p4 = h.api.rematch("ses_1");
+  const p5 = h.api.publicView("ses_1", undefined, 0);
+  assert.deepEqual(h.sent, [
+    // gameId and title are the house's decision, not the page's: they are not sent
+    { kind: "createSession", id: 1, config: { minPlayers: 2 } },
+    { kind: "ops", id: 2, sessionId: "ses_1", ops: [{ op: "state", state: {} }] },
+    { kind: "pendingActions", id: 3, sessionId: "ses_1", after: 7, wait: 25 },
+    { kind: "rematch", id: 4, sessionId: "ses_1" },
+    { kind: "publicView", id: 5, sessionId: "ses_1", since: null, wait: 0 },
+  ]);
+  assert.equal(h.api.waiting, 5);
+  // replies may come in any order
+  h.reply(3, 200, JSON.stringify({ actions: [{ seq: 8 }] }));
+  h.reply(1, 201, JSON.stringify({ sessionId: "ses_1" }));
+  assert.deepEqual(await p3, { actions: [{ seq: 8 }] });
+  assert.deepEqual(await p1, { sessionId: "ses_1" });
+  h.reply(2, 200, "");
+  assert.deepEqual(await p2, {});
+  h.reply(4, 409, JSON.stringify({ error: "a player left", code: "finished" }));
+  await assert.rejects(p4, (e) => e instanceof ApiError && e.status === 409 && e.code === "finished" && /player left/.test(e.message));
+  h.reply(5, 0, JSON.stringify({ error: "network error: timed out" }));
+  await assert.rejects(p5, (e) => e instanceof ApiError && e.status === 0);
+  assert.equal(h.api.waiting, 0);
+});
+
+test("unknown and repeated reply ids are ignored", async () => {
+  const h = harness();
+  const p = h.api.rematch("s");
+  h.reply(99, 200, "{}");
+  h.reply(1, 200, JSON.stringify({ sessionId: "s2" }));
+  h.reply(1, 500, "{}");
+  assert.deepEqual(await p, { sessionId: "s2" });
+});
+
+test("a missing binding rejects instead of hanging", async () => {
+  const api = createBindingApi({ send: () => { throw new Error("horstHouse is not defined"); }, setReplyHandler: () => {} });
+  await assert.rejects(api.ops("s", []), (e) => e instanceof ApiError && e.status === 0 && /binding/.test(e.message));
+  assert.equal(api.waiting, 0);
+});
+
+test("endKeepalive is a no-op: the house process ends live sessions itself", () => {
+  const h = harness();
+  h.api.endKeepalive("s", [{ op: "end" }]);
+  assert.equal(h.sent.length, 0);
+});
