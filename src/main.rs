@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 mod admin;
 mod house_cli;
 mod map_cli;
+mod play;
 mod redis_setup;
 mod serve;
 
@@ -62,13 +63,17 @@ enum Command {
     /// Offline level tools on local files: validate, render, simulate (no server needed).
     #[command(subcommand)]
     Map(map_cli::MapCommand),
+    /// Play a game as an agent: join an open table, play legal moves, follow rematches,
+    /// print what happens (needs a token with the play scope; no Redis).
+    Play(play::PlayArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // The offline tools need neither configuration nor Redis.
+    // The offline tools and the agent CLI need neither configuration nor Redis.
     let command = match cli.command {
         Command::Map(cmd) => return map_cli::run(cmd),
+        Command::Play(args) => return play::run(args, &cli.common),
         other => other,
     };
     let flags = horst_config::Flags {
@@ -94,6 +99,8 @@ fn main() -> ExitCode {
         Command::Worker => serve::run(config, serve::Roles::WORKER),
         Command::Admin(cmd) => admin::run(config, cmd),
         Command::House(args) => house_cli::run(config, args),
-        Command::Map(_) => unreachable!("handled before loading the configuration"),
+        Command::Map(_) | Command::Play(_) => {
+            unreachable!("handled before loading the configuration")
+        }
     }
 }

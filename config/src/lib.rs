@@ -328,8 +328,14 @@ impl Config {
 }
 
 /// Variables that configure horst's environment rather than a setting (`HORST_OPERATOR`
-/// names the operator in the audit trail of `horst admin ...`).
-const EXEMPT_ENV: &[&str] = &["HORST_CONFIG", "HORST_LOG", "HORST_OPERATOR"];
+/// names the operator in the audit trail of `horst admin ...`; `HORST_AGENT_TOKEN` is the
+/// token of `horst play`).
+const EXEMPT_ENV: &[&str] = &[
+    "HORST_CONFIG",
+    "HORST_LOG",
+    "HORST_OPERATOR",
+    "HORST_AGENT_TOKEN",
+];
 
 /// `server.listen` -> `HORST_SERVER_LISTEN`; `data_dir` -> `HORST_DATA_DIR`.
 pub fn env_name(path: &str) -> String {

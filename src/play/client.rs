@@ -1,0 +1,200 @@
+//! The HTTP calls of `horst play`: the agent API of protocol section 5, with the bearer
+//! token (never printed: [`Token`]'s `Debug` is redacted, and no URL carries it).
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// The agent token. Its `Debug` hides it, so no `{:?}` can print it.
+#[derive(Clone)]
+pub struct Token(String);
+
+impl Token {
+    pub fn new(t: &str) -> Token {
+        Token(t.trim().to_string())
+    }
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(<redacted>)")
+    }
+}
+
+impl std::str::FromStr for Token {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Token, Self::Err> {
+        Ok(Token::new(s))
+    }
+}
+
+/// One HTTP answer: status and JSON body (`Null` when the body is not JSON).
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Answer {
+    pub fn ok(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// `code` of an error body.
+    pub fn code(&self) -> &str {
+        self.body["code"].as_str().unwrap_or("")
+    }
+
+    /// `error` of an error body, else the status.
+    pub fn message(&self) -> String {
+        match self.body["error"].as_str() {
+            Some(e) => e.to_string(),
+            None => format!("HTTP {}", self.status),
+        }
+    }
+
+    /// A server-side failure worth retrying (5xx, the proxy's 502/503/504 too).
+    pub fn transient(&self) -> bool {
+        self.status >= 500
+    }
+}
+
+const BASE: &str = "/api/v1/agent/sessions";
+
+pub struct Client {
+    http: reqwest::Client,
+    backend: String,
+    token: Token,
+}
+
+impl Client {
+    pub fn new(backend: &str, token: Token) -> Result<Client, String> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            // Long-polls hold 25 s; leave room for a slow network.
+            .timeout(Duration::from_secs(60))
+            .user_agent(concat!("horst-play/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        Ok(Client {
+            http,
+            backend: backend.trim_end_matches('/').to_string(),
+            token,
+        })
+    }
+
+    pub fn backend(&self) -> &str {
+        &self.backend
+    }
+
+    async fn send(&self, req: reqwest::RequestBuilder, auth: bool) -> Result<Answer, String> {
+        let req = if auth {
+            req.bearer_auth(&self.token.0)
+        } else {
+            req
+        };
+        let r = req.send().await.map_err(describe)?;
+        let status = r.status().as_u16();
+        let text = r.text().await.map_err(describe)?;
+        Ok(Answer {
+            status,
+            body: serde_json::from_str(&text).unwrap_or(Value::Null),
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{BASE}{path}", self.backend)
+    }
+
+    /// `GET /available?game=G` (public); `all` adds active and reserved sessions.
+    pub async fn available(&self, game: &str, all: bool) -> Result<Answer, String> {
+        let mut q = vec![("game", game)];
+        if all {
+            q.push(("all", "1"));
+        }
+        self.send(self.http.get(self.url("/available")).query(&q), false)
+            .await
+    }
+
+    /// `GET /available` without a filter (the games that have tables now).
+    pub async fn available_any(&self) -> Result<Answer, String> {
+        self.send(
+            self.http.get(self.url("/available")).query(&[("all", "1")]),
+            false,
+        )
+        .await
+    }
+
+    /// Checks the token before anything else: the state of a session that cannot exist
+    /// answers 401/403 for a bad token and 404/410 for a good one.
+    pub async fn check_token(&self) -> Result<Answer, String> {
+        self.send(
+            self.http.get(self.url("/ses_000000000000/state?wait=0")),
+            true,
+        )
+        .await
+    }
+
+    pub async fn join(&self, id: &str, as_name: Option<&str>) -> Result<Answer, String> {
+        let body = match as_name {
+            Some(n) => serde_json::json!({ "asName": n }),
+            None => serde_json::json!({}),
+        };
+        self.send(
+            self.http.post(self.url(&format!("/{id}/join"))).json(&body),
+            true,
+        )
+        .await
+    }
+
+    pub async fn state(&self, id: &str, since: Option<u64>, wait: u64) -> Result<Answer, String> {
+        let mut url = format!("/{id}/state?wait={wait}");
+        if let Some(v) = since {
+            url.push_str(&format!("&since={v}"));
+        }
+        self.send(self.http.get(self.url(&url)), true).await
+    }
+
+    pub async fn action(&self, id: &str, action: &Value, turn: u64) -> Result<Answer, String> {
+        let body = serde_json::json!({ "action": action, "turn": turn });
+        self.send(
+            self.http
+                .post(self.url(&format!("/{id}/action")))
+                .json(&body),
+            true,
+        )
+        .await
+    }
+
+    pub async fn leave(&self, id: &str) -> Result<Answer, String> {
+        self.send(
+            self.http
+                .post(self.url(&format!("/{id}/leave")))
+                .json(&serde_json::json!({})),
+            true,
+        )
+        .await
+    }
+}
+
+/// A reqwest error in a few words (with its cause: "connection refused", ...).
+fn describe(e: reqwest::Error) -> String {
+    use std::error::Error;
+    let mut s = if e.is_timeout() {
+        "timed out".to_string()
+    } else if e.is_connect() {
+        "cannot connect".to_string()
+    } else {
+        "request failed".to_string()
+    };
+    let mut src = e.source();
+    while let Some(c) = src {
+        let m = c.to_string();
+        if !s.contains(&m) {
+            s.push_str(": ");
+            s.push_str(&m);
+        }
+        src = c.source();
+    }
+    s
+}

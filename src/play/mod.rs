@@ -1,0 +1,535 @@
+//! `horst play`: an agent that joins an open table of a game, plays legal moves with the
+//! agent loop of protocol section 5, follows rematches, and prints one line per event.
+//!
+//! `agent.rs` decides (pure, unit-tested); `client.rs` makes the HTTP calls; this file runs
+//! the loop, retries failed calls, and prints. It needs neither Redis nor the server's
+//! configuration (only its listen address, when `--backend` is not given).
+
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+mod agent;
+mod client;
+
+use agent::{with_round, ActionAnswer, Agent, Event, Next, Policy};
+use client::{Answer, Client, Token};
+
+/// Exit codes (documented in docs/agents-play.md).
+const EXIT_FAILED: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+const EXIT_AUTH: u8 = 3;
+const EXIT_NO_TABLE: u8 = 4;
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// How long consecutive failed calls are retried before `horst play` gives up.
+const GIVE_UP_AFTER: Duration = Duration::from_secs(120);
+
+#[derive(clap::Args, Debug)]
+pub struct PlayArgs {
+    /// The game to play: its id, slug or title as `/available?game=` matches it (for
+    /// example chess or rps). Not needed with --session.
+    #[arg(long, value_name = "GAME", required_unless_present = "session")]
+    game: Option<String>,
+    /// Agent token with the `play` scope (`horst admin token create --scopes play`). Never
+    /// printed or logged.
+    #[arg(
+        long,
+        env = "HORST_AGENT_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    token: Token,
+    /// The horst to play on. Default: http://<the configured listen address>, that is
+    /// http://127.0.0.1:8080 without configuration. Plain HTTP only.
+    #[arg(long, value_name = "URL")]
+    backend: Option<String>,
+    /// How a move is picked from `legalActions`.
+    #[arg(long, value_enum, default_value_t = Policy::Random)]
+    policy: Policy,
+    /// Seed of `--policy random` (default: from the clock; printed when joining), so a run
+    /// can be repeated.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Name at the table (default: the token's name).
+    #[arg(long, value_name = "NAME")]
+    as_name: Option<String>,
+    /// Stop after N finished rounds, opting out of the next rematch. Default: follow the
+    /// series until it ends.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    rounds: Option<u32>,
+    /// Join this table (a session id) instead of searching `/available`.
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
+    /// Keep looking for an open table this many seconds (default: look once).
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    wait_for_table: u64,
+    /// One JSON object per line instead of text (the `event` field names the kind).
+    #[arg(long)]
+    json: bool,
+}
+
+/// The address `--backend` defaults to: the configured listen address (`--listen`,
+/// `HORST_SERVER_LISTEN`, the `--config` file), as a client reaches it.
+fn default_backend(common: &crate::CommonArgs) -> Result<String, String> {
+    let flags = horst_config::Flags {
+        listen: common.listen.clone(),
+        redis: None,
+        data: None,
+    };
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let config = horst_config::Config::load(common.config.as_deref(), &env, &flags)
+        .map_err(|e| format!("cannot work out the default --backend: {e}; give --backend URL"))?;
+    let mut addr = config.listen_addr();
+    if addr.port() == 0 {
+        return Err(
+            "the configured listen address has port 0 (a free port); give --backend URL".into(),
+        );
+    }
+    if addr.ip().is_unspecified() {
+        addr.set_ip(if addr.is_ipv4() {
+            std::net::Ipv4Addr::LOCALHOST.into()
+        } else {
+            std::net::Ipv6Addr::LOCALHOST.into()
+        });
+    }
+    Ok(format!("http://{addr}"))
+}
+
+/// Prints events: one line each, text or JSON; a closed stdout is not an error.
+struct Out {
+    json: bool,
+}
+
+impl Out {
+    fn emit(&self, e: &Event) {
+        use std::io::Write;
+        let line = if self.json {
+            e.to_json_line()
+        } else {
+            e.to_text()
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+
+    fn all(&self, events: &[Event]) {
+        for e in events {
+            self.emit(e);
+        }
+    }
+}
+
+/// Where the loop is, for Ctrl-C: the table to give back, the rounds finished.
+#[derive(Debug, Default, Clone)]
+struct Progress {
+    session: Option<String>,
+    rounds: u32,
+}
+
+/// Why the run stopped early.
+struct Fail {
+    code: u8,
+    kind: &'static str,
+    message: String,
+}
+
+fn fail(code: u8, kind: &'static str, message: impl Into<String>) -> Fail {
+    Fail {
+        code,
+        kind,
+        message: message.into(),
+    }
+}
+
+pub fn run(args: PlayArgs, common: &crate::CommonArgs) -> ExitCode {
+    let out = Out { json: args.json };
+    let report = |f: Fail| {
+        // People read stderr; scripts also get the error as the last JSON line.
+        if args.json {
+            out.emit(&Event::Error {
+                code: f.kind.to_string(),
+                message: f.message.clone(),
+            });
+        }
+        eprintln!("horst play: {}", f.message);
+        ExitCode::from(f.code)
+    };
+    let backend = match &args.backend {
+        Some(b) => b.clone(),
+        None => match default_backend(common) {
+            Ok(b) => b,
+            Err(m) => return report(fail(EXIT_USAGE, "usage", m)),
+        },
+    };
+    if !backend.starts_with("http://") {
+        let m = if backend.starts_with("https://") {
+            format!("{backend}: horst play speaks plain HTTP only; reach an HTTPS backend through a local proxy or tunnel")
+        } else {
+            format!("--backend must be an http:// URL, not {backend:?}")
+        };
+        return report(fail(EXIT_USAGE, "usage", m));
+    }
+    let client = match Client::new(&backend, args.token.clone()) {
+        Ok(c) => c,
+        Err(m) => return report(fail(EXIT_FAILED, "failed", m)),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            return report(fail(
+                EXIT_FAILED,
+                "failed",
+                format!("cannot start the async runtime: {e}"),
+            ))
+        }
+    };
+    let current = Arc::new(Mutex::new(Progress::default()));
+    let result = runtime.block_on(async {
+        tokio::select! {
+            r = play(&args, &client, &out, current.clone()) => Some(r),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    });
+    match result {
+        Some(Ok(())) => ExitCode::SUCCESS,
+        Some(Err(f)) => report(f),
+        None => {
+            // Ctrl-C: give the seat back (forfeiting a running game) rather than let the
+            // others wait for our clock.
+            let now = current.lock().unwrap().clone();
+            if let Some(id) = now.session {
+                let left = runtime.block_on(async {
+                    tokio::time::timeout(Duration::from_secs(5), client.leave(&id)).await
+                });
+                if matches!(left, Ok(Ok(ref a)) if a.ok()) {
+                    out.emit(&Event::Left {
+                        session_id: id,
+                        why: "interrupted".into(),
+                    });
+                }
+            }
+            out.emit(&Event::Done {
+                reason: "interrupted".into(),
+                rounds: now.rounds,
+            });
+            ExitCode::from(EXIT_INTERRUPTED)
+        }
+    }
+}
+
+/// Calls `f` until it answers something other than a network failure or a 5xx, with
+/// exponential backoff (0.5 s doubling to 10 s), reporting each retry; gives up after
+/// [`GIVE_UP_AFTER`].
+async fn retrying<F, Fut>(out: &Out, what: &str, mut f: F) -> Result<Answer, Fail>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Answer, String>>,
+{
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(500);
+    let mut attempt = 0u32;
+    loop {
+        let err = match f().await {
+            Ok(a) if !a.transient() => return Ok(a),
+            Ok(a) => format!("{what}: HTTP {} {}", a.status, a.message()),
+            Err(e) => format!("{what}: {e}"),
+        };
+        if start.elapsed() > GIVE_UP_AFTER {
+            return Err(fail(
+                EXIT_FAILED,
+                "unreachable",
+                format!("{err}; gave up after {} s", GIVE_UP_AFTER.as_secs()),
+            ));
+        }
+        attempt += 1;
+        out.emit(&Event::Retry {
+            error: err,
+            attempt,
+            in_ms: pause.as_millis() as u64,
+        });
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_secs(10));
+    }
+}
+
+/// 401/403: the message says which token is needed and how to make one.
+fn auth_failure(a: &Answer) -> Option<Fail> {
+    if a.status != 401 && a.status != 403 {
+        return None;
+    }
+    let why = if a.status == 401 {
+        "the backend does not know this token"
+    } else {
+        "this token may not play"
+    };
+    Some(fail(
+        EXIT_AUTH,
+        "auth",
+        format!(
+            "{why} ({} {}); horst play needs an agent token with the play scope: \
+             create one with `horst admin token create --scopes play --name <name>` \
+             and pass it as --token or HORST_AGENT_TOKEN",
+            a.status,
+            a.message()
+        ),
+    ))
+}
+
+/// A session answer that ends the run (404, 410, other 4xx).
+fn lost(id: &str, a: &Answer) -> Fail {
+    if let Some(f) = auth_failure(a) {
+        return f;
+    }
+    let m = match a.status {
+        404 => format!("session {id} does not exist ({})", a.message()),
+        410 => format!(
+            "session {id} is gone: the backend restarted ({}); run horst play again for a new table",
+            a.message()
+        ),
+        _ => format!("session {id}: HTTP {} {}", a.status, a.message()),
+    };
+    fail(EXIT_FAILED, "session_lost", m)
+}
+
+async fn play(
+    args: &PlayArgs,
+    client: &Client,
+    out: &Out,
+    current: Arc<Mutex<Progress>>,
+) -> Result<(), Fail> {
+    let check = retrying(out, "checking the token", || client.check_token()).await?;
+    if let Some(f) = auth_failure(&check) {
+        return Err(f);
+    }
+    let (id, snap) = find_and_join(args, client, out).await?;
+    current.lock().unwrap().session = Some(id.clone());
+    let seed = args.seed.unwrap_or_else(clock_seed);
+    out.emit(&Event::Joined {
+        session_id: id.clone(),
+        game: args.game.clone(),
+        player_id: snap["playerId"].as_str().unwrap_or("").to_string(),
+        seat: snap["seat"].as_u64().unwrap_or(0),
+        round: snap["round"].as_u64().unwrap_or(1),
+        as_name: snap["players"].as_array().and_then(|ps| {
+            ps.iter()
+                .find(|p| p["you"] == true)
+                .and_then(|p| p["asName"].as_str())
+                .map(str::to_string)
+        }),
+        status: snap["status"].as_str().unwrap_or("").to_string(),
+        seed: (args.policy == Policy::Random).then_some(seed),
+    });
+    let mut agent = Agent::new(args.policy, seed, args.rounds, &id);
+    let mut snap = snap;
+    loop {
+        let round = snap["round"].as_u64().unwrap_or(1);
+        let (events, next) = agent
+            .observe(&snap)
+            .map_err(|m| fail(EXIT_FAILED, "failed", m))?;
+        out.all(&events);
+        current.lock().unwrap().rounds = agent.rounds_done();
+        let sid = agent.session_id().to_string();
+        match next {
+            Next::Poll { since, wait } => {
+                snap = read_state(client, out, &sid, since, wait).await?;
+            }
+            Next::Act { action, turn } => {
+                let a = retrying(out, "sending the move", || {
+                    client.action(&sid, &action, turn)
+                })
+                .await?;
+                let answer = match a.status {
+                    200 => ActionAnswer::Accepted {
+                        action_id: a.body["actionId"].as_str().unwrap_or("").to_string(),
+                    },
+                    409 => ActionAnswer::Conflict {
+                        code: a.code().to_string(),
+                    },
+                    400 => ActionAnswer::Refused {
+                        message: a.message(),
+                    },
+                    _ => return Err(lost(&sid, &a)),
+                };
+                let conflict = matches!(answer, ActionAnswer::Conflict { .. });
+                out.all(&with_round(
+                    agent.action_answer(&action, turn, answer),
+                    round,
+                ));
+                // A 409 carries the fresh snapshot; anything else: read it (the long-poll
+                // returns once the move is resolved or it is our turn again).
+                snap = match (conflict, a.body.get("snapshot")) {
+                    (true, Some(s)) if s.is_object() => s.clone(),
+                    _ => read_state(client, out, &sid, None, agent::POLL_WAIT_SECS).await?,
+                };
+            }
+            Next::Follow { session_id } => {
+                current.lock().unwrap().session = Some(session_id.clone());
+                // Any player call readies our reserved seat; `/state` is the natural one.
+                snap = read_state(client, out, &session_id, None, 0).await?;
+            }
+            Next::LeaveAndStop { session_id } => {
+                let a = retrying(out, "leaving", || client.leave(&session_id)).await?;
+                if a.ok() {
+                    out.emit(&Event::Left {
+                        session_id,
+                        why: "rounds played".into(),
+                    });
+                }
+                out.emit(&Event::Done {
+                    reason: "rounds_reached".into(),
+                    rounds: agent.rounds_done(),
+                });
+                return Ok(());
+            }
+            Next::Stop => {
+                out.emit(&Event::Done {
+                    reason: "series_ended".into(),
+                    rounds: agent.rounds_done(),
+                });
+                return Ok(());
+            }
+        }
+    }
+}
+
+async fn read_state(
+    client: &Client,
+    out: &Out,
+    id: &str,
+    since: Option<u64>,
+    wait: u64,
+) -> Result<Value, Fail> {
+    let a = retrying(out, "reading the state", || client.state(id, since, wait)).await?;
+    if a.ok() {
+        Ok(a.body)
+    } else {
+        Err(lost(id, &a))
+    }
+}
+
+/// Joins `--session`, or the first open table of `--game` (trying the next one when a seat
+/// was taken meanwhile), polling `/available` for `--wait-for-table` seconds.
+async fn find_and_join(
+    args: &PlayArgs,
+    client: &Client,
+    out: &Out,
+) -> Result<(String, Value), Fail> {
+    let name = args.as_name.as_deref();
+    if let Some(id) = &args.session {
+        let a = retrying(out, "joining", || client.join(id, name)).await?;
+        if a.ok() {
+            return Ok((id.clone(), a.body));
+        }
+        if let Some(f) = auth_failure(&a) {
+            return Err(f);
+        }
+        return Err(fail(
+            EXIT_NO_TABLE,
+            "no_table",
+            format!("cannot join {id}: {} ({})", a.message(), a.code()),
+        ));
+    }
+    let game = args.game.as_deref().unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(args.wait_for_table);
+    loop {
+        let a = retrying(out, "listing tables", || client.available(game, false)).await?;
+        if !a.ok() {
+            return Err(fail(
+                EXIT_FAILED,
+                "failed",
+                format!("GET /available: HTTP {} {}", a.status, a.message()),
+            ));
+        }
+        let tables: Vec<String> = a.body["sessions"]
+            .as_array()
+            .map(|s| {
+                s.iter()
+                    .filter(|e| e["joinable"] != false)
+                    .filter_map(|e| e["sessionId"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for id in tables {
+            let j = retrying(out, "joining", || client.join(&id, name)).await?;
+            if j.ok() {
+                return Ok((id, j.body));
+            }
+            if let Some(f) = auth_failure(&j) {
+                return Err(f);
+            }
+            // 409 full / in_progress / reserved / finished, 404/410: someone was quicker.
+        }
+        if Instant::now() >= deadline {
+            return Err(no_table(game, args.wait_for_table, client).await);
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// "No table", with what the backend does have so a misspelt game is obvious.
+async fn no_table(game: &str, wait_for_table: u64, client: &Client) -> Fail {
+    let waited = if wait_for_table > 0 {
+        format!(" within {wait_for_table} s")
+    } else {
+        String::new()
+    };
+    let running = client
+        .available(game, true)
+        .await
+        .ok()
+        .and_then(|a| a.body["sessions"].as_array().map(Vec::len))
+        .unwrap_or(0);
+    if running > 0 {
+        return fail(
+            EXIT_NO_TABLE,
+            "no_table",
+            format!(
+                "no open {game} table on {}{waited} ({running} running or reserved); try --wait-for-table SECS",
+                client.backend()
+            ),
+        );
+    }
+    let mut games: Vec<String> = client
+        .available_any()
+        .await
+        .ok()
+        .and_then(|a| {
+            a.body["sessions"].as_array().map(|s| {
+                s.iter()
+                    .filter_map(|e| e["gameId"].as_str().map(str::to_string))
+                    .collect()
+            })
+        })
+        .unwrap_or_default();
+    games.sort();
+    games.dedup();
+    let seen = if games.is_empty() {
+        "no game has a table there now".to_string()
+    } else {
+        format!("games with tables now: {}", games.join(", "))
+    };
+    fail(
+        EXIT_NO_TABLE,
+        "no_table",
+        format!(
+            "no table for game {game:?} on {}{waited}: unknown game, or nobody hosts it now ({seen})",
+            client.backend()
+        ),
+    )
+}
+
+/// A seed when none is given: the clock and the process id.
+fn clock_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    nanos ^ (u64::from(std::process::id()) << 32)
+}

@@ -1,0 +1,493 @@
+//! `horst play`, the agent CLI: real `horst` processes play against each other on a real
+//! horst (`spawn_app`), hosted by this test over the bridge API.
+//!
+//! The test's game, "race to 10": players take turns adding 1, 2 or 3 to a shared total;
+//! whoever brings it to 10 or more wins. Seat 0 starts odd rounds, seat 1 even ones. With
+//! `--policy first` every move adds 1, so the 10th move wins: seat 1 wins round 1 and seat 0
+//! round 2.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::harness::{HorstProcess, TestApp};
+use crate::rcadia_common::*;
+
+const GAME: &str = "race10";
+
+/// Opens a race10 table (v2, `autoRematch` as given, no clock).
+async fn open_table(host: &Client, auto_rematch: bool) -> String {
+    let config = two_player(json!({ "autoRematch": auto_rematch, "gameType": GAME }));
+    let (st, v) = host
+        .post(
+            BRIDGE,
+            json!({ "config": config, "gameId": GAME, "gameTitle": "Race to 10" }),
+        )
+        .await;
+    assert_eq!(st, 201, "{v}");
+    v["sessionId"].as_str().unwrap().to_string()
+}
+
+/// What the host saw, for asserts.
+#[derive(Default)]
+struct HostLog {
+    /// (round, winner) of every game it ended.
+    results: Vec<(u64, String)>,
+    /// Actions it rejected: (playerId, actionId).
+    rejected: Vec<(String, String)>,
+}
+
+/// Hosts race10 on `first` and every rematch after it, until a series ends without one.
+/// `reject_seat`: the first action of the player in that seat is rejected once.
+async fn host_race(
+    host: Client,
+    first: String,
+    reject_seat: Option<usize>,
+    log: Arc<Mutex<HostLog>>,
+) {
+    let mut id = first;
+    let mut after = 0;
+    let mut players: Vec<String> = Vec::new();
+    let mut round = 1;
+    let mut total = 0u64;
+    let mut to_move = 0usize;
+    let mut rejected_once = false;
+    loop {
+        let p = host.pending(&id, after, 2.0).await;
+        for e in entries(&p) {
+            after = after.max(e["seq"].as_u64().unwrap());
+            if e["event"] == "game_start" {
+                players = e["players"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| p.as_str().unwrap().to_string())
+                    .collect();
+                round = e["round"].as_u64().unwrap_or(1);
+                total = 0;
+                to_move = ((round + 1) % 2) as usize;
+                let state = json!({ "total": 0, "toMove": players[to_move], "round": round,
+                                    "lastMove": null });
+                host.ops(
+                    &id,
+                    json!([{ "op": "state", "state": state },
+                           { "op": "legal_actions", "playerId": players[to_move], "actions": [1, 2, 3] }]),
+                )
+                .await;
+            } else if e["type"] == "action" {
+                let pid = e["playerId"].as_str().unwrap().to_string();
+                let action_id = e["actionId"].as_str().unwrap_or("").to_string();
+                let seat = players.iter().position(|p| *p == pid);
+                let n = e["action"].as_u64().filter(|n| (1..=3).contains(n));
+                let reject = |reason: &str| json!([{ "op": "reject", "playerId": pid, "reason": reason, "actionId": action_id }]);
+                if seat.is_some() && seat == reject_seat && !rejected_once {
+                    rejected_once = true;
+                    log.lock()
+                        .unwrap()
+                        .rejected
+                        .push((pid.clone(), action_id.clone()));
+                    host.ops(&id, reject("not yet: the test rejects your first move"))
+                        .await;
+                    continue;
+                }
+                let Some(n) = n.filter(|_| seat == Some(to_move)) else {
+                    host.ops(&id, reject("not your turn, or not 1, 2 or 3"))
+                        .await;
+                    continue;
+                };
+                total += n;
+                let last = json!({ "by": pid, "move": n, "total": total });
+                if total >= 10 {
+                    log.lock().unwrap().results.push((round, pid.clone()));
+                    let state =
+                        json!({ "total": total, "toMove": null, "round": round, "lastMove": last });
+                    host.ops(
+                        &id,
+                        json!([{ "op": "state", "state": state },
+                               { "op": "end", "result": { "winner": pid, "reason": "reached_10", "total": total } }]),
+                    )
+                    .await;
+                } else {
+                    to_move = 1 - to_move;
+                    let state = json!({ "total": total, "toMove": players[to_move], "round": round,
+                                        "lastMove": last });
+                    host.ops(
+                        &id,
+                        json!([{ "op": "state", "state": state },
+                               { "op": "legal_actions", "playerId": players[to_move], "actions": [1, 2, 3] }]),
+                    )
+                    .await;
+                }
+            }
+        }
+        if p["status"] == "finished" {
+            match p["nextSessionId"].as_str() {
+                Some(next) => {
+                    id = next.to_string();
+                    after = 0;
+                }
+                None => return,
+            }
+        }
+    }
+}
+
+/// `horst play` with these arguments against `app` (the token through `--token` or, with
+/// `via_env`, through HORST_AGENT_TOKEN).
+fn play(
+    app: &TestApp,
+    token: &str,
+    via_env: bool,
+    extra: &[&str],
+    dir: &std::path::Path,
+) -> HorstProcess {
+    let backend = format!("http://{}", app.addr);
+    let mut args: Vec<&str> = vec!["play", "--backend", &backend, "--json"];
+    args.extend_from_slice(extra);
+    if via_env {
+        HorstProcess::spawn(&args, &[("HORST_AGENT_TOKEN", token)], dir)
+    } else {
+        args.extend_from_slice(&["--token", token]);
+        HorstProcess::spawn(&args, &[], dir)
+    }
+}
+
+/// Waits (without blocking the runtime the API runs on) for the process to exit.
+async fn exit_code(p: &mut HorstProcess, limit: Duration) -> i32 {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = p.child.try_wait().unwrap() {
+            // Let the reader threads catch the last lines.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            return status.code().unwrap_or(-1);
+        }
+        assert!(
+            start.elapsed() < limit,
+            "horst play did not exit within {limit:?}\nstdout:\n{}\nstderr:\n{}",
+            p.stdout(),
+            p.stderr()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits (without blocking the runtime) for a stdout line containing `needle`.
+async fn stdout_line(p: &mut HorstProcess, needle: &str, limit: Duration) {
+    let start = Instant::now();
+    while !p.stdout().contains(needle) {
+        if let Some(status) = p.child.try_wait().unwrap() {
+            panic!(
+                "horst play exited ({status})\nstdout:\n{}\nstderr:\n{}",
+                p.stdout(),
+                p.stderr()
+            );
+        }
+        assert!(
+            start.elapsed() < limit,
+            "no {needle:?} within {limit:?}\nstdout:\n{}",
+            p.stdout()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The `--json` events of a run.
+fn events(p: &HorstProcess) -> Vec<Value> {
+    p.stdout()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+fn of_kind<'a>(ev: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    ev.iter().filter(|e| e["event"] == kind).collect()
+}
+
+async fn play_token(app: &TestApp, name: &str, scopes: &[&str]) -> String {
+    let scopes: Vec<String> = scopes.iter().map(|s| s.to_string()).collect();
+    app.auth.create_token(&scopes, Some(name)).await.unwrap().0
+}
+
+#[tokio::test]
+async fn two_agents_play_a_series_and_follow_the_rematch() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let t_a = play_token(&app, "Ann", &["play"]).await;
+    let t_b = play_token(&app, "Bob", &["play"]).await;
+    let table = open_table(&host, true).await;
+    let log = Arc::new(Mutex::new(HostLog::default()));
+    let hosting = tokio::spawn(host_race(host.clone(), table.clone(), None, log.clone()));
+
+    let dir = tempfile::tempdir().unwrap();
+    let common = ["--game", GAME, "--policy", "first", "--rounds", "2"];
+    let mut a = play(&app, &t_a, false, &common, dir.path());
+    let mut b = play(
+        &app,
+        &t_b,
+        true,
+        &[&common[..], &["--as-name", "Bobby"]].concat(),
+        dir.path(),
+    );
+    let code_a = exit_code(&mut a, Duration::from_secs(120)).await;
+    let code_b = exit_code(&mut b, Duration::from_secs(120)).await;
+    assert_eq!(
+        code_a,
+        0,
+        "stdout:\n{}\nstderr:\n{}",
+        a.stdout(),
+        a.stderr()
+    );
+    assert_eq!(
+        code_b,
+        0,
+        "stdout:\n{}\nstderr:\n{}",
+        b.stdout(),
+        b.stderr()
+    );
+
+    let runs = [events(&a), events(&b)];
+    // Both joined the table, in different seats; B under its --as-name.
+    let joined: Vec<&Value> = runs.iter().map(|ev| of_kind(ev, "joined")[0]).collect();
+    for j in &joined {
+        assert_eq!(j["sessionId"], table.as_str(), "{j}");
+        assert_eq!(j["game"], GAME);
+        assert_eq!(j["round"], 1);
+        assert!(j["playerId"].as_str().unwrap().starts_with("p_"), "{j}");
+    }
+    assert_eq!(joined[0]["asName"], "Ann");
+    assert_eq!(joined[1]["asName"], "Bobby");
+    let mut seats: Vec<u64> = joined.iter().map(|j| j["seat"].as_u64().unwrap()).collect();
+    seats.sort();
+    assert_eq!(seats, [0, 1]);
+    let pid_of_seat = |seat: u64| -> String {
+        joined.iter().find(|j| j["seat"] == seat).unwrap()["playerId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+
+    // (Copied out: the host task on this thread locks it too.)
+    let results = log.lock().unwrap().results.clone();
+    assert_eq!(
+        results,
+        vec![(1, pid_of_seat(1)), (2, pid_of_seat(0))],
+        "the host's results"
+    );
+    let next = {
+        let ev = &runs[0];
+        of_kind(ev, "rematch")[0]["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    for (ev, j) in runs.iter().zip(&joined) {
+        let me = j["playerId"].as_str().unwrap();
+        let seat = j["seat"].as_u64().unwrap();
+        // Two rounds announced, with both players.
+        let rounds = of_kind(ev, "round");
+        assert_eq!(rounds.len(), 2, "{ev:?}");
+        assert_eq!(rounds[0]["round"], 1);
+        assert_eq!(rounds[1]["round"], 2);
+        assert_eq!(rounds[1]["sessionId"], next.as_str());
+        assert_eq!(rounds[1]["seriesId"], table.as_str());
+        assert_eq!(rounds[0]["players"].as_array().unwrap().len(), 2);
+        // Five moves of 1 each per round, every one by the policy "first".
+        let moves = of_kind(ev, "move");
+        assert_eq!(moves.len(), 10, "{ev:?}");
+        assert!(moves.iter().all(|m| m["action"] == 1), "{moves:?}");
+        assert_eq!(moves.iter().filter(|m| m["round"] == 2).count(), 5);
+        // The opponent's moves come from the state's lastMove.
+        let theirs = of_kind(ev, "opponent_move");
+        assert!(theirs.len() >= 8, "{theirs:?}");
+        assert!(
+            theirs
+                .iter()
+                .all(|m| m["by"] != me && m["move"]["move"] == 1),
+            "{theirs:?}"
+        );
+        // Results: seat 1 wins round 1, seat 0 round 2.
+        let results = of_kind(ev, "result");
+        assert_eq!(results.len(), 2, "{ev:?}");
+        assert_eq!(results[0]["round"], 1);
+        assert_eq!(results[0]["winner"], pid_of_seat(1).as_str());
+        assert_eq!(results[0]["youWon"], seat == 1);
+        assert_eq!(results[0]["reason"], "reached_10");
+        assert_eq!(results[0]["result"]["total"], 10);
+        assert_eq!(results[1]["round"], 2);
+        assert_eq!(results[1]["winner"], pid_of_seat(0).as_str());
+        assert_eq!(results[1]["youWon"], seat == 0);
+        // Round 1's rematch was followed (same seat, no re-join); after round 2 the agent
+        // opted out of round 3 and stopped.
+        let rematches = of_kind(ev, "rematch");
+        assert_eq!(rematches.len(), 1, "{ev:?}");
+        assert_eq!(rematches[0]["from"], table.as_str());
+        assert_eq!(rematches[0]["sessionId"], next.as_str());
+        assert_eq!(rematches[0]["round"], 2);
+        assert_eq!(of_kind(ev, "joined").len(), 1);
+        assert_eq!(of_kind(ev, "left").len(), 1, "{ev:?}");
+        let done = ev.last().unwrap();
+        assert_eq!(done["event"], "done");
+        assert_eq!(done["reason"], "rounds_reached");
+        assert_eq!(done["rounds"], 2);
+        assert!(of_kind(ev, "rejected").is_empty());
+    }
+    // The token is never printed, whether it came from --token or the environment.
+    for (p, t) in [(&a, &t_a), (&b, &t_b)] {
+        assert!(!p.stdout().contains(t.as_str()) && !p.stderr().contains(t.as_str()));
+    }
+    hosting.abort();
+}
+
+#[tokio::test]
+async fn a_rejected_move_is_played_again_and_the_series_ends() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let t_a = play_token(&app, "Ann", &["play"]).await;
+    let t_b = play_token(&app, "Bob", &["play"]).await;
+    let table = open_table(&host, false).await;
+    let log = Arc::new(Mutex::new(HostLog::default()));
+    let hosting = tokio::spawn(host_race(host.clone(), table.clone(), Some(0), log.clone()));
+
+    let dir = tempfile::tempdir().unwrap();
+    // Join one at a time so seat 0 (the one rejected) is A's.
+    let args = ["--game", GAME, "--policy", "first"];
+    let mut a = play(&app, &t_a, false, &args, dir.path());
+    stdout_line(&mut a, "\"joined\"", Duration::from_secs(60)).await;
+    let mut b = play(
+        &app,
+        &t_b,
+        false,
+        &["--session", &table, "--policy", "random", "--seed", "3"],
+        dir.path(),
+    );
+    let code_a = exit_code(&mut a, Duration::from_secs(120)).await;
+    let code_b = exit_code(&mut b, Duration::from_secs(120)).await;
+    assert_eq!(
+        code_a,
+        0,
+        "stdout:\n{}\nstderr:\n{}",
+        a.stdout(),
+        a.stderr()
+    );
+    assert_eq!(
+        code_b,
+        0,
+        "stdout:\n{}\nstderr:\n{}",
+        b.stdout(),
+        b.stderr()
+    );
+
+    let ev = events(&a);
+    assert_eq!(of_kind(&ev, "joined")[0]["seat"], 0);
+    let rejected = of_kind(&ev, "rejected");
+    assert_eq!(rejected.len(), 1, "{ev:?}");
+    let r = rejected[0];
+    assert_eq!(r["action"], 1);
+    assert_eq!(r["reason"], "not yet: the test rejects your first move");
+    assert_eq!(r["round"], 1);
+    // The move before it was the one rejected; the next one is on the same turn, and the
+    // rejected action is tried last, so it is 2.
+    let pos = ev.iter().position(|e| e["event"] == "rejected").unwrap();
+    let before = ev[..pos]
+        .iter()
+        .rev()
+        .find(|e| e["event"] == "move")
+        .unwrap();
+    let again = ev[pos..].iter().find(|e| e["event"] == "move").unwrap();
+    assert_eq!(before["turn"], r["turn"]);
+    assert_eq!(again["turn"], r["turn"], "{ev:?}");
+    assert_eq!(again["action"], 2);
+    let rej = log.lock().unwrap().rejected.clone();
+    assert_eq!(rej.len(), 1);
+    assert_eq!(before["actionId"], rej[0].1.as_str());
+
+    // One round, no rematch (autoRematch off): both see the same result and stop.
+    let winner = log.lock().unwrap().results[0].1.clone();
+    for p in [&a, &b] {
+        let ev = events(p);
+        let results = of_kind(&ev, "result");
+        assert_eq!(results.len(), 1, "{ev:?}");
+        assert_eq!(results[0]["winner"], winner.as_str());
+        assert!(of_kind(&ev, "rematch").is_empty());
+        let done = ev.last().unwrap();
+        assert_eq!(
+            (done["event"].as_str(), done["reason"].as_str()),
+            (Some("done"), Some("series_ended"))
+        );
+    }
+    // B joined by --session: its game is not named; its seed is reported.
+    let evb = events(&b);
+    let jb = of_kind(&evb, "joined")[0];
+    assert_eq!(
+        (jb["seat"].as_u64(), jb["seed"].as_u64()),
+        (Some(1), Some(3))
+    );
+    assert_eq!(jb["game"], Value::Null);
+    hosting.abort();
+}
+
+#[tokio::test]
+async fn bad_tokens_and_unknown_games_exit_with_a_clear_message() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let _table = open_table(&host, false).await;
+    let dir = tempfile::tempdir().unwrap();
+
+    // An unknown token (401) and a token without the play scope (403).
+    let host_only = play_token(&app, "Hosty", &["host"]).await;
+    for token in ["rca_not_a_real_token", host_only.as_str()] {
+        let mut p = play(&app, token, false, &["--game", GAME], dir.path());
+        let code = exit_code(&mut p, Duration::from_secs(60)).await;
+        assert_eq!(code, 3, "stdout:\n{}\nstderr:\n{}", p.stdout(), p.stderr());
+        let err = p.stderr();
+        assert!(err.contains("play scope"), "{err}");
+        assert!(
+            err.contains("horst admin token create --scopes play"),
+            "{err}"
+        );
+        assert!(
+            !err.contains(token) && !p.stdout().contains(token),
+            "the token leaked"
+        );
+        let ev = events(&p);
+        assert_eq!(ev.last().unwrap()["event"], "error");
+        assert_eq!(ev.last().unwrap()["code"], "auth");
+        assert!(of_kind(&ev, "joined").is_empty());
+    }
+
+    // An unknown game: no table within the wait. The backend address comes from --listen
+    // (the configured listen address) instead of --backend.
+    let good = play_token(&app, "Ann", &["play"]).await;
+    let listen = app.addr.to_string();
+    let mut p = HorstProcess::spawn(
+        &[
+            "play",
+            "--listen",
+            &listen,
+            "--game",
+            "nosuch",
+            "--wait-for-table",
+            "1",
+            "--token",
+            &good,
+        ],
+        &[],
+        dir.path(),
+    );
+    let code = exit_code(&mut p, Duration::from_secs(60)).await;
+    assert_eq!(code, 4, "stdout:\n{}\nstderr:\n{}", p.stdout(), p.stderr());
+    let err = p.stderr();
+    assert!(err.contains("no table for game \"nosuch\""), "{err}");
+    assert!(err.contains("within 1 s"), "{err}");
+    assert!(
+        err.contains(&format!("games with tables now: {GAME}")),
+        "{err}"
+    );
+    assert!(
+        p.stdout().is_empty(),
+        "text mode prints errors to stderr only: {}",
+        p.stdout()
+    );
+}
