@@ -277,3 +277,44 @@ async fn the_horst_house_process_end_to_end() {
     assert_eq!(v["result"]["reason"], "host_left", "{v}");
     assert!(!house.stderr().contains(&token) && !house.stdout().contains(&token), "the token is never printed");
 }
+
+/// The whole loop of issue 9: the house opens a chess table, two `horst play` agents join
+/// and play a game to its end (`maxPlies=12` keeps games short: a draw by move limit unless
+/// someone mates first), the series rematches with colours swapped, and both agents stop
+/// after two rounds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_horst_play_agents_play_a_chess_series_on_a_house_table() {
+    use crate::play_cli::{events, exit_code, of_kind, play, play_token, stdout_line};
+    let house = House::start(&["chess"], "maxPlies=12", |_| {}).await;
+    let table = house.open_table("chess").await;
+    let dir = tempfile::tempdir().unwrap();
+    let (ta, tb) = (play_token(&house.app, "Ada", &["play"]).await, play_token(&house.app, "Bo", &["play"]).await);
+    let common = ["--game", "chess", "--wait-for-table", "30", "--rounds", "2", "--policy", "random"];
+    let mut a = play(&house.app, &ta, true, &[&common[..], &["--seed", "1"]].concat(), dir.path());
+    stdout_line(&mut a, "\"joined\"", LONG).await;
+    let mut b = play(&house.app, &tb, false, &[&common[..], &["--seed", "2"]].concat(), dir.path());
+    assert_eq!(exit_code(&mut a, Duration::from_secs(240)).await, 0, "{}", a.stderr());
+    assert_eq!(exit_code(&mut b, Duration::from_secs(240)).await, 0, "{}", b.stderr());
+
+    let (ea, eb) = (events(&a), events(&b));
+    for ev in [&ea, &eb] {
+        assert_eq!(of_kind(ev, "joined")[0]["sessionId"], table.as_str(), "both sit at the house table");
+        assert!(!of_kind(ev, "move").is_empty(), "each agent moved");
+        assert_eq!(of_kind(ev, "result").len(), 2, "two rounds played to the end");
+        assert_eq!(of_kind(ev, "rematch").len(), 1, "one rematch followed");
+        assert_eq!(of_kind(ev, "done")[0]["reason"], "rounds_reached");
+    }
+    let ada = of_kind(&ea, "joined")[0]["playerId"].clone();
+    let bo = of_kind(&eb, "joined")[0]["playerId"].clone();
+    let results = of_kind(&ea, "result");
+    // House chess: seat 0 is white in round 1, black in round 2.
+    assert_eq!(results[0]["result"]["white"], ada, "{}", results[0]);
+    assert_eq!(results[0]["result"]["black"], bo);
+    assert_eq!(results[1]["result"]["white"], bo, "colours alternate by round: {}", results[1]);
+    assert_eq!(results[1]["result"]["black"], ada);
+    for r in &results {
+        let w = &r["result"]["winner"];
+        assert!(w.is_null() || *w == ada || *w == bo, "the winner is a playerId or null: {r}");
+    }
+    house.stop().await;
+}

@@ -21,7 +21,7 @@ mod mcp_clients;
 mod mcp_loop;
 mod mcp_tools;
 mod mcp_transport;
-mod play_cli;
+pub mod play_cli;
 mod rcadia_auth;
 mod rcadia_clocks;
 mod rcadia_common;

@@ -135,7 +135,7 @@ async fn host_race(
 
 /// `horst play` with these arguments against `app` (the token through `--token` or, with
 /// `via_env`, through HORST_AGENT_TOKEN).
-fn play(
+pub fn play(
     app: &TestApp,
     token: &str,
     via_env: bool,
@@ -154,7 +154,7 @@ fn play(
 }
 
 /// Waits (without blocking the runtime the API runs on) for the process to exit.
-async fn exit_code(p: &mut HorstProcess, limit: Duration) -> i32 {
+pub async fn exit_code(p: &mut HorstProcess, limit: Duration) -> i32 {
     let start = Instant::now();
     loop {
         if let Some(status) = p.child.try_wait().unwrap() {
@@ -173,7 +173,7 @@ async fn exit_code(p: &mut HorstProcess, limit: Duration) -> i32 {
 }
 
 /// Waits (without blocking the runtime) for a stdout line containing `needle`.
-async fn stdout_line(p: &mut HorstProcess, needle: &str, limit: Duration) {
+pub async fn stdout_line(p: &mut HorstProcess, needle: &str, limit: Duration) {
     let start = Instant::now();
     while !p.stdout().contains(needle) {
         if let Some(status) = p.child.try_wait().unwrap() {
@@ -193,7 +193,7 @@ async fn stdout_line(p: &mut HorstProcess, needle: &str, limit: Duration) {
 }
 
 /// The `--json` events of a run.
-fn events(p: &HorstProcess) -> Vec<Value> {
+pub fn events(p: &HorstProcess) -> Vec<Value> {
     p.stdout()
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -201,11 +201,11 @@ fn events(p: &HorstProcess) -> Vec<Value> {
         .collect()
 }
 
-fn of_kind<'a>(ev: &'a [Value], kind: &str) -> Vec<&'a Value> {
+pub fn of_kind<'a>(ev: &'a [Value], kind: &str) -> Vec<&'a Value> {
     ev.iter().filter(|e| e["event"] == kind).collect()
 }
 
-async fn play_token(app: &TestApp, name: &str, scopes: &[&str]) -> String {
+pub async fn play_token(app: &TestApp, name: &str, scopes: &[&str]) -> String {
     let scopes: Vec<String> = scopes.iter().map(|s| s.to_string()).collect();
     app.auth.create_token(&scopes, Some(name)).await.unwrap().0
 }

@@ -47,6 +47,11 @@ const FAST_EMPTY_POLL_MS = 250;
 const FAST_EMPTY_POLL_PAUSE_MS = 1000;
 
 const OPS_ATTEMPTS = 3;
+
+// How often, and how far apart, a finished autoRematch session is polled again for its
+// next round before the series counts as over.
+const REMATCH_LINGER_POLLS = 10;
+const REMATCH_LINGER_MS = 300;
 const CREATE_ATTEMPTS = 5;
 
 export class HostSession {
@@ -233,6 +238,7 @@ export class HostSession {
 
   async _pollLoop(gen, sid, announced) {
     let failures = 0;
+    let lingers = 0;
     while (gen === this._gen && !this._stopped) {
       const started = this._now();
       let resp;
@@ -271,13 +277,30 @@ export class HostSession {
       if (resp.status === "finished") {
         // Acknowledge what we processed; the old session is never polled again.
         if (fresh.length) this.api.pendingActions(sid, this._seq.after, 0).catch(() => {});
-        if (resp.nextSessionId) this._switchTo(resp.nextSessionId);
+        // The next round may also have come with our own end op's answer.
+        const next = resp.nextSessionId || (sid === this.view.sessionId ? this.view.nextSessionId : null);
+        if (next) { this._switchTo(next); return; }
+        // autoRematch links the next round a moment after the finishing write, and this
+        // poll may have landed in between: look again a few times before calling the
+        // series over.
+        if (lingers < REMATCH_LINGER_POLLS && this._expectsRematch(resp.result)) {
+          lingers++;
+          await this._sleep(REMATCH_LINGER_MS);
+          continue;
+        }
         return;
       }
       if (fresh.length === 0 && this._now() - started < FAST_EMPTY_POLL_MS) {
         await this._sleep(FAST_EMPTY_POLL_PAUSE_MS);
       }
     }
+  }
+
+  /** Whether the platform will open a next round for a game that ended with `result`. */
+  _expectsRematch(result) {
+    if (!this._config || this._config.autoRematch !== true || this.view.legacy) return false;
+    const reason = result && typeof result === "object" ? result.reason : null;
+    return reason !== "host_disconnected" && reason !== "host_left";
   }
 
   /** Turn, clock and seat names for the page come from the public spectator view. */

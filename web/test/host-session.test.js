@@ -176,8 +176,36 @@ test("nextSessionId from a finished poll is followed: session_end delivered, the
   assert.equal((await api.next("ops")).args[0], "ses_2");
 });
 
-test("a finished session without a next one stops polling", async () => {
+test("a finished autoRematch session is polled again until its next round is linked", async () => {
   const ctx = setup();
+  const { api, host } = ctx;
+  const poll1 = await started(ctx, "ses_1");
+  // The finishing write is visible a moment before the rematch link.
+  poll1.resolve({ status: "finished", round: 1, nextSessionId: null, result: { winner: "p_1" }, actions: [] });
+  const again = await api.next("pendingActions");
+  assert.equal(again.args[0], "ses_1");
+  again.resolve({ status: "finished", round: 1, nextSessionId: "ses_2", result: { winner: "p_1" }, actions: [] });
+  const first = await api.next("pendingActions");
+  assert.deepEqual(first.args, ["ses_2", 0, 0]);
+  assert.equal(host.view.sessionId, "ses_2");
+});
+
+test("a finished autoRematch session whose rematch never comes stops polling after a few looks", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  const poll1 = await started(ctx, "ses_1");
+  poll1.resolve({ status: "finished", nextSessionId: null, result: { winner: null, reason: "left" }, actions: [] });
+  for (let i = 0; i < 10; i++) {
+    const again = await api.next("pendingActions");
+    again.resolve({ status: "finished", nextSessionId: null, result: { winner: null, reason: "left" }, actions: [] });
+  }
+  await settle();
+  assert.equal(api.waiting("pendingActions").length, 0);
+  assert.equal(host.view.status, "finished");
+});
+
+test("a finished session without a next one stops polling", async () => {
+  const ctx = setup({ config: { ...V2_CONFIG, autoRematch: false } });
   const { api, host } = ctx;
   const poll1 = await started(ctx, "ses_1");
   poll1.resolve({ status: "finished", nextSessionId: null, result: { winner: null, reason: "left" }, actions: [] });
@@ -188,7 +216,7 @@ test("a finished session without a next one stops polling", async () => {
   // newTable creates a fresh session from the stored config.
   host.newTable();
   const create = await api.next("createSession");
-  assert.deepEqual(create.args[0].config, V2_CONFIG);
+  assert.deepEqual(create.args[0].config, ctx.config);
 });
 
 test("a lost session (410) tells the game and asks for the configuration again", async () => {
