@@ -166,7 +166,12 @@ async fn redis_commands(url: &str) -> HashMap<String, u64> {
     info.lines()
         .filter_map(|l| {
             let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
-            let calls = rest.split(',').next()?.strip_prefix("calls=")?.parse().ok()?;
+            let calls = rest
+                .split(',')
+                .next()?
+                .strip_prefix("calls=")?
+                .parse()
+                .ok()?;
             Some((name.to_string(), calls))
         })
         .collect()
@@ -180,8 +185,7 @@ async fn metric_sum(http: &reqwest::Client, base: &str, name: &str) -> f64 {
     let text = r.text().await.unwrap_or_default();
     text.lines()
         .filter(|l| {
-            l.starts_with(name)
-                && matches!(l.as_bytes().get(name.len()), Some(b' ') | Some(b'{'))
+            l.starts_with(name) && matches!(l.as_bytes().get(name.len()), Some(b' ') | Some(b'{'))
         })
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
@@ -314,7 +318,11 @@ async fn main() {
                     "maxTurnTimeouts": 100_000
                 });
                 let (_, v) = host
-                    .call(true, BRIDGE, Some(json!({ "config": config, "gameId": "bench" })))
+                    .call(
+                        true,
+                        BRIDGE,
+                        Some(json!({ "config": config, "gameId": "bench" })),
+                    )
                     .await
                     .expect("create");
                 let id = v["sessionId"].as_str().expect("sessionId").to_string();

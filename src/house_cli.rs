@@ -45,7 +45,10 @@ pub fn run(config: horst_config::Config, args: HouseArgs) -> ExitCode {
         eprintln!("horst house: {e}");
         return ExitCode::from(2);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("horst house: cannot start the async runtime: {e}");

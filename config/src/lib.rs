@@ -295,7 +295,10 @@ impl Config {
         let public = &self.sessions.public_url;
         let scheme_ok = public.starts_with("http://") || public.starts_with("https://");
         if !public.is_empty()
-            && (!scheme_ok || public.chars().any(|c| c.is_whitespace() || c == '?' || c == '#'))
+            && (!scheme_ok
+                || public
+                    .chars()
+                    .any(|c| c.is_whitespace() || c == '?' || c == '#'))
         {
             return fail(
                 "sessions.public_url",

@@ -332,7 +332,14 @@ impl std::fmt::Debug for HouseConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HouseConfig")
             .field("backend", &self.backend)
-            .field("token", &if self.token.is_empty() { "" } else { "<redacted>" })
+            .field(
+                "token",
+                &if self.token.is_empty() {
+                    ""
+                } else {
+                    "<redacted>"
+                },
+            )
             .field("games", &self.games)
             .field("max_tables", &self.max_tables)
             .field("chromium", &self.chromium)

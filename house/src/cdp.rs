@@ -147,7 +147,12 @@ impl Browser {
     }
 
     /// Send one command and wait for its answer.
-    pub async fn call(&self, session: Option<&str>, method: &str, params: Value) -> Result<Value, CdpError> {
+    pub async fn call(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CdpError> {
         if self.shared.gone.load(Ordering::SeqCst) {
             return Err(CdpError::BrowserGone);
         }
@@ -157,7 +162,11 @@ impl Browser {
             msg["sessionId"] = Value::String(s.to_string());
         }
         let (tx, rx) = oneshot::channel();
-        self.shared.pending.lock().unwrap().insert(id, (method.to_string(), tx));
+        self.shared
+            .pending
+            .lock()
+            .unwrap()
+            .insert(id, (method.to_string(), tx));
         let mut bytes = serde_json::to_vec(&msg).expect("a JSON value serialises");
         bytes.push(0);
         {
@@ -172,7 +181,9 @@ impl Browser {
             Ok(Err(_)) => Err(CdpError::BrowserGone),
             Err(_) => {
                 self.shared.pending.lock().unwrap().remove(&id);
-                Err(CdpError::Timeout { method: method.to_string() })
+                Err(CdpError::Timeout {
+                    method: method.to_string(),
+                })
             }
         }
     }
@@ -180,7 +191,11 @@ impl Browser {
     /// Deliver the events of one session (a page or an out-of-process frame) to `tx`.
     /// Several sessions may share one channel: a table routes its frames to its own loop.
     pub fn route(&self, session_id: &str, tx: mpsc::UnboundedSender<Event>) {
-        self.shared.routes.lock().unwrap().insert(session_id.to_string(), tx);
+        self.shared
+            .routes
+            .lock()
+            .unwrap()
+            .insert(session_id.to_string(), tx);
     }
 
     /// The channel a session's events go to, to route its child frames to the same place.
@@ -206,17 +221,25 @@ impl Browser {
     /// Open a page and attach to it: returns (target id, session id). The page starts blank;
     /// the caller sets up its session before navigating, so no request escapes the filter.
     pub async fn new_page(&self) -> Result<(String, String), CdpError> {
-        let created = self.call(None, "Target.createTarget", json!({ "url": "about:blank" })).await?;
+        let created = self
+            .call(None, "Target.createTarget", json!({ "url": "about:blank" }))
+            .await?;
         let target_id = str_field(&created, "targetId", "Target.createTarget")?;
         let attached = self
-            .call(None, "Target.attachToTarget", json!({ "targetId": target_id, "flatten": true }))
+            .call(
+                None,
+                "Target.attachToTarget",
+                json!({ "targetId": target_id, "flatten": true }),
+            )
             .await?;
         let session_id = str_field(&attached, "sessionId", "Target.attachToTarget")?;
         Ok((target_id, session_id))
     }
 
     pub async fn close_page(&self, target_id: &str) -> Result<(), CdpError> {
-        self.call(None, "Target.closeTarget", json!({ "targetId": target_id })).await.map(|_| ())
+        self.call(None, "Target.closeTarget", json!({ "targetId": target_id }))
+            .await
+            .map(|_| ())
     }
 
     /// Evaluate an expression in a session's page (or frame) and return its JSON value.
@@ -239,10 +262,17 @@ impl Browser {
 
     /// Ask the browser to exit, and kill it if it has not after a few seconds.
     pub async fn close(&self) {
-        let _ = tokio::time::timeout(Duration::from_secs(3), self.call(None, "Browser.close", json!({}))).await;
+        let _ = tokio::time::timeout(
+            Duration::from_secs(3),
+            self.call(None, "Browser.close", json!({})),
+        )
+        .await;
         let child = self.child.lock().unwrap().take();
         if let Some(mut child) = child {
-            if tokio::time::timeout(Duration::from_secs(5), child.wait()).await.is_err() {
+            if tokio::time::timeout(Duration::from_secs(5), child.wait())
+                .await
+                .is_err()
+            {
                 let _ = child.start_kill();
                 let _ = child.wait().await;
             }
@@ -251,10 +281,13 @@ impl Browser {
 }
 
 fn str_field(v: &Value, field: &str, method: &str) -> Result<String, CdpError> {
-    v.get(field).and_then(Value::as_str).map(str::to_string).ok_or_else(|| CdpError::Protocol {
-        method: method.to_string(),
-        message: format!("the answer had no {field}"),
-    })
+    v.get(field)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| CdpError::Protocol {
+            method: method.to_string(),
+            message: format!("the answer had no {field}"),
+        })
 }
 
 fn browser_args(options: &LaunchOptions, profile: &std::path::Path) -> Vec<String> {
@@ -285,7 +318,9 @@ fn browser_args(options: &LaunchOptions, profile: &std::path::Path) -> Vec<Strin
     .collect();
     args.push(format!("--user-data-dir={}", profile.display()));
     if let Some(host) = &options.only_host {
-        args.push(format!("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE {host}"));
+        args.push(format!(
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE {host}"
+        ));
     }
     // Chromium refuses to run its sandbox as root; as root (containers, CI) it must be off.
     // Under the systemd unit's own user the sandbox stays on.
@@ -325,7 +360,9 @@ async fn read_loop(mut reader: pipe::Receiver, shared: Arc<Shared>) {
             dispatch(&shared, &message[..message.len() - 1]);
         }
         if buf.len() > MAX_MESSAGE_BYTES {
-            tracing::error!("DevTools message over {MAX_MESSAGE_BYTES} bytes; dropping the browser");
+            tracing::error!(
+                "DevTools message over {MAX_MESSAGE_BYTES} bytes; dropping the browser"
+            );
             break 'outer;
         }
     }
@@ -349,7 +386,11 @@ fn dispatch(shared: &Shared, raw: &[u8]) {
         let result = match msg.get("error") {
             Some(err) => Err(CdpError::Protocol {
                 method,
-                message: err.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_string(),
+                message: err
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown error")
+                    .to_string(),
             }),
             None => Ok(msg.get("result").cloned().unwrap_or(Value::Null)),
         };
@@ -359,7 +400,10 @@ fn dispatch(shared: &Shared, raw: &[u8]) {
     let Some(method) = msg.get("method").and_then(Value::as_str) else {
         return;
     };
-    let session_id = msg.get("sessionId").and_then(Value::as_str).map(str::to_string);
+    let session_id = msg
+        .get("sessionId")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     let event = Event {
         method: method.to_string(),
         params: msg.get("params").cloned().unwrap_or(Value::Null),

@@ -16,16 +16,23 @@ impl Origin {
             .split_once("://")
             .ok_or_else(|| format!("`{url}` is not a URL; {hint}"))?;
         if scheme != "http" && scheme != "https" {
-            return Err(format!("`{url}`: only http and https are supported; {hint}"));
+            return Err(format!(
+                "`{url}`: only http and https are supported; {hint}"
+            ));
         }
         let authority = rest.strip_suffix('/').unwrap_or(rest);
         if authority.is_empty()
             || authority.contains(['/', '?', '#', '@', ' '])
             || authority.chars().any(|c| c.is_control())
         {
-            return Err(format!("`{url}` must be only a scheme, a host and a port; {hint}"));
+            return Err(format!(
+                "`{url}` must be only a scheme, a host and a port; {hint}"
+            ));
         }
-        Ok(Origin(format!("{scheme}://{}", authority.to_ascii_lowercase())))
+        Ok(Origin(format!(
+            "{scheme}://{}",
+            authority.to_ascii_lowercase()
+        )))
     }
 
     pub fn as_str(&self) -> &str {
@@ -36,9 +43,15 @@ impl Origin {
     pub fn host(&self) -> &str {
         let authority = self.0.split_once("://").map(|(_, a)| a).unwrap_or(&self.0);
         if authority.starts_with('[') {
-            return authority.split_once(']').map(|(h, _)| &h[1..]).unwrap_or(authority);
+            return authority
+                .split_once(']')
+                .map(|(h, _)| &h[1..])
+                .unwrap_or(authority);
         }
-        authority.rsplit_once(':').map(|(h, _)| h).unwrap_or(authority)
+        authority
+            .rsplit_once(':')
+            .map(|(h, _)| h)
+            .unwrap_or(authority)
     }
 }
 
@@ -88,8 +101,18 @@ mod tests {
         assert_eq!(Origin::parse("http://127.0.0.1:8080/").unwrap(), o());
         assert_eq!(o().host(), "127.0.0.1");
         assert_eq!(Origin::parse("http://[::1]:9/").unwrap().host(), "::1");
-        assert_eq!(Origin::parse("https://Example.org").unwrap().host(), "example.org");
-        for bad in ["127.0.0.1:8080", "ftp://x", "http://", "http://a/b", "http://u@h:1", "http://h:1?x"] {
+        assert_eq!(
+            Origin::parse("https://Example.org").unwrap().host(),
+            "example.org"
+        );
+        for bad in [
+            "127.0.0.1:8080",
+            "ftp://x",
+            "http://",
+            "http://a/b",
+            "http://u@h:1",
+            "http://h:1?x",
+        ] {
             assert!(Origin::parse(bad).is_err(), "{bad} should be refused");
         }
     }

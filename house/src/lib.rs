@@ -57,7 +57,14 @@ impl std::fmt::Debug for HouseSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HouseSettings")
             .field("backend", &self.backend)
-            .field("token", &if self.token.is_empty() { "" } else { "<redacted>" })
+            .field(
+                "token",
+                &if self.token.is_empty() {
+                    ""
+                } else {
+                    "<redacted>"
+                },
+            )
             .field("games", &self.games)
             .field("max_tables", &self.max_tables)
             .field("chromium", &self.chromium)
@@ -93,7 +100,10 @@ impl HouseSettings {
             return Err(HouseError::NoGames);
         }
         for g in &self.games {
-            let ok = !g.is_empty() && g.len() <= 64 && g.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            let ok = !g.is_empty()
+                && g.len() <= 64
+                && g.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
             if !ok {
                 return Err(HouseError::BadGame(g.clone()));
             }
@@ -133,7 +143,9 @@ pub fn plan(tables: &[TableFacts], joinable: &HashSet<String>, max_tables: usize
             || v.status == "left"
             || v.status == "lost"
             || (v.session_id.is_none() && t.unchanged_for >= STUCK_AFTER)
-            || (v.status == "finished" && v.next_session_id.is_none() && t.unchanged_for >= SERIES_OVER_AFTER);
+            || (v.status == "finished"
+                && v.next_session_id.is_none()
+                && t.unchanged_for >= SERIES_OVER_AFTER);
         if closing {
             out.close.push(t.key);
             continue;
@@ -169,7 +181,10 @@ pub struct FrameQuery {
 
 /// Run the house until `shutdown` completes, then end live sessions (`host_left`) and stop
 /// the browser.
-pub async fn run(settings: HouseSettings, shutdown: impl Future<Output = ()>) -> Result<(), HouseError> {
+pub async fn run(
+    settings: HouseSettings,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), HouseError> {
     let (_keep, probe) = tokio::sync::mpsc::channel(1);
     run_with_probe(settings, shutdown, probe).await
 }
@@ -190,11 +205,24 @@ pub async fn run_with_probe(
         .await?,
     );
     tracing::info!(backend = %origin.as_str(), games = ?settings.games, max_tables = settings.max_tables, "house host started");
-    let http = reqwest::Client::builder().build().map_err(|e| HouseError::Backend(e.to_string()))?;
+    let http = reqwest::Client::builder()
+        .build()
+        .map_err(|e| HouseError::Backend(e.to_string()))?;
     let relays: BTreeMap<String, Relay> = settings
         .games
         .iter()
-        .map(|g| (g.clone(), Relay::new(http.clone(), origin.as_str(), &settings.token, g, &title_of(g))))
+        .map(|g| {
+            (
+                g.clone(),
+                Relay::new(
+                    http.clone(),
+                    origin.as_str(),
+                    &settings.token,
+                    g,
+                    &title_of(g),
+                ),
+            )
+        })
         .collect();
 
     let mut tables: BTreeMap<u64, Running> = BTreeMap::new();
@@ -252,7 +280,11 @@ pub async fn run_with_probe(
             let facts: Vec<TableFacts> = tables
                 .iter()
                 .filter(|(_, r)| &r.game == game)
-                .map(|(k, r)| TableFacts { key: *k, view: r.last_view.clone(), unchanged_for: now - r.since })
+                .map(|(k, r)| TableFacts {
+                    key: *k,
+                    view: r.last_view.clone(),
+                    unchanged_for: now - r.since,
+                })
                 .collect();
             let decided = plan(&facts, &joinable, settings.max_tables);
             for key in decided.close {
@@ -264,11 +296,27 @@ pub async fn run_with_probe(
             }
             if decided.open_new {
                 let path = game_path(game, &settings.game_query);
-                match Table::open(browser.clone(), &origin, relay.clone(), &path, &title_of(game)).await {
+                match Table::open(
+                    browser.clone(),
+                    &origin,
+                    relay.clone(),
+                    &path,
+                    &title_of(game),
+                )
+                .await
+                {
                     Ok(table) => {
                         tracing::info!(game = %game, "opening a table");
                         let last_view = table.view.borrow().clone();
-                        tables.insert(next_key, Running { table, game: game.clone(), last_view, since: now });
+                        tables.insert(
+                            next_key,
+                            Running {
+                                table,
+                                game: game.clone(),
+                                last_view,
+                                since: now,
+                            },
+                        );
                         next_key += 1;
                     }
                     Err(e) => tracing::warn!(game = %game, "cannot open a table: {e}"),
@@ -340,7 +388,13 @@ mod tests {
 
     #[test]
     fn opens_the_first_table() {
-        assert_eq!(plan(&[], &set(&[]), 2), Plan { open_new: true, close: vec![] });
+        assert_eq!(
+            plan(&[], &set(&[]), 2),
+            Plan {
+                open_new: true,
+                close: vec![]
+            }
+        );
     }
 
     #[test]
@@ -354,7 +408,10 @@ mod tests {
     fn a_full_table_gets_a_neighbour_up_to_the_limit() {
         let busy = [t(1, Some("a"), "active", None, 0)];
         assert!(plan(&busy, &set(&[]), 2).open_new);
-        let two_busy = [t(1, Some("a"), "active", None, 0), t(2, Some("b"), "active", None, 0)];
+        let two_busy = [
+            t(1, Some("a"), "active", None, 0),
+            t(2, Some("b"), "active", None, 0),
+        ];
         assert!(!plan(&two_busy, &set(&[]), 2).open_new);
         // a reserved rematch is not joinable either
         let reserved = [t(1, Some("a"), "waiting", None, 0)];
@@ -364,16 +421,18 @@ mod tests {
     #[test]
     fn closes_ended_series_and_dead_pages_then_reopens() {
         let tables = [
-            t(1, Some("a"), "finished", None, 6),     // series over
+            t(1, Some("a"), "finished", None, 6),       // series over
             t(2, Some("b"), "finished", Some("c"), 60), // rematch follows: keep
             t(3, Some("d"), "lost", None, 0),
-            t(4, None, "idle", None, 31),              // never got a session
+            t(4, None, "idle", None, 31), // never got a session
         ];
         let p = plan(&tables, &set(&[]), 2);
         assert_eq!(p.close, vec![1, 3, 4]);
         assert!(p.open_new, "one table left, not open, room for one more");
         // a just-finished table waits for its rematch
-        assert!(plan(&[t(1, Some("a"), "finished", None, 1)], &set(&[]), 1).close.is_empty());
+        assert!(plan(&[t(1, Some("a"), "finished", None, 1)], &set(&[]), 1)
+            .close
+            .is_empty());
         let mut dead = t(5, Some("e"), "active", None, 0);
         dead.view.dead = true;
         assert_eq!(plan(&[dead], &set(&[]), 1).close, vec![5]);
@@ -391,7 +450,10 @@ mod tests {
             game_query: String::new(),
         };
         assert!(ok.validate().is_ok());
-        assert!(!format!("{ok:?}").contains("rc_x"), "the token never reaches Debug output");
+        assert!(
+            !format!("{ok:?}").contains("rc_x"),
+            "the token never reaches Debug output"
+        );
         let mut s = ok.clone();
         s.token.clear();
         assert!(matches!(s.validate(), Err(HouseError::NoToken)));
@@ -401,7 +463,10 @@ mod tests {
         let mut s = ok;
         s.backend = "127.0.0.1:8080".into();
         assert!(matches!(s.validate(), Err(HouseError::Backend(_))));
-        assert_eq!(game_path("chess", "?turnTimeout=5"), "/games/chess/?turnTimeout=5");
+        assert_eq!(
+            game_path("chess", "?turnTimeout=5"),
+            "/games/chess/?turnTimeout=5"
+        );
         assert_eq!(game_path("rps", ""), "/games/rps/");
     }
 }

@@ -27,11 +27,26 @@ pub enum PageRequest {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeCall {
-    CreateSession { config: Value },
-    Ops { session_id: String, ops: Value },
-    PendingActions { session_id: String, after: u64, wait: u64 },
-    Rematch { session_id: String },
-    PublicView { session_id: String, since: Option<u64>, wait: u64 },
+    CreateSession {
+        config: Value,
+    },
+    Ops {
+        session_id: String,
+        ops: Value,
+    },
+    PendingActions {
+        session_id: String,
+        after: u64,
+        wait: u64,
+    },
+    Rematch {
+        session_id: String,
+    },
+    PublicView {
+        session_id: String,
+        since: Option<u64>,
+        wait: u64,
+    },
 }
 
 /// Parse the binding's payload. Errors are for the log: the page is ours, so a bad request
@@ -43,18 +58,37 @@ pub fn parse(payload: &str) -> Result<PageRequest, String> {
     let v: Value = serde_json::from_str(payload).map_err(|e| format!("not JSON: {e}"))?;
     let kind = v.get("kind").and_then(Value::as_str).ok_or("no `kind`")?;
     if kind == "status" {
-        return Ok(PageRequest::Status(v.get("view").cloned().unwrap_or(Value::Null)));
+        return Ok(PageRequest::Status(
+            v.get("view").cloned().unwrap_or(Value::Null),
+        ));
     }
-    let id = v.get("id").and_then(Value::as_u64).ok_or("no numeric `id`")?;
+    let id = v
+        .get("id")
+        .and_then(Value::as_u64)
+        .ok_or("no numeric `id`")?;
     let sid = || -> Result<String, String> {
-        let s = v.get("sessionId").and_then(Value::as_str).ok_or("no `sessionId`")?;
-        let ok = !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if ok { Ok(s.to_string()) } else { Err(format!("bad sessionId {s:?}")) }
+        let s = v
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .ok_or("no `sessionId`")?;
+        let ok = !s.is_empty()
+            && s.len() <= 64
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if ok {
+            Ok(s.to_string())
+        } else {
+            Err(format!("bad sessionId {s:?}"))
+        }
     };
     let num = |field: &str, max: u64| -> Result<Option<u64>, String> {
         match v.get(field) {
             None | Some(Value::Null) => Ok(None),
-            Some(x) => x.as_u64().filter(|n| *n <= max).map(Some).ok_or(format!("bad `{field}`")),
+            Some(x) => x
+                .as_u64()
+                .filter(|n| *n <= max)
+                .map(Some)
+                .ok_or(format!("bad `{field}`")),
         }
     };
     let call = match kind {
@@ -71,7 +105,10 @@ pub fn parse(payload: &str) -> Result<PageRequest, String> {
                 Some(a) if a.len() <= MAX_OPS => {}
                 _ => return Err(format!("`ops` must be an array of at most {MAX_OPS}")),
             }
-            BridgeCall::Ops { session_id: sid()?, ops }
+            BridgeCall::Ops {
+                session_id: sid()?,
+                ops,
+            }
         }
         "pendingActions" => BridgeCall::PendingActions {
             session_id: sid()?,
@@ -108,12 +145,21 @@ pub struct Relay {
 
 impl std::fmt::Debug for Relay {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Relay").field("backend", &self.backend).field("game_id", &self.game_id).finish_non_exhaustive()
+        f.debug_struct("Relay")
+            .field("backend", &self.backend)
+            .field("game_id", &self.game_id)
+            .finish_non_exhaustive()
     }
 }
 
 impl Relay {
-    pub fn new(http: reqwest::Client, backend: &str, token: &str, game_id: &str, game_title: &str) -> Relay {
+    pub fn new(
+        http: reqwest::Client,
+        backend: &str,
+        token: &str,
+        game_id: &str,
+        game_title: &str,
+    ) -> Relay {
         Relay {
             http,
             backend: backend.trim_end_matches('/').to_string(),
@@ -130,7 +176,9 @@ impl Relay {
             BridgeCall::CreateSession { config } => (
                 reqwest::Method::POST,
                 BRIDGE.to_string(),
-                Some(json!({ "config": config, "gameId": self.game_id, "gameTitle": self.game_title })),
+                Some(
+                    json!({ "config": config, "gameId": self.game_id, "gameTitle": self.game_title }),
+                ),
                 true,
                 REQUEST_TIMEOUT,
             ),
@@ -141,7 +189,11 @@ impl Relay {
                 true,
                 REQUEST_TIMEOUT,
             ),
-            BridgeCall::PendingActions { session_id, after, wait } => (
+            BridgeCall::PendingActions {
+                session_id,
+                after,
+                wait,
+            } => (
                 reqwest::Method::GET,
                 format!("{BRIDGE}/{session_id}/pending-actions?after={after}&wait={wait}"),
                 None,
@@ -155,7 +207,11 @@ impl Relay {
                 true,
                 REQUEST_TIMEOUT,
             ),
-            BridgeCall::PublicView { session_id, since, wait } => (
+            BridgeCall::PublicView {
+                session_id,
+                since,
+                wait,
+            } => (
                 reqwest::Method::GET,
                 match since {
                     Some(s) => format!("{SESSIONS}/{session_id}/public?since={s}&wait={wait}"),
@@ -185,21 +241,45 @@ impl Relay {
     /// The public list of joinable tables of this game (`GET /available?game=`).
     pub async fn joinable_sessions(&self) -> Result<Vec<String>, String> {
         let path = format!("{SESSIONS}/available?game={}", self.game_id);
-        let r = self.send(reqwest::Method::GET, &path, None, false, REQUEST_TIMEOUT).await;
+        let r = self
+            .send(reqwest::Method::GET, &path, None, false, REQUEST_TIMEOUT)
+            .await;
         if r.status != 200 {
-            return Err(format!("GET {path}: HTTP {} {}", r.status, r.body.chars().take(200).collect::<String>()));
+            return Err(format!(
+                "GET {path}: HTTP {} {}",
+                r.status,
+                r.body.chars().take(200).collect::<String>()
+            ));
         }
         let v: Value = serde_json::from_str(&r.body).map_err(|e| format!("GET {path}: {e}"))?;
-        let list = v.as_array().or_else(|| v.get("sessions").and_then(Value::as_array)).cloned().unwrap_or_default();
+        let list = v
+            .as_array()
+            .or_else(|| v.get("sessions").and_then(Value::as_array))
+            .cloned()
+            .unwrap_or_default();
         Ok(list
             .iter()
             .filter(|e| e.get("joinable").and_then(Value::as_bool).unwrap_or(true))
-            .filter_map(|e| e.get("sessionId").and_then(Value::as_str).map(str::to_string))
+            .filter_map(|e| {
+                e.get("sessionId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
             .collect())
     }
 
-    async fn send(&self, method: reqwest::Method, path: &str, body: Option<Value>, auth: bool, timeout: Duration) -> Reply {
-        let mut req = self.http.request(method, format!("{}{path}", self.backend)).timeout(timeout);
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+        auth: bool,
+        timeout: Duration,
+    ) -> Reply {
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.backend))
+            .timeout(timeout);
         if auth {
             req = req.bearer_auth(&self.token);
         }
@@ -240,20 +320,47 @@ mod tests {
     fn parses_each_call() {
         assert_eq!(
             parse(r#"{"kind":"createSession","id":1,"config":{"minPlayers":2}}"#).unwrap(),
-            PageRequest::Call { id: 1, call: BridgeCall::CreateSession { config: json!({"minPlayers":2}) } }
+            PageRequest::Call {
+                id: 1,
+                call: BridgeCall::CreateSession {
+                    config: json!({"minPlayers":2})
+                }
+            }
         );
         assert_eq!(
-            parse(r#"{"kind":"pendingActions","id":2,"sessionId":"ses_ab-1","after":7,"wait":25}"#).unwrap(),
-            PageRequest::Call { id: 2, call: BridgeCall::PendingActions { session_id: "ses_ab-1".into(), after: 7, wait: 25 } }
+            parse(r#"{"kind":"pendingActions","id":2,"sessionId":"ses_ab-1","after":7,"wait":25}"#)
+                .unwrap(),
+            PageRequest::Call {
+                id: 2,
+                call: BridgeCall::PendingActions {
+                    session_id: "ses_ab-1".into(),
+                    after: 7,
+                    wait: 25
+                }
+            }
         );
         assert_eq!(
             parse(r#"{"kind":"publicView","id":3,"sessionId":"s","wait":0}"#).unwrap(),
-            PageRequest::Call { id: 3, call: BridgeCall::PublicView { session_id: "s".into(), since: None, wait: 0 } }
+            PageRequest::Call {
+                id: 3,
+                call: BridgeCall::PublicView {
+                    session_id: "s".into(),
+                    since: None,
+                    wait: 0
+                }
+            }
         );
-        assert!(matches!(parse(r#"{"kind":"status","view":{"status":"waiting"}}"#).unwrap(), PageRequest::Status(_)));
         assert!(matches!(
-            parse(r#"{"kind":"ops","id":4,"sessionId":"s","ops":[{"op":"state","state":{}}]}"#).unwrap(),
-            PageRequest::Call { id: 4, call: BridgeCall::Ops { .. } }
+            parse(r#"{"kind":"status","view":{"status":"waiting"}}"#).unwrap(),
+            PageRequest::Status(_)
+        ));
+        assert!(matches!(
+            parse(r#"{"kind":"ops","id":4,"sessionId":"s","ops":[{"op":"state","state":{}}]}"#)
+                .unwrap(),
+            PageRequest::Call {
+                id: 4,
+                call: BridgeCall::Ops { .. }
+            }
         ));
     }
 
@@ -272,7 +379,10 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad} should be refused");
         }
-        let many = format!(r#"{{"kind":"ops","id":1,"sessionId":"s","ops":[{}]}}"#, vec!["{}"; 101].join(","));
+        let many = format!(
+            r#"{{"kind":"ops","id":1,"sessionId":"s","ops":[{}]}}"#,
+            vec!["{}"; 101].join(",")
+        );
         assert!(parse(&many).is_err());
     }
 }

@@ -40,7 +40,10 @@ impl TableView {
             status: s("status").unwrap_or_else(|| "idle".into()),
             round: v.get("round").and_then(Value::as_u64),
             next_session_id: s("nextSessionId"),
-            result_reason: v.pointer("/result/reason").and_then(Value::as_str).map(str::to_string),
+            result_reason: v
+                .pointer("/result/reason")
+                .and_then(Value::as_str)
+                .map(str::to_string),
             auth_refused: false,
             dead: false,
         }
@@ -59,7 +62,13 @@ pub struct Table {
 
 impl Table {
     /// Open a page and start hosting `game_path` (for example `/games/chess/?turnTimeout=5`).
-    pub async fn open(browser: Arc<Browser>, origin: &Origin, relay: Relay, game_path: &str, title: &str) -> Result<Table, CdpError> {
+    pub async fn open(
+        browser: Arc<Browser>,
+        origin: &Origin,
+        relay: Relay,
+        game_path: &str,
+        title: &str,
+    ) -> Result<Table, CdpError> {
         let (target_id, session_id) = browser.new_page().await?;
         tracing::debug!(target = %target_id, "page created");
         let (tx, rx) = mpsc::unbounded_channel();
@@ -68,21 +77,48 @@ impl Table {
         // The binding goes only into the page session: frames (the game) never get it. It is
         // installed before the page loads, and never from the event loop below, which must
         // keep answering paused requests (a navigation waits for them).
-        browser.call(Some(&session_id), "Runtime.addBinding", json!({ "name": BINDING })).await?;
-        browser.call(Some(&session_id), "Page.enable", json!({})).await?;
+        browser
+            .call(
+                Some(&session_id),
+                "Runtime.addBinding",
+                json!({ "name": BINDING }),
+            )
+            .await?;
+        browser
+            .call(Some(&session_id), "Page.enable", json!({}))
+            .await?;
         let url = format!(
             "{}/house/?game={}&title={}",
             origin.as_str(),
             query_escape(game_path),
             query_escape(title)
         );
-        let (view_tx, view_rx) = watch::channel(TableView { status: "idle".into(), ..TableView::default() });
+        let (view_tx, view_rx) = watch::channel(TableView {
+            status: "idle".into(),
+            ..TableView::default()
+        });
         let frames = Arc::new(Mutex::new(Vec::new()));
-        let task = tokio::spawn(run(browser.clone(), origin.clone(), relay, session_id.clone(), rx, view_tx, frames.clone()));
+        let task = tokio::spawn(run(
+            browser.clone(),
+            origin.clone(),
+            relay,
+            session_id.clone(),
+            rx,
+            view_tx,
+            frames.clone(),
+        ));
         tracing::debug!(%url, "navigating");
-        browser.call(Some(&session_id), "Page.navigate", json!({ "url": url })).await?;
+        browser
+            .call(Some(&session_id), "Page.navigate", json!({ "url": url }))
+            .await?;
         tracing::debug!("navigated");
-        Ok(Table { target_id, session_id, view: view_rx, frames, task })
+        Ok(Table {
+            target_id,
+            session_id,
+            view: view_rx,
+            frames,
+            task,
+        })
     }
 
     /// Evaluate `expression` in each of the page's frames and return the first value that is
@@ -111,8 +147,16 @@ impl Table {
 /// filter, the binding (page only matters, harmless in frames), and auto-attach so frames in
 /// other processes (sandboxed game frames are) pause until they have the filter too.
 async fn setup_session(browser: &Browser, session: &str) -> Result<(), CdpError> {
-    browser.call(Some(session), "Fetch.enable", json!({ "patterns": [{ "urlPattern": "*" }] })).await?;
-    browser.call(Some(session), "Runtime.enable", json!({})).await?;
+    browser
+        .call(
+            Some(session),
+            "Fetch.enable",
+            json!({ "patterns": [{ "urlPattern": "*" }] }),
+        )
+        .await?;
+    browser
+        .call(Some(session), "Runtime.enable", json!({}))
+        .await?;
     browser
         .call(
             Some(session),
@@ -138,21 +182,33 @@ async fn run(
         let from = ev.session_id.clone().unwrap_or_default();
         match ev.method.as_str() {
             "Fetch.requestPaused" => {
-                let request_id = ev.params["requestId"].as_str().unwrap_or_default().to_string();
-                let url = ev.params.pointer("/request/url").and_then(Value::as_str).unwrap_or_default();
+                let request_id = ev.params["requestId"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                let url = ev
+                    .params
+                    .pointer("/request/url")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 let b = browser.clone();
                 let (method, params) = if guard::allowed(url, &origin) {
                     ("Fetch.continueRequest", json!({ "requestId": request_id }))
                 } else {
                     tracing::warn!(url = %short(url), "house page request blocked: not a house file on the backend");
-                    ("Fetch.failRequest", json!({ "requestId": request_id, "errorReason": "AccessDenied" }))
+                    (
+                        "Fetch.failRequest",
+                        json!({ "requestId": request_id, "errorReason": "AccessDenied" }),
+                    )
                 };
                 tokio::spawn(async move {
                     let _ = b.call(Some(&from), method, params).await;
                 });
             }
             "Target.attachedToTarget" => {
-                let Some(child) = ev.params["sessionId"].as_str().map(str::to_string) else { continue };
+                let Some(child) = ev.params["sessionId"].as_str().map(str::to_string) else {
+                    continue;
+                };
                 if let Some(tx) = route_sender(&browser, &page_session) {
                     browser.route(&child, tx);
                 }
@@ -162,7 +218,9 @@ async fn run(
                     if let Err(e) = setup_session(&b, &child).await {
                         tracing::debug!("frame setup failed: {e}");
                     }
-                    let _ = b.call(Some(&child), "Runtime.runIfWaitingForDebugger", json!({})).await;
+                    let _ = b
+                        .call(Some(&child), "Runtime.runIfWaitingForDebugger", json!({}))
+                        .await;
                 });
             }
             "Target.detachedFromTarget" => {
@@ -183,7 +241,12 @@ async fn run(
                         });
                     }
                     Ok(PageRequest::Call { id, call }) => {
-                        let (b, r, s, view) = (browser.clone(), relay.clone(), page_session.clone(), view.clone());
+                        let (b, r, s, view) = (
+                            browser.clone(),
+                            relay.clone(),
+                            page_session.clone(),
+                            view.clone(),
+                        );
                         tokio::spawn(async move {
                             let reply = r.perform(&call).await;
                             if reply.status == 401 || reply.status == 403 {
@@ -194,7 +257,9 @@ async fn run(
                                 reply.status,
                                 Value::String(reply.body)
                             );
-                            let _ = b.call(Some(&s), "Runtime.evaluate", json!({ "expression": expr })).await;
+                            let _ = b
+                                .call(Some(&s), "Runtime.evaluate", json!({ "expression": expr }))
+                                .await;
                         });
                     }
                     Err(e) => tracing::warn!("house page sent a bad request: {e}"),
@@ -238,7 +303,10 @@ mod tests {
 
     #[test]
     fn escapes_query_values() {
-        assert_eq!(query_escape("/games/chess/?turnTimeout=5&x=1"), "/games/chess/%3FturnTimeout%3D5%26x%3D1");
+        assert_eq!(
+            query_escape("/games/chess/?turnTimeout=5&x=1"),
+            "/games/chess/%3FturnTimeout%3D5%26x%3D1"
+        );
         assert_eq!(query_escape("Rock paper"), "Rock%20paper");
     }
 

@@ -80,7 +80,10 @@ impl Rcadia {
                     })
                     .await;
                 match r {
-                    Ok(a) => me.inner.metrics.clock_fired(&kind, a.now_ms.saturating_sub(due_ms)),
+                    Ok(a) => me
+                        .inner
+                        .metrics
+                        .clock_fired(&kind, a.now_ms.saturating_sub(due_ms)),
                     Err(RcadiaError::NotFound) | Err(RcadiaError::Gone) => {}
                     Err(e) => tracing::warn!(session = %id, error = %e, "deadline not applied"),
                 }

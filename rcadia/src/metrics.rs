@@ -173,7 +173,10 @@ impl SessionMetrics {
 
     pub(crate) fn session_created(&self, rematch: bool) {
         let kind = if rematch { "rematch" } else { "new" };
-        self.inner.created.get_or_create(&vec![("kind", kind)]).inc();
+        self.inner
+            .created
+            .get_or_create(&vec![("kind", kind)])
+            .inc();
     }
 
     /// `POST /action`'s immediate answer: `accepted` or the refusal code.
@@ -228,7 +231,10 @@ impl SessionMetrics {
         }
         for p in &after.players {
             let old = before.players.iter().find(|o| o.player_id == p.player_id);
-            if let (Some(pa), Some(d)) = (&p.pending, p.pending.as_ref().and_then(|x| x.delivered_at_ms)) {
+            if let (Some(pa), Some(d)) = (
+                &p.pending,
+                p.pending.as_ref().and_then(|x| x.delivered_at_ms),
+            ) {
                 let was_delivered = old
                     .and_then(|o| o.pending.as_ref())
                     .is_some_and(|(id, delivered)| *id == pa.action_id && *delivered);

@@ -226,8 +226,8 @@ impl Rcadia {
         s.events_base = base + new_events.len() as u64;
         let encoded = serde_json::to_string(&*s);
         s.events_base = base;
-        let json = encoded
-            .map_err(|e| RcadiaError::Internal(format!("session does not encode: {e}")))?;
+        let json =
+            encoded.map_err(|e| RcadiaError::Internal(format!("session does not encode: {e}")))?;
         let listed = if s.status == Status::Finished {
             "0"
         } else {
@@ -308,7 +308,8 @@ impl Rcadia {
             let wake = wakes(&out.effects, out.changed);
             if self.save(&mut s, 0, &out.effects, wake).await? {
                 self.inner.metrics.session_created(s.round > 1);
-                self.run_effects(&s, after_write(&out.effects), false).await?;
+                self.run_effects(&s, after_write(&out.effects), false)
+                    .await?;
                 return Ok(s);
             }
         }

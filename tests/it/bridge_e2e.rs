@@ -15,24 +15,50 @@ const LONG: Duration = Duration::from_secs(60);
 const PASSWORD: &str = "correct horse battery staple";
 
 fn anon(app: &TestApp) -> Client {
-    Client { base: format!("http://{}", app.addr), token: String::new(), http: reqwest::Client::new() }
+    Client {
+        base: format!("http://{}", app.addr),
+        token: String::new(),
+        http: reqwest::Client::new(),
+    }
 }
 
 /// Sign in on the bridge page like a person would, and wait for the hosted table.
 async fn host_from_tab(tab: &Tab, user: &str) -> String {
-    tab.wait_for("!document.getElementById('signin').hidden", "the sign-in form", LONG).await;
+    tab.wait_for(
+        "!document.getElementById('signin').hidden",
+        "the sign-in form",
+        LONG,
+    )
+    .await;
     tab.eval(&format!(
         "(() => {{ const f = document.getElementById('signin-form'); f.elements.username.value = {user:?}; \
          f.elements.password.value = {PASSWORD:?}; f.requestSubmit(); return true; }})()"
     ))
     .await;
-    tab.wait_for("document.getElementById('s-status').textContent === 'waiting'", "a waiting table", LONG)
+    tab.wait_for(
+        "document.getElementById('s-status').textContent === 'waiting'",
+        "a waiting table",
+        LONG,
+    )
+    .await;
+    let session = tab
+        .eval("document.getElementById('s-session').textContent")
         .await;
-    let session = tab.eval("document.getElementById('s-session').textContent").await;
-    session.as_str().unwrap().split_whitespace().next().unwrap().to_string()
+    session
+        .as_str()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
 }
 
-async fn public_until(app: &TestApp, id: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+async fn public_until(
+    app: &TestApp,
+    id: &str,
+    what: &str,
+    check: impl Fn(&Value) -> bool,
+) -> Value {
     let c = anon(app);
     let deadline = tokio::time::Instant::now() + LONG;
     loop {
@@ -40,7 +66,10 @@ async fn public_until(app: &TestApp, id: &str, what: &str, check: impl Fn(&Value
         if check(&v) {
             return v;
         }
-        assert!(tokio::time::Instant::now() < deadline, "never saw {what}: {v}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never saw {what}: {v}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -60,8 +89,17 @@ async fn a_tab_that_goes_away_ends_its_table() {
     let tab = Tab::open(&browser, &url).await;
     let closed = host_from_tab(&tab, "tabby").await;
     let (_, avail) = anon(&app).get(&format!("{AGENT}/available")).await;
-    let entry = avail["sessions"].as_array().unwrap().iter().find(|s| s["sessionId"] == closed.as_str()).cloned();
-    assert_eq!(entry.as_ref().map(|e| e["host"].clone()), Some(json!("player")), "{avail}");
+    let entry = avail["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["sessionId"] == closed.as_str())
+        .cloned();
+    assert_eq!(
+        entry.as_ref().map(|e| e["host"].clone()),
+        Some(json!("player")),
+        "{avail}"
+    );
     tab.close().await;
     let v = public_until(&app, &closed, "host_left", |v| v["status"] == "finished").await;
     assert_eq!(v["result"]["reason"], "host_left", "{v}");
@@ -71,10 +109,17 @@ async fn a_tab_that_goes_away_ends_its_table() {
     let tab = Tab::open(&browser, &url).await;
     let crashed = host_from_tab(&tab, "tabby").await;
     tab.crash().await;
-    let v = public_until(&app, &crashed, "host_disconnected", |v| v["status"] == "finished").await;
+    let v = public_until(&app, &crashed, "host_disconnected", |v| {
+        v["status"] == "finished"
+    })
+    .await;
     assert_eq!(v["result"]["reason"], "host_disconnected", "{v}");
     assert_eq!(v["result"]["winner"], Value::Null, "{v}");
-    assert_eq!(v["nextSessionId"], Value::Null, "no rematch after host_disconnected: {v}");
+    assert_eq!(
+        v["nextSessionId"],
+        Value::Null,
+        "no rematch after host_disconnected: {v}"
+    );
     browser.close().await;
 }
 
@@ -106,21 +151,41 @@ async fn a_v1_game_hosted_through_the_bridge_gets_legacy_behaviour() {
     let app = app_with(|_| {}).await;
     app.auth.create_user("oldtimer", PASSWORD).await.unwrap();
     // The v1 game comes from another origin, as third-party games do.
-    let games = axum::Router::new().route("/v1/", axum::routing::get(|| async { axum::response::Html(V1_GAME) }));
+    let games = axum::Router::new().route(
+        "/v1/",
+        axum::routing::get(|| async { axum::response::Html(V1_GAME) }),
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let games_addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, games).await });
 
     let browser = launch().await;
-    let tab = Tab::open(&browser, &app.url(&format!("/bridge/?game=http://{games_addr}/v1/&title=Old"))).await;
+    let tab = Tab::open(
+        &browser,
+        &app.url(&format!("/bridge/?game=http://{games_addr}/v1/&title=Old")),
+    )
+    .await;
     let table = host_from_tab(&tab, "oldtimer").await;
-    let label = tab.eval("document.getElementById('s-session').textContent").await;
-    assert!(label.as_str().unwrap().contains("[legacy v1 game]"), "{label}");
+    let label = tab
+        .eval("document.getElementById('s-session').textContent")
+        .await;
+    assert!(
+        label.as_str().unwrap().contains("[legacy v1 game]"),
+        "{label}"
+    );
 
     let mut players = Vec::new();
     for name in ["First", "Second"] {
-        let (token, _) = app.auth.create_token(&["play".into()], Some(name)).await.unwrap();
-        let c = Client { base: format!("http://{}", app.addr), token, http: reqwest::Client::new() };
+        let (token, _) = app
+            .auth
+            .create_token(&["play".into()], Some(name))
+            .await
+            .unwrap();
+        let c = Client {
+            base: format!("http://{}", app.addr),
+            token,
+            http: reqwest::Client::new(),
+        };
         c.join(&table).await;
         players.push(c);
     }
@@ -135,10 +200,16 @@ async fn a_v1_game_hosted_through_the_bridge_gets_legacy_behaviour() {
         if s["yourTurn"] == true && s["legalActions"] == json!(["win"]) {
             break s;
         }
-        assert!(tokio::time::Instant::now() < deadline, "first never got its turn: {s}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "first never got its turn: {s}"
+        );
     };
     let (st, r) = first
-        .post(&format!("{AGENT}/{table}/action?wait=10"), json!({ "action": "win", "turn": s["turn"] }))
+        .post(
+            &format!("{AGENT}/{table}/action?wait=10"),
+            json!({ "action": "win", "turn": s["turn"] }),
+        )
         .await;
     assert_eq!((st, r["outcome"].clone()), (200, json!("applied")), "{r}");
     let v = public_until(&app, &table, "the end", |v| v["status"] == "finished").await;
@@ -149,8 +220,14 @@ async fn a_v1_game_hosted_through_the_bridge_gets_legacy_behaviour() {
     let (_, v) = anon(&app).get(&format!("{AGENT}/{table}/public")).await;
     assert_eq!(v["nextSessionId"], Value::Null, "{v}");
     let log = wait_frame_log(&tab, "\"win\"").await;
-    assert!(!log.contains("AGENT_SESSION_END"), "a v1 game gets no session_end: {log}");
-    assert!(!log.contains("AGENT_GAME_START"), "a v1 game gets game_start as an action only: {log}");
+    assert!(
+        !log.contains("AGENT_SESSION_END"),
+        "a v1 game gets no session_end: {log}"
+    );
+    assert!(
+        !log.contains("AGENT_GAME_START"),
+        "a v1 game gets game_start as an action only: {log}"
+    );
     browser.close().await;
 }
 
@@ -163,7 +240,10 @@ async fn wait_frame_log(tab: &Tab, needle: &str) -> String {
                 return t.to_string();
             }
         }
-        assert!(tokio::time::Instant::now() < deadline, "the v1 game never logged {needle}: {v}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the v1 game never logged {needle}: {v}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

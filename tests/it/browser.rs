@@ -11,7 +11,11 @@ use tokio::sync::mpsc;
 
 /// Debian's `chromium`; `./ops/test` installs it.
 pub async fn launch() -> Arc<Browser> {
-    let options = LaunchOptions { binary: "chromium".into(), extra_args: vec![], only_host: None };
+    let options = LaunchOptions {
+        binary: "chromium".into(),
+        extra_args: vec![],
+        only_host: None,
+    };
     match Browser::launch(&options).await {
         Ok(b) => Arc::new(b),
         Err(e) => panic!("{e}\n(the end-to-end tests need Debian's chromium: `apt-get install chromium`, which ./ops/test does)"),
@@ -41,7 +45,9 @@ impl Tab {
                         f.lock().unwrap().push(child.to_string());
                         let (b, child) = (b.clone(), child.to_string());
                         tokio::spawn(async move {
-                            let _ = b.call(Some(&child), "Runtime.runIfWaitingForDebugger", json!({})).await;
+                            let _ = b
+                                .call(Some(&child), "Runtime.runIfWaitingForDebugger", json!({}))
+                                .await;
                         });
                     }
                 }
@@ -55,13 +61,27 @@ impl Tab {
             )
             .await
             .expect("auto-attach");
-        browser.call(Some(&session), "Page.enable", json!({})).await.expect("page enable");
-        browser.call(Some(&session), "Page.navigate", json!({ "url": url })).await.expect("navigate");
-        Tab { browser: browser.clone(), target_id, session, frames }
+        browser
+            .call(Some(&session), "Page.enable", json!({}))
+            .await
+            .expect("page enable");
+        browser
+            .call(Some(&session), "Page.navigate", json!({ "url": url }))
+            .await
+            .expect("navigate");
+        Tab {
+            browser: browser.clone(),
+            target_id,
+            session,
+            frames,
+        }
     }
 
     pub async fn eval(&self, expr: &str) -> Value {
-        self.browser.evaluate(&self.session, expr).await.unwrap_or(Value::Null)
+        self.browser
+            .evaluate(&self.session, expr)
+            .await
+            .unwrap_or(Value::Null)
     }
 
     /// The first non-null value of `expr` in any of the tab's frames.
@@ -96,7 +116,8 @@ impl Tab {
     pub async fn crash(&self) {
         let _ = tokio::time::timeout(
             Duration::from_secs(5),
-            self.browser.call(Some(&self.session), "Page.crash", json!({})),
+            self.browser
+                .call(Some(&self.session), "Page.crash", json!({})),
         )
         .await;
     }

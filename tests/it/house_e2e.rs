@@ -24,9 +24,17 @@ pub struct House {
 impl House {
     /// A horst API whose `sessions.house_identity` is a fresh host token, and the house host
     /// on it for `games`, each game page with `game_query`.
-    pub async fn start(games: &[&str], game_query: &str, adjust: impl Fn(&mut horst_config::Config)) -> House {
+    pub async fn start(
+        games: &[&str],
+        game_query: &str,
+        adjust: impl Fn(&mut horst_config::Config),
+    ) -> House {
         let owner = app_with(&adjust).await;
-        let (token, house_id) = owner.auth.create_token(&["host".into()], Some("House")).await.unwrap();
+        let (token, house_id) = owner
+            .auth
+            .create_token(&["host".into()], Some("House"))
+            .await
+            .unwrap();
         let app = spawn_app_beside(&owner, |c| {
             fast(c);
             adjust(c);
@@ -51,31 +59,55 @@ impl House {
             },
             probe_rx,
         ));
-        House { app, _owner: owner, probe, stop: Some(stop), task }
+        House {
+            app,
+            _owner: owner,
+            probe,
+            stop: Some(stop),
+            task,
+        }
     }
 
     /// A player (play scope) on the house's API.
     pub async fn agent(&self, name: &str) -> Client {
-        let (token, _) = self.app.auth.create_token(&["play".into()], Some(name)).await.unwrap();
-        Client { base: format!("http://{}", self.app.addr), token, http: reqwest::Client::new() }
+        let (token, _) = self
+            .app
+            .auth
+            .create_token(&["play".into()], Some(name))
+            .await
+            .unwrap();
+        Client {
+            base: format!("http://{}", self.app.addr),
+            token,
+            http: reqwest::Client::new(),
+        }
     }
 
     /// The id of an open house table of `game`, once the house has opened one.
     pub async fn open_table(&self, game: &str) -> String {
-        let anon = Client { base: format!("http://{}", self.app.addr), token: String::new(), http: reqwest::Client::new() };
+        let anon = Client {
+            base: format!("http://{}", self.app.addr),
+            token: String::new(),
+            http: reqwest::Client::new(),
+        };
         let deadline = tokio::time::Instant::now() + LONG;
         loop {
             let (_, v) = anon.get(&format!("{AGENT}/available?game={game}")).await;
             let found = v["sessions"].as_array().and_then(|l| {
                 l.iter()
-                    .find(|s| s["host"] == "house" && s["joinable"] == true && s["currentPlayers"] == 0)
+                    .find(|s| {
+                        s["host"] == "house" && s["joinable"] == true && s["currentPlayers"] == 0
+                    })
                     .map(|s| s["sessionId"].as_str().unwrap().to_string())
             });
             if let Some(id) = found {
                 return id;
             }
             assert!(!self.task.is_finished(), "the house host stopped");
-            assert!(tokio::time::Instant::now() < deadline, "no open house table of {game}: {v}");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no open house table of {game}: {v}"
+            );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
@@ -86,14 +118,24 @@ impl House {
         let (reply, rx) = oneshot::channel();
         let expression = format!("(() => {{ const e = document.getElementById({id:?}); return e ? e.textContent : null; }})()");
         self.probe
-            .send(FrameQuery { session_id: series.into(), expression, reply })
+            .send(FrameQuery {
+                session_id: series.into(),
+                expression,
+                reply,
+            })
             .await
             .expect("house running");
         rx.await.unwrap_or(None).unwrap_or(Value::Null)
     }
 
     /// Wait until the game page's element `id` satisfies `check`.
-    pub async fn wait_game_text(&self, series: &str, id: &str, what: &str, check: impl Fn(&str) -> bool) -> String {
+    pub async fn wait_game_text(
+        &self,
+        series: &str,
+        id: &str,
+        what: &str,
+        check: impl Fn(&str) -> bool,
+    ) -> String {
         let deadline = tokio::time::Instant::now() + LONG;
         loop {
             let v = self.game_text(series, id).await;
@@ -102,7 +144,10 @@ impl House {
                     return t.to_string();
                 }
             }
-            assert!(tokio::time::Instant::now() < deadline, "the game page never showed {what}; #{id} is {v}");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the game page never showed {what}; #{id} is {v}"
+            );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
@@ -112,7 +157,10 @@ impl House {
             let _ = s.send(());
         }
         let r = tokio::time::timeout(Duration::from_secs(30), &mut self.task).await;
-        assert!(matches!(r, Ok(Ok(Ok(())))), "the house host did not stop cleanly: {r:?}");
+        assert!(
+            matches!(r, Ok(Ok(Ok(())))),
+            "the house host did not stop cleanly: {r:?}"
+        );
     }
 }
 
@@ -123,20 +171,31 @@ pub fn can_act(s: &Value) -> bool {
 }
 
 /// `state?wait` until `check` holds.
-pub async fn state_until(c: &Client, id: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+pub async fn state_until(
+    c: &Client,
+    id: &str,
+    what: &str,
+    check: impl Fn(&Value) -> bool,
+) -> Value {
     let deadline = tokio::time::Instant::now() + LONG;
     loop {
         let s = c.state(id, 2.0).await;
         if check(&s) {
             return s;
         }
-        assert!(tokio::time::Instant::now() < deadline, "never reached {what}: {s}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never reached {what}: {s}"
+        );
     }
 }
 
 async fn act_wait(c: &Client, id: &str, action: Value, turn: &Value, wait: f64) -> Value {
     let (st, v) = c
-        .post(&format!("{AGENT}/{id}/action?wait={wait}"), json!({ "action": action, "turn": turn }))
+        .post(
+            &format!("{AGENT}/{id}/action?wait={wait}"),
+            json!({ "action": action, "turn": turn }),
+        )
         .await;
     assert_eq!(st, 200, "{v}");
     v
@@ -153,11 +212,20 @@ async fn chess_illegal_move_is_rejected_and_the_agent_plays_again() {
     let second = house.open_table("chess").await;
     assert_ne!(second, table);
     let s = state_until(&white, &table, "white's turn", can_act).await;
-    assert!(s["legalActions"].as_array().unwrap().contains(&json!("e2e4")), "{s}");
+    assert!(
+        s["legalActions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("e2e4")),
+        "{s}"
+    );
 
     let r = act_wait(&white, &table, json!("e2e5"), &s["turn"], 10.0).await;
     assert_eq!(r["outcome"], "rejected", "{r}");
-    assert!(r["reason"].as_str().unwrap_or("").contains("illegal"), "{r}");
+    assert!(
+        r["reason"].as_str().unwrap_or("").contains("illegal"),
+        "{r}"
+    );
     let s = state_until(&white, &table, "white's turn again", can_act).await;
     let r = act_wait(&white, &table, json!("e2e4"), &s["turn"], 10.0).await;
     assert_eq!(r["outcome"], "applied", "{r}");
@@ -165,14 +233,21 @@ async fn chess_illegal_move_is_rejected_and_the_agent_plays_again() {
     let s = state_until(&black, &table, "black's turn", can_act).await;
     let r = act_wait(&black, &table, json!("e7e5"), &s["turn"], 10.0).await;
     assert_eq!(r["outcome"], "applied", "{r}");
-    let history = house.wait_game_text(&table, "history", "both moves", |t| t == "e4 e5").await;
+    let history = house
+        .wait_game_text(&table, "history", "both moves", |t| t == "e4 e5")
+        .await;
     assert_eq!(history, "e4 e5");
     house.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chess_forfeit_on_the_clock_reaches_the_game_page() {
-    let house = House::start(&["chess"], "turnTimeout=1&maxTurnTimeouts=1&forfeitOnTimeout=1", |_| {}).await;
+    let house = House::start(
+        &["chess"],
+        "turnTimeout=1&maxTurnTimeouts=1&forfeitOnTimeout=1",
+        |_| {},
+    )
+    .await;
     let table = house.open_table("chess").await;
     let (white, black) = (house.agent("Sleepy").await, house.agent("Awake").await);
     let w = white.join(&table).await;
@@ -184,13 +259,20 @@ async fn chess_forfeit_on_the_clock_reaches_the_game_page() {
 
     let white_id = white_id.as_str().unwrap().to_string();
     let events = house
-        .wait_game_text(&table, "events", "onTimeout and onSessionEnd", |t| t.contains("session_end"))
+        .wait_game_text(&table, "events", "onTimeout and onSessionEnd", |t| {
+            t.contains("session_end")
+        })
         .await;
     let timeout_at = events
         .find(&format!("timeout {white_id} strike 1/1 final"))
-        .unwrap_or_else(|| panic!("no final strike for {white_id} in the page's events:\n{events}"));
+        .unwrap_or_else(|| {
+            panic!("no final strike for {white_id} in the page's events:\n{events}")
+        });
     let end_at = events.find("session_end").unwrap();
-    assert!(timeout_at < end_at, "onTimeout(final) must come before onSessionEnd:\n{events}");
+    assert!(
+        timeout_at < end_at,
+        "onTimeout(final) must come before onSessionEnd:\n{events}"
+    );
     house.stop().await;
 }
 
@@ -208,20 +290,28 @@ async fn rock_paper_scissors_releases_simultaneous_throws_together() {
         })
         .await;
         if sa["status"] == "finished" {
-            assert_eq!(sa["result"]["winner"], a_id, "rock beats scissors every time: {sa}");
+            assert_eq!(
+                sa["result"]["winner"], a_id,
+                "rock beats scissors every time: {sa}"
+            );
             break;
         }
         // Both are on turn at once; a's throw is held until b has thrown too.
         let sb = state_until(&b, &table, "b's throw", can_act).await;
         let held = act_wait(&a, &table, json!("rock"), &sa["turn"], 0.5).await;
-        assert_eq!(held["outcome"], "pending", "a simultaneous throw waits for the other player: {held}");
+        assert_eq!(
+            held["outcome"], "pending",
+            "a simultaneous throw waits for the other player: {held}"
+        );
         let r = act_wait(&b, &table, json!("scissors"), &sb["turn"], 10.0).await;
         assert_eq!(r["outcome"], "applied", "{r}");
         throws += 1;
         assert!(throws <= 3, "best of three took more than three throws");
     }
     assert_eq!(throws, 2);
-    let text = house.wait_game_text(&table, "throws", "two throws", |t| t.lines().count() == 2).await;
+    let text = house
+        .wait_game_text(&table, "throws", "two throws", |t| t.lines().count() == 2)
+        .await;
     assert!(text.contains("rock vs scissors"), "{text}");
     house.stop().await;
 }
@@ -233,8 +323,16 @@ async fn rock_paper_scissors_releases_simultaneous_throws_together() {
 async fn the_horst_house_process_end_to_end() {
     use crate::harness::HorstProcess;
     let owner = app_with(|_| {}).await;
-    let (token, house_id) = owner.auth.create_token(&["host".into()], Some("House")).await.unwrap();
-    let (play_only, _) = owner.auth.create_token(&["play".into()], Some("NotAHost")).await.unwrap();
+    let (token, house_id) = owner
+        .auth
+        .create_token(&["host".into()], Some("House"))
+        .await
+        .unwrap();
+    let (play_only, _) = owner
+        .auth
+        .create_token(&["play".into()], Some("NotAHost"))
+        .await
+        .unwrap();
     let app = spawn_app_beside(&owner, |c| {
         fast(c);
         c.sessions.house_identity = house_id;
@@ -251,22 +349,42 @@ async fn the_horst_house_process_end_to_end() {
     let status = refused.wait_exit(LONG).expect("a refused house host exits");
     assert!(!status.success());
     let err = refused.stderr();
-    assert!(err.contains("--scopes host"), "the message says how to get a host token: {err}");
-    assert!(!err.contains(&play_only) && !refused.stdout().contains(&play_only), "the token is never printed");
+    assert!(
+        err.contains("--scopes host"),
+        "the message says how to get a host token: {err}"
+    );
+    assert!(
+        !err.contains(&play_only) && !refused.stdout().contains(&play_only),
+        "the token is never printed"
+    );
 
     let mut house = HorstProcess::spawn(
         &["house", "--backend", &backend],
-        &[("HORST_HOUSE_TOKEN", token.as_str()), ("HORST_HOUSE_GAMES", "rps")],
+        &[
+            ("HORST_HOUSE_TOKEN", token.as_str()),
+            ("HORST_HOUSE_GAMES", "rps"),
+        ],
         dir.path(),
     );
-    let anon = Client { base: backend.clone(), token: String::new(), http: reqwest::Client::new() };
+    let anon = Client {
+        base: backend.clone(),
+        token: String::new(),
+        http: reqwest::Client::new(),
+    };
     let deadline = tokio::time::Instant::now() + LONG;
     let table = loop {
         let (_, v) = anon.get(&format!("{AGENT}/available?game=rps")).await;
-        if let Some(s) = v["sessions"].as_array().and_then(|l| l.iter().find(|s| s["host"] == "house")) {
+        if let Some(s) = v["sessions"]
+            .as_array()
+            .and_then(|l| l.iter().find(|s| s["host"] == "house"))
+        {
             break s["sessionId"].as_str().unwrap().to_string();
         }
-        assert!(tokio::time::Instant::now() < deadline, "no house table: {v}\n{}", house.stderr());
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no house table: {v}\n{}",
+            house.stderr()
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     house.signal(libc::SIGTERM);
@@ -275,7 +393,10 @@ async fn the_horst_house_process_end_to_end() {
     let (_, v) = anon.get(&format!("{AGENT}/{table}/public")).await;
     assert_eq!(v["status"], "finished", "{v}");
     assert_eq!(v["result"]["reason"], "host_left", "{v}");
-    assert!(!house.stderr().contains(&token) && !house.stdout().contains(&token), "the token is never printed");
+    assert!(
+        !house.stderr().contains(&token) && !house.stdout().contains(&token),
+        "the token is never printed"
+    );
 }
 
 /// The whole loop of issue 9: the house opens a chess table, two `horst play` agents join
@@ -288,19 +409,61 @@ async fn two_horst_play_agents_play_a_chess_series_on_a_house_table() {
     let house = House::start(&["chess"], "maxPlies=12", |_| {}).await;
     let table = house.open_table("chess").await;
     let dir = tempfile::tempdir().unwrap();
-    let (ta, tb) = (play_token(&house.app, "Ada", &["play"]).await, play_token(&house.app, "Bo", &["play"]).await);
-    let common = ["--game", "chess", "--wait-for-table", "30", "--rounds", "2", "--policy", "random"];
-    let mut a = play(&house.app, &ta, true, &[&common[..], &["--seed", "1"]].concat(), dir.path());
+    let (ta, tb) = (
+        play_token(&house.app, "Ada", &["play"]).await,
+        play_token(&house.app, "Bo", &["play"]).await,
+    );
+    let common = [
+        "--game",
+        "chess",
+        "--wait-for-table",
+        "30",
+        "--rounds",
+        "2",
+        "--policy",
+        "random",
+    ];
+    let mut a = play(
+        &house.app,
+        &ta,
+        true,
+        &[&common[..], &["--seed", "1"]].concat(),
+        dir.path(),
+    );
     stdout_line(&mut a, "\"joined\"", LONG).await;
-    let mut b = play(&house.app, &tb, false, &[&common[..], &["--seed", "2"]].concat(), dir.path());
-    assert_eq!(exit_code(&mut a, Duration::from_secs(240)).await, 0, "{}", a.stderr());
-    assert_eq!(exit_code(&mut b, Duration::from_secs(240)).await, 0, "{}", b.stderr());
+    let mut b = play(
+        &house.app,
+        &tb,
+        false,
+        &[&common[..], &["--seed", "2"]].concat(),
+        dir.path(),
+    );
+    assert_eq!(
+        exit_code(&mut a, Duration::from_secs(240)).await,
+        0,
+        "{}",
+        a.stderr()
+    );
+    assert_eq!(
+        exit_code(&mut b, Duration::from_secs(240)).await,
+        0,
+        "{}",
+        b.stderr()
+    );
 
     let (ea, eb) = (events(&a), events(&b));
     for ev in [&ea, &eb] {
-        assert_eq!(of_kind(ev, "joined")[0]["sessionId"], table.as_str(), "both sit at the house table");
+        assert_eq!(
+            of_kind(ev, "joined")[0]["sessionId"],
+            table.as_str(),
+            "both sit at the house table"
+        );
         assert!(!of_kind(ev, "move").is_empty(), "each agent moved");
-        assert_eq!(of_kind(ev, "result").len(), 2, "two rounds played to the end");
+        assert_eq!(
+            of_kind(ev, "result").len(),
+            2,
+            "two rounds played to the end"
+        );
         assert_eq!(of_kind(ev, "rematch").len(), 1, "one rematch followed");
         assert_eq!(of_kind(ev, "done")[0]["reason"], "rounds_reached");
     }
@@ -310,11 +473,18 @@ async fn two_horst_play_agents_play_a_chess_series_on_a_house_table() {
     // House chess: seat 0 is white in round 1, black in round 2.
     assert_eq!(results[0]["result"]["white"], ada, "{}", results[0]);
     assert_eq!(results[0]["result"]["black"], bo);
-    assert_eq!(results[1]["result"]["white"], bo, "colours alternate by round: {}", results[1]);
+    assert_eq!(
+        results[1]["result"]["white"], bo,
+        "colours alternate by round: {}",
+        results[1]
+    );
     assert_eq!(results[1]["result"]["black"], ada);
     for r in &results {
         let w = &r["result"]["winner"];
-        assert!(w.is_null() || *w == ada || *w == bo, "the winner is a playerId or null: {r}");
+        assert!(
+            w.is_null() || *w == ada || *w == bo,
+            "the winner is a playerId or null: {r}"
+        );
     }
     house.stop().await;
 }

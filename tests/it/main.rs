@@ -7,10 +7,10 @@
 mod harness;
 
 mod agent_keys;
-mod bridge_e2e;
-mod browser;
 mod board;
 mod board_ops;
+mod bridge_e2e;
+mod browser;
 mod burst;
 mod config_errors;
 mod health;

@@ -262,7 +262,10 @@ async fn rcadia_user_password_is_read_without_echo_or_from_a_pipe() {
         let mut seen = String::new();
         let mut buf = [0u8; 256];
         // Type each line only after its prompt: turning echo off flushes pending input.
-        for (prompt, line) in [("password for carol: ", "tty secret\n"), ("again: ", "tty secret\n")] {
+        for (prompt, line) in [
+            ("password for carol: ", "tty secret\n"),
+            ("again: ", "tty secret\n"),
+        ] {
             while !seen.contains(prompt) {
                 let n = master.read(&mut buf).expect("read the terminal");
                 assert!(n > 0, "no prompt {prompt:?}; saw {seen:?}");
@@ -283,7 +286,10 @@ async fn rcadia_user_password_is_read_without_echo_or_from_a_pipe() {
     })
     .await
     .unwrap();
-    assert!(!shown.contains("tty secret"), "the password was echoed: {shown:?}");
+    assert!(
+        !shown.contains("tty secret"),
+        "the password was echoed: {shown:?}"
+    );
     assert!(shown.contains("created user carol"), "{shown:?}");
 
     for (user, password) in [("bob", "piped secret"), ("carol", "tty secret")] {

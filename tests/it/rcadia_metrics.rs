@@ -27,7 +27,10 @@ async fn rcadia_session_metrics_appear_and_move() {
     let app = app_with(|_| {}).await;
     // Plain metrics are listed from the start (labelled families once they have a sample).
     let text = metrics(&app).await;
-    assert!(text.contains("# HELP horst_session_long_polls_open "), "{text}");
+    assert!(
+        text.contains("# HELP horst_session_long_polls_open "),
+        "{text}"
+    );
 
     let (host, agents) = cast(&app, 2).await;
     let (id, pids, mut after) = started(&host, &agents, two_player(json!({}))).await;
@@ -69,8 +72,11 @@ async fn rcadia_session_metrics_appear_and_move() {
         json!([{ "op": "legal_actions", "playerId": pids[1], "actions": ["e5"] }]),
     )
     .await;
-    host.ops(&id, json!([{ "op": "end", "result": { "winner": pids[0] } }]))
-        .await;
+    host.ops(
+        &id,
+        json!([{ "op": "end", "result": { "winner": pids[0] } }]),
+    )
+    .await;
     let _ = after;
 
     let text = metrics(&app).await;
@@ -79,17 +85,26 @@ async fn rcadia_session_metrics_appear_and_move() {
         "{text}"
     );
     assert_eq!(
-        value(&text, "horst_session_actions_received_total{result=\"accepted\"}"),
+        value(
+            &text,
+            "horst_session_actions_received_total{result=\"accepted\"}"
+        ),
         1.0,
         "{text}"
     );
     assert_eq!(
-        value(&text, "horst_session_actions_received_total{result=\"not_your_turn\"}"),
+        value(
+            &text,
+            "horst_session_actions_received_total{result=\"not_your_turn\"}"
+        ),
         1.0,
         "{text}"
     );
     assert_eq!(
-        value(&text, "horst_session_action_outcomes_total{outcome=\"applied\"}"),
+        value(
+            &text,
+            "horst_session_action_outcomes_total{outcome=\"applied\"}"
+        ),
         1.0,
         "{text}"
     );
@@ -145,9 +160,11 @@ async fn rcadia_session_metrics_appear_and_move() {
         "horst_session_cas_conflicts",
         "horst_session_cas_gave_up",
     ] {
-        assert!(text.contains(&format!("# HELP {name} ")), "{name} missing:\n{text}");
+        assert!(
+            text.contains(&format!("# HELP {name} ")),
+            "{name} missing:\n{text}"
+        );
     }
-
 }
 
 /// A woken long-poll takes the new state from the wake-up message: the host's publish wakes
@@ -187,6 +204,9 @@ async fn rcadia_wake_ups_carry_the_state() {
     // A waiter also re-reads every 2 s on its own; only a quick wake-up proves the point (a
     // slow, shared CI box may take longer, and then the check says nothing).
     if t0.elapsed() < Duration::from_millis(1900) {
-        assert_eq!(reads_after, reads_before, "a woken waiter read the session back");
+        assert_eq!(
+            reads_after, reads_before,
+            "a woken waiter read the session back"
+        );
     }
 }

@@ -39,7 +39,10 @@ async fn rcadia_skill_url_uses_the_configured_public_url() {
     let app = app_with(|c| c.sessions.public_url = "https://api.rcadia.xyz/".into()).await;
     let (host, _) = cast(&app, 0).await;
     let (_, v) = host
-        .post(BRIDGE, json!({ "config": two_player(json!({})), "gameId": "chess" }))
+        .post(
+            BRIDGE,
+            json!({ "config": two_player(json!({})), "gameId": "chess" }),
+        )
         .await;
     assert_eq!(v["skillUrl"], "https://api.rcadia.xyz/games/chess/skill.md");
 }

@@ -19,8 +19,14 @@ fn auto_rematch_reserves_the_same_seats_and_starts_when_everyone_is_ready() {
     let out = g.ops(json!([{"op": "end", "result": {"winner": a}}]));
     assert!(out.effects.contains(&Effect::CreateRematch));
     assert!(should_wake(&before, &g.s, &b), "the game finished");
-    assert!(g.s.awaiting_rematch(g.now), "the next round is due but not linked yet");
-    assert!(!g.s.awaiting_rematch(g.now + crate::REMATCH_LINK_GRACE_MS), "not forever");
+    assert!(
+        g.s.awaiting_rematch(g.now),
+        "the next round is due but not linked yet"
+    );
+    assert!(
+        !g.s.awaiting_rematch(g.now + crate::REMATCH_LINK_GRACE_MS),
+        "not forever"
+    );
     let ended = g.now;
     let finished = g.s.clone();
     let mut n = open_rematch(&mut g);
