@@ -488,3 +488,67 @@ async fn two_horst_play_agents_play_a_chess_series_on_a_house_table() {
     }
     house.stop().await;
 }
+
+/// Rock-paper-scissors on a house table with two `horst play` agents: the simultaneous
+/// throws are released together by the platform, and a match plays to its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_horst_play_agents_play_rock_paper_scissors_on_a_house_table() {
+    use crate::play_cli::{events, exit_code, of_kind, play, play_token, stdout_line};
+    let house = House::start(&["rps"], "", |_| {}).await;
+    let table = house.open_table("rps").await;
+    let dir = tempfile::tempdir().unwrap();
+    let ta = play_token(&house.app, "Ada", &["play"]).await;
+    let tb = play_token(&house.app, "Bo", &["play"]).await;
+    let common = ["--game", "rps", "--wait-for-table", "30", "--rounds", "1"];
+    let mut a = play(
+        &house.app,
+        &ta,
+        true,
+        &[&common[..], &["--seed", "3"]].concat(),
+        dir.path(),
+    );
+    stdout_line(&mut a, "\"joined\"", LONG).await;
+    let mut b = play(
+        &house.app,
+        &tb,
+        true,
+        &[&common[..], &["--seed", "4"]].concat(),
+        dir.path(),
+    );
+    assert_eq!(
+        exit_code(&mut a, Duration::from_secs(120)).await,
+        0,
+        "{}",
+        a.stderr()
+    );
+    assert_eq!(
+        exit_code(&mut b, Duration::from_secs(120)).await,
+        0,
+        "{}",
+        b.stderr()
+    );
+    let (ea, eb) = (events(&a), events(&b));
+    let moves_a = of_kind(&ea, "move").len();
+    let moves_b = of_kind(&eb, "move").len();
+    // Every throw of one player is matched by one of the other: neither moved alone.
+    assert!(
+        moves_a >= 2,
+        "a best-of-three needs at least two throws: {ea:?}"
+    );
+    assert_eq!(moves_a, moves_b, "simultaneous throws pair up");
+    for ev in [&ea, &eb] {
+        assert_eq!(of_kind(ev, "joined")[0]["sessionId"], table.as_str());
+        let r = &of_kind(ev, "result")[0]["result"];
+        assert!(
+            ["best_of_three", "throw_limit"].contains(&r["reason"].as_str().unwrap_or("")),
+            "{r}"
+        );
+    }
+    let text = house
+        .wait_game_text(&table, "status", "the match's end", |t| {
+            t.contains("Match over")
+        })
+        .await;
+    assert!(text.contains("Match over"), "{text}");
+    house.stop().await;
+}
