@@ -3,7 +3,7 @@
 //! tick, and prints one digest per map plus a total. Two engine builds that print the same
 //! lines behave identically on all of these runs, tick by tick.
 //!
-//! cargo run --release -p horst-engine --example trace > before.txt   (then after, and diff)
+//! cargo run --release -p horst-engine --example tick_trace > before.txt   (then after, and diff)
 
 use horst_engine::{parse_map, Sim, Status};
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! A small best-first search that finds a winning replay for a level. It is a development aid
 //! for writing the committed level replays, not the server's planner.
 //!
-//! cargo run --release -p horst-engine --example solve -- levels/NAME.map [seed] [max_nodes]
+//! cargo run --release -p horst-engine --example level_solve -- levels/NAME.map [seed] [max_nodes]
 
 use horst_engine::physics::TILE;
 use horst_engine::{parse_map, Block, Sim, Status};
