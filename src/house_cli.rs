@@ -26,12 +26,18 @@ impl std::fmt::Display for HouseArgs {
 
 pub fn run(config: horst_config::Config, args: HouseArgs) -> ExitCode {
     let h = &config.house;
-    let backend = args
+    let configured = args
         .backend
         .clone()
         .filter(|b| !b.is_empty())
-        .or_else(|| Some(h.backend.clone()).filter(|b| !b.is_empty()))
-        .unwrap_or_else(|| format!("http://{}", local_address(&config.server.listen)));
+        .or_else(|| Some(h.backend.clone()).filter(|b| !b.is_empty()));
+    let backend = match configured.map_or_else(|| config.local_base_url(), Ok) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("horst house: {e}; give --backend URL or set house.backend");
+            return ExitCode::from(2);
+        }
+    };
     let settings = horst_house::HouseSettings {
         backend,
         token: args.token.clone().unwrap_or_else(|| h.token.clone()),
@@ -64,18 +70,6 @@ pub fn run(config: horst_config::Config, args: HouseArgs) -> ExitCode {
     }
 }
 
-/// `0.0.0.0:8080` listens everywhere but is no address to connect to; the house then talks
-/// to the loopback address on the same port.
-fn local_address(listen: &str) -> String {
-    if let Some(port) = listen.strip_prefix("0.0.0.0:") {
-        return format!("127.0.0.1:{port}");
-    }
-    if let Some(port) = listen.strip_prefix("[::]:") {
-        return format!("[::1]:{port}");
-    }
-    listen.to_string()
-}
-
 async fn stop_signal() {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = match signal(SignalKind::terminate()) {
@@ -87,14 +81,4 @@ async fn stop_signal() {
         _ = tokio::signal::ctrl_c() => {}
     }
     tracing::info!("stopping: ending live tables with host_left");
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn wildcard_listen_becomes_loopback() {
-        assert_eq!(super::local_address("0.0.0.0:8080"), "127.0.0.1:8080");
-        assert_eq!(super::local_address("[::]:9"), "[::1]:9");
-        assert_eq!(super::local_address("127.0.0.1:3000"), "127.0.0.1:3000");
-    }
 }

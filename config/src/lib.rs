@@ -324,6 +324,25 @@ impl Config {
             .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 8080)))
     }
 
+    /// The base URL a client on this machine reaches the listen address at (the default
+    /// backend of `horst play` and `horst house`): an unspecified address (`0.0.0.0`, `::`)
+    /// listens everywhere but is nothing to connect to, so it becomes loopback. Port 0 is
+    /// refused: the port is only known once the server is bound.
+    pub fn local_base_url(&self) -> Result<String, String> {
+        let mut addr = self.listen_addr();
+        if addr.port() == 0 {
+            return Err("the configured listen address has port 0 (a free port)".into());
+        }
+        if addr.ip().is_unspecified() {
+            addr.set_ip(if addr.is_ipv4() {
+                std::net::Ipv4Addr::LOCALHOST.into()
+            } else {
+                std::net::Ipv6Addr::LOCALHOST.into()
+            });
+        }
+        Ok(format!("http://{addr}"))
+    }
+
     /// True when horst must run (or attach to) its private Redis under `data_dir`.
     pub fn uses_private_redis(&self) -> bool {
         self.redis.url.is_empty()

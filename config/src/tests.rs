@@ -234,3 +234,16 @@ fn the_operator_token_never_shows_in_debug_output() {
     assert!(!shown.contains("s3cret"), "{shown}");
     assert!(shown.contains("<redacted>"), "{shown}");
 }
+
+#[test]
+fn local_base_url_turns_wildcards_into_loopback() {
+    let with = |listen: &str| {
+        let mut c = Config::default();
+        c.server.listen = listen.into();
+        c.local_base_url()
+    };
+    assert_eq!(with("0.0.0.0:8080").unwrap(), "http://127.0.0.1:8080");
+    assert_eq!(with("[::]:9").unwrap(), "http://[::1]:9");
+    assert_eq!(with("127.0.0.1:3000").unwrap(), "http://127.0.0.1:3000");
+    assert!(with("127.0.0.1:0").is_err());
+}

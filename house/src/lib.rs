@@ -28,8 +28,12 @@ use crate::guard::Origin;
 use crate::relay::Relay;
 use crate::table::{Table, TableView};
 
-/// How often the supervisor looks at its tables and the backend's open tables.
+/// How often the supervisor folds in what its pages reported.
 const TICK: Duration = Duration::from_millis(500);
+/// How often it asks the backend which tables are joinable when no page reported a change
+/// (a seat taken or a reservation expired shows only there). `/available` lists every
+/// unfinished session, so it is not asked on every tick.
+const LOOK_EVERY: Duration = Duration::from_secs(2);
 /// A finished table with no next session after this long ended its series: close it.
 const SERIES_OVER_AFTER: Duration = Duration::from_secs(5);
 /// A table that never got a session (the page failed to load, the game never configured).
@@ -227,6 +231,7 @@ pub async fn run_with_probe(
 
     let mut tables: BTreeMap<u64, Running> = BTreeMap::new();
     let mut next_key = 1u64;
+    let mut last_look: Option<Instant> = None;
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(shutdown);
@@ -254,6 +259,7 @@ pub async fn run_with_probe(
         // Fold in what the pages reported since the last look.
         let now = Instant::now();
         let mut refused = false;
+        let mut changed = tables.is_empty();
         for r in tables.values_mut() {
             let v = r.table.view.borrow().clone();
             refused |= v.auth_refused;
@@ -263,11 +269,16 @@ pub async fn run_with_probe(
                 }
                 r.last_view = v;
                 r.since = now;
+                changed = true;
             }
         }
         if refused {
             break Err(HouseError::TokenRefused);
         }
+        if !changed && last_look.is_some_and(|t| now - t < LOOK_EVERY) {
+            continue;
+        }
+        last_look = Some(now);
         for (game, relay) in &relays {
             tracing::debug!(game = %game, "looking at tables");
             let joinable: HashSet<String> = match relay.joinable_sessions().await {

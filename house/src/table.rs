@@ -209,7 +209,8 @@ async fn run(
                 let Some(child) = ev.params["sessionId"].as_str().map(str::to_string) else {
                     continue;
                 };
-                if let Some(tx) = route_sender(&browser, &page_session) {
+                // Frames feed this same loop.
+                if let Some(tx) = browser.route_of(&page_session) {
                     browser.route(&child, tx);
                 }
                 frames.lock().unwrap().push(child.clone());
@@ -273,11 +274,6 @@ async fn run(
         }
     }
     view.send_modify(|v| v.dead = true);
-}
-
-/// The route of the page session, so frames feed the same loop.
-fn route_sender(browser: &Browser, _page_session: &str) -> Option<mpsc::UnboundedSender<Event>> {
-    browser.route_of(_page_session)
 }
 
 fn short(url: &str) -> String {

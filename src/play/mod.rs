@@ -82,20 +82,9 @@ fn default_backend(common: &crate::CommonArgs) -> Result<String, String> {
     let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
     let config = horst_config::Config::load(common.config.as_deref(), &env, &flags)
         .map_err(|e| format!("cannot work out the default --backend: {e}; give --backend URL"))?;
-    let mut addr = config.listen_addr();
-    if addr.port() == 0 {
-        return Err(
-            "the configured listen address has port 0 (a free port); give --backend URL".into(),
-        );
-    }
-    if addr.ip().is_unspecified() {
-        addr.set_ip(if addr.is_ipv4() {
-            std::net::Ipv4Addr::LOCALHOST.into()
-        } else {
-            std::net::Ipv6Addr::LOCALHOST.into()
-        });
-    }
-    Ok(format!("http://{addr}"))
+    config
+        .local_base_url()
+        .map_err(|e| format!("{e}; give --backend URL"))
 }
 
 /// Prints events: one line each, text or JSON; a closed stdout is not an error.
