@@ -365,11 +365,41 @@ impl Rcadia {
             // A stored write carries its deadlines and wake-up in the save script; an apply that
             // stores nothing (a read, a no-op) has nothing to schedule, but any effect it did
             // produce still runs below.
+            // A game that ends into a rematch: create the next round first and link it in the
+            // finishing write itself, so nobody ever reads the finished session without its
+            // nextSessionId (section 6). If that fails, the effect runs after the write as
+            // before (and readers wait for the link: `Session::awaiting_rematch`).
+            let mut linked_next: Option<Session> = None;
+            if acc.stored
+                && s.next_session_id.is_none()
+                && acc.effects.contains(&Effect::CreateRematch)
+            {
+                match self.create(|nid, t| Session::new_rematch(&s, nid, t)).await {
+                    Ok(next) => {
+                        let link = Event::RematchLinked {
+                            next_session_id: next.session_id.clone(),
+                        };
+                        if let Ok(out) = s.apply(link, now) {
+                            merge(&mut acc, out);
+                            acc.effects.retain(|e| *e != Effect::CreateRematch);
+                            linked_next = Some(next);
+                        } else {
+                            self.drop_unlinked(&next).await?;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(session = %id, error = %e, "rematch not created before the finishing write")
+                    }
+                }
+            }
             let mut pending_wake = acc.changed;
             if acc.stored {
                 let wake = wakes(&acc.effects, acc.changed);
                 if !self.save(&mut s, loaded_rev, &acc.effects, wake).await? {
                     self.inner.metrics.cas_conflict();
+                    if let Some(next) = &linked_next {
+                        self.drop_unlinked(next).await?;
+                    }
                     continue; // lost the race: re-read and re-apply
                 }
                 self.inner.metrics.observe_write(&loaded_view, &s);
@@ -380,7 +410,10 @@ impl Rcadia {
             } else {
                 acc.effects.clone()
             };
-            let created_rematch = self.run_effects(&s, effects, pending_wake).await?;
+            let mut created_rematch = self.run_effects(&s, effects, pending_wake).await?;
+            if let Some(next) = linked_next {
+                created_rematch = Some(next.session_id);
+            }
             return match result {
                 Ok(_) => {
                     main_out.changed = acc.changed;
@@ -420,16 +453,21 @@ impl Rcadia {
             Ok(a) => Ok(a.session.next_session_id.unwrap_or(next_id)),
             Err(e) => {
                 // Someone else linked first (or the session changed): drop ours, unseen.
-                for d in next.armed_deadlines() {
-                    let _ = self.cancel_deadline(&d).await;
-                }
-                self.delete(&next_id).await?;
+                self.drop_unlinked(&next).await?;
                 match self.load(&finished.session_id).await?.next_session_id {
                     Some(existing) => Ok(existing),
                     None => Err(e),
                 }
             }
         }
+    }
+
+    /// Removes a next round that never got linked (its timers too): nobody has seen it.
+    async fn drop_unlinked(&self, next: &Session) -> Result<(), RcadiaError> {
+        for d in next.armed_deadlines() {
+            let _ = self.cancel_deadline(&d).await;
+        }
+        self.delete(&next.session_id).await
     }
 
     /// Sessions for `GET /available`.
