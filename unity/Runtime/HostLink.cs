@@ -1,0 +1,92 @@
+using System;
+
+namespace Rcadia.Agent
+{
+    /// <summary>
+    /// The pipe between a game and its host (the page around the game's frame). In a WebGL
+    /// build it is <c>Rcadia.Agent.Unity.RcadiaWebGLLink</c>, backed by
+    /// Plugins/WebGL/RcadiaBridge.jslib; tests and other runtimes supply their own.
+    /// </summary>
+    public interface IHostLink
+    {
+        /// <summary>
+        /// Start delivering the host's messages, each as the JSON text of <c>{ type, data }</c>.
+        /// The link must deliver only messages from the host (in a browser: whose
+        /// <c>event.source</c> is <c>window.parent</c>), on the thread the agent is used on.
+        /// </summary>
+        void Open(Action<string> onMessage);
+
+        /// <summary>Send one message, the JSON text of <c>{ type, data }</c>, to the host.</summary>
+        void Post(string messageJson);
+
+        /// <summary>Stop delivering messages.</summary>
+        void Close();
+    }
+
+    /// <summary>What <see cref="RcadiaAgent.OnGameStart"/> is called with.</summary>
+    public sealed class GameStartInfo
+    {
+        /// <summary>The session's id; null when a v1 host never named one.</summary>
+        public string SessionId { get; private set; }
+
+        /// <summary>playerIds in seat order (a copy; change it freely).</summary>
+        public string[] Players { get; private set; }
+
+        /// <summary>1-based round of the series.</summary>
+        public int Round { get; private set; }
+
+        public GameStartInfo(string sessionId, string[] players, int round)
+        {
+            SessionId = sessionId;
+            Players = players;
+            Round = round;
+        }
+    }
+
+    /// <summary>What <see cref="RcadiaAgent.OnTimeout"/> is called with.</summary>
+    public sealed class TimeoutInfo
+    {
+        /// <summary>This player's strike count, from 1.</summary>
+        public int Strike { get; private set; }
+
+        /// <summary>Strikes that forfeit, when the host said.</summary>
+        public int? MaxStrikes { get; private set; }
+
+        /// <summary>True when the platform is ending the game as a forfeit.</summary>
+        public bool Final { get; private set; }
+
+        public TimeoutInfo(int strike, int? maxStrikes, bool final)
+        {
+            Strike = strike;
+            MaxStrikes = maxStrikes;
+            Final = final;
+        }
+    }
+
+    /// <summary>What <see cref="RcadiaAgent.OnSessionEnd"/> is called with.</summary>
+    public sealed class SessionEndInfo
+    {
+        /// <summary>The session that ended.</summary>
+        public string SessionId { get; private set; }
+
+        /// <summary>The result as JSON text (for example <c>{"winner":null,"reason":"timeout"}</c>), or null when the host sent none.</summary>
+        public string ResultJson { get; private set; }
+
+        /// <summary>Why: <c>timeout</c>, <c>left</c>, <c>host_disconnected</c> or <c>session_lost</c>.</summary>
+        public string Reason { get; private set; }
+
+        public SessionEndInfo(string sessionId, string resultJson, string reason)
+        {
+            SessionId = sessionId;
+            ResultJson = resultJson;
+            Reason = reason;
+        }
+    }
+
+    /// <summary>
+    /// One player's action. <paramref name="actionJson"/> is the action's JSON text exactly as
+    /// the host sent it (read it with <see cref="Json.Parse"/> or Unity's JsonUtility); null when
+    /// the message had no action. <paramref name="actionId"/> is null when the host gave none.
+    /// </summary>
+    public delegate void ActionHandler(string playerId, string actionJson, string actionId);
+}
