@@ -264,12 +264,7 @@ namespace Rcadia.Agent
         JsonValue NumberValue()
         {
             int start = pos;
-            bool negative = false;
-            if (s[pos] == '-')
-            {
-                negative = true;
-                pos++;
-            }
+            if (s[pos] == '-') pos++;
             if (pos >= s.Length || !IsDigit(s[pos])) return Fail("a number needs a digit after '-'");
             if (s[pos] == '0')
             {
@@ -286,27 +281,15 @@ namespace Rcadia.Agent
                 if (pos >= s.Length || !IsDigit(s[pos])) return Fail("a number needs a digit after '.'");
                 while (pos < s.Length && IsDigit(s[pos])) pos++;
             }
-            bool negativeExponent = false;
             if (pos < s.Length && (s[pos] == 'e' || s[pos] == 'E'))
             {
                 pos++;
-                if (pos < s.Length && (s[pos] == '+' || s[pos] == '-'))
-                {
-                    negativeExponent = s[pos] == '-';
-                    pos++;
-                }
+                if (pos < s.Length && (s[pos] == '+' || s[pos] == '-')) pos++;
                 if (pos >= s.Length || !IsDigit(s[pos])) return Fail("a number needs a digit in its exponent");
                 while (pos < s.Length && IsDigit(s[pos])) pos++;
             }
             if (!build) return JsonValue.Null;
-            double d;
-            if (!double.TryParse(s.Substring(start, pos - start), NumberStyles.AllowLeadingSign | NumberStyles.AllowDecimalPoint | NumberStyles.AllowExponent, CultureInfo.InvariantCulture, out d))
-            {
-                // Older runtimes refuse what does not fit a double; JavaScript rounds to
-                // an infinity (or to zero for tiny exponents).
-                if (negativeExponent) d = negative ? -0.0 : 0.0;
-                else d = negative ? double.NegativeInfinity : double.PositiveInfinity;
-            }
+            double d = JsonNumbers.Parse(s, start, pos);
             return JsonValue.ParsedNumber(d);
         }
 

@@ -205,45 +205,7 @@ namespace Rcadia.Agent
             const double exactIntegers = 9007199254740992.0; // 2^53
             if (d == Math.Floor(d) && Math.Abs(d) < exactIntegers)
                 return ((long)d).ToString(CultureInfo.InvariantCulture);
-
-            // The shortest scientific form that reads back exactly: "d.dddE+xxx".
-            double abs = Math.Abs(d);
-            string sci = null;
-            for (int precision = 1; precision <= 17 && sci == null; precision++)
-            {
-                string candidate = abs.ToString("E" + (precision - 1), CultureInfo.InvariantCulture);
-                double back;
-                if (double.TryParse(candidate, NumberStyles.Float, CultureInfo.InvariantCulture, out back) && back == abs)
-                    sci = candidate;
-            }
-            if (sci == null) return d.ToString("R", CultureInfo.InvariantCulture); // not reached for finite doubles
-            int e = sci.IndexOf('E');
-            string digits = sci.Substring(0, e).Replace(".", "").TrimEnd('0');
-            int n = int.Parse(sci.Substring(e + 1), NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture) + 1;
-            int k = digits.Length;
-
-            // ECMAScript Number::toString: value = 0.digits x 10^n.
-            var sb = new StringBuilder();
-            if (d < 0) sb.Append('-');
-            if (k <= n && n <= 21)
-            {
-                sb.Append(digits).Append('0', n - k);
-            }
-            else if (0 < n && n <= 21)
-            {
-                sb.Append(digits, 0, n).Append('.').Append(digits, n, k - n);
-            }
-            else if (-6 < n && n <= 0)
-            {
-                sb.Append("0.").Append('0', -n).Append(digits);
-            }
-            else
-            {
-                sb.Append(digits[0]);
-                if (k > 1) sb.Append('.').Append(digits, 1, k - 1);
-                sb.Append('e').Append(n - 1 >= 0 ? '+' : '-').Append(Math.Abs(n - 1).ToString(CultureInfo.InvariantCulture));
-            }
-            return sb.ToString();
+            return JsonNumbers.Format(d);
         }
     }
 }

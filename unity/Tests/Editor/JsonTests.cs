@@ -337,7 +337,7 @@ namespace Rcadia.Agent.Tests
         public void EveryNumberFormatReadsBackToTheSameDouble()
         {
             var rng = new Prng(7);
-            for (int i = 0; i < 20000; i++)
+            for (int i = 0; i < 5000; i++)
             {
                 double d = BitConverter.Int64BitsToDouble((long)rng.Next64());
                 if (double.IsNaN(d) || double.IsInfinity(d)) continue;

@@ -14,7 +14,7 @@ using Rcadia.Agent;
 //        {"event": {...}}  {"props": {...}}  {"error": "..."}   and {"done": true} after each input
 //
 // With the argument "json" it reads lines of UTF-16 code units in hex instead and answers
-// each with {"ok": false} or {"ok": true, "value": <normalized JSON>} (json-differential.test.mjs).
+// each with {"ok": false} or {"ok": true, "text": "<its normalized JSON>"} (json-differential.test.mjs).
 static class ConformanceDriver
 {
     static TextWriter output;
@@ -63,7 +63,7 @@ static class ConformanceDriver
             var sb = new StringBuilder(line.Length / 4);
             for (int i = 0; i + 4 <= line.Length; i += 4) sb.Append((char)Convert.ToInt32(line.Substring(i, 4), 16));
             JsonValue v;
-            if (Json.TryParse(sb.ToString(), out v)) stdout.WriteLine("{\"ok\":true,\"value\":" + v.ToNormalizedJson() + "}");
+            if (Json.TryParse(sb.ToString(), out v)) stdout.WriteLine("{\"ok\":true,\"text\":" + Json.Quote(v.ToNormalizedJson()) + "}");
             else stdout.WriteLine("{\"ok\":false}");
         }
         stdout.Flush();

@@ -31,7 +31,7 @@ if [ -z "$nunit" ]; then
     exit 2
 fi
 
-flags=(-nologo -langversion:6 -warnaserror+ -debug -sdk:4.5)
+flags=(-nologo -langversion:6 -warnaserror+ -debug -sdk:4.5 -r:System.Numerics)
 mapfile -t core < <(find "$pkg/Runtime" -name '*.cs' -not -path '*/Runtime/Unity/*' | sort)
 sample_pure=("$pkg/Samples~/TicTacToe/TicTacToeRules.cs" "$pkg/Samples~/TicTacToe/TicTacToeTable.cs")
 mapfile -t tests < <(find "$pkg/Tests/Editor" "$here" -name '*Tests.cs' | sort)
