@@ -173,7 +173,8 @@ export function generateSequence(seed, sessions) {
 export function windowSequence() {
   const steps = [{ new: {} }, { handlers: ["action"] }];
   for (let i = 0; i < 2100; i++) steps.push({ host: { type: "AGENT_ACTION", data: { playerId: "p_1", action: i, actionId: `a_${i}` } } });
-  for (const i of [0, 51, 52, 53, 1000, 2099, 51]) steps.push({ host: { type: "AGENT_ACTION", data: { playerId: "p_1", action: -i, actionId: `a_${i}` } } });
+  // a_52 first: the oldest id still remembered (a one-off window would have dropped it).
+  for (const i of [52, 2099, 1000, 51, 0, 53, 54, 51]) steps.push({ host: { type: "AGENT_ACTION", data: { playerId: "p_1", action: { again: i }, actionId: `a_${i}` } } });
   steps.push({ call: "rejectAction", args: ["p_1", "last"] });
   return steps;
 }
