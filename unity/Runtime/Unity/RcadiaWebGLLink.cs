@@ -7,7 +7,7 @@ using System.Runtime.InteropServices;
 using UnityEngine;
 using UnityEngine.Scripting;
 
-namespace Rcadia.Agent.Unity
+namespace Rcadia.Agent
 {
     /// <summary>
     /// The host link of a Unity game. In a WebGL build it posts to <c>window.parent</c> and

@@ -9,13 +9,17 @@ import { driverPath } from "./support/mono-build.mjs";
 import { generateSequence, windowSequence } from "./support/generate.mjs";
 import { jsTranscript, parseSequence, unityTranscript } from "./support/transcripts.mjs";
 
-/** Fails at the first entry where the transcripts part, naming the step that led there. */
+// Not a speed limit: a guard so that a hung Mono process fails the run instead of stalling it.
+const HANG_GUARD = { timeout: 300_000 };
+
+/**
+ * Fails at the first entry where the transcripts part, naming the step that led there.
+ * Entries are compared as JSON text, so even the order of keys must agree.
+ */
 function assertSameTranscript(steps, js, unity) {
   const n = Math.max(js.length, unity.length);
   for (let i = 0; i < n; i++) {
-    try {
-      assert.deepStrictEqual(unity[i], js[i]);
-    } catch {
+    if (JSON.stringify(unity[i]) !== JSON.stringify(js[i])) {
       const at = js.slice(0, i).findLast((e) => e && "step" in e)?.step ?? 0;
       const around = (t) => t.slice(Math.max(0, i - 3), i + 2).map((e) => JSON.stringify(e)).join("\n    ");
       assert.fail(
@@ -33,7 +37,7 @@ async function compare(steps) {
   return js;
 }
 
-test("a recorded chess series: both SDKs send and deliver the same", async () => {
+test("a recorded chess series: both SDKs send and deliver the same", HANG_GUARD, async () => {
   const steps = parseSequence(readFileSync(new URL("./sequences/chess-series.jsonl", import.meta.url), "utf8"));
   const js = await compare(steps);
   // The transcript is not trivially empty: it carries what the series is about.
@@ -49,7 +53,7 @@ test("a recorded chess series: both SDKs send and deliver the same", async () =>
   assert.equal(events.filter((k) => k === "action").length, 10);
 });
 
-test("300 generated sessions of misbehaving hosts and busy games: both SDKs answer alike", async () => {
+test("300 generated sessions of misbehaving hosts and busy games: both SDKs answer alike", HANG_GUARD, async () => {
   const steps = generateSequence(20260107, 300);
   assert.ok(steps.length > 8000, `only ${steps.length} steps`);
   const js = await compare(steps);
@@ -57,7 +61,7 @@ test("300 generated sessions of misbehaving hosts and busy games: both SDKs answ
   assert.deepEqual([...kinds].sort(), ["action", "actionRejected", "gameStart", "sessionEnd", "timeout"]);
 });
 
-test("the remembered-actionId window has the same edge in both SDKs", async () => {
+test("the remembered-actionId window has the same edge in both SDKs", HANG_GUARD, async () => {
   const js = await compare(windowSequence());
   const redelivered = js.filter((e) => e.event?.action?.again !== undefined).map((e) => e.event.actionId);
   // 2100 ids, the last 2048 remembered (a_52..a_2099): a_52, a_2099 and a_1000 are dropped;

@@ -53,7 +53,7 @@ const hex = (s) => Array.from({ length: s.length }, (_, i) => s.charCodeAt(i).to
 
 /** The C# reader's answer for each text: null when refused, else its normalized JSON text. */
 function readWithCSharp(texts) {
-  const run = spawnSync("mono", [driverPath(), "json"], { input: texts.map(hex).join("\n") + "\n", encoding: "utf8", maxBuffer: 1 << 28 });
+  const run = spawnSync("mono", [driverPath(), "json"], { timeout: 300_000, input: texts.map(hex).join("\n") + "\n", encoding: "utf8", maxBuffer: 1 << 28 });
   if (run.error) throw new Error(`cannot run mono (${run.error.message}): install Debian's mono-devel (ops/test does)`);
   assert.equal(run.status, 0, run.stderr);
   const answers = run.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));

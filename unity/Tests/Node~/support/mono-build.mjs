@@ -2,7 +2,7 @@
 // passes its folder in RCADIA_UNITY_BUILD; run by hand, the tests build it themselves.
 
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,7 +15,9 @@ export function monoBuildDir() {
   if (built) return built;
   let dir = process.env.RCADIA_UNITY_BUILD;
   if (!dir) {
-    dir = mkdtempSync(path.join(tmpdir(), "rcadia-unity-"));
+    const own = mkdtempSync(path.join(tmpdir(), "rcadia-unity-"));
+    process.on("exit", () => rmSync(own, { recursive: true, force: true }));
+    dir = own;
     execFileSync("bash", [BUILD_SH, dir], { stdio: ["ignore", "ignore", "inherit"] });
   }
   if (!existsSync(path.join(dir, "ConformanceDriver.exe"))) {
