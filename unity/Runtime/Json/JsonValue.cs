@@ -128,15 +128,9 @@ namespace Rcadia.Agent
                 throw new InvalidOperationException("Set works on objects made with JsonValue.NewObject(); parsed values are read-only");
             if (key == null) throw new ArgumentNullException("key");
             var member = new KeyValuePair<string, JsonValue>(key, value ?? Null);
-            for (int i = 0; i < members.Count; i++)
-            {
-                if (members[i].Key == key)
-                {
-                    members[i] = member;
-                    return this;
-                }
-            }
-            members.Add(member);
+            int at = members.FindIndex(m => string.Equals(m.Key, key, StringComparison.Ordinal));
+            if (at >= 0) members[at] = member;
+            else members.Add(member);
             if (index != null) index[key] = member.Value;
             return this;
         }
@@ -327,7 +321,7 @@ namespace Rcadia.Agent
                         {
                             if (!seen.Add(m.Key)) continue;
                             w.Name(m.Key);
-                            LastValue(m.Key).WriteTo(w, true);
+                            this[m.Key].WriteTo(w, true);
                         }
                     }
                     else
@@ -341,15 +335,6 @@ namespace Rcadia.Agent
                     w.EndObject();
                     break;
             }
-        }
-
-        JsonValue LastValue(string key)
-        {
-            for (int i = members.Count - 1; i >= 0; i--)
-            {
-                if (string.Equals(members[i].Key, key, StringComparison.Ordinal)) return members[i].Value;
-            }
-            return Null;
         }
     }
 }

@@ -282,6 +282,19 @@ namespace Rcadia.Agent.Tests
         }
 
         [Test]
+        public void SetReplacesAMemberAlsoAfterLookupsBuiltTheIndex()
+        {
+            var v = JsonValue.NewObject();
+            for (int i = 0; i < 20; i++) v.Set("k" + i, JsonValue.FromInteger(i));
+            Assert.AreEqual(5.0, v["k5"].AsNumber);
+            v.Set("k5", JsonValue.FromString("five")).Set("k20", JsonValue.True);
+            Assert.AreEqual("five", v["k5"].AsString);
+            Assert.AreEqual(true, v["k20"].AsBoolean);
+            Assert.AreEqual(21, v.Count);
+            StringAssert.Contains("\"k4\":4,\"k5\":\"five\",\"k6\":6", v.ToJson());
+        }
+
+        [Test]
         public void ParsedValuesAreReadOnly()
         {
             var o = Json.Parse("{\"a\":[]}");
