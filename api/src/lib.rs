@@ -1,8 +1,10 @@
 //! horst's HTTP API.
 //!
 //! Shape (after realworld-axum-sqlx): one [`AppState`], one router per resource in
-//! `routes/`, merged in [`router`], and one error type ([`ApiError`]) whose `IntoResponse`
-//! keeps internals out of responses. Domain logic lives in the library crates; handlers
+//! `routes/`, merged in [`router`], callers and bodies as extractors (`extract.rs`: the
+//! operator, RCADIA players and hosts, the agent key, JSON bodies and query strings with the
+//! API's own rejections), and one error type ([`ApiError`]) whose codes each map to one
+//! status and whose `IntoResponse` keeps internals out of responses. Domain logic lives in the library crates; handlers
 //! translate HTTP to calls and results back to HTTP, nothing more.
 
 use std::future::{Future, IntoFuture};
@@ -19,12 +21,13 @@ use horst_telemetry::Metrics;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-mod caller;
 mod error;
+mod extract;
+mod poll_params;
 mod request_log;
 mod routes;
 
-pub use error::ApiError;
+pub use error::{tool_status, ApiCode, ApiError};
 
 /// What the agent gateway's routes need besides the store: the gateway's handlers, the
 /// per-process burst limits, and the proxies whose `X-Forwarded-For` is believed.
@@ -117,7 +120,7 @@ fn public_url(config: &Config, listen: &str) -> Arc<str> {
 pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(routes::health::router())
-        .merge(routes::mcp::router())
+        .merge(routes::mcp::router(state.clone()))
         .merge(routes::agent_keys::router())
         .merge(routes::admin::router())
         .merge(routes::public_board::router())
