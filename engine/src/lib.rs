@@ -47,16 +47,16 @@ pub use sim::{Input, Player, Sim, Status};
 
 use serde::Serialize;
 
-/// SHA-256 over the files of `src/sim/` (sorted by path; each file's relative path, a NUL,
-/// its contents, a NUL), computed by `build.rs`.
+/// SHA-256 over the token streams of the files of `src/sim/` (comments, doc comments and
+/// whitespace left out; FORMAT.md, "Versions"), computed by `build.rs`.
 pub fn engine_version() -> &'static str {
     ENGINE_VERSION
 }
 
 const ENGINE_VERSION: &str = include_str!(concat!(env!("OUT_DIR"), "/engine_version.txt"));
 
-/// Identifies the validation rules and limits: SHA-256 over the files of `src/format/` other
-/// than the renderer, computed the same way by `build.rs`.
+/// Identifies the validation rules and limits: SHA-256 over the token streams of the files of
+/// `src/format/` other than the renderer, computed the same way by `build.rs`.
 pub const POLICY_VERSION: &str = include_str!(concat!(env!("OUT_DIR"), "/policy_version.txt"));
 
 /// The format reference (Markdown), returned verbatim by `get_map_format`.

@@ -85,3 +85,30 @@ fn jump_envelope_matches_the_reference() {
         "full {full} short {short} boosted {boosted} across {across} boost-across {across_boost}"
     );
 }
+
+#[test]
+fn documented_numbers() {
+    assert_eq!(SLOW_SPEED, 240);
+    assert_eq!(JUMP_RISE, 13024);
+    assert_eq!(BOOST_RISE, 8424);
+    assert!(JUMP_RISE >= JUMP_HEIGHT_TILES * TILE && JUMP_RISE < (JUMP_HEIGHT_TILES + 1) * TILE);
+    assert!(BOOST_RISE >= BOOST_HEIGHT_TILES * TILE);
+    for tiles in 2..=12 {
+        let v = spring_speed(tiles);
+        assert!(rise_height(v) >= tiles * TILE + 2 * SUB);
+        assert!(rise_height(v - 1) < tiles * TILE + 2 * SUB);
+        assert!(v < MAX_FALL * 4);
+    }
+}
+
+#[test]
+fn action_indices_follow_the_contract() {
+    use horst_engine::Input;
+    let i = Input::from_action(9);
+    assert_eq!((i.dir, i.slow, i.jump, i.shoot), (1, false, true, false));
+    let i = Input::from_action(14);
+    assert_eq!((i.dir, i.slow, i.jump, i.shoot), (-1, true, false, true));
+    let i = Input::from_action(7);
+    assert_eq!((i.dir, i.slow, i.jump, i.shoot), (0, false, true, true));
+    assert_eq!(Input::from_action(200), Input::from_action(4));
+}

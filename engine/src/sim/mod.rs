@@ -1426,19 +1426,3 @@ impl Sim {
         hex::encode(Sha256::digest(&bytes))
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::Input;
-
-    #[test]
-    fn action_indices_follow_the_contract() {
-        let i = Input::from_action(9);
-        assert_eq!((i.dir, i.slow, i.jump, i.shoot), (1, false, true, false));
-        let i = Input::from_action(14);
-        assert_eq!((i.dir, i.slow, i.jump, i.shoot), (-1, true, false, true));
-        let i = Input::from_action(7);
-        assert_eq!((i.dir, i.slow, i.jump, i.shoot), (0, false, true, true));
-        assert_eq!(Input::from_action(200), Input::from_action(4));
-    }
-}
