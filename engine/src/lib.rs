@@ -43,6 +43,7 @@ pub use replay::{parse_replay, parse_replay_json, Replay, Step};
 pub use sim::map::{Entity, Map};
 pub use sim::palette::{Block, EntityKind, ParamType};
 pub use sim::physics;
+pub use sim::rng::SplitMix64;
 pub use sim::{Input, Player, Sim, Status};
 
 use serde::Serialize;

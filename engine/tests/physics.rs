@@ -87,6 +87,7 @@ fn jump_envelope_matches_the_reference() {
 }
 
 #[test]
+#[allow(clippy::assertions_on_constants)] // the point is to pin the constants
 fn documented_numbers() {
     assert_eq!(SLOW_SPEED, 240);
     assert_eq!(JUMP_RISE, 13024);
