@@ -113,3 +113,37 @@ fn action_indices_follow_the_contract() {
     assert_eq!((i.dir, i.slow, i.jump, i.shoot), (0, false, true, true));
     assert_eq!(Input::from_action(200), Input::from_action(4));
 }
+
+#[test]
+fn a_jump_on_the_first_tick_jumps_from_the_ground() {
+    let map = flat(20);
+    let mut sim = Sim::new(&map, 1);
+    sim.step(5); // jump in place on tick 1
+    let p = *sim.player();
+    assert_eq!(
+        p.vy,
+        -JUMP_SPEED + GRAVITY,
+        "a ground jump, not the egg boost"
+    );
+    assert!(p.boost_available && p.eggs == 0);
+    // The boost is still there for later.
+    for _ in 0..3 {
+        sim.step(4);
+    }
+    assert!(!sim.player().on_ground);
+    sim.step(5);
+    assert_eq!(sim.player().eggs, 1);
+
+    // On a platform's top at the start too.
+    let text = "gcv-map 1\nname: p\nsize: 10 8\ngrid:\n..........\n..........\n..........\n..........\n..........\n..........\n..........\n..........\nentities:\nstart 2 3\nplatform 1 4 dx=0 dy=0\nnest 9 0\n";
+    let mut sim = Sim::new(&parse_map(text).expect("map"), 1);
+    sim.step(5);
+    assert_eq!(sim.player().vy, -JUMP_SPEED + GRAVITY);
+
+    // A start over a pit is in the air: the first press is the egg boost.
+    let text = "gcv-map 1\nname: pit\nsize: 10 8\ngrid:\n..........\n..........\n..........\n..........\n..........\n..........\n..........\n##########\nentities:\nstart 2 2\nnest 9 0\n";
+    let mut sim = Sim::new(&parse_map(text).expect("map"), 1);
+    sim.step(5);
+    assert_eq!(sim.player().vy, -BOOST_SPEED + GRAVITY);
+    assert!(!sim.player().boost_available);
+}

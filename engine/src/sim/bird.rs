@@ -7,6 +7,26 @@ use super::physics::*;
 use super::{Input, Sim};
 
 impl Sim {
+    /// The bird starts in the air on the bottom of its tile and lands on the first tick. When
+    /// a block or a platform is right under it, it starts within the coyote time, so a jump on
+    /// the first tick jumps from the ground (and does not spend the egg boost). Nothing else
+    /// of the first tick changes.
+    pub(super) fn stand_at_start(&mut self) {
+        let p = self.player;
+        let bottom = p.y + PLAYER_H;
+        let ty = bottom >> TILE_SHIFT;
+        let l = p.x >> TILE_SHIFT;
+        let r = (p.x + PLAYER_W - 1) >> TILE_SHIFT;
+        let on_tile = (l..r + 1).any(|tx| self.supports(tx, ty));
+        let on_platform = self.platforms.iter().enumerate().any(|(i, pl)| {
+            let width = self.level.platforms.get(i).map_or(0, |d| d.width);
+            p.x + PLAYER_W > pl.x && p.x < pl.x + width && pl.y == bottom
+        });
+        if on_tile || on_platform {
+            self.player.coyote = COYOTE_TICKS;
+        }
+    }
+
     pub(super) fn update_player(&mut self, input: Input) {
         // Ride along with the platform stood on last tick.
         if self.player.riding >= 0 {

@@ -4,7 +4,7 @@
 use super::map::{MARK_CHECKPOINT, MARK_COLLECTIBLE, MARK_NEST, MARK_SPIKES};
 use super::palette::Block;
 use super::physics::*;
-use super::{Sim, Status};
+use super::{Death, DeathCause, Sim, Status};
 
 #[inline]
 #[allow(clippy::too_many_arguments)]
@@ -27,15 +27,19 @@ pub(super) fn overlap(
 const _: () = assert!(PLAYER_W <= TILE && PEBBLE_SIZE <= TILE);
 
 impl Sim {
-    pub(super) fn die(&mut self) {
+    /// Ends the run: killed by `cause` at tile (`x`, `y`).
+    #[cold]
+    fn die(&mut self, cause: DeathCause, x: i32, y: i32) {
         self.status = Status::Dead;
+        self.death = Some(Death { cause, x, y });
     }
 
     pub(super) fn resolve_contacts(&mut self) {
         let p = self.player;
         let level = &*self.level;
         if p.y >= level.height * TILE {
-            return self.die();
+            let column = (p.x + PLAYER_W / 2) >> TILE_SHIFT;
+            return self.die(DeathCause::FellOut, column, level.height);
         }
         // What the bird's tiles hold: spikes, collectibles, checkpoints and nests elsewhere
         // cannot touch it, so their tests are skipped.
@@ -59,7 +63,7 @@ impl Sim {
                             10 * SUB,
                         )
                     {
-                        return self.die();
+                        return self.die(DeathCause::Spikes, tx, ty);
                     }
                 }
             }
@@ -99,19 +103,31 @@ impl Sim {
                     }
                     stomped = true;
                 } else {
-                    self.status = Status::Dead;
-                    return;
+                    let cause = if e < nw {
+                        DeathCause::Walker(e as u16)
+                    } else {
+                        DeathCause::Flyer((e - nw) as u16)
+                    };
+                    return self.die(
+                        cause,
+                        (ex + ew / 2) >> TILE_SHIFT,
+                        (ey + eh / 2) >> TILE_SHIFT,
+                    );
                 }
             }
         }
-        for s in self.spawners.iter() {
+        for (i, s) in self.spawners.iter().enumerate() {
             for rk in s.rocks.iter() {
                 if rk.active
                     && overlap(
                         p.x, p.y, PLAYER_W, PLAYER_H, rk.x, rk.y, ROCK_SIZE, ROCK_SIZE,
                     )
                 {
-                    return self.die();
+                    let (x, y) = (
+                        (rk.x + ROCK_SIZE / 2) >> TILE_SHIFT,
+                        (rk.y + ROCK_SIZE / 2) >> TILE_SHIFT,
+                    );
+                    return self.die(DeathCause::Rock(i as u16), x, y);
                 }
             }
         }

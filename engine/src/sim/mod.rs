@@ -119,6 +119,33 @@ pub struct Sim {
     taken: Vec<bool>,
     collected: u16,
     checkpoint: i16,
+    /// What killed the bird (set with `Status::Dead`; not part of the state hash).
+    death: Option<Death>,
+}
+
+/// What killed the bird.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeathCause {
+    /// Spikes at the tile (`x`, `y`).
+    Spikes,
+    /// The walker with this index (among walkers, file order).
+    Walker(u16),
+    /// The flyer with this index (among flyers, file order).
+    Flyer(u16),
+    /// A rock from the rock-fall spawner with this index (among rockfalls, file order).
+    Rock(u16),
+    /// Fell out of the bottom of the map.
+    FellOut,
+}
+
+/// A death: its cause and where it happened, in tiles. For spikes, the spikes' tile; for an
+/// enemy or a rock, the tile holding its centre when it touched the bird; for a fall, the
+/// column of the middle of the bird and the map's height (the row below the map).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Death {
+    pub cause: DeathCause,
+    pub x: i32,
+    pub y: i32,
 }
 
 impl Sim {
@@ -212,7 +239,7 @@ impl Sim {
                 rocks: [Rock::default(); ROCKS_PER_SPAWNER],
             })
             .collect();
-        Sim {
+        let mut sim = Sim {
             dyn_tiles: vec![DynTile::default(); level.dyn_tiles.len()],
             taken: vec![false; level.collectibles.len()],
             level,
@@ -229,7 +256,10 @@ impl Sim {
             spawners,
             collected: 0,
             checkpoint: -1,
-        }
+            death: None,
+        };
+        sim.stand_at_start();
+        sim
     }
 
     pub fn status(&self) -> Status {
@@ -250,6 +280,10 @@ impl Sim {
     }
     pub fn collected(&self) -> u16 {
         self.collected
+    }
+    /// What killed the bird, once the run is lost.
+    pub fn death(&self) -> Option<Death> {
+        self.death
     }
     /// Index (among checkpoints, file order) of the last checkpoint touched, or -1.
     pub fn checkpoint(&self) -> i16 {
