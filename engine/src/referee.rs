@@ -51,6 +51,17 @@ pub struct DeathReport {
     pub entity: Option<EntityRef>,
 }
 
+/// One line for people: `spikes at tile (2, 1)`, `enemy walker (map 10 7) at tile (8, 7)`.
+impl std::fmt::Display for DeathReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.cause)?;
+        if let Some(e) = &self.entity {
+            write!(f, " {} (map {} {})", e.kind, e.x, e.y)?;
+        }
+        write!(f, " at tile ({}, {})", self.x, self.y)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct EntityRef {
     pub kind: &'static str,

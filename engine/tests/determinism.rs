@@ -105,13 +105,21 @@ fn map_from(w: usize, h: usize, cells: &[u8], ents: &[(u8, u16, u16, u8)]) -> St
                 p * 3,
                 if p % 2 == 0 { "left" } else { "right" }
             ),
-            1 => format!(
-                "flyer {x} {y} axis={} range={} speed={} pause={}",
-                if p % 2 == 0 { "h" } else { "v" },
-                p % 6,
-                1 + p % 16,
-                p
-            ),
+            1 => {
+                // The patrol stays inside the map.
+                let fits = if p % 2 == 0 {
+                    x.min(w - 1 - x)
+                } else {
+                    y.min(h - 1 - y)
+                };
+                format!(
+                    "flyer {x} {y} axis={} range={} speed={} pause={}",
+                    if p % 2 == 0 { "h" } else { "v" },
+                    (p as usize % 6).min(fits),
+                    1 + p % 16,
+                    p
+                )
+            }
             2 => format!(
                 "rockfall {x} {y} interval={} jitter={} offset={}",
                 30 + p,

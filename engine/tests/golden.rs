@@ -290,3 +290,18 @@ fn every_corpus_replay_wins() {
         lost.join("\n")
     );
 }
+
+#[test]
+fn every_corpus_map_is_valid() {
+    let dir = levels_dir().join("corpus");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).expect("corpus dir").flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "map") {
+            let r = validate_map(&std::fs::read_to_string(&p).expect("read"));
+            assert!(r.valid, "{}: {:?}", p.display(), r.errors);
+            n += 1;
+        }
+    }
+    assert!(n >= 60, "found {n}");
+}
