@@ -13,10 +13,13 @@ use axum::{Json, Router};
 use horst_rcadia::auth::Identity;
 use horst_rcadia::store::Step;
 use horst_rcadia::RcadiaError;
+use horst_sessions::wire::{
+    ActionResponse, AgentSnapshot, AvailableList, EventsPage, LeaveResponse, PublicView,
+};
 use horst_sessions::{
     format_player_id, should_wake, ActionStatus, Event, ProtocolError, Reply, Session, Status,
 };
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::caller::{caller, json_body, u64_param, wait_param, Scope};
 use crate::{ApiError, AppState};
@@ -37,10 +40,10 @@ pub fn router() -> Router<AppState> {
 async fn available(
     State(state): State<AppState>,
     Query(q): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<AvailableList>, ApiError> {
     let all = matches!(q.get("all").map(String::as_str), Some("1" | "true" | "yes"));
     let game = q.get("game").filter(|g| !g.trim().is_empty());
-    let sessions: Vec<Value> = state
+    let sessions = state
         .rcadia
         .list_unfinished()
         .await?
@@ -49,7 +52,7 @@ async fn available(
         .filter(|s| game.is_none_or(|g| s.matches_game(g)))
         .map(Session::available_entry)
         .collect();
-    Ok(Json(json!({ "sessions": sessions })))
+    Ok(Json(AvailableList { sessions }))
 }
 
 /// The caller's seat, readying a reserved seat on a waiting session (any player call does),
@@ -78,8 +81,9 @@ fn player_id_of(s: &Session, who: &Identity) -> Result<String, ApiError> {
     Ok(s.authorize_player(&who.key)?.to_string())
 }
 
-fn snapshot(s: &Session, player_id: &str) -> Value {
-    s.snapshot(player_id).unwrap_or(Value::Null)
+/// `null` for a caller without a seat.
+fn snapshot(s: &Session, player_id: &str) -> Option<AgentSnapshot> {
+    s.snapshot(player_id)
 }
 
 async fn join(
@@ -87,7 +91,7 @@ async fn join(
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Option<AgentSnapshot>>, ApiError> {
     let who = caller(&state, &headers, Scope::Play).await?;
     let body = json_body(&body)?;
     let as_name = match body.get("asName") {
@@ -126,7 +130,7 @@ async fn state_poll(
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
     headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Option<AgentSnapshot>>, ApiError> {
     let who = caller(&state, &headers, Scope::Play).await?;
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?;
@@ -169,7 +173,7 @@ async fn action(
     Query(q): Query<HashMap<String, String>>,
     headers: HeaderMap,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ActionResponse>, ApiError> {
     let who = caller(&state, &headers, Scope::Play).await?;
     let wait = wait_param(&q)?;
     let body = json_body(&body)?;
@@ -220,7 +224,8 @@ async fn action(
         Err(RcadiaError::Protocol(e, Some(s))) if e.status == 409 => {
             let mut body = e.body();
             if let Some(pid) = s.player_by_identity(&who.key).map(|p| p.player_id.clone()) {
-                body["snapshot"] = snapshot(&s, &pid);
+                body["snapshot"] = serde_json::to_value(snapshot(&s, &pid))
+                    .map_err(|e| ApiError::internal(format!("snapshot: {e}")))?;
             }
             return Err(ApiError::Body {
                 status: StatusCode::CONFLICT,
@@ -244,7 +249,7 @@ async fn action(
         })
         .await?;
     let mut v = s.action_response(&pid, &action_id, turn);
-    v["snapshot"] = snapshot(&s, &pid);
+    v.snapshot = snapshot(&s, &pid);
     Ok(Json(v))
 }
 
@@ -252,7 +257,7 @@ async fn leave(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<LeaveResponse>, ApiError> {
     let who = caller(&state, &headers, Scope::Play).await?;
     let a = state
         .rcadia
@@ -261,12 +266,12 @@ async fn leave(
             Ok(Step::main(Event::Leave { player_id }))
         })
         .await?;
-    Ok(Json(json!({
-        "ok": true,
-        "sessionId": a.session.session_id,
-        "status": a.session.status.as_str(),
-        "result": a.session.result,
-    })))
+    Ok(Json(LeaveResponse {
+        ok: true,
+        result: a.session.result,
+        session_id: a.session.session_id,
+        status: a.session.status,
+    }))
 }
 
 async fn events(
@@ -274,7 +279,7 @@ async fn events(
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
     headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<EventsPage>, ApiError> {
     let who = caller(&state, &headers, Scope::Play).await?;
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?.unwrap_or(0);
@@ -297,7 +302,7 @@ async fn public(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PublicView>, ApiError> {
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?;
     let s = state.rcadia.load(&id).await?;

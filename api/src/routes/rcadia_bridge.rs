@@ -13,6 +13,7 @@ use axum::{Json, Router};
 use horst_rcadia::auth::Identity;
 use horst_rcadia::store::Step;
 use horst_rcadia::wait::MAX_WAIT;
+use horst_sessions::wire::{OpsResponse, PendingActionsResponse, RematchResponse, V1OkResponse};
 use horst_sessions::{Event, GameInfo, HostKind, NewSession, Op, Reply, Session};
 use serde_json::Value;
 
@@ -161,7 +162,7 @@ async fn ops(
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<OpsResponse>, ApiError> {
     let who = caller(&state, &headers, Scope::Host).await?;
     let ops = Op::parse_batch(&json_body(&body)?)?;
     let s = publish(&state, &id, &who, ops).await?;
@@ -174,13 +175,16 @@ async fn v1(
     headers: HeaderMap,
     body: Bytes,
     endpoint: &str,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<V1OkResponse>, ApiError> {
     let who = caller(&state, &headers, Scope::Host).await?;
     let op = Op::from_v1(endpoint, &json_body(&body)?)?;
     let s = publish(&state, &id, &who, vec![op]).await?;
     Ok(Json(match endpoint {
         "reject-action" | "end" => s.v1_ok_response(),
-        _ => serde_json::json!({ "ok": true }),
+        _ => V1OkResponse {
+            next_session_id: None,
+            ok: true,
+        },
     }))
 }
 
@@ -189,7 +193,7 @@ async fn v1_state(
     Path(id): Path<String>,
     h: HeaderMap,
     b: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<V1OkResponse>, ApiError> {
     v1(s, id, h, b, "state").await
 }
 async fn v1_observation(
@@ -197,7 +201,7 @@ async fn v1_observation(
     Path(id): Path<String>,
     h: HeaderMap,
     b: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<V1OkResponse>, ApiError> {
     v1(s, id, h, b, "observation").await
 }
 async fn v1_legal_actions(
@@ -205,7 +209,7 @@ async fn v1_legal_actions(
     Path(id): Path<String>,
     h: HeaderMap,
     b: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<V1OkResponse>, ApiError> {
     v1(s, id, h, b, "legal-actions").await
 }
 async fn v1_reject(
@@ -213,7 +217,7 @@ async fn v1_reject(
     Path(id): Path<String>,
     h: HeaderMap,
     b: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<V1OkResponse>, ApiError> {
     v1(s, id, h, b, "reject-action").await
 }
 async fn v1_end(
@@ -221,7 +225,7 @@ async fn v1_end(
     Path(id): Path<String>,
     h: HeaderMap,
     b: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<V1OkResponse>, ApiError> {
     v1(s, id, h, b, "end").await
 }
 
@@ -232,7 +236,7 @@ async fn pending_actions(
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
     headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PendingActionsResponse>, ApiError> {
     let who = caller(&state, &headers, Scope::Host).await?;
     let after = u64_param(&q, "after")?;
     let wait = wait_param(&q)?.min(MAX_WAIT);
@@ -276,7 +280,7 @@ async fn rematch(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<RematchResponse>, ApiError> {
     let who = caller(&state, &headers, Scope::Host).await?;
     let a = state
         .rcadia
