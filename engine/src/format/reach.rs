@@ -32,9 +32,6 @@ use std::sync::OnceLock;
 /// Rows below a launch the envelope is measured for: deeper than any map (128 rows) plus the
 /// air above it.
 const DEPTH: i32 = 160;
-/// Ticks simulated per envelope trajectory: enough to fall `DEPTH` rows after the highest
-/// launch.
-const TICKS: usize = 480;
 /// Flood steps before the check gives up and calls everything reachable (it must never warn
 /// wrongly, and must stay fast on adversarial maps).
 const MAX_WORK: u64 = 3_000_000;
@@ -81,9 +78,13 @@ impl Envelope {
         // last[d + DEPTH_UP]: the latest tick with the feet in row d (relative), any strategy.
         const DEPTH_UP: i32 = 32;
         let mut last = vec![-1i32; (DEPTH_UP + DEPTH + 1) as usize];
-        for boost in std::iter::once(None).chain((l.boost_from..TICKS).map(Some)) {
+        // One trajectory, until the feet are `DEPTH` rows down (gravity always gets them
+        // there); returns that tick.
+        let mut fly = |boost: Option<usize>| {
             let (mut vy, mut disp) = (l.vy as i64, 0i64);
-            for t in 1..=TICKS {
+            let mut t = 0;
+            loop {
+                t += 1;
                 if boost == Some(t) {
                     vy = -(BOOST_SPEED as i64);
                 }
@@ -94,9 +95,14 @@ impl Envelope {
                 let slot = &mut last[(r + DEPTH_UP) as usize];
                 *slot = (*slot).max(t as i32);
                 if r >= DEPTH {
-                    break;
+                    return t;
                 }
             }
+        };
+        // A boost laid after the fall without one is `DEPTH` rows down changes nothing here.
+        let end = fly(None);
+        for b in l.boost_from..end {
+            fly(Some(b));
         }
         last[DEPTH_UP as usize] = last[DEPTH_UP as usize].max(0);
         // The latest tick at or above each depth, as columns run at full speed.
