@@ -39,6 +39,12 @@ if (key) {
   else assert.equal(structured(p).outcome, "won");
   const s = structured(await client.callTool({ name: "simulate_replay", arguments: { map: LEVEL, replay: REPLAY, idempotencyKey: "ts-s1" } }));
   assert.equal(s.won, true);
+  assert.equal(s.deathCause, null);
+  const spikes = "gcv-map 1\nname: Stacheln\nsize: 6 3\ngrid:\n......\n..^^..\nGGGGGG\nentities:\nstart 0 1\nnest 5 1\n";
+  const run = { seed: 1, actions: [{ action: 8, ticks: 120 }] };
+  const lost = structured(await client.callTool({ name: "simulate_replay", arguments: { map: spikes, replay: run, idempotencyKey: "ts-s2" } }));
+  assert.equal(lost.outcome, "lost");
+  assert.deepEqual(lost.deathCause, { cause: "spikes", x: 2, y: 1 });
   const args = { name: "ts-level", map: LEVEL, replay: REPLAY, idempotencyKey: "ts-sub1" };
   const sub = structured(await client.callTool({ name: "submit_level", arguments: args }));
   assert.equal(sub.state, "labor");
