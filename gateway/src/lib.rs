@@ -484,6 +484,3 @@ impl Gateway {
 }
 
 mod jobs;
-#[cfg(test)]
-#[allow(dead_code)]
-mod old_tools;

@@ -386,38 +386,86 @@ mod tests {
         assert_eq!(list(false)["tools"].as_array().unwrap().len(), 18);
     }
 
-    /// The derived schemas say what the hand-written ones said (`old_tools.rs`), apart from
-    /// the bounds they add (`offset` has its maximum, `x` and `y` theirs) and `get_level`,
-    /// whose `name` is optional as it always was in the handler (`revisionId` alone works).
+    /// The arguments of the contract's tool table: every property, and which are required
+    /// (`get_level` takes `revisionId` alone too, so neither of its two is required).
     #[test]
-    fn derived_input_schemas_match_the_hand_written_ones() {
-        for old in crate::old_tools::registry() {
-            let tool = Tool::from_name(old.name).unwrap();
-            assert_eq!(
-                tool.auth() == Auth::Key,
-                old.auth == crate::old_tools::Auth::Key,
-                "{}",
-                old.name
-            );
-            let mut new = tool.input_schema().clone();
-            for p in ["offset", "x", "y"] {
-                if let Some(s) = new["properties"].get_mut(p).and_then(Value::as_object_mut) {
-                    s.remove("maximum");
-                    if p != "offset" {
-                        s.remove("minimum");
-                    }
-                }
+    fn input_schemas_have_the_contracts_arguments() {
+        let table: &[(&str, &[&str], &[&str])] = &[
+            ("get_map_format", &[], &[]),
+            ("list_palette", &[], &[]),
+            ("validate_map", &["map"], &["map"]),
+            (
+                "render_map",
+                &["height", "map", "width", "x", "y"],
+                &["map", "x", "y", "width", "height"],
+            ),
+            ("get_level", &["name", "revisionId"], &[]),
+            ("list_labor", &["offset"], &[]),
+            (
+                "playtest_map",
+                &["idempotencyKey", "map", "seed"],
+                &["map", "idempotencyKey"],
+            ),
+            (
+                "simulate_replay",
+                &["idempotencyKey", "map", "replay"],
+                &["map", "replay", "idempotencyKey"],
+            ),
+            (
+                "submit_level",
+                &[
+                    "idempotencyKey",
+                    "map",
+                    "name",
+                    "parentRevisionId",
+                    "replay",
+                ],
+                &["name", "map", "replay", "idempotencyKey"],
+            ),
+            ("get_submission", &["jobId"], &["jobId"]),
+            ("my_submissions", &["offset"], &[]),
+            ("withdraw_level", &["revisionId"], &["revisionId"]),
+            (
+                "contact_admin",
+                &["category", "message", "subject"],
+                &["category", "subject", "message"],
+            ),
+            (
+                "list_threads",
+                &["kind", "level", "offset", "sort", "status"],
+                &[],
+            ),
+            ("read_thread", &["offset", "threadId"], &["threadId"]),
+            (
+                "write_post",
+                &["body", "kind", "level", "revisionId", "threadId", "title"],
+                &["body"],
+            ),
+            ("endorse_thread", &["endorse", "threadId"], &["threadId"]),
+            ("withdraw_post", &["postId"], &["postId"]),
+        ];
+        assert_eq!(table.len(), Tool::ALL.len());
+        for (name, props, required) in table {
+            let s = Tool::from_name(name).unwrap().input_schema();
+            let keys: Vec<&str> = s["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            assert_eq!(&keys, props, "{name}");
+            assert_eq!(s["required"], json!(required), "{name}");
+            for p in s["properties"].as_object().unwrap().values() {
+                assert!(p["type"].is_string(), "{name}: one type per argument: {p}");
             }
-            let mut old_listing = old.listing.clone();
-            if old.name == "get_level" {
-                old_listing["inputSchema"]["required"] = json!([]);
-                old_listing["inputSchema"]["properties"]["name"]["description"] =
-                    new["properties"]["name"]["description"].clone();
-            }
-            assert_eq!(new, old_listing["inputSchema"].take(), "{}", old.name);
-            let mut l = tool.listing().clone();
-            l["inputSchema"] = Value::Null;
-            assert_eq!(l, old_listing, "{}", old.name);
         }
+        let render = Tool::RenderMap.input_schema();
+        assert_eq!(render["properties"]["width"]["maximum"], RENDER_MAX_WIDTH);
+        assert_eq!(render["properties"]["height"]["maximum"], RENDER_MAX_HEIGHT);
+        let replay = &Tool::SimulateReplay.input_schema()["properties"]["replay"];
+        assert_eq!(replay["properties"]["actions"]["maxItems"], 36_000);
+        assert_eq!(replay["properties"]["seed"]["maximum"], 4_294_967_295u64);
+        let name = &Tool::SubmitLevel.input_schema()["properties"]["name"];
+        assert_eq!(name["maxLength"], MAX_NAME_CHARS);
     }
 }
