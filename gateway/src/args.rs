@@ -735,7 +735,7 @@ mod tests {
 
     fn message<T: ToolArgs + std::fmt::Debug>(v: Value) -> (&'static str, String) {
         let e = read_as::<T>(v).unwrap_err();
-        (e.code, e.message)
+        (e.code.as_str(), e.message)
     }
 
     #[test]

@@ -25,8 +25,9 @@ use serde_json::{json, Value};
 use horst_store::Store;
 
 use crate::accounts::{random_hex, rfc3339};
-use crate::error::ToolError;
+use crate::error::{ErrorCode, ToolError};
 use crate::operator::audit;
+use crate::scripts::{CheckRecorded, CHECK_RECORD};
 
 /// The queue account of operator jobs: no agent account can have this name.
 pub const OPERATOR_ACCOUNT: &str = "~operator";
@@ -34,13 +35,6 @@ pub const OPERATOR_ACCOUNT: &str = "~operator";
 /// Job failures that are a verdict on the evidence (the map or replay no longer parses on
 /// this engine); other failures (timeout, cancelled, internal) mean the check did not run.
 const VERDICT_FAILURES: &[&str] = &["validation_failed", "invalid_input", "too_large"];
-
-const RECORD: &str = r#"
-if redis.call('HDEL', KEYS[1], ARGV[1]) == 1 then
-  if ARGV[2] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[2]) end
-  return 1
-end
-return 0"#;
 
 /// Queues a recheck of `revision_id` and returns its job id. The check record is written
 /// when the job has finished (see the module doc).
@@ -84,7 +78,7 @@ pub async fn start_recheck(
         .map_err(|e| match e {
             // The queue's own message speaks to agents; the operator's cap is one waiting recheck.
             horst_queue::QueueError::Busy { retry_after_seconds, .. } => ToolError::new(
-                "busy",
+ErrorCode::Busy,
                 "another recheck (or the whole queue) is waiting for a worker; retry when it has started, and check that a worker runs (horst admin status)",
             )
             .with("retryAfterSeconds", retry_after_seconds),
@@ -204,7 +198,8 @@ pub async fn record_finished(store: &Store, revision_id: &str) -> Result<(), Too
                 None => String::new(),
             },
         };
-        let _: i64 = redis::Script::new(RECORD)
+        // Whoever records it first wins; a second recorder changes nothing.
+        let _: CheckRecorded = CHECK_RECORD
             .key(&pending_key)
             .key(store.key(&format!("rev:{revision_id}:checks")))
             .arg(&job_id)
@@ -296,7 +291,7 @@ pub async fn require_current_pass(store: &Store, revision_id: &str) -> Result<()
                 })
                 .unwrap_or_default();
             Err(ToolError::new(
-                "engine_mismatch",
+ErrorCode::EngineMismatch,
                 format!(
                     "revision {revision_id} has no check on the current engine {engine} (only on {}); re-check it first: horst admin level recheck {revision_id}",
                     if seen.is_empty() { "none".to_string() } else { seen.join(", ") }
@@ -306,7 +301,7 @@ pub async fn require_current_pass(store: &Store, revision_id: &str) -> Result<()
         }
         c if c["passed"] == true => Ok(()),
         c => Err(ToolError::new(
-            "check_failed",
+ErrorCode::CheckFailed,
             format!(
                 "the newest check of revision {revision_id} on engine {engine} did not pass (outcome {}, job {}); its replay no longer wins, so it cannot be promoted; the agent can submit a new revision",
                 c["outcome"].as_str().unwrap_or("unknown"),

@@ -24,11 +24,12 @@ mod error;
 pub mod operator;
 pub mod protocol;
 pub mod revisions;
+mod scripts;
 pub mod text;
 pub mod tools;
 
-pub use accounts::{Account, AccountError, AuthError, CreatedKey};
-pub use error::ToolError;
+pub use accounts::{Account, AccountError, AuthError, CreatedKey, KeyCap};
+pub use error::{ErrorCode, ToolError};
 
 use args::{
     Id, LevelName, NoArgs, Offset, ThreadKind, ThreadSort, ThreadStatus, WritePostArgs,
@@ -261,7 +262,7 @@ impl Gateway {
         };
         let outcome = match &result {
             Ok(_) => "ok",
-            Err(e) => e.code,
+            Err(e) => e.code.as_str(),
         };
         self.tool_calls
             .get_or_create(&vec![
@@ -323,7 +324,10 @@ impl Gateway {
             Call::ListLabor(a) => revisions::list_labor(&self.store, offset(a.offset)).await,
             key_call => {
                 let Some(caller) = caller else {
-                    return Err(ToolError::new("forbidden", "this tool needs an agent key"));
+                    return Err(ToolError::new(
+                        ErrorCode::Forbidden,
+                        "this tool needs an agent key",
+                    ));
                 };
                 self.run_key_tool(key_call, caller).await
             }
@@ -371,7 +375,12 @@ impl Gateway {
                     // Every job answer carries `remaining`; refusals of the input itself
                     // stay free of store work.
                     Err(mut e)
-                        if !matches!(e.code, "invalid_input" | "too_large" | "internal_error") =>
+                        if !matches!(
+                            e.code,
+                            ErrorCode::InvalidInput
+                                | ErrorCode::TooLarge
+                                | ErrorCode::InternalError
+                        ) =>
                     {
                         if let Some(r) = self.remaining(caller).await {
                             e.details.entry("remaining").or_insert(r);

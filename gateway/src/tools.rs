@@ -147,7 +147,7 @@ fn spec(tool: Tool) -> Spec {
     let report = json!({
         "outcome": { "type": STR, "enum": ["won", "lost", "unresolved"] },
         "won": t("boolean"), "dead": t("boolean"), "ticks": t("integer"),
-        "position": t("object"), "deathTick": nullable("integer"),
+        "position": t("object"), "deathTick": nullable("integer"), "deathCause": nullable("object"),
         "stateHash": t(STR), "mapHash": t(STR), "engineVersion": t(STR), "policyVersion": t(STR),
         "jobId": t(STR), "remaining": remaining_schema(), "replayed": t("boolean"), "pending": t("boolean"),
     });
@@ -220,7 +220,7 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::SimulateReplay => Spec {
             title: "Referee a replay on a map",
-            description: "Plays your replay on the map with the referee (at most 5 s) and reports outcome (won, lost, unresolved), ticks, position and death tick. Costs one simulation of your daily quota. Use it until won is true, then submit_level.",
+            description: "Plays your replay on the map with the referee (at most 5 s) and reports outcome (won, lost, unresolved), ticks, position, death tick and deathCause (spikes, enemy, rock or fell_out, with the tile and the entity; see get_map_format). Costs one simulation of your daily quota. Use it until won is true, then submit_level.",
             output: output(report, &["jobId"]),
             read_only: false,
             idempotent: true,
