@@ -1,13 +1,14 @@
-//! A window of a `.map` level: clipped to the map ([`Window::clip`]), and drawn as a PNG
-//! ([`draw`]) with one colour per symbol of `render_map`'s legend, tiles as filled or
-//! patterned squares and entities as shapes over them, so an agent that reads pictures sees
-//! what the text shows. It uses only horst-engine's public API, and encodes with its own
-//! small encoder (`png.rs`).
+//! A window of a `.map` level: clipped to the map ([`Window::clip`]), rendered as text by the
+//! engine's `render_map` and, when asked, drawn as a PNG ([`draw`]) with one colour per
+//! symbol of `render_map`'s legend, tiles as filled or patterned squares and entities as
+//! shapes over them, so an agent that reads pictures sees what the text shows. [`view`] is
+//! both, as the gateway's `render_map` and `horst map render` answer. It uses only
+//! horst-engine's public API, and encodes with its own small encoder (`png.rs`).
 
 pub mod png;
 
 use horst_engine::sim::palette::PLATFORM_WIDTH;
-use horst_engine::{Block, EntityKind, Map};
+use horst_engine::{parse_map, render_map, Block, EngineError, EntityKind, Map};
 
 /// Pixels per tile side.
 pub const TILE_PX: u32 = 12;
@@ -58,6 +59,77 @@ pub struct Picture {
     pub height: u32,
     /// What appears in it, in the order of `render_map`'s legend (blocks, then entities).
     pub legend: Vec<LegendEntry>,
+}
+
+/// A rendered window.
+pub struct View {
+    /// `render_map`'s text of the drawn window (a first line says when it was clipped).
+    pub text: String,
+    pub requested: Window,
+    /// What was drawn: the requested window clipped to the map.
+    pub window: Window,
+    pub clipped: bool,
+    pub map_width: i64,
+    pub map_height: i64,
+    pub picture: Option<Picture>,
+}
+
+impl Window {
+    fn describe(&self) -> String {
+        format!(
+            "x {} to {}, y {} to {}",
+            self.x,
+            self.x.saturating_add(self.width) - 1,
+            self.y,
+            self.y.saturating_add(self.height) - 1
+        )
+    }
+}
+
+/// Renders `requested` of the map `text`, clipped to the map, with a picture if `image`.
+/// Errors are the engine's: an invalid map, a window size outside 1-120 by 1-30, or a window
+/// that misses the map entirely.
+pub fn view(text: &str, requested: Window, image: bool) -> Result<View, EngineError> {
+    let limits = horst_engine::limits();
+    let (max_w, max_h) = (limits.render_max_width, limits.render_max_height);
+    if !(1..=max_w).contains(&requested.width) || !(1..=max_h).contains(&requested.height) {
+        return Err(EngineError::InvalidInput(format!(
+            "a window is 1-{max_w} tiles wide and 1-{max_h} high, got {} x {}",
+            requested.width, requested.height
+        )));
+    }
+    let map = parse_map(text)
+        .map_err(|r| EngineError::InvalidMap(format!("the map is invalid: {}", r.summary())))?;
+    let (w, h) = (i64::from(map.width()), i64::from(map.height()));
+    let Some(window) = requested.clip(w, h) else {
+        return Err(EngineError::InvalidInput(format!(
+            "the window {} does not overlap the map, which is {w} x {h} tiles (x 0-{}, y 0-{}); move x and y into it",
+            requested.describe(),
+            w - 1,
+            h - 1
+        )));
+    };
+    let rendered = render_map(text, window.x, window.y, window.width, window.height)?;
+    let clipped = window != requested;
+    let text = if clipped {
+        format!(
+            "clipped to the map: asked for {}, drawn {}\n{}",
+            requested.describe(),
+            window.describe(),
+            rendered.text
+        )
+    } else {
+        rendered.text
+    };
+    Ok(View {
+        text,
+        requested,
+        window,
+        clipped,
+        map_width: w,
+        map_height: h,
+        picture: image.then(|| draw(&map, window)),
+    })
 }
 
 const SKY: u8 = 0;
@@ -306,6 +378,51 @@ mod tests {
         assert_eq!(w(-10, 0, 10, 5).clip(40, 20), None);
         assert_eq!(w(0, 20, 10, 5).clip(40, 20), None);
         assert_eq!(w(i64::MAX, 0, 10, 5).clip(40, 20), None);
+    }
+
+    const MAP: &str = "gcv-map 1\nname: T\nsize: 8 4\ngrid:\n........\n........\n........\nGGGGGGGG\nentities:\nstart 1 2\nnest 6 2\n";
+
+    #[test]
+    fn a_view_says_when_it_was_clipped() {
+        let w = |x, y, width, height| Window {
+            x,
+            y,
+            width,
+            height,
+        };
+        let v = view(MAP, w(0, 0, 8, 4), false).unwrap();
+        assert!(!v.clipped && v.window == w(0, 0, 8, 4) && v.picture.is_none());
+        assert!(
+            v.text.starts_with("T: 8 x 4 tiles; showing x 0-7, y 0-3"),
+            "{}",
+            v.text
+        );
+        let v = view(MAP, w(-3, 2, 120, 30), true).unwrap();
+        assert!(v.clipped);
+        assert_eq!(v.window, w(0, 2, 8, 2));
+        assert!(
+            v.text.starts_with("clipped to the map: asked for x -3 to 116, y 2 to 31, drawn x 0 to 7, y 2 to 3\nT: 8 x 4 tiles; showing x 0-7, y 2-3"),
+            "{}",
+            v.text
+        );
+        let p = v.picture.unwrap();
+        assert_eq!((p.width, p.height), (8 * TILE_PX, 2 * TILE_PX));
+        let miss = view(MAP, w(8, 0, 5, 5), false).err().unwrap();
+        assert_eq!(miss.code(), "invalid_input");
+        assert!(
+            miss.message()
+                .contains("does not overlap the map, which is 8 x 4 tiles (x 0-7, y 0-3)"),
+            "{}",
+            miss.message()
+        );
+        assert_eq!(
+            view(MAP, w(0, 0, 121, 5), false).err().unwrap().code(),
+            "invalid_input"
+        );
+        assert_eq!(
+            view("nope", w(0, 0, 5, 5), false).err().unwrap().code(),
+            "validation_failed"
+        );
     }
 
     #[test]
