@@ -26,6 +26,11 @@ pub const MAX_NAME_CHARS: usize = 30;
 pub const MAX_ID_CHARS: usize = 64;
 pub const RENDER_MAX_WIDTH: i64 = 120;
 pub const RENDER_MAX_HEIGHT: i64 = 30;
+/// The largest map (the engine's `limits().width.max` and `.height.max`; a test holds them
+/// equal): a window's `x` and `y` may start before the map by up to one window less a tile
+/// and must start inside its largest extent, so every allowed window can overlap some map.
+pub const MAP_MAX_WIDTH: i64 = 512;
+pub const MAP_MAX_HEIGHT: i64 = 128;
 /// `offset` of the paged tools: far past any page that exists, small enough for any index.
 pub const MAX_OFFSET: i64 = 1_000_000_000;
 /// How much of a name the caller sent an error echoes back.
@@ -464,12 +469,16 @@ impl ToolArgs for MapArgs {
 #[serde(deny_unknown_fields)]
 pub struct RenderMapArgs {
     pub map: MapText,
-    /// Left tile column
-    pub x: Int<-1_000_000, 1_000_000>,
-    /// Top tile row
-    pub y: Int<-1_000_000, 1_000_000>,
+    /// Left column of the window (0 is the map's left edge; a window partly outside the map is clipped to it)
+    pub x: Int<{ 1 - RENDER_MAX_WIDTH }, { MAP_MAX_WIDTH - 1 }>,
+    /// Top row of the window (0 is the map's top edge)
+    pub y: Int<{ 1 - RENDER_MAX_HEIGHT }, { MAP_MAX_HEIGHT - 1 }>,
+    /// Columns in the window
     pub width: Int<1, RENDER_MAX_WIDTH>,
+    /// Rows in the window
     pub height: Int<1, RENDER_MAX_HEIGHT>,
+    /// true: also a PNG picture of the same window (12 px a tile, a colour per legend entry)
+    pub image: Option<Flag>,
 }
 
 impl ToolArgs for RenderMapArgs {
@@ -781,7 +790,7 @@ mod tests {
                 json!({"map": "x", "x": "0", "y": 0, "width": 1, "height": 1})
             )
             .1,
-            "`x` must be an integer -1000000 to 1000000"
+            "`x` must be an integer -119 to 511"
         );
         assert_eq!(
             message::<ContactArgs>(json!({"subject": "s", "message": "m"})).1,
@@ -855,6 +864,18 @@ mod tests {
         let big = json!({"map": map, "idempotencyKey": "k",
                          "replay": {"seed": 1, "actions": steps}});
         assert_eq!(message::<SimulateArgs>(big).0, "too_large");
+    }
+
+    #[test]
+    fn the_largest_map_is_the_engines() {
+        let l = horst_engine::limits();
+        assert_eq!((l.width.max, l.height.max), (MAP_MAX_WIDTH, MAP_MAX_HEIGHT));
+        assert_eq!(
+            (l.render_max_width, l.render_max_height),
+            (RENDER_MAX_WIDTH, RENDER_MAX_HEIGHT)
+        );
+        assert_eq!(l.max_map_bytes, MAX_MAP_BYTES);
+        assert_eq!(l.replay.max_bytes, MAX_REPLAY_BYTES);
     }
 
     #[test]

@@ -28,9 +28,16 @@ impl From<QueueError> for ToolError {
         match e {
             QueueError::Busy {
                 retry_after_seconds,
+                waiting_job_id,
                 message,
-            } => ToolError::new(ErrorCode::Busy, message)
-                .with("retryAfterSeconds", retry_after_seconds),
+            } => {
+                let e = ToolError::new(ErrorCode::Busy, message)
+                    .with("retryAfterSeconds", retry_after_seconds);
+                match waiting_job_id {
+                    Some(id) => e.with("jobId", id),
+                    None => e,
+                }
+            }
             QueueError::Quota {
                 scope,
                 retry_after_seconds,

@@ -23,6 +23,7 @@ pub mod contact;
 mod error;
 pub mod operator;
 pub mod protocol;
+mod render;
 pub mod revisions;
 mod scripts;
 pub mod text;
@@ -132,10 +133,31 @@ pub struct Gateway {
     >,
 }
 
-fn tool_result(value: Value) -> Value {
+/// A tool's answer: its JSON, and for `render_map` with `image: true` a PNG picture.
+pub struct ToolOutput {
+    pub value: Value,
+    pub png: Option<Vec<u8>>,
+}
+
+impl From<Value> for ToolOutput {
+    fn from(value: Value) -> ToolOutput {
+        ToolOutput { value, png: None }
+    }
+}
+
+fn tool_result(out: ToolOutput) -> Value {
+    use base64::Engine as _;
+    let mut content = vec![json!({ "type": "text", "text": out.value.to_string() })];
+    if let Some(png) = out.png {
+        content.push(json!({
+            "type": "image",
+            "data": base64::engine::general_purpose::STANDARD.encode(png),
+            "mimeType": "image/png",
+        }));
+    }
     json!({
-        "content": [{ "type": "text", "text": value.to_string() }],
-        "structuredContent": value,
+        "content": content,
+        "structuredContent": out.value,
         "isError": false,
     })
 }
@@ -210,7 +232,7 @@ impl Gateway {
             other => Reply::Json(protocol::error(
                 id,
                 codes::METHOD_NOT_FOUND,
-                &format!("method {other:?} is not supported; this server offers initialize, ping, tools/list and tools/call"),
+                &format!("method {:?} is not supported; this server offers initialize, ping, tools/list and tools/call", text::clip(other, ECHO_MAX_CHARS)),
                 None,
             )),
         }
@@ -238,7 +260,7 @@ impl Gateway {
                     body: protocol::error(
                         id,
                         codes::REFUSED,
-                        &format!("the gateway is read-only: only the anonymous tools exist; {name} is unavailable"),
+                        &format!("the gateway is read-only: only the anonymous tools exist; {} is unavailable", tool.name()),
                         None,
                     ),
                 };
@@ -249,17 +271,25 @@ impl Gateway {
                     body: protocol::error(
                         id,
                         codes::REFUSED,
-                        &format!("{name} needs an agent key: send Authorization: Bearer gcv_... (create one with POST /api/agent-keys)"),
+                        &format!("{}: {}", tool.name(), tools::KEY_NOTE),
                         None,
                     ),
                 };
             }
         }
         let arguments = params.get("arguments");
-        let result = match Call::parse(tool, arguments) {
+        let mut result = match Call::parse(tool, arguments) {
             Ok(call) => self.run_tool(&call, msg.caller).await,
             Err(e) => Err(e),
         };
+        // Every answer of these tools carries `remaining`, a refusal of the arguments too.
+        if let (Err(e), Some(caller)) = (&mut result, msg.caller) {
+            if tool.reports_remaining() && !e.details.contains_key("remaining") {
+                if let Some(r) = self.remaining(caller).await {
+                    e.details.insert("remaining".into(), r);
+                }
+            }
+        }
         let outcome = match &result {
             Ok(_) => "ok",
             Err(e) => e.code.as_str(),
@@ -295,6 +325,24 @@ impl Gateway {
         &self,
         call: &Call,
         caller: Option<&Account>,
+    ) -> Result<ToolOutput, ToolError> {
+        match call {
+            Call::RenderMap(a) => {
+                let (result, png) = render::render(a)?;
+                let value = serde_json::to_value(result).map_err(ToolError::internal)?;
+                Ok(ToolOutput { value, png })
+            }
+            other => self
+                .run_json_tool(other, caller)
+                .await
+                .map(ToolOutput::from),
+        }
+    }
+
+    async fn run_json_tool(
+        &self,
+        call: &Call,
+        caller: Option<&Account>,
     ) -> Result<Value, ToolError> {
         let caller_name = caller.map(|c| c.name.as_str());
         let to_value = |v: Result<Value, serde_json::Error>| v.map_err(ToolError::internal);
@@ -306,11 +354,7 @@ impl Gateway {
             Call::ValidateMap(a) => to_value(serde_json::to_value(horst_engine::validate_map(
                 a.map.as_str(),
             ))),
-            Call::RenderMap(a) => {
-                let r =
-                    horst_engine::render_map(a.map.as_str(), a.x.0, a.y.0, a.width.0, a.height.0)?;
-                Ok(json!({ "text": r.text }))
-            }
+            Call::RenderMap(_) => Err(ToolError::internal("render_map answers through run_tool")),
             Call::GetLevel(a) => {
                 let rev = a.revision_id.as_ref().map(Id::as_str);
                 let name = a.name.as_ref().map(LevelName::as_str);
@@ -371,24 +415,8 @@ impl Gateway {
                     Call::GetSubmission(a) => self.get_submission(a.job_id.as_str(), caller).await,
                     _ => unreachable!("matched above"),
                 };
-                match result {
-                    // Every job answer carries `remaining`; refusals of the input itself
-                    // stay free of store work.
-                    Err(mut e)
-                        if !matches!(
-                            e.code,
-                            ErrorCode::InvalidInput
-                                | ErrorCode::TooLarge
-                                | ErrorCode::InternalError
-                        ) =>
-                    {
-                        if let Some(r) = self.remaining(caller).await {
-                            e.details.entry("remaining").or_insert(r);
-                        }
-                        Err(e)
-                    }
-                    other => other,
-                }
+                // `call` adds `remaining` to a failure.
+                result
             }
             Call::ListThreads(a) => {
                 let filter = board::ThreadFilter {
