@@ -23,7 +23,7 @@ pub mod contact;
 mod error;
 pub mod operator;
 pub mod protocol;
-mod render;
+pub mod render;
 pub mod revisions;
 mod scripts;
 pub mod text;

@@ -77,7 +77,15 @@ pub fn render(a: &RenderMapArgs) -> Result<(RenderResult, Option<Vec<u8>>), Tool
         height: a.height.0,
     };
     let image = a.image.is_some_and(|f| f.0);
-    let v = horst_map_image::view(a.map.as_str(), requested, image)?;
+    Ok(result_of(horst_map_image::view(
+        a.map.as_str(),
+        requested,
+        image,
+    )?))
+}
+
+/// The `render_map` result of a view (`horst map render --json` prints the same).
+pub fn result_of(v: horst_map_image::View) -> (RenderResult, Option<Vec<u8>>) {
     let (info, png) = match v.picture {
         Some(p) => (
             Some(ImageInfo {
@@ -99,7 +107,7 @@ pub fn render(a: &RenderMapArgs) -> Result<(RenderResult, Option<Vec<u8>>), Tool
         ),
         None => (None, None),
     };
-    Ok((
+    (
         RenderResult {
             text: v.text,
             window: v.window.into(),
@@ -110,5 +118,5 @@ pub fn render(a: &RenderMapArgs) -> Result<(RenderResult, Option<Vec<u8>>), Tool
             image: info,
         },
         png,
-    ))
+    )
 }

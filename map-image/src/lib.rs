@@ -255,7 +255,7 @@ fn entity_pixel(k: EntityKind, px: u32, py: u32) -> Option<u8> {
             }
         }),
         EntityKind::Nest => (r2 <= r * r && r2 >= (r - 5) * (r - 5)).then_some(own),
-        EntityKind::Walker => (px >= 2 && px < s as u32 - 2 && py >= 3).then(|| {
+        EntityKind::Walker => (px >= 2 && px < s as u32 - 2 && py >= 3).then_some({
             if py == 5 && (px == 4 || px == 7) {
                 OUTLINE
             } else {
@@ -267,8 +267,10 @@ fn entity_pixel(k: EntityKind, px: u32, py: u32) -> Option<u8> {
             let top = py as i64 * 2;
             (x.abs() <= s - top).then_some(own)
         }
-        EntityKind::Platform => (py >= 4 && py < 8).then_some(own),
-        EntityKind::Spring => (py >= s as u32 / 2 && (py % 3 != 0 || px % 6 < 3)).then_some(own),
+        EntityKind::Platform => (4..8).contains(&py).then_some(own),
+        EntityKind::Spring => {
+            (py >= s as u32 / 2 && (!py.is_multiple_of(3) || px % 6 < 3)).then_some(own)
+        }
         EntityKind::Checkpoint => {
             let pole = px == 3;
             let flag = (4..10).contains(&px) && (1..5).contains(&py);
