@@ -33,5 +33,6 @@ mod rcadia_multi;
 mod rcadia_series;
 mod rcadia_skill;
 mod shutdown;
+mod unity_sdk;
 mod web_js;
 mod worker_process;
