@@ -60,7 +60,7 @@ fn player_step(
     main: impl FnOnce(String) -> Option<Event>,
 ) -> Result<Step, ProtocolError> {
     let player_id = s.authorize_player(&who.key)?.to_string();
-    let pre = if s.status == Status::Waiting {
+    let pre = if s.status() == Status::Waiting {
         vec![Event::PlayerSeen {
             player_id: player_id.clone(),
         }]
@@ -141,7 +141,7 @@ async fn state_poll(
     // A game that just ended with autoRematch is not "over" for the poll until its next
     // round is linked: agents must wake up holding nextSessionId (section 6).
     let ready = match since {
-        Some(v) => first.version > v,
+        Some(v) => first.version() > v,
         None => first.state_ready_for(&pid) && !first.awaiting_rematch(wall_ms()),
     };
     let Some(sub) = sub.filter(|_| !ready) else {
@@ -150,7 +150,7 @@ async fn state_poll(
     let now = state
         .rcadia
         .wait_from(sub, &id, first.clone(), wait, |s| match since {
-            Some(v) => s.version > v,
+            Some(v) => s.version() > v,
             None => should_wake(&first, s, &pid) && !s.awaiting_rematch(wall_ms()),
         })
         .await?;
@@ -263,9 +263,9 @@ async fn leave(
         .await?;
     Ok(Json(json!({
         "ok": true,
-        "sessionId": a.session.session_id,
-        "status": a.session.status.as_str(),
-        "result": a.session.result,
+        "sessionId": a.session.session_id(),
+        "status": a.session.status().as_str(),
+        "result": a.session.result(),
     })))
 }
 
@@ -302,10 +302,10 @@ async fn public(
     let since = u64_param(&q, "since")?;
     let s = state.rcadia.load(&id).await?;
     let s = match since {
-        Some(v) if s.version <= v && !wait.is_zero() => {
+        Some(v) if s.version() <= v && !wait.is_zero() => {
             state
                 .rcadia
-                .wait_until(&id, wait.min(Duration::from_secs(25)), |s| s.version > v)
+                .wait_until(&id, wait.min(Duration::from_secs(25)), |s| s.version() > v)
                 .await?
         }
         _ => s,

@@ -34,52 +34,8 @@ impl Session {
     /// apply's cost): `before`'s bookkeeping fields are set to ours for the comparison and
     /// put back afterwards.
     pub(super) fn same_observable(&self, before: &mut Session) -> bool {
-        use std::mem::swap;
-        let mut version = self.version;
-        let mut rev = self.rev;
-        let mut now_ms = self.now_ms;
-        let mut host_queue = self.host_queue.clone();
-        let mut timers = self.timers.clone();
-        let mut timer_generation = self.timer_generation;
-        let mut release_delivered = self.release_delivered;
-        let mut last_seen = self.host.last_seen_ms;
-        let mut open_polls = self.host.open_polls;
-        let mut open_until = self.host.open_until_ms;
-        let swap_all = |b: &mut Session,
-                        version: &mut u64,
-                        rev: &mut u64,
-                        now_ms: &mut u64,
-                        host_queue: &mut Vec<HostEntry>,
-                        timers: &mut BTreeMap<String, Deadline>,
-                        timer_generation: &mut u64,
-                        release_delivered: &mut bool,
-                        last_seen: &mut u64,
-                        open_polls: &mut u32,
-                        open_until: &mut u64| {
-            swap(&mut b.version, version);
-            swap(&mut b.rev, rev);
-            swap(&mut b.now_ms, now_ms);
-            swap(&mut b.host_queue, host_queue);
-            swap(&mut b.timers, timers);
-            swap(&mut b.timer_generation, timer_generation);
-            swap(&mut b.release_delivered, release_delivered);
-            swap(&mut b.host.last_seen_ms, last_seen);
-            swap(&mut b.host.open_polls, open_polls);
-            swap(&mut b.host.open_until_ms, open_until);
-        };
-        swap_all(
-            before,
-            &mut version,
-            &mut rev,
-            &mut now_ms,
-            &mut host_queue,
-            &mut timers,
-            &mut timer_generation,
-            &mut release_delivered,
-            &mut last_seen,
-            &mut open_polls,
-            &mut open_until,
-        );
+        let mut ours = Unobserved::of(self);
+        ours.swap_into(before);
         // Delivery marks of a pending action (same seat, both pending) do not count either.
         let mut delivered: Vec<(usize, Option<u64>)> = Vec::new();
         for (i, (b, p)) in before.players.iter_mut().zip(&self.players).enumerate() {
@@ -94,19 +50,54 @@ impl Session {
                 bp.delivered_at_ms = d;
             }
         }
-        swap_all(
-            before,
-            &mut version,
-            &mut rev,
-            &mut now_ms,
-            &mut host_queue,
-            &mut timers,
-            &mut timer_generation,
-            &mut release_delivered,
-            &mut last_seen,
-            &mut open_polls,
-            &mut open_until,
-        );
+        ours.swap_into(before);
         same
+    }
+}
+
+/// The bookkeeping of a record nobody observes: counters, the clock of the machine, the host
+/// queue's delivery state, timers and host liveness.
+struct Unobserved {
+    version: u64,
+    rev: u64,
+    now_ms: u64,
+    host_queue: Vec<HostEntry>,
+    timers: BTreeMap<String, Deadline>,
+    timer_generation: u64,
+    release_delivered: bool,
+    last_seen_ms: u64,
+    open_polls: u32,
+    open_until_ms: u64,
+}
+
+impl Unobserved {
+    fn of(s: &Session) -> Unobserved {
+        Unobserved {
+            version: s.version,
+            rev: s.rev,
+            now_ms: s.now_ms,
+            host_queue: s.host_queue.clone(),
+            timers: s.timers.clone(),
+            timer_generation: s.timer_generation,
+            release_delivered: s.release_delivered,
+            last_seen_ms: s.host.last_seen_ms,
+            open_polls: s.host.open_polls,
+            open_until_ms: s.host.open_until_ms,
+        }
+    }
+
+    /// Exchanges these values with `s`'s (twice puts everything back).
+    fn swap_into(&mut self, s: &mut Session) {
+        use std::mem::swap;
+        swap(&mut s.version, &mut self.version);
+        swap(&mut s.rev, &mut self.rev);
+        swap(&mut s.now_ms, &mut self.now_ms);
+        swap(&mut s.host_queue, &mut self.host_queue);
+        swap(&mut s.timers, &mut self.timers);
+        swap(&mut s.timer_generation, &mut self.timer_generation);
+        swap(&mut s.release_delivered, &mut self.release_delivered);
+        swap(&mut s.host.last_seen_ms, &mut self.last_seen_ms);
+        swap(&mut s.host.open_polls, &mut self.open_polls);
+        swap(&mut s.host.open_until_ms, &mut self.open_until_ms);
     }
 }

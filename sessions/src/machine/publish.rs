@@ -125,13 +125,7 @@ impl Session {
             .collect()
     }
 
-    fn reject(
-        &mut self,
-        player_id: &str,
-        reason: Value,
-        action_id: Option<String>,
-        now: u64,
-    ) {
+    fn reject(&mut self, player_id: &str, reason: Value, action_id: Option<String>, now: u64) {
         let Some(idx) = self.players.iter().position(|p| p.player_id == player_id) else {
             return;
         };
