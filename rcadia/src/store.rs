@@ -237,21 +237,21 @@ impl Rcadia {
             })
             .collect();
         let channel = if wake {
-            self.channel(&s.session_id())
+            self.channel(s.session_id())
         } else {
             String::new()
         };
         let mut conn = self.inner.store.conn();
         self.inner.metrics.round_trip();
         let mut inv = self.inner.scripts.save.prepare_invoke();
-        inv.key(self.session_key(&s.session_id()))
+        inv.key(self.session_key(s.session_id()))
             .key(self.inner.store.key("sessions:open"))
-            .key(self.events_key(&s.session_id()))
+            .key(self.events_key(s.session_id()))
             .key(self.inner.queue.delayed().key())
             .arg(expected_rev)
             .arg(s.rev())
             .arg(json)
-            .arg(&s.session_id())
+            .arg(s.session_id())
             .arg(listed)
             .arg(FINISHED_RETENTION_MS)
             .arg(MAX_EVENTS)
@@ -461,7 +461,7 @@ impl Rcadia {
         for d in next.armed_deadlines() {
             let _ = self.cancel_deadline(&d).await;
         }
-        self.delete(&next.session_id()).await
+        self.delete(next.session_id()).await
     }
 
     /// Sessions for `GET /available`.
