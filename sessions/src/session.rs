@@ -323,6 +323,11 @@ pub struct Session {
     /// The game has published legal actions at least once (else everyone may act and no clock
     /// runs, and for turn-based games the next state publish applies an action).
     pub(crate) legal_actions_seen: bool,
+    /// The game has published (a state or legal actions) since `game_start`. Until then
+    /// nobody is on turn in a sequential game: it has not said whose move it is. Records
+    /// stored before this field existed were past that moment.
+    #[serde(default = "opened")]
+    pub(crate) turn_opened: bool,
     pub(crate) state: Value,
     pub(crate) rejections: Vec<Rejection>,
     pub(crate) clock: Option<Clock>,
@@ -460,6 +465,7 @@ impl Session {
             turn: 0,
             on_turn: Vec::new(),
             legal_actions_seen: false,
+            turn_opened: false,
             state: Value::Null,
             rejections: Vec::new(),
             clock: None,
@@ -509,6 +515,12 @@ impl Session {
             return Err(ProtocolError::conflict(
                 "host_disconnected",
                 "this session ended because its host disconnected; create a new session",
+            ));
+        }
+        if self.end_reason.as_deref() == Some("host_left") {
+            return Err(ProtocolError::conflict(
+                "host_left",
+                "this session ended with reason host_left (its host went away: no rematch); create a new session",
             ));
         }
         if self.players.iter().all(|p| p.left) {
@@ -687,6 +699,9 @@ impl Session {
     /// On turn ignoring a pending action: from published legal actions, or everyone while the
     /// game has never published any.
     pub(crate) fn may_act(&self, p: &Player) -> bool {
+        if self.awaiting_first_publish() {
+            return false;
+        }
         if !self.legal_actions_seen {
             return true;
         }
@@ -697,8 +712,19 @@ impl Session {
         }
     }
 
+    /// A sequential game between `game_start` and the game's first publish: nobody is on
+    /// turn, everyone waits for the host.
+    pub(crate) fn awaiting_first_publish(&self) -> bool {
+        self.status == Status::Active && self.rules.is_sequential() && !self.turn_opened
+    }
+
     /// A reserved rematch whose reservation still holds.
     pub fn is_reserved(&self) -> bool {
         self.status == Status::Waiting && self.reserved_until_ms.is_some()
     }
+}
+
+/// `turnOpened` of records stored before the field existed.
+fn opened() -> bool {
+    true
 }

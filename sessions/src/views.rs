@@ -17,8 +17,11 @@ impl Session {
                 // A held simultaneous action waits for the others to submit.
                 Some(pa) if pa.held => json!("opponent"),
                 Some(_) => json!("host"),
-                None if your_turn => Value::Null,
+                // The host is not responding: whoever is on turn waits for it too.
                 None if !self.host.alive => json!("host"),
+                // Between game_start and the game's first publish nobody is on turn.
+                None if self.awaiting_first_publish() => json!("host"),
+                None if your_turn => Value::Null,
                 // Nobody holds legal actions: the game is working out what comes next.
                 None if self.legal_actions_seen
                     && self.on_turn.is_empty()
@@ -212,9 +215,26 @@ impl Session {
 
     /// `GET /events?since=<index>`: events with `index >= since`; pass `next` as the next
     /// `since`. Events older than the kept window are gone (`first` says where it starts).
-    pub fn events_since(&self, since: u64) -> Value {
+    ///
+    /// Other players' rejection reasons are the game's words to them alone (they may say
+    /// what the viewer must not know): `viewer` sees them as `null`.
+    pub fn events_since(&self, since: u64, viewer: &str) -> Value {
         let skip = since.saturating_sub(self.events_base) as usize;
-        let events: Vec<&Value> = self.events.iter().skip(skip).collect();
+        let events: Vec<Value> = self
+            .events
+            .iter()
+            .skip(skip)
+            .map(|e| {
+                let foreign_rejection = e["type"] == "action"
+                    && e["status"] == "rejected"
+                    && e["playerId"].as_str() != Some(viewer);
+                let mut e = e.clone();
+                if foreign_rejection {
+                    e["reason"] = Value::Null;
+                }
+                e
+            })
+            .collect();
         json!({
             "events": events,
             "first": self.events_base,

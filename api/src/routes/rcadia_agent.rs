@@ -282,6 +282,7 @@ async fn events(
         .rcadia
         .apply(&id, |s| player_step(s, &who, |_| None))
         .await?;
+    let pid = player_id_of(&a.session, &who)?;
     if !a.session.has_events_since(since) && !wait.is_zero() {
         state
             .rcadia
@@ -290,7 +291,7 @@ async fn events(
     }
     // The log is stored apart from the record; only this endpoint reads it.
     let s = state.rcadia.load_with_events(&id).await?;
-    Ok(Json(s.events_since(since)))
+    Ok(Json(s.events_since(since, &pid)))
 }
 
 async fn public(

@@ -55,7 +55,7 @@ impl Session {
                 Op::LegalActions { player_id, actions } => {
                     self.legal_actions_seen = true;
                     published = true;
-                    let sequential = self.rules.enforces_turns() && !self.rules.simultaneous;
+                    let sequential = self.rules.is_sequential();
                     if sequential && !actions.is_empty() {
                         // The platform does the clearing: exactly one player is on turn.
                         for p in &mut self.players {
@@ -88,6 +88,9 @@ impl Session {
         }
         if self.status == Status::Finished {
             return Ok(());
+        }
+        if published {
+            self.turn_opened = true;
         }
         let new_on_turn = self.compute_on_turn();
         let delivered = |s: &Session, pid: &str| {

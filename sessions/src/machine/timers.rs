@@ -52,7 +52,9 @@ impl Session {
                 ));
             }
         }
-        if let Some(d) = self.deadline_ms() {
+        // The deadline only strikes someone who could be struck: while every on-turn player
+        // has an action pending it waits (and falls at once when one of them is back).
+        if let (Some(d), true) = (self.deadline_ms(), self.someone_on_the_clock()) {
             due.push((TimerKind::Clock, d));
         }
         if let Some(a) = self.activation_at() {
@@ -113,6 +115,8 @@ impl Session {
     fn activate(&mut self, t: u64) {
         self.status = Status::Active;
         self.started_at_ms = Some(t);
+        // Whatever the game published before game_start, it has not yet said whose move it is.
+        self.turn_opened = false;
         self.reserved_until_ms = None;
         let ids: Vec<String> = self.players.iter().map(|p| p.player_id.clone()).collect();
         if self.rules.legacy {
@@ -165,10 +169,18 @@ impl Session {
 
     /// The deadline passed: every on-turn player without a pending action gets a strike.
     fn strike(&mut self, t: u64, out: &mut Outcome) {
+        let deadline = self.deadline_ms();
+        let timeout = self.rules.turn_timeout_ms;
         let Some(clock) = self.clock.as_mut() else {
             return;
         };
         clock.strikes_this_turn += 1;
+        if deadline.is_some_and(|d| t > d) {
+            // The deadline passed while the player's action was pending: the strike falls as
+            // they are back on turn, and "one more full turn" counts from now.
+            clock.started_at_ms =
+                t.saturating_sub(timeout.saturating_mul(u64::from(clock.strikes_this_turn)));
+        }
         let max = self.rules.max_strikes;
         let struck: Vec<usize> = (0..self.players.len())
             .filter(|&i| self.players[i].pending.is_none() && self.may_act(&self.players[i]))
@@ -212,13 +224,14 @@ impl Session {
     }
 
     /// Starts or pauses the clock to match the situation at `t`.
+    ///
+    /// A pending action does not stop the clock: "the same deadline" after a rejection means
+    /// the time the game took to answer counts. Only a host that is not alive (and a session
+    /// that is not active) pauses it.
     pub(super) fn sync_clock(&mut self, t: u64) {
         let should_run = self.status == Status::Active
             && self.host.alive
-            && self
-                .players
-                .iter()
-                .any(|p| p.pending.is_none() && !p.left && self.may_act(p));
+            && self.players.iter().any(|p| !p.left && self.may_act(p));
         let Some(c) = self.clock.as_mut() else {
             return;
         };
@@ -230,6 +243,13 @@ impl Session {
             (None, false) => c.paused_since_ms = Some(t),
             _ => {}
         }
+    }
+
+    /// Someone on turn has no action pending (so a deadline could strike them).
+    fn someone_on_the_clock(&self) -> bool {
+        self.players
+            .iter()
+            .any(|p| p.pending.is_none() && !p.left && self.may_act(p))
     }
 
     /// Diffs the armed timers against what is due next.
