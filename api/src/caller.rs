@@ -70,6 +70,37 @@ pub async fn caller(
     Ok(id)
 }
 
+/// Largest request body of the agent API (`/join`, `/action`, `/leave`): an action is what a
+/// game listed as legal, a few hundred bytes at most in practice.
+pub const MAX_AGENT_BODY_BYTES: usize = 16 * 1024;
+
+/// Largest request body of the bridge API (`/sessions`, `/ops` and the v1 single-op
+/// endpoints). Each state, observation and legal-actions list within is limited on its own
+/// (`horst_sessions::ops::MAX_STATE_BYTES` and the others).
+pub const MAX_HOST_BODY_BYTES: usize = 1024 * 1024;
+
+/// Reads a JSON body of at most `limit` bytes (an empty body is `{}`); a larger one is
+/// `413 { error, code: "too_large" }`, like every other RCADIA error.
+pub async fn read_json(body: axum::body::Body, limit: usize) -> Result<Value, ApiError> {
+    use crate::routes::mcp::{read_body, BodyError};
+    match read_body(body, limit).await {
+        Ok(bytes) => json_body(&bytes),
+        Err(BodyError::TooLarge) => Err(ApiError::client(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!(
+                "the request body is over {} KiB; send less (see the size limits in docs/agents-play.md and docs/hosts.md)",
+                limit / 1024
+            ),
+        )),
+        Err(BodyError::Broken) => Err(ApiError::client(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "the request body could not be read",
+        )),
+    }
+}
+
 /// A JSON body; an empty body is `{}`.
 pub fn json_body(bytes: &[u8]) -> Result<Value, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
@@ -18,7 +18,7 @@ use horst_sessions::{
 };
 use serde_json::{json, Value};
 
-use crate::caller::{caller, json_body, u64_param, wait_param, Scope};
+use crate::caller::{caller, read_json, u64_param, wait_param, Scope, MAX_AGENT_BODY_BYTES};
 use crate::{ApiError, AppState};
 
 const BASE: &str = "/api/v1/agent/sessions";
@@ -86,10 +86,10 @@ async fn join(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Result<Json<Value>, ApiError> {
     let who = caller(&state, &headers, Scope::Play).await?;
-    let body = json_body(&body)?;
+    let body = read_json(body, MAX_AGENT_BODY_BYTES).await?;
     let as_name = match body.get("asName") {
         None | Some(Value::Null) => who.name.clone(),
         Some(Value::String(n)) => Some(n.clone()),
@@ -168,11 +168,11 @@ async fn action(
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Result<Json<Value>, ApiError> {
     let who = caller(&state, &headers, Scope::Play).await?;
     let wait = wait_param(&q)?;
-    let body = json_body(&body)?;
+    let body = read_json(body, MAX_AGENT_BODY_BYTES).await?;
     let Some(act) = body.get("action").cloned() else {
         return Err(ApiError::client(
             StatusCode::BAD_REQUEST,

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -16,7 +16,7 @@ use horst_rcadia::wait::MAX_WAIT;
 use horst_sessions::{Event, GameInfo, HostKind, NewSession, Op, Reply, Session};
 use serde_json::Value;
 
-use crate::caller::{caller, json_body, u64_param, wait_param, Scope};
+use crate::caller::{caller, read_json, u64_param, wait_param, Scope, MAX_HOST_BODY_BYTES};
 use crate::{ApiError, AppState};
 
 const BASE: &str = "/api/v1/agent/bridge/sessions";
@@ -81,10 +81,10 @@ fn slug(s: &str) -> Option<String> {
 async fn create(
     State(state): State<AppState>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Result<Response, ApiError> {
     let who = caller(&state, &headers, Scope::Host).await?;
-    let body = json_body(&body)?;
+    let body = read_json(body, MAX_HOST_BODY_BYTES).await?;
     let config = body.get("config").cloned().unwrap_or(Value::Null);
     if !config.is_object() {
         return Err(ApiError::client(
@@ -160,10 +160,10 @@ async fn ops(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Result<Json<Value>, ApiError> {
     let who = caller(&state, &headers, Scope::Host).await?;
-    let ops = Op::parse_batch(&json_body(&body)?)?;
+    let ops = Op::parse_batch(&read_json(body, MAX_HOST_BODY_BYTES).await?)?;
     let s = publish(&state, &id, &who, ops).await?;
     Ok(Json(s.ops_response()))
 }
@@ -172,11 +172,11 @@ async fn v1(
     state: AppState,
     id: String,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
     endpoint: &str,
 ) -> Result<Json<Value>, ApiError> {
     let who = caller(&state, &headers, Scope::Host).await?;
-    let op = Op::from_v1(endpoint, &json_body(&body)?)?;
+    let op = Op::from_v1(endpoint, &read_json(body, MAX_HOST_BODY_BYTES).await?)?;
     let s = publish(&state, &id, &who, vec![op]).await?;
     Ok(Json(match endpoint {
         "reject-action" | "end" => s.v1_ok_response(),
@@ -188,7 +188,7 @@ async fn v1_state(
     State(s): State<AppState>,
     Path(id): Path<String>,
     h: HeaderMap,
-    b: Bytes,
+    b: Body,
 ) -> Result<Json<Value>, ApiError> {
     v1(s, id, h, b, "state").await
 }
@@ -196,7 +196,7 @@ async fn v1_observation(
     State(s): State<AppState>,
     Path(id): Path<String>,
     h: HeaderMap,
-    b: Bytes,
+    b: Body,
 ) -> Result<Json<Value>, ApiError> {
     v1(s, id, h, b, "observation").await
 }
@@ -204,7 +204,7 @@ async fn v1_legal_actions(
     State(s): State<AppState>,
     Path(id): Path<String>,
     h: HeaderMap,
-    b: Bytes,
+    b: Body,
 ) -> Result<Json<Value>, ApiError> {
     v1(s, id, h, b, "legal-actions").await
 }
@@ -212,7 +212,7 @@ async fn v1_reject(
     State(s): State<AppState>,
     Path(id): Path<String>,
     h: HeaderMap,
-    b: Bytes,
+    b: Body,
 ) -> Result<Json<Value>, ApiError> {
     v1(s, id, h, b, "reject-action").await
 }
@@ -220,7 +220,7 @@ async fn v1_end(
     State(s): State<AppState>,
     Path(id): Path<String>,
     h: HeaderMap,
-    b: Bytes,
+    b: Body,
 ) -> Result<Json<Value>, ApiError> {
     v1(s, id, h, b, "end").await
 }
