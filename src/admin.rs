@@ -325,6 +325,10 @@ pub enum TokenCommand {
         /// The agent's name (its default asName when it joins).
         #[arg(long)]
         name: Option<String>,
+        /// Mark this identity as the house (needs --scopes host): the tables it hosts show
+        /// `host: "house"` in /available. The token for `horst house`.
+        #[arg(long)]
+        house: bool,
     },
 }
 
@@ -521,9 +525,11 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
                     .map_err(Failure),
             ),
             AdminCommand::Key(cmd) => key(&store, cmd).await,
-            AdminCommand::Token(TokenCommand::Create { scopes, name }) => {
-                token_create(&store, &scopes, name.as_deref()).await
-            }
+            AdminCommand::Token(TokenCommand::Create {
+                scopes,
+                name,
+                house,
+            }) => token_create(&store, &scopes, name.as_deref(), house).await,
             AdminCommand::User(UserCommand::Create {
                 username,
                 password_stdin,
@@ -648,14 +654,16 @@ async fn token_create(
     store: &horst_store::Store,
     scopes: &[String],
     name: Option<&str>,
+    house: bool,
 ) -> ExitCode {
     let Some(auth) = auth(store).await else {
         return ExitCode::from(1);
     };
-    match auth.create_token(scopes, name).await {
+    match auth.create_token_as(scopes, name, house).await {
         Ok((token, agent)) => {
             eprintln!(
-                "horst: created agent {agent} with scopes {}; the token below is shown only once",
+                "horst: created {} {agent} with scopes {}; the token below is shown only once",
+                if house { "the house identity" } else { "agent" },
                 scopes.join(",")
             );
             println!("{token}");

@@ -40,10 +40,11 @@ pub fn router() -> Router<AppState> {
         .route(&format!("{BASE}/{{id}}/end"), post(v1_end))
 }
 
-/// Who the contract shows as `host` in `/available`.
+/// Who the contract shows as `host` in `/available`: the house is a token created with
+/// `--house` (or the identity `sessions.house_identity` names, the older way).
 fn host_kind(state: &AppState, who: &Identity) -> HostKind {
     let house = &state.rcadia.settings().house_identity;
-    if !house.is_empty() && *house == who.id {
+    if who.house || (!house.is_empty() && *house == who.id) {
         HostKind::House
     } else if who.is_user {
         HostKind::Player
