@@ -25,6 +25,7 @@ mod request_log;
 mod routes;
 
 pub use error::ApiError;
+pub use routes::web_files::check_web_dir;
 
 /// What the agent gateway's routes need besides the store: the gateway's handlers, the
 /// per-process burst limits, and the proxies whose `X-Forwarded-For` is believed.

@@ -133,6 +133,50 @@ async fn games(State(state): State<AppState>, Path(path): Path<String>) -> Respo
 
 const CHESS_JS: &str = "node_modules/chess.js/dist/esm/chess.js";
 
+/// Files of `server.web_dir` the pages cannot do without, relative to it.
+const REQUIRED_FILES: [&str; 5] = [
+    "sdk/rcadia-agent.js",
+    "bridge/index.html",
+    "house/index.html",
+    "games/chess/index.html",
+    CHESS_JS,
+];
+
+/// What is missing from the web directory, each as a sentence that says what to run; empty
+/// when all is there. `horst up` and `horst api` print these at start (the API works without
+/// them, but `/bridge/`, `/sdk/`, `/games/` and the house games' `skill.md` do not).
+pub fn check_web_dir(dir: &std::path::Path) -> Vec<String> {
+    let shown = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if !dir.is_dir() {
+        return vec![format!(
+            "server.web_dir {} is not a directory: /bridge/, /sdk/, /games/ and skill.md will answer 404; set server.web_dir (HORST_SERVER_WEB_DIR) to horst's web/ directory (ops/README.md installs it to /opt/horst/web)",
+            shown.display()
+        )];
+    }
+    let missing: Vec<&str> = REQUIRED_FILES
+        .iter()
+        .copied()
+        .filter(|f| !dir.join(f).is_file())
+        .collect();
+    let mut out = Vec::new();
+    if missing.contains(&CHESS_JS) {
+        out.push(format!(
+            "{} is missing (chess.js, from npm): house chess cannot load; run `npm ci --prefix {}` (./ops/run does it for you)",
+            shown.join(CHESS_JS).display(),
+            shown.display()
+        ));
+    }
+    let own: Vec<&str> = missing.into_iter().filter(|f| *f != CHESS_JS).collect();
+    if !own.is_empty() {
+        out.push(format!(
+            "server.web_dir {} lacks {}: it is not horst's web/ directory (or an incomplete copy of it); point server.web_dir at a complete one",
+            shown.display(),
+            own.join(", ")
+        ));
+    }
+    out
+}
+
 async fn chess_js(State(state): State<AppState>) -> Response {
     send(&state, Some(PathBuf::from(CHESS_JS)), true).await
 }
@@ -144,6 +188,41 @@ async fn chess_js_map(State(state): State<AppState>) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_web_dir_check_says_what_to_run() {
+        let repo_web = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../web");
+        let missing = check_web_dir(&repo_web.join("no-such-dir"));
+        assert_eq!(missing.len(), 1);
+        assert!(missing[0].contains("server.web_dir"), "{missing:?}");
+        let dir = tempfile_dir();
+        for f in &REQUIRED_FILES[..4] {
+            let p = dir.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x").unwrap();
+        }
+        let problems = check_web_dir(&dir);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("npm ci --prefix"), "{problems:?}");
+        let p = dir.join(CHESS_JS);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "x").unwrap();
+        assert!(check_web_dir(&dir).is_empty());
+        std::fs::remove_file(dir.join("house/index.html")).unwrap();
+        assert!(check_web_dir(&dir)[0].contains("house/index.html"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "horst-web-check-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
 
     #[test]
     fn only_plain_segments_pass() {
