@@ -5,11 +5,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Router;
 use horst_rcadia::auth::Identity;
 use horst_rcadia::store::Step;
 use horst_rcadia::RcadiaError;
@@ -18,10 +16,15 @@ use horst_sessions::{
 };
 use serde_json::{json, Value};
 
-use crate::caller::{caller, read_json, u64_param, wait_param, Scope, MAX_AGENT_BODY_BYTES};
-use crate::{ApiError, AppState};
+use crate::extract::{Json, Player};
+use crate::poll_params::{u64_param, wait_param};
+use crate::{ApiCode, ApiError, AppState};
 
 const BASE: &str = "/api/v1/agent/sessions";
+
+/// Largest request body of the agent API (`/join`, `/action`): an action is what a game
+/// listed as legal, a few hundred bytes in practice. A larger body is `413 too_large`.
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -32,6 +35,7 @@ pub fn router() -> Router<AppState> {
         .route(&format!("{BASE}/{{id}}/leave"), post(leave))
         .route(&format!("{BASE}/{{id}}/events"), get(events))
         .route(&format!("{BASE}/{{id}}/public"), get(public))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
 async fn available(
@@ -84,19 +88,16 @@ fn snapshot(s: &Session, player_id: &str) -> Value {
 
 async fn join(
     State(state): State<AppState>,
+    Player(who): Player,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    Json(body): Json<Value>,
 ) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Play).await?;
-    let body = read_json(body, MAX_AGENT_BODY_BYTES).await?;
     let as_name = match body.get("asName") {
         None | Some(Value::Null) => who.name.clone(),
         Some(Value::String(n)) => Some(n.clone()),
         Some(_) => {
-            return Err(ApiError::client(
-                StatusCode::BAD_REQUEST,
-                "bad_request",
+            return Err(ApiError::new(
+                ApiCode::BadRequest,
                 "asName must be a string",
             ))
         }
@@ -123,11 +124,10 @@ async fn join(
 /// `should_wake` (or, with `since`, any newer version).
 async fn state_poll(
     State(state): State<AppState>,
+    Player(who): Player,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Play).await?;
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?;
     // Subscribed before the read the wait starts from, so no change in between is missed.
@@ -165,27 +165,23 @@ fn wall_ms() -> u64 {
 
 async fn action(
     State(state): State<AppState>,
+    Player(who): Player,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-    headers: HeaderMap,
-    body: Body,
+    Json(body): Json<Value>,
 ) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Play).await?;
     let wait = wait_param(&q)?;
-    let body = read_json(body, MAX_AGENT_BODY_BYTES).await?;
     let Some(act) = body.get("action").cloned() else {
-        return Err(ApiError::client(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
+        return Err(ApiError::new(
+            ApiCode::BadRequest,
             "body must be {\"action\": <one of your legalActions>, \"turn\": <turn from /state>}",
         ));
     };
     let turn = match body.get("turn") {
         None | Some(Value::Null) => None,
         Some(t) => Some(t.as_u64().ok_or_else(|| {
-            ApiError::client(
-                StatusCode::BAD_REQUEST,
-                "bad_request",
+            ApiError::new(
+                ApiCode::BadRequest,
                 "turn must be the non-negative integer `turn` from your last /state",
             )
         })?),
@@ -218,14 +214,10 @@ async fn action(
         Ok(a) => a,
         // 409s carry the caller's snapshot, so an agent can re-sync without another call.
         Err(RcadiaError::Protocol(e, Some(s))) if e.status == 409 => {
-            let mut body = e.body();
-            if let Some(pid) = s.player_by_identity(&who.key).map(|p| p.player_id.clone()) {
-                body["snapshot"] = snapshot(&s, &pid);
-            }
-            return Err(ApiError::Body {
-                status: StatusCode::CONFLICT,
-                body,
-            });
+            let body = s
+                .player_by_identity(&who.key)
+                .map(|p| snapshot(&s, &p.player_id));
+            return Err(ApiError::protocol_with_snapshot(e, body));
         }
         Err(e) => return Err(e.into()),
     };
@@ -250,10 +242,9 @@ async fn action(
 
 async fn leave(
     State(state): State<AppState>,
+    Player(who): Player,
     Path(id): Path<String>,
-    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Play).await?;
     let a = state
         .rcadia
         .apply(&id, |s| {
@@ -271,11 +262,10 @@ async fn leave(
 
 async fn events(
     State(state): State<AppState>,
+    Player(who): Player,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Play).await?;
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?.unwrap_or(0);
     let a = state
