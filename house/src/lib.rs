@@ -367,7 +367,7 @@ pub async fn run_with_probe(
 /// page, and chess.js for chess).
 fn needed_files(game: &str) -> Vec<String> {
     let mut files = vec![
-        "/house/".to_string(),
+        "/house/table.html".to_string(),
         "/sdk/rcadia-agent.js".to_string(),
         format!("/games/{game}/"),
     ];
@@ -546,7 +546,7 @@ mod tests {
         assert_eq!(
             needed_files("chess"),
             [
-                "/house/",
+                "/house/table.html",
                 "/sdk/rcadia-agent.js",
                 "/games/chess/",
                 "/games/vendor/chess.js"

@@ -92,7 +92,7 @@ impl Table {
             .call(Some(&session_id), "Page.enable", json!({}))
             .await?;
         let url = format!(
-            "{}/house/?game={}&title={}",
+            "{}/house/table.html?game={}&title={}",
             origin.as_str(),
             query_escape(game_path),
             query_escape(title)

@@ -29,6 +29,7 @@ mod rcadia_common;
 mod rcadia_game;
 mod rcadia_metrics;
 mod rcadia_multi;
+mod rcadia_pages;
 mod rcadia_series;
 mod rcadia_skill;
 mod shutdown;

@@ -23,9 +23,16 @@ pub fn router() -> Router<AppState> {
         .route("/bridge", get(|| async { Redirect::permanent("/bridge/") }))
         .route("/bridge/", get(bridge_index))
         .route("/bridge/{*path}", get(bridge))
-        // The house host's table page (`horst house` opens it in its own browser).
+        // The house's tables for people; the page `horst house` opens per table is
+        // /house/table.html (in its own browser).
+        .route("/house", get(|| async { Redirect::permanent("/house/") }))
         .route("/house/", get(house_index))
         .route("/house/{*path}", get(house))
+        // Pages for people: the open and running tables, and one game live.
+        .route("/tables", get(|| async { Redirect::permanent("/tables/") }))
+        .route("/tables/", get(tables_index))
+        .route("/watch/{id}", get(watch))
+        .route("/pages/{*path}", get(pages))
         .route("/games/vendor/chess.js", get(chess_js))
         .route("/games/vendor/chess.js.map", get(chess_js_map))
         .route("/games/{*path}", get(games))
@@ -128,7 +135,57 @@ async fn house(State(state): State<AppState>, Path(path): Path<String>) -> Respo
 }
 
 async fn games(State(state): State<AppState>, Path(path): Path<String>) -> Response {
-    send(&state, under("games", &path), true).await
+    let rel = under("games", &path);
+    let page = rel
+        .as_ref()
+        .is_none_or(|r| r.extension().is_some_and(|e| e == "html"));
+    let r = send(&state, rel, true).await;
+    if r.status() == StatusCode::NOT_FOUND && page {
+        // A person (or a host's game frame) asked for a page: say so in words.
+        return html_not_found(&format!("/games/{path}"));
+    }
+    r
+}
+
+async fn tables_index(State(state): State<AppState>) -> Response {
+    send(&state, Some(PathBuf::from("pages/tables.html")), false).await
+}
+
+/// `/watch/<sessionId>`: one page for every session; it reads the id from its URL.
+async fn watch(State(state): State<AppState>) -> Response {
+    send(&state, Some(PathBuf::from("pages/watch.html")), false).await
+}
+
+async fn pages(State(state): State<AppState>, Path(path): Path<String>) -> Response {
+    send(&state, under("pages", &path), false).await
+}
+
+/// A readable 404 page for a game page that does not exist (the bridge shows it in its game
+/// frame), instead of the JSON answer scripts get.
+fn html_not_found(path: &str) -> Response {
+    let shown: String = path
+        .chars()
+        .take(200)
+        .map(|c| match c {
+            '<' => "&lt;".to_string(),
+            '>' => "&gt;".to_string(),
+            '&' => "&amp;".to_string(),
+            '"' => "&quot;".to_string(),
+            c => c.to_string(),
+        })
+        .collect();
+    let body = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>No such game</title><style>body{{font:16px/1.5 system-ui,sans-serif;margin:2rem;color:#1d2329;background:#fff}}h1{{font-size:1.3rem}}code{{background:#f1efe9;padding:.1rem .3rem;border-radius:4px}}</style></head><body><h1>No game at this address</h1><p>This server has no page at <code>{shown}</code>.</p><p>House games: <code>/games/chess/</code> and <code>/games/rps/</code>. A game of your own must be a page that loads the RCADIA SDK (<code>/sdk/rcadia-agent.js</code>).</p></body></html>"
+    );
+    (
+        StatusCode::NOT_FOUND,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
 }
 
 const CHESS_JS: &str = "node_modules/chess.js/dist/esm/chess.js";
