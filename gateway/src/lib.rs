@@ -24,6 +24,7 @@ mod error;
 pub mod operator;
 pub mod protocol;
 pub mod revisions;
+mod scripts;
 pub mod text;
 pub mod tools;
 

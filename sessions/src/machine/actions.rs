@@ -4,6 +4,7 @@
 use super::{Outcome, Reply};
 use crate::error::ProtocolError;
 use crate::session::{ActionStatus, LastAction, PendingAction, Session, Status};
+use crate::wire::PendingEntry;
 use serde_json::{json, Value};
 
 impl Session {
@@ -103,12 +104,7 @@ impl Session {
     }
 
     fn queue_action(&mut self, player_id: &str, action: &Value, action_id: &str) -> u64 {
-        self.queue(json!({
-            "type": "action",
-            "playerId": player_id,
-            "action": action,
-            "actionId": action_id,
-        }))
+        self.queue(PendingEntry::action(player_id, action.clone(), action_id))
     }
 
     /// Simultaneous turns: once everyone who may act has submitted, release the held actions

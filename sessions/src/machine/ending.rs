@@ -2,6 +2,7 @@
 
 use super::{Effect, Outcome};
 use crate::session::{ActionStatus, Session, Status};
+use crate::wire::PendingEntry;
 use serde_json::{json, Value};
 
 impl Session {
@@ -27,10 +28,8 @@ impl Session {
             } else {
                 let aid = pa.action_id.clone();
                 // Never reached the game: take it back out of the host's queue.
-                self.host_queue.retain(|e| {
-                    e.delivered
-                        || e.body.get("actionId").and_then(Value::as_str) != Some(aid.as_str())
-                });
+                self.host_queue
+                    .retain(|e| e.delivered || e.body.action_id.as_deref() != Some(aid.as_str()));
                 self.resolve(
                     i,
                     ActionStatus::Unconfirmed,
@@ -50,7 +49,7 @@ impl Session {
         self.release_seq = None;
         self.release_delivered = false;
         if by_platform && !self.rules.legacy {
-            self.queue(json!({ "type": "system", "event": "session_end", "result": result, "reason": reason }));
+            self.queue(PendingEntry::session_end(result.clone(), reason));
         }
         self.push_event(
             t,

@@ -1,12 +1,13 @@
 //! The host's pending-actions queue and its liveness.
 
 use crate::session::{HostEntry, Session, Status};
-use serde_json::{json, Value};
+use crate::wire::PendingEntry;
 
 impl Session {
-    pub(super) fn queue(&mut self, body: Value) -> u64 {
+    pub(super) fn queue(&mut self, mut body: PendingEntry) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
+        body.seq = seq;
         self.host_queue.push(HostEntry {
             seq,
             body,
@@ -17,7 +18,7 @@ impl Session {
 
     /// Acknowledges `after` (or drains, for v1 bridges that send none) and returns the queue,
     /// marking entries delivered the first time they are returned.
-    pub(super) fn take_entries(&mut self, after: Option<u64>, now: u64) -> Vec<Value> {
+    pub(super) fn take_entries(&mut self, after: Option<u64>, now: u64) -> Vec<PendingEntry> {
         if let Some(a) = after {
             self.host_queue.retain(|e| e.seq > a);
         }
@@ -25,20 +26,15 @@ impl Session {
         let mut newly: Vec<(String, String)> = Vec::new();
         for e in &mut self.host_queue {
             let mut body = e.body.clone();
-            if let Value::Object(m) = &mut body {
-                m.insert("seq".into(), json!(e.seq));
-            }
+            body.seq = e.seq;
             out.push(body);
             if !e.delivered {
                 e.delivered = true;
                 if self.release_seq == Some(e.seq) {
                     self.release_delivered = true;
                 }
-                if let (Some(pid), Some(aid)) = (
-                    e.body.get("playerId").and_then(Value::as_str),
-                    e.body.get("actionId").and_then(Value::as_str),
-                ) {
-                    newly.push((pid.to_string(), aid.to_string()));
+                if let (Some(pid), Some(aid)) = (&e.body.player_id, &e.body.action_id) {
+                    newly.push((pid.clone(), aid.clone()));
                 }
             }
         }

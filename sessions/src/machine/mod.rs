@@ -19,6 +19,7 @@
 use crate::error::ProtocolError;
 use crate::ops::Op;
 use crate::session::{Deadline, Session, Status, TimerKind};
+use crate::wire::PendingEntry;
 use serde_json::{json, Value};
 
 mod actions;
@@ -121,7 +122,7 @@ pub enum Reply {
     },
     /// Entries for the pending-actions response (each with `seq`).
     Entries {
-        entries: Vec<Value>,
+        entries: Vec<PendingEntry>,
         /// The poll stays open: hold it, then send `HostPollDone`.
         poll_open: bool,
     },

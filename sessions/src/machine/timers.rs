@@ -3,6 +3,7 @@
 
 use super::{Effect, Outcome};
 use crate::session::{ActionStatus, Clock, Deadline, Session, Status, TimerKind};
+use crate::wire::PendingEntry;
 use serde_json::{json, Value};
 
 impl Session {
@@ -120,13 +121,9 @@ impl Session {
         self.reserved_until_ms = None;
         let ids: Vec<String> = self.players.iter().map(|p| p.player_id.clone()).collect();
         if self.rules.legacy {
-            self.queue(json!({
-                "type": "action",
-                "playerId": "__system__",
-                "action": { "type": "__game_start__", "players": ids },
-            }));
+            self.queue(PendingEntry::legacy_game_start(ids.clone()));
         } else {
-            self.queue(json!({ "type": "system", "event": "game_start", "players": ids, "round": self.round }));
+            self.queue(PendingEntry::game_start(ids.clone(), self.round));
         }
         if self.clock.is_none() && self.rules.has_clock() && !self.on_turn.is_empty() {
             self.clock = Some(Clock {
@@ -197,7 +194,7 @@ impl Session {
             // v1 games only hear about the final strike, so their onTimeout (which usually ends
             // the game) agrees with the platform.
             if !self.rules.legacy || last {
-                self.queue(json!({ "type": "timeout", "playerId": pid, "strike": strike, "maxStrikes": max, "final": last }));
+                self.queue(PendingEntry::timeout(&pid, strike, max, last));
             }
             self.push_event(
                 t,

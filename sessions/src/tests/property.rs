@@ -159,7 +159,7 @@ fn check_invariants(s: &Session) {
         assert!(s.host.alive);
     }
     for p in &s.players {
-        let snap = s.snapshot(&p.player_id).unwrap();
+        let snap = wire(&s.snapshot(&p.player_id).unwrap());
         if s.awaiting_first_publish() {
             assert_eq!(
                 snap["yourTurn"], false,
@@ -170,10 +170,7 @@ fn check_invariants(s: &Session) {
         if s.status == Status::Active && !s.host.alive {
             assert_eq!(snap["waitingFor"], "host", "the host is not responding");
         }
-        for e in s.events_since(0, &p.player_id)["events"]
-            .as_array()
-            .unwrap()
-        {
+        for e in &s.events_since(0, &p.player_id).events {
             if e["type"] == "action" && e["playerId"] != p.player_id.as_str() {
                 assert!(
                     e["reason"].is_null() || e["status"] != "rejected",
@@ -232,8 +229,9 @@ fn random_event_sequences_keep_the_invariants() {
                     assert!(g.s.turn >= before.turn);
                     assert!(status_rank(g.s.status) >= status_rank(before.status));
                     if let Reply::Entries { entries, .. } = &out.reply {
+                        super::wire::check_entries(entries);
                         if let Some(last) = entries.last() {
-                            g.acked = last["seq"].as_u64().unwrap();
+                            g.acked = last.seq;
                         }
                     }
                     if out.effects.contains(&Effect::CreateRematch) && r.chance(50) {
@@ -260,6 +258,7 @@ fn random_event_sequences_keep_the_invariants() {
                 }
             }
             check_invariants(&g.s);
+            super::wire::check_views(&g.s);
             if r.chance(10) {
                 let text = serde_json::to_string(&g.s).unwrap();
                 assert_eq!(serde_json::from_str::<Session>(&text).unwrap(), g.s);
