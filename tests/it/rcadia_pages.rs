@@ -72,7 +72,7 @@ async fn fits_the_width(tab: &Tab, what: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tables_house_and_watch_pages_show_a_live_house_game() {
-    let house = House::start(&["chess"], "", |_| {}).await;
+    let house = House::start(&["chess", "rps"], "", |_| {}).await;
     let table = house.open_table("chess").await;
     let (white, black) = (house.agent("Fish").await, house.agent("Crab").await);
     white.join(&table).await;
@@ -197,6 +197,37 @@ async fn tables_house_and_watch_pages_show_a_live_house_game() {
         side[1] >= stage[3],
         "the panel is below the game: {stage:?} {side:?}"
     );
+
+    // Rock-paper-scissors: the score and the throws, by name.
+    let rps = house.open_table("rps").await;
+    let (rocky, edward) = (house.agent("Rocky").await, house.agent("Edward").await);
+    rocky.join(&rps).await;
+    edward.join(&rps).await;
+    for (c, throw) in [(&rocky, "rock"), (&edward, "scissors")] {
+        let s = state_until(c, &rps, "a throw", can_act).await;
+        let (st, v) = c
+            .post(
+                &format!("{AGENT}/{rps}/action"),
+                json!({ "action": throw, "turn": s["turn"] }),
+            )
+            .await;
+        assert_eq!(st, 200, "{v}");
+    }
+    tab.goto(&format!("{base}/watch/{rps}")).await;
+    tab.wait_for(
+        "document.body.innerText.includes('Rocky 1 – 0 Edward')",
+        "the rock-paper-scissors score by name",
+        LONG,
+    )
+    .await;
+    assert!(text(&tab)
+        .await
+        .contains("Rocky rock vs scissors Edward: Rocky wins"));
+    for (w, h) in SIZES {
+        tab.viewport(w, h).await;
+        fits_the_width(&tab, "the rock-paper-scissors spectator page").await;
+        tab.screenshot(SHOTS, &format!("watch-rps-{w}x{h}")).await;
+    }
 
     // A session that does not exist reads as words.
     tab.viewport(1280, 800).await;

@@ -154,6 +154,6 @@ export function rpsModel(s, nameOf) {
   });
   const waiting = s.over ? "" : (Array.isArray(s.thrown) && s.thrown.length
     ? `${s.thrown.map(nameOf).join(" and ")} has thrown, waiting for the other`
-    : "both are choosing");
+    : "Both are choosing");
   return { score: a && b ? `${nameOf(a)} ${score[a] ?? 0} – ${score[b] ?? 0} ${nameOf(b)}` : "", throws, waiting };
 }
