@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use crate::harness::{
-    ok_result, spawn_app_with, spawn_gateway, tool_error, LEVEL_MAP, LEVEL_REPLAY,
+    eventually, ok_result, spawn_app_with, spawn_gateway, tool_error, LEVEL_MAP, LEVEL_REPLAY,
 };
 
 #[tokio::test]
@@ -360,6 +360,19 @@ async fn busy_names_the_waiting_job_and_job_failures_carry_remaining() {
                 .await
         })
     };
+    // Only once the first job is queued can the second call find it waiting (on a loaded
+    // machine the spawned request may reach the server after this task's first call would).
+    assert!(
+        eventually(std::time::Duration::from_secs(30), async || {
+            app.queue
+                .depth()
+                .await
+                .map(|(n, _)| n == 1)
+                .unwrap_or(false)
+        })
+        .await,
+        "the first playtest was never queued"
+    );
     let mut busy = Value::Null;
     for _ in 0..100 {
         let a = app
