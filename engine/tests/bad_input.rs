@@ -422,6 +422,28 @@ fn no_error_derived_from_one_already_reported() {
     // Without any nest line it is `no_nest`.
     let r = validate_map(&GOOD.replace("nest 5 1\n", ""));
     assert_eq!(codes(&r), ["no_nest"]);
+    // A wrong `size:` is its own error: not also a missing size, nor every row unexpected.
+    for (size, code) in [
+        ("size: 600 3", "size_out_of_range"),
+        ("size: six 3", "bad_value"),
+    ] {
+        let r = validate_map(&GOOD.replace("size: 6 3", size));
+        assert_eq!(codes(&r), [code], "{:?}", r.errors);
+    }
+    let r = validate_map(&GOOD.replace("size: 6 3\n", ""));
+    assert_eq!(codes(&r), ["missing_field"], "{:?}", r.errors);
+    // Rows without `grid:` (or with `entities:` in its place): one `missing_grid`, and the
+    // rows and entities are still checked.
+    let r = validate_map(&GOOD.replace("grid:\n", "").replace("nest 5 1", "nest 50 1"));
+    assert_eq!(
+        codes(&r),
+        ["missing_grid", "entity_out_of_bounds"],
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(r.errors[0].line, 4);
+    let r = validate_map(&GOOD.replace("grid:\n", "entities:\n"));
+    assert_eq!(codes(&r), ["missing_grid"], "{:?}", r.errors);
 }
 
 #[test]

@@ -118,7 +118,7 @@ fn level_from(w: usize, h: usize, cells: &[u8], ents: &[(u8, u8, u8, u8)]) -> St
             (0..w)
                 .map(|x| {
                     let c = cells[(y * w + x) % cells.len()];
-                    if y == h - 1 && c % 5 != 0 {
+                    if y == h - 1 && !c.is_multiple_of(5) {
                         b'G'
                     } else {
                         KEYS[c as usize % KEYS.len()]

@@ -211,6 +211,8 @@ enum Section {
     Start,
     Header,
     Grid,
+    /// Grid rows after a `size:` line that was wrong (its error says so): skipped unchecked.
+    GridUnsized,
     AfterGrid,
     Entities,
 }
@@ -284,8 +286,29 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
 
     // A final newline ends the last line; it does not start an empty one.
     let body = text.strip_suffix('\n').unwrap_or(text);
-    for (idx, raw) in body.split('\n').enumerate() {
-        let ln = idx + 1;
+    let mut lines: Vec<(usize, &str)> = body
+        .split('\n')
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+        .collect();
+    // Grid rows without `grid:` before them: one `missing_grid`, and the rows are read as a
+    // grid, so the error does not repeat for every row and the entities are still checked.
+    if let Some((at, message)) = implied_grid(&lines) {
+        let ln = lines[at].0;
+        diag.err(
+            "missing_grid",
+            ln,
+            1,
+            message,
+            "write the line `grid:` right before the first row of tiles",
+        );
+        if lines[at].1.trim() == "entities:" {
+            lines[at].1 = "grid:";
+        } else {
+            lines.insert(at, (ln, "grid:"));
+        }
+    }
+    for (ln, raw) in lines {
         last_line = ln;
         let line = raw.strip_suffix('\r').unwrap_or(raw).trim_end();
         if line.chars().count() > MAX_LINE_CHARS {
@@ -357,7 +380,7 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                     &mut defaults,
                     &mut crumble,
                 ) {
-                    section = begin_grid(diag, ln, size, &mut grid_line);
+                    section = begin_grid(diag, ln, size, size_line, &mut grid_line);
                     if section == Section::AfterGrid {
                         grid_ok = false;
                     }
@@ -377,10 +400,16 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                     &mut defaults,
                     &mut crumble,
                 ) {
-                    section = begin_grid(diag, ln, size, &mut grid_line);
+                    section = begin_grid(diag, ln, size, size_line, &mut grid_line);
                     if section == Section::AfterGrid {
                         grid_ok = false;
                     }
+                }
+            }
+            Section::GridUnsized => {
+                if trimmed == "entities:" {
+                    section = Section::Entities;
+                    entities_line = ln;
                 }
             }
             Section::Grid => {
@@ -636,7 +665,7 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                     "add a line like `name: Erste Schritte` before `grid:`",
                 );
             }
-            if size.is_none() {
+            if size.is_none() && size_line == 0 {
                 diag.err(
                     "missing_field",
                     last_line,
@@ -672,7 +701,7 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
             );
             return None;
         }
-        Section::AfterGrid | Section::Entities => {}
+        Section::GridUnsized | Section::AfterGrid | Section::Entities => {}
     }
     if name.is_none() {
         diag.err(
@@ -857,14 +886,53 @@ fn clip(s: &str) -> String {
     }
 }
 
+/// Where a missing `grid:` line belongs when the file has none but has grid rows (lines of
+/// block characters only) after the header, and what to say: before the first row, or in
+/// place of an `entities:` line written before the rows instead of `grid:`.
+fn implied_grid(lines: &[(usize, &str)]) -> Option<(usize, String)> {
+    fn clean(l: &str) -> &str {
+        l.strip_suffix('\r').unwrap_or(l).trim()
+    }
+    if lines.iter().any(|(_, l)| clean(l) == "grid:") {
+        return None;
+    }
+    let header = lines
+        .iter()
+        .position(|(_, l)| clean(l).split_whitespace().next() == Some(HEADER))?;
+    let row = |l: &str| {
+        let l = clean(l);
+        !l.is_empty() && !l.starts_with('#') && l.chars().all(|c| Block::from_key(c).is_some())
+    };
+    let first_row = header + 1 + lines[header + 1..].iter().position(|(_, l)| row(l))?;
+    match lines[header + 1..first_row]
+        .iter()
+        .rposition(|(_, l)| clean(l) == "entities:")
+    {
+        Some(e) => Some((
+            header + 1 + e,
+            "`entities:` comes before the grid rows; the grid starts with `grid:`".into(),
+        )),
+        None => Some((
+            first_row,
+            "this line looks like the first grid row, but there is no `grid:` line".into(),
+        )),
+    }
+}
+
 fn begin_grid(
     diag: &mut Diag,
     ln: usize,
     size: Option<(i64, i64)>,
+    size_line: usize,
     grid_line: &mut usize,
 ) -> Section {
     *grid_line = ln;
-    if size.is_none() {
+    if size.is_some() {
+        return Section::Grid;
+    }
+    // Without a size the rows cannot be checked; one error says why (none more if a wrong
+    // `size:` line has its own).
+    if size_line == 0 {
         diag.err(
             "missing_field",
             ln,
@@ -872,9 +940,8 @@ fn begin_grid(
             "`grid:` comes before `size:`; the grid needs the size".into(),
             "add a line like `size: 40 12` (width height) before `grid:`",
         );
-        return Section::AfterGrid;
     }
-    Section::Grid
+    Section::GridUnsized
 }
 
 /// Reads one header line; returns true when it is `grid:`.
@@ -942,6 +1009,8 @@ fn header_line(
                 );
                 return false;
             }
+            // Given, even if wrong: no `missing_field` on top of its own error.
+            *size_line = ln;
             let toks = tokens(strip_comment(value), vcol);
             let nums: Vec<Option<i64>> = toks.iter().map(|t| parse_int(t.1)).collect();
             match nums.as_slice() {
@@ -958,7 +1027,6 @@ fn header_line(
                         );
                     } else {
                         *size = Some((*w, *h));
-                        *size_line = ln;
                     }
                 }
                 _ => diag.err(
