@@ -154,7 +154,10 @@ impl FromRequestParts<AppState> for AgentCaller {
             .map(|v| v.to_str().unwrap_or("invalid"));
         match horst_gateway::accounts::authenticate(&state.store, auth).await {
             Ok(account) => Ok(AgentCaller(account)),
-            Err(e) => Err(crate::routes::mcp::refuse_key(e)),
+            Err(e) => Err(crate::routes::mcp::refuse_key(
+                e,
+                crate::routes::mcp::request_id(parts),
+            )),
         }
     }
 }
