@@ -31,5 +31,6 @@ mod rcadia_multi;
 mod rcadia_series;
 mod rcadia_skill;
 mod shutdown;
+mod wasm_engine;
 mod web_js;
 mod worker_process;
