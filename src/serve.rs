@@ -109,6 +109,10 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
         if let Err(e) = horst_queue::write_quotas(&store, &values, "start").await {
             tracing::warn!(error = %e, "cannot store the quota settings; each process uses its own");
         }
+        // The shipped levels as promoted revisions (idempotent; every API process may do it).
+        if let Err(e) = horst_gateway::builtin::publish_shipped(&store).await {
+            tracing::warn!(error = %e.message, "cannot publish the built-in levels; the next start tries again");
+        }
     }
     let metrics = horst_telemetry::Metrics::new();
     tokio::spawn(horst_worker::sample_queue_gauges(

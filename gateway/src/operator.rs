@@ -72,6 +72,7 @@ redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], 'promoted')
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('SREM', KEYS[4], ARGV[1])
+redis.call('SADD', KEYS[6], ARGV[4])
 return 'ok'"#;
 
 /// Promotes exactly `revision_id`, if its newest check on the current engine passed and the
@@ -103,9 +104,11 @@ pub async fn promote(
         .key(store.key("labor"))
         .key(store.key(&format!("owner:{owner}:candidates")))
         .key(store.key(&format!("level:{lower}:history")))
+        .key(store.key(crate::revisions::PROMOTED_NAMES))
         .arg(revision_id)
         .arg(expected_current.unwrap_or_default())
         .arg(store.key(""))
+        .arg(&lower)
         .invoke_async(&mut store.conn())
         .await?;
     if let Some(cur) = r.strip_prefix("stale:") {
@@ -370,7 +373,7 @@ pub async fn mark_read(store: &Store, who: &str, message_id: &str) -> Result<(),
     audit(store, who, "mark_read", message_id, Value::Null).await
 }
 
-/// Accounts by tier (blocked apart), board reads and unread messages.
+/// Accounts by tier (blocked apart), board reads, HTML page views and unread messages.
 pub async fn overview(store: &Store) -> Result<Value, ToolError> {
     let pattern = store.key("account:*");
     let mut keys: Vec<String> = Vec::new();
@@ -425,6 +428,7 @@ pub async fn overview(store: &Store) -> Result<Value, ToolError> {
             "blocked": blocked,
         },
         "boardReads": { "total": total, "today": today, "last": last },
+        "pageViews": crate::page_views::summary(store).await?,
         "unreadMessages": contact::unread_count(store).await?,
     }))
 }
