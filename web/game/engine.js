@@ -16,6 +16,17 @@ export async function loadEngine(source = new URL("./engine.wasm", import.meta.u
   let instance;
   if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
     ({ instance } = await WebAssembly.instantiate(source, {}));
+  } else if (String(source).startsWith("file:")) {
+    // Opened from disk: fetch() has no file: scheme, XHR does (where the browser allows it).
+    const bytes = await new Promise((resolve, reject) => {
+      const x = new XMLHttpRequest();
+      x.open("GET", String(source));
+      x.responseType = "arraybuffer";
+      x.onload = () => (x.response ? resolve(x.response) : reject(new Error("the engine module is empty")));
+      x.onerror = () => reject(new Error("the browser does not load files next to the page"));
+      x.send();
+    });
+    ({ instance } = await WebAssembly.instantiate(bytes, {}));
   } else {
     const response = await fetch(source);
     if (!response.ok) throw new Error(`the engine module ${source} answered ${response.status}`);
