@@ -44,8 +44,10 @@ async fn viewport(tab: &Tab, width: u32, height: u32) {
     .await;
 }
 
+/// A fresh document each time (a URL that differs only in its fragment would not reload).
 async fn navigate(tab: &Tab, url: &str) {
-    tab.eval("document.body && delete document.body.dataset.ready")
+    call(tab, "Page.navigate", json!({ "url": "about:blank" })).await;
+    tab.wait_for("location.href === 'about:blank'", "a blank page", LONG)
         .await;
     call(tab, "Page.navigate", json!({ "url": url })).await;
 }
@@ -282,6 +284,31 @@ async fn the_game_in_chromium() {
     tab.eval("document.getElementById('watch-step').click()")
         .await;
     assert_eq!(tab.eval("horstTest.state().tick").await, 11);
+    // Richer levels, for the screenshots: every kind of block and entity drawn.
+    for name in ["gipfelsturm", "rastplatz", "sechzehn-feinde"] {
+        let l = levels["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["name"] == name)
+            .unwrap();
+        let id = l["revisionId"].as_str().unwrap();
+        let half = l["ticks"].as_u64().unwrap() / 2;
+        navigate(&tab, &app.url(&format!("/?test#zuschauen={id}"))).await;
+        ready(&tab, name).await;
+        tab.wait_for(
+            "window.horstTest && horstTest.state().mode === 'watch'",
+            "the watch stage",
+            LONG,
+        )
+        .await;
+        tab.eval(&format!("horstTest.tick({half})")).await;
+        screenshot(&tab, &format!("watch-{name}-1280x800")).await;
+    }
+    navigate(&tab, &app.url("/?test")).await;
+    ready(&tab, "the game page").await;
+    tab.eval("(() => { const d = document.querySelector('details.legend'); d.open = true; d.scrollIntoView(); })()").await;
+    screenshot(&tab, "legend-1280x800").await;
     no_errors(&tab, "the game page");
 
     // The narrow screen.

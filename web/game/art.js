@@ -13,7 +13,7 @@ const C = {
   ice: "#bfe8f7", iceDark: "#7cc0dc", iceShine: "#ffffff",
   snow: "#f5f8fb", snowShade: "#cfdbe6",
   wood: "#a8743d", woodDark: "#6e4a22", woodLight: "#c9955a",
-  spike: "#d7dde5", spikeDark: "#56606e",
+  spike: "#b4bdc9", spikeDark: "#3f4854",
   crumble: "#c9a56b", crumbleDark: "#8a6a3a",
   crack: "#2b2f36",
 };

@@ -82,7 +82,7 @@ async function main() {
   fact(dl, "Karten-Hash", rev.mapHash, { mono: true });
   $("level").hidden = false;
   const mode = new URLSearchParams(location.search).get("m") === "watch" ? "watch" : "play";
-  new Stage($("stage"), { engine, revision: rev, mode });
+  new Stage($("stage"), { engine, revision: rev, mode, hideTitle: true });
   $("legend-slot").replaceWith(legend(engine.info.palette));
   document.body.dataset.ready = "1";
 }

@@ -32,16 +32,16 @@ function showError(where, text) {
 function card(item, { labor }) {
   const title = el("h3", { class: "card-title" });
   title.textContent = item.title || item.name;
+  const sub = el("p", { class: "card-sub mono", text: item.name });
   const facts = el("dl", { class: "facts" });
   const fact = (k, v, cls) => facts.append(el("dt", { text: k }), el("dd", { class: cls || null, text: v }));
-  fact("Name", item.name, "mono");
   if (labor) {
     fact("Von", item.ownerDisplayName ? `${item.ownerDisplayName} (${item.owner})` : item.owner);
     fact("Revision", item.revisionId, "mono");
     fact("Datum", api.date(item.createdAt));
     fact("Engine", `${String(item.engineVersion).slice(0, 12)}…`, "mono");
   } else if (item.ticks) {
-    fact("Bestzeit des Nachweises", `${item.ticks} Ticks`);
+    fact("Nachweis", `${item.ticks} Ticks (${(item.ticks / 60).toLocaleString("de-DE", { maximumFractionDigits: 1 })} s)`);
   }
   const other = engine && item.engineVersion !== engine.engineVersion;
   const play = el("button", { type: "button", class: "primary", text: "Spielen" });
@@ -50,7 +50,7 @@ function card(item, { labor }) {
   watch.addEventListener("click", () => open(item.revisionId, "watch"));
   const share = el("a", { href: `level/${encodeURIComponent(item.revisionId)}`, class: "share", text: "Level-Seite" });
   const li = el("li", { class: labor ? "card labor-card" : "card", "data-revision": item.revisionId },
-    title, facts,
+    title, sub, facts,
     other ? el("p", { class: "badge", text: "auf einer anderen Engine geprüft" }) : null,
     el("div", { class: "bar" }, play, watch, share));
   return li;

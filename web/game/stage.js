@@ -40,6 +40,7 @@ export class Stage {
     this.engine = o.engine;
     this.rev = o.revision;
     this.onNext = o.onNext || null;
+    this.hideTitle = !!o.hideTitle;
     this.keys = new Keys();
     this.speed = 1;
     this.paused = false;
@@ -48,8 +49,11 @@ export class Stage {
     this.build();
     this.setMode(o.mode || "play");
     this.resize();
+    this.draw();
     this.ro = new ResizeObserver(() => this.resize());
     this.ro.observe(this.wrap);
+    this.onWindowResize = () => this.resize();
+    window.addEventListener("resize", this.onWindowResize);
     this.frame = this.frame.bind(this);
     this.last = performance.now();
     this.acc = 0;
@@ -68,6 +72,8 @@ export class Stage {
     this.watchTab.addEventListener("click", () => this.setMode("watch"));
     this.title = el("h2", { class: "stage-title", id: "stage-title" });
     this.title.textContent = r.title || r.name;
+    // A page that names the level itself (the level page) hides the stage's title.
+    if (this.hideTitle) this.title.classList.add("sr-only");
     const head = el("div", { class: "stage-head" },
       this.title,
       el("div", { class: "modes", role: "group", "aria-label": "Modus" }, this.playTab, this.watchTab));
@@ -371,6 +377,7 @@ export class Stage {
   destroy() {
     cancelAnimationFrame(this.raf);
     this.ro.disconnect();
+    window.removeEventListener("resize", this.onWindowResize);
     if (this.game) this.game.free();
     this.game = null;
     if (TEST_MODE && window.horstTest && window.horstTest.stage === this) delete window.horstTest;
@@ -408,12 +415,20 @@ export class Stage {
   // ---- drawing ----
 
   resize() {
+    const m = this.game ? this.game.map : null;
+    const levelH = m ? m.height * 16 : 240;
+    const levelW = m ? m.width * 16 : 320;
     const cw = this.wrap.clientWidth || 320;
-    const ch = this.wrap.clientHeight || 240;
-    const s = Math.max(1, Math.min(6, Math.floor(Math.min(cw / (16 * 18), ch / (16 * 10)))));
+    const narrow = cw < 700;
+    const maxH = Math.min(760, Math.floor(window.innerHeight * (narrow ? 0.6 : 0.72)));
+    // About 26 tiles across on a wide screen, 12 on a phone; never so big that 8 rows of
+    // the level do not fit.
+    const cols = narrow ? 12 : 26;
+    const s = Math.max(1, Math.min(8, Math.round(cw / (16 * cols)), Math.floor(maxH / (16 * Math.min(m ? m.height : 8, 8)))));
     this.scale = s;
-    const w = Math.max(16, Math.floor(cw / s));
-    const h = Math.max(16, Math.floor(ch / s));
+    const w = Math.max(16, Math.min(Math.floor(cw / s), levelW + 64));
+    // A short level gets a short screen: three rows of sky above it, the abyss below.
+    const h = Math.max(16, Math.min(Math.floor(maxH / s), levelH + 64));
     if (this.canvas.width !== w || this.canvas.height !== h) {
       this.canvas.width = w;
       this.canvas.height = h;
@@ -456,6 +471,14 @@ export class Stage {
     art.drawBackdrop(ctx, vw, vh, camX);
     ctx.save();
     ctx.translate(-camX, -camY);
+    // Below the bottom row the bird falls out of the map.
+    if (camY + vh > H) {
+      const g = ctx.createLinearGradient(0, H, 0, H + 48);
+      g.addColorStop(0, "#24324a");
+      g.addColorStop(1, "#0e1626");
+      ctx.fillStyle = g;
+      ctx.fillRect(camX, H, vw, camY + vh - H);
+    }
     const tick = v.tick;
     const dyn = new Map();
     for (const d of v.dynTiles) dyn.set(d.tile, d);
