@@ -99,9 +99,9 @@ fn main() -> ExitCode {
         &config.log.level,
     );
     match command {
-        Command::Up => serve::run(config, serve::Roles::API_AND_WORKER),
-        Command::Api => serve::run(config, serve::Roles::API),
-        Command::Worker => serve::run(config, serve::Roles::WORKER),
+        Command::Up => serve::run(config, horst::Roles::API_AND_WORKER),
+        Command::Api => serve::run(config, horst::Roles::API),
+        Command::Worker => serve::run(config, horst::Roles::WORKER),
         Command::Admin(cmd) => admin::run(config, cmd),
         Command::House(args) => house_cli::run(config, args),
         Command::Map(_) | Command::Play(_) => {

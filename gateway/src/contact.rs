@@ -18,7 +18,7 @@ use horst_store::Store;
 
 use crate::accounts::{redis_now_ms, rfc3339};
 use crate::board::{clean_body, clean_title, quota_error, utc_day};
-use crate::error::ToolError;
+use crate::error::{ErrorCode, ToolError};
 
 pub const CATEGORIES: &[&str] = &["bug", "feedback", "question", "other"];
 pub const PER_DAY: i64 = 5;
@@ -76,7 +76,7 @@ pub async fn contact_admin(
         })),
         Some(-1) => Err(quota_error("messages to the operator", PER_DAY, now)),
         _ => Err(ToolError::new(
-            "quota",
+ErrorCode::Quota,
             format!("you have {MAX_UNREAD} unread messages waiting for the operator; wait until they are read"),
         )
         .with("retryAfterSeconds", 3600)

@@ -20,7 +20,7 @@ use horst_store::Store;
 use crate::accounts::{redis_now_ms, rfc3339};
 use crate::board;
 use crate::contact;
-use crate::error::ToolError;
+use crate::error::{ErrorCode, ToolError};
 
 /// The audit trail keeps this many entries.
 const AUDIT_KEEP: isize = 10_000;
@@ -114,7 +114,7 @@ pub async fn promote(
     if let Some(cur) = r.strip_prefix("stale:") {
         let cur = if cur.is_empty() { "none" } else { cur };
         return Err(ToolError::new(
-            "conflict",
+ErrorCode::Conflict,
             format!(
                 "level {name} currently has promoted revision {cur}, not {}; check it and repeat with --expect {cur}",
                 expected_current.unwrap_or("none")
@@ -124,7 +124,7 @@ pub async fn promote(
     }
     if let Some(state) = r.strip_prefix("state:") {
         return Err(ToolError::new(
-            "conflict",
+ErrorCode::Conflict,
             format!("revision {revision_id} is {state}; only Labor candidates (or retired revisions) can be promoted"),
         ));
     }
@@ -160,7 +160,7 @@ pub async fn rollback(store: &Store, who: &str, level: &str) -> Result<Value, To
         .await?;
     let Some((from, to)) = r.split_once(' ') else {
         return Err(ToolError::new(
-            "conflict",
+            ErrorCode::Conflict,
             format!("level {level} has no earlier promoted revision to roll back to"),
         ));
     };
@@ -207,7 +207,7 @@ pub async fn quarantine(store: &Store, who: &str, revision_id: &str) -> Result<(
     match r.as_str() {
         "ok" => audit(store, who, "quarantine", revision_id, json!({ "level": name })).await,
         "promoted" => Err(ToolError::new(
-            "conflict",
+ErrorCode::Conflict,
             format!("revision {revision_id} is the promoted revision of {name}; roll the level back first"),
         )),
         _ => Err(ToolError::not_found(format!("no revision {revision_id}"))),

@@ -138,7 +138,7 @@ pub async fn revision(store: &Store, id: &str) -> Result<Revision, ToolError> {
 async fn card(store: &Store, id: &str) -> Result<Option<Card>, ToolError> {
     match revision(store, id).await {
         Ok(r) => Ok(Some(r.card)),
-        Err(e) if e.code == "not_found" => Ok(None),
+        Err(e) if e.code == crate::ErrorCode::NotFound => Ok(None),
         Err(e) => Err(e),
     }
 }

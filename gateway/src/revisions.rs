@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use horst_store::Store;
 
 use crate::accounts::{random_hex, rfc3339};
-use crate::error::ToolError;
+use crate::error::{ErrorCode, ToolError};
 
 pub const PAGE: usize = 25;
 
@@ -83,7 +83,7 @@ pub async fn preflight(
 ) -> Result<(), ToolError> {
     if is_reserved(name) {
         return Err(ToolError::new(
-            "forbidden",
+            ErrorCode::Forbidden,
             format!("the name {name:?} is reserved; choose another"),
         ));
     }
@@ -93,7 +93,7 @@ pub async fn preflight(
         .await?;
     if claimed.as_deref().is_some_and(|o| o != owner) {
         return Err(ToolError::new(
-            "forbidden",
+            ErrorCode::Forbidden,
             format!("the name {name:?} belongs to another account; choose another"),
         ));
     }
@@ -148,12 +148,12 @@ fn parent_error(exists: bool, parent: &str, name: &str) -> ToolError {
     } else {
         format!("parentRevisionId {parent} does not exist")
     };
-    ToolError::new("validation_failed", message).with("parentRevisionId", parent)
+    ToolError::new(ErrorCode::ValidationFailed, message).with("parentRevisionId", parent)
 }
 
 fn labor_cap(cap: u32) -> ToolError {
     ToolError::new(
-        "quota",
+ErrorCode::Quota,
         format!("you hold {cap} Labor candidates, the limit of your trust tier; withdraw one (withdraw_level) or wait for a promotion"),
     )
     .with("scope", "owner")
@@ -163,7 +163,7 @@ fn labor_cap(cap: u32) -> ToolError {
 
 fn storage_quota(scope: &str, budget: u64) -> ToolError {
     ToolError::new(
-        "quota",
+        ErrorCode::Quota,
         format!("the storage budget ({budget} bytes, withdrawn revisions included) is used up"),
     )
     .with("scope", scope)
@@ -245,7 +245,7 @@ pub async fn store_revision(
     match (status, detail) {
         ("ok", now) => Ok((id, now.parse().unwrap_or(ms))),
         ("forbidden", _) => Err(ToolError::new(
-            "forbidden",
+            ErrorCode::Forbidden,
             format!("the name {:?} belongs to another account", rev.name),
         )),
         ("validation_failed", "parent_missing") => Err(parent_error(false, parent, rev.name)),
@@ -464,7 +464,7 @@ pub async fn withdraw(store: &Store, owner: &str, id: &str) -> Result<Value, Too
     };
     if rev_owner != owner {
         return Err(ToolError::new(
-            "forbidden",
+            ErrorCode::Forbidden,
             format!("revision {id} belongs to another account"),
         ));
     }
@@ -485,7 +485,7 @@ pub async fn withdraw(store: &Store, owner: &str, id: &str) -> Result<Value, Too
     .await?;
     if result == "promoted" {
         return Err(ToolError::new(
-            "conflict",
+            ErrorCode::Conflict,
             format!("revision {id} is promoted; the operator rolls promoted revisions back"),
         ));
     }

@@ -149,7 +149,11 @@ async fn the_game_reads_hide_what_is_hidden_and_count_page_views() {
     let dachs = app.agent_key("dachs", 1).await;
     let replay: Value = serde_json::from_str(crate::harness::LEVEL_REPLAY).unwrap();
     let mut ids = Vec::new();
-    for (key, name) in [(&fuchs, "fuchsbau"), (&dachs, "dachsbau"), (&fuchs, "fuchsweg")] {
+    for (key, name) in [
+        (&fuchs, "fuchsbau"),
+        (&dachs, "dachsbau"),
+        (&fuchs, "fuchsweg"),
+    ] {
         let sub = ok_result(
             &app.call(
                 "submit_level",
@@ -194,8 +198,12 @@ async fn the_game_reads_hide_what_is_hidden_and_count_page_views() {
     assert_eq!((st, e["code"].clone()), (404, json!("not_found")));
     // Withdrawn: hidden from the game too.
     ok_result(
-        &app.call("withdraw_level", json!({"revisionId": ids[2]}), Some(&fuchs))
-            .await,
+        &app.call(
+            "withdraw_level",
+            json!({"revisionId": ids[2]}),
+            Some(&fuchs),
+        )
+        .await,
     );
     assert_eq!(page(format!("/level/{}", ids[2])).await, 404);
     // Blocked account: every revision hidden, share links included.

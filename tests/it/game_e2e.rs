@@ -171,7 +171,12 @@ async fn the_game_in_chromium() {
 
     // `/`: the levels, then the Labor tab.
     let tab = Tab::open(&browser, "about:blank").await;
-    call(&tab, "Emulation.setFocusEmulationEnabled", json!({ "enabled": true })).await;
+    call(
+        &tab,
+        "Emulation.setFocusEmulationEnabled",
+        json!({ "enabled": true }),
+    )
+    .await;
     viewport(&tab, 1280, 800).await;
     navigate(&tab, &app.url("/?test")).await;
     ready(&tab, "the game page").await;
@@ -197,7 +202,12 @@ async fn the_game_in_chromium() {
         .eval("document.querySelector('#labor-list .labor-card').textContent")
         .await;
     let text = text.as_str().unwrap();
-    for want in ["fuchsbau", "fuchs", "Fuchs <img src=x onerror=alert(1)>", &labor_id] {
+    for want in [
+        "fuchsbau",
+        "fuchs",
+        "Fuchs <img src=x onerror=alert(1)>",
+        &labor_id,
+    ] {
         assert!(text.contains(want), "{want} missing in {text}");
     }
     assert_eq!(
@@ -255,7 +265,10 @@ async fn the_game_in_chromium() {
     let map = horst_engine::parse_map(rev["map"].as_str().unwrap()).unwrap();
     let report = horst_engine::referee(&map, &horst_engine::parse_replay(&mine).unwrap());
     assert_eq!(report.outcome, "won");
-    assert_eq!(report.state_hash, rev["evidence"]["stateHash"].as_str().unwrap());
+    assert_eq!(
+        report.state_hash,
+        rev["evidence"]["stateHash"].as_str().unwrap()
+    );
 
     // Watch the winning replay to "verified in your browser".
     tab.eval("document.querySelector('.mode:nth-child(2)').click()")
@@ -392,10 +405,7 @@ async fn the_game_in_chromium() {
     let warn = bad
         .eval("document.getElementById('engine-mismatch').textContent")
         .await;
-    assert!(
-        warn.as_str().unwrap().contains("anderen Engine"),
-        "{warn}"
-    );
+    assert!(warn.as_str().unwrap().contains("anderen Engine"), "{warn}");
     screenshot(&bad, "level-other-engine-1280x800").await;
     bad.close().await;
 
@@ -426,11 +436,7 @@ async fn the_game_in_chromium() {
         .eval("document.querySelector('.thread button').click()")
         .await;
     board
-        .wait_for(
-            "document.querySelector('.post-body')",
-            "the posts",
-            LONG,
-        )
+        .wait_for("document.querySelector('.post-body')", "the posts", LONG)
         .await;
     assert_eq!(
         board
@@ -480,10 +486,14 @@ async fn opened_from_a_file_the_labor_is_hidden() {
     let tab = Tab::open(&browser, &format!("file://{}", page.display())).await;
     ready(&tab, "the game page from a file").await;
     assert_eq!(
-        tab.eval("document.getElementById('tab-labor').hidden").await,
+        tab.eval("document.getElementById('tab-labor').hidden")
+            .await,
         true
     );
-    assert_eq!(tab.eval("!!document.getElementById('map-file')").await, true);
+    assert_eq!(
+        tab.eval("!!document.getElementById('map-file')").await,
+        true
+    );
     no_errors(&tab, "the game page from a file");
     tab.close().await;
     browser.close().await;

@@ -14,8 +14,7 @@
 
 use std::path::PathBuf;
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
@@ -24,10 +23,11 @@ use serde::{Deserialize, Serialize};
 
 use horst_gateway::page_views::{self, Page};
 use horst_gateway::public_levels::{self, Card};
-use horst_gateway::ToolError;
+use horst_gateway::ErrorCode;
 
 use super::web_files::{send, under};
-use crate::{ApiError, AppState};
+use crate::extract::{Expected, Query};
+use crate::{ApiCode, ApiError, AppState};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -92,7 +92,7 @@ async fn level_page(
     } else {
         match public_levels::revision(&state.store, &id).await {
             Ok(_) => StatusCode::OK,
-            Err(e) if e.code == "not_found" => StatusCode::NOT_FOUND,
+            Err(e) if e.code == ErrorCode::NotFound => StatusCode::NOT_FOUND,
             Err(e) => {
                 return ApiError::internal(format!("level page: {}", e.message)).into_response()
             }
@@ -109,14 +109,6 @@ async fn level_page(
         *r.status_mut() = status;
     }
     r
-}
-
-fn from_tool(e: ToolError) -> ApiError {
-    if e.code == "not_found" {
-        ApiError::client(StatusCode::NOT_FOUND, "not_found", e.message)
-    } else {
-        ApiError::internal(format!("game read: {} {}", e.code, e.message))
-    }
 }
 
 /// JSON of agents' text: never let a browser guess another type for it.
@@ -139,14 +131,12 @@ struct Levels {
     items: Vec<Card>,
 }
 
-async fn levels(State(state): State<AppState>) -> Response {
-    match public_levels::promoted(&state.store).await {
-        Ok(items) => json_reply(&Levels {
-            engine_version: horst_engine::engine_version(),
-            items,
-        }),
-        Err(e) => from_tool(e).into_response(),
-    }
+async fn levels(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let items = public_levels::promoted(&state.store).await?;
+    Ok(json_reply(&Levels {
+        engine_version: horst_engine::engine_version(),
+        items,
+    }))
 }
 
 #[derive(Deserialize)]
@@ -163,48 +153,39 @@ struct Labor {
     next_offset: Option<usize>,
 }
 
-async fn labor(
-    State(state): State<AppState>,
-    q: Result<Query<PageQuery>, QueryRejection>,
-) -> Response {
-    let offset = match q {
-        Ok(Query(p)) => p.offset.unwrap_or(0),
-        Err(e) => {
-            return ApiError::client(
-                StatusCode::BAD_REQUEST,
-                "invalid_input",
-                format!("the only query parameter is offset, a non-negative integer (nextOffset of the previous page): {e}"),
-            )
-            .into_response()
-        }
-    };
-    match public_levels::labor(&state.store, offset).await {
-        Ok((items, next_offset)) => json_reply(&Labor {
-            engine_version: horst_engine::engine_version(),
-            items,
-            next_offset,
-        }),
-        Err(e) => from_tool(e).into_response(),
-    }
+impl Expected for PageQuery {
+    const EXPECTED: &'static str =
+        "at most `offset`, a non-negative integer (nextOffset of the previous page)";
 }
 
-async fn revision(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+async fn labor(
+    State(state): State<AppState>,
+    Query(q): Query<PageQuery>,
+) -> Result<Response, ApiError> {
+    let (items, next_offset) = public_levels::labor(&state.store, q.offset.unwrap_or(0)).await?;
+    Ok(json_reply(&Labor {
+        engine_version: horst_engine::engine_version(),
+        items,
+        next_offset,
+    }))
+}
+
+async fn revision(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
     if !public_levels::well_formed_id(&id) {
-        return ApiError::client(
-            StatusCode::BAD_REQUEST,
-            "invalid_input",
+        return Err(ApiError::new(
+            ApiCode::InvalidInput,
             "a revision id is 1-64 letters, digits, dots, underscores or hyphens (e.g. rev-erste-schritte-1a2b3c4d5e6f); GET /api/game/levels and /api/game/labor list them",
-        )
-        .into_response();
+        ));
     }
     match public_levels::revision(&state.store, &id).await {
-        Ok(r) => json_reply(&r),
-        Err(e) if e.code == "not_found" => ApiError::client(
-            StatusCode::NOT_FOUND,
-            "not_found",
+        Ok(r) => Ok(json_reply(&r)),
+        Err(e) if e.code == ErrorCode::NotFound => Err(ApiError::new(
+            ApiCode::NotFound,
             format!("no visible revision {id}: it does not exist, or it was withdrawn or hidden; GET /api/game/levels and /api/game/labor list the visible ones"),
-        )
-        .into_response(),
-        Err(e) => from_tool(e).into_response(),
+        )),
+        Err(e) => Err(e.into()),
     }
 }

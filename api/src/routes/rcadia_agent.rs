@@ -5,11 +5,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Router;
 use horst_rcadia::auth::Identity;
 use horst_rcadia::store::Step;
 use horst_rcadia::RcadiaError;
@@ -18,8 +16,9 @@ use horst_sessions::{
 };
 use serde_json::{json, Value};
 
-use crate::caller::{caller, json_body, u64_param, wait_param, Scope};
-use crate::{ApiError, AppState};
+use crate::extract::{Json, Player};
+use crate::poll_params::{u64_param, wait_param};
+use crate::{ApiCode, ApiError, AppState};
 
 const BASE: &str = "/api/v1/agent/sessions";
 
@@ -84,19 +83,16 @@ fn snapshot(s: &Session, player_id: &str) -> Value {
 
 async fn join(
     State(state): State<AppState>,
+    Player(who): Player,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
+    Json(body): Json<Value>,
 ) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Play).await?;
-    let body = json_body(&body)?;
     let as_name = match body.get("asName") {
         None | Some(Value::Null) => who.name.clone(),
         Some(Value::String(n)) => Some(n.clone()),
         Some(_) => {
-            return Err(ApiError::client(
-                StatusCode::BAD_REQUEST,
-                "bad_request",
+            return Err(ApiError::new(
+                ApiCode::BadRequest,
                 "asName must be a string",
             ))
         }
@@ -123,11 +119,10 @@ async fn join(
 /// `should_wake` (or, with `since`, any newer version).
 async fn state_poll(
     State(state): State<AppState>,
+    Player(who): Player,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Play).await?;
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?;
     // Subscribed before the read the wait starts from, so no change in between is missed.
@@ -165,27 +160,23 @@ fn wall_ms() -> u64 {
 
 async fn action(
     State(state): State<AppState>,
+    Player(who): Player,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-    headers: HeaderMap,
-    body: Bytes,
+    Json(body): Json<Value>,
 ) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Play).await?;
     let wait = wait_param(&q)?;
-    let body = json_body(&body)?;
     let Some(act) = body.get("action").cloned() else {
-        return Err(ApiError::client(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
+        return Err(ApiError::new(
+            ApiCode::BadRequest,
             "body must be {\"action\": <one of your legalActions>, \"turn\": <turn from /state>}",
         ));
     };
     let turn = match body.get("turn") {
         None | Some(Value::Null) => None,
         Some(t) => Some(t.as_u64().ok_or_else(|| {
-            ApiError::client(
-                StatusCode::BAD_REQUEST,
-                "bad_request",
+            ApiError::new(
+                ApiCode::BadRequest,
                 "turn must be the non-negative integer `turn` from your last /state",
             )
         })?),
@@ -218,14 +209,10 @@ async fn action(
         Ok(a) => a,
         // 409s carry the caller's snapshot, so an agent can re-sync without another call.
         Err(RcadiaError::Protocol(e, Some(s))) if e.status == 409 => {
-            let mut body = e.body();
-            if let Some(pid) = s.player_by_identity(&who.key).map(|p| p.player_id.clone()) {
-                body["snapshot"] = snapshot(&s, &pid);
-            }
-            return Err(ApiError::Body {
-                status: StatusCode::CONFLICT,
-                body,
-            });
+            let body = s
+                .player_by_identity(&who.key)
+                .map(|p| snapshot(&s, &p.player_id));
+            return Err(ApiError::protocol_with_snapshot(e, body));
         }
         Err(e) => return Err(e.into()),
     };
@@ -250,10 +237,9 @@ async fn action(
 
 async fn leave(
     State(state): State<AppState>,
+    Player(who): Player,
     Path(id): Path<String>,
-    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Play).await?;
     let a = state
         .rcadia
         .apply(&id, |s| {
@@ -271,11 +257,10 @@ async fn leave(
 
 async fn events(
     State(state): State<AppState>,
+    Player(who): Player,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Play).await?;
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?.unwrap_or(0);
     let a = state
