@@ -504,3 +504,40 @@ async fn get(app: &TestApp, path: &str) -> (u16, Value) {
     let status = r.status().as_u16();
     (status, r.json().await.unwrap_or(Value::Null))
 }
+
+/// Figures for docs/benchmarks.md, not a test of speed (nothing is asserted about time):
+/// `cargo test --release --test it game_e2e::engine_figures -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn engine_figures_in_chromium() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let browser = launch().await;
+    for _ in 0..3 {
+        let tab = Tab::open(&browser, &app.url("/")).await;
+        ready(&tab, "the game page").await;
+        let t = tab
+            .eval("(() => { const n = performance.getEntriesByType('navigation')[0]; return { domContentLoaded: Math.round(n.domContentLoadedEventEnd), load: Math.round(n.loadEventEnd), readyMs: Math.round(performance.now()) }; })()")
+            .await;
+        println!("page load: {t}");
+        tab.close().await;
+    }
+    let tab = Tab::open(&browser, &app.url("/")).await;
+    ready(&tab, "the game page").await;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("levels");
+    let map = std::fs::read_to_string(dir.join("15-sechzehn-feinde.map")).unwrap();
+    let replay = std::fs::read_to_string(dir.join("15-sechzehn-feinde.replay.json")).unwrap();
+    for batched in [true, false] {
+        for _ in 0..3 {
+            let r = tab
+                .eval(&format!(
+                    "Promise.all([import('/game/engine.js'), import('/game/bench.js')]).then(async ([e, b]) => \
+                     b.benchmark(await e.loadEngine(), {map:?}, {replay}, 3000000, {batched}))"
+                ))
+                .await;
+            println!("chromium: {r}");
+        }
+    }
+    tab.close().await;
+    browser.close().await;
+}
