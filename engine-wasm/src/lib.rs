@@ -283,6 +283,21 @@ pub extern "C" fn hx_game_map(h: u32) {
     with(|s| set_out(s, &json));
 }
 
+/// Writes what killed the bird as JSON (`{cause, x, y, entity?}`, the referee's
+/// `deathCause`), or `null` while it lives, to the output.
+#[no_mangle]
+pub extern "C" fn hx_game_death(h: u32) {
+    let json = game(
+        h,
+        |g| {
+            let report = horst_engine::referee::death_report(&g.map, &g.sim);
+            serde_json::to_string(&report).unwrap_or_default()
+        },
+        "null".to_string(),
+    );
+    with(|s| set_out(s, &json));
+}
+
 /// Decodes the game's state into the view buffer; returns its length in words (0: no such
 /// game, or the engine's state layout is not the one this module reads).
 #[no_mangle]

@@ -270,6 +270,28 @@ async fn the_game_in_chromium() {
         rev["evidence"]["stateHash"].as_str().unwrap()
     );
 
+    // A death is a moment too: running into the marmot, with the referee's cause in words.
+    tab.eval("horstTest.stage.restart()").await;
+    call(
+        &tab,
+        "Input.dispatchKeyEvent",
+        key_params("ArrowRight", true),
+    )
+    .await;
+    let st = tab.eval("horstTest.tick(600)").await;
+    call(
+        &tab,
+        "Input.dispatchKeyEvent",
+        key_params("ArrowRight", false),
+    )
+    .await;
+    assert_eq!(st["finished"]["status"], 2, "{st}");
+    let text = tab
+        .eval("document.querySelector('.overlay p').textContent")
+        .await;
+    assert!(text.as_str().unwrap().contains("Murmeltier"), "{text}");
+    screenshot(&tab, "play-lost-1280x800").await;
+
     // Watch the winning replay to "verified in your browser".
     tab.eval("document.querySelector('.mode:nth-child(2)').click()")
         .await;

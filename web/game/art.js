@@ -46,7 +46,6 @@ function rock(ctx, x, y, tx, ty) {
 
 function earth(ctx, x, y, tx, ty) {
   rect(ctx, x, y, 16, 16, C.earth);
-  rect(ctx, x, y + 15, 16, 1, C.earthDark);
   for (let i = 0; i < 4; i++) {
     const s = speck(tx, ty, i);
     rect(ctx, x + 1 + (s % 13), y + 1 + ((s >>> 8) % 13), 2, 2, i % 2 ? C.earthDark : C.earthDot);
@@ -91,15 +90,19 @@ function ledge(ctx, x, y) {
 }
 
 function spikes(ctx, x, y) {
-  // Three clear triangles on a base plate.
+  // Three clear triangles, silver with a dark outline, on a base plate.
   rect(ctx, x, y + 14, 16, 2, C.spikeDark);
   for (let k = 0; k < 3; k++) {
-    const bx = x + 1 + k * 5;
-    for (let r = 0; r < 8; r++) {
-      const half = Math.floor(r / 3);
-      rect(ctx, bx + 2 - half, y + 6 + r, 1 + 2 * half, 1, r === 7 ? C.spikeDark : C.spike);
+    const bx = x + k * 5 + 1;
+    for (let r = 0; r < 11; r++) {
+      const half = Math.floor((r * 5) / 22);
+      const left = bx + 2 - half;
+      const w = 1 + 2 * half;
+      rect(ctx, left, y + 3 + r, w, 1, C.spike);
+      rect(ctx, left, y + 3 + r, 1, 1, C.spikeDark);
+      rect(ctx, left + w - 1, y + 3 + r, 1, 1, C.spikeDark);
     }
-    rect(ctx, bx + 2, y + 5, 1, 1, C.spikeDark);
+    rect(ctx, bx + 2, y + 3, 1, 1, "#ffffff");
   }
 }
 

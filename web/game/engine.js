@@ -117,6 +117,12 @@ export class Game {
     return this.engine.out();
   }
 
+  /** What killed the bird (`{cause: spikes|enemy|rock|fell_out, x, y, entity}`), or null. */
+  deathCause() {
+    this.engine.x.hx_game_death(this.h);
+    return JSON.parse(this.engine.out() || "null");
+  }
+
   /** A copy with its own state. */
   clone() {
     const h = this.engine.x.hx_game_clone(this.h);

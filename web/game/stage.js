@@ -27,6 +27,19 @@ function el(tag, attrs = {}, ...children) {
   return e;
 }
 
+/** The referee's `deathCause` in words. */
+export function deathText(d) {
+  if (!d) return "Der Vogel ist verunglückt";
+  const who = { walker: "einem Murmeltier", flyer: "einer Dohle" }[d.entity && d.entity.kind];
+  switch (d.cause) {
+    case "spikes": return "In die Stacheln gefallen";
+    case "enemy": return `Von ${who || "einem Feind"} erwischt`;
+    case "rock": return "Vom Steinschlag getroffen";
+    case "fell_out": return "Aus der Karte gefallen";
+    default: return "Der Vogel ist verunglückt";
+  }
+}
+
 const short = (h) => (h ? String(h).slice(0, 12) : "–");
 const seconds = (ticks) => (ticks / 60).toLocaleString("de-DE", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
@@ -205,8 +218,7 @@ export class Stage {
         ["Replay laden", () => this.download()],
       ], "won");
     } else {
-      const fell = this.view.y >= this.game.map.height * art.TILE_PX * art.SUB;
-      this.showOverlay("Autsch!", `${fell ? "Aus der Karte gefallen" : "Der Vogel ist verunglückt"}, bei Tick ${ticks}.`, [
+      this.showOverlay("Autsch!", `${deathText(this.game.deathCause())}, bei Tick ${ticks}.`, [
         ["Nochmal", () => this.restart()],
         ["Replay laden", () => this.download()],
       ], "lost");
