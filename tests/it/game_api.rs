@@ -262,3 +262,46 @@ async fn game_files_carry_etags_and_the_engine_is_application_wasm() {
         .unwrap();
     assert_eq!(r.url().path(), "/board.html");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_api_processes_starting_together_publish_the_shipped_levels_once() {
+    let redis = horst_testkit::RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let url = redis.url();
+    let env = [("HORST_REDIS_URL", url.as_str())];
+    let args = ["api", "--listen", "127.0.0.1:0"];
+    let mut a = crate::harness::HorstProcess::spawn(&args, &env, dir.path());
+    let mut b = crate::harness::HorstProcess::spawn(&args, &env, dir.path());
+    let (aa, ab) = (a.wait_listening(), b.wait_listening());
+    let http = reqwest::Client::new();
+    for addr in [aa, ab] {
+        let v: Value = http
+            .get(format!("http://{addr}/api/game/levels"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let items = v["items"].as_array().unwrap();
+        assert_eq!(items.len(), horst_levels::BUILTIN.len(), "{v}");
+        assert!(items
+            .iter()
+            .all(|i| i["state"] == "promoted" && i["owner"] == "gcv"));
+    }
+    let store = horst_store::Store::connect(&url, "horst:")
+        .await
+        .expect("store");
+    let log = horst_gateway::operator::audit_log(&store, 1000)
+        .await
+        .unwrap();
+    let published = log
+        .iter()
+        .filter(|e| e["action"] == "publish_builtin")
+        .count();
+    assert_eq!(published, horst_levels::BUILTIN.len(), "{log:?}");
+    a.signal(libc::SIGTERM);
+    b.signal(libc::SIGTERM);
+    assert!(a.wait_exit(Duration::from_secs(20)).is_some());
+    assert!(b.wait_exit(Duration::from_secs(20)).is_some());
+}
