@@ -24,7 +24,22 @@ pub async fn game_app() -> (TestApp, tokio::sync::watch::Sender<bool>) {
     (app, worker)
 }
 
-async fn get(app: &TestApp, path: &str) -> (u16, Value) {
+/// An agent's Labor revision of the first shipped map under `name`; its revision id.
+pub async fn submit(app: &TestApp, key: &str, name: &str) -> String {
+    let replay: Value = serde_json::from_str(crate::harness::LEVEL_REPLAY).unwrap();
+    let sub = ok_result(
+        &app.call(
+            "submit_level",
+            json!({"name": name, "map": crate::harness::LEVEL_MAP, "replay": replay,
+                   "idempotencyKey": format!("k-{name}")}),
+            Some(key),
+        )
+        .await,
+    );
+    sub["revisionId"].as_str().unwrap().to_string()
+}
+
+pub async fn get(app: &TestApp, path: &str) -> (u16, Value) {
     let r = app.http.get(app.url(path)).send().await.unwrap();
     let status = r.status().as_u16();
     (status, r.json().await.unwrap_or(Value::Null))
@@ -147,23 +162,13 @@ async fn the_game_reads_hide_what_is_hidden_and_count_page_views() {
         .await
         .unwrap();
     let dachs = app.agent_key("dachs", 1).await;
-    let replay: Value = serde_json::from_str(crate::harness::LEVEL_REPLAY).unwrap();
     let mut ids = Vec::new();
     for (key, name) in [
         (&fuchs, "fuchsbau"),
         (&dachs, "dachsbau"),
         (&fuchs, "fuchsweg"),
     ] {
-        let sub = ok_result(
-            &app.call(
-                "submit_level",
-                json!({"name": name, "map": crate::harness::LEVEL_MAP, "replay": replay,
-                       "idempotencyKey": format!("k-{name}")}),
-                Some(key),
-            )
-            .await,
-        );
-        ids.push(sub["revisionId"].as_str().unwrap().to_string());
+        ids.push(submit(&app, key, name).await);
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let (_, labor) = get(&app, "/api/game/labor").await;

@@ -17,8 +17,8 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 
 use crate::browser::{launch, Tab};
-use crate::game_api::game_app;
-use crate::harness::{ok_result, TestApp};
+use crate::game_api::{game_app, get, submit};
+use crate::harness::ok_result;
 
 const LONG: Duration = Duration::from_secs(60);
 
@@ -132,20 +132,6 @@ async fn play_with_keys(tab: &Tab, replay: &Value) -> Value {
         call(tab, "Input.dispatchKeyEvent", key_params(k, false)).await;
     }
     tab.eval("horstTest.state()").await
-}
-
-async fn submit(app: &TestApp, key: &str, name: &str) -> String {
-    let replay: Value = serde_json::from_str(crate::harness::LEVEL_REPLAY).unwrap();
-    let sub = ok_result(
-        &app.call(
-            "submit_level",
-            json!({"name": name, "map": crate::harness::LEVEL_MAP, "replay": replay,
-                   "idempotencyKey": format!("k-{name}")}),
-            Some(key),
-        )
-        .await,
-    );
-    sub["revisionId"].as_str().unwrap().to_string()
 }
 
 fn no_errors(tab: &Tab, what: &str) {
@@ -517,49 +503,6 @@ async fn opened_from_a_file_the_labor_is_hidden() {
         true
     );
     no_errors(&tab, "the game page from a file");
-    tab.close().await;
-    browser.close().await;
-}
-
-async fn get(app: &TestApp, path: &str) -> (u16, Value) {
-    let r = app.http.get(app.url(path)).send().await.unwrap();
-    let status = r.status().as_u16();
-    (status, r.json().await.unwrap_or(Value::Null))
-}
-
-/// Figures for docs/benchmarks.md, not a test of speed (nothing is asserted about time):
-/// `cargo test --release --test it game_e2e::engine_figures -- --ignored --nocapture`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore]
-async fn engine_figures_in_chromium() {
-    crate::wasm_engine::engine_module();
-    let (app, _worker) = game_app().await;
-    let browser = launch().await;
-    for _ in 0..3 {
-        let tab = Tab::open(&browser, &app.url("/")).await;
-        ready(&tab, "the game page").await;
-        let t = tab
-            .eval("(() => { const n = performance.getEntriesByType('navigation')[0]; return { domContentLoaded: Math.round(n.domContentLoadedEventEnd), load: Math.round(n.loadEventEnd), readyMs: Math.round(performance.now()) }; })()")
-            .await;
-        println!("page load: {t}");
-        tab.close().await;
-    }
-    let tab = Tab::open(&browser, &app.url("/")).await;
-    ready(&tab, "the game page").await;
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("levels");
-    let map = std::fs::read_to_string(dir.join("15-sechzehn-feinde.map")).unwrap();
-    let replay = std::fs::read_to_string(dir.join("15-sechzehn-feinde.replay.json")).unwrap();
-    for batched in [true, false] {
-        for _ in 0..3 {
-            let r = tab
-                .eval(&format!(
-                    "Promise.all([import('/game/engine.js'), import('/game/bench.js')]).then(async ([e, b]) => \
-                     b.benchmark(await e.loadEngine(), {map:?}, {replay}, 3000000, {batched}))"
-                ))
-                .await;
-            println!("chromium: {r}");
-        }
-    }
     tab.close().await;
     browser.close().await;
 }
