@@ -332,8 +332,14 @@ async fn the_game_in_chromium() {
     screenshot(&tab, "legend-1280x800").await;
     no_errors(&tab, "the game page");
 
-    // The narrow screen.
+    // The narrow screen of a phone, with touch: the touch controls show.
     viewport(&tab, 390, 844).await;
+    call(
+        &tab,
+        "Emulation.setTouchEmulationEnabled",
+        json!({ "enabled": true, "maxTouchPoints": 5 }),
+    )
+    .await;
     navigate(&tab, &app.url("/?test")).await;
     ready(&tab, "the game page (narrow)").await;
     screenshot(&tab, "levels-390x844").await;
@@ -344,7 +350,18 @@ async fn the_game_in_chromium() {
     tab.wait_for("window.horstTest", "the play stage", LONG)
         .await;
     tab.eval("horstTest.tick(40)").await;
+    assert_eq!(
+        tab.eval("getComputedStyle(document.querySelector('.pad')).display")
+            .await,
+        "grid"
+    );
     screenshot(&tab, "play-390x844").await;
+    call(
+        &tab,
+        "Emulation.setTouchEmulationEnabled",
+        json!({ "enabled": false }),
+    )
+    .await;
     no_errors(&tab, "the narrow game page");
 
     // The level page of a Labor revision, and its bad inputs.

@@ -121,7 +121,23 @@ export class Stage {
       this.help.append(el("kbd", { text: k }), ` ${what} `);
     }
     this.playBar = el("div", { class: "bar" }, this.restartBtn, this.downloadBtn);
-    this.playPanel = el("div", { class: "panel" }, this.playBar, this.help);
+    // Touch controls: buttons that hold the same keys as the keyboard (phones, tablets).
+    this.pad = el("div", { class: "pad", role: "group", "aria-label": "Tasten zum Tippen" });
+    for (const [label, code, cls] of [["◀", "ArrowLeft", "move"], ["▶", "ArrowRight", "move"], ["Wurf", "KeyX", "small"], ["langsam", "ShiftLeft", "small"], ["Sprung", "Space", "jump"]]) {
+      const b = el("button", { type: "button", class: `pad-${cls}`, "aria-label": { ArrowLeft: "links", ArrowRight: "rechts" }[code] || label, text: label });
+      const release = () => { this.keys.up(code); b.classList.remove("held"); };
+      b.addEventListener("pointerdown", (e) => {
+        e.preventDefault();
+        b.setPointerCapture(e.pointerId);
+        this.keys.down(code);
+        b.classList.add("held");
+      });
+      b.addEventListener("pointerup", release);
+      b.addEventListener("pointercancel", release);
+      b.addEventListener("contextmenu", (e) => e.preventDefault());
+      this.pad.append(b);
+    }
+    this.playPanel = el("div", { class: "panel" }, this.pad, this.playBar, this.help);
 
     // Watch controls.
     this.playPause = el("button", { type: "button", id: "watch-play", "aria-pressed": "false", text: "▶ Abspielen" });
@@ -432,7 +448,7 @@ export class Stage {
     const levelW = m ? m.width * 16 : 320;
     const cw = this.wrap.clientWidth || 320;
     const narrow = cw < 700;
-    const maxH = Math.min(760, Math.floor(window.innerHeight * (narrow ? 0.6 : 0.72)));
+    const maxH = Math.min(760, Math.floor(window.innerHeight * (narrow ? 0.45 : 0.72)));
     // About 26 tiles across on a wide screen, 12 on a phone; never so big that 8 rows of
     // the level do not fit.
     const cols = narrow ? 12 : 26;
