@@ -203,6 +203,61 @@ fn game<R>(h: u32, f: impl FnOnce(&mut Game) -> R, none: R) -> R {
     })
 }
 
+/// The map text of `map` with its start moved to checkpoint `index` (file order among the
+/// checkpoints): how the game respawns a person at the last checkpoint. The referee never
+/// does (a death ends its run), so a run from there is practice on another map, not a replay
+/// of this one. Built from the engine's canonical form, whose entity lines are one per line
+/// and whose start line is exactly `start X Y`.
+pub fn checkpoint_map(map: &Map, index: usize) -> Option<String> {
+    let cp = map
+        .entities()
+        .iter()
+        .filter(|e| e.kind == horst_engine::EntityKind::Checkpoint)
+        .nth(index)?;
+    let (sx, sy) = map.start();
+    let old = format!("start {sx} {sy}");
+    let canonical = map.canonical();
+    let mut out = String::with_capacity(canonical.len() + 8);
+    let mut entities = false;
+    for line in canonical.lines() {
+        if entities && line == old {
+            out.push_str(&format!("start {} {}", cp.x, cp.y));
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+        entities |= line == "entities:";
+    }
+    Some(out)
+}
+
+/// A new game from the last checkpoint game `h` touched (see [`checkpoint_map`]), on the same
+/// seed; 0 if it touched none.
+#[no_mangle]
+pub extern "C" fn hx_game_from_checkpoint(h: u32, seed: u32) -> u32 {
+    let made = game(
+        h,
+        |g| {
+            let index = usize::try_from(g.sim.checkpoint()).ok()?;
+            let text = checkpoint_map(&g.map, index)?;
+            let map = horst_engine::parse_map(&text).ok()?;
+            Some(Game {
+                sim: Sim::new(&map, seed),
+                dyn_tiles: view::dyn_tiles(&map),
+                map,
+            })
+        },
+        None,
+    );
+    match made {
+        Some(g) => with(|s| {
+            s.games.push(Some(g));
+            s.games.len() as u32
+        }),
+        None => 0,
+    }
+}
+
 /// Ends a game and frees it.
 #[no_mangle]
 pub extern "C" fn hx_game_free(h: u32) {

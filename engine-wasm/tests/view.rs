@@ -48,3 +48,21 @@ fn every_tick_of_every_level_decodes() {
     }
     assert!(levels >= 15, "found {levels} levels");
 }
+
+#[test]
+fn a_checkpoint_map_moves_only_the_start() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels");
+    let text = std::fs::read_to_string(dir.join("13-rastplatz.map")).unwrap();
+    let map = parse_map(&text).unwrap();
+    let cps: Vec<_> = map
+        .entities()
+        .iter()
+        .filter(|e| e.kind == horst_engine::EntityKind::Checkpoint)
+        .collect();
+    assert!(!cps.is_empty());
+    let moved = parse_map(&horst_engine_wasm::checkpoint_map(&map, 0).unwrap()).unwrap();
+    assert_eq!(moved.start(), (cps[0].x, cps[0].y));
+    assert_eq!(moved.entities().len(), map.entities().len());
+    assert_eq!(moved.tiles(), map.tiles());
+    assert!(horst_engine_wasm::checkpoint_map(&map, cps.len()).is_none());
+}

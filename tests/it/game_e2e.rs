@@ -112,6 +112,11 @@ fn keys_for(action: u64) -> BTreeSet<&'static str> {
 
 /// Plays `replay` on the open play stage by pressing and releasing keys, tick by tick.
 async fn play_with_keys(tab: &Tab, replay: &Value) -> Value {
+    play_with_keys_until(tab, replay, |_| false).await
+}
+
+/// Like `play_with_keys`, stopping after the first step whose state satisfies `stop`.
+async fn play_with_keys_until(tab: &Tab, replay: &Value, stop: impl Fn(&Value) -> bool) -> Value {
     let mut held: BTreeSet<&str> = BTreeSet::new();
     for step in replay["actions"].as_array().unwrap() {
         let want = keys_for(step["action"].as_u64().unwrap());
@@ -124,7 +129,7 @@ async fn play_with_keys(tab: &Tab, replay: &Value) -> Value {
         held = want;
         let ticks = step["ticks"].as_u64().unwrap();
         let st = tab.eval(&format!("horstTest.tick({ticks})")).await;
-        if !st["finished"].is_null() {
+        if !st["finished"].is_null() || stop(&st) {
             break;
         }
     }
@@ -277,6 +282,85 @@ async fn the_game_in_chromium() {
         .await;
     assert!(text.as_str().unwrap().contains("Murmeltier"), "{text}");
     screenshot(&tab, "play-lost-1280x800").await;
+
+    // Past a checkpoint a death offers to go on from there, as practice without a replay.
+    let rast = levels["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "rastplatz")
+        .unwrap()
+        .clone();
+    let (_, rast) = get(
+        &app,
+        &format!(
+            "/api/game/revisions/{}",
+            rast["revisionId"].as_str().unwrap()
+        ),
+    )
+    .await;
+    navigate(
+        &tab,
+        &app.url(&format!(
+            "/?test#spielen={}",
+            rast["revisionId"].as_str().unwrap()
+        )),
+    )
+    .await;
+    tab.wait_for(
+        "window.horstTest && horstTest.state().mode === 'play'",
+        "the play stage",
+        LONG,
+    )
+    .await;
+    tab.wait_for(
+        "document.activeElement && document.activeElement.tagName === 'CANVAS'",
+        "the canvas with focus",
+        LONG,
+    )
+    .await;
+    let st = play_with_keys_until(&tab, &rast["replay"], |s| s["checkpoint"] == 0).await;
+    assert_eq!(st["checkpoint"], 0, "{st}");
+    call(
+        &tab,
+        "Input.dispatchKeyEvent",
+        key_params("ArrowRight", true),
+    )
+    .await;
+    let st = tab.eval("horstTest.tick(1200)").await;
+    call(
+        &tab,
+        "Input.dispatchKeyEvent",
+        key_params("ArrowRight", false),
+    )
+    .await;
+    assert_eq!(st["finished"]["status"], 2, "{st}");
+    screenshot(&tab, "play-checkpoint-death-1280x800").await;
+    let clicked = tab
+        .eval("(() => { const b = [...document.querySelectorAll('.overlay button')].find(b => b.textContent === 'Ab Rastplatz'); if (!b) return false; b.click(); return true; })()")
+        .await;
+    assert_eq!(clicked, true);
+    let st = tab.eval("horstTest.state()").await;
+    assert_eq!(
+        (st["tick"].clone(), st["practice"].clone()),
+        (json!(0), json!(true)),
+        "{st}"
+    );
+    assert_eq!(
+        tab.eval("document.querySelector('.side .bar button:nth-child(2)').disabled")
+            .await,
+        true,
+        "a practice run offers no replay"
+    );
+
+    // Back to the marmots: watch the winning replay to "verified in your browser".
+    navigate(&tab, &app.url(&format!("/?test#zuschauen={id}"))).await;
+    tab.wait_for(
+        "window.horstTest && horstTest.state().mode === 'watch'",
+        "the watch stage",
+        LONG,
+    )
+    .await;
 
     // Watch the winning replay to "verified in your browser".
     tab.eval("document.querySelector('.mode:nth-child(2)').click()")

@@ -134,6 +134,13 @@ export class Game {
     return g;
   }
 
+  /** A new game from the last checkpoint this one touched (practice: the start moved
+   * there, so its run is no replay of this map), or null if it touched none. */
+  fromCheckpoint(seed) {
+    const h = this.engine.x.hx_game_from_checkpoint(this.h, seed >>> 0);
+    return h ? new Game(this.engine, h) : null;
+  }
+
   free() {
     this.engine.x.hx_game_free(this.h);
     this.h = 0;

@@ -201,6 +201,7 @@ export class Stage {
 
   restart() {
     this.mode = "play";
+    this.practice = false;
     this.newGame();
     this.actions = [];
     this.finished = null;
@@ -209,6 +210,25 @@ export class Stage {
     this.announce("Los geht's.");
     this.draw();
     if (document.activeElement !== this.canvas) this.canvas.focus({ preventScroll: true });
+  }
+
+  /** After a death past a checkpoint: on from there, as practice (no replay of the level). */
+  respawn() {
+    const next = this.game.fromCheckpoint(this.rev.seed);
+    if (!next) return this.restart();
+    this.game.free();
+    this.game = next;
+    this.view = this.game.view();
+    this.lastEggs = 0;
+    this.particles = [];
+    this.practice = true;
+    this.actions = [];
+    this.finished = null;
+    this.hideOverlay();
+    this.downloadBtn.disabled = true;
+    this.announce("Weiter vom Rastplatz (Übung).");
+    this.draw();
+    this.canvas.focus({ preventScroll: true });
   }
 
   // ---- play ----
@@ -225,24 +245,33 @@ export class Stage {
 
   finish(status) {
     const ticks = this.game.tick;
-    this.finished = { status, ticks, replay: toReplay(this.rev.seed, this.actions) };
-    this.downloadBtn.disabled = false;
-    if (status === WON) {
+    // A practice run from a checkpoint is on another map: it is no replay of this level.
+    this.finished = { status, ticks, replay: this.practice ? null : toReplay(this.rev.seed, this.actions) };
+    this.downloadBtn.disabled = this.practice;
+    const download = this.practice ? null : ["Replay laden", () => this.download()];
+    const fromCheckpoint = this.view.checkpoint >= 0 ? ["Ab Rastplatz", () => this.respawn()] : null;
+    if (status === WON && this.practice) {
+      this.showOverlay("Geschafft!", `Vom Rastplatz aus ins Nest: ${ticks} Ticks. Ein Übungslauf; für das Replay des Levels spiel es von vorn.`, [
+        ["Von vorn", () => this.restart()],
+        this.onNext ? ["Weiter", () => this.onNext()] : null,
+      ], "won");
+    } else if (status === WON) {
       this.showOverlay("Geschafft!", `Der Vogel ist im Nest: ${ticks} Ticks (${seconds(ticks)} s).`, [
         ["Nochmal", () => this.restart()],
         this.onNext ? ["Weiter", () => this.onNext()] : null,
-        ["Replay laden", () => this.download()],
+        download,
       ], "won");
     } else {
       this.showOverlay("Autsch!", `${deathText(this.game.deathCause())}, bei Tick ${ticks}.`, [
+        fromCheckpoint,
         ["Nochmal", () => this.restart()],
-        ["Replay laden", () => this.download()],
+        download,
       ], "lost");
     }
   }
 
   download() {
-    if (!this.finished) return;
+    if (!this.finished || !this.finished.replay) return;
     const text = JSON.stringify(this.finished.replay);
     const blob = new Blob([text], { type: "application/json" });
     const a = el("a", { href: URL.createObjectURL(blob), download: `${this.rev.name}-${this.finished.ticks}.replay.json` });
@@ -398,6 +427,8 @@ export class Stage {
       tick: this.game.tick,
       status: this.view.status,
       stateHash: this.game.stateHash(),
+      checkpoint: this.view.checkpoint,
+      practice: !!this.practice,
       finished: this.finished ? { status: this.finished.status, ticks: this.finished.ticks } : null,
     };
   }
