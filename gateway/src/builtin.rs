@@ -15,6 +15,7 @@
 //! over; the agent's revisions stay readable by id. Built-in evidence does not count against
 //! any storage budget: it is the project's, not an upload.
 
+use redis::AsyncCommands;
 use serde::Serialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -52,38 +53,9 @@ pub fn revision_id(name: &str, map_hash: &str, engine_version: &str, replay: &st
     format!("rev-{}-{}", lower(name), &hex::encode(h.finalize())[..12])
 }
 
-const PUBLISH: &str = r#"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if redis.call('EXISTS', KEYS[1]) == 1 then return {'present', ''} end
-local cur = redis.call('GET', KEYS[4])
-local parent = ''
-if cur then
-  local cur_owner = redis.call('HGET', ARGV[11] .. 'rev:' .. cur, 'owner')
-  if cur_owner ~= ARGV[2] then return {'kept', cur} end
-  parent = cur
-end
-if redis.call('EXISTS', KEYS[7]) == 0 then
-  redis.call('HSET', KEYS[7], 'name', ARGV[2], 'kind', 'operator', 'trust', '2', 'blocked', '0',
-    'displayName', ARGV[12], 'createdAtMs', now)
-end
-local claimed = redis.call('GET', KEYS[3]) or ''
-redis.call('SET', KEYS[3], ARGV[2])
-redis.call('HSET', KEYS[1], 'revisionId', ARGV[1], 'owner', ARGV[2], 'name', ARGV[3],
-  'parentRevisionId', parent, 'bytes', ARGV[4], 'createdAtMs', now,
-  'map', ARGV[5], 'replay', ARGV[6], 'seed', ARGV[7], 'ticks', ARGV[8], 'mapHash', ARGV[9],
-  'engineVersion', ARGV[10], 'policyVersion', ARGV[13], 'acceptance', ARGV[14], 'jobId', '')
-redis.call('SET', KEYS[2], 'promoted')
-redis.call('ZADD', KEYS[6], now, ARGV[1])
-if cur then
-  redis.call('SET', ARGV[11] .. 'rev:' .. cur .. ':state', 'retired')
-  redis.call('LPUSH', KEYS[5], cur)
-end
-redis.call('SET', KEYS[4], ARGV[1])
-redis.call('SADD', KEYS[8], string.lower(ARGV[3]))
-if claimed ~= '' and claimed ~= ARGV[2] then return {'published', 'took the name over from ' .. claimed} end
-return {'published', parent}
-"#;
+/// `lua/builtin_publish.lua` (its header documents KEYS, ARGV and replies).
+static PUBLISH: std::sync::LazyLock<redis::Script> =
+    std::sync::LazyLock::new(|| redis::Script::new(include_str!("../lua/builtin_publish.lua")));
 
 /// Publishes `levels` (normally `horst_levels::BUILTIN`) as described in the module doc.
 pub async fn publish(
@@ -138,31 +110,44 @@ pub async fn publish(
             &acceptance,
         );
         let name = lower(level.name);
-        let reply: Vec<String> = redis::Script::new(PUBLISH)
-            .key(store.key(&format!("rev:{id}")))
-            .key(store.key(&format!("rev:{id}:state")))
-            .key(store.key(&format!("level:{name}:owner")))
-            .key(store.key(&format!("level:{name}:promoted")))
-            .key(store.key(&format!("level:{name}:history")))
-            .key(store.key(&format!("owner:{OWNER}:revs")))
-            .key(store.key(&format!("account:{OWNER}")))
-            .key(store.key(crate::revisions::PROMOTED_NAMES))
-            .arg(&id)
-            .arg(OWNER)
-            .arg(&name)
-            .arg(bytes)
-            .arg(level.map)
-            .arg(&replay_json)
-            .arg(replay.seed)
-            .arg(report.ticks)
-            .arg(&report.map_hash)
-            .arg(engine)
-            .arg(store.key(""))
-            .arg(OWNER_DISPLAY_NAME)
-            .arg(horst_engine::POLICY_VERSION)
-            .arg(acceptance.to_string())
-            .invoke_async(&mut store.conn())
-            .await?;
+        let promoted_key = store.key(&format!("level:{name}:promoted"));
+        // Two steps (the script's cluster note): read the promoted id, pass its keys; the
+        // script refuses if it moved in between, and we read again.
+        let mut reply: Vec<String> = vec!["moved".into()];
+        for _ in 0..16 {
+            let cur: Option<String> = store.conn().get(&promoted_key).await?;
+            let cur = cur.unwrap_or_default();
+            reply = PUBLISH
+                .key(store.key(&format!("rev:{id}")))
+                .key(store.key(&format!("rev:{id}:state")))
+                .key(store.key(&format!("level:{name}:owner")))
+                .key(&promoted_key)
+                .key(store.key(&format!("level:{name}:history")))
+                .key(store.key(&format!("owner:{OWNER}:revs")))
+                .key(store.key(&format!("account:{OWNER}")))
+                .key(store.key(crate::revisions::PROMOTED_NAMES))
+                .key(store.key(&format!("rev:{cur}")))
+                .key(store.key(&format!("rev:{cur}:state")))
+                .arg(&id)
+                .arg(OWNER)
+                .arg(&name)
+                .arg(bytes)
+                .arg(level.map)
+                .arg(&replay_json)
+                .arg(replay.seed)
+                .arg(report.ticks)
+                .arg(&report.map_hash)
+                .arg(engine)
+                .arg(&cur)
+                .arg(OWNER_DISPLAY_NAME)
+                .arg(horst_engine::POLICY_VERSION)
+                .arg(acceptance.to_string())
+                .invoke_async(&mut store.conn())
+                .await?;
+            if reply.first().map(String::as_str) != Some("moved") {
+                break;
+            }
+        }
         let action = reply.first().map(String::as_str).unwrap_or("");
         let detail = reply.get(1).filter(|d| !d.is_empty()).cloned();
         let action = match action {
@@ -178,6 +163,11 @@ pub async fn publish(
                 )
                 .await?;
                 "published"
+            }
+            "moved" => {
+                return Err(ToolError::internal(format!(
+                    "builtin publish of {name}: the promoted revision kept changing"
+                )))
             }
             other => return Err(ToolError::internal(format!("builtin publish: {other:?}"))),
         };

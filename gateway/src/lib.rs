@@ -27,6 +27,7 @@ pub mod page_views;
 pub mod protocol;
 pub mod public_levels;
 pub mod revisions;
+mod scripts;
 pub mod text;
 pub mod tools;
 

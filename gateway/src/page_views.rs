@@ -8,6 +8,7 @@
 //! - `pageviews:total` hash: page -> views ever
 
 use std::collections::BTreeMap;
+use std::sync::{LazyLock, Mutex};
 
 use serde::Serialize;
 
@@ -40,37 +41,44 @@ impl Page {
 
 const DAY_KEEP_SECONDS: u64 = 400 * 86_400;
 
-// The day comes from the Redis server's clock, the one clock every process shares.
-const COUNT: &str = r#"
-local t = redis.call('TIME')
--- The UTC date of the Unix day (civil_from_days; Redis's Lua has no os.date).
-local z = math.floor(tonumber(t[1]) / 86400) + 719468
-local era = math.floor(z / 146097)
-local doe = z - era * 146097
-local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
-local y = yoe + era * 400
-local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
-local mp = math.floor((5 * doy + 2) / 153)
-local d = doy - math.floor((153 * mp + 2) / 5) + 1
-local m = mp + 3
-if mp >= 10 then m = mp - 9 end
-if m <= 2 then y = y + 1 end
-local day = ARGV[3] .. 'pageviews:day:' .. string.format('%04d-%02d-%02d', y, m, d)
-redis.call('HINCRBY', day, ARGV[1], 1)
-redis.call('EXPIRE', day, ARGV[2])
-redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-return 1"#;
+/// `lua/page_view.lua`: the day comes from the Redis server's clock, the one clock every
+/// process shares; the caller names the day it expects (cached per process), so a count is
+/// one round trip except on the first call and after a UTC midnight.
+static COUNT: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("../lua/page_view.lua")));
+
+/// The UTC day this process last counted on.
+static DAY: Mutex<String> = Mutex::new(String::new());
 
 /// Counts one view of `page`.
 pub async fn count(store: &Store, page: Page) -> Result<(), ToolError> {
-    let _: i64 = redis::Script::new(COUNT)
-        .key(store.key("pageviews:total"))
-        .arg(page.key())
-        .arg(DAY_KEEP_SECONDS)
-        .arg(store.key(""))
-        .invoke_async(&mut store.conn())
-        .await?;
-    Ok(())
+    let mut day = DAY.lock().map(|d| d.clone()).unwrap_or_default();
+    for _ in 0..3 {
+        let reply: redis::Value = COUNT
+            .key(store.key(&format!("pageviews:day:{day}")))
+            .key(store.key("pageviews:total"))
+            .arg(page.key())
+            .arg(DAY_KEEP_SECONDS)
+            .arg(&day)
+            .invoke_async(&mut store.conn())
+            .await?;
+        match reply {
+            redis::Value::Int(1) => return Ok(()),
+            other => {
+                let v: Vec<String> = redis::from_redis_value(other).map_err(ToolError::internal)?;
+                match v.as_slice() {
+                    [k, d] if k == "day" => {
+                        day = d.clone();
+                        if let Ok(mut cached) = DAY.lock() {
+                            cached.clone_from(&day);
+                        }
+                    }
+                    _ => return Err(ToolError::internal(format!("page_view.lua: {v:?}"))),
+                }
+            }
+        }
+    }
+    Err(ToolError::internal("page_view.lua: the day did not settle"))
 }
 
 /// Views today (UTC) and ever, per page.
