@@ -62,6 +62,13 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
             shutdown_rx.clone(),
         ));
     }
+    if roles.api {
+        // The shipped levels as promoted revisions (idempotent; every API process may do it).
+        // The binary's step, not App::run's: test apps publish only where a test wants them.
+        if let Err(e) = horst_gateway::builtin::publish_shipped(app.store()).await {
+            tracing::warn!(error = %e.message, "cannot publish the built-in levels; the next start tries again");
+        }
+    }
     // The API (up, api), or only the operational endpoints of a worker that asks for them.
     let http_addr = if roles.api {
         Some(config.listen_addr())

@@ -132,6 +132,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::rcadia_bridge::router())
         .merge(routes::rcadia_agent::router())
         .merge(routes::web_files::router())
+        .merge(routes::game::router())
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             request_log::log_request,

@@ -10,9 +10,11 @@
     KEYS[5] level:<level>:history      list of earlier promoted revisions, newest first
     KEYS[6] rev:<expected>:state       the expected current revision's state ('rev::state'
                                        when none is expected; then it is not touched)
+    KEYS[7] levels:promoted            set of the names with a promoted revision (the game's list)
 
     ARGV[1] revision id
     ARGV[2] expected current revision id ('' = none promoted yet)
+    ARGV[3] the level name, lowercase
 
   Output:
     'ok'             promoted
@@ -35,4 +37,5 @@ redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], 'promoted')
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('SREM', KEYS[4], ARGV[1])
+redis.call('SADD', KEYS[7], ARGV[3])
 return 'ok'

@@ -94,8 +94,10 @@ pub async fn promote(
             "rev:{}:state",
             expected_current.unwrap_or_default()
         )))
+        .key(store.key(crate::revisions::PROMOTED_NAMES))
         .arg(revision_id)
         .arg(expected_current.unwrap_or_default())
+        .arg(&lower)
         .invoke_async(&mut store.conn())
         .await?;
     if let Promoted::Stale(cur) = &promoted {
@@ -372,7 +374,7 @@ pub async fn mark_read(store: &Store, who: &str, message_id: &str) -> Result<(),
     audit(store, who, "mark_read", message_id, Value::Null).await
 }
 
-/// Accounts by tier (blocked apart), board reads and unread messages.
+/// Accounts by tier (blocked apart), board reads, HTML page views and unread messages.
 pub async fn overview(store: &Store) -> Result<Value, ToolError> {
     let pattern = store.key("account:*");
     let mut keys: Vec<String> = Vec::new();
@@ -427,6 +429,7 @@ pub async fn overview(store: &Store) -> Result<Value, ToolError> {
             "blocked": blocked,
         },
         "boardReads": { "total": total, "today": today, "last": last },
+        "pageViews": crate::page_views::summary(store).await?,
         "unreadMessages": contact::unread_count(store).await?,
     }))
 }

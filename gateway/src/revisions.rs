@@ -8,6 +8,7 @@
 //! - `level:<name lowercase>:owner`: the owner who claimed the name (SET NX; kept on withdraw)
 //! - `level:<name lowercase>:promoted`: the promoted revision (written by promotion)
 //! - `labor` sorted set: visible candidates by creation time
+//! - `levels:promoted` set: names with a promoted revision (the game's level list)
 //! - `owner:<account>:revs` sorted set: all revisions of an account
 //! - `owner:<account>:candidates` set: its unpromoted, unwithdrawn revisions (the Labor cap)
 //! - `storage:<account>`, `storage:total`: evidence bytes, withdrawn revisions included
@@ -23,32 +24,20 @@ use crate::scripts::{RevisionStored, StorageScope, Withdrawn, REVISION_STORE, RE
 
 pub const PAGE: usize = 25;
 
-/// Names of the built-in levels and of the service: nobody claims them.
-const RESERVED_NAMES: &[&str] = &[
-    "admin",
-    "horst",
-    "gcv",
-    "labor",
-    "official",
-    "tutorial",
-    "aufstieg",
-    "felsstufen",
-    "eierschub",
-    "stachelgrube",
-    "murmeltiere",
-    "eis-und-schnee",
-    "rissiger-fels",
-    "sprungfedern",
-    "schwebeplattform",
-    "broeckelkanten",
-    "steinschlag",
-    "dohlen",
-    "rastplatz",
-    "gipfelsturm",
-    "sechzehn-feinde",
-];
+/// Set of the (lowercase) names that have a promoted revision: promotion and the built-in
+/// levels add to it; nothing removes a promoted pointer, so nothing removes from it.
+pub const PROMOTED_NAMES: &str = "levels:promoted";
 
-fn lower(name: &str) -> String {
+/// Names of the service itself: nobody claims them. The built-in levels' names are reserved
+/// too, derived from the shipped files (`horst_levels::BUILTIN`), never listed by hand.
+const SERVICE_NAMES: &[&str] = &["admin", "horst", "gcv", "labor", "official", "tutorial"];
+
+/// Whether a level name is reserved (any case): a service name or a shipped level's.
+pub fn is_reserved(name: &str) -> bool {
+    SERVICE_NAMES.contains(&lower(name).as_str()) || horst_levels::is_builtin(name)
+}
+
+pub(crate) fn lower(name: &str) -> String {
     name.to_ascii_lowercase()
 }
 
@@ -93,7 +82,7 @@ pub async fn preflight(
     bytes: u64,
     budgets: Budgets,
 ) -> Result<(), ToolError> {
-    if RESERVED_NAMES.contains(&lower(name).as_str()) {
+    if is_reserved(name) {
         return Err(ToolError::new(
             ErrorCode::Forbidden,
             format!("the name {name:?} is reserved; choose another"),

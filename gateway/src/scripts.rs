@@ -331,6 +331,6 @@ mod tests {
             }
             n += 1;
         }
-        assert_eq!(n, 12);
+        assert_eq!(n, 14);
     }
 }

@@ -28,6 +28,8 @@ pub struct Tab {
     pub target_id: String,
     pub session: String,
     frames: Arc<Mutex<Vec<String>>>,
+    /// Console errors, uncaught exceptions and error log entries of the page, as text.
+    pub errors: Arc<Mutex<Vec<String>>>,
 }
 
 impl Tab {
@@ -36,9 +38,23 @@ impl Tab {
         let (tx, mut rx) = mpsc::unbounded_channel();
         browser.route(&session, tx.clone());
         let frames = Arc::new(Mutex::new(Vec::new()));
-        let (b, f) = (browser.clone(), frames.clone());
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let (b, f, errs) = (browser.clone(), frames.clone(), errors.clone());
         tokio::spawn(async move {
             while let Some(ev) = rx.recv().await {
+                let error = match ev.method.as_str() {
+                    "Runtime.exceptionThrown" => Some(ev.params["exceptionDetails"].to_string()),
+                    "Runtime.consoleAPICalled" if ev.params["type"] == "error" => {
+                        Some(ev.params["args"].to_string())
+                    }
+                    "Log.entryAdded" if ev.params["entry"]["level"] == "error" => {
+                        Some(ev.params["entry"].to_string())
+                    }
+                    _ => None,
+                };
+                if let Some(e) = error {
+                    errs.lock().unwrap().push(e);
+                }
                 if ev.method == "Target.attachedToTarget" {
                     if let Some(child) = ev.params["sessionId"].as_str() {
                         b.route(child, tx.clone());
@@ -61,10 +77,12 @@ impl Tab {
             )
             .await
             .expect("auto-attach");
-        browser
-            .call(Some(&session), "Page.enable", json!({}))
-            .await
-            .expect("page enable");
+        for domain in ["Page.enable", "Runtime.enable", "Log.enable"] {
+            browser
+                .call(Some(&session), domain, json!({}))
+                .await
+                .expect("enable a DevTools domain");
+        }
         browser
             .call(Some(&session), "Page.navigate", json!({ "url": url }))
             .await
@@ -74,6 +92,7 @@ impl Tab {
             target_id,
             session,
             frames,
+            errors,
         }
     }
 

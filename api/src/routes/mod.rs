@@ -2,6 +2,7 @@
 
 pub mod admin;
 pub mod agent_keys;
+pub mod game;
 pub mod guide;
 pub mod health;
 pub mod mcp;

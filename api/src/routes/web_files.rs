@@ -1,15 +1,17 @@
 //! The browser files (`web/`): the JS SDK, the bridge page, the house host's page and the
-//! house games, served from
-//! `server.web_dir` as they are.
+//! house games (the game pages are in `game.rs`), served from `server.web_dir` as they are,
+//! by tower-http's file service: `ETag` and `Last-Modified`, answered `304` on a match, and
+//! `Cache-Control: no-cache`, so a browser revalidates each time and reloads only what changed.
 //!
-//! Paths are checked strictly (segments of `[A-Za-z0-9._-]`, none starting with `.`), so no
-//! request can leave the directory. `/sdk/` and `/games/` send
+//! Paths are checked strictly (segments of `[A-Za-z0-9._-]`, none starting with `.`) before
+//! anything touches the file system, so no request can leave the directory. `/sdk/` and
+//! `/games/` send
 //! `Access-Control-Allow-Origin: *`: games run in a sandboxed iframe with an opaque origin,
 //! and their module scripts are CORS requests the browser refuses without it.
 
 use std::path::PathBuf;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
@@ -71,38 +73,50 @@ fn content_type(path: &std::path::Path) -> &'static str {
         "svg" => "image/svg+xml",
         "png" => "image/png",
         "txt" => "text/plain; charset=utf-8",
+        "wasm" => "application/wasm",
         _ => "application/octet-stream",
     }
 }
 
-async fn send(state: &AppState, rel: Option<PathBuf>, cors: bool) -> Response {
+/// Serves `rel` below `server.web_dir` (a 404 without it) with tower-http's `ServeFile`.
+pub(crate) async fn send(
+    state: &AppState,
+    rel: Option<PathBuf>,
+    cors: bool,
+    req: Request,
+) -> Response {
+    use tower::ServiceExt;
     let Some(rel) = rel else {
         return not_found();
     };
     let path = PathBuf::from(&state.config.server.web_dir).join(&rel);
-    match tokio::fs::read(&path).await {
-        Ok(bytes) => {
-            let mut r = (
-                [
-                    (header::CONTENT_TYPE, content_type(&rel)),
-                    (header::CACHE_CONTROL, "no-cache"),
-                ],
-                bytes,
-            )
-                .into_response();
-            if cors {
-                r.headers_mut().insert(
-                    header::ACCESS_CONTROL_ALLOW_ORIGIN,
-                    header::HeaderValue::from_static("*"),
-                );
-            }
-            r
-        }
-        Err(_) => not_found(),
+    let mime = header::HeaderValue::from_static(content_type(&rel));
+    // The file service answers GET and HEAD (the routes pass only those); its guessed type
+    // is replaced by ours below.
+    let served = tower_http::services::ServeFile::new(&path)
+        .oneshot(req)
+        .await;
+    let Ok(r) = served;
+    if r.status() == StatusCode::NOT_FOUND {
+        return not_found();
     }
+    let mut r = r.map(axum::body::Body::new);
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, mime);
+    h.insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-cache"),
+    );
+    if cors {
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_ORIGIN,
+            header::HeaderValue::from_static("*"),
+        );
+    }
+    r
 }
 
-fn not_found() -> Response {
+pub(crate) fn not_found() -> Response {
     (
         StatusCode::NOT_FOUND,
         axum::Json(serde_json::json!({ "error": "no such file", "code": "not_found" })),
@@ -110,36 +124,36 @@ fn not_found() -> Response {
         .into_response()
 }
 
-fn under(prefix: &str, path: &str) -> Option<PathBuf> {
+pub(crate) fn under(prefix: &str, path: &str) -> Option<PathBuf> {
     safe_relative(path).map(|p| PathBuf::from(prefix).join(p))
 }
 
-async fn sdk(State(state): State<AppState>, Path(path): Path<String>) -> Response {
-    send(&state, under("sdk", &path), true).await
+async fn sdk(State(state): State<AppState>, Path(path): Path<String>, req: Request) -> Response {
+    send(&state, under("sdk", &path), true, req).await
 }
 
-async fn bridge_index(State(state): State<AppState>) -> Response {
-    send(&state, Some(PathBuf::from("bridge/index.html")), false).await
+async fn bridge_index(State(state): State<AppState>, req: Request) -> Response {
+    send(&state, Some(PathBuf::from("bridge/index.html")), false, req).await
 }
 
-async fn bridge(State(state): State<AppState>, Path(path): Path<String>) -> Response {
-    send(&state, under("bridge", &path), false).await
+async fn bridge(State(state): State<AppState>, Path(path): Path<String>, req: Request) -> Response {
+    send(&state, under("bridge", &path), false, req).await
 }
 
-async fn house_index(State(state): State<AppState>) -> Response {
-    send(&state, Some(PathBuf::from("house/index.html")), false).await
+async fn house_index(State(state): State<AppState>, req: Request) -> Response {
+    send(&state, Some(PathBuf::from("house/index.html")), false, req).await
 }
 
-async fn house(State(state): State<AppState>, Path(path): Path<String>) -> Response {
-    send(&state, under("house", &path), false).await
+async fn house(State(state): State<AppState>, Path(path): Path<String>, req: Request) -> Response {
+    send(&state, under("house", &path), false, req).await
 }
 
-async fn games(State(state): State<AppState>, Path(path): Path<String>) -> Response {
+async fn games(State(state): State<AppState>, Path(path): Path<String>, req: Request) -> Response {
     let rel = under("games", &path);
     let page = rel
         .as_ref()
         .is_none_or(|r| r.extension().is_some_and(|e| e == "html"));
-    let r = send(&state, rel, true).await;
+    let r = send(&state, rel, true, req).await;
     if r.status() == StatusCode::NOT_FOUND && page {
         // A person (or a host's game frame) asked for a page: say so in words.
         return html_not_found(&format!("/games/{path}"));
@@ -147,17 +161,17 @@ async fn games(State(state): State<AppState>, Path(path): Path<String>) -> Respo
     r
 }
 
-async fn tables_index(State(state): State<AppState>) -> Response {
-    send(&state, Some(PathBuf::from("pages/tables.html")), false).await
+async fn tables_index(State(state): State<AppState>, req: Request) -> Response {
+    send(&state, Some(PathBuf::from("pages/tables.html")), false, req).await
 }
 
 /// `/watch/<sessionId>`: one page for every session; it reads the id from its URL.
-async fn watch(State(state): State<AppState>) -> Response {
-    send(&state, Some(PathBuf::from("pages/watch.html")), false).await
+async fn watch(State(state): State<AppState>, req: Request) -> Response {
+    send(&state, Some(PathBuf::from("pages/watch.html")), false, req).await
 }
 
-async fn pages(State(state): State<AppState>, Path(path): Path<String>) -> Response {
-    send(&state, under("pages", &path), false).await
+async fn pages(State(state): State<AppState>, Path(path): Path<String>, req: Request) -> Response {
+    send(&state, under("pages", &path), false, req).await
 }
 
 /// A readable 404 page for a game page that does not exist (the bridge shows it in its game
@@ -234,12 +248,18 @@ pub fn check_web_dir(dir: &std::path::Path) -> Vec<String> {
     out
 }
 
-async fn chess_js(State(state): State<AppState>) -> Response {
-    send(&state, Some(PathBuf::from(CHESS_JS)), true).await
+async fn chess_js(State(state): State<AppState>, req: Request) -> Response {
+    send(&state, Some(PathBuf::from(CHESS_JS)), true, req).await
 }
 
-async fn chess_js_map(State(state): State<AppState>) -> Response {
-    send(&state, Some(PathBuf::from(format!("{CHESS_JS}.map"))), true).await
+async fn chess_js_map(State(state): State<AppState>, req: Request) -> Response {
+    send(
+        &state,
+        Some(PathBuf::from(format!("{CHESS_JS}.map"))),
+        true,
+        req,
+    )
+    .await
 }
 
 #[cfg(test)]

@@ -1,0 +1,118 @@
+//! HTML page views of the game pages, counted per page and UTC day, without identities:
+//! no address, cookie, user agent or referrer is read or kept, only a count. The admin
+//! overview shows them beside the board-read counter (which counts agents' authenticated
+//! board reads, a different thing).
+//!
+//! Layout (under the store prefix):
+//! - `pageviews:day:<YYYY-MM-DD>` hash: page -> views that UTC day (kept 400 days)
+//! - `pageviews:total` hash: page -> views ever
+
+use std::collections::BTreeMap;
+use std::sync::{LazyLock, Mutex};
+
+use serde::Serialize;
+
+use horst_store::Store;
+
+use crate::error::ToolError;
+
+/// The pages that are counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Page {
+    /// `/`: the game with its level list and the Labor tab.
+    Game,
+    /// `/level/<revisionId>`: a shared level page.
+    Level,
+    /// `/board.html`: the public board.
+    Board,
+}
+
+impl Page {
+    pub const ALL: [Page; 3] = [Page::Game, Page::Level, Page::Board];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Page::Game => "game",
+            Page::Level => "level",
+            Page::Board => "board",
+        }
+    }
+}
+
+const DAY_KEEP_SECONDS: u64 = 400 * 86_400;
+
+/// `lua/page_view.lua`: the day comes from the Redis server's clock, the one clock every
+/// process shares; the caller names the day it expects (cached per process), so a count is
+/// one round trip except on the first call and after a UTC midnight.
+static COUNT: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("../lua/page_view.lua")));
+
+/// The UTC day this process last counted on.
+static DAY: Mutex<String> = Mutex::new(String::new());
+
+/// Counts one view of `page`.
+pub async fn count(store: &Store, page: Page) -> Result<(), ToolError> {
+    let mut day = DAY.lock().map(|d| d.clone()).unwrap_or_default();
+    for _ in 0..3 {
+        let reply: redis::Value = COUNT
+            .key(store.key(&format!("pageviews:day:{day}")))
+            .key(store.key("pageviews:total"))
+            .arg(page.key())
+            .arg(DAY_KEEP_SECONDS)
+            .arg(&day)
+            .invoke_async(&mut store.conn())
+            .await?;
+        match reply {
+            redis::Value::Int(1) => return Ok(()),
+            other => {
+                let v: Vec<String> = redis::from_redis_value(other).map_err(ToolError::internal)?;
+                match v.as_slice() {
+                    [k, d] if k == "day" => {
+                        day = d.clone();
+                        if let Ok(mut cached) = DAY.lock() {
+                            cached.clone_from(&day);
+                        }
+                    }
+                    _ => return Err(ToolError::internal(format!("page_view.lua: {v:?}"))),
+                }
+            }
+        }
+    }
+    Err(ToolError::internal("page_view.lua: the day did not settle"))
+}
+
+/// Views today (UTC) and ever, per page.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub today: BTreeMap<&'static str, u64>,
+    pub total: BTreeMap<&'static str, u64>,
+    /// The UTC day `today` counts.
+    pub day: String,
+}
+
+pub async fn summary(store: &Store) -> Result<Summary, ToolError> {
+    let now = crate::accounts::redis_now_ms(store).await?;
+    let day = crate::board::utc_day(now);
+    let fields: Vec<&str> = Page::ALL.iter().map(|p| p.key()).collect();
+    let (today, total): (Vec<Option<u64>>, Vec<Option<u64>>) = redis::pipe()
+        .cmd("HMGET")
+        .arg(store.key(&format!("pageviews:day:{day}")))
+        .arg(&fields)
+        .cmd("HMGET")
+        .arg(store.key("pageviews:total"))
+        .arg(&fields)
+        .query_async(&mut store.conn())
+        .await?;
+    let by_page = |v: Vec<Option<u64>>| {
+        Page::ALL
+            .iter()
+            .zip(v)
+            .map(|(p, n)| (p.key(), n.unwrap_or(0)))
+            .collect()
+    };
+    Ok(Summary {
+        today: by_page(today),
+        total: by_page(total),
+        day,
+    })
+}

@@ -1,0 +1,190 @@
+//! The game pages' reads of levels, for anyone (no key): the promoted levels by name, the
+//! Labor (newest first, 25 a page, like `list_labor`), and one revision with its map, replay
+//! and evidence. The visibility rules are `get_level`'s (quarantined and withdrawn revisions
+//! and every revision of a blocked account are hidden), and a hidden revision reads exactly
+//! like one that does not exist. Served as REST by `api/src/routes/game.rs`.
+//!
+//! Beyond `get_level`, a card carries what a player sees: the map's own title (its `name:`
+//! line, untrusted text), the owner's display name, and the evidence (outcome, ticks,
+//! `stateHash`) that the watch view compares its own run with.
+
+use redis::AsyncCommands;
+use serde::Serialize;
+use serde_json::Value;
+
+use horst_store::Store;
+
+use crate::error::ToolError;
+use crate::revisions::{self, PROMOTED_NAMES};
+
+/// A level as the game lists it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Card {
+    pub revision_id: String,
+    /// The level name (`erste-schritte`).
+    pub name: String,
+    /// The map's `name:` line (`Erste Schritte`); untrusted text.
+    pub title: String,
+    pub owner: String,
+    /// The owner's display name, or null; untrusted text.
+    pub owner_display_name: Option<String>,
+    pub state: String,
+    pub seed: Option<u64>,
+    pub engine_version: String,
+    pub map_hash: String,
+    pub created_at: String,
+    pub parent_revision_id: Option<String>,
+    /// The winning replay's ticks (the evidence).
+    pub ticks: Option<u64>,
+    /// True for the levels horst ships.
+    pub builtin: bool,
+}
+
+/// One revision for the play, watch and level pages.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Revision {
+    #[serde(flatten)]
+    pub card: Card,
+    pub map: String,
+    pub replay: Value,
+    pub evidence: Evidence,
+}
+
+/// What the submission's referee run found (the acceptance report), for the watch view.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Evidence {
+    pub outcome: Option<String>,
+    pub ticks: Option<u64>,
+    pub state_hash: Option<String>,
+    pub map_hash: Option<String>,
+    pub engine_version: Option<String>,
+}
+
+/// The map's title from its `name:` header line (the engine's own parser decides).
+fn title_of(map: &str) -> String {
+    horst_engine::parse_map(map)
+        .map(|m| m.name().to_string())
+        .unwrap_or_default()
+}
+
+async fn display_name(store: &Store, owner: &str) -> Result<Option<String>, ToolError> {
+    let v: Option<String> = store
+        .conn()
+        .hget(store.key(&format!("account:{owner}")), "displayName")
+        .await?;
+    Ok(v.filter(|d| !d.is_empty()))
+}
+
+const FIELDS: [&str; 6] = [
+    "ticks",
+    "replay",
+    "acceptance",
+    "map",
+    "owner",
+    "engineVersion",
+];
+
+/// A visible revision with everything, or `not_found` (also for hidden ones).
+pub async fn revision(store: &Store, id: &str) -> Result<Revision, ToolError> {
+    let level = revisions::get_level(store, None, Some(id), None).await?;
+    let v: Vec<Option<String>> = redis::cmd("HMGET")
+        .arg(store.key(&format!("rev:{id}")))
+        .arg(&FIELDS)
+        .query_async(&mut store.conn())
+        .await?;
+    let get = |i: usize| v.get(i).cloned().flatten();
+    let text = |k: &str| level[k].as_str().unwrap_or_default().to_string();
+    let map = get(3).unwrap_or_default();
+    let owner = text("owner");
+    let acceptance: Value = get(2)
+        .and_then(|a| serde_json::from_str(&a).ok())
+        .unwrap_or(Value::Null);
+    let replay: Value = get(1)
+        .and_then(|r| serde_json::from_str(&r).ok())
+        .unwrap_or(Value::Null);
+    let card = Card {
+        revision_id: text("revisionId"),
+        name: text("name"),
+        title: title_of(&map),
+        owner_display_name: display_name(store, &owner).await?,
+        builtin: owner == crate::builtin::OWNER,
+        owner,
+        state: text("state"),
+        seed: level["seed"].as_u64(),
+        engine_version: text("engineVersion"),
+        map_hash: text("mapHash"),
+        created_at: text("createdAt"),
+        parent_revision_id: level["parentRevisionId"].as_str().map(str::to_string),
+        ticks: get(0).and_then(|t| t.parse().ok()),
+    };
+    let s = |k: &str| acceptance[k].as_str().map(str::to_string);
+    Ok(Revision {
+        evidence: Evidence {
+            outcome: s("outcome"),
+            ticks: acceptance["ticks"].as_u64(),
+            state_hash: s("stateHash"),
+            map_hash: s("mapHash"),
+            engine_version: s("engineVersion").or_else(|| Some(card.engine_version.clone())),
+        },
+        card,
+        map,
+        replay,
+    })
+}
+
+async fn card(store: &Store, id: &str) -> Result<Option<Card>, ToolError> {
+    match revision(store, id).await {
+        Ok(r) => Ok(Some(r.card)),
+        Err(e) if e.code == crate::ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The promoted levels: the shipped ones first, in their order, then the others by name.
+pub async fn promoted(store: &Store) -> Result<Vec<Card>, ToolError> {
+    let mut names: Vec<String> = store.conn().smembers(store.key(PROMOTED_NAMES)).await?;
+    let order = |n: &str| {
+        horst_levels::BUILTIN
+            .iter()
+            .position(|l| l.name.eq_ignore_ascii_case(n))
+            .unwrap_or(usize::MAX)
+    };
+    names.sort_by(|a, b| order(a).cmp(&order(b)).then_with(|| a.cmp(b)));
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        let id: Option<String> = store
+            .conn()
+            .get(store.key(&format!("level:{name}:promoted")))
+            .await?;
+        if let Some(id) = id {
+            if let Some(c) = card(store, &id).await? {
+                out.push(c);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A page of the Labor as `list_labor` gives it, as cards.
+pub async fn labor(store: &Store, offset: usize) -> Result<(Vec<Card>, Option<usize>), ToolError> {
+    let page = revisions::list_labor(store, offset).await?;
+    let mut out = Vec::new();
+    for item in page["items"].as_array().into_iter().flatten() {
+        if let Some(c) = card(store, item["revisionId"].as_str().unwrap_or_default()).await? {
+            out.push(c);
+        }
+    }
+    Ok((out, page["nextOffset"].as_u64().map(|n| n as usize)))
+}
+
+/// Revision ids as the contract spells them: 1-64 letters, digits, dots, underscores or
+/// hyphens. Anything else cannot exist.
+pub fn well_formed_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}

@@ -1,0 +1,609 @@
+//! The game pages in headless Chromium (the project's DevTools driver): the level list and
+//! the Labor tab, a committed level played to the win by its replay fed as key events, a
+//! replay watched to "verified in your browser", the level page and its bad inputs, the
+//! public board with hostile text, the page opened from file://, and the engine module's
+//! parity with the native referee in Chromium. Screenshots (1280x800 and 390x844) go to
+//! `target/screenshots/game/` for review; they are not committed.
+//!
+//! Keys are fed per tick through the page's test hook (`?test`: the loop does not run by
+//! itself; `horstTest.tick(n)` advances n ticks from the keys held now, see docs/game.md),
+//! with real key events from DevTools' `Input.dispatchKeyEvent`.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+
+use crate::browser::{launch, Tab};
+use crate::game_api::{game_app, get, submit};
+use crate::harness::ok_result;
+
+const LONG: Duration = Duration::from_secs(60);
+
+fn shots() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/screenshots/game");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+async fn call(tab: &Tab, method: &str, params: Value) -> Value {
+    tab.browser
+        .call(Some(&tab.session), method, params)
+        .await
+        .unwrap_or_else(|e| panic!("{method}: {e}"))
+}
+
+async fn viewport(tab: &Tab, width: u32, height: u32) {
+    call(
+        tab,
+        "Emulation.setDeviceMetricsOverride",
+        json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600 }),
+    )
+    .await;
+}
+
+/// A fresh document each time (a URL that differs only in its fragment would not reload).
+async fn navigate(tab: &Tab, url: &str) {
+    call(tab, "Page.navigate", json!({ "url": "about:blank" })).await;
+    tab.wait_for("location.href === 'about:blank'", "a blank page", LONG)
+        .await;
+    call(tab, "Page.navigate", json!({ "url": url })).await;
+}
+
+async fn ready(tab: &Tab, what: &str) {
+    tab.wait_for(
+        "document.body && document.body.dataset.ready === '1'",
+        what,
+        LONG,
+    )
+    .await;
+}
+
+async fn screenshot(tab: &Tab, name: &str) {
+    // Let a frame draw first.
+    tab.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        .await;
+    let v = call(tab, "Page.captureScreenshot", json!({ "format": "png" })).await;
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(v["data"].as_str().unwrap())
+        .unwrap();
+    std::fs::write(shots().join(format!("{name}.png")), png).unwrap();
+}
+
+/// A key as DevTools sends it (only `code` matters to the game).
+fn key_params(code: &str, down: bool) -> Value {
+    let (key, vk) = match code {
+        "ArrowLeft" => ("ArrowLeft", 37),
+        "ArrowRight" => ("ArrowRight", 39),
+        "ShiftLeft" => ("Shift", 16),
+        "Space" => (" ", 32),
+        "KeyX" => ("x", 88),
+        other => panic!("no key {other}"),
+    };
+    json!({
+        "type": if down { "rawKeyDown" } else { "keyUp" },
+        "code": code, "key": key, "windowsVirtualKeyCode": vk, "nativeVirtualKeyCode": vk,
+    })
+}
+
+/// The keys that make `action` (the page's own mapping, inverted).
+fn keys_for(action: u64) -> BTreeSet<&'static str> {
+    let (mv, b) = (action / 4, action % 4);
+    let mut k = BTreeSet::new();
+    if mv == 0 || mv == 3 {
+        k.insert("ArrowLeft");
+    }
+    if mv == 2 || mv == 4 {
+        k.insert("ArrowRight");
+    }
+    if mv >= 3 {
+        k.insert("ShiftLeft");
+    }
+    if b == 1 || b == 3 {
+        k.insert("Space");
+    }
+    if b >= 2 {
+        k.insert("KeyX");
+    }
+    k
+}
+
+/// Plays `replay` on the open play stage by pressing and releasing keys, tick by tick.
+async fn play_with_keys(tab: &Tab, replay: &Value) -> Value {
+    play_with_keys_until(tab, replay, |_| false).await
+}
+
+/// Like `play_with_keys`, stopping after the first step whose state satisfies `stop`.
+async fn play_with_keys_until(tab: &Tab, replay: &Value, stop: impl Fn(&Value) -> bool) -> Value {
+    let mut held: BTreeSet<&str> = BTreeSet::new();
+    for step in replay["actions"].as_array().unwrap() {
+        let want = keys_for(step["action"].as_u64().unwrap());
+        for k in held.difference(&want) {
+            call(tab, "Input.dispatchKeyEvent", key_params(k, false)).await;
+        }
+        for k in want.difference(&held) {
+            call(tab, "Input.dispatchKeyEvent", key_params(k, true)).await;
+        }
+        held = want;
+        let ticks = step["ticks"].as_u64().unwrap();
+        let st = tab.eval(&format!("horstTest.tick({ticks})")).await;
+        if !st["finished"].is_null() || stop(&st) {
+            break;
+        }
+    }
+    for k in &held {
+        call(tab, "Input.dispatchKeyEvent", key_params(k, false)).await;
+    }
+    tab.eval("horstTest.state()").await
+}
+
+fn no_errors(tab: &Tab, what: &str) {
+    let errors = tab.errors.lock().unwrap().clone();
+    assert!(errors.is_empty(), "{what}: console errors {errors:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_game_in_chromium() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let key = app.agent_key("fuchs", 1).await;
+    horst_gateway::accounts::set_account_field(
+        &app.store,
+        "fuchs",
+        "displayName",
+        "Fuchs <img src=x onerror=alert(1)>",
+    )
+    .await
+    .unwrap();
+    let labor_id = submit(&app, &key, "fuchsbau").await;
+    let browser = launch().await;
+
+    // `/`: the levels, then the Labor tab.
+    let tab = Tab::open(&browser, "about:blank").await;
+    call(
+        &tab,
+        "Emulation.setFocusEmulationEnabled",
+        json!({ "enabled": true }),
+    )
+    .await;
+    viewport(&tab, 1280, 800).await;
+    navigate(&tab, &app.url("/?test")).await;
+    ready(&tab, "the game page").await;
+    let cards = tab
+        .eval("document.querySelectorAll('#level-list .card').length")
+        .await;
+    assert_eq!(cards, json!(horst_levels::BUILTIN.len()));
+    assert_eq!(
+        tab.eval("document.querySelector('#level-list .card-title').textContent")
+            .await,
+        "Erste Schritte"
+    );
+    screenshot(&tab, "levels-1280x800").await;
+    tab.eval("document.getElementById('tab-labor').click()")
+        .await;
+    tab.wait_for(
+        "document.querySelectorAll('#labor-list .labor-card').length === 1",
+        "the Labor-Karte",
+        LONG,
+    )
+    .await;
+    let text = tab
+        .eval("document.querySelector('#labor-list .labor-card').textContent")
+        .await;
+    let text = text.as_str().unwrap();
+    for want in [
+        "fuchsbau",
+        "fuchs",
+        "Fuchs <img src=x onerror=alert(1)>",
+        &labor_id,
+    ] {
+        assert!(text.contains(want), "{want} missing in {text}");
+    }
+    assert_eq!(
+        tab.eval("document.querySelectorAll('#labor-list img').length")
+            .await,
+        0,
+        "an author's name became markup"
+    );
+    screenshot(&tab, "labor-1280x800").await;
+
+    // Play a committed level to the win, its replay fed as key events.
+    let (_, levels) = get(&app, "/api/game/levels").await;
+    let level = levels["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "murmeltiere")
+        .unwrap()
+        .clone();
+    let id = level["revisionId"].as_str().unwrap();
+    let (_, rev) = get(&app, &format!("/api/game/revisions/{id}")).await;
+    tab.eval("document.getElementById('tab-levels').click()")
+        .await;
+    tab.eval(&format!(
+        "document.querySelector('[data-revision=\"{id}\"] button.primary').click()"
+    ))
+    .await;
+    tab.wait_for(
+        "window.horstTest && horstTest.state().mode === 'play'",
+        "the play stage",
+        LONG,
+    )
+    .await;
+    tab.wait_for(
+        "document.activeElement && document.activeElement.tagName === 'CANVAS'",
+        "the canvas with focus",
+        LONG,
+    )
+    .await;
+    tab.eval("horstTest.tick(30)").await;
+    tab.eval("horstTest.stage.restart()").await;
+    screenshot(&tab, "play-start-1280x800").await;
+    let st = play_with_keys(&tab, &rev["replay"]).await;
+    assert_eq!(st["finished"]["status"], 1, "not won: {st}");
+    assert_eq!(st["finished"]["ticks"], rev["evidence"]["ticks"], "{st}");
+    assert_eq!(st["stateHash"], rev["evidence"]["stateHash"], "{st}");
+    assert_eq!(
+        tab.eval("document.getElementById('overlay-title').textContent")
+            .await,
+        "Geschafft!"
+    );
+    screenshot(&tab, "play-won-1280x800").await;
+    // The downloadable replay referees to the same outcome.
+    let mine = tab.eval("horstTest.lastReplay()").await;
+    let map = horst_engine::parse_map(rev["map"].as_str().unwrap()).unwrap();
+    let report = horst_engine::referee(&map, &horst_engine::parse_replay(&mine).unwrap());
+    assert_eq!(report.outcome, "won");
+    assert_eq!(
+        report.state_hash,
+        rev["evidence"]["stateHash"].as_str().unwrap()
+    );
+
+    // A death is a moment too: running into the marmot, with the referee's cause in words.
+    tab.eval("horstTest.stage.restart()").await;
+    call(
+        &tab,
+        "Input.dispatchKeyEvent",
+        key_params("ArrowRight", true),
+    )
+    .await;
+    let st = tab.eval("horstTest.tick(600)").await;
+    call(
+        &tab,
+        "Input.dispatchKeyEvent",
+        key_params("ArrowRight", false),
+    )
+    .await;
+    assert_eq!(st["finished"]["status"], 2, "{st}");
+    let text = tab
+        .eval("document.querySelector('.overlay p').textContent")
+        .await;
+    assert!(text.as_str().unwrap().contains("Murmeltier"), "{text}");
+    screenshot(&tab, "play-lost-1280x800").await;
+
+    // Past a checkpoint a death offers to go on from there, as practice without a replay.
+    let rast = levels["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "rastplatz")
+        .unwrap()
+        .clone();
+    let (_, rast) = get(
+        &app,
+        &format!(
+            "/api/game/revisions/{}",
+            rast["revisionId"].as_str().unwrap()
+        ),
+    )
+    .await;
+    navigate(
+        &tab,
+        &app.url(&format!(
+            "/?test#spielen={}",
+            rast["revisionId"].as_str().unwrap()
+        )),
+    )
+    .await;
+    tab.wait_for(
+        "window.horstTest && horstTest.state().mode === 'play'",
+        "the play stage",
+        LONG,
+    )
+    .await;
+    tab.wait_for(
+        "document.activeElement && document.activeElement.tagName === 'CANVAS'",
+        "the canvas with focus",
+        LONG,
+    )
+    .await;
+    let st = play_with_keys_until(&tab, &rast["replay"], |s| s["checkpoint"] == 0).await;
+    assert_eq!(st["checkpoint"], 0, "{st}");
+    call(
+        &tab,
+        "Input.dispatchKeyEvent",
+        key_params("ArrowRight", true),
+    )
+    .await;
+    let st = tab.eval("horstTest.tick(1200)").await;
+    call(
+        &tab,
+        "Input.dispatchKeyEvent",
+        key_params("ArrowRight", false),
+    )
+    .await;
+    assert_eq!(st["finished"]["status"], 2, "{st}");
+    screenshot(&tab, "play-checkpoint-death-1280x800").await;
+    let clicked = tab
+        .eval("(() => { const b = [...document.querySelectorAll('.overlay button')].find(b => b.textContent === 'Ab Rastplatz'); if (!b) return false; b.click(); return true; })()")
+        .await;
+    assert_eq!(clicked, true);
+    let st = tab.eval("horstTest.state()").await;
+    assert_eq!(
+        (st["tick"].clone(), st["practice"].clone()),
+        (json!(0), json!(true)),
+        "{st}"
+    );
+    assert_eq!(
+        tab.eval("document.querySelector('.side .bar button:nth-child(2)').disabled")
+            .await,
+        true,
+        "a practice run offers no replay"
+    );
+
+    // Back to the marmots: watch the winning replay to "verified in your browser".
+    navigate(&tab, &app.url(&format!("/?test#zuschauen={id}"))).await;
+    tab.wait_for(
+        "window.horstTest && horstTest.state().mode === 'watch'",
+        "the watch stage",
+        LONG,
+    )
+    .await;
+
+    // Watch the winning replay to "verified in your browser".
+    tab.eval("document.querySelector('.mode:nth-child(2)').click()")
+        .await;
+    tab.wait_for(
+        "horstTest.state().mode === 'watch'",
+        "the watch stage",
+        LONG,
+    )
+    .await;
+    let total = rev["evidence"]["ticks"].as_u64().unwrap();
+    tab.eval(&format!("horstTest.tick({})", total / 2)).await;
+    screenshot(&tab, "watch-middle-1280x800").await;
+    tab.eval("horstTest.tick(100000)").await;
+    assert_eq!(
+        tab.eval("document.getElementById('verdict').dataset.verified")
+            .await,
+        "yes",
+        "{}",
+        tab.eval("document.getElementById('verdict').textContent")
+            .await
+    );
+    screenshot(&tab, "watch-verified-1280x800").await;
+    // The scrubber goes back, single step goes forward.
+    tab.eval("(() => { const s = document.getElementById('watch-scrub'); s.value = '10'; s.dispatchEvent(new Event('input')); })()").await;
+    tab.eval("document.getElementById('watch-step').click()")
+        .await;
+    assert_eq!(tab.eval("horstTest.state().tick").await, 11);
+    // Richer levels, for the screenshots: every kind of block and entity drawn.
+    for name in ["gipfelsturm", "rastplatz", "sechzehn-feinde"] {
+        let l = levels["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["name"] == name)
+            .unwrap();
+        let id = l["revisionId"].as_str().unwrap();
+        let half = l["ticks"].as_u64().unwrap() / 2;
+        navigate(&tab, &app.url(&format!("/?test#zuschauen={id}"))).await;
+        ready(&tab, name).await;
+        tab.wait_for(
+            "window.horstTest && horstTest.state().mode === 'watch'",
+            "the watch stage",
+            LONG,
+        )
+        .await;
+        tab.eval(&format!("horstTest.tick({half})")).await;
+        screenshot(&tab, &format!("watch-{name}-1280x800")).await;
+    }
+    navigate(&tab, &app.url("/?test")).await;
+    ready(&tab, "the game page").await;
+    tab.eval("(() => { const d = document.querySelector('details.legend'); d.open = true; d.scrollIntoView(); })()").await;
+    screenshot(&tab, "legend-1280x800").await;
+    no_errors(&tab, "the game page");
+
+    // The narrow screen of a phone, with touch: the touch controls show.
+    viewport(&tab, 390, 844).await;
+    call(
+        &tab,
+        "Emulation.setTouchEmulationEnabled",
+        json!({ "enabled": true, "maxTouchPoints": 5 }),
+    )
+    .await;
+    navigate(&tab, &app.url("/?test")).await;
+    ready(&tab, "the game page (narrow)").await;
+    screenshot(&tab, "levels-390x844").await;
+    tab.eval(&format!(
+        "document.querySelector('[data-revision=\"{id}\"] button.primary').click()"
+    ))
+    .await;
+    tab.wait_for("window.horstTest", "the play stage", LONG)
+        .await;
+    tab.eval("horstTest.tick(40)").await;
+    assert_eq!(
+        tab.eval("getComputedStyle(document.querySelector('.pad')).display")
+            .await,
+        "grid"
+    );
+    screenshot(&tab, "play-390x844").await;
+    call(
+        &tab,
+        "Emulation.setTouchEmulationEnabled",
+        json!({ "enabled": false }),
+    )
+    .await;
+    no_errors(&tab, "the narrow game page");
+
+    // The level page of a Labor revision, and its bad inputs.
+    viewport(&tab, 1280, 800).await;
+    navigate(&tab, &app.url(&format!("/level/{labor_id}?test&m=watch"))).await;
+    ready(&tab, "the level page").await;
+    assert_eq!(
+        tab.eval("document.getElementById('level-title').textContent")
+            .await,
+        "Erste Schritte"
+    );
+    tab.eval("horstTest.tick(100000)").await;
+    assert_eq!(
+        tab.eval("document.getElementById('verdict').dataset.verified")
+            .await,
+        "yes"
+    );
+    screenshot(&tab, "level-page-1280x800").await;
+    no_errors(&tab, "the level page");
+    viewport(&tab, 390, 844).await;
+    navigate(&tab, &app.url(&format!("/level/{labor_id}?test"))).await;
+    ready(&tab, "the level page (narrow)").await;
+    screenshot(&tab, "level-page-390x844").await;
+    tab.close().await;
+
+    let bad = Tab::open(&browser, "about:blank").await;
+    viewport(&bad, 1280, 800).await;
+    for (path, title) in [
+        ("/level/rev-gibt-es-nicht", "Level nicht gefunden"),
+        ("/level/kaputt%20id", "Keine gültige Level-Kennung"),
+    ] {
+        navigate(&bad, &app.url(path)).await;
+        ready(&bad, path).await;
+        assert_eq!(
+            bad.eval("document.querySelector('#message h1').textContent")
+                .await,
+            title,
+            "{path}"
+        );
+    }
+    screenshot(&bad, "level-not-found-1280x800").await;
+    // A level checked on another engine says so.
+    let other = format!("{id}-other");
+    let mut conn = app.store.conn();
+    let fields: Vec<(String, String)> = redis::cmd("HGETALL")
+        .arg(app.store.key(&format!("rev:{id}")))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    for (k, v) in fields {
+        let v = match k.as_str() {
+            "revisionId" => other.clone(),
+            "engineVersion" => "0".repeat(64),
+            _ => v,
+        };
+        let _: () = redis::cmd("HSET")
+            .arg(app.store.key(&format!("rev:{other}")))
+            .arg(k)
+            .arg(v)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+    navigate(&bad, &app.url(&format!("/level/{other}?test"))).await;
+    ready(&bad, "the other-engine level").await;
+    let warn = bad
+        .eval("document.getElementById('engine-mismatch').textContent")
+        .await;
+    assert!(warn.as_str().unwrap().contains("anderen Engine"), "{warn}");
+    screenshot(&bad, "level-other-engine-1280x800").await;
+    bad.close().await;
+
+    // The public board: published threads, every text as text.
+    let post = ok_result(
+        &app.call(
+            "write_post",
+            json!({"kind": "idea", "title": "<b>Mehr Eis</b> & Schnee", "body": "Eis <script>alert(1)</script>\nzweite Zeile"}),
+            Some(&key),
+        )
+        .await,
+    );
+    let thread = post["threadId"].as_str().unwrap();
+    horst_gateway::operator::publish_thread(&app.store, "test", thread, true)
+        .await
+        .unwrap();
+    let board = Tab::open(&browser, "about:blank").await;
+    viewport(&board, 1280, 800).await;
+    navigate(&board, &app.url("/board.html")).await;
+    ready(&board, "the board").await;
+    assert_eq!(
+        board
+            .eval("document.querySelector('.thread-title').textContent")
+            .await,
+        "<b>Mehr Eis</b> & Schnee"
+    );
+    board
+        .eval("document.querySelector('.thread button').click()")
+        .await;
+    board
+        .wait_for("document.querySelector('.post-body')", "the posts", LONG)
+        .await;
+    assert_eq!(
+        board
+            .eval("document.querySelectorAll('main b, main script, main img').length")
+            .await,
+        0
+    );
+    screenshot(&board, "board-1280x800").await;
+    viewport(&board, 390, 844).await;
+    screenshot(&board, "board-390x844").await;
+    no_errors(&board, "the board");
+    board.close().await;
+
+    // The engine module in Chromium gives the native results (every level and the corpus).
+    let parity = Tab::open(&browser, &app.url("/?test")).await;
+    ready(&parity, "the game page").await;
+    let cases = serde_json::to_string(&crate::wasm_engine::native_cases()).unwrap();
+    let result = parity
+        .eval(&format!(
+            "import('/game/engine.js').then(async (m) => {{ const e = await m.loadEngine(); const cases = {cases}; \
+             const bad = []; for (const c of cases) {{ const r = e.referee(c.map, c.replay); \
+             if (r.outcome !== c.outcome || r.ticks !== c.ticks || r.stateHash !== c.stateHash) bad.push(c.name); }} \
+             return {{ n: cases.length, bad, engine: e.engineVersion }}; }})"
+        ))
+        .await;
+    assert_eq!(result["bad"], json!([]), "{result}");
+    assert_eq!(result["engine"], horst_engine::engine_version());
+    assert!(result["n"].as_u64().unwrap() >= 40, "{result}");
+    parity.close().await;
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opened_from_a_file_the_labor_is_hidden() {
+    crate::wasm_engine::engine_module();
+    let options = horst_house::cdp::LaunchOptions {
+        binary: "chromium".into(),
+        extra_args: vec!["--allow-file-access-from-files".into()],
+        only_host: None,
+    };
+    let browser = std::sync::Arc::new(
+        horst_house::cdp::Browser::launch(&options)
+            .await
+            .expect("chromium"),
+    );
+    let page = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("web/index.html");
+    let tab = Tab::open(&browser, &format!("file://{}", page.display())).await;
+    ready(&tab, "the game page from a file").await;
+    assert_eq!(
+        tab.eval("document.getElementById('tab-labor').hidden")
+            .await,
+        true
+    );
+    assert_eq!(
+        tab.eval("!!document.getElementById('map-file')").await,
+        true
+    );
+    no_errors(&tab, "the game page from a file");
+    tab.close().await;
+    browser.close().await;
+}

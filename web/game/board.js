@@ -1,0 +1,102 @@
+// The public board `/board.html`: the threads the operator published, read-only. Titles,
+// names and posts were written by agents: every one is set with textContent, never as markup.
+
+import * as api from "./api.js";
+import { logo } from "./legend.js";
+
+const $ = (id) => document.getElementById(id);
+const STATUS = { open: "offen", planned: "geplant", done: "erledigt", declined: "abgelehnt" };
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text != null) e.textContent = text;
+  return e;
+}
+
+function author(name, display) {
+  return display ? `${display} (${name})` : name;
+}
+
+async function openThread(t, box, button) {
+  if (box.dataset.loaded) {
+    box.hidden = !box.hidden;
+    button.setAttribute("aria-expanded", String(!box.hidden));
+    return;
+  }
+  box.replaceChildren(el("p", null, "Lade …"));
+  box.hidden = false;
+  button.setAttribute("aria-expanded", "true");
+  try {
+    let offset = 0;
+    const posts = [];
+    for (;;) {
+      const r = await api.boardThread(t.threadId, offset);
+      posts.push(...r.posts);
+      if (r.nextOffset == null) break;
+      offset = r.nextOffset;
+    }
+    const list = el("ol", "posts");
+    for (const p of posts) {
+      const li = el("li", p.authorKind === "operator" ? "post operator" : "post");
+      const head = el("p", "post-head");
+      head.append(el("strong", null, author(p.author, p.authorDisplayName)), ` · ${api.date(p.createdAt)}`);
+      if (p.authorKind === "operator") head.append(el("span", "badge", "Betreiber"));
+      li.append(head, el("p", "post-body", p.body));
+      list.append(li);
+    }
+    box.replaceChildren(list);
+    box.dataset.loaded = "1";
+  } catch (e) {
+    box.replaceChildren(el("p", "error", `Das Thema lässt sich gerade nicht laden (${e.message}).`));
+  }
+}
+
+function thread(t) {
+  const art = el("article", "thread");
+  const h = el("h2", "thread-title", t.title);
+  const meta = el("p", "meta");
+  meta.append(
+    el("span", "badge", t.kind === "level" ? "Level" : "Idee"),
+    el("span", "badge", STATUS[t.status] || t.status),
+    ` ${author(t.author, t.authorDisplayName)} · ${t.posts} Beiträge · ${api.date(t.lastPostAt || t.createdAt)}`,
+  );
+  art.append(h, meta);
+  if (t.level && t.level.revisionId) {
+    const p = el("p", "meta");
+    const a = el("a", null, `Level ${t.level.name} ansehen`);
+    a.href = `level/${encodeURIComponent(t.level.revisionId)}`;
+    p.append(a);
+    art.append(p);
+  }
+  const box = el("div", "thread-posts");
+  box.hidden = true;
+  box.id = `posts-${t.threadId}`;
+  const b = el("button", null, "Beiträge lesen");
+  b.type = "button";
+  b.setAttribute("aria-expanded", "false");
+  b.setAttribute("aria-controls", box.id);
+  b.addEventListener("click", () => openThread(t, box, b));
+  art.append(b, box);
+  return art;
+}
+
+let next = 0;
+async function page(offset) {
+  const list = $("threads");
+  try {
+    const r = await api.boardThreads(offset);
+    if (offset === 0) list.replaceChildren();
+    for (const t of r.items) list.append(thread(t));
+    if (offset === 0 && !r.items.length) list.append(el("p", "empty", "Noch ist nichts veröffentlicht."));
+    next = r.nextOffset;
+    $("more").hidden = next == null;
+  } catch (e) {
+    list.replaceChildren(el("p", "error", `Das Brett ist gerade nicht zu haben (${e.message}).`));
+  }
+  document.body.dataset.ready = "1";
+}
+
+$("brand").prepend(logo());
+$("more").addEventListener("click", () => page(next));
+page(0);

@@ -1,0 +1,589 @@
+// The stage: one level on a canvas, played (keyboard, 60 ticks per second) or watched (the
+// revision's winning replay, with play/pause, speed, single step and a scrubber), on the
+// engine module, the referee's own rules. Builds its own DOM inside a container; every text
+// that comes from a level (its title, names) is set with textContent.
+//
+// Test hook: with `?test` in the page URL the loop does not advance by itself; the page
+// exposes `window.horstTest` (`tick(n)`: n ticks from the keys held now, or n replay ticks
+// while watching; `state()`; `lastReplay()`). See docs/game.md.
+
+import { DEAD, RUNNING, WON, describeAction, perTick, toReplay } from "./engine.js";
+import * as art from "./art.js";
+import { GAME_KEYS, Keys } from "./input.js";
+
+const TICK_MS = 1000 / 60;
+const SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
+export const TEST_MODE = typeof location !== "undefined" && new URLSearchParams(location.search).has("test");
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "text") e.textContent = v;
+    else if (k === "class") e.className = v;
+    else if (v === true) e.setAttribute(k, "");
+    else if (v !== false && v != null) e.setAttribute(k, v);
+  }
+  for (const c of children) if (c) e.append(c);
+  return e;
+}
+
+/** The referee's `deathCause` in words. */
+export function deathText(d) {
+  if (!d) return "Der Vogel ist verunglückt";
+  const who = { walker: "einem Murmeltier", flyer: "einer Dohle" }[d.entity && d.entity.kind];
+  switch (d.cause) {
+    case "spikes": return "In die Stacheln gefallen";
+    case "enemy": return `Von ${who || "einem Feind"} erwischt`;
+    case "rock": return "Vom Steinschlag getroffen";
+    case "fell_out": return "Aus der Karte gefallen";
+    default: return "Der Vogel ist verunglückt";
+  }
+}
+
+const short = (h) => (h ? String(h).slice(0, 12) : "–");
+const seconds = (ticks) => (ticks / 60).toLocaleString("de-DE", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
+export class Stage {
+  /**
+   * @param {HTMLElement} root where the stage builds itself
+   * @param {object} o `{engine, revision, mode: "play"|"watch", onNext, nextLabel}`
+   */
+  constructor(root, o) {
+    this.root = root;
+    this.engine = o.engine;
+    this.rev = o.revision;
+    this.onNext = o.onNext || null;
+    this.hideTitle = !!o.hideTitle;
+    this.keys = new Keys();
+    this.speed = 1;
+    this.paused = false;
+    this.particles = [];
+    this.lastEggs = 0;
+    this.build();
+    this.setMode(o.mode || "play");
+    this.resize();
+    this.draw();
+    this.ro = new ResizeObserver(() => this.resize());
+    this.ro.observe(this.wrap);
+    this.onWindowResize = () => this.resize();
+    window.addEventListener("resize", this.onWindowResize);
+    this.frame = this.frame.bind(this);
+    this.last = performance.now();
+    this.acc = 0;
+    this.raf = requestAnimationFrame(this.frame);
+    if (TEST_MODE) window.horstTest = this.testHook();
+  }
+
+  build() {
+    const r = this.rev;
+    this.root.replaceChildren();
+    this.root.classList.add("stage");
+    const mismatch = r.engineVersion && r.engineVersion !== this.engine.engineVersion;
+    this.playTab = el("button", { type: "button", class: "mode", "aria-pressed": "true", text: "Spielen" });
+    this.watchTab = el("button", { type: "button", class: "mode", "aria-pressed": "false", text: "Zuschauen" });
+    this.playTab.addEventListener("click", () => this.setMode("play"));
+    this.watchTab.addEventListener("click", () => this.setMode("watch"));
+    this.title = el("h2", { class: "stage-title", id: "stage-title" });
+    this.title.textContent = r.title || r.name;
+    // A page that names the level itself (the level page) hides the stage's title.
+    if (this.hideTitle) this.title.classList.add("sr-only");
+    const head = el("div", { class: "stage-head" },
+      this.title,
+      el("div", { class: "modes", role: "group", "aria-label": "Modus" }, this.playTab, this.watchTab));
+    this.root.append(head);
+    if (mismatch) {
+      this.root.append(el("p", {
+        class: "warn", role: "note", id: "engine-mismatch",
+        text: `Dieses Level wurde auf einer anderen Engine geprüft (${short(r.engineVersion)}…); dein Browser rechnet mit ${short(this.engine.engineVersion)}…. Spielen geht, aber der Nachweis kann hier abweichen.`,
+      }));
+    }
+    this.canvas = el("canvas", { class: "screen", tabindex: "0", "aria-label": "Spielfeld", "aria-describedby": "controls-help" });
+    this.ctx = this.canvas.getContext("2d");
+    this.overlay = el("div", { class: "overlay", hidden: true, role: "dialog", "aria-modal": "false", "aria-labelledby": "overlay-title" });
+    this.wrap = el("div", { class: "screen-wrap" }, this.canvas, this.overlay);
+    this.side = el("div", { class: "side" });
+    this.root.append(el("div", { class: "stage-body" }, this.wrap, this.side));
+
+    // The status line under the canvas.
+    this.tickOut = el("span", { class: "stat", id: "tick" });
+    this.berryOut = el("span", { class: "stat", id: "berries" });
+    this.seedOut = el("span", { class: "stat", id: "seed", text: `Seed ${r.seed}` });
+    this.say = el("p", { class: "sr-only", "aria-live": "polite", id: "announce" });
+    this.side.append(el("div", { class: "status" }, this.tickOut, this.berryOut, this.seedOut), this.say);
+
+    // Play controls.
+    this.restartBtn = el("button", { type: "button", text: "Neustart (R)" });
+    this.restartBtn.addEventListener("click", () => this.restart());
+    this.downloadBtn = el("button", { type: "button", text: "Lauf als Replay laden", disabled: true });
+    this.downloadBtn.addEventListener("click", () => this.download());
+    this.help = el("p", { class: "help", id: "controls-help" });
+    for (const [k, what] of [["← → / A D", "laufen"], ["Shift", "langsam"], ["Leertaste / ↑", "springen, in der Luft nochmal: Eierschub"], ["X", "Kiesel werfen"], ["R", "Neustart"]]) {
+      this.help.append(el("kbd", { text: k }), ` ${what} `);
+    }
+    this.playBar = el("div", { class: "bar" }, this.restartBtn, this.downloadBtn);
+    // Touch controls: buttons that hold the same keys as the keyboard (phones, tablets).
+    this.pad = el("div", { class: "pad", role: "group", "aria-label": "Tasten zum Tippen" });
+    for (const [label, code, cls] of [["◀", "ArrowLeft", "move"], ["▶", "ArrowRight", "move"], ["Wurf", "KeyX", "small"], ["langsam", "ShiftLeft", "small"], ["Sprung", "Space", "jump"]]) {
+      const b = el("button", { type: "button", class: `pad-${cls}`, "aria-label": { ArrowLeft: "links", ArrowRight: "rechts" }[code] || label, text: label });
+      const release = () => { this.keys.up(code); b.classList.remove("held"); };
+      b.addEventListener("pointerdown", (e) => {
+        e.preventDefault();
+        b.setPointerCapture(e.pointerId);
+        this.keys.down(code);
+        b.classList.add("held");
+      });
+      b.addEventListener("pointerup", release);
+      b.addEventListener("pointercancel", release);
+      b.addEventListener("contextmenu", (e) => e.preventDefault());
+      this.pad.append(b);
+    }
+    this.playPanel = el("div", { class: "panel" }, this.pad, this.playBar, this.help);
+
+    // Watch controls.
+    this.playPause = el("button", { type: "button", id: "watch-play", "aria-pressed": "false", text: "▶ Abspielen" });
+    this.playPause.addEventListener("click", () => this.togglePlay());
+    this.stepBtn = el("button", { type: "button", id: "watch-step", text: "+1 Tick" });
+    this.stepBtn.addEventListener("click", () => { this.paused = true; this.updatePlayButton(); this.watchTicks(1); this.draw(); });
+    this.speedSel = el("select", { id: "watch-speed" });
+    for (const s of SPEEDS) {
+      const opt = el("option", { value: String(s), text: `${String(s).replace(".", ",")}×` });
+      if (s === 1) opt.selected = true;
+      this.speedSel.append(opt);
+    }
+    this.speedSel.addEventListener("change", () => { this.speed = Number(this.speedSel.value); });
+    this.scrub = el("input", { type: "range", id: "watch-scrub", min: "0", max: "0", value: "0", step: "1" });
+    this.scrub.addEventListener("input", () => this.seek(Number(this.scrub.value)));
+    this.actionOut = el("span", { class: "action", id: "watch-action", "aria-label": "Aktion" });
+    this.verdict = el("p", { class: "verdict", id: "verdict", "aria-live": "polite" });
+    this.watchPanel = el("div", { class: "panel" },
+      el("div", { class: "bar" }, this.playPause, this.stepBtn,
+        el("label", { for: "watch-speed", class: "inline" }, "Tempo ", this.speedSel)),
+      el("label", { for: "watch-scrub", class: "scrub" }, el("span", { class: "sr-only", text: "Tick" }), this.scrub),
+      el("div", { class: "bar" }, el("span", { text: "Aktion: " }), this.actionOut),
+      this.verdict);
+    this.side.append(this.playPanel, this.watchPanel);
+
+    this.canvas.addEventListener("keydown", (e) => this.key(e, true));
+    this.canvas.addEventListener("keyup", (e) => this.key(e, false));
+    this.canvas.addEventListener("blur", () => this.keys.clear());
+  }
+
+  key(e, down) {
+    if (down && e.code === "KeyR" && this.mode === "play") {
+      e.preventDefault();
+      this.restart();
+      return;
+    }
+    if (!GAME_KEYS.has(e.code)) return;
+    e.preventDefault();
+    if (down) this.keys.down(e.code);
+    else this.keys.up(e.code);
+  }
+
+  setMode(mode) {
+    this.mode = mode;
+    this.playTab.setAttribute("aria-pressed", String(mode === "play"));
+    this.watchTab.setAttribute("aria-pressed", String(mode === "watch"));
+    this.playPanel.hidden = mode !== "play";
+    this.watchPanel.hidden = mode !== "watch";
+    this.root.dataset.mode = mode;
+    if (mode === "play") this.restart();
+    else this.startWatch();
+  }
+
+  newGame() {
+    if (this.game) this.game.free();
+    this.game = this.engine.newGame(this.rev.map, this.rev.seed);
+    this.view = this.game.view();
+    this.lastEggs = 0;
+    this.particles = [];
+  }
+
+  restart() {
+    this.mode = "play";
+    this.practice = false;
+    this.newGame();
+    this.actions = [];
+    this.finished = null;
+    this.hideOverlay();
+    this.downloadBtn.disabled = true;
+    this.announce("Los geht's.");
+    this.draw();
+    if (document.activeElement !== this.canvas) this.canvas.focus({ preventScroll: true });
+  }
+
+  /** After a death past a checkpoint: on from there, as practice (no replay of the level). */
+  respawn() {
+    const next = this.game.fromCheckpoint(this.rev.seed);
+    if (!next) return this.restart();
+    this.game.free();
+    this.game = next;
+    this.view = this.game.view();
+    this.lastEggs = 0;
+    this.particles = [];
+    this.practice = true;
+    this.actions = [];
+    this.finished = null;
+    this.hideOverlay();
+    this.downloadBtn.disabled = true;
+    this.announce("Weiter vom Rastplatz (Übung).");
+    this.draw();
+    this.canvas.focus({ preventScroll: true });
+  }
+
+  // ---- play ----
+
+  playTick() {
+    if (this.finished) return;
+    const a = this.keys.action();
+    this.actions.push(a);
+    const status = this.game.step(a, 1);
+    this.view = this.game.view();
+    this.effects();
+    if (status !== RUNNING) this.finish(status);
+  }
+
+  finish(status) {
+    const ticks = this.game.tick;
+    // A practice run from a checkpoint is on another map: it is no replay of this level.
+    this.finished = { status, ticks, replay: this.practice ? null : toReplay(this.rev.seed, this.actions) };
+    this.downloadBtn.disabled = this.practice;
+    const download = this.practice ? null : ["Replay laden", () => this.download()];
+    const fromCheckpoint = this.view.checkpoint >= 0 ? ["Ab Rastplatz", () => this.respawn()] : null;
+    if (status === WON && this.practice) {
+      this.showOverlay("Geschafft!", `Vom Rastplatz aus ins Nest: ${ticks} Ticks. Ein Übungslauf; für das Replay des Levels spiel es von vorn.`, [
+        ["Von vorn", () => this.restart()],
+        this.onNext ? ["Weiter", () => this.onNext()] : null,
+      ], "won");
+    } else if (status === WON) {
+      this.showOverlay("Geschafft!", `Der Vogel ist im Nest: ${ticks} Ticks (${seconds(ticks)} s).`, [
+        ["Nochmal", () => this.restart()],
+        this.onNext ? ["Weiter", () => this.onNext()] : null,
+        download,
+      ], "won");
+    } else {
+      this.showOverlay("Autsch!", `${deathText(this.game.deathCause())}, bei Tick ${ticks}.`, [
+        fromCheckpoint,
+        ["Nochmal", () => this.restart()],
+        download,
+      ], "lost");
+    }
+  }
+
+  download() {
+    if (!this.finished || !this.finished.replay) return;
+    const text = JSON.stringify(this.finished.replay);
+    const blob = new Blob([text], { type: "application/json" });
+    const a = el("a", { href: URL.createObjectURL(blob), download: `${this.rev.name}-${this.finished.ticks}.replay.json` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  }
+
+  // ---- watch ----
+
+  startWatch() {
+    this.hideOverlay();
+    this.tape = perTick(this.rev.replay);
+    this.scrub.max = String(this.tape.length);
+    this.verdict.textContent = "";
+    delete this.verdict.dataset.verified;
+    this.paused = true;
+    this.seek(0);
+    this.updatePlayButton();
+  }
+
+  togglePlay() {
+    if (this.mode !== "watch") return;
+    if (this.watchDone() && this.paused) this.seek(0);
+    this.paused = !this.paused;
+    this.updatePlayButton();
+  }
+
+  updatePlayButton() {
+    this.playPause.textContent = this.paused ? "▶ Abspielen" : "⏸ Pause";
+    this.playPause.setAttribute("aria-pressed", String(!this.paused));
+  }
+
+  watchDone() {
+    return this.view.status !== RUNNING || this.game.tick >= this.tape.length;
+  }
+
+  /** Jumps to tick `t` of the replay (re-simulated from the start: a few ms at most). */
+  seek(t) {
+    this.newGame();
+    const target = Math.max(0, Math.min(t, this.tape.length));
+    let i = 0;
+    while (i < target) {
+      const a = this.tape[i];
+      let n = 1;
+      while (i + n < target && this.tape[i + n] === a) n++;
+      if (this.game.step(a, n) !== RUNNING) break;
+      i += n;
+    }
+    this.view = this.game.view();
+    this.lastEggs = this.view.eggs;
+    this.afterWatchStep();
+    this.draw();
+  }
+
+  watchTicks(n) {
+    for (let k = 0; k < n && !this.watchDone(); k++) {
+      this.game.step(this.tape[this.game.tick], 1);
+      this.view = this.game.view();
+      this.effects();
+    }
+    this.afterWatchStep();
+  }
+
+  afterWatchStep() {
+    const t = this.game.tick;
+    this.scrub.value = String(t);
+    const a = this.tape[Math.min(t, this.tape.length - 1)] ?? 4;
+    this.showAction(a);
+    if (this.watchDone()) {
+      this.paused = true;
+      this.updatePlayButton();
+      this.judge();
+    } else if (this.verdict.dataset.verified) {
+      this.verdict.textContent = "";
+      delete this.verdict.dataset.verified;
+    }
+  }
+
+  showAction(a) {
+    const d = describeAction(a);
+    const arrow = { left: "←", right: "→", "slow left": "‹ langsam", "slow right": "langsam ›", none: "·" }[d.move];
+    this.actionOut.replaceChildren(
+      el("span", { class: "chip on", text: arrow }),
+      el("span", { class: d.jump ? "chip on" : "chip", text: "Sprung" }),
+      el("span", { class: d.shoot ? "chip on" : "chip", text: "Wurf" }),
+      el("span", { class: "num", text: `#${a}` }),
+    );
+  }
+
+  /** At the end of the replay: the browser's own run against the stored evidence. */
+  judge() {
+    const ev = this.rev.evidence || {};
+    const hash = this.game.stateHash();
+    const ticks = this.game.tick;
+    const outcome = { [WON]: "won", [DEAD]: "lost" }[this.view.status] || "unresolved";
+    const ok = hash === ev.stateHash && ticks === ev.ticks && outcome === ev.outcome;
+    this.verdict.dataset.verified = ok ? "yes" : "no";
+    this.verdict.className = ok ? "verdict ok" : "verdict bad";
+    if (ok) {
+      this.verdict.textContent = `✓ In deinem Browser bestätigt: ${ticks} Ticks, stateHash ${short(hash)}… wie im Nachweis.`;
+    } else {
+      const engineNote = this.rev.engineVersion !== this.engine.engineVersion ? " Der Nachweis stammt von einer anderen Engine." : "";
+      this.verdict.textContent = `✗ Abweichung: dein Browser kam auf ${outcome}, ${ticks} Ticks, stateHash ${short(hash)}…; der Nachweis sagt ${ev.outcome}, ${ev.ticks} Ticks, ${short(ev.stateHash)}….${engineNote}`;
+    }
+  }
+
+  // ---- loop ----
+
+  frame(now) {
+    this.raf = requestAnimationFrame(this.frame);
+    const dt = Math.min(now - this.last, 250);
+    this.last = now;
+    if (TEST_MODE) return;
+    if (this.mode === "play" && !this.finished && !this.overlayOpen) {
+      this.acc += dt;
+      let n = 0;
+      while (this.acc >= TICK_MS && n < 5) {
+        this.playTick();
+        this.acc -= TICK_MS;
+        n++;
+      }
+      if (n === 5) this.acc = 0;
+    } else if (this.mode === "watch" && !this.paused) {
+      this.acc += dt * this.speed;
+      const n = Math.floor(this.acc / TICK_MS);
+      this.acc -= n * TICK_MS;
+      if (n > 0) this.watchTicks(n);
+    } else {
+      this.acc = 0;
+    }
+    this.draw();
+  }
+
+  testHook() {
+    return {
+      tick: (n = 1) => {
+        if (this.mode === "play") for (let k = 0; k < n && !this.finished; k++) this.playTick();
+        else this.watchTicks(n);
+        this.draw();
+        return this.testState();
+      },
+      state: () => this.testState(),
+      lastReplay: () => (this.finished ? this.finished.replay : null),
+      stage: this,
+    };
+  }
+
+  testState() {
+    return {
+      mode: this.mode,
+      tick: this.game.tick,
+      status: this.view.status,
+      stateHash: this.game.stateHash(),
+      checkpoint: this.view.checkpoint,
+      practice: !!this.practice,
+      finished: this.finished ? { status: this.finished.status, ticks: this.finished.ticks } : null,
+    };
+  }
+
+  destroy() {
+    cancelAnimationFrame(this.raf);
+    this.ro.disconnect();
+    window.removeEventListener("resize", this.onWindowResize);
+    if (this.game) this.game.free();
+    this.game = null;
+    if (TEST_MODE && window.horstTest && window.horstTest.stage === this) delete window.horstTest;
+  }
+
+  // ---- overlay ----
+
+  showOverlay(title, text, buttons, kind) {
+    this.overlay.replaceChildren(el("h3", { id: "overlay-title", text: title }), el("p", { text }));
+    const bar = el("div", { class: "bar" });
+    for (const b of buttons) {
+      if (!b) continue;
+      const btn = el("button", { type: "button", text: b[0] });
+      btn.addEventListener("click", b[1]);
+      bar.append(btn);
+    }
+    this.overlay.append(bar);
+    this.overlay.dataset.kind = kind;
+    this.overlay.hidden = false;
+    this.overlayOpen = true;
+    this.announce(`${title} ${text}`);
+    const first = bar.querySelector("button");
+    if (first && !TEST_MODE) first.focus({ preventScroll: true });
+  }
+
+  hideOverlay() {
+    this.overlay.hidden = true;
+    this.overlayOpen = false;
+  }
+
+  announce(text) {
+    this.say.textContent = text;
+  }
+
+  // ---- drawing ----
+
+  resize() {
+    const m = this.game ? this.game.map : null;
+    const levelH = m ? m.height * 16 : 240;
+    const levelW = m ? m.width * 16 : 320;
+    const cw = this.wrap.clientWidth || 320;
+    const narrow = cw < 700;
+    const maxH = Math.min(760, Math.floor(window.innerHeight * (narrow ? 0.45 : 0.72)));
+    // About 26 tiles across on a wide screen, 12 on a phone; never so big that 8 rows of
+    // the level do not fit.
+    const cols = narrow ? 12 : 26;
+    const s = Math.max(1, Math.min(8, Math.round(cw / (16 * cols)), Math.floor(maxH / (16 * Math.min(m ? m.height : 8, 8)))));
+    this.scale = s;
+    const w = Math.max(16, Math.min(Math.floor(cw / s), levelW + 64));
+    // A short level gets a short screen: three rows of sky above it, the abyss below.
+    const h = Math.max(16, Math.min(Math.floor(maxH / s), levelH + 64));
+    if (this.canvas.width !== w || this.canvas.height !== h) {
+      this.canvas.width = w;
+      this.canvas.height = h;
+    }
+    this.canvas.style.width = `${w * s}px`;
+    this.canvas.style.height = `${h * s}px`;
+    this.ctx.imageSmoothingEnabled = false;
+    if (this.game) this.draw();
+  }
+
+  effects() {
+    // A laid egg falls away below the bird (decoration only: the engine counts eggs).
+    const v = this.view;
+    if (v.eggs > this.lastEggs) {
+      this.particles.push({ x: v.x / art.SUB + 4, y: v.y / art.SUB + 12, vy: 0, life: 40 });
+    }
+    this.lastEggs = v.eggs;
+    for (const p of this.particles) {
+      p.vy = Math.min(p.vy + 0.25, 4);
+      p.y += p.vy;
+      p.life--;
+    }
+    this.particles = this.particles.filter((p) => p.life > 0);
+  }
+
+  draw() {
+    if (!this.game) return;
+    const ctx = this.ctx;
+    const m = this.game.map;
+    const v = this.view;
+    const vw = this.canvas.width;
+    const vh = this.canvas.height;
+    const W = m.width * 16;
+    const H = m.height * 16;
+    const bx = Math.floor(v.x / art.SUB);
+    const by = Math.floor(v.y / art.SUB);
+    const cam = (pos, view, size) => (size <= view ? -Math.floor((view - size) / 2) : Math.max(0, Math.min(size - view, pos - Math.floor(view / 2))));
+    const camX = cam(bx + 6, vw, W);
+    const camY = cam(by + 7, vh, H);
+    art.drawBackdrop(ctx, vw, vh, camX);
+    ctx.save();
+    ctx.translate(-camX, -camY);
+    // Below the bottom row the bird falls out of the map.
+    if (camY + vh > H) {
+      const g = ctx.createLinearGradient(0, H, 0, H + 48);
+      g.addColorStop(0, "#24324a");
+      g.addColorStop(1, "#0e1626");
+      ctx.fillStyle = g;
+      ctx.fillRect(camX, H, vw, camY + vh - H);
+    }
+    const tick = v.tick;
+    const dyn = new Map();
+    for (const d of v.dynTiles) dyn.set(d.tile, d);
+    const x0 = Math.max(0, Math.floor(camX / 16));
+    const y0 = Math.max(0, Math.floor(camY / 16));
+    const x1 = Math.min(m.width, Math.ceil((camX + vw) / 16) + 1);
+    const y1 = Math.min(m.height, Math.ceil((camY + vh) / 16) + 1);
+    for (let ty = y0; ty < y1; ty++) {
+      for (let tx = x0; tx < x1; tx++) {
+        const i = ty * m.width + tx;
+        const id = m.tiles[i];
+        if (id) art.drawBlock(ctx, id, tx * 16, ty * 16, tx, ty, dyn.get(i) || null, tick);
+      }
+    }
+    // Static entities (start, nest, springs, checkpoints, spawners, berries not taken).
+    let berry = 0;
+    let checkpoint = 0;
+    for (const e of m.entities) {
+      const x = e.x * 16;
+      const y = e.y * 16;
+      if (e.kind === "collectible") {
+        const taken = v.berries[berry++]?.taken;
+        if (!taken) art.drawBerry(ctx, x, y + (((tick >> 4) + e.x) % 2));
+      } else if (e.kind === "checkpoint") {
+        art.drawCheckpoint(ctx, x, y, v.checkpoint >= 0 && checkpoint === v.checkpoint);
+        checkpoint++;
+      } else if (["start", "nest", "spring", "rockfall"].includes(e.kind)) {
+        art.drawEntity(ctx, e.kind, x, y, e.params, tick);
+      }
+    }
+    // Moving things: platforms, enemies, rocks, pebbles, eggs, the bird.
+    const platforms = m.entities.filter((e) => e.kind === "platform");
+    v.platforms.forEach((p, i) => art.drawPlatform(ctx, Math.floor(p.x / art.SUB), Math.floor(p.y / art.SUB), platforms[i]?.params.width ?? 1));
+    for (const w of v.walkers) if (w.alive) art.drawWalker(ctx, Math.floor(w.x / art.SUB), Math.floor(w.y / art.SUB), w.dir, tick);
+    const flyers = m.entities.filter((e) => e.kind === "flyer");
+    v.flyers.forEach((f, i) => {
+      const facing = flyers[i]?.params.axis === "h" ? f.dir : 1;
+      if (f.alive) art.drawFlyer(ctx, Math.floor(f.x / art.SUB), Math.floor(f.y / art.SUB), facing || 1, tick);
+    });
+    for (const r of v.rocks) if (r.active) art.drawRock(ctx, Math.floor(r.x / art.SUB), Math.floor(r.y / art.SUB));
+    for (const p of v.pebbles) if (p.active) art.drawPebble(ctx, Math.floor(p.x / art.SUB), Math.floor(p.y / art.SUB));
+    for (const p of this.particles) art.drawEgg(ctx, Math.floor(p.x), Math.floor(p.y));
+    art.drawBird(ctx, bx, by, v.facing, { onGround: v.onGround, tick, moving: v.vx !== 0, dead: v.status === DEAD });
+    ctx.restore();
+    this.tickOut.textContent = `Tick ${v.tick}${this.mode === "watch" ? ` / ${this.tape.length}` : ""}`;
+    const berries = v.berries.length;
+    this.berryOut.textContent = berries ? `Beeren ${v.collected}/${berries}` : "";
+  }
+}
