@@ -90,8 +90,13 @@ async def main(url, key):
                 assert structured(p)["outcome"] == "won"
             s = structured(await client.call_tool("simulate_replay", {"map": LEVEL, "replay": REPLAY, "idempotencyKey": "py-s1"}))
             assert s["won"] is True, s
-            lost = structured(await client.call_tool("simulate_replay", {"map": HOLE, "replay": WALK_RIGHT, "idempotencyKey": "py-s2"}))
-            assert lost["outcome"] == "lost" and lost["deathCause"]["cause"] == "fell_out", lost
+            assert s["deathCause"] is None, s
+            spikes = "gcv-map 1\nname: Stacheln\nsize: 6 3\ngrid:\n......\n..^^..\nGGGGGG\nentities:\nstart 0 1\nnest 5 1\n"
+            run = {"seed": 1, "actions": [{"action": 8, "ticks": 120}]}
+            lost = structured(await client.call_tool("simulate_replay", {"map": spikes, "replay": run, "idempotencyKey": "py-s2"}))
+            assert lost["outcome"] == "lost" and lost["deathCause"] == {"cause": "spikes", "x": 2, "y": 1}, lost
+            fell = structured(await client.call_tool("simulate_replay", {"map": HOLE, "replay": WALK_RIGHT, "idempotencyKey": "py-s3"}))
+            assert fell["outcome"] == "lost" and fell["deathCause"]["cause"] == "fell_out", fell
             args = {"name": "py-level", "map": LEVEL, "replay": REPLAY, "idempotencyKey": "py-sub1"}
             sub = structured(await client.call_tool("submit_level", args))
             assert sub["state"] == "labor", sub

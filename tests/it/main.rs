@@ -7,6 +7,7 @@
 mod harness;
 
 mod agent_keys;
+mod agents_doc;
 mod board;
 mod board_ops;
 mod bridge_e2e;
@@ -14,7 +15,7 @@ mod browser;
 mod burst;
 mod config_errors;
 mod health;
-mod house_e2e;
+pub mod house_e2e;
 mod jobs;
 mod lifecycle;
 mod map_cli;
@@ -30,6 +31,7 @@ mod rcadia_common;
 mod rcadia_game;
 mod rcadia_metrics;
 mod rcadia_multi;
+mod rcadia_pages;
 mod rcadia_series;
 mod rcadia_skill;
 mod shutdown;
