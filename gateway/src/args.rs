@@ -650,13 +650,9 @@ impl ToolArgs for WithdrawPostArgs {}
 /// `properties` and `required` always present; optional fields without the `null` that
 /// schemars adds for `Option`, since a value must have the type when it is sent).
 pub fn input_schema<T: ToolArgs>() -> Value {
-    let generator = SchemaSettings::draft2020_12()
-        .with(|s| {
-            s.meta_schema = None;
-            s.inline_subschemas = true;
-        })
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    let mut schema = inline_generator(SchemaSettings::draft2020_12())
+        .into_root_schema_for::<T>()
+        .to_value();
     if let Value::Object(root) = &mut schema {
         root.remove("title");
         root.remove("description");
@@ -671,6 +667,16 @@ pub fn input_schema<T: ToolArgs>() -> Value {
         }
     }
     schema
+}
+
+/// Schemas as tools list them: every subschema written out in place, no meta-schema.
+pub(crate) fn inline_generator(settings: SchemaSettings) -> SchemaGenerator {
+    settings
+        .with(|s| {
+            s.meta_schema = None;
+            s.inline_subschemas = true;
+        })
+        .into_generator()
 }
 
 fn drop_null(p: &mut Value) {

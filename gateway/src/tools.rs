@@ -201,14 +201,10 @@ fn portable(v: &mut Value) {
 
 /// The output schema of a result type (what serde writes), inlined and portable.
 fn output_of<T: schemars::JsonSchema>() -> Value {
-    let generator = schemars::generate::SchemaSettings::draft2020_12()
-        .for_serialize()
-        .with(|s| {
-            s.meta_schema = None;
-            s.inline_subschemas = true;
-        })
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    let settings = schemars::generate::SchemaSettings::draft2020_12().for_serialize();
+    let mut schema = args::inline_generator(settings)
+        .into_root_schema_for::<T>()
+        .to_value();
     if let Value::Object(root) = &mut schema {
         root.remove("title");
         root.remove("description");

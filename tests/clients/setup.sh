@@ -3,6 +3,8 @@
 #   - Python: the `mcp` package in a venv under target/mcp-clients/venv
 #   - TypeScript: @modelcontextprotocol/sdk under tests/clients/ts/node_modules (npm ci, from
 #     the committed package-lock.json)
+#   - MCP Inspector's CLI under tests/clients/inspector/node_modules (npm ci), for its
+#     --strict check of the tools' schemas
 # Run from the repository root: `bash tests/clients/setup.sh`. Idempotent.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -16,4 +18,5 @@ if [ -f "$root/tests/clients/ts/package-lock.json" ]; then
 else
   (cd "$root/tests/clients/ts" && npm install --no-audit --no-fund --silent)
 fi
+(cd "$root/tests/clients/inspector" && npm ci --no-audit --no-fund --silent)
 echo "MCP clients ready: $venv/bin/python, $root/tests/clients/ts/node_modules"

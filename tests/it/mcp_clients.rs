@@ -3,6 +3,8 @@
 //! the official TypeScript SDK (`@modelcontextprotocol/sdk`). Both validate
 //! `structuredContent` against the tools' `outputSchema`.
 //!
+//! MCP Inspector's CLI (`--strict`) checks the tools' schemas for portability.
+//!
 //! Setup (once per machine, also in CI): `bash tests/clients/setup.sh`. It installs the
 //! Python package into `target/mcp-clients/venv` and the npm package into
 //! `tests/clients/ts/node_modules` (from the committed package-lock.json). Without it these
@@ -122,4 +124,48 @@ async fn typescript_sdk_anonymous_and_the_whole_loop() {
     let k = key(&app).await;
     let out = run(&node, &[script, url, k, map, replay], &dir).await;
     assert!(out.contains("ts client: OK"), "{out}");
+}
+
+/// MCP Inspector's `--strict` lint of `tools/list` (type arrays, untyped or boolean schemas,
+/// remote references) finds nothing in any tool's input or output schema.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspector_strict_finds_no_schema_problem() {
+    let bin = root().join("tests/clients/inspector/node_modules/.bin/mcp-inspector");
+    assert!(bin.exists(), "{SETUP} (missing: {})", bin.display());
+    let app = spawn_gateway().await;
+    let url = app.url("/api/mcp");
+    let home = tempfile::tempdir().unwrap();
+    let out = tokio::time::timeout(
+        Duration::from_secs(180),
+        tokio::process::Command::new(&bin)
+            .args([
+                "--cli",
+                &url,
+                "--transport",
+                "http",
+                "--method",
+                "tools/list",
+                "--strict",
+            ])
+            // Its connection catalog goes to a scratch home.
+            .env("HOME", home.path())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the inspector finished within 180 s")
+    .expect("the inspector started");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "exit {}: {stderr}", out.status);
+    assert!(
+        !stderr.contains("Warning") && !stderr.contains("Error"),
+        "{stderr}"
+    );
+    let listed: serde_json::Value = serde_json::from_str(&stdout).expect("tools/list JSON");
+    assert_eq!(
+        listed["tools"].as_array().map(Vec::len),
+        Some(18),
+        "{stdout}"
+    );
 }

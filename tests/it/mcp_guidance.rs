@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use crate::harness::{
-    eventually, ok_result, spawn_app_with, spawn_gateway, tool_error, LEVEL_MAP, LEVEL_REPLAY,
+    ok_result, spawn_app_with, spawn_gateway, tool_error, LEVEL_MAP, LEVEL_REPLAY,
 };
 
 #[tokio::test]
@@ -360,35 +360,28 @@ async fn busy_names_the_waiting_job_and_job_failures_carry_remaining() {
                 .await
         })
     };
-    // Only once the first job is queued can the second call find it waiting (on a loaded
-    // machine the spawned request may reach the server after this task's first call would).
-    assert!(
-        eventually(std::time::Duration::from_secs(30), async || {
-            app.queue
-                .depth()
-                .await
-                .map(|(n, _)| n == 1)
-                .unwrap_or(false)
-        })
-        .await,
-        "the first playtest was never queued"
-    );
-    let mut busy = Value::Null;
-    for _ in 0..100 {
-        let a = app
-            .call(
-                "playtest_map",
-                json!({"map": LEVEL_MAP, "idempotencyKey": "m2"}),
-                Some(&k),
-            )
-            .await;
-        let r = &a.body["result"];
-        if r["isError"] == true {
-            busy = tool_error(&a);
+    // Until the first call's job is queued (its admission counts it as waiting).
+    let waiting_key = app.store.key("waiting:mira");
+    let mut waiting = 0;
+    for _ in 0..400 {
+        waiting = redis::AsyncCommands::get::<_, Option<u64>>(&mut app.store.conn(), &waiting_key)
+            .await
+            .unwrap()
+            .unwrap_or(0);
+        if waiting > 0 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    assert_eq!(waiting, 1, "the first playtest is queued");
+    let busy = tool_error(
+        &app.call(
+            "playtest_map",
+            json!({"map": LEVEL_MAP, "idempotencyKey": "m2"}),
+            Some(&k),
+        )
+        .await,
+    );
     assert_eq!(busy["code"], "busy", "{busy}");
     let job = busy["jobId"]
         .as_str()
