@@ -16,16 +16,20 @@ use horst_config::{Config, GatewayMode};
 use horst_store::Store;
 
 pub mod accounts;
+pub mod admin_tokens;
 pub mod args;
 pub mod board;
 pub mod checks;
 pub mod contact;
 mod error;
 pub mod operator;
+pub mod people;
 pub mod protocol;
 pub mod revisions;
+pub mod signin_limits;
 pub mod text;
 pub mod tools;
+pub mod web_sessions;
 
 pub use accounts::{Account, AccountError, AuthError, CreatedKey, KeyCap};
 pub use error::{ErrorCode, ToolError};

@@ -68,7 +68,7 @@ fn content_type(path: &std::path::Path) -> &'static str {
     }
 }
 
-async fn send(state: &AppState, rel: Option<PathBuf>, cors: bool) -> Response {
+pub(crate) async fn send(state: &AppState, rel: Option<PathBuf>, cors: bool) -> Response {
     let Some(rel) = rel else {
         return not_found();
     };
