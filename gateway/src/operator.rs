@@ -768,7 +768,15 @@ pub async fn create_user(
     password: &str,
     trust: u8,
 ) -> Result<(), ToolError> {
-    crate::people::create(store, auth, name, password, trust).await?;
+    crate::people::create(
+        store,
+        auth,
+        name,
+        password,
+        trust,
+        crate::people::Existing::GivePassword,
+    )
+    .await?;
     audit(
         store,
         who,

@@ -167,9 +167,11 @@ pub async fn load(store: &Store, name: &str) -> Result<Option<Person>, ToolError
 }
 
 /// Gives `account:<name>` a password, creating the human account (trust ARGV[2]) if there is
-/// none; refuses an agent account and one that has a password already.
+/// none; refuses an agent account and one that has a password already, and (ARGV[5] = `new`)
+/// any account that exists.
 const SET_FIRST_PASSWORD: &str = r#"
 local kind = redis.call('HGET', KEYS[1], 'kind')
+if kind and ARGV[5] == 'new' then return 'exists' end
 if kind and kind ~= 'human' then return 'agent' end
 if redis.call('HEXISTS', KEYS[1], 'password') == 1 then return 'taken' end
 if not kind then
@@ -180,11 +182,22 @@ redis.call('HSET', KEYS[1], 'password', ARGV[4])
 redis.call('HDEL', KEYS[1], 'deletedAtMs')
 return 'ok'"#;
 
+/// Whether a password may go to an existing account without one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Existing {
+    /// Only a new account (sign-up: a name that exists, even without a password, stays its
+    /// owner's).
+    Refuse,
+    /// An operator-made or deleted human account may get one (`user create`).
+    GivePassword,
+}
+
 async fn set_first_password(
     store: &Store,
     name: &str,
     trust: u8,
     hash: &str,
+    existing: Existing,
 ) -> Result<bool, ToolError> {
     let now = redis_now_ms(store).await?;
     let r: String = redis::Script::new(SET_FIRST_PASSWORD)
@@ -193,21 +206,26 @@ async fn set_first_password(
         .arg(trust)
         .arg(now)
         .arg(hash)
+        .arg(match existing {
+            Existing::Refuse => "new",
+            Existing::GivePassword => "any",
+        })
         .invoke_async(&mut store.conn())
         .await?;
     Ok(r == "ok")
 }
 
-/// Creates a person's account (trust `trust`) with `password`, or gives an existing human
-/// account without a password (one the operator made, or a deleted person's) this password.
-/// An agent account, a person who has a password, or a name an earlier version's RCADIA user
-/// holds is a `conflict`.
+/// Creates a person's account (trust `trust`) with `password`; with
+/// [`Existing::GivePassword`] it also gives an existing human account without a password (one
+/// the operator made, or a deleted person's) this password. An agent account, a person who
+/// has a password, or a name an earlier version's RCADIA user holds is a `conflict`.
 pub async fn create(
     store: &Store,
     auth: &Auth,
     name: &str,
     password: &str,
     trust: u8,
+    existing: Existing,
 ) -> Result<(), ToolError> {
     check_name(name)?;
     check_password(name, password)?;
@@ -225,7 +243,7 @@ pub async fn create(
         ));
     }
     let hash = hash_password(password).await?;
-    if set_first_password(store, name, trust, &hash).await? {
+    if set_first_password(store, name, trust, &hash, existing).await? {
         Ok(())
     } else {
         Err(ToolError::new(
@@ -316,7 +334,7 @@ async fn migrate(
         return Ok(SignIn::Wrong);
     }
     let hash = hash_password(password).await?;
-    if !set_first_password(store, name, 0, &hash).await? {
+    if !set_first_password(store, name, 0, &hash, Existing::GivePassword).await? {
         tracing::warn!(
             user = %typed,
             "an earlier version's user signed in, but account {name} belongs to someone else; the old record stays"

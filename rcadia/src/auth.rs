@@ -13,6 +13,9 @@
 //!   [`EPOCH_CHECK`] and drop their identity cache when it moved
 //! - `auth:user:<name>` hash (`pbkdf2`): users of earlier versions, read once by the
 //!   migration to PHC hashes and then deleted
+//! - `auth:legacy` hash: lowercase name -> the name as an earlier version stored it, for the
+//!   records above (built once by the first process that starts; nothing new is added, since
+//!   this version makes no such records), so a sign-in and a sign-up find them by any case
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -150,11 +153,50 @@ impl Auth {
             .query_async(&mut conn)
             .await?;
         let secret: String = redis::cmd("GET").arg(&key).query_async(&mut conn).await?;
-        Ok(Auth {
+        let auth = Auth {
             store,
             secret: secret.into_bytes(),
             cache: Default::default(),
-        })
+        };
+        auth.index_legacy_users().await?;
+        Ok(auth)
+    }
+
+    /// Indexes earlier versions' user records by lowercase name, once per store.
+    async fn index_legacy_users(&self) -> Result<(), AuthError> {
+        let done: Option<String> = redis::cmd("GET")
+            .arg(self.store.key("auth:legacy:indexed"))
+            .query_async(&mut self.store.conn())
+            .await?;
+        if done.is_some() {
+            return Ok(());
+        }
+        let prefix = self.store.key("auth:user:");
+        for key in self.store.scan_keys("auth:user:*").await? {
+            if let Some(name) = key.strip_prefix(&prefix) {
+                let _: () = redis::cmd("HSETNX")
+                    .arg(self.store.key("auth:legacy"))
+                    .arg(name.to_lowercase())
+                    .arg(name)
+                    .query_async(&mut self.store.conn())
+                    .await?;
+            }
+        }
+        let _: () = redis::cmd("SET")
+            .arg(self.store.key("auth:legacy:indexed"))
+            .arg("1")
+            .query_async(&mut self.store.conn())
+            .await?;
+        Ok(())
+    }
+
+    /// The stored name of an earlier version's user whose name is `name` in any case.
+    pub async fn legacy_name(&self, name: &str) -> Result<Option<String>, AuthError> {
+        Ok(redis::cmd("HGET")
+            .arg(self.store.key("auth:legacy"))
+            .arg(name.to_lowercase())
+            .query_async(&mut self.store.conn())
+            .await?)
     }
 
     /// Creates a new agent identity with `scopes`; returns (token, agent id). The token is
@@ -461,6 +503,9 @@ impl Auth {
         username: &str,
         password: &str,
     ) -> Result<LegacyCheck, AuthError> {
+        let Some(username) = self.legacy_name(username).await? else {
+            return Ok(LegacyCheck::NoUser);
+        };
         let stored: Option<String> = redis::cmd("HGET")
             .arg(self.store.key(&format!("auth:user:{username}")))
             .arg("pbkdf2")
@@ -475,25 +520,29 @@ impl Auth {
             .map_err(|e| RcadiaError::Internal(format!("the password check failed: {e}")).into())
     }
 
-    /// Whether `username` has a record of an earlier version.
+    /// Whether `username` (in any case) has a record of an earlier version.
     pub async fn legacy_user_exists(&self, username: &str) -> Result<bool, AuthError> {
-        let n: u64 = redis::cmd("EXISTS")
-            .arg(self.store.key(&format!("auth:user:{username}")))
-            .query_async(&mut self.store.conn())
-            .await?;
-        Ok(n == 1)
+        Ok(self.legacy_name(username).await?.is_some())
     }
 
+    /// Deletes the record of an earlier version's user `username` (in any case).
     pub async fn drop_legacy_user(&self, username: &str) -> Result<(), AuthError> {
-        let _: () = redis::cmd("DEL")
-            .arg(self.store.key(&format!("auth:user:{username}")))
+        let Some(stored) = self.legacy_name(username).await? else {
+            return Ok(());
+        };
+        let _: () = redis::pipe()
+            .atomic()
+            .del(self.store.key(&format!("auth:user:{stored}")))
+            .ignore()
+            .hdel(self.store.key("auth:legacy"), stored.to_lowercase())
+            .ignore()
             .query_async(&mut self.store.conn())
             .await?;
         Ok(())
     }
 
-    /// Writes a record in the format of earlier versions (`rounds$salt$hash`, hex), for the
-    /// migration's tests.
+    /// Writes a record in the format of earlier versions (`rounds$salt$hash`, hex) and indexes
+    /// it as the start-up does, for the migration's tests.
     pub async fn write_legacy_user(
         &self,
         username: &str,
@@ -510,6 +559,12 @@ impl Auth {
                 hex::encode(salt),
                 hex::encode(hash)
             ))
+            .query_async(&mut self.store.conn())
+            .await?;
+        let _: () = redis::cmd("HSET")
+            .arg(self.store.key("auth:legacy"))
+            .arg(username.to_lowercase())
+            .arg(username)
             .query_async(&mut self.store.conn())
             .await?;
         Ok(())

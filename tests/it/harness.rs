@@ -367,9 +367,16 @@ impl TestApp {
 
     /// A person's account with a password (what `horst admin user create` makes).
     pub async fn person(&self, name: &str, password: &str) {
-        horst_gateway::people::create(&self.store, &self.auth, name, password, 0)
-            .await
-            .expect("create a person");
+        horst_gateway::people::create(
+            &self.store,
+            &self.auth,
+            name,
+            password,
+            0,
+            horst_gateway::people::Existing::GivePassword,
+        )
+        .await
+        .expect("create a person");
     }
 
     /// A fresh agent key through the operator path (an account of `trust`).

@@ -6,6 +6,7 @@
 
 mod harness;
 
+mod accounts;
 mod agent_keys;
 mod board;
 mod board_ops;

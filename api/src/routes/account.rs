@@ -270,7 +270,15 @@ async fn sign_up(
     }
     limit_attempt(&state, address, "").await?;
     let name = people::canonical(&body.name);
-    people::create(&state.store, &state.auth, &name, &body.password, 0).await?;
+    people::create(
+        &state.store,
+        &state.auth,
+        &name,
+        &body.password,
+        0,
+        people::Existing::Refuse,
+    )
+    .await?;
     let person = people::load(&state.store, &name)
         .await?
         .ok_or_else(|| ApiError::internal("a new account is not readable"))?;
