@@ -30,11 +30,12 @@ mod routes;
 pub use error::{tool_status, ApiCode, ApiError};
 
 /// What the agent gateway's routes need besides the store: the gateway's handlers, the
-/// per-process burst limits, and the proxies whose `X-Forwarded-For` is believed.
+/// deployment-wide burst limits, and the proxies whose `X-Forwarded-For` is believed.
 #[derive(Clone)]
 pub struct AgentGateway {
     pub gateway: horst_gateway::Gateway,
-    pub burst: Arc<horst_limits::BurstLimits>,
+    pub burst: horst_limits::BurstLimits,
+    pub limits: horst_limits::GatewayLimits,
     pub proxies: Arc<horst_limits::TrustedProxies>,
 }
 
@@ -77,7 +78,8 @@ impl AppState {
                 queue.clone(),
                 &metrics,
             ),
-            burst: Arc::new(horst_limits::BurstLimits::from_config(&config.gateway)),
+            burst: horst_limits::BurstLimits::new(store.clone()),
+            limits: horst_limits::GatewayLimits::from_config(&config.gateway),
             proxies: Arc::new(horst_limits::TrustedProxies::from_config(
                 &config.server.trusted_proxies,
             )),

@@ -18,6 +18,9 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::scripts::{
+    AccountCreated, AgentCreated, KeyCreated, ACCOUNT_CREATE, AGENT_CREATE, KEY_CREATE,
+};
 use horst_store::Store;
 
 /// At most this many active keys per account.
@@ -268,20 +271,14 @@ pub async fn create_account(store: &Store, name: &str, trust: u8) -> Result<(), 
         return Err(AccountError::Invalid("trust must be 0, 1 or 2".into()));
     }
     let now = redis_now_ms(store).await?;
-    let created: i64 = redis::Script::new(
-        r#"
-        if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-        redis.call('HSET', KEYS[1], 'name', ARGV[1], 'kind', 'human', 'trust', ARGV[2],
-            'blocked', '0', 'displayName', '', 'createdAtMs', ARGV[3])
-        return 1"#,
-    )
-    .key(store.key(&format!("account:{name}")))
-    .arg(name)
-    .arg(trust)
-    .arg(now)
-    .invoke_async(&mut store.conn())
-    .await?;
-    if created == 0 {
+    let created: AccountCreated = ACCOUNT_CREATE
+        .key(store.key(&format!("account:{name}")))
+        .arg(name)
+        .arg(trust)
+        .arg(now)
+        .invoke_async(&mut store.conn())
+        .await?;
+    if created == AccountCreated::Exists {
         return Err(AccountError::Conflict(format!("account {name} exists")));
     }
     Ok(())
@@ -323,31 +320,22 @@ pub async fn create_key(
     let (key, prefix, id) = new_key_material()?;
     let hash = hash_key(&key);
     let now = redis_now_ms(store).await?;
-    let result: i64 = redis::Script::new(
-        r#"
-        if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-        if redis.call('SCARD', KEYS[2]) >= tonumber(ARGV[7]) then return 0 end
-        if not redis.call('SET', KEYS[4], ARGV[1], 'NX') then return -2 end
-        redis.call('HSET', KEYS[3], 'hash', ARGV[1], 'id', ARGV[2], 'prefix', ARGV[3],
-            'account', ARGV[4], 'label', ARGV[5], 'createdAtMs', ARGV[6], 'revoked', '0')
-        redis.call('SADD', KEYS[2], ARGV[1])
-        return 1"#,
-    )
-    .key(store.key(&format!("account:{account}")))
-    .key(store.key(&format!("account:{account}:keys")))
-    .key(store.key(&format!("key:{hash}")))
-    .key(store.key(&format!("keyprefix:{prefix}")))
-    .arg(&hash)
-    .arg(&id)
-    .arg(&prefix)
-    .arg(account)
-    .arg(&label)
-    .arg(now)
-    .arg(MAX_ACTIVE_KEYS)
-    .invoke_async(&mut store.conn())
-    .await?;
+    let result: KeyCreated = KEY_CREATE
+        .key(store.key(&format!("account:{account}")))
+        .key(store.key(&format!("account:{account}:keys")))
+        .key(store.key(&format!("key:{hash}")))
+        .key(store.key(&format!("keyprefix:{prefix}")))
+        .arg(&hash)
+        .arg(&id)
+        .arg(&prefix)
+        .arg(account)
+        .arg(&label)
+        .arg(now)
+        .arg(MAX_ACTIVE_KEYS)
+        .invoke_async(&mut store.conn())
+        .await?;
     match result {
-        1 => Ok(CreatedKey {
+        KeyCreated::Created => Ok(CreatedKey {
             key,
             id,
             prefix,
@@ -355,11 +343,11 @@ pub async fn create_key(
             display_name: None,
             created_at: rfc3339(now),
         }),
-        0 => Err(AccountError::Conflict(format!(
+        KeyCreated::TooManyKeys => Err(AccountError::Conflict(format!(
             "account {account} already has {MAX_ACTIVE_KEYS} active keys; revoke one first"
         ))),
-        -1 => Err(AccountError::NotFound(format!("no account {account}"))),
-        _ => Err(AccountError::Store(
+        KeyCreated::NoAccount => Err(AccountError::NotFound(format!("no account {account}"))),
+        KeyCreated::PrefixTaken => Err(AccountError::Store(
             "key prefix collision; try again".into(),
         )),
     }
@@ -689,89 +677,53 @@ pub async fn create_agent(
         let (key, prefix, id) = new_key_material()?;
         let hash = hash_key(&key);
         let member = random_hex(8).map_err(AccountError::Store)?;
-        let reply: Vec<redis::Value> = redis::Script::new(
-            r#"
-            local t = redis.call('TIME')
-            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-            local window = tonumber(ARGV[1])
-            redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-            redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
-            local function wait(k)
-                local oldest = redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')
-                if oldest[2] then return tonumber(oldest[2]) + window - now end
-                return window
-            end
-            if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return {'network_cap', wait(KEYS[1])} end
-            if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return {'daily_cap', wait(KEYS[2])} end
-            if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[6]) == 1 then return {'collision', 0} end
-            redis.call('ZADD', KEYS[1], now, ARGV[4])
-            redis.call('ZADD', KEYS[2], now, ARGV[4])
-            redis.call('PEXPIRE', KEYS[1], window)
-            redis.call('PEXPIRE', KEYS[2], window)
-            redis.call('HSET', KEYS[3], 'name', ARGV[5], 'kind', 'agent', 'trust', '0', 'blocked', '0',
-                'displayName', ARGV[6], 'createdAtMs', now)
-            redis.call('HSET', KEYS[5], 'hash', ARGV[7], 'id', ARGV[8], 'prefix', ARGV[9],
-                'account', ARGV[5], 'label', ARGV[10], 'createdAtMs', now, 'revoked', '0')
-            redis.call('SADD', KEYS[4], ARGV[7])
-            redis.call('SET', KEYS[6], ARGV[7])
-            return {'ok', now}"#,
-        )
-        .key(store.key(&format!("agentkeys:net:{network}")))
-        .key(store.key("agentkeys:all"))
-        .key(store.key(&format!("account:{username}")))
-        .key(store.key(&format!("account:{username}:keys")))
-        .key(store.key(&format!("key:{hash}")))
-        .key(store.key(&format!("keyprefix:{prefix}")))
-        .arg(SELF_SERVICE_WINDOW_MS)
-        .arg(SELF_SERVICE_PER_NETWORK)
-        .arg(SELF_SERVICE_TOTAL)
-        .arg(&member)
-        .arg(&username)
-        .arg(display.as_deref().unwrap_or(""))
-        .arg(&hash)
-        .arg(&id)
-        .arg(&prefix)
-        .arg(&label)
-        .invoke_async(&mut store.conn())
-        .await?;
-        let status = match reply.first() {
-            Some(redis::Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
-            Some(redis::Value::SimpleString(s)) => s.clone(),
-            _ => String::new(),
-        };
-        let number = match reply.get(1) {
-            Some(redis::Value::Int(n)) => (*n).max(0) as u64,
-            _ => 0,
-        };
-        match status.as_str() {
-            "ok" => {
+        let reply: AgentCreated = AGENT_CREATE
+            .key(store.key(&format!("agentkeys:net:{network}")))
+            .key(store.key("agentkeys:all"))
+            .key(store.key(&format!("account:{username}")))
+            .key(store.key(&format!("account:{username}:keys")))
+            .key(store.key(&format!("key:{hash}")))
+            .key(store.key(&format!("keyprefix:{prefix}")))
+            .arg(SELF_SERVICE_WINDOW_MS)
+            .arg(SELF_SERVICE_PER_NETWORK)
+            .arg(SELF_SERVICE_TOTAL)
+            .arg(&member)
+            .arg(&username)
+            .arg(display.as_deref().unwrap_or(""))
+            .arg(&hash)
+            .arg(&id)
+            .arg(&prefix)
+            .arg(&label)
+            .invoke_async(&mut store.conn())
+            .await?;
+        match reply {
+            AgentCreated::Created { now_ms } => {
                 return Ok(CreatedKey {
                     key,
                     id,
                     prefix,
                     username,
                     display_name: display,
-                    created_at: rfc3339(number),
+                    created_at: rfc3339(now_ms),
                 })
             }
-            "network_cap" => {
+            AgentCreated::NetworkCap { wait_ms } => {
                 return Err(AccountError::Cap {
                     cap: KeyCap::Network,
                     message: format!(
                         "your network already created {SELF_SERVICE_PER_NETWORK} keys in the last 24 hours"
                     ),
-                    retry_after_seconds: number.div_ceil(1000).max(1),
+                    retry_after_seconds: wait_ms.div_ceil(1000).max(1),
                 })
             }
-            "daily_cap" => {
+            AgentCreated::TotalCap { wait_ms } => {
                 return Err(AccountError::Cap {
                     cap: KeyCap::Daily,
                     message: format!("{SELF_SERVICE_TOTAL} keys were created in the last 24 hours"),
-                    retry_after_seconds: number.div_ceil(1000).max(1),
+                    retry_after_seconds: wait_ms.div_ceil(1000).max(1),
                 })
             }
-            "collision" => continue,
-            other => return Err(AccountError::Store(format!("unexpected script reply {other:?}"))),
+            AgentCreated::Collision => continue,
         }
     }
     Err(AccountError::Store(

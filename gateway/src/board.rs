@@ -33,6 +33,7 @@ use horst_store::Store;
 
 use crate::accounts::{redis_now_ms, rfc3339, Account};
 use crate::error::{ErrorCode, ToolError};
+use crate::scripts::{BoardWritten, Endorsed, BOARD_ENDORSE, BOARD_WRITE};
 use crate::text;
 
 pub const THREAD_PAGE: usize = 20;
@@ -479,37 +480,6 @@ pub struct NewThread<'a> {
     pub revision_id: Option<&'a str>,
 }
 
-/// Stores a new thread with its first post, or a reply, checking the daily limits inside one
-/// script so concurrent calls cannot overshoot them.
-const WRITE: &str = r#"
-local now = ARGV[1]
-local t = tonumber(redis.call('GET', KEYS[1]) or '0')
-local p = tonumber(redis.call('GET', KEYS[2]) or '0')
-local new_thread = ARGV[6] ~= ''
-if new_thread then
-  if t >= tonumber(ARGV[2]) then return {-1, t, p} end
-else
-  if redis.call('HGET', KEYS[3], 'withdrawn') ~= '0' then return {0, t, p} end
-end
-if p >= tonumber(ARGV[3]) then return {-2, t, p} end
-if new_thread then
-  t = redis.call('INCR', KEYS[1])
-  redis.call('EXPIRE', KEYS[1], ARGV[13])
-  redis.call('HSET', KEYS[3], 'threadId', ARGV[4], 'kind', ARGV[6], 'title', ARGV[7],
-    'author', ARGV[8], 'authorKind', ARGV[9], 'status', 'open', 'level', ARGV[10],
-    'revisionId', ARGV[11], 'createdAtMs', now, 'lastPostAtMs', now, 'firstPostId', ARGV[5],
-    'withdrawn', '0')
-else
-  redis.call('HSET', KEYS[3], 'lastPostAtMs', now)
-end
-p = redis.call('INCR', KEYS[2])
-redis.call('EXPIRE', KEYS[2], ARGV[13])
-redis.call('HSET', KEYS[4], 'postId', ARGV[5], 'threadId', ARGV[4], 'author', ARGV[8],
-  'authorKind', ARGV[9], 'body', ARGV[12], 'createdAtMs', now, 'withdrawn', '0', 'hidden', '0')
-redis.call('RPUSH', KEYS[5], ARGV[5])
-redis.call('ZADD', KEYS[6], now, ARGV[4])
-return {1, t, p}"#;
-
 /// Who writes: an agent (daily limits) or the operator (none).
 pub enum Writer<'a> {
     Agent(&'a Account),
@@ -582,7 +552,7 @@ pub async fn write_post(
         Writer::Agent(_) => name.to_string(),
         Writer::Operator(_) => format!("~operator~{name}"),
     };
-    let r: Vec<i64> = redis::Script::new(WRITE)
+    let written: BoardWritten = BOARD_WRITE
         .key(quota_key(store, &counter, &day, "threads"))
         .key(quota_key(store, &counter, &day, "posts"))
         .key(thread_key(store, &thread_id))
@@ -604,17 +574,15 @@ pub async fn write_post(
         .arg(QUOTA_TTL_SECONDS)
         .invoke_async(&mut store.conn())
         .await?;
-    let (status, threads, posts) = (
-        r.first().copied().unwrap_or(0),
-        r.get(1).copied().unwrap_or(0),
-        r.get(2).copied().unwrap_or(0),
-    );
-    match status {
-        1 => {}
-        -1 => return Err(quota_error("new board threads", THREADS_PER_DAY, now)),
-        -2 => return Err(quota_error("board posts", POSTS_PER_DAY, now)),
-        _ => return Err(no_thread(&thread_id)),
-    }
+    // The stored script checks and charges the limits (board_write.lua).
+    let (threads, posts) = match written {
+        BoardWritten::Written { threads, posts } => (threads, posts),
+        BoardWritten::ThreadLimit => {
+            return Err(quota_error("new board threads", THREADS_PER_DAY, now))
+        }
+        BoardWritten::PostLimit => return Err(quota_error("board posts", POSTS_PER_DAY, now)),
+        BoardWritten::NoThread => return Err(no_thread(&thread_id)),
+    };
     let mut v = json!({ "threadId": thread_id, "postId": post_id });
     if matches!(writer, Writer::Agent(_)) {
         v["postsLeftToday"] = json!((POSTS_PER_DAY - posts).max(0));
@@ -622,21 +590,6 @@ pub async fn write_post(
     }
     Ok(v)
 }
-
-const ENDORSE: &str = r#"
-if ARGV[2] == '1' then
-  if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return {1, redis.call('SCARD', KEYS[1])} end
-  local n = tonumber(redis.call('GET', KEYS[2]) or '0')
-  if n >= tonumber(ARGV[3]) then return {-1, n} end
-  redis.call('SADD', KEYS[1], ARGV[1])
-  redis.call('INCR', KEYS[2])
-  redis.call('EXPIRE', KEYS[2], ARGV[4])
-else
-  if redis.call('SREM', KEYS[1], ARGV[1]) == 1 then
-    if tonumber(redis.call('GET', KEYS[2]) or '0') > 0 then redis.call('DECR', KEYS[2]) end
-  end
-end
-return {1, redis.call('SCARD', KEYS[1])}"#;
 
 pub async fn endorse_thread(
     store: &Store,
@@ -661,7 +614,7 @@ pub async fn endorse_thread(
         ));
     }
     let now = redis_now_ms(store).await?;
-    let r: Vec<i64> = redis::Script::new(ENDORSE)
+    let endorsed: Endorsed = BOARD_ENDORSE
         .key(store.key(&format!("board:thread:{thread_id}:endorsers")))
         .key(quota_key(
             store,
@@ -675,14 +628,16 @@ pub async fn endorse_thread(
         .arg(QUOTA_TTL_SECONDS)
         .invoke_async(&mut store.conn())
         .await?;
-    if r.first() == Some(&-1) {
-        return Err(quota_error(
+    match endorsed {
+        Endorsed::DailyLimit => Err(quota_error(
             "endorsements (taking one back frees room)",
             ENDORSEMENTS_PER_DAY,
             now,
-        ));
+        )),
+        Endorsed::Done { endorsements } => {
+            Ok(json!({ "endorsements": endorsements, "endorsedByYou": endorse }))
+        }
     }
-    Ok(json!({ "endorsements": r.get(1).copied().unwrap_or(0), "endorsedByYou": endorse }))
 }
 
 pub async fn withdraw_post(

@@ -27,6 +27,7 @@ use horst_store::Store;
 use crate::accounts::{random_hex, rfc3339};
 use crate::error::{ErrorCode, ToolError};
 use crate::operator::{audit, Action};
+use crate::scripts::{CheckRecorded, CHECK_RECORD};
 
 /// The queue account of operator jobs: no agent account can have this name.
 pub const OPERATOR_ACCOUNT: &str = "~operator";
@@ -34,13 +35,6 @@ pub const OPERATOR_ACCOUNT: &str = "~operator";
 /// Job failures that are a verdict on the evidence (the map or replay no longer parses on
 /// this engine); other failures (timeout, cancelled, internal) mean the check did not run.
 const VERDICT_FAILURES: &[&str] = &["validation_failed", "invalid_input", "too_large"];
-
-const RECORD: &str = r#"
-if redis.call('HDEL', KEYS[1], ARGV[1]) == 1 then
-  if ARGV[2] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[2]) end
-  return 1
-end
-return 0"#;
 
 /// Queues a recheck of `revision_id` and returns its job id. The check record is written
 /// when the job has finished (see the module doc).
@@ -204,7 +198,8 @@ pub async fn record_finished(store: &Store, revision_id: &str) -> Result<(), Too
                 None => String::new(),
             },
         };
-        let _: i64 = redis::Script::new(RECORD)
+        // Whoever records it first wins; a second recorder changes nothing.
+        let _: CheckRecorded = CHECK_RECORD
             .key(&pending_key)
             .key(store.key(&format!("rev:{revision_id}:checks")))
             .arg(&job_id)

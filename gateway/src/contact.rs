@@ -19,26 +19,13 @@ use horst_store::Store;
 use crate::accounts::{redis_now_ms, rfc3339};
 use crate::board::{clean_body, clean_title, quota_error, utc_day};
 use crate::error::{ErrorCode, ToolError};
+use crate::scripts::{ContactSent, CONTACT_SEND};
 
 pub const CATEGORIES: &[&str] = &["bug", "feedback", "question", "other"];
 pub const PER_DAY: i64 = 5;
 pub const MAX_UNREAD: i64 = 50;
 pub const SUBJECT_MAX_CHARS: usize = 120;
 pub const MESSAGE_MAX_CHARS: usize = 2000;
-
-/// Both limits are checked and charged in one script, so concurrent calls cannot overshoot.
-const SEND: &str = r#"
-local n = tonumber(redis.call('GET', KEYS[1]) or '0')
-if n >= tonumber(ARGV[1]) then return {-1, n} end
-if redis.call('SCARD', KEYS[2]) >= tonumber(ARGV[2]) then return {-2, n} end
-n = redis.call('INCR', KEYS[1])
-redis.call('EXPIRE', KEYS[1], 172800)
-redis.call('HSET', KEYS[3], 'messageId', ARGV[3], 'account', ARGV[4], 'category', ARGV[5],
-  'subject', ARGV[6], 'message', ARGV[7], 'createdAtMs', ARGV[8], 'read', '0')
-redis.call('SADD', KEYS[2], ARGV[3])
-redis.call('SADD', KEYS[4], ARGV[3])
-redis.call('ZADD', KEYS[5], ARGV[8], ARGV[3])
-return {1, n}"#;
 
 /// Sends one note; `subject` and `message` are raw (cleaned and bounded here).
 pub async fn contact_admin(
@@ -53,7 +40,8 @@ pub async fn contact_admin(
     let n: u64 = store.conn().incr(store.key("contact:seq"), 1).await?;
     let id = format!("m{n}");
     let now = redis_now_ms(store).await?;
-    let r: Vec<i64> = redis::Script::new(SEND)
+    // Both limits are checked and charged in one script (contact_send.lua).
+    let sent: ContactSent = CONTACT_SEND
         .key(store.key(&format!("contact:quota:{account}:{}", utc_day(now))))
         .key(store.key(&format!("contact:unread:{account}")))
         .key(store.key(&format!("contact:msg:{id}")))
@@ -69,14 +57,14 @@ pub async fn contact_admin(
         .arg(now)
         .invoke_async(&mut store.conn())
         .await?;
-    match r.first() {
-        Some(1) => Ok(json!({
+    match sent {
+        ContactSent::Sent { today } => Ok(json!({
             "messageId": id,
-            "messagesLeftToday": (PER_DAY - r.get(1).copied().unwrap_or(PER_DAY)).max(0),
+            "messagesLeftToday": (PER_DAY - today).max(0),
         })),
-        Some(-1) => Err(quota_error("messages to the operator", PER_DAY, now)),
-        _ => Err(ToolError::new(
-ErrorCode::Quota,
+        ContactSent::DailyLimit => Err(quota_error("messages to the operator", PER_DAY, now)),
+        ContactSent::UnreadCap => Err(ToolError::new(
+            ErrorCode::Quota,
             format!("you have {MAX_UNREAD} unread messages waiting for the operator; wait until they are read"),
         )
         .with("retryAfterSeconds", 3600)

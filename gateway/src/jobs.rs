@@ -293,7 +293,14 @@ ErrorCode::ValidationFailed,
                 ),
             )
             .with("jobId", rec.id.clone());
-            for k in ["outcome", "ticks", "deathTick", "position", "dead"] {
+            for k in [
+                "outcome",
+                "ticks",
+                "deathTick",
+                "deathCause",
+                "position",
+                "dead",
+            ] {
                 if let Some(v) = result.get(k) {
                     e = e.with(k, v.clone());
                 }

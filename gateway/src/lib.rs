@@ -26,7 +26,7 @@ pub mod operator;
 pub mod people;
 pub mod protocol;
 pub mod revisions;
-pub mod signin_limits;
+mod scripts;
 pub mod text;
 pub mod tools;
 pub mod web_sessions;

@@ -23,6 +23,7 @@ use crate::accounts::{redis_now_ms, rfc3339};
 use crate::board;
 use crate::contact;
 use crate::error::{ErrorCode, ToolError};
+use crate::scripts::{Promoted, Quarantined, RolledBack, PROMOTE, QUARANTINE, ROLLBACK};
 
 /// The audit trail keeps this many entries.
 const AUDIT_KEEP: isize = 10_000;
@@ -163,21 +164,6 @@ pub async fn audit_log(
         .collect())
 }
 
-const PROMOTE: &str = r#"
-local cur = redis.call('GET', KEYS[1]) or ''
-if cur ~= ARGV[2] then return 'stale:' .. cur end
-local state = redis.call('GET', KEYS[2]) or 'labor'
-if state ~= 'labor' and state ~= 'retired' then return 'state:' .. state end
-if cur ~= '' then
-  redis.call('SET', ARGV[3] .. 'rev:' .. cur .. ':state', 'retired')
-  redis.call('LPUSH', KEYS[5], cur)
-end
-redis.call('SET', KEYS[1], ARGV[1])
-redis.call('SET', KEYS[2], 'promoted')
-redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('SREM', KEYS[4], ARGV[1])
-return 'ok'"#;
-
 /// Promotes exactly `revision_id`, if its newest check on the current engine passed and the
 /// currently promoted revision of its level is `expected_current` (`None`: no promoted
 /// revision yet); a stale expectation is a `conflict` (409).
@@ -200,19 +186,23 @@ pub async fn promote(
     // engine (the submission's or a recheck) must have passed.
     crate::checks::require_current_pass(store, revision_id).await?;
     let lower = name.to_ascii_lowercase();
-    // The prefix is passed so the script can retire the previous revision's state key.
-    let r: String = redis::Script::new(PROMOTE)
+    // The expected revision's state key is passed: the script retires it only if it is
+    // still the promoted one (promote.lua).
+    let promoted: Promoted = PROMOTE
         .key(store.key(&format!("level:{lower}:promoted")))
         .key(store.key(&format!("rev:{revision_id}:state")))
         .key(store.key("labor"))
         .key(store.key(&format!("owner:{owner}:candidates")))
         .key(store.key(&format!("level:{lower}:history")))
+        .key(store.key(&format!(
+            "rev:{}:state",
+            expected_current.unwrap_or_default()
+        )))
         .arg(revision_id)
         .arg(expected_current.unwrap_or_default())
-        .arg(store.key(""))
         .invoke_async(&mut store.conn())
         .await?;
-    if let Some(cur) = r.strip_prefix("stale:") {
+    if let Promoted::Stale(cur) = &promoted {
         let cur = if cur.is_empty() { "none" } else { cur };
         return Err(ToolError::new(
 ErrorCode::Conflict,
@@ -223,7 +213,7 @@ ErrorCode::Conflict,
         )
         .with("currentRevisionId", cur));
     }
-    if let Some(state) = r.strip_prefix("state:") {
+    if let Promoted::WrongState(state) = &promoted {
         return Err(ToolError::new(
 ErrorCode::Conflict,
             format!("revision {revision_id} is {state}; only Labor candidates (or retired revisions) can be promoted"),
@@ -240,30 +230,48 @@ ErrorCode::Conflict,
     Ok(json!({ "level": name, "revisionId": revision_id, "previous": expected_current }))
 }
 
-const ROLLBACK: &str = r#"
-local cur = redis.call('GET', KEYS[1])
-if not cur then return 'none' end
-local prev = redis.call('LPOP', KEYS[2])
-if not prev then return 'nohistory' end
-redis.call('SET', ARGV[1] .. 'rev:' .. cur .. ':state', 'retired')
-redis.call('SET', ARGV[1] .. 'rev:' .. prev .. ':state', 'promoted')
-redis.call('SET', KEYS[1], prev)
-return cur .. ' ' .. prev"#;
-
 /// Restores the previously promoted revision of `level`.
 pub async fn rollback(store: &Store, who: &str, level: &str) -> Result<Value, ToolError> {
     let lower = level.to_ascii_lowercase();
-    let r: String = redis::Script::new(ROLLBACK)
-        .key(store.key(&format!("level:{lower}:promoted")))
-        .key(store.key(&format!("level:{lower}:history")))
-        .arg(store.key(""))
-        .invoke_async(&mut store.conn())
-        .await?;
-    let Some((from, to)) = r.split_once(' ') else {
-        return Err(ToolError::new(
-            ErrorCode::Conflict,
-            format!("level {level} has no earlier promoted revision to roll back to"),
-        ));
+    let promoted_key = store.key(&format!("level:{lower}:promoted"));
+    let history_key = store.key(&format!("level:{lower}:history"));
+    // Two steps (rollback.lua): read which revisions are involved, then pass their keys;
+    // the script refuses if either moved in between, and we read again.
+    let mut rolled = RolledBack::Moved;
+    for _ in 0..16 {
+        let (cur, prev): (Option<String>, Option<String>) = redis::pipe()
+            .get(&promoted_key)
+            .lindex(&history_key, 0)
+            .query_async(&mut store.conn())
+            .await?;
+        let (cur, prev) = (cur.unwrap_or_default(), prev.unwrap_or_default());
+        rolled = ROLLBACK
+            .key(&promoted_key)
+            .key(&history_key)
+            .key(store.key(&format!("rev:{cur}:state")))
+            .key(store.key(&format!("rev:{prev}:state")))
+            .arg(&cur)
+            .arg(&prev)
+            .invoke_async(&mut store.conn())
+            .await?;
+        if rolled != RolledBack::Moved {
+            break;
+        }
+    }
+    let (from, to) = match rolled {
+        RolledBack::Ok { from, to } => (from, to),
+        RolledBack::NothingPromoted | RolledBack::NoHistory => {
+            return Err(ToolError::new(
+                ErrorCode::Conflict,
+                format!("level {level} has no earlier promoted revision to roll back to"),
+            ))
+        }
+        RolledBack::Moved => {
+            return Err(ToolError::new(
+                ErrorCode::Conflict,
+                format!("level {level} kept changing while rolling back; try again"),
+            ))
+        }
     };
     audit(
         store,
@@ -275,14 +283,6 @@ pub async fn rollback(store: &Store, who: &str, level: &str) -> Result<Value, To
     .await?;
     Ok(json!({ "level": level, "from": from, "to": to }))
 }
-
-const QUARANTINE: &str = r#"
-if redis.call('EXISTS', KEYS[5]) == 0 then return 'missing' end
-if redis.call('GET', KEYS[1]) == ARGV[1] then return 'promoted' end
-redis.call('SET', KEYS[2], 'quarantined')
-redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('SREM', KEYS[4], ARGV[1])
-return 'ok'"#;
 
 /// Hides a revision everywhere (get_level, the Labor, board level threads); its evidence
 /// stays for inspection. A promoted revision is rolled back first.
@@ -296,7 +296,7 @@ pub async fn quarantine(store: &Store, who: &str, revision_id: &str) -> Result<(
     else {
         return Err(ToolError::not_found(format!("no revision {revision_id}")));
     };
-    let r: String = redis::Script::new(QUARANTINE)
+    let quarantined: Quarantined = QUARANTINE
         .key(store.key(&format!("level:{}:promoted", name.to_ascii_lowercase())))
         .key(store.key(&format!("rev:{revision_id}:state")))
         .key(store.key("labor"))
@@ -305,13 +305,15 @@ pub async fn quarantine(store: &Store, who: &str, revision_id: &str) -> Result<(
         .arg(revision_id)
         .invoke_async(&mut store.conn())
         .await?;
-    match r.as_str() {
-        "ok" => audit(store, who, Action::Quarantine, revision_id, json!({ "level": name })).await,
-        "promoted" => Err(ToolError::new(
-ErrorCode::Conflict,
+    match quarantined {
+        Quarantined::Ok => {
+            audit(store, who, Action::Quarantine, revision_id, json!({ "level": name })).await
+        }
+        Quarantined::Promoted => Err(ToolError::new(
+            ErrorCode::Conflict,
             format!("revision {revision_id} is the promoted revision of {name}; roll the level back first"),
         )),
-        _ => Err(ToolError::not_found(format!("no revision {revision_id}"))),
+        Quarantined::Missing => Err(ToolError::not_found(format!("no revision {revision_id}"))),
     }
 }
 

@@ -269,7 +269,7 @@ pub fn canonical(name: &str) -> String {
     name.trim().to_lowercase()
 }
 
-/// Checks a person's password (the sign-in limits are the caller's: see `signin_limits`).
+/// Checks a person's password (the sign-in burst limits are the caller's, `horst-limits`).
 /// A correct password of an earlier version's RCADIA user moves them here (PHC hash) and
 /// deletes the old record; a hash with older parameters is rehashed.
 pub async fn sign_in(

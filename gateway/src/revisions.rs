@@ -19,6 +19,7 @@ use horst_store::Store;
 
 use crate::accounts::{random_hex, rfc3339};
 use crate::error::{ErrorCode, ToolError};
+use crate::scripts::{RevisionStored, StorageScope, Withdrawn, REVISION_STORE, REVISION_WITHDRAW};
 
 pub const PAGE: usize = 25;
 
@@ -182,35 +183,6 @@ fn storage_quota(scope: &str, budget: u64) -> ToolError {
     .with("retryAfterSeconds", 86_400)
 }
 
-const STORE_SCRIPT: &str = r#"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if redis.call('EXISTS', KEYS[1]) == 1 then return {'conflict', 'revision id taken'} end
-local claimed = redis.call('GET', KEYS[3])
-if claimed and claimed ~= ARGV[2] then return {'forbidden', 'name'} end
-if ARGV[4] ~= '' then
-  local p = redis.call('HMGET', KEYS[9], 'owner', 'name')
-  if not p[1] then return {'validation_failed', 'parent_missing'} end
-  if p[1] ~= ARGV[2] or string.lower(p[2]) ~= string.lower(ARGV[3]) then return {'validation_failed', 'parent_foreign'} end
-end
-if redis.call('SCARD', KEYS[6]) >= tonumber(ARGV[5]) then return {'quota', 'labor'} end
-local bytes = tonumber(ARGV[8])
-if tonumber(redis.call('GET', KEYS[7]) or '0') + bytes > tonumber(ARGV[6]) then return {'quota', 'owner'} end
-if tonumber(redis.call('GET', KEYS[8]) or '0') + bytes > tonumber(ARGV[7]) then return {'quota', 'global'} end
-redis.call('SET', KEYS[3], ARGV[2], 'NX')
-redis.call('HSET', KEYS[1], 'revisionId', ARGV[1], 'owner', ARGV[2], 'name', ARGV[3],
-  'parentRevisionId', ARGV[4], 'bytes', ARGV[8], 'createdAtMs', now,
-  'map', ARGV[9], 'replay', ARGV[10], 'seed', ARGV[11], 'ticks', ARGV[12], 'mapHash', ARGV[13],
-  'engineVersion', ARGV[14], 'policyVersion', ARGV[15], 'acceptance', ARGV[16], 'jobId', ARGV[17])
-redis.call('SET', KEYS[2], 'labor')
-redis.call('ZADD', KEYS[4], now, ARGV[1])
-redis.call('ZADD', KEYS[5], now, ARGV[1])
-redis.call('SADD', KEYS[6], ARGV[1])
-redis.call('INCRBY', KEYS[7], bytes)
-redis.call('INCRBY', KEYS[8], bytes)
-return {'ok', tostring(now)}
-"#;
-
 /// Stores a winning submission as an immutable Labor revision; returns its id and creation
 /// time.
 pub async fn store_revision(
@@ -222,7 +194,7 @@ pub async fn store_revision(
     let id = format!("rev-{ms:x}-{}", random_hex(4).map_err(ToolError::internal)?);
     let bytes = evidence_bytes(rev.map, rev.replay, rev.acceptance);
     let parent = rev.parent.unwrap_or("");
-    let reply: Vec<String> = redis::Script::new(STORE_SCRIPT)
+    let stored: RevisionStored = REVISION_STORE
         .key(store.key(&format!("rev:{id}")))
         .key(store.key(&format!("rev:{id}:state")))
         .key(store.key(&format!("level:{}:owner", lower(rev.name))))
@@ -251,20 +223,24 @@ pub async fn store_revision(
         .arg(rev.job_id)
         .invoke_async(&mut store.conn())
         .await?;
-    let status = reply.first().map(String::as_str).unwrap_or("");
-    let detail = reply.get(1).map(String::as_str).unwrap_or("");
-    match (status, detail) {
-        ("ok", now) => Ok((id, now.parse().unwrap_or(ms))),
-        ("forbidden", _) => Err(ToolError::new(
+    match stored {
+        RevisionStored::Ok { now_ms } => Ok((id, now_ms)),
+        RevisionStored::NameTaken => Err(ToolError::new(
             ErrorCode::Forbidden,
             format!("the name {:?} belongs to another account", rev.name),
         )),
-        ("validation_failed", "parent_missing") => Err(parent_error(false, parent, rev.name)),
-        ("validation_failed", _) => Err(parent_error(true, parent, rev.name)),
-        ("quota", "labor") => Err(labor_cap(budgets.labor_candidates)),
-        ("quota", "owner") => Err(storage_quota("owner", budgets.account_bytes)),
-        ("quota", _) => Err(storage_quota("global", budgets.total_bytes)),
-        _ => Err(ToolError::internal(format!("store_revision: {reply:?}"))),
+        RevisionStored::ParentMissing => Err(parent_error(false, parent, rev.name)),
+        RevisionStored::ParentForeign => Err(parent_error(true, parent, rev.name)),
+        RevisionStored::LaborCap => Err(labor_cap(budgets.labor_candidates)),
+        RevisionStored::Storage(StorageScope::Owner) => {
+            Err(storage_quota("owner", budgets.account_bytes))
+        }
+        RevisionStored::Storage(StorageScope::Global) => {
+            Err(storage_quota("global", budgets.total_bytes))
+        }
+        RevisionStored::IdTaken => Err(ToolError::internal(format!(
+            "store_revision: revision id {id} is taken"
+        ))),
     }
 }
 
@@ -479,22 +455,14 @@ pub async fn withdraw(store: &Store, owner: &str, id: &str) -> Result<Value, Too
             format!("revision {id} belongs to another account"),
         ));
     }
-    let result: String = redis::Script::new(
-        r#"
-        local s = redis.call('GET', KEYS[1])
-        if s == 'promoted' then return 'promoted' end
-        redis.call('SET', KEYS[1], 'withdrawn')
-        redis.call('ZREM', KEYS[2], ARGV[1])
-        redis.call('SREM', KEYS[3], ARGV[1])
-        return 'ok'"#,
-    )
-    .key(store.key(&format!("rev:{id}:state")))
-    .key(store.key("labor"))
-    .key(store.key(&format!("owner:{owner}:candidates")))
-    .arg(id)
-    .invoke_async(&mut store.conn())
-    .await?;
-    if result == "promoted" {
+    let withdrawn: Withdrawn = REVISION_WITHDRAW
+        .key(store.key(&format!("rev:{id}:state")))
+        .key(store.key("labor"))
+        .key(store.key(&format!("owner:{owner}:candidates")))
+        .arg(id)
+        .invoke_async(&mut store.conn())
+        .await?;
+    if withdrawn == Withdrawn::Promoted {
         return Err(ToolError::new(
             ErrorCode::Conflict,
             format!("revision {id} is promoted; the operator rolls promoted revisions back"),

@@ -29,51 +29,8 @@ const MAX_ATTEMPTS: usize = 32;
 /// then Redis drops them; unfinished ones never expire.
 const FINISHED_RETENTION_MS: u64 = 24 * 3600 * 1000;
 
-const SAVE_LUA: &str = r#"
--- KEYS[1] session hash, KEYS[2] index of unfinished sessions, KEYS[3] the session's event
--- list, KEYS[4] the delayed set
--- ARGV: [1] expected rev ('0' = create: must not exist), [2] new rev, [3] json, [4] id,
---       [5] listed ('1'/'0'), [6] ttl ms, [7] events kept, [8] number of new events E,
---       [9] number of deadline changes D, [10] wake-up channel ('' = none);
---       then E events, then D triples (op 'a' add / 'r' remove, due ms, member)
-local cur = redis.call('HGET', KEYS[1], 'rev')
-if ARGV[1] == '0' then
-  if cur then return 0 end
-elseif cur ~= ARGV[1] then
-  return 0
-end
-redis.call('HSET', KEYS[1], 'rev', ARGV[2], 'json', ARGV[3])
-local ne = tonumber(ARGV[8])
-if ne > 0 then
-  redis.call('RPUSH', KEYS[3], unpack(ARGV, 11, 10 + ne))
-  redis.call('LTRIM', KEYS[3], -tonumber(ARGV[7]), -1)
-end
-if ARGV[5] == '1' then
-  redis.call('SADD', KEYS[2], ARGV[4])
-  redis.call('PERSIST', KEYS[1])
-  redis.call('PERSIST', KEYS[3])
-else
-  redis.call('SREM', KEYS[2], ARGV[4])
-  redis.call('PEXPIRE', KEYS[1], ARGV[6])
-  redis.call('PEXPIRE', KEYS[3], ARGV[6])
-end
-local i = 11 + ne
-for _ = 1, tonumber(ARGV[9]) do
-  if ARGV[i] == 'a' then
-    redis.call('ZADD', KEYS[4], ARGV[i + 1], ARGV[i + 2])
-  else
-    redis.call('ZREM', KEYS[4], ARGV[i + 2])
-  end
-  i = i + 3
-end
--- The wake-up carries the record itself: waiters in every process take the new state from
--- the message instead of each reading it back.
-if ARGV[10] ~= '' then
-  redis.call('PUBLISH', ARGV[10], ARGV[3])
-end
-return 1
-"#;
-
+/// The Lua scripts (`rcadia/lua/`; each header documents KEYS, ARGV and the reply), built
+/// once per process and run by SHA (EVALSHA, loaded again on NOSCRIPT).
 pub(crate) struct Scripts {
     save: redis::Script,
 }
@@ -81,7 +38,25 @@ pub(crate) struct Scripts {
 impl Scripts {
     pub(crate) fn load() -> Scripts {
         Scripts {
-            save: redis::Script::new(SAVE_LUA),
+            save: redis::Script::new(include_str!("../lua/session_save.lua")),
+        }
+    }
+}
+
+/// The reply of `session_save.lua`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Saved {
+    Written,
+    /// Another write came first (the stored `rev` moved): nothing was written.
+    RevMoved,
+}
+
+impl redis::FromRedisValue for Saved {
+    fn from_redis_value(v: redis::Value) -> Result<Self, redis::ParsingError> {
+        match redis::from_redis_value::<i64>(v)? {
+            1 => Ok(Saved::Written),
+            0 => Ok(Saved::RevMoved),
+            n => Err(format!("unexpected reply of session_save: {n}").into()),
         }
     }
 }
@@ -270,8 +245,8 @@ impl Rcadia {
         for (op, at, m) in &deadlines {
             inv.arg(*op).arg(*at).arg(m);
         }
-        let ok: i64 = inv.invoke_async(&mut conn).await?;
-        Ok(ok == 1)
+        let saved: Saved = inv.invoke_async(&mut conn).await?;
+        Ok(saved == Saved::Written)
     }
 
     /// Removes a session that lost a rematch race before anyone could see it.

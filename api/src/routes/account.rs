@@ -19,7 +19,6 @@ use axum::Router;
 use serde::{Deserialize, Serialize};
 
 use horst_gateway::people::{self, Person, SignIn};
-use horst_gateway::signin_limits::{self, SignInLimits};
 use horst_gateway::web_sessions::{self, Subject};
 
 use crate::extract::{same_origin, session_cookie, ClientAddr, Expected, Json, SignedIn};
@@ -131,28 +130,46 @@ pub(crate) async fn end_previous(state: &AppState, headers: &HeaderMap) -> Resul
     Ok(())
 }
 
-/// Counts a sign-in or sign-up attempt against the burst limits.
+/// Counts a sign-in or sign-up attempt against the deployment-wide burst limits
+/// (`horst-limits`, counted in Redis): per client address, and per account name (`name`
+/// empty: a sign-up or an admin-token sign-in, counted per address only).
 pub(crate) async fn limit_attempt(
     state: &AppState,
     address: std::net::IpAddr,
     name: &str,
 ) -> Result<(), ApiError> {
-    let limits = SignInLimits::from_config(&state.config.gateway);
-    if let Err(l) = signin_limits::check(&state.store, limits, address, name).await? {
-        let what = match l.scope {
-            signin_limits::Scope::Address => "from your address",
-            signin_limits::Scope::Name => "for this name",
-        };
-        return Err(ApiError::new(
-            ApiCode::Burst,
-            format!(
-                "too many sign-in attempts {what}; wait {} s and try again",
-                l.retry_after_seconds
-            ),
-        )
-        .retry_after(l.retry_after_seconds));
+    use horst_limits::{BurstError, Limit};
+    let g = &state.config.gateway;
+    let per_address = Limit::per_minute("sign_in_address", g.sign_in_per_ip_per_minute);
+    let per_name = Limit::per_minute("sign_in_name", g.sign_in_per_name_per_minute);
+    let burst = &state.agents.burst;
+    let mut result = burst.check(&per_address, &address.to_string()).await;
+    if result.is_ok() && !name.is_empty() {
+        result = burst.check(&per_name, name).await;
     }
-    Ok(())
+    match result {
+        Ok(()) => Ok(()),
+        Err(BurstError::Limited(l)) => {
+            let what = if l.limit == per_name.name {
+                "for this name"
+            } else {
+                "from your address"
+            };
+            let s = l.retry_after_seconds();
+            Err(ApiError::new(
+                ApiCode::Burst,
+                format!("too many sign-in attempts {what}; wait {s} s and try again"),
+            )
+            .retry_after(s))
+        }
+        Err(BurstError::Store(e)) => {
+            tracing::warn!(error = %e, "cannot count a sign-in attempt");
+            Err(ApiError::new(
+                ApiCode::Unavailable,
+                "sign-in is unavailable for a moment; try again shortly",
+            ))
+        }
+    }
 }
 
 /// An account as the page shows it.

@@ -55,14 +55,21 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
         );
     }
     let ip = client_ip(&state, peer, &headers);
-    if let Err(limited) = state.agents.burst.check_ip(ip) {
-        let s = limited.retry_after_seconds();
-        return ApiError::new(
-            ApiCode::Burst,
-            format!("too many requests; retry after {s} s"),
-        )
-        .retry_after(s)
-        .into_response();
+    let per_address = &state.agents.limits.per_address;
+    match state.agents.burst.check(per_address, &ip.to_string()).await {
+        Ok(()) => {}
+        Err(horst_limits::BurstError::Limited(limited)) => {
+            let s = limited.retry_after_seconds();
+            return ApiError::new(
+                ApiCode::Burst,
+                format!("too many requests; retry after {s} s"),
+            )
+            .retry_after(s)
+            .into_response();
+        }
+        Err(horst_limits::BurstError::Store(e)) => {
+            return ApiError::internal(format!("burst limit: {e}")).into_response()
+        }
     }
     if !is_json(&headers) {
         return client(ApiCode::ContentType, "send Content-Type: application/json");

@@ -18,6 +18,7 @@ use axum::Router;
 use horst_config::GatewayMode;
 use horst_gateway::protocol::{self, codes};
 use horst_gateway::{AuthError, Message, Refusal, Reply};
+use horst_limits::BurstError;
 use http_body_util::BodyExt;
 use serde_json::Value;
 
@@ -167,19 +168,9 @@ async fn transport(State(state): State<AppState>, request: Request, next: Next) 
         }
     }
     let ip = client_ip(&state, peer, headers);
-    if let Err(limited) = state.agents.burst.check_ip(ip) {
-        let s = limited.retry_after_seconds();
-        return too_many(
-            s,
-            rpc_error(
-                StatusCode::TOO_MANY_REQUESTS,
-                codes::REFUSED,
-                &format!(
-                    "burst limit: at most {} requests per minute per address; retry after {s} s",
-                    state.config.gateway.burst_per_ip_per_minute
-                ),
-            ),
-        );
+    let per_address = &state.agents.limits.per_address;
+    if let Err(refused) = state.agents.burst.check(per_address, &ip.to_string()).await {
+        return burst_refused(refused, "address", per_address.max);
     }
     if !is_json(headers) {
         return rpc_error(
@@ -223,16 +214,9 @@ async fn mcp(
     bytes: Bytes,
 ) -> Response {
     if let Some(account) = &caller {
-        if let Err(limited) = state.agents.burst.check_account(&account.name) {
-            let s = limited.retry_after_seconds();
-            return too_many(
-                s,
-                rpc_error(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    codes::REFUSED,
-                    &format!("burst limit: at most {} requests per minute per account; retry after {s} s", state.config.gateway.burst_per_account_per_minute),
-                ),
-            );
+        let per_account = &state.agents.limits.per_account;
+        if let Err(refused) = state.agents.burst.check(per_account, &account.name).await {
+            return burst_refused(refused, "account", per_account.max);
         }
     }
     let version = headers
@@ -261,6 +245,24 @@ async fn mcp(
                 r
             }
         },
+    }
+}
+
+/// A burst limit's 429 (with `Retry-After`), or the store failure that kept it from counting.
+fn burst_refused(e: BurstError, per: &str, max: u32) -> Response {
+    match e {
+        BurstError::Limited(limited) => {
+            let s = limited.retry_after_seconds();
+            too_many(
+                s,
+                rpc_error(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    codes::REFUSED,
+                    &format!("burst limit: at most {max} requests per minute per {per}; retry after {s} s"),
+                ),
+            )
+        }
+        BurstError::Store(e) => internal(format!("burst limit: {e}")),
     }
 }
 

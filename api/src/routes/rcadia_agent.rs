@@ -11,10 +11,13 @@ use axum::Router;
 use horst_rcadia::auth::Identity;
 use horst_rcadia::store::Step;
 use horst_rcadia::RcadiaError;
+use horst_sessions::wire::{
+    ActionResponse, AgentSnapshot, AvailableList, EventsPage, LeaveResponse, PublicView,
+};
 use horst_sessions::{
     format_player_id, should_wake, ActionStatus, Event, ProtocolError, Reply, Session, Status,
 };
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::extract::{Json, Player};
 use crate::poll_params::{u64_param, wait_param};
@@ -36,10 +39,10 @@ pub fn router() -> Router<AppState> {
 async fn available(
     State(state): State<AppState>,
     Query(q): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<AvailableList>, ApiError> {
     let all = matches!(q.get("all").map(String::as_str), Some("1" | "true" | "yes"));
     let game = q.get("game").filter(|g| !g.trim().is_empty());
-    let sessions: Vec<Value> = state
+    let sessions = state
         .rcadia
         .list_unfinished()
         .await?
@@ -48,7 +51,7 @@ async fn available(
         .filter(|s| game.is_none_or(|g| s.matches_game(g)))
         .map(Session::available_entry)
         .collect();
-    Ok(Json(json!({ "sessions": sessions })))
+    Ok(Json(AvailableList { sessions }))
 }
 
 /// The caller's seat, readying a reserved seat on a waiting session (any player call does),
@@ -77,8 +80,9 @@ fn player_id_of(s: &Session, who: &Identity) -> Result<String, ApiError> {
     Ok(s.authorize_player(&who.key)?.to_string())
 }
 
-fn snapshot(s: &Session, player_id: &str) -> Value {
-    s.snapshot(player_id).unwrap_or(Value::Null)
+/// `null` for a caller without a seat.
+fn snapshot(s: &Session, player_id: &str) -> Option<AgentSnapshot> {
+    s.snapshot(player_id)
 }
 
 async fn join(
@@ -86,7 +90,7 @@ async fn join(
     Player(who): Player,
     Path(id): Path<String>,
     Json(body): Json<Value>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Option<AgentSnapshot>>, ApiError> {
     let as_name = match body.get("asName") {
         None | Some(Value::Null) => who.name.clone(),
         Some(Value::String(n)) => Some(n.clone()),
@@ -122,7 +126,7 @@ async fn state_poll(
     Player(who): Player,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Option<AgentSnapshot>>, ApiError> {
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?;
     // Subscribed before the read the wait starts from, so no change in between is missed.
@@ -164,7 +168,7 @@ async fn action(
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
     Json(body): Json<Value>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ActionResponse>, ApiError> {
     let wait = wait_param(&q)?;
     let Some(act) = body.get("action").cloned() else {
         return Err(ApiError::new(
@@ -211,7 +215,10 @@ async fn action(
         Err(RcadiaError::Protocol(e, Some(s))) if e.status == 409 => {
             let body = s
                 .player_by_identity(&who.key)
-                .map(|p| snapshot(&s, &p.player_id));
+                .and_then(|p| snapshot(&s, &p.player_id))
+                .map(serde_json::to_value)
+                .transpose()
+                .map_err(|e| ApiError::internal(format!("snapshot: {e}")))?;
             return Err(ApiError::protocol_with_snapshot(e, body));
         }
         Err(e) => return Err(e.into()),
@@ -231,7 +238,7 @@ async fn action(
         })
         .await?;
     let mut v = s.action_response(&pid, &action_id, turn);
-    v["snapshot"] = snapshot(&s, &pid);
+    v.snapshot = snapshot(&s, &pid);
     Ok(Json(v))
 }
 
@@ -239,7 +246,7 @@ async fn leave(
     State(state): State<AppState>,
     Player(who): Player,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<LeaveResponse>, ApiError> {
     let a = state
         .rcadia
         .apply(&id, |s| {
@@ -247,12 +254,12 @@ async fn leave(
             Ok(Step::main(Event::Leave { player_id }))
         })
         .await?;
-    Ok(Json(json!({
-        "ok": true,
-        "sessionId": a.session.session_id,
-        "status": a.session.status.as_str(),
-        "result": a.session.result,
-    })))
+    Ok(Json(LeaveResponse {
+        ok: true,
+        result: a.session.result,
+        session_id: a.session.session_id,
+        status: a.session.status,
+    }))
 }
 
 async fn events(
@@ -260,7 +267,7 @@ async fn events(
     Player(who): Player,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<EventsPage>, ApiError> {
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?.unwrap_or(0);
     let a = state
@@ -282,7 +289,7 @@ async fn public(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PublicView>, ApiError> {
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?;
     let s = state.rcadia.load(&id).await?;

@@ -12,6 +12,7 @@ use axum::Router;
 use horst_rcadia::auth::Identity;
 use horst_rcadia::store::Step;
 use horst_rcadia::wait::MAX_WAIT;
+use horst_sessions::wire::{OpsResponse, PendingActionsResponse, RematchResponse, V1OkResponse};
 use horst_sessions::{Event, GameInfo, HostKind, NewSession, Op, Reply, Session};
 use serde_json::Value;
 
@@ -157,7 +158,7 @@ async fn ops(
     Host(who): Host,
     Path(id): Path<String>,
     Json(body): Json<Value>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<OpsResponse>, ApiError> {
     let ops = Op::parse_batch(&body)?;
     let s = publish(&state, &id, &who, ops).await?;
     Ok(Json(s.ops_response()))
@@ -169,12 +170,15 @@ async fn v1(
     id: String,
     body: Value,
     endpoint: &str,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<V1OkResponse>, ApiError> {
     let op = Op::from_v1(endpoint, &body)?;
     let s = publish(&state, &id, &who, vec![op]).await?;
     Ok(Json(match endpoint {
         "reject-action" | "end" => s.v1_ok_response(),
-        _ => serde_json::json!({ "ok": true }),
+        _ => V1OkResponse {
+            next_session_id: None,
+            ok: true,
+        },
     }))
 }
 
@@ -183,7 +187,7 @@ async fn v1_state(
     Host(who): Host,
     Path(id): Path<String>,
     Json(b): Json<Value>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<V1OkResponse>, ApiError> {
     v1(s, who, id, b, "state").await
 }
 async fn v1_observation(
@@ -191,7 +195,7 @@ async fn v1_observation(
     Host(who): Host,
     Path(id): Path<String>,
     Json(b): Json<Value>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<V1OkResponse>, ApiError> {
     v1(s, who, id, b, "observation").await
 }
 async fn v1_legal_actions(
@@ -199,7 +203,7 @@ async fn v1_legal_actions(
     Host(who): Host,
     Path(id): Path<String>,
     Json(b): Json<Value>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<V1OkResponse>, ApiError> {
     v1(s, who, id, b, "legal-actions").await
 }
 async fn v1_reject(
@@ -207,7 +211,7 @@ async fn v1_reject(
     Host(who): Host,
     Path(id): Path<String>,
     Json(b): Json<Value>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<V1OkResponse>, ApiError> {
     v1(s, who, id, b, "reject-action").await
 }
 async fn v1_end(
@@ -215,7 +219,7 @@ async fn v1_end(
     Host(who): Host,
     Path(id): Path<String>,
     Json(b): Json<Value>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<V1OkResponse>, ApiError> {
     v1(s, who, id, b, "end").await
 }
 
@@ -226,7 +230,7 @@ async fn pending_actions(
     Path(id): Path<String>,
     Host(who): Host,
     Query(q): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PendingActionsResponse>, ApiError> {
     let after = u64_param(&q, "after")?;
     let wait = wait_param(&q)?.min(MAX_WAIT);
     // Subscribed before the poll opens, so an entry queued in between wakes the wait.
@@ -269,7 +273,7 @@ async fn rematch(
     State(state): State<AppState>,
     Host(who): Host,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<RematchResponse>, ApiError> {
     let a = state
         .rcadia
         .apply(&id, |s| {

@@ -1,0 +1,53 @@
+--[[
+  Self-service: an agent account (trust 0) and its first key in one atomic step, within the
+  rolling caps per network and in total.
+
+  Input:
+    KEYS[1] agentkeys:net:<network>   zset of creations from this network, by time
+    KEYS[2] agentkeys:all             zset of all creations, by time
+    KEYS[3] account:<username>        the new account hash
+    KEYS[4] account:<username>:keys   set of its key hashes
+    KEYS[5] key:<hash>                the new key's record
+    KEYS[6] keyprefix:<prefix>        prefix -> hash
+
+    ARGV[1] window, ms (the caps are rolling over it)
+    ARGV[2] cap per network
+    ARGV[3] cap in total
+    ARGV[4] a random member for the two zsets
+    ARGV[5] username
+    ARGV[6] display name ('' = none)
+    ARGV[7] key hash
+    ARGV[8] key id
+    ARGV[9] key prefix
+    ARGV[10] label
+
+  Output:
+    {'ok', now_ms}             created (now_ms: the creation time)
+    {'network_cap', wait_ms}   the network's cap is reached; room in wait_ms
+    {'daily_cap', wait_ms}     the total cap is reached; room in wait_ms
+    {'collision', 0}           the random name or prefix is taken: try another
+]]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
+local function wait(k)
+  local oldest = redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')
+  if oldest[2] then return tonumber(oldest[2]) + window - now end
+  return window
+end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return {'network_cap', wait(KEYS[1])} end
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return {'daily_cap', wait(KEYS[2])} end
+if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[6]) == 1 then return {'collision', 0} end
+redis.call('ZADD', KEYS[1], now, ARGV[4])
+redis.call('ZADD', KEYS[2], now, ARGV[4])
+redis.call('PEXPIRE', KEYS[1], window)
+redis.call('PEXPIRE', KEYS[2], window)
+redis.call('HSET', KEYS[3], 'name', ARGV[5], 'kind', 'agent', 'trust', '0', 'blocked', '0',
+  'displayName', ARGV[6], 'createdAtMs', now)
+redis.call('HSET', KEYS[5], 'hash', ARGV[7], 'id', ARGV[8], 'prefix', ARGV[9],
+  'account', ARGV[5], 'label', ARGV[10], 'createdAtMs', now, 'revoked', '0')
+redis.call('SADD', KEYS[4], ARGV[7])
+redis.call('SET', KEYS[6], ARGV[7])
+return {'ok', now}

@@ -1,0 +1,21 @@
+--[[
+  Withdraws a revision (hides it; evidence, storage charge and name claim stay). A promoted
+  revision is refused: the operator rolls promoted revisions back.
+
+  Input:
+    KEYS[1] rev:<id>:state             the revision's state
+    KEYS[2] labor                      zset of Labor candidates
+    KEYS[3] owner:<owner>:candidates   set of the owner's candidates
+
+    ARGV[1] revision id
+
+  Output:
+    'ok'        withdrawn
+    'promoted'  refused (nothing written)
+]]
+local s = redis.call('GET', KEYS[1])
+if s == 'promoted' then return 'promoted' end
+redis.call('SET', KEYS[1], 'withdrawn')
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('SREM', KEYS[3], ARGV[1])
+return 'ok'

@@ -1,0 +1,34 @@
+--[[
+  Restores the previously promoted revision of a level: the current one is retired, the
+  newest of the history becomes promoted again.
+
+  Input:
+    KEYS[1] level:<level>:promoted   the promoted revision id
+    KEYS[2] level:<level>:history    list of earlier promoted revisions, newest first
+    KEYS[3] rev:<cur>:state          state of the revision the caller read as promoted
+    KEYS[4] rev:<prev>:state         state of the revision the caller read as newest in history
+
+    ARGV[1] <cur>, the promoted revision id the caller read
+    ARGV[2] <prev>, the newest history entry the caller read
+
+  Output:
+    {'ok', cur, prev}   rolled back from cur to prev
+    {'none'}            the level has no promoted revision
+    {'nohistory'}       there is no earlier promoted revision
+    {'moved'}           the promoted id or the history changed since the caller read them:
+                        read again and retry
+
+  Cluster note: both state keys depend on what is stored, so the caller reads the two ids
+  first (two steps) and passes their keys. Safe because the script checks, atomically, that
+  the ids are still the ones read before it writes either key.
+]]
+local cur = redis.call('GET', KEYS[1])
+if not cur then return {'none'} end
+local prev = redis.call('LINDEX', KEYS[2], 0)
+if not prev then return {'nohistory'} end
+if cur ~= ARGV[1] or prev ~= ARGV[2] then return {'moved'} end
+redis.call('LPOP', KEYS[2])
+redis.call('SET', KEYS[3], 'retired')
+redis.call('SET', KEYS[4], 'promoted')
+redis.call('SET', KEYS[1], prev)
+return {'ok', cur, prev}
