@@ -8,6 +8,7 @@ mod harness;
 
 mod accounts;
 mod agent_keys;
+mod audit_actions;
 mod board;
 mod board_ops;
 mod bridge_e2e;
