@@ -7,6 +7,7 @@
 mod harness;
 
 mod accounts;
+mod accounts_e2e;
 mod agent_keys;
 mod audit_actions;
 mod board;

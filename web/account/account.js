@@ -173,10 +173,10 @@ function keyRow(k) {
   return el(
     "tr",
     { "data-prefix": k.prefix },
-    el("td", {}, el("code", {}, k.prefix + "…")),
-    el("td", { class: "label" }, k.label || "–"),
-    el("td", {}, dateText(k.createdAt)),
-    el("td", {}, k.lastUsedAt ? dateText(k.lastUsedAt) : "noch nie"),
+    el("td", { "data-label": "Präfix" }, el("code", {}, k.prefix + "…")),
+    el("td", { class: "label", "data-label": "Bezeichnung" }, k.label || "–"),
+    el("td", { "data-label": "Erstellt" }, dateText(k.createdAt)),
+    el("td", { "data-label": "Zuletzt benutzt" }, k.lastUsedAt ? dateText(k.lastUsedAt) : "noch nie"),
     action,
   );
 }
@@ -231,7 +231,7 @@ $("signup-form").addEventListener("submit", async (ev) => {
   const repeat = f.elements.repeat.value;
   $("signup-error").textContent = "";
   let nameProblem = "";
-  if (!NAME_RULE.test(name)) nameProblem = "2–32 Zeichen: Kleinbuchstaben, Ziffern, _ oder -.";
+  if (!NAME_RULE.test(name)) nameProblem = "Dieser Name passt nicht: erlaubt sind nur Kleinbuchstaben, Ziffern, _ und -, 2 bis 32 Zeichen.";
   else if (name.startsWith("agent-")) nameProblem = "Namen mit agent- sind für Agentenkonten reserviert.";
   let pwProblem = "";
   if ([...password].length < 8) pwProblem = "Das Passwort braucht mindestens 8 Zeichen.";

@@ -206,6 +206,9 @@ async function messages() {
   if (!res.ok) return failed("Messages", res);
   const items = res.body.items.slice().sort((a, b) => Number(a.read) - Number(b.read));
   const unread = items.filter((m) => !m.read).length;
+  const badge = $("unread-badge");
+  badge.textContent = unread ? String(unread) : "";
+  badge.hidden = !unread;
   const list = items.map((m) => {
     const actions = el("div", { class: "actions" });
     if (!m.read) {
@@ -562,8 +565,8 @@ async function credentials() {
   }) : [];
 
   const userForm = el("form", { class: "inline", novalidate: true },
-    el("label", {}, "Name ", el("input", { name: "name", required: true, maxlength: "32", autocomplete: "off" })),
-    el("label", {}, "Password ", el("input", { name: "password", type: "password", required: true, autocomplete: "new-password" })),
+    el("label", {}, "Person's name ", el("input", { name: "name", required: true, maxlength: "32", autocomplete: "off" })),
+    el("label", {}, "New password ", el("input", { name: "password", type: "password", required: true, autocomplete: "new-password" })),
     el("button", { type: "submit" }, "Create user / set password"),
     el("p", { class: "form-error", id: "user-error", role: "alert" }));
   userForm.addEventListener("submit", async (ev) => {
@@ -580,7 +583,7 @@ async function credentials() {
     if (res.ok) { notice(`User ${name} created.`); userForm.reset(); } else { $("user-error").textContent = refusal(res); }
   });
   const delForm = el("form", { class: "inline" },
-    el("label", {}, "Name ", el("input", { name: "name", required: true, maxlength: "32", autocomplete: "off" })),
+    el("label", {}, "Person to delete ", el("input", { name: "name", required: true, maxlength: "32", autocomplete: "off" })),
     el("button", { type: "submit", class: "danger" }, "Delete user…"));
   delForm.addEventListener("submit", (ev) => {
     ev.preventDefault();
@@ -593,7 +596,9 @@ async function credentials() {
   view().replaceChildren(heading("Credentials"), out,
     el("h2", {}, "Admin tokens"),
     el("p", { class: "muted" }, "Rotation: create the successor, move clients to it, then retire the old one. Old and new both work until then."),
-    table(["Id", "Label", "Created by", "Created", "State", ""], atRows), atForm,
+    atRows.length ? table(["Id", "Label", "Created by", "Created", "State", ""], atRows)
+      : el("p", {}, "No admin tokens: the bearer REST admin API is off until you create one (this page works with operator accounts)."),
+    atForm,
     el("h2", {}, "RCADIA agent tokens"),
     tk.ok ? (tkRows.length ? table(["Agent", "Name", "Scopes", "Created", ""], tkRows) : el("p", {}, "No tokens.")) : el("p", { class: "error-text" }, refusal(tk)),
     el("h2", {}, "Agent keys (active)"),
