@@ -868,3 +868,146 @@ async fn a_revoked_rcadia_token_is_refused_within_the_epoch_bound() {
         ("token_revoke", agent.as_str())
     );
 }
+
+/// The real binary at debug level: no password, key, token, JWT, session id or CSRF token
+/// reaches a log line, and no listing shows one.
+#[tokio::test]
+async fn no_secret_reaches_a_log_line_or_a_listing() {
+    use crate::harness::HorstProcess;
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn(
+        &["up", "--listen", "127.0.0.1:0", "--data", "data"],
+        &[
+            ("HORST_LOG", "debug"),
+            ("HORST_GATEWAY_MODE", "on"),
+            ("HORST_GATEWAY_SIGN_UP", "true"),
+            ("HORST_GATEWAY_ADMIN_TOKEN", ADMIN_TOKEN),
+        ],
+        dir.path(),
+    );
+    let addr = horst.wait_listening();
+    let base = format!("http://{addr}");
+    let mut secrets: Vec<String> = vec![PASSWORD.into(), ADMIN_TOKEN.into()];
+    let mut v = Visitor {
+        base: base.clone(),
+        http: reqwest::Client::new(),
+        cookie: None,
+        csrf: None,
+    };
+    let r = v
+        .post(
+            "/api/account/sign-up",
+            json!({ "name": "fuchs", "password": PASSWORD }),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    secrets.extend(v.cookie.clone());
+    secrets.extend(v.csrf.clone());
+    let key = v.post("/api/account/keys", json!({})).await.body["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    secrets.push(key.clone());
+    let http = reqwest::Client::new();
+    let mcp = |k: String| {
+        let (http, base) = (http.clone(), base.clone());
+        async move {
+            http.post(format!("{base}/api/mcp"))
+                .header("content-type", "application/json")
+                .header("mcp-protocol-version", "2025-11-25")
+                .bearer_auth(k)
+                .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"my_submissions","arguments":{}}}"#)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    assert_eq!(mcp(key.clone()).await, 200);
+    let wrong_key = format!("gcv_{}", "0".repeat(48));
+    secrets.push(wrong_key.clone());
+    assert_eq!(mcp(wrong_key).await, 401);
+    let wrong_password = "ganz falsches passwort";
+    secrets.push(wrong_password.into());
+    assert_eq!(v.sign_in("fuchs", wrong_password).await.status, 401);
+    let jwt: Value = http
+        .post(format!("{base}/api/v1/auth/session"))
+        .json(&json!({ "username": "fuchs", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    secrets.push(jwt["token"].as_str().unwrap().into());
+    let mut op = Visitor {
+        base: base.clone(),
+        http: reqwest::Client::new(),
+        cookie: None,
+        csrf: None,
+    };
+    let r = op
+        .post(
+            "/api/admin/session",
+            json!({ "token": ADMIN_TOKEN, "operatorName": "Olga" }),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    secrets.extend(op.cookie.clone());
+    secrets.extend(op.csrf.clone());
+    let r = op
+        .post("/api/admin/admin-tokens", json!({ "label": "next" }))
+        .await;
+    secrets.push(r.body["token"].as_str().unwrap().into());
+    let r = op
+        .post(
+            "/api/admin/tokens",
+            json!({ "scopes": ["play"], "name": "Fisch" }),
+        )
+        .await;
+    secrets.push(r.body["token"].as_str().unwrap().into());
+    let r = op
+        .post(
+            "/api/admin/users",
+            json!({ "name": "dachs", "password": "dachs passwort 1" }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    secrets.push("dachs passwort 1".into());
+
+    let mut listings = String::new();
+    for path in [
+        "/api/admin/keys?revoked=true",
+        "/api/admin/tokens",
+        "/api/admin/admin-tokens",
+        "/api/admin/accounts",
+        "/api/admin/audit",
+        "/api/account/keys",
+        "/api/account/session",
+    ] {
+        let who = if path.starts_with("/api/account") {
+            &mut v
+        } else {
+            &mut op
+        };
+        let r = who.get(path).await;
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        listings.push_str(&r.body.to_string());
+    }
+
+    horst.signal(libc::SIGTERM);
+    horst.wait_exit(std::time::Duration::from_secs(30));
+    let logs = format!("{}\n{}", horst.stdout(), horst.stderr());
+    assert!(
+        logs.contains("/api/account/sign-in"),
+        "the requests were logged:\n{logs}"
+    );
+    for s in &secrets {
+        assert!(!logs.contains(s.as_str()), "a secret in the log: {s}");
+        // The session listing carries this session's own CSRF token (the page needs it).
+        if Some(s) != v.csrf.as_ref() {
+            assert!(!listings.contains(s.as_str()), "a secret in a listing: {s}");
+        }
+    }
+}
