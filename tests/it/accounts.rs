@@ -1011,3 +1011,154 @@ async fn no_secret_reaches_a_log_line_or_a_listing() {
         }
     }
 }
+
+/// `horst admin` with `HORST_OPERATOR=olga`; stdin is given (passwords).
+fn admin_cli(app: &TestApp, args: &[&str], stdin: &str) -> (bool, String, String) {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_horst"));
+    cmd.arg("admin")
+        .args(args)
+        .args(["--redis", &app.redis_url])
+        .current_dir(dir.path())
+        .env("HORST_OPERATOR", "olga")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("HORST_") && k != "HORST_OPERATOR" {
+            cmd.env_remove(k);
+        }
+    }
+    let mut child = cmd.spawn().expect("spawn horst admin");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[tokio::test]
+async fn the_credential_lifecycle_from_the_cli() {
+    let app = accounts_app().await;
+    let run = |args: &[&str], stdin: &str| {
+        let (ok, out, err) = admin_cli(&app, args, stdin);
+        assert!(ok, "horst admin {args:?}: {err}");
+        (out, err)
+    };
+    run(&["sign-up", "closed"], "");
+    let (out, _) = run(&["switches"], "");
+    let s: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(s["signUp"], false);
+    run(
+        &["user", "create", "fuchs", "--trust", "1"],
+        "erstes passwort\n",
+    );
+    let mut v = Visitor::new(&app);
+    assert_eq!(v.sign_in("fuchs", "erstes passwort").await.status, 200);
+    run(&["user", "passwd", "fuchs"], "zweites passwort\n");
+    assert_eq!(
+        v.get("/api/account/keys").await.status,
+        401,
+        "the session ended"
+    );
+    assert_eq!(v.sign_in("fuchs", "zweites passwort").await.status, 200);
+    run(&["account", "operator", "fuchs", "on"], "");
+
+    let (key, _) = run(&["key", "create", "fuchs", "--label", "cli"], "");
+    let key = key.trim().to_string();
+    let (out, err) = run(&["key", "list", "--account", "fuchs"], "");
+    assert!(err.contains("1 in all"), "{err}");
+    assert!(out.contains(&key[..12]) && !out.contains(&key), "{out}");
+    let (out, err) = run(&["account", "list", "--kind", "human", "--limit", "1"], "");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(err.contains("in all"), "{err}");
+    let a: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (a["name"].as_str(), a["operator"].as_bool()),
+        (Some("fuchs"), Some(true))
+    );
+
+    let (token, err) = run(
+        &["token", "create", "--scopes", "play", "--name", "Fisch"],
+        "",
+    );
+    let agent = err
+        .split_whitespace()
+        .find(|w| w.starts_with("agt_"))
+        .unwrap()
+        .to_string();
+    let (out, _) = run(&["token", "list"], "");
+    assert!(out.contains(&agent) && !out.contains(token.trim()), "{out}");
+    run(&["token", "revoke", &agent], "");
+
+    let (new_admin, _) = run(&["admin-token", "create", "--label", "next"], "");
+    let (out, _) = run(&["admin-token", "list"], "");
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(!out.contains(new_admin.trim()) && !out.contains(ADMIN_TOKEN));
+    let config_id = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|t| t["createdBy"] == "config")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    run(&["admin-token", "retire", &config_id], "");
+    // The last active one stays.
+    let (out, _) = run(&["admin-token", "list"], "");
+    let last = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|t| t["active"] == true)
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (ok, _, err) = admin_cli(&app, &["admin-token", "retire", &last], "");
+    assert!(
+        !ok && err.contains("conflict") && err.contains("last active"),
+        "{err}"
+    );
+
+    run(&["user", "delete", "fuchs"], "");
+    assert_eq!(
+        app.call("my_submissions", json!({}), Some(&key))
+            .await
+            .status,
+        401
+    );
+    let (ok, _, err) = admin_cli(&app, &["user", "passwd", "fuchs"], "drittes passwort\n");
+    assert!(!ok && err.contains("not_found"), "{err}");
+
+    let log = horst_gateway::operator::audit_log(&app.store, 0, 20)
+        .await
+        .unwrap();
+    let mine: Vec<&str> = log
+        .iter()
+        .filter(|e| e.who == "olga")
+        .map(|e| e.action.as_str())
+        .collect();
+    assert_eq!(
+        mine,
+        [
+            "user_delete",
+            "admin_token_retire",
+            "admin_token_create",
+            "token_revoke",
+            "token_create",
+            "key_create",
+            "operator_role",
+            "user_passwd",
+            "user_create",
+            "sign_up"
+        ]
+    );
+}
