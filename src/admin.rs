@@ -353,6 +353,10 @@ pub enum TokenCommand {
         /// The agent's name (its default asName when it joins).
         #[arg(long)]
         name: Option<String>,
+        /// Mark this identity as the house (needs --scopes host): the tables it hosts show
+        /// `host: "house"` in /available. The token for `horst house`.
+        #[arg(long)]
+        house: bool,
     },
     /// List agent tokens (agent id, name, scopes, created; never the token), newest first,
     /// as JSON lines.
@@ -829,11 +833,17 @@ async fn key(store: &horst_store::Store, cmd: KeyCommand) -> ExitCode {
 async fn token(app: &App, cmd: TokenCommand) -> ExitCode {
     let (store, auth) = (app.store(), app.auth());
     match cmd {
-        TokenCommand::Create { scopes, name } => {
-            match operator::create_token(store, auth, &who(), &scopes, name.as_deref()).await {
+        TokenCommand::Create {
+            scopes,
+            name,
+            house,
+        } => {
+            match operator::create_token(store, auth, &who(), &scopes, name.as_deref(), house).await
+            {
                 Ok((token, agent)) => {
                     eprintln!(
-                        "horst: created agent {agent} with scopes {}; the token below is shown only once",
+                        "horst: created {} {agent} with scopes {}; the token below is shown only once",
+                        if house { "the house identity" } else { "agent" },
                         scopes.join(",")
                     );
                     println!("{token}");

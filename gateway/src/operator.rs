@@ -721,21 +721,26 @@ pub async fn revoke_key(store: &Store, who: &str, prefix: &str) -> Result<String
     Ok(account)
 }
 
-/// An RCADIA agent token; returns (token, agent id). The token is shown once.
+/// An RCADIA agent token (`house`: the house host's identity); returns (token, agent id).
+/// The token is shown once.
 pub async fn create_token(
     store: &Store,
     auth: &Auth,
     who: &str,
     scopes: &[String],
     name: Option<&str>,
+    house: bool,
 ) -> Result<(String, String), ToolError> {
-    let (token, agent) = auth.create_token(scopes, name).await.map_err(auth_error)?;
+    let (token, agent) = auth
+        .create_token_as(scopes, name, house)
+        .await
+        .map_err(auth_error)?;
     audit(
         store,
         who,
         Action::TokenCreate,
         &agent,
-        json!({ "scopes": scopes, "name": name }),
+        json!({ "scopes": scopes, "name": name, "house": house }),
     )
     .await?;
     Ok((token, agent))

@@ -21,6 +21,13 @@ end
 
 local retry = math.max(1, math.ceil(tonumber(ARGV[18]) / 1000))
 if (tonumber(redis.call('GET', P .. 'waiting:' .. account)) or 0) >= tonumber(ARGV[11]) then
+  -- Name the caller's oldest waiting job (the global queue holds at most waiting_global ids).
+  local waiting = redis.call('LRANGE', P .. 'queue:waiting', 0, -1)
+  for i = #waiting, 1, -1 do
+    if redis.call('HGET', P .. 'job:' .. waiting[i], 'account') == account then
+      return {'busy', 'account', retry, waiting[i]}
+    end
+  end
   return {'busy', 'account', retry}
 end
 if redis.call('LLEN', P .. 'queue:waiting') >= tonumber(ARGV[12]) then

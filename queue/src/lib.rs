@@ -125,6 +125,8 @@ pub enum QueueError {
     #[error("{message}")]
     Busy {
         retry_after_seconds: u64,
+        /// The caller's own job that is waiting (when the per-account cap refused).
+        waiting_job_id: Option<String>,
         message: String,
     },
     #[error("{message}")]
@@ -343,14 +345,18 @@ impl Queue {
                     word(1)
                 ),
             }),
-            "busy" => Err(QueueError::Busy {
-                retry_after_seconds: number(2),
-                message: if word(1) == "account" {
-                    "a job of yours is already waiting; wait for it to finish (or read it with get_submission), then retry".to_string()
-                } else {
-                    "the server's queue is full; retry after retryAfterSeconds".to_string()
-                },
-            }),
+            "busy" => {
+                let waiting = (word(1) == "account" && reply.len() > 3).then(|| word(3));
+                Err(QueueError::Busy {
+                    retry_after_seconds: number(2),
+                    message: match &waiting {
+                        Some(id) => format!("your job {id} is already waiting; read it with get_submission {{\"jobId\": \"{id}\"}} and retry once it has finished"),
+                        None if word(1) == "account" => "a job of yours is already waiting; wait for it to finish (see get_submission), then retry".to_string(),
+                        None => "the server's queue is full; retry after retryAfterSeconds".to_string(),
+                    },
+                    waiting_job_id: waiting,
+                })
+            }
             "quota" => {
                 let scope = match word(1).as_str() {
                     "owner" => QuotaScope::Owner,

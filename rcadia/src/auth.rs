@@ -43,6 +43,9 @@ pub struct Identity {
     pub is_user: bool,
     pub play: bool,
     pub host: bool,
+    /// Created with `horst admin token create --house`: the sessions it hosts are RCADIA's
+    /// own tables (`host: "house"` in `/available`).
+    pub house: bool,
     /// The default `asName`.
     pub name: Option<String>,
 }
@@ -110,6 +113,8 @@ pub struct TokenInfo {
     pub agent: String,
     pub name: Option<String>,
     pub scopes: Vec<&'static str>,
+    /// The house identity (`--house`).
+    pub house: bool,
     /// Milliseconds since the epoch; `None` for tokens made before this was recorded.
     pub created_at_ms: Option<u64>,
 }
@@ -206,6 +211,17 @@ impl Auth {
         scopes: &[String],
         name: Option<&str>,
     ) -> Result<(String, String), AuthError> {
+        self.create_token_as(scopes, name, false).await
+    }
+
+    /// [`Auth::create_token`], marking the identity as the house when `house` (it needs the
+    /// `host` scope): every session it creates is listed as `host: "house"`.
+    pub async fn create_token_as(
+        &self,
+        scopes: &[String],
+        name: Option<&str>,
+        house: bool,
+    ) -> Result<(String, String), AuthError> {
         let mut play = false;
         let mut host = false;
         for s in scopes {
@@ -224,6 +240,11 @@ impl Auth {
                 "give at least one scope: --scopes play, host or play,host".into(),
             ));
         }
+        if house && !host {
+            return Err(AuthError::Invalid(
+                "--house marks a host identity: add the host scope (--scopes host --house)".into(),
+            ));
+        }
         if let Some(n) = name {
             if n.trim().is_empty() || n.chars().count() > 64 {
                 return Err(AuthError::Invalid("--name must be 1-64 characters".into()));
@@ -235,13 +256,18 @@ impl Auth {
             r#"
             local t = redis.call('TIME')
             redis.call('HSET', KEYS[1], 'agent', ARGV[1], 'play', ARGV[2], 'host', ARGV[3],
-                'name', ARGV[4], 'createdAtMs', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))"#,
+                'name', ARGV[4], 'house', ARGV[5],
+                'createdAtMs', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))"#,
         )
-        .key(self.store.key(&format!("auth:token:{}", sha256_hex(&token))))
+        .key(
+            self.store
+                .key(&format!("auth:token:{}", sha256_hex(&token))),
+        )
         .arg(&agent)
         .arg(u8::from(play))
         .arg(u8::from(host))
         .arg(name.unwrap_or(""))
+        .arg(u8::from(house))
         .invoke_async(&mut self.store.conn())
         .await?;
         Ok((token, agent))
@@ -255,11 +281,11 @@ impl Auth {
         for key in keys {
             let fields: Vec<Option<String>> = redis::cmd("HMGET")
                 .arg(&key)
-                .arg(&["agent", "play", "host", "name", "createdAtMs"])
+                .arg(&["agent", "play", "host", "name", "createdAtMs", "house"])
                 .query_async(&mut self.store.conn())
                 .await?;
-            let [Some(agent), play, host, name, created] =
-                <[Option<String>; 5]>::try_from(fields).unwrap_or_default()
+            let [Some(agent), play, host, name, created, house] =
+                <[Option<String>; 6]>::try_from(fields).unwrap_or_default()
             else {
                 continue;
             };
@@ -276,6 +302,7 @@ impl Auth {
                     agent,
                     name: name.filter(|n| !n.is_empty()),
                     scopes,
+                    house: house.as_deref() == Some("1"),
                     created_at_ms: created.and_then(|c| c.parse().ok()),
                 },
             ));
@@ -467,17 +494,18 @@ impl Auth {
                     is_user: true,
                     play: true,
                     host: true,
+                    house: false,
                     name: Some(claims.sub),
                 }
             }
             None => {
                 let fields: Vec<Option<String>> = redis::cmd("HMGET")
                     .arg(self.store.key(&format!("auth:token:{hash}")))
-                    .arg(&["agent", "play", "host", "name"])
+                    .arg(&["agent", "play", "host", "name", "house"])
                     .query_async(&mut self.store.conn())
                     .await?;
-                let [Some(agent), play, host, name] =
-                    <[Option<String>; 4]>::try_from(fields).unwrap_or_default()
+                let [Some(agent), play, host, name, house] =
+                    <[Option<String>; 5]>::try_from(fields).unwrap_or_default()
                 else {
                     return Ok(None);
                 };
@@ -487,6 +515,7 @@ impl Auth {
                     is_user: false,
                     play: play.as_deref() == Some("1"),
                     host: host.as_deref() == Some("1"),
+                    house: house.as_deref() == Some("1"),
                     name: name.filter(|n| !n.is_empty()),
                 }
             }

@@ -816,6 +816,7 @@ async fn a_revoked_rcadia_token_is_refused_within_the_epoch_bound() {
         "olga",
         &["play".into()],
         Some("Fisch"),
+        false,
     )
     .await
     .unwrap();

@@ -2,7 +2,7 @@
 //! sign in, create a key and see it once, use it over MCP, revoke it (the next MCP call is
 //! 401); as the operator: read a message, promote a revision, and see a stale promotion
 //! refused with the 409 in words. Screenshots at 1280x800 and 390x844 go to
-//! `target/screenshots/` for review.
+//! `target/screenshots/accounts/` for review.
 
 use std::time::Duration;
 
@@ -52,7 +52,7 @@ async fn screenshot(tab: &Tab, name: &str) {
     let png = base64::engine::general_purpose::STANDARD
         .decode(shot["data"].as_str().expect("data"))
         .expect("base64");
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots/accounts");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
 }

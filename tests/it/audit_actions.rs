@@ -166,7 +166,7 @@ async fn perform(app: &TestApp, f: &mut Fixture, action: Action) -> String {
             prefix
         }
         Action::TokenCreate => {
-            let (_, agent) = operator::create_token(s, auth, WHO, &["play".into()], None)
+            let (_, agent) = operator::create_token(s, auth, WHO, &["play".into()], None, false)
                 .await
                 .unwrap();
             f.token_agent = Some(agent.clone());

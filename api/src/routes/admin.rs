@@ -625,10 +625,13 @@ impl Expected for Paging {
 struct NewToken {
     scopes: Vec<String>,
     name: Option<String>,
+    #[serde(default)]
+    house: bool,
 }
 
 impl Expected for NewToken {
-    const EXPECTED: &'static str = "{\"scopes\": [\"play\", \"host\"], \"name\": \"<optional>\"}";
+    const EXPECTED: &'static str =
+        "{\"scopes\": [\"play\", \"host\"], \"name\": \"<optional>\", \"house\": false}";
 }
 
 async fn create_token(
@@ -642,6 +645,7 @@ async fn create_token(
         &op,
         &body.scopes,
         body.name.as_deref(),
+        body.house,
     )
     .await?;
     Ok(Json(json!({ "token": token, "agent": agent })))
