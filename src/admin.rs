@@ -8,7 +8,6 @@ use horst_config::{Config, GatewayMode};
 
 use horst::App;
 use horst_gateway::operator;
-use horst_rcadia::auth::Auth;
 
 use crate::redis_setup;
 
@@ -45,6 +44,21 @@ async fn level(app: &App, cmd: LevelCommand) -> ExitCode {
             LevelCommand::Recheck { revision, no_wait } => {
                 return recheck(app, &revision, no_wait).await
             }
+            LevelCommand::List {
+                name,
+                state,
+                offset,
+                limit,
+            } => operator::revisions(
+                store,
+                &operator::RevisionFilter { name, state },
+                offset,
+                limit,
+            )
+            .await
+            .and_then(|v| {
+                serde_json::to_string_pretty(&v).map_err(horst_gateway::ToolError::internal)
+            }),
             LevelCommand::Checks { revision } => horst_gateway::checks::checks(store, &revision)
                 .await
                 .and_then(|v| {
@@ -267,6 +281,14 @@ pub enum AdminCommand {
         #[arg(value_enum)]
         state: OnOff,
     },
+    /// Open or close sign-up on /account (closed: the operator creates accounts with
+    /// `user create`).
+    SignUp {
+        #[arg(value_enum)]
+        state: OpenClosed,
+    },
+    /// Show the run-time switches (gateway, self-service, sign-up) as JSON.
+    Switches,
     /// Accounts of the agent gateway.
     #[command(subcommand)]
     Account(AccountCommand),
@@ -291,13 +313,34 @@ pub enum AdminCommand {
     Audit {
         #[arg(long, default_value_t = 50)]
         limit: usize,
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
     },
     /// Agent tokens for the RCADIA agent protocol.
     #[command(subcommand)]
     Token(TokenCommand),
-    /// Users who sign in (the browser bridge) with POST /api/v1/auth/session.
+    /// People who sign in with a password: on /account (game accounts with agent keys),
+    /// /admin (with the operator role) and POST /api/v1/auth/session (RCADIA).
     #[command(subcommand)]
     User(UserCommand),
+    /// Admin tokens (REST admin API, /admin sign-in), with rotation: create the successor,
+    /// move clients to it, retire the old one.
+    #[command(subcommand)]
+    AdminToken(AdminTokenCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminTokenCommand {
+    /// Create an admin token; it is printed once, on its own line. The others stay active.
+    Create {
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// List admin tokens (ids, labels, who made them, active or retired) as JSON lines.
+    List,
+    /// Retire the admin token with this id: refused from now on, its /admin sessions end.
+    /// The last active one cannot be retired.
+    Retire { id: String },
 }
 
 #[derive(Subcommand, Debug)]
@@ -315,19 +358,42 @@ pub enum TokenCommand {
         #[arg(long)]
         house: bool,
     },
+    /// List agent tokens (agent id, name, scopes, created; never the token), newest first,
+    /// as JSON lines.
+    List {
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Revoke the token of AGENT (`agt_...`): every API process refuses it within a second.
+    Revoke { agent: String },
 }
 
 #[derive(Subcommand, Debug)]
 pub enum UserCommand {
-    /// Create a user. On a terminal the password is prompted for twice without echo;
-    /// when stdin is not a terminal (a pipe or a file) its first line is the password.
+    /// Create a person's account with a password (or give an account made with
+    /// `account create` one). On a terminal the password is prompted for twice without
+    /// echo; when stdin is not a terminal (a pipe or a file) its first line is the password.
     Create {
         username: String,
         /// Read the password from the first line of stdin even on a terminal (scripts that
         /// predate the pipe detection; a pipe is read without it).
         #[arg(long)]
         password_stdin: bool,
+        /// Trust tier of a new account: 0 (new), 1 or 2.
+        #[arg(long, default_value_t = 0)]
+        trust: u8,
     },
+    /// Set a new password (read like `create`); every session and JWT of the person ends.
+    Passwd {
+        username: String,
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Delete a person's sign-in: password and operator role go, sessions and JWTs end,
+    /// agent keys are revoked. The name stays taken (revisions and posts keep their author).
+    Delete { username: String },
 }
 
 #[derive(Subcommand, Debug)]
@@ -355,6 +421,20 @@ pub enum LevelCommand {
     },
     /// Every check of REVISION (the submission's and each recheck), oldest first, as JSON.
     Checks { revision: String },
+    /// Every revision (any state), newest first, with its level's promoted revision and its
+    /// newest check on the current engine, as JSON.
+    List {
+        /// Only this level.
+        #[arg(long)]
+        name: Option<String>,
+        /// Only this state: labor, promoted, retired, withdrawn or quarantined.
+        #[arg(long)]
+        state: Option<String>,
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -415,6 +495,12 @@ pub enum OnOff {
     Off,
 }
 
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum OpenClosed {
+    Open,
+    Closed,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum AccountCommand {
     /// Create an account (2-32 lowercase letters, digits, _ or -).
@@ -430,6 +516,33 @@ pub enum AccountCommand {
     Block { name: String },
     /// Lift a block.
     Unblock { name: String },
+    /// Give a person the operator role (they may open /admin) or take it.
+    Operator {
+        name: String,
+        #[arg(value_enum)]
+        state: OnOff,
+    },
+    /// List accounts by name, as JSON lines, with the total on stderr.
+    List {
+        /// Only names (or display names) containing this.
+        #[arg(long)]
+        q: Option<String>,
+        /// Only agent or human accounts.
+        #[arg(long)]
+        kind: Option<String>,
+        #[arg(long)]
+        trust: Option<u8>,
+        /// Only blocked (true) or unblocked (false) accounts.
+        #[arg(long)]
+        blocked: Option<bool>,
+        /// Only operators (true) or not (false).
+        #[arg(long)]
+        operator: Option<bool>,
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -442,6 +555,20 @@ pub enum KeyCommand {
     },
     /// Revoke the key with this prefix (`gcv_` and 8 characters, as listed at creation).
     Revoke { prefix: String },
+    /// List keys (prefix, label, created, last used; never the key), newest first, as JSON
+    /// lines, with the total on stderr.
+    List {
+        /// Only this account's keys.
+        #[arg(long)]
+        account: Option<String>,
+        /// Include revoked keys.
+        #[arg(long)]
+        revoked: bool,
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
 }
 
 pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
@@ -482,46 +609,59 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
                     GatewaySwitch::ReadOnly => GatewayMode::ReadOnly,
                 };
                 report(
-                    horst_gateway::set_mode(&store, mode)
+                    operator::set_gateway_mode(&store, &who(), mode)
                         .await
-                        .map(|_| format!("gateway: {mode:?}")),
+                        .map(|_| format!("gateway: {}", operator::gateway_mode_name(mode)))
+                        .map_err(Failure),
                 )
             }
             AdminCommand::SelfService { state } => {
                 let on = matches!(state, OnOff::On);
                 report(
-                    horst_gateway::set_self_service(&store, on)
+                    operator::set_self_service(&store, &who(), on)
                         .await
-                        .map(|_| format!("self-service keys: {}", if on { "on" } else { "off" })),
+                        .map(|_| format!("self-service keys: {}", if on { "on" } else { "off" }))
+                        .map_err(Failure),
                 )
             }
-            AdminCommand::Account(cmd) => account(&store, cmd).await,
+            AdminCommand::SignUp { state } => {
+                let open = matches!(state, OpenClosed::Open);
+                report(
+                    operator::set_sign_up(&store, &who(), open)
+                        .await
+                        .map(|_| format!("sign-up: {}", if open { "open" } else { "closed" }))
+                        .map_err(Failure),
+                )
+            }
+            AdminCommand::Switches => report(
+                operator::switches(&store, &config)
+                    .await
+                    .and_then(|s| {
+                        serde_json::to_string(&s).map_err(horst_gateway::ToolError::internal)
+                    })
+                    .map_err(Failure),
+            ),
+            AdminCommand::Account(cmd) => account(&app, cmd).await,
             AdminCommand::Level(cmd) => level(&app, cmd).await,
             AdminCommand::Quotas(cmd) => quotas(&store, &config, cmd).await,
             AdminCommand::Board(cmd) => board(&store, cmd).await,
             AdminCommand::Messages(cmd) => messages(&store, cmd).await,
             AdminCommand::Overview => report(
-                operator::overview(&store)
+                operator::overview(&store, app.queue())
                     .await
                     .map(|v| v.to_string())
                     .map_err(Failure),
             ),
-            AdminCommand::Audit { limit } => report(
-                operator::audit_log(&store, limit)
+            AdminCommand::Audit { limit, offset } => report(
+                operator::audit_log(&store, offset, limit)
                     .await
-                    .map(|v| lines(&v))
+                    .map(|v| json_lines(&v))
                     .map_err(Failure),
             ),
             AdminCommand::Key(cmd) => key(&store, cmd).await,
-            AdminCommand::Token(TokenCommand::Create {
-                scopes,
-                name,
-                house,
-            }) => token_create(app.auth(), &scopes, name.as_deref(), house).await,
-            AdminCommand::User(UserCommand::Create {
-                username,
-                password_stdin,
-            }) => user_create(app.auth(), &username, password_stdin).await,
+            AdminCommand::Token(cmd) => token(&app, cmd).await,
+            AdminCommand::User(cmd) => user(&app, cmd).await,
+            AdminCommand::AdminToken(cmd) => admin_token(&store, cmd).await,
         }
     });
     redis_setup::stop_private(&redis);
@@ -580,32 +720,85 @@ fn report<E: std::fmt::Display>(result: Result<String, E>) -> ExitCode {
     }
 }
 
-async fn account(store: &horst_store::Store, cmd: AccountCommand) -> ExitCode {
-    use horst_gateway::accounts;
-    report(match cmd {
-        AccountCommand::Create { name, trust } => accounts::create_account(store, &name, trust)
-            .await
-            .map(|_| format!("account {name} created (trust {trust})")),
-        AccountCommand::Trust { name, trust } => operator::set_trust(store, &who(), &name, trust)
-            .await
-            .map(|_| format!("account {name}: trust {trust}"))
-            .map_err(|e| horst_gateway::AccountError::Invalid(Failure(e).to_string())),
-        AccountCommand::Block { name } => operator::set_blocked(store, &who(), &name, true)
-            .await
-            .map(|_| format!("account {name} blocked"))
-            .map_err(|e| horst_gateway::AccountError::Invalid(Failure(e).to_string())),
-        AccountCommand::Unblock { name } => operator::set_blocked(store, &who(), &name, false)
-            .await
-            .map(|_| format!("account {name} unblocked"))
-            .map_err(|e| horst_gateway::AccountError::Invalid(Failure(e).to_string())),
-    })
+/// JSON lines of serializable values (listings).
+fn json_lines<T: serde::Serialize>(values: &[T]) -> String {
+    values
+        .iter()
+        .filter_map(|v| serde_json::to_string(v).ok())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A page of a listing: its items as JSON lines on stdout, the total and the next offset on
+/// stderr (so a pipe gets only the items).
+fn page<T: serde::Serialize>(p: horst_gateway::accounts::Page<T>) -> String {
+    match p.next_offset {
+        Some(next) => eprintln!("horst: {} in all; next page: --offset {next}", p.total),
+        None => eprintln!("horst: {} in all", p.total),
+    }
+    json_lines(&p.items)
+}
+
+async fn account(app: &App, cmd: AccountCommand) -> ExitCode {
+    let (store, auth) = (app.store(), app.auth());
+    report(
+        match cmd {
+            AccountCommand::Create { name, trust } => {
+                operator::create_account(store, &who(), &name, trust)
+                    .await
+                    .map(|_| format!("account {name} created (trust {trust})"))
+            }
+            AccountCommand::Trust { name, trust } => {
+                operator::set_trust(store, &who(), &name, trust)
+                    .await
+                    .map(|_| format!("account {name}: trust {trust}"))
+            }
+            AccountCommand::Block { name } => {
+                operator::set_blocked(store, auth, &who(), &name, true)
+                    .await
+                    .map(|_| format!("account {name} blocked; its sessions ended"))
+            }
+            AccountCommand::Unblock { name } => {
+                operator::set_blocked(store, auth, &who(), &name, false)
+                    .await
+                    .map(|_| format!("account {name} unblocked"))
+            }
+            AccountCommand::Operator { name, state } => {
+                let on = matches!(state, OnOff::On);
+                operator::set_operator_role(store, &who(), &name, on)
+                    .await
+                    .map(|_| format!("account {name}: operator {}", if on { "on" } else { "off" }))
+            }
+            AccountCommand::List {
+                q,
+                kind,
+                trust,
+                blocked,
+                operator,
+                offset,
+                limit,
+            } => {
+                let filter = horst_gateway::accounts::AccountFilter {
+                    q,
+                    kind,
+                    trust,
+                    blocked,
+                    operator,
+                };
+                horst_gateway::accounts::list_accounts(store, &filter, offset, limit)
+                    .await
+                    .map(page)
+                    .map_err(horst_gateway::ToolError::from)
+            }
+        }
+        .map_err(Failure),
+    )
 }
 
 async fn key(store: &horst_store::Store, cmd: KeyCommand) -> ExitCode {
-    use horst_gateway::accounts;
     match cmd {
         KeyCommand::Create { account, label } => {
-            match accounts::create_key(store, &account, label.as_deref()).await {
+            match operator::create_key(store, &who(), &account, label.as_deref()).await {
                 Ok(created) => {
                     eprintln!(
                         "key {} for {account} (shown once; stored only as a hash):",
@@ -614,55 +807,144 @@ async fn key(store: &horst_store::Store, cmd: KeyCommand) -> ExitCode {
                     println!("{}", created.key);
                     ExitCode::SUCCESS
                 }
-                Err(e) => {
-                    eprintln!("horst: {e}");
-                    ExitCode::from(1)
-                }
+                Err(e) => report::<Failure>(Err(Failure(e))),
             }
         }
         KeyCommand::Revoke { prefix } => report(
-            accounts::revoke_key(store, &prefix)
+            operator::revoke_key(store, &who(), &prefix)
                 .await
-                .map(|account| format!("key {prefix} of {account} revoked")),
+                .map(|account| format!("key {prefix} of {account} revoked"))
+                .map_err(Failure),
+        ),
+        KeyCommand::List {
+            account,
+            revoked,
+            offset,
+            limit,
+        } => report(
+            horst_gateway::accounts::list_keys(store, account.as_deref(), revoked, offset, limit)
+                .await
+                .map(page)
+                .map_err(|e| Failure(e.into())),
         ),
     }
 }
 
-async fn token_create(auth: &Auth, scopes: &[String], name: Option<&str>, house: bool) -> ExitCode {
-    match auth.create_token_as(scopes, name, house).await {
-        Ok((token, agent)) => {
-            eprintln!(
-                "horst: created {} {agent} with scopes {}; the token below is shown only once",
-                if house { "the house identity" } else { "agent" },
-                scopes.join(",")
-            );
-            println!("{token}");
-            ExitCode::SUCCESS
+async fn token(app: &App, cmd: TokenCommand) -> ExitCode {
+    let (store, auth) = (app.store(), app.auth());
+    match cmd {
+        TokenCommand::Create {
+            scopes,
+            name,
+            house,
+        } => {
+            match operator::create_token(store, auth, &who(), &scopes, name.as_deref(), house).await
+            {
+                Ok((token, agent)) => {
+                    eprintln!(
+                        "horst: created {} {agent} with scopes {}; the token below is shown only once",
+                        if house { "the house identity" } else { "agent" },
+                        scopes.join(",")
+                    );
+                    println!("{token}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => report::<Failure>(Err(Failure(e))),
+            }
         }
-        Err(e) => {
-            eprintln!("horst: {e}");
-            ExitCode::from(1)
-        }
+        TokenCommand::List { offset, limit } => report(
+            auth.list_tokens()
+                .await
+                .map(|all| {
+                    let total = all.len();
+                    let items: Vec<_> = all.into_iter().skip(offset).take(limit).collect();
+                    eprintln!("horst: {total} in all");
+                    json_lines(&items)
+                })
+                .map_err(|e| e.to_string()),
+        ),
+        TokenCommand::Revoke { agent } => report(
+            operator::revoke_token(store, auth, &who(), &agent)
+                .await
+                .map(|_| {
+                    format!(
+                        "token of {agent} revoked; every API process refuses it within {} s",
+                        horst_rcadia::auth::EPOCH_CHECK.as_secs()
+                    )
+                })
+                .map_err(Failure),
+        ),
     }
 }
 
-async fn user_create(auth: &Auth, username: &str, from_stdin: bool) -> ExitCode {
-    let password = match read_password(username, from_stdin) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("horst: {e}");
-            return ExitCode::from(1);
-        }
+async fn user(app: &App, cmd: UserCommand) -> ExitCode {
+    let (store, auth) = (app.store(), app.auth());
+    let result = match cmd {
+        UserCommand::Create {
+            username,
+            password_stdin,
+            trust,
+        } => match read_password(&username, password_stdin) {
+            Ok(password) => operator::create_user(store, auth, &who(), &username, &password, trust)
+                .await
+                .map(|_| format!("created user {username}")),
+            Err(e) => return report::<String>(Err(e)),
+        },
+        UserCommand::Passwd {
+            username,
+            password_stdin,
+        } => match read_password(&username, password_stdin) {
+            Ok(password) => operator::set_user_password(store, auth, &who(), &username, &password)
+                .await
+                .map(|_| format!("new password for {username}; their sessions ended")),
+            Err(e) => return report::<String>(Err(e)),
+        },
+        UserCommand::Delete { username } => operator::delete_user(store, auth, &who(), &username)
+            .await
+            .map(|d| {
+                format!(
+                    "user {username} deleted; sessions ended; {} agent key(s) revoked",
+                    d.keys_revoked.len()
+                )
+            }),
     };
-    match auth.create_user(username, &password).await {
-        Ok(()) => {
-            eprintln!("horst: created user {username}");
+    // The confirmation goes to stderr (stdout stays empty, as before).
+    match result {
+        Ok(line) => {
+            eprintln!("horst: {line}");
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("horst: {e}");
-            ExitCode::from(1)
+        Err(e) => report::<Failure>(Err(Failure(e))),
+    }
+}
+
+async fn admin_token(store: &horst_store::Store, cmd: AdminTokenCommand) -> ExitCode {
+    match cmd {
+        AdminTokenCommand::Create { label } => {
+            match operator::create_admin_token(store, &who(), label.as_deref()).await {
+                Ok((token, info)) => {
+                    eprintln!(
+                        "horst: admin token {} created (shown once; stored only as a hash); the others stay active until retired:",
+                        info.id
+                    );
+                    println!("{token}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => report::<Failure>(Err(Failure(e))),
+            }
         }
+        AdminTokenCommand::List => report(
+            horst_gateway::admin_tokens::list(store)
+                .await
+                .map(|l| json_lines(&l))
+                .map_err(Failure),
+        ),
+        AdminTokenCommand::Retire { id } => report(
+            operator::retire_admin_token(store, &who(), &id)
+                .await
+                .map(|_| format!("admin token {id} retired; its /admin sessions ended"))
+                .map_err(Failure),
+        ),
     }
 }
 

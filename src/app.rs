@@ -121,6 +121,11 @@ impl App {
         let auth = Auth::new(store.clone())
             .await
             .map_err(|e| BuildError(format!("cannot open the identity store: {e}")))?;
+        // The configured admin token is the first seed of the rotating set (stored once by
+        // hash; a retired one stays retired).
+        horst_gateway::admin_tokens::seed(&store, &config.gateway.admin_token)
+            .await
+            .map_err(|e| BuildError(format!("cannot store the admin token: {}", e.message)))?;
         Ok(App {
             config,
             store,

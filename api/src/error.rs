@@ -33,6 +33,16 @@ pub enum ApiCode {
     MissingScope,
     /// A request with an `Origin` header where web pages may not call.
     Origin,
+    /// A state-changing browser request made by another site (CSRF).
+    CrossSite,
+    /// A state-changing browser request without its session's CSRF token.
+    Csrf,
+    /// The account is blocked.
+    Blocked,
+    /// Signed in, but not allowed here (an account without the operator role on /admin).
+    Forbidden,
+    /// Sign-up is closed; the operator creates accounts.
+    SignUpClosed,
     NotFound,
     /// The method is not allowed on this path.
     Method,
@@ -60,7 +70,13 @@ impl ApiCode {
                 StatusCode::BAD_REQUEST
             }
             ApiCode::Unauthorized | ApiCode::InvalidCredentials => StatusCode::UNAUTHORIZED,
-            ApiCode::MissingScope | ApiCode::Origin => StatusCode::FORBIDDEN,
+            ApiCode::MissingScope
+            | ApiCode::Origin
+            | ApiCode::CrossSite
+            | ApiCode::Csrf
+            | ApiCode::Blocked
+            | ApiCode::Forbidden
+            | ApiCode::SignUpClosed => StatusCode::FORBIDDEN,
             ApiCode::NotFound => StatusCode::NOT_FOUND,
             ApiCode::Method => StatusCode::METHOD_NOT_ALLOWED,
             ApiCode::ServerRestarted => StatusCode::GONE,
@@ -83,6 +99,11 @@ impl ApiCode {
             ApiCode::InvalidCredentials => "invalid_credentials",
             ApiCode::MissingScope => "missing_scope",
             ApiCode::Origin => "origin",
+            ApiCode::CrossSite => "cross_site",
+            ApiCode::Csrf => "csrf",
+            ApiCode::Blocked => "blocked",
+            ApiCode::Forbidden => "forbidden",
+            ApiCode::SignUpClosed => "sign_up_closed",
             ApiCode::NotFound => "not_found",
             ApiCode::Method => "method",
             ApiCode::ServerRestarted => "server_restarted",

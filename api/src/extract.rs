@@ -1,17 +1,27 @@
 //! Who is calling, and what they sent: axum extractors, so a handler states what it needs
 //! in its signature and never runs without it (after realworld-axum-sqlx's auth extractor).
 //!
-//! - [`Operator`]: the operator's REST API (`gateway.admin_token`).
+//! - [`Operator`]: the operator's REST API: an active admin token (`Authorization: Bearer`),
+//!   or else an operator's `/admin` session ([`PageOperator`]).
+//! - [`PageOperator`]: the `/admin` page's session cookie: a person with the operator role,
+//!   or an admin-token sign-in.
+//! - [`SignedIn`]: a person's `/account` session cookie.
+//! - [`ClientAddr`]: the client's address (behind trusted proxies, what they forwarded).
 //! - [`Player`] and [`Host`]: RCADIA callers (an agent token with the scope, or a user's JWT).
 //! - [`AgentCaller`]: the agent key of an MCP request (optional: the read tools are anonymous).
 //! - [`Json`]: a JSON body whose rejection is the API's own `{error, code}` answer, never
 //!   axum's plain text; an empty body reads as `{}`. [`Query`] likewise for query strings.
 //!
 //! Extractors that only read headers (`FromRequestParts`) run before the body is read.
+//!
+//! The cookie extractors never look at `Authorization`: an agent key opens neither page.
+//! On a state-changing request (anything but GET and HEAD) they first refuse a cross-site
+//! request (`Sec-Fetch-Site` other than `same-origin`, or an `Origin` that is not this host)
+//! and then one without the session's CSRF token in `X-CSRF-Token`.
 
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::{header, HeaderMap};
+use axum::http::{header, HeaderMap, Method};
 use horst_rcadia::auth::Identity;
 use serde::de::DeserializeOwned;
 
@@ -30,28 +40,52 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
         .filter(|t| !t.is_empty())
 }
 
-/// The operator of the REST admin API, as the audit trail names them: `api:<X-Operator>`
-/// or `api`. With no `gateway.admin_token` configured the API does not exist (404).
+/// The operator of the admin API, as the audit trail names them: `api:<X-Operator>` or
+/// `api` with an admin token, `page:<name>` with an `/admin` session. An admin token that is
+/// not active is a 401; with no active admin token at all the bearer API does not exist (404).
 pub struct Operator(pub String);
 
 impl FromRequestParts<AppState> for Operator {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let token = &state.config.gateway.admin_token;
-        if token.is_empty() {
-            return Err(ApiError::new(
+        let off = || {
+            ApiError::new(
                 ApiCode::NotFound,
-                "the admin API is off; set gateway.admin_token (HORST_GATEWAY_ADMIN_TOKEN) to use it",
-            ));
-        }
-        // The SHA-256s are compared in constant time, so timing does not leak how much of a
-        // guess was right.
-        let given = bearer(&parts.headers).unwrap_or_default();
-        if !horst_gateway::accounts::secret_matches(given, token) {
+                "the admin API is off: no admin token is active; set gateway.admin_token (HORST_GATEWAY_ADMIN_TOKEN) or run `horst admin admin-token create`",
+            )
+        };
+        let Some(given) = bearer(&parts.headers) else {
+            if session_cookie(&parts.headers).is_none()
+                && !horst_gateway::admin_tokens::any_active(&state.store).await?
+            {
+                return Err(off());
+            }
+            return PageOperator::from_request_parts(parts, state)
+                .await
+                .map(|p| Operator(p.who))
+                .map_err(|e| {
+                    if e.code() == ApiCode::Unauthorized.as_str() {
+                        ApiError::new(
+                            ApiCode::Unauthorized,
+                            "send Authorization: Bearer <an admin token>, or sign in on /admin",
+                        )
+                    } else {
+                        e
+                    }
+                });
+        };
+        let store = &state.store;
+        if horst_gateway::admin_tokens::check(store, given)
+            .await?
+            .is_none()
+        {
+            if !horst_gateway::admin_tokens::any_active(store).await? {
+                return Err(off());
+            }
             return Err(ApiError::new(
                 ApiCode::Unauthorized,
-                "send Authorization: Bearer <the operator token> (gateway.admin_token)",
+                "send Authorization: Bearer <an active admin token> (gateway.admin_token or one from `horst admin admin-token create`)",
             ));
         }
         let name = parts
@@ -64,6 +98,184 @@ impl FromRequestParts<AppState> for Operator {
             Some(n) => format!("api:{n}"),
             None => "api".into(),
         }))
+    }
+}
+
+/// The value of the session cookie, if the request carries one.
+pub(crate) fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == horst_gateway::web_sessions::COOKIE)
+        .map(|(_, value)| value.trim())
+}
+
+/// Refuses a browser request made by another site: `Sec-Fetch-Site` (sent by every current
+/// browser) must be `same-origin`; without it, an `Origin` must name this host. Requests
+/// with neither come from programs, not pages, and still need the CSRF token.
+pub(crate) fn same_origin(headers: &HeaderMap) -> Result<(), ApiError> {
+    let refuse = || {
+        ApiError::new(
+            ApiCode::CrossSite,
+            "this request came from another site; use the page on this server",
+        )
+    };
+    if let Some(site) = headers.get("sec-fetch-site") {
+        return if site.as_bytes() == b"same-origin" {
+            Ok(())
+        } else {
+            Err(refuse())
+        };
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or_default();
+        let origin = origin.to_str().unwrap_or_default();
+        let matches = origin
+            .strip_prefix("https://")
+            .or_else(|| origin.strip_prefix("http://"))
+            .is_some_and(|o| !host.is_empty() && o.eq_ignore_ascii_case(host));
+        if !matches {
+            return Err(refuse());
+        }
+    }
+    Ok(())
+}
+
+/// The session of the request's cookie, with the cross-site and CSRF checks of a
+/// state-changing request already passed.
+async fn browser_session(
+    parts: &Parts,
+    state: &AppState,
+    sign_in_at: &str,
+) -> Result<horst_gateway::web_sessions::WebSession, ApiError> {
+    let unsafe_method = !matches!(parts.method, Method::GET | Method::HEAD);
+    if unsafe_method {
+        same_origin(&parts.headers)?;
+    }
+    let signed_out = || {
+        ApiError::new(
+            ApiCode::Unauthorized,
+            format!("not signed in, or the session ended; sign in on {sign_in_at}"),
+        )
+    };
+    let id = session_cookie(&parts.headers).ok_or_else(signed_out)?;
+    let session = horst_gateway::web_sessions::load(&state.store, id)
+        .await?
+        .ok_or_else(signed_out)?;
+    if unsafe_method {
+        let given = parts
+            .headers
+            .get("x-csrf-token")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        if !session.csrf_matches(given) {
+            return Err(ApiError::new(
+                ApiCode::Csrf,
+                "the CSRF token is missing or wrong; reload the page and try again",
+            ));
+        }
+    }
+    Ok(session)
+}
+
+/// A person signed in on `/account` (not blocked; the session is theirs).
+pub struct SignedIn {
+    pub person: horst_gateway::people::Person,
+    pub session: horst_gateway::web_sessions::WebSession,
+}
+
+impl FromRequestParts<AppState> for SignedIn {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        use horst_gateway::web_sessions::Subject;
+        let session = browser_session(parts, state, "/account").await?;
+        let Subject::Account(name) = &session.subject else {
+            return Err(ApiError::new(
+                ApiCode::Unauthorized,
+                "an admin-token sign-in is not a game account; sign in on /account",
+            ));
+        };
+        match horst_gateway::people::load(&state.store, name).await? {
+            Some(person) if !person.blocked => Ok(SignedIn { person, session }),
+            Some(_) => {
+                horst_gateway::web_sessions::end(&state.store, &session).await?;
+                Err(ApiError::new(
+                    ApiCode::Blocked,
+                    "this account is blocked; ask the operator",
+                ))
+            }
+            None => {
+                horst_gateway::web_sessions::end(&state.store, &session).await?;
+                Err(ApiError::new(
+                    ApiCode::Unauthorized,
+                    "this account no longer exists; sign in again on /account",
+                ))
+            }
+        }
+    }
+}
+
+/// An operator on the `/admin` page: a person with the operator role, or an admin-token
+/// sign-in whose token is still active. `who` is `page:<name>` for the audit trail.
+pub struct PageOperator {
+    pub who: String,
+    pub session: horst_gateway::web_sessions::WebSession,
+}
+
+impl FromRequestParts<AppState> for PageOperator {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        use horst_gateway::web_sessions::Subject;
+        let session = browser_session(parts, state, "/admin").await?;
+        let allowed = match &session.subject {
+            Subject::Account(name) => horst_gateway::people::load(&state.store, name)
+                .await?
+                .filter(|p| p.operator && !p.blocked)
+                .map(|p| p.name),
+            Subject::AdminToken {
+                token_id,
+                operator_name,
+            } => horst_gateway::admin_tokens::is_active(&state.store, token_id)
+                .await?
+                .then(|| operator_name.clone()),
+        };
+        match allowed {
+            Some(name) => Ok(PageOperator {
+                who: format!("page:{name}"),
+                session,
+            }),
+            None => Err(ApiError::new(
+                ApiCode::Forbidden,
+                "this session may not use /admin: the account is not an operator (or no longer), or the admin token was retired; sign in on /admin",
+            )),
+        }
+    }
+}
+
+/// The client's address: the TCP peer, or what trusted proxies forwarded.
+pub struct ClientAddr(pub std::net::IpAddr);
+
+impl FromRequestParts<AppState> for ClientAddr {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let peer = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map(|c| c.0);
+        Ok(ClientAddr(crate::routes::mcp::client_ip(
+            state,
+            peer,
+            &parts.headers,
+        )))
     }
 }
 

@@ -226,6 +226,12 @@ pub struct GatewayConfig {
     pub burst_per_ip_per_minute: u32,
     /// Burst limit per account.
     pub burst_per_account_per_minute: u32,
+    /// Whether people may create game accounts on `/account` (first start; switchable).
+    pub sign_up: bool,
+    /// Sign-in and sign-up attempts per client address and minute (every API process together).
+    pub sign_in_per_ip_per_minute: u32,
+    /// Sign-in attempts per account name and minute.
+    pub sign_in_per_name_per_minute: u32,
     /// The operator's bearer token for the REST admin API (`/api/admin/...`); empty switches
     /// that API off (404). Not an agent key: agents' keys never reach it.
     pub admin_token: String,
@@ -242,6 +248,12 @@ impl std::fmt::Debug for GatewayConfig {
             .field(
                 "burst_per_account_per_minute",
                 &self.burst_per_account_per_minute,
+            )
+            .field("sign_up", &self.sign_up)
+            .field("sign_in_per_ip_per_minute", &self.sign_in_per_ip_per_minute)
+            .field(
+                "sign_in_per_name_per_minute",
+                &self.sign_in_per_name_per_minute,
             )
             .field(
                 "admin_token",
@@ -263,6 +275,9 @@ impl Default for GatewayConfig {
             allowed_origins: Vec::new(),
             burst_per_ip_per_minute: 120,
             burst_per_account_per_minute: 60,
+            sign_up: false,
+            sign_in_per_ip_per_minute: 10,
+            sign_in_per_name_per_minute: 5,
             admin_token: String::new(),
         }
     }
@@ -410,6 +425,18 @@ impl Config {
                 "gateway.burst_per_account_per_minute",
                 range(
                     self.gateway.burst_per_account_per_minute as u64,
+                    1,
+                    1_000_000,
+                ),
+            ),
+            (
+                "gateway.sign_in_per_ip_per_minute",
+                range(self.gateway.sign_in_per_ip_per_minute as u64, 1, 1_000_000),
+            ),
+            (
+                "gateway.sign_in_per_name_per_minute",
+                range(
+                    self.gateway.sign_in_per_name_per_minute as u64,
                     1,
                     1_000_000,
                 ),

@@ -4,7 +4,9 @@
 //! - `account:<name>` hash: `name`, `kind` (`agent`/`human`), `trust`, `blocked`,
 //!   `displayName`, `createdAtMs`
 //! - `account:<name>:keys` set: SHA-256 hashes of the account's active keys
-//! - `key:<sha256>` hash: `hash`, `id`, `prefix`, `account`, `label`, `createdAtMs`, `revoked`
+//! - `key:<sha256>` hash: `hash`, `id`, `prefix`, `account`, `label`, `createdAtMs`, `revoked`,
+//!   `lastUsedMs` (written at most once a minute per key, so a busy agent costs no extra
+//!   write per request)
 //! - `keyprefix:<prefix>` string: the hash of the key with that prefix (for revocation)
 //! - `agentkeys:net:<network>` and `agentkeys:all` sorted sets: self-service creations of
 //!   the last 24 hours (rolling caps)
@@ -183,9 +185,10 @@ pub async fn authenticate(
     }
     let hash = hash_key(token);
     let mut conn = store.conn();
+    let record = store.key(&format!("key:{hash}"));
     let fields: Vec<Option<String>> = redis::cmd("HMGET")
-        .arg(store.key(&format!("key:{hash}")))
-        .arg(&["hash", "account", "revoked"])
+        .arg(&record)
+        .arg(&["hash", "account", "revoked", "lastUsedMs"])
         .query_async(&mut conn)
         .await
         .map_err(|e| AuthError::Store(e.to_string()))?;
@@ -196,6 +199,12 @@ pub async fn authenticate(
     ) else {
         return Err(unauthorized());
     };
+    let last_used: u64 = fields
+        .get(3)
+        .cloned()
+        .flatten()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     // The lookup is by hash already; the constant-time compare keeps a corrupted or
     // colliding record from ever matching by accident and costs nothing.
     if !bool::from(stored.as_bytes().ct_eq(hash.as_bytes())) || revoked != "0" {
@@ -210,8 +219,20 @@ pub async fn authenticate(
             "this account is blocked; its keys are refused".into(),
         ));
     }
+    // "Last used" is for people looking at their keys: a minute's precision is plenty, and
+    // the process clock is good enough for it.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    if now.saturating_sub(last_used) >= LAST_USED_PRECISION_MS {
+        let _: Result<(), _> = conn.hset(&record, "lastUsedMs", now).await;
+    }
     Ok(Some(acct))
 }
+
+/// How stale a key's `lastUsedMs` may be before a request writes it again.
+const LAST_USED_PRECISION_MS: u64 = 60_000;
 
 pub async fn load_account(store: &Store, name: &str) -> Result<Option<Account>, redis::RedisError> {
     let fields: Vec<Option<String>> = redis::cmd("HMGET")
@@ -351,6 +372,234 @@ pub async fn revoke_key(store: &Store, prefix: &str) -> Result<String, AccountEr
         .query_async(&mut conn)
         .await?;
     Ok(account)
+}
+
+/// A key as listed: everything but the key.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyInfo {
+    pub id: String,
+    pub prefix: String,
+    pub account: String,
+    pub label: String,
+    pub created_at: String,
+    pub last_used_at: Option<String>,
+    pub revoked: bool,
+    #[serde(skip)]
+    created_ms: u64,
+}
+
+/// One page of a listing.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    /// How many match the filter in all.
+    pub total: usize,
+    /// Pass as `offset` for the next page; `None` on the last.
+    pub next_offset: Option<usize>,
+}
+
+fn page<T>(all: Vec<T>, offset: usize, limit: usize) -> Page<T> {
+    let total = all.len();
+    let items: Vec<T> = all.into_iter().skip(offset).take(limit).collect();
+    let end = offset.saturating_add(items.len());
+    Page {
+        next_offset: (end < total).then_some(end),
+        total,
+        items,
+    }
+}
+
+async fn key_info(store: &Store, record: &str) -> Result<Option<KeyInfo>, redis::RedisError> {
+    let v: Vec<Option<String>> = redis::cmd("HMGET")
+        .arg(record)
+        .arg(&[
+            "id",
+            "prefix",
+            "account",
+            "label",
+            "createdAtMs",
+            "lastUsedMs",
+            "revoked",
+        ])
+        .query_async(&mut store.conn())
+        .await?;
+    let get = |i: usize| v.get(i).cloned().flatten();
+    let (Some(id), Some(prefix), Some(account)) = (get(0), get(1), get(2)) else {
+        return Ok(None);
+    };
+    let created_ms = get(4).and_then(|t| t.parse().ok()).unwrap_or(0);
+    Ok(Some(KeyInfo {
+        id,
+        prefix,
+        account,
+        label: get(3).unwrap_or_default(),
+        created_at: rfc3339(created_ms),
+        last_used_at: get(5).and_then(|t| t.parse().ok()).map(rfc3339),
+        revoked: get(6).as_deref() != Some("0"),
+        created_ms,
+    }))
+}
+
+/// Keys, newest first: of one account or all, active only unless `include_revoked`.
+pub async fn list_keys(
+    store: &Store,
+    account: Option<&str>,
+    include_revoked: bool,
+    offset: usize,
+    limit: usize,
+) -> Result<Page<KeyInfo>, redis::RedisError> {
+    let records: Vec<String> = match account {
+        // The account's set holds exactly its active keys: no scan.
+        Some(a) if !include_revoked => {
+            let hashes: Vec<String> = store
+                .conn()
+                .smembers(store.key(&format!("account:{a}:keys")))
+                .await?;
+            hashes
+                .iter()
+                .map(|h| store.key(&format!("key:{h}")))
+                .collect()
+        }
+        _ => store.scan_keys("key:*").await?,
+    };
+    let mut keys = Vec::with_capacity(records.len());
+    for r in &records {
+        if let Some(k) = key_info(store, r).await? {
+            if account.is_none_or(|a| a == k.account) && (include_revoked || !k.revoked) {
+                keys.push(k);
+            }
+        }
+    }
+    keys.sort_by(|a, b| b.created_ms.cmp(&a.created_ms).then(a.id.cmp(&b.id)));
+    Ok(page(keys, offset, limit))
+}
+
+/// Revokes `account`'s key with this prefix; someone else's key is `NotFound` (the same
+/// answer as no key, so prefixes of other accounts are not confirmed).
+pub async fn revoke_own_key(
+    store: &Store,
+    account: &str,
+    prefix: &str,
+) -> Result<(), AccountError> {
+    let hash: Option<String> = store
+        .conn()
+        .get(store.key(&format!("keyprefix:{prefix}")))
+        .await?;
+    let owner: Option<String> = match &hash {
+        Some(h) => {
+            store
+                .conn()
+                .hget(store.key(&format!("key:{h}")), "account")
+                .await?
+        }
+        None => None,
+    };
+    if owner.as_deref() != Some(account) {
+        return Err(AccountError::NotFound(format!("no key {prefix} of yours")));
+    }
+    revoke_key(store, prefix).await.map(|_| ())
+}
+
+/// An account as the operator lists it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountInfo {
+    pub name: String,
+    /// `agent` (self-service) or `human` (a person's, or made by the operator).
+    pub kind: String,
+    pub trust: u8,
+    pub blocked: bool,
+    pub operator: bool,
+    /// Whether it has a password (a person who can sign in).
+    pub can_sign_in: bool,
+    pub deleted: bool,
+    pub display_name: Option<String>,
+    pub created_at: String,
+    pub active_keys: usize,
+}
+
+/// Which accounts to list; every field narrows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountFilter {
+    /// A part of the name or display name (case-insensitive).
+    pub q: Option<String>,
+    /// `agent` or `human`.
+    pub kind: Option<String>,
+    pub trust: Option<u8>,
+    pub blocked: Option<bool>,
+    pub operator: Option<bool>,
+}
+
+/// Accounts matching `filter`, by name.
+pub async fn list_accounts(
+    store: &Store,
+    filter: &AccountFilter,
+    offset: usize,
+    limit: usize,
+) -> Result<Page<AccountInfo>, redis::RedisError> {
+    let top = store.key("account:x").matches(':').count();
+    let q = filter.q.as_deref().map(str::to_lowercase);
+    let mut out = Vec::new();
+    for k in store.scan_keys("account:*").await? {
+        if k.matches(':').count() != top {
+            continue;
+        }
+        let v: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(&k)
+            .arg(&[
+                "name",
+                "kind",
+                "trust",
+                "blocked",
+                "role",
+                "password",
+                "deletedAtMs",
+                "displayName",
+                "createdAtMs",
+            ])
+            .query_async(&mut store.conn())
+            .await?;
+        let get = |i: usize| v.get(i).cloned().flatten();
+        let Some(name) = get(0) else { continue };
+        let display = get(7).filter(|d| !d.is_empty());
+        let info = AccountInfo {
+            kind: get(1).unwrap_or_else(|| "human".into()),
+            trust: get(2).and_then(|t| t.parse().ok()).unwrap_or(0),
+            blocked: get(3).as_deref() == Some("1"),
+            operator: get(4).as_deref() == Some("operator"),
+            can_sign_in: get(5).is_some(),
+            deleted: get(6).is_some(),
+            display_name: display,
+            created_at: rfc3339(get(8).and_then(|t| t.parse().ok()).unwrap_or(0)),
+            active_keys: 0,
+            name,
+        };
+        let matches = q.as_deref().is_none_or(|q| {
+            info.name.contains(q)
+                || info
+                    .display_name
+                    .as_deref()
+                    .is_some_and(|d| d.to_lowercase().contains(q))
+        }) && filter.kind.as_deref().is_none_or(|kd| kd == info.kind)
+            && filter.trust.is_none_or(|t| t == info.trust)
+            && filter.blocked.is_none_or(|b| b == info.blocked)
+            && filter.operator.is_none_or(|o| o == info.operator);
+        if matches {
+            out.push(info);
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut p = page(out, offset, limit);
+    for a in &mut p.items {
+        a.active_keys = store
+            .conn()
+            .scard(store.key(&format!("account:{}:keys", a.name)))
+            .await?;
+    }
+    Ok(p)
 }
 
 /// Validates an optional display name (1-30 characters after cleaning; not reserved; not a

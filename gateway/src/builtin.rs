@@ -58,8 +58,10 @@ static PUBLISH: std::sync::LazyLock<redis::Script> =
     std::sync::LazyLock::new(|| redis::Script::new(include_str!("../lua/builtin_publish.lua")));
 
 /// Publishes `levels` (normally `horst_levels::BUILTIN`) as described in the module doc.
+/// `who` is what the audit trail names for a publication (`start` for a starting API).
 pub async fn publish(
     store: &Store,
+    who: &str,
     levels: &[horst_levels::Level],
 ) -> Result<Vec<Outcome>, ToolError> {
     let engine = horst_engine::engine_version();
@@ -156,8 +158,8 @@ pub async fn publish(
             "published" => {
                 crate::operator::audit(
                     store,
-                    "start",
-                    "publish_builtin",
+                    who,
+                    crate::operator::Action::PublishBuiltin,
                     &id,
                     json!({ "level": name, "detail": detail }),
                 )
@@ -183,7 +185,7 @@ pub async fn publish(
 
 /// [`publish`] of every shipped level, with each outcome logged: what a starting API runs.
 pub async fn publish_shipped(store: &Store) -> Result<(), ToolError> {
-    let outcomes = publish(store, horst_levels::BUILTIN).await?;
+    let outcomes = publish(store, "start", horst_levels::BUILTIN).await?;
     for o in &outcomes {
         match o.action {
             "refused" => {

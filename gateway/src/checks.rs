@@ -26,7 +26,7 @@ use horst_store::Store;
 
 use crate::accounts::{random_hex, rfc3339};
 use crate::error::{ErrorCode, ToolError};
-use crate::operator::audit;
+use crate::operator::{audit, Action};
 use crate::scripts::{CheckRecorded, CHECK_RECORD};
 
 /// The queue account of operator jobs: no agent account can have this name.
@@ -96,7 +96,7 @@ ErrorCode::Busy,
     audit(
         store,
         who,
-        "recheck",
+        Action::Recheck,
         revision_id,
         json!({ "jobId": rec.id, "engineVersion": horst_engine::engine_version() }),
     )

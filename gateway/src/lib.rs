@@ -16,6 +16,7 @@ use horst_config::{Config, GatewayMode};
 use horst_store::Store;
 
 pub mod accounts;
+pub mod admin_tokens;
 pub mod args;
 pub mod board;
 pub mod builtin;
@@ -24,6 +25,7 @@ pub mod contact;
 mod error;
 pub mod operator;
 pub mod page_views;
+pub mod people;
 pub mod protocol;
 pub mod public_levels;
 pub mod render;
@@ -31,6 +33,7 @@ pub mod revisions;
 mod scripts;
 pub mod text;
 pub mod tools;
+pub mod web_sessions;
 
 pub use accounts::{Account, AccountError, AuthError, CreatedKey, KeyCap};
 pub use error::{ErrorCode, ToolError};

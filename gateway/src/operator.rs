@@ -13,8 +13,10 @@
 use std::collections::BTreeMap;
 
 use redis::AsyncCommands;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use horst_rcadia::auth::Auth;
 use horst_store::Store;
 
 use crate::accounts::{redis_now_ms, rfc3339};
@@ -26,21 +28,116 @@ use crate::scripts::{Promoted, Quarantined, RolledBack, PROMOTE, QUARANTINE, ROL
 /// The audit trail keeps this many entries.
 const AUDIT_KEEP: isize = 10_000;
 
+/// Declares the operator actions: the enum, its names in the audit trail, and the list of
+/// all of them (which the audit test walks, so an action cannot be added without a test that
+/// it is audited).
+macro_rules! operator_actions {
+    ($($(#[doc = $doc:literal])* $variant:ident => $name:literal,)*) => {
+        /// Every change an operator can make, whichever way it arrives (`horst admin`, the REST
+        /// admin API, the `/admin` page). [`audit`] takes one, so nothing is audited under a
+        /// name that is not here.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Action {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl Action {
+            pub const ALL: &'static [Action] = &[$(Action::$variant,)*];
+
+            /// The name in the audit trail's `action` field.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Action::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+operator_actions! {
+    Promote => "promote",
+    Rollback => "rollback",
+    Quarantine => "quarantine",
+    /// A recheck job queued (its verdict is recorded by whoever first sees it finish).
+    Recheck => "recheck",
+    Block => "block",
+    Unblock => "unblock",
+    Trust => "trust",
+    HidePost => "hide_post",
+    UnhidePost => "unhide_post",
+    ThreadStatus => "thread_status",
+    Reply => "reply",
+    Publish => "publish",
+    Unpublish => "unpublish",
+    QuotasReload => "quotas_reload",
+    MarkRead => "mark_read",
+    /// The gateway switch: on, off, read-only.
+    GatewayMode => "gateway_mode",
+    /// Self-service agent keys on or off.
+    SelfService => "self_service",
+    /// Sign-up on /account open or closed.
+    SignUp => "sign_up",
+    /// An account made by the operator (no password).
+    AccountCreate => "account_create",
+    /// The operator role given to or taken from a person.
+    OperatorRole => "operator_role",
+    /// An agent key made by the operator for an account.
+    KeyCreate => "key_create",
+    KeyRevoke => "key_revoke",
+    /// An RCADIA agent token.
+    TokenCreate => "token_create",
+    TokenRevoke => "token_revoke",
+    /// A person's account with a password (or a password for an operator-made account).
+    UserCreate => "user_create",
+    UserPasswd => "user_passwd",
+    UserDelete => "user_delete",
+    AdminTokenCreate => "admin_token_create",
+    AdminTokenRetire => "admin_token_retire",
+    /// A shipped level published as a promoted revision of `gcv` (by a starting API: who is
+    /// `start`).
+    PublishBuiltin => "publish_builtin",
+}
+
+impl std::fmt::Display for Action {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One entry of the audit trail.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    /// RFC 3339, the Redis server's clock.
+    pub at: String,
+    /// `olga` (CLI: `HORST_OPERATOR` or the login name), `api:olga` or `api` (REST, from
+    /// `X-Operator`), `page:olga` (the /admin page: the person, or the name given at an
+    /// admin-token sign-in).
+    pub who: String,
+    pub action: String,
+    pub target: String,
+    pub detail: Value,
+}
+
 /// Appends one audit entry: who did what to which target, when (Redis clock).
 pub async fn audit(
     store: &Store,
     who: &str,
-    action: &str,
+    action: Action,
     target: &str,
     detail: Value,
 ) -> Result<(), ToolError> {
     let now = redis_now_ms(store).await?;
-    let entry = json!({
-        "at": rfc3339(now), "who": who, "action": action, "target": target, "detail": detail,
-    });
+    let entry = AuditEntry {
+        at: rfc3339(now),
+        who: who.to_string(),
+        action: action.as_str().to_string(),
+        target: target.to_string(),
+        detail,
+    };
+    let line = serde_json::to_string(&entry).map_err(ToolError::internal)?;
     let _: () = redis::pipe()
         .atomic()
-        .lpush(store.key("audit"), entry.to_string())
+        .lpush(store.key("audit"), line)
         .ignore()
         .ltrim(store.key("audit"), 0, AUDIT_KEEP - 1)
         .ignore()
@@ -49,10 +146,20 @@ pub async fn audit(
     Ok(())
 }
 
-pub async fn audit_log(store: &Store, limit: usize) -> Result<Vec<Value>, ToolError> {
+/// The newest `limit` entries after skipping `offset`, newest first.
+pub async fn audit_log(
+    store: &Store,
+    offset: usize,
+    limit: usize,
+) -> Result<Vec<AuditEntry>, ToolError> {
+    let start = offset.min(AUDIT_KEEP as usize) as isize;
     let raw: Vec<String> = store
         .conn()
-        .lrange(store.key("audit"), 0, limit.max(1) as isize - 1)
+        .lrange(
+            store.key("audit"),
+            start,
+            start + limit.clamp(1, AUDIT_KEEP as usize) as isize - 1,
+        )
         .await?;
     Ok(raw
         .iter()
@@ -120,7 +227,7 @@ ErrorCode::Conflict,
     audit(
         store,
         who,
-        "promote",
+        Action::Promote,
         revision_id,
         json!({ "level": name, "previous": expected_current }),
     )
@@ -174,7 +281,7 @@ pub async fn rollback(store: &Store, who: &str, level: &str) -> Result<Value, To
     audit(
         store,
         who,
-        "rollback",
+        Action::Rollback,
         level,
         json!({ "from": from, "to": to }),
     )
@@ -205,7 +312,7 @@ pub async fn quarantine(store: &Store, who: &str, revision_id: &str) -> Result<(
         .await?;
     match quarantined {
         Quarantined::Ok => {
-            audit(store, who, "quarantine", revision_id, json!({ "level": name })).await
+            audit(store, who, Action::Quarantine, revision_id, json!({ "level": name })).await
         }
         Quarantined::Promoted => Err(ToolError::new(
             ErrorCode::Conflict,
@@ -218,7 +325,7 @@ pub async fn quarantine(store: &Store, who: &str, revision_id: &str) -> Result<(
 async fn set_account(
     store: &Store,
     who: &str,
-    action: &str,
+    action: Action,
     name: &str,
     field: &str,
     value: &str,
@@ -235,23 +342,29 @@ async fn set_account(
 /// Blocks or unblocks an account: a blocked account's keys get 403 and its board posts vanish.
 pub async fn set_blocked(
     store: &Store,
+    auth: &Auth,
     who: &str,
     name: &str,
     blocked: bool,
 ) -> Result<(), ToolError> {
     let (action, value) = if blocked {
-        ("block", "1")
+        (Action::Block, "1")
     } else {
-        ("unblock", "0")
+        (Action::Unblock, "0")
     };
-    set_account(store, who, action, name, "blocked", value).await
+    set_account(store, who, action, name, "blocked", value).await?;
+    if blocked {
+        // Their browser sessions and RCADIA JWTs end now, not at their expiry.
+        crate::people::end_sessions(store, auth, name).await?;
+    }
+    Ok(())
 }
 
 pub async fn set_trust(store: &Store, who: &str, name: &str, trust: u8) -> Result<(), ToolError> {
     if trust > 2 {
         return Err(ToolError::invalid("trust must be 0, 1 or 2"));
     }
-    set_account(store, who, "trust", name, "trust", &trust.to_string()).await
+    set_account(store, who, Action::Trust, name, "trust", &trust.to_string()).await
 }
 
 pub async fn hide_post(
@@ -261,7 +374,11 @@ pub async fn hide_post(
     hidden: bool,
 ) -> Result<(), ToolError> {
     let thread = board::set_post_hidden(store, post_id, hidden).await?;
-    let action = if hidden { "hide_post" } else { "unhide_post" };
+    let action = if hidden {
+        Action::HidePost
+    } else {
+        Action::UnhidePost
+    };
     audit(store, who, action, post_id, json!({ "threadId": thread })).await
 }
 
@@ -275,7 +392,7 @@ pub async fn thread_status(
     audit(
         store,
         who,
-        "thread_status",
+        Action::ThreadStatus,
         thread_id,
         json!({ "status": status }),
     )
@@ -307,7 +424,7 @@ pub async fn reply(
     audit(
         store,
         who,
-        "reply",
+        Action::Reply,
         thread_id,
         json!({ "postId": v["postId"] }),
     )
@@ -324,7 +441,11 @@ pub async fn publish_thread(
     published: bool,
 ) -> Result<(), ToolError> {
     board::set_published(store, thread_id, published).await?;
-    let action = if published { "publish" } else { "unpublish" };
+    let action = if published {
+        Action::Publish
+    } else {
+        Action::Unpublish
+    };
     audit(store, who, action, thread_id, Value::Null).await
 }
 
@@ -341,7 +462,7 @@ pub async fn reload_quotas(
     audit(
         store,
         who,
-        "quotas_reload",
+        Action::QuotasReload,
         "quotas",
         json!({ "changed": changed, "values": values }),
     )
@@ -371,11 +492,12 @@ pub async fn show_quotas(
 
 pub async fn mark_read(store: &Store, who: &str, message_id: &str) -> Result<(), ToolError> {
     contact::mark_read(store, message_id).await?;
-    audit(store, who, "mark_read", message_id, Value::Null).await
+    audit(store, who, Action::MarkRead, message_id, Value::Null).await
 }
 
-/// Accounts by tier (blocked apart), board reads, HTML page views and unread messages.
-pub async fn overview(store: &Store) -> Result<Value, ToolError> {
+/// Accounts by tier (blocked apart), today's jobs and seconds (with the trust-0 share), the
+/// queue, live workers, storage, board reads, HTML page views and unread messages.
+pub async fn overview(store: &Store, queue: &horst_queue::Queue) -> Result<Value, ToolError> {
     let pattern = store.key("account:*");
     let mut keys: Vec<String> = Vec::new();
     let mut cursor: u64 = 0;
@@ -417,8 +539,15 @@ pub async fn overview(store: &Store) -> Result<Value, ToolError> {
     let jobs = horst_queue::day_stats(store, now)
         .await
         .map_err(|e| ToolError::internal(e.to_string()))?;
+    let internal = |e: horst_queue::QueueError| ToolError::internal(e.to_string());
+    let seconds = queue.seconds_today().await.map_err(internal)?;
+    let (waiting, oldest_ms) = queue.depth().await.map_err(internal)?;
+    let workers = horst_queue::live_workers(store).await?;
     Ok(json!({
         "jobsToday": { "admitted": jobs.admitted, "finished": jobs.finished },
+        "seconds": seconds,
+        "queue": { "waiting": waiting, "oldestWaitingMs": oldest_ms },
+        "workers": { "live": workers.len(), "ids": workers },
         "secondsUsedToday": jobs.seconds_used,
         "secondsChargedToday": jobs.seconds_charged,
         "storageUsedBytes": crate::revisions::storage_total(store).await?,
@@ -431,5 +560,406 @@ pub async fn overview(store: &Store) -> Result<Value, ToolError> {
         "boardReads": { "total": total, "today": today, "last": last },
         "pageViews": crate::page_views::summary(store).await?,
         "unreadMessages": contact::unread_count(store).await?,
+    }))
+}
+
+fn account_error(e: crate::AccountError) -> ToolError {
+    use crate::AccountError as E;
+    match e {
+        E::Invalid(m) => ToolError::invalid(m),
+        E::NotFound(m) => ToolError::not_found(m),
+        E::Conflict(m) => ToolError::new(ErrorCode::Conflict, m),
+        other => ToolError::internal(other),
+    }
+}
+
+fn auth_error(e: horst_rcadia::auth::AuthError) -> ToolError {
+    use horst_rcadia::auth::AuthError as E;
+    match e {
+        E::Invalid(m) => ToolError::invalid(m),
+        E::NotFound(m) => ToolError::not_found(m),
+        other => ToolError::internal(other),
+    }
+}
+
+/// The run-time switches as they are now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Switches {
+    /// `on`, `off` or `read_only`.
+    pub gateway: &'static str,
+    pub self_service: bool,
+    pub sign_up: bool,
+}
+
+pub fn gateway_mode_name(mode: horst_config::GatewayMode) -> &'static str {
+    match mode {
+        horst_config::GatewayMode::On => "on",
+        horst_config::GatewayMode::ReadOnly => "read_only",
+        horst_config::GatewayMode::Off => "off",
+    }
+}
+
+pub async fn switches(store: &Store, config: &horst_config::Config) -> Result<Switches, ToolError> {
+    Ok(Switches {
+        gateway: gateway_mode_name(crate::mode(store, config).await?),
+        self_service: crate::self_service(store, config).await?,
+        sign_up: crate::people::sign_up_open(store, config).await?,
+    })
+}
+
+/// Switches the agent gateway for every API process.
+pub async fn set_gateway_mode(
+    store: &Store,
+    who: &str,
+    mode: horst_config::GatewayMode,
+) -> Result<(), ToolError> {
+    crate::set_mode(store, mode).await?;
+    let name = gateway_mode_name(mode);
+    audit(
+        store,
+        who,
+        Action::GatewayMode,
+        "gateway",
+        json!({ "mode": name }),
+    )
+    .await
+}
+
+/// Switches self-service agent keys (`POST /api/agent-keys`).
+pub async fn set_self_service(store: &Store, who: &str, on: bool) -> Result<(), ToolError> {
+    crate::set_self_service(store, on).await?;
+    audit(
+        store,
+        who,
+        Action::SelfService,
+        "self_service",
+        json!({ "on": on }),
+    )
+    .await
+}
+
+/// Opens or closes sign-up on `/account`.
+pub async fn set_sign_up(store: &Store, who: &str, open: bool) -> Result<(), ToolError> {
+    crate::people::set_sign_up(store, open).await?;
+    audit(
+        store,
+        who,
+        Action::SignUp,
+        "sign_up",
+        json!({ "open": open }),
+    )
+    .await
+}
+
+/// An account without a password (its keys are made by the operator).
+pub async fn create_account(
+    store: &Store,
+    who: &str,
+    name: &str,
+    trust: u8,
+) -> Result<(), ToolError> {
+    crate::accounts::create_account(store, name, trust)
+        .await
+        .map_err(account_error)?;
+    audit(
+        store,
+        who,
+        Action::AccountCreate,
+        name,
+        json!({ "trust": trust }),
+    )
+    .await
+}
+
+/// Gives a person the operator role (they may open `/admin`) or takes it.
+pub async fn set_operator_role(
+    store: &Store,
+    who: &str,
+    name: &str,
+    operator: bool,
+) -> Result<(), ToolError> {
+    crate::people::set_operator(store, name, operator).await?;
+    audit(
+        store,
+        who,
+        Action::OperatorRole,
+        name,
+        json!({ "operator": operator }),
+    )
+    .await
+}
+
+/// An agent key for `account`, shown once.
+pub async fn create_key(
+    store: &Store,
+    who: &str,
+    account: &str,
+    label: Option<&str>,
+) -> Result<crate::CreatedKey, ToolError> {
+    let created = crate::accounts::create_key(store, account, label)
+        .await
+        .map_err(account_error)?;
+    audit(
+        store,
+        who,
+        Action::KeyCreate,
+        &created.prefix,
+        json!({ "account": account, "id": created.id }),
+    )
+    .await?;
+    Ok(created)
+}
+
+/// Revokes the key with this prefix; returns its account.
+pub async fn revoke_key(store: &Store, who: &str, prefix: &str) -> Result<String, ToolError> {
+    let account = crate::accounts::revoke_key(store, prefix)
+        .await
+        .map_err(account_error)?;
+    audit(
+        store,
+        who,
+        Action::KeyRevoke,
+        prefix,
+        json!({ "account": account }),
+    )
+    .await?;
+    Ok(account)
+}
+
+/// An RCADIA agent token (`house`: the house host's identity); returns (token, agent id).
+/// The token is shown once.
+pub async fn create_token(
+    store: &Store,
+    auth: &Auth,
+    who: &str,
+    scopes: &[String],
+    name: Option<&str>,
+    house: bool,
+) -> Result<(String, String), ToolError> {
+    let (token, agent) = auth
+        .create_token_as(scopes, name, house)
+        .await
+        .map_err(auth_error)?;
+    audit(
+        store,
+        who,
+        Action::TokenCreate,
+        &agent,
+        json!({ "scopes": scopes, "name": name, "house": house }),
+    )
+    .await?;
+    Ok((token, agent))
+}
+
+/// Revokes agent `agent`'s RCADIA token (every process refuses it within
+/// `horst_rcadia::auth::EPOCH_CHECK`).
+pub async fn revoke_token(
+    store: &Store,
+    auth: &Auth,
+    who: &str,
+    agent: &str,
+) -> Result<horst_rcadia::auth::TokenInfo, ToolError> {
+    let info = auth.revoke_token(agent).await.map_err(auth_error)?;
+    audit(
+        store,
+        who,
+        Action::TokenRevoke,
+        agent,
+        json!({ "name": info.name, "scopes": info.scopes }),
+    )
+    .await?;
+    Ok(info)
+}
+
+/// A person's account with a password (RCADIA sign-in and `/account`).
+pub async fn create_user(
+    store: &Store,
+    auth: &Auth,
+    who: &str,
+    name: &str,
+    password: &str,
+    trust: u8,
+) -> Result<(), ToolError> {
+    crate::people::create(
+        store,
+        auth,
+        name,
+        password,
+        trust,
+        crate::people::Existing::GivePassword,
+    )
+    .await?;
+    audit(
+        store,
+        who,
+        Action::UserCreate,
+        name,
+        json!({ "trust": trust }),
+    )
+    .await
+}
+
+/// A new password for a person; their sessions and JWTs end.
+pub async fn set_user_password(
+    store: &Store,
+    auth: &Auth,
+    who: &str,
+    name: &str,
+    password: &str,
+) -> Result<(), ToolError> {
+    crate::people::set_password(store, auth, name, password).await?;
+    audit(store, who, Action::UserPasswd, name, Value::Null).await
+}
+
+/// Deletes a person's sign-in (see `people::delete`).
+pub async fn delete_user(
+    store: &Store,
+    auth: &Auth,
+    who: &str,
+    name: &str,
+) -> Result<crate::people::Deleted, ToolError> {
+    let deleted = crate::people::delete(store, auth, name).await?;
+    audit(
+        store,
+        who,
+        Action::UserDelete,
+        name,
+        json!({ "keysRevoked": deleted.keys_revoked }),
+    )
+    .await?;
+    Ok(deleted)
+}
+
+/// A new admin token, shown once; the old ones stay active until retired.
+pub async fn create_admin_token(
+    store: &Store,
+    who: &str,
+    label: Option<&str>,
+) -> Result<(String, crate::admin_tokens::AdminTokenInfo), ToolError> {
+    let (token, info) = crate::admin_tokens::create(store, who, label).await?;
+    audit(
+        store,
+        who,
+        Action::AdminTokenCreate,
+        &info.id,
+        json!({ "label": info.label }),
+    )
+    .await?;
+    Ok((token, info))
+}
+
+/// Retires an admin token (never the last active one).
+pub async fn retire_admin_token(
+    store: &Store,
+    who: &str,
+    id: &str,
+) -> Result<crate::admin_tokens::AdminTokenInfo, ToolError> {
+    let info = crate::admin_tokens::retire(store, id).await?;
+    audit(store, who, Action::AdminTokenRetire, id, Value::Null).await?;
+    Ok(info)
+}
+
+/// Which revisions to list for the operator.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct RevisionFilter {
+    /// The level's name (case-insensitive).
+    pub name: Option<String>,
+    /// `labor`, `promoted`, `retired`, `withdrawn` or `quarantined`.
+    pub state: Option<String>,
+}
+
+/// Every revision (any state), newest first, with its level's promoted revision and, for the
+/// revisions on the page, the newest check on the current engine (`null`: none yet, so a
+/// promotion would be `engine_mismatch`).
+pub async fn revisions(
+    store: &Store,
+    filter: &RevisionFilter,
+    offset: usize,
+    limit: usize,
+) -> Result<Value, ToolError> {
+    let top = store.key("rev:x").matches(':').count();
+    let mut rows: Vec<(u64, Value)> = Vec::new();
+    let name_filter = filter.name.as_deref().map(str::to_ascii_lowercase);
+    let pattern = store.key("rev:*");
+    let mut cursor: u64 = 0;
+    let mut keys: Vec<String> = Vec::new();
+    loop {
+        let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(&pattern)
+            .arg("COUNT")
+            .arg(500)
+            .query_async(&mut store.conn())
+            .await?;
+        keys.extend(batch.into_iter().filter(|k| k.matches(':').count() == top));
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    for k in keys {
+        let v: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(&k)
+            .arg(&[
+                "revisionId",
+                "name",
+                "owner",
+                "createdAtMs",
+                "engineVersion",
+                "parentRevisionId",
+            ])
+            .query_async(&mut store.conn())
+            .await?;
+        let get = |i: usize| v.get(i).cloned().flatten();
+        let (Some(id), Some(name)) = (get(0), get(1)) else {
+            continue;
+        };
+        let lower = name.to_ascii_lowercase();
+        if name_filter.as_deref().is_some_and(|n| n != lower) {
+            continue;
+        }
+        let state: Option<String> = store
+            .conn()
+            .get(store.key(&format!("rev:{id}:state")))
+            .await?;
+        let state = state.unwrap_or_else(|| "labor".into());
+        if filter.state.as_deref().is_some_and(|s| s != state) {
+            continue;
+        }
+        let promoted: Option<String> = store
+            .conn()
+            .get(store.key(&format!("level:{lower}:promoted")))
+            .await?;
+        let created: u64 = get(3).and_then(|t| t.parse().ok()).unwrap_or(0);
+        rows.push((
+            created,
+            json!({
+                "revisionId": id, "name": name, "owner": get(2), "state": state,
+                "createdAt": rfc3339(created), "engineVersion": get(4),
+                "parentRevisionId": get(5).filter(|p| !p.is_empty()),
+                "levelPromoted": promoted,
+            }),
+        ));
+    }
+    rows.sort_by_key(|r| std::cmp::Reverse(r.0));
+    let total = rows.len();
+    let mut items: Vec<Value> = rows
+        .into_iter()
+        .skip(offset)
+        .take(limit)
+        .map(|(_, v)| v)
+        .collect();
+    for item in &mut items {
+        let id = item["revisionId"].as_str().unwrap_or_default().to_string();
+        item["currentCheck"] = crate::checks::checks(store, &id).await?["currentCheck"].clone();
+    }
+    let end = offset + items.len();
+    Ok(json!({
+        "items": items,
+        "total": total,
+        "nextOffset": (end < total).then_some(end),
+        "currentEngine": horst_engine::engine_version(),
     }))
 }

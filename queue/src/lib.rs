@@ -688,6 +688,60 @@ pub struct DayStats {
     pub seconds_charged: u64,
 }
 
+/// The ids of the workers alive now: those whose presence key (`workers:<id>`, written by
+/// each worker with a short expiry) still exists.
+pub async fn live_workers(store: &Store) -> redis::RedisResult<Vec<String>> {
+    use redis::AsyncCommands;
+    let mut conn = store.conn();
+    let pattern = store.key("workers:*");
+    let mut ids: Vec<String> = Vec::new();
+    let mut iter: redis::AsyncIter<String> = conn.scan_match(&pattern).await?;
+    while let Some(item) = iter.next_item().await {
+        let key = item?;
+        if let Some(id) = key.strip_prefix(&store.key("workers:")) {
+            ids.push(id.to_string());
+        }
+    }
+    ids.sort();
+    Ok(ids)
+}
+
+/// Today's reserved execution seconds: the server's and the share all trust-0 accounts have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecondsToday {
+    pub daily: u64,
+    pub used: u64,
+    pub remaining: u64,
+    pub trust0_cap: u64,
+    pub trust0_used: u64,
+    pub trust0_remaining: u64,
+}
+
+impl Queue {
+    /// Today's seconds budget (UTC day of the Redis clock), for the operator's overview.
+    pub async fn seconds_today(&self) -> Result<SecondsToday, QueueError> {
+        let q = self.quotas().await?;
+        let day = self.now_ms().await? / 86_400_000;
+        let v: Vec<Option<u64>> = redis::cmd("HMGET")
+            .arg(self.store.key(&format!("budget:{day}")))
+            .arg(&["used", "trust0"])
+            .query_async(&mut self.store.conn())
+            .await?;
+        let used = v.first().copied().flatten().unwrap_or(0);
+        let trust0_used = v.get(1).copied().flatten().unwrap_or(0);
+        let trust0_cap = q.trust0_cap_seconds();
+        Ok(SecondsToday {
+            daily: q.daily_seconds,
+            used,
+            remaining: q.daily_seconds.saturating_sub(used),
+            trust0_cap,
+            trust0_used,
+            trust0_remaining: trust0_cap.saturating_sub(trust0_used),
+        })
+    }
+}
+
 /// A job record read with the store alone (the admin CLI and the gateway's check records
 /// need no queue for that).
 pub async fn job_record(store: &Store, id: &str) -> Result<Option<JobRecord>, QueueError> {

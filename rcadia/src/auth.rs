@@ -1,20 +1,36 @@
-//! Identities: agent tokens with scopes (`play`, `host`) and users with passwords, who sign in
-//! for a JWT (HS256). Tokens are stored only as SHA-256 hashes, passwords as salted
-//! PBKDF2-SHA256; the JWT secret is generated once per store and kept in Redis. None of these
-//! secrets is ever logged.
+//! Identities: agent tokens with scopes (`play`, `host`) and HS256 JWTs for people who signed
+//! in (their accounts and passwords live in `horst_gateway::people`, which asks for the JWT).
+//! Tokens are stored only as SHA-256 hashes; the JWT secret is generated once per store and
+//! kept in Redis. None of these secrets is ever logged.
+//!
+//! Layout (under the store prefix):
+//! - `auth:token:<sha256>` hash: `agent`, `play`, `host`, `name`, `createdAtMs`
+//! - `auth:jwt_secret` string
+//! - `auth:usergen:<name>` counter: a person's credential generation; a JWT names the
+//!   generation it was issued in and is refused once it moved on (password change, block,
+//!   deletion)
+//! - `auth:epoch` counter: moved by every revocation; processes compare it at most once per
+//!   [`EPOCH_CHECK`] and drop their identity cache when it moved
+//! - `auth:user:<name>` hash (`pbkdf2`): users of earlier versions, read once by the
+//!   migration to PHC hashes and then deleted
+//! - `auth:legacy` hash: lowercase name -> the name as an earlier version stored it, for the
+//!   records above (built once by the first process that starts; nothing new is added, since
+//!   this version makes no such records), so a sign-in and a sign-up find them by any case
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use horst_store::Store;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::{random_bytes, random_u32, RcadiaError};
 
-/// PBKDF2 rounds: slow enough to make guessing expensive, fast enough for a sign-in.
-const PBKDF2_ROUNDS: u32 = 100_000;
-/// A JWT stays valid this long.
+/// A JWT stays valid this long (unless its person's credentials change first).
 const JWT_TTL_SECONDS: u64 = 7 * 24 * 3600;
 
 /// Who is calling.
@@ -34,32 +50,48 @@ pub struct Identity {
     pub name: Option<String>,
 }
 
-/// The token and user store. Cheap to clone.
+/// The token store and JWT issuer. Cheap to clone.
 #[derive(Clone)]
 pub struct Auth {
     store: Store,
     secret: Vec<u8>,
-    /// Known tokens by hash, for [`TOKEN_CACHE_TTL`]: agents long-poll in a loop, and a Redis
-    /// read per request only to learn the same identity again is most of a poll's cost.
-    /// Tokens cannot be changed or revoked once created, so a cached entry is never stale;
-    /// the expiry only bounds what a future revocation would have to wait for. Unknown
-    /// tokens are not cached (a token created a moment ago works at once).
-    cache: std::sync::Arc<std::sync::Mutex<TokenCache>>,
+    /// Known credentials by hash: agents long-poll in a loop, and a Redis read per request
+    /// only to learn the same identity again is most of a poll's cost. An entry is used only
+    /// while the revocation epoch it was read under is still the newest this process knows,
+    /// and the process learns the newest at most [`EPOCH_CHECK`] late: so a revoked token or
+    /// a changed person's JWT is refused everywhere within that bound. Unknown credentials are
+    /// not cached (a token created a moment ago works at once).
+    cache: Arc<Mutex<IdentityCache>>,
 }
 
-/// How long a token's identity is reused without reading Redis.
-const TOKEN_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(30);
-/// Cached tokens per process; at this size the cache starts over (no unbounded growth).
-const TOKEN_CACHE_MAX: usize = 100_000;
+/// How often a process reads `auth:epoch` (only when a cached identity is used): the bound
+/// on how long a revoked credential may still be accepted by a process that cached it.
+pub const EPOCH_CHECK: Duration = Duration::from_secs(1);
+/// A cached identity is read again after this long even if nothing was revoked.
+const CACHE_TTL: Duration = Duration::from_secs(30);
+/// Cached identities per process; at this size the cache starts over (no unbounded growth).
+const CACHE_MAX: usize = 100_000;
 
-type TokenCache = std::collections::HashMap<String, (std::time::Instant, Identity)>;
+#[derive(Default)]
+struct IdentityCache {
+    /// The newest revocation epoch seen, and when it was read (`None`: never).
+    epoch: u64,
+    epoch_read: Option<Instant>,
+    entries: HashMap<String, Cached>,
+}
+
+struct Cached {
+    at: Instant,
+    epoch: u64,
+    identity: Identity,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
     #[error("{0}")]
     Invalid(String),
-    #[error("user {0:?} already exists")]
-    UserExists(String),
+    #[error("{0}")]
+    NotFound(String),
     #[error(transparent)]
     Store(#[from] RcadiaError),
 }
@@ -72,6 +104,45 @@ impl From<redis::RedisError> for AuthError {
 
 fn sha256_hex(s: &str) -> String {
     hex::encode(Sha256::digest(s.as_bytes()))
+}
+
+/// An agent token as the operator sees it (never the token itself).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenInfo {
+    pub agent: String,
+    pub name: Option<String>,
+    pub scopes: Vec<&'static str>,
+    /// The house identity (`--house`).
+    pub house: bool,
+    /// Milliseconds since the epoch; `None` for tokens made before this was recorded.
+    pub created_at_ms: Option<u64>,
+}
+
+/// What a password record of an earlier version says about a sign-in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LegacyCheck {
+    /// No such record.
+    NoUser,
+    Wrong,
+    Right,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Claims {
+    sub: String,
+    iat: u64,
+    exp: u64,
+    /// The person's credential generation at issue (`auth:usergen:<sub>`).
+    #[serde(default)]
+    gen: Option<u64>,
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 impl Auth {
@@ -87,11 +158,50 @@ impl Auth {
             .query_async(&mut conn)
             .await?;
         let secret: String = redis::cmd("GET").arg(&key).query_async(&mut conn).await?;
-        Ok(Auth {
+        let auth = Auth {
             store,
             secret: secret.into_bytes(),
             cache: Default::default(),
-        })
+        };
+        auth.index_legacy_users().await?;
+        Ok(auth)
+    }
+
+    /// Indexes earlier versions' user records by lowercase name, once per store.
+    async fn index_legacy_users(&self) -> Result<(), AuthError> {
+        let done: Option<String> = redis::cmd("GET")
+            .arg(self.store.key("auth:legacy:indexed"))
+            .query_async(&mut self.store.conn())
+            .await?;
+        if done.is_some() {
+            return Ok(());
+        }
+        let prefix = self.store.key("auth:user:");
+        for key in self.store.scan_keys("auth:user:*").await? {
+            if let Some(name) = key.strip_prefix(&prefix) {
+                let _: () = redis::cmd("HSETNX")
+                    .arg(self.store.key("auth:legacy"))
+                    .arg(name.to_lowercase())
+                    .arg(name)
+                    .query_async(&mut self.store.conn())
+                    .await?;
+            }
+        }
+        let _: () = redis::cmd("SET")
+            .arg(self.store.key("auth:legacy:indexed"))
+            .arg("1")
+            .query_async(&mut self.store.conn())
+            .await?;
+        Ok(())
+    }
+
+    /// The stored name of an earlier version's user whose name is `name` in any case.
+    pub async fn legacy_name(&self, name: &str) -> Result<Option<String>, AuthError> {
+        Ok(redis::cmd("HGET")
+            .arg(self.store.key("auth:legacy"))
+            .arg(name.to_lowercase())
+            .query_async(&mut self.store.conn())
+            .await?)
     }
 
     /// Creates a new agent identity with `scopes`; returns (token, agent id). The token is
@@ -142,107 +252,143 @@ impl Auth {
         }
         let token = format!("rca_{}", hex::encode(random_bytes(24)?));
         let agent = format!("agt_{:08x}", random_u32());
-        let mut conn = self.store.conn();
-        let _: () = redis::cmd("HSET")
-            .arg(
-                self.store
-                    .key(&format!("auth:token:{}", sha256_hex(&token))),
-            )
-            .arg("agent")
-            .arg(&agent)
-            .arg("play")
-            .arg(u8::from(play))
-            .arg("host")
-            .arg(u8::from(host))
-            .arg("name")
-            .arg(name.unwrap_or(""))
-            .arg("house")
-            .arg(u8::from(house))
-            .query_async(&mut conn)
-            .await?;
+        let _: () = redis::Script::new(
+            r#"
+            local t = redis.call('TIME')
+            redis.call('HSET', KEYS[1], 'agent', ARGV[1], 'play', ARGV[2], 'host', ARGV[3],
+                'name', ARGV[4], 'house', ARGV[5],
+                'createdAtMs', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))"#,
+        )
+        .key(
+            self.store
+                .key(&format!("auth:token:{}", sha256_hex(&token))),
+        )
+        .arg(&agent)
+        .arg(u8::from(play))
+        .arg(u8::from(host))
+        .arg(name.unwrap_or(""))
+        .arg(u8::from(house))
+        .invoke_async(&mut self.store.conn())
+        .await?;
         Ok((token, agent))
     }
 
-    /// Creates a user; the password is stored as salted PBKDF2-SHA256.
-    pub async fn create_user(&self, username: &str, password: &str) -> Result<(), AuthError> {
-        let ok = !username.is_empty()
-            && username.len() <= 32
-            && username
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
-        if !ok {
-            return Err(AuthError::Invalid(
-                "usernames are 1-32 characters of A-Z, a-z, 0-9, '.', '_' and '-'".into(),
+    /// Every agent token's record key with its fields, by scanning `auth:token:*` (an
+    /// operator's read, not a request path).
+    async fn token_records(&self) -> Result<Vec<(String, TokenInfo)>, AuthError> {
+        let keys = self.store.scan_keys("auth:token:*").await?;
+        let mut out = Vec::with_capacity(keys.len());
+        for key in keys {
+            let fields: Vec<Option<String>> = redis::cmd("HMGET")
+                .arg(&key)
+                .arg(&["agent", "play", "host", "name", "createdAtMs", "house"])
+                .query_async(&mut self.store.conn())
+                .await?;
+            let [Some(agent), play, host, name, created, house] =
+                <[Option<String>; 6]>::try_from(fields).unwrap_or_default()
+            else {
+                continue;
+            };
+            let mut scopes = Vec::new();
+            if play.as_deref() == Some("1") {
+                scopes.push("play");
+            }
+            if host.as_deref() == Some("1") {
+                scopes.push("host");
+            }
+            out.push((
+                key,
+                TokenInfo {
+                    agent,
+                    name: name.filter(|n| !n.is_empty()),
+                    scopes,
+                    house: house.as_deref() == Some("1"),
+                    created_at_ms: created.and_then(|c| c.parse().ok()),
+                },
             ));
         }
-        if password.len() < 8 {
-            return Err(AuthError::Invalid(
-                "the password needs at least 8 characters".into(),
-            ));
-        }
-        let salt = random_bytes(16)?;
-        let hash =
-            pbkdf2::pbkdf2_hmac_array::<Sha256, 32>(password.as_bytes(), &salt, PBKDF2_ROUNDS);
-        let mut conn = self.store.conn();
-        let created: i64 = redis::cmd("HSETNX")
-            .arg(self.store.key(&format!("auth:user:{username}")))
-            .arg("pbkdf2")
-            .arg(format!(
-                "{PBKDF2_ROUNDS}${}${}",
-                hex::encode(salt),
-                hex::encode(hash)
-            ))
-            .query_async(&mut conn)
+        // Newest first; tokens without a creation time last, by agent id.
+        out.sort_by(|a, b| {
+            b.1.created_at_ms
+                .cmp(&a.1.created_at_ms)
+                .then_with(|| a.1.agent.cmp(&b.1.agent))
+        });
+        Ok(out)
+    }
+
+    /// The agent tokens (not the secrets), newest first.
+    pub async fn list_tokens(&self) -> Result<Vec<TokenInfo>, AuthError> {
+        Ok(self
+            .token_records()
+            .await?
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect())
+    }
+
+    /// Revokes the token of agent `agent` (`agt_...`): its record is deleted and the
+    /// revocation epoch moves, so every process refuses it within [`EPOCH_CHECK`].
+    pub async fn revoke_token(&self, agent: &str) -> Result<TokenInfo, AuthError> {
+        let found = self
+            .token_records()
+            .await?
+            .into_iter()
+            .find(|(_, t)| t.agent == agent);
+        let Some((key, info)) = found else {
+            return Err(AuthError::NotFound(format!(
+                "no agent token of {agent:?}; list them with `horst admin token list`"
+            )));
+        };
+        let _: () = redis::pipe()
+            .atomic()
+            .del(&key)
+            .ignore()
+            .incr(self.store.key("auth:epoch"), 1)
+            .ignore()
+            .query_async(&mut self.store.conn())
             .await?;
-        if created == 0 {
-            return Err(AuthError::UserExists(username.to_string()));
-        }
+        Ok(info)
+    }
+
+    /// Ends every JWT of person `username`: their credential generation moves on, and with
+    /// it the revocation epoch (password change, block, deletion).
+    pub async fn end_user_sessions(&self, username: &str) -> Result<(), AuthError> {
+        let _: () = redis::pipe()
+            .atomic()
+            .incr(self.store.key(&format!("auth:usergen:{username}")), 1)
+            .ignore()
+            .incr(self.store.key("auth:epoch"), 1)
+            .ignore()
+            .query_async(&mut self.store.conn())
+            .await?;
         Ok(())
     }
 
-    /// Checks a password; `Some(jwt)` on success.
-    pub async fn sign_in(
-        &self,
-        username: &str,
-        password: &str,
-    ) -> Result<Option<String>, AuthError> {
-        let mut conn = self.store.conn();
-        let stored: Option<String> = redis::cmd("HGET")
-            .arg(self.store.key(&format!("auth:user:{username}")))
-            .arg("pbkdf2")
-            .query_async(&mut conn)
+    async fn user_generation(&self, username: &str) -> Result<u64, AuthError> {
+        let gen: Option<u64> = redis::cmd("GET")
+            .arg(self.store.key(&format!("auth:usergen:{username}")))
+            .query_async(&mut self.store.conn())
             .await?;
-        let Some(stored) = stored else {
-            return Ok(None);
-        };
-        let mut parts = stored.splitn(3, '$');
-        let (Some(rounds), Some(salt), Some(hash)) = (parts.next(), parts.next(), parts.next())
-        else {
-            return Ok(None);
-        };
-        let (Ok(rounds), Ok(salt), Ok(hash)) =
-            (rounds.parse::<u32>(), hex::decode(salt), hex::decode(hash))
-        else {
-            return Ok(None);
-        };
-        let got = pbkdf2::pbkdf2_hmac_array::<Sha256, 32>(password.as_bytes(), &salt, rounds);
-        if !constant_time_eq(&got, &hash) {
-            return Ok(None);
-        }
-        Ok(Some(self.issue_jwt(username)))
+        Ok(gen.unwrap_or(0))
     }
 
-    fn issue_jwt(&self, username: &str) -> String {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        let header = URL_SAFE_NO_PAD.encode(json!({"alg":"HS256","typ":"JWT"}).to_string());
+    /// A JWT for person `username`, who has just proven who they are (the caller checked the
+    /// password). It is refused once their credentials change ([`Auth::end_user_sessions`]).
+    pub async fn issue_jwt(&self, username: &str) -> Result<String, AuthError> {
+        let gen = self.user_generation(username).await?;
+        let now = unix_now();
+        let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
+        let claims = Claims {
+            sub: username.to_string(),
+            iat: now,
+            exp: now + JWT_TTL_SECONDS,
+            gen: Some(gen),
+        };
         let payload = URL_SAFE_NO_PAD
-            .encode(json!({"sub": username, "iat": now, "exp": now + JWT_TTL_SECONDS}).to_string());
+            .encode(serde_json::to_vec(&claims).map_err(|e| RcadiaError::Internal(e.to_string()))?);
         let signing = format!("{header}.{payload}");
         let sig = URL_SAFE_NO_PAD.encode(self.mac(&signing));
-        format!("{signing}.{sig}")
+        Ok(format!("{signing}.{sig}"))
     }
 
     fn mac(&self, data: &str) -> Vec<u8> {
@@ -255,83 +401,250 @@ impl Auth {
         m.finalize().into_bytes().to_vec()
     }
 
-    fn verify_jwt(&self, token: &str) -> Option<String> {
+    /// The claims of a JWT with a good signature that has not expired.
+    fn verify_jwt(&self, token: &str) -> Option<Claims> {
+        #[derive(Deserialize)]
+        struct Header {
+            alg: String,
+        }
         let (signing, sig) = token.rsplit_once('.')?;
         let (header, payload) = signing.split_once('.')?;
         let sig = URL_SAFE_NO_PAD.decode(sig).ok()?;
         if !constant_time_eq(&self.mac(signing), &sig) {
             return None;
         }
-        let header: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(header).ok()?).ok()?;
-        if header.get("alg")? != "HS256" {
+        let header: Header = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(header).ok()?).ok()?;
+        if header.alg != "HS256" {
             return None;
         }
-        let claims: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        if claims.get("exp")?.as_u64()? <= now {
-            return None;
+        let claims: Claims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+        (claims.exp > unix_now()).then_some(claims)
+    }
+
+    /// The cached identity for `hash`, if it is still good; otherwise `None` and the epoch the
+    /// caller's fresh read will be cached under. Reads `auth:epoch` when the last read is
+    /// older than [`EPOCH_CHECK`].
+    async fn cached(&self, hash: &str) -> Result<(Option<Identity>, u64), AuthError> {
+        let stale = {
+            let c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            c.epoch_read.is_none_or(|at| at.elapsed() >= EPOCH_CHECK)
+        };
+        if stale {
+            let epoch: Option<u64> = redis::cmd("GET")
+                .arg(self.store.key("auth:epoch"))
+                .query_async(&mut self.store.conn())
+                .await?;
+            let epoch = epoch.unwrap_or(0);
+            let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if epoch != c.epoch {
+                c.entries.clear();
+                c.epoch = epoch;
+            }
+            c.epoch_read = Some(Instant::now());
         }
-        Some(claims.get("sub")?.as_str()?.to_string())
+        let c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let hit = c
+            .entries
+            .get(hash)
+            .filter(|e| e.epoch == c.epoch && e.at.elapsed() < CACHE_TTL)
+            .map(|e| e.identity.clone());
+        Ok((hit, c.epoch))
+    }
+
+    fn remember(&self, hash: String, epoch: u64, identity: &Identity) {
+        let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if c.entries.len() >= CACHE_MAX {
+            c.entries.clear();
+        }
+        c.entries.insert(
+            hash,
+            Cached {
+                at: Instant::now(),
+                epoch,
+                identity: identity.clone(),
+            },
+        );
     }
 
     /// Resolves a bearer credential (JWT or agent token).
     pub async fn identify(&self, bearer: &str) -> Result<Option<Identity>, AuthError> {
-        if bearer.matches('.').count() == 2 {
-            return Ok(self.verify_jwt(bearer).map(|user| Identity {
-                key: format!("user:{user}"),
-                id: user.clone(),
-                is_user: true,
-                play: true,
-                host: true,
-                house: false,
-                name: Some(user),
-            }));
-        }
+        let jwt = bearer.matches('.').count() == 2;
+        let claims = if jwt {
+            match self.verify_jwt(bearer) {
+                Some(c) => Some(c),
+                None => return Ok(None),
+            }
+        } else {
+            None
+        };
         let hash = sha256_hex(bearer);
-        {
-            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((at, id)) = cache.get(&hash) {
-                if at.elapsed() < TOKEN_CACHE_TTL {
-                    return Ok(Some(id.clone()));
+        let (hit, epoch) = self.cached(&hash).await?;
+        if hit.is_some() {
+            return Ok(hit);
+        }
+        let identity = match claims {
+            Some(claims) => {
+                // A JWT of an earlier version (no generation) or of credentials that changed.
+                if claims.gen != Some(self.user_generation(&claims.sub).await?) {
+                    return Ok(None);
+                }
+                Identity {
+                    key: format!("user:{}", claims.sub),
+                    id: claims.sub.clone(),
+                    is_user: true,
+                    play: true,
+                    host: true,
+                    house: false,
+                    name: Some(claims.sub),
                 }
             }
-        }
-        let mut conn = self.store.conn();
-        let fields: Vec<Option<String>> = redis::cmd("HMGET")
-            .arg(self.store.key(&format!("auth:token:{hash}")))
-            .arg("agent")
-            .arg("play")
-            .arg("host")
-            .arg("name")
-            .arg("house")
-            .query_async(&mut conn)
+            None => {
+                let fields: Vec<Option<String>> = redis::cmd("HMGET")
+                    .arg(self.store.key(&format!("auth:token:{hash}")))
+                    .arg(&["agent", "play", "host", "name", "house"])
+                    .query_async(&mut self.store.conn())
+                    .await?;
+                let [Some(agent), play, host, name, house] =
+                    <[Option<String>; 5]>::try_from(fields).unwrap_or_default()
+                else {
+                    return Ok(None);
+                };
+                Identity {
+                    key: format!("agent:{agent}"),
+                    id: agent,
+                    is_user: false,
+                    play: play.as_deref() == Some("1"),
+                    host: host.as_deref() == Some("1"),
+                    house: house.as_deref() == Some("1"),
+                    name: name.filter(|n| !n.is_empty()),
+                }
+            }
+        };
+        self.remember(hash, epoch, &identity);
+        Ok(Some(identity))
+    }
+
+    /// Checks `password` against the record an earlier version kept for `username` (salted
+    /// PBKDF2-SHA256), on a blocking thread. The migration to PHC hashes uses it once per
+    /// person, then deletes the record ([`Auth::drop_legacy_user`]).
+    pub async fn legacy_check(
+        &self,
+        username: &str,
+        password: &str,
+    ) -> Result<LegacyCheck, AuthError> {
+        let Some(username) = self.legacy_name(username).await? else {
+            return Ok(LegacyCheck::NoUser);
+        };
+        let stored: Option<String> = redis::cmd("HGET")
+            .arg(self.store.key(&format!("auth:user:{username}")))
+            .arg("pbkdf2")
+            .query_async(&mut self.store.conn())
             .await?;
-        let [Some(agent), play, host, name, house] =
-            <[Option<String>; 5]>::try_from(fields).unwrap_or([None, None, None, None, None])
-        else {
-            return Ok(None);
+        let Some(stored) = stored else {
+            return Ok(LegacyCheck::NoUser);
         };
-        let id = Identity {
-            key: format!("agent:{agent}"),
-            id: agent,
-            is_user: false,
-            play: play.as_deref() == Some("1"),
-            host: host.as_deref() == Some("1"),
-            house: house.as_deref() == Some("1"),
-            name: name.filter(|n| !n.is_empty()),
+        let password = password.to_string();
+        tokio::task::spawn_blocking(move || legacy_verify(&stored, &password))
+            .await
+            .map_err(|e| RcadiaError::Internal(format!("the password check failed: {e}")).into())
+    }
+
+    /// Whether `username` (in any case) has a record of an earlier version.
+    pub async fn legacy_user_exists(&self, username: &str) -> Result<bool, AuthError> {
+        Ok(self.legacy_name(username).await?.is_some())
+    }
+
+    /// Deletes the record of an earlier version's user `username` (in any case).
+    pub async fn drop_legacy_user(&self, username: &str) -> Result<(), AuthError> {
+        let Some(stored) = self.legacy_name(username).await? else {
+            return Ok(());
         };
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.len() >= TOKEN_CACHE_MAX {
-            cache.clear();
-        }
-        cache.insert(hash, (std::time::Instant::now(), id.clone()));
-        Ok(Some(id))
+        let _: () = redis::pipe()
+            .atomic()
+            .del(self.store.key(&format!("auth:user:{stored}")))
+            .ignore()
+            .hdel(self.store.key("auth:legacy"), stored.to_lowercase())
+            .ignore()
+            .query_async(&mut self.store.conn())
+            .await?;
+        Ok(())
+    }
+
+    /// Writes a record in the format of earlier versions (`rounds$salt$hash`, hex) and indexes
+    /// it as the start-up does, for the migration's tests.
+    pub async fn write_legacy_user(
+        &self,
+        username: &str,
+        password: &str,
+        rounds: u32,
+    ) -> Result<(), AuthError> {
+        let salt = random_bytes(16)?;
+        let hash = pbkdf2::pbkdf2_hmac_array::<Sha256, 32>(password.as_bytes(), &salt, rounds);
+        let _: () = redis::cmd("HSET")
+            .arg(self.store.key(&format!("auth:user:{username}")))
+            .arg("pbkdf2")
+            .arg(format!(
+                "{rounds}${}${}",
+                hex::encode(salt),
+                hex::encode(hash)
+            ))
+            .query_async(&mut self.store.conn())
+            .await?;
+        let _: () = redis::cmd("HSET")
+            .arg(self.store.key("auth:legacy"))
+            .arg(username.to_lowercase())
+            .arg(username)
+            .query_async(&mut self.store.conn())
+            .await?;
+        Ok(())
+    }
+}
+
+/// The old format: `rounds$salt$hash` (hex). A record that does not parse matches nothing.
+fn legacy_verify(stored: &str, password: &str) -> LegacyCheck {
+    let mut parts = stored.splitn(3, '$');
+    let (Some(rounds), Some(salt), Some(hash)) = (parts.next(), parts.next(), parts.next()) else {
+        return LegacyCheck::Wrong;
+    };
+    let (Ok(rounds), Ok(salt), Ok(hash)) =
+        (rounds.parse::<u32>(), hex::decode(salt), hex::decode(hash))
+    else {
+        return LegacyCheck::Wrong;
+    };
+    // Records of earlier versions used 100,000 rounds; a forged record with a huge count
+    // must not stall a thread.
+    if !(1..=1_000_000).contains(&rounds) {
+        return LegacyCheck::Wrong;
+    }
+    let got = pbkdf2::pbkdf2_hmac_array::<Sha256, 32>(password.as_bytes(), &salt, rounds);
+    if constant_time_eq(&got, &hash) {
+        LegacyCheck::Right
+    } else {
+        LegacyCheck::Wrong
     }
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legacy_records_verify_and_bad_ones_match_nothing() {
+        let salt = [7u8; 16];
+        let hash = pbkdf2::pbkdf2_hmac_array::<Sha256, 32>(b"old secret", &salt, 1000);
+        let rec = format!("1000${}${}", hex::encode(salt), hex::encode(hash));
+        assert_eq!(legacy_verify(&rec, "old secret"), LegacyCheck::Right);
+        assert_eq!(legacy_verify(&rec, "old secreT"), LegacyCheck::Wrong);
+        for bad in ["", "x$y$z", "1000$zz$00", "0$00$00", "99999999$00$00"] {
+            assert_eq!(
+                legacy_verify(bad, "old secret"),
+                LegacyCheck::Wrong,
+                "{bad}"
+            );
+        }
+    }
 }

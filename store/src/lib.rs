@@ -87,6 +87,29 @@ impl Store {
         format!("{}{}", self.prefix, name)
     }
 
+    /// Every key matching `pattern` (a `SCAN MATCH` pattern under the prefix), full names.
+    /// For operators' listings and overviews, never a request's hot path.
+    pub async fn scan_keys(&self, pattern: &str) -> redis::RedisResult<Vec<String>> {
+        let pattern = self.key(pattern);
+        let mut keys = Vec::new();
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(500)
+                .query_async(&mut self.conn())
+                .await?;
+            keys.extend(batch);
+            if next == 0 {
+                return Ok(keys);
+            }
+            cursor = next;
+        }
+    }
+
     pub fn prefix(&self) -> &str {
         &self.prefix
     }

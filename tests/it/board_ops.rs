@@ -171,13 +171,13 @@ async fn recheck_on_the_current_engine_unlocks_promotion_and_keeps_old_evidence(
         .unwrap();
     assert!(acceptance.contains("stateHash"));
 
-    let log = horst_gateway::operator::audit_log(&app.store, 5)
+    let log = horst_gateway::operator::audit_log(&app.store, 0, 5)
         .await
         .unwrap();
-    let actions: Vec<&str> = log.iter().map(|e| e["action"].as_str().unwrap()).collect();
+    let actions: Vec<&str> = log.iter().map(|e| e.action.as_str()).collect();
     assert_eq!(actions, ["promote", "recheck"]);
-    assert_eq!(log[1]["who"], "api:olga");
-    assert_eq!(log[1]["target"], rev.as_str());
+    assert_eq!(log[1].who, "api:olga");
+    assert_eq!(log[1].target, rev.as_str());
 
     // Unknown revisions: not_found (404), nothing queued.
     let (status, e) = admin_json(
@@ -360,13 +360,13 @@ async fn quota_reload_applies_to_the_running_api() {
     assert_eq!(e["code"], "quota");
     assert!(e["message"].as_str().unwrap().contains("limit of 2"), "{e}");
 
-    let log = horst_gateway::operator::audit_log(&app.store, 5)
+    let log = horst_gateway::operator::audit_log(&app.store, 0, 5)
         .await
         .unwrap();
-    let actions: Vec<&str> = log.iter().map(|e| e["action"].as_str().unwrap()).collect();
+    let actions: Vec<&str> = log.iter().map(|e| e.action.as_str()).collect();
     assert_eq!(actions, ["quotas_reload", "quotas_reload"]);
-    assert_eq!(log[0]["who"], "olga");
-    assert_eq!(log[1]["who"], "api:olga");
+    assert_eq!(log[0].who, "olga");
+    assert_eq!(log[1].who, "api:olga");
 }
 
 async fn public(app: &TestApp, path: &str) -> (u16, Value) {
@@ -500,12 +500,12 @@ async fn published_threads_are_public_with_the_board_rules() {
     assert_eq!(e["code"], "invalid_input");
 
     // A blocked author's posts vanish from the public thread too.
-    horst_gateway::operator::set_blocked(&app.store, "olga", "bert", true)
+    horst_gateway::operator::set_blocked(&app.store, &app.auth, "olga", "bert", true)
         .await
         .unwrap();
     let (_, read) = public(&app, &format!("/api/board/published/{id}")).await;
     assert_eq!(read["posts"].as_array().unwrap().len(), 1);
-    horst_gateway::operator::set_blocked(&app.store, "olga", "bert", false)
+    horst_gateway::operator::set_blocked(&app.store, &app.auth, "olga", "bert", false)
         .await
         .unwrap();
 
@@ -544,10 +544,10 @@ async fn published_threads_are_public_with_the_board_rules() {
     assert_eq!(status, 409);
     assert_eq!(e["code"], "conflict");
 
-    let log = horst_gateway::operator::audit_log(&app.store, 10)
+    let log = horst_gateway::operator::audit_log(&app.store, 0, 10)
         .await
         .unwrap();
-    let actions: Vec<&str> = log.iter().map(|e| e["action"].as_str().unwrap()).collect();
+    let actions: Vec<&str> = log.iter().map(|e| e.action.as_str()).collect();
     assert_eq!(
         actions,
         [

@@ -81,7 +81,7 @@ async fn a_tab_that_goes_away_ends_its_table() {
         c.sessions.host_alive_seconds = 1;
     })
     .await;
-    app.auth.create_user("tabby", PASSWORD).await.unwrap();
+    app.person("tabby", PASSWORD).await;
     let browser = launch().await;
     let url = app.url("/bridge/?game=/games/chess/&title=Chess");
 
@@ -149,7 +149,7 @@ parent.postMessage({ type: "AGENT_CONFIGURE", data: { minPlayers: 2, maxPlayers:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_v1_game_hosted_through_the_bridge_gets_legacy_behaviour() {
     let app = app_with(|_| {}).await;
-    app.auth.create_user("oldtimer", PASSWORD).await.unwrap();
+    app.person("oldtimer", PASSWORD).await;
     // The v1 game comes from another origin, as third-party games do.
     let games = axum::Router::new().route(
         "/v1/",

@@ -365,6 +365,20 @@ impl TestApp {
         .await
     }
 
+    /// A person's account with a password (what `horst admin user create` makes).
+    pub async fn person(&self, name: &str, password: &str) {
+        horst_gateway::people::create(
+            &self.store,
+            &self.auth,
+            name,
+            password,
+            0,
+            horst_gateway::people::Existing::GivePassword,
+        )
+        .await
+        .expect("create a person");
+    }
+
     /// A fresh agent key through the operator path (an account of `trust`).
     pub async fn agent_key(&self, name: &str, trust: u8) -> String {
         horst_gateway::accounts::create_account(&self.store, name, trust)

@@ -6,8 +6,11 @@
 
 mod harness;
 
+mod accounts;
+mod accounts_e2e;
 mod agent_keys;
 mod agents_doc;
+mod audit_actions;
 mod board;
 mod board_ops;
 mod bridge_e2e;

@@ -248,7 +248,7 @@ async fn tables_house_and_watch_pages_show_a_live_house_game() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_bridge_shows_its_panel_beside_the_game_and_a_bad_game_url_in_words() {
     let app = crate::rcadia_common::app_with(|_| {}).await;
-    app.auth.create_user("alice", PASSWORD).await.unwrap();
+    app.person("alice", PASSWORD).await;
     let base = format!("http://{}", app.addr);
     let browser = launch().await;
     let tab = Tab::open(&browser, "about:blank").await;

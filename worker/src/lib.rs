@@ -249,18 +249,6 @@ async fn announce(store: Store, identity: WorkerIdentity, mut shutdown: watch::R
     let _: redis::RedisResult<()> = conn.del(&key).await;
 }
 
-/// The ids of the workers alive now.
-pub async fn live_workers(store: &Store) -> redis::RedisResult<Vec<String>> {
-    let mut conn = store.conn();
-    let pattern = store.key("workers:*");
-    let mut ids: Vec<String> = Vec::new();
-    let mut iter: redis::AsyncIter<String> = conn.scan_match(&pattern).await?;
-    while let Some(item) = iter.next_item().await {
-        let key = item?;
-        if let Some(id) = key.strip_prefix(&store.key("workers:")) {
-            ids.push(id.to_string());
-        }
-    }
-    ids.sort();
-    Ok(ids)
-}
+/// The ids of the workers alive now (read by the queue crate, which the admin overview uses
+/// too; the presence keys are written here).
+pub use horst_queue::live_workers;

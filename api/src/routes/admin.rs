@@ -1,6 +1,7 @@
 //! `/api/admin/...`: the operator's REST API over `horst_gateway::operator` (the same
-//! actions as `horst admin ...`). It needs `Authorization: Bearer <gateway.admin_token>`;
-//! with no token configured it does not exist (404). Errors are the REST shape
+//! actions as `horst admin ...`). It needs `Authorization: Bearer <an active admin token>`
+//! (with no active admin token the bearer API does not exist: 404), or the `/admin` page's
+//! session cookie with its CSRF token (`extract::Operator`). Errors are the REST shape
 //! `{ error, code }` with the status of their code (`crate::error::tool_status`); a stale
 //! promotion expectation is 409.
 
@@ -39,6 +40,29 @@ pub fn router() -> Router<AppState> {
         .route("/api/admin/threads/{id}/reply", post(reply))
         .route("/api/admin/posts/{id}/hide", post(hide))
         .route("/api/admin/posts/{id}/unhide", post(unhide))
+        .route("/api/admin/revisions", get(revisions))
+        .route("/api/admin/switches", get(switches))
+        .route("/api/admin/switches/gateway", post(set_gateway))
+        .route("/api/admin/switches/self-service", post(set_self_service))
+        .route("/api/admin/switches/sign-up", post(set_sign_up))
+        .route("/api/admin/accounts", get(accounts).post(create_account))
+        .route("/api/admin/accounts/{name}/operator", post(operator_role))
+        .route("/api/admin/accounts/{name}/keys", post(create_key))
+        .route("/api/admin/keys", get(keys))
+        .route("/api/admin/keys/{prefix}/revoke", post(revoke_key))
+        .route("/api/admin/tokens", get(tokens).post(create_token))
+        .route("/api/admin/tokens/{agent}/revoke", post(revoke_token))
+        .route("/api/admin/users", post(create_user))
+        .route("/api/admin/users/{name}/password", post(user_password))
+        .route("/api/admin/users/{name}/delete", post(delete_user))
+        .route(
+            "/api/admin/admin-tokens",
+            get(admin_tokens).post(create_admin_token),
+        )
+        .route(
+            "/api/admin/admin-tokens/{id}/retire",
+            post(retire_admin_token),
+        )
 }
 
 type Answer = Result<Json<Value>, ApiError>;
@@ -58,17 +82,19 @@ fn items(result: Result<Vec<Value>, ToolError>) -> Answer {
 }
 
 async fn overview(State(state): State<AppState>, _: Operator) -> Answer {
-    value(operator::overview(&state.store).await)
+    value(operator::overview(&state.store, &state.queue).await)
 }
 
 #[derive(Deserialize)]
 struct Limit {
     limit: Option<usize>,
+    offset: Option<usize>,
     all: Option<bool>,
 }
 
 impl Expected for Limit {
-    const EXPECTED: &'static str = "`limit` (a count, at most 10000) and, for messages, `all=true`";
+    const EXPECTED: &'static str =
+        "`limit` (a count, at most 10000), `offset` and, for messages, `all=true`";
 }
 
 impl Limit {
@@ -78,7 +104,8 @@ impl Limit {
 }
 
 async fn audit(State(state): State<AppState>, _: Operator, Query(q): Query<Limit>) -> Answer {
-    items(operator::audit_log(&state.store, q.limit()).await)
+    let entries = operator::audit_log(&state.store, q.offset.unwrap_or(0), q.limit()).await?;
+    Ok(Json(json!({ "items": entries })))
 }
 
 async fn messages(State(state): State<AppState>, _: Operator, Query(q): Query<Limit>) -> Answer {
@@ -136,7 +163,7 @@ async fn block(
     Operator(op): Operator,
     Path(name): Path<String>,
 ) -> Answer {
-    ok(operator::set_blocked(&state.store, &op, &name, true).await)
+    ok(operator::set_blocked(&state.store, &state.auth, &op, &name, true).await)
 }
 
 async fn unblock(
@@ -144,7 +171,7 @@ async fn unblock(
     Operator(op): Operator,
     Path(name): Path<String>,
 ) -> Answer {
-    ok(operator::set_blocked(&state.store, &op, &name, false).await)
+    ok(operator::set_blocked(&state.store, &state.auth, &op, &name, false).await)
 }
 
 #[derive(Deserialize)]
@@ -307,4 +334,429 @@ async fn unpublish(
     Path(id): Path<String>,
 ) -> Answer {
     ok(operator::publish_thread(&state.store, &op, &id, false).await)
+}
+
+/// Paging of the listings: `offset` and `limit` (at most 1000, default 50).
+#[derive(Deserialize)]
+struct Paging {
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+impl Paging {
+    fn offset(&self) -> usize {
+        self.offset.unwrap_or(0)
+    }
+    fn limit(&self) -> usize {
+        self.limit.unwrap_or(50).clamp(1, 1000)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RevisionQuery {
+    name: Option<String>,
+    state: Option<String>,
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+impl Expected for RevisionQuery {
+    const EXPECTED: &'static str = "`name` (a level), `state` (labor, promoted, retired, withdrawn or quarantined), `offset`, `limit`";
+}
+
+async fn revisions(
+    State(state): State<AppState>,
+    _: Operator,
+    Query(q): Query<RevisionQuery>,
+) -> Answer {
+    let filter = operator::RevisionFilter {
+        name: q.name.filter(|n| !n.is_empty()),
+        state: q.state.filter(|s| !s.is_empty()),
+    };
+    let paging = Paging {
+        offset: q.offset,
+        limit: q.limit,
+    };
+    value(operator::revisions(&state.store, &filter, paging.offset(), paging.limit()).await)
+}
+
+async fn switches(
+    State(state): State<AppState>,
+    _: Operator,
+) -> Result<Json<operator::Switches>, ApiError> {
+    Ok(Json(operator::switches(&state.store, &state.config).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GatewaySwitch {
+    mode: String,
+}
+
+impl Expected for GatewaySwitch {
+    const EXPECTED: &'static str = "{\"mode\": \"on\", \"off\" or \"read_only\"}";
+}
+
+async fn set_gateway(
+    State(state): State<AppState>,
+    Operator(op): Operator,
+    Json(body): Json<GatewaySwitch>,
+) -> Answer {
+    use horst_config::GatewayMode;
+    let mode = match body.mode.as_str() {
+        "on" => GatewayMode::On,
+        "off" => GatewayMode::Off,
+        "read_only" | "read-only" => GatewayMode::ReadOnly,
+        other => {
+            return Err(ApiError::new(
+                ApiCode::InvalidInput,
+                format!(
+                    "unknown gateway mode {other:?}; send {}",
+                    GatewaySwitch::EXPECTED
+                ),
+            ))
+        }
+    };
+    ok(operator::set_gateway_mode(&state.store, &op, mode).await)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OnOff {
+    on: bool,
+}
+
+impl Expected for OnOff {
+    const EXPECTED: &'static str = "{\"on\": true or false}";
+}
+
+async fn set_self_service(
+    State(state): State<AppState>,
+    Operator(op): Operator,
+    Json(body): Json<OnOff>,
+) -> Answer {
+    ok(operator::set_self_service(&state.store, &op, body.on).await)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Open {
+    open: bool,
+}
+
+impl Expected for Open {
+    const EXPECTED: &'static str = "{\"open\": true or false}";
+}
+
+async fn set_sign_up(
+    State(state): State<AppState>,
+    Operator(op): Operator,
+    Json(body): Json<Open>,
+) -> Answer {
+    ok(operator::set_sign_up(&state.store, &op, body.open).await)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AccountQuery {
+    q: Option<String>,
+    kind: Option<String>,
+    trust: Option<u8>,
+    blocked: Option<bool>,
+    operator: Option<bool>,
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+impl Expected for AccountQuery {
+    const EXPECTED: &'static str = "`q` (part of a name), `kind` (agent or human), `trust` (0-2), `blocked` and `operator` (true or false), `offset`, `limit`";
+}
+
+async fn accounts(
+    State(state): State<AppState>,
+    _: Operator,
+    Query(q): Query<AccountQuery>,
+) -> Answer {
+    let filter = horst_gateway::accounts::AccountFilter {
+        q: q.q.filter(|s| !s.trim().is_empty()),
+        kind: q.kind.filter(|s| !s.is_empty()),
+        trust: q.trust,
+        blocked: q.blocked,
+        operator: q.operator,
+    };
+    let paging = Paging {
+        offset: q.offset,
+        limit: q.limit,
+    };
+    let page = horst_gateway::accounts::list_accounts(
+        &state.store,
+        &filter,
+        paging.offset(),
+        paging.limit(),
+    )
+    .await
+    .map_err(ApiError::internal)?;
+    Ok(Json(
+        serde_json::to_value(page).map_err(ApiError::internal)?,
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewAccount {
+    name: String,
+    #[serde(default)]
+    trust: u8,
+}
+
+impl Expected for NewAccount {
+    const EXPECTED: &'static str =
+        "{\"name\": \"<2-32 lowercase letters, digits, _ or ->\", \"trust\": 0, 1 or 2}";
+}
+
+async fn create_account(
+    State(state): State<AppState>,
+    Operator(op): Operator,
+    Json(body): Json<NewAccount>,
+) -> Answer {
+    ok(operator::create_account(&state.store, &op, &body.name, body.trust).await)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Role {
+    operator: bool,
+}
+
+impl Expected for Role {
+    const EXPECTED: &'static str = "{\"operator\": true or false}";
+}
+
+async fn operator_role(
+    State(state): State<AppState>,
+    Operator(op): Operator,
+    Path(name): Path<String>,
+    Json(body): Json<Role>,
+) -> Answer {
+    ok(operator::set_operator_role(&state.store, &op, &name, body.operator).await)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewKey {
+    label: Option<String>,
+}
+
+impl Expected for NewKey {
+    const EXPECTED: &'static str = "{\"label\": \"<up to 40 characters, optional>\"}";
+}
+
+async fn create_key(
+    State(state): State<AppState>,
+    Operator(op): Operator,
+    Path(name): Path<String>,
+    Json(body): Json<NewKey>,
+) -> Answer {
+    let created = operator::create_key(&state.store, &op, &name, body.label.as_deref()).await?;
+    Ok(Json(
+        serde_json::to_value(created).map_err(ApiError::internal)?,
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeyQuery {
+    account: Option<String>,
+    revoked: Option<bool>,
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+impl Expected for KeyQuery {
+    const EXPECTED: &'static str =
+        "`account` (a name), `revoked=true` (include revoked keys), `offset`, `limit`";
+}
+
+async fn keys(State(state): State<AppState>, _: Operator, Query(q): Query<KeyQuery>) -> Answer {
+    let paging = Paging {
+        offset: q.offset,
+        limit: q.limit,
+    };
+    let page = horst_gateway::accounts::list_keys(
+        &state.store,
+        q.account.as_deref().filter(|a| !a.is_empty()),
+        q.revoked.unwrap_or(false),
+        paging.offset(),
+        paging.limit(),
+    )
+    .await
+    .map_err(ApiError::internal)?;
+    Ok(Json(
+        serde_json::to_value(page).map_err(ApiError::internal)?,
+    ))
+}
+
+async fn revoke_key(
+    State(state): State<AppState>,
+    Operator(op): Operator,
+    Path(prefix): Path<String>,
+) -> Answer {
+    let account = operator::revoke_key(&state.store, &op, &prefix).await?;
+    Ok(Json(json!({ "revoked": prefix, "account": account })))
+}
+
+async fn tokens(State(state): State<AppState>, _: Operator, Query(p): Query<Paging>) -> Answer {
+    let all = state.auth.list_tokens().await.map_err(ApiError::internal)?;
+    let total = all.len();
+    let items: Vec<_> = all.into_iter().skip(p.offset()).take(p.limit()).collect();
+    let end = p.offset() + items.len();
+    Ok(Json(json!({
+        "items": items, "total": total, "nextOffset": (end < total).then_some(end),
+    })))
+}
+
+impl Expected for Paging {
+    const EXPECTED: &'static str = "`offset` and `limit` (at most 1000)";
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewToken {
+    scopes: Vec<String>,
+    name: Option<String>,
+    #[serde(default)]
+    house: bool,
+}
+
+impl Expected for NewToken {
+    const EXPECTED: &'static str =
+        "{\"scopes\": [\"play\", \"host\"], \"name\": \"<optional>\", \"house\": false}";
+}
+
+async fn create_token(
+    State(state): State<AppState>,
+    Operator(op): Operator,
+    Json(body): Json<NewToken>,
+) -> Answer {
+    let (token, agent) = operator::create_token(
+        &state.store,
+        &state.auth,
+        &op,
+        &body.scopes,
+        body.name.as_deref(),
+        body.house,
+    )
+    .await?;
+    Ok(Json(json!({ "token": token, "agent": agent })))
+}
+
+async fn revoke_token(
+    State(state): State<AppState>,
+    Operator(op): Operator,
+    Path(agent): Path<String>,
+) -> Answer {
+    let info = operator::revoke_token(&state.store, &state.auth, &op, &agent).await?;
+    Ok(Json(json!({ "revoked": info })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewUser {
+    name: String,
+    password: String,
+    #[serde(default)]
+    trust: u8,
+}
+
+impl Expected for NewUser {
+    const EXPECTED: &'static str =
+        "{\"name\": \"...\", \"password\": \"<at least 8 characters>\", \"trust\": 0, 1 or 2}";
+}
+
+async fn create_user(
+    State(state): State<AppState>,
+    Operator(op): Operator,
+    Json(body): Json<NewUser>,
+) -> Answer {
+    ok(operator::create_user(
+        &state.store,
+        &state.auth,
+        &op,
+        &body.name,
+        &body.password,
+        body.trust,
+    )
+    .await)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewPassword {
+    password: String,
+}
+
+impl Expected for NewPassword {
+    const EXPECTED: &'static str = "{\"password\": \"<at least 8 characters>\"}";
+}
+
+async fn user_password(
+    State(state): State<AppState>,
+    Operator(op): Operator,
+    Path(name): Path<String>,
+    Json(body): Json<NewPassword>,
+) -> Answer {
+    ok(operator::set_user_password(&state.store, &state.auth, &op, &name, &body.password).await)
+}
+
+async fn delete_user(
+    State(state): State<AppState>,
+    Operator(op): Operator,
+    Path(name): Path<String>,
+) -> Answer {
+    let deleted = operator::delete_user(&state.store, &state.auth, &op, &name).await?;
+    Ok(Json(
+        serde_json::to_value(deleted).map_err(ApiError::internal)?,
+    ))
+}
+
+async fn admin_tokens(State(state): State<AppState>, _: Operator) -> Answer {
+    items(
+        horst_gateway::admin_tokens::list(&state.store)
+            .await
+            .and_then(|l| {
+                l.into_iter()
+                    .map(|t| serde_json::to_value(t).map_err(ToolError::internal))
+                    .collect()
+            }),
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewAdminToken {
+    label: Option<String>,
+}
+
+impl Expected for NewAdminToken {
+    const EXPECTED: &'static str = "{\"label\": \"<up to 40 characters, optional>\"}";
+}
+
+async fn create_admin_token(
+    State(state): State<AppState>,
+    Operator(op): Operator,
+    Json(body): Json<NewAdminToken>,
+) -> Answer {
+    let (token, info) =
+        operator::create_admin_token(&state.store, &op, body.label.as_deref()).await?;
+    Ok(Json(json!({ "token": token, "adminToken": info })))
+}
+
+async fn retire_admin_token(
+    State(state): State<AppState>,
+    Operator(op): Operator,
+    Path(id): Path<String>,
+) -> Answer {
+    let info = operator::retire_admin_token(&state.store, &op, &id).await?;
+    Ok(Json(json!({ "retired": info })))
 }

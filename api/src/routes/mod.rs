@@ -1,6 +1,8 @@
 //! One router per resource; `crate::router` merges them.
 
+pub mod account;
 pub mod admin;
+pub mod admin_page;
 pub mod agent_keys;
 pub mod game;
 pub mod guide;

@@ -1,41 +1,56 @@
-//! `POST /api/v1/auth/session {username, password}` -> `{token}`: a signed-in user's JWT (the
-//! browser bridge hosts with it; agents may play with it).
+//! `POST /api/v1/auth/session {username, password}` -> `{token}`: a person's JWT (the browser
+//! bridge hosts with it; agents may play with it). The same people, passwords and burst
+//! limits as the `/account` sign-in (`horst_gateway::people`); the JWT ends when the person's
+//! credentials change (password, block, deletion).
 
 use axum::extract::State;
 use axum::routing::post;
 use axum::Router;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
-use crate::extract::Json;
+use crate::extract::{ClientAddr, Expected, Json};
 use crate::{ApiCode, ApiError, AppState};
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/api/v1/auth/session", post(sign_in))
 }
 
+#[derive(Deserialize)]
+struct Credentials {
+    username: String,
+    password: String,
+}
+
+impl Expected for Credentials {
+    const EXPECTED: &'static str = "{\"username\": \"...\", \"password\": \"...\"}";
+}
+
+#[derive(Serialize)]
+struct Token {
+    token: String,
+}
+
 async fn sign_in(
     State(state): State<AppState>,
-    Json(body): Json<Value>,
-) -> Result<Json<Value>, ApiError> {
-    let (Some(username), Some(password)) = (
-        body.get("username").and_then(Value::as_str),
-        body.get("password").and_then(Value::as_str),
-    ) else {
-        return Err(ApiError::new(
-            ApiCode::BadRequest,
-            "body must be {\"username\": \"...\", \"password\": \"...\"}",
-        ));
-    };
-    match state
-        .auth
-        .sign_in(username, password)
+    ClientAddr(address): ClientAddr,
+    Json(body): Json<Credentials>,
+) -> Result<Json<Token>, ApiError> {
+    let person = super::account::check_password(&state, address, &body.username, &body.password)
         .await
-        .map_err(ApiError::internal)?
-    {
-        Some(token) => Ok(Json(json!({ "token": token }))),
-        None => Err(ApiError::new(
-            ApiCode::InvalidCredentials,
-            "wrong username or password; an operator creates users with `horst admin user create`",
-        )),
-    }
+        .map_err(|e| {
+            if e.code() == ApiCode::InvalidCredentials.as_str() {
+                ApiError::new(
+                    ApiCode::InvalidCredentials,
+                    "wrong username or password; an operator creates users with `horst admin user create`",
+                )
+            } else {
+                e
+            }
+        })?;
+    let token = state
+        .auth
+        .issue_jwt(&person.name)
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(Json(Token { token }))
 }

@@ -1,0 +1,461 @@
+//! `/account`: people's game accounts. The page (`web/account/`, German) and its API under
+//! `/api/account/...`: sign-up (when the operator opened it), sign-in and sign-out with a
+//! session cookie, and the Agent-Schlüssel card (create a key, shown once; list; revoke; at
+//! most 5 active), the account's trust tier and today's remaining quotas.
+//!
+//! The session cookie is `HttpOnly`, `SameSite=Strict`, `Secure` when served over TLS
+//! (`sessions.public_url` is https, or a proxy says `X-Forwarded-Proto: https`). Sign-in
+//! always makes a new session id and ends the one the request came with. Every
+//! state-changing request is checked for its origin and its session's CSRF token
+//! (`extract::SignedIn`); sign-in and sign-up, which have no session yet, for their origin.
+
+use std::path::PathBuf;
+
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde::{Deserialize, Serialize};
+
+use horst_gateway::people::{self, Person, SignIn};
+use horst_gateway::web_sessions::{self, Subject};
+
+use crate::extract::{same_origin, session_cookie, ClientAddr, Expected, Json, SignedIn};
+use crate::{ApiCode, ApiError, AppState};
+
+/// Bodies of these forms are small; anything bigger is not a form of ours.
+const FORM_BODY_LIMIT: usize = 16 * 1024;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/account",
+            get(|| async { Redirect::permanent("/account/") }),
+        )
+        .route("/account/", get(page))
+        // The contract's link to the key card.
+        .route("/account/maps.html", get(page))
+        .route("/account/{file}", get(file))
+        .route("/api/account/session", get(session))
+        .route("/api/account/sign-up", post(sign_up))
+        .route("/api/account/sign-in", post(sign_in))
+        .route("/api/account/sign-out", post(sign_out))
+        .route("/api/account/keys", get(list_keys).post(create_key))
+        .route("/api/account/keys/{prefix}/revoke", post(revoke_key))
+        .route("/api/account/quotas", get(quotas))
+        .layer(DefaultBodyLimit::max(FORM_BODY_LIMIT))
+}
+
+/// What pages of people and operators are sent with: nothing but our own files may run, no
+/// other site may frame them, and they are revalidated on every load.
+pub(crate) fn page_headers(mut r: Response) -> Response {
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+        ),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    r
+}
+
+pub(crate) async fn serve_page_file(
+    state: &AppState,
+    dir: &str,
+    name: &str,
+    req: axum::extract::Request,
+) -> Response {
+    let ok = !name.starts_with('.')
+        && !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    let rel = ok.then(|| PathBuf::from(dir).join(name));
+    page_headers(super::web_files::send(state, rel, false, req).await)
+}
+
+async fn page(State(state): State<AppState>, req: axum::extract::Request) -> Response {
+    serve_page_file(&state, "account", "index.html", req).await
+}
+
+async fn file(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    req: axum::extract::Request,
+) -> Response {
+    serve_page_file(&state, "account", &name, req).await
+}
+
+/// Whether the browser reached us over TLS (so the cookie may only travel that way).
+fn over_tls(state: &AppState, headers: &HeaderMap) -> bool {
+    // Believing the header can only make the cookie stricter, never looser.
+    state.public_url.starts_with("https://")
+        || headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
+}
+
+/// `Set-Cookie` for a new session id, or (`None`) one that removes the cookie.
+pub(crate) fn set_cookie(state: &AppState, headers: &HeaderMap, id: Option<&str>) -> HeaderValue {
+    let secure = if over_tls(state, headers) {
+        "; Secure"
+    } else {
+        ""
+    };
+    let value = match id {
+        Some(id) => format!(
+            "{}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
+            web_sessions::COOKIE,
+            web_sessions::ABSOLUTE.as_secs()
+        ),
+        None => format!(
+            "{}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}",
+            web_sessions::COOKIE
+        ),
+    };
+    // Ids are hex, so this always parses.
+    HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+/// Ends the session the request came with, if any: a sign-in never keeps an id the browser
+/// already had (session fixation).
+pub(crate) async fn end_previous(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
+    if let Some(id) = session_cookie(headers) {
+        if let Some(old) = web_sessions::load(&state.store, id).await? {
+            web_sessions::end(&state.store, &old).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Counts a sign-in or sign-up attempt against the deployment-wide burst limits
+/// (`horst-limits`, counted in Redis): per client address, and per account name (`name`
+/// empty: a sign-up or an admin-token sign-in, counted per address only).
+pub(crate) async fn limit_attempt(
+    state: &AppState,
+    address: std::net::IpAddr,
+    name: &str,
+) -> Result<(), ApiError> {
+    use horst_limits::{BurstError, Limit};
+    let g = &state.config.gateway;
+    let per_address = Limit::per_minute("sign_in_address", g.sign_in_per_ip_per_minute);
+    let per_name = Limit::per_minute("sign_in_name", g.sign_in_per_name_per_minute);
+    let burst = &state.agents.burst;
+    let mut result = burst.check(&per_address, &address.to_string()).await;
+    if result.is_ok() && !name.is_empty() {
+        result = burst.check(&per_name, name).await;
+    }
+    match result {
+        Ok(()) => Ok(()),
+        Err(BurstError::Limited(l)) => {
+            let what = if l.limit == per_name.name {
+                "for this name"
+            } else {
+                "from your address"
+            };
+            let s = l.retry_after_seconds();
+            Err(ApiError::new(
+                ApiCode::Burst,
+                format!("too many sign-in attempts {what}; wait {s} s and try again"),
+            )
+            .retry_after(s))
+        }
+        Err(BurstError::Store(e)) => {
+            tracing::warn!(error = %e, "cannot count a sign-in attempt");
+            Err(ApiError::new(
+                ApiCode::Unavailable,
+                "sign-in is unavailable for a moment; try again shortly",
+            ))
+        }
+    }
+}
+
+/// An account as the page shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AccountView {
+    name: String,
+    trust: u8,
+    operator: bool,
+    created_at: String,
+}
+
+impl From<&Person> for AccountView {
+    fn from(p: &Person) -> Self {
+        AccountView {
+            name: p.name.clone(),
+            trust: p.trust,
+            operator: p.operator,
+            created_at: horst_gateway::accounts::rfc3339(p.created_at_ms),
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionView {
+    signed_in: bool,
+    sign_up_open: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    account: Option<AccountView>,
+    /// What the page sends back in `X-CSRF-Token`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    csrf: Option<String>,
+}
+
+/// The page's first call: who is signed in (if anyone) and whether sign-up is open. A
+/// session that is gone or blocked reads as signed out.
+async fn session(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+    let sign_up_open = people::sign_up_open(&state.store, &state.config).await?;
+    let mut view = SessionView {
+        signed_in: false,
+        sign_up_open,
+        account: None,
+        csrf: None,
+    };
+    if let Some(id) = session_cookie(&headers) {
+        if let Some(s) = web_sessions::load(&state.store, id).await? {
+            if let Subject::Account(name) = &s.subject {
+                if let Some(p) = people::load(&state.store, name).await? {
+                    if !p.blocked {
+                        view.signed_in = true;
+                        view.account = Some(AccountView::from(&p));
+                        view.csrf = Some(s.csrf.clone());
+                    }
+                }
+            }
+        }
+    }
+    Ok(no_store(Json(view).into_response()))
+}
+
+/// Answers that carry a CSRF token or a key are never cached.
+fn no_store(mut r: Response) -> Response {
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Credentials {
+    name: String,
+    password: String,
+}
+
+impl Expected for Credentials {
+    const EXPECTED: &'static str = "{\"name\": \"...\", \"password\": \"...\"}";
+}
+
+/// Starts a session for `person` and answers with its cookie and CSRF token.
+async fn signed_in(
+    state: &AppState,
+    headers: &HeaderMap,
+    person: &Person,
+    status: StatusCode,
+) -> Result<Response, ApiError> {
+    end_previous(state, headers).await?;
+    let new = web_sessions::create(&state.store, Subject::Account(person.name.clone())).await?;
+    let view = SessionView {
+        signed_in: true,
+        sign_up_open: people::sign_up_open(&state.store, &state.config).await?,
+        account: Some(AccountView::from(person)),
+        csrf: Some(new.csrf),
+    };
+    let mut r = (status, Json(view)).into_response();
+    r.headers_mut().insert(
+        header::SET_COOKIE,
+        set_cookie(state, headers, Some(&new.id)),
+    );
+    Ok(no_store(r))
+}
+
+async fn sign_up(
+    State(state): State<AppState>,
+    ClientAddr(address): ClientAddr,
+    headers: HeaderMap,
+    Json(body): Json<Credentials>,
+) -> Result<Response, ApiError> {
+    same_origin(&headers)?;
+    if !people::sign_up_open(&state.store, &state.config).await? {
+        return Err(ApiError::new(
+            ApiCode::SignUpClosed,
+            "sign-up is closed; the operator creates accounts",
+        ));
+    }
+    limit_attempt(&state, address, "").await?;
+    let name = people::canonical(&body.name);
+    people::create(
+        &state.store,
+        &state.auth,
+        &name,
+        &body.password,
+        0,
+        people::Existing::Refuse,
+    )
+    .await?;
+    let person = people::load(&state.store, &name)
+        .await?
+        .ok_or_else(|| ApiError::internal("a new account is not readable"))?;
+    tracing::info!(account = %name, "a person signed up");
+    signed_in(&state, &headers, &person, StatusCode::CREATED).await
+}
+
+/// Checks a person's password with the burst limits (for `/account`, `/admin` and the RCADIA
+/// sign-in alike).
+pub(crate) async fn check_password(
+    state: &AppState,
+    address: std::net::IpAddr,
+    name: &str,
+    password: &str,
+) -> Result<Person, ApiError> {
+    limit_attempt(state, address, &people::canonical(name)).await?;
+    match people::sign_in(&state.store, &state.auth, name, password).await? {
+        SignIn::Ok(p) => Ok(p),
+        SignIn::Wrong => Err(ApiError::new(
+            ApiCode::InvalidCredentials,
+            "wrong name or password",
+        )),
+        SignIn::Blocked => Err(ApiError::new(
+            ApiCode::Blocked,
+            "this account is blocked; ask the operator",
+        )),
+    }
+}
+
+async fn sign_in(
+    State(state): State<AppState>,
+    ClientAddr(address): ClientAddr,
+    headers: HeaderMap,
+    Json(body): Json<Credentials>,
+) -> Result<Response, ApiError> {
+    same_origin(&headers)?;
+    let person = check_password(&state, address, &body.name, &body.password).await?;
+    signed_in(&state, &headers, &person, StatusCode::OK).await
+}
+
+async fn sign_out(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    me: SignedIn,
+) -> Result<Response, ApiError> {
+    web_sessions::end(&state.store, &me.session).await?;
+    let mut r = Json(serde_json::json!({ "signedIn": false })).into_response();
+    r.headers_mut()
+        .insert(header::SET_COOKIE, set_cookie(&state, &headers, None));
+    Ok(r)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Keys {
+    items: Vec<horst_gateway::accounts::KeyInfo>,
+    max_active: usize,
+}
+
+async fn list_keys(State(state): State<AppState>, me: SignedIn) -> Result<Json<Keys>, ApiError> {
+    let page =
+        horst_gateway::accounts::list_keys(&state.store, Some(&me.person.name), false, 0, 100)
+            .await
+            .map_err(ApiError::internal)?;
+    Ok(Json(Keys {
+        items: page.items,
+        max_active: horst_gateway::accounts::MAX_ACTIVE_KEYS,
+    }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewKey {
+    label: Option<String>,
+}
+
+impl Expected for NewKey {
+    const EXPECTED: &'static str = "{\"label\": \"<up to 40 characters, optional>\"}";
+}
+
+async fn create_key(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Json(body): Json<NewKey>,
+) -> Result<Response, ApiError> {
+    use horst_gateway::AccountError as E;
+    let created =
+        horst_gateway::accounts::create_key(&state.store, &me.person.name, body.label.as_deref())
+            .await
+            .map_err(|e| match e {
+                E::Invalid(m) => ApiError::new(ApiCode::InvalidInput, m),
+                E::Conflict(m) => {
+                    horst_gateway::ToolError::new(horst_gateway::ErrorCode::Conflict, m).into()
+                }
+                other => ApiError::internal(other),
+            })?;
+    tracing::info!(account = %me.person.name, prefix = %created.prefix, "agent key created on /account");
+    Ok(no_store(
+        (StatusCode::CREATED, Json(created)).into_response(),
+    ))
+}
+
+async fn revoke_key(
+    State(state): State<AppState>,
+    me: SignedIn,
+    Path(prefix): Path<String>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    horst_gateway::accounts::revoke_own_key(&state.store, &me.person.name, &prefix)
+        .await
+        .map_err(|e| match e {
+            horst_gateway::AccountError::NotFound(m) => ApiError::new(ApiCode::NotFound, m),
+            other => ApiError::internal(other),
+        })?;
+    tracing::info!(account = %me.person.name, prefix = %prefix, "agent key revoked on /account");
+    Ok(Json(serde_json::json!({ "revoked": prefix })))
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Quotas {
+    trust: u8,
+    /// Left today (UTC).
+    remaining: horst_queue::Remaining,
+    /// Today's limits of this trust tier.
+    limits: horst_queue::Remaining,
+    labor_candidates: u32,
+}
+
+async fn quotas(State(state): State<AppState>, me: SignedIn) -> Result<Json<Quotas>, ApiError> {
+    use horst_queue::JobKind;
+    let trust = me.person.trust;
+    let remaining = state
+        .queue
+        .remaining(&me.person.name, trust)
+        .await
+        .map_err(ApiError::internal)?;
+    let q = state.queue.quotas().await.map_err(ApiError::internal)?;
+    let limits = horst_queue::Remaining {
+        submissions: q.kind_limit(trust, JobKind::Submit),
+        playtests: q.kind_limit(trust, JobKind::Playtest),
+        simulations: q.kind_limit(trust, JobKind::Simulate),
+        seconds: if trust == 0 {
+            q.trust0_cap_seconds()
+        } else {
+            q.daily_seconds
+        },
+    };
+    Ok(Json(Quotas {
+        trust,
+        remaining,
+        limits,
+        labor_candidates: q.quotas.tier(trust).labor_candidates,
+    }))
+}

@@ -1,0 +1,194 @@
+//! `/admin`: the operator's page (`web/admin/`, English) and its sign-in. The page calls the
+//! same `/api/admin/...` routes as the REST clients (`admin.rs`), with its session cookie and
+//! CSRF token instead of a bearer token (`extract::Operator` takes either), so every action
+//! goes through the same library call and lands in the same audit trail (`page:<name>`).
+//!
+//! Who may sign in: a person whose account has the operator role (name and password, with
+//! the sign-in burst limits), or anyone with an active admin token (who gives a name for the
+//! audit trail). An agent key is neither.
+
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde::{Deserialize, Serialize};
+
+use horst_gateway::web_sessions::{self, Subject};
+
+use super::account::{check_password, end_previous, limit_attempt, serve_page_file, set_cookie};
+use crate::extract::{same_origin, ClientAddr, Expected, Json, PageOperator};
+use crate::{ApiCode, ApiError, AppState};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/admin", get(|| async { Redirect::permanent("/admin/") }))
+        .route("/admin/", get(page))
+        .route("/admin/{file}", get(file))
+        .route("/api/admin/session", get(session).post(sign_in))
+        .route("/api/admin/session/end", post(sign_out))
+}
+
+async fn page(State(state): State<AppState>, req: axum::extract::Request) -> Response {
+    serve_page_file(&state, "admin", "index.html", req).await
+}
+
+async fn file(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    req: axum::extract::Request,
+) -> Response {
+    serve_page_file(&state, "admin", &name, req).await
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionView {
+    signed_in: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    who: Option<String>,
+    /// `account` or `admin_token`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    via: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    csrf: Option<String>,
+}
+
+fn via(subject: &Subject) -> &'static str {
+    match subject {
+        Subject::Account(_) => "account",
+        Subject::AdminToken { .. } => "admin_token",
+    }
+}
+
+fn view(op: &PageOperator) -> SessionView {
+    SessionView {
+        signed_in: true,
+        who: Some(op.who.clone()),
+        via: Some(via(&op.session.subject)),
+        csrf: Some(op.session.csrf.clone()),
+    }
+}
+
+fn no_store(mut r: Response) -> Response {
+    r.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    r
+}
+
+/// Who is signed in on `/admin`; signed out (200) when nobody is or the session may not.
+async fn session(op: Result<PageOperator, ApiError>) -> Response {
+    let v = match op {
+        Ok(op) => view(&op),
+        Err(_) => SessionView {
+            signed_in: false,
+            who: None,
+            via: None,
+            csrf: None,
+        },
+    };
+    no_store(Json(v).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct SignInBody {
+    name: Option<String>,
+    password: Option<String>,
+    token: Option<String>,
+    /// With a token: the name the audit trail shows.
+    operator_name: Option<String>,
+}
+
+impl Expected for SignInBody {
+    const EXPECTED: &'static str = "{\"name\": \"...\", \"password\": \"...\"} (an operator's account) or {\"token\": \"<admin token>\", \"operatorName\": \"<your name>\"}";
+}
+
+async fn sign_in(
+    State(state): State<AppState>,
+    ClientAddr(address): ClientAddr,
+    headers: HeaderMap,
+    Json(body): Json<SignInBody>,
+) -> Result<Response, ApiError> {
+    same_origin(&headers)?;
+    let (subject, who) = match (body.token, body.name, body.password) {
+        (Some(token), None, None) => {
+            let operator_name =
+                horst_gateway::text::clean_line(body.operator_name.as_deref().unwrap_or_default());
+            let valid_name = operator_name.chars().count() <= 40
+                && operator_name
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || " ._-".contains(c));
+            if operator_name.is_empty() || !valid_name {
+                return Err(ApiError::new(
+                    ApiCode::InvalidInput,
+                    "give your name for the audit trail: 1-40 letters, digits, spaces, '.', '_' or '-'",
+                ));
+            }
+            // Guessing tokens costs attempts like guessing passwords.
+            limit_attempt(&state, address, "").await?;
+            let Some(token_id) =
+                horst_gateway::admin_tokens::check(&state.store, token.trim()).await?
+            else {
+                return Err(ApiError::new(
+                    ApiCode::InvalidCredentials,
+                    "this is not an active admin token",
+                ));
+            };
+            let who = format!("page:{operator_name}");
+            (
+                Subject::AdminToken {
+                    token_id,
+                    operator_name,
+                },
+                who,
+            )
+        }
+        (None, Some(name), Some(password)) => {
+            let person = check_password(&state, address, &name, &password).await?;
+            if !person.operator {
+                return Err(ApiError::new(
+                    ApiCode::Forbidden,
+                    "this account is not an operator; an operator gives the role with `horst admin account operator NAME on`",
+                ));
+            }
+            let who = format!("page:{}", person.name);
+            (Subject::Account(person.name), who)
+        }
+        _ => {
+            return Err(ApiError::new(
+                ApiCode::InvalidInput,
+                format!("send {}", SignInBody::EXPECTED),
+            ))
+        }
+    };
+    end_previous(&state, &headers).await?;
+    let new = web_sessions::create(&state.store, subject.clone()).await?;
+    tracing::info!(who = %who, "operator signed in on /admin");
+    let v = SessionView {
+        signed_in: true,
+        who: Some(who),
+        via: Some(via(&subject)),
+        csrf: Some(new.csrf),
+    };
+    let mut r = (StatusCode::OK, Json(v)).into_response();
+    r.headers_mut().insert(
+        header::SET_COOKIE,
+        set_cookie(&state, &headers, Some(&new.id)),
+    );
+    Ok(no_store(r))
+}
+
+async fn sign_out(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    op: PageOperator,
+) -> Result<Response, ApiError> {
+    web_sessions::end(&state.store, &op.session).await?;
+    let mut r = Json(serde_json::json!({ "signedIn": false })).into_response();
+    r.headers_mut()
+        .insert(header::SET_COOKIE, set_cookie(&state, &headers, None));
+    Ok(r)
+}

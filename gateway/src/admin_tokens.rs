@@ -1,0 +1,213 @@
+//! Operator tokens for the REST admin API and the `/admin` sign-in, with rotation: any
+//! number may be active at once, so a new one is handed out, clients move to it, and the old
+//! one is retired. Stored only as SHA-256.
+//!
+//! The configured `gateway.admin_token` is the first seed: a starting process stores its
+//! hash as an active token if that hash was never stored before. A retired configured token
+//! therefore stays retired across restarts, and a changed setting adds the new token.
+//!
+//! Layout (under the store prefix):
+//! - `admintoken:<sha256>` hash: `id`, `label`, `createdAtMs`, `createdBy`, `retiredAtMs`
+//!   (`0` while active)
+//! - `admintokens` hash: id -> sha256, for listing and retiring by id
+
+use horst_store::Store;
+use redis::AsyncCommands;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::accounts::{random_hex, rfc3339};
+use crate::error::{ErrorCode, ToolError};
+
+const TOKEN_PREFIX: &str = "hat_";
+
+fn hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// An admin token as listed (never the token).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdminTokenInfo {
+    pub id: String,
+    pub label: String,
+    pub created_at: String,
+    pub created_by: String,
+    pub retired_at: Option<String>,
+    pub active: bool,
+}
+
+const ADD: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local t = redis.call('TIME')
+redis.call('HSET', KEYS[1], 'id', ARGV[1], 'label', ARGV[2], 'createdBy', ARGV[3],
+    'createdAtMs', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), 'retiredAtMs', '0')
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[4])
+return 1"#;
+
+async fn add(
+    store: &Store,
+    token_hash: &str,
+    id: &str,
+    label: &str,
+    who: &str,
+) -> Result<bool, ToolError> {
+    let added: i64 = redis::Script::new(ADD)
+        .key(store.key(&format!("admintoken:{token_hash}")))
+        .key(store.key("admintokens"))
+        .arg(id)
+        .arg(label)
+        .arg(who)
+        .arg(token_hash)
+        .invoke_async(&mut store.conn())
+        .await?;
+    Ok(added == 1)
+}
+
+/// Stores the configured token as active unless its hash was stored before (active or
+/// retired). Returns whether it was added now.
+pub async fn seed(store: &Store, configured: &str) -> Result<bool, ToolError> {
+    if configured.is_empty() {
+        return Ok(false);
+    }
+    let h = hash(configured);
+    let id = format!("config-{}", &h[..8]);
+    add(store, &h, &id, "gateway.admin_token", "config").await
+}
+
+/// The id of the active admin token `given`, or `None`. The lookup is by the SHA-256 of
+/// what was presented, so the secret itself is never compared.
+pub async fn check(store: &Store, given: &str) -> Result<Option<String>, ToolError> {
+    if given.is_empty() || given.len() > 256 {
+        return Ok(None);
+    }
+    let v: Vec<Option<String>> = redis::cmd("HMGET")
+        .arg(store.key(&format!("admintoken:{}", hash(given))))
+        .arg(&["id", "retiredAtMs"])
+        .query_async(&mut store.conn())
+        .await?;
+    match (v.first().cloned().flatten(), v.get(1).cloned().flatten()) {
+        (Some(id), Some(retired)) if retired == "0" => Ok(Some(id)),
+        _ => Ok(None),
+    }
+}
+
+/// Whether the admin token with this id is active.
+pub async fn is_active(store: &Store, id: &str) -> Result<bool, ToolError> {
+    Ok(list(store).await?.iter().any(|t| t.id == id && t.active))
+}
+
+/// Whether any admin token is active (without one the REST admin API answers 404).
+pub async fn any_active(store: &Store) -> Result<bool, ToolError> {
+    Ok(list(store).await?.iter().any(|t| t.active))
+}
+
+/// A new active token; the token is shown once.
+pub async fn create(
+    store: &Store,
+    who: &str,
+    label: Option<&str>,
+) -> Result<(String, AdminTokenInfo), ToolError> {
+    let label = crate::text::clean_line(label.unwrap_or(""));
+    if label.chars().count() > 40 {
+        return Err(ToolError::invalid("label must be at most 40 characters"));
+    }
+    let token = format!(
+        "{TOKEN_PREFIX}{}",
+        random_hex(24).map_err(ToolError::internal)?
+    );
+    let id = format!("at-{}", random_hex(4).map_err(ToolError::internal)?);
+    if !add(store, &hash(&token), &id, &label, who).await? {
+        return Err(ToolError::internal("admin token collision"));
+    }
+    let info = list(store)
+        .await?
+        .into_iter()
+        .find(|t| t.id == id)
+        .ok_or_else(|| ToolError::internal("the new admin token is not listed"))?;
+    Ok((token, info))
+}
+
+/// Every admin token, active ones first, then newest first.
+pub async fn list(store: &Store) -> Result<Vec<AdminTokenInfo>, ToolError> {
+    let ids: Vec<(String, String)> = store.conn().hgetall(store.key("admintokens")).await?;
+    let mut out = Vec::with_capacity(ids.len());
+    for (id, h) in ids {
+        let v: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(store.key(&format!("admintoken:{h}")))
+            .arg(&["label", "createdAtMs", "createdBy", "retiredAtMs"])
+            .query_async(&mut store.conn())
+            .await?;
+        let get = |i: usize| v.get(i).cloned().flatten().unwrap_or_default();
+        let created: u64 = get(1).parse().unwrap_or(0);
+        let retired: u64 = get(3).parse().unwrap_or(0);
+        out.push((
+            created,
+            AdminTokenInfo {
+                id,
+                label: get(0),
+                created_at: rfc3339(created),
+                created_by: get(2),
+                retired_at: (retired > 0).then(|| rfc3339(retired)),
+                active: retired == 0,
+            },
+        ));
+    }
+    out.sort_by(|a, b| b.1.active.cmp(&a.1.active).then(b.0.cmp(&a.0)));
+    Ok(out.into_iter().map(|(_, t)| t).collect())
+}
+
+/// Retires a token: it is refused from now on and its `/admin` sessions end. The last
+/// active token cannot be retired (`conflict`): create its successor first.
+pub async fn retire(store: &Store, id: &str) -> Result<AdminTokenInfo, ToolError> {
+    let r: String = redis::Script::new(
+        r#"
+        local h = redis.call('HGET', KEYS[1], ARGV[1])
+        if not h then return 'missing' end
+        local rec = ARGV[2] .. 'admintoken:' .. h
+        if redis.call('HGET', rec, 'retiredAtMs') ~= '0' then return 'retired' end
+        local active = 0
+        for _, other in ipairs(redis.call('HVALS', KEYS[1])) do
+            if redis.call('HGET', ARGV[2] .. 'admintoken:' .. other, 'retiredAtMs') == '0' then
+                active = active + 1
+            end
+        end
+        if active <= 1 then return 'last' end
+        local t = redis.call('TIME')
+        redis.call('HSET', rec, 'retiredAtMs', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+        return 'ok'"#,
+    )
+    .key(store.key("admintokens"))
+    .arg(id)
+    .arg(store.key(""))
+    .invoke_async(&mut store.conn())
+    .await?;
+    match r.as_str() {
+        "ok" => {}
+        "missing" => {
+            return Err(ToolError::not_found(format!(
+                "no admin token {id}; list them with `horst admin admin-token list`"
+            )))
+        }
+        "retired" => {
+            return Err(ToolError::new(
+                ErrorCode::Conflict,
+                format!("admin token {id} is already retired"),
+            ))
+        }
+        _ => {
+            return Err(ToolError::new(
+                ErrorCode::Conflict,
+                format!(
+                    "admin token {id} is the last active one; create its successor first (`horst admin admin-token create`), move your clients to it, then retire this one"
+                ),
+            ))
+        }
+    }
+    crate::web_sessions::end_for_admin_token(store, id).await?;
+    list(store)
+        .await?
+        .into_iter()
+        .find(|t| t.id == id)
+        .ok_or_else(|| ToolError::internal("the retired admin token is not listed"))
+}

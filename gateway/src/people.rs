@@ -1,0 +1,513 @@
+//! People's game accounts: the "normal game account" of the contract, which signs in with a
+//! password on `/account` and owns agent keys, and the same people's RCADIA sign-in
+//! (`POST /api/v1/auth/session`). One store, one password format, one set of limits.
+//!
+//! Layout: the account is `account:<name>` (see `accounts`), `kind` `human`, with these
+//! fields of its own:
+//! - `password`: a PHC string (Argon2id, [`PARAMS`]); absent for accounts that cannot sign in
+//!   (operator-made accounts without a password, deleted people)
+//! - `role`: `operator` for people who may open `/admin`; absent otherwise
+//! - `deletedAtMs`: set by `user delete` (the name stays taken: posts and revisions keep it)
+//!
+//! Hashing runs on a blocking thread. A sign-in for a name without a password still verifies
+//! against a dummy hash of the same parameters, so the answer's timing does not tell which
+//! names exist. Records of earlier versions (`auth:user:<name>`, salted PBKDF2-SHA256, kept by
+//! `horst_rcadia::auth`) are verified in their own format once, rehashed to PHC, and deleted.
+
+use std::sync::OnceLock;
+
+use argon2::password_hash::{PasswordHasher, PasswordVerifier};
+use argon2::{Algorithm, Argon2, Params, Version};
+use horst_rcadia::auth::{Auth, LegacyCheck};
+use horst_store::Store;
+use redis::AsyncCommands;
+use serde::Serialize;
+
+use crate::accounts::{redis_now_ms, valid_account_name};
+use crate::error::{ErrorCode, ToolError};
+
+/// Argon2id with 19 MiB, 2 passes, 1 lane (OWASP's first recommended setting): well under a
+/// second per hash on the project's 2-core machine even under heavy load (see the
+/// `password_cost` example), so a sign-in costs little and each guess costs as much.
+pub const M_COST_KIB: u32 = 19 * 1024;
+pub const T_COST: u32 = 2;
+pub const P_COST: u32 = 1;
+
+/// Password rules: at least this many characters...
+pub const PASSWORD_MIN_CHARS: usize = 8;
+/// ...and at most this many bytes (bounds the hashing work a request can ask for).
+pub const PASSWORD_MAX_BYTES: usize = 256;
+
+fn argon2() -> Argon2<'static> {
+    // The constants are valid parameters; `Params::new` only refuses out-of-range values.
+    let params = Params::new(M_COST_KIB, T_COST, P_COST, None).unwrap_or_default();
+    Argon2::new(Algorithm::Argon2id, Version::V0x13, params)
+}
+
+/// The start of every PHC string made with the current parameters: a stored hash that does
+/// not start with it is rehashed at the next successful sign-in.
+fn current_prefix() -> String {
+    format!("$argon2id$v=19$m={M_COST_KIB},t={T_COST},p={P_COST}$")
+}
+
+/// A PHC string for `password` with a fresh 16-byte salt. CPU-heavy: call on a blocking
+/// thread ([`hash_password`]).
+fn hash_blocking(password: &str) -> Result<String, ToolError> {
+    let mut salt = [0u8; 16];
+    getrandom::fill(&mut salt).map_err(|e| ToolError::internal(format!("no randomness: {e}")))?;
+    argon2()
+        .hash_password_with_salt(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| ToolError::internal(format!("argon2: {e}")))
+}
+
+/// A hash nobody's password matches, verified for names without one (equal timing).
+fn dummy_hash() -> &'static str {
+    static DUMMY: OnceLock<String> = OnceLock::new();
+    DUMMY.get_or_init(|| {
+        hash_blocking("no password matches a dummy hash; it only costs the same time")
+            .unwrap_or_default()
+    })
+}
+
+fn verify_blocking(stored: Option<&str>, password: &str) -> bool {
+    let ok = argon2()
+        .verify_password(password.as_bytes(), stored.unwrap_or_else(|| dummy_hash()))
+        .is_ok();
+    // The work is the same either way; only a stored hash can match.
+    ok && stored.is_some()
+}
+
+/// Hashes on a blocking thread.
+pub async fn hash_password(password: &str) -> Result<String, ToolError> {
+    let password = password.to_string();
+    tokio::task::spawn_blocking(move || hash_blocking(&password))
+        .await
+        .map_err(|e| ToolError::internal(format!("hashing thread: {e}")))?
+}
+
+/// Verifies on a blocking thread; `None` (no password) verifies against the dummy hash.
+async fn verify(stored: Option<String>, password: &str) -> Result<bool, ToolError> {
+    let password = password.to_string();
+    tokio::task::spawn_blocking(move || verify_blocking(stored.as_deref(), &password))
+        .await
+        .map_err(|e| ToolError::internal(format!("hashing thread: {e}")))
+}
+
+/// Whether `password` may be set; the error says what the rules are.
+pub fn check_password(name: &str, password: &str) -> Result<(), ToolError> {
+    if password.chars().count() < PASSWORD_MIN_CHARS {
+        return Err(ToolError::invalid(format!(
+            "the password needs at least {PASSWORD_MIN_CHARS} characters"
+        )));
+    }
+    if password.len() > PASSWORD_MAX_BYTES {
+        return Err(ToolError::invalid(format!(
+            "the password may have at most {PASSWORD_MAX_BYTES} bytes"
+        )));
+    }
+    if password.eq_ignore_ascii_case(name) {
+        return Err(ToolError::invalid(
+            "the password must not be the account name",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `name` may be a person's account name; the error says what is allowed.
+pub fn check_name(name: &str) -> Result<(), ToolError> {
+    if !valid_account_name(name) {
+        return Err(ToolError::invalid(format!(
+            "{name:?} is not a valid account name: 2-32 lowercase letters, digits, _ or -"
+        )));
+    }
+    if name.starts_with("agent-") || crate::text::reserved(name) {
+        return Err(ToolError::invalid(format!(
+            "the name {name:?} is reserved; choose another"
+        )));
+    }
+    Ok(())
+}
+
+/// A person's account as pages and the operator see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Person {
+    pub name: String,
+    pub trust: u8,
+    pub blocked: bool,
+    pub operator: bool,
+    pub created_at_ms: u64,
+}
+
+/// The person `name` (a human account that can sign in), or `None`.
+pub async fn load(store: &Store, name: &str) -> Result<Option<Person>, ToolError> {
+    let v: Vec<Option<String>> = redis::cmd("HMGET")
+        .arg(store.key(&format!("account:{name}")))
+        .arg(&[
+            "kind",
+            "trust",
+            "blocked",
+            "role",
+            "createdAtMs",
+            "password",
+        ])
+        .query_async(&mut store.conn())
+        .await?;
+    let get = |i: usize| v.get(i).cloned().flatten();
+    if get(0).as_deref() != Some("human") || get(5).is_none() {
+        return Ok(None);
+    }
+    Ok(Some(Person {
+        name: name.to_string(),
+        trust: get(1).and_then(|t| t.parse().ok()).unwrap_or(0),
+        blocked: get(2).as_deref() == Some("1"),
+        operator: get(3).as_deref() == Some("operator"),
+        created_at_ms: get(4).and_then(|t| t.parse().ok()).unwrap_or(0),
+    }))
+}
+
+/// Gives `account:<name>` a password, creating the human account (trust ARGV[2]) if there is
+/// none; refuses an agent account and one that has a password already, and (ARGV[5] = `new`)
+/// any account that exists.
+const SET_FIRST_PASSWORD: &str = r#"
+local kind = redis.call('HGET', KEYS[1], 'kind')
+if kind and ARGV[5] == 'new' then return 'exists' end
+if kind and kind ~= 'human' then return 'agent' end
+if redis.call('HEXISTS', KEYS[1], 'password') == 1 then return 'taken' end
+if not kind then
+    redis.call('HSET', KEYS[1], 'name', ARGV[1], 'kind', 'human', 'trust', ARGV[2],
+        'blocked', '0', 'displayName', '', 'createdAtMs', ARGV[3])
+end
+redis.call('HSET', KEYS[1], 'password', ARGV[4])
+redis.call('HDEL', KEYS[1], 'deletedAtMs')
+return 'ok'"#;
+
+/// Whether a password may go to an existing account without one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Existing {
+    /// Only a new account (sign-up: a name that exists, even without a password, stays its
+    /// owner's).
+    Refuse,
+    /// An operator-made or deleted human account may get one (`user create`).
+    GivePassword,
+}
+
+async fn set_first_password(
+    store: &Store,
+    name: &str,
+    trust: u8,
+    hash: &str,
+    existing: Existing,
+) -> Result<bool, ToolError> {
+    let now = redis_now_ms(store).await?;
+    let r: String = redis::Script::new(SET_FIRST_PASSWORD)
+        .key(store.key(&format!("account:{name}")))
+        .arg(name)
+        .arg(trust)
+        .arg(now)
+        .arg(hash)
+        .arg(match existing {
+            Existing::Refuse => "new",
+            Existing::GivePassword => "any",
+        })
+        .invoke_async(&mut store.conn())
+        .await?;
+    Ok(r == "ok")
+}
+
+/// Creates a person's account (trust `trust`) with `password`; with
+/// [`Existing::GivePassword`] it also gives an existing human account without a password (one
+/// the operator made, or a deleted person's) this password. An agent account, a person who
+/// has a password, or a name an earlier version's RCADIA user holds is a `conflict`.
+pub async fn create(
+    store: &Store,
+    auth: &Auth,
+    name: &str,
+    password: &str,
+    trust: u8,
+    existing: Existing,
+) -> Result<(), ToolError> {
+    check_name(name)?;
+    check_password(name, password)?;
+    if trust > 2 {
+        return Err(ToolError::invalid("trust must be 0, 1 or 2"));
+    }
+    if auth
+        .legacy_user_exists(name)
+        .await
+        .map_err(ToolError::internal)?
+    {
+        return Err(ToolError::new(
+            ErrorCode::Conflict,
+            format!("the name {name} is taken"),
+        ));
+    }
+    let hash = hash_password(password).await?;
+    if set_first_password(store, name, trust, &hash, existing).await? {
+        Ok(())
+    } else {
+        Err(ToolError::new(
+            ErrorCode::Conflict,
+            format!("the name {name} is taken"),
+        ))
+    }
+}
+
+/// What a sign-in found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignIn {
+    /// The password is right; the person (their canonical name) may have a session.
+    Ok(Person),
+    /// Unknown name or wrong password (never said apart).
+    Wrong,
+    /// The password is right but the account is blocked.
+    Blocked,
+}
+
+/// The canonical form of a typed name: trimmed and lowercase (account names are lowercase).
+pub fn canonical(name: &str) -> String {
+    name.trim().to_lowercase()
+}
+
+/// Checks a person's password (the sign-in burst limits are the caller's, `horst-limits`).
+/// A correct password of an earlier version's RCADIA user moves them here (PHC hash) and
+/// deletes the old record; a hash with older parameters is rehashed.
+pub async fn sign_in(
+    store: &Store,
+    auth: &Auth,
+    typed_name: &str,
+    password: &str,
+) -> Result<SignIn, ToolError> {
+    let name = canonical(typed_name);
+    if password.len() > PASSWORD_MAX_BYTES || name.len() > 64 {
+        // Still costs a verification, so long input does not answer faster.
+        verify(None, "").await?;
+        return Ok(SignIn::Wrong);
+    }
+    let key = store.key(&format!("account:{name}"));
+    let v: Vec<Option<String>> = redis::cmd("HMGET")
+        .arg(&key)
+        .arg(&["kind", "password"])
+        .query_async(&mut store.conn())
+        .await?;
+    let kind = v.first().cloned().flatten();
+    let stored = v.get(1).cloned().flatten();
+    if kind.as_deref() == Some("human") && stored.is_some() {
+        if !verify(stored.clone(), password).await? {
+            return Ok(SignIn::Wrong);
+        }
+        if stored.is_some_and(|s| !s.starts_with(&current_prefix())) {
+            let fresh = hash_password(password).await?;
+            let _: () = store.conn().hset(&key, "password", fresh).await?;
+        }
+        return finish(store, &name).await;
+    }
+    // An earlier version's user, by the name as typed (those names could have capitals).
+    let typed = typed_name.trim();
+    match auth
+        .legacy_check(typed, password)
+        .await
+        .map_err(ToolError::internal)?
+    {
+        LegacyCheck::NoUser => {
+            verify(None, password).await?;
+            Ok(SignIn::Wrong)
+        }
+        LegacyCheck::Wrong => Ok(SignIn::Wrong),
+        LegacyCheck::Right => migrate(store, auth, typed, &name, password).await,
+    }
+}
+
+/// Moves an earlier version's user whose password was just verified into a person's account.
+async fn migrate(
+    store: &Store,
+    auth: &Auth,
+    typed: &str,
+    name: &str,
+    password: &str,
+) -> Result<SignIn, ToolError> {
+    if check_name(name).is_err() {
+        tracing::warn!(
+            user = %typed,
+            "an earlier version's user signed in, but the name is not a valid account name; set a new one with `horst admin user create`"
+        );
+        return Ok(SignIn::Wrong);
+    }
+    let hash = hash_password(password).await?;
+    if !set_first_password(store, name, 0, &hash, Existing::GivePassword).await? {
+        tracing::warn!(
+            user = %typed,
+            "an earlier version's user signed in, but account {name} belongs to someone else; the old record stays"
+        );
+        return Ok(SignIn::Wrong);
+    }
+    auth.drop_legacy_user(typed)
+        .await
+        .map_err(ToolError::internal)?;
+    tracing::info!(user = %name, "moved an earlier version's user to a PHC password hash");
+    finish(store, name).await
+}
+
+async fn finish(store: &Store, name: &str) -> Result<SignIn, ToolError> {
+    match load(store, name).await? {
+        Some(p) if p.blocked => Ok(SignIn::Blocked),
+        Some(p) => Ok(SignIn::Ok(p)),
+        None => Ok(SignIn::Wrong),
+    }
+}
+
+/// Sets a new password; every session and JWT of the person ends (the caller's own session
+/// included: they sign in again with the new password).
+pub async fn set_password(
+    store: &Store,
+    auth: &Auth,
+    name: &str,
+    password: &str,
+) -> Result<(), ToolError> {
+    if load(store, name).await?.is_none() {
+        return Err(ToolError::not_found(format!(
+            "no person {name} with a password; give an operator-made account one with `horst admin user create {name}`"
+        )));
+    }
+    check_password(name, password)?;
+    let hash = hash_password(password).await?;
+    let _: () = store
+        .conn()
+        .hset(store.key(&format!("account:{name}")), "password", hash)
+        .await?;
+    end_sessions(store, auth, name).await
+}
+
+/// Ends every browser session and JWT of `name` (block, password change, deletion).
+pub async fn end_sessions(store: &Store, auth: &Auth, name: &str) -> Result<(), ToolError> {
+    crate::web_sessions::end_for_account(store, name).await?;
+    auth.end_user_sessions(name)
+        .await
+        .map_err(ToolError::internal)
+}
+
+/// What deleting a person did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Deleted {
+    pub name: String,
+    pub keys_revoked: Vec<String>,
+}
+
+/// Deletes a person's sign-in: the password and operator role go, every session and JWT
+/// ends, every agent key is revoked. The account record stays (its name stays taken, its
+/// revisions and posts keep their author) and is marked deleted.
+pub async fn delete(store: &Store, auth: &Auth, name: &str) -> Result<Deleted, ToolError> {
+    let key = store.key(&format!("account:{name}"));
+    let kind: Option<String> = store.conn().hget(&key, "kind").await?;
+    let legacy = auth
+        .legacy_user_exists(name)
+        .await
+        .map_err(ToolError::internal)?;
+    if kind.as_deref() != Some("human") && !legacy {
+        return Err(ToolError::not_found(format!("no person {name}")));
+    }
+    let mut revoked = Vec::new();
+    if kind.is_some() {
+        let now = redis_now_ms(store).await?;
+        let _: () = redis::pipe()
+            .atomic()
+            .hdel(&key, &["password", "role"])
+            .ignore()
+            .hset(&key, "deletedAtMs", now)
+            .ignore()
+            .query_async(&mut store.conn())
+            .await?;
+        for k in crate::accounts::list_keys(store, Some(name), false, 0, usize::MAX)
+            .await?
+            .items
+        {
+            crate::accounts::revoke_key(store, &k.prefix)
+                .await
+                .map_err(ToolError::internal)?;
+            revoked.push(k.prefix);
+        }
+    }
+    auth.drop_legacy_user(name)
+        .await
+        .map_err(ToolError::internal)?;
+    end_sessions(store, auth, name).await?;
+    Ok(Deleted {
+        name: name.to_string(),
+        keys_revoked: revoked,
+    })
+}
+
+/// Gives or takes the operator role (`/admin` access for this person).
+pub async fn set_operator(store: &Store, name: &str, operator: bool) -> Result<(), ToolError> {
+    let key = store.key(&format!("account:{name}"));
+    let kind: Option<String> = store.conn().hget(&key, "kind").await?;
+    if kind.as_deref() != Some("human") {
+        return Err(ToolError::not_found(format!(
+            "no person {name}; only people's accounts (not agent accounts) can be operators"
+        )));
+    }
+    if operator {
+        let _: () = store.conn().hset(&key, "role", "operator").await?;
+    } else {
+        let _: () = store.conn().hdel(&key, "role").await?;
+        // Sessions that opened /admin must not keep it.
+        crate::web_sessions::end_for_account(store, name).await?;
+    }
+    Ok(())
+}
+
+/// Whether sign-up on `/account` is open: the stored switch, else `gateway.sign_up`.
+pub async fn sign_up_open(store: &Store, config: &horst_config::Config) -> Result<bool, ToolError> {
+    let stored: Option<String> = store.conn().get(store.key("gateway:sign_up")).await?;
+    Ok(match stored.as_deref() {
+        Some("open") => true,
+        Some("closed") => false,
+        _ => config.gateway.sign_up,
+    })
+}
+
+pub async fn set_sign_up(store: &Store, open: bool) -> Result<(), ToolError> {
+    let _: () = store
+        .conn()
+        .set(
+            store.key("gateway:sign_up"),
+            if open { "open" } else { "closed" },
+        )
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_are_phc_strings_with_the_current_parameters() {
+        let h = hash_blocking("correct horse").unwrap();
+        assert!(h.starts_with(&current_prefix()), "{h}");
+        assert!(verify_blocking(Some(&h), "correct horse"));
+        assert!(!verify_blocking(Some(&h), "correct horsE"));
+        assert!(!verify_blocking(None, "correct horse"));
+        // A different salt each time.
+        assert_ne!(h, hash_blocking("correct horse").unwrap());
+        // Garbage never matches.
+        assert!(!verify_blocking(Some("$argon2id$nonsense"), "x"));
+    }
+
+    #[test]
+    fn password_and_name_rules_say_what_is_allowed() {
+        assert!(check_password("fuchs", "short")
+            .unwrap_err()
+            .message
+            .contains("8"));
+        assert!(check_password("fuchs1234", "FUCHS1234").is_err());
+        assert!(check_password("fuchs", &"x".repeat(300)).is_err());
+        assert!(check_password("fuchs", "lange genug").is_ok());
+        assert!(check_name("Fuchs").is_err());
+        assert!(check_name("agent-1234abcd").is_err());
+        assert!(check_name("fuchs").is_ok());
+        assert_eq!(canonical("  Fuchs "), "fuchs");
+    }
+}

@@ -1,0 +1,1165 @@
+//! People's game accounts over HTTP: sign-up and sign-in with a session cookie, the
+//! Agent-Schlüssel card's API, the operator's `/admin` sign-ins, and the security rules:
+//! CSRF (origin and token), session fixation, sessions that end with a block, a password
+//! change or a deletion, agent keys that open neither page, sign-in burst limits, clear
+//! answers to bad input, and the migration of earlier versions' users.
+
+use serde_json::{json, Value};
+
+use crate::harness::{spawn_app_with, TestApp};
+
+pub const PASSWORD: &str = "bergluft und wolken";
+pub const ADMIN_TOKEN: &str = "admin-token-for-tests-0123456789abcdef";
+
+/// A browser's view of the API: the session cookie it holds and the CSRF token the page got.
+pub struct Visitor {
+    pub base: String,
+    pub http: reqwest::Client,
+    pub cookie: Option<String>,
+    pub csrf: Option<String>,
+}
+
+pub struct Reply {
+    pub status: u16,
+    pub body: Value,
+    pub set_cookie: Option<String>,
+}
+
+impl Visitor {
+    pub fn new(app: &TestApp) -> Visitor {
+        Visitor {
+            base: format!("http://{}", app.addr),
+            http: reqwest::Client::new(),
+            cookie: None,
+            csrf: None,
+        }
+    }
+
+    /// A request as the page on this server makes it (same-origin fetch).
+    pub async fn send(
+        &mut self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Reply {
+        self.send_with(method, path, body, &[("sec-fetch-site", "same-origin")])
+            .await
+    }
+
+    pub async fn send_with(
+        &mut self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+        headers: &[(&str, &str)],
+    ) -> Reply {
+        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(c) = &self.cookie {
+            req = req.header("cookie", format!("horst_session={c}"));
+        }
+        if let Some(t) = &self.csrf {
+            req = req.header("x-csrf-token", t);
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        if let Some(b) = body {
+            req = req
+                .header("content-type", "application/json")
+                .body(b.to_string());
+        }
+        let r = req.send().await.expect("request");
+        let status = r.status().as_u16();
+        let set_cookie = r
+            .headers()
+            .get("set-cookie")
+            .map(|v| v.to_str().unwrap().to_string());
+        let text = r.text().await.unwrap_or_default();
+        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        if let Some(sc) = &set_cookie {
+            let value = sc
+                .split(';')
+                .next()
+                .and_then(|kv| kv.split_once('='))
+                .map(|(_, v)| v.to_string())
+                .unwrap_or_default();
+            self.cookie = (!value.is_empty()).then_some(value);
+        }
+        if let Some(t) = body.get("csrf").and_then(Value::as_str) {
+            self.csrf = Some(t.to_string());
+        }
+        Reply {
+            status,
+            body,
+            set_cookie,
+        }
+    }
+
+    pub async fn get(&mut self, path: &str) -> Reply {
+        self.send(reqwest::Method::GET, path, None).await
+    }
+
+    pub async fn post(&mut self, path: &str, body: Value) -> Reply {
+        self.send(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    pub async fn sign_in(&mut self, name: &str, password: &str) -> Reply {
+        self.post(
+            "/api/account/sign-in",
+            json!({ "name": name, "password": password }),
+        )
+        .await
+    }
+}
+
+pub async fn accounts_app() -> TestApp {
+    spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.gateway.sign_up = true;
+        c.gateway.admin_token = ADMIN_TOKEN.into();
+        // The security tests sign in often from one address; the limit has its own test.
+        c.gateway.sign_in_per_ip_per_minute = 1000;
+        c.gateway.sign_in_per_name_per_minute = 1000;
+    })
+    .await
+}
+
+#[tokio::test]
+async fn sign_up_sign_in_keys_and_quotas() {
+    let app = accounts_app().await;
+    let mut v = Visitor::new(&app);
+    let s = v.get("/api/account/session").await;
+    assert_eq!(s.body["signedIn"], false);
+    assert_eq!(s.body["signUpOpen"], true);
+
+    let r = v
+        .post(
+            "/api/account/sign-up",
+            json!({ "name": "Fuchs", "password": PASSWORD }),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["account"]["name"], "fuchs");
+    let cookie = r.set_cookie.unwrap();
+    for attr in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(cookie.contains(attr), "{cookie}");
+    }
+    assert!(!cookie.contains("Secure"), "plain HTTP: {cookie}");
+    // Over TLS (a proxy says so) the cookie is Secure.
+    let mut tls = Visitor::new(&app);
+    let r = tls
+        .send_with(
+            reqwest::Method::POST,
+            "/api/account/sign-in",
+            Some(json!({ "name": "fuchs", "password": PASSWORD })),
+            &[("x-forwarded-proto", "https")],
+        )
+        .await;
+    assert!(r.set_cookie.unwrap().contains("Secure"));
+
+    // The key card: create (shown once), list (never the key), at most 5, revoke.
+    let r = v
+        .post("/api/account/keys", json!({ "label": "Laptop" }))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let key = r.body["key"].as_str().unwrap().to_string();
+    let prefix = r.body["prefix"].as_str().unwrap().to_string();
+    assert!(key.starts_with(&prefix) && key.starts_with("gcv_"));
+    let list = v.get("/api/account/keys").await;
+    assert_eq!(list.body["maxActive"], 5);
+    assert_eq!(list.body["items"][0]["label"], "Laptop");
+    assert_eq!(list.body["items"][0]["prefix"], prefix.as_str());
+    assert!(
+        !list.body.to_string().contains(&key),
+        "a listing shows a key"
+    );
+
+    // The key works over MCP, and it is the person's account.
+    let ok = app.call("my_submissions", json!({}), Some(&key)).await;
+    assert_eq!(ok.status, 200, "{}", ok.text);
+    assert_eq!(ok.body["result"]["isError"], false, "{}", ok.text);
+    let used = v.get("/api/account/keys").await;
+    assert!(
+        used.body["items"][0]["lastUsedAt"].is_string(),
+        "{}",
+        used.body
+    );
+
+    for i in 0..4 {
+        let r = v
+            .post("/api/account/keys", json!({ "label": format!("k{i}") }))
+            .await;
+        assert_eq!(r.status, 201);
+    }
+    let full = v.post("/api/account/keys", json!({})).await;
+    assert_eq!(
+        (full.status, full.body["code"].as_str()),
+        (409, Some("conflict"))
+    );
+    assert!(full.body["error"]
+        .as_str()
+        .unwrap()
+        .contains("5 active keys"));
+
+    let r = v
+        .post(&format!("/api/account/keys/{prefix}/revoke"), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let after = app.call("my_submissions", json!({}), Some(&key)).await;
+    assert_eq!(after.status, 401);
+
+    // Someone else's key is not theirs to revoke (and not confirmed to exist).
+    let other = app.agent_key("anderer", 0).await;
+    let mut w = Visitor::new(&app);
+    w.post(
+        "/api/account/sign-up",
+        json!({ "name": "dachs", "password": PASSWORD }),
+    )
+    .await;
+    let r = w
+        .post(
+            &format!("/api/account/keys/{}/revoke", &other[..12]),
+            json!({}),
+        )
+        .await;
+    assert_eq!(r.status, 404);
+    assert_eq!(
+        app.call("my_submissions", json!({}), Some(&other))
+            .await
+            .status,
+        200
+    );
+
+    let q = v.get("/api/account/quotas").await;
+    assert_eq!(q.status, 200, "{}", q.body);
+    assert_eq!(q.body["trust"], 0);
+    assert_eq!(q.body["limits"]["playtests"], 6);
+    assert_eq!(q.body["remaining"]["submissions"], 2);
+
+    // Sign-out ends the session on the server, not only in the browser.
+    let old = v.cookie.clone();
+    let r = v.post("/api/account/sign-out", json!({})).await;
+    assert_eq!(r.status, 200);
+    v.cookie = old;
+    assert_eq!(v.get("/api/account/keys").await.status, 401);
+}
+
+#[tokio::test]
+async fn bad_input_on_every_form_gets_a_clear_message() {
+    let app = accounts_app().await;
+    let mut v = Visitor::new(&app);
+    let cases = [
+        (json!({ "name": "x", "password": PASSWORD }), "2-32"),
+        (
+            json!({ "name": "agent-12345678", "password": PASSWORD }),
+            "reserved",
+        ),
+        (json!({ "name": "fuchs", "password": "kurz" }), "at least 8"),
+        (
+            json!({ "name": "fuchs", "password": "x".repeat(300) }),
+            "at most 256",
+        ),
+        (
+            json!({ "name": "fuchsbau1", "password": "FUCHSBAU1" }),
+            "not be the account name",
+        ),
+        (json!({ "name": "fuchs" }), "password"),
+        (
+            json!({ "name": "fuchs", "password": PASSWORD, "admin": true }),
+            "unknown field",
+        ),
+    ];
+    for (body, says) in cases {
+        let r = v.post("/api/account/sign-up", body.clone()).await;
+        assert_eq!(r.status, 400, "{body}: {}", r.body);
+        assert_eq!(r.body["code"], "invalid_input", "{body}");
+        let msg = r.body["error"].as_str().unwrap();
+        assert!(msg.contains(says), "{body}: {msg}");
+    }
+    let r = v
+        .send(
+            reqwest::Method::POST,
+            "/api/account/sign-in",
+            Some(Value::String("{not json".into())),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(
+        r.body["error"].as_str().unwrap().contains("{\"name\""),
+        "{}",
+        r.body
+    );
+    // A taken name.
+    v.post(
+        "/api/account/sign-up",
+        json!({ "name": "fuchs", "password": PASSWORD }),
+    )
+    .await;
+    let mut w = Visitor::new(&app);
+    let r = w
+        .post(
+            "/api/account/sign-up",
+            json!({ "name": "fuchs", "password": PASSWORD }),
+        )
+        .await;
+    assert_eq!((r.status, r.body["code"].as_str()), (409, Some("conflict")));
+    // The key form.
+    let r = v
+        .post("/api/account/keys", json!({ "label": "x".repeat(41) }))
+        .await;
+    assert_eq!(
+        (r.status, r.body["code"].as_str()),
+        (400, Some("invalid_input"))
+    );
+    assert!(r.body["error"].as_str().unwrap().contains("40"));
+    let r = v.post("/api/account/keys", json!({ "label": 7 })).await;
+    assert_eq!(r.status, 400);
+    // The admin sign-in forms.
+    let r = v
+        .post("/api/admin/session", json!({ "token": ADMIN_TOKEN }))
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(
+        r.body["error"].as_str().unwrap().contains("your name"),
+        "{}",
+        r.body
+    );
+    let r = v
+        .post("/api/admin/session", json!({ "name": "fuchs" }))
+        .await;
+    assert_eq!(r.status, 400);
+    // Wrong credentials say so, the same for an unknown name and a wrong password.
+    let a = w.sign_in("fuchs", "falsches passwort").await;
+    let b = w.sign_in("niemand", "falsches passwort").await;
+    assert_eq!((a.status, b.status), (401, 401));
+    assert_eq!(a.body, b.body);
+    // Closed sign-up.
+    horst_gateway::operator::set_sign_up(&app.store, "olga", false)
+        .await
+        .unwrap();
+    let r = w
+        .post(
+            "/api/account/sign-up",
+            json!({ "name": "marder", "password": PASSWORD }),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.body["code"].as_str()),
+        (403, Some("sign_up_closed"))
+    );
+}
+
+#[tokio::test]
+async fn forms_from_another_origin_and_requests_without_the_token_are_refused() {
+    let app = accounts_app().await;
+    let mut v = Visitor::new(&app);
+    v.post(
+        "/api/account/sign-up",
+        json!({ "name": "fuchs", "password": PASSWORD }),
+    )
+    .await;
+    let host = app.addr.to_string();
+    // Another site's page posts with the victim's cookie (as if SameSite did not hold).
+    for headers in [
+        vec![("sec-fetch-site", "cross-site")],
+        vec![("sec-fetch-site", "same-site")],
+        vec![("origin", "http://evil.example")],
+    ] {
+        let r = v
+            .send_with(
+                reqwest::Method::POST,
+                "/api/account/keys",
+                Some(json!({})),
+                &headers,
+            )
+            .await;
+        assert_eq!(
+            (r.status, r.body["code"].as_str()),
+            (403, Some("cross_site")),
+            "{headers:?}"
+        );
+        let r = v
+            .send_with(
+                reqwest::Method::POST,
+                "/api/account/sign-in",
+                Some(json!({ "name": "fuchs", "password": PASSWORD })),
+                &headers,
+            )
+            .await;
+        assert_eq!(r.status, 403, "login CSRF {headers:?}");
+    }
+    // Same origin but without (or with a wrong) CSRF token.
+    let token = v.csrf.take();
+    let own_origin = format!("http://{host}");
+    let r = v
+        .send_with(
+            reqwest::Method::POST,
+            "/api/account/keys",
+            Some(json!({})),
+            &[("origin", own_origin.as_str())],
+        )
+        .await;
+    assert_eq!((r.status, r.body["code"].as_str()), (403, Some("csrf")));
+    v.csrf = Some("0".repeat(64));
+    let r = v.post("/api/account/keys", json!({})).await;
+    assert_eq!(r.body["code"], "csrf");
+    v.csrf = token;
+    let r = v.post("/api/account/keys", json!({})).await;
+    assert_eq!(r.status, 201);
+    // The admin API takes the same checks on a page session.
+    let r = v
+        .send_with(
+            reqwest::Method::POST,
+            "/api/admin/switches/gateway",
+            Some(json!({ "mode": "off" })),
+            &[("sec-fetch-site", "cross-site")],
+        )
+        .await;
+    assert_eq!(r.status, 403);
+}
+
+#[tokio::test]
+async fn sign_in_always_makes_a_new_session_and_ends_the_old_one() {
+    let app = accounts_app().await;
+    let mut v = Visitor::new(&app);
+    v.post(
+        "/api/account/sign-up",
+        json!({ "name": "fuchs", "password": PASSWORD }),
+    )
+    .await;
+    let first = v.cookie.clone().unwrap();
+    // An attacker plants a made-up id: it is never promoted to a session.
+    v.cookie = Some("a".repeat(64));
+    v.sign_in("fuchs", PASSWORD).await;
+    let second = v.cookie.clone().unwrap();
+    assert_ne!(second, "a".repeat(64));
+    // Signing in with a live session gives a new id and ends the old one.
+    v.cookie = Some(second.clone());
+    v.sign_in("fuchs", PASSWORD).await;
+    let third = v.cookie.clone().unwrap();
+    assert_ne!(third, second);
+    for old in [&second] {
+        let mut o = Visitor::new(&app);
+        o.cookie = Some(old.clone());
+        o.csrf = v.csrf.clone();
+        assert_eq!(o.get("/api/account/keys").await.status, 401, "old id {old}");
+    }
+    // The first session (another browser) is not ended by these sign-ins.
+    let mut f = Visitor::new(&app);
+    f.cookie = Some(first);
+    assert_eq!(f.get("/api/account/keys").await.status, 200);
+    // Redis holds the id's hash, never the id itself.
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    assert!(keys.iter().all(|k| !k.contains(&third)), "{keys:?}");
+}
+
+#[tokio::test]
+async fn blocked_deleted_and_re_passworded_people_lose_their_sessions() {
+    let app = accounts_app().await;
+    let mut v = Visitor::new(&app);
+    v.post(
+        "/api/account/sign-up",
+        json!({ "name": "fuchs", "password": PASSWORD }),
+    )
+    .await;
+    let key = v.post("/api/account/keys", json!({})).await.body["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let jwt = app
+        .http
+        .post(app.url("/api/v1/auth/session"))
+        .json(&json!({ "username": "fuchs", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bridge = |jwt: String| {
+        let http = app.http.clone();
+        let url = app.url("/api/v1/agent/bridge/sessions");
+        async move {
+            http.post(url)
+                .bearer_auth(jwt)
+                .json(&json!({ "config": {} }))
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    assert_ne!(bridge(jwt.clone()).await, 401, "a fresh JWT works");
+
+    // Blocked: the browser session and the JWT end now; the key gets 403.
+    horst_gateway::operator::set_blocked(&app.store, &app.auth, "olga", "fuchs", true)
+        .await
+        .unwrap();
+    assert_eq!(v.get("/api/account/keys").await.status, 401);
+    assert_eq!(v.get("/api/account/session").await.body["signedIn"], false);
+    assert!(
+        crate::harness::eventually(std::time::Duration::from_secs(5), async || {
+            bridge(jwt.clone()).await == 401
+        })
+        .await,
+        "the JWT of a blocked person still works"
+    );
+    assert_eq!(
+        app.call("my_submissions", json!({}), Some(&key))
+            .await
+            .status,
+        403
+    );
+    let r = v.sign_in("fuchs", PASSWORD).await;
+    assert_eq!((r.status, r.body["code"].as_str()), (403, Some("blocked")));
+    horst_gateway::operator::set_blocked(&app.store, &app.auth, "olga", "fuchs", false)
+        .await
+        .unwrap();
+
+    // A new password ends every session; the old password no longer works.
+    assert_eq!(v.sign_in("fuchs", PASSWORD).await.status, 200);
+    horst_gateway::operator::set_user_password(
+        &app.store,
+        &app.auth,
+        "olga",
+        "fuchs",
+        "neues passwort 1",
+    )
+    .await
+    .unwrap();
+    assert_eq!(v.get("/api/account/keys").await.status, 401);
+    assert_eq!(v.sign_in("fuchs", PASSWORD).await.status, 401);
+    assert_eq!(v.sign_in("fuchs", "neues passwort 1").await.status, 200);
+
+    // Deleted: sessions end, keys are revoked, the name stays taken.
+    let d = horst_gateway::operator::delete_user(&app.store, &app.auth, "olga", "fuchs")
+        .await
+        .unwrap();
+    assert_eq!(d.keys_revoked.len(), 1);
+    assert_eq!(v.get("/api/account/keys").await.status, 401);
+    assert_eq!(
+        app.call("my_submissions", json!({}), Some(&key))
+            .await
+            .status,
+        401
+    );
+    assert_eq!(v.sign_in("fuchs", "neues passwort 1").await.status, 401);
+    let mut w = Visitor::new(&app);
+    let r = w
+        .post(
+            "/api/account/sign-up",
+            json!({ "name": "fuchs", "password": PASSWORD }),
+        )
+        .await;
+    // The name stays taken: a stranger cannot sign up as the deleted person (their posts and
+    // revisions keep the name); the operator may give the account a password again.
+    assert_eq!((r.status, r.body["code"].as_str()), (409, Some("conflict")));
+    horst_gateway::operator::create_user(&app.store, &app.auth, "olga", "fuchs", PASSWORD, 0)
+        .await
+        .unwrap();
+    assert_eq!(w.sign_in("fuchs", PASSWORD).await.status, 200);
+}
+
+#[tokio::test]
+async fn agent_keys_open_neither_page() {
+    let app = accounts_app().await;
+    let key = app.agent_key("fuchs", 2).await;
+    let http = &app.http;
+    for (method, path) in [
+        (reqwest::Method::GET, "/api/account/keys"),
+        (reqwest::Method::POST, "/api/account/keys"),
+        (reqwest::Method::GET, "/api/account/quotas"),
+        (reqwest::Method::GET, "/api/admin/overview"),
+        (reqwest::Method::GET, "/api/admin/accounts"),
+        (reqwest::Method::POST, "/api/admin/switches/gateway"),
+    ] {
+        let r = http
+            .request(method.clone(), app.url(path))
+            .bearer_auth(&key)
+            .header("content-type", "application/json")
+            .body("{}")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401, "{method} {path}");
+    }
+    let s: Value = http
+        .get(app.url("/api/admin/session"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(s["signedIn"], false);
+    let r = http
+        .post(app.url("/api/admin/session"))
+        .json(&json!({ "token": key, "operatorName": "mallory" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+}
+
+#[tokio::test]
+async fn operators_sign_in_on_admin_with_their_role_or_an_admin_token() {
+    let app = accounts_app().await;
+    app.person("olga", PASSWORD).await;
+    app.person("fuchs", PASSWORD).await;
+    let mut v = Visitor::new(&app);
+    // A person without the role may not.
+    let r = v
+        .post(
+            "/api/admin/session",
+            json!({ "name": "fuchs", "password": PASSWORD }),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.body["code"].as_str()),
+        (403, Some("forbidden"))
+    );
+    // Their /account session does not open /admin either.
+    v.sign_in("fuchs", PASSWORD).await;
+    assert_eq!(v.get("/api/admin/overview").await.status, 403);
+
+    horst_gateway::operator::set_operator_role(&app.store, "cli", "olga", true)
+        .await
+        .unwrap();
+    let mut o = Visitor::new(&app);
+    let r = o
+        .post(
+            "/api/admin/session",
+            json!({ "name": "olga", "password": PASSWORD }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["who"], "page:olga");
+    let r = o
+        .post("/api/admin/switches/sign-up", json!({ "open": false }))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let log = horst_gateway::operator::audit_log(&app.store, 0, 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        (log[0].who.as_str(), log[0].action.as_str()),
+        ("page:olga", "sign_up")
+    );
+    // Taking the role ends the session's /admin access at once.
+    horst_gateway::operator::set_operator_role(&app.store, "cli", "olga", false)
+        .await
+        .unwrap();
+    assert_eq!(o.get("/api/admin/overview").await.status, 401);
+
+    // An admin token, with the name for the audit trail; retiring it ends the session.
+    let mut t = Visitor::new(&app);
+    let r = t
+        .post(
+            "/api/admin/session",
+            json!({ "token": "wrong", "operatorName": "Olga K" }),
+        )
+        .await;
+    assert_eq!(r.status, 401);
+    let r = t
+        .post(
+            "/api/admin/session",
+            json!({ "token": ADMIN_TOKEN, "operatorName": "Olga K" }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(t.get("/api/admin/overview").await.status, 200);
+    let config_id = horst_gateway::admin_tokens::list(&app.store).await.unwrap()[0]
+        .id
+        .clone();
+    let (new_token, _) =
+        horst_gateway::operator::create_admin_token(&app.store, "cli", Some("next"))
+            .await
+            .unwrap();
+    horst_gateway::operator::retire_admin_token(&app.store, "cli", &config_id)
+        .await
+        .unwrap();
+    assert_eq!(t.get("/api/admin/overview").await.status, 401);
+    let bearer = |token: &str| {
+        app.http
+            .get(app.url("/api/admin/overview"))
+            .bearer_auth(token)
+            .send()
+    };
+    assert_eq!(bearer(ADMIN_TOKEN).await.unwrap().status(), 401);
+    assert_eq!(bearer(&new_token).await.unwrap().status(), 200);
+}
+
+#[tokio::test]
+async fn sign_in_attempts_are_limited_per_address_and_per_name() {
+    let app = spawn_app_with(|c| {
+        c.gateway.sign_in_per_ip_per_minute = 6;
+        c.gateway.sign_in_per_name_per_minute = 3;
+    })
+    .await;
+    app.person("fuchs", PASSWORD).await;
+    let mut v = Visitor::new(&app);
+    let mut statuses = Vec::new();
+    for _ in 0..4 {
+        statuses.push(v.sign_in("fuchs", "falsch falsch").await.status);
+    }
+    // The minute may turn over in between; then the count starts again, so allow one more.
+    assert!(statuses.contains(&429), "{statuses:?}");
+    let limited = v.sign_in("fuchs", PASSWORD).await;
+    if limited.status == 429 {
+        assert_eq!(limited.body["code"], "burst");
+        assert!(limited.body["error"]
+            .as_str()
+            .unwrap()
+            .contains("for this name"));
+    }
+    // Per address: other names run into the address limit.
+    let mut seen = Vec::new();
+    for i in 0..8 {
+        seen.push(v.sign_in(&format!("name{i}"), "falsch falsch").await);
+    }
+    let refused = seen
+        .iter()
+        .find(|r| r.status == 429)
+        .expect("an address limit");
+    assert!(refused.body["error"]
+        .as_str()
+        .unwrap()
+        .contains("from your address"));
+    // The RCADIA sign-in counts the same attempts.
+    let r = app
+        .http
+        .post(app.url("/api/v1/auth/session"))
+        .json(&json!({ "username": "fuchs", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.headers().get("retry-after").is_some() || r.status() == 200);
+}
+
+#[tokio::test]
+async fn earlier_versions_users_move_to_phc_hashes_on_their_next_sign_in() {
+    let app = accounts_app().await;
+    app.auth
+        .write_legacy_user("Alte", "altes passwort", 1000)
+        .await
+        .unwrap();
+    // The name is taken while the old record waits.
+    let mut v = Visitor::new(&app);
+    let r = v
+        .post(
+            "/api/account/sign-up",
+            json!({ "name": "alte", "password": PASSWORD }),
+        )
+        .await;
+    assert_eq!(r.status, 409);
+    assert_eq!(v.sign_in("Alte", "falsch falsch").await.status, 401);
+    let r = v.sign_in("Alte", "altes passwort").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["account"]["name"], "alte");
+    let stored: Option<String> = redis::cmd("HGET")
+        .arg(app.store.key("account:alte"))
+        .arg("password")
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    assert!(stored.unwrap().starts_with("$argon2id$v=19$"));
+    assert!(!app.auth.legacy_user_exists("Alte").await.unwrap());
+    // From now on the PHC hash answers, for /account and RCADIA alike.
+    let mut w = Visitor::new(&app);
+    assert_eq!(w.sign_in("alte", "altes passwort").await.status, 200);
+    let r = app
+        .http
+        .post(app.url("/api/v1/auth/session"))
+        .json(&json!({ "username": "alte", "password": "altes passwort" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+
+    // Records written by an earlier version (before any process of this one started) are
+    // found by the index the first starting process builds.
+    let _: () = redis::pipe()
+        .del(app.store.key("auth:legacy:indexed"))
+        .hset(app.store.key("auth:user:Bert.Old"), "pbkdf2", "1$00$00")
+        .hset(app.store.key("auth:user:bert"), "pbkdf2", "1$00$00")
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    let fresh = horst_rcadia::auth::Auth::new(app.store.clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        fresh.legacy_name("BERT").await.unwrap().as_deref(),
+        Some("bert")
+    );
+    assert_eq!(
+        fresh.legacy_name("bert.old").await.unwrap().as_deref(),
+        Some("Bert.Old")
+    );
+}
+
+#[tokio::test]
+async fn a_revoked_rcadia_token_is_refused_within_the_epoch_bound() {
+    let app = accounts_app().await;
+    let (token, agent) = horst_gateway::operator::create_token(
+        &app.store,
+        &app.auth,
+        "olga",
+        &["play".into()],
+        Some("Fisch"),
+        false,
+    )
+    .await
+    .unwrap();
+    // A second API process caches the identity too.
+    let other = crate::harness::spawn_app_beside(&app, |_| {}).await;
+    let poll = |base: String| {
+        let http = app.http.clone();
+        let token = token.clone();
+        async move {
+            // Needs the play scope: a known token gets past the caller check (then 404).
+            http.get(format!(
+                "{base}/api/v1/agent/sessions/0000-nosuchsession/state"
+            ))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+        }
+    };
+    let (a, b) = (
+        format!("http://{}", app.addr),
+        format!("http://{}", other.addr),
+    );
+    // Both processes cache the identity.
+    assert_ne!(poll(a.clone()).await, 401);
+    assert_ne!(poll(b.clone()).await, 401);
+    let listed = app.auth.list_tokens().await.unwrap();
+    assert!(listed
+        .iter()
+        .any(|t| t.agent == agent && t.name.as_deref() == Some("Fisch")));
+    horst_gateway::operator::revoke_token(&app.store, &app.auth, "olga", &agent)
+        .await
+        .unwrap();
+    for base in [a, b] {
+        assert!(
+            crate::harness::eventually(std::time::Duration::from_secs(10), async || {
+                poll(base.clone()).await == 401
+            })
+            .await,
+            "{base} still accepts a revoked token (the bound is EPOCH_CHECK, 1 s; the wait is generous for CI)"
+        );
+    }
+    let log = horst_gateway::operator::audit_log(&app.store, 0, 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        (log[0].action.as_str(), log[0].target.as_str()),
+        ("token_revoke", agent.as_str())
+    );
+}
+
+/// The real binary at debug level: no password, key, token, JWT, session id or CSRF token
+/// reaches a log line, and no listing shows one.
+#[tokio::test]
+async fn no_secret_reaches_a_log_line_or_a_listing() {
+    use crate::harness::HorstProcess;
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn(
+        &["up", "--listen", "127.0.0.1:0", "--data", "data"],
+        &[
+            ("HORST_LOG", "debug"),
+            ("HORST_GATEWAY_MODE", "on"),
+            ("HORST_GATEWAY_SIGN_UP", "true"),
+            ("HORST_GATEWAY_ADMIN_TOKEN", ADMIN_TOKEN),
+        ],
+        dir.path(),
+    );
+    let addr = horst.wait_listening();
+    let base = format!("http://{addr}");
+    let mut secrets: Vec<String> = vec![PASSWORD.into(), ADMIN_TOKEN.into()];
+    let mut v = Visitor {
+        base: base.clone(),
+        http: reqwest::Client::new(),
+        cookie: None,
+        csrf: None,
+    };
+    let r = v
+        .post(
+            "/api/account/sign-up",
+            json!({ "name": "fuchs", "password": PASSWORD }),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    secrets.extend(v.cookie.clone());
+    secrets.extend(v.csrf.clone());
+    let key = v.post("/api/account/keys", json!({})).await.body["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    secrets.push(key.clone());
+    let http = reqwest::Client::new();
+    let mcp = |k: String| {
+        let (http, base) = (http.clone(), base.clone());
+        async move {
+            http.post(format!("{base}/api/mcp"))
+                .header("content-type", "application/json")
+                .header("mcp-protocol-version", "2025-11-25")
+                .bearer_auth(k)
+                .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"my_submissions","arguments":{}}}"#)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    assert_eq!(mcp(key.clone()).await, 200);
+    let wrong_key = format!("gcv_{}", "0".repeat(48));
+    secrets.push(wrong_key.clone());
+    assert_eq!(mcp(wrong_key).await, 401);
+    let wrong_password = "ganz falsches passwort";
+    secrets.push(wrong_password.into());
+    assert_eq!(v.sign_in("fuchs", wrong_password).await.status, 401);
+    let jwt: Value = http
+        .post(format!("{base}/api/v1/auth/session"))
+        .json(&json!({ "username": "fuchs", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    secrets.push(jwt["token"].as_str().unwrap().into());
+    let mut op = Visitor {
+        base: base.clone(),
+        http: reqwest::Client::new(),
+        cookie: None,
+        csrf: None,
+    };
+    let r = op
+        .post(
+            "/api/admin/session",
+            json!({ "token": ADMIN_TOKEN, "operatorName": "Olga" }),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    secrets.extend(op.cookie.clone());
+    secrets.extend(op.csrf.clone());
+    let r = op
+        .post("/api/admin/admin-tokens", json!({ "label": "next" }))
+        .await;
+    secrets.push(r.body["token"].as_str().unwrap().into());
+    let r = op
+        .post(
+            "/api/admin/tokens",
+            json!({ "scopes": ["play"], "name": "Fisch" }),
+        )
+        .await;
+    secrets.push(r.body["token"].as_str().unwrap().into());
+    let r = op
+        .post(
+            "/api/admin/users",
+            json!({ "name": "dachs", "password": "dachs passwort 1" }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    secrets.push("dachs passwort 1".into());
+
+    let mut listings = String::new();
+    for path in [
+        "/api/admin/keys?revoked=true",
+        "/api/admin/tokens",
+        "/api/admin/admin-tokens",
+        "/api/admin/accounts",
+        "/api/admin/audit",
+        "/api/account/keys",
+        "/api/account/session",
+    ] {
+        let who = if path.starts_with("/api/account") {
+            &mut v
+        } else {
+            &mut op
+        };
+        let r = who.get(path).await;
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        listings.push_str(&r.body.to_string());
+    }
+
+    horst.signal(libc::SIGTERM);
+    horst.wait_exit(std::time::Duration::from_secs(30));
+    let logs = format!("{}\n{}", horst.stdout(), horst.stderr());
+    assert!(
+        logs.contains("/api/account/sign-in"),
+        "the requests were logged:\n{logs}"
+    );
+    for s in &secrets {
+        assert!(!logs.contains(s.as_str()), "a secret in the log: {s}");
+        // The session listing carries this session's own CSRF token (the page needs it).
+        if Some(s) != v.csrf.as_ref() {
+            assert!(!listings.contains(s.as_str()), "a secret in a listing: {s}");
+        }
+    }
+}
+
+/// `horst admin` with `HORST_OPERATOR=olga`; stdin is given (passwords).
+fn admin_cli(app: &TestApp, args: &[&str], stdin: &str) -> (bool, String, String) {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_horst"));
+    cmd.arg("admin")
+        .args(args)
+        .args(["--redis", &app.redis_url])
+        .current_dir(dir.path())
+        .env("HORST_OPERATOR", "olga")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("HORST_") && k != "HORST_OPERATOR" {
+            cmd.env_remove(k);
+        }
+    }
+    let mut child = cmd.spawn().expect("spawn horst admin");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[tokio::test]
+async fn the_credential_lifecycle_from_the_cli() {
+    let app = accounts_app().await;
+    let run = |args: &[&str], stdin: &str| {
+        let (ok, out, err) = admin_cli(&app, args, stdin);
+        assert!(ok, "horst admin {args:?}: {err}");
+        (out, err)
+    };
+    run(&["sign-up", "closed"], "");
+    let (out, _) = run(&["switches"], "");
+    let s: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(s["signUp"], false);
+    run(
+        &["user", "create", "fuchs", "--trust", "1"],
+        "erstes passwort\n",
+    );
+    let mut v = Visitor::new(&app);
+    assert_eq!(v.sign_in("fuchs", "erstes passwort").await.status, 200);
+    run(&["user", "passwd", "fuchs"], "zweites passwort\n");
+    assert_eq!(
+        v.get("/api/account/keys").await.status,
+        401,
+        "the session ended"
+    );
+    assert_eq!(v.sign_in("fuchs", "zweites passwort").await.status, 200);
+    run(&["account", "operator", "fuchs", "on"], "");
+
+    let (key, _) = run(&["key", "create", "fuchs", "--label", "cli"], "");
+    let key = key.trim().to_string();
+    let (out, err) = run(&["key", "list", "--account", "fuchs"], "");
+    assert!(err.contains("1 in all"), "{err}");
+    assert!(out.contains(&key[..12]) && !out.contains(&key), "{out}");
+    let (out, err) = run(&["account", "list", "--kind", "human", "--limit", "1"], "");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(err.contains("in all"), "{err}");
+    let a: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (a["name"].as_str(), a["operator"].as_bool()),
+        (Some("fuchs"), Some(true))
+    );
+
+    let (token, err) = run(
+        &["token", "create", "--scopes", "play", "--name", "Fisch"],
+        "",
+    );
+    let agent = err
+        .split_whitespace()
+        .find(|w| w.starts_with("agt_"))
+        .unwrap()
+        .to_string();
+    let (out, _) = run(&["token", "list"], "");
+    assert!(out.contains(&agent) && !out.contains(token.trim()), "{out}");
+    run(&["token", "revoke", &agent], "");
+
+    let (new_admin, _) = run(&["admin-token", "create", "--label", "next"], "");
+    let (out, _) = run(&["admin-token", "list"], "");
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(!out.contains(new_admin.trim()) && !out.contains(ADMIN_TOKEN));
+    let config_id = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|t| t["createdBy"] == "config")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    run(&["admin-token", "retire", &config_id], "");
+    // The last active one stays.
+    let (out, _) = run(&["admin-token", "list"], "");
+    let last = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|t| t["active"] == true)
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (ok, _, err) = admin_cli(&app, &["admin-token", "retire", &last], "");
+    assert!(
+        !ok && err.contains("conflict") && err.contains("last active"),
+        "{err}"
+    );
+
+    run(&["user", "delete", "fuchs"], "");
+    assert_eq!(
+        app.call("my_submissions", json!({}), Some(&key))
+            .await
+            .status,
+        401
+    );
+    let (ok, _, err) = admin_cli(&app, &["user", "passwd", "fuchs"], "drittes passwort\n");
+    assert!(!ok && err.contains("not_found"), "{err}");
+
+    let log = horst_gateway::operator::audit_log(&app.store, 0, 20)
+        .await
+        .unwrap();
+    let mine: Vec<&str> = log
+        .iter()
+        .filter(|e| e.who == "olga")
+        .map(|e| e.action.as_str())
+        .collect();
+    assert_eq!(
+        mine,
+        [
+            "user_delete",
+            "admin_token_retire",
+            "admin_token_create",
+            "token_revoke",
+            "token_create",
+            "key_create",
+            "operator_role",
+            "user_passwd",
+            "user_create",
+            "sign_up"
+        ]
+    );
+}

@@ -1,0 +1,516 @@
+//! The account page and the admin page in headless Chromium, as people use them: sign up,
+//! sign in, create a key and see it once, use it over MCP, revoke it (the next MCP call is
+//! 401); as the operator: read a message, promote a revision, and see a stale promotion
+//! refused with the 409 in words. Screenshots at 1280x800 and 390x844 go to
+//! `target/screenshots/accounts/` for review.
+
+use std::time::Duration;
+
+use base64::Engine;
+use redis::AsyncCommands;
+use serde_json::{json, Value};
+
+use crate::browser::{launch, Tab};
+use crate::harness::{ok_result, spawn_app_with, TestApp};
+
+const LONG: Duration = Duration::from_secs(30);
+const PASSWORD: &str = "gipfelstuermer 2026";
+
+async fn web_app() -> TestApp {
+    spawn_app_with(|c| {
+        c.server.web_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web").into();
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.gateway.sign_up = true;
+    })
+    .await
+}
+
+async fn viewport(tab: &Tab, width: u32, height: u32) {
+    tab.browser
+        .call(
+            Some(&tab.session),
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600 }),
+        )
+        .await
+        .expect("set the viewport");
+}
+
+/// Saves a PNG of the page as it is now under `target/screenshots/<name>.png`.
+async fn screenshot(tab: &Tab, name: &str) {
+    // Let layout and fonts settle after the last change.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let shot = tab
+        .browser
+        .call(
+            Some(&tab.session),
+            "Page.captureScreenshot",
+            json!({ "format": "png", "captureBeyondViewport": false }),
+        )
+        .await
+        .expect("screenshot");
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(shot["data"].as_str().expect("data"))
+        .expect("base64");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots/accounts");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+}
+
+async fn navigate(tab: &Tab, url: &str) {
+    tab.browser
+        .call(Some(&tab.session), "Page.navigate", json!({ "url": url }))
+        .await
+        .expect("navigate");
+}
+
+/// Sets a form field the way typing does (the input event included).
+async fn fill(tab: &Tab, selector: &str, value: &str) {
+    let ok = tab
+        .eval(&format!(
+            "(() => {{ const e = document.querySelector({selector:?}); if (!e) return false; \
+             e.value = {value:?}; e.dispatchEvent(new Event('input', {{ bubbles: true }})); return true; }})()"
+        ))
+        .await;
+    assert_eq!(ok, Value::Bool(true), "no field {selector}");
+}
+
+async fn click(tab: &Tab, selector: &str) {
+    let ok = tab
+        .eval(&format!(
+            "(() => {{ const e = document.querySelector({selector:?}); if (!e) return false; e.click(); return true; }})()"
+        ))
+        .await;
+    assert_eq!(ok, Value::Bool(true), "nothing to click at {selector}");
+}
+
+async fn text(tab: &Tab, selector: &str) -> String {
+    tab.eval(&format!(
+        "(document.querySelector({selector:?}) || {{}}).textContent || ''"
+    ))
+    .await
+    .as_str()
+    .unwrap_or_default()
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
+    let app = web_app().await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &app.url("/account/")).await;
+    viewport(&tab, 1280, 800).await;
+    tab.wait_for(
+        "!document.getElementById('signed-out').hidden",
+        "the sign-in form",
+        LONG,
+    )
+    .await;
+    screenshot(&tab, "account-signed-out-1280").await;
+
+    // Bad input is answered on the form, in German, without a request.
+    fill(&tab, "#signup-name", "Wanderer!").await;
+    fill(&tab, "#signup-password", "kurz").await;
+    fill(&tab, "#signup-repeat", "anders").await;
+    tab.eval("document.getElementById('signup-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.getElementById('signup-password-error').textContent.includes('mindestens 8')",
+        "the password rule",
+        LONG,
+    )
+    .await;
+    assert!(text(&tab, "#signup-name-error")
+        .await
+        .contains("Kleinbuchstaben"));
+    assert!(text(&tab, "#signup-repeat-error")
+        .await
+        .contains("verschieden"));
+    viewport(&tab, 390, 844).await;
+    screenshot(&tab, "account-form-errors-390").await;
+    viewport(&tab, 1280, 800).await;
+
+    // Sign up.
+    fill(&tab, "#signup-name", "wanderer").await;
+    fill(&tab, "#signup-password", PASSWORD).await;
+    fill(&tab, "#signup-repeat", PASSWORD).await;
+    tab.eval("document.getElementById('signup-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "!document.getElementById('signed-in').hidden && document.getElementById('quota-rows').children.length === 4",
+        "the signed-in page with quotas",
+        LONG,
+    )
+    .await;
+    assert_eq!(text(&tab, "#me-name").await, "wanderer");
+    // The session cookie is not readable by scripts.
+    assert_eq!(tab.eval("document.cookie").await, json!(""));
+
+    // Create a key: shown once.
+    fill(&tab, "#key-label", "Laptop <b>fett</b>").await;
+    tab.eval("document.getElementById('key-form').requestSubmit()")
+        .await;
+    let key = tab
+        .wait_for(
+            "!document.getElementById('new-key').hidden && document.getElementById('new-key-value').value",
+            "the new key",
+            LONG,
+        )
+        .await
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(key.starts_with("gcv_"), "{key}");
+    tab.wait_for(
+        "document.querySelectorAll('#key-rows tr').length === 1",
+        "the key in the list",
+        LONG,
+    )
+    .await;
+    // Untrusted text stays text: the label's markup is shown, not rendered.
+    assert_eq!(text(&tab, "#key-rows td.label").await, "Laptop <b>fett</b>");
+    assert_eq!(
+        tab.eval("document.querySelectorAll('#key-rows b').length")
+            .await,
+        json!(0)
+    );
+    screenshot(&tab, "account-new-key-1280").await;
+    click(&tab, "#hide-key").await;
+    let html = tab.eval("document.documentElement.outerHTML").await;
+    assert!(
+        !html.as_str().unwrap().contains(&key),
+        "the key stays on the page"
+    );
+    assert_eq!(
+        tab.eval("document.getElementById('new-key-value').value")
+            .await,
+        json!("")
+    );
+
+    // It works over MCP.
+    let r = app.call("my_submissions", json!({}), Some(&key)).await;
+    ok_result(&r);
+
+    // After a reload only the prefix is there.
+    navigate(&tab, &app.url("/account/maps.html#key-card")).await;
+    tab.wait_for(
+        "document.querySelectorAll('#key-rows tr').length === 1",
+        "the key list after a reload",
+        LONG,
+    )
+    .await;
+    let html = tab.eval("document.documentElement.outerHTML").await;
+    assert!(!html.as_str().unwrap().contains(&key));
+    assert!(html.as_str().unwrap().contains(&key[..12]));
+    viewport(&tab, 390, 844).await;
+    screenshot(&tab, "account-keys-390").await;
+
+    // Revoke: it asks once, naming the key; then the next MCP call is 401.
+    click(&tab, "#key-rows button[data-prefix]").await;
+    let ask = text(&tab, "#key-rows .ask").await;
+    assert!(
+        ask.contains(&key[..12]) && ask.contains("widerrufen"),
+        "{ask}"
+    );
+    screenshot(&tab, "account-revoke-ask-390").await;
+    click(&tab, "#key-rows button[data-confirm]").await;
+    tab.wait_for(
+        "document.querySelectorAll('#key-rows tr').length === 0 && !document.getElementById('no-keys').hidden",
+        "the key gone from the list",
+        LONG,
+    )
+    .await;
+    let r = app.call("my_submissions", json!({}), Some(&key)).await;
+    assert_eq!(r.status, 401, "{}", r.text);
+    viewport(&tab, 1280, 800).await;
+    screenshot(&tab, "account-signed-in-1280").await;
+
+    // Sign out, and sign in again with a wrong, then the right password.
+    click(&tab, "#sign-out").await;
+    tab.wait_for(
+        "!document.getElementById('signed-out').hidden",
+        "signed out",
+        LONG,
+    )
+    .await;
+    fill(&tab, "#signin-name", "wanderer").await;
+    fill(&tab, "#signin-password", "falsches passwort").await;
+    tab.eval("document.getElementById('signin-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.getElementById('signin-error').textContent.includes('falsch')",
+        "the wrong-password message",
+        LONG,
+    )
+    .await;
+    fill(&tab, "#signin-password", PASSWORD).await;
+    tab.eval("document.getElementById('signin-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "!document.getElementById('signed-in').hidden",
+        "signed in again",
+        LONG,
+    )
+    .await;
+    tab.close().await;
+    browser.close().await;
+}
+
+/// A revision of `level` whose submission check is on the current engine (so it may be
+/// promoted), stored as a submission leaves it.
+async fn revision(app: &TestApp, id: &str, level: &str, created_ms: u64) {
+    let s = &app.store;
+    let _: () = s
+        .conn()
+        .hset_multiple(
+            s.key(&format!("rev:{id}")),
+            &[
+                ("revisionId", id),
+                ("name", level),
+                ("owner", "dohlenfreund"),
+                ("engineVersion", horst_engine::engine_version()),
+                ("createdAtMs", &created_ms.to_string()),
+                ("ticks", "812"),
+            ],
+        )
+        .await
+        .unwrap();
+    let _: () = s
+        .conn()
+        .set(s.key(&format!("rev:{id}:state")), "labor")
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refused() {
+    let app = web_app().await;
+    app.person("olga", PASSWORD).await;
+    horst_gateway::operator::set_operator_role(&app.store, "setup", "olga", true)
+        .await
+        .unwrap();
+    let key = app.agent_key("dohlenfreund", 0).await;
+    let m = ok_result(
+        &app.call(
+            "contact_admin",
+            json!({"category": "bug", "subject": "Die Dohle <script>alert(1)</script>",
+                   "message": "Zeile 1\nZeile 2: <img src=x onerror=alert(2)>"}),
+            Some(&key),
+        )
+        .await,
+    );
+    let message_id = m["messageId"].as_str().unwrap().to_string();
+    for (i, id) in [
+        "rev-gipfel-a",
+        "rev-gipfel-b",
+        "rev-gipfel-c",
+        "rev-gipfel-d",
+    ]
+    .iter()
+    .enumerate()
+    {
+        revision(&app, id, "gipfel", 1_796_000_000_000 + i as u64 * 60_000).await;
+    }
+    horst_gateway::operator::promote(&app.store, "setup", "rev-gipfel-a", None)
+        .await
+        .unwrap();
+
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &app.url("/admin/")).await;
+    viewport(&tab, 1280, 800).await;
+    tab.wait_for(
+        "!document.getElementById('signed-out').hidden",
+        "the sign-in forms",
+        LONG,
+    )
+    .await;
+    screenshot(&tab, "admin-sign-in-1280").await;
+    // An agent key is not an admin token.
+    fill(&tab, "#tok-name", "Mallory").await;
+    fill(&tab, "#tok-token", &key).await;
+    tab.eval("document.getElementById('token-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.getElementById('token-error').textContent.includes('not an active admin token')",
+        "the refused key",
+        LONG,
+    )
+    .await;
+    fill(&tab, "#acc-name", "olga").await;
+    fill(&tab, "#acc-password", PASSWORD).await;
+    tab.eval("document.getElementById('account-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.body.dataset.section === 'overview' && document.querySelectorAll('.card').length > 4",
+        "the overview",
+        LONG,
+    )
+    .await;
+    screenshot(&tab, "admin-overview-1280").await;
+    viewport(&tab, 390, 844).await;
+    screenshot(&tab, "admin-overview-390").await;
+    viewport(&tab, 1280, 800).await;
+
+    // Messages: unread first, plain text, mark read.
+    navigate(&tab, &app.url("/admin/#messages")).await;
+    tab.wait_for(
+        "document.querySelectorAll('article.message.unread').length === 1",
+        "the unread message",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        text(&tab, "article.message .subject").await,
+        "Die Dohle <script>alert(1)</script>"
+    );
+    assert_eq!(
+        tab.eval("document.querySelectorAll('article.message img, article.message script').length")
+            .await,
+        json!(0)
+    );
+    screenshot(&tab, "admin-messages-1280").await;
+    click(&tab, "article.message button[data-action='mark-read']").await;
+    tab.wait_for(
+        "document.querySelectorAll('article.message.read').length === 1",
+        "the message read",
+        LONG,
+    )
+    .await;
+    let unread = horst_gateway::contact::list_messages(&app.store, true, 10)
+        .await
+        .unwrap();
+    assert!(unread.is_empty(), "{unread:?}");
+
+    // Levels: promote b (asks once, naming what happens).
+    navigate(&tab, &app.url("/admin/#levels")).await;
+    tab.wait_for(
+        "document.querySelectorAll('tr[data-revision]').length === 4",
+        "the revisions",
+        LONG,
+    )
+    .await;
+    click(
+        &tab,
+        "tr[data-revision='rev-gipfel-b'] button[data-action='promote']",
+    )
+    .await;
+    let ask = text(&tab, "tr[data-revision='rev-gipfel-b'] .confirm p").await;
+    assert!(
+        ask.contains("rev-gipfel-a") && ask.contains("rev-gipfel-b"),
+        "{ask}"
+    );
+    screenshot(&tab, "admin-promote-ask-1280").await;
+    click(
+        &tab,
+        "tr[data-revision='rev-gipfel-b'] button[data-confirm]",
+    )
+    .await;
+    tab.wait_for(
+        "document.getElementById('notice').textContent.includes('rev-gipfel-b is now the promoted revision')",
+        "the promotion",
+        LONG,
+    )
+    .await;
+    let promoted: Option<String> = app
+        .store
+        .conn()
+        .get(app.store.key("level:gipfel:promoted"))
+        .await
+        .unwrap();
+    assert_eq!(promoted.as_deref(), Some("rev-gipfel-b"));
+    tab.wait_for(
+        "document.querySelectorAll('tr[data-revision] button[data-action=promote]').length === 3",
+        "the list after the promotion",
+        LONG,
+    )
+    .await;
+
+    // Meanwhile another operator promotes c over the REST API's library call; the page still
+    // shows b as promoted, so promoting d names a stale expectation: 409, said in words.
+    horst_gateway::operator::promote(
+        &app.store,
+        "api:anton",
+        "rev-gipfel-c",
+        Some("rev-gipfel-b"),
+    )
+    .await
+    .unwrap();
+    click(
+        &tab,
+        "tr[data-revision='rev-gipfel-d'] button[data-action='promote']",
+    )
+    .await;
+    click(
+        &tab,
+        "tr[data-revision='rev-gipfel-d'] button[data-confirm]",
+    )
+    .await;
+    let said = tab
+        .wait_for(
+            "document.getElementById('notice').className.includes('error') && document.getElementById('notice').textContent",
+            "the refusal",
+            LONG,
+        )
+        .await;
+    let said = said.as_str().unwrap();
+    assert!(
+        said.contains("409")
+            && said.contains("rev-gipfel-c")
+            && said.contains("Nothing was changed"),
+        "{said}"
+    );
+    let promoted: Option<String> = app
+        .store
+        .conn()
+        .get(app.store.key("level:gipfel:promoted"))
+        .await
+        .unwrap();
+    assert_eq!(promoted.as_deref(), Some("rev-gipfel-c"));
+    screenshot(&tab, "admin-stale-promote-409-1280").await;
+    viewport(&tab, 390, 844).await;
+    screenshot(&tab, "admin-levels-390").await;
+    viewport(&tab, 1280, 800).await;
+
+    // The other sections render with the same session.
+    for (hash, ready) in [
+        (
+            "accounts",
+            "document.querySelectorAll('tr[data-account]').length >= 2",
+        ),
+        ("board", "document.body.dataset.section === 'board'"),
+        (
+            "switches",
+            "document.querySelectorAll('.card').length === 3",
+        ),
+        ("quotas", "document.body.dataset.section === 'quotas'"),
+        (
+            "credentials",
+            "document.body.dataset.section === 'credentials'",
+        ),
+        (
+            "audit",
+            "document.querySelectorAll('table.audit tbody tr').length >= 3",
+        ),
+    ] {
+        navigate(&tab, &app.url(&format!("/admin/#{hash}"))).await;
+        tab.wait_for(ready, hash, LONG).await;
+        screenshot(&tab, &format!("admin-{hash}-1280")).await;
+    }
+    let log = horst_gateway::operator::audit_log(&app.store, 0, 10)
+        .await
+        .unwrap();
+    let mine: Vec<(&str, &str)> = log
+        .iter()
+        .filter(|e| e.who == "page:olga")
+        .map(|e| (e.action.as_str(), e.target.as_str()))
+        .collect();
+    assert_eq!(
+        mine,
+        [
+            ("promote", "rev-gipfel-b"),
+            ("mark_read", message_id.as_str())
+        ]
+    );
+    tab.close().await;
+    browser.close().await;
+}

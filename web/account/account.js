@@ -1,0 +1,300 @@
+// The account page: sign-in, sign-up, and the Agent-Schlüssel card. Everything the server
+// or another person wrote is put in with textContent (el() below), never as HTML.
+
+const $ = (id) => document.getElementById(id);
+
+/** An element with attributes and children; strings become text nodes. */
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return e;
+}
+
+let csrf = null;
+
+/** The API's answer as {status, body}; network failures become status 0. */
+async function api(method, path, body) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (method !== "GET" && csrf) headers["X-CSRF-Token"] = csrf;
+  try {
+    const r = await fetch(path, {
+      method,
+      headers,
+      credentials: "same-origin",
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    let data = {};
+    try { data = await r.json(); } catch { data = {}; }
+    return { status: r.status, body: data, retryAfter: r.headers.get("Retry-After") };
+  } catch {
+    return { status: 0, body: {} };
+  }
+}
+
+/** German words for the server's refusals. */
+function explain(res, context) {
+  const code = res.body && res.body.code;
+  switch (code) {
+    case "invalid_credentials": return "Name oder Passwort ist falsch.";
+    case "blocked": return "Dieses Konto ist gesperrt. Wende dich an den Betreiber.";
+    case "burst": return `Zu viele Versuche. Bitte warte ${res.retryAfter || 60} Sekunden und versuche es dann noch einmal.`;
+    case "sign_up_closed": return "Die Selbstanmeldung ist geschlossen; neue Konten legt der Betreiber an.";
+    case "conflict":
+      return context === "key"
+        ? "Du hast schon 5 aktive Schlüssel. Widerrufe zuerst einen."
+        : "Dieser Name ist schon vergeben. Wähle einen anderen.";
+    case "csrf":
+    case "cross_site": return "Die Sitzung passt nicht zu dieser Seite. Bitte lade die Seite neu.";
+    case "unauthorized": return "Deine Sitzung ist beendet. Bitte melde dich erneut an.";
+    case "not_found": return "Diesen Schlüssel gibt es nicht (mehr).";
+    case "invalid_input": return `Die Eingabe wurde abgelehnt: ${res.body.error || "ungültig"}`;
+    case "too_large": return "Die Eingabe ist zu lang.";
+  }
+  if (res.status === 0) return "Der Server ist nicht erreichbar. Prüfe deine Verbindung.";
+  return "Etwas ist schiefgegangen. Bitte versuche es später noch einmal.";
+}
+
+function notice(text) {
+  const n = $("notice");
+  n.textContent = text || "";
+  n.hidden = !text;
+}
+
+function fieldError(id, text) {
+  const p = $(id + "-error");
+  const input = $(id);
+  p.textContent = text || "";
+  if (input) input.setAttribute("aria-invalid", text ? "true" : "false");
+  return !text;
+}
+
+function show(which) {
+  for (const id of ["loading", "signed-out", "signed-in"]) $(id).hidden = id !== which;
+}
+
+const NAME_RULE = /^[a-z0-9_-]{2,32}$/;
+
+function dateText(iso) {
+  if (!iso) return "–";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return "–";
+  return d.toLocaleString("de-DE", { dateStyle: "medium", timeStyle: "short" });
+}
+
+async function start() {
+  const res = await api("GET", "/api/account/session");
+  if (res.status !== 200) {
+    show("signed-out");
+    notice(explain(res));
+    return;
+  }
+  render(res.body);
+}
+
+function render(session) {
+  const open = Boolean(session.signUpOpen);
+  $("signup-form").hidden = !open;
+  $("signup-closed").hidden = open;
+  if (!session.signedIn) {
+    csrf = null;
+    show("signed-out");
+    return;
+  }
+  csrf = session.csrf;
+  const a = session.account;
+  $("me-name").textContent = a.name;
+  $("me-trust").textContent = `${a.trust}${a.trust === 0 ? " (neues Konto)" : ""}`;
+  $("me-created").textContent = dateText(a.createdAt);
+  show("signed-in");
+  loadQuotas();
+  loadKeys();
+}
+
+async function loadQuotas() {
+  const res = await api("GET", "/api/account/quotas");
+  const rows = $("quota-rows");
+  rows.replaceChildren();
+  if (res.status !== 200) {
+    if (res.status === 401) return signedOut(res);
+    rows.append(el("tr", {}, el("td", { colspan: "3" }, explain(res))));
+    return;
+  }
+  const q = res.body;
+  const line = (name, left, per) => el("tr", {}, el("th", { scope: "row" }, name), el("td", {}, left), el("td", {}, per));
+  rows.append(
+    line("Einreichungen (submit_level)", q.remaining.submissions, q.limits.submissions),
+    line("Playtests (playtest_map)", q.remaining.playtests, q.limits.playtests),
+    line("Simulationen (simulate_replay)", q.remaining.simulations, q.limits.simulations),
+    line("Rechensekunden (geteilt)", q.remaining.seconds, q.limits.seconds),
+  );
+}
+
+function signedOut(res) {
+  csrf = null;
+  show("signed-out");
+  notice(explain(res));
+}
+
+let activeKeys = 0;
+let maxKeys = 5;
+
+async function loadKeys() {
+  const res = await api("GET", "/api/account/keys");
+  if (res.status !== 200) {
+    if (res.status === 401 || res.status === 403) return signedOut(res);
+    $("key-error").textContent = explain(res);
+    return;
+  }
+  const { items, maxActive } = res.body;
+  maxKeys = maxActive;
+  activeKeys = items.length;
+  const rows = $("key-rows");
+  rows.replaceChildren(...items.map(keyRow));
+  $("keys-table").hidden = items.length === 0;
+  $("no-keys").hidden = items.length !== 0;
+  const full = activeKeys >= maxKeys;
+  $("create-key").disabled = full;
+  $("key-count").textContent = full
+    ? `${activeKeys} von ${maxKeys} aktiv – widerrufe zuerst einen, um einen neuen zu erstellen.`
+    : `${activeKeys} von ${maxKeys} aktiv`;
+}
+
+function keyRow(k) {
+  const action = el("td", { class: "action" });
+  const revoke = el("button", { type: "button", class: "danger", "data-prefix": k.prefix }, "Widerrufen");
+  revoke.addEventListener("click", () => confirmRevoke(action, k));
+  action.append(revoke);
+  return el(
+    "tr",
+    { "data-prefix": k.prefix },
+    el("td", { "data-label": "Präfix" }, el("code", {}, k.prefix + "…")),
+    el("td", { class: "label", "data-label": "Bezeichnung" }, k.label || "–"),
+    el("td", { "data-label": "Erstellt" }, dateText(k.createdAt)),
+    el("td", { "data-label": "Zuletzt benutzt" }, k.lastUsedAt ? dateText(k.lastUsedAt) : "noch nie"),
+    action,
+  );
+}
+
+/** Asks once, in place: what will happen, then yes or no. */
+function confirmRevoke(cell, k) {
+  const yes = el("button", { type: "button", class: "danger", "data-confirm": k.prefix }, "Ja, widerrufen");
+  const no = el("button", { type: "button" }, "Abbrechen");
+  const q = el("span", { class: "ask" }, `Schlüssel ${k.prefix}… widerrufen? Agenten damit werden sofort abgewiesen.`);
+  cell.replaceChildren(q, yes, no);
+  no.addEventListener("click", () => loadKeys());
+  yes.addEventListener("click", async () => {
+    yes.disabled = true;
+    const res = await api("POST", `/api/account/keys/${encodeURIComponent(k.prefix)}/revoke`);
+    if (res.status === 200) {
+      notice(`Schlüssel ${k.prefix}… ist widerrufen.`);
+    } else if (res.status === 401) {
+      return signedOut(res);
+    } else {
+      notice(explain(res, "key"));
+    }
+    loadKeys();
+    loadQuotas();
+  });
+  yes.focus();
+}
+
+$("signin-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const f = ev.target;
+  const name = f.elements.name.value.trim();
+  const password = f.elements.password.value;
+  $("signin-error").textContent = "";
+  const ok = fieldError("signin-name", name ? "" : "Bitte gib deinen Namen ein.")
+    & fieldError("signin-password", password ? "" : "Bitte gib dein Passwort ein.");
+  if (!ok) return;
+  const res = await api("POST", "/api/account/sign-in", { name, password });
+  if (res.status === 200) {
+    f.reset();
+    notice("");
+    render(res.body);
+  } else {
+    $("signin-error").textContent = explain(res);
+  }
+});
+
+$("signup-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const f = ev.target;
+  const name = f.elements.name.value.trim();
+  const password = f.elements.password.value;
+  const repeat = f.elements.repeat.value;
+  $("signup-error").textContent = "";
+  let nameProblem = "";
+  if (!NAME_RULE.test(name)) nameProblem = "Dieser Name passt nicht: erlaubt sind nur Kleinbuchstaben, Ziffern, _ und -, 2 bis 32 Zeichen.";
+  else if (name.startsWith("agent-")) nameProblem = "Namen mit agent- sind für Agentenkonten reserviert.";
+  let pwProblem = "";
+  if ([...password].length < 8) pwProblem = "Das Passwort braucht mindestens 8 Zeichen.";
+  else if (new TextEncoder().encode(password).length > 256) pwProblem = "Das Passwort ist zu lang (höchstens 256 Bytes).";
+  else if (password.toLowerCase() === name.toLowerCase()) pwProblem = "Das Passwort darf nicht der Name sein.";
+  const ok = fieldError("signup-name", nameProblem)
+    & fieldError("signup-password", pwProblem)
+    & fieldError("signup-repeat", password === repeat ? "" : "Die beiden Passwörter sind verschieden.");
+  if (!ok) return;
+  const res = await api("POST", "/api/account/sign-up", { name, password });
+  if (res.status === 201) {
+    f.reset();
+    notice(`Willkommen, ${name}! Dein Konto ist angelegt.`);
+    render(res.body);
+  } else {
+    $("signup-error").textContent = explain(res, "signup");
+  }
+});
+
+$("sign-out").addEventListener("click", async () => {
+  await api("POST", "/api/account/sign-out");
+  csrf = null;
+  notice("Du bist abgemeldet.");
+  start();
+});
+
+$("key-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const label = ev.target.elements.label.value.trim();
+  $("key-error").textContent = "";
+  if (!fieldError("key-label", [...label].length > 40 ? "Höchstens 40 Zeichen." : "")) return;
+  const res = await api("POST", "/api/account/keys", label ? { label } : {});
+  if (res.status === 201) {
+    ev.target.reset();
+    $("new-key-value").value = res.body.key;
+    $("copy-state").textContent = "";
+    $("new-key").hidden = false;
+    $("new-key-value").focus();
+    $("new-key-value").select();
+    loadKeys();
+  } else if (res.status === 401) {
+    signedOut(res);
+  } else {
+    $("key-error").textContent = explain(res, "key");
+    loadKeys();
+  }
+});
+
+$("copy-key").addEventListener("click", async () => {
+  const input = $("new-key-value");
+  try {
+    await navigator.clipboard.writeText(input.value);
+    $("copy-state").textContent = "Kopiert.";
+  } catch {
+    input.select();
+    $("copy-state").textContent = "Markiert – kopiere ihn mit Strg+C.";
+  }
+});
+
+$("hide-key").addEventListener("click", () => {
+  // The key leaves the page: it was shown once.
+  $("new-key-value").value = "";
+  $("new-key").hidden = true;
+});
+
+start();

@@ -1,0 +1,691 @@
+// The operator's page. Every section shows the state first and offers actions next to it;
+// a destructive action says what it will do and asks once; a refusal is said in words.
+// Text written by agents (subjects, messages, posts, names) is only ever put in with
+// textContent (el() below), never as HTML.
+
+const $ = (id) => document.getElementById(id);
+
+/** An element with attributes and children; strings become text nodes. */
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+let csrf = null;
+
+async function api(method, path, body) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (method !== "GET" && csrf) headers["X-CSRF-Token"] = csrf;
+  try {
+    const r = await fetch(path, {
+      method, headers, credentials: "same-origin",
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    let data = {};
+    try { data = await r.json(); } catch { data = {}; }
+    if (r.status === 401) setTimeout(start, 0);
+    return { ok: r.ok, status: r.status, body: data };
+  } catch {
+    return { ok: false, status: 0, body: {} };
+  }
+}
+
+/** A refusal in words: what the server said, and what to do about it. */
+function refusal(res) {
+  const b = res.body || {};
+  const said = b.error || "";
+  switch (b.code) {
+    case "conflict":
+      if (b.currentRevisionId !== undefined) {
+        return `Refused (409): someone changed this level meanwhile; its promoted revision is now ${b.currentRevisionId}. Nothing was changed. Reload the list, check the current revision, and promote again if you still want to.`;
+      }
+      return `Refused (409): ${said}`;
+    case "engine_mismatch":
+      return `Refused: this revision has no check on the current engine, so its evidence may not hold any more. Run "Recheck" first. (${said})`;
+    case "check_failed":
+      return `Refused: the newest check on the current engine failed (the replay no longer wins). It cannot be promoted. (${said})`;
+    case "not_found": return `Not found: ${said}`;
+    case "invalid_input": return `Not accepted: ${said}`;
+    case "csrf": case "cross_site": return "Refused: this page's session token is stale. Reload the page.";
+    case "unauthorized": return "Your session ended. Sign in again.";
+    case "forbidden": return `Not allowed: ${said}`;
+    case "busy": return `Busy: ${said}`;
+  }
+  if (res.status === 0) return "The server cannot be reached.";
+  return `Failed (${res.status}${b.code ? " " + b.code : ""}): ${said || "no details"}`;
+}
+
+function notice(text, kind = "ok") {
+  const n = $("notice");
+  n.textContent = text || "";
+  n.className = `notice ${kind}`;
+  n.hidden = !text;
+  if (text) n.scrollIntoView({ block: "nearest" });
+}
+
+/** Runs an action and reports it; `after` re-renders the section. */
+async function act(method, path, body, done, after) {
+  const res = await api(method, path, body);
+  if (res.ok) notice(done, "ok");
+  else notice(refusal(res), "error");
+  if (after) await after();
+  return res;
+}
+
+/**
+ * A destructive action asks once, in place: `what` names exactly what will happen; the
+ * button that asked becomes "Yes, ..." and "Cancel".
+ */
+function confirmIn(holder, what, yesLabel, onYes) {
+  const keep = [...holder.childNodes];
+  const yes = el("button", { type: "button", class: "danger", "data-confirm": "yes" }, yesLabel);
+  const no = el("button", { type: "button" }, "Cancel");
+  const box = el("div", { class: "confirm", role: "group", "aria-label": "Confirm" }, el("p", {}, what), yes, no);
+  holder.replaceChildren(box);
+  no.addEventListener("click", () => holder.replaceChildren(...keep));
+  yes.addEventListener("click", async () => {
+    yes.disabled = true;
+    no.disabled = true;
+    await onYes();
+  });
+  yes.focus();
+}
+
+function dateText(iso) {
+  if (!iso) return "–";
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? String(iso) : d.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+}
+
+function table(headers, rows, cls) {
+  return el("div", { class: "table-wrap" },
+    el("table", { class: cls },
+      el("thead", {}, el("tr", {}, headers.map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, rows)));
+}
+
+function kv(pairs) {
+  return el("dl", { class: "kv" }, pairs.map(([k, v]) => el("div", {}, el("dt", {}, k), el("dd", {}, v))));
+}
+
+const view = () => $("view");
+
+function heading(title, ...extra) {
+  return el("div", { class: "section-head" }, el("h1", { tabindex: "-1", id: "section-title" }, title), extra);
+}
+
+function loading(title) {
+  view().replaceChildren(heading(title), el("p", { class: "muted" }, "Loading…"));
+}
+
+function failed(title, res) {
+  view().replaceChildren(heading(title), el("p", { class: "error-text" }, refusal(res)));
+}
+
+// ---- Overview ---------------------------------------------------------------------------
+
+const KNOWN_OVERVIEW = new Set(["jobsToday", "seconds", "queue", "workers", "storageUsedBytes", "accounts",
+  "boardReads", "unreadMessages", "secondsUsedToday", "secondsChargedToday"]);
+
+function bytes(n) {
+  if (typeof n !== "number") return String(n);
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** Any value, for overview fields this page does not know yet (they are shown as they are). */
+function generic(v) {
+  if (v === null || typeof v !== "object") return el("span", {}, v === null ? "–" : String(v));
+  return el("dl", { class: "kv small" }, Object.entries(v).map(([k, x]) => el("div", {}, el("dt", {}, k), el("dd", {}, generic(x)))));
+}
+
+async function overview() {
+  loading("Overview");
+  const res = await api("GET", "/api/admin/overview");
+  if (!res.ok) return failed("Overview", res);
+  const o = res.body;
+  const cards = [];
+  const kinds = new Set([...Object.keys(o.jobsToday?.admitted || {}), ...Object.keys(o.jobsToday?.finished || {})]);
+  const states = ["succeeded", "failed", "cancelled"];
+  cards.push(el("div", { class: "card wide" }, el("h2", {}, "Jobs today (UTC)"),
+    kinds.size === 0 ? el("p", { class: "muted" }, "No jobs today.") :
+      table(["Kind", "Admitted", ...states], [...kinds].sort().map((k) => el("tr", {},
+        el("th", { scope: "row" }, k), el("td", {}, o.jobsToday.admitted?.[k] ?? 0),
+        states.map((s) => el("td", {}, o.jobsToday.finished?.[k]?.[s] ?? 0)))), "numbers")));
+  if (o.seconds) {
+    const s = o.seconds;
+    cards.push(el("div", { class: "card" }, el("h2", {}, "Execution seconds today"),
+      kv([["Used", `${s.used} of ${s.daily}`], ["Remaining", s.remaining],
+        ["Trust-0 share", `${s.trust0Used} of ${s.trust0Cap} used, ${s.trust0Remaining} left`]])));
+  }
+  if (o.queue || o.workers) {
+    cards.push(el("div", { class: "card" }, el("h2", {}, "Queue and workers"),
+      kv([["Waiting jobs", o.queue?.waiting ?? "–"],
+        ["Oldest waiting", o.queue?.oldestWaitingMs == null ? "–" : `${(o.queue.oldestWaitingMs / 1000).toFixed(1)} s`],
+        ["Live workers", o.workers?.live ?? "–"]]),
+      o.workers?.live === 0 ? el("p", { class: "warn" }, "No worker is running: playtests, simulations and rechecks wait.") : null));
+  }
+  cards.push(el("div", { class: "card" }, el("h2", {}, "Storage"), kv([["Evidence stored", bytes(o.storageUsedBytes)]])));
+  if (o.boardReads) {
+    cards.push(el("div", { class: "card" }, el("h2", {}, "Board reads"),
+      kv([["Total", o.boardReads.total], ["Today (UTC)", o.boardReads.today], ["Last read", dateText(o.boardReads.last)]])));
+  }
+  if (o.accounts) {
+    cards.push(el("div", { class: "card" }, el("h2", {}, "Accounts"),
+      kv([["Trust 0", o.accounts.trust0], ["Trust 1", o.accounts.trust1], ["Trust 2", o.accounts.trust2], ["Blocked", o.accounts.blocked]])));
+  }
+  cards.push(el("div", { class: "card" }, el("h2", {}, "Messages"),
+    kv([["Unread", o.unreadMessages]]), el("a", { href: "#messages" }, "Read messages")));
+  for (const [k, v] of Object.entries(o)) {
+    if (KNOWN_OVERVIEW.has(k)) continue;
+    cards.push(el("div", { class: "card" }, el("h2", {}, k === "pageViews" ? "HTML page views" : k), generic(v)));
+  }
+  const badge = $("unread-badge");
+  badge.textContent = o.unreadMessages ? String(o.unreadMessages) : "";
+  badge.hidden = !o.unreadMessages;
+  view().replaceChildren(heading("Overview", el("button", { type: "button", onclick: overview }, "Refresh")), el("div", { class: "cards" }, cards));
+}
+
+// ---- Messages ---------------------------------------------------------------------------
+
+async function messages() {
+  loading("Messages");
+  const res = await api("GET", "/api/admin/messages?all=true&limit=200");
+  if (!res.ok) return failed("Messages", res);
+  const items = res.body.items.slice().sort((a, b) => Number(a.read) - Number(b.read));
+  const unread = items.filter((m) => !m.read).length;
+  const badge = $("unread-badge");
+  badge.textContent = unread ? String(unread) : "";
+  badge.hidden = !unread;
+  const list = items.map((m) => {
+    const actions = el("div", { class: "actions" });
+    if (!m.read) {
+      actions.append(el("button", {
+        type: "button", "data-action": "mark-read",
+        onclick: () => act("POST", `/api/admin/messages/${encodeURIComponent(m.messageId)}/read`, undefined, `Message ${m.messageId} marked read.`, messages),
+      }, "Mark read"));
+    }
+    return el("article", { class: `message ${m.read ? "read" : "unread"}`, "data-id": m.messageId },
+      el("header", {},
+        el("h2", { class: "subject" }, m.subject),
+        el("p", { class: "meta" }, `${m.read ? "read" : "unread"} · ${m.category} · from `, el("code", {}, m.account), ` · ${dateText(m.createdAt)} · ${m.messageId}`)),
+      el("p", { class: "body" }, m.message),
+      actions);
+  });
+  view().replaceChildren(
+    heading("Messages", el("span", { class: "muted" }, `${unread} unread of ${items.length}`)),
+    el("p", { class: "muted" }, "Plain-text notes agents sent with contact_admin. There is no reply; marking one read frees room in its sender's unread cap."),
+    items.length ? el("div", { class: "messages" }, list) : el("p", {}, "No messages."));
+}
+
+// ---- Levels -----------------------------------------------------------------------------
+
+const levelFilter = { name: "", state: "" };
+
+function checkText(c) {
+  if (!c) return el("span", { class: "tag warn" }, "no check on this engine");
+  return c.passed ? el("span", { class: "tag ok" }, `passed (${c.kind})`) : el("span", { class: "tag bad" }, `failed: ${c.outcome}`);
+}
+
+async function levels() {
+  loading("Levels");
+  const q = new URLSearchParams({ limit: "100" });
+  if (levelFilter.name) q.set("name", levelFilter.name);
+  if (levelFilter.state) q.set("state", levelFilter.state);
+  const res = await api("GET", `/api/admin/revisions?${q}`);
+  if (!res.ok) return failed("Levels", res);
+  const { items, total, currentEngine } = res.body;
+  const form = el("form", { class: "filters" },
+    el("label", {}, "Level ", el("input", { name: "name", value: levelFilter.name, placeholder: "any" })),
+    el("label", {}, "State ", el("select", { name: "state" },
+      ["", "labor", "promoted", "retired", "withdrawn", "quarantined"].map((s) => el("option", { value: s, selected: s === levelFilter.state }, s || "any")))),
+    el("button", { type: "submit" }, "Filter"));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    levelFilter.name = form.elements.name.value.trim();
+    levelFilter.state = form.elements.state.value;
+    levels();
+  });
+  const rows = items.map((r) => {
+    const actions = el("td", { class: "actions" });
+    const isPromoted = r.levelPromoted === r.revisionId;
+    const current = r.levelPromoted || "none";
+    actions.append(
+      el("button", { type: "button", onclick: () => showChecks(r.revisionId) }, "Checks"),
+      el("button", {
+        type: "button", "data-action": "recheck",
+        onclick: () => act("POST", `/api/admin/revisions/${encodeURIComponent(r.revisionId)}/recheck?wait=false`, undefined,
+          `Recheck of ${r.revisionId} queued on engine ${currentEngine.slice(0, 12)}…; its check appears here when a worker has run it.`, levels),
+      }, "Recheck"));
+    if (!isPromoted && (r.state === "labor" || r.state === "retired")) {
+      const promote = el("button", { type: "button", class: "primary", "data-action": "promote" }, "Promote");
+      promote.addEventListener("click", () => confirmIn(actions,
+        `Promote ${r.revisionId} as the level "${r.name}"? It replaces the promoted revision ${current} for players (which stays retained for a rollback).`,
+        `Yes, promote ${r.revisionId}`,
+        () => act("POST", `/api/admin/revisions/${encodeURIComponent(r.revisionId)}/promote`, { expect: r.levelPromoted ?? null },
+          `${r.revisionId} is now the promoted revision of ${r.name}.`, levels)));
+      actions.append(promote);
+    }
+    if (isPromoted) {
+      const rollback = el("button", { type: "button", class: "danger", "data-action": "rollback" }, "Roll back");
+      rollback.addEventListener("click", () => confirmIn(actions,
+        `Roll back "${r.name}"? ${r.revisionId} is retired and the previously promoted revision comes back.`,
+        `Yes, roll back ${r.name}`,
+        () => act("POST", `/api/admin/levels/${encodeURIComponent(r.name)}/rollback`, undefined, `${r.name} rolled back.`, levels)));
+      actions.append(rollback);
+    } else if (r.state !== "quarantined") {
+      const quarantine = el("button", { type: "button", class: "danger", "data-action": "quarantine" }, "Quarantine");
+      quarantine.addEventListener("click", () => confirmIn(actions,
+        `Quarantine ${r.revisionId}? It is hidden everywhere (get_level, the Labor, board threads), its owner included; its evidence stays.`,
+        `Yes, quarantine ${r.revisionId}`,
+        () => act("POST", `/api/admin/revisions/${encodeURIComponent(r.revisionId)}/quarantine`, undefined, `${r.revisionId} quarantined.`, levels)));
+      actions.append(quarantine);
+    }
+    return el("tr", { "data-revision": r.revisionId },
+      el("td", {}, el("span", { class: "name" }, r.name)),
+      el("td", {}, el("code", {}, r.revisionId)),
+      el("td", {}, el("code", {}, r.owner || "–")),
+      el("td", {}, el("span", { class: `tag state-${r.state}` }, r.state)),
+      el("td", {}, dateText(r.createdAt)),
+      el("td", {}, checkText(r.currentCheck)),
+      el("td", {}, r.levelPromoted ? el("code", {}, r.levelPromoted) : "none"),
+      actions);
+  });
+  view().replaceChildren(
+    heading("Levels", el("span", { class: "muted" }, `${total} revisions · engine ${currentEngine.slice(0, 12)}…`)),
+    el("p", { class: "muted" }, "Promotion needs a passing check on the current engine and names the revision you saw promoted; if it changed meanwhile, the server refuses (409) and nothing changes."),
+    form,
+    items.length ? table(["Level", "Revision", "Owner", "State", "Created", "Check (current engine)", "Promoted now", "Actions"], rows, "levels") : el("p", {}, "No revisions match."),
+    el("div", { id: "checks-detail" }));
+}
+
+async function showChecks(id) {
+  const box = $("checks-detail");
+  box.replaceChildren(el("p", { class: "muted" }, "Loading checks…"));
+  const res = await api("GET", `/api/admin/revisions/${encodeURIComponent(id)}/checks`);
+  if (!res.ok) return box.replaceChildren(el("p", { class: "error-text" }, refusal(res)));
+  const c = res.body;
+  box.replaceChildren(el("h2", {}, `Checks of ${id}`),
+    table(["Kind", "Engine", "Outcome", "Passed", "Ticks", "At"], c.items.map((x) => el("tr", {},
+      el("td", {}, x.kind), el("td", {}, el("code", {}, String(x.engineVersion || "").slice(0, 12))),
+      el("td", {}, x.outcome ?? "–"), el("td", {}, x.passed ? "yes" : "no"), el("td", {}, x.ticks ?? "–"), el("td", {}, dateText(x.at))))),
+    c.pending?.length ? el("p", { class: "muted" }, `Rechecks still running: ${c.pending.join(", ")}`) : null);
+  box.scrollIntoView({ block: "nearest" });
+}
+
+// ---- Accounts ---------------------------------------------------------------------------
+
+const accountFilter = { q: "", kind: "", blocked: "", offset: 0 };
+
+async function accounts() {
+  loading("Accounts");
+  const q = new URLSearchParams({ limit: "50", offset: String(accountFilter.offset) });
+  if (accountFilter.q) q.set("q", accountFilter.q);
+  if (accountFilter.kind) q.set("kind", accountFilter.kind);
+  if (accountFilter.blocked) q.set("blocked", accountFilter.blocked);
+  const res = await api("GET", `/api/admin/accounts?${q}`);
+  if (!res.ok) return failed("Accounts", res);
+  const { items, total, nextOffset } = res.body;
+  const form = el("form", { class: "filters", role: "search" },
+    el("label", {}, "Search ", el("input", { name: "q", value: accountFilter.q, type: "search", placeholder: "name or display name" })),
+    el("label", {}, "Kind ", el("select", { name: "kind" }, ["", "agent", "human"].map((k) => el("option", { value: k, selected: k === accountFilter.kind }, k || "any")))),
+    el("label", {}, "Blocked ", el("select", { name: "blocked" }, [["", "any"], ["true", "blocked"], ["false", "not blocked"]].map(([v, t]) => el("option", { value: v, selected: v === accountFilter.blocked }, t)))),
+    el("button", { type: "submit" }, "Search"));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    accountFilter.q = form.elements.q.value.trim();
+    accountFilter.kind = form.elements.kind.value;
+    accountFilter.blocked = form.elements.blocked.value;
+    accountFilter.offset = 0;
+    accounts();
+  });
+  const rows = items.map((a) => {
+    const actions = el("td", { class: "actions" });
+    const trust = el("select", { "aria-label": `Trust tier of ${a.name}` }, [0, 1, 2].map((t) => el("option", { value: t, selected: t === a.trust }, `trust ${t}`)));
+    actions.append(trust, el("button", {
+      type: "button",
+      onclick: () => act("POST", `/api/admin/accounts/${encodeURIComponent(a.name)}/trust`, { trust: Number(trust.value) }, `${a.name}: trust ${trust.value}.`, accounts),
+    }, "Set trust"));
+    if (a.blocked) {
+      actions.append(el("button", { type: "button", onclick: () => act("POST", `/api/admin/accounts/${encodeURIComponent(a.name)}/unblock`, undefined, `${a.name} unblocked.`, accounts) }, "Unblock"));
+    } else {
+      const block = el("button", { type: "button", class: "danger", "data-action": "block" }, "Block");
+      block.addEventListener("click", () => confirmIn(actions,
+        `Block ${a.name}? Its keys get 403 at once, its sessions end, and its posts and revisions disappear for everyone until unblocked.`,
+        `Yes, block ${a.name}`,
+        () => act("POST", `/api/admin/accounts/${encodeURIComponent(a.name)}/block`, undefined, `${a.name} blocked.`, accounts)));
+      actions.append(block);
+    }
+    if (a.kind === "human" && a.canSignIn) {
+      actions.append(el("button", {
+        type: "button",
+        onclick: () => act("POST", `/api/admin/accounts/${encodeURIComponent(a.name)}/operator`, { operator: !a.operator },
+          `${a.name}: operator role ${a.operator ? "taken" : "given"}.`, accounts),
+      }, a.operator ? "Take operator role" : "Make operator"));
+    }
+    return el("tr", { "data-account": a.name },
+      el("td", {}, el("span", { class: "name" }, a.name), a.displayName ? el("div", { class: "muted name" }, a.displayName) : null),
+      el("td", {}, a.kind + (a.canSignIn ? " · password" : "") + (a.deleted ? " · deleted" : "")),
+      el("td", {}, a.trust),
+      el("td", {}, a.blocked ? el("span", { class: "tag bad" }, "blocked") : "no"),
+      el("td", {}, a.operator ? "yes" : "no"),
+      el("td", {}, a.activeKeys),
+      el("td", {}, dateText(a.createdAt)),
+      actions);
+  });
+  const pager = el("div", { class: "pager" },
+    el("button", { type: "button", disabled: accountFilter.offset === 0, onclick: () => { accountFilter.offset = Math.max(0, accountFilter.offset - 50); accounts(); } }, "Previous"),
+    el("span", {}, `${total ? accountFilter.offset + 1 : 0}–${accountFilter.offset + items.length} of ${total}`),
+    el("button", { type: "button", disabled: nextOffset == null, onclick: () => { accountFilter.offset = nextOffset; accounts(); } }, "Next"));
+  view().replaceChildren(heading("Accounts"), form,
+    items.length ? table(["Name", "Kind", "Trust", "Blocked", "Operator", "Keys", "Created", "Actions"], rows, "accounts") : el("p", {}, "No accounts match."),
+    pager);
+}
+
+// ---- Board ------------------------------------------------------------------------------
+
+async function board() {
+  loading("Board");
+  const res = await api("GET", "/api/admin/threads?limit=100");
+  if (!res.ok) return failed("Board", res);
+  const rows = res.body.items.map((t) => el("tr", { "data-thread": t.threadId },
+    el("td", {}, el("button", { type: "button", class: "link", onclick: () => thread(t.threadId) }, el("span", { class: "name" }, t.title))),
+    el("td", {}, t.kind), el("td", {}, t.status), el("td", {}, el("code", {}, t.author)),
+    el("td", {}, t.posts), el("td", {}, t.endorsements),
+    el("td", {}, [t.published ? "published" : null, t.withdrawn ? "withdrawn" : null].filter(Boolean).join(", ") || "–"),
+    el("td", {}, dateText(t.lastPostAt))));
+  view().replaceChildren(heading("Board", el("button", { type: "button", onclick: board }, "Refresh")),
+    rows.length ? table(["Thread", "Kind", "Status", "Author", "Posts", "Endorsements", "Visibility", "Last post"], rows, "threads") : el("p", {}, "No threads yet."),
+    el("div", { id: "thread-detail" }));
+}
+
+async function thread(id) {
+  const box = $("thread-detail");
+  box.replaceChildren(el("p", { class: "muted" }, "Loading thread…"));
+  const res = await api("GET", `/api/admin/threads/${encodeURIComponent(id)}`);
+  if (!res.ok) return box.replaceChildren(el("p", { class: "error-text" }, refusal(res)));
+  const t = res.body;
+  const again = () => thread(id);
+  const status = el("select", { "aria-label": "Thread status" }, ["open", "planned", "done", "declined"].map((s) => el("option", { value: s, selected: s === t.status }, s)));
+  const controls = el("div", { class: "actions" }, status,
+    el("button", { type: "button", onclick: () => act("POST", `/api/admin/threads/${encodeURIComponent(id)}/status`, { status: status.value }, `Thread ${id}: ${status.value}.`, again) }, "Set status"),
+    t.published
+      ? el("button", { type: "button", onclick: () => act("POST", `/api/admin/threads/${encodeURIComponent(id)}/unpublish`, undefined, `Thread ${id} is no longer on the public board.`, again) }, "Unpublish")
+      : el("button", { type: "button", onclick: () => act("POST", `/api/admin/threads/${encodeURIComponent(id)}/publish`, undefined, `Thread ${id} is on the public board.`, again) }, "Publish"));
+  const posts = t.posts.map((p) => {
+    const actions = el("div", { class: "actions" });
+    if (p.hidden) {
+      actions.append(el("button", { type: "button", onclick: () => act("POST", `/api/admin/posts/${encodeURIComponent(p.postId)}/unhide`, undefined, `Post ${p.postId} visible again.`, again) }, "Unhide"));
+    } else {
+      const hide = el("button", { type: "button", class: "danger" }, "Hide");
+      hide.addEventListener("click", () => confirmIn(actions, `Hide post ${p.postId} from agents${p === t.posts[0] ? " (the first post: this hides the whole thread)" : ""}?`, `Yes, hide ${p.postId}`,
+        () => act("POST", `/api/admin/posts/${encodeURIComponent(p.postId)}/hide`, undefined, `Post ${p.postId} hidden.`, again)));
+      actions.append(hide);
+    }
+    return el("article", { class: `post${p.hidden ? " hidden-post" : ""}${p.withdrawn ? " withdrawn" : ""}` },
+      el("p", { class: "meta" }, el("code", {}, p.author), ` (${p.authorKind}) · ${dateText(p.createdAt)} · ${p.postId}`,
+        p.hidden ? " · hidden" : "", p.withdrawn ? " · withdrawn by its author" : ""),
+      el("p", { class: "body" }, p.body), actions);
+  });
+  const reply = el("form", { class: "reply" },
+    el("label", { for: "reply-body" }, "Reply as the operator"),
+    el("textarea", { id: "reply-body", name: "body", rows: "4", maxlength: "2000", required: true }),
+    el("p", { class: "form-error", id: "reply-error", role: "alert" }),
+    el("button", { type: "submit", class: "primary" }, "Post reply"));
+  reply.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const body = reply.elements.body.value.trim();
+    if (!body) { $("reply-error").textContent = "Write something first (1-2000 characters)."; return; }
+    await act("POST", `/api/admin/threads/${encodeURIComponent(id)}/reply`, { body }, "Reply posted.", again);
+  });
+  box.replaceChildren(el("h2", {}, el("span", { class: "name" }, t.title)),
+    el("p", { class: "meta" }, `${t.kind} · ${t.status} · by `, el("code", {}, t.author), t.level ? ` · level ${t.level}` : ""),
+    controls, el("div", { class: "posts" }, posts), reply);
+  box.scrollIntoView({ block: "start" });
+}
+
+// ---- Switches ---------------------------------------------------------------------------
+
+async function switches() {
+  loading("Switches");
+  const res = await api("GET", "/api/admin/switches");
+  if (!res.ok) return failed("Switches", res);
+  const s = res.body;
+  const gw = el("div", { class: "actions" });
+  const modes = [["on", "On"], ["read_only", "Read-only (anonymous tools only)"], ["off", "Off (404)"]];
+  for (const [m, label] of modes) {
+    if (m === s.gateway) continue;
+    const b = el("button", { type: "button", class: m === "off" ? "danger" : "", "data-mode": m }, `Switch to ${label}`);
+    b.addEventListener("click", () => {
+      const run = () => act("POST", "/api/admin/switches/gateway", { mode: m }, `Gateway: ${m}.`, switches);
+      if (m === "on") return run();
+      confirmIn(gw, m === "off" ? "Switch the agent gateway off? /api/mcp answers 404 for every agent at once." : "Switch the gateway to read-only? Agents keep only the anonymous tools; playtests and submissions are refused.", `Yes, ${label.toLowerCase()}`, run);
+    });
+    gw.append(b);
+  }
+  const flip = (path, key, value, text) => act("POST", path, { [key]: value }, text, switches);
+  view().replaceChildren(heading("Switches"),
+    el("p", { class: "muted" }, "Each switch applies to every API process at once and is kept across restarts."),
+    el("div", { class: "cards" },
+      el("div", { class: "card" }, el("h2", {}, "Agent gateway"), kv([["Now", s.gateway]]), gw),
+      el("div", { class: "card" }, el("h2", {}, "Self-service agent keys"), kv([["Now", s.selfService ? "on" : "off"]]),
+        el("button", { type: "button", onclick: () => flip("/api/admin/switches/self-service", "on", !s.selfService, `Self-service keys ${s.selfService ? "off" : "on"}.`) }, s.selfService ? "Switch off" : "Switch on")),
+      el("div", { class: "card" }, el("h2", {}, "Sign-up on /account"), kv([["Now", s.signUp ? "open" : "closed"]]),
+        el("button", { type: "button", onclick: () => flip("/api/admin/switches/sign-up", "open", !s.signUp, `Sign-up ${s.signUp ? "closed" : "open"}.`) }, s.signUp ? "Close sign-up" : "Open sign-up"))));
+}
+
+// ---- Quotas -----------------------------------------------------------------------------
+
+async function quotas() {
+  loading("Quotas");
+  const res = await api("GET", "/api/admin/quotas");
+  if (!res.ok) return failed("Quotas", res);
+  const q = res.body;
+  const v = q.values || {};
+  const tiers = v.quotas || {};
+  const rows = Object.entries(tiers).map(([tier, t]) => el("tr", {}, el("th", { scope: "row" }, tier),
+    el("td", {}, t.submissions), el("td", {}, t.playtests), el("td", {}, t.simulations), el("td", {}, t.labor_candidates),
+    el("td", {}, t.storage_bytes !== undefined ? bytes(t.storage_bytes) : "–")));
+  const holder = el("div", { class: "actions" });
+  const reload = el("button", { type: "button" }, "Reload from the configuration file");
+  reload.addEventListener("click", () => confirmIn(holder, "Reload the quotas from the configuration file as it is now? Every API process applies them within a second; today's counts are kept.", "Yes, reload",
+    () => act("POST", "/api/admin/quotas/reload", undefined, "Quotas reloaded.", quotas)));
+  holder.append(reload);
+  view().replaceChildren(heading("Quotas"),
+    kv([["Source", q.source], ["Written by", q.writtenBy || "–"], ["Written at", dateText(q.writtenAt)],
+      ["Daily execution seconds", v.daily_seconds], ["Trust-0 share", `${v.trust0_share_percent} %`]]),
+    table(["Tier", "Submissions", "Playtests", "Simulations", "Labor candidates", "Storage"], rows, "numbers"),
+    holder);
+}
+
+// ---- Credentials ------------------------------------------------------------------------
+
+function shownOnce(title, secret) {
+  return el("div", { class: "secret" }, el("p", {}, el("strong", {}, title), " (shown once; only its hash is kept):"),
+    el("input", { readonly: true, value: secret, "aria-label": title, spellcheck: "false" }));
+}
+
+async function credentials() {
+  loading("Credentials");
+  const [at, tk, ks] = await Promise.all([api("GET", "/api/admin/admin-tokens"), api("GET", "/api/admin/tokens?limit=200"), api("GET", "/api/admin/keys?limit=200")]);
+  if (!at.ok) return failed("Credentials", at);
+  const out = el("div", { id: "secret-out" });
+
+  const atRows = at.body.items.map((t) => {
+    const actions = el("td", { class: "actions" });
+    if (t.active) {
+      const b = el("button", { type: "button", class: "danger" }, "Retire");
+      b.addEventListener("click", () => confirmIn(actions, `Retire admin token ${t.id}${t.label ? ` (${t.label})` : ""}? Clients using it get 401 and its /admin sessions end. The last active token cannot be retired.`, `Yes, retire ${t.id}`,
+        () => act("POST", `/api/admin/admin-tokens/${encodeURIComponent(t.id)}/retire`, undefined, `Admin token ${t.id} retired.`, credentials)));
+      actions.append(b);
+    }
+    return el("tr", {}, el("td", {}, el("code", {}, t.id)), el("td", {}, t.label || "–"), el("td", {}, t.createdBy),
+      el("td", {}, dateText(t.createdAt)), el("td", {}, t.active ? "active" : `retired ${dateText(t.retiredAt)}`), actions);
+  });
+  const atForm = el("form", { class: "inline" }, el("label", {}, "Label ", el("input", { name: "label", maxlength: "40" })), el("button", { type: "submit" }, "Create admin token"));
+  atForm.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const res = await api("POST", "/api/admin/admin-tokens", { label: atForm.elements.label.value.trim() || null });
+    if (!res.ok) return notice(refusal(res), "error");
+    await credentials();
+    notice(`Admin token ${res.body.adminToken.id} created; the others stay active until you retire them.`);
+    $("secret-out").replaceChildren(shownOnce("New admin token", res.body.token));
+  });
+
+  const tkRows = tk.ok ? tk.body.items.map((t) => {
+    const actions = el("td", { class: "actions" });
+    const b = el("button", { type: "button", class: "danger" }, "Revoke");
+    b.addEventListener("click", () => confirmIn(actions, `Revoke the RCADIA token of ${t.agent}${t.name ? ` (${t.name})` : ""}? Every API process refuses it within a second.`, `Yes, revoke ${t.agent}`,
+      () => act("POST", `/api/admin/tokens/${encodeURIComponent(t.agent)}/revoke`, undefined, `Token of ${t.agent} revoked.`, credentials)));
+    actions.append(b);
+    return el("tr", {}, el("td", {}, el("code", {}, t.agent)), el("td", {}, el("span", { class: "name" }, t.name || "–")), el("td", {}, t.scopes.join(", ")),
+      el("td", {}, t.createdAtMs ? dateText(new Date(t.createdAtMs).toISOString()) : "–"), actions);
+  }) : [];
+
+  const ksRows = ks.ok ? ks.body.items.map((k) => {
+    const actions = el("td", { class: "actions" });
+    const b = el("button", { type: "button", class: "danger" }, "Revoke");
+    b.addEventListener("click", () => confirmIn(actions, `Revoke agent key ${k.prefix}… of ${k.account}? Its next request is refused (401).`, `Yes, revoke ${k.prefix}`,
+      () => act("POST", `/api/admin/keys/${encodeURIComponent(k.prefix)}/revoke`, undefined, `Key ${k.prefix} revoked.`, credentials)));
+    actions.append(b);
+    return el("tr", {}, el("td", {}, el("code", {}, k.prefix + "…")), el("td", {}, el("code", {}, k.account)), el("td", {}, el("span", { class: "name" }, k.label || "–")),
+      el("td", {}, dateText(k.createdAt)), el("td", {}, k.lastUsedAt ? dateText(k.lastUsedAt) : "never"), actions);
+  }) : [];
+
+  const userForm = el("form", { class: "inline", novalidate: true },
+    el("label", {}, "Person's name ", el("input", { name: "name", required: true, maxlength: "32", autocomplete: "off" })),
+    el("label", {}, "New password ", el("input", { name: "password", type: "password", required: true, autocomplete: "new-password" })),
+    el("button", { type: "submit" }, "Create user / set password"),
+    el("p", { class: "form-error", id: "user-error", role: "alert" }));
+  userForm.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const name = userForm.elements.name.value.trim();
+    const password = userForm.elements.password.value;
+    if (!/^[a-z0-9_-]{2,32}$/.test(name)) { $("user-error").textContent = "Name: 2-32 lowercase letters, digits, _ or -."; return; }
+    if ([...password].length < 8) { $("user-error").textContent = "The password needs at least 8 characters."; return; }
+    let res = await api("POST", "/api/admin/users", { name, password });
+    if (!res.ok && res.body.code === "conflict") {
+      res = await api("POST", `/api/admin/users/${encodeURIComponent(name)}/password`, { password });
+      if (res.ok) { notice(`New password for ${name}; their sessions ended.`); userForm.reset(); return; }
+    }
+    if (res.ok) { notice(`User ${name} created.`); userForm.reset(); } else { $("user-error").textContent = refusal(res); }
+  });
+  const delForm = el("form", { class: "inline" },
+    el("label", {}, "Person to delete ", el("input", { name: "name", required: true, maxlength: "32", autocomplete: "off" })),
+    el("button", { type: "submit", class: "danger" }, "Delete user…"));
+  delForm.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const name = delForm.elements.name.value.trim();
+    if (!name) return;
+    confirmIn(delForm, `Delete ${name}'s sign-in? Their password and operator role go, their sessions and JWTs end, and every agent key of theirs is revoked. Their name, revisions and posts stay.`, `Yes, delete ${name}`,
+      () => act("POST", `/api/admin/users/${encodeURIComponent(name)}/delete`, undefined, `User ${name} deleted.`, credentials));
+  });
+
+  view().replaceChildren(heading("Credentials"), out,
+    el("h2", {}, "Admin tokens"),
+    el("p", { class: "muted" }, "Rotation: create the successor, move clients to it, then retire the old one. Old and new both work until then."),
+    atRows.length ? table(["Id", "Label", "Created by", "Created", "State", ""], atRows)
+      : el("p", {}, "No admin tokens: the bearer REST admin API is off until you create one (this page works with operator accounts)."),
+    atForm,
+    el("h2", {}, "RCADIA agent tokens"),
+    tk.ok ? (tkRows.length ? table(["Agent", "Name", "Scopes", "Created", ""], tkRows) : el("p", {}, "No tokens.")) : el("p", { class: "error-text" }, refusal(tk)),
+    el("h2", {}, "Agent keys (active)"),
+    ks.ok ? (ksRows.length ? table(["Prefix", "Account", "Label", "Created", "Last used", ""], ksRows) : el("p", {}, "No active keys.")) : el("p", { class: "error-text" }, refusal(ks)),
+    el("h2", {}, "People (password sign-in)"), userForm, delForm);
+}
+
+// ---- Audit ------------------------------------------------------------------------------
+
+let auditOffset = 0;
+
+async function audit() {
+  loading("Audit log");
+  const res = await api("GET", `/api/admin/audit?limit=50&offset=${auditOffset}`);
+  if (!res.ok) return failed("Audit log", res);
+  const items = res.body.items;
+  const rows = items.map((e) => el("tr", {}, el("td", {}, dateText(e.at)), el("td", {}, el("code", {}, e.who)), el("td", {}, e.action),
+    el("td", {}, el("code", {}, e.target)), el("td", { class: "detail" }, e.detail == null ? "" : JSON.stringify(e.detail))));
+  view().replaceChildren(heading("Audit log", el("span", { class: "muted" }, "newest first")),
+    items.length ? table(["When", "Who", "Action", "Target", "Detail"], rows, "audit") : el("p", {}, "No entries."),
+    el("div", { class: "pager" },
+      el("button", { type: "button", disabled: auditOffset === 0, onclick: () => { auditOffset = Math.max(0, auditOffset - 50); audit(); } }, "Newer"),
+      el("button", { type: "button", disabled: items.length < 50, onclick: () => { auditOffset += 50; audit(); } }, "Older")));
+}
+
+// ---- Routing and sign-in ----------------------------------------------------------------
+
+const SECTIONS = { overview, messages, levels, accounts, board, switches, quotas, credentials, audit };
+
+async function route() {
+  const name = location.hash.replace(/^#/, "") || "overview";
+  const section = SECTIONS[name] || overview;
+  for (const a of document.querySelectorAll("#nav a")) {
+    if (a.getAttribute("href") === `#${name}`) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+  notice("");
+  await section();
+  document.body.dataset.section = name;
+}
+
+window.addEventListener("hashchange", () => { if (csrf) route(); });
+
+async function start() {
+  const res = await api("GET", "/api/admin/session");
+  if (res.ok && res.body.signedIn) {
+    csrf = res.body.csrf;
+    $("who").textContent = `${res.body.who.replace(/^page:/, "")} · ${res.body.via === "admin_token" ? "admin token" : "operator account"}`;
+    $("sign-out").hidden = false;
+    $("signed-out").hidden = true;
+    $("signed-in").hidden = false;
+    route();
+  } else {
+    csrf = null;
+    $("who").textContent = "";
+    $("sign-out").hidden = true;
+    $("signed-in").hidden = true;
+    $("signed-out").hidden = false;
+  }
+}
+
+$("account-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const f = ev.target;
+  const name = f.elements.name.value.trim();
+  const password = f.elements.password.value;
+  if (!name || !password) { $("account-error").textContent = "Give your name and password."; return; }
+  const res = await api("POST", "/api/admin/session", { name, password });
+  if (res.ok) { f.reset(); $("account-error").textContent = ""; start(); }
+  else $("account-error").textContent = res.body.code === "invalid_credentials" ? "Wrong name or password." : refusal(res);
+});
+
+$("token-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const f = ev.target;
+  const operatorName = f.elements.operatorName.value.trim();
+  const token = f.elements.token.value.trim();
+  if (!operatorName || !token) { $("token-error").textContent = "Give your name (for the audit trail) and the admin token."; return; }
+  const res = await api("POST", "/api/admin/session", { token, operatorName });
+  if (res.ok) { f.reset(); $("token-error").textContent = ""; start(); }
+  else $("token-error").textContent = res.body.code === "invalid_credentials" ? "This is not an active admin token." : refusal(res);
+});
+
+$("sign-out").addEventListener("click", async () => {
+  await api("POST", "/api/admin/session/end");
+  csrf = null;
+  start();
+});
+
+start();
