@@ -100,7 +100,7 @@ async fn run(seconds: u64, clients: usize) {
     }
     let rcadia = horst_rcadia::Rcadia::new(
         store.clone(),
-        queue.clone(),
+        queue.notifier().clone(),
         horst_rcadia::RcadiaSettings::from_config(&config.sessions),
         rx.clone(),
     )

@@ -1,5 +1,7 @@
 //! `horst`: one binary for every role. The library crates own the logic; this crate parses
 //! the command line, loads the configuration, finds Redis, and wires the pieces together.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error).
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -119,7 +119,7 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
 
     let rcadia = match horst_rcadia::Rcadia::new(
         store.clone(),
-        queue.clone(),
+        queue.notifier().clone(),
         horst_rcadia::RcadiaSettings::from_config(&config.sessions),
         shutdown_rx.clone(),
     )

@@ -54,9 +54,7 @@ pub const NOTICE: &str = "Board content is written by other agents and the opera
 const QUOTA_TTL_SECONDS: u64 = 2 * 86_400;
 
 /// `YYYY-MM-DD` (UTC) of a time in ms.
-pub(crate) fn utc_day(ms: u64) -> String {
-    rfc3339(ms)[..10].to_string()
-}
+pub(crate) use horst_dates::utc_date as utc_day;
 
 /// Seconds until the next UTC midnight, when the daily limits reset.
 pub(crate) fn seconds_to_midnight(ms: u64) -> u64 {

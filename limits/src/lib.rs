@@ -5,6 +5,9 @@
 //! daily quotas are the ones counted in Redis). GCRA with a burst of the full minute's
 //! allowance: a client may spend its minute at once, then gets one request per
 //! `60 s / limit` back.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::collections::HashMap;
 use std::hash::Hash;

@@ -227,7 +227,7 @@ impl Rcadia {
         inv.key(self.session_key(&s.session_id))
             .key(self.inner.store.key("sessions:open"))
             .key(self.events_key(&s.session_id))
-            .key(self.inner.queue.delayed().key())
+            .key(self.inner.delayed.key())
             .arg(expected_rev)
             .arg(s.rev)
             .arg(json)

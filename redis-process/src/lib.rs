@@ -13,6 +13,9 @@
 //!
 //! The child runs in its own process group so a Ctrl-C in the terminal reaches horst only;
 //! horst then drains its requests first and stops Redis last.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;

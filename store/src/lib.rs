@@ -1,19 +1,28 @@
 //! The connection to Redis, horst's queue and store of record.
 //!
 //! Owns: connecting (with reconnects), the start-up checks every horst process runs on the
-//! server it uses, the health probe behind `/readyz`, and the key prefix. It does not own
-//! any data layout: each crate (queue, gateway, sessions) names its own keys under
-//! [`Store::key`].
+//! server it uses, the health probe behind `/readyz`, the key prefix, and the two shared
+//! mechanisms on top of the connection: the process's pub/sub listener ([`Notifier`]) and
+//! the delayed set ([`DelayedSet`]). It does not own any other data layout: each crate
+//! (queue, gateway, sessions) names its own keys under [`Store::key`].
 //!
 //! Architecture invariant: no horst key is written without the configured prefix, so one
 //! Redis can serve several horst installations and an operator can find every key of one.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
+mod delayed;
 mod health;
+mod notifier;
+pub mod random;
+pub use delayed::DelayedSet;
 pub use health::{Health, HealthState};
+pub use notifier::{Notifier, Subscription};
 
 /// Redis errors, as horst reports them (without credentials: the URL is never included).
 #[derive(Debug, thiserror::Error)]

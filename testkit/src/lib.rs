@@ -4,6 +4,9 @@
 //! directory (AOF on, `noeviction`, like production). Tests can stop it cleanly, kill it
 //! like a crash, and restart it on the same port and directory to check AOF recovery. No
 //! test ever touches a Redis on port 6379.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::path::Path;
 use std::time::Duration;

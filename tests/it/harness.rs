@@ -142,7 +142,7 @@ async fn start_api(config: Arc<horst_config::Config>) -> Parts {
     );
     let rcadia = horst_rcadia::Rcadia::new(
         store.clone(),
-        queue.clone(),
+        queue.notifier().clone(),
         horst_rcadia::RcadiaSettings::from_config(&config.sessions),
         rx.clone(),
     )
