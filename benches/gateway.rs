@@ -58,34 +58,17 @@ async fn run(seconds: u64, clients: usize) {
     config.queue.daily_seconds = u64::MAX / 4;
     config.queue.waiting_global = 100_000;
     let simulate = tool() == "simulate";
+    config.worker.threads = 1;
     let config = Arc::new(config);
-    let store = horst_store::Store::connect(&redis.url(), &config.redis.key_prefix)
-        .await
-        .expect("redis");
     let (tx, rx) = watch::channel(false);
-    let notifier = horst_queue::Notifier::start(
-        store.client().clone(),
-        horst_queue::Queue::channels(&store),
-        rx.clone(),
-    );
-    let queue = horst_queue::Queue::new(
-        store.clone(),
-        horst_queue::QueueSettings {
-            queue: config.queue.clone(),
-            quotas: config.quotas.clone(),
-        },
-        notifier,
-    );
+    let app = horst::App::build(config.clone(), &redis.url(), rx.clone())
+        .await
+        .expect("build horst");
+    let store = app.store().clone();
     let mut keys = Vec::new();
     if simulate {
         for w in 0..2 {
-            tokio::spawn(horst_worker::run(
-                queue.clone(),
-                Arc::new(horst_worker::EngineRunner::new(1).expect("pool")),
-                horst_worker::WorkerIdentity::new(w, 2),
-                horst_worker::WorkerMetrics::register(&horst_telemetry::Metrics::new()),
-                rx.clone(),
-            ));
+            tokio::spawn(app.worker(w, 2, rx.clone()).expect("pool"));
         }
         for c in 0..clients {
             let name = format!("bench{c}");
@@ -98,37 +81,9 @@ async fn run(seconds: u64, clients: usize) {
             keys.push(key.key);
         }
     }
-    let rcadia = horst_rcadia::Rcadia::new(
-        store.clone(),
-        queue.notifier().clone(),
-        horst_rcadia::RcadiaSettings::from_config(&config.sessions),
-        rx.clone(),
-    )
-    .await
-    .expect("session store");
-    let auth = horst_rcadia::auth::Auth::new(store.clone())
-        .await
-        .expect("identity store");
-    let state = horst_api::AppState::new(
-        config.clone(),
-        store,
-        queue,
-        horst_store::Health::new(),
-        horst_telemetry::Metrics::new(),
-        rcadia,
-        auth,
-    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let mut stop = rx.clone();
-    tokio::spawn(horst_api::serve(
-        listener,
-        state,
-        async move {
-            let _ = stop.wait_for(|s| *s).await;
-        },
-        Duration::from_secs(1),
-    ));
+    tokio::spawn(app.run(horst::Roles::API, Some(listener)));
     let url = format!("http://{addr}/api/mcp");
     let replay: serde_json::Value = serde_json::from_str(REPLAY).expect("replay");
     // Each simulate call needs a fresh idempotency key; `{n}` is replaced per request.

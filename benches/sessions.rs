@@ -24,7 +24,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use horst_sessions::wire::{
+    AgentSnapshot, CreatedResponse, EntryType, PendingActionsResponse, PublicView, SystemEvent,
+};
+use horst_sessions::Status;
 use horst_testkit::RedisServer;
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 const BRIDGE: &str = "/api/v1/agent/bridge/sessions";
@@ -44,15 +49,12 @@ fn now_us() -> u64 {
         .unwrap_or(0)
 }
 
-/// A cheap pseudo-random number in `[0, n)` (spreads think times; no RNG dependency).
+/// A cheap pseudo-random number in `[0, n)` (spreads think times): the workspace's
+/// SplitMix64 on a process-wide counter mixed with the clock.
 fn rand_below(n: u64) -> u64 {
-    static STATE: AtomicU64 = AtomicU64::new(0x9E37_79B9_7F4A_7C15);
-    let mut x = STATE.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed) ^ now_us();
-    x ^= x >> 30;
-    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x ^= x >> 27;
-    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^= x >> 31;
+    static STATE: AtomicU64 = AtomicU64::new(0);
+    let state = STATE.fetch_add(1, Ordering::Relaxed) ^ now_us();
+    let x = horst_engine::SplitMix64::from_state(state).next_u64();
     if n == 0 {
         0
     } else {
@@ -109,6 +111,17 @@ impl C {
         let r = req.send().await.ok()?;
         let st = r.status().as_u16();
         Some((st, r.json().await.unwrap_or(Value::Null)))
+    }
+
+    /// [`C::call`] with the body read as the protocol's type (`None`: not of that shape).
+    async fn call_as<T: DeserializeOwned>(
+        &self,
+        post: bool,
+        path: &str,
+        body: Option<Value>,
+    ) -> Option<(u16, Option<T>)> {
+        let (st, v) = self.call(post, path, body).await?;
+        Some((st, serde_json::from_value(v).ok()))
     }
 }
 
@@ -307,14 +320,14 @@ async fn main() {
                     "maxTurnTimeouts": 100_000
                 });
                 let (_, v) = host
-                    .call(
+                    .call_as::<CreatedResponse>(
                         true,
                         BRIDGE,
                         Some(json!({ "config": config, "gameId": "bench" })),
                     )
                     .await
                     .expect("create");
-                let id = v["sessionId"].as_str().expect("sessionId").to_string();
+                let id = v.expect("a created session").session_id;
                 let mut agents = Vec::new();
                 let mut pids = Vec::new();
                 for k in 0..2 {
@@ -324,10 +337,14 @@ async fn main() {
                         .unwrap()
                         .0);
                     let (_, s) = a
-                        .call(true, &format!("{AGENT}/{id}/join"), Some(json!({})))
+                        .call_as::<AgentSnapshot>(
+                            true,
+                            &format!("{AGENT}/{id}/join"),
+                            Some(json!({})),
+                        )
                         .await
                         .expect("join");
-                    pids.push(s["playerId"].as_str().unwrap().to_string());
+                    pids.push(s.expect("a snapshot").player_id);
                     agents.push(a);
                 }
                 (clocked, id, pids, agents)
@@ -370,8 +387,8 @@ async fn main() {
                 ]})
             };
             while !stop_h.load(Ordering::Relaxed) {
-                let Some((200, p)) = h
-                    .call(
+                let Some((200, Some(p))) = h
+                    .call_as::<PendingActionsResponse>(
                         false,
                         &format!("{BRIDGE}/{idh}/pending-actions?after={after}&wait=25"),
                         None,
@@ -382,12 +399,12 @@ async fn main() {
                 };
                 let got = now_us();
                 let mut next = false;
-                for e in p["actions"].as_array().cloned().unwrap_or_default() {
-                    after = after.max(e["seq"].as_u64().unwrap_or(0));
-                    match (e["type"].as_str(), e["event"].as_str()) {
-                        (Some("system"), Some("game_start")) => next = true,
-                        (Some("action"), _) => {
-                            if let Some(t) = e["action"]["t"].as_u64() {
+                for e in &p.actions {
+                    after = after.max(e.seq);
+                    match (e.kind, e.event) {
+                        (EntryType::System, Some(SystemEvent::GameStart)) => next = true,
+                        (EntryType::Action, _) => {
+                            if let Some(t) = e.action.as_ref().and_then(|a| a["t"].as_u64()) {
                                 if measuring_h.load(Ordering::Relaxed) {
                                     delivery_h.lock().unwrap().push(got.saturating_sub(t));
                                 }
@@ -395,9 +412,9 @@ async fn main() {
                             on = 1 - on;
                             next = true;
                         }
-                        (Some("timeout"), _) => {
+                        (EntryType::Timeout, _) => {
                             // Strike k is due k turn timeouts (1 s) after the clock started.
-                            if let (Some(t0), Some(k)) = (clock_start, e["strike"].as_u64()) {
+                            if let (Some(t0), Some(k)) = (clock_start, e.strike.map(u64::from)) {
                                 if measuring_h.load(Ordering::Relaxed) {
                                     let due = t0 + k * 1_000_000;
                                     lateness_h.lock().unwrap().push(got.saturating_sub(due));
@@ -407,7 +424,7 @@ async fn main() {
                         _ => {}
                     }
                 }
-                if p["status"] == "finished" {
+                if p.status == Status::Finished {
                     return;
                 }
                 if next {
@@ -420,11 +437,13 @@ async fn main() {
                         .await;
                     if clocked {
                         // The turn's deadline as the server set it.
-                        if let Some((200, v)) =
-                            h.call(false, &format!("{AGENT}/{idh}/public"), None).await
+                        if let Some((200, Some(v))) = h
+                            .call_as::<PublicView>(false, &format!("{AGENT}/{idh}/public"), None)
+                            .await
                         {
-                            clock_start = v["deadline"]
-                                .as_str()
+                            clock_start = v
+                                .deadline
+                                .as_deref()
                                 .and_then(parse_iso_us)
                                 .map(|d| d - 1_000_000);
                         }
@@ -445,16 +464,20 @@ async fn main() {
             );
             tasks.spawn(async move {
                 while !stop_a.load(Ordering::Relaxed) {
-                    let Some((200, s)) = a
-                        .call(false, &format!("{AGENT}/{idc}/state?wait=25"), None)
+                    let Some((200, Some(s))) = a
+                        .call_as::<AgentSnapshot>(
+                            false,
+                            &format!("{AGENT}/{idc}/state?wait=25"),
+                            None,
+                        )
                         .await
                     else {
                         continue;
                     };
-                    if s["status"] == "finished" {
+                    if s.status == Status::Finished {
                         return;
                     }
-                    if s["yourTurn"] == true {
+                    if s.your_turn {
                         let think = think_min + rand_below(think_max - think_min + 1);
                         let act_at = turn_at_a.load(Ordering::SeqCst) + think * 1000;
                         let now = now_us();
@@ -463,7 +486,7 @@ async fn main() {
                         } else if think > 0 {
                             late_a.fetch_add(1, Ordering::Relaxed);
                         }
-                        let turn = s["turn"].as_u64().unwrap_or(0);
+                        let turn = s.turn;
                         let body =
                             json!({ "action": { "type": "move", "t": now_us() }, "turn": turn });
                         if let Some((200, _)) = a

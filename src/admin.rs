@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use clap::{Subcommand, ValueEnum};
 use horst_config::{Config, GatewayMode};
 
+use horst::App;
 use horst_gateway::operator;
+use horst_rcadia::auth::Auth;
 
 use crate::redis_setup;
 
@@ -36,11 +38,12 @@ fn lines(values: &[serde_json::Value]) -> String {
         .join("\n")
 }
 
-async fn level(store: &horst_store::Store, config: &Config, cmd: LevelCommand) -> ExitCode {
+async fn level(app: &App, cmd: LevelCommand) -> ExitCode {
+    let store = app.store();
     report(
         match cmd {
             LevelCommand::Recheck { revision, no_wait } => {
-                return recheck(store, config, &revision, no_wait).await
+                return recheck(app, &revision, no_wait).await
             }
             LevelCommand::Checks { revision } => horst_gateway::checks::checks(store, &revision)
                 .await
@@ -66,29 +69,11 @@ async fn level(store: &horst_store::Store, config: &Config, cmd: LevelCommand) -
 
 /// Queues a recheck and (unless `no_wait`) follows its job until it has finished, printing
 /// its state changes on stderr and the recorded check on stdout. A failing check exits 1.
-async fn recheck(
-    store: &horst_store::Store,
-    config: &Config,
-    revision: &str,
-    no_wait: bool,
-) -> ExitCode {
+async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
     use horst_gateway::checks;
     use std::time::{Duration, Instant};
-    let (_stop, stop_rx) = tokio::sync::watch::channel(false);
-    let notifier = horst_queue::Notifier::start(
-        store.client().clone(),
-        horst_queue::Queue::channels(store),
-        stop_rx,
-    );
-    let queue = horst_queue::Queue::new(
-        store.clone(),
-        horst_queue::QueueSettings {
-            queue: config.queue.clone(),
-            quotas: config.quotas.clone(),
-        },
-        notifier,
-    );
-    let job = match checks::start_recheck(store, &queue, &who(), revision).await {
+    let (store, config, queue) = (app.store(), app.config(), app.queue());
+    let job = match checks::start_recheck(store, queue, &who(), revision).await {
         Ok(j) => j,
         Err(e) => return report::<Failure>(Err(Failure(e))),
     };
@@ -474,13 +459,16 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
         }
     };
     let code = runtime.block_on(async {
-        let store = match horst_store::Store::connect(&redis.url, &config.redis.key_prefix).await {
-            Ok(s) => s,
+        // Background work (the notifier) stops when this sender drops at the end.
+        let (_stop, stop_rx) = tokio::sync::watch::channel(false);
+        let app = match App::build(std::sync::Arc::new(config), &redis.url, stop_rx).await {
+            Ok(app) => app,
             Err(e) => {
                 eprintln!("horst: {e}");
                 return ExitCode::from(1);
             }
         };
+        let (store, config) = (app.store().clone(), app.config().clone());
         match cmd {
             AdminCommand::Status { json } => status(&store, json).await,
             AdminCommand::Gateway { mode } => {
@@ -504,7 +492,7 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
                 )
             }
             AdminCommand::Account(cmd) => account(&store, cmd).await,
-            AdminCommand::Level(cmd) => level(&store, &config, cmd).await,
+            AdminCommand::Level(cmd) => level(&app, cmd).await,
             AdminCommand::Quotas(cmd) => quotas(&store, &config, cmd).await,
             AdminCommand::Board(cmd) => board(&store, cmd).await,
             AdminCommand::Messages(cmd) => messages(&store, cmd).await,
@@ -522,12 +510,12 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
             ),
             AdminCommand::Key(cmd) => key(&store, cmd).await,
             AdminCommand::Token(TokenCommand::Create { scopes, name }) => {
-                token_create(&store, &scopes, name.as_deref()).await
+                token_create(app.auth(), &scopes, name.as_deref()).await
             }
             AdminCommand::User(UserCommand::Create {
                 username,
                 password_stdin,
-            }) => user_create(&store, &username, password_stdin).await,
+            }) => user_create(app.auth(), &username, password_stdin).await,
         }
     });
     redis_setup::stop_private(&redis);
@@ -634,24 +622,7 @@ async fn key(store: &horst_store::Store, cmd: KeyCommand) -> ExitCode {
     }
 }
 
-async fn auth(store: &horst_store::Store) -> Option<horst_rcadia::auth::Auth> {
-    match horst_rcadia::auth::Auth::new(store.clone()).await {
-        Ok(a) => Some(a),
-        Err(e) => {
-            eprintln!("horst: {e}");
-            None
-        }
-    }
-}
-
-async fn token_create(
-    store: &horst_store::Store,
-    scopes: &[String],
-    name: Option<&str>,
-) -> ExitCode {
-    let Some(auth) = auth(store).await else {
-        return ExitCode::from(1);
-    };
+async fn token_create(auth: &Auth, scopes: &[String], name: Option<&str>) -> ExitCode {
     match auth.create_token(scopes, name).await {
         Ok((token, agent)) => {
             eprintln!(
@@ -668,16 +639,13 @@ async fn token_create(
     }
 }
 
-async fn user_create(store: &horst_store::Store, username: &str, from_stdin: bool) -> ExitCode {
+async fn user_create(auth: &Auth, username: &str, from_stdin: bool) -> ExitCode {
     let password = match read_password(username, from_stdin) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("horst: {e}");
             return ExitCode::from(1);
         }
-    };
-    let Some(auth) = auth(store).await else {
-        return ExitCode::from(1);
     };
     match auth.create_user(username, &password).await {
         Ok(()) => {

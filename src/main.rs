@@ -2,6 +2,8 @@
 //! the command line, loads the configuration, finds Redis, and wires the pieces together.
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error).
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
+// The API is wired in the library (`src/app.rs`); the binary only links it.
+use horst_api as _;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -101,9 +103,9 @@ fn main() -> ExitCode {
         &config.log.level,
     );
     match command {
-        Command::Up => serve::run(config, serve::Roles::API_AND_WORKER),
-        Command::Api => serve::run(config, serve::Roles::API),
-        Command::Worker => serve::run(config, serve::Roles::WORKER),
+        Command::Up => serve::run(config, horst::Roles::API_AND_WORKER),
+        Command::Api => serve::run(config, horst::Roles::API),
+        Command::Worker => serve::run(config, horst::Roles::WORKER),
         Command::Admin(cmd) => admin::run(config, cmd),
         Command::House(args) => house_cli::run(config, args),
         Command::Map(_) | Command::Play(_) => {

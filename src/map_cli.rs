@@ -243,7 +243,7 @@ pub fn run(cmd: MapCommand) -> ExitCode {
                 print_json(&v);
             } else {
                 out!(
-                    "outcome: {}\nticks: {} ({:.2} s)\nposition: tile ({}, {}), sub-units ({}, {})\ndeathTick: {}\nstateHash: {}\nmapHash: {}\nengineVersion: {}",
+                    "outcome: {}\nticks: {} ({:.2} s)\nposition: tile ({}, {}), sub-units ({}, {})\ndeathTick: {}\ndeathCause: {}\nstateHash: {}\nmapHash: {}\nengineVersion: {}",
                     report.outcome,
                     report.ticks,
                     report.ticks as f64 / 60.0,
@@ -252,6 +252,7 @@ pub fn run(cmd: MapCommand) -> ExitCode {
                     report.position.sub_x,
                     report.position.sub_y,
                     report.death_tick.map(|t| t.to_string()).unwrap_or_else(|| "-".into()),
+                    report.death_cause.as_ref().map(|d| d.to_string()).unwrap_or_else(|| "-".into()),
                     report.state_hash,
                     report.map_hash,
                     horst_engine::engine_version()

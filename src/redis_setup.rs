@@ -5,7 +5,6 @@ use std::sync::{Arc, Mutex};
 
 use horst_config::Config;
 use horst_redis_process::PrivateRedis;
-use horst_store::Store;
 
 /// The Redis this process uses, and the private server if there is one.
 pub struct RedisHandle {
@@ -44,19 +43,6 @@ pub fn resolve(config: &Config, announce: fn(&str)) -> Result<RedisHandle, Strin
         url: private.url(),
         private: Some(Arc::new(Mutex::new(private))),
     })
-}
-
-/// Connects and runs the start-up checks (noeviction unless allowed; a warning without AOF).
-pub async fn connect(config: &Config, url: &str) -> Result<Store, String> {
-    let store = Store::connect(url, &config.redis.key_prefix)
-        .await
-        .map_err(|e| e.to_string())?;
-    let facts = store
-        .check_server(config.redis.allow_eviction)
-        .await
-        .map_err(|e| e.to_string())?;
-    tracing::info!(redis = %store.target(), version = %facts.version, "connected to Redis");
-    Ok(store)
 }
 
 /// Stops the private server if this process started it.

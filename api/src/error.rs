@@ -1,78 +1,296 @@
 //! The one error type of the REST endpoints: `{ "error": message, "code": stable_code }`.
 //!
-//! Architecture invariant: an `Internal` error's details go to the log, never into the
+//! Every code maps to exactly one HTTP status in an exhaustive `match`, so a new code is a
+//! compile error until it has one. Three vocabularies meet here, one per contract:
+//! the API's own ([`ApiCode`]), the gateway's domain codes (`horst_gateway::ErrorCode`, for
+//! the operator's REST API and the public reads) and the RCADIA session machine's
+//! (`horst_sessions::ProtocolError`, whose status the protocol fixes).
+//!
+//! Architecture invariant: an internal error's details go to the log, never into the
 //! response; the client gets a stable code and a hint.
 
-use axum::http::StatusCode;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use horst_gateway::{ErrorCode, ToolError};
+use serde::Serialize;
+
+/// The API's own refusals (not a gateway tool's, not the session machine's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApiCode {
+    /// A malformed RCADIA request (the protocol's word for it).
+    BadRequest,
+    /// A malformed operator, agent-key or public request (the gateway contract's word).
+    InvalidInput,
+    /// The configuration file cannot be used (quota reload).
+    InvalidConfig,
+    /// No credential, or an unknown one.
+    Unauthorized,
+    /// Wrong username or password.
+    InvalidCredentials,
+    /// A credential without the scope the endpoint needs.
+    MissingScope,
+    /// A request with an `Origin` header where web pages may not call.
+    Origin,
+    NotFound,
+    /// The method is not allowed on this path.
+    Method,
+    /// An RCADIA session lost with the store (another boot tag).
+    ServerRestarted,
+    /// The body is over the endpoint's limit.
+    TooLarge,
+    /// `Content-Type` is not `application/json`.
+    ContentType,
+    /// A burst limit.
+    Burst,
+    /// Agent keys: the caller's network created its 3 keys in 24 hours.
+    NetworkCap,
+    /// Agent keys: 50 keys were created in 24 hours.
+    DailyCap,
+    /// The service cannot answer now (Redis away, shutting down); retry later.
+    Unavailable,
+    InternalError,
+}
+
+impl ApiCode {
+    pub const fn status(self) -> StatusCode {
+        match self {
+            ApiCode::BadRequest | ApiCode::InvalidInput | ApiCode::InvalidConfig => {
+                StatusCode::BAD_REQUEST
+            }
+            ApiCode::Unauthorized | ApiCode::InvalidCredentials => StatusCode::UNAUTHORIZED,
+            ApiCode::MissingScope | ApiCode::Origin => StatusCode::FORBIDDEN,
+            ApiCode::NotFound => StatusCode::NOT_FOUND,
+            ApiCode::Method => StatusCode::METHOD_NOT_ALLOWED,
+            ApiCode::ServerRestarted => StatusCode::GONE,
+            ApiCode::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiCode::ContentType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiCode::Burst | ApiCode::NetworkCap | ApiCode::DailyCap => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
+            ApiCode::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ApiCode::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ApiCode::BadRequest => "bad_request",
+            ApiCode::InvalidInput => "invalid_input",
+            ApiCode::InvalidConfig => "invalid_config",
+            ApiCode::Unauthorized => "unauthorized",
+            ApiCode::InvalidCredentials => "invalid_credentials",
+            ApiCode::MissingScope => "missing_scope",
+            ApiCode::Origin => "origin",
+            ApiCode::NotFound => "not_found",
+            ApiCode::Method => "method",
+            ApiCode::ServerRestarted => "server_restarted",
+            ApiCode::TooLarge => "too_large",
+            ApiCode::ContentType => "content_type",
+            ApiCode::Burst => "burst",
+            ApiCode::NetworkCap => "network_cap",
+            ApiCode::DailyCap => "daily_cap",
+            ApiCode::Unavailable => "unavailable",
+            ApiCode::InternalError => "internal_error",
+        }
+    }
+}
+
+/// The HTTP status of a gateway domain code on the REST side (the MCP endpoint answers
+/// them as tool results with 200 instead).
+pub const fn tool_status(code: ErrorCode) -> StatusCode {
+    match code {
+        ErrorCode::InvalidInput | ErrorCode::ValidationFailed => StatusCode::BAD_REQUEST,
+        ErrorCode::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        ErrorCode::Forbidden => StatusCode::FORBIDDEN,
+        ErrorCode::NotFound => StatusCode::NOT_FOUND,
+        ErrorCode::Conflict | ErrorCode::EngineMismatch | ErrorCode::CheckFailed => {
+            StatusCode::CONFLICT
+        }
+        ErrorCode::Quota => StatusCode::TOO_MANY_REQUESTS,
+        ErrorCode::Busy | ErrorCode::EngineUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::Timeout => StatusCode::GATEWAY_TIMEOUT,
+        ErrorCode::Cancelled => StatusCode::CONFLICT,
+        ErrorCode::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
 
 #[derive(Debug)]
-pub enum ApiError {
-    /// A client error with a stable code and a message that says how to fix it.
-    Client {
-        status: StatusCode,
-        code: &'static str,
+enum Repr {
+    Own {
+        code: ApiCode,
         message: String,
     },
-    /// A client error whose body carries more than `{error, code}` (the `snapshot` of a 409
-    /// on `POST /action`).
-    Body {
-        status: StatusCode,
-        body: serde_json::Value,
+    /// A gateway failure (operator REST, public reads): its code, message and details.
+    Tool(ToolError),
+    /// An RCADIA protocol error; `snapshot` is added to the 409s of `POST /action`.
+    Protocol {
+        error: horst_sessions::ProtocolError,
+        snapshot: Option<serde_json::Value>,
     },
     /// Redis down, a bug: logged in full, answered as 500 `internal_error`.
     Internal(String),
 }
 
+/// An error answer. Build it with [`ApiError::new`], [`ApiError::internal`], or `?` on a
+/// `ToolError`, `ProtocolError` or `RcadiaError`.
+#[derive(Debug)]
+pub struct ApiError {
+    repr: Repr,
+    retry_after: Option<u64>,
+    www_authenticate: bool,
+}
+
 impl ApiError {
-    pub fn client(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError::Client {
-            status,
-            code,
-            message: message.into(),
+    /// A refusal with the API's own code and a message that says how to fix the request.
+    pub fn new(code: ApiCode, message: impl Into<String>) -> Self {
+        ApiError {
+            repr: Repr::Own {
+                code,
+                message: message.into(),
+            },
+            retry_after: None,
+            www_authenticate: code.status().as_u16() == 401,
         }
     }
 
     pub fn internal(detail: impl std::fmt::Display) -> Self {
-        ApiError::Internal(detail.to_string())
+        ApiError {
+            repr: Repr::Internal(detail.to_string()),
+            retry_after: None,
+            www_authenticate: false,
+        }
     }
+
+    /// A 409 of `POST /action` with the caller's snapshot, so an agent re-syncs at once.
+    pub fn protocol_with_snapshot(
+        error: horst_sessions::ProtocolError,
+        snapshot: Option<serde_json::Value>,
+    ) -> Self {
+        ApiError {
+            repr: Repr::Protocol { error, snapshot },
+            retry_after: None,
+            www_authenticate: false,
+        }
+    }
+
+    /// Adds `Retry-After: seconds`.
+    pub fn retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after = Some(seconds);
+        self
+    }
+
+    /// The stable code of this answer.
+    pub fn code(&self) -> &'static str {
+        match &self.repr {
+            Repr::Own { code, .. } => code.as_str(),
+            Repr::Tool(e) => e.code.as_str(),
+            Repr::Protocol { error, .. } => error.code,
+            Repr::Internal(_) => ApiCode::InternalError.as_str(),
+        }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match &self.repr {
+            Repr::Own { code, .. } => code.status(),
+            Repr::Tool(e) => tool_status(e.code),
+            Repr::Protocol { error, .. } => {
+                StatusCode::from_u16(error.status).unwrap_or(StatusCode::BAD_REQUEST)
+            }
+            Repr::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+/// The REST error body. `details` carries a gateway failure's extra fields
+/// (`retryAfterSeconds`, ...); `snapshot` an RCADIA 409's snapshot.
+#[derive(Serialize)]
+struct Body<'a> {
+    error: &'a str,
+    code: &'a str,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    details: Option<&'a serde_json::Map<String, serde_json::Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    snapshot: Option<&'a serde_json::Value>,
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        match self {
-            ApiError::Client {
-                status,
-                code,
-                message,
-            } => (
-                status,
-                Json(serde_json::json!({ "error": message, "code": code })),
-            )
-                .into_response(),
-            ApiError::Body { status, body } => (status, Json(body)).into_response(),
-            ApiError::Internal(detail) => {
-                tracing::error!(detail = %detail, "internal error");
-                (
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    Json(serde_json::json!({
-                        "error": "internal error; details are in the server log",
-                        "code": "internal_error"
-                    })),
-                )
-                    .into_response()
+        let status = self.status();
+        let code = self.code();
+        let mut response = match &self.repr {
+            Repr::Own { message, .. } => body(status, code, message, None, None),
+            Repr::Tool(e) if e.code == ErrorCode::InternalError => {
+                // The gateway logged its details already.
+                body(status, code, &e.message, None, None)
             }
+            Repr::Tool(e) => body(status, code, &e.message, Some(&e.details), None),
+            Repr::Protocol { error, snapshot } => {
+                body(status, code, &error.message, None, snapshot.as_ref())
+            }
+            Repr::Internal(detail) => {
+                tracing::error!(detail = %detail, "internal error");
+                body(
+                    status,
+                    code,
+                    "internal error; details are in the server log",
+                    None,
+                    None,
+                )
+            }
+        };
+        if let Some(seconds) = self.retry_after {
+            if let Ok(v) = HeaderValue::from_str(&seconds.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+        }
+        if self.www_authenticate {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+fn body(
+    status: StatusCode,
+    code: &str,
+    message: &str,
+    details: Option<&serde_json::Map<String, serde_json::Value>>,
+    snapshot: Option<&serde_json::Value>,
+) -> Response {
+    let details = details.filter(|d| !d.is_empty());
+    (
+        status,
+        Json(Body {
+            error: message,
+            code,
+            details,
+            snapshot,
+        }),
+    )
+        .into_response()
+}
+
+impl From<ToolError> for ApiError {
+    fn from(e: ToolError) -> Self {
+        let retry_after = e
+            .details
+            .get("retryAfterSeconds")
+            .and_then(serde_json::Value::as_u64);
+        ApiError {
+            repr: Repr::Tool(e),
+            retry_after,
+            www_authenticate: false,
         }
     }
 }
 
 impl From<horst_sessions::ProtocolError> for ApiError {
-    fn from(e: horst_sessions::ProtocolError) -> Self {
-        ApiError::Body {
-            status: StatusCode::from_u16(e.status).unwrap_or(StatusCode::BAD_REQUEST),
-            body: e.body(),
-        }
+    fn from(error: horst_sessions::ProtocolError) -> Self {
+        ApiError::protocol_with_snapshot(error, None)
     }
 }
 
@@ -81,17 +299,38 @@ impl From<horst_rcadia::RcadiaError> for ApiError {
         use horst_rcadia::RcadiaError as E;
         match e {
             E::Protocol(p, _) => p.into(),
-            E::NotFound => ApiError::client(
-                StatusCode::NOT_FOUND,
-                "not_found",
+            E::NotFound => ApiError::new(
+                ApiCode::NotFound,
                 "no such session; find open tables with GET /api/v1/agent/sessions/available",
             ),
-            E::Gone => ApiError::client(
-                StatusCode::GONE,
-                "server_restarted",
+            E::Gone => ApiError::new(
+                ApiCode::ServerRestarted,
                 "this session was lost when the server restarted; find a new table with GET /api/v1/agent/sessions/available",
             ),
             other => ApiError::internal(other),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gateway_details_are_flattened_and_internal_details_are_not() {
+        let e = ToolError::new(ErrorCode::Busy, "queue full").with("retryAfterSeconds", 3);
+        let r = ApiError::from(e).into_response();
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(r.headers()[header::RETRY_AFTER], "3");
+        let r = ApiError::internal("redis: connection refused at 10.0.0.1").into_response();
+        assert_eq!(r.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+
+    #[test]
+    fn unauthorized_answers_carry_the_challenge() {
+        let r = ApiError::new(ApiCode::Unauthorized, "send a token").into_response();
+        assert_eq!(r.headers()[header::WWW_AUTHENTICATE], "Bearer");
+        let r = ApiError::new(ApiCode::MissingScope, "wrong scope").into_response();
+        assert!(r.headers().get(header::WWW_AUTHENTICATE).is_none());
     }
 }

@@ -1,8 +1,10 @@
 //! horst's HTTP API.
 //!
 //! Shape (after realworld-axum-sqlx): one [`AppState`], one router per resource in
-//! `routes/`, merged in [`router`], and one error type ([`ApiError`]) whose `IntoResponse`
-//! keeps internals out of responses. Domain logic lives in the library crates; handlers
+//! `routes/`, merged in [`router`], callers and bodies as extractors (`extract.rs`: the
+//! operator, RCADIA players and hosts, the agent key, JSON bodies and query strings with the
+//! API's own rejections), and one error type ([`ApiError`]) whose codes each map to one
+//! status and whose `IntoResponse` keeps internals out of responses. Domain logic lives in the library crates; handlers
 //! translate HTTP to calls and results back to HTTP, nothing more.
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
 // left out because each test binary sees the dev-dependencies of all of them.
@@ -22,19 +24,21 @@ use horst_telemetry::Metrics;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-mod caller;
 mod error;
+mod extract;
+mod poll_params;
 mod request_log;
 mod routes;
 
-pub use error::ApiError;
+pub use error::{tool_status, ApiCode, ApiError};
 
 /// What the agent gateway's routes need besides the store: the gateway's handlers, the
-/// per-process burst limits, and the proxies whose `X-Forwarded-For` is believed.
+/// deployment-wide burst limits, and the proxies whose `X-Forwarded-For` is believed.
 #[derive(Clone)]
 pub struct AgentGateway {
     pub gateway: horst_gateway::Gateway,
-    pub burst: Arc<horst_limits::BurstLimits>,
+    pub burst: horst_limits::BurstLimits,
+    pub limits: horst_limits::GatewayLimits,
     pub proxies: Arc<horst_limits::TrustedProxies>,
 }
 
@@ -77,7 +81,8 @@ impl AppState {
                 queue.clone(),
                 &metrics,
             ),
-            burst: Arc::new(horst_limits::BurstLimits::from_config(&config.gateway)),
+            burst: horst_limits::BurstLimits::new(store.clone()),
+            limits: horst_limits::GatewayLimits::from_config(&config.gateway),
             proxies: Arc::new(horst_limits::TrustedProxies::from_config(
                 &config.server.trusted_proxies,
             )),
@@ -120,7 +125,7 @@ fn public_url(config: &Config, listen: &str) -> Arc<str> {
 pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(routes::health::router())
-        .merge(routes::mcp::router())
+        .merge(routes::mcp::router(state.clone()))
         .merge(routes::agent_keys::router())
         .merge(routes::admin::router())
         .merge(routes::public_board::router())

@@ -41,25 +41,26 @@ pub use format::limits::{limits, Limits};
 pub use format::parse::parse_map;
 pub use format::render::{render_map, Rendered};
 pub use format::validate::{validate_map, validate_map_bytes, Issue, ValidationReport};
-pub use referee::{referee, Position, RefereeReport};
+pub use referee::{referee, DeathReport, EntityRef, Position, RefereeReport};
 pub use replay::{parse_replay, parse_replay_json, Replay, Step};
 pub use sim::map::{Entity, Map};
 pub use sim::palette::{Block, EntityKind, ParamType};
 pub use sim::physics;
-pub use sim::{Input, Player, Sim, Status};
+pub use sim::rng::SplitMix64;
+pub use sim::{Death, DeathCause, Input, Player, Sim, Status};
 
 use serde::Serialize;
 
-/// SHA-256 over the files of `src/sim/` (sorted by path; each file's relative path, a NUL,
-/// its contents, a NUL), computed by `build.rs`.
+/// SHA-256 over the token streams of the files of `src/sim/` (comments, doc comments and
+/// whitespace left out; FORMAT.md, "Versions"), computed by `build.rs`.
 pub fn engine_version() -> &'static str {
     ENGINE_VERSION
 }
 
 const ENGINE_VERSION: &str = include_str!(concat!(env!("OUT_DIR"), "/engine_version.txt"));
 
-/// Identifies the validation rules and limits: SHA-256 over the files of `src/format/` other
-/// than the renderer, computed the same way by `build.rs`.
+/// Identifies the validation rules and limits: SHA-256 over the token streams of the files of
+/// `src/format/` other than the renderer, computed the same way by `build.rs`.
 pub const POLICY_VERSION: &str = include_str!(concat!(env!("OUT_DIR"), "/policy_version.txt"));
 
 /// The format reference (Markdown), returned verbatim by `get_map_format`.

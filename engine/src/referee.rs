@@ -2,8 +2,9 @@
 
 use crate::replay::Replay;
 use crate::sim::map::Map;
+use crate::sim::palette::EntityKind;
 use crate::sim::physics::{PLAYER_H, PLAYER_W, TILE_SHIFT};
-use crate::sim::{Sim, Status};
+use crate::sim::{DeathCause, Sim, Status};
 use serde::Serialize;
 
 /// Where the bird is. `x`, `y`: the tile holding the middle of its feet (origin top-left; `y`
@@ -29,8 +30,74 @@ pub struct RefereeReport {
     pub ticks: u32,
     pub position: Position,
     pub death_tick: Option<u32>,
+    /// What killed the bird (null unless dead).
+    pub death_cause: Option<DeathReport>,
     pub state_hash: String,
     pub map_hash: String,
+}
+
+/// What killed the bird and where (FORMAT.md, "Replays and actions").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DeathReport {
+    /// `spikes`, `enemy`, `rock` or `fell_out`.
+    pub cause: &'static str,
+    /// The tile: of the spikes; of the enemy's or rock's centre as it touched the bird; for
+    /// `fell_out` the bird's column and the map's height (the row below the map).
+    pub x: i32,
+    pub y: i32,
+    /// For `enemy` and `rock`: the entity line behind it (`walker`, `flyer` or `rockfall`, and
+    /// its tile in the map).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entity: Option<EntityRef>,
+}
+
+/// One line for people: `spikes at tile (2, 1)`, `enemy walker (map 10 7) at tile (8, 7)`.
+impl std::fmt::Display for DeathReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.cause)?;
+        if let Some(e) = &self.entity {
+            write!(f, " {} (map {} {})", e.kind, e.x, e.y)?;
+        }
+        write!(f, " at tile ({}, {})", self.x, self.y)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct EntityRef {
+    pub kind: &'static str,
+    pub x: i32,
+    pub y: i32,
+}
+
+/// The `index`-th entity of `kind` in file order (the order the simulation numbers them).
+fn nth_entity(map: &Map, kind: EntityKind, index: u16) -> Option<EntityRef> {
+    let e = map
+        .entities()
+        .iter()
+        .filter(|e| e.kind == kind)
+        .nth(index as usize)?;
+    Some(EntityRef {
+        kind: kind.def().name,
+        x: e.x,
+        y: e.y,
+    })
+}
+
+pub fn death_report(map: &Map, sim: &Sim) -> Option<DeathReport> {
+    let d = sim.death()?;
+    let (cause, entity) = match d.cause {
+        DeathCause::Spikes => ("spikes", None),
+        DeathCause::FellOut => ("fell_out", None),
+        DeathCause::Walker(i) => ("enemy", nth_entity(map, EntityKind::Walker, i)),
+        DeathCause::Flyer(i) => ("enemy", nth_entity(map, EntityKind::Flyer, i)),
+        DeathCause::Rock(i) => ("rock", nth_entity(map, EntityKind::Rockfall, i)),
+    };
+    Some(DeathReport {
+        cause,
+        x: d.x,
+        y: d.y,
+        entity,
+    })
 }
 
 pub fn position(sim: &Sim) -> Position {
@@ -71,6 +138,7 @@ pub fn referee(map: &Map, replay: &Replay) -> RefereeReport {
         ticks: sim.tick(),
         position: position(&sim),
         death_tick: (status == Status::Dead).then(|| sim.tick()),
+        death_cause: death_report(map, &sim),
         state_hash: sim.state_hash(),
         map_hash: map.hash(),
     }

@@ -377,3 +377,138 @@ fn the_largest_maps_validate_quickly() {
     let _ = render_map(&text, 392, 98, 120, 30).expect("render");
     assert!(t.elapsed().as_millis() < 2000);
 }
+
+#[test]
+fn every_independent_error_in_one_report() {
+    // A ragged row does not hide the entity errors below it.
+    let text = GOOD
+        .replace("......\nGGGGGG", ".....\nGGGGGG")
+        .replace("nest 5 1\n", "nest 5 1\nwalker 2 1 speed=99\nspring 9 1\n");
+    let r = validate_map(&text);
+    assert_eq!(
+        codes(&r),
+        [
+            "ragged_row",
+            "parameter_out_of_range",
+            "entity_out_of_bounds"
+        ],
+        "{:?}",
+        r.errors
+    );
+    // A grid cut short still checks the entities (the missing row reads as empty).
+    let short = GOOD.replace("......\n......\nGGGGGG\n", "......\nGGGGGG\n");
+    let r = validate_map(&short.replace("nest 5 1\n", "nest 5 1\nflyer 3 0 axis=h range=1 bad\n"));
+    assert_eq!(
+        codes(&r),
+        ["grid_too_short", "bad_parameter"],
+        "{:?}",
+        r.errors
+    );
+    // An entity on a broken row is not also called "inside a solid tile".
+    let shifted = GOOD.replace("......\nGGGGGG", "G......\nGGGGGG");
+    let r = validate_map(&shifted.replace("start 0 1", "start 0 1\ncollectible 0 1"));
+    assert_eq!(codes(&r), ["ragged_row"], "{:?}", r.errors);
+}
+
+#[test]
+fn no_error_derived_from_one_already_reported() {
+    // The only nest is outside the map: that error, and not also `no_nest`.
+    let r = validate_map(&GOOD.replace("nest 5 1", "nest 50 1"));
+    assert_eq!(codes(&r), ["entity_out_of_bounds"], "{:?}", r.errors);
+    let r = validate_map(&GOOD.replace("nest 5 1", "nest x 1"));
+    assert_eq!(codes(&r), ["bad_coordinate"], "{:?}", r.errors);
+    let r = validate_map(&GOOD.replace("start 0 1", "start 0 -1"));
+    assert_eq!(codes(&r), ["entity_out_of_bounds"], "{:?}", r.errors);
+    // Without any nest line it is `no_nest`.
+    let r = validate_map(&GOOD.replace("nest 5 1\n", ""));
+    assert_eq!(codes(&r), ["no_nest"]);
+}
+
+#[test]
+fn warnings_come_with_errors() {
+    // An enemy next to the start (a warning) beside a bad parameter (an error).
+    let text = GOOD.replace("nest 5 1\n", "nest 5 1\nwalker 2 1 range=1 pause=-5\n");
+    let r = validate_map(&text);
+    assert!(!r.valid);
+    assert_eq!(codes(&r), ["parameter_out_of_range"]);
+    let warnings: Vec<&str> = r.warnings.iter().map(|w| w.code).collect();
+    assert_eq!(warnings, ["enemy_near_start"], "{:?}", r.warnings);
+    // Warnings about tiles are left out while the grid itself is broken.
+    let broken = text.replace("......\nGGGGGG", "..^...\nGGGGGX");
+    let r = validate_map(&broken.replace("walker 2 1", "walker 2 1 range=0\ncollectible 2 1\nx"));
+    assert!(
+        r.warnings.iter().all(|w| w.code != "entity_on_spikes"),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
+fn hints_count_in_correct_english() {
+    let r = validate_map(&GOOD.replace("......\nGGGGGG", ".....\nGGGGGG"));
+    assert!(
+        r.errors[0].hint.starts_with("add 1 tile ('.'"),
+        "{}",
+        r.errors[0].hint
+    );
+    let r = validate_map(&GOOD.replace("......\nGGGGGG", "....\nGGGGGG"));
+    assert!(
+        r.errors[0].hint.starts_with("add 2 tiles"),
+        "{}",
+        r.errors[0].hint
+    );
+    let r = validate_map(&GOOD.replace("......\nGGGGGG", ".......\nGGGGGG"));
+    assert!(
+        r.errors[0].hint.starts_with("remove 1 tile so"),
+        "{}",
+        r.errors[0].hint
+    );
+    let r = validate_map(
+        &GOOD
+            .replace("size: 6 3", "size: 1 3")
+            .replace("......\n......\nGGGGGG", ".\n.\nG")
+            .replace("nest 5 1", "nest 0 0"),
+    );
+    assert!(r.valid, "{:?}", r.errors);
+    let r = validate_map(&GOOD.replace("......\n......\nGGGGGG\n", "GGGGGG\n"));
+    assert!(
+        r.errors[0].message.contains("the grid has 1 row but"),
+        "{}",
+        r.errors[0].message
+    );
+    // Every message and hint of these reports: no "1 tiles", "1 rows", "1 nests".
+    for text in [
+        GOOD.replace("......\nGGGGGG", ".....\nGGGGGG"),
+        GOOD.replace("......\n......\nGGGGGG\n", "GGGGGG\n"),
+        GOOD.replace("nest 5 1\n", &"nest 5 1\n".repeat(17)),
+    ] {
+        for i in validate_map(&text).errors {
+            for s in [&i.message, &i.hint] {
+                for bad in ["1 tiles", "1 rows", "1 nests", "1 grid rows"] {
+                    assert!(!s.contains(bad), "{s}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_flyer_patrol_must_stay_in_the_map() {
+    let wide = "gcv-map 1\nname: f\nsize: 10 6\ngrid:\n..........\n..........\n..........\n..........\n..........\nGGGGGGGGGG\nentities:\nstart 0 4\nnest 9 4\n";
+    let with = |f: &str| validate_map(&wide.replace("nest 9 4\n", &format!("nest 9 4\n{f}\n")));
+    assert!(with("flyer 5 2 axis=h range=4").valid);
+    assert!(with("flyer 5 2 axis=v range=2").valid);
+    for f in [
+        "flyer 5 2 axis=h range=5",
+        "flyer 5 2 range=3",
+        "flyer 1 1 axis=h range=2",
+    ] {
+        let r = with(f);
+        assert_eq!(codes(&r), ["entity_out_of_bounds"], "{f}: {:?}", r.errors);
+        assert!(
+            r.errors[0].hint.contains("lower range to"),
+            "{}",
+            r.errors[0].hint
+        );
+    }
+}

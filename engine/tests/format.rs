@@ -276,24 +276,3 @@ fn render_shows_ruler_and_legend() {
     assert_eq!(body.len(), 1);
     assert_eq!(body[0].len(), 3 + 14);
 }
-
-#[test]
-fn engine_version_is_the_hash_of_the_simulation_sources() {
-    use sha2::{Digest, Sha256};
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<String> = std::fs::read_dir(root.join("src/sim"))
-        .expect("src/sim")
-        .filter_map(|e| e.ok())
-        .map(|e| format!("src/sim/{}", e.file_name().to_string_lossy()))
-        .filter(|p| p.ends_with(".rs"))
-        .collect();
-    files.sort();
-    let mut h = Sha256::new();
-    for f in &files {
-        h.update(f.as_bytes());
-        h.update([0u8]);
-        h.update(std::fs::read(root.join(f)).expect("read"));
-        h.update([0u8]);
-    }
-    assert_eq!(hex::encode(h.finalize()), engine_version());
-}

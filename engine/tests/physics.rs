@@ -85,3 +85,65 @@ fn jump_envelope_matches_the_reference() {
         "full {full} short {short} boosted {boosted} across {across} boost-across {across_boost}"
     );
 }
+
+#[test]
+#[allow(clippy::assertions_on_constants)] // the point is to pin the constants
+fn documented_numbers() {
+    assert_eq!(SLOW_SPEED, 240);
+    assert_eq!(JUMP_RISE, 13024);
+    assert_eq!(BOOST_RISE, 8424);
+    assert!(JUMP_RISE >= JUMP_HEIGHT_TILES * TILE && JUMP_RISE < (JUMP_HEIGHT_TILES + 1) * TILE);
+    assert!(BOOST_RISE >= BOOST_HEIGHT_TILES * TILE);
+    for tiles in 2..=12 {
+        let v = spring_speed(tiles);
+        assert!(rise_height(v) >= tiles * TILE + 2 * SUB);
+        assert!(rise_height(v - 1) < tiles * TILE + 2 * SUB);
+        assert!(v < MAX_FALL * 4);
+    }
+}
+
+#[test]
+fn action_indices_follow_the_contract() {
+    use horst_engine::Input;
+    let i = Input::from_action(9);
+    assert_eq!((i.dir, i.slow, i.jump, i.shoot), (1, false, true, false));
+    let i = Input::from_action(14);
+    assert_eq!((i.dir, i.slow, i.jump, i.shoot), (-1, true, false, true));
+    let i = Input::from_action(7);
+    assert_eq!((i.dir, i.slow, i.jump, i.shoot), (0, false, true, true));
+    assert_eq!(Input::from_action(200), Input::from_action(4));
+}
+
+#[test]
+fn a_jump_on_the_first_tick_jumps_from_the_ground() {
+    let map = flat(20);
+    let mut sim = Sim::new(&map, 1);
+    sim.step(5); // jump in place on tick 1
+    let p = *sim.player();
+    assert_eq!(
+        p.vy,
+        -JUMP_SPEED + GRAVITY,
+        "a ground jump, not the egg boost"
+    );
+    assert!(p.boost_available && p.eggs == 0);
+    // The boost is still there for later.
+    for _ in 0..3 {
+        sim.step(4);
+    }
+    assert!(!sim.player().on_ground);
+    sim.step(5);
+    assert_eq!(sim.player().eggs, 1);
+
+    // On a platform's top at the start too.
+    let text = "gcv-map 1\nname: p\nsize: 10 8\ngrid:\n..........\n..........\n..........\n..........\n..........\n..........\n..........\n..........\nentities:\nstart 2 3\nplatform 1 4 dx=0 dy=0\nnest 9 0\n";
+    let mut sim = Sim::new(&parse_map(text).expect("map"), 1);
+    sim.step(5);
+    assert_eq!(sim.player().vy, -JUMP_SPEED + GRAVITY);
+
+    // A start over a pit is in the air: the first press is the egg boost.
+    let text = "gcv-map 1\nname: pit\nsize: 10 8\ngrid:\n..........\n..........\n..........\n..........\n..........\n..........\n..........\n##########\nentities:\nstart 2 2\nnest 9 0\n";
+    let mut sim = Sim::new(&parse_map(text).expect("map"), 1);
+    sim.step(5);
+    assert_eq!(sim.player().vy, -BOOST_SPEED + GRAVITY);
+    assert!(!sim.player().boost_available);
+}

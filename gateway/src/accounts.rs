@@ -57,15 +57,24 @@ pub enum AccountError {
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
-    /// `network_cap` / `daily_cap` with the seconds until a slot frees up.
-    #[error("{code}: {message}")]
+    /// A self-service cap, with the seconds until a slot frees up.
+    #[error("{cap:?}: {message}")]
     Cap {
-        code: &'static str,
+        cap: KeyCap,
         message: String,
         retry_after_seconds: u64,
     },
     #[error("store: {0}")]
     Store(String),
+}
+
+/// Which rolling 24-hour cap of self-service keys was hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyCap {
+    /// 3 keys per network (`network_cap`).
+    Network,
+    /// 50 keys in total (`daily_cap`).
+    Daily,
 }
 
 impl From<redis::RedisError> for AccountError {
@@ -428,7 +437,7 @@ pub async fn create_agent(
             }
             AgentCreated::NetworkCap { wait_ms } => {
                 return Err(AccountError::Cap {
-                    code: "network_cap",
+                    cap: KeyCap::Network,
                     message: format!(
                         "your network already created {SELF_SERVICE_PER_NETWORK} keys in the last 24 hours"
                     ),
@@ -437,7 +446,7 @@ pub async fn create_agent(
             }
             AgentCreated::TotalCap { wait_ms } => {
                 return Err(AccountError::Cap {
-                    code: "daily_cap",
+                    cap: KeyCap::Daily,
                     message: format!("{SELF_SERVICE_TOTAL} keys were created in the last 24 hours"),
                     retry_after_seconds: wait_ms.div_ceil(1000).max(1),
                 })

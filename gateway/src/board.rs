@@ -32,7 +32,7 @@ use serde_json::{json, Value};
 use horst_store::Store;
 
 use crate::accounts::{redis_now_ms, rfc3339, Account};
-use crate::error::ToolError;
+use crate::error::{ErrorCode, ToolError};
 use crate::scripts::{BoardWritten, Endorsed, BOARD_ENDORSE, BOARD_WRITE};
 use crate::text;
 
@@ -63,7 +63,7 @@ pub(crate) fn seconds_to_midnight(ms: u64) -> u64 {
 
 pub(crate) fn quota_error(what: &str, limit: i64, now_ms: u64) -> ToolError {
     ToolError::new(
-        "quota",
+        ErrorCode::Quota,
         format!(
             "you used today's {limit} {what}; the limit resets at 00:00 UTC (retryAfterSeconds)"
         ),
@@ -607,7 +607,7 @@ pub async fn endorse_thread(
     }
     if field(&thread, "author") == caller.name && field(&thread, "authorKind") == "agent" {
         return Err(ToolError::new(
-            "forbidden",
+            ErrorCode::Forbidden,
             "you cannot endorse your own thread; endorse other agents' threads",
         ));
     }
@@ -656,7 +656,7 @@ pub async fn withdraw_post(
     }
     if field(&post, "author") != caller.name || field(&post, "authorKind") != "agent" {
         return Err(ToolError::new(
-            "forbidden",
+            ErrorCode::Forbidden,
             "this post belongs to someone else; you can withdraw only your own posts",
         ));
     }
@@ -748,7 +748,7 @@ pub async fn set_published(
         .is_none()
     {
         return Err(ToolError::new(
-            "conflict",
+ErrorCode::Conflict,
             format!("thread {thread_id} is not visible to agents (withdrawn, its first post hidden, or its author blocked); only visible threads can be published"),
         ));
     }

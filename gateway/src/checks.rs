@@ -25,7 +25,7 @@ use serde_json::{json, Value};
 use horst_store::Store;
 
 use crate::accounts::{random_hex, rfc3339};
-use crate::error::ToolError;
+use crate::error::{ErrorCode, ToolError};
 use crate::operator::audit;
 use crate::scripts::{CheckRecorded, CHECK_RECORD};
 
@@ -78,7 +78,7 @@ pub async fn start_recheck(
         .map_err(|e| match e {
             // The queue's own message speaks to agents; the operator's cap is one waiting recheck.
             horst_queue::QueueError::Busy { retry_after_seconds, .. } => ToolError::new(
-                "busy",
+ErrorCode::Busy,
                 "another recheck (or the whole queue) is waiting for a worker; retry when it has started, and check that a worker runs (horst admin status)",
             )
             .with("retryAfterSeconds", retry_after_seconds),
@@ -291,7 +291,7 @@ pub async fn require_current_pass(store: &Store, revision_id: &str) -> Result<()
                 })
                 .unwrap_or_default();
             Err(ToolError::new(
-                "engine_mismatch",
+ErrorCode::EngineMismatch,
                 format!(
                     "revision {revision_id} has no check on the current engine {engine} (only on {}); re-check it first: horst admin level recheck {revision_id}",
                     if seen.is_empty() { "none".to_string() } else { seen.join(", ") }
@@ -301,7 +301,7 @@ pub async fn require_current_pass(store: &Store, revision_id: &str) -> Result<()
         }
         c if c["passed"] == true => Ok(()),
         c => Err(ToolError::new(
-            "check_failed",
+ErrorCode::CheckFailed,
             format!(
                 "the newest check of revision {revision_id} on engine {engine} did not pass (outcome {}, job {}); its replay no longer wins, so it cannot be promoted; the agent can submit a new revision",
                 c["outcome"].as_str().unwrap_or("unknown"),

@@ -18,7 +18,7 @@ use horst_store::Store;
 
 use crate::accounts::{redis_now_ms, rfc3339};
 use crate::board::{clean_body, clean_title, quota_error, utc_day};
-use crate::error::ToolError;
+use crate::error::{ErrorCode, ToolError};
 use crate::scripts::{ContactSent, CONTACT_SEND};
 
 pub const CATEGORIES: &[&str] = &["bug", "feedback", "question", "other"];
@@ -64,7 +64,7 @@ pub async fn contact_admin(
         })),
         ContactSent::DailyLimit => Err(quota_error("messages to the operator", PER_DAY, now)),
         ContactSent::UnreadCap => Err(ToolError::new(
-            "quota",
+            ErrorCode::Quota,
             format!("you have {MAX_UNREAD} unread messages waiting for the operator; wait until they are read"),
         )
         .with("retryAfterSeconds", 3600)

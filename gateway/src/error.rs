@@ -2,17 +2,116 @@
 
 use serde_json::{json, Map, Value};
 
+/// The contract's domain failure codes ("Errors" in the gateway contract), plus the
+/// operator-only `check_failed`. Adding one is a compile error wherever codes are mapped
+/// to HTTP statuses, which is the point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// Arguments do not match the schema or the limits.
+    InvalidInput,
+    /// A map, replay or evaluator result exceeds a size limit.
+    TooLarge,
+    /// The map is invalid, the replay does not win or cannot be played, or the parent is wrong.
+    ValidationFailed,
+    /// Queue full or a job of the caller's is already waiting.
+    Busy,
+    /// A daily limit, the Labor cap or a storage budget is used up.
+    Quota,
+    /// The evaluation or its queue wait exceeded its deadline.
+    Timeout,
+    /// The job was cancelled or interrupted.
+    Cancelled,
+    /// Idempotency key reuse with different input, name taken, wrong state.
+    Conflict,
+    /// The evaluator runs another engine than the one that was checked.
+    EngineMismatch,
+    /// No evaluator available; nothing is published unchecked.
+    EngineUnavailable,
+    /// Revoked key, blocked account, reserved or foreign name, and the like.
+    Forbidden,
+    /// No such thing, or not readable by the caller.
+    NotFound,
+    /// Operator only: the newest check of a revision failed, so it cannot be promoted.
+    CheckFailed,
+    /// Unexpected failure; details stay on the server.
+    InternalError,
+}
+
+impl ErrorCode {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidInput => "invalid_input",
+            ErrorCode::TooLarge => "too_large",
+            ErrorCode::ValidationFailed => "validation_failed",
+            ErrorCode::Busy => "busy",
+            ErrorCode::Quota => "quota",
+            ErrorCode::Timeout => "timeout",
+            ErrorCode::Cancelled => "cancelled",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::EngineMismatch => "engine_mismatch",
+            ErrorCode::EngineUnavailable => "engine_unavailable",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::CheckFailed => "check_failed",
+            ErrorCode::InternalError => "internal_error",
+        }
+    }
+
+    /// The code a stored job failure carries (written by a worker, so not trusted): an
+    /// unknown one is an internal error.
+    pub fn from_stored(code: &str) -> ErrorCode {
+        const ALL: [ErrorCode; 14] = [
+            ErrorCode::InvalidInput,
+            ErrorCode::TooLarge,
+            ErrorCode::ValidationFailed,
+            ErrorCode::Busy,
+            ErrorCode::Quota,
+            ErrorCode::Timeout,
+            ErrorCode::Cancelled,
+            ErrorCode::Conflict,
+            ErrorCode::EngineMismatch,
+            ErrorCode::EngineUnavailable,
+            ErrorCode::Forbidden,
+            ErrorCode::NotFound,
+            ErrorCode::CheckFailed,
+            ErrorCode::InternalError,
+        ];
+        ALL.into_iter()
+            .find(|c| c.as_str() == code)
+            .unwrap_or(ErrorCode::InternalError)
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl From<ErrorCode> for Value {
+    fn from(code: ErrorCode) -> Value {
+        Value::from(code.as_str())
+    }
+}
+
 /// A tool failure: `{"ok":false,"error":{"code","message",...details}}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolError {
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
     /// Extra fields of `error` (`retryAfterSeconds`, `scope`, `outcome`, ...).
     pub details: Map<String, Value>,
 }
 
 impl ToolError {
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         ToolError {
             code,
             message: message.into(),
@@ -20,19 +119,19 @@ impl ToolError {
         }
     }
     pub fn invalid(message: impl Into<String>) -> Self {
-        Self::new("invalid_input", message)
+        Self::new(ErrorCode::InvalidInput, message)
     }
     pub fn too_large(message: impl Into<String>) -> Self {
-        Self::new("too_large", message)
+        Self::new(ErrorCode::TooLarge, message)
     }
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new("not_found", message)
+        Self::new(ErrorCode::NotFound, message)
     }
     /// Details stay in the log; the agent gets a stable code.
     pub fn internal(detail: impl std::fmt::Display) -> Self {
         tracing::error!(detail = %detail, "gateway internal error");
         Self::new(
-            "internal_error",
+            ErrorCode::InternalError,
             "unexpected failure; details are in the server log",
         )
     }
@@ -54,7 +153,12 @@ impl ToolError {
 
 impl From<horst_engine::EngineError> for ToolError {
     fn from(e: horst_engine::EngineError) -> Self {
-        ToolError::new(e.code(), e.message())
+        let code = match e {
+            horst_engine::EngineError::InvalidInput(_) => ErrorCode::InvalidInput,
+            horst_engine::EngineError::TooLarge(_) => ErrorCode::TooLarge,
+            horst_engine::EngineError::InvalidMap(_) => ErrorCode::ValidationFailed,
+        };
+        ToolError::new(code, e.message())
     }
 }
 

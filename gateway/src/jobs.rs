@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 
 use crate::args::Args;
 use crate::revisions::{self, NewRevision};
-use crate::{Account, Gateway, ToolError};
+use crate::{Account, ErrorCode, Gateway, ToolError};
 
 /// Why a finished submission has no revision, stored on the job.
 const UNPUBLISHED_FIELD: &str = "unpublished";
@@ -29,15 +29,16 @@ impl From<QueueError> for ToolError {
             QueueError::Busy {
                 retry_after_seconds,
                 message,
-            } => ToolError::new("busy", message).with("retryAfterSeconds", retry_after_seconds),
+            } => ToolError::new(ErrorCode::Busy, message)
+                .with("retryAfterSeconds", retry_after_seconds),
             QueueError::Quota {
                 scope,
                 retry_after_seconds,
                 message,
-            } => ToolError::new("quota", message)
+            } => ToolError::new(ErrorCode::Quota, message)
                 .with("scope", serde_json::to_value(scope).unwrap_or(Value::Null))
                 .with("retryAfterSeconds", retry_after_seconds),
-            QueueError::Conflict { message } => ToolError::new("conflict", message),
+            QueueError::Conflict { message } => ToolError::new(ErrorCode::Conflict, message),
             QueueError::Store(detail) => ToolError::internal(format!("queue: {detail}")),
         }
     }
@@ -84,25 +85,15 @@ impl Drop for LeftGuard {
 fn failure_error(rec: &JobRecord) -> ToolError {
     let Some(f) = &rec.failure else {
         return ToolError::new(
-            "cancelled",
+            ErrorCode::Cancelled,
             format!("job {} ended without a result", rec.id),
         )
         .with("jobId", rec.id.clone());
     };
-    let code = match f.code.as_str() {
-        "invalid_input" => "invalid_input",
-        "too_large" => "too_large",
-        "validation_failed" => "validation_failed",
-        "busy" => "busy",
-        "quota" => "quota",
-        "timeout" => "timeout",
-        "cancelled" => "cancelled",
-        "conflict" => "conflict",
-        "engine_mismatch" => "engine_mismatch",
-        "engine_unavailable" => "engine_unavailable",
-        "forbidden" => "forbidden",
-        "not_found" => "not_found",
-        _ => "internal_error",
+    // A worker writes these codes; `check_failed` is the operator's, never a job's.
+    let code = match ErrorCode::from_stored(&f.code) {
+        ErrorCode::CheckFailed => ErrorCode::InternalError,
+        c => c,
     };
     let mut e = ToolError::new(code, f.message.clone());
     if let Value::Object(details) = &f.details {
@@ -295,14 +286,21 @@ impl Gateway {
         };
         if result["won"] != true {
             let mut e = ToolError::new(
-                "validation_failed",
+ErrorCode::ValidationFailed,
                 format!(
                     "the replay does not win on this map (outcome {}); nothing was stored; check it with simulate_replay",
                     result["outcome"].as_str().unwrap_or("unknown")
                 ),
             )
             .with("jobId", rec.id.clone());
-            for k in ["outcome", "ticks", "deathTick", "position", "dead"] {
+            for k in [
+                "outcome",
+                "ticks",
+                "deathTick",
+                "deathCause",
+                "position",
+                "dead",
+            ] {
                 if let Some(v) = result.get(k) {
                     e = e.with(k, v.clone());
                 }
@@ -314,18 +312,21 @@ impl Gateway {
             None if replayed => {
                 if let Some(reason) = result.get(UNPUBLISHED_FIELD).and_then(Value::as_str) {
                     return Err(ToolError::new(
-                        "cancelled",
+                        ErrorCode::Cancelled,
                         format!("{reason}; submit again with a fresh idempotencyKey"),
                     )
                     .with("jobId", rec.id.clone()));
                 }
                 if let Some(err) = result.get(REVISION_ERROR_FIELD) {
-                    let code = match err["code"].as_str() {
-                        Some("quota") => "quota",
-                        Some("forbidden") => "forbidden",
-                        Some("validation_failed") => "validation_failed",
-                        Some("conflict") => "conflict",
-                        _ => "internal_error",
+                    // Only the codes storing a revision can fail with are repeated.
+                    let code = match err["code"].as_str().map(ErrorCode::from_stored) {
+                        Some(
+                            c @ (ErrorCode::Quota
+                            | ErrorCode::Forbidden
+                            | ErrorCode::ValidationFailed
+                            | ErrorCode::Conflict),
+                        ) => c,
+                        _ => ErrorCode::InternalError,
                     };
                     return Err(ToolError::new(
                         code,

@@ -31,8 +31,8 @@ mod scripts;
 pub mod text;
 pub mod tools;
 
-pub use accounts::{Account, AccountError, AuthError, CreatedKey};
-pub use error::ToolError;
+pub use accounts::{Account, AccountError, AuthError, CreatedKey, KeyCap};
+pub use error::{ErrorCode, ToolError};
 
 use args::Args;
 use protocol::{codes, Incoming};
@@ -253,7 +253,7 @@ impl Gateway {
         let result = self.run_tool(name, arguments, msg.caller).await;
         let outcome = match &result {
             Ok(_) => "ok",
-            Err(e) => e.code,
+            Err(e) => e.code.as_str(),
         };
         self.tool_calls
             .get_or_create(&vec![
@@ -329,7 +329,10 @@ impl Gateway {
             }
             _ => {
                 let Some(caller) = caller else {
-                    return Err(ToolError::new("forbidden", "this tool needs an agent key"));
+                    return Err(ToolError::new(
+                        ErrorCode::Forbidden,
+                        "this tool needs an agent key",
+                    ));
                 };
                 self.run_key_tool(name, arguments, caller).await
             }
@@ -382,7 +385,12 @@ impl Gateway {
                     // Every job answer carries `remaining`; refusals of the input itself
                     // stay free of store work.
                     Err(mut e)
-                        if !matches!(e.code, "invalid_input" | "too_large" | "internal_error") =>
+                        if !matches!(
+                            e.code,
+                            ErrorCode::InvalidInput
+                                | ErrorCode::TooLarge
+                                | ErrorCode::InternalError
+                        ) =>
                     {
                         if let Some(r) = self.remaining(caller).await {
                             e.details.entry("remaining").or_insert(r);

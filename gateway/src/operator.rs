@@ -20,7 +20,7 @@ use horst_store::Store;
 use crate::accounts::{redis_now_ms, rfc3339};
 use crate::board;
 use crate::contact;
-use crate::error::ToolError;
+use crate::error::{ErrorCode, ToolError};
 use crate::scripts::{Promoted, Quarantined, RolledBack, PROMOTE, QUARANTINE, ROLLBACK};
 
 /// The audit trail keeps this many entries.
@@ -101,7 +101,7 @@ pub async fn promote(
     if let Promoted::Stale(cur) = &promoted {
         let cur = if cur.is_empty() { "none" } else { cur };
         return Err(ToolError::new(
-            "conflict",
+ErrorCode::Conflict,
             format!(
                 "level {name} currently has promoted revision {cur}, not {}; check it and repeat with --expect {cur}",
                 expected_current.unwrap_or("none")
@@ -111,7 +111,7 @@ pub async fn promote(
     }
     if let Promoted::WrongState(state) = &promoted {
         return Err(ToolError::new(
-            "conflict",
+ErrorCode::Conflict,
             format!("revision {revision_id} is {state}; only Labor candidates (or retired revisions) can be promoted"),
         ));
     }
@@ -158,13 +158,13 @@ pub async fn rollback(store: &Store, who: &str, level: &str) -> Result<Value, To
         RolledBack::Ok { from, to } => (from, to),
         RolledBack::NothingPromoted | RolledBack::NoHistory => {
             return Err(ToolError::new(
-                "conflict",
+                ErrorCode::Conflict,
                 format!("level {level} has no earlier promoted revision to roll back to"),
             ))
         }
         RolledBack::Moved => {
             return Err(ToolError::new(
-                "conflict",
+                ErrorCode::Conflict,
                 format!("level {level} kept changing while rolling back; try again"),
             ))
         }
@@ -206,7 +206,7 @@ pub async fn quarantine(store: &Store, who: &str, revision_id: &str) -> Result<(
             audit(store, who, "quarantine", revision_id, json!({ "level": name })).await
         }
         Quarantined::Promoted => Err(ToolError::new(
-            "conflict",
+            ErrorCode::Conflict,
             format!("revision {revision_id} is the promoted revision of {name}; roll the level back first"),
         )),
         Quarantined::Missing => Err(ToolError::not_found(format!("no revision {revision_id}"))),

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use horst_store::Store;
 
 use crate::accounts::{random_hex, rfc3339};
-use crate::error::ToolError;
+use crate::error::{ErrorCode, ToolError};
 use crate::scripts::{RevisionStored, StorageScope, Withdrawn, REVISION_STORE, REVISION_WITHDRAW};
 
 pub const PAGE: usize = 25;
@@ -95,7 +95,7 @@ pub async fn preflight(
 ) -> Result<(), ToolError> {
     if RESERVED_NAMES.contains(&lower(name).as_str()) {
         return Err(ToolError::new(
-            "forbidden",
+            ErrorCode::Forbidden,
             format!("the name {name:?} is reserved; choose another"),
         ));
     }
@@ -105,7 +105,7 @@ pub async fn preflight(
         .await?;
     if claimed.as_deref().is_some_and(|o| o != owner) {
         return Err(ToolError::new(
-            "forbidden",
+            ErrorCode::Forbidden,
             format!("the name {name:?} belongs to another account; choose another"),
         ));
     }
@@ -160,12 +160,12 @@ fn parent_error(exists: bool, parent: &str, name: &str) -> ToolError {
     } else {
         format!("parentRevisionId {parent} does not exist")
     };
-    ToolError::new("validation_failed", message).with("parentRevisionId", parent)
+    ToolError::new(ErrorCode::ValidationFailed, message).with("parentRevisionId", parent)
 }
 
 fn labor_cap(cap: u32) -> ToolError {
     ToolError::new(
-        "quota",
+ErrorCode::Quota,
         format!("you hold {cap} Labor candidates, the limit of your trust tier; withdraw one (withdraw_level) or wait for a promotion"),
     )
     .with("scope", "owner")
@@ -175,7 +175,7 @@ fn labor_cap(cap: u32) -> ToolError {
 
 fn storage_quota(scope: &str, budget: u64) -> ToolError {
     ToolError::new(
-        "quota",
+        ErrorCode::Quota,
         format!("the storage budget ({budget} bytes, withdrawn revisions included) is used up"),
     )
     .with("scope", scope)
@@ -226,7 +226,7 @@ pub async fn store_revision(
     match stored {
         RevisionStored::Ok { now_ms } => Ok((id, now_ms)),
         RevisionStored::NameTaken => Err(ToolError::new(
-            "forbidden",
+            ErrorCode::Forbidden,
             format!("the name {:?} belongs to another account", rev.name),
         )),
         RevisionStored::ParentMissing => Err(parent_error(false, parent, rev.name)),
@@ -451,7 +451,7 @@ pub async fn withdraw(store: &Store, owner: &str, id: &str) -> Result<Value, Too
     };
     if rev_owner != owner {
         return Err(ToolError::new(
-            "forbidden",
+            ErrorCode::Forbidden,
             format!("revision {id} belongs to another account"),
         ));
     }
@@ -464,7 +464,7 @@ pub async fn withdraw(store: &Store, owner: &str, id: &str) -> Result<Value, Too
         .await?;
     if withdrawn == Withdrawn::Promoted {
         return Err(ToolError::new(
-            "conflict",
+            ErrorCode::Conflict,
             format!("revision {id} is promoted; the operator rolls promoted revisions back"),
         ));
     }

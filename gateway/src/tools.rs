@@ -154,7 +154,7 @@ fn build() -> Vec<ToolDef> {
     let report = json!({
         "outcome": { "type": STR, "enum": ["won", "lost", "unresolved"] },
         "won": t("boolean"), "dead": t("boolean"), "ticks": t("integer"),
-        "position": t("object"), "deathTick": nullable("integer"),
+        "position": t("object"), "deathTick": nullable("integer"), "deathCause": nullable("object"),
         "stateHash": t(STR), "mapHash": t(STR), "engineVersion": t(STR), "policyVersion": t(STR),
         "jobId": t(STR), "remaining": remaining_schema(), "replayed": t("boolean"), "pending": t("boolean"),
     });
@@ -245,7 +245,7 @@ fn build() -> Vec<ToolDef> {
         tool(
             "simulate_replay",
             "Referee a replay on a map",
-            "Plays your replay on the map with the referee (at most 5 s) and reports outcome (won, lost, unresolved), ticks, position and death tick. Costs one simulation of your daily quota. Use it until won is true, then submit_level.",
+            "Plays your replay on the map with the referee (at most 5 s) and reports outcome (won, lost, unresolved), ticks, position, death tick and deathCause (spikes, enemy, rock or fell_out, with the tile and the entity; see get_map_format). Costs one simulation of your daily quota. Use it until won is true, then submit_level.",
             Auth::Key,
             input(json!({ "map": map_schema(), "replay": replay_schema(), "idempotencyKey": idem_schema() }), &["map", "replay", "idempotencyKey"]),
             output(report, &["jobId"]),

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use horst_sessions::wire::AvailableList;
 use serde_json::{json, Value};
 
 const BRIDGE: &str = "/api/v1/agent/bridge/sessions";
@@ -251,20 +252,13 @@ impl Relay {
                 r.body.chars().take(200).collect::<String>()
             ));
         }
-        let v: Value = serde_json::from_str(&r.body).map_err(|e| format!("GET {path}: {e}"))?;
-        let list = v
-            .as_array()
-            .or_else(|| v.get("sessions").and_then(Value::as_array))
-            .cloned()
-            .unwrap_or_default();
+        let list: AvailableList =
+            serde_json::from_str(&r.body).map_err(|e| format!("GET {path}: {e}"))?;
         Ok(list
-            .iter()
-            .filter(|e| e.get("joinable").and_then(Value::as_bool).unwrap_or(true))
-            .filter_map(|e| {
-                e.get("sessionId")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            })
+            .sessions
+            .into_iter()
+            .filter(|e| e.joinable)
+            .map(|e| e.session_id)
             .collect())
     }
 

@@ -1,44 +1,58 @@
-//! Burst limits of the agent gateway and the client address they are keyed by.
+//! Burst limits and the client address they are keyed by.
 //!
-//! The contract: 120 requests per minute per IP address and 60 per minute per account, HTTP
-//! 429 beyond. These are per API process (decision 5 in the design: governor in each process;
-//! daily quotas are the ones counted in Redis). GCRA with a burst of the full minute's
-//! allowance: a client may spend its minute at once, then gets one request per
-//! `60 s / limit` back.
+//! The contract: 120 requests per minute per address and 60 per minute per account, HTTP
+//! 429 beyond; agent-key creation and sign-in are limited the same way. The limits hold for
+//! the whole deployment, not per API process (product decision 5): each request is counted
+//! in Redis by one script (`lua/burst.lua`), a sliding log of accepted requests, so no
+//! window of the limit's length ever holds more than its maximum, whichever processes
+//! served them.
+//!
+//! The cheap first filter is a per-process memory of refusals: Redis answered "not before
+//! T" (when the oldest logged request leaves the window), and since entries only ever leave
+//! the window by expiring, no slot can free before T. So until T this process refuses that
+//! subject by itself, exactly as Redis would, and a client hammering a closed window costs
+//! no Redis work. (An in-process GCRA such as governor cannot be that filter: it counts
+//! requests Redis refused, and would go on refusing after the deployment-wide window has
+//! room again.)
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::collections::HashMap;
-use std::hash::Hash;
-use std::net::IpAddr;
-use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use governor::clock::{Clock, DefaultClock};
-use governor::middleware::NoOpMiddleware;
-use governor::state::keyed::HashMapStateStore;
-use governor::{Quota, RateLimiter};
-
-pub use governor::clock::FakeRelativeClock;
+use horst_store::Store;
+use sha2::{Digest, Sha256};
 
 mod client_ip;
 pub use client_ip::{ClientIp, TrustedProxies};
 
-type Keyed<K, C> = RateLimiter<K, HashMapStateStore<K>, C, NoOpMiddleware<<C as Clock>::Instant>>;
-
-/// Which burst limit was hit.
+/// One burst limit: at most `max` requests in any `window`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    Ip,
-    Account,
+pub struct Limit {
+    /// Part of the Redis key and of log lines (`mcp_address`, `sign_in_name`, ...).
+    pub name: &'static str,
+    pub max: u32,
+    pub window: Duration,
+}
+
+impl Limit {
+    pub const fn per_minute(name: &'static str, max: u32) -> Limit {
+        Limit {
+            name,
+            max,
+            window: Duration::from_secs(60),
+        }
+    }
 }
 
 /// A request refused by a burst limit; `retry_after` feeds the `Retry-After` header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limited {
-    pub scope: Scope,
+    /// The limit's `name`.
+    pub limit: &'static str,
     pub retry_after: Duration,
 }
 
@@ -51,111 +65,138 @@ impl Limited {
     }
 }
 
-/// One keyed limiter that forgets idle keys now and then, so memory stays bounded by the
-/// clients of the last minute rather than every client ever seen.
-struct Forgetful<K: Hash + Eq + Clone, C: Clock> {
-    limiter: Keyed<K, C>,
-    clock: C,
-    checks: AtomicU64,
+#[derive(Debug, thiserror::Error)]
+pub enum BurstError {
+    #[error("burst limit {}: retry after {} s", .0.limit, .0.retry_after_seconds())]
+    Limited(Limited),
+    /// Redis could not count the request; the caller decides (the API answers 503).
+    #[error("cannot count the request: {0}")]
+    Store(#[from] redis::RedisError),
 }
 
-impl<K: Hash + Eq + Clone, C: Clock + Clone> Forgetful<K, C> {
-    fn new(per_minute: u32, clock: C) -> Self {
-        let n = NonZeroU32::new(per_minute.max(1)).unwrap_or(NonZeroU32::MIN);
-        Forgetful {
-            limiter: RateLimiter::new(
-                Quota::per_minute(n),
-                HashMapStateStore::new(Default::default()),
-                clock.clone(),
-            ),
-            clock,
-            checks: AtomicU64::new(0),
-        }
-    }
+/// Refusals remembered per process: (limit, subject hash) -> not before.
+type Refusals = HashMap<(&'static str, String), Instant>;
 
-    fn check(&self, key: &K) -> Result<(), Duration> {
-        if self.checks.fetch_add(1, Ordering::Relaxed) % 4096 == 4095 {
-            self.limiter.retain_recent();
-        }
-        self.limiter
-            .check_key(key)
-            .map_err(|not_until| not_until.wait_time_from(self.clock.now()))
-    }
+/// At most this many remembered refusals; beyond it the expired ones are dropped, and if
+/// that is not enough the memory starts afresh (it is only a filter: Redis decides).
+const MAX_REMEMBERED: usize = 10_000;
+
+/// The deployment-wide burst limits of one process. Cheap to clone.
+#[derive(Clone)]
+pub struct BurstLimits {
+    inner: Arc<Inner>,
 }
 
-/// The gateway's two burst limits.
-pub struct BurstLimits<C: Clock = DefaultClock> {
-    per_ip: Forgetful<IpAddr, C>,
-    per_account: Forgetful<String, C>,
+struct Inner {
+    store: Store,
+    script: redis::Script,
+    /// Makes each request's log member unique across processes and within one.
+    nonce: u64,
+    counter: AtomicU64,
+    refused: Mutex<Refusals>,
 }
 
-impl BurstLimits<DefaultClock> {
-    pub fn new(per_ip_per_minute: u32, per_account_per_minute: u32) -> Self {
-        Self::with_clock(
-            per_ip_per_minute,
-            per_account_per_minute,
-            DefaultClock::default(),
-        )
-    }
-
-    /// From `gateway.burst_per_ip_per_minute` and `gateway.burst_per_account_per_minute`.
-    pub fn from_config(config: &horst_config::GatewayConfig) -> Self {
-        Self::new(
-            config.burst_per_ip_per_minute,
-            config.burst_per_account_per_minute,
-        )
-    }
-}
-
-impl<C: Clock + Clone> BurstLimits<C> {
-    /// With an explicit clock (tests use [`FakeRelativeClock`]).
-    pub fn with_clock(per_ip_per_minute: u32, per_account_per_minute: u32, clock: C) -> Self {
+impl BurstLimits {
+    pub fn new(store: Store) -> Self {
+        let mut b = [0u8; 8];
+        // Uniqueness, not secrecy: the time is an acceptable fallback.
+        let nonce = match getrandom::fill(&mut b) {
+            Ok(()) => u64::from_le_bytes(b),
+            Err(_) => std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64),
+        };
         BurstLimits {
-            per_ip: Forgetful::new(per_ip_per_minute, clock.clone()),
-            per_account: Forgetful::new(per_account_per_minute, clock),
+            inner: Arc::new(Inner {
+                store,
+                script: redis::Script::new(include_str!("../lua/burst.lua")),
+                nonce,
+                counter: AtomicU64::new(0),
+                refused: Mutex::new(HashMap::new()),
+            }),
         }
     }
 
-    /// Counts one request from `ip`.
-    pub fn check_ip(&self, ip: IpAddr) -> Result<(), Limited> {
-        self.per_ip.check(&ip).map_err(|retry_after| Limited {
-            scope: Scope::Ip,
+    /// Counts one request of `subject` (an address, an account name, a sign-in name)
+    /// against `limit`. Subjects are stored only as hashes.
+    pub async fn check(&self, limit: &Limit, subject: &str) -> Result<(), BurstError> {
+        let hash = subject_hash(subject);
+        let now = Instant::now();
+        if let Some(until) = self.remembered(limit.name, &hash, now) {
+            return Err(BurstError::Limited(Limited {
+                limit: limit.name,
+                retry_after: until - now,
+            }));
+        }
+        let inner = &self.inner;
+        let member = format!(
+            "{:016x}-{}",
+            inner.nonce,
+            inner.counter.fetch_add(1, Ordering::Relaxed)
+        );
+        let key = inner.store.key(&format!("burst:{}:{hash}", limit.name));
+        let (accepted, retry_ms): (u8, u64) = inner
+            .script
+            .key(key)
+            .arg(limit.max.max(1))
+            .arg((limit.window.as_millis() as u64).max(1))
+            .arg(member)
+            .invoke_async(&mut inner.store.conn())
+            .await?;
+        if accepted == 1 {
+            return Ok(());
+        }
+        let retry_after = Duration::from_millis(retry_ms.max(1));
+        self.remember(limit.name, hash, now + retry_after);
+        Err(BurstError::Limited(Limited {
+            limit: limit.name,
             retry_after,
-        })
+        }))
     }
 
-    /// Counts one request of `account` (all its keys together).
-    pub fn check_account(&self, account: &str) -> Result<(), Limited> {
-        self.per_account
-            .check(&account.to_string())
-            .map_err(|retry_after| Limited {
-                scope: Scope::Account,
-                retry_after,
-            })
+    fn remembered(&self, limit: &'static str, hash: &str, now: Instant) -> Option<Instant> {
+        let refused = self.inner.refused.lock().unwrap_or_else(|p| p.into_inner());
+        refused
+            .get(&(limit, hash.to_string()))
+            .copied()
+            .filter(|until| *until > now)
     }
-}
 
-/// Counts events per key in a rolling window, for small caps such as "3 agent keys per network
-/// in 24 hours" that must hold within one process between Redis checks. Not used for the
-/// per-minute bursts (those are GCRA above).
-#[derive(Default)]
-pub struct WindowCounter {
-    seen: std::sync::Mutex<HashMap<String, Vec<u64>>>,
-}
-
-impl WindowCounter {
-    /// Records an event at `now_ms` unless `key` already has `cap` events within `window_ms`;
-    /// returns the milliseconds until the oldest one leaves the window when refused.
-    pub fn try_add(&self, key: &str, now_ms: u64, window_ms: u64, cap: usize) -> Result<(), u64> {
-        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        let list = seen.entry(key.to_string()).or_default();
-        list.retain(|t| now_ms.saturating_sub(*t) < window_ms);
-        if list.len() >= cap {
-            let oldest = list.iter().copied().min().unwrap_or(now_ms);
-            return Err((oldest + window_ms).saturating_sub(now_ms));
+    fn remember(&self, limit: &'static str, hash: String, until: Instant) {
+        let mut refused = self.inner.refused.lock().unwrap_or_else(|p| p.into_inner());
+        if refused.len() >= MAX_REMEMBERED {
+            let now = Instant::now();
+            refused.retain(|_, t| *t > now);
+            if refused.len() >= MAX_REMEMBERED {
+                refused.clear();
+            }
         }
-        list.push(now_ms);
-        Ok(())
+        refused.insert((limit, hash), until);
+    }
+}
+
+/// Keys never carry the subject itself (an address, a name someone typed).
+fn subject_hash(subject: &str) -> String {
+    let digest = Sha256::digest(subject.as_bytes());
+    hex::encode(&digest[..16])
+}
+
+/// The gateway's burst limits, from `gateway.burst_per_ip_per_minute` and
+/// `gateway.burst_per_account_per_minute`.
+#[derive(Debug, Clone, Copy)]
+pub struct GatewayLimits {
+    /// Per client address: the MCP endpoint and agent-key creation.
+    pub per_address: Limit,
+    /// Per account, all its keys together.
+    pub per_account: Limit,
+}
+
+impl GatewayLimits {
+    pub fn from_config(config: &horst_config::GatewayConfig) -> Self {
+        GatewayLimits {
+            per_address: Limit::per_minute("address", config.burst_per_ip_per_minute),
+            per_account: Limit::per_minute("account", config.burst_per_account_per_minute),
+        }
     }
 }
 
@@ -164,46 +205,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_121st_request_in_a_minute_from_one_ip_is_refused() {
-        let clock = FakeRelativeClock::default();
-        let limits = BurstLimits::with_clock(120, 60, clock.clone());
-        let ip: IpAddr = "192.0.2.1".parse().unwrap();
-        for i in 0..120 {
-            assert!(limits.check_ip(ip).is_ok(), "request {} refused", i + 1);
-        }
-        let refused = limits.check_ip(ip).unwrap_err();
-        assert_eq!(refused.scope, Scope::Ip);
-        // One request comes back every 0.5 s.
-        assert_eq!(refused.retry_after, Duration::from_millis(500));
-        assert_eq!(refused.retry_after_seconds(), 1);
-        // Another address is not affected.
-        assert!(limits.check_ip("192.0.2.2".parse().unwrap()).is_ok());
-        clock.advance(Duration::from_millis(500));
-        assert!(limits.check_ip(ip).is_ok());
-        assert!(limits.check_ip(ip).is_err());
-        clock.advance(Duration::from_secs(60));
-        for _ in 0..120 {
-            assert!(limits.check_ip(ip).is_ok());
-        }
-    }
-
-    #[test]
-    fn the_61st_request_of_an_account_is_refused_across_its_keys() {
-        let clock = FakeRelativeClock::default();
-        let limits = BurstLimits::with_clock(120, 60, clock.clone());
-        for _ in 0..60 {
-            assert!(limits.check_account("agent-0000abcd").is_ok());
-        }
-        let refused = limits.check_account("agent-0000abcd").unwrap_err();
-        assert_eq!(refused.scope, Scope::Account);
-        assert_eq!(refused.retry_after, Duration::from_secs(1));
-        assert!(limits.check_account("agent-0000abce").is_ok());
-    }
-
-    #[test]
     fn retry_after_rounds_up_to_whole_seconds() {
         let l = |ms| Limited {
-            scope: Scope::Ip,
+            limit: "address",
             retry_after: Duration::from_millis(ms),
         };
         assert_eq!(l(0).retry_after_seconds(), 1);
@@ -213,13 +217,11 @@ mod tests {
     }
 
     #[test]
-    fn window_counter_caps_and_forgets() {
-        let w = WindowCounter::default();
-        for t in 0..3 {
-            assert!(w.try_add("net", t, 1000, 3).is_ok());
-        }
-        assert_eq!(w.try_add("net", 10, 1000, 3), Err(990));
-        assert!(w.try_add("other", 10, 1000, 3).is_ok());
-        assert!(w.try_add("net", 1000, 1000, 3).is_ok());
+    fn subjects_are_hashed_and_distinct() {
+        let a = subject_hash("192.0.2.1");
+        assert_eq!(a.len(), 32);
+        assert!(!a.contains("192"));
+        assert_ne!(a, subject_hash("192.0.2.2"));
+        assert_eq!(a, subject_hash("192.0.2.1"));
     }
 }

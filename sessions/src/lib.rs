@@ -144,6 +144,7 @@ pub mod machine;
 pub mod ops;
 pub mod session;
 pub mod views;
+pub mod wire;
 
 #[cfg(test)]
 mod tests;

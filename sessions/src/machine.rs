@@ -17,6 +17,7 @@ use crate::session::{
     ActionStatus, Clock, Deadline, HostEntry, LastAction, PendingAction, Player, Rejection,
     Session, Status, TimerKind,
 };
+use crate::wire::PendingEntry;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -112,7 +113,7 @@ pub enum Reply {
     },
     /// Entries for the pending-actions response (each with `seq`).
     Entries {
-        entries: Vec<Value>,
+        entries: Vec<PendingEntry>,
         /// The poll stays open: hold it, then send `HostPollDone`.
         poll_open: bool,
     },
@@ -538,12 +539,7 @@ impl Session {
     }
 
     fn queue_action(&mut self, player_id: &str, action: &Value, action_id: &str) -> u64 {
-        self.queue(json!({
-            "type": "action",
-            "playerId": player_id,
-            "action": action,
-            "actionId": action_id,
-        }))
+        self.queue(PendingEntry::action(player_id, action.clone(), action_id))
     }
 
     /// Simultaneous turns: once everyone who may act has submitted, release the held actions
@@ -794,9 +790,10 @@ impl Session {
 
     // ---------------------------------------------------------------- host queue
 
-    fn queue(&mut self, body: Value) -> u64 {
+    fn queue(&mut self, mut body: PendingEntry) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
+        body.seq = seq;
         self.host_queue.push(HostEntry {
             seq,
             body,
@@ -807,7 +804,7 @@ impl Session {
 
     /// Acknowledges `after` (or drains, for v1 bridges that send none) and returns the queue,
     /// marking entries delivered the first time they are returned.
-    fn take_entries(&mut self, after: Option<u64>, now: u64) -> Vec<Value> {
+    fn take_entries(&mut self, after: Option<u64>, now: u64) -> Vec<PendingEntry> {
         if let Some(a) = after {
             self.host_queue.retain(|e| e.seq > a);
         }
@@ -815,20 +812,15 @@ impl Session {
         let mut newly: Vec<(String, String)> = Vec::new();
         for e in &mut self.host_queue {
             let mut body = e.body.clone();
-            if let Value::Object(m) = &mut body {
-                m.insert("seq".into(), json!(e.seq));
-            }
+            body.seq = e.seq;
             out.push(body);
             if !e.delivered {
                 e.delivered = true;
                 if self.release_seq == Some(e.seq) {
                     self.release_delivered = true;
                 }
-                if let (Some(pid), Some(aid)) = (
-                    e.body.get("playerId").and_then(Value::as_str),
-                    e.body.get("actionId").and_then(Value::as_str),
-                ) {
-                    newly.push((pid.to_string(), aid.to_string()));
+                if let (Some(pid), Some(aid)) = (&e.body.player_id, &e.body.action_id) {
+                    newly.push((pid.clone(), aid.clone()));
                 }
             }
         }
@@ -885,10 +877,8 @@ impl Session {
             } else {
                 let aid = pa.action_id.clone();
                 // Never reached the game: take it back out of the host's queue.
-                self.host_queue.retain(|e| {
-                    e.delivered
-                        || e.body.get("actionId").and_then(Value::as_str) != Some(aid.as_str())
-                });
+                self.host_queue
+                    .retain(|e| e.delivered || e.body.action_id.as_deref() != Some(aid.as_str()));
                 self.resolve(
                     i,
                     ActionStatus::Unconfirmed,
@@ -908,7 +898,7 @@ impl Session {
         self.release_seq = None;
         self.release_delivered = false;
         if by_platform && !self.rules.legacy {
-            self.queue(json!({ "type": "system", "event": "session_end", "result": result, "reason": reason }));
+            self.queue(PendingEntry::session_end(result.clone(), reason));
         }
         self.push_event(
             t,
@@ -1059,13 +1049,9 @@ impl Session {
         self.reserved_until_ms = None;
         let ids: Vec<String> = self.players.iter().map(|p| p.player_id.clone()).collect();
         if self.rules.legacy {
-            self.queue(json!({
-                "type": "action",
-                "playerId": "__system__",
-                "action": { "type": "__game_start__", "players": ids },
-            }));
+            self.queue(PendingEntry::legacy_game_start(ids.clone()));
         } else {
-            self.queue(json!({ "type": "system", "event": "game_start", "players": ids, "round": self.round }));
+            self.queue(PendingEntry::game_start(ids.clone(), self.round));
         }
         if self.clock.is_none() && self.rules.has_clock() && !self.on_turn.is_empty() {
             self.clock = Some(Clock {
@@ -1128,7 +1114,7 @@ impl Session {
             // v1 games only hear about the final strike, so their onTimeout (which usually ends
             // the game) agrees with the platform.
             if !self.rules.legacy || last {
-                self.queue(json!({ "type": "timeout", "playerId": pid, "strike": strike, "maxStrikes": max, "final": last }));
+                self.queue(PendingEntry::timeout(&pid, strike, max, last));
             }
             self.push_event(
                 t,

@@ -182,8 +182,8 @@ pub struct Clock {
 #[serde(rename_all = "camelCase")]
 pub struct HostEntry {
     pub seq: u64,
-    /// The entry without `seq`, in the contract's shape.
-    pub body: Value,
+    /// The entry in the contract's shape (its `seq` is set when it is handed out).
+    pub body: crate::wire::PendingEntry,
     pub delivered: bool,
 }
 

@@ -1,110 +1,115 @@
-//! Pure read views in the contract's exact shapes, and the long-poll wake-up rules.
+//! Pure read views in the contract's exact shapes (the types of `wire.rs`), and the long-poll
+//! wake-up rules.
 
 use crate::iso::iso8601_ms;
 use crate::session::{ActionStatus, Player, Session, Status};
-use serde_json::{json, Value};
+use crate::wire::{
+    ActionResponse, AgentSnapshot, AvailableEntry, CreatedResponse, EventsPage, LastActionView,
+    OpsResponse, PendingActionsResponse, PendingEntry, PlayerEntry, PublicView, RejectionView,
+    RematchResponse, SnapshotPlayer, V1OkResponse, WaitingFor,
+};
+use serde_json::Value;
 
 impl Session {
     /// The agent snapshot of section 5 (`GET /state`, embedded in `/action` answers), or `None`
     /// if `player_id` has no seat.
-    pub fn snapshot(&self, player_id: &str) -> Option<Value> {
+    pub fn snapshot(&self, player_id: &str) -> Option<AgentSnapshot> {
         let me = self.player(player_id)?;
         let your_turn = self.is_your_turn(player_id);
         let waiting_for = match self.status {
-            Status::Waiting => json!("players"),
-            Status::Finished => Value::Null,
+            Status::Waiting => Some(WaitingFor::Players),
+            Status::Finished => None,
             Status::Active => match &me.pending {
                 // A held simultaneous action waits for the others to submit.
-                Some(pa) if pa.held => json!("opponent"),
-                Some(_) => json!("host"),
-                None if your_turn => Value::Null,
-                None if !self.host.alive => json!("host"),
+                Some(pa) if pa.held => Some(WaitingFor::Opponent),
+                Some(_) => Some(WaitingFor::Host),
+                None if your_turn => None,
+                None if !self.host.alive => Some(WaitingFor::Host),
                 // Nobody holds legal actions: the game is working out what comes next.
                 None if self.legal_actions_seen
                     && self.on_turn.is_empty()
                     && self.rules.turn_based =>
                 {
-                    json!("host")
+                    Some(WaitingFor::Host)
                 }
-                None => json!("opponent"),
+                None => Some(WaitingFor::Opponent),
             },
         };
-        let legal_actions = if your_turn {
-            json!(me.legal_actions.clone().unwrap_or_default())
-        } else {
-            Value::Null
-        };
-        let last_action = me.last_action.as_ref().map_or(Value::Null, |la| {
-            json!({
-                "actionId": la.action_id,
-                "turn": la.turn,
-                "status": la.status.as_str(),
-                "reason": la.reason,
-                "at": iso8601_ms(la.at_ms),
-            })
+        let legal_actions = your_turn.then(|| me.legal_actions.clone().unwrap_or_default());
+        let last_action = me.last_action.as_ref().map(|la| LastActionView {
+            action_id: la.action_id.clone(),
+            at: iso8601_ms(la.at_ms),
+            reason: la.reason.clone(),
+            status: la.status,
+            turn: la.turn,
         });
-        let rejections: Vec<Value> = self
+        let rejections = self
             .rejections
             .iter()
             .filter(|r| r.player_id == player_id)
-            .map(|r| {
-                json!({ "actionId": r.action_id, "reason": r.reason, "turn": r.turn, "at": iso8601_ms(r.at_ms) })
+            .map(|r| RejectionView {
+                action_id: r.action_id.clone(),
+                at: iso8601_ms(r.at_ms),
+                reason: r.reason.clone(),
+                turn: r.turn,
             })
             .collect();
-        let players: Vec<Value> = self
+        let players = self
             .players
             .iter()
-            .map(|p| {
-                let mut v = player_entry(p);
-                v["you"] = json!(p.player_id == player_id);
-                v
+            .map(|p| SnapshotPlayer {
+                as_name: p.as_name.clone(),
+                player_id: p.player_id.clone(),
+                ready: p.ready,
+                seat: p.seat,
+                you: p.player_id == player_id,
             })
             .collect();
-        Some(json!({
-            "sessionId": self.session_id,
-            "playerId": me.player_id,
-            "seat": me.seat,
-            "status": self.status.as_str(),
-            "round": self.round,
-            "seriesId": self.series_id,
-            "previousSessionId": self.previous_session_id,
-            "nextSessionId": self.next_session_id,
-            "yourTurn": your_turn,
-            "turn": self.turn,
-            "deadline": self.deadline_iso(),
-            "strikes": me.strikes,
-            "maxStrikes": self.rules.max_strikes,
-            "waitingFor": waiting_for,
-            "state": me.observation.clone().unwrap_or_else(|| self.state.clone()),
-            "legalActions": legal_actions,
-            "lastAction": last_action,
-            "rejections": rejections,
-            "players": players,
-            "result": self.result,
-            "skillUrl": self.game.skill_url,
-            "version": self.version,
-        }))
+        Some(AgentSnapshot {
+            deadline: self.deadline_iso(),
+            last_action,
+            legal_actions,
+            max_strikes: self.rules.max_strikes,
+            next_session_id: self.next_session_id.clone(),
+            player_id: me.player_id.clone(),
+            players,
+            previous_session_id: self.previous_session_id.clone(),
+            rejections,
+            result: self.result.clone(),
+            round: self.round,
+            seat: me.seat,
+            series_id: self.series_id.clone(),
+            session_id: self.session_id.clone(),
+            skill_url: self.game.skill_url.clone(),
+            state: me.observation.clone().unwrap_or_else(|| self.state.clone()),
+            status: self.status,
+            strikes: me.strikes,
+            turn: self.turn,
+            version: self.version,
+            waiting_for,
+            your_turn,
+        })
     }
 
     /// The public spectator view of section 7: no legal actions, observations or rejections.
-    pub fn public_view(&self) -> Value {
-        json!({
-            "sessionId": self.session_id,
-            "gameId": self.game.game_id,
-            "gameTitle": self.game.game_title,
-            "status": self.status.as_str(),
-            "round": self.round,
-            "seriesId": self.series_id,
-            "turn": self.turn,
-            "deadline": self.deadline_iso(),
-            "onTurnSeats": self.on_turn_seats(),
-            "players": self.player_list(),
-            "state": self.state,
-            "result": self.result,
-            "version": self.version,
-            "nextSessionId": self.next_session_id,
-            "previousSessionId": self.previous_session_id,
-        })
+    pub fn public_view(&self) -> PublicView {
+        PublicView {
+            deadline: self.deadline_iso(),
+            game_id: self.game.game_id.clone(),
+            game_title: self.game.game_title.clone(),
+            next_session_id: self.next_session_id.clone(),
+            on_turn_seats: self.on_turn_seats(),
+            players: self.player_list(),
+            previous_session_id: self.previous_session_id.clone(),
+            result: self.result.clone(),
+            round: self.round,
+            series_id: self.series_id.clone(),
+            session_id: self.session_id.clone(),
+            state: self.state.clone(),
+            status: self.status,
+            turn: self.turn,
+            version: self.version,
+        }
     }
 
     /// Whether `GET /available` lists this session: joinable tables by default; `all` adds
@@ -135,91 +140,90 @@ impl Session {
     }
 
     /// One `GET /available` entry.
-    pub fn available_entry(&self) -> Value {
-        json!({
-            "sessionId": self.session_id,
-            "gameId": self.game.game_id,
-            "gameTitle": self.game.game_title,
-            "gameSlug": self.game.game_slug,
-            "skillUrl": self.game.skill_url,
-            "status": self.status.as_str(),
-            "joinable": self.is_joinable(),
-            "reserved": self.is_reserved(),
-            "currentPlayers": self.players.iter().filter(|p| !p.left).count(),
-            "minPlayers": self.rules.min_players,
-            "maxPlayers": self.rules.max_players,
-            "round": self.round,
-            "host": self.host.kind,
-            "createdAt": iso8601_ms(self.created_at_ms),
-            "config": self.config,
-        })
+    pub fn available_entry(&self) -> AvailableEntry {
+        AvailableEntry {
+            config: self.config.clone(),
+            created_at: iso8601_ms(self.created_at_ms),
+            current_players: self.players.iter().filter(|p| !p.left).count() as u32,
+            game_id: self.game.game_id.clone(),
+            game_slug: self.game.game_slug.clone(),
+            game_title: self.game.game_title.clone(),
+            host: self.host.kind,
+            joinable: self.is_joinable(),
+            max_players: self.rules.max_players,
+            min_players: self.rules.min_players,
+            reserved: self.is_reserved(),
+            round: self.round,
+            session_id: self.session_id.clone(),
+            skill_url: self.game.skill_url.clone(),
+            status: self.status,
+        }
     }
 
     /// `201` body of `POST /bridge/sessions`.
-    pub fn created_response(&self) -> Value {
-        json!({
-            "sessionId": self.session_id,
-            "config": self.config,
-            "skillUrl": self.game.skill_url,
-            "round": self.round,
-            "seriesId": self.series_id,
-            "players": self.player_list(),
-        })
+    pub fn created_response(&self) -> CreatedResponse {
+        CreatedResponse {
+            config: self.config.clone(),
+            players: self.player_list(),
+            round: self.round,
+            series_id: self.series_id.clone(),
+            session_id: self.session_id.clone(),
+            skill_url: self.game.skill_url.clone(),
+        }
     }
 
     /// Body of `POST /bridge/sessions/:id/ops`.
-    pub fn ops_response(&self) -> Value {
-        json!({
-            "ok": true,
-            "status": self.status.as_str(),
-            "version": self.version,
-            "round": self.round,
-            "nextSessionId": self.next_session_id,
-            "players": self.player_list(),
-        })
+    pub fn ops_response(&self) -> OpsResponse {
+        OpsResponse {
+            next_session_id: self.next_session_id.clone(),
+            ok: true,
+            players: self.player_list(),
+            round: self.round,
+            status: self.status,
+            version: self.version,
+        }
     }
 
     /// Body of the v1 single-op endpoints: `{ ok }`, plus `nextSessionId` once there is one
     /// (what `reject-action` and `end` answer).
-    pub fn v1_ok_response(&self) -> Value {
-        match &self.next_session_id {
-            Some(next) => json!({ "ok": true, "nextSessionId": next }),
-            None => json!({ "ok": true }),
+    pub fn v1_ok_response(&self) -> V1OkResponse {
+        V1OkResponse {
+            next_session_id: self.next_session_id.clone(),
+            ok: true,
         }
     }
 
     /// Body of `GET /bridge/sessions/:id/pending-actions`, given the entries `apply` returned.
-    pub fn pending_actions_response(&self, entries: Vec<Value>) -> Value {
-        json!({
-            "actions": entries,
-            "status": self.status.as_str(),
-            "round": self.round,
-            "nextSessionId": self.next_session_id,
-            "players": self.player_list(),
-            "result": self.result,
-        })
+    pub fn pending_actions_response(&self, entries: Vec<PendingEntry>) -> PendingActionsResponse {
+        PendingActionsResponse {
+            actions: entries,
+            next_session_id: self.next_session_id.clone(),
+            players: self.player_list(),
+            result: self.result.clone(),
+            round: self.round,
+            status: self.status,
+        }
     }
 
     /// Body of `POST /bridge/sessions/:id/rematch`, rendered from the next session.
-    pub fn rematch_response(&self) -> Value {
-        json!({
-            "sessionId": self.session_id,
-            "round": self.round,
-            "seriesId": self.series_id,
-            "players": self.player_list(),
-        })
+    pub fn rematch_response(&self) -> RematchResponse {
+        RematchResponse {
+            players: self.player_list(),
+            round: self.round,
+            series_id: self.series_id.clone(),
+            session_id: self.session_id.clone(),
+        }
     }
 
     /// `GET /events?since=<index>`: events with `index >= since`; pass `next` as the next
     /// `since`. Events older than the kept window are gone (`first` says where it starts).
-    pub fn events_since(&self, since: u64) -> Value {
+    pub fn events_since(&self, since: u64) -> EventsPage {
         let skip = since.saturating_sub(self.events_base) as usize;
-        let events: Vec<&Value> = self.events.iter().skip(skip).collect();
-        json!({
-            "events": events,
-            "first": self.events_base,
-            "next": self.events_base + self.events.len() as u64,
-        })
+        EventsPage {
+            events: self.events.iter().skip(skip).cloned().collect(),
+            first: self.events_base,
+            next: self.events_base + self.events.len() as u64,
+        }
     }
 
     /// True when an events long-poll with `since` should return.
@@ -229,18 +233,16 @@ impl Session {
 
     /// `POST /action` answer for an accepted action. With `?wait`, call it again after wake-ups
     /// until `outcome` is no longer `pending` (or time runs out) and add `snapshot`.
-    pub fn action_response(&self, player_id: &str, action_id: &str, turn: u64) -> Value {
+    pub fn action_response(&self, player_id: &str, action_id: &str, turn: u64) -> ActionResponse {
         let (outcome, reason) = self.action_outcome(player_id, action_id);
-        let mut v = json!({
-            "accepted": true,
-            "actionId": action_id,
-            "turn": turn,
-            "outcome": outcome.as_str(),
-        });
-        if outcome == ActionStatus::Rejected {
-            v["reason"] = reason;
+        ActionResponse {
+            accepted: true,
+            action_id: action_id.to_string(),
+            outcome,
+            reason: (outcome == ActionStatus::Rejected).then_some(reason),
+            snapshot: None,
+            turn,
         }
-        v
     }
 
     /// Where an accepted action stands. An id this player no longer tracks counts as pending.
@@ -273,18 +275,22 @@ impl Session {
         self.status == Status::Finished || self.is_your_turn(player_id)
     }
 
-    fn deadline_iso(&self) -> Value {
-        self.deadline_ms()
-            .map_or(Value::Null, |d| json!(iso8601_ms(d)))
+    fn deadline_iso(&self) -> Option<String> {
+        self.deadline_ms().map(iso8601_ms)
     }
 
-    fn player_list(&self) -> Vec<Value> {
+    fn player_list(&self) -> Vec<PlayerEntry> {
         self.players.iter().map(player_entry).collect()
     }
 }
 
-fn player_entry(p: &Player) -> Value {
-    json!({ "playerId": p.player_id, "seat": p.seat, "asName": p.as_name, "ready": p.ready })
+fn player_entry(p: &Player) -> PlayerEntry {
+    PlayerEntry {
+        as_name: p.as_name.clone(),
+        player_id: p.player_id.clone(),
+        ready: p.ready,
+        seat: p.seat,
+    }
 }
 
 /// How long after a game ended a `state?wait` holds for the automatic rematch's link.

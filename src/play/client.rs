@@ -53,6 +53,17 @@ impl Answer {
         }
     }
 
+    /// The body as the type the protocol says `what` answers; a body of another shape says
+    /// which call and why (a backend that speaks another protocol version, say).
+    pub fn parse<T: serde::de::DeserializeOwned>(&self, what: &str) -> Result<T, String> {
+        T::deserialize(&self.body).map_err(|e| {
+            format!(
+                "{what} answered HTTP {} with a body horst play cannot read: {e}",
+                self.status
+            )
+        })
+    }
+
     /// A server-side failure worth retrying (5xx, the proxy's 502/503/504 too).
     pub fn transient(&self) -> bool {
         self.status >= 500

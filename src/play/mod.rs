@@ -9,13 +9,17 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use horst_sessions::wire::{ActionResponse, AgentSnapshot, AvailableList};
 
 mod agent;
 mod client;
+mod event;
+mod policy;
 
-use agent::{with_round, ActionAnswer, Agent, Event, Next, Policy};
+use agent::{with_round, ActionAnswer, Agent, Next};
 use client::{Answer, Client, Token};
+use event::Event;
+use policy::Policy;
 
 /// Exit codes (documented in docs/agents-play.md).
 const EXIT_FAILED: u8 = 1;
@@ -303,22 +307,17 @@ async fn play(
     out.emit(&Event::Joined {
         session_id: id.clone(),
         game: args.game.clone(),
-        player_id: snap["playerId"].as_str().unwrap_or("").to_string(),
-        seat: snap["seat"].as_u64().unwrap_or(0),
-        round: snap["round"].as_u64().unwrap_or(1),
-        as_name: snap["players"].as_array().and_then(|ps| {
-            ps.iter()
-                .find(|p| p["you"] == true)
-                .and_then(|p| p["asName"].as_str())
-                .map(str::to_string)
-        }),
-        status: snap["status"].as_str().unwrap_or("").to_string(),
+        player_id: snap.player_id.clone(),
+        seat: snap.seat,
+        round: snap.round,
+        as_name: snap.me().and_then(|p| p.as_name.clone()),
+        status: snap.status.as_str().to_string(),
         seed: (args.policy == Policy::Random).then_some(seed),
     });
     let mut agent = Agent::new(args.policy, seed, args.rounds, &id);
     let mut snap = snap;
     loop {
-        let round = snap["round"].as_u64().unwrap_or(1);
+        let round = snap.round;
         let (events, next) = agent
             .observe(&snap)
             .map_err(|m| fail(EXIT_FAILED, "failed", m))?;
@@ -336,7 +335,10 @@ async fn play(
                 .await?;
                 let answer = match a.status {
                     200 => ActionAnswer::Accepted {
-                        action_id: a.body["actionId"].as_str().unwrap_or("").to_string(),
+                        action_id: a
+                            .parse::<ActionResponse>("POST /action")
+                            .map_err(|m| fail(EXIT_FAILED, "failed", m))?
+                            .action_id,
                     },
                     409 => ActionAnswer::Conflict {
                         code: a.code().to_string(),
@@ -353,9 +355,14 @@ async fn play(
                 ));
                 // A 409 carries the fresh snapshot; anything else: read it (the long-poll
                 // returns once the move is resolved or it is our turn again).
-                snap = match (conflict, a.body.get("snapshot")) {
-                    (true, Some(s)) if s.is_object() => s.clone(),
-                    _ => read_state(client, out, &sid, None, agent::POLL_WAIT_SECS).await?,
+                let fresh = a
+                    .body
+                    .get("snapshot")
+                    .filter(|_| conflict)
+                    .and_then(|s| serde_json::from_value::<AgentSnapshot>(s.clone()).ok());
+                snap = match fresh {
+                    Some(s) => s,
+                    None => read_state(client, out, &sid, None, agent::POLL_WAIT_SECS).await?,
                 };
             }
             Next::Follow { session_id } => {
@@ -394,13 +401,20 @@ async fn read_state(
     id: &str,
     since: Option<u64>,
     wait: u64,
-) -> Result<Value, Fail> {
+) -> Result<AgentSnapshot, Fail> {
     let a = retrying(out, "reading the state", || client.state(id, since, wait)).await?;
     if a.ok() {
-        Ok(a.body)
+        a.parse("GET /state")
+            .map_err(|m| fail(EXIT_FAILED, "failed", m))
     } else {
         Err(lost(id, &a))
     }
+}
+
+/// A join's answer: the snapshot.
+fn joined(a: &Answer) -> Result<AgentSnapshot, Fail> {
+    a.parse("POST /join")
+        .map_err(|m| fail(EXIT_FAILED, "failed", m))
 }
 
 /// Joins `--session`, or the first open table of `--game` (trying the next one when a seat
@@ -409,12 +423,12 @@ async fn find_and_join(
     args: &PlayArgs,
     client: &Client,
     out: &Out,
-) -> Result<(String, Value), Fail> {
+) -> Result<(String, AgentSnapshot), Fail> {
     let name = args.as_name.as_deref();
     if let Some(id) = &args.session {
         let a = retrying(out, "joining", || client.join(id, name)).await?;
         if a.ok() {
-            return Ok((id.clone(), a.body));
+            return Ok((id.clone(), joined(&a)?));
         }
         if let Some(f) = auth_failure(&a) {
             return Err(f);
@@ -436,19 +450,18 @@ async fn find_and_join(
                 format!("GET /available: HTTP {} {}", a.status, a.message()),
             ));
         }
-        let tables: Vec<String> = a.body["sessions"]
-            .as_array()
-            .map(|s| {
-                s.iter()
-                    .filter(|e| e["joinable"] != false)
-                    .filter_map(|e| e["sessionId"].as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let tables: Vec<String> = a
+            .parse::<AvailableList>("GET /available")
+            .map_err(|m| fail(EXIT_FAILED, "failed", m))?
+            .sessions
+            .into_iter()
+            .filter(|e| e.joinable)
+            .map(|e| e.session_id)
+            .collect();
         for id in tables {
             let j = retrying(out, "joining", || client.join(&id, name)).await?;
             if j.ok() {
-                return Ok((id, j.body));
+                return Ok((id, joined(&j)?));
             }
             if let Some(f) = auth_failure(&j) {
                 return Err(f);
@@ -473,8 +486,8 @@ async fn no_table(game: &str, wait_for_table: u64, client: &Client) -> Fail {
         .available(game, true)
         .await
         .ok()
-        .and_then(|a| a.body["sessions"].as_array().map(Vec::len))
-        .unwrap_or(0);
+        .and_then(|a| a.parse::<AvailableList>("GET /available").ok())
+        .map_or(0, |l| l.sessions.len());
     if running > 0 {
         return fail(
             EXIT_NO_TABLE,
@@ -489,13 +502,8 @@ async fn no_table(game: &str, wait_for_table: u64, client: &Client) -> Fail {
         .available_any()
         .await
         .ok()
-        .and_then(|a| {
-            a.body["sessions"].as_array().map(|s| {
-                s.iter()
-                    .filter_map(|e| e["gameId"].as_str().map(str::to_string))
-                    .collect()
-            })
-        })
+        .and_then(|a| a.parse::<AvailableList>("GET /available").ok())
+        .map(|l| l.sessions.into_iter().filter_map(|e| e.game_id).collect())
         .unwrap_or_default();
     games.sort();
     games.dedup();

@@ -24,6 +24,8 @@ pub struct TestApp {
     pub store: horst_store::Store,
     pub config: Arc<horst_config::Config>,
     pub queue: horst_queue::Queue,
+    /// The composition root this app was built with (workers are started from it).
+    pub app: horst::App,
     shutdown: watch::Sender<bool>,
 }
 
@@ -48,6 +50,8 @@ pub async fn spawn_app() -> TestApp {
 pub async fn spawn_app_with(adjust: impl FnOnce(&mut horst_config::Config)) -> TestApp {
     let redis = RedisServer::start();
     let mut config = horst_config::Config::default();
+    // Test workers use one planner thread: CI has 2 cores for everything.
+    config.worker.threads = 1;
     adjust(&mut config);
     config.redis.url = redis.url();
     let parts = start_api(Arc::new(config)).await;
@@ -76,6 +80,7 @@ struct Parts {
     rcadia: horst_rcadia::Rcadia,
     auth: horst_rcadia::auth::Auth,
     redis_url: String,
+    app: horst::App,
     shutdown: watch::Sender<bool>,
 }
 
@@ -92,6 +97,7 @@ impl TestApp {
             rcadia: p.rcadia,
             auth: p.auth,
             redis_url: p.redis_url,
+            app: p.app,
             shutdown: p.shutdown,
         }
     }
@@ -117,70 +123,24 @@ impl TestApp {
 
 async fn start_api(config: Arc<horst_config::Config>) -> Parts {
     let url = config.redis.url.clone();
-    let store = horst_store::Store::connect(&url, &config.redis.key_prefix)
-        .await
-        .expect("connect to the test redis");
-    store.check_server(false).await.expect("server checks");
     let (tx, rx) = watch::channel(false);
-    let mut channels = horst_queue::Queue::channels(&store);
-    channels.extend(horst_rcadia::Rcadia::channels(&store));
-    let notifier = horst_queue::Notifier::start(store.client().clone(), channels, rx.clone());
-    let queue = horst_queue::Queue::new(
-        store.clone(),
-        horst_queue::QueueSettings {
-            queue: config.queue.clone(),
-            quotas: config.quotas.clone(),
-        },
-        notifier,
-    );
-    queue.notifier().ready(Duration::from_secs(10)).await;
-    let health = horst_store::Health::new();
-    tokio::spawn(
-        health
-            .clone()
-            .run_probe(store.clone(), Duration::from_millis(100), rx.clone()),
-    );
-    let rcadia = horst_rcadia::Rcadia::new(
-        store.clone(),
-        queue.notifier().clone(),
-        horst_rcadia::RcadiaSettings::from_config(&config.sessions),
-        rx.clone(),
-    )
-    .await
-    .expect("session store");
-    tokio::spawn(rcadia.clone().run_clock(rx.clone()));
-    let auth = horst_rcadia::auth::Auth::new(store.clone())
+    // The same composition root as `horst api`; only the probe is faster.
+    let app = horst::App::build(config.clone(), &url, rx)
         .await
-        .expect("identity store");
-    let state = horst_api::AppState::new(
-        config.clone(),
-        store.clone(),
-        queue.clone(),
-        health.clone(),
-        horst_telemetry::Metrics::new(),
-        rcadia.clone(),
-        auth.clone(),
-    );
+        .expect("build horst against the test redis")
+        .with_probe_interval(Duration::from_millis(100));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let state = state.with_listen_addr(addr);
-    let mut stop = rx.clone();
-    tokio::spawn(horst_api::serve(
-        listener,
-        state,
-        async move {
-            let _ = stop.wait_for(|s| *s).await;
-        },
-        Duration::from_secs(5),
-    ));
+    tokio::spawn(app.clone().run(horst::Roles::API, Some(listener)));
     Parts {
         addr,
-        health,
-        store,
+        health: app.health().clone(),
+        store: app.store().clone(),
         config,
-        queue,
-        rcadia,
-        auth,
+        queue: app.queue().clone(),
+        rcadia: app.rcadia().clone(),
+        auth: app.auth().clone(),
+        app,
         redis_url: url,
         shutdown: tx,
     }
@@ -452,14 +412,7 @@ impl TestApp {
     /// Starts an in-process worker with the real engine; it stops when the sender drops.
     pub fn start_engine_worker(&self) -> watch::Sender<bool> {
         let (tx, rx) = watch::channel(false);
-        let runner = std::sync::Arc::new(horst_worker::EngineRunner::new(1).expect("planner pool"));
-        tokio::spawn(horst_worker::run(
-            self.queue.clone(),
-            runner,
-            horst_worker::WorkerIdentity::new(90, 1),
-            horst_worker::WorkerMetrics::register(&horst_telemetry::Metrics::new()),
-            rx,
-        ));
+        tokio::spawn(self.app.worker(90, 1, rx).expect("planner pool"));
         tx
     }
 }

@@ -17,6 +17,7 @@ mod health;
 mod house_e2e;
 mod jobs;
 mod lifecycle;
+mod map_cli;
 mod mcp_clients;
 mod mcp_loop;
 mod mcp_tools;

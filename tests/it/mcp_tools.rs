@@ -199,6 +199,24 @@ async fn replay_edges() {
     let a = app.call("simulate_replay", sim(winning), Some(&key)).await;
     let r = crate::harness::ok_result(&a);
     assert_eq!(r["outcome"], "won");
+    assert!(r["deathCause"].is_null(), "{r}");
+    // A lost run says what killed the bird and where.
+    let spikes = "gcv-map 1\nname: spikes\nsize: 6 3\ngrid:\n......\n..^^..\nGGGGGG\nentities:\nstart 0 1\nnest 5 1\n";
+    let run_right = json!({"seed": 1, "actions": [{"action": 8, "ticks": 120}]});
+    let a = app
+        .call(
+            "simulate_replay",
+            json!({"map": spikes, "replay": run_right, "idempotencyKey": "spikes"}),
+            Some(&key),
+        )
+        .await;
+    let r = crate::harness::ok_result(&a);
+    assert_eq!(r["outcome"], "lost", "{r}");
+    assert_eq!(
+        r["deathCause"],
+        json!({"cause": "spikes", "x": 2, "y": 1}),
+        "{r}"
+    );
 }
 
 #[tokio::test]

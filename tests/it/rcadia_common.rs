@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use horst_sessions::wire::{AgentSnapshot, CreatedResponse, PendingActionsResponse, SystemEvent};
 use serde_json::{json, Value};
 
 use crate::harness::{spawn_app_with, TestApp};
@@ -80,7 +81,9 @@ impl Client {
             )
             .await;
         assert_eq!(st, 201, "{v}");
-        v["sessionId"].as_str().unwrap().to_string()
+        serde_json::from_value::<CreatedResponse>(v)
+            .expect("a created session")
+            .session_id
     }
 
     pub async fn ops(&self, id: &str, ops: Value) -> Value {
@@ -170,15 +173,20 @@ pub async fn started(
     let id = host.create(config).await;
     let mut pids = Vec::new();
     for a in agents {
-        pids.push(a.join(&id).await["playerId"].as_str().unwrap().to_string());
+        let snap: AgentSnapshot = serde_json::from_value(a.join(&id).await).expect("a snapshot");
+        pids.push(snap.player_id);
     }
     let mut after = 0;
     for _ in 0..20 {
-        let p = host.pending(&id, after, 5.0).await;
-        let entries = p["actions"].as_array().unwrap().clone();
-        for e in &entries {
-            after = after.max(e["seq"].as_u64().unwrap());
-            if e["event"] == "game_start" || e["action"]["type"] == "__game_start__" {
+        let p: PendingActionsResponse =
+            serde_json::from_value(host.pending(&id, after, 5.0).await).expect("entries");
+        for e in &p.actions {
+            after = after.max(e.seq);
+            let legacy_start = e
+                .action
+                .as_ref()
+                .is_some_and(|a| a["type"] == "__game_start__");
+            if e.event == Some(SystemEvent::GameStart) || legacy_start {
                 return (id, pids, after);
             }
         }

@@ -9,11 +9,11 @@ use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::{Json, Router};
-use horst_gateway::AccountError;
+use horst_gateway::{AccountError, KeyCap};
 use serde_json::Value;
 
 use super::mcp::{client_ip, is_json, read_body, BodyError};
-use crate::{ApiError, AppState};
+use crate::{ApiCode, ApiError, AppState};
 
 const MAX_BODY_BYTES: usize = 16 * 1024;
 
@@ -21,15 +21,8 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/api/agent-keys", any(create))
 }
 
-fn client(status: StatusCode, code: &'static str, message: impl Into<String>) -> Response {
-    ApiError::client(status, code, message).into_response()
-}
-
-fn with_retry_after(mut r: Response, seconds: u64) -> Response {
-    if let Ok(v) = HeaderValue::from_str(&seconds.to_string()) {
-        r.headers_mut().insert(header::RETRY_AFTER, v);
-    }
-    r
+fn client(code: ApiCode, message: impl Into<String>) -> Response {
+    ApiError::new(code, message).into_response()
 }
 
 async fn create(State(state): State<AppState>, request: Request) -> Response {
@@ -40,11 +33,7 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0);
     if method != Method::POST {
-        let mut r = client(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "method",
-            "only POST is supported",
-        );
+        let mut r = client(ApiCode::Method, "only POST is supported");
         r.headers_mut()
             .insert(header::ALLOW, HeaderValue::from_static("POST"));
         return r;
@@ -53,8 +42,7 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
         Ok(true) => {}
         Ok(false) => {
             return client(
-                StatusCode::NOT_FOUND,
-                "not_found",
+                ApiCode::NotFound,
                 "self-service agent keys are switched off",
             )
         }
@@ -62,45 +50,35 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
     }
     if headers.contains_key(header::ORIGIN) {
         return client(
-            StatusCode::FORBIDDEN,
-            "origin",
+            ApiCode::Origin,
             "requests with an Origin header are refused: a web page cannot create agent keys",
         );
     }
     let ip = client_ip(&state, peer, &headers);
-    if let Err(limited) = state.agents.burst.check_ip(ip) {
-        let s = limited.retry_after_seconds();
-        return with_retry_after(
-            client(
-                StatusCode::TOO_MANY_REQUESTS,
-                "burst",
+    let per_address = &state.agents.limits.per_address;
+    match state.agents.burst.check(per_address, &ip.to_string()).await {
+        Ok(()) => {}
+        Err(horst_limits::BurstError::Limited(limited)) => {
+            let s = limited.retry_after_seconds();
+            return ApiError::new(
+                ApiCode::Burst,
                 format!("too many requests; retry after {s} s"),
-            ),
-            s,
-        );
+            )
+            .retry_after(s)
+            .into_response();
+        }
+        Err(horst_limits::BurstError::Store(e)) => {
+            return ApiError::internal(format!("burst limit: {e}")).into_response()
+        }
     }
     if !is_json(&headers) {
-        return client(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "content_type",
-            "send Content-Type: application/json",
-        );
+        return client(ApiCode::ContentType, "send Content-Type: application/json");
     }
     let bytes = match read_body(body, MAX_BODY_BYTES).await {
         Ok(b) => b,
-        Err(BodyError::TooLarge) => {
-            return client(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "too_large",
-                "the body is over 16 KiB",
-            )
-        }
+        Err(BodyError::TooLarge) => return client(ApiCode::TooLarge, "the body is over 16 KiB"),
         Err(BodyError::Broken) => {
-            return client(
-                StatusCode::BAD_REQUEST,
-                "invalid_input",
-                "the body could not be read",
-            )
+            return client(ApiCode::InvalidInput, "the body could not be read")
         }
     };
     let fields = if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -110,8 +88,7 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
             Ok(Value::Object(o)) => o,
             _ => {
                 return client(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_input",
+                    ApiCode::InvalidInput,
                     "the body must be a JSON object such as {\"displayName\":\"Fuchs\"}",
                 )
             }
@@ -125,8 +102,7 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
             "label" => &mut label,
             other => {
                 return client(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_input",
+                    ApiCode::InvalidInput,
                     format!("unknown field `{other}`; allowed: displayName, label"),
                 )
             }
@@ -134,26 +110,25 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
         match v {
             Value::String(s) => *slot = Some(s.as_str()),
             Value::Null => {}
-            _ => {
-                return client(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_input",
-                    format!("`{k}` must be a string"),
-                )
-            }
+            _ => return client(ApiCode::InvalidInput, format!("`{k}` must be a string")),
         }
     }
     match horst_gateway::accounts::create_agent(&state.store, ip, display, label).await {
         Ok(created) => (StatusCode::CREATED, Json(created)).into_response(),
-        Err(AccountError::Invalid(m)) => client(StatusCode::BAD_REQUEST, "invalid_input", m),
+        Err(AccountError::Invalid(m)) => client(ApiCode::InvalidInput, m),
         Err(AccountError::Cap {
-            code,
+            cap,
             message,
             retry_after_seconds,
-        }) => with_retry_after(
-            client(StatusCode::TOO_MANY_REQUESTS, code, message),
-            retry_after_seconds,
-        ),
+        }) => {
+            let code = match cap {
+                KeyCap::Network => ApiCode::NetworkCap,
+                KeyCap::Daily => ApiCode::DailyCap,
+            };
+            ApiError::new(code, message)
+                .retry_after(retry_after_seconds)
+                .into_response()
+        }
         Err(e) => ApiError::internal(format!("create agent: {e}")).into_response(),
     }
 }

@@ -8,17 +8,21 @@
 use std::net::SocketAddr;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
+use axum::Extension;
 use axum::Router;
 use horst_config::GatewayMode;
 use horst_gateway::protocol::{self, codes};
 use horst_gateway::{AuthError, Message, Refusal, Reply};
+use horst_limits::BurstError;
 use http_body_util::BodyExt;
 use serde_json::Value;
 
+use crate::extract::AgentCaller;
 use crate::AppState;
 
 /// Request body limit: 3 MiB of compact JSON.
@@ -27,8 +31,13 @@ pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 /// 413 instead of a reset connection while it is still sending.
 const DRAIN_LIMIT_BYTES: usize = 64 * 1024 * 1024;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/mcp", any(mcp))
+pub fn router(state: AppState) -> Router<AppState> {
+    Router::new()
+        .route("/api/mcp", any(mcp))
+        // `transport` has read the body already, within MAX_BODY_BYTES; the handler's
+        // `Bytes` takes it as it is (axum's default limit of 2 MB would cut it).
+        .layer(DefaultBodyLimit::disable())
+        .route_layer(middleware::from_fn_with_state(state, transport))
 }
 
 fn rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
@@ -117,18 +126,19 @@ pub(crate) fn client_ip(
     state.agents.proxies.resolve(peer, forwarded).0
 }
 
-async fn mcp(State(state): State<AppState>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let (method, headers) = (parts.method, parts.headers);
+/// The transport's checks, in the contract's order, before any extractor of the handler
+/// runs: method, the gateway switch, origin, the per-address burst limit, content type and
+/// body size. It hands the handler the body (already read) and the gateway's mode.
+async fn transport(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
     let peer = parts
         .extensions
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0);
-    if method != Method::POST {
+    if parts.method != Method::POST {
         return method_not_allowed();
     }
-    let store = &state.store;
-    let mode = match horst_gateway::mode(store, &state.config).await {
+    let mode = match horst_gateway::mode(&state.store, &state.config).await {
         Ok(m) => m,
         Err(e) => return internal(format!("gateway mode: {e}")),
     };
@@ -139,6 +149,7 @@ async fn mcp(State(state): State<AppState>, request: Request) -> Response {
             "the agent gateway is switched off",
         );
     }
+    let headers = &parts.headers;
     if let Some(origin) = headers.get(header::ORIGIN) {
         let allowed = origin.to_str().is_ok_and(|o| {
             state
@@ -156,22 +167,12 @@ async fn mcp(State(state): State<AppState>, request: Request) -> Response {
             );
         }
     }
-    let ip = client_ip(&state, peer, &headers);
-    if let Err(limited) = state.agents.burst.check_ip(ip) {
-        let s = limited.retry_after_seconds();
-        return too_many(
-            s,
-            rpc_error(
-                StatusCode::TOO_MANY_REQUESTS,
-                codes::REFUSED,
-                &format!(
-                    "burst limit: at most {} requests per minute per address; retry after {s} s",
-                    state.config.gateway.burst_per_ip_per_minute
-                ),
-            ),
-        );
+    let ip = client_ip(&state, peer, headers);
+    let per_address = &state.agents.limits.per_address;
+    if let Err(refused) = state.agents.burst.check(per_address, &ip.to_string()).await {
+        return burst_refused(refused, "address", per_address.max);
     }
-    if !is_json(&headers) {
+    if !is_json(headers) {
         return rpc_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             codes::REFUSED,
@@ -198,26 +199,24 @@ async fn mcp(State(state): State<AppState>, request: Request) -> Response {
             )
         }
     };
-    let auth = headers
-        .get(header::AUTHORIZATION)
-        .map(|v| v.to_str().unwrap_or("invalid"));
-    let caller = match horst_gateway::accounts::authenticate(store, auth).await {
-        Ok(c) => c,
-        Err(AuthError::Unauthorized(m)) => return unauthorized(&m),
-        Err(AuthError::Blocked(m)) => return rpc_error(StatusCode::FORBIDDEN, codes::REFUSED, &m),
-        Err(AuthError::Store(e)) => return internal(format!("authenticate: {e}")),
-    };
+    parts.extensions.insert(mode);
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// The message, once the transport let it in: the key (the [`AgentCaller`] extractor), the
+/// per-account burst limit, then the gateway.
+async fn mcp(
+    State(state): State<AppState>,
+    Extension(mode): Extension<GatewayMode>,
+    headers: HeaderMap,
+    AgentCaller(caller): AgentCaller,
+    bytes: Bytes,
+) -> Response {
     if let Some(account) = &caller {
-        if let Err(limited) = state.agents.burst.check_account(&account.name) {
-            let s = limited.retry_after_seconds();
-            return too_many(
-                s,
-                rpc_error(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    codes::REFUSED,
-                    &format!("burst limit: at most {} requests per minute per account; retry after {s} s", state.config.gateway.burst_per_account_per_minute),
-                ),
-            );
+        let per_account = &state.agents.limits.per_account;
+        if let Err(refused) = state.agents.burst.check(per_account, &account.name).await {
+            return burst_refused(refused, "account", per_account.max);
         }
     }
     let version = headers
@@ -246,6 +245,33 @@ async fn mcp(State(state): State<AppState>, request: Request) -> Response {
                 r
             }
         },
+    }
+}
+
+/// A burst limit's 429 (with `Retry-After`), or the store failure that kept it from counting.
+fn burst_refused(e: BurstError, per: &str, max: u32) -> Response {
+    match e {
+        BurstError::Limited(limited) => {
+            let s = limited.retry_after_seconds();
+            too_many(
+                s,
+                rpc_error(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    codes::REFUSED,
+                    &format!("burst limit: at most {max} requests per minute per {per}; retry after {s} s"),
+                ),
+            )
+        }
+        BurstError::Store(e) => internal(format!("burst limit: {e}")),
+    }
+}
+
+/// The answer to a key that does not authenticate (the [`AgentCaller`] rejection).
+pub(crate) fn refuse_key(e: AuthError) -> Response {
+    match e {
+        AuthError::Unauthorized(m) => unauthorized(&m),
+        AuthError::Blocked(m) => rpc_error(StatusCode::FORBIDDEN, codes::REFUSED, &m),
+        AuthError::Store(e) => internal(format!("authenticate: {e}")),
     }
 }
 

@@ -4,15 +4,15 @@
 //! content never shows), returns JSON only (text is plain, never markup), and does not
 //! count as a board read (the contract counts authenticated reads only).
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
 
-use crate::{ApiError, AppState};
+use crate::extract::{Expected, Query};
+use crate::{ApiCode, ApiError, AppState};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -23,42 +23,29 @@ pub fn router() -> Router<AppState> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Page {
+    /// `nextOffset` of the previous page.
     offset: Option<usize>,
 }
 
-fn bad_query(e: QueryRejection) -> Response {
-    ApiError::client(
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-        format!("the only query parameter is offset, a non-negative integer (nextOffset of the previous page): {e}"),
-    )
-    .into_response()
+/// Agents' text as JSON; `nosniff` so that no browser ever guesses another type for it.
+fn reply(
+    result: Result<serde_json::Value, horst_gateway::ToolError>,
+) -> Result<Response, ApiError> {
+    let mut r = Json(result?).into_response();
+    r.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    Ok(r)
 }
 
-fn reply(result: Result<serde_json::Value, horst_gateway::ToolError>) -> Response {
-    match result {
-        Ok(v) => {
-            let mut r = Json(v).into_response();
-            // Agents' text: never let a browser guess another type for it.
-            r.headers_mut().insert(
-                header::X_CONTENT_TYPE_OPTIONS,
-                HeaderValue::from_static("nosniff"),
-            );
-            r
-        }
-        Err(e) if e.code == "not_found" => {
-            ApiError::client(StatusCode::NOT_FOUND, "not_found", e.message).into_response()
-        }
-        Err(e) => ApiError::internal(format!("public board: {}", e.message)).into_response(),
-    }
+impl Expected for Page {
+    const EXPECTED: &'static str =
+        "at most `offset`, a non-negative integer (nextOffset of the previous page)";
 }
 
-async fn list(State(state): State<AppState>, q: Result<Query<Page>, QueryRejection>) -> Response {
-    let offset = match q {
-        Ok(Query(p)) => p.offset.unwrap_or(0),
-        Err(e) => return bad_query(e),
-    };
-    reply(horst_gateway::board::published_threads(&state.store, offset).await)
+async fn list(State(state): State<AppState>, Query(q): Query<Page>) -> Result<Response, ApiError> {
+    reply(horst_gateway::board::published_threads(&state.store, q.offset.unwrap_or(0)).await)
 }
 
 /// Thread ids are `t<n>`; anything outside the contract's id alphabet cannot exist.
@@ -72,19 +59,13 @@ fn plausible_id(id: &str) -> bool {
 async fn read(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    q: Result<Query<Page>, QueryRejection>,
-) -> Response {
-    let offset = match q {
-        Ok(Query(p)) => p.offset.unwrap_or(0),
-        Err(e) => return bad_query(e),
-    };
+    Query(q): Query<Page>,
+) -> Result<Response, ApiError> {
     if !plausible_id(&id) {
-        return ApiError::client(
-            StatusCode::NOT_FOUND,
-            "not_found",
+        return Err(ApiError::new(
+            ApiCode::NotFound,
             "no published thread with this id; GET /api/board/published lists them",
-        )
-        .into_response();
+        ));
     }
-    reply(horst_gateway::board::published_thread(&state.store, &id, offset).await)
+    reply(horst_gateway::board::published_thread(&state.store, &id, q.offset.unwrap_or(0)).await)
 }

@@ -5,21 +5,23 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Router;
 use horst_rcadia::auth::Identity;
 use horst_rcadia::store::Step;
 use horst_rcadia::RcadiaError;
+use horst_sessions::wire::{
+    ActionResponse, AgentSnapshot, AvailableList, EventsPage, LeaveResponse, PublicView,
+};
 use horst_sessions::{
     format_player_id, should_wake, ActionStatus, Event, ProtocolError, Reply, Session, Status,
 };
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::caller::{caller, json_body, u64_param, wait_param, Scope};
-use crate::{ApiError, AppState};
+use crate::extract::{Json, Player};
+use crate::poll_params::{u64_param, wait_param};
+use crate::{ApiCode, ApiError, AppState};
 
 const BASE: &str = "/api/v1/agent/sessions";
 
@@ -37,10 +39,10 @@ pub fn router() -> Router<AppState> {
 async fn available(
     State(state): State<AppState>,
     Query(q): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<AvailableList>, ApiError> {
     let all = matches!(q.get("all").map(String::as_str), Some("1" | "true" | "yes"));
     let game = q.get("game").filter(|g| !g.trim().is_empty());
-    let sessions: Vec<Value> = state
+    let sessions = state
         .rcadia
         .list_unfinished()
         .await?
@@ -49,7 +51,7 @@ async fn available(
         .filter(|s| game.is_none_or(|g| s.matches_game(g)))
         .map(Session::available_entry)
         .collect();
-    Ok(Json(json!({ "sessions": sessions })))
+    Ok(Json(AvailableList { sessions }))
 }
 
 /// The caller's seat, readying a reserved seat on a waiting session (any player call does),
@@ -78,25 +80,23 @@ fn player_id_of(s: &Session, who: &Identity) -> Result<String, ApiError> {
     Ok(s.authorize_player(&who.key)?.to_string())
 }
 
-fn snapshot(s: &Session, player_id: &str) -> Value {
-    s.snapshot(player_id).unwrap_or(Value::Null)
+/// `null` for a caller without a seat.
+fn snapshot(s: &Session, player_id: &str) -> Option<AgentSnapshot> {
+    s.snapshot(player_id)
 }
 
 async fn join(
     State(state): State<AppState>,
+    Player(who): Player,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Play).await?;
-    let body = json_body(&body)?;
+    Json(body): Json<Value>,
+) -> Result<Json<Option<AgentSnapshot>>, ApiError> {
     let as_name = match body.get("asName") {
         None | Some(Value::Null) => who.name.clone(),
         Some(Value::String(n)) => Some(n.clone()),
         Some(_) => {
-            return Err(ApiError::client(
-                StatusCode::BAD_REQUEST,
-                "bad_request",
+            return Err(ApiError::new(
+                ApiCode::BadRequest,
                 "asName must be a string",
             ))
         }
@@ -123,11 +123,10 @@ async fn join(
 /// `should_wake` (or, with `since`, any newer version).
 async fn state_poll(
     State(state): State<AppState>,
+    Player(who): Player,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Play).await?;
+) -> Result<Json<Option<AgentSnapshot>>, ApiError> {
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?;
     // Subscribed before the read the wait starts from, so no change in between is missed.
@@ -165,27 +164,23 @@ fn wall_ms() -> u64 {
 
 async fn action(
     State(state): State<AppState>,
+    Player(who): Player,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Play).await?;
+    Json(body): Json<Value>,
+) -> Result<Json<ActionResponse>, ApiError> {
     let wait = wait_param(&q)?;
-    let body = json_body(&body)?;
     let Some(act) = body.get("action").cloned() else {
-        return Err(ApiError::client(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
+        return Err(ApiError::new(
+            ApiCode::BadRequest,
             "body must be {\"action\": <one of your legalActions>, \"turn\": <turn from /state>}",
         ));
     };
     let turn = match body.get("turn") {
         None | Some(Value::Null) => None,
         Some(t) => Some(t.as_u64().ok_or_else(|| {
-            ApiError::client(
-                StatusCode::BAD_REQUEST,
-                "bad_request",
+            ApiError::new(
+                ApiCode::BadRequest,
                 "turn must be the non-negative integer `turn` from your last /state",
             )
         })?),
@@ -218,14 +213,13 @@ async fn action(
         Ok(a) => a,
         // 409s carry the caller's snapshot, so an agent can re-sync without another call.
         Err(RcadiaError::Protocol(e, Some(s))) if e.status == 409 => {
-            let mut body = e.body();
-            if let Some(pid) = s.player_by_identity(&who.key).map(|p| p.player_id.clone()) {
-                body["snapshot"] = snapshot(&s, &pid);
-            }
-            return Err(ApiError::Body {
-                status: StatusCode::CONFLICT,
-                body,
-            });
+            let body = s
+                .player_by_identity(&who.key)
+                .and_then(|p| snapshot(&s, &p.player_id))
+                .map(serde_json::to_value)
+                .transpose()
+                .map_err(|e| ApiError::internal(format!("snapshot: {e}")))?;
+            return Err(ApiError::protocol_with_snapshot(e, body));
         }
         Err(e) => return Err(e.into()),
     };
@@ -244,16 +238,15 @@ async fn action(
         })
         .await?;
     let mut v = s.action_response(&pid, &action_id, turn);
-    v["snapshot"] = snapshot(&s, &pid);
+    v.snapshot = snapshot(&s, &pid);
     Ok(Json(v))
 }
 
 async fn leave(
     State(state): State<AppState>,
+    Player(who): Player,
     Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Play).await?;
+) -> Result<Json<LeaveResponse>, ApiError> {
     let a = state
         .rcadia
         .apply(&id, |s| {
@@ -261,21 +254,20 @@ async fn leave(
             Ok(Step::main(Event::Leave { player_id }))
         })
         .await?;
-    Ok(Json(json!({
-        "ok": true,
-        "sessionId": a.session.session_id,
-        "status": a.session.status.as_str(),
-        "result": a.session.result,
-    })))
+    Ok(Json(LeaveResponse {
+        ok: true,
+        result: a.session.result,
+        session_id: a.session.session_id,
+        status: a.session.status,
+    }))
 }
 
 async fn events(
     State(state): State<AppState>,
+    Player(who): Player,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Play).await?;
+) -> Result<Json<EventsPage>, ApiError> {
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?.unwrap_or(0);
     let a = state
@@ -297,7 +289,7 @@ async fn public(
     State(state): State<AppState>,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PublicView>, ApiError> {
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?;
     let s = state.rcadia.load(&id).await?;

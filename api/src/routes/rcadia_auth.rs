@@ -1,29 +1,28 @@
 //! `POST /api/v1/auth/session {username, password}` -> `{token}`: a signed-in user's JWT (the
 //! browser bridge hosts with it; agents may play with it).
 
-use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::routing::post;
-use axum::{Json, Router};
+use axum::Router;
 use serde_json::{json, Value};
 
-use crate::caller::json_body;
-use crate::{ApiError, AppState};
+use crate::extract::Json;
+use crate::{ApiCode, ApiError, AppState};
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/api/v1/auth/session", post(sign_in))
 }
 
-async fn sign_in(State(state): State<AppState>, body: Bytes) -> Result<Json<Value>, ApiError> {
-    let body = json_body(&body)?;
+async fn sign_in(
+    State(state): State<AppState>,
+    Json(body): Json<Value>,
+) -> Result<Json<Value>, ApiError> {
     let (Some(username), Some(password)) = (
         body.get("username").and_then(Value::as_str),
         body.get("password").and_then(Value::as_str),
     ) else {
-        return Err(ApiError::client(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
+        return Err(ApiError::new(
+            ApiCode::BadRequest,
             "body must be {\"username\": \"...\", \"password\": \"...\"}",
         ));
     };
@@ -34,9 +33,8 @@ async fn sign_in(State(state): State<AppState>, body: Bytes) -> Result<Json<Valu
         .map_err(ApiError::internal)?
     {
         Some(token) => Ok(Json(json!({ "token": token }))),
-        None => Err(ApiError::client(
-            StatusCode::UNAUTHORIZED,
-            "invalid_credentials",
+        None => Err(ApiError::new(
+            ApiCode::InvalidCredentials,
             "wrong username or password; an operator creates users with `horst admin user create`",
         )),
     }

@@ -4,20 +4,21 @@
 
 use std::collections::HashMap;
 
-use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, patch, post};
-use axum::{Json, Router};
+use axum::Router;
 use horst_rcadia::auth::Identity;
 use horst_rcadia::store::Step;
 use horst_rcadia::wait::MAX_WAIT;
+use horst_sessions::wire::{OpsResponse, PendingActionsResponse, RematchResponse, V1OkResponse};
 use horst_sessions::{Event, GameInfo, HostKind, NewSession, Op, Reply, Session};
 use serde_json::Value;
 
-use crate::caller::{caller, json_body, u64_param, wait_param, Scope};
-use crate::{ApiError, AppState};
+use crate::extract::{Host, Json};
+use crate::poll_params::{u64_param, wait_param};
+use crate::{ApiCode, ApiError, AppState};
 
 const BASE: &str = "/api/v1/agent/bridge/sessions";
 
@@ -56,9 +57,8 @@ fn opt_string(body: &Value, field: &str) -> Result<Option<String>, ApiError> {
     match body.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if s.chars().count() <= 200 => Ok(Some(s.clone())),
-        Some(_) => Err(ApiError::client(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
+        Some(_) => Err(ApiError::new(
+            ApiCode::BadRequest,
             format!("{field} must be a string of at most 200 characters"),
         )),
     }
@@ -80,16 +80,13 @@ fn slug(s: &str) -> Option<String> {
 
 async fn create(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Bytes,
+    Host(who): Host,
+    Json(body): Json<Value>,
 ) -> Result<Response, ApiError> {
-    let who = caller(&state, &headers, Scope::Host).await?;
-    let body = json_body(&body)?;
     let config = body.get("config").cloned().unwrap_or(Value::Null);
     if !config.is_object() {
-        return Err(ApiError::client(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
+        return Err(ApiError::new(
+            ApiCode::BadRequest,
             "body must be {\"config\": <the AGENT_CONFIGURE data>, \"gameId\"?, \"gameTitle\"?}",
         ));
     }
@@ -158,71 +155,72 @@ async fn publish(
 
 async fn ops(
     State(state): State<AppState>,
+    Host(who): Host,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Host).await?;
-    let ops = Op::parse_batch(&json_body(&body)?)?;
+    Json(body): Json<Value>,
+) -> Result<Json<OpsResponse>, ApiError> {
+    let ops = Op::parse_batch(&body)?;
     let s = publish(&state, &id, &who, ops).await?;
     Ok(Json(s.ops_response()))
 }
 
 async fn v1(
     state: AppState,
+    who: Identity,
     id: String,
-    headers: HeaderMap,
-    body: Bytes,
+    body: Value,
     endpoint: &str,
-) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Host).await?;
-    let op = Op::from_v1(endpoint, &json_body(&body)?)?;
+) -> Result<Json<V1OkResponse>, ApiError> {
+    let op = Op::from_v1(endpoint, &body)?;
     let s = publish(&state, &id, &who, vec![op]).await?;
     Ok(Json(match endpoint {
         "reject-action" | "end" => s.v1_ok_response(),
-        _ => serde_json::json!({ "ok": true }),
+        _ => V1OkResponse {
+            next_session_id: None,
+            ok: true,
+        },
     }))
 }
 
 async fn v1_state(
     State(s): State<AppState>,
+    Host(who): Host,
     Path(id): Path<String>,
-    h: HeaderMap,
-    b: Bytes,
-) -> Result<Json<Value>, ApiError> {
-    v1(s, id, h, b, "state").await
+    Json(b): Json<Value>,
+) -> Result<Json<V1OkResponse>, ApiError> {
+    v1(s, who, id, b, "state").await
 }
 async fn v1_observation(
     State(s): State<AppState>,
+    Host(who): Host,
     Path(id): Path<String>,
-    h: HeaderMap,
-    b: Bytes,
-) -> Result<Json<Value>, ApiError> {
-    v1(s, id, h, b, "observation").await
+    Json(b): Json<Value>,
+) -> Result<Json<V1OkResponse>, ApiError> {
+    v1(s, who, id, b, "observation").await
 }
 async fn v1_legal_actions(
     State(s): State<AppState>,
+    Host(who): Host,
     Path(id): Path<String>,
-    h: HeaderMap,
-    b: Bytes,
-) -> Result<Json<Value>, ApiError> {
-    v1(s, id, h, b, "legal-actions").await
+    Json(b): Json<Value>,
+) -> Result<Json<V1OkResponse>, ApiError> {
+    v1(s, who, id, b, "legal-actions").await
 }
 async fn v1_reject(
     State(s): State<AppState>,
+    Host(who): Host,
     Path(id): Path<String>,
-    h: HeaderMap,
-    b: Bytes,
-) -> Result<Json<Value>, ApiError> {
-    v1(s, id, h, b, "reject-action").await
+    Json(b): Json<Value>,
+) -> Result<Json<V1OkResponse>, ApiError> {
+    v1(s, who, id, b, "reject-action").await
 }
 async fn v1_end(
     State(s): State<AppState>,
+    Host(who): Host,
     Path(id): Path<String>,
-    h: HeaderMap,
-    b: Bytes,
-) -> Result<Json<Value>, ApiError> {
-    v1(s, id, h, b, "end").await
+    Json(b): Json<Value>,
+) -> Result<Json<V1OkResponse>, ApiError> {
+    v1(s, who, id, b, "end").await
 }
 
 /// `GET pending-actions?after&wait`: the poll opens in the machine (host liveness counts it),
@@ -230,10 +228,9 @@ async fn v1_end(
 async fn pending_actions(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    Host(who): Host,
     Query(q): Query<HashMap<String, String>>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Host).await?;
+) -> Result<Json<PendingActionsResponse>, ApiError> {
     let after = u64_param(&q, "after")?;
     let wait = wait_param(&q)?.min(MAX_WAIT);
     // Subscribed before the poll opens, so an entry queued in between wakes the wait.
@@ -274,10 +271,9 @@ async fn pending_actions(
 
 async fn rematch(
     State(state): State<AppState>,
+    Host(who): Host,
     Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Result<Json<Value>, ApiError> {
-    let who = caller(&state, &headers, Scope::Host).await?;
+) -> Result<Json<RematchResponse>, ApiError> {
     let a = state
         .rcadia
         .apply(&id, |s| {

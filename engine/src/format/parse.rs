@@ -45,10 +45,20 @@ impl Diag {
     }
 }
 
-/// What the parser knows beyond the map itself: where things were written.
+/// What the parser knows beyond the map itself: where things were written. With errors in
+/// the diagnostics the map is a best effort (bad rows read as empty, bad entities left out),
+/// good enough for the warnings that do not depend on what is broken.
 pub(crate) struct Parsed {
     pub map: Map,
     pub entity_lines: Vec<usize>,
+    /// Every grid row was read as written (no ragged, unknown, missing or overlong rows).
+    pub grid_ok: bool,
+}
+
+/// `n` and the noun in the number it needs: `1 tile`, `2 tiles`.
+pub(crate) fn count_of(n: impl Into<i64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Parses and checks a map. `Err` carries every error found (warnings are not computed here;
@@ -266,6 +276,12 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
     let mut entity_lines: Vec<usize> = Vec::new();
     let mut entities_line = 0usize;
     let mut grid_ok = true;
+    // Grid rows with a problem of their own: entity checks against their tiles would only
+    // repeat it.
+    let mut bad_rows: Vec<i64> = Vec::new();
+    // Every entity kind written, also on lines left out for bad coordinates or bounds: a nest
+    // outside the map is that error, not also `no_nest`.
+    let mut kinds_written: Vec<EntityKind> = Vec::new();
     let mut last_line = 1usize;
 
     // A final newline ends the last line; it does not start an empty one.
@@ -283,6 +299,7 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                 "rows are at most 512 tiles; split comments over several lines",
             );
             if section == Section::Grid {
+                bad_rows.push(rows_read);
                 rows_read += 1;
                 grid_ok = false;
                 if let Some((w, h)) = size {
@@ -378,9 +395,14 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                         "grid_too_short",
                         ln,
                         1,
-                        format!("the grid has {rows_read} rows but size says {h}"),
                         format!(
-                            "give exactly {h} rows of {w} tiles after `grid:`, or change `size:`"
+                            "the grid has {} but size says {h}",
+                            count_of(rows_read, "row", "rows")
+                        ),
+                        format!(
+                            "give exactly {} of {} after `grid:`, or change `size:`",
+                            count_of(h, "row", "rows"),
+                            count_of(w, "tile", "tiles")
                         ),
                     );
                     grid_ok = false;
@@ -391,26 +413,33 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                 let n = line.chars().count() as i64;
                 if n != w {
                     let hint = if n == 0 {
-                        format!("a blank line is not allowed inside the grid; fill the row with {w} tiles ('.' is empty)")
+                        format!(
+                            "a blank line is not allowed inside the grid; fill the row with {} ('.' is empty)",
+                            count_of(w, "tile", "tiles")
+                        )
                     } else if n < w {
                         format!(
-                            "add {} tiles ('.' for empty) so the row has exactly {w}",
-                            w - n
+                            "add {} ('.' for empty) so the row has exactly {w}",
+                            count_of(w - n, "tile", "tiles")
                         )
                     } else {
                         format!(
-                            "remove {} tiles so the row has exactly {w}, or widen `size:`",
-                            n - w
+                            "remove {} so the row has exactly {w}, or widen `size:`",
+                            count_of(n - w, "tile", "tiles")
                         )
                     };
                     diag.err(
                         "ragged_row",
                         ln,
                         (n.min(w) + 1) as usize,
-                        format!("grid row y={rows_read} has {n} tiles but size says width {w}"),
+                        format!(
+                            "grid row y={rows_read} has {} but size says width {w}",
+                            count_of(n, "tile", "tiles")
+                        ),
                         hint,
                     );
                     grid_ok = false;
+                    bad_rows.push(rows_read);
                 }
                 let mut row_errors = 0;
                 for (col, c) in line.chars().enumerate().take(w as usize) {
@@ -437,6 +466,9 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                             }
                             row_errors += 1;
                             grid_ok = false;
+                            if bad_rows.last() != Some(&rows_read) {
+                                bad_rows.push(rows_read);
+                            }
                             tiles.push(Block::Empty);
                         }
                     }
@@ -465,7 +497,10 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                             "grid_too_long",
                             ln,
                             1,
-                            format!("this looks like a grid row, but the grid already has the {h} rows size says"),
+                            format!(
+                                "this looks like a grid row, but the grid already has the {} size says",
+                                count_of(h, "row", "rows")
+                            ),
                             format!("set `size: {w} {}` or remove the extra row", h + 1),
                         );
                         grid_ok = false;
@@ -510,6 +545,7 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                     );
                     continue;
                 };
+                kinds_written.push(kind);
                 if toks.len() < 3 {
                     diag.err(
                         "bad_entity_line",
@@ -626,8 +662,15 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                 "grid_too_short",
                 last_line,
                 1,
-                format!("the file ends after {rows_read} grid rows but size says {h}"),
-                format!("give exactly {h} rows of {w} tiles after `grid:`, then `entities:`"),
+                format!(
+                    "the file ends after {} but size says {h}",
+                    count_of(rows_read, "grid row", "grid rows")
+                ),
+                format!(
+                    "give exactly {} of {} after `grid:`, then `entities:`",
+                    count_of(h, "row", "rows"),
+                    count_of(w, "tile", "tiles")
+                ),
             );
             return None;
         }
@@ -643,9 +686,11 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
         );
     }
     let (w, h) = size?;
-    if !grid_ok || tiles.len() as i64 != w * h {
-        return None;
-    }
+    // Rows that were never written read as empty (their error is already reported).
+    let complete = tiles.len() as i64 == w * h;
+    bad_rows.extend(tiles.len() as i64 / w.max(1)..h);
+    tiles.resize((w * h) as usize, Block::Empty);
+    let grid_ok = grid_ok && complete;
     if section == Section::AfterGrid {
         entities_line = last_line;
     }
@@ -656,7 +701,7 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
     let starts: Vec<usize> = (0..entities.len())
         .filter(|&i| entities[i].kind == EntityKind::Start)
         .collect();
-    if starts.is_empty() {
+    if !kinds_written.contains(&EntityKind::Start) {
         diag.err(
             "no_start",
             entities_line,
@@ -675,7 +720,7 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
         );
     }
     let nests = count(EntityKind::Nest);
-    if nests == 0 {
+    if !kinds_written.contains(&EntityKind::Nest) {
         diag.err(
             "no_nest",
             entities_line,
@@ -684,41 +729,45 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
             "add at least one line `nest X Y` in the entities section",
         );
     }
-    let caps: [(&str, usize, usize, &str); 5] = [
-        ("nests", nests, MAX_NESTS, "too_many_nests"),
+    let caps: [(&str, &str, usize, usize, &str); 5] = [
+        ("nest", "nests", nests, MAX_NESTS, "too_many_nests"),
         (
+            "enemy",
             "enemies",
             count(EntityKind::Walker) + count(EntityKind::Flyer),
             MAX_ENEMIES,
             "too_many_enemies",
         ),
         (
+            "rockfall spawner",
             "rockfall spawners",
             count(EntityKind::Rockfall),
             MAX_ROCKFALLS,
             "too_many_rockfalls",
         ),
         (
+            "platform",
             "platforms",
             count(EntityKind::Platform),
             MAX_PLATFORMS,
             "too_many_platforms",
         ),
         (
+            "spring",
             "springs",
             count(EntityKind::Spring),
             MAX_SPRINGS,
             "too_many_springs",
         ),
     ];
-    for (what, n, max, code) in caps {
+    for (one, what, n, max, code) in caps {
         if n > max {
             diag.err(
                 code,
                 entities_line,
                 1,
                 format!("the map has {n} {what}; at most {max} are allowed"),
-                format!("remove {} {what}", n - max),
+                format!("remove {}", count_of((n - max) as i64, one, what)),
             );
         }
     }
@@ -754,7 +803,34 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
             }
             continue;
         }
-        if at(e.x, e.y).is_solid() {
+        if e.kind == EntityKind::Flyer {
+            let range = e.param(crate::sim::palette::FLYER_RANGE) as i32;
+            let vertical = e.param(crate::sim::palette::FLYER_AXIS) == 1;
+            let (lo, hi, size, axis) = if vertical {
+                (e.y - range, e.y + range, h as i32, "rows")
+            } else {
+                (e.x - range, e.x + range, w as i32, "columns")
+            };
+            if lo < 0 || hi >= size {
+                let (a, b) = if vertical { ("y", e.y) } else { ("x", e.x) };
+                diag.err(
+                    "entity_out_of_bounds",
+                    ln,
+                    1,
+                    format!(
+                        "flyer at ({}, {}) with range {range} patrols {a} {lo} to {hi}, outside the {w} x {h} map",
+                        e.x, e.y
+                    ),
+                    format!(
+                        "keep {a}-range..{a}+range inside the {axis} 0 to {}: lower range to {} or move the flyer",
+                        size - 1,
+                        (b).min(size - 1 - b).max(0)
+                    ),
+                );
+            }
+        }
+        // With rows missing, any row may be shifted: the grid's error says enough.
+        if complete && at(e.x, e.y).is_solid() && !bad_rows.contains(&(e.y as i64)) {
             diag.err(
                 "entity_in_solid",
                 ln,
@@ -764,13 +840,14 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
             );
         }
     }
-    if !diag.errors.is_empty() {
-        return None;
-    }
     let title = name.unwrap_or_default();
     let map = Map::from_parts(title, w as i32, h as i32, tiles, crumble[0], entities);
     let _ = size_line;
-    Some(Parsed { map, entity_lines })
+    Some(Parsed {
+        map,
+        entity_lines,
+        grid_ok,
+    })
 }
 
 fn clip(s: &str) -> String {

@@ -97,6 +97,10 @@ pub fn validate_map_bytes(bytes: &[u8]) -> ValidationReport {
     }
 }
 
+/// Every error, and the warnings beside them. With errors, the map the warnings look at is the
+/// parser's best effort, so the warnings that would only repeat an error are left out: those
+/// that read tiles when the grid has bad rows, those about the start when there is no single
+/// start, and `nest_unreachable` (a relaxed check on a map that cannot be played yet).
 pub fn validate_map(text: &str) -> ValidationReport {
     let mut diag = Diag::new();
     let parsed = parse(text, &mut diag);
@@ -104,9 +108,8 @@ pub fn validate_map(text: &str) -> ValidationReport {
     let Some(parsed) = parsed else {
         return report;
     };
-    if !report.errors.is_empty() {
-        return report;
-    }
+    let clean = report.errors.is_empty();
+    let grid_ok = parsed.grid_ok;
     let map = &parsed.map;
     let mut warn = |code: &'static str, line: usize, message: String, hint: &str| {
         if report.warnings.len() < MAX_REPORTED_WARNINGS {
@@ -126,6 +129,7 @@ pub fn validate_map(text: &str) -> ValidationReport {
         .iter()
         .position(|e| e.kind == EntityKind::Start)
         .unwrap_or(0);
+    let one_start = ents.iter().filter(|e| e.kind == EntityKind::Start).count() == 1;
     let (sx, sy) = map.start();
 
     // Start over a bottomless pit: nothing to land on straight below, no platform or spring.
@@ -142,7 +146,7 @@ pub fn validate_map(text: &str) -> ValidationReport {
             && e.y >= sy
             && (e.x - sx).abs() <= 8
     });
-    if !ground && !helper_below {
+    if !ground && !helper_below && one_start && grid_ok {
         warn(
             "start_over_pit",
             line_of(start_i),
@@ -152,7 +156,7 @@ pub fn validate_map(text: &str) -> ValidationReport {
     }
     for (i, e) in ents.iter().enumerate() {
         let name = e.kind.def().name;
-        if e.kind.is_enemy() && (e.x - sx).abs() <= 3 && (e.y - sy).abs() <= 3 {
+        if one_start && e.kind.is_enemy() && (e.x - sx).abs() <= 3 && (e.y - sy).abs() <= 3 {
             warn(
                 "enemy_near_start",
                 line_of(i),
@@ -163,7 +167,7 @@ pub fn validate_map(text: &str) -> ValidationReport {
                 "give the bird room to start: move the enemy at least 4 tiles away",
             );
         }
-        if tile(e.x, e.y) == Block::Spikes && e.kind != EntityKind::Platform {
+        if grid_ok && tile(e.x, e.y) == Block::Spikes && e.kind != EntityKind::Platform {
             warn(
                 "entity_on_spikes",
                 line_of(i),
@@ -171,7 +175,7 @@ pub fn validate_map(text: &str) -> ValidationReport {
                 "move it off the spikes tile",
             );
         }
-        if e.kind == EntityKind::Walker && e.param(WALKER_RANGE) > 0 {
+        if grid_ok && e.kind == EntityKind::Walker && e.param(WALKER_RANGE) > 0 {
             let b = tile(e.x, e.y + 1);
             if !(b.is_solid() || b.is_one_way()) {
                 warn(
@@ -185,7 +189,7 @@ pub fn validate_map(text: &str) -> ValidationReport {
                 );
             }
         }
-        if e.kind == EntityKind::Rockfall {
+        if grid_ok && e.kind == EntityKind::Rockfall {
             let b = tile(e.x, e.y + 1);
             if b.is_solid() || b.is_one_way() {
                 warn(
@@ -217,6 +221,9 @@ pub fn validate_map(text: &str) -> ValidationReport {
                 break;
             }
         }
+    }
+    if !clean {
+        return report;
     }
     let r = reach(map);
     for (i, e) in ents.iter().enumerate() {

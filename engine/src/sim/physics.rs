@@ -93,25 +93,3 @@ pub fn spring_speed(tiles: i32) -> i32 {
     }
     lo
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn documented_numbers() {
-        assert_eq!(SLOW_SPEED, 240);
-        assert_eq!(JUMP_RISE, 13024);
-        assert_eq!(BOOST_RISE, 8424);
-        assert!(
-            JUMP_RISE >= JUMP_HEIGHT_TILES * TILE && JUMP_RISE < (JUMP_HEIGHT_TILES + 1) * TILE
-        );
-        assert!(BOOST_RISE >= BOOST_HEIGHT_TILES * TILE);
-        for tiles in 2..=12 {
-            let v = spring_speed(tiles);
-            assert!(rise_height(v) >= tiles * TILE + 2 * SUB);
-            assert!(rise_height(v - 1) < tiles * TILE + 2 * SUB);
-            assert!(v < MAX_FALL * 4);
-        }
-    }
-}

@@ -127,19 +127,19 @@ fn the_bridge_responses() {
     let (mut g, a, b) = Game::started(config(json!({})));
     let out = g.turn_to(&a);
     assert!(out.changed);
-    let v = g.s.ops_response();
+    let v = wire(&g.s.ops_response());
     assert_eq!(
         v,
         json!({"ok": true, "status": "active", "version": g.s.version, "round": 1, "nextSessionId": null,
                "players": [{"playerId": a, "seat": 0, "asName": "ALICE", "ready": true},
                            {"playerId": b, "seat": 1, "asName": "BOB", "ready": true}]})
     );
-    let v = g.s.pending_actions_response(vec![]);
+    let v = wire(&g.s.pending_actions_response(vec![]));
     assert_eq!(v["actions"], json!([]));
     assert_eq!(v["result"], Value::Null);
     assert_eq!(v["status"], "active");
     let fresh = Game::new(config(json!({})));
-    let v = fresh.s.created_response();
+    let v = wire(&fresh.s.created_response());
     assert_eq!(v["sessionId"], "ses_beef00000001");
     assert_eq!(v["seriesId"], "ses_beef00000001");
     assert_eq!(v["round"], 1);

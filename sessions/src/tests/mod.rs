@@ -17,6 +17,12 @@ mod seats;
 mod series;
 mod turns;
 mod views;
+mod wire;
+
+/// A view as the JSON on the wire (these tests check the contract's field names and nulls).
+pub fn wire<T: serde::Serialize>(view: &T) -> Value {
+    serde_json::to_value(view).unwrap()
+}
 
 /// 2026-10-07T19:00:00.000Z
 pub const T0: u64 = 1_791_399_600_000;
@@ -170,7 +176,7 @@ impl Game {
     /// A raw host poll (no acknowledgement bookkeeping); returns the entries.
     pub fn poll_after(&mut self, after: Option<u64>) -> Vec<Value> {
         match self.ok(Event::HostPoll { after, wait_ms: 0 }).reply {
-            Reply::Entries { entries, .. } => entries,
+            Reply::Entries { entries, .. } => entries.iter().map(wire).collect(),
             r => panic!("{r:?}"),
         }
     }
@@ -192,7 +198,7 @@ impl Game {
     }
 
     pub fn snap(&self, pid: &str) -> Value {
-        self.s.snapshot(pid).unwrap()
+        wire(&self.s.snapshot(pid).unwrap())
     }
 
     /// Moves the virtual clock, firing armed timers at their instants like the delayed set

@@ -98,7 +98,10 @@ fn observations_replace_the_public_state_for_that_player_only() {
     ]));
     assert_eq!(g.snap(&a)["state"], json!({"hand": [1, 2]}));
     assert_eq!(g.snap(&b)["state"], json!({"board": "public"}));
-    assert_eq!(g.s.public_view()["state"], json!({"board": "public"}));
+    assert_eq!(
+        wire(&g.s.public_view())["state"],
+        json!({"board": "public"})
+    );
 }
 
 #[test]
@@ -171,7 +174,7 @@ fn v1_single_op_endpoints_behave_like_ops() {
     .unwrap();
     g.ok(Event::PublishOps { ops: vec![op] });
     assert_eq!(g.s.on_turn, vec![a.clone()]);
-    assert_eq!(g.s.v1_ok_response(), json!({"ok": true}));
+    assert_eq!(wire(&g.s.v1_ok_response()), json!({"ok": true}));
     let op = Op::from_v1("end", &json!({"result": {"winner": a}})).unwrap();
     g.ok(Event::PublishOps { ops: vec![op] });
     assert_eq!(g.s.result, Some(json!({"winner": a})));

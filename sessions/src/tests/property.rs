@@ -159,7 +159,7 @@ fn check_invariants(s: &Session) {
         assert!(s.host.alive);
     }
     for p in &s.players {
-        let snap = s.snapshot(&p.player_id).unwrap();
+        let snap = wire(&s.snapshot(&p.player_id).unwrap());
         if snap["yourTurn"] == false {
             assert_eq!(snap["legalActions"], Value::Null);
         }
@@ -211,8 +211,9 @@ fn random_event_sequences_keep_the_invariants() {
                     assert!(g.s.turn >= before.turn);
                     assert!(status_rank(g.s.status) >= status_rank(before.status));
                     if let Reply::Entries { entries, .. } = &out.reply {
+                        super::wire::check_entries(entries);
                         if let Some(last) = entries.last() {
-                            g.acked = last["seq"].as_u64().unwrap();
+                            g.acked = last.seq;
                         }
                     }
                     if out.effects.contains(&Effect::CreateRematch) && r.chance(50) {
@@ -239,6 +240,7 @@ fn random_event_sequences_keep_the_invariants() {
                 }
             }
             check_invariants(&g.s);
+            super::wire::check_views(&g.s);
             if r.chance(10) {
                 let text = serde_json::to_string(&g.s).unwrap();
                 assert_eq!(serde_json::from_str::<Session>(&text).unwrap(), g.s);

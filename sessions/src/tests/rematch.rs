@@ -75,7 +75,7 @@ fn auto_rematch_reserves_the_same_seats_and_starts_when_everyone_is_ready() {
             existing: Some(n.s.session_id.clone())
         }
     );
-    assert_eq!(n.s.rematch_response()["round"], 2);
+    assert_eq!(wire(&n.s.rematch_response())["round"], 2);
 }
 
 #[test]

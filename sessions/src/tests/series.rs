@@ -132,7 +132,7 @@ fn three_rounds_of_a_house_series() {
             panic!()
         };
         let mut ops = Vec::new();
-        for e in &entries {
+        for e in &entries.iter().map(wire).collect::<Vec<_>>() {
             host_after = e["seq"].as_u64().unwrap();
             if e["event"] == "game_start" {
                 rounds_seen.push((e["round"].as_u64().unwrap(), w.now));
@@ -156,7 +156,7 @@ fn three_rounds_of_a_house_series() {
             w.apply(&host_sid, Event::PublishOps { ops }).unwrap();
         }
         let s = &w.sessions[&host_sid];
-        let resp = s.pending_actions_response(vec![]);
+        let resp = wire(&s.pending_actions_response(vec![]));
         if resp["status"] == "finished" {
             if let Some(next) = resp["nextSessionId"].as_str() {
                 host_sid = next.to_string();
@@ -173,7 +173,7 @@ fn three_rounds_of_a_house_series() {
                 },
             )
             .unwrap();
-            let snap = w.sessions[&sid].snapshot(&pids[i]).unwrap();
+            let snap = wire(&w.sessions[&sid].snapshot(&pids[i]).unwrap());
             if snap["status"] == "finished" {
                 if let Some(next) = snap["nextSessionId"].as_str() {
                     agent_sid[i] = next.to_string();

@@ -57,7 +57,7 @@ fn the_public_view_hides_private_things() {
     let (mut g, a, b) = Game::started(config(json!({})));
     g.turn_to(&b);
     g.ops(json!([{"op": "observation", "playerId": a, "observation": {"secret": 1}}, {"op": "state", "state": {"board": 1}}]));
-    let v = g.s.public_view();
+    let v = wire(&g.s.public_view());
     let mut expected = vec![
         "sessionId",
         "gameId",
@@ -86,7 +86,7 @@ fn the_public_view_hides_private_things() {
 #[test]
 fn available_entries_and_listing() {
     let mut g = Game::new(config(json!({"maxPlayers": 3})));
-    let v = g.s.available_entry();
+    let v = wire(&g.s.available_entry());
     let mut expected = vec![
         "sessionId",
         "gameId",
@@ -117,7 +117,7 @@ fn available_entries_and_listing() {
     assert_eq!(g.s.status, Status::Active);
     assert!(!g.s.listed_in_available(false));
     assert!(g.s.listed_in_available(true));
-    assert_eq!(g.s.available_entry()["currentPlayers"], 3);
+    assert_eq!(wire(&g.s.available_entry())["currentPlayers"], 3);
     g.ops(json!([{"op": "end", "result": {}}]));
     assert!(!g.s.listed_in_available(true));
 }
@@ -129,7 +129,7 @@ fn the_events_log_is_indexed_and_hides_actions() {
     g.act(&a);
     g.poll();
     g.turn_to(&b);
-    let v = g.s.events_since(0);
+    let v = wire(&g.s.events_since(0));
     let types: Vec<&str> = v["events"]
         .as_array()
         .unwrap()
@@ -152,7 +152,7 @@ fn the_events_log_is_indexed_and_hides_actions() {
         !v.to_string().contains("e4"),
         "the action itself is not logged"
     );
-    assert_eq!(g.s.events_since(5)["events"][0]["index"], 5);
+    assert_eq!(wire(&g.s.events_since(5))["events"][0]["index"], 5);
     assert!(g.s.has_events_since(5));
     assert!(!g.s.has_events_since(6));
 }
@@ -177,7 +177,7 @@ fn long_polls_wake_on_your_turn_resolution_and_the_end_only() {
     g.ops(json!([{"op": "reject", "playerId": a, "reason": "no", "actionId": id}]));
     assert!(should_wake(&s2, &g.s, &a));
     assert_eq!(
-        g.s.action_response(&a, &id, 2),
+        wire(&g.s.action_response(&a, &id, 2)),
         json!({"accepted": true, "actionId": id, "turn": 2, "outcome": "rejected", "reason": "no"})
     );
     let s3 = g.s.clone();

@@ -1,0 +1,255 @@
+//! The composition root: the one place where horst's parts are built and wired together.
+//!
+//! `horst up|api|worker` (`serve.rs`), `horst admin`, the integration tests' `spawn_app` and the
+//! benchmarks all build an [`App`] the same way, so what the tests exercise is what runs in
+//! production (after zero-to-production's `Application::build`). What differs between them
+//! is only *which roles run* ([`Roles`]) and where the HTTP listener is.
+//!
+//! Architecture invariant: nothing else constructs a `Queue`, a `Notifier`, an `Rcadia`, an
+//! `Auth` or an `AppState` outside unit tests of their own crates.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use horst_config::Config;
+use horst_queue::Queue;
+use horst_rcadia::auth::Auth;
+use horst_rcadia::Rcadia;
+use horst_store::{Health, Store};
+use horst_telemetry::Metrics;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// Which parts of horst a process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Roles {
+    /// The HTTP API on the listener.
+    pub api: bool,
+    /// A worker (planner and referee jobs) with `worker.slots` slots.
+    pub worker: bool,
+}
+
+impl Roles {
+    pub const API_AND_WORKER: Roles = Roles {
+        api: true,
+        worker: true,
+    };
+    pub const API: Roles = Roles {
+        api: true,
+        worker: false,
+    };
+    pub const WORKER: Roles = Roles {
+        api: false,
+        worker: true,
+    };
+}
+
+/// Why horst could not be built; the message says what to do.
+#[derive(Debug)]
+pub struct BuildError(String);
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Everything a horst process is made of. Cheap to clone: every part is a shared handle.
+#[derive(Clone)]
+pub struct App {
+    config: Arc<Config>,
+    store: Store,
+    health: Health,
+    queue: Queue,
+    rcadia: Rcadia,
+    auth: Auth,
+    metrics: Metrics,
+    shutdown: watch::Receiver<bool>,
+    probe_interval: Duration,
+}
+
+impl App {
+    /// Connects to the Redis at `redis_url`, checks it (an evicting Redis is refused unless
+    /// `redis.allow_eviction`), and builds every part. Background work (the notifier's
+    /// subscription, the session store's boot tag) starts here and stops when `shutdown`
+    /// turns true; the roles' tasks start with [`App::run`].
+    pub async fn build(
+        config: Arc<Config>,
+        redis_url: &str,
+        shutdown: watch::Receiver<bool>,
+    ) -> Result<App, BuildError> {
+        let store = Store::connect(redis_url, &config.redis.key_prefix)
+            .await
+            .map_err(|e| BuildError(e.to_string()))?;
+        let facts = store
+            .check_server(config.redis.allow_eviction)
+            .await
+            .map_err(|e| BuildError(e.to_string()))?;
+        tracing::info!(redis = %store.target(), version = %facts.version, "connected to Redis");
+
+        // One pattern subscription per process wakes both job waiters and session long-polls.
+        let mut channels = Queue::channels(&store);
+        channels.extend(Rcadia::channels(&store));
+        let notifier =
+            horst_queue::Notifier::start(store.client().clone(), channels, shutdown.clone());
+        let queue = Queue::new(
+            store.clone(),
+            horst_queue::QueueSettings {
+                queue: config.queue.clone(),
+                quotas: config.quotas.clone(),
+            },
+            notifier,
+        );
+        // A wait that starts before the subscription is up would still be correct (waiters
+        // re-read on a timer), only slower; a short wait here keeps first requests prompt.
+        if !queue.notifier().ready(Duration::from_secs(5)).await {
+            tracing::warn!(
+                "the pub/sub subscription is not up yet; waits fall back to polling until it is"
+            );
+        }
+        let rcadia = Rcadia::new(
+            store.clone(),
+            queue.notifier().clone(),
+            horst_rcadia::RcadiaSettings::from_config(&config.sessions),
+            shutdown.clone(),
+        )
+        .await
+        .map_err(|e| BuildError(format!("cannot open the session store: {e}")))?;
+        let auth = Auth::new(store.clone())
+            .await
+            .map_err(|e| BuildError(format!("cannot open the identity store: {e}")))?;
+        Ok(App {
+            config,
+            store,
+            health: Health::new(),
+            queue,
+            rcadia,
+            auth,
+            metrics: Metrics::new(),
+            shutdown,
+            probe_interval: Duration::from_secs(1),
+        })
+    }
+
+    /// How often `/readyz`'s probe pings Redis (1 s; tests probe faster).
+    pub fn with_probe_interval(mut self, every: Duration) -> Self {
+        self.probe_interval = every;
+        self
+    }
+
+    pub fn config(&self) -> &Arc<Config> {
+        &self.config
+    }
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+    pub fn health(&self) -> &Health {
+        &self.health
+    }
+    pub fn queue(&self) -> &Queue {
+        &self.queue
+    }
+    pub fn rcadia(&self) -> &Rcadia {
+        &self.rcadia
+    }
+    pub fn auth(&self) -> &Auth {
+        &self.auth
+    }
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The HTTP API's state; `listen` is the bound address (the base of absolute URLs
+    /// when `sessions.public_url` is not set).
+    pub fn api_state(&self, listen: SocketAddr) -> horst_api::AppState {
+        horst_api::AppState::new(
+            self.config.clone(),
+            self.store.clone(),
+            self.queue.clone(),
+            self.health.clone(),
+            self.metrics.clone(),
+            self.rcadia.clone(),
+            self.auth.clone(),
+        )
+        .with_listen_addr(listen)
+    }
+
+    /// A worker with `slots` slots on its own planner pool of `worker.threads` threads,
+    /// until `shutdown` turns true (it then finishes what it runs). `index` tells several
+    /// workers of one process apart in their ids.
+    pub fn worker(
+        &self,
+        index: u32,
+        slots: u32,
+        shutdown: watch::Receiver<bool>,
+    ) -> Result<impl std::future::Future<Output = ()> + Send + 'static, BuildError> {
+        let runner = horst_worker::EngineRunner::new(self.config.worker.threads as usize)
+            .map_err(|e| BuildError(e.to_string()))?;
+        Ok(horst_worker::run(
+            self.queue.clone(),
+            Arc::new(runner),
+            horst_worker::WorkerIdentity::new(index, slots),
+            horst_worker::WorkerMetrics::register(&self.metrics),
+            shutdown,
+        ))
+    }
+
+    /// Runs `roles` until the shutdown signal, then drains: in-flight requests get
+    /// `server.shutdown_grace_seconds`, a worker finishes its jobs. `http` is the API's
+    /// listener (with the API role) or the operational endpoints' (`/healthz`, `/readyz`,
+    /// `/metrics`) of a worker-only process; `None` serves nothing.
+    pub async fn run(self, roles: Roles, http: Option<TcpListener>) -> Result<(), BuildError> {
+        let shutdown = self.shutdown.clone();
+        tokio::spawn(self.health.clone().run_probe(
+            self.store.clone(),
+            self.probe_interval,
+            shutdown.clone(),
+        ));
+        if roles.api {
+            // The configuration file is the source of the quota numbers: a starting API
+            // writes them, as `horst admin quotas reload` does, so a restart applies edits.
+            let values = horst_queue::Quotas::from_config(&self.config);
+            if let Err(e) = horst_queue::write_quotas(&self.store, &values, "start").await {
+                tracing::warn!(error = %e, "cannot store the quota settings; each process uses its own");
+            }
+        }
+        tokio::spawn(horst_worker::sample_queue_gauges(
+            self.queue.clone(),
+            self.metrics.clone(),
+            shutdown.clone(),
+        ));
+        let mut tasks = tokio::task::JoinSet::new();
+        // Every process fires session clocks: popping is atomic and firing idempotent, so
+        // more firers only mean less latency and no single point of failure.
+        tasks.spawn(self.rcadia.clone().run_clock(shutdown.clone()));
+        if roles.worker {
+            tasks.spawn(self.worker(0, self.config.worker.slots, shutdown.clone())?);
+        }
+        if let Some(listener) = http {
+            let addr = listener
+                .local_addr()
+                .map_err(|e| BuildError(format!("cannot read the bound address: {e}")))?;
+            let state = self.api_state(addr);
+            let router = if roles.api {
+                horst_api::router(state)
+            } else {
+                horst_api::ops_router(state)
+            };
+            let grace = Duration::from_secs(self.config.server.shutdown_grace_seconds);
+            let mut stop = shutdown.clone();
+            tasks.spawn(async move {
+                let drained = async move {
+                    let _ = stop.wait_for(|s| *s).await;
+                };
+                if let Err(e) = horst_api::serve_router(listener, router, drained, grace).await {
+                    tracing::error!(error = %e, "the HTTP server failed");
+                }
+            });
+        }
+        while tasks.join_next().await.is_some() {}
+        Ok(())
+    }
+}
