@@ -19,6 +19,7 @@ use subtle::ConstantTimeEq;
 use crate::scripts::{
     AccountCreated, AgentCreated, KeyCreated, ACCOUNT_CREATE, AGENT_CREATE, KEY_CREATE,
 };
+use horst_store::InvokeDurably;
 use horst_store::Store;
 
 /// At most this many active keys per account.
@@ -232,7 +233,7 @@ pub async fn create_account(store: &Store, name: &str, trust: u8) -> Result<(), 
         .arg(name)
         .arg(trust)
         .arg(now)
-        .invoke_async(&mut store.conn())
+        .invoke_durably(store)
         .await?;
     if created == AccountCreated::Exists {
         return Err(AccountError::Conflict(format!("account {name} exists")));
@@ -253,6 +254,7 @@ pub async fn set_account_field(
         return Err(AccountError::NotFound(format!("no account {name}")));
     }
     let _: () = conn.hset(&key, field, value).await?;
+    store.barrier().await?;
     Ok(())
 }
 
@@ -288,7 +290,7 @@ pub async fn create_key(
         .arg(&label)
         .arg(now)
         .arg(MAX_ACTIVE_KEYS)
-        .invoke_async(&mut store.conn())
+        .invoke_durably(store)
         .await?;
     match result {
         KeyCreated::Created => Ok(CreatedKey {
@@ -327,6 +329,7 @@ pub async fn revoke_key(store: &Store, prefix: &str) -> Result<String, AccountEr
         .srem(store.key(&format!("account:{account}:keys")), &hash)
         .query_async(&mut conn)
         .await?;
+    store.barrier().await?;
     Ok(account)
 }
 
@@ -422,7 +425,7 @@ pub async fn create_agent(
             .arg(&id)
             .arg(&prefix)
             .arg(&label)
-            .invoke_async(&mut store.conn())
+            .invoke_durably(store)
             .await?;
         match reply {
             AgentCreated::Created { now_ms } => {

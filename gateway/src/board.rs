@@ -29,6 +29,7 @@ use std::collections::HashMap;
 use redis::AsyncCommands;
 use serde_json::{json, Value};
 
+use horst_store::InvokeDurably;
 use horst_store::Store;
 
 use crate::accounts::{redis_now_ms, rfc3339, Account};
@@ -570,7 +571,7 @@ pub async fn write_post(
         .arg(rev)
         .arg(body)
         .arg(QUOTA_TTL_SECONDS)
-        .invoke_async(&mut store.conn())
+        .invoke_durably(store)
         .await?;
     // The stored script checks and charges the limits (board_write.lua).
     let (threads, posts) = match written {
@@ -624,7 +625,7 @@ pub async fn endorse_thread(
         .arg(if endorse { "1" } else { "0" })
         .arg(ENDORSEMENTS_PER_DAY)
         .arg(QUOTA_TTL_SECONDS)
-        .invoke_async(&mut store.conn())
+        .invoke_durably(store)
         .await?;
     match endorsed {
         Endorsed::DailyLimit => Err(quota_error(
@@ -675,6 +676,7 @@ pub async fn withdraw_post(
             .ignore();
     }
     let _: () = pipe.query_async(&mut store.conn()).await?;
+    store.barrier().await?;
     Ok(json!({ "withdrawn": if whole_thread { "thread" } else { "post" } }))
 }
 

@@ -30,6 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use horst_config::{QueueConfig, QuotaConfig};
+use horst_store::InvokeDurably;
 use horst_store::Store;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -384,14 +385,19 @@ impl Queue {
                 .arg(s.job_ttl_seconds() * 1000)
                 .arg(self.store.key("queue:new"))
                 .arg(&forget)
-                .invoke_async(&mut self.store.conn())
+                .invoke_durably(&self.store)
                 .await?;
             match &reply {
                 Admitted::Day(today) => self.day_hint.store(*today, Ordering::Relaxed),
                 // The recorded job is read in a second step (admit.lua, cluster note); a
                 // record that expired before its key makes the key count as new.
                 Admitted::Replayed { job_id } => match self.get(job_id).await? {
-                    Some(record) => return Ok(Admission::Replayed(record)),
+                    Some(record) => {
+                        // Another process wrote it: make sure it is replicated before
+                        // answering from it.
+                        self.store.barrier().await?;
+                        return Ok(Admission::Replayed(record));
+                    }
                     None => {
                         forget = job_id.clone();
                         reply = Admitted::Day(self.guess_day());
@@ -514,6 +520,8 @@ impl Queue {
                 .await?
                 .ok_or_else(|| QueueError::Store(format!("job {id} does not exist")))?;
             if record.state.is_final() {
+                // The worker wrote it: answer only once the replicas have it.
+                self.store.barrier().await?;
                 return Ok(record);
             }
             // Pub/sub is fire-and-forget; re-reading every second covers a lost message.
@@ -565,7 +573,7 @@ impl Queue {
             .arg(&names.account)
             .arg(&names.day)
             .arg(&names.idem)
-            .invoke_async(&mut self.store.conn())
+            .invoke_durably(&self.store)
             .await?;
         Ok(dropped == Applied::Done)
     }
@@ -669,7 +677,7 @@ impl Queue {
                 .arg(&names.day)
                 .arg(&names.idem)
                 .arg(self.done_channel(&id))
-                .invoke_async(&mut self.store.conn())
+                .invoke_durably(&self.store)
                 .await?;
             match reply {
                 ClaimReply::Claimed { token, fields } => {
@@ -728,7 +736,7 @@ impl Queue {
             .arg(self.settings.job_ttl_seconds())
             .arg(self.done_channel(id))
             .arg(&day)
-            .invoke_async(&mut self.store.conn())
+            .invoke_durably(&self.store)
             .await?;
         Ok(ok == Applied::Done)
     }

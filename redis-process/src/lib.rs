@@ -49,6 +49,8 @@ pub struct RedisOptions {
     pub die_with_parent: bool,
     /// More `--name value` pairs.
     pub extra: Vec<(String, String)>,
+    /// A configuration file, given first (`redis-sentinel` needs one it may rewrite).
+    pub config_file: Option<PathBuf>,
 }
 
 impl RedisOptions {
@@ -62,6 +64,7 @@ impl RedisOptions {
             maxmemory_policy: "noeviction".into(),
             die_with_parent: true,
             extra: Vec::new(),
+            config_file: None,
         }
     }
 
@@ -137,7 +140,11 @@ impl RedisProcess {
             source,
         })?;
         let mut cmd = Command::new(&options.binary);
-        // Arguments rather than a config file: nothing to keep in sync on disk.
+        // Arguments rather than a config file: nothing to keep in sync on disk (a sentinel
+        // alone needs a file, for the state it learns).
+        if let Some(file) = &options.config_file {
+            cmd.arg(file);
+        }
         cmd.arg("--dir").arg(&options.dir);
         match &options.listen {
             Listen::Tcp(port) => {

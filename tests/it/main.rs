@@ -13,6 +13,7 @@ mod bridge_e2e;
 mod browser;
 mod burst;
 mod config_errors;
+mod failover;
 mod health;
 mod house_e2e;
 mod jobs;
