@@ -4,7 +4,8 @@
 //! Against its own redis-server (testkit, AOF on as in production): `BENCH_JOBS` jobs go
 //! through the queue exactly as the API and a worker drive it (admit, claim, complete, the
 //! waiter's read), and `BENCH_ACTIONS` session actions through the real HTTP API (the
-//! agent's `POST /action` and the host's `pending-actions` read that delivers it). Around
+//! agent's `POST /action`, the host's `pending-actions` read that delivers it and the host's
+//! `ops` that publishes the next legal actions and so applies it). Around
 //! each, `INFO commandstats` and `INFO stats` give the commands, the server's own CPU time
 //! (`usec`, load-independent enough to compare) and the bytes in and out; one core of Redis
 //! then carries about 1 s / (usec per item). `redis-benchmark` on the same server gives the
@@ -195,6 +196,7 @@ async fn main() {
     .await;
     assert_eq!(st, 201, "{created}");
     let id = created["sessionId"].as_str().unwrap().to_string();
+    let mut player = String::new();
     for p in &players {
         let (st, v) = call(
             p,
@@ -204,6 +206,9 @@ async fn main() {
         )
         .await;
         assert_eq!(st, 200, "{v}");
+        if player.is_empty() {
+            player = v["playerId"].as_str().unwrap_or_default().to_string();
+        }
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (_, p) = call(
@@ -224,12 +229,12 @@ async fn main() {
         .unwrap_or(0);
     let before = counters(&mut probe).await;
     let start = Instant::now();
-    for i in 0..actions {
+    for _ in 0..actions {
         let (st, v) = call(
             &players[0],
             reqwest::Method::POST,
             format!("{agent}/{id}/action"),
-            Some(json!({ "action": format!("a{i}"), "turn": 0 })),
+            Some(json!({ "action": "go", "turn": 0 })),
         )
         .await;
         assert_eq!(st, 200, "{v}");
@@ -248,11 +253,20 @@ async fn main() {
                     .fold(after_seq, u64::max)
             })
             .unwrap_or(after_seq);
+        // The host publishes the next legal actions, which applies this one.
+        let (st, v) = call(
+            &host,
+            reqwest::Method::POST,
+            format!("{bridge}/{id}/ops"),
+            Some(json!({ "ops": [{ "op": "legal_actions", "playerId": player, "actions": ["go"] }] })),
+        )
+        .await;
+        assert_eq!(st, 200, "{v}");
     }
     let elapsed = start.elapsed();
     let after = counters(&mut probe).await;
     let action_usec = report(
-        "session action (POST /action + the host's pending read)",
+        "session action cycle (the agent's POST /action, the host's pending read and ops)",
         actions,
         &before,
         &after,
