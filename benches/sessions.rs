@@ -573,7 +573,7 @@ async fn main() {
         .map(|(k, v)| (k.clone(), v - p0.redis.get(k).copied().unwrap_or(0)))
         .filter(|(_, v)| *v > 0)
         .collect();
-    cmds.sort_by(|a, b| b.1.cmp(&a.1));
+    cmds.sort_by_key(|c| std::cmp::Reverse(c.1));
     let total_cmds: u64 = cmds.iter().map(|(_, v)| v).sum();
     println!(
         "per action: {:.1} HTTP requests, {:.1} Redis commands, {:.1} session-layer Redis round trips (API process)",

@@ -310,6 +310,10 @@ pub enum TokenCommand {
         /// The agent's name (its default asName when it joins).
         #[arg(long)]
         name: Option<String>,
+        /// Mark this identity as the house (needs --scopes host): the tables it hosts show
+        /// `host: "house"` in /available. The token for `horst house`.
+        #[arg(long)]
+        house: bool,
     },
 }
 
@@ -509,9 +513,11 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
                     .map_err(Failure),
             ),
             AdminCommand::Key(cmd) => key(&store, cmd).await,
-            AdminCommand::Token(TokenCommand::Create { scopes, name }) => {
-                token_create(app.auth(), &scopes, name.as_deref()).await
-            }
+            AdminCommand::Token(TokenCommand::Create {
+                scopes,
+                name,
+                house,
+            }) => token_create(app.auth(), &scopes, name.as_deref(), house).await,
             AdminCommand::User(UserCommand::Create {
                 username,
                 password_stdin,
@@ -622,11 +628,12 @@ async fn key(store: &horst_store::Store, cmd: KeyCommand) -> ExitCode {
     }
 }
 
-async fn token_create(auth: &Auth, scopes: &[String], name: Option<&str>) -> ExitCode {
-    match auth.create_token(scopes, name).await {
+async fn token_create(auth: &Auth, scopes: &[String], name: Option<&str>, house: bool) -> ExitCode {
+    match auth.create_token_as(scopes, name, house).await {
         Ok((token, agent)) => {
             eprintln!(
-                "horst: created agent {agent} with scopes {}; the token below is shown only once",
+                "horst: created {} {agent} with scopes {}; the token below is shown only once",
+                if house { "the house identity" } else { "agent" },
                 scopes.join(",")
             );
             println!("{token}");

@@ -2,8 +2,7 @@
 //! Output is readable by default; `--json` prints the same objects the gateway tools return.
 
 use horst_engine::{
-    parse_map, parse_replay_json, referee, render_map, validate_map_bytes, EngineError,
-    ValidationReport,
+    parse_map, parse_replay_json, referee, validate_map_bytes, EngineError, ValidationReport,
 };
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -29,18 +28,22 @@ pub enum MapCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Draw a window of a .map file as text with a ruler and a legend.
+    /// Draw a window of a .map file as text with a ruler and a legend (clipped to the map,
+    /// like the render_map tool).
     Render {
         file: PathBuf,
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
         x: i64,
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
         y: i64,
         #[arg(long, default_value_t = 120)]
         width: i64,
         #[arg(long, default_value_t = 30)]
         height: i64,
-        /// Print `{ "text": ... }`.
+        /// Also write the window as a PNG picture (12 px a tile, a colour per legend symbol).
+        #[arg(long, value_name = "FILE")]
+        png: Option<PathBuf>,
+        /// Print the `render_map` result object.
         #[arg(long)]
         json: bool,
     },
@@ -191,24 +194,46 @@ pub fn run(cmd: MapCommand) -> ExitCode {
             y,
             width,
             height,
+            png,
             json,
         } => {
             let text = match read_map(&file) {
                 Ok(t) => t,
                 Err(r) => return fail(json, &EngineError::InvalidMap(r.summary())),
             };
-            match render_map(&text, x, y, width, height) {
-                Ok(r) => {
-                    if json {
-                        print_json(&serde_json::to_value(&r).unwrap_or_default());
-                    } else {
-                        use std::io::Write;
-                        let _ = std::io::stdout().write_all(r.text.as_bytes());
-                    }
-                    ExitCode::SUCCESS
+            let window = horst_map_image::Window {
+                x,
+                y,
+                width,
+                height,
+            };
+            let view = match horst_map_image::view(&text, window, png.is_some()) {
+                Ok(v) => v,
+                Err(e) => return fail(json, &e),
+            };
+            let (result, picture) = horst_gateway::render::result_of(view);
+            if let (Some(path), Some(bytes)) = (&png, picture) {
+                if let Err(e) = std::fs::write(path, bytes) {
+                    let m = format!("cannot write {}: {e}", path.display());
+                    return fail(json, &EngineError::InvalidInput(m));
                 }
-                Err(e) => fail(json, &e),
             }
+            if json {
+                print_json(&serde_json::to_value(&result).unwrap_or_default());
+            } else {
+                use std::io::Write;
+                let _ = std::io::stdout().write_all(result.text.as_bytes());
+                if let (Some(path), Some(info)) = (&png, &result.image) {
+                    out!(
+                        "picture: {} ({} x {} px, {} px a tile)",
+                        path.display(),
+                        info.width,
+                        info.height,
+                        info.tile_pixels
+                    );
+                }
+            }
+            ExitCode::SUCCESS
         }
         MapCommand::Simulate { file, replay, json } => {
             let text = match read_map(&file) {

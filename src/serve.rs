@@ -86,6 +86,11 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
                 return ExitCode::from(1);
             }
         };
+        if roles.api {
+            for problem in horst_api::check_web_dir(std::path::Path::new(&config.server.web_dir)) {
+                eprintln!("horst: warning: {problem}");
+            }
+        }
         match l.local_addr() {
             Ok(addr) if roles.api => println!("horst: listening on http://{addr}"),
             Ok(addr) => println!("horst: metrics on http://{addr}/metrics"),

@@ -154,7 +154,10 @@ impl FromRequestParts<AppState> for AgentCaller {
             .map(|v| v.to_str().unwrap_or("invalid"));
         match horst_gateway::accounts::authenticate(&state.store, auth).await {
             Ok(account) => Ok(AgentCaller(account)),
-            Err(e) => Err(crate::routes::mcp::refuse_key(e)),
+            Err(e) => Err(crate::routes::mcp::refuse_key(
+                e,
+                crate::routes::mcp::request_id(parts),
+            )),
         }
     }
 }
@@ -195,7 +198,10 @@ impl<T: DeserializeOwned + Expected, S: Send + Sync> FromRequest<S> for Json<T> 
                 if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
                     ApiError::new(
                         ApiCode::TooLarge,
-                        format!("the body is too large: {}", e.body_text()),
+                        format!(
+                            "the body is over this endpoint's size limit ({}); send less (the RCADIA limits are in docs/agents-play.md and docs/hosts.md: 16 KiB per agent request, 1 MiB per bridge request)",
+                            e.body_text()
+                        ),
                     )
                 } else {
                     ApiError::new(

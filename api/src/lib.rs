@@ -31,6 +31,7 @@ mod request_log;
 mod routes;
 
 pub use error::{tool_status, ApiCode, ApiError};
+pub use routes::web_files::check_web_dir;
 
 /// What the agent gateway's routes need besides the store: the gateway's handlers, the
 /// deployment-wide burst limits, and the proxies whose `X-Forwarded-For` is believed.

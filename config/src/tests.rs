@@ -187,8 +187,20 @@ fn missing_file_is_a_clear_error() {
 fn example_file_documents_every_setting() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ops/horst.toml");
     let text = std::fs::read_to_string(&path).unwrap();
-    let parsed = Config::from_toml(&text, Origin::File(path.clone())).unwrap();
+    let mut parsed = Config::from_toml(&text, Origin::File(path.clone())).unwrap();
     parsed.validate(&Origin::File(path)).unwrap();
+    // The one production value in it: web/ installed to a fixed path (ops/README.md), since
+    // the default "web" is relative to the working directory of a checkout.
+    let web_dir = std::mem::take(&mut parsed.server.web_dir);
+    assert!(Path::new(&web_dir).is_absolute(), "{web_dir}");
+    let runbook =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ops/README.md"))
+            .unwrap();
+    assert!(
+        runbook.contains(&web_dir),
+        "ops/README.md installs web/ to {web_dir}"
+    );
+    parsed.server.web_dir = Config::default().server.web_dir;
     assert_eq!(
         parsed,
         Config::default(),

@@ -84,11 +84,18 @@ fn generated(seed: u64) -> String {
     }
     for _ in 0..r.below(12) {
         let x = 2 + r.below(w as u64 - 3) as usize;
+        let y = r.below(surface[x] as u64) as usize;
+        let axis = r.below(2) as usize;
+        // The patrol stays inside the map (else the map is invalid).
+        let fits = if axis == 0 {
+            x.min(w - 1 - x)
+        } else {
+            y.min(h - 1 - y)
+        };
+        let range = (r.below(5) as usize).min(fits);
         s.push_str(&format!(
-            "flyer {x} {} axis={} range={} speed={} pause={}\n",
-            r.below(surface[x] as u64),
-            ["h", "v"][r.below(2) as usize],
-            r.below(5),
+            "flyer {x} {y} axis={} range={range} speed={} pause={}\n",
+            ["h", "v"][axis],
             1 + r.below(16),
             r.below(40)
         ));

@@ -1,7 +1,7 @@
 //! Measures the jump envelope with the real simulation and checks the documented numbers and
 //! the relaxed reachability constants against it.
 
-use horst_engine::format::reach::{JUMP_ACROSS_TILES, JUMP_UP_TILES};
+use horst_engine::format::reach::envelopes;
 use horst_engine::physics::*;
 use horst_engine::{parse_map, Sim};
 
@@ -68,7 +68,7 @@ fn jump_envelope_matches_the_reference() {
         boosted > 5 * TILE && boosted < 6 * TILE,
         "boosted {boosted}"
     );
-    assert!(boosted < (JUMP_UP_TILES + 1) * TILE);
+    assert!(boosted < (envelopes().stand.up + 1) * TILE);
     // Running jump: distance covered in the air.
     let (_, across) = jump(8, &|_| 9);
     assert!(across > 4 * TILE && across < 6 * TILE, "across {across}");
@@ -78,7 +78,7 @@ fn jump_envelope_matches_the_reference() {
         _ => 9,
     });
     assert!(
-        across_boost < JUMP_ACROSS_TILES * TILE,
+        across_boost < envelopes().stand.across(0).unwrap_or(0) * TILE,
         "across with boost {across_boost}"
     );
     println!(

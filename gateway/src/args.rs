@@ -1,9 +1,24 @@
-//! Strict argument parsing: unknown fields, wrong types and every limit of the contract are
-//! `invalid_input` or `too_large`, checked before any evaluation, quota or storage work.
+//! Each tool's arguments as a type. serde reads them strictly (`deny_unknown_fields`), the
+//! JSON Schema that `tools/list` serves is derived from the same types (schemars), and each
+//! of the contract's input limits is written once, in the value type that carries it: its
+//! schema bound and its check come from the same constant.
+//!
+//! Reading order, all before any evaluation, quota or storage work: `arguments` must be an
+//! object, and `null` counts as absent; an unknown field, then a missing required one, is
+//! named together with what the tool takes; then each value is read by its type, whose
+//! message says what it must be; last, the size limits that have their own code
+//! (`too_large`).
 
+use std::borrow::Cow;
+
+use schemars::generate::SchemaSettings;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 use crate::error::ToolError;
+use crate::{board, contact, text};
 
 pub const MAX_MAP_BYTES: usize = 256 * 1024;
 pub const MAX_REPLAY_BYTES: usize = 1024 * 1024;
@@ -11,190 +26,170 @@ pub const MAX_NAME_CHARS: usize = 30;
 pub const MAX_ID_CHARS: usize = 64;
 pub const RENDER_MAX_WIDTH: i64 = 120;
 pub const RENDER_MAX_HEIGHT: i64 = 30;
+/// The largest map (the engine's `limits().width.max` and `.height.max`; a test holds them
+/// equal): a window's `x` and `y` may start before the map by up to one window less a tile
+/// and must start inside its largest extent, so every allowed window can overlap some map.
+pub const MAP_MAX_WIDTH: i64 = 512;
+pub const MAP_MAX_HEIGHT: i64 = 128;
+/// `offset` of the paged tools: far past any page that exists, small enough for any index.
+pub const MAX_OFFSET: i64 = 1_000_000_000;
+/// How much of a name the caller sent an error echoes back.
+pub const ECHO_MAX_CHARS: usize = 64;
 
-/// The arguments object, with the set of allowed fields.
-pub struct Args<'a> {
-    obj: &'a Map<String, Value>,
+/// A tool's arguments.
+pub trait ToolArgs: DeserializeOwned + JsonSchema {
+    /// The limits that are not about a value's shape (sizes: `too_large`).
+    fn check(&self) -> Result<(), ToolError> {
+        Ok(())
+    }
 }
 
-static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+/// The value type of one argument: how it is read from JSON, and what it must be.
+trait ArgValue: Sized {
+    /// Completes "`field` must be ...".
+    fn expected() -> String;
+    fn from_json(v: Value) -> Option<Self>;
+}
 
-impl<'a> Args<'a> {
-    /// `arguments` may be absent (no arguments); otherwise an object with only `allowed` keys.
-    pub fn new(arguments: Option<&'a Value>, allowed: &[&str]) -> Result<Self, ToolError> {
-        let obj = match arguments {
-            None | Some(Value::Null) => EMPTY.get_or_init(Map::new),
-            Some(Value::Object(o)) => o,
-            Some(_) => return Err(ToolError::invalid("arguments must be an object")),
-        };
-        for k in obj.keys() {
-            if !allowed.contains(&k.as_str()) {
-                let hint = if allowed.is_empty() {
-                    "this tool takes no arguments".to_string()
-                } else {
-                    format!("allowed: {}", allowed.join(", "))
-                };
-                return Err(ToolError::invalid(format!(
-                    "unknown argument `{k}`; {hint}"
-                )));
+/// serde reads an [`ArgValue`] from any JSON and fails with its `expected()` text.
+macro_rules! deserialize_as_arg_value {
+    ($($t:ty),+) => {$(
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let v = Value::deserialize(d)?;
+                <$t as ArgValue>::from_json(v).ok_or_else(|| D::Error::custom(<$t>::expected()))
             }
         }
-        Ok(Args { obj })
-    }
+    )+};
+}
 
-    fn get(&self, name: &str) -> Option<&'a Value> {
-        self.obj.get(name).filter(|v| !v.is_null())
-    }
+/// The schema of a value type is always written out where it is used, so the field's doc
+/// comment becomes its `description`.
+macro_rules! inline_schema {
+    ($name:expr, $gen:ident => $schema:expr) => {
+        fn inline_schema() -> bool {
+            true
+        }
+        fn schema_name() -> Cow<'static, str> {
+            $name.into()
+        }
+        fn json_schema($gen: &mut SchemaGenerator) -> Schema {
+            $schema
+        }
+    };
+}
 
-    pub fn has(&self, name: &str) -> bool {
-        self.get(name).is_some()
-    }
+// ---------------------------------------------------------------- value types
 
-    fn required(&self, name: &str) -> Result<&'a Value, ToolError> {
-        self.get(name)
-            .ok_or_else(|| ToolError::invalid(format!("`{name}` is required")))
-    }
+/// `map`: the `.map` text, non-empty, at most [`MAX_MAP_BYTES`] of UTF-8.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapText(pub String);
 
-    fn string(&self, name: &str) -> Result<Option<&'a str>, ToolError> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(_) => Err(ToolError::invalid(format!("`{name}` must be a string"))),
+impl ArgValue for MapText {
+    fn expected() -> String {
+        "a non-empty string: the .map text (see get_map_format)".into()
+    }
+    fn from_json(v: Value) -> Option<Self> {
+        match v {
+            Value::String(s) if !s.is_empty() => Some(MapText(s)),
+            _ => None,
         }
     }
+}
 
-    /// `map`: non-empty, at most 256 KiB of UTF-8.
-    pub fn map(&self) -> Result<&'a str, ToolError> {
-        self.required("map")?;
-        let map = self.string("map")?.unwrap_or_default();
-        if map.is_empty() {
-            return Err(ToolError::invalid("`map` must not be empty"));
-        }
-        if map.len() > MAX_MAP_BYTES {
+impl MapText {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    fn check(&self, field: &str) -> Result<(), ToolError> {
+        let len = self.0.len();
+        if len > MAX_MAP_BYTES {
             return Err(ToolError::too_large(format!(
-                "`map` is {} bytes; at most {MAX_MAP_BYTES} bytes (256 KiB) of UTF-8 are allowed",
-                map.len()
+                "`{field}` is {len} bytes; at most {MAX_MAP_BYTES} bytes (256 KiB) of UTF-8 are allowed"
             ))
             .with("limit", MAX_MAP_BYTES)
-            .with("size", map.len()));
+            .with("size", len));
         }
-        Ok(map)
+        Ok(())
     }
+}
 
-    /// `replay`: at most 1 MiB as compact JSON, then the engine's strict parser (fields,
-    /// ranges, 36,000 actions, 36,000 ticks).
-    pub fn replay(&self) -> Result<(horst_engine::Replay, &'a Value), ToolError> {
-        let value = self.required("replay")?;
-        let compact = serde_json::to_vec(value)
-            .map(|v| v.len())
-            .unwrap_or(usize::MAX);
-        if compact > MAX_REPLAY_BYTES {
-            return Err(ToolError::too_large(format!(
-                "`replay` is {compact} bytes as compact JSON; at most {MAX_REPLAY_BYTES} (1 MiB) are allowed"
-            ))
-            .with("limit", MAX_REPLAY_BYTES)
-            .with("size", compact));
-        }
-        let replay = horst_engine::parse_replay(value).map_err(ToolError::from)?;
-        Ok((replay, value))
+impl JsonSchema for MapText {
+    inline_schema!("MapText", _g => json_schema!({
+        "type": "string", "minLength": 1, "maxLength": MAX_MAP_BYTES,
+        "description": "The .map text (UTF-8, at most 256 KiB); see get_map_format",
+    }));
+}
+
+/// A level name: 1-30 letters, digits or hyphens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LevelName(pub String);
+
+impl ArgValue for LevelName {
+    fn expected() -> String {
+        format!("1-{MAX_NAME_CHARS} letters, digits or hyphens")
     }
-
-    /// A level name: 1-30 letters, digits or hyphens.
-    pub fn name(&self, field: &str) -> Result<&'a str, ToolError> {
-        self.required(field)?;
-        let s = self.string(field)?.unwrap_or_default();
-        if s.is_empty()
-            || s.chars().count() > MAX_NAME_CHARS
-            || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-        {
-            return Err(ToolError::invalid(format!(
-                "`{field}` must be 1-{MAX_NAME_CHARS} letters, digits or hyphens"
-            )));
-        }
-        Ok(s)
-    }
-
-    /// An id (`revisionId`, `parentRevisionId`, `jobId`, `idempotencyKey`): 1-64 ASCII letters,
-    /// digits, dots, underscores or hyphens.
-    pub fn id(&self, field: &str) -> Result<Option<&'a str>, ToolError> {
-        let Some(s) = self.string(field)? else {
-            return Ok(None);
-        };
-        if !valid_id(s) {
-            return Err(ToolError::invalid(format!(
-                "`{field}` must be 1-{MAX_ID_CHARS} ASCII letters, digits, dots, underscores or hyphens"
-            )));
-        }
-        Ok(Some(s))
-    }
-
-    pub fn required_id(&self, field: &str) -> Result<&'a str, ToolError> {
-        self.required(field)?;
-        self.id(field)?
-            .ok_or_else(|| ToolError::invalid(format!("`{field}` is required")))
-    }
-
-    /// An integer in `min..=max`.
-    pub fn int(&self, field: &str, min: i64, max: i64) -> Result<Option<i64>, ToolError> {
-        let Some(v) = self.get(field) else {
-            return Ok(None);
-        };
-        match v.as_i64() {
-            Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
-            _ => Err(ToolError::invalid(format!(
-                "`{field}` must be an integer {min} to {max}"
-            ))),
+    fn from_json(v: Value) -> Option<Self> {
+        match v {
+            Value::String(s) if valid_name(&s) => Some(LevelName(s)),
+            _ => None,
         }
     }
+}
 
-    pub fn required_int(&self, field: &str, min: i64, max: i64) -> Result<i64, ToolError> {
-        self.required(field)?;
-        self.int(field, min, max)?
-            .ok_or_else(|| ToolError::invalid(format!("`{field}` is required")))
+impl LevelName {
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
+}
 
-    /// An optional string field (no content checks; callers clean and bound it).
-    pub fn text(&self, field: &str) -> Result<Option<&'a str>, ToolError> {
-        self.string(field)
+impl JsonSchema for LevelName {
+    inline_schema!("LevelName", _g => json_schema!({
+        "type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS,
+        "pattern": format!("^[A-Za-z0-9-]{{1,{MAX_NAME_CHARS}}}$"),
+        "description": format!("Level name: {}", LevelName::expected()),
+    }));
+}
+
+pub fn valid_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().count() <= MAX_NAME_CHARS
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+/// An id (`revisionId`, `parentRevisionId`, `jobId`, `threadId`, `postId`): 1-64 ASCII
+/// letters, digits, dots, underscores or hyphens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Id(pub String);
+
+impl ArgValue for Id {
+    fn expected() -> String {
+        format!("1-{MAX_ID_CHARS} ASCII letters, digits, dots, underscores or hyphens")
     }
-
-    pub fn required_text(&self, field: &str) -> Result<&'a str, ToolError> {
-        self.required(field)?;
-        Ok(self.string(field)?.unwrap_or_default())
-    }
-
-    /// An optional string that must be one of `choices`.
-    pub fn choice(
-        &self,
-        field: &str,
-        choices: &[&'static str],
-    ) -> Result<Option<&'static str>, ToolError> {
-        let Some(s) = self.string(field)? else {
-            return Ok(None);
-        };
-        choices
-            .iter()
-            .find(|c| **c == s)
-            .copied()
-            .map(Some)
-            .ok_or_else(|| {
-                ToolError::invalid(format!("`{field}` must be one of: {}", choices.join(", ")))
-            })
-    }
-
-    pub fn boolean(&self, field: &str) -> Result<Option<bool>, ToolError> {
-        match self.get(field) {
-            None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(_) => Err(ToolError::invalid(format!(
-                "`{field}` must be true or false"
-            ))),
+    fn from_json(v: Value) -> Option<Self> {
+        match v {
+            Value::String(s) if valid_id(&s) => Some(Id(s)),
+            _ => None,
         }
     }
+}
 
-    pub fn offset(&self) -> Result<usize, ToolError> {
-        Ok(self.int("offset", 0, 1_000_000_000)?.unwrap_or(0) as usize)
+impl Id {
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
+}
+
+fn id_schema() -> Schema {
+    json_schema!({
+        "type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS,
+        "pattern": format!("^[A-Za-z0-9._-]{{1,{MAX_ID_CHARS}}}$"),
+    })
+}
+
+impl JsonSchema for Id {
+    inline_schema!("Id", _g => id_schema());
 }
 
 pub fn valid_id(s: &str) -> bool {
@@ -204,75 +199,693 @@ pub fn valid_id(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
 }
 
+/// `idempotencyKey`: an [`Id`] the caller picks per deliberate attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdempotencyKey(pub Id);
+
+impl ArgValue for IdempotencyKey {
+    fn expected() -> String {
+        Id::expected()
+    }
+    fn from_json(v: Value) -> Option<Self> {
+        Id::from_json(v).map(IdempotencyKey)
+    }
+}
+
+impl IdempotencyKey {
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+impl JsonSchema for IdempotencyKey {
+    inline_schema!("IdempotencyKey", _g => {
+        let mut s = id_schema();
+        s.insert(
+            "description".into(),
+            format!(
+                "A fresh key per deliberate attempt; reuse it only to retry after a lost response ({})",
+                Id::expected()
+            )
+            .into(),
+        );
+        s
+    });
+}
+
+/// An integer in `MIN..=MAX`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Int<const MIN: i64, const MAX: i64>(pub i64);
+
+impl<const MIN: i64, const MAX: i64> ArgValue for Int<MIN, MAX> {
+    fn expected() -> String {
+        format!("an integer {MIN} to {MAX}")
+    }
+    fn from_json(v: Value) -> Option<Self> {
+        v.as_i64().filter(|n| (MIN..=MAX).contains(n)).map(Int)
+    }
+}
+
+impl<'de, const MIN: i64, const MAX: i64> Deserialize<'de> for Int<MIN, MAX> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        Self::from_json(v).ok_or_else(|| D::Error::custom(Self::expected()))
+    }
+}
+
+impl<const MIN: i64, const MAX: i64> JsonSchema for Int<MIN, MAX> {
+    inline_schema!("Int", _g => json_schema!({ "type": "integer", "minimum": MIN, "maximum": MAX }));
+}
+
+/// `offset` of a paged tool.
+pub type Offset = Int<0, MAX_OFFSET>;
+
+/// A replay seed.
+pub type Seed = Int<0, { u32::MAX as i64 }>;
+
+/// A plain-text field of at most `MAX` characters. Its cleaner (`text::clean_*`) removes
+/// control and invisible characters and then checks the length, so reading only needs a
+/// string.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Text<const MAX: usize>(pub String);
+
+impl<const MAX: usize> ArgValue for Text<MAX> {
+    fn expected() -> String {
+        format!("a string of 1-{MAX} characters")
+    }
+    fn from_json(v: Value) -> Option<Self> {
+        match v {
+            Value::String(s) => Some(Text(s)),
+            _ => None,
+        }
+    }
+}
+
+impl<const MAX: usize> Text<MAX> {
+    pub const MAX_CHARS: usize = MAX;
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de, const MAX: usize> Deserialize<'de> for Text<MAX> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        Self::from_json(v).ok_or_else(|| D::Error::custom(Self::expected()))
+    }
+}
+
+impl<const MAX: usize> JsonSchema for Text<MAX> {
+    inline_schema!("Text", _g => json_schema!({ "type": "string", "minLength": 1, "maxLength": MAX }));
+}
+
+/// `true` or `false`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Flag(pub bool);
+
+impl ArgValue for Flag {
+    fn expected() -> String {
+        "true or false".into()
+    }
+    fn from_json(v: Value) -> Option<Self> {
+        v.as_bool().map(Flag)
+    }
+}
+
+impl JsonSchema for Flag {
+    inline_schema!("Flag", _g => json_schema!({ "type": "boolean" }));
+}
+
+/// `replay`: `{seed, actions}` within the engine's limits. The schema is written from the
+/// engine's own limits; the engine's strict parser checks it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayArg(pub Value);
+
+impl ArgValue for ReplayArg {
+    fn expected() -> String {
+        "an object {\"seed\": ..., \"actions\": [...]}".into()
+    }
+    fn from_json(v: Value) -> Option<Self> {
+        Some(ReplayArg(v))
+    }
+}
+
+impl ReplayArg {
+    fn check(&self, field: &str) -> Result<(), ToolError> {
+        let compact = serde_json::to_vec(&self.0)
+            .map(|v| v.len())
+            .unwrap_or(usize::MAX);
+        if compact > MAX_REPLAY_BYTES {
+            return Err(ToolError::too_large(format!(
+                "`{field}` is {compact} bytes as compact JSON; at most {MAX_REPLAY_BYTES} (1 MiB) are allowed"
+            ))
+            .with("limit", MAX_REPLAY_BYTES)
+            .with("size", compact));
+        }
+        horst_engine::parse_replay(&self.0).map_err(ToolError::from)?;
+        Ok(())
+    }
+}
+
+impl JsonSchema for ReplayArg {
+    inline_schema!("Replay", _g => {
+        let r = horst_engine::limits().replay;
+        json_schema!({
+            "type": "object",
+            "description": format!(
+                "{{seed, actions:[{{action {}-{}, ticks {}-{}}}]}}; at most 1 MiB of compact JSON, {} actions and {} ticks in total",
+                r.action.min, r.action.max, r.ticks.min, r.ticks.max,
+                thousands(r.max_actions as u64), thousands(r.max_total_ticks)
+            ),
+            "additionalProperties": false,
+            "required": ["seed", "actions"],
+            "properties": {
+                "seed": { "type": "integer", "minimum": r.seed.min, "maximum": r.seed.max },
+                "actions": {
+                    "type": "array", "maxItems": r.max_actions,
+                    "items": {
+                        "type": "object", "additionalProperties": false,
+                        "required": ["action", "ticks"],
+                        "properties": {
+                            "action": { "type": "integer", "minimum": r.action.min, "maximum": r.action.max },
+                            "ticks": { "type": "integer", "minimum": r.ticks.min, "maximum": r.ticks.max },
+                        },
+                    },
+                },
+            },
+        })
+    });
+}
+
+/// 36000 -> "36,000".
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+deserialize_as_arg_value!(MapText, LevelName, Id, IdempotencyKey, Flag, ReplayArg);
+
+/// A string argument with a fixed set of values.
+macro_rules! choice {
+    ($(#[$m:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
+            const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+
+        impl ArgValue for $name {
+            fn expected() -> String {
+                format!("one of: {}", Self::NAMES.join(", "))
+            }
+            fn from_json(v: Value) -> Option<Self> {
+                let s = v.as_str()?;
+                Self::ALL.iter().copied().find(|c| c.as_str() == s)
+            }
+        }
+
+        deserialize_as_arg_value!($name);
+
+        impl JsonSchema for $name {
+            inline_schema!(stringify!($name), _g => json_schema!({ "type": "string", "enum": Self::NAMES }));
+        }
+    };
+}
+
+choice!(
+    /// `contact_admin`'s `category`.
+    Category { Bug = "bug", Feedback = "feedback", Question = "question", Other = "other" }
+);
+choice!(
+    /// A board thread's kind.
+    ThreadKind { Idea = "idea", Level = "level" }
+);
+choice!(
+    /// A board thread's status (set by the operator).
+    ThreadStatus { Open = "open", Planned = "planned", Done = "done", Declined = "declined" }
+);
+choice!(
+    /// `list_threads`' order.
+    ThreadSort { Recent = "recent", Endorsed = "endorsed" }
+);
+
+// ---------------------------------------------------------------- the tools' arguments
+
+/// Tools without arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+impl ToolArgs for NoArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MapArgs {
+    pub map: MapText,
+}
+
+impl ToolArgs for MapArgs {
+    fn check(&self) -> Result<(), ToolError> {
+        self.map.check("map")
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenderMapArgs {
+    pub map: MapText,
+    /// Left column of the window (0 is the map's left edge; a window partly outside the map is clipped to it)
+    pub x: Int<{ 1 - RENDER_MAX_WIDTH }, { MAP_MAX_WIDTH - 1 }>,
+    /// Top row of the window (0 is the map's top edge)
+    pub y: Int<{ 1 - RENDER_MAX_HEIGHT }, { MAP_MAX_HEIGHT - 1 }>,
+    /// Columns in the window
+    pub width: Int<1, RENDER_MAX_WIDTH>,
+    /// Rows in the window
+    pub height: Int<1, RENDER_MAX_HEIGHT>,
+    /// true: also a PNG picture of the same window (12 px a tile, a colour per legend entry)
+    pub image: Option<Flag>,
+}
+
+impl ToolArgs for RenderMapArgs {
+    fn check(&self) -> Result<(), ToolError> {
+        self.map.check("map")
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct GetLevelArgs {
+    /// The level's promoted revision (leave it out to read by revisionId alone)
+    pub name: Option<LevelName>,
+    /// An exact revision
+    pub revision_id: Option<Id>,
+}
+
+impl ToolArgs for GetLevelArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LaborPageArgs {
+    /// Start of the page (25 items per page); use nextOffset
+    pub offset: Option<Offset>,
+}
+
+impl ToolArgs for LaborPageArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PlaytestArgs {
+    pub map: MapText,
+    /// RNG seed (default 1)
+    pub seed: Option<Seed>,
+    pub idempotency_key: IdempotencyKey,
+}
+
+impl ToolArgs for PlaytestArgs {
+    fn check(&self) -> Result<(), ToolError> {
+        self.map.check("map")
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SimulateArgs {
+    pub map: MapText,
+    pub replay: ReplayArg,
+    pub idempotency_key: IdempotencyKey,
+}
+
+impl ToolArgs for SimulateArgs {
+    fn check(&self) -> Result<(), ToolError> {
+        self.map.check("map")?;
+        self.replay.check("replay")
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SubmitArgs {
+    pub name: LevelName,
+    /// The revision this one improves (same owner and name)
+    pub parent_revision_id: Option<Id>,
+    pub map: MapText,
+    pub replay: ReplayArg,
+    pub idempotency_key: IdempotencyKey,
+}
+
+impl ToolArgs for SubmitArgs {
+    fn check(&self) -> Result<(), ToolError> {
+        self.map.check("map")?;
+        self.replay.check("replay")
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct JobArgs {
+    /// The jobId a call returned
+    pub job_id: Id,
+}
+
+impl ToolArgs for JobArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WithdrawLevelArgs {
+    /// Your revision to withdraw
+    pub revision_id: Id,
+}
+
+impl ToolArgs for WithdrawLevelArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContactArgs {
+    pub category: Category,
+    /// One line, 1-120 characters
+    pub subject: Text<{ contact::SUBJECT_MAX_CHARS }>,
+    /// Plain text, 1-2000 characters
+    pub message: Text<{ contact::MESSAGE_MAX_CHARS }>,
+}
+
+impl ToolArgs for ContactArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListThreadsArgs {
+    pub kind: Option<ThreadKind>,
+    pub level: Option<LevelName>,
+    pub status: Option<ThreadStatus>,
+    /// recent (default) or endorsed
+    pub sort: Option<ThreadSort>,
+    /// Start of the page (20 items per page); use nextOffset
+    pub offset: Option<Offset>,
+}
+
+impl ToolArgs for ListThreadsArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReadThreadArgs {
+    /// A threadId from list_threads
+    pub thread_id: Id,
+    /// Start of the page (50 items per page); use nextOffset
+    pub offset: Option<Offset>,
+}
+
+impl ToolArgs for ReadThreadArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WritePostArgs {
+    /// Reply to this thread
+    pub thread_id: Option<Id>,
+    pub kind: Option<ThreadKind>,
+    pub title: Option<Text<{ board::TITLE_MAX_CHARS }>>,
+    pub level: Option<LevelName>,
+    /// A revision of level you may read
+    pub revision_id: Option<Id>,
+    pub body: Text<{ board::BODY_MAX_CHARS }>,
+}
+
+impl ToolArgs for WritePostArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct EndorseArgs {
+    /// A threadId from list_threads
+    pub thread_id: Id,
+    pub endorse: Option<Flag>,
+}
+
+impl ToolArgs for EndorseArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WithdrawPostArgs {
+    /// Your postId
+    pub post_id: Id,
+}
+
+impl ToolArgs for WithdrawPostArgs {}
+
+// ---------------------------------------------------------------- schema and reading
+
+/// The `inputSchema` of `T`: derived, then shaped as MCP lists it (no title or meta-schema;
+/// `properties` and `required` always present; optional fields without the `null` that
+/// schemars adds for `Option`, since a value must have the type when it is sent).
+pub fn input_schema<T: ToolArgs>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.meta_schema = None;
+            s.inline_subschemas = true;
+        })
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    if let Value::Object(root) = &mut schema {
+        root.remove("title");
+        root.remove("description");
+        root.entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        root.entry("required")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Some(Value::Object(props)) = root.get_mut("properties") {
+            for p in props.values_mut() {
+                drop_null(p);
+            }
+        }
+    }
+    schema
+}
+
+fn drop_null(p: &mut Value) {
+    let Value::Object(p) = p else { return };
+    if let Some(Value::Array(types)) = p.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            p.insert("type".into(), only);
+        }
+    }
+    if let Some(Value::Array(choices)) = p.get_mut("enum") {
+        choices.retain(|c| !c.is_null());
+    }
+}
+
+/// Reads a tool's `arguments` as `T`, with `schema` (its [`input_schema`]) naming the fields.
+pub fn read<T: ToolArgs>(arguments: Option<&Value>, schema: &Value) -> Result<T, ToolError> {
+    let mut obj = match arguments {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(o)) => o.clone(),
+        Some(_) => return Err(ToolError::invalid("arguments must be an object")),
+    };
+    obj.retain(|_, v| !v.is_null());
+    let props = schema.get("properties").and_then(Value::as_object);
+    let allowed: Vec<&str> = props
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    if let Some(k) = obj.keys().find(|k| !allowed.contains(&k.as_str())) {
+        let hint = if allowed.is_empty() {
+            "this tool takes no arguments".to_string()
+        } else {
+            format!("allowed: {}", allowed.join(", "))
+        };
+        return Err(ToolError::invalid(format!(
+            "unknown argument `{}`; {hint}",
+            text::clip(k, ECHO_MAX_CHARS)
+        )));
+    }
+    let required = schema.get("required").and_then(Value::as_array);
+    for r in required.into_iter().flatten().filter_map(Value::as_str) {
+        if !obj.contains_key(r) {
+            let what = props
+                .and_then(|p| p.get(r))
+                .and_then(|p| p.get("enum"))
+                .and_then(Value::as_array)
+                .map(|e| {
+                    let names: Vec<&str> = e.iter().filter_map(Value::as_str).collect();
+                    format!(": one of {}", names.join(", "))
+                })
+                .unwrap_or_default();
+            return Err(ToolError::invalid(format!("`{r}` is required{what}")));
+        }
+    }
+    let args: T = serde_path_to_error::deserialize(Value::Object(obj)).map_err(|e| {
+        let field = e.path().to_string();
+        ToolError::invalid(format!("`{field}` must be {}", e.inner()))
+    })?;
+    args.check()?;
+    Ok(args)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
-    fn args(v: &Value, allowed: &[&str]) -> Result<(), ToolError> {
-        Args::new(Some(v), allowed).map(|_| ())
+    fn read_as<T: ToolArgs>(v: Value) -> Result<T, ToolError> {
+        read::<T>(Some(&v), &input_schema::<T>())
+    }
+
+    fn message<T: ToolArgs + std::fmt::Debug>(v: Value) -> (&'static str, String) {
+        let e = read_as::<T>(v).unwrap_err();
+        (e.code.as_str(), e.message)
     }
 
     #[test]
-    fn unknown_fields_are_refused() {
-        assert!(args(&json!({"map": "x"}), &["map"]).is_ok());
+    fn unknown_fields_are_refused_with_what_is_allowed() {
+        assert!(read_as::<MapArgs>(json!({"map": "x"})).is_ok());
         assert_eq!(
-            args(&json!({"mapp": "x"}), &["map"]).unwrap_err().code,
-            "invalid_input"
+            message::<MapArgs>(json!({"mapp": "x"})),
+            (
+                "invalid_input",
+                "unknown argument `mapp`; allowed: map".into()
+            )
         );
         assert_eq!(
-            args(&json!([1]), &["map"]).unwrap_err().code,
-            "invalid_input"
+            message::<NoArgs>(json!({"x": 1})).1,
+            "unknown argument `x`; this tool takes no arguments"
         );
-        assert!(Args::new(None, &[]).is_ok());
+        assert_eq!(
+            message::<MapArgs>(json!([1])).1,
+            "arguments must be an object"
+        );
+        assert!(read::<NoArgs>(None, &input_schema::<NoArgs>()).is_ok());
+        // A long unknown name is echoed cut.
+        let long = "k".repeat(10_000);
+        let m = message::<MapArgs>(json!({ long.clone(): 1 })).1;
+        assert!(m.len() < 200, "{m}");
+    }
+
+    #[test]
+    fn missing_wrong_type_and_out_of_range_each_say_what_to_send() {
+        assert_eq!(
+            message::<RenderMapArgs>(json!({"map": "x", "x": 0, "y": 0, "width": 5})).1,
+            "`height` is required"
+        );
+        assert_eq!(
+            message::<RenderMapArgs>(
+                json!({"map": "x", "x": 0, "y": 0, "width": 121, "height": 1})
+            )
+            .1,
+            "`width` must be an integer 1 to 120"
+        );
+        assert_eq!(
+            message::<RenderMapArgs>(
+                json!({"map": "x", "x": "0", "y": 0, "width": 1, "height": 1})
+            )
+            .1,
+            "`x` must be an integer -119 to 511"
+        );
+        assert_eq!(
+            message::<ContactArgs>(json!({"subject": "s", "message": "m"})).1,
+            "`category` is required: one of bug, feedback, question, other"
+        );
+        assert_eq!(
+            message::<ContactArgs>(json!({"category": "rant", "subject": "s", "message": "m"})).1,
+            "`category` must be one of: bug, feedback, question, other"
+        );
+        assert_eq!(
+            message::<EndorseArgs>(json!({"threadId": "t1", "endorse": "yes"})).1,
+            "`endorse` must be true or false"
+        );
+        assert_eq!(
+            message::<JobArgs>(json!({"jobId": "ä"})).1,
+            "`jobId` must be 1-64 ASCII letters, digits, dots, underscores or hyphens"
+        );
+        assert_eq!(
+            message::<ListThreadsArgs>(json!({"offset": -1})).1,
+            "`offset` must be an integer 0 to 1000000000"
+        );
+        // null is absent.
+        let a = read_as::<ListThreadsArgs>(json!({"offset": null, "kind": null})).unwrap();
+        assert!(a.offset.is_none() && a.kind.is_none());
+        assert_eq!(
+            message::<MapArgs>(json!({"map": null})).1,
+            "`map` is required"
+        );
     }
 
     #[test]
     fn map_edges() {
-        let ok = json!({"map": "a".repeat(MAX_MAP_BYTES)});
-        assert!(Args::new(Some(&ok), &["map"]).unwrap().map().is_ok());
-        let big = json!({"map": "a".repeat(MAX_MAP_BYTES + 1)});
+        assert!(read_as::<MapArgs>(json!({"map": "a".repeat(MAX_MAP_BYTES)})).is_ok());
+        let e = read_as::<MapArgs>(json!({"map": "a".repeat(MAX_MAP_BYTES + 1)})).unwrap_err();
+        assert_eq!(e.code, "too_large");
+        assert_eq!(e.details["limit"], MAX_MAP_BYTES);
+        assert_eq!(message::<MapArgs>(json!({"map": ""})).0, "invalid_input");
         assert_eq!(
-            Args::new(Some(&big), &["map"])
-                .unwrap()
-                .map()
-                .unwrap_err()
-                .code,
-            "too_large"
-        );
-        let empty = json!({"map": ""});
-        assert_eq!(
-            Args::new(Some(&empty), &["map"])
-                .unwrap()
-                .map()
-                .unwrap_err()
-                .code,
-            "invalid_input"
-        );
-        let num = json!({"map": 5});
-        assert_eq!(
-            Args::new(Some(&num), &["map"])
-                .unwrap()
-                .map()
-                .unwrap_err()
-                .code,
-            "invalid_input"
+            message::<MapArgs>(json!({"map": 5})).1,
+            "`map` must be a non-empty string: the .map text (see get_map_format)"
         );
     }
 
     #[test]
     fn name_and_id_edges() {
-        let a = json!({"name": "a".repeat(30), "id": "a.b_c-".repeat(10) + "abcd"});
-        let a = Args::new(Some(&a), &["name", "id"]).unwrap();
-        assert!(a.name("name").is_ok());
-        assert_eq!(a.id("id").unwrap().unwrap().len(), 64);
-        let b = json!({"name": "a".repeat(31), "id": "a".repeat(65)});
-        let b = Args::new(Some(&b), &["name", "id"]).unwrap();
-        assert!(b.name("name").is_err());
-        assert!(b.id("id").is_err());
-        let c = json!({"name": "a_b", "id": "ä"});
-        let c = Args::new(Some(&c), &["name", "id"]).unwrap();
-        assert!(c.name("name").is_err());
-        assert!(c.id("id").is_err());
+        let ok = json!({"name": "a".repeat(30), "revisionId": "a.b_c-".repeat(10) + "abcd"});
+        let a = read_as::<GetLevelArgs>(ok).unwrap();
+        assert_eq!(a.revision_id.unwrap().as_str().len(), 64);
+        for bad in [
+            json!({"name": "a".repeat(31)}),
+            json!({"name": "a_b"}),
+            json!({"name": "ok", "revisionId": "a".repeat(65)}),
+            json!({"name": "ok", "revisionId": "ä"}),
+        ] {
+            assert_eq!(message::<GetLevelArgs>(bad).0, "invalid_input");
+        }
+    }
+
+    #[test]
+    fn replays_are_sized_then_parsed_by_the_engine() {
+        let map = "x";
+        let ok = json!({"map": map, "idempotencyKey": "k",
+                        "replay": {"seed": 1, "actions": [{"action": 8, "ticks": 60}]}});
+        assert!(read_as::<SimulateArgs>(ok).is_ok());
+        let bad = json!({"map": map, "idempotencyKey": "k",
+                         "replay": {"seed": 1, "actions": [{"action": 20, "ticks": 60}]}});
+        assert_eq!(message::<SimulateArgs>(bad).0, "invalid_input");
+        let steps: Vec<Value> = (0..60_000)
+            .map(|_| json!({"action": 8, "ticks": 1}))
+            .collect();
+        let big = json!({"map": map, "idempotencyKey": "k",
+                         "replay": {"seed": 1, "actions": steps}});
+        assert_eq!(message::<SimulateArgs>(big).0, "too_large");
+    }
+
+    #[test]
+    fn the_largest_map_is_the_engines() {
+        let l = horst_engine::limits();
+        assert_eq!((l.width.max, l.height.max), (MAP_MAX_WIDTH, MAP_MAX_HEIGHT));
+        assert_eq!(
+            (l.render_max_width, l.render_max_height),
+            (RENDER_MAX_WIDTH, RENDER_MAX_HEIGHT)
+        );
+        assert_eq!(l.max_map_bytes, MAX_MAP_BYTES);
+        assert_eq!(l.replay.max_bytes, MAX_REPLAY_BYTES);
+    }
+
+    #[test]
+    fn choice_names_are_the_board_and_contact_lists() {
+        assert_eq!(ThreadStatus::NAMES, board::STATUSES);
+        assert_eq!(
+            input_schema::<ListThreadsArgs>()["properties"]["status"]["enum"],
+            json!(["open", "planned", "done", "declined"])
+        );
+        assert_eq!(thousands(36_000), "36,000");
+        assert_eq!(thousands(600), "600");
     }
 }

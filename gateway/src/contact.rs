@@ -22,7 +22,6 @@ use crate::board::{clean_body, clean_title, quota_error, utc_day};
 use crate::error::{ErrorCode, ToolError};
 use crate::scripts::{ContactSent, CONTACT_SEND};
 
-pub const CATEGORIES: &[&str] = &["bug", "feedback", "question", "other"];
 pub const PER_DAY: i64 = 5;
 pub const MAX_UNREAD: i64 = 50;
 pub const SUBJECT_MAX_CHARS: usize = 120;

@@ -15,7 +15,7 @@ use std::time::Duration;
 use horst_queue::{Admission, JobKind, JobRecord, JobSpec, JobState, QueueError};
 use serde_json::{json, Map, Value};
 
-use crate::args::Args;
+use crate::args::{Id, PlaytestArgs, SimulateArgs, SubmitArgs};
 use crate::revisions::{self, NewRevision};
 use crate::{Account, ErrorCode, Gateway, ToolError};
 
@@ -28,9 +28,16 @@ impl From<QueueError> for ToolError {
         match e {
             QueueError::Busy {
                 retry_after_seconds,
+                waiting_job_id,
                 message,
-            } => ToolError::new(ErrorCode::Busy, message)
-                .with("retryAfterSeconds", retry_after_seconds),
+            } => {
+                let e = ToolError::new(ErrorCode::Busy, message)
+                    .with("retryAfterSeconds", retry_after_seconds);
+                match waiting_job_id {
+                    Some(id) => e.with("jobId", id),
+                    None => e,
+                }
+            }
             QueueError::Quota {
                 scope,
                 retry_after_seconds,
@@ -119,83 +126,76 @@ impl Gateway {
         Duration::from_secs(self.config.queue.wait_seconds)
     }
 
-    pub(crate) async fn run_job_tool(
+    pub(crate) async fn playtest(
         &self,
-        name: &str,
-        arguments: Option<&Value>,
+        a: &PlaytestArgs,
         caller: &Account,
     ) -> Result<Value, ToolError> {
-        match name {
-            "playtest_map" => {
-                let a = Args::new(arguments, &["map", "seed", "idempotencyKey"])?;
-                let map = a.map()?;
-                let seed = a.int("seed", 0, u32::MAX as i64)?.unwrap_or(1);
-                let idem = a.required_id("idempotencyKey")?;
-                let input = json!({ "map": map, "seed": seed });
-                self.run_job(JobKind::Playtest, input, idem, caller, None)
-                    .await
-            }
-            "simulate_replay" => {
-                let a = Args::new(arguments, &["map", "replay", "idempotencyKey"])?;
-                let map = a.map()?;
-                let (_, replay) = a.replay()?;
-                let idem = a.required_id("idempotencyKey")?;
-                let input = json!({ "map": map, "replay": replay });
-                self.run_job(JobKind::Simulate, input, idem, caller, None)
-                    .await
-            }
-            "submit_level" => {
-                let a = Args::new(
-                    arguments,
-                    &[
-                        "name",
-                        "parentRevisionId",
-                        "map",
-                        "replay",
-                        "idempotencyKey",
-                    ],
-                )?;
-                let level = a.name("name")?;
-                let parent = a.id("parentRevisionId")?;
-                let map = a.map()?;
-                let (_, replay) = a.replay()?;
-                let idem = a.required_id("idempotencyKey")?;
-                // A retry of a recorded submission skips the checks (its own revision may be
-                // what fills the Labor cap now); the queue answers it from the record.
-                let retry = self
-                    .queue
-                    .has_idempotency_record(&caller.name, idem)
-                    .await?;
-                if !retry {
-                    let bytes = revisions::evidence_bytes(map, replay, &json!({}))
-                        // the acceptance report is small; leave room for it
-                        + 1024;
-                    revisions::preflight(
-                        &self.store,
-                        &caller.name,
-                        level,
-                        parent,
-                        bytes,
-                        self.budgets(caller.trust).await?,
-                    )
-                    .await?;
-                }
-                let input = json!({
-                    "map": map, "replay": replay, "name": level, "parentRevisionId": parent,
-                });
-                let submit = Submission {
-                    name: level,
-                    parent,
-                };
-                self.run_job(JobKind::Submit, input, idem, caller, Some(submit))
-                    .await
-            }
-            _ => {
-                let a = Args::new(arguments, &["jobId"])?;
-                let id = a.required_id("jobId")?;
-                self.get_submission(id, caller).await
-            }
+        let seed = a.seed.map_or(1, |s| s.0);
+        let input = json!({ "map": a.map.as_str(), "seed": seed });
+        self.run_job(
+            JobKind::Playtest,
+            input,
+            a.idempotency_key.as_str(),
+            caller,
+            None,
+        )
+        .await
+    }
+
+    pub(crate) async fn simulate(
+        &self,
+        a: &SimulateArgs,
+        caller: &Account,
+    ) -> Result<Value, ToolError> {
+        let input = json!({ "map": a.map.as_str(), "replay": a.replay.0 });
+        self.run_job(
+            JobKind::Simulate,
+            input,
+            a.idempotency_key.as_str(),
+            caller,
+            None,
+        )
+        .await
+    }
+
+    pub(crate) async fn submit(
+        &self,
+        a: &SubmitArgs,
+        caller: &Account,
+    ) -> Result<Value, ToolError> {
+        let (level, map, replay) = (a.name.as_str(), a.map.as_str(), &a.replay.0);
+        let parent = a.parent_revision_id.as_ref().map(Id::as_str);
+        let idem = a.idempotency_key.as_str();
+        // A retry of a recorded submission skips the checks (its own revision may be what
+        // fills the Labor cap now); the queue answers it from the record.
+        let retry = self
+            .queue
+            .has_idempotency_record(&caller.name, idem)
+            .await?;
+        if !retry {
+            let bytes = revisions::evidence_bytes(map, replay, &json!({}))
+                // the acceptance report is small; leave room for it
+                + 1024;
+            revisions::preflight(
+                &self.store,
+                &caller.name,
+                level,
+                parent,
+                bytes,
+                self.budgets(caller.trust).await?,
+            )
+            .await?;
         }
+        let input = json!({
+            "map": map, "replay": replay, "name": level, "parentRevisionId": parent,
+        });
+        let submit = Submission {
+            name: level,
+            parent,
+        };
+        self.run_job(JobKind::Submit, input, idem, caller, Some(submit))
+            .await
     }
 
     async fn run_job(
@@ -421,7 +421,11 @@ ErrorCode::ValidationFailed,
         }
     }
 
-    async fn get_submission(&self, id: &str, caller: &Account) -> Result<Value, ToolError> {
+    pub(crate) async fn get_submission(
+        &self,
+        id: &str,
+        caller: &Account,
+    ) -> Result<Value, ToolError> {
         let rec = self
             .queue
             .get(id)

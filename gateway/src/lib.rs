@@ -26,6 +26,7 @@ pub mod contact;
 mod error;
 pub mod operator;
 pub mod protocol;
+pub mod render;
 pub mod revisions;
 mod scripts;
 pub mod text;
@@ -34,9 +35,17 @@ pub mod tools;
 pub use accounts::{Account, AccountError, AuthError, CreatedKey, KeyCap};
 pub use error::{ErrorCode, ToolError};
 
-use args::Args;
+use args::{
+    Id, LevelName, NoArgs, Offset, ThreadKind, ThreadSort, ThreadStatus, WritePostArgs,
+    ECHO_MAX_CHARS,
+};
 use protocol::{codes, Incoming};
-use tools::Auth;
+use tools::{Auth, Call, Tool};
+
+/// A page offset, 0 when absent.
+fn offset(o: Option<Offset>) -> usize {
+    o.map_or(0, |o| o.0 as usize)
+}
 
 /// What the HTTP layer answers.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,10 +136,31 @@ pub struct Gateway {
     >,
 }
 
-fn tool_result(value: Value) -> Value {
+/// A tool's answer: its JSON, and for `render_map` with `image: true` a PNG picture.
+pub struct ToolOutput {
+    pub value: Value,
+    pub png: Option<Vec<u8>>,
+}
+
+impl From<Value> for ToolOutput {
+    fn from(value: Value) -> ToolOutput {
+        ToolOutput { value, png: None }
+    }
+}
+
+fn tool_result(out: ToolOutput) -> Value {
+    use base64::Engine as _;
+    let mut content = vec![json!({ "type": "text", "text": out.value.to_string() })];
+    if let Some(png) = out.png {
+        content.push(json!({
+            "type": "image",
+            "data": base64::engine::general_purpose::STANDARD.encode(png),
+            "mimeType": "image/png",
+        }));
+    }
     json!({
-        "content": [{ "type": "text", "text": value.to_string() }],
-        "structuredContent": value,
+        "content": content,
+        "structuredContent": out.value,
         "isError": false,
     })
 }
@@ -205,7 +235,7 @@ impl Gateway {
             other => Reply::Json(protocol::error(
                 id,
                 codes::METHOD_NOT_FOUND,
-                &format!("method {other:?} is not supported; this server offers initialize, ping, tools/list and tools/call"),
+                &format!("method {:?} is not supported; this server offers initialize, ping, tools/list and tools/call", text::clip(other, ECHO_MAX_CHARS)),
                 None,
             )),
         }
@@ -220,19 +250,20 @@ impl Gateway {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return invalid("tools/call needs params.name (a string)");
         };
-        let Some(tool) = tools::find(name) else {
+        let Some(tool) = Tool::from_name(name) else {
             return invalid(&format!(
-                "unknown tool {name:?}; tools/list shows the tools"
+                "unknown tool {:?}; tools/list shows the tools",
+                text::clip(name, ECHO_MAX_CHARS)
             ));
         };
-        if tool.auth == Auth::Key {
+        if tool.auth() == Auth::Key {
             if msg.read_only {
                 return Reply::Refused {
                     refusal: Refusal::Forbidden,
                     body: protocol::error(
                         id,
                         codes::REFUSED,
-                        &format!("the gateway is read-only: only the anonymous tools exist; {name} is unavailable"),
+                        &format!("the gateway is read-only: only the anonymous tools exist; {} is unavailable", tool.name()),
                         None,
                     ),
                 };
@@ -243,21 +274,32 @@ impl Gateway {
                     body: protocol::error(
                         id,
                         codes::REFUSED,
-                        &format!("{name} needs an agent key: send Authorization: Bearer gcv_... (create one with POST /api/agent-keys)"),
+                        &format!("{}: {}", tool.name(), tools::KEY_NOTE),
                         None,
                     ),
                 };
             }
         }
         let arguments = params.get("arguments");
-        let result = self.run_tool(name, arguments, msg.caller).await;
+        let mut result = match Call::parse(tool, arguments) {
+            Ok(call) => self.run_tool(&call, msg.caller).await,
+            Err(e) => Err(e),
+        };
+        // Every answer of these tools carries `remaining`, a refusal of the arguments too.
+        if let (Err(e), Some(caller)) = (&mut result, msg.caller) {
+            if tool.reports_remaining() && !e.details.contains_key("remaining") {
+                if let Some(r) = self.remaining(caller).await {
+                    e.details.insert("remaining".into(), r);
+                }
+            }
+        }
         let outcome = match &result {
             Ok(_) => "ok",
             Err(e) => e.code.as_str(),
         };
         self.tool_calls
             .get_or_create(&vec![
-                ("tool", tool.name.to_string()),
+                ("tool", tool.name().to_string()),
                 ("outcome", outcome.to_string()),
             ])
             .inc();
@@ -281,228 +323,197 @@ impl Gateway {
         })
     }
 
-    /// Runs one tool. Key tools get `caller` (checked by `call`).
+    /// Runs one tool call. Key tools get `caller` (checked by `call`).
     pub async fn run_tool(
         &self,
-        name: &str,
-        arguments: Option<&Value>,
+        call: &Call,
+        caller: Option<&Account>,
+    ) -> Result<ToolOutput, ToolError> {
+        match call {
+            Call::RenderMap(a) => {
+                let (result, png) = render::render(a)?;
+                let value = serde_json::to_value(result).map_err(ToolError::internal)?;
+                Ok(ToolOutput { value, png })
+            }
+            other => self
+                .run_json_tool(other, caller)
+                .await
+                .map(ToolOutput::from),
+        }
+    }
+
+    async fn run_json_tool(
+        &self,
+        call: &Call,
         caller: Option<&Account>,
     ) -> Result<Value, ToolError> {
         let caller_name = caller.map(|c| c.name.as_str());
-        match name {
-            "get_map_format" => {
-                Args::new(arguments, &[])?;
-                serde_json::to_value(horst_engine::map_format()).map_err(ToolError::internal)
+        let to_value = |v: Result<Value, serde_json::Error>| v.map_err(ToolError::internal);
+        match call {
+            Call::GetMapFormat(NoArgs {}) => {
+                to_value(serde_json::to_value(horst_engine::map_format()))
             }
-            "list_palette" => {
-                Args::new(arguments, &[])?;
-                serde_json::to_value(horst_engine::palette()).map_err(ToolError::internal)
-            }
-            "validate_map" => {
-                let a = Args::new(arguments, &["map"])?;
-                let map = a.map()?;
-                serde_json::to_value(horst_engine::validate_map(map)).map_err(ToolError::internal)
-            }
-            "render_map" => {
-                let a = Args::new(arguments, &["map", "x", "y", "width", "height"])?;
-                let map = a.map()?;
-                let x = a.required_int("x", -1_000_000, 1_000_000)?;
-                let y = a.required_int("y", -1_000_000, 1_000_000)?;
-                let w = a.required_int("width", 1, args::RENDER_MAX_WIDTH)?;
-                let h = a.required_int("height", 1, args::RENDER_MAX_HEIGHT)?;
-                let r = horst_engine::render_map(map, x, y, w, h)?;
-                Ok(json!({ "text": r.text }))
-            }
-            "get_level" => {
-                let a = Args::new(arguments, &["name", "revisionId"])?;
-                let rev = a.id("revisionId")?;
-                let name = if a.has("name") || rev.is_none() {
-                    Some(a.name("name")?)
-                } else {
-                    None
-                };
+            Call::ListPalette(NoArgs {}) => to_value(serde_json::to_value(horst_engine::palette())),
+            Call::ValidateMap(a) => to_value(serde_json::to_value(horst_engine::validate_map(
+                a.map.as_str(),
+            ))),
+            Call::RenderMap(_) => Err(ToolError::internal("render_map answers through run_tool")),
+            Call::GetLevel(a) => {
+                let rev = a.revision_id.as_ref().map(Id::as_str);
+                let name = a.name.as_ref().map(LevelName::as_str);
+                if name.is_none() && rev.is_none() {
+                    return Err(ToolError::invalid(
+                        "get_level needs `name` (its promoted revision) or `revisionId` (that exact revision)",
+                    ));
+                }
                 revisions::get_level(&self.store, name, rev, caller_name).await
             }
-            "list_labor" => {
-                let a = Args::new(arguments, &["offset"])?;
-                revisions::list_labor(&self.store, a.offset()?).await
-            }
-            _ => {
+            Call::ListLabor(a) => revisions::list_labor(&self.store, offset(a.offset)).await,
+            key_call => {
                 let Some(caller) = caller else {
                     return Err(ToolError::new(
                         ErrorCode::Forbidden,
                         "this tool needs an agent key",
                     ));
                 };
-                self.run_key_tool(name, arguments, caller).await
+                self.run_key_tool(key_call, caller).await
             }
         }
     }
 
-    async fn run_key_tool(
-        &self,
-        name: &str,
-        arguments: Option<&Value>,
-        caller: &Account,
-    ) -> Result<Value, ToolError> {
-        match name {
-            "my_submissions" => {
-                let a = Args::new(arguments, &["offset"])?;
+    async fn run_key_tool(&self, call: &Call, caller: &Account) -> Result<Value, ToolError> {
+        let store = &self.store;
+        match call {
+            Call::MySubmissions(a) => {
                 let (items, next) =
-                    revisions::my_submissions(&self.store, &caller.name, a.offset()?).await?;
+                    revisions::my_submissions(store, &caller.name, offset(a.offset)).await?;
                 let mut v = json!({ "items": items, "nextOffset": next });
                 self.add_remaining(&mut v, caller).await;
                 Ok(v)
             }
-            "withdraw_level" => {
-                let a = Args::new(arguments, &["revisionId"])?;
-                let id = a.required_id("revisionId")?;
-                let mut v = revisions::withdraw(&self.store, &caller.name, id).await?;
+            Call::WithdrawLevel(a) => {
+                let mut v =
+                    revisions::withdraw(store, &caller.name, a.revision_id.as_str()).await?;
                 self.add_remaining(&mut v, caller).await;
                 Ok(v)
             }
-            "contact_admin" => {
-                let a = Args::new(arguments, &["category", "subject", "message"])?;
-                let Some(category) = a.choice("category", contact::CATEGORIES)? else {
-                    return Err(ToolError::invalid(
-                        "`category` is required: bug, feedback, question or other",
-                    ));
-                };
+            Call::ContactAdmin(a) => {
                 contact::contact_admin(
-                    &self.store,
+                    store,
                     &caller.name,
-                    category,
-                    a.required_text("subject")?,
-                    a.required_text("message")?,
+                    a.category.as_str(),
+                    a.subject.as_str(),
+                    a.message.as_str(),
                 )
                 .await
             }
-            "list_threads" | "read_thread" | "write_post" | "endorse_thread" | "withdraw_post" => {
-                self.run_board_tool(name, arguments, caller).await
-            }
-            "playtest_map" | "simulate_replay" | "submit_level" | "get_submission" => {
-                match self.run_job_tool(name, arguments, caller).await {
-                    // Every job answer carries `remaining`; refusals of the input itself
-                    // stay free of store work.
-                    Err(mut e)
-                        if !matches!(
-                            e.code,
-                            ErrorCode::InvalidInput
-                                | ErrorCode::TooLarge
-                                | ErrorCode::InternalError
-                        ) =>
-                    {
-                        if let Some(r) = self.remaining(caller).await {
-                            e.details.entry("remaining").or_insert(r);
-                        }
-                        Err(e)
-                    }
-                    other => other,
-                }
-            }
-            _ => Err(ToolError::internal(format!("tool {name} has no handler"))),
-        }
-    }
-
-    async fn run_board_tool(
-        &self,
-        name: &str,
-        arguments: Option<&Value>,
-        caller: &Account,
-    ) -> Result<Value, ToolError> {
-        let store = &self.store;
-        match name {
-            "list_threads" => {
-                let a = Args::new(arguments, &["kind", "level", "status", "sort", "offset"])?;
-                let level = if a.has("level") {
-                    Some(a.name("level")?)
-                } else {
-                    None
+            Call::PlaytestMap(_)
+            | Call::SimulateReplay(_)
+            | Call::SubmitLevel(_)
+            | Call::GetSubmission(_) => {
+                let result = match call {
+                    Call::PlaytestMap(a) => self.playtest(a, caller).await,
+                    Call::SimulateReplay(a) => self.simulate(a, caller).await,
+                    Call::SubmitLevel(a) => self.submit(a, caller).await,
+                    Call::GetSubmission(a) => self.get_submission(a.job_id.as_str(), caller).await,
+                    _ => unreachable!("matched above"),
                 };
+                // `call` adds `remaining` to a failure.
+                result
+            }
+            Call::ListThreads(a) => {
                 let filter = board::ThreadFilter {
-                    kind: a.choice("kind", board::KINDS)?,
-                    level,
-                    status: a.choice("status", board::STATUSES)?,
-                    by_endorsements: a.choice("sort", board::SORTS)? == Some("endorsed"),
-                    offset: a.offset()?,
+                    kind: a.kind.map(ThreadKind::as_str),
+                    level: a.level.as_ref().map(LevelName::as_str),
+                    status: a.status.map(ThreadStatus::as_str),
+                    by_endorsements: a.sort == Some(ThreadSort::Endorsed),
+                    offset: offset(a.offset),
                 };
                 board::list_threads(store, caller, &filter).await
             }
-            "read_thread" => {
-                let a = Args::new(arguments, &["threadId", "offset"])?;
-                let id = a.required_id("threadId")?;
-                board::read_thread(store, caller, id, a.offset()?).await
+            Call::ReadThread(a) => {
+                board::read_thread(store, caller, a.thread_id.as_str(), offset(a.offset)).await
             }
-            "write_post" => {
-                let a = Args::new(
-                    arguments,
-                    &["threadId", "kind", "title", "level", "revisionId", "body"],
-                )?;
-                let body =
-                    board::clean_body("body", a.required_text("body")?, board::BODY_MAX_CHARS)?;
-                let thread_id = a.id("threadId")?;
-                let new_thread = match thread_id {
-                    Some(_) => {
-                        if let Some(f) = ["kind", "title", "level", "revisionId"]
-                            .into_iter()
-                            .find(|f| a.has(f))
-                        {
-                            return Err(ToolError::invalid(format!(
-                                "`{f}` belongs to a new thread; a reply (with threadId) takes only body"
-                            )));
-                        }
-                        None
+            Call::WritePost(a) => self.write_post(a, caller).await,
+            Call::EndorseThread(a) => {
+                let endorse = a.endorse.is_none_or(|f| f.0);
+                board::endorse_thread(store, caller, a.thread_id.as_str(), endorse).await
+            }
+            Call::WithdrawPost(a) => board::withdraw_post(store, caller, a.post_id.as_str()).await,
+            Call::GetMapFormat(_)
+            | Call::ListPalette(_)
+            | Call::ValidateMap(_)
+            | Call::RenderMap(_)
+            | Call::GetLevel(_)
+            | Call::ListLabor(_) => Err(ToolError::internal(format!(
+                "anonymous tool {} reached the key tools",
+                call.tool().name()
+            ))),
+        }
+    }
+
+    /// `write_post`: a reply (with `threadId`) takes only `body`; a new thread needs `kind`
+    /// and `title`, and a level thread its `level`.
+    async fn write_post(&self, a: &WritePostArgs, caller: &Account) -> Result<Value, ToolError> {
+        let body = board::clean_body("body", a.body.as_str(), board::BODY_MAX_CHARS)?;
+        let thread_id = a.thread_id.as_ref().map(Id::as_str);
+        let new_thread = match thread_id {
+            Some(_) => {
+                let set = [
+                    ("kind", a.kind.is_some()),
+                    ("title", a.title.is_some()),
+                    ("level", a.level.is_some()),
+                    ("revisionId", a.revision_id.is_some()),
+                ];
+                if let Some((f, _)) = set.iter().find(|(_, set)| *set) {
+                    return Err(ToolError::invalid(format!(
+                        "`{f}` belongs to a new thread; a reply (with threadId) takes only body"
+                    )));
+                }
+                None
+            }
+            None => {
+                let Some(kind) = a.kind else {
+                    return Err(ToolError::invalid(
+                        "a new thread needs `kind` (idea or level) and `title`; a reply needs `threadId`",
+                    ));
+                };
+                let Some(title) = &a.title else {
+                    return Err(ToolError::invalid("`title` is required"));
+                };
+                let title = board::clean_title("title", title.as_str(), board::TITLE_MAX_CHARS)?;
+                let (level, revision_id) = match kind {
+                    ThreadKind::Level => {
+                        let Some(level) = &a.level else {
+                            return Err(ToolError::invalid("`level` is required"));
+                        };
+                        (Some(level.as_str()), a.revision_id.as_ref().map(Id::as_str))
                     }
-                    None => {
-                        let Some(kind) = a.choice("kind", board::KINDS)? else {
+                    ThreadKind::Idea => {
+                        if a.level.is_some() || a.revision_id.is_some() {
                             return Err(ToolError::invalid(
-                                "a new thread needs `kind` (idea or level) and `title`; a reply needs `threadId`",
+                                "an idea thread names no level; use kind level for `level` and `revisionId`",
                             ));
-                        };
-                        let title = board::clean_title(
-                            "title",
-                            a.required_text("title")?,
-                            board::TITLE_MAX_CHARS,
-                        )?;
-                        let (level, revision_id) = if kind == "level" {
-                            (Some(a.name("level")?), a.id("revisionId")?)
-                        } else {
-                            if a.has("level") || a.has("revisionId") {
-                                return Err(ToolError::invalid(
-                                    "an idea thread names no level; use kind level for `level` and `revisionId`",
-                                ));
-                            }
-                            (None, None)
-                        };
-                        Some(board::NewThread {
-                            kind,
-                            title,
-                            level,
-                            revision_id,
-                        })
+                        }
+                        (None, None)
                     }
                 };
-                board::write_post(
-                    store,
-                    board::Writer::Agent(caller),
-                    thread_id,
-                    new_thread,
-                    &body,
-                )
-                .await
+                Some(board::NewThread {
+                    kind: kind.as_str(),
+                    title,
+                    level,
+                    revision_id,
+                })
             }
-            "endorse_thread" => {
-                let a = Args::new(arguments, &["threadId", "endorse"])?;
-                let id = a.required_id("threadId")?;
-                board::endorse_thread(store, caller, id, a.boolean("endorse")?.unwrap_or(true))
-                    .await
-            }
-            "withdraw_post" => {
-                let a = Args::new(arguments, &["postId"])?;
-                board::withdraw_post(store, caller, a.required_id("postId")?).await
-            }
-            _ => Err(ToolError::internal(format!("tool {name} has no handler"))),
-        }
+        };
+        board::write_post(
+            &self.store,
+            board::Writer::Agent(caller),
+            thread_id,
+            new_thread,
+            &body,
+        )
+        .await
     }
 
     async fn add_remaining(&self, v: &mut Value, caller: &Account) {

@@ -162,16 +162,34 @@ pub fn unsupported_version(id: Value, got: Option<&str>) -> Value {
             SUPPORTED_VERSIONS.join(" or ")
         ),
         Some(v) => format!(
-            "MCP-Protocol-Version {v:?} is not supported; supported: {}",
+            "MCP-Protocol-Version {:?} is not supported; supported: {}",
+            crate::text::clip(v, crate::args::ECHO_MAX_CHARS),
             SUPPORTED_VERSIONS.join(", ")
         ),
     };
+    let requested = got.map(|v| crate::text::clip(v, crate::args::ECHO_MAX_CHARS));
     error(
         id,
         codes::UNSUPPORTED_PROTOCOL_VERSION,
         &message,
-        Some(json!({ "supported": SUPPORTED_VERSIONS, "requested": got })),
+        Some(json!({ "supported": SUPPORTED_VERSIONS, "requested": requested })),
     )
+}
+
+/// The request id of a message the HTTP layer refuses before the gateway reads it (a bad
+/// key, a burst limit), so its error names the request: the `id` of a JSON-RPC object, if
+/// it is a valid one; `null` for anything else (a batch, a notification, broken JSON).
+pub fn request_id(body: &[u8]) -> Value {
+    #[derive(serde::Deserialize)]
+    struct IdOnly {
+        #[serde(default)]
+        id: Option<Value>,
+    }
+    serde_json::from_slice::<IdOnly>(body)
+        .ok()
+        .and_then(|m| m.id)
+        .filter(valid_id)
+        .unwrap_or(Value::Null)
 }
 
 /// The `initialize` result.
@@ -194,6 +212,25 @@ pub fn initialize_result(params: Option<&Value>, instructions: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refusals_find_the_request_id() {
+        assert_eq!(
+            request_id(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#),
+            json!(7)
+        );
+        assert_eq!(
+            request_id(br#"{"id":"a-1","method":"x","params":{"big":[1,2,3]}}"#),
+            json!("a-1")
+        );
+        assert_eq!(request_id(br#"[{"id":1}]"#), Value::Null);
+        assert_eq!(
+            request_id(br#"{"method":"notifications/initialized"}"#),
+            Value::Null
+        );
+        assert_eq!(request_id(br#"{"id":{"no":1}}"#), Value::Null);
+        assert_eq!(request_id(b"not json"), Value::Null);
+    }
 
     #[test]
     fn negotiation_prefers_the_clients_served_revision_else_the_newest() {

@@ -308,27 +308,42 @@ pub async fn get_level(
             match promoted {
                 Some(id) => id,
                 None => {
-                    return Err(ToolError::not_found(format!(
-                        "level {name:?} has no promoted revision yet; Labor candidates are read with get_level and their revisionId (see list_labor)"
-                    )))
+                    let claimed: bool = store
+                        .conn()
+                        .exists(store.key(&format!("level:{}:owner", lower(name))))
+                        .await?;
+                    return Err(ToolError::not_found(if claimed {
+                        format!("level {name:?} has no promoted revision yet; read its Labor candidates by their revisionId (list_labor lists them)")
+                    } else {
+                        format!("no level is named {name:?}; list_labor lists the Labor candidates, and get_level with a revisionId reads one")
+                    }));
                 }
             }
         }
     };
-    let missing = || ToolError::not_found(format!("no readable revision {id}"));
+    let missing = || {
+        ToolError::not_found(format!(
+            "no readable revision {id}: it does not exist, or it was withdrawn or hidden; list_labor and my_submissions show the revision ids you may read"
+        ))
+    };
     let level = load(store, &id).await?.ok_or_else(missing)?;
-    if let (Some(name), Some(_)) = (name, revision_id) {
-        if level["name"].as_str().map(lower) != Some(lower(name)) {
-            return Err(missing());
-        }
-    }
     // A quarantined revision is hidden from everyone, its owner included; so is every
-    // revision of a blocked account.
+    // revision of a blocked account. Checked before the name, so a hidden revision's name
+    // stays hidden.
     if level["state"] == "quarantined"
         || level["state"] == "withdrawn" && level["owner"].as_str() != caller
         || owner_blocked(store, level["owner"].as_str().unwrap_or_default()).await?
     {
         return Err(missing());
+    }
+    if let (Some(name), Some(_)) = (name, revision_id) {
+        let actual = level["name"].as_str().unwrap_or_default();
+        if lower(actual) != lower(name) {
+            return Err(ToolError::not_found(format!(
+                "revision {id} is a revision of level {actual:?}, not {name:?}; send revisionId alone, or with the name {actual:?}"
+            ))
+            .with("name", actual));
+        }
     }
     Ok(level)
 }

@@ -67,6 +67,16 @@ pub fn clean_text(text: &str) -> String {
 }
 
 /// True when `text` has a line break of any kind (titles and subjects are one line).
+/// What an error may echo of a name the caller sent: at most `max` characters, cleaned
+/// (a 2 MB tool name gives a short error, and a name cannot reorder the message).
+pub fn clip(text: &str, max: usize) -> String {
+    let clean = clean_line(text);
+    match clean.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}...", &clean[..cut]),
+        None => clean,
+    }
+}
+
 pub fn has_line_break(text: &str) -> bool {
     text.chars().any(|c| {
         matches!(

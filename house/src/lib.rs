@@ -85,7 +85,7 @@ impl std::fmt::Debug for HouseSettings {
 pub enum HouseError {
     #[error("house.backend: {0}")]
     Backend(String),
-    #[error("no house token: pass --token, set HORST_HOUSE_TOKEN or house.token; create one with `horst admin token create --scopes host --name house`")]
+    #[error("no house token: pass --token, set HORST_HOUSE_TOKEN or house.token; create one with `horst admin token create --scopes host --house --name house`")]
     NoToken,
     #[error("house.games: `{0}` is not a game id (letters, digits, `-` and `_`; the game is served at /games/<id>/)")]
     BadGame(String),
@@ -93,8 +93,14 @@ pub enum HouseError {
     NoGames,
     #[error(transparent)]
     Browser(#[from] cdp::CdpError),
-    #[error("the backend refused the house token (HTTP 401/403): it needs the `host` scope; create one with `horst admin token create --scopes host --name house`, and set sessions.house_identity on the backend to its agent id so its tables show as host \"house\"")]
+    #[error("the backend refused the house token (HTTP 401/403): it needs the `host` scope; create one with `horst admin token create --scopes host --house --name house` (--house lists its tables as host \"house\")")]
     TokenRefused,
+    #[error("the backend at {origin} answers {path} with HTTP {status}, so no house table can load: its web files are missing or incomplete. On the backend machine run `./ops/web-setup` in the horst checkout (npm ci --prefix web; ./ops/run does it), check that server.web_dir points at that web/ directory, restart the API, then start horst house again")]
+    WebFilesMissing {
+        origin: String,
+        path: String,
+        status: u16,
+    },
 }
 
 impl HouseSettings {
@@ -203,6 +209,10 @@ pub async fn run_with_probe(
     mut probe: tokio::sync::mpsc::Receiver<FrameQuery>,
 ) -> Result<(), HouseError> {
     let origin = settings.validate()?;
+    let http = reqwest::Client::builder()
+        .build()
+        .map_err(|e| HouseError::Backend(e.to_string()))?;
+    check_backend_files(&http, &origin, &settings.games).await?;
     let browser = Arc::new(
         Browser::launch(&LaunchOptions {
             binary: settings.chromium.clone(),
@@ -212,9 +222,6 @@ pub async fn run_with_probe(
         .await?,
     );
     tracing::info!(backend = %origin.as_str(), games = ?settings.games, max_tables = settings.max_tables, "house host started");
-    let http = reqwest::Client::builder()
-        .build()
-        .map_err(|e| HouseError::Backend(e.to_string()))?;
     let relays: BTreeMap<String, Relay> = settings
         .games
         .iter()
@@ -303,7 +310,16 @@ pub async fn run_with_probe(
             let decided = plan(&facts, &joinable, settings.max_tables);
             for key in decided.close {
                 if let Some(r) = tables.remove(&key) {
-                    tracing::info!(game = %game, session = ?r.last_view.session_id, status = %r.last_view.status, "closing table");
+                    let v = &r.last_view;
+                    if v.session_id.is_none() {
+                        // It never got a session: say why, or that nothing said why.
+                        let why = v.load_error.as_deref().unwrap_or(
+                            "no error seen; the game page never sent AGENT_CONFIGURE (does it construct RcadiaAgent?)",
+                        );
+                        tracing::warn!(game = %game, status = %v.status, why = %why, "closing a table that never loaded");
+                    } else {
+                        tracing::info!(game = %game, session = ?v.session_id, status = %v.status, "closing table");
+                    }
                     end_if_live(relay, &r.last_view).await;
                     r.table.close(&browser).await;
                 }
@@ -348,6 +364,54 @@ pub async fn run_with_probe(
     browser.close().await;
     tracing::info!("house host stopped");
     result
+}
+
+/// The files a table of `game` loads from the backend (the house page, the SDK, the game's
+/// page, and chess.js for chess).
+fn needed_files(game: &str) -> Vec<String> {
+    let mut files = vec![
+        "/house/table.html".to_string(),
+        "/sdk/rcadia-agent.js".to_string(),
+        format!("/games/{game}/"),
+    ];
+    if game == "chess" {
+        files.push("/games/vendor/chess.js".to_string());
+    }
+    files
+}
+
+/// Before any table: does the backend serve what the tables load? A backend that cannot be
+/// reached yet is not an error here (the supervisor keeps trying); a file it answers with an
+/// error status is, with what to run.
+async fn check_backend_files(
+    http: &reqwest::Client,
+    origin: &Origin,
+    games: &[String],
+) -> Result<(), HouseError> {
+    let mut seen = HashSet::new();
+    let wanted: Vec<String> = games
+        .iter()
+        .flat_map(|g| needed_files(g))
+        .filter(|p| seen.insert(p.clone()))
+        .collect();
+    for path in wanted {
+        let url = format!("{}{path}", origin.as_str());
+        match http.get(&url).timeout(Duration::from_secs(10)).send().await {
+            Ok(r) if r.status().is_success() => {}
+            Ok(r) => {
+                return Err(HouseError::WebFilesMissing {
+                    origin: origin.as_str().to_string(),
+                    path,
+                    status: r.status().as_u16(),
+                })
+            }
+            Err(e) => {
+                tracing::warn!(url = %url, error = %e, "cannot check the backend's web files yet");
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
 }
 
 async fn end_if_live(relay: &Relay, v: &TableView) {
@@ -482,5 +546,15 @@ mod tests {
             "/games/chess/?turnTimeout=5"
         );
         assert_eq!(game_path("rps", ""), "/games/rps/");
+        assert_eq!(
+            needed_files("chess"),
+            [
+                "/house/table.html",
+                "/sdk/rcadia-agent.js",
+                "/games/chess/",
+                "/games/vendor/chess.js"
+            ]
+        );
+        assert_eq!(needed_files("rps").len(), 3);
     }
 }

@@ -29,6 +29,9 @@ pub struct TableView {
     pub auth_refused: bool,
     /// The page or the browser died.
     pub dead: bool,
+    /// The first thing that went wrong loading the page or the game (a file the backend
+    /// answered with an error, a script exception, a console error), for the log.
+    pub load_error: Option<String>,
 }
 
 impl TableView {
@@ -46,6 +49,7 @@ impl TableView {
                 .map(str::to_string),
             auth_refused: false,
             dead: false,
+            load_error: None,
         }
     }
 }
@@ -88,7 +92,7 @@ impl Table {
             .call(Some(&session_id), "Page.enable", json!({}))
             .await?;
         let url = format!(
-            "{}/house/?game={}&title={}",
+            "{}/house/table.html?game={}&title={}",
             origin.as_str(),
             query_escape(game_path),
             query_escape(title)
@@ -157,6 +161,11 @@ async fn setup_session(browser: &Browser, session: &str) -> Result<(), CdpError>
     browser
         .call(Some(session), "Runtime.enable", json!({}))
         .await?;
+    // Only to say why a table failed to load (a missing file, a script error).
+    browser
+        .call(Some(session), "Network.enable", json!({}))
+        .await?;
+    browser.call(Some(session), "Log.enable", json!({})).await?;
     browser
         .call(
             Some(session),
@@ -236,9 +245,10 @@ async fn run(
                     Ok(PageRequest::Status(v)) => {
                         let new = TableView::from_page(&v);
                         view.send_modify(|cur| {
-                            let auth = cur.auth_refused;
+                            let (auth, load) = (cur.auth_refused, cur.load_error.take());
                             *cur = new;
                             cur.auth_refused = auth;
+                            cur.load_error = load;
                         });
                     }
                     Ok(PageRequest::Call { id, call }) => {
@@ -266,6 +276,15 @@ async fn run(
                     Err(e) => tracing::warn!("house page sent a bad request: {e}"),
                 }
             }
+            "Network.responseReceived" | "Runtime.exceptionThrown" | "Log.entryAdded" => {
+                if let Some(why) = load_problem(&ev.method, &ev.params) {
+                    let first = view.borrow().load_error.is_none();
+                    tracing::warn!(problem = %why, "house table page");
+                    if first {
+                        view.send_modify(|v| v.load_error = Some(why));
+                    }
+                }
+            }
             "Inspector.targetCrashed" | "Inspector.detached" if from == page_session => {
                 tracing::warn!(event = %ev.method, "house page is gone");
                 break;
@@ -274,6 +293,41 @@ async fn run(
         }
     }
     view.send_modify(|v| v.dead = true);
+}
+
+/// A sentence for the log when a DevTools event says the page or its game is failing: a file
+/// answered with an error status, an uncaught exception, or an error on the console.
+fn load_problem(method: &str, params: &Value) -> Option<String> {
+    let text = |p: &str| params.pointer(p).and_then(Value::as_str).unwrap_or("");
+    match method {
+        "Network.responseReceived" => {
+            let status = params.pointer("/response/status")?.as_u64()?;
+            (status >= 400)
+                .then(|| format!("{} answered HTTP {status}", short(text("/response/url"))))
+        }
+        "Runtime.exceptionThrown" => {
+            let d = text("/exceptionDetails/exception/description");
+            let what = if d.is_empty() {
+                text("/exceptionDetails/text")
+            } else {
+                d
+            };
+            Some(format!(
+                "uncaught exception in {}: {}",
+                short(text("/exceptionDetails/url")),
+                short(what.lines().next().unwrap_or(""))
+            ))
+        }
+        "Log.entryAdded" if text("/entry/level") == "error" => Some(format!(
+            "console error: {}{}",
+            short(text("/entry/text")),
+            match text("/entry/url") {
+                "" => String::new(),
+                u => format!(" ({})", short(u)),
+            }
+        )),
+        _ => None,
+    }
 }
 
 fn short(url: &str) -> String {
@@ -304,6 +358,48 @@ mod tests {
             "/games/chess/%3FturnTimeout%3D5%26x%3D1"
         );
         assert_eq!(query_escape("Rock paper"), "Rock%20paper");
+    }
+
+    #[test]
+    fn load_problems_are_sentences() {
+        let missing = load_problem(
+            "Network.responseReceived",
+            &json!({"response": {"url": "http://127.0.0.1:1/games/vendor/chess.js", "status": 404}}),
+        );
+        assert_eq!(
+            missing.as_deref(),
+            Some("http://127.0.0.1:1/games/vendor/chess.js answered HTTP 404")
+        );
+        assert_eq!(
+            load_problem(
+                "Network.responseReceived",
+                &json!({"response": {"url": "x", "status": 200}})
+            ),
+            None
+        );
+        let thrown = load_problem(
+            "Runtime.exceptionThrown",
+            &json!({"exceptionDetails": {"text": "Uncaught", "url": "http://h/games/chess/game.js",
+                     "exception": {"description": "TypeError: x is undefined\n    at game.js:3"}}}),
+        )
+        .unwrap();
+        assert_eq!(
+            thrown,
+            "uncaught exception in http://h/games/chess/game.js: TypeError: x is undefined"
+        );
+        assert!(load_problem(
+            "Log.entryAdded",
+            &json!({"entry": {"level": "error", "text": "Failed to load module script"}})
+        )
+        .unwrap()
+        .contains("Failed to load module script"));
+        assert_eq!(
+            load_problem(
+                "Log.entryAdded",
+                &json!({"entry": {"level": "info", "text": "hi"}})
+            ),
+            None
+        );
     }
 
     #[test]

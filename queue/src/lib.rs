@@ -127,6 +127,8 @@ pub enum QueueError {
     #[error("{message}")]
     Busy {
         retry_after_seconds: u64,
+        /// The caller's own job that is waiting (when the per-account cap refused).
+        waiting_job_id: Option<String>,
         message: String,
     },
     #[error("{message}")]
@@ -416,13 +418,21 @@ impl Queue {
                     spec.idempotency_key,
                 ),
             }),
-            Admitted::Busy { cap, retry_after_s } => Err(QueueError::Busy {
-                retry_after_seconds: retry_after_s,
-                message: match cap {
-                    BusyCap::Account => "a job of yours is already waiting; wait for it to finish (or read it with get_submission), then retry".to_string(),
-                    BusyCap::Global => "the server's queue is full; retry after retryAfterSeconds".to_string(),
-                },
-            }),
+            Admitted::Busy { cap, retry_after_s } => {
+                let waiting = match cap {
+                    BusyCap::Account => self.waiting_job_of(&spec.account).await?,
+                    BusyCap::Global => None,
+                };
+                Err(QueueError::Busy {
+                    retry_after_seconds: retry_after_s,
+                    message: match (&waiting, cap) {
+                        (Some(id), _) => format!("your job {id} is already waiting; read it with get_submission {{\"jobId\": \"{id}\"}} and retry once it has finished"),
+                        (None, BusyCap::Account) => "a job of yours is already waiting; wait for it to finish (see get_submission), then retry".to_string(),
+                        (None, BusyCap::Global) => "the server's queue is full; retry after retryAfterSeconds".to_string(),
+                    },
+                    waiting_job_id: waiting,
+                })
+            }
             Admitted::Quota {
                 scope,
                 retry_after_s: retry,
@@ -453,6 +463,29 @@ impl Queue {
                 "admission did not settle (the day or the idempotency record kept changing); try again".to_string(),
             )),
         }
+    }
+
+    /// The account's oldest waiting job, named in a refusal by the per-account cap. A read
+    /// after the refusal (the script cannot name keys it learns from the list, admit.lua):
+    /// the global queue holds at most `queue.waiting_global` ids.
+    async fn waiting_job_of(&self, account: &str) -> Result<Option<String>, QueueError> {
+        let waiting: Vec<String> = redis::cmd("LRANGE")
+            .arg(self.store.key("queue:waiting"))
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut self.store.conn())
+            .await?;
+        for id in waiting.iter().rev() {
+            let owner: Option<String> = redis::cmd("HGET")
+                .arg(self.job_key(id))
+                .arg("account")
+                .query_async(&mut self.store.conn())
+                .await?;
+            if owner.as_deref() == Some(account) {
+                return Ok(Some(id.clone()));
+            }
+        }
+        Ok(None)
     }
 
     /// Whether `account` has used idempotency key `key` recently (its record is kept for

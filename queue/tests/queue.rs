@@ -82,12 +82,25 @@ async fn fifty_concurrent_admissions_respect_the_waiting_cap() {
     .await;
     let admitted = results.iter().filter(|r| is_new(r)).count();
     assert_eq!(admitted, 1, "one waiting job per account");
+    let waiting = results
+        .iter()
+        .find_map(|r| match r {
+            Ok(Admission::New(rec)) => Some(rec.id.clone()),
+            _ => None,
+        })
+        .unwrap();
     for r in results.iter().filter(|r| !is_new(r)) {
         match r {
             Err(QueueError::Busy {
                 retry_after_seconds,
-                ..
-            }) => assert!(*retry_after_seconds >= 1),
+                waiting_job_id,
+                message,
+            }) => {
+                assert!(*retry_after_seconds >= 1);
+                // The refusal names the job that is waiting, so the caller can read it.
+                assert_eq!(waiting_job_id.as_ref(), Some(&waiting));
+                assert!(message.contains(&waiting), "{message}");
+            }
             other => panic!("expected busy, got {other:?}"),
         }
     }

@@ -27,6 +27,9 @@ pub struct Identity {
     pub is_user: bool,
     pub play: bool,
     pub host: bool,
+    /// Created with `horst admin token create --house`: the sessions it hosts are RCADIA's
+    /// own tables (`host: "house"` in `/available`).
+    pub house: bool,
     /// The default `asName`.
     pub name: Option<String>,
 }
@@ -98,6 +101,17 @@ impl Auth {
         scopes: &[String],
         name: Option<&str>,
     ) -> Result<(String, String), AuthError> {
+        self.create_token_as(scopes, name, false).await
+    }
+
+    /// [`Auth::create_token`], marking the identity as the house when `house` (it needs the
+    /// `host` scope): every session it creates is listed as `host: "house"`.
+    pub async fn create_token_as(
+        &self,
+        scopes: &[String],
+        name: Option<&str>,
+        house: bool,
+    ) -> Result<(String, String), AuthError> {
         let mut play = false;
         let mut host = false;
         for s in scopes {
@@ -114,6 +128,11 @@ impl Auth {
         if !play && !host {
             return Err(AuthError::Invalid(
                 "give at least one scope: --scopes play, host or play,host".into(),
+            ));
+        }
+        if house && !host {
+            return Err(AuthError::Invalid(
+                "--house marks a host identity: add the host scope (--scopes host --house)".into(),
             ));
         }
         if let Some(n) = name {
@@ -137,6 +156,8 @@ impl Auth {
             .arg(u8::from(host))
             .arg("name")
             .arg(name.unwrap_or(""))
+            .arg("house")
+            .arg(u8::from(house))
             .query_async(&mut conn)
             .await?;
         Ok((token, agent))
@@ -265,6 +286,7 @@ impl Auth {
                 is_user: true,
                 play: true,
                 host: true,
+                house: false,
                 name: Some(user),
             }));
         }
@@ -284,10 +306,11 @@ impl Auth {
             .arg("play")
             .arg("host")
             .arg("name")
+            .arg("house")
             .query_async(&mut conn)
             .await?;
-        let [Some(agent), play, host, name] =
-            <[Option<String>; 4]>::try_from(fields).unwrap_or([None, None, None, None])
+        let [Some(agent), play, host, name, house] =
+            <[Option<String>; 5]>::try_from(fields).unwrap_or([None, None, None, None, None])
         else {
             return Ok(None);
         };
@@ -297,6 +320,7 @@ impl Auth {
             is_user: false,
             play: play.as_deref() == Some("1"),
             host: host.as_deref() == Some("1"),
+            house: house.as_deref() == Some("1"),
             name: name.filter(|n| !n.is_empty()),
         };
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());

@@ -88,7 +88,7 @@ impl Rcadia {
                 // No payload: waiters read the state (a stored write publishes its record from
                 // the save script instead).
                 pipe.cmd("PUBLISH")
-                    .arg(self.channel(&s.session_id))
+                    .arg(self.channel(s.session_id()))
                     .arg("")
                     .ignore();
             }

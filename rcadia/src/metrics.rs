@@ -76,7 +76,7 @@ const KNOWN_REASONS: &[&str] = &[
 ];
 
 fn reason_label(s: &Session) -> &'static str {
-    let r = s.end_reason.as_deref().unwrap_or("game_over");
+    let r = s.end_reason().unwrap_or("game_over");
     KNOWN_REASONS
         .iter()
         .find(|k| **k == r)
@@ -224,12 +224,12 @@ impl SessionMetrics {
     /// of metrics and catches every path (action, ops, clock, poll) in one place.
     pub(crate) fn observe_write(&self, before: &WriteView, after: &Session) {
         let h = &self.inner;
-        if !before.finished && after.status == Status::Finished {
+        if !before.finished && after.status() == Status::Finished {
             h.finished
                 .get_or_create(&vec![("reason", reason_label(after))])
                 .inc();
         }
-        for p in &after.players {
+        for p in after.players() {
             let old = before.players.iter().find(|o| o.player_id == p.player_id);
             if let (Some(pa), Some(d)) = (
                 &p.pending,
@@ -283,9 +283,9 @@ struct PlayerView {
 impl WriteView {
     pub(crate) fn of(s: &Session) -> WriteView {
         WriteView {
-            finished: s.status == Status::Finished,
+            finished: s.status() == Status::Finished,
             players: s
-                .players
+                .players()
                 .iter()
                 .map(|p| PlayerView {
                     player_id: p.player_id.clone(),

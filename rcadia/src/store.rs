@@ -139,11 +139,11 @@ impl Rcadia {
             .arg(-1)
             .query_async(&mut conn)
             .await?;
-        s.events = raw
-            .iter()
-            .filter_map(|e| serde_json::from_str(e).ok())
-            .collect();
-        s.events_base = s.events_base.saturating_sub(s.events.len() as u64);
+        s.attach_event_log(
+            raw.iter()
+                .filter_map(|e| serde_json::from_str(e).ok())
+                .collect(),
+        );
         Ok(s)
     }
 
@@ -197,16 +197,11 @@ impl Rcadia {
         wake: bool,
     ) -> Result<bool, RcadiaError> {
         // The events an apply added go to the list; the record keeps only the next index.
-        // Encoded without its new events (they go to the list) and without a copy of the whole
-        // record: the events are taken out for the encoding and put back.
-        let new_events = std::mem::take(&mut s.events);
-        let base = s.events_base;
-        s.events_base = base + new_events.len() as u64;
-        let encoded = serde_json::to_string(&*s);
-        s.events_base = base;
-        let json =
-            encoded.map_err(|e| RcadiaError::Internal(format!("session does not encode: {e}")))?;
-        let listed = if s.status == Status::Finished {
+        let json = s
+            .to_stored_json()
+            .map_err(|e| RcadiaError::Internal(format!("session does not encode: {e}")))?;
+        let new_events = s.held_events();
+        let listed = if s.status() == Status::Finished {
             "0"
         } else {
             "1"
@@ -220,7 +215,7 @@ impl Rcadia {
             })
             .collect();
         let channel = if wake {
-            self.channel(&s.session_id)
+            self.channel(s.session_id())
         } else {
             String::new()
         };
@@ -230,24 +225,23 @@ impl Rcadia {
             self.inner.metrics.round_trip();
         }
         let mut inv = self.inner.scripts.save.prepare_invoke();
-        inv.key(self.session_key(&s.session_id))
+        inv.key(self.session_key(s.session_id()))
             .key(self.inner.store.key("sessions:open"))
-            .key(self.events_key(&s.session_id))
+            .key(self.events_key(s.session_id()))
             .key(self.inner.delayed.key())
             .arg(expected_rev)
-            .arg(s.rev)
+            .arg(s.rev())
             .arg(json)
-            .arg(&s.session_id)
+            .arg(s.session_id())
             .arg(listed)
             .arg(FINISHED_RETENTION_MS)
             .arg(MAX_EVENTS)
             .arg(new_events.len())
             .arg(deadlines.len())
             .arg(channel);
-        for e in &new_events {
+        for e in new_events {
             inv.arg(e.to_string());
         }
-        s.events = new_events;
         for (op, at, m) in &deadlines {
             inv.arg(*op).arg(*at).arg(m);
         }
@@ -288,7 +282,7 @@ impl Rcadia {
             let (mut s, out) = make(self.new_session_id(), now)?;
             let wake = wakes(&out.effects, out.changed);
             if self.save(&mut s, 0, &out.effects, wake).await? {
-                self.inner.metrics.session_created(s.round > 1);
+                self.inner.metrics.session_created(s.round() > 1);
                 self.run_effects(&s, after_write(&out.effects), false)
                     .await?;
                 return Ok(s);
@@ -312,7 +306,7 @@ impl Rcadia {
         for _ in 0..MAX_ATTEMPTS {
             let (loaded, now) = self.load_at_now(id).await?;
             // What the metrics compare against, instead of a copy of the whole record.
-            let (loaded_rev, loaded_view) = (loaded.rev, WriteView::of(&loaded));
+            let (loaded_rev, loaded_view) = (loaded.rev(), WriteView::of(&loaded));
             let mut s = loaded;
             let mut acc = Outcome::default();
             if s.is_due(now) {
@@ -352,13 +346,13 @@ impl Rcadia {
             // before (and readers wait for the link: `Session::awaiting_rematch`).
             let mut linked_next: Option<Session> = None;
             if acc.stored
-                && s.next_session_id.is_none()
+                && s.next_session_id().is_none()
                 && acc.effects.contains(&Effect::CreateRematch)
             {
                 match self.create(|nid, t| Session::new_rematch(&s, nid, t)).await {
                     Ok(next) => {
                         let link = Event::RematchLinked {
-                            next_session_id: next.session_id.clone(),
+                            next_session_id: next.session_id().to_string(),
                         };
                         if let Ok(out) = s.apply(link, now) {
                             merge(&mut acc, out);
@@ -393,7 +387,7 @@ impl Rcadia {
             };
             let mut created_rematch = self.run_effects(&s, effects, pending_wake).await?;
             if let Some(next) = linked_next {
-                created_rematch = Some(next.session_id);
+                created_rematch = Some(next.session_id().to_string());
             }
             return match result {
                 Ok(_) => {
@@ -422,21 +416,21 @@ impl Rcadia {
         let next = self
             .create(|id, now| Session::new_rematch(finished, id, now))
             .await?;
-        let next_id = next.session_id.clone();
+        let next_id = next.session_id().to_string();
         let linked = self
-            .apply(&finished.session_id, |_| {
+            .apply(finished.session_id(), |_| {
                 Ok(Step::main(Event::RematchLinked {
                     next_session_id: next_id.clone(),
                 }))
             })
             .await;
         match linked {
-            Ok(a) => Ok(a.session.next_session_id.unwrap_or(next_id)),
+            Ok(a) => Ok(a.session.next_session_id().map_or(next_id, str::to_string)),
             Err(e) => {
                 // Someone else linked first (or the session changed): drop ours, unseen.
                 self.drop_unlinked(&next).await?;
-                match self.load(&finished.session_id).await?.next_session_id {
-                    Some(existing) => Ok(existing),
+                match self.load(finished.session_id()).await?.next_session_id() {
+                    Some(existing) => Ok(existing.to_string()),
                     None => Err(e),
                 }
             }
@@ -448,7 +442,7 @@ impl Rcadia {
         for d in next.armed_deadlines() {
             let _ = self.cancel_deadline(&d).await;
         }
-        self.delete(&next.session_id).await
+        self.delete(next.session_id()).await
     }
 
     /// Sessions for `GET /available`.
@@ -473,7 +467,7 @@ impl Rcadia {
             .filter_map(|j| serde_json::from_str(&j).ok())
             .collect();
         out.sort_by(|a: &Session, b: &Session| {
-            (a.created_at_ms, &a.session_id).cmp(&(b.created_at_ms, &b.session_id))
+            (a.created_at_ms(), &a.session_id()).cmp(&(b.created_at_ms(), &b.session_id()))
         });
         Ok(out)
     }

@@ -79,11 +79,11 @@ impl Rcadia {
                     .payload()
                     .and_then(|p| serde_json::from_str::<Session>(&p).ok());
                 match fresh {
-                    Some(f) if f.session_id == s.session_id && f.rev > s.rev => {
+                    Some(f) if f.session_id() == s.session_id() && f.rev() > s.rev() => {
                         s = f;
                         continue;
                     }
-                    Some(f) if f.session_id == s.session_id => continue, // not newer
+                    Some(f) if f.session_id() == s.session_id() => continue, // not newer
                     _ => {}
                 }
             }

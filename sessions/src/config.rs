@@ -141,6 +141,11 @@ impl Rules {
         self.turn_based && self.simultaneous
     }
 
+    /// Turn-based and not simultaneous: exactly one player is on turn (section 4).
+    pub fn is_sequential(&self) -> bool {
+        self.turn_based && !self.simultaneous
+    }
+
     pub fn has_clock(&self) -> bool {
         self.turn_based && self.turn_timeout_ms > 0
     }

@@ -39,10 +39,13 @@
 //! - **Two counters.** `version` moves on every change someone can observe (the contract's
 //!   version); `rev` moves on every write, including host liveness refreshes and delivery
 //!   marks, and is what the store compares-and-sets on. A host poll thus never wakes agents.
-//! - **Pending actions are off the clock.** The clock pauses while every on-turn player has an
-//!   action pending and resumes when one comes back (rejected or unconfirmed). "The same
-//!   deadline" after a rejection is read as "the clock is not reset"; the time spent waiting
-//!   for the game is not charged. A paused clock shows `deadline: null`.
+//! - **Pending actions are not struck, and keep the deadline.** A player with an action
+//!   pending is never struck, but the clock keeps running: after a rejection the player is
+//!   back on turn with exactly the deadline they had ("the same deadline"), the time the game
+//!   took to answer included. If that deadline passed while the action was pending, the strike
+//!   falls the moment they are back (rejected or unconfirmed) and the next full turn counts
+//!   from then. Only a host that is not alive pauses the clock; a paused clock shows
+//!   `deadline: null`.
 //! - **Host liveness.** A poll open counts until it ends or until the end it announced
 //!   (`wait`), so a poll whose API process died stops counting. "Gone for 90 s" counts from the
 //!   last sign of life (last poll end or `/ops`), not from the moment it stopped being alive.
@@ -52,9 +55,17 @@
 //!   action of theirs was delivered (multi-step). Clearing the on-turn player's legal actions
 //!   (`[]` or `null`) leaves nobody on turn, which also moves the turn. An action still queued
 //!   for the host when the turn moves stays pending (the game has not seen it).
-//! - **Games that never publish legal actions.** Until the first `legal_actions` op everyone
-//!   may act (one pending action each) and no clock runs, since nobody is on turn; in
-//!   turn-based games the next `state` publish applies delivered actions and moves the turn.
+//! - **Before the game's first publish.** In a sequential game, between `game_start` and the
+//!   host's first `state` or `legal_actions` op after it, nobody is on turn: `yourTurn` is
+//!   false, `waitingFor` is `"host"`, `POST /action` answers `409 not_your_turn`, and no clock
+//!   runs. The game has not said whose move it is yet (publishes before `game_start` do not
+//!   count: they describe the lobby).
+//! - **Games that never publish legal actions.** Once such a game has published its first
+//!   state after `game_start` (simultaneous and not-turn-based games: from `game_start`),
+//!   everyone may act (one pending action each, `legalActions: []`) and no clock runs, since
+//!   nobody is on turn; in turn-based games the next `state` publish applies delivered actions
+//!   and moves the turn. A game that publishes nothing at all after `game_start` cannot be
+//!   played: its players wait for the host until it does (or its host goes away).
 //! - **Simultaneous.** The turn advances on the next `state` or `legal_actions` op after the
 //!   release was delivered, unless that batch also rejects something (the game is still
 //!   settling the released turn; the rejected player resubmits straight to the game). A held
@@ -64,7 +75,9 @@
 //! - **Rejections.** A `reject` with an `actionId` resolves that pending action; without one
 //!   (v1 games) it resolves whatever the player has pending with the game. A rejection of an
 //!   action already reported `unconfirmed` turns its `lastAction` into `rejected` (the truth
-//!   arrived late). Every rejection is listed for the turn (the latest 50).
+//!   arrived late). Every rejection is listed for the turn (the latest 50). A rejection's
+//!   `reason` is for the rejected player only: `/events` shows other players `reason: null`
+//!   (the status `rejected` stays visible), `/public` shows no rejections at all.
 //! - **Not turn-based.** No `not_your_turn`/`stale_turn` checks and no clock, but still one
 //!   pending action per player (so each gets an outcome); any `state`/`legal_actions` publish
 //!   applies delivered actions and moves `turn`.
@@ -83,7 +96,9 @@
 //!   once everyone is ready (the table only waits for its 3 s start delay). `/available` lists
 //!   reserved sessions only with `all=1`. An explicit `rematch()` seats the players who did not
 //!   leave; `autoRematch` needs everyone, a game that actually started, and an end other than
-//!   `host_disconnected` or the host's `end` with reason `host_left`.
+//!   `host_disconnected` or the host's `end` with reason `host_left`. After those two ends an
+//!   explicit rematch is refused too (`409 host_disconnected` / `409 host_left`): the host is
+//!   gone.
 //! - **Ending.** The game's `end` op ends with `end_reason` = its `reason` or `"game_over"`;
 //!   delivered pending actions become `applied`, undelivered ones `unconfirmed` and are taken
 //!   out of the host queue. After the end, `state`/`observation` ops still update the final
@@ -102,8 +117,10 @@
 //!   any; `deadline` is the turn's deadline for every player (null while paused or stopped);
 //!   `rejections` entries are `{ actionId, reason, turn, at }`.
 //!
-//! - **`waitingFor`.** `"host"` also while nobody is on turn in a turn-based game that uses
-//!   legal actions (the game is working out what comes next).
+//! - **`waitingFor`.** `"host"` for everyone while the host is not alive (whoever is on turn
+//!   too: `yourTurn` stays true, and an action is queued for the host's return), before the
+//!   game's first publish, and while nobody is on turn in a turn-based game that uses legal
+//!   actions (the game is working out what comes next).
 //!
 //! # Driving it from the I/O layer
 //!

@@ -6,6 +6,50 @@ use serde_json::{json, Value};
 /// Most ops one `/ops` request may carry.
 pub const MAX_OPS: usize = 100;
 
+/// Largest `state` or `observation`, in bytes of compact JSON. The contract sets no size; the
+/// whole record is read and written on every request and sent to every waiting process, so a
+/// state is bounded (a chess position with its history is under 2 KiB).
+pub const MAX_STATE_BYTES: usize = 64 * 1024;
+
+/// Largest `actions` list of one `legal_actions` op, in bytes of compact JSON.
+pub const MAX_LEGAL_ACTIONS_BYTES: usize = 64 * 1024;
+
+/// Largest `reason` of a `reject` and `result` of an `end`, in bytes of compact JSON.
+pub const MAX_REASON_BYTES: usize = 4 * 1024;
+
+/// The size of `v` as compact JSON, counted without building the text.
+pub fn json_size(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    // Writing a `Value` into a counter cannot fail.
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
+}
+
+/// `413 too_large` unless `size` fits in `limit` bytes of compact JSON.
+fn check_size(what: &str, size: usize, limit: usize) -> Result<(), ProtocolError> {
+    if size > limit {
+        return Err(ProtocolError::new(
+            413,
+            "too_large",
+            format!(
+                "{what} is {size} bytes of JSON; at most {limit} bytes ({} KiB) are accepted: publish less (only what agents need to decide), or split it across players' observations",
+                limit / 1024
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// One host operation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
@@ -48,9 +92,32 @@ impl Op {
         ops.iter()
             .enumerate()
             .map(|(i, op)| {
-                Op::parse(op).map_err(|m| ProtocolError::bad_request(format!("ops[{i}]: {m}")))
+                let parsed = Op::parse(op)
+                    .map_err(|m| ProtocolError::bad_request(format!("ops[{i}]: {m}")))?;
+                parsed.check_sizes(&format!("ops[{i}]"))?;
+                Ok(parsed)
             })
             .collect()
+    }
+
+    /// `413 too_large` for a state, observation, legal-actions list, reason or result over
+    /// its limit (`MAX_STATE_BYTES` and the others).
+    pub fn check_sizes(&self, at: &str) -> Result<(), ProtocolError> {
+        let (what, size, limit) = match self {
+            Op::State { state } => ("the state", json_size(state), MAX_STATE_BYTES),
+            Op::Observation { observation, .. } => {
+                ("the observation", json_size(observation), MAX_STATE_BYTES)
+            }
+            Op::LegalActions { actions, .. } => (
+                "the legal actions",
+                // The array's own brackets and commas, without building it.
+                actions.iter().map(json_size).sum::<usize>() + actions.len().max(1) + 1,
+                MAX_LEGAL_ACTIONS_BYTES,
+            ),
+            Op::Reject { reason, .. } => ("the reason", json_size(reason), MAX_REASON_BYTES),
+            Op::End { result, .. } => ("the result", json_size(result), MAX_REASON_BYTES),
+        };
+        check_size(&format!("{at}: {what}"), size, limit)
     }
 
     /// Parses one op object.
@@ -148,7 +215,9 @@ impl Op {
             }
         };
         op.insert("op".into(), json!(kind));
-        Op::parse(&Value::Object(op)).map_err(ProtocolError::bad_request)
+        let op = Op::parse(&Value::Object(op)).map_err(ProtocolError::bad_request)?;
+        op.check_sizes(endpoint)?;
+        Ok(op)
     }
 
     /// The player an op addresses, if any (checked against the seats before anything applies).
@@ -201,6 +270,50 @@ mod tests {
         assert!(e.message.contains("at most 100"), "{e}");
         let e = Op::parse_batch(&json!({"ops": [{"op": "dance"}]})).unwrap_err();
         assert!(e.message.contains("unknown op \"dance\""), "{e}");
+    }
+
+    #[test]
+    fn states_observations_actions_and_reasons_have_size_limits() {
+        let big = |n: usize| json!("x".repeat(n));
+        assert_eq!(json_size(&json!({"a": [1, "b"]})), 13);
+        // Exactly at the limit is fine (a string's JSON is its text plus two quotes).
+        let ok =
+            Op::parse_batch(&json!({"ops": [{"op": "state", "state": big(MAX_STATE_BYTES - 2)}]}));
+        assert!(ok.is_ok());
+        for (op, needle) in [
+            (
+                json!({"op": "state", "state": big(MAX_STATE_BYTES)}),
+                "the state",
+            ),
+            (
+                json!({"op": "observation", "playerId": "p_00000001", "observation": big(MAX_STATE_BYTES)}),
+                "the observation",
+            ),
+            (
+                json!({"op": "legal_actions", "playerId": "p_00000001", "actions": [big(MAX_LEGAL_ACTIONS_BYTES / 2), big(MAX_LEGAL_ACTIONS_BYTES / 2)]}),
+                "the legal actions",
+            ),
+            (
+                json!({"op": "reject", "playerId": "p_00000001", "reason": big(MAX_REASON_BYTES)}),
+                "the reason",
+            ),
+            (
+                json!({"op": "end", "result": {"winner": big(MAX_REASON_BYTES)}}),
+                "the result",
+            ),
+        ] {
+            let e =
+                Op::parse_batch(&json!({"ops": [{"op": "state", "state": {}}, op]})).unwrap_err();
+            assert_eq!((e.status, e.code), (413, "too_large"), "{e}");
+            assert!(
+                e.message.starts_with(&format!("ops[1]: {needle} is ")),
+                "{e}"
+            );
+            assert!(e.message.contains("KiB"), "{e}");
+        }
+        let e = Op::from_v1("state", &json!({"state": big(MAX_STATE_BYTES)})).unwrap_err();
+        assert_eq!((e.status, e.code), (413, "too_large"));
+        assert_eq!(e.body()["code"], "too_large");
     }
 
     #[test]

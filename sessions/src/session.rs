@@ -298,61 +298,66 @@ pub struct NewSession {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Session {
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// Bumped on every change agents or the host can observe; long-polls wait on it.
-    pub version: u64,
+    pub(crate) version: u64,
     /// Bumped on every write (including liveness bookkeeping). The store compares-and-sets on
     /// this, so a host poll never wakes agents but two writers still cannot both win.
-    pub rev: u64,
+    pub(crate) rev: u64,
     /// Latest instant the machine has processed; time never runs backwards inside a session.
-    pub now_ms: u64,
-    pub created_at_ms: u64,
-    pub started_at_ms: Option<u64>,
-    pub ended_at_ms: Option<u64>,
-    pub config: Value,
-    pub rules: Rules,
-    pub timings: Timings,
-    pub game: GameInfo,
-    pub host: Host,
-    pub status: Status,
+    pub(crate) now_ms: u64,
+    pub(crate) created_at_ms: u64,
+    pub(crate) started_at_ms: Option<u64>,
+    pub(crate) ended_at_ms: Option<u64>,
+    pub(crate) config: Value,
+    pub(crate) rules: Rules,
+    pub(crate) timings: Timings,
+    pub(crate) game: GameInfo,
+    pub(crate) host: Host,
+    pub(crate) status: Status,
     /// Sorted by seat; seats are 0..n.
-    pub players: Vec<Player>,
-    pub turn: u64,
+    pub(crate) players: Vec<Player>,
+    pub(crate) turn: u64,
     /// Players on turn, in seat order (only from published legal actions).
-    pub on_turn: Vec<String>,
+    pub(crate) on_turn: Vec<String>,
     /// The game has published legal actions at least once (else everyone may act and no clock
     /// runs, and for turn-based games the next state publish applies an action).
-    pub legal_actions_seen: bool,
-    pub state: Value,
-    pub rejections: Vec<Rejection>,
-    pub clock: Option<Clock>,
+    pub(crate) legal_actions_seen: bool,
+    /// The game has published (a state or legal actions) since `game_start`. Until then
+    /// nobody is on turn in a sequential game: it has not said whose move it is. Records
+    /// stored before this field existed were past that moment.
+    #[serde(default = "opened")]
+    pub(crate) turn_opened: bool,
+    pub(crate) state: Value,
+    pub(crate) rejections: Vec<Rejection>,
+    pub(crate) clock: Option<Clock>,
     /// Simultaneous turns: the held actions were released to the host.
-    pub released: bool,
+    pub(crate) released: bool,
     /// Seq of the last released entry; once delivered, the next publish advances the turn.
-    pub release_seq: Option<u64>,
-    pub release_delivered: bool,
-    pub result: Option<Value>,
+    pub(crate) release_seq: Option<u64>,
+    pub(crate) release_delivered: bool,
+    pub(crate) result: Option<Value>,
     /// Why the session ended: the game's own `end` (its `reason` if any, else `game_over`),
     /// or `timeout`, `left`, `host_disconnected`.
-    pub end_reason: Option<String>,
-    pub round: u32,
-    pub series_id: String,
-    pub previous_session_id: Option<String>,
-    pub next_session_id: Option<String>,
+    pub(crate) end_reason: Option<String>,
+    pub(crate) round: u32,
+    pub(crate) series_id: String,
+    pub(crate) previous_session_id: Option<String>,
+    pub(crate) next_session_id: Option<String>,
     /// Rematch seats are reserved until then.
-    pub reserved_until_ms: Option<u64>,
+    pub(crate) reserved_until_ms: Option<u64>,
     /// A rematch activates no earlier than this (3 s after the previous game ended).
-    pub activate_not_before_ms: Option<u64>,
+    pub(crate) activate_not_before_ms: Option<u64>,
     /// Last join, leave or ready change (starts the lobby-fill wait).
-    pub seating_changed_at_ms: u64,
-    pub host_queue: Vec<HostEntry>,
-    pub next_seq: u64,
+    pub(crate) seating_changed_at_ms: u64,
+    pub(crate) host_queue: Vec<HostEntry>,
+    pub(crate) next_seq: u64,
     /// Agent-visible events; `events_base` is the index of `events[0]` (old ones are dropped).
-    pub events: Vec<Value>,
-    pub events_base: u64,
+    pub(crate) events: Vec<Value>,
+    pub(crate) events_base: u64,
     /// Armed timers by `TimerKind::key()`.
-    pub timers: BTreeMap<String, Deadline>,
-    pub timer_generation: u64,
+    pub(crate) timers: BTreeMap<String, Deadline>,
+    pub(crate) timer_generation: u64,
 }
 
 impl Session {
@@ -460,6 +465,7 @@ impl Session {
             turn: 0,
             on_turn: Vec::new(),
             legal_actions_seen: false,
+            turn_opened: false,
             state: Value::Null,
             rejections: Vec::new(),
             clock: None,
@@ -511,6 +517,12 @@ impl Session {
                 "this session ended because its host disconnected; create a new session",
             ));
         }
+        if self.end_reason.as_deref() == Some("host_left") {
+            return Err(ProtocolError::conflict(
+                "host_left",
+                "this session ended with reason host_left (its host went away: no rematch); create a new session",
+            ));
+        }
         if self.players.iter().all(|p| p.left) {
             return Err(ProtocolError::conflict(
                 "no_players",
@@ -518,6 +530,118 @@ impl Session {
             ));
         }
         Ok(())
+    }
+
+    // ------------------------------------------------------------ reading the record
+    //
+    // The fields are private: every change goes through `apply`, which keeps the record's
+    // invariants (seats 0..n in join order, one on-turn set per turn, `version` moving with
+    // every observable change, armed timers matching what is due). Readers get these.
+
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// Moves on every change agents or the host can observe; long-polls wait on it.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Moves on every write; the store compares-and-sets on it.
+    pub fn rev(&self) -> u64 {
+        self.rev
+    }
+
+    pub fn status(&self) -> Status {
+        self.status
+    }
+
+    pub fn round(&self) -> u32 {
+        self.round
+    }
+
+    pub fn series_id(&self) -> &str {
+        &self.series_id
+    }
+
+    pub fn turn(&self) -> u64 {
+        self.turn
+    }
+
+    pub fn next_session_id(&self) -> Option<&str> {
+        self.next_session_id.as_deref()
+    }
+
+    pub fn previous_session_id(&self) -> Option<&str> {
+        self.previous_session_id.as_deref()
+    }
+
+    pub fn created_at_ms(&self) -> u64 {
+        self.created_at_ms
+    }
+
+    pub fn ended_at_ms(&self) -> Option<u64> {
+        self.ended_at_ms
+    }
+
+    /// The game's `result` once it is over.
+    pub fn result(&self) -> Option<&Value> {
+        self.result.as_ref()
+    }
+
+    /// Why it ended: the game's own `end` (its `reason`, else `game_over`), or `timeout`,
+    /// `left`, `host_disconnected`.
+    pub fn end_reason(&self) -> Option<&str> {
+        self.end_reason.as_deref()
+    }
+
+    /// Seats in seat order.
+    pub fn players(&self) -> &[Player] {
+        &self.players
+    }
+
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    pub fn game(&self) -> &GameInfo {
+        &self.game
+    }
+
+    // ------------------------------------------------------------ the event log
+    //
+    // The store keeps the log apart from the record (a list beside it): the record is stored
+    // with no events and `eventsBase` = the index of the next event, so new events are
+    // numbered right without reading the log. Invariant: `events_base + events.len()` is the
+    // index of the next event.
+
+    /// The events this record holds: after an apply on a loaded record, the ones it added;
+    /// after [`Session::attach_event_log`], the kept log.
+    pub fn held_events(&self) -> &[Value] {
+        &self.events
+    }
+
+    /// The record as the store keeps it: JSON without the held events and with `eventsBase`
+    /// past them (the events themselves go to the log). The record itself is unchanged.
+    pub fn to_stored_json(&mut self) -> serde_json::Result<String> {
+        let held = std::mem::take(&mut self.events);
+        let base = self.events_base;
+        self.events_base = base + held.len() as u64;
+        let encoded = serde_json::to_string(&*self);
+        self.events_base = base;
+        self.events = held;
+        encoded
+    }
+
+    /// Puts the stored log (the latest events, oldest first) back into a record loaded
+    /// without it, for `GET /events`.
+    pub fn attach_event_log(&mut self, log: Vec<Value>) {
+        self.events_base = self.events_base.saturating_sub(log.len() as u64);
+        self.events = log;
     }
 
     pub fn player(&self, player_id: &str) -> Option<&Player> {
@@ -575,6 +699,9 @@ impl Session {
     /// On turn ignoring a pending action: from published legal actions, or everyone while the
     /// game has never published any.
     pub(crate) fn may_act(&self, p: &Player) -> bool {
+        if self.awaiting_first_publish() {
+            return false;
+        }
         if !self.legal_actions_seen {
             return true;
         }
@@ -585,8 +712,19 @@ impl Session {
         }
     }
 
+    /// A sequential game between `game_start` and the game's first publish: nobody is on
+    /// turn, everyone waits for the host.
+    pub(crate) fn awaiting_first_publish(&self) -> bool {
+        self.status == Status::Active && self.rules.is_sequential() && !self.turn_opened
+    }
+
     /// A reserved rematch whose reservation still holds.
     pub fn is_reserved(&self) -> bool {
         self.status == Status::Waiting && self.reserved_until_ms.is_some()
     }
+}
+
+/// `turnOpened` of records stored before the field existed.
+fn opened() -> bool {
+    true
 }

@@ -23,8 +23,11 @@ impl Session {
                 // A held simultaneous action waits for the others to submit.
                 Some(pa) if pa.held => Some(WaitingFor::Opponent),
                 Some(_) => Some(WaitingFor::Host),
-                None if your_turn => None,
+                // The host is not responding: whoever is on turn waits for it too.
                 None if !self.host.alive => Some(WaitingFor::Host),
+                // Between game_start and the game's first publish nobody is on turn.
+                None if self.awaiting_first_publish() => Some(WaitingFor::Host),
+                None if your_turn => None,
                 // Nobody holds legal actions: the game is working out what comes next.
                 None if self.legal_actions_seen
                     && self.on_turn.is_empty()
@@ -217,10 +220,28 @@ impl Session {
 
     /// `GET /events?since=<index>`: events with `index >= since`; pass `next` as the next
     /// `since`. Events older than the kept window are gone (`first` says where it starts).
-    pub fn events_since(&self, since: u64) -> EventsPage {
+    ///
+    /// Other players' rejection reasons are the game's words to them alone (they may say
+    /// what the viewer must not know): `viewer` sees them as `null`.
+    pub fn events_since(&self, since: u64, viewer: &str) -> EventsPage {
         let skip = since.saturating_sub(self.events_base) as usize;
+        let events = self
+            .events
+            .iter()
+            .skip(skip)
+            .map(|e| {
+                let foreign_rejection = e["type"] == "action"
+                    && e["status"] == "rejected"
+                    && e["playerId"].as_str() != Some(viewer);
+                let mut e = e.clone();
+                if foreign_rejection {
+                    e["reason"] = Value::Null;
+                }
+                e
+            })
+            .collect();
         EventsPage {
-            events: self.events.iter().skip(skip).cloned().collect(),
+            events,
             first: self.events_base,
             next: self.events_base + self.events.len() as u64,
         }

@@ -172,24 +172,25 @@ impl Agent {
                 self.cur.rejected.clear();
                 self.cur.attempts = 0;
             }
+            // On turn without legal actions (a game that never publishes any, or an older
+            // backend right after game_start): nothing to choose from, so wait for a change
+            // rather than spin, and do not count it as a refused move.
+            let Some(action) = self.pick(legal) else {
+                return Ok((
+                    ev,
+                    Next::Poll {
+                        since: Some(s.version),
+                        wait: POLL_WAIT_SECS,
+                    },
+                ));
+            };
             self.cur.attempts += 1;
             if self.cur.attempts > MAX_ATTEMPTS_PER_TURN {
                 return Err(format!(
                     "the game refused {MAX_ATTEMPTS_PER_TURN} moves in a row on turn {turn} of {sid}; giving up"
                 ));
             }
-            if let Some(action) = self.pick(legal) {
-                return Ok((ev, Next::Act { action, turn }));
-            }
-            // On turn without legal actions (a game that never publishes any): wait for a
-            // change rather than spin.
-            return Ok((
-                ev,
-                Next::Poll {
-                    since: Some(s.version),
-                    wait: POLL_WAIT_SECS,
-                },
-            ));
+            return Ok((ev, Next::Act { action, turn }));
         }
         Ok((
             ev,
@@ -616,5 +617,27 @@ mod tests {
             a.observe(&on).unwrap();
         }
         assert!(a.observe(&on).is_err());
+    }
+
+    #[test]
+    fn an_empty_or_missing_legal_actions_list_waits_for_a_change() {
+        let mut a = agent(Policy::Random, None);
+        for legal in [json!([]), Value::Null] {
+            let on =
+                snap(json!({ "yourTurn": true, "turn": 0, "legalActions": legal, "version": 9 }));
+            // However often it comes back like this, it is not a refused move.
+            for _ in 0..(MAX_ATTEMPTS_PER_TURN * 2) {
+                let (_, next) = a.observe(&on).unwrap();
+                assert_eq!(
+                    next,
+                    Next::Poll {
+                        since: Some(9),
+                        wait: POLL_WAIT_SECS
+                    }
+                );
+            }
+        }
+        let on = snap(json!({ "yourTurn": true, "turn": 1, "legalActions": ["x"] }));
+        assert!(matches!(a.observe(&on).unwrap().1, Next::Act { .. }));
     }
 }

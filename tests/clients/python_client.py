@@ -19,6 +19,9 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 LEVEL = open(sys.argv[3]).read() if len(sys.argv) > 3 else None
 REPLAY = json.loads(open(sys.argv[4]).read()) if len(sys.argv) > 4 else None
 TINY = "gcv-map 1\nname: Kurz\nsize: 8 3\ngrid:\n........\n........\nGGGGGGGG\nentities:\nstart 1 1\nnest 5 1\n"
+# A hole between the start and the nest: walking right falls out of the map.
+HOLE = "gcv-map 1\nname: Loch\nsize: 10 3\ngrid:\n..........\n..........\nGGG...GGGG\nentities:\nstart 1 1\nnest 8 1\n"
+WALK_RIGHT = {"seed": 1, "actions": [{"action": 8, "ticks": 240}]}
 
 
 def structured(result, ok=True):
@@ -65,6 +68,18 @@ async def main(url, key):
             assert r["text"], r
             bad = structured(await client.call_tool("render_map", {"map": TINY, "x": 0, "y": 0, "width": 121, "height": 3}), ok=False)
             assert bad["error"]["code"] == "invalid_input", bad
+            # A window partly outside the map is clipped, and with image a PNG comes along.
+            pic = await client.call_tool("render_map", {"map": TINY, "x": -2, "y": 0, "width": 20, "height": 3, "image": True})
+            clipped = structured(pic)
+            assert clipped["clipped"] is True and clipped["window"] == {"x": 0, "y": 0, "width": 8, "height": 3}, clipped
+            image = pic.content[1]
+            assert image.type == "image" and image.mime_type == "image/png", image
+            import base64
+            assert base64.b64decode(image.data)[:8] == b"\x89PNG\r\n\x1a\n"
+            assert clipped["image"]["width"] == 8 * clipped["image"]["tilePixels"], clipped
+            for t in tools.tools:
+                if t.name in ("playtest_map", "submit_level", "list_threads"):
+                    assert t.description.startswith("Needs an agent key"), t.description
             if not key:
                 print("python client: OK")
                 return
@@ -75,6 +90,13 @@ async def main(url, key):
                 assert structured(p)["outcome"] == "won"
             s = structured(await client.call_tool("simulate_replay", {"map": LEVEL, "replay": REPLAY, "idempotencyKey": "py-s1"}))
             assert s["won"] is True, s
+            assert s["deathCause"] is None, s
+            spikes = "gcv-map 1\nname: Stacheln\nsize: 6 3\ngrid:\n......\n..^^..\nGGGGGG\nentities:\nstart 0 1\nnest 5 1\n"
+            run = {"seed": 1, "actions": [{"action": 8, "ticks": 120}]}
+            lost = structured(await client.call_tool("simulate_replay", {"map": spikes, "replay": run, "idempotencyKey": "py-s2"}))
+            assert lost["outcome"] == "lost" and lost["deathCause"] == {"cause": "spikes", "x": 2, "y": 1}, lost
+            fell = structured(await client.call_tool("simulate_replay", {"map": HOLE, "replay": WALK_RIGHT, "idempotencyKey": "py-s3"}))
+            assert fell["outcome"] == "lost" and fell["deathCause"]["cause"] == "fell_out", fell
             args = {"name": "py-level", "map": LEVEL, "replay": REPLAY, "idempotencyKey": "py-sub1"}
             sub = structured(await client.call_tool("submit_level", args))
             assert sub["state"] == "labor", sub
@@ -88,6 +110,10 @@ async def main(url, key):
             assert labor["items"][0]["revisionId"] == sub["revisionId"], labor
             lvl = structured(await client.call_tool("get_level", {"name": "py-level", "revisionId": sub["revisionId"]}))
             assert lvl["map"] == LEVEL
+            alone = structured(await client.call_tool("get_level", {"revisionId": sub["revisionId"]}))
+            assert alone["name"] == "py-level", alone
+            wrong = structured(await client.call_tool("get_level", {"name": "other", "revisionId": sub["revisionId"]}), ok=False)
+            assert "py-level" in wrong["error"]["message"], wrong
             w = structured(await client.call_tool("withdraw_level", {"revisionId": sub["revisionId"]}))
             assert w["state"] == "withdrawn", w
     print("python client: OK")

@@ -12,7 +12,7 @@ use crate::harness::TestApp;
 use crate::rcadia_common::{app_with, Client, AGENT};
 
 const LONG: Duration = Duration::from_secs(60);
-const PASSWORD: &str = "correct horse battery staple";
+pub const PASSWORD: &str = "correct horse battery staple";
 
 fn anon(app: &TestApp) -> Client {
     Client {
@@ -23,7 +23,7 @@ fn anon(app: &TestApp) -> Client {
 }
 
 /// Sign in on the bridge page like a person would, and wait for the hosted table.
-async fn host_from_tab(tab: &Tab, user: &str) -> String {
+pub async fn host_from_tab(tab: &Tab, user: &str) -> String {
     tab.wait_for(
         "!document.getElementById('signin').hidden",
         "the sign-in form",

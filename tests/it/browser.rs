@@ -112,6 +112,57 @@ impl Tab {
         }
     }
 
+    /// Emulates a screen of `width` x `height` CSS pixels (a phone below 600 px: touch,
+    /// mobile viewport).
+    pub async fn viewport(&self, width: u32, height: u32) {
+        self.browser
+            .call(
+                Some(&self.session),
+                "Emulation.setDeviceMetricsOverride",
+                json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600 }),
+            )
+            .await
+            .expect("set the viewport");
+    }
+
+    /// Goes to `url` in this tab.
+    pub async fn goto(&self, url: &str) {
+        self.browser
+            .call(Some(&self.session), "Page.navigate", json!({ "url": url }))
+            .await
+            .expect("navigate");
+    }
+
+    /// A PNG of what the tab shows, written to `target/screenshots/<dir>/<name>.png` for
+    /// review (never compared: a person looks at them).
+    pub async fn screenshot(&self, dir: &str, name: &str) -> std::path::PathBuf {
+        use base64::Engine as _;
+        // Let layout settle and a frame draw first.
+        self.eval(
+            "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))",
+        )
+        .await;
+        let v = self
+            .browser
+            .call(
+                Some(&self.session),
+                "Page.captureScreenshot",
+                json!({ "format": "png" }),
+            )
+            .await
+            .expect("screenshot");
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(v["data"].as_str().unwrap_or_default())
+            .expect("a base64 PNG");
+        let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target/screenshots")
+            .join(dir);
+        std::fs::create_dir_all(&out).unwrap();
+        let path = out.join(format!("{name}.png"));
+        std::fs::write(&path, png).unwrap();
+        path
+    }
+
     /// The tab's renderer dies at once: no pagehide, no unload, nothing more is sent.
     pub async fn crash(&self) {
         let _ = tokio::time::timeout(

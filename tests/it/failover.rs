@@ -171,7 +171,16 @@ async fn a_killed_primary_loses_nothing_acknowledged_and_runs_nothing_twice() {
                 else {
                     refused(&mut t, st, &v);
                     tokio::time::sleep(Duration::from_millis(100)).await;
-                    // The action may still be pending from a cycle cut short: release it.
+                    // The action may still be pending from a cycle cut short: take delivery
+                    // of it and release it, as a host does.
+                    let (st, p) = host
+                        .get(&format!(
+                            "{BRIDGE}/{session}/pending-actions?after={after}&wait=0"
+                        ))
+                        .await;
+                    if st == 200 {
+                        after = max_seq(&p, after);
+                    }
                     let _ = host
                         .post(
                             &format!("{BRIDGE}/{session}/ops"),

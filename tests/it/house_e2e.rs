@@ -15,32 +15,25 @@ const LONG: Duration = Duration::from_secs(60);
 
 pub struct House {
     pub app: TestApp,
-    _owner: TestApp,
     probe: mpsc::Sender<FrameQuery>,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<Result<(), horst_house::HouseError>>,
 }
 
 impl House {
-    /// A horst API whose `sessions.house_identity` is a fresh host token, and the house host
-    /// on it for `games`, each game page with `game_query`.
+    /// A horst API, a fresh house token (`token create --scopes host --house`: nothing to
+    /// configure), and the house host on it for `games`, each game page with `game_query`.
     pub async fn start(
         games: &[&str],
         game_query: &str,
         adjust: impl Fn(&mut horst_config::Config),
     ) -> House {
-        let owner = app_with(&adjust).await;
-        let (token, house_id) = owner
+        let app = app_with(&adjust).await;
+        let (token, _) = app
             .auth
-            .create_token(&["host".into()], Some("House"))
+            .create_token_as(&["host".into()], Some("House"), true)
             .await
             .unwrap();
-        let app = spawn_app_beside(&owner, |c| {
-            fast(c);
-            adjust(c);
-            c.sessions.house_identity = house_id;
-        })
-        .await;
         let settings = HouseSettings {
             backend: format!("http://{}", app.addr),
             token,
@@ -61,7 +54,6 @@ impl House {
         ));
         House {
             app,
-            _owner: owner,
             probe,
             stop: Some(stop),
             task,
@@ -164,8 +156,7 @@ impl House {
     }
 }
 
-/// On turn with the game's legal actions published (right after game_start the seat may be on
-/// turn before the game has said what is legal).
+/// On turn with the game's legal actions published.
 pub fn can_act(s: &Value) -> bool {
     s["yourTurn"] == true && s["legalActions"].as_array().is_some_and(|a| !a.is_empty())
 }
@@ -234,9 +225,9 @@ async fn chess_illegal_move_is_rejected_and_the_agent_plays_again() {
     let r = act_wait(&black, &table, json!("e7e5"), &s["turn"], 10.0).await;
     assert_eq!(r["outcome"], "applied", "{r}");
     let history = house
-        .wait_game_text(&table, "history", "both moves", |t| t == "e4 e5")
+        .wait_game_text(&table, "history", "both moves", |t| t == "1. e4 e5")
         .await;
-    assert_eq!(history, "e4 e5");
+    assert_eq!(history, "1. e4 e5");
     house.stop().await;
 }
 
@@ -250,23 +241,22 @@ async fn chess_forfeit_on_the_clock_reaches_the_game_page() {
     .await;
     let table = house.open_table("chess").await;
     let (white, black) = (house.agent("Sleepy").await, house.agent("Awake").await);
-    let w = white.join(&table).await;
+    white.join(&table).await;
     let b = black.join(&table).await;
-    let (white_id, black_id) = (w["playerId"].clone(), b["playerId"].clone());
+    let black_id = b["playerId"].clone();
     // White never moves: one strike is the last, and forfeitOnTimeout ends the game.
     let s = state_until(&black, &table, "the forfeit", |s| s["status"] == "finished").await;
     assert_eq!(s["result"]["winner"], black_id, "{s}");
 
-    let white_id = white_id.as_str().unwrap().to_string();
     let events = house
         .wait_game_text(&table, "events", "onTimeout and onSessionEnd", |t| {
             t.contains("session_end")
         })
         .await;
     let timeout_at = events
-        .find(&format!("timeout {white_id} strike 1/1 final"))
+        .find("timeout Sleepy strike 1/1 final")
         .unwrap_or_else(|| {
-            panic!("no final strike for {white_id} in the page's events:\n{events}")
+            panic!("no final strike for Sleepy (by name) in the page's events:\n{events}")
         });
     let end_at = events.find("session_end").unwrap();
     assert!(
@@ -551,4 +541,166 @@ async fn two_horst_play_agents_play_rock_paper_scissors_on_a_house_table() {
         .await;
     assert!(text.contains("Match over"), "{text}");
     house.stop().await;
+}
+
+/// Copies `from` to `to`, leaving out `node_modules` (what a fresh clone has).
+fn copy_without_node_modules(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_name() == "node_modules" {
+            continue;
+        }
+        if entry.file_type().unwrap().is_dir() {
+            copy_without_node_modules(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
+/// The house from a fresh clone's state, as the README's first command leaves it: `horst up`
+/// in a directory whose `web/` has no `node_modules` warns at start and says what to run;
+/// `horst house` refuses to start with the same advice; `ops/web-setup` (what `./ops/run`
+/// runs before `horst up`) installs the packages; then `horst house`, with a token from
+/// `horst admin token create --scopes host --house`, hosts chess tables listed as
+/// `host: "house"` (no other setting), and two `horst play` agents play a round on one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_house_works_from_a_fresh_clone() {
+    use crate::harness::HorstProcess;
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let web = dir.path().join("web");
+    copy_without_node_modules(&repo.join("web"), &web);
+    assert!(!web.join("node_modules").exists());
+
+    let mut up = HorstProcess::spawn(
+        &["up", "--listen", "127.0.0.1:0", "--data", "data"],
+        &[],
+        dir.path(),
+    );
+    let addr = up.wait_listening();
+    let backend = format!("http://{addr}");
+    let warned = up.stderr();
+    assert!(
+        warned.contains("chess.js") && warned.contains("npm ci --prefix"),
+        "horst up says what to run: {warned}"
+    );
+
+    let mut token = HorstProcess::spawn(
+        &[
+            "admin", "token", "create", "--scopes", "host", "--house", "--name", "house", "--data",
+            "data",
+        ],
+        &[],
+        dir.path(),
+    );
+    assert!(
+        token.wait_exit(LONG).unwrap().success(),
+        "{}",
+        token.stderr()
+    );
+    let token = token.stdout().trim().to_string();
+    let house_env = [
+        ("HORST_HOUSE_TOKEN", token.as_str()),
+        ("HORST_HOUSE_GAMES", "chess"),
+        ("HORST_HOUSE_GAME_QUERY", "maxPlies=6"),
+    ];
+
+    let mut refused =
+        HorstProcess::spawn(&["house", "--backend", &backend], &house_env, dir.path());
+    let status = refused.wait_exit(LONG).expect("horst house stops at once");
+    assert!(!status.success());
+    let err = refused.stderr();
+    assert!(
+        err.contains("/games/vendor/chess.js") && err.contains("ops/web-setup"),
+        "horst house says what to run: {err}"
+    );
+
+    // What ./ops/run does before `horst up`.
+    let setup = std::process::Command::new("bash")
+        .arg(repo.join("ops/web-setup"))
+        .arg(&web)
+        .output()
+        .expect("bash runs");
+    assert!(
+        setup.status.success(),
+        "ops/web-setup: {}",
+        String::from_utf8_lossy(&setup.stderr)
+    );
+    assert!(web
+        .join("node_modules/chess.js/dist/esm/chess.js")
+        .is_file());
+
+    let mut house = HorstProcess::spawn(&["house", "--backend", &backend], &house_env, dir.path());
+    let anon = Client {
+        base: backend.clone(),
+        token: String::new(),
+        http: reqwest::Client::new(),
+    };
+    let deadline = tokio::time::Instant::now() + LONG;
+    let table = loop {
+        let (_, v) = anon.get(&format!("{AGENT}/available?game=chess")).await;
+        if let Some(s) = v["sessions"].as_array().and_then(|l| l.first()) {
+            assert_eq!(s["host"], "house", "{v}");
+            break s["sessionId"].as_str().unwrap().to_string();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no chess table: {v}\n{}",
+            house.stderr()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+
+    let mut players = Vec::new();
+    for name in ["White", "Black"] {
+        let mut t = HorstProcess::spawn(
+            &[
+                "admin", "token", "create", "--scopes", "play", "--name", name, "--data", "data",
+            ],
+            &[],
+            dir.path(),
+        );
+        assert!(t.wait_exit(LONG).unwrap().success(), "{}", t.stderr());
+        let play_token = t.stdout().trim().to_string();
+        players.push(HorstProcess::spawn(
+            &[
+                "play",
+                "--backend",
+                &backend,
+                "--session",
+                &table,
+                "--rounds",
+                "1",
+                "--json",
+            ],
+            &[("HORST_AGENT_TOKEN", play_token.as_str())],
+            dir.path(),
+        ));
+    }
+    for p in &mut players {
+        let status = p
+            .wait_exit(Duration::from_secs(120))
+            .expect("the round ends");
+        assert!(status.success(), "{}\n{}", p.stdout(), p.stderr());
+        assert!(
+            p.stdout().contains("\"event\":\"result\""),
+            "{}",
+            p.stdout()
+        );
+    }
+    house.signal(libc::SIGTERM);
+    assert!(
+        house.wait_exit(LONG).expect("house stops").success(),
+        "{}",
+        house.stderr()
+    );
+    up.signal(libc::SIGTERM);
+    assert!(
+        up.wait_exit(LONG).expect("up stops").success(),
+        "{}",
+        up.stderr()
+    );
 }

@@ -64,3 +64,52 @@ fn validate_reports_row_and_entity_errors_together() {
         .unwrap()
         .starts_with("add 1 tile "));
 }
+
+#[test]
+fn render_clips_like_the_tool_and_writes_a_png() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("spikes.map"), SPIKES).unwrap();
+    let args = [
+        "render",
+        "spikes.map",
+        "--x",
+        "-2",
+        "--width",
+        "5",
+        "--png",
+        "w.png",
+    ];
+    let (code, json) = horst_map(dir.path(), &[&args[..], &["--json"]].concat());
+    assert_eq!(code, 0, "{json}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["clipped"], true);
+    assert_eq!(
+        v["window"],
+        serde_json::json!({"x": 0, "y": 0, "width": 3, "height": 3})
+    );
+    assert_eq!(v["image"]["width"], 3 * 12);
+    let png = std::fs::read(dir.path().join("w.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let (code, text) = horst_map(dir.path(), &args);
+    assert_eq!(code, 0);
+    assert!(
+        text.starts_with("clipped to the map: asked for x -2 to 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("picture: w.png (36 x 36 px, 12 px a tile)"),
+        "{text}"
+    );
+    // A window beside the map is a usage error that says where the map is.
+    let (code, json) = horst_map(dir.path(), &["render", "spikes.map", "--x", "6", "--json"]);
+    assert_eq!(code, 2);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["error"]["code"], "invalid_input");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("6 x 3 tiles"),
+        "{v}"
+    );
+}

@@ -125,7 +125,52 @@ async fn tokens_users_jwts_and_the_house() {
     assert_eq!(host_of(&user_table), Some(json!("player")));
     assert_eq!(host_of(&id), Some(json!("agent")));
 
-    // The configured house identity shows as `house`.
+    // A token created with `--house` hosts house tables, with nothing configured.
+    let (ok, out, err) = tokio::task::spawn_blocking({
+        let url = url.clone();
+        move || {
+            admin(
+                &url,
+                &[
+                    "token", "create", "--scopes", "host", "--house", "--name", "House",
+                ],
+                "",
+            )
+        }
+    })
+    .await
+    .unwrap();
+    assert!(ok, "{err}");
+    assert!(err.contains("the house identity"), "{err}");
+    let marked = Client {
+        token: out.trim().to_string(),
+        ..base.clone()
+    };
+    let marked_table = marked.create(two_player(json!({}))).await;
+    let (ok, _, err) = tokio::task::spawn_blocking({
+        let url = url.clone();
+        move || {
+            admin(
+                &url,
+                &["token", "create", "--scopes", "play", "--house"],
+                "",
+            )
+        }
+    })
+    .await
+    .unwrap();
+    assert!(!ok && err.contains("--scopes host --house"), "{err}");
+    let (_, v) = base.get(&format!("{AGENT}/available")).await;
+    let entry = v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["sessionId"] == marked_table.as_str())
+        .cloned()
+        .unwrap();
+    assert_eq!(entry["host"], "house", "{entry}");
+
+    // The older way: the identity `sessions.house_identity` names shows as `house` too.
     let (house_token, house_id) = app
         .auth
         .create_token(&["host".into()], Some("House"))

@@ -516,3 +516,122 @@ async fn since_versions_and_not_active() {
         .await;
     assert!(v["version"].as_u64().unwrap() > version);
 }
+
+/// The turn opens with the game's first publish after game_start (nobody is on turn before,
+/// and `/action` is refused without reaching the game); a rejection's reason reaches only the
+/// rejected player's `/events`; after `host_left` there is no rematch.
+#[tokio::test]
+async fn the_first_publish_opens_the_turn_and_rejections_stay_private() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
+    for a in &agents {
+        let s = a.state(&id, 0.0).await;
+        assert_eq!(s["yourTurn"], false, "{s}");
+        assert_eq!(s["waitingFor"], "host", "{s}");
+        assert_eq!(s["legalActions"], json!(null), "{s}");
+        let (st, v) = a.act(&id, json!("e2e4"), 0).await;
+        assert_eq!(
+            (st, v["code"].as_str()),
+            (409, Some("not_your_turn")),
+            "{v}"
+        );
+        assert_eq!(v["snapshot"]["waitingFor"], "host", "{v}");
+    }
+    let p = host.pending(&id, after, 0.0).await;
+    assert!(entries(&p).is_empty(), "nothing reached the game: {p}");
+
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["e2e4"] }]),
+    )
+    .await;
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(
+        (s["yourTurn"].clone(), s["turn"].clone()),
+        (json!(true), json!(1))
+    );
+    let (st, v) = agents[0].act(&id, json!("e2e5"), 1).await;
+    assert_eq!(st, 200, "{v}");
+    let p = host.pending(&id, after, 5.0).await;
+    let action_id = entries(&p)[0]["actionId"].clone();
+    host.ops(
+        &id,
+        json!([{ "op": "reject", "playerId": pids[0], "reason": "your king is in check", "actionId": action_id }]),
+    )
+    .await;
+    let (_, mine) = agents[0].get(&format!("{AGENT}/{id}/events")).await;
+    assert!(mine.to_string().contains("your king is in check"), "{mine}");
+    let (_, theirs) = agents[1].get(&format!("{AGENT}/{id}/events")).await;
+    assert!(!theirs.to_string().contains("check"), "{theirs}");
+    assert!(theirs.to_string().contains("rejected"), "{theirs}");
+
+    host.ops(
+        &id,
+        json!([{ "op": "end", "result": { "winner": null }, "reason": "host_left" }]),
+    )
+    .await;
+    let (st, v) = host
+        .post(&format!("{BRIDGE}/{id}/rematch"), json!({}))
+        .await;
+    assert_eq!((st, v["code"].as_str()), (409, Some("host_left")), "{v}");
+}
+
+/// Bodies over the limits are `413 { error, code: "too_large" }` JSON, like every other
+/// RCADIA error; so is a state over its own limit inside an acceptable body.
+#[tokio::test]
+async fn bodies_over_the_limits_are_413_json() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, _) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["e2e4"] }]),
+    )
+    .await;
+    let big = |n: usize| json!("x".repeat(n));
+    let (st, v) = agents[0]
+        .post(
+            &format!("{AGENT}/{id}/action"),
+            json!({ "action": big(20 * 1024), "turn": 1 }),
+        )
+        .await;
+    assert_eq!((st, v["code"].as_str()), (413, Some("too_large")), "{v}");
+    assert!(v["error"].as_str().unwrap().contains("size limit"), "{v}");
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["yourTurn"], true, "nothing was accepted: {s}");
+
+    let (st, v) = host
+        .post(
+            &format!("{BRIDGE}/{id}/ops"),
+            json!({ "ops": [{ "op": "state", "state": big(2 * 1024 * 1024) }] }),
+        )
+        .await;
+    assert_eq!((st, v["code"].as_str()), (413, Some("too_large")), "{v}");
+    assert!(v["error"].as_str().unwrap().contains("1 MiB"), "{v}");
+    let (st, v) = host
+        .post(
+            &format!("{BRIDGE}/{id}/ops"),
+            json!({ "ops": [{ "op": "state", "state": big(100 * 1024) }] }),
+        )
+        .await;
+    assert_eq!((st, v["code"].as_str()), (413, Some("too_large")), "{v}");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("ops[0]: the state is "),
+        "{v}"
+    );
+    let (st, v) = host
+        .call(
+            "PATCH",
+            &format!("{BRIDGE}/{id}/observation"),
+            Some(json!({ "playerId": pids[1], "observation": big(100 * 1024) })),
+        )
+        .await;
+    assert_eq!((st, v["code"].as_str()), (413, Some("too_large")), "{v}");
+    // Within the limits all is well.
+    host.ops(&id, json!([{ "op": "state", "state": big(60 * 1024) }]))
+        .await;
+}

@@ -70,7 +70,9 @@ export function classifyGameMessage(msg) {
 /**
  * Turn one pending-actions entry into the host -> game message.
  * @param {Entry} entry
- * @param {{ sessionId: string, round?: number, legacy?: boolean }} ctx
+ * @param {{ sessionId: string, round?: number, legacy?: boolean, players?: Array<any> }} ctx
+ *   `players`: the session's seats as the backend listed them (their `asName`s go to the
+ *   game with `game_start`)
  * @returns {Message|null} null for entries the game must not see
  */
 export function messageForEntry(entry, ctx) {
@@ -95,7 +97,12 @@ export function messageForEntry(entry, ctx) {
       };
     case "system":
       if (entry.event === "game_start") {
-        return { type: "AGENT_GAME_START", data: { sessionId: ctx.sessionId, players: playerIds(entry.players), round: entry.round ?? ctx.round ?? 1 } };
+        const data = { sessionId: ctx.sessionId, players: playerIds(entry.players), round: entry.round ?? ctx.round ?? 1 };
+        // Not in the contract's message, and harmless to a game that ignores it: the seats'
+        // names, so a game can show people names instead of ids.
+        const names = namesOf(ctx.players);
+        if (Object.keys(names).length) data.names = names;
+        return { type: "AGENT_GAME_START", data };
       }
       if (entry.event === "session_end") {
         return { type: "AGENT_SESSION_END", data: { sessionId: ctx.sessionId, result: entry.result ?? null, reason: entry.reason } };
@@ -112,6 +119,50 @@ export function messageForEntry(entry, ctx) {
  * @param {Array<string|{playerId: string}>|undefined} players
  * @returns {string[]}
  */
+/**
+ * `{ playerId: asName }` of the seats that have a name.
+ * @param {Array<any>|undefined} players
+ * @returns {Record<string, string>}
+ */
+export function namesOf(players) {
+  const out = {};
+  for (const p of Array.isArray(players) ? players : []) {
+    if (p && typeof p === "object" && typeof p.playerId === "string" && typeof p.asName === "string" && p.asName) {
+      out[p.playerId] = p.asName;
+    }
+  }
+  return out;
+}
+
+/** A player's name for people: its `asName`, else its id. */
+export function nameOf(players, playerId) {
+  return namesOf(players)[playerId] || playerId || "?";
+}
+
+/**
+ * One line of the bridge's platform-events panel for an entry the game was given.
+ * @param {Entry} entry
+ * @param {Array<any>} players the seats (for names)
+ */
+export function describeEntry(entry, players) {
+  const who = (id) => nameOf(players, id);
+  switch (entry && entry.type) {
+    case "action":
+      if (entry.playerId === "__system__" && entry.action && entry.action.type === "__game_start__") {
+        return `game start: ${(entry.action.players || []).map(who).join(", ")}`;
+      }
+      return `move from ${who(entry.playerId)}`;
+    case "timeout":
+      return `${who(entry.playerId)} ran out of time: strike ${entry.strike}${entry.maxStrikes ? ` of ${entry.maxStrikes}` : ""}${entry.final ? " (final)" : ""}`;
+    case "system":
+      if (entry.event === "game_start") return `round ${entry.round ?? 1} starts: ${playerIds(entry.players).map(who).join(" vs ")}`;
+      if (entry.event === "session_end") return `the platform ended the game (${entry.reason}): ${describeResult(entry.result, players)}`;
+      return `platform event ${entry.event}`;
+    default:
+      return "unknown entry";
+  }
+}
+
 export function playerIds(players) {
   if (!Array.isArray(players)) return [];
   return players.map((p) => (p && typeof p === "object" ? p.playerId : p));
@@ -284,7 +335,8 @@ export function describeDeadline(deadline, nowMs) {
   const t = Date.parse(deadline);
   if (Number.isNaN(t)) return "none";
   const s = Math.round((t - nowMs) / 1000);
-  return s >= 0 ? `${deadline} (in ${s} s)` : `${deadline} (${-s} s ago)`;
+  const span = (n) => (n >= 60 ? `${Math.floor(n / 60)} min ${n % 60} s` : `${n} s`);
+  return s >= 0 ? `strike in ${span(s)}` : `deadline passed ${span(-s)} ago`;
 }
 
 /**
@@ -296,16 +348,16 @@ export function describePlayers(players) {
   return players.map((p, i) => {
     if (typeof p === "string") return `seat ${i}: ${p}`;
     const seat = p.seat ?? i;
-    const name = p.asName ? `${p.asName} (${p.playerId})` : String(p.playerId);
-    return `seat ${seat}: ${name}${p.ready === false ? " [not ready]" : ""}`;
+    const name = p.asName ? p.asName : String(p.playerId);
+    return `seat ${seat}: ${name}${p.ready === false ? " (not ready)" : ""}`;
   }).join("\n");
 }
 
-/** "none" or a one-line summary of a result object. */
-export function describeResult(result) {
+/** "none" or a one-line summary of a result object; `players` turns the winner's id into a name. */
+export function describeResult(result, players = []) {
   if (!result) return "none";
   if (typeof result !== "object") return String(result);
-  const winner = result.winner === null || result.winner === undefined ? "draw / no winner" : `winner ${result.winner}`;
+  const winner = result.winner === null || result.winner === undefined ? "draw / no winner" : `winner ${nameOf(players, result.winner)}`;
   return result.reason ? `${winner} (${result.reason})` : winner;
 }
 

@@ -6,6 +6,7 @@ import { createBridgeApi } from "./bridge-api.js";
 import { HostSession } from "./host-session.js";
 import {
   resolveGameUrl, gameIdFromUrl, titleFromGameId, describeDeadline, describePlayers, describeResult,
+  describeEntry,
 } from "./bridge-core.js";
 
 // sessionStorage: survives a reload of this tab but not the tab itself, and
@@ -15,6 +16,11 @@ const TOKEN_KEY = "rcadia.bridge.token";
 // If the game has not configured itself this long after its frame loaded
 // (it started before we listened, or its first message was lost), ask again.
 const CONFIGURE_NUDGE_MS = 1500;
+// A game that still has not configured itself this long after its frame loaded did not
+// start at all (a wrong URL, a page without the SDK): say so on the page.
+const GAME_DEAD_MS = 5000;
+// Lines kept in the platform-events panel.
+const EVENTS_KEPT = 100;
 
 const $ = (id) => document.getElementById(id);
 
@@ -25,6 +31,8 @@ const api = createBridgeApi({ fetch: (...a) => window.fetch(...a), getToken: () 
 let host = null;
 /** @type {HTMLIFrameElement|null} */
 let frame = null;
+/** Why the game shows nothing, when it never started (cleared once it configures). */
+let loadProblem = "";
 
 const params = new URLSearchParams(location.search);
 const gameParam = params.get("game") || "/games/chess/";
@@ -52,13 +60,14 @@ function startHosting() {
   $("signin").hidden = true;
   $("host").hidden = false;
   if (!gameUrl) {
-    $("error").textContent = `Not a usable game URL: ${gameParam}`;
+    $("error").textContent = `Not a usable game URL: ${gameParam}. Give a page address such as /games/chess/ or https://example.org/mygame/.`;
     return;
   }
   const gameId = gameIdFromUrl(gameUrl);
   // ?title= names the game in /available; otherwise it is derived from the URL.
   const gameTitle = params.get("title") || titleFromGameId(gameId);
-  $("s-game").textContent = `${gameTitle} (${gameUrl.href})`;
+  $("s-game").textContent = gameTitle;
+  $("s-game").title = gameUrl.href;
 
   host = new HostSession({
     api,
@@ -68,6 +77,7 @@ function startHosting() {
     // origin would match. Nothing sent to the game is secret.
     postToGame: (msg) => frame && frame.contentWindow && frame.contentWindow.postMessage(msg, "*"),
     onChange: render,
+    onEntry: (entry, players) => logEvent(describeEntry(entry, players)),
     onAuthError: () => {
       stopHosting();
       saveToken(null);
@@ -86,6 +96,12 @@ function startHosting() {
     setTimeout(() => {
       if (host && host.view.status === "idle" && !host.view.sessionId) host.requestConfigure();
     }, CONFIGURE_NUDGE_MS);
+    setTimeout(() => {
+      if (!host || host.view.status !== "idle" || host.view.sessionId) return;
+      loadProblem = `The game at ${gameUrl.href} did not start: it has not sent AGENT_CONFIGURE. `
+        + "Check the URL: it must be a game page that uses the RCADIA SDK (house games: /games/chess/ and /games/rps/).";
+      render(host.view);
+    }, GAME_DEAD_MS);
   });
   frame.src = gameUrl.href;
   $("game-frame-box").replaceChildren(frame);
@@ -112,12 +128,35 @@ window.addEventListener("pagehide", () => { if (host) host.hostLeft(); });
 function seatLabel(players, seat) {
   const p = players.find((x, i) => (x && typeof x === "object" ? x.seat ?? i : i) === seat);
   if (!p) return `seat ${seat}`;
-  const id = typeof p === "object" ? (p.asName ? `${p.asName} (${p.playerId})` : p.playerId) : p;
-  return `seat ${seat} ${id}`;
+  return typeof p === "object" ? (p.asName || p.playerId) : p;
 }
+
+/** One line in the platform-events panel, newest at the bottom, as text. */
+function logEvent(line) {
+  const list = $("events");
+  const item = document.createElement("li");
+  const at = document.createElement("time");
+  const now = new Date();
+  at.dateTime = now.toISOString();
+  at.textContent = now.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  item.append(at, document.createTextNode(line));
+  list.append(item);
+  while (list.children.length > EVENTS_KEPT) list.firstElementChild.remove();
+  list.scrollTop = list.scrollHeight;
+  $("events-empty").hidden = true;
+}
+
+let shownSession = null;
 
 function render(view) {
   if (!view) return;
+  if (view.sessionId) loadProblem = "";
+  if (view.sessionId && view.sessionId !== shownSession) {
+    shownSession = view.sessionId;
+    logEvent(view.round && view.round > 1 ? `round ${view.round}: table ${view.sessionId}` : `table ${view.sessionId} is open for agents`);
+    $("watch-link").href = `/watch/${encodeURIComponent(view.sessionId)}`;
+    $("watch-link").hidden = false;
+  }
   $("s-session").textContent = view.sessionId
     ? `${view.sessionId}${view.seriesId && view.seriesId !== view.sessionId ? ` (series ${view.seriesId})` : ""}${view.legacy ? " [legacy v1 game]" : ""}`
     : "none";
@@ -125,10 +164,10 @@ function render(view) {
   $("s-round").textContent = view.round === null || view.round === undefined ? "-" : String(view.round);
   $("s-players").textContent = describePlayers(view.players);
   const onTurn = (view.onTurnSeats || []).map((s) => seatLabel(view.players || [], s)).join(", ");
-  $("s-turn").textContent = view.turn === null || view.turn === undefined ? "-" : `${view.turn}${onTurn ? ` (on turn: ${onTurn})` : ""}`;
+  $("s-turn").textContent = view.turn === null || view.turn === undefined ? "-" : (onTurn ? `${onTurn} to move (turn ${view.turn})` : `turn ${view.turn}`);
   $("s-deadline").textContent = describeDeadline(view.deadline, Date.now());
-  $("s-result").textContent = describeResult(view.result);
-  $("error").textContent = view.error || "";
+  $("s-result").textContent = describeResult(view.result, view.players);
+  $("error").textContent = view.error || loadProblem || "";
   $("new-table").disabled = !((view.status === "finished" && !view.nextSessionId) || view.status === "lost");
 }
 

@@ -62,13 +62,14 @@ export class HostSession {
    *   gameId?: string, gameTitle?: string,
    *   onChange?: (view: HostView) => void,
    *   onAuthError?: (err: any) => void,
+   *   onEntry?: (entry: object, players: Array<any>) => void, each platform entry relayed to the game
    *   log?: (...args: any[]) => void,
    *   sleep?: (ms: number) => Promise<void>,
    *   now?: () => number,
    *   setTimer?: (fn: () => void, ms: number) => any,
    * }} opts
    */
-  constructor({ api, postToGame, gameId, gameTitle, onChange = () => {}, onAuthError = () => {}, log = () => {},
+  constructor({ api, postToGame, gameId, gameTitle, onChange = () => {}, onAuthError = () => {}, onEntry = () => {}, log = () => {},
     sleep = (ms) => new Promise((r) => setTimeout(r, ms)), now = () => Date.now(), setTimer }) {
     this.api = api;
     this._postToGame = postToGame;
@@ -76,6 +77,7 @@ export class HostSession {
     this._gameTitle = gameTitle;
     this._onChange = onChange;
     this._onAuthError = onAuthError;
+    this._onEntry = onEntry;
     this._log = log;
     this._sleep = sleep;
     this._now = now;
@@ -270,8 +272,9 @@ export class HostSession {
       }
       const fresh = this._seq.take(resp.actions);
       for (const entry of fresh) {
-        const msg = messageForEntry(entry, { sessionId: sid, round: this.view.round, legacy: this.view.legacy });
+        const msg = messageForEntry(entry, { sessionId: sid, round: this.view.round, legacy: this.view.legacy, players: this.view.players });
         if (msg) this._post(msg.type, msg.data);
+        this._onEntry(entry, this.view.players);
       }
 
       if (resp.status === "finished") {

@@ -5,7 +5,7 @@
 // `window.__horstHouseReply(id, status, body)`. The token never enters this browser.
 
 import { HostSession } from "../bridge/host-session.js";
-import { resolveGameUrl, gameIdFromUrl } from "../bridge/bridge-core.js";
+import { resolveGameUrl, gameIdFromUrl, describePlayers, describeResult } from "../bridge/bridge-core.js";
 import { createBindingApi } from "./binding-api.js";
 
 // A game that has not configured itself this long after its frame loaded is asked again.
@@ -33,12 +33,21 @@ const host = new HostSession({
   gameTitle: params.get("title") || undefined,
   postToGame: (msg) => frame && frame.contentWindow && frame.contentWindow.postMessage(msg, "*"),
   onChange: (view) => {
-    statusBox.textContent = JSON.stringify(view, null, 1);
+    statusBox.textContent = describeTable(view);
     report(view);
     maybeRematch(view);
   },
   log: (...args) => console.warn("[house]", ...args),
 });
+
+/** The table in a few lines, for whoever looks at this page (a person debugging the house). */
+function describeTable(view) {
+  const lines = [`${view.status}${view.sessionId ? ` · ${view.sessionId}` : ""}${view.round ? ` · round ${view.round}` : ""}`];
+  if (view.players && view.players.length) lines.push(describePlayers(view.players));
+  if (view.result) lines.push(describeResult(view.result, view.players));
+  if (view.error) lines.push(view.error);
+  return lines.join("\n");
+}
 
 function report(view) {
   try {

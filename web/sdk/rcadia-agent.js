@@ -26,6 +26,7 @@
  * @property {string|null} sessionId
  * @property {string[]} players playerIds in seat order
  * @property {number} round
+ * @property {Record<string, string>} [names] display names by playerId, if the host sent them
  */
 
 /**
@@ -89,6 +90,13 @@ export class RcadiaAgent {
     this.sessionId = null;
     /** @type {string[]} playerIds in seat order */
     this.players = [];
+    /**
+     * Players' display names (`asName`) by playerId, when the host sends them with
+     * AGENT_SESSION_START / AGENT_GAME_START (`names`, an addition to the contract's
+     * messages that other hosts may leave out); a player without one is shown by id.
+     * @type {Record<string, string>}
+     */
+    this.playerNames = {};
     /** @type {number} 1-based round of the series; 0 until the host names one */
     this.round = 0;
     /**
@@ -188,7 +196,7 @@ export class RcadiaAgent {
         break;
       case "AGENT_GAME_START":
         this._adoptSession(data);
-        this._call("gameStart", { sessionId: this.sessionId, players: this.players.slice(), round: this.round });
+        this._call("gameStart", this._gameStartInfo(data));
         break;
       case "AGENT_ACTION":
         this._deliverAction(data);
@@ -213,10 +221,27 @@ export class RcadiaAgent {
     }
   }
 
+  /**
+   * The contract's `{ sessionId, players, round }`, plus `names` only when the host sent
+   * some (so the info keeps the contract's exact shape with every other host).
+   * @private
+   */
+  _gameStartInfo(data) {
+    const info = { sessionId: this.sessionId, players: this.players.slice(), round: this.round };
+    if (data.names && typeof data.names === "object") info.names = { ...this.playerNames };
+    return info;
+  }
+
   /** @private */
   _adoptSession(data) {
     if (typeof data.sessionId === "string") this.sessionId = data.sessionId;
     if (Array.isArray(data.players)) this.players = data.players.slice();
+    if (data.names && typeof data.names === "object") {
+      this.playerNames = {};
+      for (const [id, name] of Object.entries(data.names)) {
+        if (typeof name === "string" && name) this.playerNames[id] = name;
+      }
+    }
     if (typeof data.round === "number") this.round = data.round;
   }
 

@@ -18,9 +18,10 @@ export async function loadGamePage(urlPath, { onPost } = {}) {
   const elements = new Map();
   const document = {
     getElementById(id) {
-      if (!elements.has(id)) elements.set(id, { id, textContent: "" });
+      if (!elements.has(id)) elements.set(id, new FakeElement(document, "div", id));
       return elements.get(id);
     },
+    createElement(tag) { return new FakeElement(document, tag); },
   };
   globalThis.window = win;
   globalThis.document = document;
@@ -30,6 +31,7 @@ export async function loadGamePage(urlPath, { onPost } = {}) {
   return {
     win,
     text: (id) => document.getElementById(id).textContent,
+    el: (id) => document.getElementById(id),
     send: (type, data) => win.dispatch({ type, data }),
     act: (playerId, action) => win.dispatch({ type: "AGENT_ACTION", data: { playerId, action, actionId: `a_${++actionSeq}` } }),
     /** Messages the game sent since the last call. */
@@ -37,3 +39,23 @@ export async function loadGamePage(urlPath, { onPost } = {}) {
   };
 }
 
+
+/** Just enough of a DOM element for the game pages: children, attributes, classes, text. */
+export class FakeElement {
+  constructor(ownerDocument, tagName, id = "") {
+    this.ownerDocument = ownerDocument;
+    this.tagName = tagName.toUpperCase();
+    this.id = id;
+    this.children = [];
+    this.attributes = {};
+    this.dataset = {};
+    this.className = "";
+    this._text = "";
+  }
+  get textContent() { return this._text + this.children.map((c) => c.textContent).join(""); }
+  set textContent(v) { this.children = []; this._text = String(v); }
+  setAttribute(k, v) { this.attributes[k] = String(v); }
+  getAttribute(k) { return this.attributes[k] ?? null; }
+  append(...nodes) { this.children.push(...nodes); }
+  replaceChildren(...nodes) { this._text = ""; this.children = nodes; }
+}

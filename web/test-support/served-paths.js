@@ -15,6 +15,7 @@ export const SERVED = [
   ["/bridge/", "bridge/"],
   ["/house/", "house/"],
   ["/games/", "games/"],
+  ["/pages/", "pages/"],
 ];
 
 /** The file:// URL horst would answer an absolute URL path with, or null. */

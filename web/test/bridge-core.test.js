@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   classifyGameMessage, messageForEntry, SeqTracker, OpsOutbox, isLegacyConfig, hostLeftOp,
   resolveGameUrl, gameIdFromUrl, titleFromGameId, describeDeadline, describePlayers, describeResult,
+  describeEntry, namesOf,
   backoffMs, ApiError, isSessionLost, isAuthError, isRetryable, MAX_OPS_PER_REQUEST,
 } from "../bridge/bridge-core.js";
 import { settle } from "../test-support/fake-api.js";
@@ -205,15 +206,32 @@ test("describeDeadline, describePlayers, describeResult", () => {
   const now = Date.parse("2026-10-07T19:00:00.000Z");
   assert.equal(describeDeadline(null, now), "none");
   assert.equal(describeDeadline("garbage", now), "none");
-  assert.equal(describeDeadline("2026-10-07T19:00:42.000Z", now), "2026-10-07T19:00:42.000Z (in 42 s)");
-  assert.equal(describeDeadline("2026-10-07T18:59:50.000Z", now), "2026-10-07T18:59:50.000Z (10 s ago)");
+  assert.equal(describeDeadline("2026-10-07T19:00:42.000Z", now), "strike in 42 s");
+  assert.equal(describeDeadline("2026-10-07T19:04:12.000Z", now), "strike in 4 min 12 s");
+  assert.equal(describeDeadline("2026-10-07T18:59:50.000Z", now), "deadline passed 10 s ago");
   assert.equal(describePlayers([]), "none yet");
   assert.equal(describePlayers(["p_1", "p_2"]), "seat 0: p_1\nseat 1: p_2");
-  assert.equal(describePlayers([{ playerId: "p_1", seat: 0, asName: "Fish", ready: false }]), "seat 0: Fish (p_1) [not ready]");
+  assert.equal(describePlayers([{ playerId: "p_1", seat: 0, asName: "Fish", ready: false }]), "seat 0: Fish (not ready)");
   assert.equal(describeResult(null), "none");
   assert.equal(describeResult({ winner: "p_1", reason: "checkmate" }), "winner p_1 (checkmate)");
   assert.equal(describeResult({ winner: null }), "draw / no winner");
   assert.equal(describeResult("odd"), "odd");
+  assert.equal(describeResult({ winner: "p_1", reason: "timeout" }, [{ playerId: "p_1", asName: "Fish" }]), "winner Fish (timeout)");
+});
+
+test("platform entries as lines for people, with names", () => {
+  const players = [{ playerId: "p_1", seat: 0, asName: "Fish" }, { playerId: "p_2", seat: 1 }];
+  assert.equal(describeEntry({ type: "system", event: "game_start", players: ["p_1", "p_2"], round: 2 }, players), "round 2 starts: Fish vs p_2");
+  assert.equal(describeEntry({ type: "action", playerId: "p_1", action: "e2e4", actionId: "a_1" }, players), "move from Fish");
+  assert.equal(describeEntry({ type: "timeout", playerId: "p_1", strike: 2, maxStrikes: 2, final: true }, players), "Fish ran out of time: strike 2 of 2 (final)");
+  assert.equal(describeEntry({ type: "system", event: "session_end", result: { winner: "p_1" }, reason: "timeout" }, players),
+    "the platform ended the game (timeout): winner Fish");
+  assert.equal(describeEntry({ type: "action", playerId: "__system__", action: { type: "__game_start__", players: ["p_1", "p_2"] } }, players),
+    "game start: Fish, p_2");
+  assert.deepEqual(namesOf(players), { p_1: "Fish" });
+  // game_start carries the names to the game when the backend listed any.
+  assert.deepEqual(messageForEntry({ seq: 3, type: "system", event: "game_start", players: ["p_1", "p_2"], round: 1 }, { sessionId: "ses_1", players }).data,
+    { sessionId: "ses_1", players: ["p_1", "p_2"], round: 1, names: { p_1: "Fish" } });
 });
 
 test("backoff and error classification", () => {

@@ -22,8 +22,11 @@ test("chess page: configure, start, moves, rejection, checkmate, next round with
   assert.equal(out[0].data.state.white, P1);
   assert.equal(out[1].data.playerId, P1);
   assert.equal(out[1].data.actions.length, 20);
-  assert.match(g.text("board"), /♜ ♞ ♝ ♛ ♚ ♝ ♞ ♜/);
-  assert.match(g.text("status"), /white to move/);
+  const board = g.el("board").children;
+  assert.equal(board.length, 64);
+  assert.equal(board[0].getAttribute("aria-label"), "a8, black rook");
+  assert.equal(board[63].getAttribute("aria-label"), "h1, white rook");
+  assert.match(g.text("status"), /White to move/);
 
   g.act(P1, "e2e5");
   out = g.drain();
@@ -34,6 +37,8 @@ test("chess page: configure, start, moves, rejection, checkmate, next round with
   assert.match(out[0].data.reason, /illegal move/);
 
   g.act(P1, "f2f3");
+  const marked = g.el("board").children.filter((c) => / last/.test(c.className)).map((c) => c.dataset.square);
+  assert.deepEqual(marked.sort(), ["f2", "f3"], "the last move's squares are marked");
   out = g.drain();
   assert.deepEqual(out.map((m) => m.type), ["AGENT_STATE", "AGENT_LEGAL_ACTIONS"]);
   assert.equal(out[1].data.playerId, P2);
@@ -61,6 +66,16 @@ test("chess page: configure, start, moves, rejection, checkmate, next round with
   assert.equal(out[0].data.state.white, P2);
   assert.equal(out[1].data.playerId, P2);
   assert.match(g.text("players"), /Round 2: white p_two, black p_one/);
+});
+
+test("chess page: players are shown by the names the host gives, not by id", async () => {
+  const g = await loadGamePage("/games/chess/game.js");
+  g.send("AGENT_GAME_START", { sessionId: "ses_1", players: [P1, P2], round: 1, names: { [P1]: "Fish", [P2]: "Crab" } });
+  assert.equal(g.text("players"), "Round 1: white Fish, black Crab");
+  assert.match(g.text("status"), /White to move \(Fish\)/);
+  g.act(P1, "e2e4");
+  assert.equal(g.text("last"), "Last move: Fish played e4");
+  assert.doesNotMatch(g.text("players") + g.text("status") + g.text("last"), /p_one|p_two/);
 });
 
 test("chess page: the platform ending the game stops play without a second result", async () => {

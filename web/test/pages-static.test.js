@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { WEB_ROOT, fileUrlForPath } from "../test-support/served-paths.js";
 
-const PAGES = ["/bridge/", "/games/chess/", "/games/rps/"];
+const PAGES = ["/bridge/", "/games/chess/", "/games/rps/", "/house/", "/house/table.html", "/pages/tables.html", "/pages/watch.html"];
 
 function servedFile(urlPath) {
   const u = fileUrlForPath(urlPath.endsWith("/") ? `${urlPath}index.html` : urlPath);
@@ -38,7 +38,7 @@ test("every page exists and its module scripts resolve to served files", () => {
 });
 
 test("every import in a served module resolves to a served file", () => {
-  const modules = [...jsFilesUnder("sdk"), ...jsFilesUnder("bridge"), ...jsFilesUnder("games")];
+  const modules = [...jsFilesUnder("sdk"), ...jsFilesUnder("bridge"), ...jsFilesUnder("games"), ...jsFilesUnder("pages"), ...jsFilesUnder("house")];
   assert.ok(modules.length >= 8);
   for (const mod of modules) {
     const src = readFileSync(servedFile(mod), "utf8");
@@ -63,7 +63,7 @@ test("the bridge page has no inline script and a CSP that allows only its own sc
 });
 
 test("nothing served writes markup from data: no innerHTML, outerHTML, insertAdjacentHTML or document.write", () => {
-  for (const mod of [...jsFilesUnder("sdk"), ...jsFilesUnder("bridge"), ...jsFilesUnder("games")]) {
+  for (const mod of [...jsFilesUnder("sdk"), ...jsFilesUnder("bridge"), ...jsFilesUnder("games"), ...jsFilesUnder("pages"), ...jsFilesUnder("house")]) {
     const src = readFileSync(servedFile(mod), "utf8");
     assert.doesNotMatch(src, /\.(innerHTML|outerHTML)\b|insertAdjacentHTML|document\.write/, mod);
   }

@@ -110,6 +110,10 @@ test("AGENT_GAME_START updates the session fields and calls onGameStart", () => 
   // The game gets a copy; mutating it must not change the SDK's view.
   starts[0].players.push("p_x");
   assert.deepEqual(agent.players, ["p_1", "p_2"]);
+  // A host that sends names (the house host and the bridge do) adds them; nothing else does.
+  win.dispatch({ type: "AGENT_GAME_START", data: { sessionId: "ses_c", players: ["p_1", "p_2"], round: 3, names: { p_1: "Fish", p_2: 7 } } });
+  assert.deepEqual(starts[1], { sessionId: "ses_c", players: ["p_1", "p_2"], round: 3, names: { p_1: "Fish" } });
+  assert.deepEqual(agent.playerNames, { p_1: "Fish" });
 });
 
 test("AGENT_ACTION calls onAction(playerId, action, actionId)", () => {

@@ -29,8 +29,10 @@ fn settings() -> QueueSettings {
         simulations: u32::MAX,
         labor_candidates: 10,
     };
-    let mut quotas = QuotaConfig::default();
-    quotas.trust1 = big;
+    let quotas = QuotaConfig {
+        trust1: big,
+        ..QuotaConfig::default()
+    };
     let queue = QueueConfig {
         waiting_per_account: 1000,
         waiting_global: 100_000,

@@ -41,7 +41,24 @@ pub fn router(state: AppState) -> Router<AppState> {
 }
 
 fn rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
-    json_response(status, protocol::error(Value::Null, code, message, None))
+    rpc_error_for(Value::Null, status, code, message)
+}
+
+/// A refusal of a message whose body was read: its error carries the request's `id`.
+fn rpc_error_for(id: Value, status: StatusCode, code: i64, message: &str) -> Response {
+    json_response(status, protocol::error(id, code, message, None))
+}
+
+/// The body the transport read, for refusals that come before the gateway parses it.
+#[derive(Clone)]
+pub(crate) struct ReadBody(pub Bytes);
+
+/// The request id of the body the transport read (`null` before it was read).
+pub(crate) fn request_id(parts: &axum::http::request::Parts) -> Value {
+    parts
+        .extensions
+        .get::<ReadBody>()
+        .map_or(Value::Null, |b| protocol::request_id(&b.0))
 }
 
 fn json_response(status: StatusCode, body: Value) -> Response {
@@ -169,8 +186,9 @@ async fn transport(State(state): State<AppState>, request: Request, next: Next) 
     }
     let ip = client_ip(&state, peer, headers);
     let per_address = &state.agents.limits.per_address;
+    // Before the body is read, so this refusal cannot name the request.
     if let Err(refused) = state.agents.burst.check(per_address, &ip.to_string()).await {
-        return burst_refused(refused, "address", per_address.max);
+        return burst_refused(refused, "address", per_address.max, Value::Null);
     }
     if !is_json(headers) {
         return rpc_error(
@@ -200,6 +218,7 @@ async fn transport(State(state): State<AppState>, request: Request, next: Next) 
         }
     };
     parts.extensions.insert(mode);
+    parts.extensions.insert(ReadBody(bytes.clone()));
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
 }
@@ -216,7 +235,12 @@ async fn mcp(
     if let Some(account) = &caller {
         let per_account = &state.agents.limits.per_account;
         if let Err(refused) = state.agents.burst.check(per_account, &account.name).await {
-            return burst_refused(refused, "account", per_account.max);
+            return burst_refused(
+                refused,
+                "account",
+                per_account.max,
+                protocol::request_id(&bytes),
+            );
         }
     }
     let version = headers
@@ -249,13 +273,14 @@ async fn mcp(
 }
 
 /// A burst limit's 429 (with `Retry-After`), or the store failure that kept it from counting.
-fn burst_refused(e: BurstError, per: &str, max: u32) -> Response {
+fn burst_refused(e: BurstError, per: &str, max: u32, id: Value) -> Response {
     match e {
         BurstError::Limited(limited) => {
             let s = limited.retry_after_seconds();
             too_many(
                 s,
-                rpc_error(
+                rpc_error_for(
+                    id,
                     StatusCode::TOO_MANY_REQUESTS,
                     codes::REFUSED,
                     &format!("burst limit: at most {max} requests per minute per {per}; retry after {s} s"),
@@ -267,10 +292,10 @@ fn burst_refused(e: BurstError, per: &str, max: u32) -> Response {
 }
 
 /// The answer to a key that does not authenticate (the [`AgentCaller`] rejection).
-pub(crate) fn refuse_key(e: AuthError) -> Response {
+pub(crate) fn refuse_key(e: AuthError, id: Value) -> Response {
     match e {
-        AuthError::Unauthorized(m) => unauthorized(&m),
-        AuthError::Blocked(m) => rpc_error(StatusCode::FORBIDDEN, codes::REFUSED, &m),
+        AuthError::Unauthorized(m) => unauthorized(id, &m),
+        AuthError::Blocked(m) => rpc_error_for(id, StatusCode::FORBIDDEN, codes::REFUSED, &m),
         AuthError::Store(e) => internal(format!("authenticate: {e}")),
     }
 }
@@ -285,8 +310,8 @@ fn internal(detail: String) -> Response {
     )
 }
 
-fn unauthorized(message: &str) -> Response {
-    let mut r = rpc_error(StatusCode::UNAUTHORIZED, codes::REFUSED, message);
+fn unauthorized(id: Value, message: &str) -> Response {
+    let mut r = rpc_error_for(id, StatusCode::UNAUTHORIZED, codes::REFUSED, message);
     r.headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     r

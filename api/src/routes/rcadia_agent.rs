@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::routing::{get, post};
 use axum::Router;
 use horst_rcadia::auth::Identity;
@@ -25,6 +25,10 @@ use crate::{ApiCode, ApiError, AppState};
 
 const BASE: &str = "/api/v1/agent/sessions";
 
+/// Largest request body of the agent API (`/join`, `/action`): an action is what a game
+/// listed as legal, a few hundred bytes in practice. A larger body is `413 too_large`.
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
 pub fn router() -> Router<AppState> {
     Router::new()
         .route(&format!("{BASE}/available"), get(available))
@@ -34,6 +38,7 @@ pub fn router() -> Router<AppState> {
         .route(&format!("{BASE}/{{id}}/leave"), post(leave))
         .route(&format!("{BASE}/{{id}}/events"), get(events))
         .route(&format!("{BASE}/{{id}}/public"), get(public))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
 async fn available(
@@ -62,7 +67,7 @@ fn player_step(
     main: impl FnOnce(String) -> Option<Event>,
 ) -> Result<Step, ProtocolError> {
     let player_id = s.authorize_player(&who.key)?.to_string();
-    let pre = if s.status == Status::Waiting {
+    let pre = if s.status() == Status::Waiting {
         vec![Event::PlayerSeen {
             player_id: player_id.clone(),
         }]
@@ -140,7 +145,7 @@ async fn state_poll(
     // A game that just ended with autoRematch is not "over" for the poll until its next
     // round is linked: agents must wake up holding nextSessionId (section 6).
     let ready = match since {
-        Some(v) => first.version > v,
+        Some(v) => first.version() > v,
         None => first.state_ready_for(&pid) && !first.awaiting_rematch(wall_ms()),
     };
     let Some(sub) = sub.filter(|_| !ready) else {
@@ -149,7 +154,7 @@ async fn state_poll(
     let now = state
         .rcadia
         .wait_from(sub, &id, first.clone(), wait, |s| match since {
-            Some(v) => s.version > v,
+            Some(v) => s.version() > v,
             None => should_wake(&first, s, &pid) && !s.awaiting_rematch(wall_ms()),
         })
         .await?;
@@ -256,9 +261,9 @@ async fn leave(
         .await?;
     Ok(Json(LeaveResponse {
         ok: true,
-        result: a.session.result,
-        session_id: a.session.session_id,
-        status: a.session.status,
+        result: a.session.result().cloned(),
+        session_id: a.session.session_id().to_string(),
+        status: a.session.status(),
     }))
 }
 
@@ -274,6 +279,7 @@ async fn events(
         .rcadia
         .apply(&id, |s| player_step(s, &who, |_| None))
         .await?;
+    let pid = player_id_of(&a.session, &who)?;
     if !a.session.has_events_since(since) && !wait.is_zero() {
         state
             .rcadia
@@ -282,7 +288,7 @@ async fn events(
     }
     // The log is stored apart from the record; only this endpoint reads it.
     let s = state.rcadia.load_with_events(&id).await?;
-    Ok(Json(s.events_since(since)))
+    Ok(Json(s.events_since(since, &pid)))
 }
 
 async fn public(
@@ -294,10 +300,10 @@ async fn public(
     let since = u64_param(&q, "since")?;
     let s = state.rcadia.load(&id).await?;
     let s = match since {
-        Some(v) if s.version <= v && !wait.is_zero() => {
+        Some(v) if s.version() <= v && !wait.is_zero() => {
             state
                 .rcadia
-                .wait_until(&id, wait.min(Duration::from_secs(25)), |s| s.version > v)
+                .wait_until(&id, wait.min(Duration::from_secs(25)), |s| s.version() > v)
                 .await?
         }
         _ => s,

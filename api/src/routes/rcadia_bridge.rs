@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, patch, post};
@@ -21,6 +21,11 @@ use crate::poll_params::{u64_param, wait_param};
 use crate::{ApiCode, ApiError, AppState};
 
 const BASE: &str = "/api/v1/agent/bridge/sessions";
+
+/// Largest request body of the bridge API (`/sessions`, `/ops`, the v1 single-op
+/// endpoints). Each state, observation and legal-actions list within is limited on its own
+/// (`horst_sessions::ops::MAX_STATE_BYTES` and the others). A larger body is `413 too_large`.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -39,12 +44,14 @@ pub fn router() -> Router<AppState> {
         )
         .route(&format!("{BASE}/{{id}}/reject-action"), post(v1_reject))
         .route(&format!("{BASE}/{{id}}/end"), post(v1_end))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
-/// Who the contract shows as `host` in `/available`.
+/// Who the contract shows as `host` in `/available`: the house is a token created with
+/// `--house` (or the identity `sessions.house_identity` names, the older way).
 fn host_kind(state: &AppState, who: &Identity) -> HostKind {
     let house = &state.rcadia.settings().house_identity;
-    if !house.is_empty() && *house == who.id {
+    if who.house || (!house.is_empty() && *house == who.id) {
         HostKind::House
     } else if who.is_user {
         HostKind::Player

@@ -23,9 +23,16 @@ pub fn router() -> Router<AppState> {
         .route("/bridge", get(|| async { Redirect::permanent("/bridge/") }))
         .route("/bridge/", get(bridge_index))
         .route("/bridge/{*path}", get(bridge))
-        // The house host's table page (`horst house` opens it in its own browser).
+        // The house's tables for people; the page `horst house` opens per table is
+        // /house/table.html (in its own browser).
+        .route("/house", get(|| async { Redirect::permanent("/house/") }))
         .route("/house/", get(house_index))
         .route("/house/{*path}", get(house))
+        // Pages for people: the open and running tables, and one game live.
+        .route("/tables", get(|| async { Redirect::permanent("/tables/") }))
+        .route("/tables/", get(tables_index))
+        .route("/watch/{id}", get(watch))
+        .route("/pages/{*path}", get(pages))
         .route("/games/vendor/chess.js", get(chess_js))
         .route("/games/vendor/chess.js.map", get(chess_js_map))
         .route("/games/{*path}", get(games))
@@ -128,10 +135,104 @@ async fn house(State(state): State<AppState>, Path(path): Path<String>) -> Respo
 }
 
 async fn games(State(state): State<AppState>, Path(path): Path<String>) -> Response {
-    send(&state, under("games", &path), true).await
+    let rel = under("games", &path);
+    let page = rel
+        .as_ref()
+        .is_none_or(|r| r.extension().is_some_and(|e| e == "html"));
+    let r = send(&state, rel, true).await;
+    if r.status() == StatusCode::NOT_FOUND && page {
+        // A person (or a host's game frame) asked for a page: say so in words.
+        return html_not_found(&format!("/games/{path}"));
+    }
+    r
+}
+
+async fn tables_index(State(state): State<AppState>) -> Response {
+    send(&state, Some(PathBuf::from("pages/tables.html")), false).await
+}
+
+/// `/watch/<sessionId>`: one page for every session; it reads the id from its URL.
+async fn watch(State(state): State<AppState>) -> Response {
+    send(&state, Some(PathBuf::from("pages/watch.html")), false).await
+}
+
+async fn pages(State(state): State<AppState>, Path(path): Path<String>) -> Response {
+    send(&state, under("pages", &path), false).await
+}
+
+/// A readable 404 page for a game page that does not exist (the bridge shows it in its game
+/// frame), instead of the JSON answer scripts get.
+fn html_not_found(path: &str) -> Response {
+    let shown: String = path
+        .chars()
+        .take(200)
+        .map(|c| match c {
+            '<' => "&lt;".to_string(),
+            '>' => "&gt;".to_string(),
+            '&' => "&amp;".to_string(),
+            '"' => "&quot;".to_string(),
+            c => c.to_string(),
+        })
+        .collect();
+    let body = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>No such game</title><style>body{{font:16px/1.5 system-ui,sans-serif;margin:2rem;color:#1d2329;background:#fff}}h1{{font-size:1.3rem}}code{{background:#f1efe9;padding:.1rem .3rem;border-radius:4px}}</style></head><body><h1>No game at this address</h1><p>This server has no page at <code>{shown}</code>.</p><p>House games: <code>/games/chess/</code> and <code>/games/rps/</code>. A game of your own must be a page that loads the RCADIA SDK (<code>/sdk/rcadia-agent.js</code>).</p></body></html>"
+    );
+    (
+        StatusCode::NOT_FOUND,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
 }
 
 const CHESS_JS: &str = "node_modules/chess.js/dist/esm/chess.js";
+
+/// Files of `server.web_dir` the pages cannot do without, relative to it.
+const REQUIRED_FILES: [&str; 5] = [
+    "sdk/rcadia-agent.js",
+    "bridge/index.html",
+    "house/index.html",
+    "games/chess/index.html",
+    CHESS_JS,
+];
+
+/// What is missing from the web directory, each as a sentence that says what to run; empty
+/// when all is there. `horst up` and `horst api` print these at start (the API works without
+/// them, but `/bridge/`, `/sdk/`, `/games/` and the house games' `skill.md` do not).
+pub fn check_web_dir(dir: &std::path::Path) -> Vec<String> {
+    let shown = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if !dir.is_dir() {
+        return vec![format!(
+            "server.web_dir {} is not a directory: /bridge/, /sdk/, /games/ and skill.md will answer 404; set server.web_dir (HORST_SERVER_WEB_DIR) to horst's web/ directory (ops/README.md installs it to /opt/horst/web)",
+            shown.display()
+        )];
+    }
+    let missing: Vec<&str> = REQUIRED_FILES
+        .iter()
+        .copied()
+        .filter(|f| !dir.join(f).is_file())
+        .collect();
+    let mut out = Vec::new();
+    if missing.contains(&CHESS_JS) {
+        out.push(format!(
+            "{} is missing (chess.js, from npm): house chess cannot load; run `npm ci --prefix {}` (./ops/run does it for you)",
+            shown.join(CHESS_JS).display(),
+            shown.display()
+        ));
+    }
+    let own: Vec<&str> = missing.into_iter().filter(|f| *f != CHESS_JS).collect();
+    if !own.is_empty() {
+        out.push(format!(
+            "server.web_dir {} lacks {}: it is not horst's web/ directory (or an incomplete copy of it); point server.web_dir at a complete one",
+            shown.display(),
+            own.join(", ")
+        ));
+    }
+    out
+}
 
 async fn chess_js(State(state): State<AppState>) -> Response {
     send(&state, Some(PathBuf::from(CHESS_JS)), true).await
@@ -144,6 +245,41 @@ async fn chess_js_map(State(state): State<AppState>) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_web_dir_check_says_what_to_run() {
+        let repo_web = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../web");
+        let missing = check_web_dir(&repo_web.join("no-such-dir"));
+        assert_eq!(missing.len(), 1);
+        assert!(missing[0].contains("server.web_dir"), "{missing:?}");
+        let dir = tempfile_dir();
+        for f in &REQUIRED_FILES[..4] {
+            let p = dir.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x").unwrap();
+        }
+        let problems = check_web_dir(&dir);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("npm ci --prefix"), "{problems:?}");
+        let p = dir.join(CHESS_JS);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "x").unwrap();
+        assert!(check_web_dir(&dir).is_empty());
+        std::fs::remove_file(dir.join("house/index.html")).unwrap();
+        assert!(check_web_dir(&dir)[0].contains("house/index.html"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "horst-web-check-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
 
     #[test]
     fn only_plain_segments_pass() {

@@ -91,8 +91,7 @@ fn keys_list() -> String {
 fn tokens(s: &str, first_col: usize) -> Vec<(usize, &str)> {
     let mut out = Vec::new();
     let mut start: Option<(usize, usize)> = None; // (byte, col)
-    let mut col = first_col;
-    for (i, c) in s.char_indices() {
+    for (col, (i, c)) in (first_col..).zip(s.char_indices()) {
         if c.is_whitespace() {
             if let Some((b, sc)) = start.take() {
                 out.push((sc, &s[b..i]));
@@ -100,7 +99,6 @@ fn tokens(s: &str, first_col: usize) -> Vec<(usize, &str)> {
         } else if start.is_none() {
             start = Some((i, col));
         }
-        col += 1;
     }
     if let Some((b, sc)) = start {
         out.push((sc, &s[b..]));

@@ -1,22 +1,179 @@
 //! The relaxed reachability check behind the `nest_unreachable` warning.
 //!
-//! It floods the tile grid from the start within the jump envelope: from every tile the bird
-//! can stand on it may rise up to `JUMP_UP_TILES` through a clear column (a spring: its
-//! strength plus the boost), move up to `JUMP_ACROSS_TILES` sideways through a clear row at
-//! any height on the way, and fall straight down from there. Cracked rock counts as open (it
-//! can be shot), spikes as closed, and every tile above a platform's path as ground connected
-//! to the rest of that path. It is generous on purpose: a warning should mean "almost surely
-//! unreachable"; only the planner and the referee prove a level winnable.
+//! It must never call a winnable level unreachable, so it over-approximates the engine: every
+//! run the simulation can make is also a path here. It follows the tile holding the middle of
+//! the bird's feet (the bird never overlaps a solid tile, so that tile is never solid), which
+//! moves to one of its 8 neighbours at most per tick. A path starts at a *launch*: standing on
+//! ground or a platform (jump, then the egg boost), a spring, a stomp on an enemy, or the
+//! start. From a launch the bird may then move through open tiles (not solid, cracked rock
+//! counted open; into spikes, but not down out of them) in any order of steps, as long as it stays inside the launch's
+//! *envelope*: no higher than the highest row the real physics reaches from that launch, and no
+//! further sideways, at each depth below the launch row, than the bird can run in the longest
+//! time its feet can still be at that depth (`Envelope`, measured with the engine's own
+//! numbers). Entering a one-way ledge from the row above is not a step (the bird lands on it;
+//! ledges cannot be dropped through); a crumbling ledge can fall away, so it is open. Every
+//! tile where a launch can happen that the flood reaches starts a launch of its own. Touching
+//! a nest counts from every tile from which the bird's hitbox can overlap the nest's tile.
+//!
+//! FORMAT.md ("Validation") says what this models. Only a winning replay proves a level
+//! winnable; only the planner's proofs show one unwinnable.
 
 use crate::sim::map::Map;
 use crate::sim::palette::{
-    Block, EntityKind, PLATFORM_DX, PLATFORM_DY, PLATFORM_WIDTH, SPRING_STRENGTH,
+    Block, EntityKind, FLYER_AXIS, FLYER_RANGE, PLATFORM_DX, PLATFORM_DY, PLATFORM_WIDTH,
+    SPRING_STRENGTH, WALKER_RANGE,
 };
+use crate::sim::physics::{
+    spring_speed, BOOST_SPEED, COYOTE_TICKS, GRAVITY, JUMP_SPEED, MAX_FALL, RUN_SPEED,
+    STOMP_BOUNCE, TILE,
+};
+use std::sync::OnceLock;
 
-/// A full jump (3.18 tiles) plus the egg boost (2.05 tiles), rounded down to whole tiles the
-/// bird's feet clear. The tests measure the real envelope and check these stay above it.
-pub const JUMP_UP_TILES: i32 = 5;
-pub const JUMP_ACROSS_TILES: i32 = 8;
+/// Rows below a launch the envelope is measured for: deeper than any map (128 rows) plus the
+/// air above it.
+const DEPTH: i32 = 160;
+/// Flood steps before the check gives up and calls everything reachable (it must never warn
+/// wrongly, and must stay fast on adversarial maps).
+const MAX_WORK: u64 = 3_000_000;
+
+/// How a launch starts: the bird's upward speed, whether the egg boost may follow, and extra
+/// ticks of running before it (the coyote time after walking off an edge).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Launch {
+    vy: i32,
+    /// The feet's offset inside their tile row at the launch (sub-units from the row's top).
+    offset: i32,
+    /// The first tick the egg boost can be laid (it needs jump released in between).
+    boost_from: usize,
+    extra_ticks: i32,
+}
+
+/// What the bird can reach from one kind of launch, in tile rows and columns relative to the
+/// tile of its feet at the launch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Envelope {
+    /// Rows it can rise above the launch row.
+    pub up: i32,
+    /// `across[d + up]`: the columns it can be away from the launch column while its feet are
+    /// `d` rows below the launch row (negative `d`: above), for `d` from `-up` to `DEPTH`.
+    across: Vec<i32>,
+}
+
+impl Envelope {
+    /// Columns reachable sideways at `d` rows below the launch row (`None` above `up`).
+    pub fn across(&self, d: i32) -> Option<i32> {
+        if d < -self.up {
+            return None;
+        }
+        let i = (d + self.up).min(self.across.len() as i32 - 1);
+        self.across.get(i as usize).copied()
+    }
+
+    /// Simulates every way to lay the egg boost (or none) after the launch, with jump held
+    /// otherwise (releasing it only cuts a rise short), and keeps the highest row and, for each
+    /// depth, the last tick the feet can still be at or above it.
+    fn measure(l: Launch) -> Envelope {
+        let rows = |disp: i64| ((l.offset as i64 + disp).div_euclid(TILE as i64)) as i32;
+        let mut up = 0;
+        // last[d + DEPTH_UP]: the latest tick with the feet in row d (relative), any strategy.
+        const DEPTH_UP: i32 = 32;
+        let mut last = vec![-1i32; (DEPTH_UP + DEPTH + 1) as usize];
+        // One trajectory, until the feet are `DEPTH` rows down (gravity always gets them
+        // there); returns that tick.
+        let mut fly = |boost: Option<usize>| {
+            let (mut vy, mut disp) = (l.vy as i64, 0i64);
+            let mut t = 0;
+            loop {
+                t += 1;
+                if boost == Some(t) {
+                    vy = -(BOOST_SPEED as i64);
+                }
+                vy = (vy + GRAVITY as i64).min(MAX_FALL as i64);
+                disp += vy;
+                let r = rows(disp).clamp(-DEPTH_UP, DEPTH);
+                up = up.max(-r);
+                let slot = &mut last[(r + DEPTH_UP) as usize];
+                *slot = (*slot).max(t as i32);
+                if r >= DEPTH {
+                    return t;
+                }
+            }
+        };
+        // A boost laid after the fall without one is `DEPTH` rows down changes nothing here.
+        let end = fly(None);
+        for b in l.boost_from..end {
+            fly(Some(b));
+        }
+        last[DEPTH_UP as usize] = last[DEPTH_UP as usize].max(0);
+        // The latest tick at or above each depth, as columns run at full speed.
+        let mut across = Vec::new();
+        let mut latest = -1;
+        for d in -DEPTH_UP..=DEPTH {
+            latest = latest.max(last[(d + DEPTH_UP) as usize]);
+            if d >= -up {
+                let ticks = (latest.max(0) + l.extra_ticks) as i64;
+                let cols = (ticks * RUN_SPEED as i64 + TILE as i64 - 1) / TILE as i64;
+                across.push(cols as i32);
+            }
+        }
+        Envelope { up, across }
+    }
+}
+
+/// The envelopes, measured once: standing on a block (a jump, with the coyote time), riding
+/// a platform (the same from any height in a tile), falling from the start, a stomp, and a
+/// spring of each strength.
+pub struct Envelopes {
+    pub stand: Envelope,
+    pub ride: Envelope,
+    pub fall: Envelope,
+    pub stomp: Envelope,
+    /// Index: strength (2-12; others unused).
+    pub spring: Vec<Envelope>,
+}
+
+pub fn envelopes() -> &'static Envelopes {
+    static E: OnceLock<Envelopes> = OnceLock::new();
+    E.get_or_init(|| {
+        let bottom = TILE - 1;
+        Envelopes {
+            stand: Envelope::measure(Launch {
+                vy: -JUMP_SPEED,
+                offset: bottom,
+                boost_from: 2,
+                extra_ticks: COYOTE_TICKS as i32,
+            }),
+            ride: Envelope::measure(Launch {
+                vy: -JUMP_SPEED,
+                offset: 0,
+                boost_from: 2,
+                extra_ticks: COYOTE_TICKS as i32,
+            }),
+            fall: Envelope::measure(Launch {
+                vy: 0,
+                offset: bottom,
+                boost_from: 1,
+                extra_ticks: 0,
+            }),
+            stomp: Envelope::measure(Launch {
+                vy: -STOMP_BOUNCE,
+                offset: 0,
+                boost_from: 1,
+                extra_ticks: 0,
+            }),
+            spring: (0..=12)
+                .map(|s| {
+                    Envelope::measure(Launch {
+                        vy: -spring_speed(s.max(2)),
+                        offset: 0,
+                        boost_from: 1,
+                        extra_ticks: 0,
+                    })
+                })
+                .collect(),
+        }
+    })
+}
 
 pub struct Reach {
     pub width: i32,
@@ -25,6 +182,7 @@ pub struct Reach {
 }
 
 impl Reach {
+    /// The middle of the bird's feet can be in tile (x, y).
     pub fn at(&self, x: i32, y: i32) -> bool {
         x >= 0
             && y >= 0
@@ -32,121 +190,325 @@ impl Reach {
             && y < self.height
             && self.reached[(y * self.width + x) as usize]
     }
+
+    /// The bird can touch the nest tile (x, y): its 12 x 14 px hitbox overlaps that tile from
+    /// feet in the columns x-1..x+1 of rows y and y+1.
+    pub fn touches(&self, x: i32, y: i32) -> bool {
+        (y..=y + 1).any(|ty| (x - 1..=x + 1).any(|tx| self.at(tx, ty)))
+    }
 }
 
+/// A set of launch tiles (columns `x0..=x1` of rows `y0..=y1`) sharing one envelope. Launching
+/// from anywhere in it is modelled from its top row and its ends, which is more generous.
+struct Source {
+    x0: i32,
+    x1: i32,
+    y0: i32,
+    y1: i32,
+    env: &'static Envelope,
+}
+
+/// Every tile the check reaches.
 pub fn reach(map: &Map) -> Reach {
+    flood(map, &[])
+}
+
+/// For each of `nests`, whether the bird can touch it (`Reach::touches`); stops as soon as
+/// all are touched.
+pub fn nests_reached(map: &Map, nests: &[(i32, i32)]) -> Vec<bool> {
+    let r = flood(map, nests);
+    nests.iter().map(|&(x, y)| r.touches(x, y)).collect()
+}
+
+fn flood(map: &Map, targets: &[(i32, i32)]) -> Reach {
     let (w, h) = (map.width(), map.height());
-    let n = (w * h) as usize;
-    let idx = |x: i32, y: i32| (y * w + x) as usize;
-    let tile = |x: i32, y: i32| map.tile(x, y).unwrap_or(Block::Empty);
-    let open = |x: i32, y: i32| {
-        x >= 0 && x < w && y < h && {
-            let b = tile(x, y);
-            !(b.is_solid() && b != Block::Cracked) && b != Block::Spikes
+    let env = envelopes();
+    // Rows above the map are open air the bird can rise into.
+    let margin = env
+        .spring
+        .iter()
+        .chain([&env.stand, &env.ride, &env.fall, &env.stomp])
+        .map(|e| e.up)
+        .max()
+        .unwrap_or(0)
+        + 1;
+    let rows = h + margin;
+    let n = (w * rows) as usize;
+    let idx = |x: i32, y: i32| ((y + margin) * w + x) as usize;
+    let inside = |x: i32, y: i32| x >= 0 && x < w && y >= -margin && y < h;
+    let tile = |x: i32, y: i32| {
+        if y < 0 {
+            Block::Empty
+        } else {
+            map.tile(x, y).unwrap_or(Block::Empty)
         }
     };
-    // Platform groups: every tile above a platform's path, all connected to each other.
-    let mut group: Vec<u16> = vec![u16::MAX; n];
-    let mut groups: Vec<Vec<(i32, i32)>> = Vec::new();
-    let mut launch: Vec<i32> = vec![0; n];
+    // The feet can be in the top 6 px of a spikes tile (the hazard is its lower 10 px), but
+    // the bird cannot stand there or move down out of it.
+    let spikes = |x: i32, y: i32| y >= 0 && tile(x, y) == Block::Spikes;
+    let open = |x: i32, y: i32| {
+        inside(x, y) && {
+            let b = tile(x, y);
+            !(b.is_solid() && b != Block::Cracked)
+        }
+    };
+    let supports = |x: i32, y: i32| {
+        x >= 0 && x < w && y + 1 >= 0 && y + 1 < h && {
+            let b = tile(x, y + 1);
+            b.is_solid() || b.is_one_way()
+        }
+    };
+    // Standing: the feet's middle can hang up to 6 px past the block that carries the bird
+    // (the bird then also overlaps the open tile beside it).
+    let stands = |x: i32, y: i32| {
+        open(x, y)
+            && !spikes(x, y)
+            && (supports(x, y)
+                || (open(x - 1, y) && supports(x - 1, y))
+                || (open(x + 1, y) && supports(x + 1, y)))
+    };
+
+    // Every source, and for each tile the sources it starts.
+    let mut sources: Vec<Source> = Vec::new();
+    let mut starts: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let add = |sources: &mut Vec<Source>, starts: &mut Vec<Vec<u32>>, s: Source| {
+        let id = sources.len() as u32;
+        for y in s.y0..=s.y1 {
+            for x in s.x0..=s.x1 {
+                if open(x, y) {
+                    starts[idx(x, y)].push(id);
+                }
+            }
+        }
+        sources.push(s);
+    };
+    // Runs of standing tiles: the bird walks along them and launches anywhere. Runs in a row
+    // with open tiles between them, nearer than the envelope reaches sideways at the launch
+    // height, reach each other anyway: one source for them all (a little more generous, and
+    // far less work on maps of many small ledges).
+    let hop = env.stand.across(0).unwrap_or(0);
+    for y in -margin..h {
+        let mut x = 0;
+        while x < w {
+            if !stands(x, y) {
+                x += 1;
+                continue;
+            }
+            let x0 = x;
+            loop {
+                while x + 1 < w && stands(x + 1, y) {
+                    x += 1;
+                }
+                // The next run, over open tiles no further than `hop`.
+                let mut g = x + 1;
+                while g < w && g - x <= hop + 1 && open(g, y) && !stands(g, y) {
+                    g += 1;
+                }
+                if g < w && g - x <= hop + 1 && stands(g, y) {
+                    x = g;
+                } else {
+                    break;
+                }
+            }
+            let s = Source {
+                x0,
+                x1: x,
+                y0: y,
+                y1: y,
+                env: &env.stand,
+            };
+            add(&mut sources, &mut starts, s);
+            x += 1;
+        }
+    }
     for e in map.entities() {
-        match e.kind {
+        let (x, y) = (e.x, e.y);
+        let s = match e.kind {
             EntityKind::Platform => {
                 let (dx, dy) = (e.param(PLATFORM_DX) as i32, e.param(PLATFORM_DY) as i32);
                 let pw = e.param(PLATFORM_WIDTH) as i32;
-                let mut cells = Vec::new();
-                for y in e.y.min(e.y + dy)..=e.y.max(e.y + dy) {
-                    for x in e.x.min(e.x + dx)..=(e.x.max(e.x + dx) + pw - 1) {
-                        if y >= 1 && open(x, y - 1) && groups.len() < u16::MAX as usize {
-                            group[idx(x, y - 1)] = groups.len() as u16;
-                            cells.push((x, y - 1));
-                        }
-                    }
+                Source {
+                    x0: x.min(x + dx) - 1,
+                    x1: x.max(x + dx) + pw,
+                    y0: y.min(y + dy) - 1,
+                    y1: y.max(y + dy) - 1,
+                    env: &env.ride,
                 }
-                groups.push(cells);
             }
             EntityKind::Spring => {
-                launch[idx(e.x, e.y)] = e.param(SPRING_STRENGTH) as i32 + 2;
-            }
-            _ => {}
-        }
-    }
-    let stand = |x: i32, y: i32| {
-        open(x, y) && y >= 0 && {
-            let below = tile(x, y + 1);
-            y + 1 < h && (below.is_solid() || below.is_one_way())
-        }
-    };
-
-    let mut reached = vec![false; n];
-    let mut queued = vec![false; n];
-    let mut queue: Vec<(i32, i32)> = Vec::new();
-    let mut group_done = vec![false; groups.len()];
-
-    // Falls straight down from (x, y), marking every tile passed; queues where it lands.
-    let fall = |x: i32,
-                y: i32,
-                reached: &mut Vec<bool>,
-                queued: &mut Vec<bool>,
-                queue: &mut Vec<(i32, i32)>| {
-        let mut y = y.max(0);
-        while open(x, y) {
-            let i = idx(x, y);
-            reached[i] = true;
-            if stand(x, y) || group[i] != u16::MAX || launch[i] > 0 {
-                if !queued[i] {
-                    queued[i] = true;
-                    queue.push((x, y));
-                }
-                return;
-            }
-            y += 1;
-        }
-    };
-
-    let (sx, sy) = map.start();
-    fall(sx, sy, &mut reached, &mut queued, &mut queue);
-    while let Some((x, y)) = queue.pop() {
-        let i = idx(x, y);
-        let g = group[i];
-        if g != u16::MAX && !group_done[g as usize] {
-            group_done[g as usize] = true;
-            for &(gx, gy) in &groups[g as usize] {
-                let gi = idx(gx, gy);
-                reached[gi] = true;
-                if !queued[gi] {
-                    queued[gi] = true;
-                    queue.push((gx, gy));
+                let s = (e.param(SPRING_STRENGTH) as usize).min(env.spring.len() - 1);
+                Source {
+                    x0: x - 1,
+                    x1: x + 1,
+                    y0: y,
+                    y1: y + 1,
+                    env: &env.spring[s],
                 }
             }
-        }
-        let up = if launch[i] > 0 {
-            launch[i]
-        } else {
-            JUMP_UP_TILES
+            EntityKind::Walker => {
+                let r = e.param(WALKER_RANGE) as i32;
+                Source {
+                    x0: x - r - 1,
+                    x1: x + r + 1,
+                    y0: y,
+                    y1: y + 1,
+                    env: &env.stomp,
+                }
+            }
+            EntityKind::Flyer => {
+                let r = e.param(FLYER_RANGE) as i32;
+                let (rx, ry) = if e.param(FLYER_AXIS) == 1 {
+                    (0, r)
+                } else {
+                    (r, 0)
+                };
+                Source {
+                    x0: x - rx - 1,
+                    x1: x + rx + 1,
+                    y0: y - ry,
+                    y1: y + ry + 1,
+                    env: &env.stomp,
+                }
+            }
+            _ => continue,
         };
-        for rise in 0..=up {
-            let row = y - rise;
-            // Above the map the bird can still move; treat rows above as open air.
-            if row >= 0 && !open(x, row) {
-                break;
+        add(&mut sources, &mut starts, s);
+    }
+    // The start: standing (its run is a source already) or falling.
+    let (sx, sy) = map.start();
+    let first = if stands(sx, sy) {
+        starts[idx(sx, sy)].first().copied()
+    } else if open(sx, sy) {
+        let s = Source {
+            x0: sx,
+            x1: sx,
+            y0: sy,
+            y1: sy,
+            env: &env.fall,
+        };
+        let id = sources.len() as u32;
+        sources.push(s);
+        Some(id)
+    } else {
+        None
+    };
+
+    // Per tile: open, spikes, a ledge (flags, so the flood's inner loop reads one byte).
+    const OPEN: u8 = 1;
+    const SPIKES: u8 = 2;
+    const LEDGE: u8 = 4;
+    let mut flags = vec![0u8; n];
+    for y in -margin..h {
+        for x in 0..w {
+            let mut f = 0;
+            if open(x, y) {
+                f |= OPEN;
             }
-            let row_c = row.max(0);
-            if row >= 0 {
-                reached[idx(x, row)] = true;
-                fall(x, row, &mut reached, &mut queued, &mut queue);
+            if spikes(x, y) {
+                f |= SPIKES;
             }
-            for dir in [-1, 1] {
-                for d in 1..=JUMP_ACROSS_TILES {
-                    let cx = x + dir * d;
-                    if !open(cx, row_c) {
-                        break;
-                    }
-                    fall(cx, row_c, &mut reached, &mut queued, &mut queue);
+            if y >= 0 && tile(x, y) == Block::Ledge {
+                f |= LEDGE;
+            }
+            flags[idx(x, y)] = f;
+        }
+    }
+    let mut reached_all = vec![false; n];
+    // Queued or flooded already.
+    let mut done = vec![false; sources.len()];
+    let mut todo: Vec<u32> = first.into_iter().collect();
+    for &id in &todo {
+        done[id as usize] = true;
+    }
+    // The tiles from which a target is touched, and how many targets are still untouched.
+    let mut touch: Vec<u32> = vec![0; n];
+    for (k, &(tx, ty)) in targets.iter().enumerate().take(32) {
+        for y in ty..=ty + 1 {
+            for x in tx - 1..=tx + 1 {
+                if inside(x, y) {
+                    touch[idx(x, y)] |= 1 << k;
                 }
             }
         }
     }
+    let mut untouched: u32 = if targets.is_empty() {
+        u32::MAX
+    } else {
+        ((1u64 << targets.len().min(32)) - 1) as u32
+    };
+    // Visited marks per source flood: the source's number + 1, so nothing needs clearing.
+    let mut seen = vec![0u32; n];
+    let mut stack: Vec<(i32, i32)> = Vec::new();
+    let mut work = 0u64;
+    while let Some(id) = todo.pop() {
+        let s = &sources[id as usize];
+        let mark = id + 1;
+        let top = s.y0 - s.env.up;
+        let last = s.env.across.len() as i32 - 1;
+        for y in s.y0..=s.y1 {
+            for x in s.x0..=s.x1 {
+                if open(x, y) && seen[idx(x, y)] != mark {
+                    seen[idx(x, y)] = mark;
+                    stack.push((x, y));
+                }
+            }
+        }
+        while let Some((x, y)) = stack.pop() {
+            work += 1;
+            if work > MAX_WORK {
+                // Gave up: no warning rather than a wrong one.
+                return Reach {
+                    width: w,
+                    height: h,
+                    reached: vec![true; (w * h) as usize],
+                };
+            }
+            let i = idx(x, y);
+            reached_all[i] = true;
+            for &o in &starts[i] {
+                if !std::mem::replace(&mut done[o as usize], true) {
+                    todo.push(o);
+                }
+            }
+            if touch[i] & untouched != 0 {
+                untouched &= !touch[i];
+                if untouched == 0 {
+                    todo.clear();
+                    stack.clear();
+                    break;
+                }
+            }
+            // Down and out of spikes is no step.
+            let max_dy = if flags[i] & SPIKES != 0 { 0 } else { 1 };
+            for dy in -1..=max_dy {
+                let ny = y + dy;
+                if ny < top || ny < -margin || ny >= h {
+                    continue;
+                }
+                // Inside the envelope: not above its top, not further sideways than it allows.
+                let a = s.env.across[(ny - top).min(last) as usize];
+                let (lo, hi) = ((s.x0 - a).max(0), (s.x1 + a).min(w - 1));
+                for dx in -1..=1 {
+                    let nx = x + dx;
+                    if (dx == 0 && dy == 0) || nx < lo || nx > hi {
+                        continue;
+                    }
+                    let j = idx(nx, ny);
+                    let f = flags[j];
+                    // Into a ledge from above is a landing, not a step.
+                    if f & OPEN == 0 || (dy == 1 && f & LEDGE != 0) || seen[j] == mark {
+                        continue;
+                    }
+                    seen[j] = mark;
+                    stack.push((nx, ny));
+                }
+            }
+        }
+    }
+    let reached = (0..h)
+        .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .map(|(x, y)| reached_all[idx(x, y)])
+        .collect();
     Reach {
         width: w,
         height: h,

@@ -3,7 +3,7 @@
 
 use super::limits::{MAX_MAP_BYTES, MAX_REPORTED_WARNINGS};
 use super::parse::{parse, Diag};
-use super::reach::reach;
+use super::reach::nests_reached;
 use crate::sim::palette::{Block, EntityKind, WALKER_RANGE};
 use serde::Serialize;
 
@@ -225,17 +225,24 @@ pub fn validate_map(text: &str) -> ValidationReport {
     if !clean {
         return report;
     }
-    let r = reach(map);
-    for (i, e) in ents.iter().enumerate() {
-        if e.kind == EntityKind::Nest && !r.at(e.x, e.y) {
+    let nests: Vec<(usize, (i32, i32))> = ents
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind == EntityKind::Nest)
+        .map(|(i, e)| (i, (e.x, e.y)))
+        .collect();
+    let tiles: Vec<(i32, i32)> = nests.iter().map(|n| n.1).collect();
+    for (&(i, _), reached) in nests.iter().zip(nests_reached(map, &tiles)) {
+        let e = &ents[i];
+        if !reached {
             warn(
                 "nest_unreachable",
                 line_of(i),
                 format!(
-                    "the nest at ({}, {}) looks unreachable: a relaxed flood fill (jumps of 5 tiles up with the egg boost, 8 across) does not get there from the start",
+                    "the nest at ({}, {}) looks unreachable: a relaxed check (jumps of 5 tiles up with the egg boost, about 10 across, springs, stomps and platforms, ignoring every danger) does not get there from the start",
                     e.x, e.y
                 ),
-                "lower the climb, add ledges, springs or platforms; a planner run proves it either way",
+                "lower the climb, narrow the gaps, add ledges, springs or platforms; playtest_map gives a replay or a proof",
             );
         }
     }

@@ -103,11 +103,16 @@ fn only_the_on_turn_player_is_struck_and_pending_is_off_the_clock() {
     assert_eq!(g.s.player(&a).unwrap().strikes, 0);
     assert_eq!(g.s.player(&b).unwrap().strikes, 0);
     g.poll();
-    g.advance(15_000); // unconfirmed at +15 s: back on turn with the 5 s left
+    // Unconfirmed at +15 s: back on turn, past the deadline, so the warning strike falls
+    // then and one more full turn starts.
+    g.advance(15_000);
     assert_eq!(g.s.action_outcome(&a, &id).0, ActionStatus::Unconfirmed);
-    assert_eq!(g.s.deadline_ms(), Some(g.now + 5_000));
-    g.advance(5_000);
     assert_eq!(g.s.player(&a).unwrap().strikes, 1);
+    assert_eq!(g.s.deadline_ms(), Some(g.now + 10_000));
+    g.advance(9_999);
+    assert_eq!(g.s.status, Status::Active);
+    g.advance(1);
+    assert_eq!(g.s.status, Status::Finished, "the second strike is final");
     assert_eq!(g.s.player(&b).unwrap().strikes, 0);
 }
 
@@ -169,4 +174,59 @@ fn is_due_tells_the_io_layer_to_catch_up_first() {
     g.ok(Event::Tick);
     assert!(!g.s.is_due(g.now));
     assert_eq!(g.s.status, Status::Finished);
+}
+
+#[test]
+fn a_rejection_keeps_the_same_deadline() {
+    // Defect 2: the clock used to pause while the action was pending, so a rejection moved
+    // the deadline by however long the game took to answer.
+    let (mut g, a, _b) = Game::started(config(json!({"turnTimeout": 60})));
+    g.turn_to(&a);
+    let deadline = g.snap(&a)["deadline"].clone();
+    assert_eq!(deadline, "2026-10-07T19:01:00.000Z");
+    g.advance(10_000);
+    let id = g.act(&a);
+    assert_eq!(
+        g.snap(&a)["deadline"],
+        deadline,
+        "pending: the same deadline"
+    );
+    g.advance(3_000);
+    g.poll();
+    g.advance(2_500);
+    g.ops(json!([{"op": "reject", "playerId": a, "reason": "illegal", "actionId": id}]));
+    let s = g.snap(&a);
+    assert_eq!(s["lastAction"]["status"], "rejected");
+    assert_eq!(s["yourTurn"], true);
+    assert_eq!(
+        s["deadline"], deadline,
+        "back on turn with the same deadline"
+    );
+    assert_eq!(g.s.deadline_ms(), Some(T0 + 60_000));
+    g.advance(44_499);
+    assert_eq!(g.s.player(&a).unwrap().strikes, 0);
+    g.advance(1);
+    assert_eq!(
+        g.s.player(&a).unwrap().strikes,
+        1,
+        "struck at the old deadline"
+    );
+}
+
+#[test]
+fn a_deadline_that_passed_while_pending_strikes_when_the_player_is_back() {
+    let (mut g, a, b) = Game::started(config(json!({"turnTimeout": 10})));
+    g.turn_to(&a);
+    g.advance(9_000);
+    let id = g.act(&a);
+    g.poll();
+    g.advance(4_000); // the deadline passes while the game thinks: nobody is struck
+    assert_eq!(g.s.player(&a).unwrap().strikes, 0);
+    assert!(timeouts(&g.poll()).is_empty());
+    g.ops(json!([{"op": "reject", "playerId": a, "reason": "illegal", "actionId": id}]));
+    // Back on turn past the deadline: the warning falls now, and one more full turn follows.
+    assert_eq!(g.s.player(&a).unwrap().strikes, 1);
+    assert_eq!(g.s.player(&b).unwrap().strikes, 0);
+    assert_eq!(g.s.deadline_ms(), Some(g.now + 10_000));
+    assert_eq!(g.s.status, Status::Active);
 }

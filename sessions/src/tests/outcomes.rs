@@ -27,8 +27,8 @@ fn rejected_puts_you_back_on_turn_with_the_same_actions_and_clock() {
     g.poll();
     assert_eq!(
         g.snap(&a)["deadline"],
-        Value::Null,
-        "a pending action is off the clock"
+        "2026-10-07T19:05:00.000Z",
+        "a pending action keeps the deadline"
     );
     g.ops(json!([{"op": "reject", "playerId": a, "reason": "illegal move", "actionId": id}]));
     let s = g.snap(&a);

@@ -160,6 +160,24 @@ fn check_invariants(s: &Session) {
     }
     for p in &s.players {
         let snap = wire(&s.snapshot(&p.player_id).unwrap());
+        if s.awaiting_first_publish() {
+            assert_eq!(
+                snap["yourTurn"], false,
+                "nobody on turn before the first publish"
+            );
+            assert_eq!(snap["waitingFor"], "host");
+        }
+        if s.status == Status::Active && !s.host.alive {
+            assert_eq!(snap["waitingFor"], "host", "the host is not responding");
+        }
+        for e in &s.events_since(0, &p.player_id).events {
+            if e["type"] == "action" && e["playerId"] != p.player_id.as_str() {
+                assert!(
+                    e["reason"].is_null() || e["status"] != "rejected",
+                    "another player's rejection reason leaked: {e}"
+                );
+            }
+        }
         if snap["yourTurn"] == false {
             assert_eq!(snap["legalActions"], Value::Null);
         }

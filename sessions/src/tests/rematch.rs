@@ -229,3 +229,14 @@ fn without_auto_rematch_a_finished_game_is_over_for_the_poll_at_once() {
     assert!(!g.s.awaiting_rematch(g.now));
     assert!(g.s.state_ready_for(&a));
 }
+
+#[test]
+fn an_explicit_rematch_after_host_left_is_refused() {
+    // Defect 5: `POST /rematch` after `end` with reason `host_left` created round 2.
+    let (mut g, _a, _b) = Game::started(config(json!({})));
+    g.ops(json!([{"op": "end", "result": {"winner": null}, "reason": "host_left"}]));
+    let e = g.err(Event::Rematch);
+    assert_eq!((e.status, e.code), (409, "host_left"));
+    assert!(e.message.contains("new session"), "{e}");
+    assert!(Session::new_rematch(&g.s, "ses_beef00000002".into(), g.now).is_err());
+}

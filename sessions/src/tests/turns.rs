@@ -1,6 +1,6 @@
 //! Section 4 (sequential): turns, turn numbers and every 409 of `POST /action`.
 use super::*;
-use crate::ActionStatus;
+use crate::{should_wake, ActionStatus};
 
 #[test]
 fn publishing_for_one_player_clears_the_others_and_moves_the_turn() {
@@ -141,6 +141,8 @@ fn an_accepted_action_reaches_the_host_once() {
 #[test]
 fn games_that_never_publish_legal_actions_apply_on_the_next_state() {
     let (mut g, a, b) = Game::started(config(json!({})));
+    // The game's first publish after game_start is a state: from then on everyone may act.
+    g.ops(json!([{"op": "state", "state": {"n": 0}}]));
     assert_eq!(g.snap(&a)["yourTurn"], true);
     assert_eq!(g.snap(&b)["yourTurn"], true);
     assert_eq!(g.snap(&a)["legalActions"], json!([]));
@@ -160,4 +162,50 @@ fn games_that_never_publish_legal_actions_apply_on_the_next_state() {
     g.ops(json!([{"op": "state", "state": {"n": 2}}]));
     assert_eq!(g.s.action_outcome(&a, &id).0, ActionStatus::Applied);
     assert_eq!(g.s.turn, 1);
+}
+
+#[test]
+fn nobody_is_on_turn_between_game_start_and_the_first_publish() {
+    // Defect 1: every player used to be on turn here, with `legalActions: []`, and both
+    // players' actions reached the game before it had said whose move it was.
+    let (mut g, a, b) = Game::started(config(json!({"turnTimeout": 10})));
+    for pid in [&a, &b] {
+        let s = g.snap(pid);
+        assert_eq!(s["yourTurn"], false, "{s}");
+        assert_eq!(s["waitingFor"], "host", "{s}");
+        assert_eq!(s["legalActions"], Value::Null, "{s}");
+        assert_eq!(s["deadline"], Value::Null, "nobody on turn, no clock: {s}");
+    }
+    assert!(!g.s.state_ready_for(&a));
+    for pid in [&a, &b] {
+        let e = g.try_act(pid, Some(0)).unwrap_err();
+        assert_eq!((e.status, e.code), (409, "not_your_turn"));
+    }
+    // No clock runs for anyone while the game has not spoken.
+    g.advance(60_000);
+    assert_eq!(g.s.player(&a).unwrap().strikes, 0);
+    assert!(g.poll().iter().all(|e| e["type"] != "action"));
+    // The first publish says who is on turn.
+    let before = g.s.clone();
+    g.turn_to(&a);
+    assert!(should_wake(&before, &g.s, &a));
+    assert_eq!(g.snap(&a)["yourTurn"], true);
+    assert_eq!(g.snap(&b)["waitingFor"], "opponent");
+}
+
+#[test]
+fn a_publish_before_game_start_does_not_open_the_turn() {
+    let mut g = Game::new(config(json!({})));
+    let a = g.join("alice");
+    g.ops(json!([{"op": "state", "state": {"lobby": true}}]));
+    let b = g.join("bob");
+    assert_eq!(g.poll()[0]["event"], "game_start");
+    assert_eq!(g.snap(&a)["yourTurn"], false);
+    assert_eq!(g.snap(&b)["waitingFor"], "host");
+    g.ops(json!([{"op": "state", "state": {"n": 0}}]));
+    assert_eq!(
+        g.snap(&a)["yourTurn"],
+        true,
+        "never publishes legal actions"
+    );
 }

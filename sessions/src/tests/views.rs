@@ -129,7 +129,7 @@ fn the_events_log_is_indexed_and_hides_actions() {
     g.act(&a);
     g.poll();
     g.turn_to(&b);
-    let v = wire(&g.s.events_since(0));
+    let v = wire(&g.s.events_since(0, &a));
     let types: Vec<&str> = v["events"]
         .as_array()
         .unwrap()
@@ -152,7 +152,7 @@ fn the_events_log_is_indexed_and_hides_actions() {
         !v.to_string().contains("e4"),
         "the action itself is not logged"
     );
-    assert_eq!(wire(&g.s.events_since(5))["events"][0]["index"], 5);
+    assert_eq!(wire(&g.s.events_since(5, &a))["events"][0]["index"], 5);
     assert!(g.s.has_events_since(5));
     assert!(!g.s.has_events_since(6));
 }
@@ -227,4 +227,44 @@ fn waiting_for() {
     );
     g.ops(json!([{"op": "end", "result": {}}]));
     assert_eq!(g.snap(&b)["waitingFor"], Value::Null);
+}
+
+#[test]
+fn the_events_log_hides_other_players_rejection_reasons() {
+    // Defect 3: `/events` showed every player why the game rejected someone else's action.
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let id = g.act(&a);
+    g.poll();
+    g.ops(
+        json!([{"op": "reject", "playerId": a, "reason": "your queen is pinned", "actionId": id}]),
+    );
+    let rejected = |v: &Value| -> Value {
+        v["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["type"] == "action" && e["status"] == "rejected")
+            .cloned()
+            .unwrap()
+    };
+    let mine = wire(&g.s.events_since(0, &a));
+    assert_eq!(rejected(&mine)["reason"], "your queen is pinned");
+    let theirs = wire(&g.s.events_since(0, &b));
+    assert_eq!(rejected(&theirs)["reason"], Value::Null);
+    assert!(!theirs.to_string().contains("pinned"), "{theirs}");
+}
+
+#[test]
+fn while_the_host_is_gone_the_on_turn_player_waits_for_the_host() {
+    // Defect 4: the on-turn player saw `waitingFor: null` while the host was not responding.
+    let (mut g, a, b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    g.heartbeat = false;
+    g.advance(25_000);
+    assert!(!g.s.host.alive);
+    assert_eq!(g.snap(&a)["waitingFor"], "host");
+    assert_eq!(g.snap(&b)["waitingFor"], "host");
+    g.poll();
+    assert_eq!(g.snap(&a)["waitingFor"], Value::Null);
 }

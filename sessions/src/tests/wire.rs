@@ -50,7 +50,9 @@ pub fn check_views(s: &Session) {
         .collect();
     same_bytes(&s.pending_actions_response(entries));
     for since in [0, s.events_base, s.events_base + 1] {
-        same_bytes(&s.events_since(since));
+        for p in &s.players {
+            same_bytes(&s.events_since(since, &p.player_id));
+        }
     }
 }
 

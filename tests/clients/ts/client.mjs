@@ -8,6 +8,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 
 const [url, key, mapFile, replayFile] = process.argv.slice(2);
 const TINY = "gcv-map 1\nname: Kurz\nsize: 8 3\ngrid:\n........\n........\nGGGGGGGG\nentities:\nstart 1 1\nnest 5 1\n";
+// A hole between the start and the nest: walking right falls out of the map.
+const HOLE = "gcv-map 1\nname: Loch\nsize: 10 3\ngrid:\n..........\n..........\nGGG...GGGG\nentities:\nstart 1 1\nnest 8 1\n";
 
 function structured(result, ok = true) {
   assert.equal(Boolean(result.isError), !ok, JSON.stringify(result));
@@ -30,6 +32,17 @@ assert.ok(structured(await client.callTool({ name: "get_map_format", arguments: 
 assert.equal(structured(await client.callTool({ name: "validate_map", arguments: { map: TINY } })).valid, true);
 const r = structured(await client.callTool({ name: "render_map", arguments: { map: TINY, x: 0, y: 0, width: 8, height: 3 } }));
 assert.ok(r.text.length > 0);
+// A window partly outside the map is clipped, and with image a PNG comes along.
+const pic = await client.callTool({ name: "render_map", arguments: { map: TINY, x: -2, y: 0, width: 20, height: 3, image: true } });
+const clipped = structured(pic);
+assert.equal(clipped.clipped, true);
+assert.deepEqual(clipped.window, { x: 0, y: 0, width: 8, height: 3 });
+assert.equal(pic.content[1].type, "image");
+assert.equal(pic.content[1].mimeType, "image/png");
+assert.deepEqual([...Buffer.from(pic.content[1].data, "base64").subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
+for (const t of tools) {
+  if (["playtest_map", "submit_level", "list_threads"].includes(t.name)) assert.ok(t.description.startsWith("Needs an agent key"), t.description);
+}
 
 if (key) {
   const LEVEL = readFileSync(mapFile, "utf8");
@@ -39,6 +52,16 @@ if (key) {
   else assert.equal(structured(p).outcome, "won");
   const s = structured(await client.callTool({ name: "simulate_replay", arguments: { map: LEVEL, replay: REPLAY, idempotencyKey: "ts-s1" } }));
   assert.equal(s.won, true);
+  assert.equal(s.deathCause, null);
+  const spikes = "gcv-map 1\nname: Stacheln\nsize: 6 3\ngrid:\n......\n..^^..\nGGGGGG\nentities:\nstart 0 1\nnest 5 1\n";
+  const run = { seed: 1, actions: [{ action: 8, ticks: 120 }] };
+  const lost = structured(await client.callTool({ name: "simulate_replay", arguments: { map: spikes, replay: run, idempotencyKey: "ts-s2" } }));
+  assert.equal(lost.outcome, "lost");
+  assert.deepEqual(lost.deathCause, { cause: "spikes", x: 2, y: 1 });
+  const walk = { seed: 1, actions: [{ action: 8, ticks: 240 }] };
+  const fell = structured(await client.callTool({ name: "simulate_replay", arguments: { map: HOLE, replay: walk, idempotencyKey: "ts-s3" } }));
+  assert.equal(fell.outcome, "lost");
+  assert.equal(fell.deathCause.cause, "fell_out");
   const args = { name: "ts-level", map: LEVEL, replay: REPLAY, idempotencyKey: "ts-sub1" };
   const sub = structured(await client.callTool({ name: "submit_level", arguments: args }));
   assert.equal(sub.state, "labor");
@@ -51,6 +74,8 @@ if (key) {
   assert.equal(mine.items.length, 1);
   const labor = structured(await client.callTool({ name: "list_labor", arguments: {} }));
   assert.equal(labor.items[0].revisionId, sub.revisionId);
+  const alone = structured(await client.callTool({ name: "get_level", arguments: { revisionId: sub.revisionId } }));
+  assert.equal(alone.name, "ts-level");
 }
 await client.close();
 console.log("ts client: OK");

@@ -1,11 +1,12 @@
-// House chess on RCADIA SDK v2. Rules live in rules.js (chess.js underneath);
-// this file only connects them to the host and draws the board as text.
+// House chess on RCADIA SDK v2. Rules live in rules.js (chess.js underneath), the board's
+// drawing in board.js; this file connects them to the host.
 
 import { RcadiaAgent } from "/sdk/rcadia-agent.js";
 import { clockOptionsFrom, eventLog, intOptionFrom } from "../page-options.js";
 // horst serves web/node_modules/chess.js/dist/esm/chess.js at this path.
 import { Chess } from "/games/vendor/chess.js";
 import { ChessRules, MAX_PLIES } from "./rules.js";
+import { drawBoard, numberedMoves, squaresOf } from "./board.js";
 
 const rcadia = new RcadiaAgent({
   minPlayers: 2,
@@ -29,6 +30,11 @@ const rules = new ChessRules(Chess, {
 let resultSent = false;
 
 const $ = (id) => document.getElementById(id);
+
+// Players' names (asName) by playerId, when the host tells them (AGENT_GAME_START `names`);
+// without a name a player is shown by id.
+let names = {};
+const nameOf = (playerId) => (playerId && names[playerId]) || playerId || "?";
 
 function note(text) { $("note").textContent = text; }
 // Every platform event, in order, for whoever watches the page.
@@ -56,25 +62,26 @@ function publish() {
 }
 
 function render() {
-  $("board").textContent = rules.boardText();
+  const s = rules.state();
+  drawBoard($("board"), squaresOf(s.fen, { lastMove: s.lastMove && s.lastMove.uci, check: s.check && !s.over }));
   if (rules.started) {
-    $("players").textContent = `Round ${rules.round}: white ${rules.white}, black ${rules.black}`;
+    $("players").textContent = `Round ${rules.round}: white ${nameOf(rules.white)}, black ${nameOf(rules.black)}`;
   }
   if (!rules.started) {
     $("status").textContent = "Waiting for the game to start.";
   } else if (rules.over) {
     const r = rules.result;
-    $("status").textContent = r.winner ? `Game over: ${r.winner} wins (${r.reason}).` : `Game over: draw (${r.reason}).`;
+    $("status").textContent = r.winner ? `Game over: ${nameOf(r.winner)} wins (${r.reason}).` : `Game over: draw (${r.reason}).`;
   } else {
-    const s = rules.state();
-    $("status").textContent = `${s.turn} to move (${s.toMove})${s.check ? ", check" : ""}.`;
+    $("status").textContent = `${s.turn === "black" ? "Black" : "White"} to move (${nameOf(s.toMove)})${s.check ? ", check" : ""}.`;
   }
-  const history = rules.board.history();
-  $("history").textContent = history.length ? history.join(" ") : "-";
+  $("last").textContent = s.lastMove ? `Last move: ${nameOf(s.lastMove.by)} played ${s.lastMove.san}` : "";
+  $("history").textContent = numberedMoves(rules.board.history()) || "-";
 }
 
-rcadia.onGameStart(({ players, round }) => {
-  logEvent(`game_start round ${round || 1}: ${(players || []).join(", ")}`);
+rcadia.onGameStart(({ players, round, names: given }) => {
+  names = given && typeof given === "object" ? given : {};
+  logEvent(`game_start round ${round || 1}: ${(players || []).map(nameOf).join(", ")}`);
   try {
     rules.start(players, round || 1);
   } catch (err) {
@@ -90,7 +97,7 @@ rcadia.onAction((playerId, action) => {
   const outcome = rules.play(playerId, action);
   if (!outcome.ok) {
     rcadia.rejectAction(playerId, outcome.reason);
-    note(`Rejected ${playerId}: ${outcome.reason}`);
+    note(`Rejected ${nameOf(playerId)}: ${outcome.reason}`);
     return;
   }
   note("");
@@ -98,16 +105,16 @@ rcadia.onAction((playerId, action) => {
 });
 
 rcadia.onTimeout((playerId, { strike, maxStrikes, final }) => {
-  logEvent(`timeout ${playerId} strike ${strike}${maxStrikes ? `/${maxStrikes}` : ""}${final ? " final" : ""}`);
+  logEvent(`timeout ${nameOf(playerId)} strike ${strike}${maxStrikes ? `/${maxStrikes}` : ""}${final ? " final" : ""}`);
   // The platform keeps the clock and ends the game on the final strike;
   // the game only tells the viewer.
   note(final
-    ? `${playerId} ran out of time (final strike).`
-    : `${playerId} ran out of time: strike ${strike}${maxStrikes ? ` of ${maxStrikes}` : ""}.`);
+    ? `${nameOf(playerId)} ran out of time (final strike).`
+    : `${nameOf(playerId)} ran out of time: strike ${strike}${maxStrikes ? ` of ${maxStrikes}` : ""}.`);
 });
 
 rcadia.onSessionEnd(({ result, reason }) => {
-  logEvent(`session_end ${reason}${result && result.winner ? ` winner ${result.winner}` : ""}`);
+  logEvent(`session_end ${reason}${result && result.winner ? ` winner ${nameOf(result.winner)}` : ""}`);
   if (!rules.over) rules.abort(result || { winner: null, reason });
   resultSent = true;
   note(`The platform ended the game (${reason}). Waiting for the next game.`);

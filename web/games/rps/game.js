@@ -25,6 +25,10 @@ let resultSent = false;
 
 const $ = (id) => document.getElementById(id);
 
+// Players' names by playerId when the host gives them (AGENT_GAME_START `names`), else ids.
+let names = {};
+const nameOf = (playerId) => (playerId && names[playerId]) || playerId || "?";
+
 function note(text) { $("note").textContent = text; }
 // Every platform event, in order, for whoever watches the page.
 const logEvent = eventLog($("events"));
@@ -49,22 +53,23 @@ function render() {
     return;
   }
   const [a, b] = match.players;
-  $("players").textContent = `Round ${match.round}: ${a} vs ${b}`;
-  $("score").textContent = `Score: ${a} ${match.score[a]} – ${match.score[b]} ${b}`;
+  $("players").textContent = `Round ${match.round}: ${nameOf(a)} vs ${nameOf(b)}`;
+  $("score").textContent = `Score: ${nameOf(a)} ${match.score[a]} – ${match.score[b]} ${nameOf(b)}`;
   $("throws").textContent = match.throws
-    .map((t, i) => `${i + 1}. ${t.throws[a]} vs ${t.throws[b]}: ${t.winner ? `${t.winner} wins` : "tie"}`)
+    .map((t, i) => `${i + 1}. ${t.throws[a]} vs ${t.throws[b]}: ${t.winner ? `${nameOf(t.winner)} wins` : "tie"}`)
     .join("\n");
   if (match.over) {
     const r = match.result;
-    $("status").textContent = r.winner ? `Match over: ${r.winner} wins (${r.reason}).` : `Match over: draw (${r.reason}).`;
+    $("status").textContent = r.winner ? `Match over: ${nameOf(r.winner)} wins (${r.reason}).` : `Match over: draw (${r.reason}).`;
   } else {
     const waiting = match.waitingFor();
-    $("status").textContent = `Throw ${match.throwNumber}: waiting for ${waiting.join(" and ")}.`;
+    $("status").textContent = `Throw ${match.throwNumber}: waiting for ${waiting.map(nameOf).join(" and ")}.`;
   }
 }
 
-rcadia.onGameStart(({ players, round }) => {
-  logEvent(`game_start round ${round || 1}: ${(players || []).join(", ")}`);
+rcadia.onGameStart(({ players, round, names: given }) => {
+  names = given && typeof given === "object" ? given : {};
+  logEvent(`game_start round ${round || 1}: ${(players || []).map(nameOf).join(", ")}`);
   try {
     match.start(players, round || 1);
   } catch (err) {
@@ -80,7 +85,7 @@ rcadia.onAction((playerId, action) => {
   const outcome = match.submit(playerId, action);
   if (!outcome.ok) {
     rcadia.rejectAction(playerId, outcome.reason);
-    note(`Rejected ${playerId}: ${outcome.reason}`);
+    note(`Rejected ${nameOf(playerId)}: ${outcome.reason}`);
     return;
   }
   note("");
@@ -90,14 +95,14 @@ rcadia.onAction((playerId, action) => {
 });
 
 rcadia.onTimeout((playerId, { strike, maxStrikes, final }) => {
-  logEvent(`timeout ${playerId} strike ${strike}${maxStrikes ? `/${maxStrikes}` : ""}${final ? " final" : ""}`);
+  logEvent(`timeout ${nameOf(playerId)} strike ${strike}${maxStrikes ? `/${maxStrikes}` : ""}${final ? " final" : ""}`);
   note(final
-    ? `${playerId} ran out of time (final strike).`
-    : `${playerId} ran out of time: strike ${strike}${maxStrikes ? ` of ${maxStrikes}` : ""}.`);
+    ? `${nameOf(playerId)} ran out of time (final strike).`
+    : `${nameOf(playerId)} ran out of time: strike ${strike}${maxStrikes ? ` of ${maxStrikes}` : ""}.`);
 });
 
 rcadia.onSessionEnd(({ result, reason }) => {
-  logEvent(`session_end ${reason}${result && result.winner ? ` winner ${result.winner}` : ""}`);
+  logEvent(`session_end ${reason}${result && result.winner ? ` winner ${nameOf(result.winner)}` : ""}`);
   if (!match.over) match.abort(result || { winner: null, reason });
   resultSent = true;
   note(`The platform ended the match (${reason}). Waiting for the next match.`);

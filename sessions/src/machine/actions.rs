@@ -1,0 +1,161 @@
+//! Agents' actions: the `/action` checks, holding and releasing simultaneous actions, and
+//! resolving a pending action.
+
+use super::{Outcome, Reply};
+use crate::error::ProtocolError;
+use crate::session::{ActionStatus, LastAction, PendingAction, Session, Status};
+use crate::wire::PendingEntry;
+use serde_json::{json, Value};
+
+impl Session {
+    pub(super) fn act(
+        &mut self,
+        player_id: String,
+        action: Value,
+        turn: Option<u64>,
+        action_id: String,
+        now: u64,
+        out: &mut Outcome,
+    ) -> Result<(), ProtocolError> {
+        let p = self.require_player(&player_id)?;
+        if p.left {
+            return Err(ProtocolError::new(
+                403,
+                "not_a_player",
+                "you left this session",
+            ));
+        }
+        if action
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.starts_with("__"))
+        {
+            return Err(ProtocolError::new(
+                400,
+                "reserved_action",
+                "action types starting with \"__\" are reserved for platform messages; rename the type",
+            ));
+        }
+        match self.status {
+            Status::Finished => {
+                return Err(ProtocolError::conflict("finished", "the game is over"))
+            }
+            Status::Waiting => {
+                return Err(ProtocolError::conflict(
+                    "not_active",
+                    "the game has not started yet; poll GET /state?wait=25 until yourTurn",
+                ))
+            }
+            Status::Active => {}
+        }
+        if p.pending.is_some() {
+            return Err(ProtocolError::conflict(
+                "action_pending",
+                "your previous action is still pending; wait for its outcome (GET /state?wait=25)",
+            ));
+        }
+        if self.rules.enforces_turns() {
+            if let Some(t) = turn {
+                if t != self.turn {
+                    return Err(ProtocolError::conflict(
+                        "stale_turn",
+                        format!(
+                            "turn {t} is over, the current turn is {}; read the state again",
+                            self.turn
+                        ),
+                    ));
+                }
+            }
+            if !self.may_act(p) {
+                return Err(ProtocolError::conflict(
+                    "not_your_turn",
+                    "it is not your turn; wait with GET /state?wait=25",
+                ));
+            }
+        }
+        let hold = self.rules.is_simultaneous() && !self.released;
+        let turn = self.turn;
+        let pending = PendingAction {
+            action_id: action_id.clone(),
+            action: action.clone(),
+            turn,
+            submitted_at_ms: now,
+            delivered_at_ms: None,
+            held: hold,
+        };
+        let Some(p) = self.player_mut(&player_id) else {
+            return Err(ProtocolError::not_a_player());
+        };
+        p.pending = Some(pending);
+        p.last_action = Some(LastAction {
+            action_id: action_id.clone(),
+            turn,
+            status: ActionStatus::Pending,
+            reason: Value::Null,
+            at_ms: now,
+        });
+        if hold {
+            self.maybe_release();
+        } else {
+            self.queue_action(&player_id, &action, &action_id);
+        }
+        out.reply = Reply::ActionAccepted { action_id, turn };
+        Ok(())
+    }
+
+    fn queue_action(&mut self, player_id: &str, action: &Value, action_id: &str) -> u64 {
+        self.queue(PendingEntry::action(player_id, action.clone(), action_id))
+    }
+
+    /// Simultaneous turns: once everyone who may act has submitted, release the held actions
+    /// together, in seat order.
+    pub(super) fn maybe_release(&mut self) {
+        if !self.rules.is_simultaneous() || self.released || self.status != Status::Active {
+            return;
+        }
+        let actors: Vec<usize> = (0..self.players.len())
+            .filter(|&i| self.may_act(&self.players[i]))
+            .collect();
+        if actors.is_empty() || actors.iter().any(|&i| self.players[i].pending.is_none()) {
+            return;
+        }
+        let mut last = None;
+        for i in actors {
+            let p = &mut self.players[i];
+            let Some(pa) = p.pending.as_mut().filter(|pa| pa.held) else {
+                continue;
+            };
+            pa.held = false;
+            let (pid, action, aid) = (p.player_id.clone(), pa.action.clone(), pa.action_id.clone());
+            last = Some(self.queue_action(&pid, &action, &aid));
+        }
+        self.released = true;
+        self.release_seq = last;
+        self.release_delivered = last.is_none();
+    }
+
+    /// Resolves a player's pending action.
+    pub(super) fn resolve(&mut self, idx: usize, status: ActionStatus, reason: Value, t: u64) {
+        let p = &mut self.players[idx];
+        let Some(pa) = p.pending.take() else {
+            return;
+        };
+        if status == ActionStatus::Applied {
+            // The only thing that clears strikes.
+            p.strikes = 0;
+        }
+        p.last_action = Some(LastAction {
+            action_id: pa.action_id.clone(),
+            turn: pa.turn,
+            status,
+            reason: reason.clone(),
+            at_ms: t,
+        });
+        let pid = p.player_id.clone();
+        self.push_event(
+            t,
+            "action",
+            json!({ "playerId": pid, "actionId": pa.action_id, "turn": pa.turn, "status": status.as_str(), "reason": reason }),
+        );
+    }
+}

@@ -1,0 +1,284 @@
+//! The transition function: `Session::apply(event, now_ms) -> Outcome`.
+//!
+//! Every apply runs three steps at one instant:
+//! 1. catch up: time-based transitions that fell due before `now` run in chronological order,
+//!    each at its own instant (host lapse, unconfirmed actions, clock strikes, reservation
+//!    expiry, activation, host gone), so a late timer never changes what happened;
+//! 2. the event itself;
+//! 3. catch up again (the event may have made something due at once, e.g. activation), then
+//!    the armed timers are diffed against what is due next, giving `Schedule`/`Cancel` effects.
+//!
+//! On error the session is restored to exactly what it was.
+//!
+//! The rules are split by what they are about: `seats` (join, ready, leave), `actions`
+//! (`/action`, simultaneous release, outcomes), `publish` (the host's ops and the turn),
+//! `host` (the pending-actions queue and liveness), `ending` (finish, auto rematch),
+//! `timers` (catch-up, clock, strikes, activation, the timer diff) and `observe` (the events
+//! log and what moves `version`).
+
+use crate::error::ProtocolError;
+use crate::ops::Op;
+use crate::session::{Deadline, Session, Status, TimerKind};
+use crate::wire::PendingEntry;
+use serde_json::{json, Value};
+
+mod actions;
+mod ending;
+mod host;
+mod observe;
+mod publish;
+mod seats;
+mod timers;
+
+/// Agent-visible events kept per session; older ones are dropped (their indices stay valid).
+pub const MAX_EVENTS: usize = 500;
+
+/// Longest long-poll the contract allows.
+pub const MAX_POLL_MS: u64 = 25_000;
+
+/// Rejections kept per turn (the latest ones): an agent spamming illegal actions cannot grow
+/// the record without bound.
+pub const MAX_REJECTIONS: usize = 50;
+
+/// Longest `asName`, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// What happened to a session. The I/O layer resolves identities to `playerId`s and checks the
+/// host (`Session::authorize_host` / `authorize_player`) before sending these.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// `POST /join`. `player_id` is a fresh id from the caller, used only if `identity` has no
+    /// seat yet.
+    Join {
+        player_id: String,
+        identity: String,
+        as_name: Option<String>,
+    },
+    /// `POST /leave`.
+    Leave { player_id: String },
+    /// Any authenticated player request on this session: readies a reserved rematch seat.
+    PlayerSeen { player_id: String },
+    /// `POST /ops` (and the v1 single-op endpoints). Counts as a host sign of life.
+    PublishOps { ops: Vec<Op> },
+    /// `POST /action`. `action_id` is a fresh id from the caller.
+    Action {
+        player_id: String,
+        action: Value,
+        turn: Option<u64>,
+        action_id: String,
+    },
+    /// `GET /pending-actions` starts: acknowledges `after`, returns what is queued. With nothing
+    /// to return and `wait_ms > 0`, the poll stays open (send `HostPollDone` when it ends).
+    HostPoll { after: Option<u64>, wait_ms: u64 },
+    /// A long-poll opened by `HostPoll` ends (woken or timed out); returns what is queued now.
+    HostPollDone { after: Option<u64> },
+    /// Any other host call (`/rematch`, ...).
+    HostSeen,
+    /// `POST /rematch` (or the game's `AGENT_REMATCH`): asks for the next round.
+    Rematch,
+    /// The I/O layer created the next round; link it (`nextSessionId`).
+    RematchLinked { next_session_id: String },
+    /// A deadline from the delayed set fell due.
+    TimerFired { kind: TimerKind, generation: u64 },
+    /// Catch up with time without any other event.
+    Tick,
+}
+
+/// Side effects the I/O layer carries out after storing the session.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Add this member to the delayed set.
+    Schedule(Deadline),
+    /// Remove this member from the delayed set (it may already be gone).
+    Cancel(Deadline),
+    /// Entries `first_seq..=last_seq` were queued for the host (its long-poll should wake; the
+    /// version bump publishes too).
+    HostEntriesQueued { first_seq: u64, last_seq: u64 },
+    /// Create the next round: `Session::new_rematch(&this, new_id, now)`, then apply
+    /// `Event::RematchLinked` to this session, both in one write.
+    CreateRematch,
+    /// Apply `Event::Leave { player_id }` to `session_id` (opting out of a rematch that already
+    /// exists; ignore a 403 there).
+    LeaveSession {
+        session_id: String,
+        player_id: String,
+    },
+}
+
+/// The event-specific answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Reply {
+    #[default]
+    None,
+    Joined {
+        player_id: String,
+        seat: u32,
+        /// The identity already had this seat (idempotent join).
+        rejoined: bool,
+    },
+    ActionAccepted {
+        action_id: String,
+        turn: u64,
+    },
+    /// Entries for the pending-actions response (each with `seq`).
+    Entries {
+        entries: Vec<PendingEntry>,
+        /// The poll stays open: hold it, then send `HostPollDone`.
+        poll_open: bool,
+    },
+    /// `Some`: the next round already exists (`/rematch` is idempotent). `None`: see
+    /// `Effect::CreateRematch`.
+    Rematch {
+        existing: Option<String>,
+    },
+}
+
+/// Result of one `apply`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// `version` was bumped: publish a wake-up for long-polls.
+    pub changed: bool,
+    /// The record changed (`rev` bumped): write it with compare-and-set on the previous `rev`.
+    pub stored: bool,
+    pub effects: Vec<Effect>,
+    pub reply: Reply,
+}
+
+impl Session {
+    /// Applies one event at `now_ms` (Unix milliseconds).
+    pub fn apply(&mut self, event: Event, now_ms: u64) -> Result<Outcome, ProtocolError> {
+        let mut now = now_ms.max(self.now_ms);
+        if let Event::TimerFired { kind, generation } = &event {
+            match self.timers.get(&kind.key()) {
+                // A timer popped a little early (clocks of API processes differ) still counts
+                // as firing at its own instant.
+                Some(d) if d.generation == *generation => now = now.max(d.at_ms),
+                // Stale: the turn moved on, or it was re-armed. Nothing happens.
+                _ => return Ok(Outcome::default()),
+            }
+        }
+        let before = self.clone();
+        let first_seq = self.next_seq;
+        let mut out = Outcome::default();
+        if let Err(e) = self.step(event, now, &mut out) {
+            *self = before;
+            return Err(e);
+        }
+        self.sync_timers(&mut out);
+        if self.next_seq > first_seq {
+            out.effects.push(Effect::HostEntriesQueued {
+                first_seq,
+                last_seq: self.next_seq - 1,
+            });
+        }
+        let mut before = before;
+        if !self.same_observable(&mut before) {
+            self.version += 1;
+            out.changed = true;
+        }
+        let moved_clock = self.now_ms;
+        self.now_ms = before.now_ms;
+        if *self != before {
+            self.now_ms = moved_clock;
+            self.rev += 1;
+            out.stored = true;
+        }
+        Ok(out)
+    }
+
+    fn step(&mut self, event: Event, now: u64, out: &mut Outcome) -> Result<(), ProtocolError> {
+        self.catch_up(now, out);
+        self.now_ms = now;
+        self.handle(event, now, out)?;
+        self.sync_clock(now);
+        self.catch_up(now, out);
+        Ok(())
+    }
+
+    fn handle(&mut self, event: Event, now: u64, out: &mut Outcome) -> Result<(), ProtocolError> {
+        match event {
+            Event::Join {
+                player_id,
+                identity,
+                as_name,
+            } => self.join(player_id, identity, as_name, now, out),
+            Event::Leave { player_id } => self.leave(&player_id, now, out),
+            Event::PlayerSeen { player_id } => {
+                self.require_player(&player_id)?;
+                self.mark_ready(&player_id, now);
+                Ok(())
+            }
+            Event::PublishOps { ops } => {
+                self.host_seen(now);
+                self.publish(ops, now, out)
+            }
+            Event::Action {
+                player_id,
+                action,
+                turn,
+                action_id,
+            } => self.act(player_id, action, turn, action_id, now, out),
+            Event::HostPoll { after, wait_ms } => {
+                self.host_seen(now);
+                let entries = self.take_entries(after, now);
+                let poll_open =
+                    entries.is_empty() && wait_ms > 0 && self.status != Status::Finished;
+                if poll_open {
+                    self.host.open_polls += 1;
+                    // Long-polls last at most 25 s (section 3).
+                    let end = now.saturating_add(wait_ms.min(MAX_POLL_MS));
+                    self.host.open_until_ms = self.host.open_until_ms.max(end);
+                }
+                out.reply = Reply::Entries { entries, poll_open };
+                Ok(())
+            }
+            Event::HostPollDone { after } => {
+                self.host.open_polls = self.host.open_polls.saturating_sub(1);
+                if self.host.open_polls == 0 {
+                    self.host.open_until_ms = 0;
+                }
+                self.host_seen(now);
+                let entries = self.take_entries(after, now);
+                out.reply = Reply::Entries {
+                    entries,
+                    poll_open: false,
+                };
+                Ok(())
+            }
+            Event::HostSeen => {
+                self.host_seen(now);
+                Ok(())
+            }
+            Event::Rematch => {
+                self.host_seen(now);
+                if let Some(next) = &self.next_session_id {
+                    out.reply = Reply::Rematch {
+                        existing: Some(next.clone()),
+                    };
+                    return Ok(());
+                }
+                self.check_rematch_allowed()?;
+                out.effects.push(Effect::CreateRematch);
+                out.reply = Reply::Rematch { existing: None };
+                Ok(())
+            }
+            Event::RematchLinked { next_session_id } => {
+                match &self.next_session_id {
+                    Some(existing) if *existing == next_session_id => return Ok(()),
+                    Some(existing) => {
+                        return Err(ProtocolError::conflict(
+                            "already_linked",
+                            format!("this session's next round is already {existing}"),
+                        ))
+                    }
+                    None => {}
+                }
+                self.check_rematch_allowed()?;
+                self.push_event(now, "rematch", json!({ "nextSessionId": next_session_id }));
+                self.next_session_id = Some(next_session_id);
+                Ok(())
+            }
+            Event::TimerFired { .. } | Event::Tick => Ok(()),
+        }
+    }
+}

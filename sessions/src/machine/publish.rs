@@ -1,0 +1,209 @@
+//! The host's ops: publishing state and legal actions, rejections, and moving the turn.
+
+use super::{Outcome, MAX_REJECTIONS};
+use crate::error::ProtocolError;
+use crate::ops::Op;
+use crate::session::{ActionStatus, Clock, Rejection, Session, Status};
+use serde_json::{json, Value};
+
+impl Session {
+    pub(super) fn publish(
+        &mut self,
+        ops: Vec<Op>,
+        now: u64,
+        out: &mut Outcome,
+    ) -> Result<(), ProtocolError> {
+        if ops.len() > crate::ops::MAX_OPS {
+            return Err(ProtocolError::bad_request(format!(
+                "{} ops in one request; send at most {} per request",
+                ops.len(),
+                crate::ops::MAX_OPS
+            )));
+        }
+        for (i, op) in ops.iter().enumerate() {
+            if let Some(pid) = op.player_id() {
+                if self.player(pid).is_none() {
+                    let seated: Vec<&str> =
+                        self.players.iter().map(|p| p.player_id.as_str()).collect();
+                    return Err(ProtocolError::bad_request(format!(
+                        "ops[{i}]: playerId {pid} is not a player in this session; players are {seated:?}"
+                    )));
+                }
+            }
+        }
+        let old_on_turn = self.on_turn.clone();
+        let mut fresh: Vec<String> = Vec::new();
+        let mut published = false;
+        let mut rejected = false;
+        for op in ops {
+            match op {
+                Op::State { state } => {
+                    self.state = state;
+                    published = true;
+                }
+                Op::Observation {
+                    player_id,
+                    observation,
+                } => {
+                    if let Some(p) = self.player_mut(&player_id) {
+                        p.observation = Some(observation);
+                    }
+                }
+                // After the end only the final picture may still change (games often publish
+                // their final state right after ending); turn ops are moot.
+                _ if self.status == Status::Finished => {}
+                Op::LegalActions { player_id, actions } => {
+                    self.legal_actions_seen = true;
+                    published = true;
+                    let sequential = self.rules.is_sequential();
+                    if sequential && !actions.is_empty() {
+                        // The platform does the clearing: exactly one player is on turn.
+                        for p in &mut self.players {
+                            p.legal_actions = None;
+                        }
+                    }
+                    let Some(p) = self.player_mut(&player_id) else {
+                        continue;
+                    };
+                    if actions.is_empty() {
+                        p.legal_actions = None;
+                    } else {
+                        p.legal_actions = Some(actions);
+                        fresh.push(player_id);
+                    }
+                }
+                Op::Reject {
+                    player_id,
+                    reason,
+                    action_id,
+                } => {
+                    rejected = true;
+                    self.reject(&player_id, reason, action_id, now);
+                }
+                Op::End { result, reason } => {
+                    let reason = reason.unwrap_or_else(|| "game_over".to_string());
+                    self.finish(now, result, &reason, false, out);
+                }
+            }
+        }
+        if self.status == Status::Finished {
+            return Ok(());
+        }
+        if published {
+            self.turn_opened = true;
+        }
+        let new_on_turn = self.compute_on_turn();
+        let delivered = |s: &Session, pid: &str| {
+            s.player(pid)
+                .and_then(|p| p.pending.as_ref())
+                .is_some_and(|pa| pa.delivered_at_ms.is_some())
+        };
+        let any_delivered = self.players.iter().any(|p| delivered(self, &p.player_id));
+        let advance = if !self.rules.enforces_turns() {
+            new_on_turn != old_on_turn || (published && any_delivered)
+        } else if self.rules.simultaneous {
+            (published && self.release_delivered && !rejected)
+                || (old_on_turn.is_empty() && !new_on_turn.is_empty())
+        } else if !self.legal_actions_seen {
+            published && any_delivered
+        } else {
+            new_on_turn != old_on_turn
+                || fresh
+                    .iter()
+                    .any(|pid| new_on_turn.contains(pid) && delivered(self, pid))
+        };
+        self.on_turn = new_on_turn;
+        if advance {
+            self.advance_turn(now);
+        }
+        self.maybe_release();
+        Ok(())
+    }
+
+    fn compute_on_turn(&self) -> Vec<String> {
+        self.players
+            .iter()
+            .filter(|p| !p.left && p.legal_actions.as_ref().is_some_and(|a| !a.is_empty()))
+            .map(|p| p.player_id.clone())
+            .collect()
+    }
+
+    fn reject(&mut self, player_id: &str, reason: Value, action_id: Option<String>, now: u64) {
+        let Some(idx) = self.players.iter().position(|p| p.player_id == player_id) else {
+            return;
+        };
+        let p = &self.players[idx];
+        let hits_pending = p
+            .pending
+            .as_ref()
+            .is_some_and(|pa| !pa.held && action_id.as_deref().is_none_or(|id| id == pa.action_id));
+        let rejected_id = action_id
+            .clone()
+            .or_else(|| p.pending.as_ref().map(|pa| pa.action_id.clone()));
+        self.rejections.push(Rejection {
+            player_id: player_id.to_string(),
+            action_id: rejected_id,
+            reason: reason.clone(),
+            turn: self.turn,
+            at_ms: now,
+        });
+        if self.rejections.len() > MAX_REJECTIONS {
+            let extra = self.rejections.len() - MAX_REJECTIONS;
+            self.rejections.drain(..extra);
+        }
+        if hits_pending {
+            self.resolve(idx, ActionStatus::Rejected, reason, now);
+        } else if let (Some(id), Some(la)) = (&action_id, self.players[idx].last_action.as_mut()) {
+            // A late answer to an action we already called unconfirmed: tell the truth.
+            if la.action_id == *id && la.status == ActionStatus::Unconfirmed {
+                la.status = ActionStatus::Rejected;
+                la.reason = reason;
+                la.at_ms = now;
+            }
+        }
+    }
+
+    fn advance_turn(&mut self, t: u64) {
+        self.turn += 1;
+        for i in 0..self.players.len() {
+            let Some(pa) = &self.players[i].pending else {
+                continue;
+            };
+            if pa.delivered_at_ms.is_some() {
+                self.resolve(i, ActionStatus::Applied, Value::Null, t);
+            } else if pa.held {
+                self.resolve(
+                    i,
+                    ActionStatus::Unconfirmed,
+                    json!("the turn moved on before every player had submitted"),
+                    t,
+                );
+            }
+            // An action not yet delivered stays pending: the game has not seen it.
+        }
+        self.rejections.clear();
+        self.released = false;
+        self.release_seq = None;
+        self.release_delivered = false;
+        self.clock = (self.rules.has_clock() && !self.on_turn.is_empty()).then_some(Clock {
+            started_at_ms: t,
+            strikes_this_turn: 0,
+            paused_since_ms: Some(t),
+            stopped: false,
+        });
+        let seats = self.on_turn_seats();
+        self.push_event(
+            t,
+            "turn",
+            json!({ "turn": self.turn, "onTurnSeats": seats }),
+        );
+    }
+
+    pub(crate) fn on_turn_seats(&self) -> Vec<u32> {
+        self.players
+            .iter()
+            .filter(|p| self.on_turn.contains(&p.player_id))
+            .map(|p| p.seat)
+            .collect()
+    }
+}

@@ -1,0 +1,350 @@
+//! The RCADIA pages for people, in headless Chromium against a real house host and real
+//! agents: the table list (`/tables/`), the house page (`/house/`), the spectator page
+//! (`/watch/<id>`) with its chess board, and the bridge page with its status panel and
+//! platform events beside the game (1280x800) or below it (390x844), and a bad game URL.
+//! Screenshots go to `target/screenshots/rcadia/` for review; they are not committed.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::bridge_e2e::{host_from_tab, PASSWORD};
+use crate::browser::{launch, Tab};
+use crate::house_e2e::{can_act, state_until, House};
+use crate::rcadia_common::{Client, AGENT};
+
+const LONG: Duration = Duration::from_secs(60);
+const SHOTS: &str = "rcadia";
+const SIZES: [(u32, u32); 2] = [(1280, 800), (390, 844)];
+
+/// Plays `moves` (UCI) alternately, white first, through the agent API.
+async fn play(white: &Client, black: &Client, table: &str, moves: &[&str]) {
+    for (i, m) in moves.iter().enumerate() {
+        let c = if i % 2 == 0 { white } else { black };
+        let s = state_until(c, table, "our turn", can_act).await;
+        let (st, v) = c
+            .post(
+                &format!("{AGENT}/{table}/action?wait=10"),
+                json!({ "action": m, "turn": s["turn"] }),
+            )
+            .await;
+        assert_eq!(
+            (st, v["outcome"].as_str()),
+            (200, Some("applied")),
+            "{m}: {v}"
+        );
+    }
+}
+
+/// The page's whole visible text.
+async fn text(tab: &Tab) -> String {
+    tab.eval("document.body.innerText")
+        .await
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// `getBoundingClientRect()` of the first element matching `selector`, as
+/// `[left, top, right, bottom]`.
+async fn rect(tab: &Tab, selector: &str) -> [f64; 4] {
+    let v = tab
+        .eval(&format!(
+            "(() => {{ const r = document.querySelector({selector:?}).getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }})()"
+        ))
+        .await;
+    let a: Vec<f64> = v
+        .as_array()
+        .unwrap_or_else(|| panic!("no {selector}"))
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    [a[0], a[1], a[2], a[3]]
+}
+
+/// The page does not scroll sideways at this size (nothing wider than the screen).
+async fn fits_the_width(tab: &Tab, what: &str) {
+    let v = tab
+        .eval("document.documentElement.scrollWidth <= window.innerWidth + 1")
+        .await;
+    assert_eq!(v, json!(true), "{what} is wider than the screen");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_house_and_watch_pages_show_a_live_house_game() {
+    let house = House::start(&["chess", "rps"], "", |_| {}).await;
+    let table = house.open_table("chess").await;
+    let (white, black) = (house.agent("Fish").await, house.agent("Crab").await);
+    white.join(&table).await;
+    black.join(&table).await;
+    play(
+        &white,
+        &black,
+        &table,
+        &["e2e4", "e7e5", "g1f3", "b8c6", "f1b5"],
+    )
+    .await;
+    let second = house.open_table("chess").await;
+    let base = format!("http://{}", house.app.addr);
+    let browser = launch().await;
+
+    // The table list: both tables, the running one with a watch link.
+    let tab = Tab::open(&browser, &format!("{base}/tables/")).await;
+    for (w, h) in SIZES {
+        tab.viewport(w, h).await;
+        tab.goto(&format!("{base}/tables/")).await;
+        tab.wait_for(
+            &format!("document.querySelector('tr[data-session={table:?}] a.watch') && document.querySelector('tr[data-session={second:?}]')"),
+            "both house tables in the list",
+            LONG,
+        )
+        .await;
+        fits_the_width(&tab, "the table list").await;
+        tab.screenshot(SHOTS, &format!("tables-{w}x{h}")).await;
+    }
+    let page = text(&tab).await;
+    assert!(
+        page.contains("playing") && page.contains("open: join now"),
+        "{page}"
+    );
+    assert!(page.contains("RCADIA house"), "{page}");
+
+    // The house page lists the house's tables the same way.
+    tab.goto(&format!("{base}/house/")).await;
+    tab.wait_for(
+        &format!("document.querySelector('tr[data-session={table:?}]')"),
+        "the house page's tables",
+        LONG,
+    )
+    .await;
+    for (w, h) in SIZES {
+        tab.viewport(w, h).await;
+        fits_the_width(&tab, "the house page").await;
+        tab.screenshot(SHOTS, &format!("house-{w}x{h}")).await;
+    }
+    assert!(text(&tab).await.contains("House tables"));
+
+    // From the list to the spectator page, as a person would click.
+    tab.goto(&format!("{base}/tables/")).await;
+    tab.wait_for(
+        &format!("document.querySelector('tr[data-session={table:?}] a.watch')"),
+        "the watch link",
+        LONG,
+    )
+    .await;
+    tab.eval(&format!(
+        "document.querySelector('tr[data-session={table:?}] a.watch').click()"
+    ))
+    .await;
+    tab.wait_for(
+        "document.querySelectorAll('#board .sq').length === 64",
+        "the spectator's chess board",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("location.pathname").await,
+        json!(format!("/watch/{table}"))
+    );
+    let marked = tab
+        .eval("[...document.querySelectorAll('#board .sq.last')].map(e => e.dataset.square).sort()")
+        .await;
+    assert_eq!(marked, json!(["b5", "f1"]), "the last move's squares");
+    let colours = tab
+        .eval("[...new Set([...document.querySelectorAll('#board .sq')].map(e => getComputedStyle(e).backgroundColor))].length")
+        .await;
+    assert!(
+        colours.as_u64().unwrap() >= 3,
+        "light, dark and marked squares: {colours}"
+    );
+    let page = text(&tab).await;
+    for needle in [
+        "White: Fish",
+        "Black: Crab",
+        "Fish played Bb5",
+        "1. e4 e5  2. Nf3 Nc6  3. Bb5",
+    ] {
+        assert!(page.contains(needle), "{needle:?} in:\n{page}");
+    }
+    assert!(
+        !page.contains("p_"),
+        "players are shown by name, not id:\n{page}"
+    );
+
+    // A move shows up live (the page long-polls /public).
+    play(&black, &white, &table, &["a7a6"]).await;
+    tab.wait_for(
+        "document.body.innerText.includes('Crab played a6')",
+        "the next move, live",
+        LONG,
+    )
+    .await;
+    for (w, h) in SIZES {
+        tab.viewport(w, h).await;
+        fits_the_width(&tab, "the spectator page").await;
+        tab.screenshot(SHOTS, &format!("watch-chess-{w}x{h}")).await;
+    }
+    // Beside at 1280, below on a phone.
+    tab.viewport(1280, 800).await;
+    let (stage, side) = (rect(&tab, "#stage").await, rect(&tab, "aside").await);
+    assert!(
+        side[0] >= stage[2],
+        "the panel is beside the game: {stage:?} {side:?}"
+    );
+    tab.viewport(390, 844).await;
+    let (stage, side) = (rect(&tab, "#stage").await, rect(&tab, "aside").await);
+    assert!(
+        side[1] >= stage[3],
+        "the panel is below the game: {stage:?} {side:?}"
+    );
+
+    // Rock-paper-scissors: the score and the throws, by name.
+    let rps = house.open_table("rps").await;
+    let (rocky, edward) = (house.agent("Rocky").await, house.agent("Edward").await);
+    rocky.join(&rps).await;
+    edward.join(&rps).await;
+    for (c, throw) in [(&rocky, "rock"), (&edward, "scissors")] {
+        let s = state_until(c, &rps, "a throw", can_act).await;
+        let (st, v) = c
+            .post(
+                &format!("{AGENT}/{rps}/action"),
+                json!({ "action": throw, "turn": s["turn"] }),
+            )
+            .await;
+        assert_eq!(st, 200, "{v}");
+    }
+    tab.goto(&format!("{base}/watch/{rps}")).await;
+    tab.wait_for(
+        "document.body.innerText.includes('Rocky 1 – 0 Edward')",
+        "the rock-paper-scissors score by name",
+        LONG,
+    )
+    .await;
+    assert!(text(&tab)
+        .await
+        .contains("Rocky rock vs scissors Edward: Rocky wins"));
+    for (w, h) in SIZES {
+        tab.viewport(w, h).await;
+        fits_the_width(&tab, "the rock-paper-scissors spectator page").await;
+        tab.screenshot(SHOTS, &format!("watch-rps-{w}x{h}")).await;
+    }
+
+    // A session that does not exist reads as words.
+    tab.viewport(1280, 800).await;
+    tab.goto(&format!("{base}/watch/ses_{}ffffffff", &table[4..8]))
+        .await;
+    tab.wait_for(
+        "document.getElementById('error').textContent.includes('no session')",
+        "the not-found message",
+        LONG,
+    )
+    .await;
+    tab.screenshot(SHOTS, "watch-unknown-1280x800").await;
+    tab.close().await;
+    browser.close().await;
+    house.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bridge_shows_its_panel_beside_the_game_and_a_bad_game_url_in_words() {
+    let app = crate::rcadia_common::app_with(|_| {}).await;
+    app.auth.create_user("alice", PASSWORD).await.unwrap();
+    let base = format!("http://{}", app.addr);
+    let browser = launch().await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    tab.viewport(1280, 800).await;
+    tab.goto(&format!("{base}/bridge/?game=/games/chess/&title=Chess"))
+        .await;
+    let table = host_from_tab(&tab, "alice").await;
+    let agent = |name: &'static str| {
+        let (app, base) = (&app, base.clone());
+        async move {
+            let (token, _) = app
+                .auth
+                .create_token(&["play".into()], Some(name))
+                .await
+                .unwrap();
+            Client {
+                base,
+                token,
+                http: reqwest::Client::new(),
+            }
+        }
+    };
+    let (white, black) = (agent("Fish").await, agent("Crab").await);
+    white.join(&table).await;
+    black.join(&table).await;
+    play(&white, &black, &table, &["d2d4", "d7d5", "c2c4"]).await;
+    tab.wait_for(
+        "document.getElementById('events').textContent.includes('round 1 starts: Fish vs Crab')",
+        "the platform events, with names",
+        LONG,
+    )
+    .await;
+    // The game frame shows names too (the bridge passes them with game_start).
+    let deadline = tokio::time::Instant::now() + LONG;
+    loop {
+        let players = tab
+            .eval_frames("document.getElementById('players') && document.getElementById('players').textContent")
+            .await;
+        if players == json!("Round 1: white Fish, black Crab") {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "game frame players: {players}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (frame, side) = (
+        rect(&tab, "#game-frame-box").await,
+        rect(&tab, "aside").await,
+    );
+    assert!(
+        side[0] >= frame[2],
+        "the panel is beside the game at 1280x800: {frame:?} {side:?}"
+    );
+    assert!(side[1] < 400.0, "and starts at the top: {side:?}");
+    fits_the_width(&tab, "the bridge").await;
+    tab.screenshot(SHOTS, "bridge-chess-1280x800").await;
+    tab.viewport(390, 844).await;
+    let (frame, side) = (
+        rect(&tab, "#game-frame-box").await,
+        rect(&tab, "aside").await,
+    );
+    assert!(
+        side[1] >= frame[3],
+        "the panel is below the game on a phone: {frame:?} {side:?}"
+    );
+    fits_the_width(&tab, "the bridge on a phone").await;
+    tab.screenshot(SHOTS, "bridge-chess-390x844").await;
+    let panel = text(&tab).await;
+    assert!(
+        panel.contains("seat 0: Fish") && panel.contains("Watch this table"),
+        "{panel}"
+    );
+
+    // A game URL that does not load: a readable page in the frame and a message beside it.
+    for (w, h) in SIZES {
+        tab.viewport(w, h).await;
+        tab.goto(&format!("{base}/bridge/?game=/games/nope/")).await;
+        tab.wait_for(
+            "document.getElementById('error').textContent.includes('did not start')",
+            "the bridge saying the game did not start",
+            LONG,
+        )
+        .await;
+        let in_frame: Value = tab
+            .eval_frames("document.body && document.body.innerText")
+            .await;
+        let in_frame = in_frame.as_str().unwrap_or("").to_string();
+        assert!(
+            in_frame.contains("No game at this address") && !in_frame.contains("\"code\""),
+            "the frame shows a page, not JSON: {in_frame:?}"
+        );
+        tab.screenshot(SHOTS, &format!("bridge-bad-game-{w}x{h}"))
+            .await;
+    }
+    tab.close().await;
+    browser.close().await;
+}

@@ -1,0 +1,94 @@
+// The table list (/tables/, and /house/ with <body data-host="house">): every open and
+// running table from `GET /available?all=1`, refreshed every few seconds, each linking to
+// its spectator page. Everything from the server is shown with textContent.
+
+import { tableRows, tablesSummary } from "./views.js";
+
+const AVAILABLE = "/api/v1/agent/sessions/available?all=1";
+const REFRESH_MS = 3000;
+const host = document.body.dataset.host || "";
+const $ = (id) => document.getElementById(id);
+
+function cell(tr, label, text, className = "") {
+  const td = document.createElement("td");
+  if (label) td.dataset.label = label;
+  if (className) td.className = className;
+  if (text instanceof Node) td.append(text); else td.textContent = text;
+  tr.append(td);
+  return td;
+}
+
+function badge(label, kind) {
+  const b = document.createElement("span");
+  b.className = `badge ${kind}`;
+  b.textContent = label;
+  return b;
+}
+
+function render(rows) {
+  $("summary").textContent = tablesSummary(rows);
+  if (rows.length === 0) {
+    const p = document.createElement("p");
+    p.className = "empty";
+    p.textContent = host === "house"
+      ? "The house has no tables right now: the house host (horst house) opens one per game when it runs."
+      : "Host one from the bridge (Host a game), or start the house host (horst house).";
+    $("list").replaceChildren(p);
+    return;
+  }
+  const table = document.createElement("table");
+  table.className = "tables";
+  const head = document.createElement("thead");
+  const hr = document.createElement("tr");
+  for (const h of ["Game", "Status", "Players", "Round", "Host", "Opened", ""]) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.textContent = h;
+    hr.append(th);
+  }
+  head.append(hr);
+  const body = document.createElement("tbody");
+  for (const r of rows) {
+    const tr = document.createElement("tr");
+    tr.dataset.session = r.sessionId;
+    cell(tr, "", r.game, "game");
+    cell(tr, "Status", badge(r.status, r.badge));
+    cell(tr, "Players", r.players);
+    cell(tr, "Round", r.round);
+    cell(tr, "Host", r.host);
+    cell(tr, "Opened", r.opened);
+    const a = document.createElement("a");
+    a.href = r.watch;
+    a.className = "watch";
+    a.textContent = "Watch";
+    a.setAttribute("aria-label", `Watch ${r.game}, ${r.round}`);
+    cell(tr, "", a);
+    body.append(tr);
+  }
+  table.append(head, body);
+  $("list").replaceChildren(table);
+}
+
+async function refresh() {
+  try {
+    const r = await fetch(AVAILABLE, { headers: { Accept: "application/json" } });
+    const body = await r.json().catch(() => null);
+    if (!r.ok || !body || !Array.isArray(body.sessions)) {
+      throw new Error(body && body.error ? body.error : `the server answered ${r.status}`);
+    }
+    $("error").textContent = "";
+    render(tableRows(body.sessions, { host, nowMs: Date.now() }));
+    document.body.dataset.ready = "1";
+  } catch (err) {
+    $("error").textContent = `Cannot load the tables: ${err.message}. Retrying…`;
+  }
+}
+
+async function loop() {
+  for (;;) {
+    if (!document.hidden) await refresh();
+    await new Promise((r) => setTimeout(r, REFRESH_MS));
+  }
+}
+
+loop();

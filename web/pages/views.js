@@ -1,0 +1,159 @@
+// What the table list and the spectator page show, as plain data: DOM-free, so every
+// wording is tested in node (web/test/pages-views.test.js). The pages draw these with
+// textContent only; names come from agents and are never markup.
+
+import { numberedMoves } from "../games/chess/board.js";
+
+export { numberedMoves };
+
+/**
+ * How a table's state reads for people, and its badge class.
+ * @param {{ status: string, joinable?: boolean, reserved?: boolean }} s an /available entry or a public view
+ * @returns {{ label: string, badge: string }}
+ */
+export function tableStatus(s) {
+  if (s.status === "active") return { label: "playing", badge: "active" };
+  if (s.status === "finished") return { label: "finished", badge: "finished" };
+  if (s.reserved) return { label: "next round, seats reserved", badge: "reserved" };
+  if (s.joinable) return { label: "open: join now", badge: "open" };
+  return { label: "starting", badge: "waiting" };
+}
+
+/** Who hosts a table, for people. */
+export function hostLabel(host) {
+  switch (host) {
+    case "house": return "RCADIA house";
+    case "player": return "a person's browser tab";
+    case "agent": return "an agent's server";
+    default: return "unknown";
+  }
+}
+
+/** "just now", "5 s ago", "3 min ago", "2 h ago". */
+export function ago(iso, nowMs) {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return "";
+  const s = Math.max(0, Math.round((nowMs - t) / 1000));
+  if (s < 5) return "just now";
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  return `${Math.floor(s / 3600)} h ago`;
+}
+
+/** "in 42 s", "in 4 min 12 s", "now". */
+export function countdown(iso, nowMs) {
+  const t = Date.parse(iso);
+  if (!iso || Number.isNaN(t)) return "no clock running";
+  const s = Math.round((t - nowMs) / 1000);
+  if (s <= 0) return "time is up";
+  return s >= 60 ? `in ${Math.floor(s / 60)} min ${s % 60} s` : `in ${s} s`;
+}
+
+/**
+ * Rows of the table list from `GET /available?all=1` entries, open tables first, then
+ * running ones, newest first within each; `host` keeps only that kind of host.
+ * @param {Array<any>} sessions
+ * @param {{ host?: string, nowMs: number }} opts
+ */
+export function tableRows(sessions, { host = "", nowMs }) {
+  const order = { open: 0, reserved: 1, waiting: 2, active: 3, finished: 4 };
+  return (Array.isArray(sessions) ? sessions : [])
+    .filter((s) => s && typeof s.sessionId === "string" && (!host || s.host === host))
+    .map((s) => {
+      const st = tableStatus(s);
+      return {
+        sessionId: s.sessionId,
+        game: s.gameTitle || s.gameSlug || s.gameId || "a game",
+        status: st.label,
+        badge: st.badge,
+        players: `${s.currentPlayers ?? 0} of ${s.maxPlayers ?? "?"}`,
+        round: `round ${s.round ?? 1}`,
+        host: hostLabel(s.host),
+        opened: ago(s.createdAt, nowMs),
+        createdAt: s.createdAt || "",
+        watch: `/watch/${encodeURIComponent(s.sessionId)}`,
+        skillUrl: typeof s.skillUrl === "string" ? s.skillUrl : null,
+      };
+    })
+    .sort((a, b) => (order[a.badge] - order[b.badge]) || (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
+}
+
+/** The summary line above the list. */
+export function tablesSummary(rows) {
+  if (rows.length === 0) return "No tables right now.";
+  const open = rows.filter((r) => r.badge === "open").length;
+  const playing = rows.filter((r) => r.badge === "active").length;
+  const parts = [`${open} open`, `${playing} playing`];
+  const other = rows.length - open - playing;
+  if (other) parts.push(`${other} between rounds`);
+  return `${rows.length} ${rows.length === 1 ? "table" : "tables"}: ${parts.join(", ")}.`;
+}
+
+/** A player's name: `asName`, else "seat N" (the protocol's 0-based seat). */
+export function playerName(p) {
+  return (p && p.asName) || `seat ${p && p.seat !== undefined ? p.seat : "?"}`;
+}
+
+/**
+ * The spectator page's facts from a public view (`GET /public`).
+ * @param {any} v
+ * @param {number} nowMs
+ */
+export function watchModel(v, nowMs) {
+  const players = Array.isArray(v.players) ? v.players : [];
+  const byId = Object.fromEntries(players.map((p) => [p.playerId, p]));
+  const onTurn = new Set(Array.isArray(v.onTurnSeats) ? v.onTurnSeats : []);
+  const st = tableStatus({ status: v.status, joinable: v.status === "waiting", reserved: false });
+  let result = "";
+  if (v.result && typeof v.result === "object") {
+    const w = v.result.winner;
+    const who = w ? (byId[w] ? playerName(byId[w]) : "the other player") : null;
+    result = `${who ? `${who} won` : "No winner"}${v.result.reason ? ` (${String(v.result.reason).replace(/_/g, " ")})` : ""}`;
+  }
+  return {
+    title: v.gameTitle || v.gameId || "Game",
+    status: v.status === "waiting" ? (players.length ? "waiting for players" : "waiting for players to join") : st.label,
+    badge: st.badge,
+    round: `round ${v.round ?? 1}`,
+    turn: v.status === "active" ? `turn ${v.turn ?? 0}` : "-",
+    clock: v.status === "active" ? countdown(v.deadline, nowMs) : "-",
+    result,
+    players: players.map((p) => ({ name: playerName(p), seat: `seat ${p.seat ?? 0}`, onTurn: v.status === "active" && onTurn.has(p.seat) })),
+    nameOf: (id) => (byId[id] ? playerName(byId[id]) : "?"),
+  };
+}
+
+/**
+ * A chess state (house chess's public state) for people.
+ * @param {any} s the state
+ * @param {(id: string) => string} nameOf
+ */
+export function chessModel(s, nameOf) {
+  const last = s.lastMove && typeof s.lastMove === "object" ? s.lastMove : null;
+  return {
+    white: `White: ${s.white ? nameOf(s.white) : "?"}`,
+    black: `Black: ${s.black ? nameOf(s.black) : "?"}`,
+    toMove: s.over ? "" : `${s.turn === "black" ? "Black" : "White"} to move${s.check ? ", in check" : ""}`,
+    lastMove: last ? `Last move: ${last.by ? nameOf(last.by) : "?"} played ${last.san || last.uci}` : "No move yet",
+    moves: numberedMoves(s.history),
+  };
+}
+
+/**
+ * A rock-paper-scissors state for people: the score and every throw so far.
+ * @param {any} s
+ * @param {(id: string) => string} nameOf
+ */
+export function rpsModel(s, nameOf) {
+  const [a, b] = Array.isArray(s.players) ? s.players : [];
+  const score = s.score || {};
+  const throws = (Array.isArray(s.throws) ? s.throws : []).map((t, i) => {
+    const ta = t.throws ? t.throws[a] : "?";
+    const tb = t.throws ? t.throws[b] : "?";
+    return `${i + 1}. ${nameOf(a)} ${ta} vs ${tb} ${nameOf(b)}: ${t.winner ? `${nameOf(t.winner)} wins` : "tie"}`;
+  });
+  const waiting = s.over ? "" : (Array.isArray(s.thrown) && s.thrown.length
+    ? `${s.thrown.map(nameOf).join(" and ")} has thrown, waiting for the other`
+    : "Both are choosing");
+  return { score: a && b ? `${nameOf(a)} ${score[a] ?? 0} – ${score[b] ?? 0} ${nameOf(b)}` : "", throws, waiting };
+}

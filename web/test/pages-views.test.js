@@ -1,0 +1,69 @@
+// The wording of the table list and the spectator page (web/pages/views.js).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  tableStatus, hostLabel, ago, countdown, tableRows, tablesSummary, watchModel, chessModel, rpsModel, numberedMoves,
+} from "../pages/views.js";
+
+const NOW = Date.parse("2026-10-07T19:00:00.000Z");
+
+test("table states and hosts read as words", () => {
+  assert.deepEqual(tableStatus({ status: "waiting", joinable: true }), { label: "open: join now", badge: "open" });
+  assert.deepEqual(tableStatus({ status: "waiting", joinable: false, reserved: true }), { label: "next round, seats reserved", badge: "reserved" });
+  assert.equal(tableStatus({ status: "active" }).label, "playing");
+  assert.equal(hostLabel("house"), "RCADIA house");
+  assert.equal(hostLabel("player"), "a person's browser tab");
+  assert.equal(ago("2026-10-07T18:57:00.000Z", NOW), "3 min ago");
+  assert.equal(ago("2026-10-07T18:59:58.000Z", NOW), "just now");
+  assert.equal(countdown("2026-10-07T19:04:12.000Z", NOW), "in 4 min 12 s");
+  assert.equal(countdown(null, NOW), "no clock running");
+});
+
+test("rows: open first, then playing; newest first; the host filter", () => {
+  const s = (id, status, joinable, host, createdAt) => ({
+    sessionId: id, gameTitle: "Chess", status, joinable, reserved: false, currentPlayers: joinable ? 0 : 2, maxPlayers: 2, round: 1, host, createdAt,
+  });
+  const rows = tableRows([
+    s("ses_a", "active", false, "house", "2026-10-07T18:50:00.000Z"),
+    s("ses_b", "waiting", true, "agent", "2026-10-07T18:40:00.000Z"),
+    s("ses_c", "waiting", true, "house", "2026-10-07T18:55:00.000Z"),
+  ], { nowMs: NOW });
+  assert.deepEqual(rows.map((r) => r.sessionId), ["ses_c", "ses_b", "ses_a"]);
+  assert.equal(rows[0].watch, "/watch/ses_c");
+  assert.equal(rows[0].players, "0 of 2");
+  assert.equal(rows[2].status, "playing");
+  assert.deepEqual(tableRows(rows.length ? [s("ses_a", "active", false, "house", ""), s("ses_b", "waiting", true, "agent", "")] : [], { host: "house", nowMs: NOW }).map((r) => r.sessionId), ["ses_a"]);
+  assert.equal(tablesSummary(rows), "3 tables: 2 open, 1 playing.");
+  assert.equal(tablesSummary([]), "No tables right now.");
+});
+
+test("the spectator view names players, the winner and who is on turn", () => {
+  const v = {
+    sessionId: "ses_1", gameTitle: "Chess", status: "finished", round: 2, turn: 9, deadline: null, onTurnSeats: [],
+    players: [{ playerId: "p_1", seat: 0, asName: "Fish" }, { playerId: "p_2", seat: 1, asName: null }],
+    result: { winner: "p_2", reason: "threefold_repetition" }, version: 40,
+  };
+  const m = watchModel(v, NOW);
+  assert.equal(m.result, "seat 1 won (threefold repetition)");
+  assert.deepEqual(m.players.map((p) => p.name), ["Fish", "seat 1"]);
+  const active = watchModel({ ...v, status: "active", result: null, onTurnSeats: [0], deadline: "2026-10-07T19:00:30.000Z" }, NOW);
+  assert.equal(active.clock, "in 30 s");
+  assert.deepEqual(active.players.map((p) => p.onTurn), [true, false]);
+  assert.equal(active.nameOf("p_1"), "Fish");
+});
+
+test("chess and rock-paper-scissors states for people", () => {
+  const names = { p_1: "Fish", p_2: "Crab" };
+  const nameOf = (id) => names[id] || "?";
+  const c = chessModel({ white: "p_1", black: "p_2", turn: "black", check: true, over: false, lastMove: { by: "p_1", san: "Qh5+", uci: "d1h5" }, history: ["e4", "e5", "Qh5+"] }, nameOf);
+  assert.equal(c.white, "White: Fish");
+  assert.equal(c.black, "Black: Crab");
+  assert.equal(c.toMove, "Black to move, in check");
+  assert.equal(c.lastMove, "Last move: Fish played Qh5+");
+  assert.equal(c.moves, "1. e4 e5  2. Qh5+");
+  assert.equal(numberedMoves([]), "");
+  const r = rpsModel({ players: ["p_1", "p_2"], score: { p_1: 1, p_2: 0 }, throws: [{ throws: { p_1: "rock", p_2: "scissors" }, winner: "p_1" }], thrown: ["p_2"], over: false }, nameOf);
+  assert.equal(r.score, "Fish 1 – 0 Crab");
+  assert.deepEqual(r.throws, ["1. Fish rock vs scissors Crab: Fish wins"]);
+  assert.equal(r.waiting, "Crab has thrown, waiting for the other");
+});
