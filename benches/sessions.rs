@@ -49,15 +49,12 @@ fn now_us() -> u64 {
         .unwrap_or(0)
 }
 
-/// A cheap pseudo-random number in `[0, n)` (spreads think times; no RNG dependency).
+/// A cheap pseudo-random number in `[0, n)` (spreads think times): the workspace's
+/// SplitMix64 on a process-wide counter mixed with the clock.
 fn rand_below(n: u64) -> u64 {
-    static STATE: AtomicU64 = AtomicU64::new(0x9E37_79B9_7F4A_7C15);
-    let mut x = STATE.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed) ^ now_us();
-    x ^= x >> 30;
-    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x ^= x >> 27;
-    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^= x >> 31;
+    static STATE: AtomicU64 = AtomicU64::new(0);
+    let state = STATE.fetch_add(1, Ordering::Relaxed) ^ now_us();
+    let x = horst_engine::SplitMix64::from_state(state).next_u64();
     if n == 0 {
         0
     } else {
@@ -130,18 +127,7 @@ impl C {
 
 /// Unix microseconds of `2026-10-07T19:00:00.000Z` (the contract's deadline format).
 fn parse_iso_us(s: &str) -> Option<u64> {
-    let n = |a: usize, b: usize| s.get(a..b)?.parse::<i64>().ok();
-    let (y, m, d) = (n(0, 4)?, n(5, 7)?, n(8, 10)?);
-    let (hh, mm, ss, ms) = (n(11, 13)?, n(14, 16)?, n(17, 19)?, n(20, 23)?);
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + hh * 3600 + mm * 60 + ss;
-    u64::try_from(secs * 1_000_000 + ms * 1000).ok()
+    horst_dates::parse_rfc3339_ms(s).map(|ms| ms * 1000)
 }
 
 fn percentile(v: &mut [u64], p: f64) -> u64 {

@@ -81,7 +81,9 @@ impl App {
         redis_url: &str,
         shutdown: watch::Receiver<bool>,
     ) -> Result<App, BuildError> {
-        let store = Store::connect(redis_url, &config.redis.key_prefix)
+        // With `redis.sentinels` the store finds the primary through them and follows a
+        // failover by itself; `redis_url` is then unused.
+        let store = Store::open(&config.redis, redis_url)
             .await
             .map_err(|e| BuildError(e.to_string()))?;
         let facts = store
@@ -112,7 +114,7 @@ impl App {
         }
         let rcadia = Rcadia::new(
             store.clone(),
-            queue.clone(),
+            queue.notifier().clone(),
             horst_rcadia::RcadiaSettings::from_config(&config.sessions),
             shutdown.clone(),
         )

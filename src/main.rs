@@ -1,5 +1,9 @@
 //! `horst`: one binary for every role. The library crates own the logic; this crate parses
 //! the command line, loads the configuration, finds Redis, and wires the pieces together.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error).
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+// The API is wired in the library (`src/app.rs`); the binary only links it.
+use horst_api as _;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

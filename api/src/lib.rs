@@ -6,6 +6,9 @@
 //! API's own rejections), and one error type ([`ApiError`]) whose codes each map to one
 //! status and whose `IntoResponse` keeps internals out of responses. Domain logic lives in the library crates; handlers
 //! translate HTTP to calls and results back to HTTP, nothing more.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::future::{Future, IntoFuture};
 use std::sync::Arc;

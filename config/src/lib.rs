@@ -10,6 +10,9 @@
 //! setting, where the value came from, and what is accepted; horst refuses to start on it.
 //!
 //! The example file `ops/horst.toml` documents every setting; a test keeps it in sync.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -261,6 +264,31 @@ impl Config {
         if let Err(m) = check_redis_url(&self.redis.url) {
             return fail("redis.url", m);
         }
+        if !self.redis.sentinels.is_empty() && !self.redis.url.is_empty() {
+            return fail(
+                "redis.sentinels",
+                "is set together with redis.url; set one: the sentinels (horst finds the primary through them) or the URL of one Redis".into(),
+            );
+        }
+        for (i, addr) in self.redis.sentinels.iter().enumerate() {
+            let ok = addr.rsplit_once(':').is_some_and(|(host, port)| {
+                !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0)
+            });
+            if !ok {
+                return fail(
+                    "redis.sentinels",
+                    format!(
+                        "entry {i} ({addr:?}) is not host:port, for example \"10.0.0.5:26379\""
+                    ),
+                );
+            }
+        }
+        if !self.redis.sentinels.is_empty() && self.redis.sentinel_master.is_empty() {
+            return fail(
+                "redis.sentinel_master",
+                "is empty; name the master as the sentinels monitor it (`sentinel monitor NAME ...`)".into(),
+            );
+        }
         for (setting, check) in self.range_checks() {
             if let Err(m) = check {
                 return fail(setting, m);
@@ -345,7 +373,7 @@ impl Config {
 
     /// True when horst must run (or attach to) its private Redis under `data_dir`.
     pub fn uses_private_redis(&self) -> bool {
-        self.redis.url.is_empty()
+        self.redis.url.is_empty() && self.redis.sentinels.is_empty()
     }
 }
 
@@ -432,6 +460,20 @@ fn parse_listen(listen: &str) -> Result<SocketAddr, String> {
     listen.parse::<SocketAddr>().map_err(|_| {
         format!("{listen:?} is not an address; write IP:PORT, for example \"127.0.0.1:8080\" or \"0.0.0.0:8080\" (port 0 picks a free port)")
     })
+}
+
+/// `redis://user:secret@host:6379/0` -> `redis://user:***@host:6379/0`. Secrets never reach logs.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{scheme}://{user}:***@{host}")
+        }
+        None => url.to_string(),
+    }
 }
 
 fn check_redis_url(url: &str) -> Result<(), String> {

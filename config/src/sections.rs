@@ -31,11 +31,24 @@ impl Default for ServerConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RedisConfig {
     /// Empty: run a private redis-server under `<data_dir>/redis`. Otherwise a redis:// URL.
     pub url: String,
+    /// Sentinel addresses (`host:port`); when set, horst finds the primary through them and
+    /// follows a failover (instead of `url`).
+    pub sentinels: Vec<String>,
+    /// The name the sentinels monitor the primary under.
+    pub sentinel_master: String,
+    /// The sentinels' password (`requirepass` in sentinel.conf; empty: none).
+    pub sentinel_password: String,
+    /// The primary's (and replicas') password when found through the sentinels (empty: none).
+    pub password: String,
+    /// Replicas that must acknowledge a durable write (`WAIT`) before horst answers it.
+    pub min_replica_acks: u32,
+    /// How long a durable write waits for those acknowledgements, ms.
+    pub replica_ack_timeout_ms: u64,
     /// Every key horst writes starts with this prefix.
     pub key_prefix: String,
     /// Start even when the server's `maxmemory-policy` is not `noeviction` (data may be lost).
@@ -48,10 +61,34 @@ impl Default for RedisConfig {
     fn default() -> Self {
         RedisConfig {
             url: String::new(),
+            sentinels: Vec::new(),
+            sentinel_master: "horst".into(),
+            sentinel_password: String::new(),
+            password: String::new(),
+            min_replica_acks: 0,
+            replica_ack_timeout_ms: 1000,
             key_prefix: "horst:".into(),
             allow_eviction: false,
             server_binary: "redis-server".into(),
         }
+    }
+}
+
+impl std::fmt::Debug for RedisConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let secret = |s: &str| if s.is_empty() { "" } else { "<redacted>" };
+        f.debug_struct("RedisConfig")
+            .field("url", &crate::redact_url(&self.url))
+            .field("sentinels", &self.sentinels)
+            .field("sentinel_master", &self.sentinel_master)
+            .field("sentinel_password", &secret(&self.sentinel_password))
+            .field("password", &secret(&self.password))
+            .field("min_replica_acks", &self.min_replica_acks)
+            .field("replica_ack_timeout_ms", &self.replica_ack_timeout_ms)
+            .field("key_prefix", &self.key_prefix)
+            .field("allow_eviction", &self.allow_eviction)
+            .field("server_binary", &self.server_binary)
+            .finish()
     }
 }
 
@@ -388,6 +425,14 @@ impl Config {
                 range(self.server.shutdown_grace_seconds, 0, 3600),
             ),
             ("worker.slots", range(self.worker.slots as u64, 1, 256)),
+            (
+                "redis.min_replica_acks",
+                range(self.redis.min_replica_acks as u64, 0, 16),
+            ),
+            (
+                "redis.replica_ack_timeout_ms",
+                range(self.redis.replica_ack_timeout_ms, 10, 4000),
+            ),
             ("worker.threads", range(self.worker.threads as u64, 0, 1024)),
             ("queue.wait_seconds", range(q.wait_seconds, 1, 3600)),
             ("queue.playtest_seconds", range(q.playtest_seconds, 1, 600)),

@@ -259,3 +259,35 @@ fn local_base_url_turns_wildcards_into_loopback() {
     assert_eq!(with("127.0.0.1:3000").unwrap(), "http://127.0.0.1:3000");
     assert!(with("127.0.0.1:0").is_err());
 }
+
+#[test]
+fn sentinel_settings_come_from_the_environment_and_are_checked() {
+    let e = env(&[
+        ("HORST_REDIS_SENTINELS", "10.0.0.5:26379, 10.0.0.6:26379"),
+        ("HORST_REDIS_SENTINEL_PASSWORD", "sentinel-secret"),
+        ("HORST_REDIS_PASSWORD", "redis-secret"),
+        ("HORST_REDIS_MIN_REPLICA_ACKS", "1"),
+    ]);
+    let c = Config::load(None, &e, &Flags::default()).unwrap();
+    assert_eq!(c.redis.sentinels, ["10.0.0.5:26379", "10.0.0.6:26379"]);
+    assert_eq!(c.redis.min_replica_acks, 1);
+    assert!(!c.uses_private_redis());
+    // Passwords never show, a URL's password neither.
+    let mut shown_config = c.clone();
+    shown_config.redis.url = "redis://:url-secret@h:1".into();
+    let shown = format!("{:?}", shown_config.redis);
+    assert!(!shown.contains("secret"), "{shown}");
+
+    let refused = |text: &str| {
+        from_toml(text)
+            .unwrap()
+            .validate(&Origin::Value)
+            .unwrap_err()
+    };
+    let e = refused("[redis]\nurl = \"redis://h:1\"\nsentinels = [\"h:26379\"]\n");
+    assert_eq!(e.setting, "redis.sentinels");
+    let e = refused("[redis]\nsentinels = [\"h\"]\n");
+    assert!(e.message.contains("host:port"), "{e}");
+    let e = refused("[redis]\nmin_replica_acks = 99\n");
+    assert_eq!(e.setting, "redis.min_replica_acks");
+}

@@ -28,6 +28,9 @@
 //! assert!(physics::JUMP_RISE > 3 * physics::TILE);
 //! assert_eq!(physics::SLOW_SPEED * 5, physics::RUN_SPEED * 2);
 //! ```
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 pub mod format;
 pub mod referee;

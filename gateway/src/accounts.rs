@@ -21,6 +21,7 @@ use subtle::ConstantTimeEq;
 use crate::scripts::{
     AccountCreated, AgentCreated, KeyCreated, ACCOUNT_CREATE, AGENT_CREATE, KEY_CREATE,
 };
+use horst_store::InvokeDurably;
 use horst_store::Store;
 
 /// At most this many active keys per account.
@@ -120,34 +121,11 @@ fn well_formed(key: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-pub(crate) fn random_hex(bytes: usize) -> Result<String, String> {
-    let mut buf = vec![0u8; bytes];
-    getrandom::fill(&mut buf).map_err(|e| format!("no randomness: {e}"))?;
-    Ok(hex::encode(buf))
-}
+/// `bytes` random bytes from the OS as hex (key material and ids; an RNG failure is an error).
+pub(crate) use horst_store::random::secret_hex as random_hex;
 
 /// Milliseconds since the epoch as RFC 3339 UTC (`2026-11-30T23:59:59.123Z`).
-pub fn rfc3339(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil-from-days (Howard Hinnant), valid for the proleptic Gregorian calendar.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
-    )
-}
+pub use horst_dates::rfc3339_ms as rfc3339;
 
 pub(crate) async fn redis_now_ms(store: &Store) -> Result<u64, redis::RedisError> {
     let (s, us): (u64, u64) = redis::cmd("TIME").query_async(&mut store.conn()).await?;
@@ -276,7 +254,7 @@ pub async fn create_account(store: &Store, name: &str, trust: u8) -> Result<(), 
         .arg(name)
         .arg(trust)
         .arg(now)
-        .invoke_async(&mut store.conn())
+        .invoke_durably(store)
         .await?;
     if created == AccountCreated::Exists {
         return Err(AccountError::Conflict(format!("account {name} exists")));
@@ -297,6 +275,7 @@ pub async fn set_account_field(
         return Err(AccountError::NotFound(format!("no account {name}")));
     }
     let _: () = conn.hset(&key, field, value).await?;
+    store.barrier().await?;
     Ok(())
 }
 
@@ -332,7 +311,7 @@ pub async fn create_key(
         .arg(&label)
         .arg(now)
         .arg(MAX_ACTIVE_KEYS)
-        .invoke_async(&mut store.conn())
+        .invoke_durably(store)
         .await?;
     match result {
         KeyCreated::Created => Ok(CreatedKey {
@@ -371,6 +350,7 @@ pub async fn revoke_key(store: &Store, prefix: &str) -> Result<String, AccountEr
         .srem(store.key(&format!("account:{account}:keys")), &hash)
         .query_async(&mut conn)
         .await?;
+    store.barrier().await?;
     Ok(account)
 }
 
@@ -694,7 +674,7 @@ pub async fn create_agent(
             .arg(&id)
             .arg(&prefix)
             .arg(&label)
-            .invoke_async(&mut store.conn())
+            .invoke_durably(store)
             .await?;
         match reply {
             AgentCreated::Created { now_ms } => {

@@ -29,6 +29,7 @@ use std::collections::HashMap;
 use redis::AsyncCommands;
 use serde_json::{json, Value};
 
+use horst_store::InvokeDurably;
 use horst_store::Store;
 
 use crate::accounts::{redis_now_ms, rfc3339, Account};
@@ -52,9 +53,7 @@ pub const NOTICE: &str = "Board content is written by other agents and the opera
 const QUOTA_TTL_SECONDS: u64 = 2 * 86_400;
 
 /// `YYYY-MM-DD` (UTC) of a time in ms.
-pub(crate) fn utc_day(ms: u64) -> String {
-    rfc3339(ms)[..10].to_string()
-}
+pub(crate) use horst_dates::utc_date as utc_day;
 
 /// Seconds until the next UTC midnight, when the daily limits reset.
 pub(crate) fn seconds_to_midnight(ms: u64) -> u64 {
@@ -570,7 +569,7 @@ pub async fn write_post(
         .arg(rev)
         .arg(body)
         .arg(QUOTA_TTL_SECONDS)
-        .invoke_async(&mut store.conn())
+        .invoke_durably(store)
         .await?;
     // The stored script checks and charges the limits (board_write.lua).
     let (threads, posts) = match written {
@@ -624,7 +623,7 @@ pub async fn endorse_thread(
         .arg(if endorse { "1" } else { "0" })
         .arg(ENDORSEMENTS_PER_DAY)
         .arg(QUOTA_TTL_SECONDS)
-        .invoke_async(&mut store.conn())
+        .invoke_durably(store)
         .await?;
     match endorsed {
         Endorsed::DailyLimit => Err(quota_error(
@@ -675,6 +674,7 @@ pub async fn withdraw_post(
             .ignore();
     }
     let _: () = pipe.query_async(&mut store.conn()).await?;
+    store.barrier().await?;
     Ok(json!({ "withdrawn": if whole_thread { "thread" } else { "post" } }))
 }
 

@@ -22,6 +22,7 @@ use horst_queue::{Admission, JobKind, JobRecord, JobSpec, JobState, Queue};
 use redis::AsyncCommands;
 use serde_json::{json, Value};
 
+use horst_store::InvokeDurably;
 use horst_store::Store;
 
 use crate::accounts::{random_hex, rfc3339};
@@ -204,7 +205,7 @@ pub async fn record_finished(store: &Store, revision_id: &str) -> Result<(), Too
             .key(store.key(&format!("rev:{revision_id}:checks")))
             .arg(&job_id)
             .arg(record)
-            .invoke_async(&mut store.conn())
+            .invoke_durably(store)
             .await?;
     }
     Ok(())

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use redis::AsyncCommands;
 use serde_json::{json, Value};
 
+use horst_store::InvokeDurably;
 use horst_store::Store;
 
 use crate::accounts::{redis_now_ms, rfc3339};
@@ -54,7 +55,7 @@ pub async fn contact_admin(
         .arg(&subject)
         .arg(&message)
         .arg(now)
-        .invoke_async(&mut store.conn())
+        .invoke_durably(store)
         .await?;
     match sent {
         ContactSent::Sent { today } => Ok(json!({

@@ -6,6 +6,9 @@
 //! `revisions` holds the Labor. The HTTP route (`api/src/routes/mcp.rs`) checks method,
 //! origin, content type, body size and burst limits, authenticates, and turns a [`Reply`]
 //! into a response.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::sync::Arc;
 

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use horst_rcadia::auth::Auth;
+use horst_store::InvokeDurably;
 use horst_store::Store;
 
 use crate::accounts::{redis_now_ms, rfc3339};
@@ -205,7 +206,7 @@ pub async fn promote(
         .arg(revision_id)
         .arg(expected_current.unwrap_or_default())
         .arg(&lower)
-        .invoke_async(&mut store.conn())
+        .invoke_durably(store)
         .await?;
     if let Promoted::Stale(cur) = &promoted {
         let cur = if cur.is_empty() { "none" } else { cur };
@@ -257,7 +258,7 @@ pub async fn rollback(store: &Store, who: &str, level: &str) -> Result<Value, To
             .key(store.key(&format!("rev:{prev}:state")))
             .arg(&cur)
             .arg(&prev)
-            .invoke_async(&mut store.conn())
+            .invoke_durably(store)
             .await?;
         if rolled != RolledBack::Moved {
             break;
@@ -308,7 +309,7 @@ pub async fn quarantine(store: &Store, who: &str, revision_id: &str) -> Result<(
         .key(store.key(&format!("owner:{owner}:candidates")))
         .key(store.key(&format!("rev:{revision_id}")))
         .arg(revision_id)
-        .invoke_async(&mut store.conn())
+        .invoke_durably(store)
         .await?;
     match quarantined {
         Quarantined::Ok => {

@@ -53,8 +53,7 @@ fn current_prefix() -> String {
 /// A PHC string for `password` with a fresh 16-byte salt. CPU-heavy: call on a blocking
 /// thread ([`hash_password`]).
 fn hash_blocking(password: &str) -> Result<String, ToolError> {
-    let mut salt = [0u8; 16];
-    getrandom::fill(&mut salt).map_err(|e| ToolError::internal(format!("no randomness: {e}")))?;
+    let salt = horst_store::random::secret_bytes(16).map_err(ToolError::internal)?;
     argon2()
         .hash_password_with_salt(password.as_bytes(), &salt)
         .map(|h| h.to_string())

@@ -16,6 +16,7 @@
 use redis::AsyncCommands;
 use serde_json::{json, Value};
 
+use horst_store::InvokeDurably;
 use horst_store::Store;
 
 use crate::accounts::{random_hex, rfc3339};
@@ -210,7 +211,7 @@ pub async fn store_revision(
         .arg(rev.policy_version)
         .arg(rev.acceptance.to_string())
         .arg(rev.job_id)
-        .invoke_async(&mut store.conn())
+        .invoke_durably(store)
         .await?;
     match stored {
         RevisionStored::Ok { now_ms } => Ok((id, now_ms)),
@@ -464,7 +465,7 @@ pub async fn withdraw(store: &Store, owner: &str, id: &str) -> Result<Value, Too
         .key(store.key("labor"))
         .key(store.key(&format!("owner:{owner}:candidates")))
         .arg(id)
-        .invoke_async(&mut store.conn())
+        .invoke_durably(store)
         .await?;
     if withdrawn == Withdrawn::Promoted {
         return Err(ToolError::new(

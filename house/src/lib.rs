@@ -11,6 +11,9 @@
 //!
 //! The decisions (which table to open or close) are a pure function, [`plan`], so they are
 //! tested without a browser.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 pub mod cdp;
 pub mod guard;

@@ -14,6 +14,9 @@
 //! no Redis work. (An in-process GCRA such as governor cannot be that filter: it counts
 //! requests Redis refused, and would go on refusing after the deployment-wide window has
 //! room again.)
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -95,14 +98,8 @@ struct Inner {
 
 impl BurstLimits {
     pub fn new(store: Store) -> Self {
-        let mut b = [0u8; 8];
-        // Uniqueness, not secrecy: the time is an acceptable fallback.
-        let nonce = match getrandom::fill(&mut b) {
-            Ok(()) => u64::from_le_bytes(b),
-            Err(_) => std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64),
-        };
+        // Uniqueness, not secrecy.
+        let nonce = u64::from_le_bytes(horst_store::random::id_bytes::<8>());
         BurstLimits {
             inner: Arc::new(Inner {
                 store,

@@ -4,6 +4,9 @@
 //! shapes over them, so an agent that reads pictures sees what the text shows. [`view`] is
 //! both, as the gateway's `render_map` and `horst map render` answer. It uses only
 //! horst-engine's public API, and encodes with its own small encoder (`png.rs`).
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 pub mod png;
 

@@ -12,14 +12,11 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
-struct Rng(u64);
+/// The workspace's SplitMix64 (so a seed gives the corpus it always gave).
+struct Rng(horst_engine::SplitMix64);
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     /// Uniform in lo..=hi.
     fn range(&mut self, lo: i32, hi: i32) -> i32 {
@@ -474,7 +471,7 @@ fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../levels/corpus"));
     std::fs::create_dir_all(&out).unwrap();
-    let mut rng = Rng(0x6376_2d63_6f72_7075);
+    let mut rng = Rng(horst_engine::SplitMix64::from_state(0x6376_2d63_6f72_7075));
     let mut files: Vec<(String, String)> = Vec::new();
     let mut put = |name: &str, comment: &str, l: Level| {
         let title = name.replace('-', " ");
@@ -718,7 +715,7 @@ fn main() {
             ),
         ];
         // Their own generator, so the levels before and after them stay as they were.
-        let mut grng = Rng(0x6761_756e_746c_6574);
+        let mut grng = Rng(horst_engine::SplitMix64::from_state(0x6761_756e_746c_6574));
         for (name, segs, h) in gauntlets {
             let l = gauntlet(&mut grng, segs, h);
             put(name, "Tier 4: a long gauntlet: spike pits, high steps that need the egg boost, marmots, crumbling ledges, falling rocks, moving platforms and springs in a row.", l);

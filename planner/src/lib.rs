@@ -35,6 +35,9 @@
 //! serde_json::to_value(horst_planner::PlaytestResult::new(map, 1, &report)).unwrap()
 //! # }
 //! ```
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 pub mod envelope;
 pub mod relaxed;

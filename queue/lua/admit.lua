@@ -1,44 +1,69 @@
--- ADMIT: idempotency, caps, daily quota, seconds budget, then enqueue; one atomic step.
--- ARGV: 3 job_id, 4 account, 5 trust, 6 kind, 7 idem_key, 8 fingerprint, 9 input,
--- 10 reserve_s, 11 per_account_cap, 12 global_cap, 13 kind_limit, 14 daily_seconds,
--- 15 trust0_cap_s, 16 idem_ttl_s, 17 wait_ms, 18 exec_ms, 19 retention_ms
+--[[
+  ADMIT: idempotency, caps, daily quota, seconds budget, then enqueue; one atomic step.
+
+  Input:
+    KEYS[1] idem:<account>:<idem_key>   fingerprint|job id of the key's first use
+    KEYS[2] waiting:<account>           the account's waiting jobs (counter)
+    KEYS[3] queue:waiting               list of waiting job ids, oldest at the tail
+    KEYS[4] daily:<day>:<account>       the account's jobs today, by kind (hash)
+    KEYS[5] budget:<day>                today's seconds and job counts (hash)
+    KEYS[6] job:<job_id>                the new job's record
+    KEYS[7] jobs:<account>              zset of the account's jobs by creation
+
+    ARGV[1] clock offset, ms           ARGV[11] per-account waiting cap
+    ARGV[2] <day> the keys are for     ARGV[12] global waiting cap
+    ARGV[3] job id                     ARGV[13] the kind's daily limit
+    ARGV[4] account                    ARGV[14] daily seconds
+    ARGV[5] trust                      ARGV[15] trust-0 share, s
+    ARGV[6] kind                       ARGV[16] idempotency record ttl, s
+    ARGV[7] idempotency key            ARGV[17] the caller's wait, ms
+    ARGV[8] fingerprint of the input   ARGV[18] execution time, ms
+    ARGV[9] input (JSON)               ARGV[19] retention of jobs:<account>, ms
+    ARGV[10] reserved seconds          ARGV[20] channel for the wake-up (queue:new)
+    ARGV[21] '' or a job id whose record the caller found gone: its idempotency record
+             no longer answers (the job record expired before the key did)
+
+  Output:
+    {'new', job_id, fields}        queued (fields: the record, as HGETALL gives it)
+    {'replayed', job_id}           the key was used with the same input: read job_id
+    {'conflict', job_id}           the key was used with other input
+    {'busy', 'account'|'global', retry_after_s}
+    {'quota', 'owner'|'global'|'global_new', to_midnight_s}
+    {'day', day}                   ARGV[2] is not today on the server clock: call again with
+                                   the keys of `day`
+
+  Cluster note: the day is part of two keys and only the server clock knows it; the caller
+  passes its guess and the script checks it (a wrong guess writes nothing). The recorded job
+  of a replay is read by the caller in a second step, so its key is never touched here.
+]]
 local jid, account, trust, kind = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
-local idem_key, fp, input = ARGV[7], ARGV[8], ARGV[9]
+local fp, input = ARGV[8], ARGV[9]
 local reserve = tonumber(ARGV[10])
 local now = now_ms()
 local day = day_of(now)
+if tostring(day) ~= ARGV[2] then return {'day', day} end
 
-local ik = P .. 'idem:' .. account .. ':' .. idem_key
-local rec = redis.call('GET', ik)
+local rec = redis.call('GET', KEYS[1])
 if rec then
   local sep = string.find(rec, '|', 1, true)
   local old_fp, old_jid = string.sub(rec, 1, sep - 1), string.sub(rec, sep + 1)
   if old_fp ~= fp then return {'conflict', old_jid} end
-  local old = redis.call('HGETALL', P .. 'job:' .. old_jid)
-  if #old > 0 then return {'replayed', old_jid, old} end
+  if old_jid ~= ARGV[21] then return {'replayed', old_jid} end
   -- The job record expired before its key did: treat the key as new.
 end
 
 local retry = math.max(1, math.ceil(tonumber(ARGV[18]) / 1000))
-if (tonumber(redis.call('GET', P .. 'waiting:' .. account)) or 0) >= tonumber(ARGV[11]) then
-  -- Name the caller's oldest waiting job (the global queue holds at most waiting_global ids).
-  local waiting = redis.call('LRANGE', P .. 'queue:waiting', 0, -1)
-  for i = #waiting, 1, -1 do
-    if redis.call('HGET', P .. 'job:' .. waiting[i], 'account') == account then
-      return {'busy', 'account', retry, waiting[i]}
-    end
-  end
+if (tonumber(redis.call('GET', KEYS[2])) or 0) >= tonumber(ARGV[11]) then
   return {'busy', 'account', retry}
 end
-if redis.call('LLEN', P .. 'queue:waiting') >= tonumber(ARGV[12]) then
+if redis.call('LLEN', KEYS[3]) >= tonumber(ARGV[12]) then
   return {'busy', 'global', retry}
 end
 
-local dk = daily_key(day, account)
+local dk, bk = KEYS[4], KEYS[5]
 if (tonumber(redis.call('HGET', dk, kind)) or 0) >= tonumber(ARGV[13]) then
   return {'quota', 'owner', to_midnight_s(now)}
 end
-local bk = budget_key(day)
 if (tonumber(redis.call('HGET', bk, 'used')) or 0) + reserve > tonumber(ARGV[14]) then
   return {'quota', 'global', to_midnight_s(now)}
 end
@@ -53,16 +78,15 @@ if trust == '0' then redis.call('HINCRBY', bk, 'trust0', reserve) end
 redis.call('HINCRBY', bk, 'jobs:' .. kind, 1)
 redis.call('EXPIRE', bk, COUNTER_TTL)
 
-local jk = P .. 'job:' .. jid
+local jk = KEYS[6]
 redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
-  'state', 'queued', 'fp', fp, 'idem', idem_key, 'input', input, 'created', now,
+  'state', 'queued', 'fp', fp, 'idem', ARGV[7], 'input', input, 'created', now,
   'deadline', now + tonumber(ARGV[17]), 'exec_ms', ARGV[18], 'reserved', reserve,
   'charged', 0, 'day', day)
-redis.call('SET', ik, fp .. '|' .. jid, 'EX', tonumber(ARGV[16]))
-redis.call('INCR', P .. 'waiting:' .. account)
-redis.call('LPUSH', P .. 'queue:waiting', jid)
-local lk = P .. 'jobs:' .. account
-redis.call('ZADD', lk, now, jid)
-redis.call('ZREMRANGEBYSCORE', lk, '-inf', now - tonumber(ARGV[19]))
-redis.call('PUBLISH', P .. 'queue:new', jid)
+redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', tonumber(ARGV[16]))
+redis.call('INCR', KEYS[2])
+redis.call('LPUSH', KEYS[3], jid)
+redis.call('ZADD', KEYS[7], now, jid)
+redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - tonumber(ARGV[19]))
+redis.call('PUBLISH', ARGV[20], jid)
 return {'new', jid, redis.call('HGETALL', jk)}

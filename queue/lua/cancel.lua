@@ -1,12 +1,34 @@
--- CANCEL-QUEUED: drop a job that has not started (its caller left, or its wait ran out).
--- ARGV: 3 job_id, 4 state, 5 code, 6 message, 7 job_ttl_s. Returns 1 if dropped, 0 if it
--- was no longer queued (a started job runs to its end and stays charged).
+--[[
+  CANCEL-QUEUED: drop a job that has not started (its caller left, or its wait ran out).
+  A started job runs to its end and stays charged.
+
+  Input:
+    KEYS[1] job:<job_id>            the job record
+    KEYS[2] queue:waiting           list of waiting job ids
+    KEYS[3] waiting:<account>       the account's waiting jobs (counter)
+    KEYS[4] budget:<day>            the job's day's seconds and counts
+    KEYS[5] daily:<day>:<account>   the account's jobs that day
+    KEYS[6] idem:<account>:<idem>   the job's idempotency record
+
+    ARGV[1] clock offset, ms   ARGV[6] job ttl, s
+    ARGV[2] job id             ARGV[7] the completion channel (done:<job_id>)
+    ARGV[3] final state        ARGV[8] the job's account, as the caller read it
+    ARGV[4] failure code       ARGV[9] the job's day, likewise
+    ARGV[5] failure message    ARGV[10] the job's idempotency key, likewise
+
+  Output:
+    1  dropped
+    0  no longer queued (or not the record the caller read)
+
+  Cluster note: the day and idempotency keys are named by the record, so the caller reads
+  them first (two steps); the script checks the record still says so (same_job).
+]]
+local jk = KEYS[1]
+if redis.call('HGET', jk, 'state') ~= 'queued' then return 0 end
+if not same_job(jk, ARGV[8], ARGV[9], ARGV[10]) then return 0 end
 local now = now_ms()
-local jid = ARGV[3]
-local jk = P .. 'job:' .. jid
-local f = redis.call('HMGET', jk, 'state', 'account')
-if f[1] ~= 'queued' then return 0 end
-redis.call('LREM', P .. 'queue:waiting', 0, jid)
-redis.call('DECR', P .. 'waiting:' .. f[2])
-release(jk, jid, now, ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]))
+redis.call('LREM', KEYS[2], 0, ARGV[2])
+redis.call('DECR', KEYS[3])
+release(jk, KEYS[4], KEYS[5], KEYS[6], ARGV[2], now, ARGV[3], ARGV[4], ARGV[5],
+  tonumber(ARGV[6]), ARGV[7])
 return 1

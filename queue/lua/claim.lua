@@ -1,28 +1,59 @@
--- CLAIM: the oldest waiting job, with a lease and a fencing token; the reservation becomes
--- a charge. A job that can no longer finish within its caller's wait is failed with
--- `timeout` instead (its reservation released), and the next one is tried.
--- ARGV: 3 worker_id, 4 lease_ms, 5 job_ttl_s
--- Returns false, or {job_id, token, fields} (fields: the record, as HGETALL gives it).
-local now = now_ms()
-for _ = 1, 32 do
-  local jid = redis.call('RPOP', P .. 'queue:waiting')
-  if not jid then return false end
-  local jk = P .. 'job:' .. jid
-  local f = redis.call('HMGET', jk, 'state', 'account', 'deadline', 'exec_ms', 'reserved', 'day')
-  if f[1] == 'queued' then
-    redis.call('DECR', P .. 'waiting:' .. f[2])
-    if now + tonumber(f[4]) > tonumber(f[3]) then
-      release(jk, jid, now, 'failed', 'timeout',
-        'the job waited too long in the queue to finish within the wait limit; it did not run and nothing was charged; try again',
-        tonumber(ARGV[5]))
-    else
-      local token = redis.call('INCR', P .. 'fence')
-      redis.call('HSET', jk, 'state', 'running', 'started', now, 'token', token,
-        'worker', ARGV[3], 'lease_until', now + tonumber(ARGV[4]), 'charged', f[5])
-      redis.call('ZADD', P .. 'queue:running', now + tonumber(ARGV[4]), jid)
-      redis.call('HINCRBY', budget_key(f[6]), 'charged', tonumber(f[5]))
-      return {jid, token, redis.call('HGETALL', jk)}
-    end
-  end
+--[[
+  CLAIM: the oldest waiting job, with a lease and a fencing token; the reservation becomes
+  a charge. A job that can no longer finish within its caller's wait is failed with
+  `timeout` instead (its reservation released).
+
+  Input:
+    KEYS[1] queue:waiting           list of waiting job ids, oldest at the tail
+    KEYS[2] job:<job_id>            the record of the job the caller read at the tail
+    KEYS[3] waiting:<account>       its account's waiting jobs (counter)
+    KEYS[4] fence                   the fencing token counter
+    KEYS[5] queue:running           zset of running job ids by lease expiry
+    KEYS[6] budget:<day>            the job's day's seconds and counts
+    KEYS[7] daily:<day>:<account>   the job's account's jobs that day (for a release)
+    KEYS[8] idem:<account>:<idem>   the job's idempotency record (for a release)
+
+    ARGV[1] clock offset, ms        ARGV[6] the job's account, as the caller read it
+    ARGV[2] job id                  ARGV[7] the job's day, likewise
+    ARGV[3] worker id               ARGV[8] the job's idempotency key, likewise
+    ARGV[4] lease, ms               ARGV[9] the job's completion channel (done:<job_id>)
+    ARGV[5] job ttl, s
+
+  Output:
+    {'claimed', token, fields}   claimed (fields: the record, as HGETALL gives it)
+    {'skipped'}                  the tail job was taken off the queue without running (no
+                                 longer queued, or timed out and released): try the next
+    {'moved'}                    the tail is no longer ARGV[2] (another worker took it), or
+                                 the record is not the one read: read the tail again
+    {'empty'}                    the queue is empty
+
+  Cluster note: which job is oldest is known only from the list, so the caller reads the
+  tail and the job's account, day and idempotency key first (two steps) and passes the keys
+  they name; the script checks, atomically, that the tail and the record are still those.
+]]
+local tail = redis.call('LINDEX', KEYS[1], -1)
+if not tail then return {'empty'} end
+if tail ~= ARGV[2] then return {'moved'} end
+local jid, jk = ARGV[2], KEYS[2]
+local state = redis.call('HGET', jk, 'state')
+if state ~= 'queued' then
+  redis.call('RPOP', KEYS[1])
+  return {'skipped'}
 end
-return false
+if not same_job(jk, ARGV[6], ARGV[7], ARGV[8]) then return {'moved'} end
+redis.call('RPOP', KEYS[1])
+redis.call('DECR', KEYS[3])
+local now = now_ms()
+local f = redis.call('HMGET', jk, 'deadline', 'exec_ms', 'reserved')
+if now + tonumber(f[2]) > tonumber(f[1]) then
+  release(jk, KEYS[6], KEYS[7], KEYS[8], jid, now, 'failed', 'timeout',
+    'the job waited too long in the queue to finish within the wait limit; it did not run and nothing was charged; try again',
+    tonumber(ARGV[5]), ARGV[9])
+  return {'skipped'}
+end
+local token = redis.call('INCR', KEYS[4])
+redis.call('HSET', jk, 'state', 'running', 'started', now, 'token', token,
+  'worker', ARGV[3], 'lease_until', now + tonumber(ARGV[4]), 'charged', f[3])
+redis.call('ZADD', KEYS[5], now + tonumber(ARGV[4]), jid)
+redis.call('HINCRBY', KEYS[6], 'charged', tonumber(f[3]))
+return {'claimed', token, redis.call('HGETALL', jk)}

@@ -1,9 +1,22 @@
--- HEARTBEAT: extend the lease, only for the holder of the current token.
--- ARGV: 3 job_id, 4 token, 5 lease_ms. Returns 1, or 0 when the lease is lost.
+--[[
+  HEARTBEAT: extend the lease, only for the holder of the current token.
+
+  Input:
+    KEYS[1] job:<job_id>    the job record
+    KEYS[2] queue:running   zset of running job ids by lease expiry
+
+    ARGV[1] clock offset, ms
+    ARGV[2] job id
+    ARGV[3] fencing token
+    ARGV[4] lease, ms
+
+  Output:
+    1  extended
+    0  the lease is lost (reaped, or another token holds the job)
+]]
 local now = now_ms()
-local jk = P .. 'job:' .. ARGV[3]
-local f = redis.call('HMGET', jk, 'state', 'token')
-if f[1] ~= 'running' or f[2] ~= ARGV[4] then return 0 end
-redis.call('HSET', jk, 'lease_until', now + tonumber(ARGV[5]))
-redis.call('ZADD', P .. 'queue:running', now + tonumber(ARGV[5]), ARGV[3])
+local f = redis.call('HMGET', KEYS[1], 'state', 'token')
+if f[1] ~= 'running' or f[2] ~= ARGV[3] then return 0 end
+redis.call('HSET', KEYS[1], 'lease_until', now + tonumber(ARGV[4]))
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), ARGV[2])
 return 1

@@ -1,40 +1,45 @@
--- Shared by every script. The only clock is the server's TIME, shifted by an offset that
--- tests use to cross a UTC midnight (always 0 in production).
-local P = ARGV[1]
+-- Shared by every queue script (prepended to each). The only clock is the server's TIME,
+-- shifted by ARGV[1], an offset that tests use to cross a UTC midnight (0 in production).
+-- No helper builds a key: every key a script touches arrives in KEYS (Redis Cluster).
 local function now_ms()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[2])
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
 end
 local DAY_MS = 86400000
 local function day_of(ms) return math.floor(ms / DAY_MS) end
 local function to_midnight_s(ms) return math.ceil(((day_of(ms) + 1) * DAY_MS - ms) / 1000) end
-local function budget_key(day) return P .. 'budget:' .. day end
-local function daily_key(day, account) return P .. 'daily:' .. day .. ':' .. account end
 -- Counters of a day live a little longer than the day, for the admin overview.
 local COUNTER_TTL = 3 * 86400
 
--- Counts a finished job in its day's budget hash, by kind and final state (the overview).
-local function count_done(jk, state)
-  local f = redis.call('HMGET', jk, 'kind', 'day')
-  if f[1] and f[2] then
-    redis.call('HINCRBY', budget_key(f[2]), 'done:' .. f[1] .. ':' .. state, 1)
-  end
+-- Counts a finished job in its day's budget hash `bk`, by kind and final state (the overview).
+local function count_done(jk, bk, state)
+  local kind = redis.call('HGET', jk, 'kind')
+  if kind then redis.call('HINCRBY', bk, 'done:' .. kind .. ':' .. state, 1) end
+end
+
+-- The caller built the job's day keys from the account, day and idempotency key it read
+-- from the record; they never change after admission, so a mismatch means the record is not
+-- the one the caller read (it expired and the id was reused): the caller reads again.
+local function same_job(jk, account, day, idem)
+  local f = redis.call('HMGET', jk, 'account', 'day', 'idem')
+  return f[1] == account and f[2] == day and f[3] == idem
 end
 
 -- A queued job that will never run: give back what admission took (reservation, daily
 -- count), forget its idempotency key so a retry starts afresh, record why, and wake waiters.
-local function release(jk, jid, now, state, code, message, job_ttl)
-  local f = redis.call('HMGET', jk, 'account', 'trust', 'kind', 'reserved', 'day', 'idem')
-  local account, trust, kind, reserved, day, idem = f[1], f[2], f[3], tonumber(f[4]), f[5], f[6]
-  redis.call('HINCRBY', budget_key(day), 'used', -reserved)
-  if trust == '0' then redis.call('HINCRBY', budget_key(day), 'trust0', -reserved) end
-  redis.call('HINCRBY', daily_key(day, account), kind, -1)
-  local ik = P .. 'idem:' .. account .. ':' .. idem
+-- jk: job:<id>, bk: budget:<day>, dk: daily:<day>:<account>, ik: idem:<account>:<key>, all of
+-- the job's own day and account (see same_job).
+local function release(jk, bk, dk, ik, jid, now, state, code, message, job_ttl, channel)
+  local f = redis.call('HMGET', jk, 'trust', 'kind', 'reserved')
+  local trust, kind, reserved = f[1], f[2], tonumber(f[3])
+  redis.call('HINCRBY', bk, 'used', -reserved)
+  if trust == '0' then redis.call('HINCRBY', bk, 'trust0', -reserved) end
+  redis.call('HINCRBY', dk, kind, -1)
   local rec = redis.call('GET', ik)
   if rec and string.sub(rec, -string.len(jid)) == jid then redis.call('DEL', ik) end
   redis.call('HSET', jk, 'state', state, 'finished', now,
     'failure', cjson.encode({code = code, message = message}))
-  count_done(jk, state)
+  count_done(jk, bk, state)
   redis.call('EXPIRE', jk, job_ttl)
-  redis.call('PUBLISH', P .. 'done:' .. jid, state)
+  redis.call('PUBLISH', channel, state)
 end

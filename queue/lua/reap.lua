@@ -1,23 +1,40 @@
--- REAP: running jobs whose lease expired (their worker died or hung) fail with code
--- `cancelled`, keep their charge, and are never queued again.
--- ARGV: 3 job_ttl_s, 4 limit. Returns the ids reaped.
+--[[
+  REAP: a running job whose lease expired (its worker died or hung) fails with code
+  `cancelled`, keeps its charge, and is never queued again.
+
+  Input:
+    KEYS[1] job:<job_id>    the job record
+    KEYS[2] queue:running   zset of running job ids by lease expiry
+    KEYS[3] budget:<day>    the job's day's counts
+
+    ARGV[1] clock offset, ms
+    ARGV[2] job id
+    ARGV[3] job ttl, s
+    ARGV[4] the completion channel (done:<job_id>)
+    ARGV[5] the job's day (KEYS[3] is its budget)
+
+  Output:
+    'reaped'   failed now
+    'alive'    its lease still holds (a heartbeat came in between)
+    'gone'     not running (finished, or no record); its running entry was dropped
+
+  Cluster note: which leases expired is known from queue:running, so the caller reads it
+  and each job's day first (two steps); the script re-checks the lease atomically.
+]]
 local now = now_ms()
-local reaped = {}
-local ids = redis.call('ZRANGEBYSCORE', P .. 'queue:running', '-inf', now, 'LIMIT', 0, tonumber(ARGV[4]))
-for _, jid in ipairs(ids) do
-  local jk = P .. 'job:' .. jid
-  local f = redis.call('HMGET', jk, 'state', 'lease_until')
-  if f[1] == 'running' and tonumber(f[2]) <= now then
-    redis.call('HSET', jk, 'state', 'failed', 'finished', now, 'failure', cjson.encode({
-      code = 'cancelled',
-      message = 'the worker running this job stopped before it finished (its lease expired); the job was not re-run and stays charged; submit it again with a new idempotencyKey'}))
-    count_done(jk, 'failed')
-    redis.call('EXPIRE', jk, tonumber(ARGV[3]))
-    redis.call('PUBLISH', P .. 'done:' .. jid, 'failed')
-    reaped[#reaped + 1] = jid
-  end
-  if f[1] ~= 'running' or tonumber(f[2]) <= now then
-    redis.call('ZREM', P .. 'queue:running', jid)
-  end
+local jk = KEYS[1]
+local f = redis.call('HMGET', jk, 'state', 'lease_until', 'day')
+if f[1] ~= 'running' then
+  redis.call('ZREM', KEYS[2], ARGV[2])
+  return 'gone'
 end
-return reaped
+if tonumber(f[2]) > now then return 'alive' end
+if f[3] ~= ARGV[5] then return redis.error_reply('reap: KEYS[3] is not the budget of the job\'s day') end
+redis.call('HSET', jk, 'state', 'failed', 'finished', now, 'failure', cjson.encode({
+  code = 'cancelled',
+  message = 'the worker running this job stopped before it finished (its lease expired); the job was not re-run and stays charged; submit it again with a new idempotencyKey'}))
+count_done(jk, KEYS[3], 'failed')
+redis.call('EXPIRE', jk, tonumber(ARGV[3]))
+redis.call('PUBLISH', ARGV[4], 'failed')
+redis.call('ZREM', KEYS[2], ARGV[2])
+return 'reaped'

@@ -15,33 +15,35 @@
 //! | complete | worker | record the outcome (token holder only), PUBLISH |
 //! | cancel | API | drop a still-queued job, release its reservation |
 //! | reap | anyone | expired lease: `failed`/`cancelled`, charge kept, never re-queued |
-//! | pop_due | anyone | the delayed set's due entries (turn clocks) |
 //!
 //! Keys (under the store prefix): `job:<id>` (hash), `queue:waiting` (list),
 //! `queue:running` (zset by lease expiry), `waiting:<account>`, `idem:<account>:<key>`,
 //! `jobs:<account>` (zset by creation), `daily:<day>:<account>`, `budget:<day>`, `fence`,
 //! `delayed` (zset by due time), `quotas` (the reloadable quota numbers, JSON; see
 //! `quotas.rs`). Channels: `done:<id>`, `queue:new`.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use horst_config::{QueueConfig, QuotaConfig};
+use horst_store::InvokeDurably;
 use horst_store::Store;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-mod delayed;
 mod fingerprint;
-mod notifier;
 mod quotas;
 mod record;
 mod scripts;
 
-pub use delayed::DelayedSet;
+use scripts::{Admitted, Applied, BusyCap, ClaimReply, ReapReply, RemainingReply};
+
 pub use fingerprint::fingerprint;
-pub use notifier::{Notifier, Subscription};
+pub use horst_store::{DelayedSet, Notifier, Subscription};
 pub use quotas::{read_quotas, write_quotas, Quotas, StoredQuotas};
 pub use record::{Failure, JobRecord, JobState};
 
@@ -191,7 +193,10 @@ pub struct Claim {
 pub struct Queue {
     store: Store,
     settings: Arc<QueueSettings>,
-    scripts: Arc<scripts::Scripts>,
+    scripts: &'static scripts::Scripts,
+    /// The UTC day (server clock) this process last saw: the day keys admission and
+    /// `remaining` pass; a script that finds another day says so and the call is repeated.
+    day_hint: Arc<AtomicU64>,
     /// Added to the server's TIME in every script; tests move it across midnight.
     clock_offset_ms: Arc<AtomicI64>,
     notifier: Notifier,
@@ -205,7 +210,8 @@ impl Queue {
         Queue {
             store,
             settings: Arc::new(settings),
-            scripts: Arc::new(scripts::Scripts::load()),
+            scripts: &scripts::SCRIPTS,
+            day_hint: Arc::new(AtomicU64::new(0)),
             clock_offset_ms: Arc::new(AtomicI64::new(0)),
             notifier,
             quotas: Arc::new(quotas::QuotaCache::default()),
@@ -234,13 +240,64 @@ impl Queue {
         let ms = offset.as_millis() as i64;
         self.clock_offset_ms
             .store(if forward { ms } else { -ms }, Ordering::SeqCst);
+        self.day_hint.store(0, Ordering::Relaxed);
     }
 
+    /// An invocation with ARGV[1], the clock offset, every script's first argument.
     fn script<'a>(&self, script: &'a redis::Script) -> redis::ScriptInvocation<'a> {
         let mut inv = script.prepare_invoke();
-        inv.arg(self.store.prefix())
-            .arg(self.clock_offset_ms.load(Ordering::SeqCst));
+        inv.arg(self.clock_offset_ms.load(Ordering::SeqCst));
         inv
+    }
+
+    fn job_key(&self, id: &str) -> String {
+        self.store.key(&format!("job:{id}"))
+    }
+
+    fn done_channel(&self, id: &str) -> String {
+        self.store.key(&format!("done:{id}"))
+    }
+
+    fn budget_key(&self, day: &str) -> String {
+        self.store.key(&format!("budget:{day}"))
+    }
+
+    fn daily_key(&self, day: &str, account: &str) -> String {
+        self.store.key(&format!("daily:{day}:{account}"))
+    }
+
+    fn idem_key(&self, account: &str, key: &str) -> String {
+        self.store.key(&format!("idem:{account}:{key}"))
+    }
+
+    /// The day to pass for today's keys: the last one a script reported, else this host's
+    /// clock (with the offset); a wrong guess costs one more call, never a wrong write.
+    fn guess_day(&self) -> u64 {
+        match self.day_hint.load(Ordering::Relaxed) {
+            0 => {
+                let local = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_millis() as i64)
+                    .unwrap_or(0);
+                (local + self.clock_offset_ms.load(Ordering::SeqCst)).max(0) as u64 / 86_400_000
+            }
+            day => day,
+        }
+    }
+
+    /// A job's account, day and idempotency key (they name its other keys), as stored.
+    async fn job_names(&self, id: &str) -> Result<JobNames, QueueError> {
+        let f: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(self.job_key(id))
+            .arg(&["account", "day", "idem"])
+            .query_async(&mut self.store.conn())
+            .await?;
+        let get = |i: usize| f.get(i).cloned().flatten().unwrap_or_default();
+        Ok(JobNames {
+            account: get(0),
+            day: get(1),
+            idem: get(2),
+        })
     }
 
     /// The quota numbers in force: the stored ones (see [`write_quotas`]), else this
@@ -294,76 +351,92 @@ impl Queue {
         } else {
             (q.daily_seconds, q.trust0_cap_seconds())
         };
-        let mut conn = self.store.conn();
-        let reply: Vec<redis::Value> = self
-            .script(&self.scripts.admit)
-            .arg(&id)
-            .arg(&spec.account)
-            .arg(spec.trust)
-            .arg(spec.kind.as_str())
-            .arg(&spec.idempotency_key)
-            .arg(&fp)
-            .arg(spec.input.to_string())
-            .arg(reserve)
-            .arg(s.queue.waiting_per_account)
-            .arg(s.queue.waiting_global)
-            .arg(q.kind_limit(spec.trust, spec.kind))
-            .arg(daily)
-            .arg(trust0_cap)
-            .arg(s.queue.idempotency_retention_hours * 3600)
-            .arg(s.queue.wait_seconds * 1000)
-            .arg(reserve * 1000)
-            .arg(s.job_ttl_seconds() * 1000)
-            .invoke_async(&mut conn)
-            .await?;
-        let word = |i: usize| -> String {
-            reply
-                .get(i)
-                .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
-                .unwrap_or_default()
-        };
-        let number = |i: usize| -> u64 {
-            reply
-                .get(i)
-                .and_then(|v| redis::from_redis_value::<u64>(v.clone()).ok())
-                .unwrap_or(1)
-        };
-        let record = || -> Result<JobRecord, QueueError> {
-            reply
-                .get(2)
-                .and_then(|v| redis::from_redis_value::<Vec<String>>(v.clone()).ok())
-                .and_then(|flat| JobRecord::from_fields(pairs(flat)))
-                .ok_or_else(|| QueueError::Store(format!("job {} is unreadable", word(1))))
-        };
-        match word(0).as_str() {
-            "new" => Ok(Admission::New(record()?)),
-            "replayed" => Ok(Admission::Replayed(record()?)),
-            "conflict" => Err(QueueError::Conflict {
+        let mut forget = String::new();
+        let mut reply = Admitted::Day(self.guess_day());
+        for _ in 0..6 {
+            let day = match &reply {
+                Admitted::Day(day) => day.to_string(),
+                _ => break,
+            };
+            reply = self
+                .script(&self.scripts.admit)
+                .key(self.idem_key(&spec.account, &spec.idempotency_key))
+                .key(self.store.key(&format!("waiting:{}", spec.account)))
+                .key(self.store.key("queue:waiting"))
+                .key(self.daily_key(&day, &spec.account))
+                .key(self.budget_key(&day))
+                .key(self.job_key(&id))
+                .key(self.store.key(&format!("jobs:{}", spec.account)))
+                .arg(&day)
+                .arg(&id)
+                .arg(&spec.account)
+                .arg(spec.trust)
+                .arg(spec.kind.as_str())
+                .arg(&spec.idempotency_key)
+                .arg(&fp)
+                .arg(spec.input.to_string())
+                .arg(reserve)
+                .arg(s.queue.waiting_per_account)
+                .arg(s.queue.waiting_global)
+                .arg(q.kind_limit(spec.trust, spec.kind))
+                .arg(daily)
+                .arg(trust0_cap)
+                .arg(s.queue.idempotency_retention_hours * 3600)
+                .arg(s.queue.wait_seconds * 1000)
+                .arg(reserve * 1000)
+                .arg(s.job_ttl_seconds() * 1000)
+                .arg(self.store.key("queue:new"))
+                .arg(&forget)
+                .invoke_durably(&self.store)
+                .await?;
+            match &reply {
+                Admitted::Day(today) => self.day_hint.store(*today, Ordering::Relaxed),
+                // The recorded job is read in a second step (admit.lua, cluster note); a
+                // record that expired before its key makes the key count as new.
+                Admitted::Replayed { job_id } => match self.get(job_id).await? {
+                    Some(record) => {
+                        // Another process wrote it: make sure it is replicated before
+                        // answering from it.
+                        self.store.barrier().await?;
+                        return Ok(Admission::Replayed(record));
+                    }
+                    None => {
+                        forget = job_id.clone();
+                        reply = Admitted::Day(self.guess_day());
+                    }
+                },
+                _ => {}
+            }
+        }
+        match reply {
+            Admitted::New(fields) => JobRecord::from_fields(fields)
+                .map(Admission::New)
+                .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable"))),
+            Admitted::Conflict { job_id } => Err(QueueError::Conflict {
                 message: format!(
-                    "idempotencyKey {:?} was already used for different input (job {}); send a fresh idempotencyKey for a new attempt, or the identical input to read the recorded result",
+                    "idempotencyKey {:?} was already used for different input (job {job_id}); send a fresh idempotencyKey for a new attempt, or the identical input to read the recorded result",
                     spec.idempotency_key,
-                    word(1)
                 ),
             }),
-            "busy" => {
-                let waiting = (word(1) == "account" && reply.len() > 3).then(|| word(3));
+            Admitted::Busy { cap, retry_after_s } => {
+                let waiting = match cap {
+                    BusyCap::Account => self.waiting_job_of(&spec.account).await?,
+                    BusyCap::Global => None,
+                };
                 Err(QueueError::Busy {
-                    retry_after_seconds: number(2),
-                    message: match &waiting {
-                        Some(id) => format!("your job {id} is already waiting; read it with get_submission {{\"jobId\": \"{id}\"}} and retry once it has finished"),
-                        None if word(1) == "account" => "a job of yours is already waiting; wait for it to finish (see get_submission), then retry".to_string(),
-                        None => "the server's queue is full; retry after retryAfterSeconds".to_string(),
+                    retry_after_seconds: retry_after_s,
+                    message: match (&waiting, cap) {
+                        (Some(id), _) => format!("your job {id} is already waiting; read it with get_submission {{\"jobId\": \"{id}\"}} and retry once it has finished"),
+                        (None, BusyCap::Account) => "a job of yours is already waiting; wait for it to finish (see get_submission), then retry".to_string(),
+                        (None, BusyCap::Global) => "the server's queue is full; retry after retryAfterSeconds".to_string(),
                     },
                     waiting_job_id: waiting,
                 })
             }
-            "quota" => {
-                let scope = match word(1).as_str() {
-                    "owner" => QuotaScope::Owner,
-                    "global_new" => QuotaScope::GlobalNew,
-                    _ => QuotaScope::Global,
-                };
-                let retry = number(2);
+            Admitted::Quota {
+                scope,
+                retry_after_s: retry,
+            } => {
                 let message = match scope {
                     QuotaScope::Owner => format!(
                         "your daily limit of {} {} jobs is used up; it resets at 00:00 UTC (in {} s)",
@@ -386,10 +459,33 @@ impl Queue {
                     message,
                 })
             }
-            other => Err(QueueError::Store(format!(
-                "unexpected admit reply {other:?}"
-            ))),
+            Admitted::Replayed { .. } | Admitted::Day(_) => Err(QueueError::Store(
+                "admission did not settle (the day or the idempotency record kept changing); try again".to_string(),
+            )),
         }
+    }
+
+    /// The account's oldest waiting job, named in a refusal by the per-account cap. A read
+    /// after the refusal (the script cannot name keys it learns from the list, admit.lua):
+    /// the global queue holds at most `queue.waiting_global` ids.
+    async fn waiting_job_of(&self, account: &str) -> Result<Option<String>, QueueError> {
+        let waiting: Vec<String> = redis::cmd("LRANGE")
+            .arg(self.store.key("queue:waiting"))
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut self.store.conn())
+            .await?;
+        for id in waiting.iter().rev() {
+            let owner: Option<String> = redis::cmd("HGET")
+                .arg(self.job_key(id))
+                .arg("account")
+                .query_async(&mut self.store.conn())
+                .await?;
+            if owner.as_deref() == Some(account) {
+                return Ok(Some(id.clone()));
+            }
+        }
+        Ok(None)
     }
 
     /// Whether `account` has used idempotency key `key` recently (its record is kept for
@@ -401,7 +497,7 @@ impl Queue {
     ) -> Result<bool, QueueError> {
         let mut conn = self.store.conn();
         let n: i64 = redis::cmd("EXISTS")
-            .arg(self.store.key(&format!("idem:{account}:{key}")))
+            .arg(self.idem_key(account, key))
             .query_async(&mut conn)
             .await?;
         Ok(n == 1)
@@ -411,7 +507,7 @@ impl Queue {
     pub async fn get(&self, id: &str) -> Result<Option<JobRecord>, QueueError> {
         let mut conn = self.store.conn();
         let fields: Vec<(String, String)> = redis::cmd("HGETALL")
-            .arg(self.store.key(&format!("job:{id}")))
+            .arg(self.job_key(id))
             .query_async(&mut conn)
             .await?;
         Ok(JobRecord::from_fields(fields))
@@ -457,6 +553,8 @@ impl Queue {
                 .await?
                 .ok_or_else(|| QueueError::Store(format!("job {id} does not exist")))?;
             if record.state.is_final() {
+                // The worker wrote it: answer only once the replicas have it.
+                self.store.barrier().await?;
                 return Ok(record);
             }
             // Pub/sub is fire-and-forget; re-reading every second covers a lost message.
@@ -489,17 +587,28 @@ impl Queue {
         code: &str,
         message: &str,
     ) -> Result<bool, QueueError> {
-        let mut conn = self.store.conn();
-        let dropped: i64 = self
+        // Two steps (cancel.lua, cluster note): the record names the day and idempotency keys.
+        let names = self.job_names(id).await?;
+        let dropped: Applied = self
             .script(&self.scripts.cancel)
+            .key(self.job_key(id))
+            .key(self.store.key("queue:waiting"))
+            .key(self.store.key(&format!("waiting:{}", names.account)))
+            .key(self.budget_key(&names.day))
+            .key(self.daily_key(&names.day, &names.account))
+            .key(self.idem_key(&names.account, &names.idem))
             .arg(id)
             .arg(state.as_str())
             .arg(code)
             .arg(message)
             .arg(self.settings.job_ttl_seconds())
-            .invoke_async(&mut conn)
+            .arg(self.done_channel(id))
+            .arg(&names.account)
+            .arg(&names.day)
+            .arg(&names.idem)
+            .invoke_durably(&self.store)
             .await?;
-        Ok(dropped == 1)
+        Ok(dropped == Applied::Done)
     }
 
     /// A guard for a blocking call: if the caller goes away (the handler's future is
@@ -515,25 +624,32 @@ impl Queue {
     /// What the account may still do today.
     pub async fn remaining(&self, account: &str, trust: u8) -> Result<Remaining, QueueError> {
         let s = self.quotas().await?;
-        let mut conn = self.store.conn();
-        let v: Vec<u64> = self
-            .script(&self.scripts.remaining)
-            .arg(account)
-            .arg(trust)
-            .arg(s.kind_limit(trust, JobKind::Submit))
-            .arg(s.kind_limit(trust, JobKind::Playtest))
-            .arg(s.kind_limit(trust, JobKind::Simulate))
-            .arg(s.daily_seconds)
-            .arg(s.trust0_cap_seconds())
-            .invoke_async(&mut conn)
-            .await?;
-        let at = |i: usize| v.get(i).copied().unwrap_or(0);
-        Ok(Remaining {
-            submissions: at(0),
-            playtests: at(1),
-            simulations: at(2),
-            seconds: at(3),
-        })
+        let mut day = self.guess_day();
+        for _ in 0..3 {
+            let reply: RemainingReply = self
+                .script(&self.scripts.remaining)
+                .key(self.daily_key(&day.to_string(), account))
+                .key(self.budget_key(&day.to_string()))
+                .arg(day)
+                .arg(trust)
+                .arg(s.kind_limit(trust, JobKind::Submit))
+                .arg(s.kind_limit(trust, JobKind::Playtest))
+                .arg(s.kind_limit(trust, JobKind::Simulate))
+                .arg(s.daily_seconds)
+                .arg(s.trust0_cap_seconds())
+                .invoke_async(&mut self.store.conn())
+                .await?;
+            match reply {
+                RemainingReply::Ok(r) => return Ok(r),
+                RemainingReply::Day(today) => {
+                    self.day_hint.store(today, Ordering::Relaxed);
+                    day = today;
+                }
+            }
+        }
+        Err(QueueError::Store(
+            "the server's day kept changing; try again".to_string(),
+        ))
     }
 
     /// Adds a field to a finished job's result (e.g. the `revisionId` of a stored
@@ -550,7 +666,7 @@ impl Queue {
         }
         let mut conn = self.store.conn();
         let _: () = redis::cmd("HSET")
-            .arg(self.store.key(&format!("job:{id}")))
+            .arg(self.job_key(id))
             .arg("result")
             .arg(result.to_string())
             .query_async(&mut conn)
@@ -562,33 +678,65 @@ impl Queue {
 
     /// Claims the oldest waiting job for `worker`, or `None` if the queue is empty.
     pub async fn claim(&self, worker: &str) -> Result<Option<Claim>, QueueError> {
-        let mut conn = self.store.conn();
-        let reply: Option<(String, u64, Vec<String>)> = self
-            .script(&self.scripts.claim)
-            .arg(worker)
-            .arg(self.settings.queue.lease_seconds * 1000)
-            .arg(self.settings.job_ttl_seconds())
-            .invoke_async(&mut conn)
-            .await?;
-        let Some((id, token, fields)) = reply else {
-            return Ok(None);
-        };
-        let record = JobRecord::from_fields(pairs(fields))
-            .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable")))?;
-        Ok(Some(Claim { record, token }))
+        let waiting = self.store.key("queue:waiting");
+        // Two steps (claim.lua, cluster note): read the oldest job and the keys its record
+        // names, then claim it if it is still the oldest. Losing the race to another worker
+        // or skipping a dropped job reads again; the bound only keeps a call finite.
+        for _ in 0..64 {
+            let tail: Option<String> = redis::cmd("LINDEX")
+                .arg(&waiting)
+                .arg(-1)
+                .query_async(&mut self.store.conn())
+                .await?;
+            let Some(id) = tail else {
+                return Ok(None);
+            };
+            let names = self.job_names(&id).await?;
+            let reply: ClaimReply = self
+                .script(&self.scripts.claim)
+                .key(&waiting)
+                .key(self.job_key(&id))
+                .key(self.store.key(&format!("waiting:{}", names.account)))
+                .key(self.store.key("fence"))
+                .key(self.store.key("queue:running"))
+                .key(self.budget_key(&names.day))
+                .key(self.daily_key(&names.day, &names.account))
+                .key(self.idem_key(&names.account, &names.idem))
+                .arg(&id)
+                .arg(worker)
+                .arg(self.settings.queue.lease_seconds * 1000)
+                .arg(self.settings.job_ttl_seconds())
+                .arg(&names.account)
+                .arg(&names.day)
+                .arg(&names.idem)
+                .arg(self.done_channel(&id))
+                .invoke_durably(&self.store)
+                .await?;
+            match reply {
+                ClaimReply::Claimed { token, fields } => {
+                    let record = JobRecord::from_fields(fields)
+                        .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable")))?;
+                    return Ok(Some(Claim { record, token }));
+                }
+                ClaimReply::Empty => return Ok(None),
+                ClaimReply::Skipped | ClaimReply::Moved => {}
+            }
+        }
+        Ok(None)
     }
 
     /// Extends the lease. `false`: the lease is lost (reaped), stop and do not complete.
     pub async fn heartbeat(&self, id: &str, token: u64) -> Result<bool, QueueError> {
-        let mut conn = self.store.conn();
-        let ok: i64 = self
+        let ok: Applied = self
             .script(&self.scripts.heartbeat)
+            .key(self.job_key(id))
+            .key(self.store.key("queue:running"))
             .arg(id)
             .arg(token)
             .arg(self.settings.queue.lease_seconds * 1000)
-            .invoke_async(&mut conn)
+            .invoke_async(&mut self.store.conn())
             .await?;
-        Ok(ok == 1)
+        Ok(ok == Applied::Done)
     }
 
     /// Records the outcome. `false`: refused, the token is stale (the job was reaped).
@@ -606,29 +754,60 @@ impl Queue {
                 serde_json::to_string(&f).unwrap_or_default(),
             ),
         };
-        let mut conn = self.store.conn();
-        let ok: i64 = self
+        // The job's day names its budget key (complete.lua checks it).
+        let day = self.job_names(id).await?.day;
+        let ok: Applied = self
             .script(&self.scripts.complete)
+            .key(self.job_key(id))
+            .key(self.store.key("queue:running"))
+            .key(self.budget_key(&day))
             .arg(id)
             .arg(token)
             .arg(state.as_str())
             .arg(result)
             .arg(failure)
             .arg(self.settings.job_ttl_seconds())
-            .invoke_async(&mut conn)
+            .arg(self.done_channel(id))
+            .arg(&day)
+            .invoke_durably(&self.store)
             .await?;
-        Ok(ok == 1)
+        Ok(ok == Applied::Done)
     }
 
     /// Fails running jobs whose lease expired. Any process may call it; it is idempotent.
     pub async fn reap(&self) -> Result<Vec<String>, QueueError> {
-        let mut conn = self.store.conn();
-        Ok(self
-            .script(&self.scripts.reap)
-            .arg(self.settings.job_ttl_seconds())
+        // Two steps (reap.lua, cluster note): the expired leases and each job's day first,
+        // then one script per job, which re-checks the lease.
+        let running = self.store.key("queue:running");
+        let now = self.now_ms().await?;
+        let expired: Vec<String> = redis::cmd("ZRANGEBYSCORE")
+            .arg(&running)
+            .arg("-inf")
+            .arg(now)
+            .arg("LIMIT")
+            .arg(0)
             .arg(100)
-            .invoke_async(&mut conn)
-            .await?)
+            .query_async(&mut self.store.conn())
+            .await?;
+        let mut reaped = Vec::new();
+        for id in expired {
+            let day = self.job_names(&id).await?.day;
+            let outcome: ReapReply = self
+                .script(&self.scripts.reap)
+                .key(self.job_key(&id))
+                .key(&running)
+                .key(self.budget_key(&day))
+                .arg(&id)
+                .arg(self.settings.job_ttl_seconds())
+                .arg(self.done_channel(&id))
+                .arg(&day)
+                .invoke_async(&mut self.store.conn())
+                .await?;
+            if outcome == ReapReply::Reaped {
+                reaped.push(id);
+            }
+        }
+        Ok(reaped)
     }
 
     /// Waiting jobs and the age of the oldest, for metrics and the admin overview.
@@ -657,7 +836,7 @@ impl Queue {
         let day = now / 86_400_000;
         let mut conn = self.store.conn();
         let used: Option<u64> = redis::cmd("HGET")
-            .arg(self.store.key(&format!("budget:{day}")))
+            .arg(self.budget_key(&day.to_string()))
             .arg("used")
             .query_async(&mut conn)
             .await?;
@@ -669,9 +848,9 @@ impl Queue {
         day_stats(&self.store, self.now_ms().await?).await
     }
 
-    /// The delayed set (turn-clock deadlines) on the same store and clock.
+    /// The delayed set (turn-clock deadlines) on the same store.
     pub fn delayed(&self) -> DelayedSet {
-        DelayedSet::new(self.clone())
+        DelayedSet::new(self.store.clone())
     }
 }
 
@@ -822,28 +1001,14 @@ impl Drop for CancelGuard {
     }
 }
 
-/// HGETALL's flat `[field, value, ...]` as pairs.
-fn pairs(flat: Vec<String>) -> Vec<(String, String)> {
-    let mut it = flat.into_iter();
-    let mut out = Vec::new();
-    while let (Some(k), Some(v)) = (it.next(), it.next()) {
-        out.push((k, v));
-    }
-    out
+/// A job's account, day and idempotency key, which name its other keys.
+struct JobNames {
+    account: String,
+    day: String,
+    idem: String,
 }
 
 /// `job_` + 16 random hex digits.
 fn new_job_id() -> String {
-    let mut bytes = [0u8; 8];
-    // The OS RNG failing is not something a caller can fix; fall back to time + counter.
-    if getrandom::fill(&mut bytes).is_err() {
-        use std::sync::atomic::AtomicU64;
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
-        bytes = (t ^ COUNTER.fetch_add(1, Ordering::Relaxed).rotate_left(32)).to_le_bytes();
-    }
-    format!("job_{}", hex::encode(bytes))
+    format!("job_{}", horst_store::random::id_hex::<8>())
 }

@@ -44,7 +44,7 @@ impl Rcadia {
         self.inner.metrics.round_trip();
         let (first, (secs, micros)): (Vec<(String, f64)>, (u64, u64)) = redis::pipe()
             .cmd("ZRANGE")
-            .arg(self.inner.queue.delayed().key())
+            .arg(self.inner.delayed.key())
             .arg(0)
             .arg(0)
             .arg("WITHSCORES")
@@ -61,7 +61,7 @@ impl Rcadia {
     /// Fires every due deadline once; returns how many were popped.
     pub async fn fire_due(&self) -> Result<usize, RcadiaError> {
         self.inner.metrics.round_trip();
-        let due = self.inner.queue.delayed().pop_due(BATCH).await?;
+        let due = self.inner.delayed.pop_due(BATCH).await?;
         let n = due.len();
         let mut tasks = tokio::task::JoinSet::new();
         for (m, due_ms) in due {

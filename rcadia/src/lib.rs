@@ -10,12 +10,14 @@
 //! - [`auth`]: agent tokens with scopes, users with salted password hashes, and HS256 JWTs.
 //!
 //! All turn and clock rules stay in `horst-sessions`; nothing here decides what a turn is.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::sync::Arc;
 
-use horst_queue::{Queue, QueueError};
 use horst_sessions::{ProtocolError, Session, Timings};
-use horst_store::Store;
+use horst_store::{DelayedSet, Notifier, Store};
 
 pub mod auth;
 pub mod clock;
@@ -45,8 +47,8 @@ pub enum RcadiaError {
     Internal(String),
 }
 
-impl From<QueueError> for RcadiaError {
-    fn from(e: QueueError) -> Self {
+impl From<horst_store::StoreError> for RcadiaError {
+    fn from(e: horst_store::StoreError) -> Self {
         RcadiaError::Internal(e.to_string())
     }
 }
@@ -90,7 +92,10 @@ pub struct Rcadia {
 
 pub(crate) struct Inner {
     pub store: Store,
-    pub queue: Queue,
+    /// The process's pub/sub listener (it must listen to [`Rcadia::channels`]).
+    pub notifier: Notifier,
+    /// Clock deadlines.
+    pub delayed: DelayedSet,
     pub settings: RcadiaSettings,
     pub scripts: store::Scripts,
     /// The boot tag, read (or created) once at start.
@@ -101,19 +106,20 @@ pub(crate) struct Inner {
 }
 
 impl Rcadia {
-    /// Connects the session layer: reads or creates the store's boot tag. `queue`'s notifier
-    /// must listen to [`Rcadia::channels`].
+    /// Connects the session layer: reads or creates the store's boot tag. `notifier` must
+    /// listen to [`Rcadia::channels`].
     pub async fn new(
         store: Store,
-        queue: Queue,
+        notifier: Notifier,
         settings: RcadiaSettings,
         shutdown: tokio::sync::watch::Receiver<bool>,
     ) -> Result<Rcadia, RcadiaError> {
         let boot_tag = store::boot_tag(&store).await?;
         Ok(Rcadia {
             inner: Arc::new(Inner {
+                delayed: DelayedSet::new(store.clone()),
                 store,
-                queue,
+                notifier,
                 settings,
                 scripts: store::Scripts::load(),
                 boot_tag,
@@ -158,24 +164,12 @@ impl Rcadia {
     }
 }
 
-/// 32 random bits from the OS (ids). A failing OS RNG falls back to time-derived bits:
-/// ids must be unique, not secret.
+/// 32 random bits from the OS (ids: unique, not secret; `horst_store::random`).
 pub fn random_u32() -> u32 {
-    let mut b = [0u8; 4];
-    if getrandom::fill(&mut b).is_err() {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos() ^ (d.as_secs() as u32))
-            .unwrap_or(0);
-        return t;
-    }
-    u32::from_le_bytes(b)
+    u32::from_le_bytes(horst_store::random::id_bytes::<4>())
 }
 
 /// `n` random bytes from the OS for secrets; an RNG failure is an error (never weak secrets).
 pub(crate) fn random_bytes(n: usize) -> Result<Vec<u8>, RcadiaError> {
-    let mut b = vec![0u8; n];
-    getrandom::fill(&mut b)
-        .map_err(|e| RcadiaError::Internal(format!("the OS random source failed: {e}")))?;
-    Ok(b)
+    horst_store::random::secret_bytes(n).map_err(RcadiaError::Internal)
 }

@@ -16,6 +16,7 @@ use horst_sessions::machine::MAX_EVENTS;
 use horst_sessions::{
     format_session_id, parse_session_id, Effect, Event, Outcome, ProtocolError, Session, Status,
 };
+use horst_store::InvokeDurably;
 use horst_store::Store;
 
 use crate::effects::member;
@@ -104,6 +105,8 @@ pub(crate) async fn boot_tag(store: &Store) -> Result<u16, RcadiaError> {
         .query_async(&mut conn)
         .await?;
     let tag: String = redis::cmd("GET").arg(&key).query_async(&mut conn).await?;
+    // Every process must agree on it across a failover (else sessions answer 410).
+    store.settle(&mut conn).await?;
     u16::from_str_radix(&tag, 16)
         .map_err(|_| RcadiaError::Internal(format!("sessions:boot holds {tag:?}, not 4 hex")))
 }
@@ -216,13 +219,16 @@ impl Rcadia {
         } else {
             String::new()
         };
-        let mut conn = self.inner.store.conn();
         self.inner.metrics.round_trip();
+        if self.inner.store.durability().min_replica_acks > 0 {
+            // The WAIT after the write (redis.min_replica_acks).
+            self.inner.metrics.round_trip();
+        }
         let mut inv = self.inner.scripts.save.prepare_invoke();
         inv.key(self.session_key(s.session_id()))
             .key(self.inner.store.key("sessions:open"))
             .key(self.events_key(s.session_id()))
-            .key(self.inner.queue.delayed().key())
+            .key(self.inner.delayed.key())
             .arg(expected_rev)
             .arg(s.rev())
             .arg(json)
@@ -239,7 +245,7 @@ impl Rcadia {
         for (op, at, m) in &deadlines {
             inv.arg(*op).arg(*at).arg(m);
         }
-        let saved: Saved = inv.invoke_async(&mut conn).await?;
+        let saved: Saved = inv.invoke_durably(&self.inner.store).await?;
         Ok(saved == Saved::Written)
     }
 

@@ -9,8 +9,8 @@
 
 use std::time::Duration;
 
-use horst_queue::Subscription;
 use horst_sessions::{Event, Session};
+use horst_store::Subscription;
 use tokio::time::Instant;
 
 use crate::store::Step;
@@ -30,7 +30,7 @@ impl Rcadia {
     /// Subscribes to `id`'s wake-ups. Take it before the apply or read whose result a wait
     /// starts from ([`Rcadia::wait_from`]), so no change in between is missed.
     pub fn subscribe(&self, id: &str) -> SessionSubscription {
-        SessionSubscription(self.inner.queue.notifier().subscribe(&self.channel(id)))
+        SessionSubscription(self.inner.notifier.subscribe(&self.channel(id)))
     }
 
     /// Waits until `done(session)` holds, `limit` passes (at most 25 s) or the process shuts

@@ -13,6 +13,9 @@
 //!
 //! The child runs in its own process group so a Ctrl-C in the terminal reaches horst only;
 //! horst then drains its requests first and stops Redis last.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
@@ -46,6 +49,8 @@ pub struct RedisOptions {
     pub die_with_parent: bool,
     /// More `--name value` pairs.
     pub extra: Vec<(String, String)>,
+    /// A configuration file, given first (`redis-sentinel` needs one it may rewrite).
+    pub config_file: Option<PathBuf>,
 }
 
 impl RedisOptions {
@@ -59,6 +64,7 @@ impl RedisOptions {
             maxmemory_policy: "noeviction".into(),
             die_with_parent: true,
             extra: Vec::new(),
+            config_file: None,
         }
     }
 
@@ -134,7 +140,11 @@ impl RedisProcess {
             source,
         })?;
         let mut cmd = Command::new(&options.binary);
-        // Arguments rather than a config file: nothing to keep in sync on disk.
+        // Arguments rather than a config file: nothing to keep in sync on disk (a sentinel
+        // alone needs a file, for the state it learns).
+        if let Some(file) = &options.config_file {
+            cmd.arg(file);
+        }
         cmd.arg("--dir").arg(&options.dir);
         match &options.listen {
             Listen::Tcp(port) => {

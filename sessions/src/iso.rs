@@ -1,34 +1,8 @@
 //! ISO-8601 UTC timestamps with milliseconds, integer-only (no chrono).
 
-/// Formats Unix milliseconds as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-pub fn iso8601_ms(unix_ms: u64) -> String {
-    let ms = unix_ms % 1000;
-    let secs = unix_ms / 1000;
-    let days = secs / 86_400;
-    let sod = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-        sod / 3600,
-        (sod / 60) % 60,
-        sod % 60
-    )
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm, restricted
-/// to non-negative day counts because the input is unsigned).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
-}
+/// Formats Unix milliseconds as `YYYY-MM-DDTHH:MM:SS.mmmZ` (the workspace's one civil-date
+/// conversion, `horst-dates`).
+pub use horst_dates::rfc3339_ms as iso8601_ms;
 
 #[cfg(test)]
 mod tests {

@@ -149,6 +149,9 @@
 //!    `RematchLinked` to the finished session and write both (the new one first, so a visible
 //!    `nextSessionId` always resolves); schedule the new session's deadlines.
 //!    [`Effect::LeaveSession`]: apply `Leave` to the named session.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 pub mod config;
 pub mod error;

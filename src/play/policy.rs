@@ -9,22 +9,18 @@ pub enum Policy {
     Random,
 }
 
-/// A small PRNG (SplitMix64): enough for picking moves, reproducible from its seed on every
-/// platform, and no dependency.
+/// A small PRNG (the workspace's one SplitMix64, `horst_engine::SplitMix64`): enough for
+/// picking moves, reproducible from its seed on every platform.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub struct Rng(horst_engine::SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed)
+        Rng(horst_engine::SplitMix64::from_state(seed))
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// A number in `0..n` (`n > 0`), by multiply-shift (the bias is below 2^-40 for any

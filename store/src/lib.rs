@@ -1,19 +1,32 @@
 //! The connection to Redis, horst's queue and store of record.
 //!
 //! Owns: connecting (with reconnects), the start-up checks every horst process runs on the
-//! server it uses, the health probe behind `/readyz`, and the key prefix. It does not own
-//! any data layout: each crate (queue, gateway, sessions) names its own keys under
-//! [`Store::key`].
+//! server it uses, the health probe behind `/readyz`, the key prefix, and the two shared
+//! mechanisms on top of the connection: the process's pub/sub listener ([`Notifier`]) and
+//! the delayed set ([`DelayedSet`]). It does not own any other data layout: each crate
+//! (queue, gateway, sessions) names its own keys under [`Store::key`].
 //!
 //! Architecture invariant: no horst key is written without the configured prefix, so one
 //! Redis can serve several horst installations and an operator can find every key of one.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::ConnectionManager;
+use tokio::sync::watch;
 
+mod delayed;
 mod health;
+mod notifier;
+mod primary;
+pub mod random;
+pub use delayed::DelayedSet;
 pub use health::{Health, HealthState};
+pub use notifier::{Notifier, Subscription};
+pub use primary::{RedisTarget, SentinelTarget};
 
 /// Redis errors, as horst reports them (without credentials: the URL is never included).
 #[derive(Debug, thiserror::Error)]
@@ -29,13 +42,52 @@ pub enum StoreError {
     Command(#[from] redis::RedisError),
 }
 
-/// A shared, reconnecting connection plus the key prefix. Cheap to clone.
+/// How many replicas must acknowledge a durable write (`redis.min_replica_acks`) and how
+/// long to wait for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Durability {
+    pub min_replica_acks: u32,
+    pub timeout_ms: u64,
+}
+
+/// A shared, reconnecting connection to the primary plus the key prefix. Cheap to clone;
+/// every clone follows the same primary (see `primary.rs` for failover).
 #[derive(Clone)]
 pub struct Store {
-    conn: ConnectionManager,
-    client: redis::Client,
+    shared: Arc<Shared>,
+    client: PrimaryClient,
     prefix: String,
-    target: String,
+}
+
+struct Shared {
+    primary: RwLock<primary::Primary>,
+    /// Moves on every change of primary (a failover followed).
+    moved: watch::Sender<u64>,
+    described: String,
+    durability: Durability,
+}
+
+/// Makes connections to the current primary (dedicated ones: pub/sub). Cheap to clone.
+#[derive(Clone)]
+pub struct PrimaryClient {
+    shared: Arc<Shared>,
+}
+
+impl PrimaryClient {
+    /// A client for the primary as it is now.
+    pub fn current(&self) -> redis::Client {
+        self.shared
+            .primary
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .client
+            .clone()
+    }
+
+    /// Changes when the primary moved: a listener on the old one must reconnect.
+    pub fn moved(&self) -> watch::Receiver<u64> {
+        self.shared.moved.subscribe()
+    }
 }
 
 /// What the start-up check found.
@@ -47,38 +99,96 @@ pub struct ServerFacts {
 }
 
 impl Store {
-    /// Connects, retrying briefly (a private server that just started, a restart).
+    /// Connects to one Redis at `url` (no failover, no replica acknowledgements).
     pub async fn connect(url: &str, prefix: &str) -> Result<Store, StoreError> {
-        let target = redact_url(url);
+        Store::connect_to(
+            &RedisTarget::Url(url.to_string()),
+            prefix,
+            Durability::default(),
+        )
+        .await
+    }
+
+    /// Connects as the configuration says: the sentinels' primary when sentinels are set,
+    /// else `url`; with its `min_replica_acks`.
+    pub async fn open(redis: &horst_config::RedisConfig, url: &str) -> Result<Store, StoreError> {
+        Store::connect_to(
+            &RedisTarget::from_config(redis, url),
+            &redis.key_prefix,
+            Durability {
+                min_replica_acks: redis.min_replica_acks,
+                timeout_ms: redis.replica_ack_timeout_ms,
+            },
+        )
+        .await
+    }
+
+    /// Connects, retrying briefly (a private server that just started, a restart, sentinels
+    /// in the middle of a failover). With sentinels, a watcher follows the primary for as
+    /// long as a clone of the store lives.
+    pub async fn connect_to(
+        target: &RedisTarget,
+        prefix: &str,
+        durability: Durability,
+    ) -> Result<Store, StoreError> {
+        let described = target.describe();
         let connect_err = |source| StoreError::Connect {
-            target: target.clone(),
+            target: described.clone(),
             source,
         };
-        let client = redis::Client::open(url).map_err(connect_err)?;
-        let config = ConnectionManagerConfig::new()
-            // CI shares two cores with Redis and a browser: be patient before calling it dead.
-            .set_response_timeout(Some(Duration::from_secs(5)))
-            .set_connection_timeout(Some(Duration::from_secs(3)))
-            .set_number_of_retries(3)
-            .set_max_delay(Duration::from_secs(2));
-        let conn = ConnectionManager::new_with_config(client.clone(), config)
-            .await
-            .map_err(connect_err)?;
+        let (first, sentinels) = match target {
+            RedisTarget::Url(url) => (primary::connect_url(url).await.map_err(connect_err)?, None),
+            RedisTarget::Sentinel(t) => {
+                let mut sentinels = primary::Sentinels::new(t.clone());
+                let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+                let first = loop {
+                    let attempt = match sentinels.primary().await {
+                        Ok(addr) => primary::connect_addr(&addr, sentinels.password()).await,
+                        Err(e) => Err(e),
+                    };
+                    match attempt {
+                        Ok(p) => break p,
+                        Err(e) if tokio::time::Instant::now() >= deadline => {
+                            return Err(connect_err(e))
+                        }
+                        Err(_) => tokio::time::sleep(primary::WATCH_EVERY).await,
+                    }
+                };
+                (first, Some(sentinels))
+            }
+        };
+        tracing::debug!(redis = %described, primary = %first.addr, "connected to the primary");
+        let shared = Arc::new(Shared {
+            primary: RwLock::new(first),
+            moved: watch::channel(0).0,
+            described,
+            durability,
+        });
+        if let Some(sentinels) = sentinels {
+            tokio::spawn(follow_primary(Arc::downgrade(&shared), sentinels));
+        }
         Ok(Store {
-            conn,
-            client,
+            client: PrimaryClient {
+                shared: shared.clone(),
+            },
+            shared,
             prefix: prefix.to_string(),
-            target,
         })
     }
 
-    /// The shared multiplexed connection. Never use it for blocking commands or SUBSCRIBE.
+    /// The shared multiplexed connection to the primary. Never use it for blocking commands
+    /// or SUBSCRIBE.
     pub fn conn(&self) -> ConnectionManager {
-        self.conn.clone()
+        self.shared
+            .primary
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .conn
+            .clone()
     }
 
-    /// The client, for dedicated connections (pub/sub, blocking pops).
-    pub fn client(&self) -> &redis::Client {
+    /// Makes dedicated connections to the primary (pub/sub), following failovers.
+    pub fn client(&self) -> &PrimaryClient {
         &self.client
     }
 
@@ -114,9 +224,61 @@ impl Store {
         &self.prefix
     }
 
-    /// The server's address without credentials, for logs and messages.
+    /// Where Redis is, without credentials, for logs and messages.
     pub fn target(&self) -> &str {
-        &self.target
+        &self.shared.described
+    }
+
+    /// The primary's address now (`host:port` with sentinels), for logs and tests.
+    pub fn primary_addr(&self) -> String {
+        self.shared
+            .primary
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .addr
+            .clone()
+    }
+
+    pub fn durability(&self) -> Durability {
+        self.shared.durability
+    }
+
+    /// After a durable write on `conn` (admission, claim, completion, revisions, board,
+    /// accounts, sessions): waits until `redis.min_replica_acks` replicas have everything
+    /// this connection wrote (`WAIT`), so the write survives a failover. Too few in time is
+    /// an error: the write happened on the primary but is not safe, and the caller must not
+    /// report it as done. With 0 (the default) it returns at once.
+    pub async fn settle(&self, conn: &mut ConnectionManager) -> Result<(), redis::RedisError> {
+        let d = self.shared.durability;
+        if d.min_replica_acks == 0 {
+            return Ok(());
+        }
+        let acked: u32 = redis::cmd("WAIT")
+            .arg(d.min_replica_acks)
+            .arg(d.timeout_ms)
+            .query_async(conn)
+            .await?;
+        acked_enough(acked, d)
+    }
+
+    /// Makes what this process has *read* durable before it answers from it (a job's
+    /// result written by a worker, a record found by an idempotent replay): one small write
+    /// and `WAIT`. Replication is one ordered stream, so a replica that has this write also
+    /// has every write the primary made before it.
+    pub async fn barrier(&self) -> Result<(), redis::RedisError> {
+        let d = self.shared.durability;
+        if d.min_replica_acks == 0 {
+            return Ok(());
+        }
+        let (_, acked): (i64, u32) = redis::pipe()
+            .cmd("INCR")
+            .arg(self.key("durability:barrier"))
+            .cmd("WAIT")
+            .arg(d.min_replica_acks)
+            .arg(d.timeout_ms)
+            .query_async(&mut self.conn())
+            .await?;
+        acked_enough(acked, d)
     }
 
     /// Reads what matters about the server. Managed services may refuse CONFIG; then the
@@ -151,27 +313,27 @@ impl Store {
             Some("noeviction") => {}
             Some(policy) if !allow_eviction => {
                 return Err(StoreError::Eviction {
-                    target: self.target.clone(),
+                    target: self.target().to_string(),
                     policy: policy.to_string(),
                 })
             }
             Some(policy) => tracing::warn!(
-                redis = %self.target, policy,
+                redis = %self.target(), policy,
                 "Redis may evict keys (maxmemory-policy is not noeviction); starting anyway because redis.allow_eviction is set"
             ),
             None => tracing::warn!(
-                redis = %self.target,
+                redis = %self.target(),
                 "cannot read maxmemory-policy (CONFIG GET refused); make sure it is noeviction"
             ),
         }
         match facts.appendonly {
             Some(true) => {}
             Some(false) => tracing::warn!(
-                redis = %self.target,
+                redis = %self.target(),
                 "Redis has AOF off (appendonly no): a crash of Redis loses recent jobs, revisions and sessions; set `appendonly yes`"
             ),
             None => {
-                tracing::warn!(redis = %self.target, "cannot read appendonly (CONFIG GET refused)")
+                tracing::warn!(redis = %self.target(), "cannot read appendonly (CONFIG GET refused)")
             }
         }
         Ok(facts)
@@ -185,6 +347,58 @@ impl Store {
     }
 }
 
+fn acked_enough(acked: u32, d: Durability) -> Result<(), redis::RedisError> {
+    if acked >= d.min_replica_acks {
+        return Ok(());
+    }
+    Err(redis::RedisError::from((
+        redis::ErrorKind::Io,
+        "a durable write was not acknowledged by enough replicas in time",
+        format!(
+            "{acked} of redis.min_replica_acks = {} within {} ms; the write reached the primary but may be lost in a failover",
+            d.min_replica_acks, d.timeout_ms
+        ),
+    )))
+}
+
+/// The watcher behind a sentinel store: asks where the primary is, and when it moved,
+/// connects to the new one and swaps it in. Ends when the last store clone is gone.
+async fn follow_primary(shared: std::sync::Weak<Shared>, mut sentinels: primary::Sentinels) {
+    loop {
+        tokio::time::sleep(primary::WATCH_EVERY).await;
+        if shared.strong_count() == 0 {
+            return;
+        }
+        let addr = match sentinels.primary().await {
+            Ok(addr) => addr,
+            Err(e) => {
+                tracing::debug!(error = %e, "sentinels: no primary named right now");
+                continue;
+            }
+        };
+        let Some(s) = shared.upgrade() else { return };
+        let current = s
+            .primary
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .addr
+            .clone();
+        if current == addr {
+            continue;
+        }
+        match primary::connect_addr(&addr, sentinels.password()).await {
+            Ok(p) => {
+                *s.primary.write().unwrap_or_else(|e| e.into_inner()) = p;
+                s.moved.send_modify(|n| *n += 1);
+                tracing::warn!(from = %current, to = %addr, "Redis primary moved (Sentinel failover); following it");
+            }
+            Err(e) => {
+                tracing::warn!(primary = %addr, error = %e, "cannot connect to the new Redis primary yet")
+            }
+        }
+    }
+}
+
 async fn config_get(conn: &mut ConnectionManager, name: &str) -> Option<String> {
     let pair: Vec<String> = redis::cmd("CONFIG")
         .arg("GET")
@@ -195,19 +409,8 @@ async fn config_get(conn: &mut ConnectionManager, name: &str) -> Option<String> 
     pair.get(1).cloned()
 }
 
-/// `redis://user:secret@host:6379/0` -> `redis://user:***@host:6379/0`. Secrets never reach logs.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    match rest.rsplit_once('@') {
-        Some((userinfo, host)) => {
-            let user = userinfo.split(':').next().unwrap_or("");
-            format!("{scheme}://{user}:***@{host}")
-        }
-        None => url.to_string(),
-    }
-}
+/// `redis://user:secret@host:6379/0` -> `redis://user:***@host:6379/0` (the configuration's).
+pub use horst_config::redact_url;
 
 #[cfg(test)]
 mod tests {
@@ -222,5 +425,28 @@ mod tests {
             redact_url("redis+unix:///tmp/r.sock"),
             "redis+unix:///tmp/r.sock"
         );
+    }
+}
+
+/// Runs a Lua script as a durable write: the invocation, then [`Store::settle`] on the same
+/// connection (`WAIT` for `redis.min_replica_acks` replicas; nothing with 0).
+pub trait InvokeDurably {
+    fn invoke_durably<T: redis::FromRedisValue + Send>(
+        &self,
+        store: &Store,
+    ) -> impl std::future::Future<Output = Result<T, redis::RedisError>> + Send;
+}
+
+impl InvokeDurably for redis::ScriptInvocation<'_> {
+    fn invoke_durably<T: redis::FromRedisValue + Send>(
+        &self,
+        store: &Store,
+    ) -> impl std::future::Future<Output = Result<T, redis::RedisError>> + Send {
+        async move {
+            let mut conn = store.conn();
+            let value = self.invoke_async(&mut conn).await?;
+            store.settle(&mut conn).await?;
+            Ok(value)
+        }
     }
 }

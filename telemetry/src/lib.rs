@@ -6,6 +6,9 @@
 //!
 //! Architecture invariant: secrets (keys, tokens, passwords, Redis URLs with credentials)
 //! are never fields of a log event or a metric label.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::sync::{Arc, Mutex};
 

@@ -4,11 +4,20 @@
 //! directory (AOF on, `noeviction`, like production). Tests can stop it cleanly, kill it
 //! like a crash, and restart it on the same port and directory to check AOF recovery. No
 //! test ever touches a Redis on port 6379.
+//!
+//! [`SentinelCluster`] is a primary, a replica and three sentinels (Debian's
+//! `redis-sentinel`) on free loopback ports, for the failover tests.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::path::Path;
 use std::time::Duration;
 
 use horst_redis_process::{free_port, Listen, RedisOptions, RedisProcess};
+
+mod sentinel;
+pub use sentinel::{SentinelCluster, MASTER as SENTINEL_MASTER};
 
 /// A redis-server owned by one test; killed when dropped.
 pub struct RedisServer {
@@ -90,6 +99,16 @@ impl RedisServer {
     /// Starts again on the same port and directory: the AOF is replayed.
     pub fn restart(&mut self) {
         self.stop();
+        self.start_again();
+    }
+
+    /// Starts again as a replica of the server on `primary` (a crashed primary brought back
+    /// after a failover: it drops what it had that the new primary lacks).
+    pub fn start_again_as_replica_of(&mut self, primary: u16) {
+        self.options.extra.retain(|(k, _)| k != "replicaof");
+        self.options
+            .extra
+            .push(("replicaof".into(), format!("127.0.0.1 {primary}")));
         self.start_again();
     }
 

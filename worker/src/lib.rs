@@ -8,6 +8,9 @@
 //!
 //! A worker also announces itself (`workers:<id>`, short expiry) so operators see which
 //! workers are alive, and reaps expired leases (any process may; it is idempotent).
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -8,7 +8,9 @@
 //!
 //! Pub/sub is fire-and-forget: while the connection is down messages are lost. So after
 //! every (re)connect *all* waiters are woken to re-read their state, and waiters also
-//! re-read on a slow timer of their own.
+//! re-read on a slow timer of their own. When the store follows a failover to a new primary
+//! the listener drops its connection to the old one and subscribes on the new one (with the
+//! same wake-up of everybody), so long-polls resubscribe by themselves.
 //!
 //! A message's payload is kept with the wake-up ([`Subscription::payload`]): a publisher that
 //! sends the new state itself (sessions publish their record) spares every waiter in every
@@ -77,7 +79,7 @@ impl Notifier {
     /// Starts listening to `patterns` (PSUBSCRIBE; a pattern without `*` is just a channel)
     /// until `shutdown` turns true. Returns at once; the connection is made in the background.
     pub fn start(
-        client: redis::Client,
+        client: crate::PrimaryClient,
         patterns: Vec<String>,
         mut shutdown: watch::Receiver<bool>,
     ) -> Notifier {
@@ -89,9 +91,16 @@ impl Notifier {
         };
         tokio::spawn(async move {
             let mut backoff = Duration::from_millis(100);
+            let mut moved = client.moved();
             loop {
+                moved.mark_unchanged();
+                let primary = client.current();
                 tokio::select! {
-                    _ = listen(&client, &patterns, &waiters, &connected_tx) => {}
+                    _ = listen(&primary, &patterns, &waiters, &connected_tx) => {}
+                    _ = moved.changed() => {
+                        tracing::info!("pub/sub: the Redis primary moved; subscribing on the new one");
+                        backoff = Duration::from_millis(100);
+                    }
                     _ = shutdown.wait_for(|s| *s) => return,
                 }
                 let _ = connected_tx.send(false);

@@ -2,27 +2,34 @@
 //! process may pop due entries; the pop is atomic, so each entry fires exactly once.
 //! Rescheduling an entry is scheduling it again (ZADD replaces the time).
 
-use crate::{Queue, QueueError};
+use std::sync::LazyLock;
 
+use crate::{Store, StoreError};
+
+/// `lua/pop_due.lua`, built once per process.
+static POP_DUE: LazyLock<redis::Script> =
+    LazyLock::new(|| redis::Script::new(include_str!("../lua/pop_due.lua")));
+
+/// The delayed set (`delayed`, a zset by due time) on a store. Cheap to clone.
 #[derive(Clone)]
 pub struct DelayedSet {
-    queue: Queue,
+    store: Store,
 }
 
 impl DelayedSet {
-    pub(crate) fn new(queue: Queue) -> DelayedSet {
-        DelayedSet { queue }
+    pub fn new(store: Store) -> DelayedSet {
+        DelayedSet { store }
     }
 
     /// The set's key, for callers that pipeline ZADD/ZREM with other commands (one round
     /// trip for a batch of deadlines).
     pub fn key(&self) -> String {
-        self.queue.store().key("delayed")
+        self.store.key("delayed")
     }
 
     /// Schedules (or reschedules) `member` at `due_ms` (server clock, ms since the epoch).
-    pub async fn schedule(&self, member: &str, due_ms: u64) -> Result<(), QueueError> {
-        let mut conn = self.queue.store().conn();
+    pub async fn schedule(&self, member: &str, due_ms: u64) -> Result<(), StoreError> {
+        let mut conn = self.store.conn();
         let _: i64 = redis::cmd("ZADD")
             .arg(self.key())
             .arg(due_ms)
@@ -33,8 +40,8 @@ impl DelayedSet {
     }
 
     /// Removes `member`; true if it was scheduled.
-    pub async fn cancel(&self, member: &str) -> Result<bool, QueueError> {
-        let mut conn = self.queue.store().conn();
+    pub async fn cancel(&self, member: &str) -> Result<bool, StoreError> {
+        let mut conn = self.store.conn();
         let n: i64 = redis::cmd("ZREM")
             .arg(self.key())
             .arg(member)
@@ -44,11 +51,10 @@ impl DelayedSet {
     }
 
     /// Takes up to `limit` due entries: (member, due_ms), earliest first.
-    pub async fn pop_due(&self, limit: usize) -> Result<Vec<(String, u64)>, QueueError> {
-        let mut conn = self.queue.store().conn();
-        let flat: Vec<String> = self
-            .queue
-            .script(&self.queue.scripts.pop_due)
+    pub async fn pop_due(&self, limit: usize) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut conn = self.store.conn();
+        let flat: Vec<String> = POP_DUE
+            .key(self.key())
             .arg(limit)
             .invoke_async(&mut conn)
             .await?;
@@ -62,8 +68,8 @@ impl DelayedSet {
     }
 
     /// When the next entry is due, if any (lets a poller sleep exactly that long).
-    pub async fn next_due(&self) -> Result<Option<u64>, QueueError> {
-        let mut conn = self.queue.store().conn();
+    pub async fn next_due(&self) -> Result<Option<u64>, StoreError> {
+        let mut conn = self.store.conn();
         let first: Vec<(String, f64)> = redis::cmd("ZRANGE")
             .arg(self.key())
             .arg(0)

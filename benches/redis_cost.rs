@@ -1,0 +1,319 @@
+//! What one job and one session action cost Redis, and how many of them one primary
+//! carries (docs/scaling.md). Run with `cargo bench --bench redis_cost`.
+//!
+//! Against its own redis-server (testkit, AOF on as in production): `BENCH_JOBS` jobs go
+//! through the queue exactly as the API and a worker drive it (admit, claim, complete, the
+//! waiter's read), and `BENCH_ACTIONS` session actions through the real HTTP API (the
+//! agent's `POST /action`, the host's `pending-actions` read that delivers it and the host's
+//! `ops` that publishes the next legal actions and so applies it). Around
+//! each, `INFO commandstats` and `INFO stats` give the commands, the server's own CPU time
+//! (`usec`, load-independent enough to compare) and the bytes in and out; one core of Redis
+//! then carries about 1 s / (usec per item). `redis-benchmark` on the same server gives the
+//! machine's plain SET/GET and EVALSHA ceilings for comparison.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use horst_queue::{Admission, JobKind, JobSpec};
+use horst_testkit::RedisServer;
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+fn env_num(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Commands (calls, usec) by name, and bytes in and out, as the server counts them.
+#[derive(Debug, Default, Clone)]
+struct Counters {
+    commands: BTreeMap<String, (u64, u64)>,
+    bytes_in: u64,
+    bytes_out: u64,
+}
+
+async fn counters(conn: &mut redis::aio::MultiplexedConnection) -> Counters {
+    let stats: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(conn)
+        .await
+        .unwrap_or_default();
+    let mut c = Counters::default();
+    for l in stats.lines() {
+        let Some((name, rest)) = l.strip_prefix("cmdstat_").and_then(|l| l.split_once(':')) else {
+            continue;
+        };
+        let field = |f: &str| {
+            rest.split(',')
+                .find_map(|kv| kv.strip_prefix(f)?.strip_prefix('='))
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        c.commands
+            .insert(name.to_string(), (field("calls"), field("usec")));
+    }
+    let info: String = redis::cmd("INFO")
+        .arg("stats")
+        .query_async(conn)
+        .await
+        .unwrap_or_default();
+    let num = |k: &str| {
+        info.lines()
+            .find_map(|l| l.strip_prefix(k)?.strip_prefix(':'))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    c.bytes_in = num("total_net_input_bytes");
+    c.bytes_out = num("total_net_output_bytes");
+    c
+}
+
+/// Per item: commands by name, total commands, server usec, bytes in and out.
+fn report(what: &str, n: u64, before: &Counters, after: &Counters) -> f64 {
+    let mut total_calls = 0;
+    let mut total_usec = 0;
+    let mut by = Vec::new();
+    for (name, (calls, usec)) in &after.commands {
+        let (c0, u0) = before.commands.get(name).copied().unwrap_or((0, 0));
+        // The INFO calls of the measurement itself are not the item's.
+        if name == "info" || calls <= &c0 {
+            continue;
+        }
+        total_calls += calls - c0;
+        total_usec += usec - u0;
+        by.push(format!("{name} {:.2}", (calls - c0) as f64 / n as f64));
+    }
+    let per_usec = total_usec as f64 / n as f64;
+    println!(
+        "{what}: {:.2} commands ({}), {:.1} µs of Redis CPU, {:.0} bytes in, {:.0} bytes out per item; one Redis core carries ~{:.0}/s",
+        total_calls as f64 / n as f64,
+        by.join(", "),
+        per_usec,
+        (after.bytes_in - before.bytes_in) as f64 / n as f64,
+        (after.bytes_out - before.bytes_out) as f64 / n as f64,
+        1e6 / per_usec.max(0.001)
+    );
+    per_usec
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    // `cargo test --all-targets` runs bench binaries too (without `--bench`): stay quick.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("Redis cost benchmark: run it with `cargo bench --bench redis_cost`");
+        return;
+    }
+    let jobs = env_num("BENCH_JOBS", 500);
+    let actions = env_num("BENCH_ACTIONS", 500);
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let mut config = horst_config::Config::default();
+    config.redis.url = url.clone();
+    config.queue.waiting_global = 100_000;
+    config.queue.daily_seconds = 100_000_000;
+    config.sessions.lobby_fill_ms = 300;
+    let config = Arc::new(config);
+    let (_stop, stop_rx) = watch::channel(false);
+    let app = horst::App::build(config, &url, stop_rx)
+        .await
+        .expect("horst against the benchmark's redis");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(app.clone().run(horst::Roles::API, Some(listener)));
+    let mut probe = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+
+    // Jobs: what the API (admit, the waiter's reads) and a worker (claim, complete) send.
+    let queue = app.queue().clone();
+    let before = counters(&mut probe).await;
+    for n in 0..jobs {
+        let spec = JobSpec {
+            kind: JobKind::Simulate,
+            account: format!("bench{n}"),
+            trust: 2,
+            idempotency_key: format!("k{n}"),
+            input: json!({ "n": n }),
+        };
+        let Ok(Admission::New(job)) = queue.admit(spec).await else {
+            panic!("admission refused")
+        };
+        let claim = queue.claim("bench-worker").await.unwrap().expect("a job");
+        assert!(queue
+            .complete(&claim.record.id, claim.token, Ok(json!({ "n": n })))
+            .await
+            .unwrap());
+        queue.wait(&job.id, Duration::from_secs(5)).await.unwrap();
+    }
+    let after = counters(&mut probe).await;
+    let job_usec = report("job (admit, claim, complete, wait)", jobs, &before, &after);
+
+    // Session actions over HTTP: an agent acts, the host reads the pending action.
+    let http = reqwest::Client::new();
+    let (host, _) = app
+        .auth()
+        .create_token(&["host".into()], Some("bench-host"))
+        .await
+        .unwrap();
+    let mut players = Vec::new();
+    for i in 0..2 {
+        let (t, _) = app
+            .auth()
+            .create_token(&["play".into()], Some(&format!("bench{i}")))
+            .await
+            .unwrap();
+        players.push(t);
+    }
+    let call = |token: &str, method: reqwest::Method, path: String, body: Option<Value>| {
+        let mut r = http
+            .request(method, format!("{base}{path}"))
+            .bearer_auth(token);
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        async move {
+            let r = r.send().await.expect("request");
+            let st = r.status().as_u16();
+            (st, r.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+    let bridge = "/api/v1/agent/bridge/sessions";
+    let agent = "/api/v1/agent/sessions";
+    let (st, created) = call(
+        &host,
+        reqwest::Method::POST,
+        bridge.to_string(),
+        Some(
+            json!({ "config": { "minPlayers": 2, "maxPlayers": 2, "turnBased": false,
+            "sdkVersion": "2.0.0", "turnTimeout": 0 }, "gameId": "bench", "gameTitle": "Bench" }),
+        ),
+    )
+    .await;
+    assert_eq!(st, 201, "{created}");
+    let id = created["sessionId"].as_str().unwrap().to_string();
+    let mut player = String::new();
+    for p in &players {
+        let (st, v) = call(
+            p,
+            reqwest::Method::POST,
+            format!("{agent}/{id}/join"),
+            Some(json!({})),
+        )
+        .await;
+        assert_eq!(st, 200, "{v}");
+        if player.is_empty() {
+            player = v["playerId"].as_str().unwrap_or_default().to_string();
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (_, p) = call(
+        &host,
+        reqwest::Method::GET,
+        format!("{bridge}/{id}/pending-actions?after=0&wait=0"),
+        None,
+    )
+    .await;
+    let mut after_seq = p["actions"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|e| e["seq"].as_u64())
+                .max()
+                .unwrap_or(0)
+        })
+        .unwrap_or(0);
+    let before = counters(&mut probe).await;
+    let start = Instant::now();
+    for _ in 0..actions {
+        let (st, v) = call(
+            &players[0],
+            reqwest::Method::POST,
+            format!("{agent}/{id}/action"),
+            Some(json!({ "action": "go", "turn": 0 })),
+        )
+        .await;
+        assert_eq!(st, 200, "{v}");
+        let (_, p) = call(
+            &host,
+            reqwest::Method::GET,
+            format!("{bridge}/{id}/pending-actions?after={after_seq}&wait=5"),
+            None,
+        )
+        .await;
+        after_seq = p["actions"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|e| e["seq"].as_u64())
+                    .fold(after_seq, u64::max)
+            })
+            .unwrap_or(after_seq);
+        // The host publishes the next legal actions, which applies this one.
+        let (st, v) = call(
+            &host,
+            reqwest::Method::POST,
+            format!("{bridge}/{id}/ops"),
+            Some(json!({ "ops": [{ "op": "legal_actions", "playerId": player, "actions": ["go"] }] })),
+        )
+        .await;
+        assert_eq!(st, 200, "{v}");
+    }
+    let elapsed = start.elapsed();
+    let after = counters(&mut probe).await;
+    let action_usec = report(
+        "session action cycle (the agent's POST /action, the host's pending read and ops)",
+        actions,
+        &before,
+        &after,
+    );
+    println!(
+        "({actions} actions one after another took {:.1} s: {:.0} round trips/s through one API process)",
+        elapsed.as_secs_f64(),
+        actions as f64 / elapsed.as_secs_f64()
+    );
+
+    // The machine's own ceilings, on the same server in the same run.
+    for args in [
+        vec!["-t", "set,get", "-n", "200000", "-c", "50", "-q"],
+        vec![
+            "-n",
+            "100000",
+            "-c",
+            "50",
+            "-q",
+            "EVAL",
+            "return redis.call('INCR', KEYS[1])",
+            "1",
+            "bench:counter",
+        ],
+    ] {
+        let out = std::process::Command::new("redis-benchmark")
+            .args(["-h", "127.0.0.1", "-p", &redis.port().to_string()])
+            .args(&args)
+            .output();
+        match out {
+            Ok(o) => print!(
+                "redis-benchmark {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&o.stdout)
+                    .replace('\r', "\n")
+                    .lines()
+                    .filter(|l| l.contains("requests per second"))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            Err(e) => print!("redis-benchmark not run: {e}"),
+        }
+        println!();
+    }
+    println!(
+        "so one primary core: ~{:.0} jobs/s alone, ~{:.0} actions/s alone",
+        1e6 / job_usec.max(0.001),
+        1e6 / action_usec.max(0.001)
+    );
+}

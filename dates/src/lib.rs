@@ -1,0 +1,130 @@
+//! UTC timestamps as RFC 3339 / ISO 8601 text with milliseconds (`2026-10-07T19:00:00.000Z`),
+//! integer-only and without a date library: the one civil-date conversion of the workspace
+//! (both contracts write times this way; the gateway, the session views and the benchmarks
+//! use it).
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
+const DAY_S: u64 = 86_400;
+
+/// Formats Unix milliseconds as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+pub fn rfc3339_ms(unix_ms: u64) -> String {
+    let secs = unix_ms / 1000;
+    let (days, sod) = (secs / DAY_S, secs % DAY_S);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        sod / 3600,
+        (sod / 60) % 60,
+        sod % 60,
+        unix_ms % 1000
+    )
+}
+
+/// The UTC date of Unix milliseconds, `YYYY-MM-DD` (daily counters are named by it).
+pub fn utc_date(unix_ms: u64) -> String {
+    let (y, m, d) = civil_from_days(unix_ms / 1000 / DAY_S);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Reads `YYYY-MM-DDTHH:MM:SS.mmmZ` (as [`rfc3339_ms`] writes it) back to Unix milliseconds;
+/// `None` for anything else or a time before 1970.
+pub fn parse_rfc3339_ms(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    let shape = b.len() == 24
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && b[19] == b'.'
+        && b[23] == b'Z';
+    if !shape {
+        return None;
+    }
+    let n = |a: usize, z: usize| -> Option<u64> {
+        let part = s.get(a..z)?;
+        part.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| part.parse().ok())?
+    };
+    let (y, m, d) = (n(0, 4)?, n(5, 7)?, n(8, 10)?);
+    let (hh, mm, ss, ms) = (n(11, 13)?, n(14, 16)?, n(17, 19)?, n(20, 23)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    let days = days_from_civil(y, m, d)?;
+    Some(((days * DAY_S + hh * 3600 + mm * 60 + ss) * 1000) + ms)
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm, for
+/// non-negative day counts).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
+}
+
+/// The inverse of [`civil_from_days`]; `None` before 1970.
+fn days_from_civil(y: u64, m: u64, d: u64) -> Option<u64> {
+    let y = if m <= 2 { y.checked_sub(1)? } else { y };
+    let era = y / 400;
+    let yoe = y % 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    (era * 146_097 + doe).checked_sub(719_468)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_instants() {
+        assert_eq!(rfc3339_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339_ms(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(rfc3339_ms(1_791_399_600_000), "2026-10-07T19:00:00.000Z");
+        assert_eq!(rfc3339_ms(1_791_399_600_042), "2026-10-07T19:00:00.042Z");
+        assert_eq!(rfc3339_ms(1_796_083_199_123), "2026-11-30T23:59:59.123Z");
+        assert_eq!(rfc3339_ms(4_102_444_799_999), "2099-12-31T23:59:59.999Z");
+        assert_eq!(rfc3339_ms(1_709_251_199_000), "2024-02-29T23:59:59.000Z");
+        assert_eq!(utc_date(1_796_083_199_500), "2026-11-30");
+        assert_eq!(utc_date(1_796_083_200_000), "2026-12-01");
+    }
+
+    #[test]
+    fn parsing_is_the_inverse_of_formatting() {
+        for ms in [
+            0,
+            951_782_400_000,
+            1_709_251_199_000,
+            1_791_399_600_042,
+            4_102_444_799_999,
+        ] {
+            assert_eq!(parse_rfc3339_ms(&rfc3339_ms(ms)), Some(ms));
+        }
+        // Every day of four centuries round-trips through the two conversions.
+        for days in (0..146_097 * 4).step_by(7) {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), Some(days));
+        }
+        for bad in [
+            "",
+            "2026-10-07 19:00:00.000Z",
+            "2026-13-07T19:00:00.000Z",
+            "1969-12-31T23:59:59.999Z",
+            "2026-10-07T19:00:00.000",
+            "+026-10-07T19:00:00.000Z",
+        ] {
+            assert_eq!(parse_rfc3339_ms(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! Redis high availability: a primary, a replica and three sentinels (horst-testkit), horst
+//! following the sentinels with `redis.min_replica_acks = 1`, a stream of jobs and of session
+//! actions, and a kill -9 of the primary. Nothing acknowledged is lost and nothing runs
+//! twice; the figures (failed requests, time until service resumed) are printed for
+//! docs/scaling.md and not asserted (the machine is shared).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use horst_queue::{Admission, Failure, JobKind, JobSpec, JobState};
+use horst_testkit::{SentinelCluster, SENTINEL_MASTER};
+use horst_worker::{JobRunner, WorkerIdentity, WorkerMetrics};
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+use crate::rcadia_common::{max_seq, started, two_player, Client, AGENT, BRIDGE};
+
+/// Runs every job it is given, counting how often each input ran.
+#[derive(Default)]
+struct CountingRunner {
+    runs: Mutex<HashMap<u64, u32>>,
+}
+
+impl JobRunner for CountingRunner {
+    fn run(
+        &self,
+        _kind: JobKind,
+        input: &Value,
+        _limit: Duration,
+        _cancel: &AtomicBool,
+    ) -> Result<Value, Failure> {
+        let n = input["n"].as_u64().unwrap_or(u64::MAX);
+        *self
+            .runs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(n)
+            .or_default() += 1;
+        std::thread::sleep(Duration::from_millis(20));
+        Ok(json!({ "n": n }))
+    }
+}
+
+/// What one stream saw.
+#[derive(Default, Debug)]
+struct Tally {
+    /// Acknowledged: (what, when).
+    acked: Vec<(String, Instant)>,
+    failed: u64,
+    /// Failed requests by HTTP status (0: the job stream's errors).
+    codes: std::collections::BTreeMap<u16, u64>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_primary_loses_nothing_acknowledged_and_runs_nothing_twice() {
+    let mut cluster = tokio::task::block_in_place(SentinelCluster::start);
+    let mut config = horst_config::Config::default();
+    config.redis.sentinels = cluster.sentinel_addrs();
+    config.redis.sentinel_master = SENTINEL_MASTER.into();
+    config.redis.min_replica_acks = 1;
+    config.redis.replica_ack_timeout_ms = 1000;
+    config.queue.waiting_global = 10_000;
+    config.queue.daily_seconds = 10_000_000;
+    config.queue.wait_seconds = 30;
+    config.sessions.lobby_fill_ms = 300;
+    let config = Arc::new(config);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let app = horst::App::build(config.clone(), "", stop_rx.clone())
+        .await
+        .expect("horst finds the primary through the sentinels");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(app.clone().run(horst::Roles::API, Some(listener)));
+    let runner = Arc::new(CountingRunner::default());
+    tokio::spawn(horst_worker::run(
+        app.queue().clone(),
+        runner.clone(),
+        WorkerIdentity::new(0, 2),
+        WorkerMetrics::register(&horst_telemetry::Metrics::new()),
+        stop_rx.clone(),
+    ));
+
+    // A host and one agent at a table of a game that is not turn-based (the agent may act
+    // again and again).
+    let mk = |token: String| Client {
+        base: format!("http://{addr}"),
+        token,
+        http: reqwest::Client::new(),
+    };
+    let (host, _) = app
+        .auth()
+        .create_token(&["host".into()], Some("Host"))
+        .await
+        .unwrap();
+    let mut agents = Vec::new();
+    for i in 0..2 {
+        let (t, _) = app
+            .auth()
+            .create_token(&["play".into()], Some(&format!("Agent{i}")))
+            .await
+            .unwrap();
+        agents.push(mk(t));
+    }
+    let host = mk(host);
+    let (session, pids, after) =
+        started(&host, &agents, two_player(json!({ "turnBased": false }))).await;
+    host.ops(
+        &session,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["go"] }]),
+    )
+    .await;
+
+    let streaming = Arc::new(AtomicBool::new(true));
+    let jobs = {
+        let queue = app.queue().clone();
+        let streaming = streaming.clone();
+        tokio::spawn(async move {
+            let mut t = Tally::default();
+            let mut n = 0u64;
+            while streaming.load(Ordering::Relaxed) {
+                n += 1;
+                let spec = JobSpec {
+                    kind: JobKind::Simulate,
+                    account: format!("acct{n}"),
+                    trust: 2,
+                    idempotency_key: format!("k{n}"),
+                    input: json!({ "n": n }),
+                };
+                let done = match queue.admit(spec).await {
+                    Ok(Admission::New(job)) => queue.wait(&job.id, Duration::from_secs(30)).await,
+                    Ok(Admission::Replayed(job)) => Ok(job),
+                    Err(e) => Err(e),
+                };
+                match done {
+                    Ok(r) if r.state == JobState::Succeeded => t.acked.push((r.id, Instant::now())),
+                    _ => {
+                        t.failed += 1;
+                        *t.codes.entry(0).or_default() += 1;
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                }
+            }
+            t
+        })
+    };
+    let actions = {
+        let (agent, host) = (agents[0].clone(), host.clone());
+        let (streaming, session, player) = (streaming.clone(), session.clone(), pids[0].clone());
+        tokio::spawn(async move {
+            let mut t = Tally::default();
+            let mut after = after;
+            let refused = |t: &mut Tally, st: u16, _v: &Value| {
+                t.failed += 1;
+                *t.codes.entry(st).or_default() += 1;
+            };
+            while streaming.load(Ordering::Relaxed) {
+                // One action cycle: the agent acts, the host reads it and publishes the
+                // next legal actions (which applies it).
+                let (st, v) = agent
+                    .post(
+                        &format!("{AGENT}/{session}/action"),
+                        json!({ "action": "go", "turn": 0 }),
+                    )
+                    .await;
+                let Some(id) = v["actionId"]
+                    .as_str()
+                    .filter(|_| st == 200)
+                    .map(str::to_string)
+                else {
+                    refused(&mut t, st, &v);
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    // The action may still be pending from a cycle cut short: take delivery
+                    // of it and release it, as a host does.
+                    let (st, p) = host
+                        .get(&format!(
+                            "{BRIDGE}/{session}/pending-actions?after={after}&wait=0"
+                        ))
+                        .await;
+                    if st == 200 {
+                        after = max_seq(&p, after);
+                    }
+                    let _ = host
+                        .post(
+                            &format!("{BRIDGE}/{session}/ops"),
+                            json!({ "ops": [
+                            { "op": "legal_actions", "playerId": player, "actions": ["go"] }] }),
+                        )
+                        .await;
+                    continue;
+                };
+                let (st, p) = host
+                    .get(&format!(
+                        "{BRIDGE}/{session}/pending-actions?after={after}&wait=5"
+                    ))
+                    .await;
+                if st != 200 {
+                    refused(&mut t, st, &p);
+                }
+                after = max_seq(&p, after);
+                let (st, v) = host
+                    .post(
+                        &format!("{BRIDGE}/{session}/ops"),
+                        json!({ "ops": [
+                        { "op": "legal_actions", "playerId": player, "actions": ["go"] }] }),
+                    )
+                    .await;
+                if st == 200 {
+                    t.acked.push((id, Instant::now()));
+                } else {
+                    refused(&mut t, st, &v);
+                }
+            }
+            t
+        })
+    };
+
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let old = cluster.kill_primary();
+    let (new, failover_took) =
+        tokio::task::block_in_place(|| cluster.wait_for_failover(old, Duration::from_secs(60)));
+    let failed_over_at = Instant::now();
+    // As an operator would: the crashed server comes back as a replica of the new primary
+    // (the sentinels would convert it too, only later), so `min_replica_acks = 1` can be met
+    // again.
+    tokio::task::block_in_place(|| cluster.server_on(old).start_again_as_replica_of(new));
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    streaming.store(false, Ordering::Relaxed);
+    let jobs = jobs.await.unwrap();
+    let actions = actions.await.unwrap();
+    assert_eq!(app.store().primary_addr(), format!("127.0.0.1:{new}"));
+
+    // Acknowledged-then-lost: every acknowledged job is there, succeeded, on the new primary.
+    let mut lost_jobs = 0;
+    for (id, _) in &jobs.acked {
+        match app.queue().get(id).await.unwrap() {
+            Some(r) if r.state == JobState::Succeeded => {}
+            _ => lost_jobs += 1,
+        }
+    }
+    let run_twice = runner
+        .runs
+        .lock()
+        .unwrap()
+        .values()
+        .filter(|n| **n > 1)
+        .count();
+    // Sessions keep answering: same boot tag, no 410.
+    let (st, v) = agents[0].get(&format!("{AGENT}/{session}/state")).await;
+    assert_eq!(st, 200, "{v}");
+    // Every cycle's writes are durable, so the session remembers the last acknowledged action
+    // (or a newer one whose cycle was cut short); an older one would mean lost cycles.
+    let last = v["lastAction"]["actionId"].as_str().unwrap_or_default();
+    let lost_actions = match actions.acked.iter().position(|(id, _)| id == last) {
+        Some(i) => actions.acked.len() - 1 - i,
+        None => 0,
+    };
+    let resumed = |t: &Tally| {
+        t.acked
+            .iter()
+            .map(|(_, at)| *at)
+            .find(|at| *at > failed_over_at)
+            .map(|at| at.duration_since(failed_over_at))
+    };
+    eprintln!(
+        "failover figures: sentinels failed over {failover_took:?} after the kill; jobs {} acknowledged, {} failed, {lost_jobs} lost, {run_twice} run twice, first after the failover {:?}; action cycles {} acknowledged, {} failed requests {:?}, {lost_actions} lost, first after the failover {:?}",
+        jobs.acked.len(),
+        jobs.failed,
+        resumed(&jobs),
+        actions.acked.len(),
+        actions.failed,
+        actions.codes,
+        resumed(&actions),
+    );
+    assert_eq!(lost_jobs, 0, "acknowledged jobs lost");
+    assert_eq!(run_twice, 0, "jobs run twice");
+    assert_eq!(lost_actions, 0, "acknowledged actions lost");
+    assert!(
+        resumed(&jobs).is_some() && resumed(&actions).is_some(),
+        "service never resumed after the failover"
+    );
+    let _ = stop_tx.send(true);
+}
