@@ -412,6 +412,27 @@ async fn config_get(conn: &mut ConnectionManager, name: &str) -> Option<String> 
 /// `redis://user:secret@host:6379/0` -> `redis://user:***@host:6379/0` (the configuration's).
 pub use horst_config::redact_url;
 
+/// Runs a Lua script as a durable write: the invocation, then [`Store::settle`] on the same
+/// connection (`WAIT` for `redis.min_replica_acks` replicas; nothing with 0).
+pub trait InvokeDurably {
+    fn invoke_durably<T: redis::FromRedisValue + Send>(
+        &self,
+        store: &Store,
+    ) -> impl std::future::Future<Output = Result<T, redis::RedisError>> + Send;
+}
+
+impl InvokeDurably for redis::ScriptInvocation<'_> {
+    async fn invoke_durably<T: redis::FromRedisValue + Send>(
+        &self,
+        store: &Store,
+    ) -> Result<T, redis::RedisError> {
+        let mut conn = store.conn();
+        let value = self.invoke_async(&mut conn).await?;
+        store.settle(&mut conn).await?;
+        Ok(value)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -425,28 +446,5 @@ mod tests {
             redact_url("redis+unix:///tmp/r.sock"),
             "redis+unix:///tmp/r.sock"
         );
-    }
-}
-
-/// Runs a Lua script as a durable write: the invocation, then [`Store::settle`] on the same
-/// connection (`WAIT` for `redis.min_replica_acks` replicas; nothing with 0).
-pub trait InvokeDurably {
-    fn invoke_durably<T: redis::FromRedisValue + Send>(
-        &self,
-        store: &Store,
-    ) -> impl std::future::Future<Output = Result<T, redis::RedisError>> + Send;
-}
-
-impl InvokeDurably for redis::ScriptInvocation<'_> {
-    fn invoke_durably<T: redis::FromRedisValue + Send>(
-        &self,
-        store: &Store,
-    ) -> impl std::future::Future<Output = Result<T, redis::RedisError>> + Send {
-        async move {
-            let mut conn = store.conn();
-            let value = self.invoke_async(&mut conn).await?;
-            store.settle(&mut conn).await?;
-            Ok(value)
-        }
     }
 }
