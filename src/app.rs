@@ -209,6 +209,17 @@ impl App {
     /// listener (with the API role) or the operational endpoints' (`/healthz`, `/readyz`,
     /// `/metrics`) of a worker-only process; `None` serves nothing.
     pub async fn run(self, roles: Roles, http: Option<TcpListener>) -> Result<(), BuildError> {
+        self.run_with(roles, http, None).await
+    }
+
+    /// [`App::run`] with `/metrics` (and the probes) also on `ops`, the listener of
+    /// `server.metrics_listen`.
+    pub async fn run_with(
+        self,
+        roles: Roles,
+        http: Option<TcpListener>,
+        ops: Option<TcpListener>,
+    ) -> Result<(), BuildError> {
         let shutdown = self.shutdown.clone();
         tokio::spawn(self.health.clone().run_probe(
             self.store.clone(),
@@ -239,22 +250,34 @@ impl App {
             let addr = listener
                 .local_addr()
                 .map_err(|e| BuildError(format!("cannot read the bound address: {e}")))?;
+            // One state for both listeners: its metrics are registered once.
             let state = self.api_state(addr);
             let router = if roles.api {
-                horst_api::router(state)
+                horst_api::router(state.clone())
             } else {
-                horst_api::ops_router(state)
+                horst_api::ops_router(state.clone())
             };
             let grace = Duration::from_secs(self.config.server.shutdown_grace_seconds);
-            let mut stop = shutdown.clone();
-            tasks.spawn(async move {
-                let drained = async move {
-                    let _ = stop.wait_for(|s| *s).await;
-                };
-                if let Err(e) = horst_api::serve_router(listener, router, drained, grace).await {
-                    tracing::error!(error = %e, "the HTTP server failed");
-                }
-            });
+            let limits = horst_api::ConnectionLimits::from_config(&self.config.server);
+            let mut listeners = vec![(listener, router)];
+            if let Some(ops) = ops {
+                listeners.push((ops, horst_api::ops_router(state.clone())));
+            }
+            for (listener, router) in listeners {
+                let mut stop = shutdown.clone();
+                let (limits, connections) = (limits.clone(), state.connections.clone());
+                tasks.spawn(async move {
+                    let drained = async move {
+                        let _ = stop.wait_for(|s| *s).await;
+                    };
+                    if let Err(e) =
+                        horst_api::serve_with(listener, router, drained, grace, limits, connections)
+                            .await
+                    {
+                        tracing::error!(error = %e, "the HTTP server failed");
+                    }
+                });
+            }
         }
         while tasks.join_next().await.is_some() {}
         Ok(())

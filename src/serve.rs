@@ -16,6 +16,7 @@ use tokio::sync::watch;
 use crate::redis_setup::{self, RedisHandle};
 
 pub fn run(config: Config, roles: Roles) -> ExitCode {
+    raise_descriptor_limit(&config);
     let data_dir = std::path::absolute(&config.data_dir).unwrap_or(config.data_dir.clone());
     println!("horst: data directory {}", data_dir.display());
     let redis = match redis_setup::resolve(&config, |line| println!("{line}")) {
@@ -105,12 +106,62 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
         }
         listener = Some(l);
     }
-    match app.run(roles, listener).await {
+    // `/metrics` on its own address (server.metrics_listen), for an API process.
+    let mut ops = None;
+    if roles.api && !config.server.metrics_listen.is_empty() {
+        let addr = config.server.metrics_listen.as_str();
+        match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => {
+                if let Ok(a) = l.local_addr() {
+                    println!("horst: metrics on http://{a}/metrics");
+                }
+                ops = Some(l);
+            }
+            Err(e) => {
+                eprintln!("horst: cannot listen on {addr}: {e}; choose another address (server.metrics_listen)");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    match app.run_with(roles, listener, ops).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("horst: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// Every connection is a descriptor: the soft limit (often 1024) goes up to the hard limit,
+/// and horst warns when `server.max_connections` does not fit in what is left. (Go's runtime
+/// does the same at start.)
+fn raise_descriptor_limit(config: &Config) {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return;
+    }
+    if lim.rlim_cur < lim.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: lim.rlim_max,
+            rlim_max: lim.rlim_max,
+        };
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            lim = raised;
+        }
+    }
+    // Room for Redis connections, files and the refusals' short-lived sockets.
+    const RESERVE: u64 = 256;
+    let cap = config.server.max_connections;
+    let available = (lim.rlim_cur as u64).saturating_sub(RESERVE);
+    if cap > available {
+        println!(
+            "horst: warning: server.max_connections is {cap} but the descriptor limit is {} (about {available} connections); raise LimitNOFILE (ulimit -n) or lower server.max_connections, or accepts will fail (they are logged and backed off)",
+            lim.rlim_cur
+        );
     }
 }
 

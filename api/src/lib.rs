@@ -10,7 +10,7 @@
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,8 +29,10 @@ mod extract;
 mod poll_params;
 mod request_log;
 mod routes;
+mod server;
 
 pub use error::{tool_status, ApiCode, ApiError};
+pub use server::{ConnectionLimits, ConnectionMetrics};
 pub use routes::web_files::check_web_dir;
 
 /// What the agent gateway's routes need besides the store: the gateway's handlers, the
@@ -60,6 +62,8 @@ pub struct AppState {
     /// `sessions.public_url`, else `http://` + the listen address ([`AppState::with_listen_addr`]).
     pub public_url: Arc<str>,
     pub(crate) http: request_log::HttpMetrics,
+    /// The HTTP server's connection metrics (`horst_connections_*`).
+    pub connections: ConnectionMetrics,
 }
 
 impl AppState {
@@ -73,6 +77,7 @@ impl AppState {
         auth: Auth,
     ) -> Self {
         let http = request_log::HttpMetrics::register(&metrics);
+        let connections = ConnectionMetrics::register(&metrics);
         // Whoever serves /metrics shows the session layer's metrics too.
         rcadia.metrics().register(&metrics);
         let agents = AgentGateway {
@@ -100,6 +105,7 @@ impl AppState {
             rcadia,
             auth,
             http,
+            connections,
         }
     }
 }
@@ -124,8 +130,14 @@ fn public_url(config: &Config, listen: &str) -> Arc<str> {
 
 /// The whole API.
 pub fn router(state: AppState) -> Router {
+    // With `server.metrics_listen` set, /metrics is served only there.
+    let ops = if state.config.server.metrics_listen.is_empty() {
+        routes::health::router()
+    } else {
+        routes::health::probes_router()
+    };
     Router::new()
-        .merge(routes::health::router())
+        .merge(ops)
         .merge(routes::mcp::router(state.clone()))
         .merge(routes::agent_keys::router())
         .merge(routes::admin::router())
@@ -162,34 +174,60 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> std::io::Result<()> {
-    serve_router(listener, router(state), shutdown, grace).await
+    let limits = ConnectionLimits::from_config(&state.config.server);
+    let connections = state.connections.clone();
+    serve_with(listener, router(state), shutdown, grace, limits, connections).await
 }
 
-/// [`serve`] for any router (the API, or [`ops_router`]).
+/// [`serve`] for any router (the API, or [`ops_router`]) with the default connection limits
+/// and metrics nobody reads.
 pub async fn serve_router(
     listener: TcpListener,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> std::io::Result<()> {
-    let app = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    // Two observers of one shutdown: axum's own drain, and our grace timer.
+    let metrics = ConnectionMetrics::register(&Metrics::new());
+    serve_with(
+        listener,
+        router,
+        shutdown,
+        grace,
+        ConnectionLimits::default(),
+        metrics,
+    )
+    .await
+}
+
+/// [`serve_router`] with the connection limits and timeouts of `server.*`
+/// (`server.rs`: our accept loop over hyper).
+pub async fn serve_with(
+    listener: TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+    limits: ConnectionLimits,
+    connections: ConnectionMetrics,
+) -> std::io::Result<()> {
+    // Two observers of one shutdown: the server's own drain, and our grace timer.
     let (tx, rx) = watch::channel(false);
     let mut drain_rx = rx.clone();
     tokio::spawn(async move {
         shutdown.await;
         let _ = tx.send(true);
     });
-    let mut server = tokio::spawn(
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = drain_rx.wait_for(|stop| *stop).await;
-            })
-            .into_future(),
-    );
+    let mut server = tokio::spawn(server::serve_connections(
+        listener,
+        router,
+        async move {
+            let _ = drain_rx.wait_for(|stop| *stop).await;
+        },
+        limits,
+        connections,
+    ));
     let mut grace_rx = rx;
     tokio::select! {
-        result = &mut server => result.unwrap_or_else(|e| Err(std::io::Error::other(e))),
+        result = &mut server => result.map_err(std::io::Error::other),
         _ = async {
             let _ = grace_rx.wait_for(|stop| *stop).await;
             tracing::info!(grace_seconds = grace.as_secs(), "shutting down: no new connections; finishing in-flight requests");

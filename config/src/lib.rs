@@ -256,6 +256,11 @@ impl Config {
         if let Err(m) = parse_listen(&self.server.listen) {
             return fail("server.listen", m);
         }
+        if !self.server.metrics_listen.is_empty() {
+            if let Err(m) = parse_listen(&self.server.metrics_listen) {
+                return fail("server.metrics_listen", m);
+            }
+        }
         if !self.worker.metrics_listen.is_empty() {
             if let Err(m) = parse_listen(&self.worker.metrics_listen) {
                 return fail("worker.metrics_listen", m);

@@ -18,6 +18,25 @@ pub struct ServerConfig {
     pub trusted_proxies: Vec<String>,
     /// Directory of the browser files (`sdk/`, `bridge/`, `games/`, `node_modules/chess.js`).
     pub web_dir: String,
+    /// A connection must deliver a request's head (request line and headers) within this
+    /// long of being ready for one (opened, or its previous response sent).
+    pub header_read_timeout_seconds: u64,
+    /// A kept-alive connection with no request in flight and no byte arriving for this long
+    /// is closed (at most `header_read_timeout_seconds`, which also runs between requests).
+    pub idle_timeout_seconds: u64,
+    /// A request body must arrive within this long of the handler starting to read it, plus
+    /// one second per `body_min_bytes_per_second` bytes received.
+    pub body_timeout_seconds: u64,
+    /// The slowest average rate a request body may arrive at (see `body_timeout_seconds`).
+    pub body_min_bytes_per_second: u64,
+    /// Open HTTP connections the process accepts at once; more are answered 503 and closed.
+    pub max_connections: u64,
+    /// Open HTTP connections from one client address (the TCP peer); more are answered 503
+    /// and closed. Addresses in `trusted_proxies` are exempt.
+    pub max_connections_per_address: u64,
+    /// Serve `/metrics` (with `/healthz` and `/readyz`) on this address (IP:PORT) instead of
+    /// `listen`, so it need not be public; empty: on `listen`.
+    pub metrics_listen: String,
 }
 
 impl Default for ServerConfig {
@@ -27,6 +46,15 @@ impl Default for ServerConfig {
             shutdown_grace_seconds: 10,
             trusted_proxies: Vec::new(),
             web_dir: "web".into(),
+            header_read_timeout_seconds: 30,
+            idle_timeout_seconds: 20,
+            body_timeout_seconds: 20,
+            body_min_bytes_per_second: 500,
+            max_connections: 10_000,
+            // A house host keeps about three long-polls per table open; 256 leaves room for
+            // dozens of tables (or many agents behind one NAT).
+            max_connections_per_address: 256,
+            metrics_listen: String::new(),
         }
     }
 }
@@ -423,6 +451,35 @@ impl Config {
             (
                 "server.shutdown_grace_seconds",
                 range(self.server.shutdown_grace_seconds, 0, 3600),
+            ),
+            (
+                "server.header_read_timeout_seconds",
+                range(self.server.header_read_timeout_seconds, 1, 3600),
+            ),
+            (
+                "server.idle_timeout_seconds",
+                range(
+                    self.server.idle_timeout_seconds,
+                    1,
+                    self.server.header_read_timeout_seconds.max(1),
+                )
+                .map_err(|m| format!("{m} (it cannot exceed server.header_read_timeout_seconds, whose timer also runs between requests)")),
+            ),
+            (
+                "server.body_timeout_seconds",
+                range(self.server.body_timeout_seconds, 1, 3600),
+            ),
+            (
+                "server.body_min_bytes_per_second",
+                range(self.server.body_min_bytes_per_second, 1, 1 << 30),
+            ),
+            (
+                "server.max_connections",
+                range(self.server.max_connections, 1, 1_000_000),
+            ),
+            (
+                "server.max_connections_per_address",
+                range(self.server.max_connections_per_address, 1, 1_000_000),
             ),
             ("worker.slots", range(self.worker.slots as u64, 1, 256)),
             (

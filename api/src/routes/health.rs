@@ -12,10 +12,14 @@ use serde_json::json;
 use crate::AppState;
 
 pub fn router() -> Router<AppState> {
+    probes_router().route("/metrics", get(metrics))
+}
+
+/// Only the probes: the API's router when `/metrics` has its own address.
+pub fn probes_router() -> Router<AppState> {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
 }
 
 /// The process is alive and serving HTTP.
