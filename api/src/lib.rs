@@ -32,8 +32,8 @@ mod routes;
 mod server;
 
 pub use error::{tool_status, ApiCode, ApiError};
-pub use server::{ConnectionLimits, ConnectionMetrics};
 pub use routes::web_files::check_web_dir;
+pub use server::{ConnectionLimits, ConnectionMetrics};
 
 /// What the agent gateway's routes need besides the store: the gateway's handlers, the
 /// deployment-wide burst limits, and the proxies whose `X-Forwarded-For` is believed.
@@ -78,6 +78,7 @@ impl AppState {
     ) -> Self {
         let http = request_log::HttpMetrics::register(&metrics);
         let connections = ConnectionMetrics::register(&metrics);
+        register_build_info(&metrics);
         // Whoever serves /metrics shows the session layer's metrics too.
         rcadia.metrics().register(&metrics);
         let agents = AgentGateway {
@@ -117,6 +118,24 @@ impl AppState {
         self.public_url = public_url(&self.config, &addr.to_string());
         self
     }
+}
+
+/// `horst_build_info{version, engine_version} 1`: which build and which engine (the
+/// `engineVersion` evidence is bound to) this process runs.
+fn register_build_info(metrics: &Metrics) {
+    use horst_telemetry::metrics::family::Family;
+    use horst_telemetry::metrics::gauge::Gauge;
+    let info = Family::<Vec<(&'static str, String)>, Gauge>::default();
+    info.get_or_create(&vec![
+        ("version", env!("CARGO_PKG_VERSION").to_string()),
+        ("engine_version", horst_engine::engine_version().to_string()),
+    ])
+    .set(1);
+    metrics.register(
+        "build_info",
+        "1, labelled with the build's version and engineVersion",
+        info,
+    );
 }
 
 fn public_url(config: &Config, listen: &str) -> Arc<str> {
@@ -176,7 +195,15 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let limits = ConnectionLimits::from_config(&state.config.server);
     let connections = state.connections.clone();
-    serve_with(listener, router(state), shutdown, grace, limits, connections).await
+    serve_with(
+        listener,
+        router(state),
+        shutdown,
+        grace,
+        limits,
+        connections,
+    )
+    .await
 }
 
 /// [`serve`] for any router (the API, or [`ops_router`]) with the default connection limits

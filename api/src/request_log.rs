@@ -9,7 +9,7 @@ use axum::response::Response;
 use horst_telemetry::metrics::counter::Counter;
 use horst_telemetry::metrics::family::Family;
 use horst_telemetry::metrics::gauge::Gauge;
-use horst_telemetry::metrics::histogram::{exponential_buckets, Histogram};
+use horst_telemetry::metrics::histogram::Histogram;
 use horst_telemetry::Metrics;
 use tracing::Instrument;
 
@@ -28,7 +28,7 @@ impl HttpMetrics {
     pub(crate) fn register(metrics: &Metrics) -> Self {
         let requests = Family::<Labels, Counter>::default();
         let duration = Family::<Labels, Histogram>::new_with_constructor(|| {
-            Histogram::new(exponential_buckets(0.0005, 2.0, 16))
+            Histogram::new(horst_telemetry::latency_buckets())
         });
         let ready = Gauge::default();
         metrics.register(

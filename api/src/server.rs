@@ -459,10 +459,7 @@ pub(crate) async fn serve_connections(
         let slot = match admit(&tracker, &limits, &metrics, ip) {
             Ok(slot) => slot,
             Err(cap) => {
-                metrics
-                    .refused
-                    .get_or_create(&vec![("reason", cap)])
-                    .inc();
+                metrics.refused.get_or_create(&vec![("reason", cap)]).inc();
                 tracing::debug!(peer = %ip, cap, "connection refused");
                 // Best effort and never blocking: the socket buffer takes these few bytes.
                 let _ = stream.try_write(&refusal(cap));
@@ -547,7 +544,8 @@ async fn serve_one(
     let mut closing = false;
     loop {
         let last = activity.last_ms.load(Ordering::Relaxed);
-        let idle_left = Duration::from_millis((last + idle.as_millis() as u64).saturating_sub(now_ms()));
+        let idle_left =
+            Duration::from_millis((last + idle.as_millis() as u64).saturating_sub(now_ms()));
         tokio::select! {
             result = conn.as_mut() => {
                 if let Err(e) = result {
@@ -641,7 +639,11 @@ mod tests {
         let _p1 = admit(&tracker, &l, &m, proxy).unwrap();
         let _p2 = admit(&tracker, &l, &m, proxy).unwrap();
         assert_eq!(tracker.total.load(Ordering::Relaxed), 5);
-        assert!(!tracker.per_address.lock().unwrap().contains_key(&"192.0.2.9".parse::<IpAddr>().unwrap()));
+        assert!(!tracker
+            .per_address
+            .lock()
+            .unwrap()
+            .contains_key(&"192.0.2.9".parse::<IpAddr>().unwrap()));
     }
 
     #[test]
@@ -649,7 +651,10 @@ mod tests {
         let r = String::from_utf8(refusal("max_connections_per_address")).unwrap();
         let (head, body) = r.split_once("\r\n\r\n").unwrap();
         assert!(head.starts_with("HTTP/1.1 503 "), "{head}");
-        assert!(head.contains(&format!("content-length: {}", body.len())), "{head}");
+        assert!(
+            head.contains(&format!("content-length: {}", body.len())),
+            "{head}"
+        );
         let v: serde_json::Value = serde_json::from_str(body).unwrap();
         assert_eq!(v["code"], "too_many_connections");
     }

@@ -140,6 +140,14 @@ pub struct Gateway {
         ToolLabels,
         horst_telemetry::metrics::counter::Counter,
     >,
+    tool_duration: horst_telemetry::metrics::family::Family<
+        ToolLabels,
+        horst_telemetry::metrics::histogram::Histogram,
+    >,
+    refusals: horst_telemetry::metrics::family::Family<
+        ToolLabels,
+        horst_telemetry::metrics::counter::Counter,
+    >,
 }
 
 /// A tool's answer: its JSON, and for `render_map` with `image: true` a PNG picture.
@@ -193,11 +201,30 @@ impl Gateway {
             "MCP tool calls by tool and outcome (ok or the failure code)",
             tool_calls.clone(),
         );
+        fn latency() -> horst_telemetry::metrics::histogram::Histogram {
+            horst_telemetry::metrics::histogram::Histogram::new(horst_telemetry::latency_buckets())
+        }
+        let tool_duration = horst_telemetry::metrics::family::Family::new_with_constructor(
+            latency as fn() -> horst_telemetry::metrics::histogram::Histogram,
+        );
+        metrics.register(
+            "gateway_tool_duration_seconds",
+            "MCP tool call latency by tool (a blocking call's wait included)",
+            tool_duration.clone(),
+        );
+        let refusals = horst_telemetry::metrics::family::Family::default();
+        metrics.register(
+            "refusals",
+            "Calls refused for capacity or limits, by code (busy, quota, burst) and what it counted (tool, or address/account for burst)",
+            refusals.clone(),
+        );
         Gateway {
             store,
             config,
             queue,
             tool_calls,
+            tool_duration,
+            refusals,
         }
     }
 
@@ -287,6 +314,7 @@ impl Gateway {
             }
         }
         let arguments = params.get("arguments");
+        let started = std::time::Instant::now();
         let mut result = match Call::parse(tool, arguments) {
             Ok(call) => self.run_tool(&call, msg.caller).await,
             Err(e) => Err(e),
@@ -309,6 +337,12 @@ impl Gateway {
                 ("outcome", outcome.to_string()),
             ])
             .inc();
+        self.tool_duration
+            .get_or_create(&vec![("tool", tool.name().to_string())])
+            .observe(started.elapsed().as_secs_f64());
+        if matches!(outcome, "busy" | "quota") {
+            self.count_refusal(outcome, tool.name());
+        }
         Reply::Json(protocol::success(
             id,
             match result {
@@ -316,6 +350,14 @@ impl Gateway {
                 Err(e) => tool_failure(&e),
             },
         ))
+    }
+
+    /// Counts a refusal on `horst_refusals_total{code, by}` (the HTTP layer's burst limits
+    /// count theirs here too).
+    pub fn count_refusal(&self, code: &str, by: &str) {
+        self.refusals
+            .get_or_create(&vec![("code", code.to_string()), ("by", by.to_string())])
+            .inc();
     }
 
     /// The Labor and storage budgets in force (reloadable: see `horst_queue::Quotas`).

@@ -830,6 +830,15 @@ impl Queue {
         Ok((len, age))
     }
 
+    /// Jobs running now (leases held), for metrics.
+    pub async fn running_count(&self) -> Result<u64, QueueError> {
+        let mut conn = self.store.conn();
+        Ok(redis::cmd("ZCARD")
+            .arg(self.store.key("queue:running"))
+            .query_async(&mut conn)
+            .await?)
+    }
+
     /// Today's budget: (seconds used, seconds daily) — for metrics.
     pub async fn budget_today(&self) -> Result<(u64, u64), QueueError> {
         let now = self.now_ms().await?;

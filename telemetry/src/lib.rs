@@ -17,12 +17,14 @@ pub use prometheus_client::metrics;
 pub use prometheus_client::registry::Registry;
 use tracing_subscriber::EnvFilter;
 
-/// Installs the global subscriber. `HORST_LOG` (tracing directives) wins over `level`.
-/// Safe to call twice (the second call does nothing), which tests rely on.
+/// Installs the global subscriber. `HORST_LOG` (tracing directives) wins over `RUST_LOG`,
+/// which wins over `level`. Safe to call twice (the second call does nothing), which tests
+/// rely on.
 pub fn init_tracing(json: bool, level: &str) {
-    let filter = std::env::var("HORST_LOG")
-        .ok()
-        .and_then(|v| EnvFilter::try_new(v).ok())
+    let filter = ["HORST_LOG", "RUST_LOG"]
+        .iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .find_map(|v| EnvFilter::try_new(v).ok())
         .or_else(|| EnvFilter::try_new(level).ok())
         .unwrap_or_else(|| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
@@ -37,6 +39,16 @@ pub fn init_tracing(json: bool, level: &str) {
     } else {
         builder.with_target(false).try_init()
     };
+}
+
+/// Histogram buckets for latencies, in seconds: from a millisecond to past the 60 s that a
+/// blocking tool call or a long-poll may take, so a slow call is not lost in `+Inf`.
+pub fn latency_buckets() -> impl Iterator<Item = f64> {
+    [
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0,
+        45.0, 60.0, 90.0,
+    ]
+    .into_iter()
 }
 
 /// The process's metrics registry. Cheap to clone.

@@ -17,6 +17,7 @@ mod bridge_e2e;
 mod browser;
 mod burst;
 mod config_errors;
+mod connections;
 mod failover;
 pub mod game_api;
 mod game_e2e;

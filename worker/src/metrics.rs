@@ -7,7 +7,7 @@ use horst_queue::{JobKind, Queue};
 use horst_telemetry::metrics::counter::Counter;
 use horst_telemetry::metrics::family::Family;
 use horst_telemetry::metrics::gauge::Gauge;
-use horst_telemetry::metrics::histogram::{exponential_buckets, Histogram};
+use horst_telemetry::metrics::histogram::Histogram;
 use horst_telemetry::Metrics;
 use tokio::sync::watch;
 
@@ -22,7 +22,7 @@ pub struct WorkerMetrics {
 impl WorkerMetrics {
     pub fn register(metrics: &Metrics) -> Self {
         let duration = Family::<Labels, Histogram>::new_with_constructor(|| {
-            Histogram::new(exponential_buckets(0.001, 2.0, 16))
+            Histogram::new(horst_telemetry::latency_buckets())
         });
         let lease_expiries = Counter::default();
         metrics.register(
@@ -65,7 +65,19 @@ pub async fn sample_queue_gauges(
     let oldest = Gauge::<i64>::default();
     let used = Gauge::<i64>::default();
     let remaining = Gauge::<i64>::default();
+    let running = Gauge::<i64>::default();
+    let workers = Gauge::<i64>::default();
     metrics.register("queue_waiting_jobs", "Jobs waiting to start", depth.clone());
+    metrics.register(
+        "queue_running_jobs",
+        "Jobs running now (holding a worker's lease)",
+        running.clone(),
+    );
+    metrics.register(
+        "workers_live",
+        "Workers announced alive now (their workers:<id> keys)",
+        workers.clone(),
+    );
     metrics.register(
         "queue_oldest_waiting_milliseconds",
         "Age of the oldest waiting job",
@@ -85,6 +97,12 @@ pub async fn sample_queue_gauges(
         if let Ok((n, age)) = queue.depth().await {
             depth.set(n as i64);
             oldest.set(age.unwrap_or(0) as i64);
+        }
+        if let Ok(n) = queue.running_count().await {
+            running.set(n as i64);
+        }
+        if let Ok(ids) = horst_queue::live_workers(queue.store()).await {
+            workers.set(ids.len() as i64);
         }
         if let Ok((u, total)) = queue.budget_today().await {
             used.set(u as i64);

@@ -188,7 +188,7 @@ async fn transport(State(state): State<AppState>, request: Request, next: Next) 
     let per_address = &state.agents.limits.per_address;
     // Before the body is read, so this refusal cannot name the request.
     if let Err(refused) = state.agents.burst.check(per_address, &ip.to_string()).await {
-        return burst_refused(refused, "address", per_address.max, Value::Null);
+        return burst_refused(&state, refused, "address", per_address.max, Value::Null);
     }
     if !is_json(headers) {
         return rpc_error(
@@ -236,6 +236,7 @@ async fn mcp(
         let per_account = &state.agents.limits.per_account;
         if let Err(refused) = state.agents.burst.check(per_account, &account.name).await {
             return burst_refused(
+                &state,
                 refused,
                 "account",
                 per_account.max,
@@ -273,9 +274,10 @@ async fn mcp(
 }
 
 /// A burst limit's 429 (with `Retry-After`), or the store failure that kept it from counting.
-fn burst_refused(e: BurstError, per: &str, max: u32, id: Value) -> Response {
+fn burst_refused(state: &AppState, e: BurstError, per: &str, max: u32, id: Value) -> Response {
     match e {
         BurstError::Limited(limited) => {
+            state.agents.gateway.count_refusal("burst", per);
             let s = limited.retry_after_seconds();
             too_many(
                 s,
