@@ -81,6 +81,11 @@ fn horst(wrapper: &[String], args: &[&str]) -> Child {
     };
     cmd.args(args)
         .env("HORST_LOG_LEVEL", "warn")
+        // Every simulated agent and host is on 127.0.0.1: thousands of long-polls from one
+        // address, far over the per-address connection cap's default (256), which is meant
+        // for real clients. The benchmark lifts it (and the global cap) and says so.
+        .env("HORST_SERVER_MAX_CONNECTIONS_PER_ADDRESS", "100000")
+        .env("HORST_SERVER_MAX_CONNECTIONS", "100000")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
