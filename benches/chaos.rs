@@ -54,7 +54,9 @@ fn raise_nofile() -> u64 {
         lim.rlim_cur = lim.rlim_max;
         libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
     }
-    lim.rlim_cur as u64
+    #[allow(clippy::unnecessary_cast)]
+    let current = lim.rlim_cur as u64;
+    current
 }
 
 fn main() {
@@ -89,17 +91,24 @@ fn horst(name: &str, args: &[&str], redis: &str, data: &str) -> (Proc, Option<St
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_horst"));
     cmd.args(args)
         .args(["--redis", redis, "--data", data])
-        .env("HORST_LOG_LEVEL", "error")
+        .env("HORST_LOG_LEVEL", "warn")
         .env("HORST_GATEWAY_MODE", "on")
         .env("HORST_GATEWAY_BURST_PER_IP_PER_MINUTE", "1000000")
         .env("HORST_GATEWAY_BURST_PER_ACCOUNT_PER_MINUTE", "1000000")
         .env("HORST_QUEUE_WAITING_GLOBAL", "10000")
-        .env("HORST_QUEUE_DAILY_SECONDS", "100000000")
+        .env("HORST_QUEUE_DAILY_SECONDS", "80000000")
         .env("HORST_QUOTAS_TRUST2_SIMULATIONS", "100000000")
         .env("HORST_WORKER_THREADS", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+        .stderr(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(format!("{data}/{}.log", name.replace(' ', "-")))
+                .map(Stdio::from)
+                .unwrap_or(Stdio::null()),
+        );
     let mut child = cmd.spawn().expect("spawn horst");
     let mut url = None;
     let stdout = child.stdout.take().unwrap();
@@ -114,7 +123,7 @@ fn horst(name: &str, args: &[&str], redis: &str, data: &str) -> (Proc, Option<St
     if args[0] == "api" {
         url = Some(
             rx.recv_timeout(Duration::from_secs(120))
-                .expect("the API did not start"),
+                .unwrap_or_else(|_| panic!("{name} did not start; see {data}/*.log")),
         );
     }
     (
@@ -141,6 +150,8 @@ struct Tally {
     retries: BTreeMap<String, u64>,
     /// Job ids each key was told.
     jobs: HashMap<String, HashSet<String>>,
+    /// Keys whose final answer was a success.
+    told_ok: HashSet<String>,
     gave_up: u64,
     keys: u64,
 }
@@ -192,9 +203,10 @@ async fn load_client(
         }
         let idem = format!("c{n}-{call}");
         tally.lock().unwrap().keys += 1;
-        let body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"simulate_replay",
+        let body =
+            json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"simulate_replay",
             "arguments":{"map": LEVEL_MAP, "replay": replay, "idempotencyKey": idem}}})
-        .to_string();
+            .to_string();
         let started = Instant::now();
         loop {
             // A call started before the stop is followed to its end, for at most 90 s.
@@ -232,6 +244,9 @@ async fn load_client(
                     t.jobs.entry(idem.clone()).or_default().insert(id);
                 }
                 if is_final {
+                    if kind == "ok" {
+                        t.told_ok.insert(idem.clone());
+                    }
                     *t.finals.entry(kind).or_default() += 1;
                     break;
                 }
@@ -243,8 +258,9 @@ async fn load_client(
     }
 }
 
-/// A child process that holds `CHAOS_FLOOD_COUNT` idle connections to `target`, reopening
-/// those the server closes, until `CHAOS_FLOOD_SECONDS`; prints one summary line.
+/// A child process that opens `CHAOS_FLOOD_COUNT` idle connections to `target` and holds
+/// them until `CHAOS_FLOOD_SECONDS` (with `CHAOS_FLOOD_REOPEN=1` it reopens at once every
+/// one the server closes: a reconnect storm); prints one summary line.
 async fn flood_child(target: SocketAddr) {
     let count = env_num("CHAOS_FLOOD_COUNT", 10_000) as usize;
     let seconds = env_num("CHAOS_FLOOD_SECONDS", 30);
@@ -252,19 +268,27 @@ async fn flood_child(target: SocketAddr) {
     let mut open: Vec<TcpStream> = Vec::with_capacity(count);
     let (mut opened, mut closed_by_server, mut connect_errors) = (0u64, 0u64, 0u64);
     let mut max_open = 0usize;
+    let reopen = env_num("CHAOS_FLOOD_REOPEN", 0) == 1;
+    let mut first = true;
     while Instant::now() < end {
-        while open.len() < count && Instant::now() < end {
-            match TcpStream::connect(target).await {
-                Ok(s) => {
-                    opened += 1;
-                    open.push(s);
-                }
-                Err(_) => {
-                    connect_errors += 1;
-                    tokio::time::sleep(Duration::from_millis(10)).await;
+        // 64 connects in flight at a time, as a flooding client would.
+        while (first || reopen) && open.len() < count && Instant::now() < end {
+            let batch = (count - open.len()).min(64);
+            let mut set = tokio::task::JoinSet::new();
+            for _ in 0..batch {
+                set.spawn(TcpStream::connect(target));
+            }
+            while let Some(r) = set.join_next().await {
+                match r {
+                    Ok(Ok(s)) => {
+                        opened += 1;
+                        open.push(s);
+                    }
+                    _ => connect_errors += 1,
                 }
             }
         }
+        first = false;
         max_open = max_open.max(open.len());
         tokio::time::sleep(Duration::from_secs(1)).await;
         // A refused connection got a 503 and EOF; a held one times out later.
@@ -365,7 +389,16 @@ async fn run(nofile: u64) {
     let slow = env_num("CHAOS_SLOWLORIS", 300) as usize;
     println!("chaos: {clients} clients, flood {flood}, slowloris {slow}, RLIMIT_NOFILE {nofile}");
     let t0 = Instant::now();
-    let log = move |what: &str| println!("chaos: {:>5.1} s  {what}", t0.elapsed().as_secs_f64());
+    let log = move |what: &str| {
+        let unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        println!(
+            "chaos: {:>5.1} s  {what}  (unix ms {unix_ms})",
+            t0.elapsed().as_secs_f64()
+        )
+    };
 
     let mut redis = RedisServer::start();
     let url = redis.url();
@@ -376,10 +409,8 @@ async fn run(nofile: u64) {
     let mut workers: Vec<Proc> = (0..3)
         .map(|i| horst(&format!("worker {i}"), &["worker"], &url, &d).0)
         .collect();
-    let apis = Arc::new(RwLock::new(vec![
-        format!("http://{}", url_a.unwrap()),
-        format!("http://{}", url_b.unwrap()),
-    ]));
+    // "listening on http://ADDR" gives the base URLs.
+    let apis = Arc::new(RwLock::new(vec![url_a.unwrap(), url_b.unwrap()]));
     let b_addr: SocketAddr = apis.read().unwrap()[1]
         .trim_start_matches("http://")
         .parse()
@@ -441,9 +472,14 @@ async fn run(nofile: u64) {
     log(&format!("kill -9 {}", api_a.name));
     let _ = api_a.child.kill();
     tokio::time::sleep(Duration::from_secs(4)).await;
-    let (again, url_a) = horst("api A (again)", &["api", "--listen", "127.0.0.1:0"], &url, &d);
+    let (again, url_a) = horst(
+        "api A (again)",
+        &["api", "--listen", "127.0.0.1:0"],
+        &url,
+        &d,
+    );
     api_a = again;
-    apis.write().unwrap()[0] = format!("http://{}", url_a.unwrap());
+    apis.write().unwrap()[0] = url_a.unwrap();
     log("api A restarted");
 
     tokio::time::sleep(Duration::from_secs(6)).await;
@@ -463,12 +499,20 @@ async fn run(nofile: u64) {
 
     // The connection attacks on API B, with the load still running.
     tokio::time::sleep(Duration::from_secs(5)).await;
-    log(&format!("slowloris: {slow} connections from 127.0.0.4 for 40 s"));
+    log(&format!(
+        "slowloris: {slow} connections from 127.0.0.4 for 40 s"
+    ));
     let slowloris_task = tokio::spawn(slowloris(b_addr, slow, Duration::from_secs(40)));
     let flood_seconds = 25u64;
     let per_child = flood.div_ceil(2);
+    let reopen = env_num("CHAOS_FLOOD_REOPEN", 0) == 1;
     log(&format!(
-        "flood: {flood} idle connections from 127.0.0.1 (two processes) for {flood_seconds} s"
+        "flood: {flood} idle connections from 127.0.0.1 (two processes) for {flood_seconds} s{}",
+        if reopen {
+            ", each closed one reopened at once"
+        } else {
+            ""
+        }
     ));
     let flood_children: Vec<Child> = (0..2)
         .map(|_| {
@@ -476,6 +520,7 @@ async fn run(nofile: u64) {
                 .env("CHAOS_FLOOD_CHILD", b_addr.to_string())
                 .env("CHAOS_FLOOD_COUNT", per_child.to_string())
                 .env("CHAOS_FLOOD_SECONDS", flood_seconds.to_string())
+                .env("CHAOS_FLOOD_REOPEN", if reopen { "1" } else { "0" })
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
                 .spawn()
@@ -561,6 +606,20 @@ async fn run(nofile: u64) {
         .filter(|r| r.started_at_ms.is_some())
         .count() as u64;
     let claims = fence_after.saturating_sub(fence_before);
+    // A success the caller was told that Redis no longer holds (a completion lost with it).
+    let contradicted = t
+        .told_ok
+        .iter()
+        .filter(|k| {
+            t.jobs.get(*k).is_none_or(|ids| {
+                !ids.iter().any(|id| {
+                    records
+                        .get(id)
+                        .is_some_and(|r| r.state == horst_queue::JobState::Succeeded)
+                })
+            })
+        })
+        .count();
     let keys_twice = t
         .jobs
         .values()
@@ -572,6 +631,33 @@ async fn run(nofile: u64) {
         })
         .count();
     let admitted = records.len() + missing;
+    // The details behind a "run twice" or a contradicted success, so the figure can be
+    // explained.
+    for (key, ids) in &t.jobs {
+        let ran: Vec<&horst_queue::JobRecord> = ids
+            .iter()
+            .filter_map(|id| records.get(id))
+            .filter(|r| r.started_at_ms.is_some())
+            .collect();
+        let contradicted = t.told_ok.contains(key)
+            && !ran
+                .iter()
+                .any(|r| r.state == horst_queue::JobState::Succeeded);
+        if ran.len() > 1 || contradicted {
+            for r in ran {
+                println!(
+                    "chaos: key {key} job {} state {} created {} started {:?} finished {:?} worker {:?} failure {:?}",
+                    r.id,
+                    r.state.as_str(),
+                    r.created_at_ms,
+                    r.started_at_ms,
+                    r.finished_at_ms,
+                    r.worker,
+                    r.failure.as_ref().map(|f| &f.code)
+                );
+            }
+        }
+    }
     println!();
     println!(
         "jobs admitted {admitted}, succeeded {}, failed {} ({}), cancelled {}, lost {} (not final {not_final}, told but missing {missing}), run twice {} (claims {claims} - started {started}; keys with two started jobs {keys_twice})",
@@ -583,7 +669,7 @@ async fn run(nofile: u64) {
         claims.saturating_sub(started) + keys_twice as u64,
     );
     println!(
-        "calls {} (final answers: {}; gave up {}); answers that made the caller retry: {}",
+        "calls {} (final answers: {}; gave up {}; told ok but not succeeded in Redis {contradicted}); answers that made the caller retry: {}",
         t.keys,
         fmt_map(&t.finals),
         t.gave_up,
@@ -599,7 +685,12 @@ async fn run(nofile: u64) {
         s.still_open,
         s.connect_errors
     );
-    let sum = |k: &str| flood_lines.iter().map(|m| m.get(k).copied().unwrap_or(0)).sum::<u64>();
+    let sum = |k: &str| {
+        flood_lines
+            .iter()
+            .map(|m| m.get(k).copied().unwrap_or(0))
+            .sum::<u64>()
+    };
     lat.sort_by(f64::total_cmp);
     println!(
         "flood {flood} idle connections from 127.0.0.1: opened {}, closed by the server {}, connect errors {}; API B held at most {} connections in all; /healthz from 127.0.0.2 during the flood: {} probes, p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms, failed {probe_failures}",

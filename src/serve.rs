@@ -80,7 +80,7 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
     };
     let mut listener = None;
     if let Some(addr) = http_addr {
-        let l = match tokio::net::TcpListener::bind(addr).await {
+        let l = match bind(addr) {
             Ok(l) => l,
             Err(e) => {
                 eprintln!(
@@ -110,7 +110,11 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
     let mut ops = None;
     if roles.api && !config.server.metrics_listen.is_empty() {
         let addr = config.server.metrics_listen.as_str();
-        match tokio::net::TcpListener::bind(addr).await {
+        let bound = addr
+            .parse()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+            .and_then(bind);
+        match bound {
             Ok(l) => {
                 if let Ok(a) = l.local_addr() {
                     println!("horst: metrics on http://{a}/metrics");
@@ -130,6 +134,20 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
             ExitCode::from(1)
         }
     }
+}
+
+/// A listener with a long accept queue (the kernel caps it at `net.core.somaxconn`): under a
+/// connection flood a short queue drops SYNs, and every client, not only the flood, then
+/// waits a second for its retransmit.
+fn bind(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(8192)
 }
 
 /// Every connection is a descriptor: the soft limit (often 1024) goes up to the hard limit,
@@ -156,6 +174,8 @@ fn raise_descriptor_limit(config: &Config) {
     // Room for Redis connections, files and the refusals' short-lived sockets.
     const RESERVE: u64 = 256;
     let cap = config.server.max_connections;
+    // rlim_t is u64 on Linux but not on every platform.
+    #[allow(clippy::unnecessary_cast)]
     let available = (lim.rlim_cur as u64).saturating_sub(RESERVE);
     if cap > available {
         println!(

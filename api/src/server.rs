@@ -192,18 +192,24 @@ fn admit(
     })
 }
 
-/// What a refused connection is told before it is closed.
-fn refusal(cap: &'static str) -> Vec<u8> {
-    let message = match cap {
-        "max_connections_per_address" => "too many open connections from your address; close idle connections or reuse one (keep-alive) and try again",
-        _ => "the server has too many open connections; try again in a few seconds",
+/// What a refused connection is told before it is closed (built once: under a flood this
+/// runs thousands of times a second).
+fn refusal(cap: &'static str) -> &'static [u8] {
+    static PER_ADDRESS: OnceLock<Vec<u8>> = OnceLock::new();
+    static GLOBAL: OnceLock<Vec<u8>> = OnceLock::new();
+    let build = |message: &str| {
+        let body =
+            serde_json::json!({ "error": message, "code": "too_many_connections" }).to_string();
+        format!(
+            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 5\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes()
     };
-    let body = serde_json::json!({ "error": message, "code": "too_many_connections" }).to_string();
-    format!(
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 5\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .into_bytes()
+    match cap {
+        "max_connections_per_address" => PER_ADDRESS.get_or_init(|| build("too many open connections from your address; close idle connections or reuse one (keep-alive) and try again")),
+        _ => GLOBAL.get_or_init(|| build("the server has too many open connections; try again in a few seconds")),
+    }
 }
 
 /// Milliseconds since the process started serving: a cheap clock for atomics.
@@ -462,7 +468,7 @@ pub(crate) async fn serve_connections(
                 metrics.refused.get_or_create(&vec![("reason", cap)]).inc();
                 tracing::debug!(peer = %ip, cap, "connection refused");
                 // Best effort and never blocking: the socket buffer takes these few bytes.
-                let _ = stream.try_write(&refusal(cap));
+                let _ = stream.try_write(refusal(cap));
                 drop(stream);
                 continue;
             }
@@ -648,7 +654,7 @@ mod tests {
 
     #[test]
     fn the_refusal_is_a_complete_http_answer_with_a_code() {
-        let r = String::from_utf8(refusal("max_connections_per_address")).unwrap();
+        let r = String::from_utf8(refusal("max_connections_per_address").to_vec()).unwrap();
         let (head, body) = r.split_once("\r\n\r\n").unwrap();
         assert!(head.starts_with("HTTP/1.1 503 "), "{head}");
         assert!(
