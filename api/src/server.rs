@@ -549,9 +549,14 @@ async fn serve_one(
     let idle = limits.idle_timeout;
     let mut closing = false;
     loop {
-        let last = activity.last_ms.load(Ordering::Relaxed);
-        let idle_left =
-            Duration::from_millis((last + idle.as_millis() as u64).saturating_sub(now_ms()));
+        // While a request is in flight (a long-poll) the next look is a whole period away;
+        // the request's end counts as activity, so the idle period restarts from there.
+        let idle_left = if activity.in_flight.load(Ordering::Relaxed) > 0 {
+            idle
+        } else {
+            let last = activity.last_ms.load(Ordering::Relaxed);
+            Duration::from_millis((last + idle.as_millis() as u64).saturating_sub(now_ms()))
+        };
         tokio::select! {
             result = conn.as_mut() => {
                 if let Err(e) = result {
