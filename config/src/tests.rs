@@ -291,3 +291,29 @@ fn sentinel_settings_come_from_the_environment_and_are_checked() {
     let e = refused("[redis]\nmin_replica_acks = 99\n");
     assert_eq!(e.setting, "redis.min_replica_acks");
 }
+
+#[test]
+fn connection_settings_are_checked_and_named() {
+    let c = Config::default()
+        .with_env(&env(&[
+            ("HORST_SERVER_MAX_CONNECTIONS_PER_ADDRESS", "5000"),
+            ("HORST_SERVER_METRICS_LISTEN", "127.0.0.1:9100"),
+        ]))
+        .unwrap();
+    assert_eq!(c.server.max_connections_per_address, 5000);
+    assert_eq!(c.server.metrics_listen, "127.0.0.1:9100");
+    // The idle timeout cannot outlast the head timeout, whose timer also runs between requests.
+    let e = Config::default()
+        .with_env(&env(&[("HORST_SERVER_IDLE_TIMEOUT_SECONDS", "60")]))
+        .unwrap_err();
+    assert_eq!(e.setting, "server.idle_timeout_seconds");
+    assert!(e.message.contains("header_read_timeout_seconds"), "{e}");
+    let e = Config::default()
+        .with_env(&env(&[("HORST_SERVER_MAX_CONNECTIONS", "0")]))
+        .unwrap_err();
+    assert_eq!(e.setting, "server.max_connections");
+    let e = Config::default()
+        .with_env(&env(&[("HORST_SERVER_METRICS_LISTEN", "9100")]))
+        .unwrap_err();
+    assert_eq!(e.setting, "server.metrics_listen");
+}

@@ -461,7 +461,8 @@ fn metrics_can_have_their_own_address() {
         &["api", "--redis", &redis.url(), "--listen", "127.0.0.1:0"],
         &[
             ("HORST_SERVER_METRICS_LISTEN", "127.0.0.1:0"),
-            ("RUST_LOG", "warn"),
+            // RUST_LOG works as HORST_LOG does (HORST_LOG would win).
+            ("RUST_LOG", "debug"),
         ],
         dir.path(),
     );
@@ -489,4 +490,10 @@ fn metrics_can_have_their_own_address() {
             .unwrap();
         assert_eq!(r.status(), 200);
     });
+    // Probes are logged at debug level only: with RUST_LOG=debug they are there.
+    let logged = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        api.stderr().contains("DEBUG")
+    });
+    assert!(logged, "RUST_LOG=debug was ignored:\n{}", api.stderr());
 }
