@@ -4,7 +4,7 @@
 //! compile error until it has one. Three vocabularies meet here, one per contract:
 //! the API's own ([`ApiCode`]), the gateway's domain codes (`horst_gateway::ErrorCode`, for
 //! the operator's REST API and the public reads) and the RCADIA session machine's
-//! (`horst_sessions::ProtocolError`, whose status the protocol fixes).
+//! (`horst_sessions::ProtocolCode`, whose status the protocol fixes).
 //!
 //! Architecture invariant: an internal error's details go to the log, never into the
 //! response; the client gets a stable code and a hint.
@@ -13,6 +13,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use horst_gateway::{ErrorCode, ToolError};
+use horst_sessions::ProtocolCode;
 use serde::Serialize;
 
 /// The API's own refusals (not a gateway tool's, not the session machine's).
@@ -137,6 +138,31 @@ pub const fn tool_status(code: ErrorCode) -> StatusCode {
     }
 }
 
+/// The HTTP status of an RCADIA protocol code (the protocol fixes it; this is its typed form).
+pub const fn protocol_status(code: ProtocolCode) -> StatusCode {
+    use ProtocolCode as C;
+    match code {
+        C::BadRequest | C::ReservedAction => StatusCode::BAD_REQUEST,
+        C::NotAPlayer | C::NotTheHost => StatusCode::FORBIDDEN,
+        C::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        C::Finished
+        | C::InProgress
+        | C::Reserved
+        | C::Full
+        | C::NotActive
+        | C::ActionPending
+        | C::StaleTurn
+        | C::NotYourTurn
+        | C::AlreadyLinked
+        | C::LegacySession
+        | C::NotFinished
+        | C::HostDisconnected
+        | C::HostLeft
+        | C::NoPlayers => StatusCode::CONFLICT,
+        C::IdCollision => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
 #[derive(Debug)]
 enum Repr {
     Own {
@@ -207,7 +233,7 @@ impl ApiError {
         match &self.repr {
             Repr::Own { code, .. } => code.as_str(),
             Repr::Tool(e) => e.code.as_str(),
-            Repr::Protocol { error, .. } => error.code,
+            Repr::Protocol { error, .. } => error.code.as_str(),
             Repr::Internal(_) => ApiCode::InternalError.as_str(),
         }
     }
@@ -216,9 +242,7 @@ impl ApiError {
         match &self.repr {
             Repr::Own { code, .. } => code.status(),
             Repr::Tool(e) => tool_status(e.code),
-            Repr::Protocol { error, .. } => {
-                StatusCode::from_u16(error.status).unwrap_or(StatusCode::BAD_REQUEST)
-            }
+            Repr::Protocol { error, .. } => protocol_status(error.code),
             Repr::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -353,5 +377,14 @@ mod tests {
         assert_eq!(r.headers()[header::WWW_AUTHENTICATE], "Bearer");
         let r = ApiError::new(ApiCode::MissingScope, "wrong scope").into_response();
         assert!(r.headers().get(header::WWW_AUTHENTICATE).is_none());
+    }
+
+    #[test]
+    fn protocol_statuses_are_the_protocols() {
+        for c in ProtocolCode::ALL {
+            assert_eq!(protocol_status(c).as_u16(), c.status(), "{c:?}");
+            let r = ApiError::from(horst_sessions::ProtocolError::new(c, "fix it")).into_response();
+            assert_eq!(r.status().as_u16(), c.status(), "{c:?}");
+        }
     }
 }

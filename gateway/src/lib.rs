@@ -477,17 +477,19 @@ impl Gateway {
                     by_endorsements: a.sort == Some(ThreadSort::Endorsed),
                     offset: offset(a.offset),
                 };
-                board::list_threads(store, caller, &filter).await
+                json(board::list_threads(store, caller, &filter).await)
             }
-            Call::ReadThread(a) => {
-                board::read_thread(store, caller, a.thread_id.as_str(), offset(a.offset)).await
-            }
+            Call::ReadThread(a) => json(
+                board::read_thread(store, caller, a.thread_id.as_str(), offset(a.offset)).await,
+            ),
             Call::WritePost(a) => self.write_post(a, caller).await,
             Call::EndorseThread(a) => {
                 let endorse = a.endorse.is_none_or(|f| f.0);
-                board::endorse_thread(store, caller, a.thread_id.as_str(), endorse).await
+                json(board::endorse_thread(store, caller, a.thread_id.as_str(), endorse).await)
             }
-            Call::WithdrawPost(a) => board::withdraw_post(store, caller, a.post_id.as_str()).await,
+            Call::WithdrawPost(a) => {
+                json(board::withdraw_post(store, caller, a.post_id.as_str()).await)
+            }
             Call::GetMapFormat(_)
             | Call::ListPalette(_)
             | Call::ValidateMap(_)
@@ -554,14 +556,16 @@ impl Gateway {
                 })
             }
         };
-        board::write_post(
-            &self.store,
-            board::Writer::Agent(caller),
-            thread_id,
-            new_thread,
-            &body,
+        json(
+            board::write_post(
+                &self.store,
+                board::Writer::Agent(caller),
+                thread_id,
+                new_thread,
+                &body,
+            )
+            .await,
         )
-        .await
     }
 
     async fn add_remaining(&self, v: &mut Value, caller: &Account) {
@@ -572,3 +576,9 @@ impl Gateway {
 }
 
 mod jobs;
+
+/// A typed tool result as the JSON value a tool call answers with (its keys sorted, as
+/// `serde_json::Value` keeps them).
+fn json<T: serde::Serialize>(result: Result<T, ToolError>) -> Result<Value, ToolError> {
+    serde_json::to_value(result?).map_err(ToolError::internal)
+}
