@@ -277,6 +277,46 @@ async fn the_per_address_cap_refuses_counts_and_leaves_other_addresses_served() 
 }
 
 #[tokio::test]
+async fn the_global_cap_refuses_every_address_once_reached() {
+    let app = spawn_app_with(|c| c.server.max_connections = 3).await;
+    let mut held = Vec::new();
+    for local in ["127.0.0.1", "127.0.0.2", "127.0.0.3"] {
+        held.push(connect_from(local, app.addr).await);
+    }
+    let full = eventually(MARGIN, async || {
+        // Each look is a connection of its own: refused while the three are held.
+        let mut probe = connect_from("127.0.0.4", app.addr).await;
+        read_until_closed(&mut probe, MARGIN)
+            .await
+            .is_some_and(|a| a.starts_with("HTTP/1.1 503") && a.contains("too_many_connections"))
+    })
+    .await;
+    assert!(full, "a fourth address was served over max_connections = 3");
+    drop(held);
+    let served = eventually(MARGIN, async || {
+        other_address()
+            .get(app.url("/healthz"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status() == 200)
+    })
+    .await;
+    assert!(
+        served,
+        "the server stayed full after the connections closed"
+    );
+    assert!(
+        metric(
+            &app,
+            "horst_connections_refused_total",
+            "reason=\"max_connections\""
+        )
+        .await
+            >= 1.0
+    );
+}
+
+#[tokio::test]
 async fn a_trusted_proxy_is_exempt_from_the_per_address_cap() {
     let app = spawn_app_with(|c| {
         c.server.max_connections_per_address = 2;
