@@ -47,6 +47,7 @@ impl From<QueueError> for ToolError {
                 .with("retryAfterSeconds", retry_after_seconds),
             QueueError::Conflict { message } => ToolError::new(ErrorCode::Conflict, message),
             QueueError::Store(detail) => ToolError::internal(format!("queue: {detail}")),
+            QueueError::Unavailable(detail) => ToolError::unavailable(format!("queue: {detail}")),
         }
     }
 }

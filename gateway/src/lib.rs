@@ -39,7 +39,7 @@ pub mod tools;
 pub mod web_sessions;
 
 pub use accounts::{Account, AccountError, AuthError, CreatedKey, KeyCap};
-pub use error::{ErrorCode, ToolError};
+pub use error::{ErrorCode, ToolError, UNAVAILABLE_RETRY_SECONDS};
 
 use args::{
     Id, LevelName, NoArgs, Offset, ThreadKind, ThreadSort, ThreadStatus, WritePostArgs,

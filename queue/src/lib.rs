@@ -141,11 +141,18 @@ pub enum QueueError {
     Conflict { message: String },
     #[error("the job store failed: {0}")]
     Store(String),
+    /// Redis cannot be reached now (see `horst_store::is_unreachable`): retry later.
+    #[error("the job store is unreachable: {0}")]
+    Unavailable(String),
 }
 
 impl From<redis::RedisError> for QueueError {
     fn from(e: redis::RedisError) -> Self {
-        QueueError::Store(e.to_string())
+        if horst_store::is_unreachable(&e) {
+            QueueError::Unavailable(e.to_string())
+        } else {
+            QueueError::Store(e.to_string())
+        }
     }
 }
 

@@ -347,6 +347,28 @@ impl Store {
     }
 }
 
+/// Whether `e` means Redis cannot be reached now (connection refused, dropped or timed out,
+/// a server loading its data or without a primary, too few replica acknowledgements), as
+/// opposed to a bug (a script error, an unexpected reply). Callers answer the first kind as
+/// "unavailable, retry later", never as an internal error.
+pub fn is_unreachable(e: &redis::RedisError) -> bool {
+    use redis::{ErrorKind, ServerErrorKind};
+    e.is_io_error()
+        || e.is_timeout()
+        || e.is_connection_refusal()
+        || e.is_connection_dropped()
+        || matches!(
+            e.kind(),
+            ErrorKind::Server(
+                ServerErrorKind::BusyLoading
+                    | ServerErrorKind::MasterDown
+                    | ServerErrorKind::TryAgain
+                    | ServerErrorKind::ClusterDown
+                    | ServerErrorKind::ReadOnly
+            ) | ErrorKind::ClusterConnectionNotFound
+        )
+}
+
 fn acked_enough(acked: u32, d: Durability) -> Result<(), redis::RedisError> {
     if acked >= d.min_replica_acks {
         return Ok(());
