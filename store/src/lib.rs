@@ -24,7 +24,7 @@ mod notifier;
 mod primary;
 pub mod random;
 pub use delayed::DelayedSet;
-pub use health::{Health, HealthState};
+pub use health::{Health, HealthState, ServerCheck};
 pub use notifier::{Notifier, Subscription};
 pub use primary::{RedisTarget, SentinelTarget};
 

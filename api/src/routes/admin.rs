@@ -301,6 +301,12 @@ async fn quotas(State(state): State<AppState>, _: Operator) -> Answer {
 /// Re-reads the configuration file this process started with (and the environment) and
 /// stores its quota numbers; every API process applies them within a second.
 async fn reload_quotas(State(state): State<AppState>, Operator(op): Operator) -> Answer {
+    if state.config.file.is_none() {
+        return Err(ApiError::new(
+            ApiCode::InvalidConfig,
+            "this API process was started without a configuration file, so there is nothing to reload from; start it with --config FILE, or run `horst admin quotas reload --config FILE` (the quotas in force are unchanged)",
+        ));
+    }
     let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
     let config = horst_config::Config::load(
         state.config.file.as_deref(),
