@@ -70,6 +70,8 @@ pub struct App {
     shutdown: watch::Receiver<bool>,
     probe_interval: Duration,
     server_check_interval: Duration,
+    /// The job metrics, registered once per process (its worker and its housekeeping).
+    worker_metrics: Arc<std::sync::OnceLock<horst_worker::WorkerMetrics>>,
 }
 
 impl App {
@@ -140,6 +142,7 @@ impl App {
             shutdown,
             probe_interval: Duration::from_secs(1),
             server_check_interval: Duration::from_secs(30),
+            worker_metrics: Arc::default(),
         })
     }
 
@@ -154,6 +157,12 @@ impl App {
     pub fn with_server_check_interval(mut self, every: Duration) -> Self {
         self.server_check_interval = every;
         self
+    }
+
+    fn worker_metrics(&self) -> horst_worker::WorkerMetrics {
+        self.worker_metrics
+            .get_or_init(|| horst_worker::WorkerMetrics::register(&self.metrics))
+            .clone()
     }
 
     pub fn config(&self) -> &Arc<Config> {
@@ -211,7 +220,7 @@ impl App {
             self.queue.clone(),
             Arc::new(runner),
             horst_worker::WorkerIdentity::new(index, slots),
-            horst_worker::WorkerMetrics::register(&self.metrics),
+            self.worker_metrics(),
             shutdown,
         ))
     }
@@ -247,7 +256,7 @@ impl App {
                 // its caller is told) even when no worker is left.
                 tokio::spawn(horst_worker::housekeeping(
                     self.queue.clone(),
-                    horst_worker::WorkerMetrics::register(&self.metrics),
+                    self.worker_metrics(),
                     shutdown.clone(),
                 ));
             }

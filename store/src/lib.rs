@@ -460,6 +460,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn unreachable_means_the_connection_not_the_command() {
+        let refused = redis::RedisError::from(std::io::Error::from(
+            std::io::ErrorKind::ConnectionRefused,
+        ));
+        assert!(is_unreachable(&refused));
+        let timed_out =
+            redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut));
+        assert!(is_unreachable(&timed_out));
+        let acks = acked_enough(0, Durability { min_replica_acks: 1, timeout_ms: 10 })
+            .unwrap_err();
+        assert!(is_unreachable(&acks), "too few replica acks: retry later");
+        let script = redis::RedisError::from((redis::ErrorKind::Client, "a bug", "bad".into()));
+        assert!(!is_unreachable(&script));
+    }
+
+    #[test]
     fn urls_lose_their_password() {
         assert_eq!(redact_url("redis://:pw@h:1/0"), "redis://:***@h:1/0");
         assert_eq!(redact_url("rediss://u:p@w@h:1"), "rediss://u:***@h:1");
