@@ -247,12 +247,13 @@ impl Gateway {
                     guard.disarm();
                 }
                 let done = match waited {
-                    Waited::Done(done) => done,
+                    Waited::Done(done) => *done,
                     Waited::Stopping => {
                         // The caller is answered now; the job no longer depends on this
                         // process, so it runs and a retry with the same key reads it.
                         let id = rec.id.clone();
-                        let detached = tokio::time::timeout(SHUTDOWN_STEP, self.queue.detach(&id)).await;
+                        let detached =
+                            tokio::time::timeout(SHUTDOWN_STEP, self.queue.detach(&id)).await;
                         if !matches!(detached, Ok(Ok(_))) {
                             tracing::warn!(job = %id, "could not detach the job at shutdown");
                         }
@@ -305,7 +306,7 @@ impl Gateway {
         };
         tokio::select! {
             waited = wait => match waited {
-                Ok(Ok(rec)) => Waited::Done(rec),
+                Ok(Ok(rec)) => Waited::Done(Box::new(rec)),
                 Ok(Err(QueueError::Unavailable(detail))) => Waited::Unreachable(detail),
                 Ok(Err(e)) => Waited::Failed(e),
                 Err(_) => Waited::Unreachable(format!("the wait for job {id} outlasted its limit")),
@@ -322,7 +323,10 @@ impl Gateway {
             "cancelled",
             "the server shut down before the job started; it was dropped and nothing was charged; call again",
         );
-        matches!(tokio::time::timeout(SHUTDOWN_STEP, dropped).await, Ok(Ok(true)))
+        matches!(
+            tokio::time::timeout(SHUTDOWN_STEP, dropped).await,
+            Ok(Ok(true))
+        )
     }
 
     /// The tool result of a job record (fresh or replayed).
@@ -543,7 +547,7 @@ ErrorCode::ValidationFailed,
 
 /// How a blocking call's wait ended.
 enum Waited {
-    Done(JobRecord),
+    Done(Box<JobRecord>),
     /// The process is shutting down: answer `pending` now.
     Stopping,
     /// Redis cannot be reached (or the wait outlasted its bound): answer `pending`.

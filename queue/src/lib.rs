@@ -47,8 +47,8 @@ mod scripts;
 use scripts::{Admitted, Applied, BusyCap, ClaimReply, ReapReply, RemainingReply};
 
 pub use fingerprint::fingerprint;
-pub use presence::HOUSEKEEPING_EVERY;
 pub use horst_store::{DelayedSet, Notifier, Subscription};
+pub use presence::HOUSEKEEPING_EVERY;
 pub use quotas::{read_quotas, seed_quotas, write_quotas, Quotas, StoredQuotas};
 pub use record::{Failure, JobRecord, JobState};
 

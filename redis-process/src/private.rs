@@ -154,7 +154,10 @@ mod tests {
     fn attach_finds_a_running_server_and_never_starts_one() {
         let data = tempfile::tempdir().unwrap();
         assert!(PrivateRedis::attach(data.path()).is_none());
-        assert!(!data.path().join("redis").exists(), "attach created nothing");
+        assert!(
+            !data.path().join("redis").exists(),
+            "attach created nothing"
+        );
         let mut first = PrivateRedis::attach_or_start(data.path(), "redis-server").unwrap();
         let attached = PrivateRedis::attach(data.path()).expect("attached");
         assert!(!attached.is_owner());

@@ -461,15 +461,19 @@ mod tests {
 
     #[test]
     fn unreachable_means_the_connection_not_the_command() {
-        let refused = redis::RedisError::from(std::io::Error::from(
-            std::io::ErrorKind::ConnectionRefused,
-        ));
+        let refused =
+            redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
         assert!(is_unreachable(&refused));
-        let timed_out =
-            redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut));
+        let timed_out = redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut));
         assert!(is_unreachable(&timed_out));
-        let acks = acked_enough(0, Durability { min_replica_acks: 1, timeout_ms: 10 })
-            .unwrap_err();
+        let acks = acked_enough(
+            0,
+            Durability {
+                min_replica_acks: 1,
+                timeout_ms: 10,
+            },
+        )
+        .unwrap_err();
         assert!(is_unreachable(&acks), "too few replica acks: retry later");
         let script = redis::RedisError::from((redis::ErrorKind::Client, "a bug", "bad".into()));
         assert!(!is_unreachable(&script));

@@ -141,22 +141,37 @@ async fn a_dead_worker_s_job_fails_with_no_worker_left_and_its_caller_is_told() 
         }
     })
     .await;
-    assert!(running, "the worker never started the job: {}", worker.stderr());
+    assert!(
+        running,
+        "the worker never started the job: {}",
+        worker.stderr()
+    );
     let job = job.unwrap();
     worker.signal(libc::SIGKILL);
     worker.wait_exit(Duration::from_secs(10)).unwrap();
 
     let (status, answer, _) = caller.await.unwrap();
     assert_eq!(status, 200, "{answer}");
-    assert_eq!(answer["error"]["code"], "cancelled", "{answer}\n{}", api.stderr());
+    assert_eq!(
+        answer["error"]["code"],
+        "cancelled",
+        "{answer}\n{}",
+        api.stderr()
+    );
     assert_eq!(answer["error"]["jobId"], job.as_str());
-    let record = horst_queue::job_record(&store, &job).await.unwrap().unwrap();
+    let record = horst_queue::job_record(&store, &job)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(record.state, JobState::Failed);
     assert_eq!(record.charged_seconds, 20, "the charge is kept");
     // Never run again: no worker claims it, it stays failed, nothing is waiting.
     let _second = HorstProcess::spawn(&["worker", "--redis", &redis.url()], &lease, dir.path());
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let again = horst_queue::job_record(&store, &job).await.unwrap().unwrap();
+    let again = horst_queue::job_record(&store, &job)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(again.state, JobState::Failed);
     assert_eq!(again.started_at_ms, record.started_at_ms);
     let waiting: u64 = redis::cmd("LLEN")
@@ -213,7 +228,12 @@ async fn while_redis_hangs_a_waiting_caller_gets_pending_and_new_calls_engine_un
         &key,
     )
     .await;
-    let rest = app.http.get(app.url("/api/game/levels")).send().await.unwrap();
+    let rest = app
+        .http
+        .get(app.url("/api/game/levels"))
+        .send()
+        .await
+        .unwrap();
     let rest_status = rest.status().as_u16();
     let rest_retry = rest.headers().get("retry-after").cloned();
     unsafe { libc::kill(pid, libc::SIGCONT) };
@@ -222,8 +242,16 @@ async fn while_redis_hangs_a_waiting_caller_gets_pending_and_new_calls_engine_un
     assert_eq!(answer["pending"], true, "{answer}");
     assert_eq!(answer["jobId"], job.as_str(), "{answer}");
     assert_eq!(new_status, 503, "{refused}");
-    assert_eq!(refused["error"]["data"]["code"], "engine_unavailable", "{refused}");
-    assert!(refused["error"]["data"]["retryAfterSeconds"].as_u64().unwrap() > 0);
+    assert_eq!(
+        refused["error"]["data"]["code"], "engine_unavailable",
+        "{refused}"
+    );
+    assert!(
+        refused["error"]["data"]["retryAfterSeconds"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
     assert_ne!(headers["retryAfter"], Value::Null, "no Retry-After");
     assert_eq!(rest_status, 503);
     assert!(rest_retry.is_some(), "no Retry-After on the REST answer");
@@ -330,9 +358,16 @@ async fn a_queued_job_of_a_killed_api_process_is_dropped_and_released() {
     let record = queue.get(&job).await.unwrap().unwrap();
     assert_eq!(record.failure.as_ref().unwrap().code, "cancelled");
     assert!(record.started_at_ms.is_none(), "it never ran");
-    assert_eq!(queue.remaining("robin", 1).await.unwrap(), before, "released");
+    assert_eq!(
+        queue.remaining("robin", 1).await.unwrap(),
+        before,
+        "released"
+    );
     assert_eq!(queue.depth().await.unwrap().0, 0);
-    assert!(!queue.has_idempotency_record("robin", "orphan").await.unwrap());
+    assert!(!queue
+        .has_idempotency_record("robin", "orphan")
+        .await
+        .unwrap());
 }
 
 fn quota_file(path: &std::path::Path, simulations: u32) {
@@ -380,7 +415,15 @@ async fn quotas_set_at_run_time_survive_a_restart() {
     quota_file(&later, 5);
     let start = |dir: &std::path::Path| {
         HorstProcess::spawn(
-            &["api", "--redis", &redis.url(), "--listen", "127.0.0.1:0", "--config", seed.to_str().unwrap()],
+            &[
+                "api",
+                "--redis",
+                &redis.url(),
+                "--listen",
+                "127.0.0.1:0",
+                "--config",
+                seed.to_str().unwrap(),
+            ],
             &[],
             dir,
         )
@@ -392,7 +435,15 @@ async fn quotas_set_at_run_time_survive_a_restart() {
         "the first start did not seed the quotas"
     );
     let (ok, out) = admin(
-        &["admin", "quotas", "reload", "--redis", &redis.url(), "--config", later.to_str().unwrap()],
+        &[
+            "admin",
+            "quotas",
+            "reload",
+            "--redis",
+            &redis.url(),
+            "--config",
+            later.to_str().unwrap(),
+        ],
         dir.path(),
     )
     .await;
@@ -405,9 +456,17 @@ async fn quotas_set_at_run_time_survive_a_restart() {
     again.wait_listening();
     // The restarted process has written what it writes at start by the time it serves.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(stored_simulations(&store).await, Some(5), "a restart undid the reload");
+    assert_eq!(
+        stored_simulations(&store).await,
+        Some(5),
+        "a restart undid the reload"
+    );
 
-    let (ok, out) = admin(&["admin", "quotas", "reload", "--redis", &redis.url()], dir.path()).await;
+    let (ok, out) = admin(
+        &["admin", "quotas", "reload", "--redis", &redis.url()],
+        dir.path(),
+    )
+    .await;
     assert!(!ok, "a reload without a file was accepted: {out}");
     assert!(out.contains("--config"), "{out}");
     assert_eq!(stored_simulations(&store).await, Some(5));
@@ -421,7 +480,10 @@ async fn admin_without_a_running_store_exits_non_zero_and_starts_none() {
     assert!(!ok, "admin answered without a store: {out}");
     assert!(out.contains("no running horst store"), "{out}");
     assert!(out.contains("--data") && out.contains("--redis"), "{out}");
-    assert!(!dir.path().join("data/redis").exists(), "admin made a store");
+    assert!(
+        !dir.path().join("data/redis").exists(),
+        "admin made a store"
+    );
 }
 
 /// Item 7: switching Redis to an evicting policy at run time makes `/readyz` 503 within the
@@ -456,7 +518,15 @@ async fn an_evicting_policy_set_at_run_time_makes_readyz_fail() {
     };
     set("allkeys-lru").await;
     assert!(ready(503).await, "an evicting Redis went unnoticed");
-    let body = app.http.get(app.url("/readyz")).send().await.unwrap().text().await.unwrap();
+    let body = app
+        .http
+        .get(app.url("/readyz"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(body.contains("maxmemory-policy"), "{body}");
     set("noeviction").await;
     assert!(ready(200).await);

@@ -81,7 +81,11 @@ pub async fn run(
         identity.clone(),
         shutdown.clone(),
     ));
-    tasks.spawn(housekeeping(queue.clone(), metrics.clone(), shutdown.clone()));
+    tasks.spawn(housekeeping(
+        queue.clone(),
+        metrics.clone(),
+        shutdown.clone(),
+    ));
     for slot in 0..identity.slots.max(1) {
         tasks.spawn(slot_loop(
             queue.clone(),
