@@ -41,6 +41,8 @@
   Cluster note: the day is part of two keys and only the server clock knows it; the caller
   passes its guess and the script checks it (a wrong guess writes nothing). The recorded job
   of a replay is read by the caller in a second step, so its key is never touched here.
+  KEYS[8] names the calling process, which the caller knows without reading; it shares the
+  queue group's slot (ARCHITECTURE.md, "Lua scripts, keys and hash slots") with the rest.
 ]]
 local jid, account, trust, kind = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local fp, input = ARGV[8], ARGV[9]
