@@ -10,7 +10,7 @@
 //! | script | who | what |
 //! |---|---|---|
 //! | admit | API | idempotency, caps, daily quota, seconds budget, enqueue |
-//! | claim | worker | oldest job, lease + fencing token, reservation becomes a charge |
+//! | claim | worker | oldest job, lease + fencing token, reservation becomes a charge (an orphan is dropped instead) |
 //! | heartbeat | worker | extend the lease (token holder only) |
 //! | complete | worker | record the outcome (token holder only), PUBLISH |
 //! | cancel | API | drop a still-queued job, release its reservation |
@@ -313,7 +313,7 @@ impl Queue {
     async fn job_names(&self, id: &str) -> Result<JobNames, QueueError> {
         let f: Vec<Option<String>> = redis::cmd("HMGET")
             .arg(self.job_key(id))
-            .arg(&["account", "day", "idem"])
+            .arg(&["account", "day", "idem", "waiter"])
             .query_async(&mut self.store.conn())
             .await?;
         let get = |i: usize| f.get(i).cloned().flatten().unwrap_or_default();
@@ -321,6 +321,7 @@ impl Queue {
             account: get(0),
             day: get(1),
             idem: get(2),
+            waiter: get(3),
         })
     }
 
@@ -742,6 +743,7 @@ impl Queue {
                 .key(self.budget_key(&names.day))
                 .key(self.daily_key(&names.day, &names.account))
                 .key(self.idem_key(&names.account, &names.idem))
+                .key(self.callers_key(&names.waiter))
                 .arg(&id)
                 .arg(worker)
                 .arg(self.settings.queue.lease_seconds * 1000)
@@ -750,6 +752,7 @@ impl Queue {
                 .arg(&names.day)
                 .arg(&names.idem)
                 .arg(self.done_channel(&id))
+                .arg(&names.waiter)
                 .invoke_durably(&self.store)
                 .await?;
             match reply {
@@ -1041,11 +1044,13 @@ impl Drop for CancelGuard {
     }
 }
 
-/// A job's account, day and idempotency key, which name its other keys.
+/// A job's account, day, idempotency key and waiter, which name its other keys.
 struct JobNames {
     account: String,
     day: String,
     idem: String,
+    /// The API process its caller waits in (`''`: none).
+    waiter: String,
 }
 
 /// `job_` + 16 random hex digits.
