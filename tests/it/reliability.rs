@@ -147,10 +147,15 @@ async fn a_dead_worker_s_job_fails_with_no_worker_left_and_its_caller_is_told() 
         worker.stderr()
     );
     let job = job.unwrap();
+    let killed = std::time::Instant::now();
     worker.signal(libc::SIGKILL);
     worker.wait_exit(Duration::from_secs(10)).unwrap();
 
     let (status, answer, _) = caller.await.unwrap();
+    eprintln!(
+        "figure: caller told `cancelled` {:.1} s after kill -9 of the only worker (lease 2 s)",
+        killed.elapsed().as_secs_f64()
+    );
     assert_eq!(status, 200, "{answer}");
     assert_eq!(
         answer["error"]["code"],
@@ -219,8 +224,14 @@ async fn while_redis_hangs_a_waiting_caller_gets_pending_and_new_calls_engine_un
     assert!(ttl > 0, "jobs:<account> has no expiry ({ttl})");
 
     let pid = app.redis().pid().unwrap() as i32;
+    let stopped = std::time::Instant::now();
     unsafe { libc::kill(pid, libc::SIGSTOP) };
     let (status, answer, _) = waiting.await.unwrap();
+    eprintln!(
+        "figure: waiting caller answered pending {:.1} s after SIGSTOP of Redis",
+        stopped.elapsed().as_secs_f64()
+    );
+    let asked = std::time::Instant::now();
     let (new_status, refused, headers) = call(
         addr,
         "simulate_replay",
@@ -228,6 +239,10 @@ async fn while_redis_hangs_a_waiting_caller_gets_pending_and_new_calls_engine_un
         &key,
     )
     .await;
+    eprintln!(
+        "figure: a new call answered 503 engine_unavailable after {:.1} s",
+        asked.elapsed().as_secs_f64()
+    );
     let rest = app
         .http
         .get(app.url("/api/game/levels"))
@@ -341,6 +356,7 @@ async fn a_queued_job_of_a_killed_api_process_is_dropped_and_released() {
     let job = job.unwrap();
     let charged = queue.remaining("robin", 1).await.unwrap();
     assert_eq!(charged.playtests, before.playtests - 1);
+    let killed = std::time::Instant::now();
     doomed.signal(libc::SIGKILL);
     doomed.wait_exit(Duration::from_secs(10)).unwrap();
     let _ = caller.await;
@@ -355,6 +371,10 @@ async fn a_queued_job_of_a_killed_api_process_is_dropped_and_released() {
     })
     .await;
     assert!(dropped, "the orphan was not dropped: {}", survivor.stderr());
+    eprintln!(
+        "figure: orphaned queued job dropped and released {:.1} s after kill -9 of its API process (presence 10 s)",
+        killed.elapsed().as_secs_f64()
+    );
     let record = queue.get(&job).await.unwrap().unwrap();
     assert_eq!(record.failure.as_ref().unwrap().code, "cancelled");
     assert!(record.started_at_ms.is_none(), "it never ran");
@@ -560,8 +580,13 @@ async fn shutdown_answers_a_waiting_caller_pending_and_its_job_still_runs() {
         .await
     );
     let job = job.unwrap();
+    let term = std::time::Instant::now();
     api.signal(libc::SIGTERM);
     let (status, answer, _) = caller.await.unwrap();
+    eprintln!(
+        "figure: waiting caller answered pending {:.2} s after SIGTERM",
+        term.elapsed().as_secs_f64()
+    );
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["pending"], true, "{answer}\n{}", api.stderr());
     assert_eq!(answer["jobId"], job.as_str());
