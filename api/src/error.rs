@@ -345,6 +345,12 @@ impl From<horst_rcadia::RcadiaError> for ApiError {
     }
 }
 
+impl From<horst_queue::QueueError> for ApiError {
+    fn from(e: horst_queue::QueueError) -> Self {
+        ToolError::from(e).into()
+    }
+}
+
 impl From<redis::RedisError> for ApiError {
     fn from(e: redis::RedisError) -> Self {
         if horst_store::is_unreachable(&e) {

@@ -439,9 +439,8 @@ async fn quotas(State(state): State<AppState>, me: SignedIn) -> Result<Json<Quot
     let remaining = state
         .queue
         .remaining(&me.person.name, trust)
-        .await
-        .map_err(ApiError::internal)?;
-    let q = state.queue.quotas().await.map_err(ApiError::internal)?;
+        .await?;
+    let q = state.queue.quotas().await?;
     let limits = horst_queue::Remaining {
         submissions: q.kind_limit(trust, JobKind::Submit),
         playtests: q.kind_limit(trust, JobKind::Playtest),
