@@ -345,6 +345,19 @@ impl From<horst_rcadia::RcadiaError> for ApiError {
     }
 }
 
+impl From<horst_gateway::AccountError> for ApiError {
+    fn from(e: horst_gateway::AccountError) -> Self {
+        use horst_gateway::AccountError as E;
+        match e {
+            E::Invalid(m) => ApiError::new(ApiCode::InvalidInput, m),
+            E::NotFound(m) => ApiError::new(ApiCode::NotFound, m),
+            E::Conflict(m) => ToolError::new(ErrorCode::Conflict, m).into(),
+            E::Unreachable(detail) => ApiError::unavailable(detail),
+            other => ApiError::internal(other),
+        }
+    }
+}
+
 impl From<horst_queue::QueueError> for ApiError {
     fn from(e: horst_queue::QueueError) -> Self {
         ToolError::from(e).into()

@@ -72,6 +72,9 @@ pub enum AccountError {
     },
     #[error("store: {0}")]
     Store(String),
+    /// Redis cannot be reached now (`horst_store::is_unreachable`): retry later.
+    #[error("store unreachable: {0}")]
+    Unreachable(String),
 }
 
 /// Which rolling 24-hour cap of self-service keys was hit.
@@ -85,7 +88,11 @@ pub enum KeyCap {
 
 impl From<redis::RedisError> for AccountError {
     fn from(e: redis::RedisError) -> Self {
-        AccountError::Store(e.to_string())
+        if horst_store::is_unreachable(&e) {
+            AccountError::Unreachable(e.to_string())
+        } else {
+            AccountError::Store(e.to_string())
+        }
     }
 }
 

@@ -570,6 +570,7 @@ fn account_error(e: crate::AccountError) -> ToolError {
         E::Invalid(m) => ToolError::invalid(m),
         E::NotFound(m) => ToolError::not_found(m),
         E::Conflict(m) => ToolError::new(ErrorCode::Conflict, m),
+        E::Unreachable(m) => ToolError::unavailable(m),
         other => ToolError::internal(other),
     }
 }

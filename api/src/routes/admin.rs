@@ -501,8 +501,7 @@ async fn accounts(
         paging.offset(),
         paging.limit(),
     )
-    .await
-    .map_err(ApiError::internal)?;
+    .await?;
     Ok(Json(
         serde_json::to_value(page).map_err(ApiError::internal)?,
     ))
@@ -596,8 +595,7 @@ async fn keys(State(state): State<AppState>, _: Operator, Query(q): Query<KeyQue
         paging.offset(),
         paging.limit(),
     )
-    .await
-    .map_err(ApiError::internal)?;
+    .await?;
     Ok(Json(
         serde_json::to_value(page).map_err(ApiError::internal)?,
     ))

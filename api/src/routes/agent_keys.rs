@@ -127,6 +127,6 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
                 .retry_after(retry_after_seconds)
                 .into_response()
         }
-        Err(e) => ApiError::internal(format!("create agent: {e}")).into_response(),
+        Err(e) => ApiError::from(e).into_response(),
     }
 }
