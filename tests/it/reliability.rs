@@ -189,7 +189,8 @@ async fn a_dead_worker_s_job_fails_with_no_worker_left_and_its_caller_is_told() 
 
 /// Item 4: Redis stops answering (SIGSTOP) while a caller waits: the caller gets
 /// `pending` with its jobId, new calls get `engine_unavailable` with `retryAfterSeconds`
-/// (503 with Retry-After, never a 500), a REST read 503 with Retry-After. Once Redis is
+/// (503 with Retry-After, never a 500), a REST read and an RCADIA request 503 with
+/// Retry-After. Once Redis is
 /// back, the same idempotency key reads the same job, charged once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn while_redis_hangs_a_waiting_caller_gets_pending_and_new_calls_engine_unavailable() {
@@ -223,6 +224,11 @@ async fn while_redis_hangs_a_waiting_caller_gets_pending_and_new_calls_engine_un
         .unwrap();
     assert!(ttl > 0, "jobs:<account> has no expiry ({ttl})");
 
+    let (rcadia_token, _) = app
+        .auth
+        .create_token(&["play".to_string()], Some("Tern"))
+        .await
+        .unwrap();
     let pid = app.redis().pid().unwrap() as i32;
     let stopped = std::time::Instant::now();
     unsafe { libc::kill(pid, libc::SIGSTOP) };
@@ -243,14 +249,19 @@ async fn while_redis_hangs_a_waiting_caller_gets_pending_and_new_calls_engine_un
         "figure: a new call answered 503 engine_unavailable after {:.1} s",
         asked.elapsed().as_secs_f64()
     );
-    let rest = app
+    // A REST read and an RCADIA agent request (a token minted before the outage).
+    let rest = app.http.get(app.url("/api/game/levels")).send();
+    let rcadia = app
         .http
-        .get(app.url("/api/game/levels"))
-        .send()
-        .await
-        .unwrap();
+        .get(app.url("/api/v1/agent/sessions/available"))
+        .bearer_auth(&rcadia_token)
+        .send();
+    let (rest, rcadia) = tokio::join!(rest, rcadia);
+    let (rest, rcadia) = (rest.unwrap(), rcadia.unwrap());
     let rest_status = rest.status().as_u16();
     let rest_retry = rest.headers().get("retry-after").cloned();
+    let rcadia_status = rcadia.status().as_u16();
+    let rcadia_retry = rcadia.headers().get("retry-after").cloned();
     unsafe { libc::kill(pid, libc::SIGCONT) };
 
     assert_eq!(status, 200, "{answer}");
@@ -270,6 +281,11 @@ async fn while_redis_hangs_a_waiting_caller_gets_pending_and_new_calls_engine_un
     assert_ne!(headers["retryAfter"], Value::Null, "no Retry-After");
     assert_eq!(rest_status, 503);
     assert!(rest_retry.is_some(), "no Retry-After on the REST answer");
+    assert_eq!(rcadia_status, 503);
+    assert!(
+        rcadia_retry.is_some(),
+        "no Retry-After on the RCADIA answer"
+    );
 
     // Redis is back; a worker runs the job; the same key reads it: the same job, once.
     let _worker = app.start_engine_worker();
