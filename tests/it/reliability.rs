@@ -190,8 +190,8 @@ async fn a_dead_worker_s_job_fails_with_no_worker_left_and_its_caller_is_told() 
 /// Item 4: Redis stops answering (SIGSTOP) while a caller waits: the caller gets
 /// `pending` with its jobId, new calls get `engine_unavailable` with `retryAfterSeconds`
 /// (503 with Retry-After, never a 500), a REST read and an RCADIA request 503 with
-/// Retry-After. Once Redis is
-/// back, the same idempotency key reads the same job, charged once.
+/// Retry-After. Once Redis is back, the same idempotency key reads the same job, charged
+/// once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn while_redis_hangs_a_waiting_caller_gets_pending_and_new_calls_engine_unavailable() {
     let app = spawn_gateway().await;
