@@ -303,6 +303,59 @@ async fn while_redis_hangs_a_waiting_caller_gets_pending_and_new_calls_engine_un
     assert_eq!(after.simulations, before.simulations - 1, "charged once");
 }
 
+/// Item 4 with Redis killed (kill -9) instead of hung: the waiting caller gets `pending`
+/// with its jobId, a new call `engine_unavailable`; Redis restarts from its AOF and the same
+/// key reads the same job once a worker has run it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_redis_mid_wait_is_pending_and_the_job_is_read_after_its_restart() {
+    let mut app = spawn_gateway().await;
+    let key = app.agent_key("heron", 1).await;
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let args = json!({"map": LEVEL_MAP, "replay": replay, "idempotencyKey": "k-1"});
+    let addr = app.addr;
+    let waiting = tokio::spawn({
+        let (args, key) = (args.clone(), key.clone());
+        async move { call(addr, "simulate_replay", args, &key).await }
+    });
+    let mut job = None;
+    assert!(
+        eventually(LONG, async || {
+            job = newest_job(&app.store, "heron").await;
+            job.is_some()
+        })
+        .await
+    );
+    let job = job.unwrap();
+    // `appendfsync everysec`: give the admission a second to reach the AOF.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    app.redis_mut().kill();
+    let (status, answer, _) = waiting.await.unwrap();
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["pending"], true, "{answer}");
+    assert_eq!(answer["jobId"], job.as_str(), "{answer}");
+    let (new_status, refused, _) = call(
+        addr,
+        "simulate_replay",
+        json!({"map": LEVEL_MAP, "replay": replay, "idempotencyKey": "k-2"}),
+        &key,
+    )
+    .await;
+    assert_eq!(new_status, 503, "{refused}");
+    assert_eq!(refused["error"]["data"]["code"], "engine_unavailable");
+
+    app.redis_mut().start_again();
+    let _worker = app.start_engine_worker();
+    let mut last = Value::Null;
+    let done = eventually(LONG, async || {
+        let (_, a, _) = call(addr, "simulate_replay", args.clone(), &key).await;
+        last = a;
+        last.get("outcome").is_some()
+    })
+    .await;
+    assert!(done, "never finished: {last}");
+    assert_eq!(last["jobId"], job.as_str());
+}
+
 /// Item 5: an invalid map is refused before admission: `validation_failed` with the
 /// validator's errors, no job, nothing charged (playtest, simulate, submit).
 #[tokio::test]
