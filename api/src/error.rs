@@ -358,6 +358,17 @@ impl From<horst_gateway::AccountError> for ApiError {
     }
 }
 
+impl From<horst_rcadia::auth::AuthError> for ApiError {
+    fn from(e: horst_rcadia::auth::AuthError) -> Self {
+        use horst_rcadia::auth::AuthError as E;
+        match e {
+            E::Invalid(m) => ApiError::new(ApiCode::InvalidInput, m),
+            E::NotFound(m) => ApiError::new(ApiCode::NotFound, m),
+            E::Store(store) => store.into(),
+        }
+    }
+}
+
 impl From<horst_queue::QueueError> for ApiError {
     fn from(e: horst_queue::QueueError) -> Self {
         ToolError::from(e).into()

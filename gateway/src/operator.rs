@@ -580,6 +580,7 @@ fn auth_error(e: horst_rcadia::auth::AuthError) -> ToolError {
     match e {
         E::Invalid(m) => ToolError::invalid(m),
         E::NotFound(m) => ToolError::not_found(m),
+        E::Store(horst_rcadia::RcadiaError::Redis(e)) => e.into(),
         other => ToolError::internal(other),
     }
 }

@@ -611,7 +611,7 @@ async fn revoke_key(
 }
 
 async fn tokens(State(state): State<AppState>, _: Operator, Query(p): Query<Paging>) -> Answer {
-    let all = state.auth.list_tokens().await.map_err(ApiError::internal)?;
+    let all = state.auth.list_tokens().await?;
     let total = all.len();
     let items: Vec<_> = all.into_iter().skip(p.offset()).take(p.limit()).collect();
     let end = p.offset() + items.len();
