@@ -210,6 +210,17 @@ impl ApiError {
         }
     }
 
+    /// Redis cannot be reached now: 503 `unavailable` with `Retry-After`, never a 500.
+    pub fn unavailable(detail: impl std::fmt::Display) -> Self {
+        tracing::warn!(detail = %detail, "the store is unreachable; answered 503");
+        let retry = horst_gateway::UNAVAILABLE_RETRY_SECONDS;
+        ApiError::new(
+            ApiCode::Unavailable,
+            format!("the server's store is unreachable right now; retry after {retry} s"),
+        )
+        .retry_after(retry)
+    }
+
     /// A 409 of `POST /action` with the caller's snapshot, so an agent re-syncs at once.
     pub fn protocol_with_snapshot(
         error: horst_sessions::ProtocolError,
@@ -352,7 +363,48 @@ impl From<horst_rcadia::RcadiaError> for ApiError {
                 ApiCode::ServerRestarted,
                 "this session was lost when the server restarted; find a new table with GET /api/v1/agent/sessions/available",
             ),
+            E::Redis(e) => e.into(),
             other => ApiError::internal(other),
+        }
+    }
+}
+
+impl From<horst_gateway::AccountError> for ApiError {
+    fn from(e: horst_gateway::AccountError) -> Self {
+        use horst_gateway::AccountError as E;
+        match e {
+            E::Invalid(m) => ApiError::new(ApiCode::InvalidInput, m),
+            E::NotFound(m) => ApiError::new(ApiCode::NotFound, m),
+            E::Conflict(m) => ToolError::new(ErrorCode::Conflict, m).into(),
+            E::Unreachable(detail) => ApiError::unavailable(detail),
+            other => ApiError::internal(other),
+        }
+    }
+}
+
+impl From<horst_rcadia::auth::AuthError> for ApiError {
+    fn from(e: horst_rcadia::auth::AuthError) -> Self {
+        use horst_rcadia::auth::AuthError as E;
+        match e {
+            E::Invalid(m) => ApiError::new(ApiCode::InvalidInput, m),
+            E::NotFound(m) => ApiError::new(ApiCode::NotFound, m),
+            E::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<horst_queue::QueueError> for ApiError {
+    fn from(e: horst_queue::QueueError) -> Self {
+        ToolError::from(e).into()
+    }
+}
+
+impl From<redis::RedisError> for ApiError {
+    fn from(e: redis::RedisError) -> Self {
+        if horst_store::is_unreachable(&e) {
+            ApiError::unavailable(format!("redis: {e}"))
+        } else {
+            ApiError::internal(format!("redis: {e}"))
         }
     }
 }

@@ -329,6 +329,7 @@ struct DeadlineBody {
     received: u64,
     timer: Option<Pin<Box<tokio::time::Sleep>>>,
     activity: Arc<Activity>,
+    metrics: ConnectionMetrics,
 }
 
 /// The error a too-slow body reads as (its text reaches the 400's message).
@@ -386,6 +387,9 @@ impl HttpBody for DeadlineBody {
                     timer.as_mut().reset(deadline);
                 }
                 if timer.as_mut().poll(cx).is_ready() {
+                    // Counted here: hyper may end the connection (body unread) before the
+                    // connection's loop sees the notification.
+                    this.metrics.closed("body_timeout");
                     this.activity.slow_body.notify_one();
                     return Poll::Ready(Some(Err(Box::new(SlowBody {
                         base: this.base,
@@ -513,6 +517,7 @@ async fn serve_one(
     let service = {
         let activity = activity.clone();
         let limits = limits.clone();
+        let metrics = metrics.clone();
         hyper::service::service_fn(move |req: Request<Incoming>| {
             let in_flight = InFlight::start(&activity);
             let mut req = req.map(|inner| {
@@ -524,6 +529,7 @@ async fn serve_one(
                     received: 0,
                     timer: None,
                     activity: activity.clone(),
+                    metrics: metrics.clone(),
                 })
             });
             req.extensions_mut().insert(ConnectInfo(peer));
@@ -573,7 +579,6 @@ async fn serve_one(
             }
             _ = activity.slow_body.notified(), if !closing => {
                 closing = true;
-                metrics.closed("body_timeout");
                 conn.as_mut().graceful_shutdown();
             }
             _ = tokio::time::sleep(idle_left), if !closing => {

@@ -39,7 +39,7 @@ pub mod tools;
 pub mod web_sessions;
 
 pub use accounts::{Account, AccountError, AuthError, CreatedKey, KeyCap};
-pub use error::{ErrorCode, ToolError};
+pub use error::{ErrorCode, ToolError, UNAVAILABLE_RETRY_SECONDS};
 
 use args::{
     Id, LevelName, NoArgs, Offset, ThreadKind, ThreadSort, ThreadStatus, WritePostArgs,
@@ -148,6 +148,9 @@ pub struct Gateway {
         ToolLabels,
         horst_telemetry::metrics::counter::Counter,
     >,
+    /// Turns true when the process shuts down: blocking calls answer `pending` at once
+    /// (`jobs.rs`). `None`: never.
+    stopping: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 /// A tool's answer: its JSON, and for `render_map` with `image: true` a PNG picture.
@@ -225,7 +228,15 @@ impl Gateway {
             tool_calls,
             tool_duration,
             refusals,
+            stopping: None,
         }
+    }
+
+    /// Blocking calls in flight when `shutdown` turns true are answered `pending` with
+    /// their `jobId` before the process exits (within the HTTP server's grace period).
+    pub fn with_shutdown(mut self, shutdown: tokio::sync::watch::Receiver<bool>) -> Self {
+        self.stopping = Some(shutdown);
+        self
     }
 
     /// Handles one message.

@@ -809,6 +809,7 @@ fn account_error(e: crate::AccountError) -> ToolError {
         E::Invalid(m) => ToolError::invalid(m),
         E::NotFound(m) => ToolError::not_found(m),
         E::Conflict(m) => ToolError::new(ErrorCode::Conflict, m),
+        E::Unreachable(m) => ToolError::unavailable(m),
         other => ToolError::internal(other),
     }
 }
@@ -818,6 +819,7 @@ fn auth_error(e: horst_rcadia::auth::AuthError) -> ToolError {
     match e {
         E::Invalid(m) => ToolError::invalid(m),
         E::NotFound(m) => ToolError::not_found(m),
+        E::Store(horst_rcadia::RcadiaError::Redis(e)) => e.into(),
         other => ToolError::internal(other),
     }
 }

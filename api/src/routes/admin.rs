@@ -384,6 +384,12 @@ async fn quotas(State(state): State<AppState>, _: Operator) -> Answer {
 /// Re-reads the configuration file this process started with (and the environment) and
 /// stores its quota numbers; every API process applies them within a second.
 async fn reload_quotas(State(state): State<AppState>, Operator(op): Operator) -> Answer {
+    if state.config.file.is_none() {
+        return Err(ApiError::new(
+            ApiCode::InvalidConfig,
+            "this API process was started without a configuration file, so there is nothing to reload from; start it with --config FILE, or run `horst admin quotas reload --config FILE` (the quotas in force are unchanged)",
+        ));
+    }
     let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
     let config = horst_config::Config::load(
         state.config.file.as_deref(),
@@ -578,8 +584,7 @@ async fn accounts(
         paging.offset(),
         paging.limit(),
     )
-    .await
-    .map_err(ApiError::internal)?;
+    .await?;
     Ok(Json(
         serde_json::to_value(page).map_err(ApiError::internal)?,
     ))
@@ -673,8 +678,7 @@ async fn keys(State(state): State<AppState>, _: Operator, Query(q): Query<KeyQue
         paging.offset(),
         paging.limit(),
     )
-    .await
-    .map_err(ApiError::internal)?;
+    .await?;
     Ok(Json(
         serde_json::to_value(page).map_err(ApiError::internal)?,
     ))
@@ -693,7 +697,7 @@ async fn revoke_key(
 }
 
 async fn tokens(State(state): State<AppState>, _: Operator, Query(p): Query<Paging>) -> Answer {
-    let all = state.auth.list_tokens().await.map_err(ApiError::internal)?;
+    let all = state.auth.list_tokens().await?;
     let total = all.len();
     let items: Vec<_> = all.into_iter().skip(p.offset()).take(p.limit()).collect();
     let end = p.offset() + items.len();
