@@ -631,8 +631,8 @@ async fn run(nofile: u64) {
         })
         .count();
     let admitted = records.len() + missing;
-    // The details behind a "run twice" or a contradicted success, so the figure can be
-    // explained.
+    // The details behind a failed job, a "run twice" or a contradicted success, so each
+    // figure can be explained.
     for (key, ids) in &t.jobs {
         let ran: Vec<&horst_queue::JobRecord> = ids
             .iter()
@@ -643,8 +643,12 @@ async fn run(nofile: u64) {
             && !ran
                 .iter()
                 .any(|r| r.state == horst_queue::JobState::Succeeded);
-        if ran.len() > 1 || contradicted {
-            for r in ran {
+        let failed = ids
+            .iter()
+            .filter_map(|id| records.get(id))
+            .any(|r| r.state != horst_queue::JobState::Succeeded);
+        if ran.len() > 1 || contradicted || failed {
+            for r in ids.iter().filter_map(|id| records.get(id)) {
                 println!(
                     "chaos: key {key} job {} state {} created {} started {:?} finished {:?} worker {:?} failure {:?}",
                     r.id,

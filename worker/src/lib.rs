@@ -207,12 +207,32 @@ async fn execute(
         tracing::warn!(job = %job.id, "lease lost while running; result discarded");
         return;
     }
-    match queue.complete(&job.id, claim.token, outcome).await {
-        Ok(true) => {
-            tracing::info!(job = %job.id, kind = kind.as_str(), outcome = %label, ms = elapsed.as_millis() as u64, "job finished")
+    // Redis may be away for a moment (a restart, a stall): the completion is retried until it
+    // is answered or the lease is surely over. Retrying is safe because the completion is
+    // fenced: once the job was reaped, it is refused. (The chaos run found a job that ran
+    // during a 5 s stall of Redis reaped as `cancelled` when its one attempt failed.)
+    let give_up = tokio::time::Instant::now() + lease;
+    let mut pause = Duration::from_millis(100);
+    loop {
+        match queue.complete(&job.id, claim.token, outcome.clone()).await {
+            Ok(true) => {
+                tracing::info!(job = %job.id, kind = kind.as_str(), outcome = %label, ms = elapsed.as_millis() as u64, "job finished");
+                return;
+            }
+            Ok(false) => {
+                tracing::warn!(job = %job.id, "completion refused: the lease had expired");
+                return;
+            }
+            Err(e) if tokio::time::Instant::now() + pause < give_up => {
+                tracing::warn!(job = %job.id, error = %e, "cannot record the job's outcome yet; retrying");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(1));
+            }
+            Err(e) => {
+                tracing::error!(job = %job.id, error = %e, "cannot record the job's outcome");
+                return;
+            }
         }
-        Ok(false) => tracing::warn!(job = %job.id, "completion refused: the lease had expired"),
-        Err(e) => tracing::error!(job = %job.id, error = %e, "cannot record the job's outcome"),
     }
 }
 
