@@ -339,25 +339,25 @@ fn solve(file: &Path, seed: u32, time_limit: f64, threads: Option<usize>, json: 
         cancel: &SOLVE_INTERRUPTED,
     };
     let tty = std::io::stderr().is_terminal();
-    let last_line = std::cell::Cell::new(std::time::Duration::ZERO);
-    let show = |p: &horst_planner::Progress| {
-        let line = format!(
-            "stage {}  states explored {}  best distance to the nest {} tiles  {:.1} s",
-            p.stage,
-            p.expanded,
-            p.best_distance,
-            p.elapsed.as_secs_f64()
-        );
-        if tty {
-            eprint!("\r\x1b[K{line}");
-        } else if p.elapsed >= last_line.get() + SOLVE_PROGRESS_EVERY {
-            last_line.set(p.elapsed);
-            eprintln!("{line}");
-        }
-    };
     let report = pool.install(|| {
-        let progress: Option<&dyn Fn(&horst_planner::Progress)> = Some(&show);
-        horst_planner::plan(&req, progress)
+        // Built here: the callback need not be `Sync`.
+        let last_line = std::cell::Cell::new(std::time::Duration::ZERO);
+        let show = |p: &horst_planner::Progress| {
+            let line = format!(
+                "stage {}  states explored {}  best distance to the nest {} tiles  {:.1} s",
+                p.stage,
+                p.expanded,
+                p.best_distance,
+                p.elapsed.as_secs_f64()
+            );
+            if tty {
+                eprint!("\r\x1b[K{line}");
+            } else if p.elapsed >= last_line.get() + SOLVE_PROGRESS_EVERY {
+                last_line.set(p.elapsed);
+                eprintln!("{line}");
+            }
+        };
+        horst_planner::plan(&req, Some(&show))
     });
     // SAFETY: puts back the handler that was there before.
     unsafe { libc::signal(libc::SIGINT, previous) };

@@ -1152,7 +1152,7 @@ fn main() {
         };
         put(
             "u-cracked-field-01",
-            "Unsolvable: after a wide field with marmots and jackdaws, the nest lies in a hole under cracked rock; pebbles fly only sideways, and the only open tile beside the lid is a sealed pocket in the rock, so the lid never breaks. Neither fast proof applies (both count cracked rock with an open neighbour in its row as breakable) and the enemies keep the search from exhausting its space: the planner answers only at its deadline.",
+            "Unsolvable: after a wide field with marmots and jackdaws, the nest lies in a hole under cracked rock; pebbles fly only sideways, and the only open tile beside the lid is a sealed pocket in the rock, so the lid never breaks. The relaxed tile graph proves it: it opens cracked rock only where a pebble fired from a tile the bird reaches can hit it.",
             l,
         );
     }
