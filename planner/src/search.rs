@@ -7,7 +7,8 @@ use horst_engine::physics::SPEED_UNIT;
 use horst_engine::physics::TILE;
 use horst_engine::physics::{PLAYER_H, PLAYER_W, TILE_SHIFT};
 use horst_engine::sim::palette::{
-    EntityKind, FLYER_AXIS, FLYER_SPEED, PLATFORM_SPEED, WALKER_SPEED,
+    EntityKind, FLYER_AXIS, FLYER_RANGE, FLYER_SPEED, PLATFORM_DX, PLATFORM_DY, PLATFORM_SPEED,
+    WALKER_SPEED,
 };
 use horst_engine::{Block, Map, Sim, Status, Step};
 use rayon::prelude::*;
@@ -29,6 +30,10 @@ pub const MAX_STATES: u64 = 6_000_000;
 const NEAR: i32 = 10 * TILE;
 /// How far a pebble flies (48 ticks at 5 px per tick), in whole tiles.
 const RANGE_TILES: i32 = 15;
+/// Waits until something arrives (`event_waits`): at most this many per state, and at most this
+/// far ahead (30 s).
+const EVENT_WAITS: usize = 4;
+const EVENT_MAX: u16 = 1800;
 /// Weight of the heuristic: ticks per tile of relaxed distance (running takes about 7).
 const H_WEIGHT: u64 = 40;
 
@@ -167,8 +172,15 @@ pub struct Ctx {
     walker_speed: Vec<i32>,
     flyer_speed: Vec<i32>,
     platform_speed: Vec<i32>,
+    /// Flyers' patrols along their axis (sub-units, the engine's `min`, `max`).
+    flyer_span: Vec<(i32, i32)>,
+    /// Platforms: path length (sub-units, the longer axis), start and offset along it (x when
+    /// horizontal, y when vertical), and whether the longer axis is vertical.
+    platform_path: Vec<(i32, i32, i32, bool)>,
     /// Rock-fall spawners' columns (sub-units).
     spawner_x: Vec<i32>,
+    /// The level has platforms or flyers (so waits until they arrive are tried).
+    movers: bool,
 }
 
 impl Ctx {
@@ -182,6 +194,7 @@ impl Ctx {
         let mut flyer_fixed = Vec::new();
         let mut spawner_x = Vec::new();
         let (mut walker_speed, mut flyer_speed, mut platform_speed) = (vec![], vec![], vec![]);
+        let (mut flyer_span, mut platform_path) = (vec![], vec![]);
         let speed = |v: i64| (v as i32 * SPEED_UNIT).max(1);
         for e in map.entities() {
             match e.kind {
@@ -193,8 +206,24 @@ impl Ctx {
                     let vertical = e.param(FLYER_AXIS) == 1;
                     flyer_fixed.push((if vertical { e.x * TILE } else { e.y * TILE }, vertical));
                     flyer_speed.push(speed(e.param(FLYER_SPEED)));
+                    let base = if vertical { e.y } else { e.x } * TILE + 512;
+                    let range = e.param(FLYER_RANGE) as i32 * TILE;
+                    flyer_span.push((base - range, base + range));
                 }
-                EntityKind::Platform => platform_speed.push(speed(e.param(PLATFORM_SPEED))),
+                EntityKind::Platform => {
+                    platform_speed.push(speed(e.param(PLATFORM_SPEED)));
+                    let (dx, dy) = (
+                        e.param(PLATFORM_DX) as i32 * TILE,
+                        e.param(PLATFORM_DY) as i32 * TILE,
+                    );
+                    let vertical = dy.abs() > dx.abs();
+                    let (from, off) = if vertical {
+                        (e.y * TILE, dy)
+                    } else {
+                        (e.x * TILE, dx)
+                    };
+                    platform_path.push((dx.abs().max(dy.abs()), from, off, vertical));
+                }
                 EntityKind::Rockfall => spawner_x.push(e.x * TILE),
                 _ => {}
             }
@@ -207,6 +236,9 @@ impl Ctx {
             walker_speed,
             flyer_speed,
             platform_speed,
+            movers: !platform_path.is_empty() || !flyer_span.is_empty(),
+            flyer_span,
+            platform_path,
             spawner_x,
         }
     }
@@ -408,11 +440,103 @@ pub fn state_key_parsed(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> 
     (k.0, o)
 }
 
+/// Waits that end when something that moves gets somewhere: for every platform and live flyer,
+/// the tick it next turns round and the tick it next lines up with the bird (its path passes the
+/// bird's column, or row when it moves vertically). The soonest `EVENT_WAITS` of them, at most
+/// `EVENT_MAX` ticks ahead, ascending. Platforms never pause; a flyer's current pause counts, its
+/// later random ones do not (a wait that ends a little early is still a fine move).
+pub fn event_waits(sim: &Sim, ctx: &Ctx, buf: &mut Vec<u8>, out: &mut Vec<u16>) {
+    out.clear();
+    let p = sim.player();
+    let (bx, by) = (p.x + PLAYER_W / 2, p.y + PLAYER_H);
+    buf.clear();
+    sim.state_bytes(buf);
+    let b = &buf[..];
+    let mut add = |t: i64| {
+        if (1..=EVENT_MAX as i64).contains(&t) {
+            out.push(t as u16);
+        }
+    };
+    // A leg from `pos` in direction `dir` at `speed` between `lo` and `hi`, after `wait` ticks:
+    // the tick of the turn, and of reaching `target` if it lies ahead (on this leg or the next).
+    let mut leg = |pos: i32, dir: i32, speed: i32, lo: i32, hi: i32, wait: i64, target: i32| {
+        let speed = speed.max(1) as i64;
+        let end = if dir > 0 { hi } else { lo };
+        let turn = wait + ((end - pos).abs() as i64 + speed - 1) / speed;
+        add(turn);
+        if (lo..=hi).contains(&target) {
+            if (target - pos) * dir >= 0 {
+                add(wait + (target - pos).abs() as i64 / speed);
+            } else {
+                add(turn + (end - target).abs() as i64 / speed);
+            }
+        }
+    };
+    let mut o = 46 + 4 * 14;
+    let n = rd_i32(b, o) as usize;
+    o += 4 + 3 * n;
+    // Walkers are skipped (they also turn at walls and edges); flyers.
+    let n = rd_i32(b, o) as usize;
+    o += 4 + 10 * n;
+    let n = rd_i32(b, o) as usize;
+    o += 4;
+    for j in 0..n {
+        let (pos, dir, wait, alive) = (
+            rd_i32(b, o),
+            rd_u8(b, o + 4) as i8 as i32,
+            rd_i32(b, o + 5) as i64,
+            rd_u8(b, o + 9) != 0,
+        );
+        o += 10;
+        let (Some(&(lo, hi)), Some(&speed), Some(&(_, vertical))) = (
+            ctx.flyer_span.get(j),
+            ctx.flyer_speed.get(j),
+            ctx.flyer_fixed.get(j),
+        ) else {
+            continue;
+        };
+        if alive {
+            let target = if vertical {
+                by - 3 * TILE
+            } else {
+                bx - 6 * 256
+            };
+            leg(pos, dir, speed, lo, hi, wait, target);
+        }
+    }
+    let n = rd_i32(b, o) as usize;
+    o += 4;
+    for j in 0..n {
+        let (prog, dir) = (rd_i32(b, o), rd_u8(b, o + 4) as i8 as i32);
+        o += 21;
+        let (Some(&(len, from, off, vertical)), Some(&speed)) =
+            (ctx.platform_path.get(j), ctx.platform_speed.get(j))
+        else {
+            continue;
+        };
+        if len == 0 {
+            continue;
+        }
+        // Where along its path (in progress units) the platform lines up with the bird: its
+        // top at the bird's feet, or its middle (3 tiles wide at most counts) under the bird.
+        let want = if vertical { by } else { bx - TILE };
+        let target = if off == 0 {
+            -1
+        } else {
+            ((want - from) as i64 * len as i64 / off as i64) as i32
+        };
+        leg(prog, dir, speed, 0, len, 0, target);
+    }
+    out.sort_unstable();
+    out.dedup();
+    out.truncate(EVENT_WAITS);
+}
+
 /// The macro-actions tried from a state, in a fixed order: moves first (right, left, none,
 /// then the slow walks), jumps only where a jump or boost can happen (or a rising jump can be
 /// held longer), a short release where the boost needs a fresh press, and shots only where
 /// shooting can change something.
-pub fn macros(sim: &Sim, st: &Stage, ctx: &Ctx, out: &mut Vec<(u8, u16)>) {
+pub fn macros(sim: &Sim, st: &Stage, ctx: &Ctx, events: &[u16], out: &mut Vec<(u8, u16)>) {
     out.clear();
     let p = sim.player();
     // move index * 4: right 8, left 0, none 4, slow right 16, slow left 12.
@@ -427,8 +551,20 @@ pub fn macros(sim: &Sim, st: &Stage, ctx: &Ctx, out: &mut Vec<(u8, u16)>) {
         }
         // Waiting (and creeping) for longer: after the move's own holds, so that `expand`
         // continues the same simulation.
-        if m == 4 || m >= 12 {
+        if m >= 12 {
             for &t in st.wait_holds {
+                out.push((m, t));
+            }
+        }
+        if m == 4 {
+            // Standing still: the fixed long holds and the waits until something arrives,
+            // merged in ascending order.
+            let mut ts: Vec<u16> = st.wait_holds.to_vec();
+            ts.extend_from_slice(events);
+            ts.retain(|&t| t > *st.move_holds.last().unwrap_or(&0));
+            ts.sort_unstable();
+            ts.dedup();
+            for t in ts {
                 out.push((m, t));
             }
         }
@@ -487,8 +623,12 @@ struct Child {
 /// are dropped here, on the worker thread (the merge would reject them anyway).
 fn expand(sim: &Sim, st: &Stage, ctx: &Ctx, seen: &KeySet) -> Vec<Child> {
     let mut ms = Vec::with_capacity(48);
-    macros(sim, st, ctx, &mut ms);
     let mut buf = Vec::with_capacity(512);
+    let mut events = Vec::new();
+    if ctx.movers {
+        event_waits(sim, ctx, &mut buf, &mut events);
+    }
+    macros(sim, st, ctx, &events, &mut ms);
     let mut out: Vec<Child> = Vec::with_capacity(ms.len());
     // The last macro simulated: (action, ticks, index of its child in `out` if it still runs).
     // Longer holds of the same action continue from it instead of starting over.
