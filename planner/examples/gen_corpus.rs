@@ -1202,7 +1202,7 @@ fn main() {
         let l = deceptive(&mut rng, *p, *hh);
         put(&format!("t4-deceptive-{:02}", i + 1), &format!("Tier 4: the nest is just past a {p}-tile spike pit no jump clears; the way is back left, up the ledges and over a bridge {hh} tiles up."), l);
     }
-    for (i, n) in [30, 36, 42, 48].iter().enumerate() {
+    for (i, n) in [36, 42, 48, 56].iter().enumerate() {
         let mut segs = Vec::new();
         let mut len = 0;
         while segs.len() < *n as usize {

@@ -34,6 +34,8 @@ const RANGE_TILES: i32 = 15;
 /// far ahead (30 s).
 const EVENT_WAITS: usize = 4;
 const EVENT_MAX: u16 = 1800;
+/// Ticks before an arrival that a wait also ends (a jump takes about 25 ticks to its apex).
+const EVENT_LEADS: [u16; 2] = [16, 32];
 /// Weight of the heuristic: ticks per tile of relaxed distance (running takes about 7).
 const H_WEIGHT: u64 = 40;
 
@@ -530,6 +532,17 @@ pub fn event_waits(sim: &Sim, ctx: &Ctx, buf: &mut Vec<u8>, out: &mut Vec<u16>) 
     out.sort_unstable();
     out.dedup();
     out.truncate(EVENT_WAITS);
+    // And a little before each: a jump to meet something (a stomp, a landing on a platform)
+    // starts before it arrives.
+    for i in 0..out.len() {
+        for lead in EVENT_LEADS {
+            if out[i] > lead {
+                out.push(out[i] - lead);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
 }
 
 /// The macro-actions tried from a state, in a fixed order: moves first (right, left, none,
