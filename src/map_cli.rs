@@ -331,7 +331,12 @@ fn solve(file: &Path, seed: u32, time_limit: f64, threads: Option<usize>, json: 
     };
     SOLVE_INTERRUPTED.store(false, Ordering::SeqCst);
     // SAFETY: the handler only stores to an atomic.
-    let previous = unsafe { libc::signal(libc::SIGINT, on_sigint as libc::sighandler_t) };
+    let previous = unsafe {
+        libc::signal(
+            libc::SIGINT,
+            on_sigint as extern "C" fn(libc::c_int) as *const () as libc::sighandler_t,
+        )
+    };
     let req = horst_planner::PlanRequest {
         map: &map,
         seed,

@@ -114,24 +114,30 @@ fn every_solvable_corpus_level_has_a_winning_replay() {
 fn hard() -> Map {
     let (seg, n) = (40, 4);
     let w = seg * n + 8;
+    // Ground (grass on earth) where `ground` says so, spikes at the bottom elsewhere.
+    let ground = |x: usize| x % seg < 4 || x >= n * seg;
     let mut rows = vec![vec![b'.'; w]; 12];
+    for (x, c) in rows[9].iter_mut().enumerate() {
+        if ground(x) {
+            *c = b'G';
+        }
+    }
+    for r in &mut rows[10..] {
+        for (x, c) in r.iter_mut().enumerate() {
+            *c = if ground(x) { b'E' } else { b'.' };
+        }
+    }
+    for (x, c) in rows[11].iter_mut().enumerate() {
+        if !ground(x) {
+            *c = b'^';
+        }
+    }
     let mut ents = vec!["start 1 8".to_string()];
     for i in 0..n {
-        let x0 = i * seg;
-        for x in x0..x0 + 4 {
-            rows[9][x] = b'G';
-            rows[10][x] = b'E';
-            rows[11][x] = b'E';
-        }
-        for x in x0 + 4..x0 + seg {
-            rows[11][x] = b'^';
-        }
-        ents.push(format!("platform {} 9 dx=32 dy=0 speed=1 width=3", x0 + 4));
-    }
-    for x in n * seg..w {
-        rows[9][x] = b'G';
-        rows[10][x] = b'E';
-        rows[11][x] = b'E';
+        ents.push(format!(
+            "platform {} 9 dx=32 dy=0 speed=1 width=3",
+            i * seg + 4
+        ));
     }
     ents.push(format!("nest {} 8", w - 2));
     let mut t = format!("gcv-map 1\nname: ferries\nsize: {w} 12\ngrid:\n");

@@ -222,8 +222,14 @@ async fn an_unwinnable_playtest_says_why() {
     assert_eq!(p["proof"], "relaxed_graph", "{p}");
     assert_eq!(p["explored"], 0, "{p}");
     assert!(p.get("bestDistance").is_none(), "{p}");
-    assert!(p["hint"].as_str().unwrap().starts_with("Proved unwinnable"), "{p}");
-    let g = ok_result(&app.call("get_submission", json!({"jobId": p["jobId"]}), k).await);
+    assert!(
+        p["hint"].as_str().unwrap().starts_with("Proved unwinnable"),
+        "{p}"
+    );
+    let g = ok_result(
+        &app.call("get_submission", json!({"jobId": p["jobId"]}), k)
+            .await,
+    );
     assert_eq!(g["kind"], "playtest", "{g}");
     for f in ["outcome", "reason", "proof", "explored", "hint"] {
         assert_eq!(g["result"][f], p[f], "{f}: {g}");
