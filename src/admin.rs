@@ -184,15 +184,15 @@ async fn quotas(store: &horst_store::Store, config: &Config, cmd: QuotasCommand)
     let values = horst_queue::Quotas::from_config(config);
     let result = match cmd {
         QuotasCommand::Reload => {
+            let Some(file) = &config.file else {
+                eprintln!("horst: quotas reload needs the configuration file to reload from; run it with --config FILE (or HORST_CONFIG); the quotas in force are unchanged");
+                return ExitCode::from(1);
+            };
             let r = operator::reload_quotas(store, &who(), &values).await;
             if r.is_ok() {
                 eprintln!(
                     "horst: quotas reloaded from {}; every API process applies them within a second",
-                    config
-                        .file
-                        .as_ref()
-                        .map(|f| f.display().to_string())
-                        .unwrap_or_else(|| "the defaults (no --config)".into())
+                    file.display()
                 );
             }
             r
@@ -572,7 +572,7 @@ pub enum KeyCommand {
 }
 
 pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
-    let redis = match redis_setup::resolve(&config, |line| eprintln!("{line}")) {
+    let redis = match redis_setup::resolve_existing(&config) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("horst: {e}");

@@ -69,6 +69,9 @@ pub struct App {
     metrics: Metrics,
     shutdown: watch::Receiver<bool>,
     probe_interval: Duration,
+    server_check_interval: Duration,
+    /// The job metrics, registered once per process (its worker and its housekeeping).
+    worker_metrics: Arc<std::sync::OnceLock<horst_worker::WorkerMetrics>>,
 }
 
 impl App {
@@ -138,6 +141,8 @@ impl App {
             metrics: Metrics::new(),
             shutdown,
             probe_interval: Duration::from_secs(1),
+            server_check_interval: Duration::from_secs(30),
+            worker_metrics: Arc::default(),
         })
     }
 
@@ -145,6 +150,19 @@ impl App {
     pub fn with_probe_interval(mut self, every: Duration) -> Self {
         self.probe_interval = every;
         self
+    }
+
+    /// How often the probe re-reads Redis's eviction policy and AOF setting (30 s; tests
+    /// check faster): an evicting server makes `/readyz` 503.
+    pub fn with_server_check_interval(mut self, every: Duration) -> Self {
+        self.server_check_interval = every;
+        self
+    }
+
+    fn worker_metrics(&self) -> horst_worker::WorkerMetrics {
+        self.worker_metrics
+            .get_or_init(|| horst_worker::WorkerMetrics::register(&self.metrics))
+            .clone()
     }
 
     pub fn config(&self) -> &Arc<Config> {
@@ -172,7 +190,7 @@ impl App {
     /// The HTTP API's state; `listen` is the bound address (the base of absolute URLs
     /// when `sessions.public_url` is not set).
     pub fn api_state(&self, listen: SocketAddr) -> horst_api::AppState {
-        horst_api::AppState::new(
+        let mut state = horst_api::AppState::new(
             self.config.clone(),
             self.store.clone(),
             self.queue.clone(),
@@ -181,7 +199,10 @@ impl App {
             self.rcadia.clone(),
             self.auth.clone(),
         )
-        .with_listen_addr(listen)
+        .with_listen_addr(listen);
+        // Blocking tool calls answer `pending` when the process begins to stop.
+        state.agents.gateway = state.agents.gateway.with_shutdown(self.shutdown.clone());
+        state
     }
 
     /// A worker with `slots` slots on its own planner pool of `worker.threads` threads,
@@ -199,7 +220,7 @@ impl App {
             self.queue.clone(),
             Arc::new(runner),
             horst_worker::WorkerIdentity::new(index, slots),
-            horst_worker::WorkerMetrics::register(&self.metrics),
+            self.worker_metrics(),
             shutdown,
         ))
     }
@@ -213,14 +234,31 @@ impl App {
         tokio::spawn(self.health.clone().run_probe(
             self.store.clone(),
             self.probe_interval,
+            horst_store::ServerCheck {
+                every: self.server_check_interval,
+                allow_eviction: self.config.redis.allow_eviction,
+            },
             shutdown.clone(),
         ));
         if roles.api {
-            // The configuration file is the source of the quota numbers: a starting API
-            // writes them, as `horst admin quotas reload` does, so a restart applies edits.
+            // The configuration file is the first seed of the quota numbers; what is stored
+            // wins, so a restart never undoes a run-time reload (`horst admin quotas reload`).
             let values = horst_queue::Quotas::from_config(&self.config);
-            if let Err(e) = horst_queue::write_quotas(&self.store, &values, "start").await {
-                tracing::warn!(error = %e, "cannot store the quota settings; each process uses its own");
+            match horst_queue::seed_quotas(&self.store, &values, "start").await {
+                Ok(true) => tracing::info!("quota settings stored from the configuration"),
+                Ok(false) => tracing::info!("quota settings: the stored ones stay in force (horst admin quotas reload applies the file)"),
+                Err(e) => tracing::warn!(error = %e, "cannot store the quota settings; each process uses its own"),
+            }
+            // Callers wait in this process: its presence ties their queued jobs to it.
+            tokio::spawn(self.queue.clone().announce_callers(shutdown.clone()));
+            if !roles.worker {
+                // Workers reap; an API process does too, so a dead worker's job ends (and
+                // its caller is told) even when no worker is left.
+                tokio::spawn(horst_worker::housekeeping(
+                    self.queue.clone(),
+                    self.worker_metrics(),
+                    shutdown.clone(),
+                ));
             }
         }
         tokio::spawn(horst_worker::sample_queue_gauges(

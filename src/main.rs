@@ -63,7 +63,8 @@ enum Command {
     Api,
     /// Run only a worker (planner and referee jobs). Scale out with more worker processes.
     Worker,
-    /// Operator actions on the store of a running (or stopped) horst.
+    /// Operator actions on the store of a running horst (its --data, --redis or --config; a
+    /// store that is not running is never started).
     #[command(subcommand)]
     Admin(admin::AdminCommand),
     /// The house host: keep RCADIA's own tables open (protocol section 8), each game page in

@@ -45,6 +45,29 @@ pub fn resolve(config: &Config, announce: fn(&str)) -> Result<RedisHandle, Strin
     })
 }
 
+/// The Redis an operator command uses: the configured URL, or the private server of the
+/// data directory *if one is running*. Never starts one: an admin command against a new,
+/// empty store would answer as if it were the real one.
+pub fn resolve_existing(config: &Config) -> Result<RedisHandle, String> {
+    if !config.uses_private_redis() {
+        return Ok(RedisHandle {
+            url: config.redis.url.clone(),
+            private: None,
+        });
+    }
+    let data = std::path::absolute(&config.data_dir).unwrap_or(config.data_dir.clone());
+    match PrivateRedis::attach(&data) {
+        Some(private) => Ok(RedisHandle {
+            url: private.url(),
+            private: Some(Arc::new(Mutex::new(private))),
+        }),
+        None => Err(format!(
+            "no running horst store found: no private redis-server answers under {}. Fix: run the command with the --data DIR of the running `horst up`/`horst api`, or with its --config or --redis URL (horst admin never starts a store of its own)",
+            data.join("redis").display()
+        )),
+    }
+}
+
 /// Stops the private server if this process started it.
 pub fn stop_private(handle: &RedisHandle) {
     if let Some(private) = &handle.private {

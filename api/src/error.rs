@@ -4,7 +4,7 @@
 //! compile error until it has one. Three vocabularies meet here, one per contract:
 //! the API's own ([`ApiCode`]), the gateway's domain codes (`horst_gateway::ErrorCode`, for
 //! the operator's REST API and the public reads) and the RCADIA session machine's
-//! (`horst_sessions::ProtocolError`, whose status the protocol fixes).
+//! (`horst_sessions::ProtocolCode`, whose status the protocol fixes).
 //!
 //! Architecture invariant: an internal error's details go to the log, never into the
 //! response; the client gets a stable code and a hint.
@@ -13,6 +13,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use horst_gateway::{ErrorCode, ToolError};
+use horst_sessions::ProtocolCode;
 use serde::Serialize;
 
 /// The API's own refusals (not a gateway tool's, not the session machine's).
@@ -137,6 +138,31 @@ pub const fn tool_status(code: ErrorCode) -> StatusCode {
     }
 }
 
+/// The HTTP status of an RCADIA protocol code (the protocol fixes it; this is its typed form).
+pub const fn protocol_status(code: ProtocolCode) -> StatusCode {
+    use ProtocolCode as C;
+    match code {
+        C::BadRequest | C::ReservedAction => StatusCode::BAD_REQUEST,
+        C::NotAPlayer | C::NotTheHost => StatusCode::FORBIDDEN,
+        C::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        C::Finished
+        | C::InProgress
+        | C::Reserved
+        | C::Full
+        | C::NotActive
+        | C::ActionPending
+        | C::StaleTurn
+        | C::NotYourTurn
+        | C::AlreadyLinked
+        | C::LegacySession
+        | C::NotFinished
+        | C::HostDisconnected
+        | C::HostLeft
+        | C::NoPlayers => StatusCode::CONFLICT,
+        C::IdCollision => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
 #[derive(Debug)]
 enum Repr {
     Own {
@@ -184,6 +210,17 @@ impl ApiError {
         }
     }
 
+    /// Redis cannot be reached now: 503 `unavailable` with `Retry-After`, never a 500.
+    pub fn unavailable(detail: impl std::fmt::Display) -> Self {
+        tracing::warn!(detail = %detail, "the store is unreachable; answered 503");
+        let retry = horst_gateway::UNAVAILABLE_RETRY_SECONDS;
+        ApiError::new(
+            ApiCode::Unavailable,
+            format!("the server's store is unreachable right now; retry after {retry} s"),
+        )
+        .retry_after(retry)
+    }
+
     /// A 409 of `POST /action` with the caller's snapshot, so an agent re-syncs at once.
     pub fn protocol_with_snapshot(
         error: horst_sessions::ProtocolError,
@@ -207,7 +244,7 @@ impl ApiError {
         match &self.repr {
             Repr::Own { code, .. } => code.as_str(),
             Repr::Tool(e) => e.code.as_str(),
-            Repr::Protocol { error, .. } => error.code,
+            Repr::Protocol { error, .. } => error.code.as_str(),
             Repr::Internal(_) => ApiCode::InternalError.as_str(),
         }
     }
@@ -216,9 +253,7 @@ impl ApiError {
         match &self.repr {
             Repr::Own { code, .. } => code.status(),
             Repr::Tool(e) => tool_status(e.code),
-            Repr::Protocol { error, .. } => {
-                StatusCode::from_u16(error.status).unwrap_or(StatusCode::BAD_REQUEST)
-            }
+            Repr::Protocol { error, .. } => protocol_status(error.code),
             Repr::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -328,7 +363,48 @@ impl From<horst_rcadia::RcadiaError> for ApiError {
                 ApiCode::ServerRestarted,
                 "this session was lost when the server restarted; find a new table with GET /api/v1/agent/sessions/available",
             ),
+            E::Redis(e) => e.into(),
             other => ApiError::internal(other),
+        }
+    }
+}
+
+impl From<horst_gateway::AccountError> for ApiError {
+    fn from(e: horst_gateway::AccountError) -> Self {
+        use horst_gateway::AccountError as E;
+        match e {
+            E::Invalid(m) => ApiError::new(ApiCode::InvalidInput, m),
+            E::NotFound(m) => ApiError::new(ApiCode::NotFound, m),
+            E::Conflict(m) => ToolError::new(ErrorCode::Conflict, m).into(),
+            E::Unreachable(detail) => ApiError::unavailable(detail),
+            other => ApiError::internal(other),
+        }
+    }
+}
+
+impl From<horst_rcadia::auth::AuthError> for ApiError {
+    fn from(e: horst_rcadia::auth::AuthError) -> Self {
+        use horst_rcadia::auth::AuthError as E;
+        match e {
+            E::Invalid(m) => ApiError::new(ApiCode::InvalidInput, m),
+            E::NotFound(m) => ApiError::new(ApiCode::NotFound, m),
+            E::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<horst_queue::QueueError> for ApiError {
+    fn from(e: horst_queue::QueueError) -> Self {
+        ToolError::from(e).into()
+    }
+}
+
+impl From<redis::RedisError> for ApiError {
+    fn from(e: redis::RedisError) -> Self {
+        if horst_store::is_unreachable(&e) {
+            ApiError::unavailable(format!("redis: {e}"))
+        } else {
+            ApiError::internal(format!("redis: {e}"))
         }
     }
 }
@@ -353,5 +429,14 @@ mod tests {
         assert_eq!(r.headers()[header::WWW_AUTHENTICATE], "Bearer");
         let r = ApiError::new(ApiCode::MissingScope, "wrong scope").into_response();
         assert!(r.headers().get(header::WWW_AUTHENTICATE).is_none());
+    }
+
+    #[test]
+    fn protocol_statuses_are_the_protocols() {
+        for c in ProtocolCode::ALL {
+            assert_eq!(protocol_status(c).as_u16(), c.status(), "{c:?}");
+            let r = ApiError::from(horst_sessions::ProtocolError::new(c, "fix it")).into_response();
+            assert_eq!(r.status().as_u16(), c.status(), "{c:?}");
+        }
     }
 }

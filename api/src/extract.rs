@@ -302,7 +302,10 @@ async fn rcadia_caller(
         .auth
         .identify(token)
         .await
-        .map_err(ApiError::internal)?
+        .map_err(|e| match e {
+            horst_rcadia::auth::AuthError::Store(store) => ApiError::from(store),
+            other => ApiError::internal(other),
+        })?
         .ok_or_else(|| {
             ApiError::new(
                 ApiCode::Unauthorized,

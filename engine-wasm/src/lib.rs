@@ -11,6 +11,9 @@
 //! view from [`hx_view_ptr`]/[`hx_view_len`]. A game is a handle (1, 2, ...); 0 means an
 //! error, described as JSON `{code, message, errors?}` in the output buffer. Nothing here
 //! panics on input: every text is checked by the engine's own parsers.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::cell::RefCell;
 

@@ -50,6 +50,9 @@ pub enum AuthError {
     Blocked(String),
     #[error("store: {0}")]
     Store(String),
+    /// Redis cannot be reached now (`horst_store::is_unreachable`): retry later.
+    #[error("store unreachable: {0}")]
+    Unreachable(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -69,6 +72,9 @@ pub enum AccountError {
     },
     #[error("store: {0}")]
     Store(String),
+    /// Redis cannot be reached now (`horst_store::is_unreachable`): retry later.
+    #[error("store unreachable: {0}")]
+    Unreachable(String),
 }
 
 /// Which rolling 24-hour cap of self-service keys was hit.
@@ -82,7 +88,11 @@ pub enum KeyCap {
 
 impl From<redis::RedisError> for AccountError {
     fn from(e: redis::RedisError) -> Self {
-        AccountError::Store(e.to_string())
+        if horst_store::is_unreachable(&e) {
+            AccountError::Unreachable(e.to_string())
+        } else {
+            AccountError::Store(e.to_string())
+        }
     }
 }
 
@@ -169,7 +179,7 @@ pub async fn authenticate(
         .arg(&["hash", "account", "revoked", "lastUsedMs"])
         .query_async(&mut conn)
         .await
-        .map_err(|e| AuthError::Store(e.to_string()))?;
+        .map_err(AuthError::from_redis)?;
     let (Some(stored), Some(account), Some(revoked)) = (
         fields.first().cloned().flatten(),
         fields.get(1).cloned().flatten(),
@@ -190,7 +200,7 @@ pub async fn authenticate(
     }
     let acct = load_account(store, &account)
         .await
-        .map_err(|e| AuthError::Store(e.to_string()))?
+        .map_err(AuthError::from_redis)?
         .ok_or_else(unauthorized)?;
     if acct.blocked {
         return Err(AuthError::Blocked(
@@ -211,6 +221,16 @@ pub async fn authenticate(
 
 /// How stale a key's `lastUsedMs` may be before a request writes it again.
 const LAST_USED_PRECISION_MS: u64 = 60_000;
+
+impl AuthError {
+    fn from_redis(e: redis::RedisError) -> AuthError {
+        if horst_store::is_unreachable(&e) {
+            AuthError::Unreachable(e.to_string())
+        } else {
+            AuthError::Store(e.to_string())
+        }
+    }
+}
 
 pub async fn load_account(store: &Store, name: &str) -> Result<Option<Account>, redis::RedisError> {
     let fields: Vec<Option<String>> = redis::cmd("HMGET")

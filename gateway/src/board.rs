@@ -27,7 +27,8 @@
 use std::collections::HashMap;
 
 use redis::AsyncCommands;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use horst_store::InvokeDurably;
 use horst_store::Store;
@@ -114,6 +115,164 @@ fn quota_key(store: &Store, account: &str, day: &str, what: &str) -> String {
 }
 
 type Fields = HashMap<String, String>;
+
+// The views below declare their fields in the byte order of their JSON names: they replaced
+// `json!` objects, whose keys `serde_json` sorts, so the bytes on the wire stay the same.
+
+/// A thread as agents (and, without the caller's fields, anonymous readers) see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadView {
+    pub author: String,
+    pub author_display_name: Option<String>,
+    pub author_kind: String,
+    pub created_at: String,
+    /// The caller's; absent for anonymous readers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endorsed_by_you: Option<bool>,
+    pub endorsements: usize,
+    pub kind: String,
+    pub last_post_at: String,
+    /// The level a level thread is about (`null` for ideas).
+    pub level: Option<ThreadLevel>,
+    pub posts: usize,
+    /// Only for anonymous readers of a published thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published_at: Option<String>,
+    pub status: String,
+    pub thread_id: String,
+    pub title: String,
+    /// The caller's; absent for anonymous readers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yours: Option<bool>,
+}
+
+/// The level of a level thread, with whether the caller may read it now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadLevel {
+    pub name: String,
+    pub playable: bool,
+    pub revision_id: Option<String>,
+}
+
+/// A post as agents (and, without `yours`, anonymous readers) see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PostView {
+    pub author: String,
+    pub author_display_name: Option<String>,
+    pub author_kind: String,
+    pub body: String,
+    pub created_at: String,
+    pub post_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yours: Option<bool>,
+}
+
+/// A page of threads (`list_threads`, `GET /api/board/published`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadList {
+    pub items: Vec<ThreadView>,
+    pub next_offset: Option<usize>,
+    pub notice: &'static str,
+}
+
+/// A thread with a page of its posts (`read_thread`, `GET /api/board/published/{id}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadPage {
+    pub next_offset: Option<usize>,
+    pub notice: &'static str,
+    pub posts: Vec<PostView>,
+    pub thread: ThreadView,
+}
+
+/// What `write_post` answers; an agent also sees what is left of today's limits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Written {
+    pub post_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub posts_left_today: Option<i64>,
+    pub thread_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads_left_today: Option<i64>,
+}
+
+impl std::fmt::Display for Written {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = serde_json::to_string(self).map_err(|_| std::fmt::Error)?;
+        f.write_str(&text)
+    }
+}
+
+/// What `endorse_thread` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Endorsement {
+    pub endorsed_by_you: bool,
+    pub endorsements: i64,
+}
+
+/// What `withdraw_post` answers: `post`, or `thread` for a thread's first post.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Withdrawn {
+    pub withdrawn: &'static str,
+}
+
+/// A row of the operator's thread list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorThreadRow {
+    pub author: String,
+    pub endorsements: usize,
+    pub kind: String,
+    pub last_post_at: String,
+    pub level: String,
+    pub posts: usize,
+    pub published: bool,
+    pub status: String,
+    pub thread_id: String,
+    pub title: String,
+    pub withdrawn: bool,
+}
+
+/// The operator's view of a thread: every post with its flags.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorThread {
+    pub author: String,
+    pub kind: String,
+    pub level: String,
+    pub posts: Vec<OperatorPost>,
+    pub published: bool,
+    pub revision_id: String,
+    pub status: String,
+    pub thread_id: String,
+    pub title: String,
+    pub withdrawn: bool,
+}
+
+impl std::fmt::Display for OperatorThread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = serde_json::to_string(self).map_err(|_| std::fmt::Error)?;
+        f.write_str(&text)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorPost {
+    pub author: String,
+    pub author_kind: String,
+    pub body: String,
+    pub created_at: String,
+    pub hidden: bool,
+    pub post_id: String,
+    pub withdrawn: bool,
+}
 
 fn field<'a>(f: &'a Fields, name: &str) -> &'a str {
     f.get(name).map(String::as_str).unwrap_or_default()
@@ -274,7 +433,7 @@ async fn thread_view(
     thread: &Fields,
     caller: &str,
     authors: &mut Authors,
-) -> Result<Option<(Value, Vec<Fields>)>, ToolError> {
+) -> Result<Option<(ThreadView, Vec<Fields>)>, ToolError> {
     let id = field(thread, "threadId");
     if field(thread, "withdrawn") == "1" {
         return Ok(None);
@@ -298,30 +457,31 @@ async fn thread_view(
         let name = field(thread, "level");
         let rev = Some(field(thread, "revisionId")).filter(|r| !r.is_empty());
         let current = readable_revision(store, name, rev, caller).await?;
-        json!({
-            "name": name,
-            "revisionId": rev.map(str::to_string).or(current.clone()),
-            "playable": current.is_some(),
+        Some(ThreadLevel {
+            name: name.to_string(),
+            playable: current.is_some(),
+            revision_id: rev.map(str::to_string).or(current),
         })
     } else {
-        Value::Null
+        None
     };
-    let view = json!({
-        "threadId": id,
-        "kind": field(thread, "kind"),
-        "title": field(thread, "title"),
-        "author": author,
-        "authorKind": field(thread, "authorKind"),
-        "authorDisplayName": display,
-        "status": field(thread, "status"),
-        "level": level,
-        "posts": posts.len(),
-        "endorsements": endorsements,
-        "endorsedByYou": endorsed,
-        "yours": author == caller && field(thread, "authorKind") == "agent",
-        "createdAt": ms(thread, "createdAtMs"),
-        "lastPostAt": ms(thread, "lastPostAtMs"),
-    });
+    let view = ThreadView {
+        author: author.to_string(),
+        author_display_name: display,
+        author_kind: field(thread, "authorKind").to_string(),
+        created_at: ms(thread, "createdAtMs"),
+        endorsed_by_you: Some(endorsed),
+        endorsements,
+        kind: field(thread, "kind").to_string(),
+        last_post_at: ms(thread, "lastPostAtMs"),
+        level,
+        posts: posts.len(),
+        published_at: None,
+        status: field(thread, "status").to_string(),
+        thread_id: id.to_string(),
+        title: field(thread, "title").to_string(),
+        yours: Some(author == caller && field(thread, "authorKind") == "agent"),
+    };
     Ok(Some((view, posts)))
 }
 
@@ -372,7 +532,7 @@ pub async fn list_threads(
     store: &Store,
     caller: &Account,
     filter: &ThreadFilter<'_>,
-) -> Result<Value, ToolError> {
+) -> Result<ThreadList, ToolError> {
     let ids: Vec<String> = store
         .conn()
         .zrevrange(store.key("board:threads"), 0, -1)
@@ -399,24 +559,28 @@ pub async fn list_threads(
             continue;
         };
         // A level filter lists only levels the caller may read.
-        if filter.level.is_some() && view["level"]["playable"] != true {
+        if filter.level.is_some() && !view.level.as_ref().is_some_and(|l| l.playable) {
             continue;
         }
         items.push(view);
     }
     if filter.by_endorsements {
         // Stable: equal endorsements keep the newest activity first.
-        items.sort_by_key(|v| std::cmp::Reverse(v["endorsements"].as_u64().unwrap_or(0)));
+        items.sort_by_key(|v| std::cmp::Reverse(v.endorsements));
     }
     let total = items.len();
-    let page: Vec<Value> = items
+    let page: Vec<ThreadView> = items
         .into_iter()
         .skip(filter.offset)
         .take(THREAD_PAGE)
         .collect();
     let next = (filter.offset + THREAD_PAGE < total).then_some(filter.offset + THREAD_PAGE);
     count_read(store).await?;
-    Ok(json!({ "items": page, "nextOffset": next, "notice": NOTICE }))
+    Ok(ThreadList {
+        items: page,
+        next_offset: next,
+        notice: NOTICE,
+    })
 }
 
 fn no_thread(id: &str) -> ToolError {
@@ -425,16 +589,16 @@ fn no_thread(id: &str) -> ToolError {
     ))
 }
 
-fn post_view(p: &Fields, caller: &str, display: Option<String>) -> Value {
-    json!({
-        "postId": field(p, "postId"),
-        "authorKind": field(p, "authorKind"),
-        "author": field(p, "author"),
-        "authorDisplayName": display,
-        "body": field(p, "body"),
-        "createdAt": ms(p, "createdAtMs"),
-        "yours": field(p, "author") == caller && field(p, "authorKind") == "agent",
-    })
+fn post_view(p: &Fields, caller: &str, display: Option<String>) -> PostView {
+    PostView {
+        author: field(p, "author").to_string(),
+        author_display_name: display,
+        author_kind: field(p, "authorKind").to_string(),
+        body: field(p, "body").to_string(),
+        created_at: ms(p, "createdAtMs"),
+        post_id: field(p, "postId").to_string(),
+        yours: Some(field(p, "author") == caller && field(p, "authorKind") == "agent"),
+    }
 }
 
 pub async fn read_thread(
@@ -442,7 +606,7 @@ pub async fn read_thread(
     caller: &Account,
     thread_id: &str,
     offset: usize,
-) -> Result<Value, ToolError> {
+) -> Result<ThreadPage, ToolError> {
     let thread = hash(store, &thread_key(store, thread_id))
         .await?
         .ok_or_else(|| no_thread(thread_id))?;
@@ -466,7 +630,12 @@ pub async fn read_thread(
     }
     let next = (offset + POST_PAGE < total).then_some(offset + POST_PAGE);
     count_read(store).await?;
-    Ok(json!({ "thread": view, "posts": items, "nextOffset": next, "notice": NOTICE }))
+    Ok(ThreadPage {
+        next_offset: next,
+        notice: NOTICE,
+        posts: items,
+        thread: view,
+    })
 }
 
 /// A new thread's subject.
@@ -489,7 +658,7 @@ pub async fn write_post(
     thread_id: Option<&str>,
     new_thread: Option<NewThread<'_>>,
     body: &str,
-) -> Result<Value, ToolError> {
+) -> Result<Written, ToolError> {
     let (name, kind, thread_limit, post_limit) = match &writer {
         Writer::Agent(a) => (a.name.as_str(), "agent", THREADS_PER_DAY, POSTS_PER_DAY),
         Writer::Operator(n) => (*n, "operator", i64::MAX, i64::MAX),
@@ -580,12 +749,13 @@ pub async fn write_post(
         BoardWritten::PostLimit => return Err(quota_error("board posts", POSTS_PER_DAY, now)),
         BoardWritten::NoThread => return Err(no_thread(&thread_id)),
     };
-    let mut v = json!({ "threadId": thread_id, "postId": post_id });
-    if matches!(writer, Writer::Agent(_)) {
-        v["postsLeftToday"] = json!((POSTS_PER_DAY - posts).max(0));
-        v["threadsLeftToday"] = json!((THREADS_PER_DAY - threads).max(0));
-    }
-    Ok(v)
+    let agent = matches!(writer, Writer::Agent(_));
+    Ok(Written {
+        post_id,
+        posts_left_today: agent.then(|| (POSTS_PER_DAY - posts).max(0)),
+        thread_id,
+        threads_left_today: agent.then(|| (THREADS_PER_DAY - threads).max(0)),
+    })
 }
 
 pub async fn endorse_thread(
@@ -593,7 +763,7 @@ pub async fn endorse_thread(
     caller: &Account,
     thread_id: &str,
     endorse: bool,
-) -> Result<Value, ToolError> {
+) -> Result<Endorsement, ToolError> {
     let thread = hash(store, &thread_key(store, thread_id))
         .await?
         .ok_or_else(|| no_thread(thread_id))?;
@@ -631,9 +801,10 @@ pub async fn endorse_thread(
             ENDORSEMENTS_PER_DAY,
             now,
         )),
-        Endorsed::Done { endorsements } => {
-            Ok(json!({ "endorsements": endorsements, "endorsedByYou": endorse }))
-        }
+        Endorsed::Done { endorsements } => Ok(Endorsement {
+            endorsed_by_you: endorse,
+            endorsements,
+        }),
     }
 }
 
@@ -641,7 +812,7 @@ pub async fn withdraw_post(
     store: &Store,
     caller: &Account,
     post_id: &str,
-) -> Result<Value, ToolError> {
+) -> Result<Withdrawn, ToolError> {
     let missing = || {
         ToolError::not_found(format!(
             "no board post {post_id}, or it is not visible; read_thread shows post ids"
@@ -675,7 +846,9 @@ pub async fn withdraw_post(
     }
     let _: () = pipe.query_async(&mut store.conn()).await?;
     store.barrier().await?;
-    Ok(json!({ "withdrawn": if whole_thread { "thread" } else { "post" } }))
+    Ok(Withdrawn {
+        withdrawn: if whole_thread { "thread" } else { "post" },
+    })
 }
 
 // --- Operator actions (called by `horst admin board ...` and the admin API) ---
@@ -771,18 +944,18 @@ ErrorCode::Conflict,
 }
 
 /// A thread view for anonymous readers: nothing about a caller.
-fn public_thread(mut view: Value, thread: &Fields) -> Value {
-    if let Value::Object(m) = &mut view {
-        m.remove("yours");
-        m.remove("endorsedByYou");
-        m.insert("publishedAt".into(), json!(ms(thread, "publishedAtMs")));
+fn public_thread(view: ThreadView, thread: &Fields) -> ThreadView {
+    ThreadView {
+        yours: None,
+        endorsed_by_you: None,
+        published_at: Some(ms(thread, "publishedAtMs")),
+        ..view
     }
-    view
 }
 
 /// The published threads that are visible now, newest publication first, 20 a page.
 /// Anonymous; not counted as a board read (the contract counts only agents' reads).
-pub async fn published_threads(store: &Store, offset: usize) -> Result<Value, ToolError> {
+pub async fn published_threads(store: &Store, offset: usize) -> Result<ThreadList, ToolError> {
     let ids: Vec<String> = store
         .conn()
         .zrevrange(store.key("board:published"), 0, -1)
@@ -801,9 +974,13 @@ pub async fn published_threads(store: &Store, offset: usize) -> Result<Value, To
         }
     }
     let total = items.len();
-    let page: Vec<Value> = items.into_iter().skip(offset).take(THREAD_PAGE).collect();
+    let page: Vec<ThreadView> = items.into_iter().skip(offset).take(THREAD_PAGE).collect();
     let next = (offset + THREAD_PAGE < total).then_some(offset + THREAD_PAGE);
-    Ok(json!({ "items": page, "nextOffset": next, "notice": NOTICE }))
+    Ok(ThreadList {
+        items: page,
+        next_offset: next,
+        notice: NOTICE,
+    })
 }
 
 /// One published thread with its visible posts, 50 a page. Anything not published or not
@@ -812,7 +989,7 @@ pub async fn published_thread(
     store: &Store,
     thread_id: &str,
     offset: usize,
-) -> Result<Value, ToolError> {
+) -> Result<ThreadPage, ToolError> {
     let missing = || {
         ToolError::not_found(format!(
             "no published thread {thread_id}; GET /api/board/published lists them"
@@ -838,20 +1015,22 @@ pub async fn published_thread(
         let (_, display) = authors
             .get(store, field(p, "authorKind"), field(p, "author"))
             .await?;
-        let mut v = post_view(p, "", display);
-        if let Value::Object(m) = &mut v {
-            m.remove("yours");
-        }
-        items.push(v);
+        items.push(PostView {
+            yours: None,
+            ..post_view(p, "", display)
+        });
     }
     let next = (offset + POST_PAGE < total).then_some(offset + POST_PAGE);
-    Ok(json!({
-        "thread": public_thread(view, &thread), "posts": items, "nextOffset": next,
-        "notice": NOTICE,
-    }))
+    Ok(ThreadPage {
+        next_offset: next,
+        notice: NOTICE,
+        posts: items,
+        thread: public_thread(view, &thread),
+    })
 }
 
-/// The operator's list: every thread (withdrawn ones too), newest activity first.
+/// The operator's list: every thread (withdrawn ones too), newest activity first, as JSON
+/// values of [`OperatorThreadRow`] (what `horst admin board list` prints a line each).
 pub async fn operator_threads(store: &Store, limit: usize) -> Result<Vec<Value>, ToolError> {
     let ids: Vec<String> = store
         .conn()
@@ -867,41 +1046,55 @@ pub async fn operator_threads(store: &Store, limit: usize) -> Result<Vec<Value>,
             .scard(store.key(&format!("board:thread:{id}:endorsers")))
             .query_async(&mut store.conn())
             .await?;
-        out.push(json!({
-            "threadId": id, "kind": field(&t, "kind"), "title": field(&t, "title"),
-            "author": field(&t, "author"), "status": field(&t, "status"),
-            "level": field(&t, "level"), "posts": posts, "endorsements": endorsements,
-            "withdrawn": field(&t, "withdrawn") == "1", "lastPostAt": ms(&t, "lastPostAtMs"),
-            "published": field(&t, "published") == "1",
-        }));
+        let row = OperatorThreadRow {
+            author: field(&t, "author").to_string(),
+            endorsements,
+            kind: field(&t, "kind").to_string(),
+            last_post_at: ms(&t, "lastPostAtMs"),
+            level: field(&t, "level").to_string(),
+            posts,
+            published: field(&t, "published") == "1",
+            status: field(&t, "status").to_string(),
+            thread_id: id,
+            title: field(&t, "title").to_string(),
+            withdrawn: field(&t, "withdrawn") == "1",
+        };
+        out.push(serde_json::to_value(row).map_err(ToolError::internal)?);
     }
     Ok(out)
 }
 
 /// The operator's view of a thread: every post with its flags.
-pub async fn operator_thread(store: &Store, thread_id: &str) -> Result<Value, ToolError> {
+pub async fn operator_thread(store: &Store, thread_id: &str) -> Result<OperatorThread, ToolError> {
     let thread = hash(store, &thread_key(store, thread_id))
         .await?
         .ok_or_else(|| ToolError::not_found(format!("no board thread {thread_id}")))?;
-    let posts: Vec<Value> = all_posts(store, thread_id)
+    let posts: Vec<OperatorPost> = all_posts(store, thread_id)
         .await?
         .iter()
-        .map(|p| {
-            json!({
-                "postId": field(p, "postId"), "authorKind": field(p, "authorKind"),
-                "author": field(p, "author"), "body": field(p, "body"),
-                "createdAt": ms(p, "createdAtMs"),
-                "hidden": field(p, "hidden") == "1", "withdrawn": field(p, "withdrawn") == "1",
-            })
+        .map(|p| OperatorPost {
+            author: field(p, "author").to_string(),
+            author_kind: field(p, "authorKind").to_string(),
+            body: field(p, "body").to_string(),
+            created_at: ms(p, "createdAtMs"),
+            hidden: field(p, "hidden") == "1",
+            post_id: field(p, "postId").to_string(),
+            withdrawn: field(p, "withdrawn") == "1",
         })
         .collect();
-    Ok(json!({
-        "threadId": thread_id, "kind": field(&thread, "kind"), "title": field(&thread, "title"),
-        "author": field(&thread, "author"), "status": field(&thread, "status"),
-        "level": field(&thread, "level"), "revisionId": field(&thread, "revisionId"),
-        "withdrawn": field(&thread, "withdrawn") == "1", "posts": posts,
-        "published": field(&thread, "published") == "1",
-    }))
+    let text = |name: &str| field(&thread, name).to_string();
+    Ok(OperatorThread {
+        author: text("author"),
+        kind: text("kind"),
+        level: text("level"),
+        posts,
+        published: field(&thread, "published") == "1",
+        revision_id: text("revisionId"),
+        status: text("status"),
+        thread_id: thread_id.to_string(),
+        title: text("title"),
+        withdrawn: field(&thread, "withdrawn") == "1",
+    })
 }
 
 #[cfg(test)]

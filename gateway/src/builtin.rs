@@ -161,7 +161,10 @@ pub async fn publish(
                     who,
                     crate::operator::Action::PublishBuiltin,
                     &id,
-                    json!({ "level": name, "detail": detail }),
+                    crate::operator::Detail::PublishBuiltin {
+                        detail: detail.as_deref(),
+                        level: &name,
+                    },
                 )
                 .await?;
                 "published"

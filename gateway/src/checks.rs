@@ -99,7 +99,10 @@ ErrorCode::Busy,
         who,
         Action::Recheck,
         revision_id,
-        json!({ "jobId": rec.id, "engineVersion": horst_engine::engine_version() }),
+        crate::operator::Detail::Recheck {
+            engine_version: horst_engine::engine_version(),
+            job_id: &rec.id,
+        },
     )
     .await?;
     Ok(rec.id)

@@ -101,6 +101,10 @@ impl From<ErrorCode> for Value {
     }
 }
 
+/// What an `engine_unavailable` answer for an unreachable store suggests as the wait (the
+/// store's own reconnect backs off up to 2 s; a failover takes a few seconds).
+pub const UNAVAILABLE_RETRY_SECONDS: u64 = 5;
+
 /// A tool failure: `{"ok":false,"error":{"code","message",...details}}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolError {
@@ -135,6 +139,17 @@ impl ToolError {
             "unexpected failure; details are in the server log",
         )
     }
+    /// The store (Redis) cannot be reached now: `engine_unavailable` with
+    /// `retryAfterSeconds`, never an internal error; the detail goes to the log.
+    pub fn unavailable(detail: impl std::fmt::Display) -> Self {
+        tracing::warn!(detail = %detail, "the store is unreachable");
+        Self::new(
+            ErrorCode::EngineUnavailable,
+            "the job store is unreachable right now; retry after retryAfterSeconds with the same idempotencyKey (a job that was admitted is answered from its record)",
+        )
+        .with("retryAfterSeconds", UNAVAILABLE_RETRY_SECONDS)
+    }
+
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.details.insert(key.into(), value.into());
         self
@@ -164,6 +179,10 @@ impl From<horst_engine::EngineError> for ToolError {
 
 impl From<redis::RedisError> for ToolError {
     fn from(e: redis::RedisError) -> Self {
-        ToolError::internal(format!("redis: {e}"))
+        if horst_store::is_unreachable(&e) {
+            ToolError::unavailable(format!("redis: {e}"))
+        } else {
+            ToolError::internal(format!("redis: {e}"))
+        }
     }
 }

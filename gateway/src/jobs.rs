@@ -47,6 +47,7 @@ impl From<QueueError> for ToolError {
                 .with("retryAfterSeconds", retry_after_seconds),
             QueueError::Conflict { message } => ToolError::new(ErrorCode::Conflict, message),
             QueueError::Store(detail) => ToolError::internal(format!("queue: {detail}")),
+            QueueError::Unavailable(detail) => ToolError::unavailable(format!("queue: {detail}")),
         }
     }
 }
@@ -131,6 +132,7 @@ impl Gateway {
         a: &PlaytestArgs,
         caller: &Account,
     ) -> Result<Value, ToolError> {
+        check_map(a.map.as_str())?;
         let seed = a.seed.map_or(1, |s| s.0);
         let input = json!({ "map": a.map.as_str(), "seed": seed });
         self.run_job(
@@ -148,6 +150,7 @@ impl Gateway {
         a: &SimulateArgs,
         caller: &Account,
     ) -> Result<Value, ToolError> {
+        check_map(a.map.as_str())?;
         let input = json!({ "map": a.map.as_str(), "replay": a.replay.0 });
         self.run_job(
             JobKind::Simulate,
@@ -165,6 +168,7 @@ impl Gateway {
         caller: &Account,
     ) -> Result<Value, ToolError> {
         let (level, map, replay) = (a.name.as_str(), a.map.as_str(), &a.replay.0);
+        check_map(map)?;
         let parent = a.parent_revision_id.as_ref().map(Id::as_str);
         let idem = a.idempotency_key.as_str();
         // A retry of a recorded submission skips the checks (its own revision may be what
@@ -208,7 +212,7 @@ impl Gateway {
     ) -> Result<Value, ToolError> {
         let admission = self
             .queue
-            .admit(JobSpec {
+            .admit_for_caller(JobSpec {
                 kind,
                 account: caller.name.clone(),
                 trust: caller.trust,
@@ -225,9 +229,51 @@ impl Gateway {
                     job_id: rec.id.clone(),
                     wait: self.wait_limit() + Duration::from_secs(60),
                 });
-                let done = self.queue.wait(&rec.id, self.wait_limit()).await;
-                guard.disarm();
-                let done = done?;
+                let mut waited = self.wait_or_stop(&rec.id, true).await;
+                if matches!(waited, Waited::Stopping) && submit.is_some() {
+                    // A submission's revision is stored by this call once the check has
+                    // won, so it is not left to run without it: dropped while queued, else
+                    // waited for (the referee's limit is within the shutdown grace).
+                    guard.disarm();
+                    if self.drop_for_shutdown(&rec.id).await {
+                        return Err(ToolError::new(
+                            ErrorCode::Cancelled,
+                            "the server is shutting down; the submission was dropped before its check started and nothing was charged; call again (the same idempotencyKey starts afresh)",
+                        )
+                        .with("jobId", rec.id.clone()));
+                    }
+                    waited = self.wait_or_stop(&rec.id, false).await;
+                } else {
+                    guard.disarm();
+                }
+                let done = match waited {
+                    Waited::Done(done) => *done,
+                    Waited::Stopping => {
+                        // The caller is answered now; the job no longer depends on this
+                        // process, so it runs and a retry with the same key reads it.
+                        let id = rec.id.clone();
+                        let detached =
+                            tokio::time::timeout(SHUTDOWN_STEP, self.queue.detach(&id)).await;
+                        if !matches!(detached, Ok(Ok(_))) {
+                            tracing::warn!(job = %id, "could not detach the job at shutdown");
+                        }
+                        tracing::info!(job = %id, "shutting down; the waiting caller is answered pending");
+                        let now = tokio::time::timeout(SHUTDOWN_STEP, self.queue.get(&id)).await;
+                        return match now {
+                            Ok(Ok(Some(current))) => {
+                                self.finish(&current, &input, caller, submit.as_ref(), false)
+                                    .await
+                            }
+                            _ => Ok(pending_without_store(&rec)),
+                        };
+                    }
+                    Waited::Unreachable(detail) => {
+                        // The job may still finish; a retry with the same key reads it.
+                        tracing::warn!(job = %rec.id, detail = %detail, "the store is unreachable while a caller waits; answered pending");
+                        return Ok(pending_without_store(&rec));
+                    }
+                    Waited::Failed(e) => return Err(e.into()),
+                };
                 let out = self
                     .finish(&done, &input, caller, submit.as_ref(), false)
                     .await;
@@ -239,6 +285,48 @@ impl Gateway {
         };
         self.finish(&record, &input, caller, submit.as_ref(), replayed)
             .await
+    }
+
+    /// Waits for job `id` within the wait limit; with `watch_stop`, gives up when the
+    /// process starts to shut down. Bounded even when Redis hangs: the queue's wait ends by
+    /// its limit, and each of its Redis calls by the store's response timeout.
+    async fn wait_or_stop(&self, id: &str, watch_stop: bool) -> Waited {
+        let limit = self.wait_limit();
+        let wait = tokio::time::timeout(limit + WAIT_SLACK, self.queue.wait(id, limit));
+        let mut stopping = self.stopping.clone().filter(|_| watch_stop);
+        let stop = async {
+            let stopped = match &mut stopping {
+                Some(rx) => rx.wait_for(|s| *s).await.is_ok(),
+                None => false,
+            };
+            // Without a shutdown signal (or with its sender gone) this never ends.
+            if !stopped {
+                std::future::pending::<()>().await
+            }
+        };
+        tokio::select! {
+            waited = wait => match waited {
+                Ok(Ok(rec)) => Waited::Done(Box::new(rec)),
+                Ok(Err(QueueError::Unavailable(detail))) => Waited::Unreachable(detail),
+                Ok(Err(e)) => Waited::Failed(e),
+                Err(_) => Waited::Unreachable(format!("the wait for job {id} outlasted its limit")),
+            },
+            _ = stop => Waited::Stopping,
+        }
+    }
+
+    /// Drops a still-queued job because this process is stopping; `true` if it was dropped.
+    async fn drop_for_shutdown(&self, id: &str) -> bool {
+        let dropped = self.queue.cancel_queued(
+            id,
+            JobState::Cancelled,
+            "cancelled",
+            "the server shut down before the job started; it was dropped and nothing was charged; call again",
+        );
+        matches!(
+            tokio::time::timeout(SHUTDOWN_STEP, dropped).await,
+            Ok(Ok(true))
+        )
     }
 
     /// The tool result of a job record (fresh or replayed).
@@ -455,6 +543,47 @@ ErrorCode::ValidationFailed,
         self.add_remaining(&mut v, caller).await;
         Ok(v)
     }
+}
+
+/// How a blocking call's wait ended.
+enum Waited {
+    Done(Box<JobRecord>),
+    /// The process is shutting down: answer `pending` now.
+    Stopping,
+    /// Redis cannot be reached (or the wait outlasted its bound): answer `pending`.
+    Unreachable(String),
+    Failed(QueueError),
+}
+
+/// Beyond the wait limit, what a wait may take for its last Redis calls (the store's
+/// response timeout is 5 s) before the caller is answered `pending` anyway.
+const WAIT_SLACK: Duration = Duration::from_secs(12);
+/// How long one Redis step of the shutdown answer may take (the grace period is 10 s).
+const SHUTDOWN_STEP: Duration = Duration::from_secs(2);
+
+/// Maps are checked before anything else happens: an invalid map is `validation_failed`
+/// with the validator's errors (those of `validate_map`), before any quota, queue or
+/// storage work, so it costs nothing.
+fn check_map(map: &str) -> Result<(), ToolError> {
+    match horst_engine::parse_map(map) {
+        Ok(_) => Ok(()),
+        Err(report) => Err(ToolError::new(
+            ErrorCode::ValidationFailed,
+            "the map is invalid, so nothing was queued or charged; fix the errors (validate_map shows each with its line, column and a hint)",
+        )
+        .with(
+            "errors",
+            serde_json::to_value(&report.errors).unwrap_or(Value::Null),
+        )),
+    }
+}
+
+/// A `pending` answer built without the store (it cannot be reached, or the process is
+/// stopping): the caller reads the job later with the same idempotencyKey.
+fn pending_without_store(rec: &JobRecord) -> Value {
+    json!({
+        "jobId": rec.id, "pending": true, "state": rec.state.as_str(), "replayed": false,
+    })
 }
 
 /// The name and parent of a submission, for storing its revision.

@@ -39,7 +39,7 @@ pub mod tools;
 pub mod web_sessions;
 
 pub use accounts::{Account, AccountError, AuthError, CreatedKey, KeyCap};
-pub use error::{ErrorCode, ToolError};
+pub use error::{ErrorCode, ToolError, UNAVAILABLE_RETRY_SECONDS};
 
 use args::{
     Id, LevelName, NoArgs, Offset, ThreadKind, ThreadSort, ThreadStatus, WritePostArgs,
@@ -140,6 +140,9 @@ pub struct Gateway {
         ToolLabels,
         horst_telemetry::metrics::counter::Counter,
     >,
+    /// Turns true when the process shuts down: blocking calls answer `pending` at once
+    /// (`jobs.rs`). `None`: never.
+    stopping: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 /// A tool's answer: its JSON, and for `render_map` with `image: true` a PNG picture.
@@ -198,7 +201,15 @@ impl Gateway {
             config,
             queue,
             tool_calls,
+            stopping: None,
         }
+    }
+
+    /// Blocking calls in flight when `shutdown` turns true are answered `pending` with
+    /// their `jobId` before the process exits (within the HTTP server's grace period).
+    pub fn with_shutdown(mut self, shutdown: tokio::sync::watch::Receiver<bool>) -> Self {
+        self.stopping = Some(shutdown);
+        self
     }
 
     /// Handles one message.
@@ -435,17 +446,19 @@ impl Gateway {
                     by_endorsements: a.sort == Some(ThreadSort::Endorsed),
                     offset: offset(a.offset),
                 };
-                board::list_threads(store, caller, &filter).await
+                json(board::list_threads(store, caller, &filter).await)
             }
-            Call::ReadThread(a) => {
-                board::read_thread(store, caller, a.thread_id.as_str(), offset(a.offset)).await
-            }
+            Call::ReadThread(a) => json(
+                board::read_thread(store, caller, a.thread_id.as_str(), offset(a.offset)).await,
+            ),
             Call::WritePost(a) => self.write_post(a, caller).await,
             Call::EndorseThread(a) => {
                 let endorse = a.endorse.is_none_or(|f| f.0);
-                board::endorse_thread(store, caller, a.thread_id.as_str(), endorse).await
+                json(board::endorse_thread(store, caller, a.thread_id.as_str(), endorse).await)
             }
-            Call::WithdrawPost(a) => board::withdraw_post(store, caller, a.post_id.as_str()).await,
+            Call::WithdrawPost(a) => {
+                json(board::withdraw_post(store, caller, a.post_id.as_str()).await)
+            }
             Call::GetMapFormat(_)
             | Call::ListPalette(_)
             | Call::ValidateMap(_)
@@ -512,14 +525,16 @@ impl Gateway {
                 })
             }
         };
-        board::write_post(
-            &self.store,
-            board::Writer::Agent(caller),
-            thread_id,
-            new_thread,
-            &body,
+        json(
+            board::write_post(
+                &self.store,
+                board::Writer::Agent(caller),
+                thread_id,
+                new_thread,
+                &body,
+            )
+            .await,
         )
-        .await
     }
 
     async fn add_remaining(&self, v: &mut Value, caller: &Account) {
@@ -530,3 +545,9 @@ impl Gateway {
 }
 
 mod jobs;
+
+/// A typed tool result as the JSON value a tool call answers with (its keys sorted, as
+/// `serde_json::Value` keeps them).
+fn json<T: serde::Serialize>(result: Result<T, ToolError>) -> Result<Value, ToolError> {
+    serde_json::to_value(result?).map_err(ToolError::internal)
+}

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use horst_rcadia::auth::Auth;
 use horst_store::InvokeDurably;
@@ -119,13 +119,107 @@ pub struct AuditEntry {
     pub detail: Value,
 }
 
+/// What an audit entry's `detail` says, per kind of change. Written as a JSON object (or
+/// `null` for [`Detail::None`]) and read back as plain JSON ([`AuditEntry::detail`]), since
+/// the trail holds entries of every earlier version too.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged, rename_all_fields = "camelCase")]
+pub enum Detail<'a> {
+    None,
+    /// Promote: the level and the revision it replaced.
+    Promoted {
+        level: &'a str,
+        previous: Option<&'a str>,
+    },
+    /// Rollback: from which revision to which.
+    RolledBack {
+        from: &'a str,
+        to: &'a str,
+    },
+    /// Quarantine: the revision's level.
+    Level {
+        level: &'a str,
+    },
+    /// Block and unblock (`"1"`/`"0"`, the stored field).
+    Blocked {
+        blocked: &'a str,
+    },
+    /// Trust as set on an existing account (the stored field, text).
+    TrustField {
+        trust: &'a str,
+    },
+    /// Trust of a new account or person (a number).
+    Trust {
+        trust: u8,
+    },
+    /// Hide or unhide a post: its thread.
+    Thread {
+        thread_id: &'a str,
+    },
+    ThreadStatus {
+        status: &'a str,
+    },
+    /// An operator reply: the new post.
+    Post {
+        post_id: &'a str,
+    },
+    QuotasReload {
+        changed: bool,
+        values: &'a horst_queue::Quotas,
+    },
+    GatewayMode {
+        mode: &'a str,
+    },
+    SelfService {
+        on: bool,
+    },
+    SignUp {
+        open: bool,
+    },
+    OperatorRole {
+        operator: bool,
+    },
+    KeyCreate {
+        account: &'a str,
+        id: &'a str,
+    },
+    KeyRevoke {
+        account: &'a str,
+    },
+    TokenCreate {
+        house: bool,
+        name: Option<&'a str>,
+        scopes: &'a [String],
+    },
+    TokenRevoke {
+        name: Option<&'a str>,
+        scopes: &'a [&'static str],
+    },
+    UserDelete {
+        keys_revoked: &'a [String],
+    },
+    AdminTokenCreate {
+        label: &'a str,
+    },
+    /// A recheck queued: its job and the engine it runs on.
+    Recheck {
+        engine_version: &'a str,
+        job_id: &'a str,
+    },
+    /// A shipped level published (`detail`: the script's note, if any).
+    PublishBuiltin {
+        detail: Option<&'a str>,
+        level: &'a str,
+    },
+}
+
 /// Appends one audit entry: who did what to which target, when (Redis clock).
 pub async fn audit(
     store: &Store,
     who: &str,
     action: Action,
     target: &str,
-    detail: Value,
+    detail: Detail<'_>,
 ) -> Result<(), ToolError> {
     let now = redis_now_ms(store).await?;
     let entry = AuditEntry {
@@ -133,7 +227,8 @@ pub async fn audit(
         who: who.to_string(),
         action: action.as_str().to_string(),
         target: target.to_string(),
-        detail,
+        // Through a `Value`, so the stored keys stay sorted as they always were.
+        detail: serde_json::to_value(detail).map_err(ToolError::internal)?,
     };
     let line = serde_json::to_string(&entry).map_err(ToolError::internal)?;
     let _: () = redis::pipe()
@@ -168,6 +263,41 @@ pub async fn audit_log(
         .collect())
 }
 
+/// Prints a result as compact JSON (what `horst admin` shows).
+macro_rules! display_as_json {
+    ($($t:ty),*) => {$(
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let text = serde_json::to_string(self).map_err(|_| std::fmt::Error)?;
+                f.write_str(&text)
+            }
+        }
+    )*};
+}
+
+display_as_json!(Promotion, Rollback, Overview);
+
+// The result types below declare their fields in the byte order of their JSON names: they
+// replaced `json!` objects, whose keys `serde_json` sorts, so the bytes stay the same.
+
+/// What a promotion did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Promotion {
+    pub level: String,
+    /// The revision it replaced (`None`: the level had no promoted revision).
+    pub previous: Option<String>,
+    pub revision_id: String,
+}
+
+/// What a rollback did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rollback {
+    pub from: String,
+    pub level: String,
+    pub to: String,
+}
+
 /// Promotes exactly `revision_id`, if its newest check on the current engine passed and the
 /// currently promoted revision of its level is `expected_current` (`None`: no promoted
 /// revision yet); a stale expectation is a `conflict` (409).
@@ -176,7 +306,7 @@ pub async fn promote(
     who: &str,
     revision_id: &str,
     expected_current: Option<&str>,
-) -> Result<Value, ToolError> {
+) -> Result<Promotion, ToolError> {
     let v: Vec<Option<String>> = redis::cmd("HMGET")
         .arg(store.key(&format!("rev:{revision_id}")))
         .arg(&["name", "owner"])
@@ -230,14 +360,21 @@ ErrorCode::Conflict,
         who,
         Action::Promote,
         revision_id,
-        json!({ "level": name, "previous": expected_current }),
+        Detail::Promoted {
+            level: &name,
+            previous: expected_current,
+        },
     )
     .await?;
-    Ok(json!({ "level": name, "revisionId": revision_id, "previous": expected_current }))
+    Ok(Promotion {
+        level: name,
+        previous: expected_current.map(str::to_string),
+        revision_id: revision_id.to_string(),
+    })
 }
 
 /// Restores the previously promoted revision of `level`.
-pub async fn rollback(store: &Store, who: &str, level: &str) -> Result<Value, ToolError> {
+pub async fn rollback(store: &Store, who: &str, level: &str) -> Result<Rollback, ToolError> {
     let lower = level.to_ascii_lowercase();
     let promoted_key = store.key(&format!("level:{lower}:promoted"));
     let history_key = store.key(&format!("level:{lower}:history"));
@@ -284,10 +421,17 @@ pub async fn rollback(store: &Store, who: &str, level: &str) -> Result<Value, To
         who,
         Action::Rollback,
         level,
-        json!({ "from": from, "to": to }),
+        Detail::RolledBack {
+            from: &from,
+            to: &to,
+        },
     )
     .await?;
-    Ok(json!({ "level": level, "from": from, "to": to }))
+    Ok(Rollback {
+        from,
+        level: level.to_string(),
+        to,
+    })
 }
 
 /// Hides a revision everywhere (get_level, the Labor, board level threads); its evidence
@@ -313,7 +457,7 @@ pub async fn quarantine(store: &Store, who: &str, revision_id: &str) -> Result<(
         .await?;
     match quarantined {
         Quarantined::Ok => {
-            audit(store, who, Action::Quarantine, revision_id, json!({ "level": name })).await
+            audit(store, who, Action::Quarantine, revision_id, Detail::Level { level: &name }).await
         }
         Quarantined::Promoted => Err(ToolError::new(
             ErrorCode::Conflict,
@@ -330,6 +474,7 @@ async fn set_account(
     name: &str,
     field: &str,
     value: &str,
+    detail: Detail<'_>,
 ) -> Result<(), ToolError> {
     crate::accounts::set_account_field(store, name, field, value)
         .await
@@ -337,7 +482,7 @@ async fn set_account(
             crate::AccountError::NotFound(m) => ToolError::not_found(m),
             other => ToolError::internal(other),
         })?;
-    audit(store, who, action, name, json!({ field: value })).await
+    audit(store, who, action, name, detail).await
 }
 
 /// Blocks or unblocks an account: a blocked account's keys get 403 and its board posts vanish.
@@ -353,7 +498,8 @@ pub async fn set_blocked(
     } else {
         (Action::Unblock, "0")
     };
-    set_account(store, who, action, name, "blocked", value).await?;
+    let detail = Detail::Blocked { blocked: value };
+    set_account(store, who, action, name, "blocked", value, detail).await?;
     if blocked {
         // Their browser sessions and RCADIA JWTs end now, not at their expiry.
         crate::people::end_sessions(store, auth, name).await?;
@@ -365,7 +511,9 @@ pub async fn set_trust(store: &Store, who: &str, name: &str, trust: u8) -> Resul
     if trust > 2 {
         return Err(ToolError::invalid("trust must be 0, 1 or 2"));
     }
-    set_account(store, who, Action::Trust, name, "trust", &trust.to_string()).await
+    let value = trust.to_string();
+    let detail = Detail::TrustField { trust: &value };
+    set_account(store, who, Action::Trust, name, "trust", &value, detail).await
 }
 
 pub async fn hide_post(
@@ -380,7 +528,14 @@ pub async fn hide_post(
     } else {
         Action::UnhidePost
     };
-    audit(store, who, action, post_id, json!({ "threadId": thread })).await
+    audit(
+        store,
+        who,
+        action,
+        post_id,
+        Detail::Thread { thread_id: &thread },
+    )
+    .await
 }
 
 pub async fn thread_status(
@@ -395,7 +550,7 @@ pub async fn thread_status(
         who,
         Action::ThreadStatus,
         thread_id,
-        json!({ "status": status }),
+        Detail::ThreadStatus { status },
     )
     .await
 }
@@ -406,7 +561,7 @@ pub async fn reply(
     who: &str,
     thread_id: &str,
     body: &str,
-) -> Result<Value, ToolError> {
+) -> Result<board::Written, ToolError> {
     let body = board::clean_body("body", body, board::BODY_MAX_CHARS)?;
     // Agents see the operator's name, not how the action arrived (`api:` in the audit).
     let author = match who.strip_prefix("api:") {
@@ -427,7 +582,9 @@ pub async fn reply(
         who,
         Action::Reply,
         thread_id,
-        json!({ "postId": v["postId"] }),
+        Detail::Post {
+            post_id: &v.post_id,
+        },
     )
     .await?;
     Ok(v)
@@ -447,7 +604,7 @@ pub async fn publish_thread(
     } else {
         Action::Unpublish
     };
-    audit(store, who, action, thread_id, Value::Null).await
+    audit(store, who, action, thread_id, Detail::None).await
 }
 
 /// Re-reads nothing itself: writes `values` (the configuration as the caller loaded it now)
@@ -456,7 +613,7 @@ pub async fn reload_quotas(
     store: &Store,
     who: &str,
     values: &horst_queue::Quotas,
-) -> Result<Value, ToolError> {
+) -> Result<QuotasShown, ToolError> {
     let before = horst_queue::read_quotas(store).await?;
     horst_queue::write_quotas(store, values, who).await?;
     let changed = before.as_ref().map(|b| &b.values) != Some(values);
@@ -465,10 +622,25 @@ pub async fn reload_quotas(
         who,
         Action::QuotasReload,
         "quotas",
-        json!({ "changed": changed, "values": values }),
+        Detail::QuotasReload { changed, values },
     )
     .await?;
     show_quotas(store, None).await
+}
+
+/// The quota numbers in force and where they come from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuotasShown {
+    /// `stored` or `configuration`.
+    pub source: &'static str,
+    pub values: Option<horst_queue::Quotas>,
+    /// RFC 3339; only for stored values.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written_at: Option<String>,
+    /// Only for stored values.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written_by: Option<String>,
 }
 
 /// The quota numbers in force: the stored ones, else (`fallback`, a process's own
@@ -476,29 +648,86 @@ pub async fn reload_quotas(
 pub async fn show_quotas(
     store: &Store,
     fallback: Option<&horst_queue::Quotas>,
-) -> Result<Value, ToolError> {
+) -> Result<QuotasShown, ToolError> {
     Ok(match horst_queue::read_quotas(store).await? {
-        Some(s) => json!({
-            "source": "stored",
-            "writtenBy": s.written_by,
-            "writtenAt": rfc3339(s.written_at_ms),
-            "values": s.values,
-        }),
-        None => json!({
-            "source": "configuration",
-            "values": fallback,
-        }),
+        Some(s) => QuotasShown {
+            source: "stored",
+            values: Some(s.values),
+            written_at: Some(rfc3339(s.written_at_ms)),
+            written_by: Some(s.written_by),
+        },
+        None => QuotasShown {
+            source: "configuration",
+            values: fallback.cloned(),
+            written_at: None,
+            written_by: None,
+        },
     })
 }
 
 pub async fn mark_read(store: &Store, who: &str, message_id: &str) -> Result<(), ToolError> {
     contact::mark_read(store, message_id).await?;
-    audit(store, who, Action::MarkRead, message_id, Value::Null).await
+    audit(store, who, Action::MarkRead, message_id, Detail::None).await
+}
+
+/// The operator's overview (`horst admin overview`, `GET /api/admin/overview`, the `/admin`
+/// page's first card).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Overview {
+    pub accounts: AccountCounts,
+    pub board_reads: BoardReads,
+    pub jobs_today: JobsToday,
+    pub page_views: crate::page_views::Summary,
+    pub queue: QueueDepth,
+    pub seconds: horst_queue::SecondsToday,
+    pub seconds_charged_today: u64,
+    pub seconds_used_today: u64,
+    pub storage_used_bytes: u64,
+    pub unread_messages: u64,
+    pub workers: Workers,
+}
+
+/// Accounts by trust tier; blocked accounts counted apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AccountCounts {
+    pub blocked: u64,
+    pub trust0: u64,
+    pub trust1: u64,
+    pub trust2: u64,
+}
+
+/// Board thread reads: ever, today (UTC), and when the last was (RFC 3339).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BoardReads {
+    pub last: Option<String>,
+    pub today: u64,
+    pub total: u64,
+}
+
+/// Today's jobs by kind (see `horst_queue::DayStats`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JobsToday {
+    pub admitted: BTreeMap<String, u64>,
+    pub finished: BTreeMap<String, BTreeMap<String, u64>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueDepth {
+    pub oldest_waiting_ms: Option<u64>,
+    pub waiting: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Workers {
+    pub ids: Vec<String>,
+    pub live: usize,
 }
 
 /// Accounts by tier (blocked apart), today's jobs and seconds (with the trust-0 share), the
 /// queue, live workers, storage, board reads, HTML page views and unread messages.
-pub async fn overview(store: &Store, queue: &horst_queue::Queue) -> Result<Value, ToolError> {
+pub async fn overview(store: &Store, queue: &horst_queue::Queue) -> Result<Overview, ToolError> {
     let pattern = store.key("account:*");
     let mut keys: Vec<String> = Vec::new();
     let mut cursor: u64 = 0;
@@ -544,24 +773,34 @@ pub async fn overview(store: &Store, queue: &horst_queue::Queue) -> Result<Value
     let seconds = queue.seconds_today().await.map_err(internal)?;
     let (waiting, oldest_ms) = queue.depth().await.map_err(internal)?;
     let workers = horst_queue::live_workers(store).await?;
-    Ok(json!({
-        "jobsToday": { "admitted": jobs.admitted, "finished": jobs.finished },
-        "seconds": seconds,
-        "queue": { "waiting": waiting, "oldestWaitingMs": oldest_ms },
-        "workers": { "live": workers.len(), "ids": workers },
-        "secondsUsedToday": jobs.seconds_used,
-        "secondsChargedToday": jobs.seconds_charged,
-        "storageUsedBytes": crate::revisions::storage_total(store).await?,
-        "accounts": {
-            "trust0": tiers.get("trust0").copied().unwrap_or(0),
-            "trust1": tiers.get("trust1").copied().unwrap_or(0),
-            "trust2": tiers.get("trust2").copied().unwrap_or(0),
-            "blocked": blocked,
+    let tier = |t: &str| tiers.get(t).copied().unwrap_or(0);
+    Ok(Overview {
+        accounts: AccountCounts {
+            blocked,
+            trust0: tier("trust0"),
+            trust1: tier("trust1"),
+            trust2: tier("trust2"),
         },
-        "boardReads": { "total": total, "today": today, "last": last },
-        "pageViews": crate::page_views::summary(store).await?,
-        "unreadMessages": contact::unread_count(store).await?,
-    }))
+        board_reads: BoardReads { last, today, total },
+        jobs_today: JobsToday {
+            admitted: jobs.admitted,
+            finished: jobs.finished,
+        },
+        page_views: crate::page_views::summary(store).await?,
+        queue: QueueDepth {
+            oldest_waiting_ms: oldest_ms,
+            waiting,
+        },
+        seconds,
+        seconds_charged_today: jobs.seconds_charged,
+        seconds_used_today: jobs.seconds_used,
+        storage_used_bytes: crate::revisions::storage_total(store).await?,
+        unread_messages: contact::unread_count(store).await?,
+        workers: Workers {
+            live: workers.len(),
+            ids: workers,
+        },
+    })
 }
 
 fn account_error(e: crate::AccountError) -> ToolError {
@@ -570,6 +809,7 @@ fn account_error(e: crate::AccountError) -> ToolError {
         E::Invalid(m) => ToolError::invalid(m),
         E::NotFound(m) => ToolError::not_found(m),
         E::Conflict(m) => ToolError::new(ErrorCode::Conflict, m),
+        E::Unreachable(m) => ToolError::unavailable(m),
         other => ToolError::internal(other),
     }
 }
@@ -579,6 +819,7 @@ fn auth_error(e: horst_rcadia::auth::AuthError) -> ToolError {
     match e {
         E::Invalid(m) => ToolError::invalid(m),
         E::NotFound(m) => ToolError::not_found(m),
+        E::Store(horst_rcadia::RcadiaError::Redis(e)) => e.into(),
         other => ToolError::internal(other),
     }
 }
@@ -622,7 +863,7 @@ pub async fn set_gateway_mode(
         who,
         Action::GatewayMode,
         "gateway",
-        json!({ "mode": name }),
+        Detail::GatewayMode { mode: name },
     )
     .await
 }
@@ -635,7 +876,7 @@ pub async fn set_self_service(store: &Store, who: &str, on: bool) -> Result<(), 
         who,
         Action::SelfService,
         "self_service",
-        json!({ "on": on }),
+        Detail::SelfService { on },
     )
     .await
 }
@@ -648,7 +889,7 @@ pub async fn set_sign_up(store: &Store, who: &str, open: bool) -> Result<(), Too
         who,
         Action::SignUp,
         "sign_up",
-        json!({ "open": open }),
+        Detail::SignUp { open },
     )
     .await
 }
@@ -668,7 +909,7 @@ pub async fn create_account(
         who,
         Action::AccountCreate,
         name,
-        json!({ "trust": trust }),
+        Detail::Trust { trust },
     )
     .await
 }
@@ -686,7 +927,7 @@ pub async fn set_operator_role(
         who,
         Action::OperatorRole,
         name,
-        json!({ "operator": operator }),
+        Detail::OperatorRole { operator },
     )
     .await
 }
@@ -706,7 +947,10 @@ pub async fn create_key(
         who,
         Action::KeyCreate,
         &created.prefix,
-        json!({ "account": account, "id": created.id }),
+        Detail::KeyCreate {
+            account,
+            id: &created.id,
+        },
     )
     .await?;
     Ok(created)
@@ -722,7 +966,7 @@ pub async fn revoke_key(store: &Store, who: &str, prefix: &str) -> Result<String
         who,
         Action::KeyRevoke,
         prefix,
-        json!({ "account": account }),
+        Detail::KeyRevoke { account: &account },
     )
     .await?;
     Ok(account)
@@ -747,7 +991,11 @@ pub async fn create_token(
         who,
         Action::TokenCreate,
         &agent,
-        json!({ "scopes": scopes, "name": name, "house": house }),
+        Detail::TokenCreate {
+            house,
+            name,
+            scopes,
+        },
     )
     .await?;
     Ok((token, agent))
@@ -767,7 +1015,10 @@ pub async fn revoke_token(
         who,
         Action::TokenRevoke,
         agent,
-        json!({ "name": info.name, "scopes": info.scopes }),
+        Detail::TokenRevoke {
+            name: info.name.as_deref(),
+            scopes: &info.scopes,
+        },
     )
     .await?;
     Ok(info)
@@ -796,7 +1047,7 @@ pub async fn create_user(
         who,
         Action::UserCreate,
         name,
-        json!({ "trust": trust }),
+        Detail::Trust { trust },
     )
     .await
 }
@@ -810,7 +1061,7 @@ pub async fn set_user_password(
     password: &str,
 ) -> Result<(), ToolError> {
     crate::people::set_password(store, auth, name, password).await?;
-    audit(store, who, Action::UserPasswd, name, Value::Null).await
+    audit(store, who, Action::UserPasswd, name, Detail::None).await
 }
 
 /// Deletes a person's sign-in (see `people::delete`).
@@ -826,7 +1077,9 @@ pub async fn delete_user(
         who,
         Action::UserDelete,
         name,
-        json!({ "keysRevoked": deleted.keys_revoked }),
+        Detail::UserDelete {
+            keys_revoked: &deleted.keys_revoked,
+        },
     )
     .await?;
     Ok(deleted)
@@ -844,7 +1097,7 @@ pub async fn create_admin_token(
         who,
         Action::AdminTokenCreate,
         &info.id,
-        json!({ "label": info.label }),
+        Detail::AdminTokenCreate { label: &info.label },
     )
     .await?;
     Ok((token, info))
@@ -857,7 +1110,7 @@ pub async fn retire_admin_token(
     id: &str,
 ) -> Result<crate::admin_tokens::AdminTokenInfo, ToolError> {
     let info = crate::admin_tokens::retire(store, id).await?;
-    audit(store, who, Action::AdminTokenRetire, id, Value::Null).await?;
+    audit(store, who, Action::AdminTokenRetire, id, Detail::None).await?;
     Ok(info)
 }
 
@@ -870,6 +1123,33 @@ pub struct RevisionFilter {
     pub state: Option<String>,
 }
 
+/// One revision in the operator's list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RevisionRow {
+    pub created_at: String,
+    /// The newest check on the current engine (`checks::checks`' `currentCheck`).
+    pub current_check: Value,
+    pub engine_version: Option<String>,
+    /// The level's promoted revision, if any.
+    pub level_promoted: Option<String>,
+    pub name: String,
+    pub owner: Option<String>,
+    pub parent_revision_id: Option<String>,
+    pub revision_id: String,
+    pub state: String,
+}
+
+/// A page of [`revisions`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RevisionPage {
+    pub current_engine: &'static str,
+    pub items: Vec<RevisionRow>,
+    pub next_offset: Option<usize>,
+    pub total: usize,
+}
+
 /// Every revision (any state), newest first, with its level's promoted revision and, for the
 /// revisions on the page, the newest check on the current engine (`null`: none yet, so a
 /// promotion would be `engine_mismatch`).
@@ -878,9 +1158,9 @@ pub async fn revisions(
     filter: &RevisionFilter,
     offset: usize,
     limit: usize,
-) -> Result<Value, ToolError> {
+) -> Result<RevisionPage, ToolError> {
     let top = store.key("rev:x").matches(':').count();
-    let mut rows: Vec<(u64, Value)> = Vec::new();
+    let mut rows: Vec<(u64, RevisionRow)> = Vec::new();
     let name_filter = filter.name.as_deref().map(str::to_ascii_lowercase);
     let pattern = store.key("rev:*");
     let mut cursor: u64 = 0;
@@ -936,31 +1216,39 @@ pub async fn revisions(
         let created: u64 = get(3).and_then(|t| t.parse().ok()).unwrap_or(0);
         rows.push((
             created,
-            json!({
-                "revisionId": id, "name": name, "owner": get(2), "state": state,
-                "createdAt": rfc3339(created), "engineVersion": get(4),
-                "parentRevisionId": get(5).filter(|p| !p.is_empty()),
-                "levelPromoted": promoted,
-            }),
+            RevisionRow {
+                created_at: rfc3339(created),
+                current_check: Value::Null,
+                engine_version: get(4),
+                level_promoted: promoted,
+                name,
+                owner: get(2),
+                parent_revision_id: get(5).filter(|p| !p.is_empty()),
+                revision_id: id,
+                state,
+            },
         ));
     }
     rows.sort_by_key(|r| std::cmp::Reverse(r.0));
     let total = rows.len();
-    let mut items: Vec<Value> = rows
+    let mut items: Vec<RevisionRow> = rows
         .into_iter()
         .skip(offset)
         .take(limit)
         .map(|(_, v)| v)
         .collect();
     for item in &mut items {
-        let id = item["revisionId"].as_str().unwrap_or_default().to_string();
-        item["currentCheck"] = crate::checks::checks(store, &id).await?["currentCheck"].clone();
+        item.current_check = crate::checks::checks(store, &item.revision_id)
+            .await?
+            .get_mut("currentCheck")
+            .map(Value::take)
+            .unwrap_or(Value::Null);
     }
     let end = offset + items.len();
-    Ok(json!({
-        "items": items,
-        "total": total,
-        "nextOffset": (end < total).then_some(end),
-        "currentEngine": horst_engine::engine_version(),
-    }))
+    Ok(RevisionPage {
+        current_engine: horst_engine::engine_version(),
+        items,
+        next_offset: (end < total).then_some(end),
+        total,
+    })
 }

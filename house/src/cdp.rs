@@ -51,6 +51,17 @@ pub struct Event {
     pub session_id: Option<String>,
 }
 
+/// One command on the pipe.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Command<'a, P> {
+    id: u64,
+    method: &'a str,
+    params: P,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session_id: Option<&'a str>,
+}
+
 /// What to start: the binary and any extra arguments (the operator's `house.chromium_args`).
 #[derive(Debug, Clone)]
 pub struct LaunchOptions {
@@ -151,23 +162,28 @@ impl Browser {
         &self,
         session: Option<&str>,
         method: &str,
-        params: Value,
+        params: impl serde::Serialize,
     ) -> Result<Value, CdpError> {
         if self.shared.gone.load(Ordering::SeqCst) {
             return Err(CdpError::BrowserGone);
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut msg = json!({ "id": id, "method": method, "params": params });
-        if let Some(s) = session {
-            msg["sessionId"] = Value::String(s.to_string());
-        }
+        let msg = Command {
+            id,
+            method,
+            params,
+            session_id: session,
+        };
         let (tx, rx) = oneshot::channel();
         self.shared
             .pending
             .lock()
             .unwrap()
             .insert(id, (method.to_string(), tx));
-        let mut bytes = serde_json::to_vec(&msg).expect("a JSON value serialises");
+        let mut bytes = serde_json::to_vec(&msg).map_err(|e| CdpError::Protocol {
+            method: method.to_string(),
+            message: format!("cannot write its params: {e}"),
+        })?;
         bytes.push(0);
         {
             let mut w = self.writer.lock().await;

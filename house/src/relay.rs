@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use horst_sessions::wire::AvailableList;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 const BRIDGE: &str = "/api/v1/agent/bridge/sessions";
 const SESSIONS: &str = "/api/v1/agent/sessions";
@@ -134,6 +135,50 @@ pub struct Reply {
     pub body: String,
 }
 
+/// `POST /api/v1/agent/bridge/sessions`: the page's config, the house's game.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateBody<'a> {
+    config: &'a Value,
+    game_id: &'a str,
+    game_title: &'a str,
+}
+
+/// `POST .../ops`.
+#[derive(Serialize)]
+struct OpsBody<O> {
+    ops: O,
+}
+
+/// The `end` op the house sends as it leaves: a result without a winner, reason `host_left`.
+#[derive(Serialize)]
+struct EndOp {
+    op: &'static str,
+    result: EndResult,
+    reason: &'static str,
+}
+
+#[derive(Serialize)]
+struct EndResult {
+    winner: Option<String>,
+    reason: &'static str,
+}
+
+/// A body without fields (`POST .../rematch`).
+#[derive(Serialize)]
+struct Empty {}
+
+/// What the page gets when the API could not be reached (the API's own `{error}` shape).
+#[derive(Serialize)]
+struct NetworkError {
+    error: String,
+}
+
+/// A request body as JSON; these types hold only strings and JSON, so this cannot fail.
+fn body(b: impl Serialize) -> Option<Value> {
+    serde_json::to_value(b).ok()
+}
+
 /// Performs bridge calls for one game's tables.
 #[derive(Clone)]
 pub struct Relay {
@@ -177,16 +222,18 @@ impl Relay {
             BridgeCall::CreateSession { config } => (
                 reqwest::Method::POST,
                 BRIDGE.to_string(),
-                Some(
-                    json!({ "config": config, "gameId": self.game_id, "gameTitle": self.game_title }),
-                ),
+                body(CreateBody {
+                    config,
+                    game_id: &self.game_id,
+                    game_title: &self.game_title,
+                }),
                 true,
                 REQUEST_TIMEOUT,
             ),
             BridgeCall::Ops { session_id, ops } => (
                 reqwest::Method::POST,
                 format!("{BRIDGE}/{session_id}/ops"),
-                Some(json!({ "ops": ops })),
+                body(OpsBody { ops }),
                 true,
                 REQUEST_TIMEOUT,
             ),
@@ -204,7 +251,7 @@ impl Relay {
             BridgeCall::Rematch { session_id } => (
                 reqwest::Method::POST,
                 format!("{BRIDGE}/{session_id}/rematch"),
-                Some(json!({})),
+                body(Empty {}),
                 true,
                 REQUEST_TIMEOUT,
             ),
@@ -228,11 +275,18 @@ impl Relay {
 
     /// End a live session as the house leaves (no rematch follows).
     pub async fn end_host_left(&self, session_id: &str) -> Reply {
-        let ops = json!([{ "op": "end", "result": { "winner": null, "reason": "host_left" }, "reason": "host_left" }]);
+        let ops = [EndOp {
+            op: "end",
+            result: EndResult {
+                winner: None,
+                reason: "host_left",
+            },
+            reason: "host_left",
+        }];
         self.send(
             reqwest::Method::POST,
             &format!("{BRIDGE}/{session_id}/ops"),
-            Some(json!({ "ops": ops })),
+            body(OpsBody { ops }),
             true,
             REQUEST_TIMEOUT,
         )
@@ -288,7 +342,10 @@ impl Relay {
             }
             Err(e) => Reply {
                 status: 0,
-                body: json!({ "error": format!("network error: {}", without_url(&e)) }).to_string(),
+                body: serde_json::to_string(&NetworkError {
+                    error: format!("network error: {}", without_url(&e)),
+                })
+                .unwrap_or_default(),
             },
         }
     }
@@ -309,6 +366,7 @@ fn without_url(e: &reqwest::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn parses_each_call() {

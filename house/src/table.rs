@@ -5,7 +5,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use crate::cdp::{Browser, CdpError, Event};
@@ -14,6 +15,95 @@ use crate::relay::{self, PageRequest, Relay};
 
 /// The binding the house page calls; only the house page knows it is there.
 pub const BINDING: &str = "horstHouse";
+
+/// The DevTools commands and events a table uses, typed (the protocol's names, camelCase).
+mod devtools {
+    use super::*;
+
+    /// The params of a command that takes none.
+    #[derive(Serialize)]
+    pub struct NoParams {}
+
+    #[derive(Serialize)]
+    pub struct AddBinding<'a> {
+        pub name: &'a str,
+    }
+
+    #[derive(Serialize)]
+    pub struct Navigate<'a> {
+        pub url: &'a str,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct FetchEnable {
+        pub patterns: [RequestPattern; 1],
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct RequestPattern {
+        pub url_pattern: &'static str,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct SetAutoAttach {
+        pub auto_attach: bool,
+        pub wait_for_debugger_on_start: bool,
+        pub flatten: bool,
+    }
+
+    /// `Fetch.continueRequest`, or with `error_reason` `Fetch.failRequest`.
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct RequestVerdict {
+        pub request_id: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub error_reason: Option<&'static str>,
+    }
+
+    #[derive(Serialize)]
+    pub struct Evaluate {
+        pub expression: String,
+    }
+
+    /// `Fetch.requestPaused` (what we read of it).
+    #[derive(Deserialize, Default)]
+    #[serde(rename_all = "camelCase", default)]
+    pub struct RequestPaused {
+        pub request_id: String,
+        pub request: PausedRequest,
+    }
+
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    pub struct PausedRequest {
+        pub url: String,
+    }
+
+    /// `Target.attachedToTarget` and `Target.detachedFromTarget` (what we read of them).
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct TargetSession {
+        pub session_id: String,
+    }
+
+    /// `Runtime.bindingCalled`.
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    pub struct BindingCalled {
+        pub name: String,
+        pub payload: String,
+    }
+
+    /// An event's params as `T` (`None`: not what the protocol promises).
+    pub fn read<T: serde::de::DeserializeOwned>(params: &Value) -> Option<T> {
+        T::deserialize(params).ok()
+    }
+}
+
+use devtools::*;
 
 /// What the supervisor knows about a table, from the page's status reports.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -85,11 +175,11 @@ impl Table {
             .call(
                 Some(&session_id),
                 "Runtime.addBinding",
-                json!({ "name": BINDING }),
+                AddBinding { name: BINDING },
             )
             .await?;
         browser
-            .call(Some(&session_id), "Page.enable", json!({}))
+            .call(Some(&session_id), "Page.enable", NoParams {})
             .await?;
         let url = format!(
             "{}/house/table.html?game={}&title={}",
@@ -113,7 +203,7 @@ impl Table {
         ));
         tracing::debug!(%url, "navigating");
         browser
-            .call(Some(&session_id), "Page.navigate", json!({ "url": url }))
+            .call(Some(&session_id), "Page.navigate", Navigate { url: &url })
             .await?;
         tracing::debug!("navigated");
         Ok(Table {
@@ -155,22 +245,30 @@ async fn setup_session(browser: &Browser, session: &str) -> Result<(), CdpError>
         .call(
             Some(session),
             "Fetch.enable",
-            json!({ "patterns": [{ "urlPattern": "*" }] }),
+            FetchEnable {
+                patterns: [RequestPattern { url_pattern: "*" }],
+            },
         )
         .await?;
     browser
-        .call(Some(session), "Runtime.enable", json!({}))
+        .call(Some(session), "Runtime.enable", NoParams {})
         .await?;
     // Only to say why a table failed to load (a missing file, a script error).
     browser
-        .call(Some(session), "Network.enable", json!({}))
+        .call(Some(session), "Network.enable", NoParams {})
         .await?;
-    browser.call(Some(session), "Log.enable", json!({})).await?;
+    browser
+        .call(Some(session), "Log.enable", NoParams {})
+        .await?;
     browser
         .call(
             Some(session),
             "Target.setAutoAttach",
-            json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }),
+            SetAutoAttach {
+                auto_attach: true,
+                wait_for_debugger_on_start: true,
+                flatten: true,
+            },
         )
         .await?;
     Ok(())
@@ -191,31 +289,25 @@ async fn run(
         let from = ev.session_id.clone().unwrap_or_default();
         match ev.method.as_str() {
             "Fetch.requestPaused" => {
-                let request_id = ev.params["requestId"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
-                let url = ev
-                    .params
-                    .pointer("/request/url")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+                let paused: RequestPaused = read(&ev.params).unwrap_or_default();
+                let url = paused.request.url.as_str();
                 let b = browser.clone();
-                let (method, params) = if guard::allowed(url, &origin) {
-                    ("Fetch.continueRequest", json!({ "requestId": request_id }))
+                let (method, error_reason) = if guard::allowed(url, &origin) {
+                    ("Fetch.continueRequest", None)
                 } else {
                     tracing::warn!(url = %short(url), "house page request blocked: not a house file on the backend");
-                    (
-                        "Fetch.failRequest",
-                        json!({ "requestId": request_id, "errorReason": "AccessDenied" }),
-                    )
+                    ("Fetch.failRequest", Some("AccessDenied"))
+                };
+                let params = RequestVerdict {
+                    request_id: paused.request_id,
+                    error_reason,
                 };
                 tokio::spawn(async move {
                     let _ = b.call(Some(&from), method, params).await;
                 });
             }
             "Target.attachedToTarget" => {
-                let Some(child) = ev.params["sessionId"].as_str().map(str::to_string) else {
+                let Some(TargetSession { session_id: child }) = read(&ev.params) else {
                     continue;
                 };
                 // Frames feed this same loop.
@@ -229,19 +321,22 @@ async fn run(
                         tracing::debug!("frame setup failed: {e}");
                     }
                     let _ = b
-                        .call(Some(&child), "Runtime.runIfWaitingForDebugger", json!({}))
+                        .call(Some(&child), "Runtime.runIfWaitingForDebugger", NoParams {})
                         .await;
                 });
             }
             "Target.detachedFromTarget" => {
-                if let Some(child) = ev.params["sessionId"].as_str() {
-                    browser.unroute(child);
-                    frames.lock().unwrap().retain(|f| f != child);
+                if let Some(TargetSession { session_id: child }) = read(&ev.params) {
+                    browser.unroute(&child);
+                    frames.lock().unwrap().retain(|f| *f != child);
                 }
             }
-            "Runtime.bindingCalled" if from == page_session && ev.params["name"] == BINDING => {
-                let payload = ev.params["payload"].as_str().unwrap_or_default();
-                match relay::parse(payload) {
+            "Runtime.bindingCalled" if from == page_session => {
+                let called: BindingCalled = read(&ev.params).unwrap_or_default();
+                if called.name != BINDING {
+                    continue;
+                }
+                match relay::parse(&called.payload) {
                     Ok(PageRequest::Status(v)) => {
                         let new = TableView::from_page(&v);
                         view.send_modify(|cur| {
@@ -269,7 +364,7 @@ async fn run(
                                 Value::String(reply.body)
                             );
                             let _ = b
-                                .call(Some(&s), "Runtime.evaluate", json!({ "expression": expr }))
+                                .call(Some(&s), "Runtime.evaluate", Evaluate { expression: expr })
                                 .await;
                         });
                     }
@@ -350,6 +445,7 @@ fn query_escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn escapes_query_values() {

@@ -1,6 +1,9 @@
 //! The levels horst ships: `levels/NN-name.map` with `levels/NN-name.replay.json`, embedded
 //! at build time (`build.rs`), easiest first. They are published at start as promoted
 //! revisions (`horst_gateway::builtin`), and their names are reserved for them.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 /// One shipped level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,6 +9,8 @@
     KEYS[5] budget:<day>                today's seconds and job counts (hash)
     KEYS[6] job:<job_id>                the new job's record
     KEYS[7] jobs:<account>              zset of the account's jobs by creation
+    KEYS[8] callers:<process>           presence of the API process whose caller waits
+                                        (refreshed here; only used when ARGV[22] is set)
 
     ARGV[1] clock offset, ms           ARGV[11] per-account waiting cap
     ARGV[2] <day> the keys are for     ARGV[12] global waiting cap
@@ -22,6 +24,10 @@
     ARGV[10] reserved seconds          ARGV[20] channel for the wake-up (queue:new)
     ARGV[21] '' or a job id whose record the caller found gone: its idempotency record
              no longer answers (the job record expired before the key did)
+    ARGV[22] '' or the id of the API process whose caller waits for the job: if that
+             process's presence (KEYS[8]) expires while the job is queued, the job is
+             dropped (cancel.lua)
+    ARGV[23] the presence's time to live, s
 
   Output:
     {'new', job_id, fields}        queued (fields: the record, as HGETALL gives it)
@@ -35,6 +41,8 @@
   Cluster note: the day is part of two keys and only the server clock knows it; the caller
   passes its guess and the script checks it (a wrong guess writes nothing). The recorded job
   of a replay is read by the caller in a second step, so its key is never touched here.
+  KEYS[8] names the calling process, which the caller knows without reading; it shares the
+  queue group's slot (ARCHITECTURE.md, "Lua scripts, keys and hash slots") with the rest.
 ]]
 local jid, account, trust, kind = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local fp, input = ARGV[8], ARGV[9]
@@ -82,11 +90,14 @@ local jk = KEYS[6]
 redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
   'state', 'queued', 'fp', fp, 'idem', ARGV[7], 'input', input, 'created', now,
   'deadline', now + tonumber(ARGV[17]), 'exec_ms', ARGV[18], 'reserved', reserve,
-  'charged', 0, 'day', day)
+  'charged', 0, 'day', day, 'waiter', ARGV[22])
+if ARGV[22] ~= '' then redis.call('SET', KEYS[8], '1', 'EX', tonumber(ARGV[23])) end
 redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', tonumber(ARGV[16]))
 redis.call('INCR', KEYS[2])
 redis.call('LPUSH', KEYS[3], jid)
 redis.call('ZADD', KEYS[7], now, jid)
 redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - tonumber(ARGV[19]))
+-- An account that stops using the gateway leaves no index behind.
+redis.call('PEXPIRE', KEYS[7], tonumber(ARGV[19]))
 redis.call('PUBLISH', ARGV[20], jid)
 return {'new', jid, redis.call('HGETALL', jk)}

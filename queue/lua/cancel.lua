@@ -1,6 +1,7 @@
 --[[
-  CANCEL-QUEUED: drop a job that has not started (its caller left, or its wait ran out).
-  A started job runs to its end and stays charged.
+  CANCEL-QUEUED: drop a job that has not started (its caller left, its wait ran out, or
+  the API process its caller waited in died). A started job runs to its end and stays
+  charged.
 
   Input:
     KEYS[1] job:<job_id>            the job record
@@ -9,23 +10,32 @@
     KEYS[4] budget:<day>            the job's day's seconds and counts
     KEYS[5] daily:<day>:<account>   the account's jobs that day
     KEYS[6] idem:<account>:<idem>   the job's idempotency record
+    KEYS[7] (optional) callers:<process>  the presence of the API process the caller
+                                    waited in: drop only if it is gone (an orphan)
 
     ARGV[1] clock offset, ms   ARGV[6] job ttl, s
     ARGV[2] job id             ARGV[7] the completion channel (done:<job_id>)
     ARGV[3] final state        ARGV[8] the job's account, as the caller read it
     ARGV[4] failure code       ARGV[9] the job's day, likewise
     ARGV[5] failure message    ARGV[10] the job's idempotency key, likewise
+    ARGV[11] with KEYS[7]: the process id the caller read as the job's waiter
 
   Output:
     1  dropped
-    0  no longer queued (or not the record the caller read)
+    0  no longer queued (or not the record the caller read, or with KEYS[7]: the job's
+       waiter is another process now, or that process is alive)
 
   Cluster note: the day and idempotency keys are named by the record, so the caller reads
-  them first (two steps); the script checks the record still says so (same_job).
+  them first (two steps); the script checks the record still says so (same_job). The
+  waiter's presence key is named by the record too; the script re-checks the waiter field.
 ]]
 local jk = KEYS[1]
 if redis.call('HGET', jk, 'state') ~= 'queued' then return 0 end
 if not same_job(jk, ARGV[8], ARGV[9], ARGV[10]) then return 0 end
+if KEYS[7] then
+  if redis.call('HGET', jk, 'waiter') ~= ARGV[11] then return 0 end
+  if redis.call('EXISTS', KEYS[7]) == 1 then return 0 end
+end
 local now = now_ms()
 redis.call('LREM', KEYS[2], 0, ARGV[2])
 redis.call('DECR', KEYS[3])

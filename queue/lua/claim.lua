@@ -1,7 +1,8 @@
 --[[
   CLAIM: the oldest waiting job, with a lease and a fencing token; the reservation becomes
   a charge. A job that can no longer finish within its caller's wait is failed with
-  `timeout` instead (its reservation released).
+  `timeout` instead (its reservation released), and one whose caller's API process is gone
+  (its presence expired) is dropped as `cancelled` (released), as the orphan sweep would.
 
   Input:
     KEYS[1] queue:waiting           list of waiting job ids, oldest at the tail
@@ -12,12 +13,14 @@
     KEYS[6] budget:<day>            the job's day's seconds and counts
     KEYS[7] daily:<day>:<account>   the job's account's jobs that day (for a release)
     KEYS[8] idem:<account>:<idem>   the job's idempotency record (for a release)
+    KEYS[9] callers:<process>       the presence of the job's waiter, as the caller read it
+                                    (any key when it has none: then unused)
 
     ARGV[1] clock offset, ms        ARGV[6] the job's account, as the caller read it
     ARGV[2] job id                  ARGV[7] the job's day, likewise
     ARGV[3] worker id               ARGV[8] the job's idempotency key, likewise
     ARGV[4] lease, ms               ARGV[9] the job's completion channel (done:<job_id>)
-    ARGV[5] job ttl, s
+    ARGV[5] job ttl, s              ARGV[10] the job's waiter, as the caller read it ('' none)
 
   Output:
     {'claimed', token, fields}   claimed (fields: the record, as HGETALL gives it)
@@ -41,9 +44,17 @@ if state ~= 'queued' then
   return {'skipped'}
 end
 if not same_job(jk, ARGV[6], ARGV[7], ARGV[8]) then return {'moved'} end
+local waiter = redis.call('HGET', jk, 'waiter') or ''
+if waiter ~= ARGV[10] then return {'moved'} end
 redis.call('RPOP', KEYS[1])
 redis.call('DECR', KEYS[3])
 local now = now_ms()
+if waiter ~= '' and redis.call('EXISTS', KEYS[9]) == 0 then
+  release(jk, KEYS[6], KEYS[7], KEYS[8], jid, now, 'cancelled', 'cancelled',
+    'the API process the caller waited in stopped before the job started; it was dropped and nothing was charged; call again (the same idempotencyKey starts afresh)',
+    tonumber(ARGV[5]), ARGV[9])
+  return {'skipped'}
+end
 local f = redis.call('HMGET', jk, 'deadline', 'exec_ms', 'reserved')
 if now + tonumber(f[2]) > tonumber(f[1]) then
   release(jk, KEYS[6], KEYS[7], KEYS[8], jid, now, 'failed', 'timeout',

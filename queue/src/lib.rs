@@ -10,17 +10,20 @@
 //! | script | who | what |
 //! |---|---|---|
 //! | admit | API | idempotency, caps, daily quota, seconds budget, enqueue |
-//! | claim | worker | oldest job, lease + fencing token, reservation becomes a charge |
+//! | claim | worker | oldest job, lease + fencing token, reservation becomes a charge (an orphan is dropped instead) |
 //! | heartbeat | worker | extend the lease (token holder only) |
 //! | complete | worker | record the outcome (token holder only), PUBLISH |
 //! | cancel | API | drop a still-queued job, release its reservation |
 //! | reap | anyone | expired lease: `failed`/`cancelled`, charge kept, never re-queued |
+//! | cancel (orphan) | anyone | a queued job whose caller's API process died: dropped, released |
+//! | detach | API | a caller answered `pending` at shutdown: its job no longer needs the process |
 //!
 //! Keys (under the store prefix): `job:<id>` (hash), `queue:waiting` (list),
 //! `queue:running` (zset by lease expiry), `waiting:<account>`, `idem:<account>:<key>`,
 //! `jobs:<account>` (zset by creation), `daily:<day>:<account>`, `budget:<day>`, `fence`,
 //! `delayed` (zset by due time), `quotas` (the reloadable quota numbers, JSON; see
-//! `quotas.rs`). Channels: `done:<id>`, `queue:new`.
+//! `quotas.rs`), `callers:<process>` (an API process's presence while callers wait in it,
+//! short expiry). Channels: `done:<id>`, `queue:new`.
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
@@ -36,6 +39,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod fingerprint;
+mod presence;
 mod quotas;
 mod record;
 mod scripts;
@@ -44,7 +48,8 @@ use scripts::{Admitted, Applied, BusyCap, ClaimReply, ReapReply, RemainingReply}
 
 pub use fingerprint::fingerprint;
 pub use horst_store::{DelayedSet, Notifier, Subscription};
-pub use quotas::{read_quotas, write_quotas, Quotas, StoredQuotas};
+pub use presence::HOUSEKEEPING_EVERY;
+pub use quotas::{read_quotas, seed_quotas, write_quotas, Quotas, StoredQuotas};
 pub use record::{Failure, JobRecord, JobState};
 
 /// What a job does. The name is its daily-quota counter.
@@ -141,11 +146,18 @@ pub enum QueueError {
     Conflict { message: String },
     #[error("the job store failed: {0}")]
     Store(String),
+    /// Redis cannot be reached now (see `horst_store::is_unreachable`): retry later.
+    #[error("the job store is unreachable: {0}")]
+    Unavailable(String),
 }
 
 impl From<redis::RedisError> for QueueError {
     fn from(e: redis::RedisError) -> Self {
-        QueueError::Store(e.to_string())
+        if horst_store::is_unreachable(&e) {
+            QueueError::Unavailable(e.to_string())
+        } else {
+            QueueError::Store(e.to_string())
+        }
     }
 }
 
@@ -202,7 +214,14 @@ pub struct Queue {
     notifier: Notifier,
     /// The quota numbers in force, read from Redis at most once a second per process.
     quotas: Arc<quotas::QuotaCache>,
+    /// This process's id as the waiter of the jobs its callers wait for (`callers:<id>`).
+    process_id: Arc<str>,
 }
+
+/// How long an API process's presence (`callers:<id>`) lives without a refresh, and how
+/// often it is refreshed: a queued job of a process dead for this long is dropped.
+pub const CALLER_PRESENCE_TTL: Duration = Duration::from_secs(10);
+const CALLER_PRESENCE_EVERY: Duration = Duration::from_secs(2);
 
 impl Queue {
     /// `notifier` must be subscribed to `done:*` (see [`Queue::channels`]).
@@ -215,6 +234,7 @@ impl Queue {
             clock_offset_ms: Arc::new(AtomicI64::new(0)),
             notifier,
             quotas: Arc::new(quotas::QuotaCache::default()),
+            process_id: format!("p{}", horst_store::random::id_hex::<8>()).into(),
         }
     }
 
@@ -254,6 +274,10 @@ impl Queue {
         self.store.key(&format!("job:{id}"))
     }
 
+    fn callers_key(&self, process: &str) -> String {
+        self.store.key(&format!("callers:{process}"))
+    }
+
     fn done_channel(&self, id: &str) -> String {
         self.store.key(&format!("done:{id}"))
     }
@@ -289,7 +313,7 @@ impl Queue {
     async fn job_names(&self, id: &str) -> Result<JobNames, QueueError> {
         let f: Vec<Option<String>> = redis::cmd("HMGET")
             .arg(self.job_key(id))
-            .arg(&["account", "day", "idem"])
+            .arg(&["account", "day", "idem", "waiter"])
             .query_async(&mut self.store.conn())
             .await?;
         let get = |i: usize| f.get(i).cloned().flatten().unwrap_or_default();
@@ -297,6 +321,7 @@ impl Queue {
             account: get(0),
             day: get(1),
             idem: get(2),
+            waiter: get(3),
         })
     }
 
@@ -340,6 +365,19 @@ impl Queue {
     /// Admission: idempotency first (a replay charges nothing), then the caps, the daily
     /// quota and the seconds budget, then the job is queued. One atomic step.
     pub async fn admit(&self, spec: JobSpec) -> Result<Admission, QueueError> {
+        self.admit_as(spec, false).await
+    }
+
+    /// Admission for a caller who waits for the job in this process: if the process dies
+    /// while the job is still queued (its presence expires), the job is dropped and
+    /// released like a disconnected caller's ([`Queue::drop_orphans`]). The process must
+    /// run [`Queue::announce_callers`].
+    pub async fn admit_for_caller(&self, spec: JobSpec) -> Result<Admission, QueueError> {
+        self.admit_as(spec, true).await
+    }
+
+    async fn admit_as(&self, spec: JobSpec, waited_here: bool) -> Result<Admission, QueueError> {
+        let waiter: &str = if waited_here { &self.process_id } else { "" };
         let fp = fingerprint(spec.kind, &spec.input);
         let id = new_job_id();
         let s = &self.settings;
@@ -367,6 +405,7 @@ impl Queue {
                 .key(self.budget_key(&day))
                 .key(self.job_key(&id))
                 .key(self.store.key(&format!("jobs:{}", spec.account)))
+                .key(self.callers_key(&self.process_id))
                 .arg(&day)
                 .arg(&id)
                 .arg(&spec.account)
@@ -387,6 +426,8 @@ impl Queue {
                 .arg(s.job_ttl_seconds() * 1000)
                 .arg(self.store.key("queue:new"))
                 .arg(&forget)
+                .arg(waiter)
+                .arg(CALLER_PRESENCE_TTL.as_secs())
                 .invoke_durably(&self.store)
                 .await?;
             match &reply {
@@ -702,6 +743,7 @@ impl Queue {
                 .key(self.budget_key(&names.day))
                 .key(self.daily_key(&names.day, &names.account))
                 .key(self.idem_key(&names.account, &names.idem))
+                .key(self.callers_key(&names.waiter))
                 .arg(&id)
                 .arg(worker)
                 .arg(self.settings.queue.lease_seconds * 1000)
@@ -710,6 +752,7 @@ impl Queue {
                 .arg(&names.day)
                 .arg(&names.idem)
                 .arg(self.done_channel(&id))
+                .arg(&names.waiter)
                 .invoke_durably(&self.store)
                 .await?;
             match reply {
@@ -1001,11 +1044,13 @@ impl Drop for CancelGuard {
     }
 }
 
-/// A job's account, day and idempotency key, which name its other keys.
+/// A job's account, day, idempotency key and waiter, which name its other keys.
 struct JobNames {
     account: String,
     day: String,
     idem: String,
+    /// The API process its caller waits in (`''`: none).
+    waiter: String,
 }
 
 /// `job_` + 16 random hex digits.

@@ -1,11 +1,13 @@
 //! The quota numbers in force, reloadable without a restart.
 //!
 //! The configuration (`[quotas]`, `queue.daily_seconds`, `queue.trust0_share_percent`) is
-//! the source; `horst api`/`horst up` write its values to Redis at start, and
-//! `horst admin quotas reload` (or `POST /api/admin/quotas/reload`) writes them again from
-//! the file as it is now. Every process reads the stored values (key `quotas`, JSON), at
-//! most once a second, so a reload reaches every API process within a second without a
-//! restart. Without a stored value a process uses its own configuration.
+//! the first seed: a starting `horst api`/`horst up` stores its values only when none are
+//! stored ([`seed_quotas`]), so a restart never undoes what an operator set at run time;
+//! `horst admin quotas reload` (or `POST /api/admin/quotas/reload`) writes them from the
+//! file as it is now (and refuses without a file). Every process reads the stored values
+//! (key `quotas`, JSON), at most once a second, so a reload reaches every API process
+//! within a second without a restart. Without a stored value a process uses its own
+//! configuration.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -70,6 +72,21 @@ pub struct StoredQuotas {
 
 /// Writes the values every process will use (within a second).
 pub async fn write_quotas(store: &Store, values: &Quotas, who: &str) -> Result<(), QueueError> {
+    store_quotas(store, values, who, false).await.map(|_| ())
+}
+
+/// Stores the values only if none are stored (a starting API's configuration is the first
+/// seed; what is stored wins). `true` when they were stored now.
+pub async fn seed_quotas(store: &Store, values: &Quotas, who: &str) -> Result<bool, QueueError> {
+    store_quotas(store, values, who, true).await
+}
+
+async fn store_quotas(
+    store: &Store,
+    values: &Quotas,
+    who: &str,
+    only_if_absent: bool,
+) -> Result<bool, QueueError> {
     let mut conn = store.conn();
     let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut conn).await?;
     let stored = StoredQuotas {
@@ -79,12 +96,13 @@ pub async fn write_quotas(store: &Store, values: &Quotas, who: &str) -> Result<(
     };
     let json = serde_json::to_string(&stored)
         .map_err(|e| QueueError::Store(format!("cannot encode the quotas: {e}")))?;
-    let _: () = redis::cmd("SET")
-        .arg(store.key("quotas"))
-        .arg(json)
-        .query_async(&mut conn)
-        .await?;
-    Ok(())
+    let mut set = redis::cmd("SET");
+    set.arg(store.key("quotas")).arg(json);
+    if only_if_absent {
+        set.arg("NX");
+    }
+    let stored: Option<String> = set.query_async(&mut conn).await?;
+    Ok(stored.is_some())
 }
 
 /// The stored values, if any. Unreadable JSON (written by a different version) counts as

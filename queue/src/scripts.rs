@@ -20,6 +20,7 @@ pub(crate) struct Scripts {
     pub reap: redis::Script,
     pub remaining: redis::Script,
     pub now: redis::Script,
+    pub detach: redis::Script,
 }
 
 const PRELUDE: &str = include_str!("../lua/prelude.lua");
@@ -37,6 +38,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     reap: with_prelude(include_str!("../lua/reap.lua")),
     remaining: with_prelude(include_str!("../lua/remaining.lua")),
     now: with_prelude(include_str!("../lua/now.lua")),
+    detach: with_prelude(include_str!("../lua/detach.lua")),
 });
 
 fn unexpected(script: &str, v: &impl std::fmt::Debug) -> ParsingError {
@@ -169,7 +171,7 @@ impl FromRedisValue for ClaimReply {
 }
 
 /// The reply of the fenced and conditional writes: `heartbeat.lua`, `complete.lua`,
-/// `cancel.lua` (1 or 0).
+/// `cancel.lua`, `detach.lua` (1 or 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Applied {
     Done,

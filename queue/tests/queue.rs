@@ -604,3 +604,61 @@ async fn today_counts_jobs_by_kind_and_outcome_and_the_seconds() {
     );
     assert_eq!(today.seconds_charged, 5);
 }
+
+/// A queued job whose caller's API process is gone is dropped and released, by the sweep of
+/// any process or by the claim that finds it first; a job with a live waiter, or none,
+/// is left alone.
+#[tokio::test]
+async fn orphans_of_a_dead_api_process_are_dropped_by_the_sweep_and_by_claim() {
+    let s = setup_with(|_| {}).await;
+    let (other, _stop) = queue_on(&s.redis.url(), |_| {}).await;
+    let before = s.queue.remaining("ann", 1).await.unwrap();
+    let tied = |key: &str| spec(JobKind::Simulate, "ann", 1, key);
+    let Ok(Admission::New(swept)) = s.queue.admit_for_caller(tied("a")).await else {
+        panic!("not admitted")
+    };
+    // Alive (the admission itself refreshed the presence): nothing is dropped.
+    assert!(other.drop_orphans().await.unwrap().is_empty());
+    let presence = format!("t:callers:{}", s.queue.process_id());
+    let mut conn = s.queue.store().conn();
+    let _: () = redis::cmd("DEL")
+        .arg(&presence)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(other.drop_orphans().await.unwrap(), vec![swept.id.clone()]);
+    let rec = other.get(&swept.id).await.unwrap().unwrap();
+    assert_eq!(rec.state, JobState::Cancelled);
+    assert_eq!(rec.failure.unwrap().code, "cancelled");
+    assert_eq!(
+        s.queue.remaining("ann", 1).await.unwrap(),
+        before,
+        "released"
+    );
+
+    // The claim that meets an orphan first drops it too, then takes the next job.
+    let Ok(Admission::New(claimed_orphan)) = s.queue.admit_for_caller(tied("b")).await else {
+        panic!("not admitted")
+    };
+    let _: () = redis::cmd("DEL")
+        .arg(&presence)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let untied = other
+        .admit(spec(JobKind::Simulate, "bob", 1, "c"))
+        .await
+        .unwrap();
+    let Admission::New(untied) = untied else {
+        panic!()
+    };
+    let claim = other.claim("w").await.unwrap().expect("the untied job");
+    assert_eq!(claim.record.id, untied.id);
+    let rec = other.get(&claimed_orphan.id).await.unwrap().unwrap();
+    assert_eq!(rec.state, JobState::Cancelled);
+    assert!(rec.started_at_ms.is_none());
+    let after = s.queue.remaining("ann", 1).await.unwrap();
+    assert_eq!(after.simulations, before.simulations, "released");
+    // The server's seconds: only bob's running job is charged.
+    assert_eq!(after.seconds, before.seconds - 5);
+}

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use horst_store::Store;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -394,7 +394,7 @@ impl Auth {
     fn mac(&self, data: &str) -> Vec<u8> {
         // HMAC accepts keys of any length, so this never fails; if it did, an empty MAC
         // matches no signature and every JWT is refused.
-        let Ok(mut m) = <Hmac<Sha256> as Mac>::new_from_slice(&self.secret) else {
+        let Ok(mut m) = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.secret) else {
             return Vec::new();
         };
         m.update(data.as_bytes());

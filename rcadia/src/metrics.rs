@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use horst_sessions::{ActionStatus, Session, Status, TimerKind};
+use horst_sessions::{ActionStatus, ProtocolCode, Session, Status, TimerKind};
 use horst_telemetry::metrics::counter::Counter;
 use horst_telemetry::metrics::family::Family;
 use horst_telemetry::metrics::gauge::Gauge;
@@ -179,21 +179,40 @@ impl SessionMetrics {
             .inc();
     }
 
-    /// `POST /action`'s immediate answer: `accepted` or the refusal code.
-    pub fn action_received(&self, result: &str) {
-        const CODES: &[&str] = &[
-            "accepted",
-            "not_your_turn",
-            "stale_turn",
-            "action_pending",
-            "not_active",
-            "finished",
-            "reserved_action",
-        ];
-        let label = CODES.iter().find(|c| **c == result).copied();
+    /// `POST /action`'s immediate answer: `accepted` (`None`) or the refusal code. Only the
+    /// refusals an action can meet get their own label.
+    pub fn action_received(&self, refusal: Option<ProtocolCode>) {
+        use ProtocolCode as C;
+        let label = match refusal {
+            None => "accepted",
+            Some(
+                c @ (C::NotYourTurn
+                | C::StaleTurn
+                | C::ActionPending
+                | C::NotActive
+                | C::Finished
+                | C::ReservedAction),
+            ) => c.as_str(),
+            Some(
+                C::BadRequest
+                | C::TooLarge
+                | C::NotAPlayer
+                | C::NotTheHost
+                | C::InProgress
+                | C::Reserved
+                | C::Full
+                | C::IdCollision
+                | C::AlreadyLinked
+                | C::LegacySession
+                | C::NotFinished
+                | C::HostDisconnected
+                | C::HostLeft
+                | C::NoPlayers,
+            ) => "other",
+        };
         self.inner
             .actions_received
-            .get_or_create(&vec![("result", label.unwrap_or("other"))])
+            .get_or_create(&vec![("result", label)])
             .inc();
     }
 

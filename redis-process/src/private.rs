@@ -80,6 +80,19 @@ impl PrivateRedis {
         })
     }
 
+    /// Attaches to the private Redis of `data_dir` if one is running there; `None` if
+    /// none answers (nothing is started: `horst admin` must never answer from a new,
+    /// empty store).
+    pub fn attach(data_dir: &Path) -> Option<PrivateRedis> {
+        let dir = data_dir.join("redis").canonicalize().ok()?;
+        let socket = dir.join("redis.sock");
+        ping(&Listen::Unix(socket.clone())).then_some(PrivateRedis {
+            dir,
+            socket,
+            process: None,
+        })
+    }
+
     pub fn url(&self) -> String {
         format!("redis+unix://{}", self.socket.display())
     }
@@ -135,6 +148,22 @@ mod tests {
         assert!(!ping(&Listen::Unix(first.socket.clone())));
         // AOF was on.
         assert!(first.dir().join("appendonlydir").exists());
+    }
+
+    #[test]
+    fn attach_finds_a_running_server_and_never_starts_one() {
+        let data = tempfile::tempdir().unwrap();
+        assert!(PrivateRedis::attach(data.path()).is_none());
+        assert!(
+            !data.path().join("redis").exists(),
+            "attach created nothing"
+        );
+        let mut first = PrivateRedis::attach_or_start(data.path(), "redis-server").unwrap();
+        let attached = PrivateRedis::attach(data.path()).expect("attached");
+        assert!(!attached.is_owner());
+        assert_eq!(attached.url(), first.url());
+        first.stop(Duration::from_secs(5)).unwrap();
+        assert!(PrivateRedis::attach(data.path()).is_none());
     }
 
     #[test]

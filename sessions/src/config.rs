@@ -194,7 +194,7 @@ mod tests {
             (json!({"turnBased": "yes"}), "turnBased"),
         ] {
             let e = Rules::from_config(&bad, &t).unwrap_err();
-            assert_eq!(e.status, 400);
+            assert_eq!(e.status(), 400);
             assert!(e.message.contains(needle), "{e}");
         }
     }

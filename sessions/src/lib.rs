@@ -167,7 +167,7 @@ pub mod wire;
 mod tests;
 
 pub use config::{Rules, Timings};
-pub use error::ProtocolError;
+pub use error::{ProtocolCode, ProtocolError};
 pub use ids::{
     format_player_id, format_session_id, is_player_id, parse_session_id, SessionIdParts,
 };

@@ -1,6 +1,6 @@
 //! The host's `Op`s (section 3), parsed with error messages that say how to fix the request.
 
-use crate::error::ProtocolError;
+use crate::error::{ProtocolCode, ProtocolError};
 use serde_json::{json, Value};
 
 /// Most ops one `/ops` request may carry.
@@ -39,8 +39,7 @@ pub fn json_size(v: &Value) -> usize {
 fn check_size(what: &str, size: usize, limit: usize) -> Result<(), ProtocolError> {
     if size > limit {
         return Err(ProtocolError::new(
-            413,
-            "too_large",
+ ProtocolCode::TooLarge,
             format!(
                 "{what} is {size} bytes of JSON; at most {limit} bytes ({} KiB) are accepted: publish less (only what agents need to decide), or split it across players' observations",
                 limit / 1024
@@ -258,7 +257,7 @@ mod tests {
     #[test]
     fn errors_point_at_the_op_and_say_how_to_fix_it() {
         let e = Op::parse_batch(&json!({"ops": [{"op": "state", "state": 1}, {"op": "legal_actions", "playerId": "p_00000001", "actions": 3}]})).unwrap_err();
-        assert_eq!(e.status, 400);
+        assert_eq!(e.status(), 400);
         assert!(
             e.message.starts_with("ops[1]:") && e.message.contains("array"),
             "{e}"
@@ -304,7 +303,7 @@ mod tests {
         ] {
             let e =
                 Op::parse_batch(&json!({"ops": [{"op": "state", "state": {}}, op]})).unwrap_err();
-            assert_eq!((e.status, e.code), (413, "too_large"), "{e}");
+            assert_eq!((e.status(), e.code.as_str()), (413, "too_large"), "{e}");
             assert!(
                 e.message.starts_with(&format!("ops[1]: {needle} is ")),
                 "{e}"
@@ -312,7 +311,7 @@ mod tests {
             assert!(e.message.contains("KiB"), "{e}");
         }
         let e = Op::from_v1("state", &json!({"state": big(MAX_STATE_BYTES)})).unwrap_err();
-        assert_eq!((e.status, e.code), (413, "too_large"));
+        assert_eq!((e.status(), e.code.as_str()), (413, "too_large"));
         assert_eq!(e.body()["code"], "too_large");
     }
 

@@ -1,7 +1,7 @@
 //! The stored session record (one JSON value per session) and its constructors.
 
 use crate::config::{Rules, Timings};
-use crate::error::ProtocolError;
+use crate::error::{ProtocolCode, ProtocolError};
 use crate::machine::Outcome;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -500,32 +500,32 @@ impl Session {
     /// generating an id).
     pub fn check_rematch_allowed(&self) -> Result<(), ProtocolError> {
         if self.rules.legacy {
-            return Err(ProtocolError::conflict(
-                "legacy_session",
+            return Err(ProtocolError::new(
+                ProtocolCode::LegacySession,
                 "v1 games (no sdkVersion in AGENT_CONFIGURE) have no rematches; upgrade to SDK v2",
             ));
         }
         if self.status != Status::Finished {
-            return Err(ProtocolError::conflict(
-                "not_finished",
+            return Err(ProtocolError::new(
+                ProtocolCode::NotFinished,
                 "the game is still running; call rematch after it has ended",
             ));
         }
         if self.end_reason.as_deref() == Some("host_disconnected") {
-            return Err(ProtocolError::conflict(
-                "host_disconnected",
+            return Err(ProtocolError::new(
+                ProtocolCode::HostDisconnected,
                 "this session ended because its host disconnected; create a new session",
             ));
         }
         if self.end_reason.as_deref() == Some("host_left") {
-            return Err(ProtocolError::conflict(
-                "host_left",
+            return Err(ProtocolError::new(
+ ProtocolCode::HostLeft,
                 "this session ended with reason host_left (its host went away: no rematch); create a new session",
             ));
         }
         if self.players.iter().all(|p| p.left) {
-            return Err(ProtocolError::conflict(
-                "no_players",
+            return Err(ProtocolError::new(
+                ProtocolCode::NoPlayers,
                 "every player left; create a new session instead",
             ));
         }

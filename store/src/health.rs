@@ -1,7 +1,11 @@
 //! Readiness: is the store reachable, and did the start-up checks pass?
 //!
 //! A background probe PINGs Redis every second and keeps the latest answer, so `/readyz`
-//! answers at once and never piles requests onto a dead server. A *fatal* reason (the
+//! answers at once and never piles requests onto a dead server. Every
+//! [`ServerCheck::every`] it also re-reads the server's eviction policy and AOF setting: an
+//! operator's `CONFIG SET maxmemory-policy allkeys-lru` at run time would otherwise go
+//! unnoticed until keys vanish, so an evicting server makes horst not ready (unless
+//! `redis.allow_eviction`), and AOF turned off is logged. A *fatal* reason (the
 //! private redis-server died) sticks: a later PING that happens to succeed against some
 //! other process must not hide that the server horst started is gone.
 
@@ -64,16 +68,44 @@ impl Health {
         inner.fatal = Some(reason.into());
     }
 
-    /// Probes `store` every `every` until `shutdown` turns true.
+    /// Probes `store` every `every` until `shutdown` turns true, and re-checks the server's
+    /// settings as `check` says.
     pub async fn run_probe(
         self,
         store: Store,
         every: Duration,
+        check: ServerCheck,
         mut shutdown: watch::Receiver<bool>,
     ) {
+        let mut next_check = tokio::time::Instant::now() + check.every;
+        let mut unfit: Option<String> = None;
+        let mut aof_warned = false;
         loop {
+            if tokio::time::Instant::now() >= next_check {
+                next_check = tokio::time::Instant::now() + check.every;
+                // Unreachable or refused (a managed service without CONFIG): the PING below
+                // tells the first, and the second cannot be checked.
+                if let Ok(Ok(facts)) =
+                    tokio::time::timeout(Duration::from_secs(5), store.server_facts()).await
+                {
+                    unfit = evicting(&facts, check.allow_eviction).map(|policy| {
+                        format!(
+                            "Redis at {} now uses maxmemory-policy {policy}; horst needs noeviction, because eviction silently deletes jobs, revisions and sessions. Fix: `CONFIG SET maxmemory-policy noeviction` (and in redis.conf), or set redis.allow_eviction",
+                            store.target()
+                        )
+                    });
+                    let aof_off = facts.appendonly == Some(false);
+                    if aof_off && !aof_warned {
+                        tracing::warn!(redis = %store.target(), "Redis has AOF off now (appendonly no): a crash of Redis loses recent jobs, revisions and sessions; set `appendonly yes`");
+                    }
+                    aof_warned = aof_off;
+                }
+            }
             let state = match tokio::time::timeout(Duration::from_secs(5), store.ping()).await {
-                Ok(Ok(())) => HealthState::Ready,
+                Ok(Ok(())) => match &unfit {
+                    Some(reason) => HealthState::NotReady(reason.clone()),
+                    None => HealthState::Ready,
+                },
                 Ok(Err(e)) => HealthState::NotReady(format!(
                     "Redis at {} does not answer: {e}",
                     store.target()
@@ -97,6 +129,23 @@ impl Health {
                 _ = shutdown.changed() => return,
             }
         }
+    }
+}
+
+/// How often the probe re-reads the server's eviction policy and AOF setting, and whether
+/// an evicting server is allowed (`redis.allow_eviction`).
+#[derive(Debug, Clone, Copy)]
+pub struct ServerCheck {
+    pub every: Duration,
+    pub allow_eviction: bool,
+}
+
+/// The eviction policy that makes the server unfit, if it has one.
+fn evicting(facts: &crate::ServerFacts, allow_eviction: bool) -> Option<String> {
+    match facts.maxmemory_policy.as_deref() {
+        Some("noeviction") | None => None,
+        Some(_) if allow_eviction => None,
+        Some(policy) => Some(policy.to_string()),
     }
 }
 

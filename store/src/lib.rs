@@ -24,7 +24,7 @@ mod notifier;
 mod primary;
 pub mod random;
 pub use delayed::DelayedSet;
-pub use health::{Health, HealthState};
+pub use health::{Health, HealthState, ServerCheck};
 pub use notifier::{Notifier, Subscription};
 pub use primary::{RedisTarget, SentinelTarget};
 
@@ -347,6 +347,28 @@ impl Store {
     }
 }
 
+/// Whether `e` means Redis cannot be reached now (connection refused, dropped or timed out,
+/// a server loading its data or without a primary, too few replica acknowledgements), as
+/// opposed to a bug (a script error, an unexpected reply). Callers answer the first kind as
+/// "unavailable, retry later", never as an internal error.
+pub fn is_unreachable(e: &redis::RedisError) -> bool {
+    use redis::{ErrorKind, ServerErrorKind};
+    e.is_io_error()
+        || e.is_timeout()
+        || e.is_connection_refusal()
+        || e.is_connection_dropped()
+        || matches!(
+            e.kind(),
+            ErrorKind::Server(
+                ServerErrorKind::BusyLoading
+                    | ServerErrorKind::MasterDown
+                    | ServerErrorKind::TryAgain
+                    | ServerErrorKind::ClusterDown
+                    | ServerErrorKind::ReadOnly
+            ) | ErrorKind::ClusterConnectionNotFound
+        )
+}
+
 fn acked_enough(acked: u32, d: Durability) -> Result<(), redis::RedisError> {
     if acked >= d.min_replica_acks {
         return Ok(());
@@ -436,6 +458,26 @@ impl InvokeDurably for redis::ScriptInvocation<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unreachable_means_the_connection_not_the_command() {
+        let refused =
+            redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+        assert!(is_unreachable(&refused));
+        let timed_out = redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut));
+        assert!(is_unreachable(&timed_out));
+        let acks = acked_enough(
+            0,
+            Durability {
+                min_replica_acks: 1,
+                timeout_ms: 10,
+            },
+        )
+        .unwrap_err();
+        assert!(is_unreachable(&acks), "too few replica acks: retry later");
+        let script = redis::RedisError::from((redis::ErrorKind::Client, "a bug", "bad".into()));
+        assert!(!is_unreachable(&script));
+    }
 
     #[test]
     fn urls_lose_their_password() {

@@ -114,6 +114,10 @@ async def main(url, key):
             assert alone["name"] == "py-level", alone
             wrong = structured(await client.call_tool("get_level", {"name": "other", "revisionId": sub["revisionId"]}), ok=False)
             assert "py-level" in wrong["error"]["message"], wrong
+            # A shipped level, published at first start as a promoted revision, read by name.
+            shipped = structured(await client.call_tool("get_level", {"name": "erste-schritte"}))
+            assert shipped["name"] == "erste-schritte" and shipped["state"] == "promoted", shipped
+            assert "\ngcv-map 1\n" in shipped["map"] and shipped["owner"] == "gcv", shipped
             w = structured(await client.call_tool("withdraw_level", {"revisionId": sub["revisionId"]}))
             assert w["state"] == "withdrawn", w
     print("python client: OK")

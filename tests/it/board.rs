@@ -152,9 +152,9 @@ async fn threads_posts_and_their_views() {
     let list = ok_result(&app.call("list_threads", json!({}), Some(&b)).await);
     assert_eq!(list["items"], json!([]));
     // The operator still sees it.
-    let op = horst_gateway::board::operator_thread(&app.store, &id)
+    let op = json!(horst_gateway::board::operator_thread(&app.store, &id)
         .await
-        .unwrap();
+        .unwrap());
     assert_eq!(op["withdrawn"], true);
     assert_eq!(op["posts"].as_array().unwrap().len(), 2);
     // Unknown ids.
@@ -347,6 +347,7 @@ async fn daily_limits() {
         )
         .await
         .unwrap();
+        let v = json!(v);
         all.push(v["threadId"].as_str().unwrap().to_string());
     }
     for id in &all[..5] {
@@ -782,7 +783,7 @@ async fn operator_moderation_and_blocks() {
         .complete(&claim.record.id, claim.token, Ok(json!({})))
         .await
         .unwrap();
-    let o = operator::overview(&app.store, &app.queue).await.unwrap();
+    let o = json!(operator::overview(&app.store, &app.queue).await.unwrap());
     assert_eq!(
         o["accounts"],
         json!({"trust0": 0, "trust1": 0, "trust2": 1, "blocked": 1})
@@ -851,7 +852,7 @@ async fn promotion_rollback_and_quarantine() {
     let level = ok_result(&app.call("get_level", json!({"name": "gipfel"}), None).await);
     assert_eq!(level["revisionId"], "r2");
     // Rollback restores r1; the level thread follows the promoted revision.
-    let r = operator::rollback(s, "olga", "gipfel").await.unwrap();
+    let r = json!(operator::rollback(s, "olga", "gipfel").await.unwrap());
     assert_eq!(r["to"], "r1");
     let level = ok_result(&app.call("get_level", json!({"name": "gipfel"}), None).await);
     assert_eq!(level["revisionId"], "r1");

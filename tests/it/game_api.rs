@@ -117,9 +117,11 @@ async fn shipped_levels_are_published_once_even_by_processes_starting_together()
     assert_eq!(v["seed"], 2);
     let (_, old) = get(&a, &format!("/api/game/revisions/{}", ra[0].revision_id)).await;
     assert_eq!(old["state"], "retired", "{old}");
-    let rolled = horst_gateway::operator::rollback(&a.store, "test", "erste-schritte")
-        .await
-        .unwrap();
+    let rolled = json!(
+        horst_gateway::operator::rollback(&a.store, "test", "erste-schritte")
+            .await
+            .unwrap()
+    );
     assert_eq!(rolled["to"], ra[0].revision_id.as_str());
     // After the operator's rollback a restart keeps the operator's choice.
     let again = horst_gateway::builtin::publish(&a.store, "start", &[changed])
@@ -223,9 +225,9 @@ async fn the_game_reads_hide_what_is_hidden_and_count_page_views() {
     for p in ["/", "/", "/board.html"] {
         assert_eq!(page(p.into()).await, 200, "{p}");
     }
-    let o = horst_gateway::operator::overview(&app.store, &app.queue)
+    let o = json!(horst_gateway::operator::overview(&app.store, &app.queue)
         .await
-        .unwrap();
+        .unwrap());
     assert_eq!(o["pageViews"]["today"]["game"], 2, "{o}");
     assert_eq!(o["pageViews"]["today"]["board"], 1, "{o}");
     assert_eq!(o["pageViews"]["today"]["level"], 6, "{o}");

@@ -128,7 +128,8 @@ async fn start_api(config: Arc<horst_config::Config>) -> Parts {
     let app = horst::App::build(config.clone(), &url, rx)
         .await
         .expect("build horst against the test redis")
-        .with_probe_interval(Duration::from_millis(100));
+        .with_probe_interval(Duration::from_millis(100))
+        .with_server_check_interval(Duration::from_millis(500));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(app.clone().run(horst::Roles::API, Some(listener)));

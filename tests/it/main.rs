@@ -40,6 +40,7 @@ mod rcadia_multi;
 mod rcadia_pages;
 mod rcadia_series;
 mod rcadia_skill;
+mod reliability;
 mod shutdown;
 mod unity_sdk;
 pub mod wasm_engine;

@@ -95,6 +95,10 @@ async fn key(app: &TestApp) -> String {
 async fn python_sdk_anonymous_and_the_whole_loop() {
     let py = python();
     let app = spawn_gateway().await;
+    // As the binary does at first start: the shipped levels become promoted revisions.
+    horst_gateway::builtin::publish_shipped(&app.store)
+        .await
+        .expect("publish the shipped levels");
     let _worker = app.start_engine_worker();
     let script = root()
         .join("tests/clients/python_client.py")
@@ -113,6 +117,10 @@ async fn python_sdk_anonymous_and_the_whole_loop() {
 async fn typescript_sdk_anonymous_and_the_whole_loop() {
     let client = node_client();
     let app = spawn_gateway().await;
+    // As the binary does at first start: the shipped levels become promoted revisions.
+    horst_gateway::builtin::publish_shipped(&app.store)
+        .await
+        .expect("publish the shipped levels");
     let _worker = app.start_engine_worker();
     let url = app.url("/api/mcp");
     let dir = client.parent().unwrap().to_path_buf();

@@ -7,7 +7,8 @@
 //! token. On shutdown it stops claiming and finishes what it runs.
 //!
 //! A worker also announces itself (`workers:<id>`, short expiry) so operators see which
-//! workers are alive, and reaps expired leases (any process may; it is idempotent).
+//! workers are alive, and runs the queue's [`housekeeping`] (reaping expired leases,
+//! dropping orphaned queued jobs; any process may, it is idempotent).
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
@@ -80,7 +81,11 @@ pub async fn run(
         identity.clone(),
         shutdown.clone(),
     ));
-    tasks.spawn(reap_loop(queue.clone(), metrics.clone(), shutdown.clone()));
+    tasks.spawn(housekeeping(
+        queue.clone(),
+        metrics.clone(),
+        shutdown.clone(),
+    ));
     for slot in 0..identity.slots.max(1) {
         tasks.spawn(slot_loop(
             queue.clone(),
@@ -211,7 +216,15 @@ async fn execute(
     }
 }
 
-async fn reap_loop(queue: Queue, metrics: WorkerMetrics, mut shutdown: watch::Receiver<bool>) {
+/// The queue's housekeeping, every second until `shutdown`: fails running jobs whose lease
+/// expired (their worker died) and drops queued jobs whose caller's API process died. Every
+/// worker runs it, and so does every API process (`horst::App::run`), so a dead worker's
+/// job ends within its lease and a second even when no worker is left.
+pub async fn housekeeping(
+    queue: Queue,
+    metrics: WorkerMetrics,
+    mut shutdown: watch::Receiver<bool>,
+) {
     loop {
         match queue.reap().await {
             Ok(ids) => {
@@ -222,8 +235,16 @@ async fn reap_loop(queue: Queue, metrics: WorkerMetrics, mut shutdown: watch::Re
             }
             Err(e) => tracing::debug!(error = %e, "reap failed"),
         }
+        match queue.drop_orphans().await {
+            Ok(ids) => {
+                for id in ids {
+                    tracing::warn!(job = %id, "the caller's API process is gone; queued job dropped and released");
+                }
+            }
+            Err(e) => tracing::debug!(error = %e, "orphan sweep failed"),
+        }
         tokio::select! {
-            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            _ = tokio::time::sleep(horst_queue::HOUSEKEEPING_EVERY) => {}
             _ = shutdown.wait_for(|s| *s) => return,
         }
     }

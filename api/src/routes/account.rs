@@ -367,8 +367,7 @@ struct Keys {
 async fn list_keys(State(state): State<AppState>, me: SignedIn) -> Result<Json<Keys>, ApiError> {
     let page =
         horst_gateway::accounts::list_keys(&state.store, Some(&me.person.name), false, 0, 100)
-            .await
-            .map_err(ApiError::internal)?;
+            .await?;
     Ok(Json(Keys {
         items: page.items,
         max_active: horst_gateway::accounts::MAX_ACTIVE_KEYS,
@@ -399,7 +398,7 @@ async fn create_key(
                 E::Conflict(m) => {
                     horst_gateway::ToolError::new(horst_gateway::ErrorCode::Conflict, m).into()
                 }
-                other => ApiError::internal(other),
+                other => other.into(),
             })?;
     tracing::info!(account = %me.person.name, prefix = %created.prefix, "agent key created on /account");
     Ok(no_store(
@@ -416,7 +415,7 @@ async fn revoke_key(
         .await
         .map_err(|e| match e {
             horst_gateway::AccountError::NotFound(m) => ApiError::new(ApiCode::NotFound, m),
-            other => ApiError::internal(other),
+            other => other.into(),
         })?;
     tracing::info!(account = %me.person.name, prefix = %prefix, "agent key revoked on /account");
     Ok(Json(serde_json::json!({ "revoked": prefix })))
@@ -436,12 +435,8 @@ struct Quotas {
 async fn quotas(State(state): State<AppState>, me: SignedIn) -> Result<Json<Quotas>, ApiError> {
     use horst_queue::JobKind;
     let trust = me.person.trust;
-    let remaining = state
-        .queue
-        .remaining(&me.person.name, trust)
-        .await
-        .map_err(ApiError::internal)?;
-    let q = state.queue.quotas().await.map_err(ApiError::internal)?;
+    let remaining = state.queue.remaining(&me.person.name, trust).await?;
+    let q = state.queue.quotas().await?;
     let limits = horst_queue::Remaining {
         submissions: q.kind_limit(trust, JobKind::Submit),
         playtests: q.kind_limit(trust, JobKind::Playtest),

@@ -8,8 +8,8 @@
 use axum::extract::{Path, State};
 use axum::routing::{get, post};
 use axum::Router;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use horst_gateway::{checks, operator, ToolError};
 
@@ -70,15 +70,93 @@ type Answer = Result<Json<Value>, ApiError>;
 /// What an action without a value of its own answers.
 fn ok(result: Result<(), ToolError>) -> Answer {
     result?;
-    Ok(Json(json!({ "ok": true })))
+    answer(Done { ok: true })
 }
 
-fn value(result: Result<Value, ToolError>) -> Answer {
-    Ok(Json(result?))
+/// A typed answer as JSON. Through a `Value`, whose keys are sorted, so the bytes stay what
+/// they were when these answers were written with `json!`.
+fn answer<T: Serialize>(v: T) -> Answer {
+    serde_json::to_value(v)
+        .map(Json)
+        .map_err(|e| ApiError::internal(format!("answer: {e}")))
 }
 
-fn items(result: Result<Vec<Value>, ToolError>) -> Answer {
-    Ok(Json(json!({ "items": result? })))
+fn value<T: Serialize>(result: Result<T, ToolError>) -> Answer {
+    answer(result?)
+}
+
+fn items<T: Serialize>(result: Result<Vec<T>, ToolError>) -> Answer {
+    answer(Items { items: result? })
+}
+
+// The answers of this API that are not a library type.
+
+#[derive(Serialize)]
+struct Done {
+    ok: bool,
+}
+
+#[derive(Serialize)]
+struct Items<T> {
+    items: Vec<T>,
+}
+
+/// A page of a listing.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Page<T> {
+    items: Vec<T>,
+    total: usize,
+    next_offset: Option<usize>,
+}
+
+/// A recheck queued without waiting (`state: queued`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RecheckQueued {
+    revision_id: String,
+    job_id: String,
+    state: &'static str,
+}
+
+/// A recheck waited for: its job's final state, failure and recorded check (`null`: none).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RecheckDone<F> {
+    revision_id: String,
+    job_id: String,
+    state: &'static str,
+    failure: Option<F>,
+    check: Option<Value>,
+}
+
+#[derive(Serialize)]
+struct KeyRevoked {
+    revoked: String,
+    account: String,
+}
+
+#[derive(Serialize)]
+struct TokenCreated {
+    token: String,
+    agent: String,
+}
+
+#[derive(Serialize)]
+struct TokenRevoked {
+    revoked: horst_rcadia::auth::TokenInfo,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AdminTokenCreated {
+    token: String,
+    admin_token: horst_gateway::admin_tokens::AdminTokenInfo,
+}
+
+#[derive(Serialize)]
+struct AdminTokenRetired {
+    retired: horst_gateway::admin_tokens::AdminTokenInfo,
 }
 
 async fn overview(State(state): State<AppState>, _: Operator) -> Answer {
@@ -105,7 +183,7 @@ impl Limit {
 
 async fn audit(State(state): State<AppState>, _: Operator, Query(q): Query<Limit>) -> Answer {
     let entries = operator::audit_log(&state.store, q.offset.unwrap_or(0), q.limit()).await?;
-    Ok(Json(json!({ "items": entries })))
+    answer(Items { items: entries })
 }
 
 async fn messages(State(state): State<AppState>, _: Operator, Query(q): Query<Limit>) -> Answer {
@@ -275,18 +353,23 @@ async fn recheck(
 ) -> Answer {
     let job = checks::start_recheck(&state.store, &state.queue, &op, &id).await?;
     if q.wait == Some(false) {
-        return Ok(Json(
-            json!({ "revisionId": id, "jobId": job, "state": "queued" }),
-        ));
+        return answer(RecheckQueued {
+            revision_id: id,
+            job_id: job,
+            state: "queued",
+        });
     }
     let limit = std::time::Duration::from_secs(
         state.config.queue.wait_seconds + state.config.queue.simulate_seconds,
     );
     let (rec, check) = checks::wait_recheck(&state.store, &state.queue, &id, &job, limit).await?;
-    Ok(Json(json!({
-        "revisionId": id, "jobId": job, "state": rec.state.as_str(),
-        "failure": rec.failure, "check": check,
-    })))
+    answer(RecheckDone {
+        revision_id: id,
+        job_id: job,
+        state: rec.state.as_str(),
+        failure: rec.failure,
+        check,
+    })
 }
 
 async fn list_checks(State(state): State<AppState>, _: Operator, Path(id): Path<String>) -> Answer {
@@ -301,6 +384,12 @@ async fn quotas(State(state): State<AppState>, _: Operator) -> Answer {
 /// Re-reads the configuration file this process started with (and the environment) and
 /// stores its quota numbers; every API process applies them within a second.
 async fn reload_quotas(State(state): State<AppState>, Operator(op): Operator) -> Answer {
+    if state.config.file.is_none() {
+        return Err(ApiError::new(
+            ApiCode::InvalidConfig,
+            "this API process was started without a configuration file, so there is nothing to reload from; start it with --config FILE, or run `horst admin quotas reload --config FILE` (the quotas in force are unchanged)",
+        ));
+    }
     let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
     let config = horst_config::Config::load(
         state.config.file.as_deref(),
@@ -495,8 +584,7 @@ async fn accounts(
         paging.offset(),
         paging.limit(),
     )
-    .await
-    .map_err(ApiError::internal)?;
+    .await?;
     Ok(Json(
         serde_json::to_value(page).map_err(ApiError::internal)?,
     ))
@@ -590,8 +678,7 @@ async fn keys(State(state): State<AppState>, _: Operator, Query(q): Query<KeyQue
         paging.offset(),
         paging.limit(),
     )
-    .await
-    .map_err(ApiError::internal)?;
+    .await?;
     Ok(Json(
         serde_json::to_value(page).map_err(ApiError::internal)?,
     ))
@@ -603,17 +690,22 @@ async fn revoke_key(
     Path(prefix): Path<String>,
 ) -> Answer {
     let account = operator::revoke_key(&state.store, &op, &prefix).await?;
-    Ok(Json(json!({ "revoked": prefix, "account": account })))
+    answer(KeyRevoked {
+        revoked: prefix,
+        account,
+    })
 }
 
 async fn tokens(State(state): State<AppState>, _: Operator, Query(p): Query<Paging>) -> Answer {
-    let all = state.auth.list_tokens().await.map_err(ApiError::internal)?;
+    let all = state.auth.list_tokens().await?;
     let total = all.len();
     let items: Vec<_> = all.into_iter().skip(p.offset()).take(p.limit()).collect();
     let end = p.offset() + items.len();
-    Ok(Json(json!({
-        "items": items, "total": total, "nextOffset": (end < total).then_some(end),
-    })))
+    answer(Page {
+        items,
+        total,
+        next_offset: (end < total).then_some(end),
+    })
 }
 
 impl Expected for Paging {
@@ -648,7 +740,7 @@ async fn create_token(
         body.house,
     )
     .await?;
-    Ok(Json(json!({ "token": token, "agent": agent })))
+    answer(TokenCreated { token, agent })
 }
 
 async fn revoke_token(
@@ -657,7 +749,7 @@ async fn revoke_token(
     Path(agent): Path<String>,
 ) -> Answer {
     let info = operator::revoke_token(&state.store, &state.auth, &op, &agent).await?;
-    Ok(Json(json!({ "revoked": info })))
+    answer(TokenRevoked { revoked: info })
 }
 
 #[derive(Deserialize)]
@@ -749,7 +841,10 @@ async fn create_admin_token(
 ) -> Answer {
     let (token, info) =
         operator::create_admin_token(&state.store, &op, body.label.as_deref()).await?;
-    Ok(Json(json!({ "token": token, "adminToken": info })))
+    answer(AdminTokenCreated {
+        token,
+        admin_token: info,
+    })
 }
 
 async fn retire_admin_token(
@@ -758,5 +853,5 @@ async fn retire_admin_token(
     Path(id): Path<String>,
 ) -> Answer {
     let info = operator::retire_admin_token(&state.store, &op, &id).await?;
-    Ok(Json(json!({ "retired": info })))
+    answer(AdminTokenRetired { retired: info })
 }

@@ -46,7 +46,7 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
                 "self-service agent keys are switched off",
             )
         }
-        Err(e) => return ApiError::internal(format!("self-service switch: {e}")).into_response(),
+        Err(e) => return ApiError::from(e).into_response(),
     }
     if headers.contains_key(header::ORIGIN) {
         return client(
@@ -67,9 +67,7 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
             .retry_after(s)
             .into_response();
         }
-        Err(horst_limits::BurstError::Store(e)) => {
-            return ApiError::internal(format!("burst limit: {e}")).into_response()
-        }
+        Err(horst_limits::BurstError::Store(e)) => return ApiError::from(e).into_response(),
     }
     if !is_json(&headers) {
         return client(ApiCode::ContentType, "send Content-Type: application/json");
@@ -129,6 +127,6 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
                 .retry_after(retry_after_seconds)
                 .into_response()
         }
-        Err(e) => ApiError::internal(format!("create agent: {e}")).into_response(),
+        Err(e) => ApiError::from(e).into_response(),
     }
 }

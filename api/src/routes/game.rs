@@ -93,6 +93,10 @@ async fn level_page(
         match public_levels::revision(&state.store, &id).await {
             Ok(_) => StatusCode::OK,
             Err(e) if e.code == ErrorCode::NotFound => StatusCode::NOT_FOUND,
+            // An unreachable store is 503 with Retry-After (the gateway logged it).
+            Err(e) if e.code == ErrorCode::EngineUnavailable => {
+                return ApiError::from(e).into_response()
+            }
             Err(e) => {
                 return ApiError::internal(format!("level page: {}", e.message)).into_response()
             }

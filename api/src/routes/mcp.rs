@@ -157,7 +157,7 @@ async fn transport(State(state): State<AppState>, request: Request, next: Next) 
     }
     let mode = match horst_gateway::mode(&state.store, &state.config).await {
         Ok(m) => m,
-        Err(e) => return internal(format!("gateway mode: {e}")),
+        Err(e) => return store_failure(&e, "gateway mode"),
     };
     if mode == GatewayMode::Off {
         return rpc_error(
@@ -287,7 +287,7 @@ fn burst_refused(e: BurstError, per: &str, max: u32, id: Value) -> Response {
                 ),
             )
         }
-        BurstError::Store(e) => internal(format!("burst limit: {e}")),
+        BurstError::Store(e) => store_failure(&e, "burst limit"),
     }
 }
 
@@ -297,7 +297,36 @@ pub(crate) fn refuse_key(e: AuthError, id: Value) -> Response {
         AuthError::Unauthorized(m) => unauthorized(id, &m),
         AuthError::Blocked(m) => rpc_error_for(id, StatusCode::FORBIDDEN, codes::REFUSED, &m),
         AuthError::Store(e) => internal(format!("authenticate: {e}")),
+        AuthError::Unreachable(e) => unavailable(format!("authenticate: {e}")),
     }
+}
+
+/// A Redis failure before the gateway: unavailable when Redis cannot be reached, else
+/// internal.
+fn store_failure(e: &redis::RedisError, what: &str) -> Response {
+    if horst_store::is_unreachable(e) {
+        unavailable(format!("{what}: {e}"))
+    } else {
+        internal(format!("{what}: {e}"))
+    }
+}
+
+/// Redis cannot be reached: 503 with `Retry-After`, and the tools' `engine_unavailable` with
+/// `retryAfterSeconds` in the JSON-RPC error's data, so a client retries (with the same
+/// idempotencyKey) instead of giving up; never a 500.
+fn unavailable(detail: String) -> Response {
+    tracing::warn!(detail = %detail, "the store is unreachable; answered 503");
+    let retry = horst_gateway::UNAVAILABLE_RETRY_SECONDS;
+    let body = protocol::error(
+        Value::Null,
+        codes::REFUSED,
+        &format!("the server's store is unreachable right now; retry after {retry} s"),
+        Some(serde_json::json!({ "code": "engine_unavailable", "retryAfterSeconds": retry })),
+    );
+    let mut r = json_response(StatusCode::SERVICE_UNAVAILABLE, body);
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry));
+    r
 }
 
 /// A store failure: logged in full, answered as a JSON-RPC internal error without details.

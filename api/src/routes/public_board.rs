@@ -28,8 +28,8 @@ struct Page {
 }
 
 /// Agents' text as JSON; `nosniff` so that no browser ever guesses another type for it.
-fn reply(
-    result: Result<serde_json::Value, horst_gateway::ToolError>,
+fn reply<T: serde::Serialize>(
+    result: Result<T, horst_gateway::ToolError>,
 ) -> Result<Response, ApiError> {
     let mut r = Json(result?).into_response();
     r.headers_mut().insert(

@@ -210,14 +210,14 @@ async fn action(
         })
         .await;
     match &r {
-        Ok(_) => state.rcadia.metrics().action_received("accepted"),
-        Err(RcadiaError::Protocol(e, _)) => state.rcadia.metrics().action_received(e.code),
+        Ok(_) => state.rcadia.metrics().action_received(None),
+        Err(RcadiaError::Protocol(e, _)) => state.rcadia.metrics().action_received(Some(e.code)),
         Err(_) => {}
     }
     let a = match r {
         Ok(a) => a,
         // 409s carry the caller's snapshot, so an agent can re-sync without another call.
-        Err(RcadiaError::Protocol(e, Some(s))) if e.status == 409 => {
+        Err(RcadiaError::Protocol(e, Some(s))) if e.status() == 409 => {
             let body = s
                 .player_by_identity(&who.key)
                 .and_then(|p| snapshot(&s, &p.player_id))

@@ -47,10 +47,6 @@ async fn sign_in(
                 e
             }
         })?;
-    let token = state
-        .auth
-        .issue_jwt(&person.name)
-        .await
-        .map_err(ApiError::internal)?;
+    let token = state.auth.issue_jwt(&person.name).await?;
     Ok(Json(Token { token }))
 }

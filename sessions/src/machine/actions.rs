@@ -2,7 +2,7 @@
 //! resolving a pending action.
 
 use super::{Outcome, Reply};
-use crate::error::ProtocolError;
+use crate::error::{ProtocolCode, ProtocolError};
 use crate::session::{ActionStatus, LastAction, PendingAction, Session, Status};
 use crate::wire::PendingEntry;
 use serde_json::{json, Value};
@@ -20,9 +20,8 @@ impl Session {
         let p = self.require_player(&player_id)?;
         if p.left {
             return Err(ProtocolError::new(
-                403,
-                "not_a_player",
-                "you left this session",
+                ProtocolCode::NotAPlayer,
+                "you left this session; find another table with GET /available",
             ));
         }
         if action
@@ -31,34 +30,36 @@ impl Session {
             .is_some_and(|t| t.starts_with("__"))
         {
             return Err(ProtocolError::new(
-                400,
-                "reserved_action",
+ ProtocolCode::ReservedAction,
                 "action types starting with \"__\" are reserved for platform messages; rename the type",
             ));
         }
         match self.status {
             Status::Finished => {
-                return Err(ProtocolError::conflict("finished", "the game is over"))
+                return Err(ProtocolError::new(
+                    ProtocolCode::Finished,
+                    "the game is over; read the result with GET /state",
+                ))
             }
             Status::Waiting => {
-                return Err(ProtocolError::conflict(
-                    "not_active",
+                return Err(ProtocolError::new(
+                    ProtocolCode::NotActive,
                     "the game has not started yet; poll GET /state?wait=25 until yourTurn",
                 ))
             }
             Status::Active => {}
         }
         if p.pending.is_some() {
-            return Err(ProtocolError::conflict(
-                "action_pending",
+            return Err(ProtocolError::new(
+                ProtocolCode::ActionPending,
                 "your previous action is still pending; wait for its outcome (GET /state?wait=25)",
             ));
         }
         if self.rules.enforces_turns() {
             if let Some(t) = turn {
                 if t != self.turn {
-                    return Err(ProtocolError::conflict(
-                        "stale_turn",
+                    return Err(ProtocolError::new(
+                        ProtocolCode::StaleTurn,
                         format!(
                             "turn {t} is over, the current turn is {}; read the state again",
                             self.turn
@@ -67,8 +68,8 @@ impl Session {
                 }
             }
             if !self.may_act(p) {
-                return Err(ProtocolError::conflict(
-                    "not_your_turn",
+                return Err(ProtocolError::new(
+                    ProtocolCode::NotYourTurn,
                     "it is not your turn; wait with GET /state?wait=25",
                 ));
             }

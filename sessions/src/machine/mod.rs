@@ -16,7 +16,7 @@
 //! `timers` (catch-up, clock, strikes, activation, the timer diff) and `observe` (the events
 //! log and what moves `version`).
 
-use crate::error::ProtocolError;
+use crate::error::{ProtocolCode, ProtocolError};
 use crate::ops::Op;
 use crate::session::{Deadline, Session, Status, TimerKind};
 use crate::wire::PendingEntry;
@@ -266,8 +266,8 @@ impl Session {
                 match &self.next_session_id {
                     Some(existing) if *existing == next_session_id => return Ok(()),
                     Some(existing) => {
-                        return Err(ProtocolError::conflict(
-                            "already_linked",
+                        return Err(ProtocolError::new(
+                            ProtocolCode::AlreadyLinked,
                             format!("this session's next round is already {existing}"),
                         ))
                     }

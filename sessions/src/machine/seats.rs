@@ -1,7 +1,7 @@
 //! Seats: joining, readiness, leaving, and renumbering a waiting table.
 
 use super::{Effect, Outcome, Reply, MAX_NAME_CHARS};
-use crate::error::ProtocolError;
+use crate::error::{ProtocolCode, ProtocolError};
 use crate::iso::iso8601_ms;
 use crate::session::{Player, Session, Status};
 use serde_json::json;
@@ -27,14 +27,14 @@ impl Session {
         }
         match self.status {
             Status::Finished => {
-                return Err(ProtocolError::conflict(
-                    "finished",
+                return Err(ProtocolError::new(
+ ProtocolCode::Finished,
                     "this game is over; find an open table with GET /available",
                 ))
             }
             Status::Active => {
-                return Err(ProtocolError::conflict(
-                    "in_progress",
+                return Err(ProtocolError::new(
+ ProtocolCode::InProgress,
                     "this game is already running; watch it via /public or find an open table with GET /available",
                 ))
             }
@@ -45,16 +45,16 @@ impl Session {
                 self.reserved_until_ms,
                 self.players.iter().any(|p| !p.ready),
             ) {
-                return Err(ProtocolError::conflict(
-                    "reserved",
+                return Err(ProtocolError::new(
+ ProtocolCode::Reserved,
                     format!(
                         "the seats are reserved for the previous round's players until {}; try again later or find another table",
                         iso8601_ms(until)
                     ),
                 ));
             }
-            return Err(ProtocolError::conflict(
-                "full",
+            return Err(ProtocolError::new(
+                ProtocolCode::Full,
                 "every seat is taken; find another table with GET /available",
             ));
         }
@@ -69,8 +69,7 @@ impl Session {
         };
         if self.player(&player_id).is_some() {
             return Err(ProtocolError::new(
-                500,
-                "id_collision",
+                ProtocolCode::IdCollision,
                 "generated playerId already exists in this session; retry",
             ));
         }

@@ -114,7 +114,7 @@ fn ops_are_atomic_and_unknown_players_say_who_is_seated() {
     ]}))
     .unwrap();
     let e = g.err(Event::PublishOps { ops });
-    assert_eq!(e.status, 400);
+    assert_eq!(e.status(), 400);
     assert!(
         e.message.contains("ops[1]") && e.message.contains(&a),
         "{e}"

@@ -254,7 +254,7 @@ fn random_event_sequences_keep_the_invariants() {
                         g.s, before,
                         "{e:?} failed with {err} but changed the session"
                     );
-                    assert!(matches!(err.status, 400 | 403 | 409 | 500), "{err}");
+                    assert!(matches!(err.status(), 400 | 403 | 409 | 500), "{err}");
                 }
             }
             check_invariants(&g.s);

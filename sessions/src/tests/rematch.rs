@@ -48,7 +48,7 @@ fn auto_rematch_reserves_the_same_seats_and_starts_when_everyone_is_ready() {
         identity: "carol".into(),
         as_name: None,
     });
-    assert_eq!((e.status, e.code), (409, "reserved"));
+    assert_eq!((e.status(), e.code.as_str()), (409, "reserved"));
     // Ready by any player endpoint; activation no earlier than 3 s after the end.
     n.ok(Event::PlayerSeen {
         player_id: a.clone(),
@@ -236,7 +236,7 @@ fn an_explicit_rematch_after_host_left_is_refused() {
     let (mut g, _a, _b) = Game::started(config(json!({})));
     g.ops(json!([{"op": "end", "result": {"winner": null}, "reason": "host_left"}]));
     let e = g.err(Event::Rematch);
-    assert_eq!((e.status, e.code), (409, "host_left"));
+    assert_eq!((e.status(), e.code.as_str()), (409, "host_left"));
     assert!(e.message.contains("new session"), "{e}");
     assert!(Session::new_rematch(&g.s, "ses_beef00000002".into(), g.now).is_err());
 }

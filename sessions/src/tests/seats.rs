@@ -48,7 +48,7 @@ fn a_full_two_player_table_starts_and_refuses_newcomers() {
         identity: "carol".into(),
         as_name: None,
     });
-    assert_eq!((e.status, e.code), (409, "in_progress"));
+    assert_eq!((e.status(), e.code.as_str()), (409, "in_progress"));
 }
 
 #[test]
@@ -66,7 +66,7 @@ fn full_and_finished_tables() {
         identity: "d".into(),
         as_name: None,
     });
-    assert_eq!((e.status, e.code), (409, "finished"));
+    assert_eq!((e.status(), e.code.as_str()), (409, "finished"));
 
     // "full": a waiting table with every seat taken, e.g. a player not ready yet (a reserved
     // rematch after expiry is covered in rematch tests); build one by hand.
@@ -107,7 +107,7 @@ fn leaving_a_waiting_table_frees_the_seat_and_renumbers() {
     assert!(g.s.player(&a).is_none());
     assert_eq!(g.s.player(&b).unwrap().seat, 0);
     let e = g.err(Event::Leave { player_id: a });
-    assert_eq!((e.status, e.code), (403, "not_a_player"));
+    assert_eq!((e.status(), e.code.as_str()), (403, "not_a_player"));
     let c = g.join("c");
     assert_eq!(g.s.player(&c).unwrap().seat, 1);
 }
@@ -120,7 +120,7 @@ fn as_name_is_trimmed_and_bounded() {
         identity: "x".into(),
         as_name: Some("n".repeat(65)),
     });
-    assert_eq!(e.status, 400);
+    assert_eq!(e.status(), 400);
     let out = g.ok(Event::Join {
         player_id: "p_00000001".into(),
         identity: "x".into(),
@@ -134,7 +134,7 @@ fn as_name_is_trimmed_and_bounded() {
 fn players_are_not_the_host() {
     let g = Game::new(config(json!({})));
     assert_eq!(g.s.authorize_host("host"), Ok(()));
-    assert_eq!(g.s.authorize_host("alice").unwrap_err().status, 403);
+    assert_eq!(g.s.authorize_host("alice").unwrap_err().status(), 403);
     assert_eq!(
         g.s.authorize_player("alice").unwrap_err().code,
         "not_a_player"
@@ -163,7 +163,7 @@ fn full_while_a_ready_rematch_waits_for_its_start_delay() {
         identity: "carol".into(),
         as_name: None,
     });
-    assert_eq!((e.status, e.code), (409, "full"));
+    assert_eq!((e.status(), e.code.as_str()), (409, "full"));
 }
 
 #[test]

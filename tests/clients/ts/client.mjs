@@ -76,6 +76,12 @@ if (key) {
   assert.equal(labor.items[0].revisionId, sub.revisionId);
   const alone = structured(await client.callTool({ name: "get_level", arguments: { revisionId: sub.revisionId } }));
   assert.equal(alone.name, "ts-level");
+  // A shipped level, published at first start as a promoted revision, read by name.
+  const shipped = structured(await client.callTool({ name: "get_level", arguments: { name: "erste-schritte" } }));
+  assert.equal(shipped.name, "erste-schritte");
+  assert.equal(shipped.state, "promoted");
+  assert.ok(shipped.map.includes("\ngcv-map 1\n"));
+  assert.equal(shipped.owner, "gcv");
 }
 await client.close();
 console.log("ts client: OK");

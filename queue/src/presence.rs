@@ -1,0 +1,118 @@
+//! Callers that wait in an API process, and what happens to their jobs when it dies.
+//!
+//! A blocking tool call's job is admitted with its API process as the job's `waiter`
+//! ([`Queue::admit_for_caller`]). While callers wait in it, the process keeps a presence key
+//! (`callers:<process>`, [`CALLER_PRESENCE_TTL`]) alive. A disconnected caller's job is
+//! dropped by its drop guard at once; a killed process has no guard left, so every process
+//! sweeps the waiting list ([`Queue::drop_orphans`]) and drops a queued job whose waiter's
+//! presence is gone: released like a disconnected caller's (reservation and daily count
+//! given back, idempotency key forgotten). A job that started runs to its end.
+
+use std::time::Duration;
+
+use horst_store::InvokeDurably;
+use redis::AsyncCommands;
+use tokio::sync::watch;
+
+use crate::scripts::Applied;
+use crate::{JobState, Queue, QueueError, CALLER_PRESENCE_EVERY, CALLER_PRESENCE_TTL};
+
+impl Queue {
+    /// This process's id as a waiter (`callers:<id>`).
+    pub fn process_id(&self) -> &str {
+        &self.process_id
+    }
+
+    /// Keeps this process's presence alive until `shutdown`. The key is left to expire on
+    /// shutdown: the callers answered `pending` then had their jobs detached
+    /// ([`Queue::detach`]); what is left queued for this process is dropped once it expires.
+    pub async fn announce_callers(self, mut shutdown: watch::Receiver<bool>) {
+        let key = self.callers_key(&self.process_id);
+        loop {
+            let set: redis::RedisResult<()> = self
+                .store
+                .conn()
+                .set_ex(&key, "1", CALLER_PRESENCE_TTL.as_secs())
+                .await;
+            if let Err(e) = set {
+                tracing::debug!(error = %e, "cannot refresh the API process's presence");
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(CALLER_PRESENCE_EVERY) => {}
+                _ = shutdown.wait_for(|s| *s) => return,
+            }
+        }
+    }
+
+    /// Drops queued jobs whose caller's API process is gone (its presence expired). Any
+    /// process may call it; it is idempotent. Returns the dropped ids.
+    pub async fn drop_orphans(&self) -> Result<Vec<String>, QueueError> {
+        // Two steps (cancel.lua, cluster note): the waiting ids and each job's names and
+        // waiter first, then one script per orphan, which re-checks all of it.
+        let waiting: Vec<String> = redis::cmd("LRANGE")
+            .arg(self.store.key("queue:waiting"))
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut self.store.conn())
+            .await?;
+        let mut dropped = Vec::new();
+        for id in waiting {
+            let f: Vec<Option<String>> = redis::cmd("HMGET")
+                .arg(self.job_key(&id))
+                .arg(&["account", "day", "idem", "waiter", "state"])
+                .query_async(&mut self.store.conn())
+                .await?;
+            let get = |i: usize| f.get(i).cloned().flatten().unwrap_or_default();
+            let (account, day, idem, waiter) = (get(0), get(1), get(2), get(3));
+            if waiter.is_empty() || get(4) != JobState::Queued.as_str() {
+                continue;
+            }
+            let presence = self.callers_key(&waiter);
+            let alive: bool = self.store.conn().exists(&presence).await?;
+            if alive {
+                continue;
+            }
+            let reply: Applied = self
+                .script(&self.scripts.cancel)
+                .key(self.job_key(&id))
+                .key(self.store.key("queue:waiting"))
+                .key(self.store.key(&format!("waiting:{account}")))
+                .key(self.budget_key(&day))
+                .key(self.daily_key(&day, &account))
+                .key(self.idem_key(&account, &idem))
+                .key(&presence)
+                .arg(&id)
+                .arg(JobState::Cancelled.as_str())
+                .arg("cancelled")
+                .arg("the API process the caller waited in stopped before the job started; it was dropped and nothing was charged; call again (the same idempotencyKey starts afresh)")
+                .arg(self.settings.job_ttl_seconds())
+                .arg(self.done_channel(&id))
+                .arg(&account)
+                .arg(&day)
+                .arg(&idem)
+                .arg(&waiter)
+                .invoke_durably(&self.store)
+                .await?;
+            if reply == Applied::Done {
+                dropped.push(id);
+            }
+        }
+        Ok(dropped)
+    }
+
+    /// The caller of job `id` was answered `pending` (this process is shutting down): the
+    /// job stays queued without depending on this process, so it runs and a retry with the
+    /// same idempotency key reads it. `false`: it was no longer queued here.
+    pub async fn detach(&self, id: &str) -> Result<bool, QueueError> {
+        let reply: Applied = self
+            .script(&self.scripts.detach)
+            .key(self.job_key(id))
+            .arg(&*self.process_id)
+            .invoke_durably(&self.store)
+            .await?;
+        Ok(reply == Applied::Done)
+    }
+}
+
+/// How often a process sweeps for orphaned jobs and expired leases.
+pub const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(1);
