@@ -26,8 +26,11 @@ pub const MAX_TICKS: u32 = 36_000;
 /// each open one); reaching it counts as the budget running out. Keys are 64-bit hashes, so two
 /// states collide with a chance of about 1e-6 at this size.
 pub const MAX_STATES: u64 = 6_000_000;
-/// Entities within this many sub-units of the bird (10 tiles) are part of the state key.
-const NEAR: i32 = 10 * TILE;
+/// Moving things within this many sub-units of the bird (6 tiles: a running jump and a bit) are
+/// part of every state key; farther ones only while it stands still or rides (and in the `full`
+/// stages). At 10 tiles the phases of a jackdaw or a lift coming closer multiplied the states of
+/// every run towards it (2-3 times the expansions on the wait and stomp levels).
+const NEAR: i32 = 6 * TILE;
 /// How far a pebble flies (48 ticks at 5 px per tick), in whole tiles.
 const RANGE_TILES: i32 = 15;
 /// Waits until something arrives (`event_waits`): at most this many per state, and at most this
