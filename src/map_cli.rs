@@ -56,7 +56,9 @@ pub enum MapCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Search a winning replay with the planner; exits non-zero unless it finds one.
+    /// Search a winning replay with the planner; exits non-zero unless it finds one. Progress
+    /// goes to stderr (every 2 s when it is not a terminal); Ctrl-C stops the search, prints
+    /// what it has and exits with 130.
     Solve {
         file: PathBuf,
         #[arg(long, default_value_t = 1)]
