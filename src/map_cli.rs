@@ -56,7 +56,9 @@ pub enum MapCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Search a winning replay with the planner; exits non-zero unless it finds one.
+    /// Search a winning replay with the planner; exits non-zero unless it finds one. Progress
+    /// goes to stderr (every 2 s when it is not a terminal); Ctrl-C stops the search, prints
+    /// what it has and exits with 130.
     Solve {
         file: PathBuf,
         #[arg(long, default_value_t = 1)]
@@ -292,10 +294,23 @@ pub fn run(cmd: MapCommand) -> ExitCode {
     }
 }
 
-/// `horst map solve`: the planner on a local file, with progress on stderr when it is a
-/// terminal.
+/// Set by SIGINT while `horst map solve` runs: the planner's cancel flag.
+static SOLVE_INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    // Only an atomic store: async-signal-safe.
+    SOLVE_INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// How often `solve` prints a progress line when stderr is not a terminal.
+const SOLVE_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// `horst map solve`: the planner on a local file. Progress goes to stderr: updated in place on
+/// a terminal, otherwise one line every 2 s. Ctrl-C (SIGINT) stops the search; it then prints
+/// what it has (best distance, states explored) and exits with 130.
 fn solve(file: &Path, seed: u32, time_limit: f64, threads: Option<usize>, json: bool) -> ExitCode {
     use std::io::IsTerminal;
+    use std::sync::atomic::Ordering;
     let text = match read_map(file) {
         Ok(t) => t,
         Err(r) => return fail(json, &EngineError::InvalidMap(r.summary())),
@@ -316,54 +331,81 @@ fn solve(file: &Path, seed: u32, time_limit: f64, threads: Option<usize>, json: 
         Ok(p) => p,
         Err(e) => return fail(json, &EngineError::InvalidInput(e.to_string())),
     };
-    let cancel = std::sync::atomic::AtomicBool::new(false);
+    SOLVE_INTERRUPTED.store(false, Ordering::SeqCst);
+    // SAFETY: the handler only stores to an atomic.
+    let previous = unsafe {
+        libc::signal(
+            libc::SIGINT,
+            on_sigint as extern "C" fn(libc::c_int) as *const () as libc::sighandler_t,
+        )
+    };
     let req = horst_planner::PlanRequest {
         map: &map,
         seed,
         time_limit: std::time::Duration::from_secs_f64(time_limit),
-        cancel: &cancel,
+        cancel: &SOLVE_INTERRUPTED,
     };
     let tty = std::io::stderr().is_terminal();
-    let show = |p: &horst_planner::Progress| {
-        eprint!(
-            "\r\x1b[Kstage {}  states explored {}  best distance to the nest {} tiles  {:.1} s",
-            p.stage,
-            p.expanded,
-            p.best_distance,
-            p.elapsed.as_secs_f64()
-        );
-    };
     let report = pool.install(|| {
-        let progress: Option<&dyn Fn(&horst_planner::Progress)> =
-            if tty { Some(&show) } else { None };
-        horst_planner::plan(&req, progress)
+        // Built here: the callback need not be `Sync`.
+        let last_line = std::cell::Cell::new(std::time::Duration::ZERO);
+        let show = |p: &horst_planner::Progress| {
+            let line = format!(
+                "stage {}  states explored {}  best distance to the nest {} tiles  {:.1} s",
+                p.stage,
+                p.expanded,
+                p.best_distance,
+                p.elapsed.as_secs_f64()
+            );
+            if tty {
+                eprint!("\r\x1b[K{line}");
+            } else if p.elapsed >= last_line.get() + SOLVE_PROGRESS_EVERY {
+                last_line.set(p.elapsed);
+                eprintln!("{line}");
+            }
+        };
+        horst_planner::plan(&req, Some(&show))
     });
+    // SAFETY: puts back the handler that was there before.
+    unsafe { libc::signal(libc::SIGINT, previous) };
     if tty {
         eprint!("\r\x1b[K");
     }
+    let interrupted = SOLVE_INTERRUPTED.load(Ordering::SeqCst)
+        && report.reason() == Some(horst_planner::UnresolvedReason::Cancelled);
     let result = horst_planner::PlaytestResult::new(&map, seed, &report);
     if json {
         print_json(&serde_json::to_value(&result).unwrap_or_default());
     } else {
-        let reason = match &report.outcome {
-            horst_planner::PlanOutcome::Won { .. } => String::new(),
-            horst_planner::PlanOutcome::Unresolved { reason } => format!(" ({})", reason.as_str()),
+        let reason = match (report.reason(), report.proof) {
+            (None, _) => String::new(),
+            (Some(r), Some(p)) => format!(" ({}: {})", r.as_str(), p.as_str()),
+            (Some(r), None) => format!(" ({})", r.as_str()),
+        };
+        let distance = match report.best_distance {
+            Some(d) => format!("{d} tiles"),
+            None => "none (no nest is reachable)".into(),
         };
         out!(
-            "outcome: {}{reason}\nticks: {} ({:.2} s)\nstates explored: {} in {:.2} s\nbest distance to the nest: {} tiles\nmapHash: {}",
+            "outcome: {}{reason}\nticks: {} ({:.2} s)\nstates explored: {} in {:.2} s\nbest distance to the nest: {distance}\nmapHash: {}",
             result.outcome,
             result.ticks,
             result.ticks as f64 / 60.0,
             report.expanded,
             report.elapsed.as_secs_f64(),
-            report.best_distance,
             result.map_hash
         );
+        if let Some(h) = &result.hint {
+            out!("hint: {h}");
+        }
         if let Some(r) = &result.replay {
             out!("replay: {}", serde_json::to_string(r).unwrap_or_default());
         }
     }
-    if result.won {
+    if interrupted {
+        eprintln!("interrupted");
+        ExitCode::from(130)
+    } else if result.won {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -286,10 +286,13 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::PlaytestMap => Spec {
             title: "Let the planner search a winning replay",
-            description: "Runs the server's planner on a map (at most 20 s) and returns a winning replay when it finds one (outcome won), else unresolved. Costs one playtest of your daily quota; the map is not stored. Send a fresh idempotencyKey per attempt.",
+            description: "Runs the server's planner on a map (at most 20 s) and returns a winning replay when it finds one (outcome won), else unresolved with a reason: unreachable (a proof that no replay can win, proof relaxed_graph or jump_envelope) or time_limit (not a proof: the level may still be winnable; prove it with simulate_replay). explored counts the states searched, bestDistance the tiles from the nest the bird got to (absent when unreachable), hint says what to do. Costs one playtest of your daily quota; the map is not stored. Send a fresh idempotencyKey per attempt.",
             output: output(json!({
                     "jobId": t(STR), "outcome": { "type": STR, "enum": ["won", "unresolved"] }, "won": t("boolean"),
                     "ticks": t("integer"), "seed": t("integer"), "mapHash": t(STR), "replay": nullable("object"),
+                    "reason": { "type": STR, "enum": ["unreachable", "time_limit"] },
+                    "proof": { "type": STR, "enum": ["relaxed_graph", "jump_envelope"] },
+                    "explored": t("integer"), "bestDistance": t("integer"), "hint": t(STR),
                     "engineVersion": t(STR), "policyVersion": t(STR), "remaining": remaining_schema(),
                     "replayed": t("boolean"), "pending": t("boolean"),
                 }), &["jobId"]),
@@ -320,7 +323,7 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::GetSubmission => Spec {
             title: "Read one of your jobs",
-            description: "Reads the status of one of your playtest, simulate or submit jobs: state (queued, running, succeeded, failed, cancelled), result or failure, and for a submission revisionId and revisionState.",
+            description: "Reads the status of one of your playtest, simulate or submit jobs: state (queued, running, succeeded, failed, cancelled), result or failure (a playtest's result is what playtest_map returns: outcome, reason, explored, bestDistance, hint), and for a submission revisionId and revisionState.",
             output: output(json!({
                     "jobId": t(STR), "kind": t(STR), "state": t(STR), "result": nullable("object"),
                     "failure": nullable("object"), "revisionId": nullable(STR), "revisionState": nullable(STR),

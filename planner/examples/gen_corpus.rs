@@ -465,6 +465,229 @@ fn gauntlet(rng: &mut Rng, segs: &[Seg], h: i32) -> Level {
     l
 }
 
+// The classes of issue 13: levels that need waiting, long rides, timing with enemies, detours
+// and length. Each has a known winning replay beside it.
+
+/// A gorge too wide to jump; a platform that starts `dist` tiles away comes over to the bird,
+/// which has to wait for it, ride it back and jump to the far side.
+fn far_platform(rng: &mut Rng, dist: i32, speed: i32) -> Level {
+    let h = 12;
+    let floor = 9;
+    let gap = rng.range(1, 2);
+    let w = 6 + dist + 3 + gap + 8;
+    let mut l = Level::new(w, h);
+    for x in 0..6 {
+        l.ground(x, floor, b'G');
+    }
+    for x in 6 + dist + 3 + gap..w {
+        l.ground(x, floor, b'G');
+    }
+    for x in 6..6 + dist + 3 + gap {
+        l.set(x, h - 1, b'^');
+    }
+    l.ent(format!("start 2 {}", floor - 1));
+    l.ent(format!(
+        "platform {} {floor} dx={} dy=0 speed={speed} width=3",
+        6 + dist,
+        -dist
+    ));
+    l.ent(format!("nest {} {}", w - 3, floor - 1));
+    l
+}
+
+/// A lift that starts `height` tiles above the bird, comes down into a shaft beside it, and
+/// carries it up to a ledge with the nest (far too high to jump).
+fn lift(rng: &mut Rng, height: i32, speed: i32) -> Level {
+    let h = height + 8;
+    let floor = h - 2;
+    let w = 26;
+    let mut l = Level::new(w, h);
+    let sx = 9 + rng.range(0, 2);
+    for x in 0..w {
+        if x < sx || x > sx + 2 {
+            l.ground(x, floor, b'G');
+        } else {
+            l.set(x, h - 1, b'^');
+        }
+    }
+    let top = floor - height;
+    l.fill(sx + 4, top, w - 1, top, b'#');
+    l.ent(format!("start 2 {}", floor - 1));
+    l.ent(format!(
+        "platform {sx} {top} dx=0 dy={height} speed={speed} width=3"
+    ));
+    l.ent(format!("nest {} {}", w - 3, top - 1));
+    l
+}
+
+/// A long ride on a slow ferry (speed 1: 0.47 tiles a second) over a spike gorge.
+fn ferry(rng: &mut Rng, len: i32) -> Level {
+    let h = 12;
+    let floor = 9;
+    let gap = rng.range(1, 2);
+    let end = 6 + len + 3 + gap;
+    let w = end + 7;
+    let mut l = Level::new(w, h);
+    for x in 0..6 {
+        l.ground(x, floor, b'G');
+    }
+    for x in end..w {
+        l.ground(x, floor, b'G');
+    }
+    for x in 6..end {
+        l.set(x, h - 1, b'^');
+    }
+    l.ent(format!("start 2 {}", floor - 1));
+    l.ent(format!("platform 6 {floor} dx={len} dy=0 speed=1 width=3"));
+    l.ent(format!("nest {} {}", w - 3, floor - 1));
+    l
+}
+
+/// A cliff too high for a jump and the egg boost; a jackdaw on a long beat passes the plateau
+/// before it now and then: stomp it there and boost up.
+fn flyer_beat(rng: &mut Rng, range: i32, speed: i32) -> Level {
+    let h = 16;
+    let floor = 13;
+    let cliff = 6;
+    let cx = 2 * range + 4;
+    let w = cx + 10;
+    let mut l = Level::new(w, h);
+    for x in 0..w {
+        l.ground(x, floor, b'G');
+    }
+    l.fill(cx, floor - cliff, w - 1, floor - 1, b'#');
+    for x in cx..w {
+        l.set(x, floor - cliff, b'G');
+    }
+    l.ent(format!("start {} {}", cx - 3, floor - 1));
+    l.ent(format!(
+        "flyer {} {} axis=h range={range} speed={speed} pause={}",
+        cx - 2 - range,
+        floor - 3,
+        rng.range(0, 20)
+    ));
+    l.ent(format!("nest {} {}", w - 3, floor - cliff - 1));
+    l
+}
+
+/// A ladder of one-way ledges on both sides of a slow vertical jackdaw, then a gap that takes a
+/// running jump with the egg boost.
+fn flyer_ledges(rng: &mut Rng, rungs: i32, speed: i32) -> Level {
+    let h = rungs * 3 + 8;
+    let floor = h - 2;
+    let w = 36;
+    let mut l = Level::new(w, h);
+    for x in 0..w {
+        l.ground(x, floor, b'G');
+    }
+    let fx = 10;
+    let mut y = floor;
+    for i in 0..rungs {
+        y -= 3;
+        let x = if i % 2 == 0 { fx - 4 } else { fx + 2 };
+        l.fill(x, y, x + 2, y, b'-');
+    }
+    // The top: a ledge to run on, a gap, the nest's shelf.
+    let top = y;
+    l.fill(fx + 2, top, fx + 7, top, b'-');
+    let gap = rng.range(6, 7);
+    l.fill(fx + 8 + gap, top, w - 1, top, b'#');
+    // Walls so the shelf cannot be reached from the ground.
+    l.fill(fx + 8 + gap, top + 1, fx + 8 + gap, floor - 1, b'#');
+    l.ent(format!("start 2 {}", floor - 1));
+    l.ent(format!(
+        "flyer {fx} {} axis=v range={} speed={speed} pause={}",
+        floor - 1 - (rungs * 3) / 2,
+        (rungs * 3) / 2 - 1,
+        rng.range(0, 30)
+    ));
+    l.ent(format!("nest {} {}", w - 3, top - 1));
+    l
+}
+
+/// Walls of 7 tiles climbed on slow lifts in shafts at their feet.
+fn slow_lifts(rng: &mut Rng, n: i32, speed: i32) -> Level {
+    let step = 7;
+    let h = n * step + 7;
+    let seg = 9;
+    let w = 6 + n * seg + 6;
+    let mut l = Level::new(w, h);
+    let mut top = h - 2;
+    let mut x = 0;
+    while x < 6 {
+        l.ground(x, top, b'G');
+        x += 1;
+    }
+    for _ in 0..n {
+        // The shaft with the lift, then the next, higher ground.
+        l.set(x, h - 1, b'^');
+        l.set(x + 1, h - 1, b'^');
+        l.set(x + 2, h - 1, b'^');
+        let phase = rng.range(0, 1);
+        if phase == 0 {
+            l.ent(format!(
+                "platform {x} {top} dx=0 dy=-{step} speed={speed} width=3"
+            ));
+        } else {
+            l.ent(format!(
+                "platform {x} {} dx=0 dy={step} speed={speed} width=3",
+                top - step
+            ));
+        }
+        top -= step;
+        for xx in x + 3..x + seg {
+            l.ground(xx, top, b'G');
+        }
+        x += seg;
+    }
+    while x < w {
+        l.ground(x, top, b'G');
+        x += 1;
+    }
+    l.ent(format!("start 2 {}", h - 3));
+    l.ent(format!("nest {} {}", w - 2, top - 1));
+    l
+}
+
+/// The nest lies just past a spike pit too wide for any jump (the relaxed tile graph lets the
+/// bird drift across, so the heuristic points there); the way is back left, up a ladder of
+/// ledges, and over a high bridge of short ledges.
+fn deceptive(rng: &mut Rng, pit: i32, high: i32) -> Level {
+    let h = high + 8;
+    let floor = h - 2;
+    let px = 26;
+    let w = px + pit + 10;
+    let mut l = Level::new(w, h);
+    for x in 0..w {
+        if x < px || x >= px + pit {
+            l.ground(x, floor, b'G');
+        } else {
+            l.set(x, floor, b'.');
+            l.set(x, h - 1, b'^');
+        }
+    }
+    // The ladder on the far left.
+    let mut y = floor;
+    let mut i = 0;
+    while y - 3 > floor - high {
+        y -= 3;
+        let x = if i % 2 == 0 { 1 } else { 5 };
+        l.fill(x, y, x + 2, y, b'-');
+        i += 1;
+    }
+    // The bridge: short ledges with small gaps, from the ladder to above the far side.
+    let by = floor - high;
+    let mut x = 2;
+    while x < px + pit + 2 {
+        let len = rng.range(2, 4);
+        l.fill(x, by, x + len - 1, by, b'-');
+        x += len + rng.range(1, 3);
+    }
+    l.ent(format!("start 20 {}", floor - 1));
+    l.ent(format!("nest {} {}", w - 3, floor - 1));
+    l
+}
+
 fn main() {
     let out = std::env::args()
         .nth(1)
@@ -929,7 +1152,79 @@ fn main() {
         };
         put(
             "u-cracked-field-01",
-            "Unsolvable: after a wide field with marmots and jackdaws, the nest lies in a hole under cracked rock; pebbles fly only sideways, and the only open tile beside the lid is a sealed pocket in the rock, so the lid never breaks. Neither fast proof applies (both count cracked rock with an open neighbour in its row as breakable) and the enemies keep the search from exhausting its space: the planner answers only at its deadline.",
+            "Unsolvable: after a wide field with marmots and jackdaws, the nest lies in a hole under cracked rock; pebbles fly only sideways, and the only open tile beside the lid is a sealed pocket in the rock, so the lid never breaks. The relaxed tile graph proves it: it opens cracked rock only where a pebble fired from a tile the bird reaches can hit it.",
+            l,
+        );
+    }
+
+    // The classes of issue 13, from a generator of their own so the levels above stay as they
+    // were.
+    let mut rng = Rng(horst_engine::SplitMix64::from_state(0x6973_7375_652d_3133));
+    for (i, (d, s)) in [(24, 5), (28, 6), (30, 6), (32, 7), (31, 8)]
+        .iter()
+        .enumerate()
+    {
+        let l = far_platform(&mut rng, *d, *s);
+        put(&format!("t3-far-platform-{:02}", i + 1), &format!("Tier 3: a platform {d} tiles away (speed {s}) comes over the gorge; wait for it, ride it back, jump across."), l);
+    }
+    for (i, (hh, s)) in [(18, 6), (21, 5), (23, 4), (24, 6)].iter().enumerate() {
+        let l = lift(&mut rng, *hh, *s);
+        put(&format!("t3-lift-{:02}", i + 1), &format!("Tier 3: a lift starts {hh} tiles above the bird (speed {s}), comes down into the shaft, and carries it up to the nest."), l);
+    }
+    for (i, len) in [14, 20, 26, 32].iter().enumerate() {
+        let l = ferry(&mut rng, *len);
+        put(
+            &format!("t4-ferry-{:02}", i + 1),
+            &format!(
+                "Tier 4: a ride of {len} tiles on a speed-1 ferry (about {} s).",
+                len * 128 / 60
+            ),
+            l,
+        );
+    }
+    for (i, (r, s)) in [(10, 4), (12, 4), (14, 5), (16, 6)].iter().enumerate() {
+        let l = flyer_beat(&mut rng, *r, *s);
+        put(&format!("t3-flyer-beat-{:02}", i + 1), &format!("Tier 3: a cliff 6 tiles high; a jackdaw on a beat of {r} tiles (speed {s}) passes before it: stomp it and boost up."), l);
+    }
+    for (i, (n, s)) in [(4, 1), (5, 1), (5, 2), (6, 2)].iter().enumerate() {
+        let l = flyer_ledges(&mut rng, *n, *s);
+        put(&format!("t4-flyer-ledges-{:02}", i + 1), &format!("Tier 4: {n} one-way ledges beside a slow jackdaw (speed {s}), then a boosted running jump."), l);
+    }
+    for (i, (n, s)) in [(2, 2), (2, 1), (3, 2), (3, 3)].iter().enumerate() {
+        let l = slow_lifts(&mut rng, *n, *s);
+        put(
+            &format!("t3-slow-lift-{:02}", i + 1),
+            &format!("Tier 3: {n} walls 7 tiles high climbed on slow vertical lifts (speed {s})."),
+            l,
+        );
+    }
+    for (i, (p, hh)) in [(10, 8), (10, 9), (11, 9), (12, 10)].iter().enumerate() {
+        let l = deceptive(&mut rng, *p, *hh);
+        put(&format!("t4-deceptive-{:02}", i + 1), &format!("Tier 4: the nest is just past a {p}-tile spike pit no jump clears; the way is back left, up the ledges and over a bridge {hh} tiles up."), l);
+    }
+    for (i, n) in [36, 42, 48, 56].iter().enumerate() {
+        let mut segs = Vec::new();
+        let mut len = 0;
+        while segs.len() < *n as usize {
+            let seg = match rng.range(0, 7) {
+                0 => Seg::Pit(rng.range(2, 3)),
+                1 => Seg::Step(rng.range(-2, 2)),
+                2 => Seg::Crumble(rng.range(1, 2)),
+                3 => Seg::Marmot,
+                4 => Seg::Rock,
+                5 => Seg::Platform,
+                6 => Seg::Spring(rng.range(3, 5)),
+                _ => Seg::Flat(rng.range(2, 4)),
+            };
+            segs.push(seg);
+            segs.push(Seg::Flat(2));
+            len += 1;
+        }
+        let _ = len;
+        let l = gauntlet(&mut rng, &segs, 16);
+        put(
+            &format!("t4-long-{:02}", i + 1),
+            &format!("Tier 4: a long gauntlet of {} tiles.", l.w),
             l,
         );
     }

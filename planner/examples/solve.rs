@@ -43,6 +43,7 @@ fn main() {
         rep.expanded,
         rep.elapsed.as_secs_f64(),
         rep.best_distance
+            .map_or("none".to_string(), |d| d.to_string())
     );
     println!(
         "{}",

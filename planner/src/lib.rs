@@ -10,9 +10,12 @@
 //! Before any search, two over-approximations of where the bird can go try to prove the level
 //! unsolvable: the relaxed tile graph forwards from the start, and the jump envelope
 //! (`envelope`: exact vertical physics between launch sites, horizontal speed as a bound). If
-//! either reaches no nest, the answer is `unresolved` (reason `unreachable`) at once. When they
-//! cannot decide, the search runs; if it exhausts the coarse stage's quantised space, the answer
-//! is `unresolved` (reason `exhausted`).
+//! either reaches no nest, the answer is `unresolved` (reason `unreachable`, with the proof) at
+//! once. Those two are the only proofs: a search that exhausts a stage's quantised space proves
+//! nothing (the key drops information, the holds are a choice), so the next, finer stage goes on,
+//! and the last one (every phase and the tick in the key) runs until the time limit; the answer
+//! is then `unresolved` with reason `time_limit`. Architecture invariant (tests/corpus.rs): no
+//! level with a known winning replay is answered `unresolved` before the time limit.
 //!
 //! Nothing that decides the search order uses floats, hash-map iteration or the clock; the
 //! clock only stops the search at the deadline.
@@ -61,15 +64,14 @@ pub struct PlanRequest<'a> {
 
 /// Why no replay was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub enum UnresolvedReason {
-    /// The whole reachable (quantised) state space was searched without a win.
-    Exhausted,
     /// Before any search: no nest is reachable even in an over-approximation of the bird's
-    /// motion (the relaxed tile graph or the jump envelope), so no replay can win.
+    /// motion ([`Proof`]), so no replay can win. The only answer that is a proof.
     Unreachable,
-    /// The time limit (or the node budget) ran out.
-    Deadline,
+    /// The time limit ran out (or the search's state budget, which stands in for it on a
+    /// machine with little memory). Not a proof: the level may still be winnable.
+    TimeLimit,
     /// The cancel flag was set.
     Cancelled,
 }
@@ -77,10 +79,30 @@ pub enum UnresolvedReason {
 impl UnresolvedReason {
     pub fn as_str(self) -> &'static str {
         match self {
-            UnresolvedReason::Exhausted => "exhausted",
             UnresolvedReason::Unreachable => "unreachable",
-            UnresolvedReason::Deadline => "deadline",
+            UnresolvedReason::TimeLimit => "time_limit",
             UnresolvedReason::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Which over-approximation proved a level unsolvable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Proof {
+    /// The relaxed tile graph (`relaxed`): walls, spikes and cracked rock no pebble can reach
+    /// cut every path of tiles from the start to a nest, even ignoring timing and momentum.
+    RelaxedGraph,
+    /// The jump envelope (`envelope`): the bird's exact vertical physics between launch sites
+    /// and its running speed as a bound reach no nest (a gap too wide, a ledge too high).
+    JumpEnvelope,
+}
+
+impl Proof {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Proof::RelaxedGraph => "relaxed_graph",
+            Proof::JumpEnvelope => "jump_envelope",
         }
     }
 }
@@ -100,11 +122,14 @@ pub enum PlanOutcome {
 #[derive(Clone, Debug)]
 pub struct PlanReport {
     pub outcome: PlanOutcome,
-    /// Nodes expanded (over all stages).
+    /// Nodes expanded (over all stages): the states explored.
     pub expanded: u64,
     pub elapsed: Duration,
-    /// The smallest relaxed-graph distance (tiles) to a nest of any state reached.
-    pub best_distance: u32,
+    /// The smallest relaxed-graph distance (tiles) to a nest of any state reached; `None` when
+    /// the level was proved unreachable (no distance is finite then).
+    pub best_distance: Option<u32>,
+    /// The proof behind reason `unreachable`.
+    pub proof: Option<Proof>,
 }
 
 impl PlanReport {
@@ -116,6 +141,26 @@ impl PlanReport {
             PlanOutcome::Won { replay, .. } => Some(replay),
             PlanOutcome::Unresolved { .. } => None,
         }
+    }
+    pub fn reason(&self) -> Option<UnresolvedReason> {
+        match &self.outcome {
+            PlanOutcome::Won { .. } => None,
+            PlanOutcome::Unresolved { reason } => Some(*reason),
+        }
+    }
+    /// One line for the agent on what the answer means and what to do next (None when won).
+    pub fn hint(&self) -> Option<String> {
+        let reason = self.reason()?;
+        Some(match (reason, self.proof) {
+            (UnresolvedReason::Unreachable, Some(Proof::JumpEnvelope)) => "Proved unwinnable: no sequence of runs, jumps, egg boosts, springs, platforms and stomps can get the bird to a nest (a gap too wide or a nest too high); change the map.".into(),
+            (UnresolvedReason::Unreachable, _) => "Proved unwinnable: walls, spikes or cracked rock that no pebble can reach cut every way from the start to a nest; change the map.".into(),
+            (UnresolvedReason::TimeLimit, _) => format!(
+                "Not a proof: the search ran out of time after {} states, at best {} tiles from a nest; the level may still be winnable (long waits and exact timing are the hardest to find): prove it with your own replay in simulate_replay, or make that part easier.",
+                self.expanded,
+                self.best_distance.map_or("?".to_string(), |d| d.to_string())
+            ),
+            (UnresolvedReason::Cancelled, _) => "Not a proof: the search was stopped before it finished.".into(),
+        })
     }
 }
 
@@ -146,6 +191,22 @@ pub struct PlaytestResult {
     pub replay: Option<Replay>,
     pub engine_version: &'static str,
     pub policy_version: &'static str,
+    /// Why it is unresolved: `unreachable` (proved, see `proof`) or `time_limit` (not a
+    /// proof); absent when won.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<UnresolvedReason>,
+    /// With reason `unreachable`: `relaxed_graph` or `jump_envelope`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proof: Option<Proof>,
+    /// States the search explored (0 when a proof answered before any search).
+    pub explored: u64,
+    /// The smallest distance (tiles, over the relaxed tile graph) from a nest the bird got to;
+    /// 0 when won, absent when unreachable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub best_distance: Option<u32>,
+    /// One line on what the answer means and what to do; absent when won.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 impl PlaytestResult {
@@ -163,6 +224,11 @@ impl PlaytestResult {
             replay,
             engine_version: horst_engine::engine_version(),
             policy_version: horst_engine::POLICY_VERSION,
+            reason: report.reason(),
+            proof: report.proof,
+            explored: report.expanded,
+            best_distance: report.best_distance,
+            hint: report.hint(),
         }
     }
 }

@@ -70,6 +70,176 @@ pub fn breakable_cracked(map: &Map) -> Vec<bool> {
     }
 }
 
+/// The relaxed graph's cells: which are open (cracked rock counts as open where `breakable`
+/// says so) and which the bird may move up into (`up_ok`).
+struct Graph {
+    open: Vec<bool>,
+    up_ok: Vec<bool>,
+}
+
+fn graph(map: &Map, breakable: &[bool]) -> Graph {
+    let w = map.width();
+    let h = map.height();
+    let rows = h + PAD;
+    let n = (w * rows) as usize;
+    let idx = |x: i32, r: i32| (r * w + x) as usize;
+    let tile = |x: i32, r: i32| -> Block {
+        let y = r - PAD;
+        if y < 0 {
+            Block::Empty
+        } else {
+            map.tile(x, y).unwrap_or(Block::Empty)
+        }
+    };
+    let mut open = vec![false; n];
+    let mut lift = vec![0i32; n];
+    for r in 0..rows {
+        for x in 0..w {
+            let b = tile(x, r);
+            open[idx(x, r)] =
+                !b.is_solid() || (b == Block::Cracked && breakable[((r - PAD) * w + x) as usize]);
+        }
+    }
+    for r in 0..rows {
+        for x in 0..w {
+            if !open[idx(x, r)] {
+                continue;
+            }
+            if r + 1 < rows {
+                let below = tile(x, r + 1);
+                if below.is_solid() || below.is_one_way() {
+                    lift[idx(x, r)] = LIFT;
+                }
+            }
+        }
+    }
+    let raise = |x: i32, r: i32, l: i32, lift: &mut Vec<i32>| {
+        if x >= 0 && x < w && r >= 0 && r < rows {
+            let i = idx(x, r);
+            if open[i] && lift[i] < l {
+                lift[i] = l;
+            }
+        }
+    };
+    for e in map.entities() {
+        let r = e.y + PAD;
+        match e.kind {
+            EntityKind::Spring => {
+                raise(e.x, r, e.param(SPRING_STRENGTH) as i32 + 4, &mut lift);
+            }
+            EntityKind::Platform => {
+                let (dx, dy) = (e.param(PLATFORM_DX) as i32, e.param(PLATFORM_DY) as i32);
+                let pw = e.param(PLATFORM_WIDTH) as i32;
+                for y in r.min(r + dy)..=r.max(r + dy) {
+                    for x in e.x.min(e.x + dx)..=(e.x.max(e.x + dx) + pw - 1) {
+                        raise(x, y - 1, LIFT, &mut lift);
+                        raise(x, y, LIFT, &mut lift);
+                    }
+                }
+            }
+            EntityKind::Flyer => {
+                let range = e.param(FLYER_RANGE) as i32;
+                let vertical = e.param(FLYER_AXIS) == 1;
+                for d in -range..=range {
+                    let (x, y) = if vertical { (e.x, r + d) } else { (e.x + d, r) };
+                    raise(x, y - 1, FLYER_LIFT, &mut lift);
+                }
+            }
+            _ => {}
+        }
+    }
+    // up_ok: the cell lies within the lift of a support below it in its column or a
+    // neighbouring one.
+    let mut up_ok = vec![false; n];
+    for r in 0..rows {
+        for x in 0..w {
+            if !open[idx(x, r)] {
+                continue;
+            }
+            'cols: for c in (x - 1).max(0)..=(x + 1).min(w - 1) {
+                for k in 0..=14 {
+                    let rr = r + k;
+                    if rr >= rows || !open[idx(c, rr)] {
+                        break;
+                    }
+                    if lift[idx(c, rr)] > 0 && lift[idx(c, rr)] >= k {
+                        up_ok[idx(x, r)] = true;
+                        break 'cols;
+                    }
+                }
+            }
+        }
+    }
+    Graph { open, up_ok }
+}
+
+/// Pebbles fly 48 ticks at 5 px a tick: 15 tiles.
+const PEBBLE_TILES: i32 = 15;
+
+/// Forward from the start over `g`, never into a cell of `spikes`: whether a nest (a cell with
+/// distance 0) is reached, and the cells reached.
+fn forward(map: &Map, g: &Graph, spikes: &[bool], dist: &[u32]) -> (bool, Vec<bool>) {
+    let w = map.width();
+    let rows = map.height() + PAD;
+    let idx = |x: i32, r: i32| (r * w + x) as usize;
+    let inside = |x: i32, r: i32| x >= 0 && x < w && r >= 0 && r < rows;
+    let mut seen = vec![false; (w * rows) as usize];
+    let mut q = VecDeque::new();
+    let (sx, sy) = map.start();
+    if inside(sx, sy + PAD) {
+        seen[idx(sx, sy + PAD)] = true;
+        q.push_back((sx, sy + PAD));
+    }
+    while let Some((ax, ar)) = q.pop_front() {
+        if dist[idx(ax, ar)] == 0 {
+            return (true, seen);
+        }
+        for (dx, dr) in DIRS {
+            let (bx, br) = (ax + dx, ar + dr);
+            if inside(bx, br)
+                && !seen[idx(bx, br)]
+                && !spikes[idx(bx, br)]
+                && g.edge(map, ax, ar, dx, dr)
+            {
+                seen[idx(bx, br)] = true;
+                q.push_back((bx, br));
+            }
+        }
+    }
+    (false, seen)
+}
+
+const DIRS: [(i32, i32); 8] = [
+    (1, 0),
+    (-1, 0),
+    (0, 1),
+    (0, -1),
+    (1, 1),
+    (-1, 1),
+    (1, -1),
+    (-1, -1),
+];
+
+impl Graph {
+    /// A move from a to b = a + d: both open, a diagonal not squeezed between two closed
+    /// cells, and up only into a cell within the lift of a support.
+    fn edge(&self, map: &Map, ax: i32, ar: i32, dx: i32, dr: i32) -> bool {
+        let w = map.width();
+        let rows = map.height() + PAD;
+        let idx = |x: i32, r: i32| (r * w + x) as usize;
+        let inside = |x: i32, r: i32| x >= 0 && x < w && r >= 0 && r < rows;
+        let (bx, br) = (ax + dx, ar + dr);
+        if !inside(ax, ar) || !inside(bx, br) || !self.open[idx(ax, ar)] || !self.open[idx(bx, br)]
+        {
+            return false;
+        }
+        if dx != 0 && dr != 0 && !self.open[idx(ax + dx, ar)] && !self.open[idx(ax, ar + dr)] {
+            return false;
+        }
+        dr >= 0 || self.up_ok[idx(bx, br)]
+    }
+}
+
 impl Relaxed {
     pub fn new(map: &Map) -> Relaxed {
         let w = map.width();
@@ -86,109 +256,11 @@ impl Relaxed {
                 map.tile(x, y).unwrap_or(Block::Empty)
             }
         };
-        let mut open = vec![false; n];
-        let mut lift = vec![0i32; n];
         let breakable = breakable_cracked(map);
-        for r in 0..rows {
-            for x in 0..w {
-                let b = tile(x, r);
-                open[idx(x, r)] = !b.is_solid()
-                    || (b == Block::Cracked && breakable[((r - PAD) * w + x) as usize]);
-            }
-        }
-        for r in 0..rows {
-            for x in 0..w {
-                if !open[idx(x, r)] {
-                    continue;
-                }
-                if r + 1 < rows {
-                    let below = tile(x, r + 1);
-                    if below.is_solid() || below.is_one_way() {
-                        lift[idx(x, r)] = LIFT;
-                    }
-                }
-            }
-        }
-        let raise = |x: i32, r: i32, l: i32, lift: &mut Vec<i32>| {
-            if x >= 0 && x < w && r >= 0 && r < rows {
-                let i = idx(x, r);
-                if open[i] && lift[i] < l {
-                    lift[i] = l;
-                }
-            }
-        };
-        for e in map.entities() {
-            let r = e.y + PAD;
-            match e.kind {
-                EntityKind::Spring => {
-                    raise(e.x, r, e.param(SPRING_STRENGTH) as i32 + 4, &mut lift);
-                }
-                EntityKind::Platform => {
-                    let (dx, dy) = (e.param(PLATFORM_DX) as i32, e.param(PLATFORM_DY) as i32);
-                    let pw = e.param(PLATFORM_WIDTH) as i32;
-                    for y in r.min(r + dy)..=r.max(r + dy) {
-                        for x in e.x.min(e.x + dx)..=(e.x.max(e.x + dx) + pw - 1) {
-                            raise(x, y - 1, LIFT, &mut lift);
-                            raise(x, y, LIFT, &mut lift);
-                        }
-                    }
-                }
-                EntityKind::Flyer => {
-                    let range = e.param(FLYER_RANGE) as i32;
-                    let vertical = e.param(FLYER_AXIS) == 1;
-                    for d in -range..=range {
-                        let (x, y) = if vertical { (e.x, r + d) } else { (e.x + d, r) };
-                        raise(x, y - 1, FLYER_LIFT, &mut lift);
-                    }
-                }
-                _ => {}
-            }
-        }
-        // up_ok: the cell lies within the lift of a support below it in its column or a
-        // neighbouring one.
-        let mut up_ok = vec![false; n];
-        for r in 0..rows {
-            for x in 0..w {
-                if !open[idx(x, r)] {
-                    continue;
-                }
-                'cols: for c in (x - 1).max(0)..=(x + 1).min(w - 1) {
-                    for k in 0..=14 {
-                        let rr = r + k;
-                        if rr >= rows || !open[idx(c, rr)] {
-                            break;
-                        }
-                        if lift[idx(c, rr)] > 0 && lift[idx(c, rr)] >= k {
-                            up_ok[idx(x, r)] = true;
-                            break 'cols;
-                        }
-                    }
-                }
-            }
-        }
-        const DIRS: [(i32, i32); 8] = [
-            (1, 0),
-            (-1, 0),
-            (0, 1),
-            (0, -1),
-            (1, 1),
-            (-1, 1),
-            (1, -1),
-            (-1, -1),
-        ];
+        let Graph { open, up_ok } = graph(map, &breakable);
         let inside = |x: i32, r: i32| x >= 0 && x < w && r >= 0 && r < rows;
-        // A forward move from a to b = a + d.
-        let edge = |ax: i32, ar: i32, dx: i32, dr: i32| -> bool {
-            let (bx, br) = (ax + dx, ar + dr);
-            if !inside(ax, ar) || !inside(bx, br) || !open[idx(ax, ar)] || !open[idx(bx, br)] {
-                return false;
-            }
-            if dx != 0 && dr != 0 && !open[idx(ax + dx, ar)] && !open[idx(ax, ar + dr)] {
-                return false;
-            }
-            dr >= 0 || up_ok[idx(bx, br)]
-        };
-
+        let g0 = Graph { open, up_ok };
+        let edge = |ax: i32, ar: i32, dx: i32, dr: i32| g0.edge(map, ax, ar, dx, dr);
         let mut dist = vec![UNREACHED; n];
         let mut q = VecDeque::new();
         for &(nx, ny) in map.nests() {
@@ -220,28 +292,59 @@ impl Relaxed {
         let spikes: Vec<bool> = (0..n)
             .map(|i| dist[i] != 0 && tile(i as i32 % w, i as i32 / w) == Block::Spikes)
             .collect();
-        let mut seen = vec![false; n];
-        let (sx, sy) = map.start();
-        let mut nest_reachable = false;
-        if inside(sx, sy + PAD) {
-            seen[idx(sx, sy + PAD)] = true;
-            q.push_back((sx, sy + PAD));
-        }
-        while let Some((ax, ar)) = q.pop_front() {
-            if dist[idx(ax, ar)] == 0 {
-                nest_reachable = true;
+        // Cracked rock counts as open forwards only once a pebble can reach it from a tile the
+        // bird's middle gets to (pebbles fly along the row of the bird's middle, from its column,
+        // through open tiles, and break the first solid one if it is cracked rock). Start with
+        // none and add the reachable ones until nothing changes: every step only opens more, and
+        // the result still contains every tile a real run reaches.
+        let mut by_reach = vec![false; (w * h) as usize];
+        let mut nest_reachable;
+        let mut g;
+        loop {
+            g = graph(
+                map,
+                &by_reach
+                    .iter()
+                    .zip(&breakable)
+                    .map(|(a, b)| *a && *b)
+                    .collect::<Vec<_>>(),
+            );
+            let seen;
+            (nest_reachable, seen) = forward(map, &g, &spikes, &dist);
+            if nest_reachable {
                 break;
             }
-            for (dx, dr) in DIRS {
-                let (bx, br) = (ax + dx, ar + dr);
-                if inside(bx, br)
-                    && !seen[idx(bx, br)]
-                    && !spikes[idx(bx, br)]
-                    && edge(ax, ar, dx, dr)
-                {
-                    seen[idx(bx, br)] = true;
-                    q.push_back((bx, br));
+            let mut changed = false;
+            for y in 0..h {
+                let r = y + PAD;
+                for x in 0..w {
+                    let i = (y * w + x) as usize;
+                    if by_reach[i] || !breakable[i] || tile(x, r) != Block::Cracked {
+                        continue;
+                    }
+                    let hit = [-1, 1].iter().any(|&dir| {
+                        for d in 1..=PEBBLE_TILES + 1 {
+                            let cx = x + dir * d;
+                            if cx < 0 || cx >= w {
+                                return false;
+                            }
+                            if seen[idx(cx, r)] {
+                                return true;
+                            }
+                            if !g.open[idx(cx, r)] {
+                                return false;
+                            }
+                        }
+                        false
+                    });
+                    if hit {
+                        by_reach[i] = true;
+                        changed = true;
+                    }
                 }
+            }
+            if !changed {
+                break;
             }
         }
         Relaxed {

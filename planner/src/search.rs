@@ -2,10 +2,14 @@
 
 use crate::relaxed::Relaxed;
 use crate::shorten::finish;
-use crate::{PlanOutcome, PlanReport, PlanRequest, Progress, UnresolvedReason};
+use crate::{PlanOutcome, PlanReport, PlanRequest, Progress, Proof, UnresolvedReason};
+use horst_engine::physics::SPEED_UNIT;
 use horst_engine::physics::TILE;
 use horst_engine::physics::{PLAYER_H, PLAYER_W, TILE_SHIFT};
-use horst_engine::sim::palette::{EntityKind, FLYER_AXIS};
+use horst_engine::sim::palette::{
+    EntityKind, FLYER_AXIS, FLYER_RANGE, FLYER_SPEED, PLATFORM_DX, PLATFORM_DY, PLATFORM_SPEED,
+    WALKER_SPEED,
+};
 use horst_engine::{Block, Map, Sim, Status, Step};
 use rayon::prelude::*;
 use std::cmp::Reverse;
@@ -22,10 +26,19 @@ pub const MAX_TICKS: u32 = 36_000;
 /// each open one); reaching it counts as the budget running out. Keys are 64-bit hashes, so two
 /// states collide with a chance of about 1e-6 at this size.
 pub const MAX_STATES: u64 = 6_000_000;
-/// Entities within this many sub-units of the bird (10 tiles) are part of the state key.
-const NEAR: i32 = 10 * TILE;
+/// Moving things within this many sub-units of the bird (6 tiles: a running jump and a bit) are
+/// part of every state key; farther ones only while it stands still or rides (and in the `full`
+/// stages). At 10 tiles the phases of a jackdaw or a lift coming closer multiplied the states of
+/// every run towards it (2-3 times the expansions on the wait and stomp levels).
+const NEAR: i32 = 6 * TILE;
 /// How far a pebble flies (48 ticks at 5 px per tick), in whole tiles.
 const RANGE_TILES: i32 = 15;
+/// Waits until something arrives (`event_waits`): at most this many per state, and at most this
+/// far ahead (30 s).
+const EVENT_WAITS: usize = 4;
+const EVENT_MAX: u16 = 1800;
+/// Ticks before an arrival that a wait also ends (a jump takes about 25 ticks to its apex).
+const EVENT_LEADS: [u16; 2] = [16, 32];
 /// Weight of the heuristic: ticks per tile of relaxed distance (running takes about 7).
 const H_WEIGHT: u64 = 40;
 
@@ -40,20 +53,40 @@ pub struct Stage {
     pub move_holds: &'static [u16],
     /// Ticks a jump (or egg boost) is held.
     pub jump_holds: &'static [u16],
+    /// Longer holds of standing still ("none") and of the slow walks: waiting for something
+    /// to come by is a move of its own.
+    pub wait_holds: &'static [u16],
     /// Also try the slow walks.
     pub slow: bool,
+    /// While the bird stands still or rides, the phase of every moving thing (in ticks along
+    /// its cycle) is part of the key, in cells of `1 << phase_shift` ticks, so that waiting
+    /// makes new states.
+    pub phase_shift: u32,
+    /// The phases of far things are in the key in every state, not only while standing still
+    /// (the information the earlier stages drop, put back).
+    pub full: bool,
+    /// The tick itself, in cells of `1 << shift` ticks, is in the key: the last stage's space
+    /// is then never exhausted before the tick limit.
+    pub tick_shift: Option<u32>,
     /// Expansions after which the stage gives way to the next one (None: the last stage).
     pub cap: Option<u64>,
 }
 
-pub static STAGES: [Stage; 2] = [
+/// The stages, coarse to fine. A stage whose space is exhausted proves nothing (its key drops
+/// information and its holds are a choice): the next one goes on, and the last one runs until
+/// the time limit (or the state budget).
+pub static STAGES: [Stage; 4] = [
     Stage {
         pos_shift: 10,
         vx_shift: 8,
         vy_shift: 9,
         move_holds: &[6, 15],
         jump_holds: &[4, 10, 18],
+        wait_holds: &[40, 120],
         slow: false,
+        phase_shift: 4,
+        full: false,
+        tick_shift: None,
         cap: Some(600_000),
     },
     Stage {
@@ -62,7 +95,37 @@ pub static STAGES: [Stage; 2] = [
         vy_shift: 7,
         move_holds: &[2, 5, 12],
         jump_holds: &[1, 3, 6, 10, 18],
+        wait_holds: &[30, 90, 240],
         slow: true,
+        phase_shift: 3,
+        full: false,
+        tick_shift: None,
+        cap: Some(1_500_000),
+    },
+    Stage {
+        pos_shift: 10,
+        vx_shift: 8,
+        vy_shift: 9,
+        move_holds: &[6, 15],
+        jump_holds: &[4, 10, 18],
+        wait_holds: &[30, 90, 240],
+        slow: true,
+        phase_shift: 4,
+        full: true,
+        tick_shift: None,
+        cap: Some(1_500_000),
+    },
+    Stage {
+        pos_shift: 9,
+        vx_shift: 6,
+        vy_shift: 7,
+        move_holds: &[2, 5, 12],
+        jump_holds: &[1, 3, 6, 10, 18],
+        wait_holds: &[30, 90, 240],
+        slow: true,
+        phase_shift: 3,
+        full: true,
+        tick_shift: Some(5),
         cap: None,
     },
 ];
@@ -109,8 +172,20 @@ pub struct Ctx {
     walker_y: Vec<i32>,
     /// Flyers: the fixed coordinate (sub-units) and whether they fly vertically.
     flyer_fixed: Vec<(i32, bool)>,
+    /// Speeds (sub-units per tick, at least 1) of walkers, flyers and platforms, in file order:
+    /// a position divided by it is a phase in ticks.
+    walker_speed: Vec<i32>,
+    flyer_speed: Vec<i32>,
+    platform_speed: Vec<i32>,
+    /// Flyers' patrols along their axis (sub-units, the engine's `min`, `max`).
+    flyer_span: Vec<(i32, i32)>,
+    /// Platforms: path length (sub-units, the longer axis), start and offset along it (x when
+    /// horizontal, y when vertical), and whether the longer axis is vertical.
+    platform_path: Vec<(i32, i32, i32, bool)>,
     /// Rock-fall spawners' columns (sub-units).
     spawner_x: Vec<i32>,
+    /// The level has platforms or flyers (so waits until they arrive are tried).
+    movers: bool,
 }
 
 impl Ctx {
@@ -123,12 +198,36 @@ impl Ctx {
         let mut walker_y = Vec::new();
         let mut flyer_fixed = Vec::new();
         let mut spawner_x = Vec::new();
+        let (mut walker_speed, mut flyer_speed, mut platform_speed) = (vec![], vec![], vec![]);
+        let (mut flyer_span, mut platform_path) = (vec![], vec![]);
+        let speed = |v: i64| (v as i32 * SPEED_UNIT).max(1);
         for e in map.entities() {
             match e.kind {
-                EntityKind::Walker => walker_y.push(e.y * TILE),
+                EntityKind::Walker => {
+                    walker_y.push(e.y * TILE);
+                    walker_speed.push(speed(e.param(WALKER_SPEED)));
+                }
                 EntityKind::Flyer => {
                     let vertical = e.param(FLYER_AXIS) == 1;
                     flyer_fixed.push((if vertical { e.x * TILE } else { e.y * TILE }, vertical));
+                    flyer_speed.push(speed(e.param(FLYER_SPEED)));
+                    let base = if vertical { e.y } else { e.x } * TILE + 512;
+                    let range = e.param(FLYER_RANGE) as i32 * TILE;
+                    flyer_span.push((base - range, base + range));
+                }
+                EntityKind::Platform => {
+                    platform_speed.push(speed(e.param(PLATFORM_SPEED)));
+                    let (dx, dy) = (
+                        e.param(PLATFORM_DX) as i32 * TILE,
+                        e.param(PLATFORM_DY) as i32 * TILE,
+                    );
+                    let vertical = dy.abs() > dx.abs();
+                    let (from, off) = if vertical {
+                        (e.y * TILE, dy)
+                    } else {
+                        (e.x * TILE, dx)
+                    };
+                    platform_path.push((dx.abs().max(dy.abs()), from, off, vertical));
                 }
                 EntityKind::Rockfall => spawner_x.push(e.x * TILE),
                 _ => {}
@@ -139,6 +238,12 @@ impl Ctx {
             shoot_useful,
             walker_y,
             flyer_fixed,
+            walker_speed,
+            flyer_speed,
+            platform_speed,
+            movers: !platform_path.is_empty() || !flyer_span.is_empty(),
+            flyer_span,
+            platform_path,
             spawner_x,
         }
     }
@@ -201,8 +306,15 @@ fn rd_u8(b: &[u8], o: usize) -> u8 {
 
 /// The quantised state key: the bird (position and speed in cells of the stage), its flags,
 /// and the world (dynamic tiles, enemies, platforms, rocks) read from the state layout of
-/// FORMAT.md. The tick and the RNG are left out, so a level without anything moving has a
-/// finite key space the search can exhaust.
+/// FORMAT.md. The RNG is left out, and the tick too except in the last stage.
+///
+/// Moving things farther than `NEAR` from the bird count only by whether they are alive while
+/// the bird moves: their phase rarely matters until the bird gets there, and keeping it would
+/// make every tick of every run a new state. While the bird stands still or rides, the phase of
+/// every moving thing (walkers, flyers, platforms, rock-fall timers; the crumbling ledges are
+/// always in) is in the key, in ticks along its cycle, so waiting for something that is far away
+/// makes new states instead of being pruned. The `full` stages keep the far phases in every
+/// state.
 pub fn state_key(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> u64 {
     state_key_parsed(sim, st, ctx, buf).0
 }
@@ -212,12 +324,16 @@ pub fn state_key(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> u64 {
 /// layout, so a change of `Sim::state_bytes` cannot silently garble the key.
 pub fn state_key_parsed(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> (u64, usize) {
     let p = sim.player();
-    // Moving things farther than this from the bird are left out of the key (only whether an
-    // enemy is alive counts everywhere): their phase rarely matters until the bird gets
-    // there, and including it would make every tick of waiting a new state.
     let (bx, by) = (p.x, p.y);
     let near = |x: i32, y: i32| (x - bx).abs() <= NEAR && (y - by).abs() <= NEAR;
+    // Standing still or riding: the phases of everything count (see above).
+    let phases = st.full || p.riding >= 0 || (p.on_ground && p.vx == 0);
+    let phase = |pos: i32, speed: i32| ((pos / speed) >> st.phase_shift) as i64;
     let mut k = Key(0x1234_5678);
+    if let Some(shift) = st.tick_shift {
+        k.add((sim.tick() >> shift) as i64);
+    }
+    k.add(phases as i64);
     k.add((p.x >> st.pos_shift) as i64);
     // In the air the height is told apart half as finely (the fall is fast anyway).
     k.add((p.y >> (st.pos_shift + !p.on_ground as u32)) as i64);
@@ -259,35 +375,47 @@ pub fn state_key_parsed(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> 
         o += 4;
         for j in 0..n {
             let pos = rd_i32(b, o);
-            let (ex, ey) = if kind == 0 {
-                (pos, ctx.walker_y.get(j).copied().unwrap_or(0))
+            let (ex, ey, speed) = if kind == 0 {
+                let y = ctx.walker_y.get(j).copied().unwrap_or(0);
+                (pos, y, ctx.walker_speed.get(j).copied().unwrap_or(1))
             } else {
+                let speed = ctx.flyer_speed.get(j).copied().unwrap_or(1);
                 match ctx.flyer_fixed.get(j) {
-                    Some(&(f, true)) => (f, pos),
-                    Some(&(f, false)) => (pos, f),
-                    None => (0, 0),
+                    Some(&(f, true)) => (f, pos, speed),
+                    Some(&(f, false)) => (pos, f, speed),
+                    None => (0, 0, 1),
                 }
             };
+            let (dir, wait) = (rd_u8(b, o + 4) as i64, rd_i32(b, o + 5) as i64);
             if rd_u8(b, o + 9) == 0 {
                 k.add(-1);
             } else if near(ex, ey) {
                 k.add((pos >> ps) as i64);
-                k.add(rd_u8(b, o + 4) as i64 | (((rd_i32(b, o + 5) as i64) + 7) >> 3) << 8);
+                k.add(dir | ((wait + 7) >> 3) << 8);
+            } else if phases {
+                k.add(phase(pos, speed));
+                k.add(dir | (wait >> st.phase_shift) << 8);
             } else {
                 k.add(-2);
             }
             o += 10;
         }
     }
-    // Platforms: progress i32, dir i8, x, y, dx, dy i32. Their phase is told apart in cells of
-    // four times the enemies' (32 px at the coarse stage): the bird riding one already carries
-    // its position, and a finer phase multiplies the states of every level with platforms.
+    // Platforms: progress i32, dir i8, x, y, dx, dy i32. A near one's phase is told apart in
+    // cells of four times the enemies' (32 px at the coarse stage) while the bird moves: the
+    // bird riding one already carries its position, and a finer phase multiplies the states of
+    // every level with platforms. While it stands still or rides, in ticks, like the others (a
+    // slow platform stays in one 32 px cell for seconds).
     let n = rd_i32(b, o) as usize;
     o += 4;
-    for _ in 0..n {
-        if near(rd_i32(b, o + 5), rd_i32(b, o + 9)) {
-            k.add((rd_i32(b, o) >> (ps + 2)) as i64);
-            k.add(rd_u8(b, o + 4) as i64);
+    for j in 0..n {
+        let (prog, dir) = (rd_i32(b, o), rd_u8(b, o + 4) as i64);
+        if phases {
+            k.add(phase(prog, ctx.platform_speed.get(j).copied().unwrap_or(1)));
+            k.add(dir);
+        } else if near(rd_i32(b, o + 5), rd_i32(b, o + 9)) {
+            k.add((prog >> (ps + 2)) as i64);
+            k.add(dir);
         } else {
             k.add(-2);
         }
@@ -301,6 +429,8 @@ pub fn state_key_parsed(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> 
         let near_x = (sx - bx).abs() <= NEAR;
         if near_x {
             k.add((rd_i32(b, o) >> 3) as i64);
+        } else if phases {
+            k.add((rd_i32(b, o) >> st.phase_shift) as i64);
         }
         o += 4;
         for _ in 0..4 {
@@ -315,11 +445,114 @@ pub fn state_key_parsed(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> 
     (k.0, o)
 }
 
+/// Waits that end when something that moves gets somewhere: for every platform and live flyer,
+/// the tick it next turns round and the tick it next lines up with the bird (its path passes the
+/// bird's column, or row when it moves vertically). The soonest `EVENT_WAITS` of them, at most
+/// `EVENT_MAX` ticks ahead, ascending. Platforms never pause; a flyer's current pause counts, its
+/// later random ones do not (a wait that ends a little early is still a fine move).
+pub fn event_waits(sim: &Sim, ctx: &Ctx, buf: &mut Vec<u8>, out: &mut Vec<u16>) {
+    out.clear();
+    let p = sim.player();
+    let (bx, by) = (p.x + PLAYER_W / 2, p.y + PLAYER_H);
+    buf.clear();
+    sim.state_bytes(buf);
+    let b = &buf[..];
+    let mut add = |t: i64| {
+        if (1..=EVENT_MAX as i64).contains(&t) {
+            out.push(t as u16);
+        }
+    };
+    // A leg from `pos` in direction `dir` at `speed` between `lo` and `hi`, after `wait` ticks:
+    // the tick of the turn, and of reaching `target` if it lies ahead (on this leg or the next).
+    let mut leg = |pos: i32, dir: i32, speed: i32, lo: i32, hi: i32, wait: i64, target: i32| {
+        let speed = speed.max(1) as i64;
+        let end = if dir > 0 { hi } else { lo };
+        let turn = wait + ((end - pos).abs() as i64 + speed - 1) / speed;
+        add(turn);
+        if (lo..=hi).contains(&target) {
+            if (target - pos) * dir >= 0 {
+                add(wait + (target - pos).abs() as i64 / speed);
+            } else {
+                add(turn + (end - target).abs() as i64 / speed);
+            }
+        }
+    };
+    let mut o = 46 + 4 * 14;
+    let n = rd_i32(b, o) as usize;
+    o += 4 + 3 * n;
+    // Walkers are skipped (they also turn at walls and edges); flyers.
+    let n = rd_i32(b, o) as usize;
+    o += 4 + 10 * n;
+    let n = rd_i32(b, o) as usize;
+    o += 4;
+    for j in 0..n {
+        let (pos, dir, wait, alive) = (
+            rd_i32(b, o),
+            rd_u8(b, o + 4) as i8 as i32,
+            rd_i32(b, o + 5) as i64,
+            rd_u8(b, o + 9) != 0,
+        );
+        o += 10;
+        let (Some(&(lo, hi)), Some(&speed), Some(&(_, vertical))) = (
+            ctx.flyer_span.get(j),
+            ctx.flyer_speed.get(j),
+            ctx.flyer_fixed.get(j),
+        ) else {
+            continue;
+        };
+        if alive {
+            let target = if vertical {
+                by - 3 * TILE
+            } else {
+                bx - 6 * 256
+            };
+            leg(pos, dir, speed, lo, hi, wait, target);
+        }
+    }
+    let n = rd_i32(b, o) as usize;
+    o += 4;
+    for j in 0..n {
+        let (prog, dir) = (rd_i32(b, o), rd_u8(b, o + 4) as i8 as i32);
+        o += 21;
+        let (Some(&(len, from, off, vertical)), Some(&speed)) =
+            (ctx.platform_path.get(j), ctx.platform_speed.get(j))
+        else {
+            continue;
+        };
+        if len == 0 {
+            continue;
+        }
+        // Where along its path (in progress units) the platform lines up with the bird: its
+        // top at the bird's feet, or its middle (3 tiles wide at most counts) under the bird.
+        let want = if vertical { by } else { bx - TILE };
+        let target = if off == 0 {
+            -1
+        } else {
+            ((want - from) as i64 * len as i64 / off as i64) as i32
+        };
+        leg(prog, dir, speed, 0, len, 0, target);
+    }
+    out.sort_unstable();
+    out.dedup();
+    out.truncate(EVENT_WAITS);
+    // And a little before each: a jump to meet something (a stomp, a landing on a platform)
+    // starts before it arrives.
+    for i in 0..out.len() {
+        for lead in EVENT_LEADS {
+            if out[i] > lead {
+                out.push(out[i] - lead);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+}
+
 /// The macro-actions tried from a state, in a fixed order: moves first (right, left, none,
 /// then the slow walks), jumps only where a jump or boost can happen (or a rising jump can be
 /// held longer), a short release where the boost needs a fresh press, and shots only where
 /// shooting can change something.
-pub fn macros(sim: &Sim, st: &Stage, ctx: &Ctx, out: &mut Vec<(u8, u16)>) {
+pub fn macros(sim: &Sim, st: &Stage, ctx: &Ctx, events: &[u16], out: &mut Vec<(u8, u16)>) {
     out.clear();
     let p = sim.player();
     // move index * 4: right 8, left 0, none 4, slow right 16, slow left 12.
@@ -331,6 +564,25 @@ pub fn macros(sim: &Sim, st: &Stage, ctx: &Ctx, out: &mut Vec<(u8, u16)>) {
     for &m in moves {
         for &t in st.move_holds {
             out.push((m, t));
+        }
+        // Waiting (and creeping) for longer: after the move's own holds, so that `expand`
+        // continues the same simulation.
+        if m >= 12 {
+            for &t in st.wait_holds {
+                out.push((m, t));
+            }
+        }
+        if m == 4 {
+            // Standing still: the fixed long holds and the waits until something arrives,
+            // merged in ascending order.
+            let mut ts: Vec<u16> = st.wait_holds.to_vec();
+            ts.extend_from_slice(events);
+            ts.retain(|&t| t > *st.move_holds.last().unwrap_or(&0));
+            ts.sort_unstable();
+            ts.dedup();
+            for t in ts {
+                out.push((m, t));
+            }
         }
     }
     let airborne = !p.on_ground;
@@ -387,8 +639,12 @@ struct Child {
 /// are dropped here, on the worker thread (the merge would reject them anyway).
 fn expand(sim: &Sim, st: &Stage, ctx: &Ctx, seen: &KeySet) -> Vec<Child> {
     let mut ms = Vec::with_capacity(48);
-    macros(sim, st, ctx, &mut ms);
     let mut buf = Vec::with_capacity(512);
+    let mut events = Vec::new();
+    if ctx.movers {
+        event_waits(sim, ctx, &mut buf, &mut events);
+    }
+    macros(sim, st, ctx, &events, &mut ms);
     let mut out: Vec<Child> = Vec::with_capacity(ms.len());
     // The last macro simulated: (action, ticks, index of its child in `out` if it still runs).
     // Longer holds of the same action continue from it instead of starting over.
@@ -608,50 +864,50 @@ pub fn plan(req: &PlanRequest, progress: Option<&dyn Fn(&Progress)>) -> PlanRepo
         outcome,
         expanded: sh.expanded,
         elapsed: start.elapsed(),
-        best_distance: sh.best_distance,
+        best_distance: (sh.best_distance != u32::MAX).then_some(sh.best_distance),
+        proof: None,
     };
     // Two over-approximations of where the bird can go: if either reaches no nest, nothing can
-    // win, and the answer comes before any search.
-    if !sh.ctx.relaxed.nest_reachable || crate::envelope::prove(req.map).unreachable() {
-        sh.best_distance = sh.ctx.distance(&Sim::new(req.map, req.seed));
-        return report(
+    // win, and the answer comes before any search. They are the only proofs.
+    let proof = if !sh.ctx.relaxed.nest_reachable {
+        Some(Proof::RelaxedGraph)
+    } else if crate::envelope::prove(req.map).unreachable() {
+        Some(Proof::JumpEnvelope)
+    } else {
+        None
+    };
+    if proof.is_some() {
+        let mut r = report(
             &sh,
             PlanOutcome::Unresolved {
                 reason: UnresolvedReason::Unreachable,
             },
         );
+        r.proof = proof;
+        r.best_distance = None;
+        return r;
     }
+    let unresolved = |sh: &Shared, reason| report(sh, PlanOutcome::Unresolved { reason });
     for (i, st) in STAGES.iter().enumerate() {
-        let end = run_stage(&mut sh, i, st);
-        let reason = match end {
+        match run_stage(&mut sh, i, st) {
             StageEnd::Won(steps) => {
                 return match finish(req, steps, deadline) {
                     Some((replay, ticks)) => {
                         sh.best_distance = 0;
                         report(&sh, PlanOutcome::Won { replay, ticks })
                     }
-                    // Never return a replay the referee does not confirm.
-                    None => report(
-                        &sh,
-                        PlanOutcome::Unresolved {
-                            reason: UnresolvedReason::Exhausted,
-                        },
-                    ),
+                    // Never return a replay the referee does not confirm. (Cannot happen: the
+                    // search's own simulation is the referee's.)
+                    None => unresolved(&sh, UnresolvedReason::TimeLimit),
                 };
             }
-            // The coarse stage's whole quantised space is searched: the level is reported
-            // unresolved at once. Finer stages only run where the coarse one is too large.
-            StageEnd::Exhausted => UnresolvedReason::Exhausted,
-            StageEnd::Capped if i + 1 < STAGES.len() => continue,
-            StageEnd::Capped | StageEnd::Deadline => UnresolvedReason::Deadline,
-            StageEnd::Cancelled => UnresolvedReason::Cancelled,
-        };
-        return report(&sh, PlanOutcome::Unresolved { reason });
+            // An exhausted or capped stage proves nothing: the next one goes on.
+            StageEnd::Exhausted | StageEnd::Capped => continue,
+            StageEnd::Deadline => return unresolved(&sh, UnresolvedReason::TimeLimit),
+            StageEnd::Cancelled => return unresolved(&sh, UnresolvedReason::Cancelled),
+        }
     }
-    report(
-        &sh,
-        PlanOutcome::Unresolved {
-            reason: UnresolvedReason::Exhausted,
-        },
-    )
+    // The last stage, with every phase and the tick in the key, ran out of states to expand or
+    // of its state budget before the clock did: the budget stands in for the time limit.
+    unresolved(&sh, UnresolvedReason::TimeLimit)
 }

@@ -1,5 +1,5 @@
 //! The planner's contract: confirmed replays, deadline, cancellation, thread-count
-//! independence, early `unresolved` on an exhausted space, and no panic on any valid map.
+//! independence, early `unresolved` only with a proof, and no panic on any valid map.
 
 use horst_engine::{parse_map, referee, Map};
 use horst_planner::{plan, PlanOutcome, PlanReport, PlanRequest, UnresolvedReason};
@@ -109,14 +109,53 @@ fn every_solvable_corpus_level_has_a_winning_replay() {
     assert!(unsolvable >= 10);
 }
 
-/// A level the planner neither solves, nor proves unsolvable, nor exhausts within 20 s (a wide
-/// field with marmots and jackdaws, whose phases multiply the states, before a nest under
-/// cracked rock that no pebble can reach).
-const HARD: &str = "levels/corpus/u-cracked-field-01.map";
+/// Rides on four slow ferries (speed 1, 32 tiles each: about 68 s of game time apiece): a
+/// winnable level the planner needs far longer than a second for.
+fn hard() -> Map {
+    let (seg, n) = (40, 4);
+    let w = seg * n + 8;
+    // Ground (grass on earth) where `ground` says so, spikes at the bottom elsewhere.
+    let ground = |x: usize| x % seg < 4 || x >= n * seg;
+    let mut rows = vec![vec![b'.'; w]; 12];
+    for (x, c) in rows[9].iter_mut().enumerate() {
+        if ground(x) {
+            *c = b'G';
+        }
+    }
+    for r in &mut rows[10..] {
+        for (x, c) in r.iter_mut().enumerate() {
+            *c = if ground(x) { b'E' } else { b'.' };
+        }
+    }
+    for (x, c) in rows[11].iter_mut().enumerate() {
+        if !ground(x) {
+            *c = b'^';
+        }
+    }
+    let mut ents = vec!["start 1 8".to_string()];
+    for i in 0..n {
+        ents.push(format!(
+            "platform {} 9 dx=32 dy=0 speed=1 width=3",
+            i * seg + 4
+        ));
+    }
+    ents.push(format!("nest {} 8", w - 2));
+    let mut t = format!("gcv-map 1\nname: ferries\nsize: {w} 12\ngrid:\n");
+    for r in rows {
+        t.push_str(std::str::from_utf8(&r).unwrap());
+        t.push('\n');
+    }
+    t.push_str("entities:\n");
+    for e in ents {
+        t.push_str(&e);
+        t.push('\n');
+    }
+    parse_map(&t).unwrap_or_else(|r| panic!("{}", r.summary()))
+}
 
 #[test]
 fn the_deadline_is_respected() {
-    let map = load(HARD);
+    let map = hard();
     let cancel = AtomicBool::new(false);
     let t = Instant::now();
     let rep = run(&map, 1, 1.0, 2, &cancel);
@@ -126,15 +165,17 @@ fn the_deadline_is_respected() {
     assert_eq!(
         rep.outcome,
         PlanOutcome::Unresolved {
-            reason: UnresolvedReason::Deadline
+            reason: UnresolvedReason::TimeLimit
         }
     );
     assert!(rep.expanded > 0);
+    assert_eq!(rep.proof, None);
+    assert!(rep.best_distance.is_some());
 }
 
 #[test]
 fn cancellation_stops_the_search() {
-    let map = load(HARD);
+    let map = hard();
     let cancel = AtomicBool::new(false);
     let t = Instant::now();
     let rep = std::thread::scope(|s| {
@@ -174,23 +215,64 @@ fn unsolvable_levels_are_reported_at_once() {
         );
         assert_eq!(rep.expanded, 0, "{level}");
     }
-    // Neither proof applies (the nest lies under cracked rock whose only open neighbour in its
-    // row is a sealed pocket, so no pebble ever reaches it, but both proofs count it as
-    // breakable): the coarse stage's space is exhausted well before its cap.
+    // The nest lies under cracked rock whose only open neighbour in its row is a sealed pocket:
+    // no pebble ever reaches it. Once neither proof saw that, the old coarse stage ran out of
+    // states and answered at once as if that were a proof; now the relaxed graph opens cracked
+    // rock only where a pebble from a tile the bird reaches can hit it.
     let map = parse_map(POCKET_LID).unwrap();
     let rep = run(&map, 1, 20.0, 2, &cancel);
     assert_eq!(
         rep.outcome,
         PlanOutcome::Unresolved {
-            reason: UnresolvedReason::Exhausted
+            reason: UnresolvedReason::Unreachable
         }
     );
-    assert!(
-        rep.expanded > 0 && rep.expanded < 200_000,
-        "{}",
-        rep.expanded
-    );
+    assert_eq!(rep.proof, Some(horst_planner::Proof::RelaxedGraph));
+    assert_eq!(rep.expanded, 0);
 }
+
+/// An exhausted search is no proof: a level neither proof decides is searched until the time
+/// limit, whatever the stages' keys leave out.
+#[test]
+fn without_a_proof_the_search_goes_on_until_the_time_limit() {
+    let cancel = AtomicBool::new(false);
+    // A corridor one tile high over a 7-tile pit of spikes: the ceiling leaves no room for the
+    // jump that would clear it, but the relaxed graph lets the bird drift across and the jump
+    // envelope (walls ignored) reaches 7.6 tiles. Unsolvable, and neither proof says so.
+    let map = parse_map(SMALL_UNDECIDED).unwrap();
+    assert!(horst_planner::relaxed::Relaxed::new(&map).nest_reachable);
+    assert!(!horst_planner::envelope::prove(&map).unreachable());
+    let t = Instant::now();
+    let rep = run(&map, 1, 1.5, 2, &cancel);
+    assert!(
+        t.elapsed() >= Duration::from_millis(1400),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(
+        rep.outcome,
+        PlanOutcome::Unresolved {
+            reason: UnresolvedReason::TimeLimit
+        }
+    );
+    assert_eq!(rep.proof, None);
+    assert!(rep.expanded > 0);
+}
+
+const SMALL_UNDECIDED: &str = "gcv-map 1
+name: low corridor
+size: 24 6
+grid:
+########################
+########################
+........................
+GGGGGGGGG.......GGGGGGGG
+EEEEEEEEE^^^^^^^EEEEEEEE
+EEEEEEEEEEEEEEEEEEEEEEEE
+entities:
+start 1 2
+nest 22 2
+";
 
 const POCKET_LID: &str = "gcv-map 1
 name: pocket lid

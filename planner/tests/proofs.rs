@@ -70,6 +70,9 @@ fn unsolvable_levels_are_answered_before_any_search() {
         "u-high-nest-02",
         // The relaxed tile graph: walls and rock, spikes, cracked rock no pebble can reach.
         "u-cracked-lid-01",
+        // ... and cracked rock that only a sealed pocket is beside (pebbles fly from where the
+        // bird can be).
+        "u-cracked-field-01",
         "u-spike-shaft-01",
         "u-spike-tunnel-01",
         "u-sealed-01",

@@ -113,3 +113,96 @@ fn render_clips_like_the_tool_and_writes_a_png() {
         "{v}"
     );
 }
+
+/// Unsolvable (the ceiling leaves no room for the jump over the pit), but neither proof says so:
+/// the planner searches until its time limit.
+const LOW_CORRIDOR: &str = "gcv-map 1\nname: low corridor\nsize: 24 6\ngrid:\n########################\n########################\n........................\nGGGGGGGGG.......GGGGGGGG\nEEEEEEEEE^^^^^^^EEEEEEEE\nEEEEEEEEEEEEEEEEEEEEEEEE\nentities:\nstart 1 2\nnest 22 2\n";
+
+fn corpus(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("levels/corpus")
+        .join(name)
+}
+
+#[test]
+fn solve_says_why_and_prints_no_distance_for_a_proof() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = corpus("u-wide-pit-01.map");
+    let map = map.to_str().unwrap();
+    let (code, json) = horst_map(dir.path(), &["solve", map, "--json", "--threads", "1"]);
+    assert_eq!(code, 1, "{json}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["outcome"], "unresolved");
+    assert_eq!(v["reason"], "unreachable");
+    assert_eq!(v["proof"], "jump_envelope");
+    assert_eq!(v["explored"], 0);
+    assert!(v.get("bestDistance").is_none(), "{json}");
+    assert!(v["hint"].as_str().unwrap().starts_with("Proved unwinnable"));
+    let (code, text) = horst_map(dir.path(), &["solve", map, "--threads", "1"]);
+    assert_eq!(code, 1);
+    assert!(
+        text.contains("outcome: unresolved (unreachable: jump_envelope)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("best distance to the nest: none (no nest is reachable)"),
+        "{text}"
+    );
+    assert!(!text.contains(" tiles\n"), "{text}");
+
+    // Out of time: not a proof, with the distance the search got to.
+    std::fs::write(dir.path().join("low.map"), LOW_CORRIDOR).unwrap();
+    let args = ["solve", "low.map", "--json", "--threads", "1"];
+    let (code, json) = horst_map(dir.path(), &[&args[..], &["--time-limit", "0.5"]].concat());
+    assert_eq!(code, 1, "{json}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["reason"], "time_limit");
+    assert!(v.get("proof").is_none(), "{json}");
+    assert!(v["explored"].as_u64().unwrap() > 0);
+    assert!(v["bestDistance"].as_u64().is_some(), "{json}");
+    assert!(v["hint"].as_str().unwrap().starts_with("Not a proof"));
+}
+
+/// Progress every 2 s on stderr, also into a pipe; Ctrl-C (SIGINT to the process) prints
+/// what the search has and exits non-zero.
+#[test]
+fn solve_shows_progress_and_stops_on_ctrl_c() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("low.map"), LOW_CORRIDOR).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_horst"))
+        .current_dir(dir.path())
+        .args(["map", "solve", "low.map", "--threads", "1"])
+        .args(["--time-limit", "600"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run horst map solve");
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut progress = Vec::new();
+    // Two progress lines: the search has run for 4 s and reports on its own, into a pipe.
+    while progress.len() < 2 {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "stderr closed early");
+        if line.starts_with("stage ") {
+            assert!(line.contains("states explored "), "{line}");
+            assert!(line.contains("best distance to the nest "), "{line}");
+            progress.push(line);
+        }
+    }
+    // SAFETY: a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{rest}");
+    assert!(rest.contains("interrupted"), "{rest}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("outcome: unresolved (cancelled)"), "{text}");
+    assert!(text.contains("states explored: "), "{text}");
+    let distance = text
+        .lines()
+        .find_map(|l| l.strip_prefix("best distance to the nest: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(distance.ends_with(" tiles"), "{text}");
+}

@@ -50,6 +50,9 @@ async fn the_recommended_loop() {
         .await,
     );
     assert_eq!(p["outcome"], "won", "{p}");
+    assert!(p["explored"].as_u64().unwrap() > 0, "{p}");
+    assert_eq!(p["bestDistance"], 0, "{p}");
+    assert!(p.get("reason").is_none() && p.get("hint").is_none(), "{p}");
     assert_eq!(p["remaining"]["playtests"], 5);
     assert_eq!(p["seed"], 1);
     let tiny_replay = p["replay"].clone();
@@ -195,6 +198,42 @@ async fn the_recommended_loop() {
             .await,
     );
     assert_eq!(e["code"], "not_found");
+}
+
+/// The nest sits in a pocket of rock: no replay can win, and the planner says so, with the
+/// proof, through `playtest_map` and through `get_submission`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unwinnable_playtest_says_why() {
+    let app = spawn_gateway().await;
+    let _worker = app.start_engine_worker();
+    let key = self_service_key(&app).await;
+    let k = Some(key.as_str());
+    let sealed = "gcv-map 1\nname: Tasche\nsize: 8 4\ngrid:\n........\n.....###\n.....#.#\nGGGGGGGG\nentities:\nstart 1 2\nnest 6 2\n";
+    let p = ok_result(
+        &app.call(
+            "playtest_map",
+            json!({"map": sealed, "idempotencyKey": "sealed-1"}),
+            k,
+        )
+        .await,
+    );
+    assert_eq!(p["outcome"], "unresolved", "{p}");
+    assert_eq!(p["reason"], "unreachable", "{p}");
+    assert_eq!(p["proof"], "relaxed_graph", "{p}");
+    assert_eq!(p["explored"], 0, "{p}");
+    assert!(p.get("bestDistance").is_none(), "{p}");
+    assert!(
+        p["hint"].as_str().unwrap().starts_with("Proved unwinnable"),
+        "{p}"
+    );
+    let g = ok_result(
+        &app.call("get_submission", json!({"jobId": p["jobId"]}), k)
+            .await,
+    );
+    assert_eq!(g["kind"], "playtest", "{g}");
+    for f in ["outcome", "reason", "proof", "explored", "hint"] {
+        assert_eq!(g["result"][f], p[f], "{f}: {g}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

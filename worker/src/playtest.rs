@@ -45,6 +45,7 @@ pub(crate) fn playtest(
         expanded = report.expanded,
         ms = report.elapsed.as_millis() as u64,
         won = report.won(),
+        reason = report.reason().map(|r| r.as_str()),
         "playtest searched"
     );
     serde_json::to_value(PlaytestResult::new(map, seed, &report))

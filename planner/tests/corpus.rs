@@ -1,0 +1,114 @@
+//! The planner's honesty on the corpus. Architecture invariant: no level with a known winning
+//! replay is ever answered `unresolved` before the time limit, and none is ever proved
+//! unreachable. Bounded so the suite stays fast: a short time limit, and a check of the verdict
+//! (a win, or `time_limit` after the limit), not of the solve rate (that is the benchmark's,
+//! `examples/corpus.rs`).
+
+use horst_engine::{parse_map, parse_replay_json, referee, Map};
+use horst_planner::{plan, PlanOutcome, PlanRequest, UnresolvedReason};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn load(p: &Path) -> Map {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    parse_map(&text).unwrap_or_else(|r| panic!("{}: {}", p.display(), r.summary()))
+}
+
+/// Every map with a winning replay beside it, in `levels/` and `levels/corpus/`.
+fn winnable() -> Vec<(String, Map)> {
+    let mut out = Vec::new();
+    for dir in ["levels", "levels/corpus"] {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "map"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            let Ok(text) = std::fs::read_to_string(p.with_extension("replay.json")) else {
+                continue;
+            };
+            let map = load(&p);
+            let replay = parse_replay_json(&text).unwrap();
+            assert!(
+                referee(&map, &replay).won,
+                "{}: the known replay",
+                p.display()
+            );
+            out.push((p.file_stem().unwrap().to_string_lossy().into_owned(), map));
+        }
+    }
+    out
+}
+
+fn run(map: &Map, secs: f64, threads: usize) -> horst_planner::PlanReport {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let cancel = AtomicBool::new(false);
+    let req = PlanRequest {
+        map,
+        seed: 1,
+        time_limit: Duration::from_secs_f64(secs),
+        cancel: &cancel,
+    };
+    pool.install(|| plan(&req, None))
+}
+
+#[test]
+fn no_winnable_level_is_answered_unresolved_before_the_time_limit() {
+    let levels = winnable();
+    // The classes are all here: waits for far platforms and lifts from above, rides on
+    // slow ferries, jackdaws to stomp, slow lifts, detours, long levels.
+    for class in [
+        "t3-far-platform-",
+        "t3-lift-",
+        "t4-ferry-",
+        "t3-flyer-beat-",
+        "t4-flyer-ledges-",
+        "t3-slow-lift-",
+        "t4-deceptive-",
+        "t4-long-",
+    ] {
+        let n = levels.iter().filter(|(n, _)| n.starts_with(class)).count();
+        assert!(n >= 4, "{class}: {n} levels");
+    }
+    assert!(levels.len() >= 95, "{} winnable levels", levels.len());
+    let limit = 0.25;
+    for (name, map) in &levels {
+        let rep = run(map, limit, 2);
+        match rep.outcome {
+            PlanOutcome::Won { .. } => {}
+            PlanOutcome::Unresolved { reason } => {
+                assert_eq!(reason, UnresolvedReason::TimeLimit, "{name}: {rep:?}");
+                assert_eq!(rep.proof, None, "{name}");
+                assert!(
+                    rep.elapsed >= Duration::from_secs_f64(limit),
+                    "{name}: unresolved after {:?}, before the time limit",
+                    rep.elapsed
+                );
+                assert!(rep.best_distance.is_some(), "{name}");
+            }
+        }
+    }
+}
+
+/// Levels of the new classes (a slow lift to wait for, a slow jackdaw beside ledges, a long
+/// gauntlet): the same replay and the same count of states on one thread and on two.
+#[test]
+fn waiting_levels_give_the_same_replay_on_every_thread_count() {
+    for name in ["t3-slow-lift-01", "t4-flyer-ledges-02", "t4-long-01"] {
+        let map = load(&root().join(format!("levels/corpus/{name}.map")));
+        let one = run(&map, 60.0, 1);
+        let two = run(&map, 60.0, 2);
+        assert!(one.won(), "{name}: {:?}", one.outcome);
+        assert_eq!(one.outcome, two.outcome, "{name}");
+        assert_eq!(one.expanded, two.expanded, "{name}");
+    }
+}
