@@ -11,6 +11,8 @@
     KEYS[7] jobs:<account>              zset of the account's jobs by creation
     KEYS[8] callers:<process>           presence of the API process whose caller waits
                                         (refreshed here; only used when ARGV[22] is set)
+    KEYS[9] job:<ARGV[21]>              the record the caller found gone (with ARGV[21]
+                                        empty: any key of the group, never read)
 
     ARGV[1] clock offset, ms           ARGV[11] per-account waiting cap
     ARGV[2] <day> the keys are for     ARGV[12] global waiting cap
@@ -43,6 +45,7 @@
   of a replay is read by the caller in a second step, so its key is never touched here.
   KEYS[8] names the calling process, which the caller knows without reading; it shares the
   queue group's slot (ARCHITECTURE.md, "Lua scripts, keys and hash slots") with the rest.
+  KEYS[9] is named by what the caller read in its first step (the replayed job's id).
 ]]
 local jid, account, trust, kind = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local fp, input = ARGV[8], ARGV[9]
@@ -57,6 +60,9 @@ if rec then
   local old_fp, old_jid = string.sub(rec, 1, sep - 1), string.sub(rec, sep + 1)
   if old_fp ~= fp then return {'conflict', old_jid} end
   if old_jid ~= ARGV[21] then return {'replayed', old_jid} end
+  -- The caller found the record gone. Believe it only if it really is: a read that came
+  -- back empty for any other reason must never start a second job under one key.
+  if redis.call('EXISTS', KEYS[9]) == 1 then return {'replayed', old_jid} end
   -- The job record expired before its key did: treat the key as new.
 end
 

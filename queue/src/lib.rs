@@ -406,6 +406,7 @@ impl Queue {
                 .key(self.job_key(&id))
                 .key(self.store.key(&format!("jobs:{}", spec.account)))
                 .key(self.callers_key(&self.process_id))
+                .key(self.job_key(if forget.is_empty() { &id } else { &forget }))
                 .arg(&day)
                 .arg(&id)
                 .arg(&spec.account)
@@ -440,6 +441,14 @@ impl Queue {
                         // answering from it.
                         self.store.barrier().await?;
                         return Ok(Admission::Replayed(record));
+                    }
+                    // The script saw the record that this read missed: never admit
+                    // a second job under the key; the caller retries with it.
+                    None if forget == *job_id => {
+                        return Err(QueueError::Unavailable(format!(
+                            "job {job_id} of idempotencyKey {:?} could not be read; retry with the same key",
+                            spec.idempotency_key
+                        )))
                     }
                     None => {
                         forget = job_id.clone();

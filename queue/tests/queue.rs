@@ -662,3 +662,47 @@ async fn orphans_of_a_dead_api_process_are_dropped_by_the_sweep_and_by_claim() {
     // The server's seconds: only bob's running job is charged.
     assert_eq!(after.seconds, before.seconds - 5);
 }
+
+/// One idempotency key never gets two jobs: a replay whose record reads back empty starts a
+/// new job only when the script sees the record really gone (it expired before its key).
+#[tokio::test]
+async fn a_replay_whose_record_cannot_be_read_never_starts_a_second_job() {
+    let s = setup_with(|q| {
+        q.queue.waiting_per_account = 10;
+        q.queue.waiting_global = 10;
+    })
+    .await;
+    let first = s.new_job(spec(JobKind::Simulate, "acct", 1, "k")).await;
+    let client = redis::Client::open(s.redis.url()).unwrap();
+    let mut raw = client.get_multiplexed_async_connection().await.unwrap();
+    let record = format!("t:job:{}", first.id);
+    // The record is there but unreadable (as a read that came back wrong would be).
+    let _: i64 = redis::cmd("HDEL")
+        .arg(&record)
+        .arg("kind")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    match s.queue.admit(spec(JobKind::Simulate, "acct", 1, "k")).await {
+        Err(QueueError::Unavailable(message)) => {
+            assert!(message.contains("retry with the same key"), "{message}")
+        }
+        other => panic!("expected unavailable, got {other:?}"),
+    }
+    let waiting: Vec<String> = redis::cmd("LRANGE")
+        .arg("t:queue:waiting")
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(waiting, vec![first.id.clone()], "no second job");
+    // Gone for real (expired before its key): the key counts as new.
+    let _: i64 = redis::cmd("DEL")
+        .arg(&record)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let again = s.new_job(spec(JobKind::Simulate, "acct", 1, "k")).await;
+    assert_ne!(again.id, first.id);
+}
