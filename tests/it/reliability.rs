@@ -16,7 +16,8 @@ use crate::harness::{
 };
 
 /// A level the planner neither solves nor proves unsolvable quickly: it runs to its limit.
-const HARD: &str = "levels/corpus/u-cracked-field-01.map";
+/// A level the planner searches until its time limit (no proof decides it).
+const HARD: &str = "tests/it/levels/undecided.map";
 const LONG: Duration = Duration::from_secs(90);
 
 fn hard_map() -> String {

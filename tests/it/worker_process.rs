@@ -9,9 +9,9 @@ use tokio::sync::watch;
 
 use crate::harness::{eventually, HorstProcess};
 
-/// A level the planner neither solves, nor proves unsolvable, nor exhausts quickly: it runs to
-/// its deadline (see planner/tests).
-const HARD: &str = "levels/corpus/u-cracked-field-01.map";
+/// A level the planner neither solves nor proves unsolvable: it searches it until its time
+/// limit (see the file's comment).
+const HARD: &str = "tests/it/levels/undecided.map";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_worker_s_playtest_fails_once_its_lease_expires_and_is_not_rerun() {
