@@ -376,7 +376,9 @@ export class Stage {
       this.verdict.textContent = `✓ In deinem Browser bestätigt: ${ticks} Ticks, stateHash ${short(hash)}… wie im Nachweis.`;
     } else {
       const engineNote = this.rev.engineVersion !== this.engine.engineVersion ? " Der Nachweis stammt von einer anderen Engine." : "";
-      this.verdict.textContent = `✗ Abweichung: dein Browser kam auf ${outcome}, ${ticks} Ticks, stateHash ${short(hash)}…; der Nachweis sagt ${ev.outcome}, ${ev.ticks} Ticks, ${short(ev.stateHash)}….${engineNote}`;
+      // A replay that loses here says what killed the bird, as the play view does.
+      const died = outcome === "lost" ? ` (${deathText(this.game.deathCause())})` : "";
+      this.verdict.textContent = `✗ Abweichung: dein Browser kam auf ${outcome}${died}, ${ticks} Ticks, stateHash ${short(hash)}…; der Nachweis sagt ${ev.outcome}, ${ev.ticks} Ticks, ${short(ev.stateHash)}….${engineNote}`;
     }
   }
 
