@@ -469,6 +469,19 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
     screenshot(&tab, "admin-stale-promote-409-1280").await;
     viewport(&tab, 390, 844).await;
     screenshot(&tab, "admin-levels-390").await;
+    // On a phone the levels table is a list of labelled cards: nothing is wider than the
+    // screen, and every value says which column it is.
+    let fits = tab
+        .eval(
+            "(() => { const t = document.querySelector('.table-wrap'); if (!t) return 'no table'; \
+             const w = document.documentElement.clientWidth; \
+             if (t.scrollWidth > t.clientWidth + 1 || document.documentElement.scrollWidth > w + 1) \
+               return `wider than the screen: ${t.scrollWidth} > ${t.clientWidth}`; \
+             const cells = [...t.querySelectorAll('tbody td')]; \
+             return cells.length > 0 && cells.every((c) => c.dataset.label) ? 'ok' : 'cells without labels'; })()",
+        )
+        .await;
+    assert_eq!(fits, json!("ok"), "the levels table at 390 px");
     viewport(&tab, 1280, 800).await;
 
     // The other sections render with the same session.

@@ -109,6 +109,14 @@ function dateText(iso) {
 }
 
 function table(headers, rows, cls) {
+  // Each cell carries its column's name: on a phone the rows become cards that label every
+  // value (admin.css), instead of a table that scrolls sideways.
+  for (const tr of [rows].flat(Infinity)) {
+    if (!(tr instanceof Element)) continue;
+    [...tr.children].forEach((td, i) => {
+      if (typeof headers[i] === "string" && headers[i]) td.dataset.label = headers[i];
+    });
+  }
   return el("div", { class: "table-wrap" },
     el("table", { class: cls },
       el("thead", {}, el("tr", {}, headers.map((h) => el("th", { scope: "col" }, h)))),
