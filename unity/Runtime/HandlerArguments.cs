@@ -12,11 +12,24 @@ namespace Rcadia.Agent
         /// <summary>1-based round of the series.</summary>
         public int Round { get; private set; }
 
+        /// <summary>
+        /// Players' display names (<c>asName</c>) by playerId, when the host sent them with
+        /// AGENT_SESSION_START / AGENT_GAME_START (<c>names</c>, an addition to the contract
+        /// that the house host makes); empty otherwise. A copy; change it freely.
+        /// </summary>
+        public System.Collections.Generic.Dictionary<string, string> Names { get; private set; }
+
         public GameStartInfo(string sessionId, string[] players, int round)
+            : this(sessionId, players, round, null)
+        {
+        }
+
+        public GameStartInfo(string sessionId, string[] players, int round, System.Collections.Generic.Dictionary<string, string> names)
         {
             SessionId = sessionId;
             Players = players;
             Round = round;
+            Names = names ?? new System.Collections.Generic.Dictionary<string, string>(System.StringComparer.Ordinal);
         }
     }
 

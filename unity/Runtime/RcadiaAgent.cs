@@ -51,6 +51,7 @@ namespace Rcadia.Agent
         Action<string, string> actionRejectedHandler;
 
         string[] players = new string[0];
+        Dictionary<string, string> playerNames = new Dictionary<string, string>(StringComparer.Ordinal);
         bool disposed;
 
         /// <summary>
@@ -92,6 +93,12 @@ namespace Rcadia.Agent
 
         /// <summary>1-based round of the series; 0 until the host names one.</summary>
         public int Round { get; private set; }
+
+        /// <summary>
+        /// Players' display names by playerId, when the host sends them (<c>names</c> with
+        /// AGENT_SESSION_START / AGENT_GAME_START, as the house host does); empty otherwise. A copy.
+        /// </summary>
+        public Dictionary<string, string> PlayerNames { get { return new Dictionary<string, string>(playerNames, StringComparer.Ordinal); } }
 
         /// <summary>
         /// True once the host has shown it holds this game's configuration: it has sent any host
@@ -283,7 +290,7 @@ namespace Rcadia.Agent
                 case "AGENT_GAME_START":
                     IsConfigured = true;
                     AdoptSession(data);
-                    if (gameStartHandler != null) gameStartHandler(new GameStartInfo(SessionId, Players, Round));
+                    if (gameStartHandler != null) gameStartHandler(new GameStartInfo(SessionId, Players, Round, PlayerNames));
                     break;
                 case "AGENT_ACTION":
                     IsConfigured = true;
@@ -328,6 +335,17 @@ namespace Rcadia.Agent
             if (list != null) players = list;
             int round;
             if (IntOrNull(data["round"], out round)) Round = round;
+            JsonValue names = data["names"];
+            if (names != null && names.Kind == JsonKind.Object)
+            {
+                // Only non-empty strings: a name is shown to people, never trusted for more.
+                playerNames = new Dictionary<string, string>(StringComparer.Ordinal);
+                foreach (var member in names.Members)
+                {
+                    string name = StringOrNull(member.Value);
+                    if (!string.IsNullOrEmpty(name)) playerNames[member.Key] = name;
+                }
+            }
         }
 
         void DeliverAction(JsonValue data)
@@ -354,7 +372,7 @@ namespace Rcadia.Agent
                     if (Round == 0) Round = 1; // v1 has no rounds; a v1 session is round 1
                     if (gameStartHandler != null)
                     {
-                        gameStartHandler(new GameStartInfo(SessionId, Players, Round));
+                        gameStartHandler(new GameStartInfo(SessionId, Players, Round, PlayerNames));
                         return;
                     }
                 }

@@ -174,6 +174,25 @@ namespace Rcadia.Agent.Tests
         }
 
         [Test]
+        public void GameStartCarriesThePlayersNamesWhenTheHostSendsThem()
+        {
+            var s = Make();
+            var starts = new List<GameStartInfo>();
+            s.Agent.OnGameStart(starts.Add);
+            s.Link.Dispatch("{'type':'AGENT_GAME_START','data':{'sessionId':'ses_a','players':['p_1','p_2'],'round':1}}");
+            Assert.AreEqual(0, starts[0].Names.Count, "no names from a host that sends none");
+            s.Link.Dispatch("{'type':'AGENT_GAME_START','data':{'sessionId':'ses_a','players':['p_1','p_2'],'round':2,'names':{'p_1':'Amsel','p_2':'','p_3':7}}}");
+            Assert.AreEqual(2, starts.Count);
+            Assert.AreEqual(1, starts[1].Names.Count, "empty and non-string names are dropped");
+            Assert.AreEqual("Amsel", starts[1].Names["p_1"]);
+            Assert.AreEqual("Amsel", s.Agent.PlayerNames["p_1"]);
+            // Copies: the game may change them without changing the SDK's view.
+            starts[1].Names["p_1"] = "x";
+            s.Agent.PlayerNames["p_1"] = "y";
+            Assert.AreEqual("Amsel", s.Agent.PlayerNames["p_1"]);
+        }
+
+        [Test]
         public void ActionCallsOnActionWithPlayerIdActionAndActionId()
         {
             var s = Make();
