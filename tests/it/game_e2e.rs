@@ -607,3 +607,68 @@ async fn opened_from_a_file_the_labor_is_hidden() {
     tab.close().await;
     browser.close().await;
 }
+
+/// The figures of docs/benchmarks.md, "Engine in the browser", in Chromium: the engine
+/// module's ticks per second on the engine benchmark's level (batched and per tick, three runs
+/// each), and the game page's load (DOMContentLoaded, load, levels listed with the engine
+/// ready) over three loads, the first one cold. A benchmark, not a test: run it by name with
+/// `--ignored --nocapture`; it asserts only that the runs reproduce the native stateHash.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: cargo test --test it game_e2e::engine_figures -- --ignored --nocapture"]
+async fn engine_figures() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let browser = launch().await;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("levels");
+    let map = std::fs::read_to_string(root.join("15-sechzehn-feinde.map")).unwrap();
+    let replay: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("15-sechzehn-feinde.replay.json")).unwrap(),
+    )
+    .unwrap();
+    let native = horst_engine::referee(
+        &horst_engine::parse_map(&map).unwrap(),
+        &horst_engine::parse_replay(&replay).unwrap(),
+    );
+    for load in 0..3 {
+        let tab = Tab::open(&browser, &app.url("/?test")).await;
+        ready(&tab, "the game page").await;
+        let t = tab
+            .eval(
+                "(() => { const n = performance.getEntriesByType('navigation')[0]; \
+                 return { dom: n.domContentLoadedEventEnd, load: n.loadEventEnd, ready: performance.now() }; })()",
+            )
+            .await;
+        println!(
+            "page load {load}: DOMContentLoaded {:.0} ms, load {:.0} ms, levels listed and engine ready by {:.0} ms",
+            t["dom"].as_f64().unwrap_or(0.0),
+            t["load"].as_f64().unwrap_or(0.0),
+            t["ready"].as_f64().unwrap_or(0.0)
+        );
+        tab.close().await;
+    }
+    let tab = Tab::open(&browser, &app.url("/?test")).await;
+    ready(&tab, "the game page").await;
+    let runs = tab
+        .eval(&format!(
+            "Promise.all([import('/game/engine.js'), import('/game/bench.js')]).then(async ([m, b]) => {{ \
+             const e = await m.loadEngine(); const out = []; \
+             for (const batched of [true, false]) for (let i = 0; i < 3; i++) \
+               out.push({{ batched, ...b.benchmark(e, {map:?}, {replay}, 5000000, batched) }}); \
+             return out; }})"
+        ))
+        .await;
+    let runs = runs.as_array().expect("benchmark runs");
+    assert_eq!(runs.len(), 6, "{runs:?}");
+    for r in runs {
+        println!(
+            "chromium {}: {:.1} M ticks/s ({} ticks in {:.3} s)",
+            if r["batched"] == true { "batched" } else { "per tick" },
+            r["ticksPerSecond"].as_f64().unwrap_or(0.0) / 1e6,
+            r["ticks"],
+            r["seconds"].as_f64().unwrap_or(0.0)
+        );
+        assert_eq!(r["stateHash"], json!(native.state_hash), "{r}");
+    }
+    tab.close().await;
+    browser.close().await;
+}
