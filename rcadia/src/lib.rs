@@ -49,7 +49,12 @@ pub enum RcadiaError {
 
 impl From<horst_store::StoreError> for RcadiaError {
     fn from(e: horst_store::StoreError) -> Self {
-        RcadiaError::Internal(e.to_string())
+        match e {
+            // Keep Redis's own error, so an unreachable store is answered 503, not 500.
+            horst_store::StoreError::Command(e)
+            | horst_store::StoreError::Connect { source: e, .. } => RcadiaError::Redis(e),
+            other => RcadiaError::Internal(other.to_string()),
+        }
     }
 }
 

@@ -662,7 +662,11 @@ async fn engine_figures() {
     for r in runs {
         println!(
             "chromium {}: {:.1} M ticks/s ({} ticks in {:.3} s)",
-            if r["batched"] == true { "batched" } else { "per tick" },
+            if r["batched"] == true {
+                "batched"
+            } else {
+                "per tick"
+            },
             r["ticksPerSecond"].as_f64().unwrap_or(0.0) / 1e6,
             r["ticks"],
             r["seconds"].as_f64().unwrap_or(0.0)
