@@ -366,6 +366,17 @@ pub enum TokenCommand {
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
+    /// Set a burst limit on the token of AGENT (`agt_...`): at most N requests a minute on the
+    /// RCADIA routes, across every API process (none by default). `--none` removes it.
+    Limit {
+        agent: String,
+        /// Requests per minute (1 or more).
+        #[arg(long, conflicts_with = "none", required_unless_present = "none")]
+        per_minute: Option<u32>,
+        /// Remove the limit.
+        #[arg(long)]
+        none: bool,
+    },
     /// Revoke the token of AGENT (`agt_...`): every API process refuses it within a second.
     Revoke { agent: String },
 }
@@ -862,6 +873,22 @@ async fn token(app: &App, cmd: TokenCommand) -> ExitCode {
                     json_lines(&items)
                 })
                 .map_err(|e| e.to_string()),
+        ),
+        TokenCommand::Limit {
+            agent,
+            per_minute,
+            none: _,
+        } => report(
+            operator::set_token_burst(store, auth, &who(), &agent, per_minute)
+                .await
+                .map(|_| match per_minute {
+                    Some(n) => format!(
+                        "token of {agent} limited to {n} requests a minute on the RCADIA routes; every API process applies it within {} s",
+                        horst_rcadia::auth::EPOCH_CHECK.as_secs()
+                    ),
+                    None => format!("token of {agent} has no burst limit any more"),
+                })
+                .map_err(Failure),
         ),
         TokenCommand::Revoke { agent } => report(
             operator::revoke_token(store, auth, &who(), &agent)

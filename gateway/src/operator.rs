@@ -87,6 +87,8 @@ operator_actions! {
     KeyRevoke => "key_revoke",
     /// An RCADIA agent token.
     TokenCreate => "token_create",
+    /// An RCADIA agent token's burst limit set or removed.
+    TokenLimit => "token_limit",
     TokenRevoke => "token_revoke",
     /// A person's account with a password (or a password for an operator-made account).
     UserCreate => "user_create",
@@ -194,6 +196,10 @@ pub enum Detail<'a> {
     TokenRevoke {
         name: Option<&'a str>,
         scopes: &'a [&'static str],
+    },
+    /// `None`: the limit was removed.
+    TokenLimit {
+        per_minute: Option<u32>,
     },
     UserDelete {
         keys_revoked: &'a [String],
@@ -999,6 +1005,30 @@ pub async fn create_token(
     )
     .await?;
     Ok((token, agent))
+}
+
+/// Sets (`Some`) or removes (`None`) the burst limit of agent `agent`'s RCADIA token, in
+/// requests per minute (every process applies it within `horst_rcadia::auth::EPOCH_CHECK`).
+pub async fn set_token_burst(
+    store: &Store,
+    auth: &Auth,
+    who: &str,
+    agent: &str,
+    per_minute: Option<u32>,
+) -> Result<horst_rcadia::auth::TokenInfo, ToolError> {
+    let info = auth
+        .set_token_burst(agent, per_minute)
+        .await
+        .map_err(auth_error)?;
+    audit(
+        store,
+        who,
+        Action::TokenLimit,
+        agent,
+        Detail::TokenLimit { per_minute },
+    )
+    .await?;
+    Ok(info)
 }
 
 /// Revokes agent `agent`'s RCADIA token (every process refuses it within

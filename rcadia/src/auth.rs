@@ -48,6 +48,10 @@ pub struct Identity {
     pub house: bool,
     /// The default `asName`.
     pub name: Option<String>,
+    /// Requests per minute this token may make on the RCADIA routes, when the operator set a
+    /// limit (`horst admin token limit`); `None`: no burst limit (agents and hosts long-poll
+    /// all the time, so none is the default).
+    pub burst_per_minute: Option<u32>,
 }
 
 /// The token store and JWT issuer. Cheap to clone.
@@ -102,6 +106,11 @@ impl From<redis::RedisError> for AuthError {
     }
 }
 
+/// A stored `burstPerMinute`: a positive number, else no limit.
+fn parse_burst(v: Option<&str>) -> Option<u32> {
+    v.and_then(|v| v.parse().ok()).filter(|n| *n > 0)
+}
+
 fn sha256_hex(s: &str) -> String {
     hex::encode(Sha256::digest(s.as_bytes()))
 }
@@ -117,6 +126,9 @@ pub struct TokenInfo {
     pub house: bool,
     /// Milliseconds since the epoch; `None` for tokens made before this was recorded.
     pub created_at_ms: Option<u64>,
+    /// The operator's burst limit for this token, requests per minute (absent: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burst_per_minute: Option<u32>,
 }
 
 /// What a password record of an earlier version says about a sign-in.
@@ -281,11 +293,19 @@ impl Auth {
         for key in keys {
             let fields: Vec<Option<String>> = redis::cmd("HMGET")
                 .arg(&key)
-                .arg(&["agent", "play", "host", "name", "createdAtMs", "house"])
+                .arg(&[
+                    "agent",
+                    "play",
+                    "host",
+                    "name",
+                    "createdAtMs",
+                    "house",
+                    "burstPerMinute",
+                ])
                 .query_async(&mut self.store.conn())
                 .await?;
-            let [Some(agent), play, host, name, created, house] =
-                <[Option<String>; 6]>::try_from(fields).unwrap_or_default()
+            let [Some(agent), play, host, name, created, house, burst] =
+                <[Option<String>; 7]>::try_from(fields).unwrap_or_default()
             else {
                 continue;
             };
@@ -304,6 +324,7 @@ impl Auth {
                     scopes,
                     house: house.as_deref() == Some("1"),
                     created_at_ms: created.and_then(|c| c.parse().ok()),
+                    burst_per_minute: parse_burst(burst.as_deref()),
                 },
             ));
         }
@@ -347,6 +368,44 @@ impl Auth {
             .ignore()
             .query_async(&mut self.store.conn())
             .await?;
+        Ok(info)
+    }
+
+    /// Sets (or with `None` removes) the burst limit of agent `agent`'s token, in requests
+    /// per minute on the RCADIA routes. The revocation epoch moves, so every process reads the
+    /// new limit within [`EPOCH_CHECK`] instead of keeping the identity it cached.
+    pub async fn set_token_burst(
+        &self,
+        agent: &str,
+        per_minute: Option<u32>,
+    ) -> Result<TokenInfo, AuthError> {
+        if per_minute == Some(0) {
+            return Err(AuthError::Invalid(
+                "--per-minute must be at least 1; remove the limit with --none".into(),
+            ));
+        }
+        let found = self
+            .token_records()
+            .await?
+            .into_iter()
+            .find(|(_, t)| t.agent == agent);
+        let Some((key, mut info)) = found else {
+            return Err(AuthError::NotFound(format!(
+                "no agent token of {agent:?}; list them with `horst admin token list`"
+            )));
+        };
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        match per_minute {
+            Some(n) => pipe.hset(&key, "burstPerMinute", n).ignore(),
+            None => pipe.hdel(&key, "burstPerMinute").ignore(),
+        };
+        let _: () = pipe
+            .incr(self.store.key("auth:epoch"), 1)
+            .ignore()
+            .query_async(&mut self.store.conn())
+            .await?;
+        info.burst_per_minute = per_minute;
         Ok(info)
     }
 
@@ -496,16 +555,17 @@ impl Auth {
                     host: true,
                     house: false,
                     name: Some(claims.sub),
+                    burst_per_minute: None,
                 }
             }
             None => {
                 let fields: Vec<Option<String>> = redis::cmd("HMGET")
                     .arg(self.store.key(&format!("auth:token:{hash}")))
-                    .arg(&["agent", "play", "host", "name", "house"])
+                    .arg(&["agent", "play", "host", "name", "house", "burstPerMinute"])
                     .query_async(&mut self.store.conn())
                     .await?;
-                let [Some(agent), play, host, name, house] =
-                    <[Option<String>; 5]>::try_from(fields).unwrap_or_default()
+                let [Some(agent), play, host, name, house, burst] =
+                    <[Option<String>; 6]>::try_from(fields).unwrap_or_default()
                 else {
                     return Ok(None);
                 };
@@ -517,6 +577,7 @@ impl Auth {
                     host: host.as_deref() == Some("1"),
                     house: house.as_deref() == Some("1"),
                     name: name.filter(|n| !n.is_empty()),
+                    burst_per_minute: parse_burst(burst.as_deref()),
                 }
             }
         };

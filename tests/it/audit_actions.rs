@@ -172,6 +172,13 @@ async fn perform(app: &TestApp, f: &mut Fixture, action: Action) -> String {
             f.token_agent = Some(agent.clone());
             agent
         }
+        Action::TokenLimit => {
+            let agent = f.token_agent.clone().expect("TokenCreate comes first");
+            operator::set_token_burst(s, auth, WHO, &agent, Some(30))
+                .await
+                .unwrap();
+            agent
+        }
         Action::TokenRevoke => {
             let agent = f.token_agent.clone().expect("TokenCreate comes first");
             operator::revoke_token(s, auth, WHO, &agent).await.unwrap();

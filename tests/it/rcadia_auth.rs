@@ -347,3 +347,116 @@ async fn rcadia_user_password_is_read_without_echo_or_from_a_pipe() {
         assert_eq!(st, 200, "{user}: {v}");
     }
 }
+
+/// RCADIA routes have no burst limit by default (agents and hosts long-poll all the time);
+/// the operator may set one per token (`horst admin token limit`), counted in Redis, applied
+/// by every process within the epoch check, and removed again with `--none`.
+#[tokio::test]
+async fn an_operator_may_limit_a_token_s_requests_a_minute() {
+    let app = app_with(|_| {}).await;
+    let url = app.redis_url.clone();
+    let base = Client {
+        base: format!("http://{}", app.addr),
+        token: String::new(),
+        http: reqwest::Client::new(),
+    };
+    let (limited_token, limited_agent) = app
+        .auth
+        .create_token(&["play".into()], Some("Specht"))
+        .await
+        .unwrap();
+    let (free_token, _) = app
+        .auth
+        .create_token(&["play".into()], Some("Meise"))
+        .await
+        .unwrap();
+    let limited = Client {
+        token: limited_token,
+        ..base.clone()
+    };
+    let free = Client {
+        token: free_token,
+        ..base.clone()
+    };
+    // An authenticated read (of a session that does not exist: 404 once the caller is known).
+    const READ: &str = "/api/v1/agent/sessions/ses_none/state";
+    // Used once before the limit, so the process has the identity cached.
+    assert_eq!(limited.get(READ).await.0, 404);
+
+    let cli = |args: Vec<String>| {
+        let url = url.clone();
+        async move {
+            tokio::task::spawn_blocking(move || {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                admin(&url, &args, "")
+            })
+            .await
+            .unwrap()
+        }
+    };
+    let (ok, _, err) = cli(vec![
+        "token".into(),
+        "limit".into(),
+        limited_agent.clone(),
+        "--per-minute".into(),
+        "0".into(),
+    ])
+    .await;
+    assert!(!ok, "a limit of 0 is refused");
+    assert!(err.contains("--none"), "{err}");
+    let (ok, out, err) = cli(vec![
+        "token".into(),
+        "limit".into(),
+        limited_agent.clone(),
+        "--per-minute".into(),
+        "3".into(),
+    ])
+    .await;
+    assert!(ok, "{err}");
+    assert!(out.contains("3 requests a minute"), "{out}");
+
+    // Within the epoch check the limit applies: at most 3 more requests pass, then 429.
+    let mut refused = None;
+    for _ in 0..40 {
+        let (status, body) = limited.get(READ).await;
+        if status == 429 {
+            refused = Some(body);
+            break;
+        }
+        assert_eq!(status, 404, "{body}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let body = refused.expect("the limited token was refused within 4 s");
+    assert_eq!(body["code"], "burst", "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("3 requests a minute"),
+        "{body}"
+    );
+    // Another token is not limited at all.
+    for _ in 0..10 {
+        assert_eq!(free.get(READ).await.0, 404);
+    }
+    let listed = cli(vec!["token".into(), "list".into()]).await.1;
+    assert!(listed.contains("\"burstPerMinute\":3"), "{listed}");
+
+    let (ok, _, err) = cli(vec![
+        "token".into(),
+        "limit".into(),
+        limited_agent.clone(),
+        "--none".into(),
+    ])
+    .await;
+    assert!(ok, "{err}");
+    let mut again = false;
+    for _ in 0..40 {
+        if limited.get(READ).await.0 == 404 {
+            again = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(again, "the limit is gone within 4 s");
+}
