@@ -131,6 +131,7 @@ impl App {
         horst_gateway::admin_tokens::seed(&store, &config.gateway.admin_token)
             .await
             .map_err(|e| BuildError(format!("cannot store the admin token: {}", e.message)))?;
+        let server_check_interval = Duration::from_secs(config.redis.server_check_seconds);
         Ok(App {
             config,
             store,
@@ -141,7 +142,7 @@ impl App {
             metrics: Metrics::new(),
             shutdown,
             probe_interval: Duration::from_secs(1),
-            server_check_interval: Duration::from_secs(30),
+            server_check_interval,
             worker_metrics: Arc::default(),
         })
     }
@@ -152,8 +153,9 @@ impl App {
         self
     }
 
-    /// How often the probe re-reads Redis's eviction policy and AOF setting (30 s; tests
-    /// check faster): an evicting server makes `/readyz` 503.
+    /// How often the probe re-reads Redis's eviction policy and AOF setting
+    /// (`redis.server_check_seconds`, 5 s; tests check faster): an evicting server makes
+    /// `/readyz` 503.
     pub fn with_server_check_interval(mut self, every: Duration) -> Self {
         self.server_check_interval = every;
         self

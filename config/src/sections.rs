@@ -81,6 +81,9 @@ pub struct RedisConfig {
     pub key_prefix: String,
     /// Start even when the server's `maxmemory-policy` is not `noeviction` (data may be lost).
     pub allow_eviction: bool,
+    /// How often a running process re-reads the server's `maxmemory-policy` and AOF setting,
+    /// seconds: an evicting server makes `/readyz` 503, AOF switched off is logged.
+    pub server_check_seconds: u64,
     /// The redis-server program used for the private server.
     pub server_binary: String,
 }
@@ -97,6 +100,7 @@ impl Default for RedisConfig {
             replica_ack_timeout_ms: 1000,
             key_prefix: "horst:".into(),
             allow_eviction: false,
+            server_check_seconds: 5,
             server_binary: "redis-server".into(),
         }
     }
@@ -115,6 +119,7 @@ impl std::fmt::Debug for RedisConfig {
             .field("replica_ack_timeout_ms", &self.replica_ack_timeout_ms)
             .field("key_prefix", &self.key_prefix)
             .field("allow_eviction", &self.allow_eviction)
+            .field("server_check_seconds", &self.server_check_seconds)
             .field("server_binary", &self.server_binary)
             .finish()
     }
@@ -489,6 +494,10 @@ impl Config {
             (
                 "redis.replica_ack_timeout_ms",
                 range(self.redis.replica_ack_timeout_ms, 10, 4000),
+            ),
+            (
+                "redis.server_check_seconds",
+                range(self.redis.server_check_seconds, 1, 3600),
             ),
             ("worker.threads", range(self.worker.threads as u64, 0, 1024)),
             ("queue.wait_seconds", range(q.wait_seconds, 1, 3600)),

@@ -81,6 +81,12 @@ fn semantic_checks_name_the_setting() {
         c.validate(&Origin::Value).unwrap_err().setting,
         "server.trusted_proxies"
     );
+    let c = from_toml("[redis]\nserver_check_seconds = 0\n").unwrap();
+    assert_eq!(
+        c.validate(&Origin::Value).unwrap_err().setting,
+        "redis.server_check_seconds"
+    );
+    assert_eq!(Config::default().redis.server_check_seconds, 5);
 }
 
 #[test]
