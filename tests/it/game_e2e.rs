@@ -469,6 +469,35 @@ async fn the_game_in_chromium() {
     navigate(&tab, &app.url(&format!("/level/{labor_id}?test"))).await;
     ready(&tab, "the level page (narrow)").await;
     screenshot(&tab, "level-page-390x844").await;
+
+    // A stored replay that loses in the browser (tampered with here: walking right into the
+    // first gap) is a mismatch that says what killed the bird.
+    let lost_id = submit(&app, &key, "absturz").await;
+    let _: () = redis::cmd("HSET")
+        .arg(app.store.key(&format!("rev:{lost_id}")))
+        .arg("replay")
+        .arg(r#"{"seed":1,"actions":[{"action":8,"ticks":600}]}"#)
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    viewport(&tab, 1280, 800).await;
+    navigate(&tab, &app.url(&format!("/level/{lost_id}?test&m=watch"))).await;
+    ready(&tab, "the level page of a tampered revision").await;
+    tab.eval("horstTest.tick(100000)").await;
+    assert_eq!(
+        tab.eval("document.getElementById('verdict').dataset.verified")
+            .await,
+        "no"
+    );
+    let verdict = tab
+        .eval("document.getElementById('verdict').textContent")
+        .await;
+    assert!(
+        verdict
+            .as_str()
+            .is_some_and(|v| v.contains("lost (Aus der Karte gefallen)")),
+        "{verdict}"
+    );
     tab.close().await;
 
     let bad = Tab::open(&browser, "about:blank").await;
