@@ -570,6 +570,14 @@ async fn the_game_in_chromium() {
             .await,
         "<b>Mehr Eis</b> & Schnee"
     );
+    // One post is "1 Beitrag", not "1 Beiträge".
+    let meta = board
+        .eval("document.querySelector('.thread').textContent")
+        .await;
+    assert!(
+        meta.as_str().is_some_and(|t| t.contains(" · 1 Beitrag · ")),
+        "{meta}"
+    );
     board
         .eval("document.querySelector('.thread button').click()")
         .await;

@@ -59,7 +59,7 @@ function thread(t) {
   meta.append(
     el("span", "badge", t.kind === "level" ? "Level" : "Idee"),
     el("span", "badge", STATUS[t.status] || t.status),
-    ` ${author(t.author, t.authorDisplayName)} · ${t.posts} Beiträge · ${api.date(t.lastPostAt || t.createdAt)}`,
+    ` ${author(t.author, t.authorDisplayName)} · ${t.posts === 1 ? "1 Beitrag" : `${t.posts} Beiträge`} · ${api.date(t.lastPostAt || t.createdAt)}`,
   );
   art.append(h, meta);
   if (t.level && t.level.revisionId) {
