@@ -68,8 +68,9 @@ impl TrustedProxies {
     }
 }
 
-/// IPv4-mapped IPv6 addresses (`::ffff:192.0.2.1`) count as their IPv4 address.
-fn canonical(ip: IpAddr) -> IpAddr {
+/// IPv4-mapped IPv6 addresses (`::ffff:192.0.2.1`) count as their IPv4 address (a dual-stack
+/// listener sees IPv4 clients that way; limits and caps must count them as one).
+pub fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V6(v6) => v6
             .to_ipv4_mapped()

@@ -27,7 +27,7 @@ use horst_store::Store;
 use sha2::{Digest, Sha256};
 
 mod client_ip;
-pub use client_ip::{ClientIp, TrustedProxies};
+pub use client_ip::{canonical, ClientIp, TrustedProxies};
 
 /// One burst limit: at most `max` requests in any `window`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -515,16 +515,21 @@ impl Queue {
         }
     }
 
-    /// The account's oldest waiting job, named in a refusal by the per-account cap. A read
-    /// after the refusal (the script cannot name keys it learns from the list, admit.lua):
-    /// the global queue holds at most `queue.waiting_global` ids.
-    async fn waiting_job_of(&self, account: &str) -> Result<Option<String>, QueueError> {
-        let waiting: Vec<String> = redis::cmd("LRANGE")
+    /// The ids of the waiting jobs, oldest last (at most `queue.waiting_global` of them).
+    pub(crate) async fn waiting_ids(&self) -> Result<Vec<String>, QueueError> {
+        Ok(redis::cmd("LRANGE")
             .arg(self.store.key("queue:waiting"))
             .arg(0)
             .arg(-1)
             .query_async(&mut self.store.conn())
-            .await?;
+            .await?)
+    }
+
+    /// The account's oldest waiting job, named in a refusal by the per-account cap. A read
+    /// after the refusal (the script cannot name keys it learns from the list, admit.lua):
+    /// the global queue holds at most `queue.waiting_global` ids.
+    async fn waiting_job_of(&self, account: &str) -> Result<Option<String>, QueueError> {
+        let waiting = self.waiting_ids().await?;
         for id in waiting.iter().rev() {
             let owner: Option<String> = redis::cmd("HGET")
                 .arg(self.job_key(id))

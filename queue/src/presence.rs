@@ -49,12 +49,7 @@ impl Queue {
     pub async fn drop_orphans(&self) -> Result<Vec<String>, QueueError> {
         // Two steps (cancel.lua, cluster note): the waiting ids and each job's names and
         // waiter first, then one script per orphan, which re-checks all of it.
-        let waiting: Vec<String> = redis::cmd("LRANGE")
-            .arg(self.store.key("queue:waiting"))
-            .arg(0)
-            .arg(-1)
-            .query_async(&mut self.store.conn())
-            .await?;
+        let waiting = self.waiting_ids().await?;
         let mut dropped = Vec::new();
         for id in waiting {
             let f: Vec<Option<String>> = redis::cmd("HMGET")
