@@ -339,18 +339,10 @@ impl Gateway {
         replayed: bool,
     ) -> Result<Value, ToolError> {
         let remaining = self.remaining(caller).await;
-        let pending = |rec: &JobRecord| {
-            let mut v = json!({
-                "jobId": rec.id, "pending": true, "state": rec.state.as_str(),
-                "replayed": replayed,
-            });
-            if let Some(r) = &remaining {
-                v["remaining"] = r.clone();
-            }
-            Ok(v)
-        };
         match rec.state {
-            JobState::Queued | JobState::Running => return pending(rec),
+            JobState::Queued | JobState::Running => {
+                return Ok(pending_answer(rec, replayed, remaining.as_ref()))
+            }
             JobState::Failed | JobState::Cancelled => return Err(failure_error(rec)),
             JobState::Succeeded => {}
         }
@@ -423,7 +415,7 @@ ErrorCode::ValidationFailed,
                     .with("jobId", rec.id.clone()));
                 }
                 // The first call is between the check and storing; read it shortly.
-                return pending(rec);
+                return Ok(pending_answer(rec, replayed, remaining.as_ref()));
             }
             None => {
                 self.store_submission(rec, &result, input, caller, submit)
@@ -580,10 +572,33 @@ fn check_map(map: &str) -> Result<(), ToolError> {
 
 /// A `pending` answer built without the store (it cannot be reached, or the process is
 /// stopping): the caller reads the job later with the same idempotencyKey.
-fn pending_without_store(rec: &JobRecord) -> Value {
-    json!({
-        "jobId": rec.id, "pending": true, "state": rec.state.as_str(), "replayed": false,
+/// A blocking call's answer while its job has not finished: the job goes on, and
+/// get_submission (or the same call with the same idempotencyKey) reads it later.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PendingAnswer<'a> {
+    job_id: &'a str,
+    pending: bool,
+    state: &'a str,
+    replayed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    remaining: Option<&'a Value>,
+}
+
+fn pending_answer(rec: &JobRecord, replayed: bool, remaining: Option<&Value>) -> Value {
+    serde_json::to_value(PendingAnswer {
+        job_id: &rec.id,
+        pending: true,
+        state: rec.state.as_str(),
+        replayed,
+        remaining,
     })
+    .unwrap_or(Value::Null)
+}
+
+/// [`pending_answer`] when the store cannot be read for `remaining`.
+fn pending_without_store(rec: &JobRecord) -> Value {
+    pending_answer(rec, false, None)
 }
 
 /// The name and parent of a submission, for storing its revision.
