@@ -8,10 +8,12 @@
 //! - `pageviews:total` hash: page -> views ever
 
 use std::collections::BTreeMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::Mutex;
 
+use redis::{FromRedisValue, ParsingError, Value};
 use serde::Serialize;
 
+use horst_store::script::{Argv, Decl, Script, Writes};
 use horst_store::Store;
 
 use crate::error::ToolError;
@@ -44,8 +46,36 @@ const DAY_KEEP_SECONDS: u64 = 400 * 86_400;
 /// `lua/page_view.lua`: the day comes from the Redis server's clock, the one clock every
 /// process shares; the caller names the day it expects (cached per process), so a count is
 /// one round trip except on the first call and after a UTC midnight.
-static COUNT: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("../lua/page_view.lua")));
+/// A lost count after a failover is not worth a `WAIT` on every page view.
+pub(crate) static COUNT: Script<Counted> = Script::new(Decl {
+    file: horst_store::lua!("lua/page_view.lua"),
+    keys: 2,
+    argv: Argv::Exactly(3),
+    writes: Writes::PrimaryOnly,
+});
+
+/// `page_view.lua`'s reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Counted {
+    Yes,
+    /// The server's UTC day is this one, not the one the caller named: call again with it.
+    OtherDay(String),
+}
+
+impl FromRedisValue for Counted {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        if v == Value::Int(1) {
+            return Ok(Counted::Yes);
+        }
+        let v: Vec<String> = redis::from_redis_value(v)?;
+        match v.as_slice() {
+            [k, d] if k == "day" => Ok(Counted::OtherDay(d.clone())),
+            _ => Err(ParsingError::from(format!(
+                "unexpected reply of page_view: {v:?}"
+            ))),
+        }
+    }
+}
 
 /// The UTC day this process last counted on.
 static DAY: Mutex<String> = Mutex::new(String::new());
@@ -54,26 +84,21 @@ static DAY: Mutex<String> = Mutex::new(String::new());
 pub async fn count(store: &Store, page: Page) -> Result<(), ToolError> {
     let mut day = DAY.lock().map(|d| d.clone()).unwrap_or_default();
     for _ in 0..3 {
-        let reply: redis::Value = COUNT
+        let reply = COUNT
+            .call(store)
             .key(store.key(&format!("pageviews:day:{day}")))
             .key(store.key("pageviews:total"))
             .arg(page.key())
             .arg(DAY_KEEP_SECONDS)
             .arg(&day)
-            .invoke_async(&mut store.conn())
+            .run()
             .await?;
         match reply {
-            redis::Value::Int(1) => return Ok(()),
-            other => {
-                let v: Vec<String> = redis::from_redis_value(other).map_err(ToolError::internal)?;
-                match v.as_slice() {
-                    [k, d] if k == "day" => {
-                        day = d.clone();
-                        if let Ok(mut cached) = DAY.lock() {
-                            cached.clone_from(&day);
-                        }
-                    }
-                    _ => return Err(ToolError::internal(format!("page_view.lua: {v:?}"))),
+            Counted::Yes => return Ok(()),
+            Counted::OtherDay(today) => {
+                day = today;
+                if let Ok(mut cached) = DAY.lock() {
+                    cached.clone_from(&day);
                 }
             }
         }

@@ -1,23 +1,28 @@
--- burst.lua: one request against a sliding-window burst limit ("at most MAX in any WINDOW").
---
--- The window is the log of accepted requests' times (a sorted set: score = milliseconds,
--- member = a caller-chosen unique id), so the limit is exact across every API process on
--- this Redis: never more than MAX accepted requests in any WINDOW milliseconds. A refused
--- request is not logged, so a client that keeps knocking does not extend its own wait.
--- The server's TIME is the one clock.
---
--- KEYS[1]  the subject's window (prefix + "burst:<limit>:<hash of subject>")
--- ARGV[1]  MAX, the number of requests allowed in a window (>= 1)
--- ARGV[2]  WINDOW, in milliseconds (>= 1)
--- ARGV[3]  a unique member for this request (random, from the caller)
---
--- Reply: { 1, 0 } accepted; { 0, retry_after_ms } refused, where retry_after_ms is when the
--- oldest logged request leaves the window, the earliest moment a retry can be accepted.
+--[[
+  BURST: one request against a sliding-window burst limit ("at most MAX in any WINDOW").
+
+  The window is the log of accepted requests' times (a sorted set: score = milliseconds,
+  member = a caller-chosen unique id), so the limit is exact across every API process on
+  this Redis: never more than MAX accepted requests in any WINDOW milliseconds. A refused
+  request is not logged, so a client that keeps knocking does not extend its own wait.
+  The server's clock (the prelude's now_ms) is the one clock.
+
+  Input:
+    KEYS[1] burst:<limit>:<hash of subject>   the subject's window
+
+    ARGV[1] MAX, the number of requests allowed in a window (>= 1)
+    ARGV[2] WINDOW, in milliseconds (>= 1)
+    ARGV[3] a unique member for this request (random, from the caller)
+
+  Output:
+    {1, 0}               accepted
+    {0, retry_after_ms}  refused; retry_after_ms is when the oldest logged request leaves
+                         the window, the earliest moment a retry can be accepted
+]]
 local key = KEYS[1]
 local max = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
 if redis.call('ZCARD', key) >= max then

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use horst_store::script::{Argv, Decl, Registered, Script, Writes};
 use horst_store::Store;
 use sha2::{Digest, Sha256};
 
@@ -74,6 +75,21 @@ pub enum BurstError {
     Store(#[from] redis::RedisError),
 }
 
+/// `lua/burst.lua`: `(1, 0)` accepted, `(0, retry_after_ms)` refused. A lost count after a
+/// failover lets at most one window's requests through again: not worth a `WAIT` on every
+/// request.
+static BURST: Script<(u8, u64)> = Script::new(Decl {
+    file: horst_store::lua!("lua/burst.lua"),
+    keys: 1,
+    argv: Argv::Exactly(3),
+    writes: Writes::PrimaryOnly,
+});
+
+/// The scripts of this crate, for the tidy test.
+pub fn scripts() -> Vec<&'static dyn Registered> {
+    vec![&BURST]
+}
+
 /// Refusals remembered per process: (limit, subject hash) -> not before.
 type Refusals = HashMap<(&'static str, String), Instant>;
 
@@ -89,7 +105,6 @@ pub struct BurstLimits {
 
 struct Inner {
     store: Store,
-    script: redis::Script,
     /// Makes each request's log member unique across processes and within one.
     nonce: u64,
     counter: AtomicU64,
@@ -103,7 +118,6 @@ impl BurstLimits {
         BurstLimits {
             inner: Arc::new(Inner {
                 store,
-                script: redis::Script::new(include_str!("../lua/burst.lua")),
                 nonce,
                 counter: AtomicU64::new(0),
                 refused: Mutex::new(HashMap::new()),
@@ -129,13 +143,13 @@ impl BurstLimits {
             inner.counter.fetch_add(1, Ordering::Relaxed)
         );
         let key = inner.store.key(&format!("burst:{}:{hash}", limit.name));
-        let (accepted, retry_ms): (u8, u64) = inner
-            .script
+        let (accepted, retry_ms) = BURST
+            .call(&inner.store)
             .key(key)
             .arg(limit.max.max(1))
             .arg((limit.window.as_millis() as u64).max(1))
             .arg(member)
-            .invoke_async(&mut inner.store.conn())
+            .run()
             .await?;
         if accepted == 1 {
             return Ok(());

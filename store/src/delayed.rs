@@ -2,13 +2,16 @@
 //! process may pop due entries; the pop is atomic, so each entry fires exactly once.
 //! Rescheduling an entry is scheduling it again (ZADD replaces the time).
 
-use std::sync::LazyLock;
-
+use crate::script::{Argv, Decl, Script, Writes};
 use crate::{Store, StoreError};
 
-/// `lua/pop_due.lua`, built once per process.
-static POP_DUE: LazyLock<redis::Script> =
-    LazyLock::new(|| redis::Script::new(include_str!("../lua/pop_due.lua")));
+/// `lua/pop_due.lua`: `[member, due_ms, ...]`, earliest first.
+pub(crate) static POP_DUE: Script<Vec<String>> = Script::new(Decl {
+    file: crate::lua!("lua/pop_due.lua"),
+    keys: 1,
+    argv: Argv::Exactly(1),
+    writes: Writes::PrimaryOnly,
+});
 
 /// The delayed set (`delayed`, a zset by due time) on a store. Cheap to clone.
 #[derive(Clone)]
@@ -52,11 +55,11 @@ impl DelayedSet {
 
     /// Takes up to `limit` due entries: (member, due_ms), earliest first.
     pub async fn pop_due(&self, limit: usize) -> Result<Vec<(String, u64)>, StoreError> {
-        let mut conn = self.store.conn();
-        let flat: Vec<String> = POP_DUE
+        let flat = POP_DUE
+            .call(&self.store)
             .key(self.key())
             .arg(limit)
-            .invoke_async(&mut conn)
+            .run()
             .await?;
         Ok(flat
             .chunks(2)

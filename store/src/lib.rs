@@ -1,9 +1,10 @@
 //! The connection to Redis, horst's queue and store of record.
 //!
 //! Owns: connecting (with reconnects), the start-up checks every horst process runs on the
-//! server it uses, the health probe behind `/readyz`, the key prefix, and the two shared
-//! mechanisms on top of the connection: the process's pub/sub listener ([`Notifier`]) and
-//! the delayed set ([`DelayedSet`]). It does not own any other data layout: each crate
+//! server it uses, the health probe behind `/readyz`, the key prefix, the clock
+//! ([`Store::now_ms`]), the script registry every Lua script is declared in ([`script`]),
+//! and the two shared mechanisms on top of the connection: the process's pub/sub listener
+//! ([`Notifier`]) and the delayed set ([`DelayedSet`]). It does not own any other data layout: each crate
 //! (queue, gateway, sessions) names its own keys under [`Store::key`].
 //!
 //! Architecture invariant: no horst key is written without the configured prefix, so one
@@ -12,6 +13,7 @@
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -23,6 +25,7 @@ mod health;
 mod notifier;
 mod primary;
 pub mod random;
+pub mod script;
 pub use delayed::DelayedSet;
 pub use health::{Health, HealthState, ServerCheck};
 pub use notifier::{Notifier, Subscription};
@@ -65,6 +68,9 @@ struct Shared {
     moved: watch::Sender<u64>,
     described: String,
     durability: Durability,
+    /// Added to the server's TIME wherever horst reads it ([`Store::now_ms`] and every
+    /// registered script's `now_ms()`); 0 but in tests.
+    clock_offset_ms: AtomicI64,
 }
 
 /// Makes connections to the current primary (dedicated ones: pub/sub). Cheap to clone.
@@ -163,6 +169,7 @@ impl Store {
             moved: watch::channel(0).0,
             described,
             durability,
+            clock_offset_ms: AtomicI64::new(0),
         });
         if let Some(sentinels) = sentinels {
             tokio::spawn(follow_primary(Arc::downgrade(&shared), sentinels));
@@ -337,6 +344,34 @@ impl Store {
             }
         }
         Ok(facts)
+    }
+
+    /// The server's clock (`TIME`, ms since the Unix epoch) with the test offset: the one
+    /// place Rust reads Redis's clock, the same clock every script's `now_ms()` reads. Every
+    /// process agrees on it, whatever its own clock says.
+    pub async fn now_ms(&self) -> redis::RedisResult<u64> {
+        let time: (u64, u64) = redis::cmd("TIME").query_async(&mut self.conn()).await?;
+        Ok(self.ms_from_time(time))
+    }
+
+    /// `TIME`'s reply `(seconds, microseconds)` as [`Store::now_ms`] reads it, for a caller
+    /// that sends `TIME` in its own pipeline (one round trip with its reads).
+    pub fn ms_from_time(&self, (secs, micros): (u64, u64)) -> u64 {
+        let ms = (secs * 1000 + micros / 1000) as i64;
+        (ms + self.clock_offset_ms()).max(0) as u64
+    }
+
+    /// Shifts the clock of [`Store::now_ms`] and of every registered script, for every clone
+    /// of this store (tests only: crossing a UTC midnight without waiting for it).
+    pub fn set_clock_offset_ms(&self, offset_ms: i64) {
+        self.shared
+            .clock_offset_ms
+            .store(offset_ms, Ordering::SeqCst);
+    }
+
+    /// The offset [`Store::set_clock_offset_ms`] set (0 in production).
+    pub fn clock_offset_ms(&self) -> i64 {
+        self.shared.clock_offset_ms.load(Ordering::SeqCst)
     }
 
     /// PING, for readiness.

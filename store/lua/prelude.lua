@@ -1,0 +1,33 @@
+-- The shared prelude, prepended to every registered script (horst_store::script). Not a
+-- script of its own: it has no KEYS; its one argument is the clock offset, which the registry
+-- appends after the script's declared ARGV and which is taken off here, so the script sees
+-- exactly the ARGV its header lists.
+--
+-- The only clock is the server's TIME, shifted by that offset (ms; 0 in production; tests
+-- move it to cross a UTC midnight in every crate). No helper builds a key: every key a script
+-- touches arrives in KEYS (Redis Cluster routes a script by its KEYS).
+local CLOCK_OFFSET_MS = tonumber(table.remove(ARGV))
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + CLOCK_OFFSET_MS
+end
+local DAY_MS = 86400000
+-- The UTC day of `ms` as a number of days since the Unix epoch.
+local function day_of(ms) return math.floor(ms / DAY_MS) end
+-- Whole seconds from `ms` to the next UTC midnight (at least 1).
+local function to_midnight_s(ms) return math.ceil(((day_of(ms) + 1) * DAY_MS - ms) / 1000) end
+-- The UTC date of `ms` as 'YYYY-MM-DD' (civil_from_days; Redis's Lua has no os.date).
+local function utc_date(ms)
+  local z = day_of(ms) + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+  local y = yoe + era * 400
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local d = doy - math.floor((153 * mp + 2) / 5) + 1
+  local m = mp + 3
+  if mp >= 10 then m = mp - 9 end
+  if m <= 2 then y = y + 1 end
+  return string.format('%04d-%02d-%02d', y, m, d)
+end

@@ -1,0 +1,402 @@
+//! The script registry: every Lua script horst runs is declared once, here or in its crate,
+//! as a `static` next to the type its reply parses into.
+//!
+//! A declaration names the file (one script per file, whose header documents KEYS, ARGV and
+//! the reply), how many KEYS and ARGV it takes, and what its writes need: none
+//! ([`Writes::ReadOnly`], which Redis itself enforces), the primary only
+//! ([`Writes::PrimaryOnly`]: counters, pops), or acknowledgement by `redis.min_replica_acks`
+//! replicas before the caller is answered ([`Writes::Durable`]: `WAIT` on the same
+//! connection, [`Store::settle`]).
+//!
+//! Running a script:
+//! - checks the KEYS and ARGV counts before anything is sent: a wrong count is an `Err`
+//!   naming the script and what it declares, never a write to the wrong key;
+//! - sends it by SHA (EVALSHA), loading it on NOSCRIPT (a restarted or failed-over Redis);
+//! - prepends the shared prelude (`store/lua/prelude.lua`: `now_ms()`, `day_of`,
+//!   `to_midnight_s`, `utc_date`) and passes the store's clock offset after the declared
+//!   ARGV, which the prelude takes off again; so every script reads the one clock
+//!   ([`Store::now_ms`] is the Rust side of it) and a test can move it across a UTC midnight
+//!   ([`Store::set_clock_offset_ms`]).
+//!
+//! Every key a script touches is passed in KEYS (Redis Cluster routes a script by them); the
+//! tidy test (`tests/it/tidy.rs`) checks that no script builds a key from ARGV, that every
+//! `.lua` file is registered and that each header's KEYS and ARGV match its declaration.
+//! Pub/sub channels are not keys and go in ARGV.
+//!
+//! ```no_run
+//! use horst_store::script::{Argv, Decl, Script, Writes};
+//! use horst_store::{lua, Store};
+//!
+//! /// `tests/lua/set.lua`: sets KEYS[1] to ARGV[1]; the reply is 1.
+//! static SET: Script<i64> = Script::new(Decl {
+//!     file: lua!("tests/lua/set.lua"),
+//!     keys: 1,
+//!     argv: Argv::Exactly(1),
+//!     writes: Writes::Durable,
+//! });
+//!
+//! # async fn example(store: &Store) -> redis::RedisResult<()> {
+//! let done: i64 = SET.call(store).key(store.key("greeting")).arg("hello").run().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! A script with many arguments takes them as one struct (every field must be set, and the
+//! order is written once, in its [`ScriptArgs`] impl):
+//!
+//! ```no_run
+//! use horst_store::script::{Args, Argv, Decl, Script, ScriptArgs, Writes};
+//! use horst_store::{lua, Store};
+//!
+//! struct SetArgs {
+//!     key: String,
+//!     value: String,
+//! }
+//!
+//! impl ScriptArgs for SetArgs {
+//!     fn push(&self, to: &mut Args) {
+//!         to.key(&self.key).arg(&self.value);
+//!     }
+//! }
+//!
+//! static SET: Script<i64, SetArgs> = Script::new(Decl {
+//!     file: lua!("tests/lua/set.lua"),
+//!     keys: 1,
+//!     argv: Argv::Exactly(1),
+//!     writes: Writes::Durable,
+//! });
+//!
+//! # async fn example(store: &Store) -> redis::RedisResult<i64> {
+//! let args = SetArgs { key: store.key("greeting"), value: "hello".into() };
+//! SET.run(store, &args).await
+//! # }
+//! ```
+
+use std::marker::PhantomData;
+use std::sync::OnceLock;
+
+use redis::{FromRedisValue, ToRedisArgs};
+
+use crate::Store;
+
+/// The shared prelude, prepended to every registered script.
+pub const PRELUDE: LuaFile = crate::lua!("lua/prelude.lua");
+
+/// A Lua file of a crate: its path (for the tidy test) and its text (compiled in).
+#[derive(Debug, Clone, Copy)]
+pub struct LuaFile {
+    pub path: &'static str,
+    pub text: &'static str,
+}
+
+impl LuaFile {
+    /// The file's name without `.lua`: how errors and logs name the script.
+    pub fn name(&self) -> &'static str {
+        let file = self.path.rsplit('/').next().unwrap_or(self.path);
+        file.strip_suffix(".lua").unwrap_or(file)
+    }
+}
+
+/// A Lua file by its path relative to the calling crate's `Cargo.toml`, compiled in:
+/// `lua!("lua/pop_due.lua")`.
+#[macro_export]
+macro_rules! lua {
+    ($file:literal) => {
+        $crate::script::LuaFile {
+            path: concat!(env!("CARGO_MANIFEST_DIR"), "/", $file),
+            text: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", $file)),
+        }
+    };
+}
+
+/// What a script's writes need before its caller may be answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writes {
+    /// It only reads. It runs with `#!lua flags=no-writes`, so Redis refuses any write in it
+    /// (and runs it while the server refuses writes, out of memory or read-only).
+    ReadOnly,
+    /// Answered once the primary has it (counters, caches, pops): a failover may lose the
+    /// latest of these, which costs nothing that matters.
+    PrimaryOnly,
+    /// Must survive a failover: after the script, `WAIT` for `redis.min_replica_acks`
+    /// replicas on the same connection ([`Store::settle`]); too few in time is an error.
+    Durable,
+}
+
+/// How many ARGV a script takes (the clock offset the registry appends is not counted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Argv {
+    Exactly(usize),
+    /// This many named ones, then a list (its header says how the list is counted).
+    AtLeast(usize),
+}
+
+impl Argv {
+    /// The named ones: the highest `ARGV[n]` the header may list.
+    pub fn named(self) -> usize {
+        match self {
+            Argv::Exactly(n) | Argv::AtLeast(n) => n,
+        }
+    }
+
+    fn admits(self, n: usize) -> bool {
+        match self {
+            Argv::Exactly(m) => n == m,
+            Argv::AtLeast(m) => n >= m,
+        }
+    }
+}
+
+/// A script's declaration.
+#[derive(Debug, Clone, Copy)]
+pub struct Decl {
+    pub file: LuaFile,
+    /// Exactly this many KEYS.
+    pub keys: usize,
+    pub argv: Argv,
+    pub writes: Writes,
+}
+
+/// The marker of a script called with positional arguments ([`Script::call`]).
+pub enum Positional {}
+
+/// A script's long argument list as one type: `push` writes its KEYS and ARGV in the
+/// order of the script's header, once. The counts are still checked before sending.
+pub trait ScriptArgs {
+    fn push(&self, to: &mut Args);
+}
+
+/// One registered script, replying `R`, with arguments `A` (a [`ScriptArgs`] type, or
+/// [`Positional`] for `call(..).key(..).arg(..)`). Declare it as a `static`.
+pub struct Script<R, A = Positional> {
+    decl: Decl,
+    /// A crate's own Lua helpers (local functions), between the prelude and the script.
+    helpers: Option<LuaFile>,
+    compiled: OnceLock<redis::Script>,
+    types: PhantomData<fn(&A) -> R>,
+}
+
+impl<R, A> Script<R, A> {
+    pub const fn new(decl: Decl) -> Self {
+        Script {
+            decl,
+            helpers: None,
+            compiled: OnceLock::new(),
+            types: PhantomData,
+        }
+    }
+
+    /// With a crate's own Lua helpers (a file of local functions shared by its scripts).
+    pub const fn with_helpers(decl: Decl, helpers: LuaFile) -> Self {
+        Script {
+            decl,
+            helpers: Some(helpers),
+            compiled: OnceLock::new(),
+            types: PhantomData,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.decl.file.name()
+    }
+
+    /// The text sent to Redis: flags, prelude, helpers, script.
+    pub fn source(&self) -> String {
+        let flags = match self.decl.writes {
+            Writes::ReadOnly => "#!lua flags=no-writes\n",
+            Writes::PrimaryOnly | Writes::Durable => "",
+        };
+        let helpers = self.helpers.map(|h| h.text).unwrap_or("");
+        format!(
+            "{flags}{}\n{helpers}\n{}",
+            PRELUDE.text, self.decl.file.text
+        )
+    }
+
+    /// The SHA1 Redis knows the script by (EVALSHA).
+    pub fn sha(&self) -> &str {
+        self.compiled().get_hash()
+    }
+
+    fn compiled(&self) -> &redis::Script {
+        self.compiled
+            .get_or_init(|| redis::Script::new(&self.source()))
+    }
+
+    fn start<'a>(&'a self, store: &'a Store) -> Call<'a, R> {
+        Call {
+            decl: &self.decl,
+            compiled: self.compiled(),
+            store,
+            args: Args::default(),
+            reply: PhantomData,
+        }
+    }
+}
+
+impl<R> Script<R, Positional> {
+    /// An invocation on `store`: add its KEYS and ARGV in the header's order, then `run`.
+    pub fn call<'a>(&'a self, store: &'a Store) -> Call<'a, R> {
+        self.start(store)
+    }
+}
+
+impl<R: FromRedisValue, A: ScriptArgs> Script<R, A> {
+    /// Runs the script with `args` (see [`Call::run`]).
+    pub async fn run(&self, store: &Store, args: &A) -> redis::RedisResult<R> {
+        let mut call = self.start(store);
+        args.push(&mut call.args);
+        call.run().await
+    }
+}
+
+/// What the tidy test and tools need to know of a registered script, whatever its types.
+pub trait Registered: Sync {
+    fn decl(&self) -> &Decl;
+    fn helpers(&self) -> Option<&LuaFile>;
+}
+
+impl<R, A> Registered for Script<R, A> {
+    fn decl(&self) -> &Decl {
+        &self.decl
+    }
+
+    fn helpers(&self) -> Option<&LuaFile> {
+        self.helpers.as_ref()
+    }
+}
+
+/// KEYS and ARGV being collected for one invocation.
+#[derive(Default)]
+pub struct Args {
+    keys: Vec<Vec<u8>>,
+    argv: Vec<Vec<u8>>,
+}
+
+impl Args {
+    /// Adds KEYS entries (one for a string; a list adds each of its items).
+    pub fn key<T: ToRedisArgs>(&mut self, key: T) -> &mut Self {
+        key.write_redis_args(&mut self.keys);
+        self
+    }
+
+    /// Adds ARGV entries (one for a string or number; a list adds each of its items).
+    pub fn arg<T: ToRedisArgs>(&mut self, arg: T) -> &mut Self {
+        arg.write_redis_args(&mut self.argv);
+        self
+    }
+}
+
+/// One invocation of a script on a store.
+pub struct Call<'a, R> {
+    decl: &'a Decl,
+    compiled: &'a redis::Script,
+    store: &'a Store,
+    args: Args,
+    reply: PhantomData<fn() -> R>,
+}
+
+impl<R: FromRedisValue> Call<'_, R> {
+    pub fn key<T: ToRedisArgs>(&mut self, key: T) -> &mut Self {
+        self.args.key(key);
+        self
+    }
+
+    pub fn arg<T: ToRedisArgs>(&mut self, arg: T) -> &mut Self {
+        self.args.arg(arg);
+        self
+    }
+
+    /// Checks the counts, runs the script (EVALSHA, loading it on NOSCRIPT) and, for a
+    /// durable one, waits for the replicas on the same connection.
+    pub async fn run(&self) -> redis::RedisResult<R> {
+        check_counts(self.decl, self.args.keys.len(), self.args.argv.len())?;
+        let mut invocation = self.compiled.prepare_invoke();
+        for key in &self.args.keys {
+            invocation.key(key);
+        }
+        for arg in &self.args.argv {
+            invocation.arg(arg);
+        }
+        invocation.arg(self.store.clock_offset_ms());
+        let mut conn = self.store.conn();
+        let reply = invocation.invoke_async(&mut conn).await?;
+        if self.decl.writes == Writes::Durable {
+            self.store.settle(&mut conn).await?;
+        }
+        Ok(reply)
+    }
+}
+
+/// A count that differs from the declaration is a bug in the caller: refused before sending.
+fn check_counts(decl: &Decl, keys: usize, argv: usize) -> redis::RedisResult<()> {
+    if keys == decl.keys && decl.argv.admits(argv) {
+        return Ok(());
+    }
+    let declared_argv = match decl.argv {
+        Argv::Exactly(n) => n.to_string(),
+        Argv::AtLeast(n) => format!("at least {n}"),
+    };
+    Err(redis::RedisError::from((
+        redis::ErrorKind::Client,
+        "a script was called with the wrong number of KEYS or ARGV; nothing was sent",
+        format!(
+            "script {}: called with {keys} KEYS and {argv} ARGV, declared {} KEYS and {declared_argv} ARGV ({})",
+            decl.file.name(),
+            decl.keys,
+            decl.file.path,
+        ),
+    )))
+}
+
+/// The scripts of this crate, for the tidy test.
+pub fn registered() -> Vec<&'static dyn Registered> {
+    vec![&crate::delayed::POP_DUE]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DECL: Decl = Decl {
+        file: crate::lua!("lua/pop_due.lua"),
+        keys: 1,
+        argv: Argv::Exactly(2),
+        writes: Writes::PrimaryOnly,
+    };
+
+    #[test]
+    fn counts_are_checked_and_the_error_names_the_script() {
+        assert!(check_counts(&DECL, 1, 2).is_ok());
+        let e = check_counts(&DECL, 1, 1).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("script pop_due"), "{text}");
+        assert!(
+            text.contains("1 ARGV, declared 1 KEYS and 2 ARGV"),
+            "{text}"
+        );
+        assert!(
+            !crate::is_unreachable(&e),
+            "a wrong count is a bug, not an outage"
+        );
+        assert!(check_counts(&DECL, 2, 2).is_err());
+        let open = Decl {
+            argv: Argv::AtLeast(2),
+            ..DECL
+        };
+        assert!(check_counts(&open, 1, 5).is_ok());
+        assert!(check_counts(&open, 1, 1).is_err());
+    }
+
+    #[test]
+    fn read_only_scripts_carry_the_no_writes_flag_first() {
+        let ro: Script<()> = Script::new(Decl {
+            writes: Writes::ReadOnly,
+            ..DECL
+        });
+        assert!(ro.source().starts_with("#!lua flags=no-writes\n"));
+        let rw: Script<()> = Script::new(DECL);
+        assert!(rw.source().starts_with(PRELUDE.text));
+        assert!(rw.source().ends_with(DECL.file.text));
+        assert_eq!(rw.name(), "pop_due");
+    }
+}
