@@ -424,11 +424,11 @@ async fn run(nofile: u64) {
     let mut keys = Vec::new();
     for c in 0..clients {
         let name = format!("chaos{c}");
-        horst_gateway::accounts::create_account(&store, &name, 2)
+        horst_identity::accounts::create_account(&store, &name, 2)
             .await
             .expect("account");
         keys.push(
-            horst_gateway::accounts::create_key(&store, &name, None)
+            horst_identity::accounts::create_key(&store, &name, None)
                 .await
                 .expect("key")
                 .key,

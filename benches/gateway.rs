@@ -72,10 +72,10 @@ async fn run(seconds: u64, clients: usize) {
         }
         for c in 0..clients {
             let name = format!("bench{c}");
-            horst_gateway::accounts::create_account(&store, &name, 2)
+            horst_identity::accounts::create_account(&store, &name, 2)
                 .await
                 .expect("account");
-            let key = horst_gateway::accounts::create_key(&store, &name, None)
+            let key = horst_identity::accounts::create_key(&store, &name, None)
                 .await
                 .expect("key");
             keys.push(key.key);

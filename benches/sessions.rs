@@ -274,7 +274,7 @@ async fn main() {
     pids.extend(redis.pid());
 
     let store = horst_store::Store::connect(&url, "horst:").await.unwrap();
-    let auth = horst_rcadia::auth::Auth::new(store).await.unwrap();
+    let auth = horst_identity::auth::Auth::new(store).await.unwrap();
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(10_000)
         .build()

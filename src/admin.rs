@@ -742,7 +742,7 @@ fn json_lines<T: serde::Serialize>(values: &[T]) -> String {
 
 /// A page of a listing: its items as JSON lines on stdout, the total and the next offset on
 /// stderr (so a pipe gets only the items).
-fn page<T: serde::Serialize>(p: horst_gateway::accounts::Page<T>) -> String {
+fn page<T: serde::Serialize>(p: horst_identity::accounts::Page<T>) -> String {
     match p.next_offset {
         Some(next) => eprintln!("horst: {} in all; next page: --offset {next}", p.total),
         None => eprintln!("horst: {} in all", p.total),
@@ -789,14 +789,14 @@ async fn account(app: &App, cmd: AccountCommand) -> ExitCode {
                 offset,
                 limit,
             } => {
-                let filter = horst_gateway::accounts::AccountFilter {
+                let filter = horst_identity::accounts::AccountFilter {
                     q,
                     kind,
                     trust,
                     blocked,
                     operator,
                 };
-                horst_gateway::accounts::list_accounts(store, &filter, offset, limit)
+                horst_identity::accounts::list_accounts(store, &filter, offset, limit)
                     .await
                     .map(page)
                     .map_err(horst_gateway::ToolError::from)
@@ -833,7 +833,7 @@ async fn key(store: &horst_store::Store, cmd: KeyCommand) -> ExitCode {
             offset,
             limit,
         } => report(
-            horst_gateway::accounts::list_keys(store, account.as_deref(), revoked, offset, limit)
+            horst_identity::accounts::list_keys(store, account.as_deref(), revoked, offset, limit)
                 .await
                 .map(page)
                 .map_err(|e| Failure(e.into())),
@@ -884,7 +884,7 @@ async fn token(app: &App, cmd: TokenCommand) -> ExitCode {
                 .map(|_| match per_minute {
                     Some(n) => format!(
                         "token of {agent} limited to {n} requests a minute on the RCADIA routes; every API process applies it within {} s",
-                        horst_rcadia::auth::EPOCH_CHECK.as_secs()
+                        horst_identity::auth::EPOCH_CHECK.as_secs()
                     ),
                     None => format!("token of {agent} has no burst limit any more"),
                 })
@@ -896,7 +896,7 @@ async fn token(app: &App, cmd: TokenCommand) -> ExitCode {
                 .map(|_| {
                     format!(
                         "token of {agent} revoked; every API process refuses it within {} s",
-                        horst_rcadia::auth::EPOCH_CHECK.as_secs()
+                        horst_identity::auth::EPOCH_CHECK.as_secs()
                     )
                 })
                 .map_err(Failure),
@@ -961,10 +961,10 @@ async fn admin_token(store: &horst_store::Store, cmd: AdminTokenCommand) -> Exit
             }
         }
         AdminTokenCommand::List => report(
-            horst_gateway::admin_tokens::list(store)
+            horst_identity::admin_tokens::list(store)
                 .await
                 .map(|l| json_lines(&l))
-                .map_err(Failure),
+                .map_err(|e| Failure(e.into())),
         ),
         AdminTokenCommand::Retire { id } => report(
             operator::retire_admin_token(store, &who(), &id)

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use horst_config::Config;
+use horst_identity::auth::Auth;
 use horst_queue::Queue;
-use horst_rcadia::auth::Auth;
 use horst_rcadia::Rcadia;
 use horst_store::{Health, Store};
 use horst_telemetry::Metrics;
@@ -128,9 +128,9 @@ impl App {
             .map_err(|e| BuildError(format!("cannot open the identity store: {e}")))?;
         // The configured admin token is the first seed of the rotating set (stored once by
         // hash; a retired one stays retired).
-        horst_gateway::admin_tokens::seed(&store, &config.gateway.admin_token)
+        horst_identity::admin_tokens::seed(&store, &config.gateway.admin_token)
             .await
-            .map_err(|e| BuildError(format!("cannot store the admin token: {}", e.message)))?;
+            .map_err(|e| BuildError(format!("cannot store the admin token: {e}")))?;
         let server_check_interval = Duration::from_secs(config.redis.server_check_seconds);
         Ok(App {
             config,

@@ -2,8 +2,10 @@
 //! the command line, loads the configuration, finds Redis, and wires the pieces together.
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error).
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
-// The API is wired in the library (`src/app.rs`); the binary only links it.
+// The API and the session store are wired in the library (`src/app.rs`); the binary only
+// links them.
 use horst_api as _;
+use horst_rcadia as _;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -369,26 +369,26 @@ impl From<horst_rcadia::RcadiaError> for ApiError {
     }
 }
 
-impl From<horst_gateway::AccountError> for ApiError {
-    fn from(e: horst_gateway::AccountError) -> Self {
-        use horst_gateway::AccountError as E;
+impl From<horst_identity::IdentityError> for ApiError {
+    fn from(e: horst_identity::IdentityError) -> Self {
+        use horst_identity::IdentityError as E;
         match e {
             E::Invalid(m) => ApiError::new(ApiCode::InvalidInput, m),
             E::NotFound(m) => ApiError::new(ApiCode::NotFound, m),
             E::Conflict(m) => ToolError::new(ErrorCode::Conflict, m).into(),
-            E::Unreachable(detail) => ApiError::unavailable(detail),
-            other => ApiError::internal(other),
-        }
-    }
-}
-
-impl From<horst_rcadia::auth::AuthError> for ApiError {
-    fn from(e: horst_rcadia::auth::AuthError) -> Self {
-        use horst_rcadia::auth::AuthError as E;
-        match e {
-            E::Invalid(m) => ApiError::new(ApiCode::InvalidInput, m),
-            E::NotFound(m) => ApiError::new(ApiCode::NotFound, m),
-            E::Store(store) => store.into(),
+            E::Cap {
+                cap,
+                message,
+                retry_after_seconds,
+            } => {
+                let code = match cap {
+                    horst_identity::KeyCap::Network => ApiCode::NetworkCap,
+                    horst_identity::KeyCap::Daily => ApiCode::DailyCap,
+                };
+                ApiError::new(code, message).retry_after(retry_after_seconds)
+            }
+            E::Unavailable(detail) => ApiError::unavailable(detail),
+            E::Internal(detail) => ApiError::internal(detail),
         }
     }
 }

@@ -22,7 +22,7 @@
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, Method};
-use horst_rcadia::auth::Identity;
+use horst_identity::auth::Identity;
 use serde::de::DeserializeOwned;
 
 use crate::{ApiCode, ApiError, AppState};
@@ -57,7 +57,7 @@ impl FromRequestParts<AppState> for Operator {
         };
         let Some(given) = bearer(&parts.headers) else {
             if session_cookie(&parts.headers).is_none()
-                && !horst_gateway::admin_tokens::any_active(&state.store).await?
+                && !horst_identity::admin_tokens::any_active(&state.store).await?
             {
                 return Err(off());
             }
@@ -76,11 +76,11 @@ impl FromRequestParts<AppState> for Operator {
                 });
         };
         let store = &state.store;
-        if horst_gateway::admin_tokens::check(store, given)
+        if horst_identity::admin_tokens::check(store, given)
             .await?
             .is_none()
         {
-            if !horst_gateway::admin_tokens::any_active(store).await? {
+            if !horst_identity::admin_tokens::any_active(store).await? {
                 return Err(off());
             }
             return Err(ApiError::new(
@@ -92,7 +92,7 @@ impl FromRequestParts<AppState> for Operator {
             .headers
             .get("x-operator")
             .and_then(|v| v.to_str().ok())
-            .map(horst_gateway::text::clean_line)
+            .map(horst_text::clean_line)
             .filter(|n| !n.is_empty() && n.chars().count() <= 40);
         Ok(Operator(match name {
             Some(n) => format!("api:{n}"),
@@ -109,7 +109,7 @@ pub(crate) fn session_cookie(headers: &HeaderMap) -> Option<&str> {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == horst_gateway::web_sessions::COOKIE)
+        .find(|(name, _)| *name == horst_identity::web_sessions::COOKIE)
         .map(|(_, value)| value.trim())
 }
 
@@ -153,7 +153,7 @@ async fn browser_session(
     parts: &Parts,
     state: &AppState,
     sign_in_at: &str,
-) -> Result<horst_gateway::web_sessions::WebSession, ApiError> {
+) -> Result<horst_identity::web_sessions::WebSession, ApiError> {
     let unsafe_method = !matches!(parts.method, Method::GET | Method::HEAD);
     if unsafe_method {
         same_origin(&parts.headers)?;
@@ -165,7 +165,7 @@ async fn browser_session(
         )
     };
     let id = session_cookie(&parts.headers).ok_or_else(signed_out)?;
-    let session = horst_gateway::web_sessions::load(&state.store, id)
+    let session = horst_identity::web_sessions::load(&state.store, id)
         .await?
         .ok_or_else(signed_out)?;
     if unsafe_method {
@@ -186,15 +186,15 @@ async fn browser_session(
 
 /// A person signed in on `/account` (not blocked; the session is theirs).
 pub struct SignedIn {
-    pub person: horst_gateway::people::Person,
-    pub session: horst_gateway::web_sessions::WebSession,
+    pub person: horst_identity::people::Person,
+    pub session: horst_identity::web_sessions::WebSession,
 }
 
 impl FromRequestParts<AppState> for SignedIn {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        use horst_gateway::web_sessions::Subject;
+        use horst_identity::web_sessions::Subject;
         let session = browser_session(parts, state, "/account").await?;
         let Subject::Account(name) = &session.subject else {
             return Err(ApiError::new(
@@ -202,17 +202,17 @@ impl FromRequestParts<AppState> for SignedIn {
                 "an admin-token sign-in is not a game account; sign in on /account",
             ));
         };
-        match horst_gateway::people::load(&state.store, name).await? {
+        match horst_identity::people::load(&state.store, name).await? {
             Some(person) if !person.blocked => Ok(SignedIn { person, session }),
             Some(_) => {
-                horst_gateway::web_sessions::end(&state.store, &session).await?;
+                horst_identity::web_sessions::end(&state.store, &session).await?;
                 Err(ApiError::new(
                     ApiCode::Blocked,
                     "this account is blocked; ask the operator",
                 ))
             }
             None => {
-                horst_gateway::web_sessions::end(&state.store, &session).await?;
+                horst_identity::web_sessions::end(&state.store, &session).await?;
                 Err(ApiError::new(
                     ApiCode::Unauthorized,
                     "this account no longer exists; sign in again on /account",
@@ -226,24 +226,24 @@ impl FromRequestParts<AppState> for SignedIn {
 /// sign-in whose token is still active. `who` is `page:<name>` for the audit trail.
 pub struct PageOperator {
     pub who: String,
-    pub session: horst_gateway::web_sessions::WebSession,
+    pub session: horst_identity::web_sessions::WebSession,
 }
 
 impl FromRequestParts<AppState> for PageOperator {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        use horst_gateway::web_sessions::Subject;
+        use horst_identity::web_sessions::Subject;
         let session = browser_session(parts, state, "/admin").await?;
         let allowed = match &session.subject {
-            Subject::Account(name) => horst_gateway::people::load(&state.store, name)
+            Subject::Account(name) => horst_identity::people::load(&state.store, name)
                 .await?
                 .filter(|p| p.operator && !p.blocked)
                 .map(|p| p.name),
             Subject::AdminToken {
                 token_id,
                 operator_name,
-            } => horst_gateway::admin_tokens::is_active(&state.store, token_id)
+            } => horst_identity::admin_tokens::is_active(&state.store, token_id)
                 .await?
                 .then(|| operator_name.clone()),
         };
@@ -302,10 +302,7 @@ async fn rcadia_caller(
         .auth
         .identify(token)
         .await
-        .map_err(|e| match e {
-            horst_rcadia::auth::AuthError::Store(store) => ApiError::from(store),
-            other => ApiError::internal(other),
-        })?
+        .map_err(ApiError::from)?
         .ok_or_else(|| {
             ApiError::new(
                 ApiCode::Unauthorized,
@@ -385,7 +382,7 @@ impl FromRequestParts<AppState> for AgentCaller {
             .headers
             .get(header::AUTHORIZATION)
             .map(|v| v.to_str().unwrap_or("invalid"));
-        match horst_gateway::accounts::authenticate(&state.store, auth).await {
+        match horst_identity::accounts::authenticate(&state.store, auth).await {
             Ok(account) => Ok(AgentCaller(account)),
             Err(e) => Err(crate::routes::mcp::refuse_key(
                 e,

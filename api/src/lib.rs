@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use axum::Router;
 use horst_config::Config;
+use horst_identity::auth::Auth;
 use horst_queue::Queue;
-use horst_rcadia::auth::Auth;
 use horst_rcadia::Rcadia;
 use horst_store::{Health, Store};
 use horst_telemetry::Metrics;

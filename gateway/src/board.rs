@@ -33,10 +33,10 @@ use serde_json::Value;
 use horst_store::InvokeDurably;
 use horst_store::Store;
 
-use crate::accounts::{redis_now_ms, rfc3339, Account};
 use crate::error::{ErrorCode, ToolError};
 use crate::scripts::{BoardWritten, Endorsed, BOARD_ENDORSE, BOARD_WRITE};
 use crate::text;
+use crate::{redis_now_ms, rfc3339, Account};
 
 pub const THREAD_PAGE: usize = 20;
 pub const POST_PAGE: usize = 50;

@@ -25,10 +25,10 @@ use serde_json::{json, Value};
 use horst_store::InvokeDurably;
 use horst_store::Store;
 
-use crate::accounts::{random_hex, rfc3339};
 use crate::error::{ErrorCode, ToolError};
 use crate::operator::{audit, Action};
 use crate::scripts::{CheckRecorded, CHECK_RECORD};
+use crate::{random_hex, rfc3339};
 
 /// The queue account of operator jobs: no agent account can have this name.
 pub const OPERATOR_ACCOUNT: &str = "~operator";

@@ -17,10 +17,10 @@ use serde_json::{json, Value};
 use horst_store::InvokeDurably;
 use horst_store::Store;
 
-use crate::accounts::{redis_now_ms, rfc3339};
 use crate::board::{clean_body, clean_title, quota_error, utc_day};
 use crate::error::{ErrorCode, ToolError};
 use crate::scripts::{ContactSent, CONTACT_SEND};
+use crate::{redis_now_ms, rfc3339};
 
 pub const PER_DAY: i64 = 5;
 pub const MAX_UNREAD: i64 = 50;

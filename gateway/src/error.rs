@@ -186,3 +186,22 @@ impl From<redis::RedisError> for ToolError {
         }
     }
 }
+
+impl From<horst_identity::IdentityError> for ToolError {
+    fn from(e: horst_identity::IdentityError) -> Self {
+        use horst_identity::IdentityError as E;
+        match e {
+            E::Invalid(m) => ToolError::invalid(m),
+            E::NotFound(m) => ToolError::not_found(m),
+            E::Conflict(m) => ToolError::new(ErrorCode::Conflict, m),
+            E::Cap {
+                message,
+                retry_after_seconds,
+                ..
+            } => ToolError::new(ErrorCode::Quota, message)
+                .with("retryAfterSeconds", retry_after_seconds),
+            E::Unavailable(m) => ToolError::unavailable(m),
+            E::Internal(m) => ToolError::internal(m),
+        }
+    }
+}

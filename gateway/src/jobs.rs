@@ -530,7 +530,7 @@ ErrorCode::ValidationFailed,
             "failure": rec.failure,
             "revisionId": revision_id,
             "revisionState": revision_state,
-            "createdAt": crate::accounts::rfc3339(rec.created_at_ms),
+            "createdAt": crate::rfc3339(rec.created_at_ms),
         });
         self.add_remaining(&mut v, caller).await;
         Ok(v)

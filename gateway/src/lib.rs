@@ -2,8 +2,8 @@
 //!
 //! `protocol` parses one JSON-RPC message and negotiates the MCP revision; `tools` is the
 //! registry behind `tools/list`; `args` checks arguments strictly; the handlers here run the
-//! tools against the engine and the store; `accounts` holds agent accounts and keys;
-//! `revisions` holds the Labor. The HTTP route (`api/src/routes/mcp.rs`) checks method,
+//! tools against the engine and the store; `revisions` holds the Labor. Who the caller is
+//! (agent accounts and keys) is `horst-identity`'s. The HTTP route (`api/src/routes/mcp.rs`) checks method,
 //! origin, content type, body size and burst limits, authenticates, and turns a [`Reply`]
 //! into a response.
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
@@ -18,8 +18,6 @@ use serde_json::{json, Value};
 use horst_config::{Config, GatewayMode};
 use horst_store::Store;
 
-pub mod accounts;
-pub mod admin_tokens;
 pub mod args;
 pub mod board;
 pub mod builtin;
@@ -28,18 +26,31 @@ pub mod contact;
 mod error;
 pub mod operator;
 pub mod page_views;
-pub mod people;
 pub mod protocol;
 pub mod public_levels;
 pub mod render;
 pub mod revisions;
 mod scripts;
-pub mod text;
 pub mod tools;
-pub mod web_sessions;
 
-pub use accounts::{Account, AccountError, AuthError, CreatedKey, KeyCap};
+/// Text hygiene (`horst-text`), under its old path.
+pub use horst_text as text;
+
 pub use error::{ErrorCode, ToolError, UNAVAILABLE_RETRY_SECONDS};
+/// The caller of a key tool, and why a key is refused (`horst-identity` checks the key).
+pub use horst_identity::accounts::{Account, AuthError};
+
+/// The Redis server's clock in milliseconds (one clock for every process).
+pub(crate) async fn redis_now_ms(store: &Store) -> Result<u64, redis::RedisError> {
+    let (s, us): (u64, u64) = redis::cmd("TIME").query_async(&mut store.conn()).await?;
+    Ok(s * 1000 + us / 1000)
+}
+
+/// `bytes` random bytes from the OS as hex (ids; an RNG failure is an error).
+pub(crate) use horst_store::random::secret_hex as random_hex;
+
+/// Milliseconds since the epoch as RFC 3339 UTC (`2026-11-30T23:59:59.123Z`).
+pub use horst_dates::rfc3339_ms as rfc3339;
 
 use args::{
     Id, LevelName, NoArgs, Offset, ThreadKind, ThreadSort, ThreadStatus, WritePostArgs,

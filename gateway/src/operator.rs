@@ -16,15 +16,15 @@ use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use horst_rcadia::auth::Auth;
+use horst_identity::auth::Auth;
 use horst_store::InvokeDurably;
 use horst_store::Store;
 
-use crate::accounts::{redis_now_ms, rfc3339};
 use crate::board;
 use crate::contact;
 use crate::error::{ErrorCode, ToolError};
 use crate::scripts::{Promoted, Quarantined, RolledBack, PROMOTE, QUARANTINE, ROLLBACK};
+use crate::{redis_now_ms, rfc3339};
 
 /// The audit trail keeps this many entries.
 const AUDIT_KEEP: isize = 10_000;
@@ -482,12 +482,9 @@ async fn set_account(
     value: &str,
     detail: Detail<'_>,
 ) -> Result<(), ToolError> {
-    crate::accounts::set_account_field(store, name, field, value)
+    horst_identity::accounts::set_account_field(store, name, field, value)
         .await
-        .map_err(|e| match e {
-            crate::AccountError::NotFound(m) => ToolError::not_found(m),
-            other => ToolError::internal(other),
-        })?;
+        .map_err(ToolError::from)?;
     audit(store, who, action, name, detail).await
 }
 
@@ -508,7 +505,7 @@ pub async fn set_blocked(
     set_account(store, who, action, name, "blocked", value, detail).await?;
     if blocked {
         // Their browser sessions and RCADIA JWTs end now, not at their expiry.
-        crate::people::end_sessions(store, auth, name).await?;
+        horst_identity::people::end_sessions(store, auth, name).await?;
     }
     Ok(())
 }
@@ -809,27 +806,6 @@ pub async fn overview(store: &Store, queue: &horst_queue::Queue) -> Result<Overv
     })
 }
 
-fn account_error(e: crate::AccountError) -> ToolError {
-    use crate::AccountError as E;
-    match e {
-        E::Invalid(m) => ToolError::invalid(m),
-        E::NotFound(m) => ToolError::not_found(m),
-        E::Conflict(m) => ToolError::new(ErrorCode::Conflict, m),
-        E::Unreachable(m) => ToolError::unavailable(m),
-        other => ToolError::internal(other),
-    }
-}
-
-fn auth_error(e: horst_rcadia::auth::AuthError) -> ToolError {
-    use horst_rcadia::auth::AuthError as E;
-    match e {
-        E::Invalid(m) => ToolError::invalid(m),
-        E::NotFound(m) => ToolError::not_found(m),
-        E::Store(horst_rcadia::RcadiaError::Redis(e)) => e.into(),
-        other => ToolError::internal(other),
-    }
-}
-
 /// The run-time switches as they are now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -852,7 +828,7 @@ pub async fn switches(store: &Store, config: &horst_config::Config) -> Result<Sw
     Ok(Switches {
         gateway: gateway_mode_name(crate::mode(store, config).await?),
         self_service: crate::self_service(store, config).await?,
-        sign_up: crate::people::sign_up_open(store, config).await?,
+        sign_up: horst_identity::people::sign_up_open(store, config).await?,
     })
 }
 
@@ -889,7 +865,7 @@ pub async fn set_self_service(store: &Store, who: &str, on: bool) -> Result<(), 
 
 /// Opens or closes sign-up on `/account`.
 pub async fn set_sign_up(store: &Store, who: &str, open: bool) -> Result<(), ToolError> {
-    crate::people::set_sign_up(store, open).await?;
+    horst_identity::people::set_sign_up(store, open).await?;
     audit(
         store,
         who,
@@ -907,9 +883,9 @@ pub async fn create_account(
     name: &str,
     trust: u8,
 ) -> Result<(), ToolError> {
-    crate::accounts::create_account(store, name, trust)
+    horst_identity::accounts::create_account(store, name, trust)
         .await
-        .map_err(account_error)?;
+        .map_err(ToolError::from)?;
     audit(
         store,
         who,
@@ -927,7 +903,7 @@ pub async fn set_operator_role(
     name: &str,
     operator: bool,
 ) -> Result<(), ToolError> {
-    crate::people::set_operator(store, name, operator).await?;
+    horst_identity::people::set_operator(store, name, operator).await?;
     audit(
         store,
         who,
@@ -944,10 +920,10 @@ pub async fn create_key(
     who: &str,
     account: &str,
     label: Option<&str>,
-) -> Result<crate::CreatedKey, ToolError> {
-    let created = crate::accounts::create_key(store, account, label)
+) -> Result<horst_identity::accounts::CreatedKey, ToolError> {
+    let created = horst_identity::accounts::create_key(store, account, label)
         .await
-        .map_err(account_error)?;
+        .map_err(ToolError::from)?;
     audit(
         store,
         who,
@@ -964,9 +940,9 @@ pub async fn create_key(
 
 /// Revokes the key with this prefix; returns its account.
 pub async fn revoke_key(store: &Store, who: &str, prefix: &str) -> Result<String, ToolError> {
-    let account = crate::accounts::revoke_key(store, prefix)
+    let account = horst_identity::accounts::revoke_key(store, prefix)
         .await
-        .map_err(account_error)?;
+        .map_err(ToolError::from)?;
     audit(
         store,
         who,
@@ -991,7 +967,7 @@ pub async fn create_token(
     let (token, agent) = auth
         .create_token_as(scopes, name, house)
         .await
-        .map_err(auth_error)?;
+        .map_err(ToolError::from)?;
     audit(
         store,
         who,
@@ -1008,18 +984,18 @@ pub async fn create_token(
 }
 
 /// Sets (`Some`) or removes (`None`) the burst limit of agent `agent`'s RCADIA token, in
-/// requests per minute (every process applies it within `horst_rcadia::auth::EPOCH_CHECK`).
+/// requests per minute (every process applies it within `horst_identity::auth::EPOCH_CHECK`).
 pub async fn set_token_burst(
     store: &Store,
     auth: &Auth,
     who: &str,
     agent: &str,
     per_minute: Option<u32>,
-) -> Result<horst_rcadia::auth::TokenInfo, ToolError> {
+) -> Result<horst_identity::auth::TokenInfo, ToolError> {
     let info = auth
         .set_token_burst(agent, per_minute)
         .await
-        .map_err(auth_error)?;
+        .map_err(ToolError::from)?;
     audit(
         store,
         who,
@@ -1032,14 +1008,14 @@ pub async fn set_token_burst(
 }
 
 /// Revokes agent `agent`'s RCADIA token (every process refuses it within
-/// `horst_rcadia::auth::EPOCH_CHECK`).
+/// `horst_identity::auth::EPOCH_CHECK`).
 pub async fn revoke_token(
     store: &Store,
     auth: &Auth,
     who: &str,
     agent: &str,
-) -> Result<horst_rcadia::auth::TokenInfo, ToolError> {
-    let info = auth.revoke_token(agent).await.map_err(auth_error)?;
+) -> Result<horst_identity::auth::TokenInfo, ToolError> {
+    let info = auth.revoke_token(agent).await.map_err(ToolError::from)?;
     audit(
         store,
         who,
@@ -1063,13 +1039,13 @@ pub async fn create_user(
     password: &str,
     trust: u8,
 ) -> Result<(), ToolError> {
-    crate::people::create(
+    horst_identity::people::create(
         store,
         auth,
         name,
         password,
         trust,
-        crate::people::Existing::GivePassword,
+        horst_identity::people::Existing::GivePassword,
     )
     .await?;
     audit(
@@ -1090,7 +1066,7 @@ pub async fn set_user_password(
     name: &str,
     password: &str,
 ) -> Result<(), ToolError> {
-    crate::people::set_password(store, auth, name, password).await?;
+    horst_identity::people::set_password(store, auth, name, password).await?;
     audit(store, who, Action::UserPasswd, name, Detail::None).await
 }
 
@@ -1100,8 +1076,8 @@ pub async fn delete_user(
     auth: &Auth,
     who: &str,
     name: &str,
-) -> Result<crate::people::Deleted, ToolError> {
-    let deleted = crate::people::delete(store, auth, name).await?;
+) -> Result<horst_identity::people::Deleted, ToolError> {
+    let deleted = horst_identity::people::delete(store, auth, name).await?;
     audit(
         store,
         who,
@@ -1120,8 +1096,8 @@ pub async fn create_admin_token(
     store: &Store,
     who: &str,
     label: Option<&str>,
-) -> Result<(String, crate::admin_tokens::AdminTokenInfo), ToolError> {
-    let (token, info) = crate::admin_tokens::create(store, who, label).await?;
+) -> Result<(String, horst_identity::admin_tokens::AdminTokenInfo), ToolError> {
+    let (token, info) = horst_identity::admin_tokens::create(store, who, label).await?;
     audit(
         store,
         who,
@@ -1138,8 +1114,8 @@ pub async fn retire_admin_token(
     store: &Store,
     who: &str,
     id: &str,
-) -> Result<crate::admin_tokens::AdminTokenInfo, ToolError> {
-    let info = crate::admin_tokens::retire(store, id).await?;
+) -> Result<horst_identity::admin_tokens::AdminTokenInfo, ToolError> {
+    let info = horst_identity::admin_tokens::retire(store, id).await?;
     audit(store, who, Action::AdminTokenRetire, id, Detail::None).await?;
     Ok(info)
 }

@@ -116,7 +116,7 @@ pub struct Summary {
 }
 
 pub async fn summary(store: &Store) -> Result<Summary, ToolError> {
-    let now = crate::accounts::redis_now_ms(store).await?;
+    let now = crate::redis_now_ms(store).await?;
     let day = crate::board::utc_day(now);
     let fields: Vec<&str> = Page::ALL.iter().map(|p| p.key()).collect();
     let (today, total): (Vec<Option<u64>>, Vec<Option<u64>>) = redis::pipe()

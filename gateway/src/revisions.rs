@@ -19,9 +19,9 @@ use serde_json::{json, Value};
 use horst_store::InvokeDurably;
 use horst_store::Store;
 
-use crate::accounts::{random_hex, rfc3339};
 use crate::error::{ErrorCode, ToolError};
 use crate::scripts::{RevisionStored, StorageScope, Withdrawn, REVISION_STORE, REVISION_WITHDRAW};
+use crate::{random_hex, rfc3339};
 
 pub const PAGE: usize = 25;
 
@@ -180,7 +180,7 @@ pub async fn store_revision(
     rev: &NewRevision<'_>,
     budgets: Budgets,
 ) -> Result<(String, u64), ToolError> {
-    let ms = crate::accounts::redis_now_ms(store).await?;
+    let ms = crate::redis_now_ms(store).await?;
     let id = format!("rev-{ms:x}-{}", random_hex(4).map_err(ToolError::internal)?);
     let bytes = evidence_bytes(rev.map, rev.replay, rev.acceptance);
     let parent = rev.parent.unwrap_or("");

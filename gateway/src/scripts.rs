@@ -1,5 +1,5 @@
 //! The gateway's Lua scripts (`gateway/lua/`, each file's header documents its KEYS, ARGV
-//! and reply) and their replies as types.
+//! and reply) and their replies as types. Accounts' and keys' scripts are `horst-identity`'s.
 //!
 //! Each script is built once per process; `redis::Script` runs it by SHA (EVALSHA) and
 //! loads it on NOSCRIPT (a restarted or failed-over Redis). Every key a script touches is
@@ -17,9 +17,6 @@ macro_rules! script {
     };
 }
 
-script!(ACCOUNT_CREATE, "account_create.lua");
-script!(KEY_CREATE, "key_create.lua");
-script!(AGENT_CREATE, "agent_create.lua");
 script!(BOARD_WRITE, "board_write.lua");
 script!(BOARD_ENDORSE, "board_endorse.lua");
 script!(CHECK_RECORD, "check_record.lua");
@@ -46,53 +43,6 @@ macro_rules! reply {
         }
     };
 }
-
-/// `account_create.lua`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum AccountCreated {
-    Created,
-    Exists,
-}
-reply!(AccountCreated, i64, "account_create", |r| match r {
-    1 => Some(AccountCreated::Created),
-    0 => Some(AccountCreated::Exists),
-    _ => None,
-});
-
-/// `key_create.lua`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum KeyCreated {
-    Created,
-    TooManyKeys,
-    NoAccount,
-    PrefixTaken,
-}
-reply!(KeyCreated, i64, "key_create", |r| match r {
-    1 => Some(KeyCreated::Created),
-    0 => Some(KeyCreated::TooManyKeys),
-    -1 => Some(KeyCreated::NoAccount),
-    -2 => Some(KeyCreated::PrefixTaken),
-    _ => None,
-});
-
-/// `agent_create.lua`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum AgentCreated {
-    Created { now_ms: u64 },
-    NetworkCap { wait_ms: u64 },
-    TotalCap { wait_ms: u64 },
-    Collision,
-}
-reply!(AgentCreated, (String, i64), "agent_create", |r| {
-    let n = r.1.max(0) as u64;
-    match r.0.as_str() {
-        "ok" => Some(AgentCreated::Created { now_ms: n }),
-        "network_cap" => Some(AgentCreated::NetworkCap { wait_ms: n }),
-        "daily_cap" => Some(AgentCreated::TotalCap { wait_ms: n }),
-        "collision" => Some(AgentCreated::Collision),
-        _ => None,
-    }
-});
 
 /// `board_write.lua`; the counts are the writer's threads and posts today.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -277,11 +227,6 @@ mod tests {
 
     #[test]
     fn replies_parse_into_their_variants_and_refuse_the_unknown() {
-        let v = Value::Array(vec![bulk("network_cap"), Value::Int(1500)]);
-        assert_eq!(
-            AgentCreated::from_redis_value(v).unwrap(),
-            AgentCreated::NetworkCap { wait_ms: 1500 }
-        );
         assert_eq!(
             Promoted::from_redis_value(bulk("stale:")).unwrap(),
             Promoted::Stale(String::new())
@@ -299,7 +244,6 @@ mod tests {
             RevisionStored::from_redis_value(v).unwrap(),
             RevisionStored::Storage(StorageScope::Global)
         );
-        assert!(KeyCreated::from_redis_value(Value::Int(7)).is_err());
         assert!(Quarantined::from_redis_value(bulk("maybe")).is_err());
     }
 
@@ -331,6 +275,6 @@ mod tests {
             }
             n += 1;
         }
-        assert_eq!(n, 14);
+        assert_eq!(n, 11);
     }
 }

@@ -7,7 +7,9 @@
 //!   wake-ups on `ses:<id>`, rematch creation and linking, forwarded leaves).
 //! - [`clock`]: the firer any horst process may run: pops due deadlines and feeds them back.
 //! - [`wait`]: long-polls (subscribe first, then read; wake on `ses:<id>`).
-//! - [`auth`]: agent tokens with scopes, users with salted password hashes, and HS256 JWTs.
+//!
+//! Who is calling (agent tokens, people's JWTs) is `horst-identity`'s; the routes pass the
+//! caller's identity key in.
 //!
 //! All turn and clock rules stay in `horst-sessions`; nothing here decides what a turn is.
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
@@ -19,7 +21,6 @@ use std::sync::Arc;
 use horst_sessions::{ProtocolError, Session, Timings};
 use horst_store::{DelayedSet, Notifier, Store};
 
-pub mod auth;
 pub mod clock;
 pub mod effects;
 pub mod metrics;
@@ -172,9 +173,4 @@ impl Rcadia {
 /// 32 random bits from the OS (ids: unique, not secret; `horst_store::random`).
 pub fn random_u32() -> u32 {
     u32::from_le_bytes(horst_store::random::id_bytes::<4>())
-}
-
-/// `n` random bytes from the OS for secrets; an RNG failure is an error (never weak secrets).
-pub(crate) fn random_bytes(n: usize) -> Result<Vec<u8>, RcadiaError> {
-    horst_store::random::secret_bytes(n).map_err(RcadiaError::Internal)
 }

@@ -677,7 +677,9 @@ async fn operators_sign_in_on_admin_with_their_role_or_an_admin_token() {
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(t.get("/api/admin/overview").await.status, 200);
-    let config_id = horst_gateway::admin_tokens::list(&app.store).await.unwrap()[0]
+    let config_id = horst_identity::admin_tokens::list(&app.store)
+        .await
+        .unwrap()[0]
         .id
         .clone();
     let (new_token, _) =
@@ -794,7 +796,7 @@ async fn earlier_versions_users_move_to_phc_hashes_on_their_next_sign_in() {
         .query_async(&mut app.store.conn())
         .await
         .unwrap();
-    let fresh = horst_rcadia::auth::Auth::new(app.store.clone())
+    let fresh = horst_identity::auth::Auth::new(app.store.clone())
         .await
         .unwrap();
     assert_eq!(

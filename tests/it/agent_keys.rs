@@ -36,7 +36,7 @@ async fn creates_an_agent_account_and_a_working_key() {
     assert!(body["id"].is_string());
     assert!(body["createdAt"].as_str().unwrap().ends_with('Z'));
     // Trust 0, and the key works on key tools.
-    let acct = horst_gateway::accounts::load_account(&app.store, user)
+    let acct = horst_identity::accounts::load_account(&app.store, user)
         .await
         .unwrap()
         .unwrap();
@@ -75,7 +75,7 @@ async fn creates_an_agent_account_and_a_working_key() {
 #[tokio::test]
 async fn display_name_and_label_validation() {
     let app = spawn_app_with(|c| c.gateway.mode = horst_config::GatewayMode::On).await;
-    horst_gateway::accounts::create_account(&app.store, "hanna", 0)
+    horst_identity::accounts::create_account(&app.store, "hanna", 0)
         .await
         .unwrap();
     // Each creation uses the per-network cap; spread over addresses with a trusted proxy
@@ -187,27 +187,27 @@ async fn self_service_off_is_404() {
 #[tokio::test]
 async fn at_most_five_active_keys_per_account() {
     let app = spawn_gateway().await;
-    horst_gateway::accounts::create_account(&app.store, "ines", 1)
+    horst_identity::accounts::create_account(&app.store, "ines", 1)
         .await
         .unwrap();
     let mut keys = Vec::new();
     for _ in 0..5 {
         keys.push(
-            horst_gateway::accounts::create_key(&app.store, "ines", Some("k"))
+            horst_identity::accounts::create_key(&app.store, "ines", Some("k"))
                 .await
                 .unwrap(),
         );
     }
     assert!(
-        horst_gateway::accounts::create_key(&app.store, "ines", None)
+        horst_identity::accounts::create_key(&app.store, "ines", None)
             .await
             .is_err()
     );
-    horst_gateway::accounts::revoke_key(&app.store, &keys[0].prefix)
+    horst_identity::accounts::revoke_key(&app.store, &keys[0].prefix)
         .await
         .unwrap();
     assert!(
-        horst_gateway::accounts::create_key(&app.store, "ines", None)
+        horst_identity::accounts::create_key(&app.store, "ines", None)
             .await
             .is_ok()
     );
@@ -240,7 +240,7 @@ async fn operator_commands() {
         .expect("the key on its own line")
         .to_string();
     assert_eq!(out.trim(), key, "only the key on stdout");
-    let acct = horst_gateway::accounts::load_account(&app.store, "kurt")
+    let acct = horst_identity::accounts::load_account(&app.store, "kurt")
         .await
         .unwrap()
         .unwrap();

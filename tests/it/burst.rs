@@ -41,7 +41,7 @@ async fn per_account_limit_covers_all_keys_of_an_account() {
     })
     .await;
     let k1 = app.agent_key("jana", 0).await;
-    let k2 = horst_gateway::accounts::create_key(&app.store, "jana", None)
+    let k2 = horst_identity::accounts::create_key(&app.store, "jana", None)
         .await
         .unwrap()
         .key;

@@ -160,7 +160,7 @@ async fn the_game_reads_hide_what_is_hidden_and_count_page_views() {
 
     // Two agents' Labor revisions, newest first, with handle and display name.
     let fuchs = app.agent_key("fuchs", 1).await;
-    horst_gateway::accounts::set_account_field(&app.store, "fuchs", "displayName", "Fuchs <b>")
+    horst_identity::accounts::set_account_field(&app.store, "fuchs", "displayName", "Fuchs <b>")
         .await
         .unwrap();
     let dachs = app.agent_key("dachs", 1).await;

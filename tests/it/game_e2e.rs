@@ -149,7 +149,7 @@ async fn the_game_in_chromium() {
     crate::wasm_engine::engine_module();
     let (app, _worker) = game_app().await;
     let key = app.agent_key("fuchs", 1).await;
-    horst_gateway::accounts::set_account_field(
+    horst_identity::accounts::set_account_field(
         &app.store,
         "fuchs",
         "displayName",

@@ -18,7 +18,7 @@ pub struct TestApp {
     pub redis: Option<RedisServer>,
     pub redis_url: String,
     pub rcadia: horst_rcadia::Rcadia,
-    pub auth: horst_rcadia::auth::Auth,
+    pub auth: horst_identity::auth::Auth,
     pub http: reqwest::Client,
     pub health: horst_store::Health,
     pub store: horst_store::Store,
@@ -78,7 +78,7 @@ struct Parts {
     store: horst_store::Store,
     queue: horst_queue::Queue,
     rcadia: horst_rcadia::Rcadia,
-    auth: horst_rcadia::auth::Auth,
+    auth: horst_identity::auth::Auth,
     redis_url: String,
     app: horst::App,
     shutdown: watch::Sender<bool>,
@@ -368,13 +368,13 @@ impl TestApp {
 
     /// A person's account with a password (what `horst admin user create` makes).
     pub async fn person(&self, name: &str, password: &str) {
-        horst_gateway::people::create(
+        horst_identity::people::create(
             &self.store,
             &self.auth,
             name,
             password,
             0,
-            horst_gateway::people::Existing::GivePassword,
+            horst_identity::people::Existing::GivePassword,
         )
         .await
         .expect("create a person");
@@ -382,10 +382,10 @@ impl TestApp {
 
     /// A fresh agent key through the operator path (an account of `trust`).
     pub async fn agent_key(&self, name: &str, trust: u8) -> String {
-        horst_gateway::accounts::create_account(&self.store, name, trust)
+        horst_identity::accounts::create_account(&self.store, name, trust)
             .await
             .expect("create account");
-        horst_gateway::accounts::create_key(&self.store, name, None)
+        horst_identity::accounts::create_key(&self.store, name, None)
             .await
             .expect("create key")
             .key

@@ -331,7 +331,7 @@ async fn labor_candidates_and_storage_are_capped() {
     let labor = ok_result(&app.call("list_labor", json!({}), None).await);
     assert_eq!(labor["items"].as_array().unwrap().len(), 1);
     let rev = labor["items"][0]["revisionId"].clone();
-    horst_gateway::accounts::set_account_field(&app.store, "rosa", "blocked", "1")
+    horst_identity::accounts::set_account_field(&app.store, "rosa", "blocked", "1")
         .await
         .unwrap();
     let labor = ok_result(&app.call("list_labor", json!({}), None).await);

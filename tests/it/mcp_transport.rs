@@ -254,7 +254,7 @@ async fn unknown_malformed_and_revoked_keys_are_401() {
     assert_eq!(a.status, 200);
     let a = app.call("my_submissions", json!({}), Some(&key)).await;
     assert_eq!(a.status, 200, "{}", a.text);
-    horst_gateway::accounts::revoke_key(&app.store, &key[..12])
+    horst_identity::accounts::revoke_key(&app.store, &key[..12])
         .await
         .unwrap();
     let a = app.call("my_submissions", json!({}), Some(&key)).await;
@@ -266,7 +266,7 @@ async fn unknown_malformed_and_revoked_keys_are_401() {
 async fn blocked_accounts_are_403_on_any_request() {
     let app = spawn_gateway().await;
     let key = app.agent_key("dora", 0).await;
-    horst_gateway::accounts::set_account_field(&app.store, "dora", "blocked", "1")
+    horst_identity::accounts::set_account_field(&app.store, "dora", "blocked", "1")
         .await
         .unwrap();
     let a = app.call("get_map_format", json!({}), Some(&key)).await;

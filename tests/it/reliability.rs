@@ -73,10 +73,10 @@ fn observer(store: &horst_store::Store) -> (Queue, watch::Sender<bool>) {
 }
 
 async fn agent_key(store: &horst_store::Store, name: &str) -> String {
-    horst_gateway::accounts::create_account(store, name, 1)
+    horst_identity::accounts::create_account(store, name, 1)
         .await
         .unwrap();
-    horst_gateway::accounts::create_key(store, name, None)
+    horst_identity::accounts::create_key(store, name, None)
         .await
         .unwrap()
         .key

@@ -18,8 +18,8 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde::{Deserialize, Serialize};
 
-use horst_gateway::people::{self, Person, SignIn};
-use horst_gateway::web_sessions::{self, Subject};
+use horst_identity::people::{self, Person, SignIn};
+use horst_identity::web_sessions::{self, Subject};
 
 use crate::extract::{same_origin, session_cookie, ClientAddr, Expected, Json, SignedIn};
 use crate::{ApiCode, ApiError, AppState};
@@ -197,7 +197,7 @@ impl From<&Person> for AccountView {
             name: p.name.clone(),
             trust: p.trust,
             operator: p.operator,
-            created_at: horst_gateway::accounts::rfc3339(p.created_at_ms),
+            created_at: horst_identity::rfc3339(p.created_at_ms),
         }
     }
 }
@@ -360,17 +360,17 @@ async fn sign_out(
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Keys {
-    items: Vec<horst_gateway::accounts::KeyInfo>,
+    items: Vec<horst_identity::accounts::KeyInfo>,
     max_active: usize,
 }
 
 async fn list_keys(State(state): State<AppState>, me: SignedIn) -> Result<Json<Keys>, ApiError> {
     let page =
-        horst_gateway::accounts::list_keys(&state.store, Some(&me.person.name), false, 0, 100)
+        horst_identity::accounts::list_keys(&state.store, Some(&me.person.name), false, 0, 100)
             .await?;
     Ok(Json(Keys {
         items: page.items,
-        max_active: horst_gateway::accounts::MAX_ACTIVE_KEYS,
+        max_active: horst_identity::accounts::MAX_ACTIVE_KEYS,
     }))
 }
 
@@ -389,17 +389,9 @@ async fn create_key(
     me: SignedIn,
     Json(body): Json<NewKey>,
 ) -> Result<Response, ApiError> {
-    use horst_gateway::AccountError as E;
     let created =
-        horst_gateway::accounts::create_key(&state.store, &me.person.name, body.label.as_deref())
-            .await
-            .map_err(|e| match e {
-                E::Invalid(m) => ApiError::new(ApiCode::InvalidInput, m),
-                E::Conflict(m) => {
-                    horst_gateway::ToolError::new(horst_gateway::ErrorCode::Conflict, m).into()
-                }
-                other => other.into(),
-            })?;
+        horst_identity::accounts::create_key(&state.store, &me.person.name, body.label.as_deref())
+            .await?;
     tracing::info!(account = %me.person.name, prefix = %created.prefix, "agent key created on /account");
     Ok(no_store(
         (StatusCode::CREATED, Json(created)).into_response(),
@@ -411,12 +403,7 @@ async fn revoke_key(
     me: SignedIn,
     Path(prefix): Path<String>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    horst_gateway::accounts::revoke_own_key(&state.store, &me.person.name, &prefix)
-        .await
-        .map_err(|e| match e {
-            horst_gateway::AccountError::NotFound(m) => ApiError::new(ApiCode::NotFound, m),
-            other => other.into(),
-        })?;
+    horst_identity::accounts::revoke_own_key(&state.store, &me.person.name, &prefix).await?;
     tracing::info!(account = %me.person.name, prefix = %prefix, "agent key revoked on /account");
     Ok(Json(serde_json::json!({ "revoked": prefix })))
 }

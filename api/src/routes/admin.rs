@@ -144,19 +144,19 @@ struct TokenCreated {
 
 #[derive(Serialize)]
 struct TokenRevoked {
-    revoked: horst_rcadia::auth::TokenInfo,
+    revoked: horst_identity::auth::TokenInfo,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct AdminTokenCreated {
     token: String,
-    admin_token: horst_gateway::admin_tokens::AdminTokenInfo,
+    admin_token: horst_identity::admin_tokens::AdminTokenInfo,
 }
 
 #[derive(Serialize)]
 struct AdminTokenRetired {
-    retired: horst_gateway::admin_tokens::AdminTokenInfo,
+    retired: horst_identity::admin_tokens::AdminTokenInfo,
 }
 
 async fn overview(State(state): State<AppState>, _: Operator) -> Answer {
@@ -567,7 +567,7 @@ async fn accounts(
     _: Operator,
     Query(q): Query<AccountQuery>,
 ) -> Answer {
-    let filter = horst_gateway::accounts::AccountFilter {
+    let filter = horst_identity::accounts::AccountFilter {
         q: q.q.filter(|s| !s.trim().is_empty()),
         kind: q.kind.filter(|s| !s.is_empty()),
         trust: q.trust,
@@ -578,7 +578,7 @@ async fn accounts(
         offset: q.offset,
         limit: q.limit,
     };
-    let page = horst_gateway::accounts::list_accounts(
+    let page = horst_identity::accounts::list_accounts(
         &state.store,
         &filter,
         paging.offset(),
@@ -671,7 +671,7 @@ async fn keys(State(state): State<AppState>, _: Operator, Query(q): Query<KeyQue
         offset: q.offset,
         limit: q.limit,
     };
-    let page = horst_gateway::accounts::list_keys(
+    let page = horst_identity::accounts::list_keys(
         &state.store,
         q.account.as_deref().filter(|a| !a.is_empty()),
         q.revoked.unwrap_or(false),
@@ -813,15 +813,9 @@ async fn delete_user(
 }
 
 async fn admin_tokens(State(state): State<AppState>, _: Operator) -> Answer {
-    items(
-        horst_gateway::admin_tokens::list(&state.store)
-            .await
-            .and_then(|l| {
-                l.into_iter()
-                    .map(|t| serde_json::to_value(t).map_err(ToolError::internal))
-                    .collect()
-            }),
-    )
+    answer(Items {
+        items: horst_identity::admin_tokens::list(&state.store).await?,
+    })
 }
 
 #[derive(Deserialize)]

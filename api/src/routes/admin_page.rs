@@ -14,7 +14,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde::{Deserialize, Serialize};
 
-use horst_gateway::web_sessions::{self, Subject};
+use horst_identity::web_sessions::{self, Subject};
 
 use super::account::{check_password, end_previous, limit_attempt, serve_page_file, set_cookie};
 use crate::extract::{same_origin, ClientAddr, Expected, Json, PageOperator};
@@ -116,7 +116,7 @@ async fn sign_in(
     let (subject, who) = match (body.token, body.name, body.password) {
         (Some(token), None, None) => {
             let operator_name =
-                horst_gateway::text::clean_line(body.operator_name.as_deref().unwrap_or_default());
+                horst_text::clean_line(body.operator_name.as_deref().unwrap_or_default());
             let valid_name = operator_name.chars().count() <= 40
                 && operator_name
                     .chars()
@@ -130,7 +130,7 @@ async fn sign_in(
             // Guessing tokens costs attempts like guessing passwords.
             limit_attempt(&state, address, "").await?;
             let Some(token_id) =
-                horst_gateway::admin_tokens::check(&state.store, token.trim()).await?
+                horst_identity::admin_tokens::check(&state.store, token.trim()).await?
             else {
                 return Err(ApiError::new(
                     ApiCode::InvalidCredentials,

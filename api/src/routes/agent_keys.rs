@@ -9,7 +9,6 @@ use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::{Json, Router};
-use horst_gateway::{AccountError, KeyCap};
 use serde_json::Value;
 
 use super::mcp::{client_ip, is_json, read_body, BodyError};
@@ -111,22 +110,8 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
             _ => return client(ApiCode::InvalidInput, format!("`{k}` must be a string")),
         }
     }
-    match horst_gateway::accounts::create_agent(&state.store, ip, display, label).await {
+    match horst_identity::accounts::create_agent(&state.store, ip, display, label).await {
         Ok(created) => (StatusCode::CREATED, Json(created)).into_response(),
-        Err(AccountError::Invalid(m)) => client(ApiCode::InvalidInput, m),
-        Err(AccountError::Cap {
-            cap,
-            message,
-            retry_after_seconds,
-        }) => {
-            let code = match cap {
-                KeyCap::Network => ApiCode::NetworkCap,
-                KeyCap::Daily => ApiCode::DailyCap,
-            };
-            ApiError::new(code, message)
-                .retry_after(retry_after_seconds)
-                .into_response()
-        }
         Err(e) => ApiError::from(e).into_response(),
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::routing::{get, post};
 use axum::Router;
-use horst_rcadia::auth::Identity;
+use horst_identity::auth::Identity;
 use horst_rcadia::store::Step;
 use horst_rcadia::RcadiaError;
 use horst_sessions::wire::{

@@ -1,6 +1,6 @@
 //! `POST /api/v1/auth/session {username, password}` -> `{token}`: a person's JWT (the browser
 //! bridge hosts with it; agents may play with it). The same people, passwords and burst
-//! limits as the `/account` sign-in (`horst_gateway::people`); the JWT ends when the person's
+//! limits as the `/account` sign-in (`horst_identity::people`); the JWT ends when the person's
 //! credentials change (password, block, deletion).
 
 use axum::extract::State;

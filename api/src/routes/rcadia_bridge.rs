@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, patch, post};
 use axum::Router;
-use horst_rcadia::auth::Identity;
+use horst_identity::auth::Identity;
 use horst_rcadia::store::Step;
 use horst_rcadia::wait::MAX_WAIT;
 use horst_sessions::wire::{OpsResponse, PendingActionsResponse, RematchResponse, V1OkResponse};

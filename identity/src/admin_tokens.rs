@@ -16,8 +16,8 @@ use redis::AsyncCommands;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::accounts::{random_hex, rfc3339};
-use crate::error::{ErrorCode, ToolError};
+use crate::IdentityError;
+use crate::{random_hex, rfc3339};
 
 const TOKEN_PREFIX: &str = "hat_";
 
@@ -51,7 +51,7 @@ async fn add(
     id: &str,
     label: &str,
     who: &str,
-) -> Result<bool, ToolError> {
+) -> Result<bool, IdentityError> {
     let added: i64 = redis::Script::new(ADD)
         .key(store.key(&format!("admintoken:{token_hash}")))
         .key(store.key("admintokens"))
@@ -66,7 +66,7 @@ async fn add(
 
 /// Stores the configured token as active unless its hash was stored before (active or
 /// retired). Returns whether it was added now.
-pub async fn seed(store: &Store, configured: &str) -> Result<bool, ToolError> {
+pub async fn seed(store: &Store, configured: &str) -> Result<bool, IdentityError> {
     if configured.is_empty() {
         return Ok(false);
     }
@@ -77,7 +77,7 @@ pub async fn seed(store: &Store, configured: &str) -> Result<bool, ToolError> {
 
 /// The id of the active admin token `given`, or `None`. The lookup is by the SHA-256 of
 /// what was presented, so the secret itself is never compared.
-pub async fn check(store: &Store, given: &str) -> Result<Option<String>, ToolError> {
+pub async fn check(store: &Store, given: &str) -> Result<Option<String>, IdentityError> {
     if given.is_empty() || given.len() > 256 {
         return Ok(None);
     }
@@ -93,12 +93,12 @@ pub async fn check(store: &Store, given: &str) -> Result<Option<String>, ToolErr
 }
 
 /// Whether the admin token with this id is active.
-pub async fn is_active(store: &Store, id: &str) -> Result<bool, ToolError> {
+pub async fn is_active(store: &Store, id: &str) -> Result<bool, IdentityError> {
     Ok(list(store).await?.iter().any(|t| t.id == id && t.active))
 }
 
 /// Whether any admin token is active (without one the REST admin API answers 404).
-pub async fn any_active(store: &Store) -> Result<bool, ToolError> {
+pub async fn any_active(store: &Store) -> Result<bool, IdentityError> {
     Ok(list(store).await?.iter().any(|t| t.active))
 }
 
@@ -107,29 +107,28 @@ pub async fn create(
     store: &Store,
     who: &str,
     label: Option<&str>,
-) -> Result<(String, AdminTokenInfo), ToolError> {
-    let label = crate::text::clean_line(label.unwrap_or(""));
+) -> Result<(String, AdminTokenInfo), IdentityError> {
+    let label = horst_text::clean_line(label.unwrap_or(""));
     if label.chars().count() > 40 {
-        return Err(ToolError::invalid("label must be at most 40 characters"));
+        return Err(IdentityError::invalid(
+            "label must be at most 40 characters",
+        ));
     }
-    let token = format!(
-        "{TOKEN_PREFIX}{}",
-        random_hex(24).map_err(ToolError::internal)?
-    );
-    let id = format!("at-{}", random_hex(4).map_err(ToolError::internal)?);
+    let token = format!("{TOKEN_PREFIX}{}", random_hex(24)?);
+    let id = format!("at-{}", random_hex(4)?);
     if !add(store, &hash(&token), &id, &label, who).await? {
-        return Err(ToolError::internal("admin token collision"));
+        return Err(IdentityError::internal("admin token collision"));
     }
     let info = list(store)
         .await?
         .into_iter()
         .find(|t| t.id == id)
-        .ok_or_else(|| ToolError::internal("the new admin token is not listed"))?;
+        .ok_or_else(|| IdentityError::internal("the new admin token is not listed"))?;
     Ok((token, info))
 }
 
 /// Every admin token, active ones first, then newest first.
-pub async fn list(store: &Store) -> Result<Vec<AdminTokenInfo>, ToolError> {
+pub async fn list(store: &Store) -> Result<Vec<AdminTokenInfo>, IdentityError> {
     let ids: Vec<(String, String)> = store.conn().hgetall(store.key("admintokens")).await?;
     let mut out = Vec::with_capacity(ids.len());
     for (id, h) in ids {
@@ -159,7 +158,7 @@ pub async fn list(store: &Store) -> Result<Vec<AdminTokenInfo>, ToolError> {
 
 /// Retires a token: it is refused from now on and its `/admin` sessions end. The last
 /// active token cannot be retired (`conflict`): create its successor first.
-pub async fn retire(store: &Store, id: &str) -> Result<AdminTokenInfo, ToolError> {
+pub async fn retire(store: &Store, id: &str) -> Result<AdminTokenInfo, IdentityError> {
     let r: String = redis::Script::new(
         r#"
         local h = redis.call('HGET', KEYS[1], ARGV[1])
@@ -185,20 +184,16 @@ pub async fn retire(store: &Store, id: &str) -> Result<AdminTokenInfo, ToolError
     match r.as_str() {
         "ok" => {}
         "missing" => {
-            return Err(ToolError::not_found(format!(
+            return Err(IdentityError::not_found(format!(
                 "no admin token {id}; list them with `horst admin admin-token list`"
             )))
         }
         "retired" => {
-            return Err(ToolError::new(
-                ErrorCode::Conflict,
-                format!("admin token {id} is already retired"),
+            return Err(IdentityError::conflict(format!("admin token {id} is already retired"),
             ))
         }
         _ => {
-            return Err(ToolError::new(
-                ErrorCode::Conflict,
-                format!(
+            return Err(IdentityError::conflict(format!(
                     "admin token {id} is the last active one; create its successor first (`horst admin admin-token create`), move your clients to it, then retire this one"
                 ),
             ))
@@ -209,5 +204,5 @@ pub async fn retire(store: &Store, id: &str) -> Result<AdminTokenInfo, ToolError
         .await?
         .into_iter()
         .find(|t| t.id == id)
-        .ok_or_else(|| ToolError::internal("the retired admin token is not listed"))
+        .ok_or_else(|| IdentityError::internal("the retired admin token is not listed"))
 }

@@ -1,5 +1,6 @@
-//! Identities: agent tokens with scopes (`play`, `host`) and HS256 JWTs for people who signed
-//! in (their accounts and passwords live in `horst_gateway::people`, which asks for the JWT).
+//! RCADIA identities: agent tokens with scopes (`play`, `host`) and HS256 JWTs for people who
+//! signed in (their accounts and passwords live in `crate::people`; the sign-in route asks
+//! for the JWT).
 //! Tokens are stored only as SHA-256 hashes; the JWT secret is generated once per store and
 //! kept in Redis. None of these secrets is ever logged.
 //!
@@ -28,7 +29,7 @@ use horst_store::Store;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::{random_bytes, random_u32, RcadiaError};
+use crate::IdentityError;
 
 /// A JWT stays valid this long (unless its person's credentials change first).
 const JWT_TTL_SECONDS: u64 = 7 * 24 * 3600;
@@ -90,20 +91,9 @@ struct Cached {
     identity: Identity,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum AuthError {
-    #[error("{0}")]
-    Invalid(String),
-    #[error("{0}")]
-    NotFound(String),
-    #[error(transparent)]
-    Store(#[from] RcadiaError),
-}
-
-impl From<redis::RedisError> for AuthError {
-    fn from(e: redis::RedisError) -> Self {
-        AuthError::Store(e.into())
-    }
+/// `n` random bytes from the OS for secrets; an RNG failure is an error (never weak secrets).
+fn random_bytes(n: usize) -> Result<Vec<u8>, IdentityError> {
+    horst_store::random::secret_bytes(n).map_err(IdentityError::Internal)
 }
 
 /// A stored `burstPerMinute`: a positive number, else no limit.
@@ -159,7 +149,7 @@ fn unix_now() -> u64 {
 
 impl Auth {
     /// Loads the JWT secret, creating it on first use (SET NX: every process agrees).
-    pub async fn new(store: Store) -> Result<Auth, AuthError> {
+    pub async fn new(store: Store) -> Result<Auth, IdentityError> {
         let key = store.key("auth:jwt_secret");
         let mut conn = store.conn();
         let fresh = hex::encode(random_bytes(32)?);
@@ -180,7 +170,7 @@ impl Auth {
     }
 
     /// Indexes earlier versions' user records by lowercase name, once per store.
-    async fn index_legacy_users(&self) -> Result<(), AuthError> {
+    async fn index_legacy_users(&self) -> Result<(), IdentityError> {
         let done: Option<String> = redis::cmd("GET")
             .arg(self.store.key("auth:legacy:indexed"))
             .query_async(&mut self.store.conn())
@@ -208,7 +198,7 @@ impl Auth {
     }
 
     /// The stored name of an earlier version's user whose name is `name` in any case.
-    pub async fn legacy_name(&self, name: &str) -> Result<Option<String>, AuthError> {
+    pub async fn legacy_name(&self, name: &str) -> Result<Option<String>, IdentityError> {
         Ok(redis::cmd("HGET")
             .arg(self.store.key("auth:legacy"))
             .arg(name.to_lowercase())
@@ -222,7 +212,7 @@ impl Auth {
         &self,
         scopes: &[String],
         name: Option<&str>,
-    ) -> Result<(String, String), AuthError> {
+    ) -> Result<(String, String), IdentityError> {
         self.create_token_as(scopes, name, false).await
     }
 
@@ -233,7 +223,7 @@ impl Auth {
         scopes: &[String],
         name: Option<&str>,
         house: bool,
-    ) -> Result<(String, String), AuthError> {
+    ) -> Result<(String, String), IdentityError> {
         let mut play = false;
         let mut host = false;
         for s in scopes {
@@ -241,29 +231,34 @@ impl Auth {
                 "play" => play = true,
                 "host" => host = true,
                 other => {
-                    return Err(AuthError::Invalid(format!(
+                    return Err(IdentityError::Invalid(format!(
                         "unknown scope {other:?}; use play, host or play,host"
                     )))
                 }
             }
         }
         if !play && !host {
-            return Err(AuthError::Invalid(
+            return Err(IdentityError::Invalid(
                 "give at least one scope: --scopes play, host or play,host".into(),
             ));
         }
         if house && !host {
-            return Err(AuthError::Invalid(
+            return Err(IdentityError::Invalid(
                 "--house marks a host identity: add the host scope (--scopes host --house)".into(),
             ));
         }
         if let Some(n) = name {
             if n.trim().is_empty() || n.chars().count() > 64 {
-                return Err(AuthError::Invalid("--name must be 1-64 characters".into()));
+                return Err(IdentityError::Invalid(
+                    "--name must be 1-64 characters".into(),
+                ));
             }
         }
         let token = format!("rca_{}", hex::encode(random_bytes(24)?));
-        let agent = format!("agt_{:08x}", random_u32());
+        let agent = format!(
+            "agt_{:08x}",
+            u32::from_le_bytes(horst_store::random::id_bytes::<4>())
+        );
         let _: () = redis::Script::new(
             r#"
             local t = redis.call('TIME')
@@ -287,7 +282,7 @@ impl Auth {
 
     /// Every agent token's record key with its fields, by scanning `auth:token:*` (an
     /// operator's read, not a request path).
-    async fn token_records(&self) -> Result<Vec<(String, TokenInfo)>, AuthError> {
+    async fn token_records(&self) -> Result<Vec<(String, TokenInfo)>, IdentityError> {
         let keys = self.store.scan_keys("auth:token:*").await?;
         let mut out = Vec::with_capacity(keys.len());
         for key in keys {
@@ -338,7 +333,7 @@ impl Auth {
     }
 
     /// The agent tokens (not the secrets), newest first.
-    pub async fn list_tokens(&self) -> Result<Vec<TokenInfo>, AuthError> {
+    pub async fn list_tokens(&self) -> Result<Vec<TokenInfo>, IdentityError> {
         Ok(self
             .token_records()
             .await?
@@ -349,14 +344,14 @@ impl Auth {
 
     /// Revokes the token of agent `agent` (`agt_...`): its record is deleted and the
     /// revocation epoch moves, so every process refuses it within [`EPOCH_CHECK`].
-    pub async fn revoke_token(&self, agent: &str) -> Result<TokenInfo, AuthError> {
+    pub async fn revoke_token(&self, agent: &str) -> Result<TokenInfo, IdentityError> {
         let found = self
             .token_records()
             .await?
             .into_iter()
             .find(|(_, t)| t.agent == agent);
         let Some((key, info)) = found else {
-            return Err(AuthError::NotFound(format!(
+            return Err(IdentityError::NotFound(format!(
                 "no agent token of {agent:?}; list them with `horst admin token list`"
             )));
         };
@@ -378,9 +373,9 @@ impl Auth {
         &self,
         agent: &str,
         per_minute: Option<u32>,
-    ) -> Result<TokenInfo, AuthError> {
+    ) -> Result<TokenInfo, IdentityError> {
         if per_minute == Some(0) {
-            return Err(AuthError::Invalid(
+            return Err(IdentityError::Invalid(
                 "--per-minute must be at least 1; remove the limit with --none".into(),
             ));
         }
@@ -390,7 +385,7 @@ impl Auth {
             .into_iter()
             .find(|(_, t)| t.agent == agent);
         let Some((key, mut info)) = found else {
-            return Err(AuthError::NotFound(format!(
+            return Err(IdentityError::NotFound(format!(
                 "no agent token of {agent:?}; list them with `horst admin token list`"
             )));
         };
@@ -411,7 +406,7 @@ impl Auth {
 
     /// Ends every JWT of person `username`: their credential generation moves on, and with
     /// it the revocation epoch (password change, block, deletion).
-    pub async fn end_user_sessions(&self, username: &str) -> Result<(), AuthError> {
+    pub async fn end_user_sessions(&self, username: &str) -> Result<(), IdentityError> {
         let _: () = redis::pipe()
             .atomic()
             .incr(self.store.key(&format!("auth:usergen:{username}")), 1)
@@ -423,7 +418,7 @@ impl Auth {
         Ok(())
     }
 
-    async fn user_generation(&self, username: &str) -> Result<u64, AuthError> {
+    async fn user_generation(&self, username: &str) -> Result<u64, IdentityError> {
         let gen: Option<u64> = redis::cmd("GET")
             .arg(self.store.key(&format!("auth:usergen:{username}")))
             .query_async(&mut self.store.conn())
@@ -433,7 +428,7 @@ impl Auth {
 
     /// A JWT for person `username`, who has just proven who they are (the caller checked the
     /// password). It is refused once their credentials change ([`Auth::end_user_sessions`]).
-    pub async fn issue_jwt(&self, username: &str) -> Result<String, AuthError> {
+    pub async fn issue_jwt(&self, username: &str) -> Result<String, IdentityError> {
         let gen = self.user_generation(username).await?;
         let now = unix_now();
         let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
@@ -443,8 +438,8 @@ impl Auth {
             exp: now + JWT_TTL_SECONDS,
             gen: Some(gen),
         };
-        let payload = URL_SAFE_NO_PAD
-            .encode(serde_json::to_vec(&claims).map_err(|e| RcadiaError::Internal(e.to_string()))?);
+        let payload =
+            URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).map_err(IdentityError::internal)?);
         let signing = format!("{header}.{payload}");
         let sig = URL_SAFE_NO_PAD.encode(self.mac(&signing));
         Ok(format!("{signing}.{sig}"))
@@ -483,7 +478,7 @@ impl Auth {
     /// The cached identity for `hash`, if it is still good; otherwise `None` and the epoch the
     /// caller's fresh read will be cached under. Reads `auth:epoch` when the last read is
     /// older than [`EPOCH_CHECK`].
-    async fn cached(&self, hash: &str) -> Result<(Option<Identity>, u64), AuthError> {
+    async fn cached(&self, hash: &str) -> Result<(Option<Identity>, u64), IdentityError> {
         let stale = {
             let c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
             c.epoch_read.is_none_or(|at| at.elapsed() >= EPOCH_CHECK)
@@ -526,7 +521,7 @@ impl Auth {
     }
 
     /// Resolves a bearer credential (JWT or agent token).
-    pub async fn identify(&self, bearer: &str) -> Result<Option<Identity>, AuthError> {
+    pub async fn identify(&self, bearer: &str) -> Result<Option<Identity>, IdentityError> {
         let jwt = bearer.matches('.').count() == 2;
         let claims = if jwt {
             match self.verify_jwt(bearer) {
@@ -592,7 +587,7 @@ impl Auth {
         &self,
         username: &str,
         password: &str,
-    ) -> Result<LegacyCheck, AuthError> {
+    ) -> Result<LegacyCheck, IdentityError> {
         let Some(username) = self.legacy_name(username).await? else {
             return Ok(LegacyCheck::NoUser);
         };
@@ -607,16 +602,16 @@ impl Auth {
         let password = password.to_string();
         tokio::task::spawn_blocking(move || legacy_verify(&stored, &password))
             .await
-            .map_err(|e| RcadiaError::Internal(format!("the password check failed: {e}")).into())
+            .map_err(|e| IdentityError::internal(format!("the password check failed: {e}")))
     }
 
     /// Whether `username` (in any case) has a record of an earlier version.
-    pub async fn legacy_user_exists(&self, username: &str) -> Result<bool, AuthError> {
+    pub async fn legacy_user_exists(&self, username: &str) -> Result<bool, IdentityError> {
         Ok(self.legacy_name(username).await?.is_some())
     }
 
     /// Deletes the record of an earlier version's user `username` (in any case).
-    pub async fn drop_legacy_user(&self, username: &str) -> Result<(), AuthError> {
+    pub async fn drop_legacy_user(&self, username: &str) -> Result<(), IdentityError> {
         let Some(stored) = self.legacy_name(username).await? else {
             return Ok(());
         };
@@ -638,7 +633,7 @@ impl Auth {
         username: &str,
         password: &str,
         rounds: u32,
-    ) -> Result<(), AuthError> {
+    ) -> Result<(), IdentityError> {
         let salt = random_bytes(16)?;
         let hash = pbkdf2::pbkdf2_hmac_array::<Sha256, 32>(password.as_bytes(), &salt, rounds);
         let _: () = redis::cmd("HSET")

@@ -2,6 +2,12 @@
 //! operator): control, invisible and direction-changing characters are removed, so a text
 //! cannot hide or reorder what others see. Text stays plain: nothing is interpreted as markup
 //! here, and every consumer shows it as text.
+//!
+//! Its own crate because people's names (`horst-identity`) and the gateway's texts (board,
+//! contact) are cleaned alike, and identity sits below the gateway.
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
+// left out because each test binary sees the dev-dependencies of all of them.
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 /// Characters removed besides `char::is_control`: format characters (Unicode Cf) such as
 /// zero-width spaces, joiners, bidi marks, embeddings, overrides and isolates, plus

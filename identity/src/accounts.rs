@@ -21,6 +21,7 @@ use subtle::ConstantTimeEq;
 use crate::scripts::{
     AccountCreated, AgentCreated, KeyCreated, ACCOUNT_CREATE, AGENT_CREATE, KEY_CREATE,
 };
+use crate::{random_hex, redis_now_ms, rfc3339, IdentityError, KeyCap};
 use horst_store::InvokeDurably;
 use horst_store::Store;
 
@@ -53,47 +54,6 @@ pub enum AuthError {
     /// Redis cannot be reached now (`horst_store::is_unreachable`): retry later.
     #[error("store unreachable: {0}")]
     Unreachable(String),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AccountError {
-    #[error("{0}")]
-    Invalid(String),
-    #[error("{0}")]
-    NotFound(String),
-    #[error("{0}")]
-    Conflict(String),
-    /// A self-service cap, with the seconds until a slot frees up.
-    #[error("{cap:?}: {message}")]
-    Cap {
-        cap: KeyCap,
-        message: String,
-        retry_after_seconds: u64,
-    },
-    #[error("store: {0}")]
-    Store(String),
-    /// Redis cannot be reached now (`horst_store::is_unreachable`): retry later.
-    #[error("store unreachable: {0}")]
-    Unreachable(String),
-}
-
-/// Which rolling 24-hour cap of self-service keys was hit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyCap {
-    /// 3 keys per network (`network_cap`).
-    Network,
-    /// 50 keys in total (`daily_cap`).
-    Daily,
-}
-
-impl From<redis::RedisError> for AccountError {
-    fn from(e: redis::RedisError) -> Self {
-        if horst_store::is_unreachable(&e) {
-            AccountError::Unreachable(e.to_string())
-        } else {
-            AccountError::Store(e.to_string())
-        }
-    }
 }
 
 /// A key as shown once to its creator.
@@ -129,17 +89,6 @@ fn well_formed(key: &str) -> bool {
         && key[KEY_PREFIX.len()..]
             .bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
-
-/// `bytes` random bytes from the OS as hex (key material and ids; an RNG failure is an error).
-pub(crate) use horst_store::random::secret_hex as random_hex;
-
-/// Milliseconds since the epoch as RFC 3339 UTC (`2026-11-30T23:59:59.123Z`).
-pub use horst_dates::rfc3339_ms as rfc3339;
-
-pub(crate) async fn redis_now_ms(store: &Store) -> Result<u64, redis::RedisError> {
-    let (s, us): (u64, u64) = redis::cmd("TIME").query_async(&mut store.conn()).await?;
-    Ok(s * 1000 + us / 1000)
 }
 
 /// Names an operator may give accounts: 2-32 lowercase letters, digits, `_` or `-`.
@@ -254,19 +203,19 @@ pub async fn load_account(store: &Store, name: &str) -> Result<Option<Account>, 
 }
 
 /// `horst admin account create NAME [--trust N]`: a human (operator-made) account.
-pub async fn create_account(store: &Store, name: &str, trust: u8) -> Result<(), AccountError> {
+pub async fn create_account(store: &Store, name: &str, trust: u8) -> Result<(), IdentityError> {
     if !valid_account_name(name) {
-        return Err(AccountError::Invalid(format!(
+        return Err(IdentityError::Invalid(format!(
             "{name:?} is not a valid account name: 2-32 lowercase letters, digits, _ or -"
         )));
     }
     if name.starts_with("agent-") {
-        return Err(AccountError::Invalid(
+        return Err(IdentityError::Invalid(
             "names starting with agent- are for self-service agent accounts".into(),
         ));
     }
     if trust > 2 {
-        return Err(AccountError::Invalid("trust must be 0, 1 or 2".into()));
+        return Err(IdentityError::Invalid("trust must be 0, 1 or 2".into()));
     }
     let now = redis_now_ms(store).await?;
     let created: AccountCreated = ACCOUNT_CREATE
@@ -277,7 +226,7 @@ pub async fn create_account(store: &Store, name: &str, trust: u8) -> Result<(), 
         .invoke_durably(store)
         .await?;
     if created == AccountCreated::Exists {
-        return Err(AccountError::Conflict(format!("account {name} exists")));
+        return Err(IdentityError::Conflict(format!("account {name} exists")));
     }
     Ok(())
 }
@@ -288,24 +237,21 @@ pub async fn set_account_field(
     name: &str,
     field: &str,
     value: &str,
-) -> Result<(), AccountError> {
+) -> Result<(), IdentityError> {
     let key = store.key(&format!("account:{name}"));
     let mut conn = store.conn();
     if !conn.exists::<_, bool>(&key).await? {
-        return Err(AccountError::NotFound(format!("no account {name}")));
+        return Err(IdentityError::NotFound(format!("no account {name}")));
     }
     let _: () = conn.hset(&key, field, value).await?;
     store.barrier().await?;
     Ok(())
 }
 
-fn new_key_material() -> Result<(String, String, String), AccountError> {
-    let key = format!(
-        "{KEY_PREFIX}{}",
-        random_hex(KEY_HEX / 2).map_err(AccountError::Store)?
-    );
+fn new_key_material() -> Result<(String, String, String), IdentityError> {
+    let key = format!("{KEY_PREFIX}{}", random_hex(KEY_HEX / 2)?);
     let prefix = key[..KEY_PREFIX.len() + 8].to_string();
-    let id = format!("key-{}", random_hex(8).map_err(AccountError::Store)?);
+    let id = format!("key-{}", random_hex(8)?);
     Ok((key, prefix, id))
 }
 
@@ -314,7 +260,7 @@ pub async fn create_key(
     store: &Store,
     account: &str,
     label: Option<&str>,
-) -> Result<CreatedKey, AccountError> {
+) -> Result<CreatedKey, IdentityError> {
     let label = clean_label(label)?;
     let (key, prefix, id) = new_key_material()?;
     let hash = hash_key(&key);
@@ -342,22 +288,22 @@ pub async fn create_key(
             display_name: None,
             created_at: rfc3339(now),
         }),
-        KeyCreated::TooManyKeys => Err(AccountError::Conflict(format!(
+        KeyCreated::TooManyKeys => Err(IdentityError::Conflict(format!(
             "account {account} already has {MAX_ACTIVE_KEYS} active keys; revoke one first"
         ))),
-        KeyCreated::NoAccount => Err(AccountError::NotFound(format!("no account {account}"))),
-        KeyCreated::PrefixTaken => Err(AccountError::Store(
+        KeyCreated::NoAccount => Err(IdentityError::NotFound(format!("no account {account}"))),
+        KeyCreated::PrefixTaken => Err(IdentityError::Internal(
             "key prefix collision; try again".into(),
         )),
     }
 }
 
 /// `horst admin key revoke PREFIX`: revokes the key with this prefix (`gcv_xxxxxxxx`).
-pub async fn revoke_key(store: &Store, prefix: &str) -> Result<String, AccountError> {
+pub async fn revoke_key(store: &Store, prefix: &str) -> Result<String, IdentityError> {
     let mut conn = store.conn();
     let hash: Option<String> = conn.get(store.key(&format!("keyprefix:{prefix}"))).await?;
     let Some(hash) = hash else {
-        return Err(AccountError::NotFound(format!(
+        return Err(IdentityError::NotFound(format!(
             "no key with prefix {prefix}"
         )));
     };
@@ -482,7 +428,7 @@ pub async fn revoke_own_key(
     store: &Store,
     account: &str,
     prefix: &str,
-) -> Result<(), AccountError> {
+) -> Result<(), IdentityError> {
     let hash: Option<String> = store
         .conn()
         .get(store.key(&format!("keyprefix:{prefix}")))
@@ -497,7 +443,7 @@ pub async fn revoke_own_key(
         None => None,
     };
     if owner.as_deref() != Some(account) {
-        return Err(AccountError::NotFound(format!("no key {prefix} of yours")));
+        return Err(IdentityError::NotFound(format!("no key {prefix} of yours")));
     }
     revoke_key(store, prefix).await.map(|_| ())
 }
@@ -607,18 +553,18 @@ pub async fn list_accounts(
 pub async fn clean_display_name(
     store: &Store,
     raw: Option<&str>,
-) -> Result<Option<String>, AccountError> {
+) -> Result<Option<String>, IdentityError> {
     let Some(raw) = raw else { return Ok(None) };
-    let name = crate::text::clean_line(raw);
+    let name = horst_text::clean_line(raw);
     let n = name.chars().count();
     if !(1..=30).contains(&n) {
-        return Err(AccountError::Invalid(
+        return Err(IdentityError::Invalid(
             "displayName must be 1-30 characters (control and invisible characters are removed)"
                 .into(),
         ));
     }
-    if crate::text::reserved(&name) {
-        return Err(AccountError::Invalid(format!(
+    if horst_text::reserved(&name) {
+        return Err(IdentityError::Invalid(format!(
             "displayName {name:?} is reserved"
         )));
     }
@@ -629,7 +575,7 @@ pub async fn clean_display_name(
             .exists(store.key(&format!("account:{lower}")))
             .await?;
         if exists {
-            return Err(AccountError::Invalid(format!(
+            return Err(IdentityError::Invalid(format!(
                 "displayName {name:?} equals a username; choose another"
             )));
         }
@@ -637,10 +583,10 @@ pub async fn clean_display_name(
     Ok(Some(name))
 }
 
-fn clean_label(raw: Option<&str>) -> Result<String, AccountError> {
-    let label = raw.map(crate::text::clean_line).unwrap_or_default();
+fn clean_label(raw: Option<&str>) -> Result<String, IdentityError> {
+    let label = raw.map(horst_text::clean_line).unwrap_or_default();
     if label.chars().count() > 40 {
-        return Err(AccountError::Invalid(
+        return Err(IdentityError::Invalid(
             "label must be at most 40 characters".into(),
         ));
     }
@@ -668,15 +614,15 @@ pub async fn create_agent(
     client: std::net::IpAddr,
     display_name: Option<&str>,
     label: Option<&str>,
-) -> Result<CreatedKey, AccountError> {
+) -> Result<CreatedKey, IdentityError> {
     let display = clean_display_name(store, display_name).await?;
     let label = clean_label(label)?;
     let network = network_of(client);
     for _ in 0..5 {
-        let username = format!("agent-{}", random_hex(4).map_err(AccountError::Store)?);
+        let username = format!("agent-{}", random_hex(4)?);
         let (key, prefix, id) = new_key_material()?;
         let hash = hash_key(&key);
-        let member = random_hex(8).map_err(AccountError::Store)?;
+        let member = random_hex(8)?;
         let reply: AgentCreated = AGENT_CREATE
             .key(store.key(&format!("agentkeys:net:{network}")))
             .key(store.key("agentkeys:all"))
@@ -708,7 +654,7 @@ pub async fn create_agent(
                 })
             }
             AgentCreated::NetworkCap { wait_ms } => {
-                return Err(AccountError::Cap {
+                return Err(IdentityError::Cap {
                     cap: KeyCap::Network,
                     message: format!(
                         "your network already created {SELF_SERVICE_PER_NETWORK} keys in the last 24 hours"
@@ -717,7 +663,7 @@ pub async fn create_agent(
                 })
             }
             AgentCreated::TotalCap { wait_ms } => {
-                return Err(AccountError::Cap {
+                return Err(IdentityError::Cap {
                     cap: KeyCap::Daily,
                     message: format!("{SELF_SERVICE_TOTAL} keys were created in the last 24 hours"),
                     retry_after_seconds: wait_ms.div_ceil(1000).max(1),
@@ -726,7 +672,7 @@ pub async fn create_agent(
             AgentCreated::Collision => continue,
         }
     }
-    Err(AccountError::Store(
+    Err(IdentityError::Internal(
         "could not find a free agent name".into(),
     ))
 }

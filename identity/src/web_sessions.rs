@@ -21,8 +21,8 @@ use redis::AsyncCommands;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::accounts::random_hex;
-use crate::error::ToolError;
+use crate::random_hex;
+use crate::IdentityError;
 
 /// The cookie's name.
 pub const COOKIE: &str = "horst_session";
@@ -91,9 +91,9 @@ fn index_key(subject: &Subject) -> String {
 }
 
 /// Starts a session for `subject`.
-pub async fn create(store: &Store, subject: Subject) -> Result<NewSession, ToolError> {
-    let id = random_hex(32).map_err(ToolError::internal)?;
-    let csrf = random_hex(32).map_err(ToolError::internal)?;
+pub async fn create(store: &Store, subject: Subject) -> Result<NewSession, IdentityError> {
+    let id = random_hex(32)?;
+    let csrf = random_hex(32)?;
     let hash = hash_id(&id);
     let (kind, account, token_id, operator_name) = match &subject {
         Subject::Account(name) => ("account", name.as_str(), "", ""),
@@ -129,7 +129,7 @@ pub async fn create(store: &Store, subject: Subject) -> Result<NewSession, ToolE
 
 /// The live session with this cookie value, its idle expiry renewed; `None` for anything
 /// unknown, expired or past its absolute lifetime.
-pub async fn load(store: &Store, id: &str) -> Result<Option<WebSession>, ToolError> {
+pub async fn load(store: &Store, id: &str) -> Result<Option<WebSession>, IdentityError> {
     if !well_formed(id) {
         return Ok(None);
     }
@@ -178,7 +178,7 @@ pub async fn load(store: &Store, id: &str) -> Result<Option<WebSession>, ToolErr
 }
 
 /// Ends one session (sign-out).
-pub async fn end(store: &Store, session: &WebSession) -> Result<(), ToolError> {
+pub async fn end(store: &Store, session: &WebSession) -> Result<(), IdentityError> {
     let _: () = redis::pipe()
         .del(store.key(&format!("websession:{}", session.hash)))
         .ignore()
@@ -190,7 +190,7 @@ pub async fn end(store: &Store, session: &WebSession) -> Result<(), ToolError> {
 }
 
 /// Ends every session in an index set, in one atomic step.
-async fn end_all(store: &Store, index: &str) -> Result<(), ToolError> {
+async fn end_all(store: &Store, index: &str) -> Result<(), IdentityError> {
     let _: () = redis::Script::new(
         r#"
         for _, h in ipairs(redis.call('SMEMBERS', KEYS[1])) do
@@ -206,12 +206,12 @@ async fn end_all(store: &Store, index: &str) -> Result<(), ToolError> {
 }
 
 /// Ends every session of person `name`.
-pub async fn end_for_account(store: &Store, name: &str) -> Result<(), ToolError> {
+pub async fn end_for_account(store: &Store, name: &str) -> Result<(), IdentityError> {
     end_all(store, &format!("account:{name}:websessions")).await
 }
 
 /// Ends every session opened with admin token `token_id`.
-pub async fn end_for_admin_token(store: &Store, token_id: &str) -> Result<(), ToolError> {
+pub async fn end_for_admin_token(store: &Store, token_id: &str) -> Result<(), IdentityError> {
     end_all(store, &format!("admintoken:{token_id}:websessions")).await
 }
 

@@ -12,19 +12,20 @@
 //! Hashing runs on a blocking thread. A sign-in for a name without a password still verifies
 //! against a dummy hash of the same parameters, so the answer's timing does not tell which
 //! names exist. Records of earlier versions (`auth:user:<name>`, salted PBKDF2-SHA256, kept by
-//! `horst_rcadia::auth`) are verified in their own format once, rehashed to PHC, and deleted.
+//! `crate::auth`) are verified in their own format once, rehashed to PHC, and deleted.
 
 use std::sync::OnceLock;
 
+use crate::auth::{Auth, LegacyCheck};
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use argon2::{Algorithm, Argon2, Params, Version};
-use horst_rcadia::auth::{Auth, LegacyCheck};
 use horst_store::Store;
 use redis::AsyncCommands;
 use serde::Serialize;
 
-use crate::accounts::{redis_now_ms, valid_account_name};
-use crate::error::{ErrorCode, ToolError};
+use crate::accounts::valid_account_name;
+use crate::redis_now_ms;
+use crate::IdentityError;
 
 /// Argon2id with 19 MiB, 2 passes, 1 lane (OWASP's first recommended setting): well under a
 /// second per hash on the project's 2-core machine even under heavy load (see the
@@ -52,12 +53,12 @@ fn current_prefix() -> String {
 
 /// A PHC string for `password` with a fresh 16-byte salt. CPU-heavy: call on a blocking
 /// thread ([`hash_password`]).
-fn hash_blocking(password: &str) -> Result<String, ToolError> {
-    let salt = horst_store::random::secret_bytes(16).map_err(ToolError::internal)?;
+fn hash_blocking(password: &str) -> Result<String, IdentityError> {
+    let salt = horst_store::random::secret_bytes(16).map_err(IdentityError::Internal)?;
     argon2()
         .hash_password_with_salt(password.as_bytes(), &salt)
         .map(|h| h.to_string())
-        .map_err(|e| ToolError::internal(format!("argon2: {e}")))
+        .map_err(|e| IdentityError::internal(format!("argon2: {e}")))
 }
 
 /// A hash nobody's password matches, verified for names without one (equal timing).
@@ -78,35 +79,35 @@ fn verify_blocking(stored: Option<&str>, password: &str) -> bool {
 }
 
 /// Hashes on a blocking thread.
-pub async fn hash_password(password: &str) -> Result<String, ToolError> {
+pub async fn hash_password(password: &str) -> Result<String, IdentityError> {
     let password = password.to_string();
     tokio::task::spawn_blocking(move || hash_blocking(&password))
         .await
-        .map_err(|e| ToolError::internal(format!("hashing thread: {e}")))?
+        .map_err(|e| IdentityError::internal(format!("hashing thread: {e}")))?
 }
 
 /// Verifies on a blocking thread; `None` (no password) verifies against the dummy hash.
-async fn verify(stored: Option<String>, password: &str) -> Result<bool, ToolError> {
+async fn verify(stored: Option<String>, password: &str) -> Result<bool, IdentityError> {
     let password = password.to_string();
     tokio::task::spawn_blocking(move || verify_blocking(stored.as_deref(), &password))
         .await
-        .map_err(|e| ToolError::internal(format!("hashing thread: {e}")))
+        .map_err(|e| IdentityError::internal(format!("hashing thread: {e}")))
 }
 
 /// Whether `password` may be set; the error says what the rules are.
-pub fn check_password(name: &str, password: &str) -> Result<(), ToolError> {
+pub fn check_password(name: &str, password: &str) -> Result<(), IdentityError> {
     if password.chars().count() < PASSWORD_MIN_CHARS {
-        return Err(ToolError::invalid(format!(
+        return Err(IdentityError::invalid(format!(
             "the password needs at least {PASSWORD_MIN_CHARS} characters"
         )));
     }
     if password.len() > PASSWORD_MAX_BYTES {
-        return Err(ToolError::invalid(format!(
+        return Err(IdentityError::invalid(format!(
             "the password may have at most {PASSWORD_MAX_BYTES} bytes"
         )));
     }
     if password.eq_ignore_ascii_case(name) {
-        return Err(ToolError::invalid(
+        return Err(IdentityError::invalid(
             "the password must not be the account name",
         ));
     }
@@ -114,14 +115,14 @@ pub fn check_password(name: &str, password: &str) -> Result<(), ToolError> {
 }
 
 /// Whether `name` may be a person's account name; the error says what is allowed.
-pub fn check_name(name: &str) -> Result<(), ToolError> {
+pub fn check_name(name: &str) -> Result<(), IdentityError> {
     if !valid_account_name(name) {
-        return Err(ToolError::invalid(format!(
+        return Err(IdentityError::invalid(format!(
             "{name:?} is not a valid account name: 2-32 lowercase letters, digits, _ or -"
         )));
     }
-    if name.starts_with("agent-") || crate::text::reserved(name) {
-        return Err(ToolError::invalid(format!(
+    if name.starts_with("agent-") || horst_text::reserved(name) {
+        return Err(IdentityError::invalid(format!(
             "the name {name:?} is reserved; choose another"
         )));
     }
@@ -140,7 +141,7 @@ pub struct Person {
 }
 
 /// The person `name` (a human account that can sign in), or `None`.
-pub async fn load(store: &Store, name: &str) -> Result<Option<Person>, ToolError> {
+pub async fn load(store: &Store, name: &str) -> Result<Option<Person>, IdentityError> {
     let v: Vec<Option<String>> = redis::cmd("HMGET")
         .arg(store.key(&format!("account:{name}")))
         .arg(&[
@@ -198,7 +199,7 @@ async fn set_first_password(
     trust: u8,
     hash: &str,
     existing: Existing,
-) -> Result<bool, ToolError> {
+) -> Result<bool, IdentityError> {
     let now = redis_now_ms(store).await?;
     let r: String = redis::Script::new(SET_FIRST_PASSWORD)
         .key(store.key(&format!("account:{name}")))
@@ -226,30 +227,20 @@ pub async fn create(
     password: &str,
     trust: u8,
     existing: Existing,
-) -> Result<(), ToolError> {
+) -> Result<(), IdentityError> {
     check_name(name)?;
     check_password(name, password)?;
     if trust > 2 {
-        return Err(ToolError::invalid("trust must be 0, 1 or 2"));
+        return Err(IdentityError::invalid("trust must be 0, 1 or 2"));
     }
-    if auth
-        .legacy_user_exists(name)
-        .await
-        .map_err(ToolError::internal)?
-    {
-        return Err(ToolError::new(
-            ErrorCode::Conflict,
-            format!("the name {name} is taken"),
-        ));
+    if auth.legacy_user_exists(name).await? {
+        return Err(IdentityError::conflict(format!("the name {name} is taken")));
     }
     let hash = hash_password(password).await?;
     if set_first_password(store, name, trust, &hash, existing).await? {
         Ok(())
     } else {
-        Err(ToolError::new(
-            ErrorCode::Conflict,
-            format!("the name {name} is taken"),
-        ))
+        Err(IdentityError::conflict(format!("the name {name} is taken")))
     }
 }
 
@@ -277,7 +268,7 @@ pub async fn sign_in(
     auth: &Auth,
     typed_name: &str,
     password: &str,
-) -> Result<SignIn, ToolError> {
+) -> Result<SignIn, IdentityError> {
     let name = canonical(typed_name);
     if password.len() > PASSWORD_MAX_BYTES || name.len() > 64 {
         // Still costs a verification, so long input does not answer faster.
@@ -304,11 +295,7 @@ pub async fn sign_in(
     }
     // An earlier version's user, by the name as typed (those names could have capitals).
     let typed = typed_name.trim();
-    match auth
-        .legacy_check(typed, password)
-        .await
-        .map_err(ToolError::internal)?
-    {
+    match auth.legacy_check(typed, password).await? {
         LegacyCheck::NoUser => {
             verify(None, password).await?;
             Ok(SignIn::Wrong)
@@ -325,7 +312,7 @@ async fn migrate(
     typed: &str,
     name: &str,
     password: &str,
-) -> Result<SignIn, ToolError> {
+) -> Result<SignIn, IdentityError> {
     if check_name(name).is_err() {
         tracing::warn!(
             user = %typed,
@@ -341,14 +328,12 @@ async fn migrate(
         );
         return Ok(SignIn::Wrong);
     }
-    auth.drop_legacy_user(typed)
-        .await
-        .map_err(ToolError::internal)?;
+    auth.drop_legacy_user(typed).await?;
     tracing::info!(user = %name, "moved an earlier version's user to a PHC password hash");
     finish(store, name).await
 }
 
-async fn finish(store: &Store, name: &str) -> Result<SignIn, ToolError> {
+async fn finish(store: &Store, name: &str) -> Result<SignIn, IdentityError> {
     match load(store, name).await? {
         Some(p) if p.blocked => Ok(SignIn::Blocked),
         Some(p) => Ok(SignIn::Ok(p)),
@@ -363,9 +348,9 @@ pub async fn set_password(
     auth: &Auth,
     name: &str,
     password: &str,
-) -> Result<(), ToolError> {
+) -> Result<(), IdentityError> {
     if load(store, name).await?.is_none() {
-        return Err(ToolError::not_found(format!(
+        return Err(IdentityError::not_found(format!(
             "no person {name} with a password; give an operator-made account one with `horst admin user create {name}`"
         )));
     }
@@ -379,11 +364,9 @@ pub async fn set_password(
 }
 
 /// Ends every browser session and JWT of `name` (block, password change, deletion).
-pub async fn end_sessions(store: &Store, auth: &Auth, name: &str) -> Result<(), ToolError> {
+pub async fn end_sessions(store: &Store, auth: &Auth, name: &str) -> Result<(), IdentityError> {
     crate::web_sessions::end_for_account(store, name).await?;
-    auth.end_user_sessions(name)
-        .await
-        .map_err(ToolError::internal)
+    auth.end_user_sessions(name).await
 }
 
 /// What deleting a person did.
@@ -397,15 +380,12 @@ pub struct Deleted {
 /// Deletes a person's sign-in: the password and operator role go, every session and JWT
 /// ends, every agent key is revoked. The account record stays (its name stays taken, its
 /// revisions and posts keep their author) and is marked deleted.
-pub async fn delete(store: &Store, auth: &Auth, name: &str) -> Result<Deleted, ToolError> {
+pub async fn delete(store: &Store, auth: &Auth, name: &str) -> Result<Deleted, IdentityError> {
     let key = store.key(&format!("account:{name}"));
     let kind: Option<String> = store.conn().hget(&key, "kind").await?;
-    let legacy = auth
-        .legacy_user_exists(name)
-        .await
-        .map_err(ToolError::internal)?;
+    let legacy = auth.legacy_user_exists(name).await?;
     if kind.as_deref() != Some("human") && !legacy {
-        return Err(ToolError::not_found(format!("no person {name}")));
+        return Err(IdentityError::not_found(format!("no person {name}")));
     }
     let mut revoked = Vec::new();
     if kind.is_some() {
@@ -422,15 +402,11 @@ pub async fn delete(store: &Store, auth: &Auth, name: &str) -> Result<Deleted, T
             .await?
             .items
         {
-            crate::accounts::revoke_key(store, &k.prefix)
-                .await
-                .map_err(ToolError::internal)?;
+            crate::accounts::revoke_key(store, &k.prefix).await?;
             revoked.push(k.prefix);
         }
     }
-    auth.drop_legacy_user(name)
-        .await
-        .map_err(ToolError::internal)?;
+    auth.drop_legacy_user(name).await?;
     end_sessions(store, auth, name).await?;
     Ok(Deleted {
         name: name.to_string(),
@@ -439,11 +415,11 @@ pub async fn delete(store: &Store, auth: &Auth, name: &str) -> Result<Deleted, T
 }
 
 /// Gives or takes the operator role (`/admin` access for this person).
-pub async fn set_operator(store: &Store, name: &str, operator: bool) -> Result<(), ToolError> {
+pub async fn set_operator(store: &Store, name: &str, operator: bool) -> Result<(), IdentityError> {
     let key = store.key(&format!("account:{name}"));
     let kind: Option<String> = store.conn().hget(&key, "kind").await?;
     if kind.as_deref() != Some("human") {
-        return Err(ToolError::not_found(format!(
+        return Err(IdentityError::not_found(format!(
             "no person {name}; only people's accounts (not agent accounts) can be operators"
         )));
     }
@@ -458,7 +434,10 @@ pub async fn set_operator(store: &Store, name: &str, operator: bool) -> Result<(
 }
 
 /// Whether sign-up on `/account` is open: the stored switch, else `gateway.sign_up`.
-pub async fn sign_up_open(store: &Store, config: &horst_config::Config) -> Result<bool, ToolError> {
+pub async fn sign_up_open(
+    store: &Store,
+    config: &horst_config::Config,
+) -> Result<bool, IdentityError> {
     let stored: Option<String> = store.conn().get(store.key("gateway:sign_up")).await?;
     Ok(match stored.as_deref() {
         Some("open") => true,
@@ -467,7 +446,7 @@ pub async fn sign_up_open(store: &Store, config: &horst_config::Config) -> Resul
     })
 }
 
-pub async fn set_sign_up(store: &Store, open: bool) -> Result<(), ToolError> {
+pub async fn set_sign_up(store: &Store, open: bool) -> Result<(), IdentityError> {
     let _: () = store
         .conn()
         .set(
@@ -499,7 +478,7 @@ mod tests {
     fn password_and_name_rules_say_what_is_allowed() {
         assert!(check_password("fuchs", "short")
             .unwrap_err()
-            .message
+            .to_string()
             .contains("8"));
         assert!(check_password("fuchs1234", "FUCHS1234").is_err());
         assert!(check_password("fuchs", &"x".repeat(300)).is_err());
