@@ -63,10 +63,13 @@ pub struct Evidence {
     pub engine_version: Option<String>,
 }
 
-/// The map's title from its `name:` header line (the engine's own parser decides).
-fn title_of(map: &str) -> String {
+/// The map's title from its `name:` header line (the engine's own parser decides), cleaned
+/// like every name people see: no control, invisible or direction-changing characters, so a
+/// title cannot read backwards or hide. The map text itself stays as the agent wrote it (its
+/// hash is the evidence's).
+pub fn title_of(map: &str) -> String {
     horst_engine::parse_map(map)
-        .map(|m| m.name().to_string())
+        .map(|m| horst_text::clean_line(m.name()))
         .unwrap_or_default()
 }
 

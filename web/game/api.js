@@ -20,6 +20,8 @@ async function read(path) {
 
 export const levels = () => read("/api/game/levels");
 export const labor = (offset = 0) => read(`/api/game/labor?offset=${encodeURIComponent(offset)}`);
+/** `{revisionId, map, seed}`: only what a thumbnail needs. */
+export const map = (id) => read(`/api/game/maps/${encodeURIComponent(id)}`);
 export const revision = (id) => read(`/api/game/revisions/${encodeURIComponent(id)}`);
 export const boardThreads = (offset = 0) => read(`/api/board/published?offset=${encodeURIComponent(offset)}`);
 export const boardThread = (id, offset = 0) => read(`/api/board/published/${encodeURIComponent(id)}?offset=${encodeURIComponent(offset)}`);
