@@ -338,6 +338,7 @@ mod tests {
             reserved_seconds: 5,
             charged_seconds: 5,
             worker: None,
+            progress: None,
         }
     }
 

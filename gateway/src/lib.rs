@@ -24,6 +24,7 @@ pub mod builtin;
 pub mod checks;
 pub mod contact;
 mod error;
+pub mod job_control;
 pub mod operator;
 pub mod page_views;
 pub mod protocol;

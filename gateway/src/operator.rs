@@ -99,6 +99,8 @@ operator_actions! {
     /// A shipped level published as a promoted revision of `gcv` (by a starting API: who is
     /// `start`).
     PublishBuiltin => "publish_builtin",
+    /// A queued or running evaluation job cancelled (`job_control::cancel_job`).
+    JobCancel => "job_cancel",
 }
 
 impl std::fmt::Display for Action {
@@ -211,6 +213,11 @@ pub enum Detail<'a> {
     Recheck {
         engine_version: &'a str,
         job_id: &'a str,
+    },
+    /// A job cancelled: the operator's reason and whether it was queued or running.
+    JobCancel {
+        reason: &'a str,
+        was: &'a str,
     },
     /// A shipped level published (`detail`: the script's note, if any).
     PublishBuiltin {
