@@ -43,6 +43,8 @@ function card(item, { labor }) {
   } else if (item.ticks) {
     fact("Nachweis", `${item.ticks} Ticks (${(item.ticks / 60).toLocaleString("de-DE", { maximumFractionDigits: 1 })} s)`);
   }
+  const diff = api.difficulty(item.feasibility);
+  if (diff) fact("Schwierigkeit", diff.word);
   const other = engine && item.engineVersion !== engine.engineVersion;
   const play = el("button", { type: "button", class: "primary", text: "Spielen" });
   play.addEventListener("click", () => open(item.revisionId, "play"));
@@ -52,6 +54,7 @@ function card(item, { labor }) {
   const li = el("li", { class: labor ? "card labor-card" : "card", "data-revision": item.revisionId },
     title, sub, facts,
     other ? el("p", { class: "badge", text: "auf einer anderen Engine geprüft" }) : null,
+    diff && diff.framePerfect ? el("p", { class: "badge frame-perfect", title: diff.text, text: "auf den Tick genau" }) : null,
     el("div", { class: "bar" }, play, watch, share));
   return li;
 }
