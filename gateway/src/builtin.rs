@@ -106,6 +106,9 @@ pub async fn publish(
         let mut acceptance = serde_json::to_value(&report).map_err(ToolError::internal)?;
         acceptance["engineVersion"] = json!(engine);
         acceptance["policyVersion"] = json!(horst_engine::POLICY_VERSION);
+        // Like a submission's acceptance: the replay's feasibility report (get_level, the pages).
+        acceptance["feasibility"] =
+            serde_json::to_value(horst_feasibility::assess(&map, &replay)).unwrap_or(Value::Null);
         let bytes = crate::revisions::evidence_bytes(
             level.map,
             &serde_json::from_str::<Value>(&replay_json).map_err(ToolError::internal)?,

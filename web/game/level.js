@@ -95,6 +95,11 @@ async function main() {
   if (rev.parentRevisionId) fact(dl, "Vorgänger", rev.parentRevisionId, { mono: true, href: encodeURIComponent(rev.parentRevisionId) });
   fact(dl, "Seed", String(rev.seed));
   if (rev.evidence && rev.evidence.ticks != null) fact(dl, "Nachweis", `gewonnen in ${rev.evidence.ticks} Ticks (${seconds(rev.evidence.ticks)})`);
+  const diff = api.difficulty(rev.feasibility);
+  if (diff) {
+    fact(dl, "Schwierigkeit", diff.text);
+    if (diff.framePerfect) dl.lastElementChild.classList.add("frame-perfect");
+  }
   fact(dl, "Engine", rev.engineVersion, { mono: true });
   fact(dl, "Karten-Hash", rev.mapHash, { mono: true });
   $("level").hidden = false;
