@@ -44,6 +44,7 @@ mod rcadia_series;
 mod rcadia_skill;
 mod reliability;
 mod shutdown;
+mod tidy;
 mod unity_sdk;
 pub mod wasm_engine;
 mod web_js;
