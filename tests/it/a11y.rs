@@ -191,7 +191,11 @@ async fn every_page_has_no_serious_accessibility_findings() {
         "the admin page",
     )
     .await;
-    if tab.eval("document.getElementById('signed-in').hidden").await == true {
+    if tab
+        .eval("document.getElementById('signed-in').hidden")
+        .await
+        == true
+    {
         tab.eval(&format!(
             "document.getElementById('acc-name').value = 'olga'; \
              document.getElementById('acc-password').value = '{PASSWORD}'; \
@@ -199,7 +203,12 @@ async fn every_page_has_no_serious_accessibility_findings() {
         ))
         .await;
     }
-    ready(&tab, "document.body.dataset.section === 'overview'", "the admin overview").await;
+    ready(
+        &tab,
+        "document.body.dataset.section === 'overview'",
+        "the admin overview",
+    )
+    .await;
     // A fresh table for the live tables section (the first one's host stopped polling long
     // ago, so it may have ended as host_disconnected).
     let (host, agents) = cast(&app, 1).await;
@@ -211,7 +220,14 @@ async fn every_page_has_no_serious_accessibility_findings() {
         )
         .await;
     assert_eq!(st, 200);
-    for section in ["overview", "levels", "accounts", "credentials", "audit", "tables"] {
+    for section in [
+        "overview",
+        "levels",
+        "accounts",
+        "credentials",
+        "audit",
+        "tables",
+    ] {
         tab.eval(&format!("location.hash = '#{section}'")).await;
         ready(
             &tab,

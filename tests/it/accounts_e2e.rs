@@ -201,7 +201,11 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
     viewport(&tab, 390, 844).await;
     screenshot(&tab, "account-new-key-390").await;
     assert!(
-        tab.eval("document.documentElement.scrollWidth").await.as_u64().unwrap() <= 390,
+        tab.eval("document.documentElement.scrollWidth")
+            .await
+            .as_u64()
+            .unwrap()
+            <= 390,
         "the account page scrolls sideways on a phone"
     );
     viewport(&tab, 1280, 800).await;
@@ -552,7 +556,11 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
         ask.contains("rev-gipfel-b") && ask.contains("comes back"),
         "{ask}"
     );
-    click(&tab, "tr[data-revision='rev-gipfel-c'] .confirm button:not([data-confirm])").await;
+    click(
+        &tab,
+        "tr[data-revision='rev-gipfel-c'] .confirm button:not([data-confirm])",
+    )
+    .await;
 
     // A role change asks first, saying what the role means.
     navigate(&tab, &app.url("/admin/#accounts")).await;
@@ -569,7 +577,11 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
     .await;
     let ask = text(&tab, "tr[data-account='olga'] .confirm p").await;
     assert!(ask.contains("Take the operator role from olga"), "{ask}");
-    click(&tab, "tr[data-account='olga'] .confirm button:not([data-confirm])").await;
+    click(
+        &tab,
+        "tr[data-account='olga'] .confirm button:not([data-confirm])",
+    )
+    .await;
     assert!(
         horst_identity::people::load(&app.store, "olga")
             .await

@@ -538,7 +538,10 @@ async fn the_game_in_chromium() {
     let top = tab
         .eval("document.querySelector('canvas.screen').getBoundingClientRect().top")
         .await;
-    assert!(top.as_f64().unwrap() < 422.0, "the canvas starts at {top} px");
+    assert!(
+        top.as_f64().unwrap() < 422.0,
+        "the canvas starts at {top} px"
+    );
     screenshot(&tab, "level-page-390x844").await;
 
     // A stored replay that loses in the browser (tampered with here: walking right into the
@@ -693,7 +696,10 @@ async fn the_run_starts_at_the_first_input() {
     crate::wasm_engine::engine_module();
     let (app, _worker) = game_app().await;
     let (_, levels) = get(&app, "/api/game/levels").await;
-    let id = levels["items"][0]["revisionId"].as_str().unwrap().to_string();
+    let id = levels["items"][0]["revisionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let browser = launch().await;
     let tab = Tab::open(&browser, "about:blank").await;
     call(
@@ -713,7 +719,8 @@ async fn the_run_starts_at_the_first_input() {
     // Generous: 90 ticks would have run by now on a clock that starts at once.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(
-        tab.eval("document.getElementById('tick').textContent").await,
+        tab.eval("document.getElementById('tick').textContent")
+            .await,
         "Bereit"
     );
     assert_eq!(
