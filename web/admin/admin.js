@@ -642,7 +642,7 @@ async function tables() {
   const rows = list.map((t, i) => {
     const v = views[i].ok ? views[i].body : null;
     const players = v && v.players.length
-      ? v.players.map((p, n) => [n ? ", " : "", el("bdi", { class: "name" }, p.asName || `seat ${p.seat}`)])
+      ? v.players.flatMap((p, n) => [n ? ", " : "", el("bdi", { class: "name" }, p.asName || `seat ${p.seat}`)])
       : "nobody yet";
     return el("tr", { "data-session": t.sessionId },
       el("td", {}, el("bdi", { class: "title" }, t.gameTitle || t.gameId || "a game"), el("div", {}, el("code", { class: "id" }, t.sessionId))),
