@@ -39,6 +39,9 @@ pub struct Card {
     pub ticks: Option<u64>,
     /// True for the levels horst ships.
     pub builtin: bool,
+    /// The winning replay's feasibility report (the page's "Schwierigkeit"); null for
+    /// revisions stored before it existed.
+    pub feasibility: Option<horst_feasibility::Feasibility>,
 }
 
 /// One revision for the play, watch and level pages.
@@ -122,6 +125,9 @@ pub async fn revision(store: &Store, id: &str) -> Result<Revision, ToolError> {
         created_at: text("createdAt"),
         parent_revision_id: level["parentRevisionId"].as_str().map(str::to_string),
         ticks: get(0).and_then(|t| t.parse().ok()),
+        feasibility: acceptance
+            .get("feasibility")
+            .and_then(|f| serde_json::from_value(f.clone()).ok()),
     };
     let s = |k: &str| acceptance[k].as_str().map(str::to_string);
     Ok(Revision {

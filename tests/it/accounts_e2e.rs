@@ -326,7 +326,7 @@ async fn revision(app: &TestApp, id: &str, level: &str, created_ms: u64) {
 async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refused() {
     let app = web_app().await;
     app.person("olga", PASSWORD).await;
-    horst_gateway::operator::set_operator_role(&app.store, "setup", "olga", true)
+    horst_operator::set_operator_role(&app.store, "setup", "olga", true)
         .await
         .unwrap();
     let key = app.agent_key("dohlenfreund", 0).await;
@@ -351,7 +351,7 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
     {
         revision(&app, id, "gipfel", 1_796_000_000_000 + i as u64 * 60_000).await;
     }
-    horst_gateway::operator::promote(&app.store, "setup", "rev-gipfel-a", None)
+    horst_operator::promote(&app.store, "setup", "rev-gipfel-a", None)
         .await
         .unwrap();
 
@@ -467,7 +467,7 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
 
     // Meanwhile another operator promotes c over the REST API's library call; the page still
     // shows b as promoted, so promoting d names a stale expectation: 409, said in words.
-    horst_gateway::operator::promote(
+    horst_operator::promote(
         &app.store,
         "api:anton",
         "rev-gipfel-c",
@@ -616,9 +616,7 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
         tab.wait_for(ready, hash, LONG).await;
         screenshot(&tab, &format!("admin-{hash}-1280")).await;
     }
-    let log = horst_gateway::operator::audit_log(&app.store, 0, 10)
-        .await
-        .unwrap();
+    let log = horst_operator::audit_log(&app.store, 0, 10).await.unwrap();
     let mine: Vec<(&str, &str)> = log
         .iter()
         .filter(|e| e.who == "page:olga")

@@ -631,7 +631,7 @@ async fn the_game_in_chromium() {
         .await,
     );
     let thread = post["threadId"].as_str().unwrap();
-    horst_gateway::operator::publish_thread(&app.store, "test", thread, true)
+    horst_operator::publish_thread(&app.store, "test", thread, true)
         .await
         .unwrap();
     let board = Tab::open(&browser, "about:blank").await;

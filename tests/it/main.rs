@@ -20,6 +20,7 @@ mod burst;
 mod config_errors;
 mod connections;
 mod failover;
+mod feasibility;
 pub mod game_api;
 mod game_e2e;
 mod health;

@@ -50,6 +50,8 @@ function card(item, { labor, number }) {
     fact("Datum", api.date(item.createdAt));
   }
   if (done) fact("Bestzeit", seconds(done.best));
+  const diff = api.difficulty(item.feasibility);
+  if (diff) fact("Schwierigkeit", diff.word);
   const other = engine && item.engineVersion !== engine.engineVersion;
   const play = el("button", { type: "button", class: "primary", text: "Spielen" });
   play.addEventListener("click", () => open(item.revisionId, "play"));
@@ -61,6 +63,7 @@ function card(item, { labor, number }) {
     done ? el("p", { class: "card-marks" }, el("span", { class: "done", text: "✓ geschafft" })) : null,
     facts.childElementCount ? facts : null,
     other ? el("p", { class: "badge", text: "auf einer anderen Engine geprüft" }) : null,
+    diff && diff.framePerfect ? el("p", { class: "badge frame-perfect", title: diff.text, text: "auf den Tick genau" }) : null,
     el("div", { class: "bar" }, play, watch, share));
   return li;
 }
