@@ -153,6 +153,45 @@ async fn card(store: &Store, id: &str) -> Result<Option<Card>, ToolError> {
     }
 }
 
+/// What the operator's levels table shows beside a revision (any state, hidden ones too):
+/// its map's title, and for a level's promoted revision the one a rollback brings back.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorExtras {
+    /// The map's `name:` line, cleaned; empty when the revision has no map.
+    pub title: String,
+    /// The revision promoted before this one (the head of the level's history), when this
+    /// one is promoted; `null`: nothing to roll back to.
+    pub rollback_to: Option<String>,
+}
+
+pub async fn operator_extras(
+    store: &Store,
+    revision_id: &str,
+    level: &str,
+    promoted: bool,
+) -> Result<OperatorExtras, ToolError> {
+    let map: Option<String> = store
+        .conn()
+        .hget(store.key(&format!("rev:{revision_id}")), "map")
+        .await?;
+    let rollback_to: Option<String> = if promoted {
+        store
+            .conn()
+            .lindex(
+                store.key(&format!("level:{}:history", level.to_ascii_lowercase())),
+                0,
+            )
+            .await?
+    } else {
+        None
+    };
+    Ok(OperatorExtras {
+        title: map.as_deref().map(title_of).unwrap_or_default(),
+        rollback_to: rollback_to.filter(|r| !r.is_empty()),
+    })
+}
+
 /// The promoted levels: the shipped ones first, in their order, then the others by name.
 pub async fn promoted(store: &Store) -> Result<Vec<Card>, ToolError> {
     let mut names: Vec<String> = store.conn().smembers(store.key(PROMOTED_NAMES)).await?;

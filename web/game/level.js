@@ -85,7 +85,9 @@ async function main() {
   const mine = progress(rev.revisionId);
   $("level-by").replaceChildren(
     "Von ", name(rev.ownerDisplayName || rev.owner),
-    mine ? ` · ✓ geschafft, deine Bestzeit ${seconds(mine.best)}` : "");
+    mine ? ` · ✓ geschafft, deine Bestzeit ${seconds(mine.best)}` : "",
+    // The difficulty stays in sight; its details are with the others below.
+    api.difficulty(rev.feasibility) ? ` · Schwierigkeit: ${api.difficulty(rev.feasibility).word}` : "");
   const dl = $("level-facts");
   fact(dl, "Name", rev.name, { mono: true });
   fact(dl, "Von", rev.ownerDisplayName ? `${rev.ownerDisplayName} (${rev.owner})` : rev.owner);

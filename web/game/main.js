@@ -69,10 +69,10 @@ function card(item, { labor, number }) {
 }
 
 /** Draws each card's thumbnail (the level at its start, with the game's own art). */
-async function drawThumbs(list, items) {
-  for (const item of items) {
+function drawThumbs(list, items) {
+  return Promise.all(items.map(async (item) => {
     const slot = list.querySelector(`[data-thumb="${CSS.escape(item.revisionId)}"]`);
-    if (!slot || !engine) continue;
+    if (!slot || !engine) return;
     try {
       const m = await api.map(item.revisionId);
       const c = thumbnail(engine, m.map, m.seed, `Bild des Levels ${item.title || item.name}`);
@@ -80,7 +80,7 @@ async function drawThumbs(list, items) {
     } catch {
       // No picture: the card works without one.
     }
-  }
+  }));
 }
 
 /** "Weiter mit Level N": the first promoted level this browser has not won yet. */
