@@ -39,7 +39,7 @@ mod run;
 use horst_engine::{Map, Replay};
 use run::{Baseline, Probe};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use run::PAD_TICKS;
 
@@ -55,17 +55,18 @@ pub const WORK_BUDGET_TICKS: u64 = 1_500_000;
 /// How many exact inputs `exactInputTicks` lists.
 const MAX_LISTED: usize = 16;
 
-/// How hard the replay's timing is for a person, from its tightest input window.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+/// How hard the replay's timing is for a person, from its tightest input window:
+/// `frame_perfect` 1 tick (some input must come on one exact tick, 1/60 s), `tight` 2-4 ticks
+/// (at most 1/15 s), `fair` 5-10 ticks, `relaxed` more (about 0.18 s or more).
+// No doc comments on the variants: the JSON Schema then lists them as one `enum`.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// No input needs a window under 11 ticks (about 0.18 s).
     Relaxed,
-    /// The tightest window is 5-10 ticks.
     Fair,
-    /// The tightest window is 2-4 ticks (at most 1/15 s).
     Tight,
-    /// Some input must come on one exact tick (1/60 s).
     FramePerfect,
 }
 
@@ -91,7 +92,7 @@ impl Verdict {
 }
 
 /// One input of the replay and how much its timing may vary.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InputWindow {
     /// Index in the replay's `actions` of the step this input starts.
@@ -110,8 +111,9 @@ pub struct InputWindow {
     pub window: u32,
 }
 
-/// The human-feasibility report of a winning replay.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+/// The human-feasibility report of a winning replay. Stored with a revision (in its
+/// acceptance report) and read back by the gateway, hence `Deserialize`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Feasibility {
     /// `relaxed`, `fair`, `tight` or `frame_perfect`: from the tightest window.

@@ -15,6 +15,7 @@ use serde_json::Value;
 use horst_store::Store;
 
 use crate::error::ToolError;
+use crate::keys;
 use crate::revisions::{self, PROMOTED_NAMES};
 
 /// A level as the game lists it.
@@ -39,6 +40,9 @@ pub struct Card {
     pub ticks: Option<u64>,
     /// True for the levels horst ships.
     pub builtin: bool,
+    /// The winning replay's feasibility report (the page's "Schwierigkeit"); null for
+    /// revisions stored before it existed.
+    pub feasibility: Option<horst_feasibility::Feasibility>,
 }
 
 /// One revision for the play, watch and level pages.
@@ -76,7 +80,7 @@ pub fn title_of(map: &str) -> String {
 async fn display_name(store: &Store, owner: &str) -> Result<Option<String>, ToolError> {
     let v: Option<String> = store
         .conn()
-        .hget(store.key(&format!("account:{owner}")), "displayName")
+        .hget(keys::account(store, owner), "displayName")
         .await?;
     Ok(v.filter(|d| !d.is_empty()))
 }
@@ -94,7 +98,7 @@ const FIELDS: [&str; 6] = [
 pub async fn revision(store: &Store, id: &str) -> Result<Revision, ToolError> {
     let level = revisions::get_level(store, None, Some(id), None).await?;
     let v: Vec<Option<String>> = redis::cmd("HMGET")
-        .arg(store.key(&format!("rev:{id}")))
+        .arg(keys::rev(store, id))
         .arg(&FIELDS)
         .query_async(&mut store.conn())
         .await?;
@@ -122,6 +126,9 @@ pub async fn revision(store: &Store, id: &str) -> Result<Revision, ToolError> {
         created_at: text("createdAt"),
         parent_revision_id: level["parentRevisionId"].as_str().map(str::to_string),
         ticks: get(0).and_then(|t| t.parse().ok()),
+        feasibility: acceptance
+            .get("feasibility")
+            .and_then(|f| serde_json::from_value(f.clone()).ok()),
     };
     let s = |k: &str| acceptance[k].as_str().map(str::to_string);
     Ok(Revision {
@@ -146,6 +153,45 @@ async fn card(store: &Store, id: &str) -> Result<Option<Card>, ToolError> {
     }
 }
 
+/// What the operator's levels table shows beside a revision (any state, hidden ones too):
+/// its map's title, and for a level's promoted revision the one a rollback brings back.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorExtras {
+    /// The map's `name:` line, cleaned; empty when the revision has no map.
+    pub title: String,
+    /// The revision promoted before this one (the head of the level's history), when this
+    /// one is promoted; `null`: nothing to roll back to.
+    pub rollback_to: Option<String>,
+}
+
+pub async fn operator_extras(
+    store: &Store,
+    revision_id: &str,
+    level: &str,
+    promoted: bool,
+) -> Result<OperatorExtras, ToolError> {
+    let map: Option<String> = store
+        .conn()
+        .hget(store.key(&format!("rev:{revision_id}")), "map")
+        .await?;
+    let rollback_to: Option<String> = if promoted {
+        store
+            .conn()
+            .lindex(
+                store.key(&format!("level:{}:history", level.to_ascii_lowercase())),
+                0,
+            )
+            .await?
+    } else {
+        None
+    };
+    Ok(OperatorExtras {
+        title: map.as_deref().map(title_of).unwrap_or_default(),
+        rollback_to: rollback_to.filter(|r| !r.is_empty()),
+    })
+}
+
 /// The promoted levels: the shipped ones first, in their order, then the others by name.
 pub async fn promoted(store: &Store) -> Result<Vec<Card>, ToolError> {
     let mut names: Vec<String> = store.conn().smembers(store.key(PROMOTED_NAMES)).await?;
@@ -158,10 +204,7 @@ pub async fn promoted(store: &Store) -> Result<Vec<Card>, ToolError> {
     names.sort_by(|a, b| order(a).cmp(&order(b)).then_with(|| a.cmp(b)));
     let mut out = Vec::with_capacity(names.len());
     for name in names {
-        let id: Option<String> = store
-            .conn()
-            .get(store.key(&format!("level:{name}:promoted")))
-            .await?;
+        let id: Option<String> = store.conn().get(keys::level_promoted(store, &name)).await?;
         if let Some(id) = id {
             if let Some(c) = card(store, &id).await? {
                 out.push(c);

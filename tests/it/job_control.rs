@@ -189,9 +189,7 @@ async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is
     assert_eq!(status, 404);
 
     // Audited, and the queue view answers.
-    let newest = horst_gateway::operator::audit_log(&app.store, 0, 1)
-        .await
-        .unwrap();
+    let newest = horst_operator::audit_log(&app.store, 0, 1).await.unwrap();
     assert_eq!(newest[0].action, "job_cancel");
     assert_eq!(newest[0].target, job);
     assert_eq!(newest[0].who, "api:olga");

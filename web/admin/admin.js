@@ -629,6 +629,39 @@ async function credentials() {
     el("h2", {}, "People (password sign-in)"), userForm, delForm);
 }
 
+// ---- Live RCADIA tables -------------------------------------------------------------------
+
+/** The RCADIA tables that are not finished: who hosts them and who plays, from the public
+ * reads spectators use (`/available?all=1`, then each table's `/public`). */
+async function tables() {
+  loading("Live tables");
+  const base = "/api/v1/agent/sessions";
+  const res = await api("GET", `${base}/available?all=1`);
+  if (!res.ok) return failed("Live tables", res);
+  const list = Array.isArray(res.body) ? res.body : (res.body.sessions || []);
+  const views = await Promise.all(list.map((t) => api("GET", `${base}/${encodeURIComponent(t.sessionId)}/public`)));
+  const hostText = { house: "house", player: "a person's tab", agent: "an agent's server" };
+  const rows = list.map((t, i) => {
+    const v = views[i].ok ? views[i].body : null;
+    const players = v && v.players.length
+      ? v.players.flatMap((p, n) => [n ? ", " : "", el("bdi", { class: "name" }, p.asName || `seat ${p.seat}`)])
+      : "nobody yet";
+    return el("tr", { "data-session": t.sessionId },
+      el("td", {}, el("bdi", { class: "title" }, t.gameTitle || t.gameId || "a game"), el("div", {}, el("code", { class: "id" }, t.sessionId))),
+      el("td", {}, v ? v.status : t.status || "–", t.reserved ? " (seats reserved)" : ""),
+      el("td", {}, players),
+      el("td", {}, `${t.currentPlayers} of ${t.maxPlayers}`),
+      el("td", {}, String(t.round ?? 1)),
+      el("td", {}, hostText[t.host] || String(t.host)),
+      el("td", { class: "date" }, dateText(t.createdAt)),
+      el("td", { class: "actions" }, el("a", { href: `/watch/${encodeURIComponent(t.sessionId)}`, target: "_blank", rel: "noopener" }, "Watch")));
+  });
+  view().replaceChildren(
+    heading("Live tables", el("span", { class: "muted" }, `${list.length} not finished`)),
+    el("p", { class: "muted" }, "RCADIA tables as spectators see them: the host, the players by the names they chose, and a link to watch. The list is read when you open this section."),
+    rows.length ? table(["Game", "Status", "Players", "Seats", "Round", "Host", "Opened", "Actions"], rows, "tables") : el("p", {}, "No tables right now."));
+}
+
 // ---- Audit ------------------------------------------------------------------------------
 
 let auditOffset = 0;
@@ -649,7 +682,7 @@ async function audit() {
 
 // ---- Routing and sign-in ----------------------------------------------------------------
 
-const SECTIONS = { overview, jobs, messages, levels, accounts, board, switches, quotas, credentials, audit };
+const SECTIONS = { overview, jobs, messages, levels, accounts, board, switches, quotas, credentials, audit, tables };
 
 async function route() {
   const name = location.hash.replace(/^#/, "") || "overview";

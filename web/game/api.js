@@ -35,3 +35,25 @@ export function date(iso) {
   if (Number.isNaN(d.getTime())) return "–";
   return d.toLocaleString("de-DE", { dateStyle: "long", timeStyle: "short", timeZone: "UTC" }) + " UTC";
 }
+
+const VERDICTS = { relaxed: "entspannt", fair: "fair", tight: "knapp", frame_perfect: "auf den Tick genau" };
+
+/**
+ * The "Schwierigkeit" of a level for players, from its winning replay's feasibility report
+ * (`feasibility`, or null for revisions checked before it existed): `{word, text, framePerfect}`,
+ * or null.
+ */
+export function difficulty(f) {
+  if (!f || !VERDICTS[f.verdict]) return null;
+  const word = VERDICTS[f.verdict];
+  const w = f.tightest;
+  let text;
+  if (f.verdict === "frame_perfect") {
+    text = `${word}: ${f.exactInputs} Eingabe${f.exactInputs === 1 ? "" : "n"} des Nachweis-Replays ${f.exactInputs === 1 ? "muss" : "müssen"} auf den Tick (1/60 s) genau kommen`;
+  } else if (w) {
+    text = `${word}: engstes Zeitfenster des Nachweis-Replays ${w.window} Ticks (${Math.round((w.window * 1000) / 60)} ms)`;
+  } else {
+    text = `${word}: das Nachweis-Replay braucht kein Timing`;
+  }
+  return { word, text, framePerfect: f.verdict === "frame_perfect" };
+}

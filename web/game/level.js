@@ -85,7 +85,9 @@ async function main() {
   const mine = progress(rev.revisionId);
   $("level-by").replaceChildren(
     "Von ", name(rev.ownerDisplayName || rev.owner),
-    mine ? ` · ✓ geschafft, deine Bestzeit ${seconds(mine.best)}` : "");
+    mine ? ` · ✓ geschafft, deine Bestzeit ${seconds(mine.best)}` : "",
+    // The difficulty stays in sight; its details are with the others below.
+    api.difficulty(rev.feasibility) ? ` · Schwierigkeit: ${api.difficulty(rev.feasibility).word}` : "");
   const dl = $("level-facts");
   fact(dl, "Name", rev.name, { mono: true });
   fact(dl, "Von", rev.ownerDisplayName ? `${rev.ownerDisplayName} (${rev.owner})` : rev.owner);
@@ -95,6 +97,11 @@ async function main() {
   if (rev.parentRevisionId) fact(dl, "Vorgänger", rev.parentRevisionId, { mono: true, href: encodeURIComponent(rev.parentRevisionId) });
   fact(dl, "Seed", String(rev.seed));
   if (rev.evidence && rev.evidence.ticks != null) fact(dl, "Nachweis", `gewonnen in ${rev.evidence.ticks} Ticks (${seconds(rev.evidence.ticks)})`);
+  const diff = api.difficulty(rev.feasibility);
+  if (diff) {
+    fact(dl, "Schwierigkeit", diff.text);
+    if (diff.framePerfect) dl.lastElementChild.classList.add("frame-perfect");
+  }
   fact(dl, "Engine", rev.engineVersion, { mono: true });
   fact(dl, "Karten-Hash", rev.mapHash, { mono: true });
   $("level").hidden = false;

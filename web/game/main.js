@@ -50,6 +50,8 @@ function card(item, { labor, number }) {
     fact("Datum", api.date(item.createdAt));
   }
   if (done) fact("Bestzeit", seconds(done.best));
+  const diff = api.difficulty(item.feasibility);
+  if (diff) fact("Schwierigkeit", diff.word);
   const other = engine && item.engineVersion !== engine.engineVersion;
   const play = el("button", { type: "button", class: "primary", text: "Spielen" });
   play.addEventListener("click", () => open(item.revisionId, "play"));
@@ -61,15 +63,16 @@ function card(item, { labor, number }) {
     done ? el("p", { class: "card-marks" }, el("span", { class: "done", text: "✓ geschafft" })) : null,
     facts.childElementCount ? facts : null,
     other ? el("p", { class: "badge", text: "auf einer anderen Engine geprüft" }) : null,
+    diff && diff.framePerfect ? el("p", { class: "badge frame-perfect", title: diff.text, text: "auf den Tick genau" }) : null,
     el("div", { class: "bar" }, play, watch, share));
   return li;
 }
 
 /** Draws each card's thumbnail (the level at its start, with the game's own art). */
-async function drawThumbs(list, items) {
-  for (const item of items) {
+function drawThumbs(list, items) {
+  return Promise.all(items.map(async (item) => {
     const slot = list.querySelector(`[data-thumb="${CSS.escape(item.revisionId)}"]`);
-    if (!slot || !engine) continue;
+    if (!slot || !engine) return;
     try {
       const m = await api.map(item.revisionId);
       const c = thumbnail(engine, m.map, m.seed, `Bild des Levels ${item.title || item.name}`);
@@ -77,7 +80,7 @@ async function drawThumbs(list, items) {
     } catch {
       // No picture: the card works without one.
     }
-  }
+  }));
 }
 
 /** "Weiter mit Level N": the first promoted level this browser has not won yet. */

@@ -1,5 +1,5 @@
 //! `/api/admin/jobs...` and `/api/admin/queue`: the operator's job view and cancel, over
-//! `horst_gateway::job_control` (the same calls as `horst admin job ...` and `admin queue`).
+//! `horst_operator::jobs` (the same calls as `horst admin job ...` and `admin queue`).
 //! Same callers as `routes/admin.rs` (an admin token, or the `/admin` page's session).
 
 use axum::extract::{Path, State};
@@ -7,7 +7,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde::{Deserialize, Serialize};
 
-use horst_gateway::job_control::{self, JobFilter, JobRow, LaneDepth};
+use horst_operator::jobs::{self as job_control, JobFilter, JobRow, LaneDepth};
 use horst_queue::{CancelOutcome, DayStats};
 
 use super::admin::{answer, Answer};

@@ -34,6 +34,8 @@ fn render(markdown: &str) -> String {
     out
 }
 
+/// The game's colors. Code blocks and tables wrap instead of scrolling sideways: a region
+/// that scrolls would need keyboard focus (axe's scrollable-region-focusable).
 const STYLE: &str = "\
 body{margin:0;font:16px/1.55 system-ui,-apple-system,\"Segoe UI\",Roboto,sans-serif;color:#17202c;background:#eef3f8}\
 header{display:flex;flex-wrap:wrap;align-items:center;justify-content:space-between;gap:12px;background:#1c2738;color:#fff;padding:8px 16px}\
@@ -42,9 +44,9 @@ header nav a{margin-left:14px;padding:4px 2px}header nav a:first-child{margin-le
 main{max-width:52rem;margin:0 auto;padding:12px 16px 48px;overflow-wrap:anywhere}\
 a{color:#164aa8}a:focus-visible{outline:3px solid #ffb300;outline-offset:2px}\
 code{font:0.9em ui-monospace,Menlo,Consolas,monospace;background:#e1e8f0;border-radius:4px;padding:0 3px}\
-pre{background:#1c2738;color:#f4f6f9;padding:12px 14px;border-radius:8px;overflow-x:auto}\
+pre{background:#1c2738;color:#f4f6f9;padding:12px 14px;border-radius:8px;white-space:pre-wrap;overflow-wrap:anywhere}\
 pre code{background:none;padding:0;color:inherit}\
-table{border-collapse:collapse;display:block;overflow-x:auto}th,td{border:1px solid #c5d0dc;padding:4px 8px;text-align:left}\
+table{border-collapse:collapse}th,td{border:1px solid #c5d0dc;padding:4px 8px;text-align:left}\
 h1{font-size:1.7rem}h2{margin-top:2rem;border-bottom:2px solid #c5d0dc}";
 
 fn html() -> &'static str {

@@ -2,15 +2,14 @@
 //! job view (jobs by state, kind and account with their timeline; the lanes' depth and
 //! oldest wait). `horst admin job ...`, `/api/admin/jobs` and the `/admin` page all call
 //! these.
-//!
-//! (To move into the operator crate with the other audited actions once it exists.)
 
 use horst_queue::{CancelOutcome, JobKind, JobRecord, JobState, Lane, Queue};
 use horst_store::Store;
 use serde::{Deserialize, Serialize};
 
-use crate::operator::{self, Action, Detail};
-use crate::{ErrorCode, ToolError};
+use horst_gateway::{ErrorCode, ToolError};
+
+use crate::audit::{audit, Action, Detail};
 
 /// The longest reason an operator may give (it is shown to the job's caller).
 pub const REASON_MAX_CHARS: usize = 500;
@@ -36,7 +35,7 @@ pub async fn cancel_job(
             "the reason is longer than {REASON_MAX_CHARS} characters; shorten it"
         )));
     }
-    let reason = horst_text::clean_line(reason);
+    let reason = horst_gateway::text::clean_line(reason);
     let outcome = queue.cancel(id, &reason).await?;
     match outcome {
         CancelOutcome::Dropped | CancelOutcome::Stopped => {
@@ -44,7 +43,7 @@ pub async fn cancel_job(
                 CancelOutcome::Dropped => "queued",
                 _ => "running",
             };
-            operator::audit(
+            audit(
                 store,
                 who,
                 Action::JobCancel,
