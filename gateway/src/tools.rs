@@ -336,11 +336,11 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::GetSubmission => Spec {
             title: "Read one of your jobs",
-            description: "Reads the status of one of your playtest, simulate or submit jobs: state (queued, running, succeeded, failed, cancelled), result or failure (a playtest's result is what playtest_map returns: outcome, reason, explored, bestDistance, hint), and for a submission revisionId and revisionState.",
+            description: "Reads the status of one of your playtest, simulate or submit jobs: state (queued, running, succeeded, failed, cancelled), result or failure (a playtest's result is what playtest_map returns: outcome, reason, explored, bestDistance, hint), and for a submission revisionId and revisionState. A running playtest carries progress (at most 2 s old): elapsedSeconds, statesExplored, bestDistance so far, stage.",
             output: output(json!({
                     "jobId": t(STR), "kind": t(STR), "state": t(STR), "result": nullable("object"),
                     "failure": nullable("object"), "revisionId": nullable(STR), "revisionState": nullable(STR),
-                    "remaining": remaining_schema(),
+                    "remaining": remaining_schema(), "progress": t("object"),
                 }), &["jobId", "state"]),
             read_only: true,
             idempotent: true,

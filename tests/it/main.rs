@@ -25,6 +25,7 @@ pub mod game_api;
 mod game_e2e;
 mod health;
 pub mod house_e2e;
+mod job_control;
 mod jobs;
 mod lifecycle;
 mod map_cli;
