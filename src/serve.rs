@@ -67,7 +67,7 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
     if roles.api {
         // The shipped levels as promoted revisions (idempotent; every API process may do it).
         // The binary's step, not App::run's: test apps publish only where a test wants them.
-        if let Err(e) = horst_gateway::builtin::publish_shipped(app.store()).await {
+        if let Err(e) = horst_operator::publish_shipped(app.store()).await {
             tracing::warn!(error = %e.message, "cannot publish the built-in levels; the next start tries again");
         }
     }

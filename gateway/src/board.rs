@@ -91,7 +91,7 @@ pub(crate) fn clean_title(field: &str, raw: &str, max: usize) -> Result<String, 
 }
 
 /// A plain-text body: cleaned, 1-`max` characters.
-pub(crate) fn clean_body(field: &str, raw: &str, max: usize) -> Result<String, ToolError> {
+pub fn clean_body(field: &str, raw: &str, max: usize) -> Result<String, ToolError> {
     let cleaned = text::clean_text(raw);
     let n = cleaned.chars().count();
     if !(1..=max).contains(&n) {

@@ -56,10 +56,10 @@ pub fn revision_id(name: &str, map_hash: &str, engine_version: &str, replay: &st
 }
 
 /// Publishes `levels` (normally `horst_levels::BUILTIN`) as described in the module doc.
-/// `who` is what the audit trail names for a publication (`start` for a starting API).
+/// The operator's action around it (auditing each publication, logging what a starting API
+/// did) is `horst_operator::publish_builtin`.
 pub async fn publish(
     store: &Store,
-    who: &str,
     levels: &[horst_levels::Level],
 ) -> Result<Vec<Outcome>, ToolError> {
     let engine = horst_engine::engine_version();
@@ -104,6 +104,9 @@ pub async fn publish(
         let mut acceptance = serde_json::to_value(&report).map_err(ToolError::internal)?;
         acceptance["engineVersion"] = json!(engine);
         acceptance["policyVersion"] = json!(horst_engine::POLICY_VERSION);
+        // Like a submission's acceptance: the replay's feasibility report (get_level, the pages).
+        acceptance["feasibility"] =
+            serde_json::to_value(horst_feasibility::assess(&map, &replay)).unwrap_or(Value::Null);
         let bytes = crate::revisions::evidence_bytes(
             level.map,
             &serde_json::from_str::<Value>(&replay_json).map_err(ToolError::internal)?,
@@ -148,20 +151,7 @@ pub async fn publish(
         let action = match action {
             "present" => "present",
             "kept" => "kept",
-            "published" => {
-                crate::operator::audit(
-                    store,
-                    who,
-                    crate::operator::Action::PublishBuiltin,
-                    &id,
-                    crate::operator::Detail::PublishBuiltin {
-                        detail: detail.as_deref(),
-                        level: &name,
-                    },
-                )
-                .await?;
-                "published"
-            }
+            "published" => "published",
             "moved" => {
                 return Err(ToolError::internal(format!(
                     "builtin publish of {name}: the promoted revision kept changing"
@@ -177,26 +167,6 @@ pub async fn publish(
         });
     }
     Ok(out)
-}
-
-/// [`publish`] of every shipped level, with each outcome logged: what a starting API runs.
-pub async fn publish_shipped(store: &Store) -> Result<(), ToolError> {
-    let outcomes = publish(store, "start", horst_levels::BUILTIN).await?;
-    for o in &outcomes {
-        match o.action {
-            "refused" => {
-                tracing::error!(level = %o.name, detail = o.detail.as_deref().unwrap_or(""), "built-in level not published")
-            }
-            "kept" => {
-                tracing::warn!(level = %o.name, promoted = o.detail.as_deref().unwrap_or(""), "built-in level not promoted: the operator promoted another revision")
-            }
-            "published" => {
-                tracing::info!(level = %o.name, revision = %o.revision_id, detail = o.detail.as_deref().unwrap_or(""), "built-in level published")
-            }
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

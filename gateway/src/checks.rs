@@ -16,8 +16,6 @@
 //! Promotion counts the newest check on the current `engineVersion`: none is
 //! `engine_mismatch`, a failing one is `check_failed`.
 
-use std::time::Duration;
-
 use horst_queue::{Admission, JobKind, JobRecord, JobSpec, JobState, Queue};
 use redis::AsyncCommands;
 use serde_json::{json, Value};
@@ -26,7 +24,6 @@ use horst_store::Store;
 
 use crate::error::{ErrorCode, ToolError};
 use crate::keys;
-use crate::operator::{audit, Action};
 use crate::scripts::{CheckRecorded, CHECK_RECORD};
 use crate::{random_hex, rfc3339};
 
@@ -37,9 +34,10 @@ pub const OPERATOR_ACCOUNT: &str = "~operator";
 /// this engine); other failures (timeout, cancelled, internal) mean the check did not run.
 const VERDICT_FAILURES: &[&str] = &["validation_failed", "invalid_input", "too_large"];
 
-/// Queues a recheck of `revision_id` and returns its job id. The check record is written
-/// when the job has finished (see the module doc).
-pub async fn start_recheck(
+/// Queues a recheck of `revision_id` for `who` and returns its job id. The check record is
+/// written when the job has finished (see the module doc). The operator's action around it
+/// (audit, waiting) is `horst_operator::start_recheck`.
+pub async fn queue_recheck(
     store: &Store,
     queue: &Queue,
     who: &str,
@@ -90,32 +88,7 @@ ErrorCode::Busy,
         .conn()
         .hset(keys::rev_rechecks(store, revision_id), &rec.id, who)
         .await?;
-    audit(
-        store,
-        who,
-        Action::Recheck,
-        revision_id,
-        crate::operator::Detail::Recheck {
-            engine_version: horst_engine::engine_version(),
-            job_id: &rec.id,
-        },
-    )
-    .await?;
     Ok(rec.id)
-}
-
-/// Waits for a recheck job (at most `limit`), records its check, and returns the record
-/// (`None`: the job did not produce a verdict, e.g. it timed out in the queue).
-pub async fn wait_recheck(
-    store: &Store,
-    queue: &Queue,
-    revision_id: &str,
-    job_id: &str,
-    limit: Duration,
-) -> Result<(JobRecord, Option<Value>), ToolError> {
-    let rec = queue.wait(job_id, limit).await?;
-    record_finished(store, revision_id).await?;
-    Ok((rec, recorded(store, revision_id, job_id).await?))
 }
 
 /// The recorded check of one recheck job, if there is one.

@@ -231,6 +231,7 @@ async fn load(store: &Store, id: &str) -> Result<Option<Value>, ToolError> {
         "createdAtMs",
         "parentRevisionId",
         "map",
+        "acceptance",
     ];
     let v: Vec<Option<String>> = redis::cmd("HMGET")
         .arg(keys::rev(store, id))
@@ -242,6 +243,11 @@ async fn load(store: &Store, id: &str) -> Result<Option<Value>, ToolError> {
         return Ok(None);
     };
     let state = state_of(store, id).await?.unwrap_or_else(|| "labor".into());
+    // The submission's feasibility report (null for revisions stored before it existed).
+    let feasibility = get(9)
+        .and_then(|a| serde_json::from_str::<Value>(&a).ok())
+        .and_then(|a| a.get("feasibility").cloned())
+        .unwrap_or(Value::Null);
     Ok(Some(json!({
         "revisionId": rev_id,
         "name": get(1),
@@ -253,6 +259,7 @@ async fn load(store: &Store, id: &str) -> Result<Option<Value>, ToolError> {
         "createdAt": rfc3339(get(6).and_then(|s| s.parse().ok()).unwrap_or(0)),
         "parentRevisionId": get(7).filter(|p| !p.is_empty()),
         "map": get(8),
+        "feasibility": feasibility,
     })))
 }
 
