@@ -45,6 +45,7 @@ mod rcadia_multi;
 mod rcadia_pages;
 mod rcadia_series;
 mod rcadia_skill;
+mod redis_full;
 mod reliability;
 mod shutdown;
 mod tidy;
