@@ -42,6 +42,7 @@ mod rcadia_pages;
 mod rcadia_series;
 mod rcadia_skill;
 mod reliability;
+mod security;
 mod shutdown;
 mod unity_sdk;
 pub mod wasm_engine;
