@@ -174,7 +174,41 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
             .await,
         json!(0)
     );
+    // The next step is said with the exact line that connects Claude Code, and the guide.
+    assert_eq!(
+        tab.eval("document.getElementById('mcp-command').value")
+            .await,
+        json!(format!(
+            "claude mcp add --transport http horst {} --header \"Authorization: Bearer {key}\"",
+            app.url("/api/mcp")
+        ))
+    );
+    assert_eq!(
+        tab.eval("!!document.querySelector('#next-steps a[href=\"/agents.html\"]')")
+            .await,
+        json!(true)
+    );
+    // The game's header: the same navigation as the game's pages.
+    assert_eq!(
+        tab.eval("[...document.querySelectorAll('header nav a')].map(a => a.getAttribute('href')).join(' ')")
+            .await,
+        json!("/ /board.html /agents.html /account/")
+    );
     screenshot(&tab, "account-new-key-1280").await;
+    tab.eval("document.getElementById('next-steps').scrollIntoView()")
+        .await;
+    screenshot(&tab, "account-next-steps-1280").await;
+    viewport(&tab, 390, 844).await;
+    screenshot(&tab, "account-new-key-390").await;
+    assert!(
+        tab.eval("document.documentElement.scrollWidth")
+            .await
+            .as_u64()
+            .unwrap()
+            <= 390,
+        "the account page scrolls sideways on a phone"
+    );
+    viewport(&tab, 1280, 800).await;
     click(&tab, "#hide-key").await;
     let html = tab.eval("document.documentElement.outerHTML").await;
     assert!(
@@ -185,6 +219,12 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
         tab.eval("document.getElementById('new-key-value').value")
             .await,
         json!("")
+    );
+    assert_eq!(
+        tab.eval("document.getElementById('mcp-command').value")
+            .await,
+        json!(""),
+        "the key stays in the Claude Code line"
     );
 
     // It works over MCP.
@@ -483,6 +523,73 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
         .await;
     assert_eq!(fits, json!("ok"), "the levels table at 390 px");
     viewport(&tab, 1280, 800).await;
+
+    // At 1280 px the whole table fits: the Actions column is on the screen, and rolling back
+    // names the revision that comes back (c was promoted after b).
+    tab.eval("location.reload()").await;
+    tab.wait_for(
+        "document.querySelectorAll('tr[data-revision] button[data-action=rollback]').length === 1",
+        "the levels after a reload",
+        LONG,
+    )
+    .await;
+    let right = tab
+        .eval("document.querySelector(\"tr[data-revision='rev-gipfel-c'] td.actions\").getBoundingClientRect().right")
+        .await;
+    assert!(
+        right.as_f64().unwrap() <= 1280.0,
+        "the Actions column ends at {right} px, off a 1280 px screen"
+    );
+    assert_eq!(
+        tab.eval("document.querySelector(\"tr[data-revision='rev-gipfel-c'] a[href='/level/rev-gipfel-c']\").textContent")
+            .await,
+        json!("View")
+    );
+    screenshot(&tab, "admin-levels-1280").await;
+    click(
+        &tab,
+        "tr[data-revision='rev-gipfel-c'] button[data-action='rollback']",
+    )
+    .await;
+    let ask = text(&tab, "tr[data-revision='rev-gipfel-c'] .confirm p").await;
+    assert!(
+        ask.contains("rev-gipfel-b") && ask.contains("comes back"),
+        "{ask}"
+    );
+    click(
+        &tab,
+        "tr[data-revision='rev-gipfel-c'] .confirm button:not([data-confirm])",
+    )
+    .await;
+
+    // A role change asks first, saying what the role means.
+    navigate(&tab, &app.url("/admin/#accounts")).await;
+    tab.wait_for(
+        "document.querySelector(\"tr[data-account='olga'] button[data-action='operator']\")",
+        "the accounts",
+        LONG,
+    )
+    .await;
+    click(
+        &tab,
+        "tr[data-account='olga'] button[data-action='operator']",
+    )
+    .await;
+    let ask = text(&tab, "tr[data-account='olga'] .confirm p").await;
+    assert!(ask.contains("Take the operator role from olga"), "{ask}");
+    click(
+        &tab,
+        "tr[data-account='olga'] .confirm button:not([data-confirm])",
+    )
+    .await;
+    assert!(
+        horst_identity::people::load(&app.store, "olga")
+            .await
+            .unwrap()
+            .unwrap()
+            .operator,
+        "the role changed without a yes"
+    );
 
     // The other sections render with the same session.
     for (hash, ready) in [

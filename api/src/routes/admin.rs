@@ -13,7 +13,7 @@ use axum::Router;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use horst_gateway::{checks, ToolError};
+use horst_gateway::{checks, public_levels, ToolError};
 use horst_operator as operator;
 
 use crate::extract::{Confirmed, Expected, Json, Operator, Query};
@@ -457,7 +457,40 @@ async fn revisions(
         offset: q.offset,
         limit: q.limit,
     };
-    value(operator::revisions(&state.store, &filter, paging.offset(), paging.limit()).await)
+    let page = operator::revisions(&state.store, &filter, paging.offset(), paging.limit()).await?;
+    let mut items = Vec::with_capacity(page.items.len());
+    for row in page.items {
+        let promoted = row.level_promoted.as_deref() == Some(row.revision_id.as_str());
+        let extras =
+            public_levels::operator_extras(&state.store, &row.revision_id, &row.name, promoted)
+                .await?;
+        items.push(RevisionRowWithTitle { row, extras });
+    }
+    answer(RevisionPageWithTitles {
+        current_engine: page.current_engine,
+        items,
+        next_offset: page.next_offset,
+        total: page.total,
+    })
+}
+
+/// A row of the operator's levels table with its map's title and what a rollback brings
+/// back (the admin page names both).
+#[derive(Serialize)]
+struct RevisionRowWithTitle {
+    #[serde(flatten)]
+    row: operator::RevisionRow,
+    #[serde(flatten)]
+    extras: public_levels::OperatorExtras,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RevisionPageWithTitles {
+    current_engine: &'static str,
+    items: Vec<RevisionRowWithTitle>,
+    next_offset: Option<usize>,
+    total: usize,
 }
 
 async fn switches(
