@@ -47,6 +47,7 @@ mod rcadia_series;
 mod rcadia_skill;
 mod redis_full;
 mod reliability;
+mod security;
 mod shutdown;
 mod tidy;
 mod unity_sdk;
