@@ -320,6 +320,12 @@ pub struct GatewayConfig {
     /// The operator's bearer token for the REST admin API (`/api/admin/...`); empty switches
     /// that API off (404). Not an agent key: agents' keys never reach it.
     pub admin_token: String,
+    /// MCP resources (`gcv://format`, `gcv://palette`, levels, revisions) and the
+    /// `design_level` prompt beside the tools; off: `initialize` offers tools only.
+    pub mcp_resources: bool,
+    /// The MCP App `ui://gcv/player` that `playtest_map`, `simulate_replay` and `get_level`
+    /// name in `_meta.ui.resourceUri`; off: no tool names it and it cannot be read.
+    pub mcp_apps: bool,
 }
 
 /// By hand, so the operator token never reaches a log line or a panic message.
@@ -353,6 +359,8 @@ impl std::fmt::Debug for GatewayConfig {
                     "<redacted>"
                 },
             )
+            .field("mcp_resources", &self.mcp_resources)
+            .field("mcp_apps", &self.mcp_apps)
             .finish()
     }
 }
@@ -371,6 +379,8 @@ impl Default for GatewayConfig {
             sign_up_per_network_per_day: 3,
             sign_up_per_day: 50,
             admin_token: String::new(),
+            mcp_resources: true,
+            mcp_apps: true,
         }
     }
 }

@@ -30,6 +30,7 @@ mod jobs;
 mod lifecycle;
 mod map_cli;
 mod mcp_clients;
+mod mcp_conformance;
 mod mcp_guidance;
 mod mcp_loop;
 mod mcp_tools;
