@@ -310,11 +310,22 @@ pub struct GatewayConfig {
     pub sign_up: bool,
     /// Sign-in and sign-up attempts per client address and minute (every API process together).
     pub sign_in_per_ip_per_minute: u32,
-    /// Sign-in attempts per account name and minute.
+    /// Failed sign-ins of one name from one client before each further one doubles the wait.
     pub sign_in_per_name_per_minute: u32,
+    /// Sign-ups per network (IPv4 /24, IPv6 /64) in a rolling 24 hours, besides the
+    /// self-service key caps a sign-up also counts against.
+    pub sign_up_per_network_per_day: u32,
+    /// Sign-ups in total in a rolling 24 hours.
+    pub sign_up_per_day: u32,
     /// The operator's bearer token for the REST admin API (`/api/admin/...`); empty switches
     /// that API off (404). Not an agent key: agents' keys never reach it.
     pub admin_token: String,
+    /// MCP resources (`gcv://format`, `gcv://palette`, levels, revisions) and the
+    /// `design_level` prompt beside the tools; off: `initialize` offers tools only.
+    pub mcp_resources: bool,
+    /// The MCP App `ui://gcv/player` that `playtest_map`, `simulate_replay` and `get_level`
+    /// name in `_meta.ui.resourceUri`; off: no tool names it and it cannot be read.
+    pub mcp_apps: bool,
 }
 
 /// By hand, so the operator token never reaches a log line or a panic message.
@@ -336,6 +347,11 @@ impl std::fmt::Debug for GatewayConfig {
                 &self.sign_in_per_name_per_minute,
             )
             .field(
+                "sign_up_per_network_per_day",
+                &self.sign_up_per_network_per_day,
+            )
+            .field("sign_up_per_day", &self.sign_up_per_day)
+            .field(
                 "admin_token",
                 &if self.admin_token.is_empty() {
                     ""
@@ -343,6 +359,8 @@ impl std::fmt::Debug for GatewayConfig {
                     "<redacted>"
                 },
             )
+            .field("mcp_resources", &self.mcp_resources)
+            .field("mcp_apps", &self.mcp_apps)
             .finish()
     }
 }
@@ -358,7 +376,11 @@ impl Default for GatewayConfig {
             sign_up: false,
             sign_in_per_ip_per_minute: 10,
             sign_in_per_name_per_minute: 5,
+            sign_up_per_network_per_day: 3,
+            sign_up_per_day: 50,
             admin_token: String::new(),
+            mcp_resources: true,
+            mcp_apps: true,
         }
     }
 }
@@ -573,6 +595,18 @@ impl Config {
                     1,
                     1_000_000,
                 ),
+            ),
+            (
+                "gateway.sign_up_per_network_per_day",
+                range(
+                    self.gateway.sign_up_per_network_per_day as u64,
+                    0,
+                    1_000_000,
+                ),
+            ),
+            (
+                "gateway.sign_up_per_day",
+                range(self.gateway.sign_up_per_day as u64, 0, 1_000_000),
             ),
             (
                 "sessions.host_gone_seconds",

@@ -30,6 +30,7 @@ pub(crate) fn playtest(
             seed,
             time_limit: budget,
             cancel,
+            memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
         },
         Some(&|p: &Progress| {
             progress.set(JobProgress {
