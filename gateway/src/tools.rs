@@ -297,7 +297,7 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::PlaytestMap => Spec {
             title: "Let the planner search a winning replay",
-            description: "Runs the server's planner on a map (at most 20 s) and returns a winning replay when it finds one (outcome won), else unresolved with a reason: unreachable (a proof that no replay can win, proof relaxed_graph or jump_envelope) or time_limit (not a proof: the level may still be winnable; prove it with simulate_replay). explored counts the states searched, bestDistance the tiles from the nest the bird got to (absent when unreachable), hint says what to do. Costs one playtest of your daily quota; the map is not stored. Send a fresh idempotencyKey per attempt.",
+            description: "Runs the server's planner on a map (at most 20 s) and returns a winning replay when it finds one (outcome won), else unresolved with a reason: unreachable (a proof that no replay can win, proof relaxed_graph or jump_envelope) or time_limit or memory_limit (not a proof: the search ran out of time or of its memory budget, the level may still be winnable; prove it with simulate_replay). explored counts the states searched, bestDistance the tiles from the nest the bird got to (absent when unreachable), hint says what to do. Costs one playtest of your daily quota; the map is not stored. Send a fresh idempotencyKey per attempt.",
             output: output(json!({
                     "jobId": t(STR), "outcome": { "type": STR, "enum": ["won", "unresolved"] }, "won": t("boolean"),
                     "ticks": t("integer"), "seed": t("integer"), "mapHash": t(STR), "replay": nullable("object"),
