@@ -126,8 +126,7 @@ async fn the_report_reaches_every_place_a_won_replay_is_shown() {
     );
     assert!(schema("playtest_map")["warnings"]["items"]["properties"]["code"].is_object());
     assert!(
-        schema("submit_level")["acceptance"]["properties"]["feasibility"]["properties"]
-            ["exactInputs"]
+        schema("submit_level")["acceptance"]["properties"]["feasibility"]["properties"]["verdict"]
             .is_object()
     );
     assert_eq!(
