@@ -16,7 +16,7 @@ use horst_store::Store;
 
 use crate::error::ToolError;
 use crate::keys;
-use crate::revisions::{self, PROMOTED_NAMES};
+use crate::revisions;
 
 /// A level as the game lists it.
 #[derive(Clone, Debug, Serialize)]
@@ -173,15 +173,12 @@ pub async fn operator_extras(
 ) -> Result<OperatorExtras, ToolError> {
     let map: Option<String> = store
         .conn()
-        .hget(store.key(&format!("rev:{revision_id}")), "map")
+        .hget(keys::rev(store, revision_id), "map")
         .await?;
     let rollback_to: Option<String> = if promoted {
         store
             .conn()
-            .lindex(
-                store.key(&format!("level:{}:history", level.to_ascii_lowercase())),
-                0,
-            )
+            .lindex(keys::level_history(store, level), 0)
             .await?
     } else {
         None
@@ -194,7 +191,7 @@ pub async fn operator_extras(
 
 /// The promoted levels: the shipped ones first, in their order, then the others by name.
 pub async fn promoted(store: &Store) -> Result<Vec<Card>, ToolError> {
-    let mut names: Vec<String> = store.conn().smembers(store.key(PROMOTED_NAMES)).await?;
+    let mut names: Vec<String> = store.conn().smembers(keys::promoted_names(store)).await?;
     let order = |n: &str| {
         horst_levels::BUILTIN
             .iter()
