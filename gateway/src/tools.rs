@@ -214,12 +214,41 @@ fn output_of<T: schemars::JsonSchema>() -> Value {
 }
 
 /// The feasibility report of a won replay (`horst_feasibility`), and the warnings it raises.
+/// Without descriptions and number formats: it appears in four tools, and tools/list has a
+/// token budget; engine/FORMAT.md ("Feasibility report") describes every field.
 fn feasibility() -> Value {
-    output_of::<horst_feasibility::Feasibility>()
+    bare(output_of::<horst_feasibility::Feasibility>())
+}
+
+/// The report's verdict and hint only, for the places that repeat it (a submission's
+/// acceptance, get_level); simulate_replay and playtest_map carry its whole schema.
+fn feasibility_brief() -> Value {
+    let full = feasibility();
+    json!({ "type": "object", "properties": {
+        "verdict": full["properties"]["verdict"], "hint": full["properties"]["hint"],
+    } })
 }
 
 fn feasibility_warnings() -> Value {
-    json!({ "type": "array", "items": output_of::<horst_feasibility::Warning>() })
+    bare(json!({ "type": "array", "items": output_of::<horst_feasibility::Warning>() }))
+}
+
+/// A schema without `description`, `format`, `minimum` and `maximum`, at every depth.
+fn bare(mut v: Value) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(o) => {
+                for k in ["description", "format", "minimum", "maximum"] {
+                    o.remove(k);
+                }
+                o.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut v);
+    v
 }
 
 fn versions() -> Value {
@@ -244,7 +273,7 @@ fn spec(tool: Tool) -> Spec {
         "revisionId": t(STR), "name": t(STR), "owner": t(STR), "state": t(STR),
         "seed": t("integer"), "engineVersion": t(STR), "mapHash": t(STR),
         "createdAt": t(STR), "parentRevisionId": nullable(STR), "map": t(STR),
-        "feasibility": { "anyOf": [feasibility(), { "type": "null" }] },
+        "feasibility": { "anyOf": [feasibility_brief(), { "type": "null" }] },
     });
     match tool {
         Tool::GetMapFormat => Spec {
@@ -327,7 +356,7 @@ fn spec(tool: Tool) -> Spec {
                     "jobId": t(STR), "revisionId": t(STR), "name": t(STR), "mapHash": t(STR),
                     "state": t(STR), "seed": t("integer"), "ticks": t("integer"),
                     "engineVersion": t(STR), "policyVersion": t(STR),
-                    "acceptance": { "type": "object", "properties": { "feasibility": feasibility() } },
+                    "acceptance": { "type": "object", "properties": { "feasibility": feasibility_brief() } },
                     "remaining": remaining_schema(), "replayed": t("boolean"), "pending": t("boolean"),
                 }), &["jobId"]),
             read_only: false,
