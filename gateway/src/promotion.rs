@@ -8,7 +8,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use horst_store::InvokeDurably;
 use horst_store::Store;
 
 use crate::error::{ErrorCode, ToolError};
@@ -70,6 +69,7 @@ pub async fn promote(
     // The expected revision's state key is passed: the script retires it only if it is
     // still the promoted one (promote.lua).
     let promoted: Promoted = PROMOTE
+        .call(store)
         .key(store.key(&format!("level:{lower}:promoted")))
         .key(store.key(&format!("rev:{revision_id}:state")))
         .key(store.key("labor"))
@@ -83,7 +83,7 @@ pub async fn promote(
         .arg(revision_id)
         .arg(expected_current.unwrap_or_default())
         .arg(&lower)
-        .invoke_durably(store)
+        .run()
         .await?;
     if let Promoted::Stale(cur) = &promoted {
         let cur = if cur.is_empty() { "none" } else { cur };
@@ -125,13 +125,14 @@ pub async fn rollback(store: &Store, level: &str) -> Result<Rollback, ToolError>
             .await?;
         let (cur, prev) = (cur.unwrap_or_default(), prev.unwrap_or_default());
         rolled = ROLLBACK
+            .call(store)
             .key(&promoted_key)
             .key(&history_key)
             .key(store.key(&format!("rev:{cur}:state")))
             .key(store.key(&format!("rev:{prev}:state")))
             .arg(&cur)
             .arg(&prev)
-            .invoke_durably(store)
+            .run()
             .await?;
         if rolled != RolledBack::Moved {
             break;
@@ -173,13 +174,14 @@ pub async fn quarantine(store: &Store, revision_id: &str) -> Result<String, Tool
         return Err(ToolError::not_found(format!("no revision {revision_id}")));
     };
     let quarantined: Quarantined = QUARANTINE
+        .call(store)
         .key(store.key(&format!("level:{}:promoted", name.to_ascii_lowercase())))
         .key(store.key(&format!("rev:{revision_id}:state")))
         .key(store.key("labor"))
         .key(store.key(&format!("owner:{owner}:candidates")))
         .key(store.key(&format!("rev:{revision_id}")))
         .arg(revision_id)
-        .invoke_durably(store)
+        .run()
         .await?;
     match quarantined {
         Quarantined::Ok => Ok(name),
