@@ -176,6 +176,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::mcp::router(state.clone()))
         .merge(routes::agent_keys::router())
         .merge(routes::admin::router())
+        .merge(routes::admin_jobs::router())
         .merge(routes::account::router())
         .merge(routes::admin_page::router())
         .merge(routes::public_board::router())

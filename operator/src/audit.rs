@@ -83,6 +83,8 @@ operator_actions! {
     /// A shipped level published as a promoted revision of `gcv` (by a starting API: who is
     /// `start`).
     PublishBuiltin => "publish_builtin",
+    /// A queued or running evaluation job cancelled (`jobs::cancel_job`).
+    JobCancel => "job_cancel",
 }
 
 impl std::fmt::Display for Action {
@@ -203,6 +205,11 @@ pub enum Detail<'a> {
     PublishBuiltin {
         detail: Option<&'a str>,
         level: &'a str,
+    },
+    /// A job cancelled: the operator's reason and whether it was queued or running.
+    JobCancel {
+        reason: &'a str,
+        was: &'a str,
     },
 }
 

@@ -11,6 +11,7 @@
 
 pub mod audit;
 pub mod board;
+pub mod jobs;
 pub mod levels;
 pub mod overview;
 pub mod people;

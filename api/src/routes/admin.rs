@@ -69,7 +69,7 @@ pub fn router() -> Router<AppState> {
         )
 }
 
-type Answer = Result<Json<Value>, ApiError>;
+pub(super) type Answer = Result<Json<Value>, ApiError>;
 
 /// What an action without a value of its own answers.
 fn ok(result: Result<(), ToolError>) -> Answer {
@@ -79,7 +79,7 @@ fn ok(result: Result<(), ToolError>) -> Answer {
 
 /// A typed answer as JSON. Through a `Value`, whose keys are sorted, so the bytes stay what
 /// they were when these answers were written with `json!`.
-fn answer<T: Serialize>(v: T) -> Answer {
+pub(super) fn answer<T: Serialize>(v: T) -> Answer {
     serde_json::to_value(v)
         .map(Json)
         .map_err(|e| ApiError::internal(format!("answer: {e}")))
