@@ -280,8 +280,7 @@ pub async fn get_level(
             match promoted {
                 Some(id) => id,
                 None => {
-                    let claimed: bool =
-                        store.conn().exists(keys::level_owner(store, name)).await?;
+                    let claimed: bool = store.conn().exists(keys::level_owner(store, name)).await?;
                     return Err(ToolError::not_found(if claimed {
                         format!("level {name:?} has no promoted revision yet; read its Labor candidates by their revisionId (list_labor lists them)")
                     } else {

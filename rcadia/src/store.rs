@@ -19,7 +19,7 @@ use horst_sessions::machine::MAX_EVENTS;
 use horst_sessions::{
     format_session_id, parse_session_id, Effect, Event, Outcome, ProtocolError, Session, Status,
 };
-use horst_store::script::{Args, Argv, Decl, Script, ScriptArgs, Writes};
+use horst_store::script::{Args, ArgsOf, Argv, Decl, Script, ScriptArgs, Writes};
 use horst_store::Store;
 
 use crate::effects::member;
@@ -96,6 +96,10 @@ impl ScriptArgs for SaveArgs {
             to.arg(*op).arg(*at).arg(m);
         }
     }
+}
+
+impl ArgsOf for SaveArgs {
+    type At<'a> = SaveArgs;
 }
 
 /// The reply of `session_save.lua`.

@@ -29,8 +29,6 @@ const NOT_YET: &[(&str, &str)] = &[
         "identity/",
         "identity scripts: inline Lua and plain redis::Script",
     ),
-    // The sessions engineer (issue 36) moves session_save.lua.
-    ("rcadia/", "session_save.lua: plain redis::Script"),
     // operator.rs runs these three; they join the registry when it moves into
     // horst-operator (issue 28).
     ("gateway/lua/promote.lua", "operator script"),
@@ -93,6 +91,7 @@ fn registered() -> Vec<&'static dyn Registered> {
     let mut all = horst_store::script::registered();
     all.extend(horst_limits::scripts());
     all.extend(horst_gateway::scripts());
+    all.extend(horst_rcadia::registered());
     all
 }
 
