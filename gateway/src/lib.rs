@@ -26,10 +26,13 @@ pub mod contact;
 mod error;
 pub mod keys;
 pub mod page_views;
+pub mod player;
 pub mod promotion;
+pub mod prompts;
 pub mod protocol;
 pub mod public_levels;
 pub mod render;
+pub mod resources;
 pub mod revisions;
 mod scripts;
 pub mod tools;
@@ -179,7 +182,7 @@ impl From<Value> for ToolOutput {
     }
 }
 
-fn tool_result(out: ToolOutput) -> Value {
+fn tool_result(out: ToolOutput, links: Vec<resources::ResourceLink>) -> Value {
     use base64::Engine as _;
     let mut content = vec![json!({ "type": "text", "text": out.value.to_string() })];
     if let Some(png) = out.png {
@@ -189,11 +192,32 @@ fn tool_result(out: ToolOutput) -> Value {
             "mimeType": "image/png",
         }));
     }
+    content.extend(
+        links
+            .into_iter()
+            .filter_map(|l| serde_json::to_value(l).ok()),
+    );
     json!({
         "content": content,
         "structuredContent": out.value,
         "isError": false,
     })
+}
+
+/// The methods `initialize` and the switches offer, for a -32601's message.
+fn offered_methods(offer: resources::Offer) -> String {
+    let mut m = vec!["initialize", "ping", "tools/list", "tools/call"];
+    if offer.any_resource() {
+        m.extend([
+            "resources/list",
+            "resources/templates/list",
+            "resources/read",
+        ]);
+    }
+    if offer.resources {
+        m.extend(["prompts/list", "prompts/get"]);
+    }
+    m.join(", ")
 }
 
 /// A failure carries its JSON in the text block only: clients (the TypeScript SDK) validate
@@ -270,9 +294,14 @@ impl Gateway {
         };
         if let Incoming::Request { method, params, .. } = &incoming {
             if method == "initialize" {
+                let offer = self.offer();
+                let capabilities = protocol::Capabilities {
+                    resources: offer.any_resource(),
+                    prompts: offer.resources,
+                };
                 return Reply::Json(protocol::success(
                     id,
-                    protocol::initialize_result(params.as_ref(), INSTRUCTIONS),
+                    protocol::initialize_result(params.as_ref(), INSTRUCTIONS, capabilities),
                 ));
             }
         }
@@ -286,17 +315,66 @@ impl Gateway {
             Incoming::Notification { .. } | Incoming::Response => return Reply::Accepted,
             Incoming::Request { method, params, .. } => (method, params),
         };
+        let offer = self.offer();
+        let answer = |r: Result<Value, resources::RpcError>| {
+            Reply::Json(match r {
+                Ok(v) => protocol::success(id.clone(), v),
+                Err(e) => protocol::error(id.clone(), e.code, &e.message, e.data),
+            })
+        };
         match method.as_str() {
             "ping" => Reply::Json(protocol::success(id, json!({}))),
-            "tools/list" => Reply::Json(protocol::success(id, tools::list(msg.read_only))),
+            "tools/list" => Reply::Json(protocol::success(
+                id,
+                tools::list(msg.read_only, offer.apps),
+            )),
             "tools/call" => self.call(id, params, &msg).await,
+            "resources/list" if offer.any_resource() => {
+                let cursor = params.as_ref().and_then(|p| p.get("cursor"));
+                match cursor {
+                    Some(c) if !c.is_string() => answer(Err(resources::RpcError::invalid(
+                        "cursor must be a string: the nextCursor of the previous page",
+                    ))),
+                    _ => answer(
+                        resources::list(&self.store, offer, cursor.and_then(Value::as_str)).await,
+                    ),
+                }
+            }
+            "resources/templates/list" if offer.any_resource() => {
+                answer(Ok(resources::templates(offer)))
+            }
+            "resources/read" if offer.any_resource() => {
+                match params
+                    .as_ref()
+                    .and_then(|p| p.get("uri"))
+                    .and_then(Value::as_str)
+                {
+                    None => answer(Err(resources::RpcError::invalid(
+                        "resources/read needs params.uri (a string); resources/list shows them",
+                    ))),
+                    Some(uri) => {
+                        answer(resources::read(&self.store, &self.config, offer, uri).await)
+                    }
+                }
+            }
+            "prompts/list" if offer.resources => answer(Ok(prompts::list())),
+            "prompts/get" if offer.resources => answer(prompts::get(params.as_ref())),
             other => Reply::Json(protocol::error(
                 id,
                 codes::METHOD_NOT_FOUND,
-                &format!("method {:?} is not supported; this server offers initialize, ping, tools/list and tools/call", text::clip(other, ECHO_MAX_CHARS)),
+                &format!(
+                    "method {:?} is not supported; this server offers {}",
+                    text::clip(other, ECHO_MAX_CHARS),
+                    offered_methods(offer)
+                ),
                 None,
             )),
         }
+    }
+
+    /// The resources, the prompt and the app, as the operator switched them.
+    fn offer(&self) -> resources::Offer {
+        resources::Offer::of(&self.config)
     }
 
     async fn call(&self, id: Value, params: Option<Value>, msg: &Message<'_>) -> Reply {
@@ -368,10 +446,20 @@ impl Gateway {
         if matches!(outcome, "busy" | "quota") {
             self.count_refusal(outcome, tool.name());
         }
+        let links = |v: &Value| {
+            if self.offer().resources {
+                resources::links(tool, v)
+            } else {
+                Vec::new()
+            }
+        };
         Reply::Json(protocol::success(
             id,
             match result {
-                Ok(v) => tool_result(v),
+                Ok(v) => {
+                    let links = links(&v.value);
+                    tool_result(v, links)
+                }
                 Err(e) => tool_failure(&e),
             },
         ))

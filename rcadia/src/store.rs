@@ -68,6 +68,10 @@ pub(crate) struct SaveArgs {
     deadlines: Vec<(&'static str, u64, String)>,
 }
 
+impl ArgsOf for SaveArgs {
+    type At<'a> = Self;
+}
+
 impl ScriptArgs for SaveArgs {
     fn push(&self, to: &mut Args) {
         to.key(&self.session_key)
