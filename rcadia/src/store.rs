@@ -102,10 +102,6 @@ impl ScriptArgs for SaveArgs {
     }
 }
 
-impl ArgsOf for SaveArgs {
-    type At<'a> = SaveArgs;
-}
-
 /// The reply of `session_save.lua`.
 #[derive(Debug)]
 pub(crate) enum Saved {
