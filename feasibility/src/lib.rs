@@ -55,19 +55,18 @@ pub const WORK_BUDGET_TICKS: u64 = 1_500_000;
 /// How many exact inputs `exactInputTicks` lists.
 const MAX_LISTED: usize = 16;
 
-/// How hard the replay's timing is for a person, from its tightest input window.
+/// How hard the replay's timing is for a person, from its tightest input window:
+/// `frame_perfect` 1 tick (some input must come on one exact tick, 1/60 s), `tight` 2-4 ticks
+/// (at most 1/15 s), `fair` 5-10 ticks, `relaxed` more (about 0.18 s or more).
+// No doc comments on the variants: the JSON Schema then lists them as one `enum`.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// No input needs a window under 11 ticks (about 0.18 s).
     Relaxed,
-    /// The tightest window is 5-10 ticks.
     Fair,
-    /// The tightest window is 2-4 ticks (at most 1/15 s).
     Tight,
-    /// Some input must come on one exact tick (1/60 s).
     FramePerfect,
 }
 

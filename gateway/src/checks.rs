@@ -20,10 +20,10 @@ use horst_queue::{Admission, JobKind, JobRecord, JobSpec, JobState, Queue};
 use redis::AsyncCommands;
 use serde_json::{json, Value};
 
-use horst_store::InvokeDurably;
 use horst_store::Store;
 
 use crate::error::{ErrorCode, ToolError};
+use crate::keys;
 use crate::scripts::{CheckRecorded, CHECK_RECORD};
 use crate::{random_hex, rfc3339};
 
@@ -44,7 +44,7 @@ pub async fn queue_recheck(
     revision_id: &str,
 ) -> Result<String, ToolError> {
     let v: Vec<Option<String>> = redis::cmd("HMGET")
-        .arg(store.key(&format!("rev:{revision_id}")))
+        .arg(keys::rev(store, revision_id))
         .arg(&["map", "replay"])
         .query_async(&mut store.conn())
         .await?;
@@ -86,11 +86,7 @@ ErrorCode::Busy,
     let (Admission::New(rec) | Admission::Replayed(rec)) = admission;
     let _: () = store
         .conn()
-        .hset(
-            store.key(&format!("rev:{revision_id}:rechecks")),
-            &rec.id,
-            who,
-        )
+        .hset(keys::rev_rechecks(store, revision_id), &rec.id, who)
         .await?;
     Ok(rec.id)
 }
@@ -103,7 +99,7 @@ pub async fn recorded(
 ) -> Result<Option<Value>, ToolError> {
     let raw: Vec<String> = store
         .conn()
-        .lrange(store.key(&format!("rev:{revision_id}:checks")), 0, -1)
+        .lrange(keys::rev_checks(store, revision_id), 0, -1)
         .await?;
     Ok(raw
         .iter()
@@ -159,7 +155,7 @@ fn check_of(rec: &JobRecord, revision_id: &str) -> Option<Value> {
 
 /// Records every finished recheck of `revision_id` that is not recorded yet.
 pub async fn record_finished(store: &Store, revision_id: &str) -> Result<(), ToolError> {
-    let pending_key = store.key(&format!("rev:{revision_id}:rechecks"));
+    let pending_key = keys::rev_rechecks(store, revision_id);
     let pending: Vec<(String, String)> = store.conn().hgetall(&pending_key).await?;
     for (job_id, who) in pending {
         let rec = horst_queue::job_record(store, &job_id).await?;
@@ -177,11 +173,12 @@ pub async fn record_finished(store: &Store, revision_id: &str) -> Result<(), Too
         };
         // Whoever records it first wins; a second recorder changes nothing.
         let _: CheckRecorded = CHECK_RECORD
+            .call(store)
             .key(&pending_key)
-            .key(store.key(&format!("rev:{revision_id}:checks")))
+            .key(keys::rev_checks(store, revision_id))
             .arg(&job_id)
             .arg(record)
-            .invoke_durably(store)
+            .run()
             .await?;
     }
     Ok(())
@@ -191,7 +188,7 @@ pub async fn record_finished(store: &Store, revision_id: &str) -> Result<(), Too
 /// ones recorded first). Rechecks still running are listed as `pending`.
 pub async fn checks(store: &Store, revision_id: &str) -> Result<Value, ToolError> {
     let v: Vec<Option<String>> = redis::cmd("HMGET")
-        .arg(store.key(&format!("rev:{revision_id}")))
+        .arg(keys::rev(store, revision_id))
         .arg(&[
             "revisionId",
             "engineVersion",
@@ -228,7 +225,7 @@ pub async fn checks(store: &Store, revision_id: &str) -> Result<Value, ToolError
     })];
     let raw: Vec<String> = store
         .conn()
-        .lrange(store.key(&format!("rev:{revision_id}:checks")), 0, -1)
+        .lrange(keys::rev_checks(store, revision_id), 0, -1)
         .await?;
     items.extend(
         raw.iter()
@@ -236,7 +233,7 @@ pub async fn checks(store: &Store, revision_id: &str) -> Result<Value, ToolError
     );
     let pending: Vec<String> = store
         .conn()
-        .hkeys(store.key(&format!("rev:{revision_id}:rechecks")))
+        .hkeys(keys::rev_rechecks(store, revision_id))
         .await?;
     let engine = horst_engine::engine_version();
     let current = items
@@ -311,6 +308,7 @@ mod tests {
             reserved_seconds: 5,
             charged_seconds: 5,
             worker: None,
+            progress: None,
         }
     }
 

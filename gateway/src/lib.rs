@@ -24,14 +24,20 @@ pub mod builtin;
 pub mod checks;
 pub mod contact;
 mod error;
+pub mod keys;
 pub mod page_views;
+pub mod player;
 pub mod promotion;
+pub mod prompts;
 pub mod protocol;
 pub mod public_levels;
 pub mod render;
+pub mod resources;
 pub mod revisions;
 mod scripts;
 pub mod tools;
+
+pub use scripts::registered as scripts;
 
 /// Text hygiene (`horst-text`), under its old path.
 pub use horst_text as text;
@@ -40,10 +46,10 @@ pub use error::{ErrorCode, ToolError, UNAVAILABLE_RETRY_SECONDS};
 /// The caller of a key tool, and why a key is refused (`horst-identity` checks the key).
 pub use horst_identity::accounts::{Account, AuthError};
 
-/// The Redis server's clock in milliseconds (one clock for every process).
+/// The Redis server's clock in milliseconds (one clock for every process, with the store's
+/// test offset: [`Store::now_ms`]).
 pub(crate) async fn redis_now_ms(store: &Store) -> Result<u64, redis::RedisError> {
-    let (s, us): (u64, u64) = redis::cmd("TIME").query_async(&mut store.conn()).await?;
-    Ok(s * 1000 + us / 1000)
+    store.now_ms().await
 }
 
 /// `bytes` random bytes from the OS as hex (ids; an RNG failure is an error).
@@ -92,7 +98,7 @@ const INSTRUCTIONS: &str = "Game con Vogel level design. Loop: get_map_format an
 /// The gateway's run-time switches, stored in Redis so operators switch every API process
 /// at once; the configuration gives the value until an operator sets one.
 pub async fn mode(store: &Store, config: &Config) -> Result<GatewayMode, redis::RedisError> {
-    let stored: Option<String> = store.conn().get(store.key("gateway:mode")).await?;
+    let stored: Option<String> = store.conn().get(keys::gateway_mode(store)).await?;
     Ok(match stored.as_deref() {
         Some("on") => GatewayMode::On,
         Some("read_only") => GatewayMode::ReadOnly,
@@ -107,11 +113,11 @@ pub async fn set_mode(store: &Store, mode: GatewayMode) -> Result<(), redis::Red
         GatewayMode::ReadOnly => "read_only",
         GatewayMode::Off => "off",
     };
-    store.conn().set(store.key("gateway:mode"), value).await
+    store.conn().set(keys::gateway_mode(store), value).await
 }
 
 pub async fn self_service(store: &Store, config: &Config) -> Result<bool, redis::RedisError> {
-    let stored: Option<String> = store.conn().get(store.key("gateway:self_service")).await?;
+    let stored: Option<String> = store.conn().get(keys::gateway_self_service(store)).await?;
     Ok(match stored.as_deref() {
         Some("on") => true,
         Some("off") => false,
@@ -123,7 +129,7 @@ pub async fn set_self_service(store: &Store, on: bool) -> Result<(), redis::Redi
     store
         .conn()
         .set(
-            store.key("gateway:self_service"),
+            keys::gateway_self_service(store),
             if on { "on" } else { "off" },
         )
         .await
@@ -176,7 +182,7 @@ impl From<Value> for ToolOutput {
     }
 }
 
-fn tool_result(out: ToolOutput) -> Value {
+fn tool_result(out: ToolOutput, links: Vec<resources::ResourceLink>) -> Value {
     use base64::Engine as _;
     let mut content = vec![json!({ "type": "text", "text": out.value.to_string() })];
     if let Some(png) = out.png {
@@ -186,11 +192,32 @@ fn tool_result(out: ToolOutput) -> Value {
             "mimeType": "image/png",
         }));
     }
+    content.extend(
+        links
+            .into_iter()
+            .filter_map(|l| serde_json::to_value(l).ok()),
+    );
     json!({
         "content": content,
         "structuredContent": out.value,
         "isError": false,
     })
+}
+
+/// The methods `initialize` and the switches offer, for a -32601's message.
+fn offered_methods(offer: resources::Offer) -> String {
+    let mut m = vec!["initialize", "ping", "tools/list", "tools/call"];
+    if offer.any_resource() {
+        m.extend([
+            "resources/list",
+            "resources/templates/list",
+            "resources/read",
+        ]);
+    }
+    if offer.resources {
+        m.extend(["prompts/list", "prompts/get"]);
+    }
+    m.join(", ")
 }
 
 /// A failure carries its JSON in the text block only: clients (the TypeScript SDK) validate
@@ -267,9 +294,14 @@ impl Gateway {
         };
         if let Incoming::Request { method, params, .. } = &incoming {
             if method == "initialize" {
+                let offer = self.offer();
+                let capabilities = protocol::Capabilities {
+                    resources: offer.any_resource(),
+                    prompts: offer.resources,
+                };
                 return Reply::Json(protocol::success(
                     id,
-                    protocol::initialize_result(params.as_ref(), INSTRUCTIONS),
+                    protocol::initialize_result(params.as_ref(), INSTRUCTIONS, capabilities),
                 ));
             }
         }
@@ -283,17 +315,66 @@ impl Gateway {
             Incoming::Notification { .. } | Incoming::Response => return Reply::Accepted,
             Incoming::Request { method, params, .. } => (method, params),
         };
+        let offer = self.offer();
+        let answer = |r: Result<Value, resources::RpcError>| {
+            Reply::Json(match r {
+                Ok(v) => protocol::success(id.clone(), v),
+                Err(e) => protocol::error(id.clone(), e.code, &e.message, e.data),
+            })
+        };
         match method.as_str() {
             "ping" => Reply::Json(protocol::success(id, json!({}))),
-            "tools/list" => Reply::Json(protocol::success(id, tools::list(msg.read_only))),
+            "tools/list" => Reply::Json(protocol::success(
+                id,
+                tools::list(msg.read_only, offer.apps),
+            )),
             "tools/call" => self.call(id, params, &msg).await,
+            "resources/list" if offer.any_resource() => {
+                let cursor = params.as_ref().and_then(|p| p.get("cursor"));
+                match cursor {
+                    Some(c) if !c.is_string() => answer(Err(resources::RpcError::invalid(
+                        "cursor must be a string: the nextCursor of the previous page",
+                    ))),
+                    _ => answer(
+                        resources::list(&self.store, offer, cursor.and_then(Value::as_str)).await,
+                    ),
+                }
+            }
+            "resources/templates/list" if offer.any_resource() => {
+                answer(Ok(resources::templates(offer)))
+            }
+            "resources/read" if offer.any_resource() => {
+                match params
+                    .as_ref()
+                    .and_then(|p| p.get("uri"))
+                    .and_then(Value::as_str)
+                {
+                    None => answer(Err(resources::RpcError::invalid(
+                        "resources/read needs params.uri (a string); resources/list shows them",
+                    ))),
+                    Some(uri) => {
+                        answer(resources::read(&self.store, &self.config, offer, uri).await)
+                    }
+                }
+            }
+            "prompts/list" if offer.resources => answer(Ok(prompts::list())),
+            "prompts/get" if offer.resources => answer(prompts::get(params.as_ref())),
             other => Reply::Json(protocol::error(
                 id,
                 codes::METHOD_NOT_FOUND,
-                &format!("method {:?} is not supported; this server offers initialize, ping, tools/list and tools/call", text::clip(other, ECHO_MAX_CHARS)),
+                &format!(
+                    "method {:?} is not supported; this server offers {}",
+                    text::clip(other, ECHO_MAX_CHARS),
+                    offered_methods(offer)
+                ),
                 None,
             )),
         }
+    }
+
+    /// The resources, the prompt and the app, as the operator switched them.
+    fn offer(&self) -> resources::Offer {
+        resources::Offer::of(&self.config)
     }
 
     async fn call(&self, id: Value, params: Option<Value>, msg: &Message<'_>) -> Reply {
@@ -365,10 +446,20 @@ impl Gateway {
         if matches!(outcome, "busy" | "quota") {
             self.count_refusal(outcome, tool.name());
         }
+        let links = |v: &Value| {
+            if self.offer().resources {
+                resources::links(tool, v)
+            } else {
+                Vec::new()
+            }
+        };
         Reply::Json(protocol::success(
             id,
             match result {
-                Ok(v) => tool_result(v),
+                Ok(v) => {
+                    let links = links(&v.value);
+                    tool_result(v, links)
+                }
                 Err(e) => tool_failure(&e),
             },
         ))

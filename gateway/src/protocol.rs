@@ -18,6 +18,8 @@ pub mod codes {
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
     /// Transport-level refusals (auth, origin, limits) carry this server-defined code.
     pub const REFUSED: i64 = -32001;
+    /// MCP: `resources/read` of a URI that names no (visible) resource; data names the URI.
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
 }
 
 /// `initialize` picks the client's revision when served, else the newest.
@@ -192,14 +194,30 @@ pub fn request_id(body: &[u8]) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// What `initialize` offers beside the tools (the operator's switches).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Capabilities {
+    /// `resources/list`, `resources/templates/list`, `resources/read`.
+    pub resources: bool,
+    /// `prompts/list`, `prompts/get`.
+    pub prompts: bool,
+}
+
 /// The `initialize` result.
-pub fn initialize_result(params: Option<&Value>, instructions: &str) -> Value {
+pub fn initialize_result(params: Option<&Value>, instructions: &str, offer: Capabilities) -> Value {
     let requested = params
         .and_then(|p| p.get("protocolVersion"))
         .and_then(Value::as_str);
+    let mut capabilities = json!({ "tools": { "listChanged": false } });
+    if offer.resources {
+        capabilities["resources"] = json!({ "subscribe": false, "listChanged": false });
+    }
+    if offer.prompts {
+        capabilities["prompts"] = json!({ "listChanged": false });
+    }
     json!({
         "protocolVersion": negotiate(requested),
-        "capabilities": { "tools": { "listChanged": false } },
+        "capabilities": capabilities,
         "serverInfo": {
             "name": "horst",
             "title": "Game con Vogel agent gateway",
@@ -240,6 +258,25 @@ mod tests {
         assert_eq!(negotiate(Some("2026-07-28")), "2025-11-25");
         assert_eq!(negotiate(Some("garbage")), "2025-11-25");
         assert_eq!(negotiate(None), "2025-11-25");
+    }
+
+    #[test]
+    fn initialize_offers_what_is_switched_on() {
+        let none = initialize_result(None, "i", Capabilities::default());
+        assert_eq!(
+            none["capabilities"],
+            json!({ "tools": { "listChanged": false } })
+        );
+        let all = initialize_result(
+            None,
+            "i",
+            Capabilities {
+                resources: true,
+                prompts: true,
+            },
+        );
+        assert_eq!(all["capabilities"]["resources"]["subscribe"], false);
+        assert_eq!(all["capabilities"]["prompts"]["listChanged"], false);
     }
 
     #[test]

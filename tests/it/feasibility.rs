@@ -5,7 +5,8 @@
 
 use serde_json::{json, Value};
 
-use crate::harness::{ok_result, spawn_gateway};
+use crate::game_api::{game_app, get};
+use crate::harness::{ok_result, TestApp};
 
 /// A corridor under two rock-fall spawners (jitter 0): walking slowly, only a start after
 /// exactly 32 ticks of waiting gets through (feasibility/tests/report.rs checks the same map
@@ -16,23 +17,27 @@ fn walk_after(wait: u32) -> Value {
     json!({"seed": 1, "actions": [{"action": 4, "ticks": wait}, {"action": 16, "ticks": 400}]})
 }
 
+/// `simulate_replay`'s structured result.
+async fn simulate(app: &TestApp, key: &str, map: &str, replay: Value, idem: &str) -> Value {
+    ok_result(
+        &app.call(
+            "simulate_replay",
+            json!({"map": map, "replay": replay, "idempotencyKey": idem}),
+            Some(key),
+        )
+        .await,
+    )
+}
+
 const FLAT: &str = "gcv-map 1\nname: Flach\nsize: 30 3\ngrid:\n..............................\n..............................\nGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG\nentities:\nstart 0 1\nnest 29 1\n";
 
 #[tokio::test]
 async fn the_report_reaches_every_place_a_won_replay_is_shown() {
-    let app = spawn_gateway().await;
-    let _worker = app.start_engine_worker();
+    let (app, _worker) = game_app().await;
     let key = app.agent_key("uhrmacher", 1).await;
 
     // simulate_replay: one exact tick.
-    let r = ok_result(
-        &app.call(
-            "simulate_replay",
-            json!({"map": ROCKS, "replay": walk_after(32), "idempotencyKey": "s1"}),
-            Some(&key),
-        )
-        .await,
-    );
+    let r = simulate(&app, &key, ROCKS, walk_after(32), "s1").await;
     assert_eq!(r["outcome"], "won", "{r}");
     let f = &r["feasibility"];
     assert_eq!(f["verdict"], "frame_perfect", "{r}");
@@ -47,27 +52,13 @@ async fn the_report_reaches_every_place_a_won_replay_is_shown() {
     assert!(f["hint"].as_str().unwrap().starts_with("Frame-perfect"));
 
     // One tick later loses: no report on a lost run.
-    let lost = ok_result(
-        &app.call(
-            "simulate_replay",
-            json!({"map": ROCKS, "replay": walk_after(33), "idempotencyKey": "s2"}),
-            Some(&key),
-        )
-        .await,
-    );
+    let lost = simulate(&app, &key, ROCKS, walk_after(33), "s2").await;
     assert_eq!(lost["outcome"], "lost", "{lost}");
     assert!(lost.get("feasibility").is_none(), "{lost}");
 
     // With slack: relaxed.
     let slack = json!({"seed": 7, "actions": [{"action": 4, "ticks": 20}, {"action": 16, "ticks": 30}, {"action": 4, "ticks": 40}, {"action": 8, "ticks": 200}]});
-    let r = ok_result(
-        &app.call(
-            "simulate_replay",
-            json!({"map": FLAT, "replay": slack, "idempotencyKey": "s3"}),
-            Some(&key),
-        )
-        .await,
-    );
+    let r = simulate(&app, &key, FLAT, slack, "s3").await;
     assert_eq!(r["feasibility"]["verdict"], "relaxed", "{r}");
     assert_eq!(r["feasibility"]["exactInputs"], 0);
     assert_eq!(r["feasibility"]["tightest"]["window"], 17);
@@ -85,25 +76,9 @@ async fn the_report_reaches_every_place_a_won_replay_is_shown() {
     let id = s["revisionId"].as_str().unwrap().to_string();
     let level = ok_result(&app.call("get_level", json!({"revisionId": id}), None).await);
     assert_eq!(level["feasibility"], *f, "{level}");
-    let page: Value = app
-        .http
-        .get(app.url(&format!("/api/game/revisions/{id}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, page) = get(&app, &format!("/api/game/revisions/{id}")).await;
     assert_eq!(page["feasibility"]["verdict"], "frame_perfect", "{page}");
-    let labor: Value = app
-        .http
-        .get(app.url("/api/game/labor"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, labor) = get(&app, "/api/game/labor").await;
     let card = labor["items"]
         .as_array()
         .unwrap()
@@ -141,7 +116,9 @@ async fn the_report_reaches_every_place_a_won_replay_is_shown() {
     let verdicts = json!(["relaxed", "fair", "tight", "frame_perfect"]);
     assert_eq!(
         schema("simulate_replay")["feasibility"]["properties"]["verdict"]["enum"],
-        verdicts
+        verdicts,
+        "{}",
+        schema("simulate_replay")["feasibility"]
     );
     assert_eq!(
         schema("playtest_map")["feasibility"]["properties"]["verdict"]["enum"],

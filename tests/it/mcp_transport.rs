@@ -94,7 +94,13 @@ async fn batches_and_malformed_json_are_400() {
 #[tokio::test]
 async fn unknown_methods_are_32601() {
     let app = spawn_gateway().await;
-    let a = app.rpc("resources/list", json!({}), None).await;
+    let a = app
+        .rpc(
+            "resources/subscribe",
+            json!({ "uri": "gcv://format" }),
+            None,
+        )
+        .await;
     assert_eq!(a.status, 200);
     assert_eq!(a.body["error"]["code"], -32601);
     let a = app.rpc("server/discover", json!({}), None).await;

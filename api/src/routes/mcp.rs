@@ -174,7 +174,7 @@ async fn transport(State(state): State<AppState>, request: Request, next: Next) 
                 .gateway
                 .allowed_origins
                 .iter()
-                .any(|a| a.trim_end_matches('/').eq_ignore_ascii_case(o))
+                .any(|a| origin_allowed(a, o))
         });
         if !allowed {
             return rpc_error(
@@ -221,6 +221,28 @@ async fn transport(State(state): State<AppState>, request: Request, next: Next) 
     parts.extensions.insert(ReadBody(bytes.clone()));
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// Whether `origin` (an `Origin` header) is the allowlist's `entry`: the same origin, or, for
+/// an entry without a port (`http://localhost`), that host on any port, since local browser
+/// clients (inspectors, agent UIs) pick their ports freely.
+fn origin_allowed(entry: &str, origin: &str) -> bool {
+    let entry = entry.trim_end_matches('/');
+    if entry.eq_ignore_ascii_case(origin) {
+        return true;
+    }
+    let host = entry.split_once("://").map_or("", |(_, h)| h);
+    let has_port = host
+        .rsplit_once(']')
+        .map_or(host, |(_, after)| after)
+        .contains(':');
+    !has_port
+        && origin.len() > entry.len()
+        && origin.is_char_boundary(entry.len())
+        && origin[..entry.len()].eq_ignore_ascii_case(entry)
+        && origin[entry.len()..]
+            .strip_prefix(':')
+            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The message, once the transport let it in: the key (the [`AgentCaller`] extractor), the
@@ -305,7 +327,7 @@ pub(crate) fn refuse_key(e: AuthError, id: Value) -> Response {
 
 /// A Redis failure before the gateway: unavailable when Redis cannot be reached, else
 /// internal.
-fn store_failure(e: &redis::RedisError, what: &str) -> Response {
+fn store_failure(e: &horst_store::RedisError, what: &str) -> Response {
     if horst_store::is_unreachable(e) {
         unavailable(format!("{what}: {e}"))
     } else {
@@ -346,4 +368,38 @@ fn unauthorized(id: Value, message: &str) -> Response {
     r.headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::origin_allowed;
+
+    #[test]
+    fn origins_match_exactly_or_any_port_of_a_portless_entry() {
+        assert!(origin_allowed("https://gcv.example", "https://gcv.example"));
+        assert!(origin_allowed(
+            "https://gcv.example/",
+            "HTTPS://GCV.example"
+        ));
+        assert!(!origin_allowed(
+            "https://gcv.example",
+            "https://gcv.example.evil"
+        ));
+        assert!(!origin_allowed("https://gcv.example", "http://gcv.example"));
+        assert!(origin_allowed("http://localhost", "http://localhost:6274"));
+        assert!(origin_allowed("http://127.0.0.1", "http://127.0.0.1:80"));
+        assert!(origin_allowed("http://[::1]", "http://[::1]:8080"));
+        assert!(!origin_allowed("http://localhost", "http://localhost:"));
+        assert!(!origin_allowed("http://localhost", "http://localhost:80x"));
+        assert!(!origin_allowed(
+            "http://localhost",
+            "http://localhost.evil.com"
+        ));
+        assert!(!origin_allowed(
+            "http://localhost:6274",
+            "http://localhost:6275"
+        ));
+        assert!(!origin_allowed("http://[::1]:1", "http://[::1]:2"));
+        assert!(!origin_allowed("http://localhost", "null"));
+    }
 }
