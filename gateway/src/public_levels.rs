@@ -173,15 +173,12 @@ pub async fn operator_extras(
 ) -> Result<OperatorExtras, ToolError> {
     let map: Option<String> = store
         .conn()
-        .hget(store.key(&format!("rev:{revision_id}")), "map")
+        .hget(keys::rev(store, revision_id), "map")
         .await?;
     let rollback_to: Option<String> = if promoted {
         store
             .conn()
-            .lindex(
-                store.key(&format!("level:{}:history", level.to_ascii_lowercase())),
-                0,
-            )
+            .lindex(keys::level_history(store, level), 0)
             .await?
     } else {
         None
