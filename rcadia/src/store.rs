@@ -19,7 +19,7 @@ use horst_sessions::machine::MAX_EVENTS;
 use horst_sessions::{
     format_session_id, parse_session_id, Effect, Event, Outcome, ProtocolError, Session, Status,
 };
-use horst_store::script::{Args, Argv, Decl, Script, ScriptArgs, Writes};
+use horst_store::script::{Args, ArgsOf, Argv, Decl, Script, ScriptArgs, Writes};
 use horst_store::Store;
 
 use crate::effects::member;
@@ -66,6 +66,10 @@ pub(crate) struct SaveArgs {
     legacy: bool,
     /// (op, due ms, member)
     deadlines: Vec<(&'static str, u64, String)>,
+}
+
+impl ArgsOf for SaveArgs {
+    type At<'a> = Self;
 }
 
 impl ScriptArgs for SaveArgs {
