@@ -8,10 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use horst_store::InvokeDurably;
 use horst_store::Store;
 
 use crate::error::{ErrorCode, ToolError};
+use crate::keys;
 use crate::scripts::{Promoted, Quarantined, RolledBack, PROMOTE, QUARANTINE, ROLLBACK};
 
 /// Prints a result as compact JSON (what `horst admin` shows).
@@ -55,7 +55,7 @@ pub async fn promote(
     expected_current: Option<&str>,
 ) -> Result<Promotion, ToolError> {
     let v: Vec<Option<String>> = redis::cmd("HMGET")
-        .arg(store.key(&format!("rev:{revision_id}")))
+        .arg(keys::rev(store, revision_id))
         .arg(&["name", "owner"])
         .query_async(&mut store.conn())
         .await?;
@@ -69,21 +69,19 @@ pub async fn promote(
     let lower = name.to_ascii_lowercase();
     // The expected revision's state key is passed: the script retires it only if it is
     // still the promoted one (promote.lua).
-    let promoted: Promoted = PROMOTE
-        .key(store.key(&format!("level:{lower}:promoted")))
-        .key(store.key(&format!("rev:{revision_id}:state")))
-        .key(store.key("labor"))
-        .key(store.key(&format!("owner:{owner}:candidates")))
-        .key(store.key(&format!("level:{lower}:history")))
-        .key(store.key(&format!(
-            "rev:{}:state",
-            expected_current.unwrap_or_default()
-        )))
-        .key(store.key(crate::revisions::PROMOTED_NAMES))
+    let promoted = PROMOTE
+        .call(store)
+        .key(keys::level_promoted(store, &lower))
+        .key(keys::rev_state(store, revision_id))
+        .key(keys::labor(store))
+        .key(keys::owner_candidates(store, &owner))
+        .key(keys::level_history(store, &lower))
+        .key(keys::rev_state(store, expected_current.unwrap_or_default()))
+        .key(keys::promoted_names(store))
         .arg(revision_id)
         .arg(expected_current.unwrap_or_default())
         .arg(&lower)
-        .invoke_durably(store)
+        .run()
         .await?;
     if let Promoted::Stale(cur) = &promoted {
         let cur = if cur.is_empty() { "none" } else { cur };
@@ -112,8 +110,8 @@ ErrorCode::Conflict,
 /// Restores the previously promoted revision of `level`.
 pub async fn rollback(store: &Store, level: &str) -> Result<Rollback, ToolError> {
     let lower = level.to_ascii_lowercase();
-    let promoted_key = store.key(&format!("level:{lower}:promoted"));
-    let history_key = store.key(&format!("level:{lower}:history"));
+    let promoted_key = keys::level_promoted(store, &lower);
+    let history_key = keys::level_history(store, &lower);
     // Two steps (rollback.lua): read which revisions are involved, then pass their keys;
     // the script refuses if either moved in between, and we read again.
     let mut rolled = RolledBack::Moved;
@@ -125,13 +123,14 @@ pub async fn rollback(store: &Store, level: &str) -> Result<Rollback, ToolError>
             .await?;
         let (cur, prev) = (cur.unwrap_or_default(), prev.unwrap_or_default());
         rolled = ROLLBACK
+            .call(store)
             .key(&promoted_key)
             .key(&history_key)
-            .key(store.key(&format!("rev:{cur}:state")))
-            .key(store.key(&format!("rev:{prev}:state")))
+            .key(keys::rev_state(store, &cur))
+            .key(keys::rev_state(store, &prev))
             .arg(&cur)
             .arg(&prev)
-            .invoke_durably(store)
+            .run()
             .await?;
         if rolled != RolledBack::Moved {
             break;
@@ -164,7 +163,7 @@ pub async fn rollback(store: &Store, level: &str) -> Result<Rollback, ToolError>
 /// Returns the revision's level.
 pub async fn quarantine(store: &Store, revision_id: &str) -> Result<String, ToolError> {
     let v: Vec<Option<String>> = redis::cmd("HMGET")
-        .arg(store.key(&format!("rev:{revision_id}")))
+        .arg(keys::rev(store, revision_id))
         .arg(&["name", "owner"])
         .query_async(&mut store.conn())
         .await?;
@@ -172,14 +171,15 @@ pub async fn quarantine(store: &Store, revision_id: &str) -> Result<String, Tool
     else {
         return Err(ToolError::not_found(format!("no revision {revision_id}")));
     };
-    let quarantined: Quarantined = QUARANTINE
-        .key(store.key(&format!("level:{}:promoted", name.to_ascii_lowercase())))
-        .key(store.key(&format!("rev:{revision_id}:state")))
-        .key(store.key("labor"))
-        .key(store.key(&format!("owner:{owner}:candidates")))
-        .key(store.key(&format!("rev:{revision_id}")))
+    let quarantined = QUARANTINE
+        .call(store)
+        .key(keys::level_promoted(store, &name))
+        .key(keys::rev_state(store, revision_id))
+        .key(keys::labor(store))
+        .key(keys::owner_candidates(store, &owner))
+        .key(keys::rev(store, revision_id))
         .arg(revision_id)
-        .invoke_durably(store)
+        .run()
         .await?;
     match quarantined {
         Quarantined::Ok => Ok(name),

@@ -16,7 +16,7 @@ use horst_store::Store;
 
 use crate::error::ToolError;
 use crate::keys;
-use crate::revisions::{self, PROMOTED_NAMES};
+use crate::revisions;
 
 /// A level as the game lists it.
 #[derive(Clone, Debug, Serialize)]
@@ -191,7 +191,7 @@ pub async fn operator_extras(
 
 /// The promoted levels: the shipped ones first, in their order, then the others by name.
 pub async fn promoted(store: &Store) -> Result<Vec<Card>, ToolError> {
-    let mut names: Vec<String> = store.conn().smembers(store.key(PROMOTED_NAMES)).await?;
+    let mut names: Vec<String> = store.conn().smembers(keys::promoted_names(store)).await?;
     let order = |n: &str| {
         horst_levels::BUILTIN
             .iter()

@@ -27,10 +27,6 @@ use crate::{random_hex, rfc3339};
 
 pub const PAGE: usize = 25;
 
-/// Set of the (lowercase) names that have a promoted revision: promotion and the built-in
-/// levels add to it; nothing removes a promoted pointer, so nothing removes from it.
-pub const PROMOTED_NAMES: &str = "levels:promoted";
-
 /// Names of the service itself: nobody claims them. The built-in levels' names are reserved
 /// too, derived from the shipped files (`horst_levels::BUILTIN`), never listed by hand.
 const SERVICE_NAMES: &[&str] = &["admin", "horst", "gcv", "labor", "official", "tutorial"];
@@ -367,15 +363,14 @@ async fn summaries(
 
 async fn page(
     store: &Store,
-    zset: &str,
+    key: &str,
     offset: usize,
     with_state: bool,
 ) -> Result<(Vec<Value>, Option<usize>), ToolError> {
-    let key = store.key(zset);
     let mut conn = store.conn();
-    let total: usize = conn.zcard(&key).await?;
+    let total: usize = conn.zcard(key).await?;
     let ids: Vec<String> = conn
-        .zrevrange(&key, offset as isize, (offset + PAGE) as isize - 1)
+        .zrevrange(key, offset as isize, (offset + PAGE) as isize - 1)
         .await?;
     let next = (offset + PAGE < total).then_some(offset + PAGE);
     Ok((summaries(store, &ids, with_state).await?, next))
@@ -399,7 +394,7 @@ pub(crate) async fn owner_blocked(store: &Store, owner: &str) -> Result<bool, To
 /// `list_labor`: candidates newest first, 25 per page. Candidates of blocked accounts are
 /// left out (a page can be short); unblocking brings them back.
 pub async fn list_labor(store: &Store, offset: usize) -> Result<Value, ToolError> {
-    let (items, next) = page(store, "labor", offset, false).await?;
+    let (items, next) = page(store, &keys::labor(store), offset, false).await?;
     let mut visible = Vec::with_capacity(items.len());
     for item in items {
         if !owner_blocked(store, item["owner"].as_str().unwrap_or_default()).await? {
@@ -415,7 +410,7 @@ pub async fn my_submissions(
     owner: &str,
     offset: usize,
 ) -> Result<(Vec<Value>, Option<usize>), ToolError> {
-    page(store, &format!("owner:{owner}:revs"), offset, true).await
+    page(store, &keys::owner_revs(store, owner), offset, true).await
 }
 
 /// The state of a revision, for `get_submission`.

@@ -5,8 +5,6 @@
 //! Every key a script touches is in its KEYS, named by `keys.rs`; the long argument lists
 //! are typed ([`ScriptArgs`]), so their order is written once, here.
 
-use std::sync::LazyLock;
-
 use redis::{FromRedisValue, ParsingError, Value};
 
 use horst_store::script::{Args, ArgsOf, Argv, Decl, Registered, Script, ScriptArgs, Writes};
@@ -14,18 +12,29 @@ use horst_store::{lua, Store};
 
 use crate::keys;
 
-// Still run as plain `redis::Script`s by `operator.rs`, which is moving into its own crate;
-// they join the registry there.
-macro_rules! script {
-    ($name:ident, $file:literal) => {
-        pub(crate) static $name: LazyLock<redis::Script> =
-            LazyLock::new(|| redis::Script::new(include_str!(concat!("../lua/", $file))));
-    };
-}
+/// `promote.lua`: the operator's promotion (compare-and-set on the promoted revision).
+pub(crate) static PROMOTE: Script<Promoted> = Script::new(Decl {
+    file: lua!("lua/promote.lua"),
+    keys: 7,
+    argv: Argv::Exactly(3),
+    writes: Writes::Durable,
+});
 
-script!(PROMOTE, "promote.lua");
-script!(ROLLBACK, "rollback.lua");
-script!(QUARANTINE, "quarantine.lua");
+/// `rollback.lua`.
+pub(crate) static ROLLBACK: Script<RolledBack> = Script::new(Decl {
+    file: lua!("lua/rollback.lua"),
+    keys: 4,
+    argv: Argv::Exactly(2),
+    writes: Writes::Durable,
+});
+
+/// `quarantine.lua`.
+pub(crate) static QUARANTINE: Script<Quarantined> = Script::new(Decl {
+    file: lua!("lua/quarantine.lua"),
+    keys: 5,
+    argv: Argv::Exactly(1),
+    writes: Writes::Durable,
+});
 
 /// `board_write.lua`: a thread with its first post, or a reply, with the daily quotas.
 pub(crate) static BOARD_WRITE: Script<BoardWritten, BoardWrite<'static>> = Script::new(Decl {
@@ -96,6 +105,9 @@ pub fn registered() -> Vec<&'static dyn Registered> {
         &REVISION_STORE,
         &REVISION_WITHDRAW,
         &BUILTIN_PUBLISH,
+        &PROMOTE,
+        &ROLLBACK,
+        &QUARANTINE,
         &crate::page_views::COUNT,
     ]
 }

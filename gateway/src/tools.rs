@@ -214,12 +214,41 @@ fn output_of<T: schemars::JsonSchema>() -> Value {
 }
 
 /// The feasibility report of a won replay (`horst_feasibility`), and the warnings it raises.
+/// Without descriptions and number formats: it appears in four tools, and tools/list has a
+/// token budget; engine/FORMAT.md ("Feasibility report") describes every field.
 fn feasibility() -> Value {
-    output_of::<horst_feasibility::Feasibility>()
+    bare(output_of::<horst_feasibility::Feasibility>())
+}
+
+/// The report's verdict and hint only, for the places that repeat it (a submission's
+/// acceptance, get_level); simulate_replay and playtest_map carry its whole schema.
+fn feasibility_brief() -> Value {
+    let full = feasibility();
+    json!({ "type": "object", "properties": {
+        "verdict": full["properties"]["verdict"], "hint": full["properties"]["hint"],
+    } })
 }
 
 fn feasibility_warnings() -> Value {
-    json!({ "type": "array", "items": output_of::<horst_feasibility::Warning>() })
+    bare(json!({ "type": "array", "items": output_of::<horst_feasibility::Warning>() }))
+}
+
+/// A schema without `description`, `format`, `minimum` and `maximum`, at every depth.
+fn bare(mut v: Value) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(o) => {
+                for k in ["description", "format", "minimum", "maximum"] {
+                    o.remove(k);
+                }
+                o.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut v);
+    v
 }
 
 fn versions() -> Value {
@@ -244,7 +273,7 @@ fn spec(tool: Tool) -> Spec {
         "revisionId": t(STR), "name": t(STR), "owner": t(STR), "state": t(STR),
         "seed": t("integer"), "engineVersion": t(STR), "mapHash": t(STR),
         "createdAt": t(STR), "parentRevisionId": nullable(STR), "map": t(STR),
-        "feasibility": { "anyOf": [feasibility(), { "type": "null" }] },
+        "feasibility": { "anyOf": [feasibility_brief(), { "type": "null" }] },
     });
     match tool {
         Tool::GetMapFormat => Spec {
@@ -297,7 +326,7 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::PlaytestMap => Spec {
             title: "Let the planner search a winning replay",
-            description: "Runs the server's planner on map with seed (default 1) for at most 20 s and returns jobId and a winning replay when it finds one (outcome won), else unresolved with a reason: unreachable (a proof that no replay can win, proof relaxed_graph or jump_envelope) or time_limit (not a proof: the level may still be winnable; prove it with simulate_replay). explored counts the states searched, bestDistance the tiles from the nest the bird got to (absent when unreachable), hint says what to do. Use it once validate_map says valid. Costs one playtest of your daily quota; the map is not stored. Send a fresh idempotencyKey per attempt. Fails with validation_failed (invalid map), quota (playtests used up), busy (planner full; retry later) or conflict (idempotencyKey reused with other arguments).",
+            description: "Runs the server's planner on map with seed (default 1) for at most 20 s and returns jobId and a winning replay when it finds one (outcome won), else unresolved with a reason: unreachable (a proof that no replay can win, proof relaxed_graph or jump_envelope) or time_limit or memory_limit (not a proof: the search ran out of time or of its memory budget, the level may still be winnable; prove it with simulate_replay). explored counts the states searched, bestDistance the tiles from the nest the bird got to (absent when unreachable), hint says what to do. Use it once validate_map says valid. Costs one playtest of your daily quota; the map is not stored. Send a fresh idempotencyKey per attempt. Fails with validation_failed (invalid map), quota (playtests used up), busy (planner full; retry later) or conflict (idempotencyKey reused with other arguments).",
             output: output(json!({
                     "jobId": t(STR), "outcome": { "type": STR, "enum": ["won", "unresolved"] }, "won": t("boolean"),
                     "ticks": t("integer"), "seed": t("integer"), "mapHash": t(STR), "replay": nullable("object"),
@@ -327,7 +356,7 @@ fn spec(tool: Tool) -> Spec {
                     "jobId": t(STR), "revisionId": t(STR), "name": t(STR), "mapHash": t(STR),
                     "state": t(STR), "seed": t("integer"), "ticks": t("integer"),
                     "engineVersion": t(STR), "policyVersion": t(STR),
-                    "acceptance": { "type": "object", "properties": { "feasibility": feasibility() } },
+                    "acceptance": { "type": "object", "properties": { "feasibility": feasibility_brief() } },
                     "remaining": remaining_schema(), "replayed": t("boolean"), "pending": t("boolean"),
                 }), &["jobId"]),
             read_only: false,

@@ -31,15 +31,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     // The sessions engineer (issue 36) moves session_save.lua.
     ("rcadia/", "session_save.lua: plain redis::Script"),
-    // operator.rs runs these three; they join the registry when it moves into
-    // horst-operator (issue 28).
-    ("gateway/lua/promote.lua", "operator script"),
-    ("gateway/lua/rollback.lua", "operator script"),
-    ("gateway/lua/quarantine.lua", "operator script"),
-    (
-        "gateway/src/scripts.rs",
-        "the operator scripts' script! macro",
-    ),
     // A redis-benchmark baseline: one INCR in EVAL, to compare horst's scripts with.
     ("benches/redis_cost.rs", "redis-benchmark baseline"),
 ];
