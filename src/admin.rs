@@ -7,7 +7,7 @@ use clap::{Subcommand, ValueEnum};
 use horst_config::{Config, GatewayMode};
 
 use horst::App;
-use horst_gateway::operator;
+use horst_operator as operator;
 
 use crate::redis_setup;
 
@@ -81,13 +81,12 @@ async fn level(app: &App, cmd: LevelCommand) -> ExitCode {
     )
 }
 
-/// Queues a recheck and (unless `no_wait`) follows its job until it has finished, printing
-/// its state changes on stderr and the recorded check on stdout. A failing check exits 1.
+/// Queues a recheck and (unless `no_wait`) waits for its job (`horst_operator::wait_recheck`,
+/// the same wait as the REST API's), printing the recorded check on stdout. A failing check
+/// exits 1.
 async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
-    use horst_gateway::checks;
-    use std::time::{Duration, Instant};
     let (store, config, queue) = (app.store(), app.config(), app.queue());
-    let job = match checks::start_recheck(store, queue, &who(), revision).await {
+    let job = match operator::start_recheck(store, queue, &who(), revision).await {
         Ok(j) => j,
         Err(e) => return report::<Failure>(Err(Failure(e))),
     };
@@ -103,53 +102,26 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
         eprintln!("horst: the check is recorded when the job finishes; see `horst admin level checks {revision}`");
         return ExitCode::SUCCESS;
     }
-    // The job cannot start later than the queue's wait limit; after that it has an outcome.
-    let limit = Duration::from_secs(config.queue.wait_seconds + config.queue.simulate_seconds + 10);
-    let started = Instant::now();
-    let mut last = String::new();
-    let rec = loop {
-        let rec = match horst_queue::job_record(store, &job).await {
-            Ok(Some(r)) => r,
-            Ok(None) => {
-                eprintln!("horst: job {job} disappeared (expired?); see `horst admin level checks {revision}`");
-                return ExitCode::from(1);
-            }
-            Err(e) => {
-                eprintln!("horst: {e}");
-                return ExitCode::from(1);
-            }
-        };
-        let state = rec.state.as_str().to_string();
-        if state != last {
-            eprintln!(
-                "horst:   {state} after {:.1} s",
-                started.elapsed().as_secs_f64()
-            );
-            last = state;
-        }
-        if rec.state.is_final() {
-            break rec;
-        }
-        if started.elapsed() > limit {
-            eprintln!(
-                "horst: job {job} is still {last} after {} s; is a worker running (horst admin status)? The check is recorded when it finishes: horst admin level checks {revision}",
-                limit.as_secs()
-            );
-            return ExitCode::from(1);
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    };
-    if let Err(e) = checks::record_finished(store, revision).await {
-        return report::<Failure>(Err(Failure(e)));
-    }
-    let all = match checks::checks(store, revision).await {
-        Ok(v) => v,
+    let started = std::time::Instant::now();
+    let limit = operator::recheck_limit(config);
+    let done = match operator::wait_recheck(store, queue, revision, &job, limit).await {
+        Ok(d) => d,
         Err(e) => return report::<Failure>(Err(Failure(e))),
     };
-    let check = all["items"]
-        .as_array()
-        .and_then(|items| items.iter().find(|c| c["jobId"] == job.as_str()).cloned());
-    match check {
+    eprintln!(
+        "horst:   {} after {:.1} s",
+        done.state,
+        started.elapsed().as_secs_f64()
+    );
+    if !done.finished() {
+        eprintln!(
+            "horst: job {job} is still {} after {} s; is a worker running (horst admin status)? The check is recorded when it finishes: horst admin level checks {revision}",
+            done.state,
+            limit.as_secs()
+        );
+        return ExitCode::from(1);
+    }
+    match done.check {
         Some(c) => {
             println!("{c}");
             if c["passed"] == true {
@@ -167,10 +139,10 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
             }
         }
         None => {
-            let why = rec
+            let why = done
                 .failure
                 .map(|f| format!("{}: {}", f.code, f.message))
-                .unwrap_or_else(|| rec.state.as_str().to_string());
+                .unwrap_or_else(|| done.state.to_string());
             eprintln!(
                 "horst: the recheck gave no verdict ({why}); nothing was recorded; try again"
             );

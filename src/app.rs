@@ -21,6 +21,12 @@ use horst_telemetry::Metrics;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+use crate::Shutdown;
+
+/// How long a stopping process waits for its tasks beyond the HTTP grace period: a worker
+/// finishing its running jobs (their own limits end them well within it).
+const DRAIN_LIMIT: Duration = Duration::from_secs(120);
+
 /// Which parts of horst a process runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Roles {
@@ -67,7 +73,8 @@ pub struct App {
     rcadia: Rcadia,
     auth: Auth,
     metrics: Metrics,
-    shutdown: watch::Receiver<bool>,
+    /// Every task this process runs goes through it ([`App::spawn`]).
+    shutdown: Shutdown,
     probe_interval: Duration,
     server_check_interval: Duration,
     /// The job metrics, registered once per process (its worker and its housekeeping).
@@ -77,13 +84,15 @@ pub struct App {
 impl App {
     /// Connects to the Redis at `redis_url`, checks it (an evicting Redis is refused unless
     /// `redis.allow_eviction`), and builds every part. Background work (the notifier's
-    /// subscription, the session store's boot tag) starts here and stops when `shutdown`
-    /// turns true; the roles' tasks start with [`App::run`].
+    /// subscription, the session store's boot tag) starts here and stops when the shutdown
+    /// starts (`signal` turning true: [`Shutdown::on`], or a [`Shutdown`] of the caller's);
+    /// the roles' tasks start with [`App::run`].
     pub async fn build(
         config: Arc<Config>,
         redis_url: &str,
-        shutdown: watch::Receiver<bool>,
+        signal: impl Into<Shutdown>,
     ) -> Result<App, BuildError> {
+        let shutdown: Shutdown = signal.into();
         // With `redis.sentinels` the store finds the primary through them and follows a
         // failover by itself; `redis_url` is then unused.
         let store = Store::open(&config.redis, redis_url)
@@ -99,7 +108,7 @@ impl App {
         let mut channels = Queue::channels(&store);
         channels.extend(Rcadia::channels(&store));
         let notifier =
-            horst_queue::Notifier::start(store.client().clone(), channels, shutdown.clone());
+            horst_queue::Notifier::start(store.client().clone(), channels, shutdown.flag());
         let queue = Queue::new(
             store.clone(),
             horst_queue::QueueSettings {
@@ -119,7 +128,7 @@ impl App {
             store.clone(),
             queue.notifier().clone(),
             horst_rcadia::RcadiaSettings::from_config(&config.sessions),
-            shutdown.clone(),
+            shutdown.flag(),
         )
         .await
         .map_err(|e| BuildError(format!("cannot open the session store: {e}")))?;
@@ -188,23 +197,33 @@ impl App {
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
     }
+    pub fn shutdown(&self) -> &Shutdown {
+        &self.shutdown
+    }
+
+    /// Runs `task` as one of this process's tasks: [`App::run`] returns only after it ended.
+    pub fn spawn<F>(&self, task: F)
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.shutdown.spawn(task);
+    }
 
     /// The HTTP API's state; `listen` is the bound address (the base of absolute URLs
     /// when `sessions.public_url` is not set).
     pub fn api_state(&self, listen: SocketAddr) -> horst_api::AppState {
-        let mut state = horst_api::AppState::new(
-            self.config.clone(),
-            self.store.clone(),
-            self.queue.clone(),
-            self.health.clone(),
-            self.metrics.clone(),
-            self.rcadia.clone(),
-            self.auth.clone(),
-        )
-        .with_listen_addr(listen);
-        // Blocking tool calls answer `pending` when the process begins to stop.
-        state.agents.gateway = state.agents.gateway.with_shutdown(self.shutdown.clone());
-        state
+        horst_api::AppState::new(horst_api::Parts {
+            config: self.config.clone(),
+            store: self.store.clone(),
+            queue: self.queue.clone(),
+            health: self.health.clone(),
+            metrics: self.metrics.clone(),
+            rcadia: self.rcadia.clone(),
+            auth: self.auth.clone(),
+            listen,
+            stopping: self.shutdown.flag(),
+        })
     }
 
     /// A worker with `slots` slots on its own planner pool of `worker.threads` threads,
@@ -243,8 +262,8 @@ impl App {
         http: Option<TcpListener>,
         ops: Option<TcpListener>,
     ) -> Result<(), BuildError> {
-        let shutdown = self.shutdown.clone();
-        tokio::spawn(self.health.clone().run_probe(
+        let shutdown = self.shutdown.flag();
+        self.spawn(self.health.clone().run_probe(
             self.store.clone(),
             self.probe_interval,
             horst_store::ServerCheck {
@@ -263,28 +282,27 @@ impl App {
                 Err(e) => tracing::warn!(error = %e, "cannot store the quota settings; each process uses its own"),
             }
             // Callers wait in this process: its presence ties their queued jobs to it.
-            tokio::spawn(self.queue.clone().announce_callers(shutdown.clone()));
+            self.spawn(self.queue.clone().announce_callers(shutdown.clone()));
             if !roles.worker {
                 // Workers reap; an API process does too, so a dead worker's job ends (and
                 // its caller is told) even when no worker is left.
-                tokio::spawn(horst_worker::housekeeping(
+                self.spawn(horst_worker::housekeeping(
                     self.queue.clone(),
                     self.worker_metrics(),
                     shutdown.clone(),
                 ));
             }
         }
-        tokio::spawn(horst_worker::sample_queue_gauges(
+        self.spawn(horst_worker::sample_queue_gauges(
             self.queue.clone(),
             self.metrics.clone(),
             shutdown.clone(),
         ));
-        let mut tasks = tokio::task::JoinSet::new();
         // Every process fires session clocks: popping is atomic and firing idempotent, so
         // more firers only mean less latency and no single point of failure.
-        tasks.spawn(self.rcadia.clone().run_clock(shutdown.clone()));
+        self.spawn(self.rcadia.clone().run_clock(shutdown.clone()));
         if roles.worker {
-            tasks.spawn(self.worker(0, self.config.worker.slots, shutdown.clone())?);
+            self.spawn(self.worker(0, self.config.worker.slots, shutdown.clone())?);
         }
         if let Some(listener) = http {
             let addr = listener
@@ -306,7 +324,7 @@ impl App {
             for (listener, router) in listeners {
                 let mut stop = shutdown.clone();
                 let (limits, connections) = (limits.clone(), state.connections.clone());
-                tasks.spawn(async move {
+                self.spawn(async move {
                     let drained = async move {
                         let _ = stop.wait_for(|s| *s).await;
                     };
@@ -319,7 +337,11 @@ impl App {
                 });
             }
         }
-        while tasks.join_next().await.is_some() {}
+        // Every task above ends once the shutdown starts (the servers after their grace,
+        // a worker after its jobs); whatever the caller does next (stopping the private
+        // Redis) therefore runs after all of them.
+        let limit = Duration::from_secs(self.config.server.shutdown_grace_seconds) + DRAIN_LIMIT;
+        self.shutdown.drained(limit).await;
         Ok(())
     }
 }

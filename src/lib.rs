@@ -3,5 +3,7 @@
 //! private Redis and the process's signals around it.
 
 mod app;
+mod shutdown;
 
 pub use app::{App, BuildError, Roles};
+pub use shutdown::Shutdown;

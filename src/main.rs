@@ -6,6 +6,7 @@
 // links them.
 use horst_api as _;
 use horst_rcadia as _;
+use tokio_util as _;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

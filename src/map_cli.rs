@@ -258,8 +258,17 @@ pub fn run(cmd: MapCommand) -> ExitCode {
                 Err(e) => return fail(json, &e),
             };
             let report = referee(&map, &rp);
+            let feasibility = report
+                .won
+                .then(|| horst_feasibility::assess(&map, &rp))
+                .flatten();
             if json {
-                let mut v = serde_json::to_value(&report).unwrap_or_default();
+                let assessed = horst_feasibility::Assessed {
+                    result: &report,
+                    feasibility,
+                    warnings: Vec::new(),
+                };
+                let mut v = serde_json::to_value(&assessed).unwrap_or_default();
                 if let Some(o) = v.as_object_mut() {
                     o.insert(
                         "engineVersion".into(),
@@ -284,6 +293,7 @@ pub fn run(cmd: MapCommand) -> ExitCode {
                     report.map_hash,
                     horst_engine::engine_version()
                 );
+                print_feasibility(feasibility.as_ref());
             }
             if report.won {
                 ExitCode::SUCCESS
@@ -292,6 +302,23 @@ pub fn run(cmd: MapCommand) -> ExitCode {
             }
         }
     }
+}
+
+/// The feasibility report of a won replay, as lines for people.
+fn print_feasibility(f: Option<&horst_feasibility::Feasibility>) {
+    let Some(f) = f else { return };
+    out!(
+        "feasibility: {} (tightest window {} ticks, {} exact inputs of {}, longest wait {} ticks, eggs {}, stomps {}, shots {})\nfeasibility hint: {}",
+        f.verdict.as_str(),
+        f.tightest.as_ref().map_or(0, |w| w.window),
+        f.exact_inputs,
+        f.inputs,
+        f.longest_wait_ticks,
+        f.egg_boosts,
+        f.stomps,
+        f.shots,
+        f.hint
+    );
 }
 
 /// Set by SIGINT while `horst map solve` runs: the planner's cancel flag.
@@ -374,8 +401,16 @@ fn solve(file: &Path, seed: u32, time_limit: f64, threads: Option<usize>, json: 
     let interrupted = SOLVE_INTERRUPTED.load(Ordering::SeqCst)
         && report.reason() == Some(horst_planner::UnresolvedReason::Cancelled);
     let result = horst_planner::PlaytestResult::new(&map, seed, &report);
+    let feasibility = report
+        .replay()
+        .and_then(|r| horst_feasibility::assess(&map, r));
     if json {
-        print_json(&serde_json::to_value(&result).unwrap_or_default());
+        let assessed = horst_feasibility::Assessed {
+            result: &result,
+            warnings: horst_feasibility::warnings(feasibility.as_ref()),
+            feasibility,
+        };
+        print_json(&serde_json::to_value(&assessed).unwrap_or_default());
     } else {
         let reason = match (report.reason(), report.proof) {
             (None, _) => String::new(),
@@ -401,6 +436,7 @@ fn solve(file: &Path, seed: u32, time_limit: f64, threads: Option<usize>, json: 
         if let Some(r) = &result.replay {
             out!("replay: {}", serde_json::to_string(r).unwrap_or_default());
         }
+        print_feasibility(feasibility.as_ref());
     }
     if interrupted {
         eprintln!("interrupted");

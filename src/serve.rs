@@ -3,15 +3,16 @@
 //! Shutdown order matters (after mini-redis): on SIGTERM or Ctrl-C we stop accepting, let
 //! in-flight requests finish within the grace period, let workers finish their jobs, and
 //! only then stop the private Redis, which everything above still needs while draining.
+//! Every task of the process runs in the app's [`Shutdown`] tracker and `App::run` returns
+//! only when all of them ended, so Redis stops last by construction.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use horst::{App, Roles};
+use horst::{App, Roles, Shutdown};
 use horst_config::Config;
 use horst_store::Health;
-use tokio::sync::watch;
 
 use crate::redis_setup::{self, RedisHandle};
 
@@ -47,9 +48,9 @@ pub fn run(config: Config, roles: Roles) -> ExitCode {
 }
 
 async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> ExitCode {
-    let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    tokio::spawn(wait_for_signal(shutdown_tx));
-    let app = match App::build(config.clone(), &redis.url, shutdown_rx.clone()).await {
+    let shutdown = Shutdown::new();
+    tokio::spawn(wait_for_signal(shutdown.clone()));
+    let app = match App::build(config.clone(), &redis.url, shutdown.clone()).await {
         Ok(app) => app,
         Err(e) => {
             eprintln!("horst: {e}");
@@ -57,16 +58,16 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
         }
     };
     if let Some(private) = &redis.private {
-        tokio::spawn(watch_private_redis(
+        app.spawn(watch_private_redis(
             private.clone(),
             app.health().clone(),
-            shutdown_rx.clone(),
+            shutdown.flag(),
         ));
     }
     if roles.api {
         // The shipped levels as promoted revisions (idempotent; every API process may do it).
         // The binary's step, not App::run's: test apps publish only where a test wants them.
-        if let Err(e) = horst_gateway::builtin::publish_shipped(app.store()).await {
+        if let Err(e) = horst_operator::publish_shipped(app.store()).await {
             tracing::warn!(error = %e.message, "cannot publish the built-in levels; the next start tries again");
         }
     }
@@ -186,7 +187,7 @@ fn raise_descriptor_limit(config: &Config) {
 }
 
 /// SIGTERM (systemd, kill) or SIGINT (Ctrl-C) starts the graceful shutdown.
-async fn wait_for_signal(tx: watch::Sender<bool>) {
+async fn wait_for_signal(shutdown: Shutdown) {
     let terminate = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(mut s) => {
@@ -202,14 +203,14 @@ async fn wait_for_signal(tx: watch::Sender<bool>) {
         _ = terminate => tracing::info!("SIGTERM received; shutting down"),
         _ = tokio::signal::ctrl_c() => tracing::info!("Ctrl-C received; shutting down"),
     }
-    let _ = tx.send(true);
+    shutdown.trigger();
 }
 
 /// Notices a crash of the private redis-server: horst turns not ready and says why.
 async fn watch_private_redis(
     private: Arc<std::sync::Mutex<horst_redis_process::PrivateRedis>>,
     health: Health,
-    mut shutdown: watch::Receiver<bool>,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
     loop {
         tokio::select! {

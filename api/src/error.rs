@@ -399,8 +399,8 @@ impl From<horst_queue::QueueError> for ApiError {
     }
 }
 
-impl From<redis::RedisError> for ApiError {
-    fn from(e: redis::RedisError) -> Self {
+impl From<horst_store::RedisError> for ApiError {
+    fn from(e: horst_store::RedisError) -> Self {
         if horst_store::is_unreachable(&e) {
             ApiError::unavailable(format!("redis: {e}"))
         } else {

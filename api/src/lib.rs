@@ -59,23 +59,46 @@ pub struct AppState {
     /// Agent tokens, users and JWTs.
     pub auth: Auth,
     /// The base of absolute URLs given to agents (`skillUrl`), without a trailing `/`:
-    /// `sessions.public_url`, else `http://` + the listen address ([`AppState::with_listen_addr`]).
+    /// `sessions.public_url`, else `http://` + the listen address ([`Parts::listen`]).
     pub public_url: Arc<str>,
     pub(crate) http: request_log::HttpMetrics,
     /// The HTTP server's connection metrics (`horst_connections_*`).
     pub connections: ConnectionMetrics,
 }
 
+/// What an [`AppState`] is built from, whole: the process's shared parts, the address the
+/// API is bound to and the process's shutdown flag.
+pub struct Parts {
+    pub config: Arc<Config>,
+    pub store: Store,
+    pub queue: Queue,
+    pub health: Health,
+    pub metrics: Metrics,
+    pub rcadia: Rcadia,
+    pub auth: Auth,
+    /// The bound address (a configured port 0 becomes the real one): the base of absolute
+    /// URLs when `sessions.public_url` is not set.
+    pub listen: std::net::SocketAddr,
+    /// Turns true when the process begins to stop: blocking tool calls then answer
+    /// `pending` with their `jobId`.
+    pub stopping: watch::Receiver<bool>,
+}
+
 impl AppState {
-    pub fn new(
-        config: Arc<Config>,
-        store: Store,
-        queue: Queue,
-        health: Health,
-        metrics: Metrics,
-        rcadia: Rcadia,
-        auth: Auth,
-    ) -> Self {
+    /// Builds the state whole (registering the API's metrics, once per process): nothing is
+    /// patched in afterwards.
+    pub fn new(parts: Parts) -> Self {
+        let Parts {
+            config,
+            store,
+            queue,
+            health,
+            metrics,
+            rcadia,
+            auth,
+            listen,
+            stopping,
+        } = parts;
         let http = request_log::HttpMetrics::register(&metrics);
         let connections = ConnectionMetrics::register(&metrics);
         register_build_info(&metrics);
@@ -87,14 +110,15 @@ impl AppState {
                 config.clone(),
                 queue.clone(),
                 &metrics,
-            ),
+            )
+            .with_shutdown(stopping),
             burst: horst_limits::BurstLimits::new(store.clone()),
             limits: horst_limits::GatewayLimits::from_config(&config.gateway),
             proxies: Arc::new(horst_limits::TrustedProxies::from_config(
                 &config.server.trusted_proxies,
             )),
         };
-        let public_url = public_url(&config, &config.server.listen);
+        let public_url = public_url(&config, &listen.to_string());
         AppState {
             public_url,
             config,
@@ -108,15 +132,6 @@ impl AppState {
             http,
             connections,
         }
-    }
-}
-
-impl AppState {
-    /// The address the API is bound to (a configured port 0 becomes the real one): the base
-    /// of absolute URLs when `sessions.public_url` is not set.
-    pub fn with_listen_addr(mut self, addr: std::net::SocketAddr) -> Self {
-        self.public_url = public_url(&self.config, &addr.to_string());
-        self
     }
 }
 

@@ -32,8 +32,7 @@
   Cluster note: KEYS[9] and KEYS[10] depend on what is stored, so the caller reads the
   promoted id first and passes their keys; the script checks it is still that id.
 ]]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'present'} end
 local cur = redis.call('GET', KEYS[4]) or ''
 if cur ~= ARGV[11] then return {'moved'} end

@@ -31,8 +31,7 @@
     {'validation_failed', 'parent_foreign'}  the parent is another owner's or another level's
     {'quota', 'labor' | 'owner' | 'global'}  the Labor cap or a byte budget is reached
 ]]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'conflict', 'revision id taken'} end
 local claimed = redis.call('GET', KEYS[3])
 if claimed and claimed ~= ARGV[2] then return {'forbidden', 'name'} end

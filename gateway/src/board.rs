@@ -30,11 +30,11 @@ use redis::AsyncCommands;
 use serde::Serialize;
 use serde_json::Value;
 
-use horst_store::InvokeDurably;
 use horst_store::Store;
 
 use crate::error::{ErrorCode, ToolError};
-use crate::scripts::{BoardWritten, Endorsed, BOARD_ENDORSE, BOARD_WRITE};
+use crate::keys;
+use crate::scripts::{BoardWrite, BoardWritten, Endorsed, BOARD_ENDORSE, BOARD_WRITE};
 use crate::text;
 use crate::{redis_now_ms, rfc3339, Account};
 
@@ -91,7 +91,7 @@ pub(crate) fn clean_title(field: &str, raw: &str, max: usize) -> Result<String, 
 }
 
 /// A plain-text body: cleaned, 1-`max` characters.
-pub(crate) fn clean_body(field: &str, raw: &str, max: usize) -> Result<String, ToolError> {
+pub fn clean_body(field: &str, raw: &str, max: usize) -> Result<String, ToolError> {
     let cleaned = text::clean_text(raw);
     let n = cleaned.chars().count();
     if !(1..=max).contains(&n) {
@@ -103,15 +103,15 @@ pub(crate) fn clean_body(field: &str, raw: &str, max: usize) -> Result<String, T
 }
 
 fn thread_key(store: &Store, id: &str) -> String {
-    store.key(&format!("board:thread:{id}"))
+    keys::board_thread(store, id)
 }
 
 fn post_key(store: &Store, id: &str) -> String {
-    store.key(&format!("board:post:{id}"))
+    keys::board_post(store, id)
 }
 
 fn quota_key(store: &Store, account: &str, day: &str, what: &str) -> String {
-    store.key(&format!("board:quota:{account}:{day}:{what}"))
+    keys::board_quota(store, account, day, what)
 }
 
 type Fields = HashMap<String, String>;
@@ -307,7 +307,7 @@ impl Authors {
             return Ok(v.clone());
         }
         let v: Vec<Option<String>> = redis::cmd("HMGET")
-            .arg(store.key(&format!("account:{name}")))
+            .arg(keys::account(store, name))
             .arg(&["blocked", "displayName"])
             .query_async(&mut store.conn())
             .await?;
@@ -336,7 +336,7 @@ const FLAG_FIELDS: [&str; 5] = ["postId", "author", "authorKind", "hidden", "wit
 async fn post_ids(store: &Store, thread_id: &str) -> Result<Vec<String>, ToolError> {
     Ok(store
         .conn()
-        .lrange(store.key(&format!("board:thread:{thread_id}:posts")), 0, -1)
+        .lrange(keys::board_thread_posts(store, thread_id), 0, -1)
         .await?)
 }
 
@@ -395,7 +395,7 @@ async fn readable_revision(
         None => {
             let promoted: Option<String> = store
                 .conn()
-                .get(store.key(&format!("level:{lower}:promoted")))
+                .get(keys::level_promoted(store, &lower))
                 .await?;
             match promoted {
                 Some(id) => id,
@@ -404,7 +404,7 @@ async fn readable_revision(
         }
     };
     let v: Vec<Option<String>> = redis::cmd("HMGET")
-        .arg(store.key(&format!("rev:{id}")))
+        .arg(keys::rev(store, &id))
         .arg(&["name", "owner"])
         .query_async(&mut store.conn())
         .await?;
@@ -415,10 +415,7 @@ async fn readable_revision(
     if name.to_ascii_lowercase() != lower {
         return Ok(None);
     }
-    let state: Option<String> = store
-        .conn()
-        .get(store.key(&format!("rev:{id}:state")))
-        .await?;
+    let state: Option<String> = store.conn().get(keys::rev_state(store, &id)).await?;
     let readable = match state.as_deref() {
         Some("quarantined") => false,
         Some("withdrawn") => owner == caller,
@@ -447,7 +444,7 @@ async fn thread_view(
     let (_, display) = authors
         .get(store, field(thread, "authorKind"), author)
         .await?;
-    let endorsers = store.key(&format!("board:thread:{id}:endorsers"));
+    let endorsers = keys::board_thread_endorsers(store, id);
     let (endorsements, endorsed): (usize, bool) = redis::pipe()
         .scard(&endorsers)
         .sismember(&endorsers, caller)
@@ -490,16 +487,13 @@ async fn count_read(store: &Store) -> Result<(), ToolError> {
     let now = redis_now_ms(store).await?;
     let _: () = redis::pipe()
         .atomic()
-        .incr(store.key("board:reads:total"), 1)
+        .incr(keys::board_reads_total(store), 1)
         .ignore()
-        .incr(store.key(&format!("board:reads:day:{}", utc_day(now))), 1)
+        .incr(keys::board_reads_day(store, &utc_day(now)), 1)
         .ignore()
-        .expire(
-            store.key(&format!("board:reads:day:{}", utc_day(now))),
-            40 * 86_400,
-        )
+        .expire(keys::board_reads_day(store, &utc_day(now)), 40 * 86_400)
         .ignore()
-        .set(store.key("board:reads:last"), now)
+        .set(keys::board_reads_last(store), now)
         .ignore()
         .query_async(&mut store.conn())
         .await?;
@@ -510,9 +504,9 @@ async fn count_read(store: &Store) -> Result<(), ToolError> {
 pub async fn read_stats(store: &Store) -> Result<(u64, u64, Option<String>), ToolError> {
     let now = redis_now_ms(store).await?;
     let (total, today, last): (Option<u64>, Option<u64>, Option<u64>) = redis::pipe()
-        .get(store.key("board:reads:total"))
-        .get(store.key(&format!("board:reads:day:{}", utc_day(now))))
-        .get(store.key("board:reads:last"))
+        .get(keys::board_reads_total(store))
+        .get(keys::board_reads_day(store, &utc_day(now)))
+        .get(keys::board_reads_last(store))
         .query_async(&mut store.conn())
         .await?;
     Ok((total.unwrap_or(0), today.unwrap_or(0), last.map(rfc3339)))
@@ -535,7 +529,7 @@ pub async fn list_threads(
 ) -> Result<ThreadList, ToolError> {
     let ids: Vec<String> = store
         .conn()
-        .zrevrange(store.key("board:threads"), 0, -1)
+        .zrevrange(keys::board_threads(store), 0, -1)
         .await?;
     let mut authors = Authors::default();
     let mut items = Vec::new();
@@ -676,7 +670,7 @@ pub async fn write_post(
             }
         }
     }
-    let seq = store.key("board:seq");
+    let seq = keys::board_seq(store);
     let thread_id = match thread_id {
         Some(id) => {
             // Replies go only to threads the writer can see (the operator sees all).
@@ -718,27 +712,28 @@ pub async fn write_post(
         Writer::Agent(_) => name.to_string(),
         Writer::Operator(_) => format!("~operator~{name}"),
     };
-    let written: BoardWritten = BOARD_WRITE
-        .key(quota_key(store, &counter, &day, "threads"))
-        .key(quota_key(store, &counter, &day, "posts"))
-        .key(thread_key(store, &thread_id))
-        .key(post_key(store, &post_id))
-        .key(store.key(&format!("board:thread:{thread_id}:posts")))
-        .key(store.key("board:threads"))
-        .arg(now)
-        .arg(thread_limit)
-        .arg(post_limit)
-        .arg(&thread_id)
-        .arg(&post_id)
-        .arg(t_kind)
-        .arg(title)
-        .arg(name)
-        .arg(kind)
-        .arg(level)
-        .arg(rev)
-        .arg(body)
-        .arg(QUOTA_TTL_SECONDS)
-        .invoke_durably(store)
+    let written = BOARD_WRITE
+        .run(
+            store,
+            &BoardWrite {
+                store,
+                counter: &counter,
+                day: &day,
+                now_ms: now,
+                thread_limit,
+                post_limit,
+                thread_id: &thread_id,
+                post_id: &post_id,
+                thread_kind: t_kind,
+                title,
+                author: name,
+                author_kind: kind,
+                level,
+                revision_id: rev,
+                body,
+                quota_ttl_seconds: QUOTA_TTL_SECONDS,
+            },
+        )
         .await?;
     // The stored script checks and charges the limits (board_write.lua).
     let (threads, posts) = match written {
@@ -781,8 +776,9 @@ pub async fn endorse_thread(
         ));
     }
     let now = redis_now_ms(store).await?;
-    let endorsed: Endorsed = BOARD_ENDORSE
-        .key(store.key(&format!("board:thread:{thread_id}:endorsers")))
+    let endorsed = BOARD_ENDORSE
+        .call(store)
+        .key(keys::board_thread_endorsers(store, thread_id))
         .key(quota_key(
             store,
             &caller.name,
@@ -793,7 +789,7 @@ pub async fn endorse_thread(
         .arg(if endorse { "1" } else { "0" })
         .arg(ENDORSEMENTS_PER_DAY)
         .arg(QUOTA_TTL_SECONDS)
-        .invoke_durably(store)
+        .run()
         .await?;
     match endorsed {
         Endorsed::DailyLimit => Err(quota_error(
@@ -909,7 +905,7 @@ pub async fn set_published(
             .atomic()
             .hset(&key, "published", "0")
             .ignore()
-            .zrem(store.key("board:published"), thread_id)
+            .zrem(keys::board_published(store), thread_id)
             .ignore()
             .query_async(&mut store.conn())
             .await?;
@@ -936,7 +932,7 @@ ErrorCode::Conflict,
             ],
         )
         .ignore()
-        .zadd(store.key("board:published"), thread_id, now)
+        .zadd(keys::board_published(store), thread_id, now)
         .ignore()
         .query_async(&mut store.conn())
         .await?;
@@ -958,7 +954,7 @@ fn public_thread(view: ThreadView, thread: &Fields) -> ThreadView {
 pub async fn published_threads(store: &Store, offset: usize) -> Result<ThreadList, ToolError> {
     let ids: Vec<String> = store
         .conn()
-        .zrevrange(store.key("board:published"), 0, -1)
+        .zrevrange(keys::board_published(store), 0, -1)
         .await?;
     let mut authors = Authors::default();
     let mut items = Vec::new();
@@ -1034,7 +1030,7 @@ pub async fn published_thread(
 pub async fn operator_threads(store: &Store, limit: usize) -> Result<Vec<Value>, ToolError> {
     let ids: Vec<String> = store
         .conn()
-        .zrevrange(store.key("board:threads"), 0, limit.max(1) as isize - 1)
+        .zrevrange(keys::board_threads(store), 0, limit.max(1) as isize - 1)
         .await?;
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
@@ -1042,8 +1038,8 @@ pub async fn operator_threads(store: &Store, limit: usize) -> Result<Vec<Value>,
             continue;
         };
         let (posts, endorsements): (usize, usize) = redis::pipe()
-            .llen(store.key(&format!("board:thread:{id}:posts")))
-            .scard(store.key(&format!("board:thread:{id}:endorsers")))
+            .llen(keys::board_thread_posts(store, &id))
+            .scard(keys::board_thread_endorsers(store, &id))
             .query_async(&mut store.conn())
             .await?;
         let row = OperatorThreadRow {

@@ -23,7 +23,9 @@ use sha2::{Digest, Sha256};
 use horst_store::Store;
 
 use crate::error::ToolError;
+use crate::keys;
 use crate::revisions::lower;
+use crate::scripts::{PublishBuiltin, BUILTIN_PUBLISH};
 
 /// The operator's account that owns the built-in levels (created by the first start).
 pub const OWNER: &str = "gcv";
@@ -53,15 +55,11 @@ pub fn revision_id(name: &str, map_hash: &str, engine_version: &str, replay: &st
     format!("rev-{}-{}", lower(name), &hex::encode(h.finalize())[..12])
 }
 
-/// `lua/builtin_publish.lua` (its header documents KEYS, ARGV and replies).
-static PUBLISH: std::sync::LazyLock<redis::Script> =
-    std::sync::LazyLock::new(|| redis::Script::new(include_str!("../lua/builtin_publish.lua")));
-
 /// Publishes `levels` (normally `horst_levels::BUILTIN`) as described in the module doc.
-/// `who` is what the audit trail names for a publication (`start` for a starting API).
+/// The operator's action around it (auditing each publication, logging what a starting API
+/// did) is `horst_operator::publish_builtin`.
 pub async fn publish(
     store: &Store,
-    who: &str,
     levels: &[horst_levels::Level],
 ) -> Result<Vec<Outcome>, ToolError> {
     let engine = horst_engine::engine_version();
@@ -106,45 +104,43 @@ pub async fn publish(
         let mut acceptance = serde_json::to_value(&report).map_err(ToolError::internal)?;
         acceptance["engineVersion"] = json!(engine);
         acceptance["policyVersion"] = json!(horst_engine::POLICY_VERSION);
+        // Like a submission's acceptance: the replay's feasibility report (get_level, the pages).
+        acceptance["feasibility"] =
+            serde_json::to_value(horst_feasibility::assess(&map, &replay)).unwrap_or(Value::Null);
         let bytes = crate::revisions::evidence_bytes(
             level.map,
             &serde_json::from_str::<Value>(&replay_json).map_err(ToolError::internal)?,
             &acceptance,
         );
         let name = lower(level.name);
-        let promoted_key = store.key(&format!("level:{name}:promoted"));
+        let promoted_key = keys::level_promoted(store, &name);
         // Two steps (the script's cluster note): read the promoted id, pass its keys; the
         // script refuses if it moved in between, and we read again.
         let mut reply: Vec<String> = vec!["moved".into()];
         for _ in 0..16 {
             let cur: Option<String> = store.conn().get(&promoted_key).await?;
             let cur = cur.unwrap_or_default();
-            reply = PUBLISH
-                .key(store.key(&format!("rev:{id}")))
-                .key(store.key(&format!("rev:{id}:state")))
-                .key(store.key(&format!("level:{name}:owner")))
-                .key(&promoted_key)
-                .key(store.key(&format!("level:{name}:history")))
-                .key(store.key(&format!("owner:{OWNER}:revs")))
-                .key(store.key(&format!("account:{OWNER}")))
-                .key(store.key(crate::revisions::PROMOTED_NAMES))
-                .key(store.key(&format!("rev:{cur}")))
-                .key(store.key(&format!("rev:{cur}:state")))
-                .arg(&id)
-                .arg(OWNER)
-                .arg(&name)
-                .arg(bytes)
-                .arg(level.map)
-                .arg(&replay_json)
-                .arg(replay.seed)
-                .arg(report.ticks)
-                .arg(&report.map_hash)
-                .arg(engine)
-                .arg(&cur)
-                .arg(OWNER_DISPLAY_NAME)
-                .arg(horst_engine::POLICY_VERSION)
-                .arg(acceptance.to_string())
-                .invoke_async(&mut store.conn())
+            reply = BUILTIN_PUBLISH
+                .run(
+                    store,
+                    &PublishBuiltin {
+                        store,
+                        id: &id,
+                        owner: OWNER,
+                        owner_display_name: OWNER_DISPLAY_NAME,
+                        name: &name,
+                        bytes,
+                        map: level.map,
+                        replay_json: &replay_json,
+                        seed: replay.seed,
+                        ticks: report.ticks,
+                        map_hash: &report.map_hash,
+                        engine_version: engine,
+                        policy_version: horst_engine::POLICY_VERSION,
+                        acceptance_json: &acceptance.to_string(),
+                        current: &cur,
+                    },
+                )
                 .await?;
             if reply.first().map(String::as_str) != Some("moved") {
                 break;
@@ -155,20 +151,7 @@ pub async fn publish(
         let action = match action {
             "present" => "present",
             "kept" => "kept",
-            "published" => {
-                crate::operator::audit(
-                    store,
-                    who,
-                    crate::operator::Action::PublishBuiltin,
-                    &id,
-                    crate::operator::Detail::PublishBuiltin {
-                        detail: detail.as_deref(),
-                        level: &name,
-                    },
-                )
-                .await?;
-                "published"
-            }
+            "published" => "published",
             "moved" => {
                 return Err(ToolError::internal(format!(
                     "builtin publish of {name}: the promoted revision kept changing"
@@ -184,26 +167,6 @@ pub async fn publish(
         });
     }
     Ok(out)
-}
-
-/// [`publish`] of every shipped level, with each outcome logged: what a starting API runs.
-pub async fn publish_shipped(store: &Store) -> Result<(), ToolError> {
-    let outcomes = publish(store, "start", horst_levels::BUILTIN).await?;
-    for o in &outcomes {
-        match o.action {
-            "refused" => {
-                tracing::error!(level = %o.name, detail = o.detail.as_deref().unwrap_or(""), "built-in level not published")
-            }
-            "kept" => {
-                tracing::warn!(level = %o.name, promoted = o.detail.as_deref().unwrap_or(""), "built-in level not promoted: the operator promoted another revision")
-            }
-            "published" => {
-                tracing::info!(level = %o.name, revision = %o.revision_id, detail = o.detail.as_deref().unwrap_or(""), "built-in level published")
-            }
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

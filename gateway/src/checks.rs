@@ -16,17 +16,14 @@
 //! Promotion counts the newest check on the current `engineVersion`: none is
 //! `engine_mismatch`, a failing one is `check_failed`.
 
-use std::time::Duration;
-
 use horst_queue::{Admission, JobKind, JobRecord, JobSpec, JobState, Queue};
 use redis::AsyncCommands;
 use serde_json::{json, Value};
 
-use horst_store::InvokeDurably;
 use horst_store::Store;
 
 use crate::error::{ErrorCode, ToolError};
-use crate::operator::{audit, Action};
+use crate::keys;
 use crate::scripts::{CheckRecorded, CHECK_RECORD};
 use crate::{random_hex, rfc3339};
 
@@ -37,16 +34,17 @@ pub const OPERATOR_ACCOUNT: &str = "~operator";
 /// this engine); other failures (timeout, cancelled, internal) mean the check did not run.
 const VERDICT_FAILURES: &[&str] = &["validation_failed", "invalid_input", "too_large"];
 
-/// Queues a recheck of `revision_id` and returns its job id. The check record is written
-/// when the job has finished (see the module doc).
-pub async fn start_recheck(
+/// Queues a recheck of `revision_id` for `who` and returns its job id. The check record is
+/// written when the job has finished (see the module doc). The operator's action around it
+/// (audit, waiting) is `horst_operator::start_recheck`.
+pub async fn queue_recheck(
     store: &Store,
     queue: &Queue,
     who: &str,
     revision_id: &str,
 ) -> Result<String, ToolError> {
     let v: Vec<Option<String>> = redis::cmd("HMGET")
-        .arg(store.key(&format!("rev:{revision_id}")))
+        .arg(keys::rev(store, revision_id))
         .arg(&["map", "replay"])
         .query_async(&mut store.conn())
         .await?;
@@ -88,38 +86,9 @@ ErrorCode::Busy,
     let (Admission::New(rec) | Admission::Replayed(rec)) = admission;
     let _: () = store
         .conn()
-        .hset(
-            store.key(&format!("rev:{revision_id}:rechecks")),
-            &rec.id,
-            who,
-        )
+        .hset(keys::rev_rechecks(store, revision_id), &rec.id, who)
         .await?;
-    audit(
-        store,
-        who,
-        Action::Recheck,
-        revision_id,
-        crate::operator::Detail::Recheck {
-            engine_version: horst_engine::engine_version(),
-            job_id: &rec.id,
-        },
-    )
-    .await?;
     Ok(rec.id)
-}
-
-/// Waits for a recheck job (at most `limit`), records its check, and returns the record
-/// (`None`: the job did not produce a verdict, e.g. it timed out in the queue).
-pub async fn wait_recheck(
-    store: &Store,
-    queue: &Queue,
-    revision_id: &str,
-    job_id: &str,
-    limit: Duration,
-) -> Result<(JobRecord, Option<Value>), ToolError> {
-    let rec = queue.wait(job_id, limit).await?;
-    record_finished(store, revision_id).await?;
-    Ok((rec, recorded(store, revision_id, job_id).await?))
 }
 
 /// The recorded check of one recheck job, if there is one.
@@ -130,7 +99,7 @@ pub async fn recorded(
 ) -> Result<Option<Value>, ToolError> {
     let raw: Vec<String> = store
         .conn()
-        .lrange(store.key(&format!("rev:{revision_id}:checks")), 0, -1)
+        .lrange(keys::rev_checks(store, revision_id), 0, -1)
         .await?;
     Ok(raw
         .iter()
@@ -186,7 +155,7 @@ fn check_of(rec: &JobRecord, revision_id: &str) -> Option<Value> {
 
 /// Records every finished recheck of `revision_id` that is not recorded yet.
 pub async fn record_finished(store: &Store, revision_id: &str) -> Result<(), ToolError> {
-    let pending_key = store.key(&format!("rev:{revision_id}:rechecks"));
+    let pending_key = keys::rev_rechecks(store, revision_id);
     let pending: Vec<(String, String)> = store.conn().hgetall(&pending_key).await?;
     for (job_id, who) in pending {
         let rec = horst_queue::job_record(store, &job_id).await?;
@@ -204,11 +173,12 @@ pub async fn record_finished(store: &Store, revision_id: &str) -> Result<(), Too
         };
         // Whoever records it first wins; a second recorder changes nothing.
         let _: CheckRecorded = CHECK_RECORD
+            .call(store)
             .key(&pending_key)
-            .key(store.key(&format!("rev:{revision_id}:checks")))
+            .key(keys::rev_checks(store, revision_id))
             .arg(&job_id)
             .arg(record)
-            .invoke_durably(store)
+            .run()
             .await?;
     }
     Ok(())
@@ -218,7 +188,7 @@ pub async fn record_finished(store: &Store, revision_id: &str) -> Result<(), Too
 /// ones recorded first). Rechecks still running are listed as `pending`.
 pub async fn checks(store: &Store, revision_id: &str) -> Result<Value, ToolError> {
     let v: Vec<Option<String>> = redis::cmd("HMGET")
-        .arg(store.key(&format!("rev:{revision_id}")))
+        .arg(keys::rev(store, revision_id))
         .arg(&[
             "revisionId",
             "engineVersion",
@@ -255,7 +225,7 @@ pub async fn checks(store: &Store, revision_id: &str) -> Result<Value, ToolError
     })];
     let raw: Vec<String> = store
         .conn()
-        .lrange(store.key(&format!("rev:{revision_id}:checks")), 0, -1)
+        .lrange(keys::rev_checks(store, revision_id), 0, -1)
         .await?;
     items.extend(
         raw.iter()
@@ -263,7 +233,7 @@ pub async fn checks(store: &Store, revision_id: &str) -> Result<Value, ToolError
     );
     let pending: Vec<String> = store
         .conn()
-        .hkeys(store.key(&format!("rev:{revision_id}:rechecks")))
+        .hkeys(keys::rev_rechecks(store, revision_id))
         .await?;
     let engine = horst_engine::engine_version();
     let current = items

@@ -14,11 +14,11 @@ use std::collections::HashMap;
 use redis::AsyncCommands;
 use serde_json::{json, Value};
 
-use horst_store::InvokeDurably;
 use horst_store::Store;
 
 use crate::board::{clean_body, clean_title, quota_error, utc_day};
 use crate::error::{ErrorCode, ToolError};
+use crate::keys;
 use crate::scripts::{ContactSent, CONTACT_SEND};
 use crate::{redis_now_ms, rfc3339};
 
@@ -37,16 +37,17 @@ pub async fn contact_admin(
 ) -> Result<Value, ToolError> {
     let subject = clean_title("subject", subject, SUBJECT_MAX_CHARS)?;
     let message = clean_body("message", message, MESSAGE_MAX_CHARS)?;
-    let n: u64 = store.conn().incr(store.key("contact:seq"), 1).await?;
+    let n: u64 = store.conn().incr(keys::contact_seq(store), 1).await?;
     let id = format!("m{n}");
     let now = redis_now_ms(store).await?;
     // Both limits are checked and charged in one script (contact_send.lua).
-    let sent: ContactSent = CONTACT_SEND
-        .key(store.key(&format!("contact:quota:{account}:{}", utc_day(now))))
-        .key(store.key(&format!("contact:unread:{account}")))
-        .key(store.key(&format!("contact:msg:{id}")))
-        .key(store.key("contact:unread"))
-        .key(store.key("contact:all"))
+    let sent = CONTACT_SEND
+        .call(store)
+        .key(keys::contact_quota(store, account, &utc_day(now)))
+        .key(keys::contact_unread_of(store, account))
+        .key(keys::contact_msg(store, &id))
+        .key(keys::contact_unread(store))
+        .key(keys::contact_all(store))
         .arg(PER_DAY)
         .arg(MAX_UNREAD)
         .arg(&id)
@@ -55,7 +56,7 @@ pub async fn contact_admin(
         .arg(&subject)
         .arg(&message)
         .arg(now)
-        .invoke_durably(store)
+        .run()
         .await?;
     match sent {
         ContactSent::Sent { today } => Ok(json!({
@@ -81,17 +82,15 @@ pub async fn list_messages(
 ) -> Result<Vec<Value>, ToolError> {
     let ids: Vec<String> = store
         .conn()
-        .zrevrange(store.key("contact:all"), 0, -1)
+        .zrevrange(keys::contact_all(store), 0, -1)
         .await?;
     let mut out = Vec::new();
     for id in ids {
         if out.len() >= limit {
             break;
         }
-        let m: HashMap<String, String> = store
-            .conn()
-            .hgetall(store.key(&format!("contact:msg:{id}")))
-            .await?;
+        let m: HashMap<String, String> =
+            store.conn().hgetall(keys::contact_msg(store, &id)).await?;
         let get = |k: &str| m.get(k).cloned().unwrap_or_default();
         let read = get("read") == "1";
         if m.is_empty() || unread_only && read {
@@ -108,7 +107,7 @@ pub async fn list_messages(
 
 /// Marks a message read; it then no longer counts against its sender's unread cap.
 pub async fn mark_read(store: &Store, id: &str) -> Result<(), ToolError> {
-    let key = store.key(&format!("contact:msg:{id}"));
+    let key = keys::contact_msg(store, id);
     let account: Option<String> = store.conn().hget(&key, "account").await?;
     let Some(account) = account else {
         return Err(ToolError::not_found(format!("no message {id}")));
@@ -117,9 +116,9 @@ pub async fn mark_read(store: &Store, id: &str) -> Result<(), ToolError> {
         .atomic()
         .hset(&key, "read", "1")
         .ignore()
-        .srem(store.key("contact:unread"), id)
+        .srem(keys::contact_unread(store), id)
         .ignore()
-        .srem(store.key(&format!("contact:unread:{account}")), id)
+        .srem(keys::contact_unread_of(store, &account), id)
         .ignore()
         .query_async(&mut store.conn())
         .await?;
@@ -127,5 +126,5 @@ pub async fn mark_read(store: &Store, id: &str) -> Result<(), ToolError> {
 }
 
 pub async fn unread_count(store: &Store) -> Result<u64, ToolError> {
-    Ok(store.conn().scard(store.key("contact:unread")).await?)
+    Ok(store.conn().scard(keys::contact_unread(store)).await?)
 }

@@ -24,9 +24,10 @@ pub mod builtin;
 pub mod checks;
 pub mod contact;
 mod error;
-pub mod operator;
+pub mod keys;
 pub mod page_views;
 pub mod player;
+pub mod promotion;
 pub mod prompts;
 pub mod protocol;
 pub mod public_levels;
@@ -36,6 +37,8 @@ pub mod revisions;
 mod scripts;
 pub mod tools;
 
+pub use scripts::registered as scripts;
+
 /// Text hygiene (`horst-text`), under its old path.
 pub use horst_text as text;
 
@@ -43,10 +46,10 @@ pub use error::{ErrorCode, ToolError, UNAVAILABLE_RETRY_SECONDS};
 /// The caller of a key tool, and why a key is refused (`horst-identity` checks the key).
 pub use horst_identity::accounts::{Account, AuthError};
 
-/// The Redis server's clock in milliseconds (one clock for every process).
+/// The Redis server's clock in milliseconds (one clock for every process, with the store's
+/// test offset: [`Store::now_ms`]).
 pub(crate) async fn redis_now_ms(store: &Store) -> Result<u64, redis::RedisError> {
-    let (s, us): (u64, u64) = redis::cmd("TIME").query_async(&mut store.conn()).await?;
-    Ok(s * 1000 + us / 1000)
+    store.now_ms().await
 }
 
 /// `bytes` random bytes from the OS as hex (ids; an RNG failure is an error).
@@ -95,7 +98,7 @@ const INSTRUCTIONS: &str = "Game con Vogel level design. Loop: get_map_format an
 /// The gateway's run-time switches, stored in Redis so operators switch every API process
 /// at once; the configuration gives the value until an operator sets one.
 pub async fn mode(store: &Store, config: &Config) -> Result<GatewayMode, redis::RedisError> {
-    let stored: Option<String> = store.conn().get(store.key("gateway:mode")).await?;
+    let stored: Option<String> = store.conn().get(keys::gateway_mode(store)).await?;
     Ok(match stored.as_deref() {
         Some("on") => GatewayMode::On,
         Some("read_only") => GatewayMode::ReadOnly,
@@ -110,11 +113,11 @@ pub async fn set_mode(store: &Store, mode: GatewayMode) -> Result<(), redis::Red
         GatewayMode::ReadOnly => "read_only",
         GatewayMode::Off => "off",
     };
-    store.conn().set(store.key("gateway:mode"), value).await
+    store.conn().set(keys::gateway_mode(store), value).await
 }
 
 pub async fn self_service(store: &Store, config: &Config) -> Result<bool, redis::RedisError> {
-    let stored: Option<String> = store.conn().get(store.key("gateway:self_service")).await?;
+    let stored: Option<String> = store.conn().get(keys::gateway_self_service(store)).await?;
     Ok(match stored.as_deref() {
         Some("on") => true,
         Some("off") => false,
@@ -126,7 +129,7 @@ pub async fn set_self_service(store: &Store, on: bool) -> Result<(), redis::Redi
     store
         .conn()
         .set(
-            store.key("gateway:self_service"),
+            keys::gateway_self_service(store),
             if on { "on" } else { "off" },
         )
         .await

@@ -17,6 +17,7 @@ use horst_store::script::{Argv, Decl, Script, Writes};
 use horst_store::Store;
 
 use crate::error::ToolError;
+use crate::keys;
 
 /// The pages that are counted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,8 +87,8 @@ pub async fn count(store: &Store, page: Page) -> Result<(), ToolError> {
     for _ in 0..3 {
         let reply = COUNT
             .call(store)
-            .key(store.key(&format!("pageviews:day:{day}")))
-            .key(store.key("pageviews:total"))
+            .key(keys::page_views_day(store, &day))
+            .key(keys::page_views_total(store))
             .arg(page.key())
             .arg(DAY_KEEP_SECONDS)
             .arg(&day)
@@ -121,10 +122,10 @@ pub async fn summary(store: &Store) -> Result<Summary, ToolError> {
     let fields: Vec<&str> = Page::ALL.iter().map(|p| p.key()).collect();
     let (today, total): (Vec<Option<u64>>, Vec<Option<u64>>) = redis::pipe()
         .cmd("HMGET")
-        .arg(store.key(&format!("pageviews:day:{day}")))
+        .arg(keys::page_views_day(store, &day))
         .arg(&fields)
         .cmd("HMGET")
-        .arg(store.key("pageviews:total"))
+        .arg(keys::page_views_total(store))
         .arg(&fields)
         .query_async(&mut store.conn())
         .await?;

@@ -15,6 +15,7 @@ use serde_json::Value;
 use horst_store::Store;
 
 use crate::error::ToolError;
+use crate::keys;
 use crate::revisions::{self, PROMOTED_NAMES};
 
 /// A level as the game lists it.
@@ -39,6 +40,9 @@ pub struct Card {
     pub ticks: Option<u64>,
     /// True for the levels horst ships.
     pub builtin: bool,
+    /// The winning replay's feasibility report (the page's "Schwierigkeit"); null for
+    /// revisions stored before it existed.
+    pub feasibility: Option<horst_feasibility::Feasibility>,
 }
 
 /// One revision for the play, watch and level pages.
@@ -63,17 +67,20 @@ pub struct Evidence {
     pub engine_version: Option<String>,
 }
 
-/// The map's title from its `name:` header line (the engine's own parser decides).
-fn title_of(map: &str) -> String {
+/// The map's title from its `name:` header line (the engine's own parser decides), cleaned
+/// like every name people see: no control, invisible or direction-changing characters, so a
+/// title cannot read backwards or hide. The map text itself stays as the agent wrote it (its
+/// hash is the evidence's).
+pub fn title_of(map: &str) -> String {
     horst_engine::parse_map(map)
-        .map(|m| m.name().to_string())
+        .map(|m| horst_text::clean_line(m.name()))
         .unwrap_or_default()
 }
 
 async fn display_name(store: &Store, owner: &str) -> Result<Option<String>, ToolError> {
     let v: Option<String> = store
         .conn()
-        .hget(store.key(&format!("account:{owner}")), "displayName")
+        .hget(keys::account(store, owner), "displayName")
         .await?;
     Ok(v.filter(|d| !d.is_empty()))
 }
@@ -91,7 +98,7 @@ const FIELDS: [&str; 6] = [
 pub async fn revision(store: &Store, id: &str) -> Result<Revision, ToolError> {
     let level = revisions::get_level(store, None, Some(id), None).await?;
     let v: Vec<Option<String>> = redis::cmd("HMGET")
-        .arg(store.key(&format!("rev:{id}")))
+        .arg(keys::rev(store, id))
         .arg(&FIELDS)
         .query_async(&mut store.conn())
         .await?;
@@ -119,6 +126,9 @@ pub async fn revision(store: &Store, id: &str) -> Result<Revision, ToolError> {
         created_at: text("createdAt"),
         parent_revision_id: level["parentRevisionId"].as_str().map(str::to_string),
         ticks: get(0).and_then(|t| t.parse().ok()),
+        feasibility: acceptance
+            .get("feasibility")
+            .and_then(|f| serde_json::from_value(f.clone()).ok()),
     };
     let s = |k: &str| acceptance[k].as_str().map(str::to_string);
     Ok(Revision {
@@ -143,6 +153,45 @@ async fn card(store: &Store, id: &str) -> Result<Option<Card>, ToolError> {
     }
 }
 
+/// What the operator's levels table shows beside a revision (any state, hidden ones too):
+/// its map's title, and for a level's promoted revision the one a rollback brings back.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorExtras {
+    /// The map's `name:` line, cleaned; empty when the revision has no map.
+    pub title: String,
+    /// The revision promoted before this one (the head of the level's history), when this
+    /// one is promoted; `null`: nothing to roll back to.
+    pub rollback_to: Option<String>,
+}
+
+pub async fn operator_extras(
+    store: &Store,
+    revision_id: &str,
+    level: &str,
+    promoted: bool,
+) -> Result<OperatorExtras, ToolError> {
+    let map: Option<String> = store
+        .conn()
+        .hget(store.key(&format!("rev:{revision_id}")), "map")
+        .await?;
+    let rollback_to: Option<String> = if promoted {
+        store
+            .conn()
+            .lindex(
+                store.key(&format!("level:{}:history", level.to_ascii_lowercase())),
+                0,
+            )
+            .await?
+    } else {
+        None
+    };
+    Ok(OperatorExtras {
+        title: map.as_deref().map(title_of).unwrap_or_default(),
+        rollback_to: rollback_to.filter(|r| !r.is_empty()),
+    })
+}
+
 /// The promoted levels: the shipped ones first, in their order, then the others by name.
 pub async fn promoted(store: &Store) -> Result<Vec<Card>, ToolError> {
     let mut names: Vec<String> = store.conn().smembers(store.key(PROMOTED_NAMES)).await?;
@@ -155,10 +204,7 @@ pub async fn promoted(store: &Store) -> Result<Vec<Card>, ToolError> {
     names.sort_by(|a, b| order(a).cmp(&order(b)).then_with(|| a.cmp(b)));
     let mut out = Vec::with_capacity(names.len());
     for name in names {
-        let id: Option<String> = store
-            .conn()
-            .get(store.key(&format!("level:{name}:promoted")))
-            .await?;
+        let id: Option<String> = store.conn().get(keys::level_promoted(store, &name)).await?;
         if let Some(id) = id {
             if let Some(c) = card(store, &id).await? {
                 out.push(c);

@@ -16,11 +16,13 @@
 use redis::AsyncCommands;
 use serde_json::{json, Value};
 
-use horst_store::InvokeDurably;
 use horst_store::Store;
 
 use crate::error::{ErrorCode, ToolError};
-use crate::scripts::{RevisionStored, StorageScope, Withdrawn, REVISION_STORE, REVISION_WITHDRAW};
+use crate::keys;
+use crate::scripts::{
+    RevisionStored, StorageScope, StoreRevision, Withdrawn, REVISION_STORE, REVISION_WITHDRAW,
+};
 use crate::{random_hex, rfc3339};
 
 pub const PAGE: usize = 25;
@@ -90,9 +92,7 @@ pub async fn preflight(
         ));
     }
     let mut conn = store.conn();
-    let claimed: Option<String> = conn
-        .get(store.key(&format!("level:{}:owner", lower(name))))
-        .await?;
+    let claimed: Option<String> = conn.get(keys::level_owner(store, name)).await?;
     if claimed.as_deref().is_some_and(|o| o != owner) {
         return Err(ToolError::new(
             ErrorCode::Forbidden,
@@ -101,7 +101,7 @@ pub async fn preflight(
     }
     if let Some(parent) = parent {
         let p: Vec<Option<String>> = redis::cmd("HMGET")
-            .arg(store.key(&format!("rev:{parent}")))
+            .arg(keys::rev(store, parent))
             .arg(&["owner", "name"])
             .query_async(&mut conn)
             .await?;
@@ -113,17 +113,15 @@ pub async fn preflight(
             parent,
         )?;
     }
-    let cands: u64 = conn
-        .scard(store.key(&format!("owner:{owner}:candidates")))
-        .await?;
+    let cands: u64 = conn.scard(keys::owner_candidates(store, owner)).await?;
     if cands >= budgets.labor_candidates as u64 {
         return Err(labor_cap(budgets.labor_candidates));
     }
-    let used: Option<u64> = conn.get(store.key(&format!("storage:{owner}"))).await?;
+    let used: Option<u64> = conn.get(keys::storage(store, owner)).await?;
     if used.unwrap_or(0) + bytes > budgets.account_bytes {
         return Err(storage_quota("owner", budgets.account_bytes));
     }
-    let total: Option<u64> = conn.get(store.key("storage:total")).await?;
+    let total: Option<u64> = conn.get(keys::storage_total(store)).await?;
     if total.unwrap_or(0) + bytes > budgets.total_bytes {
         return Err(storage_quota("global", budgets.total_bytes));
     }
@@ -184,34 +182,17 @@ pub async fn store_revision(
     let id = format!("rev-{ms:x}-{}", random_hex(4).map_err(ToolError::internal)?);
     let bytes = evidence_bytes(rev.map, rev.replay, rev.acceptance);
     let parent = rev.parent.unwrap_or("");
-    let stored: RevisionStored = REVISION_STORE
-        .key(store.key(&format!("rev:{id}")))
-        .key(store.key(&format!("rev:{id}:state")))
-        .key(store.key(&format!("level:{}:owner", lower(rev.name))))
-        .key(store.key("labor"))
-        .key(store.key(&format!("owner:{}:revs", rev.owner)))
-        .key(store.key(&format!("owner:{}:candidates", rev.owner)))
-        .key(store.key(&format!("storage:{}", rev.owner)))
-        .key(store.key("storage:total"))
-        .key(store.key(&format!("rev:{parent}")))
-        .arg(&id)
-        .arg(rev.owner)
-        .arg(rev.name)
-        .arg(parent)
-        .arg(budgets.labor_candidates)
-        .arg(budgets.account_bytes)
-        .arg(budgets.total_bytes)
-        .arg(bytes)
-        .arg(rev.map)
-        .arg(rev.replay.to_string())
-        .arg(rev.seed)
-        .arg(rev.ticks)
-        .arg(rev.map_hash)
-        .arg(rev.engine_version)
-        .arg(rev.policy_version)
-        .arg(rev.acceptance.to_string())
-        .arg(rev.job_id)
-        .invoke_durably(store)
+    let stored = REVISION_STORE
+        .run(
+            store,
+            &StoreRevision {
+                store,
+                id: &id,
+                rev,
+                budgets,
+                bytes,
+            },
+        )
         .await?;
     match stored {
         RevisionStored::Ok { now_ms } => Ok((id, now_ms)),
@@ -235,10 +216,7 @@ pub async fn store_revision(
 }
 
 async fn state_of(store: &Store, id: &str) -> Result<Option<String>, ToolError> {
-    Ok(store
-        .conn()
-        .get(store.key(&format!("rev:{id}:state")))
-        .await?)
+    Ok(store.conn().get(keys::rev_state(store, id)).await?)
 }
 
 /// The full revision as `get_level` returns it, if it exists (any state).
@@ -253,9 +231,10 @@ async fn load(store: &Store, id: &str) -> Result<Option<Value>, ToolError> {
         "createdAtMs",
         "parentRevisionId",
         "map",
+        "acceptance",
     ];
     let v: Vec<Option<String>> = redis::cmd("HMGET")
-        .arg(store.key(&format!("rev:{id}")))
+        .arg(keys::rev(store, id))
         .arg(&fields)
         .query_async(&mut store.conn())
         .await?;
@@ -264,6 +243,11 @@ async fn load(store: &Store, id: &str) -> Result<Option<Value>, ToolError> {
         return Ok(None);
     };
     let state = state_of(store, id).await?.unwrap_or_else(|| "labor".into());
+    // The submission's feasibility report (null for revisions stored before it existed).
+    let feasibility = get(9)
+        .and_then(|a| serde_json::from_str::<Value>(&a).ok())
+        .and_then(|a| a.get("feasibility").cloned())
+        .unwrap_or(Value::Null);
     Ok(Some(json!({
         "revisionId": rev_id,
         "name": get(1),
@@ -275,6 +259,7 @@ async fn load(store: &Store, id: &str) -> Result<Option<Value>, ToolError> {
         "createdAt": rfc3339(get(6).and_then(|s| s.parse().ok()).unwrap_or(0)),
         "parentRevisionId": get(7).filter(|p| !p.is_empty()),
         "map": get(8),
+        "feasibility": feasibility,
     })))
 }
 
@@ -290,17 +275,12 @@ pub async fn get_level(
         Some(id) => id.to_string(),
         None => {
             let name = name.unwrap_or_default();
-            let promoted: Option<String> = store
-                .conn()
-                .get(store.key(&format!("level:{}:promoted", lower(name))))
-                .await?;
+            let promoted: Option<String> =
+                store.conn().get(keys::level_promoted(store, name)).await?;
             match promoted {
                 Some(id) => id,
                 None => {
-                    let claimed: bool = store
-                        .conn()
-                        .exists(store.key(&format!("level:{}:owner", lower(name))))
-                        .await?;
+                    let claimed: bool = store.conn().exists(keys::level_owner(store, name)).await?;
                     return Err(ToolError::not_found(if claimed {
                         format!("level {name:?} has no promoted revision yet; read its Labor candidates by their revisionId (list_labor lists them)")
                     } else {
@@ -345,7 +325,7 @@ async fn summaries(
     let mut items = Vec::with_capacity(ids.len());
     for id in ids {
         let v: Vec<Option<String>> = redis::cmd("HMGET")
-            .arg(store.key(&format!("rev:{id}")))
+            .arg(keys::rev(store, id))
             .arg(&[
                 "name",
                 "owner",
@@ -403,7 +383,7 @@ async fn page(
 
 /// Evidence bytes stored for the whole server (withdrawn revisions included).
 pub async fn storage_total(store: &Store) -> Result<u64, ToolError> {
-    let total: Option<u64> = store.conn().get(store.key("storage:total")).await?;
+    let total: Option<u64> = store.conn().get(keys::storage_total(store)).await?;
     Ok(total.unwrap_or(0))
 }
 
@@ -411,7 +391,7 @@ pub async fn storage_total(store: &Store) -> Result<u64, ToolError> {
 pub(crate) async fn owner_blocked(store: &Store, owner: &str) -> Result<bool, ToolError> {
     let blocked: Option<String> = store
         .conn()
-        .hget(store.key(&format!("account:{owner}")), "blocked")
+        .hget(keys::account(store, owner), "blocked")
         .await?;
     Ok(blocked.as_deref() == Some("1"))
 }
@@ -446,7 +426,7 @@ pub async fn revision_state(store: &Store, id: &str) -> Result<Option<String>, T
 /// `withdraw_level`: hides the revision; evidence, storage charge and name claim stay.
 pub async fn withdraw(store: &Store, owner: &str, id: &str) -> Result<Value, ToolError> {
     let v: Vec<Option<String>> = redis::cmd("HMGET")
-        .arg(store.key(&format!("rev:{id}")))
+        .arg(keys::rev(store, id))
         .arg(&["owner", "name"])
         .query_async(&mut store.conn())
         .await?;
@@ -460,12 +440,13 @@ pub async fn withdraw(store: &Store, owner: &str, id: &str) -> Result<Value, Too
             format!("revision {id} belongs to another account"),
         ));
     }
-    let withdrawn: Withdrawn = REVISION_WITHDRAW
-        .key(store.key(&format!("rev:{id}:state")))
-        .key(store.key("labor"))
-        .key(store.key(&format!("owner:{owner}:candidates")))
+    let withdrawn = REVISION_WITHDRAW
+        .call(store)
+        .key(keys::rev_state(store, id))
+        .key(keys::labor(store))
+        .key(keys::owner_candidates(store, owner))
         .arg(id)
-        .invoke_durably(store)
+        .run()
         .await?;
     if withdrawn == Withdrawn::Promoted {
         return Err(ToolError::new(

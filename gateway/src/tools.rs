@@ -213,6 +213,15 @@ fn output_of<T: schemars::JsonSchema>() -> Value {
     schema
 }
 
+/// The feasibility report of a won replay (`horst_feasibility`), and the warnings it raises.
+fn feasibility() -> Value {
+    output_of::<horst_feasibility::Feasibility>()
+}
+
+fn feasibility_warnings() -> Value {
+    json!({ "type": "array", "items": output_of::<horst_feasibility::Warning>() })
+}
+
 fn versions() -> Value {
     json!({ "engineVersion": t(STR), "policyVersion": t(STR), "actions": t("array"), "limits": t("object") })
 }
@@ -229,11 +238,13 @@ fn spec(tool: Tool) -> Spec {
         "position": t("object"), "deathTick": nullable("integer"), "deathCause": nullable("object"),
         "stateHash": t(STR), "mapHash": t(STR), "engineVersion": t(STR), "policyVersion": t(STR),
         "jobId": t(STR), "remaining": remaining_schema(), "replayed": t("boolean"), "pending": t("boolean"),
+        "feasibility": feasibility(),
     });
     let level = json!({
         "revisionId": t(STR), "name": t(STR), "owner": t(STR), "state": t(STR),
         "seed": t("integer"), "engineVersion": t(STR), "mapHash": t(STR),
         "createdAt": t(STR), "parentRevisionId": nullable(STR), "map": t(STR),
+        "feasibility": { "anyOf": [feasibility(), { "type": "null" }] },
     });
     match tool {
         Tool::GetMapFormat => Spec {
@@ -295,6 +306,7 @@ fn spec(tool: Tool) -> Spec {
                     "explored": t("integer"), "bestDistance": t("integer"), "hint": t(STR),
                     "engineVersion": t(STR), "policyVersion": t(STR), "remaining": remaining_schema(),
                     "replayed": t("boolean"), "pending": t("boolean"),
+                    "feasibility": feasibility(), "warnings": feasibility_warnings(),
                 }), &["jobId"]),
             read_only: false,
             idempotent: true,
@@ -314,7 +326,8 @@ fn spec(tool: Tool) -> Spec {
             output: output(json!({
                     "jobId": t(STR), "revisionId": t(STR), "name": t(STR), "mapHash": t(STR),
                     "state": t(STR), "seed": t("integer"), "ticks": t("integer"),
-                    "engineVersion": t(STR), "policyVersion": t(STR), "acceptance": t("object"),
+                    "engineVersion": t(STR), "policyVersion": t(STR),
+                    "acceptance": { "type": "object", "properties": { "feasibility": feasibility() } },
                     "remaining": remaining_schema(), "replayed": t("boolean"), "pending": t("boolean"),
                 }), &["jobId"]),
             read_only: false,

@@ -247,10 +247,13 @@ impl Auth {
                 "--house marks a host identity: add the host scope (--scopes host --house)".into(),
             ));
         }
-        if let Some(n) = name {
-            if n.trim().is_empty() || n.chars().count() > 64 {
+        // Cleaned like every name people see (the admin page, `asName` by default): no
+        // control, invisible or direction-changing characters.
+        let name = name.map(horst_text::clean_line);
+        if let Some(n) = &name {
+            if n.is_empty() || n.chars().count() > 64 {
                 return Err(IdentityError::Invalid(
-                    "--name must be 1-64 characters".into(),
+                    "--name must be 1-64 visible characters".into(),
                 ));
             }
         }
@@ -273,7 +276,7 @@ impl Auth {
         .arg(&agent)
         .arg(u8::from(play))
         .arg(u8::from(host))
-        .arg(name.unwrap_or(""))
+        .arg(name.as_deref().unwrap_or(""))
         .arg(u8::from(house))
         .invoke_async(&mut self.store.conn())
         .await?;

@@ -14,12 +14,18 @@
 //! no Redis work. (An in-process GCRA such as governor cannot be that filter: it counts
 //! requests Redis refused, and would go on refusing after the deployment-wide window has
 //! room again.)
+//!
+//! When Redis cannot count (unreachable, or refusing writes: out of memory, a failing disk),
+//! a request is not refused for that: each process counts its own requests in memory with
+//! the same sliding window until Redis counts again (logged once when it starts and once
+//! when it ends). The limit then holds per process instead of per deployment, which beats
+//! turning away the anonymous read tools that need nothing else from Redis.
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,6 +34,7 @@ use horst_store::Store;
 use sha2::{Digest, Sha256};
 
 mod client_ip;
+pub mod keys;
 pub use client_ip::{canonical, ClientIp, TrustedProxies};
 
 /// One burst limit: at most `max` requests in any `window`.
@@ -109,7 +116,14 @@ struct Inner {
     nonce: u64,
     counter: AtomicU64,
     refused: Mutex<Refusals>,
+    /// Counting in this process because Redis cannot (see the module doc).
+    local: AtomicBool,
+    logs: Mutex<LocalLogs>,
 }
+
+/// The in-process sliding logs used while Redis cannot count: (limit, subject hash) ->
+/// times of accepted requests.
+type LocalLogs = HashMap<(&'static str, String), VecDeque<Instant>>;
 
 impl BurstLimits {
     pub fn new(store: Store) -> Self {
@@ -121,6 +135,8 @@ impl BurstLimits {
                 nonce,
                 counter: AtomicU64::new(0),
                 refused: Mutex::new(HashMap::new()),
+                local: AtomicBool::new(false),
+                logs: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -142,15 +158,31 @@ impl BurstLimits {
             inner.nonce,
             inner.counter.fetch_add(1, Ordering::Relaxed)
         );
-        let key = inner.store.key(&format!("burst:{}:{hash}", limit.name));
-        let (accepted, retry_ms) = BURST
+        let key = keys::burst(&inner.store, limit.name, &hash);
+        let counted = BURST
             .call(&inner.store)
             .key(key)
             .arg(limit.max.max(1))
             .arg((limit.window.as_millis() as u64).max(1))
             .arg(member)
             .run()
-            .await?;
+            .await;
+        let (accepted, retry_ms) = match counted {
+            Ok(r) => {
+                if inner.local.swap(false, Ordering::Relaxed) {
+                    tracing::info!("burst limits are counted in Redis again");
+                    inner.logs.lock().unwrap_or_else(|p| p.into_inner()).clear();
+                }
+                r
+            }
+            Err(e) if horst_store::is_unreachable(&e) => {
+                if !inner.local.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(error = %e, "cannot count burst limits in Redis; counting in this process until it can (the limits hold per process meanwhile)");
+                }
+                return self.count_locally(limit, hash, now);
+            }
+            Err(e) => return Err(e.into()),
+        };
         if accepted == 1 {
             return Ok(());
         }
@@ -159,6 +191,30 @@ impl BurstLimits {
         Err(BurstError::Limited(Limited {
             limit: limit.name,
             retry_after,
+        }))
+    }
+
+    /// One request against `limit` in this process's own sliding log.
+    fn count_locally(&self, limit: &Limit, hash: String, now: Instant) -> Result<(), BurstError> {
+        let mut logs = self.inner.logs.lock().unwrap_or_else(|p| p.into_inner());
+        if logs.len() >= MAX_REMEMBERED {
+            logs.retain(|_, log| log.back().is_some_and(|t| now - *t < limit.window));
+            if logs.len() >= MAX_REMEMBERED {
+                logs.clear();
+            }
+        }
+        let log = logs.entry((limit.name, hash)).or_default();
+        while log.front().is_some_and(|t| now - *t >= limit.window) {
+            log.pop_front();
+        }
+        if log.len() < limit.max.max(1) as usize {
+            log.push_back(now);
+            return Ok(());
+        }
+        let oldest = log.front().copied().unwrap_or(now);
+        Err(BurstError::Limited(Limited {
+            limit: limit.name,
+            retry_after: (oldest + limit.window).saturating_duration_since(now),
         }))
     }
 

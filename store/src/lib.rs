@@ -30,6 +30,9 @@ pub use delayed::DelayedSet;
 pub use health::{Health, HealthState, ServerCheck};
 pub use notifier::{Notifier, Subscription};
 pub use primary::{RedisTarget, SentinelTarget};
+/// The error of every Redis call, for crates that handle it without talking to Redis
+/// themselves (the HTTP API: [`is_unreachable`] tells an outage from a bug).
+pub use redis::RedisError;
 
 /// Redis errors, as horst reports them (without credentials: the URL is never included).
 #[derive(Debug, thiserror::Error)]
@@ -382,10 +385,16 @@ impl Store {
     }
 }
 
-/// Whether `e` means Redis cannot be reached now (connection refused, dropped or timed out,
-/// a server loading its data or without a primary, too few replica acknowledgements), as
-/// opposed to a bug (a script error, an unexpected reply). Callers answer the first kind as
-/// "unavailable, retry later", never as an internal error.
+/// Whether `e` means Redis cannot serve this now, for reasons that pass by themselves or by
+/// an operator's hand, as opposed to a bug (a script error, an unexpected reply):
+/// - it cannot be reached: connection refused, dropped or timed out, a server loading its
+///   data or without a primary, a cluster slot without a node;
+/// - it refuses writes: out of memory under `noeviction` (`OOM`), a failing disk
+///   (`MISCONF`: the AOF or snapshot cannot be written), a replica (`READONLY`), too few
+///   replicas (`NOREPLICAS`, or too few acknowledgements of a durable write).
+///
+/// Callers answer all of these "unavailable, retry later" (HTTP 503 with `Retry-After`,
+/// MCP `engine_unavailable`), never as an internal error.
 pub fn is_unreachable(e: &redis::RedisError) -> bool {
     use redis::{ErrorKind, ServerErrorKind};
     e.is_io_error()
@@ -402,6 +411,22 @@ pub fn is_unreachable(e: &redis::RedisError) -> bool {
                     | ServerErrorKind::ReadOnly
             ) | ErrorKind::ClusterConnectionNotFound
         )
+        || refuses_writes(e)
+}
+
+/// The server's codes for "I will not write now"; a script's write refused the same way
+/// comes back with the same code in front of its message.
+const REFUSING_WRITES: [&str; 4] = ["OOM", "MISCONF", "READONLY", "NOREPLICAS"];
+
+/// Whether Redis refused a write (out of memory, a failing disk, a replica, too few
+/// replicas): reads still work, writes will once the cause is gone.
+pub fn refuses_writes(e: &redis::RedisError) -> bool {
+    let starts = |text: &str| {
+        REFUSING_WRITES
+            .iter()
+            .any(|code| text.trim_start().starts_with(code))
+    };
+    e.code().is_some_and(|c| REFUSING_WRITES.contains(&c)) || e.detail().is_some_and(starts)
 }
 
 fn acked_enough(acked: u32, d: Durability) -> Result<(), redis::RedisError> {
@@ -512,6 +537,19 @@ mod tests {
         assert!(is_unreachable(&acks), "too few replica acks: retry later");
         let script = redis::RedisError::from((redis::ErrorKind::Client, "a bug", "bad".into()));
         assert!(!is_unreachable(&script));
+        for (code, detail) in [
+            ("OOM", "command not allowed when used memory > 'maxmemory'."),
+            (
+                "MISCONF",
+                "Errors writing to the AOF file: No space left on device",
+            ),
+            ("NOREPLICAS", "Not enough good replicas to write."),
+        ] {
+            let e = redis::make_extension_error(code.to_string(), Some(detail.to_string()));
+            assert!(refuses_writes(&e) && is_unreachable(&e), "{code}: {e}");
+        }
+        let wrong = redis::make_extension_error("WRONGTYPE".into(), Some("Operation".into()));
+        assert!(!is_unreachable(&wrong));
     }
 
     #[test]

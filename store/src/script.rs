@@ -41,24 +41,29 @@
 //! ```
 //!
 //! A script with many arguments takes them as one struct (every field must be set, and the
-//! order is written once, in its [`ScriptArgs`] impl):
+//! order is written once, in its [`ScriptArgs`] impl). A `static` names the struct in its
+//! `'static` form; [`ArgsOf`] lets `run` take it with borrows of any lifetime:
 //!
 //! ```no_run
-//! use horst_store::script::{Args, Argv, Decl, Script, ScriptArgs, Writes};
+//! use horst_store::script::{Args, ArgsOf, Argv, Decl, Script, ScriptArgs, Writes};
 //! use horst_store::{lua, Store};
 //!
-//! struct SetArgs {
+//! struct SetArgs<'a> {
 //!     key: String,
-//!     value: String,
+//!     value: &'a str,
 //! }
 //!
-//! impl ScriptArgs for SetArgs {
+//! impl ScriptArgs for SetArgs<'_> {
 //!     fn push(&self, to: &mut Args) {
-//!         to.key(&self.key).arg(&self.value);
+//!         to.key(&self.key).arg(self.value);
 //!     }
 //! }
 //!
-//! static SET: Script<i64, SetArgs> = Script::new(Decl {
+//! impl ArgsOf for SetArgs<'static> {
+//!     type At<'a> = SetArgs<'a>;
+//! }
+//!
+//! static SET: Script<i64, SetArgs<'static>> = Script::new(Decl {
 //!     file: lua!("tests/lua/set.lua"),
 //!     keys: 1,
 //!     argv: Argv::Exactly(1),
@@ -66,11 +71,12 @@
 //! });
 //!
 //! # async fn example(store: &Store) -> redis::RedisResult<i64> {
-//! let args = SetArgs { key: store.key("greeting"), value: "hello".into() };
+//! let args = SetArgs { key: store.key("greeting"), value: "hello" };
 //! SET.run(store, &args).await
 //! # }
 //! ```
 
+use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
 
@@ -165,7 +171,14 @@ pub trait ScriptArgs {
     fn push(&self, to: &mut Args);
 }
 
-/// One registered script, replying `R`, with arguments `A` (a [`ScriptArgs`] type, or
+/// Names a [`ScriptArgs`] type whatever its lifetimes: a `static` can only name its
+/// `'static` form, and `run` takes `At<'a>` for any `'a`. An argument type without borrows
+/// implements it with `type At<'a> = Self;`.
+pub trait ArgsOf {
+    type At<'a>: ScriptArgs;
+}
+
+/// One registered script, replying `R`, with arguments `A` (an [`ArgsOf`] type, or
 /// [`Positional`] for `call(..).key(..).arg(..)`). Declare it as a `static`.
 pub struct Script<R, A = Positional> {
     decl: Decl,
@@ -240,12 +253,20 @@ impl<R> Script<R, Positional> {
     }
 }
 
-impl<R: FromRedisValue, A: ScriptArgs> Script<R, A> {
-    /// Runs the script with `args` (see [`Call::run`]).
-    pub async fn run(&self, store: &Store, args: &A) -> redis::RedisResult<R> {
+impl<R: FromRedisValue, A: ArgsOf> Script<R, A> {
+    /// Runs the script with `args` (see [`Call::run`]). The arguments are copied out before
+    /// the future starts, so it borrows nothing of them.
+    pub fn run<'s>(
+        &'s self,
+        store: &'s Store,
+        args: &A::At<'_>,
+    ) -> impl Future<Output = redis::RedisResult<R>> + Send + 's
+    where
+        R: Send + 's,
+    {
         let mut call = self.start(store);
         args.push(&mut call.args);
-        call.run().await
+        call.run()
     }
 }
 
@@ -295,7 +316,7 @@ pub struct Call<'a, R> {
     reply: PhantomData<fn() -> R>,
 }
 
-impl<R: FromRedisValue> Call<'_, R> {
+impl<'a, R: FromRedisValue> Call<'a, R> {
     pub fn key<T: ToRedisArgs>(&mut self, key: T) -> &mut Self {
         self.args.key(key);
         self
@@ -307,9 +328,13 @@ impl<R: FromRedisValue> Call<'_, R> {
     }
 
     /// Checks the counts, runs the script (EVALSHA, loading it on NOSCRIPT) and, for a
-    /// durable one, waits for the replicas on the same connection.
-    pub async fn run(&self) -> redis::RedisResult<R> {
-        check_counts(self.decl, self.args.keys.len(), self.args.argv.len())?;
+    /// durable one, waits for the replicas on the same connection. The invocation is built
+    /// before the future starts: the future borrows nothing of this call.
+    pub fn run(&self) -> impl Future<Output = redis::RedisResult<R>> + Send + 'a
+    where
+        R: Send + 'a,
+    {
+        let checked = check_counts(self.decl, self.args.keys.len(), self.args.argv.len());
         let mut invocation = self.compiled.prepare_invoke();
         for key in &self.args.keys {
             invocation.key(key);
@@ -318,12 +343,16 @@ impl<R: FromRedisValue> Call<'_, R> {
             invocation.arg(arg);
         }
         invocation.arg(self.store.clock_offset_ms());
-        let mut conn = self.store.conn();
-        let reply = invocation.invoke_async(&mut conn).await?;
-        if self.decl.writes == Writes::Durable {
-            self.store.settle(&mut conn).await?;
+        let (store, durable) = (self.store, self.decl.writes == Writes::Durable);
+        async move {
+            checked?;
+            let mut conn = store.conn();
+            let reply = invocation.invoke_async(&mut conn).await?;
+            if durable {
+                store.settle(&mut conn).await?;
+            }
+            Ok(reply)
         }
-        Ok(reply)
     }
 }
 

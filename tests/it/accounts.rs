@@ -334,7 +334,7 @@ async fn bad_input_on_every_form_gets_a_clear_message() {
     assert_eq!((a.status, b.status), (401, 401));
     assert_eq!(a.body, b.body);
     // Closed sign-up.
-    horst_gateway::operator::set_sign_up(&app.store, "olga", false)
+    horst_operator::set_sign_up(&app.store, "olga", false)
         .await
         .unwrap();
     let r = w
@@ -500,7 +500,7 @@ async fn blocked_deleted_and_re_passworded_people_lose_their_sessions() {
     assert_ne!(bridge(jwt.clone()).await, 401, "a fresh JWT works");
 
     // Blocked: the browser session and the JWT end now; the key gets 403.
-    horst_gateway::operator::set_blocked(&app.store, &app.auth, "olga", "fuchs", true)
+    horst_operator::set_blocked(&app.store, &app.auth, "olga", "fuchs", true)
         .await
         .unwrap();
     assert_eq!(v.get("/api/account/keys").await.status, 401);
@@ -520,27 +520,21 @@ async fn blocked_deleted_and_re_passworded_people_lose_their_sessions() {
     );
     let r = v.sign_in("fuchs", PASSWORD).await;
     assert_eq!((r.status, r.body["code"].as_str()), (403, Some("blocked")));
-    horst_gateway::operator::set_blocked(&app.store, &app.auth, "olga", "fuchs", false)
+    horst_operator::set_blocked(&app.store, &app.auth, "olga", "fuchs", false)
         .await
         .unwrap();
 
     // A new password ends every session; the old password no longer works.
     assert_eq!(v.sign_in("fuchs", PASSWORD).await.status, 200);
-    horst_gateway::operator::set_user_password(
-        &app.store,
-        &app.auth,
-        "olga",
-        "fuchs",
-        "neues passwort 1",
-    )
-    .await
-    .unwrap();
+    horst_operator::set_user_password(&app.store, &app.auth, "olga", "fuchs", "neues passwort 1")
+        .await
+        .unwrap();
     assert_eq!(v.get("/api/account/keys").await.status, 401);
     assert_eq!(v.sign_in("fuchs", PASSWORD).await.status, 401);
     assert_eq!(v.sign_in("fuchs", "neues passwort 1").await.status, 200);
 
     // Deleted: sessions end, keys are revoked, the name stays taken.
-    let d = horst_gateway::operator::delete_user(&app.store, &app.auth, "olga", "fuchs")
+    let d = horst_operator::delete_user(&app.store, &app.auth, "olga", "fuchs")
         .await
         .unwrap();
     assert_eq!(d.keys_revoked.len(), 1);
@@ -562,7 +556,7 @@ async fn blocked_deleted_and_re_passworded_people_lose_their_sessions() {
     // The name stays taken: a stranger cannot sign up as the deleted person (their posts and
     // revisions keep the name); the operator may give the account a password again.
     assert_eq!((r.status, r.body["code"].as_str()), (409, Some("conflict")));
-    horst_gateway::operator::create_user(&app.store, &app.auth, "olga", "fuchs", PASSWORD, 0)
+    horst_operator::create_user(&app.store, &app.auth, "olga", "fuchs", PASSWORD, 0)
         .await
         .unwrap();
     assert_eq!(w.sign_in("fuchs", PASSWORD).await.status, 200);
@@ -631,7 +625,7 @@ async fn operators_sign_in_on_admin_with_their_role_or_an_admin_token() {
     v.sign_in("fuchs", PASSWORD).await;
     assert_eq!(v.get("/api/admin/overview").await.status, 403);
 
-    horst_gateway::operator::set_operator_role(&app.store, "cli", "olga", true)
+    horst_operator::set_operator_role(&app.store, "cli", "olga", true)
         .await
         .unwrap();
     let mut o = Visitor::new(&app);
@@ -647,15 +641,13 @@ async fn operators_sign_in_on_admin_with_their_role_or_an_admin_token() {
         .post("/api/admin/switches/sign-up", json!({ "open": false }))
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let log = horst_gateway::operator::audit_log(&app.store, 0, 1)
-        .await
-        .unwrap();
+    let log = horst_operator::audit_log(&app.store, 0, 1).await.unwrap();
     assert_eq!(
         (log[0].who.as_str(), log[0].action.as_str()),
         ("page:olga", "sign_up")
     );
     // Taking the role ends the session's /admin access at once.
-    horst_gateway::operator::set_operator_role(&app.store, "cli", "olga", false)
+    horst_operator::set_operator_role(&app.store, "cli", "olga", false)
         .await
         .unwrap();
     assert_eq!(o.get("/api/admin/overview").await.status, 401);
@@ -682,11 +674,10 @@ async fn operators_sign_in_on_admin_with_their_role_or_an_admin_token() {
         .unwrap()[0]
         .id
         .clone();
-    let (new_token, _) =
-        horst_gateway::operator::create_admin_token(&app.store, "cli", Some("next"))
-            .await
-            .unwrap();
-    horst_gateway::operator::retire_admin_token(&app.store, "cli", &config_id)
+    let (new_token, _) = horst_operator::create_admin_token(&app.store, "cli", Some("next"))
+        .await
+        .unwrap();
+    horst_operator::retire_admin_token(&app.store, "cli", &config_id)
         .await
         .unwrap();
     assert_eq!(t.get("/api/admin/overview").await.status, 401);
@@ -812,7 +803,7 @@ async fn earlier_versions_users_move_to_phc_hashes_on_their_next_sign_in() {
 #[tokio::test]
 async fn a_revoked_rcadia_token_is_refused_within_the_epoch_bound() {
     let app = accounts_app().await;
-    let (token, agent) = horst_gateway::operator::create_token(
+    let (token, agent) = horst_operator::create_token(
         &app.store,
         &app.auth,
         "olga",
@@ -851,7 +842,7 @@ async fn a_revoked_rcadia_token_is_refused_within_the_epoch_bound() {
     assert!(listed
         .iter()
         .any(|t| t.agent == agent && t.name.as_deref() == Some("Fisch")));
-    horst_gateway::operator::revoke_token(&app.store, &app.auth, "olga", &agent)
+    horst_operator::revoke_token(&app.store, &app.auth, "olga", &agent)
         .await
         .unwrap();
     for base in [a, b] {
@@ -863,9 +854,7 @@ async fn a_revoked_rcadia_token_is_refused_within_the_epoch_bound() {
             "{base} still accepts a revoked token (the bound is EPOCH_CHECK, 1 s; the wait is generous for CI)"
         );
     }
-    let log = horst_gateway::operator::audit_log(&app.store, 0, 1)
-        .await
-        .unwrap();
+    let log = horst_operator::audit_log(&app.store, 0, 1).await.unwrap();
     assert_eq!(
         (log[0].action.as_str(), log[0].target.as_str()),
         ("token_revoke", agent.as_str())
@@ -1141,9 +1130,7 @@ async fn the_credential_lifecycle_from_the_cli() {
     let (ok, _, err) = admin_cli(&app, &["user", "passwd", "fuchs"], "drittes passwort\n");
     assert!(!ok && err.contains("not_found"), "{err}");
 
-    let log = horst_gateway::operator::audit_log(&app.store, 0, 20)
-        .await
-        .unwrap();
+    let log = horst_operator::audit_log(&app.store, 0, 20).await.unwrap();
     let mine: Vec<&str> = log
         .iter()
         .filter(|e| e.who == "olga")

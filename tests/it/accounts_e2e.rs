@@ -174,7 +174,41 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
             .await,
         json!(0)
     );
+    // The next step is said with the exact line that connects Claude Code, and the guide.
+    assert_eq!(
+        tab.eval("document.getElementById('mcp-command').value")
+            .await,
+        json!(format!(
+            "claude mcp add --transport http horst {} --header \"Authorization: Bearer {key}\"",
+            app.url("/api/mcp")
+        ))
+    );
+    assert_eq!(
+        tab.eval("!!document.querySelector('#next-steps a[href=\"/agents.html\"]')")
+            .await,
+        json!(true)
+    );
+    // The game's header: the same navigation as the game's pages.
+    assert_eq!(
+        tab.eval("[...document.querySelectorAll('header nav a')].map(a => a.getAttribute('href')).join(' ')")
+            .await,
+        json!("/ /board.html /agents.html /account/")
+    );
     screenshot(&tab, "account-new-key-1280").await;
+    tab.eval("document.getElementById('next-steps').scrollIntoView()")
+        .await;
+    screenshot(&tab, "account-next-steps-1280").await;
+    viewport(&tab, 390, 844).await;
+    screenshot(&tab, "account-new-key-390").await;
+    assert!(
+        tab.eval("document.documentElement.scrollWidth")
+            .await
+            .as_u64()
+            .unwrap()
+            <= 390,
+        "the account page scrolls sideways on a phone"
+    );
+    viewport(&tab, 1280, 800).await;
     click(&tab, "#hide-key").await;
     let html = tab.eval("document.documentElement.outerHTML").await;
     assert!(
@@ -185,6 +219,12 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
         tab.eval("document.getElementById('new-key-value').value")
             .await,
         json!("")
+    );
+    assert_eq!(
+        tab.eval("document.getElementById('mcp-command').value")
+            .await,
+        json!(""),
+        "the key stays in the Claude Code line"
     );
 
     // It works over MCP.
@@ -286,7 +326,7 @@ async fn revision(app: &TestApp, id: &str, level: &str, created_ms: u64) {
 async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refused() {
     let app = web_app().await;
     app.person("olga", PASSWORD).await;
-    horst_gateway::operator::set_operator_role(&app.store, "setup", "olga", true)
+    horst_operator::set_operator_role(&app.store, "setup", "olga", true)
         .await
         .unwrap();
     let key = app.agent_key("dohlenfreund", 0).await;
@@ -311,7 +351,7 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
     {
         revision(&app, id, "gipfel", 1_796_000_000_000 + i as u64 * 60_000).await;
     }
-    horst_gateway::operator::promote(&app.store, "setup", "rev-gipfel-a", None)
+    horst_operator::promote(&app.store, "setup", "rev-gipfel-a", None)
         .await
         .unwrap();
 
@@ -427,7 +467,7 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
 
     // Meanwhile another operator promotes c over the REST API's library call; the page still
     // shows b as promoted, so promoting d names a stale expectation: 409, said in words.
-    horst_gateway::operator::promote(
+    horst_operator::promote(
         &app.store,
         "api:anton",
         "rev-gipfel-c",
@@ -484,6 +524,73 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
     assert_eq!(fits, json!("ok"), "the levels table at 390 px");
     viewport(&tab, 1280, 800).await;
 
+    // At 1280 px the whole table fits: the Actions column is on the screen, and rolling back
+    // names the revision that comes back (c was promoted after b).
+    tab.eval("location.reload()").await;
+    tab.wait_for(
+        "document.querySelectorAll('tr[data-revision] button[data-action=rollback]').length === 1",
+        "the levels after a reload",
+        LONG,
+    )
+    .await;
+    let right = tab
+        .eval("document.querySelector(\"tr[data-revision='rev-gipfel-c'] td.actions\").getBoundingClientRect().right")
+        .await;
+    assert!(
+        right.as_f64().unwrap() <= 1280.0,
+        "the Actions column ends at {right} px, off a 1280 px screen"
+    );
+    assert_eq!(
+        tab.eval("document.querySelector(\"tr[data-revision='rev-gipfel-c'] a[href='/level/rev-gipfel-c']\").textContent")
+            .await,
+        json!("View")
+    );
+    screenshot(&tab, "admin-levels-1280").await;
+    click(
+        &tab,
+        "tr[data-revision='rev-gipfel-c'] button[data-action='rollback']",
+    )
+    .await;
+    let ask = text(&tab, "tr[data-revision='rev-gipfel-c'] .confirm p").await;
+    assert!(
+        ask.contains("rev-gipfel-b") && ask.contains("comes back"),
+        "{ask}"
+    );
+    click(
+        &tab,
+        "tr[data-revision='rev-gipfel-c'] .confirm button:not([data-confirm])",
+    )
+    .await;
+
+    // A role change asks first, saying what the role means.
+    navigate(&tab, &app.url("/admin/#accounts")).await;
+    tab.wait_for(
+        "document.querySelector(\"tr[data-account='olga'] button[data-action='operator']\")",
+        "the accounts",
+        LONG,
+    )
+    .await;
+    click(
+        &tab,
+        "tr[data-account='olga'] button[data-action='operator']",
+    )
+    .await;
+    let ask = text(&tab, "tr[data-account='olga'] .confirm p").await;
+    assert!(ask.contains("Take the operator role from olga"), "{ask}");
+    click(
+        &tab,
+        "tr[data-account='olga'] .confirm button:not([data-confirm])",
+    )
+    .await;
+    assert!(
+        horst_identity::people::load(&app.store, "olga")
+            .await
+            .unwrap()
+            .unwrap()
+            .operator,
+        "the role changed without a yes"
+    );
+
     // The other sections render with the same session.
     for (hash, ready) in [
         (
@@ -509,9 +616,7 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
         tab.wait_for(ready, hash, LONG).await;
         screenshot(&tab, &format!("admin-{hash}-1280")).await;
     }
-    let log = horst_gateway::operator::audit_log(&app.store, 0, 10)
-        .await
-        .unwrap();
+    let log = horst_operator::audit_log(&app.store, 0, 10).await.unwrap();
     let mine: Vec<(&str, &str)> = log
         .iter()
         .filter(|e| e.who == "page:olga")

@@ -7,7 +7,7 @@
 use redis::AsyncCommands;
 use serde_json::json;
 
-use horst_gateway::operator::{self, Action};
+use horst_operator::{self as operator, Action};
 
 use crate::harness::{ok_result, spawn_app_with, TestApp, LEVEL_MAP, LEVEL_REPLAY};
 
@@ -63,7 +63,7 @@ async fn perform(app: &TestApp, f: &mut Fixture, action: Action) -> String {
             "r2".into()
         }
         Action::Recheck => {
-            horst_gateway::checks::start_recheck(s, &app.queue, WHO, "r1")
+            horst_operator::start_recheck(s, &app.queue, WHO, "r1")
                 .await
                 .unwrap();
             "r1".into()
@@ -213,7 +213,7 @@ async fn perform(app: &TestApp, f: &mut Fixture, action: Action) -> String {
             id
         }
         Action::PublishBuiltin => {
-            let out = horst_gateway::builtin::publish(s, WHO, &horst_levels::BUILTIN[..1])
+            let out = horst_operator::publish_builtin(s, WHO, &horst_levels::BUILTIN[..1])
                 .await
                 .unwrap();
             assert_eq!(out[0].action, "published", "{:?}", out[0].detail);

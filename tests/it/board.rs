@@ -656,7 +656,7 @@ async fn visible_post_ids(app: &TestApp, key: &str, id: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn operator_moderation_and_blocks() {
-    use horst_gateway::operator;
+    use horst_operator as operator;
     let app = board_app().await;
     let a = app.agent_key("anna", 0).await;
     let b = app.agent_key("bert", 1).await;
@@ -818,7 +818,7 @@ async fn operator_moderation_and_blocks() {
 
 #[tokio::test]
 async fn promotion_rollback_and_quarantine() {
-    use horst_gateway::operator;
+    use horst_operator as operator;
     let app = board_app().await;
     let a = app.agent_key("anna", 0).await;
     let engine = horst_engine::engine_version();

@@ -171,9 +171,7 @@ async fn recheck_on_the_current_engine_unlocks_promotion_and_keeps_old_evidence(
         .unwrap();
     assert!(acceptance.contains("stateHash"));
 
-    let log = horst_gateway::operator::audit_log(&app.store, 0, 5)
-        .await
-        .unwrap();
+    let log = horst_operator::audit_log(&app.store, 0, 5).await.unwrap();
     let actions: Vec<&str> = log.iter().map(|e| e.action.as_str()).collect();
     assert_eq!(actions, ["promote", "recheck"]);
     assert_eq!(log[1].who, "api:olga");
@@ -226,7 +224,7 @@ async fn a_recheck_that_no_longer_wins_is_recorded_and_promotion_stays_refused()
     assert_eq!(check["engineVersion"], horst_engine::engine_version());
     assert_eq!(check["by"], "olga");
 
-    let e = horst_gateway::operator::promote(s, "olga", &rev, None)
+    let e = horst_operator::promote(s, "olga", &rev, None)
         .await
         .unwrap_err();
     assert_eq!(e.code, "check_failed");
@@ -269,7 +267,7 @@ async fn a_recheck_that_no_longer_wins_is_recorded_and_promotion_stays_refused()
     let again = horst_gateway::checks::checks(s, &rev).await.unwrap();
     assert_eq!(again["items"].as_array().unwrap().len(), 3);
     assert_eq!(
-        horst_gateway::operator::promote(s, "olga", &rev, None)
+        horst_operator::promote(s, "olga", &rev, None)
             .await
             .unwrap_err()
             .code,
@@ -360,9 +358,7 @@ async fn quota_reload_applies_to_the_running_api() {
     assert_eq!(e["code"], "quota");
     assert!(e["message"].as_str().unwrap().contains("limit of 2"), "{e}");
 
-    let log = horst_gateway::operator::audit_log(&app.store, 0, 5)
-        .await
-        .unwrap();
+    let log = horst_operator::audit_log(&app.store, 0, 5).await.unwrap();
     let actions: Vec<&str> = log.iter().map(|e| e.action.as_str()).collect();
     assert_eq!(actions, ["quotas_reload", "quotas_reload"]);
     assert_eq!(log[0].who, "olga");
@@ -500,12 +496,12 @@ async fn published_threads_are_public_with_the_board_rules() {
     assert_eq!(e["code"], "invalid_input");
 
     // A blocked author's posts vanish from the public thread too.
-    horst_gateway::operator::set_blocked(&app.store, &app.auth, "olga", "bert", true)
+    horst_operator::set_blocked(&app.store, &app.auth, "olga", "bert", true)
         .await
         .unwrap();
     let (_, read) = public(&app, &format!("/api/board/published/{id}")).await;
     assert_eq!(read["posts"].as_array().unwrap().len(), 1);
-    horst_gateway::operator::set_blocked(&app.store, &app.auth, "olga", "bert", false)
+    horst_operator::set_blocked(&app.store, &app.auth, "olga", "bert", false)
         .await
         .unwrap();
 
@@ -544,9 +540,7 @@ async fn published_threads_are_public_with_the_board_rules() {
     assert_eq!(status, 409);
     assert_eq!(e["code"], "conflict");
 
-    let log = horst_gateway::operator::audit_log(&app.store, 0, 10)
-        .await
-        .unwrap();
+    let log = horst_operator::audit_log(&app.store, 0, 10).await.unwrap();
     let actions: Vec<&str> = log.iter().map(|e| e.action.as_str()).collect();
     assert_eq!(
         actions,

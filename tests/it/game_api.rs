@@ -17,7 +17,7 @@ pub async fn game_app() -> (TestApp, tokio::sync::watch::Sender<bool>) {
         c.server.web_dir = web.into();
     })
     .await;
-    horst_gateway::builtin::publish_shipped(&app.store)
+    horst_operator::publish_shipped(&app.store)
         .await
         .expect("publish the shipped levels");
     let worker = app.start_engine_worker();
@@ -55,8 +55,8 @@ async fn shipped_levels_are_published_once_even_by_processes_starting_together()
     .await;
     let b = spawn_app_beside(&a, |c| c.gateway.mode = horst_config::GatewayMode::On).await;
     let (ra, rb) = tokio::join!(
-        horst_gateway::builtin::publish(&a.store, "start", horst_levels::BUILTIN),
-        horst_gateway::builtin::publish(&b.store, "start", horst_levels::BUILTIN),
+        horst_operator::publish_builtin(&a.store, "start", horst_levels::BUILTIN),
+        horst_operator::publish_builtin(&b.store, "start", horst_levels::BUILTIN),
     );
     let (ra, rb) = (ra.unwrap(), rb.unwrap());
     let n = horst_levels::BUILTIN.len();
@@ -68,7 +68,7 @@ async fn shipped_levels_are_published_once_even_by_processes_starting_together()
         assert_eq!(ra[i].revision_id, rb[i].revision_id);
     }
     // A restart changes nothing.
-    let again = horst_gateway::builtin::publish(&a.store, "start", horst_levels::BUILTIN)
+    let again = horst_operator::publish_builtin(&a.store, "start", horst_levels::BUILTIN)
         .await
         .unwrap();
     assert!(again.iter().all(|o| o.action == "present"), "{again:?}");
@@ -105,7 +105,7 @@ async fn shipped_levels_are_published_once_even_by_processes_starting_together()
     // A level whose replay does not win is refused, never stored.
     let mut losing = horst_levels::BUILTIN[1];
     losing.replay = r#"{"seed": 1, "actions": [{"action": 4, "ticks": 10}]}"#;
-    let out = horst_gateway::builtin::publish(&a.store, "start", &[changed, losing])
+    let out = horst_operator::publish_builtin(&a.store, "start", &[changed, losing])
         .await
         .unwrap();
     assert_eq!(out[0].action, "published", "{out:?}");
@@ -117,14 +117,12 @@ async fn shipped_levels_are_published_once_even_by_processes_starting_together()
     assert_eq!(v["seed"], 2);
     let (_, old) = get(&a, &format!("/api/game/revisions/{}", ra[0].revision_id)).await;
     assert_eq!(old["state"], "retired", "{old}");
-    let rolled = json!(
-        horst_gateway::operator::rollback(&a.store, "test", "erste-schritte")
-            .await
-            .unwrap()
-    );
+    let rolled = json!(horst_operator::rollback(&a.store, "test", "erste-schritte")
+        .await
+        .unwrap());
     assert_eq!(rolled["to"], ra[0].revision_id.as_str());
     // After the operator's rollback a restart keeps the operator's choice.
-    let again = horst_gateway::builtin::publish(&a.store, "start", &[changed])
+    let again = horst_operator::publish_builtin(&a.store, "start", &[changed])
         .await
         .unwrap();
     assert_eq!(again[0].action, "present");
@@ -197,7 +195,7 @@ async fn the_game_reads_hide_what_is_hidden_and_count_page_views() {
     assert_eq!(page("/level/bad%20id".into()).await, 400);
     assert_eq!(get(&app, "/api/game/revisions/bad%20id").await.0, 400);
     // Quarantined: hidden everywhere.
-    horst_gateway::operator::quarantine(&app.store, "test", &ids[1])
+    horst_operator::quarantine(&app.store, "test", &ids[1])
         .await
         .unwrap();
     assert_eq!(page(format!("/level/{}", ids[1])).await, 404);
@@ -214,7 +212,7 @@ async fn the_game_reads_hide_what_is_hidden_and_count_page_views() {
     );
     assert_eq!(page(format!("/level/{}", ids[2])).await, 404);
     // Blocked account: every revision hidden, share links included.
-    horst_gateway::operator::set_blocked(&app.store, &app.auth, "test", "fuchs", true)
+    horst_operator::set_blocked(&app.store, &app.auth, "test", "fuchs", true)
         .await
         .unwrap();
     assert_eq!(page(format!("/level/{}", ids[0])).await, 404);
@@ -225,7 +223,7 @@ async fn the_game_reads_hide_what_is_hidden_and_count_page_views() {
     for p in ["/", "/", "/board.html"] {
         assert_eq!(page(p.into()).await, 200, "{p}");
     }
-    let o = json!(horst_gateway::operator::overview(&app.store, &app.queue)
+    let o = json!(horst_operator::overview(&app.store, &app.queue)
         .await
         .unwrap());
     assert_eq!(o["pageViews"]["today"]["game"], 2, "{o}");
@@ -301,9 +299,7 @@ async fn two_api_processes_starting_together_publish_the_shipped_levels_once() {
     let store = horst_store::Store::connect(&url, "horst:")
         .await
         .expect("store");
-    let log = horst_gateway::operator::audit_log(&store, 0, 1000)
-        .await
-        .unwrap();
+    let log = horst_operator::audit_log(&store, 0, 1000).await.unwrap();
     let published = log.iter().filter(|e| e.action == "publish_builtin").count();
     assert_eq!(published, horst_levels::BUILTIN.len(), "{log:?}");
     a.signal(libc::SIGTERM);

@@ -180,6 +180,32 @@ async fn the_game_in_chromium() {
             .await,
         "Erste Schritte"
     );
+    // The shelf: every card has its level's picture, drawn with the game's own art, and a
+    // first visit starts with level 1.
+    tab.wait_for(
+        &format!(
+            "document.querySelectorAll('#level-list .card canvas.thumb').length === {}",
+            horst_levels::BUILTIN.len()
+        ),
+        "a thumbnail on every card",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("document.getElementById('continue-button').textContent")
+            .await,
+        "Los geht's mit Level 1"
+    );
+    // Ids, hashes and engine versions are for the level page's details, not the shelf.
+    let shelf = tab
+        .eval("document.getElementById('level-list').textContent")
+        .await;
+    for dev in ["rev-", "Ticks", "Engine", "Seed"] {
+        assert!(
+            !shelf.as_str().unwrap().contains(dev),
+            "the shelf shows {dev}: {shelf}"
+        );
+    }
     screenshot(&tab, "levels-1280x800").await;
     tab.eval("document.getElementById('tab-labor').click()")
         .await;
@@ -193,12 +219,7 @@ async fn the_game_in_chromium() {
         .eval("document.querySelector('#labor-list .labor-card').textContent")
         .await;
     let text = text.as_str().unwrap();
-    for want in [
-        "fuchsbau",
-        "fuchs",
-        "Fuchs <img src=x onerror=alert(1)>",
-        &labor_id,
-    ] {
+    for want in ["fuchs", "Fuchs <img src=x onerror=alert(1)>"] {
         assert!(text.contains(want), "{want} missing in {text}");
     }
     assert_eq!(
@@ -250,6 +271,27 @@ async fn the_game_in_chromium() {
             .await,
         "Geschafft!"
     );
+    // A win shows the time and the best time, remembers both for this revision, and hands
+    // the focus to "Weiter".
+    let ticks = rev["evidence"]["ticks"].as_u64().unwrap();
+    let said = tab
+        .eval("document.querySelector('.overlay p').textContent")
+        .await;
+    let secs = format!("{:.2}", ticks as f64 / 60.0).replace('.', ",");
+    assert!(
+        said.as_str().unwrap().contains(&format!("Zeit: {secs} s"))
+            && said.as_str().unwrap().contains("Bestzeit"),
+        "{said}"
+    );
+    assert_eq!(
+        tab.eval("document.activeElement.textContent").await,
+        "Weiter"
+    );
+    let stored = tab
+        .eval(&format!("localStorage.getItem('gcv.progress.{id}')"))
+        .await;
+    let stored: Value = serde_json::from_str(stored.as_str().unwrap()).unwrap();
+    assert_eq!(stored, json!({"won": true, "best": ticks}));
     screenshot(&tab, "play-won-1280x800").await;
     // The downloadable replay referees to the same outcome.
     let mine = tab.eval("horstTest.lastReplay()").await;
@@ -412,6 +454,20 @@ async fn the_game_in_chromium() {
     }
     navigate(&tab, &app.url("/?test")).await;
     ready(&tab, "the game page").await;
+    // Back on the shelf: the won level is marked "geschafft" with its best time, and the
+    // first level not won yet leads.
+    assert_eq!(
+        tab.eval(&format!(
+            "document.querySelector('[data-revision=\"{id}\"] .done').textContent"
+        ))
+        .await,
+        "✓ geschafft"
+    );
+    assert_eq!(
+        tab.eval("document.getElementById('continue-button').textContent")
+            .await,
+        "Weiter mit Level 1"
+    );
     tab.eval("(() => { const d = document.querySelector('details.legend'); d.open = true; d.scrollIntoView(); })()").await;
     screenshot(&tab, "legend-1280x800").await;
     no_errors(&tab, "the game page");
@@ -465,9 +521,27 @@ async fn the_game_in_chromium() {
     );
     screenshot(&tab, "level-page-1280x800").await;
     no_errors(&tab, "the level page");
+    // The ids and hashes are in the closed details, with the revision and level name.
+    let details = tab
+        .eval("(() => { const d = document.getElementById('level-details'); return d && !d.open && d.textContent; })()")
+        .await;
+    for want in ["fuchsbau", labor_id.as_str(), "Karten-Hash"] {
+        assert!(
+            details.as_str().unwrap_or_default().contains(want),
+            "{want} not in the closed details: {details}"
+        );
+    }
     viewport(&tab, 390, 844).await;
     navigate(&tab, &app.url(&format!("/level/{labor_id}?test"))).await;
     ready(&tab, "the level page (narrow)").await;
+    // On a phone the game comes first: the canvas starts in the upper half of the screen.
+    let top = tab
+        .eval("document.querySelector('canvas.screen').getBoundingClientRect().top")
+        .await;
+    assert!(
+        top.as_f64().unwrap() < 422.0,
+        "the canvas starts at {top} px"
+    );
     screenshot(&tab, "level-page-390x844").await;
 
     // A stored replay that loses in the browser (tampered with here: walking right into the
@@ -557,7 +631,7 @@ async fn the_game_in_chromium() {
         .await,
     );
     let thread = post["threadId"].as_str().unwrap();
-    horst_gateway::operator::publish_thread(&app.store, "test", thread, true)
+    horst_operator::publish_thread(&app.store, "test", thread, true)
         .await
         .unwrap();
     let board = Tab::open(&browser, "about:blank").await;
@@ -613,6 +687,70 @@ async fn the_game_in_chromium() {
     assert!(result["n"].as_u64().unwrap() >= 40, "{result}");
     parity.close().await;
     browser.close().await;
+}
+
+/// The run waits at its start ("Bereit") until the player's first input: the clock does not
+/// run while the player reads the level (the real loop here, no test hook).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_run_starts_at_the_first_input() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let (_, levels) = get(&app, "/api/game/levels").await;
+    let id = levels["items"][0]["revisionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let browser = launch().await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    call(
+        &tab,
+        "Emulation.setFocusEmulationEnabled",
+        json!({ "enabled": true }),
+    )
+    .await;
+    viewport(&tab, 1280, 800).await;
+    navigate(&tab, &app.url(&format!("/#spielen={id}"))).await;
+    tab.wait_for(
+        "document.activeElement && document.activeElement.tagName === 'CANVAS' && document.getElementById('tick')",
+        "the play stage with the canvas focused",
+        LONG,
+    )
+    .await;
+    // Generous: 90 ticks would have run by now on a clock that starts at once.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        tab.eval("document.getElementById('tick').textContent")
+            .await,
+        "Bereit"
+    );
+    assert_eq!(
+        tab.eval("document.getElementById('ready').hidden").await,
+        false
+    );
+    screenshot(&tab, "play-ready-1280x800").await;
+    call(
+        &tab,
+        "Input.dispatchKeyEvent",
+        key_params("ArrowRight", true),
+    )
+    .await;
+    tab.wait_for(
+        "document.getElementById('tick').textContent.startsWith('Zeit ')",
+        "the clock running after the first key",
+        LONG,
+    )
+    .await;
+    call(
+        &tab,
+        "Input.dispatchKeyEvent",
+        key_params("ArrowRight", false),
+    )
+    .await;
+    assert_eq!(
+        tab.eval("document.getElementById('ready').hidden").await,
+        true
+    );
+    no_errors(&tab, "the play stage in real time");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -680,6 +818,28 @@ async fn engine_figures() {
             t["dom"].as_f64().unwrap_or(0.0),
             t["load"].as_f64().unwrap_or(0.0),
             t["ready"].as_f64().unwrap_or(0.0)
+        );
+        // The page's weight once every card has its picture: each request, transferred
+        // (headers included; 0 for a 304 from the cache) and decoded.
+        tab.wait_for(
+            "document.querySelectorAll('#level-list canvas.thumb').length === document.querySelectorAll('#level-list .card').length",
+            "every card's picture",
+            LONG,
+        )
+        .await;
+        let w = tab
+            .eval(
+                "(() => { const all = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')]; \
+                 return { requests: all.length, transfer: all.reduce((s, e) => s + e.transferSize, 0), \
+                 body: all.reduce((s, e) => s + e.decodedBodySize, 0), pictures: performance.now() }; })()",
+            )
+            .await;
+        println!(
+            "page weight {load}: {} requests, {:.1} KiB transferred, {:.1} KiB decoded; every card's picture drawn by {:.0} ms",
+            w["requests"],
+            w["transfer"].as_f64().unwrap_or(0.0) / 1024.0,
+            w["body"].as_f64().unwrap_or(0.0) / 1024.0,
+            w["pictures"].as_f64().unwrap_or(0.0)
         );
         tab.close().await;
     }

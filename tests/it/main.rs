@@ -6,6 +6,7 @@
 
 mod harness;
 
+mod a11y;
 mod accounts;
 mod accounts_e2e;
 mod agent_keys;
@@ -19,6 +20,7 @@ mod burst;
 mod config_errors;
 mod connections;
 mod failover;
+mod feasibility;
 pub mod game_api;
 mod game_e2e;
 mod health;
@@ -32,6 +34,7 @@ mod mcp_guidance;
 mod mcp_loop;
 mod mcp_tools;
 mod mcp_transport;
+mod names;
 pub mod play_cli;
 mod rcadia_auth;
 mod rcadia_clocks;
@@ -44,6 +47,7 @@ mod rcadia_series;
 mod rcadia_skill;
 mod reliability;
 mod shutdown;
+mod tidy;
 mod unity_sdk;
 pub mod wasm_engine;
 mod web_js;

@@ -96,7 +96,7 @@ async fn python_sdk_anonymous_and_the_whole_loop() {
     let py = python();
     let app = spawn_gateway().await;
     // As the binary does at first start: the shipped levels become promoted revisions.
-    horst_gateway::builtin::publish_shipped(&app.store)
+    horst_operator::publish_shipped(&app.store)
         .await
         .expect("publish the shipped levels");
     let _worker = app.start_engine_worker();
@@ -118,7 +118,7 @@ async fn typescript_sdk_anonymous_and_the_whole_loop() {
     let client = node_client();
     let app = spawn_gateway().await;
     // As the binary does at first start: the shipped levels become promoted revisions.
-    horst_gateway::builtin::publish_shipped(&app.store)
+    horst_operator::publish_shipped(&app.store)
         .await
         .expect("publish the shipped levels");
     let _worker = app.start_engine_worker();

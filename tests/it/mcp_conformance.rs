@@ -79,7 +79,7 @@ async fn the_official_conformance_suite_finds_only_the_named_failures() {
         c.gateway.burst_per_account_per_minute = 100_000;
     })
     .await;
-    horst_gateway::builtin::publish_shipped(&app.store)
+    horst_operator::publish_shipped(&app.store)
         .await
         .expect("publish the shipped levels");
     let url = app.url("/api/mcp");

@@ -356,7 +356,7 @@ async fn the_agent_guide_is_served_as_escaped_text() {
     assert!(r.headers().contains_key("content-security-policy"));
     let page = r.text().await.unwrap();
     assert!(page.contains(
-        "claude mcp add --transport http horst http://127.0.0.1:8080/api/mcp --header &quot;Authorization: Bearer &lt;key&gt;&quot;"
+        "claude mcp add --transport http horst http://127.0.0.1:8080/api/mcp --header \"Authorization: Bearer &lt;key&gt;\""
     ));
     assert!(page.contains("The recommended loop"));
     assert!(!page.contains("<key>"), "markdown text is escaped");

@@ -174,7 +174,7 @@ function keyRow(k) {
     "tr",
     { "data-prefix": k.prefix },
     el("td", { "data-label": "Präfix" }, el("code", {}, k.prefix + "…")),
-    el("td", { class: "label", "data-label": "Bezeichnung" }, k.label || "–"),
+    el("td", { class: "label", "data-label": "Bezeichnung" }, k.label ? el("bdi", {}, k.label) : "–"),
     el("td", { "data-label": "Erstellt" }, dateText(k.createdAt)),
     el("td", { "data-label": "Zuletzt benutzt" }, k.lastUsedAt ? dateText(k.lastUsedAt) : "noch nie"),
     action,
@@ -267,6 +267,8 @@ $("key-form").addEventListener("submit", async (ev) => {
   if (res.status === 201) {
     ev.target.reset();
     $("new-key-value").value = res.body.key;
+    $("mcp-command").value = mcpCommand(res.body.key);
+    $("mcp-url").textContent = mcpUrl();
     $("copy-state").textContent = "";
     $("new-key").hidden = false;
     $("new-key-value").focus();
@@ -280,20 +282,29 @@ $("key-form").addEventListener("submit", async (ev) => {
   }
 });
 
-$("copy-key").addEventListener("click", async () => {
-  const input = $("new-key-value");
+/** This server's MCP endpoint, as the browser reaches it. */
+const mcpUrl = () => `${location.origin}/api/mcp`;
+
+/** The exact line that connects Claude Code to this server with `key`. */
+const mcpCommand = (key) => `claude mcp add --transport http horst ${mcpUrl()} --header "Authorization: Bearer ${key}"`;
+
+async function copy(input) {
   try {
     await navigator.clipboard.writeText(input.value);
     $("copy-state").textContent = "Kopiert.";
   } catch {
     input.select();
-    $("copy-state").textContent = "Markiert – kopiere ihn mit Strg+C.";
+    $("copy-state").textContent = "Markiert – kopiere es mit Strg+C.";
   }
-});
+}
+
+$("copy-key").addEventListener("click", () => copy($("new-key-value")));
+$("copy-command").addEventListener("click", () => copy($("mcp-command")));
 
 $("hide-key").addEventListener("click", () => {
   // The key leaves the page: it was shown once.
   $("new-key-value").value = "";
+  $("mcp-command").value = "";
   $("new-key").hidden = true;
 });
 

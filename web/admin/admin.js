@@ -287,11 +287,13 @@ async function levels() {
       actions.append(promote);
     }
     if (isPromoted) {
-      const rollback = el("button", { type: "button", class: "danger", "data-action": "rollback" }, "Roll back");
+      // Rollback names the revision that comes back; without an earlier one there is none.
+      const rollback = el("button", { type: "button", class: "danger", "data-action": "rollback", disabled: !r.rollbackTo,
+        title: r.rollbackTo ? `Brings back ${r.rollbackTo}` : "No earlier promoted revision to roll back to" }, "Roll back");
       rollback.addEventListener("click", () => confirmIn(actions,
-        `Roll back "${r.name}"? ${r.revisionId} is retired and the previously promoted revision comes back.`,
-        `Yes, roll back ${r.name}`,
-        () => act("POST", `/api/admin/levels/${encodeURIComponent(r.name)}/rollback`, undefined, `${r.name} rolled back.`, levels)));
+        `Roll back "${r.name}"? ${r.revisionId} is retired and ${r.rollbackTo}, the revision promoted before it, comes back for players.`,
+        `Yes, bring back ${r.rollbackTo}`,
+        () => act("POST", `/api/admin/levels/${encodeURIComponent(r.name)}/rollback`, undefined, `${r.name} rolled back: ${r.rollbackTo} is promoted again.`, levels)));
       actions.append(rollback);
     } else if (r.state !== "quarantined") {
       const quarantine = el("button", { type: "button", class: "danger", "data-action": "quarantine" }, "Quarantine");
@@ -301,21 +303,27 @@ async function levels() {
         () => act("POST", `/api/admin/revisions/${encodeURIComponent(r.revisionId)}/quarantine`, undefined, `${r.revisionId} quarantined.`, levels)));
       actions.append(quarantine);
     }
+    // The map's title (untrusted: in <bdi>), the level's name and a link to its page;
+    // which revision is promoted now shows under the state, where it differs.
+    const visible = !["withdrawn", "quarantined"].includes(r.state);
     return el("tr", { "data-revision": r.revisionId },
-      el("td", {}, el("span", { class: "name" }, r.name)),
-      el("td", {}, el("code", {}, r.revisionId)),
+      el("td", { class: "level" },
+        r.title ? el("bdi", { class: "title" }, r.title) : null,
+        el("div", {}, el("code", {}, r.name)),
+        visible ? el("a", { href: `/level/${encodeURIComponent(r.revisionId)}`, target: "_blank", rel: "noopener" }, "View") : null),
+      el("td", {}, el("code", { class: "id" }, r.revisionId)),
       el("td", {}, el("code", {}, r.owner || "–")),
-      el("td", {}, el("span", { class: `tag state-${r.state}` }, r.state)),
-      el("td", {}, dateText(r.createdAt)),
+      el("td", {}, el("span", { class: `tag state-${r.state}` }, r.state),
+        !isPromoted ? el("div", { class: "muted small" }, "promoted: ", r.levelPromoted ? el("code", { class: "id" }, r.levelPromoted) : "none") : null),
+      el("td", { class: "date" }, dateText(r.createdAt)),
       el("td", {}, checkText(r.currentCheck)),
-      el("td", {}, r.levelPromoted ? el("code", {}, r.levelPromoted) : "none"),
       actions);
   });
   view().replaceChildren(
     heading("Levels", el("span", { class: "muted" }, `${total} revisions · engine ${currentEngine.slice(0, 12)}…`)),
     el("p", { class: "muted" }, "Promotion needs a passing check on the current engine and names the revision you saw promoted; if it changed meanwhile, the server refuses (409) and nothing changes."),
     form,
-    items.length ? table(["Level", "Revision", "Owner", "State", "Created", "Check (current engine)", "Promoted now", "Actions"], rows, "levels") : el("p", {}, "No revisions match."),
+    items.length ? table(["Level", "Revision", "Owner", "State", "Created", "Check (current engine)", "Actions"], rows, "levels") : el("p", {}, "No revisions match."),
     el("div", { id: "checks-detail" }));
 }
 
@@ -377,14 +385,19 @@ async function accounts() {
       actions.append(block);
     }
     if (a.kind === "human" && a.canSignIn) {
-      actions.append(el("button", {
-        type: "button",
-        onclick: () => act("POST", `/api/admin/accounts/${encodeURIComponent(a.name)}/operator`, { operator: !a.operator },
-          `${a.name}: operator role ${a.operator ? "taken" : "given"}.`, accounts),
-      }, a.operator ? "Take operator role" : "Make operator"));
+      // Every role change asks once and says what the role means.
+      const role = el("button", { type: "button", class: a.operator ? "danger" : null, "data-action": "operator" }, a.operator ? "Take operator role" : "Make operator");
+      role.addEventListener("click", () => confirmIn(actions,
+        a.operator
+          ? `Take the operator role from ${a.name}? Their /admin sessions end at once; their account and keys stay.`
+          : `Make ${a.name} an operator? They can then sign in to /admin and do everything this page does (block, promote, roll back, create credentials).`,
+        a.operator ? `Yes, take it from ${a.name}` : `Yes, make ${a.name} operator`,
+        () => act("POST", `/api/admin/accounts/${encodeURIComponent(a.name)}/operator`, { operator: !a.operator },
+          `${a.name}: operator role ${a.operator ? "taken" : "given"}.`, accounts)));
+      actions.append(role);
     }
     return el("tr", { "data-account": a.name },
-      el("td", {}, el("span", { class: "name" }, a.name), a.displayName ? el("div", { class: "muted name" }, a.displayName) : null),
+      el("td", {}, el("span", { class: "name" }, a.name), a.displayName ? el("div", { class: "muted name" }, el("bdi", {}, a.displayName)) : null),
       el("td", {}, a.kind + (a.canSignIn ? " · password" : "") + (a.deleted ? " · deleted" : "")),
       el("td", {}, a.trust),
       el("td", {}, a.blocked ? el("span", { class: "tag bad" }, "blocked") : "no"),
@@ -539,7 +552,7 @@ async function credentials() {
         () => act("POST", `/api/admin/admin-tokens/${encodeURIComponent(t.id)}/retire`, undefined, `Admin token ${t.id} retired.`, credentials)));
       actions.append(b);
     }
-    return el("tr", {}, el("td", {}, el("code", {}, t.id)), el("td", {}, t.label || "–"), el("td", {}, t.createdBy),
+    return el("tr", {}, el("td", {}, el("code", {}, t.id)), el("td", {}, t.label ? el("bdi", {}, t.label) : "–"), el("td", {}, el("bdi", {}, t.createdBy)),
       el("td", {}, dateText(t.createdAt)), el("td", {}, t.active ? "active" : `retired ${dateText(t.retiredAt)}`), actions);
   });
   const atForm = el("form", { class: "inline" }, el("label", {}, "Label ", el("input", { name: "label", maxlength: "40" })), el("button", { type: "submit" }, "Create admin token"));
@@ -558,7 +571,7 @@ async function credentials() {
     b.addEventListener("click", () => confirmIn(actions, `Revoke the RCADIA token of ${t.agent}${t.name ? ` (${t.name})` : ""}? Every API process refuses it within a second.`, `Yes, revoke ${t.agent}`,
       () => act("POST", `/api/admin/tokens/${encodeURIComponent(t.agent)}/revoke`, undefined, `Token of ${t.agent} revoked.`, credentials)));
     actions.append(b);
-    return el("tr", {}, el("td", {}, el("code", {}, t.agent)), el("td", {}, el("span", { class: "name" }, t.name || "–")), el("td", {}, t.scopes.join(", ")),
+    return el("tr", {}, el("td", {}, el("code", {}, t.agent)), el("td", {}, t.name ? el("bdi", { class: "name" }, t.name) : "–"), el("td", {}, t.scopes.join(", ")),
       el("td", {}, t.createdAtMs ? dateText(new Date(t.createdAtMs).toISOString()) : "–"), actions);
   }) : [];
 
@@ -614,6 +627,39 @@ async function credentials() {
     el("h2", {}, "People (password sign-in)"), userForm, delForm);
 }
 
+// ---- Live RCADIA tables -------------------------------------------------------------------
+
+/** The RCADIA tables that are not finished: who hosts them and who plays, from the public
+ * reads spectators use (`/available?all=1`, then each table's `/public`). */
+async function tables() {
+  loading("Live tables");
+  const base = "/api/v1/agent/sessions";
+  const res = await api("GET", `${base}/available?all=1`);
+  if (!res.ok) return failed("Live tables", res);
+  const list = Array.isArray(res.body) ? res.body : (res.body.sessions || []);
+  const views = await Promise.all(list.map((t) => api("GET", `${base}/${encodeURIComponent(t.sessionId)}/public`)));
+  const hostText = { house: "house", player: "a person's tab", agent: "an agent's server" };
+  const rows = list.map((t, i) => {
+    const v = views[i].ok ? views[i].body : null;
+    const players = v && v.players.length
+      ? v.players.flatMap((p, n) => [n ? ", " : "", el("bdi", { class: "name" }, p.asName || `seat ${p.seat}`)])
+      : "nobody yet";
+    return el("tr", { "data-session": t.sessionId },
+      el("td", {}, el("bdi", { class: "title" }, t.gameTitle || t.gameId || "a game"), el("div", {}, el("code", { class: "id" }, t.sessionId))),
+      el("td", {}, v ? v.status : t.status || "–", t.reserved ? " (seats reserved)" : ""),
+      el("td", {}, players),
+      el("td", {}, `${t.currentPlayers} of ${t.maxPlayers}`),
+      el("td", {}, String(t.round ?? 1)),
+      el("td", {}, hostText[t.host] || String(t.host)),
+      el("td", { class: "date" }, dateText(t.createdAt)),
+      el("td", { class: "actions" }, el("a", { href: `/watch/${encodeURIComponent(t.sessionId)}`, target: "_blank", rel: "noopener" }, "Watch")));
+  });
+  view().replaceChildren(
+    heading("Live tables", el("span", { class: "muted" }, `${list.length} not finished`)),
+    el("p", { class: "muted" }, "RCADIA tables as spectators see them: the host, the players by the names they chose, and a link to watch. The list is read when you open this section."),
+    rows.length ? table(["Game", "Status", "Players", "Seats", "Round", "Host", "Opened", "Actions"], rows, "tables") : el("p", {}, "No tables right now."));
+}
+
 // ---- Audit ------------------------------------------------------------------------------
 
 let auditOffset = 0;
@@ -634,7 +680,7 @@ async function audit() {
 
 // ---- Routing and sign-in ----------------------------------------------------------------
 
-const SECTIONS = { overview, messages, levels, accounts, board, switches, quotas, credentials, audit };
+const SECTIONS = { overview, messages, levels, accounts, board, switches, quotas, credentials, audit, tables };
 
 async function route() {
   const name = location.hash.replace(/^#/, "") || "overview";

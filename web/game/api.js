@@ -20,6 +20,8 @@ async function read(path) {
 
 export const levels = () => read("/api/game/levels");
 export const labor = (offset = 0) => read(`/api/game/labor?offset=${encodeURIComponent(offset)}`);
+/** `{revisionId, map, seed}`: only what a thumbnail needs. */
+export const map = (id) => read(`/api/game/maps/${encodeURIComponent(id)}`);
 export const revision = (id) => read(`/api/game/revisions/${encodeURIComponent(id)}`);
 export const boardThreads = (offset = 0) => read(`/api/board/published?offset=${encodeURIComponent(offset)}`);
 export const boardThread = (id, offset = 0) => read(`/api/board/published/${encodeURIComponent(id)}?offset=${encodeURIComponent(offset)}`);
@@ -32,4 +34,26 @@ export function date(iso) {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return "–";
   return d.toLocaleString("de-DE", { dateStyle: "long", timeStyle: "short", timeZone: "UTC" }) + " UTC";
+}
+
+const VERDICTS = { relaxed: "entspannt", fair: "fair", tight: "knapp", frame_perfect: "auf den Tick genau" };
+
+/**
+ * The "Schwierigkeit" of a level for players, from its winning replay's feasibility report
+ * (`feasibility`, or null for revisions checked before it existed): `{word, text, framePerfect}`,
+ * or null.
+ */
+export function difficulty(f) {
+  if (!f || !VERDICTS[f.verdict]) return null;
+  const word = VERDICTS[f.verdict];
+  const w = f.tightest;
+  let text;
+  if (f.verdict === "frame_perfect") {
+    text = `${word}: ${f.exactInputs} Eingabe${f.exactInputs === 1 ? "" : "n"} des Nachweis-Replays ${f.exactInputs === 1 ? "muss" : "müssen"} auf den Tick (1/60 s) genau kommen`;
+  } else if (w) {
+    text = `${word}: engstes Zeitfenster des Nachweis-Replays ${w.window} Ticks (${Math.round((w.window * 1000) / 60)} ms)`;
+  } else {
+    text = `${word}: das Nachweis-Replay braucht kein Timing`;
+  }
+  return { word, text, framePerfect: f.verdict === "frame_perfect" };
 }

@@ -6,6 +6,13 @@ import * as api from "./api.js";
 import { loadEngine } from "./engine.js";
 import { Stage } from "./stage.js";
 import { legend, logo } from "./legend.js";
+import { progress, seconds } from "./progress.js";
+
+/** The promoted level after `revisionId`, or null. */
+function nextLevel(levels, revisionId) {
+  const i = levels.findIndex((l) => l.revisionId === revisionId);
+  return i >= 0 ? levels[i + 1] || null : null;
+}
 
 const $ = (id) => document.getElementById(id);
 
@@ -58,8 +65,9 @@ async function main() {
   }
   let rev;
   let engine;
+  let levels;
   try {
-    [rev, engine] = await Promise.all([api.revision(id), loadEngine()]);
+    [rev, engine, levels] = await Promise.all([api.revision(id), loadEngine(), api.levels().then((r) => r.items, () => [])]);
   } catch (e) {
     if (e.status === 404) {
       return message("Level nicht gefunden", "Dieses Level gibt es nicht, oder es wurde zurückgezogen oder ausgeblendet.", "bad");
@@ -67,8 +75,19 @@ async function main() {
     return message("Gerade nicht erreichbar", `Das Level lässt sich nicht laden (${e.message}). Versuch es gleich noch einmal.`, "bad");
   }
   const title = rev.title || rev.name;
-  $("level-title").textContent = title;
+  const name = (text) => {
+    const b = document.createElement("bdi");
+    b.textContent = text;
+    return b;
+  };
+  $("level-title").replaceChildren(name(title));
   document.title = `${title} – Game con Vogel`;
+  const mine = progress(rev.revisionId);
+  $("level-by").replaceChildren(
+    "Von ", name(rev.ownerDisplayName || rev.owner),
+    mine ? ` · ✓ geschafft, deine Bestzeit ${seconds(mine.best)}` : "",
+    // The difficulty stays in sight; its details are with the others below.
+    api.difficulty(rev.feasibility) ? ` · Schwierigkeit: ${api.difficulty(rev.feasibility).word}` : "");
   const dl = $("level-facts");
   fact(dl, "Name", rev.name, { mono: true });
   fact(dl, "Von", rev.ownerDisplayName ? `${rev.ownerDisplayName} (${rev.owner})` : rev.owner);
@@ -77,12 +96,23 @@ async function main() {
   fact(dl, "Erstellt", api.date(rev.createdAt));
   if (rev.parentRevisionId) fact(dl, "Vorgänger", rev.parentRevisionId, { mono: true, href: encodeURIComponent(rev.parentRevisionId) });
   fact(dl, "Seed", String(rev.seed));
-  if (rev.evidence && rev.evidence.ticks != null) fact(dl, "Nachweis", `gewonnen in ${rev.evidence.ticks} Ticks`);
+  if (rev.evidence && rev.evidence.ticks != null) fact(dl, "Nachweis", `gewonnen in ${rev.evidence.ticks} Ticks (${seconds(rev.evidence.ticks)})`);
+  const diff = api.difficulty(rev.feasibility);
+  if (diff) {
+    fact(dl, "Schwierigkeit", diff.text);
+    if (diff.framePerfect) dl.lastElementChild.classList.add("frame-perfect");
+  }
   fact(dl, "Engine", rev.engineVersion, { mono: true });
   fact(dl, "Karten-Hash", rev.mapHash, { mono: true });
   $("level").hidden = false;
   const mode = new URLSearchParams(location.search).get("m") === "watch" ? "watch" : "play";
-  new Stage($("stage"), { engine, revision: rev, mode, hideTitle: true });
+  // After a promoted level, "Weiter" leads to the next one.
+  const next = nextLevel(levels, rev.revisionId);
+  const test = location.search.includes("test") ? "?test" : "";
+  new Stage($("stage"), {
+    engine, revision: rev, mode, hideTitle: true,
+    onNext: next ? () => { location.href = `${encodeURIComponent(next.revisionId)}${test}`; } : null,
+  });
   $("legend-slot").replaceWith(legend(engine.info.palette));
   document.body.dataset.ready = "1";
 }

@@ -6,6 +6,8 @@ import * as api from "./api.js";
 import { loadEngine } from "./engine.js";
 import { Stage } from "./stage.js";
 import { legend, logo } from "./legend.js";
+import { progress, seconds } from "./progress.js";
+import { thumbnail } from "./scene.js";
 
 const offline = location.protocol === "file:";
 const $ = (id) => document.getElementById(id);
@@ -28,32 +30,75 @@ function showError(where, text) {
   where.replaceChildren(el("p", { class: "error", role: "alert", text }));
 }
 
-/** A level card: everything from the level's author is text. */
-function card(item, { labor }) {
-  const title = el("h3", { class: "card-title" });
-  title.textContent = item.title || item.name;
-  const sub = el("p", { class: "card-sub mono", text: item.name });
+/** An untrusted name in <bdi>: its direction cannot turn the text around it. */
+function bdi(text) {
+  return el("bdi", { text });
+}
+
+/** A level card: its picture, its title, "geschafft" and the best time of this browser.
+ * Everything from the level's author is text; ids and hashes are on the level page. */
+function card(item, { labor, number }) {
+  const title = el("h3", { class: "card-title" }, bdi(item.title || item.name));
+  const done = progress(item.revisionId);
+  const head = [];
+  if (number) head.push(el("p", { class: "card-num", text: `Level ${number}` }));
+  const thumb = el("div", { class: "thumb-slot", "data-thumb": item.revisionId });
   const facts = el("dl", { class: "facts" });
-  const fact = (k, v, cls) => facts.append(el("dt", { text: k }), el("dd", { class: cls || null, text: v }));
+  const fact = (k, ...v) => facts.append(el("dt", { text: k }), el("dd", {}, ...v));
   if (labor) {
-    fact("Von", item.ownerDisplayName ? `${item.ownerDisplayName} (${item.owner})` : item.owner);
-    fact("Revision", item.revisionId, "mono");
+    fact("Von", ...(item.ownerDisplayName ? [bdi(item.ownerDisplayName), ` (${item.owner})`] : [bdi(item.owner)]));
     fact("Datum", api.date(item.createdAt));
-    fact("Engine", `${String(item.engineVersion).slice(0, 12)}…`, "mono");
-  } else if (item.ticks) {
-    fact("Nachweis", `${item.ticks} Ticks (${(item.ticks / 60).toLocaleString("de-DE", { maximumFractionDigits: 1 })} s)`);
   }
+  if (done) fact("Bestzeit", seconds(done.best));
+  const diff = api.difficulty(item.feasibility);
+  if (diff) fact("Schwierigkeit", diff.word);
   const other = engine && item.engineVersion !== engine.engineVersion;
   const play = el("button", { type: "button", class: "primary", text: "Spielen" });
   play.addEventListener("click", () => open(item.revisionId, "play"));
   const watch = el("button", { type: "button", text: "Zuschauen" });
   watch.addEventListener("click", () => open(item.revisionId, "watch"));
   const share = el("a", { href: `level/${encodeURIComponent(item.revisionId)}`, class: "share", text: "Level-Seite" });
-  const li = el("li", { class: labor ? "card labor-card" : "card", "data-revision": item.revisionId },
-    title, sub, facts,
+  const li = el("li", { class: `card${labor ? " labor-card" : ""}${done ? " is-done" : ""}`, "data-revision": item.revisionId },
+    ...head, thumb, title,
+    done ? el("p", { class: "card-marks" }, el("span", { class: "done", text: "✓ geschafft" })) : null,
+    facts.childElementCount ? facts : null,
     other ? el("p", { class: "badge", text: "auf einer anderen Engine geprüft" }) : null,
+    diff && diff.framePerfect ? el("p", { class: "badge frame-perfect", title: diff.text, text: "auf den Tick genau" }) : null,
     el("div", { class: "bar" }, play, watch, share));
   return li;
+}
+
+/** Draws each card's thumbnail (the level at its start, with the game's own art). */
+function drawThumbs(list, items) {
+  return Promise.all(items.map(async (item) => {
+    const slot = list.querySelector(`[data-thumb="${CSS.escape(item.revisionId)}"]`);
+    if (!slot || !engine) return;
+    try {
+      const m = await api.map(item.revisionId);
+      const c = thumbnail(engine, m.map, m.seed, `Bild des Levels ${item.title || item.name}`);
+      if (c && slot.isConnected) slot.replaceWith(c);
+    } catch {
+      // No picture: the card works without one.
+    }
+  }));
+}
+
+/** "Weiter mit Level N": the first promoted level this browser has not won yet. */
+function continueBar(items) {
+  const bar = $("continue");
+  if (!items.length) {
+    bar.replaceChildren();
+    return;
+  }
+  const i = items.findIndex((it) => !progress(it.revisionId));
+  const won = items.filter((it) => progress(it.revisionId)).length;
+  const target = i >= 0 ? i : 0;
+  const item = items[target];
+  const label = i < 0 ? "Level 1 nochmal spielen" : won ? `Weiter mit Level ${target + 1}` : "Los geht's mit Level 1";
+  const go = el("button", { type: "button", class: "primary", id: "continue-button", text: label });
+  go.addEventListener("click", () => open(item.revisionId, "play"));
+  const note = i < 0 ? `Alle ${items.length} Level geschafft!` : won ? `${won} von ${items.length} geschafft. Als Nächstes: ` : "Als Erstes: ";
+  bar.replaceChildren(go, el("span", {}, note, i < 0 ? "" : bdi(item.title || item.name)));
 }
 
 async function showLevels() {
@@ -61,8 +106,10 @@ async function showLevels() {
   try {
     const r = await api.levels();
     promoted = r.items;
-    list.replaceChildren(...r.items.map((i) => card(i, { labor: false })));
+    list.replaceChildren(...r.items.map((i, n) => card(i, { labor: false, number: n + 1 })));
     if (!r.items.length) list.replaceChildren(el("li", { class: "empty", text: "Noch keine Level veröffentlicht." }));
+    continueBar(r.items);
+    drawThumbs(list, r.items);
   } catch (e) {
     showError(list, `Die Level-Liste ist gerade nicht zu haben (${e.message}). Lade die Seite später neu.`);
   }
@@ -76,6 +123,7 @@ async function showLabor(offset) {
     laborOffset = offset;
     list.replaceChildren(...r.items.map((i) => card(i, { labor: true })));
     if (!r.items.length) list.replaceChildren(el("li", { class: "empty", text: "Im Labor ist gerade nichts." }));
+    drawThumbs(list, r.items);
     $("labor-newer").disabled = offset === 0;
     $("labor-older").disabled = r.nextOffset == null;
     $("labor-older").dataset.next = r.nextOffset ?? "";
@@ -126,12 +174,19 @@ function showStage() {
 }
 
 function showChooser() {
+  const wasPlaying = !!stage;
   if (stage) stage.destroy();
   stage = null;
   $("stage").replaceChildren();
   $("stage-view").hidden = true;
   $("chooser").hidden = false;
   document.title = "Game con Vogel";
+  // Back from a level: its "geschafft" mark and the next level show at once.
+  if (wasPlaying && promoted.length) {
+    $("level-list").replaceChildren(...promoted.map((i, n) => card(i, { labor: false, number: n + 1 })));
+    continueBar(promoted);
+    drawThumbs($("level-list"), promoted);
+  }
 }
 
 function fromHash() {

@@ -9,7 +9,9 @@
 
 import { DEAD, RUNNING, WON, describeAction, perTick, toReplay } from "./engine.js";
 import * as art from "./art.js";
+import { drawScene } from "./scene.js";
 import { GAME_KEYS, Keys } from "./input.js";
+import { recordWin, seconds } from "./progress.js";
 
 const TICK_MS = 1000 / 60;
 const SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
@@ -41,7 +43,6 @@ export function deathText(d) {
 }
 
 const short = (h) => (h ? String(h).slice(0, 12) : "–");
-const seconds = (ticks) => (ticks / 60).toLocaleString("de-DE", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
 export class Stage {
   /**
@@ -100,16 +101,18 @@ export class Stage {
     this.canvas = el("canvas", { class: "screen", tabindex: "0", "aria-label": "Spielfeld", "aria-describedby": "controls-help" });
     this.ctx = this.canvas.getContext("2d");
     this.overlay = el("div", { class: "overlay", hidden: true, role: "dialog", "aria-modal": "false", "aria-labelledby": "overlay-title" });
-    this.wrap = el("div", { class: "screen-wrap" }, this.canvas, this.overlay);
+    // Before the first input the run waits: the clock starts with the player.
+    this.readyHint = el("p", { class: "ready-hint", id: "ready", hidden: true },
+      el("strong", { text: "Bereit" }), " – die Zeit läuft ab deiner ersten Taste.");
+    this.wrap = el("div", { class: "screen-wrap" }, this.canvas, this.readyHint, this.overlay);
     this.side = el("div", { class: "side" });
     this.root.append(el("div", { class: "stage-body" }, this.wrap, this.side));
 
     // The status line under the canvas.
     this.tickOut = el("span", { class: "stat", id: "tick" });
     this.berryOut = el("span", { class: "stat", id: "berries" });
-    this.seedOut = el("span", { class: "stat", id: "seed", text: `Seed ${r.seed}` });
     this.say = el("p", { class: "sr-only", "aria-live": "polite", id: "announce" });
-    this.side.append(el("div", { class: "status" }, this.tickOut, this.berryOut, this.seedOut), this.say);
+    this.side.append(el("div", { class: "status" }, this.tickOut, this.berryOut), this.say);
 
     // Play controls.
     this.restartBtn = el("button", { type: "button", text: "Neustart (R)" });
@@ -130,6 +133,7 @@ export class Stage {
         e.preventDefault();
         b.setPointerCapture(e.pointerId);
         this.keys.down(code);
+        this.go();
         b.classList.add("held");
       });
       b.addEventListener("pointerup", release);
@@ -176,6 +180,7 @@ export class Stage {
     }
     if (!GAME_KEYS.has(e.code)) return;
     e.preventDefault();
+    if (down) this.go();
     if (down) this.keys.down(e.code);
     else this.keys.up(e.code);
   }
@@ -207,7 +212,8 @@ export class Stage {
     this.finished = null;
     this.hideOverlay();
     this.downloadBtn.disabled = true;
-    this.announce("Los geht's.");
+    this.wait();
+    this.announce("Bereit: die Zeit läuft ab deiner ersten Taste.");
     this.draw();
     if (document.activeElement !== this.canvas) this.canvas.focus({ preventScroll: true });
   }
@@ -226,12 +232,27 @@ export class Stage {
     this.finished = null;
     this.hideOverlay();
     this.downloadBtn.disabled = true;
-    this.announce("Weiter vom Rastplatz (Übung).");
+    this.wait();
+    this.announce("Weiter vom Rastplatz (Übung), ab deiner ersten Taste.");
     this.draw();
     this.canvas.focus({ preventScroll: true });
   }
 
   // ---- play ----
+
+  /** Holds the run at its first tick until the player's first input. */
+  wait() {
+    this.waiting = true;
+    this.readyHint.hidden = false;
+  }
+
+  /** The first input: the run (and its clock) starts. */
+  go() {
+    if (!this.waiting || this.mode !== "play") return;
+    this.waiting = false;
+    this.readyHint.hidden = true;
+    this.acc = 0;
+  }
 
   playTick() {
     if (this.finished) return;
@@ -256,9 +277,12 @@ export class Stage {
         this.onNext ? ["Weiter", () => this.onNext()] : null,
       ], "won");
     } else if (status === WON) {
-      this.showOverlay("Geschafft!", `Der Vogel ist im Nest: ${ticks} Ticks (${seconds(ticks)} s).`, [
-        ["Nochmal", () => this.restart()],
+      const { best, previous } = recordWin(this.rev.revisionId, ticks);
+      const record = previous == null ? "Deine erste Bestzeit." : ticks < previous ? `Neue Bestzeit! (vorher ${seconds(previous)})` : `Bestzeit: ${seconds(best)}`;
+      this.finished.best = best;
+      this.showOverlay("Geschafft!", `Der Vogel ist im Nest. Zeit: ${seconds(ticks)}. ${record}`, [
         this.onNext ? ["Weiter", () => this.onNext()] : null,
+        ["Nochmal", () => this.restart()],
         download,
       ], "won");
     } else {
@@ -285,6 +309,8 @@ export class Stage {
 
   startWatch() {
     this.hideOverlay();
+    this.waiting = false;
+    this.readyHint.hidden = true;
     this.tape = perTick(this.rev.replay);
     this.scrub.max = String(this.tape.length);
     this.verdict.textContent = "";
@@ -389,7 +415,7 @@ export class Stage {
     const dt = Math.min(now - this.last, 250);
     this.last = now;
     if (TEST_MODE) return;
-    if (this.mode === "play" && !this.finished && !this.overlayOpen) {
+    if (this.mode === "play" && !this.finished && !this.overlayOpen && !this.waiting) {
       this.acc += dt;
       let n = 0;
       while (this.acc >= TICK_MS && n < 5) {
@@ -412,7 +438,10 @@ export class Stage {
   testHook() {
     return {
       tick: (n = 1) => {
-        if (this.mode === "play") for (let k = 0; k < n && !this.finished; k++) this.playTick();
+        if (this.mode === "play") {
+          this.go();
+          for (let k = 0; k < n && !this.finished; k++) this.playTick();
+        }
         else this.watchTicks(n);
         this.draw();
         return this.testState();
@@ -431,6 +460,7 @@ export class Stage {
       stateHash: this.game.stateHash(),
       checkpoint: this.view.checkpoint,
       practice: !!this.practice,
+      waiting: !!this.waiting,
       finished: this.finished ? { status: this.finished.status, ticks: this.finished.ticks } : null,
     };
   }
@@ -461,7 +491,8 @@ export class Stage {
     this.overlayOpen = true;
     this.announce(`${title} ${text}`);
     const first = bar.querySelector("button");
-    if (first && !TEST_MODE) first.focus({ preventScroll: true });
+    // A win hands the focus to "Weiter" (or "Nochmal") at once, tests included.
+    if (first && (!TEST_MODE || kind === "won")) first.focus({ preventScroll: true });
   }
 
   hideOverlay() {
@@ -517,74 +548,9 @@ export class Stage {
 
   draw() {
     if (!this.game) return;
-    const ctx = this.ctx;
-    const m = this.game.map;
+    drawScene(this.ctx, this.game.map, this.view, this.canvas.width, this.canvas.height, this.particles);
     const v = this.view;
-    const vw = this.canvas.width;
-    const vh = this.canvas.height;
-    const W = m.width * 16;
-    const H = m.height * 16;
-    const bx = Math.floor(v.x / art.SUB);
-    const by = Math.floor(v.y / art.SUB);
-    const cam = (pos, view, size) => (size <= view ? -Math.floor((view - size) / 2) : Math.max(0, Math.min(size - view, pos - Math.floor(view / 2))));
-    const camX = cam(bx + 6, vw, W);
-    const camY = cam(by + 7, vh, H);
-    art.drawBackdrop(ctx, vw, vh, camX);
-    ctx.save();
-    ctx.translate(-camX, -camY);
-    // Below the bottom row the bird falls out of the map.
-    if (camY + vh > H) {
-      const g = ctx.createLinearGradient(0, H, 0, H + 48);
-      g.addColorStop(0, "#24324a");
-      g.addColorStop(1, "#0e1626");
-      ctx.fillStyle = g;
-      ctx.fillRect(camX, H, vw, camY + vh - H);
-    }
-    const tick = v.tick;
-    const dyn = new Map();
-    for (const d of v.dynTiles) dyn.set(d.tile, d);
-    const x0 = Math.max(0, Math.floor(camX / 16));
-    const y0 = Math.max(0, Math.floor(camY / 16));
-    const x1 = Math.min(m.width, Math.ceil((camX + vw) / 16) + 1);
-    const y1 = Math.min(m.height, Math.ceil((camY + vh) / 16) + 1);
-    for (let ty = y0; ty < y1; ty++) {
-      for (let tx = x0; tx < x1; tx++) {
-        const i = ty * m.width + tx;
-        const id = m.tiles[i];
-        if (id) art.drawBlock(ctx, id, tx * 16, ty * 16, tx, ty, dyn.get(i) || null, tick);
-      }
-    }
-    // Static entities (start, nest, springs, checkpoints, spawners, berries not taken).
-    let berry = 0;
-    let checkpoint = 0;
-    for (const e of m.entities) {
-      const x = e.x * 16;
-      const y = e.y * 16;
-      if (e.kind === "collectible") {
-        const taken = v.berries[berry++]?.taken;
-        if (!taken) art.drawBerry(ctx, x, y + (((tick >> 4) + e.x) % 2));
-      } else if (e.kind === "checkpoint") {
-        art.drawCheckpoint(ctx, x, y, v.checkpoint >= 0 && checkpoint === v.checkpoint);
-        checkpoint++;
-      } else if (["start", "nest", "spring", "rockfall"].includes(e.kind)) {
-        art.drawEntity(ctx, e.kind, x, y, e.params, tick);
-      }
-    }
-    // Moving things: platforms, enemies, rocks, pebbles, eggs, the bird.
-    const platforms = m.entities.filter((e) => e.kind === "platform");
-    v.platforms.forEach((p, i) => art.drawPlatform(ctx, Math.floor(p.x / art.SUB), Math.floor(p.y / art.SUB), platforms[i]?.params.width ?? 1));
-    for (const w of v.walkers) if (w.alive) art.drawWalker(ctx, Math.floor(w.x / art.SUB), Math.floor(w.y / art.SUB), w.dir, tick);
-    const flyers = m.entities.filter((e) => e.kind === "flyer");
-    v.flyers.forEach((f, i) => {
-      const facing = flyers[i]?.params.axis === "h" ? f.dir : 1;
-      if (f.alive) art.drawFlyer(ctx, Math.floor(f.x / art.SUB), Math.floor(f.y / art.SUB), facing || 1, tick);
-    });
-    for (const r of v.rocks) if (r.active) art.drawRock(ctx, Math.floor(r.x / art.SUB), Math.floor(r.y / art.SUB));
-    for (const p of v.pebbles) if (p.active) art.drawPebble(ctx, Math.floor(p.x / art.SUB), Math.floor(p.y / art.SUB));
-    for (const p of this.particles) art.drawEgg(ctx, Math.floor(p.x), Math.floor(p.y));
-    art.drawBird(ctx, bx, by, v.facing, { onGround: v.onGround, tick, moving: v.vx !== 0, dead: v.status === DEAD });
-    ctx.restore();
-    this.tickOut.textContent = `Tick ${v.tick}${this.mode === "watch" ? ` / ${this.tape.length}` : ""}`;
+    this.tickOut.textContent = this.mode === "watch" ? `Tick ${v.tick} / ${this.tape.length}` : this.waiting ? "Bereit" : `Zeit ${seconds(v.tick)}`;
     const berries = v.berries.length;
     this.berryOut.textContent = berries ? `Beeren ${v.collected}/${berries}` : "";
   }

@@ -51,7 +51,9 @@ function render(rows) {
   for (const r of rows) {
     const tr = document.createElement("tr");
     tr.dataset.session = r.sessionId;
-    cell(tr, "", r.game, "game");
+    const game = document.createElement("bdi");
+    game.textContent = r.game;
+    cell(tr, "", game, "game");
     cell(tr, "Status", badge(r.status, r.badge));
     cell(tr, "Players", r.players);
     cell(tr, "Round", r.round);

@@ -92,7 +92,7 @@ function drawStage(v, m) {
 function render(v) {
   const m = watchModel(v, Date.now());
   document.title = `${m.title} · watch · RCADIA`;
-  $("title").textContent = m.title;
+  $("title").replaceChildren(el("bdi", m.title));
   $("badge").className = `badge ${m.badge}`;
   $("badge").textContent = m.status;
   $("f-status").textContent = m.status;
@@ -103,7 +103,7 @@ function render(v) {
   $("f-clock").textContent = v.status === "active" ? countdown(deadline, Date.now()) : "-";
   const players = m.players.map((p) => {
     const li = el("li", undefined, p.onTurn ? "on-turn" : "");
-    li.append(el("span", p.seat, "seat"), el("span", p.name));
+    li.append(el("span", p.seat, "seat"), el("bdi", p.name, "name"));
     return li;
   });
   $("players").replaceChildren(...(players.length ? players : [el("li", "nobody yet", "muted")]));

@@ -71,7 +71,20 @@ impl JobRunner for EngineRunner {
                         parse_replay(v).map_err(|e| Failure::new(e.code(), e.message()))
                     })?;
                 let report = referee(&map, &replay);
-                serde_json::to_value(&report).map(versions).map_err(|e| {
+                // A won simulation and a submission's acceptance carry the feasibility report
+                // (the submission stores it with the revision); an operator's recheck does not.
+                let feasibility = match kind {
+                    JobKind::Simulate | JobKind::Submit if report.won => {
+                        horst_feasibility::assess(&map, &replay)
+                    }
+                    _ => None,
+                };
+                let assessed = horst_feasibility::Assessed {
+                    result: report,
+                    feasibility,
+                    warnings: Vec::new(),
+                };
+                serde_json::to_value(&assessed).map(versions).map_err(|e| {
                     Failure::new("internal_error", format!("cannot encode the report: {e}"))
                 })
             }

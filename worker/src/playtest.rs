@@ -48,6 +48,17 @@ pub(crate) fn playtest(
         reason = report.reason().map(|r| r.as_str()),
         "playtest searched"
     );
-    serde_json::to_value(PlaytestResult::new(map, seed, &report))
+    // The planner's replay, judged for a person: its windows, and a warning when it needs an
+    // input on one exact tick. Bounded by the report's work budget (about 0.1 s), which the
+    // half second left above covers.
+    let feasibility = report
+        .replay()
+        .and_then(|replay| horst_feasibility::assess(map, replay));
+    let assessed = horst_feasibility::Assessed {
+        result: PlaytestResult::new(map, seed, &report),
+        warnings: horst_feasibility::warnings(feasibility.as_ref()),
+        feasibility,
+    };
+    serde_json::to_value(assessed)
         .map_err(|e| Failure::new("internal_error", format!("cannot encode the result: {e}")))
 }

@@ -1,4 +1,4 @@
-//! `/api/admin/...`: the operator's REST API over `horst_gateway::operator` (the same
+//! `/api/admin/...`: the operator's REST API over `horst_operator` (the same
 //! actions as `horst admin ...`). It needs `Authorization: Bearer <an active admin token>`
 //! (with no active admin token the bearer API does not exist: 404), or the `/admin` page's
 //! session cookie with its CSRF token (`extract::Operator`). Errors are the REST shape
@@ -11,7 +11,8 @@ use axum::Router;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use horst_gateway::{checks, operator, ToolError};
+use horst_gateway::{checks, public_levels, ToolError};
+use horst_operator as operator;
 
 use crate::extract::{Expected, Json, Operator, Query};
 use crate::{ApiCode, ApiError, AppState};
@@ -117,17 +118,6 @@ struct RecheckQueued {
     revision_id: String,
     job_id: String,
     state: &'static str,
-}
-
-/// A recheck waited for: its job's final state, failure and recorded check (`null`: none).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RecheckDone<F> {
-    revision_id: String,
-    job_id: String,
-    state: &'static str,
-    failure: Option<F>,
-    check: Option<Value>,
 }
 
 #[derive(Serialize)]
@@ -351,25 +341,16 @@ async fn recheck(
     Path(id): Path<String>,
     Query(q): Query<Wait>,
 ) -> Answer {
-    let job = checks::start_recheck(&state.store, &state.queue, &op, &id).await?;
     if q.wait == Some(false) {
+        let job = operator::start_recheck(&state.store, &state.queue, &op, &id).await?;
         return answer(RecheckQueued {
             revision_id: id,
             job_id: job,
             state: "queued",
         });
     }
-    let limit = std::time::Duration::from_secs(
-        state.config.queue.wait_seconds + state.config.queue.simulate_seconds,
-    );
-    let (rec, check) = checks::wait_recheck(&state.store, &state.queue, &id, &job, limit).await?;
-    answer(RecheckDone {
-        revision_id: id,
-        job_id: job,
-        state: rec.state.as_str(),
-        failure: rec.failure,
-        check,
-    })
+    let limit = operator::recheck_limit(&state.config);
+    value(operator::recheck_and_wait(&state.store, &state.queue, &op, &id, limit).await)
 }
 
 async fn list_checks(State(state): State<AppState>, _: Operator, Path(id): Path<String>) -> Answer {
@@ -467,7 +448,40 @@ async fn revisions(
         offset: q.offset,
         limit: q.limit,
     };
-    value(operator::revisions(&state.store, &filter, paging.offset(), paging.limit()).await)
+    let page = operator::revisions(&state.store, &filter, paging.offset(), paging.limit()).await?;
+    let mut items = Vec::with_capacity(page.items.len());
+    for row in page.items {
+        let promoted = row.level_promoted.as_deref() == Some(row.revision_id.as_str());
+        let extras =
+            public_levels::operator_extras(&state.store, &row.revision_id, &row.name, promoted)
+                .await?;
+        items.push(RevisionRowWithTitle { row, extras });
+    }
+    answer(RevisionPageWithTitles {
+        current_engine: page.current_engine,
+        items,
+        next_offset: page.next_offset,
+        total: page.total,
+    })
+}
+
+/// A row of the operator's levels table with its map's title and what a rollback brings
+/// back (the admin page names both).
+#[derive(Serialize)]
+struct RevisionRowWithTitle {
+    #[serde(flatten)]
+    row: operator::RevisionRow,
+    #[serde(flatten)]
+    extras: public_levels::OperatorExtras,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RevisionPageWithTitles {
+    current_engine: &'static str,
+    items: Vec<RevisionRowWithTitle>,
+    next_offset: Option<usize>,
+    total: usize,
 }
 
 async fn switches(

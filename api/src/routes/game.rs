@@ -7,6 +7,7 @@
 //! - `GET /api/game/levels`: the promoted levels, shipped ones first in their order.
 //! - `GET /api/game/labor?offset=N`: Labor-Karten, newest first, 25 a page (`list_labor`).
 //! - `GET /api/game/revisions/{revisionId}`: one revision with map, replay and evidence.
+//! - `GET /api/game/maps/{revisionId}`: only its map and seed (a level card's thumbnail).
 //!
 //! A hidden revision (quarantined, withdrawn, or of a blocked account) answers exactly like
 //! an unknown one: 404, for the JSON read and for its share link `/level/<id>`, whose page
@@ -52,6 +53,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/game/levels", get(levels))
         .route("/api/game/labor", get(labor))
         .route("/api/game/revisions/{id}", get(revision))
+        .route("/api/game/maps/{id}", get(map))
 }
 
 async fn counted(state: &AppState, page: Page) {
@@ -178,14 +180,37 @@ async fn revision(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    if !public_levels::well_formed_id(&id) {
+    Ok(json_reply(&visible(&state, &id).await?))
+}
+
+/// What a card's thumbnail needs: the map and its seed, not the replay.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MapOnly {
+    revision_id: String,
+    map: String,
+    seed: Option<u64>,
+}
+
+async fn map(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let r = visible(&state, &id).await?;
+    Ok(json_reply(&MapOnly {
+        revision_id: r.card.revision_id,
+        map: r.map,
+        seed: r.card.seed,
+    }))
+}
+
+/// A visible revision, or the API's 400 for a malformed id and 404 for a hidden one.
+async fn visible(state: &AppState, id: &str) -> Result<public_levels::Revision, ApiError> {
+    if !public_levels::well_formed_id(id) {
         return Err(ApiError::new(
             ApiCode::InvalidInput,
             "a revision id is 1-64 letters, digits, dots, underscores or hyphens (e.g. rev-erste-schritte-1a2b3c4d5e6f); GET /api/game/levels and /api/game/labor list them",
         ));
     }
-    match public_levels::revision(&state.store, &id).await {
-        Ok(r) => Ok(json_reply(&r)),
+    match public_levels::revision(&state.store, id).await {
+        Ok(r) => Ok(r),
         Err(e) if e.code == ErrorCode::NotFound => Err(ApiError::new(
             ApiCode::NotFound,
             format!("no visible revision {id}: it does not exist, or it was withdrawn or hidden; GET /api/game/levels and /api/game/labor list the visible ones"),

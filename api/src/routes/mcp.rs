@@ -327,7 +327,7 @@ pub(crate) fn refuse_key(e: AuthError, id: Value) -> Response {
 
 /// A Redis failure before the gateway: unavailable when Redis cannot be reached, else
 /// internal.
-fn store_failure(e: &redis::RedisError, what: &str) -> Response {
+fn store_failure(e: &horst_store::RedisError, what: &str) -> Response {
     if horst_store::is_unreachable(e) {
         unavailable(format!("{what}: {e}"))
     } else {

@@ -98,7 +98,10 @@ async fn create(
         ));
     }
     let game_id = opt_string(&body, "gameId")?;
-    let game_title = opt_string(&body, "gameTitle")?;
+    // A title people read (tables list, watch page): cleaned like board text.
+    let game_title = opt_string(&body, "gameTitle")?
+        .map(|t| horst_text::clean_line(&t))
+        .filter(|t| !t.is_empty());
     let game_slug = game_id
         .as_deref()
         .and_then(slug)

@@ -220,7 +220,7 @@ pub fn check_web_dir(dir: &std::path::Path) -> Vec<String> {
     let shown = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     if !dir.is_dir() {
         return vec![format!(
-            "server.web_dir {} is not a directory: /bridge/, /sdk/, /games/ and skill.md will answer 404; set server.web_dir (HORST_SERVER_WEB_DIR) to horst's web/ directory (ops/README.md installs it to /opt/horst/web)",
+            "server.web_dir {} is not a directory: /bridge/, /sdk/, /games/ and skill.md will answer 404; set server.web_dir (HORST_SERVER_WEB_DIR) to horst's web/ directory (ops/README.md installs it to /usr/local/share/horst/web, the path ops/horst.toml names)",
             shown.display()
         )];
     }

@@ -58,7 +58,10 @@ impl Session {
                 "every seat is taken; find another table with GET /available",
             ));
         }
-        let as_name = match as_name.as_deref().map(str::trim) {
+        // Cleaned like board text: no control, invisible or direction-changing characters,
+        // so a player's name cannot read backwards on the watch page or in the admin tables.
+        let as_name = as_name.as_deref().map(horst_text::clean_line);
+        let as_name = match as_name.as_deref() {
             None | Some("") => None,
             Some(n) if n.chars().count() > MAX_NAME_CHARS => {
                 return Err(ProtocolError::bad_request(format!(

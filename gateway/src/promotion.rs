@@ -1,0 +1,192 @@
+//! Which revision of a level is promoted: promotion (exactly the expected one replaced),
+//! rollback to the level's history, and quarantine. The state changes only; the operator's
+//! actions around them (who may, the audit trail) are `horst-operator`'s.
+//!
+//! Layout (under the store prefix), besides what `revisions` owns:
+//! - `level:<name lowercase>:history` list: previously promoted revisions, newest first
+//!   (rollback pops it)
+
+use serde::{Deserialize, Serialize};
+
+use horst_store::InvokeDurably;
+use horst_store::Store;
+
+use crate::error::{ErrorCode, ToolError};
+use crate::scripts::{Promoted, Quarantined, RolledBack, PROMOTE, QUARANTINE, ROLLBACK};
+
+/// Prints a result as compact JSON (what `horst admin` shows).
+macro_rules! display_as_json {
+    ($($t:ty),*) => {$(
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let text = serde_json::to_string(self).map_err(|_| std::fmt::Error)?;
+                f.write_str(&text)
+            }
+        }
+    )*};
+}
+
+display_as_json!(Promotion, Rollback);
+
+/// What a promotion did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Promotion {
+    pub level: String,
+    /// The revision it replaced (`None`: the level had no promoted revision).
+    pub previous: Option<String>,
+    pub revision_id: String,
+}
+
+/// What a rollback did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rollback {
+    pub from: String,
+    pub level: String,
+    pub to: String,
+}
+
+/// Promotes exactly `revision_id`, if its newest check on the current engine passed and the
+/// currently promoted revision of its level is `expected_current` (`None`: no promoted
+/// revision yet); a stale expectation is a `conflict` (409).
+pub async fn promote(
+    store: &Store,
+    revision_id: &str,
+    expected_current: Option<&str>,
+) -> Result<Promotion, ToolError> {
+    let v: Vec<Option<String>> = redis::cmd("HMGET")
+        .arg(store.key(&format!("rev:{revision_id}")))
+        .arg(&["name", "owner"])
+        .query_async(&mut store.conn())
+        .await?;
+    let get = |i: usize| v.get(i).cloned().flatten();
+    let (Some(name), Some(owner)) = (get(0), get(1)) else {
+        return Err(ToolError::not_found(format!("no revision {revision_id}")));
+    };
+    // Evidence counts only on the engine that produced it: the newest check on the current
+    // engine (the submission's or a recheck) must have passed.
+    crate::checks::require_current_pass(store, revision_id).await?;
+    let lower = name.to_ascii_lowercase();
+    // The expected revision's state key is passed: the script retires it only if it is
+    // still the promoted one (promote.lua).
+    let promoted: Promoted = PROMOTE
+        .key(store.key(&format!("level:{lower}:promoted")))
+        .key(store.key(&format!("rev:{revision_id}:state")))
+        .key(store.key("labor"))
+        .key(store.key(&format!("owner:{owner}:candidates")))
+        .key(store.key(&format!("level:{lower}:history")))
+        .key(store.key(&format!(
+            "rev:{}:state",
+            expected_current.unwrap_or_default()
+        )))
+        .key(store.key(crate::revisions::PROMOTED_NAMES))
+        .arg(revision_id)
+        .arg(expected_current.unwrap_or_default())
+        .arg(&lower)
+        .invoke_durably(store)
+        .await?;
+    if let Promoted::Stale(cur) = &promoted {
+        let cur = if cur.is_empty() { "none" } else { cur };
+        return Err(ToolError::new(
+ErrorCode::Conflict,
+            format!(
+                "level {name} currently has promoted revision {cur}, not {}; check it and repeat with --expect {cur}",
+                expected_current.unwrap_or("none")
+            ),
+        )
+        .with("currentRevisionId", cur));
+    }
+    if let Promoted::WrongState(state) = &promoted {
+        return Err(ToolError::new(
+ErrorCode::Conflict,
+            format!("revision {revision_id} is {state}; only Labor candidates (or retired revisions) can be promoted"),
+        ));
+    }
+    Ok(Promotion {
+        level: name,
+        previous: expected_current.map(str::to_string),
+        revision_id: revision_id.to_string(),
+    })
+}
+
+/// Restores the previously promoted revision of `level`.
+pub async fn rollback(store: &Store, level: &str) -> Result<Rollback, ToolError> {
+    let lower = level.to_ascii_lowercase();
+    let promoted_key = store.key(&format!("level:{lower}:promoted"));
+    let history_key = store.key(&format!("level:{lower}:history"));
+    // Two steps (rollback.lua): read which revisions are involved, then pass their keys;
+    // the script refuses if either moved in between, and we read again.
+    let mut rolled = RolledBack::Moved;
+    for _ in 0..16 {
+        let (cur, prev): (Option<String>, Option<String>) = redis::pipe()
+            .get(&promoted_key)
+            .lindex(&history_key, 0)
+            .query_async(&mut store.conn())
+            .await?;
+        let (cur, prev) = (cur.unwrap_or_default(), prev.unwrap_or_default());
+        rolled = ROLLBACK
+            .key(&promoted_key)
+            .key(&history_key)
+            .key(store.key(&format!("rev:{cur}:state")))
+            .key(store.key(&format!("rev:{prev}:state")))
+            .arg(&cur)
+            .arg(&prev)
+            .invoke_durably(store)
+            .await?;
+        if rolled != RolledBack::Moved {
+            break;
+        }
+    }
+    let (from, to) = match rolled {
+        RolledBack::Ok { from, to } => (from, to),
+        RolledBack::NothingPromoted | RolledBack::NoHistory => {
+            return Err(ToolError::new(
+                ErrorCode::Conflict,
+                format!("level {level} has no earlier promoted revision to roll back to"),
+            ))
+        }
+        RolledBack::Moved => {
+            return Err(ToolError::new(
+                ErrorCode::Conflict,
+                format!("level {level} kept changing while rolling back; try again"),
+            ))
+        }
+    };
+    Ok(Rollback {
+        from,
+        level: level.to_string(),
+        to,
+    })
+}
+
+/// Hides a revision everywhere (get_level, the Labor, board level threads); its evidence
+/// stays for inspection. A promoted revision is rolled back first.
+/// Returns the revision's level.
+pub async fn quarantine(store: &Store, revision_id: &str) -> Result<String, ToolError> {
+    let v: Vec<Option<String>> = redis::cmd("HMGET")
+        .arg(store.key(&format!("rev:{revision_id}")))
+        .arg(&["name", "owner"])
+        .query_async(&mut store.conn())
+        .await?;
+    let (Some(name), Some(owner)) = (v.first().cloned().flatten(), v.get(1).cloned().flatten())
+    else {
+        return Err(ToolError::not_found(format!("no revision {revision_id}")));
+    };
+    let quarantined: Quarantined = QUARANTINE
+        .key(store.key(&format!("level:{}:promoted", name.to_ascii_lowercase())))
+        .key(store.key(&format!("rev:{revision_id}:state")))
+        .key(store.key("labor"))
+        .key(store.key(&format!("owner:{owner}:candidates")))
+        .key(store.key(&format!("rev:{revision_id}")))
+        .arg(revision_id)
+        .invoke_durably(store)
+        .await?;
+    match quarantined {
+        Quarantined::Ok => Ok(name),
+        Quarantined::Promoted => Err(ToolError::new(
+            ErrorCode::Conflict,
+            format!("revision {revision_id} is the promoted revision of {name}; roll the level back first"),
+        )),
+        Quarantined::Missing => Err(ToolError::not_found(format!("no revision {revision_id}"))),
+    }
+}

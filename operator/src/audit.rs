@@ -1,0 +1,254 @@
+//! The audit trail: every operator action, whichever way it arrives, appends one entry.
+//!
+//! Layout (under the store prefix): `audit` list: JSON entries `{at, who, action, target,
+//! detail}`, newest first, trimmed to [`AUDIT_KEEP`].
+
+use redis::AsyncCommands;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use horst_gateway::ToolError;
+use horst_store::Store;
+
+/// The audit trail keeps this many entries.
+pub const AUDIT_KEEP: isize = 10_000;
+
+/// Declares the operator actions: the enum, its names in the audit trail, and the list of
+/// all of them (which the audit test walks, so an action cannot be added without a test that
+/// it is audited).
+macro_rules! operator_actions {
+    ($($(#[doc = $doc:literal])* $variant:ident => $name:literal,)*) => {
+        /// Every change an operator can make, whichever way it arrives (`horst admin`, the REST
+        /// admin API, the `/admin` page). [`audit`] takes one, so nothing is audited under a
+        /// name that is not here.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Action {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl Action {
+            pub const ALL: &'static [Action] = &[$(Action::$variant,)*];
+
+            /// The name in the audit trail's `action` field.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Action::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+operator_actions! {
+    Promote => "promote",
+    Rollback => "rollback",
+    Quarantine => "quarantine",
+    /// A recheck job queued (its verdict is recorded by whoever first sees it finish).
+    Recheck => "recheck",
+    Block => "block",
+    Unblock => "unblock",
+    Trust => "trust",
+    HidePost => "hide_post",
+    UnhidePost => "unhide_post",
+    ThreadStatus => "thread_status",
+    Reply => "reply",
+    Publish => "publish",
+    Unpublish => "unpublish",
+    QuotasReload => "quotas_reload",
+    MarkRead => "mark_read",
+    /// The gateway switch: on, off, read-only.
+    GatewayMode => "gateway_mode",
+    /// Self-service agent keys on or off.
+    SelfService => "self_service",
+    /// Sign-up on /account open or closed.
+    SignUp => "sign_up",
+    /// An account made by the operator (no password).
+    AccountCreate => "account_create",
+    /// The operator role given to or taken from a person.
+    OperatorRole => "operator_role",
+    /// An agent key made by the operator for an account.
+    KeyCreate => "key_create",
+    KeyRevoke => "key_revoke",
+    /// An RCADIA agent token.
+    TokenCreate => "token_create",
+    /// An RCADIA agent token's burst limit set or removed.
+    TokenLimit => "token_limit",
+    TokenRevoke => "token_revoke",
+    /// A person's account with a password (or a password for an operator-made account).
+    UserCreate => "user_create",
+    UserPasswd => "user_passwd",
+    UserDelete => "user_delete",
+    AdminTokenCreate => "admin_token_create",
+    AdminTokenRetire => "admin_token_retire",
+    /// A shipped level published as a promoted revision of `gcv` (by a starting API: who is
+    /// `start`).
+    PublishBuiltin => "publish_builtin",
+}
+
+impl std::fmt::Display for Action {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One entry of the audit trail.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    /// RFC 3339, the Redis server's clock.
+    pub at: String,
+    /// `olga` (CLI: `HORST_OPERATOR` or the login name), `api:olga` or `api` (REST, from
+    /// `X-Operator`), `page:olga` (the /admin page: the person, or the name given at an
+    /// admin-token sign-in).
+    pub who: String,
+    pub action: String,
+    pub target: String,
+    pub detail: Value,
+}
+
+/// What an audit entry's `detail` says, per kind of change. Written as a JSON object (or
+/// `null` for [`Detail::None`]) and read back as plain JSON ([`AuditEntry::detail`]), since
+/// the trail holds entries of every earlier version too.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged, rename_all_fields = "camelCase")]
+pub enum Detail<'a> {
+    None,
+    /// Promote: the level and the revision it replaced.
+    Promoted {
+        level: &'a str,
+        previous: Option<&'a str>,
+    },
+    /// Rollback: from which revision to which.
+    RolledBack {
+        from: &'a str,
+        to: &'a str,
+    },
+    /// Quarantine: the revision's level.
+    Level {
+        level: &'a str,
+    },
+    /// Block and unblock (`"1"`/`"0"`, the stored field).
+    Blocked {
+        blocked: &'a str,
+    },
+    /// Trust as set on an existing account (the stored field, text).
+    TrustField {
+        trust: &'a str,
+    },
+    /// Trust of a new account or person (a number).
+    Trust {
+        trust: u8,
+    },
+    /// Hide or unhide a post: its thread.
+    Thread {
+        thread_id: &'a str,
+    },
+    ThreadStatus {
+        status: &'a str,
+    },
+    /// An operator reply: the new post.
+    Post {
+        post_id: &'a str,
+    },
+    QuotasReload {
+        changed: bool,
+        values: &'a horst_queue::Quotas,
+    },
+    GatewayMode {
+        mode: &'a str,
+    },
+    SelfService {
+        on: bool,
+    },
+    SignUp {
+        open: bool,
+    },
+    OperatorRole {
+        operator: bool,
+    },
+    KeyCreate {
+        account: &'a str,
+        id: &'a str,
+    },
+    KeyRevoke {
+        account: &'a str,
+    },
+    TokenCreate {
+        house: bool,
+        name: Option<&'a str>,
+        scopes: &'a [String],
+    },
+    TokenRevoke {
+        name: Option<&'a str>,
+        scopes: &'a [&'static str],
+    },
+    /// `None`: the limit was removed.
+    TokenLimit {
+        per_minute: Option<u32>,
+    },
+    UserDelete {
+        keys_revoked: &'a [String],
+    },
+    AdminTokenCreate {
+        label: &'a str,
+    },
+    /// A recheck queued: its job and the engine it runs on.
+    Recheck {
+        engine_version: &'a str,
+        job_id: &'a str,
+    },
+    /// A shipped level published (`detail`: the script's note, if any).
+    PublishBuiltin {
+        detail: Option<&'a str>,
+        level: &'a str,
+    },
+}
+
+/// Appends one audit entry: who did what to which target, when (Redis clock).
+pub async fn audit(
+    store: &Store,
+    who: &str,
+    action: Action,
+    target: &str,
+    detail: Detail<'_>,
+) -> Result<(), ToolError> {
+    let now = store.now_ms().await?;
+    let entry = AuditEntry {
+        at: horst_dates::rfc3339_ms(now),
+        who: who.to_string(),
+        action: action.as_str().to_string(),
+        target: target.to_string(),
+        // Through a `Value`, so the stored keys stay sorted as they always were.
+        detail: serde_json::to_value(detail).map_err(ToolError::internal)?,
+    };
+    let line = serde_json::to_string(&entry).map_err(ToolError::internal)?;
+    let _: () = redis::pipe()
+        .atomic()
+        .lpush(store.key("audit"), line)
+        .ignore()
+        .ltrim(store.key("audit"), 0, AUDIT_KEEP - 1)
+        .ignore()
+        .query_async(&mut store.conn())
+        .await?;
+    Ok(())
+}
+
+/// The newest `limit` entries after skipping `offset`, newest first.
+pub async fn audit_log(
+    store: &Store,
+    offset: usize,
+    limit: usize,
+) -> Result<Vec<AuditEntry>, ToolError> {
+    let start = offset.min(AUDIT_KEEP as usize) as isize;
+    let raw: Vec<String> = store
+        .conn()
+        .lrange(
+            store.key("audit"),
+            start,
+            start + limit.clamp(1, AUDIT_KEEP as usize) as isize - 1,
+        )
+        .await?;
+    Ok(raw
+        .iter()
+        .filter_map(|r| serde_json::from_str(r).ok())
+        .collect())
+}

@@ -1,0 +1,298 @@
+//! Accounts, people, agent keys, RCADIA tokens and admin tokens, as the operator changes
+//! them (the records are `horst-identity`'s).
+
+use horst_gateway::ToolError;
+use horst_identity::auth::Auth;
+use horst_store::Store;
+
+use crate::audit::{audit, Action, Detail};
+
+async fn set_account(
+    store: &Store,
+    who: &str,
+    action: Action,
+    name: &str,
+    field: &str,
+    value: &str,
+    detail: Detail<'_>,
+) -> Result<(), ToolError> {
+    horst_identity::accounts::set_account_field(store, name, field, value)
+        .await
+        .map_err(ToolError::from)?;
+    audit(store, who, action, name, detail).await
+}
+
+/// Blocks or unblocks an account: a blocked account's keys get 403 and its board posts vanish.
+pub async fn set_blocked(
+    store: &Store,
+    auth: &Auth,
+    who: &str,
+    name: &str,
+    blocked: bool,
+) -> Result<(), ToolError> {
+    let (action, value) = if blocked {
+        (Action::Block, "1")
+    } else {
+        (Action::Unblock, "0")
+    };
+    let detail = Detail::Blocked { blocked: value };
+    set_account(store, who, action, name, "blocked", value, detail).await?;
+    if blocked {
+        // Their browser sessions and RCADIA JWTs end now, not at their expiry.
+        horst_identity::people::end_sessions(store, auth, name).await?;
+    }
+    Ok(())
+}
+
+pub async fn set_trust(store: &Store, who: &str, name: &str, trust: u8) -> Result<(), ToolError> {
+    if trust > 2 {
+        return Err(ToolError::invalid("trust must be 0, 1 or 2"));
+    }
+    let value = trust.to_string();
+    let detail = Detail::TrustField { trust: &value };
+    set_account(store, who, Action::Trust, name, "trust", &value, detail).await
+}
+
+/// An account without a password (its keys are made by the operator).
+pub async fn create_account(
+    store: &Store,
+    who: &str,
+    name: &str,
+    trust: u8,
+) -> Result<(), ToolError> {
+    horst_identity::accounts::create_account(store, name, trust)
+        .await
+        .map_err(ToolError::from)?;
+    audit(
+        store,
+        who,
+        Action::AccountCreate,
+        name,
+        Detail::Trust { trust },
+    )
+    .await
+}
+
+/// Gives a person the operator role (they may open `/admin`) or takes it.
+pub async fn set_operator_role(
+    store: &Store,
+    who: &str,
+    name: &str,
+    operator: bool,
+) -> Result<(), ToolError> {
+    horst_identity::people::set_operator(store, name, operator).await?;
+    audit(
+        store,
+        who,
+        Action::OperatorRole,
+        name,
+        Detail::OperatorRole { operator },
+    )
+    .await
+}
+
+/// An agent key for `account`, shown once.
+pub async fn create_key(
+    store: &Store,
+    who: &str,
+    account: &str,
+    label: Option<&str>,
+) -> Result<horst_identity::accounts::CreatedKey, ToolError> {
+    let created = horst_identity::accounts::create_key(store, account, label)
+        .await
+        .map_err(ToolError::from)?;
+    audit(
+        store,
+        who,
+        Action::KeyCreate,
+        &created.prefix,
+        Detail::KeyCreate {
+            account,
+            id: &created.id,
+        },
+    )
+    .await?;
+    Ok(created)
+}
+
+/// Revokes the key with this prefix; returns its account.
+pub async fn revoke_key(store: &Store, who: &str, prefix: &str) -> Result<String, ToolError> {
+    let account = horst_identity::accounts::revoke_key(store, prefix)
+        .await
+        .map_err(ToolError::from)?;
+    audit(
+        store,
+        who,
+        Action::KeyRevoke,
+        prefix,
+        Detail::KeyRevoke { account: &account },
+    )
+    .await?;
+    Ok(account)
+}
+
+/// An RCADIA agent token (`house`: the house host's identity); returns (token, agent id).
+/// The token is shown once.
+pub async fn create_token(
+    store: &Store,
+    auth: &Auth,
+    who: &str,
+    scopes: &[String],
+    name: Option<&str>,
+    house: bool,
+) -> Result<(String, String), ToolError> {
+    let (token, agent) = auth
+        .create_token_as(scopes, name, house)
+        .await
+        .map_err(ToolError::from)?;
+    audit(
+        store,
+        who,
+        Action::TokenCreate,
+        &agent,
+        Detail::TokenCreate {
+            house,
+            name,
+            scopes,
+        },
+    )
+    .await?;
+    Ok((token, agent))
+}
+
+/// Sets (`Some`) or removes (`None`) the burst limit of agent `agent`'s RCADIA token, in
+/// requests per minute (every process applies it within `horst_identity::auth::EPOCH_CHECK`).
+pub async fn set_token_burst(
+    store: &Store,
+    auth: &Auth,
+    who: &str,
+    agent: &str,
+    per_minute: Option<u32>,
+) -> Result<horst_identity::auth::TokenInfo, ToolError> {
+    let info = auth
+        .set_token_burst(agent, per_minute)
+        .await
+        .map_err(ToolError::from)?;
+    audit(
+        store,
+        who,
+        Action::TokenLimit,
+        agent,
+        Detail::TokenLimit { per_minute },
+    )
+    .await?;
+    Ok(info)
+}
+
+/// Revokes agent `agent`'s RCADIA token (every process refuses it within
+/// `horst_identity::auth::EPOCH_CHECK`).
+pub async fn revoke_token(
+    store: &Store,
+    auth: &Auth,
+    who: &str,
+    agent: &str,
+) -> Result<horst_identity::auth::TokenInfo, ToolError> {
+    let info = auth.revoke_token(agent).await.map_err(ToolError::from)?;
+    audit(
+        store,
+        who,
+        Action::TokenRevoke,
+        agent,
+        Detail::TokenRevoke {
+            name: info.name.as_deref(),
+            scopes: &info.scopes,
+        },
+    )
+    .await?;
+    Ok(info)
+}
+
+/// A person's account with a password (RCADIA sign-in and `/account`).
+pub async fn create_user(
+    store: &Store,
+    auth: &Auth,
+    who: &str,
+    name: &str,
+    password: &str,
+    trust: u8,
+) -> Result<(), ToolError> {
+    horst_identity::people::create(
+        store,
+        auth,
+        name,
+        password,
+        trust,
+        horst_identity::people::Existing::GivePassword,
+    )
+    .await?;
+    audit(
+        store,
+        who,
+        Action::UserCreate,
+        name,
+        Detail::Trust { trust },
+    )
+    .await
+}
+
+/// A new password for a person; their sessions and JWTs end.
+pub async fn set_user_password(
+    store: &Store,
+    auth: &Auth,
+    who: &str,
+    name: &str,
+    password: &str,
+) -> Result<(), ToolError> {
+    horst_identity::people::set_password(store, auth, name, password).await?;
+    audit(store, who, Action::UserPasswd, name, Detail::None).await
+}
+
+/// Deletes a person's sign-in (see `people::delete`).
+pub async fn delete_user(
+    store: &Store,
+    auth: &Auth,
+    who: &str,
+    name: &str,
+) -> Result<horst_identity::people::Deleted, ToolError> {
+    let deleted = horst_identity::people::delete(store, auth, name).await?;
+    audit(
+        store,
+        who,
+        Action::UserDelete,
+        name,
+        Detail::UserDelete {
+            keys_revoked: &deleted.keys_revoked,
+        },
+    )
+    .await?;
+    Ok(deleted)
+}
+
+/// A new admin token, shown once; the old ones stay active until retired.
+pub async fn create_admin_token(
+    store: &Store,
+    who: &str,
+    label: Option<&str>,
+) -> Result<(String, horst_identity::admin_tokens::AdminTokenInfo), ToolError> {
+    let (token, info) = horst_identity::admin_tokens::create(store, who, label).await?;
+    audit(
+        store,
+        who,
+        Action::AdminTokenCreate,
+        &info.id,
+        Detail::AdminTokenCreate { label: &info.label },
+    )
+    .await?;
+    Ok((token, info))
+}
+
+/// Retires an admin token (never the last active one).
+pub async fn retire_admin_token(
+    store: &Store,
+    who: &str,
+    id: &str,
+) -> Result<horst_identity::admin_tokens::AdminTokenInfo, ToolError> {
+    let info = horst_identity::admin_tokens::retire(store, id).await?;
+    audit(store, who, Action::AdminTokenRetire, id, Detail::None).await?;
+    Ok(info)
+}

@@ -1,0 +1,258 @@
+//! Accessibility of every page people open, checked with axe-core (from npm, installed into
+//! web/node_modules by ops/web-setup) inside headless Chromium at 1280x800 and 390x844: no
+//! finding of impact "serious" or "critical" against WCAG 2 A/AA (contrast, names of
+//! buttons, links and fields, landmarks, ARIA use). The script is evaluated over DevTools,
+//! so the pages' Content-Security-Policy stays as it is.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::browser::{launch, Tab};
+use crate::game_api::{game_app, get};
+use crate::rcadia_common::{cast, two_player, AGENT};
+
+const LONG: Duration = Duration::from_secs(60);
+const PASSWORD: &str = "Steinbock-42-Gipfel";
+
+fn axe_source() -> String {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/web/node_modules/axe-core/axe.min.js"
+    );
+    std::fs::read_to_string(path).unwrap_or_else(|e| {
+        panic!("{path}: {e} (axe-core comes from npm: ./ops/web-setup web, which ./ops/test runs)")
+    })
+}
+
+/// axe's serious and critical findings on the page as it is now, one line each.
+async fn findings(tab: &Tab, axe: &str) -> Vec<String> {
+    if tab.eval("typeof window.axe").await != "object" {
+        tab.eval(axe).await;
+    }
+    let v = tab
+        .eval(
+            "axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] })\
+             .then(r => r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')\
+             .map(v => `${v.id} (${v.impact}): ${v.help}: ${v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ')}`))",
+        )
+        .await;
+    match v {
+        Value::Array(items) => items
+            .into_iter()
+            .map(|i| i.as_str().unwrap_or_default().to_string())
+            .collect(),
+        other => panic!("axe did not run: {other}"),
+    }
+}
+
+async fn ready(tab: &Tab, expr: &str, what: &str) {
+    tab.wait_for(expr, what, LONG).await;
+    // Let the last fetches render.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_page_has_no_serious_accessibility_findings() {
+    crate::wasm_engine::engine_module();
+    let axe = axe_source();
+    let (app, _worker) = game_app().await;
+    let key = app.agent_key("fuchs", 1).await;
+    let labor = crate::game_api::submit(&app, &key, "fuchsbau").await;
+    let (_, levels) = get(&app, "/api/game/levels").await;
+    let first = levels["items"][0]["revisionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    app.person("olga", PASSWORD).await;
+    horst_identity::people::set_operator(&app.store, "olga", true)
+        .await
+        .unwrap();
+    horst_identity::people::set_sign_up(&app.store, true)
+        .await
+        .unwrap();
+    let (host, agents) = cast(&app, 1).await;
+    let session = host.create(two_player(serde_json::json!({}))).await;
+    let (st, _) = agents[0]
+        .post(
+            &format!("{AGENT}/{session}/join"),
+            serde_json::json!({"asName": "Fish"}),
+        )
+        .await;
+    assert_eq!(st, 200);
+
+    let browser = launch().await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    let game_ready = "document.body && document.body.dataset.ready === '1'";
+    let pages: Vec<(String, String, &str)> = vec![
+        ("/".into(), game_ready.into(), "the game page"),
+        (
+            format!("/?test#spielen={first}"),
+            "window.horstTest && horstTest.state().mode === 'play'".into(),
+            "the play stage",
+        ),
+        (
+            format!("/level/{labor}"),
+            game_ready.into(),
+            "the level page",
+        ),
+        (
+            "/level/no-such-level".into(),
+            game_ready.into(),
+            "a level that is not there",
+        ),
+        ("/board.html".into(), game_ready.into(), "the board"),
+        (
+            "/account/".into(),
+            "!document.getElementById('signed-out').hidden".into(),
+            "the account sign-in",
+        ),
+        (
+            "/agents.html".into(),
+            "document.querySelector('h1')".into(),
+            "the agent guide",
+        ),
+        (
+            "/admin/".into(),
+            "!document.getElementById('signed-out').hidden".into(),
+            "the admin sign-in",
+        ),
+        (
+            "/tables/".into(),
+            format!("document.querySelector('[data-session=\"{session}\"]')"),
+            "the tables list",
+        ),
+        (
+            format!("/watch/{session}"),
+            "document.querySelectorAll('#players li').length > 0".into(),
+            "the watch page",
+        ),
+        (
+            "/bridge/".into(),
+            "document.readyState === 'complete'".into(),
+            "the bridge",
+        ),
+    ];
+    let mut all = Vec::new();
+    for (w, h) in [(1280, 800), (390, 844)] {
+        tab.viewport(w, h).await;
+        for (path, expr, what) in &pages {
+            tab.goto("about:blank").await;
+            tab.wait_for("location.href === 'about:blank'", "a blank page", LONG)
+                .await;
+            tab.goto(&app.url(path)).await;
+            ready(&tab, expr, what).await;
+            for f in findings(&tab, &axe).await {
+                all.push(format!("{path} at {w}x{h}: {f}"));
+            }
+        }
+    }
+
+    // Signed in: the account page with its keys, and the operator's sections.
+    tab.viewport(1280, 800).await;
+    tab.goto(&app.url("/account/")).await;
+    ready(
+        &tab,
+        "!document.getElementById('signed-out').hidden",
+        "the account sign-in",
+    )
+    .await;
+    tab.eval(&format!(
+        "document.getElementById('signin-name').value = 'olga'; \
+         document.getElementById('signin-password').value = '{PASSWORD}'; \
+         document.getElementById('signin-form').requestSubmit()"
+    ))
+    .await;
+    ready(
+        &tab,
+        "!document.getElementById('signed-in').hidden",
+        "the signed-in account page",
+    )
+    .await;
+    tab.eval("document.getElementById('key-form').requestSubmit()")
+        .await;
+    ready(
+        &tab,
+        "!document.getElementById('new-key').hidden",
+        "the new key",
+    )
+    .await;
+    for f in findings(&tab, &axe).await {
+        all.push(format!("/account/ signed in: {f}"));
+    }
+    // The account's session may open /admin for an operator at once; else sign in there.
+    tab.goto("about:blank").await;
+    tab.wait_for("location.href === 'about:blank'", "a blank page", LONG)
+        .await;
+    tab.goto(&app.url("/admin/")).await;
+    ready(
+        &tab,
+        "document.getElementById('signed-out') && (!document.getElementById('signed-out').hidden || !document.getElementById('signed-in').hidden)",
+        "the admin page",
+    )
+    .await;
+    if tab
+        .eval("document.getElementById('signed-in').hidden")
+        .await
+        == true
+    {
+        tab.eval(&format!(
+            "document.getElementById('acc-name').value = 'olga'; \
+             document.getElementById('acc-password').value = '{PASSWORD}'; \
+             document.getElementById('account-form').requestSubmit()"
+        ))
+        .await;
+    }
+    ready(
+        &tab,
+        "document.body.dataset.section === 'overview'",
+        "the admin overview",
+    )
+    .await;
+    // A fresh table for the live tables section (the first one's host stopped polling long
+    // ago, so it may have ended as host_disconnected).
+    let (host, agents) = cast(&app, 1).await;
+    let session = host.create(two_player(serde_json::json!({}))).await;
+    let (st, _) = agents[0]
+        .post(
+            &format!("{AGENT}/{session}/join"),
+            serde_json::json!({"asName": "Fish"}),
+        )
+        .await;
+    assert_eq!(st, 200);
+    for section in [
+        "overview",
+        "levels",
+        "accounts",
+        "credentials",
+        "audit",
+        "tables",
+    ] {
+        tab.eval(&format!("location.hash = '#{section}'")).await;
+        ready(
+            &tab,
+            &format!("document.body.dataset.section === '{section}' && !document.getElementById('view').textContent.includes('Loading…')"),
+            section,
+        )
+        .await;
+        for f in findings(&tab, &axe).await {
+            all.push(format!("/admin/#{section}: {f}"));
+        }
+    }
+    // The live tables section names the players (the last section opened).
+    assert_eq!(
+        tab.eval(&format!(
+            "(document.querySelector('tr[data-session=\"{session}\"] bdi.name') || {{}}).textContent"
+        ))
+        .await,
+        "Fish",
+        "{}",
+        tab.eval("document.getElementById('view').textContent").await
+    );
+    tab.screenshot("admin", "live-tables-1280x800").await;
+    assert!(
+        all.is_empty(),
+        "serious accessibility findings:\n{}",
+        all.join("\n")
+    );
+}
