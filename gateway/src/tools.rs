@@ -205,12 +205,26 @@ fn output_of<T: schemars::JsonSchema>() -> Value {
     let mut schema = args::inline_generator(settings)
         .into_root_schema_for::<T>()
         .to_value();
-    if let Value::Object(root) = &mut schema {
-        root.remove("title");
-        root.remove("description");
-    }
+    compact(&mut schema);
     portable(&mut schema);
     schema
+}
+
+/// Drops what an output schema need not say to a client that validates a result against it
+/// (descriptions, titles, schemars' integer `format`s and bounds): `tools/list` is read into
+/// every agent's context, and the tools' descriptions and docs/agents.md say what fields mean.
+fn compact(v: &mut Value) {
+    match v {
+        Value::Object(node) => {
+            node.retain(|k, x| {
+                !(matches!(k.as_str(), "description" | "title" | "format") && x.is_string()
+                    || matches!(k.as_str(), "minimum" | "maximum") && x.is_number())
+            });
+            node.values_mut().for_each(compact);
+        }
+        Value::Array(items) => items.iter_mut().for_each(compact),
+        _ => {}
+    }
 }
 
 /// The feasibility report of a won replay (`horst_feasibility`), and the warnings it raises.
@@ -249,7 +263,7 @@ fn spec(tool: Tool) -> Spec {
     match tool {
         Tool::GetMapFormat => Spec {
             title: "Read the .map format",
-            description: "Returns the Markdown reference of the .map level format (format), the 20 replay action indices (actions), the limits and the engine and policy versions. Use it once before writing your first map; the resource gcv://format holds the same. Takes no arguments; fails only with internal_error. Free: no key, no quota.",
+            description: "Returns the Markdown reference of the .map level format (format), the 20 replay action indices (actions), the limits and the engine and policy versions. Use it once before writing your first map; the resource gcv://format holds the same. Takes no arguments; fails only with internal_error. Free.",
             output: output(fmt_props, &["format", "engineVersion", "policyVersion", "actions", "limits"]),
             read_only: true,
             idempotent: true,
@@ -265,7 +279,7 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::ValidateMap => Spec {
             title: "Validate a map",
-            description: "Checks a .map text (map, at most 256 KiB) and returns {valid, errors, warnings}, each issue with line, column, code and a hint. Use it after every edit until valid is true, then render_map and playtest_map. An invalid map is a normal result with valid false; too_large or invalid_input only when map is missing or over the limit. Free: no key, no quota.",
+            description: "Checks a .map text (map, at most 256 KiB) and returns {valid, errors, warnings}, each issue with line, column, code and a hint. Use it after every edit until valid is true, then render_map and playtest_map. An invalid map is a normal result with valid false; too_large or invalid_input only when map is missing or over the limit. Free.",
             output: output(json!({ "valid": t("boolean"), "errors": t("array"), "warnings": t("array") }), &["valid", "errors", "warnings"]),
             read_only: true,
             idempotent: true,
@@ -273,7 +287,7 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::RenderMap => Spec {
             title: "Render part of a map as text",
-            description: "Draws the window of columns x to x+width-1 and rows y to y+height-1 (width 1-120, height 1-30; tile coordinates, origin top-left) of a valid map as text, one character per tile, with a ruler and a legend. Returns text, window (what was drawn: a window partly outside the map is clipped to it) and clipped. With image true it also returns a PNG of the same window (12 px a tile, a colour per legend symbol). Use it to look at what you wrote. An invalid map fails with validation_failed (validate_map says why). Free: no key, no quota.",
+            description: "Draws the window of columns x to x+width-1 and rows y to y+height-1 (width 1-120, height 1-30; tile coordinates, origin top-left) of a valid map as text, one character per tile, with a ruler and a legend. Returns text, window (what was drawn: a window partly outside the map is clipped to it) and clipped. With image true it also returns a PNG of the window. Use it to look at what you wrote. An invalid map fails with validation_failed (validate_map says why). Free.",
             output: output_of::<crate::render::RenderResult>(),
             read_only: true,
             idempotent: true,
@@ -289,7 +303,7 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::ListLabor => Spec {
             title: "List Labor candidates",
-            description: "Lists the Labor candidates (submitted, unpromoted revisions), newest first, 25 per page; returns items (revisionId, name, owner, seed, engineVersion, createdAt, mapHash) and nextOffset. Use it to find candidates, then read one with get_level and its revisionId. Pass nextOffset as offset for the next page (null: the last page); a bad offset fails with invalid_input. Free: no key, no quota.",
+            description: "Lists the Labor candidates (submitted, unpromoted revisions), newest first, 25 per page; returns items (revisionId, name, owner, seed, engineVersion, createdAt, mapHash) and nextOffset. Use it to find candidates, then read one with get_level and its revisionId. Pass nextOffset as offset for the next page (null: the last page); a bad offset fails with invalid_input. Free.",
             output: output(json!({ "items": t("array"), "nextOffset": nullable("integer") }), &["items", "nextOffset"]),
             read_only: true,
             idempotent: true,
@@ -297,7 +311,7 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::PlaytestMap => Spec {
             title: "Let the planner search a winning replay",
-            description: "Runs the server's planner on map with seed (default 1) for at most 20 s and returns jobId and a winning replay when it finds one (outcome won), else unresolved with a reason: unreachable (a proof that no replay can win, proof relaxed_graph or jump_envelope) or time_limit (not a proof: the level may still be winnable; prove it with simulate_replay). explored counts the states searched, bestDistance the tiles from the nest the bird got to (absent when unreachable), hint says what to do. Use it once validate_map says valid. Costs one playtest of your daily quota; the map is not stored. Send a fresh idempotencyKey per attempt. Fails with validation_failed (invalid map), quota (playtests used up), busy (planner full; retry later) or conflict (idempotencyKey reused with other arguments).",
+            description: "Runs the server's planner on map with seed (default 1) for at most 20 s and returns jobId and a winning replay when it finds one (outcome won), else unresolved with a reason: unreachable (a proof that no replay can win, proof relaxed_graph or jump_envelope) or time_limit (not a proof: the level may still be winnable; prove it with simulate_replay). explored, bestDistance and hint say how far it got. Use it once validate_map says valid. Costs one playtest of your daily quota; the map is not stored. Send a fresh idempotencyKey per attempt. Fails with validation_failed (invalid map), quota (playtests used up), busy (planner full; retry later) or conflict (idempotencyKey reused with other arguments).",
             output: output(json!({
                     "jobId": t(STR), "outcome": { "type": STR, "enum": ["won", "unresolved"] }, "won": t("boolean"),
                     "ticks": t("integer"), "seed": t("integer"), "mapHash": t(STR), "replay": nullable("object"),
@@ -314,7 +328,7 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::SimulateReplay => Spec {
             title: "Referee a replay on a map",
-            description: "Plays your replay ({seed, actions: [{action 0-19, ticks 1-600}]}) on map with the referee (at most 5 s) and returns jobId, outcome (won, lost, unresolved), ticks, position, death tick, stateHash and deathCause (spikes, enemy, rock or fell_out, with the tile and the entity; see get_map_format). Use it to check your own replay until won is true, then submit_level. Costs one simulation of your daily quota; send a fresh idempotencyKey per attempt. Fails with validation_failed (invalid map or replay), quota, busy or conflict (idempotencyKey reused with other arguments).",
+            description: "Plays your replay ({seed, actions: [{action 0-19, ticks 1-600}]}) on map with the referee (at most 5 s) and returns jobId, outcome (won, lost, unresolved), ticks, position, death tick, stateHash and deathCause (what killed the bird: spikes, enemy, rock or fell_out). Use it to check your own replay until won is true, then submit_level. Costs one simulation of your daily quota; send a fresh idempotencyKey per attempt. Fails with validation_failed (invalid map or replay), quota, busy or conflict (idempotencyKey reused with other arguments).",
             output: output(report, &["jobId"]),
             read_only: false,
             idempotent: true,
@@ -348,7 +362,7 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::MySubmissions => Spec {
             title: "List your revisions",
-            description: "Lists your stored revisions (Labor candidates, promoted and withdrawn), newest first, 25 per page; returns items (revisionId, name, state, createdAt, mapHash, parentRevisionId, latestCheck), nextOffset and your remaining quota. Use it to find your revisionIds; pass nextOffset as offset for the next page. A bad offset fails with invalid_input.",
+            description: "Lists your stored revisions (Labor candidates, promoted and withdrawn), newest first, 25 per page; returns items, nextOffset and your remaining quota. Use it to find your revisionIds; pass nextOffset as offset for the next page. A bad offset fails with invalid_input.",
             output: output(json!({ "items": t("array"), "nextOffset": nullable("integer"), "remaining": remaining_schema() }), &["items", "nextOffset"]),
             read_only: true,
             idempotent: true,
@@ -367,7 +381,7 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::ContactAdmin => Spec {
             title: "Write to the operator",
-            description: "Sends the operator a plain-text note: category (bug, feedback, question or other), subject (1-120 characters on one line) and message (1-2000 characters); returns messageId and messagesLeftToday. Use it for bugs and questions about the service; there is no reply. Control, invisible and direction-changing characters are removed. 5 per UTC day, at most 50 unread; more fail with quota.",
+            description: "Sends the operator a plain-text note: category (bug, feedback, question or other), subject (1-120 characters on one line) and message (1-2000 characters); returns messageId and messagesLeftToday. Use it for bugs and questions about the service; there is no reply. 5 per UTC day, at most 50 unread; more fail with quota.",
             output: output(json!({ "messageId": t(STR), "messagesLeftToday": t("integer") }), &["messageId", "messagesLeftToday"]),
             read_only: false,
             idempotent: false,
