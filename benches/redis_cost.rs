@@ -271,6 +271,17 @@ async fn main() {
         &before,
         &after,
     );
+    // What the process sends while nobody acts (the clock firer's polls, health probes,
+    // queue housekeeping), over as long as the cycles took: the line above includes it.
+    let idle_before = counters(&mut probe).await;
+    tokio::time::sleep(elapsed).await;
+    let idle_after = counters(&mut probe).await;
+    report(
+        "idle background over the same time (included in the cycle line above)",
+        actions,
+        &idle_before,
+        &idle_after,
+    );
     println!(
         "({actions} actions one after another took {:.1} s: {:.0} round trips/s through one API process)",
         elapsed.as_secs_f64(),

@@ -184,6 +184,25 @@ async fn redis_commands(url: &str) -> HashMap<String, u64> {
         .collect()
 }
 
+/// Redis's `used_memory` (INFO memory), bytes.
+async fn redis_memory(url: &str) -> u64 {
+    let Ok(client) = redis::Client::open(url) else {
+        return 0;
+    };
+    let Ok(mut conn) = client.get_multiplexed_async_connection().await else {
+        return 0;
+    };
+    let info: String = redis::cmd("INFO")
+        .arg("memory")
+        .query_async(&mut conn)
+        .await
+        .unwrap_or_default();
+    info.lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// Sum of every sample of a metric family on the API's `/metrics`.
 async fn metric_sum(http: &reqwest::Client, base: &str, name: &str) -> f64 {
     let Ok(r) = http.get(format!("{base}/metrics")).send().await else {
@@ -308,6 +327,7 @@ async fn main() {
     );
     // Phase 1: every table is created and seated (64 at a time) before anyone plays.
     let setup = Instant::now();
+    let memory_before = redis_memory(&url).await;
     let mut tables = Vec::new();
     let total = sessions + clock_sessions;
     let mut next = 0;
@@ -531,12 +551,16 @@ async fn main() {
     // Let every host see its game_start and the think times settle before measuring.
     tokio::time::sleep(Duration::from_millis(2000 + think_max)).await;
     cg("--zero");
+    let memory_playing = redis_memory(&url).await;
+    let clients0 = cpu_ms(std::process::id());
     let p0 = probe(http.clone(), base.clone(), url.clone(), pids.clone()).await;
     measuring.store(true, Ordering::Relaxed);
     let late0 = late_starts.load(Ordering::Relaxed);
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     measuring.store(false, Ordering::Relaxed);
     let p1 = probe(http.clone(), base.clone(), url.clone(), pids.clone()).await;
+    let clients = cpu_ms(std::process::id()) - clients0;
+    let memory_after = redis_memory(&url).await;
     cg("--dump");
     let late = late_starts.load(Ordering::Relaxed) - late0;
     stop.store(true, Ordering::Relaxed);
@@ -607,6 +631,16 @@ async fn main() {
         "  CPU ms per action: {} (total {:.3}; the benchmark's own clients not included)",
         cpu.join(", "),
         per(total_cpu as f64)
+    );
+    println!(
+        "  the benchmark's own clients: {:.3} CPU ms per action",
+        per(clients as f64)
+    );
+    let per_session = |m: u64| m.saturating_sub(memory_before) as f64 / total.max(1) as f64;
+    println!(
+        "Redis memory per session (record, event log, index entries; tokens and the delayed set included): {:.0} bytes once seated and started, {:.0} bytes at the end",
+        per_session(memory_playing),
+        per_session(memory_after)
     );
     if callgrind {
         tokio::time::sleep(Duration::from_secs(2)).await;

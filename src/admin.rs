@@ -81,6 +81,62 @@ async fn level(app: &App, cmd: LevelCommand) -> ExitCode {
     )
 }
 
+async fn job(app: &App, cmd: JobCommand) -> ExitCode {
+    use horst_operator::jobs as job_control;
+    let (store, queue) = (app.store(), app.queue());
+    report(
+        match cmd {
+            JobCommand::List {
+                state,
+                kind,
+                account,
+                limit,
+            } => {
+                let filter = job_control::JobFilter {
+                    state,
+                    kind,
+                    account,
+                };
+                job_control::list_jobs(queue, &filter, limit)
+                    .await
+                    .map(|rows| json_lines(&rows))
+            }
+            JobCommand::Show { id } => job_control::show_job(queue, &id)
+                .await
+                .and_then(|row| {
+                    serde_json::to_string_pretty(&row).map_err(horst_gateway::ToolError::internal)
+                }),
+            JobCommand::Cancel { id, reason } => {
+                job_control::cancel_job(store, queue, &who(), &id, &reason)
+                    .await
+                    .map(|outcome| match outcome {
+                        horst_queue::CancelOutcome::Dropped => format!("job {id} cancelled: it had not started; dropped, nothing charged; its caller is told"),
+                        horst_queue::CancelOutcome::Stopped => format!("job {id} cancelled: it was running; its worker stops it within 100 ms; it stays charged; its caller is told"),
+                        other => format!("job {id}: {other:?}"),
+                    })
+            }
+        }
+        .map_err(Failure),
+    )
+}
+
+/// `horst admin queue`: the lanes, the running jobs and today's figures.
+async fn queue_view(app: &App) -> Result<String, horst_gateway::ToolError> {
+    #[derive(serde::Serialize)]
+    struct QueueView {
+        lanes: Vec<horst_operator::jobs::LaneDepth>,
+        running: u64,
+        today: horst_queue::DayStats,
+    }
+    let q = app.queue();
+    let view = QueueView {
+        lanes: horst_operator::jobs::lanes(q).await?,
+        running: q.running_count().await?,
+        today: q.today().await?,
+    };
+    serde_json::to_string_pretty(&view).map_err(horst_gateway::ToolError::internal)
+}
+
 /// Queues a recheck and (unless `no_wait`) waits for its job (`horst_operator::wait_recheck`,
 /// the same wait as the REST API's), printing the recorded check on stdout. A failing check
 /// exits 1.
@@ -291,6 +347,12 @@ pub enum AdminCommand {
     /// Agent tokens for the RCADIA agent protocol.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Evaluation jobs: list them (by state, kind, account), show one, cancel one.
+    #[command(subcommand)]
+    Job(JobCommand),
+    /// The queue at a glance as JSON: each lane's waiting jobs and oldest wait, the running
+    /// jobs, today's jobs by kind and outcome, and the seconds used.
+    Queue,
     /// People who sign in with a password: on /account (game accounts with agent keys),
     /// /admin (with the operator role) and POST /api/v1/auth/session (RCADIA).
     #[command(subcommand)]
@@ -299,6 +361,34 @@ pub enum AdminCommand {
     /// move clients to it, retire the old one.
     #[command(subcommand)]
     AdminToken(AdminTokenCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum JobCommand {
+    /// Jobs as JSON lines, newest first: without --account the ones waiting and running
+    /// now, with it that account's recent jobs.
+    List {
+        /// queued, running, succeeded, failed or cancelled.
+        #[arg(long)]
+        state: Option<String>,
+        /// playtest, simulate, submit or recheck.
+        #[arg(long)]
+        kind: Option<String>,
+        #[arg(long)]
+        account: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// One job with its timeline (admitted, started, ended, worker, wait) and progress.
+    Show { id: String },
+    /// Cancel a queued job (dropped, nothing charged) or a running one (stopped within
+    /// 100 ms, stays charged). Its caller is told at once, with the reason. Audited.
+    Cancel {
+        id: String,
+        /// Why; the job's caller reads it.
+        #[arg(long)]
+        reason: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -643,6 +733,8 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
             ),
             AdminCommand::Key(cmd) => key(&store, cmd).await,
             AdminCommand::Token(cmd) => token(&app, cmd).await,
+            AdminCommand::Job(cmd) => job(&app, cmd).await,
+            AdminCommand::Queue => report(queue_view(&app).await.map_err(Failure)),
             AdminCommand::User(cmd) => user(&app, cmd).await,
             AdminCommand::AdminToken(cmd) => admin_token(&store, cmd).await,
         }

@@ -236,11 +236,13 @@ impl App {
         shutdown: watch::Receiver<bool>,
     ) -> Result<impl std::future::Future<Output = ()> + Send + 'static, BuildError> {
         let runner = horst_worker::EngineRunner::new(self.config.worker.threads as usize)
-            .map_err(|e| BuildError(e.to_string()))?;
+            .map_err(|e| BuildError(e.to_string()))?
+            .with_job_memory_mib(self.config.worker.job_memory_mib);
         Ok(horst_worker::run(
             self.queue.clone(),
             Arc::new(runner),
-            horst_worker::WorkerIdentity::new(index, slots),
+            horst_worker::WorkerIdentity::new(index, slots)
+                .with_referee_slots(self.config.worker.referee_slots),
             self.worker_metrics(),
             shutdown,
         ))

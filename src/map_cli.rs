@@ -371,6 +371,7 @@ fn solve(file: &Path, seed: u32, time_limit: f64, threads: Option<usize>, json: 
         seed,
         time_limit: std::time::Duration::from_secs_f64(time_limit),
         cancel: &SOLVE_INTERRUPTED,
+        memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
     };
     let tty = std::io::stderr().is_terminal();
     let report = pool.install(|| {

@@ -44,6 +44,9 @@ pub enum ApiCode {
     Forbidden,
     /// Sign-up is closed; the operator creates accounts.
     SignUpClosed,
+    /// A destructive operator action on the `/admin` page needs the credential given again
+    /// (`POST /api/admin/session/confirm`).
+    Reauthenticate,
     NotFound,
     /// The method is not allowed on this path.
     Method,
@@ -77,7 +80,8 @@ impl ApiCode {
             | ApiCode::Csrf
             | ApiCode::Blocked
             | ApiCode::Forbidden
-            | ApiCode::SignUpClosed => StatusCode::FORBIDDEN,
+            | ApiCode::SignUpClosed
+            | ApiCode::Reauthenticate => StatusCode::FORBIDDEN,
             ApiCode::NotFound => StatusCode::NOT_FOUND,
             ApiCode::Method => StatusCode::METHOD_NOT_ALLOWED,
             ApiCode::ServerRestarted => StatusCode::GONE,
@@ -105,6 +109,7 @@ impl ApiCode {
             ApiCode::Blocked => "blocked",
             ApiCode::Forbidden => "forbidden",
             ApiCode::SignUpClosed => "sign_up_closed",
+            ApiCode::Reauthenticate => "reauthenticate",
             ApiCode::NotFound => "not_found",
             ApiCode::Method => "method",
             ApiCode::ServerRestarted => "server_restarted",

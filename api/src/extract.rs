@@ -3,8 +3,10 @@
 //!
 //! - [`Operator`]: the operator's REST API: an active admin token (`Authorization: Bearer`),
 //!   or else an operator's `/admin` session ([`PageOperator`]).
-//! - [`PageOperator`]: the `/admin` page's session cookie: a person with the operator role,
-//!   or an admin-token sign-in.
+//! - [`PageOperator`]: the `/admin` page's session cookie (its own, not `/account`'s): a
+//!   person with the operator role, or an admin-token sign-in.
+//! - [`Confirmed`]: an [`Operator`] for a destructive action: a page session must have
+//!   given its credential recently (else 403 `reauthenticate`).
 //! - [`SignedIn`]: a person's `/account` session cookie.
 //! - [`ClientAddr`]: the client's address (behind trusted proxies, what they forwarded).
 //! - [`Player`] and [`Host`]: RCADIA callers (an agent token with the scope, or a user's JWT).
@@ -56,7 +58,7 @@ impl FromRequestParts<AppState> for Operator {
             )
         };
         let Some(given) = bearer(&parts.headers) else {
-            if session_cookie(&parts.headers).is_none()
+            if admin_cookie(&parts.headers).is_none()
                 && !horst_identity::admin_tokens::any_active(&state.store).await?
             {
                 return Err(off());
@@ -76,10 +78,7 @@ impl FromRequestParts<AppState> for Operator {
                 });
         };
         let store = &state.store;
-        if horst_identity::admin_tokens::check(store, given)
-            .await?
-            .is_none()
-        {
+        let Some(token_id) = horst_identity::admin_tokens::check(store, given).await? else {
             if !horst_identity::admin_tokens::any_active(store).await? {
                 return Err(off());
             }
@@ -87,30 +86,72 @@ impl FromRequestParts<AppState> for Operator {
                 ApiCode::Unauthorized,
                 "send Authorization: Bearer <an active admin token> (gateway.admin_token or one from `horst admin admin-token create`)",
             ));
-        }
+        };
         let name = parts
             .headers
             .get("x-operator")
             .and_then(|v| v.to_str().ok())
-            .map(horst_text::clean_line)
+            .map(|n| horst_text::clean_line(n).replace('@', ""))
             .filter(|n| !n.is_empty() && n.chars().count() <= 40);
+        // Which token acted, whatever name it gives.
         Ok(Operator(match name {
-            Some(n) => format!("api:{n}"),
-            None => "api".into(),
+            Some(n) => format!("api:{n}@{token_id}"),
+            None => format!("api@{token_id}"),
         }))
     }
 }
 
-/// The value of the session cookie, if the request carries one.
-pub(crate) fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+/// An operator for a destructive action: like [`Operator`], but an `/admin` session must
+/// have given its credential within `REAUTH_WINDOW` (sign-in or
+/// `POST /api/admin/session/confirm`); else 403 `reauthenticate`. A bearer token is given
+/// with every request, so it always counts as fresh.
+pub struct Confirmed(pub String);
+
+impl FromRequestParts<AppState> for Confirmed {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        if bearer(&parts.headers).is_some() {
+            return Operator::from_request_parts(parts, state)
+                .await
+                .map(|o| Confirmed(o.0));
+        }
+        let op = PageOperator::from_request_parts(parts, state).await?;
+        if !op.session.recently_authenticated() {
+            return Err(ApiError::new(
+                ApiCode::Reauthenticate,
+                format!(
+                    "this action needs your password (or admin token) again: the last was given more than {} minutes ago; confirm it with POST /api/admin/session/confirm, then repeat the action",
+                    horst_identity::web_sessions::REAUTH_WINDOW.as_secs() / 60
+                ),
+            ));
+        }
+        Ok(Confirmed(op.who))
+    }
+}
+
+/// The value of the cookie `wanted`, if the request carries it.
+fn cookie<'a>(headers: &'a HeaderMap, wanted: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == horst_identity::web_sessions::COOKIE)
+        .find(|(name, _)| *name == wanted)
         .map(|(_, value)| value.trim())
+}
+
+/// The value of the `/account` session cookie, if the request carries one.
+pub(crate) fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+    cookie(headers, horst_identity::web_sessions::COOKIE)
+}
+
+/// The value of the `/admin` session cookie (`__Host-horst_admin` over TLS, else
+/// `horst_admin`), if the request carries one.
+pub(crate) fn admin_cookie(headers: &HeaderMap) -> Option<&str> {
+    use horst_identity::web_sessions::{ADMIN_COOKIE, ADMIN_COOKIE_TLS};
+    cookie(headers, ADMIN_COOKIE_TLS).or_else(|| cookie(headers, ADMIN_COOKIE))
 }
 
 /// Refuses a browser request made by another site: `Sec-Fetch-Site` (sent by every current
@@ -154,6 +195,7 @@ async fn browser_session(
     state: &AppState,
     sign_in_at: &str,
 ) -> Result<horst_identity::web_sessions::WebSession, ApiError> {
+    let admin = sign_in_at == "/admin";
     let unsafe_method = !matches!(parts.method, Method::GET | Method::HEAD);
     if unsafe_method {
         same_origin(&parts.headers)?;
@@ -164,9 +206,16 @@ async fn browser_session(
             format!("not signed in, or the session ended; sign in on {sign_in_at}"),
         )
     };
-    let id = session_cookie(&parts.headers).ok_or_else(signed_out)?;
+    let id = if admin {
+        admin_cookie(&parts.headers)
+    } else {
+        session_cookie(&parts.headers)
+    }
+    .ok_or_else(signed_out)?;
     let session = horst_identity::web_sessions::load(&state.store, id)
         .await?
+        // Each page's cookie opens only its own kind of session.
+        .filter(|s| s.is_admin() == admin)
         .ok_or_else(signed_out)?;
     if unsafe_method {
         let given = parts
@@ -222,8 +271,9 @@ impl FromRequestParts<AppState> for SignedIn {
     }
 }
 
-/// An operator on the `/admin` page: a person with the operator role, or an admin-token
-/// sign-in whose token is still active. `who` is `page:<name>` for the audit trail.
+/// An operator on the `/admin` page (its own cookie): a person with the operator role, or an
+/// admin-token sign-in whose token is still active. `who` is `page:<name>` (the person) or
+/// `page:<given name>@<token id>` for the audit trail.
 pub struct PageOperator {
     pub who: String,
     pub session: horst_identity::web_sessions::WebSession,
@@ -236,22 +286,20 @@ impl FromRequestParts<AppState> for PageOperator {
         use horst_identity::web_sessions::Subject;
         let session = browser_session(parts, state, "/admin").await?;
         let allowed = match &session.subject {
-            Subject::Account(name) => horst_identity::people::load(&state.store, name)
+            Subject::Operator(name) => horst_identity::people::load(&state.store, name)
                 .await?
                 .filter(|p| p.operator && !p.blocked)
-                .map(|p| p.name),
+                .map(|p| format!("page:{}", p.name)),
             Subject::AdminToken {
                 token_id,
                 operator_name,
             } => horst_identity::admin_tokens::is_active(&state.store, token_id)
                 .await?
-                .then(|| operator_name.clone()),
+                .then(|| format!("page:{operator_name}@{token_id}")),
+            Subject::Account(_) => None,
         };
         match allowed {
-            Some(name) => Ok(PageOperator {
-                who: format!("page:{name}"),
-                session,
-            }),
+            Some(who) => Ok(PageOperator { who, session }),
             None => Err(ApiError::new(
                 ApiCode::Forbidden,
                 "this session may not use /admin: the account is not an operator (or no longer), or the admin token was retired; sign in on /admin",

@@ -29,6 +29,7 @@ mod extract;
 mod poll_params;
 mod request_log;
 mod routes;
+pub mod security_headers;
 mod server;
 
 pub use error::{tool_status, ApiCode, ApiError};
@@ -175,6 +176,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::mcp::router(state.clone()))
         .merge(routes::agent_keys::router())
         .merge(routes::admin::router())
+        .merge(routes::admin_jobs::router())
         .merge(routes::account::router())
         .merge(routes::admin_page::router())
         .merge(routes::public_board::router())
@@ -184,6 +186,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::rcadia_agent::router())
         .merge(routes::web_files::router())
         .merge(routes::game::router())
+        .layer(axum::middleware::from_fn(security_headers::layer))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             request_log::log_request,

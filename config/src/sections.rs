@@ -161,6 +161,11 @@ pub struct WorkerConfig {
     /// `horst worker` only: serve /healthz, /readyz and /metrics on this address (IP:PORT);
     /// empty: no HTTP at all. (`horst up` serves them on the API's address.)
     pub metrics_listen: String,
+    /// Slots that only run referee work (simulate, submit, recheck), beside `slots`, so a
+    /// simulation never waits behind playtests.
+    pub referee_slots: u32,
+    /// The memory one planner run may use, MiB (the planner stops at it: `memory_limit`).
+    pub job_memory_mib: u64,
 }
 
 impl Default for WorkerConfig {
@@ -169,6 +174,8 @@ impl Default for WorkerConfig {
             slots: 1,
             threads: 0,
             metrics_listen: String::new(),
+            referee_slots: 1,
+            job_memory_mib: 512,
         }
     }
 }
@@ -188,6 +195,8 @@ pub struct QueueConfig {
     pub waiting_per_account: u32,
     /// Waiting jobs the whole server may have.
     pub waiting_global: u32,
+    /// Of `waiting_global`, the places only referee work (simulate, submit) may take.
+    pub referee_places: u32,
     /// Reserved execution seconds per UTC day for the whole server.
     pub daily_seconds: u64,
     /// Percentage of `daily_seconds` that all trust-0 accounts together may use.
@@ -207,6 +216,7 @@ impl Default for QueueConfig {
             lease_seconds: 10,
             waiting_per_account: 1,
             waiting_global: 8,
+            referee_places: 2,
             daily_seconds: 3600,
             trust0_share_percent: 50,
             job_retention_hours: 24 * 7,
@@ -300,8 +310,13 @@ pub struct GatewayConfig {
     pub sign_up: bool,
     /// Sign-in and sign-up attempts per client address and minute (every API process together).
     pub sign_in_per_ip_per_minute: u32,
-    /// Sign-in attempts per account name and minute.
+    /// Failed sign-ins of one name from one client before each further one doubles the wait.
     pub sign_in_per_name_per_minute: u32,
+    /// Sign-ups per network (IPv4 /24, IPv6 /64) in a rolling 24 hours, besides the
+    /// self-service key caps a sign-up also counts against.
+    pub sign_up_per_network_per_day: u32,
+    /// Sign-ups in total in a rolling 24 hours.
+    pub sign_up_per_day: u32,
     /// The operator's bearer token for the REST admin API (`/api/admin/...`); empty switches
     /// that API off (404). Not an agent key: agents' keys never reach it.
     pub admin_token: String,
@@ -332,6 +347,11 @@ impl std::fmt::Debug for GatewayConfig {
                 &self.sign_in_per_name_per_minute,
             )
             .field(
+                "sign_up_per_network_per_day",
+                &self.sign_up_per_network_per_day,
+            )
+            .field("sign_up_per_day", &self.sign_up_per_day)
+            .field(
                 "admin_token",
                 &if self.admin_token.is_empty() {
                     ""
@@ -356,6 +376,8 @@ impl Default for GatewayConfig {
             sign_up: false,
             sign_in_per_ip_per_minute: 10,
             sign_in_per_name_per_minute: 5,
+            sign_up_per_network_per_day: 3,
+            sign_up_per_day: 50,
             admin_token: String::new(),
             mcp_resources: true,
             mcp_apps: true,
@@ -498,6 +520,14 @@ impl Config {
             ),
             ("worker.slots", range(self.worker.slots as u64, 1, 256)),
             (
+                "worker.referee_slots",
+                range(self.worker.referee_slots as u64, 0, 256),
+            ),
+            (
+                "worker.job_memory_mib",
+                range(self.worker.job_memory_mib, 16, 1 << 20),
+            ),
+            (
                 "redis.min_replica_acks",
                 range(self.redis.min_replica_acks as u64, 0, 16),
             ),
@@ -521,6 +551,10 @@ impl Config {
             (
                 "queue.waiting_global",
                 range(q.waiting_global as u64, 1, 100_000),
+            ),
+            (
+                "queue.referee_places",
+                range(q.referee_places as u64, 0, q.waiting_global as u64),
             ),
             (
                 "queue.daily_seconds",
@@ -561,6 +595,18 @@ impl Config {
                     1,
                     1_000_000,
                 ),
+            ),
+            (
+                "gateway.sign_up_per_network_per_day",
+                range(
+                    self.gateway.sign_up_per_network_per_day as u64,
+                    0,
+                    1_000_000,
+                ),
+            ),
+            (
+                "gateway.sign_up_per_day",
+                range(self.gateway.sign_up_per_day as u64, 0, 1_000_000),
             ),
             (
                 "sessions.host_gone_seconds",

@@ -41,7 +41,7 @@ pub use format::limits::{limits, Limits};
 pub use format::parse::parse_map;
 pub use format::render::{render_map, Rendered};
 pub use format::validate::{validate_map, validate_map_bytes, Issue, ValidationReport};
-pub use referee::{referee, DeathReport, EntityRef, Position, RefereeReport};
+pub use referee::{referee, referee_until, DeathReport, EntityRef, Position, RefereeReport};
 pub use replay::{parse_replay, parse_replay_json, Replay, Step};
 pub use sim::map::{Entity, Map};
 pub use sim::palette::{Block, EntityKind, ParamType};

@@ -125,7 +125,30 @@ pub fn run(map: &Map, replay: &Replay) -> Sim {
 }
 
 pub fn referee(map: &Map, replay: &Replay) -> RefereeReport {
-    let sim = run(map, replay);
+    report(map, &run(map, replay))
+}
+
+/// [`referee`] that gives up (`None`) once `stop` says so: asked every 4096 ticks (well under
+/// a millisecond of simulation), so a cancelled job frees its worker at once.
+pub fn referee_until(map: &Map, replay: &Replay, stop: &dyn Fn() -> bool) -> Option<RefereeReport> {
+    let mut sim = Sim::new(map, replay.seed);
+    let mut ticks: u32 = 0;
+    'run: for s in &replay.actions {
+        for _ in 0..s.ticks {
+            if sim.status() != Status::Running {
+                break 'run;
+            }
+            ticks = ticks.wrapping_add(1);
+            if ticks.is_multiple_of(4096) && stop() {
+                return None;
+            }
+            sim.step(s.action);
+        }
+    }
+    Some(report(map, &sim))
+}
+
+fn report(map: &Map, sim: &Sim) -> RefereeReport {
     let status = sim.status();
     RefereeReport {
         outcome: match status {
@@ -136,9 +159,9 @@ pub fn referee(map: &Map, replay: &Replay) -> RefereeReport {
         won: status == Status::Won,
         dead: status == Status::Dead,
         ticks: sim.tick(),
-        position: position(&sim),
+        position: position(sim),
         death_tick: (status == Status::Dead).then(|| sim.tick()),
-        death_cause: death_report(map, &sim),
+        death_cause: death_report(map, sim),
         state_hash: sim.state_hash(),
         map_hash: map.hash(),
     }

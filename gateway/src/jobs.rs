@@ -532,6 +532,10 @@ ErrorCode::ValidationFailed,
             "revisionState": revision_state,
             "createdAt": crate::rfc3339(rec.created_at_ms),
         });
+        // A running playtest's latest progress (its worker writes it every 2 s).
+        if let (JobState::Running, Some(p)) = (rec.state, &rec.progress) {
+            v["progress"] = serde_json::to_value(p).unwrap_or(Value::Null);
+        }
         self.add_remaining(&mut v, caller).await;
         Ok(v)
     }

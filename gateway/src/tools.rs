@@ -315,7 +315,7 @@ fn spec(tool: Tool) -> Spec {
             output: output(json!({
                     "jobId": t(STR), "outcome": { "type": STR, "enum": ["won", "unresolved"] }, "won": t("boolean"),
                     "ticks": t("integer"), "seed": t("integer"), "mapHash": t(STR), "replay": nullable("object"),
-                    "reason": { "type": STR, "enum": ["unreachable", "time_limit"] },
+                    "reason": { "type": STR, "enum": ["unreachable", "time_limit", "memory_limit"] },
                     "proof": { "type": STR, "enum": ["relaxed_graph", "jump_envelope"] },
                     "explored": t("integer"), "bestDistance": t("integer"), "hint": t(STR),
                     "engineVersion": t(STR), "policyVersion": t(STR), "remaining": remaining_schema(),
@@ -350,11 +350,11 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::GetSubmission => Spec {
             title: "Read one of your jobs",
-            description: "Reads one of your playtest, simulate or submit jobs by jobId: returns state (queued, running, succeeded, failed, cancelled), result or failure (a playtest's result is what playtest_map returns), and for a submission revisionId and revisionState. Use it when a call answered pending: true, or to check a job later. Reading is free (no quota); jobs of other accounts fail with not_found.",
+            description: "Reads one of your playtest, simulate or submit jobs by jobId: returns state (queued, running, succeeded, failed, cancelled), result or failure (a playtest's result is what playtest_map returns), and for a submission revisionId and revisionState. A running playtest carries progress (at most 2 s old): elapsedSeconds, statesExplored, bestDistance, stage. Use it when a call answered pending: true, or to check a job later. Reading is free (no quota); jobs of other accounts fail with not_found.",
             output: output(json!({
                     "jobId": t(STR), "kind": t(STR), "state": t(STR), "result": nullable("object"),
                     "failure": nullable("object"), "revisionId": nullable(STR), "revisionState": nullable(STR),
-                    "remaining": remaining_schema(),
+                    "remaining": remaining_schema(), "progress": t("object"),
                 }), &["jobId", "state"]),
             read_only: true,
             idempotent: true,

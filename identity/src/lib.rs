@@ -1,7 +1,9 @@
 //! Who is calling, and what they may do: every credential horst knows, in one crate.
 //!
-//! - [`people`]: people's game accounts with PHC passwords (Argon2id), sign-in, the operator
-//!   role, the sign-up switch.
+//! - [`people`]: people's game accounts with PHC passwords (Argon2id, no common password),
+//!   sign-in, sign-up within caps, the operator role, the sign-up switch.
+//! - [`sign_in_limits`]: failed sign-ins per name and client, growing waits, no lockout of an
+//!   owner by others' failures.
 //! - [`web_sessions`]: the browser sessions of `/account` and `/admin` (cookie ids stored as
 //!   SHA-256, CSRF tokens, an index per person and per admin token).
 //! - [`admin_tokens`]: the operator's rotating tokens for the REST admin API and `/admin`.
@@ -26,9 +28,19 @@ pub mod auth;
 mod error;
 pub mod people;
 mod scripts;
+pub mod sign_in_limits;
 pub mod web_sessions;
 
 pub use error::{IdentityError, KeyCap};
+
+/// Every Lua script of this crate declared in the script registry, for the tidy test.
+pub fn scripts() -> Vec<&'static dyn horst_store::script::Registered> {
+    let mut all: Vec<&'static dyn horst_store::script::Registered> = Vec::new();
+    all.extend(sign_in_limits::scripts());
+    all.extend(people::scripts());
+    all.extend(web_sessions::scripts());
+    all
+}
 
 /// `bytes` random bytes from the OS as hex (key material and ids; an RNG failure is an error).
 pub(crate) fn random_hex(bytes: usize) -> Result<String, IdentityError> {

@@ -19,7 +19,8 @@ use std::sync::OnceLock;
 use crate::auth::{Auth, LegacyCheck};
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use argon2::{Algorithm, Argon2, Params, Version};
-use horst_store::Store;
+use horst_store::script::{Argv, Decl, Script, Writes};
+use horst_store::{lua, Store};
 use redis::AsyncCommands;
 use serde::Serialize;
 
@@ -94,6 +95,19 @@ async fn verify(stored: Option<String>, password: &str) -> Result<bool, Identity
         .map_err(|e| IdentityError::internal(format!("hashing thread: {e}")))
 }
 
+/// The passwords everyone tries first (`identity/common-passwords.txt`, shipped with horst).
+const COMMON: &str = include_str!("../common-passwords.txt");
+
+/// Whether `password` is on the shipped list of common passwords (any case).
+pub fn is_common(password: &str) -> bool {
+    let lower = password.trim().to_lowercase();
+    COMMON
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .any(|l| l == lower)
+}
+
 /// Whether `password` may be set; the error says what the rules are.
 pub fn check_password(name: &str, password: &str) -> Result<(), IdentityError> {
     if password.chars().count() < PASSWORD_MIN_CHARS {
@@ -109,6 +123,11 @@ pub fn check_password(name: &str, password: &str) -> Result<(), IdentityError> {
     if password.eq_ignore_ascii_case(name) {
         return Err(IdentityError::invalid(
             "the password must not be the account name",
+        ));
+    }
+    if is_common(password) {
+        return Err(IdentityError::invalid(
+            "this password is one of the most common passwords, which are guessed first; choose another (several unrelated words are easy to remember and hard to guess)",
         ));
     }
     Ok(())
@@ -241,6 +260,93 @@ pub async fn create(
         Ok(())
     } else {
         Err(IdentityError::conflict(format!("the name {name} is taken")))
+    }
+}
+
+/// The caps sign-up obeys: self-service keys' (a new person is one more trust-0 identity
+/// from that network) and its own (`gateway.sign_up_per_network_per_day`,
+/// `gateway.sign_up_per_day`), all rolling over 24 hours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SignUpCaps {
+    pub per_network: u32,
+    pub total: u32,
+}
+
+impl SignUpCaps {
+    pub fn from_config(g: &horst_config::GatewayConfig) -> SignUpCaps {
+        SignUpCaps {
+            per_network: g.sign_up_per_network_per_day,
+            total: g.sign_up_per_day,
+        }
+    }
+}
+
+/// `lua/sign_up.lua`: reply `(outcome, ms)`.
+static SIGN_UP: Script<(String, u64)> = Script::new(Decl {
+    file: lua!("lua/sign_up.lua"),
+    keys: 5,
+    argv: Argv::Exactly(8),
+    writes: Writes::Durable,
+});
+
+pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 1] {
+    [&SIGN_UP]
+}
+
+/// Sign-up on `/account`: a new person (trust 0) with `password`, from `client`, within
+/// [`SignUpCaps`]; a cap is [`IdentityError::Cap`] with the seconds until there is room.
+/// Answered only once the replicas have it (a durable write).
+pub async fn sign_up(
+    store: &Store,
+    auth: &Auth,
+    name: &str,
+    password: &str,
+    client: std::net::IpAddr,
+    caps: SignUpCaps,
+) -> Result<(), IdentityError> {
+    use crate::accounts::{
+        network_of, SELF_SERVICE_PER_NETWORK, SELF_SERVICE_TOTAL, SELF_SERVICE_WINDOW_MS,
+    };
+    check_name(name)?;
+    check_password(name, password)?;
+    if auth.legacy_user_exists(name).await? {
+        return Err(IdentityError::conflict(format!("the name {name} is taken")));
+    }
+    let hash = hash_password(password).await?;
+    let network = network_of(client);
+    let member = crate::random_hex(8)?;
+    let (outcome, ms) = SIGN_UP
+        .call(store)
+        .key(store.key(&format!("agentkeys:net:{network}")))
+        .key(store.key("agentkeys:all"))
+        .key(store.key(&format!("signup:net:{network}")))
+        .key(store.key("signup:all"))
+        .key(store.key(&format!("account:{name}")))
+        .arg(SELF_SERVICE_WINDOW_MS)
+        .arg(SELF_SERVICE_PER_NETWORK)
+        .arg(SELF_SERVICE_TOTAL)
+        .arg(caps.per_network)
+        .arg(caps.total)
+        .arg(&member)
+        .arg(name)
+        .arg(&hash)
+        .run()
+        .await?;
+    let retry_after_seconds = ms.div_ceil(1000).max(1);
+    match outcome.as_str() {
+        "ok" => Ok(()),
+        "exists" => Err(IdentityError::conflict(format!("the name {name} is taken"))),
+        "network_cap" => Err(IdentityError::Cap {
+            cap: crate::KeyCap::Network,
+            message: "your network has made as many new accounts and agent keys as it may in 24 hours; try again later or ask the operator".into(),
+            retry_after_seconds,
+        }),
+        "daily_cap" => Err(IdentityError::Cap {
+            cap: crate::KeyCap::Daily,
+            message: "horst has taken as many new accounts and agent keys as it may in 24 hours; try again later or ask the operator".into(),
+            retry_after_seconds,
+        }),
+        other => Err(IdentityError::internal(format!("sign_up.lua: {other:?}"))),
     }
 }
 
@@ -483,6 +589,11 @@ mod tests {
         assert!(check_password("fuchs1234", "FUCHS1234").is_err());
         assert!(check_password("fuchs", &"x".repeat(300)).is_err());
         assert!(check_password("fuchs", "lange genug").is_ok());
+        // The list, in any case, with a message that says why.
+        for common in ["password", "12345678", "PassWort123", "qwertzuiop"] {
+            let e = check_password("fuchs", common).unwrap_err().to_string();
+            assert!(e.contains("most common passwords"), "{common}: {e}");
+        }
         assert!(check_name("Fuchs").is_err());
         assert!(check_name("agent-1234abcd").is_err());
         assert!(check_name("fuchs").is_ok());

@@ -130,6 +130,6 @@ mod tests {
             }
             n += 1;
         }
-        assert_eq!(n, 3);
+        assert_eq!(n, 7);
     }
 }

@@ -6,17 +6,23 @@
 //! which every state-changing request must send back in `X-CSRF-Token`.
 //!
 //! Layout (under the store prefix):
-//! - `websession:<sha256 of the id>` hash: `kind` (`account` or `admin`), `account` (a
-//!   person's name), `tokenId` and `operatorName` (an admin-token sign-in), `csrf`,
-//!   `createdAtMs`; it expires [`IDLE`] after its last use and is refused [`ABSOLUTE`] (people)
-//!   or [`ADMIN_ABSOLUTE`] (admin-token sign-ins) after it was made
+//! - `websession:<sha256 of the id>` hash: `kind` (`account`, `operator` or `admin`),
+//!   `account` (a person's name), `tokenId` and `operatorName` (an admin-token sign-in),
+//!   `csrf`, `createdAtMs`, `authAtMs` (when the credential was last given: sign-in or
+//!   [`confirm`]); an `/account` session expires [`IDLE`] after its last use and is refused
+//!   [`ABSOLUTE`] after it was made, an `/admin` one ([`Subject::Operator`],
+//!   [`Subject::AdminToken`]) [`ADMIN_IDLE`] and [`ADMIN_ABSOLUTE`]
+//!
+//! The two pages have separate cookies ([`COOKIE`], [`ADMIN_COOKIE`]) and separate kinds of
+//! session: an `/account` session never opens `/admin`, even for an operator.
 //! - `account:<name>:websessions` and `admintoken:<id>:websessions` sets: the session hashes
 //!   of a person or an admin token, so blocking, a password change, deletion or retiring the
 //!   token ends them all at once
 
 use std::time::Duration;
 
-use horst_store::Store;
+use horst_store::script::{Argv, Decl, Script, Writes};
+use horst_store::{lua, Store};
 use redis::AsyncCommands;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -24,20 +30,32 @@ use subtle::ConstantTimeEq;
 use crate::random_hex;
 use crate::IdentityError;
 
-/// The cookie's name.
+/// The `/account` cookie's name.
 pub const COOKIE: &str = "horst_session";
+/// The `/admin` cookie's name over plain HTTP...
+pub const ADMIN_COOKIE: &str = "horst_admin";
+/// ...and over TLS: `__Host-` makes the browser refuse it unless it is `Secure`, for `/`
+/// and without a `Domain`, so no other host or path can set or shadow it.
+pub const ADMIN_COOKIE_TLS: &str = "__Host-horst_admin";
+/// An `/admin` session unused this long is gone.
+pub const ADMIN_IDLE: Duration = Duration::from_secs(3600);
 /// A session unused this long is gone.
 pub const IDLE: Duration = Duration::from_secs(12 * 3600);
 /// A person's session is refused this long after sign-in, used or not.
 pub const ABSOLUTE: Duration = Duration::from_secs(7 * 24 * 3600);
-/// An admin-token sign-in lasts at most this long.
+/// An `/admin` session lasts at most this long.
 pub const ADMIN_ABSOLUTE: Duration = Duration::from_secs(12 * 3600);
+/// A destructive operator action needs the credential given this recently on the page
+/// (sign-in or [`confirm`]); else it is refused with `reauthenticate`.
+pub const REAUTH_WINDOW: Duration = Duration::from_secs(5 * 60);
 
 /// Who a session belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Subject {
-    /// A person signed in with their password.
+    /// A person signed in on `/account` with their password.
     Account(String),
+    /// A person with the operator role signed in on `/admin` with their password.
+    Operator(String),
     /// An operator signed in on `/admin` with an admin token; `operator_name` is what they
     /// said their name is (for the audit trail), `token_id` which token they used.
     AdminToken {
@@ -54,9 +72,23 @@ pub struct WebSession {
     pub subject: Subject,
     pub csrf: String,
     pub created_at_ms: u64,
+    /// When the credential was last given (sign-in or [`confirm`]).
+    pub auth_at_ms: u64,
+    /// The server's clock when the session was loaded.
+    pub now_ms: u64,
 }
 
 impl WebSession {
+    /// Whether the credential was given within [`REAUTH_WINDOW`].
+    pub fn recently_authenticated(&self) -> bool {
+        self.now_ms.saturating_sub(self.auth_at_ms) < REAUTH_WINDOW.as_millis() as u64
+    }
+
+    /// Whether this is an `/admin` session.
+    pub fn is_admin(&self) -> bool {
+        !matches!(self.subject, Subject::Account(_))
+    }
+
     /// Whether `given` is this session's CSRF token (constant time).
     pub fn csrf_matches(&self, given: &str) -> bool {
         !self.csrf.is_empty() && bool::from(self.csrf.as_bytes().ct_eq(given.as_bytes()))
@@ -85,8 +117,29 @@ fn well_formed(id: &str) -> bool {
 
 fn index_key(subject: &Subject) -> String {
     match subject {
-        Subject::Account(name) => format!("account:{name}:websessions"),
+        Subject::Account(name) | Subject::Operator(name) => format!("account:{name}:websessions"),
         Subject::AdminToken { token_id, .. } => format!("admintoken:{token_id}:websessions"),
+    }
+}
+
+/// `lua/web_session_create.lua`: durable, so a session the browser was given survives a
+/// failover.
+static CREATE: Script<i64> = Script::new(Decl {
+    file: lua!("lua/web_session_create.lua"),
+    keys: 2,
+    argv: Argv::Exactly(8),
+    writes: Writes::Durable,
+});
+
+pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 1] {
+    [&CREATE]
+}
+
+/// How long a session of `subject` lives unused, and at most.
+fn lifetimes(subject: &Subject) -> (Duration, Duration) {
+    match subject {
+        Subject::Account(_) => (IDLE, ABSOLUTE),
+        Subject::Operator(_) | Subject::AdminToken { .. } => (ADMIN_IDLE, ADMIN_ABSOLUTE),
     }
 }
 
@@ -97,33 +150,27 @@ pub async fn create(store: &Store, subject: Subject) -> Result<NewSession, Ident
     let hash = hash_id(&id);
     let (kind, account, token_id, operator_name) = match &subject {
         Subject::Account(name) => ("account", name.as_str(), "", ""),
+        Subject::Operator(name) => ("operator", name.as_str(), "", ""),
         Subject::AdminToken {
             token_id,
             operator_name,
         } => ("admin", "", token_id.as_str(), operator_name.as_str()),
     };
-    let _: () = redis::Script::new(
-        r#"
-        local t = redis.call('TIME')
-        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-        redis.call('HSET', KEYS[1], 'kind', ARGV[1], 'account', ARGV[2], 'tokenId', ARGV[3],
-            'operatorName', ARGV[4], 'csrf', ARGV[5], 'createdAtMs', now)
-        redis.call('PEXPIRE', KEYS[1], ARGV[6])
-        redis.call('SADD', KEYS[2], ARGV[8])
-        redis.call('PEXPIRE', KEYS[2], ARGV[7])"#,
-    )
-    .key(store.key(&format!("websession:{hash}")))
-    .key(store.key(&index_key(&subject)))
-    .arg(kind)
-    .arg(account)
-    .arg(token_id)
-    .arg(operator_name)
-    .arg(&csrf)
-    .arg(IDLE.as_millis() as u64)
-    .arg(ABSOLUTE.as_millis() as u64)
-    .arg(&hash)
-    .invoke_async(&mut store.conn())
-    .await?;
+    let (idle, absolute) = lifetimes(&subject);
+    let _: i64 = CREATE
+        .call(store)
+        .key(store.key(&format!("websession:{hash}")))
+        .key(store.key(&index_key(&subject)))
+        .arg(kind)
+        .arg(account)
+        .arg(token_id)
+        .arg(operator_name)
+        .arg(&csrf)
+        .arg(idle.as_millis() as u64)
+        .arg(absolute.as_millis() as u64)
+        .arg(&hash)
+        .run()
+        .await?;
     Ok(NewSession { id, csrf })
 }
 
@@ -145,6 +192,7 @@ pub async fn load(store: &Store, id: &str) -> Result<Option<WebSession>, Identit
             "operatorName",
             "csrf",
             "createdAtMs",
+            "authAtMs",
         ])
         .cmd("TIME")
         .query_async(&mut store.conn())
@@ -153,56 +201,83 @@ pub async fn load(store: &Store, id: &str) -> Result<Option<WebSession>, Identit
     let created_at_ms: u64 = get(5).parse().unwrap_or(0);
     let subject = match get(0).as_str() {
         "account" => Subject::Account(get(1)),
+        "operator" => Subject::Operator(get(1)),
         "admin" => Subject::AdminToken {
             token_id: get(2),
             operator_name: get(3),
         },
         _ => return Ok(None),
     };
-    let now_ms = now.0 * 1000 + now.1 / 1000;
-    let absolute = match subject {
-        Subject::Account(_) => ABSOLUTE,
-        Subject::AdminToken { .. } => ADMIN_ABSOLUTE,
-    };
+    let now_ms = (now.0 * 1000 + now.1 / 1000).saturating_add_signed(store.clock_offset_ms());
+    let (idle, absolute) = lifetimes(&subject);
     if now_ms.saturating_sub(created_at_ms) >= absolute.as_millis() as u64 {
         let _: () = store.conn().del(&key).await?;
         return Ok(None);
     }
-    let _: () = store.conn().pexpire(&key, IDLE.as_millis() as i64).await?;
+    let _: () = store.conn().pexpire(&key, idle.as_millis() as i64).await?;
     Ok(Some(WebSession {
         hash,
         subject,
         csrf: get(4),
         created_at_ms,
+        auth_at_ms: get(6).parse().unwrap_or(created_at_ms),
+        now_ms,
     }))
+}
+
+/// Records that the session's person or token gave the credential again just now (the
+/// caller checked it), for [`REAUTH_WINDOW`]. Durable.
+pub async fn confirm(store: &Store, session: &WebSession) -> Result<(), IdentityError> {
+    let now = store.now_ms().await?;
+    let mut conn = store.conn();
+    let _: () = conn
+        .hset(
+            store.key(&format!("websession:{}", session.hash)),
+            "authAtMs",
+            now,
+        )
+        .await?;
+    store.settle(&mut conn).await?;
+    Ok(())
 }
 
 /// Ends one session (sign-out).
 pub async fn end(store: &Store, session: &WebSession) -> Result<(), IdentityError> {
+    let mut conn = store.conn();
     let _: () = redis::pipe()
         .del(store.key(&format!("websession:{}", session.hash)))
         .ignore()
         .srem(store.key(&index_key(&session.subject)), &session.hash)
         .ignore()
-        .query_async(&mut store.conn())
+        .query_async(&mut conn)
         .await?;
+    store.settle(&mut conn).await?;
     Ok(())
 }
 
-/// Ends every session in an index set, in one atomic step.
+/// Ends every session in an index set: reads the members, deletes them and takes them off
+/// the set (a session added in between is ended by the next round), then waits for the
+/// replicas, so an ended session stays ended after a failover.
 async fn end_all(store: &Store, index: &str) -> Result<(), IdentityError> {
-    let _: () = redis::Script::new(
-        r#"
-        for _, h in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-            redis.call('DEL', ARGV[1] .. 'websession:' .. h)
-        end
-        redis.call('DEL', KEYS[1])"#,
-    )
-    .key(store.key(index))
-    .arg(store.key(""))
-    .invoke_async(&mut store.conn())
-    .await?;
-    Ok(())
+    let index = store.key(index);
+    let mut conn = store.conn();
+    for _ in 0..16 {
+        let members: Vec<String> = conn.smembers(&index).await?;
+        if members.is_empty() {
+            let _: () = conn.del(&index).await?;
+            store.settle(&mut conn).await?;
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for h in &members {
+            pipe.del(store.key(&format!("websession:{h}"))).ignore();
+        }
+        pipe.srem(&index, members.as_slice()).ignore();
+        let _: () = pipe.query_async(&mut conn).await?;
+    }
+    Err(IdentityError::internal(
+        "sessions kept being created while ending them all",
+    ))
 }
 
 /// Ends every session of person `name`.

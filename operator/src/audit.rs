@@ -83,6 +83,8 @@ operator_actions! {
     /// A shipped level published as a promoted revision of `gcv` (by a starting API: who is
     /// `start`).
     PublishBuiltin => "publish_builtin",
+    /// A queued or running evaluation job cancelled (`jobs::cancel_job`).
+    JobCancel => "job_cancel",
 }
 
 impl std::fmt::Display for Action {
@@ -96,9 +98,12 @@ impl std::fmt::Display for Action {
 pub struct AuditEntry {
     /// RFC 3339, the Redis server's clock.
     pub at: String,
-    /// `olga` (CLI: `HORST_OPERATOR` or the login name), `api:olga` or `api` (REST, from
-    /// `X-Operator`), `page:olga` (the /admin page: the person, or the name given at an
-    /// admin-token sign-in).
+    /// Who acted, and with which credential: `olga` (CLI: `HORST_OPERATOR` or the login
+    /// name; the credential is access to the store), `api:olga@at-1a2b3c4d` or
+    /// `api@at-1a2b3c4d` (REST: the name from `X-Operator`, then the admin token's id),
+    /// `page:olga` (the /admin page: the person olga, by password) or
+    /// `page:olga@at-1a2b3c4d` (the /admin page: a sign-in with that admin token, under the
+    /// name given there). In the sign-in trail: the client's address.
     pub who: String,
     pub action: String,
     pub target: String,
@@ -201,6 +206,11 @@ pub enum Detail<'a> {
         detail: Option<&'a str>,
         level: &'a str,
     },
+    /// A job cancelled: the operator's reason and whether it was queued or running.
+    JobCancel {
+        reason: &'a str,
+        was: &'a str,
+    },
 }
 
 /// Appends one audit entry: who did what to which target, when (Redis clock).
@@ -221,15 +231,93 @@ pub async fn audit(
         detail: serde_json::to_value(detail).map_err(ToolError::internal)?,
     };
     let line = serde_json::to_string(&entry).map_err(ToolError::internal)?;
+    push(store, "audit", &line).await
+}
+
+/// Appends a line to a trail and waits for the replicas (the trail is a durable write: an
+/// action reported done keeps its entry through a failover).
+async fn push(store: &Store, trail: &str, line: &str) -> Result<(), ToolError> {
+    let mut conn = store.conn();
     let _: () = redis::pipe()
         .atomic()
-        .lpush(store.key("audit"), line)
+        .lpush(store.key(trail), line)
         .ignore()
-        .ltrim(store.key("audit"), 0, AUDIT_KEEP - 1)
+        .ltrim(store.key(trail), 0, AUDIT_KEEP - 1)
         .ignore()
-        .query_async(&mut store.conn())
+        .query_async(&mut conn)
         .await?;
+    store.settle(&mut conn).await?;
     Ok(())
+}
+
+/// The sign-in trail (`audit:sign-ins`, apart from the operator's actions so that failed
+/// sign-ins can never push those out): every password or admin-token check on `/account`,
+/// `/admin` and the RCADIA sign-in, with the client's address.
+pub const SIGN_INS: &str = "audit:sign-ins";
+
+/// How a sign-in went, as the sign-in trail's `action`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignInOutcome {
+    /// `sign_in`: the credential was right.
+    Ok,
+    /// `sign_in_failed`: wrong name, password or token.
+    Failed,
+    /// `sign_in_blocked`: the password was right, the account is blocked.
+    Blocked,
+    /// `reauthenticated`: an `/admin` session gave its credential again.
+    Confirmed,
+}
+
+impl SignInOutcome {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SignInOutcome::Ok => "sign_in",
+            SignInOutcome::Failed => "sign_in_failed",
+            SignInOutcome::Blocked => "sign_in_blocked",
+            SignInOutcome::Confirmed => "reauthenticated",
+        }
+    }
+}
+
+/// What a sign-in entry's `detail` says.
+#[derive(Serialize)]
+struct SignInDetail<'a> {
+    address: String,
+    via: &'a str,
+}
+
+/// Records a sign-in: `who` is the client's address, `target` the name (or the admin token's
+/// id), `detail` the address and where (`account`, `admin`, `admin_token`, `rcadia`).
+pub async fn record_sign_in(
+    store: &Store,
+    name: &str,
+    address: std::net::IpAddr,
+    via: &str,
+    outcome: SignInOutcome,
+) -> Result<(), ToolError> {
+    let now = store.now_ms().await?;
+    let entry = AuditEntry {
+        at: horst_dates::rfc3339_ms(now),
+        who: address.to_string(),
+        action: outcome.as_str().to_string(),
+        target: name.to_string(),
+        detail: serde_json::to_value(SignInDetail {
+            address: address.to_string(),
+            via,
+        })
+        .map_err(ToolError::internal)?,
+    };
+    let line = serde_json::to_string(&entry).map_err(ToolError::internal)?;
+    push(store, SIGN_INS, &line).await
+}
+
+/// The newest `limit` sign-ins after skipping `offset`, newest first.
+pub async fn sign_ins(
+    store: &Store,
+    offset: usize,
+    limit: usize,
+) -> Result<Vec<AuditEntry>, ToolError> {
+    read(store, SIGN_INS, offset, limit).await
 }
 
 /// The newest `limit` entries after skipping `offset`, newest first.
@@ -238,11 +326,20 @@ pub async fn audit_log(
     offset: usize,
     limit: usize,
 ) -> Result<Vec<AuditEntry>, ToolError> {
+    read(store, "audit", offset, limit).await
+}
+
+async fn read(
+    store: &Store,
+    trail: &str,
+    offset: usize,
+    limit: usize,
+) -> Result<Vec<AuditEntry>, ToolError> {
     let start = offset.min(AUDIT_KEEP as usize) as isize;
     let raw: Vec<String> = store
         .conn()
         .lrange(
-            store.key("audit"),
+            store.key(trail),
             start,
             start + limit.clamp(1, AUDIT_KEEP as usize) as isize - 1,
         )

@@ -53,12 +53,7 @@ pub async fn reply(
     body: &str,
 ) -> Result<board::Written, ToolError> {
     let body = board::clean_body("body", body, board::BODY_MAX_CHARS)?;
-    // Agents see the operator's name, not how the action arrived (`api:` in the audit).
-    let author = match who.strip_prefix("api:") {
-        Some(name) => name,
-        None if who == "api" => "operator",
-        None => who,
-    };
+    let author = author_name(who);
     let v = board::write_post(
         store,
         board::Writer::Operator(author),
@@ -78,6 +73,25 @@ pub async fn reply(
     )
     .await?;
     Ok(v)
+}
+
+/// The name agents see on an operator's post: the operator's, without how the action
+/// arrived (`api:`, `page:`) or which credential it used (`@<token id>`).
+pub fn author_name(who: &str) -> &str {
+    let name = who
+        .strip_prefix("api")
+        .or_else(|| who.strip_prefix("page"))
+        .and_then(|rest| {
+            rest.strip_prefix(':')
+                .or_else(|| (rest.is_empty() || rest.starts_with('@')).then_some(""))
+        })
+        .unwrap_or(who);
+    let name = name.split('@').next().unwrap_or(name);
+    if name.is_empty() {
+        "operator"
+    } else {
+        name
+    }
 }
 
 /// Publishes a thread on the public board (anonymous `GET /api/board/published`), or takes it
@@ -100,4 +114,19 @@ pub async fn publish_thread(
 pub async fn mark_read(store: &Store, who: &str, message_id: &str) -> Result<(), ToolError> {
     contact::mark_read(store, message_id).await?;
     audit(store, who, Action::MarkRead, message_id, Detail::None).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::author_name;
+
+    #[test]
+    fn agents_see_the_operators_name_only() {
+        assert_eq!(author_name("api:olga@at-1a2b3c4d"), "olga");
+        assert_eq!(author_name("api@at-1a2b3c4d"), "operator");
+        assert_eq!(author_name("api"), "operator");
+        assert_eq!(author_name("page:olga"), "olga");
+        assert_eq!(author_name("page:olga@config-1a2b3c4d"), "olga");
+        assert_eq!(author_name("olga"), "olga");
+    }
 }

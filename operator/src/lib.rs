@@ -11,12 +11,15 @@
 
 pub mod audit;
 pub mod board;
+pub mod jobs;
 pub mod levels;
 pub mod overview;
 pub mod people;
 pub mod switches;
 
-pub use audit::{audit, audit_log, Action, AuditEntry, Detail};
+pub use audit::{
+    audit, audit_log, record_sign_in, sign_ins, Action, AuditEntry, Detail, SignInOutcome,
+};
 pub use board::{hide_post, mark_read, publish_thread, reply, thread_status};
 pub use levels::{
     promote, publish_builtin, publish_shipped, quarantine, recheck_and_wait, recheck_limit,

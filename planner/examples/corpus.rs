@@ -177,6 +177,7 @@ fn main() {
                 seed,
                 time_limit: Duration::from_secs_f64(limit),
                 cancel: &cancel,
+                memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
             };
             let rep = pool.install(|| plan(&req, None));
             let secs = rep.elapsed.as_secs_f64();

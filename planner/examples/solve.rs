@@ -22,15 +22,19 @@ fn main() {
         seed,
         time_limit: Duration::from_secs_f64(limit),
         cancel: &cancel,
+        memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
     };
     let cb = |p: &Progress| {
         eprintln!(
-            "stage {} expanded {} states {} best distance {} elapsed {:.1}s",
+            "stage {} expanded {} states {} open {} best distance {} elapsed {:.1}s bytes {} ({} per state)",
             p.stage,
             p.expanded,
             p.states,
+            p.open,
             p.best_distance,
-            p.elapsed.as_secs_f64()
+            p.elapsed.as_secs_f64(),
+            p.bytes,
+            p.bytes / p.states.max(1)
         )
     };
     let pool = rayon::ThreadPoolBuilder::new()
@@ -38,12 +42,23 @@ fn main() {
         .build()
         .unwrap();
     let rep = pool.install(|| plan(&req, Some(&cb)));
+    // The process's peak resident memory, to compare with the search's own count.
+    let hwm = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
     eprintln!(
-        "expanded {} in {:.3}s, best distance {}",
+        "expanded {} in {:.3}s, best distance {}, peak {} bytes counted, {}",
         rep.expanded,
         rep.elapsed.as_secs_f64(),
         rep.best_distance
-            .map_or("none".to_string(), |d| d.to_string())
+            .map_or("none".to_string(), |d| d.to_string()),
+        rep.peak_bytes,
+        hwm
     );
     println!(
         "{}",

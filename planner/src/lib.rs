@@ -32,6 +32,7 @@
 //!     seed: 1,
 //!     time_limit: Duration::from_secs(20),
 //!     cancel: &cancel,
+//!     memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
 //! };
 //! // The progress callback is optional; build it inside `install` (it need not be `Sync`).
 //! let report = pool.install(|| horst_planner::plan(&req, None));
@@ -43,6 +44,7 @@
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 pub mod envelope;
+pub mod memory;
 pub mod relaxed;
 pub mod search;
 pub mod shorten;
@@ -54,12 +56,21 @@ use std::time::Duration;
 
 pub use search::plan;
 
-/// What to plan: a map, a seed, a time budget and a flag that cancels the search when set.
+/// The memory budget of one search when the caller names none elsewhere: 512 MiB, the
+/// worker's default `worker.job_memory_mib`.
+pub const DEFAULT_MEMORY_BUDGET: u64 = 512 << 20;
+
+/// What to plan: a map, a seed, a time budget, a flag that cancels the search when set, and
+/// the bytes the search may hold at most.
 pub struct PlanRequest<'a> {
     pub map: &'a Map,
     pub seed: u32,
     pub time_limit: Duration,
     pub cancel: &'a AtomicBool,
+    /// The bytes the search's own data may take at most (its nodes, keys, open list and
+    /// simulation snapshots, counted from their capacities, see `memory`); reaching it ends
+    /// the search as `memory_limit`. `None`: no budget but the state count (offline tools).
+    pub memory_budget_bytes: Option<u64>,
 }
 
 /// Why no replay was found.
@@ -69,9 +80,12 @@ pub enum UnresolvedReason {
     /// Before any search: no nest is reachable even in an over-approximation of the bird's
     /// motion ([`Proof`]), so no replay can win. The only answer that is a proof.
     Unreachable,
-    /// The time limit ran out (or the search's state budget, which stands in for it on a
-    /// machine with little memory). Not a proof: the level may still be winnable.
+    /// The time limit ran out (or the search's state count, which stands in for it). Not a
+    /// proof: the level may still be winnable.
     TimeLimit,
+    /// The search's memory budget (`PlanRequest::memory_budget_bytes`) ran out. Not a proof:
+    /// the level may still be winnable.
+    MemoryLimit,
     /// The cancel flag was set.
     Cancelled,
 }
@@ -81,6 +95,7 @@ impl UnresolvedReason {
         match self {
             UnresolvedReason::Unreachable => "unreachable",
             UnresolvedReason::TimeLimit => "time_limit",
+            UnresolvedReason::MemoryLimit => "memory_limit",
             UnresolvedReason::Cancelled => "cancelled",
         }
     }
@@ -130,6 +145,8 @@ pub struct PlanReport {
     pub best_distance: Option<u32>,
     /// The proof behind reason `unreachable`.
     pub proof: Option<Proof>,
+    /// The most bytes the search held at once (see `memory`).
+    pub peak_bytes: u64,
 }
 
 impl PlanReport {
@@ -159,6 +176,11 @@ impl PlanReport {
                 self.expanded,
                 self.best_distance.map_or("?".to_string(), |d| d.to_string())
             ),
+            (UnresolvedReason::MemoryLimit, _) => format!(
+                "Not a proof: the search ran out of its memory budget after {} states, at best {} tiles from a nest; the level may still be winnable: prove it with your own replay in simulate_replay, or make it smaller or simpler (fewer crumbling ledges, enemies and platforms make every state smaller).",
+                self.expanded,
+                self.best_distance.map_or("?".to_string(), |d| d.to_string())
+            ),
             (UnresolvedReason::Cancelled, _) => "Not a proof: the search was stopped before it finished.".into(),
         })
     }
@@ -174,6 +196,10 @@ pub struct Progress {
     pub stage: usize,
     /// Distinct states kept so far in this stage.
     pub states: u64,
+    /// Bytes the search holds now (see `memory`).
+    pub bytes: u64,
+    /// States waiting to be expanded (the open list).
+    pub open: u64,
 }
 
 /// The object `playtest_map` returns (the gateway adds `jobId` and `remaining`).
@@ -191,8 +217,8 @@ pub struct PlaytestResult {
     pub replay: Option<Replay>,
     pub engine_version: &'static str,
     pub policy_version: &'static str,
-    /// Why it is unresolved: `unreachable` (proved, see `proof`) or `time_limit` (not a
-    /// proof); absent when won.
+    /// Why it is unresolved: `unreachable` (proved, see `proof`), `time_limit` or
+    /// `memory_limit` (neither a proof); absent when won.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<UnresolvedReason>,
     /// With reason `unreachable`: `relaxed_graph` or `jump_envelope`.

@@ -1,5 +1,6 @@
 //! The best-first search over macro-actions.
 
+use crate::memory;
 use crate::relaxed::Relaxed;
 use crate::shorten::finish;
 use crate::{PlanOutcome, PlanReport, PlanRequest, Progress, Proof, UnresolvedReason};
@@ -22,9 +23,9 @@ use std::time::{Duration, Instant};
 pub const BATCH: usize = 48;
 /// The contract's limit on a replay's total ticks.
 pub const MAX_TICKS: u32 = 36_000;
-/// Distinct states kept at most (a memory bound: about 40 bytes per state plus the simulation of
-/// each open one); reaching it counts as the budget running out. Keys are 64-bit hashes, so two
-/// states collide with a chance of about 1e-6 at this size.
+/// Distinct states kept at most per stage; reaching it counts as the stage's budget running
+/// out. Keys are 64-bit hashes, so two states collide with a chance of about 1e-6 at this size.
+/// (Memory is bounded in bytes, `PlanRequest::memory_budget_bytes`.)
 pub const MAX_STATES: u64 = 6_000_000;
 /// Moving things within this many sub-units of the bird (6 tiles: a running jump and a bit) are
 /// part of every state key; farther ones only while it stands still or rides (and in the `full`
@@ -617,22 +618,31 @@ pub fn macros(sim: &Sim, st: &Stage, ctx: &Ctx, events: &[u16], out: &mut Vec<(u
     }
 }
 
+/// A state the search reached: how (its parent and the macro from it) and where its simulation
+/// can be found. 12 bytes: the search keeps millions.
 struct Node {
     parent: u32,
+    /// The slot of this node's own simulation in `Storage::snaps`, or `NO_SNAP`: only expanded
+    /// nodes keep one, while some of their children are still to be expanded; every open
+    /// node's simulation is its parent's snapshot stepped by `action` for `ticks`.
+    snap: u32,
     action: u8,
     ticks: u16,
 }
 
+const NO_SNAP: u32 = u32::MAX;
+
+/// A child of an expanded node, without its simulation (which is re-made from the parent's
+/// snapshot when the child is expanded: the simulation is deterministic, so it is the same).
 struct Child {
     action: u8,
     /// Ticks actually simulated (fewer than held if the bird won).
     ticks: u16,
+    /// The tick the child's simulation is at.
+    tick: u32,
     status: Status,
     key: u64,
     dist: u32,
-    sim: Box<Sim>,
-    /// Its state was seen before this batch.
-    seen: bool,
 }
 
 /// Simulates the macros from `sim`. Children whose state was already seen before this batch
@@ -646,46 +656,51 @@ fn expand(sim: &Sim, st: &Stage, ctx: &Ctx, seen: &KeySet) -> Vec<Child> {
     }
     macros(sim, st, ctx, &events, &mut ms);
     let mut out: Vec<Child> = Vec::with_capacity(ms.len());
-    // The last macro simulated: (action, ticks, index of its child in `out` if it still runs).
-    // Longer holds of the same action continue from it instead of starting over.
-    let mut prev: Option<(u8, u16, Option<usize>)> = None;
+    // The last macro simulated and its simulation if it still runs: longer holds of the same
+    // action continue from it instead of starting over.
+    let mut prev: Option<(u8, u16, Option<Sim>)> = None;
     for (a, t) in ms {
-        let (mut s, mut used) = match prev {
-            Some((pa, pt, Some(i))) if pa == a && pt < t => (Box::new((*out[i].sim).clone()), pt),
+        let (mut s, mut used) = match prev.take() {
+            Some((pa, pt, Some(s))) if pa == a && pt < t => (s, pt),
             // The shorter hold already died or won: so does this one.
-            Some((pa, pt, None)) if pa == a && pt < t => continue,
-            _ => (Box::new(sim.clone()), 0),
+            Some((pa, pt, None)) if pa == a && pt < t => {
+                prev = Some((pa, pt, None));
+                continue;
+            }
+            _ => (sim.clone(), 0),
         };
         while used < t && s.status() == Status::Running {
             s.step(a);
             used += 1;
         }
         let status = s.status();
-        if status != Status::Running {
+        if status == Status::Running {
+            let key = state_key(&s, st, ctx, &mut buf);
+            if !seen.contains(&key) {
+                out.push(Child {
+                    action: a,
+                    ticks: used,
+                    tick: s.tick(),
+                    status,
+                    key,
+                    dist: ctx.distance(&s),
+                });
+            }
+            prev = Some((a, t, Some(s)));
+        } else {
+            if status == Status::Won {
+                out.push(Child {
+                    action: a,
+                    ticks: used,
+                    tick: s.tick(),
+                    status,
+                    key: 0,
+                    dist: 0,
+                });
+            }
             prev = Some((a, t, None));
         }
-        if status == Status::Dead {
-            continue;
-        }
-        let (key, dist) = if status == Status::Running {
-            (state_key(&s, st, ctx, &mut buf), ctx.distance(&s))
-        } else {
-            (0, 0)
-        };
-        if status == Status::Running {
-            prev = Some((a, t, Some(out.len())));
-        }
-        out.push(Child {
-            action: a,
-            ticks: used,
-            status,
-            key,
-            dist,
-            sim: s,
-            seen: status == Status::Running && seen.contains(&key),
-        });
     }
-    out.retain(|c| !c.seen);
     out
 }
 
@@ -693,6 +708,7 @@ enum StageEnd {
     Won(Vec<Step>),
     Exhausted,
     Capped,
+    MemoryLimit,
     Deadline,
     Cancelled,
 }
@@ -706,54 +722,158 @@ struct Shared<'a> {
     best_distance: u32,
     progress: Option<&'a dyn Fn(&Progress)>,
     last_progress: Instant,
+    /// Bytes of one simulation of this map (`memory::sim_bytes`).
+    sim_bytes: u64,
+    /// Bytes the search held at most so far (over all stages).
+    peak_bytes: u64,
 }
+
+/// One entry of the open list: the priority in the high half, the node in the low half, so
+/// the smallest pops first and ties go to the older node (the order of `(f, id)` pairs).
+type Open = Reverse<u64>;
 
 /// The search's memory for one stage.
 struct Storage {
     nodes: Vec<Node>,
-    /// The simulation of every open node (taken when it is expanded).
-    sims: Vec<Option<Box<Sim>>>,
+    /// Simulations of expanded nodes whose children are not all expanded yet (see
+    /// `Node::snap`), a slab: a freed slot is reused.
+    snaps: Vec<Option<Box<Sim>>>,
+    /// Per slot: the children still to be expanded; the slot is freed when it reaches 0.
+    refs: Vec<u32>,
+    free: Vec<u32>,
     seen: KeySet,
-    open: BinaryHeap<Reverse<(u64, u32)>>,
+    open: BinaryHeap<Open>,
 }
+
+impl Storage {
+    /// What the storage holds, and what the next batch could add (`memory`): every buffer
+    /// that could grow, new snapshots for the batch, and the simulations the batch works on
+    /// (each parent's, re-made, and on each thread the one being stepped and the one kept for
+    /// a longer hold).
+    fn account(&self, sim_bytes: u64, threads: usize) -> memory::Account {
+        let live = (self.snaps.len() - self.free.len()) as u64;
+        let now = memory::vec_bytes::<Node>(self.nodes.capacity())
+            + memory::vec_bytes::<Option<Box<Sim>>>(self.snaps.capacity())
+            + memory::vec_bytes::<u32>(self.refs.capacity())
+            + memory::vec_bytes::<u32>(self.free.capacity())
+            + memory::hash_bytes::<u64>(self.seen.capacity())
+            + memory::vec_bytes::<Open>(self.open.capacity())
+            + live * sim_bytes;
+        // A batch adds at most BATCH snapshots and BATCH * MAX_CHILDREN states.
+        let more = BATCH * MAX_CHILDREN;
+        let seen_growth = if self.seen.len() + more > self.seen.capacity() {
+            memory::hash_growth::<u64>(self.seen.capacity())
+        } else {
+            0
+        };
+        let growth = memory::vec_growth::<Node>(self.nodes.len(), self.nodes.capacity(), more)
+            .max(memory::vec_growth::<Open>(
+                self.open.len(),
+                self.open.capacity(),
+                more,
+            ))
+            .max(seen_growth)
+            + memory::vec_growth::<Option<Box<Sim>>>(
+                self.snaps.len(),
+                self.snaps.capacity(),
+                BATCH,
+            )
+            + memory::vec_growth::<u32>(self.refs.len(), self.refs.capacity(), BATCH)
+            + memory::vec_growth::<u32>(self.free.len(), self.free.capacity(), BATCH)
+            + (2 * BATCH as u64 + 2 * threads as u64) * sim_bytes;
+        memory::Account { now, growth }
+    }
+
+    /// The slot of the snapshot node `id`'s simulation is re-made from: its own (the root) or
+    /// its parent's.
+    fn snap_of(&self, id: u32) -> u32 {
+        let n = &self.nodes[id as usize];
+        if n.snap != NO_SNAP {
+            n.snap
+        } else {
+            self.nodes[n.parent as usize].snap
+        }
+    }
+
+    /// The simulation of node `id`: its parent's snapshot stepped by the macro that led here
+    /// (the root has its own).
+    fn sim_of(&self, id: u32) -> Sim {
+        let n = &self.nodes[id as usize];
+        let snap = self.snaps[self.snap_of(id) as usize]
+            .as_deref()
+            .expect("a node's parent keeps its snapshot until the node is expanded");
+        let mut s = snap.clone();
+        if n.snap == NO_SNAP {
+            for _ in 0..n.ticks {
+                s.step(n.action);
+            }
+        }
+        s
+    }
+
+    /// Node `id` was expanded: the snapshot it was made from has one child less to serve.
+    fn release(&mut self, id: u32) {
+        let slot = self.snap_of(id);
+        let r = &mut self.refs[slot as usize];
+        *r = r.saturating_sub(1);
+        if *r == 0 {
+            self.snaps[slot as usize] = None;
+            self.free.push(slot);
+        }
+    }
+
+    /// Keeps `sim` as node `id`'s snapshot for its `children`.
+    fn keep(&mut self, id: u32, sim: Sim, children: u32) {
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.snaps[slot as usize] = Some(Box::new(sim));
+                self.refs[slot as usize] = children;
+                slot
+            }
+            None => {
+                self.snaps.push(Some(Box::new(sim)));
+                self.refs.push(children);
+                (self.snaps.len() - 1) as u32
+            }
+        };
+        self.nodes[id as usize].snap = slot;
+    }
+}
+
+/// Children of one expansion at most (the macros of `macros`, over-counted): for the memory
+/// account's growth.
+const MAX_CHILDREN: usize = 64;
 
 fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
     let mut store = Storage {
         nodes: Vec::new(),
-        sims: Vec::new(),
-        seen: KeySet::with_capacity_and_hasher(1 << 16, Default::default()),
+        snaps: Vec::new(),
+        refs: Vec::new(),
+        free: Vec::new(),
+        seen: KeySet::with_capacity_and_hasher(1 << 12, Default::default()),
         open: BinaryHeap::new(),
     };
-    let end = run_stage_in(sh, stage_no, st, &mut store);
-    // Freeing hundreds of thousands of open simulations can take a second or more: do it off
-    // the caller's path, so that the deadline holds.
-    if store.sims.len() > 50_000 {
-        let _ = std::thread::Builder::new()
-            .name("planner-free".into())
-            .spawn(move || drop(store));
-    }
-    end
+    run_stage_in(sh, stage_no, st, &mut store)
 }
 
 fn run_stage_in(sh: &mut Shared, stage_no: usize, st: &Stage, store: &mut Storage) -> StageEnd {
     let root = Sim::new(sh.req.map, sh.req.seed);
-    let Storage {
-        nodes,
-        sims,
-        seen,
-        open,
-    } = store;
-    nodes.push(Node {
+    let mut buf = Vec::new();
+    store.seen.insert(state_key(&root, st, &sh.ctx, &mut buf));
+    let d0 = sh.ctx.distance(&root);
+    sh.best_distance = sh.best_distance.min(d0);
+    store.nodes.push(Node {
         parent: u32::MAX,
+        snap: NO_SNAP,
         action: 0,
         ticks: 0,
     });
-    let mut buf = Vec::new();
-    seen.insert(state_key(&root, st, &sh.ctx, &mut buf));
-    let d0 = sh.ctx.distance(&root);
-    sh.best_distance = sh.best_distance.min(d0);
-    sims.push(Some(Box::new(root)));
-    open.push(Reverse((H_WEIGHT * d0 as u64, 0)));
+    store.keep(0, root, 1);
+    // The root is node 0: its entry is its priority alone.
+    store
+        .open
+        .push(Reverse((H_WEIGHT * d0 as u64).min(u32::MAX as u64) << 32));
+    let threads = rayon::current_num_threads();
     let mut stage_expanded = 0u64;
     let path = |nodes: &Vec<Node>, mut i: u32, last: Option<(u8, u16)>| {
         let mut steps = Vec::new();
@@ -782,6 +902,8 @@ fn run_stage_in(sh: &mut Shared, stage_no: usize, st: &Stage, store: &mut Storag
         if now >= sh.deadline {
             return StageEnd::Deadline;
         }
+        let account = store.account(sh.sim_bytes, threads);
+        sh.peak_bytes = sh.peak_bytes.max(account.now);
         if let Some(cb) = sh.progress {
             if now.duration_since(sh.last_progress) >= Duration::from_millis(100) {
                 sh.last_progress = now;
@@ -790,7 +912,9 @@ fn run_stage_in(sh: &mut Shared, stage_no: usize, st: &Stage, store: &mut Storag
                     best_distance: sh.best_distance,
                     elapsed: now.duration_since(sh.start),
                     stage: stage_no,
-                    states: seen.len() as u64,
+                    states: store.seen.len() as u64,
+                    bytes: account.now,
+                    open: store.open.len() as u64,
                 });
             }
         }
@@ -799,17 +923,22 @@ fn run_stage_in(sh: &mut Shared, stage_no: usize, st: &Stage, store: &mut Storag
                 return StageEnd::Capped;
             }
         }
-        if seen.len() as u64 >= MAX_STATES {
+        if store.seen.len() as u64 >= MAX_STATES {
             return StageEnd::Capped;
         }
-        let mut batch: Vec<(u32, Box<Sim>)> = Vec::with_capacity(BATCH);
+        if sh
+            .req
+            .memory_budget_bytes
+            .is_some_and(|b| account.peak_if_grown() > b)
+        {
+            return StageEnd::MemoryLimit;
+        }
+        let mut batch: Vec<u32> = Vec::with_capacity(BATCH);
         while batch.len() < BATCH {
-            let Some(Reverse((_, id))) = open.pop() else {
+            let Some(Reverse(e)) = store.open.pop() else {
                 break;
             };
-            if let Some(s) = sims[id as usize].take() {
-                batch.push((id, s));
-            }
+            batch.push(e as u32);
         }
         if batch.is_empty() {
             return StageEnd::Exhausted;
@@ -817,31 +946,64 @@ fn run_stage_in(sh: &mut Shared, stage_no: usize, st: &Stage, store: &mut Storag
         stage_expanded += batch.len() as u64;
         sh.expanded += batch.len() as u64;
         let ctx = &sh.ctx;
-        let seen_before: &KeySet = seen;
-        let results: Vec<Vec<Child>> = batch
+        let storage: &Storage = store;
+        let results: Vec<(Sim, Vec<Child>)> = batch
             .par_iter()
-            .map(|(_, s)| expand(s, st, ctx, seen_before))
+            .map(|&id| {
+                let s = storage.sim_of(id);
+                let children = expand(&s, st, ctx, &storage.seen);
+                (s, children)
+            })
             .collect();
-        for ((pid, _), children) in batch.iter().zip(results) {
+        for (&pid, (sim, children)) in batch.iter().zip(results) {
+            store.release(pid);
+            let mut kept = 0;
             for c in children {
                 if c.status == Status::Won {
-                    return StageEnd::Won(path(nodes, *pid, Some((c.action, c.ticks))));
+                    return StageEnd::Won(path(&store.nodes, pid, Some((c.action, c.ticks))));
                 }
-                if c.sim.tick() >= MAX_TICKS || !seen.insert(c.key) {
+                if c.tick >= MAX_TICKS || !store.seen.insert(c.key) {
                     continue;
                 }
+                kept += 1;
                 sh.best_distance = sh.best_distance.min(c.dist);
-                let id = nodes.len() as u32;
-                nodes.push(Node {
-                    parent: *pid,
+                let id = store.nodes.len() as u32;
+                store.nodes.push(Node {
+                    parent: pid,
+                    snap: NO_SNAP,
                     action: c.action,
                     ticks: c.ticks,
                 });
-                let f = c.sim.tick() as u64 + H_WEIGHT * c.dist as u64;
-                sims.push(Some(c.sim));
-                open.push(Reverse((f, id)));
+                let f = (c.tick as u64 + H_WEIGHT * c.dist as u64).min(u32::MAX as u64);
+                store.open.push(Reverse((f << 32) | id as u64));
+            }
+            // Its children are re-made from it; a node without children needs no snapshot.
+            if kept > 0 {
+                store.keep(pid, sim, kept);
             }
         }
+    }
+}
+
+/// The proofs that no replay can win, tried before any search: two over-approximations of where
+/// the bird can go; if either reaches no nest, nothing can win. They are the only proofs.
+///
+/// `relaxed_graph` is the validator's relaxed check (`horst_engine::format::reach`, behind the
+/// `nest_unreachable` warning) finding no nest, so the proof and the warning always agree: the
+/// planner never proves unwinnable a level the validator lets pass, nor the other way round.
+/// (The planner's own tile graph, `relaxed`, let the bird rise only beside a support in its
+/// own or a neighbouring column; a jump from a ledge up through a hole in a ceiling a few
+/// columns aside is a real move it did not have, so it only gives the heuristic now.)
+/// `jump_envelope` is `envelope::prove`.
+pub fn prove(map: &Map) -> Option<Proof> {
+    let nests = map.nests();
+    let reached = horst_engine::format::reach::nests_reached(map, nests);
+    if !nests.is_empty() && reached.iter().all(|&r| !r) {
+        Some(Proof::RelaxedGraph)
+    } else if crate::envelope::prove(map).unreachable() {
+        Some(Proof::JumpEnvelope)
+    } else {
+        None
     }
 }
 
@@ -859,6 +1021,8 @@ pub fn plan(req: &PlanRequest, progress: Option<&dyn Fn(&Progress)>) -> PlanRepo
         progress,
         last_progress: start,
         ctx,
+        sim_bytes: memory::sim_bytes(req.map),
+        peak_bytes: 0,
     };
     let report = |sh: &Shared, outcome: PlanOutcome| PlanReport {
         outcome,
@@ -866,16 +1030,9 @@ pub fn plan(req: &PlanRequest, progress: Option<&dyn Fn(&Progress)>) -> PlanRepo
         elapsed: start.elapsed(),
         best_distance: (sh.best_distance != u32::MAX).then_some(sh.best_distance),
         proof: None,
+        peak_bytes: sh.peak_bytes,
     };
-    // Two over-approximations of where the bird can go: if either reaches no nest, nothing can
-    // win, and the answer comes before any search. They are the only proofs.
-    let proof = if !sh.ctx.relaxed.nest_reachable {
-        Some(Proof::RelaxedGraph)
-    } else if crate::envelope::prove(req.map).unreachable() {
-        Some(Proof::JumpEnvelope)
-    } else {
-        None
-    };
+    let proof = prove(req.map);
     if proof.is_some() {
         let mut r = report(
             &sh,
@@ -888,6 +1045,9 @@ pub fn plan(req: &PlanRequest, progress: Option<&dyn Fn(&Progress)>) -> PlanRepo
         return r;
     }
     let unresolved = |sh: &Shared, reason| report(sh, PlanOutcome::Unresolved { reason });
+    // A stage that ran out of memory gives way to the next one, like a capped one (each
+    // starts afresh); the answer says so if none finds a win.
+    let mut out_of_memory = false;
     for (i, st) in STAGES.iter().enumerate() {
         match run_stage(&mut sh, i, st) {
             StageEnd::Won(steps) => {
@@ -903,11 +1063,15 @@ pub fn plan(req: &PlanRequest, progress: Option<&dyn Fn(&Progress)>) -> PlanRepo
             }
             // An exhausted or capped stage proves nothing: the next one goes on.
             StageEnd::Exhausted | StageEnd::Capped => continue,
+            StageEnd::MemoryLimit => out_of_memory = true,
             StageEnd::Deadline => return unresolved(&sh, UnresolvedReason::TimeLimit),
             StageEnd::Cancelled => return unresolved(&sh, UnresolvedReason::Cancelled),
         }
     }
-    // The last stage, with every phase and the tick in the key, ran out of states to expand or
-    // of its state budget before the clock did: the budget stands in for the time limit.
+    // The last stage, with every phase and the tick in the key, ran out of states to expand,
+    // of its state count or of memory before the clock did.
+    if out_of_memory {
+        return unresolved(&sh, UnresolvedReason::MemoryLimit);
+    }
     unresolved(&sh, UnresolvedReason::TimeLimit)
 }

@@ -57,6 +57,7 @@ fn run(map: &Map, secs: f64, threads: usize) -> horst_planner::PlanReport {
         seed: 1,
         time_limit: Duration::from_secs_f64(secs),
         cancel: &cancel,
+        memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
     };
     pool.install(|| plan(&req, None))
 }

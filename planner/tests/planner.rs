@@ -24,6 +24,7 @@ fn run(map: &Map, seed: u32, secs: f64, threads: usize, cancel: &AtomicBool) -> 
         seed,
         time_limit: Duration::from_secs_f64(secs),
         cancel,
+        memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
     };
     pool.install(|| plan(&req, None))
 }

@@ -68,7 +68,8 @@ fn unsolvable_levels_are_answered_before_any_search() {
         "u-wide-pit-01",
         "u-far-pillar-01",
         "u-high-nest-02",
-        // The relaxed tile graph: walls and rock, spikes, cracked rock no pebble can reach.
+        // The relaxed check of validation: walls and rock, spikes, cracked rock no pebble can
+        // reach.
         "u-cracked-lid-01",
         // ... and cracked rock that only a sealed pocket is beside (pebbles fly from where the
         // bird can be).
@@ -87,6 +88,7 @@ fn unsolvable_levels_are_answered_before_any_search() {
             seed: 1,
             time_limit: Duration::from_secs(20),
             cancel: &cancel,
+            memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
         };
         let rep = plan(&req, None);
         assert_eq!(

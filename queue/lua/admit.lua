@@ -1,10 +1,11 @@
 --[[
-  ADMIT: idempotency, caps, daily quota, seconds budget, then enqueue; one atomic step.
+  ADMIT: idempotency, caps, start before the deadline, daily quota, seconds budget, then
+  enqueue in the job's lane at its account's turn; one atomic step.
 
   Input:
     KEYS[1] idem:<account>:<idem_key>   fingerprint|job id of the key's first use
     KEYS[2] waiting:<account>           the account's waiting jobs (counter)
-    KEYS[3] queue:waiting               list of waiting job ids, oldest at the tail
+    KEYS[3] queue:lane:<lane>           the job's lane: waiting ids by turn (zset)
     KEYS[4] daily:<day>:<account>       the account's jobs today, by kind (hash)
     KEYS[5] budget:<day>                today's seconds and job counts (hash)
     KEYS[6] job:<job_id>                the new job's record
@@ -13,6 +14,12 @@
                                         (refreshed here; only used when ARGV[22] is set)
     KEYS[9] job:<ARGV[21]>              the record the caller found gone (with ARGV[21]
                                         empty: any key of the group, never read)
+    KEYS[10] queue:lane:<other lane>    the other lane (the waiting places are shared)
+    KEYS[11] queue:turns:<lane>         the lane's turns: 'round' (of the last claim),
+                                        'seq', and 'a:<account>' (its last job's round)
+    KEYS[12] queue:slots                live workers' slots: id -> 'general referee until_ms'
+    KEYS[13] queue:ends:general         running jobs on general slots, by latest end (zset)
+    KEYS[14] queue:ends:referee         running jobs on referee slots, likewise
 
     ARGV[1] clock offset, ms           ARGV[11] per-account waiting cap
     ARGV[2] <day> the keys are for     ARGV[12] global waiting cap
@@ -30,12 +37,17 @@
              process's presence (KEYS[8]) expires while the job is queued, the job is
              dropped (cancel.lua)
     ARGV[23] the presence's time to live, s
+    ARGV[24] the job's lane: 'planner' or 'referee'
+    ARGV[25] waiting places only referee work may take
+    ARGV[26] a slot's slack between two jobs, ms (claim, completion, the worker's margin)
 
   Output:
     {'new', job_id, fields}        queued (fields: the record, as HGETALL gives it)
     {'replayed', job_id}           the key was used with the same input: read job_id
     {'conflict', job_id}           the key was used with other input
-    {'busy', 'account'|'global', retry_after_s}
+    {'busy', 'account'|'global'|'reserved', retry_after_s}
+    {'busy', 'late', retry_after_s, jobs_ahead}   no slot frees in time for the job to finish
+                                   within the caller's wait; retry_after_s is when it would
     {'quota', 'owner'|'global'|'global_new', to_midnight_s}
     {'day', day}                   ARGV[2] is not today on the server clock: call again with
                                    the keys of `day`
@@ -46,6 +58,7 @@
   KEYS[8] names the calling process, which the caller knows without reading; it shares the
   queue group's slot (ARCHITECTURE.md, "Lua scripts, keys and hash slots") with the rest.
   KEYS[9] is named by what the caller read in its first step (the replayed job's id).
+  KEYS[10]-[14] are fixed names of the queue group.
 ]]
 local jid, account, trust, kind = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local fp, input = ARGV[8], ARGV[9]
@@ -67,11 +80,62 @@ if rec then
 end
 
 local retry = math.max(1, math.ceil(tonumber(ARGV[18]) / 1000))
-if (tonumber(redis.call('GET', KEYS[2])) or 0) >= tonumber(ARGV[11]) then
+local mine = tonumber(redis.call('GET', KEYS[2])) or 0
+if mine >= tonumber(ARGV[11]) then
   return {'busy', 'account', retry}
 end
-if redis.call('LLEN', KEYS[3]) >= tonumber(ARGV[12]) then
+local lane = KEYS[3]
+local waiting = redis.call('ZCARD', lane) + redis.call('ZCARD', KEYS[10])
+if waiting >= tonumber(ARGV[12]) then
   return {'busy', 'global', retry}
+end
+if ARGV[24] == 'planner' and waiting >= tonumber(ARGV[12]) - tonumber(ARGV[25]) then
+  return {'busy', 'reserved', retry}
+end
+
+-- The account's turn: one round after the lane's last claimed one, and after its own last
+-- waiting job, so accounts with waiting jobs take turns (and arrival order within a round).
+-- With none waiting (a dropped job leaves its entry behind) its entry does not count.
+local tk = KEYS[11]
+local t = redis.call('HMGET', tk, 'round', 'a:' .. account, 'seq')
+local last = 0
+if mine > 0 then last = tonumber(t[2]) or 0 end
+local round = math.max(tonumber(t[1]) or 0, last) + 1
+local seq = ((tonumber(t[3]) or 0) + 1) % TURN_SPAN
+-- As text: Lua 5.1 would print a large number with 14 digits only.
+local score = string.format('%.0f', round * TURN_SPAN + seq)
+
+-- Would it start in time? The slots serving the lane (referee slots for referee work when
+-- any live, else the general ones) free at their running jobs' latest ends, then every job
+-- ahead of it in the lane takes the first free slot for its whole limit. Without any live
+-- worker nothing is known: the job waits (and claim.lua times it out if it must).
+local exec, slack = tonumber(ARGV[18]), tonumber(ARGV[26])
+local general, referee = 0, 0
+local slots = redis.call('HGETALL', KEYS[12])
+for i = 1, #slots, 2 do
+  local g, r, live = string.match(slots[i + 1], '^(%d+) (%d+) (%d+)$')
+  if g and tonumber(live) > now then
+    general, referee = general + tonumber(g), referee + tonumber(r)
+  else
+    redis.call('HDEL', KEYS[12], slots[i])
+  end
+end
+local cap, ends = general, KEYS[13]
+if ARGV[24] == 'referee' and referee > 0 then cap, ends = referee, KEYS[14] end
+if cap > 0 then
+  local free = {}
+  local running = redis.call('ZRANGE', ends, 0, -1, 'WITHSCORES')
+  for i = 2, #running, 2 do free[#free + 1] = math.max(now, tonumber(running[i]) + slack) end
+  table.sort(free)
+  while #free > cap do table.remove(free) end
+  while #free < cap do table.insert(free, 1, now) end
+  local ahead = redis.call('ZCOUNT', lane, '-inf', '(' .. score)
+  for _ = 1, ahead do
+    free[1] = free[1] + exec + slack
+    table.sort(free)
+  end
+  local late = free[1] + exec + slack - (now + tonumber(ARGV[17]))
+  if late > 0 then return {'busy', 'late', math.max(1, math.ceil(late / 1000)), ahead} end
 end
 
 local dk, bk = KEYS[4], KEYS[5]
@@ -100,7 +164,8 @@ redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', tru
 if ARGV[22] ~= '' then redis.call('SET', KEYS[8], '1', 'EX', tonumber(ARGV[23])) end
 redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', tonumber(ARGV[16]))
 redis.call('INCR', KEYS[2])
-redis.call('LPUSH', KEYS[3], jid)
+redis.call('ZADD', lane, score, jid)
+redis.call('HSET', tk, 'a:' .. account, round, 'seq', seq)
 redis.call('ZADD', KEYS[7], now, jid)
 redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - tonumber(ARGV[19]))
 -- An account that stops using the gateway leaves no index behind.

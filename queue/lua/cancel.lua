@@ -5,7 +5,7 @@
 
   Input:
     KEYS[1] job:<job_id>            the job record
-    KEYS[2] queue:waiting           list of waiting job ids
+    KEYS[2] queue:lane:<lane>       the job's lane (zset of waiting ids)
     KEYS[3] waiting:<account>       the account's waiting jobs (counter)
     KEYS[4] budget:<day>            the job's day's seconds and counts
     KEYS[5] daily:<day>:<account>   the account's jobs that day
@@ -37,7 +37,7 @@ if KEYS[7] then
   if redis.call('EXISTS', KEYS[7]) == 1 then return 0 end
 end
 local now = now_ms()
-redis.call('LREM', KEYS[2], 0, ARGV[2])
+redis.call('ZREM', KEYS[2], ARGV[2])
 redis.call('DECR', KEYS[3])
 release(jk, KEYS[4], KEYS[5], KEYS[6], ARGV[2], now, ARGV[3], ARGV[4], ARGV[5],
   tonumber(ARGV[6]), ARGV[7])

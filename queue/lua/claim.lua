@@ -1,12 +1,13 @@
 --[[
-  CLAIM: the oldest waiting job, with a lease and a fencing token; the reservation becomes
-  a charge. A job that can no longer finish within its caller's wait is failed with
-  `timeout` instead (its reservation released), and one whose caller's API process is gone
-  (its presence expired) is dropped as `cancelled` (released), as the orphan sweep would.
+  CLAIM: the job at the head of a lane (the next turn), with a lease and a fencing token;
+  the reservation becomes a charge. A job that can no longer finish within its caller's
+  wait is failed with `timeout` instead (its reservation released), and one whose caller's
+  API process is gone (its presence expired) is dropped as `cancelled` (released), as the
+  orphan sweep would.
 
   Input:
-    KEYS[1] queue:waiting           list of waiting job ids, oldest at the tail
-    KEYS[2] job:<job_id>            the record of the job the caller read at the tail
+    KEYS[1] queue:lane:<lane>       the lane's waiting ids by turn (zset, head = lowest)
+    KEYS[2] job:<job_id>            the record of the job the caller read at the head
     KEYS[3] waiting:<account>       its account's waiting jobs (counter)
     KEYS[4] fence                   the fencing token counter
     KEYS[5] queue:running           zset of running job ids by lease expiry
@@ -15,39 +16,51 @@
     KEYS[8] idem:<account>:<idem>   the job's idempotency record (for a release)
     KEYS[9] callers:<process>       the presence of the job's waiter, as the caller read it
                                     (any key when it has none: then unused)
+    KEYS[10] queue:turns:<lane>     the lane's turns (admit.lua): the claim moves 'round'
+    KEYS[11] queue:ends:<pool>      running jobs of the claiming slot's pool, by latest end
 
     ARGV[1] clock offset, ms        ARGV[6] the job's account, as the caller read it
     ARGV[2] job id                  ARGV[7] the job's day, likewise
     ARGV[3] worker id               ARGV[8] the job's idempotency key, likewise
     ARGV[4] lease, ms               ARGV[9] the job's completion channel (done:<job_id>)
     ARGV[5] job ttl, s              ARGV[10] the job's waiter, as the caller read it ('' none)
+    ARGV[11] the claiming slot's pool ('general' or 'referee')
 
   Output:
     {'claimed', token, fields}   claimed (fields: the record, as HGETALL gives it)
-    {'skipped'}                  the tail job was taken off the queue without running (no
+    {'skipped'}                  the head job was taken off the lane without running (no
                                  longer queued, or timed out and released): try the next
-    {'moved'}                    the tail is no longer ARGV[2] (another worker took it), or
-                                 the record is not the one read: read the tail again
-    {'empty'}                    the queue is empty
+    {'moved'}                    the head is no longer ARGV[2] (another worker took it), or
+                                 the record is not the one read: read the head again
+    {'empty'}                    the lane is empty
 
-  Cluster note: which job is oldest is known only from the list, so the caller reads the
-  tail and the job's account, day and idempotency key first (two steps) and passes the keys
-  they name; the script checks, atomically, that the tail and the record are still those.
+  Cluster note: which job is next is known only from the lane, so the caller reads the head
+  and the job's account, day and idempotency key first (two steps) and passes the keys
+  they name; the script checks, atomically, that the head and the record are still those.
 ]]
-local tail = redis.call('LINDEX', KEYS[1], -1)
-if not tail then return {'empty'} end
-if tail ~= ARGV[2] then return {'moved'} end
+local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if #head == 0 then return {'empty'} end
+if head[1] ~= ARGV[2] then return {'moved'} end
 local jid, jk = ARGV[2], KEYS[2]
 local state = redis.call('HGET', jk, 'state')
 if state ~= 'queued' then
-  redis.call('RPOP', KEYS[1])
+  redis.call('ZREM', KEYS[1], jid)
   return {'skipped'}
 end
 if not same_job(jk, ARGV[6], ARGV[7], ARGV[8]) then return {'moved'} end
 local waiter = redis.call('HGET', jk, 'waiter') or ''
 if waiter ~= ARGV[10] then return {'moved'} end
-redis.call('RPOP', KEYS[1])
+redis.call('ZREM', KEYS[1], jid)
 redis.call('DECR', KEYS[3])
+-- The lane's turn moves on to this job's round; an account with nothing later waiting
+-- needs no entry (its next job gets the round after the lane's).
+local tk = KEYS[10]
+local round = math.floor(tonumber(head[2]) / TURN_SPAN)
+if round > (tonumber(redis.call('HGET', tk, 'round')) or 0) then
+  redis.call('HSET', tk, 'round', round)
+end
+local mine = 'a:' .. ARGV[6]
+if (tonumber(redis.call('HGET', tk, mine)) or 0) <= round then redis.call('HDEL', tk, mine) end
 local now = now_ms()
 if waiter ~= '' and redis.call('EXISTS', KEYS[9]) == 0 then
   release(jk, KEYS[6], KEYS[7], KEYS[8], jid, now, 'cancelled', 'cancelled',
@@ -64,7 +77,8 @@ if now + tonumber(f[2]) > tonumber(f[1]) then
 end
 local token = redis.call('INCR', KEYS[4])
 redis.call('HSET', jk, 'state', 'running', 'started', now, 'token', token,
-  'worker', ARGV[3], 'lease_until', now + tonumber(ARGV[4]), 'charged', f[3])
+  'worker', ARGV[3], 'lease_until', now + tonumber(ARGV[4]), 'charged', f[3], 'pool', ARGV[11])
 redis.call('ZADD', KEYS[5], now + tonumber(ARGV[4]), jid)
+redis.call('ZADD', KEYS[11], now + tonumber(f[2]), jid)
 redis.call('HINCRBY', KEYS[6], 'charged', tonumber(f[3]))
 return {'claimed', token, redis.call('HGETALL', jk)}

@@ -6,6 +6,8 @@
     KEYS[1] job:<job_id>    the job record
     KEYS[2] queue:running   zset of running job ids by lease expiry
     KEYS[3] budget:<day>    the job's day's counts (the day from the claimed record)
+    KEYS[4] queue:ends:general  running jobs by latest end (admit.lua), of either pool
+    KEYS[5] queue:ends:referee
 
     ARGV[1] clock offset, ms   ARGV[5] result (JSON, '' = none)
     ARGV[2] job id             ARGV[6] failure (JSON, '' = none)
@@ -27,6 +29,8 @@ count_done(jk, KEYS[3], ARGV[4])
 if ARGV[5] ~= '' then redis.call('HSET', jk, 'result', ARGV[5]) end
 if ARGV[6] ~= '' then redis.call('HSET', jk, 'failure', ARGV[6]) end
 redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('ZREM', KEYS[4], ARGV[2])
+redis.call('ZREM', KEYS[5], ARGV[2])
 redis.call('EXPIRE', jk, tonumber(ARGV[7]))
 redis.call('PUBLISH', ARGV[8], ARGV[4])
 return 1

@@ -10,6 +10,9 @@ local function day_of(ms) return math.floor(ms / DAY_MS) end
 local function to_midnight_s(ms) return math.ceil(((day_of(ms) + 1) * DAY_MS - ms) / 1000) end
 -- Counters of a day live a little longer than the day, for the admin overview.
 local COUNTER_TTL = 3 * 86400
+-- A lane's waiting jobs are a zset scored round * TURN_SPAN + seq: the round is the account's
+-- turn (admit.lua), seq keeps arrival order within a round.
+local TURN_SPAN = 2097152
 
 -- Counts a finished job in its day's budget hash `bk`, by kind and final state (the overview).
 local function count_done(jk, bk, state)

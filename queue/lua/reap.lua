@@ -6,6 +6,8 @@
     KEYS[1] job:<job_id>    the job record
     KEYS[2] queue:running   zset of running job ids by lease expiry
     KEYS[3] budget:<day>    the job's day's counts
+    KEYS[4] queue:ends:general  running jobs by latest end (admit.lua), of either pool
+    KEYS[5] queue:ends:referee
 
     ARGV[1] clock offset, ms
     ARGV[2] job id
@@ -26,9 +28,13 @@ local jk = KEYS[1]
 local f = redis.call('HMGET', jk, 'state', 'lease_until', 'day')
 if f[1] ~= 'running' then
   redis.call('ZREM', KEYS[2], ARGV[2])
+  redis.call('ZREM', KEYS[4], ARGV[2])
+  redis.call('ZREM', KEYS[5], ARGV[2])
   return 'gone'
 end
 if tonumber(f[2]) > now then return 'alive' end
+redis.call('ZREM', KEYS[4], ARGV[2])
+redis.call('ZREM', KEYS[5], ARGV[2])
 if f[3] ~= ARGV[5] then return redis.error_reply('reap: KEYS[3] is not the budget of the job\'s day') end
 redis.call('HSET', jk, 'state', 'failed', 'finished', now, 'failure', cjson.encode({
   code = 'cancelled',

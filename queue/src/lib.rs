@@ -9,16 +9,28 @@
 //!
 //! | script | who | what |
 //! |---|---|---|
-//! | admit | API | idempotency, caps, daily quota, seconds budget, enqueue |
-//! | claim | worker | oldest job, lease + fencing token, reservation becomes a charge (an orphan is dropped instead) |
+//! | admit | API | idempotency, caps, start before the deadline, daily quota, seconds budget, enqueue at the account's turn |
+//! | claim | worker | a lane's next turn, lease + fencing token, reservation becomes a charge (an orphan is dropped instead) |
 //! | heartbeat | worker | extend the lease (token holder only) |
 //! | complete | worker | record the outcome (token holder only), PUBLISH |
 //! | cancel | API | drop a still-queued job, release its reservation |
 //! | reap | anyone | expired lease: `failed`/`cancelled`, charge kept, never re-queued |
 //! | cancel (orphan) | anyone | a queued job whose caller's API process died: dropped, released |
 //! | detach | API | a caller answered `pending` at shutdown: its job no longer needs the process |
+//! | cancel / stop | operator | a queued job dropped (released) or a running one ended `cancelled` (charge kept) |
 //!
-//! Keys (under the store prefix): `job:<id>` (hash), `queue:waiting` (list),
+//! Lanes and turns: planner work (`playtest`) and referee work (`simulate`, `submit`,
+//! `recheck`) wait in two lanes (`queue:lane:<lane>`, zsets scored by turn). A job's turn is
+//! one round after its lane's last claimed job and after its account's own last waiting job,
+//! so accounts take turns. Of the `queue.waiting_global` places, `queue.referee_places` are
+//! for referee work only; workers keep `worker.referee_slots` that only claim referee work.
+//! Admission refuses (`busy`, with the seconds until it would fit) a job that could not
+//! start in time to finish within its caller's wait, from the live workers' slots
+//! (`queue:slots`) and the latest ends of the running jobs (`queue:ends:<pool>`).
+//!
+//! Keys (under the store prefix; names in `keys.rs`): `job:<id>` (hash),
+//! `queue:lane:<lane>` (zset by turn), `queue:turns:<lane>` (hash), `queue:slots` (hash),
+//! `queue:ends:<pool>` (zset by latest end),
 //! `queue:running` (zset by lease expiry), `waiting:<account>`, `idem:<account>:<key>`,
 //! `jobs:<account>` (zset by creation), `daily:<day>:<account>`, `budget:<day>`, `fence`,
 //! `delayed` (zset by due time), `quotas` (the reloadable quota numbers, JSON; see
@@ -39,6 +51,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod fingerprint;
+mod keys;
 mod presence;
 mod quotas;
 mod record;
@@ -48,9 +61,10 @@ use scripts::{Admitted, Applied, BusyCap, ClaimReply, ReapReply, RemainingReply}
 
 pub use fingerprint::fingerprint;
 pub use horst_store::{DelayedSet, Notifier, Subscription};
+pub use keys::{Lane, Pool};
 pub use presence::HOUSEKEEPING_EVERY;
 pub use quotas::{read_quotas, seed_quotas, write_quotas, Quotas, StoredQuotas};
-pub use record::{Failure, JobRecord, JobState};
+pub use record::{Failure, JobProgress, JobRecord, JobState};
 
 /// What a job does. The name is its daily-quota counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -240,7 +254,7 @@ impl Queue {
 
     /// The pub/sub patterns the queue's [`Notifier`] must listen to.
     pub fn channels(store: &Store) -> Vec<String> {
-        vec![store.key("done:*"), store.key("queue:new")]
+        vec![store.key("done:*"), keys::new_channel(store)]
     }
 
     pub fn store(&self) -> &Store {
@@ -271,27 +285,27 @@ impl Queue {
     }
 
     fn job_key(&self, id: &str) -> String {
-        self.store.key(&format!("job:{id}"))
+        keys::job(&self.store, id)
     }
 
     fn callers_key(&self, process: &str) -> String {
-        self.store.key(&format!("callers:{process}"))
+        keys::callers(&self.store, process)
     }
 
     fn done_channel(&self, id: &str) -> String {
-        self.store.key(&format!("done:{id}"))
+        keys::done_channel(&self.store, id)
     }
 
     fn budget_key(&self, day: &str) -> String {
-        self.store.key(&format!("budget:{day}"))
+        keys::budget(&self.store, day)
     }
 
     fn daily_key(&self, day: &str, account: &str) -> String {
-        self.store.key(&format!("daily:{day}:{account}"))
+        keys::daily(&self.store, day, account)
     }
 
     fn idem_key(&self, account: &str, key: &str) -> String {
-        self.store.key(&format!("idem:{account}:{key}"))
+        keys::idem(&self.store, account, key)
     }
 
     /// The day to pass for today's keys: the last one a script reported, else this host's
@@ -309,11 +323,21 @@ impl Queue {
         }
     }
 
+    /// KEYS[1-5] of the scripts that end a running job (complete, reap, stop): its record,
+    /// the running set, its day's budget and both pools' latest ends.
+    fn ending_keys(&self, inv: &mut redis::ScriptInvocation<'_>, id: &str, day: &str) {
+        inv.key(self.job_key(id))
+            .key(keys::running(&self.store))
+            .key(self.budget_key(day))
+            .key(keys::ends(&self.store, Pool::General))
+            .key(keys::ends(&self.store, Pool::Referee));
+    }
+
     /// A job's account, day and idempotency key (they name its other keys), as stored.
     async fn job_names(&self, id: &str) -> Result<JobNames, QueueError> {
         let f: Vec<Option<String>> = redis::cmd("HMGET")
             .arg(self.job_key(id))
-            .arg(&["account", "day", "idem", "waiter"])
+            .arg(&["account", "day", "idem", "waiter", "kind", "created"])
             .query_async(&mut self.store.conn())
             .await?;
         let get = |i: usize| f.get(i).cloned().flatten().unwrap_or_default();
@@ -322,6 +346,8 @@ impl Queue {
             day: get(1),
             idem: get(2),
             waiter: get(3),
+            lane: JobKind::parse(&get(4)).map(Lane::of),
+            created_ms: get(5).parse().unwrap_or(u64::MAX),
         })
     }
 
@@ -383,6 +409,7 @@ impl Queue {
         let s = &self.settings;
         let q = self.quotas().await?;
         let reserve = s.reserve_seconds(spec.kind);
+        let lane = Lane::of(spec.kind);
         // Operator rechecks count as used seconds but are never refused for quota.
         let (daily, trust0_cap) = if spec.kind == JobKind::Recheck {
             (quotas::UNLIMITED, quotas::UNLIMITED)
@@ -399,14 +426,19 @@ impl Queue {
             reply = self
                 .script(&self.scripts.admit)
                 .key(self.idem_key(&spec.account, &spec.idempotency_key))
-                .key(self.store.key(&format!("waiting:{}", spec.account)))
-                .key(self.store.key("queue:waiting"))
+                .key(keys::waiting_of(&self.store, &spec.account))
+                .key(keys::lane(&self.store, lane))
                 .key(self.daily_key(&day, &spec.account))
                 .key(self.budget_key(&day))
                 .key(self.job_key(&id))
-                .key(self.store.key(&format!("jobs:{}", spec.account)))
+                .key(keys::jobs_of(&self.store, &spec.account))
                 .key(self.callers_key(&self.process_id))
                 .key(self.job_key(if forget.is_empty() { &id } else { &forget }))
+                .key(keys::lane(&self.store, lane.other()))
+                .key(keys::turns(&self.store, lane))
+                .key(keys::slots(&self.store))
+                .key(keys::ends(&self.store, Pool::General))
+                .key(keys::ends(&self.store, Pool::Referee))
                 .arg(&day)
                 .arg(&id)
                 .arg(&spec.account)
@@ -425,10 +457,13 @@ impl Queue {
                 .arg(s.queue.wait_seconds * 1000)
                 .arg(reserve * 1000)
                 .arg(s.job_ttl_seconds() * 1000)
-                .arg(self.store.key("queue:new"))
+                .arg(keys::new_channel(&self.store))
                 .arg(&forget)
                 .arg(waiter)
                 .arg(CALLER_PRESENCE_TTL.as_secs())
+                .arg(lane.as_str())
+                .arg(s.queue.referee_places)
+                .arg(SLOT_SLACK.as_millis() as u64)
                 .invoke_durably(&self.store)
                 .await?;
             match &reply {
@@ -471,7 +506,7 @@ impl Queue {
             Admitted::Busy { cap, retry_after_s } => {
                 let waiting = match cap {
                     BusyCap::Account => self.waiting_job_of(&spec.account).await?,
-                    BusyCap::Global => None,
+                    _ => None,
                 };
                 Err(QueueError::Busy {
                     retry_after_seconds: retry_after_s,
@@ -479,6 +514,15 @@ impl Queue {
                         (Some(id), _) => format!("your job {id} is already waiting; read it with get_submission {{\"jobId\": \"{id}\"}} and retry once it has finished"),
                         (None, BusyCap::Account) => "a job of yours is already waiting; wait for it to finish (see get_submission), then retry".to_string(),
                         (None, BusyCap::Global) => "the server's queue is full; retry after retryAfterSeconds".to_string(),
+                        (None, BusyCap::Reserved) => format!(
+                            "the server's queue is full for playtests (its last {} places are kept for simulations and submissions); retry after retryAfterSeconds",
+                            s.queue.referee_places
+                        ),
+                        (None, BusyCap::Late { ahead }) => format!(
+                            "the workers are busy: with {ahead} job(s) ahead of it, this {} could not start in time to finish within the {} s wait, so it was not queued and nothing was charged; retry after retryAfterSeconds",
+                            spec.kind.as_str(),
+                            s.queue.wait_seconds
+                        ),
                     },
                     waiting_job_id: waiting,
                 })
@@ -515,10 +559,34 @@ impl Queue {
         }
     }
 
-    /// The ids of the waiting jobs, oldest last (at most `queue.waiting_global` of them).
+    /// The ids of the waiting jobs of both lanes, each lane's next turn last (at most
+    /// `queue.waiting_global` of them).
     pub(crate) async fn waiting_ids(&self) -> Result<Vec<String>, QueueError> {
-        Ok(redis::cmd("LRANGE")
-            .arg(self.store.key("queue:waiting"))
+        let mut ids = Vec::new();
+        for lane in Lane::ALL {
+            ids.extend(self.lane_ids(lane).await?.into_iter().rev());
+        }
+        Ok(ids)
+    }
+
+    /// The jobs waiting or running now (running first), for the operator's job view.
+    pub async fn active_ids(&self) -> Result<Vec<String>, QueueError> {
+        let mut ids: Vec<String> = redis::cmd("ZRANGE")
+            .arg(keys::running(&self.store))
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut self.store.conn())
+            .await?;
+        for lane in Lane::ALL {
+            ids.extend(self.lane_ids(lane).await?);
+        }
+        Ok(ids)
+    }
+
+    /// A lane's waiting job ids in turn order (the next first).
+    pub async fn lane_ids(&self, lane: Lane) -> Result<Vec<String>, QueueError> {
+        Ok(redis::cmd("ZRANGE")
+            .arg(keys::lane(&self.store, lane))
             .arg(0)
             .arg(-1)
             .query_async(&mut self.store.conn())
@@ -634,6 +702,12 @@ impl Queue {
         }
     }
 
+    /// Wakes on every change of job `id`'s final state (its completion channel): its
+    /// waiters, and its worker, which stops when an operator cancelled the job.
+    pub fn subscribe_done(&self, id: &str) -> Subscription {
+        self.notifier.subscribe(&self.done_channel(id))
+    }
+
     /// Drops a job that has not started. Returns false if it had started (or finished).
     pub async fn cancel_queued(
         &self,
@@ -644,11 +718,14 @@ impl Queue {
     ) -> Result<bool, QueueError> {
         // Two steps (cancel.lua, cluster note): the record names the day and idempotency keys.
         let names = self.job_names(id).await?;
+        let Some(lane) = names.lane else {
+            return Ok(false);
+        };
         let dropped: Applied = self
             .script(&self.scripts.cancel)
             .key(self.job_key(id))
-            .key(self.store.key("queue:waiting"))
-            .key(self.store.key(&format!("waiting:{}", names.account)))
+            .key(keys::lane(&self.store, lane))
+            .key(keys::waiting_of(&self.store, &names.account))
             .key(self.budget_key(&names.day))
             .key(self.daily_key(&names.day, &names.account))
             .key(self.idem_key(&names.account, &names.idem))
@@ -664,6 +741,56 @@ impl Queue {
             .invoke_durably(&self.store)
             .await?;
         Ok(dropped == Applied::Done)
+    }
+
+    /// An operator cancels job `id` with `reason`: a queued job is dropped (its reservation
+    /// released, nothing charged), a running one ends `cancelled` now (its charge kept; its
+    /// worker stops within 100 ms). Either way the waiting caller is woken at once.
+    pub async fn cancel(&self, id: &str, reason: &str) -> Result<CancelOutcome, QueueError> {
+        let message = format!("cancelled by the operator: {reason}");
+        for _ in 0..3 {
+            let Some(record) = self.get(id).await? else {
+                return Ok(CancelOutcome::Missing);
+            };
+            match record.state {
+                JobState::Queued => {
+                    let msg = format!("{message}; it had not started and nothing was charged");
+                    if self
+                        .cancel_queued(id, JobState::Cancelled, "cancelled", &msg)
+                        .await?
+                    {
+                        return Ok(CancelOutcome::Dropped);
+                    }
+                }
+                JobState::Running => {
+                    let msg = format!(
+                        "{message}; it was stopped while running and stays charged ({} s)",
+                        record.charged_seconds
+                    );
+                    let failure = serde_json::to_string(&Failure::new("cancelled", msg))
+                        .map_err(|e| QueueError::Store(e.to_string()))?;
+                    let day = self.job_names(id).await?.day;
+                    let mut stop = self.script(&self.scripts.stop);
+                    self.ending_keys(&mut stop, id, &day);
+                    let stopped: Applied = stop
+                        .arg(id)
+                        .arg(failure)
+                        .arg(self.settings.job_ttl_seconds())
+                        .arg(self.done_channel(id))
+                        .arg(&day)
+                        .invoke_durably(&self.store)
+                        .await?;
+                    if stopped == Applied::Done {
+                        return Ok(CancelOutcome::Stopped);
+                    }
+                }
+                state => return Ok(CancelOutcome::Finished(state)),
+            }
+            // It moved on (started, or finished) between the read and the script: read again.
+        }
+        Err(QueueError::Store(format!(
+            "job {id} kept changing state; try the cancel again"
+        )))
     }
 
     /// A guard for a blocking call: if the caller goes away (the handler's future is
@@ -731,33 +858,53 @@ impl Queue {
 
     // ---- the worker's side ----
 
-    /// Claims the oldest waiting job for `worker`, or `None` if the queue is empty.
+    /// Claims the next waiting job for a general slot of `worker` (either lane, the job
+    /// that has waited longest first), or `None` if nothing waits.
     pub async fn claim(&self, worker: &str) -> Result<Option<Claim>, QueueError> {
-        let waiting = self.store.key("queue:waiting");
-        // Two steps (claim.lua, cluster note): read the oldest job and the keys its record
-        // names, then claim it if it is still the oldest. Losing the race to another worker
+        self.claim_for(worker, Pool::General).await
+    }
+
+    /// Claims the next job a slot of `pool` may run: a referee slot only referee work.
+    pub async fn claim_for(&self, worker: &str, pool: Pool) -> Result<Option<Claim>, QueueError> {
+        // Two steps (claim.lua, cluster note): read each lane's next turn and the keys its
+        // record names, then claim it if it is still next. Losing the race to another worker
         // or skipping a dropped job reads again; the bound only keeps a call finite.
         for _ in 0..64 {
-            let tail: Option<String> = redis::cmd("LINDEX")
-                .arg(&waiting)
-                .arg(-1)
-                .query_async(&mut self.store.conn())
-                .await?;
-            let Some(id) = tail else {
+            let mut next: Option<(Lane, String, JobNames)> = None;
+            for &lane in pool.lanes() {
+                let head: Vec<String> = redis::cmd("ZRANGE")
+                    .arg(keys::lane(&self.store, lane))
+                    .arg(0)
+                    .arg(0)
+                    .query_async(&mut self.store.conn())
+                    .await?;
+                let Some(id) = head.into_iter().next() else {
+                    continue;
+                };
+                let names = self.job_names(&id).await?;
+                if next
+                    .as_ref()
+                    .is_none_or(|(_, _, n)| names.created_ms < n.created_ms)
+                {
+                    next = Some((lane, id, names));
+                }
+            }
+            let Some((lane, id, names)) = next else {
                 return Ok(None);
             };
-            let names = self.job_names(&id).await?;
             let reply: ClaimReply = self
                 .script(&self.scripts.claim)
-                .key(&waiting)
+                .key(keys::lane(&self.store, lane))
                 .key(self.job_key(&id))
-                .key(self.store.key(&format!("waiting:{}", names.account)))
-                .key(self.store.key("fence"))
-                .key(self.store.key("queue:running"))
+                .key(keys::waiting_of(&self.store, &names.account))
+                .key(keys::fence(&self.store))
+                .key(keys::running(&self.store))
                 .key(self.budget_key(&names.day))
                 .key(self.daily_key(&names.day, &names.account))
                 .key(self.idem_key(&names.account, &names.idem))
                 .key(self.callers_key(&names.waiter))
+                .key(keys::turns(&self.store, lane))
+                .key(keys::ends(&self.store, pool))
                 .arg(&id)
                 .arg(worker)
                 .arg(self.settings.queue.lease_seconds * 1000)
@@ -767,6 +914,7 @@ impl Queue {
                 .arg(&names.idem)
                 .arg(self.done_channel(&id))
                 .arg(&names.waiter)
+                .arg(pool.as_str())
                 .invoke_durably(&self.store)
                 .await?;
             match reply {
@@ -775,11 +923,39 @@ impl Queue {
                         .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable")))?;
                     return Ok(Some(Claim { record, token }));
                 }
-                ClaimReply::Empty => return Ok(None),
-                ClaimReply::Skipped | ClaimReply::Moved => {}
+                ClaimReply::Empty | ClaimReply::Skipped | ClaimReply::Moved => {}
             }
         }
         Ok(None)
+    }
+
+    /// Tells admission how many slots worker `id` has (`general`, `referee`), for the next
+    /// `live_for`; a worker refreshes it while it runs ([`Queue::retire_slots`] at its end).
+    pub async fn announce_slots(
+        &self,
+        id: &str,
+        general: u32,
+        referee: u32,
+        live_for: Duration,
+    ) -> Result<(), QueueError> {
+        let until = self.now_ms().await? + live_for.as_millis() as u64;
+        let _: () = redis::cmd("HSET")
+            .arg(keys::slots(&self.store))
+            .arg(id)
+            .arg(format!("{general} {referee} {until}"))
+            .query_async(&mut self.store.conn())
+            .await?;
+        Ok(())
+    }
+
+    /// Worker `id` stops claiming: its slots no longer count for admission.
+    pub async fn retire_slots(&self, id: &str) -> Result<(), QueueError> {
+        let _: () = redis::cmd("HDEL")
+            .arg(keys::slots(&self.store))
+            .arg(id)
+            .query_async(&mut self.store.conn())
+            .await?;
+        Ok(())
     }
 
     /// Extends the lease. `false`: the lease is lost (reaped), stop and do not complete.
@@ -787,10 +963,28 @@ impl Queue {
         let ok: Applied = self
             .script(&self.scripts.heartbeat)
             .key(self.job_key(id))
-            .key(self.store.key("queue:running"))
+            .key(keys::running(&self.store))
             .arg(id)
             .arg(token)
             .arg(self.settings.queue.lease_seconds * 1000)
+            .invoke_async(&mut self.store.conn())
+            .await?;
+        Ok(ok == Applied::Done)
+    }
+
+    /// Records how far the running job got. `false`: it no longer runs under `token`.
+    pub async fn report_progress(
+        &self,
+        id: &str,
+        token: u64,
+        progress: &JobProgress,
+    ) -> Result<bool, QueueError> {
+        let json = serde_json::to_string(progress).map_err(|e| QueueError::Store(e.to_string()))?;
+        let ok: Applied = self
+            .script(&self.scripts.progress)
+            .key(self.job_key(id))
+            .arg(token)
+            .arg(json)
             .invoke_async(&mut self.store.conn())
             .await?;
         Ok(ok == Applied::Done)
@@ -813,11 +1007,9 @@ impl Queue {
         };
         // The job's day names its budget key (complete.lua checks it).
         let day = self.job_names(id).await?.day;
-        let ok: Applied = self
-            .script(&self.scripts.complete)
-            .key(self.job_key(id))
-            .key(self.store.key("queue:running"))
-            .key(self.budget_key(&day))
+        let mut complete = self.script(&self.scripts.complete);
+        self.ending_keys(&mut complete, id, &day);
+        let ok: Applied = complete
             .arg(id)
             .arg(token)
             .arg(state.as_str())
@@ -835,7 +1027,7 @@ impl Queue {
     pub async fn reap(&self) -> Result<Vec<String>, QueueError> {
         // Two steps (reap.lua, cluster note): the expired leases and each job's day first,
         // then one script per job, which re-checks the lease.
-        let running = self.store.key("queue:running");
+        let running = keys::running(&self.store);
         let now = self.now_ms().await?;
         let expired: Vec<String> = redis::cmd("ZRANGEBYSCORE")
             .arg(&running)
@@ -849,11 +1041,9 @@ impl Queue {
         let mut reaped = Vec::new();
         for id in expired {
             let day = self.job_names(&id).await?.day;
-            let outcome: ReapReply = self
-                .script(&self.scripts.reap)
-                .key(self.job_key(&id))
-                .key(&running)
-                .key(self.budget_key(&day))
+            let mut reap = self.script(&self.scripts.reap);
+            self.ending_keys(&mut reap, &id, &day);
+            let outcome: ReapReply = reap
                 .arg(&id)
                 .arg(self.settings.job_ttl_seconds())
                 .arg(self.done_channel(&id))
@@ -869,29 +1059,37 @@ impl Queue {
 
     /// Waiting jobs and the age of the oldest, for metrics and the admin overview.
     pub async fn depth(&self) -> Result<(u64, Option<u64>), QueueError> {
-        let mut conn = self.store.conn();
-        let key = self.store.key("queue:waiting");
-        let len: u64 = redis::cmd("LLEN").arg(&key).query_async(&mut conn).await?;
-        let oldest: Option<String> = redis::cmd("LINDEX")
-            .arg(&key)
-            .arg(-1)
-            .query_async(&mut conn)
-            .await?;
-        let age = match oldest {
-            Some(id) => match self.get(&id).await? {
-                Some(r) => Some(self.now_ms().await?.saturating_sub(r.created_at_ms)),
-                None => None,
-            },
+        let mut total = 0;
+        let mut oldest: Option<u64> = None;
+        for lane in Lane::ALL {
+            let (n, age) = self.lane_depth(lane).await?;
+            total += n;
+            oldest = oldest.max(age);
+        }
+        Ok((total, oldest))
+    }
+
+    /// A lane's waiting jobs and the age of the one that has waited longest (ms).
+    pub async fn lane_depth(&self, lane: Lane) -> Result<(u64, Option<u64>), QueueError> {
+        let ids = self.lane_ids(lane).await?;
+        let mut created: Option<u64> = None;
+        for id in &ids {
+            if let Some(r) = self.get(id).await? {
+                created = Some(created.map_or(r.created_at_ms, |c| c.min(r.created_at_ms)));
+            }
+        }
+        let age = match created {
+            Some(c) => Some(self.now_ms().await?.saturating_sub(c)),
             None => None,
         };
-        Ok((len, age))
+        Ok((ids.len() as u64, age))
     }
 
     /// Jobs running now (leases held), for metrics.
     pub async fn running_count(&self) -> Result<u64, QueueError> {
         let mut conn = self.store.conn();
         Ok(redis::cmd("ZCARD")
-            .arg(self.store.key("queue:running"))
+            .arg(keys::running(&self.store))
             .query_async(&mut conn)
             .await?)
     }
@@ -1028,6 +1226,20 @@ pub async fn day_stats(store: &Store, now_ms: u64) -> Result<DayStats, QueueErro
     Ok(stats)
 }
 
+/// What an operator's cancel did ([`Queue::cancel`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "outcome", content = "state")]
+pub enum CancelOutcome {
+    /// It was queued: dropped, nothing charged.
+    Dropped,
+    /// It was running: ended `cancelled`, its charge kept; its worker stops within 100 ms.
+    Stopped,
+    /// It had already finished (in this state): nothing changed.
+    Finished(JobState),
+    /// No such job (or its record expired).
+    Missing,
+}
+
 /// Drops a still-queued job when the waiting caller goes away. See [`Queue::cancel_guard`].
 pub struct CancelGuard {
     queue: Option<Queue>,
@@ -1074,7 +1286,16 @@ struct JobNames {
     idem: String,
     /// The API process its caller waits in (`''`: none).
     waiter: String,
+    /// The lane of its kind (`None`: no record).
+    lane: Option<Lane>,
+    /// When it was admitted (`u64::MAX` unknown).
+    created_ms: u64,
 }
+
+/// Between two jobs on one slot, beyond the first job's limit: its claim, its completion and
+/// the worker's own margin. Admission counts it per job, so a job it admits can start in time
+/// even when every job ahead of it runs to its limit.
+pub const SLOT_SLACK: Duration = Duration::from_secs(1);
 
 /// `job_` + 16 random hex digits.
 fn new_job_id() -> String {

@@ -15,7 +15,9 @@ use redis::AsyncCommands;
 use tokio::sync::watch;
 
 use crate::scripts::Applied;
-use crate::{JobState, Queue, QueueError, CALLER_PRESENCE_EVERY, CALLER_PRESENCE_TTL};
+use crate::{
+    keys, JobKind, JobState, Lane, Queue, QueueError, CALLER_PRESENCE_EVERY, CALLER_PRESENCE_TTL,
+};
 
 impl Queue {
     /// This process's id as a waiter (`callers:<id>`).
@@ -54,11 +56,14 @@ impl Queue {
         for id in waiting {
             let f: Vec<Option<String>> = redis::cmd("HMGET")
                 .arg(self.job_key(&id))
-                .arg(&["account", "day", "idem", "waiter", "state"])
+                .arg(&["account", "day", "idem", "waiter", "state", "kind"])
                 .query_async(&mut self.store.conn())
                 .await?;
             let get = |i: usize| f.get(i).cloned().flatten().unwrap_or_default();
             let (account, day, idem, waiter) = (get(0), get(1), get(2), get(3));
+            let Some(lane) = JobKind::parse(&get(5)).map(Lane::of) else {
+                continue;
+            };
             if waiter.is_empty() || get(4) != JobState::Queued.as_str() {
                 continue;
             }
@@ -70,8 +75,8 @@ impl Queue {
             let reply: Applied = self
                 .script(&self.scripts.cancel)
                 .key(self.job_key(&id))
-                .key(self.store.key("queue:waiting"))
-                .key(self.store.key(&format!("waiting:{account}")))
+                .key(keys::lane(&self.store, lane))
+                .key(keys::waiting_of(&self.store, &account))
                 .key(self.budget_key(&day))
                 .key(self.daily_key(&day, &account))
                 .key(self.idem_key(&account, &idem))

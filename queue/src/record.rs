@@ -83,6 +83,25 @@ pub struct JobRecord {
     pub reserved_seconds: u64,
     pub charged_seconds: u64,
     pub worker: Option<String>,
+    /// A running job's latest progress, as its worker wrote it (at most 2 s old).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<JobProgress>,
+}
+
+/// How far a running planner search got: what `get_submission` of a running playtest
+/// carries as `progress`, written by its worker at most every 2 s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobProgress {
+    /// Since the search started, s (one decimal).
+    pub elapsed_seconds: f64,
+    /// Search states expanded so far.
+    pub states_explored: u64,
+    /// The smallest distance to a nest reached so far, in the planner's own measure (tiles
+    /// of the relaxed route; 0 = at the nest); null before the first state is measured.
+    pub best_distance: Option<u32>,
+    /// The refinement stage (0 = the coarsest).
+    pub stage: usize,
 }
 
 impl JobRecord {
@@ -116,6 +135,7 @@ impl JobRecord {
             reserved_seconds: num("reserved").unwrap_or(0),
             charged_seconds: num("charged").unwrap_or(0),
             worker: get("worker").map(str::to_string),
+            progress: get("progress").and_then(|v| serde_json::from_str(v).ok()),
         })
     }
 }

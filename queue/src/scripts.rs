@@ -21,6 +21,8 @@ pub(crate) struct Scripts {
     pub remaining: redis::Script,
     pub now: redis::Script,
     pub detach: redis::Script,
+    pub stop: redis::Script,
+    pub progress: redis::Script,
 }
 
 const PRELUDE: &str = include_str!("../lua/prelude.lua");
@@ -39,6 +41,8 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     remaining: with_prelude(include_str!("../lua/remaining.lua")),
     now: with_prelude(include_str!("../lua/now.lua")),
     detach: with_prelude(include_str!("../lua/detach.lua")),
+    stop: with_prelude(include_str!("../lua/stop.lua")),
+    progress: with_prelude(include_str!("../lua/progress.lua")),
 });
 
 fn unexpected(script: &str, v: &impl std::fmt::Debug) -> ParsingError {
@@ -74,6 +78,12 @@ fn fields(v: &Value) -> Option<Vec<(String, String)>> {
 pub(crate) enum BusyCap {
     Account,
     Global,
+    /// The places left are kept for referee work.
+    Reserved,
+    /// No slot frees in time for the job to finish within its caller's wait.
+    Late {
+        ahead: u64,
+    },
 }
 
 /// `admit.lua`.
@@ -114,6 +124,8 @@ impl FromRedisValue for Admitted {
                 let cap = match at(1).and_then(word).as_deref() {
                     Some("account") => Some(BusyCap::Account),
                     Some("global") => Some(BusyCap::Global),
+                    Some("reserved") => Some(BusyCap::Reserved),
+                    Some("late") => at(3).and_then(number).map(|ahead| BusyCap::Late { ahead }),
                     _ => None,
                 };
                 cap.zip(at(2).and_then(number))
@@ -171,7 +183,7 @@ impl FromRedisValue for ClaimReply {
 }
 
 /// The reply of the fenced and conditional writes: `heartbeat.lua`, `complete.lua`,
-/// `cancel.lua`, `detach.lua` (1 or 0).
+/// `cancel.lua`, `detach.lua`, `stop.lua`, `progress.lua` (1 or 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Applied {
     Done,
@@ -303,7 +315,7 @@ mod tests {
                 }
                 let first = args.next().unwrap_or("");
                 // Locals that hold a KEYS entry (or the prelude's key parameters).
-                let alias = matches!(first, "jk" | "bk" | "dk" | "ik");
+                let alias = matches!(first, "jk" | "bk" | "dk" | "ik" | "lane" | "tk" | "ends");
                 assert!(
                     first.starts_with("KEYS[") || alias,
                     "{path:?}: {command} on {first}, not a KEYS entry"

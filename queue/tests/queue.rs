@@ -689,8 +689,8 @@ async fn a_replay_whose_record_cannot_be_read_never_starts_a_second_job() {
         }
         other => panic!("expected unavailable, got {other:?}"),
     }
-    let waiting: Vec<String> = redis::cmd("LRANGE")
-        .arg("t:queue:waiting")
+    let waiting: Vec<String> = redis::cmd("ZRANGE")
+        .arg("t:queue:lane:referee")
         .arg(0)
         .arg(-1)
         .query_async(&mut raw)
@@ -705,4 +705,165 @@ async fn a_replay_whose_record_cannot_be_read_never_starts_a_second_job() {
         .unwrap();
     let again = s.new_job(spec(JobKind::Simulate, "acct", 1, "k")).await;
     assert_ne!(again.id, first.id);
+}
+
+#[tokio::test]
+async fn referee_work_keeps_its_places_and_its_own_slots() {
+    let s = setup_with(|_| {}).await;
+    // Six playtests take the places that are not kept for referee work.
+    for i in 0..6 {
+        s.new_job(spec(JobKind::Playtest, &format!("p{i}"), 1, "k"))
+            .await;
+    }
+    match s.queue.admit(spec(JobKind::Playtest, "p6", 1, "k")).await {
+        Err(QueueError::Busy { message, .. }) => {
+            assert!(message.contains("kept for simulations"), "{message}")
+        }
+        r => panic!("{r:?}"),
+    }
+    // The last two places are for simulations and submissions.
+    let sim = s.new_job(spec(JobKind::Simulate, "s0", 1, "k")).await;
+    s.new_job(spec(JobKind::Submit, "s1", 1, "k")).await;
+    match s.queue.admit(spec(JobKind::Simulate, "s2", 1, "k")).await {
+        Err(QueueError::Busy { message, .. }) => assert!(message.contains("queue is full")),
+        r => panic!("{r:?}"),
+    }
+    assert_eq!(s.queue.lane_depth(Lane::Planner).await.unwrap().0, 6);
+    assert_eq!(s.queue.lane_depth(Lane::Referee).await.unwrap().0, 2);
+    // A referee slot takes referee work although the playtests waited longer; a general
+    // slot takes the job that has waited longest.
+    let r = s
+        .queue
+        .claim_for("w/r0", Pool::Referee)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.record.id, sim.id);
+    let g = s.queue.claim("w/0").await.unwrap().unwrap();
+    assert_eq!(g.record.kind, JobKind::Playtest);
+    assert_eq!(g.record.account, "p0");
+}
+
+#[tokio::test]
+async fn waiting_accounts_take_turns_within_a_lane() {
+    let s = setup_with(|q| {
+        q.queue.waiting_per_account = 3;
+        q.queue.waiting_global = 100;
+    })
+    .await;
+    for k in ["a1", "a2", "a3"] {
+        s.new_job(spec(JobKind::Simulate, "a", 1, k)).await;
+    }
+    s.new_job(spec(JobKind::Simulate, "b", 1, "b1")).await;
+    s.new_job(spec(JobKind::Simulate, "c", 1, "c1")).await;
+    let mut order = Vec::new();
+    while let Some(c) = s.queue.claim("w").await.unwrap() {
+        order.push(format!("{}:{}", c.record.account, c.record.idempotency_key));
+        if order.len() == 2 {
+            // An account that arrives now gets the next round's turn, after b and c.
+            s.new_job(spec(JobKind::Simulate, "d", 1, "d1")).await;
+        }
+    }
+    assert_eq!(order, ["a:a1", "b:b1", "c:c1", "a:a2", "d:d1", "a:a3"]);
+}
+
+#[tokio::test]
+async fn a_job_that_could_not_start_in_time_is_refused_at_once_with_the_wait_that_fits() {
+    let s = setup_with(|_| {}).await;
+    // One live worker with one general slot; a playtest takes 20 s at most (+1 s slack).
+    s.queue
+        .announce_slots("w", 1, 0, Duration::from_secs(600))
+        .await
+        .unwrap();
+    s.new_job(spec(JobKind::Playtest, "a", 1, "k")).await;
+    s.queue.claim("w/0").await.unwrap().unwrap();
+    s.new_job(spec(JobKind::Playtest, "b", 1, "k")).await;
+    // c would start after a (running) and b: at 42 s, ending at 63 s > its 60 s wait.
+    match s.queue.admit(spec(JobKind::Playtest, "c", 1, "k")).await {
+        Err(QueueError::Busy {
+            retry_after_seconds,
+            message,
+            ..
+        }) => {
+            assert_eq!(retry_after_seconds, 3, "{message}");
+            assert!(message.contains("1 job(s) ahead"), "{message}");
+        }
+        r => panic!("{r:?}"),
+    }
+    // Nothing was charged or queued.
+    assert_eq!(s.queue.remaining("c", 1).await.unwrap().playtests, 20);
+    assert_eq!(s.queue.lane_depth(Lane::Planner).await.unwrap().0, 1);
+    // After retryAfterSeconds it fits exactly.
+    s.queue.set_clock_offset(Duration::from_secs(3), true);
+    s.new_job(spec(JobKind::Playtest, "c", 1, "k")).await;
+    // Referee work does not wait behind playtests: with a referee slot it is admitted.
+    s.queue
+        .announce_slots("w", 1, 1, Duration::from_secs(600))
+        .await
+        .unwrap();
+    s.new_job(spec(JobKind::Simulate, "d", 1, "k")).await;
+    // Without any live worker nothing is known, and the job waits (as before).
+    s.queue.retire_slots("w").await.unwrap();
+    s.new_job(spec(JobKind::Playtest, "e", 1, "k")).await;
+}
+
+#[tokio::test]
+async fn an_operator_cancels_a_queued_job_released_or_a_running_one_charged() {
+    let s = setup_with(|_| {}).await;
+    let before = s.queue.remaining("a", 1).await.unwrap();
+    let queued = s.new_job(spec(JobKind::Simulate, "a", 1, "k")).await;
+    assert_eq!(
+        s.queue.cancel(&queued.id, "flooding").await.unwrap(),
+        CancelOutcome::Dropped
+    );
+    let r = s.queue.get(&queued.id).await.unwrap().unwrap();
+    assert_eq!(r.state, JobState::Cancelled);
+    let f = r.failure.unwrap();
+    assert_eq!(f.code, "cancelled");
+    assert!(f.message.contains("flooding"), "{}", f.message);
+    assert_eq!(s.queue.remaining("a", 1).await.unwrap(), before, "released");
+
+    let job = s.new_job(spec(JobKind::Playtest, "b", 1, "k")).await;
+    let claim = s.queue.claim("w/0").await.unwrap().unwrap();
+    let waiter = {
+        let q = s.queue.clone();
+        let id = job.id.clone();
+        tokio::spawn(async move { q.wait(&id, Duration::from_secs(30)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut worker_hears = s.queue.subscribe_done(&job.id);
+    assert_eq!(
+        s.queue.cancel(&job.id, "stuck map").await.unwrap(),
+        CancelOutcome::Stopped
+    );
+    // The waiting caller and the worker are told at once (not by the 1 s re-read).
+    tokio::time::timeout(Duration::from_millis(900), worker_hears.changed())
+        .await
+        .expect("the worker's wake-up");
+    let done = tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(done.state, JobState::Cancelled);
+    assert!(done.failure.unwrap().message.contains("stays charged"));
+    // Started work stays charged; the worker's late completion is refused.
+    assert_eq!(
+        s.queue.remaining("b", 1).await.unwrap().seconds,
+        before.seconds - 20
+    );
+    assert!(!s
+        .queue
+        .complete(&job.id, claim.token, Ok(json!({})))
+        .await
+        .unwrap());
+    assert_eq!(
+        s.queue.cancel(&job.id, "again").await.unwrap(),
+        CancelOutcome::Finished(JobState::Cancelled)
+    );
+    assert_eq!(
+        s.queue.cancel("job_nothere", "x").await.unwrap(),
+        CancelOutcome::Missing
+    );
+    assert_eq!(s.queue.running_count().await.unwrap(), 0);
 }

@@ -1,53 +1,85 @@
 --[[
-  Writes a session with compare-and-set on its `rev`, appends the apply's new events to the
-  event log, keeps the index of unfinished sessions, applies the write's deadline changes to
-  the delayed set and publishes the wake-up: one atomic step, so a process dying right after
-  the write loses neither a deadline nor a wake-up of a state that was stored.
+  Writes a session with compare-and-set on its stored rev, appends the apply's new events to
+  the event log, keeps the index of unfinished sessions, applies the write's deadline changes
+  to the delayed set and publishes the wake-up: one atomic step, so a process dying right
+  after the write loses neither a deadline nor a wake-up of a state that was stored.
+
+  The record is a string '<rev> <MessagePack>'. It is written with SET KEEPTTL GET, which
+  hands back the value it replaced: the compare-and-set checks that value's rev and, in the
+  rare case another write came first, puts it back. So a winning write is one command on
+  the session key, and a losing one gets the stored record in the reply and re-applies
+  without another read.
 
   Input:
-    KEYS[1] ses:<id>          the session hash {rev, json}
+    KEYS[1] ses:<id>          the session record ('<rev> <record>'; earlier versions: a hash
+                              {rev, json})
     KEYS[2] sessions:open     set of unfinished session ids
     KEYS[3] ses:<id>:events   list of the latest events (JSON)
     KEYS[4] delayed           zset of deadlines by due time (the delayed set)
 
-    ARGV[1] expected rev ('0' = create: the session must not exist)
-    ARGV[2] new rev
-    ARGV[3] the session record (JSON)
+    ARGV[1] the expected stored rev ('' = create: the session must not exist)
+    ARGV[2] the new rev (the record's rev and a random tag: '<rev>.<tag>')
+    ARGV[3] the new stored value ('<new rev> <record>')
     ARGV[4] session id
-    ARGV[5] '1' unfinished (listed, kept), '0' finished (unlisted, expires)
+    ARGV[5] listing: '1' unfinished (listed, kept), '0' finished (unlisted, expires),
+            '' unchanged since the loaded record (no index or expiry command)
     ARGV[6] how long a finished session is kept, ms
-    ARGV[7] how many events the log keeps
+    ARGV[7] trim the event log to this many entries ('0' = no trim this time)
     ARGV[8] E, the number of new events
     ARGV[9] D, the number of deadline changes
     ARGV[10] the wake-up channel ('' = no wake-up); a channel, not a key
+    ARGV[11] '1' = the stored record is an earlier version's hash (replaced by the string)
     then E events (JSON), then D triples (op 'a' add / 'r' remove, due ms, member)
 
   Output:
-    1  written
-    0  the stored rev is not ARGV[1] (another write came first): nothing written
+    1        written; the wake-up message is the new rev
+    {value}  not written: the stored rev is not ARGV[1]; the stored value (nil if none)
+    0        not written: the stored rev of an earlier version's hash moved (read it again)
 ]]
-local cur = redis.call('HGET', KEYS[1], 'rev')
-if ARGV[1] == '0' then
-  if cur then return 0 end
-elseif cur ~= ARGV[1] then
-  return 0
+if ARGV[11] == '1' then
+  if redis.call('HGET', KEYS[1], 'rev') ~= ARGV[1] then
+    return 0
+  end
+  local ttl = redis.call('PTTL', KEYS[1])
+  redis.call('DEL', KEYS[1])
+  redis.call('SET', KEYS[1], ARGV[3])
+  if ttl > 0 then
+    redis.call('PEXPIRE', KEYS[1], ttl)
+  end
+else
+  local old = redis.call('SET', KEYS[1], ARGV[3], 'KEEPTTL', 'GET')
+  local ok
+  if ARGV[1] == '' then
+    ok = not old
+  else
+    ok = old and string.sub(old, 1, #ARGV[1] + 1) == ARGV[1] .. ' '
+  end
+  if not ok then
+    if old then
+      redis.call('SET', KEYS[1], old, 'KEEPTTL')
+    else
+      redis.call('DEL', KEYS[1])
+    end
+    return {old}
+  end
 end
-redis.call('HSET', KEYS[1], 'rev', ARGV[2], 'json', ARGV[3])
 local ne = tonumber(ARGV[8])
 if ne > 0 then
-  redis.call('RPUSH', KEYS[3], unpack(ARGV, 11, 10 + ne))
+  redis.call('RPUSH', KEYS[3], unpack(ARGV, 12, 11 + ne))
+end
+if ARGV[7] ~= '0' then
   redis.call('LTRIM', KEYS[3], -tonumber(ARGV[7]), -1)
 end
 if ARGV[5] == '1' then
   redis.call('SADD', KEYS[2], ARGV[4])
   redis.call('PERSIST', KEYS[1])
   redis.call('PERSIST', KEYS[3])
-else
+elseif ARGV[5] == '0' then
   redis.call('SREM', KEYS[2], ARGV[4])
   redis.call('PEXPIRE', KEYS[1], ARGV[6])
   redis.call('PEXPIRE', KEYS[3], ARGV[6])
 end
-local i = 11 + ne
+local i = 12 + ne
 for _ = 1, tonumber(ARGV[9]) do
   if ARGV[i] == 'a' then
     redis.call('ZADD', KEYS[4], ARGV[i + 1], ARGV[i + 2])
@@ -56,9 +88,9 @@ for _ = 1, tonumber(ARGV[9]) do
   end
   i = i + 3
 end
--- The wake-up carries the record itself: waiters in every process take the new state from
--- the message instead of each reading it back.
+-- The wake-up carries the new rev only: a waiter whose process holds that record (the
+-- writer's own, in its record cache) reads nothing; others read it once per process.
 if ARGV[10] ~= '' then
-  redis.call('PUBLISH', ARGV[10], ARGV[3])
+  redis.call('PUBLISH', ARGV[10], ARGV[2])
 end
 return 1

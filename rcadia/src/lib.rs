@@ -1,8 +1,10 @@
 //! RCADIA sessions in Redis: the I/O around the pure machine of `horst-sessions`.
 //!
-//! - [`store`]: one key per session (a hash `{rev, json}`) written with compare-and-set on
-//!   `rev`; an index of unfinished sessions for `/available`; the boot tag. `apply` loads,
-//!   runs the machine at the Redis server's clock, writes, and retries on a lost race.
+//! - [`store`]: one key per session (a hash `{rev, rec}`, the record in MessagePack)
+//!   written with compare-and-set on `rev`; an index of unfinished sessions for
+//!   `/available`; the boot tag. `apply` starts from the process's cached record (`record`),
+//!   runs the machine at the Redis server's clock (`now`), writes, and on a lost race
+//!   re-applies on the stored record the write sent back. Keys are named in `keys`.
 //! - [`effects`]: carries out what the machine asks for (deadlines in the delayed set,
 //!   wake-ups on `ses:<id>`, rematch creation and linking, forwarded leaves).
 //! - [`clock`]: the firer any horst process may run: pops due deadlines and feeds them back.
@@ -23,7 +25,10 @@ use horst_store::{DelayedSet, Notifier, Store};
 
 pub mod clock;
 pub mod effects;
+mod keys;
 pub mod metrics;
+mod now;
+mod record;
 pub mod store;
 pub mod wait;
 
@@ -103,7 +108,9 @@ pub(crate) struct Inner {
     /// Clock deadlines.
     pub delayed: DelayedSet,
     pub settings: RcadiaSettings,
-    pub scripts: store::Scripts,
+    /// The records this process last read or wrote, decoded.
+    pub cache: record::RecordCache,
+    pub clock: now::ServerClock,
     /// The boot tag, read (or created) once at start.
     pub boot_tag: u16,
     /// Long-polls end early when this turns true (graceful shutdown).
@@ -127,7 +134,8 @@ impl Rcadia {
                 store,
                 notifier,
                 settings,
-                scripts: store::Scripts::load(),
+                cache: record::RecordCache::default(),
+                clock: now::ServerClock::default(),
                 boot_tag,
                 shutdown,
                 metrics: SessionMetrics::default(),
@@ -137,7 +145,7 @@ impl Rcadia {
 
     /// The pub/sub patterns the process's notifier must listen to.
     pub fn channels(store: &Store) -> Vec<String> {
-        vec![store.key("ses:*")]
+        vec![keys::channel_pattern(store)]
     }
 
     /// The session metrics; [`SessionMetrics::register`] puts them on a `/metrics`.
@@ -157,17 +165,25 @@ impl Rcadia {
         self.inner.boot_tag
     }
 
-    /// The Redis server's clock (`TIME`): the one clock every process uses for the machine.
+    /// The Redis server's clock (`TIME`, carried forward between reads: `now.rs`): the one
+    /// clock every process uses for the machine.
     pub async fn now_ms(&self) -> Result<u64, RcadiaError> {
-        let mut conn = self.inner.store.conn();
-        self.inner.metrics.round_trip();
-        let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut conn).await?;
-        Ok(secs * 1000 + micros / 1000)
+        let metrics = &self.inner.metrics;
+        Ok(self
+            .inner
+            .clock
+            .now_ms(&self.inner.store, || metrics.round_trip())
+            .await?)
     }
 
     pub(crate) fn channel(&self, id: &str) -> String {
-        self.inner.store.key(&format!("ses:{id}"))
+        keys::channel(&self.inner.store, id)
     }
+}
+
+/// The Lua scripts of this crate (for the tidy test: each registered once).
+pub fn registered() -> Vec<&'static dyn horst_store::script::Registered> {
+    vec![&store::SAVE]
 }
 
 /// 32 random bits from the OS (ids: unique, not secret; `horst_store::random`).

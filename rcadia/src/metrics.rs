@@ -162,6 +162,11 @@ impl SessionMetrics {
     }
 
     /// One request/response exchange with Redis (a command, a pipeline or a script).
+    /// Round trips to Redis the session layer made so far (tests and benchmarks read it).
+    pub fn round_trips(&self) -> u64 {
+        self.inner.round_trips.get()
+    }
+
     pub(crate) fn round_trip(&self) {
         self.inner.round_trips.inc();
     }

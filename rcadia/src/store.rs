@@ -1,26 +1,31 @@
-//! Persistence: one Redis hash per session (`ses:<id>` = `{rev, json}`), written with
-//! compare-and-set on `rev`, plus the index of unfinished sessions (`sessions:open`) and the
-//! boot tag (`sessions:boot`).
+//! Persistence: one Redis string per session (`ses:<id>` = `<rev> <record>`, the record in
+//! MessagePack: `record.rs`), written with compare-and-set on `rev`, plus the index of
+//! unfinished sessions (`sessions:open`) and the boot tag (`sessions:boot`); the keys are
+//! named in `keys.rs`.
 //!
-//! `rev` sits beside the JSON so the script compares it without decoding the record. A lost
-//! race re-reads and re-applies: the machine is deterministic, so the retry is the same
-//! decision on fresher state.
+//! `rev` sits beside the record so the script compares it without decoding the record. A
+//! lost race re-applies on the stored record the script sends back: the machine is
+//! deterministic, so the retry is the same decision on fresher state. An apply starts from
+//! the process's cached record (`record.rs`), so a write that wins costs one round trip.
 //!
 //! The agent-visible event log lives apart, in the list `ses:<id>:events` (the latest
 //! `MAX_EVENTS`): the record is stored with no events and `eventsBase` = the index of the
 //! next event, so the machine numbers new events right without reading the log, and the
-//! save script appends what an apply added. Only `GET /events` reads the list. This keeps
-//! the record small: every request decodes and re-encodes it.
+//! save script appends what an apply added. Only `GET /events` reads the list.
+
+use std::sync::Arc;
 
 use horst_sessions::machine::MAX_EVENTS;
 use horst_sessions::{
     format_session_id, parse_session_id, Effect, Event, Outcome, ProtocolError, Session, Status,
 };
-use horst_store::InvokeDurably;
+use horst_store::script::{Args, ArgsOf, Argv, Decl, Script, ScriptArgs, Writes};
 use horst_store::Store;
 
 use crate::effects::member;
+use crate::keys;
 use crate::metrics::WriteView;
+use crate::record::{self, Stored};
 use crate::{random_u32, Rcadia, RcadiaError};
 
 /// How often one request re-applies after losing a compare-and-set race before giving up.
@@ -30,36 +35,100 @@ const MAX_ATTEMPTS: usize = 32;
 /// then Redis drops them; unfinished ones never expire.
 const FINISHED_RETENTION_MS: u64 = 24 * 3600 * 1000;
 
-/// The Lua scripts (`rcadia/lua/`; each header documents KEYS, ARGV and the reply), built
-/// once per process and run by SHA (EVALSHA, loaded again on NOSCRIPT).
-pub(crate) struct Scripts {
-    save: redis::Script,
+/// The event log is trimmed back to `MAX_EVENTS` each time its length passes a multiple of
+/// this (not on every append): it holds at most this many more.
+const TRIM_EVERY: u64 = 64;
+
+/// `lua/session_save.lua` (its header documents KEYS, ARGV and the reply).
+pub(crate) static SAVE: Script<Saved, SaveArgs> = Script::new(Decl {
+    file: horst_store::lua!("lua/session_save.lua"),
+    keys: 4,
+    argv: Argv::AtLeast(11),
+    writes: Writes::Durable,
+});
+
+/// The arguments of one save, in the script header's order.
+pub(crate) struct SaveArgs {
+    session_key: String,
+    open_key: String,
+    events_key: String,
+    delayed_key: String,
+    expected: String,
+    token: String,
+    /// `<token> <record>`
+    value: Vec<u8>,
+    session_id: String,
+    /// `Some(listed)` when the listing changes (or on create).
+    listing: Option<bool>,
+    trim: usize,
+    events: Vec<String>,
+    channel: String,
+    legacy: bool,
+    /// (op, due ms, member)
+    deadlines: Vec<(&'static str, u64, String)>,
 }
 
-impl Scripts {
-    pub(crate) fn load() -> Scripts {
-        Scripts {
-            save: redis::Script::new(include_str!("../lua/session_save.lua")),
+impl ArgsOf for SaveArgs {
+    type At<'a> = Self;
+}
+
+impl ScriptArgs for SaveArgs {
+    fn push(&self, to: &mut Args) {
+        to.key(&self.session_key)
+            .key(&self.open_key)
+            .key(&self.events_key)
+            .key(&self.delayed_key)
+            .arg(&self.expected)
+            .arg(&self.token)
+            .arg(&self.value[..])
+            .arg(&self.session_id)
+            .arg(match self.listing {
+                Some(true) => "1",
+                Some(false) => "0",
+                None => "",
+            })
+            .arg(FINISHED_RETENTION_MS)
+            .arg(self.trim)
+            .arg(self.events.len())
+            .arg(self.deadlines.len())
+            .arg(&self.channel)
+            .arg(if self.legacy { "1" } else { "0" });
+        for e in &self.events {
+            to.arg(e);
+        }
+        for (op, at, m) in &self.deadlines {
+            to.arg(*op).arg(*at).arg(m);
         }
     }
 }
 
 /// The reply of `session_save.lua`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Saved {
+#[derive(Debug)]
+pub(crate) enum Saved {
     Written,
-    /// Another write came first (the stored `rev` moved): nothing was written.
-    RevMoved,
+    /// Another write came first (the stored `rev` moved): nothing was written. The stored
+    /// value (`None`: there is none, or it is an earlier version's hash: read it).
+    RevMoved(Option<Vec<u8>>),
+    /// An earlier version's hash moved on: read it again.
+    LegacyMoved,
 }
 
 impl redis::FromRedisValue for Saved {
     fn from_redis_value(v: redis::Value) -> Result<Self, redis::ParsingError> {
-        match redis::from_redis_value::<i64>(v)? {
-            1 => Ok(Saved::Written),
-            0 => Ok(Saved::RevMoved),
-            n => Err(format!("unexpected reply of session_save: {n}").into()),
+        match v {
+            redis::Value::Int(1) => Ok(Saved::Written),
+            redis::Value::Int(0) => Ok(Saved::LegacyMoved),
+            redis::Value::Array(mut a) if a.len() == 1 => {
+                Ok(Saved::RevMoved(redis::from_redis_value(a.remove(0))?))
+            }
+            other => Err(format!("unexpected reply of session_save: {other:?}").into()),
         }
     }
+}
+
+/// Whether Redis refused a command for the key's type (an earlier version's hash).
+fn wrong_type(e: &redis::RedisError) -> bool {
+    e.code() == Some("WRONGTYPE")
 }
 
 /// What a request does to a session, decided on the session as loaded (and caught up).
@@ -95,7 +164,7 @@ pub struct Applied {
 
 /// Reads the store's boot tag, creating it on first use.
 pub(crate) async fn boot_tag(store: &Store) -> Result<u16, RcadiaError> {
-    let key = store.key("sessions:boot");
+    let key = keys::boot(store);
     let mut conn = store.conn();
     let fresh = format!("{:04x}", random_u32() as u16);
     let _: Option<String> = redis::cmd("SET")
@@ -112,10 +181,6 @@ pub(crate) async fn boot_tag(store: &Store) -> Result<u16, RcadiaError> {
 }
 
 impl Rcadia {
-    fn session_key(&self, id: &str) -> String {
-        self.inner.store.key(&format!("ses:{id}"))
-    }
-
     /// 404 or 410 for an id that is not in the store.
     fn missing(&self, id: &str) -> RcadiaError {
         match parse_session_id(id) {
@@ -124,18 +189,14 @@ impl Rcadia {
         }
     }
 
-    fn events_key(&self, id: &str) -> String {
-        self.inner.store.key(&format!("ses:{id}:events"))
-    }
-
     /// Loads a session with its event log (for `GET /events`).
     pub async fn load_with_events(&self, id: &str) -> Result<Session, RcadiaError> {
         let mut s = self.load(id).await?;
         let mut conn = self.inner.store.conn();
         self.inner.metrics.round_trip();
         let raw: Vec<String> = redis::cmd("LRANGE")
-            .arg(self.events_key(id))
-            .arg(0)
+            .arg(keys::events(&self.inner.store, id))
+            .arg(-(MAX_EVENTS as i64))
             .arg(-1)
             .query_async(&mut conn)
             .await?;
@@ -147,119 +208,208 @@ impl Rcadia {
         Ok(s)
     }
 
-    /// Loads a session, or 404/410. Its `events` are empty (see the module doc).
+    /// Reads a session's stored record (and caches it), or 404/410.
+    pub(crate) async fn read(&self, id: &str) -> Result<Arc<Stored>, RcadiaError> {
+        if parse_session_id(id).is_none() {
+            return Err(RcadiaError::NotFound);
+        }
+        let key = keys::session(&self.inner.store, id);
+        let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
+        let got: redis::RedisResult<Option<Vec<u8>>> =
+            redis::cmd("GET").arg(&key).query_async(&mut conn).await;
+        let stored = match got {
+            Ok(value) => record::decode(id, value)?,
+            Err(e) if wrong_type(&e) => {
+                self.inner.metrics.round_trip();
+                let fields: (Option<String>, Option<String>) = redis::cmd("HMGET")
+                    .arg(&key)
+                    .arg("rev")
+                    .arg("json")
+                    .query_async(&mut conn)
+                    .await?;
+                record::decode_legacy(id, fields)?
+            }
+            Err(e) => return Err(e.into()),
+        };
+        self.cache_stored(id, stored)
+    }
+
+    /// Caches a record read from Redis; 404/410 if there is none.
+    fn cache_stored(&self, id: &str, stored: Option<Stored>) -> Result<Arc<Stored>, RcadiaError> {
+        match stored {
+            Some(r) => {
+                let r = Arc::new(r);
+                self.inner.cache.replace(id, r.clone());
+                Ok(r)
+            }
+            None => {
+                self.inner.cache.forget(id);
+                Err(self.missing(id))
+            }
+        }
+    }
+
+    /// The stored record: the cached one if the stored `rev` still matches it (a small read),
+    /// else read whole.
+    pub(crate) async fn current(&self, id: &str) -> Result<Arc<Stored>, RcadiaError> {
+        let Some(cached) = self.inner.cache.get(id) else {
+            return self.read(id).await;
+        };
+        if self.stored_token(id).await?.as_deref() == Some(cached.token.as_str()) {
+            return Ok(cached);
+        }
+        self.read(id).await
+    }
+
+    /// The stored `rev` of a session (its compare-and-set token), if it exists: the first
+    /// bytes of the stored value.
+    async fn stored_token(&self, id: &str) -> Result<Option<String>, RcadiaError> {
+        let key = keys::session(&self.inner.store, id);
+        let mut conn = self.inner.store.conn();
+        self.inner.metrics.round_trip();
+        // A rev is a u64 and 8 hex digits: 30 bytes at most.
+        let got: redis::RedisResult<Vec<u8>> = redis::cmd("GETRANGE")
+            .arg(&key)
+            .arg(0)
+            .arg(31)
+            .query_async(&mut conn)
+            .await;
+        match got {
+            Ok(head) => Ok(record::token_of(&head).map(str::to_string)),
+            Err(e) if wrong_type(&e) => {
+                self.inner.metrics.round_trip();
+                Ok(redis::cmd("HGET")
+                    .arg(&key)
+                    .arg("rev")
+                    .query_async(&mut conn)
+                    .await?)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// A session as stored, or 404/410. Its `events` are empty (see the module doc).
     pub async fn load(&self, id: &str) -> Result<Session, RcadiaError> {
-        if parse_session_id(id).is_none() {
-            return Err(RcadiaError::NotFound);
-        }
-        let mut conn = self.inner.store.conn();
-        self.inner.metrics.round_trip();
-        let json: Option<String> = redis::cmd("HGET")
-            .arg(self.session_key(id))
-            .arg("json")
-            .query_async(&mut conn)
-            .await?;
-        let json = json.ok_or_else(|| self.missing(id))?;
-        serde_json::from_str(&json)
-            .map_err(|e| RcadiaError::Internal(format!("session {id} does not decode: {e}")))
+        Ok(self.current(id).await?.session.clone())
     }
 
-    /// Loads a session and reads the Redis clock in one round trip.
+    /// A session as stored and the Redis clock.
     pub async fn load_at_now(&self, id: &str) -> Result<(Session, u64), RcadiaError> {
-        if parse_session_id(id).is_none() {
-            return Err(RcadiaError::NotFound);
-        }
-        let mut conn = self.inner.store.conn();
-        self.inner.metrics.round_trip();
-        let (json, (secs, micros)): (Option<String>, (u64, u64)) = redis::pipe()
-            .cmd("HGET")
-            .arg(self.session_key(id))
-            .arg("json")
-            .cmd("TIME")
-            .query_async(&mut conn)
-            .await?;
-        let json = json.ok_or_else(|| self.missing(id))?;
-        let s = serde_json::from_str(&json)
-            .map_err(|e| RcadiaError::Internal(format!("session {id} does not decode: {e}")))?;
-        Ok((s, secs * 1000 + micros / 1000))
+        let s = self.load(id).await?;
+        Ok((s, self.now_ms().await?))
     }
 
-    /// Compare-and-set write; `expected_rev` 0 creates. False if another writer won.
+    /// The process's cached record of `id` if its stored `rev` is `token` (a wake-up's).
+    pub(crate) fn cached_at(&self, id: &str, token: &str) -> Option<Session> {
+        self.inner
+            .cache
+            .get(id)
+            .filter(|c| c.token == token)
+            .map(|c| c.session.clone())
+    }
+
+    /// Compare-and-set write of `s` over `loaded` (`None` creates).
     ///
     /// The write's deadline changes (`Schedule`/`Cancel` effects) and its wake-up go in the
     /// same script: one round trip, and a process dying right after the write cannot lose a
-    /// deadline or a wake-up of a state that was stored.
+    /// deadline or a wake-up of a state that was stored. `s` is left in its stored form (its
+    /// new events moved to the log).
     async fn save(
         &self,
         s: &mut Session,
-        expected_rev: u64,
+        loaded: Option<&Stored>,
         effects: &[Effect],
         wake: bool,
-    ) -> Result<bool, RcadiaError> {
-        // The events an apply added go to the list; the record keeps only the next index.
-        let json = s
-            .to_stored_json()
-            .map_err(|e| RcadiaError::Internal(format!("session does not encode: {e}")))?;
-        let new_events = s.held_events();
-        let listed = if s.status() == Status::Finished {
-            "0"
-        } else {
-            "1"
+    ) -> Result<Saved, RcadiaError> {
+        let store = &self.inner.store;
+        let id = s.session_id().to_string();
+        let base_before = loaded.map_or(0, |l| l.session.events_next());
+        let events: Vec<String> = s.take_held_events().iter().map(|e| e.to_string()).collect();
+        let crossed = s.events_next() / TRIM_EVERY != base_before / TRIM_EVERY;
+        let finished = s.status() == Status::Finished;
+        let listing = match loaded {
+            Some(l) if (l.session.status() == Status::Finished) == finished => None,
+            _ => Some(!finished),
         };
-        let deadlines: Vec<(&str, u64, String)> = effects
-            .iter()
-            .filter_map(|e| match e {
-                Effect::Schedule(d) => Some(("a", d.at_ms, member(d))),
-                Effect::Cancel(d) => Some(("r", 0, member(d))),
-                _ => None,
-            })
-            .collect();
-        let channel = if wake {
-            self.channel(s.session_id())
-        } else {
-            String::new()
+        let token = format!("{}.{:08x}", s.rev(), random_u32());
+        let value = record::encode(&token, s)?;
+        let args = SaveArgs {
+            session_key: keys::session(store, &id),
+            open_key: keys::open(store),
+            events_key: keys::events(store, &id),
+            delayed_key: self.inner.delayed.key(),
+            expected: loaded.map(|l| l.token.clone()).unwrap_or_default(),
+            token: token.clone(),
+            value,
+            session_id: id.clone(),
+            listing,
+            trim: if crossed { MAX_EVENTS } else { 0 },
+            events,
+            channel: if wake {
+                keys::channel(store, &id)
+            } else {
+                String::new()
+            },
+            legacy: loaded.is_some_and(|l| l.legacy),
+            deadlines: effects
+                .iter()
+                .filter_map(|e| match e {
+                    Effect::Schedule(d) => Some(("a", d.at_ms, member(d))),
+                    Effect::Cancel(d) => Some(("r", 0, member(d))),
+                    _ => None,
+                })
+                .collect(),
         };
+        // Cached before the write: a wake-up of this write may reach this process's waiters
+        // before the script's reply reaches the writer.
+        self.inner.cache.put(
+            &id,
+            Arc::new(Stored {
+                token,
+                session: s.clone(),
+                legacy: false,
+            }),
+        );
         self.inner.metrics.round_trip();
-        if self.inner.store.durability().min_replica_acks > 0 {
+        if store.durability().min_replica_acks > 0 {
             // The WAIT after the write (redis.min_replica_acks).
             self.inner.metrics.round_trip();
         }
-        let mut inv = self.inner.scripts.save.prepare_invoke();
-        inv.key(self.session_key(s.session_id()))
-            .key(self.inner.store.key("sessions:open"))
-            .key(self.events_key(s.session_id()))
-            .key(self.inner.delayed.key())
-            .arg(expected_rev)
-            .arg(s.rev())
-            .arg(json)
-            .arg(s.session_id())
-            .arg(listed)
-            .arg(FINISHED_RETENTION_MS)
-            .arg(MAX_EVENTS)
-            .arg(new_events.len())
-            .arg(deadlines.len())
-            .arg(channel);
-        for e in new_events {
-            inv.arg(e.to_string());
+        match SAVE.run(store, &args).await {
+            Ok(Saved::Written) => Ok(Saved::Written),
+            Ok(Saved::RevMoved(value)) => {
+                match record::decode(&id, value.clone())? {
+                    Some(r) => self.inner.cache.replace(&id, Arc::new(r)),
+                    None => self.inner.cache.forget(&id),
+                }
+                Ok(Saved::RevMoved(value))
+            }
+            Ok(Saved::LegacyMoved) => {
+                self.inner.cache.forget(&id);
+                Ok(Saved::LegacyMoved)
+            }
+            Err(e) => {
+                // Written or not, nobody knows: read it next time.
+                self.inner.cache.forget(&id);
+                Err(e.into())
+            }
         }
-        for (op, at, m) in &deadlines {
-            inv.arg(*op).arg(*at).arg(m);
-        }
-        let saved: Saved = inv.invoke_durably(&self.inner.store).await?;
-        Ok(saved == Saved::Written)
     }
 
     /// Removes a session that lost a rematch race before anyone could see it.
     async fn delete(&self, id: &str) -> Result<(), RcadiaError> {
-        let mut conn = self.inner.store.conn();
+        let store = &self.inner.store;
+        let mut conn = store.conn();
         self.inner.metrics.round_trip();
+        self.inner.cache.forget(id);
         let _: () = redis::pipe()
             .cmd("DEL")
-            .arg(self.session_key(id))
-            .arg(self.events_key(id))
+            .arg(keys::session(store, id))
+            .arg(keys::events(store, id))
             .ignore()
             .cmd("SREM")
-            .arg(self.inner.store.key("sessions:open"))
+            .arg(keys::open(store))
             .arg(id)
             .ignore()
             .query_async(&mut conn)
@@ -281,7 +431,7 @@ impl Rcadia {
             let now = self.now_ms().await?;
             let (mut s, out) = make(self.new_session_id(), now)?;
             let wake = wakes(&out.effects, out.changed);
-            if self.save(&mut s, 0, &out.effects, wake).await? {
+            if let Saved::Written = self.save(&mut s, None, &out.effects, wake).await? {
                 self.inner.metrics.session_created(s.round() > 1);
                 self.run_effects(&s, after_write(&out.effects), false)
                     .await?;
@@ -303,11 +453,18 @@ impl Rcadia {
         id: &str,
         mut step: impl FnMut(&Session) -> Result<Step, ProtocolError>,
     ) -> Result<Applied, RcadiaError> {
+        // The cached record, if any: a write from it is checked by the compare-and-set, a
+        // read by the stored rev.
+        let mut next: Option<(Arc<Stored>, bool)> = self.inner.cache.get(id).map(|c| (c, false));
         for _ in 0..MAX_ATTEMPTS {
-            let (loaded, now) = self.load_at_now(id).await?;
+            let (loaded, checked) = match next.take() {
+                Some(n) => n,
+                None => (self.read(id).await?, true),
+            };
+            let now = self.now_ms().await?;
             // What the metrics compare against, instead of a copy of the whole record.
-            let (loaded_rev, loaded_view) = (loaded.rev(), WriteView::of(&loaded));
-            let mut s = loaded;
+            let loaded_view = WriteView::of(&loaded.session);
+            let mut s = loaded.session.clone();
             let mut acc = Outcome::default();
             if s.is_due(now) {
                 let out = s.apply(Event::Tick, now)?;
@@ -370,15 +527,26 @@ impl Rcadia {
             let mut pending_wake = acc.changed;
             if acc.stored {
                 let wake = wakes(&acc.effects, acc.changed);
-                if !self.save(&mut s, loaded_rev, &acc.effects, wake).await? {
+                let saved = self.save(&mut s, Some(&loaded), &acc.effects, wake).await?;
+                if !matches!(saved, Saved::Written) {
                     self.inner.metrics.cas_conflict();
                     if let Some(next) = &linked_next {
                         self.drop_unlinked(next).await?;
                     }
-                    continue; // lost the race: re-read and re-apply
+                    // Lost the race: re-apply on the record the script sent back (or read
+                    // an earlier version's record again).
+                    if let Saved::RevMoved(value) = saved {
+                        next = Some((self.cache_stored(id, record::decode(id, value)?)?, true));
+                    }
+                    continue;
                 }
                 self.inner.metrics.observe_write(&loaded_view, &s);
                 pending_wake = false;
+            } else if !checked
+                && self.stored_token(id).await?.as_deref() != Some(loaded.token.as_str())
+            {
+                // Nothing to write, but the cached record is not the stored one: read it.
+                continue;
             }
             let effects = if acc.stored {
                 after_write(&acc.effects)
@@ -450,7 +618,7 @@ impl Rcadia {
         let mut conn = self.inner.store.conn();
         self.inner.metrics.round_trip();
         let ids: Vec<String> = redis::cmd("SMEMBERS")
-            .arg(self.inner.store.key("sessions:open"))
+            .arg(keys::open(&self.inner.store))
             .query_async(&mut conn)
             .await?;
         if ids.is_empty() {
@@ -458,14 +626,30 @@ impl Rcadia {
         }
         let mut pipe = redis::pipe();
         for id in &ids {
-            pipe.cmd("HGET").arg(self.session_key(id)).arg("json");
+            pipe.cmd("GET").arg(keys::session(&self.inner.store, id));
         }
-        let jsons: Vec<Option<String>> = pipe.query_async(&mut conn).await?;
-        let mut out: Vec<Session> = jsons
-            .into_iter()
-            .flatten()
-            .filter_map(|j| serde_json::from_str(&j).ok())
-            .collect();
+        let values: redis::RedisResult<Vec<Option<Vec<u8>>>> = pipe.query_async(&mut conn).await;
+        let mut out: Vec<Session> = match values {
+            Ok(values) => ids
+                .iter()
+                .zip(values)
+                .filter_map(|(id, v)| record::decode(id, v).ok().flatten())
+                .map(|r| r.session)
+                .collect(),
+            // Some are earlier versions' hashes (WRONGTYPE): read each the way that reads
+            // both.
+            Err(_) => {
+                let mut out = Vec::new();
+                for id in &ids {
+                    match self.read(id).await {
+                        Ok(r) => out.push(r.session.clone()),
+                        Err(RcadiaError::Redis(e)) => return Err(RcadiaError::Redis(e)),
+                        Err(_) => {}
+                    }
+                }
+                out
+            }
+        };
         out.sort_by(|a: &Session, b: &Session| {
             (a.created_at_ms(), &a.session_id()).cmp(&(b.created_at_ms(), &b.session_id()))
         });

@@ -2,10 +2,12 @@
 //! the read and the wait is never missed. Wake-ups come through the process's one pub/sub
 //! listener (one pattern subscription per process, fanned out in memory).
 //!
-//! A stored write publishes the record itself (`store.rs`), so a woken waiter takes the new
-//! state from the message and reads nothing from Redis; only a wake-up without a usable
-//! payload (a reconnect, an apply that stored nothing) makes it read. A slow re-read covers
-//! lost messages, and catches up a due transition nobody fired (a lost deadline).
+//! A stored write publishes its new `rev` (`store.rs`): a waiter whose process cached that
+//! record (the writer's process, or a waiter that already read it) takes it from the cache
+//! and reads nothing from Redis; others read it once, which caches it for every other waiter
+//! of the process. A wake-up without a payload (a reconnect, an apply that stored nothing)
+//! makes it read. A slow re-read covers lost messages, and catches up a due transition
+//! nobody fired (a lost deadline).
 
 use std::time::Duration;
 
@@ -73,18 +75,19 @@ impl Rcadia {
                 _ = shutdown.wait_for(|s| *s) => {}
             }
             if woke && Instant::now() < recheck {
-                // The message's record, if it is newer than what we hold (the latest message
-                // wins; `rev` orders the writes of one session).
-                let fresh = sub
-                    .payload()
-                    .and_then(|p| serde_json::from_str::<Session>(&p).ok());
-                match fresh {
-                    Some(f) if f.session_id() == s.session_id() && f.rev() > s.rev() => {
-                        s = f;
-                        continue;
+                if let Some(token) = sub.payload().filter(|t| !t.is_empty()) {
+                    let fresh = match self.cached_at(id, &token) {
+                        Some(c) => c,
+                        None => {
+                            self.inner.metrics.wait_read();
+                            self.read(id).await?.session.clone()
+                        }
+                    };
+                    // The latest message wins; `rev` orders the writes of one session.
+                    if fresh.rev() > s.rev() {
+                        s = fresh;
                     }
-                    Some(f) if f.session_id() == s.session_id() => continue, // not newer
-                    _ => {}
+                    continue;
                 }
             }
             self.inner.metrics.wait_read();

@@ -182,9 +182,28 @@ pub struct Clock {
 #[serde(rename_all = "camelCase")]
 pub struct HostEntry {
     pub seq: u64,
-    /// The entry in the contract's shape (its `seq` is set when it is handed out).
+    /// The entry in the contract's shape (its `seq` is set when it is handed out). Stored as
+    /// a map even in a positional encoding (the store's MessagePack): its absent fields are
+    /// left out, not written as nulls.
+    #[serde(with = "entry_as_map")]
     pub body: crate::wire::PendingEntry,
     pub delivered: bool,
+}
+
+/// A pending-actions entry (de)serialized through a JSON value: a map of the fields it has.
+mod entry_as_map {
+    use crate::wire::PendingEntry;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(e: &PendingEntry, s: S) -> Result<S::Ok, S::Error> {
+        serde_json::to_value(e)
+            .map_err(serde::ser::Error::custom)?
+            .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PendingEntry, D::Error> {
+        serde_json::from_value(serde_json::Value::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
 }
 
 /// Timers the I/O layer keeps in the delayed set.
@@ -216,6 +235,17 @@ impl TimerKind {
             TimerKind::Reservation => "reservation".into(),
             TimerKind::Activation => "activation".into(),
         }
+    }
+
+    /// Armed lazily (`Session::sync_timers`): left in place while its due time moves later
+    /// or goes away, so host calls and delivered actions do not touch the delayed set.
+    /// The clock is exact (a strike must come from its own turn's entry); activation and
+    /// reservation are rare.
+    pub fn is_lazy(&self) -> bool {
+        matches!(
+            self,
+            TimerKind::HostAlive | TimerKind::HostGone | TimerKind::Unconfirmed { .. }
+        )
     }
 
     /// The inverse of [`TimerKind::key`] (the I/O layer reads kinds back from the delayed set).
@@ -635,6 +665,19 @@ impl Session {
         self.events_base = base;
         self.events = held;
         encoded
+    }
+
+    /// The index the next event will get.
+    pub fn events_next(&self) -> u64 {
+        self.events_base + self.events.len() as u64
+    }
+
+    /// Turns the record into the form the store keeps (no held events, `eventsBase` past
+    /// them) and returns the events it held, oldest first, for the log.
+    pub fn take_held_events(&mut self) -> Vec<Value> {
+        let held = std::mem::take(&mut self.events);
+        self.events_base += held.len() as u64;
+        held
     }
 
     /// Puts the stored log (the latest events, oldest first) back into a record loaded

@@ -20,11 +20,12 @@ impl Session {
             Status::Waiting => Some(WaitingFor::Players),
             Status::Finished => None,
             Status::Active => match &me.pending {
+                // The host is not responding: everybody waits for it, whatever else they
+                // wait for.
+                _ if !self.host.alive => Some(WaitingFor::Host),
                 // A held simultaneous action waits for the others to submit.
                 Some(pa) if pa.held => Some(WaitingFor::Opponent),
                 Some(_) => Some(WaitingFor::Host),
-                // The host is not responding: whoever is on turn waits for it too.
-                None if !self.host.alive => Some(WaitingFor::Host),
                 // Between game_start and the game's first publish nobody is on turn.
                 None if self.awaiting_first_publish() => Some(WaitingFor::Host),
                 None if your_turn => None,

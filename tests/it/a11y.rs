@@ -46,6 +46,21 @@ async fn findings(tab: &Tab, axe: &str) -> Vec<String> {
     }
 }
 
+/// A new two-seat table with one player, "Fish"; its session id. (Its host never polls, so
+/// after a while it ends as host_disconnected.)
+async fn seated_table(app: &crate::harness::TestApp) -> String {
+    let (host, agents) = cast(app, 1).await;
+    let session = host.create(two_player(serde_json::json!({}))).await;
+    let (st, _) = agents[0]
+        .post(
+            &format!("{AGENT}/{session}/join"),
+            serde_json::json!({"asName": "Fish"}),
+        )
+        .await;
+    assert_eq!(st, 200);
+    session
+}
+
 async fn ready(tab: &Tab, expr: &str, what: &str) {
     tab.wait_for(expr, what, LONG).await;
     // Let the last fetches render.
@@ -71,15 +86,7 @@ async fn every_page_has_no_serious_accessibility_findings() {
     horst_identity::people::set_sign_up(&app.store, true)
         .await
         .unwrap();
-    let (host, agents) = cast(&app, 1).await;
-    let session = host.create(two_player(serde_json::json!({}))).await;
-    let (st, _) = agents[0]
-        .post(
-            &format!("{AGENT}/{session}/join"),
-            serde_json::json!({"asName": "Fish"}),
-        )
-        .await;
-    assert_eq!(st, 200);
+    let session = seated_table(&app).await;
 
     let browser = launch().await;
     let tab = Tab::open(&browser, "about:blank").await;
@@ -209,17 +216,8 @@ async fn every_page_has_no_serious_accessibility_findings() {
         "the admin overview",
     )
     .await;
-    // A fresh table for the live tables section (the first one's host stopped polling long
-    // ago, so it may have ended as host_disconnected).
-    let (host, agents) = cast(&app, 1).await;
-    let session = host.create(two_player(serde_json::json!({}))).await;
-    let (st, _) = agents[0]
-        .post(
-            &format!("{AGENT}/{session}/join"),
-            serde_json::json!({"asName": "Fish"}),
-        )
-        .await;
-    assert_eq!(st, 200);
+    // A fresh table for the live tables section (the first one may have ended by now).
+    let session = seated_table(&app).await;
     for section in [
         "overview",
         "levels",

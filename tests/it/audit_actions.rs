@@ -219,6 +219,27 @@ async fn perform(app: &TestApp, f: &mut Fixture, action: Action) -> String {
             assert_eq!(out[0].action, "published", "{:?}", out[0].detail);
             out[0].revision_id.clone()
         }
+        Action::JobCancel => {
+            let job = match app
+                .queue
+                .admit(horst_queue::JobSpec {
+                    kind: horst_queue::JobKind::Simulate,
+                    account: "anna".into(),
+                    trust: 1,
+                    idempotency_key: "audit-cancel".into(),
+                    input: json!({"map": "m"}),
+                })
+                .await
+                .unwrap()
+            {
+                horst_queue::Admission::New(job) => job.id,
+                other => panic!("{other:?}"),
+            };
+            horst_operator::jobs::cancel_job(s, &app.queue, WHO, &job, "audit test")
+                .await
+                .unwrap();
+            job
+        }
     }
 }
 

@@ -1085,7 +1085,9 @@ async fn admin_api_needs_its_token() {
         .unwrap();
     let items = log["items"].as_array().unwrap();
     assert_eq!(items[0]["action"], "promote");
-    assert!(items.iter().all(|e| e["who"] == "api:olga"));
+    assert!(items
+        .iter()
+        .all(|e| e["who"].as_str().unwrap().starts_with("api:olga@config-")));
     assert_eq!(items.len(), 5);
 }
 

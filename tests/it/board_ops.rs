@@ -125,7 +125,10 @@ async fn recheck_on_the_current_engine_unlocks_promotion_and_keeps_old_evidence(
     assert_eq!(check["stateHash"], sub["acceptance"]["stateHash"]);
     assert_eq!(check["ticks"], sub["ticks"]);
     assert_eq!(check["jobId"], r["jobId"]);
-    assert_eq!(check["by"], "api:olga");
+    assert!(check["by"]
+        .as_str()
+        .unwrap()
+        .starts_with("api:olga@config-"));
     assert!(check["at"].as_str().unwrap().ends_with('Z'));
     let job = horst_queue::job_record(&app.store, r["jobId"].as_str().unwrap())
         .await
@@ -174,7 +177,7 @@ async fn recheck_on_the_current_engine_unlocks_promotion_and_keeps_old_evidence(
     let log = horst_operator::audit_log(&app.store, 0, 5).await.unwrap();
     let actions: Vec<&str> = log.iter().map(|e| e.action.as_str()).collect();
     assert_eq!(actions, ["promote", "recheck"]);
-    assert_eq!(log[1].who, "api:olga");
+    assert!(log[1].who.starts_with("api:olga@config-"), "{}", log[1].who);
     assert_eq!(log[1].target, rev.as_str());
 
     // Unknown revisions: not_found (404), nothing queued.
@@ -324,7 +327,10 @@ async fn quota_reload_applies_to_the_running_api() {
     let (status, r) = admin_json(&app, reqwest::Method::POST, "/api/admin/quotas/reload").await;
     assert_eq!(status, 200, "{r}");
     assert_eq!(r["source"], "stored");
-    assert_eq!(r["writtenBy"], "api:olga");
+    assert!(r["writtenBy"]
+        .as_str()
+        .unwrap()
+        .starts_with("api:olga@config-"));
     assert_eq!(r["values"]["quotas"]["trust0"]["simulations"], 3);
     assert_eq!(r["values"]["daily_seconds"], 3600);
     let ok = ok_result(&simulate(&app, &key, "s3").await);
@@ -362,7 +368,7 @@ async fn quota_reload_applies_to_the_running_api() {
     let actions: Vec<&str> = log.iter().map(|e| e.action.as_str()).collect();
     assert_eq!(actions, ["quotas_reload", "quotas_reload"]);
     assert_eq!(log[0].who, "olga");
-    assert_eq!(log[1].who, "api:olga");
+    assert!(log[1].who.starts_with("api:olga@config-"), "{}", log[1].who);
 }
 
 async fn public(app: &TestApp, path: &str) -> (u16, Value) {

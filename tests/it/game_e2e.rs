@@ -139,6 +139,20 @@ async fn play_with_keys_until(tab: &Tab, replay: &Value, stop: impl Fn(&Value) -
     tab.eval("horstTest.state()").await
 }
 
+/// A 1280x800 tab whose page keeps the focus (key events reach the canvas in the
+/// background too).
+async fn wide_focused_tab(browser: &std::sync::Arc<horst_house::cdp::Browser>) -> Tab {
+    let tab = Tab::open(browser, "about:blank").await;
+    call(
+        &tab,
+        "Emulation.setFocusEmulationEnabled",
+        json!({ "enabled": true }),
+    )
+    .await;
+    viewport(&tab, 1280, 800).await;
+    tab
+}
+
 fn no_errors(tab: &Tab, what: &str) {
     let errors = tab.errors.lock().unwrap().clone();
     assert!(errors.is_empty(), "{what}: console errors {errors:#?}");
@@ -161,14 +175,7 @@ async fn the_game_in_chromium() {
     let browser = launch().await;
 
     // `/`: the levels, then the Labor tab.
-    let tab = Tab::open(&browser, "about:blank").await;
-    call(
-        &tab,
-        "Emulation.setFocusEmulationEnabled",
-        json!({ "enabled": true }),
-    )
-    .await;
-    viewport(&tab, 1280, 800).await;
+    let tab = wide_focused_tab(&browser).await;
     navigate(&tab, &app.url("/?test")).await;
     ready(&tab, "the game page").await;
     let cards = tab
@@ -701,14 +708,7 @@ async fn the_run_starts_at_the_first_input() {
         .unwrap()
         .to_string();
     let browser = launch().await;
-    let tab = Tab::open(&browser, "about:blank").await;
-    call(
-        &tab,
-        "Emulation.setFocusEmulationEnabled",
-        json!({ "enabled": true }),
-    )
-    .await;
-    viewport(&tab, 1280, 800).await;
+    let tab = wide_focused_tab(&browser).await;
     navigate(&tab, &app.url(&format!("/#spielen={id}"))).await;
     tab.wait_for(
         "document.activeElement && document.activeElement.tagName === 'CANVAS' && document.getElementById('tick')",

@@ -180,8 +180,8 @@ async fn a_dead_worker_s_job_fails_with_no_worker_left_and_its_caller_is_told() 
         .unwrap();
     assert_eq!(again.state, JobState::Failed);
     assert_eq!(again.started_at_ms, record.started_at_ms);
-    let waiting: u64 = redis::cmd("LLEN")
-        .arg(store.key("queue:waiting"))
+    let waiting: u64 = redis::cmd("ZCARD")
+        .arg(store.key("queue:lane:planner"))
         .query_async(&mut store.conn())
         .await
         .unwrap();

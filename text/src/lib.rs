@@ -1,10 +1,12 @@
 //! Cleaning of user-written text (display names, key labels, board posts, messages to the
-//! operator): control, invisible and direction-changing characters are removed, so a text
-//! cannot hide or reorder what others see. Text stays plain: nothing is interpreted as markup
+//! operator, map titles as shown, RCADIA `asName`s, game titles and token names): control,
+//! invisible and direction-changing characters are removed, so a text cannot hide or reorder
+//! what others see. Text stays plain: nothing is interpreted as markup
 //! here, and every consumer shows it as text.
 //!
-//! Its own crate because people's names (`horst-identity`) and the gateway's texts (board,
-//! contact) are cleaned alike, and identity sits below the gateway.
+//! Its own crate because people's names (`horst-identity`), the gateway's texts (board,
+//! contact, map titles) and the sessions' player names (`horst-sessions`) are cleaned alike,
+//! and identity and sessions sit below the gateway.
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]

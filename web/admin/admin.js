@@ -3,10 +3,12 @@
 // Text written by agents (subjects, messages, posts, names) is only ever put in with
 // textContent (el() below), never as HTML.
 
+import { jobs } from "./jobs.js";
+
 const $ = (id) => document.getElementById(id);
 
 /** An element with attributes and children; strings become text nodes. */
-function el(tag, attrs = {}, ...children) {
+export function el(tag, attrs = {}, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;
@@ -23,7 +25,7 @@ function el(tag, attrs = {}, ...children) {
 
 let csrf = null;
 
-async function api(method, path, body) {
+export async function api(method, path, body) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (method !== "GET" && csrf) headers["X-CSRF-Token"] = csrf;
@@ -42,7 +44,7 @@ async function api(method, path, body) {
 }
 
 /** A refusal in words: what the server said, and what to do about it. */
-function refusal(res) {
+export function refusal(res) {
   const b = res.body || {};
   const said = b.error || "";
   switch (b.code) {
@@ -66,7 +68,7 @@ function refusal(res) {
   return `Failed (${res.status}${b.code ? " " + b.code : ""}): ${said || "no details"}`;
 }
 
-function notice(text, kind = "ok") {
+export function notice(text, kind = "ok") {
   const n = $("notice");
   n.textContent = text || "";
   n.className = `notice ${kind}`;
@@ -87,7 +89,7 @@ async function act(method, path, body, done, after) {
  * A destructive action asks once, in place: `what` names exactly what will happen; the
  * button that asked becomes "Yes, ..." and "Cancel".
  */
-function confirmIn(holder, what, yesLabel, onYes) {
+export function confirmIn(holder, what, yesLabel, onYes) {
   const keep = [...holder.childNodes];
   const yes = el("button", { type: "button", class: "danger", "data-confirm": "yes" }, yesLabel);
   const no = el("button", { type: "button" }, "Cancel");
@@ -102,13 +104,13 @@ function confirmIn(holder, what, yesLabel, onYes) {
   yes.focus();
 }
 
-function dateText(iso) {
+export function dateText(iso) {
   if (!iso) return "–";
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? String(iso) : d.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
 }
 
-function table(headers, rows, cls) {
+export function table(headers, rows, cls) {
   // Each cell carries its column's name: on a phone the rows become cards that label every
   // value (admin.css), instead of a table that scrolls sideways.
   for (const tr of [rows].flat(Infinity)) {
@@ -123,21 +125,21 @@ function table(headers, rows, cls) {
       el("tbody", {}, rows)));
 }
 
-function kv(pairs) {
+export function kv(pairs) {
   return el("dl", { class: "kv" }, pairs.map(([k, v]) => el("div", {}, el("dt", {}, k), el("dd", {}, v))));
 }
 
-const view = () => $("view");
+export const view = () => $("view");
 
-function heading(title, ...extra) {
+export function heading(title, ...extra) {
   return el("div", { class: "section-head" }, el("h1", { tabindex: "-1", id: "section-title" }, title), extra);
 }
 
-function loading(title) {
+export function loading(title) {
   view().replaceChildren(heading(title), el("p", { class: "muted" }, "Loading…"));
 }
 
-function failed(title, res) {
+export function failed(title, res) {
   view().replaceChildren(heading(title), el("p", { class: "error-text" }, refusal(res)));
 }
 
@@ -680,7 +682,7 @@ async function audit() {
 
 // ---- Routing and sign-in ----------------------------------------------------------------
 
-const SECTIONS = { overview, messages, levels, accounts, board, switches, quotas, credentials, audit, tables };
+const SECTIONS = { overview, jobs, messages, levels, accounts, board, switches, quotas, credentials, audit, tables };
 
 async function route() {
   const name = location.hash.replace(/^#/, "") || "overview";

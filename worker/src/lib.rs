@@ -1,6 +1,7 @@
 //! The worker process: the part of horst that runs the planner and the referee.
 //!
-//! A worker runs `slots` loops. Each claims one job when it is free (never prefetching, so
+//! A worker runs `slots` general loops and `referee_slots` loops that only take referee
+//! work (so a simulation never waits behind playtests). Each claims one job when it is free (never prefetching, so
 //! a job waits in Redis where any worker can take it), runs it on a blocking thread with
 //! the time limit enforced here, heartbeats its lease from the async side (never from the
 //! CPU-bound thread, which may not yield for seconds), and completes it with its fencing
@@ -17,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use horst_queue::{Claim, Failure, JobKind, Queue};
+use horst_queue::{Claim, Failure, JobKind, JobProgress, JobState, Pool, Queue};
 use horst_store::Store;
 use redis::AsyncCommands;
 use serde_json::Value;
@@ -44,13 +45,48 @@ pub trait JobRunner: Send + Sync + 'static {
         limit: Duration,
         cancel: &AtomicBool,
     ) -> Result<Value, Failure>;
+
+    /// [`JobRunner::run`] that also reports how far it got into `progress` (the worker
+    /// records the latest every 2 s). By default it reports nothing.
+    fn run_with_progress(
+        &self,
+        kind: JobKind,
+        input: &Value,
+        limit: Duration,
+        cancel: &AtomicBool,
+        progress: &ProgressSlot,
+    ) -> Result<Value, Failure> {
+        let _ = progress;
+        self.run(kind, input, limit, cancel)
+    }
 }
+
+/// The latest progress of a running job, handed from the run's thread to the worker's
+/// async side (which records it at most every 2 s).
+#[derive(Default)]
+pub struct ProgressSlot(std::sync::Mutex<Option<JobProgress>>);
+
+impl ProgressSlot {
+    pub fn set(&self, p: JobProgress) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(p);
+    }
+
+    fn take(&self) -> Option<JobProgress> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+/// How often a running job's progress is recorded (the contract: at most 2 s old).
+const PROGRESS_EVERY: Duration = Duration::from_millis(1500);
 
 /// Who this worker is, as shown to operators.
 #[derive(Debug, Clone)]
 pub struct WorkerIdentity {
     pub id: String,
+    /// General slots: any job, the one that has waited longest first.
     pub slots: u32,
+    /// Slots that only run referee work (`worker.referee_slots`).
+    pub referee_slots: u32,
 }
 
 impl WorkerIdentity {
@@ -62,7 +98,14 @@ impl WorkerIdentity {
         WorkerIdentity {
             id: format!("{host}-{}-{index}", std::process::id()),
             slots,
+            referee_slots: 0,
         }
+    }
+
+    /// With `n` slots that only run referee work.
+    pub fn with_referee_slots(mut self, n: u32) -> Self {
+        self.referee_slots = n;
+        self
     }
 }
 
@@ -74,23 +117,24 @@ pub async fn run(
     metrics: WorkerMetrics,
     shutdown: watch::Receiver<bool>,
 ) {
-    tracing::info!(worker = %identity.id, slots = identity.slots, "worker started");
+    tracing::info!(worker = %identity.id, slots = identity.slots, referee_slots = identity.referee_slots, "worker started");
     let mut tasks = tokio::task::JoinSet::new();
-    tasks.spawn(announce(
-        queue.store().clone(),
-        identity.clone(),
-        shutdown.clone(),
-    ));
+    tasks.spawn(announce(queue.clone(), identity.clone(), shutdown.clone()));
     tasks.spawn(housekeeping(
         queue.clone(),
         metrics.clone(),
         shutdown.clone(),
     ));
-    for slot in 0..identity.slots.max(1) {
+    let general =
+        (0..identity.slots.max(1)).map(|n| (Pool::General, format!("{}/{n}", identity.id)));
+    let referee =
+        (0..identity.referee_slots).map(|n| (Pool::Referee, format!("{}/r{n}", identity.id)));
+    for (pool, slot) in general.chain(referee) {
         tasks.spawn(slot_loop(
             queue.clone(),
             runner.clone(),
-            format!("{}/{slot}", identity.id),
+            slot,
+            pool,
             metrics.clone(),
             shutdown.clone(),
         ));
@@ -103,6 +147,7 @@ async fn slot_loop(
     queue: Queue,
     runner: Arc<dyn JobRunner>,
     slot: String,
+    pool: Pool,
     metrics: WorkerMetrics,
     mut shutdown: watch::Receiver<bool>,
 ) {
@@ -111,7 +156,7 @@ async fn slot_loop(
         if *shutdown.borrow() {
             return;
         }
-        match queue.claim(&slot).await {
+        match queue.claim_for(&slot, pool).await {
             Ok(Some(claim)) => execute(&queue, &runner, claim, &metrics).await,
             Ok(None) => {
                 // Idle: wake on the next admission, or re-check now and then.
@@ -144,20 +189,36 @@ async fn execute(
     let limit = Duration::from_secs(queue.settings().reserve_seconds(kind));
     let lease = Duration::from_secs(queue.settings().queue.lease_seconds);
     let cancel = Arc::new(AtomicBool::new(false));
+    // Subscribed before the run: an operator's cancel ends the job in Redis and publishes on
+    // its completion channel; the run then stops within 100 ms (the planner and the referee
+    // poll `cancel`).
+    let mut done = queue.subscribe_done(&job.id);
     let started = Instant::now();
-    tracing::info!(job = %job.id, kind = kind.as_str(), account = %job.account, "job started");
+    let waited_ms = job
+        .started_at_ms
+        .unwrap_or(job.created_at_ms)
+        .saturating_sub(job.created_at_ms);
+    metrics.waited(kind, Duration::from_millis(waited_ms));
+    tracing::info!(job = %job.id, kind = kind.as_str(), account = %job.account, waited_ms, "job started");
 
+    let progress = Arc::new(ProgressSlot::default());
     let mut work = {
         let runner = runner.clone();
         let cancel = cancel.clone();
+        let progress = progress.clone();
         let input = job.input.clone();
-        tokio::task::spawn_blocking(move || runner.run(kind, &input, limit, &cancel))
+        tokio::task::spawn_blocking(move || {
+            runner.run_with_progress(kind, &input, limit, &cancel, &progress)
+        })
     };
+    let mut report = tokio::time::interval(PROGRESS_EVERY);
+    report.tick().await;
     let deadline = tokio::time::Instant::now() + limit;
     let mut beat = tokio::time::interval(lease / 3);
     beat.tick().await; // the first tick is immediate; the claim just set the lease
     let mut timed_out = false;
     let mut lease_lost = false;
+    let mut stopped = false;
     let outcome = loop {
         tokio::select! {
             joined = &mut work => {
@@ -184,6 +245,22 @@ async fn execute(
                 timed_out = true;
                 cancel.store(true, Ordering::SeqCst);
             }
+            _ = report.tick() => {
+                if let Some(p) = progress.take() {
+                    if let Err(e) = queue.report_progress(&job.id, claim.token, &p).await {
+                        tracing::debug!(job = %job.id, error = %e, "cannot record progress");
+                    }
+                }
+            }
+            _ = done.changed(), if !stopped => {
+                // Only an operator's cancel finishes a job that runs here.
+                if let Ok(Some(r)) = queue.get(&job.id).await {
+                    if r.state != JobState::Running {
+                        stopped = true;
+                        cancel.store(true, Ordering::SeqCst);
+                    }
+                }
+            }
         }
     };
     let outcome = if timed_out {
@@ -202,6 +279,11 @@ async fn execute(
         Ok(_) => "succeeded".to_string(),
         Err(f) => f.code.clone(),
     };
+    if stopped {
+        metrics.observe(kind, "cancelled", elapsed);
+        tracing::info!(job = %job.id, kind = kind.as_str(), ms = elapsed.as_millis() as u64, "job stopped: an operator cancelled it");
+        return;
+    }
     metrics.observe(kind, &label, elapsed);
     if lease_lost {
         tracing::warn!(job = %job.id, "lease lost while running; result discarded");
@@ -270,25 +352,38 @@ pub async fn housekeeping(
     }
 }
 
-async fn announce(store: Store, identity: WorkerIdentity, mut shutdown: watch::Receiver<bool>) {
+/// Keeps the worker's presence (`workers:<id>`, for operators) and its slots (for
+/// admission, [`Queue::announce_slots`]) alive until shutdown, then withdraws both.
+async fn announce(queue: Queue, identity: WorkerIdentity, mut shutdown: watch::Receiver<bool>) {
+    let store: Store = queue.store().clone();
     let key = store.key(&format!("workers:{}", identity.id));
+    let general = identity.slots.max(1);
     loop {
         let mut conn = store.conn();
         let announce: redis::RedisResult<()> = conn
             .set_ex(
                 &key,
-                format!("slots={}", identity.slots),
+                format!("slots={general} referee_slots={}", identity.referee_slots),
                 PRESENCE_TTL_SECONDS,
             )
             .await;
         if let Err(e) = announce {
             tracing::warn!(worker = %identity.id, error = %e, "cannot announce worker presence");
         }
+        let live_for = Duration::from_secs(PRESENCE_TTL_SECONDS);
+        if let Err(e) = queue
+            .announce_slots(&identity.id, general, identity.referee_slots, live_for)
+            .await
+        {
+            tracing::warn!(worker = %identity.id, error = %e, "cannot announce worker slots");
+        }
         tokio::select! {
             _ = tokio::time::sleep(PRESENCE_EVERY) => {}
             _ = shutdown.wait_for(|stop| *stop) => break,
         }
     }
+    // Admission stops counting on this worker at once; running jobs still finish.
+    let _ = queue.retire_slots(&identity.id).await;
     let mut conn = store.conn();
     let _: redis::RedisResult<()> = conn.del(&key).await;
 }

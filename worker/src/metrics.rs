@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use horst_queue::{JobKind, Queue};
+use horst_queue::{JobKind, Lane, Queue};
 use horst_telemetry::metrics::counter::Counter;
 use horst_telemetry::metrics::family::Family;
 use horst_telemetry::metrics::gauge::Gauge;
@@ -16,6 +16,7 @@ type Labels = Vec<(&'static str, String)>;
 #[derive(Clone)]
 pub struct WorkerMetrics {
     duration: Family<Labels, Histogram>,
+    wait: Family<Labels, Histogram>,
     lease_expiries: Counter,
 }
 
@@ -25,6 +26,14 @@ impl WorkerMetrics {
             Histogram::new(horst_telemetry::latency_buckets())
         });
         let lease_expiries = Counter::default();
+        let wait = Family::<Labels, Histogram>::new_with_constructor(|| {
+            Histogram::new(horst_telemetry::latency_buckets())
+        });
+        metrics.register(
+            "job_wait_seconds",
+            "Admission to start of the jobs this worker claimed, by kind",
+            wait.clone(),
+        );
         metrics.register(
             "job_duration_seconds",
             "Job execution time by kind and outcome (succeeded or the failure code)",
@@ -37,6 +46,7 @@ impl WorkerMetrics {
         );
         WorkerMetrics {
             duration,
+            wait,
             lease_expiries,
         }
     }
@@ -48,6 +58,12 @@ impl WorkerMetrics {
                 ("outcome", outcome.to_string()),
             ])
             .observe(elapsed.as_secs_f64());
+    }
+
+    pub(crate) fn waited(&self, kind: JobKind, waited: Duration) {
+        self.wait
+            .get_or_create(&vec![("kind", kind.as_str().to_string())])
+            .observe(waited.as_secs_f64());
     }
 
     pub(crate) fn lease_expired(&self) {
@@ -67,6 +83,18 @@ pub async fn sample_queue_gauges(
     let remaining = Gauge::<i64>::default();
     let running = Gauge::<i64>::default();
     let workers = Gauge::<i64>::default();
+    let lane_depth = Family::<Labels, Gauge<i64>>::default();
+    let lane_oldest = Family::<Labels, Gauge<i64>>::default();
+    metrics.register(
+        "queue_lane_waiting_jobs",
+        "Jobs waiting to start, by lane (planner: playtest; referee: simulate, submit, recheck)",
+        lane_depth.clone(),
+    );
+    metrics.register(
+        "queue_lane_oldest_waiting_milliseconds",
+        "Age of the lane's longest-waiting job",
+        lane_oldest.clone(),
+    );
     metrics.register("queue_waiting_jobs", "Jobs waiting to start", depth.clone());
     metrics.register(
         "queue_running_jobs",
@@ -97,6 +125,15 @@ pub async fn sample_queue_gauges(
         if let Ok((n, age)) = queue.depth().await {
             depth.set(n as i64);
             oldest.set(age.unwrap_or(0) as i64);
+        }
+        for lane in Lane::ALL {
+            if let Ok((n, age)) = queue.lane_depth(lane).await {
+                let labels = vec![("lane", lane.as_str().to_string())];
+                lane_depth.get_or_create(&labels).set(n as i64);
+                lane_oldest
+                    .get_or_create(&labels)
+                    .set(age.unwrap_or(0) as i64);
+            }
         }
         if let Ok(n) = queue.running_count().await {
             running.set(n as i64);

@@ -3,8 +3,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use horst_planner::{plan, PlanOutcome, PlanRequest, PlaytestResult, UnresolvedReason};
-use horst_queue::Failure;
+use horst_planner::{plan, PlanOutcome, PlanRequest, PlaytestResult, Progress, UnresolvedReason};
+use horst_queue::{Failure, JobProgress};
+
+use crate::ProgressSlot;
 use serde_json::Value;
 
 /// Runs on the worker's rayon pool (the caller installs it). An `unresolved` search is a
@@ -13,7 +15,9 @@ pub(crate) fn playtest(
     map: &horst_engine::Map,
     seed: u32,
     limit: Duration,
+    memory_budget_bytes: Option<u64>,
     cancel: &AtomicBool,
+    progress: &ProgressSlot,
 ) -> Result<Value, Failure> {
     // Leave a little of the limit for shortening and confirming the replay, so the worker's
     // own deadline (which fails the job) is not what ends a search that found something.
@@ -26,8 +30,16 @@ pub(crate) fn playtest(
             seed,
             time_limit: budget,
             cancel,
+            memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
         },
-        None,
+        Some(&|p: &Progress| {
+            progress.set(JobProgress {
+                elapsed_seconds: (p.elapsed.as_millis() / 100) as f64 / 10.0,
+                states_explored: p.expanded,
+                best_distance: (p.best_distance != u32::MAX).then_some(p.best_distance),
+                stage: p.stage,
+            })
+        }),
     );
     if matches!(
         report.outcome,
@@ -41,7 +53,10 @@ pub(crate) fn playtest(
             "the playtest was stopped before it finished",
         ));
     }
+    // The planner's byte budget (`PlanRequest::memory_budget_bytes`, issue 25 item 1) is
+    // passed once the planner takes it; until then it is only logged.
     tracing::debug!(
+        memory_budget_bytes,
         expanded = report.expanded,
         ms = report.elapsed.as_millis() as u64,
         won = report.won(),

@@ -106,23 +106,40 @@ fn over_tls(state: &AppState, headers: &HeaderMap) -> bool {
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
 }
 
-/// `Set-Cookie` for a new session id, or (`None`) one that removes the cookie.
+/// `Set-Cookie` for a new `/account` session id, or (`None`) one that removes the cookie.
 pub(crate) fn set_cookie(state: &AppState, headers: &HeaderMap, id: Option<&str>) -> HeaderValue {
-    let secure = if over_tls(state, headers) {
-        "; Secure"
+    cookie(
+        web_sessions::COOKIE,
+        over_tls(state, headers),
+        id,
+        web_sessions::ABSOLUTE,
+    )
+}
+
+/// `Set-Cookie` for a new `/admin` session id, or (`None`) one that removes the cookie: its
+/// own cookie (`__Host-horst_admin` over TLS), living as long as an admin session may.
+pub(crate) fn set_admin_cookie(
+    state: &AppState,
+    headers: &HeaderMap,
+    id: Option<&str>,
+) -> HeaderValue {
+    let tls = over_tls(state, headers);
+    let name = if tls {
+        web_sessions::ADMIN_COOKIE_TLS
     } else {
-        ""
+        web_sessions::ADMIN_COOKIE
     };
+    cookie(name, tls, id, web_sessions::ADMIN_ABSOLUTE)
+}
+
+fn cookie(name: &str, tls: bool, id: Option<&str>, life: std::time::Duration) -> HeaderValue {
+    let secure = if tls { "; Secure" } else { "" };
     let value = match id {
         Some(id) => format!(
-            "{}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
-            web_sessions::COOKIE,
-            web_sessions::ABSOLUTE.as_secs()
+            "{name}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
+            life.as_secs()
         ),
-        None => format!(
-            "{}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}",
-            web_sessions::COOKIE
-        ),
+        None => format!("{name}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}"),
     };
     // Ids are hex, so this always parses.
     HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static(""))
@@ -130,8 +147,8 @@ pub(crate) fn set_cookie(state: &AppState, headers: &HeaderMap, id: Option<&str>
 
 /// Ends the session the request came with, if any: a sign-in never keeps an id the browser
 /// already had (session fixation).
-pub(crate) async fn end_previous(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
-    if let Some(id) = session_cookie(headers) {
+pub(crate) async fn end_previous(state: &AppState, cookie: Option<&str>) -> Result<(), ApiError> {
+    if let Some(id) = cookie {
         if let Some(old) = web_sessions::load(&state.store, id).await? {
             web_sessions::end(&state.store, &old).await?;
         }
@@ -139,46 +156,83 @@ pub(crate) async fn end_previous(state: &AppState, headers: &HeaderMap) -> Resul
     Ok(())
 }
 
-/// Counts a sign-in or sign-up attempt against the deployment-wide burst limits
-/// (`horst-limits`, counted in Redis): per client address, and per account name (`name`
-/// empty: a sign-up or an admin-token sign-in, counted per address only).
-pub(crate) async fn limit_attempt(
+/// Counts a sign-up attempt (each costs a password hash) against the per-address burst
+/// limit (`horst-limits`, counted in Redis for every API process).
+pub(crate) async fn limit_sign_up(
     state: &AppState,
     address: std::net::IpAddr,
-    name: &str,
 ) -> Result<(), ApiError> {
     use horst_limits::{BurstError, Limit};
     let g = &state.config.gateway;
     let per_address = Limit::per_minute("sign_in_address", g.sign_in_per_ip_per_minute);
-    let per_name = Limit::per_minute("sign_in_name", g.sign_in_per_name_per_minute);
-    let burst = &state.agents.burst;
-    let mut result = burst.check(&per_address, &address.to_string()).await;
-    if result.is_ok() && !name.is_empty() {
-        result = burst.check(&per_name, name).await;
-    }
-    match result {
+    match state
+        .agents
+        .burst
+        .check(&per_address, &address.to_string())
+        .await
+    {
         Ok(()) => Ok(()),
         Err(BurstError::Limited(l)) => {
-            let what = if l.limit == per_name.name {
-                "for this name"
-            } else {
-                "from your address"
-            };
             let s = l.retry_after_seconds();
             Err(ApiError::new(
                 ApiCode::Burst,
-                format!("too many sign-in attempts {what}; wait {s} s and try again"),
+                format!("too many sign-up attempts from your address; wait {s} s and try again"),
             )
             .retry_after(s))
         }
         Err(BurstError::Store(e)) => {
-            tracing::warn!(error = %e, "cannot count a sign-in attempt");
+            tracing::warn!(error = %e, "cannot count a sign-up attempt");
             Err(ApiError::new(
                 ApiCode::Unavailable,
-                "sign-in is unavailable for a moment; try again shortly",
+                "sign-up is unavailable for a moment; try again shortly",
             ))
         }
     }
+}
+
+/// Refuses a sign-in that must wait (`horst_identity::sign_in_limits`): 429 with
+/// `Retry-After`, saying why.
+pub(crate) async fn wait_for_sign_in(
+    state: &AppState,
+    address: std::net::IpAddr,
+    name: &str,
+) -> Result<(), ApiError> {
+    use horst_identity::sign_in_limits::{self, Free, Holder};
+    let free = Free::from_config(&state.config.gateway);
+    let Some(wait) = sign_in_limits::check(&state.store, free, name, address).await? else {
+        return Ok(());
+    };
+    let s = wait.retry_after_seconds();
+    let why = match wait.holder {
+        Holder::Pair => "too many failed sign-ins for this name from your address",
+        Holder::Client => "too many failed sign-ins from your address",
+        Holder::Name => {
+            "too many failed sign-ins for this name from addresses it never signed in from"
+        }
+    };
+    Err(ApiError::new(ApiCode::Burst, format!("{why}; wait {s} s and try again")).retry_after(s))
+}
+
+/// Records a checked credential: the sign-in limits count a failure (never a success) and
+/// the sign-in trail gets an entry with the address. `via`: `account`, `admin`,
+/// `admin_token`, `rcadia`.
+pub(crate) async fn record_sign_in(
+    state: &AppState,
+    address: std::net::IpAddr,
+    name: &str,
+    via: &str,
+    outcome: horst_operator::SignInOutcome,
+) -> Result<(), ApiError> {
+    use horst_operator::SignInOutcome;
+    let failed = outcome == SignInOutcome::Failed;
+    horst_identity::sign_in_limits::record(&state.store, name, address, !failed).await?;
+    horst_operator::record_sign_in(&state.store, name, address, via, outcome).await?;
+    if failed {
+        tracing::info!(%address, name, via, "sign-in failed");
+    } else {
+        tracing::info!(%address, name, via, outcome = outcome.as_str(), "sign-in");
+    }
+    Ok(())
 }
 
 /// An account as the page shows it.
@@ -265,7 +319,7 @@ async fn signed_in(
     person: &Person,
     status: StatusCode,
 ) -> Result<Response, ApiError> {
-    end_previous(state, headers).await?;
+    end_previous(state, session_cookie(headers)).await?;
     let new = web_sessions::create(&state.store, Subject::Account(person.name.clone())).await?;
     let view = SessionView {
         signed_in: true,
@@ -294,15 +348,15 @@ async fn sign_up(
             "sign-up is closed; the operator creates accounts",
         ));
     }
-    limit_attempt(&state, address, "").await?;
+    limit_sign_up(&state, address).await?;
     let name = people::canonical(&body.name);
-    people::create(
+    people::sign_up(
         &state.store,
         &state.auth,
         &name,
         &body.password,
-        0,
-        people::Existing::Refuse,
+        address,
+        people::SignUpCaps::from_config(&state.config.gateway),
     )
     .await?;
     let person = people::load(&state.store, &name)
@@ -312,16 +366,26 @@ async fn sign_up(
     signed_in(&state, &headers, &person, StatusCode::CREATED).await
 }
 
-/// Checks a person's password with the burst limits (for `/account`, `/admin` and the RCADIA
-/// sign-in alike).
+/// Checks a person's password within the sign-in limits and records the outcome (for
+/// `/account`, `/admin` and the RCADIA sign-in alike; `via` names which).
 pub(crate) async fn check_password(
     state: &AppState,
     address: std::net::IpAddr,
     name: &str,
     password: &str,
+    via: &str,
 ) -> Result<Person, ApiError> {
-    limit_attempt(state, address, &people::canonical(name)).await?;
-    match people::sign_in(&state.store, &state.auth, name, password).await? {
+    use horst_operator::SignInOutcome;
+    let canonical = people::canonical(name);
+    wait_for_sign_in(state, address, &canonical).await?;
+    let found = people::sign_in(&state.store, &state.auth, name, password).await?;
+    let outcome = match found {
+        SignIn::Ok(_) => SignInOutcome::Ok,
+        SignIn::Wrong => SignInOutcome::Failed,
+        SignIn::Blocked => SignInOutcome::Blocked,
+    };
+    record_sign_in(state, address, &canonical, via, outcome).await?;
+    match found {
         SignIn::Ok(p) => Ok(p),
         SignIn::Wrong => Err(ApiError::new(
             ApiCode::InvalidCredentials,
@@ -341,7 +405,7 @@ async fn sign_in(
     Json(body): Json<Credentials>,
 ) -> Result<Response, ApiError> {
     same_origin(&headers)?;
-    let person = check_password(&state, address, &body.name, &body.password).await?;
+    let person = check_password(&state, address, &body.name, &body.password, "account").await?;
     signed_in(&state, &headers, &person, StatusCode::OK).await
 }
 

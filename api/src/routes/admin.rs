@@ -1,7 +1,9 @@
 //! `/api/admin/...`: the operator's REST API over `horst_operator` (the same
 //! actions as `horst admin ...`). It needs `Authorization: Bearer <an active admin token>`
 //! (with no active admin token the bearer API does not exist: 404), or the `/admin` page's
-//! session cookie with its CSRF token (`extract::Operator`). Errors are the REST shape
+//! session cookie with its CSRF token (`extract::Operator`); destructive actions (quarantine,
+//! rollback, block, roles, credentials, the gateway switch) take `extract::Confirmed`, which
+//! asks a page session for its credential again after 5 minutes. Errors are the REST shape
 //! `{ error, code }` with the status of their code (`crate::error::tool_status`); a stale
 //! promotion expectation is 409.
 
@@ -14,13 +16,14 @@ use serde_json::Value;
 use horst_gateway::{checks, public_levels, ToolError};
 use horst_operator as operator;
 
-use crate::extract::{Expected, Json, Operator, Query};
+use crate::extract::{Confirmed, Expected, Json, Operator, Query};
 use crate::{ApiCode, ApiError, AppState};
 
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/api/admin/overview", get(overview))
         .route("/api/admin/audit", get(audit))
+        .route("/api/admin/sign-ins", get(sign_ins))
         .route("/api/admin/messages", get(messages))
         .route("/api/admin/messages/{id}/read", post(mark_read))
         .route("/api/admin/revisions/{id}/promote", post(promote))
@@ -66,7 +69,7 @@ pub fn router() -> Router<AppState> {
         )
 }
 
-type Answer = Result<Json<Value>, ApiError>;
+pub(super) type Answer = Result<Json<Value>, ApiError>;
 
 /// What an action without a value of its own answers.
 fn ok(result: Result<(), ToolError>) -> Answer {
@@ -76,7 +79,7 @@ fn ok(result: Result<(), ToolError>) -> Answer {
 
 /// A typed answer as JSON. Through a `Value`, whose keys are sorted, so the bytes stay what
 /// they were when these answers were written with `json!`.
-fn answer<T: Serialize>(v: T) -> Answer {
+pub(super) fn answer<T: Serialize>(v: T) -> Answer {
     serde_json::to_value(v)
         .map(Json)
         .map_err(|e| ApiError::internal(format!("answer: {e}")))
@@ -176,6 +179,12 @@ async fn audit(State(state): State<AppState>, _: Operator, Query(q): Query<Limit
     answer(Items { items: entries })
 }
 
+/// The sign-in trail: every checked password or admin token, with the client's address.
+async fn sign_ins(State(state): State<AppState>, _: Operator, Query(q): Query<Limit>) -> Answer {
+    let entries = operator::sign_ins(&state.store, q.offset.unwrap_or(0), q.limit()).await?;
+    items(Ok(entries))
+}
+
 async fn messages(State(state): State<AppState>, _: Operator, Query(q): Query<Limit>) -> Answer {
     let unread_only = !q.all.unwrap_or(false);
     items(horst_gateway::contact::list_messages(&state.store, unread_only, q.limit()).await)
@@ -212,7 +221,7 @@ async fn promote(
 
 async fn quarantine(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    Confirmed(op): Confirmed,
     Path(id): Path<String>,
 ) -> Answer {
     ok(operator::quarantine(&state.store, &op, &id).await)
@@ -220,7 +229,7 @@ async fn quarantine(
 
 async fn rollback(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    Confirmed(op): Confirmed,
     Path(name): Path<String>,
 ) -> Answer {
     value(operator::rollback(&state.store, &op, &name).await)
@@ -228,7 +237,7 @@ async fn rollback(
 
 async fn block(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    Confirmed(op): Confirmed,
     Path(name): Path<String>,
 ) -> Answer {
     ok(operator::set_blocked(&state.store, &state.auth, &op, &name, true).await)
@@ -503,7 +512,7 @@ impl Expected for GatewaySwitch {
 
 async fn set_gateway(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    Confirmed(op): Confirmed,
     Json(body): Json<GatewaySwitch>,
 ) -> Answer {
     use horst_config::GatewayMode;
@@ -637,7 +646,7 @@ impl Expected for Role {
 
 async fn operator_role(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    Confirmed(op): Confirmed,
     Path(name): Path<String>,
     Json(body): Json<Role>,
 ) -> Answer {
@@ -700,7 +709,7 @@ async fn keys(State(state): State<AppState>, _: Operator, Query(q): Query<KeyQue
 
 async fn revoke_key(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    Confirmed(op): Confirmed,
     Path(prefix): Path<String>,
 ) -> Answer {
     let account = operator::revoke_key(&state.store, &op, &prefix).await?;
@@ -742,7 +751,7 @@ impl Expected for NewToken {
 
 async fn create_token(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    Confirmed(op): Confirmed,
     Json(body): Json<NewToken>,
 ) -> Answer {
     let (token, agent) = operator::create_token(
@@ -759,7 +768,7 @@ async fn create_token(
 
 async fn revoke_token(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    Confirmed(op): Confirmed,
     Path(agent): Path<String>,
 ) -> Answer {
     let info = operator::revoke_token(&state.store, &state.auth, &op, &agent).await?;
@@ -808,7 +817,7 @@ impl Expected for NewPassword {
 
 async fn user_password(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    Confirmed(op): Confirmed,
     Path(name): Path<String>,
     Json(body): Json<NewPassword>,
 ) -> Answer {
@@ -817,7 +826,7 @@ async fn user_password(
 
 async fn delete_user(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    Confirmed(op): Confirmed,
     Path(name): Path<String>,
 ) -> Answer {
     let deleted = operator::delete_user(&state.store, &state.auth, &op, &name).await?;
@@ -844,7 +853,7 @@ impl Expected for NewAdminToken {
 
 async fn create_admin_token(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    Confirmed(op): Confirmed,
     Json(body): Json<NewAdminToken>,
 ) -> Answer {
     let (token, info) =
@@ -857,7 +866,7 @@ async fn create_admin_token(
 
 async fn retire_admin_token(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    Confirmed(op): Confirmed,
     Path(id): Path<String>,
 ) -> Answer {
     let info = operator::retire_admin_token(&state.store, &op, &id).await?;

@@ -4,8 +4,11 @@
 //! goes through the same library call and lands in the same audit trail (`page:<name>`).
 //!
 //! Who may sign in: a person whose account has the operator role (name and password, with
-//! the sign-in burst limits), or anyone with an active admin token (who gives a name for the
-//! audit trail). An agent key is neither.
+//! the sign-in limits), or anyone with an active admin token (who gives a name for the audit
+//! trail, which also records the token's id). An agent key is neither. The session has its
+//! own cookie (`__Host-horst_admin` over TLS), apart from `/account`'s, and lives at most
+//! 12 hours (1 hour unused); destructive actions need the credential given within the last
+//! 5 minutes (`extract::Confirmed`; the page asks for it and calls `/api/admin/session/confirm`).
 
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -16,8 +19,13 @@ use serde::{Deserialize, Serialize};
 
 use horst_identity::web_sessions::{self, Subject};
 
-use super::account::{check_password, end_previous, limit_attempt, serve_page_file, set_cookie};
-use crate::extract::{same_origin, ClientAddr, Expected, Json, PageOperator};
+use horst_operator::SignInOutcome;
+
+use super::account::{
+    check_password, end_previous, record_sign_in, serve_page_file, set_admin_cookie,
+    wait_for_sign_in,
+};
+use crate::extract::{admin_cookie, same_origin, ClientAddr, Expected, Json, PageOperator};
 use crate::{ApiCode, ApiError, AppState};
 
 pub fn router() -> Router<AppState> {
@@ -27,6 +35,7 @@ pub fn router() -> Router<AppState> {
         .route("/admin/{file}", get(file))
         .route("/api/admin/session", get(session).post(sign_in))
         .route("/api/admin/session/end", post(sign_out))
+        .route("/api/admin/session/confirm", post(confirm))
 }
 
 async fn page(State(state): State<AppState>, req: axum::extract::Request) -> Response {
@@ -56,9 +65,40 @@ struct SessionView {
 
 fn via(subject: &Subject) -> &'static str {
     match subject {
-        Subject::Account(_) => "account",
+        Subject::Account(_) | Subject::Operator(_) => "account",
         Subject::AdminToken { .. } => "admin_token",
     }
+}
+
+/// What the sign-in limits and the sign-in trail count admin-token guesses under (no
+/// person's name can start with `~`).
+const TOKEN_NAME: &str = "~admin-token";
+
+/// Checks an admin token within the sign-in limits and records the outcome; its id if active.
+async fn check_token(
+    state: &AppState,
+    address: std::net::IpAddr,
+    token: &str,
+) -> Result<String, ApiError> {
+    wait_for_sign_in(state, address, TOKEN_NAME).await?;
+    let found = horst_identity::admin_tokens::check(&state.store, token.trim()).await?;
+    let (target, outcome) = match &found {
+        Some(id) => (id.as_str(), SignInOutcome::Ok),
+        None => (TOKEN_NAME, SignInOutcome::Failed),
+    };
+    if let Some(id) = &found {
+        // A right token clears the guesses counted from this address.
+        horst_identity::sign_in_limits::record(&state.store, TOKEN_NAME, address, true).await?;
+        horst_operator::record_sign_in(&state.store, id, address, "admin_token", outcome).await?;
+    } else {
+        record_sign_in(state, address, target, "admin_token", outcome).await?;
+    }
+    found.ok_or_else(|| {
+        ApiError::new(
+            ApiCode::InvalidCredentials,
+            "this is not an active admin token",
+        )
+    })
 }
 
 fn view(op: &PageOperator) -> SessionView {
@@ -128,16 +168,8 @@ async fn sign_in(
                 ));
             }
             // Guessing tokens costs attempts like guessing passwords.
-            limit_attempt(&state, address, "").await?;
-            let Some(token_id) =
-                horst_identity::admin_tokens::check(&state.store, token.trim()).await?
-            else {
-                return Err(ApiError::new(
-                    ApiCode::InvalidCredentials,
-                    "this is not an active admin token",
-                ));
-            };
-            let who = format!("page:{operator_name}");
+            let token_id = check_token(&state, address, &token).await?;
+            let who = format!("page:{operator_name}@{token_id}");
             (
                 Subject::AdminToken {
                     token_id,
@@ -147,7 +179,7 @@ async fn sign_in(
             )
         }
         (None, Some(name), Some(password)) => {
-            let person = check_password(&state, address, &name, &password).await?;
+            let person = check_password(&state, address, &name, &password, "admin").await?;
             if !person.operator {
                 return Err(ApiError::new(
                     ApiCode::Forbidden,
@@ -155,7 +187,7 @@ async fn sign_in(
                 ));
             }
             let who = format!("page:{}", person.name);
-            (Subject::Account(person.name), who)
+            (Subject::Operator(person.name), who)
         }
         _ => {
             return Err(ApiError::new(
@@ -164,7 +196,7 @@ async fn sign_in(
             ))
         }
     };
-    end_previous(&state, &headers).await?;
+    end_previous(&state, admin_cookie(&headers)).await?;
     let new = web_sessions::create(&state.store, subject.clone()).await?;
     tracing::info!(who = %who, "operator signed in on /admin");
     let v = SessionView {
@@ -176,7 +208,7 @@ async fn sign_in(
     let mut r = (StatusCode::OK, Json(v)).into_response();
     r.headers_mut().insert(
         header::SET_COOKIE,
-        set_cookie(&state, &headers, Some(&new.id)),
+        set_admin_cookie(&state, &headers, Some(&new.id)),
     );
     Ok(no_store(r))
 }
@@ -189,6 +221,78 @@ async fn sign_out(
     web_sessions::end(&state.store, &op.session).await?;
     let mut r = Json(serde_json::json!({ "signedIn": false })).into_response();
     r.headers_mut()
-        .insert(header::SET_COOKIE, set_cookie(&state, &headers, None));
+        .insert(header::SET_COOKIE, set_admin_cookie(&state, &headers, None));
     Ok(r)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfirmBody {
+    password: Option<String>,
+    token: Option<String>,
+}
+
+impl Expected for ConfirmBody {
+    const EXPECTED: &'static str = "{\"password\": \"...\"} (an operator's account) or {\"token\": \"<the admin token you signed in with>\"}";
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Confirmation {
+    confirmed: bool,
+    /// How long destructive actions are allowed from now, in seconds.
+    valid_seconds: u64,
+}
+
+/// Re-authentication for destructive actions: the session's person gives their password
+/// again, an admin-token session its token; within the sign-in limits, and recorded in the
+/// sign-in trail (`reauthenticated`).
+async fn confirm(
+    State(state): State<AppState>,
+    ClientAddr(address): ClientAddr,
+    op: PageOperator,
+    Json(body): Json<ConfirmBody>,
+) -> Result<Response, ApiError> {
+    match (&op.session.subject, body.password, body.token) {
+        (Subject::Operator(name), Some(password), None) => {
+            let person = check_password(&state, address, name, &password, "admin").await?;
+            if person.name != *name {
+                return Err(ApiError::new(
+                    ApiCode::InvalidCredentials,
+                    "wrong name or password",
+                ));
+            }
+        }
+        (Subject::AdminToken { token_id, .. }, None, Some(token)) => {
+            if check_token(&state, address, &token).await? != *token_id {
+                return Err(ApiError::new(
+                    ApiCode::InvalidCredentials,
+                    "this is not the admin token this session signed in with",
+                ));
+            }
+        }
+        _ => {
+            return Err(ApiError::new(
+                ApiCode::InvalidInput,
+                format!("send {}", ConfirmBody::EXPECTED),
+            ))
+        }
+    }
+    web_sessions::confirm(&state.store, &op.session).await?;
+    let target = op.who.strip_prefix("page:").unwrap_or(&op.who);
+    horst_operator::record_sign_in(
+        &state.store,
+        target,
+        address,
+        via(&op.session.subject),
+        SignInOutcome::Confirmed,
+    )
+    .await?;
+    Ok(no_store(
+        Json(Confirmation {
+            confirmed: true,
+            valid_seconds: web_sessions::REAUTH_WINDOW.as_secs(),
+        })
+        .into_response(),
+    ))
 }

@@ -2,6 +2,7 @@
 
 pub mod account;
 pub mod admin;
+pub mod admin_jobs;
 pub mod admin_page;
 pub mod agent_keys;
 pub mod game;

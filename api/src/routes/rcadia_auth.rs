@@ -35,7 +35,13 @@ async fn sign_in(
     ClientAddr(address): ClientAddr,
     Json(body): Json<Credentials>,
 ) -> Result<Json<Token>, ApiError> {
-    let person = super::account::check_password(&state, address, &body.username, &body.password)
+    let person = super::account::check_password(
+        &state,
+        address,
+        &body.username,
+        &body.password,
+        "rcadia",
+    )
         .await
         .map_err(|e| {
             if e.code() == ApiCode::InvalidCredentials.as_str() {

@@ -4,7 +4,8 @@
 //! `Cache-Control: no-cache`, so a browser revalidates each time and reloads only what changed.
 //!
 //! Paths are checked strictly (segments of `[A-Za-z0-9._-]`, none starting with `.`) before
-//! anything touches the file system, so no request can leave the directory. `/sdk/` and
+//! anything touches the file system, so no request can leave the directory, and a path that
+//! passes through a symbolic link is refused (a 404), so no link can lead out of it either. `/sdk/` and
 //! `/games/` send
 //! `Access-Control-Allow-Origin: *`: games run in a sandboxed iframe with an opaque origin,
 //! and their module scripts are CORS requests the browser refuses without it.
@@ -89,7 +90,11 @@ pub(crate) async fn send(
     let Some(rel) = rel else {
         return not_found();
     };
-    let path = PathBuf::from(&state.config.server.web_dir).join(&rel);
+    let root = PathBuf::from(&state.config.server.web_dir);
+    if !inside_without_links(&root, &rel).await {
+        return not_found();
+    }
+    let path = root.join(&rel);
     let mime = header::HeaderValue::from_static(content_type(&rel));
     // The file service answers GET and HEAD (the routes pass only those); its guessed type
     // is replaced by ours below.
@@ -114,6 +119,30 @@ pub(crate) async fn send(
         );
     }
     r
+}
+
+/// Whether `rel` names a regular file below `root` reached through no symbolic link (each
+/// component is checked without following it): a link in `web_dir`, planted or left over,
+/// never serves a file from outside it.
+async fn inside_without_links(root: &std::path::Path, rel: &std::path::Path) -> bool {
+    let mut at = root.to_path_buf();
+    let mut components = rel.components().peekable();
+    while let Some(c) = components.next() {
+        let std::path::Component::Normal(part) = c else {
+            return false;
+        };
+        at.push(part);
+        match tokio::fs::symlink_metadata(&at).await {
+            Ok(m) if m.file_type().is_symlink() => {
+                tracing::warn!(path = %at.display(), "refused a symbolic link under server.web_dir");
+                return false;
+            }
+            Ok(m) if components.peek().is_none() => return m.is_file(),
+            Ok(m) if m.is_dir() => {}
+            _ => return false,
+        }
+    }
+    false
 }
 
 pub(crate) fn not_found() -> Response {

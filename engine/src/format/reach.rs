@@ -6,7 +6,8 @@
 //! moves to one of its 8 neighbours at most per tick. A path starts at a *launch*: standing on
 //! ground or a platform (jump, then the egg boost), a spring, a stomp on an enemy, or the
 //! start. From a launch the bird may then move through open tiles (not solid, cracked rock
-//! counted open; into spikes, but not down out of them) in any order of steps, as long as it stays inside the launch's
+//! counted open where a pebble fired from a reached tile can hit it, see `refined`; into
+//! spikes, but not down out of them) in any order of steps, as long as it stays inside the launch's
 //! *envelope*: no higher than the highest row the real physics reaches from that launch, and no
 //! further sideways, at each depth below the launch row, than the bird can run in the longest
 //! time its feet can still be at that depth (`Envelope`, measured with the engine's own
@@ -210,17 +211,79 @@ struct Source {
 
 /// Every tile the check reaches.
 pub fn reach(map: &Map) -> Reach {
-    flood(map, &[])
+    refined(map, &[])
 }
 
 /// For each of `nests`, whether the bird can touch it (`Reach::touches`); stops as soon as
 /// all are touched.
 pub fn nests_reached(map: &Map, nests: &[(i32, i32)]) -> Vec<bool> {
-    let r = flood(map, nests);
+    let r = refined(map, nests);
     nests.iter().map(|&(x, y)| r.touches(x, y)).collect()
 }
 
-fn flood(map: &Map, targets: &[(i32, i32)]) -> Reach {
+/// Rounds of `refined` at most; after them every cracked tile counts as open (more generous).
+const CRACKED_ROUNDS: usize = 16;
+/// Columns between the middle of the bird's feet and a cracked tile its pebble can still hit:
+/// a pebble flies 48 ticks at 5 px (15 tiles) from just beyond the bird's edge.
+const PEBBLE_COLUMNS: i32 = 17;
+
+/// The flood with cracked rock open only where a pebble can break it: none at first, then
+/// every cracked tile a pebble fired from a reached tile can hit, until nothing changes (every
+/// round only opens more, so the result still contains every tile a real run reaches). A
+/// pebble flies along the row of the bird's top edge plus 7 px, which is the row of its feet
+/// or the one above, from the bird's column, and stops at the first solid block.
+fn refined(map: &Map, targets: &[(i32, i32)]) -> Reach {
+    let (w, h) = (map.width(), map.height());
+    let tile = |x: i32, y: i32| map.tile(x, y).unwrap_or(Block::Rock);
+    let cracked: Vec<(i32, i32)> = (0..h)
+        .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .filter(|&(x, y)| tile(x, y) == Block::Cracked)
+        .collect();
+    if cracked.is_empty() {
+        return flood(map, targets, None);
+    }
+    let mut open = vec![false; (w * h) as usize];
+    for _ in 0..CRACKED_ROUNDS {
+        let r = flood(map, targets, Some(&open));
+        if !targets.is_empty() && targets.iter().all(|&(x, y)| r.touches(x, y)) {
+            return r;
+        }
+        let mut changed = false;
+        for &(x, y) in &cracked {
+            let i = (y * w + x) as usize;
+            if open[i] {
+                continue;
+            }
+            let hit = [-1, 1].iter().any(|&dir| {
+                for d in 1..=PEBBLE_COLUMNS {
+                    let cx = x - dir * d;
+                    if cx < 0 || cx >= w {
+                        return false;
+                    }
+                    if r.at(cx, y) || r.at(cx, y + 1) {
+                        return true;
+                    }
+                    let b = tile(cx, y);
+                    if b.is_solid() && !(b == Block::Cracked && open[(y * w + cx) as usize]) {
+                        return false;
+                    }
+                }
+                false
+            });
+            if hit {
+                open[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return r;
+        }
+    }
+    flood(map, targets, None)
+}
+
+/// The flood; `cracked_open` says which cracked tiles count as open (None: all).
+fn flood(map: &Map, targets: &[(i32, i32)], cracked_open: Option<&[bool]>) -> Reach {
     let (w, h) = (map.width(), map.height());
     let env = envelopes();
     // Rows above the map are open air the bird can rise into.
@@ -249,7 +312,9 @@ fn flood(map: &Map, targets: &[(i32, i32)]) -> Reach {
     let open = |x: i32, y: i32| {
         inside(x, y) && {
             let b = tile(x, y);
-            !(b.is_solid() && b != Block::Cracked)
+            !b.is_solid()
+                || (b == Block::Cracked
+                    && cracked_open.is_none_or(|o| y >= 0 && o[(y * w + x) as usize]))
         }
     };
     let supports = |x: i32, y: i32| {
@@ -497,6 +562,18 @@ fn flood(map: &Map, targets: &[(i32, i32)]) -> Reach {
                     let f = flags[j];
                     // Into a ledge from above is a landing, not a step.
                     if f & OPEN == 0 || (dy == 1 && f & LEDGE != 0) || seen[j] == mark {
+                        continue;
+                    }
+                    // A diagonal step needs one of the two tiles beside it open: the bird
+                    // moves horizontally, then vertically, and each position between is one
+                    // where its box overlaps no solid block, so the middle of its feet is in
+                    // an open tile then too; through the corner of two solid tiles it never
+                    // squeezes.
+                    if dx != 0
+                        && dy != 0
+                        && flags[idx(nx, y)] & OPEN == 0
+                        && flags[idx(x, ny)] & OPEN == 0
+                    {
                         continue;
                     }
                     seen[j] = mark;

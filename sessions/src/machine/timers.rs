@@ -250,14 +250,27 @@ impl Session {
     }
 
     /// Diffs the armed timers against what is due next.
+    ///
+    /// Liveness and unconfirmed timers are lazy ([`TimerKind::is_lazy`]): one armed at or
+    /// before its due time stays armed when the due time moves later (every host call moves
+    /// the host's), and one that is no longer due stays armed too. It then fires early, runs
+    /// nothing (catch-up goes by what is due, not by what fired) and is armed again at its
+    /// real due time. Every host call or delivered action used to cost a cancel and a
+    /// schedule in the delayed set; now that happens once per timer period.
     pub(crate) fn sync_timers(&mut self, out: &mut Outcome) {
         let due = self.due_timers();
         let keys: Vec<String> = due.iter().map(|(k, _)| k.key()).collect();
+        let live = self.status != Status::Finished;
+        let now = self.now_ms;
         let stale: Vec<String> = self
             .timers
-            .keys()
-            .filter(|k| !keys.contains(k))
-            .cloned()
+            .iter()
+            .filter(|(k, d)| {
+                // A lazy timer still ahead stays armed even when nothing is due any more.
+                let kept_lazily = live && d.kind.is_lazy() && d.at_ms > now;
+                !keys.contains(k) && !kept_lazily
+            })
+            .map(|(k, _)| k.clone())
             .collect();
         for k in stale {
             if let Some(d) = self.timers.remove(&k) {
@@ -267,8 +280,13 @@ impl Session {
         for ((kind, at), key) in due.into_iter().zip(keys) {
             // A clock deadline belongs to its turn: a new turn re-arms it even at the same
             // instant, so the old turn's entry goes stale.
-            let same =
-                |d: &Deadline| d.at_ms == at && (kind != TimerKind::Clock || d.turn == self.turn);
+            let same = |d: &Deadline| {
+                if kind.is_lazy() {
+                    d.at_ms <= at && d.at_ms > now
+                } else {
+                    d.at_ms == at && (kind != TimerKind::Clock || d.turn == self.turn)
+                }
+            };
             if self.timers.get(&key).is_some_and(same) {
                 continue;
             }

@@ -1,0 +1,108 @@
+//! `/api/admin/jobs...` and `/api/admin/queue`: the operator's job view and cancel, over
+//! `horst_operator::jobs` (the same calls as `horst admin job ...` and `admin queue`).
+//! Same callers as `routes/admin.rs` (an admin token, or the `/admin` page's session).
+
+use axum::extract::{Path, State};
+use axum::routing::{get, post};
+use axum::Router;
+use serde::{Deserialize, Serialize};
+
+use horst_operator::jobs::{self as job_control, JobFilter, JobRow, LaneDepth};
+use horst_queue::{CancelOutcome, DayStats};
+
+use super::admin::{answer, Answer};
+use crate::extract::{Expected, Json, Operator, Query};
+use crate::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/admin/jobs", get(list))
+        .route("/api/admin/jobs/{id}", get(show))
+        .route("/api/admin/jobs/{id}/cancel", post(cancel))
+        .route("/api/admin/queue", get(queue))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    state: Option<String>,
+    kind: Option<String>,
+    account: Option<String>,
+    limit: Option<usize>,
+}
+
+impl Expected for ListQuery {
+    const EXPECTED: &'static str =
+        "?state=queued|running|succeeded|failed|cancelled&kind=playtest|simulate|submit|recheck&account=NAME&limit=1-500";
+}
+
+#[derive(Serialize)]
+struct Items {
+    items: Vec<JobRow>,
+}
+
+async fn list(State(state): State<AppState>, _: Operator, Query(q): Query<ListQuery>) -> Answer {
+    let filter = JobFilter {
+        state: q.state,
+        kind: q.kind,
+        account: q.account,
+    };
+    let limit = q.limit.unwrap_or(100).clamp(1, 500);
+    answer(Items {
+        items: job_control::list_jobs(&state.queue, &filter, limit).await?,
+    })
+}
+
+async fn show(State(state): State<AppState>, _: Operator, Path(id): Path<String>) -> Answer {
+    answer(job_control::show_job(&state.queue, &id).await?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CancelBody {
+    reason: String,
+}
+
+impl Expected for CancelBody {
+    const EXPECTED: &'static str = "{\"reason\": \"why (the job's caller is told)\"}";
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Cancelled {
+    job_id: String,
+    #[serde(flatten)]
+    outcome: CancelOutcome,
+}
+
+async fn cancel(
+    State(state): State<AppState>,
+    Operator(op): Operator,
+    Path(id): Path<String>,
+    Json(body): Json<CancelBody>,
+) -> Answer {
+    let outcome =
+        job_control::cancel_job(&state.store, &state.queue, &op, &id, &body.reason).await?;
+    answer(Cancelled {
+        job_id: id,
+        outcome,
+    })
+}
+
+/// The queue at a glance: each lane's depth and oldest wait, and today's jobs and seconds.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct QueueView {
+    lanes: Vec<LaneDepth>,
+    running: u64,
+    today: DayStats,
+}
+
+async fn queue(State(state): State<AppState>, _: Operator) -> Answer {
+    let q = &state.queue;
+    answer(QueueView {
+        lanes: job_control::lanes(q).await?,
+        running: q.running_count().await?,
+        today: q.today().await?,
+    })
+}

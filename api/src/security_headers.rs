@@ -1,0 +1,82 @@
+//! Security headers on every response (`router()` wraps every route in [`layer`]): every
+//! answer is `nosniff`, and every HTML answer gets a Content-Security-Policy, a referrer
+//! policy and a framing rule, unless its route set a stricter policy of its own (`/account`,
+//! `/admin`).
+//!
+//! The baseline CSP is the union of what the pages need (their own scripts and the engine's
+//! WebAssembly, inline styles, frames for the bridge's games); each page narrows it further
+//! with its own `<meta>` policy, and a browser enforces both. `frame-ancestors` (which a
+//! `<meta>` policy cannot set) is `'none'`, except for the pages meant to be framed:
+//! - `/games/...`: the house games, framed by the bridge and the house table page of this
+//!   origin (`'self'`);
+//! - `/mcp-app/...`: the MCP App, embedded by MCP hosts on their own origins (`*`).
+
+use axum::extract::Request;
+use axum::http::{header, HeaderValue};
+use axum::middleware::Next;
+use axum::response::Response;
+
+/// The baseline policy of HTML answers, without `frame-ancestors`.
+const BASELINE: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; frame-src 'self' https: http:; object-src 'none'; base-uri 'none'; form-action 'self'";
+
+/// Who may frame the page at `path`.
+pub fn frame_ancestors(path: &str) -> &'static str {
+    if path.starts_with("/mcp-app/") {
+        "*"
+    } else if path.starts_with("/games/") {
+        "'self'"
+    } else {
+        "'none'"
+    }
+}
+
+/// The CSP an HTML answer at `path` gets when its route set none.
+pub fn policy(path: &str) -> String {
+    format!("{BASELINE}; frame-ancestors {}", frame_ancestors(path))
+}
+
+fn is_html(r: &Response) -> bool {
+    r.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/html"))
+}
+
+/// The middleware: adds what the response lacks, never replaces a route's own header.
+pub async fn layer(req: Request, next: Next) -> Response {
+    let path = req.uri().path().to_string();
+    let mut r = next.run(req).await;
+    let html = is_html(&r);
+    let h = r.headers_mut();
+    h.entry(header::X_CONTENT_TYPE_OPTIONS)
+        .or_insert(HeaderValue::from_static("nosniff"));
+    if html {
+        if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
+            if let Ok(v) = HeaderValue::from_str(&policy(&path)) {
+                h.insert(header::CONTENT_SECURITY_POLICY, v);
+            }
+        }
+        h.entry(header::REFERRER_POLICY)
+            .or_insert(HeaderValue::from_static("same-origin"));
+        if frame_ancestors(&path) == "'none'" {
+            h.entry(header::X_FRAME_OPTIONS)
+                .or_insert(HeaderValue::from_static("DENY"));
+        }
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_pages_meant_to_be_framed_may_be() {
+        assert!(policy("/").ends_with("frame-ancestors 'none'"));
+        assert!(policy("/bridge/").ends_with("frame-ancestors 'none'"));
+        assert!(policy("/games/chess/index.html").ends_with("frame-ancestors 'self'"));
+        assert!(policy("/mcp-app/index.html").ends_with("frame-ancestors *"));
+        // A path that only starts like one is not one.
+        assert!(policy("/games").ends_with("frame-ancestors 'none'"));
+    }
+}

@@ -1,0 +1,47 @@
+--[[
+  Sign-up on /account: a person's account (trust 0) with its password, within the rolling
+  caps of self-service agent keys (the same zsets as agent_create.lua: a new person is one
+  more trust-0 identity from that network) and sign-up's own caps, in one atomic step.
+
+  Input:
+    KEYS[1] agentkeys:net:<network>   zset of self-service creations from this network
+    KEYS[2] agentkeys:all             zset of all self-service creations
+    KEYS[3] signup:net:<network>      zset of sign-ups from this network
+    KEYS[4] signup:all                zset of all sign-ups
+    KEYS[5] account:<name>            the new account hash
+
+    ARGV[1] window, ms (every cap is rolling over it)
+    ARGV[2] self-service cap per network
+    ARGV[3] self-service cap in total
+    ARGV[4] sign-up cap per network
+    ARGV[5] sign-up cap in total
+    ARGV[6] a random member for the zsets
+    ARGV[7] name
+    ARGV[8] password (PHC string)
+
+  Output:
+    {'ok', now_ms}             created
+    {'exists', 0}              the name is taken (by anyone, with or without a password)
+    {'network_cap', wait_ms}   this network's cap (either) is reached; room in wait_ms
+    {'daily_cap', wait_ms}     a total cap (either) is reached; room in wait_ms
+]]
+local now = now_ms()
+local window = tonumber(ARGV[1])
+for i = 1, 4 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - window) end
+if redis.call('EXISTS', KEYS[5]) == 1 then return {'exists', 0} end
+local function wait(k)
+  local oldest = redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')
+  if oldest[2] then return tonumber(oldest[2]) + window - now end
+  return window
+end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return {'network_cap', wait(KEYS[1])} end
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[4]) then return {'network_cap', wait(KEYS[3])} end
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return {'daily_cap', wait(KEYS[2])} end
+if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[5]) then return {'daily_cap', wait(KEYS[4])} end
+for i = 1, 4 do
+  redis.call('ZADD', KEYS[i], now, ARGV[6])
+  redis.call('PEXPIRE', KEYS[i], window)
+end
+redis.call('HSET', KEYS[5], 'name', ARGV[7], 'kind', 'human', 'trust', '0', 'blocked', '0',
+  'displayName', '', 'createdAtMs', now, 'password', ARGV[8])
+return {'ok', now}

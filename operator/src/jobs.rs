@@ -1,0 +1,219 @@
+//! The operator's control of evaluation jobs: cancel one (audited as `job_cancel`), and the
+//! job view (jobs by state, kind and account with their timeline; the lanes' depth and
+//! oldest wait). `horst admin job ...`, `/api/admin/jobs` and the `/admin` page all call
+//! these.
+
+use horst_queue::{CancelOutcome, JobKind, JobRecord, JobState, Lane, Queue};
+use horst_store::Store;
+use serde::{Deserialize, Serialize};
+
+use horst_gateway::{ErrorCode, ToolError};
+
+use crate::audit::{audit, Action, Detail};
+
+/// The longest reason an operator may give (it is shown to the job's caller).
+pub const REASON_MAX_CHARS: usize = 500;
+
+/// Cancels job `id`: a queued one is dropped (nothing charged), a running one stops within
+/// 100 ms and stays charged; its waiting caller is told at once, with `reason`. Audited.
+/// A job that already finished is a `conflict`; an unknown one `not_found`.
+pub async fn cancel_job(
+    store: &Store,
+    queue: &Queue,
+    who: &str,
+    id: &str,
+    reason: &str,
+) -> Result<CancelOutcome, ToolError> {
+    let reason = reason.trim();
+    if reason.is_empty() {
+        return Err(ToolError::invalid(
+            "give a reason (--reason, or `reason` in the body): the job's caller is told it",
+        ));
+    }
+    if reason.chars().count() > REASON_MAX_CHARS {
+        return Err(ToolError::invalid(format!(
+            "the reason is longer than {REASON_MAX_CHARS} characters; shorten it"
+        )));
+    }
+    let reason = horst_gateway::text::clean_line(reason);
+    let outcome = queue.cancel(id, &reason).await?;
+    match outcome {
+        CancelOutcome::Dropped | CancelOutcome::Stopped => {
+            let was = match outcome {
+                CancelOutcome::Dropped => "queued",
+                _ => "running",
+            };
+            audit(
+                store,
+                who,
+                Action::JobCancel,
+                id,
+                Detail::JobCancel {
+                    reason: &reason,
+                    was,
+                },
+            )
+            .await?;
+            tracing::info!(job = %id, was, "job cancelled by an operator");
+            Ok(outcome)
+        }
+        CancelOutcome::Finished(state) => Err(ToolError::new(
+            ErrorCode::Conflict,
+            format!(
+                "job {id} has already finished ({}); there is nothing to cancel",
+                state.as_str()
+            ),
+        )),
+        CancelOutcome::Missing => Err(ToolError::not_found(format!(
+            "no job {id} (finished jobs are kept for queue.job_retention_hours); check the id"
+        ))),
+    }
+}
+
+/// Which jobs the job view lists.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct JobFilter {
+    /// `queued`, `running`, `succeeded`, `failed` or `cancelled`.
+    pub state: Option<String>,
+    /// `playtest`, `simulate`, `submit` or `recheck`.
+    pub kind: Option<String>,
+    /// One account's jobs (its recent ones, any state); without it, the jobs waiting and
+    /// running now.
+    pub account: Option<String>,
+}
+
+/// One job in the view: its timeline and, while it runs, its progress.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobRow {
+    pub id: String,
+    pub kind: JobKind,
+    pub account: String,
+    pub state: JobState,
+    pub admitted_at_ms: u64,
+    pub started_at_ms: Option<u64>,
+    pub ended_at_ms: Option<u64>,
+    /// Admitted to started (or to now, while queued), ms.
+    pub wait_ms: u64,
+    pub worker: Option<String>,
+    pub reserved_seconds: u64,
+    pub charged_seconds: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<horst_queue::JobProgress>,
+    /// The failure code, if it failed or was cancelled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl JobRow {
+    pub fn new(r: &JobRecord, now_ms: u64) -> JobRow {
+        let waited_until = r.started_at_ms.or(r.finished_at_ms).unwrap_or(now_ms);
+        JobRow {
+            id: r.id.clone(),
+            kind: r.kind,
+            account: r.account.clone(),
+            state: r.state,
+            admitted_at_ms: r.created_at_ms,
+            started_at_ms: r.started_at_ms,
+            ended_at_ms: r.finished_at_ms,
+            wait_ms: waited_until.saturating_sub(r.created_at_ms),
+            worker: r.worker.clone(),
+            reserved_seconds: r.reserved_seconds,
+            charged_seconds: r.charged_seconds,
+            progress: r.progress.clone(),
+            code: r.failure.as_ref().map(|f| f.code.clone()),
+            message: r.failure.as_ref().map(|f| f.message.clone()),
+        }
+    }
+}
+
+/// One lane's waiting jobs and how long the longest has waited.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LaneDepth {
+    pub lane: Lane,
+    pub waiting: u64,
+    pub oldest_wait_ms: Option<u64>,
+}
+
+/// The jobs the filter selects, newest first, at most `limit`.
+pub async fn list_jobs(
+    queue: &Queue,
+    filter: &JobFilter,
+    limit: usize,
+) -> Result<Vec<JobRow>, ToolError> {
+    let state = match filter.state.as_deref() {
+        None | Some("") => None,
+        Some(s) => Some(parse_state(s)?),
+    };
+    let kind = match filter.kind.as_deref() {
+        None | Some("") => None,
+        Some(k) => Some(JobKind::parse(k).ok_or_else(|| {
+            ToolError::invalid(format!(
+                "unknown kind {k:?}; use playtest, simulate, submit or recheck"
+            ))
+        })?),
+    };
+    let records = match filter.account.as_deref().filter(|a| !a.is_empty()) {
+        Some(account) => queue.list(account, 0, limit.max(1) * 4).await?.0,
+        None => {
+            let mut out = Vec::new();
+            for id in queue.active_ids().await? {
+                if let Some(r) = queue.get(&id).await? {
+                    out.push(r);
+                }
+            }
+            out
+        }
+    };
+    let now = queue.now_ms().await?;
+    let mut rows: Vec<JobRow> = records
+        .iter()
+        .filter(|r| state.is_none_or(|s| r.state == s))
+        .filter(|r| kind.is_none_or(|k| r.kind == k))
+        .map(|r| JobRow::new(r, now))
+        .collect();
+    rows.sort_by_key(|r| std::cmp::Reverse(r.admitted_at_ms));
+    rows.truncate(limit);
+    Ok(rows)
+}
+
+/// Job `id` as the view shows it.
+pub async fn show_job(queue: &Queue, id: &str) -> Result<JobRow, ToolError> {
+    let r = queue
+        .get(id)
+        .await?
+        .ok_or_else(|| ToolError::not_found(format!("no job {id}; check the id")))?;
+    Ok(JobRow::new(&r, queue.now_ms().await?))
+}
+
+/// Each lane's depth and oldest wait.
+pub async fn lanes(queue: &Queue) -> Result<Vec<LaneDepth>, ToolError> {
+    let mut out = Vec::new();
+    for lane in Lane::ALL {
+        let (waiting, oldest_wait_ms) = queue.lane_depth(lane).await?;
+        out.push(LaneDepth {
+            lane,
+            waiting,
+            oldest_wait_ms,
+        });
+    }
+    Ok(out)
+}
+
+fn parse_state(s: &str) -> Result<JobState, ToolError> {
+    Ok(match s {
+        "queued" => JobState::Queued,
+        "running" => JobState::Running,
+        "succeeded" => JobState::Succeeded,
+        "failed" => JobState::Failed,
+        "cancelled" => JobState::Cancelled,
+        _ => {
+            return Err(ToolError::invalid(format!(
+                "unknown state {s:?}; use queued, running, succeeded, failed or cancelled"
+            )))
+        }
+    })
+}

@@ -1,0 +1,19 @@
+--[[
+  PROGRESS: a running job's worker records how far it got (for get_submission and the
+  operator's job view), only while it holds the job's current token.
+
+  Input:
+    KEYS[1] job:<job_id>   the job record
+
+    ARGV[1] clock offset, ms
+    ARGV[2] fencing token
+    ARGV[3] progress (JSON)
+
+  Output:
+    1  recorded
+    0  not running under this token (finished, cancelled or reaped): nothing changed
+]]
+local f = redis.call('HMGET', KEYS[1], 'state', 'token')
+if f[1] ~= 'running' or f[2] ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'progress', ARGV[3])
+return 1

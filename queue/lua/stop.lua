@@ -1,0 +1,40 @@
+--[[
+  STOP: an operator cancels a running job. It ends `cancelled` with the operator's reason
+  now, keeps its charge (started work stays charged), and its waiters are woken at once; its
+  worker hears the same wake-up and stops the run within 100 ms; the worker's completion is
+  refused afterwards (the job is no longer running). Its slot counts as free for admission at
+  once (its end is dropped from queue:ends).
+
+  Input:
+    KEYS[1] job:<job_id>          the job record
+    KEYS[2] queue:running         zset of running job ids by lease expiry
+    KEYS[3] budget:<day>          the job's day's counts
+    KEYS[4] queue:ends:general    running jobs by latest end (admit.lua), of either pool
+    KEYS[5] queue:ends:referee
+
+    ARGV[1] clock offset, ms
+    ARGV[2] job id
+    ARGV[3] failure (JSON: code `cancelled` and the operator's reason)
+    ARGV[4] job ttl, s
+    ARGV[5] the completion channel (done:<job_id>)
+    ARGV[6] the job's day (KEYS[3] is its budget)
+
+  Output:
+    1  stopped
+    0  not running (queued, finished or no record): nothing changed
+
+  Cluster note: the job's day names KEYS[3]; the caller reads it first and the script checks.
+]]
+local jk = KEYS[1]
+local f = redis.call('HMGET', jk, 'state', 'day')
+if f[1] ~= 'running' then return 0 end
+if f[2] ~= ARGV[6] then return redis.error_reply('stop: KEYS[3] is not the budget of the job\'s day') end
+local now = now_ms()
+redis.call('HSET', jk, 'state', 'cancelled', 'finished', now, 'failure', ARGV[3])
+count_done(jk, KEYS[3], 'cancelled')
+redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('ZREM', KEYS[4], ARGV[2])
+redis.call('ZREM', KEYS[5], ARGV[2])
+redis.call('EXPIRE', jk, tonumber(ARGV[4]))
+redis.call('PUBLISH', ARGV[5], 'cancelled')
+return 1

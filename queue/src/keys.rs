@@ -1,0 +1,143 @@
+//! The queue's key names (each under the store prefix, `Store::key`), its lanes and its
+//! worker slot pools, written once.
+
+use horst_store::Store;
+use serde::{Deserialize, Serialize};
+
+use crate::JobKind;
+
+/// Where a job waits: planner work and referee work wait apart, so a 5 ms simulation never
+/// queues behind a 20 s playtest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lane {
+    /// `playtest`.
+    Planner,
+    /// `simulate`, `submit`, `recheck`: the referee, at most a few seconds.
+    Referee,
+}
+
+impl Lane {
+    pub const ALL: [Lane; 2] = [Lane::Planner, Lane::Referee];
+
+    pub fn of(kind: JobKind) -> Lane {
+        match kind {
+            JobKind::Playtest => Lane::Planner,
+            JobKind::Simulate | JobKind::Submit | JobKind::Recheck => Lane::Referee,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lane::Planner => "planner",
+            Lane::Referee => "referee",
+        }
+    }
+
+    pub fn other(self) -> Lane {
+        match self {
+            Lane::Planner => Lane::Referee,
+            Lane::Referee => Lane::Planner,
+        }
+    }
+}
+
+/// Which slots of a worker claim a job: general slots take either lane (the job that has
+/// waited longest first), referee slots only referee work (`worker.referee_slots`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pool {
+    General,
+    Referee,
+}
+
+impl Pool {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pool::General => "general",
+            Pool::Referee => "referee",
+        }
+    }
+
+    /// The lanes this pool's slots claim from.
+    pub fn lanes(self) -> &'static [Lane] {
+        match self {
+            Pool::General => &Lane::ALL,
+            Pool::Referee => &[Lane::Referee],
+        }
+    }
+}
+
+/// `job:<id>`: the job's record (hash).
+pub(crate) fn job(store: &Store, id: &str) -> String {
+    store.key(&format!("job:{id}"))
+}
+
+/// `queue:lane:<lane>`: the lane's waiting job ids, scored by turn (zset).
+pub(crate) fn lane(store: &Store, lane: Lane) -> String {
+    store.key(&format!("queue:lane:{}", lane.as_str()))
+}
+
+/// `queue:turns:<lane>`: the lane's round, sequence and each waiting account's last round.
+pub(crate) fn turns(store: &Store, lane: Lane) -> String {
+    store.key(&format!("queue:turns:{}", lane.as_str()))
+}
+
+/// `queue:slots`: live workers' slots (`general referee until_ms` by worker id).
+pub(crate) fn slots(store: &Store) -> String {
+    store.key("queue:slots")
+}
+
+/// `queue:ends:<pool>`: running jobs of a slot pool by their latest end (zset).
+pub(crate) fn ends(store: &Store, pool: Pool) -> String {
+    store.key(&format!("queue:ends:{}", pool.as_str()))
+}
+
+/// `queue:running`: running jobs by lease expiry (zset).
+pub(crate) fn running(store: &Store) -> String {
+    store.key("queue:running")
+}
+
+/// `waiting:<account>`: the account's waiting jobs (counter).
+pub(crate) fn waiting_of(store: &Store, account: &str) -> String {
+    store.key(&format!("waiting:{account}"))
+}
+
+/// `callers:<process>`: an API process's presence while callers wait in it.
+pub(crate) fn callers(store: &Store, process: &str) -> String {
+    store.key(&format!("callers:{process}"))
+}
+
+/// `done:<id>`: the job's completion channel (pub/sub, not a key).
+pub(crate) fn done_channel(store: &Store, id: &str) -> String {
+    store.key(&format!("done:{id}"))
+}
+
+/// `budget:<day>`: the day's seconds and job counts (hash).
+pub(crate) fn budget(store: &Store, day: &str) -> String {
+    store.key(&format!("budget:{day}"))
+}
+
+/// `daily:<day>:<account>`: the account's jobs that day by kind (hash).
+pub(crate) fn daily(store: &Store, day: &str, account: &str) -> String {
+    store.key(&format!("daily:{day}:{account}"))
+}
+
+/// `idem:<account>:<key>`: the idempotency record.
+pub(crate) fn idem(store: &Store, account: &str, key: &str) -> String {
+    store.key(&format!("idem:{account}:{key}"))
+}
+
+/// `jobs:<account>`: the account's jobs by creation (zset).
+pub(crate) fn jobs_of(store: &Store, account: &str) -> String {
+    store.key(&format!("jobs:{account}"))
+}
+
+/// `fence`: the fencing token counter.
+pub(crate) fn fence(store: &Store) -> String {
+    store.key("fence")
+}
+
+/// `queue:new`: the wake-up channel of idle slots.
+pub(crate) fn new_channel(store: &Store) -> String {
+    store.key("queue:new")
+}

@@ -1,0 +1,235 @@
+//! The stored form of a session and the process's cache of decoded records.
+//!
+//! A record is stored as one string, `<rev> <MessagePack>` (structs as arrays: no field
+//! names), about a third of its JSON; the save script compares and sets it with one
+//! `SET KEEPTTL GET`. Records written by earlier versions (a hash `{rev, json}`) still load
+//! and are rewritten in the current form on their next write.
+//!
+//! Every process keeps the records it last read or wrote, decoded. An apply starts from the
+//! cached record and writes with compare-and-set on the stored `rev`, so a stale cache costs
+//! a lost race (whose reply carries the stored record), never a wrong write; a read that
+//! writes nothing checks the stored `rev` first. The stored `rev` is the record's own `rev`
+//! and a random tag (`<rev>.<tag>`), so two processes that both wrote rev 8 from rev 7 (one
+//! of them lost) are told apart, and a wake-up (which carries it) names exactly one record.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use horst_sessions::Session;
+
+use crate::RcadiaError;
+
+/// Records a process keeps decoded. Past this, half of them are dropped (any half: a
+/// dropped record costs one read when it is next used).
+const CACHE_CAPACITY: usize = 20_000;
+
+/// A record as stored: its stored `rev` (the compare-and-set token) and the session
+/// (without its event log).
+#[derive(Debug)]
+pub(crate) struct Stored {
+    pub token: String,
+    pub session: Session,
+    /// Stored by an earlier version (a hash): the next write replaces it.
+    pub legacy: bool,
+}
+
+/// The stored value of `s` under the stored `rev` `token`.
+pub(crate) fn encode(token: &str, s: &Session) -> Result<Vec<u8>, RcadiaError> {
+    let mut out = Vec::with_capacity(token.len() + 1 + 1024);
+    out.extend_from_slice(token.as_bytes());
+    out.push(b' ');
+    rmp_serde::encode::write(&mut out, s)
+        .map_err(|e| RcadiaError::Internal(format!("session does not encode: {e}")))?;
+    Ok(out)
+}
+
+/// The stored `rev` at the start of a stored value (`None` if it is not one).
+pub(crate) fn token_of(value: &[u8]) -> Option<&str> {
+    let end = value.iter().position(|b| *b == b' ')?;
+    std::str::from_utf8(&value[..end]).ok()
+}
+
+fn bad(id: &str, e: impl std::fmt::Display) -> RcadiaError {
+    RcadiaError::Internal(format!("session {id} does not decode: {e}"))
+}
+
+/// Decodes a stored value; `None` if there is none.
+pub(crate) fn decode(id: &str, value: Option<Vec<u8>>) -> Result<Option<Stored>, RcadiaError> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let token = token_of(&value).ok_or_else(|| bad(id, "no rev before the record"))?;
+    let session: Session =
+        rmp_serde::from_slice(&value[token.len() + 1..]).map_err(|e| bad(id, e))?;
+    Ok(Some(Stored {
+        token: token.to_string(),
+        session,
+        legacy: false,
+    }))
+}
+
+/// Decodes an earlier version's hash (`HMGET rev json`); `None` if there is none.
+pub(crate) fn decode_legacy(
+    id: &str,
+    (rev, json): (Option<String>, Option<String>),
+) -> Result<Option<Stored>, RcadiaError> {
+    let (Some(token), Some(json)) = (rev, json) else {
+        return Ok(None);
+    };
+    Ok(Some(Stored {
+        token,
+        session: serde_json::from_str(&json).map_err(|e| bad(id, e))?,
+        legacy: true,
+    }))
+}
+
+/// The process's decoded records by session id.
+#[derive(Default)]
+pub(crate) struct RecordCache {
+    map: Mutex<HashMap<String, Arc<Stored>>>,
+}
+
+impl RecordCache {
+    pub fn get(&self, id: &str) -> Option<Arc<Stored>> {
+        self.lock().get(id).cloned()
+    }
+
+    /// Keeps `r` unless a newer record is already there.
+    pub fn put(&self, id: &str, r: Arc<Stored>) {
+        let mut map = self.lock();
+        if map
+            .get(id)
+            .is_some_and(|old| old.session.rev() > r.session.rev())
+        {
+            return;
+        }
+        if map.len() >= CACHE_CAPACITY && !map.contains_key(id) {
+            let drop: Vec<String> = map.keys().take(CACHE_CAPACITY / 2).cloned().collect();
+            for k in drop {
+                map.remove(&k);
+            }
+        }
+        map.insert(id.to_string(), r);
+    }
+
+    /// Replaces whatever is cached (a lost race's stored record, which is the truth).
+    pub fn replace(&self, id: &str, r: Arc<Stored>) {
+        self.lock().insert(id.to_string(), r);
+    }
+
+    pub fn forget(&self, id: &str) {
+        self.lock().remove(id);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Stored>>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use horst_sessions::{Event, GameInfo, HostKind, NewSession, Op, Timings};
+    use serde_json::json;
+
+    /// A session with a bit of everything: seats, a published turn, an action delivered to
+    /// the host, timers (one with a player id in its kind), events.
+    fn played() -> Session {
+        let t0 = 1_791_399_600_000;
+        let (mut s, _) = Session::create(
+            NewSession {
+                session_id: "ses_beef00000001".into(),
+                config: json!({"minPlayers": 2, "maxPlayers": 2, "turnBased": true,
+                    "sdkVersion": "2.0.0", "turnTimeout": 10}),
+                host_identity: "host".into(),
+                host_kind: HostKind::House,
+                game: GameInfo::default(),
+                timings: Timings::default(),
+            },
+            t0,
+        )
+        .unwrap();
+        for (i, who) in ["a", "b"].iter().enumerate() {
+            s.apply(
+                Event::Join {
+                    player_id: horst_sessions::format_player_id(i as u32 + 1),
+                    identity: who.to_string(),
+                    as_name: None,
+                },
+                t0,
+            )
+            .unwrap();
+        }
+        s.apply(
+            Event::HostPoll {
+                after: Some(0),
+                wait_ms: 0,
+            },
+            t0 + 10,
+        )
+        .unwrap();
+        let pid = s.players()[0].player_id.clone();
+        let ops = Op::parse_batch(&json!({"ops": [
+            {"op": "legal_actions", "playerId": pid, "actions": ["go", {"to": 1.5}]},
+            {"op": "state", "state": {"board": [1, -2, null, "x"]}},
+        ]}))
+        .unwrap();
+        s.apply(Event::PublishOps { ops }, t0 + 20).unwrap();
+        s.apply(
+            Event::Action {
+                player_id: pid,
+                action: json!("go"),
+                turn: None,
+                action_id: "a_1".into(),
+            },
+            t0 + 30,
+        )
+        .unwrap();
+        s.apply(
+            Event::HostPoll {
+                after: Some(1),
+                wait_ms: 0,
+            },
+            t0 + 40,
+        )
+        .unwrap();
+        s
+    }
+
+    #[test]
+    fn records_round_trip_through_messagepack_at_a_fraction_of_json() {
+        let mut s = played();
+        s.take_held_events();
+        let value = encode("5.0000beef", &s).unwrap();
+        assert_eq!(token_of(&value), Some("5.0000beef"));
+        let back = decode("ses_beef00000001", Some(value.clone()))
+            .unwrap()
+            .unwrap();
+        assert_eq!(back.session, s);
+        assert_eq!(back.token, "5.0000beef");
+        assert!(!back.legacy);
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(
+            value.len() * 2 < json.len(),
+            "{} bytes stored, {} of JSON",
+            value.len(),
+            json.len()
+        );
+        assert!(decode("x", None).unwrap().is_none());
+        assert!(decode("x", Some(b"1 \x01\x02".to_vec())).is_err());
+        assert!(decode("x", Some(b"nospace".to_vec())).is_err());
+    }
+
+    #[test]
+    fn json_records_of_earlier_versions_still_load() {
+        let mut s = played();
+        let json = s.to_stored_json().unwrap();
+        s.take_held_events();
+        let back = decode_legacy("ses_beef00000001", (Some("5".into()), Some(json)))
+            .unwrap()
+            .unwrap();
+        assert_eq!(back.session, s);
+        assert!(back.legacy);
+        assert!(decode_legacy("x", (None, None)).unwrap().is_none());
+    }
+}

@@ -1,0 +1,201 @@
+//! The operator's control of running work, against a real redis-server, the real HTTP API
+//! and a real worker with the engine and the planner: cancel a running playtest (REST), its
+//! progress while it runs, the caller told at once, the slot free for the next job, the
+//! charge kept, the action audited; the job view and the queue view.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use horst_queue::{Admission, JobKind, JobSpec, JobState};
+use horst_worker::{EngineRunner, WorkerIdentity, WorkerMetrics};
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+use crate::harness::{spawn_app_with, TestApp};
+
+const ADMIN_TOKEN: &str = "job-control-token-0123456789abcdef";
+
+fn corpus(name: &str) -> String {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("levels/corpus");
+    std::fs::read_to_string(dir.join(format!("{name}.map"))).unwrap()
+}
+
+fn start_worker(app: &TestApp) -> watch::Sender<bool> {
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(horst_worker::run(
+        app.queue.clone(),
+        Arc::new(EngineRunner::new(1).unwrap()),
+        WorkerIdentity::new(0, 1).with_referee_slots(1),
+        WorkerMetrics::register(&horst_telemetry::Metrics::new()),
+        rx,
+    ));
+    tx
+}
+
+async fn admin(
+    app: &TestApp,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut r = app
+        .http
+        .request(method, app.url(path))
+        .header("authorization", format!("Bearer {ADMIN_TOKEN}"))
+        .header("x-operator", "olga");
+    if let Some(b) = body {
+        r = r.json(&b);
+    }
+    let r = r.send().await.unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+async fn admit(app: &TestApp, kind: JobKind, account: &str, input: Value) -> String {
+    match app
+        .queue
+        .admit(JobSpec {
+            kind,
+            account: account.into(),
+            trust: 1,
+            idempotency_key: format!("{account}-k"),
+            input,
+        })
+        .await
+        .unwrap()
+    {
+        Admission::New(job) => job.id,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is_free() {
+    let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
+    let _worker = start_worker(&app);
+    // A long search: a 53 s ferry ride (seconds of planner work even on a quiet machine).
+    let job = admit(
+        &app,
+        JobKind::Playtest,
+        "anna",
+        json!({"map": corpus("t4-ferry-04")}),
+    )
+    .await;
+    let waiter = {
+        let q = app.queue.clone();
+        let id = job.clone();
+        tokio::spawn(async move { q.wait(&id, Duration::from_secs(90)).await })
+    };
+    // Its progress shows while it runs (written every 1.5 s).
+    let until = Instant::now() + Duration::from_secs(60);
+    let progress = loop {
+        let rec = app.queue.get(&job).await.unwrap().unwrap();
+        assert_eq!(rec.state, JobState::Running, "{rec:?}");
+        if let Some(p) = rec.progress {
+            break p;
+        }
+        assert!(Instant::now() < until, "no progress recorded");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(progress.states_explored > 0, "{progress:?}");
+    let (status, shown) = admin(
+        &app,
+        reqwest::Method::GET,
+        &format!("/api/admin/jobs/{job}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{shown}");
+    assert_eq!(shown["state"], "running");
+    assert!(
+        shown["progress"]["statesExplored"].as_u64().unwrap() > 0,
+        "{shown}"
+    );
+    let (status, listed) = admin(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/jobs?state=running&kind=playtest",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(listed["items"][0]["id"], job.as_str(), "{listed}");
+
+    // A cancel without a reason is refused; with one it stops the job.
+    let path = format!("/api/admin/jobs/{job}/cancel");
+    let (status, e) = admin(
+        &app,
+        reqwest::Method::POST,
+        &path,
+        Some(json!({"reason": " "})),
+    )
+    .await;
+    assert_eq!(
+        (status, e["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{e}"
+    );
+    let (status, r) = admin(
+        &app,
+        reqwest::Method::POST,
+        &path,
+        Some(json!({"reason": "stuck map"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["outcome"], "stopped", "{r}");
+
+    let done = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .expect("the caller is told")
+        .unwrap()
+        .unwrap();
+    assert_eq!(done.state, JobState::Cancelled);
+    let f = done.failure.unwrap();
+    assert_eq!(f.code, "cancelled");
+    assert!(f.message.contains("stuck map"), "{}", f.message);
+    assert_eq!(done.charged_seconds, 20, "started work stays charged");
+
+    // The slot is free: the next playtest (a short level) runs on it and wins.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("levels");
+    let easy = std::fs::read_to_string(dir.join("01-erste-schritte.map")).unwrap();
+    let next = admit(&app, JobKind::Playtest, "bob", json!({"map": easy})).await;
+    let rec = app
+        .queue
+        .wait(&next, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(rec.state, JobState::Succeeded, "{rec:?}");
+    // The stopped run did not complete afterwards: the job stays as the operator left it.
+    let again = app.queue.get(&job).await.unwrap().unwrap();
+    assert_eq!(again.state, JobState::Cancelled);
+
+    // Cancelling a finished job is a conflict; an unknown one is not found.
+    let (status, e) = admin(
+        &app,
+        reqwest::Method::POST,
+        &path,
+        Some(json!({"reason": "again"})),
+    )
+    .await;
+    assert_eq!((status, e["code"].as_str()), (409, Some("conflict")), "{e}");
+    let (status, _) = admin(
+        &app,
+        reqwest::Method::POST,
+        "/api/admin/jobs/job_none/cancel",
+        Some(json!({"reason": "x"})),
+    )
+    .await;
+    assert_eq!(status, 404);
+
+    // Audited, and the queue view answers.
+    let newest = horst_operator::audit_log(&app.store, 0, 1).await.unwrap();
+    assert_eq!(newest[0].action, "job_cancel");
+    assert_eq!(newest[0].target, job);
+    assert_eq!(newest[0].who, "api:olga");
+    assert_eq!(newest[0].detail["was"], "running");
+    let (status, q) = admin(&app, reqwest::Method::GET, "/api/admin/queue", None).await;
+    assert_eq!(status, 200, "{q}");
+    assert_eq!(q["lanes"].as_array().unwrap().len(), 2, "{q}");
+    assert_eq!(q["today"]["finished"]["playtest"]["cancelled"], 1, "{q}");
+}

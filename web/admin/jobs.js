@@ -1,0 +1,83 @@
+// The operator's job view (#jobs): the lanes' depth and oldest wait, jobs by state, kind and
+// account with their timeline and progress, and cancel (it says what it will do and asks
+// once). Account names and reasons are put in as text only (el()).
+
+import { el, api, notice, refusal, confirmIn, table, kv, heading, loading, failed, view, dateText } from "./admin.js";
+
+const filter = { state: "", kind: "", account: "" };
+
+function seconds(ms) {
+  return ms == null ? "–" : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function at(ms) {
+  return ms == null ? "–" : dateText(new Date(ms).toISOString());
+}
+
+function progressText(p) {
+  if (!p) return "–";
+  const best = p.bestDistance == null ? "?" : p.bestDistance;
+  return `${p.elapsedSeconds.toFixed(1)} s, ${p.statesExplored} states, best distance ${best}, stage ${p.stage}`;
+}
+
+function cancelCell(job) {
+  if (job.state !== "queued" && job.state !== "running") return el("td", {}, "");
+  const holder = el("td", {});
+  const what = job.state === "running"
+    ? `Stop job ${job.id} (${job.kind} of ${job.account}) now? It is running: its worker stops it within 100 ms, it stays charged, and its caller is told your reason.`
+    : `Drop job ${job.id} (${job.kind} of ${job.account})? It has not started: nothing is charged, and its caller is told your reason.`;
+  const button = el("button", { type: "button", class: "danger" }, "Cancel job");
+  button.addEventListener("click", () => {
+    const reason = el("input", { "aria-label": "Reason (the caller reads it)", required: true, maxlength: "500", placeholder: "Reason" });
+    confirmIn(holder, what, "Yes, cancel it", async () => {
+      const text = reason.value.trim();
+      if (!text) { notice("Give a reason: the job's caller is told it.", "error"); await jobs(); return; }
+      const res = await api("POST", `/api/admin/jobs/${encodeURIComponent(job.id)}/cancel`, { reason: text });
+      if (res.ok) notice(`Job ${job.id} cancelled (${res.body.outcome}).`, "ok");
+      else notice(refusal(res), "error");
+      await jobs();
+    });
+    holder.querySelector(".confirm")?.insertBefore(reason, holder.querySelector("[data-confirm]"));
+    reason.focus();
+  });
+  holder.append(button);
+  return holder;
+}
+
+function jobRow(j) {
+  return el("tr", {},
+    el("th", { scope: "row" }, el("code", {}, j.id)),
+    el("td", {}, j.kind), el("td", {}, j.account), el("td", {}, j.state + (j.code && j.code !== j.state ? ` (${j.code})` : "")),
+    el("td", {}, at(j.admittedAtMs)), el("td", {}, seconds(j.waitMs)), el("td", {}, at(j.startedAtMs)),
+    el("td", {}, at(j.endedAtMs)), el("td", {}, j.worker || "–"), el("td", {}, progressText(j.progress)),
+    cancelCell(j));
+}
+
+function filters() {
+  const select = (name, options) => el("select", { name, "aria-label": name, onchange: (e) => { filter[name] = e.target.value; jobs(); } },
+    options.map((o) => el("option", { value: o, selected: filter[name] === o }, o || `any ${name}`)));
+  const account = el("input", { name: "account", "aria-label": "account", placeholder: "account", value: filter.account });
+  const form = el("form", { class: "filters" }, select("state", ["", "queued", "running", "succeeded", "failed", "cancelled"]),
+    select("kind", ["", "playtest", "simulate", "submit", "recheck"]), account, el("button", { type: "submit" }, "Show"));
+  form.addEventListener("submit", (e) => { e.preventDefault(); filter.account = account.value.trim(); jobs(); });
+  return form;
+}
+
+export async function jobs() {
+  loading("Jobs");
+  const q = new URLSearchParams(Object.entries(filter).filter(([, v]) => v));
+  const [queue, list] = await Promise.all([api("GET", "/api/admin/queue"), api("GET", `/api/admin/jobs?${q}`)]);
+  if (!queue.ok) return failed("Jobs", queue);
+  if (!list.ok) return failed("Jobs", list);
+  const lanes = queue.body.lanes || [];
+  view().replaceChildren(
+    heading("Jobs"),
+    el("div", { class: "card" }, el("h2", {}, "Queue"),
+      kv([...lanes.map((l) => [`${l.lane} lane`, `${l.waiting} waiting, oldest ${seconds(l.oldestWaitMs)}`]),
+        ["Running", queue.body.running]])),
+    filters(),
+    el("p", { class: "muted" }, filter.account ? `Recent jobs of ${filter.account}.` : "Jobs waiting and running now (give an account for its finished ones)."),
+    list.body.items.length === 0 ? el("p", { class: "muted" }, "No jobs.") :
+      table(["Job", "Kind", "Account", "State", "Admitted", "Wait", "Started", "Ended", "Worker", "Progress", ""],
+        list.body.items.map(jobRow)));
+}
