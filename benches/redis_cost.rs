@@ -271,6 +271,17 @@ async fn main() {
         &before,
         &after,
     );
+    // Memory of the played session (its record and its event log, which holds at most
+    // MAX_EVENTS + 64 entries), as Redis counts it.
+    for key in [format!("ses:{id}"), format!("ses:{id}:events")] {
+        let bytes: Option<u64> = redis::cmd("MEMORY")
+            .arg("USAGE")
+            .arg(app.store().key(&key))
+            .query_async(&mut probe)
+            .await
+            .unwrap_or(None);
+        println!("memory of {key}: {} bytes", bytes.unwrap_or(0));
+    }
     // What the process sends while nobody acts (the clock firer's polls, health probes,
     // queue housekeeping), over as long as the cycles took: the line above includes it.
     let idle_before = counters(&mut probe).await;

@@ -78,7 +78,7 @@ fn main() {
         max_time.1,
         total_work as f64 / total_time.as_secs_f64() / 1e6
     );
-    // The worst case: the widest flat map, run right in bursts (300 inputs, ~3,900 ticks),
+    // The worst case: the widest flat map, run right in bursts (300 inputs, about 4,500 ticks),
     // so every probe runs to the far end and the budget, not the replay, ends the work.
     let width = 512;
     let map = parse_map(&format!(
@@ -100,6 +100,10 @@ fn main() {
             ticks: 6,
         });
     }
+    actions.push(Step {
+        action: 8,
+        ticks: 600,
+    });
     let replay = Replay { seed: 1, actions };
     let (f, t) = timed(&map, &replay);
     println!(

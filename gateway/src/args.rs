@@ -118,7 +118,7 @@ impl MapText {
 impl JsonSchema for MapText {
     inline_schema!("MapText", _g => json_schema!({
         "type": "string", "minLength": 1, "maxLength": MAX_MAP_BYTES,
-        "description": "The .map text (UTF-8, at most 256 KiB); see get_map_format",
+        "description": "The .map text (UTF-8, at most 256 KiB)",
     }));
 }
 
@@ -223,11 +223,7 @@ impl JsonSchema for IdempotencyKey {
         let mut s = id_schema();
         s.insert(
             "description".into(),
-            format!(
-                "A fresh key per deliberate attempt; reuse it only to retry after a lost response ({})",
-                Id::expected()
-            )
-            .into(),
+            "Fresh per attempt; reuse only to retry after a lost response".into(),
         );
         s
     });

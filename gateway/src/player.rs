@@ -7,8 +7,8 @@
 //! Hosts load an app without network access, so everything is inlined here, once per
 //! process: `web/mcp-app/player.html` gets `web/game/game.css` and `web/mcp-app/player.css`,
 //! the engine module compressed (zlib, base64; the page inflates it with
-//! `DecompressionStream`), and the ES modules of `web/game/` (`engine.js`, `art.js`,
-//! `input.js`, `stage.js`) and `web/mcp-app/player.js` joined into one module script: each
+//! `DecompressionStream`), and `web/mcp-app/player.js` with the modules of `web/game/` it
+//! imports (the engine's JS side, the stage, the art) joined into one module script: each
 //! file becomes a function scope whose exports are an object, and its `import` lines read
 //! those objects. That is a deliberately small bundler for the plain module style of `web/`
 //! (one-line imports, `export` before a declaration); a form it does not know is an error.
@@ -24,14 +24,12 @@ use crate::resources::{Contents, Listed};
 pub const URI: &str = "ui://gcv/player";
 pub const MIME: &str = "text/html;profile=mcp-app";
 
-/// The modules of the page, in dependency order: (name, file under `web/`).
-const MODULES: [(&str, &str); 5] = [
-    ("engine", "game/engine.js"),
-    ("art", "game/art.js"),
-    ("input", "game/input.js"),
-    ("stage", "game/stage.js"),
-    ("player", "mcp-app/player.js"),
-];
+/// The page may weigh what the game page's engine module may (300 KiB): hosts load it into
+/// every conversation that shows a played level.
+pub const BUDGET_BYTES: usize = 300 * 1024;
+
+/// The page's entry module; the modules it imports (and theirs) are found from it.
+const ENTRY: &str = "mcp-app/player.js";
 
 /// The app's entry in `resources/list`.
 pub fn listed() -> Listed {
@@ -97,11 +95,12 @@ pub fn assemble(web: &Path) -> Result<String, String> {
     z.write_all(&wasm).map_err(|e| e.to_string())?;
     let packed =
         base64::engine::general_purpose::STANDARD.encode(z.finish().map_err(|e| e.to_string())?);
+    let mut order = Vec::new();
+    collect(web, ENTRY, &mut order, &mut Vec::new())?;
     let mut script = String::new();
-    for (name, file) in MODULES {
-        script.push_str(&scope(name, file, &read(web, file)?)?);
+    for (file, source) in &order {
+        script.push_str(&scope(file, source)?);
     }
-    script.push_str("void __m_player;\n");
     for (what, text) in [("css", &css), ("script", &script)] {
         if text.to_ascii_lowercase().contains("</s") {
             return Err(format!(
@@ -123,14 +122,81 @@ pub fn assemble(web: &Path) -> Result<String, String> {
     Ok(out)
 }
 
-/// One ES module as a function scope: `const __m_<name> = (() => { ... return {exports}; })();`.
-fn scope(name: &str, file: &str, source: &str) -> Result<String, String> {
+/// The modules `file` imports, depth first, then `file`: an order in which every module comes
+/// after what it imports. `stack` is the path there (an import cycle is an error).
+fn collect(
+    web: &Path,
+    file: &str,
+    order: &mut Vec<(String, String)>,
+    stack: &mut Vec<String>,
+) -> Result<(), String> {
+    if order.iter().any(|(f, _)| f == file) {
+        return Ok(());
+    }
+    if stack.iter().any(|f| f == file) {
+        return Err(format!(
+            "the player app's modules import each other in a cycle: {stack:?} -> {file}"
+        ));
+    }
+    stack.push(file.to_string());
+    let source = read(web, file)?;
+    for line in source.lines() {
+        if let Some(dep) = line
+            .strip_prefix("import ")
+            .and_then(|rest| import_path(file, rest))
+        {
+            collect(web, &dep, order, stack)?;
+        }
+    }
+    stack.pop();
+    order.push((file.to_string(), source));
+    Ok(())
+}
+
+/// The file under `web/` that an import line's `from "..."` names, relative to `file`;
+/// `None` for a path that is not relative or leaves `web/`.
+fn import_path(file: &str, rest: &str) -> Option<String> {
+    let (_, from) = rest.split_once(" from ")?;
+    let path = from
+        .trim()
+        .trim_end_matches(';')
+        .trim_matches(|c| c == '"' || c == '\'');
+    if !(path.starts_with("./") || path.starts_with("../")) || !path.ends_with(".js") {
+        return None;
+    }
+    let mut parts: Vec<&str> = file.split('/').collect();
+    parts.pop();
+    for part in path.split('/') {
+        match part {
+            "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// The variable that holds a module's exports: `game/engine.js` is `__m_game_engine`.
+fn var(file: &str) -> String {
+    let stem = file.trim_end_matches(".js");
+    format!(
+        "__m_{}",
+        stem.chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect::<String>()
+    )
+}
+
+/// One ES module as a function scope: `const __m_<file> = (() => { ... return {exports}; })();`.
+fn scope(file: &str, source: &str) -> Result<String, String> {
     let mut body = String::with_capacity(source.len() + 256);
     let mut exports = Vec::new();
     for (n, line) in source.lines().enumerate() {
         let at = || format!("{file}:{}", n + 1);
         if let Some(rest) = line.strip_prefix("import ") {
-            body.push_str(&import(rest).ok_or_else(|| {
+            body.push_str(&import(file, rest).ok_or_else(|| {
                 format!(
                     "{}: the player app's bundler reads only one-line imports of web/ modules",
                     at()
@@ -165,28 +231,20 @@ fn scope(name: &str, file: &str, source: &str) -> Result<String, String> {
         }
     }
     Ok(format!(
-        "const __m_{name} = (() => {{\n{body}return {{ {} }};\n}})();\n",
+        "const {} = (() => {{\n{body}return {{ {} }};\n}})();\n",
+        var(file),
         exports.join(", ")
     ))
 }
 
 /// `* as x from "./m.js";` or `{ a, b as c } from "../game/m.js";` as a `const` that reads
 /// the module's scope object.
-fn import(rest: &str) -> Option<String> {
-    let (what, from) = rest.split_once(" from ")?;
-    let path = from
-        .trim()
-        .trim_end_matches(';')
-        .trim_matches(|c| c == '"' || c == '\'');
-    let module = Path::new(path).file_stem()?.to_str()?;
-    if !(path.starts_with("./") || path.starts_with("../"))
-        || !MODULES.iter().any(|(m, _)| *m == module)
-    {
-        return None;
-    }
+fn import(file: &str, rest: &str) -> Option<String> {
+    let module = var(&import_path(file, rest)?);
+    let (what, _) = rest.split_once(" from ")?;
     let what = what.trim();
     if let Some(alias) = what.strip_prefix("* as ") {
-        return Some(format!("const {} = __m_{module};", alias.trim()));
+        return Some(format!("const {} = {module};", alias.trim()));
     }
     let names = what.strip_prefix('{')?.strip_suffix('}')?;
     let names: Vec<String> = names
@@ -195,7 +253,7 @@ fn import(rest: &str) -> Option<String> {
         .filter(|n| !n.is_empty())
         .map(|n| n.replace(" as ", ": "))
         .collect();
-    Some(format!("const {{ {} }} = __m_{module};", names.join(", ")))
+    Some(format!("const {{ {} }} = {module};", names.join(", ")))
 }
 
 #[cfg(test)]
@@ -204,33 +262,58 @@ mod tests {
 
     #[test]
     fn modules_become_scopes_and_imports_read_them() {
-        let src = "import { a, b as c } from \"./engine.js\";\nimport * as art from \"./art.js\";\nexport const X = 1;\nexport async function go() {}\nexport class S {}\nconst hidden = 2;\n";
-        let out = scope("stage", "game/stage.js", src).unwrap();
-        assert!(out.starts_with("const __m_stage = (() => {\n"), "{out}");
-        assert!(out.contains("const { a, b: c } = __m_engine;"), "{out}");
-        assert!(out.contains("const art = __m_art;"), "{out}");
+        let src = "import { a, b as c } from \"./engine.js\";\nimport * as art from \"../game/art.js\";\nexport const X = 1;\nexport async function go() {}\nexport class S {}\nconst hidden = 2;\n";
+        let out = scope("game/stage.js", src).unwrap();
+        assert!(
+            out.starts_with("const __m_game_stage = (() => {\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("const { a, b: c } = __m_game_engine;"),
+            "{out}"
+        );
+        assert!(out.contains("const art = __m_game_art;"), "{out}");
         assert!(
             out.contains("const X = 1;\nasync function go() {}\nclass S {}\n"),
             "{out}"
         );
         assert!(out.ends_with("return { X, go, S };\n})();\n"), "{out}");
+        assert_eq!(
+            import_path("mcp-app/player.js", "{ Stage } from \"../game/stage.js\";"),
+            Some("game/stage.js".into())
+        );
+        assert_eq!(import_path("game/a.js", "x from \"../../etc/x.js\";"), None);
     }
 
     #[test]
     fn unknown_forms_are_errors() {
-        assert!(scope("m", "m.js", "export default 1;\n").is_err());
-        assert!(scope("m", "m.js", "export { a };\n").is_err());
-        assert!(scope("m", "m.js", "import x from \"https://cdn/x.js\";\n").is_err());
-        assert!(scope("m", "m.js", "import { a } from \"./nope.js\";\n").is_err());
+        assert!(scope("m.js", "export default 1;\n").is_err());
+        assert!(scope("m.js", "export { a };\n").is_err());
+        assert!(scope("m.js", "import x from \"https://cdn/x.js\";\n").is_err());
     }
 
-    /// The real files: every module of `web/game/` the app uses is in the bundler's form.
+    /// The real files: the app's modules and all they import are in the bundler's form, and
+    /// the page (with the engine module, where ops/build-wasm built it) stays within the
+    /// game page's budget.
     #[test]
     fn the_shipped_modules_bundle() {
         let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("../web");
-        for (name, file) in MODULES {
-            let src = std::fs::read_to_string(web.join(file)).unwrap();
-            scope(name, file, &src).unwrap_or_else(|e| panic!("{e}"));
+        let mut order = Vec::new();
+        collect(&web, ENTRY, &mut order, &mut Vec::new()).unwrap();
+        let files: Vec<&str> = order.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(files.last(), Some(&ENTRY));
+        assert!(files.contains(&"game/stage.js") && files.contains(&"game/engine.js"));
+        for (file, source) in &order {
+            scope(file, source).unwrap_or_else(|e| panic!("{e}"));
+        }
+        if web.join("game/engine.wasm").exists() {
+            let page = assemble(&web).unwrap();
+            println!("the player app: {} bytes", page.len());
+            assert!(
+                page.len() <= BUDGET_BYTES,
+                "the player app is {} bytes; its budget is {BUDGET_BYTES}",
+                page.len()
+            );
         }
     }
 }

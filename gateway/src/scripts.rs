@@ -12,7 +12,7 @@ use horst_store::{lua, Store};
 
 use crate::keys;
 
-/// `promote.lua`: the operator's promotion (compare-and-set on the promoted revision).
+/// `promote.lua`: promotes exactly over the expected revision (`promotion.rs`).
 pub(crate) static PROMOTE: Script<Promoted> = Script::new(Decl {
     file: lua!("lua/promote.lua"),
     keys: 7,
@@ -20,7 +20,7 @@ pub(crate) static PROMOTE: Script<Promoted> = Script::new(Decl {
     writes: Writes::Durable,
 });
 
-/// `rollback.lua`.
+/// `rollback.lua`: restores the level's previous promoted revision.
 pub(crate) static ROLLBACK: Script<RolledBack> = Script::new(Decl {
     file: lua!("lua/rollback.lua"),
     keys: 4,
@@ -28,7 +28,7 @@ pub(crate) static ROLLBACK: Script<RolledBack> = Script::new(Decl {
     writes: Writes::Durable,
 });
 
-/// `quarantine.lua`.
+/// `quarantine.lua`: hides a revision everywhere.
 pub(crate) static QUARANTINE: Script<Quarantined> = Script::new(Decl {
     file: lua!("lua/quarantine.lua"),
     keys: 5,

@@ -61,6 +61,8 @@ async fn add(
         .arg(token_hash)
         .invoke_async(&mut store.conn())
         .await?;
+    // Durable: a token shown once survives a failover.
+    store.barrier().await?;
     Ok(added == 1)
 }
 
@@ -181,6 +183,7 @@ pub async fn retire(store: &Store, id: &str) -> Result<AdminTokenInfo, IdentityE
     .arg(store.key(""))
     .invoke_async(&mut store.conn())
     .await?;
+    store.barrier().await?;
     match r.as_str() {
         "ok" => {}
         "missing" => {

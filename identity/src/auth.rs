@@ -148,7 +148,8 @@ fn unix_now() -> u64 {
 }
 
 impl Auth {
-    /// Loads the JWT secret, creating it on first use (SET NX: every process agrees).
+    /// Loads the JWT secret, creating it on first use (SET NX: every process agrees), and
+    /// waits until `redis.min_replica_acks` replicas have it.
     pub async fn new(store: Store) -> Result<Auth, IdentityError> {
         let key = store.key("auth:jwt_secret");
         let mut conn = store.conn();
@@ -160,6 +161,10 @@ impl Auth {
             .query_async(&mut conn)
             .await?;
         let secret: String = redis::cmd("GET").arg(&key).query_async(&mut conn).await?;
+        // Settled once: the secret this process signs with is on the replicas before its
+        // first JWT, so a failover cannot swap it for another process's and refuse every
+        // JWT (too few replicas in time is an error: the process does not start).
+        store.settle(&mut conn).await?;
         let auth = Auth {
             store,
             secret: secret.into_bytes(),
@@ -280,6 +285,8 @@ impl Auth {
         .arg(u8::from(house))
         .invoke_async(&mut self.store.conn())
         .await?;
+        // Durable: a token shown to its operator survives a failover.
+        self.store.barrier().await?;
         Ok((token, agent))
     }
 
@@ -366,6 +373,8 @@ impl Auth {
             .ignore()
             .query_async(&mut self.store.conn())
             .await?;
+        // Durable: a revoked token stays revoked through a failover.
+        self.store.barrier().await?;
         Ok(info)
     }
 
@@ -403,6 +412,7 @@ impl Auth {
             .ignore()
             .query_async(&mut self.store.conn())
             .await?;
+        self.store.barrier().await?;
         info.burst_per_minute = per_minute;
         Ok(info)
     }
@@ -418,6 +428,8 @@ impl Auth {
             .ignore()
             .query_async(&mut self.store.conn())
             .await?;
+        // Durable: ended JWTs stay ended through a failover.
+        self.store.barrier().await?;
         Ok(())
     }
 

@@ -232,6 +232,8 @@ async fn set_first_password(
         })
         .invoke_async(&mut store.conn())
         .await?;
+    // Durable: an account its person was told exists survives a failover.
+    store.barrier().await?;
     Ok(r == "ok")
 }
 
@@ -466,6 +468,7 @@ pub async fn set_password(
         .conn()
         .hset(store.key(&format!("account:{name}")), "password", hash)
         .await?;
+    store.barrier().await?;
     end_sessions(store, auth, name).await
 }
 
@@ -504,6 +507,7 @@ pub async fn delete(store: &Store, auth: &Auth, name: &str) -> Result<Deleted, I
             .ignore()
             .query_async(&mut store.conn())
             .await?;
+        store.barrier().await?;
         for k in crate::accounts::list_keys(store, Some(name), false, 0, usize::MAX)
             .await?
             .items
@@ -531,8 +535,10 @@ pub async fn set_operator(store: &Store, name: &str, operator: bool) -> Result<(
     }
     if operator {
         let _: () = store.conn().hset(&key, "role", "operator").await?;
+        store.barrier().await?;
     } else {
         let _: () = store.conn().hdel(&key, "role").await?;
+        store.barrier().await?;
         // Sessions that opened /admin must not keep it.
         crate::web_sessions::end_for_account(store, name).await?;
     }

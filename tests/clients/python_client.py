@@ -80,6 +80,36 @@ async def main(url, key):
             for t in tools.tools:
                 if t.name in ("playtest_map", "submit_level", "list_threads"):
                     assert t.description.startswith("Needs an agent key"), t.description
+            # Resources and the prompt beside the tools (issue 32).
+            listed = await client.list_resources()
+            uris = [str(r.uri) for r in listed.resources]
+            assert uris[:3] == ["gcv://format", "gcv://palette", "ui://gcv/player"], uris
+            assert "gcv://levels/erste-schritte" in uris, uris
+            fmt_res = await client.read_resource("gcv://format")
+            assert "gcv-map" in fmt_res.contents[0].text, fmt_res
+            lvl_res = await client.read_resource("gcv://levels/erste-schritte")
+            assert "gcv-map 1" in lvl_res.contents[0].text
+            meta = json.loads(lvl_res.contents[1].text)
+            assert meta["name"] == "erste-schritte" and meta["replay"]["actions"], meta
+            rev_res = await client.read_resource("gcv://revisions/" + meta["revisionId"])
+            assert rev_res.contents[0].text == lvl_res.contents[0].text
+            templates = await client.list_resource_templates()
+            assert [t.uri_template for t in templates.resource_templates] == ["gcv://levels/{name}", "gcv://revisions/{revisionId}"]
+            app = await client.read_resource("ui://gcv/player")
+            assert app.contents[0].mime_type == "text/html;profile=mcp-app" and "<html" in app.contents[0].text
+            prompts = await client.list_prompts()
+            assert [p.name for p in prompts.prompts] == ["design_level"], prompts
+            prompt = await client.get_prompt("design_level", {"theme": "Gipfelsturm", "size": "small", "difficulty": "easy"})
+            assert "Gipfelsturm" in prompt.messages[0].content.text and "validate_map" in prompt.messages[0].content.text
+            try:
+                await client.read_resource("gcv://levels/gibt-es-nicht")
+                raise AssertionError("an unknown level must not read")
+            except AssertionError:
+                raise
+            except Exception as e:
+                assert "gibt-es-nicht" in str(e) or "no" in str(e), e
+            ui_tools = sorted(t.name for t in tools.tools if (t.meta or {}).get("ui", {}).get("resourceUri") == "ui://gcv/player")
+            assert ui_tools == ["get_level", "playtest_map", "simulate_replay"], ui_tools
             if not key:
                 print("python client: OK")
                 return
@@ -108,8 +138,11 @@ async def main(url, key):
             assert len(mine["items"]) == 1, mine
             labor = structured(await client.call_tool("list_labor", {}))
             assert labor["items"][0]["revisionId"] == sub["revisionId"], labor
-            lvl = structured(await client.call_tool("get_level", {"name": "py-level", "revisionId": sub["revisionId"]}))
+            got = await client.call_tool("get_level", {"name": "py-level", "revisionId": sub["revisionId"]})
+            lvl = structured(got)
             assert lvl["map"] == LEVEL
+            link = got.content[1]
+            assert link.type == "resource_link" and str(link.uri) == "gcv://revisions/" + sub["revisionId"], got.content
             alone = structured(await client.call_tool("get_level", {"revisionId": sub["revisionId"]}))
             assert alone["name"] == "py-level", alone
             wrong = structured(await client.call_tool("get_level", {"name": "other", "revisionId": sub["revisionId"]}), ok=False)

@@ -126,12 +126,43 @@ async fn the_report_reaches_every_place_a_won_replay_is_shown() {
     );
     assert!(schema("playtest_map")["warnings"]["items"]["properties"]["code"].is_object());
     assert!(
-        schema("submit_level")["acceptance"]["properties"]["feasibility"]["properties"]
-            ["exactInputs"]
+        schema("submit_level")["acceptance"]["properties"]["feasibility"]["properties"]["verdict"]
             .is_object()
     );
     assert_eq!(
         schema("get_level")["feasibility"]["anyOf"][0]["properties"]["verdict"]["enum"],
         verdicts
+    );
+}
+
+/// `horst map simulate/solve --json` print the same report the tools return.
+#[test]
+fn the_map_cli_prints_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("rocks.map"), ROCKS).unwrap();
+    std::fs::write(dir.path().join("flat.map"), FLAT).unwrap();
+    std::fs::write(dir.path().join("walk.json"), walk_after(32).to_string()).unwrap();
+    let args = ["simulate", "rocks.map", "--replay", "walk.json"];
+    let (code, json) = crate::map_cli::horst_map(dir.path(), &[&args[..], &["--json"]].concat());
+    assert_eq!(code, 0, "{json}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["feasibility"]["verdict"], "frame_perfect", "{json}");
+    assert_eq!(v["feasibility"]["exactInputTicks"], json!([33]));
+    let (_, text) = crate::map_cli::horst_map(dir.path(), &args);
+    assert!(
+        text.contains("feasibility: frame_perfect (tightest window 1 ticks"),
+        "{text}"
+    );
+    let (code, json) = crate::map_cli::horst_map(
+        dir.path(),
+        &["solve", "flat.map", "--json", "--threads", "1"],
+    );
+    assert_eq!(code, 0, "{json}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["outcome"], "won");
+    assert!(v["feasibility"]["verdict"].is_string(), "{json}");
+    assert_eq!(
+        v.get("warnings").is_some(),
+        v["feasibility"]["verdict"] == "frame_perfect"
     );
 }

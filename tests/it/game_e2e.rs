@@ -647,9 +647,16 @@ async fn the_game_in_chromium() {
     ready(&board, "the board").await;
     assert_eq!(
         board
-            .eval("document.querySelector('.thread-title').textContent")
+            .eval("document.querySelector('.thread-title bdi').textContent")
             .await,
         "<b>Mehr Eis</b> & Schnee"
+    );
+    assert_eq!(
+        board
+            .eval("document.querySelectorAll('.thread .meta bdi').length")
+            .await,
+        1,
+        "the author's name is not in <bdi>"
     );
     // One post is "1 Beitrag", not "1 Beiträge".
     let meta = board

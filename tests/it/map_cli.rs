@@ -4,7 +4,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn horst_map(dir: &std::path::Path, args: &[&str]) -> (i32, String) {
+pub(crate) fn horst_map(dir: &std::path::Path, args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_horst"))
         .arg("map")
         .args(args)

@@ -415,3 +415,29 @@ async fn no_symbolic_link_leads_out_of_web_dir() {
         assert!(!r.text().await.unwrap().contains("outside"), "{p}");
     }
 }
+
+/// ops/README.md installs the configuration as root:horst, mode 640; every unit that reads
+/// it (`--config /etc/horst/horst.toml`) must run in the group horst.
+#[test]
+fn every_systemd_unit_can_read_the_configuration() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = std::fs::read_to_string(format!("{root}/ops/README.md")).unwrap();
+    assert!(readme.contains("-m 640 -o root -g horst ops/horst.toml /etc/horst/horst.toml"));
+    for unit in [
+        "horst-api.service",
+        "horst-house.service",
+        "horst-worker@.service",
+    ] {
+        let text = std::fs::read_to_string(format!("{root}/ops/systemd/{unit}")).unwrap();
+        if !text.contains("/etc/horst/horst.toml") {
+            continue;
+        }
+        let in_group = text.lines().any(|l| {
+            let l = l.trim();
+            l == "Group=horst"
+                || l.strip_prefix("SupplementaryGroups=")
+                    .is_some_and(|g| g.split_whitespace().any(|g| g == "horst"))
+        });
+        assert!(in_group, "{unit} cannot read /etc/horst/horst.toml");
+    }
+}

@@ -29,8 +29,6 @@ const NOT_YET: &[(&str, &str)] = &[
         "identity/",
         "identity scripts: inline Lua and plain redis::Script",
     ),
-    // The sessions engineer (issue 36) moves session_save.lua.
-    ("rcadia/", "session_save.lua: plain redis::Script"),
     // A redis-benchmark baseline: one INCR in EVAL, to compare horst's scripts with.
     ("benches/redis_cost.rs", "redis-benchmark baseline"),
 ];
@@ -84,6 +82,7 @@ fn registered() -> Vec<&'static dyn Registered> {
     let mut all = horst_store::script::registered();
     all.extend(horst_limits::scripts());
     all.extend(horst_gateway::scripts());
+    all.extend(horst_rcadia::registered());
     all
 }
 

@@ -24,8 +24,22 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 let csrf = null;
+/** How this session signed in (`account` or `admin_token`): what a re-authentication asks for. */
+let via = null;
 
-export async function api(method, path, body) {
+/** A destructive action after five minutes: ask for the credential again, confirm it, and
+ *  repeat the action once. */
+async function reauthenticated(method, path, body) {
+  const what = via === "admin_token" ? "your admin token" : "your password";
+  const given = window.prompt(`This action needs ${what} again (the last was more than 5 minutes ago).`);
+  if (!given) return null;
+  const res = await api("POST", "/api/admin/session/confirm",
+    via === "admin_token" ? { token: given } : { password: given }, false);
+  if (!res.ok) return res;
+  return api(method, path, body, false);
+}
+
+export async function api(method, path, body, retry = true) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (method !== "GET" && csrf) headers["X-CSRF-Token"] = csrf;
@@ -37,6 +51,10 @@ export async function api(method, path, body) {
     let data = {};
     try { data = await r.json(); } catch { data = {}; }
     if (r.status === 401) setTimeout(start, 0);
+    if (retry && r.status === 403 && data.code === "reauthenticate") {
+      const again = await reauthenticated(method, path, body);
+      if (again) return again;
+    }
     return { ok: r.ok, status: r.status, body: data };
   } catch {
     return { ok: false, status: 0, body: {} };
@@ -62,6 +80,7 @@ export function refusal(res) {
     case "csrf": case "cross_site": return "Refused: this page's session token is stale. Reload the page.";
     case "unauthorized": return "Your session ended. Sign in again.";
     case "forbidden": return `Not allowed: ${said}`;
+    case "reauthenticate": return `Not done: ${said}`;
     case "busy": return `Busy: ${said}`;
   }
   if (res.status === 0) return "The server cannot be reached.";
@@ -702,6 +721,7 @@ async function start() {
   const res = await api("GET", "/api/admin/session");
   if (res.ok && res.body.signedIn) {
     csrf = res.body.csrf;
+    via = res.body.via;
     $("who").textContent = `${res.body.who.replace(/^page:/, "")} · ${res.body.via === "admin_token" ? "admin token" : "operator account"}`;
     $("sign-out").hidden = false;
     $("signed-out").hidden = true;

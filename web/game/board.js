@@ -14,8 +14,10 @@ function el(tag, cls, text) {
   return e;
 }
 
+/** An author as nodes: the display name in <bdi> (its direction cannot turn the line
+ * around), then the handle. */
 function author(name, display) {
-  return display ? `${display} (${name})` : name;
+  return display ? [el("bdi", null, display), ` (${name})`] : [el("bdi", null, name)];
 }
 
 async function openThread(t, box, button) {
@@ -40,7 +42,9 @@ async function openThread(t, box, button) {
     for (const p of posts) {
       const li = el("li", p.authorKind === "operator" ? "post operator" : "post");
       const head = el("p", "post-head");
-      head.append(el("strong", null, author(p.author, p.authorDisplayName)), ` · ${api.date(p.createdAt)}`);
+      const who = el("strong");
+      who.append(...author(p.author, p.authorDisplayName));
+      head.append(who, ` · ${api.date(p.createdAt)}`);
       if (p.authorKind === "operator") head.append(el("span", "badge", "Betreiber"));
       li.append(head, el("p", "post-body", p.body));
       list.append(li);
@@ -54,12 +58,14 @@ async function openThread(t, box, button) {
 
 function thread(t) {
   const art = el("article", "thread");
-  const h = el("h2", "thread-title", t.title);
+  const h = el("h2", "thread-title");
+  h.append(el("bdi", null, t.title));
   const meta = el("p", "meta");
   meta.append(
     el("span", "badge", t.kind === "level" ? "Level" : "Idee"),
     el("span", "badge", STATUS[t.status] || t.status),
-    ` ${author(t.author, t.authorDisplayName)} · ${t.posts === 1 ? "1 Beitrag" : `${t.posts} Beiträge`} · ${api.date(t.lastPostAt || t.createdAt)}`,
+    " ", ...author(t.author, t.authorDisplayName),
+    ` · ${t.posts === 1 ? "1 Beitrag" : `${t.posts} Beiträge`} · ${api.date(t.lastPostAt || t.createdAt)}`,
   );
   art.append(h, meta);
   if (t.level && t.level.revisionId) {

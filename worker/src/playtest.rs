@@ -30,7 +30,7 @@ pub(crate) fn playtest(
             seed,
             time_limit: budget,
             cancel,
-            memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
+            memory_budget_bytes: memory_budget_bytes.or(Some(horst_planner::DEFAULT_MEMORY_BUDGET)),
         },
         Some(&|p: &Progress| {
             progress.set(JobProgress {
@@ -53,8 +53,6 @@ pub(crate) fn playtest(
             "the playtest was stopped before it finished",
         ));
     }
-    // The planner's byte budget (`PlanRequest::memory_budget_bytes`, issue 25 item 1) is
-    // passed once the planner takes it; until then it is only logged.
     tracing::debug!(
         memory_budget_bytes,
         expanded = report.expanded,

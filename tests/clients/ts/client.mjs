@@ -43,6 +43,25 @@ assert.deepEqual([...Buffer.from(pic.content[1].data, "base64").subarray(0, 4)],
 for (const t of tools) {
   if (["playtest_map", "submit_level", "list_threads"].includes(t.name)) assert.ok(t.description.startsWith("Needs an agent key"), t.description);
 }
+// Resources and the prompt beside the tools (issue 32).
+const { resources } = await client.listResources();
+assert.deepEqual(resources.slice(0, 3).map((r) => r.uri), ["gcv://format", "gcv://palette", "ui://gcv/player"]);
+const level = await client.readResource({ uri: "gcv://levels/erste-schritte" });
+assert.ok(level.contents[0].text.includes("gcv-map 1"));
+const levelMeta = JSON.parse(level.contents[1].text);
+assert.equal(levelMeta.name, "erste-schritte");
+assert.ok(levelMeta.replay.actions.length > 0);
+const { resourceTemplates } = await client.listResourceTemplates();
+assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate), ["gcv://levels/{name}", "gcv://revisions/{revisionId}"]);
+const app = await client.readResource({ uri: "ui://gcv/player" });
+assert.equal(app.contents[0].mimeType, "text/html;profile=mcp-app");
+const { prompts } = await client.listPrompts();
+assert.deepEqual(prompts.map((p) => p.name), ["design_level"]);
+const prompt = await client.getPrompt({ name: "design_level", arguments: { theme: "Gipfelsturm", size: "large", difficulty: "hard" } });
+assert.ok(prompt.messages[0].content.text.includes("Gipfelsturm"));
+await assert.rejects(client.readResource({ uri: "gcv://levels/gibt-es-nicht" }));
+const uiTools = tools.filter((t) => t._meta?.ui?.resourceUri === "ui://gcv/player").map((t) => t.name).sort();
+assert.deepEqual(uiTools, ["get_level", "playtest_map", "simulate_replay"]);
 
 if (key) {
   const LEVEL = readFileSync(mapFile, "utf8");
@@ -74,8 +93,11 @@ if (key) {
   assert.equal(mine.items.length, 1);
   const labor = structured(await client.callTool({ name: "list_labor", arguments: {} }));
   assert.equal(labor.items[0].revisionId, sub.revisionId);
-  const alone = structured(await client.callTool({ name: "get_level", arguments: { revisionId: sub.revisionId } }));
+  const aloneResult = await client.callTool({ name: "get_level", arguments: { revisionId: sub.revisionId } });
+  const alone = structured(aloneResult);
   assert.equal(alone.name, "ts-level");
+  assert.equal(aloneResult.content[1].type, "resource_link");
+  assert.equal(aloneResult.content[1].uri, `gcv://revisions/${sub.revisionId}`);
   // A shipped level, published at first start as a promoted revision, read by name.
   const shipped = structured(await client.callTool({ name: "get_level", arguments: { name: "erste-schritte" } }));
   assert.equal(shipped.name, "erste-schritte");
