@@ -117,6 +117,11 @@ impl App {
             },
             notifier,
         );
+        // Jobs left waiting by a version before the lanes move into their lanes.
+        queue
+            .adopt_waiting_list()
+            .await
+            .map_err(|e| BuildError(format!("cannot adopt the pre-lanes waiting list: {e}")))?;
         // A wait that starts before the subscription is up would still be correct (waiters
         // re-read on a timer), only slower; a short wait here keeps first requests prompt.
         if !queue.notifier().ready(Duration::from_secs(5)).await {

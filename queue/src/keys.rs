@@ -72,6 +72,12 @@ pub(crate) fn job(store: &Store, id: &str) -> String {
     store.key(&format!("job:{id}"))
 }
 
+/// `queue:waiting`: the single waiting list of versions before the lanes (a list of job
+/// ids, oldest at the tail); only read to adopt what it still holds ([`crate::Queue::adopt_waiting_list`]).
+pub(crate) fn old_waiting_list(store: &Store) -> String {
+    store.key("queue:waiting")
+}
+
 /// `queue:lane:<lane>`: the lane's waiting job ids, scored by turn (zset).
 pub(crate) fn lane(store: &Store, lane: Lane) -> String {
     store.key(&format!("queue:lane:{}", lane.as_str()))

@@ -252,6 +252,58 @@ impl Queue {
         }
     }
 
+    /// Moves the jobs still waiting in the single list of versions before the lanes
+    /// (`queue:waiting`) into their lanes, at the front (they waited before the upgrade), so
+    /// an upgrade with jobs waiting loses none. Each step is idempotent (ZADD of a member
+    /// already there changes nothing, LREM of one gone removes nothing), so two processes
+    /// starting at once, or a crash in the middle, leave every job in exactly one lane.
+    /// Returns how many it moved; called once when a process starts.
+    pub async fn adopt_waiting_list(&self) -> redis::RedisResult<u64> {
+        let store = &self.store;
+        let old = keys::old_waiting_list(store);
+        let mut conn = store.conn();
+        let ids: Vec<String> = redis::cmd("LRANGE")
+            .arg(&old)
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut conn)
+            .await?;
+        let mut moved = 0;
+        // Oldest at the tail: adopt from the tail so the oldest gets the lowest score.
+        for (i, id) in ids.iter().rev().enumerate() {
+            let kind: Option<String> = redis::cmd("HGET")
+                .arg(keys::job(store, id))
+                .arg("kind")
+                .query_async(&mut conn)
+                .await?;
+            // A record that is gone, or of no known kind, cannot be claimed by anyone:
+            // claim would skip it from the old list just the same.
+            if let Some(lane) = kind.as_deref().and_then(JobKind::parse).map(Lane::of) {
+                let _: () = redis::cmd("ZADD")
+                    .arg(keys::lane(store, lane))
+                    .arg("NX")
+                    .arg(i as u64)
+                    .arg(id)
+                    .query_async(&mut conn)
+                    .await?;
+                moved += 1;
+            }
+            let _: () = redis::cmd("LREM")
+                .arg(&old)
+                .arg(0)
+                .arg(id)
+                .query_async(&mut conn)
+                .await?;
+        }
+        if moved > 0 {
+            tracing::warn!(
+                moved,
+                "adopted jobs waiting in the pre-lanes queue:waiting list into their lanes"
+            );
+        }
+        Ok(moved)
+    }
+
     /// The pub/sub patterns the queue's [`Notifier`] must listen to.
     pub fn channels(store: &Store) -> Vec<String> {
         vec![store.key("done:*"), keys::new_channel(store)]

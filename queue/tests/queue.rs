@@ -867,3 +867,58 @@ async fn an_operator_cancels_a_queued_job_released_or_a_running_one_charged() {
     );
     assert_eq!(s.queue.running_count().await.unwrap(), 0);
 }
+
+/// An upgrade from the single waiting list (`queue:waiting`, before the lanes) loses no
+/// waiting job: a process's start moves them into their lanes, oldest first, once.
+#[tokio::test]
+async fn jobs_waiting_in_the_pre_lanes_list_are_adopted_into_their_lanes() {
+    let s = setup_with(|_| {}).await;
+    let play = s.new_job(spec(JobKind::Playtest, "a", 1, "k1")).await;
+    let sim = s.new_job(spec(JobKind::Simulate, "b", 1, "k2")).await;
+    // Put them back where a version before the lanes kept them: the list, oldest at the tail.
+    let mut conn = redis::Client::open(s.redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    for (lane, id) in [("planner", &play.id), ("referee", &sim.id)] {
+        let _: () = redis::cmd("ZREM")
+            .arg(format!("t:queue:lane:{lane}"))
+            .arg(id)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let _: () = redis::cmd("LPUSH")
+            .arg("t:queue:waiting")
+            .arg(id)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+    // A stale id whose record is gone is dropped, not adopted.
+    let _: () = redis::cmd("LPUSH")
+        .arg("t:queue:waiting")
+        .arg("gone")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(
+        s.queue.claim("w").await.unwrap().is_none(),
+        "lanes are empty"
+    );
+    assert_eq!(s.queue.adopt_waiting_list().await.unwrap(), 2);
+    assert_eq!(s.queue.adopt_waiting_list().await.unwrap(), 0, "once");
+    let left: i64 = redis::cmd("LLEN")
+        .arg("t:queue:waiting")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(left, 0);
+    let first = s.queue.claim("w1").await.unwrap().expect("a claim");
+    let second = s.queue.claim("w2").await.unwrap().expect("a claim");
+    let mut claimed = [first.record.id.clone(), second.record.id.clone()];
+    claimed.sort();
+    let mut want = [play.id.clone(), sim.id.clone()];
+    want.sort();
+    assert_eq!(claimed, want);
+}
