@@ -170,7 +170,7 @@ impl PlanReport {
         let reason = self.reason()?;
         Some(match (reason, self.proof) {
             (UnresolvedReason::Unreachable, Some(Proof::JumpEnvelope)) => "Proved unwinnable: no sequence of runs, jumps, egg boosts, springs, platforms and stomps can get the bird to a nest (a gap too wide or a nest too high); change the map.".into(),
-            (UnresolvedReason::Unreachable, _) => "Proved unwinnable: walls, spikes or cracked rock that no pebble can reach cut every way from the start to a nest; change the map.".into(),
+            (UnresolvedReason::Unreachable, _) => "Proved unwinnable: even moving more freely than the game allows, the bird cannot get from the start to a nest (a gap too wide, a nest too high, or walls, spikes or cracked rock that no pebble can reach in the way); change the map.".into(),
             (UnresolvedReason::TimeLimit, _) => format!(
                 "Not a proof: the search ran out of time after {} states, at best {} tiles from a nest; the level may still be winnable (long waits and exact timing are the hardest to find): prove it with your own replay in simulate_replay, or make that part easier.",
                 self.expanded,
