@@ -220,24 +220,12 @@ pub async fn revisions(
     let top = store.key("rev:x").matches(':').count();
     let mut rows: Vec<(u64, RevisionRow)> = Vec::new();
     let name_filter = filter.name.as_deref().map(str::to_ascii_lowercase);
-    let pattern = store.key("rev:*");
-    let mut cursor: u64 = 0;
-    let mut keys: Vec<String> = Vec::new();
-    loop {
-        let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(&pattern)
-            .arg("COUNT")
-            .arg(500)
-            .query_async(&mut store.conn())
-            .await?;
-        keys.extend(batch.into_iter().filter(|k| k.matches(':').count() == top));
-        if next == 0 {
-            break;
-        }
-        cursor = next;
-    }
+    let keys: Vec<String> = store
+        .scan_keys("rev:*")
+        .await?
+        .into_iter()
+        .filter(|k| k.matches(':').count() == top)
+        .collect();
     for k in keys {
         let v: Vec<Option<String>> = redis::cmd("HMGET")
             .arg(&k)

@@ -74,23 +74,7 @@ pub struct Workers {
 /// queue, live workers, storage, board reads, HTML page views and unread messages.
 pub async fn overview(store: &Store, queue: &horst_queue::Queue) -> Result<Overview, ToolError> {
     let pattern = store.key("account:*");
-    let mut keys: Vec<String> = Vec::new();
-    let mut cursor: u64 = 0;
-    loop {
-        let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(&pattern)
-            .arg("COUNT")
-            .arg(500)
-            .query_async(&mut store.conn())
-            .await?;
-        keys.extend(batch);
-        if next == 0 {
-            break;
-        }
-        cursor = next;
-    }
+    let keys = store.scan_keys("account:*").await?;
     let mut tiers: BTreeMap<String, u64> = BTreeMap::new();
     let mut blocked = 0u64;
     for k in keys
