@@ -54,7 +54,7 @@ use serde::Serialize;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-pub use search::plan;
+pub use search::{plan, plan_with, RacerSpec, SearchOptions};
 
 /// The memory budget of one search when the caller names none elsewhere: 512 MiB, the
 /// worker's default `worker.job_memory_mib`.
@@ -147,6 +147,17 @@ pub struct PlanReport {
     pub proof: Option<Proof>,
     /// The most bytes the search held at once (see `memory`).
     pub peak_bytes: u64,
+    /// Which stage and which of the racing searches found the win.
+    pub won_by: Option<WonBy>,
+}
+
+/// Where a win was found: the refinement stage (0 = coarsest) and the racer (index into
+/// `search::RACERS`) with the weight of its heuristic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WonBy {
+    pub stage: usize,
+    pub racer: usize,
+    pub weight: u64,
 }
 
 impl PlanReport {
