@@ -4,13 +4,14 @@
 //!
 //! cargo run --release -p horst-planner --example corpus -- [--threads 1,2] [--time-limit 20]
 //!     [--filter TEXT] [--write-replays] [--seed 1] [--busy N] [--racers 40:1,160:1]
-//!     [--no-arrival] [--expansions N]
+//!     [--no-arrival] [--absolute-ride] [--expansions N]
 //!
 //! `--expansions N` also stops each search after N expansions (answer `time_limit`): a budget
 //! that does not depend on the machine's load, for comparing versions on a busy machine.
 //! `--racers W:P,...` races searches of heuristic weight W, each expanding a batch every P-th
 //! round (the default is `search::RACERS`; `--racers 40:1` is the single search of before issue
-//! 27); `--no-arrival` turns off the heuristic's arrival-time term. Both are for comparisons.
+//! 27); `--no-arrival` turns off the heuristic's arrival-time term,
+//! `--absolute-ride` keys a riding bird by its absolute position (as before issue 27). Both are for comparisons.
 //!
 //! `--filter A,B` runs the levels whose name contains A or B. `--busy N` keeps N extra threads spinning during the run (the target "with the other core
 //! busy" on a 2-core machine is `--threads 2 --busy 1`).
@@ -122,6 +123,7 @@ fn main() {
     let mut seed = 1u32;
     let mut racers: Vec<RacerSpec> = horst_planner::search::RACERS.to_vec();
     let mut arrival_term = true;
+    let mut relative_ride = true;
     let mut expansion_limit = None;
     let mut i = 0;
     while i < args.len() {
@@ -144,6 +146,7 @@ fn main() {
             }
             "--write-replays" => write = true,
             "--no-arrival" => arrival_term = false,
+            "--absolute-ride" => relative_ride = false,
             "--expansions" => {
                 i += 1;
                 expansion_limit = Some(args[i].parse().unwrap());
@@ -191,6 +194,7 @@ fn main() {
     let opts = SearchOptions {
         racers: &racers,
         arrival_term,
+        relative_ride,
         expansion_limit,
     };
     let mut all_runs: Vec<Vec<Run>> = Vec::new();

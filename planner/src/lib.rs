@@ -7,6 +7,11 @@
 //! merged in a fixed order, so the replay found never depends on the number of threads. A found
 //! replay is shortened, run-length encoded and confirmed by the referee (`shorten`).
 //!
+//! In every stage two searches of different heuristic weights race (`search::RACERS`), batch
+//! by batch, and the first win in a fixed order answers: decided by expansion counts, not the
+//! clock, so the answer is the same on every run and thread count. The heuristic counts the
+//! time until a platform arrives and carries the bird (`search::Ctx::heuristic`).
+//!
 //! Before any search, two over-approximations of where the bird can go try to prove the level
 //! unsolvable: the relaxed tile graph forwards from the start, and the jump envelope
 //! (`envelope`: exact vertical physics between launch sites, horizontal speed as a bound). If
