@@ -184,6 +184,43 @@ pub async fn list_jobs(
     Ok(rows)
 }
 
+/// What one account used today (UTC, on the server's clock): its jobs admitted today by
+/// kind, and their seconds, charged (started) and still reserved (waiting).
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountToday {
+    pub account: String,
+    pub jobs: std::collections::BTreeMap<String, u64>,
+    pub seconds_charged: u64,
+    pub seconds_reserved: u64,
+}
+
+/// The most recent jobs of one account read for [`account_today`]: above every tier's daily
+/// job limits together.
+const TODAY_SCAN: usize = 2000;
+
+/// What `account` used today, from its recent jobs (`jobs:<account>`).
+pub async fn account_today(queue: &Queue, account: &str) -> Result<AccountToday, ToolError> {
+    const DAY_MS: u64 = 86_400_000;
+    let now = queue.now_ms().await?;
+    let midnight = now - now % DAY_MS;
+    let mut today = AccountToday {
+        account: account.to_string(),
+        ..AccountToday::default()
+    };
+    for r in queue.list(account, 0, TODAY_SCAN).await?.0 {
+        if r.created_at_ms < midnight {
+            continue;
+        }
+        *today.jobs.entry(r.kind.as_str().to_string()).or_default() += 1;
+        today.seconds_charged += r.charged_seconds;
+        if r.state == JobState::Queued {
+            today.seconds_reserved += r.reserved_seconds;
+        }
+    }
+    Ok(today)
+}
+
 /// Job `id` as the view shows it.
 pub async fn show_job(queue: &Queue, id: &str) -> Result<JobRow, ToolError> {
     let r = queue

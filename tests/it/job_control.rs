@@ -15,11 +15,6 @@ use crate::harness::{spawn_app_with, TestApp};
 
 const ADMIN_TOKEN: &str = "job-control-token-0123456789abcdef";
 
-fn corpus(name: &str) -> String {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("levels/corpus");
-    std::fs::read_to_string(dir.join(format!("{name}.map"))).unwrap()
-}
-
 fn start_worker(app: &TestApp) -> watch::Sender<bool> {
     let (tx, rx) = watch::channel(false);
     tokio::spawn(horst_worker::run(
@@ -73,14 +68,13 @@ async fn admit(app: &TestApp, kind: JobKind, account: &str, input: Value) -> Str
 async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is_free() {
     let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
     let _worker = start_worker(&app);
-    // A long search: a 53 s ferry ride (seconds of planner work even on a quiet machine).
-    let job = admit(
-        &app,
-        JobKind::Playtest,
-        "anna",
-        json!({"map": corpus("t4-ferry-04")}),
+    // A search that runs until its limit (the planner now wins the corpus' long rides in
+    // well under a second).
+    let undecided = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/levels/undecided.map"),
     )
-    .await;
+    .unwrap();
+    let job = admit(&app, JobKind::Playtest, "anna", json!({"map": undecided})).await;
     let waiter = {
         let q = app.queue.clone();
         let id = job.clone();
@@ -121,6 +115,24 @@ async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is
     .await;
     assert_eq!(status, 200, "{listed}");
     assert_eq!(listed["items"][0]["id"], job.as_str(), "{listed}");
+    // One account's jobs come with what it used today.
+    let (status, mine) = admin(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/jobs?account=anna",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{mine}");
+    assert_eq!(mine["items"][0]["id"], job.as_str(), "{mine}");
+    let today = &mine["accountToday"];
+    assert_eq!(today["account"], "anna", "{mine}");
+    assert_eq!(today["jobs"]["playtest"], 1, "{mine}");
+    assert_eq!(
+        today["secondsCharged"], 20,
+        "started work is charged: {mine}"
+    );
+    assert_eq!(today["secondsReserved"], 0, "{mine}");
 
     // A cancel without a reason is refused; with one it stops the job.
     let path = format!("/api/admin/jobs/{job}/cancel");

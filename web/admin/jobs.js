@@ -64,6 +64,12 @@ function filters() {
   return form;
 }
 
+function accountToday(t) {
+  const kinds = Object.entries(t.jobs).map(([kind, n]) => `${n} ${kind}`).join(", ");
+  return el("div", { class: "card" }, el("h2", {}, `${t.account} today (UTC)`),
+    kv([["Jobs", kinds || "none"], ["Seconds charged", t.secondsCharged], ["Seconds reserved (waiting)", t.secondsReserved]]));
+}
+
 export async function jobs() {
   loading("Jobs");
   const q = new URLSearchParams(Object.entries(filter).filter(([, v]) => v));
@@ -77,6 +83,7 @@ export async function jobs() {
       kv([...lanes.map((l) => [`${l.lane} lane`, `${l.waiting} waiting, oldest ${seconds(l.oldestWaitMs)}`]),
         ["Running", queue.body.running]])),
     filters(),
+    list.body.accountToday ? accountToday(list.body.accountToday) : null,
     el("p", { class: "muted" }, filter.account ? `Recent jobs of ${filter.account}.` : "Jobs waiting and running now (give an account for its finished ones)."),
     list.body.items.length === 0 ? el("p", { class: "muted" }, "No jobs.") :
       table(["Job", "Kind", "Account", "State", "Admitted", "Wait", "Started", "Ended", "Worker", "Progress", ""],

@@ -7,7 +7,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde::{Deserialize, Serialize};
 
-use horst_operator::jobs::{self as job_control, JobFilter, JobRow, LaneDepth};
+use horst_operator::jobs::{self as job_control, AccountToday, JobFilter, JobRow, LaneDepth};
 use horst_queue::{CancelOutcome, DayStats};
 
 use super::admin::{answer, Answer};
@@ -37,8 +37,12 @@ impl Expected for ListQuery {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Items {
     items: Vec<JobRow>,
+    /// With an account filter: what that account used today.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    account_today: Option<AccountToday>,
 }
 
 async fn list(State(state): State<AppState>, _: Operator, Query(q): Query<ListQuery>) -> Answer {
@@ -48,8 +52,13 @@ async fn list(State(state): State<AppState>, _: Operator, Query(q): Query<ListQu
         account: q.account,
     };
     let limit = q.limit.unwrap_or(100).clamp(1, 500);
+    let account_today = match filter.account.as_deref().filter(|a| !a.is_empty()) {
+        Some(account) => Some(job_control::account_today(&state.queue, account).await?),
+        None => None,
+    };
     answer(Items {
         items: job_control::list_jobs(&state.queue, &filter, limit).await?,
+        account_today,
     })
 }
 
