@@ -55,6 +55,7 @@ mod keys;
 mod presence;
 mod quotas;
 mod record;
+mod request_id;
 mod scripts;
 
 use scripts::{Admitted, Applied, BusyCap, ClaimReply, ReapReply, RemainingReply};
@@ -65,6 +66,7 @@ pub use keys::{Lane, Pool};
 pub use presence::HOUSEKEEPING_EVERY;
 pub use quotas::{read_quotas, seed_quotas, write_quotas, Quotas, StoredQuotas};
 pub use record::{Failure, JobProgress, JobRecord, JobState};
+pub use request_id::{current_request_id, valid_request_id, with_request_id, REQUEST_ID_MAX};
 
 /// What a job does. The name is its daily-quota counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -468,6 +470,8 @@ impl Queue {
         } else {
             (q.daily_seconds, q.trust0_cap_seconds())
         };
+        // The HTTP request it is admitted in, kept with the job for the logs and the view.
+        let request = current_request_id().unwrap_or_default();
         let mut forget = String::new();
         let mut reply = Admitted::Day(self.guess_day());
         for _ in 0..6 {
@@ -516,6 +520,7 @@ impl Queue {
                 .arg(lane.as_str())
                 .arg(s.queue.referee_places)
                 .arg(SLOT_SLACK.as_millis() as u64)
+                .arg(&request)
                 .invoke_durably(&self.store)
                 .await?;
             match &reply {
@@ -546,9 +551,12 @@ impl Queue {
             }
         }
         match reply {
-            Admitted::New(fields) => JobRecord::from_fields(fields)
-                .map(Admission::New)
-                .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable"))),
+            Admitted::New(fields) => {
+                let record = JobRecord::from_fields(fields)
+                    .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable")))?;
+                tracing::info!(job = %id, kind = spec.kind.as_str(), account = %spec.account, request_id = %request, "job admitted");
+                Ok(Admission::New(record))
+            }
             Admitted::Conflict { job_id } => Err(QueueError::Conflict {
                 message: format!(
                     "idempotencyKey {:?} was already used for different input (job {job_id}); send a fresh idempotencyKey for a new attempt, or the identical input to read the recorded result",

@@ -23,6 +23,7 @@ use horst_store::Store;
 use redis::AsyncCommands;
 use serde_json::Value;
 use tokio::sync::watch;
+use tracing::Instrument;
 
 mod engine_runner;
 mod metrics;
@@ -157,7 +158,20 @@ async fn slot_loop(
             return;
         }
         match queue.claim_for(&slot, pool).await {
-            Ok(Some(claim)) => execute(&queue, &runner, claim, &metrics).await,
+            Ok(Some(claim)) => {
+                // Every log of the job, the planner's on its blocking thread too, carries the
+                // job and the id of the HTTP request that admitted it.
+                let r = &claim.record;
+                let span = tracing::info_span!(
+                    "job",
+                    job = %r.id,
+                    kind = r.kind.as_str(),
+                    request_id = r.request_id.as_deref().unwrap_or(""),
+                );
+                execute(&queue, &runner, claim, &metrics)
+                    .instrument(span)
+                    .await
+            }
             Ok(None) => {
                 // Idle: wake on the next admission, or re-check now and then.
                 tokio::select! {
@@ -203,11 +217,13 @@ async fn execute(
 
     let progress = Arc::new(ProgressSlot::default());
     let mut work = {
+        let span = tracing::Span::current();
         let runner = runner.clone();
         let cancel = cancel.clone();
         let progress = progress.clone();
         let input = job.input.clone();
         tokio::task::spawn_blocking(move || {
+            let _in_job = span.enter();
             runner.run_with_progress(kind, &input, limit, &cancel, &progress)
         })
     };
