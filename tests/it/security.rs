@@ -569,6 +569,7 @@ async fn the_sign_in_trail_from_the_cli() {
             tokio::task::block_in_place(|| crate::accounts::admin_cli(&app, args, ""));
         assert!(ok, "{err}");
         out.lines()
+            .filter(|l| !l.trim().is_empty())
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
     };
