@@ -426,6 +426,10 @@ pub struct SessionsConfig {
     /// The public base URL agents reach this server at (`skillUrl`s are absolute from it),
     /// e.g. `https://api.rcadia.xyz`. Empty: `http://` + the address the API listens on.
     pub public_url: String,
+    /// The file holding the key people's JWTs are signed with (made at the first start,
+    /// owner-only; API processes on several machines need the same file). Empty:
+    /// `<data_dir>/jwt.key`.
+    pub jwt_key_file: String,
 }
 
 impl Default for SessionsConfig {
@@ -439,6 +443,7 @@ impl Default for SessionsConfig {
             lobby_fill_ms: 10_000,
             house_identity: String::new(),
             public_url: String::new(),
+            jwt_key_file: String::new(),
         }
     }
 }
