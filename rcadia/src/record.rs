@@ -15,7 +15,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use horst_sessions::Session;
+use horst_sessions::{iso8601_ms, Session};
+use serde_json::Value;
 
 use crate::RcadiaError;
 
@@ -33,13 +34,19 @@ pub(crate) struct Stored {
     pub legacy: bool,
 }
 
-/// The stored value of `s` under the stored `rev` `token`.
-pub(crate) fn encode(token: &str, s: &Session) -> Result<Vec<u8>, RcadiaError> {
-    let mut out = Vec::with_capacity(token.len() + 1 + 1024);
-    out.extend_from_slice(token.as_bytes());
-    out.push(b' ');
+/// The record of `s` as stored after its `rev` (the save script puts `<token> ` before it).
+pub(crate) fn encode_record(s: &Session) -> Result<Vec<u8>, RcadiaError> {
+    let mut out = Vec::with_capacity(1024);
     rmp_serde::encode::write(&mut out, s)
         .map_err(|e| RcadiaError::Internal(format!("session does not encode: {e}")))?;
+    Ok(out)
+}
+
+/// The stored value of `s` under the stored `rev` `token`.
+#[cfg(test)]
+pub(crate) fn encode(token: &str, s: &Session) -> Result<Vec<u8>, RcadiaError> {
+    let mut out = format!("{token} ").into_bytes();
+    out.extend(encode_record(s)?);
     Ok(out)
 }
 
@@ -81,6 +88,39 @@ pub(crate) fn decode_legacy(
         session: serde_json::from_str(&json).map_err(|e| bad(id, e))?,
         legacy: true,
     }))
+}
+
+/// An event of the log as stored: MessagePack `[index, type, at ms, other fields]` (about
+/// half its JSON: no field names for the three every event has, the instant as a number).
+/// An event without that shape (it has none today) is stored as its JSON text.
+pub(crate) fn encode_event(e: &Value) -> Vec<u8> {
+    let compact = e.as_object().and_then(|m| {
+        let index = m.get("index")?.as_u64()?;
+        let kind = m.get("type")?.as_str()?;
+        let at = m.get("at")?.as_str()?;
+        let at_ms = horst_dates::parse_rfc3339_ms(at).filter(|t| iso8601_ms(*t) == at)?;
+        let rest: serde_json::Map<String, Value> = m
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "index" | "type" | "at"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        rmp_serde::to_vec(&(index, kind, at_ms, rest)).ok()
+    });
+    compact.unwrap_or_else(|| e.to_string().into_bytes())
+}
+
+/// An event of the log as `GET /events` shows it, from either stored form (the JSON text
+/// of earlier versions starts with `{`); `None` if it is neither.
+pub(crate) fn decode_event(raw: &[u8]) -> Option<Value> {
+    if raw.first() == Some(&b'{') {
+        return serde_json::from_slice(raw).ok();
+    }
+    let (index, kind, at_ms, mut rest): (u64, String, u64, serde_json::Map<String, Value>) =
+        rmp_serde::from_slice(raw).ok()?;
+    rest.insert("index".into(), index.into());
+    rest.insert("type".into(), kind.into());
+    rest.insert("at".into(), iso8601_ms(at_ms).into());
+    Some(Value::Object(rest))
 }
 
 /// The process's decoded records by session id.
@@ -218,6 +258,32 @@ mod tests {
         assert!(decode("x", None).unwrap().is_none());
         assert!(decode("x", Some(b"1 \x01\x02".to_vec())).is_err());
         assert!(decode("x", Some(b"nospace".to_vec())).is_err());
+    }
+
+    #[test]
+    fn events_are_stored_compact_and_read_back_as_they_were() {
+        let mut s = played();
+        let events = s.take_held_events();
+        assert!(events.len() >= 3, "{events:?}");
+        for e in &events {
+            let stored = encode_event(e);
+            let json = e.to_string();
+            assert!(
+                stored.len() * 10 < json.len() * 8,
+                "{} bytes stored for {json}",
+                stored.len()
+            );
+            let back = decode_event(&stored).unwrap();
+            assert_eq!(&back, e);
+            assert_eq!(back.to_string(), json, "the same JSON, byte for byte");
+            // Earlier versions stored the JSON text.
+            assert_eq!(decode_event(json.as_bytes()).as_ref(), Some(e));
+        }
+        // An event without the usual shape is kept as JSON.
+        let odd = json!({"index": 1, "type": "x", "at": "yesterday"});
+        assert_eq!(encode_event(&odd), odd.to_string().into_bytes());
+        assert_eq!(decode_event(&encode_event(&odd)), Some(odd));
+        assert_eq!(decode_event(b"\xc1"), None);
     }
 
     #[test]
