@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 use horst_rcadia::store::Step;
 use horst_rcadia::{Rcadia, RcadiaSettings};
+use horst_sessions::machine::MAX_EVENTS;
 use horst_sessions::{Event, GameInfo, HostKind, NewSession, Op, Reply, Session};
 use horst_testkit::RedisServer;
 use serde_json::json;
@@ -239,5 +240,61 @@ async fn an_action_cycle_stays_within_its_redis_budget() {
     assert!(
         per(bytes_in + bytes_out) <= 3072.0,
         "over the byte budget: {summary}"
+    );
+
+    // Memory of a long game: play on until the event log is full (`MAX_EVENTS`, trimmed
+    // every 64 more), then what Redis holds for the session (`MEMORY USAGE`), and what the
+    // same events took as JSON text, as the log stored them before.
+    for n in 1000..1000 + MAX_EVENTS as u64 / 2 + 40 {
+        t.cycle(n).await;
+    }
+    let memory = probe.clone();
+    let usage = |key: String| {
+        let mut conn = memory.clone();
+        async move {
+            let bytes: Option<u64> = redis::cmd("MEMORY")
+                .arg("USAGE")
+                .arg(&key)
+                .arg("SAMPLES")
+                .arg(0)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            bytes.unwrap_or(0)
+        }
+    };
+    let record_key = format!("cost:ses:{}", t.id);
+    let log_key = format!("{record_key}:events");
+    let record = usage(record_key).await;
+    let log = usage(log_key.clone()).await;
+    let held: u64 = redis::cmd("LLEN")
+        .arg(&log_key)
+        .query_async(&mut probe)
+        .await
+        .unwrap();
+    let events = rcadia.load_with_events(&t.id).await.unwrap();
+    let events = events.held_events();
+    assert_eq!(
+        events.len(),
+        MAX_EVENTS,
+        "GET /events reads the whole kept log"
+    );
+    let mut pipe = redis::pipe();
+    for e in events {
+        pipe.cmd("RPUSH")
+            .arg("cost:json-log")
+            .arg(e.to_string())
+            .ignore();
+    }
+    let _: () = pipe.query_async(&mut probe).await.unwrap();
+    let json_log = usage("cost:json-log".into()).await * held / MAX_EVENTS as u64;
+    println!(
+        "memory of a long game: record {record} bytes, event log {log} bytes ({held} events, \
+         {:.0} bytes each; as JSON text {json_log} bytes)",
+        log as f64 / held as f64
+    );
+    assert!(
+        log * 10 <= json_log * 6,
+        "the log takes {log} bytes, its JSON {json_log}"
     );
 }
