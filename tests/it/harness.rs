@@ -85,6 +85,7 @@ pub async fn spawn_app_on_cluster(mut config: horst_config::Config) -> TestApp {
     config.redis.url = String::new();
     config.redis.key_prefix = format!("t{}-{n}:", std::process::id());
     let parts = start_api(Arc::new(config)).await;
+    assert!(parts.store.hash_tags(), "the app runs on the cluster");
     TestApp::from_parts(None, parts)
 }
 
