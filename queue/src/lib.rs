@@ -51,7 +51,7 @@ use serde::{Deserialize, Serialize};
 
 mod contract;
 mod fingerprint;
-mod keys;
+pub mod keys;
 mod presence;
 mod quotas;
 mod record;
@@ -311,7 +311,7 @@ impl Queue {
 
     /// The pub/sub patterns the queue's [`Notifier`] must listen to.
     pub fn channels(store: &Store) -> Vec<String> {
-        vec![store.key("done:*"), keys::new_channel(store)]
+        vec![keys::done_pattern(store), keys::new_channel(store)]
     }
 
     pub fn store(&self) -> &Store {
@@ -709,7 +709,7 @@ impl Queue {
     ) -> Result<(Vec<JobRecord>, Option<usize>), QueueError> {
         let mut conn = self.store.conn();
         let ids: Vec<String> = redis::cmd("ZREVRANGE")
-            .arg(self.store.key(&format!("jobs:{account}")))
+            .arg(keys::jobs_of(&self.store, account))
             .arg(offset)
             .arg(offset + limit) // one more than a page tells whether there is a next page
             .query_async(&mut conn)
@@ -733,7 +733,7 @@ impl Queue {
         let deadline = tokio::time::Instant::now() + limit;
         let mut sub = self
             .notifier
-            .subscribe(&self.store.key(&format!("done:{id}")));
+            .subscribe(&keys::done_channel(&self.store, id));
         loop {
             let record = self
                 .get(id)
@@ -1207,17 +1207,13 @@ pub struct DayStats {
 /// The ids of the workers alive now: those whose presence key (`workers:<id>`, written by
 /// each worker with a short expiry) still exists.
 pub async fn live_workers(store: &Store) -> redis::RedisResult<Vec<String>> {
-    use redis::AsyncCommands;
-    let mut conn = store.conn();
-    let pattern = store.key("workers:*");
-    let mut ids: Vec<String> = Vec::new();
-    let mut iter: redis::AsyncIter<String> = conn.scan_match(&pattern).await?;
-    while let Some(item) = iter.next_item().await {
-        let key = item?;
-        if let Some(id) = key.strip_prefix(&store.key("workers:")) {
-            ids.push(id.to_string());
-        }
-    }
+    let before = keys::worker(store, "");
+    let mut ids: Vec<String> = store
+        .scan_keys_in(Some(horst_store::Group::Queue), "workers:*")
+        .await?
+        .iter()
+        .filter_map(|key| key.strip_prefix(&before).map(str::to_string))
+        .collect();
     ids.sort();
     Ok(ids)
 }
@@ -1240,7 +1236,7 @@ impl Queue {
         let q = self.quotas().await?;
         let day = self.now_ms().await? / 86_400_000;
         let v: Vec<Option<u64>> = redis::cmd("HMGET")
-            .arg(self.store.key(&format!("budget:{day}")))
+            .arg(keys::budget(&self.store, &day.to_string()))
             .arg(&["used", "trust0"])
             .query_async(&mut self.store.conn())
             .await?;
@@ -1262,7 +1258,7 @@ impl Queue {
 /// need no queue for that).
 pub async fn job_record(store: &Store, id: &str) -> Result<Option<JobRecord>, QueueError> {
     let fields: Vec<(String, String)> = redis::cmd("HGETALL")
-        .arg(store.key(&format!("job:{id}")))
+        .arg(keys::job(store, id))
         .query_async(&mut store.conn())
         .await?;
     Ok(JobRecord::from_fields(fields))
@@ -1274,7 +1270,7 @@ pub async fn day_stats(store: &Store, now_ms: u64) -> Result<DayStats, QueueErro
     let day = now_ms / 86_400_000;
     let mut conn = store.conn();
     let fields: Vec<(String, String)> = redis::cmd("HGETALL")
-        .arg(store.key(&format!("budget:{day}")))
+        .arg(keys::budget(store, &day.to_string()))
         .query_async(&mut conn)
         .await?;
     let mut stats = DayStats::default();

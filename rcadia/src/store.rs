@@ -344,9 +344,9 @@ impl Rcadia {
         let record = record::encode_record(s)?;
         let args = SaveArgs {
             session_key: keys::session(store, &id),
-            open_key: keys::open(store),
+            open_key: keys::open_of(store, &id),
             events_key: keys::events(store, &id),
-            delayed_key: self.inner.delayed.key(),
+            delayed_key: self.inner.delayed.key_in(store.bucket_of(&id)),
             expected: loaded.map(|l| l.token.clone()).unwrap_or_default(),
             token: token.clone(),
             record,
@@ -413,7 +413,7 @@ impl Rcadia {
             .arg(keys::events(store, id))
             .ignore()
             .cmd("SREM")
-            .arg(keys::open(store))
+            .arg(keys::open_of(store, id))
             .arg(id)
             .ignore()
             .query_async(&mut conn)
@@ -617,12 +617,27 @@ impl Rcadia {
         self.delete(next.session_id()).await
     }
 
-    /// Sessions for `GET /available`.
+    /// Sessions for `GET /available`: every bucket's open set, each with its records in one
+    /// round trip (on a cluster the buckets are read at once, each on its primary).
     pub async fn list_unfinished(&self) -> Result<Vec<Session>, RcadiaError> {
+        let buckets = (0..self.inner.store.buckets()).map(|b| self.list_unfinished_in(b));
+        let mut out = Vec::new();
+        for listed in futures_util::future::join_all(buckets).await {
+            out.extend(listed?);
+        }
+        out.sort_by(|a: &Session, b: &Session| {
+            (a.created_at_ms(), &a.session_id()).cmp(&(b.created_at_ms(), &b.session_id()))
+        });
+        Ok(out)
+    }
+}
+
+impl Rcadia {
+    async fn list_unfinished_in(&self, bucket: usize) -> Result<Vec<Session>, RcadiaError> {
         let mut conn = self.inner.store.conn();
         self.inner.metrics.round_trip();
         let ids: Vec<String> = redis::cmd("SMEMBERS")
-            .arg(keys::open(&self.inner.store))
+            .arg(keys::open_in(&self.inner.store, bucket))
             .query_async(&mut conn)
             .await?;
         if ids.is_empty() {
@@ -633,7 +648,7 @@ impl Rcadia {
             pipe.cmd("GET").arg(keys::session(&self.inner.store, id));
         }
         let values: redis::RedisResult<Vec<Option<Vec<u8>>>> = pipe.query_async(&mut conn).await;
-        let mut out: Vec<Session> = match values {
+        Ok(match values {
             Ok(values) => ids
                 .iter()
                 .zip(values)
@@ -653,11 +668,7 @@ impl Rcadia {
                 }
                 out
             }
-        };
-        out.sort_by(|a: &Session, b: &Session| {
-            (a.created_at_ms(), &a.session_id()).cmp(&(b.created_at_ms(), &b.session_id()))
-        });
-        Ok(out)
+        })
     }
 }
 

@@ -17,6 +17,7 @@ mod board_ops;
 mod bridge_e2e;
 mod browser;
 mod burst;
+mod cluster;
 mod config_errors;
 mod connections;
 mod failover;

@@ -373,7 +373,7 @@ pub async fn housekeeping(
 /// admission, [`Queue::announce_slots`]) alive until shutdown, then withdraws both.
 async fn announce(queue: Queue, identity: WorkerIdentity, mut shutdown: watch::Receiver<bool>) {
     let store: Store = queue.store().clone();
-    let key = store.key(&format!("workers:{}", identity.id));
+    let key = horst_queue::keys::worker(&store, &identity.id);
     let general = identity.slots.max(1);
     loop {
         let mut conn = store.conn();
