@@ -111,6 +111,12 @@ async fn run_async(
         ));
     }
     if roles.api {
+        // The JWT signing key (a file outside Redis): one this process cannot read or make
+        // stops it now rather than at the first sign-in.
+        if let Err(e) = app.auth().load_signing_key().await {
+            eprintln!("horst: {e}");
+            return ExitCode::from(1);
+        }
         // The shipped levels as promoted revisions (idempotent; every API process may do it).
         // The binary's step, not App::run's: test apps publish only where a test wants them.
         if let Err(e) = horst_operator::publish_shipped(app.store()).await {

@@ -69,6 +69,9 @@ pub struct RedisConfig {
     pub sentinels: Vec<String>,
     /// The name the sentinels monitor the primary under.
     pub sentinel_master: String,
+    /// Redis Cluster: seed node URLs (`redis://host:port`); when set, horst runs on the
+    /// cluster (instead of `url` or `sentinels`) and its keys carry hash tags.
+    pub cluster: Vec<String>,
     /// The sentinels' password (`requirepass` in sentinel.conf; empty: none).
     pub sentinel_password: String,
     /// The primary's (and replicas') password when found through the sentinels (empty: none).
@@ -94,6 +97,7 @@ impl Default for RedisConfig {
             url: String::new(),
             sentinels: Vec::new(),
             sentinel_master: "horst".into(),
+            cluster: Vec::new(),
             sentinel_password: String::new(),
             password: String::new(),
             min_replica_acks: 0,
@@ -113,6 +117,14 @@ impl std::fmt::Debug for RedisConfig {
             .field("url", &crate::redact_url(&self.url))
             .field("sentinels", &self.sentinels)
             .field("sentinel_master", &self.sentinel_master)
+            .field(
+                "cluster",
+                &self
+                    .cluster
+                    .iter()
+                    .map(|u| crate::redact_url(u))
+                    .collect::<Vec<_>>(),
+            )
             .field("sentinel_password", &secret(&self.sentinel_password))
             .field("password", &secret(&self.password))
             .field("min_replica_acks", &self.min_replica_acks)
@@ -426,6 +438,10 @@ pub struct SessionsConfig {
     /// The public base URL agents reach this server at (`skillUrl`s are absolute from it),
     /// e.g. `https://api.rcadia.xyz`. Empty: `http://` + the address the API listens on.
     pub public_url: String,
+    /// The file holding the key people's JWTs are signed with (made at the first start,
+    /// owner-only; API processes on several machines need the same file). Empty:
+    /// `<data_dir>/jwt.key`.
+    pub jwt_key_file: String,
 }
 
 impl Default for SessionsConfig {
@@ -439,6 +455,7 @@ impl Default for SessionsConfig {
             lobby_fill_ms: 10_000,
             house_identity: String::new(),
             public_url: String::new(),
+            jwt_key_file: String::new(),
         }
     }
 }

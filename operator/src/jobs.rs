@@ -105,7 +105,7 @@ pub struct JobRow {
     pub progress: Option<horst_queue::JobProgress>,
     /// The failure code, if it failed or was cancelled.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
+    pub code: Option<horst_queue::FailureCode>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -127,7 +127,7 @@ impl JobRow {
             reserved_seconds: r.reserved_seconds,
             charged_seconds: r.charged_seconds,
             progress: r.progress.clone(),
-            code: r.failure.as_ref().map(|f| f.code.clone()),
+            code: r.failure.as_ref().map(|f| f.code),
             message: r.failure.as_ref().map(|f| f.message.clone()),
         }
     }

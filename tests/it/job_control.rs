@@ -46,7 +46,7 @@ async fn admin(
     (status, r.json().await.unwrap_or(Value::Null))
 }
 
-async fn admit(app: &TestApp, kind: JobKind, account: &str, input: Value) -> String {
+async fn admit(app: &TestApp, kind: JobKind, account: &str, map: String) -> String {
     match app
         .queue
         .admit(JobSpec {
@@ -54,7 +54,10 @@ async fn admit(app: &TestApp, kind: JobKind, account: &str, input: Value) -> Str
             account: account.into(),
             trust: 1,
             idempotency_key: format!("{account}-k"),
-            input,
+            input: horst_queue::JobInput {
+                map,
+                ..Default::default()
+            },
         })
         .await
         .unwrap()
@@ -74,7 +77,7 @@ async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/levels/undecided.map"),
     )
     .unwrap();
-    let job = admit(&app, JobKind::Playtest, "anna", json!({"map": undecided})).await;
+    let job = admit(&app, JobKind::Playtest, "anna", undecided).await;
     let waiter = {
         let q = app.queue.clone();
         let id = job.clone();
@@ -151,7 +154,7 @@ async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is
     // Another playtest waits for the only general slot.
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("levels");
     let easy = std::fs::read_to_string(dir.join("01-erste-schritte.map")).unwrap();
-    let next = admit(&app, JobKind::Playtest, "bob", json!({"map": easy})).await;
+    let next = admit(&app, JobKind::Playtest, "bob", easy).await;
     let cancelled_at = Instant::now();
     let (status, r) = admin(
         &app,
@@ -171,7 +174,7 @@ async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is
     let told = cancelled_at.elapsed();
     assert_eq!(done.state, JobState::Cancelled);
     let f = done.failure.unwrap();
-    assert_eq!(f.code, "cancelled");
+    assert_eq!(f.code, horst_queue::FailureCode::Cancelled);
     assert!(f.message.contains("stuck map"), "{}", f.message);
     assert_eq!(done.charged_seconds, 20, "started work stays charged");
 

@@ -18,10 +18,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use horst_queue::{Claim, Failure, JobKind, JobProgress, JobState, Pool, Queue};
+use horst_queue::{
+    Claim, Failure, FailureCode, JobInput, JobKind, JobProgress, JobResult, JobState, Pool, Queue,
+};
 use horst_store::Store;
 use redis::AsyncCommands;
-use serde_json::Value;
 use tokio::sync::watch;
 use tracing::Instrument;
 
@@ -42,21 +43,21 @@ pub trait JobRunner: Send + Sync + 'static {
     fn run(
         &self,
         kind: JobKind,
-        input: &Value,
+        input: &JobInput,
         limit: Duration,
         cancel: &AtomicBool,
-    ) -> Result<Value, Failure>;
+    ) -> Result<JobResult, Failure>;
 
     /// [`JobRunner::run`] that also reports how far it got into `progress` (the worker
     /// records the latest every 2 s). By default it reports nothing.
     fn run_with_progress(
         &self,
         kind: JobKind,
-        input: &Value,
+        input: &JobInput,
         limit: Duration,
         cancel: &AtomicBool,
         progress: &ProgressSlot,
-    ) -> Result<Value, Failure> {
+    ) -> Result<JobResult, Failure> {
         let _ = progress;
         self.run(kind, input, limit, cancel)
     }
@@ -242,7 +243,7 @@ async fn execute(
                     Ok(outcome) => outcome,
                     Err(e) => {
                         tracing::error!(job = %job.id, error = %e, "job panicked");
-                        Err(Failure::new("internal_error", "the evaluator failed unexpectedly; details are in the server log"))
+                        Err(Failure::new(FailureCode::InternalError, "the evaluator failed unexpectedly; details are in the server log"))
                     }
                 };
             }
@@ -281,7 +282,7 @@ async fn execute(
     };
     let outcome = if timed_out {
         Err(Failure::new(
-            "timeout",
+            FailureCode::Timeout,
             format!(
                 "the evaluation did not finish within its {} s limit",
                 limit.as_secs()
@@ -293,7 +294,7 @@ async fn execute(
     let elapsed = started.elapsed();
     let label = match &outcome {
         Ok(_) => "succeeded".to_string(),
-        Err(f) => f.code.clone(),
+        Err(f) => f.code.as_str().to_string(),
     };
     if stopped {
         metrics.observe(kind, "cancelled", elapsed);
@@ -372,7 +373,7 @@ pub async fn housekeeping(
 /// admission, [`Queue::announce_slots`]) alive until shutdown, then withdraws both.
 async fn announce(queue: Queue, identity: WorkerIdentity, mut shutdown: watch::Receiver<bool>) {
     let store: Store = queue.store().clone();
-    let key = store.key(&format!("workers:{}", identity.id));
+    let key = horst_queue::keys::worker(&store, &identity.id);
     let general = identity.slots.max(1);
     loop {
         let mut conn = store.conn();
