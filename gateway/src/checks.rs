@@ -312,6 +312,7 @@ mod tests {
             reserved_seconds: 5,
             charged_seconds: 5,
             worker: None,
+            request_id: None,
             progress: None,
         }
     }

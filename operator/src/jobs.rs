@@ -96,6 +96,9 @@ pub struct JobRow {
     /// Admitted to started (or to now, while queued), ms.
     pub wait_ms: u64,
     pub worker: Option<String>,
+    /// The id of the HTTP request that admitted it (`X-Request-Id`), as in the logs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
     pub reserved_seconds: u64,
     pub charged_seconds: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -120,6 +123,7 @@ impl JobRow {
             ended_at_ms: r.finished_at_ms,
             wait_ms: waited_until.saturating_sub(r.created_at_ms),
             worker: r.worker.clone(),
+            request_id: r.request_id.clone(),
             reserved_seconds: r.reserved_seconds,
             charged_seconds: r.charged_seconds,
             progress: r.progress.clone(),

@@ -51,10 +51,11 @@ use serde::{Deserialize, Serialize};
 
 mod contract;
 mod fingerprint;
-mod keys;
+pub mod keys;
 mod presence;
 mod quotas;
 mod record;
+mod request_id;
 mod scripts;
 
 use scripts::{Admitted, Applied, BusyCap, ClaimReply, PublishReply, ReapReply, RemainingReply};
@@ -68,6 +69,7 @@ pub use keys::{Lane, Pool};
 pub use presence::HOUSEKEEPING_EVERY;
 pub use quotas::{read_quotas, seed_quotas, write_quotas, Quotas, StoredQuotas};
 pub use record::{Failure, JobProgress, JobRecord, JobState};
+pub use request_id::{current_request_id, valid_request_id, with_request_id, REQUEST_ID_MAX};
 
 /// What a job does. The name is its daily-quota counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -309,7 +311,7 @@ impl Queue {
 
     /// The pub/sub patterns the queue's [`Notifier`] must listen to.
     pub fn channels(store: &Store) -> Vec<String> {
-        vec![store.key("done:*"), keys::new_channel(store)]
+        vec![keys::done_pattern(store), keys::new_channel(store)]
     }
 
     pub fn store(&self) -> &Store {
@@ -472,6 +474,8 @@ impl Queue {
         } else {
             (q.daily_seconds, q.trust0_cap_seconds())
         };
+        // The HTTP request it is admitted in, kept with the job for the logs and the view.
+        let request = current_request_id().unwrap_or_default();
         let mut forget = String::new();
         let mut reply = Admitted::Day(self.guess_day());
         for _ in 0..6 {
@@ -520,6 +524,7 @@ impl Queue {
                 .arg(lane.as_str())
                 .arg(s.queue.referee_places)
                 .arg(SLOT_SLACK.as_millis() as u64)
+                .arg(&request)
                 .invoke_durably(&self.store)
                 .await?;
             match &reply {
@@ -550,9 +555,12 @@ impl Queue {
             }
         }
         match reply {
-            Admitted::New(fields) => JobRecord::from_fields(fields)
-                .map(Admission::New)
-                .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable"))),
+            Admitted::New(fields) => {
+                let record = JobRecord::from_fields(fields)
+                    .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable")))?;
+                tracing::info!(job = %id, kind = spec.kind.as_str(), account = %spec.account, request_id = %request, "job admitted");
+                Ok(Admission::New(record))
+            }
             Admitted::Conflict { job_id } => Err(QueueError::Conflict {
                 message: format!(
                     "idempotencyKey {:?} was already used for different input (job {job_id}); send a fresh idempotencyKey for a new attempt, or the identical input to read the recorded result",
@@ -701,7 +709,7 @@ impl Queue {
     ) -> Result<(Vec<JobRecord>, Option<usize>), QueueError> {
         let mut conn = self.store.conn();
         let ids: Vec<String> = redis::cmd("ZREVRANGE")
-            .arg(self.store.key(&format!("jobs:{account}")))
+            .arg(keys::jobs_of(&self.store, account))
             .arg(offset)
             .arg(offset + limit) // one more than a page tells whether there is a next page
             .query_async(&mut conn)
@@ -725,7 +733,7 @@ impl Queue {
         let deadline = tokio::time::Instant::now() + limit;
         let mut sub = self
             .notifier
-            .subscribe(&self.store.key(&format!("done:{id}")));
+            .subscribe(&keys::done_channel(&self.store, id));
         loop {
             let record = self
                 .get(id)
@@ -1199,17 +1207,13 @@ pub struct DayStats {
 /// The ids of the workers alive now: those whose presence key (`workers:<id>`, written by
 /// each worker with a short expiry) still exists.
 pub async fn live_workers(store: &Store) -> redis::RedisResult<Vec<String>> {
-    use redis::AsyncCommands;
-    let mut conn = store.conn();
-    let pattern = store.key("workers:*");
-    let mut ids: Vec<String> = Vec::new();
-    let mut iter: redis::AsyncIter<String> = conn.scan_match(&pattern).await?;
-    while let Some(item) = iter.next_item().await {
-        let key = item?;
-        if let Some(id) = key.strip_prefix(&store.key("workers:")) {
-            ids.push(id.to_string());
-        }
-    }
+    let before = keys::worker(store, "");
+    let mut ids: Vec<String> = store
+        .scan_keys_in(Some(horst_store::Group::Queue), "workers:*")
+        .await?
+        .iter()
+        .filter_map(|key| key.strip_prefix(&before).map(str::to_string))
+        .collect();
     ids.sort();
     Ok(ids)
 }
@@ -1232,7 +1236,7 @@ impl Queue {
         let q = self.quotas().await?;
         let day = self.now_ms().await? / 86_400_000;
         let v: Vec<Option<u64>> = redis::cmd("HMGET")
-            .arg(self.store.key(&format!("budget:{day}")))
+            .arg(keys::budget(&self.store, &day.to_string()))
             .arg(&["used", "trust0"])
             .query_async(&mut self.store.conn())
             .await?;
@@ -1254,7 +1258,7 @@ impl Queue {
 /// need no queue for that).
 pub async fn job_record(store: &Store, id: &str) -> Result<Option<JobRecord>, QueueError> {
     let fields: Vec<(String, String)> = redis::cmd("HGETALL")
-        .arg(store.key(&format!("job:{id}")))
+        .arg(keys::job(store, id))
         .query_async(&mut store.conn())
         .await?;
     Ok(JobRecord::from_fields(fields))
@@ -1266,7 +1270,7 @@ pub async fn day_stats(store: &Store, now_ms: u64) -> Result<DayStats, QueueErro
     let day = now_ms / 86_400_000;
     let mut conn = store.conn();
     let fields: Vec<(String, String)> = redis::cmd("HGETALL")
-        .arg(store.key(&format!("budget:{day}")))
+        .arg(keys::budget(store, &day.to_string()))
         .query_async(&mut conn)
         .await?;
     let mut stats = DayStats::default();

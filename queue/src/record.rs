@@ -87,6 +87,10 @@ pub struct JobRecord {
     pub reserved_seconds: u64,
     pub charged_seconds: u64,
     pub worker: Option<String>,
+    /// The id of the HTTP request that admitted it (`X-Request-Id`); none for jobs admitted
+    /// outside a request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
     /// A running job's latest progress, as its worker wrote it (at most 2 s old).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub progress: Option<JobProgress>,
@@ -143,6 +147,7 @@ impl JobRecord {
             reserved_seconds: num("reserved").unwrap_or(0),
             charged_seconds: num("charged").unwrap_or(0),
             worker: get("worker").map(str::to_string),
+            request_id: get("request").filter(|r| !r.is_empty()).map(str::to_string),
             progress: get("progress").and_then(|v| serde_json::from_str(v).ok()),
         })
     }

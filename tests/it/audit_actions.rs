@@ -240,6 +240,16 @@ async fn perform(app: &TestApp, f: &mut Fixture, action: Action) -> String {
                 .unwrap();
             job
         }
+        Action::TableEnd => {
+            let (host, _) = crate::rcadia_common::cast(app, 0).await;
+            let id = host
+                .create(crate::rcadia_common::two_player(json!({})))
+                .await;
+            operator::end_table(&app.rcadia, WHO, &id, "audit test")
+                .await
+                .unwrap();
+            id
+        }
     }
 }
 

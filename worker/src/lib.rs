@@ -24,6 +24,7 @@ use horst_queue::{
 use horst_store::Store;
 use redis::AsyncCommands;
 use tokio::sync::watch;
+use tracing::Instrument;
 
 mod engine_runner;
 mod metrics;
@@ -158,7 +159,20 @@ async fn slot_loop(
             return;
         }
         match queue.claim_for(&slot, pool).await {
-            Ok(Some(claim)) => execute(&queue, &runner, claim, &metrics).await,
+            Ok(Some(claim)) => {
+                // Every log of the job, the planner's on its blocking thread too, carries the
+                // job and the id of the HTTP request that admitted it.
+                let r = &claim.record;
+                let span = tracing::info_span!(
+                    "job",
+                    job = %r.id,
+                    kind = r.kind.as_str(),
+                    request_id = r.request_id.as_deref().unwrap_or(""),
+                );
+                execute(&queue, &runner, claim, &metrics)
+                    .instrument(span)
+                    .await
+            }
             Ok(None) => {
                 // Idle: wake on the next admission, or re-check now and then.
                 tokio::select! {
@@ -204,11 +218,13 @@ async fn execute(
 
     let progress = Arc::new(ProgressSlot::default());
     let mut work = {
+        let span = tracing::Span::current();
         let runner = runner.clone();
         let cancel = cancel.clone();
         let progress = progress.clone();
         let input = job.input.clone();
         tokio::task::spawn_blocking(move || {
+            let _in_job = span.enter();
             runner.run_with_progress(kind, &input, limit, &cancel, &progress)
         })
     };
@@ -357,7 +373,7 @@ pub async fn housekeeping(
 /// admission, [`Queue::announce_slots`]) alive until shutdown, then withdraws both.
 async fn announce(queue: Queue, identity: WorkerIdentity, mut shutdown: watch::Receiver<bool>) {
     let store: Store = queue.store().clone();
-    let key = store.key(&format!("workers:{}", identity.id));
+    let key = horst_queue::keys::worker(&store, &identity.id);
     let general = identity.slots.max(1);
     loop {
         let mut conn = store.conn();
