@@ -381,21 +381,24 @@ async fn the_player_app_plays_in_a_host_and_agrees_with_the_referee() {
         call["resource"]
     );
     tag_frames(&tab, 1).await;
+    // The app fills these in once the result is in (after the host said ready).
     assert_eq!(
-        in_app(
+        wait_in_app(
             &tab,
             first,
-            "document.getElementById('app-tool').textContent"
+            "document.getElementById('app-tool').textContent || null",
+            "the tool's name",
         )
         .await,
         "playtest_map"
     );
     // The map's title, untrusted: cleaned and isolated.
     assert_eq!(
-        in_app(
+        wait_in_app(
             &tab,
             first,
-            "document.querySelector('#stage-title bdi').textContent"
+            "(document.querySelector('#stage-title bdi') || {}).textContent",
+            "the map's title",
         )
         .await,
         "Kurz und gut"
