@@ -83,11 +83,7 @@ async fn a_killed_worker_is_started_again_and_the_api_keeps_answering() {
         &queue,
         JobKind::Playtest,
         "long",
-        JobInput {
-            map,
-            seed: Some(1),
-            ..Default::default()
-        },
+        JobInput::playtest(map, 1),
     )
     .await;
     let running = eventually(Duration::from_secs(60), async || {
@@ -139,11 +135,10 @@ async fn a_killed_worker_is_started_again_and_the_api_keeps_answering() {
         &queue,
         JobKind::Simulate,
         "next",
-        JobInput {
-            map: LEVEL_MAP.into(),
-            replay: Some(serde_json::from_str::<Value>(LEVEL_REPLAY).unwrap()),
-            ..Default::default()
-        },
+        JobInput::simulate(
+            LEVEL_MAP,
+            serde_json::from_str::<Value>(LEVEL_REPLAY).unwrap(),
+        ),
     )
     .await;
     let done = queue.wait(&next, Duration::from_secs(60)).await.unwrap();
