@@ -4,7 +4,10 @@
 //!
 //! cargo run --release -p horst-planner --example corpus -- [--threads 1,2] [--time-limit 20]
 //!     [--filter TEXT] [--write-replays] [--seed 1] [--busy N] [--racers 40:1,160:1]
-//!     [--no-arrival] [--absolute-ride] [--expansions N]
+//!     [--no-arrival] [--absolute-ride] [--expansions N] [--dir DIR]
+//!
+//! `--dir DIR` runs the maps of DIR instead of the corpus (tier from the file name; a held-out
+//! set of `gen_corpus -- DIR --heldout SEED`).
 //!
 //! `--expansions N` also stops each search after N expansions (answer `time_limit`): a budget
 //! that does not depend on the machine's load, for comparing versions on a busy machine.
@@ -125,6 +128,7 @@ fn main() {
     let mut arrival_term = true;
     let mut relative_ride = true;
     let mut expansion_limit = None;
+    let mut dir: Option<PathBuf> = None;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -147,6 +151,10 @@ fn main() {
             "--write-replays" => write = true,
             "--no-arrival" => arrival_term = false,
             "--absolute-ride" => relative_ride = false,
+            "--dir" => {
+                i += 1;
+                dir = Some(PathBuf::from(&args[i]));
+            }
             "--expansions" => {
                 i += 1;
                 expansion_limit = Some(args[i].parse().unwrap());
@@ -185,8 +193,12 @@ fn main() {
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut levels = Vec::new();
-    load(&root.join("levels"), false, &filter, &mut levels);
-    load(&root.join("levels/corpus"), true, &filter, &mut levels);
+    if let Some(dir) = &dir {
+        load(dir, true, &filter, &mut levels);
+    } else {
+        load(&root.join("levels"), false, &filter, &mut levels);
+        load(&root.join("levels/corpus"), true, &filter, &mut levels);
+    }
     println!(
         "{} levels, time limit {limit} s, seed {seed}, threads {threads:?}, racers {racers:?}, arrival term {arrival_term}, expansions {expansion_limit:?}",
         levels.len()

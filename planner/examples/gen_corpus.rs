@@ -3,7 +3,10 @@
 //! run this only to regenerate them, then `--example corpus -- --write-replays` to find their
 //! replays.
 //!
-//! cargo run --release -p horst-planner --example gen_corpus -- [OUT_DIR]
+//! cargo run --release -p horst-planner --example gen_corpus -- [OUT_DIR] [--heldout SEED]
+//!
+//! `--heldout SEED` writes only issue 27's classes, drawn with another seed: a set the planner
+//! was not tuned on, for `--example corpus -- --dir OUT_DIR` (not committed).
 //!
 //! Tiers: t1 easy (walk, hop, small pits and steps), t2 medium (egg boost, shooting, marmots,
 //! ice, springs, ledges), t3 hard (crumbling ledges, rock-fall, moving platforms, a mountain
@@ -858,12 +861,65 @@ fn jackdaw_shaft(rng: &mut Rng, sections: i32, speed: i32) -> Level {
     l
 }
 
+/// The seed of the stream of issue 27's classes in the committed corpus.
+const ISSUE27_SEED: u64 = 0x6973_7375_652d_3237;
+
+/// The classes of issue 27 (item 1) from `rng`: the committed corpus's with `ISSUE27_SEED`, a
+/// held-out set (`--heldout SEED`) with another seed.
+fn issue27(rng: &mut Rng, put: &mut impl FnMut(&str, &str, Level)) {
+    for (i, (n, d)) in [(24, 40), (30, 30), (34, 36), (38, 24)].iter().enumerate() {
+        let l = tower(rng, *n, *d);
+        put(&format!("t4-tower-{:02}", i + 1), &format!("Tier 4: a tower {} rows high: a zigzag of {n} one-way and crumbling ledges (delay {d}), springs, an icy summit.", l.h), l);
+    }
+    for (i, (rises, s, j)) in [
+        (vec![14, 10], 3, 40),
+        (vec![24, 12, 10], 4, 60),
+        (vec![32, 16], 2, 90),
+        (vec![12, 12, 12], 2, 120),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let l = lift_shaft(rng, rises, *s, *j);
+        put(&format!("t4-lift-shaft-{:02}", i + 1), &format!("Tier 4: a shaft of lifts rising {rises:?} rows (speed {s}), then a corridor under a rock-fall with jitter {j}."), l);
+    }
+    for (i, (n, j)) in [(3, 60), (4, 90), (5, 120), (6, 150)].iter().enumerate() {
+        let l = jitter_run(rng, *n, *j);
+        put(&format!("t3-jitter-{:02}", i + 1), &format!("Tier 3: a low corridor under {n} rock-falls with jitter {j} ticks (timed by the seed), a spike pit after each."), l);
+    }
+    for (i, (n, s)) in [(1, 2), (2, 2), (2, 1), (3, 1)].iter().enumerate() {
+        let l = jackdaw_shaft(rng, *n, *s);
+        put(&format!("t4-jackdaw-shaft-{:02}", i + 1), &format!("Tier 4: a shaft of one-way ledges with {n} rises of six rows, each climbed by stomping a slow jackdaw (speed {s}) and boosting."), l);
+    }
+}
+
 fn main() {
     let out = std::env::args()
         .nth(1)
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../levels/corpus"));
     std::fs::create_dir_all(&out).unwrap();
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(seed) = args
+        .iter()
+        .position(|a| a == "--heldout")
+        .and_then(|i| args.get(i + 1))
+    {
+        // A held-out set: issue 27's classes from another seed, for the benchmark only.
+        let seed: u64 = seed.parse().expect("--heldout SEED (a number)");
+        let mut files = Vec::new();
+        issue27(
+            &mut Rng(horst_engine::SplitMix64::from_state(seed)),
+            &mut |name: &str, comment: &str, l: Level| {
+                files.push((name.to_string(), l.text(comment, &name.replace('-', " "))));
+            },
+        );
+        for (name, text) in &files {
+            std::fs::write(out.join(format!("{name}.map")), text).unwrap();
+        }
+        println!("wrote {} held-out levels to {}", files.len(), out.display());
+        return;
+    }
     let mut rng = Rng(horst_engine::SplitMix64::from_state(0x6376_2d63_6f72_7075));
     let mut files: Vec<(String, String)> = Vec::new();
     let mut put = |name: &str, comment: &str, l: Level| {
@@ -1400,31 +1456,10 @@ fn main() {
     }
 
     // The classes of issue 27 (item 1), from a generator of their own.
-    let mut rng = Rng(horst_engine::SplitMix64::from_state(0x6973_7375_652d_3237));
-    for (i, (n, d)) in [(24, 40), (30, 30), (34, 36), (38, 24)].iter().enumerate() {
-        let l = tower(&mut rng, *n, *d);
-        put(&format!("t4-tower-{:02}", i + 1), &format!("Tier 4: a tower {} rows high: a zigzag of {n} one-way and crumbling ledges (delay {d}), springs, an icy summit.", l.h), l);
-    }
-    for (i, (rises, s, j)) in [
-        (vec![14, 10], 3, 40),
-        (vec![24, 12, 10], 4, 60),
-        (vec![32, 16], 2, 90),
-        (vec![12, 12, 12], 2, 120),
-    ]
-    .iter()
-    .enumerate()
-    {
-        let l = lift_shaft(&mut rng, rises, *s, *j);
-        put(&format!("t4-lift-shaft-{:02}", i + 1), &format!("Tier 4: a shaft of lifts rising {rises:?} rows (speed {s}), then a corridor under a rock-fall with jitter {j}."), l);
-    }
-    for (i, (n, j)) in [(3, 60), (4, 90), (5, 120), (6, 150)].iter().enumerate() {
-        let l = jitter_run(&mut rng, *n, *j);
-        put(&format!("t3-jitter-{:02}", i + 1), &format!("Tier 3: a low corridor under {n} rock-falls with jitter {j} ticks (timed by the seed), a spike pit after each."), l);
-    }
-    for (i, (n, s)) in [(1, 2), (2, 2), (2, 1), (3, 1)].iter().enumerate() {
-        let l = jackdaw_shaft(&mut rng, *n, *s);
-        put(&format!("t4-jackdaw-shaft-{:02}", i + 1), &format!("Tier 4: a shaft of one-way ledges with {n} rises of six rows, each climbed by stomping a slow jackdaw (speed {s}) and boosting."), l);
-    }
+    issue27(
+        &mut Rng(horst_engine::SplitMix64::from_state(ISSUE27_SEED)),
+        &mut put,
+    );
     for (name, text) in &files {
         let p = out.join(format!("{name}.map"));
         std::fs::write(&p, text).unwrap();

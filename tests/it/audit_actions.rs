@@ -227,7 +227,7 @@ async fn perform(app: &TestApp, f: &mut Fixture, action: Action) -> String {
                     account: "anna".into(),
                     trust: 1,
                     idempotency_key: "audit-cancel".into(),
-                    input: json!({"map": "m"}),
+                    input: horst_queue::JobInput::simulate("m", serde_json::Value::Null),
                 })
                 .await
                 .unwrap()

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use horst_queue::{Admission, Failure, JobKind, JobSpec, JobState};
+use horst_queue::{
+    Admission, Failure, JobInput, JobKind, JobResult, JobSpec, JobState, RefereeResult,
+};
 use horst_testkit::{SentinelCluster, SENTINEL_MASTER};
 use horst_worker::{JobRunner, WorkerIdentity, WorkerMetrics};
 use serde_json::{json, Value};
@@ -27,11 +29,11 @@ impl JobRunner for CountingRunner {
     fn run(
         &self,
         _kind: JobKind,
-        input: &Value,
+        input: &JobInput,
         _limit: Duration,
         _cancel: &AtomicBool,
-    ) -> Result<Value, Failure> {
-        let n = input["n"].as_u64().unwrap_or(u64::MAX);
+    ) -> Result<JobResult, Failure> {
+        let n = input.map.parse::<u64>().unwrap_or(u64::MAX);
         *self
             .runs
             .lock()
@@ -39,7 +41,10 @@ impl JobRunner for CountingRunner {
             .entry(n)
             .or_default() += 1;
         std::thread::sleep(Duration::from_millis(20));
-        Ok(json!({ "n": n }))
+        Ok(JobResult::Referee(RefereeResult {
+            ticks: n as u32,
+            ..RefereeResult::default()
+        }))
     }
 }
 
@@ -126,7 +131,10 @@ async fn a_killed_primary_loses_nothing_acknowledged_and_runs_nothing_twice() {
                     account: format!("acct{n}"),
                     trust: 2,
                     idempotency_key: format!("k{n}"),
-                    input: json!({ "n": n }),
+                    input: JobInput {
+                        map: n.to_string(),
+                        ..JobInput::default()
+                    },
                 };
                 let done = match queue.admit(spec).await {
                     Ok(Admission::New(job)) => queue.wait(&job.id, Duration::from_secs(30)).await,
