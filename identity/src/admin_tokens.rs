@@ -225,6 +225,11 @@ pub async fn retire(store: &Store, id: &str) -> Result<AdminTokenInfo, IdentityE
             return Err(IdentityError::conflict(format!("admin token {id} is already retired"),
             ))
         }
+        "witness" => {
+            return Err(IdentityError::conflict(format!(
+                "the admin tokens kept changing while admin token {id} was being retired; list them and try again"
+            )))
+        }
         _ => {
             return Err(IdentityError::conflict(format!(
                     "admin token {id} is the last active one; create its successor first (`horst admin admin-token create`), move your clients to it, then retire this one"

@@ -248,6 +248,32 @@ async fn every_page_has_no_serious_accessibility_findings() {
         tab.eval("document.getElementById('view').textContent").await
     );
     tab.screenshot("admin", "live-tables-1280x800").await;
+    // Ending a table (issue 31): the button asks in place, with a reason; confirmed, the
+    // table is over and leaves the list of live ones.
+    let row = format!("document.querySelector('tr[data-session=\"{session}\"]')");
+    tab.eval(&format!("{row}.querySelector('button[data-end]').click()"))
+        .await;
+    ready(
+        &tab,
+        &format!("!!{row}.querySelector('.confirm input')"),
+        "the end-table question",
+    )
+    .await;
+    tab.eval(&format!(
+        "{row}.querySelector('.confirm input').value = 'Testende'"
+    ))
+    .await;
+    tab.screenshot("admin", "end-table-ask-1280x800").await;
+    tab.eval(&format!(
+        "{row}.querySelector('[data-confirm=\"yes\"]').click()"
+    ))
+    .await;
+    ready(
+        &tab,
+        &format!("!{row} && document.getElementById('notice').textContent.includes('ended')"),
+        "the ended table gone from the list",
+    )
+    .await;
     assert!(
         all.is_empty(),
         "serious accessibility findings:\n{}",

@@ -265,6 +265,44 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
     viewport(&tab, 1280, 800).await;
     screenshot(&tab, "account-signed-in-1280").await;
 
+    // Change the password (issue 31): a wrong current one is said at its field; then the
+    // change, and this tab stays signed in.
+    const NEW_PASSWORD: &str = "ein neues passwort fuer wanderer";
+    viewport(&tab, 390, 844).await;
+    fill(&tab, "#password-current", "nicht mein passwort").await;
+    fill(&tab, "#password-new", NEW_PASSWORD).await;
+    fill(&tab, "#password-repeat", NEW_PASSWORD).await;
+    tab.eval("document.getElementById('password-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.getElementById('password-current-error').textContent.includes('stimmt nicht')",
+        "the wrong current password said at its field",
+        LONG,
+    )
+    .await;
+    tab.eval("document.getElementById('password-card').scrollIntoView()")
+        .await;
+    screenshot(&tab, "account-password-wrong-390").await;
+    fill(&tab, "#password-current", PASSWORD).await;
+    tab.eval("document.getElementById('password-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.getElementById('password-done').textContent.includes('geändert') && !document.getElementById('signed-in').hidden",
+        "the password changed, still signed in",
+        LONG,
+    )
+    .await;
+    viewport(&tab, 1280, 800).await;
+    tab.eval("document.getElementById('password-card').scrollIntoView()")
+        .await;
+    screenshot(&tab, "account-password-changed-1280").await;
+    assert_eq!(
+        tab.eval("document.getElementById('password-current').value")
+            .await,
+        "",
+        "the form is emptied"
+    );
+
     // Sign out, and sign in again with a wrong, then the right password.
     click(&tab, "#sign-out").await;
     tab.wait_for(
@@ -283,7 +321,7 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
         LONG,
     )
     .await;
-    fill(&tab, "#signin-password", PASSWORD).await;
+    fill(&tab, "#signin-password", NEW_PASSWORD).await;
     tab.eval("document.getElementById('signin-form').requestSubmit()")
         .await;
     tab.wait_for(

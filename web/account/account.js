@@ -266,6 +266,7 @@ $("password-form").addEventListener("submit", async (ev) => {
   const repeat = f.elements.repeat.value;
   const name = $("me-name").textContent;
   $("password-error").textContent = "";
+  $("password-done").textContent = "";
   let pwProblem = "";
   if ([...password].length < 8) pwProblem = "Das Passwort braucht mindestens 8 Zeichen.";
   else if (new TextEncoder().encode(password).length > 256) pwProblem = "Das Passwort ist zu lang (höchstens 256 Bytes).";
@@ -279,7 +280,10 @@ $("password-form").addEventListener("submit", async (ev) => {
   if (res.status === 200) {
     f.reset();
     render(res.body);
-    notice("Dein Passwort ist geändert. Auf deinen anderen Geräten bist du jetzt abgemeldet.");
+    const done = "Dein Passwort ist geändert. Auf deinen anderen Geräten bist du jetzt abgemeldet.";
+    notice(done);
+    // Said beside the form too: the notice at the top is out of view down here.
+    $("password-done").textContent = done;
   } else if (res.body && res.body.code === "invalid_credentials") {
     fieldError("password-current", "Das bisherige Passwort stimmt nicht.");
     $("password-current").focus();

@@ -532,7 +532,7 @@ async function switches() {
         el("button", { type: "button", onclick: () => flip("/api/admin/switches/sign-up", "open", !s.signUp, `Sign-up ${s.signUp ? "closed" : "open"}.`) }, s.signUp ? "Close sign-up" : "Open sign-up"))),
     el("h2", {}, `Running API processes (${procs.length})`),
     procs.length ? table(["Process", "Started", "Gateway", "Self-service", "Sign-up"],
-      procs.map((p) => el("tr", { "data-process": p.process }, el("td", {}, el("code", {}, p.process)), el("td", {}, p.startedAt),
+      procs.map((p) => el("tr", { "data-process": p.process }, el("td", {}, el("code", {}, p.process)), el("td", { class: "date" }, dateText(p.startedAt)),
         el("td", {}, p.gateway), el("td", {}, onOff(p.selfService)), el("td", {}, p.signUp ? "open" : "closed"))), "processes")
       : el("p", { class: "muted" }, "None has announced itself (each does every 10 s)."));
 }
@@ -668,7 +668,8 @@ function endTableCell(t, v) {
   const button = el("button", { type: "button", class: "danger", "data-end": t.sessionId }, "End table");
   button.addEventListener("click", () => {
     const reason = el("input", { "aria-label": "Reason (players and spectators read it)", required: true, maxlength: "200", placeholder: "Reason" });
-    const who = v && v.players.length ? ` Its ${v.players.length} player(s)` : " Anyone who joins";
+    const n = v ? v.players.length : 0;
+    const who = n ? ` Its ${n === 1 ? "player" : `${n} players`}` : " Anyone who joins";
     confirmIn(holder, `End table ${t.sessionId} (${t.gameTitle || t.gameId || "a game"}) now?${who} and its spectators see the game end with your reason; no next round opens by itself.`, "Yes, end it", async () => {
       const text = reason.value.trim();
       if (!text) { notice("Give a reason: the players and spectators are shown it.", "error"); await tables(); return; }
