@@ -395,6 +395,14 @@ impl Config {
         Ok(format!("http://{addr}"))
     }
 
+    /// The JWT signing key's file: `sessions.jwt_key_file`, else `<data_dir>/jwt.key`.
+    pub fn jwt_key_file(&self) -> PathBuf {
+        match self.sessions.jwt_key_file.as_str() {
+            "" => self.data_dir.join("jwt.key"),
+            f => PathBuf::from(f),
+        }
+    }
+
     /// True when horst must run (or attach to) its private Redis under `data_dir`.
     pub fn uses_private_redis(&self) -> bool {
         self.redis.url.is_empty()

@@ -178,6 +178,25 @@ pub struct WorkerConfig {
     pub referee_slots: u32,
     /// The memory one planner run may use, MiB (the planner stops at it: `memory_limit`).
     pub job_memory_mib: u64,
+    /// `horst up` only: its worker child is killed (and started again) when its resident
+    /// memory passes this, MiB; 0 = [`WorkerConfig::WORKER_BASE_MIB`] + slots x
+    /// `job_memory_mib`, what `ops/systemd` and `ops/k8s` give a worker.
+    pub memory_limit_mib: u64,
+}
+
+impl WorkerConfig {
+    /// A worker's own memory beyond its planner runs, MiB, with headroom: the process (about
+    /// 20 MiB idle), its referee slots (one simulation each) and the allocator's slack.
+    pub const WORKER_BASE_MIB: u64 = 128;
+
+    /// What one worker process may use, MiB: `memory_limit_mib`, or by default its base plus
+    /// `slots` x `job_memory_mib` (the sizing rule of docs/operators.md).
+    pub fn process_memory_mib(&self) -> u64 {
+        if self.memory_limit_mib > 0 {
+            return self.memory_limit_mib;
+        }
+        Self::WORKER_BASE_MIB + u64::from(self.slots) * self.job_memory_mib
+    }
 }
 
 impl Default for WorkerConfig {
@@ -188,6 +207,7 @@ impl Default for WorkerConfig {
             metrics_listen: String::new(),
             referee_slots: 1,
             job_memory_mib: 512,
+            memory_limit_mib: 0,
         }
     }
 }
@@ -418,6 +438,10 @@ pub struct SessionsConfig {
     /// The public base URL agents reach this server at (`skillUrl`s are absolute from it),
     /// e.g. `https://api.rcadia.xyz`. Empty: `http://` + the address the API listens on.
     pub public_url: String,
+    /// The file holding the key people's JWTs are signed with (made at the first start,
+    /// owner-only; API processes on several machines need the same file). Empty:
+    /// `<data_dir>/jwt.key`.
+    pub jwt_key_file: String,
 }
 
 impl Default for SessionsConfig {
@@ -431,6 +455,7 @@ impl Default for SessionsConfig {
             lobby_fill_ms: 10_000,
             house_identity: String::new(),
             public_url: String::new(),
+            jwt_key_file: String::new(),
         }
     }
 }
@@ -538,6 +563,10 @@ impl Config {
             (
                 "worker.job_memory_mib",
                 range(self.worker.job_memory_mib, 16, 1 << 20),
+            ),
+            (
+                "worker.memory_limit_mib",
+                range(self.worker.memory_limit_mib, 0, 1 << 30),
             ),
             (
                 "redis.min_replica_acks",

@@ -33,6 +33,11 @@ pub fn rev(store: &Store, id: &str) -> String {
     store.key(&format!("{REVISIONS}rev:{id}"))
 }
 
+/// `revjob:<job_id>`: the revision stored for a submission job (`revision_store.lua`).
+pub fn revision_of_job(store: &Store, job_id: &str) -> String {
+    store.key(&format!("{REVISIONS}revjob:{job_id}"))
+}
+
 /// `rev:<id>:state`: `labor`, `promoted`, `retired`, `withdrawn` or `quarantined`.
 pub fn rev_state(store: &Store, id: &str) -> String {
     store.key(&format!("{REVISIONS}rev:{id}:state"))

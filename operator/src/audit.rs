@@ -85,6 +85,8 @@ operator_actions! {
     PublishBuiltin => "publish_builtin",
     /// A queued or running evaluation job cancelled (`jobs::cancel_job`).
     JobCancel => "job_cancel",
+    /// A live RCADIA table ended (`tables::end_table`).
+    TableEnd => "table_end",
 }
 
 impl std::fmt::Display for Action {
@@ -210,6 +212,10 @@ pub enum Detail<'a> {
     JobCancel {
         reason: &'a str,
         was: &'a str,
+    },
+    /// A live table ended: the operator's reason.
+    TableEnd {
+        reason: &'a str,
     },
 }
 

@@ -1,8 +1,10 @@
 //! Every Redis key and pub/sub channel of the session layer, named in one place.
 //!
-//! - `ses:<id>`: the session hash `{rev, rec}` (`rec` MessagePack; records written before
-//!   it have `json` instead); also the name of its wake-up channel (channels are not keys).
-//! - `ses:<id>:events`: the agent-visible event log, a list of JSON events.
+//! - `ses:<id>`: the session record, a string `<rev> <MessagePack>` (records of earlier
+//!   versions: a hash `{rev, json}`); also the name of its wake-up channel (channels are not
+//!   keys; the save script publishes on its KEYS[1]'s name, so the two must stay one name).
+//! - `ses:<id>:events`: the agent-visible event log, a list of events in MessagePack
+//!   (`record::encode_event`; earlier versions wrote JSON, which still reads).
 //! - `sessions:open`: the set of unfinished session ids (`/available`).
 //! - `sessions:boot`: the store's boot tag (ids from another tag answer 410).
 //! - `delayed`: the delayed set shared with other features (`horst_store::DelayedSet`).

@@ -55,14 +55,15 @@ pub(crate) struct SaveArgs {
     delayed_key: String,
     expected: String,
     token: String,
-    /// `<token> <record>`
-    value: Vec<u8>,
+    /// The record (MessagePack); the script stores `<token> <record>`.
+    record: Vec<u8>,
     session_id: String,
     /// `Some(listed)` when the listing changes (or on create).
     listing: Option<bool>,
     trim: usize,
-    events: Vec<String>,
-    channel: String,
+    /// Stored form (`record::encode_event`).
+    events: Vec<Vec<u8>>,
+    wake: bool,
     legacy: bool,
     /// (op, due ms, member)
     deadlines: Vec<(&'static str, u64, String)>,
@@ -80,21 +81,28 @@ impl ScriptArgs for SaveArgs {
             .key(&self.delayed_key)
             .arg(&self.expected)
             .arg(&self.token)
-            .arg(&self.value[..])
-            .arg(&self.session_id)
+            .arg(&self.record[..])
+            // Only what the script uses: every byte is sent on every action.
+            .arg(match self.listing {
+                Some(_) => self.session_id.as_str(),
+                None => "",
+            })
             .arg(match self.listing {
                 Some(true) => "1",
                 Some(false) => "0",
                 None => "",
             })
-            .arg(FINISHED_RETENTION_MS)
+            .arg(match self.listing {
+                Some(false) => FINISHED_RETENTION_MS.to_string(),
+                _ => String::new(),
+            })
             .arg(self.trim)
             .arg(self.events.len())
             .arg(self.deadlines.len())
-            .arg(&self.channel)
+            .arg(if self.wake { "1" } else { "" })
             .arg(if self.legacy { "1" } else { "0" });
         for e in &self.events {
-            to.arg(e);
+            to.arg(&e[..]);
         }
         for (op, at, m) in &self.deadlines {
             to.arg(*op).arg(*at).arg(m);
@@ -194,17 +202,13 @@ impl Rcadia {
         let mut s = self.load(id).await?;
         let mut conn = self.inner.store.conn();
         self.inner.metrics.round_trip();
-        let raw: Vec<String> = redis::cmd("LRANGE")
+        let raw: Vec<Vec<u8>> = redis::cmd("LRANGE")
             .arg(keys::events(&self.inner.store, id))
             .arg(-(MAX_EVENTS as i64))
             .arg(-1)
             .query_async(&mut conn)
             .await?;
-        s.attach_event_log(
-            raw.iter()
-                .filter_map(|e| serde_json::from_str(e).ok())
-                .collect(),
-        );
+        s.attach_event_log(raw.iter().filter_map(|e| record::decode_event(e)).collect());
         Ok(s)
     }
 
@@ -325,7 +329,11 @@ impl Rcadia {
         let store = &self.inner.store;
         let id = s.session_id().to_string();
         let base_before = loaded.map_or(0, |l| l.session.events_next());
-        let events: Vec<String> = s.take_held_events().iter().map(|e| e.to_string()).collect();
+        let events: Vec<Vec<u8>> = s
+            .take_held_events()
+            .iter()
+            .map(record::encode_event)
+            .collect();
         let crossed = s.events_next() / TRIM_EVERY != base_before / TRIM_EVERY;
         let finished = s.status() == Status::Finished;
         let listing = match loaded {
@@ -333,7 +341,7 @@ impl Rcadia {
             _ => Some(!finished),
         };
         let token = format!("{}.{:08x}", s.rev(), random_u32());
-        let value = record::encode(&token, s)?;
+        let record = record::encode_record(s)?;
         let args = SaveArgs {
             session_key: keys::session(store, &id),
             open_key: keys::open_of(store, &id),
@@ -341,16 +349,12 @@ impl Rcadia {
             delayed_key: self.inner.delayed.key_in(store.bucket_of(&id)),
             expected: loaded.map(|l| l.token.clone()).unwrap_or_default(),
             token: token.clone(),
-            value,
+            record,
             session_id: id.clone(),
             listing,
             trim: if crossed { MAX_EVENTS } else { 0 },
             events,
-            channel: if wake {
-                keys::channel(store, &id)
-            } else {
-                String::new()
-            },
+            wake,
             legacy: loaded.is_some_and(|l| l.legacy),
             deadlines: effects
                 .iter()
