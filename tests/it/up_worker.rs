@@ -47,7 +47,7 @@ async fn admit(queue: &Queue, kind: JobKind, key: &str, input: Value) -> String 
             account: format!("acct-{key}"),
             trust: 1,
             idempotency_key: key.into(),
-            input,
+            input: serde_json::from_value(input).expect("a job input"),
         })
         .await
         .unwrap()
