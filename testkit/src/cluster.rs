@@ -130,10 +130,15 @@ impl RedisCluster {
             if ok && synced {
                 return;
             }
-            assert!(
-                start.elapsed() < limit,
-                "the Redis Cluster was not ok with its replicas in sync within {limit:?}"
-            );
+            if start.elapsed() >= limit {
+                let nodes = live
+                    .first()
+                    .and_then(|p| command(*p, &["CLUSTER", "NODES"]))
+                    .unwrap_or_default();
+                panic!(
+                    "the Redis Cluster was not ok with its replicas in sync within {limit:?} (ok: {ok}, primaries {primaries:?}):\n{nodes}"
+                );
+            }
             std::thread::sleep(Duration::from_millis(100));
         }
     }
