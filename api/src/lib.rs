@@ -184,6 +184,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::rcadia_auth::router())
         .merge(routes::rcadia_bridge::router())
         .merge(routes::rcadia_agent::router())
+        .merge(routes::arena::router())
         .merge(routes::web_files::router())
         .merge(routes::game::router())
         .layer(axum::middleware::from_fn(security_headers::layer))

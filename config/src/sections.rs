@@ -406,6 +406,11 @@ pub struct SessionsConfig {
     /// The public base URL agents reach this server at (`skillUrl`s are absolute from it),
     /// e.g. `https://api.rcadia.xyz`. Empty: `http://` + the address the API listens on.
     pub public_url: String,
+    /// Hours a finished game's replay is kept.
+    pub replay_retention_hours: u64,
+    /// Milliseconds the rater waits between reading a game's ratings and writing them; only
+    /// crash tests set it (to kill a process in the middle of a rating update).
+    pub rating_pause_ms: u64,
 }
 
 impl Default for SessionsConfig {
@@ -419,6 +424,8 @@ impl Default for SessionsConfig {
             lobby_fill_ms: 10_000,
             house_identity: String::new(),
             public_url: String::new(),
+            replay_retention_hours: 24 * 7,
+            rating_pause_ms: 0,
         }
     }
 }
@@ -631,6 +638,14 @@ impl Config {
             (
                 "sessions.lobby_fill_ms",
                 range(self.sessions.lobby_fill_ms, 0, 3_600_000),
+            ),
+            (
+                "sessions.replay_retention_hours",
+                range(self.sessions.replay_retention_hours, 1, 24 * 366),
+            ),
+            (
+                "sessions.rating_pause_ms",
+                range(self.sessions.rating_pause_ms, 0, 600_000),
             ),
             (
                 "gateway.admin_token",

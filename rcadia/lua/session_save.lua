@@ -16,6 +16,8 @@
     KEYS[2] sessions:open     set of unfinished session ids
     KEYS[3] ses:<id>:events   list of the latest events (JSON)
     KEYS[4] delayed           zset of deadlines by due time (the delayed set)
+    KEYS[5] ses:<id>:replay   list of the replay's lines (JSON)
+    KEYS[6] ratings:pending   zset of finished games to rate, by when to try (ms)
 
     ARGV[1] the expected stored rev ('' = create: the session must not exist)
     ARGV[2] the new rev (the record's rev and a random tag: '<rev>.<tag>')
@@ -29,7 +31,10 @@
     ARGV[9] D, the number of deadline changes
     ARGV[10] the wake-up channel ('' = no wake-up); a channel, not a key
     ARGV[11] '1' = the stored record is an earlier version's hash (replaced by the string)
-    then E events (JSON), then D triples (op 'a' add / 'r' remove, due ms, member)
+    then E events (JSON), then D triples (op 'a' add / 'r' remove, due ms, member),
+    then the replay: R (the number of its lines), how long a finished game's replay is
+    kept (ms), how many of the R lines are essential (kept past the cap: the end), the cap
+    (lines), '1' = rate this game (it finishes now), then R lines (JSON)
 
   Output:
     1        written; the wake-up message is the new rev
@@ -87,6 +92,32 @@ for _ = 1, tonumber(ARGV[9]) do
     redis.call('ZREM', KEYS[4], ARGV[i + 2])
   end
   i = i + 3
+end
+-- The replay (after the deadlines): past the cap only essential lines are kept, and one
+-- 'truncated' line marks where the rest were dropped.
+local nr = tonumber(ARGV[i])
+if nr > 0 then
+  local essential = tonumber(ARGV[i + 2])
+  local cap = tonumber(ARGV[i + 3])
+  local len = redis.call('LLEN', KEYS[5])
+  local first = i + 5
+  for j = first, first + nr - 1 do
+    if len < cap or j >= first + nr - essential then
+      redis.call('RPUSH', KEYS[5], ARGV[j])
+      len = len + 1
+    elseif len == cap then
+      redis.call('RPUSH', KEYS[5], '{"kind":"truncated","at":' .. now_ms() .. '}')
+      len = len + 1
+    end
+  end
+end
+if ARGV[5] == '1' then
+  redis.call('PERSIST', KEYS[5])
+elseif ARGV[5] == '0' then
+  redis.call('PEXPIRE', KEYS[5], ARGV[i + 1])
+end
+if ARGV[i + 4] == '1' then
+  redis.call('ZADD', KEYS[6], 'NX', now_ms(), ARGV[4])
 end
 -- The wake-up carries the new rev only: a waiter whose process holds that record (the
 -- writer's own, in its record cache) reads nothing; others read it once per process.
