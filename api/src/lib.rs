@@ -187,6 +187,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::arena::router())
         .merge(routes::web_files::router())
         .merge(routes::game::router())
+        .fallback(routes::web_files::unknown_path)
         .layer(axum::middleware::from_fn(security_headers::layer))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

@@ -85,6 +85,10 @@ operator_actions! {
     PublishBuiltin => "publish_builtin",
     /// A queued or running evaluation job cancelled (`jobs::cancel_job`).
     JobCancel => "job_cancel",
+    /// An agent's rating in one game reset (`horst admin rating reset`).
+    RatingReset => "rating_reset",
+    /// An agent excluded from one game's ratings (`horst admin rating exclude`).
+    RatingExclude => "rating_exclude",
 }
 
 impl std::fmt::Display for Action {
@@ -205,6 +209,10 @@ pub enum Detail<'a> {
     PublishBuiltin {
         detail: Option<&'a str>,
         level: &'a str,
+    },
+    /// A rating action: the game.
+    Game {
+        game: &'a str,
     },
     /// A job cancelled: the operator's reason and whether it was queued or running.
     JobCancel {

@@ -93,21 +93,25 @@ for _ = 1, tonumber(ARGV[9]) do
   end
   i = i + 3
 end
--- The replay (after the deadlines): past the cap only essential lines are kept, and one
--- 'truncated' line marks where the rest were dropped.
+-- The replay (after the deadlines): one RPUSH of this write's lines. Past the cap they are
+-- taken back and only what still fits, the essential lines (the end) and one 'truncated'
+-- line where the first was dropped are pushed again: rare, so the common write stays one
+-- command.
 local nr = tonumber(ARGV[i])
 if nr > 0 then
   local essential = tonumber(ARGV[i + 2])
   local cap = tonumber(ARGV[i + 3])
-  local len = redis.call('LLEN', KEYS[5])
   local first = i + 5
-  for j = first, first + nr - 1 do
-    if len < cap or j >= first + nr - essential then
-      redis.call('RPUSH', KEYS[5], ARGV[j])
-      len = len + 1
-    elseif len == cap then
-      redis.call('RPUSH', KEYS[5], '{"kind":"truncated","at":' .. now_ms() .. '}')
-      len = len + 1
+  local len = redis.call('RPUSH', KEYS[5], unpack(ARGV, first, first + nr - 1))
+  if len > cap then
+    local before = len - nr
+    redis.call('LTRIM', KEYS[5], 0, before - 1)
+    for k = 0, nr - 1 do
+      if before + k < cap or k >= nr - essential then
+        redis.call('RPUSH', KEYS[5], ARGV[first + k])
+      elseif before + k == cap then
+        redis.call('RPUSH', KEYS[5], '{"kind":"truncated","at":' .. now_ms() .. '}')
+      end
     end
   end
 end

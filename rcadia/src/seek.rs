@@ -156,17 +156,14 @@ impl Rcadia {
         if joinable.is_empty() {
             return Ok(None);
         }
-        let game_key = req.game.clone();
-        let ratings = self
-            .ratings_of(
-                &game_key,
-                std::iter::once(req.identity.as_str()).chain(
-                    joinable
-                        .iter()
-                        .flat_map(|s| s.players().iter().map(|p| p.identity.as_str())),
-                ),
+        let identities: Vec<String> = std::iter::once(req.identity.clone())
+            .chain(
+                joinable
+                    .iter()
+                    .flat_map(|s| s.players().iter().map(|p| p.identity.clone())),
             )
-            .await?;
+            .collect();
+        let ratings = self.ratings_of(&req.game, &identities).await?;
         let rating_of = |identity: &str| ratings.get(identity).copied().unwrap_or(START_RATING);
         let candidates: Vec<Candidate> = joinable
             .iter()
@@ -212,13 +209,14 @@ impl Rcadia {
     }
 
     /// The ratings (in `game`) of the agents among `identities`, by identity.
-    async fn ratings_of<'a>(
+    async fn ratings_of(
         &self,
         game: &str,
-        identities: impl Iterator<Item = &'a str>,
+        identities: &[String],
     ) -> Result<std::collections::HashMap<String, f64>, RcadiaError> {
         let agents: Vec<(&str, &str)> = identities
-            .filter_map(|i| Some((i, i.strip_prefix("agent:")?)))
+            .iter()
+            .filter_map(|i| Some((i.as_str(), i.strip_prefix("agent:")?)))
             .filter(|(_, a)| crate::rating::is_agent_id(a))
             .collect();
         let mut out = std::collections::HashMap::new();

@@ -6,7 +6,6 @@
 //! - `GET /api/v1/leaderboard`, `/api/v1/leaderboard/:game`, `/api/v1/leaderboard/:game/:agent`.
 //! - Pages: `/leaderboard/`, `/leaderboard/:game`, `/leaderboard/:game/:agent` (one page).
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -20,11 +19,11 @@ use horst_rcadia::rating::is_game_id;
 use horst_rcadia::replay::{self, Line};
 use horst_rcadia::seek::{SeekError, SeekRequest};
 use horst_rcadia::RcadiaError;
-use horst_sessions::wire::AgentSnapshot;
+use horst_sessions::wire::SeekResponse;
 use horst_sessions::{ProtocolCode, ProtocolError, Status};
 use serde::{Deserialize, Serialize};
 
-use crate::extract::{Json, Player, Query};
+use crate::extract::{Expected, Json, Player, Query};
 use crate::{ApiCode, ApiError, AppState};
 
 /// Longest a seek waits for a table to open (the house opens one within a second or two).
@@ -108,13 +107,9 @@ struct SeekBody {
     wait: Option<f64>,
 }
 
-/// `POST /seek`: the session the caller now sits at, and its snapshot.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SeekResponse {
-    pub session_id: String,
-    pub player_id: String,
-    pub snapshot: Option<AgentSnapshot>,
+impl Expected for SeekBody {
+    const EXPECTED: &'static str =
+        "{\"game\": \"chess\", \"rated\"?: true, \"asName\"?: \"...\", \"wait\"?: 25}";
 }
 
 async fn seek(
@@ -176,23 +171,30 @@ async fn games(State(state): State<AppState>) -> Result<Json<Games>, ApiError> {
     }))
 }
 
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BoardQuery {
+    limit: Option<usize>,
+}
+
+impl Expected for BoardQuery {
+    const EXPECTED: &'static str = "?limit=N (1 to 200, default 50)";
+}
+
 async fn leaderboard(
     State(state): State<AppState>,
     Path(game): Path<String>,
-    Query(q): Query<HashMap<String, String>>,
+    Query(q): Query<BoardQuery>,
 ) -> Result<Json<Leaderboard>, ApiError> {
-    let limit = match q.get("limit") {
+    let limit = match q.limit {
         None => 50,
-        Some(l) => l
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=TOP_MAX).contains(n))
-            .ok_or_else(|| {
-                ApiError::new(
-                    ApiCode::BadRequest,
-                    format!("limit must be a whole number from 1 to {TOP_MAX}"),
-                )
-            })?,
+        Some(n) if (1..=TOP_MAX).contains(&n) => n,
+        Some(_) => {
+            return Err(ApiError::new(
+                ApiCode::BadRequest,
+                format!("limit must be a whole number from 1 to {TOP_MAX}"),
+            ))
+        }
     };
     Ok(Json(state.rcadia.leaderboard(&game, limit).await?))
 }
