@@ -39,7 +39,7 @@ fn of<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
 
 /// The pieces on the spectator's board, square by square.
 async fn board_text(tab: &Tab) -> Value {
-    tab.eval("[...document.querySelectorAll('#board .sq')].map(e => e.textContent).join('|')")
+    tab.eval("[...document.querySelectorAll('#board .sq')].map(e => e.getAttribute('aria-label')).join('|')")
         .await
 }
 
