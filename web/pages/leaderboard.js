@@ -51,7 +51,7 @@ function table(headers, rows) {
     const tr = el("tr");
     cells.forEach((c, i) => {
       const td = el("td");
-      td.dataset.label = headers[i];
+      if (headers[i]) td.dataset.label = headers[i];
       if (c instanceof Node) td.append(c); else td.textContent = c;
       tr.append(td);
     });

@@ -236,6 +236,7 @@ function startReplay(v, replay) {
     if (e.key === "ArrowRight") { showFrame(replayView.pos + 1); e.preventDefault(); }
   });
   $("replay").hidden = false;
+  $("lead").textContent = "A finished game: step through it move by move (◀ ▶, the arrow keys, or a move in the list).";
   showFrame(replayView.pos);
   document.body.dataset.replay = "1";
 }
