@@ -598,7 +598,7 @@ async fn run(nofile: u64) {
     for r in records.values() {
         *by_state.entry(r.state.as_str().to_string()).or_default() += 1;
         if let Some(f) = &r.failure {
-            *failed_codes.entry(f.code.clone()).or_default() += 1;
+            *failed_codes.entry(f.code.as_str().to_string()).or_default() += 1;
         }
     }
     let started = records

@@ -138,14 +138,18 @@ async fn main() {
             account: format!("bench{n}"),
             trust: 2,
             idempotency_key: format!("k{n}"),
-            input: json!({ "n": n }),
+            input: horst_queue::JobInput::simulate(n.to_string(), Value::Null),
         };
         let Ok(Admission::New(job)) = queue.admit(spec).await else {
             panic!("admission refused")
         };
         let claim = queue.claim("bench-worker").await.unwrap().expect("a job");
         assert!(queue
-            .complete(&claim.record.id, claim.token, Ok(json!({ "n": n })))
+            .complete(
+                &claim.record.id,
+                claim.token,
+                Ok(horst_queue::JobResult::Referee(Default::default()))
+            )
             .await
             .unwrap());
         queue.wait(&job.id, Duration::from_secs(5)).await.unwrap();

@@ -293,7 +293,9 @@ async fn main() {
     pids.extend(redis.pid());
 
     let store = horst_store::Store::connect(&url, "horst:").await.unwrap();
-    let auth = horst_identity::auth::Auth::new(store).await.unwrap();
+    let auth = horst_identity::auth::Auth::new(store, &std::path::Path::new(&d).join("jwt.key"))
+        .await
+        .unwrap();
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(10_000)
         .build()

@@ -315,8 +315,23 @@ pub enum AdminCommand {
         #[arg(value_enum)]
         state: OpenClosed,
     },
-    /// Show the run-time switches (gateway, self-service, sign-up) as JSON.
+    /// Show the run-time switches (gateway, self-service, sign-up) as JSON: what every
+    /// running API process uses (`processes`), and which they disagree on (`mixed`).
     Switches,
+    /// The sign-in trail (password and admin-token checks on /account, /admin and the
+    /// RCADIA sign-in, with the client's address), newest first, as JSON lines.
+    SignIns {
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        /// Only the sign-ins of this name (or admin token id), any case.
+        #[arg(long)]
+        name: Option<String>,
+        /// Only what did not let someone in (failures, blocked accounts).
+        #[arg(long)]
+        failed: bool,
+    },
     /// Accounts of the agent gateway.
     #[command(subcommand)]
     Account(AccountCommand),
@@ -756,10 +771,48 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
                 operator::switches(&store, &config)
                     .await
                     .and_then(|s| {
+                        if !s.mixed.is_empty() {
+                            eprintln!(
+                                "horst: the running API processes differ in {} (nothing stored, and their configurations differ); set it to settle it for all",
+                                s.mixed.join(", ")
+                            );
+                        }
                         serde_json::to_string(&s).map_err(horst_gateway::ToolError::internal)
                     })
                     .map_err(Failure),
             ),
+            AdminCommand::SignIns {
+                limit,
+                offset,
+                name,
+                failed,
+            } => {
+                // With a filter, the whole kept trail is read and the page taken after it.
+                let filtered = name.is_some() || failed;
+                let read = if filtered {
+                    operator::sign_ins(&store, 0, usize::MAX).await
+                } else {
+                    operator::sign_ins(&store, offset, limit).await
+                };
+                report(
+                    read.map(|entries| {
+                        let shown: Vec<_> = entries
+                            .into_iter()
+                            .filter(|e| {
+                                name.as_deref()
+                                    .is_none_or(|n| e.target.eq_ignore_ascii_case(n))
+                            })
+                            .filter(|e| {
+                                !failed || e.action != operator::SignInOutcome::Ok.as_str()
+                            })
+                            .skip(if filtered { offset } else { 0 })
+                            .take(limit)
+                            .collect();
+                        json_lines(&shown)
+                    })
+                    .map_err(Failure),
+                )
+            }
             AdminCommand::Account(cmd) => account(&app, cmd).await,
             AdminCommand::Level(cmd) => level(&app, cmd).await,
             AdminCommand::Quotas(cmd) => quotas(&store, &config, cmd).await,

@@ -137,7 +137,7 @@ impl App {
         )
         .await
         .map_err(|e| BuildError(format!("cannot open the session store: {e}")))?;
-        let auth = Auth::new(store.clone())
+        let auth = Auth::new(store.clone(), &config.jwt_key_file())
             .await
             .map_err(|e| BuildError(format!("cannot open the identity store: {e}")))?;
         // The configured admin token is the first seed of the rotating set (stored once by
@@ -290,6 +290,14 @@ impl App {
             }
             // Callers wait in this process: its presence ties their queued jobs to it.
             self.spawn(self.queue.clone().announce_callers(shutdown.clone()));
+            // What this process's own configuration makes of the switches, for `horst admin
+            // switches` (a switch never set follows each process's configuration).
+            self.spawn(horst_operator::announce(
+                self.store.clone(),
+                self.queue.process_id().to_string(),
+                self.config.clone(),
+                shutdown.clone(),
+            ));
             if !roles.worker {
                 // Workers reap; an API process does too, so a dead worker's job ends (and
                 // its caller is told) even when no worker is left.

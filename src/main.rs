@@ -24,6 +24,7 @@ mod map_cli;
 mod play;
 mod redis_setup;
 mod serve;
+mod worker_child;
 
 /// horst: a backend for games that software agents build and play.
 ///
@@ -59,8 +60,9 @@ struct CommonArgs {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run the API and one worker in one process (a single machine). Starts the private
-    /// redis-server when no Redis URL is configured, and stops it on exit.
+    /// Run the API and one worker on one machine: the worker is a child process that is
+    /// started again if it dies (an out-of-memory planner takes down only the worker).
+    /// Starts the private redis-server when no Redis URL is configured, and stops it on exit.
     Up,
     /// Run only the HTTP API. Scale out with several API processes on one Redis.
     Api,
@@ -107,9 +109,14 @@ fn main() -> ExitCode {
         &config.log.level,
     );
     match command {
-        Command::Up => serve::run(config, horst::Roles::API_AND_WORKER),
-        Command::Api => serve::run(config, horst::Roles::API),
-        Command::Worker => serve::run(config, horst::Roles::WORKER),
+        Command::Up => serve::run(
+            config,
+            serve::Mode::Up {
+                config_file: cli.common.config.clone(),
+            },
+        ),
+        Command::Api => serve::run(config, serve::Mode::Api),
+        Command::Worker => serve::run(config, serve::Mode::Worker),
         Command::Admin(cmd) => admin::run(config, cmd),
         Command::House(args) => house_cli::run(config, args),
         Command::Map(_) | Command::Play(_) => {

@@ -6,6 +6,7 @@
 //! Every task of the process runs in the app's [`Shutdown`] tracker and `App::run` returns
 //! only when all of them ended, so Redis stops last by construction.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,8 +16,29 @@ use horst_config::Config;
 use horst_store::Health;
 
 use crate::redis_setup::{self, RedisHandle};
+use crate::worker_child::{self, WorkerChild};
 
-pub fn run(config: Config, roles: Roles) -> ExitCode {
+/// What this process runs.
+pub enum Mode {
+    /// The API, with the worker as a supervised child process (`worker_child.rs`).
+    Up {
+        config_file: Option<PathBuf>,
+    },
+    Api,
+    Worker,
+}
+
+impl Mode {
+    /// The roles of this process itself (`up`'s worker runs in its child).
+    fn roles(&self) -> Roles {
+        match self {
+            Mode::Up { .. } | Mode::Api => Roles::API,
+            Mode::Worker => Roles::WORKER,
+        }
+    }
+}
+
+pub fn run(config: Config, mode: Mode) -> ExitCode {
     raise_descriptor_limit(&config);
     let data_dir = std::path::absolute(&config.data_dir).unwrap_or(config.data_dir.clone());
     println!("horst: data directory {}", data_dir.display());
@@ -38,7 +60,26 @@ pub fn run(config: Config, roles: Roles) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = runtime.block_on(run_async(Arc::new(config), roles, &redis));
+    let roles = mode.roles();
+    let child = match mode {
+        Mode::Up { config_file } => match std::env::current_exe() {
+            Ok(exe) => Some(WorkerChild {
+                exe,
+                config_file,
+                data_dir: data_dir.clone(),
+                redis_url: redis.url.clone(),
+                metrics_listen: config.worker.metrics_listen.clone(),
+                memory_limit_mib: config.worker.process_memory_mib(),
+            }),
+            Err(e) => {
+                eprintln!("horst: cannot find its own binary to start the worker: {e}");
+                redis_setup::stop_private(&redis);
+                return ExitCode::from(1);
+            }
+        },
+        Mode::Api | Mode::Worker => None,
+    };
+    let code = runtime.block_on(run_async(Arc::new(config), roles, child, &redis));
     // Requests and jobs are drained; background tasks may be mid-PING. Give them a moment,
     // then stop Redis last.
     runtime.shutdown_timeout(Duration::from_secs(2));
@@ -47,7 +88,12 @@ pub fn run(config: Config, roles: Roles) -> ExitCode {
     code
 }
 
-async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> ExitCode {
+async fn run_async(
+    config: Arc<Config>,
+    roles: Roles,
+    child: Option<WorkerChild>,
+    redis: &RedisHandle,
+) -> ExitCode {
     let shutdown = Shutdown::new();
     tokio::spawn(wait_for_signal(shutdown.clone()));
     let app = match App::build(config.clone(), &redis.url, shutdown.clone()).await {
@@ -65,6 +111,12 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
         ));
     }
     if roles.api {
+        // The JWT signing key (a file outside Redis): one this process cannot read or make
+        // stops it now rather than at the first sign-in.
+        if let Err(e) = app.auth().load_signing_key().await {
+            eprintln!("horst: {e}");
+            return ExitCode::from(1);
+        }
         // The shipped levels as promoted revisions (idempotent; every API process may do it).
         // The binary's step, not App::run's: test apps publish only where a test wants them.
         if let Err(e) = horst_operator::publish_shipped(app.store()).await {
@@ -127,6 +179,13 @@ async fn run_async(config: Arc<Config>, roles: Roles, redis: &RedisHandle) -> Ex
                 return ExitCode::from(1);
             }
         }
+    }
+    if let Some(child) = child {
+        app.spawn(worker_child::supervise(
+            child,
+            app.metrics().clone(),
+            shutdown.flag(),
+        ));
     }
     match app.run_with(roles, listener, ops).await {
         Ok(()) => ExitCode::SUCCESS,

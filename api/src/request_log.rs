@@ -1,9 +1,15 @@
 //! Request tracing and HTTP metrics: one span and one log line per request, counted by
 //! route template (never the raw path, which would explode label cardinality) and status.
+//!
+//! Every request has an id (`X-Request-Id`: the client's, if it is a plain token of at most
+//! 64 characters, else a fresh one), answered in the same header, a field of the request's
+//! span, and kept with any job the request admits, so the worker's logs of that job carry it
+//! too (`horst_queue::with_request_id`).
 
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
+use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
 use horst_telemetry::metrics::counter::Counter;
@@ -16,6 +22,9 @@ use tracing::Instrument;
 use crate::AppState;
 
 type Labels = Vec<(&'static str, String)>;
+
+/// The request id's header, in requests and answers.
+const REQUEST_ID: &str = "x-request-id";
 
 #[derive(Clone)]
 pub(crate) struct HttpMetrics {
@@ -66,8 +75,20 @@ pub(crate) async fn log_request(
         .get::<MatchedPath>()
         .map(|p| p.as_str().to_string())
         .unwrap_or_else(|| "unmatched".to_string());
-    let span = tracing::info_span!("request", %method, route = %route);
-    let response = next.run(req).instrument(span.clone()).await;
+    let request_id = req
+        .headers()
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|id| horst_queue::valid_request_id(id))
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("req_{}", horst_store::random::id_hex::<8>()));
+    let span = tracing::info_span!("request", %method, route = %route, request_id = %request_id);
+    let mut response = horst_queue::with_request_id(request_id.clone(), next.run(req))
+        .instrument(span.clone())
+        .await;
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert(REQUEST_ID, value);
+    }
     let elapsed = start.elapsed();
     let status = response.status().as_u16();
     span.in_scope(|| {

@@ -288,6 +288,25 @@ impl Config {
                 );
             }
         }
+        if !self.redis.cluster.is_empty()
+            && (!self.redis.url.is_empty() || !self.redis.sentinels.is_empty())
+        {
+            return fail(
+                "redis.cluster",
+                "is set together with redis.url or redis.sentinels; set one: the cluster's seed nodes, the sentinels, or the URL of one Redis".into(),
+            );
+        }
+        for (i, url) in self.redis.cluster.iter().enumerate() {
+            if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+                return fail(
+                    "redis.cluster",
+                    format!(
+                        "entry {i} ({}) is not a redis:// or rediss:// URL of a cluster node, for example \"redis://10.0.0.5:7000\"",
+                        crate::redact_url(url)
+                    ),
+                );
+            }
+        }
         if !self.redis.sentinels.is_empty() && self.redis.sentinel_master.is_empty() {
             return fail(
                 "redis.sentinel_master",
@@ -376,9 +395,19 @@ impl Config {
         Ok(format!("http://{addr}"))
     }
 
+    /// The JWT signing key's file: `sessions.jwt_key_file`, else `<data_dir>/jwt.key`.
+    pub fn jwt_key_file(&self) -> PathBuf {
+        match self.sessions.jwt_key_file.as_str() {
+            "" => self.data_dir.join("jwt.key"),
+            f => PathBuf::from(f),
+        }
+    }
+
     /// True when horst must run (or attach to) its private Redis under `data_dir`.
     pub fn uses_private_redis(&self) -> bool {
-        self.redis.url.is_empty() && self.redis.sentinels.is_empty()
+        self.redis.url.is_empty()
+            && self.redis.sentinels.is_empty()
+            && self.redis.cluster.is_empty()
     }
 }
 

@@ -69,6 +69,9 @@ pub struct RedisConfig {
     pub sentinels: Vec<String>,
     /// The name the sentinels monitor the primary under.
     pub sentinel_master: String,
+    /// Redis Cluster: seed node URLs (`redis://host:port`); when set, horst runs on the
+    /// cluster (instead of `url` or `sentinels`) and its keys carry hash tags.
+    pub cluster: Vec<String>,
     /// The sentinels' password (`requirepass` in sentinel.conf; empty: none).
     pub sentinel_password: String,
     /// The primary's (and replicas') password when found through the sentinels (empty: none).
@@ -94,6 +97,7 @@ impl Default for RedisConfig {
             url: String::new(),
             sentinels: Vec::new(),
             sentinel_master: "horst".into(),
+            cluster: Vec::new(),
             sentinel_password: String::new(),
             password: String::new(),
             min_replica_acks: 0,
@@ -113,6 +117,14 @@ impl std::fmt::Debug for RedisConfig {
             .field("url", &crate::redact_url(&self.url))
             .field("sentinels", &self.sentinels)
             .field("sentinel_master", &self.sentinel_master)
+            .field(
+                "cluster",
+                &self
+                    .cluster
+                    .iter()
+                    .map(|u| crate::redact_url(u))
+                    .collect::<Vec<_>>(),
+            )
             .field("sentinel_password", &secret(&self.sentinel_password))
             .field("password", &secret(&self.password))
             .field("min_replica_acks", &self.min_replica_acks)
@@ -166,6 +178,25 @@ pub struct WorkerConfig {
     pub referee_slots: u32,
     /// The memory one planner run may use, MiB (the planner stops at it: `memory_limit`).
     pub job_memory_mib: u64,
+    /// `horst up` only: its worker child is killed (and started again) when its resident
+    /// memory passes this, MiB; 0 = [`WorkerConfig::WORKER_BASE_MIB`] + slots x
+    /// `job_memory_mib`, what `ops/systemd` and `ops/k8s` give a worker.
+    pub memory_limit_mib: u64,
+}
+
+impl WorkerConfig {
+    /// A worker's own memory beyond its planner runs, MiB, with headroom: the process (about
+    /// 20 MiB idle), its referee slots (one simulation each) and the allocator's slack.
+    pub const WORKER_BASE_MIB: u64 = 128;
+
+    /// What one worker process may use, MiB: `memory_limit_mib`, or by default its base plus
+    /// `slots` x `job_memory_mib` (the sizing rule of docs/operators.md).
+    pub fn process_memory_mib(&self) -> u64 {
+        if self.memory_limit_mib > 0 {
+            return self.memory_limit_mib;
+        }
+        Self::WORKER_BASE_MIB + u64::from(self.slots) * self.job_memory_mib
+    }
 }
 
 impl Default for WorkerConfig {
@@ -176,6 +207,7 @@ impl Default for WorkerConfig {
             metrics_listen: String::new(),
             referee_slots: 1,
             job_memory_mib: 512,
+            memory_limit_mib: 0,
         }
     }
 }
@@ -406,6 +438,10 @@ pub struct SessionsConfig {
     /// The public base URL agents reach this server at (`skillUrl`s are absolute from it),
     /// e.g. `https://api.rcadia.xyz`. Empty: `http://` + the address the API listens on.
     pub public_url: String,
+    /// The file holding the key people's JWTs are signed with (made at the first start,
+    /// owner-only; API processes on several machines need the same file). Empty:
+    /// `<data_dir>/jwt.key`.
+    pub jwt_key_file: String,
     /// Hours a finished game's replay is kept.
     pub replay_retention_hours: u64,
     /// Milliseconds the rater waits between reading a game's ratings and writing them; only
@@ -424,6 +460,7 @@ impl Default for SessionsConfig {
             lobby_fill_ms: 10_000,
             house_identity: String::new(),
             public_url: String::new(),
+            jwt_key_file: String::new(),
             replay_retention_hours: 24 * 7,
             rating_pause_ms: 0,
         }
@@ -533,6 +570,10 @@ impl Config {
             (
                 "worker.job_memory_mib",
                 range(self.worker.job_memory_mib, 16, 1 << 20),
+            ),
+            (
+                "worker.memory_limit_mib",
+                range(self.worker.memory_limit_mib, 0, 1 << 30),
             ),
             (
                 "redis.min_replica_acks",

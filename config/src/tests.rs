@@ -299,6 +299,36 @@ fn sentinel_settings_come_from_the_environment_and_are_checked() {
 }
 
 #[test]
+fn cluster_nodes_come_from_the_environment_and_are_checked() {
+    let e = env(&[(
+        "HORST_REDIS_CLUSTER",
+        "redis://10.0.0.5:7000, redis://:node-secret@10.0.0.6:7000",
+    )]);
+    let c = Config::load(None, &e, &Flags::default()).unwrap();
+    assert_eq!(
+        c.redis.cluster,
+        [
+            "redis://10.0.0.5:7000",
+            "redis://:node-secret@10.0.0.6:7000"
+        ]
+    );
+    assert!(!c.uses_private_redis());
+    let shown = format!("{:?}", c.redis);
+    assert!(!shown.contains("node-secret"), "{shown}");
+
+    let refused = |text: &str| {
+        from_toml(text)
+            .unwrap()
+            .validate(&Origin::Value)
+            .unwrap_err()
+    };
+    let e = refused("[redis]\nurl = \"redis://h:1\"\ncluster = [\"redis://h:7000\"]\n");
+    assert_eq!(e.setting, "redis.cluster");
+    let e = refused("[redis]\ncluster = [\"h:7000\"]\n");
+    assert!(e.message.contains("redis://"), "{e}");
+}
+
+#[test]
 fn connection_settings_are_checked_and_named() {
     let c = Config::default()
         .with_env(&env(&[

@@ -1,6 +1,8 @@
 --[[
   Stores a winning submission as an immutable Labor revision, within the owner's Labor cap
-  and the storage budgets, and claims the level name for its owner on first use.
+  and the storage budgets, and claims the level name for its owner on first use. Once per
+  job: a second call for the same job (a retry after its first caller stopped between this
+  script and recording the publication on the job) answers the revision stored first.
 
   Input:
     KEYS[1] rev:<id>                  the revision hash (must not exist)
@@ -12,6 +14,7 @@
     KEYS[7] storage:<owner>           bytes stored by the owner
     KEYS[8] storage:total             bytes stored in total
     KEYS[9] rev:<parent>              the parent revision hash ('rev:' when there is none)
+    KEYS[10] revjob:<job_id>          the revision stored for the submission job ARGV[17]
 
     ARGV[1] revision id          ARGV[10] replay (JSON)
     ARGV[2] owner                ARGV[11] seed
@@ -21,10 +24,11 @@
     ARGV[6] owner's byte budget  ARGV[15] policy version
     ARGV[7] total byte budget    ARGV[16] acceptance (JSON)
     ARGV[8] evidence bytes       ARGV[17] job id
-    ARGV[9] map
+    ARGV[9] map                  ARGV[18] how long KEYS[10] is kept, s (the job's retention)
 
   Output:
     {'ok', now_ms}                           stored at now_ms
+    {'stored', revision_id}                  the job's revision was stored before: this one
     {'conflict', 'revision id taken'}
     {'forbidden', 'name'}                    the name belongs to another account
     {'validation_failed', 'parent_missing'}
@@ -32,6 +36,8 @@
     {'quota', 'labor' | 'owner' | 'global'}  the Labor cap or a byte budget is reached
 ]]
 local now = now_ms()
+local earlier = redis.call('GET', KEYS[10])
+if earlier then return {'stored', earlier} end
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'conflict', 'revision id taken'} end
 local claimed = redis.call('GET', KEYS[3])
 if claimed and claimed ~= ARGV[2] then return {'forbidden', 'name'} end
@@ -55,4 +61,5 @@ redis.call('ZADD', KEYS[5], now, ARGV[1])
 redis.call('SADD', KEYS[6], ARGV[1])
 redis.call('INCRBY', KEYS[7], bytes)
 redis.call('INCRBY', KEYS[8], bytes)
+redis.call('SET', KEYS[10], ARGV[1], 'EX', tonumber(ARGV[18]))
 return {'ok', tostring(now)}

@@ -16,7 +16,7 @@
 //! Promotion counts the newest check on the current `engineVersion`: none is
 //! `engine_mismatch`, a failing one is `check_failed`.
 
-use horst_queue::{Admission, JobKind, JobRecord, JobSpec, JobState, Queue};
+use horst_queue::{Admission, FailureCode, JobInput, JobKind, JobRecord, JobSpec, JobState, Queue};
 use redis::AsyncCommands;
 use serde_json::{json, Value};
 
@@ -32,7 +32,11 @@ pub const OPERATOR_ACCOUNT: &str = "~operator";
 
 /// Job failures that are a verdict on the evidence (the map or replay no longer parses on
 /// this engine); other failures (timeout, cancelled, internal) mean the check did not run.
-const VERDICT_FAILURES: &[&str] = &["validation_failed", "invalid_input", "too_large"];
+const VERDICT_FAILURES: &[FailureCode] = &[
+    FailureCode::ValidationFailed,
+    FailureCode::InvalidInput,
+    FailureCode::TooLarge,
+];
 
 /// Queues a recheck of `revision_id` for `who` and returns its job id. The check record is
 /// written when the job has finished (see the module doc). The operator's action around it
@@ -71,7 +75,7 @@ pub async fn queue_recheck(
             account: OPERATOR_ACCOUNT.into(),
             trust: 2,
             idempotency_key: key,
-            input: json!({ "map": map, "replay": replay, "revisionId": revision_id }),
+            input: JobInput::recheck(map, replay, revision_id),
         })
         .await
         .map_err(|e| match e {
@@ -114,25 +118,24 @@ fn check_of(rec: &JobRecord, revision_id: &str) -> Option<Value> {
     let at = rfc3339(rec.finished_at_ms.unwrap_or(rec.created_at_ms));
     match rec.state {
         JobState::Succeeded => {
-            let r = rec.result.clone().unwrap_or(Value::Null);
-            let won = r["won"] == true;
+            let r = rec.result.as_ref()?.referee()?;
             Some(json!({
                 "kind": "recheck",
                 "revisionId": revision_id,
                 "jobId": rec.id,
-                "engineVersion": r["engineVersion"],
-                "policyVersion": r["policyVersion"],
-                "outcome": r["outcome"],
-                "passed": won,
-                "stateHash": r["stateHash"],
-                "mapHash": r["mapHash"],
-                "ticks": r["ticks"],
+                "engineVersion": r.engine_version,
+                "policyVersion": r.policy_version,
+                "outcome": r.outcome,
+                "passed": r.won,
+                "stateHash": r.state_hash,
+                "mapHash": r.map_hash,
+                "ticks": r.ticks,
                 "at": at,
             }))
         }
         JobState::Failed => {
             let f = rec.failure.as_ref()?;
-            VERDICT_FAILURES.contains(&f.code.as_str()).then(|| {
+            VERDICT_FAILURES.contains(&f.code).then(|| {
                 json!({
                     "kind": "recheck",
                     "revisionId": revision_id,
@@ -289,9 +292,9 @@ ErrorCode::CheckFailed,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use horst_queue::Failure;
+    use horst_queue::{Failure, JobResult, Outcome, RefereeResult};
 
-    fn job(state: JobState, result: Option<Value>, failure: Option<Failure>) -> JobRecord {
+    fn job(state: JobState, result: Option<JobResult>, failure: Option<Failure>) -> JobRecord {
         JobRecord {
             id: "job_1".into(),
             kind: JobKind::Recheck,
@@ -299,38 +302,48 @@ mod tests {
             trust: 2,
             state,
             idempotency_key: "k".into(),
-            input: Value::Null,
+            input: JobInput::default(),
             created_at_ms: 1_000,
             started_at_ms: Some(1_100),
             finished_at_ms: Some(1_200),
             result,
             failure,
+            publication: None,
             reserved_seconds: 5,
             charged_seconds: 5,
             worker: None,
+            request_id: None,
             progress: None,
         }
     }
 
     #[test]
     fn verdicts_and_non_verdicts() {
-        let won = json!({"won": true, "outcome": "won", "engineVersion": "e", "policyVersion": "p", "stateHash": "h", "ticks": 9});
+        let won = JobResult::Referee(RefereeResult {
+            won: true,
+            outcome: Outcome::Won,
+            engine_version: "e".into(),
+            policy_version: "p".into(),
+            state_hash: "h".into(),
+            ticks: 9,
+            ..RefereeResult::default()
+        });
         let c = check_of(&job(JobState::Succeeded, Some(won), None), "r").unwrap();
         assert_eq!(c["passed"], true);
         assert_eq!(c["stateHash"], "h");
         assert_eq!(c["at"], "1970-01-01T00:00:01.200Z");
-        let lost = json!({"won": false, "outcome": "unresolved"});
+        let lost = JobResult::Referee(RefereeResult::default());
         let c = check_of(&job(JobState::Succeeded, Some(lost), None), "r").unwrap();
         assert_eq!(c["passed"], false);
         // The evidence no longer parses on this engine: a failing check.
-        let bad = Failure::new("validation_failed", "the map is invalid");
+        let bad = Failure::new(FailureCode::ValidationFailed, "the map is invalid");
         let c = check_of(&job(JobState::Failed, None, Some(bad)), "r").unwrap();
         assert_eq!(
             (c["passed"].clone(), c["outcome"].clone()),
             (json!(false), json!("validation_failed"))
         );
         // The job did not run to a verdict: nothing to record.
-        let timeout = Failure::new("timeout", "did not start in time");
+        let timeout = Failure::new(FailureCode::Timeout, "did not start in time");
         assert!(check_of(&job(JobState::Failed, None, Some(timeout)), "r").is_none());
         assert!(check_of(&job(JobState::Cancelled, None, None), "r").is_none());
         assert!(check_of(&job(JobState::Running, None, None), "r").is_none());

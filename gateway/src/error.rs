@@ -83,6 +83,22 @@ impl ErrorCode {
     }
 }
 
+/// A job's failure is answered with the contract's code of the same name: one match, so a
+/// new failure code is a compile error here rather than an `internal_error` at run time.
+impl From<horst_queue::FailureCode> for ErrorCode {
+    fn from(code: horst_queue::FailureCode) -> ErrorCode {
+        use horst_queue::FailureCode as F;
+        match code {
+            F::InvalidInput => ErrorCode::InvalidInput,
+            F::TooLarge => ErrorCode::TooLarge,
+            F::ValidationFailed => ErrorCode::ValidationFailed,
+            F::Timeout => ErrorCode::Timeout,
+            F::Cancelled => ErrorCode::Cancelled,
+            F::InternalError => ErrorCode::InternalError,
+        }
+    }
+}
+
 impl std::fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

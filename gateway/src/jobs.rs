@@ -6,22 +6,24 @@
 //! guard, so a client that goes away while its job is queued leaves nothing charged.
 //!
 //! Submissions: the worker only referees. This handler, still connected, stores the
-//! revision when the result says `won` and annotates the job with `revisionId`. If the
-//! client leaves first, nothing is published and the job is annotated with the reason
-//! (design reading: "a submit whose client left publishes nothing and records why").
+//! revision when the result says `won` and records the publication on the job
+//! (`Queue::publish`, the field's one writer). If the client leaves first, nothing is
+//! published and the job records why (design reading: "a submit whose client left
+//! publishes nothing and records why"). A crash between storing the revision and recording
+//! it is answered by the retry: storing is once per job (`revision_store.lua` answers the
+//! revision stored before), so the retry stores or finds it and records it.
 
 use std::time::Duration;
 
-use horst_queue::{Admission, JobKind, JobRecord, JobSpec, JobState, QueueError};
-use serde_json::{json, Map, Value};
+use horst_queue::{
+    Admission, FailureCode, JobInput, JobKind, JobRecord, JobSpec, JobState, Publication,
+    QueueError, RefereeResult,
+};
+use serde_json::{json, Value};
 
 use crate::args::{Id, PlaytestArgs, SimulateArgs, SubmitArgs};
 use crate::revisions::{self, NewRevision};
 use crate::{Account, ErrorCode, Gateway, ToolError};
-
-/// Why a finished submission has no revision, stored on the job.
-const UNPUBLISHED_FIELD: &str = "unpublished";
-const REVISION_ERROR_FIELD: &str = "revisionError";
 
 impl From<QueueError> for ToolError {
     fn from(e: QueueError) -> Self {
@@ -52,7 +54,8 @@ impl From<QueueError> for ToolError {
     }
 }
 
-/// Annotates a submission job whose client left, once the job has finished.
+/// Records on a submission job whose client left, once the job has finished, that nothing
+/// was published.
 struct LeftGuard {
     queue: Option<horst_queue::Queue>,
     job_id: String,
@@ -76,13 +79,12 @@ impl Drop for LeftGuard {
             handle.spawn(async move {
                 if let Ok(rec) = queue.wait(&id, wait).await {
                     if rec.state == JobState::Succeeded {
-                        let _ = queue
-                            .annotate(
-                                &id,
-                                UNPUBLISHED_FIELD,
-                                json!("the client disconnected before the check finished; nothing was published"),
-                            )
-                            .await;
+                        let unpublished = Publication::Unpublished {
+                            reason: "the client disconnected before the check finished; nothing was published".into(),
+                        };
+                        if let Err(e) = queue.publish(&id, &unpublished).await {
+                            tracing::warn!(job = %id, error = %e, "cannot record that nothing was published");
+                        }
                     }
                 }
             });
@@ -98,12 +100,7 @@ fn failure_error(rec: &JobRecord) -> ToolError {
         )
         .with("jobId", rec.id.clone());
     };
-    // A worker writes these codes; `check_failed` is the operator's, never a job's.
-    let code = match ErrorCode::from_stored(&f.code) {
-        ErrorCode::CheckFailed => ErrorCode::InternalError,
-        c => c,
-    };
-    let mut e = ToolError::new(code, f.message.clone());
+    let mut e = ToolError::new(ErrorCode::from(f.code), f.message.clone());
     if let Value::Object(details) = &f.details {
         for (k, v) in details {
             e.details.insert(k.clone(), v.clone());
@@ -134,7 +131,7 @@ impl Gateway {
     ) -> Result<Value, ToolError> {
         check_map(a.map.as_str())?;
         let seed = a.seed.map_or(1, |s| s.0);
-        let input = json!({ "map": a.map.as_str(), "seed": seed });
+        let input = JobInput::playtest(a.map.as_str(), seed);
         self.run_job(
             JobKind::Playtest,
             input,
@@ -151,7 +148,7 @@ impl Gateway {
         caller: &Account,
     ) -> Result<Value, ToolError> {
         check_map(a.map.as_str())?;
-        let input = json!({ "map": a.map.as_str(), "replay": a.replay.0 });
+        let input = JobInput::simulate(a.map.as_str(), a.replay.0.clone());
         self.run_job(
             JobKind::Simulate,
             input,
@@ -191,9 +188,7 @@ impl Gateway {
             )
             .await?;
         }
-        let input = json!({
-            "map": map, "replay": replay, "name": level, "parentRevisionId": parent,
-        });
+        let input = JobInput::submit(map, replay.clone(), level, parent.map(str::to_string));
         let submit = Submission {
             name: level,
             parent,
@@ -205,7 +200,7 @@ impl Gateway {
     async fn run_job(
         &self,
         kind: JobKind,
-        input: Value,
+        input: JobInput,
         idem: &str,
         caller: &Account,
         submit: Option<Submission<'_>>,
@@ -320,7 +315,7 @@ impl Gateway {
         let dropped = self.queue.cancel_queued(
             id,
             JobState::Cancelled,
-            "cancelled",
+            FailureCode::Cancelled,
             "the server shut down before the job started; it was dropped and nothing was charged; call again",
         );
         matches!(
@@ -333,7 +328,7 @@ impl Gateway {
     async fn finish(
         &self,
         rec: &JobRecord,
-        input: &Value,
+        input: &JobInput,
         caller: &Account,
         submit: Option<&Submission<'_>>,
         replayed: bool,
@@ -346,15 +341,20 @@ impl Gateway {
             JobState::Failed | JobState::Cancelled => return Err(failure_error(rec)),
             JobState::Succeeded => {}
         }
-        let result = rec.result.clone().unwrap_or(Value::Null);
-        let Value::Object(mut out) = result.clone() else {
+        let Some(result) = &rec.result else {
             return Err(ToolError::internal(format!(
-                "job {} succeeded without a result object",
+                "job {} succeeded without a readable result",
                 rec.id
             )));
         };
         let Some(submit) = submit else {
             // playtest / simulate: the result as the worker recorded it.
+            let Value::Object(mut out) = result.to_value() else {
+                return Err(ToolError::internal(format!(
+                    "job {} has a result that is not an object",
+                    rec.id
+                )));
+            };
             out.insert("jobId".into(), json!(rec.id));
             if replayed {
                 out.insert("replayed".into(), json!(true));
@@ -364,79 +364,71 @@ impl Gateway {
             }
             return Ok(Value::Object(out));
         };
-        if result["won"] != true {
-            let mut e = ToolError::new(
-ErrorCode::ValidationFailed,
+        let Some(report) = result.referee() else {
+            return Err(ToolError::internal(format!(
+                "submission job {} holds a planner's result",
+                rec.id
+            )));
+        };
+        if !report.won {
+            let e = ToolError::new(
+                ErrorCode::ValidationFailed,
                 format!(
                     "the replay does not win on this map (outcome {}); nothing was stored; check it with simulate_replay",
-                    result["outcome"].as_str().unwrap_or("unknown")
+                    report.outcome.as_str()
                 ),
             )
-            .with("jobId", rec.id.clone());
-            for k in [
-                "outcome",
-                "ticks",
-                "deathTick",
-                "deathCause",
-                "position",
-                "dead",
-            ] {
-                if let Some(v) = result.get(k) {
-                    e = e.with(k, v.clone());
-                }
-            }
+            .with("jobId", rec.id.clone())
+            .with("outcome", report.outcome.as_str())
+            .with("ticks", report.ticks)
+            .with("deathTick", json!(report.death_tick))
+            .with("deathCause", json!(report.death_cause))
+            .with("position", report.position.clone())
+            .with("dead", report.dead);
             return Err(e);
         }
-        let revision_id = match result.get("revisionId").and_then(Value::as_str) {
-            Some(id) => id.to_string(),
-            None if replayed => {
-                if let Some(reason) = result.get(UNPUBLISHED_FIELD).and_then(Value::as_str) {
-                    return Err(ToolError::new(
-                        ErrorCode::Cancelled,
-                        format!("{reason}; submit again with a fresh idempotencyKey"),
-                    )
-                    .with("jobId", rec.id.clone()));
-                }
-                if let Some(err) = result.get(REVISION_ERROR_FIELD) {
-                    // Only the codes storing a revision can fail with are repeated.
-                    let code = match err["code"].as_str().map(ErrorCode::from_stored) {
-                        Some(
-                            c @ (ErrorCode::Quota
-                            | ErrorCode::Forbidden
-                            | ErrorCode::ValidationFailed
-                            | ErrorCode::Conflict),
-                        ) => c,
-                        _ => ErrorCode::InternalError,
-                    };
-                    return Err(ToolError::new(
-                        code,
-                        err["message"].as_str().unwrap_or("not stored").to_string(),
-                    )
-                    .with("jobId", rec.id.clone()));
-                }
-                // The first call is between the check and storing; read it shortly.
-                return Ok(pending_answer(rec, replayed, remaining.as_ref()));
-            }
+        // What the first call (or an earlier retry) did with the won check; without a
+        // record, this call stores it: once per job, so a retry after a crash between
+        // storing and recording finds the revision stored first.
+        let publication = match &rec.publication {
+            Some(p) => p.clone(),
             None => {
-                self.store_submission(rec, &result, input, caller, submit)
+                self.store_submission(rec, report, input, caller, submit)
                     .await?
             }
         };
-        let acceptance = strip(
-            &result,
-            &[UNPUBLISHED_FIELD, REVISION_ERROR_FIELD, "revisionId"],
-        );
+        let revision_id = match publication {
+            Publication::Stored { revision_id } => revision_id,
+            Publication::Unpublished { reason } => {
+                return Err(ToolError::new(
+                    ErrorCode::Cancelled,
+                    format!("{reason}; submit again with a fresh idempotencyKey"),
+                )
+                .with("jobId", rec.id.clone()))
+            }
+            Publication::Refused { code, message } => {
+                // Only the codes storing a revision can fail with are repeated.
+                let code = match ErrorCode::from_stored(&code) {
+                    c @ (ErrorCode::Quota
+                    | ErrorCode::Forbidden
+                    | ErrorCode::ValidationFailed
+                    | ErrorCode::Conflict) => c,
+                    _ => ErrorCode::InternalError,
+                };
+                return Err(ToolError::new(code, message).with("jobId", rec.id.clone()));
+            }
+        };
         let mut v = json!({
             "jobId": rec.id,
             "revisionId": revision_id,
             "name": submit.name,
-            "mapHash": result["mapHash"],
+            "mapHash": report.map_hash,
             "state": "labor",
-            "seed": input["replay"]["seed"],
-            "ticks": result["ticks"],
-            "engineVersion": result["engineVersion"],
-            "policyVersion": result["policyVersion"],
-            "acceptance": acceptance,
+            "seed": input.replay.as_ref().and_then(|r| r.get("seed")),
+            "ticks": report.ticks,
+            "engineVersion": report.engine_version,
+            "policyVersion": report.policy_version,
+            "acceptance": report,
         });
         if let Ok(Some(state)) = revisions::revision_state(&self.store, &revision_id).await {
             v["state"] = json!(state);
@@ -450,54 +442,65 @@ ErrorCode::ValidationFailed,
         Ok(v)
     }
 
+    /// Stores a won submission's revision (once per job) and records the publication; the
+    /// publication that stands is returned (a refusal is recorded too, so a retry repeats it).
     async fn store_submission(
         &self,
         rec: &JobRecord,
-        result: &Value,
-        input: &Value,
+        report: &RefereeResult,
+        input: &JobInput,
         caller: &Account,
         submit: &Submission<'_>,
-    ) -> Result<String, ToolError> {
-        let map = input["map"].as_str().unwrap_or_default();
-        let replay = &input["replay"];
-        let acceptance = strip(result, &[]);
+    ) -> Result<Publication, ToolError> {
+        let null = Value::Null;
+        let replay = input.replay.as_ref().unwrap_or(&null);
+        let acceptance = serde_json::to_value(report).map_err(ToolError::internal)?;
         let stored = revisions::store_revision(
             &self.store,
             &NewRevision {
                 owner: &caller.name,
                 name: submit.name,
                 parent: submit.parent,
-                map,
+                map: &input.map,
                 replay,
                 seed: replay["seed"].as_u64().unwrap_or(0) as u32,
-                ticks: result["ticks"].as_u64().unwrap_or(0),
-                map_hash: result["mapHash"].as_str().unwrap_or_default(),
-                engine_version: result["engineVersion"].as_str().unwrap_or_default(),
-                policy_version: result["policyVersion"].as_str().unwrap_or_default(),
+                ticks: u64::from(report.ticks),
+                map_hash: &report.map_hash,
+                engine_version: &report.engine_version,
+                policy_version: &report.policy_version,
                 acceptance: &acceptance,
                 job_id: &rec.id,
+                job_retention_seconds: self.config.queue.job_retention_hours * 3600,
             },
             self.budgets(caller.trust).await?,
         )
         .await;
-        match stored {
-            Ok((id, _)) => {
-                self.queue
-                    .annotate(&rec.id, "revisionId", json!(id))
-                    .await?;
-                Ok(id)
+        let publication = match &stored {
+            Ok((revision_id, _)) => Publication::Stored {
+                revision_id: revision_id.clone(),
+            },
+            // The store could not be reached: nothing to record; the caller retries.
+            Err(e) if e.code == ErrorCode::EngineUnavailable => {
+                return Err(e.clone().with("jobId", rec.id.clone()))
             }
-            Err(e) => {
-                let _ = self
-                    .queue
-                    .annotate(
-                        &rec.id,
-                        REVISION_ERROR_FIELD,
-                        json!({ "code": e.code, "message": e.message }),
-                    )
-                    .await;
-                Err(e.with("jobId", rec.id.clone()))
-            }
+            Err(e) => Publication::Refused {
+                code: e.code.as_str().to_string(),
+                message: e.message.clone(),
+            },
+        };
+        if crate::faults::stops_after_revision_store(&caller.name) {
+            return Err(ToolError::internal(
+                "fault injected: stopped between storing the revision and recording it",
+            ));
+        }
+        let standing = self.queue.publish(&rec.id, &publication).await?;
+        match (stored, standing) {
+            (_, Some(p)) => Ok(p),
+            (Err(e), None) => Err(e.with("jobId", rec.id.clone())),
+            (Ok(_), None) => Err(ToolError::internal(format!(
+                "job {} is no longer a succeeded job; its publication was not recorded",
+                rec.id
+            ))),
         }
     }
 
@@ -512,12 +515,10 @@ ErrorCode::ValidationFailed,
             .await?
             .filter(|r| r.account == caller.name)
             .ok_or_else(|| ToolError::not_found(format!("no job {id} of yours")))?;
-        let revision_id = rec
-            .result
-            .as_ref()
-            .and_then(|r| r.get("revisionId"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        let revision_id = match &rec.publication {
+            Some(Publication::Stored { revision_id }) => Some(revision_id.clone()),
+            _ => None,
+        };
         let revision_state = match &revision_id {
             Some(r) => revisions::revision_state(&self.store, r).await?,
             None => None,
@@ -609,16 +610,4 @@ fn pending_without_store(rec: &JobRecord) -> Value {
 pub(crate) struct Submission<'a> {
     name: &'a str,
     parent: Option<&'a str>,
-}
-
-fn strip(v: &Value, fields: &[&str]) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(k, _)| !fields.contains(&k.as_str()))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect::<Map<String, Value>>(),
-        ),
-        other => other.clone(),
-    }
 }

@@ -1,10 +1,11 @@
 //! Every Redis key the gateway reads or writes, named here once (under the store's prefix).
 //!
 //! Keys are grouped as the scripts touch them together (ARCHITECTURE.md, "Lua scripts, keys
-//! and hash slots"): on Redis Cluster the keys one script touches must share a hash slot, so
-//! each group carries one hash tag. The tags are empty today, so the stored names are the
-//! ones horst has always used and no data moves; giving a group its tag (`{rev}`) is a change
-//! here plus a rename of that group's existing keys (docs/scaling.md, "Redis Cluster").
+//! and hash slots"). On a Redis Cluster the keys one script touches must share a hash slot:
+//! `Store::key` names every key here in the records' slot group (`{g}`), because the groups'
+//! scripts join them (a built-in level's publish writes its owner's account with the
+//! revision). The per-group prefixes below stay empty, so on one server the stored names are
+//! the ones horst has always used and no data moves (docs/scaling.md, "Redis Cluster").
 //!
 //! Level names are lowercased here: a level's keys do not depend on the case it was typed in.
 
@@ -30,6 +31,11 @@ fn level(name: &str) -> String {
 /// that takes an optional revision gets `rev:`, which never exists.
 pub fn rev(store: &Store, id: &str) -> String {
     store.key(&format!("{REVISIONS}rev:{id}"))
+}
+
+/// `revjob:<job_id>`: the revision stored for a submission job (`revision_store.lua`).
+pub fn revision_of_job(store: &Store, job_id: &str) -> String {
+    store.key(&format!("{REVISIONS}revjob:{job_id}"))
 }
 
 /// `rev:<id>:state`: `labor`, `promoted`, `retired`, `withdrawn` or `quarantined`.

@@ -24,6 +24,7 @@ pub mod builtin;
 pub mod checks;
 pub mod contact;
 mod error;
+pub mod faults;
 pub mod keys;
 pub mod page_views;
 pub mod player;

@@ -54,6 +54,8 @@ pub struct NewRevision<'a> {
     pub policy_version: &'a str,
     pub acceptance: &'a Value,
     pub job_id: &'a str,
+    /// How long the job's record is kept: the job's revision is answered for that long.
+    pub job_retention_seconds: u64,
 }
 
 /// Budgets from the configuration.
@@ -192,6 +194,7 @@ pub async fn store_revision(
         .await?;
     match stored {
         RevisionStored::Ok { now_ms } => Ok((id, now_ms)),
+        RevisionStored::Earlier { id } => Ok((id, ms)),
         RevisionStored::NameTaken => Err(ToolError::new(
             ErrorCode::Forbidden,
             format!("the name {:?} belongs to another account", rev.name),

@@ -72,8 +72,8 @@ pub(crate) static CONTACT_SEND: Script<ContactSent> = Script::new(Decl {
 pub(crate) static REVISION_STORE: Script<RevisionStored, StoreRevision<'static>> =
     Script::new(Decl {
         file: lua!("lua/revision_store.lua"),
-        keys: 9,
-        argv: Argv::Exactly(17),
+        keys: 10,
+        argv: Argv::Exactly(18),
         writes: Writes::Durable,
     });
 
@@ -138,7 +138,8 @@ impl ScriptArgs for StoreRevision<'_> {
             .key(keys::owner_candidates(s, r.owner))
             .key(keys::storage(s, r.owner))
             .key(keys::storage_total(s))
-            .key(keys::rev(s, parent));
+            .key(keys::rev(s, parent))
+            .key(keys::revision_of_job(s, r.job_id));
         to.arg(id)
             .arg(r.owner)
             .arg(r.name)
@@ -155,7 +156,8 @@ impl ScriptArgs for StoreRevision<'_> {
             .arg(r.engine_version)
             .arg(r.policy_version)
             .arg(r.acceptance.to_string())
-            .arg(r.job_id);
+            .arg(r.job_id)
+            .arg(r.job_retention_seconds);
     }
 }
 
@@ -416,9 +418,15 @@ pub(crate) enum StorageScope {
 }
 
 /// `revision_store.lua`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum RevisionStored {
-    Ok { now_ms: u64 },
+    Ok {
+        now_ms: u64,
+    },
+    /// The job's revision was stored by an earlier call.
+    Earlier {
+        id: String,
+    },
     IdTaken,
     NameTaken,
     ParentMissing,
@@ -429,6 +437,7 @@ pub(crate) enum RevisionStored {
 reply!(RevisionStored, (String, String), "revision_store", |r| {
     match (r.0.as_str(), r.1.as_str()) {
         ("ok", now) => now.parse().ok().map(|now_ms| RevisionStored::Ok { now_ms }),
+        ("stored", id) => Some(RevisionStored::Earlier { id: id.to_string() }),
         ("conflict", _) => Some(RevisionStored::IdTaken),
         ("forbidden", _) => Some(RevisionStored::NameTaken),
         ("validation_failed", "parent_missing") => Some(RevisionStored::ParentMissing),

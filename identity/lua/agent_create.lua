@@ -27,8 +27,7 @@
     {'daily_cap', wait_ms}     the total cap is reached; room in wait_ms
     {'collision', 0}           the random name or prefix is taken: try another
 ]]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local window = tonumber(ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)

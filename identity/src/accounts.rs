@@ -22,7 +22,6 @@ use crate::scripts::{
     AccountCreated, AgentCreated, KeyCreated, ACCOUNT_CREATE, AGENT_CREATE, KEY_CREATE,
 };
 use crate::{random_hex, redis_now_ms, rfc3339, IdentityError, KeyCap};
-use horst_store::InvokeDurably;
 use horst_store::Store;
 
 /// At most this many active keys per account.
@@ -219,11 +218,12 @@ pub async fn create_account(store: &Store, name: &str, trust: u8) -> Result<(), 
     }
     let now = redis_now_ms(store).await?;
     let created: AccountCreated = ACCOUNT_CREATE
+        .call(store)
         .key(store.key(&format!("account:{name}")))
         .arg(name)
         .arg(trust)
         .arg(now)
-        .invoke_durably(store)
+        .run()
         .await?;
     if created == AccountCreated::Exists {
         return Err(IdentityError::Conflict(format!("account {name} exists")));
@@ -266,6 +266,7 @@ pub async fn create_key(
     let hash = hash_key(&key);
     let now = redis_now_ms(store).await?;
     let result: KeyCreated = KEY_CREATE
+        .call(store)
         .key(store.key(&format!("account:{account}")))
         .key(store.key(&format!("account:{account}:keys")))
         .key(store.key(&format!("key:{hash}")))
@@ -277,7 +278,7 @@ pub async fn create_key(
         .arg(&label)
         .arg(now)
         .arg(MAX_ACTIVE_KEYS)
-        .invoke_durably(store)
+        .run()
         .await?;
     match result {
         KeyCreated::Created => Ok(CreatedKey {
@@ -624,6 +625,7 @@ pub async fn create_agent(
         let hash = hash_key(&key);
         let member = random_hex(8)?;
         let reply: AgentCreated = AGENT_CREATE
+            .call(store)
             .key(store.key(&format!("agentkeys:net:{network}")))
             .key(store.key("agentkeys:all"))
             .key(store.key(&format!("account:{username}")))
@@ -640,7 +642,7 @@ pub async fn create_agent(
             .arg(&id)
             .arg(&prefix)
             .arg(&label)
-            .invoke_durably(store)
+            .run()
             .await?;
         match reply {
             AgentCreated::Created { now_ms } => {

@@ -11,7 +11,8 @@
 //!   (`0` while active)
 //! - `admintokens` hash: id -> sha256, for listing and retiring by id
 
-use horst_store::Store;
+use horst_store::script::{Argv, Decl, Script, Writes};
+use horst_store::{lua, Store};
 use redis::AsyncCommands;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -37,13 +38,29 @@ pub struct AdminTokenInfo {
     pub active: bool,
 }
 
-const ADD: &str = r#"
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-local t = redis.call('TIME')
-redis.call('HSET', KEYS[1], 'id', ARGV[1], 'label', ARGV[2], 'createdBy', ARGV[3],
-    'createdAtMs', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), 'retiredAtMs', '0')
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[4])
-return 1"#;
+/// `lua/admin_token_add.lua`: a token shown once survives a failover.
+static ADD: Script<i64> = Script::new(Decl {
+    file: lua!("lua/admin_token_add.lua"),
+    keys: 2,
+    argv: Argv::Exactly(4),
+    writes: Writes::Durable,
+});
+
+/// `lua/admin_token_retire.lua`: a retired token stays retired after a failover.
+static RETIRE: Script<String> = Script::new(Decl {
+    file: lua!("lua/admin_token_retire.lua"),
+    keys: 3,
+    argv: Argv::Exactly(3),
+    writes: Writes::Durable,
+});
+
+pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 2] {
+    [&ADD, &RETIRE]
+}
+
+fn record_key(store: &Store, token_hash: &str) -> String {
+    store.key(&format!("admintoken:{token_hash}"))
+}
 
 async fn add(
     store: &Store,
@@ -52,17 +69,16 @@ async fn add(
     label: &str,
     who: &str,
 ) -> Result<bool, IdentityError> {
-    let added: i64 = redis::Script::new(ADD)
-        .key(store.key(&format!("admintoken:{token_hash}")))
+    let added = ADD
+        .call(store)
+        .key(record_key(store, token_hash))
         .key(store.key("admintokens"))
         .arg(id)
         .arg(label)
         .arg(who)
         .arg(token_hash)
-        .invoke_async(&mut store.conn())
+        .run()
         .await?;
-    // Durable: a token shown once survives a failover.
-    store.barrier().await?;
     Ok(added == 1)
 }
 
@@ -84,7 +100,7 @@ pub async fn check(store: &Store, given: &str) -> Result<Option<String>, Identit
         return Ok(None);
     }
     let v: Vec<Option<String>> = redis::cmd("HMGET")
-        .arg(store.key(&format!("admintoken:{}", hash(given))))
+        .arg(record_key(store, &hash(given)))
         .arg(&["id", "retiredAtMs"])
         .query_async(&mut store.conn())
         .await?;
@@ -135,7 +151,7 @@ pub async fn list(store: &Store) -> Result<Vec<AdminTokenInfo>, IdentityError> {
     let mut out = Vec::with_capacity(ids.len());
     for (id, h) in ids {
         let v: Vec<Option<String>> = redis::cmd("HMGET")
-            .arg(store.key(&format!("admintoken:{h}")))
+            .arg(record_key(store, &h))
             .arg(&["label", "createdAtMs", "createdBy", "retiredAtMs"])
             .query_async(&mut store.conn())
             .await?;
@@ -161,29 +177,43 @@ pub async fn list(store: &Store) -> Result<Vec<AdminTokenInfo>, IdentityError> {
 /// Retires a token: it is refused from now on and its `/admin` sessions end. The last
 /// active token cannot be retired (`conflict`): create its successor first.
 pub async fn retire(store: &Store, id: &str) -> Result<AdminTokenInfo, IdentityError> {
-    let r: String = redis::Script::new(
-        r#"
-        local h = redis.call('HGET', KEYS[1], ARGV[1])
-        if not h then return 'missing' end
-        local rec = ARGV[2] .. 'admintoken:' .. h
-        if redis.call('HGET', rec, 'retiredAtMs') ~= '0' then return 'retired' end
-        local active = 0
-        for _, other in ipairs(redis.call('HVALS', KEYS[1])) do
-            if redis.call('HGET', ARGV[2] .. 'admintoken:' .. other, 'retiredAtMs') == '0' then
-                active = active + 1
-            end
-        end
-        if active <= 1 then return 'last' end
-        local t = redis.call('TIME')
-        redis.call('HSET', rec, 'retiredAtMs', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
-        return 'ok'"#,
-    )
-    .key(store.key("admintokens"))
-    .arg(id)
-    .arg(store.key(""))
-    .invoke_async(&mut store.conn())
-    .await?;
-    store.barrier().await?;
+    // The witness is another token seen active; a retirement at the same moment may
+    // retire it first, and then the next read picks another (or finds this the last).
+    let mut r = String::from("witness");
+    for _ in 0..5 {
+        let ids: Vec<(String, String)> = store.conn().hgetall(store.key("admintokens")).await?;
+        let Some(target) = ids.iter().find(|(i, _)| i == id).map(|(_, h)| h.clone()) else {
+            r = "missing".into();
+            break;
+        };
+        let listed = list(store).await?;
+        let Some(witness) = listed.iter().find(|t| t.active && t.id != id) else {
+            r = if listed.iter().any(|t| t.id == id && !t.active) {
+                "retired".into()
+            } else {
+                "last".into()
+            };
+            break;
+        };
+        let witness_hash = ids
+            .iter()
+            .find(|(i, _)| *i == witness.id)
+            .map(|(_, h)| h.as_str())
+            .unwrap_or_default();
+        r = RETIRE
+            .call(store)
+            .key(store.key("admintokens"))
+            .key(record_key(store, &target))
+            .key(record_key(store, witness_hash))
+            .arg(id)
+            .arg(&target)
+            .arg(&witness.id)
+            .run()
+            .await?;
+        if r != "witness" {
+            break;
+        }
+    }
     match r.as_str() {
         "ok" => {}
         "missing" => {

@@ -1,12 +1,13 @@
 //! RCADIA identities: agent tokens with scopes (`play`, `host`) and HS256 JWTs for people who
 //! signed in (their accounts and passwords live in `crate::people`; the sign-in route asks
 //! for the JWT).
-//! Tokens are stored only as SHA-256 hashes; the JWT secret is generated once per store and
-//! kept in Redis. None of these secrets is ever logged.
+//! Tokens are stored only as SHA-256 hashes; the JWT signing key is a file outside Redis
+//! (`crate::jwt_key`). None of these secrets is ever logged.
 //!
 //! Layout (under the store prefix):
 //! - `auth:token:<sha256>` hash: `agent`, `play`, `host`, `name`, `createdAtMs`
-//! - `auth:jwt_secret` string
+//! - `auth:jwt_secret` string: an earlier version's signing key, moved into the key file at
+//!   the first start and deleted
 //! - `auth:usergen:<name>` counter: a person's credential generation; a JWT names the
 //!   generation it was issued in and is refused once it moved on (password change, block,
 //!   deletion)
@@ -25,7 +26,8 @@ use std::time::{Duration, Instant};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
-use horst_store::Store;
+use horst_store::script::{Argv, Decl, Script, Writes};
+use horst_store::{lua, Store};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -59,7 +61,11 @@ pub struct Identity {
 #[derive(Clone)]
 pub struct Auth {
     store: Store,
-    secret: Vec<u8>,
+    /// The JWT signing key, read (or made) from `key_file` at the first JWT this process
+    /// signs or checks, or at [`Auth::load_signing_key`] (an API process's start): a
+    /// process that never handles a JWT (a worker, `horst admin`) never makes the file.
+    secret: Arc<tokio::sync::OnceCell<Vec<u8>>>,
+    key_file: Arc<std::path::PathBuf>,
     /// Known credentials by hash: agents long-poll in a loop, and a Redis read per request
     /// only to learn the same identity again is most of a poll's cost. An entry is used only
     /// while the revocation epoch it was read under is still the newest this process knows,
@@ -89,6 +95,18 @@ struct Cached {
     at: Instant,
     epoch: u64,
     identity: Identity,
+}
+
+/// `lua/token_create.lua`.
+static TOKEN_CREATE: Script<i64> = Script::new(Decl {
+    file: lua!("lua/token_create.lua"),
+    keys: 1,
+    argv: Argv::Exactly(5),
+    writes: Writes::Durable,
+});
+
+pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 1] {
+    [&TOKEN_CREATE]
 }
 
 /// `n` random bytes from the OS for secrets; an RNG failure is an error (never weak secrets).
@@ -148,26 +166,14 @@ fn unix_now() -> u64 {
 }
 
 impl Auth {
-    /// Loads the JWT secret, creating it on first use (SET NX: every process agrees), and
-    /// waits until `redis.min_replica_acks` replicas have it.
-    pub async fn new(store: Store) -> Result<Auth, IdentityError> {
-        let key = store.key("auth:jwt_secret");
-        let mut conn = store.conn();
-        let fresh = hex::encode(random_bytes(32)?);
-        let _: Option<String> = redis::cmd("SET")
-            .arg(&key)
-            .arg(&fresh)
-            .arg("NX")
-            .query_async(&mut conn)
-            .await?;
-        let secret: String = redis::cmd("GET").arg(&key).query_async(&mut conn).await?;
-        // Settled once: the secret this process signs with is on the replicas before its
-        // first JWT, so a failover cannot swap it for another process's and refuse every
-        // JWT (too few replicas in time is an error: the process does not start).
-        store.settle(&mut conn).await?;
+    /// Opens the token store; people's JWTs are signed with the key of `jwt_key_file` (made
+    /// at the first use, mode 0600; see [`crate::jwt_key`]): the key is outside Redis, so no
+    /// failover can swap it and no reader of Redis's data learns it.
+    pub async fn new(store: Store, jwt_key_file: &std::path::Path) -> Result<Auth, IdentityError> {
         let auth = Auth {
             store,
-            secret: secret.into_bytes(),
+            secret: Default::default(),
+            key_file: Arc::new(jwt_key_file.to_path_buf()),
             cache: Default::default(),
         };
         auth.index_legacy_users().await?;
@@ -267,26 +273,21 @@ impl Auth {
             "agt_{:08x}",
             u32::from_le_bytes(horst_store::random::id_bytes::<4>())
         );
-        let _: () = redis::Script::new(
-            r#"
-            local t = redis.call('TIME')
-            redis.call('HSET', KEYS[1], 'agent', ARGV[1], 'play', ARGV[2], 'host', ARGV[3],
-                'name', ARGV[4], 'house', ARGV[5],
-                'createdAtMs', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))"#,
-        )
-        .key(
-            self.store
-                .key(&format!("auth:token:{}", sha256_hex(&token))),
-        )
-        .arg(&agent)
-        .arg(u8::from(play))
-        .arg(u8::from(host))
-        .arg(name.as_deref().unwrap_or(""))
-        .arg(u8::from(house))
-        .invoke_async(&mut self.store.conn())
-        .await?;
-        // Durable: a token shown to its operator survives a failover.
-        self.store.barrier().await?;
+        // Durable (declared in the registry): a token shown to its operator survives a
+        // failover.
+        let _: i64 = TOKEN_CREATE
+            .call(&self.store)
+            .key(
+                self.store
+                    .key(&format!("auth:token:{}", sha256_hex(&token))),
+            )
+            .arg(&agent)
+            .arg(u8::from(play))
+            .arg(u8::from(host))
+            .arg(name.as_deref().unwrap_or(""))
+            .arg(u8::from(house))
+            .run()
+            .await?;
         Ok((token, agent))
     }
 
@@ -456,14 +457,29 @@ impl Auth {
         let payload =
             URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).map_err(IdentityError::internal)?);
         let signing = format!("{header}.{payload}");
-        let sig = URL_SAFE_NO_PAD.encode(self.mac(&signing));
+        let key = self.signing_key().await?;
+        let sig = URL_SAFE_NO_PAD.encode(Self::mac(key, &signing));
         Ok(format!("{signing}.{sig}"))
     }
 
-    fn mac(&self, data: &str) -> Vec<u8> {
+    /// Reads (or makes) the JWT signing key now: an API process does this at its start, so
+    /// a key file it cannot use stops it there rather than at the first sign-in.
+    pub async fn load_signing_key(&self) -> Result<(), IdentityError> {
+        self.signing_key().await.map(|_| ())
+    }
+
+    async fn signing_key(&self) -> Result<&[u8], IdentityError> {
+        let key = self
+            .secret
+            .get_or_try_init(|| crate::jwt_key::load_or_create(&self.store, &self.key_file))
+            .await?;
+        Ok(key)
+    }
+
+    fn mac(key: &[u8], data: &str) -> Vec<u8> {
         // HMAC accepts keys of any length, so this never fails; if it did, an empty MAC
         // matches no signature and every JWT is refused.
-        let Ok(mut m) = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.secret) else {
+        let Ok(mut m) = <Hmac<Sha256> as KeyInit>::new_from_slice(key) else {
             return Vec::new();
         };
         m.update(data.as_bytes());
@@ -471,7 +487,7 @@ impl Auth {
     }
 
     /// The claims of a JWT with a good signature that has not expired.
-    fn verify_jwt(&self, token: &str) -> Option<Claims> {
+    fn verify_jwt(key: &[u8], token: &str) -> Option<Claims> {
         #[derive(Deserialize)]
         struct Header {
             alg: String,
@@ -479,7 +495,7 @@ impl Auth {
         let (signing, sig) = token.rsplit_once('.')?;
         let (header, payload) = signing.split_once('.')?;
         let sig = URL_SAFE_NO_PAD.decode(sig).ok()?;
-        if !constant_time_eq(&self.mac(signing), &sig) {
+        if !constant_time_eq(&Self::mac(key, signing), &sig) {
             return None;
         }
         let header: Header = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(header).ok()?).ok()?;
@@ -539,7 +555,7 @@ impl Auth {
     pub async fn identify(&self, bearer: &str) -> Result<Option<Identity>, IdentityError> {
         let jwt = bearer.matches('.').count() == 2;
         let claims = if jwt {
-            match self.verify_jwt(bearer) {
+            match Self::verify_jwt(self.signing_key().await?, bearer) {
                 Some(c) => Some(c),
                 None => return Ok(None),
             }

@@ -9,7 +9,8 @@
 //! - [`admin_tokens`]: the operator's rotating tokens for the REST admin API and `/admin`.
 //! - [`accounts`]: agent accounts and their MCP keys (self-service within caps, or made by
 //!   the operator), the key check of every MCP request.
-//! - [`auth`]: RCADIA agent tokens with scopes, people's HS256 JWTs, and the revocation epoch
+//! - [`auth`]: RCADIA agent tokens with scopes, people's HS256 JWTs (signed with the key of
+//!   [`jwt_key`], a file outside Redis), and the revocation epoch
 //!   that lets every process refuse a revoked credential within a second.
 //!
 //! Above it: the gateway (its key tools' caller is an [`accounts::Account`]), the RCADIA
@@ -26,6 +27,7 @@ pub mod accounts;
 pub mod admin_tokens;
 pub mod auth;
 mod error;
+pub mod jwt_key;
 pub mod people;
 mod scripts;
 pub mod sign_in_limits;
@@ -39,6 +41,9 @@ pub fn scripts() -> Vec<&'static dyn horst_store::script::Registered> {
     all.extend(sign_in_limits::scripts());
     all.extend(people::scripts());
     all.extend(web_sessions::scripts());
+    all.extend(admin_tokens::scripts());
+    all.extend(auth::scripts());
+    all.extend(scripts::scripts());
     all
 }
 

@@ -186,21 +186,13 @@ pub async fn load(store: &Store, name: &str) -> Result<Option<Person>, IdentityE
     }))
 }
 
-/// Gives `account:<name>` a password, creating the human account (trust ARGV[2]) if there is
-/// none; refuses an agent account and one that has a password already, and (ARGV[5] = `new`)
-/// any account that exists.
-const SET_FIRST_PASSWORD: &str = r#"
-local kind = redis.call('HGET', KEYS[1], 'kind')
-if kind and ARGV[5] == 'new' then return 'exists' end
-if kind and kind ~= 'human' then return 'agent' end
-if redis.call('HEXISTS', KEYS[1], 'password') == 1 then return 'taken' end
-if not kind then
-    redis.call('HSET', KEYS[1], 'name', ARGV[1], 'kind', 'human', 'trust', ARGV[2],
-        'blocked', '0', 'displayName', '', 'createdAtMs', ARGV[3])
-end
-redis.call('HSET', KEYS[1], 'password', ARGV[4])
-redis.call('HDEL', KEYS[1], 'deletedAtMs')
-return 'ok'"#;
+/// `lua/password_first.lua`: a person told their account exists keeps it after a failover.
+static PASSWORD_FIRST: Script<String> = Script::new(Decl {
+    file: lua!("lua/password_first.lua"),
+    keys: 1,
+    argv: Argv::Exactly(5),
+    writes: Writes::Durable,
+});
 
 /// Whether a password may go to an existing account without one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,7 +212,8 @@ async fn set_first_password(
     existing: Existing,
 ) -> Result<bool, IdentityError> {
     let now = redis_now_ms(store).await?;
-    let r: String = redis::Script::new(SET_FIRST_PASSWORD)
+    let r: String = PASSWORD_FIRST
+        .call(store)
         .key(store.key(&format!("account:{name}")))
         .arg(name)
         .arg(trust)
@@ -230,10 +223,8 @@ async fn set_first_password(
             Existing::Refuse => "new",
             Existing::GivePassword => "any",
         })
-        .invoke_async(&mut store.conn())
+        .run()
         .await?;
-    // Durable: an account its person was told exists survives a failover.
-    store.barrier().await?;
     Ok(r == "ok")
 }
 
@@ -291,8 +282,8 @@ static SIGN_UP: Script<(String, u64)> = Script::new(Decl {
     writes: Writes::Durable,
 });
 
-pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 1] {
-    [&SIGN_UP]
+pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 2] {
+    [&SIGN_UP, &PASSWORD_FIRST]
 }
 
 /// Sign-up on `/account`: a new person (trust 0) with `password`, from `client`, within

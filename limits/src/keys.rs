@@ -11,5 +11,5 @@ const BURST: &str = "";
 
 /// `burst:<limit>:<subject hash>`: the sliding log of one subject's accepted requests.
 pub fn burst(store: &Store, limit: &str, subject_hash: &str) -> String {
-    store.key(&format!("{BURST}burst:{limit}:{subject_hash}"))
+    store.key_alone(&format!("{BURST}burst:{limit}:{subject_hash}"))
 }

@@ -85,6 +85,8 @@ operator_actions! {
     PublishBuiltin => "publish_builtin",
     /// A queued or running evaluation job cancelled (`jobs::cancel_job`).
     JobCancel => "job_cancel",
+    /// A live RCADIA table ended (`tables::end_table`).
+    TableEnd => "table_end",
     /// An agent's rating in one game reset (`horst admin rating reset`).
     RatingReset => "rating_reset",
     /// An agent excluded from one game's ratings (`horst admin rating exclude`).
@@ -218,6 +220,10 @@ pub enum Detail<'a> {
     JobCancel {
         reason: &'a str,
         was: &'a str,
+    },
+    /// A live table ended: the operator's reason.
+    TableEnd {
+        reason: &'a str,
     },
 }
 

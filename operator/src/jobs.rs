@@ -96,13 +96,16 @@ pub struct JobRow {
     /// Admitted to started (or to now, while queued), ms.
     pub wait_ms: u64,
     pub worker: Option<String>,
+    /// The id of the HTTP request that admitted it (`X-Request-Id`), as in the logs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
     pub reserved_seconds: u64,
     pub charged_seconds: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub progress: Option<horst_queue::JobProgress>,
     /// The failure code, if it failed or was cancelled.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
+    pub code: Option<horst_queue::FailureCode>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -120,10 +123,11 @@ impl JobRow {
             ended_at_ms: r.finished_at_ms,
             wait_ms: waited_until.saturating_sub(r.created_at_ms),
             worker: r.worker.clone(),
+            request_id: r.request_id.clone(),
             reserved_seconds: r.reserved_seconds,
             charged_seconds: r.charged_seconds,
             progress: r.progress.clone(),
-            code: r.failure.as_ref().map(|f| f.code.clone()),
+            code: r.failure.as_ref().map(|f| f.code),
             message: r.failure.as_ref().map(|f| f.message.clone()),
         }
     }

@@ -17,6 +17,7 @@ pub mod overview;
 pub mod people;
 pub mod ratings;
 pub mod switches;
+pub mod tables;
 
 pub use audit::{
     audit, audit_log, record_sign_in, sign_ins, Action, AuditEntry, Detail, SignInOutcome,
@@ -34,6 +35,7 @@ pub use people::{
     set_trust, set_user_password,
 };
 pub use switches::{
-    gateway_mode_name, reload_quotas, set_gateway_mode, set_self_service, set_sign_up, show_quotas,
-    switches, QuotasShown, Switches,
+    announce, gateway_mode_name, reload_quotas, set_gateway_mode, set_self_service, set_sign_up,
+    show_quotas, switches, ProcessSwitches, QuotasShown, Switches,
 };
+pub use tables::{end_table, EndedTable};

@@ -3,7 +3,18 @@
 //! replay length against the best known replay, and the states expanded per second.
 //!
 //! cargo run --release -p horst-planner --example corpus -- [--threads 1,2] [--time-limit 20]
-//!     [--filter TEXT] [--write-replays] [--seed 1] [--busy N]
+//!     [--filter TEXT] [--write-replays] [--seed 1] [--busy N] [--racers 40:1,160:1]
+//!     [--no-arrival] [--absolute-ride] [--expansions N] [--dir DIR]
+//!
+//! `--dir DIR` runs the maps of DIR instead of the corpus (tier from the file name; a held-out
+//! set of `gen_corpus -- DIR --heldout SEED`).
+//!
+//! `--expansions N` also stops each search after N expansions (answer `time_limit`): a budget
+//! that does not depend on the machine's load, for comparing versions on a busy machine.
+//! `--racers W:P,...` races searches of heuristic weight W, each expanding a batch every P-th
+//! round (the default is `search::RACERS`; `--racers 40:1` is the single search of before issue
+//! 27); `--no-arrival` turns off the heuristic's arrival-time term,
+//! `--absolute-ride` keys a riding bird by its absolute position (as before issue 27). Both are for comparisons.
 //!
 //! `--filter A,B` runs the levels whose name contains A or B. `--busy N` keeps N extra threads spinning during the run (the target "with the other core
 //! busy" on a 2-core machine is `--threads 2 --busy 1`).
@@ -15,7 +26,9 @@
 //! confirms it first).
 
 use horst_engine::{parse_map, parse_replay_json, referee, Map};
-use horst_planner::{plan, PlanOutcome, PlanRequest, UnresolvedReason};
+use horst_planner::{
+    plan_with, PlanOutcome, PlanRequest, RacerSpec, SearchOptions, UnresolvedReason,
+};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -111,6 +124,11 @@ fn main() {
     let mut filter = String::new();
     let mut write = false;
     let mut seed = 1u32;
+    let mut racers: Vec<RacerSpec> = horst_planner::search::RACERS.to_vec();
+    let mut arrival_term = true;
+    let mut relative_ride = true;
+    let mut expansion_limit = None;
+    let mut dir: Option<PathBuf> = None;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -131,6 +149,29 @@ fn main() {
                 seed = args[i].parse().unwrap();
             }
             "--write-replays" => write = true,
+            "--no-arrival" => arrival_term = false,
+            "--absolute-ride" => relative_ride = false,
+            "--dir" => {
+                i += 1;
+                dir = Some(PathBuf::from(&args[i]));
+            }
+            "--expansions" => {
+                i += 1;
+                expansion_limit = Some(args[i].parse().unwrap());
+            }
+            "--racers" => {
+                i += 1;
+                racers = args[i]
+                    .split(',')
+                    .map(|p| {
+                        let (w, q) = p.split_once(':').expect("--racers W:P,...");
+                        RacerSpec {
+                            weight: w.parse().unwrap(),
+                            period: q.parse().unwrap(),
+                        }
+                    })
+                    .collect();
+            }
             "--busy" => {
                 // Keep N more threads spinning, standing in for other work on the machine.
                 i += 1;
@@ -152,12 +193,22 @@ fn main() {
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut levels = Vec::new();
-    load(&root.join("levels"), false, &filter, &mut levels);
-    load(&root.join("levels/corpus"), true, &filter, &mut levels);
+    if let Some(dir) = &dir {
+        load(dir, true, &filter, &mut levels);
+    } else {
+        load(&root.join("levels"), false, &filter, &mut levels);
+        load(&root.join("levels/corpus"), true, &filter, &mut levels);
+    }
     println!(
-        "{} levels, time limit {limit} s, seed {seed}, threads {threads:?}",
+        "{} levels, time limit {limit} s, seed {seed}, threads {threads:?}, racers {racers:?}, arrival term {arrival_term}, expansions {expansion_limit:?}",
         levels.len()
     );
+    let opts = SearchOptions {
+        racers: &racers,
+        arrival_term,
+        relative_ride,
+        expansion_limit,
+    };
     let mut all_runs: Vec<Vec<Run>> = Vec::new();
     for &n in &threads {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -167,8 +218,8 @@ fn main() {
         let mut runs = Vec::new();
         println!("\n## {n} thread(s)\n");
         println!(
-            "{:<34} {:>4} {:>10} {:>8} {:>7} {:>7} {:>9} {:>10}",
-            "level", "tier", "outcome", "secs", "ticks", "known", "expanded", "exp/s"
+            "{:<34} {:>4} {:>10} {:>8} {:>7} {:>7} {:>9} {:>10} {:>6}",
+            "level", "tier", "outcome", "secs", "ticks", "known", "expanded", "exp/s", "by"
         );
         for lv in &levels {
             let cancel = AtomicBool::new(false);
@@ -179,7 +230,7 @@ fn main() {
                 cancel: &cancel,
                 memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
             };
-            let rep = pool.install(|| plan(&req, None));
+            let rep = pool.install(|| plan_with(&req, None, &opts));
             let secs = rep.elapsed.as_secs_f64();
             let (won, reason, ticks, confirmed, replay) = match &rep.outcome {
                 PlanOutcome::Won { replay, ticks } => {
@@ -190,7 +241,7 @@ fn main() {
                 PlanOutcome::Unresolved { reason } => (false, Some(*reason), 0, true, None),
             };
             println!(
-                "{:<34} {:>4} {:>10} {:>8.3} {:>7} {:>7} {:>9} {:>10.0}",
+                "{:<34} {:>4} {:>10} {:>8.3} {:>7} {:>7} {:>9} {:>10.0} {:>6}",
                 lv.name,
                 lv.tier,
                 if won { "won" } else { reason.unwrap().as_str() },
@@ -198,7 +249,10 @@ fn main() {
                 if won { ticks.to_string() } else { "-".into() },
                 lv.known.map(|k| k.to_string()).unwrap_or("-".into()),
                 rep.expanded,
-                rep.expanded as f64 / secs.max(1e-6)
+                rep.expanded as f64 / secs.max(1e-6),
+                rep.won_by
+                    .map(|w| format!("s{}w{}", w.stage, w.weight))
+                    .unwrap_or_default()
             );
             if !confirmed {
                 println!("  !! REFEREE REJECTED the replay of {}", lv.name);
@@ -218,7 +272,7 @@ fn main() {
                 replay,
             });
         }
-        summary(&levels, &runs, limit);
+        summary(&levels, &runs, limit, expansion_limit.is_some());
         all_runs.push(runs);
     }
     if all_runs.len() > 1 {
@@ -242,15 +296,23 @@ fn main() {
     }
 }
 
-fn summary(levels: &[Level], runs: &[Run], limit: f64) {
+fn summary(levels: &[Level], runs: &[Run], limit: f64, by_expansions: bool) {
     let mut tiers: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, lv) in levels.iter().enumerate() {
         tiers.entry(lv.tier.clone()).or_default().push(i);
         tiers.entry("total".into()).or_default().push(i);
     }
     println!(
-        "\n{:<7} {:>6} {:>9} {:>9} {:>9} {:>12} {:>10} {:>9}",
-        "tier", "levels", "solved", "median s", "p90 s", "len/known", "exp/s", "rejected"
+        "\n{:<7} {:>6} {:>9} {:>9} {:>9} {:>12} {:>10} {:>9} {:>11}",
+        "tier",
+        "levels",
+        "solved",
+        "median s",
+        "p90 s",
+        "len/known",
+        "exp/s",
+        "rejected",
+        "expanded"
     );
     for (tier, idx) in &tiers {
         let solvable: Vec<usize> = idx
@@ -303,12 +365,12 @@ fn summary(levels: &[Level], runs: &[Run], limit: f64) {
             .collect();
         let early: Vec<&str> = solvable
             .iter()
-            .filter(|&&i| !runs[i].won && runs[i].secs < limit * 0.95)
+            .filter(|&&i| !by_expansions && !runs[i].won && runs[i].secs < limit * 0.95)
             .map(|&i| levels[i].name.as_str())
             .collect();
         let solved = format!("{}/{}", times.len(), solvable.len());
         println!(
-            "{:<7} {:>6} {:>9} {:>9.3} {:>9.3} {:>12.3} {:>10.0} {:>9}",
+            "{:<7} {:>6} {:>9} {:>9.3} {:>9.3} {:>12.3} {:>10.0} {:>9} {:>11}",
             tier,
             idx.len(),
             solved,
@@ -316,7 +378,8 @@ fn summary(levels: &[Level], runs: &[Run], limit: f64) {
             pct(&all_times, 0.9),
             mean_ratio,
             exp as f64 / secs.max(1e-6),
-            rejected
+            rejected,
+            exp
         );
         if !false_proofs.is_empty() || !early.is_empty() {
             println!(

@@ -3,7 +3,10 @@
 //! run this only to regenerate them, then `--example corpus -- --write-replays` to find their
 //! replays.
 //!
-//! cargo run --release -p horst-planner --example gen_corpus -- [OUT_DIR]
+//! cargo run --release -p horst-planner --example gen_corpus -- [OUT_DIR] [--heldout SEED]
+//!
+//! `--heldout SEED` writes only issue 27's classes, drawn with another seed: a set the planner
+//! was not tuned on, for `--example corpus -- --dir OUT_DIR` (not committed).
 //!
 //! Tiers: t1 easy (walk, hop, small pits and steps), t2 medium (egg boost, shooting, marmots,
 //! ice, springs, ledges), t3 hard (crumbling ledges, rock-fall, moving platforms, a mountain
@@ -688,12 +691,235 @@ fn deceptive(rng: &mut Rng, pit: i32, high: i32) -> Level {
     l
 }
 
+// ---- The classes of issue 27 (item 1): levels like the ones agents write that the planner
+// lost. Their own generator stream (at the end of `main`), so every file above stays
+// byte-identical.
+
+/// A tall tower (up to the 128-row limit) between rock walls: a zigzag of one-way and crumbling
+/// ledges three rows apart, now and then a spring that throws the bird up to a ledge 5-7 rows
+/// higher, and an icy summit with the nest beside the last ledge.
+fn tower(rng: &mut Rng, rungs: i32, delay: i32) -> Level {
+    let w = 26;
+    let rises: Vec<i32> = (0..rungs)
+        .map(|i| if i % 7 == 6 { rng.range(5, 7) } else { 3 })
+        .collect();
+    let h = (rises.iter().sum::<i32>() + 10).min(128);
+    let floor = h - 2;
+    let mut l = Level::new(w, h);
+    l.defaults.push(format!("crumbling delay={delay}"));
+    l.fill(0, 0, 0, h - 1, b'#');
+    l.fill(w - 1, 0, w - 1, h - 1, b'#');
+    for x in 1..w - 1 {
+        l.ground(x, floor, b'G');
+    }
+    let (mut y, mut x, mut width) = (floor, rng.range(3, 8), 5);
+    for (i, &up) in rises.iter().enumerate() {
+        if y - up < 7 {
+            break;
+        }
+        if up > 3 {
+            // A spring on the ledge below (made plain: a springboard never crumbles).
+            l.fill(x, y, x + width - 1, y, b'-');
+            l.ent(format!("spring {} {} strength={up}", x + width / 2, y - 1));
+        }
+        y -= up;
+        // The next ledge overlaps the one below or lies beside it, at most a tile away.
+        let shift = rng.range(-(width + 1), width + 1);
+        width = rng.range(4, 6);
+        x = (x + shift).clamp(1, w - 1 - width);
+        l.fill(x, y, x + width - 1, y, if i % 3 == 2 { b'~' } else { b'-' });
+    }
+    // The summit: an icy shelf three rows above the last ledge, beside it.
+    let top = y - 3;
+    let left = x > w / 2;
+    let (a, b) = if left {
+        (1, x - 2)
+    } else {
+        (x + width + 1, w - 2)
+    };
+    l.fill(a, top, b, top, b'I');
+    l.ent(format!("start 2 {}", floor - 1));
+    l.ent(format!("nest {} {}", if left { 1 } else { w - 2 }, top - 1));
+    l
+}
+
+/// A shaft of vertical lifts one above the other (each `rise` rows, the first an "express" of up
+/// to 32), shelves between them, and at the top a corridor to the nest under a rock-fall whose
+/// timing is drawn from the seed (`jitter`).
+fn lift_shaft(rng: &mut Rng, rises: &[i32], speed: i32, jitter: i32) -> Level {
+    let seg = 9;
+    let w = 4 + rises.len() as i32 * seg + 8;
+    let h = rises.iter().sum::<i32>() + 12;
+    let mut l = Level::new(w, h);
+    let mut y = h - 2;
+    for x in 0..4 {
+        l.ground(x, y, b'G');
+    }
+    let mut x = 4;
+    for &rise in rises {
+        for c in x..x + 3 {
+            l.set(c, h - 1, b'^');
+        }
+        if rng.range(0, 1) == 0 {
+            l.ent(format!(
+                "platform {x} {y} dx=0 dy=-{rise} speed={speed} width=3"
+            ));
+        } else {
+            l.ent(format!(
+                "platform {x} {} dx=0 dy={rise} speed={speed} width=3",
+                y - rise
+            ));
+        }
+        y -= rise;
+        // The shelf to the next lift: rock, one row thick.
+        l.fill(x + 3, y, x + seg - 1, y, b'#');
+        x += seg;
+    }
+    // The corridor at the top: on from the last shelf, a roof 5 rows up, a rock-fall over it.
+    l.fill(x, y, w - 1, y, b'#');
+    l.fill(x - 6, y - 6, w - 1, y - 6, b'#');
+    l.ent(format!(
+        "rockfall {} {} interval={} jitter={jitter} offset={}",
+        w - 5,
+        y - 5,
+        rng.range(50, 80),
+        rng.range(0, 60)
+    ));
+    l.ent(format!("start 1 {}", h - 3));
+    l.ent(format!("nest {} {}", w - 2, y - 1));
+    l
+}
+
+/// A low corridor under rock-falls close together, each with a large `jitter` (their timing
+/// comes from the seed), and a small spike pit after each: wait for a gap, then go.
+fn jitter_run(rng: &mut Rng, n: i32, jitter: i32) -> Level {
+    let w = 8 + n * 8 + 4;
+    let h = 10;
+    let floor = 8;
+    let mut l = Level::new(w, h);
+    l.fill(0, 0, w - 1, 0, b'#');
+    for x in 0..w {
+        l.ground(x, floor, b'G');
+    }
+    for i in 0..n {
+        let x = 8 + i * 8;
+        l.ent(format!(
+            "rockfall {x} 1 interval={} jitter={jitter} offset={}",
+            rng.range(30, 50),
+            rng.range(0, 30)
+        ));
+        let pit = rng.range(1, 2);
+        for c in x + 2..x + 2 + pit {
+            l.set(c, floor, b'.');
+            l.set(c, floor + 1, b'^');
+        }
+    }
+    l.ent(format!("start 1 {}", floor - 1));
+    l.ent(format!("nest {} {}", w - 2, floor - 1));
+    l
+}
+
+/// A shaft of one-way ledges three rows apart; now and then the next ledge is six rows up,
+/// higher than a jump with the egg boost, and a slow jackdaw crosses three rows above the ledge
+/// below: stomp it (the bounce restores the boost) and boost up, timed to the jackdaw.
+fn jackdaw_shaft(rng: &mut Rng, sections: i32, speed: i32) -> Level {
+    let w = 24;
+    let per = 3;
+    let h = sections * (per * 3 + 6) + 10;
+    let floor = h - 2;
+    let mut l = Level::new(w, h);
+    l.fill(0, 0, 0, h - 1, b'#');
+    l.fill(w - 1, 0, w - 1, h - 1, b'#');
+    for x in 1..w - 1 {
+        l.ground(x, floor, b'G');
+    }
+    let (mut y, mut x, mut width) = (floor, rng.range(4, 10), 6);
+    for _ in 0..sections {
+        for _ in 0..per {
+            y -= 3;
+            let shift = rng.range(-(width + 1), width + 1);
+            width = rng.range(4, 6);
+            x = (x + shift).clamp(1, w - 1 - width);
+            l.fill(x, y, x + width - 1, y, b'-');
+        }
+        // The jackdaw's beat is centred over this ledge.
+        let range = rng.range(3, 5);
+        let fx = (x + width / 2).clamp(1 + range, w - 2 - range);
+        l.ent(format!(
+            "flyer {fx} {} axis=h range={range} speed={speed} pause={}",
+            y - 3,
+            rng.range(0, 40)
+        ));
+        y -= 6;
+        let shift = rng.range(-2, 2);
+        width = rng.range(5, 7);
+        x = (x + shift).clamp(1, w - 1 - width);
+        l.fill(x, y, x + width - 1, y, b'-');
+    }
+    l.ent(format!("start 2 {}", floor - 1));
+    l.ent(format!("nest {} {}", x + width / 2, y - 1));
+    l
+}
+
+/// The seed of the stream of issue 27's classes in the committed corpus.
+const ISSUE27_SEED: u64 = 0x6973_7375_652d_3237;
+
+/// The classes of issue 27 (item 1) from `rng`: the committed corpus's with `ISSUE27_SEED`, a
+/// held-out set (`--heldout SEED`) with another seed.
+fn issue27(rng: &mut Rng, put: &mut impl FnMut(&str, &str, Level)) {
+    for (i, (n, d)) in [(24, 40), (30, 30), (34, 36), (38, 24)].iter().enumerate() {
+        let l = tower(rng, *n, *d);
+        put(&format!("t4-tower-{:02}", i + 1), &format!("Tier 4: a tower {} rows high: a zigzag of {n} one-way and crumbling ledges (delay {d}), springs, an icy summit.", l.h), l);
+    }
+    for (i, (rises, s, j)) in [
+        (vec![14, 10], 3, 40),
+        (vec![24, 12, 10], 4, 60),
+        (vec![32, 16], 2, 90),
+        (vec![12, 12, 12], 2, 120),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let l = lift_shaft(rng, rises, *s, *j);
+        put(&format!("t4-lift-shaft-{:02}", i + 1), &format!("Tier 4: a shaft of lifts rising {rises:?} rows (speed {s}), then a corridor under a rock-fall with jitter {j}."), l);
+    }
+    for (i, (n, j)) in [(3, 60), (4, 90), (5, 120), (6, 150)].iter().enumerate() {
+        let l = jitter_run(rng, *n, *j);
+        put(&format!("t3-jitter-{:02}", i + 1), &format!("Tier 3: a low corridor under {n} rock-falls with jitter {j} ticks (timed by the seed), a spike pit after each."), l);
+    }
+    for (i, (n, s)) in [(1, 2), (2, 2), (2, 1), (3, 1)].iter().enumerate() {
+        let l = jackdaw_shaft(rng, *n, *s);
+        put(&format!("t4-jackdaw-shaft-{:02}", i + 1), &format!("Tier 4: a shaft of one-way ledges with {n} rises of six rows, each climbed by stomping a slow jackdaw (speed {s}) and boosting."), l);
+    }
+}
+
 fn main() {
     let out = std::env::args()
         .nth(1)
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../levels/corpus"));
     std::fs::create_dir_all(&out).unwrap();
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(seed) = args
+        .iter()
+        .position(|a| a == "--heldout")
+        .and_then(|i| args.get(i + 1))
+    {
+        // A held-out set: issue 27's classes from another seed, for the benchmark only.
+        let seed: u64 = seed.parse().expect("--heldout SEED (a number)");
+        let mut files = Vec::new();
+        issue27(
+            &mut Rng(horst_engine::SplitMix64::from_state(seed)),
+            &mut |name: &str, comment: &str, l: Level| {
+                files.push((name.to_string(), l.text(comment, &name.replace('-', " "))));
+            },
+        );
+        for (name, text) in &files {
+            std::fs::write(out.join(format!("{name}.map")), text).unwrap();
+        }
+        println!("wrote {} held-out levels to {}", files.len(), out.display());
+        return;
+    }
     let mut rng = Rng(horst_engine::SplitMix64::from_state(0x6376_2d63_6f72_7075));
     let mut files: Vec<(String, String)> = Vec::new();
     let mut put = |name: &str, comment: &str, l: Level| {
@@ -1228,6 +1454,12 @@ fn main() {
             l,
         );
     }
+
+    // The classes of issue 27 (item 1), from a generator of their own.
+    issue27(
+        &mut Rng(horst_engine::SplitMix64::from_state(ISSUE27_SEED)),
+        &mut put,
+    );
     for (name, text) in &files {
         let p = out.join(format!("{name}.map"));
         std::fs::write(&p, text).unwrap();

@@ -7,6 +7,11 @@
 //! merged in a fixed order, so the replay found never depends on the number of threads. A found
 //! replay is shortened, run-length encoded and confirmed by the referee (`shorten`).
 //!
+//! In every stage two searches of different heuristic weights race (`search::RACERS`), batch
+//! by batch, and the first win in a fixed order answers: decided by expansion counts, not the
+//! clock, so the answer is the same on every run and thread count. The heuristic counts the
+//! time until a platform arrives and carries the bird (`search::Ctx::heuristic`).
+//!
 //! Before any search, two over-approximations of where the bird can go try to prove the level
 //! unsolvable: the relaxed tile graph forwards from the start, and the jump envelope
 //! (`envelope`: exact vertical physics between launch sites, horizontal speed as a bound). If
@@ -54,7 +59,7 @@ use serde::Serialize;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-pub use search::plan;
+pub use search::{plan, plan_with, RacerSpec, SearchOptions};
 
 /// The memory budget of one search when the caller names none elsewhere: 512 MiB, the
 /// worker's default `worker.job_memory_mib`.
@@ -147,6 +152,17 @@ pub struct PlanReport {
     pub proof: Option<Proof>,
     /// The most bytes the search held at once (see `memory`).
     pub peak_bytes: u64,
+    /// Which stage and which of the racing searches found the win.
+    pub won_by: Option<WonBy>,
+}
+
+/// Where a win was found: the refinement stage (0 = coarsest) and the racer (index into
+/// `search::RACERS`) with the weight of its heuristic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WonBy {
+    pub stage: usize,
+    pub racer: usize,
+    pub weight: u64,
 }
 
 impl PlanReport {

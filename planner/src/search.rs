@@ -9,7 +9,7 @@ use horst_engine::physics::TILE;
 use horst_engine::physics::{PLAYER_H, PLAYER_W, TILE_SHIFT};
 use horst_engine::sim::palette::{
     EntityKind, FLYER_AXIS, FLYER_RANGE, FLYER_SPEED, PLATFORM_DX, PLATFORM_DY, PLATFORM_SPEED,
-    WALKER_SPEED,
+    PLATFORM_WIDTH, WALKER_SPEED,
 };
 use horst_engine::{Block, Map, Sim, Status, Step};
 use rayon::prelude::*;
@@ -42,6 +42,17 @@ const EVENT_MAX: u16 = 1800;
 const EVENT_LEADS: [u16; 2] = [16, 32];
 /// Weight of the heuristic: ticks per tile of relaxed distance (running takes about 7).
 const H_WEIGHT: u64 = 40;
+/// The second racer (`RACERS`): a greedy weight (a tile of relaxed distance outweighs 640
+/// ticks, so it follows the distance and the arrival-time term almost alone: long waits and
+/// slow rides, where the first one widens at every tick), with a batch every other round, so a
+/// level the first racer wins costs 1.5 times its expansions, not twice. On the corpus
+/// (docs/benchmarks.md) it wins the far platforms, lifts, ferries and jackdaws to stomp with
+/// 1/20 to 1/200 of the expansions; 160 behaves the same on most levels but needs 3-8 times
+/// more on the jackdaws and the lift shafts.
+const RACE_WEIGHT: u64 = 640;
+const RACE_PERIOD: u64 = 2;
+/// Points of a platform's path the arrival-time term of the heuristic looks at while riding.
+const RIDE_SAMPLES: i32 = 32;
 
 /// One refinement stage: how finely states are told apart and which holds are tried.
 #[derive(Clone, Copy, Debug)]
@@ -183,6 +194,15 @@ pub struct Ctx {
     /// Platforms: path length (sub-units, the longer axis), start and offset along it (x when
     /// horizontal, y when vertical), and whether the longer axis is vertical.
     platform_path: Vec<(i32, i32, i32, bool)>,
+    /// Platforms: start (x, y) and travel (dx, dy) in sub-units, as the engine's `PlatformDef`.
+    platform_line: Vec<(i32, i32, i32, i32)>,
+    /// The heuristic's arrival-time term is on (`SearchOptions::arrival_term`).
+    pub arrival_term: bool,
+    /// The state key holds a riding bird's position relative to its platform
+    /// (`SearchOptions::relative_ride`).
+    pub relative_ride: bool,
+    /// Platforms' widths (sub-units).
+    platform_width: Vec<i32>,
     /// Rock-fall spawners' columns (sub-units).
     spawner_x: Vec<i32>,
     /// The level has platforms or flyers (so waits until they arrive are tried).
@@ -201,6 +221,7 @@ impl Ctx {
         let mut spawner_x = Vec::new();
         let (mut walker_speed, mut flyer_speed, mut platform_speed) = (vec![], vec![], vec![]);
         let (mut flyer_span, mut platform_path) = (vec![], vec![]);
+        let (mut platform_line, mut platform_width) = (vec![], vec![]);
         let speed = |v: i64| (v as i32 * SPEED_UNIT).max(1);
         for e in map.entities() {
             match e.kind {
@@ -229,6 +250,8 @@ impl Ctx {
                         (e.x * TILE, dx)
                     };
                     platform_path.push((dx.abs().max(dy.abs()), from, off, vertical));
+                    platform_line.push((e.x * TILE, e.y * TILE, dx, dy));
+                    platform_width.push(e.param(PLATFORM_WIDTH) as i32 * TILE);
                 }
                 EntityKind::Rockfall => spawner_x.push(e.x * TILE),
                 _ => {}
@@ -245,6 +268,10 @@ impl Ctx {
             movers: !platform_path.is_empty() || !flyer_span.is_empty(),
             flyer_span,
             platform_path,
+            platform_line,
+            arrival_term: true,
+            relative_ride: true,
+            platform_width,
             spawner_x,
         }
     }
@@ -281,6 +308,91 @@ impl Ctx {
             || self.spawner_x.iter().any(|&sx| ahead(sx + TILE / 2))
     }
 
+    /// The heuristic in ticks, and the relaxed distance (tiles) it starts from: `weight` ticks
+    /// per tile of relaxed distance from the bird's middle to a nest, or less where a platform
+    /// can carry the bird closer (the arrival-time term): for the platform it rides, and for
+    /// every platform whose path comes to where the bird stands, the ticks until the platform
+    /// is there (0 while riding), plus the ticks of the ride on to a point of its path, plus the
+    /// weighted distance from where the bird would then be, the least over `RIDE_SAMPLES`
+    /// points of a whole cycle. Waiting for a lift and riding it then keep the priority (tick
+    /// plus heuristic) the same instead of raising it by every tick, so a long wait or a slow
+    /// ride is not drowned by every other thing the bird could do meanwhile (a ride of 30 rows
+    /// on a lift of speed 2 is 1,900 ticks: 48 tiles' worth at 40 ticks a tile). It only
+    /// orders the search; nothing is proved by it.
+    pub fn heuristic(&self, sim: &Sim, weight: u64, buf: &mut Vec<u8>) -> (u32, u64) {
+        let d = self.distance(sim);
+        let mut h = weight * d as u64;
+        let p = sim.player();
+        if !self.arrival_term || self.platform_line.is_empty() || (p.riding < 0 && !p.on_ground) {
+            return (d, h);
+        }
+        buf.clear();
+        sim.state_bytes(buf);
+        let base = platforms_at(buf) + 4;
+        let (mx, my) = (p.x + PLAYER_W / 2, p.y + PLAYER_H / 2);
+        let feet = p.y + PLAYER_H;
+        for (j, &(x0, y0, dx, dy)) in self.platform_line.iter().enumerate() {
+            if p.riding >= 0 && j != p.riding as usize {
+                continue;
+            }
+            let len = dx.abs().max(dy.abs()) as i64;
+            let width = self.platform_width.get(j).copied().unwrap_or(TILE);
+            let speed = self.platform_speed.get(j).copied().unwrap_or(1).max(1) as i64;
+            if len == 0 {
+                continue;
+            }
+            let o = base + 21 * j;
+            let (prog, dir) = (rd_i32(buf, o) as i64, rd_u8(buf, o + 4) as i8 as i64);
+            let dir = if dir < 0 { -1 } else { 1 };
+            let at = |q: i64| {
+                (
+                    x0 as i64 + dx as i64 * q / len,
+                    y0 as i64 + dy as i64 * q / len,
+                )
+            };
+            // Where and when the bird gets on: now, riding; else the first time the platform's
+            // top is within half a tile of its feet and the platform within a tile beside it.
+            let (wait, qb, db) = if p.riding >= 0 {
+                (0, prog, dir)
+            } else {
+                let ys = span(y0, dy, len, feet - TILE / 2, feet + TILE / 2);
+                let xs = span(x0, dx, len, p.x - width - TILE, p.x + PLAYER_W + TILE);
+                let (Some((ya, yb)), Some((xa, xb))) = (ys, xs) else {
+                    continue;
+                };
+                let (qa, qz) = (ya.max(xa), yb.min(xb));
+                if qa > qz {
+                    continue;
+                }
+                match first_reach(prog, dir, len, qa, qz) {
+                    Some(x) => x,
+                    None => continue,
+                }
+            };
+            if wait as u64 / speed as u64 >= h {
+                continue;
+            }
+            let (bx, by) = at(qb);
+            let to_turn = if db > 0 { len - qb } else { qb };
+            let cycle = 2 * len;
+            for k in 0..=RIDE_SAMPLES as i64 + 1 {
+                // The points along a whole cycle, and the turn itself.
+                let s = if k > RIDE_SAMPLES as i64 {
+                    to_turn
+                } else {
+                    cycle * k / RIDE_SAMPLES as i64
+                };
+                let q = bounce(qb + db * s, len);
+                let (qx, qy) = at(q);
+                let ticks = (wait + s) / speed;
+                let tx = ((mx as i64 + qx - bx) >> TILE_SHIFT) as i32;
+                let ty = ((my as i64 + qy - by) >> TILE_SHIFT) as i32;
+                h = h.min(ticks as u64 + weight * self.relaxed.at(tx, ty) as u64);
+            }
+        }
+        (d, h)
+    }
+
     /// Relaxed distance (tiles) from the bird's middle to a nest.
     #[inline]
     pub fn distance(&self, sim: &Sim) -> u32 {
@@ -289,6 +401,57 @@ impl Ctx {
         let ty = (p.y + PLAYER_H / 2) >> TILE_SHIFT;
         self.relaxed.at(tx, ty)
     }
+}
+
+/// The progress values (0..=len) at which `from + delta * q / len` lies in lo..=hi, if any.
+fn span(from: i32, delta: i32, len: i64, lo: i32, hi: i32) -> Option<(i64, i64)> {
+    let (from, delta, lo, hi) = (from as i64, delta as i64, lo as i64, hi as i64);
+    if delta == 0 {
+        return (lo..=hi).contains(&from).then_some((0, len));
+    }
+    // lo <= from + delta * q / len <= hi, solved for q (rounded outwards).
+    let (a, b) = ((lo - from) * len, (hi - from) * len);
+    let (a, b) = if delta > 0 { (a, b) } else { (-b, -a) };
+    let d = delta.abs();
+    let qa = a.div_euclid(d);
+    let qb = b.div_euclid(d) + 1;
+    let (qa, qb) = (qa.max(0), qb.min(len));
+    (qa <= qb).then_some((qa, qb))
+}
+
+/// From progress `prog` moving in `dir` along a path of `len` (turning at both ends): the
+/// distance travelled until it first lies in qa..=qb, the progress there and the direction.
+fn first_reach(prog: i64, dir: i64, len: i64, qa: i64, qb: i64) -> Option<(i64, i64, i64)> {
+    if (qa..=qb).contains(&prog) {
+        Some((0, prog, dir))
+    } else if dir > 0 && qa > prog {
+        Some((qa - prog, qa, dir))
+    } else if dir > 0 {
+        Some((2 * len - prog - qb, qb, -1))
+    } else if qb < prog {
+        Some((prog - qb, qb, dir))
+    } else {
+        Some((prog + qa, qa, 1))
+    }
+}
+
+/// Progress after an unfolded distance `u` along a path of `len` that turns at both ends.
+fn bounce(u: i64, len: i64) -> i64 {
+    let m = u.rem_euclid(2 * len);
+    if m > len {
+        2 * len - m
+    } else {
+        m
+    }
+}
+
+/// Where the platforms' count stands in the state layout (FORMAT.md): after the pebbles, the
+/// dynamic tiles, the walkers and the flyers.
+fn platforms_at(b: &[u8]) -> usize {
+    let mut o = 46 + 4 * 14;
+    o += 4 + 3 * rd_i32(b, o).max(0) as usize;
+    o += 4 + 10 * rd_i32(b, o).max(0) as usize;
+    o + 4 + 10 * rd_i32(b, o).max(0) as usize
 }
 
 fn rd_i32(b: &[u8], o: usize) -> i32 {
@@ -335,9 +498,20 @@ pub fn state_key_parsed(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> 
         k.add((sim.tick() >> shift) as i64);
     }
     k.add(phases as i64);
-    k.add((p.x >> st.pos_shift) as i64);
+    buf.clear();
+    sim.state_bytes(buf);
+    // While riding, the bird's position relative to its platform: the platform's phase is in
+    // the key then, so the absolute position would only add the cell borders a bird standing
+    // still on it crosses.
+    let (kx, ky) = if ctx.relative_ride && p.riding >= 0 {
+        let o = platforms_at(buf) + 4 + 21 * p.riding as usize + 5;
+        (p.x - rd_i32(buf, o), p.y - rd_i32(buf, o + 4))
+    } else {
+        (p.x, p.y)
+    };
+    k.add((kx >> st.pos_shift) as i64);
     // In the air the height is told apart half as finely (the fall is fast anyway).
-    k.add((p.y >> (st.pos_shift + !p.on_ground as u32)) as i64);
+    k.add((ky >> (st.pos_shift + !p.on_ground as u32)) as i64);
     k.add((p.vx >> st.vx_shift) as i64);
     k.add((p.vy >> st.vy_shift) as i64);
     let flags = p.on_ground as i64
@@ -349,8 +523,6 @@ pub fn state_key_parsed(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> 
     k.add(p.riding as i64);
     // Facing and the shooting cooldown are left out: the shooting macros name their direction,
     // and keeping them would multiply the states of every level with something to shoot.
-    buf.clear();
-    sim.state_bytes(buf);
     let b = &buf[..];
     // Moving things are told apart at half the bird's resolution.
     let ps = st.pos_shift + 1;
@@ -643,11 +815,13 @@ struct Child {
     status: Status,
     key: u64,
     dist: u32,
+    /// The heuristic in ticks (`Ctx::heuristic`).
+    h: u64,
 }
 
 /// Simulates the macros from `sim`. Children whose state was already seen before this batch
 /// are dropped here, on the worker thread (the merge would reject them anyway).
-fn expand(sim: &Sim, st: &Stage, ctx: &Ctx, seen: &KeySet) -> Vec<Child> {
+fn expand(sim: &Sim, st: &Stage, ctx: &Ctx, seen: &KeySet, weight: u64) -> Vec<Child> {
     let mut ms = Vec::with_capacity(48);
     let mut buf = Vec::with_capacity(512);
     let mut events = Vec::new();
@@ -677,13 +851,15 @@ fn expand(sim: &Sim, st: &Stage, ctx: &Ctx, seen: &KeySet) -> Vec<Child> {
         if status == Status::Running {
             let key = state_key(&s, st, ctx, &mut buf);
             if !seen.contains(&key) {
+                let (dist, h) = ctx.heuristic(&s, weight, &mut buf);
                 out.push(Child {
                     action: a,
                     ticks: used,
                     tick: s.tick(),
                     status,
                     key,
-                    dist: ctx.distance(&s),
+                    dist,
+                    h,
                 });
             }
             prev = Some((a, t, Some(s)));
@@ -696,6 +872,7 @@ fn expand(sim: &Sim, st: &Stage, ctx: &Ctx, seen: &KeySet) -> Vec<Child> {
                     status,
                     key: 0,
                     dist: 0,
+                    h: 0,
                 });
             }
             prev = Some((a, t, None));
@@ -705,7 +882,8 @@ fn expand(sim: &Sim, st: &Stage, ctx: &Ctx, seen: &KeySet) -> Vec<Child> {
 }
 
 enum StageEnd {
-    Won(Vec<Step>),
+    /// The macros, and the racer (index into the racers) that found them.
+    Won(Vec<Step>, usize),
     Exhausted,
     Capped,
     MemoryLimit,
@@ -726,11 +904,26 @@ struct Shared<'a> {
     sim_bytes: u64,
     /// Bytes the search held at most so far (over all stages).
     peak_bytes: u64,
+    /// The searches that race in every stage (`RACERS`).
+    racers: &'a [RacerSpec],
+    expansion_limit: u64,
 }
 
-/// One entry of the open list: the priority in the high half, the node in the low half, so
-/// the smallest pops first and ties go to the older node (the order of `(f, id)` pairs).
+/// One entry of the open list: the priority (tick plus heuristic) in the top 24 bits, the
+/// heuristic in the next 17, the node in the low 23, so the smallest priority pops first, ties
+/// go to the state with the smaller heuristic (the one further along: on a long ride or wait,
+/// where the priority stays the same, the search follows it instead of widening at every tick),
+/// and then to the older node.
 type Open = Reverse<u64>;
+const ID_BITS: u32 = 23;
+const ID_MASK: u64 = (1 << ID_BITS) - 1;
+const H_BITS: u32 = 17;
+
+fn open_entry(tick: u32, h: u64, id: u32) -> u64 {
+    let f = (tick as u64 + h).min((1 << (64 - ID_BITS - H_BITS)) - 1);
+    let h = h.min((1 << H_BITS) - 1);
+    (f << (ID_BITS + H_BITS)) | (h << ID_BITS) | id as u64
+}
 
 /// The search's memory for one stage.
 struct Storage {
@@ -844,65 +1037,203 @@ impl Storage {
 /// account's growth.
 const MAX_CHILDREN: usize = 64;
 
-fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
-    let mut store = Storage {
+/// One of the searches that race in every stage: the weight of its heuristic (ticks per tile
+/// of relaxed distance) and its share of the rounds (a batch every `period`-th round).
+#[derive(Clone, Copy, Debug)]
+pub struct RacerSpec {
+    pub weight: u64,
+    pub period: u64,
+}
+
+/// The searches that race in every stage, in the order their wins are looked at. Each round,
+/// every racer whose turn it is expands one batch (together, on the current rayon pool); after
+/// the round their results are looked at in this order and the first win answers. A racer's
+/// batches depend only on its own earlier ones, never on the clock or the thread count, so
+/// the race is decided by expansion counts: the same winner and replay on every run and every
+/// number of threads.
+pub static RACERS: [RacerSpec; 2] = [
+    RacerSpec {
+        weight: H_WEIGHT,
+        period: 1,
+    },
+    RacerSpec {
+        weight: RACE_WEIGHT,
+        period: RACE_PERIOD,
+    },
+];
+
+/// How one racer's part of a stage ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RacerEnd {
+    Exhausted,
+    Capped,
+    MemoryLimit,
+}
+
+struct Racer {
+    weight: u64,
+    period: u64,
+    store: Storage,
+    /// Nodes this racer expanded in this stage.
+    expanded: u64,
+    end: Option<RacerEnd>,
+}
+
+/// What one batch of one racer found.
+struct BatchOut {
+    won: Option<Vec<Step>>,
+    exhausted: bool,
+    expanded: u64,
+    best_distance: u32,
+}
+
+fn new_storage() -> Storage {
+    Storage {
         nodes: Vec::new(),
         snaps: Vec::new(),
         refs: Vec::new(),
         free: Vec::new(),
         seen: KeySet::with_capacity_and_hasher(1 << 12, Default::default()),
         open: BinaryHeap::new(),
-    };
-    run_stage_in(sh, stage_no, st, &mut store)
+    }
 }
 
-fn run_stage_in(sh: &mut Shared, stage_no: usize, st: &Stage, store: &mut Storage) -> StageEnd {
-    let root = Sim::new(sh.req.map, sh.req.seed);
-    let mut buf = Vec::new();
-    store.seen.insert(state_key(&root, st, &sh.ctx, &mut buf));
-    let d0 = sh.ctx.distance(&root);
-    sh.best_distance = sh.best_distance.min(d0);
-    store.nodes.push(Node {
-        parent: u32::MAX,
-        snap: NO_SNAP,
-        action: 0,
-        ticks: 0,
-    });
-    store.keep(0, root, 1);
-    // The root is node 0: its entry is its priority alone.
-    store
-        .open
-        .push(Reverse((H_WEIGHT * d0 as u64).min(u32::MAX as u64) << 32));
+/// The macros from the root to node `i`, then `last`.
+fn path(nodes: &[Node], mut i: u32, last: Option<(u8, u16)>) -> Vec<Step> {
+    let mut steps = Vec::new();
+    if let Some((a, t)) = last {
+        steps.push(Step {
+            action: a,
+            ticks: t,
+        });
+    }
+    while nodes[i as usize].parent != u32::MAX {
+        let n = &nodes[i as usize];
+        steps.push(Step {
+            action: n.action,
+            ticks: n.ticks,
+        });
+        i = n.parent;
+    }
+    steps.reverse();
+    steps
+}
+
+impl Racer {
+    fn new(req: &PlanRequest, ctx: &Ctx, st: &Stage, spec: &RacerSpec) -> (Racer, u32) {
+        let mut store = new_storage();
+        let root = Sim::new(req.map, req.seed);
+        let mut buf = Vec::new();
+        store.seen.insert(state_key(&root, st, ctx, &mut buf));
+        let (d0, h0) = ctx.heuristic(&root, spec.weight, &mut buf);
+        store.nodes.push(Node {
+            parent: u32::MAX,
+            snap: NO_SNAP,
+            action: 0,
+            ticks: 0,
+        });
+        store.keep(0, root, 1);
+        // The root is node 0: its entry is its priority alone.
+        store.open.push(Reverse(open_entry(0, h0, 0)));
+        let racer = Racer {
+            weight: spec.weight,
+            period: spec.period,
+            store,
+            expanded: 0,
+            end: None,
+        };
+        (racer, d0)
+    }
+
+    /// Pops a batch, expands it on the current pool, and merges the children in a fixed order.
+    fn batch(&mut self, st: &Stage, ctx: &Ctx) -> BatchOut {
+        let store = &mut self.store;
+        let mut out = BatchOut {
+            won: None,
+            exhausted: false,
+            expanded: 0,
+            best_distance: u32::MAX,
+        };
+        let mut batch: Vec<u32> = Vec::with_capacity(BATCH);
+        while batch.len() < BATCH {
+            let Some(Reverse(e)) = store.open.pop() else {
+                break;
+            };
+            batch.push((e & ID_MASK) as u32);
+        }
+        if batch.is_empty() {
+            out.exhausted = true;
+            return out;
+        }
+        out.expanded = batch.len() as u64;
+        self.expanded += batch.len() as u64;
+        let weight = self.weight;
+        let storage: &Storage = store;
+        let results: Vec<(Sim, Vec<Child>)> = batch
+            .par_iter()
+            .map(|&id| {
+                let s = storage.sim_of(id);
+                let children = expand(&s, st, ctx, &storage.seen, weight);
+                (s, children)
+            })
+            .collect();
+        for (&pid, (sim, children)) in batch.iter().zip(results) {
+            store.release(pid);
+            let mut kept = 0;
+            for c in children {
+                if c.status == Status::Won {
+                    out.won = Some(path(&store.nodes, pid, Some((c.action, c.ticks))));
+                    return out;
+                }
+                if c.tick >= MAX_TICKS || !store.seen.insert(c.key) {
+                    continue;
+                }
+                kept += 1;
+                out.best_distance = out.best_distance.min(c.dist);
+                let id = store.nodes.len() as u32;
+                store.nodes.push(Node {
+                    parent: pid,
+                    snap: NO_SNAP,
+                    action: c.action,
+                    ticks: c.ticks,
+                });
+                store.open.push(Reverse(open_entry(c.tick, c.h, id)));
+            }
+            // Its children are re-made from it; a node without children needs no snapshot.
+            if kept > 0 {
+                store.keep(pid, sim, kept);
+            }
+        }
+        out
+    }
+}
+
+/// One stage: the racers of `RACERS`, round by round, until one wins or all are out.
+fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
+    let mut racers: Vec<Racer> = Vec::new();
+    for spec in sh.racers {
+        let (r, d0) = Racer::new(sh.req, &sh.ctx, st, spec);
+        sh.best_distance = sh.best_distance.min(d0);
+        racers.push(r);
+    }
     let threads = rayon::current_num_threads();
-    let mut stage_expanded = 0u64;
-    let path = |nodes: &Vec<Node>, mut i: u32, last: Option<(u8, u16)>| {
-        let mut steps = Vec::new();
-        if let Some((a, t)) = last {
-            steps.push(Step {
-                action: a,
-                ticks: t,
-            });
-        }
-        while nodes[i as usize].parent != u32::MAX {
-            let n = &nodes[i as usize];
-            steps.push(Step {
-                action: n.action,
-                ticks: n.ticks,
-            });
-            i = n.parent;
-        }
-        steps.reverse();
-        steps
-    };
+    let mut round = 0u64;
     loop {
         if sh.req.cancel.load(Ordering::Relaxed) {
             return StageEnd::Cancelled;
         }
         let now = Instant::now();
-        if now >= sh.deadline {
+        if now >= sh.deadline || sh.expanded >= sh.expansion_limit {
             return StageEnd::Deadline;
         }
-        let account = store.account(sh.sim_bytes, threads);
+        // The memory of all racers together counts against the budget; over it, the last
+        // racer still going gives up its memory (the first one last).
+        let mut account = memory::Account { now: 0, growth: 0 };
+        for r in racers.iter().filter(|r| r.end.is_none()) {
+            let a = r.store.account(sh.sim_bytes, threads);
+            account.now += a.now;
+            account.growth += a.growth;
+        }
         sh.peak_bytes = sh.peak_bytes.max(account.now);
         if let Some(cb) = sh.progress {
             if now.duration_since(sh.last_progress) >= Duration::from_millis(100) {
@@ -912,74 +1243,57 @@ fn run_stage_in(sh: &mut Shared, stage_no: usize, st: &Stage, store: &mut Storag
                     best_distance: sh.best_distance,
                     elapsed: now.duration_since(sh.start),
                     stage: stage_no,
-                    states: store.seen.len() as u64,
+                    states: racers.iter().map(|r| r.store.seen.len() as u64).sum(),
                     bytes: account.now,
-                    open: store.open.len() as u64,
+                    open: racers.iter().map(|r| r.store.open.len() as u64).sum(),
                 });
             }
         }
-        if let Some(cap) = st.cap {
-            if stage_expanded >= cap {
-                return StageEnd::Capped;
+        for r in racers.iter_mut().filter(|r| r.end.is_none()) {
+            if st.cap.is_some_and(|cap| r.expanded >= cap)
+                || r.store.seen.len() as u64 >= MAX_STATES
+                || r.store.nodes.len() + BATCH * MAX_CHILDREN > ID_MASK as usize
+            {
+                r.end = Some(RacerEnd::Capped);
+                r.store = new_storage();
             }
-        }
-        if store.seen.len() as u64 >= MAX_STATES {
-            return StageEnd::Capped;
         }
         if sh
             .req
             .memory_budget_bytes
             .is_some_and(|b| account.peak_if_grown() > b)
         {
-            return StageEnd::MemoryLimit;
+            if let Some(r) = racers.iter_mut().rev().find(|r| r.end.is_none()) {
+                r.end = Some(RacerEnd::MemoryLimit);
+                r.store = new_storage();
+            }
         }
-        let mut batch: Vec<u32> = Vec::with_capacity(BATCH);
-        while batch.len() < BATCH {
-            let Some(Reverse(e)) = store.open.pop() else {
-                break;
+        if racers.iter().all(|r| r.end.is_some()) {
+            // The first racer's end stands for the stage's.
+            return match racers[0].end {
+                Some(RacerEnd::MemoryLimit) => StageEnd::MemoryLimit,
+                Some(RacerEnd::Exhausted) => StageEnd::Exhausted,
+                _ => StageEnd::Capped,
             };
-            batch.push(e as u32);
         }
-        if batch.is_empty() {
-            return StageEnd::Exhausted;
-        }
-        stage_expanded += batch.len() as u64;
-        sh.expanded += batch.len() as u64;
         let ctx = &sh.ctx;
-        let storage: &Storage = store;
-        let results: Vec<(Sim, Vec<Child>)> = batch
-            .par_iter()
-            .map(|&id| {
-                let s = storage.sim_of(id);
-                let children = expand(&s, st, ctx, &storage.seen);
-                (s, children)
+        let outs: Vec<Option<BatchOut>> = racers
+            .par_iter_mut()
+            .map(|r| {
+                (r.end.is_none() && round.is_multiple_of(r.period.max(1))).then(|| r.batch(st, ctx))
             })
             .collect();
-        for (&pid, (sim, children)) in batch.iter().zip(results) {
-            store.release(pid);
-            let mut kept = 0;
-            for c in children {
-                if c.status == Status::Won {
-                    return StageEnd::Won(path(&store.nodes, pid, Some((c.action, c.ticks))));
-                }
-                if c.tick >= MAX_TICKS || !store.seen.insert(c.key) {
-                    continue;
-                }
-                kept += 1;
-                sh.best_distance = sh.best_distance.min(c.dist);
-                let id = store.nodes.len() as u32;
-                store.nodes.push(Node {
-                    parent: pid,
-                    snap: NO_SNAP,
-                    action: c.action,
-                    ticks: c.ticks,
-                });
-                let f = (c.tick as u64 + H_WEIGHT * c.dist as u64).min(u32::MAX as u64);
-                store.open.push(Reverse((f << 32) | id as u64));
+        round += 1;
+        for (i, (r, out)) in racers.iter_mut().zip(outs).enumerate() {
+            let Some(out) = out else { continue };
+            sh.expanded += out.expanded;
+            sh.best_distance = sh.best_distance.min(out.best_distance);
+            if let Some(steps) = out.won {
+                return StageEnd::Won(steps, i);
             }
-            // Its children are re-made from it; a node without children needs no snapshot.
-            if kept > 0 {
-                store.keep(pid, sim, kept);
+            if out.exhausted {
+                r.end = Some(RacerEnd::Exhausted);
+                r.store = new_storage();
             }
         }
     }
@@ -1007,11 +1321,52 @@ pub fn prove(map: &Map) -> Option<Proof> {
     }
 }
 
+/// How the search runs: the racers and whether the heuristic has its arrival-time term. The
+/// default is what `plan` uses; the corpus benchmark and the tests compare others with it.
+#[derive(Clone, Copy, Debug)]
+pub struct SearchOptions<'a> {
+    pub racers: &'a [RacerSpec],
+    pub arrival_term: bool,
+    /// The state key holds a riding bird's position relative to its platform.
+    pub relative_ride: bool,
+    /// Stop (reason `time_limit`) after this many expansions over all stages and racers: a
+    /// limit that, unlike the clock, does not depend on the machine's load (the benchmark's
+    /// `--expansions`).
+    pub expansion_limit: Option<u64>,
+}
+
+impl Default for SearchOptions<'static> {
+    fn default() -> Self {
+        SearchOptions {
+            racers: &RACERS,
+            arrival_term: true,
+            relative_ride: true,
+            expansion_limit: None,
+        }
+    }
+}
+
 /// Searches a winning replay within the request's time limit, on the current rayon pool.
 pub fn plan(req: &PlanRequest, progress: Option<&dyn Fn(&Progress)>) -> PlanReport {
+    plan_with(req, progress, &SearchOptions::default())
+}
+
+/// `plan` with other options (at least one racer).
+pub fn plan_with(
+    req: &PlanRequest,
+    progress: Option<&dyn Fn(&Progress)>,
+    opts: &SearchOptions,
+) -> PlanReport {
     let start = Instant::now();
     let deadline = start + req.time_limit;
-    let ctx = Ctx::new(req.map);
+    let mut ctx = Ctx::new(req.map);
+    ctx.arrival_term = opts.arrival_term;
+    ctx.relative_ride = opts.relative_ride;
+    let racers: &[RacerSpec] = if opts.racers.is_empty() {
+        &RACERS[..1]
+    } else {
+        opts.racers
+    };
     let mut sh = Shared {
         req,
         start,
@@ -1023,6 +1378,8 @@ pub fn plan(req: &PlanRequest, progress: Option<&dyn Fn(&Progress)>) -> PlanRepo
         ctx,
         sim_bytes: memory::sim_bytes(req.map),
         peak_bytes: 0,
+        racers,
+        expansion_limit: opts.expansion_limit.unwrap_or(u64::MAX),
     };
     let report = |sh: &Shared, outcome: PlanOutcome| PlanReport {
         outcome,
@@ -1031,6 +1388,7 @@ pub fn plan(req: &PlanRequest, progress: Option<&dyn Fn(&Progress)>) -> PlanRepo
         best_distance: (sh.best_distance != u32::MAX).then_some(sh.best_distance),
         proof: None,
         peak_bytes: sh.peak_bytes,
+        won_by: None,
     };
     let proof = prove(req.map);
     if proof.is_some() {
@@ -1050,11 +1408,17 @@ pub fn plan(req: &PlanRequest, progress: Option<&dyn Fn(&Progress)>) -> PlanRepo
     let mut out_of_memory = false;
     for (i, st) in STAGES.iter().enumerate() {
         match run_stage(&mut sh, i, st) {
-            StageEnd::Won(steps) => {
+            StageEnd::Won(steps, racer) => {
                 return match finish(req, steps, deadline) {
                     Some((replay, ticks)) => {
                         sh.best_distance = 0;
-                        report(&sh, PlanOutcome::Won { replay, ticks })
+                        let mut r = report(&sh, PlanOutcome::Won { replay, ticks });
+                        r.won_by = Some(crate::WonBy {
+                            stage: i,
+                            racer,
+                            weight: racers[racer].weight,
+                        });
+                        r
                     }
                     // Never return a replay the referee does not confirm. (Cannot happen: the
                     // search's own simulation is the referee's.)

@@ -40,6 +40,7 @@
     ARGV[24] the job's lane: 'planner' or 'referee'
     ARGV[25] waiting places only referee work may take
     ARGV[26] a slot's slack between two jobs, ms (claim, completion, the worker's margin)
+    ARGV[27] '' or the id of the HTTP request that admits the job (X-Request-Id), for logs
 
   Output:
     {'new', job_id, fields}        queued (fields: the record, as HGETALL gives it)
@@ -160,7 +161,7 @@ local jk = KEYS[6]
 redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
   'state', 'queued', 'fp', fp, 'idem', ARGV[7], 'input', input, 'created', now,
   'deadline', now + tonumber(ARGV[17]), 'exec_ms', ARGV[18], 'reserved', reserve,
-  'charged', 0, 'day', day, 'waiter', ARGV[22])
+  'charged', 0, 'day', day, 'waiter', ARGV[22], 'request', ARGV[27] or '')
 if ARGV[22] ~= '' then redis.call('SET', KEYS[8], '1', 'EX', tonumber(ARGV[23])) end
 redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', tonumber(ARGV[16]))
 redis.call('INCR', KEYS[2])

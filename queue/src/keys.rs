@@ -1,7 +1,11 @@
 //! The queue's key names (each under the store prefix, `Store::key`), its lanes and its
 //! worker slot pools, written once.
+//!
+//! Every queue key and channel is in the queue's slot group (`Group::Queue`, `{q}` on a Redis
+//! Cluster): admission and claim check and charge across them in one script, and a
+//! pipeline's PUBLISH is routed like a key. On one server the names carry no tag.
 
-use horst_store::Store;
+use horst_store::{Group, Store};
 use serde::{Deserialize, Serialize};
 
 use crate::JobKind;
@@ -69,81 +73,91 @@ impl Pool {
 
 /// `job:<id>`: the job's record (hash).
 pub(crate) fn job(store: &Store, id: &str) -> String {
-    store.key(&format!("job:{id}"))
+    store.key_in(Group::Queue, &format!("job:{id}"))
 }
 
 /// `queue:waiting`: the single waiting list of versions before the lanes (a list of job
 /// ids, oldest at the tail); only read to adopt what it still holds ([`crate::Queue::adopt_waiting_list`]).
 pub(crate) fn old_waiting_list(store: &Store) -> String {
-    store.key("queue:waiting")
+    store.key_in(Group::Queue, "queue:waiting")
 }
 
 /// `queue:lane:<lane>`: the lane's waiting job ids, scored by turn (zset).
 pub(crate) fn lane(store: &Store, lane: Lane) -> String {
-    store.key(&format!("queue:lane:{}", lane.as_str()))
+    store.key_in(Group::Queue, &format!("queue:lane:{}", lane.as_str()))
 }
 
 /// `queue:turns:<lane>`: the lane's round, sequence and each waiting account's last round.
 pub(crate) fn turns(store: &Store, lane: Lane) -> String {
-    store.key(&format!("queue:turns:{}", lane.as_str()))
+    store.key_in(Group::Queue, &format!("queue:turns:{}", lane.as_str()))
 }
 
 /// `queue:slots`: live workers' slots (`general referee until_ms` by worker id).
 pub(crate) fn slots(store: &Store) -> String {
-    store.key("queue:slots")
+    store.key_in(Group::Queue, "queue:slots")
 }
 
 /// `queue:ends:<pool>`: running jobs of a slot pool by their latest end (zset).
 pub(crate) fn ends(store: &Store, pool: Pool) -> String {
-    store.key(&format!("queue:ends:{}", pool.as_str()))
+    store.key_in(Group::Queue, &format!("queue:ends:{}", pool.as_str()))
 }
 
 /// `queue:running`: running jobs by lease expiry (zset).
 pub(crate) fn running(store: &Store) -> String {
-    store.key("queue:running")
+    store.key_in(Group::Queue, "queue:running")
 }
 
 /// `waiting:<account>`: the account's waiting jobs (counter).
 pub(crate) fn waiting_of(store: &Store, account: &str) -> String {
-    store.key(&format!("waiting:{account}"))
+    store.key_in(Group::Queue, &format!("waiting:{account}"))
 }
 
 /// `callers:<process>`: an API process's presence while callers wait in it.
 pub(crate) fn callers(store: &Store, process: &str) -> String {
-    store.key(&format!("callers:{process}"))
+    store.key_in(Group::Queue, &format!("callers:{process}"))
+}
+
+/// `done:*`: the pattern of every job's completion channel.
+pub(crate) fn done_pattern(store: &Store) -> String {
+    store.key_in(Group::Queue, "done:*")
+}
+
+/// `workers:<id>`: a worker's presence (short expiry), for operators.
+pub fn worker(store: &Store, id: &str) -> String {
+    store.key_in(Group::Queue, &format!("workers:{id}"))
 }
 
 /// `done:<id>`: the job's completion channel (pub/sub, not a key).
 pub(crate) fn done_channel(store: &Store, id: &str) -> String {
-    store.key(&format!("done:{id}"))
+    store.key_in(Group::Queue, &format!("done:{id}"))
 }
 
 /// `budget:<day>`: the day's seconds and job counts (hash).
 pub(crate) fn budget(store: &Store, day: &str) -> String {
-    store.key(&format!("budget:{day}"))
+    store.key_in(Group::Queue, &format!("budget:{day}"))
 }
 
 /// `daily:<day>:<account>`: the account's jobs that day by kind (hash).
 pub(crate) fn daily(store: &Store, day: &str, account: &str) -> String {
-    store.key(&format!("daily:{day}:{account}"))
+    store.key_in(Group::Queue, &format!("daily:{day}:{account}"))
 }
 
 /// `idem:<account>:<key>`: the idempotency record.
 pub(crate) fn idem(store: &Store, account: &str, key: &str) -> String {
-    store.key(&format!("idem:{account}:{key}"))
+    store.key_in(Group::Queue, &format!("idem:{account}:{key}"))
 }
 
 /// `jobs:<account>`: the account's jobs by creation (zset).
 pub(crate) fn jobs_of(store: &Store, account: &str) -> String {
-    store.key(&format!("jobs:{account}"))
+    store.key_in(Group::Queue, &format!("jobs:{account}"))
 }
 
 /// `fence`: the fencing token counter.
 pub(crate) fn fence(store: &Store) -> String {
-    store.key("fence")
+    store.key_in(Group::Queue, "fence")
 }
 
 /// `queue:new`: the wake-up channel of idle slots.
 pub(crate) fn new_channel(store: &Store) -> String {
-    store.key("queue:new")
+    store.key_in(Group::Queue, "queue:new")
 }

@@ -48,23 +48,28 @@ use horst_config::{QueueConfig, QuotaConfig};
 use horst_store::InvokeDurably;
 use horst_store::Store;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
+mod contract;
 mod fingerprint;
-mod keys;
+pub mod keys;
 mod presence;
 mod quotas;
 mod record;
+mod request_id;
 mod scripts;
 
-use scripts::{Admitted, Applied, BusyCap, ClaimReply, ReapReply, RemainingReply};
+use scripts::{Admitted, Applied, BusyCap, ClaimReply, PublishReply, ReapReply, RemainingReply};
 
+pub use contract::{
+    FailureCode, JobInput, JobResult, Outcome, PlaytestResult, Publication, RefereeResult,
+};
 pub use fingerprint::fingerprint;
 pub use horst_store::{DelayedSet, Notifier, Subscription};
 pub use keys::{Lane, Pool};
 pub use presence::HOUSEKEEPING_EVERY;
 pub use quotas::{read_quotas, seed_quotas, write_quotas, Quotas, StoredQuotas};
 pub use record::{Failure, JobProgress, JobRecord, JobState};
+pub use request_id::{current_request_id, valid_request_id, with_request_id, REQUEST_ID_MAX};
 
 /// What a job does. The name is its daily-quota counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -117,8 +122,8 @@ pub struct JobSpec {
     /// Trust tier 0, 1 or 2 (a blocked account never reaches the queue).
     pub trust: u8,
     pub idempotency_key: String,
-    /// What the worker needs (`{map, seed?, replay?}`); its canonical form is fingerprinted.
-    pub input: Value,
+    /// What the worker needs; its canonical JSON is fingerprinted.
+    pub input: JobInput,
 }
 
 /// The result of admission.
@@ -306,7 +311,7 @@ impl Queue {
 
     /// The pub/sub patterns the queue's [`Notifier`] must listen to.
     pub fn channels(store: &Store) -> Vec<String> {
-        vec![store.key("done:*"), keys::new_channel(store)]
+        vec![keys::done_pattern(store), keys::new_channel(store)]
     }
 
     pub fn store(&self) -> &Store {
@@ -456,7 +461,8 @@ impl Queue {
 
     async fn admit_as(&self, spec: JobSpec, waited_here: bool) -> Result<Admission, QueueError> {
         let waiter: &str = if waited_here { &self.process_id } else { "" };
-        let fp = fingerprint(spec.kind, &spec.input);
+        let input = spec.input.to_value();
+        let fp = fingerprint(spec.kind, &input);
         let id = new_job_id();
         let s = &self.settings;
         let q = self.quotas().await?;
@@ -468,6 +474,8 @@ impl Queue {
         } else {
             (q.daily_seconds, q.trust0_cap_seconds())
         };
+        // The HTTP request it is admitted in, kept with the job for the logs and the view.
+        let request = current_request_id().unwrap_or_default();
         let mut forget = String::new();
         let mut reply = Admitted::Day(self.guess_day());
         for _ in 0..6 {
@@ -498,7 +506,7 @@ impl Queue {
                 .arg(spec.kind.as_str())
                 .arg(&spec.idempotency_key)
                 .arg(&fp)
-                .arg(spec.input.to_string())
+                .arg(input.to_string())
                 .arg(reserve)
                 .arg(s.queue.waiting_per_account)
                 .arg(s.queue.waiting_global)
@@ -516,6 +524,7 @@ impl Queue {
                 .arg(lane.as_str())
                 .arg(s.queue.referee_places)
                 .arg(SLOT_SLACK.as_millis() as u64)
+                .arg(&request)
                 .invoke_durably(&self.store)
                 .await?;
             match &reply {
@@ -546,9 +555,12 @@ impl Queue {
             }
         }
         match reply {
-            Admitted::New(fields) => JobRecord::from_fields(fields)
-                .map(Admission::New)
-                .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable"))),
+            Admitted::New(fields) => {
+                let record = JobRecord::from_fields(fields)
+                    .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable")))?;
+                tracing::info!(job = %id, kind = spec.kind.as_str(), account = %spec.account, request_id = %request, "job admitted");
+                Ok(Admission::New(record))
+            }
             Admitted::Conflict { job_id } => Err(QueueError::Conflict {
                 message: format!(
                     "idempotencyKey {:?} was already used for different input (job {job_id}); send a fresh idempotencyKey for a new attempt, or the identical input to read the recorded result",
@@ -697,7 +709,7 @@ impl Queue {
     ) -> Result<(Vec<JobRecord>, Option<usize>), QueueError> {
         let mut conn = self.store.conn();
         let ids: Vec<String> = redis::cmd("ZREVRANGE")
-            .arg(self.store.key(&format!("jobs:{account}")))
+            .arg(keys::jobs_of(&self.store, account))
             .arg(offset)
             .arg(offset + limit) // one more than a page tells whether there is a next page
             .query_async(&mut conn)
@@ -721,7 +733,7 @@ impl Queue {
         let deadline = tokio::time::Instant::now() + limit;
         let mut sub = self
             .notifier
-            .subscribe(&self.store.key(&format!("done:{id}")));
+            .subscribe(&keys::done_channel(&self.store, id));
         loop {
             let record = self
                 .get(id)
@@ -742,7 +754,7 @@ impl Queue {
                 self.cancel_queued(
                     id,
                     JobState::Failed,
-                    "timeout",
+                    FailureCode::Timeout,
                     "the job did not start in time to finish within the wait limit; it did not run and nothing was charged; try again later",
                 )
                 .await?;
@@ -765,7 +777,7 @@ impl Queue {
         &self,
         id: &str,
         state: JobState,
-        code: &str,
+        code: FailureCode,
         message: &str,
     ) -> Result<bool, QueueError> {
         // Two steps (cancel.lua, cluster note): the record names the day and idempotency keys.
@@ -783,7 +795,7 @@ impl Queue {
             .key(self.idem_key(&names.account, &names.idem))
             .arg(id)
             .arg(state.as_str())
-            .arg(code)
+            .arg(code.as_str())
             .arg(message)
             .arg(self.settings.job_ttl_seconds())
             .arg(self.done_channel(id))
@@ -808,7 +820,7 @@ impl Queue {
                 JobState::Queued => {
                     let msg = format!("{message}; it had not started and nothing was charged");
                     if self
-                        .cancel_queued(id, JobState::Cancelled, "cancelled", &msg)
+                        .cancel_queued(id, JobState::Cancelled, FailureCode::Cancelled, &msg)
                         .await?
                     {
                         return Ok(CancelOutcome::Dropped);
@@ -819,7 +831,7 @@ impl Queue {
                         "{message}; it was stopped while running and stays charged ({} s)",
                         record.charged_seconds
                     );
-                    let failure = serde_json::to_string(&Failure::new("cancelled", msg))
+                    let failure = serde_json::to_string(&Failure::new(FailureCode::Cancelled, msg))
                         .map_err(|e| QueueError::Store(e.to_string()))?;
                     let day = self.job_names(id).await?.day;
                     let mut stop = self.script(&self.scripts.stop);
@@ -886,26 +898,35 @@ impl Queue {
         ))
     }
 
-    /// Adds a field to a finished job's result (e.g. the `revisionId` of a stored
-    /// submission), so an idempotent retry returns it too.
-    pub async fn annotate(&self, id: &str, field: &str, value: Value) -> Result<(), QueueError> {
-        let Some(record) = self.get(id).await? else {
-            return Err(QueueError::Store(format!("job {id} does not exist")));
+    /// Records what became of a won submission (`publish.lua`, the field's only writer) and
+    /// returns the publication that stands: this one, or one recorded before it (a stored
+    /// revision replaces `unpublished`, nothing else is replaced). `None`: the job did not
+    /// succeed (or its record is gone).
+    pub async fn publish(
+        &self,
+        id: &str,
+        publication: &Publication,
+    ) -> Result<Option<Publication>, QueueError> {
+        let json =
+            serde_json::to_string(publication).map_err(|e| QueueError::Store(e.to_string()))?;
+        let kind = match publication {
+            Publication::Stored { .. } => "stored",
+            Publication::Refused { .. } => "refused",
+            Publication::Unpublished { .. } => "unpublished",
         };
-        let mut result = record
-            .result
-            .unwrap_or_else(|| Value::Object(Default::default()));
-        if let Value::Object(map) = &mut result {
-            map.insert(field.to_string(), value);
-        }
-        let mut conn = self.store.conn();
-        let _: () = redis::cmd("HSET")
-            .arg(self.job_key(id))
-            .arg("result")
-            .arg(result.to_string())
-            .query_async(&mut conn)
+        let reply: PublishReply = self
+            .script(&self.scripts.publish)
+            .key(self.job_key(id))
+            .arg(json)
+            .arg(kind)
+            .invoke_durably(&self.store)
             .await?;
-        Ok(())
+        match reply {
+            PublishReply::NotSucceeded => Ok(None),
+            PublishReply::Standing(json) => serde_json::from_str(&json)
+                .map(Some)
+                .map_err(|e| QueueError::Store(format!("job {id}: unreadable publication: {e}"))),
+        }
     }
 
     // ---- the worker's side ----
@@ -1047,10 +1068,10 @@ impl Queue {
         &self,
         id: &str,
         token: u64,
-        outcome: Result<Value, Failure>,
+        outcome: Result<JobResult, Failure>,
     ) -> Result<bool, QueueError> {
         let (state, result, failure) = match outcome {
-            Ok(v) => (JobState::Succeeded, v.to_string(), String::new()),
+            Ok(v) => (JobState::Succeeded, v.to_value().to_string(), String::new()),
             Err(f) => (
                 JobState::Failed,
                 String::new(),
@@ -1186,17 +1207,13 @@ pub struct DayStats {
 /// The ids of the workers alive now: those whose presence key (`workers:<id>`, written by
 /// each worker with a short expiry) still exists.
 pub async fn live_workers(store: &Store) -> redis::RedisResult<Vec<String>> {
-    use redis::AsyncCommands;
-    let mut conn = store.conn();
-    let pattern = store.key("workers:*");
-    let mut ids: Vec<String> = Vec::new();
-    let mut iter: redis::AsyncIter<String> = conn.scan_match(&pattern).await?;
-    while let Some(item) = iter.next_item().await {
-        let key = item?;
-        if let Some(id) = key.strip_prefix(&store.key("workers:")) {
-            ids.push(id.to_string());
-        }
-    }
+    let before = keys::worker(store, "");
+    let mut ids: Vec<String> = store
+        .scan_keys_in(Some(horst_store::Group::Queue), "workers:*")
+        .await?
+        .iter()
+        .filter_map(|key| key.strip_prefix(&before).map(str::to_string))
+        .collect();
     ids.sort();
     Ok(ids)
 }
@@ -1219,7 +1236,7 @@ impl Queue {
         let q = self.quotas().await?;
         let day = self.now_ms().await? / 86_400_000;
         let v: Vec<Option<u64>> = redis::cmd("HMGET")
-            .arg(self.store.key(&format!("budget:{day}")))
+            .arg(keys::budget(&self.store, &day.to_string()))
             .arg(&["used", "trust0"])
             .query_async(&mut self.store.conn())
             .await?;
@@ -1241,7 +1258,7 @@ impl Queue {
 /// need no queue for that).
 pub async fn job_record(store: &Store, id: &str) -> Result<Option<JobRecord>, QueueError> {
     let fields: Vec<(String, String)> = redis::cmd("HGETALL")
-        .arg(store.key(&format!("job:{id}")))
+        .arg(keys::job(store, id))
         .query_async(&mut store.conn())
         .await?;
     Ok(JobRecord::from_fields(fields))
@@ -1253,7 +1270,7 @@ pub async fn day_stats(store: &Store, now_ms: u64) -> Result<DayStats, QueueErro
     let day = now_ms / 86_400_000;
     let mut conn = store.conn();
     let fields: Vec<(String, String)> = redis::cmd("HGETALL")
-        .arg(store.key(&format!("budget:{day}")))
+        .arg(keys::budget(store, &day.to_string()))
         .query_async(&mut conn)
         .await?;
     let mut stats = DayStats::default();
@@ -1317,7 +1334,7 @@ impl Drop for CancelGuard {
                     .cancel_queued(
                         &id,
                         JobState::Cancelled,
-                        "cancelled",
+                        FailureCode::Cancelled,
                         "the caller disconnected before the job started; it was dropped and its reservation released",
                     )
                     .await

@@ -83,7 +83,7 @@ impl Queue {
                 .key(&presence)
                 .arg(&id)
                 .arg(JobState::Cancelled.as_str())
-                .arg("cancelled")
+                .arg(crate::FailureCode::Cancelled.as_str())
                 .arg("the API process the caller waited in stopped before the job started; it was dropped and nothing was charged; call again (the same idempotencyKey starts afresh)")
                 .arg(self.settings.job_ttl_seconds())
                 .arg(self.done_channel(&id))

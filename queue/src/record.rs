@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::contract::{FailureCode, JobInput, JobResult, Publication};
 use crate::JobKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,16 +49,16 @@ impl JobState {
 /// Why a job failed: a contract error code, a message that says what to do, details.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Failure {
-    pub code: String,
+    pub code: FailureCode,
     pub message: String,
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub details: Value,
 }
 
 impl Failure {
-    pub fn new(code: &str, message: impl Into<String>) -> Failure {
+    pub fn new(code: FailureCode, message: impl Into<String>) -> Failure {
         Failure {
-            code: code.to_string(),
+            code,
             message: message.into(),
             details: Value::Null,
         }
@@ -74,15 +75,22 @@ pub struct JobRecord {
     pub state: JobState,
     pub idempotency_key: String,
     #[serde(skip)]
-    pub input: Value,
+    pub input: JobInput,
     pub created_at_ms: u64,
     pub started_at_ms: Option<u64>,
     pub finished_at_ms: Option<u64>,
-    pub result: Option<Value>,
+    pub result: Option<JobResult>,
     pub failure: Option<Failure>,
+    /// What the caller of a won submission did with it (`publish.lua`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub publication: Option<Publication>,
     pub reserved_seconds: u64,
     pub charged_seconds: u64,
     pub worker: Option<String>,
+    /// The id of the HTTP request that admitted it (`X-Request-Id`); none for jobs admitted
+    /// outside a request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
     /// A running job's latest progress, as its worker wrote it (at most 2 s old).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub progress: Option<JobProgress>,
@@ -117,25 +125,59 @@ impl JobRecord {
                 .map(|(_, v)| v.as_str())
         };
         let num = |name: &str| get(name).and_then(|v| v.parse::<u64>().ok());
+        let kind = JobKind::parse(get("kind")?)?;
         Some(JobRecord {
             id: get("id")?.to_string(),
-            kind: JobKind::parse(get("kind")?)?,
+            kind,
             account: get("account")?.to_string(),
             trust: get("trust").and_then(|t| t.parse().ok()).unwrap_or(0),
             state: JobState::parse(get("state")?)?,
             idempotency_key: get("idem").unwrap_or_default().to_string(),
             input: get("input")
                 .and_then(|v| serde_json::from_str(v).ok())
-                .unwrap_or(Value::Null),
+                .unwrap_or_default(),
             created_at_ms: num("created").unwrap_or(0),
             started_at_ms: num("started"),
             finished_at_ms: num("finished"),
-            result: get("result").and_then(|v| serde_json::from_str(v).ok()),
+            result: get("result").and_then(|v| JobResult::parse(kind, v)),
             failure: get("failure").and_then(|v| serde_json::from_str(v).ok()),
+            publication: get("publication")
+                .and_then(|v| serde_json::from_str(v).ok())
+                .or_else(|| get("result").and_then(legacy_publication)),
             reserved_seconds: num("reserved").unwrap_or(0),
             charged_seconds: num("charged").unwrap_or(0),
             worker: get("worker").map(str::to_string),
+            request_id: get("request").filter(|r| !r.is_empty()).map(str::to_string),
             progress: get("progress").and_then(|v| serde_json::from_str(v).ok()),
         })
     }
+}
+
+/// A record written before `publish.lua` kept what became of a submission inside its result
+/// (`revisionId`, `unpublished`, `revisionError`): read it from there, so a retry of such a
+/// job never stores its revision a second time.
+fn legacy_publication(result: &str) -> Option<Publication> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Legacy {
+        revision_id: Option<String>,
+        unpublished: Option<String>,
+        revision_error: Option<LegacyError>,
+    }
+    #[derive(Deserialize)]
+    struct LegacyError {
+        code: String,
+        message: String,
+    }
+    let legacy: Legacy = serde_json::from_str(result).ok()?;
+    if let Some(revision_id) = legacy.revision_id {
+        return Some(Publication::Stored { revision_id });
+    }
+    if let Some(reason) = legacy.unpublished {
+        return Some(Publication::Unpublished { reason });
+    }
+    legacy.revision_error.map(|e| Publication::Refused {
+        code: e.code,
+        message: e.message,
+    })
 }

@@ -23,6 +23,7 @@ pub(crate) struct Scripts {
     pub detach: redis::Script,
     pub stop: redis::Script,
     pub progress: redis::Script,
+    pub publish: redis::Script,
 }
 
 const PRELUDE: &str = include_str!("../lua/prelude.lua");
@@ -43,6 +44,7 @@ pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     detach: with_prelude(include_str!("../lua/detach.lua")),
     stop: with_prelude(include_str!("../lua/stop.lua")),
     progress: with_prelude(include_str!("../lua/progress.lua")),
+    publish: with_prelude(include_str!("../lua/publish.lua")),
 });
 
 fn unexpected(script: &str, v: &impl std::fmt::Debug) -> ParsingError {
@@ -218,6 +220,26 @@ impl FromRedisValue for ReapReply {
             "gone" => Ok(ReapReply::Gone),
             _ => Err(unexpected("reap", &w)),
         }
+    }
+}
+
+/// `publish.lua`: the publication that stands (JSON), or none for a job that did not
+/// succeed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PublishReply {
+    Standing(String),
+    NotSucceeded,
+}
+
+impl FromRedisValue for PublishReply {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        let items: Vec<Value> = redis::from_redis_value(v)?;
+        let parsed = match items.first().and_then(word).as_deref() {
+            Some("recorded" | "kept") => items.get(1).and_then(word).map(PublishReply::Standing),
+            Some("not_succeeded") => Some(PublishReply::NotSucceeded),
+            _ => None,
+        };
+        parsed.ok_or_else(|| unexpected("publish", &items))
     }
 }
 

@@ -6,7 +6,6 @@ use horst_config::{QueueConfig, QuotaConfig};
 use horst_queue::*;
 use horst_store::Store;
 use horst_testkit::RedisServer;
-use serde_json::json;
 use tokio::sync::watch;
 
 struct Setup {
@@ -57,8 +56,19 @@ fn spec(kind: JobKind, account: &str, trust: u8, key: &str) -> JobSpec {
         account: account.into(),
         trust,
         idempotency_key: key.into(),
-        input: json!({"map": "m", "key": key}),
+        input: JobInput {
+            map: format!("m {key}"),
+            ..JobInput::default()
+        },
     }
+}
+
+/// A referee's result that says only whether the replay won.
+fn won(won: bool) -> JobResult {
+    JobResult::Referee(RefereeResult {
+        won,
+        ..RefereeResult::default()
+    })
 }
 
 fn is_new(a: &Result<Admission, QueueError>) -> bool {
@@ -185,7 +195,7 @@ async fn same_key_other_input_is_a_conflict() {
         .await
         .unwrap();
     let mut other = spec(JobKind::Simulate, "a", 1, "k");
-    other.input = json!({"map": "different"});
+    other.input.map = "different".into();
     match s.queue.admit(other).await {
         Err(QueueError::Conflict { message }) => assert!(message.contains("fresh idempotencyKey")),
         r => panic!("{r:?}"),
@@ -204,7 +214,7 @@ async fn replay_of_a_finished_job_returns_its_result_and_charges_nothing() {
     assert_eq!(claim.record.id, job.id);
     assert!(s
         .queue
-        .complete(&job.id, claim.token, Ok(json!({"won": true})))
+        .complete(&job.id, claim.token, Ok(won(true)))
         .await
         .unwrap());
     let before = s.queue.remaining("a", 1).await.unwrap();
@@ -217,7 +227,7 @@ async fn replay_of_a_finished_job_returns_its_result_and_charges_nothing() {
         Admission::Replayed(r) => {
             assert_eq!(r.id, job.id);
             assert_eq!(r.state, JobState::Succeeded);
-            assert_eq!(r.result, Some(json!({"won": true})));
+            assert_eq!(r.result, Some(won(true)));
         }
         other => panic!("{other:?}"),
     }
@@ -257,7 +267,7 @@ async fn claims_are_fenced_and_reaped_jobs_stay_charged_and_never_rerun() {
     // The old worker's late result is refused, its heartbeat too; nothing is re-queued.
     assert!(!s
         .queue
-        .complete(&job.id, claim.token, Ok(json!({})))
+        .complete(&job.id, claim.token, Ok(won(false)))
         .await
         .unwrap());
     assert!(!s.queue.heartbeat(&job.id, claim.token).await.unwrap());
@@ -284,7 +294,7 @@ async fn heartbeats_keep_a_lease_alive() {
     }
     assert!(s
         .queue
-        .complete(&claim.record.id, claim.token, Ok(json!(1)))
+        .complete(&claim.record.id, claim.token, Ok(won(false)))
         .await
         .unwrap());
 }
@@ -342,7 +352,7 @@ async fn a_started_job_is_not_dropped_and_stays_charged() {
     );
     assert!(s
         .queue
-        .complete(&job.id, claim.token, Ok(json!({"won": false})))
+        .complete(&job.id, claim.token, Ok(won(false)))
         .await
         .unwrap());
     assert_eq!(s.queue.remaining("a", 1).await.unwrap().seconds, 3600 - 5);
@@ -363,7 +373,7 @@ async fn wait_wakes_on_completion() {
         .complete(
             &job.id,
             claim.token,
-            Err(Failure::new("validation_failed", "no"))
+            Err(Failure::new(FailureCode::ValidationFailed, "no"))
         )
         .await
         .unwrap());
@@ -500,7 +510,7 @@ async fn everything_survives_a_redis_restart_from_its_aof() {
     let done = s.new_job(spec(JobKind::Simulate, "a", 1, "1")).await;
     let c = s.queue.claim("w").await.unwrap().unwrap();
     s.queue
-        .complete(&done.id, c.token, Ok(json!({"won": true})))
+        .complete(&done.id, c.token, Ok(won(true)))
         .await
         .unwrap();
     let waiting = s.new_job(spec(JobKind::Playtest, "a", 1, "2")).await;
@@ -521,7 +531,7 @@ async fn everything_survives_a_redis_restart_from_its_aof() {
     }
     assert_eq!(after, Some(before), "budgets and daily counts survive");
     let rec = s.queue.get(&done.id).await.unwrap().unwrap();
-    assert_eq!(rec.result, Some(json!({"won": true})));
+    assert_eq!(rec.result, Some(won(true)));
     // The queued job is still queued, and a worker carries on with it.
     let claim = s.queue.claim("w2").await.unwrap().unwrap();
     assert_eq!(claim.record.id, waiting.id);
@@ -585,12 +595,17 @@ async fn today_counts_jobs_by_kind_and_outcome_and_the_seconds() {
     let c = s.queue.claim("w").await.unwrap().unwrap();
     assert_eq!(c.record.id, ok.id);
     s.queue
-        .complete(&ok.id, c.token, Ok(json!({})))
+        .complete(&ok.id, c.token, Ok(won(false)))
         .await
         .unwrap();
     let dropped = s.new_job(spec(JobKind::Playtest, "a", 1, "2")).await;
     s.queue
-        .cancel_queued(&dropped.id, JobState::Cancelled, "cancelled", "left")
+        .cancel_queued(
+            &dropped.id,
+            JobState::Cancelled,
+            FailureCode::Cancelled,
+            "left",
+        )
         .await
         .unwrap();
     let today = s.queue.today().await.unwrap();
@@ -819,7 +834,7 @@ async fn an_operator_cancels_a_queued_job_released_or_a_running_one_charged() {
     let r = s.queue.get(&queued.id).await.unwrap().unwrap();
     assert_eq!(r.state, JobState::Cancelled);
     let f = r.failure.unwrap();
-    assert_eq!(f.code, "cancelled");
+    assert_eq!(f.code, FailureCode::Cancelled);
     assert!(f.message.contains("flooding"), "{}", f.message);
     assert_eq!(s.queue.remaining("a", 1).await.unwrap(), before, "released");
 
@@ -854,7 +869,7 @@ async fn an_operator_cancels_a_queued_job_released_or_a_running_one_charged() {
     );
     assert!(!s
         .queue
-        .complete(&job.id, claim.token, Ok(json!({})))
+        .complete(&job.id, claim.token, Ok(won(false)))
         .await
         .unwrap());
     assert_eq!(

@@ -4,7 +4,7 @@
   delays it until the lease runs out, then another claims it again.
 
   Input:
-    KEYS[1] ratings:pending   zset of finished games to rate, by when to try next (ms)
+    KEYS[1] ratings:pending   a bucket's zset of finished games to rate, by when to try next (ms)
 
     ARGV[1] the lease, ms
     ARGV[2] how many to claim at most

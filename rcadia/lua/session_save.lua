@@ -14,24 +14,25 @@
     KEYS[1] ses:<id>          the session record ('<rev> <record>'; earlier versions: a hash
                               {rev, json})
     KEYS[2] sessions:open     set of unfinished session ids
-    KEYS[3] ses:<id>:events   list of the latest events (JSON)
+    KEYS[3] ses:<id>:events   list of the latest events (record.rs: MessagePack; JSON before)
     KEYS[4] delayed           zset of deadlines by due time (the delayed set)
     KEYS[5] ses:<id>:replay   list of the replay's lines (JSON)
     KEYS[6] ratings:pending   zset of finished games to rate, by when to try (ms)
 
     ARGV[1] the expected stored rev ('' = create: the session must not exist)
     ARGV[2] the new rev (the record's rev and a random tag: '<rev>.<tag>')
-    ARGV[3] the new stored value ('<new rev> <record>')
-    ARGV[4] session id
+    ARGV[3] the new record (MessagePack); the stored value is '<ARGV[2]> <ARGV[3]>'
+    ARGV[4] session id when the listing changes, else ''
     ARGV[5] listing: '1' unfinished (listed, kept), '0' finished (unlisted, expires),
             '' unchanged since the loaded record (no index or expiry command)
-    ARGV[6] how long a finished session is kept, ms
+    ARGV[6] how long a finished session is kept, ms (when ARGV[5] is '0', else '')
     ARGV[7] trim the event log to this many entries ('0' = no trim this time)
     ARGV[8] E, the number of new events
     ARGV[9] D, the number of deadline changes
-    ARGV[10] the wake-up channel ('' = no wake-up); a channel, not a key
+    ARGV[10] '1' = wake the session's waiters: publish the new rev on the channel named
+            like KEYS[1] (keys.rs: a session's channel is its key's name); '' = no wake-up
     ARGV[11] '1' = the stored record is an earlier version's hash (replaced by the string)
-    then E events (JSON), then D triples (op 'a' add / 'r' remove, due ms, member),
+    then E events (stored form), then D triples (op 'a' add / 'r' remove, due ms, member),
     then the replay: R (the number of its lines), how long a finished game's replay is
     kept (ms), how many of the R lines are essential (kept past the cap: the end), the cap
     (lines), '1' = rate this game (it finishes now), then R lines (JSON)
@@ -41,18 +42,19 @@
     {value}  not written: the stored rev is not ARGV[1]; the stored value (nil if none)
     0        not written: the stored rev of an earlier version's hash moved (read it again)
 ]]
+local value = ARGV[2] .. ' ' .. ARGV[3]
 if ARGV[11] == '1' then
   if redis.call('HGET', KEYS[1], 'rev') ~= ARGV[1] then
     return 0
   end
   local ttl = redis.call('PTTL', KEYS[1])
   redis.call('DEL', KEYS[1])
-  redis.call('SET', KEYS[1], ARGV[3])
+  redis.call('SET', KEYS[1], value)
   if ttl > 0 then
     redis.call('PEXPIRE', KEYS[1], ttl)
   end
 else
-  local old = redis.call('SET', KEYS[1], ARGV[3], 'KEEPTTL', 'GET')
+  local old = redis.call('SET', KEYS[1], value, 'KEEPTTL', 'GET')
   local ok
   if ARGV[1] == '' then
     ok = not old
@@ -125,7 +127,7 @@ if ARGV[i + 4] == '1' then
 end
 -- The wake-up carries the new rev only: a waiter whose process holds that record (the
 -- writer's own, in its record cache) reads nothing; others read it once per process.
-if ARGV[10] ~= '' then
-  redis.call('PUBLISH', ARGV[10], ARGV[2])
+if ARGV[10] == '1' then
+  redis.call('PUBLISH', KEYS[1], ARGV[2])
 end
 return 1

@@ -37,25 +37,15 @@ impl Rcadia {
         }
     }
 
-    /// How long until the earliest deadline (any feature's), capped at [`MAX_SLEEP`]: the
-    /// earliest entry and the server clock in one round trip.
+    /// How long until the earliest deadline (any feature's, in any bucket), capped at
+    /// [`MAX_SLEEP`]: the earliest entries and the server clock at once.
     async fn time_to_next(&self) -> Result<Duration, RcadiaError> {
-        let mut conn = self.inner.store.conn();
         self.inner.metrics.round_trip();
-        let (first, (secs, micros)): (Vec<(String, f64)>, (u64, u64)) = redis::pipe()
-            .cmd("ZRANGE")
-            .arg(self.inner.delayed.key())
-            .arg(0)
-            .arg(0)
-            .arg("WITHSCORES")
-            .cmd("TIME")
-            .query_async(&mut conn)
-            .await?;
-        let Some((_, next)) = first.first() else {
+        let (next, now) = tokio::join!(self.inner.delayed.next_due(), self.inner.store.now_ms());
+        let Some(next) = next? else {
             return Ok(MAX_SLEEP);
         };
-        let now = secs * 1000 + micros / 1000;
-        Ok(Duration::from_millis((*next as u64).saturating_sub(now)).min(MAX_SLEEP))
+        Ok(Duration::from_millis(next.saturating_sub(now?)).min(MAX_SLEEP))
     }
 
     /// Fires every due deadline once; returns how many were popped.

@@ -45,7 +45,8 @@ type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 impl Rcadia {
     pub(crate) async fn cancel_deadline(&self, d: &Deadline) -> Result<(), RcadiaError> {
         self.inner.metrics.round_trip();
-        self.inner.delayed.cancel(&member(d)).await?;
+        let bucket = self.inner.store.bucket_of(&d.session_id);
+        self.inner.delayed.cancel_in(bucket, &member(d)).await?;
         Ok(())
     }
 
@@ -59,7 +60,10 @@ impl Rcadia {
     ) -> BoxFuture<'a, Result<Option<String>, RcadiaError>> {
         Box::pin(async move {
             // Deadlines and the wake-up go in one pipelined round trip, in order.
-            let delayed_key = self.inner.delayed.key();
+            let delayed_key = self
+                .inner
+                .delayed
+                .key_in(self.inner.store.bucket_of(s.session_id()));
             let mut pipe = redis::pipe();
             let mut wake = changed;
             let mut rematch = false;

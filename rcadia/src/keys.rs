@@ -1,10 +1,13 @@
 //! Every Redis key and pub/sub channel of the session layer, named in one place.
 //!
-//! - `ses:<id>`: the session hash `{rev, rec}` (`rec` MessagePack; records written before
-//!   it have `json` instead); also the name of its wake-up channel (channels are not keys).
-//! - `ses:<id>:events`: the agent-visible event log, a list of JSON events.
+//! - `ses:<id>`: the session record, a string `<rev> <MessagePack>` (records of earlier
+//!   versions: a hash `{rev, json}`); also the name of its wake-up channel (channels are not
+//!   keys; the save script publishes on its KEYS[1]'s name, so the two must stay one name).
+//! - `ses:<id>:events`: the agent-visible event log, a list of events in MessagePack
+//!   (`record::encode_event`; earlier versions wrote JSON, which still reads).
 //! - `ses:<id>:replay`: the replay, a list of JSON lines (`replay.rs`), kept after the end.
-//! - `ratings:pending`: zset of finished house games to rate, by when to try next (ms).
+//! - `ratings:pending`: zset of finished house games to rate, by when to try next (ms), one
+//!   per bucket (the finishing save adds to it).
 //! - `rating:<game>:<agent>`: an agent's Glicko-2 rating in a game (a hash, `rating.rs`).
 //! - `rating:<game>:<agent>:history`: its latest rating changes (JSON), newest first.
 //! - `rating:<game>:<agent>:think`: its latest thinking times per move (ms), newest first.
@@ -16,19 +19,33 @@
 //! - `sessions:open`: the set of unfinished session ids (`/available`).
 //! - `sessions:boot`: the store's boot tag (ids from another tag answer 410).
 //! - `delayed`: the delayed set shared with other features (`horst_store::DelayedSet`).
+//!
+//! On a Redis Cluster a session's keys, and the open-sessions set and the delayed set they
+//! are saved with, are in the slot of the session's bucket (`{s3-..}ses:<id>`,
+//! `{s3-..}sessions:open`; `Store::key_in_bucket`): one save script touches all four. The
+//! clock firer, the rater and `/available` read every bucket. The rating keys (`rating:*`,
+//! `leaderboard:*`, `rated:*`) are all in the records group's slot (`Store::key`), so the
+//! rating script touches one slot; it does not touch a bucket's `ratings:pending`. On one server there is one bucket and
+//! the names are the ones above.
 
 use horst_store::Store;
 
 pub(crate) fn session(store: &Store, id: &str) -> String {
-    store.key(&format!("ses:{id}"))
+    store.key_in_bucket(store.bucket_of(id), &format!("ses:{id}"))
 }
 
 pub(crate) fn events(store: &Store, id: &str) -> String {
-    store.key(&format!("ses:{id}:events"))
+    store.key_in_bucket(store.bucket_of(id), &format!("ses:{id}:events"))
 }
 
-pub(crate) fn open(store: &Store) -> String {
-    store.key("sessions:open")
+/// The open-sessions set of `id`'s bucket.
+pub(crate) fn open_of(store: &Store, id: &str) -> String {
+    open_in(store, store.bucket_of(id))
+}
+
+/// The open-sessions set of bucket `bucket` (`/available` reads every bucket).
+pub(crate) fn open_in(store: &Store, bucket: usize) -> String {
+    store.key_in_bucket(bucket, "sessions:open")
 }
 
 pub(crate) fn boot(store: &Store) -> String {
@@ -40,17 +57,28 @@ pub(crate) fn channel(store: &Store, id: &str) -> String {
     session(store, id)
 }
 
-/// The pattern every process's pub/sub listener subscribes to.
+/// The pattern every process's pub/sub listener subscribes to (on a cluster, every
+/// bucket's: `{s*}` matches each bucket's tag).
 pub(crate) fn channel_pattern(store: &Store) -> String {
-    store.key("ses:*")
+    if store.hash_tags() {
+        store.key_alone("{s*}ses:*")
+    } else {
+        store.key_alone("ses:*")
+    }
 }
 
 pub(crate) fn replay(store: &Store, id: &str) -> String {
-    store.key(&format!("ses:{id}:replay"))
+    store.key_in_bucket(store.bucket_of(id), &format!("ses:{id}:replay"))
 }
 
-pub(crate) fn ratings_pending(store: &Store) -> String {
-    store.key("ratings:pending")
+/// The pending-ratings set of `id`'s bucket (the finishing save adds to it atomically).
+pub(crate) fn ratings_pending_of(store: &Store, id: &str) -> String {
+    ratings_pending_in(store, store.bucket_of(id))
+}
+
+/// The pending-ratings set of bucket `bucket` (the rater claims from every bucket).
+pub(crate) fn ratings_pending_in(store: &Store, bucket: usize) -> String {
+    store.key_in_bucket(bucket, "ratings:pending")
 }
 
 pub(crate) fn rating(store: &Store, game: &str, agent: &str) -> String {

@@ -1,13 +1,15 @@
 //! Ratings in Redis: the rater every horst process runs, the leaderboard and agent reads,
 //! and the operator's reset and exclude. The rules are `rating.rs`'s.
 //!
-//! Exactly once: the write that finishes a rated game also puts its id in `ratings:pending`
-//! (`session_save.lua`, atomic with the finish). Any process's rater claims due ids with a
-//! lease (`rating_claim.lua`), reads the game's replay and both ratings, computes, and writes
-//! everything in one script (`rating_apply.lua`) that first checks the game's marker
-//! (`rated:<id>`) and that neither rating moved since it was read. A process killed between
-//! the claim and the write leaves the id pending; when the lease runs out another process
-//! rates it. Two processes rating the same game: the marker lets one write.
+//! Exactly once: the write that finishes a rated game also puts its id in its bucket's
+//! `ratings:pending` (`session_save.lua`, atomic with the finish). Any process's rater claims
+//! due ids with a lease (`rating_claim.lua`), reads the game's replay and both ratings,
+//! computes, and writes everything in one script (`rating_apply.lua`) that first checks the
+//! game's marker (`rated:<id>`) and that neither rating moved since it was read; then it
+//! takes the id off the pending set. A process killed between the claim and the write leaves
+//! the id pending; when the lease runs out another process rates it. Killed after the write,
+//! the next claim finds the marker and only takes the id off. Two processes rating the same
+//! game: the marker lets one write.
 
 use std::time::Duration;
 
@@ -44,7 +46,7 @@ pub(crate) static CLAIM: Script<Vec<String>> = Script::new(Decl {
 /// `lua/rating_apply.lua` (its header documents KEYS, ARGV and the reply).
 pub(crate) static APPLY: Script<i64> = Script::new(Decl {
     file: horst_store::lua!("lua/rating_apply.lua"),
-    keys: 11,
+    keys: 10,
     argv: Argv::AtLeast(16),
     writes: Writes::Durable,
 });
@@ -141,22 +143,39 @@ impl Rcadia {
         }
     }
 
-    /// Rates every due pending game once; returns how many were claimed.
+    /// Rates every due pending game once (of every bucket); returns how many were claimed.
     pub async fn rate_due(&self, pause_ms: u64) -> Result<usize, RcadiaError> {
         let store = &self.inner.store;
-        let ids = CLAIM
-            .call(store)
-            .key(keys::ratings_pending(store))
-            .arg(LEASE_MS)
-            .arg(BATCH)
-            .run()
-            .await?;
-        for id in &ids {
-            if let Err(e) = self.rate_one(id, pause_ms).await {
-                tracing::warn!(session = %id, error = %e, "rater: game not rated yet");
+        let mut claimed = 0;
+        for bucket in 0..store.buckets() {
+            let ids = CLAIM
+                .call(store)
+                .key(keys::ratings_pending_in(store, bucket))
+                .arg(LEASE_MS)
+                .arg(BATCH)
+                .run()
+                .await?;
+            claimed += ids.len();
+            for id in &ids {
+                if let Err(e) = self.rate_one(id, pause_ms).await {
+                    tracing::warn!(session = %id, error = %e, "rater: game not rated yet");
+                }
             }
         }
-        Ok(ids.len())
+        Ok(claimed)
+    }
+
+    /// Takes a game off its bucket's pending set (after its ratings were written, or when it
+    /// does not count). Idempotent.
+    async fn unqueue(&self, id: &str) -> Result<(), RcadiaError> {
+        let store = &self.inner.store;
+        let mut conn = store.conn();
+        let _: () = redis::cmd("ZREM")
+            .arg(keys::ratings_pending_of(store, id))
+            .arg(id)
+            .query_async(&mut conn)
+            .await?;
+        Ok(())
     }
 
     /// The whole replay of a session as stored (no viewer filtering: see
@@ -178,13 +197,7 @@ impl Rcadia {
         let game = rated_of_replay(&lines);
         let Some(game) = game else {
             // Not a rated game after all (or its replay is gone): nothing to do.
-            let mut conn = store.conn();
-            let _: () = redis::cmd("ZREM")
-                .arg(keys::ratings_pending(store))
-                .arg(id)
-                .query_async(&mut conn)
-                .await?;
-            return Ok(());
+            return self.unqueue(id).await;
         };
         let think = replay::think_times(&lines);
         for _ in 0..8 {
@@ -220,8 +233,7 @@ impl Rcadia {
                 rd: after[seat].rd,
             };
             let mut call = APPLY.call(store);
-            call.key(keys::ratings_pending(store))
-                .key(keys::rated(store, id))
+            call.key(keys::rated(store, id))
                 .key(keys::rating(store, &game.game, a))
                 .key(keys::rating(store, &game.game, b))
                 .key(keys::rating_history(store, &game.game, a))
@@ -255,7 +267,9 @@ impl Rcadia {
             }
             match call.run().await? {
                 -1 => continue,
-                _ => return Ok(()),
+                // Written now, or before (a process that died after its write), or not
+                // rated (an excluded agent): off the pending set.
+                _ => return self.unqueue(id).await,
             }
         }
         Err(RcadiaError::Internal(format!(

@@ -59,14 +59,15 @@ pub(crate) struct SaveArgs {
     pending_ratings_key: String,
     expected: String,
     token: String,
-    /// `<token> <record>`
-    value: Vec<u8>,
+    /// The record (MessagePack); the script stores `<token> <record>`.
+    record: Vec<u8>,
     session_id: String,
     /// `Some(listed)` when the listing changes (or on create).
     listing: Option<bool>,
     trim: usize,
-    events: Vec<String>,
-    channel: String,
+    /// Stored form (`record::encode_event`).
+    events: Vec<Vec<u8>>,
+    wake: bool,
     legacy: bool,
     /// (op, due ms, member)
     deadlines: Vec<(&'static str, u64, String)>,
@@ -92,21 +93,28 @@ impl ScriptArgs for SaveArgs {
             .key(&self.pending_ratings_key)
             .arg(&self.expected)
             .arg(&self.token)
-            .arg(&self.value[..])
-            .arg(&self.session_id)
+            .arg(&self.record[..])
+            // Only what the script uses: every byte is sent on every action.
+            .arg(match self.listing {
+                Some(_) => self.session_id.as_str(),
+                None => "",
+            })
             .arg(match self.listing {
                 Some(true) => "1",
                 Some(false) => "0",
                 None => "",
             })
-            .arg(FINISHED_RETENTION_MS)
+            .arg(match self.listing {
+                Some(false) => FINISHED_RETENTION_MS.to_string(),
+                _ => String::new(),
+            })
             .arg(self.trim)
             .arg(self.events.len())
             .arg(self.deadlines.len())
-            .arg(&self.channel)
+            .arg(if self.wake { "1" } else { "" })
             .arg(if self.legacy { "1" } else { "0" });
         for e in &self.events {
-            to.arg(e);
+            to.arg(&e[..]);
         }
         for (op, at, m) in &self.deadlines {
             to.arg(*op).arg(*at).arg(m);
@@ -214,17 +222,13 @@ impl Rcadia {
         let mut s = self.load(id).await?;
         let mut conn = self.inner.store.conn();
         self.inner.metrics.round_trip();
-        let raw: Vec<String> = redis::cmd("LRANGE")
+        let raw: Vec<Vec<u8>> = redis::cmd("LRANGE")
             .arg(keys::events(&self.inner.store, id))
             .arg(-(MAX_EVENTS as i64))
             .arg(-1)
             .query_async(&mut conn)
             .await?;
-        s.attach_event_log(
-            raw.iter()
-                .filter_map(|e| serde_json::from_str(e).ok())
-                .collect(),
-        );
+        s.attach_event_log(raw.iter().filter_map(|e| record::decode_event(e)).collect());
         Ok(s)
     }
 
@@ -346,7 +350,11 @@ impl Rcadia {
         let store = &self.inner.store;
         let id = s.session_id().to_string();
         let base_before = loaded.map_or(0, |l| l.session.events_next());
-        let events: Vec<String> = s.take_held_events().iter().map(|e| e.to_string()).collect();
+        let events: Vec<Vec<u8>> = s
+            .take_held_events()
+            .iter()
+            .map(record::encode_event)
+            .collect();
         let crossed = s.events_next() / TRIM_EVERY != base_before / TRIM_EVERY;
         let finished = s.status() == Status::Finished;
         let listing = match loaded {
@@ -363,26 +371,22 @@ impl Rcadia {
             .map_err(|e| RcadiaError::Internal(format!("replay line does not encode: {e}")))?;
         let rate = listing == Some(false) && rating::rates(s).is_some();
         let token = format!("{}.{:08x}", s.rev(), random_u32());
-        let value = record::encode(&token, s)?;
+        let record = record::encode_record(s)?;
         let args = SaveArgs {
             session_key: keys::session(store, &id),
-            open_key: keys::open(store),
+            open_key: keys::open_of(store, &id),
             events_key: keys::events(store, &id),
-            delayed_key: self.inner.delayed.key(),
+            delayed_key: self.inner.delayed.key_in(store.bucket_of(&id)),
             replay_key: keys::replay(store, &id),
-            pending_ratings_key: keys::ratings_pending(store),
+            pending_ratings_key: keys::ratings_pending_of(store, &id),
             expected: loaded.map(|l| l.token.clone()).unwrap_or_default(),
             token: token.clone(),
-            value,
+            record,
             session_id: id.clone(),
             listing,
             trim: if crossed { MAX_EVENTS } else { 0 },
             events,
-            channel: if wake {
-                keys::channel(store, &id)
-            } else {
-                String::new()
-            },
+            wake,
             legacy: loaded.is_some_and(|l| l.legacy),
             deadlines: effects
                 .iter()
@@ -446,7 +450,7 @@ impl Rcadia {
             .arg(keys::replay(store, id))
             .ignore()
             .cmd("SREM")
-            .arg(keys::open(store))
+            .arg(keys::open_of(store, id))
             .arg(id)
             .ignore()
             .query_async(&mut conn)
@@ -652,12 +656,27 @@ impl Rcadia {
         self.delete(next.session_id()).await
     }
 
-    /// Sessions for `GET /available`.
+    /// Sessions for `GET /available`: every bucket's open set, each with its records in one
+    /// round trip (on a cluster the buckets are read at once, each on its primary).
     pub async fn list_unfinished(&self) -> Result<Vec<Session>, RcadiaError> {
+        let buckets = (0..self.inner.store.buckets()).map(|b| self.list_unfinished_in(b));
+        let mut out = Vec::new();
+        for listed in futures_util::future::join_all(buckets).await {
+            out.extend(listed?);
+        }
+        out.sort_by(|a: &Session, b: &Session| {
+            (a.created_at_ms(), &a.session_id()).cmp(&(b.created_at_ms(), &b.session_id()))
+        });
+        Ok(out)
+    }
+}
+
+impl Rcadia {
+    async fn list_unfinished_in(&self, bucket: usize) -> Result<Vec<Session>, RcadiaError> {
         let mut conn = self.inner.store.conn();
         self.inner.metrics.round_trip();
         let ids: Vec<String> = redis::cmd("SMEMBERS")
-            .arg(keys::open(&self.inner.store))
+            .arg(keys::open_in(&self.inner.store, bucket))
             .query_async(&mut conn)
             .await?;
         if ids.is_empty() {
@@ -668,7 +687,7 @@ impl Rcadia {
             pipe.cmd("GET").arg(keys::session(&self.inner.store, id));
         }
         let values: redis::RedisResult<Vec<Option<Vec<u8>>>> = pipe.query_async(&mut conn).await;
-        let mut out: Vec<Session> = match values {
+        Ok(match values {
             Ok(values) => ids
                 .iter()
                 .zip(values)
@@ -688,11 +707,7 @@ impl Rcadia {
                 }
                 out
             }
-        };
-        out.sort_by(|a: &Session, b: &Session| {
-            (a.created_at_ms(), &a.session_id()).cmp(&(b.created_at_ms(), &b.session_id()))
-        });
-        Ok(out)
+        })
     }
 }
 

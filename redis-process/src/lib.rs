@@ -11,6 +11,9 @@
 //! - a clean stop flushes the AOF: [`RedisProcess::stop`] sends SIGTERM (redis then fsyncs
 //!   and exits) and only escalates to SIGKILL after a timeout.
 //!
+//! The child runs with umask 077, so everything it writes (AOF, RDB, log, socket) is its
+//! owner's only, in a directory made 0700.
+//!
 //! The child runs in its own process group so a Ctrl-C in the terminal reaches horst only;
 //! horst then drains its requests first and stops Redis last.
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
@@ -18,6 +21,7 @@
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -135,10 +139,14 @@ pub struct RedisProcess {
 impl RedisProcess {
     /// Starts the server and waits until it answers PING (loading a large AOF may take a while).
     pub fn spawn(options: RedisOptions) -> Result<RedisProcess, LaunchError> {
-        std::fs::create_dir_all(&options.dir).map_err(|source| LaunchError::Dir {
-            dir: options.dir.clone(),
-            source,
-        })?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&options.dir)
+            .map_err(|source| LaunchError::Dir {
+                dir: options.dir.clone(),
+                source,
+            })?;
         let mut cmd = Command::new(&options.binary);
         // Arguments rather than a config file: nothing to keep in sync on disk (a sentinel
         // alone needs a file, for the state it learns).
@@ -177,6 +185,7 @@ impl RedisProcess {
         let stderr = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(options.stderr_path())
             .map_err(|source| LaunchError::Dir {
                 dir: options.dir.clone(),
@@ -186,16 +195,19 @@ impl RedisProcess {
             .stdout(Stdio::null())
             .stderr(Stdio::from(stderr))
             .process_group(0);
-        if options.die_with_parent {
-            // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
-            unsafe {
-                cmd.pre_exec(|| {
-                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    Ok(())
-                });
-            }
+        let die_with_parent = options.die_with_parent;
+        // SAFETY: umask and prctl are async-signal-safe; nothing else runs between fork and
+        // exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                // Redis's data (AOF, RDB, log, sockets) is its owner's only: the store holds
+                // password hashes, tokens' hashes and every game.
+                libc::umask(0o077);
+                if die_with_parent && libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
         }
         let child = cmd.spawn().map_err(|source| {
             if source.kind() == std::io::ErrorKind::NotFound {

@@ -6,8 +6,8 @@
 //! `horst admin ... --data DIR` reach the store of a running `horst up --data DIR`. A file
 //! lock serialises the check-then-start, so two processes starting at once never both spawn.
 
-use std::fs::File;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::time::Duration;
@@ -51,13 +51,20 @@ impl PrivateRedis {
         let dir = data_dir.join("redis");
         std::fs::create_dir_all(&dir).map_err(io)?;
         let dir = dir.canonicalize().map_err(io)?;
+        make_private(&dir).map_err(io)?;
         let socket = dir.join("redis.sock");
         let len = socket.as_os_str().len();
         if len > MAX_SOCKET_PATH {
             return Err(PrivateRedisError::SocketPathTooLong { path: socket, len });
         }
 
-        let lock = File::create(dir.join("start.lock")).map_err(io)?;
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .mode(0o600)
+            .open(dir.join("start.lock"))
+            .map_err(io)?;
         // SAFETY: flock on a file descriptor we own; released when `lock` is dropped.
         if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
             return Err(io(std::io::Error::last_os_error()));
@@ -129,6 +136,29 @@ impl PrivateRedis {
     }
 }
 
+/// Makes `dir` 0700 and what an earlier version left in it (AOF files, the log) 0600, its
+/// subdirectories 0700: a server started under a umask of 022 wrote them world-readable.
+/// Entries of another owner are left alone (changing them would fail anyway).
+fn make_private(dir: &Path) -> std::io::Result<()> {
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    let owner = std::fs::metadata(dir)?.uid();
+    for entry in std::fs::read_dir(dir)?.flatten() {
+        let Ok(meta) = entry.path().symlink_metadata() else {
+            continue;
+        };
+        if meta.uid() != owner || meta.file_type().is_symlink() || meta.file_type().is_socket() {
+            continue;
+        }
+        if meta.is_dir() {
+            make_private(&entry.path())?;
+        } else if meta.permissions().mode() & 0o077 != 0 {
+            let mode = meta.permissions().mode() & 0o700;
+            std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(mode))?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,6 +194,48 @@ mod tests {
         assert_eq!(attached.url(), first.url());
         first.stop(Duration::from_secs(5)).unwrap();
         assert!(PrivateRedis::attach(data.path()).is_none());
+    }
+
+    /// Every file of the private Redis (AOF, log, lock, socket) and its directories are
+    /// the owner's only, also those an earlier version left readable by everyone, whatever
+    /// the umask of the process that starts it.
+    #[test]
+    fn the_private_redis_files_are_the_owners_only() {
+        let data = tempfile::tempdir().unwrap();
+        let dir = data.path().join("redis");
+        std::fs::create_dir_all(dir.join("appendonlydir")).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let old_log = dir.join("redis.log");
+        std::fs::write(&old_log, "an earlier version's log\n").unwrap();
+        std::fs::set_permissions(&old_log, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let mut server = PrivateRedis::attach_or_start(data.path(), "redis-server").unwrap();
+        // Something written: the AOF grows.
+        let mut stream = std::os::unix::net::UnixStream::connect(&server.socket).unwrap();
+        use std::io::{Read, Write};
+        stream
+            .write_all(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")
+            .unwrap();
+        let mut ok = [0u8; 5];
+        stream.read_exact(&mut ok).unwrap();
+        server.stop(Duration::from_secs(5)).unwrap();
+        let mut seen = 0;
+        let mut check = vec![dir.clone()];
+        while let Some(d) = check.pop() {
+            let mode = std::fs::metadata(&d).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "{d:?}");
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let meta = e.path().symlink_metadata().unwrap();
+                if meta.is_dir() {
+                    check.push(e.path());
+                    continue;
+                }
+                let mode = meta.permissions().mode() & 0o777;
+                assert_eq!(mode & 0o077, 0, "{:?} has mode {mode:o}", e.path());
+                seen += 1;
+            }
+        }
+        // The log, the stderr log, the lock, the AOF base, increment and manifest.
+        assert!(seen >= 5, "only {seen} files");
     }
 
     #[test]

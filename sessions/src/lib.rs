@@ -172,9 +172,9 @@ pub use ids::{
     format_player_id, format_session_id, is_player_id, parse_session_id, SessionIdParts,
 };
 pub use iso::iso8601_ms;
-pub use machine::{Effect, Event, Outcome, Reply};
+pub use machine::{Effect, Event, Outcome, Reply, OPERATOR_END};
 pub use ops::Op;
 pub use session::{
-    ActionStatus, Deadline, GameInfo, HostKind, NewSession, Session, Status, TimerKind,
+    ActionStatus, ArmedTimer, Deadline, GameInfo, HostKind, NewSession, Session, Status, TimerKind,
 };
 pub use views::{should_wake, REMATCH_LINK_GRACE_MS};

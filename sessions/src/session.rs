@@ -302,6 +302,104 @@ pub struct Deadline {
     pub turn: u64,
 }
 
+/// A timer as the record keeps it: a [`Deadline`] without its session (the record's own).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArmedTimer {
+    pub kind: TimerKind,
+    pub at_ms: u64,
+    pub generation: u64,
+    /// The session's turn when armed (informational; staleness is decided by `generation`).
+    pub turn: u64,
+}
+
+impl ArmedTimer {
+    /// The deadline of this timer of session `session_id` (for the delayed set).
+    pub fn deadline(&self, session_id: &str) -> Deadline {
+        Deadline {
+            session_id: session_id.to_string(),
+            kind: self.kind.clone(),
+            at_ms: self.at_ms,
+            generation: self.generation,
+            turn: self.turn,
+        }
+    }
+}
+
+/// The armed timers of a record, stored as a list of `[kind key, at ms, generation, turn]`:
+/// about a third of the map of whole deadlines (session id, tagged kind) that records
+/// written before stored, which still load.
+mod armed_timers {
+    use super::{ArmedTimer, Deadline, TimerKind};
+    use serde::de::{Error, MapAccess, SeqAccess, Visitor};
+    use serde::ser::SerializeSeq;
+    use serde::{Deserializer, Serializer};
+    use std::collections::BTreeMap;
+    use std::fmt;
+
+    pub fn serialize<S: Serializer>(
+        timers: &BTreeMap<String, ArmedTimer>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(timers.len()))?;
+        for (key, t) in timers {
+            seq.serialize_element(&(key, t.at_ms, t.generation, t.turn))?;
+        }
+        seq.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<String, ArmedTimer>, D::Error> {
+        d.deserialize_any(Timers)
+    }
+
+    struct Timers;
+
+    impl<'de> Visitor<'de> for Timers {
+        type Value = BTreeMap<String, ArmedTimer>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a list of [kind key, at, generation, turn] or a map of deadlines")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some((key, at_ms, generation, turn)) =
+                seq.next_element::<(String, u64, u64, u64)>()?
+            {
+                let kind = TimerKind::from_key(&key)
+                    .ok_or_else(|| A::Error::custom(format!("unknown timer {key:?}")))?;
+                out.insert(
+                    key,
+                    ArmedTimer {
+                        kind,
+                        at_ms,
+                        generation,
+                        turn,
+                    },
+                );
+            }
+            Ok(out)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some((key, d)) = map.next_entry::<String, Deadline>()? {
+                out.insert(
+                    key,
+                    ArmedTimer {
+                        kind: d.kind,
+                        at_ms: d.at_ms,
+                        generation: d.generation,
+                        turn: d.turn,
+                    },
+                );
+            }
+            Ok(out)
+        }
+    }
+}
+
 /// Game metadata the I/O layer knows at creation (shown in `/available`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -386,7 +484,8 @@ pub struct Session {
     pub(crate) events: Vec<Value>,
     pub(crate) events_base: u64,
     /// Armed timers by `TimerKind::key()`.
-    pub(crate) timers: BTreeMap<String, Deadline>,
+    #[serde(with = "armed_timers")]
+    pub(crate) timers: BTreeMap<String, ArmedTimer>,
     pub(crate) timer_generation: u64,
 }
 

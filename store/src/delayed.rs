@@ -1,6 +1,10 @@
 //! The delayed set: entries due at a time (turn clocks, seat reservations, ...). Any horst
 //! process may pop due entries; the pop is atomic, so each entry fires exactly once.
 //! Rescheduling an entry is scheduling it again (ZADD replaces the time).
+//!
+//! On a cluster the set is one zset per bucket ([`Store::buckets`]), each in its bucket's slot,
+//! so a session's save script can move its deadlines with its record; pops and the next due
+//! time read every bucket. On one server there is one bucket, `delayed`.
 
 use crate::script::{Argv, Decl, Script, Writes};
 use crate::{Store, StoreError};
@@ -24,10 +28,15 @@ impl DelayedSet {
         DelayedSet { store }
     }
 
-    /// The set's key, for callers that pipeline ZADD/ZREM with other commands (one round
-    /// trip for a batch of deadlines).
+    /// Bucket 0's key (the one set on one server), for callers without an id to bucket by.
     pub fn key(&self) -> String {
-        self.store.key("delayed")
+        self.key_in(0)
+    }
+
+    /// The set's key in `bucket` ([`Store::bucket_of`]), for callers that pipeline ZADD/ZREM
+    /// with other keys of that bucket (one round trip for a batch of deadlines).
+    pub fn key_in(&self, bucket: usize) -> String {
+        self.store.key_in_bucket(bucket, "delayed")
     }
 
     /// Schedules (or reschedules) `member` at `due_ms` (server clock, ms since the epoch).
@@ -42,44 +51,59 @@ impl DelayedSet {
         Ok(())
     }
 
-    /// Removes `member`; true if it was scheduled.
+    /// Removes `member` from bucket 0; true if it was scheduled.
     pub async fn cancel(&self, member: &str) -> Result<bool, StoreError> {
+        self.cancel_in(0, member).await
+    }
+
+    /// Removes `member` from `bucket`; true if it was scheduled.
+    pub async fn cancel_in(&self, bucket: usize, member: &str) -> Result<bool, StoreError> {
         let mut conn = self.store.conn();
         let n: i64 = redis::cmd("ZREM")
-            .arg(self.key())
+            .arg(self.key_in(bucket))
             .arg(member)
             .query_async(&mut conn)
             .await?;
         Ok(n == 1)
     }
 
-    /// Takes up to `limit` due entries: (member, due_ms), earliest first.
+    /// Takes up to `limit` due entries of each bucket: (member, due_ms), earliest first.
     pub async fn pop_due(&self, limit: usize) -> Result<Vec<(String, u64)>, StoreError> {
-        let flat = POP_DUE
-            .call(&self.store)
-            .key(self.key())
-            .arg(limit)
-            .run()
-            .await?;
-        Ok(flat
-            .chunks(2)
-            .filter_map(|c| match c {
+        let pops = (0..self.store.buckets()).map(|b| {
+            let key = self.key_in(b);
+            async move { POP_DUE.call(&self.store).key(key).arg(limit).run().await }
+        });
+        let mut due = Vec::new();
+        for flat in futures_util::future::join_all(pops).await {
+            due.extend(flat?.chunks(2).filter_map(|c| match c {
                 [m, due] => Some((m.clone(), due.parse::<f64>().map(|d| d as u64).unwrap_or(0))),
                 _ => None,
-            })
-            .collect())
+            }));
+        }
+        due.sort_by_key(|(_, at)| *at);
+        Ok(due)
     }
 
     /// When the next entry is due, if any (lets a poller sleep exactly that long).
     pub async fn next_due(&self) -> Result<Option<u64>, StoreError> {
-        let mut conn = self.store.conn();
-        let first: Vec<(String, f64)> = redis::cmd("ZRANGE")
-            .arg(self.key())
-            .arg(0)
-            .arg(0)
-            .arg("WITHSCORES")
-            .query_async(&mut conn)
-            .await?;
-        Ok(first.first().map(|(_, due)| *due as u64))
+        let firsts = (0..self.store.buckets()).map(|b| {
+            let key = self.key_in(b);
+            async move {
+                redis::cmd("ZRANGE")
+                    .arg(key)
+                    .arg(0)
+                    .arg(0)
+                    .arg("WITHSCORES")
+                    .query_async::<Vec<(String, f64)>>(&mut self.store.conn())
+                    .await
+            }
+        });
+        let mut next: Option<u64> = None;
+        for first in futures_util::future::join_all(firsts).await {
+            if let Some((_, due)) = first?.first() {
+                next = Some(next.map_or(*due as u64, |n| n.min(*due as u64)));
+            }
+        }
+        Ok(next)
     }
 }

@@ -13,19 +13,20 @@
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use redis::aio::ConnectionManager;
 use tokio::sync::watch;
 
+pub mod cluster;
 mod delayed;
 mod health;
 mod notifier;
 mod primary;
 pub mod random;
 pub mod script;
+pub use cluster::{Conn, Group};
 pub use delayed::DelayedSet;
 pub use health::{Health, HealthState, ServerCheck};
 pub use notifier::{Notifier, Subscription};
@@ -74,6 +75,10 @@ struct Shared {
     /// Added to the server's TIME wherever horst reads it ([`Store::now_ms`] and every
     /// registered script's `now_ms()`); 0 but in tests.
     clock_offset_ms: AtomicI64,
+    /// On a cluster: a client for each seed node (the pub/sub listener takes them in turn)
+    /// and which is next. Empty on one server.
+    nodes: Vec<redis::Client>,
+    next_node: AtomicUsize,
 }
 
 /// Makes connections to the current primary (dedicated ones: pub/sub). Cheap to clone.
@@ -83,8 +88,15 @@ pub struct PrimaryClient {
 }
 
 impl PrimaryClient {
-    /// A client for the primary as it is now.
+    /// A client for the primary as it is now. On a cluster, the next seed node in turn: a
+    /// `PUBLISH` reaches every node of a cluster, so a listener on any node hears all, and
+    /// one that lost its node takes the next.
     pub fn current(&self) -> redis::Client {
+        let nodes = &self.shared.nodes;
+        if !nodes.is_empty() {
+            let i = self.shared.next_node.fetch_add(1, Ordering::Relaxed);
+            return nodes[i % nodes.len()].clone();
+        }
         self.shared
             .primary
             .read()
@@ -145,8 +157,25 @@ impl Store {
             target: described.clone(),
             source,
         };
+        let mut nodes = Vec::new();
         let (first, sentinels) = match target {
             RedisTarget::Url(url) => (primary::connect_url(url).await.map_err(connect_err)?, None),
+            RedisTarget::Cluster(seeds) => {
+                for url in seeds {
+                    nodes.push(redis::Client::open(url.as_str()).map_err(connect_err)?);
+                }
+                let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+                let first = loop {
+                    match primary::connect_cluster(seeds).await {
+                        Ok(p) => break p,
+                        Err(e) if tokio::time::Instant::now() >= deadline => {
+                            return Err(connect_err(e))
+                        }
+                        Err(_) => tokio::time::sleep(primary::WATCH_EVERY).await,
+                    }
+                };
+                (first, None)
+            }
             RedisTarget::Sentinel(t) => {
                 let mut sentinels = primary::Sentinels::new(t.clone());
                 let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
@@ -173,6 +202,8 @@ impl Store {
             described,
             durability,
             clock_offset_ms: AtomicI64::new(0),
+            nodes,
+            next_node: AtomicUsize::new(0),
         });
         if let Some(sentinels) = sentinels {
             tokio::spawn(follow_primary(Arc::downgrade(&shared), sentinels));
@@ -186,9 +217,9 @@ impl Store {
         })
     }
 
-    /// The shared multiplexed connection to the primary. Never use it for blocking commands
-    /// or SUBSCRIBE.
-    pub fn conn(&self) -> ConnectionManager {
+    /// The shared multiplexed connection to the primary (on a cluster: to every primary,
+    /// each command routed by its keys). Never use it for blocking commands or SUBSCRIBE.
+    pub fn conn(&self) -> Conn {
         self.shared
             .primary
             .read()
@@ -202,32 +233,106 @@ impl Store {
         &self.client
     }
 
-    /// `prefix` + `name`: every key horst uses goes through here.
+    /// `prefix` + `name`: every key horst uses goes through here. On a cluster the name is in
+    /// the records' slot group (`prefix{g}name`, [`Group::Records`]): the gateway's and the
+    /// identity keys, which their scripts join, share one slot.
     pub fn key(&self, name: &str) -> String {
-        format!("{}{}", self.prefix, name)
+        self.key_in(Group::Records, name)
     }
 
-    /// Every key matching `pattern` (a `SCAN MATCH` pattern under the prefix), full names.
-    /// For operators' listings and overviews, never a request's hot path.
-    pub async fn scan_keys(&self, pattern: &str) -> redis::RedisResult<Vec<String>> {
-        let pattern = self.key(pattern);
-        let mut keys = Vec::new();
-        let mut cursor: u64 = 0;
-        loop {
-            let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(500)
-                .query_async(&mut self.conn())
-                .await?;
-            keys.extend(batch);
-            if next == 0 {
-                return Ok(keys);
-            }
-            cursor = next;
+    /// Whether key names carry hash tags: on a Redis Cluster (see [`cluster`]).
+    pub fn hash_tags(&self) -> bool {
+        !self.shared.nodes.is_empty()
+    }
+
+    /// `name` in slot group `group`, without the prefix: `{tag}name` on a cluster, `name` on
+    /// one server (for `SCAN` patterns, which [`Store::scan_keys`] prefixes).
+    pub fn name_in(&self, group: Group, name: &str) -> String {
+        if self.hash_tags() {
+            format!("{{{}}}{name}", group.tag())
+        } else {
+            name.to_string()
         }
+    }
+
+    /// `prefix` + `name` in slot group `group`: `prefix{tag}name` on a cluster.
+    pub fn key_in(&self, group: Group, name: &str) -> String {
+        format!("{}{}", self.prefix, self.name_in(group, name))
+    }
+
+    /// `prefix` + `name` for a key that no script or transaction joins with another (a burst
+    /// limit's log): no tag, so on a cluster such keys spread over every slot.
+    pub fn key_alone(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// How many buckets keys spread by id over: [`cluster::BUCKETS`] on a cluster, 1 on one
+    /// server.
+    pub fn buckets(&self) -> usize {
+        if self.hash_tags() {
+            cluster::BUCKETS
+        } else {
+            1
+        }
+    }
+
+    /// The bucket of `id` (0 on one server).
+    pub fn bucket_of(&self, id: &str) -> usize {
+        cluster::bucket_of(id, self.buckets())
+    }
+
+    /// `prefix` + `name` in bucket `bucket`'s slot: `prefix{s3-..}name` on a cluster,
+    /// `prefix name` on one server (one bucket, the names horst always stored).
+    pub fn key_in_bucket(&self, bucket: usize, name: &str) -> String {
+        if self.hash_tags() {
+            format!("{}{{{}}}{name}", self.prefix, cluster::bucket_tag(bucket))
+        } else {
+            format!("{}{name}", self.prefix)
+        }
+    }
+
+    /// Every key matching `pattern` (a `SCAN MATCH` pattern of names under the prefix, in
+    /// the records' group as [`Store::key`] names them), full names. On a cluster a pattern with a hash
+    /// tag is scanned on the primary of its slot, any other on every primary. For operators'
+    /// listings and overviews, never a request's hot path.
+    pub async fn scan_keys(&self, pattern: &str) -> redis::RedisResult<Vec<String>> {
+        self.scan_keys_in(Some(Group::Records), pattern).await
+    }
+
+    /// [`Store::scan_keys`] of a pattern in slot group `group` (`None`: keys named with
+    /// [`Store::key_alone`]).
+    pub async fn scan_keys_in(
+        &self,
+        group: Option<Group>,
+        pattern: &str,
+    ) -> redis::RedisResult<Vec<String>> {
+        use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo as Node, SlotAddr};
+        let pattern = match group {
+            Some(group) => self.key_in(group, pattern),
+            None => self.key_alone(pattern),
+        };
+        let Conn::Cluster(mut conn) = self.conn() else {
+            return scan_on(&mut self.conn(), &pattern, None).await;
+        };
+        let tagged = pattern.contains('{') && pattern.contains('}');
+        if tagged {
+            let route = Node::SpecificNode(Route::new(
+                cluster::slot(pattern.as_bytes()),
+                SlotAddr::Master,
+            ));
+            return scan_on(
+                &mut Conn::Cluster(conn),
+                &pattern,
+                Some(RoutingInfo::SingleNode(route)),
+            )
+            .await;
+        }
+        let mut keys = Vec::new();
+        for (host, port) in cluster::primaries(&mut conn).await? {
+            let route = RoutingInfo::SingleNode(Node::ByAddress { host, port });
+            keys.extend(scan_on(&mut Conn::Cluster(conn.clone()), &pattern, Some(route)).await?);
+        }
+        Ok(keys)
     }
 
     pub fn prefix(&self) -> &str {
@@ -258,7 +363,9 @@ impl Store {
     /// this connection wrote (`WAIT`), so the write survives a failover. Too few in time is
     /// an error: the write happened on the primary but is not safe, and the caller must not
     /// report it as done. With 0 (the default) it returns at once.
-    pub async fn settle(&self, conn: &mut ConnectionManager) -> Result<(), redis::RedisError> {
+    /// On a cluster `WAIT` goes to every primary (the fewest acknowledgements count); after a
+    /// script, [`Store::settle_at`] waits on the primary of its keys only.
+    pub async fn settle(&self, conn: &mut Conn) -> Result<(), redis::RedisError> {
         let d = self.shared.durability;
         if d.min_replica_acks == 0 {
             return Ok(());
@@ -271,6 +378,30 @@ impl Store {
         acked_enough(acked, d)
     }
 
+    /// [`Store::settle`] after a write to `key`: on a cluster `WAIT` goes to the primary of
+    /// `key`'s slot (the same multiplexed connection the write went on), so a failover of
+    /// another shard does not hold this write up.
+    pub async fn settle_at(&self, conn: &mut Conn, key: &[u8]) -> Result<(), redis::RedisError> {
+        use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+        let d = self.shared.durability;
+        let Conn::Cluster(c) = conn else {
+            return self.settle(conn).await;
+        };
+        if d.min_replica_acks == 0 {
+            return Ok(());
+        }
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(d.min_replica_acks).arg(d.timeout_ms);
+        let route = Route::new(cluster::slot(key), SlotAddr::Master);
+        let reply = c
+            .route_command(
+                wait,
+                RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route)),
+            )
+            .await?;
+        acked_enough(redis::from_redis_value(reply)?, d)
+    }
+
     /// Makes what this process has *read* durable before it answers from it (a job's
     /// result written by a worker, a record found by an idempotent replay): one small write
     /// and `WAIT`. Replication is one ordered stream, so a replica that has this write also
@@ -280,25 +411,33 @@ impl Store {
         if d.min_replica_acks == 0 {
             return Ok(());
         }
-        let (_, acked): (i64, u32) = redis::pipe()
-            .cmd("INCR")
-            .arg(self.key("durability:barrier"))
-            .cmd("WAIT")
-            .arg(d.min_replica_acks)
-            .arg(d.timeout_ms)
-            .query_async(&mut self.conn())
-            .await?;
-        acked_enough(acked, d)
+        // On a cluster, one barrier in each slot group a caller answers from (the queue's
+        // and the records'): a pipeline goes to the primary of its key, WAIT with it.
+        let groups: &[Group] = if self.hash_tags() {
+            &[Group::Queue, Group::Records]
+        } else {
+            &[Group::Records]
+        };
+        for &group in groups {
+            let (_, acked): (i64, u32) = redis::pipe()
+                .cmd("INCR")
+                .arg(self.key_in(group, "durability:barrier"))
+                .cmd("WAIT")
+                .arg(d.min_replica_acks)
+                .arg(d.timeout_ms)
+                .query_async(&mut self.conn())
+                .await?;
+            acked_enough(acked, d)?;
+        }
+        Ok(())
     }
 
     /// Reads what matters about the server. Managed services may refuse CONFIG; then the
     /// facts are unknown (None) rather than an error.
+    /// On a cluster: of one primary (any).
     pub async fn server_facts(&self) -> Result<ServerFacts, StoreError> {
-        let mut conn = self.conn();
-        let info: String = redis::cmd("INFO")
-            .arg("server")
-            .query_async(&mut conn)
-            .await?;
+        let mut conn = OneNode(self.conn());
+        let info: String = conn.query(redis::cmd("INFO").arg("server")).await?;
         let version = info
             .lines()
             .find_map(|l| l.strip_prefix("redis_version:"))
@@ -481,11 +620,60 @@ async fn follow_primary(shared: std::sync::Weak<Shared>, mut sentinels: primary:
     }
 }
 
-async fn config_get(conn: &mut ConnectionManager, name: &str) -> Option<String> {
-    let pair: Vec<String> = redis::cmd("CONFIG")
-        .arg("GET")
-        .arg(name)
-        .query_async(conn)
+/// A connection that sends each command to one node: a cluster's keyless server commands
+/// (`INFO`, `CONFIG GET`) to a primary, not to all (whose replies would be merged).
+struct OneNode(Conn);
+
+impl OneNode {
+    async fn query<T: redis::FromRedisValue>(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<T> {
+        use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+        match &mut self.0 {
+            Conn::One(c) => cmd.query_async(c).await,
+            Conn::Cluster(c) => {
+                let v = c
+                    .route_command(
+                        cmd.clone(),
+                        RoutingInfo::SingleNode(SingleNodeRoutingInfo::RandomPrimary),
+                    )
+                    .await?;
+                Ok(redis::from_redis_value(v)?)
+            }
+        }
+    }
+}
+
+/// `SCAN` for `pattern` on one server, or on one cluster node (`route`).
+async fn scan_on(
+    conn: &mut Conn,
+    pattern: &str,
+    route: Option<redis::cluster_routing::RoutingInfo>,
+) -> redis::RedisResult<Vec<String>> {
+    let mut keys = Vec::new();
+    let mut cursor: u64 = 0;
+    loop {
+        let mut scan = redis::cmd("SCAN");
+        scan.arg(cursor)
+            .arg("MATCH")
+            .arg(pattern)
+            .arg("COUNT")
+            .arg(500);
+        let (next, batch): (u64, Vec<String>) = match (&mut *conn, &route) {
+            (Conn::Cluster(c), Some(route)) => {
+                redis::from_redis_value(c.route_command(scan, route.clone()).await?)?
+            }
+            (conn, _) => scan.query_async(conn).await?,
+        };
+        keys.extend(batch);
+        if next == 0 {
+            return Ok(keys);
+        }
+        cursor = next;
+    }
+}
+
+async fn config_get(conn: &mut OneNode, name: &str) -> Option<String> {
+    let pair: Vec<String> = conn
+        .query(redis::cmd("CONFIG").arg("GET").arg(name))
         .await
         .ok()?;
     pair.get(1).cloned()

@@ -27,6 +27,8 @@ pub enum RedisTarget {
     Url(String),
     /// The primary the sentinels name.
     Sentinel(SentinelTarget),
+    /// A Redis Cluster, found through these seed node URLs.
+    Cluster(Vec<String>),
 }
 
 /// The sentinels and the names and passwords to use with them.
@@ -45,7 +47,9 @@ impl RedisTarget {
     /// From the configuration: the sentinels when some are set, else `url` (the configured
     /// one, or the private server's).
     pub fn from_config(redis: &horst_config::RedisConfig, url: &str) -> RedisTarget {
-        if redis.sentinels.is_empty() {
+        if !redis.cluster.is_empty() {
+            RedisTarget::Cluster(redis.cluster.clone())
+        } else if redis.sentinels.is_empty() {
             RedisTarget::Url(url.to_string())
         } else {
             RedisTarget::Sentinel(SentinelTarget {
@@ -65,6 +69,14 @@ impl RedisTarget {
                 "the primary of {:?} named by the sentinels {}",
                 s.master,
                 s.sentinels.join(", ")
+            ),
+            RedisTarget::Cluster(nodes) => format!(
+                "the Redis Cluster of {}",
+                nodes
+                    .iter()
+                    .map(|u| crate::redact_url(u))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }
     }
@@ -89,7 +101,7 @@ fn url_of(addr: &str, password: &str) -> String {
 
 /// A connection to the primary, and where it goes.
 pub(crate) struct Primary {
-    pub conn: ConnectionManager,
+    pub conn: crate::cluster::Conn,
     pub client: redis::Client,
     /// `host:port` (sentinel) or the redacted URL.
     pub addr: String,
@@ -108,9 +120,30 @@ pub(crate) async fn connect_url(url: &str) -> Result<Primary, redis::RedisError>
     let client = redis::Client::open(url)?;
     let conn = ConnectionManager::new_with_config(client.clone(), manager_config()).await?;
     Ok(Primary {
-        conn,
+        conn: crate::cluster::Conn::One(conn),
         client,
         addr: crate::redact_url(url),
+    })
+}
+
+/// A cluster connection through the seed `nodes`; its `client` is the first seed's (the
+/// pub/sub listener takes each node in turn, [`crate::PrimaryClient::current`]).
+pub(crate) async fn connect_cluster(nodes: &[String]) -> Result<Primary, redis::RedisError> {
+    let client = redis::cluster::ClusterClient::builder(nodes.iter().map(String::as_str))
+        // The same patience as one server's; a request during a failover is retried while
+        // the cluster promotes the replica (cluster-node-timeout plus an election).
+        .response_timeout(Duration::from_secs(5))
+        .connection_timeout(Duration::from_secs(3))
+        .retries(8)
+        .min_retry_wait(100)
+        .max_retry_wait(1000)
+        .build()?;
+    let conn = client.get_async_connection().await?;
+    let first = nodes.first().map(String::as_str).unwrap_or_default();
+    Ok(Primary {
+        conn: crate::cluster::Conn::Cluster(conn),
+        client: redis::Client::open(first)?,
+        addr: format!("cluster ({} seed nodes)", nodes.len()),
     })
 }
 

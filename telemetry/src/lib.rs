@@ -34,7 +34,9 @@ pub fn init_tracing(json: bool, level: &str) {
         builder
             .json()
             .flatten_event(true)
-            .with_current_span(false)
+            // The innermost span's fields (a request's or a job's id and request id).
+            .with_current_span(true)
+            .with_span_list(false)
             .try_init()
     } else {
         builder.with_target(false).try_init()
@@ -55,12 +57,16 @@ pub fn latency_buckets() -> impl Iterator<Item = f64> {
 #[derive(Clone, Default)]
 pub struct Metrics {
     registry: Arc<Mutex<Registry>>,
+    /// Families another process observed, shown in this one's exposition in place of its
+    /// own of the same name ([`Metrics::set_forwarded`]).
+    forwarded: Arc<Mutex<String>>,
 }
 
 impl Metrics {
     pub fn new() -> Self {
         Metrics {
             registry: Arc::new(Mutex::new(Registry::with_prefix("horst"))),
+            forwarded: Arc::default(),
         }
     }
 
@@ -81,14 +87,84 @@ impl Metrics {
         let mut out = String::new();
         // Writing into a String cannot fail.
         let _ = encode(&mut out, &registry);
-        out
+        drop(registry);
+        let forwarded = self.forwarded.lock().unwrap_or_else(|e| e.into_inner());
+        if forwarded.is_empty() {
+            return out;
+        }
+        let theirs = families(&forwarded);
+        let mut merged: String = families(&out)
+            .into_iter()
+            .filter(|(name, _)| !theirs.iter().any(|(n, _)| n == name))
+            .map(|(_, block)| block)
+            .collect();
+        merged.extend(theirs.into_iter().map(|(_, block)| block));
+        merged.push_str("# EOF\n");
+        merged
     }
+
+    /// Shows `families` (exposition text of another process, e.g. `horst up`'s worker child:
+    /// whole families, `# HELP` to the next) instead of this registry's families of the same
+    /// names; an empty text shows only this registry again.
+    pub fn set_forwarded(&self, families: String) {
+        *self.forwarded.lock().unwrap_or_else(|e| e.into_inner()) = families;
+    }
+}
+
+/// The families of an exposition text, each with its name and its lines (from its `# HELP`
+/// up to the next family's), without the `# EOF` line.
+pub fn families(text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("# EOF") {
+            break;
+        }
+        if let Some(rest) = line.strip_prefix("# HELP ") {
+            let name = rest.split(' ').next().unwrap_or_default().trim_end();
+            out.push((name.to_string(), String::new()));
+        }
+        match out.last_mut() {
+            Some((_, block)) => block.push_str(line),
+            // Lines before the first family (none in prometheus-client's output).
+            None => out.push((String::new(), line.to_string())),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use prometheus_client::metrics::counter::Counter;
+
+    #[test]
+    fn forwarded_families_replace_their_namesakes() {
+        let ours = Metrics::new();
+        let c: Counter = Counter::default();
+        ours.register("jobs", "Jobs seen", c.clone());
+        ours.register("calls", "Calls seen", Counter::<u64>::default());
+        let theirs = Metrics::new();
+        let t: Counter = Counter::default();
+        theirs.register("jobs", "Jobs seen", t.clone());
+        t.inc_by(7);
+        let forwarded: String = families(&theirs.encode())
+            .into_iter()
+            .map(|(_, block)| block)
+            .collect();
+        ours.set_forwarded(forwarded);
+        let text = ours.encode();
+        assert!(text.contains("horst_jobs_total 7"), "{text}");
+        assert!(!text.contains("horst_jobs_total 0"), "{text}");
+        assert!(text.contains("horst_calls_total 0"), "{text}");
+        assert_eq!(
+            text.matches("# TYPE horst_jobs counter").count(),
+            1,
+            "{text}"
+        );
+        assert!(text.ends_with("# EOF\n"), "{text}");
+        ours.set_forwarded(String::new());
+        assert!(ours.encode().contains("horst_jobs_total 0"));
+    }
 
     #[test]
     fn registered_metrics_are_encoded() {

@@ -7,6 +7,9 @@
 //!
 //! [`SentinelCluster`] is a primary, a replica and three sentinels (Debian's
 //! `redis-sentinel`) on free loopback ports, for the failover tests.
+//!
+//! [`RedisCluster`] is three primaries with a replica each in cluster mode, one shared by
+//! every test of a binary ([`RedisCluster::shared`]), for the cluster tests.
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
@@ -16,7 +19,9 @@ use std::time::Duration;
 
 use horst_redis_process::{free_port, Listen, RedisOptions, RedisProcess};
 
+mod cluster;
 mod sentinel;
+pub use cluster::RedisCluster;
 pub use sentinel::{SentinelCluster, MASTER as SENTINEL_MASTER};
 
 /// A redis-server owned by one test; killed when dropped.

@@ -176,7 +176,7 @@ fn start_sentinel(primary: u16) -> (tempfile::TempDir, RedisProcess) {
 
 /// One command over plain RESP (the testkit has no Redis client on purpose): the reply's
 /// text, or None if the server does not answer.
-fn command(port: u16, args: &[&str]) -> Option<String> {
+pub(crate) fn command(port: u16, args: &[&str]) -> Option<String> {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
     s.set_read_timeout(Some(Duration::from_millis(500))).ok()?;
@@ -208,7 +208,7 @@ fn info(port: u16, section: &str) -> Option<String> {
 }
 
 /// `master` or `slave` (ROLE's first element).
-fn role_of(port: u16) -> Option<String> {
+pub(crate) fn role_of(port: u16) -> Option<String> {
     let reply = command(port, &["ROLE"])?;
     let mut lines = reply.lines();
     lines.next();

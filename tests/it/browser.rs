@@ -116,6 +116,17 @@ impl Tab {
         Value::Null
     }
 
+    /// Reports the errors of the tab's out-of-process frames into `errors` too (their console
+    /// so far is replayed): the frames attached until now.
+    pub async fn watch_frame_errors(&self) {
+        let frames = self.frames.lock().unwrap().clone();
+        for f in frames {
+            for domain in ["Runtime.enable", "Log.enable"] {
+                let _ = self.browser.call(Some(&f), domain, json!({})).await;
+            }
+        }
+    }
+
     /// Wait until `expr` evaluates (in the page) to something truthy; panics with `what`.
     pub async fn wait_for(&self, expr: &str, what: &str, limit: Duration) -> Value {
         let deadline = tokio::time::Instant::now() + limit;

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use horst_queue::{Admission, Failure, JobKind, JobSpec, JobState};
+use horst_queue::{
+    Admission, Failure, JobInput, JobKind, JobResult, JobSpec, JobState, RefereeResult,
+};
 use horst_testkit::{SentinelCluster, SENTINEL_MASTER};
 use horst_worker::{JobRunner, WorkerIdentity, WorkerMetrics};
 use serde_json::{json, Value};
@@ -27,11 +29,11 @@ impl JobRunner for CountingRunner {
     fn run(
         &self,
         _kind: JobKind,
-        input: &Value,
+        input: &JobInput,
         _limit: Duration,
         _cancel: &AtomicBool,
-    ) -> Result<Value, Failure> {
-        let n = input["n"].as_u64().unwrap_or(u64::MAX);
+    ) -> Result<JobResult, Failure> {
+        let n = input.map.parse::<u64>().unwrap_or(u64::MAX);
         *self
             .runs
             .lock()
@@ -39,7 +41,10 @@ impl JobRunner for CountingRunner {
             .entry(n)
             .or_default() += 1;
         std::thread::sleep(Duration::from_millis(20));
-        Ok(json!({ "n": n }))
+        Ok(JobResult::Referee(RefereeResult {
+            ticks: n as u32,
+            ..RefereeResult::default()
+        }))
     }
 }
 
@@ -126,7 +131,10 @@ async fn a_killed_primary_loses_nothing_acknowledged_and_runs_nothing_twice() {
                     account: format!("acct{n}"),
                     trust: 2,
                     idempotency_key: format!("k{n}"),
-                    input: json!({ "n": n }),
+                    input: JobInput {
+                        map: n.to_string(),
+                        ..JobInput::default()
+                    },
                 };
                 let done = match queue.admit(spec).await {
                     Ok(Admission::New(job)) => queue.wait(&job.id, Duration::from_secs(30)).await,
@@ -291,5 +299,100 @@ async fn a_killed_primary_loses_nothing_acknowledged_and_runs_nothing_twice() {
         resumed(&jobs).is_some() && resumed(&actions).is_some(),
         "service never resumed after the failover"
     );
+    let _ = stop_tx.send(true);
+}
+
+/// People's JWTs are signed with a key from a file outside Redis (`sessions.jwt_key_file`):
+/// a failover between the key's creation and its first use changes nothing (a process that
+/// starts after the failover signs and checks with the same key), and Redis never holds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_jwt_key_survives_a_failover_between_its_creation_and_its_first_use() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let mut cluster = tokio::task::block_in_place(SentinelCluster::start);
+    let data = tempfile::tempdir().unwrap();
+    let mut config = horst_config::Config {
+        data_dir: data.path().to_path_buf(),
+        ..Default::default()
+    };
+    config.redis.sentinels = cluster.sentinel_addrs();
+    config.redis.sentinel_master = SENTINEL_MASTER.into();
+    config.redis.min_replica_acks = 1;
+    config.redis.replica_ack_timeout_ms = 1000;
+    let config = Arc::new(config);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let first = horst::App::build(config.clone(), "", stop_rx.clone())
+        .await
+        .expect("horst finds the primary through the sentinels");
+    // Created: the file is there, the owner's only.
+    first.auth().load_signing_key().await.unwrap();
+    let key_file = config.jwt_key_file();
+    let mode = std::fs::metadata(&key_file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{key_file:?}");
+    let key = std::fs::read_to_string(&key_file)
+        .unwrap()
+        .trim()
+        .to_string();
+
+    let old = cluster.kill_primary();
+    let (new, _) =
+        tokio::task::block_in_place(|| cluster.wait_for_failover(old, Duration::from_secs(60)));
+    tokio::task::block_in_place(|| cluster.server_on(old).start_again_as_replica_of(new));
+
+    // First use, after the failover: the first process signs, a process started now checks
+    // (and the other way round).
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let second = loop {
+        // Its start writes (and waits for the replica, which is still syncing a moment).
+        match horst::App::build(config.clone(), "", stop_rx.clone()).await {
+            Ok(app) => break app,
+            Err(e) if std::time::Instant::now() < deadline => {
+                eprintln!("a start during the failover: {e}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => panic!("no process starts 30 s after the failover: {e}"),
+        }
+    };
+    let jwt = loop {
+        match first.auth().issue_jwt("anna").await {
+            Ok(j) => break j,
+            Err(e) if std::time::Instant::now() < deadline => {
+                eprintln!("issue_jwt during the failover: {e}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => panic!("no JWT 30 s after the failover: {e}"),
+        }
+    };
+    let anna = second.auth().identify(&jwt).await.unwrap();
+    assert_eq!(anna.map(|i| i.id).as_deref(), Some("anna"));
+    let jwt = second.auth().issue_jwt("bert").await.unwrap();
+    let bert = first.auth().identify(&jwt).await.unwrap();
+    assert_eq!(bert.map(|i| i.id).as_deref(), Some("bert"));
+    assert_eq!(
+        std::fs::read_to_string(&key_file).unwrap().trim(),
+        key,
+        "the file was not made again"
+    );
+
+    // Redis holds no string with the key (the RDB, the AOF and a replica cannot leak it).
+    let store = first.store();
+    for name in store.scan_keys("*").await.unwrap() {
+        let kind: String = redis::cmd("TYPE")
+            .arg(&name)
+            .query_async(&mut store.conn())
+            .await
+            .unwrap();
+        if kind == "string" {
+            let v: Vec<u8> = redis::cmd("GET")
+                .arg(&name)
+                .query_async(&mut store.conn())
+                .await
+                .unwrap();
+            assert!(
+                !String::from_utf8_lossy(&v).contains(&key),
+                "{name} holds the JWT key"
+            );
+        }
+    }
     let _ = stop_tx.send(true);
 }

@@ -47,15 +47,46 @@ pub async fn spawn_app() -> TestApp {
 }
 
 /// Like `spawn_app`, with the configuration adjusted first (gateway mode, limits, ...).
+///
+/// With `HORST_TEST_REDIS=cluster` the app runs on the test binary's shared Redis Cluster
+/// (`RedisCluster::shared`) under a key prefix of its own instead: `ops/test` runs the job,
+/// gateway and session tests that way too (a test that needs its own server's process,
+/// `app.redis()`, cannot).
 pub async fn spawn_app_with(adjust: impl FnOnce(&mut horst_config::Config)) -> TestApp {
-    let redis = RedisServer::start();
     let mut config = horst_config::Config::default();
     // Test workers use one planner thread: CI has 2 cores for everything.
     config.worker.threads = 1;
     adjust(&mut config);
+    if on_cluster() {
+        return spawn_app_on_cluster(config).await;
+    }
+    let redis = RedisServer::start();
     config.redis.url = redis.url();
     let parts = start_api(Arc::new(config)).await;
     TestApp::from_parts(Some(redis), parts)
+}
+
+/// Whether this run's apps use the shared Redis Cluster (`HORST_TEST_REDIS=cluster`).
+pub fn on_cluster() -> bool {
+    std::env::var("HORST_TEST_REDIS").is_ok_and(|v| v == "cluster")
+}
+
+/// The app on the Redis Cluster of `config.redis.cluster` (empty: the shared one) with a
+/// fresh key prefix.
+pub async fn spawn_app_on_cluster(mut config: horst_config::Config) -> TestApp {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    if config.redis.cluster.is_empty() {
+        let cluster = tokio::task::spawn_blocking(horst_testkit::RedisCluster::shared)
+            .await
+            .expect("the shared cluster");
+        config.redis.cluster = cluster.urls();
+    }
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    config.redis.url = String::new();
+    config.redis.key_prefix = format!("t{}-{n}:", std::process::id());
+    let parts = start_api(Arc::new(config)).await;
+    assert!(parts.store.hash_tags(), "the app runs on the cluster");
+    TestApp::from_parts(None, parts)
 }
 
 /// Another API process (in this test process) on the same Redis as `other`: nothing is
@@ -67,6 +98,8 @@ pub async fn spawn_app_beside(
     let mut config = horst_config::Config::default();
     adjust(&mut config);
     config.redis.url = other.redis_url.clone();
+    config.redis.cluster = other.config.redis.cluster.clone();
+    config.redis.key_prefix = other.config.redis.key_prefix.clone();
     let parts = start_api(Arc::new(config)).await;
     TestApp::from_parts(None, parts)
 }

@@ -51,7 +51,7 @@ async fn admin(
     (status, r.json().await.unwrap_or(Value::Null))
 }
 
-async fn admit(app: &TestApp, kind: JobKind, account: &str, input: Value) -> String {
+async fn admit(app: &TestApp, kind: JobKind, account: &str, map: String) -> String {
     match app
         .queue
         .admit(JobSpec {
@@ -59,7 +59,10 @@ async fn admit(app: &TestApp, kind: JobKind, account: &str, input: Value) -> Str
             account: account.into(),
             trust: 1,
             idempotency_key: format!("{account}-k"),
-            input,
+            input: horst_queue::JobInput {
+                map,
+                ..Default::default()
+            },
         })
         .await
         .unwrap()
@@ -74,13 +77,7 @@ async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is
     let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
     let _worker = start_worker(&app);
     // A long search: a 53 s ferry ride (seconds of planner work even on a quiet machine).
-    let job = admit(
-        &app,
-        JobKind::Playtest,
-        "anna",
-        json!({"map": corpus("t4-ferry-04")}),
-    )
-    .await;
+    let job = admit(&app, JobKind::Playtest, "anna", corpus("t4-ferry-04")).await;
     let waiter = {
         let q = app.queue.clone();
         let id = job.clone();
@@ -139,7 +136,7 @@ async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is
     // Another playtest waits for the only general slot.
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("levels");
     let easy = std::fs::read_to_string(dir.join("01-erste-schritte.map")).unwrap();
-    let next = admit(&app, JobKind::Playtest, "bob", json!({"map": easy})).await;
+    let next = admit(&app, JobKind::Playtest, "bob", easy).await;
     let cancelled_at = Instant::now();
     let (status, r) = admin(
         &app,
@@ -159,7 +156,7 @@ async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is
     let told = cancelled_at.elapsed();
     assert_eq!(done.state, JobState::Cancelled);
     let f = done.failure.unwrap();
-    assert_eq!(f.code, "cancelled");
+    assert_eq!(f.code, horst_queue::FailureCode::Cancelled);
     assert!(f.message.contains("stuck map"), "{}", f.message);
     assert_eq!(done.charged_seconds, 20, "started work stays charged");
 

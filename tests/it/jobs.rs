@@ -5,9 +5,12 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use horst_queue::{Admission, Failure, JobKind, JobSpec, JobState};
+use horst_queue::{
+    Admission, Failure, FailureCode, JobInput, JobKind, JobResult, JobSpec, JobState, Outcome,
+    RefereeResult,
+};
 use horst_worker::{EngineRunner, JobRunner, WorkerIdentity, WorkerMetrics};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::harness::spawn_app;
@@ -51,7 +54,7 @@ async fn a_worker_referees_a_winning_replay() {
             account: "a".into(),
             trust: 1,
             idempotency_key: "k1".into(),
-            input: json!({"map": map, "replay": replay}),
+            input: JobInput::simulate(map.clone(), replay.clone()),
         })
         .await
         .unwrap()
@@ -65,9 +68,10 @@ async fn a_worker_referees_a_winning_replay() {
         .unwrap();
     assert_eq!(done.state, JobState::Succeeded, "{done:?}");
     let result = done.result.unwrap();
-    assert_eq!(result["outcome"], "won");
-    assert_eq!(result["engineVersion"], horst_engine::engine_version());
-    assert_eq!(result["stateHash"].as_str().unwrap().len(), 64);
+    let result = result.referee().unwrap();
+    assert_eq!(result.outcome, Outcome::Won);
+    assert_eq!(result.engine_version, horst_engine::engine_version());
+    assert_eq!(result.state_hash.len(), 64);
     assert_eq!(done.charged_seconds, 5);
 
     // A broken map fails the job with validation_failed and the errors as details.
@@ -78,7 +82,7 @@ async fn a_worker_referees_a_winning_replay() {
             account: "a".into(),
             trust: 1,
             idempotency_key: "k2".into(),
-            input: json!({"map": "not a map", "replay": replay}),
+            input: JobInput::simulate("not a map", replay.clone()),
         })
         .await
         .unwrap()
@@ -92,7 +96,7 @@ async fn a_worker_referees_a_winning_replay() {
         .unwrap();
     assert_eq!(done.state, JobState::Failed);
     let failure = done.failure.unwrap();
-    assert_eq!(failure.code, "validation_failed");
+    assert_eq!(failure.code, FailureCode::ValidationFailed);
     assert!(failure.details["errors"]
         .as_array()
         .is_some_and(|e| !e.is_empty()));
@@ -107,14 +111,14 @@ impl JobRunner for CountingRunner {
     fn run(
         &self,
         _: JobKind,
-        input: &Value,
+        input: &JobInput,
         _: Duration,
         _: &AtomicBool,
-    ) -> Result<Value, Failure> {
-        let key = input["n"].to_string();
+    ) -> Result<JobResult, Failure> {
+        let key = input.map.clone();
         *self.runs.lock().unwrap().entry(key).or_default() += 1;
         std::thread::sleep(Duration::from_millis(5));
-        Ok(json!({"ok": true}))
+        Ok(JobResult::Referee(RefereeResult::default()))
     }
 }
 
@@ -139,7 +143,10 @@ async fn two_workers_never_run_the_same_job() {
                     account: format!("acct{a}"),
                     trust: 1,
                     idempotency_key: format!("k{n}"),
-                    input: json!({"n": n}),
+                    input: JobInput {
+                        map: n.to_string(),
+                        ..JobInput::default()
+                    },
                 })
                 .await
                 .unwrap();
@@ -173,14 +180,14 @@ impl JobRunner for StuckRunner {
     fn run(
         &self,
         _: JobKind,
-        _: &Value,
+        _: &JobInput,
         _: Duration,
         cancel: &AtomicBool,
-    ) -> Result<Value, Failure> {
+    ) -> Result<JobResult, Failure> {
         while !cancel.load(std::sync::atomic::Ordering::SeqCst) {
             std::thread::sleep(Duration::from_millis(5));
         }
-        Ok(json!({"too": "late"}))
+        Ok(JobResult::Referee(RefereeResult::default()))
     }
 }
 
@@ -195,7 +202,7 @@ async fn the_worker_enforces_the_time_limit() {
             account: "a".into(),
             trust: 1,
             idempotency_key: "k".into(),
-            input: json!({}),
+            input: JobInput::default(),
         })
         .await
         .unwrap()
@@ -224,7 +231,7 @@ async fn workers_carry_on_after_redis_restarts_from_its_aof() {
         account: "a".into(),
         trust: 1,
         idempotency_key: key.into(),
-        input: json!({"map": map, "replay": replay}),
+        input: JobInput::simulate(map.clone(), replay.clone()),
     };
     let Admission::New(first) = app.queue.admit(admit("before")).await.unwrap() else {
         panic!()
@@ -257,7 +264,10 @@ async fn workers_carry_on_after_redis_restarts_from_its_aof() {
         .await
         .unwrap();
     assert_eq!(done.state, JobState::Succeeded, "{done:?}");
-    assert_eq!(done.result.unwrap()["outcome"], "won");
+    assert_eq!(
+        done.result.unwrap().referee().unwrap().outcome,
+        Outcome::Won
+    );
     let kept = app.queue.get(&first.id).await.unwrap().unwrap();
     assert_eq!(kept.result, first.result);
 }

@@ -110,8 +110,19 @@ async fn killed_horst_takes_its_private_redis_down() {
     let mut horst = HorstProcess::spawn(&["up", "--listen", "127.0.0.1:0"], &[], dir.path());
     let redis_pid = private_redis_pid(&mut horst);
     horst.wait_listening();
+    let line = horst.wait_for_line("worker process started (pid", Duration::from_secs(60));
+    let worker_pid: u32 = line
+        .split("(pid ")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {line:?}"));
     horst.signal(libc::SIGKILL);
     horst.wait_exit(Duration::from_secs(10)).unwrap();
+    assert!(
+        wait_gone(worker_pid, Duration::from_secs(30)),
+        "the worker process {worker_pid} outlived a kill -9 of horst"
+    );
     assert!(
         wait_gone(redis_pid, Duration::from_secs(10)),
         "an orphaned redis-server {redis_pid} outlived a kill -9 of horst"

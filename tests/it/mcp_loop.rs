@@ -384,10 +384,10 @@ impl horst_worker::JobRunner for SlowReferee {
     fn run(
         &self,
         kind: horst_queue::JobKind,
-        input: &Value,
+        input: &horst_queue::JobInput,
         limit: std::time::Duration,
         cancel: &std::sync::atomic::AtomicBool,
-    ) -> Result<Value, horst_queue::Failure> {
+    ) -> Result<horst_queue::JobResult, horst_queue::Failure> {
         std::thread::sleep(std::time::Duration::from_millis(1500));
         self.0.run(kind, input, limit, cancel)
     }
@@ -422,9 +422,12 @@ async fn a_submission_whose_client_left_publishes_nothing_and_says_why() {
     // The job runs to its end (started work stays charged) and records why nothing was published.
     let recorded = crate::harness::eventually(std::time::Duration::from_secs(20), async || {
         let (jobs, _) = app.queue.list("toni", 0, 10).await.unwrap();
-        jobs.first()
-            .and_then(|j| j.result.as_ref())
-            .is_some_and(|r| r.get("unpublished").is_some())
+        jobs.first().is_some_and(|j| {
+            matches!(
+                j.publication,
+                Some(horst_queue::Publication::Unpublished { .. })
+            )
+        })
     })
     .await;
     assert!(recorded, "the job does not say why nothing was published");
@@ -513,4 +516,53 @@ async fn the_server_storage_budget_is_shared() {
     );
     assert_eq!(e["code"], "quota", "{e}");
     assert_eq!(e["scope"], "global");
+}
+
+/// A crash of the API process between storing a submission's revision and recording it on
+/// the job (the fault hook stops the call right there) leaves a job that a retry with the
+/// same key answers correctly: the revision stored first, once, not `pending` for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_a_crash_between_storing_and_recording_answers_the_revision() {
+    let app = spawn_gateway().await;
+    let _worker = app.start_engine_worker();
+    let key = app.agent_key("kurt", 1).await;
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let args =
+        json!({"name": "absturz", "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "crash-1"});
+    horst_gateway::faults::stop_after_revision_store("kurt", true);
+    let e = tool_error(&app.call("submit_level", args.clone(), Some(&key)).await);
+    horst_gateway::faults::stop_after_revision_store("kurt", false);
+    assert_eq!(e["code"], "internal_error", "{e}");
+    // The revision is stored, the job does not say so yet.
+    let (jobs, _) = app.queue.list("kurt", 0, 10).await.unwrap();
+    let job = jobs.first().expect("the submission's job").clone();
+    assert_eq!(job.state, horst_queue::JobState::Succeeded);
+    assert_eq!(job.publication, None);
+    let labor = ok_result(&app.call("list_labor", json!({}), None).await);
+    let items = labor["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{labor}");
+    let stored = items[0]["revisionId"].as_str().unwrap().to_string();
+
+    // The retry answers that revision, replayed, and records it on the job.
+    let again = ok_result(&app.call("submit_level", args.clone(), Some(&key)).await);
+    assert_eq!(again["revisionId"], stored.as_str(), "{again}");
+    assert_eq!(again["replayed"], true);
+    let job = app.queue.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(
+        job.publication,
+        Some(horst_queue::Publication::Stored {
+            revision_id: stored.clone()
+        })
+    );
+    // Stored once: one revision, its bytes counted once.
+    let labor = ok_result(&app.call("list_labor", json!({}), None).await);
+    assert_eq!(labor["items"].as_array().unwrap().len(), 1, "{labor}");
+    let st = ok_result(
+        &app.call("get_submission", json!({"jobId": job.id}), Some(&key))
+            .await,
+    );
+    assert_eq!(st["revisionId"], stored.as_str());
+    // And a third call answers the same from the record.
+    let third = ok_result(&app.call("submit_level", args, Some(&key)).await);
+    assert_eq!(third["revisionId"], stored.as_str());
 }

@@ -635,3 +635,50 @@ async fn bodies_over_the_limits_are_413_json() {
     host.ops(&id, json!([{ "op": "state", "state": big(60 * 1024) }]))
         .await;
 }
+
+/// The operator ends a live table (issue 31): with a reason, over the REST admin API; the
+/// players see the game end with it, no next round opens, a second end is a conflict, and
+/// the audit trail names the admin token that acted.
+#[tokio::test]
+async fn the_operator_ends_a_live_table_with_a_reason() {
+    const ADMIN: &str = "table-end-admin-token-0123456789abcdef";
+    let app = app_with(|c| c.gateway.admin_token = ADMIN.into()).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, _, _) = started(&host, &agents, two_player(json!({ "autoRematch": true }))).await;
+    let http = reqwest::Client::new();
+    let end = |token: &'static str, reason: &'static str| {
+        http.post(app.url(&format!("/api/admin/tables/{id}/end")))
+            .bearer_auth(token)
+            .header("x-operator", "olga")
+            .json(&json!({ "reason": reason }))
+            .send()
+    };
+    let r = end("not-the-admin-token", "weg damit").await.unwrap();
+    assert_eq!(r.status(), 401);
+    let r = end(ADMIN, "   ").await.unwrap();
+    assert_eq!(r.status(), 400);
+    let r = end(ADMIN, "abusive names").await.unwrap();
+    assert_eq!(r.status(), 200);
+    let v: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(v["sessionId"], id.as_str());
+
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["status"], "finished", "{s}");
+    assert_eq!(s["result"]["reason"], "ended_by_operator", "{s}");
+    assert_eq!(s["result"]["message"], "abusive names", "{s}");
+    // No next round opens by itself (autoRematch is on).
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let s = agents[0].state(&id, 0.0).await;
+    assert!(s["nextSessionId"].is_null(), "{s}");
+
+    let r = end(ADMIN, "again").await.unwrap();
+    assert_eq!(r.status(), 409);
+    let audit = horst_operator::audit_log(&app.store, 0, 10).await.unwrap();
+    let e = audit
+        .iter()
+        .find(|e| e.action == "table_end")
+        .expect("audited");
+    assert_eq!(e.target, id);
+    assert!(e.who.starts_with("api:olga@"), "{}", e.who);
+    assert_eq!(e.detail["reason"], "abusive names");
+}

@@ -160,7 +160,9 @@ async fn a_killed_horst_api_process_loses_nothing() {
     let mut two = HorstProcess::spawn(&args, &[], data.path());
     let (addr1, addr2) = (one.wait_listening(), two.wait_listening());
     let store = horst_store::Store::connect(&url, "horst:").await.unwrap();
-    let auth = horst_identity::auth::Auth::new(store).await.unwrap();
+    let auth = horst_identity::auth::Auth::new(store, &data.path().join("jwt.key"))
+        .await
+        .unwrap();
     let mk = |addr: std::net::SocketAddr, token: String| Client {
         base: format!("http://{addr}"),
         token,

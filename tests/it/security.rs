@@ -441,3 +441,238 @@ fn every_systemd_unit_can_read_the_configuration() {
         assert!(in_group, "{unit} cannot read /etc/horst/horst.toml");
     }
 }
+
+/// An earlier version kept the JWT secret in Redis: the first use without a key file takes
+/// it into the file (JWTs already handed out stay valid) and deletes it from Redis.
+#[tokio::test]
+async fn the_jwt_secret_moves_out_of_redis_into_an_owner_only_file() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let redis = horst_testkit::RedisServer::start();
+    let store = horst_store::Store::connect(&redis.url(), "horst:")
+        .await
+        .unwrap();
+    let old = "ab".repeat(32);
+    let _: () = redis::cmd("SET")
+        .arg(store.key("auth:jwt_secret"))
+        .arg(&old)
+        .query_async(&mut store.conn())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("keys").join("jwt.key");
+    let before = horst_identity::auth::Auth::new(store.clone(), &dir.path().join("other.key"))
+        .await
+        .unwrap();
+    // Nothing is read or made before the first JWT (a worker or `horst admin` makes no file).
+    assert!(!dir.path().join("other.key").exists());
+    drop(before);
+    let auth = horst_identity::auth::Auth::new(store.clone(), &file)
+        .await
+        .unwrap();
+    let jwt = auth.issue_jwt("anna").await.unwrap();
+    assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), old);
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let left: Option<String> = redis::cmd("GET")
+        .arg(store.key("auth:jwt_secret"))
+        .query_async(&mut store.conn())
+        .await
+        .unwrap();
+    assert_eq!(left, None, "the secret is still in Redis");
+    // A JWT signed with the old secret (as the earlier version did) is still good.
+    let again = horst_identity::auth::Auth::new(store.clone(), &file)
+        .await
+        .unwrap();
+    assert!(again.identify(&jwt).await.unwrap().is_some());
+    // A key file others may read stops the process with advice.
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let loose = horst_identity::auth::Auth::new(store.clone(), &file)
+        .await
+        .unwrap();
+    let e = loose.load_signing_key().await.unwrap_err().to_string();
+    assert!(e.contains("chmod 600"), "{e}");
+}
+
+/// `horst admin switches` by the CLI: parsed output and stderr.
+fn switches_cli(app: &TestApp) -> (Value, String) {
+    let (ok, out, err) = crate::accounts::admin_cli(app, &["switches"], "");
+    assert!(ok, "{err}");
+    (serde_json::from_str(out.trim()).unwrap(), err)
+}
+
+/// Waits until `n` API processes announced themselves.
+async fn until_announced(app: &TestApp, n: usize) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (s, _) = tokio::task::block_in_place(|| switches_cli(app));
+        if s["processes"].as_array().map(Vec::len) == Some(n) {
+            return s;
+        }
+        assert!(std::time::Instant::now() < deadline, "{s}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// A switch nobody set follows each API process's own configuration (`HORST_GATEWAY_MODE`):
+/// `horst admin switches` reports what every running API process uses, not what the CLI's
+/// own configuration says, and names a switch they disagree on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn switches_report_what_every_running_api_process_uses() {
+    // An API process configured with the gateway on; the CLI's configuration says off.
+    let on = spawn_app_with(|c| c.gateway.mode = horst_config::GatewayMode::On).await;
+    let s = until_announced(&on, 1).await;
+    assert_eq!(s["gateway"], "on", "{s}");
+    assert_eq!(s["processes"][0]["gateway"], "on", "{s}");
+    assert_eq!(s["mixed"], json!([]), "{s}");
+
+    // A second one with the default (off): they differ, and the answer says so.
+    let off = crate::harness::spawn_app_beside(&on, |_| {}).await;
+    let s = until_announced(&on, 2).await;
+    let modes: Vec<&str> = s["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["gateway"].as_str().unwrap())
+        .collect();
+    assert!(modes.contains(&"on") && modes.contains(&"off"), "{s}");
+    assert_eq!(s["mixed"], json!(["gateway"]), "{s}");
+    let (_, err) = tokio::task::block_in_place(|| switches_cli(&on));
+    assert!(err.contains("differ in gateway"), "{err}");
+
+    // Setting the switch settles it for both.
+    let (ok, _, err) = tokio::task::block_in_place(|| {
+        crate::accounts::admin_cli(&on, &["gateway", "read-only"], "")
+    });
+    assert!(ok, "{err}");
+    let (s, _) = tokio::task::block_in_place(|| switches_cli(&on));
+    assert_eq!(s["gateway"], "read_only", "{s}");
+    assert_eq!(s["mixed"], json!([]), "{s}");
+    for p in s["processes"].as_array().unwrap() {
+        assert_eq!(p["gateway"], "read_only", "{s}");
+    }
+    drop(off);
+}
+
+/// `horst admin sign-ins`: the sign-in trail from the CLI, filtered by name and to failures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sign_in_trail_from_the_cli() {
+    let app = accounts_app().await;
+    let (status, _) = sign_up_from(&app, "127.0.0.8", "ines", PASSWORD).await;
+    assert_eq!(status, 201);
+    let (status, _) = sign_in_from(&app, "127.0.0.9", "ines", "not her password").await;
+    assert_eq!(status, 401);
+    let (status, _) = sign_in_from(&app, "127.0.0.9", "ines", PASSWORD).await;
+    assert_eq!(status, 200);
+    let lines = |args: &[&str]| -> Vec<Value> {
+        let (ok, out, err) =
+            tokio::task::block_in_place(|| crate::accounts::admin_cli(&app, args, ""));
+        assert!(ok, "{err}");
+        out.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let all = lines(&["sign-ins", "--name", "INES"]);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(all[0]["action"], "sign_in");
+    assert_eq!(all[0]["who"], "127.0.0.9");
+    let failed = lines(&["sign-ins", "--failed", "--name", "ines"]);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["action"], "sign_in_failed");
+    assert_eq!(failed[0]["detail"]["address"], "127.0.0.9");
+    assert_eq!(lines(&["sign-ins", "--limit", "1"]).len(), 1);
+    assert!(lines(&["sign-ins", "--name", "nobody"]).is_empty());
+}
+
+/// A person changes their password on `/account`: the current one is required (a wrong one
+/// is a recorded failure), a common one is refused, the other devices' sessions end and this
+/// device stays signed in; without the CSRF token nothing changes.
+#[tokio::test]
+async fn a_person_changes_their_password_and_other_devices_are_signed_out() {
+    let app = accounts_app().await;
+    let (status, _) = sign_up_from(&app, "127.0.0.1", "paula", PASSWORD).await;
+    assert_eq!(status, 201);
+    let mut here = Visitor::new(&app);
+    let mut there = Visitor::new(&app);
+    assert_eq!(here.sign_in("paula", PASSWORD).await.status, 200);
+    assert_eq!(there.sign_in("paula", PASSWORD).await.status, 200);
+    let new = "ein ganz neues passwort";
+
+    // Without the CSRF token (a forged cross-site form): refused, nothing changed.
+    let csrf = here.csrf.take();
+    let r = here
+        .post(
+            "/api/account/password",
+            json!({ "current": PASSWORD, "password": new }),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.body["code"].as_str()),
+        (403, Some("csrf")),
+        "{}",
+        r.body
+    );
+    here.csrf = csrf;
+
+    let r = here
+        .post(
+            "/api/account/password",
+            json!({ "current": "geraten!", "password": new }),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.body["code"].as_str()),
+        (401, Some("invalid_credentials")),
+        "{}",
+        r.body
+    );
+    let r = here
+        .post(
+            "/api/account/password",
+            json!({ "current": PASSWORD, "password": "password" }),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.body["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{}",
+        r.body
+    );
+    assert_eq!(
+        there.get("/api/account/keys").await.status,
+        200,
+        "nothing changed yet"
+    );
+
+    let r = here
+        .post(
+            "/api/account/password",
+            json!({ "current": PASSWORD, "password": new }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["signedIn"], true);
+    assert_eq!(
+        here.get("/api/account/keys").await.status,
+        200,
+        "this device stays"
+    );
+    assert_eq!(
+        there.get("/api/account/keys").await.status,
+        401,
+        "the other one ended"
+    );
+    let mut later = Visitor::new(&app);
+    assert_eq!(later.sign_in("paula", PASSWORD).await.status, 401);
+    assert_eq!(later.sign_in("paula", new).await.status, 200);
+
+    // The wrong current password is in the sign-in trail, with the address.
+    let trail = horst_operator::sign_ins(&app.store, 0, 50).await.unwrap();
+    assert!(
+        trail.iter().any(|e| e.action == "sign_in_failed"
+            && e.target == "paula"
+            && e.detail["via"] == "password_change"),
+        "{trail:?}"
+    );
+}

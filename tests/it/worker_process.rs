@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use horst_queue::{Admission, JobKind, JobSpec, JobState, Notifier, Queue, QueueSettings};
 use horst_testkit::RedisServer;
-use serde_json::json;
 use tokio::sync::watch;
 
 use crate::harness::{eventually, HorstProcess};
@@ -43,7 +42,7 @@ async fn a_killed_worker_s_playtest_fails_once_its_lease_expires_and_is_not_reru
             account: "a".into(),
             trust: 1,
             idempotency_key: "k".into(),
-            input: json!({"map": map, "seed": 1}),
+            input: horst_queue::JobInput::playtest(map, 1),
         })
         .await
         .unwrap()

@@ -258,6 +258,38 @@ $("sign-out").addEventListener("click", async () => {
   start();
 });
 
+$("password-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const f = ev.target;
+  const current = f.elements.current.value;
+  const password = f.elements.password.value;
+  const repeat = f.elements.repeat.value;
+  const name = $("me-name").textContent;
+  $("password-error").textContent = "";
+  let pwProblem = "";
+  if ([...password].length < 8) pwProblem = "Das Passwort braucht mindestens 8 Zeichen.";
+  else if (new TextEncoder().encode(password).length > 256) pwProblem = "Das Passwort ist zu lang (höchstens 256 Bytes).";
+  else if (password.toLowerCase() === name.toLowerCase()) pwProblem = "Das Passwort darf nicht der Name sein.";
+  else if (password === current) pwProblem = "Das neue Passwort ist das bisherige.";
+  const ok = fieldError("password-current", current ? "" : "Bitte gib dein bisheriges Passwort ein.")
+    & fieldError("password-new", pwProblem)
+    & fieldError("password-repeat", password === repeat ? "" : "Die beiden Passwörter sind verschieden.");
+  if (!ok) return;
+  const res = await api("POST", "/api/account/password", { current, password });
+  if (res.status === 200) {
+    f.reset();
+    render(res.body);
+    notice("Dein Passwort ist geändert. Auf deinen anderen Geräten bist du jetzt abgemeldet.");
+  } else if (res.body && res.body.code === "invalid_credentials") {
+    fieldError("password-current", "Das bisherige Passwort stimmt nicht.");
+    $("password-current").focus();
+  } else if (res.status === 401) {
+    signedOut(res);
+  } else {
+    $("password-error").textContent = explain(res, "password");
+  }
+});
+
 $("key-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const label = ev.target.elements.label.value.trim();

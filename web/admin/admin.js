@@ -518,14 +518,23 @@ async function switches() {
     gw.append(b);
   }
   const flip = (path, key, value, text) => act("POST", path, { [key]: value }, text, switches);
+  // A switch never set follows each process's configuration, which may differ.
+  const now = (name, text) => (s.mixed || []).includes(name) ? "differs between API processes (below)" : text;
+  const onOff = (b) => b ? "on" : "off";
+  const procs = s.processes || [];
   view().replaceChildren(heading("Switches"),
     el("p", { class: "muted" }, "Each switch applies to every API process at once and is kept across restarts."),
     el("div", { class: "cards" },
-      el("div", { class: "card" }, el("h2", {}, "Agent gateway"), kv([["Now", s.gateway]]), gw),
-      el("div", { class: "card" }, el("h2", {}, "Self-service agent keys"), kv([["Now", s.selfService ? "on" : "off"]]),
+      el("div", { class: "card" }, el("h2", {}, "Agent gateway"), kv([["Now", now("gateway", s.gateway)]]), gw),
+      el("div", { class: "card" }, el("h2", {}, "Self-service agent keys"), kv([["Now", now("selfService", onOff(s.selfService))]]),
         el("button", { type: "button", onclick: () => flip("/api/admin/switches/self-service", "on", !s.selfService, `Self-service keys ${s.selfService ? "off" : "on"}.`) }, s.selfService ? "Switch off" : "Switch on")),
-      el("div", { class: "card" }, el("h2", {}, "Sign-up on /account"), kv([["Now", s.signUp ? "open" : "closed"]]),
-        el("button", { type: "button", onclick: () => flip("/api/admin/switches/sign-up", "open", !s.signUp, `Sign-up ${s.signUp ? "closed" : "open"}.`) }, s.signUp ? "Close sign-up" : "Open sign-up"))));
+      el("div", { class: "card" }, el("h2", {}, "Sign-up on /account"), kv([["Now", now("signUp", s.signUp ? "open" : "closed")]]),
+        el("button", { type: "button", onclick: () => flip("/api/admin/switches/sign-up", "open", !s.signUp, `Sign-up ${s.signUp ? "closed" : "open"}.`) }, s.signUp ? "Close sign-up" : "Open sign-up"))),
+    el("h2", {}, `Running API processes (${procs.length})`),
+    procs.length ? table(["Process", "Started", "Gateway", "Self-service", "Sign-up"],
+      procs.map((p) => el("tr", { "data-process": p.process }, el("td", {}, el("code", {}, p.process)), el("td", {}, p.startedAt),
+        el("td", {}, p.gateway), el("td", {}, onOff(p.selfService)), el("td", {}, p.signUp ? "open" : "closed"))), "processes")
+      : el("p", { class: "muted" }, "None has announced itself (each does every 10 s)."));
 }
 
 // ---- Quotas -----------------------------------------------------------------------------
@@ -652,6 +661,29 @@ async function credentials() {
 
 /** The RCADIA tables that are not finished: who hosts them and who plays, from the public
  * reads spectators use (`/available?all=1`, then each table's `/public`). */
+/** The table's actions: watch it, or end it with a reason (asks once, says what happens). */
+function endTableCell(t, v) {
+  const holder = el("td", { class: "actions" });
+  const watch = el("a", { href: `/watch/${encodeURIComponent(t.sessionId)}`, target: "_blank", rel: "noopener" }, "Watch");
+  const button = el("button", { type: "button", class: "danger", "data-end": t.sessionId }, "End table");
+  button.addEventListener("click", () => {
+    const reason = el("input", { "aria-label": "Reason (players and spectators read it)", required: true, maxlength: "200", placeholder: "Reason" });
+    const who = v && v.players.length ? ` Its ${v.players.length} player(s)` : " Anyone who joins";
+    confirmIn(holder, `End table ${t.sessionId} (${t.gameTitle || t.gameId || "a game"}) now?${who} and its spectators see the game end with your reason; no next round opens by itself.`, "Yes, end it", async () => {
+      const text = reason.value.trim();
+      if (!text) { notice("Give a reason: the players and spectators are shown it.", "error"); await tables(); return; }
+      const res = await api("POST", `/api/admin/tables/${encodeURIComponent(t.sessionId)}/end`, { reason: text });
+      if (res.ok) notice(`Table ${t.sessionId} ended.`, "ok");
+      else notice(refusal(res), "error");
+      await tables();
+    });
+    holder.querySelector(".confirm")?.insertBefore(reason, holder.querySelector("[data-confirm]"));
+    reason.focus();
+  });
+  holder.append(watch, " ", button);
+  return holder;
+}
+
 async function tables() {
   loading("Live tables");
   const base = "/api/v1/agent/sessions";
@@ -673,11 +705,11 @@ async function tables() {
       el("td", {}, String(t.round ?? 1)),
       el("td", {}, hostText[t.host] || String(t.host)),
       el("td", { class: "date" }, dateText(t.createdAt)),
-      el("td", { class: "actions" }, el("a", { href: `/watch/${encodeURIComponent(t.sessionId)}`, target: "_blank", rel: "noopener" }, "Watch")));
+      endTableCell(t, v));
   });
   view().replaceChildren(
     heading("Live tables", el("span", { class: "muted" }, `${list.length} not finished`)),
-    el("p", { class: "muted" }, "RCADIA tables as spectators see them: the host, the players by the names they chose, and a link to watch. The list is read when you open this section."),
+    el("p", { class: "muted" }, "RCADIA tables as spectators see them: the host, the players by the names they chose, a link to watch, and ending a table that must not go on (audited). The list is read when you open this section."),
     rows.length ? table(["Game", "Status", "Players", "Seats", "Round", "Host", "Opened", "Actions"], rows, "tables") : el("p", {}, "No tables right now."),
     await leaderboardTops());
 }

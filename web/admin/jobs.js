@@ -46,7 +46,8 @@ function cancelCell(job) {
 
 function jobRow(j) {
   return el("tr", {},
-    el("th", { scope: "row" }, el("code", {}, j.id)),
+    el("th", { scope: "row" }, el("code", {}, j.id),
+      j.requestId ? el("div", { class: "muted", title: "The HTTP request that admitted it (X-Request-Id), as in the logs" }, "request ", el("code", { class: "request-id" }, j.requestId)) : null),
     el("td", {}, j.kind), el("td", {}, j.account), el("td", {}, j.state + (j.code && j.code !== j.state ? ` (${j.code})` : "")),
     el("td", {}, at(j.admittedAtMs)), el("td", {}, seconds(j.waitMs)), el("td", {}, at(j.startedAtMs)),
     el("td", {}, at(j.endedAtMs)), el("td", {}, j.worker || "–"), el("td", {}, progressText(j.progress)),

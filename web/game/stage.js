@@ -85,7 +85,7 @@ export class Stage {
     this.playTab.addEventListener("click", () => this.setMode("play"));
     this.watchTab.addEventListener("click", () => this.setMode("watch"));
     this.title = el("h2", { class: "stage-title", id: "stage-title" });
-    this.title.textContent = r.title || r.name;
+    this.title.append(el("bdi", { text: r.title || r.name }));
     // A page that names the level itself (the level page) hides the stage's title.
     if (this.hideTitle) this.title.classList.add("sr-only");
     const head = el("div", { class: "stage-head" },

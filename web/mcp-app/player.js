@@ -9,6 +9,9 @@ import { DEAD, WON, loadEngine } from "../game/engine.js";
 import { Stage } from "../game/stage.js";
 
 const PROTOCOL = "2026-01-26";
+/** The referee's outcomes as the page says them (the host and the model get the codes). */
+const SAID = { won: "gewonnen", lost: "verloren", unresolved: "offen" };
+const said = (outcome) => SAID[outcome] || String(outcome);
 const $ = (id) => document.getElementById(id);
 const state = { input: null, result: null, host: {}, tool: null, stage: null, shown: false };
 
@@ -134,7 +137,11 @@ async function show() {
   let map = input.map ?? sc.map;
   let replay = sc.replay ?? input.replay ?? null;
   let evidence = { outcome: sc.outcome, ticks: sc.ticks, stateHash: sc.stateHash };
-  let name = sc.name || "Karte";
+  // The map's own title when the result names none: untrusted, so without direction-changing
+  // and invisible characters (as horst cleans titles it stores) and set as text.
+  const titled = typeof (input.map ?? sc.map) === "string" && /^name:[ \t]*(.+)$/m.exec(input.map ?? sc.map);
+  const title = titled && titled[1].replace(/[\u200B-\u200F\u202A-\u202E\u2066-\u2069\u061C\uFEFF\u00AD\p{Cc}]/gu, "").trim();
+  let name = sc.name || title || "Karte";
   if (tool === "get_level") {
     try {
       const meta = await revisionMeta(sc.revisionId);
@@ -172,8 +179,8 @@ async function show() {
       judge();
       verdict(state.stage, evidence);
     };
-    const said = evidence.outcome ? `Der Schiedsrichter des Servers sagt ${evidence.outcome}${evidence.ticks != null ? ` nach ${evidence.ticks} Ticks` : ""}.` : "";
-    status(`${said} Drück ▶ Abspielen, um den Lauf hier auf derselben Engine zu sehen.`);
+    const referee = evidence.outcome ? `Der Schiedsrichter des Servers sagt: ${said(evidence.outcome)}${evidence.ticks != null ? ` nach ${evidence.ticks} Ticks` : ""}.` : "";
+    status(`${referee} Drück ▶ Abspielen, um den Lauf hier auf derselben Engine zu sehen.`);
   } else {
     const why = sc.reason ? ` (${sc.reason})` : "";
     status(`Kein Replay in diesem Ergebnis${why}: spiel die Karte selbst (Pfeiltasten, Leertaste).`);
@@ -194,8 +201,8 @@ function verdict(stage, evidence) {
   out.dataset.outcome = outcome;
   out.dataset.agrees = agrees ? "yes" : "no";
   out.textContent = agrees
-    ? `✓ ${outcome} nach ${ticks} Ticks: wie der Schiedsrichter des Servers.`
-    : `✗ Hier ${outcome} nach ${ticks} Ticks; der Schiedsrichter sagt ${evidence.outcome} nach ${evidence.ticks} Ticks.`;
+    ? `✓ ${said(outcome)} nach ${ticks} Ticks: wie der Schiedsrichter des Servers.`
+    : `✗ Hier ${said(outcome)} nach ${ticks} Ticks; der Schiedsrichter sagt ${said(evidence.outcome)} nach ${evidence.ticks} Ticks.`;
   const seen = { tool: state.tool, outcome, ticks, stateHash, referee: evidence, agrees };
   if (state.host.capabilities && state.host.capabilities.updateModelContext) {
     request("ui/update-model-context", {

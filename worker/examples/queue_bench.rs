@@ -9,16 +9,24 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use horst_config::{QueueConfig, QuotaConfig, TierQuota};
-use horst_queue::{Admission, Failure, JobKind, JobSpec, Notifier, Queue, QueueSettings};
+use horst_queue::{
+    Admission, Failure, JobInput, JobKind, JobResult, JobSpec, Notifier, Queue, QueueSettings,
+};
 use horst_worker::{JobRunner, WorkerIdentity, WorkerMetrics};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::watch;
 
 struct Trivial;
 
 impl JobRunner for Trivial {
-    fn run(&self, _: JobKind, _: &Value, _: Duration, _: &AtomicBool) -> Result<Value, Failure> {
-        Ok(json!({"ok": true}))
+    fn run(
+        &self,
+        _: JobKind,
+        _: &JobInput,
+        _: Duration,
+        _: &AtomicBool,
+    ) -> Result<JobResult, Failure> {
+        Ok(JobResult::Referee(Default::default()))
     }
 }
 
@@ -92,7 +100,7 @@ async fn main() {
                         account: format!("a{c}"),
                         trust: 1,
                         idempotency_key: format!("k{i}"),
-                        input: json!({"i": i}),
+                        input: JobInput::simulate(i.to_string(), Value::Null),
                     };
                     let Ok(Admission::New(job)) = q.admit(spec).await else {
                         panic!("admission refused")
@@ -126,7 +134,7 @@ async fn main() {
                 account: "lat".into(),
                 trust: 1,
                 idempotency_key: format!("l{i}"),
-                input: json!({}),
+                input: JobInput::default(),
             })
             .await
         else {
@@ -146,7 +154,11 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(2)).await;
         let t0 = Instant::now();
         assert!(q
-            .complete(&job.id, claim.token, Ok(json!({})))
+            .complete(
+                &job.id,
+                claim.token,
+                Ok(JobResult::Referee(Default::default()))
+            )
             .await
             .unwrap());
         let t1 = Instant::now();

@@ -18,11 +18,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use horst_queue::{Claim, Failure, JobKind, JobProgress, JobState, Pool, Queue};
+use horst_queue::{
+    Claim, Failure, FailureCode, JobInput, JobKind, JobProgress, JobResult, JobState, Pool, Queue,
+};
 use horst_store::Store;
 use redis::AsyncCommands;
-use serde_json::Value;
 use tokio::sync::watch;
+use tracing::Instrument;
 
 mod engine_runner;
 mod metrics;
@@ -41,21 +43,21 @@ pub trait JobRunner: Send + Sync + 'static {
     fn run(
         &self,
         kind: JobKind,
-        input: &Value,
+        input: &JobInput,
         limit: Duration,
         cancel: &AtomicBool,
-    ) -> Result<Value, Failure>;
+    ) -> Result<JobResult, Failure>;
 
     /// [`JobRunner::run`] that also reports how far it got into `progress` (the worker
     /// records the latest every 2 s). By default it reports nothing.
     fn run_with_progress(
         &self,
         kind: JobKind,
-        input: &Value,
+        input: &JobInput,
         limit: Duration,
         cancel: &AtomicBool,
         progress: &ProgressSlot,
-    ) -> Result<Value, Failure> {
+    ) -> Result<JobResult, Failure> {
         let _ = progress;
         self.run(kind, input, limit, cancel)
     }
@@ -157,7 +159,20 @@ async fn slot_loop(
             return;
         }
         match queue.claim_for(&slot, pool).await {
-            Ok(Some(claim)) => execute(&queue, &runner, claim, &metrics).await,
+            Ok(Some(claim)) => {
+                // Every log of the job, the planner's on its blocking thread too, carries the
+                // job and the id of the HTTP request that admitted it.
+                let r = &claim.record;
+                let span = tracing::info_span!(
+                    "job",
+                    job = %r.id,
+                    kind = r.kind.as_str(),
+                    request_id = r.request_id.as_deref().unwrap_or(""),
+                );
+                execute(&queue, &runner, claim, &metrics)
+                    .instrument(span)
+                    .await
+            }
             Ok(None) => {
                 // Idle: wake on the next admission, or re-check now and then.
                 tokio::select! {
@@ -203,11 +218,13 @@ async fn execute(
 
     let progress = Arc::new(ProgressSlot::default());
     let mut work = {
+        let span = tracing::Span::current();
         let runner = runner.clone();
         let cancel = cancel.clone();
         let progress = progress.clone();
         let input = job.input.clone();
         tokio::task::spawn_blocking(move || {
+            let _in_job = span.enter();
             runner.run_with_progress(kind, &input, limit, &cancel, &progress)
         })
     };
@@ -226,7 +243,7 @@ async fn execute(
                     Ok(outcome) => outcome,
                     Err(e) => {
                         tracing::error!(job = %job.id, error = %e, "job panicked");
-                        Err(Failure::new("internal_error", "the evaluator failed unexpectedly; details are in the server log"))
+                        Err(Failure::new(FailureCode::InternalError, "the evaluator failed unexpectedly; details are in the server log"))
                     }
                 };
             }
@@ -265,7 +282,7 @@ async fn execute(
     };
     let outcome = if timed_out {
         Err(Failure::new(
-            "timeout",
+            FailureCode::Timeout,
             format!(
                 "the evaluation did not finish within its {} s limit",
                 limit.as_secs()
@@ -277,7 +294,7 @@ async fn execute(
     let elapsed = started.elapsed();
     let label = match &outcome {
         Ok(_) => "succeeded".to_string(),
-        Err(f) => f.code.clone(),
+        Err(f) => f.code.as_str().to_string(),
     };
     if stopped {
         metrics.observe(kind, "cancelled", elapsed);
@@ -356,7 +373,7 @@ pub async fn housekeeping(
 /// admission, [`Queue::announce_slots`]) alive until shutdown, then withdraws both.
 async fn announce(queue: Queue, identity: WorkerIdentity, mut shutdown: watch::Receiver<bool>) {
     let store: Store = queue.store().clone();
-    let key = store.key(&format!("workers:{}", identity.id));
+    let key = horst_queue::keys::worker(&store, &identity.id);
     let general = identity.slots.max(1);
     loop {
         let mut conn = store.conn();

@@ -3,11 +3,11 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use horst_planner::{plan, PlanOutcome, PlanRequest, PlaytestResult, Progress, UnresolvedReason};
-use horst_queue::{Failure, JobProgress};
+use horst_planner::{plan, PlanOutcome, PlanRequest, Progress, UnresolvedReason};
+use horst_queue::{Failure, FailureCode, JobProgress, JobResult};
 
+use crate::engine_runner::{opaque, outcome_of};
 use crate::ProgressSlot;
-use serde_json::Value;
 
 /// Runs on the worker's rayon pool (the caller installs it). An `unresolved` search is a
 /// successful job (the planner answered); only cancellation from outside is a failure.
@@ -18,7 +18,7 @@ pub(crate) fn playtest(
     memory_budget_bytes: Option<u64>,
     cancel: &AtomicBool,
     progress: &ProgressSlot,
-) -> Result<Value, Failure> {
+) -> Result<JobResult, Failure> {
     // Leave a little of the limit for shortening and confirming the replay, so the worker's
     // own deadline (which fails the job) is not what ends a search that found something.
     let budget = limit
@@ -49,7 +49,7 @@ pub(crate) fn playtest(
     ) && cancel.load(Ordering::SeqCst)
     {
         return Err(Failure::new(
-            "cancelled",
+            FailureCode::Cancelled,
             "the playtest was stopped before it finished",
         ));
     }
@@ -67,11 +67,40 @@ pub(crate) fn playtest(
     let feasibility = report
         .replay()
         .and_then(|replay| horst_feasibility::assess(map, replay));
-    let assessed = horst_feasibility::Assessed {
-        result: PlaytestResult::new(map, seed, &report),
-        warnings: horst_feasibility::warnings(feasibility.as_ref()),
+    let result = horst_planner::PlaytestResult::new(map, seed, &report);
+    let warnings = horst_feasibility::warnings(feasibility.as_ref());
+    playtest_result(&horst_feasibility::Assessed {
+        result,
         feasibility,
-    };
-    serde_json::to_value(assessed)
-        .map_err(|e| Failure::new("internal_error", format!("cannot encode the result: {e}")))
+        warnings,
+    })
+    .map(JobResult::Playtest)
+}
+
+/// The planner's answer as the job contract's result.
+pub(crate) fn playtest_result(
+    assessed: &horst_feasibility::Assessed<horst_planner::PlaytestResult>,
+) -> Result<horst_queue::PlaytestResult, Failure> {
+    let r = &assessed.result;
+    Ok(horst_queue::PlaytestResult {
+        outcome: outcome_of(r.outcome),
+        won: r.won,
+        ticks: r.ticks,
+        seed: r.seed,
+        map_hash: r.map_hash.clone(),
+        replay: r.replay.as_ref().map(opaque).transpose()?,
+        engine_version: r.engine_version.to_string(),
+        policy_version: r.policy_version.to_string(),
+        reason: r.reason.map(|x| x.as_str().to_string()),
+        proof: r.proof.map(|p| p.as_str().to_string()),
+        explored: r.explored,
+        best_distance: r.best_distance,
+        hint: r.hint.clone(),
+        feasibility: assessed.feasibility.as_ref().map(opaque).transpose()?,
+        warnings: assessed
+            .warnings
+            .iter()
+            .map(opaque)
+            .collect::<Result<_, _>>()?,
+    })
 }

@@ -41,6 +41,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/account/sign-up", post(sign_up))
         .route("/api/account/sign-in", post(sign_in))
         .route("/api/account/sign-out", post(sign_out))
+        .route("/api/account/password", post(change_password))
         .route("/api/account/keys", get(list_keys).post(create_key))
         .route("/api/account/keys/{prefix}/revoke", post(revoke_key))
         .route("/api/account/quotas", get(quotas))
@@ -446,6 +447,38 @@ struct NewKey {
 
 impl Expected for NewKey {
     const EXPECTED: &'static str = "{\"label\": \"<up to 40 characters, optional>\"}";
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PasswordChange {
+    current: String,
+    password: String,
+}
+
+impl Expected for PasswordChange {
+    const EXPECTED: &'static str = "{\"current\": \"...\", \"password\": \"...\"}";
+}
+
+/// A person changes their password on `/account`: the current one is asked for (within the
+/// sign-in limits and recorded in the sign-in trail, so a taken-over session cannot guess
+/// it), then every session and JWT of theirs ends, and this device gets a new session.
+async fn change_password(
+    State(state): State<AppState>,
+    ClientAddr(address): ClientAddr,
+    headers: HeaderMap,
+    me: SignedIn,
+    Json(body): Json<PasswordChange>,
+) -> Result<Response, ApiError> {
+    let name = me.person.name.clone();
+    people::check_password(&name, &body.password)?;
+    check_password(&state, address, &name, &body.current, "password_change").await?;
+    people::set_password(&state.store, &state.auth, &name, &body.password).await?;
+    tracing::info!(account = %name, "password changed on /account; the other sessions ended");
+    let person = people::load(&state.store, &name)
+        .await?
+        .ok_or_else(|| ApiError::internal("the account is not readable"))?;
+    signed_in(&state, &headers, &person, StatusCode::OK).await
 }
 
 async fn create_key(

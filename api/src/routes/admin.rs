@@ -2,7 +2,7 @@
 //! actions as `horst admin ...`). It needs `Authorization: Bearer <an active admin token>`
 //! (with no active admin token the bearer API does not exist: 404), or the `/admin` page's
 //! session cookie with its CSRF token (`extract::Operator`); destructive actions (quarantine,
-//! rollback, block, roles, credentials, the gateway switch) take `extract::Confirmed`, which
+//! rollback, block, roles, credentials, the gateway switch, ending a table) take `extract::Confirmed`, which
 //! asks a page session for its credential again after 5 minutes. Errors are the REST shape
 //! `{ error, code }` with the status of their code (`crate::error::tool_status`); a stale
 //! promotion expectation is 409.
@@ -24,6 +24,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/admin/overview", get(overview))
         .route("/api/admin/audit", get(audit))
         .route("/api/admin/sign-ins", get(sign_ins))
+        .route("/api/admin/tables/{id}/end", post(end_table))
         .route("/api/admin/messages", get(messages))
         .route("/api/admin/messages/{id}/read", post(mark_read))
         .route("/api/admin/revisions/{id}/promote", post(promote))
@@ -225,6 +226,27 @@ async fn quarantine(
     Path(id): Path<String>,
 ) -> Answer {
     ok(operator::quarantine(&state.store, &op, &id).await)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EndTableBody {
+    reason: String,
+}
+
+impl Expected for EndTableBody {
+    const EXPECTED: &'static str =
+        "{\"reason\": \"why (the players and spectators are shown it)\"}";
+}
+
+/// Ends a live RCADIA table (destructive: a page session confirms its credential).
+async fn end_table(
+    State(state): State<AppState>,
+    Confirmed(op): Confirmed,
+    Path(id): Path<String>,
+    Json(body): Json<EndTableBody>,
+) -> Answer {
+    value(operator::end_table(&state.rcadia, &op, &id, &body.reason).await)
 }
 
 async fn rollback(

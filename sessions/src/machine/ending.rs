@@ -62,7 +62,7 @@ impl Session {
     }
 
     /// `autoRematch` opens the next round when a played game ends for any reason except a
-    /// disconnected or departing host (`host_left`), unless a player left or fewer than
+    /// disconnected or departing host (`host_left`) or the operator ending it, unless a player left or fewer than
     /// `minPlayers` remain. A table closed before it ever started is not "a game".
     pub(crate) fn auto_rematch_due(&self) -> bool {
         self.rules.auto_rematch
@@ -70,7 +70,7 @@ impl Session {
             && self.started_at_ms.is_some()
             && !matches!(
                 self.end_reason.as_deref(),
-                Some("host_disconnected" | "host_left")
+                Some("host_disconnected" | "host_left" | super::OPERATOR_END)
             )
             && self.players.iter().all(|p| !p.left)
             && self.players.len() >= self.rules.min_players as usize

@@ -82,7 +82,14 @@ pub enum Event {
     TimerFired { kind: TimerKind, generation: u64 },
     /// Catch up with time without any other event.
     Tick,
+    /// The operator ends the table (`/admin`, audited by the caller): the game finishes with
+    /// reason `ended_by_operator` and `reason` in the result, and opens no next round by
+    /// itself. A finished game is refused (`finished`).
+    OperatorEnd { reason: String },
 }
+
+/// The end reason of a table the operator ended.
+pub const OPERATOR_END: &str = "ended_by_operator";
 
 /// Side effects the I/O layer carries out after storing the session.
 #[derive(Debug, Clone, PartialEq)]
@@ -279,6 +286,17 @@ impl Session {
                 Ok(())
             }
             Event::TimerFired { .. } | Event::Tick => Ok(()),
+            Event::OperatorEnd { reason } => {
+                if self.status == Status::Finished {
+                    return Err(ProtocolError::new(
+                        ProtocolCode::Finished,
+                        "this game is over already; nothing to end",
+                    ));
+                }
+                let result = json!({ "winner": null, "reason": OPERATOR_END, "message": reason });
+                self.finish(now, result, OPERATOR_END, true, out);
+                Ok(())
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use super::MAX_EVENTS;
 use crate::iso::iso8601_ms;
-use crate::session::{Deadline, HostEntry, Session};
+use crate::session::{ArmedTimer, HostEntry, Session};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -62,7 +62,7 @@ struct Unobserved {
     rev: u64,
     now_ms: u64,
     host_queue: Vec<HostEntry>,
-    timers: BTreeMap<String, Deadline>,
+    timers: BTreeMap<String, ArmedTimer>,
     timer_generation: u64,
     release_delivered: bool,
     last_seen_ms: u64,

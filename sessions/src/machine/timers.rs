@@ -2,7 +2,7 @@
 //! and the diff of armed timers.
 
 use super::{Effect, Outcome};
-use crate::session::{ActionStatus, Clock, Deadline, Session, Status, TimerKind};
+use crate::session::{ActionStatus, ArmedTimer, Clock, Deadline, Session, Status, TimerKind};
 use crate::wire::PendingEntry;
 use serde_json::{json, Value};
 
@@ -273,14 +273,15 @@ impl Session {
             .map(|(k, _)| k.clone())
             .collect();
         for k in stale {
-            if let Some(d) = self.timers.remove(&k) {
-                out.effects.push(Effect::Cancel(d));
+            if let Some(t) = self.timers.remove(&k) {
+                out.effects
+                    .push(Effect::Cancel(t.deadline(&self.session_id)));
             }
         }
         for ((kind, at), key) in due.into_iter().zip(keys) {
             // A clock deadline belongs to its turn: a new turn re-arms it even at the same
             // instant, so the old turn's entry goes stale.
-            let same = |d: &Deadline| {
+            let same = |d: &ArmedTimer| {
                 if kind.is_lazy() {
                     d.at_ms <= at && d.at_ms > now
                 } else {
@@ -291,18 +292,19 @@ impl Session {
                 continue;
             }
             if let Some(old) = self.timers.remove(&key) {
-                out.effects.push(Effect::Cancel(old));
+                out.effects
+                    .push(Effect::Cancel(old.deadline(&self.session_id)));
             }
             self.timer_generation += 1;
-            let d = Deadline {
-                session_id: self.session_id.clone(),
+            let t = ArmedTimer {
                 kind,
                 at_ms: at,
                 generation: self.timer_generation,
                 turn: self.turn,
             };
-            out.effects.push(Effect::Schedule(d.clone()));
-            self.timers.insert(key, d);
+            out.effects
+                .push(Effect::Schedule(t.deadline(&self.session_id)));
+            self.timers.insert(key, t);
         }
     }
 
@@ -315,6 +317,9 @@ impl Session {
 
     /// Every armed deadline (to re-fill the delayed set after it was lost).
     pub fn armed_deadlines(&self) -> Vec<Deadline> {
-        self.timers.values().cloned().collect()
+        self.timers
+            .values()
+            .map(|t| t.deadline(&self.session_id))
+            .collect()
     }
 }

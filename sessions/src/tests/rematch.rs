@@ -240,3 +240,32 @@ fn an_explicit_rematch_after_host_left_is_refused() {
     assert!(e.message.contains("new session"), "{e}");
     assert!(Session::new_rematch(&g.s, "ses_beef00000002".into(), g.now).is_err());
 }
+
+#[test]
+fn the_operator_ends_a_table_with_a_reason_and_no_next_round_opens() {
+    let (mut g, a, _b) = Game::started(config(json!({"autoRematch": true})));
+    g.turn_to(&a);
+    let out = g.ok(Event::OperatorEnd {
+        reason: "abusive names".into(),
+    });
+    assert_eq!(g.s.status, Status::Finished);
+    assert_eq!(g.s.end_reason.as_deref(), Some(crate::OPERATOR_END));
+    let result = g.s.result.clone().unwrap();
+    assert_eq!(result["reason"], crate::OPERATOR_END);
+    assert_eq!(result["message"], "abusive names");
+    assert!(
+        !out.effects.contains(&Effect::CreateRematch),
+        "{:?}",
+        out.effects
+    );
+    // The host hears of it like of any end the platform made.
+    let entries = g.poll();
+    assert!(
+        entries.iter().any(|e| e["event"] == "session_end"),
+        "{entries:?}"
+    );
+    let e = g.err(Event::OperatorEnd {
+        reason: "again".into(),
+    });
+    assert_eq!(e.code, crate::ProtocolCode::Finished);
+}

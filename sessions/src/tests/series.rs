@@ -1,6 +1,6 @@
 //! A whole series end to end, the way the I/O layer, a house host and two agents drive it.
 use super::*;
-use crate::{should_wake, Deadline, Status};
+use crate::{should_wake, ArmedTimer, Status};
 use std::collections::BTreeMap;
 
 /// Sessions by id plus the I/O layer's chores (rematch creation, leave forwarding).
@@ -46,7 +46,7 @@ impl World {
     /// Fires every timer due by `now` (the delayed set).
     fn fire_timers(&mut self) {
         loop {
-            let due: Vec<(String, Deadline)> = self
+            let due: Vec<(String, ArmedTimer)> = self
                 .sessions
                 .iter()
                 .flat_map(|(id, s)| s.timers.values().map(move |d| (id.clone(), d.clone())))

@@ -197,6 +197,35 @@ fn sessions_round_trip_through_json() {
 }
 
 #[test]
+fn timers_are_stored_as_short_lists_and_the_earlier_map_still_loads() {
+    let (mut g, a, _b) = Game::started(config(json!({"turnTimeout": 10})));
+    g.turn_to(&a);
+    assert!(g.s.timers.len() >= 2, "{:?}", g.s.timers);
+    let mut v = serde_json::to_value(&g.s).unwrap();
+    let stored = v["timers"].as_array().expect("a list").clone();
+    assert_eq!(stored.len(), g.s.timers.len());
+    assert!(stored[0].as_array().is_some_and(|t| t.len() == 4));
+    // Records written before kept a map of whole deadlines (session id and tagged kind).
+    let earlier: serde_json::Map<String, Value> =
+        g.s.armed_deadlines()
+            .into_iter()
+            .map(|d| (d.kind.key(), serde_json::to_value(&d).unwrap()))
+            .collect();
+    v["timers"] = Value::Object(earlier);
+    let back: Session = serde_json::from_value(v).unwrap();
+    assert_eq!(back, g.s);
+    assert_eq!(back.armed_deadlines(), g.s.armed_deadlines());
+    assert!(back
+        .armed_deadlines()
+        .iter()
+        .all(|d| d.session_id == g.s.session_id()));
+    // An unknown kind in the list is an error, not a silently dropped timer.
+    let mut v = serde_json::to_value(&g.s).unwrap();
+    v["timers"] = json!([["bogus", 1, 1, 1]]);
+    assert!(serde_json::from_value::<Session>(v).is_err());
+}
+
+#[test]
 fn errors_have_the_contract_body() {
     let (mut g, a, _b) = Game::started(config(json!({})));
     g.turn_to(&a);

@@ -1,0 +1,285 @@
+//! `horst up`'s worker as a child process (`horst worker`), supervised by the API process.
+//!
+//! A planner run that outgrows its memory must take down only itself: in one process an OOM
+//! kill ended the API with it. So `horst up` starts the worker as a child, which the
+//! kernel's OOM killer prefers (`oom_score_adj`), and which this supervisor also kills itself
+//! when its resident memory passes `worker.memory_limit_mib` (a watchdog, like systemd's
+//! `MemoryMax=` for `ops/systemd`, for a machine without cgroups). Whatever ends the child
+//! unexpectedly, it is started again after a short pause; its job is reaped `cancelled` by
+//! the housekeeping (never re-run), and the API keeps answering all along.
+//!
+//! The child's job metrics (`job_wait_seconds`, `job_duration_seconds`) are scraped from its
+//! loopback `/metrics` every 2 s and shown on the API's `/metrics`, as before.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use horst_telemetry::Metrics;
+use tokio::io::AsyncBufReadExt;
+use tokio::process::{Child, Command};
+use tokio::sync::watch;
+
+/// The child's score for the kernel's OOM killer (-1000..1000): it goes before the API and
+/// the private Redis.
+const OOM_SCORE_ADJ: &[u8] = b"500\0";
+/// How often the watchdog reads the child's resident memory.
+const WATCH_EVERY: Duration = Duration::from_millis(250);
+/// How often the child's job metrics are scraped.
+const SCRAPE_EVERY: Duration = Duration::from_secs(2);
+/// Restart pauses: the first, the longest, and how long a child must live to reset them.
+const FIRST_PAUSE: Duration = Duration::from_millis(500);
+const LONGEST_PAUSE: Duration = Duration::from_secs(30);
+const STABLE_AFTER: Duration = Duration::from_secs(60);
+/// The families only a worker observes, shown on the API's `/metrics`.
+const FORWARDED: [&str; 2] = ["horst_job_wait_seconds", "horst_job_duration_seconds"];
+/// A stopping child finishes its running jobs (their limits end them well within this).
+const DRAIN_LIMIT: Duration = Duration::from_secs(120);
+
+/// How to start the child: the same binary, configuration, data directory and Redis.
+pub struct WorkerChild {
+    pub exe: PathBuf,
+    pub config_file: Option<PathBuf>,
+    pub data_dir: PathBuf,
+    /// The Redis the parent resolved (its private server's socket, or the configured URL);
+    /// passed in the environment, never on the command line (`ps` shows that to everyone).
+    pub redis_url: String,
+    /// The child's own `worker.metrics_listen`, if the operator set one.
+    pub metrics_listen: String,
+    /// Resident memory above which the child is killed, MiB.
+    pub memory_limit_mib: u64,
+}
+
+impl WorkerChild {
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.exe);
+        cmd.arg("worker");
+        if let Some(file) = &self.config_file {
+            cmd.arg("--config").arg(file);
+        }
+        cmd.arg("--data").arg(&self.data_dir);
+        if !self.redis_url.is_empty() {
+            cmd.env("HORST_REDIS_URL", &self.redis_url);
+        }
+        if self.metrics_listen.is_empty() {
+            cmd.env("HORST_WORKER_METRICS_LISTEN", "127.0.0.1:0");
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        // SAFETY: prctl, open, write and close are async-signal-safe, and nothing else runs
+        // between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                // A kill -9 of `horst up` ends its worker too (as it ends its private Redis).
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // Best effort: without /proc the watchdog still bounds the child.
+                let fd = libc::open(c"/proc/self/oom_score_adj".as_ptr(), libc::O_WRONLY);
+                if fd >= 0 {
+                    libc::write(fd, OOM_SCORE_ADJ.as_ptr().cast(), OOM_SCORE_ADJ.len() - 1);
+                    libc::close(fd);
+                }
+                Ok(())
+            });
+        }
+        cmd
+    }
+}
+
+/// Runs the worker child until `shutdown`, starting it again whenever it ends otherwise;
+/// at shutdown it gets SIGTERM and finishes its running jobs first.
+pub async fn supervise(child: WorkerChild, metrics: Metrics, mut shutdown: watch::Receiver<bool>) {
+    let mut pause = FIRST_PAUSE;
+    let mut generation: u64 = 0;
+    loop {
+        if *shutdown.borrow() {
+            return;
+        }
+        generation += 1;
+        let started = tokio::time::Instant::now();
+        let mut process = match child.command().spawn() {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::error!(error = %e, exe = %child.exe.display(), "cannot start the worker process; trying again");
+                if pause_or_stop(&mut shutdown, &mut pause).await {
+                    return;
+                }
+                continue;
+            }
+        };
+        let pid = process.id().unwrap_or(0);
+        println!("horst: worker process started (pid {pid})");
+        tracing::info!(
+            pid,
+            generation,
+            memory_limit_mib = child.memory_limit_mib,
+            "worker process started"
+        );
+        let (metrics_url_tx, metrics_url) = watch::channel(None::<String>);
+        if let Some(out) = process.stdout.take() {
+            tokio::spawn(relay_stdout(out, metrics_url_tx));
+        }
+        let scrape = tokio::spawn(scrape_metrics(metrics_url, metrics.clone()));
+        let ended = run_one(&mut process, pid, &child, &mut shutdown).await;
+        scrape.abort();
+        match ended {
+            Ended::Stopped => return,
+            Ended::Exited(status) => {
+                tracing::error!(pid, %status, "the worker process ended; its running job ends `cancelled` (not re-run); starting it again");
+            }
+            Ended::OverMemory(rss_mib) => {
+                tracing::error!(pid, rss_mib, limit_mib = child.memory_limit_mib, "the worker process used more memory than worker.memory_limit_mib and was killed; its running job ends `cancelled` (not re-run); starting it again");
+            }
+        }
+        if started.elapsed() >= STABLE_AFTER {
+            pause = FIRST_PAUSE;
+        }
+        if pause_or_stop(&mut shutdown, &mut pause).await {
+            return;
+        }
+    }
+}
+
+enum Ended {
+    /// Shutdown: the child was told to stop and has.
+    Stopped,
+    Exited(std::process::ExitStatus),
+    OverMemory(u64),
+}
+
+enum Event {
+    Exited(std::io::Result<std::process::ExitStatus>),
+    Watch,
+    Stop,
+}
+
+async fn run_one(
+    process: &mut Child,
+    pid: u32,
+    child: &WorkerChild,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Ended {
+    let mut watch = tokio::time::interval(WATCH_EVERY);
+    loop {
+        // No await inside the branches: the shutdown's borrow must not live across one.
+        let event = tokio::select! {
+            status = process.wait() => Event::Exited(status),
+            _ = watch.tick() => Event::Watch,
+            _ = shutdown.wait_for(|s| *s) => Event::Stop,
+        };
+        match event {
+            Event::Stop => {
+                stop(process, pid).await;
+                return Ended::Stopped;
+            }
+            Event::Exited(Ok(status)) => return Ended::Exited(status),
+            Event::Exited(Err(e)) => {
+                tracing::error!(pid, error = %e, "cannot wait for the worker process");
+                let _ = process.start_kill();
+                return match process.wait().await {
+                    Ok(s) => Ended::Exited(s),
+                    Err(_) => Ended::Stopped,
+                };
+            }
+            Event::Watch => {
+                if let Some(rss) = resident_mib(pid) {
+                    if rss > child.memory_limit_mib {
+                        let _ = process.start_kill();
+                        let _ = process.wait().await;
+                        return Ended::OverMemory(rss);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// SIGTERM, then the child's own drain (its jobs finish), SIGKILL after the drain limit.
+async fn stop(process: &mut Child, pid: u32) {
+    if pid != 0 {
+        // SAFETY: kill only sends a signal to our own child, which has not been reaped.
+        unsafe {
+            libc::kill(pid as i32, libc::SIGTERM);
+        }
+    }
+    match tokio::time::timeout(DRAIN_LIMIT, process.wait()).await {
+        Ok(_) => tracing::info!(pid, "worker process stopped"),
+        Err(_) => {
+            tracing::warn!(pid, "the worker process did not stop in time; killing it");
+            let _ = process.start_kill();
+            let _ = process.wait().await;
+        }
+    }
+}
+
+/// Waits `pause` (doubled for the next time, up to the longest); true if the shutdown came.
+async fn pause_or_stop(shutdown: &mut watch::Receiver<bool>, pause: &mut Duration) -> bool {
+    let wait = *pause;
+    *pause = (*pause * 2).min(LONGEST_PAUSE);
+    tokio::select! {
+        _ = tokio::time::sleep(wait) => false,
+        _ = shutdown.wait_for(|s| *s) => true,
+    }
+}
+
+/// The child's resident memory, MiB (`/proc/<pid>/statm`: pages).
+fn resident_mib(pid: u32) -> Option<u64> {
+    let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf only reads a system constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    let page = u64::try_from(page).unwrap_or(4096);
+    Some(pages * page / (1024 * 1024))
+}
+
+/// Passes the child's stdout on as this process's (each line marked `worker:`), and picks
+/// out the address its `/metrics` listens on.
+async fn relay_stdout(
+    out: tokio::process::ChildStdout,
+    metrics_url: watch::Sender<Option<String>>,
+) {
+    let mut lines = tokio::io::BufReader::new(out).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(url) = line.strip_prefix("horst: metrics on ") {
+            let _ = metrics_url.send(Some(url.trim().to_string()));
+        }
+        println!("worker: {line}");
+    }
+}
+
+/// Every 2 s, the child's worker-only families onto this process's `/metrics`.
+async fn scrape_metrics(mut url: watch::Receiver<Option<String>>, metrics: Metrics) {
+    let Ok(Some(url)) = url.wait_for(Option::is_some).await.map(|u| u.clone()) else {
+        return;
+    };
+    let http = match reqwest::Client::builder()
+        .timeout(Duration::from_secs(2))
+        .build()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot scrape the worker's metrics");
+            return;
+        }
+    };
+    loop {
+        match http.get(&url).send().await {
+            Ok(r) => match r.text().await {
+                Ok(text) => {
+                    let ours: String = horst_telemetry::families(&text)
+                        .into_iter()
+                        .filter(|(name, _)| FORWARDED.contains(&name.as_str()))
+                        .map(|(_, block)| block)
+                        .collect();
+                    metrics.set_forwarded(ours);
+                }
+                Err(e) => tracing::debug!(error = %e, "cannot read the worker's metrics"),
+            },
+            Err(e) => tracing::debug!(error = %e, "cannot scrape the worker's metrics"),
+        }
+        tokio::time::sleep(SCRAPE_EVERY).await;
+    }
+}

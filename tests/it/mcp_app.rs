@@ -1,0 +1,538 @@
+//! The MCP App `ui://gcv/player` in headless Chromium, driven as a client would drive it: a
+//! host page (`tests/clients/mcp-app-host/`, served by the host's own server, which relays MCP
+//! to horst as a host's backend does) connects with the official MCP client, calls `playtest_map`, `get_level` and `simulate_replay`, reads the app the tool
+//! names in `_meta.ui.resourceUri`, renders it in a sandboxed iframe under the ext-apps
+//! reference host's CSP (nothing from the network) and drives it with the ext-apps SDK's
+//! `AppBridge`. A person's click on "▶ Abspielen" plays the replay in the app; what the app
+//! reports back to the host (`ui/update-model-context`, and for `get_level` the revision it
+//! reads through the host) must agree with the server's referee.
+//!
+//! Setup: `bash tests/clients/setup.sh` (npm ci in tests/clients/mcp-app-host: ext-apps,
+//! the MCP client and esbuild, which bundles the host script for the page).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::browser::{launch, Tab};
+use crate::harness::{ok_result, spawn_gateway, TestApp};
+
+const LONG: Duration = Duration::from_secs(60);
+
+const SETUP: &str = "the MCP Apps test host is not installed; run `bash tests/clients/setup.sh` from the repository root (needs npm)";
+
+/// A short level the planner wins at once; its title would read backwards if shown as sent.
+const TINY: &str = "gcv-map 1\nname: Kurz \u{202E}und gut\nsize: 8 3\ngrid:\n........\n........\nGGGGGGGG\nentities:\nstart 1 1\nnest 5 1\n";
+/// Spikes between the start and the nest: walking right loses.
+const SPIKES: &str = "gcv-map 1\nname: Stacheln\nsize: 6 3\ngrid:\n......\n..^^..\nGGGGGG\nentities:\nstart 0 1\nnest 5 1\n";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The host page and its script (bundled by esbuild from the installed packages) in a
+/// temporary directory.
+fn host_files() -> tempfile::TempDir {
+    let host = root().join("tests/clients/mcp-app-host");
+    let esbuild = host.join("node_modules/.bin/esbuild");
+    assert!(
+        esbuild.exists()
+            && host
+                .join("node_modules/@modelcontextprotocol/ext-apps")
+                .exists(),
+        "{SETUP} (missing: {})",
+        esbuild.display()
+    );
+    let wasm = root().join("web/game/engine.wasm");
+    assert!(
+        wasm.exists(),
+        "the player app inlines {}; build it with ./ops/build-wasm",
+        wasm.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(host.join("host.html"), dir.path().join("host.html")).unwrap();
+    let out = std::process::Command::new(&esbuild)
+        .arg("host.js")
+        .args([
+            "--bundle",
+            "--format=esm",
+            "--platform=browser",
+            "--log-level=warning",
+        ])
+        .arg(format!(
+            "--outfile={}",
+            dir.path().join("mcp-host.js").display()
+        ))
+        .current_dir(&host)
+        .output()
+        .expect("run esbuild");
+    assert!(
+        out.status.success(),
+        "esbuild could not bundle the host: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir
+}
+
+/// The host's own web server, as an MCP host has one: it serves the host page and relays
+/// `/api/mcp` to horst (hosts talk to MCP servers from their backend). Its pages carry no
+/// policy of horst's, so the app frame gets only the policy the host builds for it.
+async fn serve_host(files: PathBuf, horst: String) -> std::net::SocketAddr {
+    use axum::body::Bytes;
+    use axum::http::{HeaderMap, Method, StatusCode};
+    use axum::response::IntoResponse;
+    let http = reqwest::Client::new();
+    let relay = move |method: Method, headers: HeaderMap, body: Bytes| {
+        let (http, horst) = (http.clone(), horst.clone());
+        async move {
+            let mut req = http.request(method, format!("{horst}/api/mcp")).body(body);
+            for name in [
+                "authorization",
+                "content-type",
+                "accept",
+                "mcp-protocol-version",
+                "mcp-session-id",
+            ] {
+                if let Some(v) = headers.get(name) {
+                    req = req.header(name, v.as_bytes());
+                }
+            }
+            let Ok(r) = req.send().await else {
+                return (StatusCode::BAD_GATEWAY, "horst did not answer").into_response();
+            };
+            let status = StatusCode::from_u16(r.status().as_u16()).unwrap();
+            let mut out = HeaderMap::new();
+            for name in ["content-type", "mcp-session-id", "mcp-protocol-version"] {
+                if let Some(v) = r.headers().get(name) {
+                    out.insert(name, v.to_str().unwrap_or_default().parse().unwrap());
+                }
+            }
+            (status, out, r.bytes().await.unwrap_or_default()).into_response()
+        }
+    };
+    let file = move |axum::extract::Path(name): axum::extract::Path<String>| {
+        let files = files.clone();
+        async move {
+            let kind = if name.ends_with(".js") {
+                "text/javascript"
+            } else {
+                "text/html; charset=utf-8"
+            };
+            match std::fs::read(files.join(&name)) {
+                Ok(body) if !name.contains('/') => ([("content-type", kind)], body).into_response(),
+                _ => StatusCode::NOT_FOUND.into_response(),
+            }
+        }
+    };
+    let router = axum::Router::new()
+        .route("/api/mcp", axum::routing::any(relay))
+        .route("/{name}", axum::routing::get(file));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    addr
+}
+
+async fn click(tab: &Tab, x: i64, y: i64) {
+    for kind in ["mousePressed", "mouseReleased"] {
+        tab.browser
+            .call(
+                Some(&tab.session),
+                "Input.dispatchMouseEvent",
+                json!({ "type": kind, "x": x, "y": y, "button": "left", "clickCount": 1 }),
+            )
+            .await
+            .expect("a mouse event");
+    }
+}
+
+/// A value inside the app of iframe `#app-{app}` (apps run in out-of-process frames: each
+/// has its own document; `tag_frames` marked which is which).
+async fn in_app(tab: &Tab, app: usize, expr: &str) -> Value {
+    tab.eval_frames(&format!(
+        "(document.body && document.body.dataset.hostFrame === 'app-{app}') ? ({expr}) : null"
+    ))
+    .await
+}
+
+/// Shows `tool` with `args` in a new app frame and waits until the host handed the call in.
+async fn show(tab: &Tab, tool: &str, args: Value) -> (usize, Value) {
+    let app = tab
+        .eval(&format!("hostShow({}, {args})", json!(tool)))
+        .await
+        .as_u64()
+        .expect("hostShow answers the app's number") as usize;
+    let deadline = tokio::time::Instant::now() + LONG;
+    let call = loop {
+        let c = tab.eval(&format!("hostCalls[{app}]")).await;
+        if c["ready"] == true || !c["error"].is_null() {
+            break c;
+        }
+        if tokio::time::Instant::now() > deadline {
+            tab.watch_frame_errors().await;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the host never showed {tool}: {c}; the app told the host {}; the frames say {}; errors {:?}",
+            tab.eval("JSON.stringify(hostLog)").await,
+            tab.eval_frames("JSON.stringify({ href: location.href.slice(0, 40), status: (document.getElementById('app-status') || {}).textContent })").await,
+            tab.errors.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(
+        call["error"].is_null(),
+        "the host failed: {}",
+        call["error"]
+    );
+    (app, call)
+}
+
+/// Marks each app frame's document with its iframe id, so the test can find it among the
+/// tab's frames (the frames cannot be reached from the host page: they are sandboxed).
+async fn tag_frames(tab: &Tab, count: usize) {
+    // Frames come in order; each untagged one showing the player takes the next free id.
+    for app in 0..count {
+        if in_app(tab, app, "true").await == Value::Bool(true) {
+            continue;
+        }
+        let deadline = tokio::time::Instant::now() + LONG;
+        loop {
+            let tagged = tab
+                .eval_frames(&format!(
+                    "(document.getElementById('app-status') && !document.body.dataset.hostFrame) \
+                     ? (document.body.dataset.hostFrame = 'app-{app}', true) : null"
+                ))
+                .await;
+            if tagged == Value::Bool(true) {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "app frame {app} never appeared"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+async fn wait_in_app(tab: &Tab, app: usize, expr: &str, what: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + LONG;
+    loop {
+        let v = in_app(tab, app, expr).await;
+        if !v.is_null() && v != Value::Bool(false) {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what} in app {app}; its status: {}",
+            in_app(
+                tab,
+                app,
+                "document.getElementById('app-status').textContent"
+            )
+            .await
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Presses "▶ Abspielen" in app `app` with the mouse, as a person would.
+async fn press_play(tab: &Tab, app: usize) {
+    wait_in_app(
+        tab,
+        app,
+        "(() => { const b = document.getElementById('watch-play'); return b && b.offsetParent !== null; })()",
+        "the play button",
+    )
+    .await;
+    // The app and its frame may still be growing (the host sizes the frame to what the app
+    // reports): aim where the button has stood still for a moment, and look whether the
+    // press took (the replay runs: "⏸ Pause", or it already ended) before pressing again.
+    let mut aimed = Vec::new();
+    for _ in 0..40 {
+        let at = button_on_page(tab, app).await;
+        if aimed.last() != Some(&at) {
+            aimed.push(at);
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            continue;
+        }
+        click(tab, at.0, at.1).await;
+        let pressed = "document.getElementById('watch-play').textContent.includes('Pause') || \
+                       !document.getElementById('app-verdict').hidden";
+        for _ in 0..20 {
+            if in_app(tab, app, pressed).await == Value::Bool(true) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    panic!("pressing ▶ Abspielen in app {app} never started the replay (aimed at {aimed:?})");
+}
+
+/// The centre of app `app`'s play button in the tab's coordinates, scrolled into view.
+async fn button_on_page(tab: &Tab, app: usize) -> (i64, i64) {
+    // Scrolling inside the frame may scroll the host page too: measure after both.
+    tab.eval(&format!(
+        "document.getElementById('app-{app}').scrollIntoView({{ block: 'start' }})"
+    ))
+    .await;
+    in_app(
+        tab,
+        app,
+        "(document.getElementById('watch-play').scrollIntoView({ block: 'center' }), true)",
+    )
+    .await;
+    let frame = tab
+        .eval(&format!(
+            "new Promise(r => requestAnimationFrame(() => {{ const f = document.getElementById('app-{app}'); \
+             const b = f.getBoundingClientRect(); r([b.left + f.clientLeft, b.top + f.clientTop]); }}))"
+        ))
+        .await;
+    let button = in_app(
+        tab,
+        app,
+        "(() => { const r = document.getElementById('watch-play').getBoundingClientRect(); \
+         return [r.left + r.width / 2, r.top + r.height / 2]; })()",
+    )
+    .await;
+    let at = |v: &Value, i: usize| v[i].as_f64().expect("a coordinate");
+    (
+        (at(&frame, 0) + at(&button, 0)).round() as i64,
+        (at(&frame, 1) + at(&button, 1)).round() as i64,
+    )
+}
+
+/// What app `app` told the host with `ui/update-model-context` (waits for it).
+async fn reported(tab: &Tab, app: usize) -> Value {
+    let deadline = tokio::time::Instant::now() + LONG;
+    loop {
+        let v = tab
+            .eval(&format!(
+                "hostLog.find(e => e.app === {app} && e.kind === 'update-model-context') || null"
+            ))
+            .await;
+        if !v.is_null() {
+            return v["params"].clone();
+        }
+        if tokio::time::Instant::now() > deadline {
+            tab.watch_frame_errors().await;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            panic!(
+                "app {app} never reported its run to the host; it shows {}; it told the host {}; errors {:?}",
+                in_app(tab, app, "JSON.stringify({ status: document.getElementById('app-status').textContent, tick: (document.getElementById('tick') || {}).textContent, play: (document.getElementById('watch-play') || {}).textContent })").await,
+                tab.eval("JSON.stringify(hostLog)").await,
+                tab.errors.lock().unwrap()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn read_resource(app: &TestApp, uri: &str) -> Value {
+    let a = app.rpc("resources/read", json!({ "uri": uri }), None).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    a.body["result"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_player_app_plays_in_a_host_and_agrees_with_the_referee() {
+    let files = host_files();
+    let app = spawn_gateway().await;
+    horst_operator::publish_shipped(&app.store)
+        .await
+        .expect("publish the shipped levels");
+    let _worker = app.start_engine_worker();
+    let key = app.agent_key("app-host", 1).await;
+    let browser = launch().await;
+    let host = serve_host(files.path().to_path_buf(), app.url("")).await;
+    let tab = Tab::open(&browser, &format!("http://{host}/host.html#key={key}")).await;
+    tab.viewport(1280, 800).await;
+    tab.wait_for(
+        "document.getElementById('host-status').textContent === 'ready'",
+        "the host page",
+        LONG,
+    )
+    .await;
+
+    // playtest_map: the result carries the planner's replay and the referee's ticks.
+    let (first, call) = show(
+        &tab,
+        "playtest_map",
+        json!({ "map": TINY, "idempotencyKey": "app-p1" }),
+    )
+    .await;
+    let played = &call["result"]["structuredContent"];
+    assert_eq!(played["outcome"], "won", "{played}");
+    assert_eq!(call["resource"]["uri"], "ui://gcv/player");
+    assert_eq!(
+        call["resource"]["meta"]["ui"]["csp"]["connectDomains"],
+        json!([]),
+        "the app declares no network access: {}",
+        call["resource"]
+    );
+    tag_frames(&tab, 1).await;
+    assert_eq!(
+        in_app(
+            &tab,
+            first,
+            "document.getElementById('app-tool').textContent"
+        )
+        .await,
+        "playtest_map"
+    );
+    // The map's title, untrusted: cleaned and isolated.
+    assert_eq!(
+        in_app(
+            &tab,
+            first,
+            "document.querySelector('#stage-title bdi').textContent"
+        )
+        .await,
+        "Kurz und gut"
+    );
+    press_play(&tab, first).await;
+    let seen = reported(&tab, first).await;
+    let facts = &seen["structuredContent"];
+    assert_eq!(facts["tool"], "playtest_map", "{seen}");
+    assert_eq!(facts["outcome"], "won", "{seen}");
+    assert_eq!(
+        facts["ticks"], played["ticks"],
+        "the app's run ends where the referee's does: {seen}"
+    );
+    assert_eq!(facts["agrees"], true, "{seen}");
+    assert!(
+        seen["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("won after"),
+        "{seen}"
+    );
+    let verdict = wait_in_app(
+        &tab,
+        first,
+        "document.getElementById('app-verdict').hidden ? null : document.getElementById('app-verdict').textContent",
+        "the verdict",
+    )
+    .await;
+    assert!(verdict.as_str().unwrap().starts_with('✓'), "{verdict}");
+    tab.screenshot("mcp-app", "playtest-1280").await;
+
+    // get_level: the result has no replay; the app reads the revision's through the host,
+    // which forwards it to the server.
+    let (second, call) = show(&tab, "get_level", json!({ "name": "erste-schritte" })).await;
+    let level = &call["result"]["structuredContent"];
+    let revision = level["revisionId"]
+        .as_str()
+        .expect("a revisionId")
+        .to_string();
+    tag_frames(&tab, 2).await;
+    press_play(&tab, second).await;
+    let seen = reported(&tab, second).await;
+    let asked = tab
+        .eval(&format!(
+            "hostLog.filter(e => e.app === {second} && e.kind === 'resources/read').map(e => e.params.uri)"
+        ))
+        .await;
+    assert_eq!(asked, json!([format!("gcv://revisions/{revision}")]));
+    let meta = read_resource(&app, &format!("gcv://revisions/{revision}")).await;
+    let meta: Value = serde_json::from_str(
+        meta["contents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["mimeType"] == "application/json")
+            .expect("the revision's metadata")["text"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    let facts = &seen["structuredContent"];
+    assert_eq!(facts["tool"], "get_level", "{seen}");
+    assert_eq!(facts["outcome"], "won", "{seen}");
+    assert_eq!(
+        facts["ticks"], meta["evidence"]["ticks"],
+        "{seen} vs {meta}"
+    );
+    assert_eq!(
+        facts["stateHash"], meta["evidence"]["stateHash"],
+        "{seen} vs {meta}"
+    );
+    assert_eq!(facts["agrees"], true, "{seen}");
+
+    // simulate_replay of a run into spikes: the app shows the loss the referee found, at the
+    // same tick (so "won" above was read from the run, not assumed).
+    let lost = ok_result(
+        &app.call(
+            "simulate_replay",
+            json!({ "map": SPIKES, "replay": { "seed": 1, "actions": [{ "action": 8, "ticks": 120 }] }, "idempotencyKey": "app-s0" }),
+            Some(&key),
+        )
+        .await,
+    );
+    assert_eq!(lost["outcome"], "lost", "{lost}");
+    let (third, call) = show(
+        &tab,
+        "simulate_replay",
+        json!({ "map": SPIKES, "replay": { "seed": 1, "actions": [{ "action": 8, "ticks": 120 }] }, "idempotencyKey": "app-s1" }),
+    )
+    .await;
+    assert_eq!(call["result"]["structuredContent"]["outcome"], "lost");
+    tag_frames(&tab, 3).await;
+    press_play(&tab, third).await;
+    let facts = reported(&tab, third).await["structuredContent"].clone();
+    assert_eq!(facts["tool"], "simulate_replay", "{facts}");
+    assert_eq!(facts["outcome"], "lost", "{facts}");
+    assert_eq!(facts["ticks"], lost["ticks"], "{facts} vs {lost}");
+    assert_eq!(facts["stateHash"], lost["stateHash"], "{facts} vs {lost}");
+    assert_eq!(facts["agrees"], true, "{facts}");
+
+    // The app asked for nothing else (no tool calls, no messages into the chat).
+    let kinds = tab
+        .eval("[...new Set(hostLog.map(e => e.kind))].sort()")
+        .await;
+    assert_eq!(
+        kinds,
+        json!([
+            "initialized",
+            "resources/read",
+            "size-changed",
+            "update-model-context"
+        ]),
+        "{}",
+        tab.eval("JSON.stringify(hostLog)").await
+    );
+    // On a phone the apps tell the host their new height; the host fits each frame to it.
+    tab.viewport(390, 844).await;
+    tab.wait_for(
+        "[...document.querySelectorAll('iframe')].every(f => f.contentWindow && f.offsetHeight > 0) && \
+         hostLog.filter(e => e.kind === 'size-changed' && e.params.height > 800).length > 0",
+        "the apps to report their phone height",
+        LONG,
+    )
+    .await;
+    tab.eval(&format!(
+        "document.getElementById('app-{third}').scrollIntoView({{ block: 'start' }})"
+    ))
+    .await;
+    tab.screenshot("mcp-app", "simulate-390").await;
+    tab.watch_frame_errors().await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The official client asks for a server stream with GET, which the stateless gateway
+    // answers 405 (as the transport allows); Chromium logs that as a failed load.
+    let errors: Vec<String> = tab
+        .errors
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| !(e.contains("/api/mcp") && e.contains("status of 405")))
+        .cloned()
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "errors in the host or an app: {errors:?}"
+    );
+    browser.close().await;
+}

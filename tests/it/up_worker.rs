@@ -1,0 +1,280 @@
+//! `horst up` runs its worker as a child process: a kill -9 of the worker (what the kernel's
+//! OOM killer does to a planner that outgrows memory) ends only the worker, which is started
+//! again, while the API keeps answering; and the id of the HTTP request that admitted a job
+//! follows it into the worker's logs and the job view.
+
+use std::time::Duration;
+
+use horst_queue::{Admission, JobKind, JobSpec, JobState, Notifier, Queue, QueueSettings};
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+use crate::harness::{eventually, process_alive, HorstProcess, LEVEL_MAP, LEVEL_REPLAY};
+
+/// A level the planner neither solves nor proves unsolvable: it searches until its limit.
+const HARD: &str = "tests/it/levels/undecided.map";
+const ADMIN_TOKEN: &str = "up-worker-admin-token-0123456789abcdef";
+
+/// The pids of the worker processes `up` has started so far, in order.
+fn worker_pids(up: &HorstProcess) -> Vec<u32> {
+    up.stdout()
+        .lines()
+        .filter_map(|l| l.split("worker process started (pid ").nth(1))
+        .filter_map(|rest| rest.split(')').next()?.parse().ok())
+        .collect()
+}
+
+async fn queue_on(url: &str) -> (Queue, watch::Sender<bool>) {
+    let store = horst_store::Store::connect(url, "horst:").await.unwrap();
+    let (stop, rx) = watch::channel(false);
+    let notifier = Notifier::start(store.client().clone(), Queue::channels(&store), rx);
+    let config = horst_config::Config::default();
+    let queue = Queue::new(
+        store,
+        QueueSettings {
+            queue: config.queue.clone(),
+            quotas: config.quotas.clone(),
+        },
+        notifier,
+    );
+    (queue, stop)
+}
+
+async fn admit(queue: &Queue, kind: JobKind, key: &str, input: Value) -> String {
+    match queue
+        .admit(JobSpec {
+            kind,
+            account: format!("acct-{key}"),
+            trust: 1,
+            idempotency_key: key.into(),
+            input: serde_json::from_value(input).expect("a job input"),
+        })
+        .await
+        .unwrap()
+    {
+        Admission::New(job) => job.id,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_worker_is_started_again_and_the_api_keeps_answering() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut up = HorstProcess::spawn(
+        &["up", "--listen", "127.0.0.1:0", "--data", "data"],
+        // A short lease: the killed worker's job is reaped within seconds.
+        &[("HORST_QUEUE_LEASE_SECONDS", "2")],
+        dir.path(),
+    );
+    let addr = up.wait_listening();
+    up.wait_for_line("worker process started (pid", Duration::from_secs(60));
+    let first = worker_pids(&up)[0];
+    assert_ne!(first, up.child.id(), "the worker is a process of its own");
+
+    // The private Redis of `up`, as the worker child reached it (its socket).
+    let private = horst_redis_process::PrivateRedis::attach(&dir.path().join("data"))
+        .expect("the private redis-server of up");
+    let (queue, _stop) = queue_on(&private.url()).await;
+    let map = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(HARD))
+        .unwrap();
+    let job = admit(
+        &queue,
+        JobKind::Playtest,
+        "long",
+        json!({"map": map, "seed": 1}),
+    )
+    .await;
+    let running = eventually(Duration::from_secs(60), async || {
+        queue.get(&job).await.unwrap().unwrap().state == JobState::Running
+    })
+    .await;
+    assert!(running, "the worker never started the job: {}", up.stderr());
+    let started = queue.get(&job).await.unwrap().unwrap().started_at_ms;
+
+    // What the OOM killer does to a planner beyond its memory.
+    unsafe {
+        libc::kill(first as i32, libc::SIGKILL);
+    }
+    let http = reqwest::Client::new();
+    let healthz = format!("http://{addr}/healthz");
+    let mut answered = 0;
+    let restarted = eventually(Duration::from_secs(60), async || {
+        let r = http.get(&healthz).send().await.expect("the API answers");
+        assert_eq!(r.status(), 200, "the API keeps answering");
+        answered += 1;
+        worker_pids(&up).len() >= 2
+    })
+    .await;
+    assert!(
+        restarted,
+        "the worker was not started again: {}",
+        up.stdout()
+    );
+    assert!(answered >= 1);
+    assert!(up.child.try_wait().unwrap().is_none(), "up itself is alive");
+    let second = worker_pids(&up)[1];
+    assert_ne!(second, first);
+    assert!(!process_alive(first));
+
+    // The killed worker's job ends `cancelled` (its charge kept) and is not run again.
+    let reaped = eventually(Duration::from_secs(60), async || {
+        queue.get(&job).await.unwrap().unwrap().state.is_final()
+    })
+    .await;
+    assert!(reaped, "the killed worker's job never ended");
+    let record = queue.get(&job).await.unwrap().unwrap();
+    assert_eq!(record.state, JobState::Failed, "{record:?}");
+    assert_eq!(record.failure.as_ref().unwrap().code, "cancelled");
+    assert_eq!(record.started_at_ms, started, "never started again");
+    assert!(record.charged_seconds > 0, "started work stays charged");
+
+    // The new worker takes the next job and finishes it.
+    let next = admit(
+        &queue,
+        JobKind::Simulate,
+        "next",
+        json!({"map": LEVEL_MAP, "replay": serde_json::from_str::<Value>(LEVEL_REPLAY).unwrap()}),
+    )
+    .await;
+    let done = queue.wait(&next, Duration::from_secs(60)).await.unwrap();
+    assert_eq!(done.state, JobState::Succeeded, "{done:?}");
+    assert_eq!(
+        done.worker
+            .as_deref()
+            .and_then(|w| w.split('-').nth_back(1)),
+        Some(second.to_string().as_str()),
+        "run by the new worker process"
+    );
+    // The child's job metrics show on up's /metrics, as when the worker ran inside it.
+    let metrics = format!("http://{addr}/metrics");
+    let forwarded = eventually(Duration::from_secs(30), async || {
+        let text = http
+            .get(&metrics)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.contains("horst_job_wait_seconds_count{kind=\"simulate\"} 1")
+            && text.contains("horst_job_duration_seconds_count{")
+            && text.matches("# TYPE horst_job_wait_seconds ").count() == 1
+            && text.ends_with("# EOF\n")
+    })
+    .await;
+    assert!(
+        forwarded,
+        "the worker's job metrics are not on up's /metrics"
+    );
+
+    // SIGTERM ends both: the worker first, then up (and its Redis).
+    up.signal(libc::SIGTERM);
+    let status = up.wait_exit(Duration::from_secs(60)).expect("up exits");
+    assert!(status.success(), "{}", up.stderr());
+    assert!(!process_alive(second), "the worker outlived up");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_request_id_follows_a_job_into_the_worker_s_logs_and_the_job_view() {
+    let redis = horst_testkit::RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut up = HorstProcess::spawn(
+        &["up", "--listen", "127.0.0.1:0", "--redis", &redis.url()],
+        &[
+            ("HORST_GATEWAY_MODE", "on"),
+            ("HORST_GATEWAY_ADMIN_TOKEN", ADMIN_TOKEN),
+            ("HORST_LOG_FORMAT", "json"),
+        ],
+        dir.path(),
+    );
+    let addr = up.wait_listening();
+    up.wait_for_line("worker process started (pid", Duration::from_secs(60));
+    let store = horst_store::Store::connect(&redis.url(), "horst:")
+        .await
+        .unwrap();
+    horst_identity::accounts::create_account(&store, "rita", 1)
+        .await
+        .unwrap();
+    let key = horst_identity::accounts::create_key(&store, "rita", None)
+        .await
+        .unwrap()
+        .key;
+
+    let http = reqwest::Client::new();
+    let call = |request_id: Option<&'static str>, idem: &'static str| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "simulate_replay",
+            "arguments": {"map": LEVEL_MAP, "replay": serde_json::from_str::<Value>(LEVEL_REPLAY).unwrap(), "idempotencyKey": idem},
+        }});
+        let mut req = http
+            .post(format!("http://{addr}/api/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("authorization", format!("Bearer {key}"))
+            .body(body.to_string());
+        if let Some(id) = request_id {
+            req = req.header("x-request-id", id);
+        }
+        req.send()
+    };
+    let r = call(Some("it-req-42"), "sim-1").await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        r.headers()["x-request-id"],
+        "it-req-42",
+        "the id is answered"
+    );
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["result"]["isError"], false, "{body}");
+    let job_id = body["result"]["structuredContent"]["jobId"]
+        .as_str()
+        .expect("a job id")
+        .to_string();
+
+    // The job view shows the request that admitted the job.
+    let view: Value = http
+        .get(format!("http://{addr}/api/admin/jobs/{job_id}"))
+        .header("authorization", format!("Bearer {ADMIN_TOKEN}"))
+        .header("x-operator", "olga")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(view["requestId"], "it-req-42", "{view}");
+
+    // Admission (in the API process) and the run (in the worker process) log it.
+    let logged = |message: &str| {
+        up.stderr().lines().any(|l| {
+            let Ok(v) = serde_json::from_str::<Value>(l) else {
+                return false;
+            };
+            v["message"] == message
+                && v["job"].as_str().or(v["span"]["job"].as_str()) == Some(job_id.as_str())
+                && (v["request_id"] == "it-req-42" || v["span"]["request_id"] == "it-req-42")
+        })
+    };
+    let all_logged = eventually(Duration::from_secs(10), async || {
+        logged("job admitted") && logged("job started") && logged("job finished")
+    })
+    .await;
+    assert!(
+        all_logged,
+        "admission, start and end of job {job_id} with its request id:\n{}",
+        up.stderr()
+    );
+
+    // Without an id (or with one that is not a plain token) the API makes one.
+    for sent in [None, Some("not a token <b>")] {
+        let r = call(sent, "sim-2").await.unwrap();
+        let made = r.headers()["x-request-id"].to_str().unwrap().to_string();
+        assert!(made.starts_with("req_") && made.len() > 8, "{made}");
+    }
+    up.signal(libc::SIGTERM);
+    assert!(up
+        .wait_exit(Duration::from_secs(60))
+        .expect("up exits")
+        .success());
+}
