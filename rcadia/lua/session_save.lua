@@ -33,7 +33,8 @@
             like KEYS[1] (keys.rs: a session's channel is its key's name); '' = no wake-up
     ARGV[11] '1' = the stored record is an earlier version's hash (replaced by the string)
     then E events (stored form), then D triples (op 'a' add / 'r' remove, due ms, member),
-    then the replay: R (the number of its lines), how long a finished game's replay is
+    then, when the write adds to the replay or finishes the game (else nothing), the
+    replay: R (the number of its lines), how long a finished game's replay is
     kept (ms), how many of the R lines are essential (kept past the cap: the end), the cap
     (lines), '1' = rate this game (it finishes now), then R lines (JSON)
 
@@ -99,7 +100,7 @@ end
 -- taken back and only what still fits, the essential lines (the end) and one 'truncated'
 -- line where the first was dropped are pushed again: rare, so the common write stays one
 -- command.
-local nr = tonumber(ARGV[i])
+local nr = tonumber(ARGV[i] or '0')
 if nr > 0 then
   local essential = tonumber(ARGV[i + 2])
   local cap = tonumber(ARGV[i + 3])

@@ -76,13 +76,14 @@ pub enum Line {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         omitted_bytes: Option<usize>,
     },
-    /// An action's outcome: `applied`, or `unconfirmed` (the game said nothing in time).
+    /// An action's outcome: `applied` (left out: the common case), or `unconfirmed` (the
+    /// game said nothing in time). The seat is the player's (`players`).
     Action {
         at: u64,
-        seat: u32,
         player_id: String,
         turn: u64,
         action: Value,
+        #[serde(default = "applied", skip_serializing_if = "is_applied")]
         status: ActionStatus,
         submitted_at: u64,
         /// From the start of its turn to its submission; filled in by [`assemble`].
@@ -115,6 +116,14 @@ pub enum Line {
     Next { at: u64, next_session_id: String },
     /// Lines were dropped here (the replay reached [`MAX_LINES`]).
     Truncated { at: u64 },
+}
+
+fn applied() -> ActionStatus {
+    ActionStatus::Applied
+}
+
+fn is_applied(s: &ActionStatus) -> bool {
+    *s == ActionStatus::Applied
 }
 
 impl Line {
@@ -200,7 +209,6 @@ pub fn lines_of_write(before: Option<&Session>, after: &Session, now: u64) -> Ve
             if resolved {
                 out.push(Line::Action {
                     at: now,
-                    seat: p.seat,
                     player_id: p.player_id.clone(),
                     turn: pa.turn,
                     action: pa.action.clone(),

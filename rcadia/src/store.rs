@@ -119,13 +119,17 @@ impl ScriptArgs for SaveArgs {
         for (op, at, m) in &self.deadlines {
             to.arg(*op).arg(*at).arg(m);
         }
-        to.arg(self.replay.len())
-            .arg(self.replay_retention_ms)
-            .arg(self.replay_essential)
-            .arg(replay::MAX_LINES)
-            .arg(if self.rate { "1" } else { "0" });
-        for l in &self.replay {
-            to.arg(l);
+        // Most writes add nothing to the replay and finish nothing: then nothing more is sent
+        // (the script reads a missing count as none).
+        if !self.replay.is_empty() || self.listing == Some(false) {
+            to.arg(self.replay.len())
+                .arg(self.replay_retention_ms)
+                .arg(self.replay_essential)
+                .arg(replay::MAX_LINES)
+                .arg(if self.rate { "1" } else { "0" });
+            for l in &self.replay {
+                to.arg(l);
+            }
         }
     }
 }

@@ -190,7 +190,7 @@ export function replayFrames(lines) {
   let pending = [];
   for (const l of list) {
     if (!l) continue;
-    if (l.kind === "action" && l.status === "applied") pending.push(`${nameOf(l.playerId)} played ${actionText(l.action)}`);
+    if (l.kind === "action" && (l.status || "applied") === "applied") pending.push(`${nameOf(l.playerId)} played ${actionText(l.action)}`);
     else if (l.kind === "action") pending.push(`${nameOf(l.playerId)}'s ${actionText(l.action)} went unanswered`);
     else if (l.kind === "strike") pending.push(`${nameOf(l.playerId)} ran out of time`);
     else if (l.kind === "state") {
