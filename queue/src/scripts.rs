@@ -32,19 +32,32 @@ fn with_prelude(body: &str) -> redis::Script {
     redis::Script::new(&format!("{PRELUDE}\n{body}"))
 }
 
+/// Flag that lets a script run while Redis is at `maxmemory` under `noeviction` (`OOM`):
+/// without it Redis refuses a script whose first write may grow memory (an HSET, an INCR),
+/// so a finished job could not be recorded and a lease not extended until memory is freed.
+/// The scripts that move admitted work to its end carry it (claim, heartbeat, progress,
+/// complete, reap, cancel, stop, detach, publish): each writes a few fields and most free
+/// memory, so work admitted before the outage finishes and nothing is lost. Admission does
+/// not: it refuses cleanly (its first write is refused before any other) until memory is free.
+const ALLOW_OOM: &str = "#!lua flags=allow-oom\n";
+
+fn allowing_oom(body: &str) -> redis::Script {
+    redis::Script::new(&format!("{ALLOW_OOM}{PRELUDE}\n{body}"))
+}
+
 pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     admit: with_prelude(include_str!("../lua/admit.lua")),
-    claim: with_prelude(include_str!("../lua/claim.lua")),
-    heartbeat: with_prelude(include_str!("../lua/heartbeat.lua")),
-    complete: with_prelude(include_str!("../lua/complete.lua")),
-    cancel: with_prelude(include_str!("../lua/cancel.lua")),
-    reap: with_prelude(include_str!("../lua/reap.lua")),
+    claim: allowing_oom(include_str!("../lua/claim.lua")),
+    heartbeat: allowing_oom(include_str!("../lua/heartbeat.lua")),
+    complete: allowing_oom(include_str!("../lua/complete.lua")),
+    cancel: allowing_oom(include_str!("../lua/cancel.lua")),
+    reap: allowing_oom(include_str!("../lua/reap.lua")),
     remaining: with_prelude(include_str!("../lua/remaining.lua")),
     now: with_prelude(include_str!("../lua/now.lua")),
-    detach: with_prelude(include_str!("../lua/detach.lua")),
-    stop: with_prelude(include_str!("../lua/stop.lua")),
-    progress: with_prelude(include_str!("../lua/progress.lua")),
-    publish: with_prelude(include_str!("../lua/publish.lua")),
+    detach: allowing_oom(include_str!("../lua/detach.lua")),
+    stop: allowing_oom(include_str!("../lua/stop.lua")),
+    progress: allowing_oom(include_str!("../lua/progress.lua")),
+    publish: allowing_oom(include_str!("../lua/publish.lua")),
 });
 
 fn unexpected(script: &str, v: &impl std::fmt::Debug) -> ParsingError {

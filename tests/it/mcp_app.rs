@@ -1,11 +1,13 @@
 //! The MCP App `ui://gcv/player` in headless Chromium, driven as a client would drive it: a
-//! host page (`tests/clients/mcp-app-host/`, served by the host's own server, which relays MCP
-//! to horst as a host's backend does) connects with the official MCP client, calls `playtest_map`, `get_level` and `simulate_replay`, reads the app the tool
-//! names in `_meta.ui.resourceUri`, renders it in a sandboxed iframe under the ext-apps
-//! reference host's CSP (nothing from the network) and drives it with the ext-apps SDK's
-//! `AppBridge`. A person's click on "▶ Abspielen" plays the replay in the app; what the app
-//! reports back to the host (`ui/update-model-context`, and for `get_level` the revision it
-//! reads through the host) must agree with the server's referee.
+//! host page (`tests/clients/mcp-app-host/`, served by the host's own server, which relays
+//! MCP to horst as a host's backend does) connects with the official MCP client, calls
+//! `playtest_map`, `get_level` and `simulate_replay`, reads the app each names in
+//! `_meta.ui.resourceUri`, renders it in a sandboxed iframe under the ext-apps reference
+//! host's CSP (nothing from the network) and drives it with the ext-apps SDK's `AppBridge`.
+//! A person's click on "▶ Abspielen" plays the replay in the app; what the app reports back
+//! to the host (`ui/update-model-context`, and for `get_level` the revision it reads through
+//! the host) must agree with the server's referee. Under a policy without WebAssembly (the
+//! MCP Apps default) the app must say so instead.
 //!
 //! Setup: `bash tests/clients/setup.sh` (npm ci in tests/clients/mcp-app-host: ext-apps,
 //! the MCP client and esbuild, which bundles the host script for the page).
@@ -158,8 +160,13 @@ async fn in_app(tab: &Tab, app: usize, expr: &str) -> Value {
 
 /// Shows `tool` with `args` in a new app frame and waits until the host handed the call in.
 async fn show(tab: &Tab, tool: &str, args: Value) -> (usize, Value) {
+    show_with(tab, tool, args, json!({})).await
+}
+
+/// `show` with the host's `options` (`strict`: a frame policy without WebAssembly).
+async fn show_with(tab: &Tab, tool: &str, args: Value, options: Value) -> (usize, Value) {
     let app = tab
-        .eval(&format!("hostShow({}, {args})", json!(tool)))
+        .eval(&format!("hostShow({}, {args}, {options})", json!(tool)))
         .await
         .as_u64()
         .expect("hostShow answers the app's number") as usize;
@@ -374,21 +381,24 @@ async fn the_player_app_plays_in_a_host_and_agrees_with_the_referee() {
         call["resource"]
     );
     tag_frames(&tab, 1).await;
+    // The app fills these in once the result is in (after the host said ready).
     assert_eq!(
-        in_app(
+        wait_in_app(
             &tab,
             first,
-            "document.getElementById('app-tool').textContent"
+            "document.getElementById('app-tool').textContent || null",
+            "the tool's name",
         )
         .await,
         "playtest_map"
     );
     // The map's title, untrusted: cleaned and isolated.
     assert_eq!(
-        in_app(
+        wait_in_app(
             &tab,
             first,
-            "document.querySelector('#stage-title bdi').textContent"
+            "(document.querySelector('#stage-title bdi') || {}).textContent",
+            "the map's title",
         )
         .await,
         "Kurz und gut"
@@ -489,6 +499,28 @@ async fn the_player_app_plays_in_a_host_and_agrees_with_the_referee() {
     assert_eq!(facts["stateHash"], lost["stateHash"], "{facts} vs {lost}");
     assert_eq!(facts["agrees"], true, "{facts}");
 
+    // A host whose frame policy forbids WebAssembly (the MCP Apps default, without
+    // 'unsafe-eval'): the app says so and points at the result's text; it reports nothing.
+    let (strict, _) = show_with(
+        &tab,
+        "playtest_map",
+        json!({ "map": TINY, "idempotencyKey": "app-p1" }),
+        json!({ "strict": true }),
+    )
+    .await;
+    tag_frames(&tab, 4).await;
+    let note = wait_in_app(
+        &tab,
+        strict,
+        "document.getElementById('app-status').textContent.includes('Engine startet') && document.getElementById('app-status').textContent",
+        "the note that the engine cannot start",
+    )
+    .await;
+    assert!(
+        note.as_str().unwrap().contains("Text des Aufrufs"),
+        "{note}"
+    );
+
     // The app asked for nothing else (no tool calls, no messages into the chat).
     let kinds = tab
         .eval("[...new Set(hostLog.map(e => e.kind))].sort()")
@@ -528,6 +560,8 @@ async fn the_player_app_plays_in_a_host_and_agrees_with_the_referee() {
         .unwrap()
         .iter()
         .filter(|e| !(e.contains("/api/mcp") && e.contains("status of 405")))
+        // The strict frame's refusal, which it was made for.
+        .filter(|e| !(e.contains("WebAssembly") && e.contains("unsafe-eval")))
         .cloned()
         .collect();
     assert!(

@@ -124,3 +124,87 @@ async fn a_full_redis_refuses_writes_with_503_keeps_reads_and_recovers_by_itself
     let a = app.call("simulate_replay", sim("full-1"), Some(&key)).await;
     assert_eq!(a.status, 200, "{}", a.text);
 }
+
+/// While Redis refuses writes, work admitted before finishes: a worker claims, runs and
+/// completes a job, a dead worker's job is reaped, reads answer; admission stays refused
+/// cleanly; and once memory is freed, admission works again by itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claim_complete_and_reap_work_while_redis_is_full() {
+    let app = crate::harness::spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.queue.lease_seconds = 2;
+    })
+    .await;
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let spec = |account: &str| horst_queue::JobSpec {
+        kind: horst_queue::JobKind::Simulate,
+        account: account.into(),
+        trust: 1,
+        idempotency_key: "drill".into(),
+        input: horst_queue::JobInput::simulate(LEVEL_MAP, replay.clone()),
+    };
+    let new = |a: Result<horst_queue::Admission, horst_queue::QueueError>| match a {
+        Ok(horst_queue::Admission::New(job)) => job,
+        other => panic!("expected a new job, got {other:?}"),
+    };
+    // A job whose worker dies: claimed by a worker that never heartbeats.
+    let orphan = new(app.queue.admit(spec("ghost")).await);
+    let claim = app.queue.claim("ghost-worker").await.unwrap().unwrap();
+    assert_eq!(claim.record.id, orphan.id);
+    // A job waiting for a worker.
+    let waiting = new(app.queue.admit(spec("wren")).await);
+
+    fill(&app).await;
+
+    // A worker starts while Redis is full: it claims, runs and completes the waiting job.
+    let _worker = app.start_engine_worker();
+    let done = app
+        .queue
+        .wait(&waiting.id, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(done.state, horst_queue::JobState::Succeeded, "{done:?}");
+    assert!(done.result.and_then(|r| r.referee().map(|r| r.won)) == Some(true));
+    // The dead worker's job is reaped (the housekeeping of the API and of the worker).
+    let reaped = eventually(Duration::from_secs(30), async || {
+        app.queue
+            .get(&orphan.id)
+            .await
+            .ok()
+            .flatten()
+            .is_some_and(|r| r.state == horst_queue::JobState::Failed)
+    })
+    .await;
+    assert!(
+        reaped,
+        "the dead worker's job was not reaped while Redis was full"
+    );
+    let orphan = app.queue.get(&orphan.id).await.unwrap().unwrap();
+    assert_eq!(
+        orphan.failure.unwrap().code,
+        horst_queue::FailureCode::Cancelled
+    );
+    // Admission is still refused, as unavailable (503), not as an internal error.
+    match app.queue.admit(spec("late")).await {
+        Err(horst_queue::QueueError::Unavailable(_)) => {}
+        other => panic!("admission while full: {other:?}"),
+    }
+    // Redis was full all along.
+    let refused = redis::cmd("SET")
+        .arg(app.store.key("drill:probe"))
+        .arg("x")
+        .query_async::<()>(&mut app.store.conn())
+        .await
+        .unwrap_err();
+    assert!(horst_store::refuses_writes(&refused), "{refused}");
+
+    // Memory is freed: admission works again, nothing restarted.
+    config_set(&app, "maxmemory", "0").await;
+    let after = new(app.queue.admit(spec("late")).await);
+    let after = app
+        .queue
+        .wait(&after.id, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(after.state, horst_queue::JobState::Succeeded, "{after:?}");
+}

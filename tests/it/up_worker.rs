@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use horst_queue::{Admission, JobKind, JobSpec, JobState, Notifier, Queue, QueueSettings};
+use horst_queue::{
+    Admission, JobInput, JobKind, JobSpec, JobState, Notifier, Queue, QueueSettings,
+};
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
@@ -40,7 +42,7 @@ async fn queue_on(url: &str) -> (Queue, watch::Sender<bool>) {
     (queue, stop)
 }
 
-async fn admit(queue: &Queue, kind: JobKind, key: &str, input: Value) -> String {
+async fn admit(queue: &Queue, kind: JobKind, key: &str, input: JobInput) -> String {
     match queue
         .admit(JobSpec {
             kind,
@@ -81,7 +83,7 @@ async fn a_killed_worker_is_started_again_and_the_api_keeps_answering() {
         &queue,
         JobKind::Playtest,
         "long",
-        json!({"map": map, "seed": 1}),
+        JobInput::playtest(map, 1),
     )
     .await;
     let running = eventually(Duration::from_secs(60), async || {
@@ -133,7 +135,10 @@ async fn a_killed_worker_is_started_again_and_the_api_keeps_answering() {
         &queue,
         JobKind::Simulate,
         "next",
-        json!({"map": LEVEL_MAP, "replay": serde_json::from_str::<Value>(LEVEL_REPLAY).unwrap()}),
+        JobInput::simulate(
+            LEVEL_MAP,
+            serde_json::from_str::<Value>(LEVEL_REPLAY).unwrap(),
+        ),
     )
     .await;
     let done = queue.wait(&next, Duration::from_secs(60)).await.unwrap();

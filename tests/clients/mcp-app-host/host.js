@@ -39,14 +39,15 @@ async function connect() {
   return server;
 }
 
-/** The reference host's policy: nothing from the network unless the resource declares it. */
-function csp(declared = {}) {
+/** The reference host's policy: nothing from the network unless the resource declares it.
+ * `strict` leaves out 'unsafe-eval', as the MCP Apps default policy does (no WebAssembly). */
+function csp(declared = {}, strict = false) {
   const clean = (list) => (list || []).filter((d) => typeof d === "string" && !/[;\r\n'" ]/.test(d)).join(" ");
   const resources = clean(declared.resourceDomains);
   const connects = clean(declared.connectDomains);
   return [
     "default-src 'none'",
-    `script-src 'unsafe-inline' 'unsafe-eval' ${resources}`.trim(),
+    `script-src 'unsafe-inline' ${strict ? "" : "'unsafe-eval'"} ${resources}`.replace(/ +/g, " ").trim(),
     `style-src 'unsafe-inline' ${resources}`.trim(),
     `img-src data: blob: ${resources}`.trim(),
     `font-src data: ${resources}`.trim(),
@@ -64,17 +65,17 @@ function withPolicy(html, policy) {
 }
 
 /** Starts showing a call in a new frame; returns its number (the test polls hostCalls). */
-window.hostShow = (toolName, args) => {
+window.hostShow = (toolName, args, options = {}) => {
   const call = { tool: toolName, result: null, resource: null, error: null, ready: false };
   window.hostCalls.push(call);
   const app = window.hostCalls.length - 1;
-  show(app, call, toolName, args).catch((e) => {
+  show(app, call, toolName, args, options).catch((e) => {
     call.error = String((e && e.stack) || e);
   });
   return app;
 };
 
-async function show(app, call, toolName, args) {
+async function show(app, call, toolName, args, options) {
   {
     const { client, tools } = await connect();
     const tool = tools.get(toolName);
@@ -134,7 +135,7 @@ async function show(app, call, toolName, args) {
       record("tools/call")(params);
       return client.callTool(params);
     };
-    frame.srcdoc = withPolicy(content.text, csp(ui.csp));
+    frame.srcdoc = withPolicy(content.text, csp(ui.csp, options.strict));
     await initialized;
     await bridge.sendToolInput({ arguments: args });
     await bridge.sendToolResult(result);
