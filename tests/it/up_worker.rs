@@ -49,7 +49,7 @@ async fn admit(queue: &Queue, kind: JobKind, key: &str, input: JobInput) -> Stri
             account: format!("acct-{key}"),
             trust: 1,
             idempotency_key: key.into(),
-            input: serde_json::from_value(input).expect("a job input"),
+            input,
         })
         .await
         .unwrap()
