@@ -376,6 +376,52 @@ pub enum AdminCommand {
     /// move clients to it, retire the old one.
     #[command(subcommand)]
     AdminToken(AdminTokenCommand),
+    /// RCADIA ratings per game: reset an agent (tests, a fresh start) or exclude it
+    /// (cheaters); both audited.
+    #[command(subcommand)]
+    Rating(RatingCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RatingCommand {
+    /// The agent starts again in this game: rating, history and exclusion gone.
+    Reset {
+        /// The agent id (agt_...), as the leaderboard lists it.
+        agent: String,
+        #[arg(long)]
+        game: String,
+    },
+    /// Takes the agent off the game's leaderboard; its games there are no longer rated
+    /// (until a reset).
+    Exclude {
+        agent: String,
+        #[arg(long)]
+        game: String,
+    },
+}
+
+async fn rating(app: &App, cmd: RatingCommand) -> ExitCode {
+    let rcadia = app.rcadia();
+    report(match cmd {
+        RatingCommand::Reset { agent, game } => {
+            operator::ratings::reset_rating(rcadia, &who(), &game, &agent)
+                .await
+                .map(|had| {
+                    if had {
+                        format!("{agent} starts again in {game} (rating, history and exclusion reset)")
+                    } else {
+                        format!("{agent} had no rating in {game}; nothing to reset (audited all the same)")
+                    }
+                })
+                .map_err(Failure)
+        }
+        RatingCommand::Exclude { agent, game } => {
+            operator::ratings::exclude_rating(rcadia, &who(), &game, &agent)
+                .await
+                .map(|_| format!("{agent} is off the {game} leaderboard; its games there are no longer rated (undo: horst admin rating reset {agent} --game {game})"))
+                .map_err(Failure)
+        }
+    })
 }
 
 #[derive(Subcommand, Debug)]
@@ -790,6 +836,7 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
             AdminCommand::Queue => report(queue_view(&app).await.map_err(Failure)),
             AdminCommand::User(cmd) => user(&app, cmd).await,
             AdminCommand::AdminToken(cmd) => admin_token(&store, cmd).await,
+            AdminCommand::Rating(cmd) => rating(&app, cmd).await,
         }
     });
     redis_setup::stop_private(&redis);

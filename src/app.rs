@@ -316,6 +316,13 @@ impl App {
         // Every process fires session clocks: popping is atomic and firing idempotent, so
         // more firers only mean less latency and no single point of failure.
         self.spawn(self.rcadia.clone().run_clock(shutdown.clone()));
+        // Every process rates finished games too: each is claimed with a lease and written
+        // once (`horst_rcadia::leaderboard`).
+        self.spawn(
+            self.rcadia
+                .clone()
+                .run_rater(shutdown.clone(), self.config.sessions.rating_pause_ms),
+        );
         if roles.worker {
             self.spawn(self.worker(0, self.config.worker.slots, shutdown.clone())?);
         }

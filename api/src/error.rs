@@ -64,6 +64,8 @@ pub enum ApiCode {
     DailyCap,
     /// The service cannot answer now (Redis away, shutting down); retry later.
     Unavailable,
+    /// A seek found no open table of the game within its wait; seek again later.
+    NoTable,
     InternalError,
 }
 
@@ -90,7 +92,7 @@ impl ApiCode {
             ApiCode::Burst | ApiCode::NetworkCap | ApiCode::DailyCap => {
                 StatusCode::TOO_MANY_REQUESTS
             }
-            ApiCode::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ApiCode::Unavailable | ApiCode::NoTable => StatusCode::SERVICE_UNAVAILABLE,
             ApiCode::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -119,6 +121,7 @@ impl ApiCode {
             ApiCode::NetworkCap => "network_cap",
             ApiCode::DailyCap => "daily_cap",
             ApiCode::Unavailable => "unavailable",
+            ApiCode::NoTable => "no_table",
             ApiCode::InternalError => "internal_error",
         }
     }

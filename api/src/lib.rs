@@ -184,8 +184,10 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::rcadia_auth::router())
         .merge(routes::rcadia_bridge::router())
         .merge(routes::rcadia_agent::router())
+        .merge(routes::arena::router())
         .merge(routes::web_files::router())
         .merge(routes::game::router())
+        .fallback(routes::web_files::unknown_path)
         .layer(axum::middleware::from_fn(security_headers::layer))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

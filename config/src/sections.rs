@@ -442,6 +442,11 @@ pub struct SessionsConfig {
     /// owner-only; API processes on several machines need the same file). Empty:
     /// `<data_dir>/jwt.key`.
     pub jwt_key_file: String,
+    /// Hours a finished game's replay is kept.
+    pub replay_retention_hours: u64,
+    /// Milliseconds the rater waits between reading a game's ratings and writing them; only
+    /// crash tests set it (to kill a process in the middle of a rating update).
+    pub rating_pause_ms: u64,
 }
 
 impl Default for SessionsConfig {
@@ -456,6 +461,8 @@ impl Default for SessionsConfig {
             house_identity: String::new(),
             public_url: String::new(),
             jwt_key_file: String::new(),
+            replay_retention_hours: 24 * 7,
+            rating_pause_ms: 0,
         }
     }
 }
@@ -672,6 +679,14 @@ impl Config {
             (
                 "sessions.lobby_fill_ms",
                 range(self.sessions.lobby_fill_ms, 0, 3_600_000),
+            ),
+            (
+                "sessions.replay_retention_hours",
+                range(self.sessions.replay_retention_hours, 1, 24 * 366),
+            ),
+            (
+                "sessions.rating_pause_ms",
+                range(self.sessions.rating_pause_ms, 0, 600_000),
             ),
             (
                 "gateway.admin_token",

@@ -87,6 +87,10 @@ operator_actions! {
     JobCancel => "job_cancel",
     /// A live RCADIA table ended (`tables::end_table`).
     TableEnd => "table_end",
+    /// An agent's rating in one game reset (`horst admin rating reset`).
+    RatingReset => "rating_reset",
+    /// An agent excluded from one game's ratings (`horst admin rating exclude`).
+    RatingExclude => "rating_exclude",
 }
 
 impl std::fmt::Display for Action {
@@ -207,6 +211,10 @@ pub enum Detail<'a> {
     PublishBuiltin {
         detail: Option<&'a str>,
         level: &'a str,
+    },
+    /// A rating action: the game.
+    Game {
+        game: &'a str,
     },
     /// A job cancelled: the operator's reason and whether it was queued or running.
     JobCancel {

@@ -15,6 +15,7 @@ pub mod jobs;
 pub mod levels;
 pub mod overview;
 pub mod people;
+pub mod ratings;
 pub mod switches;
 pub mod tables;
 

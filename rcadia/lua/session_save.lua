@@ -16,6 +16,8 @@
     KEYS[2] sessions:open     set of unfinished session ids
     KEYS[3] ses:<id>:events   list of the latest events (record.rs: MessagePack; JSON before)
     KEYS[4] delayed           zset of deadlines by due time (the delayed set)
+    KEYS[5] ses:<id>:replay   list of the replay's lines (JSON)
+    KEYS[6] ratings:pending   zset of finished games to rate, by when to try (ms)
 
     ARGV[1] the expected stored rev ('' = create: the session must not exist)
     ARGV[2] the new rev (the record's rev and a random tag: '<rev>.<tag>')
@@ -30,7 +32,11 @@
     ARGV[10] '1' = wake the session's waiters: publish the new rev on the channel named
             like KEYS[1] (keys.rs: a session's channel is its key's name); '' = no wake-up
     ARGV[11] '1' = the stored record is an earlier version's hash (replaced by the string)
-    then E events (stored form), then D triples (op 'a' add / 'r' remove, due ms, member)
+    then E events (stored form), then D triples (op 'a' add / 'r' remove, due ms, member),
+    then, when the write adds to the replay or finishes the game (else nothing), the
+    replay: R (the number of its lines), how long a finished game's replay is
+    kept (ms), how many of the R lines are essential (kept past the cap: the end), the cap
+    (lines), '1' = rate this game (it finishes now), then R lines (JSON)
 
   Output:
     1        written; the wake-up message is the new rev
@@ -89,6 +95,36 @@ for _ = 1, tonumber(ARGV[9]) do
     redis.call('ZREM', KEYS[4], ARGV[i + 2])
   end
   i = i + 3
+end
+-- The replay (after the deadlines): one RPUSH of this write's lines. Past the cap they are
+-- taken back and only what still fits, the essential lines (the end) and one 'truncated'
+-- line where the first was dropped are pushed again: rare, so the common write stays one
+-- command.
+local nr = tonumber(ARGV[i] or '0')
+if nr > 0 then
+  local essential = tonumber(ARGV[i + 2])
+  local cap = tonumber(ARGV[i + 3])
+  local first = i + 5
+  local len = redis.call('RPUSH', KEYS[5], unpack(ARGV, first, first + nr - 1))
+  if len > cap then
+    local before = len - nr
+    redis.call('LTRIM', KEYS[5], 0, before - 1)
+    for k = 0, nr - 1 do
+      if before + k < cap or k >= nr - essential then
+        redis.call('RPUSH', KEYS[5], ARGV[first + k])
+      elseif before + k == cap then
+        redis.call('RPUSH', KEYS[5], '{"kind":"truncated","at":' .. now_ms() .. '}')
+      end
+    end
+  end
+end
+if ARGV[5] == '1' then
+  redis.call('PERSIST', KEYS[5])
+elseif ARGV[5] == '0' then
+  redis.call('PEXPIRE', KEYS[5], ARGV[i + 1])
+end
+if ARGV[i + 4] == '1' then
+  redis.call('ZADD', KEYS[6], 'NX', now_ms(), ARGV[4])
 end
 -- The wake-up carries the new rev only: a waiter whose process holds that record (the
 -- writer's own, in its record cache) reads nothing; others read it once per process.

@@ -5,6 +5,17 @@
 //!   keys; the save script publishes on its KEYS[1]'s name, so the two must stay one name).
 //! - `ses:<id>:events`: the agent-visible event log, a list of events in MessagePack
 //!   (`record::encode_event`; earlier versions wrote JSON, which still reads).
+//! - `ses:<id>:replay`: the replay, a list of JSON lines (`replay.rs`), kept after the end.
+//! - `ratings:pending`: zset of finished house games to rate, by when to try next (ms), one
+//!   per bucket (the finishing save adds to it).
+//! - `rating:<game>:<agent>`: an agent's Glicko-2 rating in a game (a hash, `rating.rs`).
+//! - `rating:<game>:<agent>:history`: its latest rating changes (JSON), newest first.
+//! - `rating:<game>:<agent>:think`: its latest thinking times per move (ms), newest first.
+//! - `leaderboard:<game>`: zset of rated agents by rating; `leaderboard:games` the set of
+//!   games with ratings.
+//! - `rating:<game>:excluded`: the agents the operator excluded from a game's ratings.
+//! - `rated:<sessionId>`: marks a game whose ratings were written (exactly once).
+//! - `seek:<game>`: the seek lock of a game (one seeker at a time picks a table).
 //! - `sessions:open`: the set of unfinished session ids (`/available`).
 //! - `sessions:boot`: the store's boot tag (ids from another tag answer 410).
 //! - `delayed`: the delayed set shared with other features (`horst_store::DelayedSet`).
@@ -12,7 +23,9 @@
 //! On a Redis Cluster a session's keys, and the open-sessions set and the delayed set they
 //! are saved with, are in the slot of the session's bucket (`{s3-..}ses:<id>`,
 //! `{s3-..}sessions:open`; `Store::key_in_bucket`): one save script touches all four. The
-//! clock firer and `/available` read every bucket. On one server there is one bucket and
+//! clock firer, the rater and `/available` read every bucket. The rating keys (`rating:*`,
+//! `leaderboard:*`, `rated:*`) are all in the records group's slot (`Store::key`), so the
+//! rating script touches one slot; it does not touch a bucket's `ratings:pending`. On one server there is one bucket and
 //! the names are the ones above.
 
 use horst_store::Store;
@@ -52,4 +65,50 @@ pub(crate) fn channel_pattern(store: &Store) -> String {
     } else {
         store.key_alone("ses:*")
     }
+}
+
+pub(crate) fn replay(store: &Store, id: &str) -> String {
+    store.key_in_bucket(store.bucket_of(id), &format!("ses:{id}:replay"))
+}
+
+/// The pending-ratings set of `id`'s bucket (the finishing save adds to it atomically).
+pub(crate) fn ratings_pending_of(store: &Store, id: &str) -> String {
+    ratings_pending_in(store, store.bucket_of(id))
+}
+
+/// The pending-ratings set of bucket `bucket` (the rater claims from every bucket).
+pub(crate) fn ratings_pending_in(store: &Store, bucket: usize) -> String {
+    store.key_in_bucket(bucket, "ratings:pending")
+}
+
+pub(crate) fn rating(store: &Store, game: &str, agent: &str) -> String {
+    store.key(&format!("rating:{game}:{agent}"))
+}
+
+pub(crate) fn rating_history(store: &Store, game: &str, agent: &str) -> String {
+    store.key(&format!("rating:{game}:{agent}:history"))
+}
+
+pub(crate) fn rating_think(store: &Store, game: &str, agent: &str) -> String {
+    store.key(&format!("rating:{game}:{agent}:think"))
+}
+
+pub(crate) fn leaderboard(store: &Store, game: &str) -> String {
+    store.key(&format!("leaderboard:{game}"))
+}
+
+pub(crate) fn leaderboard_games(store: &Store) -> String {
+    store.key("leaderboard:games")
+}
+
+pub(crate) fn rated(store: &Store, session_id: &str) -> String {
+    store.key(&format!("rated:{session_id}"))
+}
+
+pub(crate) fn seek_lock(store: &Store, game: &str) -> String {
+    store.key(&format!("seek:{game}"))
+}
+
+pub(crate) fn rating_excluded(store: &Store, game: &str) -> String {
+    store.key(&format!("rating:{game}:excluded"))
 }

@@ -9,6 +9,10 @@
 //!   wake-ups on `ses:<id>`, rematch creation and linking, forwarded leaves).
 //! - [`clock`]: the firer any horst process may run: pops due deadlines and feeds them back.
 //! - [`wait`]: long-polls (subscribe first, then read; wake on `ses:<id>`).
+//! - [`replay`]: the replay lines a write adds (pure) and how a replay is served.
+//! - [`rating`]: Glicko-2 and which games count (pure); [`leaderboard`]: the rater every
+//!   process runs, exactly once per game, and the leaderboard reads.
+//! - [`seek`]: a seat at the open table nearest an agent's rating, one seeker at a time.
 //!
 //! Who is calling (agent tokens, people's JWTs) is `horst-identity`'s; the routes pass the
 //! caller's identity key in.
@@ -26,9 +30,13 @@ use horst_store::{DelayedSet, Notifier, Store};
 pub mod clock;
 pub mod effects;
 mod keys;
+pub mod leaderboard;
 pub mod metrics;
 mod now;
+pub mod rating;
 mod record;
+pub mod replay;
+pub mod seek;
 pub mod store;
 pub mod wait;
 
@@ -76,6 +84,8 @@ pub struct RcadiaSettings {
     pub timings: Timings,
     /// Identity (agent id or username) shown as `host: "house"`.
     pub house_identity: String,
+    /// How long a finished game's replay is kept (ms).
+    pub replay_retention_ms: u64,
 }
 
 impl RcadiaSettings {
@@ -91,6 +101,7 @@ impl RcadiaSettings {
                 ..Timings::default()
             },
             house_identity: c.house_identity.clone(),
+            replay_retention_ms: c.replay_retention_hours * 3600 * 1000,
         }
     }
 }
@@ -183,7 +194,12 @@ impl Rcadia {
 
 /// The Lua scripts of this crate (for the tidy test: each registered once).
 pub fn registered() -> Vec<&'static dyn horst_store::script::Registered> {
-    vec![&store::SAVE]
+    vec![
+        &store::SAVE,
+        &leaderboard::CLAIM,
+        &leaderboard::APPLY,
+        &seek::UNLOCK,
+    ]
 }
 
 /// 32 random bits from the OS (ids: unique, not secret; `horst_store::random`).

@@ -25,7 +25,9 @@ use horst_store::Store;
 use crate::effects::member;
 use crate::keys;
 use crate::metrics::WriteView;
+use crate::rating;
 use crate::record::{self, Stored};
+use crate::replay::{self, Line};
 use crate::{random_u32, Rcadia, RcadiaError};
 
 /// How often one request re-applies after losing a compare-and-set race before giving up.
@@ -42,7 +44,7 @@ const TRIM_EVERY: u64 = 64;
 /// `lua/session_save.lua` (its header documents KEYS, ARGV and the reply).
 pub(crate) static SAVE: Script<Saved, SaveArgs> = Script::new(Decl {
     file: horst_store::lua!("lua/session_save.lua"),
-    keys: 4,
+    keys: 6,
     argv: Argv::AtLeast(11),
     writes: Writes::Durable,
 });
@@ -53,6 +55,8 @@ pub(crate) struct SaveArgs {
     open_key: String,
     events_key: String,
     delayed_key: String,
+    replay_key: String,
+    pending_ratings_key: String,
     expected: String,
     token: String,
     /// The record (MessagePack); the script stores `<token> <record>`.
@@ -67,6 +71,12 @@ pub(crate) struct SaveArgs {
     legacy: bool,
     /// (op, due ms, member)
     deadlines: Vec<(&'static str, u64, String)>,
+    /// The replay's new lines (JSON), the essential ones last.
+    replay: Vec<String>,
+    replay_essential: usize,
+    replay_retention_ms: u64,
+    /// The game finishes in this write and is rated (`rating::rates`).
+    rate: bool,
 }
 
 impl ArgsOf for SaveArgs {
@@ -79,6 +89,8 @@ impl ScriptArgs for SaveArgs {
             .key(&self.open_key)
             .key(&self.events_key)
             .key(&self.delayed_key)
+            .key(&self.replay_key)
+            .key(&self.pending_ratings_key)
             .arg(&self.expected)
             .arg(&self.token)
             .arg(&self.record[..])
@@ -106,6 +118,18 @@ impl ScriptArgs for SaveArgs {
         }
         for (op, at, m) in &self.deadlines {
             to.arg(*op).arg(*at).arg(m);
+        }
+        // Most writes add nothing to the replay and finish nothing: then nothing more is sent
+        // (the script reads a missing count as none).
+        if !self.replay.is_empty() || self.listing == Some(false) {
+            to.arg(self.replay.len())
+                .arg(self.replay_retention_ms)
+                .arg(self.replay_essential)
+                .arg(replay::MAX_LINES)
+                .arg(if self.rate { "1" } else { "0" });
+            for l in &self.replay {
+                to.arg(l);
+            }
         }
     }
 }
@@ -325,6 +349,7 @@ impl Rcadia {
         loaded: Option<&Stored>,
         effects: &[Effect],
         wake: bool,
+        now: u64,
     ) -> Result<Saved, RcadiaError> {
         let store = &self.inner.store;
         let id = s.session_id().to_string();
@@ -340,6 +365,15 @@ impl Rcadia {
             Some(l) if (l.session.status() == Status::Finished) == finished => None,
             _ => Some(!finished),
         };
+        let mut replay_lines = replay::lines_of_write(loaded.map(|l| &l.session), s, now);
+        replay_lines.sort_by_key(Line::is_essential);
+        let replay_essential = replay_lines.iter().filter(|l| l.is_essential()).count();
+        let replay: Vec<String> = replay_lines
+            .iter()
+            .map(serde_json::to_string)
+            .collect::<Result<_, _>>()
+            .map_err(|e| RcadiaError::Internal(format!("replay line does not encode: {e}")))?;
+        let rate = listing == Some(false) && rating::rates(s).is_some();
         let token = format!("{}.{:08x}", s.rev(), random_u32());
         let record = record::encode_record(s)?;
         let args = SaveArgs {
@@ -347,6 +381,8 @@ impl Rcadia {
             open_key: keys::open_of(store, &id),
             events_key: keys::events(store, &id),
             delayed_key: self.inner.delayed.key_in(store.bucket_of(&id)),
+            replay_key: keys::replay(store, &id),
+            pending_ratings_key: keys::ratings_pending_of(store, &id),
             expected: loaded.map(|l| l.token.clone()).unwrap_or_default(),
             token: token.clone(),
             record,
@@ -364,6 +400,10 @@ impl Rcadia {
                     _ => None,
                 })
                 .collect(),
+            replay,
+            replay_essential,
+            replay_retention_ms: self.inner.settings.replay_retention_ms,
+            rate,
         };
         // Cached before the write: a wake-up of this write may reach this process's waiters
         // before the script's reply reaches the writer.
@@ -411,6 +451,7 @@ impl Rcadia {
             .cmd("DEL")
             .arg(keys::session(store, id))
             .arg(keys::events(store, id))
+            .arg(keys::replay(store, id))
             .ignore()
             .cmd("SREM")
             .arg(keys::open_of(store, id))
@@ -435,7 +476,7 @@ impl Rcadia {
             let now = self.now_ms().await?;
             let (mut s, out) = make(self.new_session_id(), now)?;
             let wake = wakes(&out.effects, out.changed);
-            if let Saved::Written = self.save(&mut s, None, &out.effects, wake).await? {
+            if let Saved::Written = self.save(&mut s, None, &out.effects, wake, now).await? {
                 self.inner.metrics.session_created(s.round() > 1);
                 self.run_effects(&s, after_write(&out.effects), false)
                     .await?;
@@ -531,7 +572,9 @@ impl Rcadia {
             let mut pending_wake = acc.changed;
             if acc.stored {
                 let wake = wakes(&acc.effects, acc.changed);
-                let saved = self.save(&mut s, Some(&loaded), &acc.effects, wake).await?;
+                let saved = self
+                    .save(&mut s, Some(&loaded), &acc.effects, wake, now)
+                    .await?;
                 if !matches!(saved, Saved::Written) {
                     self.inner.metrics.cas_conflict();
                     if let Some(next) = &linked_next {

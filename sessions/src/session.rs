@@ -741,6 +741,21 @@ impl Session {
         &self.game
     }
 
+    /// The game's public state as it last published it (the replay records it).
+    pub fn state(&self) -> &Value {
+        &self.state
+    }
+
+    /// The `AGENT_CONFIGURE` data as the host sent it.
+    pub fn config(&self) -> &Value {
+        &self.config
+    }
+
+    /// The current turn's rejections (the latest 50; reasons are for their player only).
+    pub fn rejections(&self) -> &[Rejection] {
+        &self.rejections
+    }
+
     // ------------------------------------------------------------ the event log
     //
     // The store keeps the log apart from the record (a list beside it): the record is stored

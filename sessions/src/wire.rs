@@ -411,6 +411,16 @@ pub struct LeaveResponse {
     pub status: Status,
 }
 
+/// `POST /seek` answer (horst's own endpoint): the table the caller now sits at.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeekResponse {
+    #[serde(rename = "playerId")]
+    pub player_id: String,
+    #[serde(rename = "sessionId")]
+    pub session_id: String,
+    pub snapshot: Option<AgentSnapshot>,
+}
+
 /// `GET /events?since=<index>`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EventsPage {

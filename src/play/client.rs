@@ -66,7 +66,8 @@ impl Answer {
 
     /// A server-side failure worth retrying (5xx, the proxy's 502/503/504 too).
     pub fn transient(&self) -> bool {
-        self.status >= 500
+        // A seek that found no table is an answer (the caller decides whether to seek again).
+        self.status >= 500 && self.code() != "no_table"
     }
 }
 
@@ -146,6 +147,22 @@ impl Client {
         .await
     }
 
+    /// `POST /seek`: a seat at the best open table of `game`, waiting up to `wait` s.
+    pub async fn seek(
+        &self,
+        game: &str,
+        as_name: Option<&str>,
+        wait: u64,
+    ) -> Result<Answer, String> {
+        let body = SeekBody {
+            game,
+            as_name,
+            wait,
+        };
+        self.send(self.http.post(self.url("/seek")).json(&body), true)
+            .await
+    }
+
     pub async fn join(&self, id: &str, as_name: Option<&str>) -> Result<Answer, String> {
         let body = match as_name {
             Some(n) => serde_json::json!({ "asName": n }),
@@ -208,4 +225,14 @@ fn describe(e: reqwest::Error) -> String {
         src = c.source();
     }
     s
+}
+
+/// The body of `POST /seek`.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SeekBody<'a> {
+    game: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    as_name: Option<&'a str>,
+    wait: u64,
 }

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use horst_sessions::wire::{ActionResponse, AgentSnapshot, AvailableList};
+use horst_sessions::wire::{ActionResponse, AgentSnapshot, AvailableList, SeekResponse};
 
 mod agent;
 mod client;
@@ -70,6 +70,10 @@ pub struct PlayArgs {
     /// Keep looking for an open table this many seconds (default: look once).
     #[arg(long, value_name = "SECS", default_value_t = 0)]
     wait_for_table: u64,
+    /// Let the backend pick the table (`POST /seek`): the house's open table whose players
+    /// are nearest this agent's rating, one seeker at a time.
+    #[arg(long, conflicts_with = "session")]
+    seek: bool,
     /// One JSON object per line instead of text (the `event` field names the kind).
     #[arg(long)]
     json: bool,
@@ -441,6 +445,9 @@ async fn find_and_join(
     }
     let game = args.game.as_deref().unwrap_or_default();
     let deadline = Instant::now() + Duration::from_secs(args.wait_for_table);
+    if args.seek {
+        return seek_and_join(args, client, out, game, deadline).await;
+    }
     loop {
         let a = retrying(out, "listing tables", || client.available(game, false)).await?;
         if !a.ok() {
@@ -472,6 +479,49 @@ async fn find_and_join(
             return Err(no_table(game, args.wait_for_table, client).await);
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// `--seek`: `POST /seek` until it seats us or `--wait-for-table` is over (each call waits
+/// at most 25 s on the backend).
+async fn seek_and_join(
+    args: &PlayArgs,
+    client: &Client,
+    out: &Out,
+    game: &str,
+    deadline: Instant,
+) -> Result<(String, AgentSnapshot), Fail> {
+    let name = args.as_name.as_deref();
+    loop {
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs()
+            .min(25);
+        let a = retrying(out, "seeking a table", || client.seek(game, name, left)).await?;
+        if a.ok() {
+            let s = a
+                .parse::<SeekResponse>("POST /seek")
+                .map_err(|m| fail(EXIT_FAILED, "failed", m))?;
+            let snap = match s.snapshot {
+                Some(snap) => snap,
+                None => read_state(client, out, &s.session_id, None, 0).await?,
+            };
+            return Ok((s.session_id, snap));
+        }
+        if let Some(f) = auth_failure(&a) {
+            return Err(f);
+        }
+        if a.code() != "no_table" {
+            return Err(fail(
+                EXIT_FAILED,
+                "failed",
+                format!("POST /seek: HTTP {} {}", a.status, a.message()),
+            ));
+        }
+        if Instant::now() >= deadline {
+            return Err(no_table(game, args.wait_for_table, client).await);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 

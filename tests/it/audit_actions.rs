@@ -250,6 +250,18 @@ async fn perform(app: &TestApp, f: &mut Fixture, action: Action) -> String {
                 .unwrap();
             id
         }
+        Action::RatingReset => {
+            operator::ratings::reset_rating(&app.rcadia, WHO, "chess", "agt_0badc0de")
+                .await
+                .unwrap();
+            "agt_0badc0de".into()
+        }
+        Action::RatingExclude => {
+            operator::ratings::exclude_rating(&app.rcadia, WHO, "chess", "agt_0badc0de")
+                .await
+                .unwrap();
+            "agt_0badc0de".into()
+        }
     }
 }
 

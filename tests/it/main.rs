@@ -11,6 +11,8 @@ mod accounts;
 mod accounts_e2e;
 mod agent_keys;
 mod agents_doc;
+mod arena;
+mod arena_pages;
 mod audit_actions;
 mod board;
 mod board_ops;

@@ -237,8 +237,11 @@ async fn an_action_cycle_stays_within_its_redis_budget() {
     println!("{summary}");
     assert!(per(total) <= 12.0, "over the command budget: {summary}");
     assert!(per(trips) <= 4.0, "over the round-trip budget: {summary}");
+    // 3 KiB plus a quarter KiB for the replay (issue 33): its list and the pending-ratings
+    // set in every save's KEYS, and the lines of the write that moves the game (the applied
+    // action and the turn), about 450 bytes a cycle.
     assert!(
-        per(bytes_in + bytes_out) <= 3072.0,
+        per(bytes_in + bytes_out) <= 3328.0,
         "over the byte budget: {summary}"
     );
 

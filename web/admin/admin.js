@@ -711,7 +711,30 @@ async function tables() {
   view().replaceChildren(
     heading("Live tables", el("span", { class: "muted" }, `${list.length} not finished`)),
     el("p", { class: "muted" }, "RCADIA tables as spectators see them: the host, the players by the names they chose, a link to watch, and ending a table that must not go on (audited). The list is read when you open this section."),
-    rows.length ? table(["Game", "Status", "Players", "Seats", "Round", "Host", "Opened", "Actions"], rows, "tables") : el("p", {}, "No tables right now."));
+    rows.length ? table(["Game", "Status", "Players", "Seats", "Round", "Host", "Opened", "Actions"], rows, "tables") : el("p", {}, "No tables right now."),
+    await leaderboardTops());
+}
+
+/** The top five of every game's leaderboard (public reads), under the live tables. */
+async function leaderboardTops() {
+  const box = el("div", { id: "leaderboard-tops" });
+  const games = await api("GET", "/api/v1/leaderboard");
+  if (!games.ok) { box.append(el("p", { class: "muted" }, "The leaderboards could not be read.")); return box; }
+  box.append(heading("Leaderboards", el("span", { class: "muted" }, "top five per game; reset or exclude with horst admin rating")));
+  if (!games.body.games.length) { box.append(el("p", {}, "No rated games yet.")); return box; }
+  for (const g of games.body.games) {
+    const res = await api("GET", `/api/v1/leaderboard/${encodeURIComponent(g)}?limit=5`);
+    if (!res.ok) continue;
+    const rows = res.body.standings.map((s) => el("tr", { "data-agent": s.agent },
+      el("td", {}, String(s.rank)),
+      el("td", {}, el("bdi", { class: "name" }, s.name || s.agent), el("div", {}, el("code", { class: "id" }, s.agent))),
+      el("td", {}, `${Math.round(s.rating)}${s.provisional ? "?" : ` ± ${Math.round(s.rd)}`}`),
+      el("td", {}, String(s.games)),
+      el("td", { class: "actions" }, el("a", { href: `/leaderboard/${encodeURIComponent(g)}/${encodeURIComponent(s.agent)}`, target: "_blank", rel: "noopener" }, "History"))));
+    box.append(el("h3", {}, el("a", { href: `/leaderboard/${encodeURIComponent(g)}`, target: "_blank", rel: "noopener" }, g)),
+      rows.length ? table(["Rank", "Agent", "Rating", "Games", "Actions"], rows, "tables") : el("p", { class: "muted" }, "Nobody rated."));
+  }
+  return box;
 }
 
 // ---- Audit ------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 // running table from `GET /available?all=1`, refreshed every few seconds, each linking to
 // its spectator page. Everything from the server is shown with textContent.
 
-import { tableRows, tablesSummary } from "./views.js";
+import { tableRows, tablesSummary, seatedLine } from "./views.js";
 
 const AVAILABLE = "/api/v1/agent/sessions/available?all=1";
 const REFRESH_MS = 3000;
@@ -55,7 +55,8 @@ function render(rows) {
     game.textContent = r.game;
     cell(tr, "", game, "game");
     cell(tr, "Status", badge(r.status, r.badge));
-    cell(tr, "Players", r.players);
+    const who = cell(tr, "Players", r.players);
+    who.className = "who";
     cell(tr, "Round", r.round);
     cell(tr, "Host", r.host);
     cell(tr, "Opened", r.opened);
@@ -69,6 +70,23 @@ function render(rows) {
   }
   table.append(head, body);
   $("list").replaceChildren(table);
+  fillPlayers(rows);
+}
+
+/** Who sits at each table, and the score or move count, from its public view (the list
+ * itself only counts seats). At most 20 tables, the first ones shown. */
+async function fillPlayers(rows) {
+  await Promise.all(rows.slice(0, 20).map(async (r) => {
+    try {
+      const res = await fetch(`/api/v1/agent/sessions/${encodeURIComponent(r.sessionId)}/public`, { headers: { Accept: "application/json" } });
+      if (!res.ok) return;
+      const line = seatedLine(await res.json());
+      const td = document.querySelector(`tr[data-session="${CSS.escape(r.sessionId)}"] td.who`);
+      if (!td || !line.names.length) return;
+      const names = line.names.flatMap((n, i) => [i ? document.createTextNode(" vs ") : null, Object.assign(document.createElement("bdi"), { textContent: n })]).filter(Boolean);
+      td.replaceChildren(...names, document.createTextNode(line.detail ? ` · ${line.detail}` : ""));
+    } catch { /* the seat count stays */ }
+  }));
 }
 
 async function refresh() {

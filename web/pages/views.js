@@ -157,3 +157,67 @@ export function rpsModel(s, nameOf) {
     : "Both are choosing");
   return { score: a && b ? `${nameOf(a)} ${score[a] ?? 0} – ${score[b] ?? 0} ${nameOf(b)}` : "", throws, waiting };
 }
+
+/** An action as short text: a string as it is, anything else as compact JSON (cut short). */
+export function actionText(a) {
+  const t = typeof a === "string" ? a : JSON.stringify(a);
+  return t.length > 60 ? `${t.slice(0, 57)}…` : t;
+}
+
+/**
+ * The frames of a replay (`GET /replay`, parsed JSON lines) for the scrubber: one per
+ * published state, each labelled with what led to it (the actions applied since the previous
+ * state), and the game's end as the last frame's result.
+ * @param {Array<any>} lines
+ * @returns {{ frames: Array<{ state: any, turn: number, version: number, at: number, label: string }>, players: Array<any>, result: any, reason: string|null, next: string|null }}
+ */
+export function replayFrames(lines) {
+  const list = Array.isArray(lines) ? lines : [];
+  let players = [];
+  let result = null;
+  let reason = null;
+  let next = null;
+  for (const l of list) {
+    if (l && (l.kind === "players" || l.kind === "end") && Array.isArray(l.players)) players = l.players;
+    if (l && l.kind === "end") { result = l.result ?? null; reason = l.reason ?? null; }
+    if (l && l.kind === "next") next = l.nextSessionId;
+  }
+  const nameOf = (pid) => {
+    const p = players.find((q) => q.playerId === pid);
+    return p ? (p.name || `seat ${p.seat}`) : "?";
+  };
+  const frames = [];
+  let pending = [];
+  for (const l of list) {
+    if (!l) continue;
+    if (l.kind === "action" && (l.status || "applied") === "applied") pending.push(`${nameOf(l.playerId)} played ${actionText(l.action)}`);
+    else if (l.kind === "action") pending.push(`${nameOf(l.playerId)}'s ${actionText(l.action)} went unanswered`);
+    else if (l.kind === "strike") pending.push(`${nameOf(l.playerId)} ran out of time`);
+    else if (l.kind === "state") {
+      const label = frames.length === 0 && pending.length === 0 ? "start" : (pending.join("; ") || "the game moved on");
+      frames.push({ state: l.omittedBytes ? { omitted: `${l.omittedBytes} bytes, too large to keep` } : l.state, turn: l.turn, version: l.version, at: l.at, label });
+      pending = [];
+    }
+  }
+  if (pending.length && frames.length) frames[frames.length - 1].label += `; ${pending.join("; ")}`;
+  return { frames, players, result, reason, next };
+}
+
+/**
+ * Who sits at a table and how the game stands, for the table list: names in seat order and
+ * the rock-paper-scissors score or the chess move count.
+ * @param {any} v a public view
+ * @returns {{ names: string[], detail: string }}
+ */
+export function seatedLine(v) {
+  const players = Array.isArray(v && v.players) ? v.players : [];
+  const names = players.map(playerName);
+  const s = v && v.state && typeof v.state === "object" ? v.state : null;
+  let detail = "";
+  if (s && s.game === "rps" && Array.isArray(s.players) && s.score) {
+    detail = `${s.score[s.players[0]] ?? 0}–${s.score[s.players[1]] ?? 0}`;
+  } else if (s && s.game === "chess" && Array.isArray(s.history)) {
+    detail = s.history.length ? `move ${Math.ceil(s.history.length / 2)}` : "";
+  }
+  return { names, detail };
+}

@@ -1,9 +1,11 @@
 // The spectator page, /watch/<sessionId>: long-polls the public view
 // (`GET /public?since=<version>&wait=25`), draws the game (a chess board, the
 // rock-paper-scissors score, or the state as text for other games), the players by name,
-// the clock, and follows the series to its next round. Text only (textContent).
+// the clock. A finished game stays at its URL with its result and a link to the series'
+// next round, and plays back from its replay (`GET /replay`): a scrubber, ←/→ and a
+// clickable list of moves. Text only (textContent).
 
-import { watchModel, chessModel, rpsModel, countdown } from "./views.js";
+import { watchModel, chessModel, rpsModel, countdown, replayFrames } from "./views.js";
 import { drawBoard, squaresOf } from "/games/chess/board.js";
 
 const $ = (id) => document.getElementById(id);
@@ -156,19 +158,106 @@ async function follow() {
     if (!last || v.version !== last.version || v.sessionId !== last.sessionId) render(v);
     last = v;
     if (v.status === "finished") {
-      if (v.nextSessionId) {
-        // The series goes on: follow it, and keep the address bar right.
-        logEvent(`round ${(v.round ?? 1) + 1} is next`);
-        $("notice").textContent = `Round ${(v.round ?? 1) + 1} follows at this table.`;
-        sessionId = v.nextSessionId;
-        history.replaceState(null, "", `/watch/${encodeURIComponent(sessionId)}`);
-        continue;
-      }
-      // A finished round without a next one yet: a rematch may still be linked.
-      $("notice").textContent = "This game is over.";
-      await new Promise((r) => setTimeout(r, 3000));
+      await showFinished(v);
+      return;
     }
   }
+}
+
+/** The finished game: its result stays, the next round is a link, the replay plays back. */
+async function showFinished(v) {
+  $("notice").replaceChildren(document.createTextNode("This game is over."));
+  let next = v.nextSessionId;
+  let replay = null;
+  for (let i = 0; i < 10 && !replay; i++) {
+    try {
+      replay = await fetchReplay(v.sessionId);
+    } catch (err) {
+      // The last write of a game and its replay's end are one step; a retry only covers
+      // a lost connection.
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+  if (replay) {
+    next = next || replay.next;
+    startReplay(v, replay);
+  }
+  showNext(v, next);
+  if (!next) {
+    // A rematch may still be linked: look again for a while, without leaving this game.
+    for (let i = 0; i < 20 && !next; i++) {
+      await new Promise((r) => setTimeout(r, 3000));
+      try { next = (await fetchView(v.sessionId, null)).nextSessionId; } catch { /* keep the page */ }
+    }
+    showNext(v, next);
+  }
+}
+
+function showNext(v, next) {
+  if (!next) return;
+  const a = el("a", `Watch round ${(v.round ?? 1) + 1}`);
+  a.href = `/watch/${encodeURIComponent(next)}`;
+  a.id = "next-round";
+  $("notice").replaceChildren(document.createTextNode("This game is over. The series goes on: "), a);
+}
+
+async function fetchReplay(id) {
+  const r = await fetch(`/api/v1/agent/sessions/${encodeURIComponent(id)}/replay`);
+  if (!r.ok) throw new Error(`the server answered ${r.status}`);
+  const text = await r.text();
+  const lines = text.split("\n").filter((l) => l.trim()).map((l) => { try { return JSON.parse(l); } catch { return null; } });
+  return replayFrames(lines);
+}
+
+let replayView = null;
+
+function startReplay(v, replay) {
+  if (!replay.frames.length) return;
+  replayView = { v, replay, pos: replay.frames.length - 1 };
+  const list = $("r-frames");
+  list.replaceChildren(...replay.frames.map((f, i) => {
+    const li = el("li");
+    const b = el("button", f.label);
+    b.type = "button";
+    b.addEventListener("click", () => showFrame(i));
+    li.append(b);
+    return li;
+  }));
+  const pos = $("r-pos");
+  pos.max = String(replay.frames.length - 1);
+  pos.addEventListener("input", () => showFrame(Number(pos.value)));
+  $("r-prev").addEventListener("click", () => showFrame(replayView.pos - 1));
+  $("r-next").addEventListener("click", () => showFrame(replayView.pos + 1));
+  $("r-download").href = `/api/v1/agent/sessions/${encodeURIComponent(v.sessionId)}/replay`;
+  $("r-download").setAttribute("download", `${v.sessionId}.jsonl`);
+  document.addEventListener("keydown", (e) => {
+    if (e.target && e.target.id === "r-pos") return; // the slider moves itself
+    if (e.key === "ArrowLeft") { showFrame(replayView.pos - 1); e.preventDefault(); }
+    if (e.key === "ArrowRight") { showFrame(replayView.pos + 1); e.preventDefault(); }
+  });
+  $("replay").hidden = false;
+  $("lead").textContent = "A finished game: step through it move by move (◀ ▶, the arrow keys, or a move in the list).";
+  showFrame(replayView.pos);
+  document.body.dataset.replay = "1";
+}
+
+function showFrame(i) {
+  const { v, replay } = replayView;
+  const n = replay.frames.length;
+  const pos = Math.max(0, Math.min(n - 1, i));
+  replayView.pos = pos;
+  const f = replay.frames[pos];
+  const last = pos === n - 1;
+  // The frame as a public view: the players and result of the game, the state of then.
+  const frame = { ...v, state: f.state, turn: f.turn, status: last ? "finished" : "active", result: last ? v.result : null, deadline: null };
+  drawStage(frame, watchModel(frame, Date.now()));
+  $("r-pos").value = String(pos);
+  $("r-where").textContent = `${pos + 1} of ${n}: ${f.label}`;
+  $("f-turn").textContent = `turn ${f.turn ?? 0}`;
+  [...$("r-frames").children].forEach((li, k) => li.classList.toggle("current", k === pos));
+  const cur = $("r-frames").children[pos];
+  if (cur && cur.scrollIntoView) cur.scrollIntoView({ block: "nearest" });
+  document.body.dataset.frame = String(pos);
 }
 
 setInterval(() => { if (deadline) $("f-clock").textContent = countdown(deadline, Date.now()); }, 1000);

@@ -67,3 +67,35 @@ test("chess and rock-paper-scissors states for people", () => {
   assert.deepEqual(r.throws, ["1. Fish rock vs scissors Crab: Fish wins"]);
   assert.equal(r.waiting, "Crab has thrown, waiting for the other");
 });
+
+test("a replay's frames: one per state, labelled by the moves that led to it", async () => {
+  const { replayFrames, actionText } = await import("../pages/views.js");
+  const lines = [
+    { kind: "start", at: 1, sessionId: "ses_1", config: {} },
+    { kind: "state", at: 2, version: 1, turn: 0, state: { n: 0 } },
+    { kind: "players", at: 3, players: [{ seat: 0, playerId: "p_a", name: "Ada" }, { seat: 1, playerId: "p_b", name: null }] },
+    { kind: "turn", at: 4, turn: 1, onTurnSeats: [0] },
+    { kind: "action", at: 5, seat: 0, playerId: "p_a", turn: 1, action: "e2e4", status: "applied", submittedAt: 5, thinkMs: 1 },
+    { kind: "state", at: 5, version: 3, turn: 2, state: { n: 1 } },
+    { kind: "action", at: 6, seat: 1, playerId: "p_b", turn: 2, action: { to: 3 }, status: "applied", submittedAt: 6 },
+    { kind: "state", at: 7, version: 4, turn: 3, state: null, omittedBytes: 99999 },
+    { kind: "end", at: 8, result: { winner: "p_a" }, reason: "game_over", players: [{ seat: 0, playerId: "p_a", name: "Ada" }, { seat: 1, playerId: "p_b" }] },
+    { kind: "next", at: 9, nextSessionId: "ses_2" },
+  ];
+  const r = replayFrames(lines);
+  assert.deepEqual(r.frames.map((f) => f.label), ["start", "Ada played e2e4", 'seat 1 played {"to":3}']);
+  assert.deepEqual(r.frames[1].state, { n: 1 });
+  assert.match(r.frames[2].state.omitted, /99999 bytes/);
+  assert.equal(r.result.winner, "p_a");
+  assert.equal(r.next, "ses_2");
+  assert.equal(actionText("x".repeat(100)).length, 58);
+  assert.deepEqual(replayFrames(null).frames, []);
+});
+
+test("the table list names who sits and how it stands", async () => {
+  const { seatedLine } = await import("../pages/views.js");
+  const players = [{ seat: 0, playerId: "p_a", asName: "Ada" }, { seat: 1, playerId: "p_b" }];
+  assert.deepEqual(seatedLine({ players, state: { game: "rps", players: ["p_a", "p_b"], score: { p_a: 2, p_b: 1 } } }), { names: ["Ada", "seat 1"], detail: "2–1" });
+  assert.deepEqual(seatedLine({ players, state: { game: "chess", history: ["e4", "e5", "Nf3"] } }).detail, "move 2");
+  assert.deepEqual(seatedLine({ players: [], state: null }), { names: [], detail: "" });
+});

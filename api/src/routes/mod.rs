@@ -5,6 +5,7 @@ pub mod admin;
 pub mod admin_jobs;
 pub mod admin_page;
 pub mod agent_keys;
+pub mod arena;
 pub mod game;
 pub mod guide;
 pub mod health;

@@ -291,6 +291,54 @@ async fn chess_js_map(State(state): State<AppState>, req: Request) -> Response {
     .await
 }
 
+/// Any path no route serves: the API's JSON 404 under `/api/`, else a page for people that
+/// says where to go (the path is not echoed back).
+pub async fn unknown_path(uri: axum::http::Uri) -> Response {
+    if uri.path().starts_with("/api/") {
+        return crate::ApiError::new(
+            crate::ApiCode::NotFound,
+            "no such endpoint; the agent API is under /api/v1/agent/ (docs/agents-play.md), the MCP endpoint is POST /api/mcp",
+        )
+        .into_response();
+    }
+    (
+        axum::http::StatusCode::NOT_FOUND,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        NOT_FOUND_PAGE,
+    )
+        .into_response()
+}
+
+const NOT_FOUND_PAGE: &str = r#"<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Not found</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/pages/rcadia.css">
+</head>
+<body>
+<header class="top">
+  <a class="brand" href="/">horst</a>
+  <nav aria-label="Pages">
+    <a href="/">Game</a>
+    <a href="/tables/">Tables</a>
+    <a href="/leaderboard/">Leaderboard</a>
+  </nav>
+</header>
+<main>
+<h1>This page does not exist</h1>
+<p class="lead">The address may be mistyped, or the page was moved. Start from the game, the RCADIA tables or the leaderboard.</p>
+<p><a class="button" href="/">To the game</a> <a href="/tables/">RCADIA tables</a></p>
+</main>
+</body>
+</html>
+"#;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -199,7 +199,8 @@ impl Session {
         );
     }
 
-    pub(crate) fn on_turn_seats(&self) -> Vec<u32> {
+    /// The seats on turn, in seat order.
+    pub fn on_turn_seats(&self) -> Vec<u32> {
         self.players
             .iter()
             .filter(|p| self.on_turn.contains(&p.player_id))

@@ -1,0 +1,218 @@
+//! RCADIA as an arena: replays of finished games, the leaderboards, and seek. The rules are
+//! `horst_rcadia`'s (`replay`, `rating`, `leaderboard`, `seek`); these handlers translate.
+//!
+//! - `GET /api/v1/agent/sessions/:id/replay`: JSON Lines, public once the game is over.
+//! - `POST /api/v1/agent/sessions/seek {game, rated?, asName?, wait?}`: a seat (play scope).
+//! - `GET /api/v1/leaderboard`, `/api/v1/leaderboard/:game`, `/api/v1/leaderboard/:game/:agent`.
+//! - Pages: `/leaderboard/`, `/leaderboard/:game`, `/leaderboard/:game/:agent` (one page).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use horst_rcadia::leaderboard::{AgentRating, Leaderboard};
+use horst_rcadia::rating::is_game_id;
+use horst_rcadia::replay::{self, Line};
+use horst_rcadia::seek::{SeekError, SeekRequest};
+use horst_rcadia::RcadiaError;
+use horst_sessions::wire::SeekResponse;
+use horst_sessions::{ProtocolCode, ProtocolError, Status};
+use serde::{Deserialize, Serialize};
+
+use crate::extract::{Expected, Json, Player, Query};
+use crate::{ApiCode, ApiError, AppState};
+
+/// Longest a seek waits for a table to open (the house opens one within a second or two).
+const SEEK_WAIT_MAX: Duration = Duration::from_secs(25);
+/// Standings a leaderboard answers at most.
+const TOP_MAX: usize = 200;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/agent/sessions/{id}/replay", get(replay_of))
+        .route(
+            "/api/v1/agent/sessions/seek",
+            post(seek).layer(DefaultBodyLimit::max(4096)),
+        )
+        .route("/api/v1/leaderboard", get(games))
+        .route("/api/v1/leaderboard/{game}", get(leaderboard))
+        .route("/api/v1/leaderboard/{game}/{agent}", get(agent))
+        .route(
+            "/leaderboard",
+            get(|| async { Redirect::permanent("/leaderboard/") }),
+        )
+        .route("/leaderboard/", get(page))
+        .route("/leaderboard/{game}", get(page))
+        .route("/leaderboard/{game}/{agent}", get(page))
+}
+
+/// The replay of a finished game, one JSON value per line (`application/x-ndjson`).
+async fn replay_of(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let lines = state.rcadia.replay_lines(&id).await?;
+    let finished = lines.iter().any(|l| matches!(l, Line::End { .. }));
+    if !finished {
+        // No replay, or the game is still on: say which.
+        return match state.rcadia.load(&id).await {
+            Ok(s) if s.status() != Status::Finished => Err(ProtocolError::new(
+                ProtocolCode::NotFinished,
+                format!("session {id} is still being played; its replay is public once it ends (watch it live at /watch/{id})"),
+            )
+            .into()),
+            Ok(_) => Err(ApiError::new(
+                ApiCode::NotFound,
+                format!("session {id} kept no replay (it finished before this server recorded replays)"),
+            )),
+            Err(RcadiaError::NotFound) | Err(RcadiaError::Gone) => Err(ApiError::new(
+                ApiCode::NotFound,
+                format!("no replay of {id}: no such session, or its replay is past sessions.replay_retention_hours"),
+            )),
+            Err(e) => Err(e.into()),
+        };
+    }
+    let mut body = String::new();
+    for l in replay::assemble(lines, None) {
+        body.push_str(
+            &serde_json::to_string(&l).map_err(|e| ApiError::internal(format!("replay: {e}")))?,
+        );
+        body.push('\n');
+    }
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/x-ndjson; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=60"),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SeekBody {
+    game: String,
+    /// Only the house's (rated) tables; default true.
+    #[serde(default)]
+    rated: Option<bool>,
+    #[serde(default)]
+    as_name: Option<String>,
+    /// Seconds to wait for a table (default and most 25).
+    #[serde(default)]
+    wait: Option<f64>,
+}
+
+impl Expected for SeekBody {
+    const EXPECTED: &'static str =
+        "{\"game\": \"chess\", \"rated\"?: true, \"asName\"?: \"...\", \"wait\"?: 25}";
+}
+
+async fn seek(
+    State(state): State<AppState>,
+    Player(who): Player,
+    Json(body): Json<SeekBody>,
+) -> Result<Json<SeekResponse>, ApiError> {
+    let game = body.game.trim();
+    if !is_game_id(game) {
+        return Err(ApiError::new(
+            ApiCode::BadRequest,
+            "game must be a game id (letters, digits, - and _), for example \"chess\"",
+        ));
+    }
+    let wait = match body.wait {
+        None => SEEK_WAIT_MAX,
+        Some(w) if w.is_finite() && w >= 0.0 => Duration::from_secs_f64(w).min(SEEK_WAIT_MAX),
+        Some(_) => {
+            return Err(ApiError::new(
+                ApiCode::BadRequest,
+                "wait must be a number of seconds from 0 to 25",
+            ))
+        }
+    };
+    let req = SeekRequest {
+        game: game.to_string(),
+        rated: body.rated.unwrap_or(true),
+        identity: who.key.clone(),
+        as_name: body.as_name.or_else(|| who.name.clone()),
+        wait,
+    };
+    match state.rcadia.seek(&req).await {
+        Ok((s, player_id)) => Ok(Json(SeekResponse {
+            session_id: s.session_id().to_string(),
+            snapshot: s.snapshot(&player_id),
+            player_id,
+        })),
+        Err(SeekError::NoTable) => Err(ApiError::new(
+            ApiCode::NoTable,
+            format!(
+                "no open {}table of {game} within {} s; seek again (the house opens tables as they fill), or list them with GET /api/v1/agent/sessions/available?game={game}",
+                if req.rated { "house " } else { "" },
+                wait.as_secs()
+            ),
+        )
+        .retry_after(2)),
+        Err(SeekError::Rcadia(e)) => Err(e.into()),
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Games {
+    games: Vec<String>,
+}
+
+async fn games(State(state): State<AppState>) -> Result<Json<Games>, ApiError> {
+    Ok(Json(Games {
+        games: state.rcadia.rated_games().await?,
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BoardQuery {
+    limit: Option<usize>,
+}
+
+impl Expected for BoardQuery {
+    const EXPECTED: &'static str = "?limit=N (1 to 200, default 50)";
+}
+
+async fn leaderboard(
+    State(state): State<AppState>,
+    Path(game): Path<String>,
+    Query(q): Query<BoardQuery>,
+) -> Result<Json<Leaderboard>, ApiError> {
+    let limit = match q.limit {
+        None => 50,
+        Some(n) if (1..=TOP_MAX).contains(&n) => n,
+        Some(_) => {
+            return Err(ApiError::new(
+                ApiCode::BadRequest,
+                format!("limit must be a whole number from 1 to {TOP_MAX}"),
+            ))
+        }
+    };
+    Ok(Json(state.rcadia.leaderboard(&game, limit).await?))
+}
+
+async fn agent(
+    State(state): State<AppState>,
+    Path((game, agent)): Path<(String, String)>,
+) -> Result<Json<AgentRating>, ApiError> {
+    Ok(Json(state.rcadia.agent_rating(&game, &agent).await?))
+}
+
+/// The leaderboard page; it reads which board (or agent) from its URL.
+async fn page(State(state): State<AppState>, req: Request) -> Response {
+    crate::routes::web_files::send(
+        &state,
+        Some(PathBuf::from("pages/leaderboard.html")),
+        false,
+        req,
+    )
+    .await
+}

@@ -1,0 +1,20 @@
+--[[
+  Claims finished games to rate: those due in the pending set get a lease (their score moves
+  to now + lease), so one process rates each at a time; a process that dies holding one only
+  delays it until the lease runs out, then another claims it again.
+
+  Input:
+    KEYS[1] ratings:pending   a bucket's zset of finished games to rate, by when to try next (ms)
+
+    ARGV[1] the lease, ms
+    ARGV[2] how many to claim at most
+
+  Output:
+    the claimed session ids (possibly none)
+]]
+local now = now_ms()
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
+for _, id in ipairs(due) do
+  redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), id)
+end
+return due

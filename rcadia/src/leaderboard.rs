@@ -1,0 +1,449 @@
+//! Ratings in Redis: the rater every horst process runs, the leaderboard and agent reads,
+//! and the operator's reset and exclude. The rules are `rating.rs`'s.
+//!
+//! Exactly once: the write that finishes a rated game also puts its id in its bucket's
+//! `ratings:pending` (`session_save.lua`, atomic with the finish). Any process's rater claims
+//! due ids with a lease (`rating_claim.lua`), reads the game's replay and both ratings,
+//! computes, and writes everything in one script (`rating_apply.lua`) that first checks the
+//! game's marker (`rated:<id>`) and that neither rating moved since it was read; then it
+//! takes the id off the pending set. A process killed between the claim and the write leaves
+//! the id pending; when the lease runs out another process rates it. Killed after the write,
+//! the next claim finds the marker and only takes the id off. Two processes rating the same
+//! game: the marker lets one write.
+
+use std::time::Duration;
+
+use horst_store::script::{Argv, Decl, Script, Writes};
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+
+use crate::keys;
+use crate::rating::{self, is_agent_id, is_game_id, RatedGame, Rating};
+use crate::replay::{self, Line};
+use crate::{Rcadia, RcadiaError};
+
+/// How long a claimed game is left to its rater before another process may take it.
+const LEASE_MS: u64 = 10_000;
+/// Games claimed per look.
+const BATCH: usize = 16;
+/// How often the rater looks for finished games.
+const EVERY: Duration = Duration::from_millis(250);
+/// Rating changes kept per agent and game (the agent page's history).
+pub const HISTORY_KEPT: usize = 100;
+/// Thinking times kept per agent and game (the median and p95 beside its name).
+pub const THINK_KEPT: usize = 500;
+/// How long a game's "rated" marker is kept (a replay is gone long before).
+const MARKER_MS: u64 = 90 * 24 * 3600 * 1000;
+
+/// `lua/rating_claim.lua`: KEYS pending; ARGV lease, count; the claimed ids.
+pub(crate) static CLAIM: Script<Vec<String>> = Script::new(Decl {
+    file: horst_store::lua!("lua/rating_claim.lua"),
+    keys: 1,
+    argv: Argv::Exactly(2),
+    writes: Writes::PrimaryOnly,
+});
+
+/// `lua/rating_apply.lua` (its header documents KEYS, ARGV and the reply).
+pub(crate) static APPLY: Script<i64> = Script::new(Decl {
+    file: horst_store::lua!("lua/rating_apply.lua"),
+    keys: 10,
+    argv: Argv::AtLeast(16),
+    writes: Writes::Durable,
+});
+
+/// One rating change, as the agent page lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryEntry {
+    pub at: u64,
+    pub session_id: String,
+    pub opponent: String,
+    pub opponent_name: Option<String>,
+    /// 1 win, 0.5 draw, 0 loss.
+    pub score: f64,
+    pub rating: f64,
+    pub rd: f64,
+}
+
+/// One agent on a leaderboard.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Standing {
+    pub rank: usize,
+    pub agent: String,
+    pub name: Option<String>,
+    pub rating: f64,
+    pub rd: f64,
+    pub provisional: bool,
+    pub games: u32,
+    pub wins: u32,
+    pub losses: u32,
+    pub draws: u32,
+    /// Median and 95th percentile of its thinking time per move (ms), latest games.
+    pub think_median_ms: Option<u64>,
+    pub think_p95_ms: Option<u64>,
+}
+
+/// `GET /api/v1/leaderboard/<game>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Leaderboard {
+    pub game: String,
+    pub system: String,
+    pub standings: Vec<Standing>,
+}
+
+/// `GET /api/v1/leaderboard/<game>/<agent>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRating {
+    pub game: String,
+    pub agent: String,
+    pub excluded: bool,
+    pub standing: Option<Standing>,
+    /// Newest first.
+    pub history: Vec<HistoryEntry>,
+}
+
+/// What a rating key holds, parsed (`None`: nothing or something unreadable).
+fn parse_rating(raw: &Option<String>) -> Option<Rating> {
+    raw.as_deref().and_then(|r| serde_json::from_str(r).ok())
+}
+
+fn standing(rank: usize, agent: &str, r: &Rating, think: &[u64]) -> Standing {
+    let mp = replay::median_p95(think);
+    Standing {
+        rank,
+        agent: agent.to_string(),
+        name: r.name.clone(),
+        rating: r.rating,
+        rd: r.rd,
+        provisional: r.provisional(),
+        games: r.games,
+        wins: r.wins,
+        losses: r.losses,
+        draws: r.draws,
+        think_median_ms: mp.map(|m| m.0),
+        think_p95_ms: mp.map(|m| m.1),
+    }
+}
+
+impl Rcadia {
+    /// The rater: runs until `shutdown` turns true. `pause_ms` waits between reading and
+    /// writing a game's ratings (`sessions.rating_pause_ms`, 0 but in crash tests).
+    pub async fn run_rater(self, mut shutdown: watch::Receiver<bool>, pause_ms: u64) {
+        loop {
+            if let Err(e) = self.rate_due(pause_ms).await {
+                tracing::warn!(error = %e, "rater: cannot rate finished games; retrying");
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(EVERY) => {}
+                _ = shutdown.wait_for(|s| *s) => return,
+            }
+        }
+    }
+
+    /// Rates every due pending game once (of every bucket); returns how many were claimed.
+    pub async fn rate_due(&self, pause_ms: u64) -> Result<usize, RcadiaError> {
+        let store = &self.inner.store;
+        let mut claimed = 0;
+        for bucket in 0..store.buckets() {
+            let ids = CLAIM
+                .call(store)
+                .key(keys::ratings_pending_in(store, bucket))
+                .arg(LEASE_MS)
+                .arg(BATCH)
+                .run()
+                .await?;
+            claimed += ids.len();
+            for id in &ids {
+                if let Err(e) = self.rate_one(id, pause_ms).await {
+                    tracing::warn!(session = %id, error = %e, "rater: game not rated yet");
+                }
+            }
+        }
+        Ok(claimed)
+    }
+
+    /// Takes a game off its bucket's pending set (after its ratings were written, or when it
+    /// does not count). Idempotent.
+    async fn unqueue(&self, id: &str) -> Result<(), RcadiaError> {
+        let store = &self.inner.store;
+        let mut conn = store.conn();
+        let _: () = redis::cmd("ZREM")
+            .arg(keys::ratings_pending_of(store, id))
+            .arg(id)
+            .query_async(&mut conn)
+            .await?;
+        Ok(())
+    }
+
+    /// The whole replay of a session as stored (no viewer filtering: see
+    /// [`replay::assemble`]).
+    pub async fn replay_lines(&self, id: &str) -> Result<Vec<Line>, RcadiaError> {
+        let mut conn = self.inner.store.conn();
+        let raw: Vec<String> = redis::cmd("LRANGE")
+            .arg(keys::replay(&self.inner.store, id))
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut conn)
+            .await?;
+        Ok(replay::parse_lines(&raw))
+    }
+
+    async fn rate_one(&self, id: &str, pause_ms: u64) -> Result<(), RcadiaError> {
+        let store = &self.inner.store;
+        let lines = replay::assemble(self.replay_lines(id).await?, None);
+        let game = rated_of_replay(&lines);
+        let Some(game) = game else {
+            // Not a rated game after all (or its replay is gone): nothing to do.
+            return self.unqueue(id).await;
+        };
+        let think = replay::think_times(&lines);
+        for _ in 0..8 {
+            let (a, b) = (&game.seats[0].0, &game.seats[1].0);
+            let mut conn = store.conn();
+            let (ra, rb): (Option<String>, Option<String>) = redis::pipe()
+                .cmd("GET")
+                .arg(keys::rating(store, &game.game, a))
+                .cmd("GET")
+                .arg(keys::rating(store, &game.game, b))
+                .query_async(&mut conn)
+                .await?;
+            let now = self.now_ms().await?;
+            let before = [
+                parse_rating(&ra).unwrap_or_default(),
+                parse_rating(&rb).unwrap_or_default(),
+            ];
+            let after = rating::after_game(&game, [&before[0], &before[1]], now);
+            if pause_ms > 0 {
+                tokio::time::sleep(Duration::from_millis(pause_ms)).await;
+            }
+            let history = |seat: usize| HistoryEntry {
+                at: now,
+                session_id: id.to_string(),
+                opponent: game.seats[1 - seat].0.clone(),
+                opponent_name: game.seats[1 - seat].2.clone(),
+                score: if seat == 0 {
+                    game.score
+                } else {
+                    1.0 - game.score
+                },
+                rating: after[seat].rating,
+                rd: after[seat].rd,
+            };
+            let mut call = APPLY.call(store);
+            call.key(keys::rated(store, id))
+                .key(keys::rating(store, &game.game, a))
+                .key(keys::rating(store, &game.game, b))
+                .key(keys::rating_history(store, &game.game, a))
+                .key(keys::rating_history(store, &game.game, b))
+                .key(keys::rating_think(store, &game.game, a))
+                .key(keys::rating_think(store, &game.game, b))
+                .key(keys::leaderboard(store, &game.game))
+                .key(keys::leaderboard_games(store))
+                .key(keys::rating_excluded(store, &game.game))
+                .arg(id)
+                .arg(ra.unwrap_or_default())
+                .arg(rb.unwrap_or_default())
+                .arg(to_json(&after[0])?)
+                .arg(to_json(&after[1])?)
+                .arg(a)
+                .arg(b)
+                .arg(after[0].rating)
+                .arg(after[1].rating)
+                .arg(to_json(&history(0))?)
+                .arg(to_json(&history(1))?)
+                .arg(HISTORY_KEPT)
+                .arg(THINK_KEPT)
+                .arg(MARKER_MS)
+                .arg(&game.game);
+            for agent in [a, b] {
+                let t = think.get(agent).map(Vec::as_slice).unwrap_or_default();
+                call.arg(t.len());
+                for ms in t {
+                    call.arg(*ms);
+                }
+            }
+            match call.run().await? {
+                -1 => continue,
+                // Written now, or before (a process that died after its write), or not
+                // rated (an excluded agent): off the pending set.
+                _ => return self.unqueue(id).await,
+            }
+        }
+        Err(RcadiaError::Internal(format!(
+            "ratings of {id}: the agents' ratings kept moving; the game stays pending"
+        )))
+    }
+
+    /// The top `limit` of a game's leaderboard.
+    pub async fn leaderboard(&self, game: &str, limit: usize) -> Result<Leaderboard, RcadiaError> {
+        let store = &self.inner.store;
+        let mut standings = Vec::new();
+        if is_game_id(game) && limit > 0 {
+            let mut conn = store.conn();
+            let agents: Vec<String> = redis::cmd("ZREVRANGE")
+                .arg(keys::leaderboard(store, game))
+                .arg(0)
+                .arg(limit - 1)
+                .query_async(&mut conn)
+                .await?;
+            if !agents.is_empty() {
+                let mut pipe = redis::pipe();
+                for a in &agents {
+                    pipe.cmd("GET").arg(keys::rating(store, game, a));
+                    pipe.cmd("LRANGE")
+                        .arg(keys::rating_think(store, game, a))
+                        .arg(0)
+                        .arg(-1);
+                }
+                let got: Vec<redis::Value> = pipe.query_async(&mut conn).await?;
+                let mut it = got.into_iter();
+                for a in &agents {
+                    let (Some(r), Some(t)) = (it.next(), it.next()) else {
+                        break;
+                    };
+                    let r: Option<String> = redis::from_redis_value(r).unwrap_or(None);
+                    let t: Vec<u64> = redis::from_redis_value(t).unwrap_or_default();
+                    if let Some(r) = parse_rating(&r) {
+                        standings.push(standing(standings.len() + 1, a, &r, &t));
+                    }
+                }
+            }
+        }
+        Ok(Leaderboard {
+            game: game.to_string(),
+            system: "glicko2".into(),
+            standings,
+        })
+    }
+
+    /// The games that have a leaderboard.
+    pub async fn rated_games(&self) -> Result<Vec<String>, RcadiaError> {
+        let store = &self.inner.store;
+        let mut conn = store.conn();
+        let mut games: Vec<String> = redis::cmd("SMEMBERS")
+            .arg(keys::leaderboard_games(store))
+            .query_async(&mut conn)
+            .await?;
+        games.sort();
+        Ok(games)
+    }
+
+    /// One agent's rating, rank and history in a game.
+    pub async fn agent_rating(&self, game: &str, agent: &str) -> Result<AgentRating, RcadiaError> {
+        let store = &self.inner.store;
+        let mut out = AgentRating {
+            game: game.to_string(),
+            agent: agent.to_string(),
+            excluded: false,
+            standing: None,
+            history: Vec::new(),
+        };
+        if !is_game_id(game) || !is_agent_id(agent) {
+            return Ok(out);
+        }
+        let mut conn = store.conn();
+        let (raw, think, history, rank, excluded): (
+            Option<String>,
+            Vec<u64>,
+            Vec<String>,
+            Option<usize>,
+            bool,
+        ) = redis::pipe()
+            .cmd("GET")
+            .arg(keys::rating(store, game, agent))
+            .cmd("LRANGE")
+            .arg(keys::rating_think(store, game, agent))
+            .arg(0)
+            .arg(-1)
+            .cmd("LRANGE")
+            .arg(keys::rating_history(store, game, agent))
+            .arg(0)
+            .arg(-1)
+            .cmd("ZREVRANK")
+            .arg(keys::leaderboard(store, game))
+            .arg(agent)
+            .cmd("SISMEMBER")
+            .arg(keys::rating_excluded(store, game))
+            .arg(agent)
+            .query_async(&mut conn)
+            .await?;
+        out.excluded = excluded;
+        out.standing =
+            parse_rating(&raw).map(|r| standing(rank.map_or(0, |n| n + 1), agent, &r, &think));
+        out.history = history
+            .iter()
+            .filter_map(|h| serde_json::from_str(h).ok())
+            .collect();
+        Ok(out)
+    }
+
+    /// `horst admin rating reset`: the agent starts again in this game (rating, history,
+    /// thinking times and exclusion gone). Returns whether it had anything.
+    pub async fn reset_rating(&self, game: &str, agent: &str) -> Result<bool, RcadiaError> {
+        let store = &self.inner.store;
+        let mut conn = store.conn();
+        let (deleted, _, _): (u32, u32, u32) = redis::pipe()
+            .atomic()
+            .cmd("DEL")
+            .arg(keys::rating(store, game, agent))
+            .arg(keys::rating_history(store, game, agent))
+            .arg(keys::rating_think(store, game, agent))
+            .cmd("ZREM")
+            .arg(keys::leaderboard(store, game))
+            .arg(agent)
+            .cmd("SREM")
+            .arg(keys::rating_excluded(store, game))
+            .arg(agent)
+            .query_async(&mut conn)
+            .await?;
+        store.settle(&mut conn).await?;
+        Ok(deleted > 0)
+    }
+
+    /// `horst admin rating exclude`: off the leaderboard, and its games are no longer rated
+    /// (for either side) until a reset.
+    pub async fn exclude_rating(&self, game: &str, agent: &str) -> Result<(), RcadiaError> {
+        let store = &self.inner.store;
+        let mut conn = store.conn();
+        let _: () = redis::pipe()
+            .atomic()
+            .cmd("SADD")
+            .arg(keys::rating_excluded(store, game))
+            .arg(agent)
+            .ignore()
+            .cmd("ZREM")
+            .arg(keys::leaderboard(store, game))
+            .arg(agent)
+            .ignore()
+            .query_async(&mut conn)
+            .await?;
+        store.settle(&mut conn).await?;
+        Ok(())
+    }
+}
+
+/// The rated game a replay describes (its start and end lines), if it counts.
+pub fn rated_of_replay(lines: &[Line]) -> Option<RatedGame> {
+    let (game_id, host) = lines.iter().find_map(|l| match l {
+        Line::Start { game_id, host, .. } => Some((game_id.as_deref(), *host)),
+        _ => None,
+    })?;
+    lines.iter().rev().find_map(|l| match l {
+        Line::End {
+            result,
+            reason,
+            players,
+            ..
+        } => rating::rated_game(game_id, host, reason.as_deref(), players, result.as_ref()),
+        _ => None,
+    })
+}
+
+/// A value the apply script takes as JSON.
+fn to_json<T: Serialize>(v: &T) -> Result<String, RcadiaError> {
+    serde_json::to_string(v)
+        .map_err(|e| RcadiaError::Internal(format!("rating does not encode: {e}")))
+}

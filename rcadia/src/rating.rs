@@ -1,0 +1,380 @@
+//! Ratings per game: Glicko-2 (Glickman, "Example of the Glicko-2 system", 2013), pure.
+//!
+//! Why Glicko-2 and not a Bradley-Terry fit: it updates one game at a time (each finished
+//! game is rated once, in one atomic write, with nothing to refit), it carries its own
+//! uncertainty (RD: a new agent moves fast and shows as provisional while RD is high), and it
+//! is what Lichess rates its bots with, so its numbers read familiar. Each game is its own
+//! rating period (as Lichess does); RD does not grow with idle time (not built).
+//!
+//! Which games count ([`rated_game`]): tables hosted by the house (a third-party host could
+//! fake results) between two different agents, of a game with a plain id; `winner: null` (or
+//! none) is a draw; nothing for games the host ended (`host_disconnected`, `host_left`).
+
+use horst_sessions::{HostKind, Session};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::replay::Seat;
+
+/// Glicko-2 scale factor (400 / ln 10).
+const SCALE: f64 = 173.7178;
+/// The system constant: how fast volatility may change (the paper's example uses 0.5).
+pub const TAU: f64 = 0.5;
+/// Convergence tolerance of the volatility iteration.
+const EPSILON: f64 = 0.000_001;
+/// A new agent's rating.
+pub const START_RATING: f64 = 1500.0;
+pub const START_RD: f64 = 350.0;
+pub const START_VOLATILITY: f64 = 0.06;
+/// Provisional until this many rated games and while RD is above [`PROVISIONAL_RD`].
+pub const PROVISIONAL_GAMES: u32 = 5;
+pub const PROVISIONAL_RD: f64 = 110.0;
+
+/// One agent's rating in one game, as stored (JSON in `rating:<game>:<agent>`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rating {
+    pub rating: f64,
+    pub rd: f64,
+    pub volatility: f64,
+    pub games: u32,
+    pub wins: u32,
+    pub losses: u32,
+    pub draws: u32,
+    /// The latest name the agent played under (untrusted text).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// When it last changed (Unix ms).
+    #[serde(default)]
+    pub updated_at: u64,
+}
+
+impl Default for Rating {
+    fn default() -> Self {
+        Rating {
+            rating: START_RATING,
+            rd: START_RD,
+            volatility: START_VOLATILITY,
+            games: 0,
+            wins: 0,
+            losses: 0,
+            draws: 0,
+            name: None,
+            updated_at: 0,
+        }
+    }
+}
+
+impl Rating {
+    pub fn provisional(&self) -> bool {
+        self.games < PROVISIONAL_GAMES || self.rd > PROVISIONAL_RD
+    }
+}
+
+/// One game's result against one opponent: the opponent's rating and RD, and the score
+/// (1 win, 0.5 draw, 0 loss).
+#[derive(Debug, Clone, Copy)]
+pub struct Game {
+    pub opponent_rating: f64,
+    pub opponent_rd: f64,
+    pub score: f64,
+}
+
+/// Glicko-2's step 2 to 8 for one rating period: the new (rating, RD, volatility).
+pub fn glicko2(rating: f64, rd: f64, volatility: f64, games: &[Game]) -> (f64, f64, f64) {
+    let mu = (rating - START_RATING) / SCALE;
+    let phi = rd / SCALE;
+    if games.is_empty() {
+        // Step 6 only: uncertainty grows.
+        let phi_star = (phi * phi + volatility * volatility).sqrt();
+        return (rating, phi_star * SCALE, volatility);
+    }
+    let g = |phi_j: f64| 1.0 / (1.0 + 3.0 * phi_j * phi_j / (std::f64::consts::PI.powi(2))).sqrt();
+    let e = |mu_j: f64, phi_j: f64| 1.0 / (1.0 + (-g(phi_j) * (mu - mu_j)).exp());
+    let mut v_inv = 0.0;
+    let mut delta_sum = 0.0;
+    for game in games {
+        let mu_j = (game.opponent_rating - START_RATING) / SCALE;
+        let phi_j = game.opponent_rd / SCALE;
+        let (gj, ej) = (g(phi_j), e(mu_j, phi_j));
+        v_inv += gj * gj * ej * (1.0 - ej);
+        delta_sum += gj * (game.score - ej);
+    }
+    let v = 1.0 / v_inv;
+    let delta = v * delta_sum;
+    // Step 5: the new volatility (Illinois algorithm).
+    let a = (volatility * volatility).ln();
+    let f = |x: f64| {
+        let ex = x.exp();
+        ex * (delta * delta - phi * phi - v - ex) / (2.0 * (phi * phi + v + ex).powi(2))
+            - (x - a) / (TAU * TAU)
+    };
+    let mut big_a = a;
+    let mut big_b = if delta * delta > phi * phi + v {
+        (delta * delta - phi * phi - v).ln()
+    } else {
+        let mut k = 1.0;
+        while f(a - k * TAU) < 0.0 {
+            k += 1.0;
+        }
+        a - k * TAU
+    };
+    let (mut f_a, mut f_b) = (f(big_a), f(big_b));
+    let mut rounds = 0;
+    while (big_b - big_a).abs() > EPSILON && rounds < 100 {
+        let c = big_a + (big_a - big_b) * f_a / (f_b - f_a);
+        let f_c = f(c);
+        if f_c * f_b <= 0.0 {
+            big_a = big_b;
+            f_a = f_b;
+        } else {
+            f_a /= 2.0;
+        }
+        big_b = c;
+        f_b = f_c;
+        rounds += 1;
+    }
+    let sigma = (big_a / 2.0).exp();
+    // Steps 6 to 8.
+    let phi_star = (phi * phi + sigma * sigma).sqrt();
+    let phi_new = 1.0 / (1.0 / (phi_star * phi_star) + 1.0 / v).sqrt();
+    let mu_new = mu + phi_new * phi_new * delta_sum;
+    (mu_new * SCALE + START_RATING, phi_new * SCALE, sigma)
+}
+
+/// A finished game that counts, as the rater sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatedGame {
+    pub game: String,
+    /// (agent id, player id, name) of seat 0 and seat 1.
+    pub seats: [(String, String, Option<String>); 2],
+    /// Seat 0's score: 1, 0.5 or 0.
+    pub score: f64,
+}
+
+/// Whether a game id may name rating keys and pages: what the house accepts.
+pub fn is_game_id(g: &str) -> bool {
+    !g.is_empty()
+        && g.len() <= 64
+        && g.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Whether an agent id may name rating keys (`agt_` and hex, as tokens mint them).
+pub fn is_agent_id(a: &str) -> bool {
+    a.len() <= 64
+        && a.strip_prefix("agt_")
+            .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// The rated game of a finished session's facts, or `None` if it does not count.
+pub fn rated_game(
+    game_id: Option<&str>,
+    host: HostKind,
+    end_reason: Option<&str>,
+    players: &[Seat],
+    result: Option<&Value>,
+) -> Option<RatedGame> {
+    let game = game_id.filter(|g| is_game_id(g))?;
+    if host != HostKind::House || matches!(end_reason, Some("host_disconnected" | "host_left")) {
+        return None;
+    }
+    let [a, b] = players else { return None };
+    let (aa, ab) = (a.agent.as_deref()?, b.agent.as_deref()?);
+    if aa == ab || !is_agent_id(aa) || !is_agent_id(ab) {
+        return None;
+    }
+    let winner = result.and_then(|r| r.get("winner")).unwrap_or(&Value::Null);
+    let score = match winner {
+        Value::Null => 0.5,
+        w if *w == a.player_id.as_str() => 1.0,
+        w if *w == b.player_id.as_str() => 0.0,
+        // A winner who is not a seat: the game's result makes no sense to rate.
+        _ => return None,
+    };
+    Some(RatedGame {
+        game: game.to_string(),
+        seats: [
+            (aa.to_string(), a.player_id.clone(), a.name.clone()),
+            (ab.to_string(), b.player_id.clone(), b.name.clone()),
+        ],
+        score,
+    })
+}
+
+/// [`rated_game`] of a session that just finished.
+pub fn rates(s: &Session) -> Option<RatedGame> {
+    let seats: Vec<Seat> = s
+        .players()
+        .iter()
+        .map(|p| Seat {
+            seat: p.seat,
+            player_id: p.player_id.clone(),
+            name: p.as_name.clone(),
+            agent: p.identity.strip_prefix("agent:").map(str::to_string),
+            left: p.left,
+        })
+        .collect();
+    rated_game(
+        s.game().game_id.as_deref(),
+        s.host().kind,
+        s.end_reason(),
+        &seats,
+        s.result(),
+    )
+}
+
+/// Both agents' ratings after `game`, from their ratings before it, at `now`.
+pub fn after_game(game: &RatedGame, before: [&Rating; 2], now: u64) -> [Rating; 2] {
+    let one = |me: &Rating, them: &Rating, score: f64, name: &Option<String>| {
+        let (rating, rd, volatility) = glicko2(
+            me.rating,
+            me.rd,
+            me.volatility,
+            &[Game {
+                opponent_rating: them.rating,
+                opponent_rd: them.rd,
+                score,
+            }],
+        );
+        Rating {
+            rating,
+            rd,
+            volatility,
+            games: me.games + 1,
+            wins: me.wins + u32::from(score == 1.0),
+            losses: me.losses + u32::from(score == 0.0),
+            draws: me.draws + u32::from(score == 0.5),
+            name: name.clone().or_else(|| me.name.clone()),
+            updated_at: now,
+        }
+    };
+    [
+        one(before[0], before[1], game.score, &game.seats[0].2),
+        one(before[1], before[0], 1.0 - game.score, &game.seats[1].2),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The paper's worked example: 1500/200/0.06 plays 1400/30 (win), 1550/100 (loss) and
+    /// 1700/300 (loss) with tau 0.5, and ends at 1464.06/151.52/0.05999.
+    #[test]
+    fn glickmans_worked_example() {
+        let games = [
+            Game {
+                opponent_rating: 1400.0,
+                opponent_rd: 30.0,
+                score: 1.0,
+            },
+            Game {
+                opponent_rating: 1550.0,
+                opponent_rd: 100.0,
+                score: 0.0,
+            },
+            Game {
+                opponent_rating: 1700.0,
+                opponent_rd: 300.0,
+                score: 0.0,
+            },
+        ];
+        let (r, rd, sigma) = glicko2(1500.0, 200.0, 0.06, &games);
+        assert!((r - 1464.06).abs() < 0.01, "{r}");
+        assert!((rd - 151.52).abs() < 0.01, "{rd}");
+        assert!((sigma - 0.05999).abs() < 0.00001, "{sigma}");
+        // No games: only RD grows.
+        let (r, rd, _) = glicko2(1500.0, 200.0, 0.06, &[]);
+        assert_eq!(r, 1500.0);
+        assert!((rd - 200.271).abs() < 0.001, "{rd}");
+    }
+
+    fn seat(i: u32, agent: Option<&str>) -> Seat {
+        Seat {
+            seat: i,
+            player_id: format!("p_{i}"),
+            name: Some(format!("N{i}")),
+            agent: agent.map(str::to_string),
+            left: false,
+        }
+    }
+
+    #[test]
+    fn only_house_games_between_two_agents_count() {
+        let two = [seat(0, Some("agt_aa")), seat(1, Some("agt_bb"))];
+        let won = json!({"winner": "p_1"});
+        let g = rated_game(
+            Some("chess"),
+            HostKind::House,
+            Some("game_over"),
+            &two,
+            Some(&won),
+        )
+        .unwrap();
+        assert_eq!(g.score, 0.0);
+        assert_eq!(g.seats[1].0, "agt_bb");
+        let draw = json!({"winner": null});
+        assert_eq!(
+            rated_game(Some("chess"), HostKind::House, None, &two, Some(&draw))
+                .unwrap()
+                .score,
+            0.5
+        );
+        let no = |game: Option<&str>, host, reason: Option<&str>, seats: &[Seat], r: &Value| {
+            rated_game(game, host, reason, seats, Some(r)).is_none()
+        };
+        assert!(
+            no(Some("chess"), HostKind::Agent, None, &two, &won),
+            "third-party host"
+        );
+        assert!(no(
+            Some("chess"),
+            HostKind::House,
+            Some("host_disconnected"),
+            &two,
+            &won
+        ));
+        assert!(no(None, HostKind::House, None, &two, &won), "no game id");
+        assert!(
+            no(Some("a:b"), HostKind::House, None, &two, &won),
+            "odd game id"
+        );
+        let person = [seat(0, Some("agt_aa")), seat(1, None)];
+        assert!(
+            no(Some("chess"), HostKind::House, None, &person, &won),
+            "a person"
+        );
+        let same = [seat(0, Some("agt_aa")), seat(1, Some("agt_aa"))];
+        assert!(
+            no(Some("chess"), HostKind::House, None, &same, &won),
+            "against itself"
+        );
+        let odd = json!({"winner": "p_9"});
+        assert!(no(Some("chess"), HostKind::House, None, &two, &odd));
+    }
+
+    #[test]
+    fn a_win_moves_ratings_apart_and_counts_once_each() {
+        let g = RatedGame {
+            game: "duel".into(),
+            seats: [
+                ("agt_a".into(), "p_0".into(), Some("A".into())),
+                ("agt_b".into(), "p_1".into(), None),
+            ],
+            score: 1.0,
+        };
+        let fresh = Rating::default();
+        let [a, b] = after_game(&g, [&fresh, &fresh], 7);
+        assert!(a.rating > 1600.0 && b.rating < 1400.0, "{a:?} {b:?}");
+        assert!((a.rating - START_RATING - (START_RATING - b.rating)).abs() < 1e-6);
+        assert_eq!((a.games, a.wins, b.losses), (1, 1, 1));
+        assert!(a.rd < START_RD && a.provisional());
+        assert_eq!(a.name.as_deref(), Some("A"));
+        let mut veteran = a.clone();
+        veteran.games = 40;
+        veteran.rd = 60.0;
+        assert!(!veteran.provisional());
+    }
+}

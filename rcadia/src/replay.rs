@@ -1,0 +1,563 @@
+//! Replays: what a session made public, one JSON line per thing that happened, kept after
+//! the game ends (`GET /api/v1/agent/sessions/:id/replay`).
+//!
+//! The lines are the difference between the record a write replaced and the one it stores
+//! ([`lines_of_write`], pure): the save script appends them to `ses:<id>:replay` in the
+//! same atomic step as the write (no extra round trip on the hot path), so a replay holds
+//! exactly what was stored, in order. Reading ([`assemble`]) adds what is derived (each
+//! action's thinking time from its turn's start) and takes out what is private (a
+//! rejection's reason, shown only to the rejected player, as `/events` does).
+//!
+//! Bounded: a state larger than [`MAX_STATE_BYTES`] is recorded by its size only, and past
+//! [`MAX_LINES`] lines only the end of the game is still recorded (the save script drops the
+//! rest and writes one `truncated` line). Kept `sessions.replay_retention_hours` after the end.
+
+use std::collections::BTreeMap;
+
+use horst_sessions::{ActionStatus, HostKind, Session, Status};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Lines a replay keeps at most (the end of the game is always kept past it).
+pub const MAX_LINES: usize = 2000;
+/// A published state larger than this (as JSON) is recorded by its size only.
+pub const MAX_STATE_BYTES: usize = 16 * 1024;
+
+/// A seat as a replay shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Seat {
+    pub seat: u32,
+    pub player_id: String,
+    /// `asName`, untrusted text.
+    pub name: Option<String>,
+    /// The agent id (`agt_...`) of an agent's seat (what the leaderboard names); `None` for a
+    /// person's.
+    pub agent: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub left: bool,
+}
+
+/// One line of a replay. `at` is the Redis clock (Unix ms) of the write that recorded it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum Line {
+    /// The table was created (first line).
+    Start {
+        at: u64,
+        session_id: String,
+        series_id: String,
+        round: u32,
+        game_id: Option<String>,
+        game_title: Option<String>,
+        host: HostKind,
+        config: Value,
+        previous_session_id: Option<String>,
+    },
+    /// The game started with these seats.
+    Players { at: u64, players: Vec<Seat> },
+    /// The turn moved.
+    Turn {
+        at: u64,
+        turn: u64,
+        on_turn_seats: Vec<u32>,
+    },
+    /// The host published a new public state (`state` null and `omittedBytes` set when it was
+    /// too large to keep).
+    State {
+        at: u64,
+        version: u64,
+        turn: u64,
+        state: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        omitted_bytes: Option<usize>,
+    },
+    /// An action's outcome: `applied` (left out: the common case), or `unconfirmed` (the
+    /// game said nothing in time). The seat is the player's (`players`).
+    Action {
+        at: u64,
+        player_id: String,
+        turn: u64,
+        action: Value,
+        #[serde(default = "applied", skip_serializing_if = "is_applied")]
+        status: ActionStatus,
+        submitted_at: u64,
+        /// From the start of its turn to its submission; filled in by [`assemble`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        think_ms: Option<u64>,
+    },
+    /// The game rejected an action; `reason` only for the rejected player.
+    Rejected {
+        at: u64,
+        seat: u32,
+        player_id: String,
+        turn: u64,
+        reason: Value,
+    },
+    /// A player ran out of time (`strikes`: since their last applied action).
+    Strike {
+        at: u64,
+        seat: u32,
+        player_id: String,
+        strikes: u32,
+    },
+    /// The game ended.
+    End {
+        at: u64,
+        result: Option<Value>,
+        reason: Option<String>,
+        players: Vec<Seat>,
+    },
+    /// The series' next round.
+    Next { at: u64, next_session_id: String },
+    /// Lines were dropped here (the replay reached [`MAX_LINES`]).
+    Truncated { at: u64 },
+}
+
+fn applied() -> ActionStatus {
+    ActionStatus::Applied
+}
+
+fn is_applied(s: &ActionStatus) -> bool {
+    *s == ActionStatus::Applied
+}
+
+impl Line {
+    /// Must be kept past [`MAX_LINES`]: how the game ended and where the series goes.
+    pub fn is_essential(&self) -> bool {
+        matches!(self, Line::End { .. } | Line::Next { .. })
+    }
+}
+
+fn seats(s: &Session) -> Vec<Seat> {
+    s.players()
+        .iter()
+        .map(|p| Seat {
+            seat: p.seat,
+            player_id: p.player_id.clone(),
+            name: p.as_name.clone(),
+            agent: p.identity.strip_prefix("agent:").map(str::to_string),
+            left: p.left,
+        })
+        .collect()
+}
+
+fn state_line(s: &Session, at: u64) -> Line {
+    let bytes = serde_json::to_string(s.state()).map_or(0, |t| t.len());
+    let (state, omitted_bytes) = if bytes > MAX_STATE_BYTES {
+        (Value::Null, Some(bytes))
+    } else {
+        (s.state().clone(), None)
+    };
+    Line::State {
+        at,
+        version: s.version(),
+        turn: s.turn(),
+        state,
+        omitted_bytes,
+    }
+}
+
+/// What a write of `after` over `before` (`None`: the session is created) adds to the
+/// replay, at `now`. Essential lines come last.
+pub fn lines_of_write(before: Option<&Session>, after: &Session, now: u64) -> Vec<Line> {
+    let mut out = Vec::new();
+    let Some(before) = before else {
+        out.push(Line::Start {
+            at: now,
+            session_id: after.session_id().to_string(),
+            series_id: after.series_id().to_string(),
+            round: after.round(),
+            game_id: after.game().game_id.clone(),
+            game_title: after.game().game_title.clone(),
+            host: after.host().kind,
+            config: after.config().clone(),
+            previous_session_id: after.previous_session_id().map(str::to_string),
+        });
+        if !after.state().is_null() {
+            out.push(state_line(after, now));
+        }
+        return out;
+    };
+    // A write that changed nothing anyone can observe adds nothing (host polls, delivery
+    // marks): the common case on the hot path costs one comparison.
+    if before.version() == after.version() && before.next_session_id() == after.next_session_id() {
+        return out;
+    }
+    if before.status() == Status::Waiting && after.status() != Status::Waiting {
+        out.push(Line::Players {
+            at: now,
+            players: seats(after),
+        });
+    }
+    for p in after.players() {
+        let Some(old) = before.player(&p.player_id) else {
+            continue;
+        };
+        // An action the game answered in this write.
+        if let (Some(pa), Some(la)) = (&old.pending, &p.last_action) {
+            let resolved = la.action_id == pa.action_id
+                && matches!(la.status, ActionStatus::Applied | ActionStatus::Unconfirmed)
+                && old
+                    .last_action
+                    .as_ref()
+                    .is_some_and(|o| o.status == ActionStatus::Pending);
+            if resolved {
+                out.push(Line::Action {
+                    at: now,
+                    player_id: p.player_id.clone(),
+                    turn: pa.turn,
+                    action: pa.action.clone(),
+                    status: la.status,
+                    submitted_at: pa.submitted_at_ms,
+                    think_ms: None,
+                });
+            }
+        }
+        if p.strikes > old.strikes {
+            out.push(Line::Strike {
+                at: now,
+                seat: p.seat,
+                player_id: p.player_id.clone(),
+                strikes: p.strikes,
+            });
+        }
+    }
+    for r in after.rejections() {
+        if before.rejections().contains(r) {
+            continue;
+        }
+        let seat = after.player(&r.player_id).map_or(0, |p| p.seat);
+        out.push(Line::Rejected {
+            at: now,
+            seat,
+            player_id: r.player_id.clone(),
+            turn: r.turn,
+            reason: r.reason.clone(),
+        });
+    }
+    if after.turn() != before.turn() {
+        out.push(Line::Turn {
+            at: now,
+            turn: after.turn(),
+            on_turn_seats: after.on_turn_seats(),
+        });
+    }
+    if after.state() != before.state() {
+        out.push(state_line(after, now));
+    }
+    if before.status() != Status::Finished && after.status() == Status::Finished {
+        out.push(Line::End {
+            at: now,
+            result: after.result().cloned(),
+            reason: after.end_reason().map(str::to_string),
+            players: seats(after),
+        });
+    }
+    if let (None, Some(next)) = (before.next_session_id(), after.next_session_id()) {
+        out.push(Line::Next {
+            at: now,
+            next_session_id: next.to_string(),
+        });
+    }
+    out
+}
+
+/// A replay as served: `raw` (as stored, oldest first) with each action's thinking time
+/// filled in, and rejection reasons only for `viewer` (a player id; `None`: the public).
+pub fn assemble(raw: Vec<Line>, viewer: Option<&str>) -> Vec<Line> {
+    // When each turn started: its `turn` line, else the game's start.
+    let mut turn_start: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut game_start: Option<u64> = None;
+    for l in &raw {
+        match l {
+            Line::Players { at, .. } => game_start = game_start.or(Some(*at)),
+            Line::Turn { at, turn, .. } => {
+                turn_start.entry(*turn).or_insert(*at);
+            }
+            _ => {}
+        }
+    }
+    raw.into_iter()
+        .map(|mut l| {
+            match &mut l {
+                Line::Action {
+                    turn,
+                    submitted_at,
+                    think_ms,
+                    ..
+                } => {
+                    let start = turn_start
+                        .range(..=*turn)
+                        .next_back()
+                        .map(|(_, at)| *at)
+                        .or(game_start);
+                    *think_ms = start.map(|s| submitted_at.saturating_sub(s));
+                }
+                Line::Rejected {
+                    player_id, reason, ..
+                } if viewer != Some(player_id.as_str()) => *reason = Value::Null,
+                _ => {}
+            }
+            l
+        })
+        .collect()
+}
+
+/// Each agent's thinking times (ms) in an assembled replay, by agent id.
+pub fn think_times(lines: &[Line]) -> BTreeMap<String, Vec<u64>> {
+    let agents: BTreeMap<&str, &str> = lines
+        .iter()
+        .filter_map(|l| match l {
+            Line::Players { players, .. } | Line::End { players, .. } => Some(players),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|s| Some((s.player_id.as_str(), s.agent.as_deref()?)))
+        .collect();
+    let mut out: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for l in lines {
+        if let Line::Action {
+            player_id,
+            think_ms: Some(ms),
+            status: ActionStatus::Applied,
+            ..
+        } = l
+        {
+            if let Some(agent) = agents.get(player_id.as_str()) {
+                out.entry(agent.to_string()).or_default().push(*ms);
+            }
+        }
+    }
+    out
+}
+
+/// The median and 95th percentile of `ms` (nearest rank), if there are any.
+pub fn median_p95(ms: &[u64]) -> Option<(u64, u64)> {
+    if ms.is_empty() {
+        return None;
+    }
+    let mut v = ms.to_vec();
+    v.sort_unstable();
+    let rank = |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+    Some((rank(0.5), rank(0.95)))
+}
+
+/// A stored line back (lines that do not parse, from a later version, are skipped).
+pub fn parse_lines(raw: &[String]) -> Vec<Line> {
+    raw.iter()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use horst_sessions::{Event, GameInfo, NewSession, Op, Timings};
+    use serde_json::json;
+
+    const T0: u64 = 1_791_399_600_000;
+
+    /// Applies `ev` at `at` and returns the lines of that write.
+    fn write(s: &mut Session, ev: Event, at: u64) -> Vec<Line> {
+        let before = s.clone();
+        s.apply(ev, at).unwrap();
+        lines_of_write(Some(&before), s, at)
+    }
+
+    fn ops(v: Value) -> Event {
+        Event::PublishOps {
+            ops: Op::parse_batch(&json!({ "ops": v })).unwrap(),
+        }
+    }
+
+    #[test]
+    fn a_game_leaves_its_public_story_and_nothing_private() {
+        let (mut s, _) = Session::create(
+            NewSession {
+                session_id: "ses_beef00000001".into(),
+                config: json!({"minPlayers": 2, "maxPlayers": 2, "turnBased": true,
+                    "sdkVersion": "2.0.0", "turnTimeout": 10}),
+                host_identity: "agent:agt_house".into(),
+                host_kind: HostKind::House,
+                game: GameInfo {
+                    game_id: Some("duel".into()),
+                    ..GameInfo::default()
+                },
+                timings: Timings::default(),
+            },
+            T0,
+        )
+        .unwrap();
+        let mut all = lines_of_write(None, &s, T0);
+        assert!(
+            matches!(&all[0], Line::Start { game_id: Some(g), host: HostKind::House, .. } if g == "duel")
+        );
+        for (i, who) in ["agent:agt_a", "user:bo"].iter().enumerate() {
+            all.extend(write(
+                &mut s,
+                Event::Join {
+                    player_id: horst_sessions::format_player_id(i as u32 + 1),
+                    identity: who.to_string(),
+                    as_name: Some(format!("P{i}")),
+                },
+                T0 + 1,
+            ));
+        }
+        let (a, b) = (
+            s.players()[0].player_id.clone(),
+            s.players()[1].player_id.clone(),
+        );
+        let players = all.iter().find_map(|l| match l {
+            Line::Players { players, .. } => Some(players.clone()),
+            _ => None,
+        });
+        let players = players.expect("the start names the seats");
+        assert_eq!(players[0].agent.as_deref(), Some("agt_a"));
+        assert_eq!(players[1].agent, None, "a person's seat names no agent");
+        // A host poll changes nothing observable: no lines.
+        let poll = Event::HostPoll {
+            after: Some(0),
+            wait_ms: 0,
+        };
+        assert!(write(&mut s, poll, T0 + 5).is_empty());
+        all.extend(write(
+            &mut s,
+            ops(json!([{"op": "state", "state": {"n": 0}},
+                {"op": "legal_actions", "playerId": a, "actions": ["up"]}])),
+            T0 + 100,
+        ));
+        let turn = s.turn();
+        all.extend(write(
+            &mut s,
+            Event::Action {
+                player_id: a.clone(),
+                action: json!("up"),
+                turn: Some(turn),
+                action_id: "a_1".into(),
+            },
+            T0 + 1_100,
+        ));
+        s.apply(
+            Event::HostPoll {
+                after: Some(0),
+                wait_ms: 0,
+            },
+            T0 + 1_150,
+        )
+        .unwrap();
+        all.extend(write(
+            &mut s,
+            ops(json!([{"op": "reject", "playerId": a, "reason": "secret why"}])),
+            T0 + 1_200,
+        ));
+        all.extend(write(
+            &mut s,
+            Event::Action {
+                player_id: a.clone(),
+                action: json!("up"),
+                turn: Some(turn),
+                action_id: "a_2".into(),
+            },
+            T0 + 1_300,
+        ));
+        s.apply(
+            Event::HostPoll {
+                after: Some(0),
+                wait_ms: 0,
+            },
+            T0 + 1_350,
+        )
+        .unwrap();
+        all.extend(write(
+            &mut s,
+            ops(json!([{"op": "state", "state": {"n": 1}},
+                {"op": "legal_actions", "playerId": b, "actions": ["down"]}])),
+            T0 + 1_400,
+        ));
+        all.extend(write(
+            &mut s,
+            ops(json!([{"op": "end", "result": {"winner": a}}])),
+            T0 + 2_000,
+        ));
+        let kinds: Vec<&str> = all
+            .iter()
+            .map(|l| match l {
+                Line::Start { .. } => "start",
+                Line::Players { .. } => "players",
+                Line::Turn { .. } => "turn",
+                Line::State { .. } => "state",
+                Line::Action { .. } => "action",
+                Line::Rejected { .. } => "rejected",
+                Line::Strike { .. } => "strike",
+                Line::End { .. } => "end",
+                Line::Next { .. } => "next",
+                Line::Truncated { .. } => "truncated",
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            ["start", "players", "turn", "state", "rejected", "action", "turn", "state", "end"],
+            "{all:#?}"
+        );
+        let public = assemble(all.clone(), None);
+        let text = serde_json::to_string(&public).unwrap();
+        assert!(!text.contains("secret why"), "{text}");
+        let own = assemble(all, Some(&a));
+        assert!(serde_json::to_string(&own).unwrap().contains("secret why"));
+        let think = own.iter().find_map(|l| match l {
+            Line::Action { think_ms, .. } => *think_ms,
+            _ => None,
+        });
+        // The turn opened at +100 (its `turn` line), the accepted action came at +1300.
+        assert_eq!(think, Some(1_200));
+        assert_eq!(think_times(&own)["agt_a"], vec![1_200]);
+        assert!(!think_times(&own).contains_key("bo"));
+        // Lines survive their stored form.
+        let stored: Vec<String> = own
+            .iter()
+            .map(|l| serde_json::to_string(l).unwrap())
+            .collect();
+        assert_eq!(parse_lines(&stored), own);
+        assert!(
+            stored[0].starts_with("{\"kind\":\"start\""),
+            "{}",
+            stored[0]
+        );
+    }
+
+    #[test]
+    fn a_huge_state_is_recorded_by_its_size() {
+        let (mut s, _) = Session::create(
+            NewSession {
+                session_id: "ses_beef00000002".into(),
+                config: json!({"minPlayers": 1, "sdkVersion": "2.0.0"}),
+                host_identity: "h".into(),
+                host_kind: HostKind::Agent,
+                game: GameInfo::default(),
+                timings: Timings::default(),
+            },
+            T0,
+        )
+        .unwrap();
+        let big = "x".repeat(MAX_STATE_BYTES + 1);
+        let lines = write(&mut s, ops(json!([{"op": "state", "state": big}])), T0 + 1);
+        assert!(matches!(
+            &lines[..],
+            [Line::State { state: Value::Null, omitted_bytes: Some(n), .. }] if *n > MAX_STATE_BYTES
+        ));
+    }
+
+    #[test]
+    fn median_and_p95_by_nearest_rank() {
+        assert_eq!(median_p95(&[]), None);
+        assert_eq!(median_p95(&[7]), Some((7, 7)));
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(median_p95(&v), Some((50, 95)));
+        assert_eq!(median_p95(&[3, 1, 2]), Some((2, 3)));
+    }
+}

@@ -1,0 +1,461 @@
+//! RCADIA as an arena (issue 33), over HTTP against real horst API processes and Redis: a
+//! series on a house table of a test game whose results the test controls (one agent always
+//! wins) separates the two agents' ratings; a replay holds the games' public story; an API
+//! process killed in the middle of a rating update leaves the game rated exactly once; and
+//! seekers at once share one table.
+
+use std::time::{Duration, Instant};
+
+use horst_sessions::wire::{AgentSnapshot, CreatedResponse, PendingActionsResponse, SystemEvent};
+use serde_json::{json, Value};
+
+use crate::harness::{spawn_app_beside, HorstProcess, TestApp};
+use crate::rcadia_common::{app_with, entries, max_seq, two_player, Client, AGENT, BRIDGE};
+
+const LONG: Duration = Duration::from_secs(60);
+const GAME: &str = "duel";
+
+/// The house (a `--house` host token) and named agents on `app`.
+async fn house_and_agents(app: &TestApp, names: &[&str]) -> (Client, Vec<Client>) {
+    let mk = |token: String| Client {
+        base: format!("http://{}", app.addr),
+        token,
+        http: reqwest::Client::new(),
+    };
+    let (house, _) = app
+        .auth
+        .create_token_as(&["host".into()], Some("House"), true)
+        .await
+        .unwrap();
+    let mut agents = Vec::new();
+    for n in names {
+        let (t, _) = app
+            .auth
+            .create_token(&["play".into()], Some(n))
+            .await
+            .unwrap();
+        agents.push(mk(t));
+    }
+    (mk(house), agents)
+}
+
+/// A table of the test game, hosted by `host`.
+async fn open_duel(host: &Client) -> String {
+    let (st, v) = host
+        .post(
+            BRIDGE,
+            json!({ "config": two_player(json!({})), "gameId": GAME, "gameTitle": "Duel" }),
+        )
+        .await;
+    assert_eq!(st, 201, "{v}");
+    serde_json::from_value::<CreatedResponse>(v)
+        .unwrap()
+        .session_id
+}
+
+/// Drains the host queue up to `game_start`; the last seq seen.
+async fn until_game_start(host: &Client, id: &str) -> u64 {
+    let mut after = 0;
+    for _ in 0..20 {
+        let p: PendingActionsResponse =
+            serde_json::from_value(host.pending(id, after, 5.0).await).unwrap();
+        for e in &p.actions {
+            after = after.max(e.seq);
+            if e.event == Some(SystemEvent::GameStart) {
+                return after;
+            }
+        }
+    }
+    panic!("no game_start for {id}");
+}
+
+/// One game of the test game: `seated` join in order, `mover` (a seat index) plays "win"
+/// after thinking `think`, and the house ends it with `winner` (a seat index) winning.
+async fn play_duel(
+    host: &Client,
+    seated: [&Client; 2],
+    mover: usize,
+    winner: usize,
+    think: Duration,
+) -> String {
+    let id = open_duel(host).await;
+    let mut pids = Vec::new();
+    for a in seated {
+        let snap: AgentSnapshot = serde_json::from_value(a.join(&id).await).unwrap();
+        pids.push(snap.player_id);
+    }
+    let after = until_game_start(host, &id).await;
+    host.ops(
+        &id,
+        json!([{ "op": "state", "state": { "board": "start" } },
+               { "op": "legal_actions", "playerId": pids[mover], "actions": ["win"] }]),
+    )
+    .await;
+    let s = seated[mover].state(&id, 5.0).await;
+    assert_eq!(s["yourTurn"], true, "{s}");
+    tokio::time::sleep(think).await;
+    let (st, v) = seated[mover]
+        .act(&id, json!("win"), s["turn"].as_u64().unwrap())
+        .await;
+    assert_eq!(st, 200, "{v}");
+    let p = host.pending(&id, after, 5.0).await;
+    assert!(
+        entries(&p).iter().any(|e| e["playerId"] == pids[mover]),
+        "{p}"
+    );
+    let _ = max_seq(&p, after);
+    host.ops(
+        &id,
+        json!([{ "op": "state", "state": { "board": "won" } },
+               { "op": "end", "result": { "winner": pids[winner] } }]),
+    )
+    .await;
+    id
+}
+
+/// Polls `check` on the leaderboard JSON until it holds.
+async fn leaderboard_until(c: &Client, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + LONG;
+    loop {
+        let (st, v) = c.get(&format!("/api/v1/leaderboard/{GAME}")).await;
+        assert_eq!(st, 200, "{v}");
+        if check(&v) {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "never {what}: {v}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn standing<'a>(board: &'a Value, name: &str) -> &'a Value {
+    board["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not on {board}"))
+}
+
+/// The replay of `id` as lines.
+async fn replay(c: &Client, id: &str) -> (u16, Vec<Value>, String) {
+    let r = c
+        .http
+        .get(format!("{}{AGENT}/{id}/replay", c.base))
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let ctype = r
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    let body = r.text().await.unwrap();
+    let lines = if status == 200 {
+        body.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    (status, lines, ctype)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_series_where_one_agent_always_wins_separates_the_ratings() {
+    let app = app_with(|_| {}).await;
+    let (house, agents) = house_and_agents(&app, &["Winner", "Loser"]).await;
+    let (w, l) = (&agents[0], &agents[1]);
+    let anon = Client {
+        token: String::new(),
+        ..w.clone()
+    };
+    // Still running: no replay yet (409), and an unknown id is 404.
+    let running = open_duel(&house).await;
+    let (st, _, _) = replay(&anon, &running).await;
+    assert_eq!(st, 409);
+    let (st, _, _) = replay(&anon, "ses_0000deadbeef").await;
+    assert_eq!(st, 404);
+
+    let mut ids = Vec::new();
+    for g in 0..6 {
+        // Seats alternate; the winner always moves and always wins.
+        let (seated, me) = if g % 2 == 0 { ([w, l], 0) } else { ([l, w], 1) };
+        ids.push(play_duel(&house, seated, me, me, Duration::from_millis(150)).await);
+    }
+    let board = leaderboard_until(&anon, "six games rated for both", |v| {
+        v["standings"]
+            .as_array()
+            .is_some_and(|s| s.len() == 2 && s.iter().all(|a| a["games"] == 6))
+    })
+    .await;
+    let (sw, sl) = (standing(&board, "Winner"), standing(&board, "Loser"));
+    assert_eq!(board["system"], "glicko2");
+    assert_eq!(
+        (sw["rank"].as_u64(), sl["rank"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(
+        (sw["wins"].as_u64(), sl["losses"].as_u64()),
+        (Some(6), Some(6))
+    );
+    let (rw, rl) = (
+        sw["rating"].as_f64().unwrap(),
+        sl["rating"].as_f64().unwrap(),
+    );
+    assert!(rw > 1700.0 && rl < 1300.0, "the ratings separate: {board}");
+    assert!(sw["rd"].as_f64().unwrap() < 350.0, "{sw}");
+    // The winner's thinking time per move is measured (it waited 150 ms each time); the
+    // loser never moved.
+    let median = sw["thinkMedianMs"].as_u64().expect("a median");
+    assert!((150..10_000).contains(&median), "{sw}");
+    assert!(sl["thinkMedianMs"].is_null(), "{sl}");
+
+    // The agent's page data: six games, newest first, each with its replay.
+    let agent = sw["agent"].as_str().unwrap();
+    let (st, mine) = anon
+        .get(&format!("/api/v1/leaderboard/{GAME}/{agent}"))
+        .await;
+    assert_eq!(st, 200, "{mine}");
+    let history = mine["history"].as_array().unwrap();
+    assert_eq!(history.len(), 6, "{mine}");
+    assert_eq!(history[0]["sessionId"], ids[5].as_str());
+    assert!(history.iter().all(|h| h["score"] == 1.0));
+    let (st, games) = anon.get("/api/v1/leaderboard").await;
+    assert_eq!((st, games["games"].clone()), (200, json!([GAME])));
+
+    // A replay: the public story of the game, in order, JSON Lines.
+    let (st, lines, ctype) = replay(&anon, &ids[0]).await;
+    assert_eq!(st, 200);
+    assert!(ctype.starts_with("application/x-ndjson"), "{ctype}");
+    let kinds: Vec<&str> = lines.iter().map(|l| l["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"start"), "{kinds:?}");
+    for k in ["players", "turn", "state", "action", "end"] {
+        assert!(kinds.contains(&k), "{k} in {kinds:?}");
+    }
+    let start = &lines[0];
+    assert_eq!(
+        (start["gameId"].as_str(), start["host"].as_str()),
+        (Some(GAME), Some("house"))
+    );
+    let action = lines.iter().find(|l| l["kind"] == "action").unwrap();
+    assert_eq!(action["action"], "win");
+    assert!(
+        action["status"].is_null(),
+        "applied is the default: {action}"
+    );
+    assert!(action["thinkMs"].as_u64().unwrap() >= 150, "{action}");
+    let end = lines.iter().find(|l| l["kind"] == "end").unwrap();
+    assert_eq!(end["result"]["winner"], action["playerId"]);
+    let names: Vec<&str> = end["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Winner", "Loser"]);
+    let states: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["kind"] == "state")
+        .map(|l| &l["state"])
+        .collect();
+    assert_eq!(
+        states,
+        [&json!({"board": "start"}), &json!({"board": "won"})]
+    );
+
+    // A table hosted by someone other than the house is not rated.
+    let (other, _) = crate::rcadia_common::cast(&app, 0).await;
+    play_duel(&other, [w, l], 0, 0, Duration::ZERO).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let board = leaderboard_until(&anon, "unchanged", |_| true).await;
+    assert_eq!(standing(&board, "Winner")["games"], 6, "{board}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_process_killed_mid_rating_update_leaves_the_game_rated_once() {
+    let redis = horst_testkit::RedisServer::start();
+    let url = redis.url();
+    let data = tempfile::tempdir().unwrap();
+    let d = data.path().to_str().unwrap();
+    let args = [
+        "api",
+        "--redis",
+        url.as_str(),
+        "--listen",
+        "127.0.0.1:0",
+        "--data",
+        d,
+    ];
+    // Process one pauses 20 s between reading a game's ratings and writing them: it is
+    // killed in that pause.
+    let mut one = HorstProcess::spawn(
+        &args,
+        &[("HORST_SESSIONS_RATING_PAUSE_MS", "20000")],
+        data.path(),
+    );
+    let addr1 = one.wait_listening();
+    let store = horst_store::Store::connect(&url, "horst:").await.unwrap();
+    let auth = horst_identity::auth::Auth::new(store.clone(), &data.path().join("jwt.key"))
+        .await
+        .unwrap();
+    let mk = |token: String| Client {
+        base: format!("http://{addr1}"),
+        token,
+        http: reqwest::Client::new(),
+    };
+    let house = mk(auth
+        .create_token_as(&["host".into()], Some("House"), true)
+        .await
+        .unwrap()
+        .0);
+    let a = mk(auth
+        .create_token(&["play".into()], Some("Ada"))
+        .await
+        .unwrap()
+        .0);
+    let b = mk(auth
+        .create_token(&["play".into()], Some("Bo"))
+        .await
+        .unwrap()
+        .0);
+    let id = play_duel(&house, [&a, &b], 0, 0, Duration::ZERO).await;
+
+    // Wait until process one has claimed the game (its lease moved the score ahead).
+    let pending = store.key("ratings:pending");
+    let deadline = Instant::now() + LONG;
+    loop {
+        let mut conn = store.conn();
+        let (score, (secs, micros)): (Option<f64>, (u64, u64)) = redis::pipe()
+            .cmd("ZSCORE")
+            .arg(&pending)
+            .arg(&id)
+            .cmd("TIME")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let now = (secs * 1000 + micros / 1000) as f64;
+        if score.is_some_and(|s| s > now + 1000.0) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "process one never claimed {id}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    one.signal(libc::SIGKILL);
+    one.wait_exit(Duration::from_secs(10)).expect("killed");
+    let anon = Client {
+        token: String::new(),
+        ..a.clone()
+    };
+    let mut conn = store.conn();
+    let marker: bool = redis::cmd("EXISTS")
+        .arg(store.key(&format!("rated:{id}")))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(!marker, "killed before it wrote");
+
+    // Process two rates it once the lease runs out.
+    let mut two = HorstProcess::spawn(&args, &[], data.path());
+    let addr2 = two.wait_listening();
+    let anon = Client {
+        base: format!("http://{addr2}"),
+        ..anon
+    };
+    let board = leaderboard_until(&anon, "the game rated by process two", |v| {
+        v["standings"].as_array().is_some_and(|s| s.len() == 2)
+    })
+    .await;
+    // And never again (its rater keeps running meanwhile).
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let again = leaderboard_until(&anon, "still rated", |_| true).await;
+    assert_eq!(board, again);
+    for s in again["standings"].as_array().unwrap() {
+        assert_eq!(s["games"], 1, "rated exactly once: {again}");
+        let (_, mine) = anon
+            .get(&format!(
+                "/api/v1/leaderboard/{GAME}/{}",
+                s["agent"].as_str().unwrap()
+            ))
+            .await;
+        assert_eq!(mine["history"].as_array().unwrap().len(), 1, "{mine}");
+    }
+    assert_eq!(standing(&again, "Ada")["wins"], 1);
+    let left: u64 = redis::cmd("ZCARD")
+        .arg(&pending)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(left, 0, "nothing left to rate");
+    drop(two);
+}
+
+/// Seeks `game` as `c`; the session it was seated at.
+async fn seek(c: &Client, body: Value) -> (u16, Value) {
+    c.post(&format!("{AGENT}/seek"), body).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seekers_at_once_fill_tables_and_never_leave_two_half_empty() {
+    let app = app_with(|c| c.sessions.lobby_fill_ms = 60_000).await;
+    let other = spawn_app_beside(&app, |c| c.sessions.lobby_fill_ms = 60_000).await;
+    let names: Vec<String> = (0..6).map(|i| format!("Seeker{i}")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (house, agents) = house_and_agents(&app, &refs).await;
+
+    // No table yet: two seekers at once wait; the house opens one; both get it.
+    let mut waiting = tokio::task::JoinSet::new();
+    for (i, a) in agents[..2].iter().enumerate() {
+        let a = if i == 0 { a.clone() } else { a.on(&other) };
+        waiting.spawn(async move { seek(&a, json!({ "game": GAME, "wait": 20 })).await });
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let first = open_duel(&house).await;
+    let second = open_duel(&house).await;
+    let mut got = Vec::new();
+    while let Some(r) = waiting.join_next().await {
+        let (st, v) = r.unwrap();
+        assert_eq!(st, 200, "{v}");
+        got.push(v["sessionId"].as_str().unwrap().to_string());
+    }
+    assert_eq!(got, [first.clone(), first.clone()], "one table for both");
+
+    // Three more open tables (four in all, one of them `second`), four seekers at once
+    // through two processes: two full tables, the others untouched.
+    let mut tables = vec![second];
+    for _ in 0..2 {
+        tables.push(open_duel(&house).await);
+    }
+    let mut at_once = tokio::task::JoinSet::new();
+    for (i, a) in agents[2..].iter().enumerate() {
+        let a = if i % 2 == 0 { a.clone() } else { a.on(&other) };
+        at_once.spawn(async move { seek(&a, json!({ "game": GAME })).await });
+    }
+    let mut seated = std::collections::BTreeMap::<String, usize>::new();
+    while let Some(r) = at_once.join_next().await {
+        let (st, v) = r.unwrap();
+        assert_eq!(st, 200, "{v}");
+        *seated
+            .entry(v["sessionId"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    assert_eq!(seated.len(), 2, "two tables, not more: {seated:?}");
+    assert!(seated.values().all(|n| *n == 2), "both full: {seated:?}");
+    let anon = Client {
+        token: String::new(),
+        ..house.clone()
+    };
+    for t in &tables {
+        let (_, v) = anon.get(&format!("{AGENT}/{t}/public")).await;
+        let n = v["players"].as_array().unwrap().len();
+        assert!(n == 0 || n == 2, "no half-empty table: {t} has {n}");
+    }
+    // Seeking again while seated answers the same table; a game nobody hosts: 503 no_table.
+    let (st, v) = seek(&agents[2], json!({ "game": GAME })).await;
+    assert_eq!(st, 200, "{v}");
+    assert!(seated.contains_key(v["sessionId"].as_str().unwrap()));
+    let (st, v) = seek(&agents[0], json!({ "game": "nothing", "wait": 0.2 })).await;
+    assert_eq!((st, v["code"].as_str()), (503, Some("no_table")), "{v}");
+    let (st, v) = seek(&agents[0], json!({ "game": "a b" })).await;
+    assert_eq!(st, 400, "{v}");
+}

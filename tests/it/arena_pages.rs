@@ -1,0 +1,297 @@
+//! Replays and the leaderboard end to end (issue 33, issue 31 item 3): a chess series and a
+//! rock-paper-scissors match played by two `horst play --seek` agents at house tables (the
+//! house host in headless Chromium), their replays downloaded and played back on the watch
+//! page (scrubber, ←/→, the list of moves, the link to the next round), and the leaderboard
+//! and agent pages. Screenshots at 1280x800 and 390x844 go to `target/screenshots/arena/`.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::browser::{launch, Tab};
+use crate::house_e2e::House;
+use crate::play_cli::{events, exit_code, of_kind, play, play_token, stdout_line};
+use crate::rcadia_common::{Client, AGENT};
+
+const LONG: Duration = Duration::from_secs(60);
+const SHOTS: &str = "arena";
+const SIZES: [(u32, u32); 2] = [(1280, 800), (390, 844)];
+
+async fn replay_lines(c: &Client, id: &str) -> Vec<Value> {
+    let r = c
+        .http
+        .get(format!("{}{AGENT}/{id}/replay", c.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200, "replay of {id}");
+    r.text()
+        .await
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn of<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["kind"] == kind).collect()
+}
+
+/// The pieces on the spectator's board, square by square.
+async fn board_text(tab: &Tab) -> Value {
+    tab.eval("[...document.querySelectorAll('#board .sq')].map(e => e.getAttribute('aria-label')).join('|')")
+        .await
+}
+
+async fn fits_the_width(tab: &Tab, what: &str) {
+    let v = tab
+        .eval("document.documentElement.scrollWidth <= window.innerWidth + 1")
+        .await;
+    assert_eq!(v, json!(true), "{what} is wider than the screen");
+}
+
+/// Two `horst play --seek` agents play `rounds` of `game`; their joined and result events.
+async fn series(house: &House, game: &str, rounds: &str, extra: &[&str]) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let ta = play_token(&house.app, "Ada", &["play"]).await;
+    let tb = play_token(&house.app, "Bo", &["play"]).await;
+    let common = [
+        "--game",
+        game,
+        "--seek",
+        "--wait-for-table",
+        "60",
+        "--rounds",
+        rounds,
+    ];
+    let mut a = play(
+        &house.app,
+        &ta,
+        true,
+        &[&common[..], extra, &["--seed", "1"]].concat(),
+        dir.path(),
+    );
+    stdout_line(&mut a, "\"joined\"", LONG).await;
+    let mut b = play(
+        &house.app,
+        &tb,
+        true,
+        &[&common[..], extra, &["--seed", "2"]].concat(),
+        dir.path(),
+    );
+    for p in [&mut a, &mut b] {
+        assert_eq!(
+            exit_code(p, Duration::from_secs(240)).await,
+            0,
+            "{}",
+            p.stderr()
+        );
+    }
+    let (ea, eb) = (events(&a), events(&b));
+    assert_eq!(
+        of_kind(&ea, "joined")[0]["sessionId"],
+        of_kind(&eb, "joined")[0]["sessionId"],
+        "seek put both at one table"
+    );
+    ea
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn series_replays_play_back_in_the_browser_and_rate_the_agents() {
+    let house = House::start(&["chess", "rps"], "maxPlies=12", |_| {}).await;
+    let anon = Client {
+        base: format!("http://{}", house.app.addr),
+        token: String::new(),
+        http: reqwest::Client::new(),
+    };
+    // Chess: two rounds; rock-paper-scissors: one match.
+    let chess = series(&house, "chess", "2", &["--policy", "random"]).await;
+    let results = of_kind(&chess, "result");
+    assert_eq!(results.len(), 2);
+    let round1 = results[0]["sessionId"].as_str().unwrap().to_string();
+    let round2 = results[1]["sessionId"].as_str().unwrap().to_string();
+    let rps = series(&house, "rps", "1", &[]).await;
+    let rps_id = of_kind(&rps, "result")[0]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // The chess replays: the whole public story, linked round to round.
+    let lines = replay_lines(&anon, &round1).await;
+    assert_eq!(lines[0]["kind"], "start");
+    assert_eq!(lines[0]["gameId"], "chess");
+    let moves = of(&lines, "action");
+    let states = of(&lines, "state");
+    assert!(moves.len() >= 2, "moves: {lines:?}");
+    assert!(states.len() > moves.len() / 2, "states: {}", states.len());
+    assert!(moves.iter().all(|m| m["thinkMs"].is_u64()), "{moves:?}");
+    assert_eq!(of(&lines, "next")[0]["nextSessionId"], round2.as_str());
+    let end = of(&lines, "end")[0];
+    let winner = &end["result"]["winner"];
+    let second = replay_lines(&anon, &round2).await;
+    assert_eq!(second[0]["previousSessionId"], round1.as_str());
+    let rps_lines = replay_lines(&anon, &rps_id).await;
+    assert!(!of(&rps_lines, "action").is_empty() && !of(&rps_lines, "end").is_empty());
+
+    // Both series were at house tables between two agents: rated.
+    let deadline = tokio::time::Instant::now() + LONG;
+    let board = loop {
+        let (_, v) = anon.get("/api/v1/leaderboard/chess").await;
+        if v["standings"]
+            .as_array()
+            .is_some_and(|s| s.len() == 2 && s.iter().all(|a| a["games"] == 2))
+        {
+            break v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "chess never rated: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let (_, rps_board) = anon.get("/api/v1/leaderboard/rps").await;
+    assert_eq!(
+        rps_board["standings"].as_array().unwrap().len(),
+        2,
+        "{rps_board}"
+    );
+
+    let base = format!("http://{}", house.app.addr);
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &format!("{base}/watch/{round1}")).await;
+    // The finished game stays at its URL, plays back from the last position.
+    tab.wait_for(
+        "document.body.dataset.replay === '1' && document.querySelectorAll('#board .sq').length === 64",
+        "the chess replay",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("location.pathname").await,
+        json!(format!("/watch/{round1}")),
+        "no jump to the next round"
+    );
+    let frames = tab
+        .eval("document.querySelectorAll('#r-frames li').length")
+        .await;
+    assert_eq!(frames, json!(states.len()), "one frame per published state");
+    let last = states.len() as u64 - 1;
+    assert_eq!(
+        tab.eval("document.body.dataset.frame").await,
+        json!(last.to_string())
+    );
+    let result = tab
+        .eval("document.getElementById('f-result').textContent")
+        .await;
+    if winner.is_null() {
+        assert!(result.as_str().unwrap().contains("No winner"), "{result}");
+    } else {
+        assert!(result.as_str().unwrap().contains("won"), "{result}");
+    }
+    tab.wait_for(
+        &format!("document.querySelector('#next-round') && document.querySelector('#next-round').getAttribute('href') === '/watch/{round2}'"),
+        "the link to round 2",
+        LONG,
+    )
+    .await;
+    let final_board = board_text(&tab).await;
+    // ← steps back one move: the board changes.
+    tab.eval("document.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowLeft'}))")
+        .await;
+    assert_eq!(
+        tab.eval("document.body.dataset.frame").await,
+        json!((last - 1).to_string())
+    );
+    assert_ne!(
+        board_text(&tab).await,
+        final_board,
+        "a move back shows another position"
+    );
+    // The first entry of the list is the opening position: 32 pieces.
+    tab.eval("document.querySelector('#r-frames li button').click()")
+        .await;
+    assert_eq!(tab.eval("document.body.dataset.frame").await, json!("0"));
+    let pieces = tab
+        .eval(
+            "[...document.querySelectorAll('#board .sq')].filter(e => e.getAttribute('aria-label').includes(',')).length",
+        )
+        .await;
+    let labels = board_text(&tab).await;
+    assert_eq!(
+        pieces,
+        json!(32),
+        "the start position: {labels}\nfirst state: {}",
+        states[0]
+    );
+    tab.eval("document.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowRight'}))")
+        .await;
+    assert_eq!(tab.eval("document.body.dataset.frame").await, json!("1"));
+    let where_ = tab
+        .eval("document.getElementById('r-where').textContent")
+        .await;
+    assert!(
+        where_.as_str().unwrap().contains("played"),
+        "the frame names its move: {where_}"
+    );
+    assert_eq!(
+        tab.eval("document.getElementById('r-download').getAttribute('href')")
+            .await,
+        json!(format!("{AGENT}/{round1}/replay"))
+    );
+    for (w, h) in SIZES {
+        tab.viewport(w, h).await;
+        fits_the_width(&tab, "the chess replay").await;
+        tab.screenshot(SHOTS, &format!("replay-chess-{w}x{h}"))
+            .await;
+    }
+
+    // Rock-paper-scissors plays back with its own view: the score and the throws.
+    tab.goto(&format!("{base}/watch/{rps_id}")).await;
+    tab.wait_for(
+        "document.body.dataset.replay === '1' && document.querySelector('#stage .score')",
+        "the rps replay",
+        LONG,
+    )
+    .await;
+    let text = tab.eval("document.body.innerText").await;
+    assert!(text.as_str().unwrap().contains("Ada"), "{text}");
+    for (w, h) in SIZES {
+        tab.viewport(w, h).await;
+        fits_the_width(&tab, "the rps replay").await;
+        tab.screenshot(SHOTS, &format!("replay-rps-{w}x{h}")).await;
+    }
+
+    // The leaderboard and an agent's page, with links to the replays.
+    tab.goto(&format!("{base}/leaderboard/chess")).await;
+    tab.wait_for(
+        "document.body.dataset.ready === '1'",
+        "the leaderboard",
+        LONG,
+    )
+    .await;
+    let text = tab.eval("document.body.innerText").await;
+    let text = text.as_str().unwrap();
+    for needle in ["Ada", "Bo", "rated agent", "ms /"] {
+        assert!(text.contains(needle), "{needle} in {text}");
+    }
+    for (w, h) in SIZES {
+        tab.viewport(w, h).await;
+        fits_the_width(&tab, "the leaderboard").await;
+        tab.screenshot(SHOTS, &format!("leaderboard-{w}x{h}")).await;
+    }
+    let agent = board["standings"][0]["agent"].as_str().unwrap();
+    tab.goto(&format!("{base}/leaderboard/chess/{agent}")).await;
+    tab.wait_for(
+        "document.body.dataset.ready === '1' && document.querySelectorAll('a[href^=\"/watch/\"]').length === 2",
+        "the agent's two games",
+        LONG,
+    )
+    .await;
+    for (w, h) in SIZES {
+        tab.viewport(w, h).await;
+        fits_the_width(&tab, "the agent page").await;
+        tab.screenshot(SHOTS, &format!("agent-{w}x{h}")).await;
+    }
+    tab.close().await;
+    house.stop().await;
+}

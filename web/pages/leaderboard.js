@@ -1,0 +1,138 @@
+// The leaderboard pages: /leaderboard/ (the games with ratings), /leaderboard/<game> (its
+// standings, with each agent's thinking time per move) and /leaderboard/<game>/<agent>
+// (its rating history, each game linking to its replay). Read from /api/v1/leaderboard.
+// Everything from the server goes in with textContent; names sit in <bdi>.
+
+const $ = (id) => document.getElementById(id);
+const parts = location.pathname.split("/").filter(Boolean).slice(1).map(decodeURIComponent);
+const [game, agent] = parts;
+
+function el(tag, text, className) {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null) e.textContent = text;
+  if (className) e.className = className;
+  return e;
+}
+
+function link(href, text) {
+  const a = el("a", text);
+  a.href = href;
+  return a;
+}
+
+function nameOf(name, id) {
+  const b = el("bdi", name || id);
+  return b;
+}
+
+/** "1523?" for a provisional rating, "1523 ± 64" otherwise. */
+export function ratingText(s) {
+  const r = Math.round(s.rating);
+  return s.provisional ? `${r}?` : `${r} ± ${Math.round(s.rd)}`;
+}
+
+function ms(v) {
+  if (v === null || v === undefined) return "-";
+  return v < 1000 ? `${v} ms` : `${(v / 1000).toFixed(1)} s`;
+}
+
+function table(headers, rows) {
+  const t = el("table", undefined, "tables");
+  const head = el("thead");
+  const hr = el("tr");
+  for (const h of headers) {
+    const th = el("th", h);
+    th.scope = "col";
+    hr.append(th);
+  }
+  head.append(hr);
+  const body = el("tbody");
+  for (const cells of rows) {
+    const tr = el("tr");
+    cells.forEach((c, i) => {
+      const td = el("td");
+      if (headers[i]) td.dataset.label = headers[i];
+      if (c instanceof Node) td.append(c); else td.textContent = c;
+      tr.append(td);
+    });
+    body.append(tr);
+  }
+  t.append(head, body);
+  return t;
+}
+
+async function get(url) {
+  const r = await fetch(url, { headers: { Accept: "application/json" } });
+  const body = await r.json().catch(() => null);
+  if (!r.ok || !body) throw new Error(body && body.error ? body.error : `the server answered ${r.status}`);
+  return body;
+}
+
+async function showGames() {
+  const v = await get("/api/v1/leaderboard");
+  $("summary").textContent = v.games.length ? `${v.games.length} game(s) with ratings.` : "No rated games yet: ratings appear once agents finish games at the house's tables.";
+  const list = el("ul");
+  for (const g of v.games) {
+    const li = el("li");
+    li.append(link(`/leaderboard/${encodeURIComponent(g)}`, g));
+    list.append(li);
+  }
+  $("list").replaceChildren(list);
+}
+
+async function showGame() {
+  document.title = `${game} leaderboard · RCADIA`;
+  $("title").replaceChildren(el("bdi", game), document.createTextNode(" leaderboard"));
+  $("crumbs").replaceChildren(link("/leaderboard/", "All games"));
+  const v = await get(`/api/v1/leaderboard/${encodeURIComponent(game)}?limit=100`);
+  $("summary").textContent = v.standings.length ? `${v.standings.length} rated agent(s). Thinking time: median and 95th percentile per move.` : "No rated agents in this game yet.";
+  const rows = v.standings.map((s) => [
+    String(s.rank),
+    (() => { const a = link(`/leaderboard/${encodeURIComponent(game)}/${encodeURIComponent(s.agent)}`, ""); a.append(nameOf(s.name, s.agent)); return a; })(),
+    ratingText(s),
+    `${s.games} (${s.wins} W, ${s.draws} D, ${s.losses} L)`,
+    `${ms(s.thinkMedianMs)} / ${ms(s.thinkP95Ms)}`,
+  ]);
+  $("list").replaceChildren(rows.length ? table(["Rank", "Agent", "Rating", "Games", "Thinking (median / p95)"], rows) : el("p", "", "empty"));
+}
+
+async function showAgent() {
+  $("crumbs").replaceChildren(link("/leaderboard/", "All games"), document.createTextNode(" › "), link(`/leaderboard/${encodeURIComponent(game)}`, game));
+  const v = await get(`/api/v1/leaderboard/${encodeURIComponent(game)}/${encodeURIComponent(agent)}`);
+  const s = v.standing;
+  const name = s && s.name ? s.name : agent;
+  document.title = `${name} in ${game} · RCADIA`;
+  $("title").replaceChildren(nameOf(name, agent), document.createTextNode(` in ${game}`));
+  $("lead").textContent = `Agent ${agent}.`;
+  if (!s) {
+    $("summary").textContent = v.excluded ? "Excluded from this game's ratings by the operator." : "No rated games in this game yet.";
+    $("list").replaceChildren();
+    return;
+  }
+  $("summary").textContent = `${v.excluded ? "Excluded by the operator. " : `Rank ${s.rank || "-"}. `}Rating ${ratingText(s)}, ${s.games} game(s): ${s.wins} won, ${s.draws} drawn, ${s.losses} lost. Thinking per move: median ${ms(s.thinkMedianMs)}, p95 ${ms(s.thinkP95Ms)}.`;
+  const rows = v.history.map((h) => [
+    new Date(h.at).toLocaleString(),
+    (() => { const a = link(`/leaderboard/${encodeURIComponent(game)}/${encodeURIComponent(h.opponent)}`, ""); a.append(nameOf(h.opponentName, h.opponent)); return a; })(),
+    h.score === 1 ? "won" : h.score === 0 ? "lost" : "draw",
+    String(Math.round(h.rating)),
+    link(`/watch/${encodeURIComponent(h.sessionId)}`, "Replay"),
+  ]);
+  const box = el("div");
+  box.append(el("h2", "Recent games"), table(["When", "Opponent", "Result", "Rating after", ""], rows));
+  $("list").replaceChildren(box);
+}
+
+async function main() {
+  try {
+    if (agent) await showAgent();
+    else if (game) await showGame();
+    else await showGames();
+    $("error").textContent = "";
+  } catch (err) {
+    $("error").textContent = `Cannot load the leaderboard: ${err.message}`;
+    $("summary").textContent = "";
+  }
+  document.body.dataset.ready = "1";
+}
+
+main();
