@@ -20,6 +20,8 @@
     KEYS[12] queue:slots                live workers' slots: id -> 'general referee until_ms'
     KEYS[13] queue:ends:general         running jobs on general slots, by latest end (zset)
     KEYS[14] queue:ends:referee         running jobs on referee slots, likewise
+    KEYS[15] queue:owed:<lane>          accounts refused for want of room, by the time they
+                                        were told to come back (zset): their turn is kept
 
     ARGV[1] clock offset, ms           ARGV[11] per-account waiting cap
     ARGV[2] <day> the keys are for     ARGV[12] global waiting cap
@@ -41,6 +43,7 @@
     ARGV[25] waiting places only referee work may take
     ARGV[26] a slot's slack between two jobs, ms (claim, completion, the worker's margin)
     ARGV[27] '' or the id of the HTTP request that admits the job (X-Request-Id), for logs
+    ARGV[28] how long past its retry time an owed turn is kept, ms
 
   Output:
     {'new', job_id, fields}        queued (fields: the record, as HGETALL gives it)
@@ -85,13 +88,37 @@ local mine = tonumber(redis.call('GET', KEYS[2])) or 0
 if mine >= tonumber(ARGV[11]) then
   return {'busy', 'account', retry}
 end
+
+-- Owed turns. An account refused for want of room is told when to come back; until then
+-- (and a grace after) its turn is kept: it counts as one job ahead of every account that
+-- was not refused, or was told to come back later. Without this, an account whose job just
+-- ended calls again at once and takes the place before the refused ones return, and a few
+-- accounts keep the workers while the rest never get a turn. An account that does not come
+-- back stops holding a place once the grace has passed.
+local owed = KEYS[15]
+redis.call('ZREMRANGEBYSCORE', owed, '-inf', now - tonumber(ARGV[28]))
+local promised = redis.call('ZSCORE', owed, account)
+local owed_ahead
+if promised then
+  owed_ahead = redis.call('ZCOUNT', owed, '-inf', '(' .. promised)
+else
+  owed_ahead = redis.call('ZCARD', owed)
+end
+local function refuse(cap, retry_s, ahead)
+  redis.call('ZADD', owed, now + retry_s * 1000, account)
+  local keep = retry_s * 1000 + tonumber(ARGV[28])
+  if redis.call('PTTL', owed) < keep then redis.call('PEXPIRE', owed, keep) end
+  if ahead then return {'busy', cap, retry_s, ahead} end
+  return {'busy', cap, retry_s}
+end
+
 local lane = KEYS[3]
 local waiting = redis.call('ZCARD', lane) + redis.call('ZCARD', KEYS[10])
 if waiting >= tonumber(ARGV[12]) then
-  return {'busy', 'global', retry}
+  return refuse('global', retry)
 end
 if ARGV[24] == 'planner' and waiting >= tonumber(ARGV[12]) - tonumber(ARGV[25]) then
-  return {'busy', 'reserved', retry}
+  return refuse('reserved', retry)
 end
 
 -- The account's turn: one round after the lane's last claimed one, and after its own last
@@ -130,13 +157,13 @@ if cap > 0 then
   table.sort(free)
   while #free > cap do table.remove(free) end
   while #free < cap do table.insert(free, 1, now) end
-  local ahead = redis.call('ZCOUNT', lane, '-inf', '(' .. score)
+  local ahead = redis.call('ZCOUNT', lane, '-inf', '(' .. score) + owed_ahead
   for _ = 1, ahead do
     free[1] = free[1] + exec + slack
     table.sort(free)
   end
   local late = free[1] + exec + slack - (now + tonumber(ARGV[17]))
-  if late > 0 then return {'busy', 'late', math.max(1, math.ceil(late / 1000)), ahead} end
+  if late > 0 then return refuse('late', math.max(1, math.ceil(late / 1000)), ahead) end
 end
 
 local dk, bk = KEYS[4], KEYS[5]
@@ -166,6 +193,7 @@ if ARGV[22] ~= '' then redis.call('SET', KEYS[8], '1', 'EX', tonumber(ARGV[23]))
 redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', tonumber(ARGV[16]))
 redis.call('INCR', KEYS[2])
 redis.call('ZADD', lane, score, jid)
+redis.call('ZREM', owed, account)
 redis.call('HSET', tk, 'a:' .. account, round, 'seq', seq)
 redis.call('ZADD', KEYS[7], now, jid)
 redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - tonumber(ARGV[19]))

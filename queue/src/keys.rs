@@ -92,6 +92,12 @@ pub(crate) fn turns(store: &Store, lane: Lane) -> String {
     store.key_in(Group::Queue, &format!("queue:turns:{}", lane.as_str()))
 }
 
+/// `queue:owed:<lane>`: accounts refused for want of room, scored by the time they were
+/// told to come back; admission keeps their turn until then (admit.lua, "Owed turns").
+pub(crate) fn owed(store: &Store, lane: Lane) -> String {
+    store.key_in(Group::Queue, &format!("queue:owed:{}", lane.as_str()))
+}
+
 /// `queue:slots`: live workers' slots (`general referee until_ms` by worker id).
 pub(crate) fn slots(store: &Store) -> String {
     store.key_in(Group::Queue, "queue:slots")

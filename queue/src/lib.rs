@@ -240,6 +240,12 @@ pub struct Queue {
 /// How long an API process's presence (`callers:<id>`) lives without a refresh, and how
 /// often it is refreshed: a queued job of a process dead for this long is dropped.
 pub const CALLER_PRESENCE_TTL: Duration = Duration::from_secs(10);
+
+/// How long past the time it was told to come back an account refused for want of room keeps
+/// its turn (admit.lua, "Owed turns"): long enough for a caller that waits `retryAfterSeconds`
+/// and calls again over a slow network, short enough that one that never comes back does not
+/// hold a place for long.
+pub const OWED_TURN_GRACE: Duration = Duration::from_secs(10);
 const CALLER_PRESENCE_EVERY: Duration = Duration::from_secs(2);
 
 impl Queue {
@@ -499,6 +505,7 @@ impl Queue {
                 .key(keys::slots(&self.store))
                 .key(keys::ends(&self.store, Pool::General))
                 .key(keys::ends(&self.store, Pool::Referee))
+                .key(keys::owed(&self.store, lane))
                 .arg(&day)
                 .arg(&id)
                 .arg(&spec.account)
@@ -525,6 +532,7 @@ impl Queue {
                 .arg(s.queue.referee_places)
                 .arg(SLOT_SLACK.as_millis() as u64)
                 .arg(&request)
+                .arg(OWED_TURN_GRACE.as_millis() as u64)
                 .invoke_durably(&self.store)
                 .await?;
             match &reply {

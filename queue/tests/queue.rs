@@ -822,6 +822,64 @@ async fn a_job_that_could_not_start_in_time_is_refused_at_once_with_the_wait_tha
     s.new_job(spec(JobKind::Playtest, "e", 1, "k")).await;
 }
 
+/// Turns between accounts hold across refusals: an account refused for want of room keeps
+/// its turn until it comes back, so an account whose job just ended cannot call again at once
+/// and take the place first (with ten accounts flooding, only three ever got a playtest).
+#[tokio::test]
+async fn a_refused_account_keeps_its_turn_until_it_comes_back() {
+    let s = setup_with(|_| {}).await;
+    s.queue
+        .announce_slots("w", 1, 0, Duration::from_secs(600))
+        .await
+        .unwrap();
+    let a1 = s.new_job(spec(JobKind::Playtest, "a", 1, "k1")).await;
+    let claim = s.queue.claim("w/0").await.unwrap().unwrap();
+    s.new_job(spec(JobKind::Playtest, "b", 1, "k")).await;
+    // c would end at 63 s, after its 60 s wait: told to come back in 3 s.
+    match s.queue.admit(spec(JobKind::Playtest, "c", 1, "k")).await {
+        Err(QueueError::Busy {
+            retry_after_seconds,
+            ..
+        }) => assert_eq!(retry_after_seconds, 3),
+        r => panic!("{r:?}"),
+    }
+    // A second later a's job ends, b starts, and a calls again at once.
+    s.queue.set_clock_offset(Duration::from_secs(1), true);
+    assert!(s
+        .queue
+        .complete(&a1.id, claim.token, Ok(won(true)))
+        .await
+        .unwrap());
+    s.queue.claim("w/0").await.unwrap().unwrap();
+    // Alone, a would fit (b ends at 22 s, a at 43 s); but c's turn comes first.
+    match s.queue.admit(spec(JobKind::Playtest, "a", 1, "k2")).await {
+        Err(QueueError::Busy {
+            retry_after_seconds,
+            message,
+            ..
+        }) => {
+            assert!(message.contains("1 job(s) ahead"), "{message}");
+            assert_eq!(retry_after_seconds, 3, "{message}");
+        }
+        r => panic!("a took the place c was told to come back for: {r:?}"),
+    }
+    // c comes back when it was told to and gets the place.
+    s.queue.set_clock_offset(Duration::from_secs(3), true);
+    s.new_job(spec(JobKind::Playtest, "c", 1, "k")).await;
+    // a was told to come back at 4 s and does not. Within the grace its turn still counts:
+    // at 13 s d would start after b (ends 22 s), c and a, ending at 85 s > 73 s.
+    s.queue.set_clock_offset(Duration::from_secs(13), true);
+    match s.queue.admit(spec(JobKind::Playtest, "d", 1, "k")).await {
+        Err(QueueError::Busy { message, .. }) => {
+            assert!(message.contains("2 job(s) ahead"), "{message}")
+        }
+        r => panic!("{r:?}"),
+    }
+    // After the grace it holds no place: at 19 s d fits behind b and c (ends 64 s < 79 s).
+    s.queue.set_clock_offset(Duration::from_secs(19), true);
+    s.new_job(spec(JobKind::Playtest, "d", 1, "k")).await;
+}
+
 #[tokio::test]
 async fn an_operator_cancels_a_queued_job_released_or_a_running_one_charged() {
     let s = setup_with(|_| {}).await;
