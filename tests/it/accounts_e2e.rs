@@ -564,9 +564,12 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
 
     // At 1280 px the whole table fits: the Actions column is on the screen, and rolling back
     // names the revision that comes back (c was promoted after b).
-    tab.eval("location.reload()").await;
+    // Mark the old document: `reload()` returns before the navigation starts, and the old
+    // table would satisfy the wait below at once (seen under load: the row then vanished).
+    tab.eval("window.beforeReload = true; location.reload()")
+        .await;
     tab.wait_for(
-        "document.querySelectorAll('tr[data-revision] button[data-action=rollback]').length === 1",
+        "!window.beforeReload && document.querySelectorAll('tr[data-revision] button[data-action=rollback]').length === 1 && document.querySelector(\"tr[data-revision='rev-gipfel-c'] td.actions\") !== null",
         "the levels after a reload",
         LONG,
     )
