@@ -582,6 +582,12 @@ async fn the_house_works_from_a_fresh_clone() {
     );
     let addr = up.wait_listening();
     let backend = format!("http://{addr}");
+    // The warning goes to stderr before "listening" goes to stdout, but two reader threads
+    // take them in: give stderr's a moment (bounded) rather than read it at once.
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    while !up.stderr().contains("npm ci --prefix") && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let warned = up.stderr();
     assert!(
         warned.contains("chess.js") && warned.contains("npm ci --prefix"),
