@@ -95,17 +95,23 @@ end
 -- ended calls again at once and takes the place before the refused ones return, and a few
 -- accounts keep the workers while the rest never get a turn. An account that does not come
 -- back stops holding a place once the grace has passed.
+-- Only reads until the first write that may grow memory: Redis refuses a script at maxmemory
+-- only at that first write (one that frees memory before it would let the rest through).
 local owed = KEYS[15]
-redis.call('ZREMRANGEBYSCORE', owed, '-inf', now - tonumber(ARGV[28]))
-local promised = redis.call('ZSCORE', owed, account)
+local kept_since = now - tonumber(ARGV[28])
+local promised = tonumber(redis.call('ZSCORE', owed, account))
 local owed_ahead
-if promised then
-  owed_ahead = redis.call('ZCOUNT', owed, '-inf', '(' .. promised)
+if promised and promised >= kept_since then
+  owed_ahead = redis.call('ZCOUNT', owed, kept_since, '(' .. promised)
 else
-  owed_ahead = redis.call('ZCARD', owed)
+  owed_ahead = redis.call('ZCOUNT', owed, kept_since, '+inf')
+end
+local function forget_stale()
+  redis.call('ZREMRANGEBYSCORE', owed, '-inf', '(' .. kept_since)
 end
 local function refuse(cap, retry_s, ahead)
   redis.call('ZADD', owed, now + retry_s * 1000, account)
+  forget_stale()
   local keep = retry_s * 1000 + tonumber(ARGV[28])
   if redis.call('PTTL', owed) < keep then redis.call('PEXPIRE', owed, keep) end
   if ahead then return {'busy', cap, retry_s, ahead} end
@@ -194,6 +200,7 @@ redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', tonumber(ARGV[16]))
 redis.call('INCR', KEYS[2])
 redis.call('ZADD', lane, score, jid)
 redis.call('ZREM', owed, account)
+forget_stale()
 redis.call('HSET', tk, 'a:' .. account, round, 'seq', seq)
 redis.call('ZADD', KEYS[7], now, jid)
 redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - tonumber(ARGV[19]))
