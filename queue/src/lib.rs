@@ -1166,6 +1166,34 @@ impl Queue {
         Ok((ids.len() as u64, age))
     }
 
+    /// Waiting jobs and the age of the longest-waiting one, by kind (for the per-kind gauges;
+    /// the lanes hold at most `queue.waiting_global` jobs, so reading each record is cheap).
+    /// Every kind is listed, with 0 and `None` when none waits.
+    pub async fn kind_depths(&self) -> Result<Vec<(JobKind, u64, Option<u64>)>, QueueError> {
+        let mut by_kind: Vec<(JobKind, u64, Option<u64>)> =
+            JobKind::ALL.iter().map(|k| (*k, 0, None)).collect();
+        for lane in Lane::ALL {
+            for id in self.lane_ids(lane).await? {
+                let Some(r) = self.get(&id).await? else {
+                    continue;
+                };
+                if let Some(entry) = by_kind.iter_mut().find(|(k, _, _)| *k == r.kind) {
+                    entry.1 += 1;
+                    entry.2 = Some(
+                        entry
+                            .2
+                            .map_or(r.created_at_ms, |c: u64| c.min(r.created_at_ms)),
+                    );
+                }
+            }
+        }
+        let now = self.now_ms().await?;
+        for entry in &mut by_kind {
+            entry.2 = entry.2.map(|c| now.saturating_sub(c));
+        }
+        Ok(by_kind)
+    }
+
     /// Jobs running now (leases held), for metrics.
     pub async fn running_count(&self) -> Result<u64, QueueError> {
         let mut conn = self.store.conn();

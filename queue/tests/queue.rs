@@ -880,6 +880,34 @@ async fn a_refused_account_keeps_its_turn_until_it_comes_back() {
     s.new_job(spec(JobKind::Playtest, "d", 1, "k")).await;
 }
 
+/// The per-kind gauges' source: every kind listed, waiting jobs counted by kind, and the age
+/// of each kind's longest wait on the queue's clock.
+#[tokio::test]
+async fn waiting_jobs_are_counted_by_kind() {
+    let s = setup_with(|_| {}).await;
+    s.new_job(spec(JobKind::Playtest, "a", 1, "k")).await;
+    s.queue.set_clock_offset(Duration::from_secs(2), true);
+    s.new_job(spec(JobKind::Simulate, "b", 1, "k")).await;
+    s.new_job(spec(JobKind::Playtest, "c", 1, "k")).await;
+    s.queue.set_clock_offset(Duration::from_secs(5), true);
+    let kinds = s.queue.kind_depths().await.unwrap();
+    let of = |k: JobKind| {
+        kinds
+            .iter()
+            .find(|(kind, _, _)| *kind == k)
+            .copied()
+            .unwrap()
+    };
+    let (_, n, age) = of(JobKind::Playtest);
+    assert_eq!(n, 2);
+    assert!((5_000..6_000).contains(&age.unwrap()), "{age:?}");
+    let (_, n, age) = of(JobKind::Simulate);
+    assert_eq!(n, 1);
+    assert!((3_000..4_000).contains(&age.unwrap()), "{age:?}");
+    assert_eq!(of(JobKind::Submit), (JobKind::Submit, 0, None));
+    assert_eq!(of(JobKind::Recheck), (JobKind::Recheck, 0, None));
+}
+
 #[tokio::test]
 async fn an_operator_cancels_a_queued_job_released_or_a_running_one_charged() {
     let s = setup_with(|_| {}).await;

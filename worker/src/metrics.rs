@@ -85,6 +85,18 @@ pub async fn sample_queue_gauges(
     let workers = Gauge::<i64>::default();
     let lane_depth = Family::<Labels, Gauge<i64>>::default();
     let lane_oldest = Family::<Labels, Gauge<i64>>::default();
+    let kind_depth = Family::<Labels, Gauge<i64>>::default();
+    let kind_oldest = Family::<Labels, Gauge<i64>>::default();
+    metrics.register(
+        "queue_kind_waiting_jobs",
+        "Jobs waiting to start, by kind (playtest, simulate, submit, recheck)",
+        kind_depth.clone(),
+    );
+    metrics.register(
+        "queue_kind_oldest_waiting_milliseconds",
+        "Age of the longest-waiting job of the kind (0 when none waits)",
+        kind_oldest.clone(),
+    );
     metrics.register(
         "queue_lane_waiting_jobs",
         "Jobs waiting to start, by lane (planner: playtest; referee: simulate, submit, recheck)",
@@ -131,6 +143,15 @@ pub async fn sample_queue_gauges(
                 let labels = vec![("lane", lane.as_str().to_string())];
                 lane_depth.get_or_create(&labels).set(n as i64);
                 lane_oldest
+                    .get_or_create(&labels)
+                    .set(age.unwrap_or(0) as i64);
+            }
+        }
+        if let Ok(kinds) = queue.kind_depths().await {
+            for (kind, n, age) in kinds {
+                let labels = vec![("kind", kind.as_str().to_string())];
+                kind_depth.get_or_create(&labels).set(n as i64);
+                kind_oldest
                     .get_or_create(&labels)
                     .set(age.unwrap_or(0) as i64);
             }
