@@ -56,9 +56,9 @@ impl Origin {
 }
 
 /// Paths below the origin a house page may load (its page, the bridge page's modules it
-/// shares, the SDK and the games). The bridge API is not among them: the page
+/// shares, the SDK, the games and the pages' shared stylesheet, which the games link). The bridge API is not among them: the page
 /// talks to it only through the house process, which adds the token.
-const ALLOWED_PREFIXES: &[&str] = &["/house/", "/bridge/", "/sdk/", "/games/"];
+const ALLOWED_PREFIXES: &[&str] = &["/house/", "/bridge/", "/sdk/", "/games/", "/pages/"];
 
 /// Whether the browser may fetch `url`. `about:`, `data:` and `blob:` URLs never reach the
 /// network and are allowed; everything else must be on the backend origin below an allowed
@@ -125,6 +125,7 @@ mod tests {
             "http://127.0.0.1:8080/games/chess/game.js",
             "http://127.0.0.1:8080/games/vendor/chess.js",
             "http://127.0.0.1:8080/sdk/rcadia-agent.js",
+            "http://127.0.0.1:8080/pages/rcadia.css",
             "about:blank",
             "data:,",
         ] {

@@ -348,3 +348,79 @@ async fn the_bridge_shows_its_panel_beside_the_game_and_a_bad_game_url_in_words(
     tab.close().await;
     browser.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_house_table_page_by_hand_explains_itself_and_the_rps_page_has_the_shared_look() {
+    let app = crate::rcadia_common::app_with(|_| {}).await;
+    let base = format!("http://{}", app.addr);
+    let browser = launch().await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    for (w, h) in SIZES {
+        tab.viewport(w, h).await;
+        // Opened by a person (no ?game=): words and ways back, not a developer error.
+        tab.goto(&format!("{base}/house/table.html")).await;
+        tab.wait_for(
+            "!document.getElementById('about').hidden",
+            "the explanation on the house table page",
+            LONG,
+        )
+        .await;
+        let page = text(&tab).await;
+        assert!(
+            page.contains("house host's table page")
+                && page.contains("horst house")
+                && !page.contains("not a house game")
+                && !page.contains("starting"),
+            "{page}"
+        );
+        let links = tab
+            .eval("[...document.querySelectorAll('#about a[href=\"/tables/\"]')].filter(a => a.offsetParent).length")
+            .await;
+        assert!(
+            links.as_u64().unwrap_or(0) >= 1,
+            "no visible link to /tables/: {links}"
+        );
+        let frames = tab.eval("document.querySelectorAll('iframe').length").await;
+        assert_eq!(frames, json!(0), "no table is started by hand");
+        fits_the_width(&tab, "the house table page").await;
+        tab.screenshot(SHOTS, &format!("house-table-by-hand-{w}x{h}"))
+            .await;
+
+        // The rps game page wears RCADIA's stylesheet (the page's paper and panels).
+        tab.goto(&format!("{base}/games/rps/")).await;
+        tab.wait_for(
+            "document.getElementById('status').textContent.includes('Waiting for the match')",
+            "the rps page rendering",
+            LONG,
+        )
+        .await;
+        let look = tab
+            .eval(
+                "(() => { const s = [...document.styleSheets].some(x => x.href && x.href.endsWith('/pages/rcadia.css') && x.cssRules.length > 0);
+                  const bg = getComputedStyle(document.body).backgroundColor;
+                  const panel = document.querySelector('.panel');
+                  return [s, bg, panel ? getComputedStyle(panel).borderRadius : null]; })()",
+            )
+            .await;
+        assert_eq!(
+            look,
+            json!([true, "rgb(245, 244, 240)", "10px"]),
+            "the rps page's look at {w}x{h}"
+        );
+        fits_the_width(&tab, "the rps page").await;
+        tab.screenshot(SHOTS, &format!("rps-page-{w}x{h}")).await;
+    }
+    // The house host still gets its table: with ?game= the page starts the game frame.
+    tab.goto(&format!(
+        "{base}/house/table.html?game=/games/rps/&title=RPS"
+    ))
+    .await;
+    tab.wait_for(
+        "document.querySelectorAll('iframe').length === 1 && document.getElementById('about').hidden",
+        "the house table page hosting when given its parameters",
+        LONG,
+    )
+    .await;
+    tab.close().await;
+    browser.close().await;
+}

@@ -15,7 +15,7 @@ const CONFIGURE_NUDGE_MS = 1500;
 const REMATCH_AFTER_MS = 1500;
 
 const params = new URLSearchParams(location.search);
-const gameUrl = resolveGameUrl(params.get("game") || "/games/chess/", location.href);
+const gameUrl = params.has("game") ? resolveGameUrl(params.get("game"), location.href) : null;
 const statusBox = document.getElementById("status");
 
 const api = createBindingApi({
@@ -73,7 +73,13 @@ window.addEventListener("message", (event) => {
   host.handleGameMessage(event.data);
 });
 
-if (!gameUrl || gameUrl.origin !== location.origin) {
+if (!params.has("game")) {
+  // A person opened this address by hand: the house host always passes ?game=. Explain the
+  // page instead of starting a table nobody hosts.
+  document.body.classList.remove("hosting");
+  statusBox.hidden = true;
+  document.getElementById("about").hidden = false;
+} else if (!gameUrl || gameUrl.origin !== location.origin) {
   statusBox.textContent = `not a house game: ${params.get("game")}`;
 } else {
   frame = document.createElement("iframe");
