@@ -350,7 +350,10 @@ mod tests {
                 }
                 let first = args.next().unwrap_or("");
                 // Locals that hold a KEYS entry (or the prelude's key parameters).
-                let alias = matches!(first, "jk" | "bk" | "dk" | "ik" | "lane" | "tk" | "ends");
+                let alias = matches!(
+                    first,
+                    "jk" | "bk" | "dk" | "ik" | "lane" | "tk" | "ends" | "owed"
+                );
                 assert!(
                     first.starts_with("KEYS[") || alias,
                     "{path:?}: {command} on {first}, not a KEYS entry"
