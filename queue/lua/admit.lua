@@ -109,9 +109,16 @@ end
 local function forget_stale()
   redis.call('ZREMRANGEBYSCORE', owed, '-inf', '(' .. kept_since)
 end
+-- Dead workers' slots are dropped from queue:slots only after a write that may grow memory,
+-- for the same reason (an HDEL first would let an admission past maxmemory).
+local dead = {}
+local function forget_dead()
+  if #dead > 0 then redis.call('HDEL', KEYS[12], unpack(dead)) end
+end
 local function refuse(cap, retry_s, ahead)
   redis.call('ZADD', owed, now + retry_s * 1000, account)
   forget_stale()
+  forget_dead()
   local keep = retry_s * 1000 + tonumber(ARGV[28])
   if redis.call('PTTL', owed) < keep then redis.call('PEXPIRE', owed, keep) end
   if ahead then return {'busy', cap, retry_s, ahead} end
@@ -151,7 +158,7 @@ for i = 1, #slots, 2 do
   if g and tonumber(live) > now then
     general, referee = general + tonumber(g), referee + tonumber(r)
   else
-    redis.call('HDEL', KEYS[12], slots[i])
+    dead[#dead + 1] = slots[i]
   end
 end
 local cap, ends = general, KEYS[13]
@@ -201,6 +208,7 @@ redis.call('INCR', KEYS[2])
 redis.call('ZADD', lane, score, jid)
 redis.call('ZREM', owed, account)
 forget_stale()
+forget_dead()
 redis.call('HSET', tk, 'a:' .. account, round, 'seq', seq)
 redis.call('ZADD', KEYS[7], now, jid)
 redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - tonumber(ARGV[19]))
