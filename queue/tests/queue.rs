@@ -908,6 +908,46 @@ async fn waiting_jobs_are_counted_by_kind() {
     assert_eq!(of(JobKind::Recheck), (JobKind::Recheck, 0, None));
 }
 
+/// Redis refuses a script at maxmemory only at its first write, and only if that write may
+/// grow memory: admission must not write anything else first (dropping a dead worker's slot,
+/// stale owed turns), or a full Redis would let it through.
+#[tokio::test]
+async fn admission_is_refused_at_maxmemory_even_with_a_dead_workers_slot_to_drop() {
+    let s = setup_with(|_| {}).await;
+    s.queue
+        .announce_slots("w", 1, 0, Duration::from_secs(1))
+        .await
+        .unwrap();
+    // The worker's announcement lapses: its slot is dead, and admission would drop it.
+    s.queue.set_clock_offset(Duration::from_secs(30), true);
+    let mut conn = redis::Client::open(s.redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg("1")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let refused = s.queue.admit(spec(JobKind::Playtest, "a", 1, "k")).await;
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg("0")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(
+        matches!(refused, Err(QueueError::Unavailable(_))),
+        "admitted past maxmemory: {refused:?}"
+    );
+    // With memory free again it is admitted (and nothing of the refused call was kept).
+    s.new_job(spec(JobKind::Playtest, "a", 1, "k")).await;
+}
+
 #[tokio::test]
 async fn an_operator_cancels_a_queued_job_released_or_a_running_one_charged() {
     let s = setup_with(|_| {}).await;
