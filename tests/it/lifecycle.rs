@@ -62,15 +62,23 @@ async fn up_runs_private_redis_and_sigterm_leaves_nothing_behind() {
     .await;
     assert!(ready, "never ready: {}", horst.stderr());
 
-    // The operator's tools reach the same store through --data.
-    let mut admin = HorstProcess::spawn(
-        &["admin", "status", "--json", "--data", "data"],
-        &[],
-        dir.path(),
-    );
-    let status = admin.wait_exit(Duration::from_secs(60)).unwrap();
-    assert!(status.success(), "{}", admin.stderr());
-    let report: serde_json::Value = serde_json::from_str(&admin.stdout()).unwrap();
+    // The operator's tools reach the same store through --data. up's worker is a child
+    // process that announces itself once it has started: ask again (bounded) until it has.
+    let until = std::time::Instant::now() + Duration::from_secs(60);
+    let report = loop {
+        let mut admin = HorstProcess::spawn(
+            &["admin", "status", "--json", "--data", "data"],
+            &[],
+            dir.path(),
+        );
+        let status = admin.wait_exit(Duration::from_secs(60)).unwrap();
+        assert!(status.success(), "{}", admin.stderr());
+        let report: serde_json::Value = serde_json::from_str(&admin.stdout()).unwrap();
+        if !report["workers"].as_array().unwrap().is_empty() || std::time::Instant::now() > until {
+            break report;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
     assert_eq!(report["redis"]["maxmemoryPolicy"], "noeviction");
     assert_eq!(report["redis"]["appendonly"], true);
     assert_eq!(report["workers"].as_array().unwrap().len(), 1, "{report}");
