@@ -4,7 +4,7 @@
 //!
 //! cargo run --release -p horst-planner --example corpus -- [--threads 1,2] [--time-limit 20]
 //!     [--filter TEXT] [--write-replays] [--seed 1] [--busy N] [--racers 40:1,160:1]
-//!     [--no-arrival] [--absolute-ride] [--expansions N] [--dir DIR]
+//!     [--no-arrival] [--absolute-ride] [--loose-heuristic] [--expansions N] [--dir DIR]
 //!
 //! `--dir DIR` runs the maps of DIR instead of the corpus (tier from the file name; a held-out
 //! set of `gen_corpus -- DIR --heldout SEED`).
@@ -14,7 +14,9 @@
 //! `--racers W:P,...` races searches of heuristic weight W, each expanding a batch every P-th
 //! round (the default is `search::RACERS`; `--racers 40:1` is the single search of before issue
 //! 27); `--no-arrival` turns off the heuristic's arrival-time term,
-//! `--absolute-ride` keys a riding bird by its absolute position (as before issue 27). Both are for comparisons.
+//! `--absolute-ride` keys a riding bird by its absolute position (as before issue 27),
+//! `--loose-heuristic` drops the heuristic's bound on sideways movement in the air (as before
+//! issue 27's second round). They are for comparisons.
 //!
 //! `--filter A,B` runs the levels whose name contains A or B. `--busy N` keeps N extra threads spinning during the run (the target "with the other core
 //! busy" on a 2-core machine is `--threads 2 --busy 1`).
@@ -58,6 +60,9 @@ struct Run {
     won: bool,
     reason: Option<UnresolvedReason>,
     secs: f64,
+    /// CPU seconds of the whole process during the search (without `--busy`, so the load of
+    /// other processes on the machine does not count).
+    cpu: f64,
     ticks: u32,
     expanded: u64,
     confirmed: bool,
@@ -109,6 +114,21 @@ fn load(dir: &Path, corpus: bool, filter: &str, out: &mut Vec<Level>) {
     }
 }
 
+/// The process's CPU time (user + system) so far, in seconds, from `/proc/self/stat` (ticks of
+/// 10 ms); 0 where there is none. Counts every thread of the process (the `--busy` ones too).
+fn cpu_secs() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // After the command name in parentheses: state is field 3, utime 14, stime 15.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    (f.get(11).unwrap_or(&0) + f.get(12).unwrap_or(&0)) as f64 / 100.0
+}
+
 fn pct(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -127,6 +147,7 @@ fn main() {
     let mut racers: Vec<RacerSpec> = horst_planner::search::RACERS.to_vec();
     let mut arrival_term = true;
     let mut relative_ride = true;
+    let mut air_bound = true;
     let mut expansion_limit = None;
     let mut dir: Option<PathBuf> = None;
     let mut i = 0;
@@ -151,6 +172,7 @@ fn main() {
             "--write-replays" => write = true,
             "--no-arrival" => arrival_term = false,
             "--absolute-ride" => relative_ride = false,
+            "--loose-heuristic" => air_bound = false,
             "--dir" => {
                 i += 1;
                 dir = Some(PathBuf::from(&args[i]));
@@ -200,7 +222,7 @@ fn main() {
         load(&root.join("levels/corpus"), true, &filter, &mut levels);
     }
     println!(
-        "{} levels, time limit {limit} s, seed {seed}, threads {threads:?}, racers {racers:?}, arrival term {arrival_term}, expansions {expansion_limit:?}",
+        "{} levels, time limit {limit} s, seed {seed}, threads {threads:?}, racers {racers:?}, arrival term {arrival_term}, air bound {air_bound}, expansions {expansion_limit:?}",
         levels.len()
     );
     let opts = SearchOptions {
@@ -208,6 +230,7 @@ fn main() {
         arrival_term,
         relative_ride,
         expansion_limit,
+        air_bound,
     };
     let mut all_runs: Vec<Vec<Run>> = Vec::new();
     for &n in &threads {
@@ -218,8 +241,17 @@ fn main() {
         let mut runs = Vec::new();
         println!("\n## {n} thread(s)\n");
         println!(
-            "{:<34} {:>4} {:>10} {:>8} {:>7} {:>7} {:>9} {:>10} {:>6}",
-            "level", "tier", "outcome", "secs", "ticks", "known", "expanded", "exp/s", "by"
+            "{:<34} {:>4} {:>10} {:>8} {:>7} {:>7} {:>7} {:>9} {:>10} {:>6}",
+            "level",
+            "tier",
+            "outcome",
+            "secs",
+            "cpu s",
+            "ticks",
+            "known",
+            "expanded",
+            "exp/s",
+            "by"
         );
         for lv in &levels {
             let cancel = AtomicBool::new(false);
@@ -230,7 +262,9 @@ fn main() {
                 cancel: &cancel,
                 memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
             };
+            let cpu0 = cpu_secs();
             let rep = pool.install(|| plan_with(&req, None, &opts));
+            let cpu = cpu_secs() - cpu0;
             let secs = rep.elapsed.as_secs_f64();
             let (won, reason, ticks, confirmed, replay) = match &rep.outcome {
                 PlanOutcome::Won { replay, ticks } => {
@@ -241,11 +275,12 @@ fn main() {
                 PlanOutcome::Unresolved { reason } => (false, Some(*reason), 0, true, None),
             };
             println!(
-                "{:<34} {:>4} {:>10} {:>8.3} {:>7} {:>7} {:>9} {:>10.0} {:>6}",
+                "{:<34} {:>4} {:>10} {:>8.3} {:>7.2} {:>7} {:>7} {:>9} {:>10.0} {:>6}",
                 lv.name,
                 lv.tier,
                 if won { "won" } else { reason.unwrap().as_str() },
                 secs,
+                cpu,
                 if won { ticks.to_string() } else { "-".into() },
                 lv.known.map(|k| k.to_string()).unwrap_or("-".into()),
                 rep.expanded,
@@ -266,6 +301,7 @@ fn main() {
                 won,
                 reason,
                 secs,
+                cpu,
                 ticks,
                 expanded: rep.expanded,
                 confirmed,
@@ -303,12 +339,14 @@ fn summary(levels: &[Level], runs: &[Run], limit: f64, by_expansions: bool) {
         tiers.entry("total".into()).or_default().push(i);
     }
     println!(
-        "\n{:<7} {:>6} {:>9} {:>9} {:>9} {:>12} {:>10} {:>9} {:>11}",
+        "\n{:<7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12} {:>10} {:>9} {:>11}",
         "tier",
         "levels",
         "solved",
         "median s",
         "p90 s",
+        "cpu med",
+        "cpu p90",
         "len/known",
         "exp/s",
         "rejected",
@@ -331,18 +369,24 @@ fn summary(levels: &[Level], runs: &[Run], limit: f64, by_expansions: bool) {
             .map(|&i| runs[i].secs)
             .collect();
         times.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        // Time to solve over all solvable levels, an unsolved one counting as the limit.
-        let mut all_times: Vec<f64> = solvable
-            .iter()
-            .map(|&i| {
-                if runs[i].won {
-                    runs[i].secs
-                } else {
-                    f64::INFINITY
-                }
-            })
-            .collect();
-        all_times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        // Time to solve over all solvable levels, an unsolved one counting as infinite: wall
+        // seconds, and CPU seconds (what the time would be on an otherwise idle core).
+        let sorted = |of: &dyn Fn(&Run) -> f64| {
+            let mut v: Vec<f64> = solvable
+                .iter()
+                .map(|&i| {
+                    if runs[i].won {
+                        of(&runs[i])
+                    } else {
+                        f64::INFINITY
+                    }
+                })
+                .collect();
+            v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            v
+        };
+        let all_times = sorted(&|r| r.secs);
+        let cpu_times = sorted(&|r| r.cpu);
         let ratio: Vec<f64> = solvable
             .iter()
             .filter_map(|&i| {
@@ -370,12 +414,14 @@ fn summary(levels: &[Level], runs: &[Run], limit: f64, by_expansions: bool) {
             .collect();
         let solved = format!("{}/{}", times.len(), solvable.len());
         println!(
-            "{:<7} {:>6} {:>9} {:>9.3} {:>9.3} {:>12.3} {:>10.0} {:>9} {:>11}",
+            "{:<7} {:>6} {:>9} {:>9.3} {:>9.3} {:>9.2} {:>9.2} {:>12.3} {:>10.0} {:>9} {:>11}",
             tier,
             idx.len(),
             solved,
             pct(&all_times, 0.5),
             pct(&all_times, 0.9),
+            pct(&cpu_times, 0.5),
+            pct(&cpu_times, 0.9),
             mean_ratio,
             exp as f64 / secs.max(1e-6),
             rejected,

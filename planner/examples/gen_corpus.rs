@@ -893,6 +893,557 @@ fn issue27(rng: &mut Rng, put: &mut impl FnMut(&str, &str, Level)) {
     }
 }
 
+// ---- Issue 27 item 1, second stream: harder, less regular variants of the classes the
+// held-out sets lost (other widths, several lifts, mixed mechanics, decoys, long rides). Their
+// own seed (`ISSUE27B_SEED`), drawn after every file above, so those stay byte-identical.
+
+/// A tower of a given width with mixed rungs: one-way, crumbling and icy ledges three rows
+/// apart, springs, now and then a vertical lift of 8-14 rows beside a ledge, and decoy ledges
+/// that lead into the wall; the nest on a shelf at the top.
+fn mixed_tower(rng: &mut Rng, rungs: i32, delay: i32, w: i32) -> Level {
+    #[derive(Clone, Copy)]
+    enum Rung {
+        Ledge,
+        Spring(i32),
+        Lift(i32, i32),
+    }
+    let plan: Vec<Rung> = (0..rungs)
+        .map(|_| match rng.range(0, 9) {
+            0 => Rung::Spring(rng.range(5, 7)),
+            1 => Rung::Lift(rng.range(8, 14), rng.range(2, 4)),
+            _ => Rung::Ledge,
+        })
+        .collect();
+    let rise = |r: &Rung| match *r {
+        Rung::Ledge => 3,
+        Rung::Spring(s) => s,
+        Rung::Lift(h, _) => h,
+    };
+    let h = (plan.iter().map(rise).sum::<i32>() + 10).min(128);
+    let floor = h - 2;
+    let mut l = Level::new(w, h);
+    l.defaults.push(format!("crumbling delay={delay}"));
+    l.fill(0, 0, 0, h - 1, b'#');
+    l.fill(w - 1, 0, w - 1, h - 1, b'#');
+    for x in 1..w - 1 {
+        l.ground(x, floor, b'G');
+    }
+    let (mut y, mut x, mut width) = (floor, rng.range(3, w / 3), 5);
+    for (i, r) in plan.iter().enumerate() {
+        let up = rise(r);
+        if y - up < 7 {
+            break;
+        }
+        match *r {
+            Rung::Spring(s) => {
+                l.fill(x, y, x + width - 1, y, b'-');
+                l.ent(format!("spring {} {} strength={s}", x + width / 2, y - 1));
+            }
+            Rung::Lift(_, speed) => {
+                // The lift beside the ledge, the next ledge beside the lift's top.
+                let right = x + width + 3 + 4 < w - 1;
+                let lx = if right { x + width } else { x - 3 };
+                l.fill(x, y, x + width - 1, y, b'-');
+                if rng.range(0, 1) == 0 {
+                    l.ent(format!(
+                        "platform {lx} {y} dx=0 dy=-{up} speed={speed} width=3"
+                    ));
+                } else {
+                    l.ent(format!(
+                        "platform {lx} {} dx=0 dy={up} speed={speed} width=3",
+                        y - up
+                    ));
+                }
+                y -= up;
+                width = rng.range(4, 6);
+                x = if lx + 3 + width < w - 1 {
+                    lx + 3
+                } else {
+                    lx - width
+                };
+                l.fill(x, y, x + width - 1, y, b'-');
+                continue;
+            }
+            Rung::Ledge => {}
+        }
+        y -= up;
+        let shift = rng.range(-(width + 1), width + 1);
+        width = rng.range(3, 6);
+        x = (x + shift).clamp(1, w - 1 - width);
+        let c = match i % 4 {
+            1 => b'~',
+            3 if rng.range(0, 1) == 0 => b'I',
+            _ => b'-',
+        };
+        l.fill(x, y, x + width - 1, y, c);
+        // A decoy: a short one-way ledge two rows up against the far wall, going nowhere.
+        if rng.range(0, 5) == 0 {
+            let dx = if x > w / 2 { 1 } else { w - 4 };
+            if (dx - x).abs() > width + 3 {
+                l.fill(dx, y - 2, dx + 2, y - 2, b'-');
+            }
+        }
+    }
+    let top = y - 3;
+    let left = x > w / 2;
+    let (a, b) = if left {
+        (1, x - 2)
+    } else {
+        (x + width + 1, w - 2)
+    };
+    l.fill(a, top, b, top, b'I');
+    l.ent(format!("start 2 {}", floor - 1));
+    l.ent(format!("nest {} {}", if left { 1 } else { w - 2 }, top - 1));
+    l
+}
+
+/// A tower of lifts: shelves of rock one row thick zigzag up, each reached by a vertical lift
+/// at the end of the shelf below (rises of 6-16 rows, speeds 1-4, some starting at the top so
+/// the bird waits); a rock-fall with `jitter` over the last shelf.
+fn lift_tower(rng: &mut Rng, n: i32, w: i32, jitter: i32) -> Level {
+    let rises: Vec<i32> = (0..n).map(|_| rng.range(6, 16)).collect();
+    let h = (rises.iter().sum::<i32>() + 14).min(128);
+    let floor = h - 2;
+    let mut l = Level::new(w, h);
+    l.fill(0, 0, 0, h - 1, b'#');
+    l.fill(w - 1, 0, w - 1, h - 1, b'#');
+    let (mut a, mut b) = (1, rng.range(4, 8));
+    for x in a..=b {
+        l.ground(x, floor, b'G');
+    }
+    for x in b + 4..w - 1 {
+        l.ground(x, floor, b'G');
+    }
+    for x in b + 1..b + 4 {
+        l.set(x, h - 1, b'^');
+    }
+    let mut y = floor;
+    let (mut right, mut far_right) = (true, true);
+    for &rise in &rises {
+        if y - rise < 8 {
+            break;
+        }
+        let lx = if right { b + 1 } else { a - 3 };
+        let speed = rng.range(1, 4);
+        if rng.range(0, 2) == 0 {
+            l.ent(format!(
+                "platform {lx} {} dx=0 dy={rise} speed={speed} width=3",
+                y - rise
+            ));
+        } else {
+            l.ent(format!(
+                "platform {lx} {y} dx=0 dy=-{rise} speed={speed} width=3"
+            ));
+        }
+        y -= rise;
+        // The next shelf starts beside the lift's top and runs back over the one below or on.
+        let len = rng.range(4, 9);
+        let back = rng.range(0, 2) > 0;
+        let (na, nb) = if right == back {
+            (lx - len, lx - 1)
+        } else {
+            (lx + 3, lx + 2 + len)
+        };
+        let (na, nb) = (na.max(1), nb.min(w - 2));
+        l.fill(na, y, nb, y, b'#');
+        (a, b) = (na, nb);
+        // The next lift at the shelf's far end (walk across it), or at its near end if there
+        // is no room.
+        far_right = na > lx;
+        right = if far_right { b + 4 <= w - 2 } else { a - 3 < 1 };
+    }
+    // The summit: the nest at the far end of the last shelf, a rock-fall above its middle.
+    let nest = if far_right { b } else { a };
+    let mid = (a + b) / 2;
+    if (mid - nest).abs() >= 2 && y > 6 {
+        l.ent(format!(
+            "rockfall {mid} {} interval={} jitter={jitter} offset={}",
+            y - 5,
+            rng.range(40, 90),
+            rng.range(0, 60)
+        ));
+    }
+    l.ent(format!("start 2 {}", floor - 1));
+    l.ent(format!("nest {nest} {}", y - 1));
+    l
+}
+
+/// A cable car: two slow platforms (speed 1-2) over a spike gorge, the first starting at its
+/// far end (wait for it), rising or falling on the way (diagonal paths), an island between
+/// them with a marmot on it.
+fn cable_car(rng: &mut Rng, len_a: i32, len_b: i32, speed: i32) -> Level {
+    let h = 40;
+    let y0 = 28;
+    let dya = rng.range(-10, 6);
+    let dyb = rng.range(-10, 6);
+    let island = rng.range(4, 6);
+    let g0 = 8;
+    let ia = g0 + len_a + 3;
+    let gb = ia + island;
+    let end = gb + 3 + len_b;
+    let w = end + 8;
+    let mut l = Level::new(w, h);
+    for x in 0..g0 {
+        l.ground(x, y0, b'G');
+    }
+    for x in g0..w {
+        l.set(x, h - 1, b'^');
+    }
+    let y1 = y0 + dya;
+    for x in ia..gb {
+        l.ground(x, y1, b'G');
+    }
+    l.fill(ia, h - 1, gb - 1, h - 1, b'E');
+    let y2 = y1 + dyb;
+    for x in end..w {
+        l.ground(x, y2, b'G');
+    }
+    l.ent(format!("start 2 {}", y0 - 1));
+    l.ent(format!(
+        "platform {} {y1} dx=-{len_a} dy={} speed={speed} width=3",
+        g0 + len_a,
+        -dya
+    ));
+    l.ent(format!(
+        "walker {} {} range={} speed=2 pause=40",
+        ia + island / 2,
+        y1 - 1,
+        island / 2 - 1
+    ));
+    // The second starts at the island or at its far end.
+    if rng.range(0, 1) == 0 {
+        l.ent(format!(
+            "platform {gb} {y1} dx={len_b} dy={dyb} speed={} width=3",
+            rng.range(1, 2)
+        ));
+    } else {
+        l.ent(format!(
+            "platform {} {y2} dx=-{len_b} dy={} speed={} width=3",
+            gb + len_b,
+            -dyb,
+            rng.range(1, 2)
+        ));
+    }
+    l.ent(format!("nest {} {}", w - 3, y2 - 1));
+    l
+}
+
+/// A long level across a massif: steps up and down of 1-3 rows (some of 4-5: the egg boost),
+/// cliffs of 8-12 rows climbed by a zigzag of one-way ledges in front of them, spike pits in the
+/// valleys, crumbling stepping stones over wider ones, marmots on the plateaus.
+fn massif(rng: &mut Rng, w: i32, delay: i32) -> Level {
+    let h = 64;
+    let mut l = Level::new(w, h);
+    l.defaults.push(format!("crumbling delay={delay}"));
+    let mut top = h - 4;
+    let start_top = top;
+    let mut x = 0;
+    let flat = |l: &mut Level, x: &mut i32, n: i32, top: i32| {
+        for _ in 0..n {
+            if *x < w {
+                l.ground(*x, top, b'G');
+            }
+            *x += 1;
+        }
+    };
+    flat(&mut l, &mut x, 6, top);
+    while x < w - 30 {
+        match rng.range(0, 9) {
+            0 | 1 => {
+                let up = rng.range(1, 3);
+                top = (top - up).max(16);
+                let n = rng.range(3, 7);
+                flat(&mut l, &mut x, n, top);
+            }
+            2 => {
+                let up = rng.range(4, 5);
+                top = (top - up).max(16);
+                let n = rng.range(4, 6);
+                flat(&mut l, &mut x, n, top);
+            }
+            3 | 4 => {
+                let down = rng.range(2, 9);
+                top = (top + down).min(h - 3);
+                let n = rng.range(3, 6);
+                flat(&mut l, &mut x, n, top);
+            }
+            5 => {
+                // A cliff with a ladder of one-way ledges in front of it.
+                let cliff = rng.range(8, 12);
+                if top - cliff < 14 {
+                    continue;
+                }
+                let run = 9;
+                flat(&mut l, &mut x, run, top);
+                let cx = x;
+                let mut ly = top;
+                let mut left = true;
+                while ly - 3 > top - cliff {
+                    ly -= 3;
+                    let lx = if left { cx - 8 } else { cx - 4 };
+                    l.fill(lx, ly, lx + 2, ly, b'-');
+                    left = !left;
+                }
+                top -= cliff;
+                l.fill(cx - 3, top, cx - 1, top, b'-');
+                flat(&mut l, &mut x, rng.range(4, 8), top);
+            }
+            6 => {
+                let pw = rng.range(2, 4);
+                for _ in 0..pw {
+                    l.set(x, h - 1, b'^');
+                    x += 1;
+                }
+                flat(&mut l, &mut x, 3, top);
+            }
+            7 => {
+                // Crumbling stepping stones over a wide pit.
+                let n = rng.range(2, 3);
+                for i in 0..n * 4 + 3 {
+                    l.set(x + i, h - 1, b'^');
+                }
+                for i in 0..n {
+                    l.fill(x + 2 + i * 4, top, x + 3 + i * 4, top, b'~');
+                }
+                x += n * 4 + 3;
+                flat(&mut l, &mut x, 3, top);
+            }
+            _ => {
+                flat(&mut l, &mut x, 8, top);
+                l.ent(format!(
+                    "walker {} {} range=3 speed={} pause={}",
+                    x - 4,
+                    top - 1,
+                    rng.range(2, 5),
+                    rng.range(0, 40)
+                ));
+                flat(&mut l, &mut x, 2, top);
+            }
+        }
+    }
+    while x < w {
+        l.ground(x, top, b'G');
+        x += 1;
+    }
+    l.ent(format!("start 1 {}", start_top - 1));
+    l.ent(format!("nest {} {}", w - 2, top - 1));
+    l
+}
+
+/// Deceptive bridges, less regular: the nest lies just past a spike pit no jump clears (9-13
+/// tiles); a first pit that takes the egg boost (`island`), a decoy ladder before the pit that
+/// ends out of reach of the bridge, and the real way: back to a ladder at the far left, up, and
+/// along a bridge of short crumbling and one-way ledges `high` rows up.
+fn decoy_bridge(rng: &mut Rng, pit: i32, high: i32, island: bool, delay: i32) -> Level {
+    let h = high + 10;
+    let floor = h - 2;
+    let p1 = if island { rng.range(5, 6) } else { 0 };
+    let ix = 24;
+    let px = ix + p1 + if island { rng.range(8, 12) } else { 0 };
+    let w = px + pit + 10;
+    let mut l = Level::new(w, h);
+    l.defaults.push(format!("crumbling delay={delay}"));
+    for x in 0..w {
+        let in_pit = (x >= px && x < px + pit) || (island && x >= ix && x < ix + p1);
+        if in_pit {
+            l.set(x, h - 1, b'^');
+        } else {
+            l.ground(x, floor, b'G');
+        }
+    }
+    let mut y = floor;
+    let mut i = 0;
+    while y - 3 > floor - high {
+        y -= 3;
+        let x = if i % 2 == 0 { 1 } else { 5 };
+        l.fill(x, y, x + 2, y, b'-');
+        i += 1;
+    }
+    // The decoy: a ladder a few tiles before the big pit, ending seven rows under the bridge
+    // (out of reach of a jump with the egg boost) and too far back to jump the pit from.
+    let by = floor - high;
+    let mut dy = floor;
+    let mut j = 0;
+    while dy - 3 >= by + 7 {
+        dy -= 3;
+        let x = if j % 2 == 0 { px - 6 } else { px - 9 };
+        l.fill(x, dy, x + 2, dy, b'-');
+        j += 1;
+    }
+    let mut x = 2;
+    while x < px + pit + 2 {
+        let len = rng.range(2, 4);
+        let c = if rng.range(0, 2) == 0 { b'~' } else { b'-' };
+        l.fill(x, by, x + len - 1, by, c);
+        x += len + rng.range(1, 3);
+    }
+    l.ent(format!("start {} {}", ix - 4, floor - 1));
+    l.ent(format!("nest {} {}", w - 3, floor - 1));
+    l
+}
+
+/// Lifts under rock-falls: a shaft of lifts whose shelves each lie under a rock-fall with a
+/// large `jitter`, then a corridor with two or three more and small spike pits.
+fn rock_lifts(rng: &mut Rng, rises: &[i32], jitter: i32) -> Level {
+    let seg = 10;
+    let w = 4 + rises.len() as i32 * seg + 22;
+    let h = rises.iter().sum::<i32>() + 12;
+    let mut l = Level::new(w, h);
+    let mut y = h - 2;
+    for x in 0..4 {
+        l.ground(x, y, b'G');
+    }
+    let mut x = 4;
+    for &rise in rises {
+        for c in x..x + 3 {
+            l.set(c, h - 1, b'^');
+        }
+        let speed = rng.range(2, 4);
+        if rng.range(0, 1) == 0 {
+            l.ent(format!(
+                "platform {x} {y} dx=0 dy=-{rise} speed={speed} width=3"
+            ));
+        } else {
+            l.ent(format!(
+                "platform {x} {} dx=0 dy={rise} speed={speed} width=3",
+                y - rise
+            ));
+        }
+        y -= rise;
+        l.fill(x + 3, y, x + seg - 1, y, b'#');
+        l.ent(format!(
+            "rockfall {} {} interval={} jitter={jitter} offset={}",
+            x + 6,
+            (y - 5).max(0),
+            rng.range(40, 90),
+            rng.range(0, 90)
+        ));
+        x += seg;
+    }
+    l.fill(x, y, w - 1, y, b'#');
+    l.fill(x - 7, y - 6, w - 1, y - 6, b'#');
+    let mut c = x + 2;
+    while c < w - 6 {
+        l.ent(format!(
+            "rockfall {c} {} interval={} jitter={jitter} offset={}",
+            y - 5,
+            rng.range(40, 80),
+            rng.range(0, 60)
+        ));
+        let pit = rng.range(1, 2);
+        for p in c + 2..c + 2 + pit {
+            l.set(p, y, b'.');
+        }
+        l.fill(c + 2, y + 1, c + 1 + pit, y + 1, b'^');
+        c += rng.range(6, 8);
+    }
+    l.ent(format!("start 1 {}", h - 3));
+    l.ent(format!("nest {} {}", w - 2, y - 1));
+    l
+}
+
+/// A jackdaw climb: a shaft of a given width with ledges three rows apart, crumbling now and
+/// then, and rises of six rows past a jackdaw, some flying across (`h`) and some up and down
+/// (`v`) beside the ledge, with long pauses: stomp it and boost up.
+fn jackdaw_climb(rng: &mut Rng, sections: i32, speed: i32, w: i32, delay: i32) -> Level {
+    let h = (sections * 15 + 10).min(128);
+    let floor = h - 2;
+    let mut l = Level::new(w, h);
+    l.defaults.push(format!("crumbling delay={delay}"));
+    l.fill(0, 0, 0, h - 1, b'#');
+    l.fill(w - 1, 0, w - 1, h - 1, b'#');
+    for x in 1..w - 1 {
+        l.ground(x, floor, b'G');
+    }
+    let (mut y, mut x, mut width) = (floor, rng.range(4, w / 2), 6);
+    for s in 0..sections {
+        for k in 0..rng.range(2, 3) {
+            y -= 3;
+            let shift = rng.range(-(width + 1), width + 1);
+            width = rng.range(4, 6);
+            x = (x + shift).clamp(1, w - 1 - width);
+            let c = if (s + k) % 3 == 2 { b'~' } else { b'-' };
+            l.fill(x, y, x + width - 1, y, c);
+        }
+        if rng.range(0, 1) == 0 {
+            let range = rng.range(3, 6).min((w - 4) / 2);
+            let fx = (x + width / 2).clamp(1 + range, w - 2 - range);
+            l.ent(format!(
+                "flyer {fx} {} axis=h range={range} speed={speed} pause={}",
+                y - 3,
+                rng.range(0, 90)
+            ));
+        } else {
+            // Up and down beside the ledge, between one and five rows above it.
+            let fx = if x + width < w - 2 { x + width } else { x - 1 };
+            l.ent(format!(
+                "flyer {fx} {} axis=v range=2 speed={speed} pause={}",
+                y - 3,
+                rng.range(0, 90)
+            ));
+        }
+        y -= 6;
+        let shift = rng.range(-2, 2);
+        width = rng.range(5, 7);
+        x = (x + shift).clamp(1, w - 1 - width);
+        l.fill(x, y, x + width - 1, y, b'-');
+    }
+    l.ent(format!("start 2 {}", floor - 1));
+    l.ent(format!("nest {} {}", x + width / 2, y - 1));
+    l
+}
+
+/// The seed of the second stream of issue 27's classes (the harder variants).
+const ISSUE27B_SEED: u64 = 0x6973_7375_652d_3262;
+
+/// The harder variants of issue 27's classes from `rng`.
+fn issue27b(rng: &mut Rng, put: &mut impl FnMut(&str, &str, Level)) {
+    for (i, (n, d, w)) in [(30, 30, 18), (36, 24, 32), (40, 40, 22)]
+        .iter()
+        .enumerate()
+    {
+        let l = mixed_tower(rng, *n, *d, *w);
+        put(&format!("t4-mixed-tower-{:02}", i + 1), &format!("Tier 4: a tower {w} wide and {} rows high: one-way, crumbling (delay {d}) and icy ledges, springs, lifts beside ledges, decoy ledges.", l.h), l);
+    }
+    for (i, (n, w, j)) in [(5, 20, 60), (7, 28, 120), (9, 24, 200)].iter().enumerate() {
+        let l = lift_tower(rng, *n, *w, *j);
+        put(&format!("t4-lift-tower-{:02}", i + 1), &format!("Tier 4: a tower of up to {n} lifts ({w} wide, speeds 1-4, some waiting at the top) between shelves, a rock-fall with jitter {j} at the summit."), l);
+    }
+    for (i, (a, b, s)) in [(24, 20, 2), (30, 26, 1), (32, 32, 1)].iter().enumerate() {
+        let l = cable_car(rng, *a, *b, *s);
+        put(&format!("t4-cable-car-{:02}", i + 1), &format!("Tier 4: a cable car: a platform {a} tiles long (speed {s}) that starts at the far end, an island with a marmot, a second of {b} tiles; both paths rise or fall."), l);
+    }
+    for (i, (w, d)) in [(300, 40), (400, 30), (500, 50)].iter().enumerate() {
+        let l = massif(rng, *w, *d);
+        put(&format!("t4-massif-{:02}", i + 1), &format!("Tier 4: a long level across a massif, {w} tiles: steps, boosts, cliffs climbed on ledges in front of them, pits, crumbling stones (delay {d}), marmots."), l);
+    }
+    for (i, (p, hh, isl, d)) in [(9, 8, true, 40), (12, 10, false, 30), (13, 11, true, 60)]
+        .iter()
+        .enumerate()
+    {
+        let l = decoy_bridge(rng, *p, *hh, *isl, *d);
+        put(&format!("t4-decoy-bridge-{:02}", i + 1), &format!("Tier 4: the nest just past a {p}-tile spike pit no jump clears; a decoy ladder before it ends out of reach of the bridge; the way is back to the far left and over a bridge {hh} rows up of one-way and crumbling (delay {d}) ledges."), l);
+    }
+    for (i, (rises, j)) in [
+        (vec![10, 18], 150),
+        (vec![16, 8, 14], 240),
+        (vec![20, 20, 12], 400),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let l = rock_lifts(rng, rises, *j);
+        put(&format!("t4-rock-lifts-{:02}", i + 1), &format!("Tier 4: lifts rising {rises:?} rows to shelves under rock-falls with jitter {j}, then a corridor under more rock-falls with spike pits."), l);
+    }
+    for (i, (n, s, w, d)) in [(3, 2, 18, 40), (4, 1, 28, 30), (5, 3, 22, 50)]
+        .iter()
+        .enumerate()
+    {
+        let l = jackdaw_climb(rng, *n, *s, *w, *d);
+        put(&format!("t4-jackdaw-climb-{:02}", i + 1), &format!("Tier 4: a shaft {w} wide with {n} rises of six rows, each past a jackdaw (speed {s}; across or up and down, long pauses): stomp it and boost; some ledges crumble (delay {d})."), l);
+    }
+}
+
 fn main() {
     let out = std::env::args()
         .nth(1)
@@ -910,6 +1461,12 @@ fn main() {
         let mut files = Vec::new();
         issue27(
             &mut Rng(horst_engine::SplitMix64::from_state(seed)),
+            &mut |name: &str, comment: &str, l: Level| {
+                files.push((name.to_string(), l.text(comment, &name.replace('-', " "))));
+            },
+        );
+        issue27b(
+            &mut Rng(horst_engine::SplitMix64::from_state(seed ^ ISSUE27B_SEED)),
             &mut |name: &str, comment: &str, l: Level| {
                 files.push((name.to_string(), l.text(comment, &name.replace('-', " "))));
             },
@@ -1458,6 +2015,11 @@ fn main() {
     // The classes of issue 27 (item 1), from a generator of their own.
     issue27(
         &mut Rng(horst_engine::SplitMix64::from_state(ISSUE27_SEED)),
+        &mut put,
+    );
+    // Their harder variants (the second stream of issue 27), from a seed of their own again.
+    issue27b(
+        &mut Rng(horst_engine::SplitMix64::from_state(ISSUE27B_SEED)),
         &mut put,
     );
     for (name, text) in &files {

@@ -5,8 +5,22 @@ fn main() {
     let a: Vec<String> = std::env::args().collect();
     let map = parse_map(&std::fs::read_to_string(&a[1]).unwrap())
         .unwrap_or_else(|r| panic!("{}", r.summary()));
+    if a.len() == 3 && a[2] == "--numbers" {
+        // The heuristic's distances in tiles, one row per line.
+        let r = horst_planner::relaxed::Relaxed::for_search(&map);
+        for y in -3..map.height() {
+            let row: Vec<String> = (0..map.width())
+                .map(|x| match r.at(x, y) {
+                    d if d > r.max_dist => " #".to_string(),
+                    d => format!("{d:2}"),
+                })
+                .collect();
+            println!("{y:3} {}", row.join(" "));
+        }
+        return;
+    }
     if a.len() == 2 {
-        let r = horst_planner::relaxed::Relaxed::new(&map);
+        let r = horst_planner::relaxed::Relaxed::for_search(&map);
         for y in -3..map.height() {
             let row: String = (0..map.width())
                 .map(|x| {
@@ -20,7 +34,10 @@ fn main() {
                 .collect();
             println!("{row}");
         }
-        println!("reachable {}", r.nest_reachable);
+        println!(
+            "reachable {}, air-bounded {}",
+            r.nest_reachable, r.air_bounded
+        );
         return;
     }
     let rep = parse_replay_json(&std::fs::read_to_string(&a[2]).unwrap()).unwrap();

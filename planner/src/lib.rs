@@ -157,8 +157,12 @@ pub struct PlanReport {
 }
 
 /// Where a win was found: the refinement stage (0 = coarsest) and the racer (index into
-/// `search::RACERS`) with the weight of its heuristic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// `search::RACERS`) with the weight of its heuristic. For the operator and the benchmarks
+/// (`horst map solve` prints it, the worker logs it), not in `playtest_map`'s answer: which of
+/// the planner's searches won is no help to an agent building a level, and changes with the
+/// planner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct WonBy {
     pub stage: usize,
     pub racer: usize,

@@ -24,6 +24,28 @@ pub const PAD: i32 = 8;
 const LIFT: i32 = 7;
 /// Stomping a flyer bounces 1.4 tiles and restores the boost.
 const FLYER_LIFT: i32 = 5;
+
+/// The lifts of the heuristic's graph ([`Relaxed::for_search`]): what the engine allows, not a
+/// bound with slack. A jump rises 3.18 tiles and the egg boost 2.06 more (`JUMP_RISE`,
+/// `BOOST_RISE`): the feet get onto a ledge 5 rows up, not 6 (walls of 6 stop the bird); a
+/// spring throws `strength` tiles and the boost adds 2; a stomp bounces 1.4 tiles and the boost
+/// 2.06.
+#[derive(Clone, Copy)]
+struct Lifts {
+    ground: i32,
+    spring_extra: i32,
+    flyer: i32,
+}
+const LIFTS_PROOF: Lifts = Lifts {
+    ground: LIFT,
+    spring_extra: 4,
+    flyer: FLYER_LIFT,
+};
+const LIFTS_HEURISTIC: Lifts = Lifts {
+    ground: 5,
+    spring_extra: 2,
+    flyer: 4,
+};
 pub const UNREACHED: u32 = u32::MAX;
 
 pub struct Relaxed {
@@ -36,6 +58,161 @@ pub struct Relaxed {
     pub nest_reachable: bool,
     /// The largest finite distance (used for cells that do not reach a nest).
     pub max_dist: u32,
+    /// `dist` is the air-bounded graph's ([`Relaxed::for_search`]).
+    pub air_bounded: bool,
+    /// With `air_bounded`: the distances of a falling bird, in the layout of `dist`, and of a
+    /// bird in the air that may still rise (the egg boost) where those reach no nest.
+    pub falling: Vec<u32>,
+    pub boost: Vec<u32>,
+}
+
+/// Sideways movement in the air, in thirds of a tile, for [`air_bounded`]: what the bird has at
+/// take-off (a tile and a third of slack for its width and the landing), what a row of rise and
+/// a row of fall add (the time they take, at the run speed), and what a column costs.
+const AIR_START: u8 = 4;
+const AIR_UP: u8 = 3;
+const AIR_DOWN: u8 = 1;
+const AIR_SIDE: u8 = 3;
+/// What a jump with the egg boost banks from level ground (5 rows up and down again).
+const AIR_JUMP: u8 = AIR_START + 5 * AIR_UP + 5 * AIR_DOWN;
+/// At most 12 tiles banked (a fall of about 36 rows).
+const AIR_MAX: u8 = 36;
+const CREDITS: usize = AIR_MAX as usize + 1;
+/// A state's layer: its credit, and whether it has fallen since it left a support (then it does
+/// not rise again: a rise, a fall and a rise would bank the time of one jump twice).
+const AIR_LAYERS: usize = 2 * CREDITS;
+const START_LAYER: usize = AIR_START as usize;
+
+/// One move of the air-bounded graph from a cell in `layer` (ignored on a support, where the
+/// bird starts afresh) by (dx, dr): the layer of the cell reached, or `None` if the bird cannot
+/// get there (too far sideways, or rising again after a fall).
+#[inline]
+fn air_move(from_support: bool, layer: usize, to_support: bool, dx: i32, dr: i32) -> Option<usize> {
+    let (credit, fell) = if from_support {
+        (AIR_START, false)
+    } else {
+        ((layer % CREDITS) as u8, layer >= CREDITS)
+    };
+    if fell && dr < 0 {
+        return None;
+    }
+    let gain = match dr {
+        -1 => AIR_UP,
+        1 => AIR_DOWN,
+        _ => 0,
+    };
+    let left = (credit + gain).min(AIR_MAX) as i32 - if dx != 0 { AIR_SIDE as i32 } else { 0 };
+    if left < 0 {
+        None
+    } else if to_support {
+        Some(START_LAYER)
+    } else {
+        Some(left as usize + if fell || dr > 0 { CREDITS } else { 0 })
+    }
+}
+
+/// Distances to a nest (per cell, `UNREACHED` if none) over the relaxed graph with more bounds,
+/// for the heuristic only (it may under-approximate; it never proves anything): spike tiles are
+/// closed, the rises are the engine's (`LIFTS_HEURISTIC`), and the bird's sideways movement in
+/// the air is bounded by its time there. The plain graph lets it drift sideways at any height
+/// without limit and rise 7 rows, so across a pit no jump clears it points straight over the
+/// pit (the deceptive bridges, the mountains). Here a state is a cell and a credit: the bird
+/// leaves a support with `AIR_START`, each row it rises adds `AIR_UP` (jump and boost rise 5.2
+/// tiles in about 31 ticks, 4.5 tiles at the run speed of 600 a tick) and each row it falls
+/// `AIR_DOWN` (at the fall limit of 1792 a row takes a third of a tile's run), each column
+/// costs `AIR_SIDE`, and once it falls it does not rise again before a support. From level
+/// ground: 4 + 5 x 3 + 5 x 1 = 24 thirds, 8 columns: a gap of 7 tiles, what the egg boost
+/// crosses. Three distances per cell: from the take-off state, from a fallen state with
+/// `AIR_JUMP` banked, and from one with `AIR_JUMP` banked that may rise once more.
+fn air_bounded(map: &Map, g: &Graph, closed: &[bool]) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let w = map.width();
+    let rows = map.height() + PAD;
+    let cells = (w * rows) as usize;
+    let inside = |x: i32, r: i32| x >= 0 && x < w && r >= 0 && r < rows;
+    let mut dist = vec![UNREACHED; cells * AIR_LAYERS];
+    let mut q = VecDeque::new();
+    for &(nx, ny) in map.nests() {
+        let c = ((ny + PAD) * w + nx) as usize;
+        let layers = if g.support[c] {
+            START_LAYER..START_LAYER + 1
+        } else {
+            0..AIR_LAYERS
+        };
+        for k in layers {
+            if dist[c * AIR_LAYERS + k] == UNREACHED {
+                dist[c * AIR_LAYERS + k] = 0;
+                q.push_back((c * AIR_LAYERS + k) as u32);
+            }
+        }
+    }
+    // Backwards: the states from which one move reaches the state taken from the queue.
+    let mut preds: Vec<usize> = Vec::with_capacity(AIR_LAYERS);
+    while let Some(s) = q.pop_front() {
+        let s = s as usize;
+        let (b, lb) = (s / AIR_LAYERS, s % AIR_LAYERS);
+        let d = dist[s];
+        let (bx, br) = ((b as i32) % w, (b as i32) / w);
+        for (dx, dr) in DIRS {
+            let (ax, ar) = (bx - dx, br - dr);
+            if !inside(ax, ar) || !g.edge(map, ax, ar, dx, dr) {
+                continue;
+            }
+            let a = (ar * w + ax) as usize;
+            if closed[a] {
+                continue;
+            }
+            preds.clear();
+            if g.support[a] {
+                preds.push(START_LAYER);
+            } else if g.support[b] {
+                preds.extend(0..AIR_LAYERS);
+            } else {
+                // min(credit + gain, MAX) - cost = the credit of lb: one credit, or a range at
+                // the cap; either flag.
+                let gain = match dr {
+                    -1 => AIR_UP,
+                    1 => AIR_DOWN,
+                    _ => 0,
+                } as i32;
+                let want = (lb % CREDITS) as i32 + if dx != 0 { AIR_SIDE as i32 } else { 0 };
+                // (Past the cap no credit gives it: an empty range.)
+                let (lo, hi) = match want.cmp(&(AIR_MAX as i32)) {
+                    std::cmp::Ordering::Less => (want - gain, want - gain),
+                    std::cmp::Ordering::Equal => (AIR_MAX as i32 - gain, AIR_MAX as i32),
+                    std::cmp::Ordering::Greater => (0, -1),
+                };
+                for k in lo.max(0)..=hi {
+                    preds.push(k as usize);
+                    preds.push(k as usize + CREDITS);
+                }
+            }
+            for &k in &preds {
+                if air_move(g.support[a], k, g.support[b], dx, dr) != Some(lb) {
+                    continue;
+                }
+                let i = a * AIR_LAYERS + k;
+                if dist[i] == UNREACHED {
+                    dist[i] = d + 1;
+                    q.push_back(i as u32);
+                }
+            }
+        }
+    }
+    // Per cell: the take-off state (a bird on a support, or rising: it banks more as it rises);
+    // for a falling bird a fallen state with a jump's worth banked (it may have risen before:
+    // counting that keeps a jump over a gap from looking hopeless half-way, and it still bounds
+    // the drift); and the same that may rise once more (the egg boost), for a bird that reaches
+    // no nest otherwise.
+    let at = |c: usize, layer: usize| {
+        dist[c * AIR_LAYERS + if g.support[c] { START_LAYER } else { layer }]
+    };
+    (
+        (0..cells).map(|c| at(c, START_LAYER)).collect(),
+        (0..cells)
+            .map(|c| at(c, AIR_JUMP as usize + CREDITS))
+            .collect(),
+        (0..cells).map(|c| at(c, AIR_JUMP as usize)).collect(),
+    )
 }
 
 /// Per tile of the map (row-major): cracked rock that a pebble could ever break. A pebble flies
@@ -75,9 +252,11 @@ pub fn breakable_cracked(map: &Map) -> Vec<bool> {
 struct Graph {
     open: Vec<bool>,
     up_ok: Vec<bool>,
+    /// The bird can stand or be carried or bounced here (a support's lift starts here).
+    support: Vec<bool>,
 }
 
-fn graph(map: &Map, breakable: &[bool]) -> Graph {
+fn graph(map: &Map, breakable: &[bool], lifts: Lifts) -> Graph {
     let w = map.width();
     let h = map.height();
     let rows = h + PAD;
@@ -108,7 +287,7 @@ fn graph(map: &Map, breakable: &[bool]) -> Graph {
             if r + 1 < rows {
                 let below = tile(x, r + 1);
                 if below.is_solid() || below.is_one_way() {
-                    lift[idx(x, r)] = LIFT;
+                    lift[idx(x, r)] = lifts.ground;
                 }
             }
         }
@@ -125,15 +304,20 @@ fn graph(map: &Map, breakable: &[bool]) -> Graph {
         let r = e.y + PAD;
         match e.kind {
             EntityKind::Spring => {
-                raise(e.x, r, e.param(SPRING_STRENGTH) as i32 + 4, &mut lift);
+                raise(
+                    e.x,
+                    r,
+                    e.param(SPRING_STRENGTH) as i32 + lifts.spring_extra,
+                    &mut lift,
+                );
             }
             EntityKind::Platform => {
                 let (dx, dy) = (e.param(PLATFORM_DX) as i32, e.param(PLATFORM_DY) as i32);
                 let pw = e.param(PLATFORM_WIDTH) as i32;
                 for y in r.min(r + dy)..=r.max(r + dy) {
                     for x in e.x.min(e.x + dx)..=(e.x.max(e.x + dx) + pw - 1) {
-                        raise(x, y - 1, LIFT, &mut lift);
-                        raise(x, y, LIFT, &mut lift);
+                        raise(x, y - 1, lifts.ground, &mut lift);
+                        raise(x, y, lifts.ground, &mut lift);
                     }
                 }
             }
@@ -142,7 +326,7 @@ fn graph(map: &Map, breakable: &[bool]) -> Graph {
                 let vertical = e.param(FLYER_AXIS) == 1;
                 for d in -range..=range {
                     let (x, y) = if vertical { (e.x, r + d) } else { (e.x + d, r) };
-                    raise(x, y - 1, FLYER_LIFT, &mut lift);
+                    raise(x, y - 1, lifts.flyer, &mut lift);
                 }
             }
             _ => {}
@@ -170,7 +354,12 @@ fn graph(map: &Map, breakable: &[bool]) -> Graph {
             }
         }
     }
-    Graph { open, up_ok }
+    let support = lift.iter().map(|&l| l > 0).collect();
+    Graph {
+        open,
+        up_ok,
+        support,
+    }
 }
 
 /// Pebbles fly 48 ticks at 5 px a tick: 15 tiles.
@@ -257,9 +446,8 @@ impl Relaxed {
             }
         };
         let breakable = breakable_cracked(map);
-        let Graph { open, up_ok } = graph(map, &breakable);
+        let g0 = graph(map, &breakable, LIFTS_PROOF);
         let inside = |x: i32, r: i32| x >= 0 && x < w && r >= 0 && r < rows;
-        let g0 = Graph { open, up_ok };
         let edge = |ax: i32, ar: i32, dx: i32, dr: i32| g0.edge(map, ax, ar, dx, dr);
         let mut dist = vec![UNREACHED; n];
         let mut q = VecDeque::new();
@@ -308,6 +496,7 @@ impl Relaxed {
                     .zip(&breakable)
                     .map(|(a, b)| *a && *b)
                     .collect::<Vec<_>>(),
+                LIFTS_PROOF,
             );
             let seen;
             (nest_reachable, seen) = forward(map, &g, &spikes, &dist);
@@ -353,6 +542,71 @@ impl Relaxed {
             dist,
             nest_reachable,
             max_dist,
+            air_bounded: false,
+            falling: Vec::new(),
+            boost: Vec::new(),
+        }
+    }
+
+    /// The distances the search's heuristic uses: those of [`Relaxed::new`] with the bird's
+    /// sideways movement in the air bounded (see [`air_bounded`]), where that graph still leads
+    /// from the start to a nest; else the plain ones. Only the heuristic reads them: the proof
+    /// (`nest_reachable`) stays the plain graph's, an over-approximation.
+    pub fn for_search(map: &Map) -> Relaxed {
+        let mut r = Relaxed::new(map);
+        let (w, rows) = (map.width(), map.height() + PAD);
+        let g = graph(map, &breakable_cracked(map), LIFTS_HEURISTIC);
+        let mut closed = vec![false; (w * rows) as usize];
+        for y in 0..map.height() {
+            for x in 0..w {
+                if map.tile(x, y) == Some(Block::Spikes) && !map.nests().contains(&(x, y)) {
+                    closed[((y + PAD) * w + x) as usize] = true;
+                }
+            }
+        }
+        let (tight, falling, boost) = air_bounded(map, &g, &closed);
+        let (sx, sy) = map.start();
+        let start = ((sy + PAD).clamp(0, rows - 1) * w + sx.clamp(0, w - 1)) as usize;
+        if tight[start] != UNREACHED {
+            r.max_dist = tight
+                .iter()
+                .chain(&falling)
+                .chain(&boost)
+                .filter(|&&d| d != UNREACHED)
+                .max()
+                .copied()
+                .unwrap_or(0);
+            r.dist = tight;
+            r.falling = falling;
+            r.boost = boost;
+            r.air_bounded = true;
+        }
+        r
+    }
+
+    /// [`Relaxed::at`] for a bird that moves, in the air-bounded graph's distances if there are
+    /// any: rising, the take-off distances (it banks more as it rises); falling with the egg
+    /// boost left, those of a bird with a jump's worth banked that may rise once more; falling
+    /// without it, those of a fallen bird with a jump's worth banked. Where the chosen ones
+    /// reach no nest, the ones that may rise once more (a bird boosted high over a pit).
+    #[inline]
+    pub fn at_moving(&self, x: i32, y: i32, falling: bool, can_boost: bool) -> u32 {
+        if self.falling.is_empty() {
+            return self.at(x, y);
+        }
+        let x = x.clamp(0, self.width - 1);
+        let r = (y + PAD).clamp(0, self.height + PAD - 1);
+        let i = (r * self.width + x) as usize;
+        let d = match (falling, can_boost) {
+            (false, _) => self.dist[i],
+            (true, true) => self.boost[i],
+            (true, false) => self.falling[i],
+        };
+        let d = if d == UNREACHED { self.boost[i] } else { d };
+        if d == UNREACHED {
+            self.max_dist + 16
+        } else {
+            d
         }
     }
 

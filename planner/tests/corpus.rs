@@ -4,46 +4,24 @@
 //! (a win, or `time_limit` after the limit), not of the solve rate (that is the benchmark's,
 //! `examples/corpus.rs`).
 
-use horst_engine::{parse_map, parse_replay_json, referee, Map};
+use horst_engine::{parse_replay_json, referee, Map};
 use horst_planner::{plan, PlanOutcome, PlanRequest, UnresolvedReason};
-use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn load(p: &Path) -> Map {
-    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    parse_map(&text).unwrap_or_else(|r| panic!("{}: {}", p.display(), r.summary()))
-}
+mod common;
+use common::{load, root};
 
 /// Every map with a winning replay beside it, in `levels/` and `levels/corpus/`.
 fn winnable() -> Vec<(String, Map)> {
-    let mut out = Vec::new();
-    for dir in ["levels", "levels/corpus"] {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
-            .unwrap()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "map"))
-            .collect();
-        paths.sort();
-        for p in paths {
-            let Ok(text) = std::fs::read_to_string(p.with_extension("replay.json")) else {
-                continue;
-            };
-            let map = load(&p);
+    common::with_replays()
+        .into_iter()
+        .map(|(name, map, text)| {
             let replay = parse_replay_json(&text).unwrap();
-            assert!(
-                referee(&map, &replay).won,
-                "{}: the known replay",
-                p.display()
-            );
-            out.push((p.file_stem().unwrap().to_string_lossy().into_owned(), map));
-        }
-    }
-    out
+            assert!(referee(&map, &replay).won, "{name}: the known replay");
+            (name, map)
+        })
+        .collect()
 }
 
 fn run(map: &Map, secs: f64, threads: usize) -> horst_planner::PlanReport {

@@ -1,0 +1,86 @@
+//! Issue 27 item 2: the heuristic's graph bounds the bird's sideways movement in the air
+//! (`Relaxed::for_search`). It only guides the search, so it may be tighter than the proof's
+//! graph; these tests check that it still leads every winnable level to its nest, that no cell a
+//! known winning replay passes looks hopeless to it, and that it no longer points over a pit no
+//! jump clears.
+
+use horst_engine::physics::{PLAYER_H, PLAYER_W, TILE_SHIFT};
+use horst_engine::{parse_map, parse_replay_json, Map, Sim, Status};
+use horst_planner::relaxed::Relaxed;
+
+mod common;
+use common::root;
+
+/// Every level with a known winning replay: (name, map, replay text).
+fn known() -> Vec<(String, Map, String)> {
+    let out = common::with_replays();
+    assert!(out.len() >= 100, "{} levels with replays", out.len());
+    out
+}
+
+#[test]
+fn the_air_bounded_graph_leads_every_winnable_level_to_its_nest() {
+    for (name, map, _) in known() {
+        assert!(Relaxed::for_search(&map).air_bounded, "{name}");
+    }
+}
+
+/// The tiles a winning replay's bird passes (its middle, every tick) all reach a nest in the
+/// heuristic's graph: it may rank them, it never calls them hopeless.
+#[test]
+fn no_tile_a_winning_replay_passes_looks_hopeless() {
+    let mut bad = Vec::new();
+    for (name, map, text) in known() {
+        let r = Relaxed::for_search(&map);
+        let replay = parse_replay_json(&text).unwrap();
+        let mut sim = Sim::new(&map, replay.seed);
+        'run: for step in &replay.actions {
+            for _ in 0..step.ticks {
+                sim.step(step.action);
+                if sim.status() != Status::Running {
+                    break 'run;
+                }
+                let p = sim.player();
+                let (tx, ty) = (
+                    (p.x + PLAYER_W / 2) >> TILE_SHIFT,
+                    (p.y + PLAYER_H / 2) >> TILE_SHIFT,
+                );
+                let falling = !p.on_ground && p.riding < 0 && p.vy > 0;
+                if r.at_moving(tx, ty, falling, p.boost_available) > r.max_dist {
+                    bad.push(format!(
+                        "{name}: tick {} at tile ({tx}, {ty}), vy {}",
+                        sim.tick(),
+                        p.vy
+                    ));
+                    break 'run;
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{} levels:\n{}", bad.len(), bad.join("\n"));
+}
+
+/// `t4-deceptive-01`: the nest lies just past a 10-tile spike pit; the way is back left, up a
+/// ladder and over a bridge. The plain graph (sideways drift without limit, a rise of 7 rows)
+/// points right, to the pit; the heuristic's graph points left.
+#[test]
+fn the_heuristic_points_away_from_a_pit_no_jump_clears() {
+    let map = parse_map(
+        &std::fs::read_to_string(root().join("levels/corpus/t4-deceptive-01.map")).unwrap(),
+    )
+    .unwrap();
+    let (sx, sy) = map.start();
+    // The pit starts at column 26 (`deceptive` of `examples/gen_corpus.rs`).
+    let edge = 25;
+    let plain = Relaxed::new(&map);
+    let tight = Relaxed::for_search(&map);
+    assert!(
+        plain.at(edge, sy) < plain.at(sx, sy),
+        "the plain graph points to the pit"
+    );
+    assert!(
+        tight.at(edge, sy) > tight.at(sx, sy),
+        "the heuristic points away from it"
+    );
+    assert!(tight.at(sx - 1, sy) < tight.at(sx, sy), "and back left");
+}
