@@ -237,6 +237,13 @@ pub struct QueueConfig {
     pub job_retention_hours: u64,
     /// How long idempotency records are kept.
     pub idempotency_retention_hours: u64,
+    /// Bytes of job input (maps and replays kept once, as blobs) the whole server may start
+    /// keeping per UTC day; an admission past it is refused (`quota`, scope
+    /// `global_input_bytes`). What is kept at any time is at most 9 days' worth
+    /// (docs/scaling.md, "Job inputs").
+    pub input_bytes_per_day: u64,
+    /// The same per account and UTC day (scope `input_bytes`).
+    pub input_bytes_per_account_day: u64,
 }
 
 impl Default for QueueConfig {
@@ -253,6 +260,8 @@ impl Default for QueueConfig {
             trust0_share_percent: 50,
             job_retention_hours: 24 * 7,
             idempotency_retention_hours: 48,
+            input_bytes_per_day: 64 << 20,
+            input_bytes_per_account_day: 16 << 20,
         }
     }
 }
@@ -447,6 +456,9 @@ pub struct SessionsConfig {
     /// Milliseconds the rater waits between reading a game's ratings and writing them; only
     /// crash tests set it (to kill a process in the middle of a rating update).
     pub rating_pause_ms: u64,
+    /// Games the house's reference player plays: a new agent that seeks one of them is seated
+    /// against it first (its validation game). It plays the game's published legal actions.
+    pub reference_games: Vec<String>,
 }
 
 impl Default for SessionsConfig {
@@ -463,6 +475,7 @@ impl Default for SessionsConfig {
             jwt_key_file: String::new(),
             replay_retention_hours: 24 * 7,
             rating_pause_ms: 0,
+            reference_games: vec!["chess".into(), "rps".into()],
         }
     }
 }
@@ -619,6 +632,14 @@ impl Config {
             (
                 "queue.idempotency_retention_hours",
                 range(q.idempotency_retention_hours, 1, 24 * 365),
+            ),
+            (
+                "queue.input_bytes_per_day",
+                range(q.input_bytes_per_day, 0, 1 << 40),
+            ),
+            (
+                "queue.input_bytes_per_account_day",
+                range(q.input_bytes_per_account_day, 0, 1 << 40),
             ),
             (
                 "gateway.burst_per_ip_per_minute",

@@ -13,8 +13,12 @@
     1  recorded (or dropped) by this call
     0  someone else did it first
 ]]
-if redis.call('HDEL', KEYS[1], ARGV[1]) == 1 then
+-- The RPUSH before the HDEL: a full Redis refuses a script only at its first write that may
+-- grow memory, so an HDEL first would let the record through; refused, nothing changed and
+-- the next reader records it.
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   if ARGV[2] ~= '' then redis.call('RPUSH', KEYS[2], ARGV[2]) end
+  redis.call('HDEL', KEYS[1], ARGV[1])
   return 1
 end
 return 0

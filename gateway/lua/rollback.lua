@@ -27,8 +27,10 @@ if not cur then return {'none'} end
 local prev = redis.call('LINDEX', KEYS[2], 0)
 if not prev then return {'nohistory'} end
 if cur ~= ARGV[1] or prev ~= ARGV[2] then return {'moved'} end
-redis.call('LPOP', KEYS[2])
+-- The SETs before the LPOP: a full Redis refuses a script only at its first write that may
+-- grow memory, so an LPOP first would let it through.
 redis.call('SET', KEYS[3], 'retired')
 redis.call('SET', KEYS[4], 'promoted')
 redis.call('SET', KEYS[1], prev)
+redis.call('LPOP', KEYS[2])
 return {'ok', cur, prev}

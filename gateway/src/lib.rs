@@ -91,6 +91,9 @@ pub enum Refusal {
     Unauthorized,
     /// 403: a key tool in read-only mode.
     Forbidden,
+    /// 503 with `Retry-After` (seconds): the store cannot be reached or refuses writes (a
+    /// tool's `engine_unavailable`, carried in the JSON-RPC error's data).
+    Unavailable { retry_after_seconds: u64 },
 }
 
 /// Instructions sent with `initialize`: the recommended loop in short.
@@ -219,6 +222,24 @@ fn offered_methods(offer: resources::Offer) -> String {
         m.extend(["prompts/list", "prompts/get"]);
     }
     m.join(", ")
+}
+
+/// The store cannot be reached or refuses writes: a 503 whose JSON-RPC error carries the
+/// tool's `engine_unavailable` (code, message, `retryAfterSeconds`) as its data.
+fn unavailable(id: Value, e: &ToolError) -> Reply {
+    let retry_after_seconds = e
+        .details
+        .get("retryAfterSeconds")
+        .and_then(Value::as_u64)
+        .unwrap_or(UNAVAILABLE_RETRY_SECONDS);
+    let mut data = e.to_value()["error"].take();
+    data["retryAfterSeconds"] = retry_after_seconds.into();
+    Reply::Refused {
+        refusal: Refusal::Unavailable {
+            retry_after_seconds,
+        },
+        body: protocol::error(id, codes::REFUSED, &e.message, Some(data)),
+    }
 }
 
 /// A failure carries its JSON in the text block only: clients (the TypeScript SDK) validate
@@ -454,16 +475,16 @@ impl Gateway {
                 Vec::new()
             }
         };
-        Reply::Json(protocol::success(
-            id,
-            match result {
-                Ok(v) => {
-                    let links = links(&v.value);
-                    tool_result(v, links)
-                }
-                Err(e) => tool_failure(&e),
-            },
-        ))
+        match result {
+            Ok(v) => {
+                let links = links(&v.value);
+                Reply::Json(protocol::success(id, tool_result(v, links)))
+            }
+            // Redis unreachable or refusing writes, found after the key was read: the same
+            // 503 as before it (the HTTP layer's), never a tool error under a 200.
+            Err(e) if e.code == ErrorCode::EngineUnavailable => unavailable(id, &e),
+            Err(e) => Reply::Json(protocol::success(id, tool_failure(&e))),
+        }
     }
 
     /// Counts a refusal on `horst_refusals_total{code, by}` (the HTTP layer's burst limits

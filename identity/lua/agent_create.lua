@@ -29,18 +29,22 @@
 ]]
 local now = now_ms()
 local window = tonumber(ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
+-- Counts only read (entries older than the window are ignored, and trimmed after the first
+-- write): Redis at maxmemory refuses a script only at its first write that may grow memory,
+-- so that first write must be the ZADD, not a trim, or a full Redis would take the account.
+local since = '(' .. (now - window)
 local function wait(k)
-  local oldest = redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')
+  local oldest = redis.call('ZRANGEBYSCORE', k, since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if oldest[2] then return tonumber(oldest[2]) + window - now end
   return window
 end
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return {'network_cap', wait(KEYS[1])} end
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return {'daily_cap', wait(KEYS[2])} end
+if redis.call('ZCOUNT', KEYS[1], since, '+inf') >= tonumber(ARGV[2]) then return {'network_cap', wait(KEYS[1])} end
+if redis.call('ZCOUNT', KEYS[2], since, '+inf') >= tonumber(ARGV[3]) then return {'daily_cap', wait(KEYS[2])} end
 if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[6]) == 1 then return {'collision', 0} end
 redis.call('ZADD', KEYS[1], now, ARGV[4])
 redis.call('ZADD', KEYS[2], now, ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
 redis.call('PEXPIRE', KEYS[1], window)
 redis.call('PEXPIRE', KEYS[2], window)
 redis.call('HSET', KEYS[3], 'name', ARGV[5], 'kind', 'agent', 'trust', '0', 'blocked', '0',

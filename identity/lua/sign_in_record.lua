@@ -19,8 +19,10 @@
 ]]
 local now = now_ms()
 if ARGV[1] == 'ok' then
-  redis.call('DEL', KEYS[1])
+  -- The SADD first: a full Redis refuses a script only at its first write that may grow
+  -- memory, so a DEL first would let this one through.
   redis.call('SADD', KEYS[4], ARGV[2])
+  redis.call('DEL', KEYS[1])
   redis.call('PEXPIRE', KEYS[4], ARGV[4])
   return 0
 end

@@ -27,19 +27,25 @@
 ]]
 local now = now_ms()
 local window = tonumber(ARGV[1])
-for i = 1, 4 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - window) end
+-- Counts only read (entries older than the window are ignored, and trimmed after the first
+-- write): Redis at maxmemory refuses a script only at its first write that may grow memory,
+-- so that first write must be a ZADD, not a trim, or a full Redis would take the account
+-- (agent_create.lua likewise).
+local since = '(' .. (now - window)
 if redis.call('EXISTS', KEYS[5]) == 1 then return {'exists', 0} end
 local function wait(k)
-  local oldest = redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')
+  local oldest = redis.call('ZRANGEBYSCORE', k, since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if oldest[2] then return tonumber(oldest[2]) + window - now end
   return window
 end
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return {'network_cap', wait(KEYS[1])} end
-if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[4]) then return {'network_cap', wait(KEYS[3])} end
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return {'daily_cap', wait(KEYS[2])} end
-if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[5]) then return {'daily_cap', wait(KEYS[4])} end
+local function count(k) return redis.call('ZCOUNT', k, since, '+inf') end
+if count(KEYS[1]) >= tonumber(ARGV[2]) then return {'network_cap', wait(KEYS[1])} end
+if count(KEYS[3]) >= tonumber(ARGV[4]) then return {'network_cap', wait(KEYS[3])} end
+if count(KEYS[2]) >= tonumber(ARGV[3]) then return {'daily_cap', wait(KEYS[2])} end
+if count(KEYS[4]) >= tonumber(ARGV[5]) then return {'daily_cap', wait(KEYS[4])} end
 for i = 1, 4 do
   redis.call('ZADD', KEYS[i], now, ARGV[6])
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - window)
   redis.call('PEXPIRE', KEYS[i], window)
 end
 redis.call('HSET', KEYS[5], 'name', ARGV[7], 'kind', 'human', 'trust', '0', 'blocked', '0',

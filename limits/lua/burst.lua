@@ -24,13 +24,18 @@ local max = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local now = now_ms()
 
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-if redis.call('ZCARD', key) >= max then
-  local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+-- Counted by reading (entries older than the window are ignored, and trimmed after the
+-- first write): Redis at maxmemory refuses a script only at its first write that may grow
+-- memory, so that write must be the ZADD, not the trim, or a full Redis would take the entry
+-- (and the caller counts in its process meanwhile, as when Redis cannot be reached).
+local since = '(' .. (now - window)
+if redis.call('ZCOUNT', key, since, '+inf') >= max then
+  local oldest = redis.call('ZRANGEBYSCORE', key, since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   local retry = tonumber(oldest[2]) + window - now
   if retry < 1 then retry = 1 end
   return { 0, retry }
 end
 redis.call('ZADD', key, now, ARGV[3])
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
 redis.call('PEXPIRE', key, window)
 return { 1, 0 }

@@ -107,3 +107,41 @@ async fn keys_carry_no_subject_and_expire() {
         .unwrap();
     assert!(ttl > 0 && ttl <= 60_000, "{ttl}");
 }
+
+/// Redis at maxmemory refuses a script only at its first write that may grow memory; the
+/// script's first write is its ZADD (the trim comes after), so a full Redis takes no entry
+/// and the request is counted in the process instead (as when Redis cannot be reached).
+#[tokio::test]
+async fn a_full_redis_takes_no_entry() {
+    let redis = RedisServer::start();
+    let l = limits(&redis).await;
+    l.check(&PER_MINUTE_60, "203.0.113.8").await.unwrap();
+    let store = Store::connect(&redis.url(), "t:").await.unwrap();
+    let config = |v: &'static str| {
+        let mut conn = store.conn();
+        async move {
+            let _: () = redis::cmd("CONFIG")
+                .arg("SET")
+                .arg("maxmemory")
+                .arg(v)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+        }
+    };
+    config("1").await;
+    // Answered (counted in the process), not an error.
+    l.check(&PER_MINUTE_60, "203.0.113.8").await.unwrap();
+    config("0").await;
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("t:burst:*")
+        .query_async(&mut store.conn())
+        .await
+        .unwrap();
+    let logged: u64 = redis::cmd("ZCARD")
+        .arg(&keys[0])
+        .query_async(&mut store.conn())
+        .await
+        .unwrap();
+    assert_eq!(logged, 1, "the full Redis took the second request's entry");
+}

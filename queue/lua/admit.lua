@@ -11,8 +11,8 @@
     KEYS[6] job:<job_id>                the new job's record
     KEYS[7] jobs:<account>              zset of the account's jobs by creation
     KEYS[8] callers:<process>           presence of the API process whose caller waits
-                                        (refreshed here; only used when ARGV[22] is set)
-    KEYS[9] job:<ARGV[21]>              the record the caller found gone (with ARGV[21]
+                                        (refreshed here; only used when ARGV[21] is set)
+    KEYS[9] job:<ARGV[20]>              the record the caller found gone (with ARGV[20]
                                         empty: any key of the group, never read)
     KEYS[10] queue:lane:<other lane>    the other lane (the waiting places are shared)
     KEYS[11] queue:turns:<lane>         the lane's turns: 'round' (of the last claim),
@@ -22,38 +22,55 @@
     KEYS[14] queue:ends:referee         running jobs on referee slots, likewise
     KEYS[15] queue:owed:<lane>          accounts refused for want of room, by the time they
                                         were told to come back (zset): their turn is kept
+    KEYS[16] blob:<sha256>              the job's inputs kept once (queue/src/inputs.rs),
+    KEYS[17] blob:<sha256>              written by the caller just before (SET NX PX); only
+                                        the first ARGV[31] are used (the rest: any key of
+                                        the group, never read)
+    KEYS[18] queue:idle:general         idle slots by when they went idle (zset): one is
+    KEYS[19] queue:idle:referee         popped and woken (referee work: a referee slot first)
 
-    ARGV[1] clock offset, ms           ARGV[11] per-account waiting cap
-    ARGV[2] <day> the keys are for     ARGV[12] global waiting cap
-    ARGV[3] job id                     ARGV[13] the kind's daily limit
-    ARGV[4] account                    ARGV[14] daily seconds
-    ARGV[5] trust                      ARGV[15] trust-0 share, s
-    ARGV[6] kind                       ARGV[16] idempotency record ttl, s
-    ARGV[7] idempotency key            ARGV[17] the caller's wait, ms
-    ARGV[8] fingerprint of the input   ARGV[18] execution time, ms
-    ARGV[9] input (JSON)               ARGV[19] retention of jobs:<account>, ms
-    ARGV[10] reserved seconds          ARGV[20] channel for the wake-up (queue:new)
-    ARGV[21] '' or a job id whose record the caller found gone: its idempotency record
+    ARGV[1] <day> the keys are for     ARGV[11] global waiting cap
+    ARGV[2] job id                     ARGV[12] the kind's daily limit
+    ARGV[3] account                    ARGV[13] daily seconds
+    ARGV[4] trust                      ARGV[14] trust-0 share, s
+    ARGV[5] kind                       ARGV[15] idempotency record ttl, s
+    ARGV[6] idempotency key            ARGV[16] the caller's wait, ms
+    ARGV[7] fingerprint of the input   ARGV[17] execution time, ms
+    ARGV[8] input (JSON)               ARGV[18] retention of jobs:<account>, ms
+    ARGV[9] reserved seconds           ARGV[19] the wake-up channels' prefix (queue:new):
+                                                the woken slot's is ARGV[19]:<slot>
+    ARGV[10] per-account waiting cap
+    ARGV[20] '' or a job id whose record the caller found gone: its idempotency record
              no longer answers (the job record expired before the key did)
-    ARGV[22] '' or the id of the API process whose caller waits for the job: if that
+    ARGV[21] '' or the id of the API process whose caller waits for the job: if that
              process's presence (KEYS[8]) expires while the job is queued, the job is
              dropped (cancel.lua)
-    ARGV[23] the presence's time to live, s
-    ARGV[24] the job's lane: 'planner' or 'referee'
-    ARGV[25] waiting places only referee work may take
-    ARGV[26] a slot's slack between two jobs, ms (claim, completion, the worker's margin)
-    ARGV[27] '' or the id of the HTTP request that admits the job (X-Request-Id), for logs
-    ARGV[28] how long past its retry time an owed turn is kept, ms
+    ARGV[22] the presence's time to live, s (0: the process refreshed it just now, the
+             script leaves it)
+    ARGV[23] the job's lane: 'planner' or 'referee'
+    ARGV[24] waiting places only referee work may take
+    ARGV[25] a slot's slack between two jobs, ms (claim, completion, the worker's margin)
+    ARGV[26] '' or the id of the HTTP request that admits the job (X-Request-Id), for logs
+    ARGV[27] how long past its retry time an owed turn is kept, ms
+    ARGV[28] how long the job's record may live, at the latest, from now, ms: the blobs
+             are kept to the end of the UTC day this ends in
+    ARGV[29] bytes of kept input an account may add per day
+    ARGV[30] bytes of kept input the server may add per day
+    ARGV[31] how many of KEYS[16], KEYS[17] are the job's blobs (0 to 2)
 
   Output:
-    {'new', job_id, fields}        queued (fields: the record, as HGETALL gives it)
+    {'new', job_id, created_ms}    queued at created_ms (the caller knows the rest of the
+                                   record: it is what it sent)
     {'replayed', job_id}           the key was used with the same input: read job_id
     {'conflict', job_id}           the key was used with other input
     {'busy', 'account'|'global'|'reserved', retry_after_s}
     {'busy', 'late', retry_after_s, jobs_ahead}   no slot frees in time for the job to finish
                                    within the caller's wait; retry_after_s is when it would
     {'quota', 'owner'|'global'|'global_new', to_midnight_s}
-    {'day', day}                   ARGV[2] is not today on the server clock: call again with
+    {'quota', 'input_bytes'|'global_input_bytes', to_midnight_s}   ARGV[29] or [30] is used up
+    {'inputs'}                     a blob of KEYS[16], KEYS[17] is gone (it expired before
+                                   this admission adopted it): write it again and call again
+    {'day', day}                   ARGV[1] is not today on the server clock: call again with
                                    the keys of `day`
 
   Cluster note: the day is part of two keys and only the server clock knows it; the caller
@@ -62,30 +79,31 @@
   KEYS[8] names the calling process, which the caller knows without reading; it shares the
   queue group's slot (ARCHITECTURE.md, "Lua scripts, keys and hash slots") with the rest.
   KEYS[9] is named by what the caller read in its first step (the replayed job's id).
-  KEYS[10]-[14] are fixed names of the queue group.
+  KEYS[10]-[14] are fixed names of the queue group. KEYS[16] and KEYS[17] are named by the
+  input's bytes, which the caller has.
 ]]
-local jid, account, trust, kind = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
-local fp, input = ARGV[8], ARGV[9]
-local reserve = tonumber(ARGV[10])
+local jid, account, trust, kind = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local fp, input = ARGV[7], ARGV[8]
+local reserve = tonumber(ARGV[9])
 local now = now_ms()
 local day = day_of(now)
-if tostring(day) ~= ARGV[2] then return {'day', day} end
+if tostring(day) ~= ARGV[1] then return {'day', day} end
 
 local rec = redis.call('GET', KEYS[1])
 if rec then
   local sep = string.find(rec, '|', 1, true)
   local old_fp, old_jid = string.sub(rec, 1, sep - 1), string.sub(rec, sep + 1)
   if old_fp ~= fp then return {'conflict', old_jid} end
-  if old_jid ~= ARGV[21] then return {'replayed', old_jid} end
+  if old_jid ~= ARGV[20] then return {'replayed', old_jid} end
   -- The caller found the record gone. Believe it only if it really is: a read that came
   -- back empty for any other reason must never start a second job under one key.
   if redis.call('EXISTS', KEYS[9]) == 1 then return {'replayed', old_jid} end
   -- The job record expired before its key did: treat the key as new.
 end
 
-local retry = math.max(1, math.ceil(tonumber(ARGV[18]) / 1000))
+local retry = math.max(1, math.ceil(tonumber(ARGV[17]) / 1000))
 local mine = tonumber(redis.call('GET', KEYS[2])) or 0
-if mine >= tonumber(ARGV[11]) then
+if mine >= tonumber(ARGV[10]) then
   return {'busy', 'account', retry}
 end
 
@@ -98,13 +116,19 @@ end
 -- Only reads until the first write that may grow memory: Redis refuses a script at maxmemory
 -- only at that first write (one that frees memory before it would let the rest through).
 local owed = KEYS[15]
-local kept_since = now - tonumber(ARGV[28])
-local promised = tonumber(redis.call('ZSCORE', owed, account))
-local owed_ahead
-if promised and promised >= kept_since then
-  owed_ahead = redis.call('ZCOUNT', owed, kept_since, '(' .. promised)
-else
-  owed_ahead = redis.call('ZCOUNT', owed, kept_since, '+inf')
+local kept_since = now - tonumber(ARGV[27])
+-- The turns still kept, in one read (few: accounts refused in the last seconds).
+local kept = redis.call('ZRANGE', owed, kept_since, '+inf', 'BYSCORE', 'WITHSCORES')
+local promised
+for i = 1, #kept, 2 do
+  if kept[i] == account then promised = tonumber(kept[i + 1]) end
+end
+local owed_ahead = #kept / 2
+if promised then
+  owed_ahead = 0
+  for i = 2, #kept, 2 do
+    if tonumber(kept[i]) < promised then owed_ahead = owed_ahead + 1 end
+  end
 end
 local function forget_stale()
   redis.call('ZREMRANGEBYSCORE', owed, '-inf', '(' .. kept_since)
@@ -119,18 +143,19 @@ local function refuse(cap, retry_s, ahead)
   redis.call('ZADD', owed, now + retry_s * 1000, account)
   forget_stale()
   forget_dead()
-  local keep = retry_s * 1000 + tonumber(ARGV[28])
+  local keep = retry_s * 1000 + tonumber(ARGV[27])
   if redis.call('PTTL', owed) < keep then redis.call('PEXPIRE', owed, keep) end
   if ahead then return {'busy', cap, retry_s, ahead} end
   return {'busy', cap, retry_s}
 end
 
 local lane = KEYS[3]
-local waiting = redis.call('ZCARD', lane) + redis.call('ZCARD', KEYS[10])
-if waiting >= tonumber(ARGV[12]) then
+local in_lane = redis.call('ZCARD', lane)
+local waiting = in_lane + redis.call('ZCARD', KEYS[10])
+if waiting >= tonumber(ARGV[11]) then
   return refuse('global', retry)
 end
-if ARGV[24] == 'planner' and waiting >= tonumber(ARGV[12]) - tonumber(ARGV[25]) then
+if ARGV[23] == 'planner' and waiting >= tonumber(ARGV[11]) - tonumber(ARGV[24]) then
   return refuse('reserved', retry)
 end
 
@@ -150,7 +175,7 @@ local score = string.format('%.0f', round * TURN_SPAN + seq)
 -- any live, else the general ones) free at their running jobs' latest ends, then every job
 -- ahead of it in the lane takes the first free slot for its whole limit. Without any live
 -- worker nothing is known: the job waits (and claim.lua times it out if it must).
-local exec, slack = tonumber(ARGV[18]), tonumber(ARGV[26])
+local exec, slack = tonumber(ARGV[17]), tonumber(ARGV[25])
 local general, referee = 0, 0
 local slots = redis.call('HGETALL', KEYS[12])
 for i = 1, #slots, 2 do
@@ -162,7 +187,7 @@ for i = 1, #slots, 2 do
   end
 end
 local cap, ends = general, KEYS[13]
-if ARGV[24] == 'referee' and referee > 0 then cap, ends = referee, KEYS[14] end
+if ARGV[23] == 'referee' and referee > 0 then cap, ends = referee, KEYS[14] end
 if cap > 0 then
   local free = {}
   local running = redis.call('ZRANGE', ends, 0, -1, 'WITHSCORES')
@@ -170,49 +195,104 @@ if cap > 0 then
   table.sort(free)
   while #free > cap do table.remove(free) end
   while #free < cap do table.insert(free, 1, now) end
-  local ahead = redis.call('ZCOUNT', lane, '-inf', '(' .. score) + owed_ahead
-  for _ = 1, ahead do
-    free[1] = free[1] + exec + slack
-    table.sort(free)
+  local function late_with(ahead)
+    local at = {unpack(free)}
+    for _ = 1, ahead do
+      at[1] = at[1] + exec + slack
+      table.sort(at)
+    end
+    return at[1] + exec + slack - (now + tonumber(ARGV[16]))
   end
-  local late = free[1] + exec + slack - (now + tonumber(ARGV[17]))
-  if late > 0 then return refuse('late', math.max(1, math.ceil(late / 1000)), ahead) end
+  -- Every job of the lane ahead of it at most: in time even so (the common case, with the
+  -- slots not all busy), the exact count is not needed.
+  if late_with(in_lane + owed_ahead) > 0 then
+    local ahead = redis.call('ZCOUNT', lane, '-inf', '(' .. score) + owed_ahead
+    local late = late_with(ahead)
+    if late > 0 then return refuse('late', math.max(1, math.ceil(late / 1000)), ahead) end
+  end
 end
 
 local dk, bk = KEYS[4], KEYS[5]
-if (tonumber(redis.call('HGET', dk, kind)) or 0) >= tonumber(ARGV[13]) then
+local d = redis.call('HMGET', dk, kind, 'bytes')
+if (tonumber(d[1]) or 0) >= tonumber(ARGV[12]) then
   return {'quota', 'owner', to_midnight_s(now)}
 end
-if (tonumber(redis.call('HGET', bk, 'used')) or 0) + reserve > tonumber(ARGV[14]) then
+-- The day's figures in one read and (below) one write.
+local b = redis.call('HMGET', bk, 'used', 'trust0', 'jobs:' .. kind, 'bytes')
+local used, trust0 = tonumber(b[1]) or 0, tonumber(b[2]) or 0
+if used + reserve > tonumber(ARGV[13]) then
   return {'quota', 'global', to_midnight_s(now)}
 end
-if trust == '0' and (tonumber(redis.call('HGET', bk, 'trust0')) or 0) + reserve > tonumber(ARGV[15]) then
+if trust == '0' and trust0 + reserve > tonumber(ARGV[14]) then
   return {'quota', 'global_new', to_midnight_s(now)}
 end
 
-redis.call('HINCRBY', dk, kind, 1)
-redis.call('EXPIRE', dk, COUNTER_TTL)
-redis.call('HINCRBY', bk, 'used', reserve)
-if trust == '0' then redis.call('HINCRBY', bk, 'trust0', reserve) end
-redis.call('HINCRBY', bk, 'jobs:' .. kind, 1)
-redis.call('EXPIRE', bk, COUNTER_TTL)
+-- Inputs kept once (queue/src/inputs.rs): every blob must still be there; one whose expiry
+-- ends before the end of the day in which this job's record expires at the latest is
+-- extended to it and its bytes count today (one extended to this day's end already differs
+-- from it by a millisecond's rounding at most; any other is a day short or more). HINCRBY
+-- first: a write Redis refuses at maxmemory, before the PEXPIREs (which it would not).
+local keep_ms = (day_of(now + tonumber(ARGV[28])) + 1) * DAY_MS - now
+local extend, added = {}, 0
+for i = 16, 15 + tonumber(ARGV[31]) do
+  local ttl = redis.call('PTTL', KEYS[i])
+  if ttl == -2 then return {'inputs'} end
+  if ttl < keep_ms - 1000 then
+    extend[#extend + 1] = KEYS[i]
+    added = added + redis.call('STRLEN', KEYS[i])
+  end
+end
+if added > 0 then
+  if (tonumber(d[2]) or 0) + added > tonumber(ARGV[29]) then
+    return {'quota', 'input_bytes', to_midnight_s(now)}
+  end
+  if (tonumber(b[4]) or 0) + added > tonumber(ARGV[30]) then
+    return {'quota', 'global_input_bytes', to_midnight_s(now)}
+  end
+  redis.call('HINCRBY', dk, 'bytes', added)
+  redis.call('HINCRBY', bk, 'bytes', added)
+  for _, blob in ipairs(extend) do redis.call('PEXPIRE', blob, keep_ms) end
+end
+
+-- The expiries are set when a day's hash is made (its first job), not on every job.
+local first_today = redis.call('HINCRBY', dk, kind, 1) == 1
+if first_today then redis.call('EXPIRE', dk, COUNTER_TTL) end
+local day_set = {'HSET', bk, 'used', used + reserve, 'jobs:' .. kind, (tonumber(b[3]) or 0) + 1}
+if trust == '0' then
+  day_set[#day_set + 1] = 'trust0'
+  day_set[#day_set + 1] = trust0 + reserve
+end
+redis.call(unpack(day_set))
+if not b[1] then redis.call('EXPIRE', bk, COUNTER_TTL) end
 
 local jk = KEYS[6]
 redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
-  'state', 'queued', 'fp', fp, 'idem', ARGV[7], 'input', input, 'created', now,
-  'deadline', now + tonumber(ARGV[17]), 'exec_ms', ARGV[18], 'reserved', reserve,
-  'charged', 0, 'day', day, 'waiter', ARGV[22], 'request', ARGV[27] or '')
-if ARGV[22] ~= '' then redis.call('SET', KEYS[8], '1', 'EX', tonumber(ARGV[23])) end
-redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', tonumber(ARGV[16]))
+  'state', 'queued', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', now,
+  'deadline', now + tonumber(ARGV[16]), 'exec_ms', ARGV[17], 'reserved', reserve,
+  'charged', 0, 'day', day, 'waiter', ARGV[21], 'request', ARGV[26] or '')
+if ARGV[21] ~= '' and tonumber(ARGV[22]) > 0 then
+  redis.call('SET', KEYS[8], '1', 'EX', tonumber(ARGV[22]))
+end
+redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', tonumber(ARGV[15]))
 redis.call('INCR', KEYS[2])
 redis.call('ZADD', lane, score, jid)
-redis.call('ZREM', owed, account)
-forget_stale()
+-- Its kept turn is used now (a stale one is ignored, and dropped by the next refusal).
+if promised then redis.call('ZREM', owed, account) end
 forget_dead()
 redis.call('HSET', tk, 'a:' .. account, round, 'seq', seq)
 redis.call('ZADD', KEYS[7], now, jid)
-redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - tonumber(ARGV[19]))
--- An account that stops using the gateway leaves no index behind.
-redis.call('PEXPIRE', KEYS[7], tonumber(ARGV[19]))
-redis.call('PUBLISH', ARGV[20], jid)
-return {'new', jid, redis.call('HGETALL', jk)}
+-- The index is trimmed, and its expiry moved, once a day per account and kind (its first
+-- job then): it lives a day longer than its retention, so no job of the day is dropped
+-- early, and an account that stops using the gateway leaves no index behind.
+if first_today then
+  redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - tonumber(ARGV[18]))
+  redis.call('PEXPIRE', KEYS[7], tonumber(ARGV[18]) + DAY_MS)
+end
+-- One idle slot is woken, in whichever process it is: the cost of an admission does not
+-- grow with the workers. Referee work takes a referee slot first (general slots stay free
+-- for playtests). No idle slot: every slot is busy, and the next to finish claims it.
+local woken = {}
+if ARGV[23] == 'referee' and referee > 0 then woken = redis.call('ZPOPMAX', KEYS[19]) end
+if #woken == 0 then woken = redis.call('ZPOPMAX', KEYS[18]) end
+if #woken > 0 then redis.call('PUBLISH', ARGV[19] .. ':' .. woken[1], jid) end
+return {'new', jid, now}

@@ -10,19 +10,20 @@
     KEYS[4] budget:<day>            the job's day's seconds and counts
     KEYS[5] daily:<day>:<account>   the account's jobs that day
     KEYS[6] idem:<account>:<idem>   the job's idempotency record
-    KEYS[7] (optional) callers:<process>  the presence of the API process the caller
-                                    waited in: drop only if it is gone (an orphan)
+    KEYS[7] callers:<process>       the presence of the API process the caller waited in
+                                    (with ARGV[10] '': any key of the group, never read)
 
-    ARGV[1] clock offset, ms   ARGV[6] job ttl, s
-    ARGV[2] job id             ARGV[7] the completion channel (done:<job_id>)
-    ARGV[3] final state        ARGV[8] the job's account, as the caller read it
-    ARGV[4] failure code       ARGV[9] the job's day, likewise
-    ARGV[5] failure message    ARGV[10] the job's idempotency key, likewise
-    ARGV[11] with KEYS[7]: the process id the caller read as the job's waiter
+    ARGV[1] job id             ARGV[6] the completion channel (done:<job_id>)
+    ARGV[2] final state        ARGV[7] the job's account, as the caller read it
+    ARGV[3] failure code       ARGV[8] the job's day, likewise
+    ARGV[4] failure message    ARGV[9] the job's idempotency key, likewise
+    ARGV[5] job ttl, s
+    ARGV[10] '' to drop the job whoever waits for it; or the process id the caller read
+             as the job's waiter: drop only an orphan (that waiter, KEYS[7] gone)
 
   Output:
     1  dropped
-    0  no longer queued (or not the record the caller read, or with KEYS[7]: the job's
+    0  no longer queued (or not the record the caller read, or with ARGV[10]: the job's
        waiter is another process now, or that process is alive)
 
   Cluster note: the day and idempotency keys are named by the record, so the caller reads
@@ -31,14 +32,14 @@
 ]]
 local jk = KEYS[1]
 if redis.call('HGET', jk, 'state') ~= 'queued' then return 0 end
-if not same_job(jk, ARGV[8], ARGV[9], ARGV[10]) then return 0 end
-if KEYS[7] then
-  if redis.call('HGET', jk, 'waiter') ~= ARGV[11] then return 0 end
+if not same_job(jk, ARGV[7], ARGV[8], ARGV[9]) then return 0 end
+if ARGV[10] ~= '' then
+  if redis.call('HGET', jk, 'waiter') ~= ARGV[10] then return 0 end
   if redis.call('EXISTS', KEYS[7]) == 1 then return 0 end
 end
 local now = now_ms()
-redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('DECR', KEYS[3])
-release(jk, KEYS[4], KEYS[5], KEYS[6], ARGV[2], now, ARGV[3], ARGV[4], ARGV[5],
-  tonumber(ARGV[6]), ARGV[7])
+release(jk, KEYS[4], KEYS[5], KEYS[6], ARGV[1], now, ARGV[2], ARGV[3], ARGV[4],
+  tonumber(ARGV[5]), ARGV[6])
 return 1

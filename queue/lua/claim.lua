@@ -18,19 +18,24 @@
                                     (any key when it has none: then unused)
     KEYS[10] queue:turns:<lane>     the lane's turns (admit.lua): the claim moves 'round'
     KEYS[11] queue:ends:<pool>      running jobs of the claiming slot's pool, by latest end
+    KEYS[12] queue:idle:<pool>      the pool's idle slots (admit.lua): the claiming slot
+                                    leaves it (with ARGV[11] '1')
 
-    ARGV[1] clock offset, ms        ARGV[6] the job's account, as the caller read it
-    ARGV[2] job id                  ARGV[7] the job's day, likewise
-    ARGV[3] worker id               ARGV[8] the job's idempotency key, likewise
-    ARGV[4] lease, ms               ARGV[9] the job's completion channel (done:<job_id>)
-    ARGV[5] job ttl, s              ARGV[10] the job's waiter, as the caller read it ('' none)
-    ARGV[11] the claiming slot's pool ('general' or 'referee')
+    ARGV[1] job id                  ARGV[6] the job's day, likewise
+    ARGV[2] worker id               ARGV[7] the job's idempotency key, likewise
+    ARGV[3] lease, ms               ARGV[8] the job's completion channel (done:<job_id>)
+    ARGV[4] job ttl, s              ARGV[9] the job's waiter, as the caller read it ('' none)
+    ARGV[5] the job's account, as the caller read it
+    ARGV[10] the claiming slot's pool ('general' or 'referee')
+    ARGV[11] '1' when the claiming slot is registered idle (it woke by itself), else ''
 
   Output:
-    {'claimed', token, fields}   claimed (fields: the record, as HGETALL gives it)
+    {'claimed', token, fields, more}  claimed (fields: the record's fields the worker needs,
+                                 as HGETALL would give them;
+                                 more: 1 if another job waits in the lane, else 0)
     {'skipped'}                  the head job was taken off the lane without running (no
                                  longer queued, or timed out and released): try the next
-    {'moved'}                    the head is no longer ARGV[2] (another worker took it), or
+    {'moved'}                    the head is no longer ARGV[1] (another worker took it), or
                                  the record is not the one read: read the head again
     {'empty'}                    the lane is empty
 
@@ -38,47 +43,57 @@
   and the job's account, day and idempotency key first (two steps) and passes the keys
   they name; the script checks, atomically, that the head and the record are still those.
 ]]
-local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+-- The head and whether another waits behind it.
+local head = redis.call('ZRANGE', KEYS[1], 0, 1, 'WITHSCORES')
 if #head == 0 then return {'empty'} end
-if head[1] ~= ARGV[2] then return {'moved'} end
-local jid, jk = ARGV[2], KEYS[2]
-local state = redis.call('HGET', jk, 'state')
-if state ~= 'queued' then
+if head[1] ~= ARGV[1] then return {'moved'} end
+local jid, jk = ARGV[1], KEYS[2]
+-- One read of every field the checks and the claimed record need (never HGETALL).
+local names = {'state', 'account', 'day', 'idem', 'waiter', 'deadline', 'exec_ms', 'reserved',
+  'id', 'kind', 'trust', 'input', 'created', 'request'}
+local f = redis.call('HMGET', jk, unpack(names))
+if f[1] ~= 'queued' then
   redis.call('ZREM', KEYS[1], jid)
   return {'skipped'}
 end
-if not same_job(jk, ARGV[6], ARGV[7], ARGV[8]) then return {'moved'} end
-local waiter = redis.call('HGET', jk, 'waiter') or ''
-if waiter ~= ARGV[10] then return {'moved'} end
+if f[2] ~= ARGV[5] or f[3] ~= ARGV[6] or f[4] ~= ARGV[7] then return {'moved'} end
+local waiter = f[5] or ''
+if waiter ~= ARGV[9] then return {'moved'} end
 redis.call('ZREM', KEYS[1], jid)
 redis.call('DECR', KEYS[3])
 -- The lane's turn moves on to this job's round; an account with nothing later waiting
 -- needs no entry (its next job gets the round after the lane's).
 local tk = KEYS[10]
 local round = math.floor(tonumber(head[2]) / TURN_SPAN)
-if round > (tonumber(redis.call('HGET', tk, 'round')) or 0) then
-  redis.call('HSET', tk, 'round', round)
-end
-local mine = 'a:' .. ARGV[6]
-if (tonumber(redis.call('HGET', tk, mine)) or 0) <= round then redis.call('HDEL', tk, mine) end
+local mine = 'a:' .. ARGV[5]
+local t = redis.call('HMGET', tk, 'round', mine)
+if round > (tonumber(t[1]) or 0) then redis.call('HSET', tk, 'round', round) end
+if (tonumber(t[2]) or 0) <= round then redis.call('HDEL', tk, mine) end
 local now = now_ms()
 if waiter ~= '' and redis.call('EXISTS', KEYS[9]) == 0 then
   release(jk, KEYS[6], KEYS[7], KEYS[8], jid, now, 'cancelled', 'cancelled',
     'the API process the caller waited in stopped before the job started; it was dropped and nothing was charged; call again (the same idempotencyKey starts afresh)',
-    tonumber(ARGV[5]), ARGV[9])
+    tonumber(ARGV[4]), ARGV[8])
   return {'skipped'}
 end
-local f = redis.call('HMGET', jk, 'deadline', 'exec_ms', 'reserved')
-if now + tonumber(f[2]) > tonumber(f[1]) then
+if now + tonumber(f[7]) > tonumber(f[6]) then
   release(jk, KEYS[6], KEYS[7], KEYS[8], jid, now, 'failed', 'timeout',
     'the job waited too long in the queue to finish within the wait limit; it did not run and nothing was charged; try again',
-    tonumber(ARGV[5]), ARGV[9])
+    tonumber(ARGV[4]), ARGV[8])
   return {'skipped'}
 end
 local token = redis.call('INCR', KEYS[4])
-redis.call('HSET', jk, 'state', 'running', 'started', now, 'token', token,
-  'worker', ARGV[3], 'lease_until', now + tonumber(ARGV[4]), 'charged', f[3], 'pool', ARGV[11])
-redis.call('ZADD', KEYS[5], now + tonumber(ARGV[4]), jid)
-redis.call('ZADD', KEYS[11], now + tonumber(f[2]), jid)
-redis.call('HINCRBY', KEYS[6], 'charged', tonumber(f[3]))
-return {'claimed', token, redis.call('HGETALL', jk)}
+local function text(n) return string.format('%.0f', n) end
+local set = {'state', 'running', 'started', text(now), 'token', text(token), 'worker', ARGV[2],
+  'lease_until', text(now + tonumber(ARGV[3])), 'charged', f[8], 'pool', ARGV[10]}
+redis.call('HSET', jk, unpack(set))
+redis.call('ZADD', KEYS[5], now + tonumber(ARGV[3]), jid)
+redis.call('ZADD', KEYS[11], now + tonumber(f[7]), jid)
+redis.call('HINCRBY', KEYS[6], 'charged', tonumber(f[8]))
+if ARGV[11] == '1' then redis.call('ZREM', KEYS[12], ARGV[2]) end
+-- The claimed record as the fields read and written (what the worker needs of it).
+local fields = set
+for i = 2, #names do
+  if f[i] then fields[#fields + 1] = names[i]; fields[#fields + 1] = f[i] end
+end
+return {'claimed', token, fields, #head / 2 - 1}

@@ -8,29 +8,49 @@
     KEYS[3] budget:<day>    the job's day's counts (the day from the claimed record)
     KEYS[4] queue:ends:general  running jobs by latest end (admit.lua), of either pool
     KEYS[5] queue:ends:referee
+    KEYS[6] queue:idle:<pool>   the completing slot's pool's idle slots (admit.lua)
+    KEYS[7] queue:lane:<lane>   the lanes that pool claims from (a referee slot's: the
+    KEYS[8] queue:lane:<lane>   referee lane twice)
 
-    ARGV[1] clock offset, ms   ARGV[5] result (JSON, '' = none)
-    ARGV[2] job id             ARGV[6] failure (JSON, '' = none)
-    ARGV[3] fencing token      ARGV[7] job ttl, s
-    ARGV[4] final state        ARGV[8] the completion channel (done:<job_id>)
-    ARGV[9] the job's day (KEYS[3] is its budget)
+    ARGV[1] job id             ARGV[5] failure (JSON, '' = none)
+    ARGV[2] fencing token      ARGV[6] job ttl, s
+    ARGV[3] final state        ARGV[7] the completion channel (done:<job_id>)
+    ARGV[4] result (JSON, '' = none)
+    ARGV[8] the job's day (KEYS[3] is its budget)
+    ARGV[9] the completing slot's id ('' when no slot goes on: then KEYS[6]-[8] are unused)
+
+  Publishes on ARGV[7] the final state as JSON (state, started, finished, charged, worker,
+  result and failure as the strings given, '' for none): `horst_queue::record::Finished`.
 
   Output:
-    1  recorded
+    1  recorded (with a slot: jobs wait in its lanes, it claims the next)
+    2  recorded, and nothing waits: the slot ARGV[9] is registered idle, in the same step as
+       the look, so the next admission wakes it
     0  refused: the token is stale
 ]]
 local now = now_ms()
 local jk = KEYS[1]
-local f = redis.call('HMGET', jk, 'state', 'token', 'day')
-if f[1] ~= 'running' or f[2] ~= ARGV[3] then return 0 end
-if f[3] ~= ARGV[9] then return redis.error_reply('complete: KEYS[3] is not the budget of the job\'s day') end
-redis.call('HSET', jk, 'state', ARGV[4], 'finished', now)
-count_done(jk, KEYS[3], ARGV[4])
-if ARGV[5] ~= '' then redis.call('HSET', jk, 'result', ARGV[5]) end
-if ARGV[6] ~= '' then redis.call('HSET', jk, 'failure', ARGV[6]) end
-redis.call('ZREM', KEYS[2], ARGV[2])
-redis.call('ZREM', KEYS[4], ARGV[2])
-redis.call('ZREM', KEYS[5], ARGV[2])
-redis.call('EXPIRE', jk, tonumber(ARGV[7]))
-redis.call('PUBLISH', ARGV[8], ARGV[4])
+-- One read of what the check, the counts and the waiters' payload need (never the record).
+local f = redis.call('HMGET', jk, 'state', 'token', 'day', 'kind', 'pool', 'started', 'charged',
+  'worker')
+if f[1] ~= 'running' or f[2] ~= ARGV[2] then return 0 end
+if f[3] ~= ARGV[8] then return redis.error_reply('complete: KEYS[3] is not the budget of the job\'s day') end
+local set = {'HSET', jk, 'state', ARGV[3], 'finished', now}
+if ARGV[4] ~= '' then set[#set + 1] = 'result'; set[#set + 1] = ARGV[4] end
+if ARGV[5] ~= '' then set[#set + 1] = 'failure'; set[#set + 1] = ARGV[5] end
+redis.call(unpack(set))
+if f[4] then redis.call('HINCRBY', KEYS[3], 'done:' .. f[4] .. ':' .. ARGV[3], 1) end
+redis.call('ZREM', KEYS[2], ARGV[1])
+-- Its slot's pool is recorded by the claim; a record claimed before that field: both.
+if f[5] ~= 'referee' then redis.call('ZREM', KEYS[4], ARGV[1]) end
+if f[5] ~= 'general' then redis.call('ZREM', KEYS[5], ARGV[1]) end
+redis.call('EXPIRE', jk, tonumber(ARGV[6]))
+-- The final state itself, so a waiter needs no read after its wake-up (Queue::wait).
+redis.call('PUBLISH', ARGV[7], cjson.encode({state = ARGV[3], started = tonumber(f[6]),
+  finished = now, charged = tonumber(f[7]), worker = f[8], result = ARGV[4],
+  failure = ARGV[5]}))
+if ARGV[9] ~= '' and redis.call('EXISTS', KEYS[7], KEYS[8]) == 0 then
+  redis.call('ZADD', KEYS[6], now, ARGV[9])
+  return 2
+end
 return 1

@@ -6,8 +6,7 @@
   Input:
     KEYS[1] job:<job_id>   the job record
 
-    ARGV[1] clock offset, ms (unused)
-    ARGV[2] the process id the job's waiter must be
+    ARGV[1] the process id the job's waiter must be
 
   Output:
     1  detached
@@ -15,6 +14,6 @@
 ]]
 local jk = KEYS[1]
 if redis.call('HGET', jk, 'state') ~= 'queued' then return 0 end
-if redis.call('HGET', jk, 'waiter') ~= ARGV[2] then return 0 end
+if redis.call('HGET', jk, 'waiter') ~= ARGV[1] then return 0 end
 redis.call('HSET', jk, 'waiter', '')
 return 1

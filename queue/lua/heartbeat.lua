@@ -5,10 +5,9 @@
     KEYS[1] job:<job_id>    the job record
     KEYS[2] queue:running   zset of running job ids by lease expiry
 
-    ARGV[1] clock offset, ms
-    ARGV[2] job id
-    ARGV[3] fencing token
-    ARGV[4] lease, ms
+    ARGV[1] job id
+    ARGV[2] fencing token
+    ARGV[3] lease, ms
 
   Output:
     1  extended
@@ -16,7 +15,7 @@
 ]]
 local now = now_ms()
 local f = redis.call('HMGET', KEYS[1], 'state', 'token')
-if f[1] ~= 'running' or f[2] ~= ARGV[3] then return 0 end
-redis.call('HSET', KEYS[1], 'lease_until', now + tonumber(ARGV[4]))
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), ARGV[2])
+if f[1] ~= 'running' or f[2] ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'lease_until', now + tonumber(ARGV[3]))
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
 return 1

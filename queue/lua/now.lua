@@ -1,8 +1,7 @@
 --[[
   NOW: the server clock with the test offset, so every process agrees on time.
 
-  Input:
-    ARGV[1] clock offset, ms
+  Input: none (the registry appends the clock offset, which the prelude takes off)
 
   Output:
     now, ms since the Unix epoch

@@ -5,15 +5,14 @@
   Input:
     KEYS[1] job:<job_id>   the job record
 
-    ARGV[1] clock offset, ms
-    ARGV[2] fencing token
-    ARGV[3] progress (JSON)
+    ARGV[1] fencing token
+    ARGV[2] progress (JSON)
 
   Output:
     1  recorded
     0  not running under this token (finished, cancelled or reaped): nothing changed
 ]]
 local f = redis.call('HMGET', KEYS[1], 'state', 'token')
-if f[1] ~= 'running' or f[2] ~= ARGV[2] then return 0 end
-redis.call('HSET', KEYS[1], 'progress', ARGV[3])
+if f[1] ~= 'running' or f[2] ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'progress', ARGV[2])
 return 1

@@ -8,39 +8,42 @@
     KEYS[3] budget:<day>    the job's day's counts
     KEYS[4] queue:ends:general  running jobs by latest end (admit.lua), of either pool
     KEYS[5] queue:ends:referee
+    KEYS[6] queue:clock     the housekeeping's clock (expired.lua)
 
-    ARGV[1] clock offset, ms
-    ARGV[2] job id
-    ARGV[3] job ttl, s
-    ARGV[4] the completion channel (done:<job_id>)
-    ARGV[5] the job's day (KEYS[3] is its budget)
+    ARGV[1] job id
+    ARGV[2] job ttl, s
+    ARGV[3] the completion channel (done:<job_id>)
+    ARGV[4] the job's day (KEYS[3] is its budget)
+    ARGV[5] stall, ms       ARGV[6] lease, ms (expired.lua)
 
   Output:
     'reaped'   failed now
-    'alive'    its lease still holds (a heartbeat came in between)
+    'alive'    its lease still holds (a heartbeat came in between), or a stall's grace lasts
     'gone'     not running (finished, or no record); its running entry was dropped
 
   Cluster note: which leases expired is known from queue:running, so the caller reads it
-  and each job's day first (two steps); the script re-checks the lease atomically.
+  and each job's day first (two steps); the script re-checks the lease atomically, and the
+  stall rule too (a round whose reads ran before a stall and this script after it).
 ]]
 local now = now_ms()
 local jk = KEYS[1]
 local f = redis.call('HMGET', jk, 'state', 'lease_until', 'day')
 if f[1] ~= 'running' then
-  redis.call('ZREM', KEYS[2], ARGV[2])
-  redis.call('ZREM', KEYS[4], ARGV[2])
-  redis.call('ZREM', KEYS[5], ARGV[2])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('ZREM', KEYS[4], ARGV[1])
+  redis.call('ZREM', KEYS[5], ARGV[1])
   return 'gone'
 end
 if tonumber(f[2]) > now then return 'alive' end
-redis.call('ZREM', KEYS[4], ARGV[2])
-redis.call('ZREM', KEYS[5], ARGV[2])
-if f[3] ~= ARGV[5] then return redis.error_reply('reap: KEYS[3] is not the budget of the job\'s day') end
+if not reaping_allowed(KEYS[6], now, tonumber(ARGV[5]), tonumber(ARGV[6])) then return 'alive' end
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[1])
+if f[3] ~= ARGV[4] then return redis.error_reply('reap: KEYS[3] is not the budget of the job\'s day') end
 redis.call('HSET', jk, 'state', 'failed', 'finished', now, 'failure', cjson.encode({
   code = 'cancelled',
   message = 'the worker running this job stopped before it finished (its lease expired); the job was not re-run and stays charged; submit it again with a new idempotencyKey'}))
 count_done(jk, KEYS[3], 'failed')
-redis.call('EXPIRE', jk, tonumber(ARGV[3]))
-redis.call('PUBLISH', ARGV[4], 'failed')
-redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('EXPIRE', jk, tonumber(ARGV[2]))
+redis.call('PUBLISH', ARGV[3], 'failed')
+redis.call('ZREM', KEYS[2], ARGV[1])
 return 'reaped'

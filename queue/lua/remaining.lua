@@ -5,23 +5,23 @@
     KEYS[1] daily:<day>:<account>   the account's jobs today, by kind
     KEYS[2] budget:<day>            today's seconds
 
-    ARGV[1] clock offset, ms        ARGV[5] playtests a day
-    ARGV[2] <day> the keys are for  ARGV[6] simulations a day
-    ARGV[3] trust                   ARGV[7] daily seconds
-    ARGV[4] submissions a day       ARGV[8] trust-0 share, s
+    ARGV[1] <day> the keys are for  ARGV[5] simulations a day
+    ARGV[2] trust                   ARGV[6] daily seconds
+    ARGV[3] submissions a day       ARGV[7] trust-0 share, s
+    ARGV[4] playtests a day
 
   Output:
     {'ok', submissions, playtests, simulations, seconds, to_midnight_s}
-    {'day', day}   ARGV[2] is not today on the server clock: call again with these keys
+    {'day', day}   ARGV[1] is not today on the server clock: call again with these keys
 
   Cluster note: as in admit, the caller passes its guess of the day and the script checks it.
 ]]
 local now = now_ms()
 local day = day_of(now)
-if tostring(day) ~= ARGV[2] then return {'day', day} end
+if tostring(day) ~= ARGV[1] then return {'day', day} end
 local d = redis.call('HMGET', KEYS[1], 'submit', 'playtest', 'simulate')
 local b = redis.call('HMGET', KEYS[2], 'used', 'trust0')
 local function left(limit, used) return math.max(0, tonumber(limit) - (tonumber(used) or 0)) end
-local seconds = left(ARGV[7], b[1])
-if ARGV[3] == '0' then seconds = math.min(seconds, left(ARGV[8], b[2])) end
-return {'ok', left(ARGV[4], d[1]), left(ARGV[5], d[2]), left(ARGV[6], d[3]), seconds, to_midnight_s(now)}
+local seconds = left(ARGV[6], b[1])
+if ARGV[2] == '0' then seconds = math.min(seconds, left(ARGV[7], b[2])) end
+return {'ok', left(ARGV[3], d[1]), left(ARGV[4], d[2]), left(ARGV[5], d[3]), seconds, to_midnight_s(now)}

@@ -12,12 +12,11 @@
     KEYS[4] queue:ends:general    running jobs by latest end (admit.lua), of either pool
     KEYS[5] queue:ends:referee
 
-    ARGV[1] clock offset, ms
-    ARGV[2] job id
-    ARGV[3] failure (JSON: code `cancelled` and the operator's reason)
-    ARGV[4] job ttl, s
-    ARGV[5] the completion channel (done:<job_id>)
-    ARGV[6] the job's day (KEYS[3] is its budget)
+    ARGV[1] job id
+    ARGV[2] failure (JSON: code `cancelled` and the operator's reason)
+    ARGV[3] job ttl, s
+    ARGV[4] the completion channel (done:<job_id>)
+    ARGV[5] the job's day (KEYS[3] is its budget)
 
   Output:
     1  stopped
@@ -28,13 +27,13 @@
 local jk = KEYS[1]
 local f = redis.call('HMGET', jk, 'state', 'day')
 if f[1] ~= 'running' then return 0 end
-if f[2] ~= ARGV[6] then return redis.error_reply('stop: KEYS[3] is not the budget of the job\'s day') end
+if f[2] ~= ARGV[5] then return redis.error_reply('stop: KEYS[3] is not the budget of the job\'s day') end
 local now = now_ms()
-redis.call('HSET', jk, 'state', 'cancelled', 'finished', now, 'failure', ARGV[3])
+redis.call('HSET', jk, 'state', 'cancelled', 'finished', now, 'failure', ARGV[2])
 count_done(jk, KEYS[3], 'cancelled')
-redis.call('ZREM', KEYS[2], ARGV[2])
-redis.call('ZREM', KEYS[4], ARGV[2])
-redis.call('ZREM', KEYS[5], ARGV[2])
-redis.call('EXPIRE', jk, tonumber(ARGV[4]))
-redis.call('PUBLISH', ARGV[5], 'cancelled')
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[1])
+redis.call('EXPIRE', jk, tonumber(ARGV[3]))
+redis.call('PUBLISH', ARGV[4], 'cancelled')
 return 1

@@ -76,6 +76,12 @@ pub(crate) fn job(store: &Store, id: &str) -> String {
     store.key_in(Group::Queue, &format!("job:{id}"))
 }
 
+/// `blob:<sha256>`: a job input kept once (a map's text or a replay's compact JSON), named
+/// by the SHA-256 (hex) of its bytes and shared by every job that uses it (`inputs.rs`).
+pub(crate) fn blob(store: &Store, hash: &str) -> String {
+    store.key_in(Group::Queue, &format!("blob:{hash}"))
+}
+
 /// `queue:waiting`: the single waiting list of versions before the lanes (a list of job
 /// ids, oldest at the tail); only read to adopt what it still holds ([`crate::Queue::adopt_waiting_list`]).
 pub(crate) fn old_waiting_list(store: &Store) -> String {
@@ -111,6 +117,12 @@ pub(crate) fn ends(store: &Store, pool: Pool) -> String {
 /// `queue:running`: running jobs by lease expiry (zset).
 pub(crate) fn running(store: &Store) -> String {
     store.key_in(Group::Queue, "queue:running")
+}
+
+/// `queue:clock`: the housekeeping's last look at the server clock and the last stall's end
+/// (hash, `expired.lua`).
+pub(crate) fn clock(store: &Store) -> String {
+    store.key_in(Group::Queue, "queue:clock")
 }
 
 /// `waiting:<account>`: the account's waiting jobs (counter).
@@ -163,7 +175,24 @@ pub(crate) fn fence(store: &Store) -> String {
     store.key_in(Group::Queue, "fence")
 }
 
-/// `queue:new`: the wake-up channel of idle slots.
+/// `queue:new`: the prefix of the idle slots' wake-up channels (`queue:new:<slot>`, in
+/// ARGV of admit.lua; the bare name was every slot's channel before issue 35).
 pub(crate) fn new_channel(store: &Store) -> String {
     store.key_in(Group::Queue, "queue:new")
+}
+
+/// `queue:new*`: the pattern of every wake-up channel.
+pub(crate) fn new_pattern(store: &Store) -> String {
+    store.key_in(Group::Queue, "queue:new*")
+}
+
+/// `queue:new:<slot>`: the channel on which admission wakes the idle slot `slot`.
+pub(crate) fn wake_channel(store: &Store, slot: &str) -> String {
+    store.key_in(Group::Queue, &format!("queue:new:{slot}"))
+}
+
+/// `queue:idle:<pool>`: the pool's idle slots (zset: slot id by when it went idle, server
+/// clock): admission pops the latest and wakes that slot alone (admit.lua).
+pub(crate) fn idle(store: &Store, pool: Pool) -> String {
+    store.key_in(Group::Queue, &format!("queue:idle:{}", pool.as_str()))
 }

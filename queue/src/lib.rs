@@ -28,37 +28,45 @@
 //! start in time to finish within its caller's wait, from the live workers' slots
 //! (`queue:slots`) and the latest ends of the running jobs (`queue:ends:<pool>`).
 //!
-//! Keys (under the store prefix; names in `keys.rs`): `job:<id>` (hash),
+//! Keys (under the store prefix; names in `keys.rs`): `job:<id>` (hash), `blob:<sha256>` (a
+//! large map or replay kept once for the jobs that use it, `inputs.rs`),
 //! `queue:lane:<lane>` (zset by turn), `queue:turns:<lane>` (hash), `queue:slots` (hash),
 //! `queue:ends:<pool>` (zset by latest end),
 //! `queue:running` (zset by lease expiry), `waiting:<account>`, `idem:<account>:<key>`,
 //! `jobs:<account>` (zset by creation), `daily:<day>:<account>`, `budget:<day>`, `fence`,
 //! `delayed` (zset by due time), `quotas` (the reloadable quota numbers, JSON; see
 //! `quotas.rs`), `callers:<process>` (an API process's presence while callers wait in it,
-//! short expiry). Channels: `done:<id>`, `queue:new`.
+//! short expiry), `queue:idle:<pool>` (idle worker slots by when they went idle: admission
+//! pops one and wakes it alone). Channels: `done:<id>` (the completion publishes the final
+//! state on it), `queue:new:<slot>` (an idle slot's wake-up).
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use horst_config::{QueueConfig, QuotaConfig};
-use horst_store::InvokeDurably;
+use horst_store::script::Call;
 use horst_store::Store;
 use serde::{Deserialize, Serialize};
 
 mod contract;
 mod fingerprint;
+mod inputs;
 pub mod keys;
 mod presence;
 mod quotas;
 mod record;
 mod request_id;
 mod scripts;
+pub use scripts::registered as scripts;
 
-use scripts::{Admitted, Applied, BusyCap, ClaimReply, PublishReply, ReapReply, RemainingReply};
+use scripts::{
+    Admitted, Applied, BusyCap, ClaimReply, Completed, PublishReply, ReapReply, RemainingReply,
+};
 
 pub use contract::{
     FailureCode, JobInput, JobResult, Outcome, PlaytestResult, Publication, RefereeResult,
@@ -66,7 +74,7 @@ pub use contract::{
 pub use fingerprint::fingerprint;
 pub use horst_store::{DelayedSet, Notifier, Subscription};
 pub use keys::{Lane, Pool};
-pub use presence::HOUSEKEEPING_EVERY;
+pub use presence::{HOUSEKEEPING_EVERY, STALL_AFTER};
 pub use quotas::{read_quotas, seed_quotas, write_quotas, Quotas, StoredQuotas};
 pub use record::{Failure, JobProgress, JobRecord, JobState};
 pub use request_id::{current_request_id, valid_request_id, with_request_id, REQUEST_ID_MAX};
@@ -144,6 +152,10 @@ pub enum QuotaScope {
     Global,
     /// The half of the server's seconds that all trust-0 accounts share.
     GlobalNew,
+    /// The account's daily bytes of kept job input (`queue.input_bytes_per_account_day`).
+    InputBytes,
+    /// The server's daily bytes of kept job input (`queue.input_bytes_per_day`).
+    GlobalInputBytes,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -209,6 +221,14 @@ impl QueueSettings {
     fn job_ttl_seconds(&self) -> u64 {
         self.queue.job_retention_hours * 3600
     }
+
+    /// How long after its admission a job's record lives at the latest, ms: it is finished
+    /// by its caller's wait (claim times out a job that could not finish by then), or, if its
+    /// worker died, once its lease runs out and housekeeping reaps it (a minute of margin);
+    /// then it is kept `queue.job_retention_hours`. Its input's blobs live as long.
+    pub fn input_keep_ms(&self) -> u64 {
+        (self.queue.wait_seconds + self.queue.lease_seconds + 60 + self.job_ttl_seconds()) * 1000
+    }
 }
 
 /// A claimed job, as a worker holds it.
@@ -217,6 +237,9 @@ pub struct Claim {
     pub record: JobRecord,
     /// The fencing token: only its holder may heartbeat or complete the job.
     pub token: u64,
+    /// More jobs were waiting in its lane when it was claimed: a worker wakes another idle
+    /// slot (an admission wakes only one).
+    pub more_waiting: bool,
 }
 
 /// The job queue. Cheap to clone.
@@ -224,18 +247,40 @@ pub struct Claim {
 pub struct Queue {
     store: Store,
     settings: Arc<QueueSettings>,
-    scripts: &'static scripts::Scripts,
     /// The UTC day (server clock) this process last saw: the day keys admission and
     /// `remaining` pass; a script that finds another day says so and the call is repeated.
     day_hint: Arc<AtomicU64>,
-    /// Added to the server's TIME in every script; tests move it across midnight.
-    clock_offset_ms: Arc<AtomicI64>,
     notifier: Notifier,
     /// The quota numbers in force, read from Redis at most once a second per process.
     quotas: Arc<quotas::QuotaCache>,
     /// This process's id as the waiter of the jobs its callers wait for (`callers:<id>`).
     process_id: Arc<str>,
+    /// The completion subscriptions of the jobs admitted here in the last [`EARLY_KEEP`],
+    /// made before their admission: [`Queue::wait`] takes its job's.
+    early: Arc<std::sync::Mutex<HashMap<String, Early>>>,
+    /// When this process last wrote its presence (`callers:<id>`): an admission refreshes it
+    /// only when that was a while ago ([`PRESENCE_FRESH`]).
+    presence_at: Arc<std::sync::Mutex<Option<std::time::Instant>>>,
+    /// The server clock minus this host's, ms, as last measured ([`Queue::now_ms`]): the
+    /// idle slots' scores are the server's time without a call for it.
+    skew_ms: Arc<std::sync::atomic::AtomicI64>,
 }
+
+/// A job admitted here: its completion subscription, made before the admission, and the
+/// record admission built, which the completion's payload finishes ([`Queue::wait`]).
+struct Early {
+    sub: Subscription,
+    record: JobRecord,
+    at: std::time::Instant,
+}
+
+/// A presence written this recently still lives most of [`CALLER_PRESENCE_TTL`]: an
+/// admission leaves it (one write less a job); the refresher writes it every
+/// `CALLER_PRESENCE_EVERY`.
+const PRESENCE_FRESH: Duration = Duration::from_secs(4);
+
+/// How long a job's early subscription is kept for a [`Queue::wait`] in this process.
+const EARLY_KEEP: Duration = Duration::from_secs(5);
 
 /// How long an API process's presence (`callers:<id>`) lives without a refresh, and how
 /// often it is refreshed: a queued job of a process dead for this long is dropped.
@@ -254,12 +299,13 @@ impl Queue {
         Queue {
             store,
             settings: Arc::new(settings),
-            scripts: &scripts::SCRIPTS,
             day_hint: Arc::new(AtomicU64::new(0)),
-            clock_offset_ms: Arc::new(AtomicI64::new(0)),
             notifier,
             quotas: Arc::new(quotas::QuotaCache::default()),
             process_id: format!("p{}", horst_store::random::id_hex::<8>()).into(),
+            early: Arc::default(),
+            presence_at: Arc::default(),
+            skew_ms: Arc::default(),
         }
     }
 
@@ -317,7 +363,7 @@ impl Queue {
 
     /// The pub/sub patterns the queue's [`Notifier`] must listen to.
     pub fn channels(store: &Store) -> Vec<String> {
-        vec![keys::done_pattern(store), keys::new_channel(store)]
+        vec![keys::done_pattern(store), keys::new_pattern(store)]
     }
 
     pub fn store(&self) -> &Store {
@@ -335,16 +381,39 @@ impl Queue {
     /// Shifts the scripts' clock (tests only: crossing a UTC midnight without waiting).
     pub fn set_clock_offset(&self, offset: Duration, forward: bool) {
         let ms = offset.as_millis() as i64;
-        self.clock_offset_ms
-            .store(if forward { ms } else { -ms }, Ordering::SeqCst);
+        self.store
+            .set_clock_offset_ms(if forward { ms } else { -ms });
         self.day_hint.store(0, Ordering::Relaxed);
     }
 
-    /// An invocation with ARGV[1], the clock offset, every script's first argument.
-    fn script<'a>(&self, script: &'a redis::Script) -> redis::ScriptInvocation<'a> {
-        let mut inv = script.prepare_invoke();
-        inv.arg(self.clock_offset_ms.load(Ordering::SeqCst));
-        inv
+    /// Keeps job `id`'s early subscription and record for a `wait` here; drops the stale ones.
+    fn keep_early(&self, sub: Subscription, record: JobRecord) {
+        let mut early = self.early.lock().unwrap_or_else(|e| e.into_inner());
+        early.retain(|_, e| e.at.elapsed() < EARLY_KEEP);
+        early.insert(
+            record.id.clone(),
+            Early {
+                sub,
+                record,
+                at: std::time::Instant::now(),
+            },
+        );
+    }
+
+    /// Notes that this process's presence was just written.
+    pub(crate) fn presence_written(&self) {
+        *self.presence_at.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(std::time::Instant::now());
+    }
+
+    /// The presence's time to live for an admission to write, or 0 when it was written
+    /// recently enough to be left alone.
+    fn presence_refresh_ttl(&self) -> u64 {
+        let at = *self.presence_at.lock().unwrap_or_else(|e| e.into_inner());
+        match at {
+            Some(at) if at.elapsed() < PRESENCE_FRESH => 0,
+            _ => CALLER_PRESENCE_TTL.as_secs(),
+        }
     }
 
     fn job_key(&self, id: &str) -> String {
@@ -380,7 +449,7 @@ impl Queue {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_millis() as i64)
                     .unwrap_or(0);
-                (local + self.clock_offset_ms.load(Ordering::SeqCst)).max(0) as u64 / 86_400_000
+                (local + self.store.clock_offset_ms()).max(0) as u64 / 86_400_000
             }
             day => day,
         }
@@ -388,8 +457,8 @@ impl Queue {
 
     /// KEYS[1-5] of the scripts that end a running job (complete, reap, stop): its record,
     /// the running set, its day's budget and both pools' latest ends.
-    fn ending_keys(&self, inv: &mut redis::ScriptInvocation<'_>, id: &str, day: &str) {
-        inv.key(self.job_key(id))
+    fn ending_keys<R: redis::FromRedisValue>(&self, call: &mut Call<'_, R>, id: &str, day: &str) {
+        call.key(self.job_key(id))
             .key(keys::running(&self.store))
             .key(self.budget_key(day))
             .key(keys::ends(&self.store, Pool::General))
@@ -444,11 +513,15 @@ impl Queue {
 
     /// The server's clock (ms since the Unix epoch), as the scripts see it.
     pub async fn now_ms(&self) -> Result<u64, QueueError> {
-        let mut conn = self.store.conn();
-        Ok(self
-            .script(&self.scripts.now)
-            .invoke_async(&mut conn)
-            .await?)
+        let now: u64 = scripts::NOW.call(&self.store).run().await?;
+        self.skew_ms
+            .store(now as i64 - local_ms(), Ordering::Relaxed);
+        Ok(now)
+    }
+
+    /// The server's clock as last measured against this host's (no call).
+    fn server_ms_estimate(&self) -> u64 {
+        (local_ms() + self.skew_ms.load(Ordering::Relaxed)).max(0) as u64
     }
 
     /// Admission: idempotency first (a replay charges nothing), then the caps, the daily
@@ -467,8 +540,10 @@ impl Queue {
 
     async fn admit_as(&self, spec: JobSpec, waited_here: bool) -> Result<Admission, QueueError> {
         let waiter: &str = if waited_here { &self.process_id } else { "" };
-        let input = spec.input.to_value();
-        let fp = fingerprint(spec.kind, &input);
+        let fp = fingerprint(spec.kind, &spec.input.to_value());
+        // Large maps and replays are kept once, as blobs the record names (inputs.rs).
+        let stored = inputs::split(&spec.input);
+        self.put_blobs(&stored).await?;
         let id = new_job_id();
         let s = &self.settings;
         let q = self.quotas().await?;
@@ -482,6 +557,14 @@ impl Queue {
         };
         // The HTTP request it is admitted in, kept with the job for the logs and the view.
         let request = current_request_id().unwrap_or_default();
+        // Subscribed before the job exists: a waiter in this process needs no first read
+        // (`wait`), a completion however early is on this subscription.
+        let early = self.notifier.subscribe(&self.done_channel(&id));
+        let presence_ttl = if waited_here {
+            self.presence_refresh_ttl()
+        } else {
+            0
+        };
         let mut forget = String::new();
         let mut reply = Admitted::Day(self.guess_day());
         for _ in 0..6 {
@@ -489,8 +572,8 @@ impl Queue {
                 Admitted::Day(day) => day.to_string(),
                 _ => break,
             };
-            reply = self
-                .script(&self.scripts.admit)
+            let mut admit = scripts::ADMIT.call(&self.store);
+            admit
                 .key(self.idem_key(&spec.account, &spec.idempotency_key))
                 .key(keys::waiting_of(&self.store, &spec.account))
                 .key(keys::lane(&self.store, lane))
@@ -505,7 +588,18 @@ impl Queue {
                 .key(keys::slots(&self.store))
                 .key(keys::ends(&self.store, Pool::General))
                 .key(keys::ends(&self.store, Pool::Referee))
-                .key(keys::owed(&self.store, lane))
+                .key(keys::owed(&self.store, lane));
+            // KEYS[16], KEYS[17]: the blobs, then (unused) the job's own key.
+            for i in 0..2 {
+                match stored.blobs.get(i) {
+                    Some((hash, _)) => admit.key(keys::blob(&self.store, hash)),
+                    None => admit.key(self.job_key(&id)),
+                };
+            }
+            admit
+                .key(keys::idle(&self.store, Pool::General))
+                .key(keys::idle(&self.store, Pool::Referee));
+            reply = admit
                 .arg(&day)
                 .arg(&id)
                 .arg(&spec.account)
@@ -513,7 +607,7 @@ impl Queue {
                 .arg(spec.kind.as_str())
                 .arg(&spec.idempotency_key)
                 .arg(&fp)
-                .arg(input.to_string())
+                .arg(stored.json.to_string())
                 .arg(reserve)
                 .arg(s.queue.waiting_per_account)
                 .arg(s.queue.waiting_global)
@@ -527,16 +621,25 @@ impl Queue {
                 .arg(keys::new_channel(&self.store))
                 .arg(&forget)
                 .arg(waiter)
-                .arg(CALLER_PRESENCE_TTL.as_secs())
+                .arg(presence_ttl)
                 .arg(lane.as_str())
                 .arg(s.queue.referee_places)
                 .arg(SLOT_SLACK.as_millis() as u64)
                 .arg(&request)
                 .arg(OWED_TURN_GRACE.as_millis() as u64)
-                .invoke_durably(&self.store)
+                .arg(s.input_keep_ms())
+                .arg(input_cap(spec.kind, s.queue.input_bytes_per_account_day))
+                .arg(input_cap(spec.kind, s.queue.input_bytes_per_day))
+                .arg(stored.blobs.len())
+                .run()
                 .await?;
             match &reply {
                 Admitted::Day(today) => self.day_hint.store(*today, Ordering::Relaxed),
+                // A blob expired between its write and the admission (a stall): again.
+                Admitted::Inputs => {
+                    self.put_blobs(&stored).await?;
+                    reply = Admitted::Day(self.guess_day());
+                }
                 // The recorded job is read in a second step (admit.lua, cluster note); a
                 // record that expired before its key makes the key count as new.
                 Admitted::Replayed { job_id } => match self.get(job_id).await? {
@@ -563,9 +666,32 @@ impl Queue {
             }
         }
         match reply {
-            Admitted::New(fields) => {
-                let record = JobRecord::from_fields(fields)
-                    .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable")))?;
+            Admitted::New { created_ms } => {
+                // What admit.lua wrote: the caller's own spec, at the script's time.
+                let record = JobRecord {
+                    id: id.clone(),
+                    kind: spec.kind,
+                    account: spec.account.clone(),
+                    trust: spec.trust,
+                    state: JobState::Queued,
+                    idempotency_key: spec.idempotency_key.clone(),
+                    input: spec.input.clone(),
+                    created_at_ms: created_ms,
+                    started_at_ms: None,
+                    finished_at_ms: None,
+                    result: None,
+                    failure: None,
+                    publication: None,
+                    reserved_seconds: reserve,
+                    charged_seconds: 0,
+                    worker: None,
+                    request_id: (!request.is_empty()).then(|| request.clone()),
+                    progress: None,
+                };
+                if presence_ttl > 0 {
+                    self.presence_written();
+                }
+                self.keep_early(early, record.clone());
                 tracing::info!(job = %id, kind = spec.kind.as_str(), account = %spec.account, request_id = %request, "job admitted");
                 Ok(Admission::New(record))
             }
@@ -618,6 +744,15 @@ impl Queue {
                         "the {} s of today's execution budget that all trust-0 accounts share are used up; they reset at 00:00 UTC (in {retry} s)",
                         q.trust0_cap_seconds()
                     ),
+                    QuotaScope::InputBytes => format!(
+                        "your {} bytes of job input (maps and replays over {} bytes, each counted once per day however many jobs use it) that may be kept per day are used up; reuse a map or replay you already sent today, send smaller ones, or retry after 00:00 UTC (in {retry} s)",
+                        s.queue.input_bytes_per_account_day,
+                        inputs::INLINE_MAX
+                    ),
+                    QuotaScope::GlobalInputBytes => format!(
+                        "the server's {} bytes of job input that may be kept per day are used up; reuse a map or replay already sent today, or retry after 00:00 UTC (in {retry} s)",
+                        s.queue.input_bytes_per_day
+                    ),
                 };
                 Err(QueueError::Quota {
                     scope,
@@ -625,10 +760,55 @@ impl Queue {
                     message,
                 })
             }
-            Admitted::Replayed { .. } | Admitted::Day(_) => Err(QueueError::Store(
+            Admitted::Replayed { .. } | Admitted::Day(_) | Admitted::Inputs => Err(QueueError::Store(
                 "admission did not settle (the day or the idempotency record kept changing); try again".to_string(),
             )),
         }
+    }
+
+    /// Writes the blobs of an input about to be admitted: a new one with an expiry of
+    /// [`inputs::PROVISIONAL_MS`] (so a crash before admission leaks nothing), one that
+    /// exists left as it is (`SET NX`); admission extends what it adopts.
+    async fn put_blobs(&self, stored: &inputs::Stored) -> Result<(), QueueError> {
+        if stored.blobs.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for (hash, bytes) in &stored.blobs {
+            pipe.cmd("SET")
+                .arg(keys::blob(&self.store, hash))
+                .arg(bytes)
+                .arg("NX")
+                .arg("PX")
+                .arg(inputs::PROVISIONAL_MS)
+                .ignore();
+        }
+        let _: () = pipe.query_async(&mut self.store.conn()).await?;
+        Ok(())
+    }
+
+    /// A claimed job's whole input: the record's, with the blobs it names read back. `None`
+    /// if one is gone (only a job left queued far past its wait, which claim times out first).
+    async fn claimed_input(
+        &self,
+        fields: &[(String, String)],
+        inline: JobInput,
+    ) -> Result<Option<JobInput>, QueueError> {
+        let stored = fields
+            .iter()
+            .find(|(k, _)| k == "input")
+            .map(|(_, v)| v.as_str())
+            .unwrap_or("{}");
+        let named = inputs::named(stored);
+        if named.is_empty() {
+            return Ok(Some(inline));
+        }
+        let mut get = redis::cmd("MGET");
+        for (_, hash) in &named {
+            get.arg(keys::blob(&self.store, hash));
+        }
+        let bytes: Vec<Option<String>> = get.query_async(&mut self.store.conn()).await?;
+        Ok(inputs::join(stored, &bytes))
     }
 
     /// The ids of the waiting jobs of both lanes, each lane's next turn last (at most
@@ -739,18 +919,45 @@ impl Queue {
     /// reservation released). A running one is returned as it is: it runs to its end.
     pub async fn wait(&self, id: &str, limit: Duration) -> Result<JobRecord, QueueError> {
         let deadline = tokio::time::Instant::now() + limit;
-        let mut sub = self
-            .notifier
-            .subscribe(&keys::done_channel(&self.store, id));
+        // A job admitted here was subscribed to before it was queued: nothing can have
+        // finished it unheard, so the first read is spared.
+        let early = self
+            .early
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+        let (mut sub, mut unread, admitted) = match early {
+            Some(e) if e.at.elapsed() < EARLY_KEEP => (e.sub, true, Some(e.record)),
+            _ => (
+                self.notifier
+                    .subscribe(&keys::done_channel(&self.store, id)),
+                false,
+                None,
+            ),
+        };
         loop {
-            let record = self
-                .get(id)
-                .await?
-                .ok_or_else(|| QueueError::Store(format!("job {id} does not exist")))?;
-            if record.state.is_final() {
-                // The worker wrote it: answer only once the replicas have it.
+            // The completion carries the final state (complete.lua): with the record its
+            // admission built here, nothing needs reading.
+            let finished = admitted
+                .as_ref()
+                .zip(sub.payload())
+                .and_then(|(rec, payload)| {
+                    record::Finished::parse(&payload).map(|f| f.apply(rec.clone()))
+                });
+            if let Some(record) = finished {
                 self.store.barrier().await?;
                 return Ok(record);
+            }
+            if !std::mem::take(&mut unread) {
+                let record = self
+                    .get(id)
+                    .await?
+                    .ok_or_else(|| QueueError::Store(format!("job {id} does not exist")))?;
+                if record.state.is_final() {
+                    // The worker wrote it: answer only once the replicas have it.
+                    self.store.barrier().await?;
+                    return Ok(record);
+                }
             }
             // Pub/sub is fire-and-forget; re-reading every second covers a lost message.
             let tick = tokio::time::Instant::now() + Duration::from_secs(1);
@@ -780,6 +987,14 @@ impl Queue {
         self.notifier.subscribe(&self.done_channel(id))
     }
 
+    /// Wakes on every admission of a version before issue 35 (`queue:new`, in the queue's slot
+    /// group; admission now wakes one idle slot on its own channel, [`Queue::slot_wake`]). On a
+    /// cluster the name carries the queue's hash tag, so a name built by hand elsewhere (the
+    /// records' `{g}`) never hears it.
+    pub fn subscribe_new(&self) -> Subscription {
+        self.notifier.subscribe(&keys::new_channel(&self.store))
+    }
+
     /// Drops a job that has not started. Returns false if it had started (or finished).
     pub async fn cancel_queued(
         &self,
@@ -793,14 +1008,15 @@ impl Queue {
         let Some(lane) = names.lane else {
             return Ok(false);
         };
-        let dropped: Applied = self
-            .script(&self.scripts.cancel)
+        let dropped: Applied = scripts::CANCEL
+            .call(&self.store)
             .key(self.job_key(id))
             .key(keys::lane(&self.store, lane))
             .key(keys::waiting_of(&self.store, &names.account))
             .key(self.budget_key(&names.day))
             .key(self.daily_key(&names.day, &names.account))
             .key(self.idem_key(&names.account, &names.idem))
+            .key(self.callers_key(&names.waiter))
             .arg(id)
             .arg(state.as_str())
             .arg(code.as_str())
@@ -810,7 +1026,8 @@ impl Queue {
             .arg(&names.account)
             .arg(&names.day)
             .arg(&names.idem)
-            .invoke_durably(&self.store)
+            .arg("")
+            .run()
             .await?;
         Ok(dropped == Applied::Done)
     }
@@ -842,7 +1059,7 @@ impl Queue {
                     let failure = serde_json::to_string(&Failure::new(FailureCode::Cancelled, msg))
                         .map_err(|e| QueueError::Store(e.to_string()))?;
                     let day = self.job_names(id).await?.day;
-                    let mut stop = self.script(&self.scripts.stop);
+                    let mut stop = scripts::STOP.call(&self.store);
                     self.ending_keys(&mut stop, id, &day);
                     let stopped: Applied = stop
                         .arg(id)
@@ -850,7 +1067,7 @@ impl Queue {
                         .arg(self.settings.job_ttl_seconds())
                         .arg(self.done_channel(id))
                         .arg(&day)
-                        .invoke_durably(&self.store)
+                        .run()
                         .await?;
                     if stopped == Applied::Done {
                         return Ok(CancelOutcome::Stopped);
@@ -880,8 +1097,8 @@ impl Queue {
         let s = self.quotas().await?;
         let mut day = self.guess_day();
         for _ in 0..3 {
-            let reply: RemainingReply = self
-                .script(&self.scripts.remaining)
+            let reply: RemainingReply = scripts::REMAINING
+                .call(&self.store)
                 .key(self.daily_key(&day.to_string(), account))
                 .key(self.budget_key(&day.to_string()))
                 .arg(day)
@@ -891,7 +1108,7 @@ impl Queue {
                 .arg(s.kind_limit(trust, JobKind::Simulate))
                 .arg(s.daily_seconds)
                 .arg(s.trust0_cap_seconds())
-                .invoke_async(&mut self.store.conn())
+                .run()
                 .await?;
             match reply {
                 RemainingReply::Ok(r) => return Ok(r),
@@ -922,12 +1139,12 @@ impl Queue {
             Publication::Refused { .. } => "refused",
             Publication::Unpublished { .. } => "unpublished",
         };
-        let reply: PublishReply = self
-            .script(&self.scripts.publish)
+        let reply: PublishReply = scripts::PUBLISH
+            .call(&self.store)
             .key(self.job_key(id))
             .arg(json)
             .arg(kind)
-            .invoke_durably(&self.store)
+            .run()
             .await?;
         match reply {
             PublishReply::NotSucceeded => Ok(None),
@@ -947,18 +1164,34 @@ impl Queue {
 
     /// Claims the next job a slot of `pool` may run: a referee slot only referee work.
     pub async fn claim_for(&self, worker: &str, pool: Pool) -> Result<Option<Claim>, QueueError> {
+        self.claim_slot(worker, pool, false).await
+    }
+
+    /// [`Queue::claim_for`] by slot `slot`, which is `registered` idle ([`Queue::idle`])
+    /// unless an admission woke it (which took it off): a claim takes it off.
+    pub async fn claim_slot(
+        &self,
+        slot: &str,
+        pool: Pool,
+        registered: bool,
+    ) -> Result<Option<Claim>, QueueError> {
+        let worker = slot;
         // Two steps (claim.lua, cluster note): read each lane's next turn and the keys its
         // record names, then claim it if it is still next. Losing the race to another worker
         // or skipping a dropped job reads again; the bound only keeps a call finite.
         for _ in 0..64 {
             let mut next: Option<(Lane, String, JobNames)> = None;
+            // Every lane's head in one round trip.
+            let mut heads = redis::pipe();
             for &lane in pool.lanes() {
-                let head: Vec<String> = redis::cmd("ZRANGE")
+                heads
+                    .cmd("ZRANGE")
                     .arg(keys::lane(&self.store, lane))
                     .arg(0)
-                    .arg(0)
-                    .query_async(&mut self.store.conn())
-                    .await?;
+                    .arg(0);
+            }
+            let heads: Vec<Vec<String>> = heads.query_async(&mut self.store.conn()).await?;
+            for (&lane, head) in pool.lanes().iter().zip(heads) {
                 let Some(id) = head.into_iter().next() else {
                     continue;
                 };
@@ -973,8 +1206,8 @@ impl Queue {
             let Some((lane, id, names)) = next else {
                 return Ok(None);
             };
-            let reply: ClaimReply = self
-                .script(&self.scripts.claim)
+            let reply: ClaimReply = scripts::CLAIM
+                .call(&self.store)
                 .key(keys::lane(&self.store, lane))
                 .key(self.job_key(&id))
                 .key(keys::waiting_of(&self.store, &names.account))
@@ -986,6 +1219,7 @@ impl Queue {
                 .key(self.callers_key(&names.waiter))
                 .key(keys::turns(&self.store, lane))
                 .key(keys::ends(&self.store, pool))
+                .key(keys::idle(&self.store, pool))
                 .arg(&id)
                 .arg(worker)
                 .arg(self.settings.queue.lease_seconds * 1000)
@@ -996,18 +1230,65 @@ impl Queue {
                 .arg(self.done_channel(&id))
                 .arg(&names.waiter)
                 .arg(pool.as_str())
-                .invoke_durably(&self.store)
+                .arg(if registered { "1" } else { "" })
+                .run()
                 .await?;
             match reply {
-                ClaimReply::Claimed { token, fields } => {
-                    let record = JobRecord::from_fields(fields)
+                ClaimReply::Claimed {
+                    token,
+                    fields,
+                    more,
+                } => {
+                    let mut record = JobRecord::from_fields(fields.clone())
                         .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable")))?;
-                    return Ok(Some(Claim { record, token }));
+                    let inline = std::mem::take(&mut record.input);
+                    match self.claimed_input(&fields, inline).await? {
+                        Some(input) => {
+                            record.input = input;
+                            return Ok(Some(Claim {
+                                record,
+                                token,
+                                more_waiting: more > 0,
+                            }));
+                        }
+                        None => {
+                            let failure = Failure::new(
+                                FailureCode::InternalError,
+                                "the job's input (its map or replay) was no longer stored when a worker took it; it did not run; submit it again",
+                            );
+                            tracing::error!(job = %id, "a claimed job's input blob is gone");
+                            self.complete(&id, token, Err(failure)).await?;
+                        }
+                    }
                 }
                 ClaimReply::Empty | ClaimReply::Skipped | ClaimReply::Moved => {}
             }
         }
         Ok(None)
+    }
+
+    /// Registers slot `slot` of `pool` as idle (an admission pops one idle slot and wakes it
+    /// alone, admit.lua), then looks at its lanes once more: `true` if a job waits (an
+    /// admission before the registration woke nobody for it: claim it now). One round trip.
+    pub async fn idle(&self, slot: &str, pool: Pool) -> Result<bool, QueueError> {
+        let mut pipe = redis::pipe();
+        pipe.cmd("ZADD")
+            .arg(keys::idle(&self.store, pool))
+            .arg(self.server_ms_estimate())
+            .arg(slot)
+            .ignore();
+        let exists = pipe.cmd("EXISTS");
+        for &lane in pool.lanes() {
+            exists.arg(keys::lane(&self.store, lane));
+        }
+        let (waiting,): (u64,) = pipe.query_async(&mut self.store.conn()).await?;
+        Ok(waiting > 0)
+    }
+
+    /// The wake-up of idle slot `slot` (admit.lua publishes on it when it pops the slot).
+    pub fn slot_wake(&self, slot: &str) -> Subscription {
+        self.notifier
+            .subscribe(&keys::wake_channel(&self.store, slot))
     }
 
     /// Tells admission how many slots worker `id` has (`general`, `referee`), for the next
@@ -1019,13 +1300,24 @@ impl Queue {
         referee: u32,
         live_for: Duration,
     ) -> Result<(), QueueError> {
-        let until = self.now_ms().await? + live_for.as_millis() as u64;
-        let _: () = redis::cmd("HSET")
+        let now = self.now_ms().await?;
+        let until = now + live_for.as_millis() as u64;
+        let mut pipe = redis::pipe();
+        pipe.cmd("HSET")
             .arg(keys::slots(&self.store))
             .arg(id)
             .arg(format!("{general} {referee} {until}"))
-            .query_async(&mut self.store.conn())
-            .await?;
+            .ignore();
+        // Idle slots refresh their entry every second while they wait (the worker's slot
+        // loop): an entry this old is a dead worker's, which nobody should wake.
+        for pool in [Pool::General, Pool::Referee] {
+            pipe.cmd("ZREMRANGEBYSCORE")
+                .arg(keys::idle(&self.store, pool))
+                .arg("-inf")
+                .arg(now.saturating_sub(IDLE_FORGOTTEN.as_millis() as u64))
+                .ignore();
+        }
+        let _: () = pipe.query_async(&mut self.store.conn()).await?;
         Ok(())
     }
 
@@ -1039,16 +1331,33 @@ impl Queue {
         Ok(())
     }
 
+    /// Slots that stop (their worker shuts down) leave the idle slots, so no admission
+    /// wakes them.
+    pub async fn retire_idle(&self, slots: &[String]) -> Result<(), QueueError> {
+        if slots.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for pool in [Pool::General, Pool::Referee] {
+            pipe.cmd("ZREM")
+                .arg(keys::idle(&self.store, pool))
+                .arg(slots)
+                .ignore();
+        }
+        let _: () = pipe.query_async(&mut self.store.conn()).await?;
+        Ok(())
+    }
+
     /// Extends the lease. `false`: the lease is lost (reaped), stop and do not complete.
     pub async fn heartbeat(&self, id: &str, token: u64) -> Result<bool, QueueError> {
-        let ok: Applied = self
-            .script(&self.scripts.heartbeat)
+        let ok: Applied = scripts::HEARTBEAT
+            .call(&self.store)
             .key(self.job_key(id))
             .key(keys::running(&self.store))
             .arg(id)
             .arg(token)
             .arg(self.settings.queue.lease_seconds * 1000)
-            .invoke_async(&mut self.store.conn())
+            .run()
             .await?;
         Ok(ok == Applied::Done)
     }
@@ -1061,12 +1370,12 @@ impl Queue {
         progress: &JobProgress,
     ) -> Result<bool, QueueError> {
         let json = serde_json::to_string(progress).map_err(|e| QueueError::Store(e.to_string()))?;
-        let ok: Applied = self
-            .script(&self.scripts.progress)
+        let ok: Applied = scripts::PROGRESS
+            .call(&self.store)
             .key(self.job_key(id))
             .arg(token)
             .arg(json)
-            .invoke_async(&mut self.store.conn())
+            .run()
             .await?;
         Ok(ok == Applied::Done)
     }
@@ -1078,6 +1387,43 @@ impl Queue {
         token: u64,
         outcome: Result<JobResult, Failure>,
     ) -> Result<bool, QueueError> {
+        // The job's day names its budget key (complete.lua checks it).
+        let day = self.job_names(id).await?.day;
+        Ok(self.complete_on(id, &day, token, outcome, None).await? != Completion::Refused)
+    }
+
+    /// [`Queue::complete`] of a job this worker claimed: its day is its admission's (the
+    /// record's creation time), so nothing is read first.
+    pub async fn complete_job(
+        &self,
+        job: &JobRecord,
+        token: u64,
+        outcome: Result<JobResult, Failure>,
+    ) -> Result<bool, QueueError> {
+        Ok(self.complete_slot(job, token, outcome, None).await? != Completion::Refused)
+    }
+
+    /// [`Queue::complete_job`] by slot `slot` of `pool`, which goes on: when nothing waits
+    /// in its lanes it is registered idle in the same step ([`Completion::Idle`]).
+    pub async fn complete_slot(
+        &self,
+        job: &JobRecord,
+        token: u64,
+        outcome: Result<JobResult, Failure>,
+        slot: Option<(&str, Pool)>,
+    ) -> Result<Completion, QueueError> {
+        let day = (job.created_at_ms / 86_400_000).to_string();
+        self.complete_on(&job.id, &day, token, outcome, slot).await
+    }
+
+    async fn complete_on(
+        &self,
+        id: &str,
+        day: &str,
+        token: u64,
+        outcome: Result<JobResult, Failure>,
+        slot: Option<(&str, Pool)>,
+    ) -> Result<Completion, QueueError> {
         let (state, result, failure) = match outcome {
             Ok(v) => (JobState::Succeeded, v.to_value().to_string(), String::new()),
             Err(f) => (
@@ -1086,11 +1432,15 @@ impl Queue {
                 serde_json::to_string(&f).unwrap_or_default(),
             ),
         };
-        // The job's day names its budget key (complete.lua checks it).
-        let day = self.job_names(id).await?.day;
-        let mut complete = self.script(&self.scripts.complete);
-        self.ending_keys(&mut complete, id, &day);
-        let ok: Applied = complete
+        let mut complete = scripts::COMPLETE.call(&self.store);
+        self.ending_keys(&mut complete, id, day);
+        let pool = slot.map_or(Pool::General, |(_, pool)| pool);
+        let lanes = pool.lanes();
+        complete
+            .key(keys::idle(&self.store, pool))
+            .key(keys::lane(&self.store, lanes[0]))
+            .key(keys::lane(&self.store, lanes[lanes.len() - 1]));
+        let done: Completed = complete
             .arg(id)
             .arg(token)
             .arg(state.as_str())
@@ -1098,38 +1448,51 @@ impl Queue {
             .arg(failure)
             .arg(self.settings.job_ttl_seconds())
             .arg(self.done_channel(id))
-            .arg(&day)
-            .invoke_durably(&self.store)
+            .arg(day)
+            .arg(slot.map_or("", |(slot, _)| slot))
+            .run()
             .await?;
-        Ok(ok == Applied::Done)
+        Ok(match done {
+            Completed::Refused => Completion::Refused,
+            Completed::Done => Completion::Recorded,
+            Completed::Idle => Completion::Idle,
+        })
     }
 
     /// Fails running jobs whose lease expired. Any process may call it; it is idempotent.
+    /// A gap of more than [`STALL_AFTER`] since the last call of any process (Redis stalled,
+    /// or no process could reach it) is not counted: no lease is reaped until a whole lease
+    /// has passed after it, so a worker that lived through the stall keeps its job
+    /// (docs/reliability.md, "A stall of Redis").
     pub async fn reap(&self) -> Result<Vec<String>, QueueError> {
-        // Two steps (reap.lua, cluster note): the expired leases and each job's day first,
-        // then one script per job, which re-checks the lease.
-        let running = keys::running(&self.store);
-        let now = self.now_ms().await?;
-        let expired: Vec<String> = redis::cmd("ZRANGEBYSCORE")
-            .arg(&running)
-            .arg("-inf")
-            .arg(now)
-            .arg("LIMIT")
-            .arg(0)
+        // Two steps (reap.lua, cluster note): the expired leases (none during a stall's
+        // grace, expired.lua) and each job's day first, then one script per job, which
+        // re-checks the lease and the stall rule.
+        let lease_ms = self.settings.queue.lease_seconds * 1000;
+        let stall_ms = STALL_AFTER.as_millis() as u64;
+        let expired: Vec<String> = scripts::EXPIRED
+            .call(&self.store)
+            .key(keys::clock(&self.store))
+            .key(keys::running(&self.store))
+            .arg(stall_ms)
+            .arg(lease_ms)
             .arg(100)
-            .query_async(&mut self.store.conn())
+            .run()
             .await?;
         let mut reaped = Vec::new();
         for id in expired {
             let day = self.job_names(&id).await?.day;
-            let mut reap = self.script(&self.scripts.reap);
+            let mut reap = scripts::REAP.call(&self.store);
             self.ending_keys(&mut reap, &id, &day);
+            reap.key(keys::clock(&self.store));
             let outcome: ReapReply = reap
                 .arg(&id)
                 .arg(self.settings.job_ttl_seconds())
                 .arg(self.done_channel(&id))
                 .arg(&day)
-                .invoke_async(&mut self.store.conn())
+                .arg(stall_ms)
+                .arg(lease_ms)
+                .run()
                 .await?;
             if outcome == ReapReply::Reaped {
                 reaped.push(id);
@@ -1166,32 +1529,49 @@ impl Queue {
         Ok((ids.len() as u64, age))
     }
 
-    /// Waiting jobs and the age of the longest-waiting one, by kind (for the per-kind gauges;
-    /// the lanes hold at most `queue.waiting_global` jobs, so reading each record is cheap).
-    /// Every kind is listed, with 0 and `None` when none waits.
-    pub async fn kind_depths(&self) -> Result<Vec<(JobKind, u64, Option<u64>)>, QueueError> {
-        let mut by_kind: Vec<(JobKind, u64, Option<u64>)> =
-            JobKind::ALL.iter().map(|k| (*k, 0, None)).collect();
-        for lane in Lane::ALL {
-            for id in self.lane_ids(lane).await? {
-                let Some(r) = self.get(&id).await? else {
-                    continue;
+    /// The waiting jobs for the gauges, each record read once: by lane and by kind (every
+    /// lane and kind listed, 0 and `None` when none waits), each with the age of its
+    /// longest wait (ms) on the queue's clock. One round trip a lane: its ids, then each
+    /// record's kind and creation time in one pipeline (the lanes hold at most
+    /// `queue.waiting_global` jobs).
+    pub async fn waiting_gauges(&self) -> Result<WaitingGauges, QueueError> {
+        let mut gauges = WaitingGauges {
+            lanes: Lane::ALL.iter().map(|l| (*l, 0, None)).collect(),
+            kinds: JobKind::ALL.iter().map(|k| (*k, 0, None)).collect(),
+        };
+        let oldest = |c: &mut Option<u64>, at: u64| *c = Some(c.map_or(at, |c| c.min(at)));
+        for (lane, n, lane_oldest) in &mut gauges.lanes {
+            let ids = self.lane_ids(*lane).await?;
+            if ids.is_empty() {
+                continue;
+            }
+            let mut pipe = redis::pipe();
+            for id in &ids {
+                pipe.cmd("HMGET")
+                    .arg(self.job_key(id))
+                    .arg("kind")
+                    .arg("created");
+            }
+            let fields: Vec<(Option<String>, Option<u64>)> =
+                pipe.query_async(&mut self.store.conn()).await?;
+            *n = ids.len() as u64;
+            for (kind, created) in fields {
+                let (Some(kind), Some(created)) = (kind.and_then(|k| JobKind::parse(&k)), created)
+                else {
+                    continue; // gone since the lane was read
                 };
-                if let Some(entry) = by_kind.iter_mut().find(|(k, _, _)| *k == r.kind) {
+                oldest(lane_oldest, created);
+                if let Some(entry) = gauges.kinds.iter_mut().find(|(k, _, _)| *k == kind) {
                     entry.1 += 1;
-                    entry.2 = Some(
-                        entry
-                            .2
-                            .map_or(r.created_at_ms, |c: u64| c.min(r.created_at_ms)),
-                    );
+                    oldest(&mut entry.2, created);
                 }
             }
         }
         let now = self.now_ms().await?;
-        for entry in &mut by_kind {
-            entry.2 = entry.2.map(|c| now.saturating_sub(c));
-        }
-        Ok(by_kind)
+        let age = |c: &mut Option<u64>| *c = c.map(|c| now.saturating_sub(c));
+        gauges.lanes.iter_mut().for_each(|(_, _, c)| age(c));
+        gauges.kinds.iter_mut().for_each(|(_, _, c)| age(c));
+        Ok(gauges)
     }
 
     /// Jobs running now (leases held), for metrics.
@@ -1227,6 +1607,22 @@ impl Queue {
     }
 }
 
+/// Waiting jobs by lane and by kind: (which, how many, age of the longest wait in ms).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitingGauges {
+    pub lanes: Vec<(Lane, u64, Option<u64>)>,
+    pub kinds: Vec<(JobKind, u64, Option<u64>)>,
+}
+
+impl WaitingGauges {
+    /// All waiting jobs and the age of the longest wait.
+    pub fn total(&self) -> (u64, Option<u64>) {
+        self.lanes
+            .iter()
+            .fold((0, None), |(n, age), (_, m, a)| (n + m, age.max(*a)))
+    }
+}
+
 /// One UTC day of the queue: jobs admitted and finished by kind (and final state), and the
 /// reserved execution seconds used (reserved + charged) and charged.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -1238,6 +1634,8 @@ pub struct DayStats {
     pub finished: std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>>,
     pub seconds_used: u64,
     pub seconds_charged: u64,
+    /// Bytes of job input (blobs) whose keeping was counted today (`queue.input_bytes_per_day`).
+    pub input_bytes: u64,
 }
 
 /// The ids of the workers alive now: those whose presence key (`workers:<id>`, written by
@@ -1326,9 +1724,33 @@ pub async fn day_stats(store: &Store, now_ms: u64) -> Result<DayStats, QueueErro
             stats.seconds_used = n;
         } else if field == "charged" {
             stats.seconds_charged = n;
+        } else if field == "bytes" {
+            stats.input_bytes = n;
         }
     }
     Ok(stats)
+}
+
+/// What a slot's completion did ([`Queue::complete_slot`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// Refused: the token is stale (the job was reaped or stopped).
+    Refused,
+    /// Recorded; jobs may wait for the slot.
+    Recorded,
+    /// Recorded; nothing waits, and the slot is registered idle.
+    Idle,
+}
+
+/// How long an idle slot's entry outlives its last refresh (its worker died).
+const IDLE_FORGOTTEN: Duration = Duration::from_secs(30);
+
+/// This host's clock, ms since the Unix epoch.
+fn local_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 /// What an operator's cancel did ([`Queue::cancel`]).
@@ -1403,6 +1825,16 @@ struct JobNames {
 pub const SLOT_SLACK: Duration = Duration::from_secs(1);
 
 /// `job_` + 16 random hex digits.
+/// The bytes of kept input a job of `kind` may add under a daily cap: operator rechecks are
+/// counted but never refused (their input is a stored revision's).
+fn input_cap(kind: JobKind, cap: u64) -> u64 {
+    if kind == JobKind::Recheck {
+        quotas::UNLIMITED
+    } else {
+        cap
+    }
+}
+
 fn new_job_id() -> String {
     format!("job_{}", horst_store::random::id_hex::<8>())
 }

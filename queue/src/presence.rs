@@ -10,11 +10,10 @@
 
 use std::time::Duration;
 
-use horst_store::InvokeDurably;
 use redis::AsyncCommands;
 use tokio::sync::watch;
 
-use crate::scripts::Applied;
+use crate::scripts::{self, Applied};
 use crate::{
     keys, JobKind, JobState, Lane, Queue, QueueError, CALLER_PRESENCE_EVERY, CALLER_PRESENCE_TTL,
 };
@@ -36,8 +35,9 @@ impl Queue {
                 .conn()
                 .set_ex(&key, "1", CALLER_PRESENCE_TTL.as_secs())
                 .await;
-            if let Err(e) = set {
-                tracing::debug!(error = %e, "cannot refresh the API process's presence");
+            match set {
+                Ok(()) => self.presence_written(),
+                Err(e) => tracing::debug!(error = %e, "cannot refresh the API process's presence"),
             }
             tokio::select! {
                 _ = tokio::time::sleep(CALLER_PRESENCE_EVERY) => {}
@@ -72,8 +72,7 @@ impl Queue {
             if alive {
                 continue;
             }
-            let reply: Applied = self
-                .script(&self.scripts.cancel)
+            let reply: Applied = scripts::CANCEL.call(&self.store)
                 .key(self.job_key(&id))
                 .key(keys::lane(&self.store, lane))
                 .key(keys::waiting_of(&self.store, &account))
@@ -91,7 +90,7 @@ impl Queue {
                 .arg(&day)
                 .arg(&idem)
                 .arg(&waiter)
-                .invoke_durably(&self.store)
+                .run()
                 .await?;
             if reply == Applied::Done {
                 dropped.push(id);
@@ -104,11 +103,11 @@ impl Queue {
     /// job stays queued without depending on this process, so it runs and a retry with the
     /// same idempotency key reads it. `false`: it was no longer queued here.
     pub async fn detach(&self, id: &str) -> Result<bool, QueueError> {
-        let reply: Applied = self
-            .script(&self.scripts.detach)
+        let reply: Applied = scripts::DETACH
+            .call(&self.store)
             .key(self.job_key(id))
             .arg(&*self.process_id)
-            .invoke_durably(&self.store)
+            .run()
             .await?;
         Ok(reply == Applied::Done)
     }
@@ -116,3 +115,9 @@ impl Queue {
 
 /// How often a process sweeps for orphaned jobs and expired leases.
 pub const HOUSEKEEPING_EVERY: Duration = Duration::from_secs(1);
+
+/// A longer gap between housekeeping rounds (of every process together) is a stall: Redis
+/// was frozen, or no process could reach it. Leases do not run out over a stall: none is
+/// reaped until a whole lease has passed after it (`Queue::reap`). Three rounds, so a round
+/// that a busy machine delays is not taken for one.
+pub const STALL_AFTER: Duration = Duration::from_secs(3);

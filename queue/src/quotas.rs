@@ -54,8 +54,10 @@ impl Quotas {
         }
     }
 
+    /// Saturating: an operator may set `daily_seconds` near `u64::MAX` to mean "no cap".
     pub fn trust0_cap_seconds(&self) -> u64 {
-        self.daily_seconds * self.trust0_share_percent as u64 / 100
+        (self.daily_seconds as u128 * self.trust0_share_percent as u128 / 100).min(u64::MAX as u128)
+            as u64
     }
 }
 
@@ -169,5 +171,21 @@ mod tests {
         assert!(text.contains("\"labor_candidates\""), "{text}");
         let back: StoredQuotas = serde_json::from_str(&text).unwrap();
         assert_eq!(back, stored);
+    }
+
+    /// A daily budget set near `u64::MAX` (no cap, as the benchmarks set it) does not
+    /// overflow the trust-0 share (it did, in a debug build: a panic on every admission).
+    #[test]
+    fn a_huge_daily_budget_does_not_overflow_the_trust0_share() {
+        let mut config = Config::default();
+        config.queue.daily_seconds = u64::MAX / 4;
+        config.queue.trust0_share_percent = 30;
+        assert_eq!(
+            Quotas::from_config(&config).trust0_cap_seconds(),
+            ((u64::MAX / 4) as u128 * 30 / 100) as u64
+        );
+        config.queue.daily_seconds = u64::MAX;
+        config.queue.trust0_share_percent = 250;
+        assert_eq!(Quotas::from_config(&config).trust0_cap_seconds(), u64::MAX);
     }
 }

@@ -181,3 +181,49 @@ fn legacy_publication(result: &str) -> Option<Publication> {
         message: e.message,
     })
 }
+
+/// What `complete.lua` publishes on a job's completion channel: its final state, so a waiter
+/// that holds the record of the admission finishes it without reading it back.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct Finished {
+    state: String,
+    started: Option<u64>,
+    finished: u64,
+    charged: Option<u64>,
+    worker: Option<String>,
+    /// The result's JSON, `""` for none.
+    #[serde(default)]
+    result: String,
+    /// The failure's JSON, `""` for none.
+    #[serde(default)]
+    failure: String,
+}
+
+impl Finished {
+    /// `None` for any other message on the channel (a state word: read the record).
+    pub(crate) fn parse(payload: &str) -> Option<Finished> {
+        if !payload.starts_with('{') {
+            return None;
+        }
+        let f: Finished = serde_json::from_str(payload).ok()?;
+        JobState::parse(&f.state)
+            .filter(|s| s.is_final())
+            .map(|_| f)
+    }
+
+    /// The admitted record `rec` as it ended.
+    pub(crate) fn apply(self, mut rec: JobRecord) -> JobRecord {
+        rec.state = JobState::parse(&self.state).unwrap_or(rec.state);
+        rec.started_at_ms = self.started;
+        rec.finished_at_ms = Some(self.finished);
+        rec.charged_seconds = self.charged.unwrap_or(0);
+        rec.worker = self.worker;
+        rec.result = (!self.result.is_empty())
+            .then(|| JobResult::parse(rec.kind, &self.result))
+            .flatten();
+        rec.failure = (!self.failure.is_empty())
+            .then(|| serde_json::from_str(&self.failure).ok())
+            .flatten();
+        rec
+    }
+}

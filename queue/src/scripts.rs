@@ -1,64 +1,84 @@
-//! The Lua scripts (`queue/lua/`; each header documents KEYS, ARGV and the reply), each
-//! prefixed with the shared prelude, and their replies as types. Built once per process;
-//! `redis::Script` runs them by SHA (EVALSHA) and loads them on NOSCRIPT (a restarted or
-//! failed-over Redis).
+//! The queue's Lua scripts (`queue/lua/`; each header documents KEYS, ARGV and the reply),
+//! declared once in the script registry (`horst_store::script`) with the queue's helpers
+//! (`lua/helpers.lua`) between the store's prelude and the script, and their replies as
+//! types.
 //!
 //! Every key a script touches is in its KEYS. Where a key depends on stored data (the oldest
 //! waiting job, an expired lease's job, a job's day) the caller reads first and the script
 //! checks that what it read still holds; the headers say why each is safe.
 
-use std::sync::LazyLock;
-
+use horst_store::lua;
+use horst_store::script::{Argv, Decl, LuaFile, Registered, Script, Writes};
 use redis::{FromRedisValue, ParsingError, Value};
 
-pub(crate) struct Scripts {
-    pub admit: redis::Script,
-    pub claim: redis::Script,
-    pub heartbeat: redis::Script,
-    pub complete: redis::Script,
-    pub cancel: redis::Script,
-    pub reap: redis::Script,
-    pub remaining: redis::Script,
-    pub now: redis::Script,
-    pub detach: redis::Script,
-    pub stop: redis::Script,
-    pub progress: redis::Script,
-    pub publish: redis::Script,
+/// The queue's own Lua helpers (local functions and constants of every queue script).
+const HELPERS: LuaFile = lua!("lua/helpers.lua");
+
+const fn queue_script<R>(file: LuaFile, keys: usize, argv: usize, writes: Writes) -> Script<R> {
+    Script::with_helpers(
+        Decl {
+            file,
+            keys,
+            argv: Argv::Exactly(argv),
+            writes,
+        },
+        HELPERS,
+    )
 }
 
-const PRELUDE: &str = include_str!("../lua/prelude.lua");
+// Scripts that move admitted work to its end run while Redis is at `maxmemory` under
+// `noeviction` (`OOM`): without `allow-oom` Redis refuses a script whose first write may grow
+// memory (an HSET, an INCR), so a finished job could not be recorded and a lease not extended
+// until memory is freed. Each writes a few fields and most free memory, so work admitted
+// before the outage finishes and nothing is lost. Admission does not: it refuses cleanly (its
+// first write is refused before any other) until memory is free.
 
-fn with_prelude(body: &str) -> redis::Script {
-    redis::Script::new(&format!("{PRELUDE}\n{body}"))
+/// `admit.lua`.
+pub(crate) static ADMIT: Script<Admitted> =
+    queue_script(lua!("lua/admit.lua"), 19, 31, Writes::Durable);
+/// `claim.lua`.
+pub(crate) static CLAIM: Script<ClaimReply> =
+    queue_script(lua!("lua/claim.lua"), 12, 11, Writes::Durable).allowing_oom();
+/// `heartbeat.lua`.
+pub(crate) static HEARTBEAT: Script<Applied> =
+    queue_script(lua!("lua/heartbeat.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
+/// `complete.lua`.
+pub(crate) static COMPLETE: Script<Completed> =
+    queue_script(lua!("lua/complete.lua"), 8, 9, Writes::Durable).allowing_oom();
+/// `cancel.lua`.
+pub(crate) static CANCEL: Script<Applied> =
+    queue_script(lua!("lua/cancel.lua"), 7, 10, Writes::Durable).allowing_oom();
+/// `reap.lua`.
+pub(crate) static REAP: Script<ReapReply> =
+    queue_script(lua!("lua/reap.lua"), 6, 6, Writes::PrimaryOnly).allowing_oom();
+/// `expired.lua`.
+pub(crate) static EXPIRED: Script<Vec<String>> =
+    queue_script(lua!("lua/expired.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
+/// `remaining.lua`.
+pub(crate) static REMAINING: Script<RemainingReply> =
+    queue_script(lua!("lua/remaining.lua"), 2, 7, Writes::ReadOnly);
+/// `now.lua`.
+pub(crate) static NOW: Script<u64> = queue_script(lua!("lua/now.lua"), 0, 0, Writes::ReadOnly);
+/// `detach.lua`.
+pub(crate) static DETACH: Script<Applied> =
+    queue_script(lua!("lua/detach.lua"), 1, 1, Writes::Durable).allowing_oom();
+/// `stop.lua`.
+pub(crate) static STOP: Script<Applied> =
+    queue_script(lua!("lua/stop.lua"), 5, 5, Writes::Durable).allowing_oom();
+/// `progress.lua`.
+pub(crate) static PROGRESS: Script<Applied> =
+    queue_script(lua!("lua/progress.lua"), 1, 2, Writes::PrimaryOnly).allowing_oom();
+/// `publish.lua`.
+pub(crate) static PUBLISH: Script<PublishReply> =
+    queue_script(lua!("lua/publish.lua"), 1, 2, Writes::Durable).allowing_oom();
+
+/// The queue's registered scripts, for the tidy test.
+pub fn registered() -> Vec<&'static dyn Registered> {
+    vec![
+        &ADMIT, &CLAIM, &HEARTBEAT, &COMPLETE, &CANCEL, &REAP, &EXPIRED, &REMAINING, &NOW, &DETACH,
+        &STOP, &PROGRESS, &PUBLISH,
+    ]
 }
-
-/// Flag that lets a script run while Redis is at `maxmemory` under `noeviction` (`OOM`):
-/// without it Redis refuses a script whose first write may grow memory (an HSET, an INCR),
-/// so a finished job could not be recorded and a lease not extended until memory is freed.
-/// The scripts that move admitted work to its end carry it (claim, heartbeat, progress,
-/// complete, reap, cancel, stop, detach, publish): each writes a few fields and most free
-/// memory, so work admitted before the outage finishes and nothing is lost. Admission does
-/// not: it refuses cleanly (its first write is refused before any other) until memory is free.
-const ALLOW_OOM: &str = "#!lua flags=allow-oom\n";
-
-fn allowing_oom(body: &str) -> redis::Script {
-    redis::Script::new(&format!("{ALLOW_OOM}{PRELUDE}\n{body}"))
-}
-
-pub(crate) static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
-    admit: with_prelude(include_str!("../lua/admit.lua")),
-    claim: allowing_oom(include_str!("../lua/claim.lua")),
-    heartbeat: allowing_oom(include_str!("../lua/heartbeat.lua")),
-    complete: allowing_oom(include_str!("../lua/complete.lua")),
-    cancel: allowing_oom(include_str!("../lua/cancel.lua")),
-    reap: allowing_oom(include_str!("../lua/reap.lua")),
-    remaining: with_prelude(include_str!("../lua/remaining.lua")),
-    now: with_prelude(include_str!("../lua/now.lua")),
-    detach: allowing_oom(include_str!("../lua/detach.lua")),
-    stop: allowing_oom(include_str!("../lua/stop.lua")),
-    progress: allowing_oom(include_str!("../lua/progress.lua")),
-    publish: allowing_oom(include_str!("../lua/publish.lua")),
-});
 
 fn unexpected(script: &str, v: &impl std::fmt::Debug) -> ParsingError {
     ParsingError::from(format!("unexpected reply of {script}: {v:?}"))
@@ -104,7 +124,10 @@ pub(crate) enum BusyCap {
 /// `admit.lua`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Admitted {
-    New(Vec<(String, String)>),
+    /// Queued at `created_ms`.
+    New {
+        created_ms: u64,
+    },
     Replayed {
         job_id: String,
     },
@@ -121,6 +144,8 @@ pub(crate) enum Admitted {
     },
     /// The keys were for another day than the server's today: call again for this one.
     Day(u64),
+    /// A blob of the job's input expired before the admission adopted it: write it again.
+    Inputs,
 }
 
 impl FromRedisValue for Admitted {
@@ -128,7 +153,9 @@ impl FromRedisValue for Admitted {
         let items: Vec<Value> = redis::from_redis_value(v)?;
         let at = |i: usize| items.get(i);
         let parsed = match at(0).and_then(word).as_deref() {
-            Some("new") => at(2).and_then(fields).map(Admitted::New),
+            Some("new") => at(2)
+                .and_then(number)
+                .map(|created_ms| Admitted::New { created_ms }),
             Some("replayed") => at(1)
                 .and_then(word)
                 .map(|job_id| Admitted::Replayed { job_id }),
@@ -151,6 +178,8 @@ impl FromRedisValue for Admitted {
                     Some("owner") => Some(crate::QuotaScope::Owner),
                     Some("global") => Some(crate::QuotaScope::Global),
                     Some("global_new") => Some(crate::QuotaScope::GlobalNew),
+                    Some("input_bytes") => Some(crate::QuotaScope::InputBytes),
+                    Some("global_input_bytes") => Some(crate::QuotaScope::GlobalInputBytes),
                     _ => None,
                 };
                 scope
@@ -161,6 +190,7 @@ impl FromRedisValue for Admitted {
                     })
             }
             Some("day") => at(1).and_then(number).map(Admitted::Day),
+            Some("inputs") => Some(Admitted::Inputs),
             _ => None,
         };
         parsed.ok_or_else(|| unexpected("admit", &items))
@@ -173,6 +203,8 @@ pub(crate) enum ClaimReply {
     Claimed {
         token: u64,
         fields: Vec<(String, String)>,
+        /// Jobs still waiting in the lane.
+        more: u64,
     },
     Skipped,
     Moved,
@@ -184,10 +216,14 @@ impl FromRedisValue for ClaimReply {
         let items: Vec<Value> = redis::from_redis_value(v)?;
         let at = |i: usize| items.get(i);
         let parsed = match at(0).and_then(word).as_deref() {
-            Some("claimed") => at(1)
-                .and_then(number)
-                .zip(at(2).and_then(fields))
-                .map(|(token, fields)| ClaimReply::Claimed { token, fields }),
+            Some("claimed") => match (at(1).and_then(number), at(2).and_then(fields)) {
+                (Some(token), Some(fields)) => Some(ClaimReply::Claimed {
+                    token,
+                    fields,
+                    more: at(3).and_then(number).unwrap_or(0),
+                }),
+                _ => None,
+            },
             Some("skipped") => Some(ClaimReply::Skipped),
             Some("moved") => Some(ClaimReply::Moved),
             Some("empty") => Some(ClaimReply::Empty),
@@ -197,8 +233,8 @@ impl FromRedisValue for ClaimReply {
     }
 }
 
-/// The reply of the fenced and conditional writes: `heartbeat.lua`, `complete.lua`,
-/// `cancel.lua`, `detach.lua`, `stop.lua`, `progress.lua` (1 or 0).
+/// The reply of the fenced and conditional writes: `heartbeat.lua`, `cancel.lua`,
+/// `detach.lua`, `stop.lua`, `progress.lua` (1 or 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Applied {
     Done,
@@ -212,6 +248,28 @@ impl FromRedisValue for Applied {
             1 => Ok(Applied::Done),
             0 => Ok(Applied::Refused),
             n => Err(unexpected("a fenced write", &n)),
+        }
+    }
+}
+
+/// `complete.lua`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Completed {
+    /// Refused: the token is stale.
+    Refused,
+    /// Recorded; the slot (if one was named) may find a job waiting.
+    Done,
+    /// Recorded; nothing waits, and the slot is registered idle.
+    Idle,
+}
+
+impl FromRedisValue for Completed {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        match redis::from_redis_value::<i64>(v)? {
+            0 => Ok(Completed::Refused),
+            1 => Ok(Completed::Done),
+            2 => Ok(Completed::Idle),
+            n => Err(unexpected("complete", &n)),
         }
     }
 }
@@ -313,52 +371,18 @@ mod tests {
             bulk("claimed"),
             Value::Int(7),
             Value::Array(vec![bulk("id"), bulk("job_1")]),
+            Value::Int(2),
         ]);
         assert_eq!(
             ClaimReply::from_redis_value(v).unwrap(),
             ClaimReply::Claimed {
                 token: 7,
-                fields: vec![("id".into(), "job_1".into())]
+                fields: vec![("id".into(), "job_1".into())],
+                more: 2,
             }
         );
         assert!(Admitted::from_redis_value(Value::Array(vec![bulk("maybe")])).is_err());
         assert!(Applied::from_redis_value(Value::Int(2)).is_err());
         assert!(ReapReply::from_redis_value(bulk("later")).is_err());
-    }
-
-    #[test]
-    fn every_script_documents_itself_and_names_its_keys_in_keys() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/lua");
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let text = std::fs::read_to_string(&path).unwrap();
-            let prelude = path.ends_with("prelude.lua");
-            if !prelude {
-                let head = text.split("]]").next().unwrap_or("");
-                for section in ["Input:", "Output:"] {
-                    assert!(head.contains(section), "{path:?} lacks {section}");
-                }
-            }
-            // No key is built from a string: the first argument of every keyed call is a
-            // KEYS entry or a helper's key parameter.
-            for call in text.split("redis.call(").skip(1) {
-                let args = call.split(')').next().unwrap_or("");
-                let mut args = args.split(',').map(str::trim);
-                let command = args.next().unwrap_or("").trim_matches('\'');
-                if matches!(command, "TIME" | "PUBLISH") {
-                    continue;
-                }
-                let first = args.next().unwrap_or("");
-                // Locals that hold a KEYS entry (or the prelude's key parameters).
-                let alias = matches!(
-                    first,
-                    "jk" | "bk" | "dk" | "ik" | "lane" | "tk" | "ends" | "owed"
-                );
-                assert!(
-                    first.starts_with("KEYS[") || alias,
-                    "{path:?}: {command} on {first}, not a KEYS entry"
-                );
-            }
-        }
     }
 }

@@ -275,6 +275,47 @@ async fn claims_are_fenced_and_reaped_jobs_stay_charged_and_never_rerun() {
     assert_eq!(s.queue.remaining("a", 1).await.unwrap().seconds, 3600 - 20);
 }
 
+/// Issue 35 item 4: time nobody saw Redis (here its clock moves on 15 s between two
+/// housekeeping rounds, as over a 15 s SIGSTOP) does not count against a lease: a job whose
+/// worker heartbeats again after the stall keeps it; a job whose worker is gone is reaped,
+/// but only once a whole lease has passed after the stall.
+#[tokio::test]
+async fn a_stall_of_redis_reaps_no_lease_until_a_lease_after_it() {
+    let s = setup_with(|q| q.queue.lease_seconds = 2).await;
+    let alive = s.new_job(spec(JobKind::Simulate, "a", 1, "1")).await;
+    let dead = s.new_job(spec(JobKind::Simulate, "b", 1, "2")).await;
+    let a = s.queue.claim("living").await.unwrap().unwrap();
+    assert_eq!(a.record.id, alive.id);
+    let _d = s.queue.claim("dying").await.unwrap().unwrap();
+    assert!(s.queue.reap().await.unwrap().is_empty());
+    s.queue.set_clock_offset(Duration::from_secs(15), true);
+    // Both leases are long over by the server's clock, but nobody saw it pass.
+    assert!(
+        s.queue.reap().await.unwrap().is_empty(),
+        "a lease was reaped right after a stall"
+    );
+    assert!(s.queue.heartbeat(&a.record.id, a.token).await.unwrap());
+    let mut reaped = Vec::new();
+    for _ in 0..100 {
+        assert!(s.queue.heartbeat(&a.record.id, a.token).await.unwrap());
+        reaped = s.queue.reap().await.unwrap();
+        if !reaped.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(reaped, vec![dead.id.clone()], "the dead worker's job");
+    assert!(s
+        .queue
+        .complete(&a.record.id, a.token, Ok(won(true)))
+        .await
+        .unwrap());
+    let kept = s.queue.get(&alive.id).await.unwrap().unwrap();
+    assert_eq!(kept.state, JobState::Succeeded);
+    let gone = s.queue.get(&dead.id).await.unwrap().unwrap();
+    assert_eq!(gone.failure.unwrap().code, "cancelled");
+}
+
 #[tokio::test]
 async fn heartbeats_keep_a_lease_alive() {
     let s = setup_with(|q| q.queue.lease_seconds = 2).await;
@@ -880,17 +921,49 @@ async fn a_refused_account_keeps_its_turn_until_it_comes_back() {
     s.new_job(spec(JobKind::Playtest, "d", 1, "k")).await;
 }
 
-/// The per-kind gauges' source: every kind listed, waiting jobs counted by kind, and the age
-/// of each kind's longest wait on the queue's clock.
+/// `HMGET` and `HGETALL` calls the server counted so far.
+async fn record_reads(queue: &Queue) -> (u64, u64) {
+    let stats: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut queue.store().conn())
+        .await
+        .unwrap();
+    let calls = |cmd: &str| -> u64 {
+        let prefix = format!("cmdstat_{cmd}:calls=");
+        stats
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .and_then(|v| v.split(',').next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    (calls("hmget"), calls("hgetall"))
+}
+
+/// The gauges' source: every lane and kind listed, waiting jobs counted by lane and kind, and
+/// the age of each one's longest wait on the queue's clock; each waiting record read once
+/// (one `HMGET` of two fields; the sampler read every record three times, whole).
 #[tokio::test]
-async fn waiting_jobs_are_counted_by_kind() {
+async fn waiting_jobs_are_counted_by_lane_and_kind_reading_each_once() {
     let s = setup_with(|_| {}).await;
     s.new_job(spec(JobKind::Playtest, "a", 1, "k")).await;
     s.queue.set_clock_offset(Duration::from_secs(2), true);
     s.new_job(spec(JobKind::Simulate, "b", 1, "k")).await;
     s.new_job(spec(JobKind::Playtest, "c", 1, "k")).await;
     s.queue.set_clock_offset(Duration::from_secs(5), true);
-    let kinds = s.queue.kind_depths().await.unwrap();
+    let before = record_reads(&s.queue).await;
+    let gauges = s.queue.waiting_gauges().await.unwrap();
+    let after = record_reads(&s.queue).await;
+    assert_eq!(
+        (after.0 - before.0, after.1 - before.1),
+        (3, 0),
+        "one HMGET a record"
+    );
+    assert_eq!(gauges.total().0, 3);
+    assert_eq!(
+        gauges.lanes.iter().map(|l| (l.0, l.1)).collect::<Vec<_>>(),
+        [(Lane::Planner, 2), (Lane::Referee, 1)]
+    );
+    let kinds = gauges.kinds;
     let of = |k: JobKind| {
         kinds
             .iter()

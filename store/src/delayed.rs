@@ -9,8 +9,8 @@
 use crate::script::{Argv, Decl, Script, Writes};
 use crate::{Store, StoreError};
 
-/// `lua/pop_due.lua`: `[member, due_ms, ...]`, earliest first.
-pub(crate) static POP_DUE: Script<Vec<String>> = Script::new(Decl {
+/// `lua/pop_due.lua`: (`[member, due_ms, ...]` earliest first, the next due time left).
+pub(crate) static POP_DUE: Script<(Vec<String>, Option<String>)> = Script::new(Decl {
     file: crate::lua!("lua/pop_due.lua"),
     keys: 1,
     argv: Argv::Exactly(1),
@@ -69,19 +69,34 @@ impl DelayedSet {
 
     /// Takes up to `limit` due entries of each bucket: (member, due_ms), earliest first.
     pub async fn pop_due(&self, limit: usize) -> Result<Vec<(String, u64)>, StoreError> {
+        Ok(self.pop_due_and_next(limit).await?.0)
+    }
+
+    /// [`DelayedSet::pop_due`], and when the earliest entry left (in any bucket) is due: one
+    /// script call per bucket, all at once.
+    pub async fn pop_due_and_next(
+        &self,
+        limit: usize,
+    ) -> Result<(Vec<(String, u64)>, Option<u64>), StoreError> {
         let pops = (0..self.store.buckets()).map(|b| {
             let key = self.key_in(b);
             async move { POP_DUE.call(&self.store).key(key).arg(limit).run().await }
         });
+        let ms = |s: &str| s.parse::<f64>().map(|d| d as u64).unwrap_or(0);
         let mut due = Vec::new();
-        for flat in futures_util::future::join_all(pops).await {
-            due.extend(flat?.chunks(2).filter_map(|c| match c {
-                [m, due] => Some((m.clone(), due.parse::<f64>().map(|d| d as u64).unwrap_or(0))),
+        let mut next: Option<u64> = None;
+        for popped in futures_util::future::join_all(pops).await {
+            let (flat, first) = popped?;
+            due.extend(flat.chunks(2).filter_map(|c| match c {
+                [m, at] => Some((m.clone(), ms(at))),
                 _ => None,
             }));
+            if let Some(at) = first.as_deref().map(ms) {
+                next = Some(next.map_or(at, |n| n.min(at)));
+            }
         }
         due.sort_by_key(|(_, at)| *at);
-        Ok(due)
+        Ok((due, next))
     }
 
     /// When the next entry is due, if any (lets a poller sleep exactly that long).

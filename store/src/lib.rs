@@ -565,7 +565,18 @@ pub fn refuses_writes(e: &redis::RedisError) -> bool {
             .iter()
             .any(|code| text.trim_start().starts_with(code))
     };
-    e.code().is_some_and(|c| REFUSING_WRITES.contains(&c)) || e.detail().is_some_and(starts)
+    let refused = |code: Option<&str>, detail: Option<&str>| {
+        code.is_some_and(|c| REFUSING_WRITES.contains(&c)) || detail.is_some_and(starts)
+    };
+    // A transaction (MULTI/EXEC) whose queued write was refused fails as `EXECABORT`, and a
+    // pipeline with the first command's error: the refusals are inside (the audit trail's
+    // push answered 500 under OOM before this).
+    refused(e.code(), e.detail())
+        || e.clone().into_server_errors().is_some_and(|errors| {
+            errors
+                .iter()
+                .any(|(_, s)| refused(Some(s.code()), s.details()))
+        })
 }
 
 fn acked_enough(acked: u32, d: Durability) -> Result<(), redis::RedisError> {
@@ -681,27 +692,6 @@ async fn config_get(conn: &mut OneNode, name: &str) -> Option<String> {
 
 /// `redis://user:secret@host:6379/0` -> `redis://user:***@host:6379/0` (the configuration's).
 pub use horst_config::redact_url;
-
-/// Runs a Lua script as a durable write: the invocation, then [`Store::settle`] on the same
-/// connection (`WAIT` for `redis.min_replica_acks` replicas; nothing with 0).
-pub trait InvokeDurably {
-    fn invoke_durably<T: redis::FromRedisValue + Send>(
-        &self,
-        store: &Store,
-    ) -> impl std::future::Future<Output = Result<T, redis::RedisError>> + Send;
-}
-
-impl InvokeDurably for redis::ScriptInvocation<'_> {
-    async fn invoke_durably<T: redis::FromRedisValue + Send>(
-        &self,
-        store: &Store,
-    ) -> Result<T, redis::RedisError> {
-        let mut conn = store.conn();
-        let value = self.invoke_async(&mut conn).await?;
-        store.settle(&mut conn).await?;
-        Ok(value)
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -57,6 +57,11 @@ impl Subscription {
         }
     }
 
+    /// Forgets the messages that arrived so far: [`Subscription::changed`] waits for the next.
+    pub fn mark_seen(&mut self) {
+        self.rx.mark_unchanged();
+    }
+
     /// The payload of the latest message, if it carried one and no reconnect came after it.
     pub fn payload(&self) -> Option<Arc<str>> {
         self.rx.borrow().payload.clone()
@@ -77,19 +82,36 @@ impl Drop for Subscription {
 
 impl Notifier {
     /// Starts listening to `patterns` (PSUBSCRIBE; a pattern without `*` is just a channel)
-    /// until `shutdown` turns true. Returns at once; the connection is made in the background.
+    /// until `shutdown` turns true. Returns at once; the connection is made in the background
+    /// (a task of its own: [`Notifier::new`] hands the listener to the caller instead).
     pub fn start(
         client: crate::PrimaryClient,
         patterns: Vec<String>,
-        mut shutdown: watch::Receiver<bool>,
+        shutdown: watch::Receiver<bool>,
     ) -> Notifier {
+        let (notifier, listener) = Notifier::new(client, patterns, shutdown);
+        tokio::spawn(listener);
+        notifier
+    }
+
+    /// The notifier and its listener, which the caller runs (horst's `App` in the process's
+    /// task tracker, so the shutdown waits for it): it listens to `patterns` until
+    /// `shutdown` turns true; nobody is woken before it runs.
+    pub fn new(
+        client: crate::PrimaryClient,
+        patterns: Vec<String>,
+        mut shutdown: watch::Receiver<bool>,
+    ) -> (
+        Notifier,
+        impl std::future::Future<Output = ()> + Send + 'static,
+    ) {
         let waiters: Waiters = Arc::default();
         let (connected_tx, connected) = watch::channel(false);
         let notifier = Notifier {
             waiters: waiters.clone(),
             connected,
         };
-        tokio::spawn(async move {
+        let listener = async move {
             let mut backoff = Duration::from_millis(100);
             let mut moved = client.moved();
             loop {
@@ -110,8 +132,8 @@ impl Notifier {
                 }
                 backoff = (backoff * 2).min(Duration::from_secs(2));
             }
-        });
-        notifier
+        };
+        (notifier, listener)
     }
 
     /// Registers interest in `channel` (a full channel name, prefix included).

@@ -184,6 +184,8 @@ pub struct Script<R, A = Positional> {
     decl: Decl,
     /// A crate's own Lua helpers (local functions), between the prelude and the script.
     helpers: Option<LuaFile>,
+    /// Runs while Redis is at `maxmemory` under `noeviction` ([`Script::allowing_oom`]).
+    allow_oom: bool,
     compiled: OnceLock<redis::Script>,
     types: PhantomData<fn(&A) -> R>,
 }
@@ -193,6 +195,7 @@ impl<R, A> Script<R, A> {
         Script {
             decl,
             helpers: None,
+            allow_oom: false,
             compiled: OnceLock::new(),
             types: PhantomData,
         }
@@ -203,9 +206,19 @@ impl<R, A> Script<R, A> {
         Script {
             decl,
             helpers: Some(helpers),
+            allow_oom: false,
             compiled: OnceLock::new(),
             types: PhantomData,
         }
+    }
+
+    /// Runs even while Redis is out of memory (`#!lua flags=allow-oom`): for a script that
+    /// moves admitted work to its end (a completion, a lease) and writes a few fields, most
+    /// of which free memory. Without it Redis refuses the script at its first write that may
+    /// grow memory. Not for a read-only script (those run anyway).
+    pub const fn allowing_oom(mut self) -> Self {
+        self.allow_oom = true;
+        self
     }
 
     pub fn name(&self) -> &'static str {
@@ -214,9 +227,10 @@ impl<R, A> Script<R, A> {
 
     /// The text sent to Redis: flags, prelude, helpers, script.
     pub fn source(&self) -> String {
-        let flags = match self.decl.writes {
-            Writes::ReadOnly => "#!lua flags=no-writes\n",
-            Writes::PrimaryOnly | Writes::Durable => "",
+        let flags = match (self.decl.writes, self.allow_oom) {
+            (Writes::ReadOnly, _) => "#!lua flags=no-writes\n",
+            (Writes::PrimaryOnly | Writes::Durable, true) => "#!lua flags=allow-oom\n",
+            (Writes::PrimaryOnly | Writes::Durable, false) => "",
         };
         let helpers = self.helpers.map(|h| h.text).unwrap_or("");
         format!(
@@ -475,6 +489,8 @@ mod tests {
         assert!(ro.source().starts_with("#!lua flags=no-writes\n"));
         let rw: Script<()> = Script::new(DECL);
         assert!(rw.source().starts_with(PRELUDE.text));
+        let oom: Script<()> = Script::new(DECL).allowing_oom();
+        assert!(oom.source().starts_with("#!lua flags=allow-oom\n"));
         assert!(rw.source().ends_with(DECL.file.text));
         assert_eq!(rw.name(), "pop_due");
     }

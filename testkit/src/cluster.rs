@@ -38,8 +38,19 @@ impl RedisCluster {
     /// Starts six nodes, creates the cluster (three primaries, one replica each) and waits
     /// until every node says the cluster is ok and every replica is in sync.
     pub fn start() -> RedisCluster {
+        Self::start_with(|_| {})
+    }
+
+    /// Like [`RedisCluster::start`], with every node's options changed by `adjust` (for
+    /// example `o.appendonly = false` for a benchmark).
+    pub fn start_with(adjust: impl Fn(&mut RedisOptions)) -> RedisCluster {
         let servers: Vec<RedisServer> = (0..6)
-            .map(|_| RedisServer::start_with(cluster_node))
+            .map(|_| {
+                RedisServer::start_with(|o| {
+                    cluster_node(o);
+                    adjust(o);
+                })
+            })
             .collect();
         let mut args: Vec<String> = vec!["--cluster".into(), "create".into()];
         args.extend(servers.iter().map(|s| format!("127.0.0.1:{}", s.port())));

@@ -133,3 +133,21 @@ impl Drop for RedisServer {
         }
     }
 }
+
+/// Calls by command name from the text of `INFO commandstats` (commands a script runs are
+/// counted too): what the cost tests compare before and after the work they measure.
+pub fn command_calls(commandstats: &str) -> std::collections::BTreeMap<String, u64> {
+    let mut calls = std::collections::BTreeMap::new();
+    for l in commandstats.lines() {
+        let Some((name, rest)) = l.strip_prefix("cmdstat_").and_then(|l| l.split_once(':')) else {
+            continue;
+        };
+        let n = rest
+            .split(',')
+            .find_map(|kv| kv.strip_prefix("calls="))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        calls.insert(name.to_string(), n);
+    }
+    calls
+}

@@ -3,6 +3,11 @@
 //! waiting caller's wake-up. Starts its own redis-server (AOF on, like production).
 //!
 //! cargo run --release -p horst-worker --example queue_bench -- [jobs] [callers]
+//!     [--workers N] [--redis redis://HOST:PORT]
+//!
+//! With `--workers N` only that many workers are measured (else 1, then 2); with `--redis`
+//! the given (empty) redis-server is used and the wake-up latency is not measured: that is
+//! how `ops/bench-queue-vs-bullmq` runs it, interleaved with BullMQ on one server.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -67,18 +72,39 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    let option = |name: &str| {
+        raw.iter()
+            .position(|a| a == name)
+            .and_then(|i| raw.get(i + 1).cloned())
+    };
+    let given_redis = option("--redis");
+    let only_workers: Option<u32> = option("--workers").and_then(|w| w.parse().ok());
+    let args: Vec<usize> = raw
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i == 0 || !raw[*i - 1].starts_with("--"))
+        .filter_map(|(_, a)| a.parse().ok())
         .collect();
     let jobs = args.first().copied().unwrap_or(4000);
     let callers = args.get(1).copied().unwrap_or(32);
     println!("queue benchmark: {jobs} trivial jobs, {callers} concurrent callers");
 
-    for workers in [1u32, 2] {
-        let redis = horst_testkit::RedisServer::start();
+    let counts: Vec<u32> = match only_workers {
+        Some(n) => vec![n],
+        None => vec![1, 2],
+    };
+    for workers in counts {
+        let own = given_redis
+            .is_none()
+            .then(horst_testkit::RedisServer::start);
+        let url = match (&own, &given_redis) {
+            (Some(r), _) => r.url(),
+            (None, Some(url)) => url.clone(),
+            (None, None) => unreachable!("a server is started when none is given"),
+        };
         let (tx, rx) = watch::channel(false);
-        let q = queue(&redis.url(), &rx).await;
+        let q = queue(&url, &rx).await;
         for w in 0..workers {
             tokio::spawn(horst_worker::run(
                 q.clone(),
@@ -94,7 +120,9 @@ async fn main() {
         for c in 0..callers {
             let q = q.clone();
             tasks.push(tokio::spawn(async move {
+                let mut took = Vec::with_capacity(per);
                 for i in 0..per {
+                    let t0 = Instant::now();
                     let spec = JobSpec {
                         kind: JobKind::Simulate,
                         account: format!("a{c}"),
@@ -106,19 +134,27 @@ async fn main() {
                         panic!("admission refused")
                     };
                     q.wait(&job.id, Duration::from_secs(60)).await.unwrap();
+                    took.push(t0.elapsed().as_secs_f64() * 1e3);
                 }
+                took
             }));
         }
+        let mut took = Vec::new();
         for t in tasks {
-            t.await.unwrap();
+            took.extend(t.await.unwrap());
         }
         let secs = start.elapsed().as_secs_f64();
+        took.sort_by(f64::total_cmp);
         println!(
-            "  {workers} worker(s) x 4 slots: {} jobs in {secs:.2} s = {:.0} jobs/s end to end",
+            "horst {workers} worker(s) x 4 slots: {} jobs in {secs:.2} s = {:.0} jobs/s end to end, caller p50 {:.1} ms",
             per * callers,
-            (per * callers) as f64 / secs
+            (per * callers) as f64 / secs,
+            pct(&took, 0.5)
         );
         let _ = tx.send(true);
+    }
+    if given_redis.is_some() {
+        return;
     }
 
     // Wake-up latency: the bench plays the worker, so the instant of completion is known.

@@ -19,11 +19,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use horst_queue::{
-    Claim, Failure, FailureCode, JobInput, JobKind, JobProgress, JobResult, JobState, Pool, Queue,
+    Claim, Completion, Failure, FailureCode, JobInput, JobKind, JobProgress, JobRecord, JobResult,
+    JobState, Pool, Queue,
 };
 use horst_store::Store;
 use redis::AsyncCommands;
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 use tracing::Instrument;
 
 mod engine_runner;
@@ -127,22 +128,52 @@ pub async fn run(
         metrics.clone(),
         shutdown.clone(),
     ));
+    // An admission wakes one idle slot of all workers' (admit.lua); a slot that claims with
+    // more waiting wakes another one here, and so does an admission of an older version.
+    let wake = Arc::new(Notify::new());
+    tasks.spawn(wake_on_legacy_admission(
+        queue.clone(),
+        wake.clone(),
+        shutdown.clone(),
+    ));
     let general =
         (0..identity.slots.max(1)).map(|n| (Pool::General, format!("{}/{n}", identity.id)));
     let referee =
         (0..identity.referee_slots).map(|n| (Pool::Referee, format!("{}/r{n}", identity.id)));
-    for (pool, slot) in general.chain(referee) {
+    let slots: Vec<(Pool, String)> = general.chain(referee).collect();
+    let names: Vec<String> = slots.iter().map(|(_, slot)| slot.clone()).collect();
+    for (pool, slot) in slots {
         tasks.spawn(slot_loop(
             queue.clone(),
             runner.clone(),
             slot,
             pool,
+            wake.clone(),
             metrics.clone(),
             shutdown.clone(),
         ));
     }
     while tasks.join_next().await.is_some() {}
+    if let Err(e) = queue.retire_idle(&names).await {
+        tracing::debug!(worker = %identity.id, error = %e, "cannot withdraw the idle slots");
+    }
     tracing::info!(worker = %identity.id, "worker stopped");
+}
+
+/// Wakes one idle slot on each admission of a version before issue 35 (`queue:new`, heard by
+/// every process) while such a process still admits.
+async fn wake_on_legacy_admission(
+    queue: Queue,
+    wake: Arc<Notify>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut new_jobs = queue.subscribe_new();
+    loop {
+        tokio::select! {
+            _ = new_jobs.changed() => wake.notify_one(),
+            _ = shutdown.wait_for(|s| *s) => return,
+        }
+    }
 }
 
 async fn slot_loop(
@@ -150,16 +181,32 @@ async fn slot_loop(
     runner: Arc<dyn JobRunner>,
     slot: String,
     pool: Pool,
+    wake: Arc<Notify>,
     metrics: WorkerMetrics,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let mut new_jobs = queue.notifier().subscribe(&queue.store().key("queue:new"));
+    // Admission wakes this slot alone on its own channel after taking it off the pool's idle
+    // slots; `registered`: it is (or may be) still on them.
+    let mut woken = queue.slot_wake(&slot);
+    let mut registered = false;
+    // The last completion found nothing waiting and registered the slot: no claim to try.
+    let mut idle_now = false;
     loop {
         if *shutdown.borrow() {
             return;
         }
-        match queue.claim_for(&slot, pool).await {
+        let claimed = if idle_now {
+            Ok(None)
+        } else {
+            queue.claim_slot(&slot, pool, registered).await
+        };
+        match claimed {
             Ok(Some(claim)) => {
+                // A wake-up that came before this claim took it off the idle slots is old.
+                woken.mark_seen();
+                if claim.more_waiting {
+                    wake.notify_one();
+                }
                 // Every log of the job, the planner's on its blocking thread too, carries the
                 // job and the id of the HTTP request that admitted it.
                 let r = &claim.record;
@@ -169,16 +216,48 @@ async fn slot_loop(
                     kind = r.kind.as_str(),
                     request_id = r.request_id.as_deref().unwrap_or(""),
                 );
-                execute(&queue, &runner, claim, &metrics)
+                let slot_ref = (slot.as_str(), pool);
+                idle_now = execute(&queue, &runner, claim, slot_ref, &metrics)
                     .instrument(span)
-                    .await
+                    .await;
+                registered = idle_now;
             }
             Ok(None) => {
-                // Idle: wake on the next admission, or re-check now and then.
-                tokio::select! {
-                    _ = new_jobs.changed() => {}
-                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
-                    _ = shutdown.wait_for(|s| *s) => return,
+                if !std::mem::take(&mut idle_now) {
+                    // Registered first, then one more look: an admission in between either
+                    // is seen here or finds this slot registered and wakes it.
+                    match queue.idle(&slot, pool).await {
+                        Ok(true) => {
+                            registered = true;
+                            continue;
+                        }
+                        Ok(false) => registered = true,
+                        Err(e) => {
+                            tracing::debug!(slot = %slot, error = %e, "cannot register as idle")
+                        }
+                    }
+                }
+                // Idle: woken by an admission (which took this slot off), by a slot of this
+                // process that saw more waiting, or by the clock: then refresh the entry
+                // and look (a lost wake-up, or a dead worker's entry woken instead).
+                loop {
+                    tokio::select! {
+                        _ = woken.changed() => {
+                            registered = false;
+                            break;
+                        }
+                        _ = wake.notified() => break,
+                        _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                        _ = shutdown.wait_for(|s| *s) => return,
+                    }
+                    match queue.idle(&slot, pool).await {
+                        Ok(true) => break,
+                        Ok(false) => registered = true,
+                        Err(e) => {
+                            tracing::debug!(slot = %slot, error = %e, "cannot register as idle");
+                            break;
+                        }
+                    }
                 }
             }
             Err(e) => {
@@ -192,13 +271,15 @@ async fn slot_loop(
     }
 }
 
-/// Runs one claimed job to its end: time limit, heartbeats, fenced completion.
+/// Runs one claimed job to its end: time limit, heartbeats, fenced completion. `true`: the
+/// completion found nothing waiting and registered `slot` idle.
 async fn execute(
     queue: &Queue,
     runner: &Arc<dyn JobRunner>,
     claim: Claim,
+    slot: (&str, Pool),
     metrics: &WorkerMetrics,
-) {
+) -> bool {
     let job = claim.record;
     let kind = job.kind;
     let limit = Duration::from_secs(queue.settings().reserve_seconds(kind));
@@ -207,7 +288,7 @@ async fn execute(
     // Subscribed before the run: an operator's cancel ends the job in Redis and publishes on
     // its completion channel; the run then stops within 100 ms (the planner and the referee
     // poll `cancel`).
-    let mut done = queue.subscribe_done(&job.id);
+    let done = queue.subscribe_done(&job.id);
     let started = Instant::now();
     let waited_ms = job
         .started_at_ms
@@ -225,62 +306,54 @@ async fn execute(
         let input = job.input.clone();
         tokio::task::spawn_blocking(move || {
             let _in_job = span.enter();
-            runner.run_with_progress(kind, &input, limit, &cancel, &progress)
+            let outcome = runner.run_with_progress(kind, &input, limit, &cancel, &progress);
+            (outcome, Instant::now())
         })
     };
-    let mut report = tokio::time::interval(PROGRESS_EVERY);
-    report.tick().await;
-    let deadline = tokio::time::Instant::now() + limit;
-    let mut beat = tokio::time::interval(lease / 3);
-    beat.tick().await; // the first tick is immediate; the claim just set the lease
+    let deadline = Instant::now() + limit;
+    // Heartbeats, progress and an operator's stop are looked after by a task of their own:
+    // a call to a Redis that stalls waits up to its response timeout (5 s), and must never
+    // hold up noticing the finished work or the deadline here (a stall once turned playtests
+    // that had finished in time into `timeout`s, issue 35).
+    let watched = Arc::new(Watched::default());
+    let keeper = tokio::spawn(
+        keep(
+            queue.clone(),
+            job.id.clone(),
+            claim.token,
+            lease,
+            done,
+            cancel.clone(),
+            progress,
+            watched.clone(),
+        )
+        .in_current_span(),
+    );
     let mut timed_out = false;
-    let mut lease_lost = false;
-    let mut stopped = false;
-    let outcome = loop {
+    let (outcome, finished) = loop {
         tokio::select! {
             joined = &mut work => {
                 break match joined {
-                    Ok(outcome) => outcome,
+                    Ok(done) => done,
                     Err(e) => {
                         tracing::error!(job = %job.id, error = %e, "job panicked");
-                        Err(Failure::new(FailureCode::InternalError, "the evaluator failed unexpectedly; details are in the server log"))
+                        (Err(Failure::new(FailureCode::InternalError, "the evaluator failed unexpectedly; details are in the server log")), Instant::now())
                     }
                 };
             }
-            _ = beat.tick() => {
-                match queue.heartbeat(&job.id, claim.token).await {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        // Reaped: someone decided we are dead. Stop; our result would be refused.
-                        lease_lost = true;
-                        cancel.store(true, Ordering::SeqCst);
-                    }
-                    Err(e) => tracing::warn!(job = %job.id, error = %e, "heartbeat failed"),
-                }
-            }
-            _ = tokio::time::sleep_until(deadline), if !timed_out => {
+            _ = tokio::time::sleep_until(deadline.into()), if !timed_out => {
                 timed_out = true;
                 cancel.store(true, Ordering::SeqCst);
             }
-            _ = report.tick() => {
-                if let Some(p) = progress.take() {
-                    if let Err(e) = queue.report_progress(&job.id, claim.token, &p).await {
-                        tracing::debug!(job = %job.id, error = %e, "cannot record progress");
-                    }
-                }
-            }
-            _ = done.changed(), if !stopped => {
-                // Only an operator's cancel finishes a job that runs here.
-                if let Ok(Some(r)) = queue.get(&job.id).await {
-                    if r.state != JobState::Running {
-                        stopped = true;
-                        cancel.store(true, Ordering::SeqCst);
-                    }
-                }
-            }
         }
     };
-    let outcome = if timed_out {
+    keeper.abort();
+    let (lease_lost, stopped) = (
+        watched.lease_lost.load(Ordering::SeqCst),
+        watched.stopped.load(Ordering::SeqCst),
+    );
+    // The limit is judged by when the work finished, not by when this task noticed it.
+    let outcome = if finished >= deadline {
         Err(Failure::new(
             FailureCode::Timeout,
             format!(
@@ -291,7 +364,7 @@ async fn execute(
     } else {
         outcome
     };
-    let elapsed = started.elapsed();
+    let elapsed = finished.saturating_duration_since(started);
     let label = match &outcome {
         Ok(_) => "succeeded".to_string(),
         Err(f) => f.code.as_str().to_string(),
@@ -299,37 +372,141 @@ async fn execute(
     if stopped {
         metrics.observe(kind, "cancelled", elapsed);
         tracing::info!(job = %job.id, kind = kind.as_str(), ms = elapsed.as_millis() as u64, "job stopped: an operator cancelled it");
-        return;
+        return false;
     }
     metrics.observe(kind, &label, elapsed);
     if lease_lost {
         tracing::warn!(job = %job.id, "lease lost while running; result discarded");
-        return;
+        return false;
     }
-    // Redis may be away for a moment (a restart, a stall): the completion is retried until it
-    // is answered or the lease is surely over. Retrying is safe because the completion is
-    // fenced: once the job was reaped, it is refused. (The chaos run found a job that ran
-    // during a 5 s stall of Redis reaped as `cancelled` when its one attempt failed.)
-    let give_up = tokio::time::Instant::now() + lease;
+    complete(queue, &job, claim.token, outcome, slot, &label, elapsed).await
+}
+
+/// How long a worker keeps retrying a completion that Redis does not answer. While nobody
+/// can reach Redis no lease is reaped (the housekeeping does not count time it could not see,
+/// `queue/lua/expired.lua`), so a result that finished in time is recorded once Redis is
+/// back; a worker cut off from a Redis that others reach has its job reaped a lease later and
+/// its retry refused. The bound only frees the slot of a worker cut off for good.
+const COMPLETE_PATIENCE: Duration = Duration::from_secs(120);
+
+/// Records a finished job's outcome, fenced by its token, retrying while Redis is away.
+/// `true`: nothing waits and `slot` is registered idle.
+async fn complete(
+    queue: &Queue,
+    job: &JobRecord,
+    token: u64,
+    outcome: Result<JobResult, Failure>,
+    slot: (&str, Pool),
+    label: &str,
+    elapsed: Duration,
+) -> bool {
+    let id = &job.id;
+    // Retrying is safe because the completion is fenced: once the job was reaped (or recorded
+    // by an earlier attempt that Redis ran after this side stopped waiting), it is refused.
+    let give_up = tokio::time::Instant::now() + COMPLETE_PATIENCE;
     let mut pause = Duration::from_millis(100);
+    let mut tried = 0;
     loop {
-        match queue.complete(&job.id, claim.token, outcome.clone()).await {
-            Ok(true) => {
-                tracing::info!(job = %job.id, kind = kind.as_str(), outcome = %label, ms = elapsed.as_millis() as u64, "job finished");
-                return;
+        tried += 1;
+        match queue
+            .complete_slot(job, token, outcome.clone(), Some(slot))
+            .await
+        {
+            Ok(done @ (Completion::Recorded | Completion::Idle)) => {
+                tracing::info!(job = %id, outcome = %label, ms = elapsed.as_millis() as u64, attempts = tried, "job finished");
+                return done == Completion::Idle;
             }
-            Ok(false) => {
-                tracing::warn!(job = %job.id, "completion refused: the lease had expired");
-                return;
+            Ok(Completion::Refused) if tried > 1 => {
+                let recorded = match queue.get(id).await {
+                    Ok(Some(r)) => match (r.state, &r.failure) {
+                        (JobState::Succeeded, _) => label == "succeeded",
+                        (JobState::Failed, Some(f)) => f.code.as_str() == label,
+                        _ => false,
+                    },
+                    _ => false,
+                };
+                if recorded {
+                    tracing::info!(job = %id, outcome = %label, attempts = tried, "job finished (an earlier attempt was recorded when Redis came back)");
+                } else {
+                    tracing::warn!(job = %id, attempts = tried, "completion refused: the job ended otherwise (its lease expired)");
+                }
+                return false;
+            }
+            Ok(Completion::Refused) => {
+                tracing::warn!(job = %id, "completion refused: the lease had expired");
+                return false;
             }
             Err(e) if tokio::time::Instant::now() + pause < give_up => {
-                tracing::warn!(job = %job.id, error = %e, "cannot record the job's outcome yet; retrying");
+                tracing::warn!(job = %id, error = %e, "cannot record the job's outcome yet; retrying");
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_secs(1));
             }
             Err(e) => {
-                tracing::error!(job = %job.id, error = %e, "cannot record the job's outcome");
-                return;
+                tracing::error!(job = %id, error = %e, "cannot record the job's outcome");
+                return false;
+            }
+        }
+    }
+}
+
+/// What the keeper of a running job found out.
+#[derive(Default)]
+struct Watched {
+    /// The job was reaped (someone decided this worker is dead): its result would be refused.
+    lease_lost: AtomicBool,
+    /// An operator cancelled it.
+    stopped: AtomicBool,
+}
+
+/// Keeps a running job's lease, records its progress and watches for an operator's stop,
+/// until it is aborted. Either end sets `cancel` so the run stops.
+#[allow(clippy::too_many_arguments)]
+async fn keep(
+    queue: Queue,
+    id: String,
+    token: u64,
+    lease: Duration,
+    mut done: horst_queue::Subscription,
+    cancel: Arc<AtomicBool>,
+    progress: Arc<ProgressSlot>,
+    watched: Arc<Watched>,
+) {
+    let mut report = tokio::time::interval(PROGRESS_EVERY);
+    report.tick().await;
+    let mut beat = tokio::time::interval(lease / 3);
+    // After a call that waited out a stall, beat again a third of a lease later, not in a burst.
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    beat.tick().await; // the first tick is immediate; the claim just set the lease
+    loop {
+        tokio::select! {
+            _ = beat.tick() => {
+                match queue.heartbeat(&id, token).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        // Reaped, or ended by an operator: stop the run either way.
+                        watched.lease_lost.store(true, Ordering::SeqCst);
+                        cancel.store(true, Ordering::SeqCst);
+                        return;
+                    }
+                    Err(e) => tracing::warn!(job = %id, error = %e, "heartbeat failed"),
+                }
+            }
+            _ = report.tick() => {
+                if let Some(p) = progress.take() {
+                    if let Err(e) = queue.report_progress(&id, token, &p).await {
+                        tracing::debug!(job = %id, error = %e, "cannot record progress");
+                    }
+                }
+            }
+            _ = done.changed() => {
+                // Only an operator's cancel finishes a job that runs here.
+                if let Ok(Some(r)) = queue.get(&id).await {
+                    if r.state != JobState::Running {
+                        watched.stopped.store(true, Ordering::SeqCst);
+                        cancel.store(true, Ordering::SeqCst);
+                        return;
+                    }
+                }
             }
         }
     }

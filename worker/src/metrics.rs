@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use horst_queue::{JobKind, Lane, Queue};
+use horst_queue::{JobKind, Queue};
 use horst_telemetry::metrics::counter::Counter;
 use horst_telemetry::metrics::family::Family;
 use horst_telemetry::metrics::gauge::Gauge;
@@ -134,21 +134,20 @@ pub async fn sample_queue_gauges(
         remaining.clone(),
     );
     loop {
-        if let Ok((n, age)) = queue.depth().await {
+        // Every waiting record read once for all three (it was read three times: the total,
+        // each lane, each kind).
+        if let Ok(waiting) = queue.waiting_gauges().await {
+            let (n, age) = waiting.total();
             depth.set(n as i64);
             oldest.set(age.unwrap_or(0) as i64);
-        }
-        for lane in Lane::ALL {
-            if let Ok((n, age)) = queue.lane_depth(lane).await {
+            for (lane, n, age) in waiting.lanes {
                 let labels = vec![("lane", lane.as_str().to_string())];
                 lane_depth.get_or_create(&labels).set(n as i64);
                 lane_oldest
                     .get_or_create(&labels)
                     .set(age.unwrap_or(0) as i64);
             }
-        }
-        if let Ok(kinds) = queue.kind_depths().await {
-            for (kind, n, age) in kinds {
+            for (kind, n, age) in waiting.kinds {
                 let labels = vec![("kind", kind.as_str().to_string())];
                 kind_depth.get_or_create(&labels).set(n as i64);
                 kind_oldest

@@ -59,6 +59,8 @@ pub(crate) fn playtest(
         ms = report.elapsed.as_millis() as u64,
         won = report.won(),
         reason = report.reason().map(|r| r.as_str()),
+        won_by_stage = report.won_by.map(|w| w.stage),
+        won_by_weight = report.won_by.map(|w| w.weight),
         "playtest searched"
     );
     // The planner's replay, judged for a person: its windows, and a warning when it needs an

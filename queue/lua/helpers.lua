@@ -1,13 +1,7 @@
--- Shared by every queue script (prepended to each). The only clock is the server's TIME,
--- shifted by ARGV[1], an offset that tests use to cross a UTC midnight (0 in production).
+-- The queue's Lua helpers, shared by every queue script: the registry sends the store's
+-- prelude (`now_ms()`, `day_of`, `to_midnight_s`), then this file, then the script
+-- (horst_store::script, `Script::with_helpers`). Not a script of its own: no KEYS, no ARGV.
 -- No helper builds a key: every key a script touches arrives in KEYS (Redis Cluster).
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
-end
-local DAY_MS = 86400000
-local function day_of(ms) return math.floor(ms / DAY_MS) end
-local function to_midnight_s(ms) return math.ceil(((day_of(ms) + 1) * DAY_MS - ms) / 1000) end
 -- Counters of a day live a little longer than the day, for the admin overview.
 local COUNTER_TTL = 3 * 86400
 -- A lane's waiting jobs are a zset scored round * TURN_SPAN + seq: the round is the account's
@@ -45,4 +39,17 @@ local function release(jk, bk, dk, ik, jid, now, state, code, message, job_ttl, 
   count_done(jk, bk, state)
   redis.call('EXPIRE', jk, job_ttl)
   redis.call('PUBLISH', channel, state)
+end
+
+-- Time nobody saw Redis does not count against a lease (a stall of Redis, or of every process):
+-- each housekeeping round notes the server clock in `wk` (queue:clock: seen, since). A gap of
+-- more than stall_ms since the last note restarts `since`, and no lease is reaped before a
+-- whole lease has passed after it, so a worker that lived through the stall heartbeats (or
+-- completes) first. Returns whether leases may be reaped now.
+local function reaping_allowed(wk, now, stall_ms, lease_ms)
+  local f = redis.call('HMGET', wk, 'seen', 'since')
+  local seen, since = tonumber(f[1]), tonumber(f[2]) or 0
+  if seen and now - seen > stall_ms then since = now end
+  redis.call('HSET', wk, 'seen', now, 'since', since)
+  return now >= since + lease_ms
 end

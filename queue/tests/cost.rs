@@ -1,0 +1,121 @@
+//! What one job costs Redis (issue 35, item 5), on the test's own redis-server with nothing
+//! else talking to it: a caller admits a job and waits for it in this process (as a blocking
+//! tool call does), a slot claims it, runs nothing and completes it (as the worker's slot
+//! loop does). `INFO commandstats` around the jobs counts every command, those run inside
+//! scripts too (an EVALSHA of a script that runs six commands counts seven).
+//!
+//! The budget here is what the queue does now, so that a change that adds commands to the
+//! hot path fails; issue 35's target is 25 (docs/scaling.md, "Cost per job").
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use horst_config::{QueueConfig, QuotaConfig};
+use horst_queue::*;
+use horst_store::Store;
+use horst_testkit::RedisServer;
+use tokio::sync::watch;
+
+const JOBS: u64 = 40;
+
+/// Commands per job at most, sequential jobs (see the module's note).
+const BUDGET: f64 = 52.0;
+
+async fn calls(conn: &mut redis::aio::MultiplexedConnection) -> BTreeMap<String, u64> {
+    let stats: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(conn)
+        .await
+        .unwrap();
+    horst_testkit::command_calls(&stats)
+}
+
+#[tokio::test]
+async fn a_sequential_job_stays_within_its_command_budget() {
+    let redis = RedisServer::start();
+    let store = Store::connect(&redis.url(), "cost:").await.unwrap();
+    let (_stop, rx) = watch::channel(false);
+    let notifier = Notifier::start(store.client().clone(), Queue::channels(&store), rx);
+    assert!(notifier.ready(Duration::from_secs(10)).await);
+    let queue = QueueConfig {
+        waiting_global: 10_000,
+        daily_seconds: 100_000_000,
+        ..QueueConfig::default()
+    };
+    let queue = Queue::new(
+        store,
+        QueueSettings {
+            queue,
+            quotas: QuotaConfig::default(),
+        },
+        notifier,
+    );
+    // A live worker's slots (admission estimates the start against them) and the quotas read
+    // once, as a running process has them.
+    queue
+        .announce_slots("cost-worker", 4, 0, Duration::from_secs(600))
+        .await
+        .unwrap();
+    queue.quotas().await.unwrap();
+    let slot = "cost-worker/0";
+    let mut probe = redis::Client::open(redis.url().as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let before = calls(&mut probe).await;
+    for n in 0..JOBS {
+        let spec = JobSpec {
+            kind: JobKind::Simulate,
+            account: format!("acct{}", n % 4),
+            trust: 2,
+            idempotency_key: format!("k{n}"),
+            input: JobInput::simulate(n.to_string(), serde_json::Value::Null),
+        };
+        let Ok(Admission::New(job)) = queue.admit_for_caller(spec).await else {
+            panic!("admission refused")
+        };
+        let claim = queue
+            .claim_slot(slot, Pool::General, false)
+            .await
+            .unwrap()
+            .expect("the job just admitted");
+        assert_eq!(claim.record.id, job.id);
+        let done = queue
+            .complete_slot(
+                &claim.record,
+                claim.token,
+                Ok(JobResult::Referee(Default::default())),
+                Some((slot, Pool::General)),
+            )
+            .await
+            .unwrap();
+        assert_eq!(done, Completion::Idle, "nothing else waits");
+        let rec = queue.wait(&job.id, Duration::from_secs(5)).await.unwrap();
+        assert_eq!(rec.state, JobState::Succeeded);
+        assert_eq!(rec.started_at_ms, claim.record.started_at_ms);
+    }
+    let after = calls(&mut probe).await;
+    let mut total = 0;
+    let mut by = Vec::new();
+    for (name, n) in &after {
+        let d = n - before.get(name).copied().unwrap_or(0);
+        if name == "info" || d == 0 {
+            continue;
+        }
+        total += d;
+        by.push(format!("{name} {:.2}", d as f64 / JOBS as f64));
+    }
+    let per_job = total as f64 / JOBS as f64;
+    println!("a job: {per_job:.2} commands ({})", by.join(", "));
+    assert!(
+        per_job <= BUDGET,
+        "a job costs {per_job:.2} commands, over the budget of {BUDGET}: {}",
+        by.join(", ")
+    );
+    // Nothing read the whole record on the way: the one HGETALL is admission's read of the
+    // live workers' slots.
+    let hgetall =
+        after.get("hgetall").copied().unwrap_or(0) - before.get("hgetall").copied().unwrap_or(0);
+    assert_eq!(hgetall, JOBS, "no full-record read on the hot path");
+}
