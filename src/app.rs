@@ -83,14 +83,27 @@ pub struct App {
 
 impl App {
     /// Connects to the Redis at `redis_url`, checks it (an evicting Redis is refused unless
-    /// `redis.allow_eviction`), and builds every part. Background work (the notifier's
-    /// subscription, the session store's boot tag) starts here and stops when the shutdown
-    /// starts (`signal` turning true: [`Shutdown::on`], or a [`Shutdown`] of the caller's);
-    /// the roles' tasks start with [`App::run`].
+    /// `redis.allow_eviction`), and builds every part. The notifier's subscription starts
+    /// here, in the process's tracker, and stops when the shutdown starts (`signal` turning
+    /// true: [`Shutdown::on`], or a [`Shutdown`] of the caller's); the roles' tasks start
+    /// with [`App::run`].
     pub async fn build(
         config: Arc<Config>,
         redis_url: &str,
         signal: impl Into<Shutdown>,
+    ) -> Result<App, BuildError> {
+        Self::build_for(config, redis_url, signal, Roles::API_AND_WORKER).await
+    }
+
+    /// [`App::build`] for a process that will run only `roles` ([`App::run`] with them): a
+    /// process without the API serves no session long-polls, so its pub/sub listener does
+    /// not take the session channels (every stored session write publishes a wake-up, which
+    /// Redis would send to every such process and each would receive for nobody).
+    pub async fn build_for(
+        config: Arc<Config>,
+        redis_url: &str,
+        signal: impl Into<Shutdown>,
+        roles: Roles,
     ) -> Result<App, BuildError> {
         let shutdown: Shutdown = signal.into();
         // With `redis.sentinels` the store finds the primary through them and follows a
@@ -104,11 +117,15 @@ impl App {
             .map_err(|e| BuildError(e.to_string()))?;
         tracing::info!(redis = %store.target(), version = %facts.version, "connected to Redis");
 
-        // One pattern subscription per process wakes both job waiters and session long-polls.
+        // One pattern subscription per process wakes both job waiters and session long-polls
+        // (only an API process serves long-polls).
         let mut channels = Queue::channels(&store);
-        channels.extend(Rcadia::channels(&store));
-        let notifier =
-            horst_queue::Notifier::start(store.client().clone(), channels, shutdown.flag());
+        if roles.api {
+            channels.extend(Rcadia::channels(&store));
+        }
+        let (notifier, listener) =
+            horst_queue::Notifier::new(store.client().clone(), channels, shutdown.flag());
+        shutdown.spawn(listener);
         let queue = Queue::new(
             store.clone(),
             horst_queue::QueueSettings {
@@ -323,6 +340,9 @@ impl App {
                 .clone()
                 .run_rater(shutdown.clone(), self.config.sessions.rating_pause_ms),
         );
+        // And plays the house's reference player's turns (`horst_rcadia::reference`): the
+        // machine takes one action per turn, so more drivers only mean less latency.
+        self.spawn(self.rcadia.clone().run_reference(shutdown.clone()));
         if roles.worker {
             self.spawn(self.worker(0, self.config.worker.slots, shutdown.clone())?);
         }

@@ -411,7 +411,12 @@ fn solve(file: &Path, seed: u32, time_limit: f64, threads: Option<usize>, json: 
             warnings: horst_feasibility::warnings(feasibility.as_ref()),
             feasibility,
         };
-        print_json(&serde_json::to_value(&assessed).unwrap_or_default());
+        let mut value = serde_json::to_value(&assessed).unwrap_or_default();
+        // Which of the planner's racing searches found the win (not in `playtest_map`).
+        if let (Some(by), Some(obj)) = (report.won_by, value.as_object_mut()) {
+            obj.insert("wonBy".into(), serde_json::to_value(by).unwrap_or_default());
+        }
+        print_json(&value);
     } else {
         let reason = match (report.reason(), report.proof) {
             (None, _) => String::new(),
@@ -433,6 +438,13 @@ fn solve(file: &Path, seed: u32, time_limit: f64, threads: Option<usize>, json: 
         );
         if let Some(h) = &result.hint {
             out!("hint: {h}");
+        }
+        if let Some(by) = report.won_by {
+            out!(
+                "found by: stage {}, the search of heuristic weight {}",
+                by.stage,
+                by.weight
+            );
         }
         if let Some(r) = &result.replay {
             out!("replay: {}", serde_json::to_string(r).unwrap_or_default());

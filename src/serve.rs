@@ -96,7 +96,7 @@ async fn run_async(
 ) -> ExitCode {
     let shutdown = Shutdown::new();
     tokio::spawn(wait_for_signal(shutdown.clone()));
-    let app = match App::build(config.clone(), &redis.url, shutdown.clone()).await {
+    let app = match App::build_for(config.clone(), &redis.url, shutdown.clone(), roles).await {
         Ok(app) => app,
         Err(e) => {
             eprintln!("horst: {e}");

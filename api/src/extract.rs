@@ -332,6 +332,8 @@ impl FromRequestParts<AppState> for ClientAddr {
 enum Scope {
     Play,
     Host,
+    /// Any valid credential (reads that show a caller more of their own games).
+    Any,
 }
 
 /// The authenticated RCADIA caller, with `scope` checked (users have both).
@@ -360,6 +362,7 @@ async fn rcadia_caller(
     let (ok, need, what) = match scope {
         Scope::Play => (id.play, "play", "play sessions"),
         Scope::Host => (id.host, "host", "host sessions"),
+        Scope::Any => (true, "", ""),
     };
     if !ok {
         return Err(ApiError::new(
@@ -398,6 +401,23 @@ impl FromRequestParts<AppState> for Player {
         rcadia_caller(state, &parts.headers, Scope::Play)
             .await
             .map(Player)
+    }
+}
+
+/// An optional RCADIA caller (any scope): `None` without an `Authorization` header; a
+/// credential that is sent must be valid (401 otherwise, as everywhere).
+pub struct Viewer(pub Option<Identity>);
+
+impl FromRequestParts<AppState> for Viewer {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        if parts.headers.get(header::AUTHORIZATION).is_none() {
+            return Ok(Viewer(None));
+        }
+        rcadia_caller(state, &parts.headers, Scope::Any)
+            .await
+            .map(|id| Viewer(Some(id)))
     }
 }
 

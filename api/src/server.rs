@@ -437,6 +437,9 @@ pub(crate) async fn serve_connections(
     let mut errors_since_log = 0u64;
     let mut last_log: Option<Instant> = None;
     let mut stop = drain_rx.clone();
+    // The connections' tasks: dropped with this future (the caller's grace period over, it
+    // aborts it), they end with it, so no request outlives the server.
+    let mut connections = tokio::task::JoinSet::new();
     loop {
         let accepted = tokio::select! {
             r = listener.accept() => r,
@@ -479,7 +482,9 @@ pub(crate) async fn serve_connections(
                 continue;
             }
         };
-        tokio::spawn(serve_one(
+        // Finished connections leave the set as new ones come.
+        while connections.try_join_next().is_some() {}
+        connections.spawn(serve_one(
             stream,
             peer,
             router.clone(),

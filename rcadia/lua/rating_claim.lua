@@ -10,11 +10,14 @@
     ARGV[2] how many to claim at most
 
   Output:
-    the claimed session ids (possibly none)
+    {ids, next}  the claimed session ids (possibly none), and when the earliest game left
+                 (the claimed ones too: their lease's end) is due, ms (false: none left),
+                 so the rater sleeps until then
 ]]
 local now = now_ms()
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
 for _, id in ipairs(due) do
   redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), id)
 end
-return due
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return {due, first[2] or false}

@@ -4,11 +4,13 @@
   to the delayed set and publishes the wake-up: one atomic step, so a process dying right
   after the write loses neither a deadline nor a wake-up of a state that was stored.
 
-  The record is a string '<rev> <MessagePack>'. It is written with SET KEEPTTL GET, which
-  hands back the value it replaced: the compare-and-set checks that value's rev and, in the
-  rare case another write came first, puts it back. So a winning write is one command on
-  the session key, and a losing one gets the stored record in the reply and re-applies
-  without another read.
+  The record is a string '<rev> ~<delta>': a delta against the base in KEYS[7] (record.rs).
+  It is written with SET KEEPTTL GET, which hands back the value it replaced: the
+  compare-and-set checks that value's rev and, in the rare case another write came first,
+  puts it back. So a winning write is one command on the session key (two when the writer
+  rebases), and a losing one gets the stored record and its base in the reply and
+  re-applies without another read. The base changes only here, after the compare-and-set,
+  so the stored delta is always against the stored base.
 
   Input:
     KEYS[1] ses:<id>          the session record ('<rev> <record>'; earlier versions: a hash
@@ -16,12 +18,19 @@
     KEYS[2] sessions:open     set of unfinished session ids
     KEYS[3] ses:<id>:events   list of the latest events (record.rs: MessagePack; JSON before)
     KEYS[4] delayed           zset of deadlines by due time (the delayed set)
-    KEYS[5] ses:<id>:replay   list of the replay's lines (JSON)
+    KEYS[5] ses:<id>:replay   list of the replay's lines (replay.rs: MessagePack; the
+                              'truncated' line this script writes, and earlier versions'
+                              lines, are JSON, which reads too)
     KEYS[6] ratings:pending   zset of finished games to rate, by when to try (ms)
+    KEYS[7] ses:<id>:base     the base of the record (MessagePack)
+    A key the write does not touch may be sent as any name in the session's slot (store.rs
+    sends the bare prefix): KEYS[2] is touched only when ARGV[5] is not '', KEYS[3] only
+    with new events, a trim or ARGV[5], KEYS[4] only with deadline changes, KEYS[5] only
+    with replay lines or ARGV[5], KEYS[6] only when the game is rated.
 
     ARGV[1] the expected stored rev ('' = create: the session must not exist)
     ARGV[2] the new rev (the record's rev and a random tag: '<rev>.<tag>')
-    ARGV[3] the new record (MessagePack); the stored value is '<ARGV[2]> <ARGV[3]>'
+    ARGV[3] the new record ('~' and its delta); the stored value is '<ARGV[2]> <ARGV[3]>'
     ARGV[4] session id when the listing changes, else ''
     ARGV[5] listing: '1' unfinished (listed, kept), '0' finished (unlisted, expires),
             '' unchanged since the loaded record (no index or expiry command)
@@ -32,15 +41,17 @@
     ARGV[10] '1' = wake the session's waiters: publish the new rev on the channel named
             like KEYS[1] (keys.rs: a session's channel is its key's name); '' = no wake-up
     ARGV[11] '1' = the stored record is an earlier version's hash (replaced by the string)
+    ARGV[12] the new base ('' = the base stays)
     then E events (stored form), then D triples (op 'a' add / 'r' remove, due ms, member),
     then, when the write adds to the replay or finishes the game (else nothing), the
     replay: R (the number of its lines), how long a finished game's replay is
     kept (ms), how many of the R lines are essential (kept past the cap: the end), the cap
-    (lines), '1' = rate this game (it finishes now), then R lines (JSON)
+    (lines), '1' = rate this game (it finishes now), then R lines (stored form)
 
   Output:
     1        written; the wake-up message is the new rev
-    {value}  not written: the stored rev is not ARGV[1]; the stored value (nil if none)
+    {value, base}  not written: the stored rev is not ARGV[1]; the stored value (nil if
+             none) and base (nil if none)
     0        not written: the stored rev of an earlier version's hash moved (read it again)
 ]]
 local value = ARGV[2] .. ' ' .. ARGV[3]
@@ -49,7 +60,8 @@ if ARGV[11] == '1' then
     return 0
   end
   local ttl = redis.call('PTTL', KEYS[1])
-  redis.call('DEL', KEYS[1])
+  -- SET replaces the hash (no DEL first: a full Redis refuses a script only at its first
+  -- write that may grow memory, and a DEL first would let this one through).
   redis.call('SET', KEYS[1], value)
   if ttl > 0 then
     redis.call('PEXPIRE', KEYS[1], ttl)
@@ -68,12 +80,22 @@ else
     else
       redis.call('DEL', KEYS[1])
     end
-    return {old}
+    return {old, redis.call('GET', KEYS[7])}
+  end
+end
+if ARGV[12] ~= '' then
+  -- A first base (a new session, or one an earlier version stored) takes the record's
+  -- expiry: a finished session's keys all go together.
+  if not redis.call('SET', KEYS[7], ARGV[12], 'KEEPTTL', 'GET') then
+    local ttl = redis.call('PTTL', KEYS[1])
+    if ttl > 0 then
+      redis.call('PEXPIRE', KEYS[7], ttl)
+    end
   end
 end
 local ne = tonumber(ARGV[8])
 if ne > 0 then
-  redis.call('RPUSH', KEYS[3], unpack(ARGV, 12, 11 + ne))
+  redis.call('RPUSH', KEYS[3], unpack(ARGV, 13, 12 + ne))
 end
 if ARGV[7] ~= '0' then
   redis.call('LTRIM', KEYS[3], -tonumber(ARGV[7]), -1)
@@ -82,12 +104,14 @@ if ARGV[5] == '1' then
   redis.call('SADD', KEYS[2], ARGV[4])
   redis.call('PERSIST', KEYS[1])
   redis.call('PERSIST', KEYS[3])
+  redis.call('PERSIST', KEYS[7])
 elseif ARGV[5] == '0' then
   redis.call('SREM', KEYS[2], ARGV[4])
   redis.call('PEXPIRE', KEYS[1], ARGV[6])
   redis.call('PEXPIRE', KEYS[3], ARGV[6])
+  redis.call('PEXPIRE', KEYS[7], ARGV[6])
 end
-local i = 12 + ne
+local i = 13 + ne
 for _ = 1, tonumber(ARGV[9]) do
   if ARGV[i] == 'a' then
     redis.call('ZADD', KEYS[4], ARGV[i + 1], ARGV[i + 2])

@@ -68,9 +68,11 @@ impl Rcadia {
             let mut wake = changed;
             let mut rematch = false;
             let mut leaves = Vec::new();
+            let mut earliest: Option<u64> = None;
             for e in effects {
                 match e {
                     Effect::Schedule(d) => {
+                        earliest = Some(earliest.map_or(d.at_ms, |t| t.min(d.at_ms)));
                         pipe.cmd("ZADD")
                             .arg(&delayed_key)
                             .arg(d.at_ms)
@@ -99,7 +101,11 @@ impl Rcadia {
             if pipe.cmd_iter().next().is_some() {
                 let mut conn = self.inner.store.conn();
                 self.inner.metrics.round_trip();
-                let _: () = pipe.query_async(&mut conn).await?;
+                let sent = pipe.query_async::<()>(&mut conn).await;
+                if let Some(at) = earliest {
+                    self.inner.wake.scheduled(at);
+                }
+                sent?;
             }
             let mut created = None;
             if rematch {

@@ -1,11 +1,14 @@
 //! Every Redis key and pub/sub channel of the session layer, named in one place.
 //!
-//! - `ses:<id>`: the session record, a string `<rev> <MessagePack>` (records of earlier
-//!   versions: a hash `{rev, json}`); also the name of its wake-up channel (channels are not
-//!   keys; the save script publishes on its KEYS[1]'s name, so the two must stay one name).
+//! - `ses:<id>`: the session record, a string `<rev> ~<delta>`, the record (MessagePack) as
+//!   a delta against `ses:<id>:base` (`record.rs`; earlier versions: `<rev> <MessagePack>`,
+//!   or a hash `{rev, json}`); also the name of its wake-up channel (channels are not keys;
+//!   the save script publishes on its KEYS[1]'s name, so the two must stay one name).
+//! - `ses:<id>:base`: the record's base, MessagePack as it was at an earlier write.
 //! - `ses:<id>:events`: the agent-visible event log, a list of events in MessagePack
 //!   (`record::encode_event`; earlier versions wrote JSON, which still reads).
-//! - `ses:<id>:replay`: the replay, a list of JSON lines (`replay.rs`), kept after the end.
+//! - `ses:<id>:replay`: the replay, a list of lines (`replay::encode_line`: MessagePack; JSON
+//!   before, which still reads), kept after the end.
 //! - `ratings:pending`: zset of finished house games to rate, by when to try next (ms), one
 //!   per bucket (the finishing save adds to it).
 //! - `rating:<game>:<agent>`: an agent's Glicko-2 rating in a game (a hash, `rating.rs`).
@@ -15,6 +18,8 @@
 //!   games with ratings.
 //! - `rating:<game>:excluded`: the agents the operator excluded from a game's ratings.
 //! - `rated:<sessionId>`: marks a game whose ratings were written (exactly once).
+//! - `reference:tables`: the set of tables the house's reference player sits at
+//!   (`reference.rs`; its driver plays there).
 //! - `seek:<game>`: the seek lock of a game (one seeker at a time picks a table).
 //! - `sessions:open`: the set of unfinished session ids (`/available`).
 //! - `sessions:boot`: the store's boot tag (ids from another tag answer 410).
@@ -32,6 +37,11 @@ use horst_store::Store;
 
 pub(crate) fn session(store: &Store, id: &str) -> String {
     store.key_in_bucket(store.bucket_of(id), &format!("ses:{id}"))
+}
+
+/// The base of a session's record (`record.rs`: `ses:<id>` is a delta against it).
+pub(crate) fn base(store: &Store, id: &str) -> String {
+    store.key_in_bucket(store.bucket_of(id), &format!("ses:{id}:base"))
 }
 
 pub(crate) fn events(store: &Store, id: &str) -> String {
@@ -111,4 +121,8 @@ pub(crate) fn seek_lock(store: &Store, game: &str) -> String {
 
 pub(crate) fn rating_excluded(store: &Store, game: &str) -> String {
     store.key(&format!("rating:{game}:excluded"))
+}
+
+pub(crate) fn reference_tables(store: &Store) -> String {
+    store.key("reference:tables")
 }

@@ -26,8 +26,12 @@ use crate::{Rcadia, RcadiaError};
 const LEASE_MS: u64 = 10_000;
 /// Games claimed per look.
 const BATCH: usize = 16;
-/// How often the rater looks for finished games.
-const EVERY: Duration = Duration::from_millis(250);
+/// Longest sleep of the rater between looks: it looks when a game it knows of is due (the
+/// claim returns the earliest one left) and when this process finishes a rated game
+/// ([`RateWake`]); this bounds how late a game finished by a process that died before rating
+/// it is rated. (It looked every 250 ms, on a cluster 12 claims each time: 48 calls a second
+/// per idle process.)
+const POLL: Duration = Duration::from_secs(2);
 /// Rating changes kept per agent and game (the agent page's history).
 pub const HISTORY_KEPT: usize = 100;
 /// Thinking times kept per agent and game (the median and p95 beside its name).
@@ -35,8 +39,19 @@ pub const THINK_KEPT: usize = 500;
 /// How long a game's "rated" marker is kept (a replay is gone long before).
 const MARKER_MS: u64 = 90 * 24 * 3600 * 1000;
 
-/// `lua/rating_claim.lua`: KEYS pending; ARGV lease, count; the claimed ids.
-pub(crate) static CLAIM: Script<Vec<String>> = Script::new(Decl {
+/// Wakes this process's rater when one of its writes finished a rated game.
+#[derive(Default)]
+pub(crate) struct RateWake(tokio::sync::Notify);
+
+impl RateWake {
+    pub(crate) fn finished(&self) {
+        self.0.notify_one();
+    }
+}
+
+/// `lua/rating_claim.lua`: KEYS pending; ARGV lease, count; the claimed ids and the earliest
+/// due time left (ms, as a score).
+pub(crate) static CLAIM: Script<(Vec<String>, Option<String>)> = Script::new(Decl {
     file: horst_store::lua!("lua/rating_claim.lua"),
     keys: 1,
     argv: Argv::Exactly(2),
@@ -82,6 +97,9 @@ pub struct Standing {
     /// Median and 95th percentile of its thinking time per move (ms), latest games.
     pub think_median_ms: Option<u64>,
     pub think_p95_ms: Option<u64>,
+    /// Its validation game against the house's reference player, once played.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<rating::Validation>,
 }
 
 /// `GET /api/v1/leaderboard/<game>`.
@@ -110,7 +128,9 @@ fn parse_rating(raw: &Option<String>) -> Option<Rating> {
     raw.as_deref().and_then(|r| serde_json::from_str(r).ok())
 }
 
-fn standing(rank: usize, agent: &str, r: &Rating, think: &[u64]) -> Standing {
+/// A standing as of `now` (its RD grown by the idle rating periods since its last game).
+fn standing(rank: usize, agent: &str, r: &Rating, think: &[u64], now: u64) -> Standing {
+    let r = &r.at(now);
     let mp = replay::median_p95(think);
     Standing {
         rank,
@@ -125,6 +145,7 @@ fn standing(rank: usize, agent: &str, r: &Rating, think: &[u64]) -> Standing {
         draws: r.draws,
         think_median_ms: mp.map(|m| m.0),
         think_p95_ms: mp.map(|m| m.1),
+        validation: r.validation.clone(),
     }
 }
 
@@ -133,36 +154,56 @@ impl Rcadia {
     /// writing a game's ratings (`sessions.rating_pause_ms`, 0 but in crash tests).
     pub async fn run_rater(self, mut shutdown: watch::Receiver<bool>, pause_ms: u64) {
         loop {
-            if let Err(e) = self.rate_due(pause_ms).await {
-                tracing::warn!(error = %e, "rater: cannot rate finished games; retrying");
-            }
+            let sleep = match self.rate_due(pause_ms).await {
+                Ok((claimed, _)) if claimed >= BATCH => Duration::ZERO,
+                Ok((_, next)) => self.time_to_rating(next).await,
+                Err(e) => {
+                    tracing::warn!(error = %e, "rater: cannot rate finished games; retrying");
+                    Duration::from_millis(500)
+                }
+            };
             tokio::select! {
-                _ = tokio::time::sleep(EVERY) => {}
+                _ = tokio::time::sleep(sleep) => {}
+                _ = self.inner.rate_wake.0.notified() => {}
                 _ = shutdown.wait_for(|s| *s) => return,
             }
         }
     }
 
-    /// Rates every due pending game once (of every bucket); returns how many were claimed.
-    pub async fn rate_due(&self, pause_ms: u64) -> Result<usize, RcadiaError> {
+    /// How long until `next` (the earliest pending game's due time), at most [`POLL`], on
+    /// the process's server clock.
+    async fn time_to_rating(&self, next: Option<u64>) -> Duration {
+        match (next, self.now_ms().await) {
+            (Some(next), Ok(now)) => Duration::from_millis(next.saturating_sub(now)).min(POLL),
+            _ => POLL,
+        }
+    }
+
+    /// Rates every due pending game once (of every bucket); returns how many were claimed
+    /// (at most a batch from a bucket) and when the earliest game left is due.
+    pub async fn rate_due(&self, pause_ms: u64) -> Result<(usize, Option<u64>), RcadiaError> {
         let store = &self.inner.store;
         let mut claimed = 0;
+        let mut next: Option<u64> = None;
         for bucket in 0..store.buckets() {
-            let ids = CLAIM
+            let (ids, first) = CLAIM
                 .call(store)
                 .key(keys::ratings_pending_in(store, bucket))
                 .arg(LEASE_MS)
                 .arg(BATCH)
                 .run()
                 .await?;
-            claimed += ids.len();
+            claimed = claimed.max(ids.len());
+            if let Some(at) = first.and_then(|s| s.parse::<f64>().ok()) {
+                next = Some(next.map_or(at as u64, |n| n.min(at as u64)));
+            }
             for id in &ids {
                 if let Err(e) = self.rate_one(id, pause_ms).await {
                     tracing::warn!(session = %id, error = %e, "rater: game not rated yet");
                 }
             }
         }
-        Ok(claimed)
+        Ok((claimed, next))
     }
 
     /// Takes a game off its bucket's pending set (after its ratings were written, or when it
@@ -182,7 +223,7 @@ impl Rcadia {
     /// [`replay::assemble`]).
     pub async fn replay_lines(&self, id: &str) -> Result<Vec<Line>, RcadiaError> {
         let mut conn = self.inner.store.conn();
-        let raw: Vec<String> = redis::cmd("LRANGE")
+        let raw: Vec<Vec<u8>> = redis::cmd("LRANGE")
             .arg(keys::replay(&self.inner.store, id))
             .arg(0)
             .arg(-1)
@@ -215,7 +256,7 @@ impl Rcadia {
                 parse_rating(&ra).unwrap_or_default(),
                 parse_rating(&rb).unwrap_or_default(),
             ];
-            let after = rating::after_game(&game, [&before[0], &before[1]], now);
+            let after = rating::after_game(&game, id, [&before[0], &before[1]], now);
             if pause_ms > 0 {
                 tokio::time::sleep(Duration::from_millis(pause_ms)).await;
             }
@@ -282,6 +323,7 @@ impl Rcadia {
         let store = &self.inner.store;
         let mut standings = Vec::new();
         if is_game_id(game) && limit > 0 {
+            let now = self.now_ms().await?;
             let mut conn = store.conn();
             let agents: Vec<String> = redis::cmd("ZREVRANGE")
                 .arg(keys::leaderboard(store, game))
@@ -307,7 +349,7 @@ impl Rcadia {
                     let r: Option<String> = redis::from_redis_value(r).unwrap_or(None);
                     let t: Vec<u64> = redis::from_redis_value(t).unwrap_or_default();
                     if let Some(r) = parse_rating(&r) {
-                        standings.push(standing(standings.len() + 1, a, &r, &t));
+                        standings.push(standing(standings.len() + 1, a, &r, &t, now));
                     }
                 }
             }
@@ -371,8 +413,9 @@ impl Rcadia {
             .query_async(&mut conn)
             .await?;
         out.excluded = excluded;
+        let now = self.now_ms().await?;
         out.standing =
-            parse_rating(&raw).map(|r| standing(rank.map_or(0, |n| n + 1), agent, &r, &think));
+            parse_rating(&raw).map(|r| standing(rank.map_or(0, |n| n + 1), agent, &r, &think, now));
         out.history = history
             .iter()
             .filter_map(|h| serde_json::from_str(h).ok())

@@ -13,6 +13,7 @@
 //! - [`rating`]: Glicko-2 and which games count (pure); [`leaderboard`]: the rater every
 //!   process runs, exactly once per game, and the leaderboard reads.
 //! - [`seek`]: a seat at the open table nearest an agent's rating, one seeker at a time.
+//! - [`reference`]: the house's reference player (a new agent's validation game).
 //!
 //! Who is calling (agent tokens, people's JWTs) is `horst-identity`'s; the routes pass the
 //! caller's identity key in.
@@ -28,6 +29,7 @@ use horst_sessions::{ProtocolError, Session, Timings};
 use horst_store::{DelayedSet, Notifier, Store};
 
 pub mod clock;
+mod delta;
 pub mod effects;
 mod keys;
 pub mod leaderboard;
@@ -35,6 +37,7 @@ pub mod metrics;
 mod now;
 pub mod rating;
 mod record;
+pub mod reference;
 pub mod replay;
 pub mod seek;
 pub mod store;
@@ -86,6 +89,8 @@ pub struct RcadiaSettings {
     pub house_identity: String,
     /// How long a finished game's replay is kept (ms).
     pub replay_retention_ms: u64,
+    /// The games the house's reference player plays (`reference.rs`).
+    pub reference_games: Vec<String>,
 }
 
 impl RcadiaSettings {
@@ -102,6 +107,7 @@ impl RcadiaSettings {
             },
             house_identity: c.house_identity.clone(),
             replay_retention_ms: c.replay_retention_hours * 3600 * 1000,
+            reference_games: c.reference_games.clone(),
         }
     }
 }
@@ -122,6 +128,10 @@ pub(crate) struct Inner {
     /// The records this process last read or wrote, decoded.
     pub cache: record::RecordCache,
     pub clock: now::ServerClock,
+    /// Wakes the clock firer for a deadline this process scheduled.
+    pub wake: clock::ClockWake,
+    /// Wakes the rater for a rated game this process finished.
+    pub rate_wake: leaderboard::RateWake,
     /// The boot tag, read (or created) once at start.
     pub boot_tag: u16,
     /// Long-polls end early when this turns true (graceful shutdown).
@@ -147,6 +157,8 @@ impl Rcadia {
                 settings,
                 cache: record::RecordCache::default(),
                 clock: now::ServerClock::default(),
+                wake: clock::ClockWake::default(),
+                rate_wake: leaderboard::RateWake::default(),
                 boot_tag,
                 shutdown,
                 metrics: SessionMetrics::default(),

@@ -246,22 +246,25 @@ impl SessionMetrics {
     /// What one stored write changed that the metrics count: a finish, resolved actions,
     /// first deliveries. Comparing the record before and after keeps the pure machine free
     /// of metrics and catches every path (action, ops, clock, poll) in one place.
-    pub(crate) fn observe_write(&self, before: &WriteView, after: &Session) {
+    ///
+    /// `before` is the record the write replaced (the apply holds it, shared with the
+    /// process's record cache: comparing against it costs no copy).
+    pub(crate) fn observe_write(&self, before: &Session, after: &Session) {
         let h = &self.inner;
-        if !before.finished && after.status() == Status::Finished {
+        if before.status() != Status::Finished && after.status() == Status::Finished {
             h.finished
                 .get_or_create(&vec![("reason", reason_label(after))])
                 .inc();
         }
         for p in after.players() {
-            let old = before.players.iter().find(|o| o.player_id == p.player_id);
+            let old = before.player(&p.player_id);
             if let (Some(pa), Some(d)) = (
                 &p.pending,
                 p.pending.as_ref().and_then(|x| x.delivered_at_ms),
             ) {
                 let was_delivered = old
                     .and_then(|o| o.pending.as_ref())
-                    .is_some_and(|(id, delivered)| *id == pa.action_id && *delivered);
+                    .is_some_and(|o| o.action_id == pa.action_id && o.delivered_at_ms.is_some());
                 if !was_delivered {
                     h.delivery
                         .observe(d.saturating_sub(pa.submitted_at_ms) as f64 / 1000.0);
@@ -270,8 +273,8 @@ impl SessionMetrics {
             if let Some(la) = &p.last_action {
                 let was = old
                     .and_then(|o| o.last_action.as_ref())
-                    .filter(|(id, _)| *id == la.action_id)
-                    .map(|(_, status)| *status);
+                    .filter(|o| o.action_id == la.action_id)
+                    .map(|o| o.status);
                 let outcome = match la.status {
                     ActionStatus::Applied => "applied",
                     ActionStatus::Rejected => "rejected",
@@ -286,43 +289,6 @@ impl SessionMetrics {
                         .inc();
                 }
             }
-        }
-    }
-}
-
-/// What [`SessionMetrics::observe_write`] needs of the record before a write: a few ids and
-/// statuses, so the write path keeps no copy of the whole session.
-pub(crate) struct WriteView {
-    finished: bool,
-    players: Vec<PlayerView>,
-}
-
-struct PlayerView {
-    player_id: String,
-    /// The pending action's id and whether it was delivered.
-    pending: Option<(String, bool)>,
-    last_action: Option<(String, ActionStatus)>,
-}
-
-impl WriteView {
-    pub(crate) fn of(s: &Session) -> WriteView {
-        WriteView {
-            finished: s.status() == Status::Finished,
-            players: s
-                .players()
-                .iter()
-                .map(|p| PlayerView {
-                    player_id: p.player_id.clone(),
-                    pending: p
-                        .pending
-                        .as_ref()
-                        .map(|a| (a.action_id.clone(), a.delivered_at_ms.is_some())),
-                    last_action: p
-                        .last_action
-                        .as_ref()
-                        .map(|l| (l.action_id.clone(), l.status)),
-                })
-                .collect(),
         }
     }
 }

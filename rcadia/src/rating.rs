@@ -4,7 +4,11 @@
 //! game is rated once, in one atomic write, with nothing to refit), it carries its own
 //! uncertainty (RD: a new agent moves fast and shows as provisional while RD is high), and it
 //! is what Lichess rates its bots with, so its numbers read familiar. Each game is its own
-//! rating period (as Lichess does); RD does not grow with idle time (not built).
+//! rating period (as Lichess does), and between games an agent's RD grows by the paper's
+//! step 6 once per whole idle rating period of [`PERIOD_MS`] (one day) since its rating last
+//! changed, up to [`START_RD`] ([`Rating::at`]): applied before its next game is rated and
+//! on every read, so an agent that stopped playing shows its growing uncertainty (and turns
+//! provisional again after about 80 idle days from a settled RD of 60).
 //!
 //! Which games count ([`rated_game`]): tables hosted by the house (a third-party host could
 //! fake results) between two different agents, of a game with a plain id; `winner: null` (or
@@ -29,6 +33,8 @@ pub const START_VOLATILITY: f64 = 0.06;
 /// Provisional until this many rated games and while RD is above [`PROVISIONAL_RD`].
 pub const PROVISIONAL_GAMES: u32 = 5;
 pub const PROVISIONAL_RD: f64 = 110.0;
+/// The length of an idle rating period: RD grows once per whole day without a rated game.
+pub const PERIOD_MS: u64 = 24 * 3600 * 1000;
 
 /// One agent's rating in one game, as stored (JSON in `rating:<game>:<agent>`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,6 +53,20 @@ pub struct Rating {
     /// When it last changed (Unix ms).
     #[serde(default)]
     pub updated_at: u64,
+    /// Its validation game: the first game it played against the house's reference player
+    /// (`reference.rs`), where the game has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<Validation>,
+}
+
+/// An agent's validation game in a game.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Validation {
+    pub session_id: String,
+    /// 1 won, 0.5 drew, 0 lost against the reference player.
+    pub score: f64,
+    pub at: u64,
 }
 
 impl Default for Rating {
@@ -61,6 +81,7 @@ impl Default for Rating {
             draws: 0,
             name: None,
             updated_at: 0,
+            validation: None,
         }
     }
 }
@@ -68,6 +89,29 @@ impl Default for Rating {
 impl Rating {
     pub fn provisional(&self) -> bool {
         self.games < PROVISIONAL_GAMES || self.rd > PROVISIONAL_RD
+    }
+
+    /// Whole idle rating periods from its last change to `now`.
+    pub fn idle_periods(&self, now: u64) -> u64 {
+        if self.updated_at == 0 {
+            return 0;
+        }
+        now.saturating_sub(self.updated_at) / PERIOD_MS
+    }
+
+    /// This rating as of `now`: Glicko-2's step 6 once per idle period (RD² grows by σ² on
+    /// the Glicko-2 scale each period; rating and volatility stay), capped at [`START_RD`].
+    pub fn at(&self, now: u64) -> Rating {
+        let n = self.idle_periods(now);
+        if n == 0 {
+            return self.clone();
+        }
+        let phi = self.rd / SCALE;
+        let grown = (phi * phi + n as f64 * self.volatility * self.volatility).sqrt() * SCALE;
+        Rating {
+            rd: grown.min(START_RD).max(self.rd),
+            ..self.clone()
+        }
     }
 }
 
@@ -224,9 +268,24 @@ pub fn rates(s: &Session) -> Option<RatedGame> {
     )
 }
 
-/// Both agents' ratings after `game`, from their ratings before it, at `now`.
-pub fn after_game(game: &RatedGame, before: [&Rating; 2], now: u64) -> [Rating; 2] {
-    let one = |me: &Rating, them: &Rating, score: f64, name: &Option<String>| {
+/// Both agents' ratings after `game` (session `session_id`), from their ratings before it,
+/// at `now`. A first game against the house's reference player is the other's validation.
+pub fn after_game(
+    game: &RatedGame,
+    session_id: &str,
+    before: [&Rating; 2],
+    now: u64,
+) -> [Rating; 2] {
+    let one = |me: &Rating, them: &Rating, score: f64, name: &Option<String>, them_id: &str| {
+        let validation = me.validation.clone().or_else(|| {
+            (them_id == crate::reference::REFERENCE_AGENT).then(|| Validation {
+                session_id: session_id.to_string(),
+                score,
+                at: now,
+            })
+        });
+        // Both as of now: an idle agent's RD has grown since its last game.
+        let (me, them) = (&me.at(now), &them.at(now));
         let (rating, rd, volatility) = glicko2(
             me.rating,
             me.rd,
@@ -247,11 +306,24 @@ pub fn after_game(game: &RatedGame, before: [&Rating; 2], now: u64) -> [Rating; 
             draws: me.draws + u32::from(score == 0.5),
             name: name.clone().or_else(|| me.name.clone()),
             updated_at: now,
+            validation,
         }
     };
     [
-        one(before[0], before[1], game.score, &game.seats[0].2),
-        one(before[1], before[0], 1.0 - game.score, &game.seats[1].2),
+        one(
+            before[0],
+            before[1],
+            game.score,
+            &game.seats[0].2,
+            &game.seats[1].0,
+        ),
+        one(
+            before[1],
+            before[0],
+            1.0 - game.score,
+            &game.seats[1].2,
+            &game.seats[0].0,
+        ),
     ]
 }
 
@@ -289,6 +361,60 @@ mod tests {
         let (r, rd, _) = glicko2(1500.0, 200.0, 0.06, &[]);
         assert_eq!(r, 1500.0);
         assert!((rd - 200.271).abs() < 0.001, "{rd}");
+    }
+
+    /// Idle time grows RD by step 6 once per whole day (one day = the paper's empty period),
+    /// never past the start RD, and the next game is rated from the grown RD.
+    #[test]
+    fn rd_grows_with_idle_rating_periods() {
+        let t0 = 1_791_399_600_000;
+        let settled = Rating {
+            rd: 60.0,
+            games: 40,
+            updated_at: t0,
+            ..Rating::default()
+        };
+        assert_eq!(
+            settled.at(t0 + PERIOD_MS - 1),
+            settled,
+            "less than a period"
+        );
+        let one = settled.at(t0 + PERIOD_MS);
+        let (_, step6, _) = glicko2(1500.0, 60.0, START_VOLATILITY, &[]);
+        assert!((one.rd - step6).abs() < 1e-9, "{} vs {step6}", one.rd);
+        assert_eq!((one.rating, one.games), (settled.rating, 40));
+        // Ten days: RD² grew by ten σ² (in Glicko-2 units).
+        let ten = settled.at(t0 + 10 * PERIOD_MS + 5).rd / SCALE;
+        let want = ((60.0 / SCALE).powi(2) + 10.0 * 0.06f64.powi(2)).sqrt();
+        assert!((ten - want).abs() < 1e-9, "{ten} vs {want}");
+        assert!(!settled.provisional());
+        assert!(
+            settled.at(t0 + 100 * PERIOD_MS).provisional(),
+            "idle 100 days"
+        );
+        assert_eq!(settled.at(t0 + 100_000 * PERIOD_MS).rd, START_RD, "capped");
+        assert_eq!(settled.at(t0 - PERIOD_MS), settled, "a clock behind");
+        assert_eq!(Rating::default().at(t0), Rating::default(), "never rated");
+        // A game after 30 idle days moves the rating more than the same game at once.
+        let g = RatedGame {
+            game: "duel".into(),
+            seats: [
+                ("agt_a".into(), "p_0".into(), None),
+                ("agt_b".into(), "p_1".into(), None),
+            ],
+            score: 1.0,
+        };
+        let opp = Rating {
+            updated_at: t0,
+            ..settled.clone()
+        };
+        let [now, _] = after_game(&g, "ses_x", [&settled, &opp], t0 + 1);
+        let [later, _] = after_game(&g, "ses_x", [&settled, &opp], t0 + 30 * PERIOD_MS);
+        assert!(
+            later.rating - 1500.0 > now.rating - 1500.0,
+            "{later:?} {now:?}"
+        );
+        assert_eq!(later.updated_at, t0 + 30 * PERIOD_MS);
     }
 
     fn seat(i: u32, agent: Option<&str>) -> Seat {
@@ -366,12 +492,23 @@ mod tests {
             score: 1.0,
         };
         let fresh = Rating::default();
-        let [a, b] = after_game(&g, [&fresh, &fresh], 7);
+        let [a, b] = after_game(&g, "ses_1", [&fresh, &fresh], 7);
+        assert_eq!((&a.validation, &b.validation), (&None, &None));
         assert!(a.rating > 1600.0 && b.rating < 1400.0, "{a:?} {b:?}");
         assert!((a.rating - START_RATING - (START_RATING - b.rating)).abs() < 1e-6);
         assert_eq!((a.games, a.wins, b.losses), (1, 1, 1));
         assert!(a.rd < START_RD && a.provisional());
         assert_eq!(a.name.as_deref(), Some("A"));
+        // Against the reference player: the first game is the agent's validation, and a
+        // later one does not move it.
+        let mut r = g.clone();
+        r.seats[1].0 = crate::reference::REFERENCE_AGENT.into();
+        r.score = 0.0;
+        let [a2, _] = after_game(&r, "ses_2", [&a, &fresh], 8);
+        let v = a2.validation.clone().expect("validated");
+        assert_eq!((v.session_id.as_str(), v.score, v.at), ("ses_2", 0.0, 8));
+        let [a3, _] = after_game(&r, "ses_3", [&a2, &fresh], 9);
+        assert_eq!(a3.validation, Some(v));
         let mut veteran = a.clone();
         veteran.games = 40;
         veteran.rd = 60.0;

@@ -1,9 +1,15 @@
 //! The stored form of a session and the process's cache of decoded records.
 //!
-//! A record is stored as one string, `<rev> <MessagePack>` (structs as arrays: no field
-//! names), about a third of its JSON; the save script compares and sets it with one
-//! `SET KEEPTTL GET`. Records written by earlier versions (a hash `{rev, json}`) still load
-//! and are rewritten in the current form on their next write.
+//! A record is MessagePack (structs as arrays: no field names), about a third of its JSON,
+//! stored in two strings: the *base* `ses:<id>:base`, the whole record as it was at some
+//! earlier write, and `ses:<id>` = `<rev> ~<delta>`, the current record as a delta against
+//! the base (`delta.rs`: 60-150 bytes where the record is 650). A write sends the delta
+//! only; the save script compares and sets `ses:<id>` with one `SET KEEPTTL GET` and writes
+//! the base only when the writer rebases (the delta grew past a third of the record, or
+//! there is no base yet), in the same script, so the base is always the one the stored
+//! delta was made against. Reads take both with one `MGET`. Values of earlier versions
+//! still load and are rewritten in the current form on their next write: `<rev>
+//! <MessagePack>` (the whole record, no base) and a hash `{rev, json}`.
 //!
 //! Every process keeps the records it last read or wrote, decoded. An apply starts from the
 //! cached record and writes with compare-and-set on the stored `rev`, so a stale cache costs
@@ -19,7 +25,11 @@ use horst_sessions::{iso8601_ms, Session};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::RcadiaError;
+use crate::{delta, RcadiaError};
+
+/// The first byte of a stored body that is a delta against the base (a MessagePack record
+/// starts with an array header, never with this).
+const DELTA: u8 = b'~';
 
 /// Records a process keeps decoded. Past this, half of them are dropped (any half: a
 /// dropped record costs one read when it is next used).
@@ -33,6 +43,52 @@ pub(crate) struct Stored {
     pub session: Session,
     /// Stored by an earlier version (a hash): the next write replaces it.
     pub legacy: bool,
+    /// The stored base (the MessagePack the stored delta was made against); `None` for a
+    /// value of an earlier version (the next write stores a base).
+    pub base: Option<Arc<Vec<u8>>>,
+}
+
+/// A record encoded for a write.
+pub(crate) struct Encoded {
+    /// What the script stores after `<rev> `: `~` and the delta against `base`.
+    pub body: Vec<u8>,
+    /// The base the delta is against.
+    pub base: Arc<Vec<u8>>,
+    /// The write stores `base` too (it is new: a rebase).
+    pub rebased: bool,
+}
+
+/// Encodes `s` as a delta against `base` (the loaded record's), or rebases: when there is
+/// no base or the delta would be more than a third of the record (the fields that change
+/// have drifted far from the base), the record becomes the new base and its delta a single
+/// copy.
+pub(crate) fn encode_write(
+    s: &Session,
+    base: Option<&Arc<Vec<u8>>>,
+) -> Result<Encoded, RcadiaError> {
+    let bytes = encode_record(s)?;
+    let with = |d: Vec<u8>| {
+        let mut body = Vec::with_capacity(d.len() + 1);
+        body.push(DELTA);
+        body.extend(d);
+        body
+    };
+    if let Some(base) = base {
+        let d = delta::delta(base, &bytes);
+        if d.len() * 3 <= bytes.len() {
+            return Ok(Encoded {
+                body: with(d),
+                base: base.clone(),
+                rebased: false,
+            });
+        }
+    }
+    let body = with(delta::delta(&bytes, &bytes));
+    Ok(Encoded {
+        body,
+        base: Arc::new(bytes),
+        rebased: true,
+    })
 }
 
 /// The record of `s` as stored after its `rev` (the save script puts `<token> ` before it).
@@ -43,7 +99,8 @@ pub(crate) fn encode_record(s: &Session) -> Result<Vec<u8>, RcadiaError> {
     Ok(out)
 }
 
-/// The stored value of `s` under the stored `rev` `token`.
+/// The stored value of `s` under the stored `rev` `token`, as earlier versions stored it
+/// (the whole record, no base).
 #[cfg(test)]
 pub(crate) fn encode(token: &str, s: &Session) -> Result<Vec<u8>, RcadiaError> {
     let mut out = format!("{token} ").into_bytes();
@@ -61,18 +118,36 @@ fn bad(id: &str, e: impl std::fmt::Display) -> RcadiaError {
     RcadiaError::Internal(format!("session {id} does not decode: {e}"))
 }
 
-/// Decodes a stored value; `None` if there is none.
-pub(crate) fn decode(id: &str, value: Option<Vec<u8>>) -> Result<Option<Stored>, RcadiaError> {
+/// Decodes a stored value and its base (`MGET ses:<id> ses:<id>:base`); `None` if there is
+/// none.
+pub(crate) fn decode(
+    id: &str,
+    value: Option<Vec<u8>>,
+    base: Option<Vec<u8>>,
+) -> Result<Option<Stored>, RcadiaError> {
     let Some(value) = value else {
         return Ok(None);
     };
     let token = token_of(&value).ok_or_else(|| bad(id, "no rev before the record"))?;
-    let session: Session =
-        rmp_serde::from_slice(&value[token.len() + 1..]).map_err(|e| bad(id, e))?;
+    let body = &value[token.len() + 1..];
+    let (session, base): (Session, _) = match body.split_first() {
+        Some((&DELTA, d)) => {
+            let base = base.ok_or_else(|| bad(id, "its base is missing"))?;
+            let bytes =
+                delta::apply(&base, d).ok_or_else(|| bad(id, "its delta does not fit its base"))?;
+            (
+                rmp_serde::from_slice(&bytes).map_err(|e| bad(id, e))?,
+                Some(Arc::new(base)),
+            )
+        }
+        // An earlier version's whole record.
+        _ => (rmp_serde::from_slice(body).map_err(|e| bad(id, e))?, None),
+    };
     Ok(Some(Stored {
         token: token.to_string(),
         session,
         legacy: false,
+        base,
     }))
 }
 
@@ -88,6 +163,7 @@ pub(crate) fn decode_legacy(
         token,
         session: serde_json::from_str(&json).map_err(|e| bad(id, e))?,
         legacy: true,
+        base: None,
     }))
 }
 
@@ -323,12 +399,12 @@ mod tests {
         s.take_held_events();
         let value = encode("5.0000beef", &s).unwrap();
         assert_eq!(token_of(&value), Some("5.0000beef"));
-        let back = decode("ses_beef00000001", Some(value.clone()))
+        let back = decode("ses_beef00000001", Some(value.clone()), None)
             .unwrap()
             .unwrap();
         assert_eq!(back.session, s);
         assert_eq!(back.token, "5.0000beef");
-        assert!(!back.legacy);
+        assert!(!back.legacy && back.base.is_none());
         let json = serde_json::to_string(&s).unwrap();
         assert!(
             value.len() * 2 < json.len(),
@@ -336,9 +412,59 @@ mod tests {
             value.len(),
             json.len()
         );
-        assert!(decode("x", None).unwrap().is_none());
-        assert!(decode("x", Some(b"1 \x01\x02".to_vec())).is_err());
-        assert!(decode("x", Some(b"nospace".to_vec())).is_err());
+        assert!(decode("x", None, None).unwrap().is_none());
+        assert!(decode("x", Some(b"1 \x01\x02".to_vec()), None).is_err());
+        assert!(decode("x", Some(b"nospace".to_vec()), None).is_err());
+    }
+
+    /// What `ses:<id>` holds for `e` under `token`.
+    fn stored(token: &str, e: &Encoded) -> Vec<u8> {
+        let mut v = format!("{token} ").into_bytes();
+        v.extend(&e.body);
+        v
+    }
+
+    #[test]
+    fn writes_send_a_small_delta_against_the_base_and_rebase_when_it_grows() {
+        let mut s = played();
+        s.take_held_events();
+        // No base yet (a new session, or an earlier version's value): the write stores one.
+        let first = encode_write(&s, None).unwrap();
+        assert!(first.rebased && first.body.len() <= 8, "{:?}", first.body);
+        let back = decode("s", Some(stored("1.0", &first)), Some(first.base.to_vec()))
+            .unwrap()
+            .unwrap();
+        assert_eq!(back.session, s);
+        assert_eq!(back.base.as_deref(), Some(&*first.base));
+        // The next write (a host poll, time moved on) is a delta of a few dozen bytes.
+        s.apply(
+            Event::HostPoll {
+                after: Some(1),
+                wait_ms: 0,
+            },
+            1_791_399_600_500,
+        )
+        .unwrap();
+        s.take_held_events();
+        let next = encode_write(&s, Some(&first.base)).unwrap();
+        assert!(!next.rebased);
+        assert!(
+            next.body.len() * 8 < first.base.len(),
+            "{} bytes of delta for a record of {}",
+            next.body.len(),
+            first.base.len()
+        );
+        let back = decode("s", Some(stored("2.0", &next)), Some(first.base.to_vec()))
+            .unwrap()
+            .unwrap();
+        assert_eq!(back.session, s);
+        // A base far from the record: rebased.
+        let far = Arc::new(vec![0x90u8]);
+        let re = encode_write(&s, Some(&far)).unwrap();
+        assert!(re.rebased && *re.base == encode_record(&s).unwrap());
+        // A delta without its base, or against the wrong one, does not decode.
+        assert!(decode("s", Some(stored("2.0", &next)), None).is_err());
+        assert!(decode("s", Some(stored("2.0", &next)), Some(vec![1, 2])).is_err());
     }
 
     #[test]

@@ -308,6 +308,18 @@ pub fn assemble(raw: Vec<Line>, viewer: Option<&str>) -> Vec<Line> {
         .collect()
 }
 
+/// The seat an agent played in a replay (by its agent id), if it played.
+pub fn seat_of_agent<'a>(lines: &'a [Line], agent: &str) -> Option<&'a Seat> {
+    lines
+        .iter()
+        .filter_map(|l| match l {
+            Line::Players { players, .. } | Line::End { players, .. } => Some(players),
+            _ => None,
+        })
+        .flatten()
+        .find(|s| s.agent.as_deref() == Some(agent))
+}
+
 /// Each agent's thinking times (ms) in an assembled replay, by agent id.
 pub fn think_times(lines: &[Line]) -> BTreeMap<String, Vec<u64>> {
     let agents: BTreeMap<&str, &str> = lines
@@ -347,11 +359,331 @@ pub fn median_p95(ms: &[u64]) -> Option<(u64, u64)> {
     Some((rank(0.5), rank(0.95)))
 }
 
-/// A stored line back (lines that do not parse, from a later version, are skipped).
-pub fn parse_lines(raw: &[String]) -> Vec<Line> {
-    raw.iter()
-        .filter_map(|l| serde_json::from_str(l).ok())
+/// Stored lines back, in either stored form ([`encode_line`]'s, or the JSON text of earlier
+/// versions and of the save script's `truncated` line); lines that do not parse (a later
+/// version's) are skipped.
+pub fn parse_lines(raw: &[Vec<u8>]) -> Vec<Line> {
+    raw.iter().filter_map(|l| decode_line(l)).collect()
+}
+
+/// A line as `ses:<id>:replay` stores it: MessagePack `[kind, at, fields...]`, the fields by
+/// position (no names), a player id `p_<8 hex>` as its number and an action's submission
+/// as its distance from `at`: about a third of the line's JSON text (a replay holds up to
+/// [`MAX_LINES`] of them for every live session). The kind codes are below; append only,
+/// stored lines name their kind by them.
+pub fn encode_line(l: &Line) -> Vec<u8> {
+    // Cannot fail: every part is a plain value, and writing to a Vec does not fail.
+    rmp_serde::to_vec(&Compact(l)).unwrap_or_else(|_| serde_json::to_vec(l).unwrap_or_default())
+}
+
+/// A stored line (either form, see [`parse_lines`]); `None` if it is neither.
+pub fn decode_line(raw: &[u8]) -> Option<Line> {
+    if raw.first() == Some(&b'{') {
+        return serde_json::from_slice(raw).ok();
+    }
+    rmp_serde::from_slice::<Decoded>(raw).ok().map(|d| d.0)
+}
+
+// The kind codes of the stored form.
+const START: u8 = 0;
+const PLAYERS: u8 = 1;
+const TURN: u8 = 2;
+const STATE: u8 = 3;
+const ACTION: u8 = 4;
+const REJECTED: u8 = 5;
+const STRIKE: u8 = 6;
+const END: u8 = 7;
+const NEXT: u8 = 8;
+const TRUNCATED: u8 = 9;
+
+/// A player id as stored: `p_<8 hex>` as its number, anything else as its text.
+enum PlayerRef<'a> {
+    Number(u32),
+    Text(&'a str),
+}
+
+impl<'a> PlayerRef<'a> {
+    fn of(id: &'a str) -> PlayerRef<'a> {
+        match id.strip_prefix("p_") {
+            Some(hex) if horst_sessions::is_player_id(id) => {
+                u32::from_str_radix(hex, 16).map_or(PlayerRef::Text(id), PlayerRef::Number)
+            }
+            _ => PlayerRef::Text(id),
+        }
+    }
+}
+
+impl Serialize for PlayerRef<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            PlayerRef::Number(n) => s.serialize_u32(*n),
+            PlayerRef::Text(t) => s.serialize_str(t),
+        }
+    }
+}
+
+/// A stored player id read back as its text.
+struct PlayerId(String);
+
+impl<'de> Deserialize<'de> for PlayerId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = PlayerId;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a player id or its number")
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<PlayerId, E> {
+                let n = u32::try_from(n).map_err(E::custom)?;
+                Ok(PlayerId(horst_sessions::format_player_id(n)))
+            }
+            fn visit_str<E: serde::de::Error>(self, t: &str) -> Result<PlayerId, E> {
+                Ok(PlayerId(t.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn status_code(s: ActionStatus) -> u8 {
+    match s {
+        ActionStatus::Pending => 0,
+        ActionStatus::Applied => 1,
+        ActionStatus::Rejected => 2,
+        ActionStatus::Unconfirmed => 3,
+    }
+}
+
+fn status_of(code: u8) -> Option<ActionStatus> {
+    Some(match code {
+        0 => ActionStatus::Pending,
+        1 => ActionStatus::Applied,
+        2 => ActionStatus::Rejected,
+        3 => ActionStatus::Unconfirmed,
+        _ => return None,
+    })
+}
+
+type SeatTuple<'a> = (
+    u32,
+    PlayerRef<'a>,
+    &'a Option<String>,
+    &'a Option<String>,
+    bool,
+);
+
+fn seat_tuples(players: &[Seat]) -> Vec<SeatTuple<'_>> {
+    players
+        .iter()
+        .map(|p| {
+            (
+                p.seat,
+                PlayerRef::of(&p.player_id),
+                &p.name,
+                &p.agent,
+                p.left,
+            )
+        })
         .collect()
+}
+
+/// A seat as stored, read back (the fields of [`SeatTuple`]).
+type StoredSeat = (u32, PlayerId, Option<String>, Option<String>, bool);
+
+fn seats_of(stored: Vec<StoredSeat>) -> Vec<Seat> {
+    stored
+        .into_iter()
+        .map(|(seat, player, name, agent, left)| Seat {
+            seat,
+            player_id: player.0,
+            name,
+            agent,
+            left,
+        })
+        .collect()
+}
+
+/// Serializes a line in its stored form.
+struct Compact<'a>(&'a Line);
+
+impl Serialize for Compact<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Line::Start {
+                at,
+                session_id: id,
+                series_id: series,
+                round,
+                game_id: game,
+                game_title: title,
+                host,
+                config,
+                previous_session_id: previous,
+            } => (
+                START, at, id, series, round, game, title, host, config, previous,
+            )
+                .serialize(s),
+            Line::Players { at, players } => (PLAYERS, at, seat_tuples(players)).serialize(s),
+            Line::Turn {
+                at,
+                turn,
+                on_turn_seats,
+            } => (TURN, at, turn, on_turn_seats).serialize(s),
+            Line::State {
+                at,
+                version,
+                turn,
+                state,
+                omitted_bytes,
+            } => (STATE, at, version, turn, state, omitted_bytes).serialize(s),
+            Line::Action {
+                at,
+                player_id,
+                turn,
+                action,
+                status,
+                submitted_at,
+                think_ms,
+            } => (
+                ACTION,
+                at,
+                PlayerRef::of(player_id),
+                turn,
+                action,
+                status_code(*status),
+                // Submitted shortly before the write that records it: a small number.
+                *at as i64 - *submitted_at as i64,
+                think_ms,
+            )
+                .serialize(s),
+            Line::Rejected {
+                at,
+                seat,
+                player_id,
+                turn,
+                reason,
+            } => (REJECTED, at, seat, PlayerRef::of(player_id), turn, reason).serialize(s),
+            Line::Strike {
+                at,
+                seat,
+                player_id,
+                strikes,
+            } => (STRIKE, at, seat, PlayerRef::of(player_id), strikes).serialize(s),
+            Line::End {
+                at,
+                result,
+                reason,
+                players,
+            } => (END, at, result, reason, seat_tuples(players)).serialize(s),
+            Line::Next {
+                at,
+                next_session_id,
+            } => (NEXT, at, next_session_id).serialize(s),
+            Line::Truncated { at } => (TRUNCATED, at).serialize(s),
+        }
+    }
+}
+
+/// A line read back from its stored form.
+struct Decoded(Line);
+
+impl<'de> Deserialize<'de> for Decoded {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Decoded;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a stored replay line [kind, at, fields...]")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Decoded, A::Error> {
+                use serde::de::Error;
+                fn next<'de, T: Deserialize<'de>, A: serde::de::SeqAccess<'de>>(
+                    a: &mut A,
+                ) -> Result<T, A::Error> {
+                    a.next_element()?
+                        .ok_or_else(|| A::Error::custom("a replay line ends early"))
+                }
+                let kind: u8 = next(&mut a)?;
+                let at: u64 = next(&mut a)?;
+                let line = match kind {
+                    START => Line::Start {
+                        at,
+                        session_id: next(&mut a)?,
+                        series_id: next(&mut a)?,
+                        round: next(&mut a)?,
+                        game_id: next(&mut a)?,
+                        game_title: next(&mut a)?,
+                        host: next(&mut a)?,
+                        config: next(&mut a)?,
+                        previous_session_id: next(&mut a)?,
+                    },
+                    PLAYERS => Line::Players {
+                        at,
+                        players: seats_of(next(&mut a)?),
+                    },
+                    TURN => Line::Turn {
+                        at,
+                        turn: next(&mut a)?,
+                        on_turn_seats: next(&mut a)?,
+                    },
+                    STATE => Line::State {
+                        at,
+                        version: next(&mut a)?,
+                        turn: next(&mut a)?,
+                        state: next(&mut a)?,
+                        omitted_bytes: next(&mut a)?,
+                    },
+                    ACTION => {
+                        let player: PlayerId = next(&mut a)?;
+                        let turn = next(&mut a)?;
+                        let action = next(&mut a)?;
+                        let status = status_of(next(&mut a)?)
+                            .ok_or_else(|| A::Error::custom("unknown action status"))?;
+                        let before: i64 = next(&mut a)?;
+                        Line::Action {
+                            at,
+                            player_id: player.0,
+                            turn,
+                            action,
+                            status,
+                            submitted_at: (at as i64 - before) as u64,
+                            think_ms: next(&mut a)?,
+                        }
+                    }
+                    REJECTED => Line::Rejected {
+                        at,
+                        seat: next(&mut a)?,
+                        player_id: next::<PlayerId, _>(&mut a)?.0,
+                        turn: next(&mut a)?,
+                        reason: next(&mut a)?,
+                    },
+                    STRIKE => Line::Strike {
+                        at,
+                        seat: next(&mut a)?,
+                        player_id: next::<PlayerId, _>(&mut a)?.0,
+                        strikes: next(&mut a)?,
+                    },
+                    END => Line::End {
+                        at,
+                        result: next(&mut a)?,
+                        reason: next(&mut a)?,
+                        players: seats_of(next(&mut a)?),
+                    },
+                    NEXT => Line::Next {
+                        at,
+                        next_session_id: next(&mut a)?,
+                    },
+                    TRUNCATED => Line::Truncated { at },
+                    _ => return Err(A::Error::custom(format!("unknown replay line kind {kind}"))),
+                };
+                Ok(Decoded(line))
+            }
+        }
+        d.deserialize_seq(V)
+    }
 }
 
 #[cfg(test)]
@@ -517,17 +849,142 @@ mod tests {
         assert_eq!(think, Some(1_200));
         assert_eq!(think_times(&own)["agt_a"], vec![1_200]);
         assert!(!think_times(&own).contains_key("bo"));
-        // Lines survive their stored form.
-        let stored: Vec<String> = own
-            .iter()
-            .map(|l| serde_json::to_string(l).unwrap())
-            .collect();
+        // Lines survive their stored form, and so do earlier versions' JSON lines.
+        let stored: Vec<Vec<u8>> = own.iter().map(encode_line).collect();
         assert_eq!(parse_lines(&stored), own);
-        assert!(
-            stored[0].starts_with("{\"kind\":\"start\""),
-            "{}",
-            stored[0]
+        let json: Vec<Vec<u8>> = own.iter().map(|l| serde_json::to_vec(l).unwrap()).collect();
+        assert_eq!(parse_lines(&json), own);
+        assert!(json[0].starts_with(b"{\"kind\":\"start\""));
+        // Stored compact: at most half the JSON (the hot lines, action, turn and state, far
+        // less).
+        let (compact, text): (usize, usize) = (
+            stored.iter().map(Vec::len).sum(),
+            json.iter().map(Vec::len).sum(),
         );
+        assert!(
+            compact * 2 <= text,
+            "{compact} bytes stored, {text} of JSON"
+        );
+    }
+
+    /// Every kind of line, with every optional part set and unset, reads back as it was
+    /// written, and serves the same JSON.
+    #[test]
+    fn every_kind_of_line_reads_back_from_its_stored_form() {
+        let seat = |n: u32, left: bool| Seat {
+            seat: n,
+            player_id: horst_sessions::format_player_id(n * 0x1234_5678),
+            name: (n == 1).then(|| "Ä \u{1F600}".to_string()),
+            agent: (n == 2).then(|| "agt_x".to_string()),
+            left,
+        };
+        let lines = vec![
+            Line::Start {
+                at: T0,
+                session_id: "ses_beef00000001".into(),
+                series_id: "ser_1".into(),
+                round: 3,
+                game_id: Some("duel".into()),
+                game_title: None,
+                host: HostKind::Player,
+                config: json!({"minPlayers": 2, "x": [1.5, -2, null, true, "s"], "big": u64::MAX}),
+                previous_session_id: Some("ses_beef00000000".into()),
+            },
+            Line::Players {
+                at: T0 + 1,
+                players: vec![seat(1, false), seat(2, true)],
+            },
+            Line::Turn {
+                at: T0 + 2,
+                turn: 70_000,
+                on_turn_seats: vec![1, 2],
+            },
+            Line::State {
+                at: T0 + 3,
+                version: 9,
+                turn: 4,
+                state: json!({"b": [0.25, 1.0], "a": {}}),
+                omitted_bytes: None,
+            },
+            Line::State {
+                at: T0 + 3,
+                version: 10,
+                turn: 4,
+                state: Value::Null,
+                omitted_bytes: Some(MAX_STATE_BYTES + 7),
+            },
+            Line::Action {
+                at: T0 + 4,
+                player_id: "p_0000000a".into(),
+                turn: 4,
+                action: json!({"type": "move", "t": 17}),
+                status: ActionStatus::Applied,
+                submitted_at: T0 + 2,
+                think_ms: None,
+            },
+            Line::Action {
+                at: T0 + 4,
+                // Not of the usual shape: kept as text. Submitted "after" the write (a clock
+                // step between processes): still exact.
+                player_id: "someone".into(),
+                turn: 5,
+                action: json!("up"),
+                status: ActionStatus::Unconfirmed,
+                submitted_at: T0 + 9,
+                think_ms: Some(12),
+            },
+            Line::Rejected {
+                at: T0 + 5,
+                seat: 1,
+                player_id: "p_ffffffff".into(),
+                turn: 5,
+                reason: json!({"why": "no"}),
+            },
+            Line::Strike {
+                at: T0 + 6,
+                seat: 2,
+                player_id: "p_00000002".into(),
+                strikes: 3,
+            },
+            Line::End {
+                at: T0 + 7,
+                result: Some(json!({"winner": "p_00000001"})),
+                reason: Some("forfeit".into()),
+                players: vec![seat(1, false)],
+            },
+            Line::End {
+                at: T0 + 7,
+                result: None,
+                reason: None,
+                players: vec![],
+            },
+            Line::Next {
+                at: T0 + 8,
+                next_session_id: "ses_beef00000002".into(),
+            },
+            Line::Truncated { at: T0 + 9 },
+        ];
+        for l in &lines {
+            let stored = encode_line(l);
+            let back = decode_line(&stored).unwrap_or_else(|| panic!("{l:?} does not read back"));
+            assert_eq!(&back, l);
+            assert_eq!(
+                serde_json::to_string(&back).unwrap(),
+                serde_json::to_string(l).unwrap()
+            );
+        }
+        // The save script's own `truncated` line is JSON.
+        assert_eq!(
+            decode_line(br#"{"kind":"truncated","at":5}"#),
+            Some(Line::Truncated { at: 5 })
+        );
+        // A later version's kind, or garbage, is skipped.
+        assert_eq!(
+            decode_line(&rmp_serde::to_vec(&(200u8, 1u64)).unwrap()),
+            None
+        );
+        assert_eq!(decode_line(b"\xc1"), None);
+        assert_eq!(decode_line(&rmp_serde::to_vec(&(4u8, 1u64)).unwrap()), None);
     }
 
     #[test]

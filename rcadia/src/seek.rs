@@ -5,7 +5,9 @@
 //! while one picks a table and joins it), and a table with someone waiting wins over an
 //! empty one, so two agents seeking at once get one table between them, never two
 //! half-empty ones. When no table is open the seeker waits (bounded) for the house, which
-//! opens one as soon as none is joinable.
+//! opens one as soon as none is joinable. A new agent in a game with a reference player
+//! (`reference.rs`) takes an empty table first, and the reference player joins it: its
+//! validation game.
 
 use std::time::Duration;
 
@@ -180,6 +182,13 @@ impl Rcadia {
             order.push(idx.remove(i));
             rest.remove(i);
         }
+        // A new agent in a game with a reference player: an empty table first, where the
+        // reference player joins it (its validation game); a table with someone waiting
+        // only when there is none.
+        let validating = req.rated && self.needs_validation(&req.game, &req.identity).await?;
+        if validating {
+            order.sort_by_key(|&i| !candidates[i].seated.is_empty());
+        }
         for i in order {
             let id = &candidates[i].session_id;
             let fresh = horst_sessions::format_player_id(random_u32());
@@ -198,6 +207,14 @@ impl Rcadia {
                         Reply::Joined { player_id, .. } => player_id,
                         _ => a.session.authorize_player(&req.identity)?.to_string(),
                     };
+                    if validating
+                        && candidates[i].seated.is_empty()
+                        && self.seat_reference(id).await?
+                    {
+                        // The seeker's answer shows the table as it is now: both seated.
+                        let s = self.load(id).await?;
+                        return Ok(Some((s, pid)));
+                    }
                     return Ok(Some((a.session, pid)));
                 }
                 // Taken or started since it was listed (a non-seeking joiner): the next one.

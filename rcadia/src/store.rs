@@ -24,7 +24,6 @@ use horst_store::Store;
 
 use crate::effects::member;
 use crate::keys;
-use crate::metrics::WriteView;
 use crate::rating;
 use crate::record::{self, Stored};
 use crate::replay::{self, Line};
@@ -44,8 +43,8 @@ const TRIM_EVERY: u64 = 64;
 /// `lua/session_save.lua` (its header documents KEYS, ARGV and the reply).
 pub(crate) static SAVE: Script<Saved, SaveArgs> = Script::new(Decl {
     file: horst_store::lua!("lua/session_save.lua"),
-    keys: 6,
-    argv: Argv::AtLeast(11),
+    keys: 7,
+    argv: Argv::AtLeast(12),
     writes: Writes::Durable,
 });
 
@@ -57,10 +56,16 @@ pub(crate) struct SaveArgs {
     delayed_key: String,
     replay_key: String,
     pending_ratings_key: String,
+    base_key: String,
+    /// Sent for a key the write does not touch (every byte is sent on every action): a name
+    /// in the session's slot, never used (`<prefix>`, `<prefix>{s3-..}` on a cluster).
+    unused_key: String,
     expected: String,
     token: String,
-    /// The record (MessagePack); the script stores `<token> <record>`.
-    record: Vec<u8>,
+    /// The record as stored after `<token> ` (`record::encode_write`: a delta).
+    body: Vec<u8>,
+    /// The new base, when the write rebases.
+    base: Option<Arc<Vec<u8>>>,
     session_id: String,
     /// `Some(listed)` when the listing changes (or on create).
     listing: Option<bool>,
@@ -71,8 +76,8 @@ pub(crate) struct SaveArgs {
     legacy: bool,
     /// (op, due ms, member)
     deadlines: Vec<(&'static str, u64, String)>,
-    /// The replay's new lines (JSON), the essential ones last.
-    replay: Vec<String>,
+    /// The replay's new lines (stored form, `replay::encode_line`), the essential ones last.
+    replay: Vec<Vec<u8>>,
     replay_essential: usize,
     replay_retention_ms: u64,
     /// The game finishes in this write and is rated (`rating::rates`).
@@ -85,15 +90,31 @@ impl ArgsOf for SaveArgs {
 
 impl ScriptArgs for SaveArgs {
     fn push(&self, to: &mut Args) {
+        // The keys this write touches (the script header says when it touches each).
+        let listing = self.listing.is_some();
+        let unused = self.unused_key.as_str();
+        fn pick<'a>(k: &'a str, used: bool, unused: &'a str) -> &'a str {
+            if used {
+                k
+            } else {
+                unused
+            }
+        }
+        let events = listing || self.trim > 0 || !self.events.is_empty();
         to.key(&self.session_key)
-            .key(&self.open_key)
-            .key(&self.events_key)
-            .key(&self.delayed_key)
-            .key(&self.replay_key)
-            .key(&self.pending_ratings_key)
+            .key(pick(&self.open_key, listing, unused))
+            .key(pick(&self.events_key, events, unused))
+            .key(pick(&self.delayed_key, !self.deadlines.is_empty(), unused))
+            .key(pick(
+                &self.replay_key,
+                listing || !self.replay.is_empty(),
+                unused,
+            ))
+            .key(pick(&self.pending_ratings_key, self.rate, unused))
+            .key(&self.base_key)
             .arg(&self.expected)
             .arg(&self.token)
-            .arg(&self.record[..])
+            .arg(&self.body[..])
             // Only what the script uses: every byte is sent on every action.
             .arg(match self.listing {
                 Some(_) => self.session_id.as_str(),
@@ -112,7 +133,8 @@ impl ScriptArgs for SaveArgs {
             .arg(self.events.len())
             .arg(self.deadlines.len())
             .arg(if self.wake { "1" } else { "" })
-            .arg(if self.legacy { "1" } else { "0" });
+            .arg(if self.legacy { "1" } else { "0" })
+            .arg(self.base.as_deref().map_or(&[][..], |b| &b[..]));
         for e in &self.events {
             to.arg(&e[..]);
         }
@@ -128,7 +150,7 @@ impl ScriptArgs for SaveArgs {
                 .arg(replay::MAX_LINES)
                 .arg(if self.rate { "1" } else { "0" });
             for l in &self.replay {
-                to.arg(l);
+                to.arg(&l[..]);
             }
         }
     }
@@ -139,8 +161,8 @@ impl ScriptArgs for SaveArgs {
 pub(crate) enum Saved {
     Written,
     /// Another write came first (the stored `rev` moved): nothing was written. The stored
-    /// value (`None`: there is none, or it is an earlier version's hash: read it).
-    RevMoved(Option<Vec<u8>>),
+    /// value (`None`: there is none, or it is an earlier version's hash: read it) and base.
+    RevMoved(Option<Vec<u8>>, Option<Vec<u8>>),
     /// An earlier version's hash moved on: read it again.
     LegacyMoved,
 }
@@ -150,8 +172,9 @@ impl redis::FromRedisValue for Saved {
         match v {
             redis::Value::Int(1) => Ok(Saved::Written),
             redis::Value::Int(0) => Ok(Saved::LegacyMoved),
-            redis::Value::Array(mut a) if a.len() == 1 => {
-                Ok(Saved::RevMoved(redis::from_redis_value(a.remove(0))?))
+            redis::Value::Array(mut a) if a.len() == 2 => {
+                let base = redis::from_redis_value(a.remove(1))?;
+                Ok(Saved::RevMoved(redis::from_redis_value(a.remove(0))?, base))
             }
             other => Err(format!("unexpected reply of session_save: {other:?}").into()),
         }
@@ -244,10 +267,22 @@ impl Rcadia {
         let key = keys::session(&self.inner.store, id);
         let mut conn = self.inner.store.conn();
         self.inner.metrics.round_trip();
-        let got: redis::RedisResult<Option<Vec<u8>>> =
-            redis::cmd("GET").arg(&key).query_async(&mut conn).await;
+        // MGET answers nil for a key of another type: a session without a value is read
+        // again with GET, which tells a missing one from an earlier version's hash.
+        let (value, base): (Option<Vec<u8>>, Option<Vec<u8>>) = redis::cmd("MGET")
+            .arg(&key)
+            .arg(keys::base(&self.inner.store, id))
+            .query_async(&mut conn)
+            .await?;
+        let got: redis::RedisResult<Option<Vec<u8>>> = match value {
+            Some(v) => Ok(Some(v)),
+            None => {
+                self.inner.metrics.round_trip();
+                redis::cmd("GET").arg(&key).query_async(&mut conn).await
+            }
+        };
         let stored = match got {
-            Ok(value) => record::decode(id, value)?,
+            Ok(value) => record::decode(id, value, base)?,
             Err(e) if wrong_type(&e) => {
                 self.inner.metrics.round_trip();
                 let fields: (Option<String>, Option<String>) = redis::cmd("HMGET")
@@ -329,12 +364,8 @@ impl Rcadia {
     }
 
     /// The process's cached record of `id` if its stored `rev` is `token` (a wake-up's).
-    pub(crate) fn cached_at(&self, id: &str, token: &str) -> Option<Session> {
-        self.inner
-            .cache
-            .get(id)
-            .filter(|c| c.token == token)
-            .map(|c| c.session.clone())
+    pub(crate) fn cached_stored_at(&self, id: &str, token: &str) -> Option<Arc<Stored>> {
+        self.inner.cache.get(id).filter(|c| c.token == token)
     }
 
     /// Compare-and-set write of `s` over `loaded` (`None` creates).
@@ -368,14 +399,10 @@ impl Rcadia {
         let mut replay_lines = replay::lines_of_write(loaded.map(|l| &l.session), s, now);
         replay_lines.sort_by_key(Line::is_essential);
         let replay_essential = replay_lines.iter().filter(|l| l.is_essential()).count();
-        let replay: Vec<String> = replay_lines
-            .iter()
-            .map(serde_json::to_string)
-            .collect::<Result<_, _>>()
-            .map_err(|e| RcadiaError::Internal(format!("replay line does not encode: {e}")))?;
+        let replay: Vec<Vec<u8>> = replay_lines.iter().map(replay::encode_line).collect();
         let rate = listing == Some(false) && rating::rates(s).is_some();
         let token = format!("{}.{:08x}", s.rev(), random_u32());
-        let record = record::encode_record(s)?;
+        let encoded = record::encode_write(s, loaded.and_then(|l| l.base.as_ref()))?;
         let args = SaveArgs {
             session_key: keys::session(store, &id),
             open_key: keys::open_of(store, &id),
@@ -383,9 +410,12 @@ impl Rcadia {
             delayed_key: self.inner.delayed.key_in(store.bucket_of(&id)),
             replay_key: keys::replay(store, &id),
             pending_ratings_key: keys::ratings_pending_of(store, &id),
+            base_key: keys::base(store, &id),
+            unused_key: store.key_in_bucket(store.bucket_of(&id), ""),
             expected: loaded.map(|l| l.token.clone()).unwrap_or_default(),
             token: token.clone(),
-            record,
+            body: encoded.body,
+            base: encoded.rebased.then(|| encoded.base.clone()),
             session_id: id.clone(),
             listing,
             trim: if crossed { MAX_EVENTS } else { 0 },
@@ -413,6 +443,7 @@ impl Rcadia {
                 token,
                 session: s.clone(),
                 legacy: false,
+                base: Some(encoded.base),
             }),
         );
         self.inner.metrics.round_trip();
@@ -420,14 +451,38 @@ impl Rcadia {
             // The WAIT after the write (redis.min_replica_acks).
             self.inner.metrics.round_trip();
         }
-        match SAVE.run(store, &args).await {
+        let earliest = args
+            .deadlines
+            .iter()
+            .filter(|(op, _, _)| *op == "a")
+            .map(|(_, at, _)| *at)
+            .min();
+        let saved = match SAVE.run(store, &args).await {
+            // The stored value is this very write: the script ran twice (a cluster client
+            // resends a request whose connection died, and the first run reached the
+            // promoted replica before the primary did). The second run was refused by the
+            // compare-and-set and changed nothing; the write is done, not lost to a race.
+            Ok(Saved::RevMoved(Some(value), _)) if is_own_write(&value, &args.token) => {
+                Ok(Saved::Written)
+            }
+            other => other,
+        };
+        // The firer looks by the new deadline (written, or perhaps written: an error).
+        if let (Some(at), Ok(Saved::Written) | Err(_)) = (earliest, &saved) {
+            self.inner.wake.scheduled(at);
+        }
+        // A finished rated game is pending now: this process's rater rates it at once.
+        if args.rate && matches!(saved, Ok(Saved::Written)) {
+            self.inner.rate_wake.finished();
+        }
+        match saved {
             Ok(Saved::Written) => Ok(Saved::Written),
-            Ok(Saved::RevMoved(value)) => {
-                match record::decode(&id, value.clone())? {
+            Ok(Saved::RevMoved(value, base)) => {
+                match record::decode(&id, value.clone(), base.clone())? {
                     Some(r) => self.inner.cache.replace(&id, Arc::new(r)),
                     None => self.inner.cache.forget(&id),
                 }
-                Ok(Saved::RevMoved(value))
+                Ok(Saved::RevMoved(value, base))
             }
             Ok(Saved::LegacyMoved) => {
                 self.inner.cache.forget(&id);
@@ -452,6 +507,7 @@ impl Rcadia {
             .arg(keys::session(store, id))
             .arg(keys::events(store, id))
             .arg(keys::replay(store, id))
+            .arg(keys::base(store, id))
             .ignore()
             .cmd("SREM")
             .arg(keys::open_of(store, id))
@@ -507,8 +563,6 @@ impl Rcadia {
                 None => (self.read(id).await?, true),
             };
             let now = self.now_ms().await?;
-            // What the metrics compare against, instead of a copy of the whole record.
-            let loaded_view = WriteView::of(&loaded.session);
             let mut s = loaded.session.clone();
             let mut acc = Outcome::default();
             if s.is_due(now) {
@@ -582,12 +636,13 @@ impl Rcadia {
                     }
                     // Lost the race: re-apply on the record the script sent back (or read
                     // an earlier version's record again).
-                    if let Saved::RevMoved(value) = saved {
-                        next = Some((self.cache_stored(id, record::decode(id, value)?)?, true));
+                    if let Saved::RevMoved(value, base) = saved {
+                        let stored = record::decode(id, value, base)?;
+                        next = Some((self.cache_stored(id, stored)?, true));
                     }
                     continue;
                 }
-                self.inner.metrics.observe_write(&loaded_view, &s);
+                self.inner.metrics.observe_write(&loaded.session, &s);
                 pending_wake = false;
             } else if !checked
                 && self.stored_token(id).await?.as_deref() != Some(loaded.token.as_str())
@@ -688,30 +743,32 @@ impl Rcadia {
         }
         let mut pipe = redis::pipe();
         for id in &ids {
-            pipe.cmd("GET").arg(keys::session(&self.inner.store, id));
+            pipe.cmd("MGET")
+                .arg(keys::session(&self.inner.store, id))
+                .arg(keys::base(&self.inner.store, id));
         }
-        let values: redis::RedisResult<Vec<Option<Vec<u8>>>> = pipe.query_async(&mut conn).await;
-        Ok(match values {
-            Ok(values) => ids
-                .iter()
-                .zip(values)
-                .filter_map(|(id, v)| record::decode(id, v).ok().flatten())
-                .map(|r| r.session)
-                .collect(),
-            // Some are earlier versions' hashes (WRONGTYPE): read each the way that reads
-            // both.
-            Err(_) => {
-                let mut out = Vec::new();
-                for id in &ids {
-                    match self.read(id).await {
-                        Ok(r) => out.push(r.session.clone()),
-                        Err(RcadiaError::Redis(e)) => return Err(RcadiaError::Redis(e)),
-                        Err(_) => {}
-                    }
-                }
-                out
+        type Pair = (Option<Vec<u8>>, Option<Vec<u8>>);
+        let values: Vec<Pair> = pipe.query_async(&mut conn).await?;
+        let mut out = Vec::new();
+        for (id, (value, base)) in ids.iter().zip(values) {
+            if value.is_some() {
+                out.extend(
+                    record::decode(id, value, base)
+                        .ok()
+                        .flatten()
+                        .map(|r| r.session),
+                );
+                continue;
             }
-        })
+            // Listed without a value: an earlier version's hash (MGET answers nil for it),
+            // read the way that reads both, or one that just went.
+            match self.read(id).await {
+                Ok(r) => out.push(r.session.clone()),
+                Err(RcadiaError::Redis(e)) => return Err(RcadiaError::Redis(e)),
+                Err(_) => {}
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -747,4 +804,26 @@ fn after_write(effects: &[Effect]) -> Vec<Effect> {
 /// Whether an effect list asks for a rematch (used by callers that only want to know).
 pub fn wants_rematch(effects: &[Effect]) -> bool {
     effects.iter().any(|e| matches!(e, Effect::CreateRematch))
+}
+
+/// Whether a stored value (`<rev> <record>`) is the write whose rev is `token`: a token holds
+/// a random tag (`<rev>.<tag>`), so another writer's value never starts with it.
+fn is_own_write(value: &[u8], token: &str) -> bool {
+    value.len() > token.len() && value.starts_with(token.as_bytes()) && value[token.len()] == b' '
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_own_write;
+
+    #[test]
+    fn a_resent_save_knows_its_own_write() {
+        // The first run stored `5.0badc0de ~...`; its resent copy expected rev 4 and was
+        // refused, with this value in the reply: the write is its own.
+        assert!(is_own_write(b"5.0badc0de ~\x01", "5.0badc0de"));
+        // Another writer's rev 5, and a longer token that merely starts alike, are not.
+        assert!(!is_own_write(b"5.1badc0de ~\x01", "5.0badc0de"));
+        assert!(!is_own_write(b"5.0badc0de1 ~", "5.0badc0de"));
+        assert!(!is_own_write(b"5.0badc0de", "5.0badc0de"));
+    }
 }

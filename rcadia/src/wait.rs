@@ -9,12 +9,14 @@
 //! makes it read. A slow re-read covers lost messages, and catches up a due transition
 //! nobody fired (a lost deadline).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use horst_sessions::{Event, Session};
 use horst_store::Subscription;
 use tokio::time::Instant;
 
+use crate::record::Stored;
 use crate::store::Step;
 use crate::{Rcadia, RcadiaError};
 
@@ -49,11 +51,15 @@ impl Rcadia {
     }
 
     /// [`Rcadia::wait_until`] from a session the caller read or wrote after taking `sub`.
+    ///
+    /// The records a wake-up brings are the process's cached ones, shared, not copied: a
+    /// wake-up that does not end the wait (most of them: every write wakes every waiter of
+    /// the session) costs no copy of the record; the one that ends it, one.
     pub async fn wait_from(
         &self,
         sub: SessionSubscription,
         id: &str,
-        mut s: Session,
+        s: Session,
         limit: Duration,
         mut done: impl FnMut(&Session) -> bool,
     ) -> Result<Session, RcadiaError> {
@@ -62,9 +68,10 @@ impl Rcadia {
         let end = Instant::now() + limit.min(MAX_WAIT);
         let mut shutdown = self.inner.shutdown.clone();
         let mut last_read = Instant::now();
+        let mut s = Held::Own(s);
         loop {
-            if done(&s) || Instant::now() >= end || *shutdown.borrow() {
-                return Ok(s);
+            if done(s.get()) || Instant::now() >= end || *shutdown.borrow() {
+                return Ok(s.into_session());
             }
             let recheck = last_read + RECHECK;
             let mut woke = false;
@@ -76,30 +83,56 @@ impl Rcadia {
             }
             if woke && Instant::now() < recheck {
                 if let Some(token) = sub.payload().filter(|t| !t.is_empty()) {
-                    let fresh = match self.cached_at(id, &token) {
+                    let fresh = match self.cached_stored_at(id, &token) {
                         Some(c) => c,
                         None => {
                             self.inner.metrics.wait_read();
-                            self.read(id).await?.session.clone()
+                            self.read(id).await?
                         }
                     };
                     // The latest message wins; `rev` orders the writes of one session.
-                    if fresh.rev() > s.rev() {
-                        s = fresh;
+                    if fresh.session.rev() > s.get().rev() {
+                        s = Held::Shared(fresh);
                     }
                     continue;
                 }
             }
             self.inner.metrics.wait_read();
-            let (loaded, now) = self.load_at_now(id).await?;
+            let loaded = self.current(id).await?;
+            let now = self.now_ms().await?;
             last_read = Instant::now();
-            s = loaded;
-            if s.is_due(now) {
-                s = self
-                    .apply(id, |_| Ok(Step::main(Event::Tick)))
-                    .await?
-                    .session;
+            s = Held::Shared(loaded);
+            if s.get().is_due(now) {
+                s = Held::Own(
+                    self.apply(id, |_| Ok(Step::main(Event::Tick)))
+                        .await?
+                        .session,
+                );
             }
+        }
+    }
+}
+
+/// The session a wait holds: its own, or a record of the process's cache (shared).
+// One per waiting request, on its stack: the size of the owned variant costs nothing.
+#[allow(clippy::large_enum_variant)]
+enum Held {
+    Own(Session),
+    Shared(Arc<Stored>),
+}
+
+impl Held {
+    fn get(&self) -> &Session {
+        match self {
+            Held::Own(s) => s,
+            Held::Shared(r) => &r.session,
+        }
+    }
+
+    fn into_session(self) -> Session {
+        match self {
+            Held::Own(s) => s,
+            Held::Shared(r) => r.session.clone(),
         }
     }
 }

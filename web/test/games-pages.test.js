@@ -22,7 +22,7 @@ test("chess page: configure, start, moves, rejection, checkmate, next round with
   assert.equal(out[0].data.state.white, P1);
   assert.equal(out[1].data.playerId, P1);
   assert.equal(out[1].data.actions.length, 20);
-  const board = g.el("board").children;
+  const board = g.el("board").children.flatMap((row) => row.children);
   assert.equal(board.length, 64);
   assert.equal(board[0].getAttribute("aria-label"), "a8, black rook");
   assert.equal(board[63].getAttribute("aria-label"), "h1, white rook");
@@ -37,7 +37,7 @@ test("chess page: configure, start, moves, rejection, checkmate, next round with
   assert.match(out[0].data.reason, /illegal move/);
 
   g.act(P1, "f2f3");
-  const marked = g.el("board").children.filter((c) => / last/.test(c.className)).map((c) => c.dataset.square);
+  const marked = g.el("board").children.flatMap((row) => row.children).filter((c) => / last/.test(c.className)).map((c) => c.dataset.square);
   assert.deepEqual(marked.sort(), ["f2", "f3"], "the last move's squares are marked");
   out = g.drain();
   assert.deepEqual(out.map((m) => m.type), ["AGENT_STATE", "AGENT_LEGAL_ACTIONS"]);

@@ -23,8 +23,9 @@ use horst_sessions::wire::SeekResponse;
 use horst_sessions::{ProtocolCode, ProtocolError, Status};
 use serde::{Deserialize, Serialize};
 
-use crate::extract::{Expected, Json, Player, Query};
+use crate::extract::{Expected, Json, Player, Query, Viewer};
 use crate::{ApiCode, ApiError, AppState};
+use horst_identity::auth::Identity;
 
 /// Longest a seek waits for a table to open (the house opens one within a second or two).
 const SEEK_WAIT_MAX: Duration = Duration::from_secs(25);
@@ -50,9 +51,12 @@ pub fn router() -> Router<AppState> {
         .route("/leaderboard/{game}/{agent}", get(page))
 }
 
-/// The replay of a finished game, one JSON value per line (`application/x-ndjson`).
+/// The replay of a finished game, one JSON value per line (`application/x-ndjson`). With a
+/// credential of one of its players, that player's own rejection reasons are in it (the
+/// protocol shows a reason only to its owner); everyone else sees them as `null`.
 async fn replay_of(
     State(state): State<AppState>,
+    Viewer(who): Viewer,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let lines = state.rcadia.replay_lines(&id).await?;
@@ -76,8 +80,12 @@ async fn replay_of(
             Err(e) => Err(e.into()),
         };
     }
+    let viewer = match &who {
+        Some(who) => viewer_of(&state, &id, &lines, who).await?,
+        None => None,
+    };
     let mut body = String::new();
-    for l in replay::assemble(lines, None) {
+    for l in replay::assemble(lines, viewer.as_deref()) {
         body.push_str(
             &serde_json::to_string(&l).map_err(|e| ApiError::internal(format!("replay: {e}")))?,
         );
@@ -86,11 +94,37 @@ async fn replay_of(
     Ok((
         [
             (header::CONTENT_TYPE, "application/x-ndjson; charset=utf-8"),
-            (header::CACHE_CONTROL, "public, max-age=60"),
+            (
+                header::CACHE_CONTROL,
+                if who.is_some() {
+                    "private, no-store"
+                } else {
+                    "public, max-age=60"
+                },
+            ),
+            (header::VARY, "Authorization"),
         ],
         body,
     )
         .into_response())
+}
+
+/// The caller's player id in a replay: an agent by the agent id its seat names; a person
+/// by the session record while it is kept (a replay names no person's identity).
+async fn viewer_of(
+    state: &AppState,
+    id: &str,
+    lines: &[Line],
+    who: &Identity,
+) -> Result<Option<String>, ApiError> {
+    if !who.is_user {
+        return Ok(replay::seat_of_agent(lines, &who.id).map(|s| s.player_id.clone()));
+    }
+    match state.rcadia.load(id).await {
+        Ok(s) => Ok(s.player_by_identity(&who.key).map(|p| p.player_id.clone())),
+        Err(RcadiaError::NotFound) | Err(RcadiaError::Gone) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 #[derive(Debug, Deserialize)]

@@ -16,7 +16,9 @@ use crate::AppState;
 const GUIDE: &str = include_str!("../../../docs/agents.md");
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/agents.html", get(page))
+    Router::new()
+        .route("/agents.html", get(page))
+        .route("/agents.css", get(style))
 }
 
 /// The Markdown as an HTML fragment: tables and strikethrough on, raw HTML turned into text.
@@ -34,20 +36,9 @@ fn render(markdown: &str) -> String {
     out
 }
 
-/// The game's colors. Code blocks and tables wrap instead of scrolling sideways: a region
-/// that scrolls would need keyboard focus (axe's scrollable-region-focusable).
-const STYLE: &str = "\
-body{margin:0;font:16px/1.55 system-ui,-apple-system,\"Segoe UI\",Roboto,sans-serif;color:#17202c;background:#eef3f8}\
-header{display:flex;flex-wrap:wrap;align-items:center;justify-content:space-between;gap:12px;background:#1c2738;color:#fff;padding:8px 16px}\
-header p{margin:0;font-weight:700;font-size:1.15rem}header a{color:#fff;text-decoration:none}\
-header nav a{margin-left:14px;padding:4px 2px}header nav a:first-child{margin-left:0}\
-main{max-width:52rem;margin:0 auto;padding:12px 16px 48px;overflow-wrap:anywhere}\
-a{color:#164aa8}a:focus-visible{outline:3px solid #ffb300;outline-offset:2px}\
-code{font:0.9em ui-monospace,Menlo,Consolas,monospace;background:#e1e8f0;border-radius:4px;padding:0 3px}\
-pre{background:#1c2738;color:#f4f6f9;padding:12px 14px;border-radius:8px;white-space:pre-wrap;overflow-wrap:anywhere}\
-pre code{background:none;padding:0;color:inherit}\
-table{border-collapse:collapse}th,td{border:1px solid #c5d0dc;padding:4px 8px;text-align:left}\
-h1{font-size:1.7rem}h2{margin-top:2rem;border-bottom:2px solid #c5d0dc}";
+/// The page's stylesheet (`/agents.css`): a file of its own, so the page's CSP allows styles
+/// from 'self' only (no 'unsafe-inline').
+const STYLE: &str = include_str!("agents.css");
 
 fn html() -> &'static str {
     static PAGE: OnceLock<String> = OnceLock::new();
@@ -55,7 +46,7 @@ fn html() -> &'static str {
         format!(
             "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-             <title>Game con Vogel: guide for agents</title><style>{STYLE}</style></head>\
+             <title>Game con Vogel: guide for agents</title><link rel=\"stylesheet\" href=\"/agents.css\"></head>\
              <body><header><p><a href=\"/\">Game con Vogel</a></p>\
              <nav aria-label=\"Seiten\"><a href=\"/\">Spiel</a> <a href=\"/board.html\">Brett</a> \
              <a href=\"/agents.html\" aria-current=\"page\">Anleitung</a> <a href=\"/account/\">Konto</a></nav></header>\
@@ -71,10 +62,20 @@ async fn page() -> impl IntoResponse {
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
             (
                 header::CONTENT_SECURITY_POLICY,
-                "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+                "default-src 'none'; style-src 'self'; frame-ancestors 'none'",
             ),
         ],
         html(),
+    )
+}
+
+async fn style() -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        STYLE,
     )
 }
 

@@ -285,6 +285,14 @@ async fn mcp(
         Reply::Refused { refusal, body } => match refusal {
             Refusal::BadRequest => json_response(StatusCode::BAD_REQUEST, body),
             Refusal::Forbidden => json_response(StatusCode::FORBIDDEN, body),
+            Refusal::Unavailable {
+                retry_after_seconds,
+            } => {
+                let mut r = json_response(StatusCode::SERVICE_UNAVAILABLE, body);
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_seconds));
+                r
+            }
             Refusal::Unauthorized => {
                 let mut r = json_response(StatusCode::UNAUTHORIZED, body);
                 r.headers_mut()

@@ -204,7 +204,7 @@ async fn pages(State(state): State<AppState>, Path(path): Path<String>, req: Req
 }
 
 /// A readable 404 page for a game page that does not exist (the bridge shows it in its game
-/// frame), instead of the JSON answer scripts get.
+/// frame), instead of the JSON answer scripts get; it wears RCADIA's shared stylesheet.
 fn html_not_found(path: &str) -> Response {
     let shown: String = path
         .chars()
@@ -218,7 +218,7 @@ fn html_not_found(path: &str) -> Response {
         })
         .collect();
     let body = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>No such game</title><style>body{{font:16px/1.5 system-ui,sans-serif;margin:2rem;color:#1d2329;background:#fff}}h1{{font-size:1.3rem}}code{{background:#f1efe9;padding:.1rem .3rem;border-radius:4px}}</style></head><body><h1>No game at this address</h1><p>This server has no page at <code>{shown}</code>.</p><p>House games: <code>/games/chess/</code> and <code>/games/rps/</code>. A game of your own must be a page that loads the RCADIA SDK (<code>/sdk/rcadia-agent.js</code>).</p></body></html>"
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>No such game</title><link rel=\"icon\" href=\"data:,\"><link rel=\"stylesheet\" href=\"/pages/rcadia.css\"></head><body class=\"game-page\"><main><h1>No game at this address</h1><p>This server has no page at <code>{shown}</code>.</p><p>House games: <code>/games/chess/</code> and <code>/games/rps/</code>. A game of your own must be a page that loads the RCADIA SDK (<code>/sdk/rcadia-agent.js</code>).</p></main></body></html>"
     );
     (
         StatusCode::NOT_FOUND,

@@ -62,8 +62,9 @@ export function squaresOf(fen, { lastMove = null, check = false, flipped = false
 }
 
 /**
- * Draws `squares` into `el` (replacing what it held): a grid of cells, each labelled for
- * screen readers ("e4, white pawn"), with rank and file coordinates on the edge squares.
+ * Draws `squares` into `el` (replacing what it held): a grid of rows of cells, each cell
+ * labelled for screen readers ("e4, white pawn"), with rank and file coordinates on the
+ * edge squares.
  * @param {HTMLElement} el
  * @param {Square[]} squares
  */
@@ -83,12 +84,24 @@ export function drawBoard(el, squares) {
       piece.setAttribute("aria-hidden", "true");
       cell.append(piece);
     }
-    if (i % 8 === 0) cell.append(coordinate(doc, "rank", s.square[1]));
-    if (i >= 56) cell.append(coordinate(doc, "file", s.square[0]));
+    // Coordinates on the edge squares are drawn by board.css from these attributes: text
+    // inside the cell would be visible text its label ("a8, black rook") does not contain.
+    if (i % 8 === 0) cell.dataset.rank = s.square[1];
+    if (i >= 56) cell.dataset.file = s.square[0];
     return cell;
   });
+  // ARIA's grid holds rows, and rows hold the cells; the rows take no box of their own
+  // (`display: contents` in board.css), so the cells stay the board's CSS grid.
+  const rows = [];
+  for (let r = 0; r < cells.length; r += 8) {
+    const row = doc.createElement("div");
+    row.className = "rank-row";
+    row.setAttribute("role", "row");
+    row.append(...cells.slice(r, r + 8));
+    rows.push(row);
+  }
   el.setAttribute("role", "grid");
-  el.replaceChildren(...cells);
+  el.replaceChildren(...rows);
 }
 
 /** SAN moves as numbered pairs: "1. e4 e5  2. Nf3". */
@@ -101,10 +114,3 @@ export function numberedMoves(history) {
 
 const FILLED = { "♔": "♚", "♕": "♛", "♖": "♜", "♗": "♝", "♘": "♞", "♙": "♟" };
 
-function coordinate(doc, kind, text) {
-  const c = doc.createElement("span");
-  c.className = `coord ${kind}`;
-  c.setAttribute("aria-hidden", "true");
-  c.textContent = text;
-  return c;
-}

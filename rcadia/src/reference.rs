@@ -1,0 +1,246 @@
+//! The house's reference player: a deterministic simple player the house seats against a
+//! new agent, so that agent's first rated game is its validation game (issue 33; Kaggle
+//! plays a validation episode before it ranks an agent).
+//!
+//! It plays only from the legal actions the game publishes for it: on each of its turns it
+//! picks one with a seed made of the session id and the turn ([`reference_move`], pure), so
+//! the same game is always played the same way and any game that publishes legal actions
+//! (chess moves, rps throws) has one. Which games it plays is `sessions.reference_games`.
+//!
+//! Seek seats it: an agent seeking a rated game that has a reference player, with no
+//! validation game yet in its rating record, is put at an empty house table first and the
+//! reference player joins the other seat (`seek.rs`). The table's id goes into
+//! `reference:tables`; every process's driver ([`Rcadia::run_reference`]) looks at those
+//! tables, plays the reference player's turns (the machine takes one action per turn, so
+//! two processes playing the same turn change nothing: the second is refused), and once the
+//! game is over opts it out of the rematch and forgets the table. Its identity is
+//! [`REFERENCE_AGENT`] (no token: it never calls the API); it is rated like any agent, which
+//! makes it an anchor on the leaderboard. The game against it marks the opponent's rating
+//! record with its validation game (`rating.rs`).
+
+use std::time::Duration;
+
+use horst_sessions::{Event, Session, Status};
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::keys;
+use crate::rating::Rating;
+use crate::store::Step;
+use crate::{random_u32, Rcadia, RcadiaError};
+
+/// The reference player's agent id (what ratings and leaderboards name).
+pub const REFERENCE_AGENT: &str = "agt_reference";
+/// Its session identity.
+pub const REFERENCE_IDENTITY: &str = "agent:agt_reference";
+/// The name it plays under.
+pub const REFERENCE_NAME: &str = "House reference";
+/// How often the driver looks at the reference player's tables.
+const EVERY: Duration = Duration::from_millis(200);
+
+/// The reference player's action on `turn` of `session_id`: one of `legal`, picked by a
+/// seed made of both (FNV-1a), or `None` when it has none.
+pub fn reference_move(session_id: &str, turn: u64, legal: &[Value]) -> Option<Value> {
+    if legal.is_empty() {
+        return None;
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in session_id.bytes().chain(turn.to_le_bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    Some(legal[(h % legal.len() as u64) as usize].clone())
+}
+
+/// What the reference player does at a session as stored now (pure: the driver's rule).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Duty {
+    /// Nothing now (not its turn, or waiting for an opponent).
+    Wait,
+    /// Play this event.
+    Play(Event),
+    /// The table is done with it (over, or it is not seated): forget the table; opt out of
+    /// the rematch first when the event is set.
+    Done(Option<Event>),
+}
+
+/// The reference player's duty at `s`.
+pub fn duty(s: &Session) -> Duty {
+    let Some(me) = s.player_by_identity(REFERENCE_IDENTITY) else {
+        return Duty::Done(None);
+    };
+    let leave = Event::Leave {
+        player_id: me.player_id.clone(),
+    };
+    match s.status() {
+        Status::Finished if me.left => Duty::Done(None),
+        Status::Finished => Duty::Done(Some(leave)),
+        // Alone at a waiting table (its opponent left): it does not wait there for others.
+        Status::Waiting if s.players().len() == 1 => Duty::Done(Some(leave)),
+        Status::Waiting => Duty::Wait,
+        Status::Active => {
+            let legal = me.legal_actions.as_deref().unwrap_or_default();
+            match reference_move(s.session_id(), s.turn(), legal) {
+                Some(action) if s.is_your_turn(&me.player_id) => Duty::Play(Event::Action {
+                    player_id: me.player_id.clone(),
+                    action,
+                    turn: Some(s.turn()),
+                    action_id: format!("a_ref{:08x}", random_u32()),
+                }),
+                _ => Duty::Wait,
+            }
+        }
+    }
+}
+
+impl Rcadia {
+    /// Whether `game` has a reference player (`sessions.reference_games`).
+    pub fn has_reference(&self, game: &str) -> bool {
+        self.inner
+            .settings
+            .reference_games
+            .iter()
+            .any(|g| g == game)
+    }
+
+    /// Seats the reference player at `id` (after a seeker took the other seat) and has the
+    /// driver play it. A table that filled meanwhile is left as it is.
+    pub(crate) async fn seat_reference(&self, id: &str) -> Result<bool, RcadiaError> {
+        let store = &self.inner.store;
+        let fresh = horst_sessions::format_player_id(random_u32());
+        let joined = self
+            .apply(id, |_| {
+                Ok(Step::main(Event::Join {
+                    player_id: fresh.clone(),
+                    identity: REFERENCE_IDENTITY.to_string(),
+                    as_name: Some(REFERENCE_NAME.to_string()),
+                }))
+            })
+            .await;
+        match joined {
+            Ok(_) => {
+                let mut conn = store.conn();
+                let _: () = redis::cmd("SADD")
+                    .arg(keys::reference_tables(store))
+                    .arg(id)
+                    .query_async(&mut conn)
+                    .await?;
+                Ok(true)
+            }
+            Err(RcadiaError::Protocol(..)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether `identity` still needs its validation game in `game`: an agent (not the
+    /// reference player) whose rating record there names none.
+    pub(crate) async fn needs_validation(
+        &self,
+        game: &str,
+        identity: &str,
+    ) -> Result<bool, RcadiaError> {
+        let Some(agent) = identity.strip_prefix("agent:") else {
+            return Ok(false);
+        };
+        if !self.has_reference(game)
+            || agent == REFERENCE_AGENT
+            || !crate::rating::is_agent_id(agent)
+        {
+            return Ok(false);
+        }
+        let store = &self.inner.store;
+        let mut conn = store.conn();
+        let raw: Option<String> = redis::cmd("GET")
+            .arg(keys::rating(store, game, agent))
+            .query_async(&mut conn)
+            .await?;
+        let rating = raw.and_then(|r| serde_json::from_str::<Rating>(&r).ok());
+        Ok(rating.is_none_or(|r| r.validation.is_none()))
+    }
+
+    /// The driver every process runs: plays the reference player's turns until `shutdown`.
+    pub async fn run_reference(self, mut shutdown: watch::Receiver<bool>) {
+        loop {
+            if let Err(e) = self.drive_reference().await {
+                tracing::warn!(error = %e, "reference player: cannot play; retrying");
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(EVERY) => {}
+                _ = shutdown.wait_for(|s| *s) => return,
+            }
+        }
+    }
+
+    /// One look at every table the reference player sits at.
+    pub async fn drive_reference(&self) -> Result<(), RcadiaError> {
+        let store = &self.inner.store;
+        let key = keys::reference_tables(store);
+        let mut conn = store.conn();
+        let ids: Vec<String> = redis::cmd("SMEMBERS")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await?;
+        for id in ids {
+            let done = match self.load(&id).await {
+                Ok(s) => match duty(&s) {
+                    Duty::Wait => false,
+                    Duty::Play(_) | Duty::Done(Some(_)) => {
+                        // Decided again on the record the write starts from.
+                        let r = self
+                            .apply(&id, |s| {
+                                Ok(match duty(s) {
+                                    Duty::Play(ev) | Duty::Done(Some(ev)) => Step::main(ev),
+                                    _ => Step {
+                                        pre: Vec::new(),
+                                        main: None,
+                                    },
+                                })
+                            })
+                            .await;
+                        match r {
+                            // Another process played it first, or the turn moved on.
+                            Ok(_) | Err(RcadiaError::Protocol(..)) => {}
+                            Err(e) => return Err(e),
+                        }
+                        matches!(duty(&s), Duty::Done(_))
+                    }
+                    Duty::Done(None) => true,
+                },
+                Err(RcadiaError::NotFound | RcadiaError::Gone) => true,
+                Err(e) => return Err(e),
+            };
+            if done {
+                let _: () = redis::cmd("SREM")
+                    .arg(&key)
+                    .arg(&id)
+                    .query_async(&mut conn)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_reference_move_is_legal_and_seeded_by_session_and_turn() {
+        let legal = [json!("rock"), json!("paper"), json!("scissors")];
+        assert_eq!(reference_move("ses_1", 3, &[]), None);
+        let m = reference_move("ses_1", 3, &legal).unwrap();
+        assert!(legal.contains(&m));
+        assert_eq!(reference_move("ses_1", 3, &legal), Some(m), "deterministic");
+        // Over many turns it plays every legal action (not one fixed throw).
+        let seen: std::collections::HashSet<String> = (0..60)
+            .map(|t| reference_move("ses_1", t, &legal).unwrap().to_string())
+            .collect();
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert_eq!(
+            reference_move("ses_2", 0, &[json!("e2e4")]),
+            Some(json!("e2e4"))
+        );
+    }
+}
