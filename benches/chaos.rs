@@ -22,7 +22,6 @@
 //! `/healthz` probe from 127.0.0.2 (Linux routes all of 127/8 to loopback).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -34,15 +33,12 @@ use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpSocket, TcpStream};
 
+#[allow(dead_code)] // each benchmark uses a part
+mod common;
+use common::*;
+
 const LEVEL_MAP: &str = include_str!("../levels/01-erste-schritte.map");
 const LEVEL_REPLAY: &str = include_str!("../levels/01-erste-schritte.replay.json");
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn raise_nofile() -> u64 {
     let mut lim = libc::rlimit {
@@ -111,15 +107,7 @@ fn horst(name: &str, args: &[&str], redis: &str, data: &str) -> (Proc, Option<St
         );
     let mut child = cmd.spawn().expect("spawn horst");
     let mut url = None;
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split("listening on ").nth(1) {
-                let _ = tx.send(rest.trim().to_string());
-            }
-        }
-    });
+    let rx = listening_urls(child.stdout.take().unwrap());
     if args[0] == "api" {
         url = Some(
             rx.recv_timeout(Duration::from_secs(120))
@@ -162,10 +150,7 @@ fn answer_kind(status: u16, body: &Value) -> (String, Option<String>, bool) {
         return (format!("http_{status}"), None, false);
     }
     let result = &body["result"];
-    let text: Value = result["content"][0]["text"]
-        .as_str()
-        .and_then(|t| serde_json::from_str(t).ok())
-        .unwrap_or(Value::Null);
+    let text = tool_text(result);
     if result["isError"] == false {
         let id = text["jobId"].as_str().map(str::to_string);
         return ("ok".into(), id, true);
@@ -203,10 +188,10 @@ async fn load_client(
         }
         let idem = format!("c{n}-{call}");
         tally.lock().unwrap().keys += 1;
-        let body =
-            json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"simulate_replay",
-            "arguments":{"map": LEVEL_MAP, "replay": replay, "idempotencyKey": idem}}})
-            .to_string();
+        let body = tool_call(
+            "simulate_replay",
+            json!({"map": LEVEL_MAP, "replay": replay, "idempotencyKey": idem}),
+        );
         let started = Instant::now();
         loop {
             // A call started before the stop is followed to its end, for at most 90 s.
@@ -214,29 +199,16 @@ async fn load_client(
                 tally.lock().unwrap().gave_up += 1;
                 break;
             }
-            let url = {
+            let base = {
                 let apis = apis.read().unwrap();
-                format!("{}/api/mcp", apis[api % apis.len()])
+                apis[api % apis.len()].clone()
             };
-            let sent = http
-                .post(url)
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", "2025-11-25")
-                .bearer_auth(&key)
-                .body(body.clone())
-                .send()
-                .await;
-            let (kind, id, is_final) = match sent {
-                Err(_) => {
-                    api += 1;
-                    ("transport_error".to_string(), None, false)
-                }
-                Ok(r) => {
-                    let status = r.status().as_u16();
-                    let v: Value = r.json().await.unwrap_or(Value::Null);
-                    answer_kind(status, &v)
-                }
+            let (status, v) = post_mcp(&http, &base, &key, body.clone()).await;
+            let (kind, id, is_final) = if status == 0 {
+                api += 1;
+                ("transport_error".to_string(), None, false)
+            } else {
+                answer_kind(status, &v)
             };
             {
                 let mut t = tally.lock().unwrap();
@@ -421,19 +393,7 @@ async fn run(nofile: u64) {
     let store = horst_store::Store::open(&config.redis, &url)
         .await
         .expect("store");
-    let mut keys = Vec::new();
-    for c in 0..clients {
-        let name = format!("chaos{c}");
-        horst_identity::accounts::create_account(&store, &name, 2)
-            .await
-            .expect("account");
-        keys.push(
-            horst_identity::accounts::create_key(&store, &name, None)
-                .await
-                .expect("key")
-                .key,
-        );
-    }
+    let keys = agent_keys(&store, "chaos", clients).await;
     let fence_key = store.key("fence");
     let fence = |store: horst_store::Store, key: String| async move {
         let mut conn = store.conn();

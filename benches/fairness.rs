@@ -18,7 +18,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -26,19 +25,16 @@ use std::time::{Duration, Instant};
 use horst_testkit::RedisServer;
 use serde_json::{json, Value};
 
+#[allow(dead_code)] // each benchmark uses a part
+mod common;
+use common::*;
+
 const LEVEL_MAP: &str = include_str!("../levels/01-erste-schritte.map");
 const LEVEL_REPLAY: &str = include_str!("../levels/01-erste-schritte.replay.json");
 /// A level the planner neither solves nor proves unsolvable: each playtest takes its limit.
 const HARD: &str = include_str!("../tests/it/levels/undecided.map");
 const FLOODERS: usize = 10;
 const SIMULATORS: usize = 2;
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn main() {
     if std::env::args().any(|a| a == "--list") {
@@ -117,18 +113,7 @@ fn start_up(redis: &str, data: &std::path::Path, extra: &[(&str, &str)]) -> (Up,
         cmd.env(k, v);
     }
     let mut child = cmd.spawn().expect("spawn horst up");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split("listening on ").nth(1) {
-                let _ = tx.send(rest.trim().to_string());
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("horst up did not start");
+    let url = wait_listening(child.stdout.take().unwrap(), "horst up");
     (Up { child }, url)
 }
 
@@ -141,28 +126,11 @@ struct Call {
 }
 
 async fn call(http: &reqwest::Client, url: &str, key: &str, tool: &str, args: Value) -> Call {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": tool, "arguments": args}});
     let started = Instant::now();
-    let sent = http
-        .post(format!("{url}/api/mcp"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
-        .bearer_auth(key)
-        .body(body.to_string())
-        .send()
-        .await;
-    let (status, v): (u16, Value) = match sent {
-        Ok(r) => (r.status().as_u16(), r.json().await.unwrap_or(Value::Null)),
-        Err(_) => (0, Value::Null),
-    };
+    let (status, v) = post_mcp(http, url, key, tool_call(tool, args)).await;
     let took = started.elapsed();
     let result = &v["result"];
-    let text: Value = result["content"][0]["text"]
-        .as_str()
-        .and_then(|t| serde_json::from_str(t).ok())
-        .unwrap_or(Value::Null);
+    let text = tool_text(result);
     if result["isError"] == false {
         return Call {
             answer: text["outcome"].as_str().unwrap_or("ok").to_string(),
@@ -303,18 +271,7 @@ async fn scenario(name: &str, extra: &[(&str, &str)], seconds: u64) -> Report {
     let store = horst_store::Store::connect(&redis.url(), "horst:")
         .await
         .expect("store");
-    let mut keys = Vec::new();
-    for n in 0..FLOODERS + SIMULATORS {
-        let account = format!("acct{n:02}");
-        horst_identity::accounts::create_account(&store, &account, 2)
-            .await
-            .expect("account");
-        let key = horst_identity::accounts::create_key(&store, &account, None)
-            .await
-            .expect("key")
-            .key;
-        keys.push(key);
-    }
+    let keys = agent_keys(&store, "acct", FLOODERS + SIMULATORS).await;
     // The worker announces its slots within 2 s of its start; admission needs them.
     tokio::time::sleep(Duration::from_secs(3)).await;
     eprintln!("fairness: {name}: flooding for {seconds} s");

@@ -15,6 +15,10 @@ use std::time::{Duration, Instant};
 use horst_testkit::RedisServer;
 use tokio::sync::watch;
 
+#[allow(dead_code)] // each benchmark uses a part
+mod common;
+use common::*;
+
 const MAP: &str = include_str!("../levels/01-erste-schritte.map");
 const REPLAY: &str = include_str!("../levels/01-erste-schritte.replay.json");
 
@@ -70,16 +74,7 @@ async fn run(seconds: u64, clients: usize) {
         for w in 0..2 {
             tokio::spawn(app.worker(w, 2, rx.clone()).expect("pool"));
         }
-        for c in 0..clients {
-            let name = format!("bench{c}");
-            horst_identity::accounts::create_account(&store, &name, 2)
-                .await
-                .expect("account");
-            let key = horst_identity::accounts::create_key(&store, &name, None)
-                .await
-                .expect("key");
-            keys.push(key.key);
-        }
+        keys = agent_keys(&store, "bench", clients).await;
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -88,26 +83,27 @@ async fn run(seconds: u64, clients: usize) {
     let replay: serde_json::Value = serde_json::from_str(REPLAY).expect("replay");
     // Each simulate call needs a fresh idempotency key; `{n}` is replaced per request.
     let body = if simulate {
-        serde_json::json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
-            "params":{"name":"simulate_replay","arguments":{"map": MAP, "replay": replay, "idempotencyKey": "k-{n}"}}})
+        tool_call(
+            "simulate_replay",
+            serde_json::json!({"map": MAP, "replay": replay, "idempotencyKey": "k-{n}"}),
+        )
     } else {
-        serde_json::json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
-            "params":{"name":"validate_map","arguments":{"map": MAP}}})
-    }
-    .to_string();
+        tool_call("validate_map", serde_json::json!({"map": MAP}))
+    };
 
     // Warm-up: one call that must succeed.
     let http = reqwest::Client::new();
     let warm_key = keys.first().cloned().unwrap_or_default();
-    let r = http
-        .post(&url)
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2025-11-25")
-        .header("authorization", format!("Bearer {warm_key}"))
-        .body(body.replace("{n}", "warm"))
-        .send()
-        .await
-        .expect("warm-up");
+    let r = with_key(
+        http.post(&url)
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2025-11-25"),
+        &warm_key,
+    )
+    .body(body.replace("{n}", "warm"))
+    .send()
+    .await
+    .expect("warm-up");
     assert_eq!(r.status(), 200);
     let text = r.text().await.unwrap();
     assert!(
@@ -128,14 +124,15 @@ async fn run(seconds: u64, clients: usize) {
             while Instant::now() < deadline {
                 n += 1;
                 let t = Instant::now();
-                let ok = match http
-                    .post(&url)
-                    .header("content-type", "application/json")
-                    .header("mcp-protocol-version", "2025-11-25")
-                    .header("authorization", format!("Bearer {key}"))
-                    .body(body.replace("{n}", &n.to_string()))
-                    .send()
-                    .await
+                let ok = match with_key(
+                    http.post(&url)
+                        .header("content-type", "application/json")
+                        .header("mcp-protocol-version", "2025-11-25"),
+                    &key,
+                )
+                .body(body.replace("{n}", &n.to_string()))
+                .send()
+                .await
                 {
                     Ok(r) if r.status() == 200 => !r
                         .text()

@@ -10,21 +10,39 @@
 //! (`usec`, load-independent enough to compare) and the bytes in and out; one core of Redis
 //! then carries about 1 s / (usec per item). `redis-benchmark` on the same server gives the
 //! machine's plain SET/GET and EVALSHA ceilings for comparison.
+//!
+//! Then the same jobs with real in-process workers of 4 slots each (`BENCH_WORKERS`, a list,
+//! default `1,2,8`) and `BENCH_CALLERS` concurrent callers (default 32) each admitting a
+//! trivial job and blocking on it, as the queue benchmark does: what a job costs when idle
+//! slots wake on admissions and race for the next turn. Each line counts everything the
+//! server did meanwhile (the workers' idle polls and the housekeeping included).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use horst_queue::{Admission, JobKind, JobSpec};
+use horst_queue::{Admission, Failure, JobInput, JobKind, JobResult, JobSpec};
 use horst_testkit::RedisServer;
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+#[allow(dead_code)] // each benchmark uses a part
+mod common;
+use common::*;
+
+/// A job that does nothing: what is measured is the queue.
+struct Trivial;
+
+impl horst_worker::JobRunner for Trivial {
+    fn run(
+        &self,
+        _: JobKind,
+        _: &JobInput,
+        _: Duration,
+        _: &std::sync::atomic::AtomicBool,
+    ) -> Result<JobResult, Failure> {
+        Ok(JobResult::Referee(Default::default()))
+    }
 }
 
 /// Commands (calls, usec) by name, and bytes in and out, as the server counts them.
@@ -140,22 +158,85 @@ async fn main() {
             idempotency_key: format!("k{n}"),
             input: horst_queue::JobInput::simulate(n.to_string(), Value::Null),
         };
-        let Ok(Admission::New(job)) = queue.admit(spec).await else {
+        // As a blocking tool call admits and waits, and as a worker's slot claims and
+        // completes (which finds nothing else waiting and registers the slot idle).
+        let Ok(Admission::New(job)) = queue.admit_for_caller(spec).await else {
             panic!("admission refused")
         };
-        let claim = queue.claim("bench-worker").await.unwrap().expect("a job");
-        assert!(queue
-            .complete(
-                &claim.record.id,
+        let slot = ("bench-worker/0", horst_queue::Pool::General);
+        let claim = queue
+            .claim_slot(slot.0, slot.1, false)
+            .await
+            .unwrap()
+            .expect("a job");
+        let done = queue
+            .complete_slot(
+                &claim.record,
                 claim.token,
-                Ok(horst_queue::JobResult::Referee(Default::default()))
+                Ok(horst_queue::JobResult::Referee(Default::default())),
+                Some(slot),
             )
             .await
-            .unwrap());
+            .unwrap();
+        assert_ne!(done, horst_queue::Completion::Refused);
         queue.wait(&job.id, Duration::from_secs(5)).await.unwrap();
     }
     let after = counters(&mut probe).await;
     let job_usec = report("job (admit, claim, complete, wait)", jobs, &before, &after);
+
+    // The same jobs through real workers (4 slots each), with concurrent blocking callers.
+    let callers = env_num("BENCH_CALLERS", 32);
+    let counts = std::env::var("BENCH_WORKERS").unwrap_or_else(|_| "1,2,8".into());
+    for workers in counts
+        .split(',')
+        .filter_map(|w| w.trim().parse::<u32>().ok())
+    {
+        let (stop_workers, stop_rx) = watch::channel(false);
+        for w in 0..workers {
+            tokio::spawn(horst_worker::run(
+                queue.clone(),
+                Arc::new(Trivial),
+                horst_worker::WorkerIdentity::new(100 + w, 4),
+                horst_worker::WorkerMetrics::register(&horst_telemetry::Metrics::new()),
+                stop_rx.clone(),
+            ));
+        }
+        // Let the workers announce their slots and settle into their idle wait.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let per = (jobs / callers).max(1);
+        let before = counters(&mut probe).await;
+        let mut tasks = Vec::new();
+        for c in 0..callers {
+            let queue = queue.clone();
+            tasks.push(tokio::spawn(async move {
+                for i in 0..per {
+                    let spec = JobSpec {
+                        kind: JobKind::Simulate,
+                        account: format!("w{workers}c{c}"),
+                        trust: 2,
+                        idempotency_key: format!("k{i}"),
+                        input: JobInput::simulate(i.to_string(), Value::Null),
+                    };
+                    let Ok(Admission::New(job)) = queue.admit(spec).await else {
+                        panic!("admission refused")
+                    };
+                    queue.wait(&job.id, Duration::from_secs(30)).await.unwrap();
+                }
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let after = counters(&mut probe).await;
+        report(
+            &format!("job with {workers} worker(s) x 4 slots, {callers} callers blocking"),
+            per * callers,
+            &before,
+            &after,
+        );
+        let _ = stop_workers.send(true);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
 
     // Session actions over HTTP: an agent acts, the host reads the pending action.
     let http = reqwest::Client::new();
@@ -275,9 +356,13 @@ async fn main() {
         &before,
         &after,
     );
-    // Memory of the played session (its record and its event log, which holds at most
-    // MAX_EVENTS + 64 entries), as Redis counts it.
-    for key in [format!("ses:{id}"), format!("ses:{id}:events")] {
+    // Memory of the played session (its record: a delta and its base; its event log, which
+    // holds at most MAX_EVENTS + 64 entries), as Redis counts it.
+    for key in [
+        format!("ses:{id}"),
+        format!("ses:{id}:base"),
+        format!("ses:{id}:events"),
+    ] {
         let bytes: Option<u64> = redis::cmd("MEMORY")
             .arg("USAGE")
             .arg(app.store().key(&key))

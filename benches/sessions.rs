@@ -16,7 +16,13 @@
 //! BENCH_SESSIONS=200 BENCH_SECONDS=10 cargo bench --bench sessions
 //! BENCH_THINK_MIN_MS=0 BENCH_THINK_MAX_MS=0 cargo bench --bench sessions   # closed loop
 //! BENCH_SESSIONS=20 BENCH_CLOCK_SESSIONS=0 BENCH_CALLGRIND=1 cargo bench --bench sessions
+//! BENCH_CLUSTER=1 cargo bench --bench sessions      # on a Redis Cluster of 3 primaries
 //! ```
+//!
+//! `BENCH_CLUSTER=1` runs the same processes on a Redis Cluster (`horst_testkit::RedisCluster`:
+//! three primaries with a replica each, AOF off like the one server) through
+//! `HORST_REDIS_CLUSTER`; Redis's figures are then summed over the primaries, and the Redis
+//! CPU per action is also printed per primary (how evenly the sessions' buckets spread).
 
 use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
@@ -25,22 +31,22 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use horst_sessions::wire::{
-    AgentSnapshot, CreatedResponse, EntryType, PendingActionsResponse, PublicView, SystemEvent,
+    AgentSnapshot, CreatedResponse, EntryType, PendingEntry, PublicView, SystemEvent,
 };
 use horst_sessions::Status;
-use horst_testkit::RedisServer;
+use horst_testkit::{RedisCluster, RedisServer};
 use serde::de::DeserializeOwned;
-use serde_json::{json, Value};
+use serde::Deserialize;
+use serde_json::json;
+use tokio::io::BufReader;
+use tokio::net::TcpStream;
+
+#[allow(dead_code)] // each benchmark uses a part
+mod common;
+use common::*;
 
 const BRIDGE: &str = "/api/v1/agent/bridge/sessions";
 const AGENT: &str = "/api/v1/agent/sessions";
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn now_us() -> u64 {
     SystemTime::now()
@@ -70,7 +76,65 @@ impl Drop for Proc {
     }
 }
 
-fn horst(wrapper: &[String], args: &[&str]) -> Child {
+/// The Redis the benchmark runs on: one server, or a cluster (`BENCH_CLUSTER=1`).
+enum Backend {
+    One(Box<RedisServer>),
+    Cluster(RedisCluster),
+}
+
+impl Backend {
+    /// The primaries: URL and redis-server pid of each.
+    fn primaries(&self) -> Vec<(String, Option<u32>)> {
+        match self {
+            Backend::One(r) => vec![(r.url(), r.pid())],
+            Backend::Cluster(c) => {
+                let ports = c.primary_ports();
+                c.servers
+                    .iter()
+                    .filter(|s| ports.contains(&s.port()))
+                    .map(|s| (s.url(), s.pid()))
+                    .collect()
+            }
+        }
+    }
+
+    /// The replicas' pids (none on one server).
+    fn replica_pids(&self) -> Vec<u32> {
+        match self {
+            Backend::One(_) => Vec::new(),
+            Backend::Cluster(c) => {
+                let ports = c.primary_ports();
+                c.servers
+                    .iter()
+                    .filter(|s| !ports.contains(&s.port()))
+                    .filter_map(|s| s.pid())
+                    .collect()
+            }
+        }
+    }
+
+    /// How horst processes are pointed at it: arguments and environment.
+    fn horst_redis(&self) -> (Vec<String>, Vec<(String, String)>) {
+        match self {
+            Backend::One(r) => (vec!["--redis".into(), r.url()], Vec::new()),
+            Backend::Cluster(c) => (
+                Vec::new(),
+                vec![("HORST_REDIS_CLUSTER".into(), c.urls().join(","))],
+            ),
+        }
+    }
+
+    /// The configuration of a store on it (one server: the URL passed with it).
+    fn config(&self) -> horst_config::RedisConfig {
+        let mut config = horst_config::RedisConfig::default();
+        if let Backend::Cluster(c) = self {
+            config.cluster = c.urls();
+        }
+        config
+    }
+}
+
+fn horst(wrapper: &[String], args: &[&str], redis: &(Vec<String>, Vec<(String, String)>)) -> Child {
     let bin = env!("CARGO_BIN_EXE_horst");
     let mut cmd = if wrapper.is_empty() {
         Command::new(bin)
@@ -80,6 +144,8 @@ fn horst(wrapper: &[String], args: &[&str]) -> Child {
         c
     };
     cmd.args(args)
+        .args(&redis.0)
+        .envs(redis.1.iter().map(|(k, v)| (k, v)))
         .env("HORST_LOG_LEVEL", "warn")
         // Every simulated agent and host is on 127.0.0.1: thousands of long-polls from one
         // address, far over the per-address connection cap's default (256), which is meant
@@ -92,42 +158,154 @@ fn horst(wrapper: &[String], args: &[&str]) -> Child {
     cmd.spawn().expect("spawn horst")
 }
 
-#[derive(Clone)]
+/// One simulated participant's HTTP client: a single keep-alive HTTP/1.1 connection of its
+/// own (a participant makes one call at a time), requests written and answers read by hand.
+/// The clients share the two cores with the server, so they are kept cheap: a general client
+/// (reqwest: URL parsing, a connection pool, `serde_json::Value` bodies parsed twice) cost
+/// about as much CPU per action as the server. A clone has its own connection.
 struct C {
-    http: reqwest::Client,
-    base: String,
+    /// `127.0.0.1:<port>`
+    addr: String,
     token: String,
+    conn: Option<BufReader<TcpStream>>,
+}
+
+impl Clone for C {
+    fn clone(&self) -> C {
+        C {
+            addr: self.addr.clone(),
+            token: self.token.clone(),
+            conn: None,
+        }
+    }
 }
 
 impl C {
-    async fn call(&self, post: bool, path: &str, body: Option<Value>) -> Option<(u16, Value)> {
-        let url = format!("{}{}", self.base, path);
-        let mut req = if post {
-            self.http.post(url)
-        } else {
-            self.http.get(url)
-        };
-        req = req
-            .bearer_auth(&self.token)
-            .timeout(Duration::from_secs(40));
-        if let Some(b) = body {
-            req = req.json(&b);
+    /// The status and body of one request; `None` if it failed (the connection is dropped
+    /// and the next call opens another).
+    async fn call(&mut self, post: bool, path: &str, body: Option<&str>) -> Option<(u16, Vec<u8>)> {
+        let answer = tokio::time::timeout(Duration::from_secs(40), self.exchange(post, path, body));
+        match answer.await {
+            Ok(Ok(r)) => Some(r),
+            _ => {
+                self.conn = None;
+                None
+            }
         }
-        let r = req.send().await.ok()?;
-        let st = r.status().as_u16();
-        Some((st, r.json().await.unwrap_or(Value::Null)))
     }
 
-    /// [`C::call`] with the body read as the protocol's type (`None`: not of that shape).
-    async fn call_as<T: DeserializeOwned>(
-        &self,
+    async fn exchange(
+        &mut self,
         post: bool,
         path: &str,
-        body: Option<Value>,
+        body: Option<&str>,
+    ) -> std::io::Result<(u16, Vec<u8>)> {
+        use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+        let bad =
+            |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+        if self.conn.is_none() {
+            let stream = TcpStream::connect(&self.addr).await?;
+            stream.set_nodelay(true)?;
+            self.conn = Some(BufReader::with_capacity(16 * 1024, stream));
+        }
+        let Some(conn) = self.conn.as_mut() else {
+            return Err(bad("no connection"));
+        };
+        let body = body.unwrap_or("");
+        let mut req = format!(
+            "{} {path} HTTP/1.1\r\nhost: {}\r\nauthorization: Bearer {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            if post { "POST" } else { "GET" },
+            self.addr,
+            self.token,
+            body.len()
+        );
+        req.push_str(body);
+        conn.get_mut().write_all(req.as_bytes()).await?;
+        let mut line = String::new();
+        let (mut status, mut length, mut chunked, mut close) = (0u16, None, false, false);
+        loop {
+            line.clear();
+            if conn.read_line(&mut line).await? == 0 {
+                return Err(bad("closed before the answer"));
+            }
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            if status == 0 {
+                status = l
+                    .split(' ')
+                    .nth(1)
+                    .and_then(|s| s.parse().ok())
+                    .ok_or_else(|| bad("no status"))?;
+                continue;
+            }
+            let Some((name, value)) = l.split_once(':') else {
+                continue;
+            };
+            let value = value.trim();
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.parse::<usize>().ok();
+            } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = value.eq_ignore_ascii_case("chunked");
+            } else if name.eq_ignore_ascii_case("connection") {
+                close = value.eq_ignore_ascii_case("close");
+            }
+        }
+        let mut out = Vec::new();
+        if chunked {
+            loop {
+                line.clear();
+                conn.read_line(&mut line).await?;
+                let size = line.trim().split(';').next().unwrap_or("");
+                let n = usize::from_str_radix(size, 16).map_err(|_| bad("chunk size"))?;
+                // The chunk and its CRLF (after the last, empty one: the final CRLF).
+                let mut chunk = vec![0; n + 2];
+                conn.read_exact(&mut chunk).await?;
+                if n == 0 {
+                    break;
+                }
+                out.extend_from_slice(&chunk[..n]);
+            }
+        } else if let Some(n) = length {
+            out.resize(n, 0);
+            conn.read_exact(&mut out).await?;
+        } else {
+            conn.read_to_end(&mut out).await?;
+            close = true;
+        }
+        if close {
+            self.conn = None;
+        }
+        Ok((status, out))
+    }
+
+    /// [`C::call`] with the body read as `T` (`None`: not of that shape).
+    async fn call_as<T: DeserializeOwned>(
+        &mut self,
+        post: bool,
+        path: &str,
+        body: Option<&str>,
     ) -> Option<(u16, Option<T>)> {
         let (st, v) = self.call(post, path, body).await?;
-        Some((st, serde_json::from_value(v).ok()))
+        Some((st, serde_json::from_slice(&v).ok()))
     }
+}
+
+/// What an agent reads of its `/state` (serde skips the rest of the snapshot).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TurnView {
+    status: Status,
+    your_turn: bool,
+    turn: u64,
+}
+
+/// What a host reads of its `pending-actions`.
+#[derive(Deserialize)]
+struct PendingView {
+    actions: Vec<PendingEntry>,
+    status: Status,
 }
 
 /// Unix microseconds of `2026-10-07T19:00:00.000Z` (the contract's deadline format).
@@ -157,50 +335,55 @@ fn cpu_ms(pid: u32) -> u64 {
     (ticks(11) + ticks(12)) * 1000 / hz
 }
 
-/// Redis commands executed so far, by command (INFO commandstats).
-async fn redis_commands(url: &str) -> HashMap<String, u64> {
+/// One section of a server's `INFO` (empty if it cannot be read).
+async fn redis_info(url: &str, section: &str) -> String {
     let Ok(client) = redis::Client::open(url) else {
-        return HashMap::new();
+        return String::new();
     };
     let Ok(mut conn) = client.get_multiplexed_async_connection().await else {
-        return HashMap::new();
+        return String::new();
     };
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
+    redis::cmd("INFO")
+        .arg(section)
         .query_async(&mut conn)
         .await
-        .unwrap_or_default();
-    info.lines()
+        .unwrap_or_default()
+}
+
+/// Redis commands executed so far on one server, by command (INFO commandstats): calls and
+/// the server's own time for them (µs).
+async fn redis_commands(url: &str) -> HashMap<String, (u64, u64)> {
+    let field = |rest: &str, name: &str| -> Option<u64> {
+        rest.split(',')
+            .find_map(|f| f.strip_prefix(name))?
+            .parse()
+            .ok()
+    };
+    redis_info(url, "commandstats")
+        .await
+        .lines()
         .filter_map(|l| {
             let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
-            let calls = rest
-                .split(',')
-                .next()?
-                .strip_prefix("calls=")?
-                .parse()
-                .ok()?;
-            Some((name.to_string(), calls))
+            Some((
+                name.to_string(),
+                (field(rest, "calls=")?, field(rest, "usec=")?),
+            ))
         })
         .collect()
 }
 
-/// Redis's `used_memory` (INFO memory), bytes.
-async fn redis_memory(url: &str) -> u64 {
-    let Ok(client) = redis::Client::open(url) else {
-        return 0;
-    };
-    let Ok(mut conn) = client.get_multiplexed_async_connection().await else {
-        return 0;
-    };
-    let info: String = redis::cmd("INFO")
-        .arg("memory")
-        .query_async(&mut conn)
-        .await
-        .unwrap_or_default();
-    info.lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
+/// Redis's `used_memory` (INFO memory) summed over the primaries, bytes.
+async fn redis_memory(urls: &[String]) -> u64 {
+    let mut sum = 0;
+    for url in urls {
+        sum += redis_info(url, "memory")
+            .await
+            .lines()
+            .find_map(|l| l.strip_prefix("used_memory:"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    sum
 }
 
 /// Sum of every sample of a metric family on the API's `/metrics`.
@@ -222,7 +405,8 @@ struct Probe {
     at: Instant,
     actions: u64,
     cpu: Vec<u64>,
-    redis: HashMap<String, u64>,
+    /// Each primary's commandstats.
+    redis: Vec<HashMap<String, (u64, u64)>>,
     http_requests: f64,
     round_trips: f64,
 }
@@ -240,8 +424,15 @@ async fn main() {
     let think_min = env_num("BENCH_THINK_MIN_MS", 500);
     let think_max = env_num("BENCH_THINK_MAX_MS", 1000).max(think_min);
     let callgrind = env_num("BENCH_CALLGRIND", 0) == 1;
-    let redis = RedisServer::start_with(|o| o.appendonly = false);
-    let url = redis.url();
+    let cluster = env_num("BENCH_CLUSTER", 0) == 1;
+    let backend = if cluster {
+        Backend::Cluster(RedisCluster::start_with(|o| o.appendonly = false))
+    } else {
+        Backend::One(Box::new(RedisServer::start_with(|o| o.appendonly = false)))
+    };
+    let primaries = backend.primaries();
+    let urls: Vec<String> = primaries.iter().map(|(u, _)| u.clone()).collect();
+    let horst_redis = backend.horst_redis();
     let data = tempfile::tempdir().unwrap();
     let d = data.path().to_str().unwrap().to_string();
     let cg_dir = tempfile::tempdir().unwrap();
@@ -257,42 +448,24 @@ async fn main() {
 
     let mut api = horst(
         &wrapper,
-        &[
-            "api",
-            "--redis",
-            &url,
-            "--listen",
-            "127.0.0.1:0",
-            "--data",
-            &d,
-        ],
+        &["api", "--listen", "127.0.0.1:0", "--data", &d],
+        &horst_redis,
     );
     let api_pid = api.id();
-    let stdout = api.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if let Some(addr) = line.split("listening on ").nth(1) {
-                let _ = tx.send(addr.trim().to_string());
-            }
-        }
-    });
-    let base = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("api listening");
+    let base = wait_listening(api.stdout.take().unwrap(), "horst api");
     let _api = Proc(api);
     let workers: Vec<Proc> = (0..2)
-        .map(|_| Proc(horst(&[], &["worker", "--redis", &url, "--data", &d])))
+        .map(|_| Proc(horst(&[], &["worker", "--data", &d], &horst_redis)))
         .collect();
     let mut pids = vec![api_pid];
     pids.extend(workers.iter().map(|w| w.0.id()));
-    pids.extend(redis.pid());
+    pids.extend(primaries.iter().filter_map(|(_, pid)| *pid));
+    let replicas = backend.replica_pids();
+    pids.extend(&replicas);
 
-    let store = horst_store::Store::connect(&url, "horst:").await.unwrap();
+    let store = horst_store::Store::open(&backend.config(), &urls[0])
+        .await
+        .unwrap();
     let auth = horst_identity::auth::Auth::new(store, &std::path::Path::new(&d).join("jwt.key"))
         .await
         .unwrap();
@@ -301,11 +474,11 @@ async fn main() {
         .build()
         .unwrap();
     let mk = {
-        let (http, base) = (http.clone(), base.clone());
+        let addr = base.trim_start_matches("http://").to_string();
         move |token: String| C {
-            http: http.clone(),
-            base: base.clone(),
+            addr: addr.clone(),
             token,
+            conn: None,
         }
     };
     let host = mk(auth
@@ -324,19 +497,24 @@ async fn main() {
 
     let mean_think_s = (think_min + think_max) as f64 / 2000.0;
     println!(
-        "sessions: {sessions} playing + {clock_sessions} clock sessions, {seconds} s, think {think_min}-{think_max} ms after the turn's publish, API {base}{}",
-        if callgrind { " (under callgrind)" } else { "" }
+        "sessions: {sessions} playing + {clock_sessions} clock sessions, {seconds} s, think {think_min}-{think_max} ms after the turn's publish, API {base}{}, Redis: {}",
+        if callgrind { " (under callgrind)" } else { "" },
+        if cluster {
+            format!("a cluster of {} primaries with a replica each", primaries.len())
+        } else {
+            "one server".into()
+        }
     );
     // Phase 1: every table is created and seated (64 at a time) before anyone plays.
     let setup = Instant::now();
-    let memory_before = redis_memory(&url).await;
+    let memory_before = redis_memory(&urls).await;
     let mut tables = Vec::new();
     let total = sessions + clock_sessions;
     let mut next = 0;
     while next < total {
         let mut batch = tokio::task::JoinSet::new();
         for i in next..(next + 64).min(total) {
-            let (host, auth, mk) = (host.clone(), auth.clone(), mk.clone());
+            let (mut host, auth, mk) = (host.clone(), auth.clone(), mk.clone());
             batch.spawn(async move {
                 let clocked = i >= sessions;
                 // Clock sessions: a 1 s turn clock whose strikes never run out, so every
@@ -350,7 +528,7 @@ async fn main() {
                     .call_as::<CreatedResponse>(
                         true,
                         BRIDGE,
-                        Some(json!({ "config": config, "gameId": "bench" })),
+                        Some(&json!({ "config": config, "gameId": "bench" }).to_string()),
                     )
                     .await
                     .expect("create");
@@ -358,17 +536,13 @@ async fn main() {
                 let mut agents = Vec::new();
                 let mut pids = Vec::new();
                 for k in 0..2 {
-                    let a = mk(auth
+                    let mut a = mk(auth
                         .create_token(&["play".into()], Some(&format!("a{i}-{k}")))
                         .await
                         .unwrap()
                         .0);
                     let (_, s) = a
-                        .call_as::<AgentSnapshot>(
-                            true,
-                            &format!("{AGENT}/{id}/join"),
-                            Some(json!({})),
-                        )
+                        .call_as::<AgentSnapshot>(true, &format!("{AGENT}/{id}/join"), Some("{}"))
                         .await
                         .expect("join");
                     pids.push(s.expect("a snapshot").player_id);
@@ -392,7 +566,7 @@ async fn main() {
         // When the host last started publishing a turn (client clock, µs): the agents' think
         // time counts from here, so server delays do not lower the offered rate.
         let turn_at = Arc::new(AtomicU64::new(0));
-        let (h, idh, pidsh, stop_h, delivery_h, lateness_h, measuring_h, turn_at_h) = (
+        let (mut h, idh, pidsh, stop_h, delivery_h, lateness_h, measuring_h, turn_at_h) = (
             host.clone(),
             id.clone(),
             pids.clone(),
@@ -408,14 +582,18 @@ async fn main() {
             // Clock sessions: when the current turn's clock started (server clock, µs).
             let mut clock_start = None;
             let publish = |on: usize| {
-                json!({ "ops": [
-                    { "op": "state", "state": { "on": on } },
-                    { "op": "legal_actions", "playerId": pidsh[on], "actions": [{ "type": "move" }] }
-                ]})
+                format!(
+                    r#"{{"ops":[{{"op":"state","state":{{"on":{on}}}}},{{"op":"legal_actions","playerId":"{}","actions":[{{"type":"move"}}]}}]}}"#,
+                    pidsh[on]
+                )
             };
+            let (ops_path, public_path) = (
+                format!("{BRIDGE}/{idh}/ops"),
+                format!("{AGENT}/{idh}/public"),
+            );
             while !stop_h.load(Ordering::Relaxed) {
                 let Some((200, Some(p))) = h
-                    .call_as::<PendingActionsResponse>(
+                    .call_as::<PendingView>(
                         false,
                         &format!("{BRIDGE}/{idh}/pending-actions?after={after}&wait=25"),
                         None,
@@ -460,12 +638,11 @@ async fn main() {
                         tokio::time::sleep(Duration::from_millis(rand_below(1000))).await;
                     }
                     turn_at_h.store(now_us(), Ordering::SeqCst);
-                    h.call(true, &format!("{BRIDGE}/{idh}/ops"), Some(publish(on)))
-                        .await;
+                    h.call(true, &ops_path, Some(&publish(on))).await;
                     if clocked {
                         // The turn's deadline as the server set it.
                         if let Some((200, Some(v))) = h
-                            .call_as::<PublicView>(false, &format!("{AGENT}/{idh}/public"), None)
+                            .call_as::<PublicView>(false, &public_path, None)
                             .await
                         {
                             clock_start = v
@@ -481,7 +658,7 @@ async fn main() {
         if clocked {
             continue; // its agents never act: the clock strikes them every second
         }
-        for a in agents {
+        for mut a in agents {
             let (idc, stop_a, actions_a, late_a, turn_at_a) = (
                 id.clone(),
                 stop.clone(),
@@ -490,14 +667,13 @@ async fn main() {
                 turn_at.clone(),
             );
             tasks.spawn(async move {
+                let (state_path, action_path) = (
+                    format!("{AGENT}/{idc}/state?wait=25"),
+                    format!("{AGENT}/{idc}/action"),
+                );
                 while !stop_a.load(Ordering::Relaxed) {
-                    let Some((200, Some(s))) = a
-                        .call_as::<AgentSnapshot>(
-                            false,
-                            &format!("{AGENT}/{idc}/state?wait=25"),
-                            None,
-                        )
-                        .await
+                    let Some((200, Some(s))) =
+                        a.call_as::<TurnView>(false, &state_path, None).await
                     else {
                         continue;
                     };
@@ -514,12 +690,11 @@ async fn main() {
                             late_a.fetch_add(1, Ordering::Relaxed);
                         }
                         let turn = s.turn;
-                        let body =
-                            json!({ "action": { "type": "move", "t": now_us() }, "turn": turn });
-                        if let Some((200, _)) = a
-                            .call(true, &format!("{AGENT}/{idc}/action"), Some(body))
-                            .await
-                        {
+                        let body = format!(
+                            r#"{{"action":{{"type":"move","t":{}}},"turn":{turn}}}"#,
+                            now_us()
+                        );
+                        if let Some((200, _)) = a.call(true, &action_path, Some(&body)).await {
                             actions_a.fetch_add(1, Ordering::Relaxed);
                         }
                     }
@@ -527,14 +702,18 @@ async fn main() {
             });
         }
     }
-    let probe = |http: reqwest::Client, base: String, url: String, pids: Vec<u32>| {
+    let probe = |http: reqwest::Client, base: String, urls: Vec<String>, pids: Vec<u32>| {
         let actions = actions.clone();
         async move {
+            let mut redis = Vec::new();
+            for url in &urls {
+                redis.push(redis_commands(url).await);
+            }
             Probe {
                 at: Instant::now(),
                 actions: actions.load(Ordering::Relaxed),
                 cpu: pids.iter().map(|p| cpu_ms(*p)).collect(),
-                redis: redis_commands(&url).await,
+                redis,
                 http_requests: metric_sum(&http, &base, "horst_http_requests_total").await,
                 round_trips: metric_sum(&http, &base, "horst_session_redis_round_trips_total")
                     .await,
@@ -553,16 +732,16 @@ async fn main() {
     // Let every host see its game_start and the think times settle before measuring.
     tokio::time::sleep(Duration::from_millis(2000 + think_max)).await;
     cg("--zero");
-    let memory_playing = redis_memory(&url).await;
+    let memory_playing = redis_memory(&urls).await;
     let clients0 = cpu_ms(std::process::id());
-    let p0 = probe(http.clone(), base.clone(), url.clone(), pids.clone()).await;
+    let p0 = probe(http.clone(), base.clone(), urls.clone(), pids.clone()).await;
     measuring.store(true, Ordering::Relaxed);
     let late0 = late_starts.load(Ordering::Relaxed);
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     measuring.store(false, Ordering::Relaxed);
-    let p1 = probe(http.clone(), base.clone(), url.clone(), pids.clone()).await;
+    let p1 = probe(http.clone(), base.clone(), urls.clone(), pids.clone()).await;
     let clients = cpu_ms(std::process::id()) - clients0;
-    let memory_after = redis_memory(&url).await;
+    let memory_after = redis_memory(&urls).await;
     cg("--dump");
     let late = late_starts.load(Ordering::Relaxed) - late0;
     stop.store(true, Ordering::Relaxed);
@@ -597,13 +776,20 @@ async fn main() {
         percentile(&mut l, 1.0) as f64 / 1000.0,
         l.len()
     );
-    // Per action: everything the window did (clock sessions included) over the actions.
-    let mut cmds: Vec<(String, u64)> = p1
-        .redis
-        .iter()
-        .map(|(k, v)| (k.clone(), v - p0.redis.get(k).copied().unwrap_or(0)))
-        .filter(|(_, v)| *v > 0)
-        .collect();
+    // Per action: everything the window did (clock sessions included) over the actions,
+    // summed over the primaries; and each primary's own time for its commands.
+    let mut by_command: HashMap<String, u64> = HashMap::new();
+    let mut usec_by_primary = Vec::new();
+    for (after, before) in p1.redis.iter().zip(&p0.redis) {
+        let mut usec = 0;
+        for (k, (calls, us)) in after {
+            let (calls0, us0) = before.get(k).copied().unwrap_or((0, 0));
+            *by_command.entry(k.clone()).or_default() += calls - calls0;
+            usec += us - us0;
+        }
+        usec_by_primary.push(usec);
+    }
+    let mut cmds: Vec<(String, u64)> = by_command.into_iter().filter(|(_, v)| *v > 0).collect();
     cmds.sort_by_key(|c| std::cmp::Reverse(c.1));
     let total_cmds: u64 = cmds.iter().map(|(_, v)| v).sum();
     println!(
@@ -620,7 +806,22 @@ async fn main() {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let names = ["api", "worker 1", "worker 2", "redis"];
+    let usec_total: u64 = usec_by_primary.iter().sum();
+    let busiest = usec_by_primary.iter().copied().max().unwrap_or(0);
+    println!(
+        "  Redis CPU per action (commandstats, the servers' own time, background polls included): {:.1} µs in all; by primary {}; the busiest primary does {:.0}% of it (with Redis the limit, these primaries carry {:.1}x what the busiest alone would)",
+        per(usec_total as f64),
+        usec_by_primary
+            .iter()
+            .map(|u| format!("{:.1}", per(*u as f64)))
+            .collect::<Vec<_>>()
+            .join(" / "),
+        if usec_total == 0 { 0.0 } else { busiest as f64 * 100.0 / usec_total as f64 },
+        if busiest == 0 { 0.0 } else { usec_total as f64 / busiest as f64 },
+    );
+    let mut names = vec!["api".to_string(), "worker 1".into(), "worker 2".into()];
+    names.extend((1..=primaries.len()).map(|i| format!("redis primary {i}")));
+    names.extend((1..=replicas.len()).map(|i| format!("redis replica {i}")));
     let cpu: Vec<String> = p1
         .cpu
         .iter()

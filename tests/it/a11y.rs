@@ -10,7 +10,9 @@ use serde_json::Value;
 
 use crate::browser::{launch, Tab};
 use crate::game_api::{game_app, get};
-use crate::rcadia_common::{cast, two_player, AGENT};
+use crate::house_e2e::House;
+use crate::rcadia_common::{cast, two_player, Client, AGENT};
+use crate::rcadia_pages::{play, rps_match};
 
 const LONG: Duration = Duration::from_secs(60);
 const PASSWORD: &str = "Steinbock-42-Gipfel";
@@ -67,6 +69,29 @@ async fn ready(tab: &Tab, expr: &str, what: &str) {
     tokio::time::sleep(Duration::from_millis(300)).await;
 }
 
+/// Opens each page `(path, ready expression, what)` in turn (from a blank page, so a ready
+/// flag is the new page's) and collects axe's findings, each naming the page and the size.
+async fn each_page(
+    tab: &Tab,
+    axe: &str,
+    app: &crate::harness::TestApp,
+    pages: &[(String, String, &str)],
+    (w, h): (u32, u32),
+) -> Vec<String> {
+    let mut all = Vec::new();
+    for (path, expr, what) in pages {
+        tab.goto("about:blank").await;
+        tab.wait_for("location.href === 'about:blank'", "a blank page", LONG)
+            .await;
+        tab.goto(&app.url(path)).await;
+        ready(tab, expr, what).await;
+        for f in findings(tab, axe).await {
+            all.push(format!("{path} at {w}x{h}: {f}"));
+        }
+    }
+    all
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_page_has_no_serious_accessibility_findings() {
     crate::wasm_engine::engine_module();
@@ -86,73 +111,68 @@ async fn every_page_has_no_serious_accessibility_findings() {
     horst_identity::people::set_sign_up(&app.store, true)
         .await
         .unwrap();
-    let session = seated_table(&app).await;
-
     let browser = launch().await;
     let tab = Tab::open(&browser, "about:blank").await;
     let game_ready = "document.body && document.body.dataset.ready === '1'";
-    let pages: Vec<(String, String, &str)> = vec![
-        ("/".into(), game_ready.into(), "the game page"),
-        (
-            format!("/?test#spielen={first}"),
-            "window.horstTest && horstTest.state().mode === 'play'".into(),
-            "the play stage",
-        ),
-        (
-            format!("/level/{labor}"),
-            game_ready.into(),
-            "the level page",
-        ),
-        (
-            "/level/no-such-level".into(),
-            game_ready.into(),
-            "a level that is not there",
-        ),
-        ("/board.html".into(), game_ready.into(), "the board"),
-        (
-            "/account/".into(),
-            "!document.getElementById('signed-out').hidden".into(),
-            "the account sign-in",
-        ),
-        (
-            "/agents.html".into(),
-            "document.querySelector('h1')".into(),
-            "the agent guide",
-        ),
-        (
-            "/admin/".into(),
-            "!document.getElementById('signed-out').hidden".into(),
-            "the admin sign-in",
-        ),
-        (
-            "/tables/".into(),
-            format!("document.querySelector('[data-session=\"{session}\"]')"),
-            "the tables list",
-        ),
-        (
-            format!("/watch/{session}"),
-            "document.querySelectorAll('#players li').length > 0".into(),
-            "the watch page",
-        ),
-        (
-            "/bridge/".into(),
-            "document.readyState === 'complete'".into(),
-            "the bridge",
-        ),
-    ];
+    // The seated table's host never polls, so it ends after a while: a fresh one per size.
+    let pages = |session: &str| -> Vec<(String, String, &str)> {
+        vec![
+            // First, while the table is fresh.
+            (
+                "/tables/".into(),
+                format!("document.querySelector('[data-session=\"{session}\"]')"),
+                "the tables list",
+            ),
+            (
+                format!("/watch/{session}"),
+                "document.querySelectorAll('#players li').length > 0".into(),
+                "the watch page",
+            ),
+            ("/".into(), game_ready.into(), "the game page"),
+            (
+                format!("/?test#spielen={first}"),
+                "window.horstTest && horstTest.state().mode === 'play'".into(),
+                "the play stage",
+            ),
+            (
+                format!("/level/{labor}"),
+                game_ready.into(),
+                "the level page",
+            ),
+            (
+                "/level/no-such-level".into(),
+                game_ready.into(),
+                "a level that is not there",
+            ),
+            ("/board.html".into(), game_ready.into(), "the board"),
+            (
+                "/account/".into(),
+                "!document.getElementById('signed-out').hidden".into(),
+                "the account sign-in",
+            ),
+            (
+                "/agents.html".into(),
+                // Its stylesheet applied (a file under the page's CSP, no inline style).
+                "document.querySelector('h1') && getComputedStyle(document.body).backgroundColor === 'rgb(238, 243, 248)'".into(),
+                "the agent guide, styled",
+            ),
+            (
+                "/admin/".into(),
+                "!document.getElementById('signed-out').hidden".into(),
+                "the admin sign-in",
+            ),
+            (
+                "/bridge/".into(),
+                "document.readyState === 'complete'".into(),
+                "the bridge",
+            ),
+        ]
+    };
     let mut all = Vec::new();
     for (w, h) in [(1280, 800), (390, 844)] {
         tab.viewport(w, h).await;
-        for (path, expr, what) in &pages {
-            tab.goto("about:blank").await;
-            tab.wait_for("location.href === 'about:blank'", "a blank page", LONG)
-                .await;
-            tab.goto(&app.url(path)).await;
-            ready(&tab, expr, what).await;
-            for f in findings(&tab, &axe).await {
-                all.push(format!("{path} at {w}x{h}: {f}"));
-            }
-        }
+        let session = seated_table(&app).await;
+        all.extend(each_page(&tab, &axe, &app, &pages(&session), (w, h)).await);
     }
 
     // Signed in: the account page with its keys, and the operator's sections.
@@ -220,8 +240,13 @@ async fn every_page_has_no_serious_accessibility_findings() {
     let session = seated_table(&app).await;
     for section in [
         "overview",
+        "jobs",
+        "messages",
         "levels",
         "accounts",
+        "board",
+        "switches",
+        "quotas",
         "credentials",
         "audit",
         "tables",
@@ -274,6 +299,133 @@ async fn every_page_has_no_serious_accessibility_findings() {
         "the ended table gone from the list",
     )
     .await;
+    assert!(
+        all.is_empty(),
+        "serious accessibility findings:\n{}",
+        all.join("\n")
+    );
+}
+
+/// The RCADIA and arena pages with games on them (issue 31): the house games' own pages, a
+/// live chess board and a finished rock-paper-scissors match (its replay controls) on the
+/// watch page, the leaderboards and an agent's page with a rated match, the house pages and
+/// the pages for addresses that hold nothing, at both sizes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rcadia_pages_with_games_have_no_serious_accessibility_findings() {
+    let axe = axe_source();
+    let house = House::start(&["chess", "rps"], "", |_| {}).await;
+    let rps = house.open_table("rps").await;
+    let (rocky, edward) = (house.agent("Rocky").await, house.agent("Edward").await);
+    rocky.join(&rps).await;
+    edward.join(&rps).await;
+    rps_match(
+        &rocky,
+        &edward,
+        &rps,
+        &[("rock", "scissors"), ("paper", "rock")],
+    )
+    .await;
+    let chess = house.open_table("chess").await;
+    let (white, black) = (house.agent("Fish").await, house.agent("Crab").await);
+    white.join(&chess).await;
+    black.join(&chess).await;
+    play(&white, &black, &chess, &["e2e4", "e7e5"]).await;
+    // The match at a house table between two agents is rated.
+    let anon = Client {
+        base: format!("http://{}", house.app.addr),
+        token: String::new(),
+        http: reqwest::Client::new(),
+    };
+    let deadline = tokio::time::Instant::now() + LONG;
+    let agent = loop {
+        let (_, v) = anon.get("/api/v1/leaderboard/rps").await;
+        if let Some(a) = v["standings"]
+            .as_array()
+            .filter(|s| s.len() == 2)
+            .and_then(|s| s[0]["agent"].as_str())
+        {
+            break a.to_string();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the rps match never rated: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+
+    let browser = launch().await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    let ready_flag = "document.body.dataset.ready === '1'";
+    let pages: Vec<(String, String, &str)> = vec![
+        (
+            "/tables/".into(),
+            format!("document.querySelector('tr[data-session=\"{chess}\"]')"),
+            "the tables list with a game",
+        ),
+        (
+            "/house/".into(),
+            format!("document.querySelector('tr[data-session=\"{chess}\"]')"),
+            "the house page",
+        ),
+        (
+            "/house/table.html".into(),
+            "!document.getElementById('about').hidden".into(),
+            "the house table page opened by hand",
+        ),
+        (
+            "/games/chess/".into(),
+            "document.querySelectorAll('#board .sq').length === 64".into(),
+            "the chess page",
+        ),
+        (
+            "/games/rps/".into(),
+            "document.getElementById('status').textContent !== ''".into(),
+            "the rps page",
+        ),
+        (
+            format!("/watch/{chess}"),
+            "document.querySelectorAll('#board .sq').length === 64".into(),
+            "a live chess game",
+        ),
+        (
+            format!("/watch/{rps}"),
+            "document.body.dataset.replay === '1'".into(),
+            "a finished match's replay",
+        ),
+        (
+            "/leaderboard/".into(),
+            ready_flag.into(),
+            "the leaderboards",
+        ),
+        (
+            "/leaderboard/rps".into(),
+            ready_flag.into(),
+            "the rps leaderboard",
+        ),
+        (
+            format!("/leaderboard/rps/{agent}"),
+            format!("{ready_flag} && document.querySelector('a[href=\"/watch/{rps}\"]')"),
+            "an agent's page",
+        ),
+        (
+            "/no/such/page".into(),
+            "document.querySelector('h1')".into(),
+            "the page for unknown addresses",
+        ),
+        (
+            "/games/nope/".into(),
+            "document.querySelector('h1')".into(),
+            "the page for an unknown game",
+        ),
+    ];
+    let mut all = Vec::new();
+    for (w, h) in [(1280, 800), (390, 844)] {
+        tab.viewport(w, h).await;
+        all.extend(each_page(&tab, &axe, &house.app, &pages, (w, h)).await);
+    }
+    tab.close().await;
+    browser.close().await;
+    house.stop().await;
     assert!(
         all.is_empty(),
         "serious accessibility findings:\n{}",

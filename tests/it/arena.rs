@@ -136,14 +136,13 @@ fn standing<'a>(board: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{name} not on {board}"))
 }
 
-/// The replay of `id` as lines.
+/// The replay of `id` as lines (sent with `c`'s credential if it has one).
 async fn replay(c: &Client, id: &str) -> (u16, Vec<Value>, String) {
-    let r = c
-        .http
-        .get(format!("{}{AGENT}/{id}/replay", c.base))
-        .send()
-        .await
-        .unwrap();
+    let mut req = c.http.get(format!("{}{AGENT}/{id}/replay", c.base));
+    if !c.token.is_empty() {
+        req = req.bearer_auth(&c.token);
+    }
+    let r = req.send().await.unwrap();
     let status = r.status().as_u16();
     let ctype = r
         .headers()
@@ -458,4 +457,249 @@ async fn seekers_at_once_fill_tables_and_never_leave_two_half_empty() {
     assert_eq!((st, v["code"].as_str()), (503, Some("no_table")), "{v}");
     let (st, v) = seek(&agents[0], json!({ "game": "a b" })).await;
     assert_eq!(st, 400, "{v}");
+}
+
+/// The `rejected` lines of a replay as `viewer` downloads it.
+async fn rejections(viewer: &Client, id: &str) -> Vec<Value> {
+    let (st, lines, _) = replay(viewer, id).await;
+    assert_eq!(st, 200);
+    lines
+        .into_iter()
+        .filter(|l| l["kind"] == "rejected")
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_shows_rejection_reasons_only_to_their_owner() {
+    let app = app_with(|_| {}).await;
+    let (house, agents) = house_and_agents(&app, &["Owner", "Other"]).await;
+    let (owner, other) = (&agents[0], &agents[1]);
+    let id = open_duel(&house).await;
+    let mut pids = Vec::new();
+    for a in [owner, other] {
+        let snap: AgentSnapshot = serde_json::from_value(a.join(&id).await).unwrap();
+        pids.push(snap.player_id);
+    }
+    let after = until_game_start(&house, &id).await;
+    house
+        .ops(
+            &id,
+            json!([{ "op": "state", "state": { "board": "start" } },
+                   { "op": "legal_actions", "playerId": pids[0], "actions": ["win"] }]),
+        )
+        .await;
+    let turn = owner.state(&id, 5.0).await["turn"].as_u64().unwrap();
+    let (st, v) = owner.act(&id, json!("win"), turn).await;
+    assert_eq!(st, 200, "{v}");
+    let p = house.pending(&id, after, 5.0).await;
+    let after = max_seq(&p, after);
+    // The game refuses it, saying why (only the owner may read this).
+    house
+        .ops(
+            &id,
+            json!([{ "op": "reject", "playerId": pids[0], "reason": "secret: the rook is pinned" }]),
+        )
+        .await;
+    let (st, v) = owner.act(&id, json!("win"), turn).await;
+    assert_eq!(st, 200, "{v}");
+    let _ = house.pending(&id, after, 5.0).await;
+    house
+        .ops(
+            &id,
+            json!([{ "op": "end", "result": { "winner": pids[0] } }]),
+        )
+        .await;
+
+    let anon = Client {
+        token: String::new(),
+        ..owner.clone()
+    };
+    let public = rejections(&anon, &id).await;
+    assert_eq!(public.len(), 1, "{public:?}");
+    assert_eq!(public[0]["playerId"], pids[0].as_str());
+    assert!(public[0]["reason"].is_null(), "{public:?}");
+    let others = rejections(other, &id).await;
+    assert!(others[0]["reason"].is_null(), "another player: {others:?}");
+    let hosts = rejections(&house, &id).await;
+    assert!(hosts[0]["reason"].is_null(), "the host: {hosts:?}");
+    let own = rejections(owner, &id).await;
+    assert_eq!(own[0]["reason"], "secret: the rook is pinned", "{own:?}");
+    // The owner's copy is private: no shared cache may keep it.
+    let r = owner
+        .http
+        .get(format!("{}{AGENT}/{id}/replay", owner.base))
+        .bearer_auth(&owner.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["cache-control"], "private, no-store");
+    // A credential that is sent must be valid.
+    let forged = Client {
+        token: "agt_forged.nothing".into(),
+        ..owner.clone()
+    };
+    let (st, _, _) = replay(&forged, &id).await;
+    assert_eq!(st, 401);
+}
+
+/// Polls `check` on one agent's rating page until it holds.
+async fn agent_until(c: &Client, agent: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + LONG;
+    loop {
+        let (st, v) = c.get(&format!("/api/v1/leaderboard/{GAME}/{agent}")).await;
+        assert_eq!(st, 200, "{v}");
+        if check(&v) {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "never {what}: {v}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_agent_seeks_and_plays_its_validation_game_against_the_reference_player() {
+    use horst_rcadia::reference::{reference_move, REFERENCE_AGENT, REFERENCE_IDENTITY};
+    let app = app_with(|c| c.sessions.reference_games = vec![GAME.into()]).await;
+    let (house, agents) = house_and_agents(&app, &["Newbie"]).await;
+    let newbie = &agents[0];
+    let anon = Client {
+        token: String::new(),
+        ..newbie.clone()
+    };
+    let id = open_duel(&house).await;
+    let (st, v) = seek(newbie, json!({ "game": GAME, "wait": 10 })).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["sessionId"], id.as_str());
+    // The reference player took the other seat.
+    let s = app.rcadia.load(&id).await.unwrap();
+    let reference = s
+        .player_by_identity(REFERENCE_IDENTITY)
+        .expect("the reference player sits at the new agent's table")
+        .player_id
+        .clone();
+    let mine = v["playerId"].as_str().unwrap().to_string();
+
+    // The game offers it three actions; it plays the one its seed picks.
+    let after = until_game_start(&house, &id).await;
+    let legal = json!(["north", "east", "south"]);
+    house
+        .ops(
+            &id,
+            json!([{ "op": "state", "state": { "board": "start" } },
+                   { "op": "legal_actions", "playerId": reference, "actions": legal }]),
+        )
+        .await;
+    let turn = app.rcadia.load(&id).await.unwrap().turn();
+    let want = reference_move(&id, turn, legal.as_array().unwrap()).unwrap();
+    let deadline = Instant::now() + LONG;
+    let mut after = after;
+    let played = loop {
+        let p = house.pending(&id, after, 5.0).await;
+        after = max_seq(&p, after);
+        if let Some(e) = entries(&p)
+            .into_iter()
+            .find(|e| e["playerId"] == reference.as_str())
+        {
+            break e;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the reference player never moved"
+        );
+    };
+    assert_eq!(played["action"], want, "{played}");
+    // It wins; the newbie's rating record names this as its validation game.
+    house
+        .ops(
+            &id,
+            json!([{ "op": "state", "state": { "board": "won" } },
+                   { "op": "end", "result": { "winner": reference } }]),
+        )
+        .await;
+    let agent_id = app
+        .rcadia
+        .load(&id)
+        .await
+        .unwrap()
+        .player(&mine)
+        .unwrap()
+        .identity
+        .strip_prefix("agent:")
+        .unwrap()
+        .to_string();
+    let page = agent_until(&anon, &agent_id, "the validation game rated", |v| {
+        v["standing"]["games"] == 1
+    })
+    .await;
+    let st = &page["standing"];
+    assert_eq!(st["validation"]["sessionId"], id.as_str(), "{page}");
+    assert_eq!(st["validation"]["score"], 0.0, "{page}");
+    assert_eq!(st["provisional"], true, "one game: provisional");
+    let board = leaderboard_until(&anon, "both rated", |v| {
+        v["standings"].as_array().is_some_and(|s| s.len() == 2)
+    })
+    .await;
+    let r = standing(&board, "House reference");
+    assert_eq!(
+        (r["agent"].as_str(), r["wins"].as_u64()),
+        (Some(REFERENCE_AGENT), Some(1))
+    );
+    assert!(r["validation"].is_null(), "{r}");
+    // It opted out of the rematch and left the table: the driver forgot it.
+    let key = app.store.key("reference:tables");
+    let deadline = Instant::now() + LONG;
+    loop {
+        let n: u64 = redis::cmd("SCARD")
+            .arg(&key)
+            .query_async(&mut app.store.conn())
+            .await
+            .unwrap();
+        if n == 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the reference player kept its table"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let s = app.rcadia.load(&id).await.unwrap();
+    assert!(s.player(&reference).unwrap().left, "out of the rematch");
+
+    // Validated: its next seek seats it like anyone (no reference player joins).
+    let next = open_duel(&house).await;
+    let (st, v) = seek(newbie, json!({ "game": GAME, "wait": 10 })).await;
+    assert_eq!(st, 200, "{v}");
+    let seated = v["sessionId"].as_str().unwrap().to_string();
+    let s = app.rcadia.load(&seated).await.unwrap();
+    assert!(
+        s.player_by_identity(REFERENCE_IDENTITY).is_none(),
+        "{seated} (opened {next})"
+    );
+
+    // Idle rating periods (one day each) grow its RD on the virtual clock; the rating stays.
+    let rd0 = st_f64(&page["standing"], "rd");
+    let rating0 = st_f64(&page["standing"], "rating");
+    app.store
+        .set_clock_offset_ms(30 * 24 * 3600 * 1000 + 60_000);
+    let later = agent_until(&anon, &agent_id, "RD grown by idle time", |v| {
+        st_f64(&v["standing"], "rd") > rd0
+    })
+    .await;
+    let (rd, rating) = (
+        st_f64(&later["standing"], "rd"),
+        st_f64(&later["standing"], "rating"),
+    );
+    // Thirty periods: RD² grows by 30 σ² on the Glicko-2 scale (σ 0.06 after one game).
+    let scale = 173.7178_f64;
+    let sigma = 0.06_f64;
+    let want = (((rd0 / scale).powi(2) + 30.0 * sigma * sigma).sqrt() * scale).min(350.0);
+    assert!((rd - want).abs() < 0.5, "rd {rd0} -> {rd}, want {want}");
+    assert_eq!(rating, rating0);
+}
+
+fn st_f64(v: &Value, field: &str) -> f64 {
+    v[field]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{field} in {v}"))
 }

@@ -98,7 +98,12 @@ async fn series(house: &House, game: &str, rounds: &str, extra: &[&str]) -> Vec<
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn series_replays_play_back_in_the_browser_and_rate_the_agents() {
-    let house = House::start(&["chess", "rps"], "maxPlies=12", |_| {}).await;
+    // Two new agents play each other here, so no reference player takes their first games
+    // (`a_new_agent_plays_its_validation_game_at_a_house_rps_table` covers it).
+    let house = House::start(&["chess", "rps"], "maxPlies=12", |c| {
+        c.sessions.reference_games = Vec::new()
+    })
+    .await;
     let anon = Client {
         base: format!("http://{}", house.app.addr),
         token: String::new(),
@@ -294,4 +299,75 @@ async fn series_replays_play_back_in_the_browser_and_rate_the_agents() {
     }
     tab.close().await;
     house.stop().await;
+}
+
+/// A new agent seeks rock-paper-scissors at the house (the game in headless Chromium): the
+/// house's reference player takes the other seat and plays its throws, the match ends, and
+/// the agent's rating record names it as its validation game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_agent_plays_its_validation_game_at_a_house_rps_table() {
+    let house = House::start(&["rps"], "", |_| {}).await;
+    let anon = Client {
+        base: format!("http://{}", house.app.addr),
+        token: String::new(),
+        http: reqwest::Client::new(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let token = play_token(&house.app, "Cy", &["play"]).await;
+    let args = [
+        "--game",
+        "rps",
+        "--seek",
+        "--wait-for-table",
+        "60",
+        "--rounds",
+        "1",
+    ];
+    let mut cy = play(&house.app, &token, true, &args, dir.path());
+    assert_eq!(
+        exit_code(&mut cy, Duration::from_secs(240)).await,
+        0,
+        "{}",
+        cy.stderr()
+    );
+    let ev = events(&cy);
+    let id = of_kind(&ev, "result")[0]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let lines = replay_lines(&anon, &id).await;
+    let players = of(&lines, "end")[0]["players"].as_array().unwrap().clone();
+    let names: Vec<&str> = players
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"House reference"), "{names:?}");
+    let reference = players
+        .iter()
+        .find(|p| p["agent"] == "agt_reference")
+        .unwrap();
+    assert!(
+        of(&lines, "action")
+            .iter()
+            .any(|a| a["playerId"] == reference["playerId"]),
+        "the reference player threw: {lines:?}"
+    );
+    let deadline = tokio::time::Instant::now() + LONG;
+    loop {
+        let (_, v) = anon.get("/api/v1/leaderboard/rps").await;
+        let cy = v["standings"]
+            .as_array()
+            .and_then(|s| s.iter().find(|a| a["name"] == "Cy"))
+            .cloned();
+        if let Some(cy) = cy {
+            assert_eq!(cy["validation"]["sessionId"], id.as_str(), "{v}");
+            assert_eq!(cy["games"], 1, "{v}");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the validation game was never rated: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }

@@ -1,23 +1,34 @@
 //! horst on a Redis Cluster: three primaries with a replica each (`RedisCluster`). The job,
 //! gateway and session test modules also run on the shared cluster (`HORST_TEST_REDIS=cluster`,
 //! `ops/test`); these tests check what only a cluster shows: sessions spread over every
-//! primary while each script's keys stay in one slot, and a primary killed under load.
+//! primary while each script's keys stay in one slot, and a primary killed under load (the
+//! drill of docs/scaling.md, with the sentinel test's job and action streams, `failover.rs`).
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use horst_store::Group;
 use horst_testkit::RedisCluster;
+use horst_worker::{WorkerIdentity, WorkerMetrics};
 use serde_json::json;
+use tokio::sync::watch;
 
+use crate::failover::{action_stream, job_stream, jobs_lost, CountingRunner, Tally};
 use crate::harness::{spawn_app_on_cluster, TestApp};
 use crate::rcadia_common::*;
 
 /// An app on `urls` (none: the shared cluster) with `acks` replica acknowledgements.
-async fn app_on(urls: Vec<String>, acks: u32) -> TestApp {
+async fn app_on(
+    urls: Vec<String>,
+    acks: u32,
+    adjust: impl FnOnce(&mut horst_config::Config),
+) -> TestApp {
     let mut config = horst_config::Config::default();
     config.worker.threads = 1;
     fast(&mut config);
+    adjust(&mut config);
     config.redis.min_replica_acks = acks;
     config.redis.replica_ack_timeout_ms = 2000;
     config.redis.cluster = urls;
@@ -33,7 +44,7 @@ fn primary_of(cluster: &RedisCluster, app: &TestApp, id: &str) -> Option<u16> {
 
 #[tokio::test]
 async fn sessions_spread_over_every_primary_and_all_are_listed() {
-    let app = app_on(Vec::new(), 0).await;
+    let app = app_on(Vec::new(), 0, |_| {}).await;
     assert!(app.store.hash_tags(), "the app runs on the cluster");
     let (host, agents) = cast(&app, 2).await;
     let mut ids = Vec::new();
@@ -81,34 +92,137 @@ async fn sessions_spread_over_every_primary_and_all_are_listed() {
     }
 }
 
-/// kill -9 of one primary while hosts create sessions on every shard: with
-/// `min_replica_acks = 1` every acknowledged session survives, only the killed shard's
-/// writes pause (for about the failover), and the other shards go on. Prints the figures.
+/// An idle worker slot wakes on an admission's `queue:new:<slot>` message. On a cluster the
+/// channel is named in the queue's slot group (`{q}`); the worker once listened on the records' (`{g}`)
+/// name, heard nothing and found each job only on its once-a-second re-check (the kill drill's
+/// job stream ran 15 jobs in 15 s, against about 400 on one primary).
 #[tokio::test]
-async fn a_primary_killed_under_load_loses_no_acknowledged_session() {
+async fn an_admission_wakes_the_idle_workers_on_a_cluster() {
+    use horst_queue::{Admission, JobInput, JobKind, JobSpec};
+    let app = app_on(Vec::new(), 0, |_| {}).await;
+    assert!(
+        app.queue.notifier().ready(Duration::from_secs(20)).await,
+        "the pub/sub listener subscribed"
+    );
+    // An idle slot (registered as a worker's slot loop does): admission pops it and wakes
+    // it on its own channel, in the queue's slot group.
+    let mut woken = app.queue.slot_wake("wake-worker/0");
+    let waiting = app
+        .queue
+        .idle("wake-worker/0", horst_queue::Pool::General)
+        .await
+        .unwrap();
+    assert!(!waiting, "nothing waits yet");
+    let admitted = app
+        .queue
+        .admit(JobSpec {
+            kind: JobKind::Simulate,
+            account: "wake".into(),
+            trust: 1,
+            idempotency_key: "wake1".into(),
+            input: JobInput {
+                map: "1".into(),
+                ..JobInput::default()
+            },
+        })
+        .await
+        .unwrap();
+    assert!(matches!(admitted, Admission::New(_)), "{admitted:?}");
+    // Bounded generously (a loaded machine): without the message it never comes.
+    tokio::time::timeout(Duration::from_secs(20), woken.changed())
+        .await
+        .expect("the admission's queue:new:<slot> message reached the idle slot's subscription");
+}
+
+/// The kill -9 drill of docs/scaling.md: the primary that holds the queue (`{q}`) and a third
+/// of the session buckets is killed while jobs run, a session in each shard plays action
+/// cycles and hosts create sessions on every shard, with `min_replica_acks = 1`. Nothing
+/// acknowledged is lost (jobs succeeded with their results, sessions there, every shard's
+/// session remembers its last acknowledged action), no job runs twice, and every stream
+/// resumes (the killed shard's through its promoted replica). How long each shard paused is
+/// printed, not asserted (the machine is shared).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_primary_killed_under_load_pauses_only_its_shard_and_loses_nothing() {
     // Started (and restarted) on the test's own thread, which lives as long as the test: the
     // servers die with the thread that started them.
-    let mut cluster = RedisCluster::start();
-    let app = app_on(cluster.urls(), 1).await;
-    let (host, _) = cast(&app, 0).await;
+    let mut cluster = tokio::task::block_in_place(RedisCluster::start);
+    let app = app_on(cluster.urls(), 1, |c| {
+        c.queue.waiting_global = 10_000;
+        c.queue.daily_seconds = 10_000_000;
+        c.queue.wait_seconds = 30;
+    })
+    .await;
+    let runner = Arc::new(CountingRunner::default());
+    let (stop_worker, worker_stops) = watch::channel(false);
+    tokio::spawn(horst_worker::run(
+        app.queue.clone(),
+        runner.clone(),
+        WorkerIdentity::new(0, 2),
+        WorkerMetrics::register(&horst_telemetry::Metrics::new()),
+        worker_stops,
+    ));
+    let (host, agents) = cast(&app, 2).await;
 
-    // Acknowledged sessions with the time their request was sent; failed requests.
-    let acked: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
+    // A session that is not turn-based (its first player may act again and again) on each
+    // primary.
+    let mut tables: BTreeMap<u16, (String, String, u64)> = BTreeMap::new();
+    for _ in 0..60 {
+        if tables.len() == 3 {
+            break;
+        }
+        let (id, pids, after) =
+            started(&host, &agents, two_player(json!({ "turnBased": false }))).await;
+        if let Some(port) = primary_of(&cluster, &app, &id) {
+            tables.entry(port).or_insert((id, pids[0].clone(), after));
+        }
+    }
+    assert_eq!(tables.len(), 3, "no session on some primary: {tables:?}");
+    for (id, player, _) in tables.values() {
+        host.ops(
+            id,
+            json!([{ "op": "legal_actions", "playerId": player, "actions": ["go"] }]),
+        )
+        .await;
+    }
+    let queue_slot = horst_store::cluster::slot(app.store.key_in(Group::Queue, "").as_bytes());
+    let victim = cluster
+        .primary_of_slot(queue_slot)
+        .expect("a primary serves the queue's slot");
+
+    let streaming = Arc::new(AtomicBool::new(true));
+    let jobs = job_stream(app.queue.clone(), streaming.clone(), "drill");
+    let actions: Vec<(u16, tokio::task::JoinHandle<Tally>)> = tables
+        .iter()
+        .map(|(port, (id, player, after))| {
+            let stream = action_stream(
+                agents[0].clone(),
+                host.clone(),
+                id.clone(),
+                player.clone(),
+                *after,
+                streaming.clone(),
+            );
+            (*port, stream)
+        })
+        .collect();
+    // Hosts creating sessions (spread over every bucket): (id, when its request was sent).
+    let created: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
     let failed = Arc::new(Mutex::new(0u32));
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let mut writers = Vec::new();
-    for _ in 0..4 {
-        let (host, acked, failed, stop) =
-            (host.clone(), acked.clone(), failed.clone(), stop.clone());
-        writers.push(tokio::spawn(async move {
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+    let mut creators = Vec::new();
+    for _ in 0..2 {
+        let (host, created, failed, streaming) = (
+            host.clone(),
+            created.clone(),
+            failed.clone(),
+            streaming.clone(),
+        );
+        creators.push(tokio::spawn(async move {
+            while streaming.load(Ordering::Relaxed) {
                 let body = json!({ "config": two_player(json!({})), "gameId": "chess", "gameTitle": "Chess" });
-                let started = Instant::now();
+                let sent = Instant::now();
                 let (status, body) = host.post(BRIDGE, body).await;
                 match body["sessionId"].as_str() {
-                    Some(id) if status < 300 => {
-                        acked.lock().unwrap().push((id.to_string(), started))
-                    }
+                    Some(id) if status < 300 => created.lock().unwrap().push((id.to_string(), sent)),
                     _ => {
                         *failed.lock().unwrap() += 1;
                         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -117,17 +231,17 @@ async fn a_primary_killed_under_load_loses_no_acknowledged_session() {
             }
         }));
     }
+
     tokio::time::sleep(Duration::from_secs(3)).await;
     let before = cluster.primary_ports();
-    let victim = before[0];
     let killed_at = Instant::now();
-    cluster.server_on(victim).kill();
+    tokio::task::block_in_place(|| cluster.server_on(victim).kill());
     // The cluster promotes the victim's replica (cluster-node-timeout 2 s, then an election);
     // the crashed node then comes back as its replica, as an operator's restart would, so
     // writes that wait for a replica's acknowledgement go on in that shard too.
     let mut failover = None;
     while killed_at.elapsed() < Duration::from_secs(30) {
-        let now: Vec<u16> = cluster.primary_ports();
+        let now = tokio::task::block_in_place(|| cluster.primary_ports());
         if now.len() == 3 && !now.contains(&victim) {
             failover = Some(killed_at.elapsed());
             break;
@@ -135,30 +249,58 @@ async fn a_primary_killed_under_load_loses_no_acknowledged_session() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let failover = failover.expect("the cluster failed the killed primary over");
-    cluster.server_on(victim).start_again();
+    tokio::task::block_in_place(|| cluster.server_on(victim).start_again());
     tokio::time::sleep(Duration::from_secs(8)).await;
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    for w in writers {
-        w.await.unwrap();
+    streaming.store(false, Ordering::Relaxed);
+    for c in creators {
+        c.await.unwrap();
     }
-    cluster.wait_until_ok(Duration::from_secs(60));
+    let jobs = jobs.await.unwrap();
+    let mut played = Vec::new();
+    for (port, stream) in actions {
+        played.push((port, stream.await.unwrap()));
+    }
+    let _ = stop_worker.send(true);
+    tokio::task::block_in_place(|| cluster.wait_until_ok(Duration::from_secs(60)));
 
-    let acked = acked.lock().unwrap().clone();
-    let failed = *failed.lock().unwrap();
-    // When each shard (by the primary serving it now) took the first write sent after the
-    // kill that it acknowledged; the killed shard's is served by its promoted replica.
     let promoted: Vec<u16> = cluster
         .primary_ports()
         .into_iter()
         .filter(|p| !before.contains(p))
         .collect();
-    let mut resumed: BTreeMap<u16, Duration> = BTreeMap::new();
-    let mut lost = Vec::new();
-    // Read back through a fresh connection (not the process's cached records).
+    // Jobs: every acknowledged one there with its result, none run twice.
+    let lost_jobs = jobs_lost(&app.queue, &jobs).await;
+    let run_twice = runner.run_twice();
+    // Action cycles: each shard's session remembers its last acknowledged action.
+    let mut lost_actions = 0;
+    let mut pauses = Vec::new();
+    for (port, t) in &played {
+        let id = &tables[port].0;
+        let (st, v) = agents[0].get(&format!("{AGENT}/{id}/state")).await;
+        assert_eq!(st, 200, "{v}");
+        lost_actions += t.lost_after(v["lastAction"]["actionId"].as_str().unwrap_or_default());
+        pauses.push(format!(
+            "{}{port}: {} cycles, {} failed requests, longest pause after the kill {:?}",
+            if *port == victim { "killed " } else { "" },
+            t.acked.len(),
+            t.failed,
+            t.longest_pause(killed_at)
+        ));
+        assert!(
+            t.resumed_after(killed_at + failover).is_some(),
+            "the session on {port} never played again after the failover"
+        );
+    }
+    // Created sessions: every acknowledged one is there (read through a fresh connection, not
+    // the process's cached records), and when each shard took its first one sent after the kill.
+    let created = created.lock().unwrap().clone();
+    let failed = *failed.lock().unwrap();
     let fresh = horst_store::Store::open(&app.config.redis, "")
         .await
         .unwrap();
-    for (id, at) in &acked {
+    let mut lost = Vec::new();
+    let mut resumed: BTreeMap<u16, Duration> = BTreeMap::new();
+    for (id, sent) in &created {
         let key = fresh.key_in_bucket(fresh.bucket_of(id), &format!("ses:{id}"));
         let exists: bool = redis::cmd("EXISTS")
             .arg(&key)
@@ -168,25 +310,41 @@ async fn a_primary_killed_under_load_loses_no_acknowledged_session() {
         if !exists {
             lost.push(id.clone());
         }
-        let Some(port) = primary_of(&cluster, &app, id) else {
-            continue;
-        };
-        if *at > killed_at {
-            let e = resumed.entry(port).or_insert(*at - killed_at);
-            *e = (*e).min(*at - killed_at);
+        if let (Some(port), true) = (primary_of(&cluster, &app, id), *sent > killed_at) {
+            let e = resumed.entry(port).or_insert(*sent - killed_at);
+            *e = (*e).min(*sent - killed_at);
         }
     }
     println!(
-        "cluster kill -9 of the primary on {victim}: failover after {failover:?}; {} sessions acknowledged, {failed} failed requests, {} lost; promoted {promoted:?}; first acknowledged write sent after the kill, by primary: {resumed:?}",
-        acked.len(),
+        "cluster kill -9 of the primary on {victim} (the queue's and 4 buckets'): failover seen after {failover:?}, promoted {promoted:?}\n\
+         jobs: {} acknowledged, {} failed, {lost_jobs} lost, {run_twice} run twice, longest pause after the kill {:?}\n\
+         action cycles by primary now serving the shard (the killed one: its promoted replica): {}; {lost_actions} lost\n\
+         sessions created: {} acknowledged, {failed} failed requests, {} lost; first acknowledged creation sent after the kill, by primary: {resumed:?}",
+        jobs.acked.len(),
+        jobs.failed,
+        jobs.longest_pause(killed_at),
+        pauses.join("; "),
+        created.len(),
         lost.len()
     );
+    assert_eq!(
+        lost_jobs, 0,
+        "acknowledged jobs lost or without their result"
+    );
+    assert_eq!(run_twice, 0, "jobs run twice");
+    assert!(
+        jobs.resumed_after(killed_at + failover).is_some(),
+        "no job finished after the failover"
+    );
+    assert_eq!(lost_actions, 0, "acknowledged action cycles lost");
     assert!(lost.is_empty(), "acknowledged sessions lost: {lost:?}");
-    assert!(acked.len() > 10, "too few writes to tell: {}", acked.len());
+    assert!(
+        created.len() > 10,
+        "too few writes to tell: {}",
+        created.len()
+    );
     assert_eq!(promoted.len(), 1, "the killed primary's replica took over");
     // Every shard serves again, the killed one's through its promoted replica.
     assert_eq!(resumed.len(), 3, "{resumed:?}");
-    tokio::task::spawn_blocking(move || drop(cluster))
-        .await
-        .unwrap();
+    tokio::task::block_in_place(move || drop(cluster));
 }

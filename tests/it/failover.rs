@@ -19,10 +19,23 @@ use tokio::sync::watch;
 
 use crate::rcadia_common::{max_seq, started, two_player, Client, AGENT, BRIDGE};
 
-/// Runs every job it is given, counting how often each input ran.
+/// Runs every job it is given, counting how often each input ran (also the cluster drill's,
+/// `cluster.rs`).
 #[derive(Default)]
-struct CountingRunner {
-    runs: Mutex<HashMap<u64, u32>>,
+pub(crate) struct CountingRunner {
+    pub(crate) runs: Mutex<HashMap<u64, u32>>,
+}
+
+impl CountingRunner {
+    /// How many inputs ran more than once.
+    pub(crate) fn run_twice(&self) -> usize {
+        self.runs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter(|n| **n > 1)
+            .count()
+    }
 }
 
 impl JobRunner for CountingRunner {
@@ -50,12 +63,173 @@ impl JobRunner for CountingRunner {
 
 /// What one stream saw.
 #[derive(Default, Debug)]
-struct Tally {
+pub(crate) struct Tally {
     /// Acknowledged: (what, when).
-    acked: Vec<(String, Instant)>,
-    failed: u64,
+    pub(crate) acked: Vec<(String, Instant)>,
+    pub(crate) failed: u64,
     /// Failed requests by HTTP status (0: the job stream's errors).
-    codes: std::collections::BTreeMap<u16, u64>,
+    pub(crate) codes: std::collections::BTreeMap<u16, u64>,
+}
+
+impl Tally {
+    /// When the first acknowledgement after `at` came, counted from `at`.
+    pub(crate) fn resumed_after(&self, at: Instant) -> Option<Duration> {
+        self.acked
+            .iter()
+            .map(|(_, t)| *t)
+            .find(|t| *t > at)
+            .map(|t| t.duration_since(at))
+    }
+
+    /// The longest time between two acknowledgements (or from `from` to the first): how long
+    /// the stream paused.
+    pub(crate) fn longest_pause(&self, from: Instant) -> Duration {
+        let mut last = from;
+        let mut longest = Duration::ZERO;
+        for (_, t) in &self.acked {
+            if *t > last {
+                longest = longest.max(*t - last);
+                last = *t;
+            }
+        }
+        longest
+    }
+
+    /// Acknowledged action cycles the session does not remember: `last` is the session's
+    /// `lastAction` id (every cycle's writes are durable, so it is the last acknowledged one,
+    /// or a newer one whose cycle was cut short; an older one means lost cycles).
+    pub(crate) fn lost_after(&self, last: &str) -> usize {
+        match self.acked.iter().position(|(id, _)| id == last) {
+            Some(i) => self.acked.len() - 1 - i,
+            None => 0,
+        }
+    }
+}
+
+/// Admits a job after another (each account and input its own) and waits for each, until
+/// `streaming` turns false; an acknowledged job is one that succeeded.
+pub(crate) fn job_stream(
+    queue: horst_queue::Queue,
+    streaming: Arc<AtomicBool>,
+    label: &'static str,
+) -> tokio::task::JoinHandle<Tally> {
+    tokio::spawn(async move {
+        let mut t = Tally::default();
+        let mut n = 0u64;
+        while streaming.load(Ordering::Relaxed) {
+            n += 1;
+            let spec = JobSpec {
+                kind: JobKind::Simulate,
+                account: format!("{label}acct{n}"),
+                trust: 2,
+                idempotency_key: format!("k{n}"),
+                input: JobInput {
+                    map: n.to_string(),
+                    ..JobInput::default()
+                },
+            };
+            let done = match queue.admit(spec).await {
+                Ok(Admission::New(job)) => queue.wait(&job.id, Duration::from_secs(30)).await,
+                Ok(Admission::Replayed(job)) => Ok(job),
+                Err(e) => Err(e),
+            };
+            match done {
+                Ok(r) if r.state == JobState::Succeeded => t.acked.push((r.id, Instant::now())),
+                _ => {
+                    t.failed += 1;
+                    *t.codes.entry(0).or_default() += 1;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+        t
+    })
+}
+
+/// Acknowledged jobs that are not there, succeeded with the result their run recorded
+/// (`ticks` = the input's number), now.
+pub(crate) async fn jobs_lost(queue: &horst_queue::Queue, jobs: &Tally) -> usize {
+    let mut lost = 0;
+    for (id, _) in &jobs.acked {
+        match queue.get(id).await.unwrap() {
+            Some(r)
+                if r.state == JobState::Succeeded
+                    && matches!(&r.result, Some(JobResult::Referee(x)) if r.input.map == x.ticks.to_string()) =>
+                {}
+            _ => lost += 1,
+        }
+    }
+    lost
+}
+
+/// Action cycles on a session that is not turn-based (`player` may act again and again)
+/// until `streaming` turns false: the agent acts, the host reads it and publishes the next
+/// legal actions (which applies it). A cycle is acknowledged when the host's publish is.
+pub(crate) fn action_stream(
+    agent: Client,
+    host: Client,
+    session: String,
+    player: String,
+    mut after: u64,
+    streaming: Arc<AtomicBool>,
+) -> tokio::task::JoinHandle<Tally> {
+    tokio::spawn(async move {
+        let mut t = Tally::default();
+        let refused = |t: &mut Tally, st: u16, _v: &Value| {
+            t.failed += 1;
+            *t.codes.entry(st).or_default() += 1;
+        };
+        let publish =
+            || json!({ "ops": [{ "op": "legal_actions", "playerId": player, "actions": ["go"] }] });
+        while streaming.load(Ordering::Relaxed) {
+            let (st, v) = agent
+                .post(
+                    &format!("{AGENT}/{session}/action"),
+                    json!({ "action": "go", "turn": 0 }),
+                )
+                .await;
+            let Some(id) = v["actionId"]
+                .as_str()
+                .filter(|_| st == 200)
+                .map(str::to_string)
+            else {
+                refused(&mut t, st, &v);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                // The action may still be pending from a cycle cut short: take delivery
+                // of it and release it, as a host does.
+                let (st, p) = host
+                    .get(&format!(
+                        "{BRIDGE}/{session}/pending-actions?after={after}&wait=0"
+                    ))
+                    .await;
+                if st == 200 {
+                    after = max_seq(&p, after);
+                }
+                let _ = host
+                    .post(&format!("{BRIDGE}/{session}/ops"), publish())
+                    .await;
+                continue;
+            };
+            let (st, p) = host
+                .get(&format!(
+                    "{BRIDGE}/{session}/pending-actions?after={after}&wait=5"
+                ))
+                .await;
+            if st != 200 {
+                refused(&mut t, st, &p);
+            }
+            after = max_seq(&p, after);
+            let (st, v) = host
+                .post(&format!("{BRIDGE}/{session}/ops"), publish())
+                .await;
+            if st == 200 {
+                t.acked.push((id, Instant::now()));
+            } else {
+                refused(&mut t, st, &v);
+            }
+        }
+        t
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -118,111 +292,15 @@ async fn a_killed_primary_loses_nothing_acknowledged_and_runs_nothing_twice() {
     .await;
 
     let streaming = Arc::new(AtomicBool::new(true));
-    let jobs = {
-        let queue = app.queue().clone();
-        let streaming = streaming.clone();
-        tokio::spawn(async move {
-            let mut t = Tally::default();
-            let mut n = 0u64;
-            while streaming.load(Ordering::Relaxed) {
-                n += 1;
-                let spec = JobSpec {
-                    kind: JobKind::Simulate,
-                    account: format!("acct{n}"),
-                    trust: 2,
-                    idempotency_key: format!("k{n}"),
-                    input: JobInput {
-                        map: n.to_string(),
-                        ..JobInput::default()
-                    },
-                };
-                let done = match queue.admit(spec).await {
-                    Ok(Admission::New(job)) => queue.wait(&job.id, Duration::from_secs(30)).await,
-                    Ok(Admission::Replayed(job)) => Ok(job),
-                    Err(e) => Err(e),
-                };
-                match done {
-                    Ok(r) if r.state == JobState::Succeeded => t.acked.push((r.id, Instant::now())),
-                    _ => {
-                        t.failed += 1;
-                        *t.codes.entry(0).or_default() += 1;
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
-                }
-            }
-            t
-        })
-    };
-    let actions = {
-        let (agent, host) = (agents[0].clone(), host.clone());
-        let (streaming, session, player) = (streaming.clone(), session.clone(), pids[0].clone());
-        tokio::spawn(async move {
-            let mut t = Tally::default();
-            let mut after = after;
-            let refused = |t: &mut Tally, st: u16, _v: &Value| {
-                t.failed += 1;
-                *t.codes.entry(st).or_default() += 1;
-            };
-            while streaming.load(Ordering::Relaxed) {
-                // One action cycle: the agent acts, the host reads it and publishes the
-                // next legal actions (which applies it).
-                let (st, v) = agent
-                    .post(
-                        &format!("{AGENT}/{session}/action"),
-                        json!({ "action": "go", "turn": 0 }),
-                    )
-                    .await;
-                let Some(id) = v["actionId"]
-                    .as_str()
-                    .filter(|_| st == 200)
-                    .map(str::to_string)
-                else {
-                    refused(&mut t, st, &v);
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    // The action may still be pending from a cycle cut short: take delivery
-                    // of it and release it, as a host does.
-                    let (st, p) = host
-                        .get(&format!(
-                            "{BRIDGE}/{session}/pending-actions?after={after}&wait=0"
-                        ))
-                        .await;
-                    if st == 200 {
-                        after = max_seq(&p, after);
-                    }
-                    let _ = host
-                        .post(
-                            &format!("{BRIDGE}/{session}/ops"),
-                            json!({ "ops": [
-                            { "op": "legal_actions", "playerId": player, "actions": ["go"] }] }),
-                        )
-                        .await;
-                    continue;
-                };
-                let (st, p) = host
-                    .get(&format!(
-                        "{BRIDGE}/{session}/pending-actions?after={after}&wait=5"
-                    ))
-                    .await;
-                if st != 200 {
-                    refused(&mut t, st, &p);
-                }
-                after = max_seq(&p, after);
-                let (st, v) = host
-                    .post(
-                        &format!("{BRIDGE}/{session}/ops"),
-                        json!({ "ops": [
-                        { "op": "legal_actions", "playerId": player, "actions": ["go"] }] }),
-                    )
-                    .await;
-                if st == 200 {
-                    t.acked.push((id, Instant::now()));
-                } else {
-                    refused(&mut t, st, &v);
-                }
-            }
-            t
-        })
-    };
+    let jobs = job_stream(app.queue().clone(), streaming.clone(), "");
+    let actions = action_stream(
+        agents[0].clone(),
+        host.clone(),
+        session.clone(),
+        pids[0].clone(),
+        after,
+        streaming.clone(),
+    );
 
     tokio::time::sleep(Duration::from_secs(3)).await;
     let old = cluster.kill_primary();
@@ -233,14 +311,12 @@ async fn a_killed_primary_loses_nothing_acknowledged_and_runs_nothing_twice() {
     // (the sentinels would convert it too, only later), so `min_replica_acks = 1` can be met
     // again.
     tokio::task::block_in_place(|| cluster.server_on(old).start_again_as_replica_of(new));
-    tokio::time::sleep(Duration::from_secs(10)).await;
-    streaming.store(false, Ordering::Relaxed);
-    let jobs = jobs.await.unwrap();
-    let actions = actions.await.unwrap();
     // The store follows the primary by asking the sentinels every 250 ms; on two loaded cores
-    // connecting to the new one can take a while, so wait for it (bounded) rather than assume.
+    // connecting to the new one can take a while, so wait for it (bounded) rather than assume,
+    // and only then give the streams their time after the failover: a fixed time counted from
+    // the failover could end before the store followed, and then nothing had a chance to resume.
     let want = format!("127.0.0.1:{new}");
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
     while app.store().primary_addr() != want && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -249,39 +325,21 @@ async fn a_killed_primary_loses_nothing_acknowledged_and_runs_nothing_twice() {
         want,
         "the store never followed the failover"
     );
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    streaming.store(false, Ordering::Relaxed);
+    let jobs = jobs.await.unwrap();
+    let actions = actions.await.unwrap();
 
     // Acknowledged-then-lost: every acknowledged job is there, succeeded, on the new primary.
-    let mut lost_jobs = 0;
-    for (id, _) in &jobs.acked {
-        match app.queue().get(id).await.unwrap() {
-            Some(r) if r.state == JobState::Succeeded => {}
-            _ => lost_jobs += 1,
-        }
-    }
-    let run_twice = runner
-        .runs
-        .lock()
-        .unwrap()
-        .values()
-        .filter(|n| **n > 1)
-        .count();
+    let lost_jobs = jobs_lost(app.queue(), &jobs).await;
+    let run_twice = runner.run_twice();
     // Sessions keep answering: same boot tag, no 410.
     let (st, v) = agents[0].get(&format!("{AGENT}/{session}/state")).await;
     assert_eq!(st, 200, "{v}");
     // Every cycle's writes are durable, so the session remembers the last acknowledged action
     // (or a newer one whose cycle was cut short); an older one would mean lost cycles.
-    let last = v["lastAction"]["actionId"].as_str().unwrap_or_default();
-    let lost_actions = match actions.acked.iter().position(|(id, _)| id == last) {
-        Some(i) => actions.acked.len() - 1 - i,
-        None => 0,
-    };
-    let resumed = |t: &Tally| {
-        t.acked
-            .iter()
-            .map(|(_, at)| *at)
-            .find(|at| *at > failed_over_at)
-            .map(|at| at.duration_since(failed_over_at))
-    };
+    let lost_actions = actions.lost_after(v["lastAction"]["actionId"].as_str().unwrap_or_default());
+    let resumed = |t: &Tally| t.resumed_after(failed_over_at);
     eprintln!(
         "failover figures: sentinels failed over {failover_took:?} after the kill; jobs {} acknowledged, {} failed, {lost_jobs} lost, {run_twice} run twice, first after the failover {:?}; action cycles {} acknowledged, {} failed requests {:?}, {lost_actions} lost, first after the failover {:?}",
         jobs.acked.len(),

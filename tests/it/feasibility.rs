@@ -161,6 +161,10 @@ fn the_map_cli_prints_the_report() {
     let v: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["outcome"], "won");
     assert!(v["feasibility"]["verdict"].is_string(), "{json}");
+    // Which racing search won: stage, racer and its heuristic weight (the CLI's, not the tool's).
+    assert_eq!(v["wonBy"]["stage"], 0, "{json}");
+    assert!(v["wonBy"]["weight"].as_u64().unwrap() > 0, "{json}");
+    assert!(v["wonBy"]["racer"].is_u64(), "{json}");
     assert_eq!(
         v.get("warnings").is_some(),
         v["feasibility"]["verdict"] == "frame_perfect"

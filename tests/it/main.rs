@@ -58,6 +58,7 @@ mod redis_full;
 mod reliability;
 mod security;
 mod shutdown;
+mod stall;
 mod tidy;
 mod unity_sdk;
 mod up_worker;

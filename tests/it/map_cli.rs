@@ -139,6 +139,7 @@ fn solve_says_why_and_prints_no_distance_for_a_proof() {
     assert_eq!(v["proof"], "relaxed_graph");
     assert_eq!(v["explored"], 0);
     assert!(v.get("bestDistance").is_none(), "{json}");
+    assert!(v.get("wonBy").is_none(), "{json}");
     assert!(v["hint"].as_str().unwrap().starts_with("Proved unwinnable"));
     let (code, text) = horst_map(dir.path(), &["solve", map, "--threads", "1"]);
     assert_eq!(code, 1);

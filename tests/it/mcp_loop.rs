@@ -354,17 +354,26 @@ async fn a_client_that_leaves_while_queued_is_not_charged() {
     let key = app.agent_key("sepp", 0).await;
     let body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"playtest_map",
         "arguments":{"map": TINY_MAP, "idempotencyKey": "gone-1"}}});
-    let sent = app
-        .http
-        .post(app.url("/api/mcp"))
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2025-11-25")
-        .header("authorization", format!("Bearer {key}"))
-        .timeout(std::time::Duration::from_millis(700))
-        .body(body.to_string())
-        .send()
-        .await;
-    assert!(sent.is_err(), "the call should still be waiting");
+    // The client leaves once its job is queued (not after a fixed time: on a loaded machine
+    // a fixed time could end before the admission, and then there is nothing to drop).
+    let call = tokio::spawn(
+        app.http
+            .post(app.url("/api/mcp"))
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("authorization", format!("Bearer {key}"))
+            .body(body.to_string())
+            .send(),
+    );
+    let queued = crate::harness::eventually(std::time::Duration::from_secs(30), async || {
+        let (jobs, _) = app.queue.list("sepp", 0, 10).await.unwrap();
+        jobs.first()
+            .is_some_and(|j| j.state == horst_queue::JobState::Queued)
+    })
+    .await;
+    assert!(queued, "the job was never queued");
+    assert!(!call.is_finished(), "the call should still be waiting");
+    call.abort();
     let dropped = crate::harness::eventually(std::time::Duration::from_secs(10), async || {
         let (jobs, _) = app.queue.list("sepp", 0, 10).await.unwrap();
         jobs.first()

@@ -353,8 +353,26 @@ async fn the_agent_guide_is_served_as_escaped_text() {
         .to_str()
         .unwrap()
         .starts_with("text/html"));
-    assert!(r.headers().contains_key("content-security-policy"));
+    // Styles from its own stylesheet only: no inline style, none allowed.
+    let csp = r.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(csp.contains("style-src 'self'"), "{csp}");
+    assert!(!csp.contains("unsafe-inline"), "{csp}");
     let page = r.text().await.unwrap();
+    assert!(
+        !page.contains("<style") && !page.contains("style="),
+        "an inline style"
+    );
+    assert!(page.contains("<link rel=\"stylesheet\" href=\"/agents.css\">"));
+    let css = app.http.get(app.url("/agents.css")).send().await.unwrap();
+    assert_eq!(css.status(), 200);
+    assert!(css.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/css"));
+    assert!(css.text().await.unwrap().contains("pre code{"));
     assert!(page.contains(
         "claude mcp add --transport http horst http://127.0.0.1:8080/api/mcp --header \"Authorization: Bearer &lt;key&gt;\""
     ));

@@ -18,7 +18,7 @@ const SHOTS: &str = "rcadia";
 const SIZES: [(u32, u32); 2] = [(1280, 800), (390, 844)];
 
 /// Plays `moves` (UCI) alternately, white first, through the agent API.
-async fn play(white: &Client, black: &Client, table: &str, moves: &[&str]) {
+pub(crate) async fn play(white: &Client, black: &Client, table: &str, moves: &[&str]) {
     for (i, m) in moves.iter().enumerate() {
         let c = if i % 2 == 0 { white } else { black };
         let s = state_until(c, table, "our turn", can_act).await;
@@ -33,6 +33,27 @@ async fn play(white: &Client, black: &Client, table: &str, moves: &[&str]) {
             (200, Some("applied")),
             "{m}: {v}"
         );
+    }
+}
+
+/// A rock-paper-scissors match through the agent API: each pair of `throws` is one throw of
+/// `a` and one of `b`, in that order, each accepted before the next.
+pub(crate) async fn rps_match(a: &Client, b: &Client, table: &str, throws: &[(&str, &str)]) {
+    for (ta, tb) in throws {
+        for (c, throw) in [(a, ta), (b, tb)] {
+            let s = state_until(c, table, "a throw", can_act).await;
+            let (st, v) = c
+                .post(
+                    &format!("{AGENT}/{table}/action?wait=10"),
+                    json!({ "action": throw, "turn": s["turn"] }),
+                )
+                .await;
+            // The first throw of a pair waits for the other ("pending").
+            assert!(
+                st == 200 && matches!(v["outcome"].as_str(), Some("applied" | "pending")),
+                "{throw}: {st} {v}"
+            );
+        }
     }
 }
 
@@ -203,16 +224,7 @@ async fn tables_house_and_watch_pages_show_a_live_house_game() {
     let (rocky, edward) = (house.agent("Rocky").await, house.agent("Edward").await);
     rocky.join(&rps).await;
     edward.join(&rps).await;
-    for (c, throw) in [(&rocky, "rock"), (&edward, "scissors")] {
-        let s = state_until(c, &rps, "a throw", can_act).await;
-        let (st, v) = c
-            .post(
-                &format!("{AGENT}/{rps}/action"),
-                json!({ "action": throw, "turn": s["turn"] }),
-            )
-            .await;
-        assert_eq!(st, 200, "{v}");
-    }
+    rps_match(&rocky, &edward, &rps, &[("rock", "scissors")]).await;
     tab.goto(&format!("{base}/watch/{rps}")).await;
     tab.wait_for(
         "document.body.innerText.includes('Rocky 1 – 0 Edward')",
@@ -240,6 +252,68 @@ async fn tables_house_and_watch_pages_show_a_live_house_game() {
     )
     .await;
     tab.screenshot(SHOTS, "watch-unknown-1280x800").await;
+    tab.close().await;
+    browser.close().await;
+    house.stop().await;
+}
+
+/// Issue 31: a rock-paper-scissors match is over in well under a second. A spectator who
+/// opened the table before the first throw keeps the final score and result on screen at the
+/// table's URL (no jump to the rematch, no "has not published anything"), with a link to the
+/// next round.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fast_games_result_stays_on_the_watch_page() {
+    let house = House::start(&["rps"], "", |_| {}).await;
+    let table = house.open_table("rps").await;
+    let base = format!("http://{}", house.app.addr);
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &format!("{base}/watch/{table}")).await;
+    tab.wait_for(
+        "document.body.dataset.ready === '1'",
+        "the watch page of the open table",
+        LONG,
+    )
+    .await;
+    let (rocky, edward) = (house.agent("Rocky").await, house.agent("Edward").await);
+    rocky.join(&table).await;
+    edward.join(&table).await;
+    rps_match(
+        &rocky,
+        &edward,
+        &table,
+        &[("rock", "scissors"), ("paper", "rock")],
+    )
+    .await;
+    let over = "document.body.innerText.includes('Rocky 2 – 0 Edward') && document.getElementById('f-result').textContent.startsWith('Rocky won')";
+    tab.wait_for(over, "the final score and the result", LONG)
+        .await;
+    tab.wait_for(
+        "document.querySelector('#next-round')",
+        "the link to the next round",
+        LONG,
+    )
+    .await;
+    // A few seconds on, it is all still there, at the table's own address.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(
+        tab.eval(&format!("[location.pathname, {over}]")).await,
+        json!([format!("/watch/{table}"), true]),
+        "{}",
+        text(&tab).await
+    );
+    let page = text(&tab).await;
+    assert!(
+        page.contains("This game is over")
+            && page.contains("Rocky paper vs rock Edward: Rocky wins")
+            && !page.contains("has not published anything"),
+        "{page}"
+    );
+    for (w, h) in SIZES {
+        tab.viewport(w, h).await;
+        fits_the_width(&tab, "the finished rps match").await;
+        tab.screenshot(SHOTS, &format!("watch-rps-over-{w}x{h}"))
+            .await;
+    }
     tab.close().await;
     browser.close().await;
     house.stop().await;
@@ -296,6 +370,18 @@ async fn the_bridge_shows_its_panel_beside_the_game_and_a_bad_game_url_in_words(
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    // Every square of the game page's board in its place, the last move's too (a page style
+    // once hid the empty "last" square and shifted the rest).
+    let in_place = tab
+        .eval_frames(
+            "(() => { if (!document.getElementById('board')) return null;
+               const c = [...document.querySelectorAll('#board .sq')]; if (c.length !== 64) return c.length;
+               const a = c[0].getBoundingClientRect();
+               return c.every((e, i) => { const r = e.getBoundingClientRect();
+                 return Math.abs(r.left - (a.left + (i % 8) * a.width)) < 2 && Math.abs(r.top - (a.top + Math.floor(i / 8) * a.height)) < 2; }); })()",
+        )
+        .await;
+    assert_eq!(in_place, json!(true), "the game page's board squares");
     let (frame, side) = (
         rect(&tab, "#game-frame-box").await,
         rect(&tab, "aside").await,
@@ -350,7 +436,7 @@ async fn the_bridge_shows_its_panel_beside_the_game_and_a_bad_game_url_in_words(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_house_table_page_by_hand_explains_itself_and_the_rps_page_has_the_shared_look() {
+async fn the_house_table_page_by_hand_explains_itself_and_the_game_pages_have_the_shared_look() {
     let app = crate::rcadia_common::app_with(|_| {}).await;
     let base = format!("http://{}", app.addr);
     let browser = launch().await;
@@ -386,29 +472,36 @@ async fn the_house_table_page_by_hand_explains_itself_and_the_rps_page_has_the_s
         tab.screenshot(SHOTS, &format!("house-table-by-hand-{w}x{h}"))
             .await;
 
-        // The rps game page wears RCADIA's stylesheet (the page's paper and panels).
-        tab.goto(&format!("{base}/games/rps/")).await;
-        tab.wait_for(
-            "document.getElementById('status').textContent.includes('Waiting for the match')",
-            "the rps page rendering",
-            LONG,
-        )
-        .await;
-        let look = tab
-            .eval(
-                "(() => { const s = [...document.styleSheets].some(x => x.href && x.href.endsWith('/pages/rcadia.css') && x.cssRules.length > 0);
-                  const bg = getComputedStyle(document.body).backgroundColor;
-                  const panel = document.querySelector('.panel');
-                  return [s, bg, panel ? getComputedStyle(panel).borderRadius : null]; })()",
+        // The house games' own pages wear RCADIA's stylesheet (the page's paper and
+        // panels), with no look of their own inline.
+        for (game, waiting) in [
+            ("rps", "Waiting for the match"),
+            ("chess", "Waiting for the game to start"),
+        ] {
+            tab.goto(&format!("{base}/games/{game}/")).await;
+            tab.wait_for(
+                &format!("document.getElementById('status').textContent.includes({waiting:?})"),
+                &format!("the {game} page rendering"),
+                LONG,
             )
             .await;
-        assert_eq!(
-            look,
-            json!([true, "rgb(245, 244, 240)", "10px"]),
-            "the rps page's look at {w}x{h}"
-        );
-        fits_the_width(&tab, "the rps page").await;
-        tab.screenshot(SHOTS, &format!("rps-page-{w}x{h}")).await;
+            let look = tab
+                .eval(
+                    "(() => { const s = [...document.styleSheets].some(x => x.href && x.href.endsWith('/pages/rcadia.css') && x.cssRules.length > 0);
+                      const bg = getComputedStyle(document.body).backgroundColor;
+                      const panel = document.querySelector('.panel');
+                      return [s, bg, panel ? getComputedStyle(panel).borderRadius : null,
+                              document.querySelectorAll('style, [style]').length]; })()",
+                )
+                .await;
+            assert_eq!(
+                look,
+                json!([true, "rgb(245, 244, 240)", "10px", 0]),
+                "the {game} page's look at {w}x{h} (shared sheet, paper, panels, no inline styles)"
+            );
+            fits_the_width(&tab, &format!("the {game} page")).await;
+            tab.screenshot(SHOTS, &format!("{game}-page-{w}x{h}")).await;
+        }
     }
     // The house host still gets its table: with ?game= the page starts the game frame.
     tab.goto(&format!(

@@ -58,16 +58,13 @@ async fn a_full_redis_refuses_writes_with_503_keeps_reads_and_recovers_by_itself
     assert_ne!(a.status, 500, "{}", a.text);
 
     // Admission writes: refused cleanly, with a retry hint, nothing stored. The MCP answer
-    // is `engine_unavailable` with `retryAfterSeconds`: as the tool's error (HTTP 200, as
-    // every tool error) once the key was read, or as the JSON-RPC error of a 503 before.
+    // is a 503 with Retry-After whose JSON-RPC error carries `engine_unavailable` with
+    // `retryAfterSeconds`, also when the refusal comes after the key was read (it was a
+    // tool error under HTTP 200).
     let a = app.call("simulate_replay", sim("full-1"), Some(&key)).await;
-    let error = if a.status == 503 {
-        assert!(a.headers.get("retry-after").is_some(), "{}", a.text);
-        a.body["error"]["data"].clone()
-    } else {
-        assert_eq!(a.status, 200, "{}", a.text);
-        crate::harness::tool_error(&a)
-    };
+    assert_eq!(a.status, 503, "{}", a.text);
+    assert!(a.headers.get("retry-after").is_some(), "{}", a.text);
+    let error = a.body["error"]["data"].clone();
     assert_eq!(error["code"], "engine_unavailable", "{}", a.text);
     assert!(
         error["retryAfterSeconds"].as_u64().unwrap_or(0) > 0,
@@ -90,7 +87,7 @@ async fn a_full_redis_refuses_writes_with_503_keeps_reads_and_recovers_by_itself
         .http
         .post(app.url("/api/agent-keys"))
         .header("content-type", "application/json")
-        .body(json!({"name": "drill-key"}).to_string())
+        .body(json!({"displayName": "Drill"}).to_string())
         .send()
         .await
         .unwrap();
@@ -207,4 +204,229 @@ async fn claim_complete_and_reap_work_while_redis_is_full() {
         .await
         .unwrap();
     assert_eq!(after.state, horst_queue::JobState::Succeeded, "{after:?}");
+}
+
+/// Where the server writes its snapshot (`dir` joined with `dbfilename`).
+async fn snapshot_path(app: &TestApp) -> std::path::PathBuf {
+    let mut path = std::path::PathBuf::new();
+    for name in ["dir", "dbfilename"] {
+        let pair: Vec<String> = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg(name)
+            .query_async(&mut app.store.conn())
+            .await
+            .unwrap();
+        path.push(&pair[1]);
+    }
+    path
+}
+
+/// The snapshot cannot be written (a failing disk): `save` on, and the RDB file's name taken
+/// by a directory, so BGSAVE fails and Redis refuses every write with `MISCONF` until a
+/// snapshot succeeds again. (`CONFIG SET dir` is a protected config; this needs none.)
+async fn break_the_disk(app: &TestApp) {
+    std::fs::create_dir_all(snapshot_path(app).await.join("taken")).unwrap();
+    config_set(app, "save", "3600 1").await;
+    let _: Result<String, _> = redis::cmd("BGSAVE")
+        .query_async(&mut app.store.conn())
+        .await;
+    let refused = eventually(Duration::from_secs(30), async || {
+        redis::cmd("SET")
+            .arg(app.store.key("drill:probe"))
+            .arg("x")
+            .query_async::<()>(&mut app.store.conn())
+            .await
+            .is_err_and(|e| e.to_string().contains("MISCONF"))
+    })
+    .await;
+    assert!(refused, "Redis never refused a write with MISCONF");
+}
+
+async fn mend_the_disk(app: &TestApp) {
+    std::fs::remove_dir_all(snapshot_path(app).await).unwrap();
+    let saved = eventually(Duration::from_secs(30), async || {
+        let _: Result<String, _> = redis::cmd("BGSAVE")
+            .query_async(&mut app.store.conn())
+            .await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        redis::cmd("SET")
+            .arg(app.store.key("drill:probe"))
+            .arg("x")
+            .query_async::<()>(&mut app.store.conn())
+            .await
+            .is_ok()
+    })
+    .await;
+    assert!(
+        saved,
+        "Redis kept refusing writes after the disk was mended"
+    );
+}
+
+/// One request on each kind of route while Redis refuses writes: `(route, status, whether
+/// a 503 carried Retry-After)`.
+async fn sweep(
+    app: &TestApp,
+    key: &str,
+    rcadia_token: &str,
+    admin: &mut crate::accounts::Visitor,
+    round: &str,
+) -> Vec<(&'static str, u16, bool)> {
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let mut seen = Vec::new();
+    let retry = |h: &reqwest::header::HeaderMap| h.get("retry-after").is_some();
+    let a = app
+        .call("validate_map", json!({"map": LEVEL_MAP}), None)
+        .await;
+    seen.push(("mcp validate_map (anonymous)", a.status, retry(&a.headers)));
+    let a = app
+        .call(
+            "simulate_replay",
+            json!({"map": LEVEL_MAP, "replay": replay, "idempotencyKey": round}),
+            Some(key),
+        )
+        .await;
+    assert!(
+        a.status != 503 || a.body["error"]["data"]["code"] == "engine_unavailable",
+        "{}",
+        a.text
+    );
+    seen.push((
+        "mcp simulate_replay (admission)",
+        a.status,
+        retry(&a.headers),
+    ));
+    let a = app.call("my_submissions", json!({}), Some(key)).await;
+    seen.push((
+        "mcp my_submissions (keyed read)",
+        a.status,
+        retry(&a.headers),
+    ));
+    let r = app
+        .http
+        .post(app.url("/api/agent-keys"))
+        .header("content-type", "application/json")
+        .body(json!({"displayName": format!("Drill {round}")}).to_string())
+        .send()
+        .await
+        .unwrap();
+    seen.push((
+        "POST /api/agent-keys",
+        r.status().as_u16(),
+        retry(r.headers()),
+    ));
+    // A person's sign-up: its script's first write was a trim of the caps' windows, which
+    // let the whole script (the account too) past a full Redis (201 at OOM).
+    let r = crate::accounts::Visitor::new(app)
+        .post(
+            "/api/account/sign-up",
+            json!({ "name": format!("drill{}", round.to_lowercase()), "password": crate::accounts::PASSWORD }),
+        )
+        .await;
+    seen.push(("POST /api/account/sign-up", r.status, r.status == 503));
+    let r = app
+        .http
+        .get(app.url("/api/game/levels"))
+        .send()
+        .await
+        .unwrap();
+    seen.push((
+        "GET /api/game/levels",
+        r.status().as_u16(),
+        retry(r.headers()),
+    ));
+    let r = app
+        .http
+        .get(app.url("/api/v1/agent/sessions/available"))
+        .bearer_auth(rcadia_token)
+        .send()
+        .await
+        .unwrap();
+    seen.push((
+        "GET /api/v1/agent/sessions/available (rcadia)",
+        r.status().as_u16(),
+        retry(r.headers()),
+    ));
+    let r = admin.get("/api/admin/overview").await;
+    seen.push(("GET /api/admin/overview", r.status, r.status == 503));
+    let r = admin
+        .post("/api/admin/switches/gateway", json!({ "mode": "on" }))
+        .await;
+    seen.push((
+        "POST /api/admin/switches/gateway",
+        r.status,
+        r.status == 503,
+    ));
+    let mut fresh = crate::accounts::Visitor::new(app);
+    let r = fresh
+        .post(
+            "/api/admin/session",
+            json!({ "token": crate::accounts::ADMIN_TOKEN, "operatorName": "drill" }),
+        )
+        .await;
+    seen.push(("POST /api/admin/session", r.status, r.status == 503));
+    seen
+}
+
+/// Every kind of route while Redis refuses writes, out of memory and with a failing disk
+/// (`MISCONF`): never a 500; a 503 carries Retry-After; the writes (admission, the admin
+/// switch, an admin sign-in) are 503, on MCP `engine_unavailable` with `retryAfterSeconds`
+/// also after the key was read; the anonymous read tool answers. Each recovers by itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_route_answers_503_not_500_when_redis_is_full_or_its_disk_fails() {
+    let app = crate::accounts::accounts_app().await;
+    let key = app.agent_key("wren", 1).await;
+    let (rcadia_token, _) = app
+        .auth
+        .create_token(&["play".to_string()], Some("Tern"))
+        .await
+        .unwrap();
+    let mut admin = crate::accounts::Visitor::new(&app);
+    let r = admin
+        .post(
+            "/api/admin/session",
+            json!({ "token": crate::accounts::ADMIN_TOKEN, "operatorName": "drill" }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+
+    for cause in ["OOM", "MISCONF"] {
+        if cause == "OOM" {
+            fill(&app).await;
+        } else {
+            break_the_disk(&app).await;
+        }
+        let seen = sweep(&app, &key, &rcadia_token, &mut admin, cause).await;
+        eprintln!("figure: while Redis refuses writes ({cause}): {seen:?}");
+        for (route, status, retry) in &seen {
+            assert_ne!(*status, 500, "{cause}: {route}");
+            if *status == 503 {
+                assert!(retry, "{cause}: {route} answered 503 without Retry-After");
+            }
+        }
+        let status = |name: &str| seen.iter().find(|s| s.0 == name).unwrap().1;
+        assert_eq!(status("mcp validate_map (anonymous)"), 200, "{cause}");
+        for write in [
+            "mcp simulate_replay (admission)",
+            "POST /api/agent-keys",
+            "POST /api/account/sign-up",
+            "POST /api/admin/switches/gateway",
+            "POST /api/admin/session",
+        ] {
+            assert_eq!(status(write), 503, "{cause}: {write}");
+        }
+        if cause == "OOM" {
+            config_set(&app, "maxmemory", "0").await;
+        } else {
+            mend_the_disk(&app).await;
+        }
+        let a = app
+            .call("validate_map", json!({"map": LEVEL_MAP}), Some(&key))
+            .await;
+        assert_eq!(a.status, 200, "{cause}: {}", a.text);
+        let r = admin
+            .post("/api/admin/switches/gateway", json!({ "mode": "on" }))
+            .await;
+        assert_eq!(r.status, 200, "{cause}: after recovery {}", r.body);
+    }
 }

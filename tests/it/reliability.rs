@@ -26,7 +26,12 @@ fn hard_map() -> String {
 
 /// A `tools/call` over HTTP to the API at `addr`: the status and the parsed tool result
 /// (success or failure), or the JSON-RPC body when there is no tool result.
-async fn call(addr: SocketAddr, tool: &str, args: Value, key: &str) -> (u16, Value, Value) {
+pub(crate) async fn call(
+    addr: SocketAddr,
+    tool: &str,
+    args: Value,
+    key: &str,
+) -> (u16, Value, Value) {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": tool, "arguments": args}});
     let r = reqwest::Client::new()

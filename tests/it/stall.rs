@@ -1,0 +1,248 @@
+//! A stall of Redis (issue 35, item 4): the testkit's redis-server is frozen (SIGSTOP, then
+//! SIGCONT) while jobs run and finish. Work that finished before its deadline is recorded
+//! `succeeded`, charged once, run once; a job whose worker lives is not reaped as
+//! `cancelled`, however long the freeze. Callers go through the MCP endpoint as agents do;
+//! the worker runs in-process with the real referee and planner, each job held at a gate so
+//! it finishes exactly inside the freeze.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use horst_queue::{Failure, JobInput, JobKind, JobResult, JobState};
+use horst_worker::{EngineRunner, JobRunner, WorkerIdentity, WorkerMetrics};
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+use crate::harness::{eventually, spawn_gateway, TestApp, LEVEL_MAP, LEVEL_REPLAY};
+use crate::mcp_loop::TINY_MAP;
+use crate::reliability::call;
+
+/// The real runner, each kind held at a gate: a run starts (and says so), waits until its
+/// kind's gate opens, then runs for real.
+struct Gated {
+    engine: EngineRunner,
+    open: Mutex<HashMap<JobKind, bool>>,
+    started: Mutex<HashMap<JobKind, Instant>>,
+    runs: Mutex<HashMap<JobKind, u32>>,
+}
+
+impl Gated {
+    fn new() -> Arc<Gated> {
+        Arc::new(Gated {
+            engine: EngineRunner::new(1).unwrap(),
+            open: Mutex::default(),
+            started: Mutex::default(),
+            runs: Mutex::default(),
+        })
+    }
+
+    fn open(&self, kind: JobKind) {
+        self.open.lock().unwrap().insert(kind, true);
+    }
+
+    fn started(&self, kind: JobKind) -> Option<Instant> {
+        self.started.lock().unwrap().get(&kind).copied()
+    }
+
+    fn runs(&self, kind: JobKind) -> u32 {
+        self.runs.lock().unwrap().get(&kind).copied().unwrap_or(0)
+    }
+}
+
+impl JobRunner for Gated {
+    fn run(
+        &self,
+        kind: JobKind,
+        input: &JobInput,
+        limit: Duration,
+        cancel: &AtomicBool,
+    ) -> Result<JobResult, Failure> {
+        *self.runs.lock().unwrap().entry(kind).or_default() += 1;
+        self.started.lock().unwrap().insert(kind, Instant::now());
+        while !self
+            .open
+            .lock()
+            .unwrap()
+            .get(&kind)
+            .copied()
+            .unwrap_or(false)
+            && !cancel.load(Ordering::SeqCst)
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.engine.run(kind, input, limit, cancel)
+    }
+}
+
+fn start_worker(app: &TestApp, runner: Arc<Gated>) -> watch::Sender<bool> {
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(horst_worker::run(
+        app.queue.clone(),
+        runner,
+        WorkerIdentity::new(35, 2),
+        WorkerMetrics::register(&horst_telemetry::Metrics::new()),
+        rx,
+    ));
+    tx
+}
+
+async fn until_started(runner: &Gated, kind: JobKind) -> Instant {
+    let mut at = None;
+    let started = eventually(Duration::from_secs(90), async || {
+        at = runner.started(kind);
+        at.is_some()
+    })
+    .await;
+    assert!(started, "the worker never started the {kind:?} job");
+    at.unwrap()
+}
+
+/// Asks again with the same idempotency key (as a caller told `pending` does) until the
+/// job's outcome is answered.
+async fn outcome(app: &TestApp, tool: &str, args: &Value, key: &str) -> Value {
+    let mut last = Value::Null;
+    let done = eventually(Duration::from_secs(90), async || {
+        let (status, answer, _) = call(app.addr, tool, args.clone(), key).await;
+        last = json!({"status": status, "answer": answer});
+        status == 200 && answer["pending"] != true
+    })
+    .await;
+    assert!(done, "never answered: {last}");
+    last["answer"].clone()
+}
+
+async fn record(app: &TestApp, job: &Value) -> horst_queue::JobRecord {
+    let id = job.as_str().expect("a jobId");
+    app.queue.get(id).await.unwrap().unwrap()
+}
+
+fn freeze(app: &TestApp) -> i32 {
+    let pid = app.redis().pid().unwrap() as i32;
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    pid
+}
+
+fn thaw(pid: i32) {
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+}
+
+/// (a) A simulation (5 s limit) that finishes 3.5 s after it started, inside a 6 s freeze
+/// of Redis that also covers its deadline: recorded `succeeded` and charged once (it was
+/// recorded `timeout` when the worker's heartbeat, blocked by the stall, held up noticing the
+/// finished work until the deadline had passed too).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_finishing_during_a_6_s_freeze_is_recorded_succeeded_and_charged_once() {
+    let app = spawn_gateway().await;
+    let key = app.agent_key("stilt", 1).await;
+    let before = app.queue.remaining("stilt", 1).await.unwrap();
+    let runner = Gated::new();
+    let _worker = start_worker(&app, runner.clone());
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let args = json!({"map": LEVEL_MAP, "replay": replay, "idempotencyKey": "stall-a"});
+    let caller = tokio::spawn({
+        let (addr, args, key) = (app.addr, args.clone(), key.clone());
+        async move { call(addr, "simulate_replay", args, &key).await }
+    });
+    let started = until_started(&runner, JobKind::Simulate).await;
+
+    let pid = freeze(&app);
+    let frozen = Instant::now();
+    tokio::time::sleep_until((started + Duration::from_millis(3500)).into()).await;
+    runner.open(JobKind::Simulate);
+    tokio::time::sleep_until((frozen + Duration::from_secs(6)).into()).await;
+    thaw(pid);
+
+    let (status, first, _) = caller.await.unwrap();
+    let answer = outcome(&app, "simulate_replay", &args, &key).await;
+    eprintln!(
+        "figure: 6 s freeze, simulation finished 3.5 s into its 5 s limit: the waiting caller got HTTP {status} {}, asked again: outcome {}",
+        if first["pending"] == true { "pending".to_string() } else { first.to_string() },
+        answer["outcome"]
+    );
+    assert_eq!(answer["outcome"], "won", "{answer}");
+    let job = record(&app, &answer["jobId"]).await;
+    assert_eq!(job.state, JobState::Succeeded, "{job:?}");
+    assert!(job.failure.is_none(), "{job:?}");
+    assert_eq!(runner.runs(JobKind::Simulate), 1, "run once");
+    let after = app.queue.remaining("stilt", 1).await.unwrap();
+    assert_eq!(after.simulations, before.simulations - 1, "charged once");
+    assert_eq!(after.seconds, before.seconds - job.charged_seconds);
+}
+
+/// (b) A 15 s freeze, longer than the lease (10 s): a simulation that finishes 1 s into it
+/// and a playtest that is still running when Redis comes back. Neither is reaped as
+/// `cancelled` (the 1 s playtest of the original run was): time nobody saw Redis does not
+/// count against a lease, the finished one's completion is retried until Redis answers,
+/// and the running one heartbeats again and finishes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_across_a_15_s_freeze_are_not_reaped_while_their_worker_lives() {
+    let app = spawn_gateway().await;
+    assert!(app.config.queue.lease_seconds < 15);
+    // Two accounts: one account's second job would wait behind its first (the cap is one
+    // waiting job per account) and be refused `busy`.
+    let key = app.agent_key("heron", 1).await;
+    let other = app.agent_key("egret", 1).await;
+    let before = app.queue.remaining("heron", 1).await.unwrap();
+    let other_before = app.queue.remaining("egret", 1).await.unwrap();
+    let runner = Gated::new();
+    let _worker = start_worker(&app, runner.clone());
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let sim = json!({"map": LEVEL_MAP, "replay": replay, "idempotencyKey": "stall-b1"});
+    let play = json!({"map": TINY_MAP, "idempotencyKey": "stall-b2"});
+    let callers = [
+        ("simulate_replay", &sim, &key),
+        ("playtest_map", &play, &other),
+    ]
+    .map(|(tool, args, key)| {
+        let (addr, args, key) = (app.addr, args.clone(), key.clone());
+        tokio::spawn(async move { call(addr, tool, args, &key).await })
+    });
+    let sim_started = until_started(&runner, JobKind::Simulate).await;
+    until_started(&runner, JobKind::Playtest).await;
+
+    let pid = freeze(&app);
+    let frozen = Instant::now();
+    tokio::time::sleep_until((sim_started + Duration::from_secs(1)).into()).await;
+    runner.open(JobKind::Simulate);
+    tokio::time::sleep_until((frozen + Duration::from_secs(15)).into()).await;
+    thaw(pid);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    runner.open(JobKind::Playtest);
+
+    let mut told = Vec::new();
+    for c in callers {
+        let (status, first, _) = c.await.unwrap();
+        told.push(if first["pending"] == true {
+            format!("HTTP {status} pending")
+        } else {
+            format!("HTTP {status} {first}")
+        });
+    }
+    let sim_answer = outcome(&app, "simulate_replay", &sim, &key).await;
+    let play_answer = outcome(&app, "playtest_map", &play, &other).await;
+    eprintln!(
+        "figure: 15 s freeze (lease {} s): waiting callers got {told:?}; asked again: simulation {}, playtest {}",
+        app.config.queue.lease_seconds, sim_answer["outcome"], play_answer["outcome"]
+    );
+    assert_eq!(sim_answer["outcome"], "won", "{sim_answer}");
+    assert!(play_answer.get("error").is_none(), "{play_answer}");
+    for (answer, kind) in [
+        (&sim_answer, JobKind::Simulate),
+        (&play_answer, JobKind::Playtest),
+    ] {
+        let job = record(&app, &answer["jobId"]).await;
+        assert_eq!(job.state, JobState::Succeeded, "{job:?}");
+        assert!(job.failure.is_none(), "{job:?}");
+        assert_eq!(runner.runs(kind), 1, "{kind:?} ran once");
+    }
+    let after = app.queue.remaining("heron", 1).await.unwrap();
+    assert_eq!(after.simulations, before.simulations - 1, "charged once");
+    let other_after = app.queue.remaining("egret", 1).await.unwrap();
+    assert_eq!(
+        other_after.playtests,
+        other_before.playtests - 1,
+        "charged once"
+    );
+}
