@@ -534,8 +534,35 @@ impl Queue {
     /// while the job is still queued (its presence expires), the job is dropped and
     /// released like a disconnected caller's ([`Queue::drop_orphans`]). The process must
     /// run [`Queue::announce_callers`].
+    ///
+    /// Cancel-safe: the admission runs in a task of its own, so a caller that goes away
+    /// while its admission is in flight (the handler's future dropped, say by a disconnect
+    /// during a slow Redis) never leaves a queued job that runs and is charged. Once the
+    /// admission answers, a job nobody waits for is dropped like [`Queue::cancel_guard`]
+    /// drops it.
     pub async fn admit_for_caller(&self, spec: JobSpec) -> Result<Admission, QueueError> {
-        self.admit_as(spec, true).await
+        use tracing::Instrument;
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let queue = self.clone();
+        // The request id is a task-local of the caller's task: carried over by hand.
+        let request = current_request_id();
+        let admission = async move {
+            let admitted = match request {
+                Some(id) => with_request_id(id, queue.admit_as(spec, true)).await,
+                None => queue.admit_as(spec, true).await,
+            };
+            if let Err(Ok(Admission::New(record))) = answer.send(admitted) {
+                tracing::info!(job = %record.id, "caller left during its admission; dropping the job");
+                drop(queue.cancel_guard(&record.id));
+            }
+        };
+        tokio::spawn(admission.instrument(tracing::Span::current()));
+        answered.await.unwrap_or_else(|_| {
+            Err(QueueError::Store(
+                "the admission stopped before it answered; call again with the same idempotencyKey"
+                    .into(),
+            ))
+        })
     }
 
     async fn admit_as(&self, spec: JobSpec, waited_here: bool) -> Result<Admission, QueueError> {

@@ -380,6 +380,61 @@ async fn a_caller_that_leaves_drops_its_queued_job_and_its_reservation() {
     ));
 }
 
+/// Sends `signal` (`-STOP`, `-CONT`) to the test's redis-server.
+fn signal_redis(redis: &RedisServer, signal: &str) {
+    let pid = redis
+        .pid()
+        .expect("the test's redis-server runs")
+        .to_string();
+    let status = std::process::Command::new("kill")
+        .args([signal, &pid])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {signal} {pid}");
+}
+
+/// A caller that goes away while its admission script is in flight (Redis frozen, so the
+/// script was sent but has not answered) leaves no job to run or charge: once Redis answers,
+/// the admission sees nobody is waiting and drops the job. Before, the dropped future never
+/// learned the job's id, so the job stayed queued, ran and was charged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_that_leaves_during_its_admission_leaves_no_job_to_run_or_charge() {
+    let s = setup_with(|_| {}).await;
+    // Loads the admission script and the quotas' copy: the next admission's first Redis
+    // command is the script itself.
+    s.new_job(spec(JobKind::Simulate, "warm", 1, "w")).await;
+    signal_redis(&s.redis, "-STOP");
+    let admitting = tokio::spawn({
+        let q = s.queue.clone();
+        async move {
+            q.admit_for_caller(spec(JobKind::Playtest, "a", 0, "k"))
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    admitting.abort();
+    signal_redis(&s.redis, "-CONT");
+    let mut jobs = Vec::new();
+    for _ in 0..200 {
+        jobs = s.queue.list("a", 0, 10).await.unwrap().0;
+        if jobs.first().is_some_and(|j| j.state != JobState::Queued) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(jobs.len(), 1, "the script ran once Redis woke: one job");
+    assert_eq!(jobs[0].state, JobState::Cancelled, "and it was dropped");
+    let left = s.queue.remaining("a", 0).await.unwrap();
+    assert_eq!(left.seconds, 1800, "reservation released");
+    assert_eq!(left.playtests, 6, "the call that never ran is not counted");
+    let claimed = s.queue.claim("w").await.unwrap().unwrap();
+    assert_eq!(
+        claimed.record.account, "warm",
+        "only the warm-up job is left to run"
+    );
+    assert!(s.queue.claim("w").await.unwrap().is_none());
+}
+
 #[tokio::test]
 async fn a_started_job_is_not_dropped_and_stays_charged() {
     let s = setup_with(|_| {}).await;
