@@ -1444,20 +1444,48 @@ fn issue27b(rng: &mut Rng, put: &mut impl FnMut(&str, &str, Level)) {
     }
 }
 
+const USAGE: &str = "usage: gen_corpus [OUT_DIR] [--heldout SEED]";
+
+/// The output directory (the first argument that is not an option or an option's value)
+/// and the held-out seed. Anything else is refused, so a mistyped flag never becomes a
+/// directory full of levels.
+fn parse_args(args: &[String]) -> Result<(Option<PathBuf>, Option<u64>), String> {
+    let (mut out, mut heldout) = (None, None);
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--heldout" => {
+                let seed = it
+                    .next()
+                    .ok_or("--heldout needs a seed (a number)")?
+                    .parse()
+                    .map_err(|_| "--heldout SEED: the seed must be a whole number")?;
+                heldout = Some(seed);
+            }
+            "-h" | "--help" => return Err(USAGE.into()),
+            flag if flag.starts_with('-') => return Err(format!("unknown option {flag}; {USAGE}")),
+            dir if out.is_none() => out = Some(PathBuf::from(dir)),
+            extra => {
+                return Err(format!(
+                    "one output directory only (got {extra} too); {USAGE}"
+                ))
+            }
+        }
+    }
+    Ok((out, heldout))
+}
+
 fn main() {
-    let out = std::env::args()
-        .nth(1)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../levels/corpus"));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (out, heldout) = parse_args(&args).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
+    let out =
+        out.unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../levels/corpus"));
     std::fs::create_dir_all(&out).unwrap();
-    let args: Vec<String> = std::env::args().collect();
-    if let Some(seed) = args
-        .iter()
-        .position(|a| a == "--heldout")
-        .and_then(|i| args.get(i + 1))
-    {
+    if let Some(seed) = heldout {
         // A held-out set: issue 27's classes from another seed, for the benchmark only.
-        let seed: u64 = seed.parse().expect("--heldout SEED (a number)");
         let mut files = Vec::new();
         issue27(
             &mut Rng(horst_engine::SplitMix64::from_state(seed)),
