@@ -11,19 +11,28 @@
     KEYS[6] queue:idle:<pool>   the completing slot's pool's idle slots (admit.lua)
     KEYS[7] queue:lane:<lane>   the lanes that pool claims from (a referee slot's: the
     KEYS[8] queue:lane:<lane>   referee lane twice)
+    KEYS[9] queue:turns:<lane>  the turns of KEYS[7] and KEYS[8] (claim.lua)
+    KEYS[10] queue:turns:<lane>
+    KEYS[11] fence              the fencing token counter
+    KEYS[12] the queue group's base (claim.lua: the next job's keys are named from it)
 
     ARGV[1] job id             ARGV[5] failure (JSON, '' = none)
     ARGV[2] fencing token      ARGV[6] job ttl, s
     ARGV[3] final state        ARGV[7] the completion channel (done:<job_id>)
     ARGV[4] result (JSON, '' = none)
     ARGV[8] the job's day (KEYS[3] is its budget)
-    ARGV[9] the completing slot's id ('' when no slot goes on: then KEYS[6]-[8] are unused)
+    ARGV[9] the completing slot's id ('' when no slot goes on: then KEYS[6]-[12] are unused)
+    ARGV[10] lease, ms            ARGV[11] the completing slot's pool ('general' or 'referee')
+    ARGV[12] '1': the slot claims its next job here (claim.lua, with KEYS[6]-[12]); '': it
+             only looks whether one waits
 
   Publishes on ARGV[7] the final state as JSON (state, started, finished, charged, worker,
   result and failure as the strings given, '' for none): `horst_queue::record::Finished`.
 
   Output:
-    1  recorded (with a slot: jobs wait in its lanes, it claims the next)
+    {3, token, fields, more}  recorded, and the slot claimed its next job (claim.lua's
+       'claimed' reply)
+    1  recorded (with a slot: jobs may wait in its lanes, it claims the next)
     2  recorded, and nothing waits: the slot ARGV[9] is registered idle, in the same step as
        the look, so the next admission wakes it
     0  refused: the token is stale
@@ -49,7 +58,21 @@ redis.call('EXPIRE', jk, tonumber(ARGV[6]))
 redis.call('PUBLISH', ARGV[7], cjson.encode({state = ARGV[3], started = tonumber(f[6]),
   finished = now, charged = tonumber(f[7]), worker = f[8], result = ARGV[4],
   failure = ARGV[5]}))
-if ARGV[9] ~= '' and redis.call('EXISTS', KEYS[7], KEYS[8]) == 0 then
+if ARGV[9] == '' then return 1 end
+-- One look first: an idle slot's completion costs no claim.
+if redis.call('EXISTS', KEYS[7], KEYS[8]) == 0 then
+  redis.call('ZADD', KEYS[6], now, ARGV[9])
+  return 2
+end
+if ARGV[12] ~= '1' then return 1 end
+local ends = 4
+if ARGV[11] == 'referee' then ends = 5 end
+local next = claim_next({lane1 = 7, lane2 = 8, turns1 = 9, turns2 = 10, fence = 11,
+  running = 2, ends = ends, idle = 6, base = 12}, now, ARGV[9], ARGV[10], ARGV[6],
+  ARGV[11], 16, '')
+if next[1] == 'claimed' then return {3, next[2], next[3], next[4]} end
+if next[1] == 'empty' then
+  -- The heads waiting were dropped on the way (released, or no longer queued).
   redis.call('ZADD', KEYS[6], now, ARGV[9])
   return 2
 end

@@ -1,12 +1,21 @@
 -- The queue's Lua helpers, shared by every queue script: the registry sends the store's
 -- prelude (`now_ms()`, `day_of`, `to_midnight_s`), then this file, then the script
 -- (horst_store::script, `Script::with_helpers`). Not a script of its own: no KEYS, no ARGV.
--- No helper builds a key: every key a script touches arrives in KEYS (Redis Cluster).
+-- Keys arrive in KEYS (Redis Cluster), with one exception: `group_key` names a key of the
+-- queue group from KEYS[n], the group's base (its prefix and hash tag), and parts read in the
+-- same script (claim.lua: the head job's record and the keys it names). Such a key is in
+-- the base's hash slot, so the script stays on one shard (tests/it/tidy.rs allows exactly
+-- `group_key(KEYS[n], ...)`).
 -- Counters of a day live a little longer than the day, for the admin overview.
 local COUNTER_TTL = 3 * 86400
 -- A lane's waiting jobs are a zset scored round * TURN_SPAN + seq: the round is the account's
 -- turn (admit.lua), seq keeps arrival order within a round.
 local TURN_SPAN = 2097152
+
+-- The queue key `base .. name parts` (see above): base is a script's KEYS entry.
+local function group_key(base, ...)
+  return base .. table.concat({...})
+end
 
 -- Counts a finished job in its day's budget hash `bk`, by kind and final state (the overview).
 local function count_done(jk, bk, state)
@@ -52,4 +61,96 @@ local function reaping_allowed(wk, now, stall_ms, lease_ms)
   if seen and now - seen > stall_ms then since = now end
   redis.call('HSET', wk, 'seen', now, 'since', since)
   return now >= since + lease_ms
+end
+
+-- One read of every field the checks and the claimed record need (never HGETALL).
+local CLAIM_FIELDS = {'state', 'account', 'day', 'idem', 'waiter', 'deadline', 'exec_ms',
+  'reserved', 'id', 'kind', 'trust', 'input', 'created', 'request'}
+
+-- The next turn of a slot's lanes, claimed (claim.lua has the whole story; complete.lua
+-- claims the completing slot's next job with it). k: the KEYS indices of lane1, lane2,
+-- turns1, turns2 (turns of lane1 and lane2), fence, running, ends (the slot's pool's),
+-- idle (likewise) and base (the queue group's base); slot: the claiming slot's id; the rest
+-- as in claim.lua's arguments. Returns claim.lua's reply.
+local function claim_next(k, now, slot, lease_ms, job_ttl, pool, bound, registered)
+local names = CLAIM_FIELDS
+local lane_keys = {KEYS[k.lane1], KEYS[k.lane2]}
+local turn_keys = {KEYS[k.turns1], KEYS[k.turns2]}
+local lanes = 2
+if KEYS[k.lane2] == KEYS[k.lane1] then lanes = 1 end
+for _ = 1, tonumber(bound) do
+  -- Each lane's head (and whether another waits behind it); of two, the one created first.
+  local pick, heads = nil, {}
+  for i = 1, lanes do
+    heads[i] = redis.call('ZRANGE', lane_keys[i], 0, 1, 'WITHSCORES')
+  end
+  local f
+  for i = 1, lanes do
+    if #heads[i] > 0 then
+      local g = redis.call('HMGET', group_key(KEYS[k.base], 'job:', heads[i][1]), unpack(names))
+      if not pick or (tonumber(g[13]) or math.huge) < (tonumber(f[13]) or math.huge) then
+        pick, f = i, g
+      end
+    end
+  end
+  if not pick then return {'empty'} end
+  local lane, head = lane_keys[pick], heads[pick]
+  local jid = head[1]
+  local jk = group_key(KEYS[k.base], 'job:', jid)
+  redis.call('ZREM', lane, jid)
+  if f[1] == 'queued' then
+    local account, day = f[2], f[3]
+    redis.call('DECR', group_key(KEYS[k.base], 'waiting:', account))
+    -- The lane's turn moves on to this job's round; an account with nothing later waiting
+    -- needs no entry (its next job gets the round after the lane's).
+    local tk = turn_keys[pick]
+    local round = math.floor(tonumber(head[2]) / TURN_SPAN)
+    local mine = 'a:' .. account
+    local t = redis.call('HMGET', tk, 'round', mine)
+    if round > (tonumber(t[1]) or 0) then redis.call('HSET', tk, 'round', round) end
+    if (tonumber(t[2]) or 0) <= round then redis.call('HDEL', tk, mine) end
+    local waiter = f[5] or ''
+    local bk = group_key(KEYS[k.base], 'budget:', day)
+    local channel = KEYS[k.base] .. 'done:' .. jid
+    local gone, late = false, false
+    if waiter ~= '' then
+      gone = redis.call('EXISTS', group_key(KEYS[k.base], 'callers:', waiter)) == 0
+    end
+    if not gone then late = now + tonumber(f[7]) > tonumber(f[6]) end
+    if gone or late then
+      local dk = group_key(KEYS[k.base], 'daily:', day, ':', account)
+      local ik = group_key(KEYS[k.base], 'idem:', account, ':', f[4])
+      if gone then
+        release(jk, bk, dk, ik, jid, now, 'cancelled', 'cancelled',
+          'the API process the caller waited in stopped before the job started; it was dropped and nothing was charged; call again (the same idempotencyKey starts afresh)',
+          tonumber(job_ttl), channel)
+      else
+        release(jk, bk, dk, ik, jid, now, 'failed', 'timeout',
+          'the job waited too long in the queue to finish within the wait limit; it did not run and nothing was charged; try again',
+          tonumber(job_ttl), channel)
+      end
+    else
+      local token = redis.call('INCR', KEYS[k.fence])
+      local function text(n) return string.format('%.0f', n) end
+      local set = {'state', 'running', 'started', text(now), 'token', text(token), 'worker',
+        slot, 'lease_until', text(now + tonumber(lease_ms)), 'charged', f[8], 'pool', pool}
+      redis.call('HSET', jk, unpack(set))
+      redis.call('ZADD', KEYS[k.running], now + tonumber(lease_ms), jid)
+      redis.call('ZADD', KEYS[k.ends], now + tonumber(f[7]), jid)
+      redis.call('HINCRBY', bk, 'charged', tonumber(f[8]))
+      if registered == '1' then redis.call('ZREM', KEYS[k.idle], slot) end
+      -- The claimed record as the fields read and written (what the worker needs of it).
+      local fields = set
+      for i = 2, #names do
+        if f[i] then fields[#fields + 1] = names[i]; fields[#fields + 1] = f[i] end
+      end
+      local more = #head / 2 - 1
+      for i = 1, lanes do
+        if i ~= pick and #heads[i] > 0 then more = 1 end
+      end
+      return {'claimed', token, fields, more}
+    end
+  end
+end
+return {'skipped'}
 end

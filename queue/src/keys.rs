@@ -71,6 +71,12 @@ impl Pool {
     }
 }
 
+/// The queue group's base: the prefix (and hash tag) every queue key starts with. Not a key
+/// of its own: claim.lua names the head job's keys from it (`group_key`, same hash slot).
+pub(crate) fn base(store: &Store) -> String {
+    store.key_in(Group::Queue, "")
+}
+
 /// `job:<id>`: the job's record (hash).
 pub(crate) fn job(store: &Store, id: &str) -> String {
     store.key_in(Group::Queue, &format!("job:{id}"))

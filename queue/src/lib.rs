@@ -469,7 +469,7 @@ impl Queue {
     async fn job_names(&self, id: &str) -> Result<JobNames, QueueError> {
         let f: Vec<Option<String>> = redis::cmd("HMGET")
             .arg(self.job_key(id))
-            .arg(&["account", "day", "idem", "waiter", "kind", "created"])
+            .arg(&["account", "day", "idem", "waiter", "kind"])
             .query_async(&mut self.store.conn())
             .await?;
         let get = |i: usize| f.get(i).cloned().flatten().unwrap_or_default();
@@ -479,7 +479,6 @@ impl Queue {
             idem: get(2),
             waiter: get(3),
             lane: JobKind::parse(&get(4)).map(Lane::of),
-            created_ms: get(5).parse().unwrap_or(u64::MAX),
         })
     }
 
@@ -1202,61 +1201,26 @@ impl Queue {
         pool: Pool,
         registered: bool,
     ) -> Result<Option<Claim>, QueueError> {
-        let worker = slot;
-        // Two steps (claim.lua, cluster note): read each lane's next turn and the keys its
-        // record names, then claim it if it is still next. Losing the race to another worker
-        // or skipping a dropped job reads again; the bound only keeps a call finite.
-        for _ in 0..64 {
-            let mut next: Option<(Lane, String, JobNames)> = None;
-            // Every lane's head in one round trip.
-            let mut heads = redis::pipe();
-            for &lane in pool.lanes() {
-                heads
-                    .cmd("ZRANGE")
-                    .arg(keys::lane(&self.store, lane))
-                    .arg(0)
-                    .arg(0);
-            }
-            let heads: Vec<Vec<String>> = heads.query_async(&mut self.store.conn()).await?;
-            for (&lane, head) in pool.lanes().iter().zip(heads) {
-                let Some(id) = head.into_iter().next() else {
-                    continue;
-                };
-                let names = self.job_names(&id).await?;
-                if next
-                    .as_ref()
-                    .is_none_or(|(_, _, n)| names.created_ms < n.created_ms)
-                {
-                    next = Some((lane, id, names));
-                }
-            }
-            let Some((lane, id, names)) = next else {
-                return Ok(None);
-            };
+        let lanes = pool.lanes();
+        // One step (claim.lua): the script takes the head that has waited longest, dropping
+        // the heads that can no longer run on the way; the bound only keeps a call finite.
+        for _ in 0..8 {
             let reply: ClaimReply = scripts::CLAIM
                 .call(&self.store)
-                .key(keys::lane(&self.store, lane))
-                .key(self.job_key(&id))
-                .key(keys::waiting_of(&self.store, &names.account))
+                .key(keys::lane(&self.store, lanes[0]))
+                .key(keys::lane(&self.store, lanes[lanes.len() - 1]))
+                .key(keys::turns(&self.store, lanes[0]))
+                .key(keys::turns(&self.store, lanes[lanes.len() - 1]))
                 .key(keys::fence(&self.store))
                 .key(keys::running(&self.store))
-                .key(self.budget_key(&names.day))
-                .key(self.daily_key(&names.day, &names.account))
-                .key(self.idem_key(&names.account, &names.idem))
-                .key(self.callers_key(&names.waiter))
-                .key(keys::turns(&self.store, lane))
                 .key(keys::ends(&self.store, pool))
                 .key(keys::idle(&self.store, pool))
-                .arg(&id)
-                .arg(worker)
+                .key(keys::base(&self.store))
+                .arg(slot)
                 .arg(self.settings.queue.lease_seconds * 1000)
                 .arg(self.settings.job_ttl_seconds())
-                .arg(&names.account)
-                .arg(&names.day)
-                .arg(&names.idem)
-                .arg(self.done_channel(&id))
-                .arg(&names.waiter)
                 .arg(pool.as_str())
+                .arg(16)
                 .arg(if registered { "1" } else { "" })
                 .run()
                 .await?;
@@ -1266,32 +1230,53 @@ impl Queue {
                     fields,
                     more,
                 } => {
-                    let mut record = JobRecord::from_fields(fields.clone())
-                        .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable")))?;
-                    let inline = std::mem::take(&mut record.input);
-                    match self.claimed_input(&fields, inline).await? {
-                        Some(input) => {
-                            record.input = input;
-                            return Ok(Some(Claim {
-                                record,
-                                token,
-                                more_waiting: more > 0,
-                            }));
-                        }
-                        None => {
-                            let failure = Failure::new(
-                                FailureCode::InternalError,
-                                "the job's input (its map or replay) was no longer stored when a worker took it; it did not run; submit it again",
-                            );
-                            tracing::error!(job = %id, "a claimed job's input blob is gone");
-                            self.complete(&id, token, Err(failure)).await?;
-                        }
+                    if let Some(claim) = self.claimed(token, fields, more).await? {
+                        return Ok(Some(claim));
                     }
                 }
-                ClaimReply::Empty | ClaimReply::Skipped | ClaimReply::Moved => {}
+                ClaimReply::Empty => return Ok(None),
+                ClaimReply::Skipped => {}
             }
         }
         Ok(None)
+    }
+
+    /// The claim of a job claim.lua (or complete.lua) took: its record as the script gave
+    /// it, its input read back. `None`: an input blob is gone, the job was failed (claim
+    /// again).
+    async fn claimed(
+        &self,
+        token: u64,
+        fields: Vec<(String, String)>,
+        more: u64,
+    ) -> Result<Option<Claim>, QueueError> {
+        let id = fields
+            .iter()
+            .find(|(k, _)| k == "id")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        let mut record = JobRecord::from_fields(fields.clone())
+            .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable")))?;
+        let inline = std::mem::take(&mut record.input);
+        match self.claimed_input(&fields, inline).await? {
+            Some(input) => {
+                record.input = input;
+                Ok(Some(Claim {
+                    record,
+                    token,
+                    more_waiting: more > 0,
+                }))
+            }
+            None => {
+                let failure = Failure::new(
+                    FailureCode::InternalError,
+                    "the job's input (its map or replay) was no longer stored when a worker took it; it did not run; submit it again",
+                );
+                tracing::error!(job = %id, "a claimed job's input blob is gone");
+                self.complete(&id, token, Err(failure)).await?;
+                Ok(None)
+            }
+        }
     }
 
     /// Registers slot `slot` of `pool` as idle (an admission pops one idle slot and wakes it
@@ -1416,7 +1401,10 @@ impl Queue {
     ) -> Result<bool, QueueError> {
         // The job's day names its budget key (complete.lua checks it).
         let day = self.job_names(id).await?.day;
-        Ok(self.complete_on(id, &day, token, outcome, None).await? != Completion::Refused)
+        let done = self
+            .complete_on(id, &day, token, outcome, None, false)
+            .await?;
+        Ok(done != Completed::Refused)
     }
 
     /// [`Queue::complete`] of a job this worker claimed: its day is its admission's (the
@@ -1440,7 +1428,43 @@ impl Queue {
         slot: Option<(&str, Pool)>,
     ) -> Result<Completion, QueueError> {
         let day = (job.created_at_ms / 86_400_000).to_string();
-        self.complete_on(&job.id, &day, token, outcome, slot).await
+        let done = self
+            .complete_on(&job.id, &day, token, outcome, slot, false)
+            .await?;
+        Ok(match done {
+            Completed::Refused => Completion::Refused,
+            Completed::Idle => Completion::Idle,
+            Completed::Done | Completed::Next { .. } => Completion::Recorded,
+        })
+    }
+
+    /// [`Queue::complete_slot`] by slot `slot`, which claims its next job in the same step
+    /// when one waits (complete.lua with claim.lua's claim): one round trip between two jobs.
+    /// The claim, if any, comes with [`Completion::Recorded`].
+    pub async fn complete_and_claim(
+        &self,
+        job: &JobRecord,
+        token: u64,
+        outcome: Result<JobResult, Failure>,
+        slot: (&str, Pool),
+    ) -> Result<(Completion, Option<Claim>), QueueError> {
+        let day = (job.created_at_ms / 86_400_000).to_string();
+        let done = self
+            .complete_on(&job.id, &day, token, outcome, Some(slot), true)
+            .await?;
+        Ok(match done {
+            Completed::Refused => (Completion::Refused, None),
+            Completed::Idle => (Completion::Idle, None),
+            Completed::Done => (Completion::Recorded, None),
+            Completed::Next {
+                token,
+                fields,
+                more,
+            } => (
+                Completion::Recorded,
+                self.claimed(token, fields, more).await?,
+            ),
+        })
     }
 
     async fn complete_on(
@@ -1450,7 +1474,8 @@ impl Queue {
         token: u64,
         outcome: Result<JobResult, Failure>,
         slot: Option<(&str, Pool)>,
-    ) -> Result<Completion, QueueError> {
+        claim_next: bool,
+    ) -> Result<Completed, QueueError> {
         let (state, result, failure) = match outcome {
             Ok(v) => (JobState::Succeeded, v.to_value().to_string(), String::new()),
             Err(f) => (
@@ -1466,7 +1491,11 @@ impl Queue {
         complete
             .key(keys::idle(&self.store, pool))
             .key(keys::lane(&self.store, lanes[0]))
-            .key(keys::lane(&self.store, lanes[lanes.len() - 1]));
+            .key(keys::lane(&self.store, lanes[lanes.len() - 1]))
+            .key(keys::turns(&self.store, lanes[0]))
+            .key(keys::turns(&self.store, lanes[lanes.len() - 1]))
+            .key(keys::fence(&self.store))
+            .key(keys::base(&self.store));
         let done: Completed = complete
             .arg(id)
             .arg(token)
@@ -1477,13 +1506,12 @@ impl Queue {
             .arg(self.done_channel(id))
             .arg(day)
             .arg(slot.map_or("", |(slot, _)| slot))
+            .arg(self.settings.queue.lease_seconds * 1000)
+            .arg(pool.as_str())
+            .arg(if claim_next { "1" } else { "" })
             .run()
             .await?;
-        Ok(match done {
-            Completed::Refused => Completion::Refused,
-            Completed::Done => Completion::Recorded,
-            Completed::Idle => Completion::Idle,
-        })
+        Ok(done)
     }
 
     /// Fails running jobs whose lease expired. Any process may call it; it is idempotent.
@@ -1842,8 +1870,6 @@ struct JobNames {
     waiter: String,
     /// The lane of its kind (`None`: no record).
     lane: Option<Lane>,
-    /// When it was admitted (`u64::MAX` unknown).
-    created_ms: u64,
 }
 
 /// Between two jobs on one slot, beyond the first job's limit: its claim, its completion and

@@ -3,9 +3,11 @@
 //! (`lua/helpers.lua`) between the store's prelude and the script, and their replies as
 //! types.
 //!
-//! Every key a script touches is in its KEYS. Where a key depends on stored data (the oldest
-//! waiting job, an expired lease's job, a job's day) the caller reads first and the script
-//! checks that what it read still holds; the headers say why each is safe.
+//! Every key a script touches is in its KEYS, but for the claim's: it names the head job's
+//! keys from the queue group's base in KEYS (`group_key`, same hash slot). Where a key
+//! depends on stored data elsewhere (an expired lease's job, a job's day) the caller reads
+//! first and the script checks that what it read still holds; the headers say why each is
+//! safe.
 
 use horst_store::lua;
 use horst_store::script::{Argv, Decl, LuaFile, Registered, Script, Writes};
@@ -38,13 +40,13 @@ pub(crate) static ADMIT: Script<Admitted> =
     queue_script(lua!("lua/admit.lua"), 19, 31, Writes::Durable);
 /// `claim.lua`.
 pub(crate) static CLAIM: Script<ClaimReply> =
-    queue_script(lua!("lua/claim.lua"), 12, 11, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/claim.lua"), 9, 6, Writes::Durable).allowing_oom();
 /// `heartbeat.lua`.
 pub(crate) static HEARTBEAT: Script<Applied> =
     queue_script(lua!("lua/heartbeat.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
 /// `complete.lua`.
 pub(crate) static COMPLETE: Script<Completed> =
-    queue_script(lua!("lua/complete.lua"), 8, 9, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/complete.lua"), 12, 12, Writes::Durable).allowing_oom();
 /// `cancel.lua`.
 pub(crate) static CANCEL: Script<Applied> =
     queue_script(lua!("lua/cancel.lua"), 7, 10, Writes::Durable).allowing_oom();
@@ -207,7 +209,6 @@ pub(crate) enum ClaimReply {
         more: u64,
     },
     Skipped,
-    Moved,
     Empty,
 }
 
@@ -225,7 +226,6 @@ impl FromRedisValue for ClaimReply {
                 _ => None,
             },
             Some("skipped") => Some(ClaimReply::Skipped),
-            Some("moved") => Some(ClaimReply::Moved),
             Some("empty") => Some(ClaimReply::Empty),
             _ => None,
         };
@@ -253,7 +253,7 @@ impl FromRedisValue for Applied {
 }
 
 /// `complete.lua`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Completed {
     /// Refused: the token is stale.
     Refused,
@@ -261,10 +261,31 @@ pub(crate) enum Completed {
     Done,
     /// Recorded; nothing waits, and the slot is registered idle.
     Idle,
+    /// Recorded, and the slot claimed its next job (claim.lua's `claimed`).
+    Next {
+        token: u64,
+        fields: Vec<(String, String)>,
+        more: u64,
+    },
 }
 
 impl FromRedisValue for Completed {
     fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        if let Value::Array(items) = &v {
+            let at = |i: usize| items.get(i);
+            return match (
+                at(0).and_then(number),
+                at(1).and_then(number),
+                at(2).and_then(fields),
+            ) {
+                (Some(3), Some(token), Some(fields)) => Ok(Completed::Next {
+                    token,
+                    fields,
+                    more: at(3).and_then(number).unwrap_or(0),
+                }),
+                _ => Err(unexpected("complete", items)),
+            };
+        }
         match redis::from_redis_value::<i64>(v)? {
             0 => Ok(Completed::Refused),
             1 => Ok(Completed::Done),

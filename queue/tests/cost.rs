@@ -18,8 +18,9 @@ use tokio::sync::watch;
 
 const JOBS: u64 = 40;
 
-/// Commands per job at most, sequential jobs (see the module's note).
-const BUDGET: f64 = 52.0;
+/// Commands per job at most, sequential jobs (see the module's note): 49.5 measured in issue
+/// 35's third round (the claim in one script).
+const BUDGET: f64 = 50.0;
 
 async fn calls(conn: &mut redis::aio::MultiplexedConnection) -> BTreeMap<String, u64> {
     let stats: String = redis::cmd("INFO")

@@ -191,11 +191,16 @@ async fn slot_loop(
     let mut registered = false;
     // The last completion found nothing waiting and registered the slot: no claim to try.
     let mut idle_now = false;
+    // The last completion claimed this slot's next job in the same step.
+    let mut next: Option<Claim> = None;
     loop {
-        if *shutdown.borrow() {
+        // A job the last completion claimed (before the shutdown) is run first.
+        if next.is_none() && *shutdown.borrow() {
             return;
         }
-        let claimed = if idle_now {
+        let claimed = if let Some(claim) = next.take() {
+            Ok(Some(claim))
+        } else if idle_now {
             Ok(None)
         } else {
             queue.claim_slot(&slot, pool, registered).await
@@ -217,10 +222,14 @@ async fn slot_loop(
                     request_id = r.request_id.as_deref().unwrap_or(""),
                 );
                 let slot_ref = (slot.as_str(), pool);
-                idle_now = execute(&queue, &runner, claim, slot_ref, &metrics)
+                let after = execute(&queue, &runner, claim, slot_ref, &metrics, &shutdown)
                     .instrument(span)
                     .await;
+                idle_now = matches!(after, After::Idle);
                 registered = idle_now;
+                if let After::Next(claim) = after {
+                    next = Some(*claim);
+                }
             }
             Ok(None) => {
                 if !std::mem::take(&mut idle_now) {
@@ -271,15 +280,26 @@ async fn slot_loop(
     }
 }
 
-/// Runs one claimed job to its end: time limit, heartbeats, fenced completion. `true`: the
-/// completion found nothing waiting and registered `slot` idle.
+/// What a slot does after a job ([`execute`]).
+enum After {
+    /// Look for the next job.
+    Claim,
+    /// The completion found nothing waiting and registered the slot idle.
+    Idle,
+    /// The completion claimed the slot's next job in the same step.
+    Next(Box<Claim>),
+}
+
+/// Runs one claimed job to its end: time limit, heartbeats, fenced completion, and (when
+/// one waits) the claim of the slot's next job with it.
 async fn execute(
     queue: &Queue,
     runner: &Arc<dyn JobRunner>,
     claim: Claim,
     slot: (&str, Pool),
     metrics: &WorkerMetrics,
-) -> bool {
+    shutdown: &watch::Receiver<bool>,
+) -> After {
     let job = claim.record;
     let kind = job.kind;
     let limit = Duration::from_secs(queue.settings().reserve_seconds(kind));
@@ -372,14 +392,25 @@ async fn execute(
     if stopped {
         metrics.observe(kind, "cancelled", elapsed);
         tracing::info!(job = %job.id, kind = kind.as_str(), ms = elapsed.as_millis() as u64, "job stopped: an operator cancelled it");
-        return false;
+        return After::Claim;
     }
     metrics.observe(kind, &label, elapsed);
     if lease_lost {
         tracing::warn!(job = %job.id, "lease lost while running; result discarded");
-        return false;
+        return After::Claim;
     }
-    complete(queue, &job, claim.token, outcome, slot, &label, elapsed).await
+    let go_on = !*shutdown.borrow();
+    complete(
+        queue,
+        &job,
+        claim.token,
+        outcome,
+        slot,
+        go_on,
+        &label,
+        elapsed,
+    )
+    .await
 }
 
 /// How long a worker keeps retrying a completion that Redis does not answer. While nobody
@@ -389,17 +420,21 @@ async fn execute(
 /// its retry refused. The bound only frees the slot of a worker cut off for good.
 const COMPLETE_PATIENCE: Duration = Duration::from_secs(120);
 
-/// Records a finished job's outcome, fenced by its token, retrying while Redis is away.
-/// `true`: nothing waits and `slot` is registered idle.
+/// Records a finished job's outcome, fenced by its token, retrying while Redis is away; the
+/// first attempt claims the slot's next job with it when one waits and the slot goes on
+/// (`go_on`: no shutdown; a retry only records: a claim whose answer was lost is left to its
+/// lease, as a lost claim's is).
+#[allow(clippy::too_many_arguments)]
 async fn complete(
     queue: &Queue,
     job: &JobRecord,
     token: u64,
     outcome: Result<JobResult, Failure>,
     slot: (&str, Pool),
+    go_on: bool,
     label: &str,
     elapsed: Duration,
-) -> bool {
+) -> After {
     let id = &job.id;
     // Retrying is safe because the completion is fenced: once the job was reaped (or recorded
     // by an earlier attempt that Redis ran after this side stopped waiting), it is refused.
@@ -408,15 +443,26 @@ async fn complete(
     let mut tried = 0;
     loop {
         tried += 1;
-        match queue
-            .complete_slot(job, token, outcome.clone(), Some(slot))
-            .await
-        {
-            Ok(done @ (Completion::Recorded | Completion::Idle)) => {
+        let done = if tried == 1 && go_on {
+            queue
+                .complete_and_claim(job, token, outcome.clone(), slot)
+                .await
+        } else {
+            queue
+                .complete_slot(job, token, outcome.clone(), Some(slot))
+                .await
+                .map(|done| (done, None))
+        };
+        match done {
+            Ok((done @ (Completion::Recorded | Completion::Idle), next)) => {
                 tracing::info!(job = %id, outcome = %label, ms = elapsed.as_millis() as u64, attempts = tried, "job finished");
-                return done == Completion::Idle;
+                return match (done, next) {
+                    (_, Some(claim)) => After::Next(Box::new(claim)),
+                    (Completion::Idle, None) => After::Idle,
+                    _ => After::Claim,
+                };
             }
-            Ok(Completion::Refused) if tried > 1 => {
+            Ok((Completion::Refused, _)) if tried > 1 => {
                 let recorded = match queue.get(id).await {
                     Ok(Some(r)) => match (r.state, &r.failure) {
                         (JobState::Succeeded, _) => label == "succeeded",
@@ -430,11 +476,11 @@ async fn complete(
                 } else {
                     tracing::warn!(job = %id, attempts = tried, "completion refused: the job ended otherwise (its lease expired)");
                 }
-                return false;
+                return After::Claim;
             }
-            Ok(Completion::Refused) => {
+            Ok((Completion::Refused, _)) => {
                 tracing::warn!(job = %id, "completion refused: the lease had expired");
-                return false;
+                return After::Claim;
             }
             Err(e) if tokio::time::Instant::now() + pause < give_up => {
                 tracing::warn!(job = %id, error = %e, "cannot record the job's outcome yet; retrying");
@@ -443,7 +489,7 @@ async fn complete(
             }
             Err(e) => {
                 tracing::error!(job = %id, error = %e, "cannot record the job's outcome");
-                return false;
+                return After::Claim;
             }
         }
     }
