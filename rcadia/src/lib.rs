@@ -44,6 +44,7 @@ pub mod store;
 pub mod wait;
 
 pub use metrics::SessionMetrics;
+pub use record::SessionRef;
 pub use store::Applied;
 
 /// Errors of the session layer. Protocol errors carry the session as it is stored (for the

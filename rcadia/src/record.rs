@@ -279,46 +279,133 @@ pub(crate) fn decode_event(raw: &[u8]) -> Option<Value> {
     Some(Value::Object(out))
 }
 
+/// A session as stored, shared with the process's cache (no copy): what an apply, a load
+/// and a wait hand out. It reads as a [`Session`]; [`SessionRef::into_session`] copies it
+/// only if the cache still holds it.
+#[derive(Clone)]
+pub struct SessionRef(pub(crate) Arc<Stored>);
+
+impl SessionRef {
+    /// The session itself (moved out if nobody else holds it, else copied).
+    pub fn into_session(self) -> Session {
+        match Arc::try_unwrap(self.0) {
+            Ok(stored) => stored.session,
+            Err(shared) => shared.session.clone(),
+        }
+    }
+}
+
+impl std::ops::Deref for SessionRef {
+    type Target = Session;
+    fn deref(&self) -> &Session {
+        &self.0.session
+    }
+}
+
+impl std::fmt::Debug for SessionRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.session.fmt(f)
+    }
+}
+
 /// The process's decoded records by session id.
+///
+/// Beside the records known to be stored, the writes of this process whose script has not
+/// answered yet (*in flight*, at most one a session: the latest): an apply of this process
+/// starts from one (its write is sent after it on the same connection, so it wins when the
+/// one in flight did), and a wake-up naming one's rev proves it stored. Neither displaces
+/// the stored record until the script answers, so a write that loses its race never evicts
+/// the winner's record from the cache.
 #[derive(Default)]
 pub(crate) struct RecordCache {
-    map: Mutex<HashMap<String, Arc<Stored>>>,
+    map: Mutex<Maps>,
+}
+
+#[derive(Default)]
+struct Maps {
+    stored: HashMap<String, Arc<Stored>>,
+    in_flight: HashMap<String, Arc<Stored>>,
 }
 
 impl RecordCache {
+    /// The record an apply starts from: the newest of the stored one and the one in flight.
     pub fn get(&self, id: &str) -> Option<Arc<Stored>> {
-        self.lock().get(id).cloned()
+        let maps = self.lock();
+        let stored = maps.stored.get(id);
+        match (stored, maps.in_flight.get(id)) {
+            (Some(s), Some(f)) if f.session.rev() > s.session.rev() => Some(f.clone()),
+            (None, Some(f)) => Some(f.clone()),
+            (s, _) => s.cloned(),
+        }
     }
 
-    /// Keeps `r` unless a newer record is already there.
-    pub fn put(&self, id: &str, r: Arc<Stored>) {
-        let mut map = self.lock();
-        if map
+    /// The record whose stored `rev` is `token` (a wake-up's), stored or in flight.
+    pub fn get_at(&self, id: &str, token: &str) -> Option<Arc<Stored>> {
+        let maps = self.lock();
+        let at = |r: &&Arc<Stored>| r.token == token;
+        let found = maps.stored.get(id).filter(at);
+        found.or_else(|| maps.in_flight.get(id).filter(at)).cloned()
+    }
+
+    /// A write of this process is on its way; `written` or `landed` takes it off.
+    pub fn in_flight(&self, id: &str, r: Arc<Stored>) {
+        self.lock().in_flight.insert(id.to_string(), r);
+    }
+
+    /// A write in flight was refused or failed: off the in-flight map (if still there).
+    pub fn landed(&self, id: &str, r: &Arc<Stored>) {
+        let mut maps = self.lock();
+        if maps.in_flight.get(id).is_some_and(|f| Arc::ptr_eq(f, r)) {
+            maps.in_flight.remove(id);
+        }
+    }
+
+    /// A write of this process is stored: the stored record unless a newer one is there.
+    pub fn written(&self, id: &str, r: &Arc<Stored>) {
+        let mut maps = self.lock();
+        if maps.in_flight.get(id).is_some_and(|f| Arc::ptr_eq(f, r)) {
+            maps.in_flight.remove(id);
+        }
+        if maps
+            .stored
             .get(id)
             .is_some_and(|old| old.session.rev() > r.session.rev())
         {
             return;
         }
-        if map.len() >= CACHE_CAPACITY && !map.contains_key(id) {
-            let drop: Vec<String> = map.keys().take(CACHE_CAPACITY / 2).cloned().collect();
-            for k in drop {
-                map.remove(&k);
-            }
-        }
-        map.insert(id.to_string(), r);
+        maps.insert(id, r.clone());
     }
 
-    /// Replaces whatever is cached (a lost race's stored record, which is the truth).
+    /// Replaces whatever is cached (a record read or a lost race's stored record: the truth).
     pub fn replace(&self, id: &str, r: Arc<Stored>) {
-        self.lock().insert(id.to_string(), r);
+        self.lock().insert(id, r);
     }
 
     pub fn forget(&self, id: &str) {
-        self.lock().remove(id);
+        let mut maps = self.lock();
+        maps.stored.remove(id);
+        maps.in_flight.remove(id);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Stored>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Maps> {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Maps {
+    fn insert(&mut self, id: &str, r: Arc<Stored>) {
+        if self.stored.len() >= CACHE_CAPACITY && !self.stored.contains_key(id) {
+            let drop: Vec<String> = self
+                .stored
+                .keys()
+                .take(CACHE_CAPACITY / 2)
+                .cloned()
+                .collect();
+            for k in drop {
+                self.stored.remove(&k);
+            }
+        }
+        self.stored.insert(id.to_string(), r);
     }
 }
 

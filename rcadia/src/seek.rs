@@ -213,9 +213,9 @@ impl Rcadia {
                     {
                         // The seeker's answer shows the table as it is now: both seated.
                         let s = self.load(id).await?;
-                        return Ok(Some((s, pid)));
+                        return Ok(Some((s.into_session(), pid)));
                     }
-                    return Ok(Some((a.session, pid)));
+                    return Ok(Some((a.session.into_session(), pid)));
                 }
                 // Taken or started since it was listed (a non-seeking joiner): the next one.
                 Err(RcadiaError::Protocol(..)) => continue,

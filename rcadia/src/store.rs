@@ -17,7 +17,8 @@ use std::sync::Arc;
 
 use horst_sessions::machine::MAX_EVENTS;
 use horst_sessions::{
-    format_session_id, parse_session_id, Effect, Event, Outcome, ProtocolError, Session, Status,
+    format_session_id, parse_session_id, Effect, Event, Outcome, ProtocolError, Reply, Session,
+    Status,
 };
 use horst_store::script::{Args, ArgsOf, Argv, Decl, Script, ScriptArgs, Writes};
 use horst_store::Store;
@@ -25,7 +26,7 @@ use horst_store::Store;
 use crate::effects::member;
 use crate::keys;
 use crate::rating;
-use crate::record::{self, Stored};
+use crate::record::{self, SessionRef, Stored};
 use crate::replay::{self, Line};
 use crate::{random_u32, Rcadia, RcadiaError};
 
@@ -181,6 +182,43 @@ impl redis::FromRedisValue for Saved {
     }
 }
 
+/// How a save ended (`Rcadia::save`).
+pub(crate) enum SaveOutcome {
+    /// Stored: the record as written (now the cached one).
+    Written(Arc<Stored>),
+    /// Another write came first: the stored record (now the cached one).
+    Lost(Arc<Stored>),
+    /// Another write came first and the session is gone.
+    Missing,
+    /// An earlier version's record moved on: read it again.
+    Reread,
+}
+
+/// Keeps a write in the cache's in-flight map while its script runs, and takes it off when
+/// the save ends, however it ends (an error, or a request dropped mid-write).
+struct InFlight<'a> {
+    cache: &'a record::RecordCache,
+    id: &'a str,
+    record: Arc<Stored>,
+}
+
+impl<'a> InFlight<'a> {
+    fn new(cache: &'a record::RecordCache, id: &'a str, record: &Arc<Stored>) -> Self {
+        cache.in_flight(id, record.clone());
+        InFlight {
+            cache,
+            id,
+            record: record.clone(),
+        }
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.cache.landed(self.id, &self.record);
+    }
+}
+
 /// Whether Redis refused a command for the key's type (an earlier version's hash).
 fn wrong_type(e: &redis::RedisError) -> bool {
     e.code() == Some("WRONGTYPE")
@@ -207,8 +245,8 @@ impl Step {
 /// The result of a successful apply.
 #[derive(Debug)]
 pub struct Applied {
-    /// The session as stored after the main event.
-    pub session: Session,
+    /// The session as stored after the main event: the process's cached record, shared.
+    pub session: SessionRef,
     /// The main event's outcome (its `reply`).
     pub outcome: Outcome,
     /// The next round this apply created (`CreateRematch`).
@@ -246,7 +284,7 @@ impl Rcadia {
 
     /// Loads a session with its event log (for `GET /events`).
     pub async fn load_with_events(&self, id: &str) -> Result<Session, RcadiaError> {
-        let mut s = self.load(id).await?;
+        let mut s = self.load(id).await?.into_session();
         let mut conn = self.inner.store.conn();
         self.inner.metrics.round_trip();
         let raw: Vec<Vec<u8>> = redis::cmd("LRANGE")
@@ -352,36 +390,37 @@ impl Rcadia {
         }
     }
 
-    /// A session as stored, or 404/410. Its `events` are empty (see the module doc).
-    pub async fn load(&self, id: &str) -> Result<Session, RcadiaError> {
-        Ok(self.current(id).await?.session.clone())
+    /// A session as stored (the cached record, shared), or 404/410. Its `events` are empty
+    /// (see the module doc).
+    pub async fn load(&self, id: &str) -> Result<SessionRef, RcadiaError> {
+        Ok(SessionRef(self.current(id).await?))
     }
 
     /// A session as stored and the Redis clock.
-    pub async fn load_at_now(&self, id: &str) -> Result<(Session, u64), RcadiaError> {
+    pub async fn load_at_now(&self, id: &str) -> Result<(SessionRef, u64), RcadiaError> {
         let s = self.load(id).await?;
         Ok((s, self.now_ms().await?))
     }
 
     /// The process's cached record of `id` if its stored `rev` is `token` (a wake-up's).
     pub(crate) fn cached_stored_at(&self, id: &str, token: &str) -> Option<Arc<Stored>> {
-        self.inner.cache.get(id).filter(|c| c.token == token)
+        self.inner.cache.get_at(id, token)
     }
 
     /// Compare-and-set write of `s` over `loaded` (`None` creates).
     ///
     /// The write's deadline changes (`Schedule`/`Cancel` effects) and its wake-up go in the
     /// same script: one round trip, and a process dying right after the write cannot lose a
-    /// deadline or a wake-up of a state that was stored. `s` is left in its stored form (its
-    /// new events moved to the log).
+    /// deadline or a wake-up of a state that was stored. `s` is stored in its stored form
+    /// (its new events moved to the log), and becomes the cached record if the write wins.
     async fn save(
         &self,
-        s: &mut Session,
+        mut s: Session,
         loaded: Option<&Stored>,
         effects: &[Effect],
         wake: bool,
         now: u64,
-    ) -> Result<Saved, RcadiaError> {
+    ) -> Result<SaveOutcome, RcadiaError> {
         let store = &self.inner.store;
         let id = s.session_id().to_string();
         let base_before = loaded.map_or(0, |l| l.session.events_next());
@@ -396,13 +435,13 @@ impl Rcadia {
             Some(l) if (l.session.status() == Status::Finished) == finished => None,
             _ => Some(!finished),
         };
-        let mut replay_lines = replay::lines_of_write(loaded.map(|l| &l.session), s, now);
+        let mut replay_lines = replay::lines_of_write(loaded.map(|l| &l.session), &s, now);
         replay_lines.sort_by_key(Line::is_essential);
         let replay_essential = replay_lines.iter().filter(|l| l.is_essential()).count();
         let replay: Vec<Vec<u8>> = replay_lines.iter().map(replay::encode_line).collect();
-        let rate = listing == Some(false) && rating::rates(s).is_some();
+        let rate = listing == Some(false) && rating::rates(&s).is_some();
         let token = format!("{}.{:08x}", s.rev(), random_u32());
-        let encoded = record::encode_write(s, loaded.and_then(|l| l.base.as_ref()))?;
+        let encoded = record::encode_write(&s, loaded.and_then(|l| l.base.as_ref()))?;
         let args = SaveArgs {
             session_key: keys::session(store, &id),
             open_key: keys::open_of(store, &id),
@@ -435,17 +474,16 @@ impl Rcadia {
             replay_retention_ms: self.inner.settings.replay_retention_ms,
             rate,
         };
-        // Cached before the write: a wake-up of this write may reach this process's waiters
-        // before the script's reply reaches the writer.
-        self.inner.cache.put(
-            &id,
-            Arc::new(Stored {
-                token,
-                session: s.clone(),
-                legacy: false,
-                base: Some(encoded.base),
-            }),
-        );
+        // In flight until the script answers: a wake-up of this write may reach this process's
+        // waiters before the script's reply reaches the writer, and an apply of this process
+        // may start from it (`RecordCache`). The guard takes it off however this ends.
+        let record = Arc::new(Stored {
+            token,
+            session: s,
+            legacy: false,
+            base: Some(encoded.base),
+        });
+        let _in_flight = InFlight::new(&self.inner.cache, &id, &record);
         self.inner.metrics.round_trip();
         if store.durability().min_replica_acks > 0 {
             // The WAIT after the write (redis.min_replica_acks).
@@ -476,17 +514,24 @@ impl Rcadia {
             self.inner.rate_wake.finished();
         }
         match saved {
-            Ok(Saved::Written) => Ok(Saved::Written),
-            Ok(Saved::RevMoved(value, base)) => {
-                match record::decode(&id, value.clone(), base.clone())? {
-                    Some(r) => self.inner.cache.replace(&id, Arc::new(r)),
-                    None => self.inner.cache.forget(&id),
-                }
-                Ok(Saved::RevMoved(value, base))
+            Ok(Saved::Written) => {
+                self.inner.cache.written(&id, &record);
+                Ok(SaveOutcome::Written(record))
             }
+            Ok(Saved::RevMoved(value, base)) => match record::decode(&id, value, base)? {
+                Some(r) => {
+                    let r = Arc::new(r);
+                    self.inner.cache.replace(&id, r.clone());
+                    Ok(SaveOutcome::Lost(r))
+                }
+                None => {
+                    self.inner.cache.forget(&id);
+                    Ok(SaveOutcome::Missing)
+                }
+            },
             Ok(Saved::LegacyMoved) => {
                 self.inner.cache.forget(&id);
-                Ok(Saved::LegacyMoved)
+                Ok(SaveOutcome::Reread)
             }
             Err(e) => {
                 // Written or not, nobody knows: read it next time.
@@ -530,13 +575,14 @@ impl Rcadia {
     ) -> Result<Session, RcadiaError> {
         for _ in 0..MAX_ATTEMPTS {
             let now = self.now_ms().await?;
-            let (mut s, out) = make(self.new_session_id(), now)?;
+            let (s, out) = make(self.new_session_id(), now)?;
             let wake = wakes(&out.effects, out.changed);
-            if let Saved::Written = self.save(&mut s, None, &out.effects, wake, now).await? {
+            if let SaveOutcome::Written(r) = self.save(s, None, &out.effects, wake, now).await? {
+                let s = &r.session;
                 self.inner.metrics.session_created(s.round() > 1);
-                self.run_effects(&s, after_write(&out.effects), false)
+                self.run_effects(s, after_write(&out.effects), false)
                     .await?;
-                return Ok(s);
+                return Ok(s.clone());
             }
         }
         Err(RcadiaError::Internal(
@@ -563,17 +609,19 @@ impl Rcadia {
                 None => (self.read(id).await?, true),
             };
             let now = self.now_ms().await?;
-            let mut s = loaded.session.clone();
+            // The session as the events leave it: the loaded record itself (shared, not
+            // copied) until an event changes something to store; then `cur`.
+            let mut cur: Option<Session> = None;
             let mut acc = Outcome::default();
-            if s.is_due(now) {
-                let out = s.apply(Event::Tick, now)?;
+            if loaded.session.is_due(now) {
+                let out = apply_on(&loaded.session, &mut cur, Event::Tick, now)?;
                 merge(&mut acc, out);
             }
-            let mut result = match step(&s) {
+            let main = match step(cur.as_ref().unwrap_or(&loaded.session)) {
                 Ok(st) => {
                     for ev in st.pre {
                         // Pre-events are bookkeeping (readiness); refusing one changes nothing.
-                        if let Ok(out) = s.apply(ev, now) {
+                        if let Ok(out) = apply_on(&loaded.session, &mut cur, ev, now) {
                             merge(&mut acc, out);
                         }
                     }
@@ -581,17 +629,20 @@ impl Rcadia {
                 }
                 Err(e) => Err(e),
             };
-            let mut main_out = Outcome::default();
-            if let Ok(Some(ev)) = &result {
-                // No copy needed: the machine leaves the session exactly as it was when it
-                // refuses an event, so the caught-up state (and pre-events) is what is stored.
-                match s.apply(ev.clone(), now) {
-                    Ok(out) => {
-                        main_out.reply = out.reply.clone();
+            let mut result = Ok(());
+            let mut reply = Reply::None;
+            match main {
+                // The machine leaves the session exactly as it was when it refuses an event,
+                // so the caught-up state (and pre-events) is what is stored.
+                Ok(Some(ev)) => match apply_on(&loaded.session, &mut cur, ev, now) {
+                    Ok(mut out) => {
+                        reply = std::mem::replace(&mut out.reply, Reply::None);
                         merge(&mut acc, out);
                     }
                     Err(e) => result = Err(e),
-                }
+                },
+                Ok(None) => {}
+                Err(e) => result = Err(e),
             }
             // A stored write carries its deadlines and wake-up in the save script; an apply that
             // stores nothing (a read, a no-op) has nothing to schedule, but any effect it did
@@ -601,11 +652,12 @@ impl Rcadia {
             // nextSessionId (section 6). If that fails, the effect runs after the write as
             // before (and readers wait for the link: `Session::awaiting_rematch`).
             let mut linked_next: Option<Session> = None;
-            if acc.stored
-                && s.next_session_id().is_none()
-                && acc.effects.contains(&Effect::CreateRematch)
+            if let Some(s) = cur
+                .as_mut()
+                .filter(|s| s.next_session_id().is_none())
+                .filter(|_| acc.effects.contains(&Effect::CreateRematch))
             {
-                match self.create(|nid, t| Session::new_rematch(&s, nid, t)).await {
+                match self.create(|nid, t| Session::new_rematch(s, nid, t)).await {
                     Ok(next) => {
                         let link = Event::RematchLinked {
                             next_session_id: next.session_id().to_string(),
@@ -624,54 +676,75 @@ impl Rcadia {
                 }
             }
             let mut pending_wake = acc.changed;
-            if acc.stored {
-                let wake = wakes(&acc.effects, acc.changed);
-                let saved = self
-                    .save(&mut s, Some(&loaded), &acc.effects, wake, now)
-                    .await?;
-                if !matches!(saved, Saved::Written) {
-                    self.inner.metrics.cas_conflict();
-                    if let Some(next) = &linked_next {
-                        self.drop_unlinked(next).await?;
+            let record = match cur {
+                Some(s) => {
+                    let wake = wakes(&acc.effects, acc.changed);
+                    let lost = match self.save(s, Some(&loaded), &acc.effects, wake, now).await? {
+                        SaveOutcome::Written(r) => Ok(r),
+                        other => Err(other),
+                    };
+                    match lost {
+                        Ok(r) => {
+                            self.inner
+                                .metrics
+                                .observe_write(&loaded.session, &r.session);
+                            pending_wake = false;
+                            r
+                        }
+                        Err(lost) => {
+                            self.inner.metrics.cas_conflict();
+                            if let Some(next) = &linked_next {
+                                self.drop_unlinked(next).await?;
+                            }
+                            // Lost the race: re-apply on the record the script sent back (or
+                            // read an earlier version's record again).
+                            next = match lost {
+                                SaveOutcome::Lost(r) => Some((r, true)),
+                                SaveOutcome::Missing => return Err(self.missing(id)),
+                                SaveOutcome::Reread | SaveOutcome::Written(_) => None,
+                            };
+                            continue;
+                        }
                     }
-                    // Lost the race: re-apply on the record the script sent back (or read
-                    // an earlier version's record again).
-                    if let Saved::RevMoved(value, base) = saved {
-                        let stored = record::decode(id, value, base)?;
-                        next = Some((self.cache_stored(id, stored)?, true));
-                    }
-                    continue;
                 }
-                self.inner.metrics.observe_write(&loaded.session, &s);
-                pending_wake = false;
-            } else if !checked
-                && self.stored_token(id).await?.as_deref() != Some(loaded.token.as_str())
-            {
-                // Nothing to write, but the cached record is not the stored one: read it.
-                continue;
-            }
+                None => {
+                    if !checked
+                        && self.stored_token(id).await?.as_deref() != Some(loaded.token.as_str())
+                    {
+                        // Nothing to write, but the cached record is not the stored one: read
+                        // it.
+                        continue;
+                    }
+                    loaded
+                }
+            };
             let effects = if acc.stored {
                 after_write(&acc.effects)
             } else {
                 acc.effects.clone()
             };
-            let mut created_rematch = self.run_effects(&s, effects, pending_wake).await?;
+            let mut created_rematch = self
+                .run_effects(&record.session, effects, pending_wake)
+                .await?;
             if let Some(next) = linked_next {
                 created_rematch = Some(next.session_id().to_string());
             }
             return match result {
-                Ok(_) => {
-                    main_out.changed = acc.changed;
-                    main_out.stored = acc.stored;
-                    main_out.effects = acc.effects;
-                    Ok(Applied {
-                        session: s,
-                        outcome: main_out,
-                        created_rematch,
-                        now_ms: now,
-                    })
-                }
-                Err(e) => Err(RcadiaError::Protocol(e, Some(Box::new(s)))),
+                Ok(()) => Ok(Applied {
+                    session: SessionRef(record),
+                    outcome: Outcome {
+                        changed: acc.changed,
+                        stored: acc.stored,
+                        effects: acc.effects,
+                        reply,
+                    },
+                    created_rematch,
+                    now_ms: now,
+                }),
+                Err(e) => Err(RcadiaError::Protocol(
+                    e,
+                    Some(Box::new(record.session.clone())),
+                )),
             };
         }
         self.inner.metrics.cas_gave_up();
@@ -772,12 +845,30 @@ impl Rcadia {
     }
 }
 
+/// Applies `ev` to the session as the events so far left it: `cur`, or while nothing was
+/// stored the loaded record, which is copied only by an event that stores something.
+fn apply_on(
+    loaded: &Session,
+    cur: &mut Option<Session>,
+    ev: Event,
+    now: u64,
+) -> Result<Outcome, ProtocolError> {
+    match cur {
+        Some(s) => s.apply(ev, now),
+        None => {
+            let (next, out) = loaded.apply_to(ev, now)?;
+            *cur = next;
+            Ok(out)
+        }
+    }
+}
+
 /// Folds one apply's outcome into the request's running total (effects keep their order).
 fn merge(acc: &mut Outcome, out: Outcome) {
     acc.changed |= out.changed;
     acc.stored |= out.stored;
     acc.effects.extend(out.effects);
-    if !matches!(out.reply, horst_sessions::Reply::None) {
+    if !matches!(out.reply, Reply::None) {
         acc.reply = out.reply;
     }
 }

@@ -9,14 +9,13 @@
 //! makes it read. A slow re-read covers lost messages, and catches up a due transition
 //! nobody fired (a lost deadline).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use horst_sessions::{Event, Session};
 use horst_store::Subscription;
 use tokio::time::Instant;
 
-use crate::record::Stored;
+use crate::record::SessionRef;
 use crate::store::Step;
 use crate::{Rcadia, RcadiaError};
 
@@ -44,7 +43,7 @@ impl Rcadia {
         id: &str,
         limit: Duration,
         done: impl FnMut(&Session) -> bool,
-    ) -> Result<Session, RcadiaError> {
+    ) -> Result<SessionRef, RcadiaError> {
         let sub = self.subscribe(id);
         let s = self.load(id).await?;
         self.wait_from(sub, id, s, limit, done).await
@@ -53,25 +52,23 @@ impl Rcadia {
     /// [`Rcadia::wait_until`] from a session the caller read or wrote after taking `sub`.
     ///
     /// The records a wake-up brings are the process's cached ones, shared, not copied: a
-    /// wake-up that does not end the wait (most of them: every write wakes every waiter of
-    /// the session) costs no copy of the record; the one that ends it, one.
+    /// wake-up costs no copy of the record, whether it ends the wait or not.
     pub async fn wait_from(
         &self,
         sub: SessionSubscription,
         id: &str,
-        s: Session,
+        mut s: SessionRef,
         limit: Duration,
         mut done: impl FnMut(&Session) -> bool,
-    ) -> Result<Session, RcadiaError> {
+    ) -> Result<SessionRef, RcadiaError> {
         let _open = self.inner.metrics.long_poll();
         let mut sub = sub.0;
         let end = Instant::now() + limit.min(MAX_WAIT);
         let mut shutdown = self.inner.shutdown.clone();
         let mut last_read = Instant::now();
-        let mut s = Held::Own(s);
         loop {
-            if done(s.get()) || Instant::now() >= end || *shutdown.borrow() {
-                return Ok(s.into_session());
+            if done(&s) || Instant::now() >= end || *shutdown.borrow() {
+                return Ok(s);
             }
             let recheck = last_read + RECHECK;
             let mut woke = false;
@@ -91,8 +88,8 @@ impl Rcadia {
                         }
                     };
                     // The latest message wins; `rev` orders the writes of one session.
-                    if fresh.session.rev() > s.get().rev() {
-                        s = Held::Shared(fresh);
+                    if fresh.session.rev() > s.rev() {
+                        s = SessionRef(fresh);
                     }
                     continue;
                 }
@@ -101,38 +98,13 @@ impl Rcadia {
             let loaded = self.current(id).await?;
             let now = self.now_ms().await?;
             last_read = Instant::now();
-            s = Held::Shared(loaded);
-            if s.get().is_due(now) {
-                s = Held::Own(
-                    self.apply(id, |_| Ok(Step::main(Event::Tick)))
-                        .await?
-                        .session,
-                );
+            s = SessionRef(loaded);
+            if s.is_due(now) {
+                s = self
+                    .apply(id, |_| Ok(Step::main(Event::Tick)))
+                    .await?
+                    .session;
             }
-        }
-    }
-}
-
-/// The session a wait holds: its own, or a record of the process's cache (shared).
-// One per waiting request, on its stack: the size of the owned variant costs nothing.
-#[allow(clippy::large_enum_variant)]
-enum Held {
-    Own(Session),
-    Shared(Arc<Stored>),
-}
-
-impl Held {
-    fn get(&self) -> &Session {
-        match self {
-            Held::Own(s) => s,
-            Held::Shared(r) => &r.session,
-        }
-    }
-
-    fn into_session(self) -> Session {
-        match self {
-            Held::Own(s) => s,
-            Held::Shared(r) => r.session.clone(),
         }
     }
 }

@@ -6,8 +6,10 @@
 //! `INFO commandstats` around the cycles counts every command, those run inside scripts
 //! too; the session layer's own counter counts its round trips.
 //!
-//! Budget per cycle (issue 36): at most 12 commands, 4 round trips and 2 KiB to and from
-//! Redis. The bytes are deterministic but for a few bytes of delta (`rcadia/src/delta.rs`:
+//! Budget per cycle: issue 36 asked for at most 12 commands, 4 round trips and 2 KiB to and
+//! from Redis; the cycle takes 10.03 commands and 3 round trips, so the test holds it to 10.5
+//! and 3.25 (the margin is the session layer's clock read, one `TIME` every 2 s of a slow
+//! run: `now.rs`), and to the 2 KiB. The bytes are deterministic but for a few bytes of delta (`rcadia/src/delta.rs`:
 //! a write sends the record as a delta against its base, and whether two timestamps fall in
 //! the same millisecond changes a delta by a byte or two).
 
@@ -301,8 +303,8 @@ async fn an_action_cycle_stays_within_its_redis_budget() {
         per(bytes_out)
     );
     println!("{summary}");
-    assert!(per(total) <= 12.0, "over the command budget: {summary}");
-    assert!(per(trips) <= 4.0, "over the round-trip budget: {summary}");
+    assert!(per(total) <= 10.5, "over the command budget: {summary}");
+    assert!(per(trips) <= 3.25, "over the round-trip budget: {summary}");
     assert!(
         per(bytes_in + bytes_out) <= 2048.0,
         "over the byte budget: {summary}"

@@ -128,7 +128,7 @@ async fn a_session_stored_as_json_by_an_earlier_version_loads_and_plays_on() {
 
     // Rewrite the record the way earlier versions stored it: a hash, `rev` a plain number,
     // the record as JSON in `json`, no base.
-    let mut s = app.rcadia.load(&id).await.unwrap();
+    let mut s = app.rcadia.load(&id).await.unwrap().into_session();
     let key = app.store.key(&format!("ses:{id}"));
     let mut conn = app.store.conn();
     let _: () = redis::pipe()
@@ -160,7 +160,7 @@ async fn a_session_stored_whole_without_a_base_by_an_earlier_version_loads_and_p
     // <MessagePack>`, the whole record after the rev, and no `ses:<id>:base`. The rev is one
     // this process never wrote, so its cached record is stale and every path (the reads'
     // rev check, the writes' compare-and-set) has to take the stored value.
-    let s = app.rcadia.load(&id).await.unwrap();
+    let s = app.rcadia.load(&id).await.unwrap().into_session();
     let record = rmp_serde::to_vec(&s).unwrap();
     let mut value = format!("{}.0badcafe ", s.rev()).into_bytes();
     value.extend(&record);
@@ -178,7 +178,7 @@ async fn a_session_stored_whole_without_a_base_by_an_earlier_version_loads_and_p
         .await
         .unwrap();
     // The session layer reads it as the record it was.
-    assert_eq!(app.rcadia.load(&id).await.unwrap(), s);
+    assert_eq!(*app.rcadia.load(&id).await.unwrap(), s);
 
     let stored = plays_on(&app, &host, &agents, &id, &pids, after).await;
     assert!(!stored.starts_with(format!("{}.0badcafe", s.rev()).as_bytes()));

@@ -12,6 +12,7 @@ use axum::Router;
 use horst_identity::auth::Identity;
 use horst_rcadia::store::Step;
 use horst_rcadia::wait::MAX_WAIT;
+use horst_rcadia::SessionRef;
 use horst_sessions::wire::{OpsResponse, PendingActionsResponse, RematchResponse, V1OkResponse};
 use horst_sessions::{Event, GameInfo, HostKind, NewSession, Op, Reply, Session};
 use serde_json::Value;
@@ -148,7 +149,7 @@ async fn publish(
     id: &str,
     who: &Identity,
     ops: Vec<Op>,
-) -> Result<Session, ApiError> {
+) -> Result<SessionRef, ApiError> {
     let a = state
         .rcadia
         .apply(id, |s| {

@@ -154,23 +154,69 @@ pub struct Outcome {
 impl Session {
     /// Applies one event at `now_ms` (Unix milliseconds).
     pub fn apply(&mut self, event: Event, now_ms: u64) -> Result<Outcome, ProtocolError> {
-        let mut now = now_ms.max(self.now_ms);
-        if let Event::TimerFired { kind, generation } = &event {
-            match self.timers.get(&kind.key()) {
-                // A timer popped a little early (clocks of API processes differ) still counts
-                // as firing at its own instant.
-                Some(d) if d.generation == *generation => now = now.max(d.at_ms),
-                // Stale: the turn moved on, or it was re-armed. Nothing happens.
-                _ => return Ok(Outcome::default()),
-            }
+        if let Some(out) = self.stale(&event) {
+            return Ok(out);
         }
         let before = self.clone();
+        match self.apply_after(&before, event, now_ms) {
+            Ok(out) => Ok(out),
+            Err(e) => {
+                *self = before;
+                Err(e)
+            }
+        }
+    }
+
+    /// [`Session::apply`] on a copy, leaving `self` as it is: the session after `event`, or
+    /// `None` when the event stores nothing (the session after it is then exactly `self`).
+    ///
+    /// One copy of the record per event, as `apply` (which keeps one to restore on error),
+    /// but a caller holding a shared record (the store's cache) needs no copy of its own to
+    /// apply to, and keeps the shared one when nothing is stored.
+    pub fn apply_to(
+        &self,
+        event: Event,
+        now_ms: u64,
+    ) -> Result<(Option<Session>, Outcome), ProtocolError> {
+        if let Some(out) = self.stale(&event) {
+            return Ok((None, out));
+        }
+        let mut next = self.clone();
+        let out = next.apply_after(self, event, now_ms)?;
+        Ok((out.stored.then_some(next), out))
+    }
+
+    /// A timer that fired for a generation no longer armed (the turn moved on, or it was
+    /// re-armed): nothing happens.
+    fn stale(&self, event: &Event) -> Option<Outcome> {
+        match event {
+            Event::TimerFired { kind, generation } => match self.timers.get(&kind.key()) {
+                Some(d) if d.generation == *generation => None,
+                _ => Some(Outcome::default()),
+            },
+            _ => None,
+        }
+    }
+
+    /// Applies `event` to `self`, which equals `before` (not stale: [`Session::stale`]). On
+    /// error `self` is left half-changed: the caller restores or drops it.
+    fn apply_after(
+        &mut self,
+        before: &Session,
+        event: Event,
+        now_ms: u64,
+    ) -> Result<Outcome, ProtocolError> {
+        let mut now = now_ms.max(self.now_ms);
+        if let Event::TimerFired { kind, .. } = &event {
+            // A timer popped a little early (clocks of API processes differ) still counts as
+            // firing at its own instant.
+            if let Some(d) = self.timers.get(&kind.key()) {
+                now = now.max(d.at_ms);
+            }
+        }
         let first_seq = self.next_seq;
         let mut out = Outcome::default();
-        if let Err(e) = self.step(event, now, &mut out) {
-            *self = before;
-            return Err(e);
-        }
+        self.step(event, now, &mut out)?;
         self.sync_timers(&mut out);
         if self.next_seq > first_seq {
             out.effects.push(Effect::HostEntriesQueued {
@@ -178,14 +224,13 @@ impl Session {
                 last_seq: self.next_seq - 1,
             });
         }
-        let mut before = before;
-        if !self.same_observable(&mut before) {
+        if !self.same_observable(before) {
             self.version += 1;
             out.changed = true;
         }
         let moved_clock = self.now_ms;
         self.now_ms = before.now_ms;
-        if *self != before {
+        if self != before {
             self.now_ms = moved_clock;
             self.rev += 1;
             out.stored = true;
