@@ -387,17 +387,29 @@ async fn redis_memory(urls: &[String]) -> u64 {
 }
 
 /// Sum of every sample of a metric family on the API's `/metrics`.
+/// The sum of a metric's series on the API's `/metrics`. At saturation a scrape can fail (the
+/// API is busy with the benchmark's thousands of connections): it is tried again a few times,
+/// and `NaN` (printed as such) stands for a figure that could not be read, never a zero that
+/// would turn into a negative count per action.
 async fn metric_sum(http: &reqwest::Client, base: &str, name: &str) -> f64 {
-    let Ok(r) = http.get(format!("{base}/metrics")).send().await else {
-        return 0.0;
-    };
-    let text = r.text().await.unwrap_or_default();
-    text.lines()
-        .filter(|l| {
-            l.starts_with(name) && matches!(l.as_bytes().get(name.len()), Some(b' ') | Some(b'{'))
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
+    for _ in 0..5 {
+        let text = match http.get(format!("{base}/metrics")).send().await {
+            Ok(r) if r.status().is_success() => r.text().await.ok(),
+            _ => None,
+        };
+        if let Some(text) = text {
+            return text
+                .lines()
+                .filter(|l| {
+                    l.starts_with(name)
+                        && matches!(l.as_bytes().get(name.len()), Some(b' ') | Some(b'{'))
+                })
+                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .sum();
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    f64::NAN
 }
 
 /// What the measurement window's start and end read.
