@@ -430,6 +430,12 @@ impl Graph {
 }
 
 impl Relaxed {
+    /// The bytes its distances keep on the heap (counted against a search's memory budget).
+    pub fn heap_bytes(&self) -> u64 {
+        let cells = self.dist.capacity() + self.falling.capacity() + self.boost.capacity();
+        (cells * std::mem::size_of::<u32>()) as u64
+    }
+
     pub fn new(map: &Map) -> Relaxed {
         let w = map.width();
         let h = map.height();

@@ -929,6 +929,10 @@ struct Shared<'a> {
     last_progress: Instant,
     /// Bytes of one simulation of this map (`memory::sim_bytes`).
     sim_bytes: u64,
+    /// Bytes the search holds whatever it expands: the heuristic's three distances per tile,
+    /// made before the first expansion (about 0.8 MB on a 512 x 136 map; what building them
+    /// takes, about 21 MB there, is freed before the search starts).
+    fixed_bytes: u64,
     /// Bytes the search held at most so far (over all stages).
     peak_bytes: u64,
     /// The searches that race in every stage (`RACERS`).
@@ -1255,7 +1259,10 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
         }
         // The memory of all racers together counts against the budget; over it, the last
         // racer still going gives up its memory (the first one last).
-        let mut account = memory::Account { now: 0, growth: 0 };
+        let mut account = memory::Account {
+            now: sh.fixed_bytes,
+            growth: 0,
+        };
         for r in racers.iter().filter(|r| r.end.is_none()) {
             let a = r.store.account(sh.sim_bytes, threads);
             account.now += a.now;
@@ -1401,6 +1408,7 @@ pub fn plan_with(
     } else {
         opts.racers
     };
+    let fixed_bytes = ctx.relaxed.heap_bytes();
     let mut sh = Shared {
         req,
         start,
@@ -1411,6 +1419,7 @@ pub fn plan_with(
         last_progress: start,
         ctx,
         sim_bytes: memory::sim_bytes(req.map),
+        fixed_bytes,
         peak_bytes: 0,
         racers,
         expansion_limit: opts.expansion_limit.unwrap_or(u64::MAX),
