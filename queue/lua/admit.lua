@@ -195,13 +195,24 @@ if cap > 0 then
   table.sort(free)
   while #free > cap do table.remove(free) end
   while #free < cap do table.insert(free, 1, now) end
+  -- How late the job would finish with `ahead` jobs before it: each takes the slot that
+  -- frees first, for its whole limit d. Once the slots' free times lie within d of each
+  -- other, that is round robin (the slot just taken frees last again), so only the first
+  -- steps are played out and the rest is counted: the cost does not grow with the queue.
+  local d, wait_until = exec + slack, now + tonumber(ARGV[16])
   local function late_with(ahead)
-    local at = {unpack(free)}
-    for _ = 1, ahead do
-      at[1] = at[1] + exec + slack
-      table.sort(at)
+    local at, n, left = {unpack(free)}, #free, ahead
+    while left > 0 and at[n] - at[1] > d do
+      -- The first slot takes a job and frees at x: `at` stays sorted.
+      local x, j = at[1] + d, 1
+      while j < n and at[j + 1] < x do
+        at[j] = at[j + 1]
+        j = j + 1
+      end
+      at[j] = x
+      left = left - 1
     end
-    return at[1] + exec + slack - (now + tonumber(ARGV[16]))
+    return at[left % n + 1] + math.floor(left / n) * d + d - wait_until
   end
   -- Every job of the lane ahead of it at most: in time even so (the common case, with the
   -- slots not all busy), the exact count is not needed.

@@ -918,6 +918,76 @@ async fn a_job_that_could_not_start_in_time_is_refused_at_once_with_the_wait_tha
     s.new_job(spec(JobKind::Playtest, "e", 1, "k")).await;
 }
 
+/// The start-in-time check with several slots that free far apart (admit.lua plays the first
+/// steps out and counts the rest): every admission agrees with the plain model, each job ahead
+/// taking the slot that frees first for its whole limit.
+#[tokio::test]
+async fn the_start_in_time_check_agrees_with_the_model_when_slots_free_far_apart() {
+    let s = setup_with(|q| {
+        q.queue.simulate_seconds = 4;
+        q.queue.waiting_global = 100;
+    })
+    .await;
+    // Three general slots and no referee slot: referee work uses the general ones.
+    s.queue
+        .announce_slots("w", 3, 0, Duration::from_secs(600))
+        .await
+        .unwrap();
+    for (i, slot) in ["w/0", "w/1"].iter().enumerate() {
+        s.new_job(spec(JobKind::Playtest, &format!("p{i}"), 1, "k"))
+            .await;
+        s.queue.claim(slot).await.unwrap().unwrap();
+    }
+    // Half a second later (the scripts' clock): the two slots free at 20.5 s (a playtest's
+    // 20 s and the 1 s slack), the third now; a simulation takes 5 s with its slack and its
+    // caller waits 60 s. Whole seconds never fall on a boundary of the refusal's rounding.
+    s.queue.set_clock_offset(Duration::from_millis(500), true);
+    let late = |ahead: u64| -> i64 {
+        let mut at = vec![0i64, 20_500, 20_500];
+        for _ in 0..ahead {
+            at[0] += 5_000;
+            at.sort();
+        }
+        at[0] + 5_000 - 60_000
+    };
+    let mut admitted = 0u64;
+    loop {
+        match s
+            .queue
+            .admit(spec(JobKind::Simulate, &format!("s{admitted}"), 1, "k"))
+            .await
+        {
+            Ok(Admission::New(_)) => {
+                assert!(late(admitted) <= 0, "admitted with {admitted} ahead");
+                admitted += 1;
+            }
+            Err(QueueError::Busy {
+                retry_after_seconds,
+                message,
+                ..
+            }) => {
+                let expected = late(admitted);
+                assert!(expected > 0, "refused with {admitted} ahead: {message}");
+                assert_eq!(
+                    retry_after_seconds,
+                    ((expected + 999) / 1000) as u64,
+                    "{message}"
+                );
+                assert!(
+                    message.contains(&format!("{admitted} job(s) ahead")),
+                    "{message}"
+                );
+                break;
+            }
+            r => panic!("{r:?}"),
+        }
+        assert!(admitted < 100, "never refused");
+    }
+    // Starts by 55 s: 0, 5, .. 20 s on the free slot (5), then 20.5, 25.5, .. 50.5 s on the
+    // other two (14) and 25, 30, .. 55 s on the first (7).
+    assert_eq!(admitted, 26);
+}
+
 /// Turns between accounts hold across refusals: an account refused for want of room keeps
 /// its turn until it comes back, so an account whose job just ended cannot call again at once
 /// and take the place first (with ten accounts flooding, only three ever got a playtest).
