@@ -8,6 +8,8 @@
 //! With `--workers N` only that many workers are measured (else 1, then 2); with `--redis`
 //! the given (empty) redis-server is used and the wake-up latency is not measured: that is
 //! how `ops/bench-queue-vs-bullmq` runs it, interleaved with BullMQ on one server.
+//! `--warmup N` runs N jobs first, untimed (as the BullMQ side does: node's JIT settles).
+//! With `--redis`, the line also gives the server's own CPU per timed job (INFO cpu).
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -66,6 +68,54 @@ async fn queue(url: &str, stop: &watch::Receiver<bool>) -> Queue {
     Queue::new(store, settings(), notifier)
 }
 
+/// `jobs` trivial jobs by `callers` concurrent callers, each admitting one and blocking on it
+/// (idempotency keys `<tag><n>`); the callers' latencies, ms.
+async fn run_callers(q: &Queue, jobs: usize, callers: usize, tag: &'static str) -> Vec<f64> {
+    let per = jobs / callers;
+    let mut tasks = Vec::new();
+    for c in 0..callers {
+        let q = q.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut took = Vec::with_capacity(per);
+            for i in 0..per {
+                let t0 = Instant::now();
+                let spec = JobSpec {
+                    kind: JobKind::Simulate,
+                    account: format!("a{c}"),
+                    trust: 1,
+                    idempotency_key: format!("{tag}{i}"),
+                    input: JobInput::simulate(i.to_string(), Value::Null),
+                };
+                let Ok(Admission::New(job)) = q.admit(spec).await else {
+                    panic!("admission refused")
+                };
+                q.wait(&job.id, Duration::from_secs(60)).await.unwrap();
+                took.push(t0.elapsed().as_secs_f64() * 1e3);
+            }
+            took
+        }));
+    }
+    let mut took = Vec::new();
+    for t in tasks {
+        took.extend(t.await.unwrap());
+    }
+    took
+}
+
+/// The server's own CPU so far (main thread, user + system), s.
+async fn redis_cpu(q: &Queue) -> f64 {
+    let info: String = redis::cmd("INFO")
+        .arg("cpu")
+        .query_async(&mut q.store().conn())
+        .await
+        .unwrap_or_default();
+    ["used_cpu_user:", "used_cpu_sys:"]
+        .iter()
+        .filter_map(|k| info.lines().find_map(|l| l.strip_prefix(k)))
+        .filter_map(|v| v.trim().parse::<f64>().ok())
+        .sum()
+}
+
 fn pct(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
@@ -80,6 +130,7 @@ async fn main() {
     };
     let given_redis = option("--redis");
     let only_workers: Option<u32> = option("--workers").and_then(|w| w.parse().ok());
+    let warmup: usize = option("--warmup").and_then(|w| w.parse().ok()).unwrap_or(0);
     let args: Vec<usize> = raw
         .iter()
         .enumerate()
@@ -114,41 +165,19 @@ async fn main() {
                 rx.clone(),
             ));
         }
+        if warmup > 0 {
+            run_callers(&q, warmup, callers, "w").await;
+        }
+        let cpu0 = redis_cpu(&q).await;
         let start = Instant::now();
-        let per = jobs / callers;
-        let mut tasks = Vec::new();
-        for c in 0..callers {
-            let q = q.clone();
-            tasks.push(tokio::spawn(async move {
-                let mut took = Vec::with_capacity(per);
-                for i in 0..per {
-                    let t0 = Instant::now();
-                    let spec = JobSpec {
-                        kind: JobKind::Simulate,
-                        account: format!("a{c}"),
-                        trust: 1,
-                        idempotency_key: format!("k{i}"),
-                        input: JobInput::simulate(i.to_string(), Value::Null),
-                    };
-                    let Ok(Admission::New(job)) = q.admit(spec).await else {
-                        panic!("admission refused")
-                    };
-                    q.wait(&job.id, Duration::from_secs(60)).await.unwrap();
-                    took.push(t0.elapsed().as_secs_f64() * 1e3);
-                }
-                took
-            }));
-        }
-        let mut took = Vec::new();
-        for t in tasks {
-            took.extend(t.await.unwrap());
-        }
+        let mut took = run_callers(&q, jobs, callers, "k").await;
+        let done = took.len();
         let secs = start.elapsed().as_secs_f64();
+        let cpu = (redis_cpu(&q).await - cpu0) * 1e6 / done as f64;
         took.sort_by(f64::total_cmp);
         println!(
-            "horst {workers} worker(s) x 4 slots: {} jobs in {secs:.2} s = {:.0} jobs/s end to end, caller p50 {:.1} ms",
-            per * callers,
-            (per * callers) as f64 / secs,
+            "horst {workers} worker(s) x 4 slots: {done} jobs in {secs:.2} s = {:.0} jobs/s end to end, caller p50 {:.1} ms, Redis CPU {cpu:.1} µs a job",
+            done as f64 / secs,
             pct(&took, 0.5)
         );
         let _ = tx.send(true);
