@@ -293,7 +293,12 @@ impl Rcadia {
             .arg(-1)
             .query_async(&mut conn)
             .await?;
-        s.attach_event_log(raw.iter().filter_map(|e| record::decode_event(e)).collect());
+        let created = s.created_at_ms();
+        s.attach_event_log(
+            raw.iter()
+                .filter_map(|e| record::decode_event(e, created))
+                .collect(),
+        );
         Ok(s)
     }
 
@@ -424,10 +429,11 @@ impl Rcadia {
         let store = &self.inner.store;
         let id = s.session_id().to_string();
         let base_before = loaded.map_or(0, |l| l.session.events_next());
+        let created = s.created_at_ms();
         let events: Vec<Vec<u8>> = s
             .take_held_events()
             .iter()
-            .map(record::encode_event)
+            .map(|e| record::encode_event(e, created))
             .collect();
         let crossed = s.events_next() / TRIM_EVERY != base_before / TRIM_EVERY;
         let finished = s.status() == Status::Finished;
