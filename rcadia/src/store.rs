@@ -444,7 +444,10 @@ impl Rcadia {
         let mut replay_lines = replay::lines_of_write(loaded.map(|l| &l.session), &s, now);
         replay_lines.sort_by_key(Line::is_essential);
         let replay_essential = replay_lines.iter().filter(|l| l.is_essential()).count();
-        let replay: Vec<Vec<u8>> = replay_lines.iter().map(replay::encode_line).collect();
+        let replay: Vec<Vec<u8>> = replay_lines
+            .iter()
+            .map(|l| replay::encode_line(l, created))
+            .collect();
         let rate = listing == Some(false) && rating::rates(&s).is_some();
         let token = format!("{}.{:08x}", s.rev(), random_u32());
         let encoded = record::encode_write(&s, loaded.and_then(|l| l.base.as_ref()))?;
