@@ -65,8 +65,8 @@ pub(crate) struct SaveArgs {
     token: String,
     /// The record as stored after `<token> ` (`record::encode_write`: a delta).
     body: Vec<u8>,
-    /// The new base, when the write rebases.
-    base: Option<Arc<Vec<u8>>>,
+    /// The new base as stored (`record::pack_base`), when the write rebases.
+    base: Option<Vec<u8>>,
     session_id: String,
     /// `Some(listed)` when the listing changes (or on create).
     listing: Option<bool>,
@@ -463,7 +463,7 @@ impl Rcadia {
             expected: loaded.map(|l| l.token.clone()).unwrap_or_default(),
             token: token.clone(),
             body: encoded.body,
-            base: encoded.rebased.then(|| encoded.base.clone()),
+            base: encoded.stored_base,
             session_id: id.clone(),
             listing,
             trim: if crossed { MAX_EVENTS } else { 0 },

@@ -109,6 +109,7 @@ async fn a_live_session_stays_within_its_memory_budget() {
             } else if t == "string" {
                 let v: Vec<u8> = redis::cmd("GET").arg(k).query_async(&mut probe).await.unwrap();
                 println!("{k} {} {}", v.len(), String::from_utf8_lossy(&v).escape_debug());
+                std::fs::write(format!("/tmp/mem36_{}", k.rsplit(':').next().unwrap()), &v).unwrap();
             }
         }
         let d: Vec<(String, u64)> = redis::cmd("ZRANGE").arg("horst:delayed").arg(0).arg(-1).arg("WITHSCORES").query_async(&mut probe).await.unwrap();
