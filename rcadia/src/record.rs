@@ -54,9 +54,8 @@ pub(crate) struct Encoded {
     pub body: Vec<u8>,
     /// The base the delta is against.
     pub base: Arc<Vec<u8>>,
-    /// The write stores `base` too (it is new: a rebase).
-    pub rebased: bool,
-    /// `base` as `ses:<id>:base` stores it (`pack_base`), when the write rebases.
+    /// `base` as `ses:<id>:base` stores it (`pack_base`), when the write stores it too (it
+    /// is new: a rebase).
     pub stored_base: Option<Vec<u8>>,
 }
 
@@ -111,7 +110,6 @@ pub(crate) fn encode_write(
             return Ok(Encoded {
                 body: with(d),
                 base: base.clone(),
-                rebased: false,
                 stored_base: None,
             });
         }
@@ -121,7 +119,6 @@ pub(crate) fn encode_write(
         body,
         stored_base: Some(pack_base(&bytes)),
         base: Arc::new(bytes),
-        rebased: true,
     })
 }
 
@@ -623,7 +620,7 @@ mod tests {
         s.take_held_events();
         // No base yet (a new session, or an earlier version's value): the write stores one.
         let first = encode_write(&s, None).unwrap();
-        assert!(first.rebased && first.body.len() <= 8, "{:?}", first.body);
+        assert!(first.stored_base.is_some() && first.body.len() <= 8, "{:?}", first.body);
         // The base is stored deflated, about two thirds of it.
         let packed = first.stored_base.clone().unwrap();
         assert!(
@@ -657,7 +654,7 @@ mod tests {
         .unwrap();
         s.take_held_events();
         let next = encode_write(&s, Some(&first.base)).unwrap();
-        assert!(!next.rebased);
+        assert!(next.stored_base.is_none());
         assert!(
             next.body.len() * 8 < first.base.len(),
             "{} bytes of delta for a record of {}",
@@ -671,7 +668,7 @@ mod tests {
         // A base far from the record: rebased.
         let far = Arc::new(vec![0x90u8]);
         let re = encode_write(&s, Some(&far)).unwrap();
-        assert!(re.rebased && *re.base == encode_record(&s).unwrap());
+        assert!(re.stored_base.is_some() && *re.base == encode_record(&s).unwrap());
         // A delta without its base, or against the wrong one, does not decode.
         assert!(decode("s", Some(stored("2.0", &next)), None).is_err());
         assert!(decode("s", Some(stored("2.0", &next)), Some(vec![1, 2])).is_err());
