@@ -4,11 +4,14 @@
 //!   a delta against `ses:<id>:base` (`record.rs`; earlier versions: `<rev> <MessagePack>`,
 //!   or a hash `{rev, json}`); also the name of its wake-up channel (channels are not keys;
 //!   the save script publishes on its KEYS[1]'s name, so the two must stay one name).
-//! - `ses:<id>:base`: the record's base, MessagePack as it was at an earlier write.
+//! - `ses:<id>:base`: the record's base, MessagePack as it was at an earlier write, deflated
+//!   (`record::pack_base`; earlier versions stored it as it is, which still reads).
 //! - `ses:<id>:events`: the agent-visible event log, a list of events in MessagePack
-//!   (`record::encode_event`; earlier versions wrote JSON, which still reads).
-//! - `ses:<id>:replay`: the replay, a list of lines (`replay::encode_line`: MessagePack; JSON
-//!   before, which still reads), kept after the end.
+//!   (`record::encode_event`; earlier versions' forms, untagged MessagePack and JSON, still
+//!   read).
+//! - `ses:<id>:replay`: the replay, a list of lines (`replay::encode_line`: MessagePack, the
+//!   times after the first line counted from it; earlier versions' lines, with absolute times
+//!   or JSON, still read), kept after the end.
 //! - `ratings:pending`: zset of finished house games to rate, by when to try next (ms), one
 //!   per bucket (the finishing save adds to it).
 //! - `rating:<game>:<agent>`: an agent's Glicko-2 rating in a game (a hash, `rating.rs`).
