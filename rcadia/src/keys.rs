@@ -38,6 +38,41 @@
 
 use horst_store::Store;
 
+/// A session's key names as its writes and reads send them, formatted once per session in a
+/// process: the process's cached record holds them (`record::Stored::keys`), and the next
+/// record of the session takes them over, so a write formats no name.
+#[derive(Debug)]
+pub(crate) struct SessionKeys {
+    pub session: String,
+    pub base: String,
+    pub events: String,
+    pub replay: String,
+    /// The open-sessions set of the session's bucket.
+    pub open: String,
+    /// The delayed set of the session's bucket.
+    pub delayed: String,
+    pub ratings_pending: String,
+    /// A name in the session's slot that no write touches (`store::SaveArgs`).
+    pub unused: String,
+}
+
+impl SessionKeys {
+    /// The names of session `id`'s keys; `delayed` names the delayed set of a bucket.
+    pub fn new(store: &Store, id: &str, delayed: impl Fn(usize) -> String) -> SessionKeys {
+        let bucket = store.bucket_of(id);
+        SessionKeys {
+            session: session(store, id),
+            base: base(store, id),
+            events: events(store, id),
+            replay: replay(store, id),
+            open: open_in(store, bucket),
+            delayed: delayed(bucket),
+            ratings_pending: ratings_pending_in(store, bucket),
+            unused: store.key_in_bucket(bucket, ""),
+        }
+    }
+}
+
 pub(crate) fn session(store: &Store, id: &str) -> String {
     store.key_in_bucket(store.bucket_of(id), &format!("ses:{id}"))
 }

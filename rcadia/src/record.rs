@@ -19,12 +19,13 @@
 //! of them lost) are told apart, and a wake-up (which carries it) names exactly one record.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use horst_sessions::{iso8601_ms, Session};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::keys::SessionKeys;
 use crate::{delta, RcadiaError};
 
 /// The first byte of a stored body that is a delta against the base (a MessagePack record
@@ -46,6 +47,9 @@ pub(crate) struct Stored {
     /// The stored base (the MessagePack the stored delta was made against); `None` for a
     /// value of an earlier version (the next write stores a base).
     pub base: Option<Arc<Vec<u8>>>,
+    /// The session's key names, once a read or write of this process needed them (then
+    /// handed on to the session's next record: `Rcadia::keys_of`).
+    pub keys: OnceLock<Arc<SessionKeys>>,
 }
 
 /// A record encoded for a write.
@@ -180,6 +184,7 @@ pub(crate) fn decode(
         session,
         legacy: false,
         base,
+        keys: OnceLock::new(),
     }))
 }
 
@@ -196,6 +201,7 @@ pub(crate) fn decode_legacy(
         session: serde_json::from_str(&json).map_err(|e| bad(id, e))?,
         legacy: true,
         base: None,
+        keys: OnceLock::new(),
     }))
 }
 
