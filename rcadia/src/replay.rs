@@ -383,14 +383,21 @@ const LINE_V2: u8 = 0x01;
 /// A line as `ses:<id>:replay` stores it: MessagePack `[kind, at, fields...]`, the fields by
 /// position (no names), a player id `p_<8 hex>` as its number and an action's submission
 /// as its distance from `at`: about a third of the line's JSON text (a replay holds up to
-/// [`MAX_LINES`] of them for every live session). Every line but the `start` line is tagged
-/// (`0x01`) and counts `at` in ms from the session's creation (`created_at_ms`, which is
-/// the `start` line's `at`): three bytes in a game's first half minute, five in its first
-/// 24 days, where the absolute time took nine. The kind codes are below; append only,
-/// stored lines name their kind by them.
+/// [`MAX_LINES`] of them for every live session). The lines a game has many of (turns,
+/// states, actions, rejections, strikes) are tagged (`0x01`) and count `at` in ms from the
+/// session's creation (`created_at_ms`, which is the `start` line's `at`): three bytes in a
+/// game's first half minute, five in its first 24 days, where the absolute time took nine.
+/// The kind codes are below; append only, stored lines name their kind by them.
 pub fn encode_line(l: &Line, created_at_ms: u64) -> Vec<u8> {
+    // The lines a game has once (its start, seats, end, next round, truncation) keep the
+    // earlier form, absolute times: a process of the previous version still reads them, so
+    // its rater still rates a game that finishes during an upgrade (`rated_of_replay`).
     let (mut out, epoch) = match l {
-        Line::Start { .. } => (Vec::new(), 0),
+        Line::Start { .. }
+        | Line::Players { .. }
+        | Line::End { .. }
+        | Line::Next { .. }
+        | Line::Truncated { .. } => (Vec::new(), 0),
         _ => (vec![LINE_V2], created_at_ms),
     };
     // Cannot fail: every part is a plain value, and writing to a Vec does not fail.
@@ -1058,6 +1065,18 @@ mod tests {
             decode_line(&rmp_serde::to_vec(&(4u8, 1u64)).unwrap(), Some(T0)),
             None
         );
+        // The lines a game has once keep the earlier form (a previous version reads them).
+        for l in &lines {
+            let once = matches!(
+                l,
+                Line::Start { .. }
+                    | Line::Players { .. }
+                    | Line::End { .. }
+                    | Line::Next { .. }
+                    | Line::Truncated { .. }
+            );
+            assert_eq!(encode_line(l, T0)[0] == LINE_V2, !once, "{l:?}");
+        }
         // A line of the current form counts from the start: without it, it is skipped.
         let turn = encode_line(&lines[2], T0);
         // Its time is one byte (2 ms after the start), where the absolute time took nine.

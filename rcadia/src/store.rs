@@ -126,7 +126,7 @@ impl ScriptArgs for SaveArgs {
             .arg(self.deadlines.len())
             .arg(if self.wake { "1" } else { "" })
             .arg(if self.legacy { "1" } else { "0" })
-            .arg(self.base.as_deref().map_or(&[][..], |b| &b[..]));
+            .arg(self.base.as_deref().unwrap_or(&[]));
         for e in &self.events {
             to.arg(&e[..]);
         }
