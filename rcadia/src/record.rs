@@ -318,10 +318,7 @@ fn compact_value(field: &str, v: &Value) -> Value {
             .filter(|h| h.len() == 16)
             .and_then(|h| u64::from_str_radix(h, 16).ok())
             .filter(|n| format!("a_{n:016x}") == text),
-        "status" => STATUSES
-            .iter()
-            .position(|s| *s == text)
-            .map(|i| i as u64),
+        "status" => STATUSES.iter().position(|s| *s == text).map(|i| i as u64),
         _ => None,
     };
     number.map_or_else(|| v.clone(), Value::from)
@@ -626,7 +623,11 @@ mod tests {
         s.take_held_events();
         // No base yet (a new session, or an earlier version's value): the write stores one.
         let first = encode_write(&s, None).unwrap();
-        assert!(first.stored_base.is_some() && first.body.len() <= 8, "{:?}", first.body);
+        assert!(
+            first.stored_base.is_some() && first.body.len() <= 8,
+            "{:?}",
+            first.body
+        );
         // The base is stored deflated, about two thirds of it.
         let packed = first.stored_base.clone().unwrap();
         assert!(
@@ -703,14 +704,20 @@ mod tests {
         // An event without the usual shape is kept as JSON.
         let odd = json!({"index": 1, "type": "x", "at": "yesterday"});
         assert_eq!(encode_event(&odd, created), odd.to_string().into_bytes());
-        assert_eq!(decode_event(&encode_event(&odd, created), created), Some(odd));
+        assert_eq!(
+            decode_event(&encode_event(&odd, created), created),
+            Some(odd)
+        );
         assert_eq!(decode_event(b"\xc1", created), None);
         // Names not in the table are kept as text; values that merely look like ids, and
         // ids in other fields, as they are.
         let new = json!({"index": 7, "type": "brand_new", "at": "2026-10-07T19:00:00.042Z",
             "playerId": "p_00000001", "novel": [1, 2], "actionId": "a_0000000000000001x",
             "status": "odd", "seriesId": "p_00000002", "reason": null});
-        assert_eq!(decode_event(&encode_event(&new, created), created), Some(new.clone()));
+        assert_eq!(
+            decode_event(&encode_event(&new, created), created),
+            Some(new.clone())
+        );
         // An action id of another shape, an action with a reason, before the creation.
         let action = json!({"index": 9, "type": "action", "at": "2020-01-01T00:00:00.000Z",
             "playerId": "p_0000abcd", "actionId": "a_1", "status": "rejected", "turn": 3,

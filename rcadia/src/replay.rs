@@ -585,7 +585,9 @@ impl Serialize for Compact<'_> {
                 START, at, id, series, round, game, title, host, config, previous,
             )
                 .serialize(s),
-            Line::Players { at, players } => (PLAYERS, since(at), seat_tuples(players)).serialize(s),
+            Line::Players { at, players } => {
+                (PLAYERS, since(at), seat_tuples(players)).serialize(s)
+            }
             Line::Turn {
                 at,
                 turn,
@@ -624,7 +626,15 @@ impl Serialize for Compact<'_> {
                 player_id,
                 turn,
                 reason,
-            } => (REJECTED, since(at), seat, PlayerRef::of(player_id), turn, reason).serialize(s),
+            } => (
+                REJECTED,
+                since(at),
+                seat,
+                PlayerRef::of(player_id),
+                turn,
+                reason,
+            )
+                .serialize(s),
             Line::Strike {
                 at,
                 seat,
