@@ -2,7 +2,8 @@
 //!
 //! A record is MessagePack (structs as arrays: no field names), about a third of its JSON,
 //! stored in two strings: the *base* `ses:<id>:base`, the whole record as it was at some
-//! earlier write, and `ses:<id>` = `<rev> ~<delta>`, the current record as a delta against
+//! earlier write (deflated: [`pack_base`]; earlier versions stored it as it is, which
+//! still reads), and `ses:<id>` = `<rev> ~<delta>`, the current record as a delta against
 //! the base (`delta.rs`: 60-150 bytes where the record is 650). A write sends the delta
 //! only; the save script compares and sets `ses:<id>` with one `SET KEEPTTL GET` and writes
 //! the base only when the writer rebases (the delta grew past a third of the record, or
