@@ -16,13 +16,14 @@
     KEYS[1] ses:<id>          the session record ('<rev> <record>'; earlier versions: a hash
                               {rev, json})
     KEYS[2] sessions:open     set of unfinished session ids
-    KEYS[3] ses:<id>:events   list of the latest events (record.rs: MessagePack; JSON before)
+    KEYS[3] ses:<id>:events   list of the latest events (record.rs: tagged MessagePack;
+                              earlier forms before)
     KEYS[4] delayed           zset of deadlines by due time (the delayed set)
     KEYS[5] ses:<id>:replay   list of the replay's lines (replay.rs: MessagePack; the
                               'truncated' line this script writes, and earlier versions'
                               lines, are JSON, which reads too)
     KEYS[6] ratings:pending   zset of finished games to rate, by when to try (ms)
-    KEYS[7] ses:<id>:base     the base of the record (MessagePack)
+    KEYS[7] ses:<id>:base     the base of the record (MessagePack, deflated: record.rs)
     A key the write does not touch may be sent as any name in the session's slot (store.rs
     sends the bare prefix): KEYS[2] is touched only when ARGV[5] is not '', KEYS[3] only
     with new events, a trim or ARGV[5], KEYS[4] only with deadline changes, KEYS[5] only

@@ -4,11 +4,14 @@
 //!   a delta against `ses:<id>:base` (`record.rs`; earlier versions: `<rev> <MessagePack>`,
 //!   or a hash `{rev, json}`); also the name of its wake-up channel (channels are not keys;
 //!   the save script publishes on its KEYS[1]'s name, so the two must stay one name).
-//! - `ses:<id>:base`: the record's base, MessagePack as it was at an earlier write.
+//! - `ses:<id>:base`: the record's base, MessagePack as it was at an earlier write, deflated
+//!   (`record::pack_base`; earlier versions stored it as it is, which still reads).
 //! - `ses:<id>:events`: the agent-visible event log, a list of events in MessagePack
-//!   (`record::encode_event`; earlier versions wrote JSON, which still reads).
-//! - `ses:<id>:replay`: the replay, a list of lines (`replay::encode_line`: MessagePack; JSON
-//!   before, which still reads), kept after the end.
+//!   (`record::encode_event`; earlier versions' forms, untagged MessagePack and JSON, still
+//!   read).
+//! - `ses:<id>:replay`: the replay, a list of lines (`replay::encode_line`: MessagePack, the
+//!   times after the first line counted from it; earlier versions' lines, with absolute times
+//!   or JSON, still read), kept after the end.
 //! - `ratings:pending`: zset of finished house games to rate, by when to try next (ms), one
 //!   per bucket (the finishing save adds to it).
 //! - `rating:<game>:<agent>`: an agent's Glicko-2 rating in a game (a hash, `rating.rs`).
@@ -34,6 +37,41 @@
 //! the names are the ones above.
 
 use horst_store::Store;
+
+/// A session's key names as its writes and reads send them, formatted once per session in a
+/// process: the process's cached record holds them (`record::Stored::keys`), and the next
+/// record of the session takes them over, so a write formats no name.
+#[derive(Debug)]
+pub(crate) struct SessionKeys {
+    pub session: String,
+    pub base: String,
+    pub events: String,
+    pub replay: String,
+    /// The open-sessions set of the session's bucket.
+    pub open: String,
+    /// The delayed set of the session's bucket.
+    pub delayed: String,
+    pub ratings_pending: String,
+    /// A name in the session's slot that no write touches (`store::SaveArgs`).
+    pub unused: String,
+}
+
+impl SessionKeys {
+    /// The names of session `id`'s keys; `delayed` names the delayed set of a bucket.
+    pub fn new(store: &Store, id: &str, delayed: impl Fn(usize) -> String) -> SessionKeys {
+        let bucket = store.bucket_of(id);
+        SessionKeys {
+            session: session(store, id),
+            base: base(store, id),
+            events: events(store, id),
+            replay: replay(store, id),
+            open: open_in(store, bucket),
+            delayed: delayed(bucket),
+            ratings_pending: ratings_pending_in(store, bucket),
+            unused: store.key_in_bucket(bucket, ""),
+        }
+    }
+}
 
 pub(crate) fn session(store: &Store, id: &str) -> String {
     store.key_in_bucket(store.bucket_of(id), &format!("ses:{id}"))

@@ -2,7 +2,8 @@
 //!
 //! A record is MessagePack (structs as arrays: no field names), about a third of its JSON,
 //! stored in two strings: the *base* `ses:<id>:base`, the whole record as it was at some
-//! earlier write, and `ses:<id>` = `<rev> ~<delta>`, the current record as a delta against
+//! earlier write (deflated: [`pack_base`]; earlier versions stored it as it is, which
+//! still reads), and `ses:<id>` = `<rev> ~<delta>`, the current record as a delta against
 //! the base (`delta.rs`: 60-150 bytes where the record is 650). A write sends the delta
 //! only; the save script compares and sets `ses:<id>` with one `SET KEEPTTL GET` and writes
 //! the base only when the writer rebases (the delta grew past a third of the record, or
@@ -19,12 +20,13 @@
 //! of them lost) are told apart, and a wake-up (which carries it) names exactly one record.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use horst_sessions::{iso8601_ms, Session};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::keys::SessionKeys;
 use crate::{delta, RcadiaError};
 
 /// The first byte of a stored body that is a delta against the base (a MessagePack record
@@ -46,6 +48,9 @@ pub(crate) struct Stored {
     /// The stored base (the MessagePack the stored delta was made against); `None` for a
     /// value of an earlier version (the next write stores a base).
     pub base: Option<Arc<Vec<u8>>>,
+    /// The session's key names, once a read or write of this process needed them (then
+    /// handed on to the session's next record: `Rcadia::keys_of`).
+    pub keys: OnceLock<Arc<SessionKeys>>,
 }
 
 /// A record encoded for a write.
@@ -54,8 +59,39 @@ pub(crate) struct Encoded {
     pub body: Vec<u8>,
     /// The base the delta is against.
     pub base: Arc<Vec<u8>>,
-    /// The write stores `base` too (it is new: a rebase).
-    pub rebased: bool,
+    /// `base` as `ses:<id>:base` stores it (`pack_base`), when the write stores it too (it
+    /// is new: a rebase).
+    pub stored_base: Option<Vec<u8>>,
+}
+
+/// The first byte of a stored base that is deflated (a MessagePack record starts with an
+/// array header, never with this).
+const DEFLATED: u8 = b'z';
+
+/// A base as stored: deflated (`z` and raw DEFLATE: 746 bytes of a benchmark game's record
+/// take about 500), or as it is if that is not smaller. Only a rebase pays for it; a read
+/// of the whole record inflates it (a few microseconds), a write that sends a delta does
+/// not touch it.
+pub(crate) fn pack_base(base: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(base.len());
+    out.push(DEFLATED);
+    out.extend(miniz_oxide::deflate::compress_to_vec(base, 1));
+    if out.len() < base.len() {
+        out
+    } else {
+        base.to_vec()
+    }
+}
+
+/// A stored base back as the MessagePack the delta was made against (either form of
+/// [`pack_base`]; earlier versions stored it as it is).
+fn unpack_base(stored: Vec<u8>) -> Option<Vec<u8>> {
+    match stored.split_first() {
+        Some((&DEFLATED, z)) => {
+            miniz_oxide::inflate::decompress_to_vec_with_limit(z, 16 << 20).ok()
+        }
+        _ => Some(stored),
+    }
 }
 
 /// Encodes `s` as a delta against `base` (the loaded record's), or rebases: when there is
@@ -79,15 +115,15 @@ pub(crate) fn encode_write(
             return Ok(Encoded {
                 body: with(d),
                 base: base.clone(),
-                rebased: false,
+                stored_base: None,
             });
         }
     }
     let body = with(delta::delta(&bytes, &bytes));
     Ok(Encoded {
         body,
+        stored_base: Some(pack_base(&bytes)),
         base: Arc::new(bytes),
-        rebased: true,
     })
 }
 
@@ -133,6 +169,7 @@ pub(crate) fn decode(
     let (session, base): (Session, _) = match body.split_first() {
         Some((&DELTA, d)) => {
             let base = base.ok_or_else(|| bad(id, "its base is missing"))?;
+            let base = unpack_base(base).ok_or_else(|| bad(id, "its base does not inflate"))?;
             let bytes =
                 delta::apply(&base, d).ok_or_else(|| bad(id, "its delta does not fit its base"))?;
             (
@@ -148,6 +185,7 @@ pub(crate) fn decode(
         session,
         legacy: false,
         base,
+        keys: OnceLock::new(),
     }))
 }
 
@@ -164,6 +202,7 @@ pub(crate) fn decode_legacy(
         session: serde_json::from_str(&json).map_err(|e| bad(id, e))?,
         legacy: true,
         base: None,
+        keys: OnceLock::new(),
     }))
 }
 
@@ -227,28 +266,80 @@ impl<'a> Name<'a> {
     }
 }
 
-/// An event of the log as stored: MessagePack `[index, type, at ms, {field: value}]` with
-/// known names as one-byte codes (`EVENT_NAMES`): about 40 % of its JSON text. An event
-/// without that shape (it has none today) is stored as its JSON text.
-pub(crate) fn encode_event(e: &Value) -> Vec<u8> {
+/// The first byte of an event in its current stored form (earlier forms start with `{`, JSON
+/// text, or with a MessagePack array header, `0x94`).
+const EVENT_V2: u8 = 0x01;
+
+/// The action statuses an event's `status` stores as a code (by position; append only).
+const STATUSES: &[&str] = &["pending", "applied", "rejected", "unconfirmed"];
+
+/// An event of the log as stored: `0x01` and MessagePack `[index, type, at, {field: value}]`
+/// with known names as one-byte codes (`EVENT_NAMES`), `at` in ms from the session's
+/// creation (`created_at_ms`: a few bytes, not nine), and the platform's own values in
+/// binary: a player id `p_<8 hex>` and an action id `a_<16 hex>` as their numbers, an action
+/// status as its code (`STATUSES`), and an action event's `reason` left out when it is null.
+/// About a quarter of its JSON text. An event without that shape (it has none today) is
+/// stored as its JSON text. Earlier versions stored `[index, type, at ms, {field: value}]`
+/// without the tag byte and with the values as they are (`decode_event` reads all three).
+pub(crate) fn encode_event(e: &Value, created_at_ms: u64) -> Vec<u8> {
     let compact = e.as_object().and_then(|m| {
         let index = m.get("index")?.as_u64()?;
         let kind = m.get("type")?.as_str()?;
         let at = m.get("at")?.as_str()?;
         let at_ms = horst_dates::parse_rfc3339_ms(at).filter(|t| iso8601_ms(*t) == at)?;
-        let fields: Vec<(Name, &Value)> = m
+        let fields: Vec<(Name, Value)> = m
             .iter()
             .filter(|(k, _)| !matches!(k.as_str(), "index" | "type" | "at"))
-            .map(|(k, v)| (Name::of(k), v))
+            .filter(|(k, v)| !(kind == "action" && k.as_str() == "reason" && v.is_null()))
+            .map(|(k, v)| (Name::of(k), compact_value(k, v)))
             .collect();
         let fields = FieldMap(fields);
-        rmp_serde::to_vec(&(index, Name::of(kind), at_ms, fields)).ok()
+        let mut out = vec![EVENT_V2];
+        let at = at_ms as i64 - created_at_ms as i64;
+        rmp_serde::encode::write(&mut out, &(index, Name::of(kind), at, fields)).ok()?;
+        Some(out)
     });
     compact.unwrap_or_else(|| e.to_string().into_bytes())
 }
 
+/// A field's value as the current form stores it: a player id, an action id or an action
+/// status as a number when it reads back exactly (`full_value` undoes it), else as it is.
+fn compact_value(field: &str, v: &Value) -> Value {
+    let Some(text) = v.as_str() else {
+        return v.clone();
+    };
+    let number = match field {
+        "playerId" if horst_sessions::is_player_id(text) => text
+            .strip_prefix("p_")
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+            .filter(|n| horst_sessions::format_player_id(*n) == text)
+            .map(u64::from),
+        "actionId" => text
+            .strip_prefix("a_")
+            .filter(|h| h.len() == 16)
+            .and_then(|h| u64::from_str_radix(h, 16).ok())
+            .filter(|n| format!("a_{n:016x}") == text),
+        "status" => STATUSES.iter().position(|s| *s == text).map(|i| i as u64),
+        _ => None,
+    };
+    number.map_or_else(|| v.clone(), Value::from)
+}
+
+/// The inverse of [`compact_value`]: those fields store text, so a number there is one.
+fn full_value(field: &str, v: Value) -> Option<Value> {
+    let Some(n) = v.as_u64() else {
+        return Some(v);
+    };
+    Some(match field {
+        "playerId" => horst_sessions::format_player_id(u32::try_from(n).ok()?).into(),
+        "actionId" => format!("a_{n:016x}").into(),
+        "status" => (*STATUSES.get(n as usize)?).into(),
+        _ => v,
+    })
+}
+
 /// Fields serialized as a MessagePack map (not a list of pairs).
-struct FieldMap<'a>(Vec<(Name<'a>, &'a Value)>);
+struct FieldMap<'a>(Vec<(Name<'a>, Value)>);
 
 impl Serialize for FieldMap<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -261,20 +352,36 @@ impl Serialize for FieldMap<'_> {
     }
 }
 
-/// An event of the log as `GET /events` shows it, from either stored form (the JSON text
-/// of earlier versions starts with `{`); `None` if it is neither.
-pub(crate) fn decode_event(raw: &[u8]) -> Option<Value> {
+/// An event of the log as `GET /events` shows it, from any stored form (the JSON text of
+/// earlier versions starts with `{`; see [`encode_event`]) of a session created at
+/// `created_at_ms`; `None` if it is none of them.
+pub(crate) fn decode_event(raw: &[u8], created_at_ms: u64) -> Option<Value> {
     if raw.first() == Some(&b'{') {
         return serde_json::from_slice(raw).ok();
     }
-    let (index, kind, at_ms, fields): (u64, Name, u64, std::collections::BTreeMap<Name, Value>) =
-        rmp_serde::from_slice(raw).ok()?;
+    let (v2, body) = match raw.split_first() {
+        Some((&EVENT_V2, rest)) => (true, rest),
+        _ => (false, raw),
+    };
+    let (index, kind, at, fields): (u64, Name, i64, std::collections::BTreeMap<Name, Value>) =
+        rmp_serde::from_slice(body).ok()?;
+    let kind = kind.text()?;
+    let at_ms = if v2 {
+        u64::try_from(created_at_ms as i64 + at).ok()?
+    } else {
+        u64::try_from(at).ok()?
+    };
     let mut out = serde_json::Map::new();
     for (k, v) in fields {
-        out.insert(k.text()?, v);
+        let k = k.text()?;
+        let v = if v2 { full_value(&k, v)? } else { v };
+        out.insert(k, v);
+    }
+    if v2 && kind == "action" && !out.contains_key("reason") {
+        out.insert("reason".into(), Value::Null);
     }
     out.insert("index".into(), index.into());
-    out.insert("type".into(), kind.text()?.into());
+    out.insert("type".into(), kind.into());
     out.insert("at".into(), iso8601_ms(at_ms).into());
     Some(Value::Object(out))
 }
@@ -517,12 +624,33 @@ mod tests {
         s.take_held_events();
         // No base yet (a new session, or an earlier version's value): the write stores one.
         let first = encode_write(&s, None).unwrap();
-        assert!(first.rebased && first.body.len() <= 8, "{:?}", first.body);
-        let back = decode("s", Some(stored("1.0", &first)), Some(first.base.to_vec()))
+        assert!(
+            first.stored_base.is_some() && first.body.len() <= 8,
+            "{:?}",
+            first.body
+        );
+        // The base is stored deflated, about two thirds of it.
+        let packed = first.stored_base.clone().unwrap();
+        assert!(
+            packed[0] == DEFLATED && packed.len() * 10 < first.base.len() * 8,
+            "{} bytes stored for a base of {}",
+            packed.len(),
+            first.base.len()
+        );
+        let back = decode("s", Some(stored("1.0", &first)), Some(packed.clone()))
             .unwrap()
             .unwrap();
         assert_eq!(back.session, s);
         assert_eq!(back.base.as_deref(), Some(&*first.base));
+        // Earlier versions stored the base as it is: it still reads.
+        let back = decode("s", Some(stored("1.0", &first)), Some(first.base.to_vec()))
+            .unwrap()
+            .unwrap();
+        assert_eq!(back.session, s);
+        // A base that does not inflate does not decode.
+        let mut broken = packed;
+        broken.truncate(broken.len() / 2);
+        assert!(decode("s", Some(stored("1.0", &first)), Some(broken)).is_err());
         // The next write (a host poll, time moved on) is a delta of a few dozen bytes.
         s.apply(
             Event::HostPoll {
@@ -534,7 +662,7 @@ mod tests {
         .unwrap();
         s.take_held_events();
         let next = encode_write(&s, Some(&first.base)).unwrap();
-        assert!(!next.rebased);
+        assert!(next.stored_base.is_none());
         assert!(
             next.body.len() * 8 < first.base.len(),
             "{} bytes of delta for a record of {}",
@@ -548,7 +676,7 @@ mod tests {
         // A base far from the record: rebased.
         let far = Arc::new(vec![0x90u8]);
         let re = encode_write(&s, Some(&far)).unwrap();
-        assert!(re.rebased && *re.base == encode_record(&s).unwrap());
+        assert!(re.stored_base.is_some() && *re.base == encode_record(&s).unwrap());
         // A delta without its base, or against the wrong one, does not decode.
         assert!(decode("s", Some(stored("2.0", &next)), None).is_err());
         assert!(decode("s", Some(stored("2.0", &next)), Some(vec![1, 2])).is_err());
@@ -557,34 +685,76 @@ mod tests {
     #[test]
     fn events_are_stored_compact_and_read_back_as_they_were() {
         let mut s = played();
+        let created = s.created_at_ms();
         let events = s.take_held_events();
         assert!(events.len() >= 3, "{events:?}");
         for e in &events {
-            let stored = encode_event(e);
+            let stored = encode_event(e, created);
             let json = e.to_string();
             assert!(
-                stored.len() * 2 < json.len(),
+                stored.len() * 3 < json.len(),
                 "{} bytes stored for {json}",
                 stored.len()
             );
-            let back = decode_event(&stored).unwrap();
+            let back = decode_event(&stored, created).unwrap();
             assert_eq!(&back, e);
             assert_eq!(back.to_string(), json, "the same JSON, byte for byte");
             // Earlier versions stored the JSON text.
-            assert_eq!(decode_event(json.as_bytes()).as_ref(), Some(e));
+            assert_eq!(decode_event(json.as_bytes(), created).as_ref(), Some(e));
         }
         // An event without the usual shape is kept as JSON.
         let odd = json!({"index": 1, "type": "x", "at": "yesterday"});
-        assert_eq!(encode_event(&odd), odd.to_string().into_bytes());
-        assert_eq!(decode_event(&encode_event(&odd)), Some(odd));
-        assert_eq!(decode_event(b"\xc1"), None);
-        // Names not in the table are kept as text.
+        assert_eq!(encode_event(&odd, created), odd.to_string().into_bytes());
+        assert_eq!(
+            decode_event(&encode_event(&odd, created), created),
+            Some(odd)
+        );
+        assert_eq!(decode_event(b"\xc1", created), None);
+        // Names not in the table are kept as text; values that merely look like ids, and
+        // ids in other fields, as they are.
         let new = json!({"index": 7, "type": "brand_new", "at": "2026-10-07T19:00:00.042Z",
-            "playerId": "p_00000001", "novel": [1, 2]});
-        assert_eq!(decode_event(&encode_event(&new)), Some(new));
+            "playerId": "p_00000001", "novel": [1, 2], "actionId": "a_0000000000000001x",
+            "status": "odd", "seriesId": "p_00000002", "reason": null});
+        assert_eq!(
+            decode_event(&encode_event(&new, created), created),
+            Some(new.clone())
+        );
+        // An action id of another shape, an action with a reason, before the creation.
+        let action = json!({"index": 9, "type": "action", "at": "2020-01-01T00:00:00.000Z",
+            "playerId": "p_0000abcd", "actionId": "a_1", "status": "rejected", "turn": 3,
+            "reason": {"why": "no"}});
+        assert_eq!(
+            decode_event(&encode_event(&action, created), created),
+            Some(action)
+        );
         // A code past the table (a newer version's) does not read as something else.
         let unknown = rmp_serde::to_vec(&(1u64, 200u8, 0u64, BTreeMap::<u8, u8>::new())).unwrap();
-        assert_eq!(decode_event(&unknown), None);
+        assert_eq!(decode_event(&unknown, created), None);
+        let mut tagged = vec![EVENT_V2];
+        tagged.extend(&unknown);
+        assert_eq!(decode_event(&tagged, created), None);
+    }
+
+    #[test]
+    fn events_of_the_previous_stored_form_still_read() {
+        // `[index, type, at ms, {field: value}]`, the values as they are (before the tag).
+        let at = 1_791_399_600_042u64;
+        let fields: BTreeMap<u8, Value> = [
+            (11, json!("p_0000abcd")),
+            (12, json!("a_00000000000000ff")),
+            (13, json!("applied")),
+            (14, Value::Null),
+            (1, json!(4)),
+        ]
+        .into_iter()
+        .collect();
+        let stored = rmp_serde::to_vec(&(12u64, 0u8, at, fields)).unwrap();
+        let want = json!({"index": 12, "type": "action", "at": iso8601_ms(at),
+            "playerId": "p_0000abcd", "actionId": "a_00000000000000ff", "status": "applied",
+            "reason": null, "turn": 4});
+        // The creation time does not matter to it.
+        assert_eq!(decode_event(&stored, 0), Some(want.clone()));
+        assert_eq!(decode_event(&stored, at), Some(want));
     }
 
     #[test]

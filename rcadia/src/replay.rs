@@ -359,29 +359,89 @@ pub fn median_p95(ms: &[u64]) -> Option<(u64, u64)> {
     Some((rank(0.5), rank(0.95)))
 }
 
-/// Stored lines back, in either stored form ([`encode_line`]'s, or the JSON text of earlier
-/// versions and of the save script's `truncated` line); lines that do not parse (a later
-/// version's) are skipped.
+/// Stored lines back, in any stored form ([`encode_line`]'s, the MessagePack lines with
+/// absolute times of earlier versions, or the JSON text of earlier versions and of the save
+/// script's `truncated` line); lines that do not parse (a later version's) are skipped.
+/// The times of the current form count from the `start` line's (the first line).
 pub fn parse_lines(raw: &[Vec<u8>]) -> Vec<Line> {
-    raw.iter().filter_map(|l| decode_line(l)).collect()
+    let mut start_at = None;
+    raw.iter()
+        .filter_map(|l| {
+            let line = decode_line(l, start_at)?;
+            if let Line::Start { at, .. } = &line {
+                start_at = Some(*at);
+            }
+            Some(line)
+        })
+        .collect()
 }
+
+/// The first byte of a line in the current stored form (earlier forms start with `{`, JSON
+/// text, or with a MessagePack array header).
+const LINE_V2: u8 = 0x01;
 
 /// A line as `ses:<id>:replay` stores it: MessagePack `[kind, at, fields...]`, the fields by
 /// position (no names), a player id `p_<8 hex>` as its number and an action's submission
 /// as its distance from `at`: about a third of the line's JSON text (a replay holds up to
-/// [`MAX_LINES`] of them for every live session). The kind codes are below; append only,
-/// stored lines name their kind by them.
-pub fn encode_line(l: &Line) -> Vec<u8> {
+/// [`MAX_LINES`] of them for every live session). The lines a game has many of (turns,
+/// states, actions, rejections, strikes) are tagged (`0x01`) and count `at` in ms from the
+/// session's creation (`created_at_ms`, which is the `start` line's `at`): three bytes in a
+/// game's first half minute, five in its first 24 days, where the absolute time took nine.
+/// The kind codes are below; append only, stored lines name their kind by them.
+pub fn encode_line(l: &Line, created_at_ms: u64) -> Vec<u8> {
+    // The lines a game has once (its start, seats, end, next round, truncation) keep the
+    // earlier form, absolute times: a process of the previous version still reads them, so
+    // its rater still rates a game that finishes during an upgrade (`rated_of_replay`).
+    let (mut out, epoch) = match l {
+        Line::Start { .. }
+        | Line::Players { .. }
+        | Line::End { .. }
+        | Line::Next { .. }
+        | Line::Truncated { .. } => (Vec::new(), 0),
+        _ => (vec![LINE_V2], created_at_ms),
+    };
     // Cannot fail: every part is a plain value, and writing to a Vec does not fail.
-    rmp_serde::to_vec(&Compact(l)).unwrap_or_else(|_| serde_json::to_vec(l).unwrap_or_default())
+    match rmp_serde::encode::write(&mut out, &Compact(l, epoch)) {
+        Ok(()) => out,
+        Err(_) => serde_json::to_vec(l).unwrap_or_default(),
+    }
 }
 
-/// A stored line (either form, see [`parse_lines`]); `None` if it is neither.
-pub fn decode_line(raw: &[u8]) -> Option<Line> {
-    if raw.first() == Some(&b'{') {
-        return serde_json::from_slice(raw).ok();
+/// A stored line (any form, see [`parse_lines`]), its time counted from `start_at` (the
+/// `start` line's) if it is of the current form; `None` if it is none of them, or of the
+/// current form with no `start_at`.
+pub fn decode_line(raw: &[u8], start_at: Option<u64>) -> Option<Line> {
+    match raw.first() {
+        Some(&b'{') => serde_json::from_slice(raw).ok(),
+        Some(&LINE_V2) => {
+            let epoch = start_at?;
+            let mut line = rmp_serde::from_slice::<Decoded>(&raw[1..]).ok()?.0;
+            let at = line.at_mut();
+            *at = at.wrapping_add(epoch);
+            if let Line::Action { submitted_at, .. } = &mut line {
+                *submitted_at = submitted_at.wrapping_add(epoch);
+            }
+            Some(line)
+        }
+        _ => rmp_serde::from_slice::<Decoded>(raw).ok().map(|d| d.0),
     }
-    rmp_serde::from_slice::<Decoded>(raw).ok().map(|d| d.0)
+}
+
+impl Line {
+    fn at_mut(&mut self) -> &mut u64 {
+        match self {
+            Line::Start { at, .. }
+            | Line::Players { at, .. }
+            | Line::Turn { at, .. }
+            | Line::State { at, .. }
+            | Line::Action { at, .. }
+            | Line::Rejected { at, .. }
+            | Line::Strike { at, .. }
+            | Line::End { at, .. }
+            | Line::Next { at, .. }
+            | Line::Truncated { at } => at,
+        }
+    }
 }
 
 // The kind codes of the stored form.
@@ -503,11 +563,13 @@ fn seats_of(stored: Vec<StoredSeat>) -> Vec<Seat> {
         .collect()
 }
 
-/// Serializes a line in its stored form.
-struct Compact<'a>(&'a Line);
+/// Serializes a line in its stored form, its `at` counted from the second field (0:
+/// absolute).
+struct Compact<'a>(&'a Line, u64);
 
 impl Serialize for Compact<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let since = |at: &u64| *at as i64 - self.1 as i64;
         match self.0 {
             Line::Start {
                 at,
@@ -523,19 +585,21 @@ impl Serialize for Compact<'_> {
                 START, at, id, series, round, game, title, host, config, previous,
             )
                 .serialize(s),
-            Line::Players { at, players } => (PLAYERS, at, seat_tuples(players)).serialize(s),
+            Line::Players { at, players } => {
+                (PLAYERS, since(at), seat_tuples(players)).serialize(s)
+            }
             Line::Turn {
                 at,
                 turn,
                 on_turn_seats,
-            } => (TURN, at, turn, on_turn_seats).serialize(s),
+            } => (TURN, since(at), turn, on_turn_seats).serialize(s),
             Line::State {
                 at,
                 version,
                 turn,
                 state,
                 omitted_bytes,
-            } => (STATE, at, version, turn, state, omitted_bytes).serialize(s),
+            } => (STATE, since(at), version, turn, state, omitted_bytes).serialize(s),
             Line::Action {
                 at,
                 player_id,
@@ -546,7 +610,7 @@ impl Serialize for Compact<'_> {
                 think_ms,
             } => (
                 ACTION,
-                at,
+                since(at),
                 PlayerRef::of(player_id),
                 turn,
                 action,
@@ -562,24 +626,32 @@ impl Serialize for Compact<'_> {
                 player_id,
                 turn,
                 reason,
-            } => (REJECTED, at, seat, PlayerRef::of(player_id), turn, reason).serialize(s),
+            } => (
+                REJECTED,
+                since(at),
+                seat,
+                PlayerRef::of(player_id),
+                turn,
+                reason,
+            )
+                .serialize(s),
             Line::Strike {
                 at,
                 seat,
                 player_id,
                 strikes,
-            } => (STRIKE, at, seat, PlayerRef::of(player_id), strikes).serialize(s),
+            } => (STRIKE, since(at), seat, PlayerRef::of(player_id), strikes).serialize(s),
             Line::End {
                 at,
                 result,
                 reason,
                 players,
-            } => (END, at, result, reason, seat_tuples(players)).serialize(s),
+            } => (END, since(at), result, reason, seat_tuples(players)).serialize(s),
             Line::Next {
                 at,
                 next_session_id,
-            } => (NEXT, at, next_session_id).serialize(s),
-            Line::Truncated { at } => (TRUNCATED, at).serialize(s),
+            } => (NEXT, since(at), next_session_id).serialize(s),
+            Line::Truncated { at } => (TRUNCATED, since(at)).serialize(s),
         }
     }
 }
@@ -607,7 +679,9 @@ impl<'de> Deserialize<'de> for Decoded {
                         .ok_or_else(|| A::Error::custom("a replay line ends early"))
                 }
                 let kind: u8 = next(&mut a)?;
-                let at: u64 = next(&mut a)?;
+                // Absolute (earlier forms, the `start` line), or from the creation (signed:
+                // a clock step): `decode_line` adds the start, wrapping.
+                let at = next::<i64, _>(&mut a)? as u64;
                 let line = match kind {
                     START => Line::Start {
                         at,
@@ -850,8 +924,20 @@ mod tests {
         assert_eq!(think_times(&own)["agt_a"], vec![1_200]);
         assert!(!think_times(&own).contains_key("bo"));
         // Lines survive their stored form, and so do earlier versions' JSON lines.
-        let stored: Vec<Vec<u8>> = own.iter().map(encode_line).collect();
+        let created = s.created_at_ms();
+        let stored: Vec<Vec<u8>> = own.iter().map(|l| encode_line(l, created)).collect();
         assert_eq!(parse_lines(&stored), own);
+        assert!(matches!(own[0], Line::Start { at, .. } if at == created));
+        // Earlier versions' MessagePack lines (absolute times, no tag) read too, and so
+        // does a replay that mixes them with the current form.
+        let earlier: Vec<Vec<u8>> = own
+            .iter()
+            .map(|l| rmp_serde::to_vec(&Compact(l, 0)).unwrap())
+            .collect();
+        assert_eq!(parse_lines(&earlier), own);
+        let mut mixed = earlier[..3].to_vec();
+        mixed.extend(stored[3..].iter().cloned());
+        assert_eq!(parse_lines(&mixed), own);
         let json: Vec<Vec<u8>> = own.iter().map(|l| serde_json::to_vec(l).unwrap()).collect();
         assert_eq!(parse_lines(&json), own);
         assert!(json[0].starts_with(b"{\"kind\":\"start\""));
@@ -965,8 +1051,9 @@ mod tests {
             Line::Truncated { at: T0 + 9 },
         ];
         for l in &lines {
-            let stored = encode_line(l);
-            let back = decode_line(&stored).unwrap_or_else(|| panic!("{l:?} does not read back"));
+            let stored = encode_line(l, T0);
+            let back = decode_line(&stored, Some(T0))
+                .unwrap_or_else(|| panic!("{l:?} does not read back"));
             assert_eq!(&back, l);
             assert_eq!(
                 serde_json::to_string(&back).unwrap(),
@@ -975,16 +1062,36 @@ mod tests {
         }
         // The save script's own `truncated` line is JSON.
         assert_eq!(
-            decode_line(br#"{"kind":"truncated","at":5}"#),
+            decode_line(br#"{"kind":"truncated","at":5}"#, None),
             Some(Line::Truncated { at: 5 })
         );
         // A later version's kind, or garbage, is skipped.
         assert_eq!(
-            decode_line(&rmp_serde::to_vec(&(200u8, 1u64)).unwrap()),
+            decode_line(&rmp_serde::to_vec(&(200u8, 1u64)).unwrap(), Some(T0)),
             None
         );
-        assert_eq!(decode_line(b"\xc1"), None);
-        assert_eq!(decode_line(&rmp_serde::to_vec(&(4u8, 1u64)).unwrap()), None);
+        assert_eq!(decode_line(b"\xc1", Some(T0)), None);
+        assert_eq!(
+            decode_line(&rmp_serde::to_vec(&(4u8, 1u64)).unwrap(), Some(T0)),
+            None
+        );
+        // The lines a game has once keep the earlier form (a previous version reads them).
+        for l in &lines {
+            let once = matches!(
+                l,
+                Line::Start { .. }
+                    | Line::Players { .. }
+                    | Line::End { .. }
+                    | Line::Next { .. }
+                    | Line::Truncated { .. }
+            );
+            assert_eq!(encode_line(l, T0)[0] == LINE_V2, !once, "{l:?}");
+        }
+        // A line of the current form counts from the start: without it, it is skipped.
+        let turn = encode_line(&lines[2], T0);
+        // Its time is one byte (2 ms after the start), where the absolute time took nine.
+        assert_eq!(&turn[..4], &[LINE_V2, 0x94, TURN, 2]);
+        assert_eq!(decode_line(&turn, None), None);
     }
 
     #[test]

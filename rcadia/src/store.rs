@@ -13,7 +13,7 @@
 //! next event, so the machine numbers new events right without reading the log, and the
 //! save script appends what an apply added. Only `GET /events` reads the list.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use horst_sessions::machine::MAX_EVENTS;
 use horst_sessions::{
@@ -24,7 +24,7 @@ use horst_store::script::{Args, ArgsOf, Argv, Decl, Script, ScriptArgs, Writes};
 use horst_store::Store;
 
 use crate::effects::member;
-use crate::keys;
+use crate::keys::{self, SessionKeys};
 use crate::rating;
 use crate::record::{self, SessionRef, Stored};
 use crate::replay::{self, Line};
@@ -51,22 +51,16 @@ pub(crate) static SAVE: Script<Saved, SaveArgs> = Script::new(Decl {
 
 /// The arguments of one save, in the script header's order.
 pub(crate) struct SaveArgs {
-    session_key: String,
-    open_key: String,
-    events_key: String,
-    delayed_key: String,
-    replay_key: String,
-    pending_ratings_key: String,
-    base_key: String,
-    /// Sent for a key the write does not touch (every byte is sent on every action): a name
-    /// in the session's slot, never used (`<prefix>`, `<prefix>{s3-..}` on a cluster).
-    unused_key: String,
+    /// The session's key names (`unused` is sent for a key the write does not touch, as
+    /// every byte is sent on every action: a name in the session's slot, never used,
+    /// `<prefix>` or `<prefix>{s3-..}` on a cluster).
+    keys: Arc<SessionKeys>,
     expected: String,
     token: String,
     /// The record as stored after `<token> ` (`record::encode_write`: a delta).
     body: Vec<u8>,
-    /// The new base, when the write rebases.
-    base: Option<Arc<Vec<u8>>>,
+    /// The new base as stored (`record::pack_base`), when the write rebases.
+    base: Option<Vec<u8>>,
     session_id: String,
     /// `Some(listed)` when the listing changes (or on create).
     listing: Option<bool>,
@@ -93,7 +87,8 @@ impl ScriptArgs for SaveArgs {
     fn push(&self, to: &mut Args) {
         // The keys this write touches (the script header says when it touches each).
         let listing = self.listing.is_some();
-        let unused = self.unused_key.as_str();
+        let k = &*self.keys;
+        let unused = k.unused.as_str();
         fn pick<'a>(k: &'a str, used: bool, unused: &'a str) -> &'a str {
             if used {
                 k
@@ -102,17 +97,13 @@ impl ScriptArgs for SaveArgs {
             }
         }
         let events = listing || self.trim > 0 || !self.events.is_empty();
-        to.key(&self.session_key)
-            .key(pick(&self.open_key, listing, unused))
-            .key(pick(&self.events_key, events, unused))
-            .key(pick(&self.delayed_key, !self.deadlines.is_empty(), unused))
-            .key(pick(
-                &self.replay_key,
-                listing || !self.replay.is_empty(),
-                unused,
-            ))
-            .key(pick(&self.pending_ratings_key, self.rate, unused))
-            .key(&self.base_key)
+        to.key(&k.session)
+            .key(pick(&k.open, listing, unused))
+            .key(pick(&k.events, events, unused))
+            .key(pick(&k.delayed, !self.deadlines.is_empty(), unused))
+            .key(pick(&k.replay, listing || !self.replay.is_empty(), unused))
+            .key(pick(&k.ratings_pending, self.rate, unused))
+            .key(&k.base)
             .arg(&self.expected)
             .arg(&self.token)
             .arg(&self.body[..])
@@ -135,7 +126,7 @@ impl ScriptArgs for SaveArgs {
             .arg(self.deadlines.len())
             .arg(if self.wake { "1" } else { "" })
             .arg(if self.legacy { "1" } else { "0" })
-            .arg(self.base.as_deref().map_or(&[][..], |b| &b[..]));
+            .arg(self.base.as_deref().unwrap_or(&[]));
         for e in &self.events {
             to.arg(&e[..]);
         }
@@ -284,16 +275,23 @@ impl Rcadia {
 
     /// Loads a session with its event log (for `GET /events`).
     pub async fn load_with_events(&self, id: &str) -> Result<Session, RcadiaError> {
-        let mut s = self.load(id).await?.into_session();
+        let loaded = self.load(id).await?;
+        let keys = self.keys_of(id, Some(&loaded.0));
+        let mut s = loaded.into_session();
         let mut conn = self.inner.store.conn();
         self.inner.metrics.round_trip();
         let raw: Vec<Vec<u8>> = redis::cmd("LRANGE")
-            .arg(keys::events(&self.inner.store, id))
+            .arg(&keys.events)
             .arg(-(MAX_EVENTS as i64))
             .arg(-1)
             .query_async(&mut conn)
             .await?;
-        s.attach_event_log(raw.iter().filter_map(|e| record::decode_event(e)).collect());
+        let created = s.created_at_ms();
+        s.attach_event_log(
+            raw.iter()
+                .filter_map(|e| record::decode_event(e, created))
+                .collect(),
+        );
         Ok(s)
     }
 
@@ -302,21 +300,22 @@ impl Rcadia {
         if parse_session_id(id).is_none() {
             return Err(RcadiaError::NotFound);
         }
-        let key = keys::session(&self.inner.store, id);
+        let keys = self.keys_of(id, None);
+        let key = &keys.session;
         let mut conn = self.inner.store.conn();
         self.inner.metrics.round_trip();
         // MGET answers nil for a key of another type: a session without a value is read
         // again with GET, which tells a missing one from an earlier version's hash.
         let (value, base): (Option<Vec<u8>>, Option<Vec<u8>>) = redis::cmd("MGET")
-            .arg(&key)
-            .arg(keys::base(&self.inner.store, id))
+            .arg(key)
+            .arg(&keys.base)
             .query_async(&mut conn)
             .await?;
         let got: redis::RedisResult<Option<Vec<u8>>> = match value {
             Some(v) => Ok(Some(v)),
             None => {
                 self.inner.metrics.round_trip();
-                redis::cmd("GET").arg(&key).query_async(&mut conn).await
+                redis::cmd("GET").arg(key).query_async(&mut conn).await
             }
         };
         let stored = match got {
@@ -324,7 +323,7 @@ impl Rcadia {
             Err(e) if wrong_type(&e) => {
                 self.inner.metrics.round_trip();
                 let fields: (Option<String>, Option<String>) = redis::cmd("HMGET")
-                    .arg(&key)
+                    .arg(key)
                     .arg("rev")
                     .arg("json")
                     .query_async(&mut conn)
@@ -333,7 +332,33 @@ impl Rcadia {
             }
             Err(e) => return Err(e.into()),
         };
+        if let Some(s) = &stored {
+            let _ = s.keys.set(keys.clone());
+        }
         self.cache_stored(id, stored)
+    }
+
+    /// The key names of session `id`: those `held` (a record of it) holds, else the cached
+    /// record's, else formatted now (and then held by `held`, and handed on to the records
+    /// that follow it: `save`).
+    pub(crate) fn keys_of(&self, id: &str, held: Option<&Stored>) -> Arc<SessionKeys> {
+        if let Some(k) = held.and_then(|h| h.keys.get()) {
+            return k.clone();
+        }
+        let keys = self
+            .inner
+            .cache
+            .get(id)
+            .and_then(|c| c.keys.get().cloned())
+            .unwrap_or_else(|| {
+                Arc::new(SessionKeys::new(&self.inner.store, id, |b| {
+                    self.inner.delayed.key_in(b)
+                }))
+            });
+        if let Some(h) = held {
+            let _ = h.keys.set(keys.clone());
+        }
+        keys
     }
 
     /// Caches a record read from Redis; 404/410 if there is none.
@@ -357,21 +382,21 @@ impl Rcadia {
         let Some(cached) = self.inner.cache.get(id) else {
             return self.read(id).await;
         };
-        if self.stored_token(id).await?.as_deref() == Some(cached.token.as_str()) {
+        let key = &self.keys_of(id, Some(&cached)).session;
+        if self.stored_token(key).await?.as_deref() == Some(cached.token.as_str()) {
             return Ok(cached);
         }
         self.read(id).await
     }
 
-    /// The stored `rev` of a session (its compare-and-set token), if it exists: the first
-    /// bytes of the stored value.
-    async fn stored_token(&self, id: &str) -> Result<Option<String>, RcadiaError> {
-        let key = keys::session(&self.inner.store, id);
+    /// The stored `rev` of a session (its compare-and-set token; `key` its record's name),
+    /// if it exists: the first bytes of the stored value.
+    async fn stored_token(&self, key: &str) -> Result<Option<String>, RcadiaError> {
         let mut conn = self.inner.store.conn();
         self.inner.metrics.round_trip();
         // A rev is a u64 and 8 hex digits: 30 bytes at most.
         let got: redis::RedisResult<Vec<u8>> = redis::cmd("GETRANGE")
-            .arg(&key)
+            .arg(key)
             .arg(0)
             .arg(31)
             .query_async(&mut conn)
@@ -381,7 +406,7 @@ impl Rcadia {
             Err(e) if wrong_type(&e) => {
                 self.inner.metrics.round_trip();
                 Ok(redis::cmd("HGET")
-                    .arg(&key)
+                    .arg(key)
                     .arg("rev")
                     .query_async(&mut conn)
                     .await?)
@@ -424,10 +449,11 @@ impl Rcadia {
         let store = &self.inner.store;
         let id = s.session_id().to_string();
         let base_before = loaded.map_or(0, |l| l.session.events_next());
+        let created = s.created_at_ms();
         let events: Vec<Vec<u8>> = s
             .take_held_events()
             .iter()
-            .map(record::encode_event)
+            .map(|e| record::encode_event(e, created))
             .collect();
         let crossed = s.events_next() / TRIM_EVERY != base_before / TRIM_EVERY;
         let finished = s.status() == Status::Finished;
@@ -438,23 +464,20 @@ impl Rcadia {
         let mut replay_lines = replay::lines_of_write(loaded.map(|l| &l.session), &s, now);
         replay_lines.sort_by_key(Line::is_essential);
         let replay_essential = replay_lines.iter().filter(|l| l.is_essential()).count();
-        let replay: Vec<Vec<u8>> = replay_lines.iter().map(replay::encode_line).collect();
+        let replay: Vec<Vec<u8>> = replay_lines
+            .iter()
+            .map(|l| replay::encode_line(l, created))
+            .collect();
         let rate = listing == Some(false) && rating::rates(&s).is_some();
         let token = format!("{}.{:08x}", s.rev(), random_u32());
         let encoded = record::encode_write(&s, loaded.and_then(|l| l.base.as_ref()))?;
+        let keys = self.keys_of(&id, loaded);
         let args = SaveArgs {
-            session_key: keys::session(store, &id),
-            open_key: keys::open_of(store, &id),
-            events_key: keys::events(store, &id),
-            delayed_key: self.inner.delayed.key_in(store.bucket_of(&id)),
-            replay_key: keys::replay(store, &id),
-            pending_ratings_key: keys::ratings_pending_of(store, &id),
-            base_key: keys::base(store, &id),
-            unused_key: store.key_in_bucket(store.bucket_of(&id), ""),
+            keys: keys.clone(),
             expected: loaded.map(|l| l.token.clone()).unwrap_or_default(),
             token: token.clone(),
             body: encoded.body,
-            base: encoded.rebased.then(|| encoded.base.clone()),
+            base: encoded.stored_base,
             session_id: id.clone(),
             listing,
             trim: if crossed { MAX_EVENTS } else { 0 },
@@ -482,6 +505,7 @@ impl Rcadia {
             session: s,
             legacy: false,
             base: Some(encoded.base),
+            keys: OnceLock::from(keys.clone()),
         });
         let _in_flight = InFlight::new(&self.inner.cache, &id, &record);
         self.inner.metrics.round_trip();
@@ -520,6 +544,7 @@ impl Rcadia {
             }
             Ok(Saved::RevMoved(value, base)) => match record::decode(&id, value, base)? {
                 Some(r) => {
+                    let _ = r.keys.set(keys);
                     let r = Arc::new(r);
                     self.inner.cache.replace(&id, r.clone());
                     Ok(SaveOutcome::Lost(r))
@@ -708,8 +733,9 @@ impl Rcadia {
                     }
                 }
                 None => {
+                    let key = &self.keys_of(id, Some(&loaded)).session;
                     if !checked
-                        && self.stored_token(id).await?.as_deref() != Some(loaded.token.as_str())
+                        && self.stored_token(key).await?.as_deref() != Some(loaded.token.as_str())
                     {
                         // Nothing to write, but the cached record is not the stored one: read
                         // it.

@@ -48,6 +48,7 @@ mod rcadia_clocks;
 mod rcadia_common;
 mod rcadia_cost;
 mod rcadia_game;
+mod rcadia_memory;
 mod rcadia_metrics;
 mod rcadia_multi;
 mod rcadia_pages;

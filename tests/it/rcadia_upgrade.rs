@@ -2,7 +2,9 @@
 //! rewritten in the current form (a string `<rev> ~<delta>` against a base in
 //! `ses:<id>:base`, `rcadia/src/record.rs`) by their next write: a hash `{rev, json}` (the
 //! record as JSON), and a string `<rev> <MessagePack>` (the whole record, no base: written
-//! before the deltas).
+//! before the deltas). An event log and a replay of earlier forms (untagged MessagePack
+//! events with absolute times, JSON lines) read on beside the entries appended in the
+//! compact forms (`record::encode_event`, `replay::encode_line`).
 
 use horst_sessions::wire::AgentSnapshot;
 use serde_json::json;
@@ -182,4 +184,91 @@ async fn a_session_stored_whole_without_a_base_by_an_earlier_version_loads_and_p
 
     let stored = plays_on(&app, &host, &agents, &id, &pids, after).await;
     assert!(!stored.starts_with(format!("{}.0badcafe", s.rev()).as_bytes()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_log_and_a_replay_of_the_version_before_read_on_beside_the_compact_forms() {
+    let (app, host, agents, id, pids, after) = a_started_game().await;
+    let events_path = format!("/api/v1/agent/sessions/{id}/events?since=0");
+    let (st, ev) = agents[0].get(&events_path).await;
+    assert_eq!(st, 200, "{ev}");
+    let earlier_events = ev["events"].as_array().unwrap().clone();
+    assert!(earlier_events.len() >= 3, "{ev}");
+    let earlier_lines = app.rcadia.replay_lines(&id).await.unwrap();
+    assert!(earlier_lines.len() >= 3, "{earlier_lines:?}");
+
+    // Rewrite both the way the versions before stored them: each event as MessagePack
+    // `[index, type, at ms, {field: value}]` with no tag and absolute times (names as text,
+    // which they read too), each replay line as its JSON text.
+    let events_key = app.store.key(&format!("ses:{id}:events"));
+    let replay_key = app.store.key(&format!("ses:{id}:replay"));
+    let mut pipe = redis::pipe();
+    pipe.cmd("DEL").arg(&events_key).arg(&replay_key).ignore();
+    for e in &earlier_events {
+        let m = e.as_object().unwrap();
+        let at = horst_dates::parse_rfc3339_ms(m["at"].as_str().unwrap()).unwrap();
+        let fields: std::collections::BTreeMap<&str, &serde_json::Value> = m
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "index" | "type" | "at"))
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        let stored = rmp_serde::to_vec(&(
+            m["index"].as_u64().unwrap(),
+            m["type"].as_str().unwrap(),
+            at,
+            fields,
+        ))
+        .unwrap();
+        pipe.cmd("RPUSH").arg(&events_key).arg(stored).ignore();
+    }
+    for l in &earlier_lines {
+        pipe.cmd("RPUSH")
+            .arg(&replay_key)
+            .arg(serde_json::to_vec(l).unwrap())
+            .ignore();
+    }
+    let mut conn = app.store.conn();
+    let _: () = pipe.query_async(&mut conn).await.unwrap();
+
+    // It plays on (the events numbering on), the new entries in the compact forms.
+    plays_on(&app, &host, &agents, &id, &pids, after).await;
+    let raw: Vec<Vec<u8>> = redis::cmd("LRANGE")
+        .arg(&events_key)
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(raw.len() > earlier_events.len());
+    assert!(raw[earlier_events.len()..].iter().all(|e| e[0] == 0x01));
+
+    // Both read back whole: the earlier entries as they were, the new ones after them.
+    let (st, ev) = agents[0].get(&events_path).await;
+    assert_eq!(st, 200, "{ev}");
+    let events = ev["events"].as_array().unwrap();
+    assert_eq!(&events[..earlier_events.len()], &earlier_events[..]);
+    let action = events[earlier_events.len()..]
+        .iter()
+        .find(|e| e["type"] == "action")
+        .unwrap_or_else(|| panic!("no action event after the upgrade: {ev}"));
+    assert_eq!(action["playerId"], pids[0], "{action}");
+    assert_eq!(action["status"], "applied", "{action}");
+    assert!(action["reason"].is_null(), "{action}");
+    let lines = app.rcadia.replay_lines(&id).await.unwrap();
+    assert_eq!(&lines[..earlier_lines.len()], &earlier_lines[..]);
+    let new: Vec<_> = lines[earlier_lines.len()..]
+        .iter()
+        .map(|l| serde_json::to_value(l).unwrap())
+        .collect();
+    let last_at = serde_json::to_value(earlier_lines.last().unwrap()).unwrap()["at"]
+        .as_u64()
+        .unwrap();
+    assert!(new.iter().any(|l| l["kind"] == "action"), "{new:?}");
+    for l in &new {
+        let at = l["at"].as_u64().unwrap();
+        assert!(
+            at >= last_at && at < last_at + 60_000,
+            "{l} after {last_at}"
+        );
+    }
 }
