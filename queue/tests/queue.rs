@@ -943,7 +943,7 @@ async fn the_start_in_time_check_agrees_with_the_model_when_slots_free_far_apart
     // caller waits 60 s. Whole seconds never fall on a boundary of the refusal's rounding.
     s.queue.set_clock_offset(Duration::from_millis(500), true);
     let late = |ahead: u64| -> i64 {
-        let mut at = vec![0i64, 20_500, 20_500];
+        let mut at = [0i64, 20_500, 20_500];
         for _ in 0..ahead {
             at[0] += 5_000;
             at.sort();
