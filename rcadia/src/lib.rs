@@ -150,6 +150,7 @@ impl Rcadia {
         shutdown: tokio::sync::watch::Receiver<bool>,
     ) -> Result<Rcadia, RcadiaError> {
         let boot_tag = store::boot_tag(&store).await?;
+        let buckets = store.buckets();
         Ok(Rcadia {
             inner: Arc::new(Inner {
                 delayed: DelayedSet::new(store.clone()),
@@ -158,7 +159,7 @@ impl Rcadia {
                 settings,
                 cache: record::RecordCache::default(),
                 clock: now::ServerClock::default(),
-                wake: clock::ClockWake::default(),
+                wake: clock::ClockWake::new(buckets),
                 rate_wake: leaderboard::RateWake::default(),
                 boot_tag,
                 shutdown,
