@@ -147,6 +147,90 @@ async fn a_busy_clock_firer_on_12_buckets_pops_only_the_buckets_due() {
     drop(stop);
 }
 
+/// What the clock firer costs an action on a cluster's 12 buckets (issue 36): 60 clocked
+/// tables (0.5 s turns, the agent thinking 0.2 to 0.7 s, so some turns time out) driven
+/// through the session layer, the firer running, on the test's own redis-server with keys
+/// named as on a cluster. Counts every command an action (`INFO commandstats`, the cycle's own
+/// included) and the firer's pops (`ZRANGEBYSCORE`, which only the pop runs here). A look
+/// popped all 12 buckets: the firer looks at each clock that comes due, so on a cluster it
+/// popped about 12 buckets an action; it pops about one now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clocked_tables_on_12_buckets_cost_the_firer_about_one_pop_an_action() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    const TABLES: u64 = 60;
+    let redis = RedisServer::start();
+    let (rcadia, stop) = session_layer_named(&redis, true).await;
+    tokio::spawn(rcadia.clone().run_clock(stop.subscribe()));
+    let config = json!({ "minPlayers": 2, "maxPlayers": 2, "turnBased": true,
+        "simultaneous": false, "sdkVersion": "2.0.0", "turnTimeout": 0.5,
+        "maxTurnTimeouts": 100_000 });
+    let actions = Arc::new(AtomicU64::new(0));
+    let running = Arc::new(AtomicBool::new(true));
+    let mut tasks = tokio::task::JoinSet::new();
+    for k in 0..TABLES {
+        let mut t = new_table(&rcadia, config.clone()).await;
+        t.try_pending().await;
+        t.ops().await;
+        let (actions, running) = (actions.clone(), running.clone());
+        tasks.spawn(async move {
+            let mut n = 0;
+            while running.load(Ordering::Relaxed) {
+                let think = 200 + (k * 37 + n * 101) % 500;
+                tokio::time::sleep(std::time::Duration::from_millis(think)).await;
+                if t.try_act(n).await {
+                    actions.fetch_add(1, Ordering::Relaxed);
+                }
+                t.try_pending().await;
+                t.ops().await;
+                n += 1;
+            }
+        });
+    }
+    let mut probe = redis::Client::open(redis.url().as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let (before, _) = counters(&mut probe).await;
+    let acted = actions.load(Ordering::Relaxed);
+    let started = std::time::Instant::now();
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    let (after, _) = counters(&mut probe).await;
+    let acted = actions.load(Ordering::Relaxed) - acted;
+    let seconds = started.elapsed().as_secs_f64();
+    running.store(false, Ordering::Relaxed);
+    while tasks.join_next().await.is_some() {}
+    let delta =
+        |name: &str| after.get(name).copied().unwrap_or(0) - before.get(name).copied().unwrap_or(0);
+    let commands: u64 = after
+        .keys()
+        .filter(|n| n.as_str() != "info")
+        .map(|n| delta(n))
+        .sum();
+    let per = |n: u64| n as f64 / acted.max(1) as f64;
+    let pops = delta("zrangebyscore");
+    println!(
+        "clocked tables on 12 buckets: {acted} actions in {seconds:.2} s ({:.0}/s); an action {:.2} commands, {:.2} firer pops ({:.2} commands of the firer: a pop is EVALSHA, TIME, ZRANGEBYSCORE, ZRANGE); timeouts fired: {}",
+        acted as f64 / seconds,
+        per(commands),
+        per(pops),
+        per(4 * pops),
+        delta("zrem"),
+    );
+    assert!(acted >= 20, "only {acted} actions in {seconds:.2} s");
+    // The sweeps (12 pops every 250 ms) and about one pop a look, a look a clock due at
+    // most: well under 12 pops an action, which popping every bucket on every look cost.
+    let budget = 12.0 * (seconds / 0.25 + 2.0) / acted as f64 + 3.0;
+    assert!(
+        per(pops) <= budget,
+        "{:.2} firer pops an action (budget {budget:.2}): looks pop every bucket",
+        per(pops)
+    );
+    drop(stop);
+}
+
 /// A deadline scheduled by another process (which this process's firer is not told of: it
 /// died, say) still fires: the firer sweeps every bucket at least every 250 ms.
 #[tokio::test]
@@ -274,6 +358,50 @@ async fn counters(
     )
 }
 
+/// A session of `config` on `rcadia` with both seats taken (agent0's is the table's player).
+async fn new_table(rcadia: &Rcadia, config: serde_json::Value) -> Table {
+    let timings = rcadia.settings().timings;
+    let s = rcadia
+        .create(|session_id, now| {
+            Session::create(
+                NewSession {
+                    session_id,
+                    config: config.clone(),
+                    host_identity: "host".into(),
+                    host_kind: HostKind::Agent,
+                    game: GameInfo::default(),
+                    timings,
+                },
+                now,
+            )
+        })
+        .await
+        .unwrap();
+    let id = s.session_id().to_string();
+    let mut player = String::new();
+    for i in 0..2u32 {
+        let a = rcadia
+            .apply(&id, |_| {
+                Ok(Step::main(Event::Join {
+                    player_id: horst_sessions::format_player_id(i + 1),
+                    identity: format!("agent{i}"),
+                    as_name: None,
+                }))
+            })
+            .await
+            .unwrap();
+        if let (Reply::Joined { player_id, .. }, 0) = (a.outcome.reply, i) {
+            player = player_id;
+        }
+    }
+    Table {
+        rcadia: rcadia.clone(),
+        id,
+        player,
+        after: 0,
+    }
+}
+
 struct Table {
     rcadia: Rcadia,
     id: String,
@@ -284,6 +412,11 @@ struct Table {
 impl Table {
     /// `POST /action` as the route applies it.
     async fn act(&self, n: u64) {
+        assert!(self.try_act(n).await, "action not accepted");
+    }
+
+    /// [`Table::act`]; whether the action was accepted (a clocked turn may have timed out).
+    async fn try_act(&self, n: u64) -> bool {
         let a = self
             .rcadia
             .apply(&self.id, |s| {
@@ -295,13 +428,18 @@ impl Table {
                     action_id: format!("a_{n:016x}"),
                 }))
             })
-            .await
-            .expect("action");
-        assert!(matches!(a.outcome.reply, Reply::ActionAccepted { .. }));
+            .await;
+        matches!(a, Ok(a) if matches!(a.outcome.reply, Reply::ActionAccepted { .. }))
     }
 
     /// `GET pending-actions?after&wait=5` finding the action queued (no wait).
     async fn pending(&mut self) {
+        let entries = self.try_pending().await;
+        assert!(entries > 0, "no entries");
+    }
+
+    /// [`Table::pending`]; how many entries it found.
+    async fn try_pending(&mut self) -> usize {
         let after = self.after;
         let a = self
             .rcadia
@@ -314,11 +452,11 @@ impl Table {
             })
             .await
             .expect("pending-actions");
-        let Reply::Entries { entries, poll_open } = a.outcome.reply else {
+        let Reply::Entries { entries, .. } = a.outcome.reply else {
             panic!("no entries")
         };
-        assert!(!poll_open && !entries.is_empty(), "{entries:?}");
         self.after = entries.iter().map(|e| e.seq).max().unwrap_or(after);
+        entries.len()
     }
 
     /// `POST /ops` publishing the next legal actions (which applies the action).
@@ -347,47 +485,12 @@ impl Table {
 async fn an_action_cycle_stays_within_its_redis_budget() {
     let redis = RedisServer::start();
     let (rcadia, _stop) = session_layer(&redis).await;
-    let timings = rcadia.settings().timings;
-    let s = rcadia
-        .create(|session_id, now| {
-            Session::create(
-                NewSession {
-                    session_id,
-                    config: json!({ "minPlayers": 2, "maxPlayers": 2, "turnBased": false,
-                        "sdkVersion": "2.0.0", "turnTimeout": 0 }),
-                    host_identity: "host".into(),
-                    host_kind: HostKind::Agent,
-                    game: GameInfo::default(),
-                    timings,
-                },
-                now,
-            )
-        })
-        .await
-        .unwrap();
-    let id = s.session_id().to_string();
-    let mut player = String::new();
-    for i in 0..2u32 {
-        let a = rcadia
-            .apply(&id, |_| {
-                Ok(Step::main(Event::Join {
-                    player_id: horst_sessions::format_player_id(i + 1),
-                    identity: format!("agent{i}"),
-                    as_name: None,
-                }))
-            })
-            .await
-            .unwrap();
-        if let (Reply::Joined { player_id, .. }, 0) = (a.outcome.reply, i) {
-            player = player_id;
-        }
-    }
-    let mut t = Table {
-        rcadia: rcadia.clone(),
-        id,
-        player,
-        after: 0,
-    };
+    let mut t = new_table(
+        &rcadia,
+        json!({ "minPlayers": 2, "maxPlayers": 2, "turnBased": false,
+            "sdkVersion": "2.0.0", "turnTimeout": 0 }),
+    )
+    .await;
     // game_start, then the first legal actions; a few cycles warm up the caches.
     t.pending().await;
     t.ops().await;
