@@ -160,7 +160,7 @@ impl Rcadia {
                 cache: record::RecordCache::default(),
                 clock: now::ServerClock::default(),
                 wake: clock::ClockWake::new(buckets),
-                rate_wake: leaderboard::RateWake::default(),
+                rate_wake: leaderboard::RateWake::new(buckets),
                 boot_tag,
                 shutdown,
                 metrics: SessionMetrics::default(),

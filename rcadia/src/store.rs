@@ -535,7 +535,7 @@ impl Rcadia {
         }
         // A finished rated game is pending now: this process's rater rates it at once.
         if args.rate && matches!(saved, Ok(Saved::Written)) {
-            self.inner.rate_wake.finished();
+            self.inner.rate_wake.finished(store.bucket_of(&id));
         }
         match saved {
             Ok(Saved::Written) => {
