@@ -167,8 +167,9 @@ impl Rcadia {
         Ok(Duration::from_millis(next.saturating_sub(now)).min(POLL))
     }
 
-    /// Fires every due deadline once (in every bucket); returns how many were popped and
-    /// when the earliest deadline left is due.
+    /// Fires every due deadline once (in every bucket, up to a batch from each); returns the
+    /// most popped from one bucket (a full batch: more may be due) and when the earliest
+    /// deadline left is due.
     pub async fn fire_due(&self) -> Result<(usize, Option<u64>), RcadiaError> {
         let all: Vec<usize> = (0..self.inner.store.buckets()).collect();
         let (n, popped) = self.fire_in(&all).await?;
