@@ -1,8 +1,9 @@
 //! What one RCADIA action cycle costs Redis, so the cost cannot creep back (issue 36): the
 //! agent's action, the host's pending-actions read that delivers it and the host's ops that
 //! apply it, driven through the session layer exactly as the routes drive it, on the test's
-//! own redis-server with nothing else talking to it (no clock firer, no queue, no probes); and
-//! what an idle process's clock firer costs.
+//! own redis-server with nothing else talking to it (no clock firer, no queue, no probes);
+//! what an idle process's clock firer costs; and what a busy one pops on a cluster's 12
+//! buckets (keys named as on a cluster on the test's one server, `Store::with_cluster_naming`).
 //! `INFO commandstats` around the cycles counts every command, those run inside scripts
 //! too; the session layer's own counter counts its round trips.
 //!
@@ -212,7 +213,7 @@ async fn clocked_tables_on_12_buckets_cost_the_firer_about_one_pop_an_action() {
     let per = |n: u64| n as f64 / acted.max(1) as f64;
     let pops = delta("zrangebyscore");
     println!(
-        "clocked tables on 12 buckets: {acted} actions in {seconds:.2} s ({:.0}/s); an action {:.2} commands, {:.2} firer pops ({:.2} commands of the firer: a pop is EVALSHA, TIME, ZRANGEBYSCORE, ZRANGE); timeouts fired: {}",
+        "clocked tables on 12 buckets: {acted} actions in {seconds:.2} s ({:.0}/s); an action {:.2} commands, {:.2} firer pops ({:.2} commands of the firer: a pop is EVALSHA, TIME, ZRANGEBYSCORE, ZRANGE); ZREM (deadlines fired or cancelled): {}",
         acted as f64 / seconds,
         per(commands),
         per(pops),
