@@ -123,7 +123,8 @@ impl Rcadia {
                         Duration::ZERO
                     } else {
                         let next = known.iter().copied().min().filter(|&t| t != NONE);
-                        let to_sweep = swept.map_or(Duration::ZERO, |t| POLL.saturating_sub(t.elapsed()));
+                        let to_sweep =
+                            swept.map_or(Duration::ZERO, |t| POLL.saturating_sub(t.elapsed()));
                         self.time_to(next).await.unwrap_or(POLL).min(to_sweep)
                     }
                 }

@@ -53,7 +53,9 @@ impl RateWake {
     pub(crate) fn new(buckets: usize) -> Self {
         RateWake {
             notify: tokio::sync::Notify::new(),
-            finished: (0..buckets.max(1)).map(|_| AtomicBool::new(false)).collect(),
+            finished: (0..buckets.max(1))
+                .map(|_| AtomicBool::new(false))
+                .collect(),
         }
     }
 
@@ -268,7 +270,9 @@ impl Rcadia {
             claimed = claimed.max(ids.len());
             nexts.push((
                 bucket,
-                first.and_then(|s| s.parse::<f64>().ok()).map(|at| at as u64),
+                first
+                    .and_then(|s| s.parse::<f64>().ok())
+                    .map(|at| at as u64),
             ));
             for id in &ids {
                 if let Err(e) = self.rate_one(id, pause_ms).await {

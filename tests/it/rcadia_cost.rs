@@ -136,7 +136,10 @@ async fn a_busy_clock_firer_on_12_buckets_pops_only_the_buckets_due() {
             .sum::<u64>() as f64
             / seconds
     );
-    assert!(fired >= 20, "the firer fired only {fired} deadlines in {seconds:.2} s");
+    assert!(
+        fired >= 20,
+        "the firer fired only {fired} deadlines in {seconds:.2} s"
+    );
     // Every bucket in each sweep (one every 250 ms, two more for the edges), and about one
     // pop a deadline fired (a look may take several; twice that for a look that finds its
     // deadline not quite due on the server's clock).
