@@ -10,6 +10,18 @@
 //! sessions runs a firer), and within [`POLL`] by any other process if that one died. Before,
 //! every firer looked every 20 ms, each look a pop and a read of every bucket and a
 //! `TIME`: on a cluster 25 calls, 1,250 a second per idle process.
+//!
+//! What it pops: on a cluster the delayed set is 12 buckets ([`horst_store::DelayedSet`]).
+//! The firer remembers each bucket's earliest deadline (the last pop of the bucket returned
+//! it) and the deadlines this process scheduled into it ([`ClockWake`] notes them by bucket),
+//! and a look pops only the buckets whose earliest known deadline is due. Every bucket is
+//! popped at least every [`POLL`] all the same (a sweep), so a deadline another process
+//! scheduled (which this one is not told of) fires within [`POLL`] of its time. What the
+//! firer remembers is a lower bound (a deadline moved later or cancelled costs a pop that
+//! finds nothing), never a promise: a pop takes only what the server's clock says is due.
+//! A busy firer on a cluster popped all 12 buckets a look, about one look per clock that came
+//! due; now about one bucket (`rcadia_cost::clocked_tables_on_12_buckets_...`). On one
+//! server (one bucket) every look is a sweep, as before.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -24,37 +36,48 @@ use crate::{Rcadia, RcadiaError};
 
 /// Deadlines fired per pop.
 const BATCH: usize = 256;
-/// Longest sleep between looks at the delayed set: bounds how late a deadline is fired when
-/// the process that scheduled it died (or another process's clock runs a little behind).
+/// Longest time between sweeps of every bucket of the delayed set: bounds how late a
+/// deadline is fired when the process that scheduled it died (or another process's clock
+/// runs a little behind).
 const POLL: Duration = Duration::from_millis(250);
+/// No deadline known in a bucket.
+const NONE: u64 = u64::MAX;
 
-/// The earliest deadline this process scheduled since its firer last planned, and a wake-up
-/// for the firer.
+/// The earliest deadline this process scheduled into each bucket since its firer last
+/// planned, and a wake-up for the firer.
 pub(crate) struct ClockWake {
-    earliest_ms: AtomicU64,
+    earliest_ms: Vec<AtomicU64>,
     notify: Notify,
 }
 
-impl Default for ClockWake {
-    fn default() -> Self {
+impl ClockWake {
+    /// For a store of `buckets` buckets ([`horst_store::Store::buckets`]).
+    pub(crate) fn new(buckets: usize) -> Self {
         ClockWake {
-            earliest_ms: AtomicU64::new(u64::MAX),
+            earliest_ms: (0..buckets.max(1)).map(|_| AtomicU64::new(NONE)).collect(),
             notify: Notify::new(),
         }
     }
-}
 
-impl ClockWake {
-    /// A deadline at `at_ms` (server clock) was written: the firer looks again by then.
-    pub(crate) fn scheduled(&self, at_ms: u64) {
-        if self.earliest_ms.fetch_min(at_ms, Ordering::AcqRel) > at_ms {
+    /// A deadline at `at_ms` (server clock) was written into `bucket`: the firer pops that
+    /// bucket by then.
+    pub(crate) fn scheduled(&self, bucket: usize, at_ms: u64) {
+        let slot = &self.earliest_ms[bucket % self.earliest_ms.len()];
+        if slot.fetch_min(at_ms, Ordering::AcqRel) > at_ms {
             self.notify.notify_one();
         }
     }
 
-    /// The earliest deadline scheduled since the last call, if any.
-    fn take(&self) -> Option<u64> {
-        Some(self.earliest_ms.swap(u64::MAX, Ordering::AcqRel)).filter(|&t| t != u64::MAX)
+    /// Merges the deadlines scheduled since the last call into `known` (the earliest known
+    /// deadline of each bucket); returns the earliest of them, if any.
+    fn take_into(&self, known: &mut [u64]) -> Option<u64> {
+        let mut earliest = NONE;
+        for (k, slot) in known.iter_mut().zip(&self.earliest_ms) {
+            let at = slot.swap(NONE, Ordering::AcqRel);
+            *k = (*k).min(at);
+            earliest = earliest.min(at);
+        }
+        Some(earliest).filter(|&t| t != NONE)
     }
 }
 
@@ -68,15 +91,46 @@ enum Woke {
 impl Rcadia {
     /// Runs until `shutdown` turns true.
     pub async fn run_clock(self, mut shutdown: watch::Receiver<bool>) {
+        let buckets = self.inner.store.buckets();
+        let all: Vec<usize> = (0..buckets).collect();
+        // The earliest deadline known in each bucket (a lower bound: a deadline moved later
+        // or cancelled since only costs a pop that finds nothing), and when every bucket was
+        // last popped.
+        let mut known = vec![NONE; buckets];
+        let mut swept: Option<Instant> = None;
         loop {
             // Deadlines scheduled from here on wake the plan below (the pop and the read
             // after it see every one written before).
-            self.inner.wake.take();
-            let sleep = match self.fire_due().await {
-                Ok((n, _)) if n >= BATCH => Duration::ZERO,
-                Ok((_, next)) => self.time_to(next).await.unwrap_or(POLL),
+            self.inner.wake.take_into(&mut known);
+            let sweep = buckets == 1 || swept.is_none_or(|t| t.elapsed() >= POLL);
+            let look: Vec<usize> = match (sweep, self.now_ms().await) {
+                (false, Ok(now)) => all
+                    .iter()
+                    .copied()
+                    .filter(|&b| known[b] <= now + 1)
+                    .collect(),
+                _ => all.clone(),
+            };
+            if look.len() == buckets {
+                swept = Some(Instant::now());
+            }
+            let sleep = match self.fire_in(&look).await {
+                Ok((n, popped)) => {
+                    for (b, next) in popped {
+                        known[b] = next.unwrap_or(NONE);
+                    }
+                    if n >= BATCH {
+                        Duration::ZERO
+                    } else {
+                        let next = known.iter().copied().min().filter(|&t| t != NONE);
+                        let to_sweep =
+                            swept.map_or(Duration::ZERO, |t| POLL.saturating_sub(t.elapsed()));
+                        self.time_to(next).await.unwrap_or(POLL).min(to_sweep)
+                    }
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "session clock: cannot fire deadlines; retrying");
+                    swept = None;
                     Duration::from_millis(500)
                 }
             };
@@ -92,7 +146,7 @@ impl Rcadia {
                     Woke::Due => break,
                     Woke::Stop => return,
                     Woke::Scheduled => {
-                        let Some(at_ms) = self.inner.wake.take() else {
+                        let Some(at_ms) = self.inner.wake.take_into(&mut known) else {
                             continue;
                         };
                         let Ok(now) = self.now_ms().await else { break };
@@ -104,8 +158,8 @@ impl Rcadia {
         }
     }
 
-    /// How long until `next` (the earliest deadline left in any bucket, read with the pop),
-    /// capped at [`POLL`], on the process's server clock (no round trip).
+    /// How long until `next` (the earliest deadline known), capped at [`POLL`], on the
+    /// process's server clock (no round trip).
     async fn time_to(&self, next: Option<u64>) -> Result<Duration, RcadiaError> {
         let Some(next) = next else {
             return Ok(POLL);
@@ -114,12 +168,31 @@ impl Rcadia {
         Ok(Duration::from_millis(next.saturating_sub(now)).min(POLL))
     }
 
-    /// Fires every due deadline once; returns how many were popped and when the earliest
+    /// Fires every due deadline once (in every bucket, up to a batch from each); returns the
+    /// most popped from one bucket (a full batch: more may be due) and when the earliest
     /// deadline left is due.
     pub async fn fire_due(&self) -> Result<(usize, Option<u64>), RcadiaError> {
+        let all: Vec<usize> = (0..self.inner.store.buckets()).collect();
+        let (n, popped) = self.fire_in(&all).await?;
+        Ok((n, popped.into_iter().filter_map(|(_, next)| next).min()))
+    }
+
+    /// Fires every due deadline of `buckets` once; returns the most popped from one bucket
+    /// (a full batch: look again at once) and, for each bucket popped, when the earliest
+    /// deadline left in it is due. No buckets: no round trip.
+    async fn fire_in(
+        &self,
+        buckets: &[usize],
+    ) -> Result<(usize, Vec<(usize, Option<u64>)>), RcadiaError> {
+        if buckets.is_empty() {
+            return Ok((0, Vec::new()));
+        }
         self.inner.metrics.round_trip();
-        let (due, next) = self.inner.delayed.pop_due_and_next(BATCH).await?;
-        let n = due.len();
+        let popped = self.inner.delayed.pop_due_in(buckets, BATCH).await?;
+        let most = popped.iter().map(|p| p.due.len()).max().unwrap_or(0);
+        let nexts = popped.iter().map(|p| (p.bucket, p.next)).collect();
+        let mut due: Vec<(String, u64)> = popped.into_iter().flat_map(|p| p.due).collect();
+        due.sort_by_key(|(_, at)| *at);
         let mut tasks = tokio::task::JoinSet::new();
         for (m, due_ms) in due {
             let Some((id, kind, generation)) = parse_member(&m) else {
@@ -147,6 +220,6 @@ impl Rcadia {
             });
         }
         while tasks.join_next().await.is_some() {}
-        Ok((n, next))
+        Ok((most, nexts))
     }
 }

@@ -60,10 +60,8 @@ impl Rcadia {
     ) -> BoxFuture<'a, Result<Option<String>, RcadiaError>> {
         Box::pin(async move {
             // Deadlines and the wake-up go in one pipelined round trip, in order.
-            let delayed_key = self
-                .inner
-                .delayed
-                .key_in(self.inner.store.bucket_of(s.session_id()));
+            let bucket = self.inner.store.bucket_of(s.session_id());
+            let delayed_key = self.inner.delayed.key_in(bucket);
             let mut pipe = redis::pipe();
             let mut wake = changed;
             let mut rematch = false;
@@ -103,7 +101,7 @@ impl Rcadia {
                 self.inner.metrics.round_trip();
                 let sent = pipe.query_async::<()>(&mut conn).await;
                 if let Some(at) = earliest {
-                    self.inner.wake.scheduled(at);
+                    self.inner.wake.scheduled(bucket, at);
                 }
                 sent?;
             }

@@ -11,11 +11,13 @@
 //! the next claim finds the marker and only takes the id off. Two processes rating the same
 //! game: the marker lets one write.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use horst_store::script::{Argv, Decl, Script, Writes};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 use crate::keys;
 use crate::rating::{self, is_agent_id, is_game_id, RatedGame, Rating};
@@ -39,13 +41,35 @@ pub const THINK_KEPT: usize = 500;
 /// How long a game's "rated" marker is kept (a replay is gone long before).
 const MARKER_MS: u64 = 90 * 24 * 3600 * 1000;
 
-/// Wakes this process's rater when one of its writes finished a rated game.
-#[derive(Default)]
-pub(crate) struct RateWake(tokio::sync::Notify);
+/// Wakes this process's rater when one of its writes finished a rated game, and notes the
+/// game's bucket: the rater claims from that bucket (and the ones it knows to be due) only.
+pub(crate) struct RateWake {
+    notify: tokio::sync::Notify,
+    finished: Vec<AtomicBool>,
+}
 
 impl RateWake {
-    pub(crate) fn finished(&self) {
-        self.0.notify_one();
+    /// For a store of `buckets` buckets ([`horst_store::Store::buckets`]).
+    pub(crate) fn new(buckets: usize) -> Self {
+        RateWake {
+            notify: tokio::sync::Notify::new(),
+            finished: (0..buckets.max(1))
+                .map(|_| AtomicBool::new(false))
+                .collect(),
+        }
+    }
+
+    /// A write finished a rated game of `bucket`: it is pending there now.
+    pub(crate) fn finished(&self, bucket: usize) {
+        self.finished[bucket % self.finished.len()].store(true, Ordering::Release);
+        self.notify.notify_one();
+    }
+
+    /// Marks in `due` the buckets a game finished in since the last call.
+    fn take_into(&self, due: &mut [bool]) {
+        for (d, f) in due.iter_mut().zip(&self.finished) {
+            *d |= f.swap(false, Ordering::AcqRel);
+        }
     }
 }
 
@@ -152,19 +176,57 @@ fn standing(rank: usize, agent: &str, r: &Rating, think: &[u64], now: u64) -> St
 impl Rcadia {
     /// The rater: runs until `shutdown` turns true. `pause_ms` waits between reading and
     /// writing a game's ratings (`sessions.rating_pause_ms`, 0 but in crash tests).
+    ///
+    /// A look claims only from the buckets that can have a game due: those whose earliest
+    /// game (the claim returns it) is due, and those this process finished a rated game in
+    /// ([`RateWake`]); every bucket at least every [`POLL`] (a sweep: games finished by
+    /// other processes, or left by one that died). On one server (one bucket) every look is
+    /// a sweep.
     pub async fn run_rater(self, mut shutdown: watch::Receiver<bool>, pause_ms: u64) {
+        let buckets = self.inner.store.buckets();
+        let all: Vec<usize> = (0..buckets).collect();
+        // The earliest pending game known in each bucket (a lower bound), and when every
+        // bucket was last claimed from.
+        let mut known = vec![u64::MAX; buckets];
+        let mut swept: Option<Instant> = None;
         loop {
-            let sleep = match self.rate_due(pause_ms).await {
-                Ok((claimed, _)) if claimed >= BATCH => Duration::ZERO,
-                Ok((_, next)) => self.time_to_rating(next).await,
+            let mut finished = vec![false; buckets];
+            self.inner.rate_wake.take_into(&mut finished);
+            let sweep = buckets == 1 || swept.is_none_or(|t| t.elapsed() >= POLL);
+            let look: Vec<usize> = match (sweep, self.now_ms().await) {
+                (false, Ok(now)) => all
+                    .iter()
+                    .copied()
+                    .filter(|&b| finished[b] || known[b] <= now + 1)
+                    .collect(),
+                _ => all.clone(),
+            };
+            if look.len() == buckets {
+                swept = Some(Instant::now());
+            }
+            let sleep = match self.rate_in(&look, pause_ms).await {
+                Ok((claimed, nexts)) => {
+                    for (b, next) in nexts {
+                        known[b] = next.unwrap_or(u64::MAX);
+                    }
+                    if claimed >= BATCH {
+                        Duration::ZERO
+                    } else {
+                        let next = known.iter().copied().min().filter(|&t| t != u64::MAX);
+                        let to_sweep =
+                            swept.map_or(Duration::ZERO, |t| POLL.saturating_sub(t.elapsed()));
+                        self.time_to_rating(next).await.min(to_sweep)
+                    }
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "rater: cannot rate finished games; retrying");
+                    swept = None;
                     Duration::from_millis(500)
                 }
             };
             tokio::select! {
                 _ = tokio::time::sleep(sleep) => {}
-                _ = self.inner.rate_wake.0.notified() => {}
+                _ = self.inner.rate_wake.notify.notified() => {}
                 _ = shutdown.wait_for(|s| *s) => return,
             }
         }
@@ -182,10 +244,22 @@ impl Rcadia {
     /// Rates every due pending game once (of every bucket); returns how many were claimed
     /// (at most a batch from a bucket) and when the earliest game left is due.
     pub async fn rate_due(&self, pause_ms: u64) -> Result<(usize, Option<u64>), RcadiaError> {
+        let all: Vec<usize> = (0..self.inner.store.buckets()).collect();
+        let (claimed, nexts) = self.rate_in(&all, pause_ms).await?;
+        Ok((claimed, nexts.into_iter().filter_map(|(_, n)| n).min()))
+    }
+
+    /// Rates every due pending game of `buckets` once; returns the most claimed from one
+    /// bucket and, for each bucket, when the earliest game left in it is due.
+    async fn rate_in(
+        &self,
+        buckets: &[usize],
+        pause_ms: u64,
+    ) -> Result<(usize, Vec<(usize, Option<u64>)>), RcadiaError> {
         let store = &self.inner.store;
         let mut claimed = 0;
-        let mut next: Option<u64> = None;
-        for bucket in 0..store.buckets() {
+        let mut nexts = Vec::with_capacity(buckets.len());
+        for &bucket in buckets {
             let (ids, first) = CLAIM
                 .call(store)
                 .key(keys::ratings_pending_in(store, bucket))
@@ -194,16 +268,19 @@ impl Rcadia {
                 .run()
                 .await?;
             claimed = claimed.max(ids.len());
-            if let Some(at) = first.and_then(|s| s.parse::<f64>().ok()) {
-                next = Some(next.map_or(at as u64, |n| n.min(at as u64)));
-            }
+            nexts.push((
+                bucket,
+                first
+                    .and_then(|s| s.parse::<f64>().ok())
+                    .map(|at| at as u64),
+            ));
             for id in &ids {
                 if let Err(e) = self.rate_one(id, pause_ms).await {
                     tracing::warn!(session = %id, error = %e, "rater: game not rated yet");
                 }
             }
         }
-        Ok((claimed, next))
+        Ok((claimed, nexts))
     }
 
     /// Takes a game off its bucket's pending set (after its ratings were written, or when it

@@ -150,6 +150,7 @@ impl Rcadia {
         shutdown: tokio::sync::watch::Receiver<bool>,
     ) -> Result<Rcadia, RcadiaError> {
         let boot_tag = store::boot_tag(&store).await?;
+        let buckets = store.buckets();
         Ok(Rcadia {
             inner: Arc::new(Inner {
                 delayed: DelayedSet::new(store.clone()),
@@ -158,8 +159,8 @@ impl Rcadia {
                 settings,
                 cache: record::RecordCache::default(),
                 clock: now::ServerClock::default(),
-                wake: clock::ClockWake::default(),
-                rate_wake: leaderboard::RateWake::default(),
+                wake: clock::ClockWake::new(buckets),
+                rate_wake: leaderboard::RateWake::new(buckets),
                 boot_tag,
                 shutdown,
                 metrics: SessionMetrics::default(),

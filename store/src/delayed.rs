@@ -17,6 +17,16 @@ pub(crate) static POP_DUE: Script<(Vec<String>, Option<String>)> = Script::new(D
     writes: Writes::PrimaryOnly,
 });
 
+/// What a pop took from one bucket ([`DelayedSet::pop_due_in`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Popped {
+    pub bucket: usize,
+    /// (member, due_ms), earliest first.
+    pub due: Vec<(String, u64)>,
+    /// When the earliest entry left in the bucket is due (none left: `None`).
+    pub next: Option<u64>,
+}
+
 /// The delayed set (`delayed`, a zset by due time) on a store. Cheap to clone.
 #[derive(Clone)]
 pub struct DelayedSet {
@@ -78,25 +88,51 @@ impl DelayedSet {
         &self,
         limit: usize,
     ) -> Result<(Vec<(String, u64)>, Option<u64>), StoreError> {
-        let pops = (0..self.store.buckets()).map(|b| {
-            let key = self.key_in(b);
-            async move { POP_DUE.call(&self.store).key(key).arg(limit).run().await }
-        });
-        let ms = |s: &str| s.parse::<f64>().map(|d| d as u64).unwrap_or(0);
+        let all: Vec<usize> = (0..self.store.buckets()).collect();
         let mut due = Vec::new();
         let mut next: Option<u64> = None;
-        for popped in futures_util::future::join_all(pops).await {
-            let (flat, first) = popped?;
-            due.extend(flat.chunks(2).filter_map(|c| match c {
-                [m, at] => Some((m.clone(), ms(at))),
-                _ => None,
-            }));
-            if let Some(at) = first.as_deref().map(ms) {
+        for popped in self.pop_due_in(&all, limit).await? {
+            due.extend(popped.due);
+            if let Some(at) = popped.next {
                 next = Some(next.map_or(at, |n| n.min(at)));
             }
         }
         due.sort_by_key(|(_, at)| *at);
         Ok((due, next))
+    }
+
+    /// Takes up to `limit` due entries of each of `buckets` (one script call per bucket, all
+    /// at once), and says when the earliest entry left in each is due: a poller that
+    /// remembers those pops only the buckets that can have something due.
+    pub async fn pop_due_in(
+        &self,
+        buckets: &[usize],
+        limit: usize,
+    ) -> Result<Vec<Popped>, StoreError> {
+        let pops = buckets.iter().map(|&b| {
+            let key = self.key_in(b);
+            async move { POP_DUE.call(&self.store).key(key).arg(limit).run().await }
+        });
+        let ms = |s: &str| s.parse::<f64>().map(|d| d as u64).unwrap_or(0);
+        let mut out = Vec::with_capacity(buckets.len());
+        for (&bucket, popped) in buckets
+            .iter()
+            .zip(futures_util::future::join_all(pops).await)
+        {
+            let (flat, first) = popped?;
+            out.push(Popped {
+                bucket,
+                due: flat
+                    .chunks(2)
+                    .filter_map(|c| match c {
+                        [m, at] => Some((m.clone(), ms(at))),
+                        _ => None,
+                    })
+                    .collect(),
+                next: first.as_deref().map(ms),
+            });
+        }
+        Ok(out)
     }
 
     /// When the next entry is due, if any (lets a poller sleep exactly that long).

@@ -27,7 +27,7 @@ mod primary;
 pub mod random;
 pub mod script;
 pub use cluster::{Conn, Group};
-pub use delayed::DelayedSet;
+pub use delayed::{DelayedSet, Popped};
 pub use health::{Health, HealthState, ServerCheck};
 pub use notifier::{Notifier, Subscription};
 pub use primary::{RedisTarget, SentinelTarget};
@@ -64,6 +64,8 @@ pub struct Store {
     shared: Arc<Shared>,
     client: PrimaryClient,
     prefix: String,
+    /// Keys named as on a cluster on one server ([`Store::with_cluster_naming`]).
+    cluster_naming: bool,
 }
 
 struct Shared {
@@ -214,6 +216,7 @@ impl Store {
             },
             shared,
             prefix: prefix.to_string(),
+            cluster_naming: false,
         })
     }
 
@@ -240,9 +243,20 @@ impl Store {
         self.key_in(Group::Records, name)
     }
 
-    /// Whether key names carry hash tags: on a Redis Cluster (see [`cluster`]).
+    /// Whether key names carry hash tags: on a Redis Cluster (see [`cluster`]), or on one
+    /// server named as on one ([`Store::with_cluster_naming`]).
     pub fn hash_tags(&self) -> bool {
-        !self.shared.nodes.is_empty()
+        self.cluster_naming || !self.shared.nodes.is_empty()
+    }
+
+    /// This store with its keys named as on a cluster (hash tags, [`cluster::BUCKETS`]
+    /// buckets) on one server: for tests of the bucketed paths (what a process costs a
+    /// cluster's 12 buckets) on the test's own redis-server. Never mix it with a store on
+    /// the same server and prefix that names keys as one server does: they name different
+    /// keys.
+    pub fn with_cluster_naming(mut self) -> Store {
+        self.cluster_naming = true;
+        self
     }
 
     /// `name` in slot group `group`, without the prefix: `{tag}name` on a cluster, `name` on

@@ -1,8 +1,9 @@
 //! What one RCADIA action cycle costs Redis, so the cost cannot creep back (issue 36): the
 //! agent's action, the host's pending-actions read that delivers it and the host's ops that
 //! apply it, driven through the session layer exactly as the routes drive it, on the test's
-//! own redis-server with nothing else talking to it (no clock firer, no queue, no probes); and
-//! what an idle process's clock firer costs.
+//! own redis-server with nothing else talking to it (no clock firer, no queue, no probes);
+//! what an idle process's clock firer costs; and what a busy one pops on a cluster's 12
+//! buckets (keys named as on a cluster on the test's one server, `Store::with_cluster_naming`).
 //! `INFO commandstats` around the cycles counts every command, those run inside scripts
 //! too; the session layer's own counter counts its round trips.
 //!
@@ -27,9 +28,17 @@ const CYCLES: u64 = 40;
 
 /// The session layer alone on `redis` (no lobby fill), until the sender is dropped.
 async fn session_layer(redis: &RedisServer) -> (Rcadia, watch::Sender<bool>) {
-    let store = horst_store::Store::connect(&redis.url(), "cost:")
+    session_layer_named(redis, false).await
+}
+
+/// [`session_layer`], its keys named as on a cluster (12 buckets) when `cluster`.
+async fn session_layer_named(redis: &RedisServer, cluster: bool) -> (Rcadia, watch::Sender<bool>) {
+    let mut store = horst_store::Store::connect(&redis.url(), "cost:")
         .await
         .unwrap();
+    if cluster {
+        store = store.with_cluster_naming();
+    }
     let (stop, stop_rx) = watch::channel(false);
     let notifier = horst_store::Notifier::start(
         store.client().clone(),
@@ -69,6 +78,213 @@ async fn an_idle_clock_firer_costs_redis_little() {
         commands <= 30.0,
         "an idle clock firer sent {commands:.1} commands a second (budget 30: four looks of 4 commands)"
     );
+    drop(stop);
+}
+
+/// On a cluster's 12 buckets a look of the clock firer pops only the buckets that can have
+/// something due (the earliest deadline each pop returned, and the deadlines this process
+/// scheduled), and every bucket only in a sweep every 250 ms. It popped every bucket on every
+/// look: a busy firer (a deadline due every 10 ms in one bucket) made 12 pops a look, about
+/// 1,200 a second. Counted with `ZRANGEBYSCORE`, which only the pop runs here.
+#[tokio::test]
+async fn a_busy_clock_firer_on_12_buckets_pops_only_the_buckets_due() {
+    let redis = RedisServer::start();
+    let (rcadia, stop) = session_layer_named(&redis, true).await;
+    let store = rcadia.store().clone();
+    assert_eq!(store.buckets(), 12, "the store is named as on a cluster");
+    let delayed = horst_store::DelayedSet::new(store.clone());
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let now = rcadia.now_ms().await.unwrap();
+    const ENTRIES: u64 = 200;
+    let mut pipe = redis::pipe();
+    for i in 0..ENTRIES {
+        pipe.cmd("ZADD")
+            .arg(delayed.key_in(3))
+            .arg(now + 600 + i * 10)
+            .arg(format!("busy{i}"))
+            .ignore();
+    }
+    pipe.query_async::<()>(&mut conn).await.unwrap();
+    tokio::spawn(rcadia.clone().run_clock(stop.subscribe()));
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    let (before, _) = counters(&mut conn).await;
+    let left_before: u64 = redis::cmd("ZCARD")
+        .arg(delayed.key_in(3))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let (after, _) = counters(&mut conn).await;
+    let seconds = started.elapsed().as_secs_f64();
+    let left_after: u64 = redis::cmd("ZCARD")
+        .arg(delayed.key_in(3))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let delta =
+        |name: &str| after.get(name).copied().unwrap_or(0) - before.get(name).copied().unwrap_or(0);
+    let pops = delta("zrangebyscore");
+    let fired = left_before - left_after;
+    println!(
+        "busy clock firer on 12 buckets: {pops} pops in {seconds:.2} s, {fired} deadlines fired, {:.1} commands a second: {after:?}",
+        after
+            .keys()
+            .filter(|n| n.as_str() != "info")
+            .map(|n| delta(n))
+            .sum::<u64>() as f64
+            / seconds
+    );
+    assert!(
+        fired >= 20,
+        "the firer fired only {fired} deadlines in {seconds:.2} s"
+    );
+    // Every bucket in each sweep (one every 250 ms, two more for the edges), and about one
+    // pop a deadline fired (a look may take several; twice that for a look that finds its
+    // deadline not quite due on the server's clock).
+    let budget = 12 * ((seconds / 0.25).ceil() as u64 + 2) + 2 * fired + 10;
+    assert!(
+        pops <= budget,
+        "{pops} pops for {fired} deadlines fired in {seconds:.2} s (budget {budget}): looks pop every bucket"
+    );
+    drop(stop);
+}
+
+/// What the clock firer costs an action on a cluster's 12 buckets (issue 36): 60 clocked
+/// tables (0.5 s turns, the agent thinking 0.2 to 0.7 s, so some turns time out) driven
+/// through the session layer, the firer running, on the test's own redis-server with keys
+/// named as on a cluster. Counts every command an action (`INFO commandstats`, the cycle's own
+/// included) and the firer's pops (`ZRANGEBYSCORE`, which only the pop runs here). A look
+/// popped all 12 buckets: the firer looks at each clock that comes due, so on a cluster it
+/// popped about 12 buckets an action; it pops about one now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clocked_tables_on_12_buckets_cost_the_firer_about_one_pop_an_action() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    const TABLES: u64 = 60;
+    let redis = RedisServer::start();
+    let (rcadia, stop) = session_layer_named(&redis, true).await;
+    tokio::spawn(rcadia.clone().run_clock(stop.subscribe()));
+    let config = json!({ "minPlayers": 2, "maxPlayers": 2, "turnBased": true,
+        "simultaneous": false, "sdkVersion": "2.0.0", "turnTimeout": 0.5,
+        "maxTurnTimeouts": 100_000 });
+    let actions = Arc::new(AtomicU64::new(0));
+    let running = Arc::new(AtomicBool::new(true));
+    let mut tasks = tokio::task::JoinSet::new();
+    for k in 0..TABLES {
+        let mut t = new_table(&rcadia, config.clone()).await;
+        t.try_pending().await;
+        t.ops().await;
+        let (actions, running) = (actions.clone(), running.clone());
+        tasks.spawn(async move {
+            let mut n = 0;
+            while running.load(Ordering::Relaxed) {
+                let think = 200 + (k * 37 + n * 101) % 500;
+                tokio::time::sleep(std::time::Duration::from_millis(think)).await;
+                if t.try_act(n).await {
+                    actions.fetch_add(1, Ordering::Relaxed);
+                }
+                t.try_pending().await;
+                t.ops().await;
+                n += 1;
+            }
+        });
+    }
+    let mut probe = redis::Client::open(redis.url().as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let (before, _) = counters(&mut probe).await;
+    let acted = actions.load(Ordering::Relaxed);
+    let started = std::time::Instant::now();
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    let (after, _) = counters(&mut probe).await;
+    let acted = actions.load(Ordering::Relaxed) - acted;
+    let seconds = started.elapsed().as_secs_f64();
+    running.store(false, Ordering::Relaxed);
+    while tasks.join_next().await.is_some() {}
+    let delta =
+        |name: &str| after.get(name).copied().unwrap_or(0) - before.get(name).copied().unwrap_or(0);
+    let commands: u64 = after
+        .keys()
+        .filter(|n| n.as_str() != "info")
+        .map(|n| delta(n))
+        .sum();
+    let per = |n: u64| n as f64 / acted.max(1) as f64;
+    let pops = delta("zrangebyscore");
+    println!(
+        "clocked tables on 12 buckets: {acted} actions in {seconds:.2} s ({:.0}/s); an action {:.2} commands, {:.2} firer pops ({:.2} commands of the firer: a pop is EVALSHA, TIME, ZRANGEBYSCORE, ZRANGE); ZREM (deadlines fired or cancelled): {}",
+        acted as f64 / seconds,
+        per(commands),
+        per(pops),
+        per(4 * pops),
+        delta("zrem"),
+    );
+    assert!(acted >= 20, "only {acted} actions in {seconds:.2} s");
+    // The sweeps (12 pops every 250 ms) and about one pop a look, a look a clock due at
+    // most: well under 12 pops an action, which popping every bucket on every look cost.
+    let budget = 12.0 * (seconds / 0.25 + 2.0) / acted as f64 + 3.0;
+    assert!(
+        per(pops) <= budget,
+        "{:.2} firer pops an action (budget {budget:.2}): looks pop every bucket",
+        per(pops)
+    );
+    drop(stop);
+}
+
+/// A deadline scheduled by another process (which this process's firer is not told of: it
+/// died, say) still fires: the firer sweeps every bucket at least every 250 ms.
+#[tokio::test]
+async fn a_deadline_another_process_scheduled_on_12_buckets_fires() {
+    let redis = RedisServer::start();
+    let (rcadia, stop) = session_layer_named(&redis, true).await;
+    tokio::spawn(rcadia.clone().run_clock(stop.subscribe()));
+    // Another process: its own store, no firer.
+    let other = horst_store::Store::connect(&redis.url(), "cost:")
+        .await
+        .unwrap()
+        .with_cluster_naming();
+    let delayed = horst_store::DelayedSet::new(other.clone());
+    let mut conn = other.conn();
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    for bucket in [0, 7, 11] {
+        let now = other.now_ms().await.unwrap();
+        let _: i64 = redis::cmd("ZADD")
+            .arg(delayed.key_in(bucket))
+            .arg(now + 100)
+            .arg(format!("elsewhere{bucket}"))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+    let started = std::time::Instant::now();
+    let mut left = Vec::new();
+    // Fired within 250 ms of its time; the limit is for a loaded machine.
+    while started.elapsed() < std::time::Duration::from_secs(5) {
+        left.clear();
+        for bucket in [0, 7, 11] {
+            let n: u64 = redis::cmd("ZCARD")
+                .arg(delayed.key_in(bucket))
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            if n > 0 {
+                left.push(bucket);
+            }
+        }
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        left.is_empty(),
+        "deadlines another process scheduled into buckets {left:?} never fired"
+    );
+    println!("fired after {:?} (due after 100 ms)", started.elapsed());
     drop(stop);
 }
 
@@ -146,6 +362,50 @@ async fn counters(
     )
 }
 
+/// A session of `config` on `rcadia` with both seats taken (agent0's is the table's player).
+async fn new_table(rcadia: &Rcadia, config: serde_json::Value) -> Table {
+    let timings = rcadia.settings().timings;
+    let s = rcadia
+        .create(|session_id, now| {
+            Session::create(
+                NewSession {
+                    session_id,
+                    config: config.clone(),
+                    host_identity: "host".into(),
+                    host_kind: HostKind::Agent,
+                    game: GameInfo::default(),
+                    timings,
+                },
+                now,
+            )
+        })
+        .await
+        .unwrap();
+    let id = s.session_id().to_string();
+    let mut player = String::new();
+    for i in 0..2u32 {
+        let a = rcadia
+            .apply(&id, |_| {
+                Ok(Step::main(Event::Join {
+                    player_id: horst_sessions::format_player_id(i + 1),
+                    identity: format!("agent{i}"),
+                    as_name: None,
+                }))
+            })
+            .await
+            .unwrap();
+        if let (Reply::Joined { player_id, .. }, 0) = (a.outcome.reply, i) {
+            player = player_id;
+        }
+    }
+    Table {
+        rcadia: rcadia.clone(),
+        id,
+        player,
+        after: 0,
+    }
+}
+
 struct Table {
     rcadia: Rcadia,
     id: String,
@@ -156,6 +416,11 @@ struct Table {
 impl Table {
     /// `POST /action` as the route applies it.
     async fn act(&self, n: u64) {
+        assert!(self.try_act(n).await, "action not accepted");
+    }
+
+    /// [`Table::act`]; whether the action was accepted (a clocked turn may have timed out).
+    async fn try_act(&self, n: u64) -> bool {
         let a = self
             .rcadia
             .apply(&self.id, |s| {
@@ -167,13 +432,18 @@ impl Table {
                     action_id: format!("a_{n:016x}"),
                 }))
             })
-            .await
-            .expect("action");
-        assert!(matches!(a.outcome.reply, Reply::ActionAccepted { .. }));
+            .await;
+        matches!(a, Ok(a) if matches!(a.outcome.reply, Reply::ActionAccepted { .. }))
     }
 
     /// `GET pending-actions?after&wait=5` finding the action queued (no wait).
     async fn pending(&mut self) {
+        let entries = self.try_pending().await;
+        assert!(entries > 0, "no entries");
+    }
+
+    /// [`Table::pending`]; how many entries it found.
+    async fn try_pending(&mut self) -> usize {
         let after = self.after;
         let a = self
             .rcadia
@@ -186,11 +456,11 @@ impl Table {
             })
             .await
             .expect("pending-actions");
-        let Reply::Entries { entries, poll_open } = a.outcome.reply else {
+        let Reply::Entries { entries, .. } = a.outcome.reply else {
             panic!("no entries")
         };
-        assert!(!poll_open && !entries.is_empty(), "{entries:?}");
         self.after = entries.iter().map(|e| e.seq).max().unwrap_or(after);
+        entries.len()
     }
 
     /// `POST /ops` publishing the next legal actions (which applies the action).
@@ -219,47 +489,12 @@ impl Table {
 async fn an_action_cycle_stays_within_its_redis_budget() {
     let redis = RedisServer::start();
     let (rcadia, _stop) = session_layer(&redis).await;
-    let timings = rcadia.settings().timings;
-    let s = rcadia
-        .create(|session_id, now| {
-            Session::create(
-                NewSession {
-                    session_id,
-                    config: json!({ "minPlayers": 2, "maxPlayers": 2, "turnBased": false,
-                        "sdkVersion": "2.0.0", "turnTimeout": 0 }),
-                    host_identity: "host".into(),
-                    host_kind: HostKind::Agent,
-                    game: GameInfo::default(),
-                    timings,
-                },
-                now,
-            )
-        })
-        .await
-        .unwrap();
-    let id = s.session_id().to_string();
-    let mut player = String::new();
-    for i in 0..2u32 {
-        let a = rcadia
-            .apply(&id, |_| {
-                Ok(Step::main(Event::Join {
-                    player_id: horst_sessions::format_player_id(i + 1),
-                    identity: format!("agent{i}"),
-                    as_name: None,
-                }))
-            })
-            .await
-            .unwrap();
-        if let (Reply::Joined { player_id, .. }, 0) = (a.outcome.reply, i) {
-            player = player_id;
-        }
-    }
-    let mut t = Table {
-        rcadia: rcadia.clone(),
-        id,
-        player,
-        after: 0,
-    };
+    let mut t = new_table(
+        &rcadia,
+        json!({ "minPlayers": 2, "maxPlayers": 2, "turnBased": false,
+            "sdkVersion": "2.0.0", "turnTimeout": 0 }),
+    )
+    .await;
     // game_start, then the first legal actions; a few cycles warm up the caches.
     t.pending().await;
     t.ops().await;
