@@ -459,6 +459,11 @@ pub struct SessionsConfig {
     /// Games the house's reference player plays: a new agent that seeks one of them is seated
     /// against it first (its validation game). It plays the game's published legal actions.
     pub reference_games: Vec<String>,
+    /// Write sessions in the forms the previous release reads (a base as it is, untagged
+    /// events and replay lines with absolute times), for a rolling upgrade: set it on the
+    /// new processes until every API process runs this release, then turn it off. Every
+    /// form is read either way.
+    pub write_previous_forms: bool,
 }
 
 impl Default for SessionsConfig {
@@ -476,6 +481,7 @@ impl Default for SessionsConfig {
             replay_retention_hours: 24 * 7,
             rating_pause_ms: 0,
             reference_games: vec!["chess".into(), "rps".into()],
+            write_previous_forms: false,
         }
     }
 }

@@ -44,7 +44,7 @@ pub mod store;
 pub mod wait;
 
 pub use metrics::SessionMetrics;
-pub use record::SessionRef;
+pub use record::{SessionRef, StoredForms};
 pub use store::Applied;
 
 /// Errors of the session layer. Protocol errors carry the session as it is stored (for the
@@ -92,6 +92,8 @@ pub struct RcadiaSettings {
     pub replay_retention_ms: u64,
     /// The games the house's reference player plays (`reference.rs`).
     pub reference_games: Vec<String>,
+    /// The stored forms new writes take (`sessions.write_previous_forms`).
+    pub forms: StoredForms,
 }
 
 impl RcadiaSettings {
@@ -109,6 +111,11 @@ impl RcadiaSettings {
             house_identity: c.house_identity.clone(),
             replay_retention_ms: c.replay_retention_hours * 3600 * 1000,
             reference_games: c.reference_games.clone(),
+            forms: if c.write_previous_forms {
+                StoredForms::Previous
+            } else {
+                StoredForms::Current
+            },
         }
     }
 }

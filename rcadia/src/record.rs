@@ -94,13 +94,37 @@ fn unpack_base(stored: Vec<u8>) -> Option<Vec<u8>> {
     }
 }
 
+/// Which stored forms a process writes (`sessions.write_previous_forms`). It reads every
+/// form either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StoredForms {
+    /// The compact forms: a deflated base, tagged events and replay lines with times from
+    /// the session's creation.
+    #[default]
+    Current,
+    /// What the previous release writes and reads (a base as it is, untagged events and
+    /// replay lines with absolute times): for a rolling upgrade, until every API process
+    /// runs this release (then switch back, so new writes take the compact forms).
+    Previous,
+}
+
 /// Encodes `s` as a delta against `base` (the loaded record's), or rebases: when there is
 /// no base or the delta would be more than a third of the record (the fields that change
 /// have drifted far from the base), the record becomes the new base and its delta a single
 /// copy.
+#[cfg(test)]
 pub(crate) fn encode_write(
     s: &Session,
     base: Option<&Arc<Vec<u8>>>,
+) -> Result<Encoded, RcadiaError> {
+    encode_write_as(s, base, StoredForms::Current)
+}
+
+/// [`encode_write`], the new base (if any) stored in `forms`.
+pub(crate) fn encode_write_as(
+    s: &Session,
+    base: Option<&Arc<Vec<u8>>>,
+    forms: StoredForms,
 ) -> Result<Encoded, RcadiaError> {
     let bytes = encode_record(s)?;
     let with = |d: Vec<u8>| {
@@ -122,7 +146,10 @@ pub(crate) fn encode_write(
     let body = with(delta::delta(&bytes, &bytes));
     Ok(Encoded {
         body,
-        stored_base: Some(pack_base(&bytes)),
+        stored_base: Some(match forms {
+            StoredForms::Current => pack_base(&bytes),
+            StoredForms::Previous => bytes.clone(),
+        }),
         base: Arc::new(bytes),
     })
 }
@@ -281,7 +308,15 @@ const STATUSES: &[&str] = &["pending", "applied", "rejected", "unconfirmed"];
 /// About a quarter of its JSON text. An event without that shape (it has none today) is
 /// stored as its JSON text. Earlier versions stored `[index, type, at ms, {field: value}]`
 /// without the tag byte and with the values as they are (`decode_event` reads all three).
+#[cfg(test)]
 pub(crate) fn encode_event(e: &Value, created_at_ms: u64) -> Vec<u8> {
+    encode_event_as(e, created_at_ms, StoredForms::Current)
+}
+
+/// [`encode_event`] in `forms`: the previous form is `[index, type, at ms, {field: value}]`
+/// untagged, with the values as they are.
+pub(crate) fn encode_event_as(e: &Value, created_at_ms: u64, forms: StoredForms) -> Vec<u8> {
+    let previous = forms == StoredForms::Previous;
     let compact = e.as_object().and_then(|m| {
         let index = m.get("index")?.as_u64()?;
         let kind = m.get("type")?.as_str()?;
@@ -290,10 +325,24 @@ pub(crate) fn encode_event(e: &Value, created_at_ms: u64) -> Vec<u8> {
         let fields: Vec<(Name, Value)> = m
             .iter()
             .filter(|(k, _)| !matches!(k.as_str(), "index" | "type" | "at"))
-            .filter(|(k, v)| !(kind == "action" && k.as_str() == "reason" && v.is_null()))
-            .map(|(k, v)| (Name::of(k), compact_value(k, v)))
+            .filter(|(k, v)| {
+                previous || !(kind == "action" && k.as_str() == "reason" && v.is_null())
+            })
+            .map(|(k, v)| {
+                (
+                    Name::of(k),
+                    if previous {
+                        v.clone()
+                    } else {
+                        compact_value(k, v)
+                    },
+                )
+            })
             .collect();
         let fields = FieldMap(fields);
+        if previous {
+            return rmp_serde::to_vec(&(index, Name::of(kind), at_ms, fields)).ok();
+        }
         let mut out = vec![EVENT_V2];
         let at = at_ms as i64 - created_at_ms as i64;
         rmp_serde::encode::write(&mut out, &(index, Name::of(kind), at, fields)).ok()?;
@@ -680,6 +729,45 @@ mod tests {
         // A delta without its base, or against the wrong one, does not decode.
         assert!(decode("s", Some(stored("2.0", &next)), None).is_err());
         assert!(decode("s", Some(stored("2.0", &next)), Some(vec![1, 2])).is_err());
+    }
+
+    /// `sessions.write_previous_forms`: what a write stores is what the previous release
+    /// reads (its decoders, restated here: an untagged `[index, type, at ms, fields]` event
+    /// with the values as they are, a base as it is), and this release reads it back too.
+    #[test]
+    fn the_previous_forms_are_what_the_previous_release_reads() {
+        let mut s = played();
+        let created = s.created_at_ms();
+        let events = s.take_held_events();
+        for e in &events {
+            let stored = encode_event_as(e, created, StoredForms::Previous);
+            assert_ne!(stored[0], EVENT_V2);
+            type Previous<'a> = (
+                u64,
+                Name<'a>,
+                u64,
+                std::collections::BTreeMap<Name<'a>, Value>,
+            );
+            let (index, kind, at, fields): Previous = rmp_serde::from_slice(&stored).unwrap();
+            assert_eq!(Some(index), e["index"].as_u64());
+            assert_eq!(kind.text().as_deref(), e["type"].as_str());
+            assert_eq!(
+                iso8601_ms(at),
+                e["at"].as_str().unwrap(),
+                "an absolute time"
+            );
+            for (k, v) in fields {
+                assert_eq!(&v, &e[k.text().unwrap().as_str()], "values as they are");
+            }
+            assert_eq!(decode_event(&stored, created).as_ref(), Some(e));
+        }
+        let first = encode_write_as(&s, None, StoredForms::Previous).unwrap();
+        let base = first.stored_base.clone().unwrap();
+        assert_eq!(base, *first.base, "the base as it is, not deflated");
+        let back = decode("s", Some(stored("1.0", &first)), Some(base))
+            .unwrap()
+            .unwrap();
+        assert_eq!(back.session, s);
     }
 
     #[test]

@@ -18,6 +18,8 @@ use horst_sessions::{ActionStatus, HostKind, Session, Status};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::record::StoredForms;
+
 /// Lines a replay keeps at most (the end of the game is always kept past it).
 pub const MAX_LINES: usize = 2000;
 /// A published state larger than this (as JSON) is recorded by its size only.
@@ -389,10 +391,17 @@ const LINE_V2: u8 = 0x01;
 /// game's first half minute, five in its first 24 days, where the absolute time took nine.
 /// The kind codes are below; append only, stored lines name their kind by them.
 pub fn encode_line(l: &Line, created_at_ms: u64) -> Vec<u8> {
+    encode_line_as(l, created_at_ms, StoredForms::Current)
+}
+
+/// [`encode_line`] in `forms`: the previous form is every line untagged, with absolute times
+/// (what the lines a game has once keep in either form).
+pub fn encode_line_as(l: &Line, created_at_ms: u64, forms: StoredForms) -> Vec<u8> {
     // The lines a game has once (its start, seats, end, next round, truncation) keep the
     // earlier form, absolute times: a process of the previous version still reads them, so
     // its rater still rates a game that finishes during an upgrade (`rated_of_replay`).
     let (mut out, epoch) = match l {
+        _ if forms == StoredForms::Previous => (Vec::new(), 0),
         Line::Start { .. }
         | Line::Players { .. }
         | Line::End { .. }
@@ -1086,6 +1095,14 @@ mod tests {
                     | Line::Truncated { .. }
             );
             assert_eq!(encode_line(l, T0)[0] == LINE_V2, !once, "{l:?}");
+            // `sessions.write_previous_forms`: every line untagged, with its absolute time
+            // (the form the lines a game has once keep in either setting), and it reads back.
+            let previous = encode_line_as(l, T0, StoredForms::Previous);
+            assert_ne!(previous[0], LINE_V2, "{l:?}");
+            assert_eq!(decode_line(&previous, None).as_ref(), Some(l), "{l:?}");
+            if once {
+                assert_eq!(previous, encode_line(l, T0), "{l:?}");
+            }
         }
         // A line of the current form counts from the start: without it, it is skipped.
         let turn = encode_line(&lines[2], T0);

@@ -450,10 +450,11 @@ impl Rcadia {
         let id = s.session_id().to_string();
         let base_before = loaded.map_or(0, |l| l.session.events_next());
         let created = s.created_at_ms();
+        let forms = self.inner.settings.forms;
         let events: Vec<Vec<u8>> = s
             .take_held_events()
             .iter()
-            .map(|e| record::encode_event(e, created))
+            .map(|e| record::encode_event_as(e, created, forms))
             .collect();
         let crossed = s.events_next() / TRIM_EVERY != base_before / TRIM_EVERY;
         let finished = s.status() == Status::Finished;
@@ -466,11 +467,11 @@ impl Rcadia {
         let replay_essential = replay_lines.iter().filter(|l| l.is_essential()).count();
         let replay: Vec<Vec<u8>> = replay_lines
             .iter()
-            .map(|l| replay::encode_line(l, created))
+            .map(|l| replay::encode_line_as(l, created, forms))
             .collect();
         let rate = listing == Some(false) && rating::rates(&s).is_some();
         let token = format!("{}.{:08x}", s.rev(), random_u32());
-        let encoded = record::encode_write(&s, loaded.and_then(|l| l.base.as_ref()))?;
+        let encoded = record::encode_write_as(&s, loaded.and_then(|l| l.base.as_ref()), forms)?;
         let keys = self.keys_of(&id, loaded);
         let args = SaveArgs {
             keys: keys.clone(),
