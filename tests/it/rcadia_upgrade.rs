@@ -272,3 +272,55 @@ async fn an_event_log_and_a_replay_of_the_version_before_read_on_beside_the_comp
         );
     }
 }
+
+/// A rolling upgrade (`sessions.write_previous_forms`): the new release writes what the
+/// previous one reads, a stored base as it is (not deflated), events and replay lines without
+/// the compact forms' tag, and still plays on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolling_upgrade_writes_what_the_previous_release_reads() {
+    let app = app_with(|c| c.sessions.write_previous_forms = true).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["e4"] }]),
+    )
+    .await;
+    plays_on(&app, &host, &agents, &id, &pids, after).await;
+    let mut conn = app.store.conn();
+    let list = |key: String| {
+        let mut conn = app.store.conn();
+        async move {
+            let raw: Vec<Vec<u8>> = redis::cmd("LRANGE")
+                .arg(key)
+                .arg(0)
+                .arg(-1)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            raw
+        }
+    };
+    let events = list(app.store.key(&format!("ses:{id}:events"))).await;
+    let lines = list(app.store.key(&format!("ses:{id}:replay"))).await;
+    assert!(
+        events.len() >= 4 && lines.len() >= 4,
+        "{events:?} {lines:?}"
+    );
+    assert!(events.iter().all(|e| e[0] != 0x01), "{events:?}");
+    assert!(lines.iter().all(|l| l[0] != 0x01), "{lines:?}");
+    let base: Vec<u8> = redis::cmd("GET")
+        .arg(app.store.key(&format!("ses:{id}:base")))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_ne!(base[0], b'z', "a base as it is, not deflated");
+    // The previous release's record decoder: the base is the record's MessagePack.
+    let _: horst_sessions::Session = rmp_serde::from_slice(&base).unwrap();
+    // And this release reads all of it back.
+    let (st, ev) = agents[0]
+        .get(&format!("/api/v1/agent/sessions/{id}/events?since=0"))
+        .await;
+    assert_eq!(st, 200, "{ev}");
+    assert_eq!(ev["events"].as_array().unwrap().len(), events.len(), "{ev}");
+}
