@@ -83,27 +83,24 @@ async fn counters(conn: &mut redis::aio::MultiplexedConnection) -> Counters {
         .query_async(conn)
         .await
         .unwrap_or_default();
-    let num = |k: &str| {
-        info.lines()
-            .find_map(|l| l.strip_prefix(k)?.strip_prefix(':'))
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    c.bytes_in = num("total_net_input_bytes");
-    c.bytes_out = num("total_net_output_bytes");
+    c.bytes_in = info_field(&info, "total_net_input_bytes") as u64;
+    c.bytes_out = info_field(&info, "total_net_output_bytes") as u64;
     let cpu: String = redis::cmd("INFO")
         .arg("cpu")
         .query_async(conn)
         .await
         .unwrap_or_default();
-    let secs = |k: &str| {
-        cpu.lines()
-            .find_map(|l| l.strip_prefix(k)?.strip_prefix(':'))
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    c.cpu_us = ((secs("used_cpu_user") + secs("used_cpu_sys")) * 1e6) as u64;
+    c.cpu_us =
+        ((info_field(&cpu, "used_cpu_user") + info_field(&cpu, "used_cpu_sys")) * 1e6) as u64;
     c
+}
+
+/// The number of `key:value` in an `INFO` reply (0 if it is missing).
+fn info_field(info: &str, key: &str) -> f64 {
+    info.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .unwrap_or(0.0)
 }
 
 /// Per item: commands by name, total commands, server usec, bytes in and out.

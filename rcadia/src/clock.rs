@@ -5,31 +5,24 @@
 //!
 //! When it looks: at the earliest deadline in the delayed set (the pop returns it), at the
 //! earliest deadline this process schedules meanwhile (each write that schedules one tells
-//! the firer, [`ClockWake`], without a round trip), and at least every [`POLL`]. A deadline is
+//! the firer, `Inner::wake`, without a round trip), and at least every [`POLL`]. A deadline is
 //! therefore fired on time by the process that scheduled it (every process that writes
 //! sessions runs a firer), and within [`POLL`] by any other process if that one died. Before,
 //! every firer looked every 20 ms, each look a pop and a read of every bucket and a
 //! `TIME`: on a cluster 25 calls, 1,250 a second per idle process.
 //!
-//! What it pops: on a cluster the delayed set is 12 buckets ([`horst_store::DelayedSet`]).
-//! The firer remembers each bucket's earliest deadline (the last pop of the bucket returned
-//! it) and the deadlines this process scheduled into it ([`ClockWake`] notes them by bucket),
-//! and a look pops only the buckets whose earliest known deadline is due. Every bucket is
-//! popped at least every [`POLL`] all the same (a sweep), so a deadline another process
-//! scheduled (which this one is not told of) fires within [`POLL`] of its time. What the
-//! firer remembers is a lower bound (a deadline moved later or cancelled costs a pop that
-//! finds nothing), never a promise: a pop takes only what the server's clock says is due.
+//! What it pops: on a cluster the delayed set is 12 buckets, and a look pops only the ones
+//! whose earliest known deadline is due, every one at least every [`POLL`] (`buckets.rs`).
 //! A busy firer on a cluster popped all 12 buckets a look, about one look per clock that came
-//! due; now about one bucket (`rcadia_cost::clocked_tables_on_12_buckets_...`). On one
-//! server (one bucket) every look is a sweep, as before.
+//! due; now about one bucket (`rcadia_cost::clocked_tables_on_12_buckets_...`).
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use horst_sessions::Event;
-use tokio::sync::{watch, Notify};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::buckets::BucketPlan;
 use crate::effects::parse_member;
 use crate::store::Step;
 use crate::{Rcadia, RcadiaError};
@@ -40,47 +33,6 @@ const BATCH: usize = 256;
 /// deadline is fired when the process that scheduled it died (or another process's clock
 /// runs a little behind).
 const POLL: Duration = Duration::from_millis(250);
-/// No deadline known in a bucket.
-const NONE: u64 = u64::MAX;
-
-/// The earliest deadline this process scheduled into each bucket since its firer last
-/// planned, and a wake-up for the firer.
-pub(crate) struct ClockWake {
-    earliest_ms: Vec<AtomicU64>,
-    notify: Notify,
-}
-
-impl ClockWake {
-    /// For a store of `buckets` buckets ([`horst_store::Store::buckets`]).
-    pub(crate) fn new(buckets: usize) -> Self {
-        ClockWake {
-            earliest_ms: (0..buckets.max(1)).map(|_| AtomicU64::new(NONE)).collect(),
-            notify: Notify::new(),
-        }
-    }
-
-    /// A deadline at `at_ms` (server clock) was written into `bucket`: the firer pops that
-    /// bucket by then.
-    pub(crate) fn scheduled(&self, bucket: usize, at_ms: u64) {
-        let slot = &self.earliest_ms[bucket % self.earliest_ms.len()];
-        if slot.fetch_min(at_ms, Ordering::AcqRel) > at_ms {
-            self.notify.notify_one();
-        }
-    }
-
-    /// Merges the deadlines scheduled since the last call into `known` (the earliest known
-    /// deadline of each bucket); returns the earliest of them, if any.
-    fn take_into(&self, known: &mut [u64]) -> Option<u64> {
-        let mut earliest = NONE;
-        for (k, slot) in known.iter_mut().zip(&self.earliest_ms) {
-            let at = slot.swap(NONE, Ordering::AcqRel);
-            *k = (*k).min(at);
-            earliest = earliest.min(at);
-        }
-        Some(earliest).filter(|&t| t != NONE)
-    }
-}
-
 /// What ended a wait of the firer.
 enum Woke {
     Due,
@@ -91,46 +43,25 @@ enum Woke {
 impl Rcadia {
     /// Runs until `shutdown` turns true.
     pub async fn run_clock(self, mut shutdown: watch::Receiver<bool>) {
-        let buckets = self.inner.store.buckets();
-        let all: Vec<usize> = (0..buckets).collect();
-        // The earliest deadline known in each bucket (a lower bound: a deadline moved later
-        // or cancelled since only costs a pop that finds nothing), and when every bucket was
-        // last popped.
-        let mut known = vec![NONE; buckets];
-        let mut swept: Option<Instant> = None;
+        let mut plan = BucketPlan::new(self.inner.store.buckets(), POLL);
         loop {
             // Deadlines scheduled from here on wake the plan below (the pop and the read
             // after it see every one written before).
-            self.inner.wake.take_into(&mut known);
-            let sweep = buckets == 1 || swept.is_none_or(|t| t.elapsed() >= POLL);
-            let look: Vec<usize> = match (sweep, self.now_ms().await) {
-                (false, Ok(now)) => all
-                    .iter()
-                    .copied()
-                    .filter(|&b| known[b] <= now + 1)
-                    .collect(),
-                _ => all.clone(),
-            };
-            if look.len() == buckets {
-                swept = Some(Instant::now());
-            }
+            plan.take(&self.inner.wake);
+            let look = plan.look(self.now_ms().await.ok());
             let sleep = match self.fire_in(&look).await {
                 Ok((n, popped)) => {
-                    for (b, next) in popped {
-                        known[b] = next.unwrap_or(NONE);
-                    }
+                    plan.popped(popped);
                     if n >= BATCH {
                         Duration::ZERO
                     } else {
-                        let next = known.iter().copied().min().filter(|&t| t != NONE);
-                        let to_sweep =
-                            swept.map_or(Duration::ZERO, |t| POLL.saturating_sub(t.elapsed()));
-                        self.time_to(next).await.unwrap_or(POLL).min(to_sweep)
+                        let to = self.time_to(plan.next_known()).await.unwrap_or(POLL);
+                        to.min(plan.until_sweep())
                     }
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "session clock: cannot fire deadlines; retrying");
-                    swept = None;
+                    plan.failed();
                     Duration::from_millis(500)
                 }
             };
@@ -146,7 +77,7 @@ impl Rcadia {
                     Woke::Due => break,
                     Woke::Stop => return,
                     Woke::Scheduled => {
-                        let Some(at_ms) = self.inner.wake.take_into(&mut known) else {
+                        let Some(at_ms) = plan.take(&self.inner.wake) else {
                             continue;
                         };
                         let Ok(now) = self.now_ms().await else { break };

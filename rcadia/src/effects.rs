@@ -101,7 +101,7 @@ impl Rcadia {
                 self.inner.metrics.round_trip();
                 let sent = pipe.query_async::<()>(&mut conn).await;
                 if let Some(at) = earliest {
-                    self.inner.wake.scheduled(bucket, at);
+                    self.inner.wake.note(bucket, at);
                 }
                 sent?;
             }

@@ -11,14 +11,13 @@
 //! the next claim finds the marker and only takes the id off. Two processes rating the same
 //! game: the marker lets one write.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use horst_store::script::{Argv, Decl, Script, Writes};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
-use tokio::time::Instant;
 
+use crate::buckets::BucketPlan;
 use crate::keys;
 use crate::rating::{self, is_agent_id, is_game_id, RatedGame, Rating};
 use crate::replay::{self, Line};
@@ -30,7 +29,7 @@ const LEASE_MS: u64 = 10_000;
 const BATCH: usize = 16;
 /// Longest sleep of the rater between looks: it looks when a game it knows of is due (the
 /// claim returns the earliest one left) and when this process finishes a rated game
-/// ([`RateWake`]); this bounds how late a game finished by a process that died before rating
+/// (`Inner::rate_wake`); this bounds how late a game finished by a process that died before rating
 /// it is rated. (It looked every 250 ms, on a cluster 12 claims each time: 48 calls a second
 /// per idle process.)
 const POLL: Duration = Duration::from_secs(2);
@@ -40,38 +39,6 @@ pub const HISTORY_KEPT: usize = 100;
 pub const THINK_KEPT: usize = 500;
 /// How long a game's "rated" marker is kept (a replay is gone long before).
 const MARKER_MS: u64 = 90 * 24 * 3600 * 1000;
-
-/// Wakes this process's rater when one of its writes finished a rated game, and notes the
-/// game's bucket: the rater claims from that bucket (and the ones it knows to be due) only.
-pub(crate) struct RateWake {
-    notify: tokio::sync::Notify,
-    finished: Vec<AtomicBool>,
-}
-
-impl RateWake {
-    /// For a store of `buckets` buckets ([`horst_store::Store::buckets`]).
-    pub(crate) fn new(buckets: usize) -> Self {
-        RateWake {
-            notify: tokio::sync::Notify::new(),
-            finished: (0..buckets.max(1))
-                .map(|_| AtomicBool::new(false))
-                .collect(),
-        }
-    }
-
-    /// A write finished a rated game of `bucket`: it is pending there now.
-    pub(crate) fn finished(&self, bucket: usize) {
-        self.finished[bucket % self.finished.len()].store(true, Ordering::Release);
-        self.notify.notify_one();
-    }
-
-    /// Marks in `due` the buckets a game finished in since the last call.
-    fn take_into(&self, due: &mut [bool]) {
-        for (d, f) in due.iter_mut().zip(&self.finished) {
-            *d |= f.swap(false, Ordering::AcqRel);
-        }
-    }
-}
 
 /// `lua/rating_claim.lua`: KEYS pending; ARGV lease, count; the claimed ids and the earliest
 /// due time left (ms, as a score).
@@ -179,48 +146,27 @@ impl Rcadia {
     ///
     /// A look claims only from the buckets that can have a game due: those whose earliest
     /// game (the claim returns it) is due, and those this process finished a rated game in
-    /// ([`RateWake`]); every bucket at least every [`POLL`] (a sweep: games finished by
+    /// (`Inner::rate_wake`); every bucket at least every [`POLL`] (a sweep: games finished by
     /// other processes, or left by one that died). On one server (one bucket) every look is
     /// a sweep.
     pub async fn run_rater(self, mut shutdown: watch::Receiver<bool>, pause_ms: u64) {
-        let buckets = self.inner.store.buckets();
-        let all: Vec<usize> = (0..buckets).collect();
-        // The earliest pending game known in each bucket (a lower bound), and when every
-        // bucket was last claimed from.
-        let mut known = vec![u64::MAX; buckets];
-        let mut swept: Option<Instant> = None;
+        let mut plan = BucketPlan::new(self.inner.store.buckets(), POLL);
         loop {
-            let mut finished = vec![false; buckets];
-            self.inner.rate_wake.take_into(&mut finished);
-            let sweep = buckets == 1 || swept.is_none_or(|t| t.elapsed() >= POLL);
-            let look: Vec<usize> = match (sweep, self.now_ms().await) {
-                (false, Ok(now)) => all
-                    .iter()
-                    .copied()
-                    .filter(|&b| finished[b] || known[b] <= now + 1)
-                    .collect(),
-                _ => all.clone(),
-            };
-            if look.len() == buckets {
-                swept = Some(Instant::now());
-            }
+            plan.take(&self.inner.rate_wake);
+            let look = plan.look(self.now_ms().await.ok());
             let sleep = match self.rate_in(&look, pause_ms).await {
                 Ok((claimed, nexts)) => {
-                    for (b, next) in nexts {
-                        known[b] = next.unwrap_or(u64::MAX);
-                    }
+                    plan.popped(nexts);
                     if claimed >= BATCH {
                         Duration::ZERO
                     } else {
-                        let next = known.iter().copied().min().filter(|&t| t != u64::MAX);
-                        let to_sweep =
-                            swept.map_or(Duration::ZERO, |t| POLL.saturating_sub(t.elapsed()));
-                        self.time_to_rating(next).await.min(to_sweep)
+                        let to = self.time_to_rating(plan.next_known()).await;
+                        to.min(plan.until_sweep())
                     }
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "rater: cannot rate finished games; retrying");
-                    swept = None;
+                    plan.failed();
                     Duration::from_millis(500)
                 }
             };

@@ -28,6 +28,7 @@ use std::sync::Arc;
 use horst_sessions::{ProtocolError, Session, Timings};
 use horst_store::{DelayedSet, Notifier, Store};
 
+mod buckets;
 pub mod clock;
 mod delta;
 pub mod effects;
@@ -137,9 +138,9 @@ pub(crate) struct Inner {
     pub cache: record::RecordCache,
     pub clock: now::ServerClock,
     /// Wakes the clock firer for a deadline this process scheduled.
-    pub wake: clock::ClockWake,
+    pub wake: buckets::BucketWake,
     /// Wakes the rater for a rated game this process finished.
-    pub rate_wake: leaderboard::RateWake,
+    pub rate_wake: buckets::BucketWake,
     /// The boot tag, read (or created) once at start.
     pub boot_tag: u16,
     /// Long-polls end early when this turns true (graceful shutdown).
@@ -166,8 +167,8 @@ impl Rcadia {
                 settings,
                 cache: record::RecordCache::default(),
                 clock: now::ServerClock::default(),
-                wake: clock::ClockWake::new(buckets),
-                rate_wake: leaderboard::RateWake::new(buckets),
+                wake: buckets::BucketWake::new(buckets),
+                rate_wake: buckets::BucketWake::new(buckets),
                 boot_tag,
                 shutdown,
                 metrics: SessionMetrics::default(),

@@ -532,11 +532,11 @@ impl Rcadia {
         };
         // The firer looks by the new deadline (written, or perhaps written: an error).
         if let (Some(at), Ok(Saved::Written) | Err(_)) = (earliest, &saved) {
-            self.inner.wake.scheduled(store.bucket_of(&id), at);
+            self.inner.wake.note(store.bucket_of(&id), at);
         }
         // A finished rated game is pending now: this process's rater rates it at once.
         if args.rate && matches!(saved, Ok(Saved::Written)) {
-            self.inner.rate_wake.finished(store.bucket_of(&id));
+            self.inner.rate_wake.note(store.bucket_of(&id), 0);
         }
         match saved {
             Ok(Saved::Written) => {

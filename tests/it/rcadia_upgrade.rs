@@ -15,7 +15,14 @@ use crate::rcadia_common::{app_with, cast, entries, started, two_player, Client}
 /// A started two-player session whose first agent has its turn: the app, its host and
 /// agents, the session id, the players' ids and the host's `after`.
 async fn a_started_game() -> (TestApp, Client, Vec<Client>, String, Vec<String>, u64) {
-    let app = app_with(|_| {}).await;
+    a_started_game_with(|_| {}).await
+}
+
+/// [`a_started_game`] on an app whose configuration `adjust` changed.
+async fn a_started_game_with(
+    adjust: impl FnOnce(&mut horst_config::Config),
+) -> (TestApp, Client, Vec<Client>, String, Vec<String>, u64) {
+    let app = app_with(adjust).await;
     let (host, agents) = cast(&app, 2).await;
     let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
     host.ops(
@@ -278,14 +285,8 @@ async fn an_event_log_and_a_replay_of_the_version_before_read_on_beside_the_comp
 /// the compact forms' tag, and still plays on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rolling_upgrade_writes_what_the_previous_release_reads() {
-    let app = app_with(|c| c.sessions.write_previous_forms = true).await;
-    let (host, agents) = cast(&app, 2).await;
-    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
-    host.ops(
-        &id,
-        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["e4"] }]),
-    )
-    .await;
+    let (app, host, agents, id, pids, after) =
+        a_started_game_with(|c| c.sessions.write_previous_forms = true).await;
     plays_on(&app, &host, &agents, &id, &pids, after).await;
     let mut conn = app.store.conn();
     let list = |key: String| {
