@@ -319,6 +319,7 @@ async fn rcadia_pages_with_games_have_no_serious_accessibility_findings() {
     rocky.join(&rps).await;
     edward.join(&rps).await;
     rps_match(
+        &house,
         &rocky,
         &edward,
         &rps,

@@ -120,6 +120,22 @@ impl House {
         rx.await.unwrap_or(None).unwrap_or(Value::Null)
     }
 
+    /// What the game page of `series` shows (its status, note, throws or moves, and platform
+    /// events), for a failure message: a flaky run says what the game saw.
+    pub async fn game_report(&self, series: &str) -> String {
+        let mut out = String::new();
+        for id in ["status", "note", "throws", "history", "events"] {
+            let v = self.game_text(series, id).await;
+            if let Some(t) = v.as_str() {
+                out.push_str(&format!("\n#{id}: {t}"));
+            }
+        }
+        if out.is_empty() {
+            out.push_str("\n(no game page hosts this table any more)");
+        }
+        format!("the game page of {series}:{out}")
+    }
+
     /// Wait until the game page's element `id` satisfies `check`.
     pub async fn wait_game_text(
         &self,
@@ -505,27 +521,24 @@ async fn two_horst_play_agents_play_rock_paper_scissors_on_a_house_table() {
         &[&common[..], &["--seed", "4"]].concat(),
         dir.path(),
     );
-    assert_eq!(
-        exit_code(&mut a, Duration::from_secs(120)).await,
-        0,
-        "{}",
-        a.stderr()
-    );
-    assert_eq!(
-        exit_code(&mut b, Duration::from_secs(120)).await,
-        0,
-        "{}",
-        b.stderr()
-    );
+    // The exit codes are read without asserting first, so a failure can say what the game
+    // page saw as well as what the agents did.
+    let code_a = exit_code(&mut a, Duration::from_secs(120)).await;
+    let code_b = exit_code(&mut b, Duration::from_secs(120)).await;
     let (ea, eb) = (events(&a), events(&b));
     let moves_a = of_kind(&ea, "move").len();
     let moves_b = of_kind(&eb, "move").len();
     // Every throw of one player is matched by one of the other: neither moved alone.
-    assert!(
-        moves_a >= 2,
-        "a best-of-three needs at least two throws: {ea:?}"
-    );
-    assert_eq!(moves_a, moves_b, "simultaneous throws pair up");
+    if code_a != 0 || code_b != 0 || moves_a < 2 || moves_a != moves_b {
+        panic!(
+            "a best-of-three needs at least two throws each, paired, and both agents to exit 0: \
+             a exited {code_a} after {moves_a} moves, b exited {code_b} after {moves_b}\n\
+             a's stderr:\n{}\nb's stderr:\n{}\n{}",
+            a.stderr(),
+            b.stderr(),
+            house.game_report(&table).await
+        );
+    }
     for ev in [&ea, &eb] {
         assert_eq!(of_kind(ev, "joined")[0]["sessionId"], table.as_str());
         let r = &of_kind(ev, "result")[0]["result"];

@@ -38,7 +38,13 @@ pub(crate) async fn play(white: &Client, black: &Client, table: &str, moves: &[&
 
 /// A rock-paper-scissors match through the agent API: each pair of `throws` is one throw of
 /// `a` and one of `b`, in that order, each accepted before the next.
-pub(crate) async fn rps_match(a: &Client, b: &Client, table: &str, throws: &[(&str, &str)]) {
+pub(crate) async fn rps_match(
+    house: &House,
+    a: &Client,
+    b: &Client,
+    table: &str,
+    throws: &[(&str, &str)],
+) {
     for (ta, tb) in throws {
         for (c, throw) in [(a, ta), (b, tb)] {
             let s = state_until(c, table, "a throw", can_act).await;
@@ -49,10 +55,13 @@ pub(crate) async fn rps_match(a: &Client, b: &Client, table: &str, throws: &[(&s
                 )
                 .await;
             // The first throw of a pair waits for the other ("pending").
-            assert!(
-                st == 200 && matches!(v["outcome"].as_str(), Some("applied" | "pending")),
-                "{throw}: {st} {v}"
-            );
+            if !(st == 200 && matches!(v["outcome"].as_str(), Some("applied" | "pending"))) {
+                panic!(
+                    "{throw} on turn {}: {st} {v}\nthe state before it: {s}\n{}",
+                    s["turn"],
+                    house.game_report(table).await
+                );
+            }
         }
     }
 }
@@ -224,7 +233,7 @@ async fn tables_house_and_watch_pages_show_a_live_house_game() {
     let (rocky, edward) = (house.agent("Rocky").await, house.agent("Edward").await);
     rocky.join(&rps).await;
     edward.join(&rps).await;
-    rps_match(&rocky, &edward, &rps, &[("rock", "scissors")]).await;
+    rps_match(&house, &rocky, &edward, &rps, &[("rock", "scissors")]).await;
     tab.goto(&format!("{base}/watch/{rps}")).await;
     tab.wait_for(
         "document.body.innerText.includes('Rocky 1 – 0 Edward')",
@@ -278,6 +287,7 @@ async fn a_fast_games_result_stays_on_the_watch_page() {
     rocky.join(&table).await;
     edward.join(&table).await;
     rps_match(
+        &house,
         &rocky,
         &edward,
         &table,
