@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createBindingApi } from "../house/binding-api.js";
+import { createBindingApi, REPLY_TIMEOUT_MS, LONG_POLL_REPLY_TIMEOUT_MS } from "../house/binding-api.js";
 import { ApiError } from "../bridge/bridge-core.js";
 
 function harness() {
@@ -59,4 +59,51 @@ test("endKeepalive is a no-op: the house process ends live sessions itself", () 
   const h = harness();
   h.api.endKeepalive("s", [{ op: "end" }]);
   assert.equal(h.sent.length, 0);
+});
+
+/** A harness whose timers fire only when the test says so. */
+function timedHarness() {
+  const sent = [];
+  let reply = null;
+  const timers = new Map();
+  let next = 1;
+  const api = createBindingApi({
+    send: (json) => sent.push(JSON.parse(json)),
+    setReplyHandler: (fn) => { reply = fn; },
+    setTimer: (fn, ms) => { const h = next++; timers.set(h, { fn, ms }); return h; },
+    clearTimer: (h) => { timers.delete(h); },
+  });
+  const fire = (ms) => {
+    for (const [h, t] of [...timers]) if (t.ms === ms) { timers.delete(h); t.fn(); }
+  };
+  return { api, sent, timers, fire, reply: (...a) => reply(...a) };
+}
+
+test("a call whose answer never comes fails as a retryable network error, and a late answer is ignored", async () => {
+  const h = timedHarness();
+  const ops = h.api.ops("s", [{ op: "state", state: {} }]);
+  const poll = h.api.pendingActions("s", 3, 25);
+  // Long-polls get longer than plain calls: the house holds them up to 40 s itself.
+  assert.deepEqual([...h.timers.values()].map((t) => t.ms), [REPLY_TIMEOUT_MS, LONG_POLL_REPLY_TIMEOUT_MS]);
+  assert.ok(LONG_POLL_REPLY_TIMEOUT_MS > REPLY_TIMEOUT_MS);
+  h.fire(REPLY_TIMEOUT_MS);
+  await assert.rejects(ops, (e) => e instanceof ApiError && e.status === 0 && /did not answer ops within 60 s/.test(e.message));
+  assert.equal(h.api.waiting, 1, "the long-poll still waits");
+  h.reply(1, 200, "{}"); // the lost answer turns up after all: nobody waits for it
+  h.reply(2, 200, JSON.stringify({ actions: [] }));
+  assert.deepEqual(await poll, { actions: [] });
+  assert.equal(h.timers.size, 0, "an answered call's timer is cleared");
+  assert.equal(h.api.waiting, 0);
+});
+
+test("a missing binding clears the call's timer", async () => {
+  const timers = new Set();
+  const api = createBindingApi({
+    send: () => { throw new Error("horstHouse is not defined"); },
+    setReplyHandler: () => {},
+    setTimer: () => { const h = {}; timers.add(h); return h; },
+    clearTimer: (h) => timers.delete(h),
+  });
+  await assert.rejects(api.rematch("s"), (e) => e instanceof ApiError && e.status === 0);
+  assert.equal(timers.size, 0);
 });
