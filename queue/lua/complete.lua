@@ -59,12 +59,17 @@ redis.call('PUBLISH', ARGV[7], cjson.encode({state = ARGV[3], started = tonumber
   finished = now, charged = tonumber(f[7]), worker = f[8], result = ARGV[4],
   failure = ARGV[5]}))
 if ARGV[9] == '' then return 1 end
--- One look first: an idle slot's completion costs no claim.
-if redis.call('EXISTS', KEYS[7], KEYS[8]) == 0 then
-  redis.call('ZADD', KEYS[6], now, ARGV[9])
-  return 2
+if ARGV[12] ~= '1' then
+  -- Only a look: an idle slot's completion costs no claim.
+  if redis.call('EXISTS', KEYS[7], KEYS[8]) == 0 then
+    redis.call('ZADD', KEYS[6], now, ARGV[9])
+    return 2
+  end
+  return 1
 end
-if ARGV[12] ~= '1' then return 1 end
+-- No look first: the claim reads the lanes' heads itself. A busy queue (the claim finds a
+-- job) saves the look's command; an idle general slot pays a second lane's ZRANGE instead,
+-- when Redis has little else to do.
 local ends = 4
 if ARGV[11] == 'referee' then ends = 5 end
 local next = claim_next({lane1 = 7, lane2 = 8, turns1 = 9, turns2 = 10, fence = 11,
