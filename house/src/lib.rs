@@ -355,12 +355,17 @@ pub async fn run_with_probe(
         }
     };
     // Leave cleanly: live sessions end with host_left (no rematch), then the browser stops.
-    for (_, r) in std::mem::take(&mut tables) {
+    // All at once: one at a time, a slow backend (20 s a request at worst) would hold the
+    // stop for 20 s a table, past a service manager's stop timeout with a few tables.
+    let mut ending = tokio::task::JoinSet::new();
+    for r in tables.values() {
         let v = r.table.view.borrow().clone();
-        if let Some(relay) = relays.get(&r.game) {
-            end_if_live(relay, &v).await;
+        if let Some(relay) = relays.get(&r.game).cloned() {
+            ending.spawn(async move { end_if_live(&relay, &v).await });
         }
     }
+    while ending.join_next().await.is_some() {}
+    drop(tables);
     browser.close().await;
     tracing::info!("house host stopped");
     result

@@ -164,7 +164,9 @@ impl House {
         if let Some(s) = self.stop.take() {
             let _ = s.send(());
         }
-        let r = tokio::time::timeout(Duration::from_secs(30), &mut self.task).await;
+        // The house ends its live tables at once (a request takes up to 20 s on a slow
+        // backend) and then gives the browser up to 8 s: a minute is a generous margin.
+        let r = tokio::time::timeout(Duration::from_secs(60), &mut self.task).await;
         assert!(
             matches!(r, Ok(Ok(Ok(())))),
             "the house host did not stop cleanly: {r:?}"
