@@ -139,6 +139,11 @@ impl App {
             .adopt_waiting_list()
             .await
             .map_err(|e| BuildError(format!("cannot adopt the pre-lanes waiting list: {e}")))?;
+        // The fair turns and waiting counts of a version before queue:fair move into it.
+        queue
+            .adopt_fair_layout()
+            .await
+            .map_err(|e| BuildError(format!("cannot adopt the earlier fair turns: {e}")))?;
         // A wait that starts before the subscription is up would still be correct (waiters
         // re-read on a timer), only slower; a short wait here keeps first requests prompt.
         if !queue.notifier().ready(Duration::from_secs(5)).await {

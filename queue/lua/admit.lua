@@ -4,7 +4,8 @@
 
   Input:
     KEYS[1] idem:<account>:<idem_key>   fingerprint|job id of the key's first use
-    KEYS[2] waiting:<account>           the account's waiting jobs (counter)
+    KEYS[2] queue:fair                  the lanes' turns and the accounts' waiting counts
+                                        (keys.rs): read once, written once
     KEYS[3] queue:lane:<lane>           the job's lane: waiting ids by turn (zset)
     KEYS[4] daily:<day>:<account>       the account's jobs today, by kind (hash)
     KEYS[5] budget:<day>                today's seconds and job counts (hash)
@@ -15,19 +16,17 @@
     KEYS[9] job:<ARGV[20]>              the record the caller found gone (with ARGV[20]
                                         empty: any key of the group, never read)
     KEYS[10] queue:lane:<other lane>    the other lane (the waiting places are shared)
-    KEYS[11] queue:turns:<lane>         the lane's turns: 'round' (of the last claim),
-                                        'seq', and 'a:<account>' (its last job's round)
-    KEYS[12] queue:slots                live workers' slots: id -> 'general referee until_ms'
-    KEYS[13] queue:ends:general         running jobs on general slots, by latest end (zset)
-    KEYS[14] queue:ends:referee         running jobs on referee slots, likewise
-    KEYS[15] queue:owed:<lane>          accounts refused for want of room, by the time they
+    KEYS[11] queue:slots                live workers' slots: id -> 'general referee until_ms'
+    KEYS[12] queue:ends:general         running jobs on general slots, by latest end (zset)
+    KEYS[13] queue:ends:referee         running jobs on referee slots, likewise
+    KEYS[14] queue:owed:<lane>          accounts refused for want of room, by the time they
                                         were told to come back (zset): their turn is kept
-    KEYS[16] blob:<sha256>              the job's inputs kept once (queue/src/inputs.rs),
-    KEYS[17] blob:<sha256>              written by the caller just before (SET NX PX); only
+    KEYS[15] blob:<sha256>              the job's inputs kept once (queue/src/inputs.rs),
+    KEYS[16] blob:<sha256>              written by the caller just before (SET NX PX); only
                                         the first ARGV[31] are used (the rest: any key of
                                         the group, never read)
-    KEYS[18] queue:idle:general         idle slots by when they went idle (zset): one is
-    KEYS[19] queue:idle:referee         popped and woken (referee work: a referee slot first)
+    KEYS[17] queue:idle:general         idle slots by when they went idle (zset): one is
+    KEYS[18] queue:idle:referee         popped and woken (referee work: a referee slot first)
 
     ARGV[1] <day> the keys are for     ARGV[11] global waiting cap
     ARGV[2] job id                     ARGV[12] the kind's daily limit
@@ -56,7 +55,7 @@
              are kept to the end of the UTC day this ends in
     ARGV[29] bytes of kept input an account may add per day
     ARGV[30] bytes of kept input the server may add per day
-    ARGV[31] how many of KEYS[16], KEYS[17] are the job's blobs (0 to 2)
+    ARGV[31] how many of KEYS[15], KEYS[16] are the job's blobs (0 to 2)
 
   Output:
     {'new', job_id, created_ms}    queued at created_ms (the caller knows the rest of the
@@ -68,7 +67,7 @@
                                    within the caller's wait; retry_after_s is when it would
     {'quota', 'owner'|'global'|'global_new', to_midnight_s}
     {'quota', 'input_bytes'|'global_input_bytes', to_midnight_s}   ARGV[29] or [30] is used up
-    {'inputs'}                     a blob of KEYS[16], KEYS[17] is gone (it expired before
+    {'inputs'}                     a blob of KEYS[15], KEYS[16] is gone (it expired before
                                    this admission adopted it): write it again and call again
     {'day', day}                   ARGV[1] is not today on the server clock: call again with
                                    the keys of `day`
@@ -79,7 +78,7 @@
   KEYS[8] names the calling process, which the caller knows without reading; it shares the
   queue group's slot (ARCHITECTURE.md, "Lua scripts, keys and hash slots") with the rest.
   KEYS[9] is named by what the caller read in its first step (the replayed job's id).
-  KEYS[10]-[14] are fixed names of the queue group. KEYS[16] and KEYS[17] are named by the
+  KEYS[10]-[13] are fixed names of the queue group. KEYS[15] and KEYS[16] are named by the
   input's bytes, which the caller has.
 ]]
 local jid, account, trust, kind = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -102,7 +101,12 @@ if rec then
 end
 
 local retry = math.max(1, math.ceil(tonumber(ARGV[17]) / 1000))
-local mine = tonumber(redis.call('GET', KEYS[2])) or 0
+-- queue:fair in one read: the lane's round and sequence, the account's last round in the
+-- lane and its waiting jobs, and how late the lane's owed turns run.
+local fk, ln = KEYS[2], ARGV[23]
+local mine_f, wf, owed_f = 'a:' .. ln .. ':' .. account, 'w:' .. account, 'owed:' .. ln
+local t = redis.call('HMGET', fk, 'round:' .. ln, mine_f, 'seq:' .. ln, wf, owed_f)
+local mine = tonumber(t[4]) or 0
 if mine >= tonumber(ARGV[10]) then
   return {'busy', 'account', retry}
 end
@@ -115,10 +119,17 @@ end
 -- back stops holding a place once the grace has passed.
 -- Only reads until the first write that may grow memory: Redis refuses a script at maxmemory
 -- only at that first write (one that frees memory before it would let the rest through).
-local owed = KEYS[15]
+local owed = KEYS[14]
 local kept_since = now - tonumber(ARGV[27])
--- The turns still kept, in one read (few: accounts refused in the last seconds).
-local kept = redis.call('ZRANGE', owed, kept_since, '+inf', 'BYSCORE', 'WITHSCORES')
+-- The turns still kept, in one read (few: accounts refused in the last seconds). None can be
+-- when the latest time any was promised for (queue:fair's owed:<lane>, moved by every
+-- refusal) is past: the common case costs no read. No field: not known (the lane's owed
+-- turns of a version before it), so read.
+local owed_until = tonumber(t[5])
+local kept = {}
+if not owed_until or owed_until >= kept_since then
+  kept = redis.call('ZRANGE', owed, kept_since, '+inf', 'BYSCORE', 'WITHSCORES')
+end
 local promised
 for i = 1, #kept, 2 do
   if kept[i] == account then promised = tonumber(kept[i + 1]) end
@@ -137,10 +148,19 @@ end
 -- for the same reason (an HDEL first would let an admission past maxmemory).
 local dead = {}
 local function forget_dead()
-  if #dead > 0 then redis.call('HDEL', KEYS[12], unpack(dead)) end
+  if #dead > 0 then redis.call('HDEL', KEYS[11], unpack(dead)) end
 end
 local function refuse(cap, retry_s, ahead)
-  redis.call('ZADD', owed, now + retry_s * 1000, account)
+  local until_ms = now + retry_s * 1000
+  redis.call('ZADD', owed, until_ms, account)
+  -- Not known before: the latest of the turns read (those not read are past keeping).
+  local latest = owed_until or 0
+  if not owed_until then
+    for i = 2, #kept, 2 do latest = math.max(latest, tonumber(kept[i])) end
+  end
+  if latest < until_ms or not owed_until then
+    redis.call('HSET', fk, owed_f, string.format('%.0f', math.max(latest, until_ms)))
+  end
   forget_stale()
   forget_dead()
   local keep = retry_s * 1000 + tonumber(ARGV[27])
@@ -162,8 +182,6 @@ end
 -- The account's turn: one round after the lane's last claimed one, and after its own last
 -- waiting job, so accounts with waiting jobs take turns (and arrival order within a round).
 -- With none waiting (a dropped job leaves its entry behind) its entry does not count.
-local tk = KEYS[11]
-local t = redis.call('HMGET', tk, 'round', 'a:' .. account, 'seq')
 local last = 0
 if mine > 0 then last = tonumber(t[2]) or 0 end
 local round = math.max(tonumber(t[1]) or 0, last) + 1
@@ -177,7 +195,7 @@ local score = string.format('%.0f', round * TURN_SPAN + seq)
 -- worker nothing is known: the job waits (and claim.lua times it out if it must).
 local exec, slack = tonumber(ARGV[17]), tonumber(ARGV[25])
 local general, referee = 0, 0
-local slots = redis.call('HGETALL', KEYS[12])
+local slots = redis.call('HGETALL', KEYS[11])
 for i = 1, #slots, 2 do
   local g, r, live = string.match(slots[i + 1], '^(%d+) (%d+) (%d+)$')
   if g and tonumber(live) > now then
@@ -186,8 +204,8 @@ for i = 1, #slots, 2 do
     dead[#dead + 1] = slots[i]
   end
 end
-local cap, ends = general, KEYS[13]
-if ARGV[23] == 'referee' and referee > 0 then cap, ends = referee, KEYS[14] end
+local cap, ends = general, KEYS[12]
+if ARGV[23] == 'referee' and referee > 0 then cap, ends = referee, KEYS[13] end
 if cap > 0 then
   local free = {}
   local running = redis.call('ZRANGE', ends, 0, -1, 'WITHSCORES')
@@ -245,7 +263,7 @@ end
 -- first: a write Redis refuses at maxmemory, before the PEXPIREs (which it would not).
 local keep_ms = (day_of(now + tonumber(ARGV[28])) + 1) * DAY_MS - now
 local extend, added = {}, 0
-for i = 16, 15 + tonumber(ARGV[31]) do
+for i = 15, 14 + tonumber(ARGV[31]) do
   local ttl = redis.call('PTTL', KEYS[i])
   if ttl == -2 then return {'inputs'} end
   if ttl < keep_ms - 1000 then
@@ -285,12 +303,18 @@ if ARGV[21] ~= '' and tonumber(ARGV[22]) > 0 then
   redis.call('SET', KEYS[8], '1', 'EX', tonumber(ARGV[22]))
 end
 redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', tonumber(ARGV[15]))
-redis.call('INCR', KEYS[2])
 redis.call('ZADD', lane, score, jid)
 -- Its kept turn is used now (a stale one is ignored, and dropped by the next refusal).
 if promised then redis.call('ZREM', owed, account) end
 forget_dead()
-redis.call('HSET', tk, 'a:' .. account, round, 'seq', seq)
+-- The account's turn, the lane's sequence and the account's waiting count in one write (and
+-- the lane's owed turns known to be none kept, the first time that is found).
+local fair = {'HSET', fk, mine_f, round, 'seq:' .. ln, seq, wf, mine + 1}
+if not owed_until and #kept == 0 then
+  fair[#fair + 1] = owed_f
+  fair[#fair + 1] = 0
+end
+redis.call(unpack(fair))
 redis.call('ZADD', KEYS[7], now, jid)
 -- The index is trimmed, and its expiry moved, once a day per account and kind (its first
 -- job then): it lives a day longer than its retention, so no job of the day is dropped
@@ -303,7 +327,7 @@ end
 -- grow with the workers. Referee work takes a referee slot first (general slots stay free
 -- for playtests). No idle slot: every slot is busy, and the next to finish claims it.
 local woken = {}
-if ARGV[23] == 'referee' and referee > 0 then woken = redis.call('ZPOPMAX', KEYS[19]) end
-if #woken == 0 then woken = redis.call('ZPOPMAX', KEYS[18]) end
+if ARGV[23] == 'referee' and referee > 0 then woken = redis.call('ZPOPMAX', KEYS[18]) end
+if #woken == 0 then woken = redis.call('ZPOPMAX', KEYS[17]) end
 if #woken > 0 then redis.call('PUBLISH', ARGV[19] .. ':' .. woken[1], jid) end
 return {'new', jid, now}

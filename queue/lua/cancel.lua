@@ -6,7 +6,7 @@
   Input:
     KEYS[1] job:<job_id>            the job record
     KEYS[2] queue:lane:<lane>       the job's lane (zset of waiting ids)
-    KEYS[3] waiting:<account>       the account's waiting jobs (counter)
+    KEYS[3] queue:fair              the accounts' waiting counts (keys.rs)
     KEYS[4] budget:<day>            the job's day's seconds and counts
     KEYS[5] daily:<day>:<account>   the account's jobs that day
     KEYS[6] idem:<account>:<idem>   the job's idempotency record
@@ -39,7 +39,7 @@ if ARGV[10] ~= '' then
 end
 local now = now_ms()
 redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('DECR', KEYS[3])
+waiting_done(KEYS[3], ARGV[7])
 release(jk, KEYS[4], KEYS[5], KEYS[6], ARGV[1], now, ARGV[2], ARGV[3], ARGV[4],
   tonumber(ARGV[5]), ARGV[6])
 return 1

@@ -10,16 +10,17 @@
     KEYS[1] queue:lane:<lane>       the lanes the slot's pool claims from (waiting ids by
     KEYS[2] queue:lane:<lane>       turn, head = lowest; a referee slot: the referee lane
                                     twice)
-    KEYS[3] queue:turns:<lane>      their turns (admit.lua), in the same order: the claim
-    KEYS[4] queue:turns:<lane>      moves 'round'
-    KEYS[5] fence                   the fencing token counter
-    KEYS[6] queue:running           zset of running job ids by lease expiry
-    KEYS[7] queue:ends:<pool>       running jobs of the claiming slot's pool, by latest end
-    KEYS[8] queue:idle:<pool>       the pool's idle slots (admit.lua): the claiming slot
+    KEYS[3] queue:fair              the lanes' turns and the accounts' waiting counts
+                                    (keys.rs): the claim moves the lane's round and takes
+                                    the job off its account's count
+    KEYS[4] fence                   the fencing token counter
+    KEYS[5] queue:running           zset of running job ids by lease expiry
+    KEYS[6] queue:ends:<pool>       running jobs of the claiming slot's pool, by latest end
+    KEYS[7] queue:idle:<pool>       the pool's idle slots (admit.lua): the claiming slot
                                     leaves it (with ARGV[6] '1')
-    KEYS[9] the queue group's base  the prefix (and hash tag) of every queue key; never
+    KEYS[8] the queue group's base  the prefix (and hash tag) of every queue key; never
                                     touched itself: the head job's keys are named from it
-                                    (group_key): job:<id>, waiting:<account>, budget:<day>,
+                                    (group_key): job:<id>, budget:<day>,
                                     daily:<day>:<account>, idem:<account>:<idem>,
                                     callers:<process>, and its channel done:<id>
 
@@ -38,8 +39,8 @@
     {'empty'}                    the lanes are empty
 
   Cluster note: which job is next is known only from the lane, and the head job's record
-  names its other keys; they are all queue keys, named from KEYS[9] in its hash slot
+  names its other keys; they are all queue keys, named from KEYS[8] in its hash slot
   (group_key), so the look and the claim are one step and no two slots race for one head.
 ]]
-return claim_next({lane1 = 1, lane2 = 2, turns1 = 3, turns2 = 4, fence = 5, running = 6,
-  ends = 7, idle = 8, base = 9}, now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+return claim_next({lane1 = 1, lane2 = 2, fair = 3, fence = 4, running = 5, ends = 6,
+  idle = 7, base = 8}, now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])

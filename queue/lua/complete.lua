@@ -11,19 +11,18 @@
     KEYS[6] queue:idle:<pool>   the completing slot's pool's idle slots (admit.lua)
     KEYS[7] queue:lane:<lane>   the lanes that pool claims from (a referee slot's: the
     KEYS[8] queue:lane:<lane>   referee lane twice)
-    KEYS[9] queue:turns:<lane>  the turns of KEYS[7] and KEYS[8] (claim.lua)
-    KEYS[10] queue:turns:<lane>
-    KEYS[11] fence              the fencing token counter
-    KEYS[12] the queue group's base (claim.lua: the next job's keys are named from it)
+    KEYS[9] queue:fair          the lanes' turns and the accounts' waiting counts (claim.lua)
+    KEYS[10] fence              the fencing token counter
+    KEYS[11] the queue group's base (claim.lua: the next job's keys are named from it)
 
     ARGV[1] job id             ARGV[5] failure (JSON, '' = none)
     ARGV[2] fencing token      ARGV[6] job ttl, s
     ARGV[3] final state        ARGV[7] the completion channel (done:<job_id>)
     ARGV[4] result (JSON, '' = none)
     ARGV[8] the job's day (KEYS[3] is its budget)
-    ARGV[9] the completing slot's id ('' when no slot goes on: then KEYS[6]-[12] are unused)
+    ARGV[9] the completing slot's id ('' when no slot goes on: then KEYS[6]-[11] are unused)
     ARGV[10] lease, ms            ARGV[11] the completing slot's pool ('general' or 'referee')
-    ARGV[12] '1': the slot claims its next job here (claim.lua, with KEYS[6]-[12]); '': it
+    ARGV[12] '1': the slot claims its next job here (claim.lua, with KEYS[6]-[11]); '': it
              only looks whether one waits
 
   Publishes on ARGV[7] the final state as JSON (state, started, finished, charged, worker,
@@ -72,8 +71,8 @@ end
 -- when Redis has little else to do.
 local ends = 4
 if ARGV[11] == 'referee' then ends = 5 end
-local next = claim_next({lane1 = 7, lane2 = 8, turns1 = 9, turns2 = 10, fence = 11,
-  running = 2, ends = ends, idle = 6, base = 12}, now, ARGV[9], ARGV[10], ARGV[6],
+local next = claim_next({lane1 = 7, lane2 = 8, fair = 9, fence = 10, running = 2,
+  ends = ends, idle = 6, base = 11}, now, ARGV[9], ARGV[10], ARGV[6],
   ARGV[11], 16, '')
 if next[1] == 'claimed' then return {3, next[2], next[3], next[4]} end
 if next[1] == 'empty' then

@@ -12,6 +12,19 @@ local COUNTER_TTL = 3 * 86400
 -- turn (admit.lua), seq keeps arrival order within a round.
 local TURN_SPAN = 2097152
 
+-- The name of a lane ('planner', 'referee') from its key `...queue:lane:<name>`: the
+-- fields of queue:fair are named by it.
+local function lane_name(lane_key)
+  return string.match(lane_key, 'queue:lane:(%w+)$')
+end
+
+-- One less waiting job of `account` in queue:fair `fk` (a field at zero is dropped: an
+-- account with nothing waiting leaves nothing behind).
+local function waiting_done(fk, account)
+  local wf = 'w:' .. account
+  if redis.call('HINCRBY', fk, wf, -1) <= 0 then redis.call('HDEL', fk, wf) end
+end
+
 -- The queue key `base .. name parts` (see above): base is a script's KEYS entry.
 local function group_key(base, ...)
   return base .. table.concat({...})
@@ -69,13 +82,12 @@ local CLAIM_FIELDS = {'state', 'account', 'day', 'idem', 'waiter', 'deadline', '
 
 -- The next turn of a slot's lanes, claimed (claim.lua has the whole story; complete.lua
 -- claims the completing slot's next job with it). k: the KEYS indices of lane1, lane2,
--- turns1, turns2 (turns of lane1 and lane2), fence, running, ends (the slot's pool's),
--- idle (likewise) and base (the queue group's base); slot: the claiming slot's id; the rest
--- as in claim.lua's arguments. Returns claim.lua's reply.
+-- fair (queue:fair: the lanes' turns and the accounts' waiting counts), fence, running,
+-- ends (the slot's pool's), idle (likewise) and base (the queue group's base); slot: the
+-- claiming slot's id; the rest as in claim.lua's arguments. Returns claim.lua's reply.
 local function claim_next(k, now, slot, lease_ms, job_ttl, pool, bound, registered)
 local names = CLAIM_FIELDS
 local lane_keys = {KEYS[k.lane1], KEYS[k.lane2]}
-local turn_keys = {KEYS[k.turns1], KEYS[k.turns2]}
 local lanes = 2
 if KEYS[k.lane2] == KEYS[k.lane1] then lanes = 1 end
 for _ = 1, tonumber(bound) do
@@ -100,15 +112,23 @@ for _ = 1, tonumber(bound) do
   redis.call('ZREM', lane, jid)
   if f[1] == 'queued' then
     local account, day = f[2], f[3]
-    redis.call('DECR', group_key(KEYS[k.base], 'waiting:', account))
     -- The lane's turn moves on to this job's round; an account with nothing later waiting
-    -- needs no entry (its next job gets the round after the lane's).
-    local tk = turn_keys[pick]
+    -- in the lane needs no entry (its next job gets the round after the lane's); its waiting
+    -- count goes down (no field at none). One read and at most two writes of queue:fair.
+    local fk = KEYS[k.fair]
+    local name = lane_name(lane)
     local round = math.floor(tonumber(head[2]) / TURN_SPAN)
-    local mine = 'a:' .. account
-    local t = redis.call('HMGET', tk, 'round', mine)
-    if round > (tonumber(t[1]) or 0) then redis.call('HSET', tk, 'round', round) end
-    if (tonumber(t[2]) or 0) <= round then redis.call('HDEL', tk, mine) end
+    local mine, wf = 'a:' .. name .. ':' .. account, 'w:' .. account
+    local t = redis.call('HMGET', fk, 'round:' .. name, mine, wf)
+    local set, del = {}, {}
+    if round > (tonumber(t[1]) or 0) then
+      set[#set + 1] = 'round:' .. name; set[#set + 1] = round
+    end
+    if (tonumber(t[2]) or 0) <= round then del[#del + 1] = mine end
+    local w = (tonumber(t[3]) or 0) - 1
+    if w > 0 then set[#set + 1] = wf; set[#set + 1] = w else del[#del + 1] = wf end
+    if #set > 0 then redis.call('HSET', fk, unpack(set)) end
+    if #del > 0 then redis.call('HDEL', fk, unpack(del)) end
     local waiter = f[5] or ''
     local bk = group_key(KEYS[k.base], 'budget:', day)
     local channel = KEYS[k.base] .. 'done:' .. jid

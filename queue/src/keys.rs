@@ -99,8 +99,20 @@ pub(crate) fn lane(store: &Store, lane: Lane) -> String {
     store.key_in(Group::Queue, &format!("queue:lane:{}", lane.as_str()))
 }
 
-/// `queue:turns:<lane>`: the lane's round, sequence and each waiting account's last round.
-pub(crate) fn turns(store: &Store, lane: Lane) -> String {
+/// `queue:fair`: the fair turns of both lanes and every account's waiting jobs, one hash
+/// (admit.lua reads and writes it once each): `round:<lane>` (the round of the lane's last
+/// claim), `seq:<lane>`, `a:<lane>:<account>` (the account's last waiting job's round),
+/// `w:<account>` (the account's waiting jobs, in either lane; no field: none),
+/// `owed:<lane>` (the latest time an owed turn of the lane was promised for; no field:
+/// unknown) and `layout` (set once [`crate::Queue::adopt_fair_layout`] has folded the keys of
+/// earlier versions in).
+pub(crate) fn fair(store: &Store) -> String {
+    store.key_in(Group::Queue, "queue:fair")
+}
+
+/// `queue:turns:<lane>`: the lane's turns in versions before `queue:fair`; only read to
+/// adopt what it holds.
+pub(crate) fn old_turns(store: &Store, lane: Lane) -> String {
     store.key_in(Group::Queue, &format!("queue:turns:{}", lane.as_str()))
 }
 
@@ -131,10 +143,9 @@ pub(crate) fn clock(store: &Store) -> String {
     store.key_in(Group::Queue, "queue:clock")
 }
 
-/// `waiting:<account>`: the account's waiting jobs (counter).
-pub(crate) fn waiting_of(store: &Store, account: &str) -> String {
-    store.key_in(Group::Queue, &format!("waiting:{account}"))
-}
+/// `waiting:*`: the accounts' waiting counters of versions before `queue:fair` (the pattern
+/// of what is left to delete once the counts are in `queue:fair`).
+pub(crate) const OLD_WAITING_PATTERN: &str = "waiting:*";
 
 /// `callers:<process>`: an API process's presence while callers wait in it.
 pub(crate) fn callers(store: &Store, process: &str) -> String {

@@ -30,9 +30,9 @@
 //!
 //! Keys (under the store prefix; names in `keys.rs`): `job:<id>` (hash), `blob:<sha256>` (a
 //! large map or replay kept once for the jobs that use it, `inputs.rs`),
-//! `queue:lane:<lane>` (zset by turn), `queue:turns:<lane>` (hash), `queue:slots` (hash),
-//! `queue:ends:<pool>` (zset by latest end),
-//! `queue:running` (zset by lease expiry), `waiting:<account>`, `idem:<account>:<key>`,
+//! `queue:lane:<lane>` (zset by turn), `queue:fair` (hash: both lanes' turns and every
+//! account's waiting jobs), `queue:slots` (hash), `queue:ends:<pool>` (zset by latest end),
+//! `queue:running` (zset by lease expiry), `idem:<account>:<key>`,
 //! `jobs:<account>` (zset by creation), `daily:<day>:<account>`, `budget:<day>`, `fence`,
 //! `delayed` (zset by due time), `quotas` (the reloadable quota numbers, JSON; see
 //! `quotas.rs`), `callers:<process>` (an API process's presence while callers wait in it,
@@ -361,6 +361,43 @@ impl Queue {
         Ok(moved)
     }
 
+    /// Folds the fair turns and waiting counters of versions before `queue:fair`
+    /// (`queue:turns:<lane>`, `waiting:<account>`) into it (fair_adopt.lua: once, atomic,
+    /// idempotent), then deletes the old counters. Returns whether this call adopted them;
+    /// called once when a process starts, after [`Queue::adopt_waiting_list`].
+    pub async fn adopt_fair_layout(&self) -> redis::RedisResult<bool> {
+        let store = &self.store;
+        let adopted: u8 = scripts::FAIR_ADOPT
+            .call(store)
+            .key(keys::fair(store))
+            .key(keys::old_turns(store, Lane::Planner))
+            .key(keys::old_turns(store, Lane::Referee))
+            .key(keys::lane(store, Lane::Planner))
+            .key(keys::lane(store, Lane::Referee))
+            .key(keys::base(store))
+            .arg(FAIR_LAYOUT)
+            .run()
+            .await?;
+        if adopted == 0 {
+            return Ok(false);
+        }
+        // The old counters are not read any more: what they counted is in queue:fair now.
+        let old = store
+            .scan_keys_in(Some(horst_store::Group::Queue), keys::OLD_WAITING_PATTERN)
+            .await?;
+        for key in &old {
+            let _: () = redis::cmd("DEL")
+                .arg(key)
+                .query_async(&mut store.conn())
+                .await?;
+        }
+        tracing::warn!(
+            deleted = old.len(),
+            "adopted the fair turns and waiting counts of an earlier version into queue:fair"
+        );
+        Ok(true)
+    }
+
     /// The pub/sub patterns the queue's [`Notifier`] must listen to.
     pub fn channels(store: &Store) -> Vec<String> {
         vec![keys::done_pattern(store), keys::new_pattern(store)]
@@ -601,7 +638,7 @@ impl Queue {
             let mut admit = scripts::ADMIT.call(&self.store);
             admit
                 .key(self.idem_key(&spec.account, &spec.idempotency_key))
-                .key(keys::waiting_of(&self.store, &spec.account))
+                .key(keys::fair(&self.store))
                 .key(keys::lane(&self.store, lane))
                 .key(self.daily_key(&day, &spec.account))
                 .key(self.budget_key(&day))
@@ -610,12 +647,11 @@ impl Queue {
                 .key(self.callers_key(&self.process_id))
                 .key(self.job_key(if forget.is_empty() { &id } else { &forget }))
                 .key(keys::lane(&self.store, lane.other()))
-                .key(keys::turns(&self.store, lane))
                 .key(keys::slots(&self.store))
                 .key(keys::ends(&self.store, Pool::General))
                 .key(keys::ends(&self.store, Pool::Referee))
                 .key(keys::owed(&self.store, lane));
-            // KEYS[16], KEYS[17]: the blobs, then (unused) the job's own key.
+            // KEYS[15], KEYS[16]: the blobs, then (unused) the job's own key.
             for i in 0..2 {
                 match stored.blobs.get(i) {
                     Some((hash, _)) => admit.key(keys::blob(&self.store, hash)),
@@ -1038,7 +1074,7 @@ impl Queue {
             .call(&self.store)
             .key(self.job_key(id))
             .key(keys::lane(&self.store, lane))
-            .key(keys::waiting_of(&self.store, &names.account))
+            .key(keys::fair(&self.store))
             .key(self.budget_key(&names.day))
             .key(self.daily_key(&names.day, &names.account))
             .key(self.idem_key(&names.account, &names.idem))
@@ -1209,8 +1245,7 @@ impl Queue {
                 .call(&self.store)
                 .key(keys::lane(&self.store, lanes[0]))
                 .key(keys::lane(&self.store, lanes[lanes.len() - 1]))
-                .key(keys::turns(&self.store, lanes[0]))
-                .key(keys::turns(&self.store, lanes[lanes.len() - 1]))
+                .key(keys::fair(&self.store))
                 .key(keys::fence(&self.store))
                 .key(keys::running(&self.store))
                 .key(keys::ends(&self.store, pool))
@@ -1492,8 +1527,7 @@ impl Queue {
             .key(keys::idle(&self.store, pool))
             .key(keys::lane(&self.store, lanes[0]))
             .key(keys::lane(&self.store, lanes[lanes.len() - 1]))
-            .key(keys::turns(&self.store, lanes[0]))
-            .key(keys::turns(&self.store, lanes[lanes.len() - 1]))
+            .key(keys::fair(&self.store))
             .key(keys::fence(&self.store))
             .key(keys::base(&self.store));
         let done: Completed = complete
@@ -1785,6 +1819,9 @@ pub async fn day_stats(store: &Store, now_ms: u64) -> Result<DayStats, QueueErro
     }
     Ok(stats)
 }
+
+/// The layout of `queue:fair` this version writes ('layout', fair_adopt.lua).
+const FAIR_LAYOUT: &str = "1";
 
 /// What a slot's completion did ([`Queue::complete_slot`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -75,7 +75,7 @@ impl Queue {
             let reply: Applied = scripts::CANCEL.call(&self.store)
                 .key(self.job_key(&id))
                 .key(keys::lane(&self.store, lane))
-                .key(keys::waiting_of(&self.store, &account))
+                .key(keys::fair(&self.store))
                 .key(self.budget_key(&day))
                 .key(self.daily_key(&day, &account))
                 .key(self.idem_key(&account, &idem))

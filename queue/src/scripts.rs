@@ -37,16 +37,16 @@ const fn queue_script<R>(file: LuaFile, keys: usize, argv: usize, writes: Writes
 
 /// `admit.lua`.
 pub(crate) static ADMIT: Script<Admitted> =
-    queue_script(lua!("lua/admit.lua"), 19, 31, Writes::Durable);
+    queue_script(lua!("lua/admit.lua"), 18, 31, Writes::Durable);
 /// `claim.lua`.
 pub(crate) static CLAIM: Script<ClaimReply> =
-    queue_script(lua!("lua/claim.lua"), 9, 6, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/claim.lua"), 8, 6, Writes::Durable).allowing_oom();
 /// `heartbeat.lua`.
 pub(crate) static HEARTBEAT: Script<Applied> =
     queue_script(lua!("lua/heartbeat.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
 /// `complete.lua`.
 pub(crate) static COMPLETE: Script<Completed> =
-    queue_script(lua!("lua/complete.lua"), 12, 12, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/complete.lua"), 11, 12, Writes::Durable).allowing_oom();
 /// `cancel.lua`.
 pub(crate) static CANCEL: Script<Applied> =
     queue_script(lua!("lua/cancel.lua"), 7, 10, Writes::Durable).allowing_oom();
@@ -74,11 +74,27 @@ pub(crate) static PROGRESS: Script<Applied> =
 pub(crate) static PUBLISH: Script<PublishReply> =
     queue_script(lua!("lua/publish.lua"), 1, 2, Writes::Durable).allowing_oom();
 
+/// `fair_adopt.lua`.
+pub(crate) static FAIR_ADOPT: Script<u8> =
+    queue_script(lua!("lua/fair_adopt.lua"), 6, 1, Writes::Durable);
+
 /// The queue's registered scripts, for the tidy test.
 pub fn registered() -> Vec<&'static dyn Registered> {
     vec![
-        &ADMIT, &CLAIM, &HEARTBEAT, &COMPLETE, &CANCEL, &REAP, &EXPIRED, &REMAINING, &NOW, &DETACH,
-        &STOP, &PROGRESS, &PUBLISH,
+        &ADMIT,
+        &CLAIM,
+        &HEARTBEAT,
+        &COMPLETE,
+        &CANCEL,
+        &REAP,
+        &EXPIRED,
+        &REMAINING,
+        &NOW,
+        &DETACH,
+        &STOP,
+        &PROGRESS,
+        &PUBLISH,
+        &FAIR_ADOPT,
     ]
 }
 

@@ -1261,3 +1261,120 @@ async fn jobs_waiting_in_the_pre_lanes_list_are_adopted_into_their_lanes() {
     want.sort();
     assert_eq!(claimed, want);
 }
+
+/// An upgrade from the fair turns and waiting counters of versions before `queue:fair`
+/// (`queue:turns:<lane>`, `waiting:<account>`) keeps every waiting job's turn and count:
+/// a process's start folds them in, once, and deletes the old keys.
+#[tokio::test]
+async fn fair_turns_and_waiting_counts_of_an_earlier_version_are_adopted() {
+    let s = setup_with(|s| s.queue.waiting_per_account = 2).await;
+    let mut conn = redis::Client::open(s.redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let a1 = s.new_job(spec(JobKind::Playtest, "a", 1, "a1")).await;
+    let a2 = s.new_job(spec(JobKind::Simulate, "a", 1, "a2")).await;
+    let b1 = s.new_job(spec(JobKind::Playtest, "b", 1, "b1")).await;
+    let fair: Vec<(String, String)> = redis::cmd("HGETALL")
+        .arg("t:queue:fair")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let fair: std::collections::BTreeMap<String, String> = fair.into_iter().collect();
+    assert_eq!(fair.get("w:a").map(String::as_str), Some("2"), "{fair:?}");
+    assert_eq!(fair.get("w:b").map(String::as_str), Some("1"), "{fair:?}");
+    // Lay them out as the earlier version did; the new hash is gone.
+    for (field, value) in &fair {
+        let (key, old_field) = if let Some(account) = field.strip_prefix("w:") {
+            let _: () = redis::cmd("SET")
+                .arg(format!("t:waiting:{account}"))
+                .arg(value)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            continue;
+        } else if let Some((name, lane)) = field.split_once(':').filter(|(n, _)| *n != "a") {
+            (format!("t:queue:turns:{lane}"), name.to_string())
+        } else if let Some(rest) = field.strip_prefix("a:") {
+            let (lane, account) = rest.split_once(':').unwrap();
+            (format!("t:queue:turns:{lane}"), format!("a:{account}"))
+        } else {
+            continue;
+        };
+        if old_field.starts_with("owed") {
+            continue;
+        }
+        let _: () = redis::cmd("HSET")
+            .arg(key)
+            .arg(old_field)
+            .arg(value)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+    // A counter left at zero by an account with nothing waiting goes too.
+    let _: () = redis::cmd("SET")
+        .arg("t:waiting:c")
+        .arg(0)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("DEL")
+        .arg("t:queue:fair")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+
+    assert!(s.queue.adopt_fair_layout().await.unwrap());
+    assert!(!s.queue.adopt_fair_layout().await.unwrap(), "once");
+    let left: Vec<String> = redis::cmd("KEYS")
+        .arg("t:*")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(
+        !left
+            .iter()
+            .any(|k| k.starts_with("t:waiting:") || k.starts_with("t:queue:turns:")),
+        "the old keys are deleted: {left:?}"
+    );
+    let adopted: Vec<(String, String)> = redis::cmd("HGETALL")
+        .arg("t:queue:fair")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let adopted: std::collections::BTreeMap<String, String> = adopted.into_iter().collect();
+    // Every turn and count (the owed turns' latest time is unknown to an earlier version).
+    for (field, value) in fair.iter().filter(|(f, _)| !f.starts_with("owed:")) {
+        assert_eq!(adopted.get(field), Some(value), "{field} kept: {adopted:?}");
+    }
+
+    // The cap still counts a's two waiting jobs, and b's turn still comes before a's second
+    // planner job would.
+    let third = s.queue.admit(spec(JobKind::Playtest, "a", 1, "a3")).await;
+    assert!(
+        matches!(third, Err(QueueError::Busy { .. })),
+        "a has two waiting: {third:?}"
+    );
+    let mut claimed = Vec::new();
+    while let Some(c) = s.queue.claim("w").await.unwrap() {
+        claimed.push(c.record.id.clone());
+    }
+    let mut want = vec![a1.id.clone(), a2.id.clone(), b1.id.clone()];
+    want.sort();
+    claimed.sort();
+    assert_eq!(claimed, want);
+    let counts: Vec<String> = redis::cmd("HKEYS")
+        .arg("t:queue:fair")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(
+        !counts.iter().any(|f| f.starts_with("w:")),
+        "nothing waits, no count is left: {counts:?}"
+    );
+    assert!(is_new(
+        &s.queue.admit(spec(JobKind::Playtest, "a", 1, "a4")).await
+    ));
+}

@@ -361,13 +361,17 @@ async fn busy_names_the_waiting_job_and_job_failures_carry_remaining() {
         })
     };
     // Until the first call's job is queued (its admission counts it as waiting).
-    let waiting_key = app.store.key("waiting:mira");
+    let fair_key = app.store.key_in(horst_store::Group::Queue, "queue:fair");
     let mut waiting = 0;
     for _ in 0..400 {
-        waiting = redis::AsyncCommands::get::<_, Option<u64>>(&mut app.store.conn(), &waiting_key)
-            .await
-            .unwrap()
-            .unwrap_or(0);
+        waiting = redis::AsyncCommands::hget::<_, _, Option<u64>>(
+            &mut app.store.conn(),
+            &fair_key,
+            "w:mira",
+        )
+        .await
+        .unwrap()
+        .unwrap_or(0);
         if waiting > 0 {
             break;
         }
