@@ -144,6 +144,10 @@ impl App {
             .adopt_fair_layout()
             .await
             .map_err(|e| BuildError(format!("cannot adopt the earlier fair turns: {e}")))?;
+        queue
+            .adopt_daily_counts()
+            .await
+            .map_err(|e| BuildError(format!("cannot adopt the earlier daily counts: {e}")))?;
         // A wait that starts before the subscription is up would still be correct (waiters
         // re-read on a timer), only slower; a short wait here keeps first requests prompt.
         if !queue.notifier().ready(Duration::from_secs(5)).await {

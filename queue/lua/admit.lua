@@ -7,26 +7,27 @@
     KEYS[2] queue:fair                  the lanes' turns and the accounts' waiting counts
                                         (keys.rs): read once, written once
     KEYS[3] queue:lane:<lane>           the job's lane: waiting ids by turn (zset)
-    KEYS[4] daily:<day>:<account>       the account's jobs today, by kind (hash)
-    KEYS[5] budget:<day>                today's seconds and job counts (hash)
-    KEYS[6] job:<job_id>                the new job's record
-    KEYS[7] jobs:<account>              zset of the account's jobs by creation
-    KEYS[8] callers:<process>           presence of the API process whose caller waits
+    KEYS[4] budget:<day>                today's seconds and job counts (hash), and each
+                                        account's: 'd:<account>:<kind>' (its jobs of the
+                                        kind) and 'd:<account>:bytes' (input kept)
+    KEYS[5] job:<job_id>                the new job's record
+    KEYS[6] jobs:<account>              zset of the account's jobs by creation
+    KEYS[7] callers:<process>           presence of the API process whose caller waits
                                         (refreshed here; only used when ARGV[21] is set)
-    KEYS[9] job:<ARGV[20]>              the record the caller found gone (with ARGV[20]
+    KEYS[8] job:<ARGV[20]>              the record the caller found gone (with ARGV[20]
                                         empty: any key of the group, never read)
-    KEYS[10] queue:lane:<other lane>    the other lane (the waiting places are shared)
-    KEYS[11] queue:slots                live workers' slots: id -> 'general referee until_ms'
-    KEYS[12] queue:ends:general         running jobs on general slots, by latest end (zset)
-    KEYS[13] queue:ends:referee         running jobs on referee slots, likewise
-    KEYS[14] queue:owed:<lane>          accounts refused for want of room, by the time they
+    KEYS[9] queue:lane:<other lane>    the other lane (the waiting places are shared)
+    KEYS[10] queue:slots                live workers' slots: id -> 'general referee until_ms'
+    KEYS[11] queue:ends:general         running jobs on general slots, by latest end (zset)
+    KEYS[12] queue:ends:referee         running jobs on referee slots, likewise
+    KEYS[13] queue:owed:<lane>          accounts refused for want of room, by the time they
                                         were told to come back (zset): their turn is kept
-    KEYS[15] blob:<sha256>              the job's inputs kept once (queue/src/inputs.rs),
-    KEYS[16] blob:<sha256>              written by the caller just before (SET NX PX); only
+    KEYS[14] blob:<sha256>              the job's inputs kept once (queue/src/inputs.rs),
+    KEYS[15] blob:<sha256>              written by the caller just before (SET NX PX); only
                                         the first ARGV[31] are used (the rest: any key of
                                         the group, never read)
-    KEYS[17] queue:idle:general         idle slots by when they went idle (zset): one is
-    KEYS[18] queue:idle:referee         popped and woken (referee work: a referee slot first)
+    KEYS[16] queue:idle:general         idle slots by when they went idle (zset): one is
+    KEYS[17] queue:idle:referee         popped and woken (referee work: a referee slot first)
 
     ARGV[1] <day> the keys are for     ARGV[11] global waiting cap
     ARGV[2] job id                     ARGV[12] the kind's daily limit
@@ -42,7 +43,7 @@
     ARGV[20] '' or a job id whose record the caller found gone: its idempotency record
              no longer answers (the job record expired before the key did)
     ARGV[21] '' or the id of the API process whose caller waits for the job: if that
-             process's presence (KEYS[8]) expires while the job is queued, the job is
+             process's presence (KEYS[7]) expires while the job is queued, the job is
              dropped (cancel.lua)
     ARGV[22] the presence's time to live, s (0: the process refreshed it just now, the
              script leaves it)
@@ -55,7 +56,7 @@
              are kept to the end of the UTC day this ends in
     ARGV[29] bytes of kept input an account may add per day
     ARGV[30] bytes of kept input the server may add per day
-    ARGV[31] how many of KEYS[15], KEYS[16] are the job's blobs (0 to 2)
+    ARGV[31] how many of KEYS[14], KEYS[15] are the job's blobs (0 to 2)
 
   Output:
     {'new', job_id, created_ms}    queued at created_ms (the caller knows the rest of the
@@ -67,18 +68,18 @@
                                    within the caller's wait; retry_after_s is when it would
     {'quota', 'owner'|'global'|'global_new', to_midnight_s}
     {'quota', 'input_bytes'|'global_input_bytes', to_midnight_s}   ARGV[29] or [30] is used up
-    {'inputs'}                     a blob of KEYS[15], KEYS[16] is gone (it expired before
+    {'inputs'}                     a blob of KEYS[14], KEYS[15] is gone (it expired before
                                    this admission adopted it): write it again and call again
     {'day', day}                   ARGV[1] is not today on the server clock: call again with
                                    the keys of `day`
 
-  Cluster note: the day is part of two keys and only the server clock knows it; the caller
-  passes its guess and the script checks it (a wrong guess writes nothing). The recorded job
+  Cluster note: the day is part of a key (budget:<day>) and only the server clock knows it;
+  the caller passes its guess and the script checks it (a wrong guess writes nothing). The recorded job
   of a replay is read by the caller in a second step, so its key is never touched here.
-  KEYS[8] names the calling process, which the caller knows without reading; it shares the
+  KEYS[7] names the calling process, which the caller knows without reading; it shares the
   queue group's slot (ARCHITECTURE.md, "Lua scripts, keys and hash slots") with the rest.
-  KEYS[9] is named by what the caller read in its first step (the replayed job's id).
-  KEYS[10]-[13] are fixed names of the queue group. KEYS[15] and KEYS[16] are named by the
+  KEYS[8] is named by what the caller read in its first step (the replayed job's id).
+  KEYS[9]-[12] are fixed names of the queue group. KEYS[14] and KEYS[15] are named by the
   input's bytes, which the caller has.
 ]]
 local jid, account, trust, kind = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -96,7 +97,7 @@ if rec then
   if old_jid ~= ARGV[20] then return {'replayed', old_jid} end
   -- The caller found the record gone. Believe it only if it really is: a read that came
   -- back empty for any other reason must never start a second job under one key.
-  if redis.call('EXISTS', KEYS[9]) == 1 then return {'replayed', old_jid} end
+  if redis.call('EXISTS', KEYS[8]) == 1 then return {'replayed', old_jid} end
   -- The job record expired before its key did: treat the key as new.
 end
 
@@ -119,7 +120,7 @@ end
 -- back stops holding a place once the grace has passed.
 -- Only reads until the first write that may grow memory: Redis refuses a script at maxmemory
 -- only at that first write (one that frees memory before it would let the rest through).
-local owed = KEYS[14]
+local owed = KEYS[13]
 local kept_since = now - tonumber(ARGV[27])
 -- The turns still kept, in one read (few: accounts refused in the last seconds). None can be
 -- when the latest time any was promised for (queue:fair's owed:<lane>, moved by every
@@ -148,7 +149,7 @@ end
 -- for the same reason (an HDEL first would let an admission past maxmemory).
 local dead = {}
 local function forget_dead()
-  if #dead > 0 then redis.call('HDEL', KEYS[11], unpack(dead)) end
+  if #dead > 0 then redis.call('HDEL', KEYS[10], unpack(dead)) end
 end
 local function refuse(cap, retry_s, ahead)
   local until_ms = now + retry_s * 1000
@@ -171,7 +172,7 @@ end
 
 local lane = KEYS[3]
 local in_lane = redis.call('ZCARD', lane)
-local waiting = in_lane + redis.call('ZCARD', KEYS[10])
+local waiting = in_lane + redis.call('ZCARD', KEYS[9])
 if waiting >= tonumber(ARGV[11]) then
   return refuse('global', retry)
 end
@@ -195,7 +196,7 @@ local score = string.format('%.0f', round * TURN_SPAN + seq)
 -- worker nothing is known: the job waits (and claim.lua times it out if it must).
 local exec, slack = tonumber(ARGV[17]), tonumber(ARGV[25])
 local general, referee = 0, 0
-local slots = redis.call('HGETALL', KEYS[11])
+local slots = redis.call('HGETALL', KEYS[10])
 for i = 1, #slots, 2 do
   local g, r, live = string.match(slots[i + 1], '^(%d+) (%d+) (%d+)$')
   if g and tonumber(live) > now then
@@ -204,8 +205,8 @@ for i = 1, #slots, 2 do
     dead[#dead + 1] = slots[i]
   end
 end
-local cap, ends = general, KEYS[12]
-if ARGV[23] == 'referee' and referee > 0 then cap, ends = referee, KEYS[13] end
+local cap, ends = general, KEYS[11]
+if ARGV[23] == 'referee' and referee > 0 then cap, ends = referee, KEYS[12] end
 if cap > 0 then
   local free = {}
   local running = redis.call('ZRANGE', ends, 0, -1, 'WITHSCORES')
@@ -241,13 +242,14 @@ if cap > 0 then
   end
 end
 
-local dk, bk = KEYS[4], KEYS[5]
-local d = redis.call('HMGET', dk, kind, 'bytes')
-if (tonumber(d[1]) or 0) >= tonumber(ARGV[12]) then
+-- The day's figures and the account's in one read and (below) one write.
+local bk = KEYS[4]
+local d_kind, d_bytes = 'd:' .. account .. ':' .. kind, 'd:' .. account .. ':bytes'
+local b = redis.call('HMGET', bk, 'used', 'trust0', 'jobs:' .. kind, 'bytes', d_kind, d_bytes)
+local mine_today = tonumber(b[5]) or 0
+if mine_today >= tonumber(ARGV[12]) then
   return {'quota', 'owner', to_midnight_s(now)}
 end
--- The day's figures in one read and (below) one write.
-local b = redis.call('HMGET', bk, 'used', 'trust0', 'jobs:' .. kind, 'bytes')
 local used, trust0 = tonumber(b[1]) or 0, tonumber(b[2]) or 0
 if used + reserve > tonumber(ARGV[13]) then
   return {'quota', 'global', to_midnight_s(now)}
@@ -259,11 +261,10 @@ end
 -- Inputs kept once (queue/src/inputs.rs): every blob must still be there; one whose expiry
 -- ends before the end of the day in which this job's record expires at the latest is
 -- extended to it and its bytes count today (one extended to this day's end already differs
--- from it by a millisecond's rounding at most; any other is a day short or more). HINCRBY
--- first: a write Redis refuses at maxmemory, before the PEXPIREs (which it would not).
+-- from it by a millisecond's rounding at most; any other is a day short or more).
 local keep_ms = (day_of(now + tonumber(ARGV[28])) + 1) * DAY_MS - now
 local extend, added = {}, 0
-for i = 15, 14 + tonumber(ARGV[31]) do
+for i = 14, 13 + tonumber(ARGV[31]) do
   local ttl = redis.call('PTTL', KEYS[i])
   if ttl == -2 then return {'inputs'} end
   if ttl < keep_ms - 1000 then
@@ -272,35 +273,41 @@ for i = 15, 14 + tonumber(ARGV[31]) do
   end
 end
 if added > 0 then
-  if (tonumber(d[2]) or 0) + added > tonumber(ARGV[29]) then
+  if (tonumber(b[6]) or 0) + added > tonumber(ARGV[29]) then
     return {'quota', 'input_bytes', to_midnight_s(now)}
   end
   if (tonumber(b[4]) or 0) + added > tonumber(ARGV[30]) then
     return {'quota', 'global_input_bytes', to_midnight_s(now)}
   end
-  redis.call('HINCRBY', dk, 'bytes', added)
-  redis.call('HINCRBY', bk, 'bytes', added)
-  for _, blob in ipairs(extend) do redis.call('PEXPIRE', blob, keep_ms) end
 end
 
--- The expiries are set when a day's hash is made (its first job), not on every job.
-local first_today = redis.call('HINCRBY', dk, kind, 1) == 1
-if first_today then redis.call('EXPIRE', dk, COUNTER_TTL) end
-local day_set = {'HSET', bk, 'used', used + reserve, 'jobs:' .. kind, (tonumber(b[3]) or 0) + 1}
+-- The first write (Redis refuses it at maxmemory, before anything else is written): the
+-- day's counts and the account's. The hash's expiry is set when it is made (the day's first
+-- job), not on every job.
+local first_today = mine_today == 0
+local day_set = {'HSET', bk, 'used', used + reserve, 'jobs:' .. kind, (tonumber(b[3]) or 0) + 1,
+  d_kind, mine_today + 1}
 if trust == '0' then
   day_set[#day_set + 1] = 'trust0'
   day_set[#day_set + 1] = trust0 + reserve
 end
+if added > 0 then
+  day_set[#day_set + 1] = 'bytes'
+  day_set[#day_set + 1] = (tonumber(b[4]) or 0) + added
+  day_set[#day_set + 1] = d_bytes
+  day_set[#day_set + 1] = (tonumber(b[6]) or 0) + added
+end
 redis.call(unpack(day_set))
 if not b[1] then redis.call('EXPIRE', bk, COUNTER_TTL) end
+for _, blob in ipairs(extend) do redis.call('PEXPIRE', blob, keep_ms) end
 
-local jk = KEYS[6]
+local jk = KEYS[5]
 redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
   'state', 'queued', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', now,
   'deadline', now + tonumber(ARGV[16]), 'exec_ms', ARGV[17], 'reserved', reserve,
   'charged', 0, 'day', day, 'waiter', ARGV[21], 'request', ARGV[26] or '')
 if ARGV[21] ~= '' and tonumber(ARGV[22]) > 0 then
-  redis.call('SET', KEYS[8], '1', 'EX', tonumber(ARGV[22]))
+  redis.call('SET', KEYS[7], '1', 'EX', tonumber(ARGV[22]))
 end
 redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', tonumber(ARGV[15]))
 redis.call('ZADD', lane, score, jid)
@@ -315,19 +322,19 @@ if not owed_until and #kept == 0 then
   fair[#fair + 1] = 0
 end
 redis.call(unpack(fair))
-redis.call('ZADD', KEYS[7], now, jid)
+redis.call('ZADD', KEYS[6], now, jid)
 -- The index is trimmed, and its expiry moved, once a day per account and kind (its first
 -- job then): it lives a day longer than its retention, so no job of the day is dropped
 -- early, and an account that stops using the gateway leaves no index behind.
 if first_today then
-  redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - tonumber(ARGV[18]))
-  redis.call('PEXPIRE', KEYS[7], tonumber(ARGV[18]) + DAY_MS)
+  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now - tonumber(ARGV[18]))
+  redis.call('PEXPIRE', KEYS[6], tonumber(ARGV[18]) + DAY_MS)
 end
 -- One idle slot is woken, in whichever process it is: the cost of an admission does not
 -- grow with the workers. Referee work takes a referee slot first (general slots stay free
 -- for playtests). No idle slot: every slot is busy, and the next to finish claims it.
 local woken = {}
-if ARGV[23] == 'referee' and referee > 0 then woken = redis.call('ZPOPMAX', KEYS[18]) end
-if #woken == 0 then woken = redis.call('ZPOPMAX', KEYS[17]) end
+if ARGV[23] == 'referee' and referee > 0 then woken = redis.call('ZPOPMAX', KEYS[17]) end
+if #woken == 0 then woken = redis.call('ZPOPMAX', KEYS[16]) end
 if #woken > 0 then redis.call('PUBLISH', ARGV[19] .. ':' .. woken[1], jid) end
 return {'new', jid, now}

@@ -7,10 +7,9 @@
     KEYS[1] job:<job_id>            the job record
     KEYS[2] queue:lane:<lane>       the job's lane (zset of waiting ids)
     KEYS[3] queue:fair              the accounts' waiting counts (keys.rs)
-    KEYS[4] budget:<day>            the job's day's seconds and counts
-    KEYS[5] daily:<day>:<account>   the account's jobs that day
-    KEYS[6] idem:<account>:<idem>   the job's idempotency record
-    KEYS[7] callers:<process>       the presence of the API process the caller waited in
+    KEYS[4] budget:<day>            the job's day's seconds and counts (its account's too)
+    KEYS[5] idem:<account>:<idem>   the job's idempotency record
+    KEYS[6] callers:<process>       the presence of the API process the caller waited in
                                     (with ARGV[10] '': any key of the group, never read)
 
     ARGV[1] job id             ARGV[6] the completion channel (done:<job_id>)
@@ -19,7 +18,7 @@
     ARGV[4] failure message    ARGV[9] the job's idempotency key, likewise
     ARGV[5] job ttl, s
     ARGV[10] '' to drop the job whoever waits for it; or the process id the caller read
-             as the job's waiter: drop only an orphan (that waiter, KEYS[7] gone)
+             as the job's waiter: drop only an orphan (that waiter, KEYS[6] gone)
 
   Output:
     1  dropped
@@ -35,11 +34,11 @@ if redis.call('HGET', jk, 'state') ~= 'queued' then return 0 end
 if not same_job(jk, ARGV[7], ARGV[8], ARGV[9]) then return 0 end
 if ARGV[10] ~= '' then
   if redis.call('HGET', jk, 'waiter') ~= ARGV[10] then return 0 end
-  if redis.call('EXISTS', KEYS[7]) == 1 then return 0 end
+  if redis.call('EXISTS', KEYS[6]) == 1 then return 0 end
 end
 local now = now_ms()
 redis.call('ZREM', KEYS[2], ARGV[1])
 waiting_done(KEYS[3], ARGV[7])
-release(jk, KEYS[4], KEYS[5], KEYS[6], ARGV[1], now, ARGV[2], ARGV[3], ARGV[4],
+release(jk, KEYS[4], KEYS[5], ARGV[1], now, ARGV[2], ARGV[3], ARGV[4],
   tonumber(ARGV[5]), ARGV[6])
 return 1

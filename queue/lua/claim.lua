@@ -21,8 +21,8 @@
     KEYS[8] the queue group's base  the prefix (and hash tag) of every queue key; never
                                     touched itself: the head job's keys are named from it
                                     (group_key): job:<id>, budget:<day>,
-                                    daily:<day>:<account>, idem:<account>:<idem>,
-                                    callers:<process>, and its channel done:<id>
+                                    idem:<account>:<idem>, callers:<process>, and its
+                                    channel done:<id>
 
     ARGV[1] the claiming slot's id (the job's worker)
     ARGV[2] lease, ms

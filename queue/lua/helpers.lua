@@ -46,14 +46,14 @@ end
 
 -- A queued job that will never run: give back what admission took (reservation, daily
 -- count), forget its idempotency key so a retry starts afresh, record why, and wake waiters.
--- jk: job:<id>, bk: budget:<day>, dk: daily:<day>:<account>, ik: idem:<account>:<key>, all of
--- the job's own day and account (see same_job).
-local function release(jk, bk, dk, ik, jid, now, state, code, message, job_ttl, channel)
-  local f = redis.call('HMGET', jk, 'trust', 'kind', 'reserved')
+-- jk: job:<id>, bk: budget:<day> (the day's counts and its accounts', admit.lua),
+-- ik: idem:<account>:<key>, both of the job's own day and account (see same_job).
+local function release(jk, bk, ik, jid, now, state, code, message, job_ttl, channel)
+  local f = redis.call('HMGET', jk, 'trust', 'kind', 'reserved', 'account')
   local trust, kind, reserved = f[1], f[2], tonumber(f[3])
   redis.call('HINCRBY', bk, 'used', -reserved)
   if trust == '0' then redis.call('HINCRBY', bk, 'trust0', -reserved) end
-  redis.call('HINCRBY', dk, kind, -1)
+  redis.call('HINCRBY', bk, 'd:' .. f[4] .. ':' .. kind, -1)
   local rec = redis.call('GET', ik)
   if rec and string.sub(rec, -string.len(jid)) == jid then redis.call('DEL', ik) end
   redis.call('HSET', jk, 'state', state, 'finished', now,
@@ -138,14 +138,13 @@ for _ = 1, tonumber(bound) do
     end
     if not gone then late = now + tonumber(f[7]) > tonumber(f[6]) end
     if gone or late then
-      local dk = group_key(KEYS[k.base], 'daily:', day, ':', account)
       local ik = group_key(KEYS[k.base], 'idem:', account, ':', f[4])
       if gone then
-        release(jk, bk, dk, ik, jid, now, 'cancelled', 'cancelled',
+        release(jk, bk, ik, jid, now, 'cancelled', 'cancelled',
           'the API process the caller waited in stopped before the job started; it was dropped and nothing was charged; call again (the same idempotencyKey starts afresh)',
           tonumber(job_ttl), channel)
       else
-        release(jk, bk, dk, ik, jid, now, 'failed', 'timeout',
+        release(jk, bk, ik, jid, now, 'failed', 'timeout',
           'the job waited too long in the queue to finish within the wait limit; it did not run and nothing was charged; try again',
           tonumber(job_ttl), channel)
       end

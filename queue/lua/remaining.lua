@@ -2,13 +2,13 @@
   REMAINING: what an account may still do today.
 
   Input:
-    KEYS[1] daily:<day>:<account>   the account's jobs today, by kind
-    KEYS[2] budget:<day>            today's seconds
+    KEYS[1] budget:<day>            today's seconds, and the account's jobs by kind
+                                    ('d:<account>:<kind>', admit.lua)
 
     ARGV[1] <day> the keys are for  ARGV[5] simulations a day
     ARGV[2] trust                   ARGV[6] daily seconds
     ARGV[3] submissions a day       ARGV[7] trust-0 share, s
-    ARGV[4] playtests a day
+    ARGV[4] playtests a day         ARGV[8] the account
 
   Output:
     {'ok', submissions, playtests, simulations, seconds, to_midnight_s}
@@ -19,8 +19,10 @@
 local now = now_ms()
 local day = day_of(now)
 if tostring(day) ~= ARGV[1] then return {'day', day} end
-local d = redis.call('HMGET', KEYS[1], 'submit', 'playtest', 'simulate')
-local b = redis.call('HMGET', KEYS[2], 'used', 'trust0')
+local a = 'd:' .. ARGV[8] .. ':'
+local b = redis.call('HMGET', KEYS[1], 'used', 'trust0', a .. 'submit', a .. 'playtest',
+  a .. 'simulate')
+local d = {b[3], b[4], b[5]}
 local function left(limit, used) return math.max(0, tonumber(limit) - (tonumber(used) or 0)) end
 local seconds = left(ARGV[6], b[1])
 if ARGV[2] == '0' then seconds = math.min(seconds, left(ARGV[7], b[2])) end

@@ -13,8 +13,8 @@
 //!    it is finished, then `queue.job_retention_hours` ([`Queue::input_keep_ms`]). An
 //!    expiry is only ever moved later, so a blob lives as long as the longest-lived job that
 //!    uses it and goes with it (within the day).
-//! 3. Each extension counts the blob's bytes in the day's `bytes` (the account's
-//!    `daily:<day>:<account>` and the server's `budget:<day>`), against
+//! 3. Each extension counts the blob's bytes in the day's `budget:<day>` (the account's
+//!    `d:<account>:bytes` and the server's `bytes`), against
 //!    `queue.input_bytes_per_account_day` and `queue.input_bytes_per_day`; a blob is
 //!    extended (and counted) at most once per day, since its expiry is a day's end. So what
 //!    is kept at any time is at most the bytes counted in the last 9 days (7 days of

@@ -167,15 +167,20 @@ pub(crate) fn done_channel(store: &Store, id: &str) -> String {
     store.key_in(Group::Queue, &format!("done:{id}"))
 }
 
-/// `budget:<day>`: the day's seconds and job counts (hash).
+/// `budget:<day>`: the day's seconds and job counts, and each account's jobs that day by
+/// kind (`d:<account>:<kind>`) and input bytes kept (`d:<account>:bytes`) (hash).
 pub(crate) fn budget(store: &Store, day: &str) -> String {
     store.key_in(Group::Queue, &format!("budget:{day}"))
 }
 
-/// `daily:<day>:<account>`: the account's jobs that day by kind (hash).
-pub(crate) fn daily(store: &Store, day: &str, account: &str) -> String {
+/// `daily:<day>:<account>`: the account's jobs that day by kind (hash), in versions before
+/// they were kept in `budget:<day>` (`d:<account>:<kind>`); only read to adopt what it holds.
+pub(crate) fn old_daily(store: &Store, day: &str, account: &str) -> String {
     store.key_in(Group::Queue, &format!("daily:{day}:{account}"))
 }
+
+/// The pattern of every `daily:<day>:<account>` of an earlier version ([`old_daily`]).
+pub(crate) const OLD_DAILY_PATTERN: &str = "daily:*";
 
 /// `idem:<account>:<key>`: the idempotency record.
 pub(crate) fn idem(store: &Store, account: &str, key: &str) -> String {

@@ -33,7 +33,8 @@
 //! `queue:lane:<lane>` (zset by turn), `queue:fair` (hash: both lanes' turns and every
 //! account's waiting jobs), `queue:slots` (hash), `queue:ends:<pool>` (zset by latest end),
 //! `queue:running` (zset by lease expiry), `idem:<account>:<key>`,
-//! `jobs:<account>` (zset by creation), `daily:<day>:<account>`, `budget:<day>`, `fence`,
+//! `jobs:<account>` (zset by creation), `budget:<day>` (the day's counts and each account's),
+//! `fence`,
 //! `delayed` (zset by due time), `quotas` (the reloadable quota numbers, JSON; see
 //! `quotas.rs`), `callers:<process>` (an API process's presence while callers wait in it,
 //! short expiry), `queue:idle:<pool>` (idle worker slots by when they went idle: admission
@@ -398,6 +399,42 @@ impl Queue {
         Ok(true)
     }
 
+    /// Moves the accounts' daily counts of versions before they were kept in the day's
+    /// budget hash (`daily:<day>:<account>`) into it (daily_adopt.lua: one step per account
+    /// and day, idempotent). Returns how many it moved; called once when a process starts.
+    pub async fn adopt_daily_counts(&self) -> redis::RedisResult<u64> {
+        let store = &self.store;
+        let base = keys::base(store);
+        let old = store
+            .scan_keys_in(Some(horst_store::Group::Queue), keys::OLD_DAILY_PATTERN)
+            .await?;
+        let mut moved = 0;
+        for key in &old {
+            let Some((day, account)) = key
+                .strip_prefix(base.as_str())
+                .and_then(|k| k.strip_prefix("daily:"))
+                .and_then(|k| k.split_once(':'))
+            else {
+                continue;
+            };
+            let fields: u64 = scripts::DAILY_ADOPT
+                .call(store)
+                .key(keys::old_daily(store, day, account))
+                .key(self.budget_key(day))
+                .arg(account)
+                .run()
+                .await?;
+            moved += u64::from(fields > 0);
+        }
+        if moved > 0 {
+            tracing::warn!(
+                moved,
+                "adopted the daily counts of an earlier version into the days' budget hashes"
+            );
+        }
+        Ok(moved)
+    }
+
     /// The pub/sub patterns the queue's [`Notifier`] must listen to.
     pub fn channels(store: &Store) -> Vec<String> {
         vec![keys::done_pattern(store), keys::new_pattern(store)]
@@ -467,10 +504,6 @@ impl Queue {
 
     fn budget_key(&self, day: &str) -> String {
         keys::budget(&self.store, day)
-    }
-
-    fn daily_key(&self, day: &str, account: &str) -> String {
-        keys::daily(&self.store, day, account)
     }
 
     fn idem_key(&self, account: &str, key: &str) -> String {
@@ -640,7 +673,6 @@ impl Queue {
                 .key(self.idem_key(&spec.account, &spec.idempotency_key))
                 .key(keys::fair(&self.store))
                 .key(keys::lane(&self.store, lane))
-                .key(self.daily_key(&day, &spec.account))
                 .key(self.budget_key(&day))
                 .key(self.job_key(&id))
                 .key(keys::jobs_of(&self.store, &spec.account))
@@ -651,7 +683,7 @@ impl Queue {
                 .key(keys::ends(&self.store, Pool::General))
                 .key(keys::ends(&self.store, Pool::Referee))
                 .key(keys::owed(&self.store, lane));
-            // KEYS[15], KEYS[16]: the blobs, then (unused) the job's own key.
+            // KEYS[14], KEYS[15]: the blobs, then (unused) the job's own key.
             for i in 0..2 {
                 match stored.blobs.get(i) {
                     Some((hash, _)) => admit.key(keys::blob(&self.store, hash)),
@@ -1076,7 +1108,6 @@ impl Queue {
             .key(keys::lane(&self.store, lane))
             .key(keys::fair(&self.store))
             .key(self.budget_key(&names.day))
-            .key(self.daily_key(&names.day, &names.account))
             .key(self.idem_key(&names.account, &names.idem))
             .key(self.callers_key(&names.waiter))
             .arg(id)
@@ -1161,7 +1192,6 @@ impl Queue {
         for _ in 0..3 {
             let reply: RemainingReply = scripts::REMAINING
                 .call(&self.store)
-                .key(self.daily_key(&day.to_string(), account))
                 .key(self.budget_key(&day.to_string()))
                 .arg(day)
                 .arg(trust)
@@ -1170,6 +1200,7 @@ impl Queue {
                 .arg(s.kind_limit(trust, JobKind::Simulate))
                 .arg(s.daily_seconds)
                 .arg(s.trust0_cap_seconds())
+                .arg(account)
                 .run()
                 .await?;
             match reply {
@@ -1792,12 +1823,23 @@ pub async fn job_record(store: &Store, id: &str) -> Result<Option<JobRecord>, Qu
 pub async fn day_stats(store: &Store, now_ms: u64) -> Result<DayStats, QueueError> {
     let day = now_ms / 86_400_000;
     let mut conn = store.conn();
-    let fields: Vec<(String, String)> = redis::cmd("HGETALL")
+    // The day's own fields by name: the hash holds every account's counts of the day too
+    // (`d:<account>:<kind>`), which the overview does not need.
+    let mut names: Vec<String> = ["used", "charged", "bytes"].map(String::from).to_vec();
+    for kind in JobKind::ALL {
+        names.push(format!("jobs:{}", kind.as_str()));
+        for state in [JobState::Succeeded, JobState::Failed, JobState::Cancelled] {
+            names.push(format!("done:{}:{}", kind.as_str(), state.as_str()));
+        }
+    }
+    let values: Vec<Option<String>> = redis::cmd("HMGET")
         .arg(keys::budget(store, &day.to_string()))
+        .arg(&names)
         .query_async(&mut conn)
         .await?;
     let mut stats = DayStats::default();
-    for (field, value) in fields {
+    for (field, value) in names.into_iter().zip(values) {
+        let Some(value) = value else { continue };
         let n = value.parse::<i64>().unwrap_or(0).max(0) as u64;
         if let Some(kind) = field.strip_prefix("jobs:") {
             stats.admitted.insert(kind.to_string(), n);

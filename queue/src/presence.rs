@@ -77,7 +77,6 @@ impl Queue {
                 .key(keys::lane(&self.store, lane))
                 .key(keys::fair(&self.store))
                 .key(self.budget_key(&day))
-                .key(self.daily_key(&day, &account))
                 .key(self.idem_key(&account, &idem))
                 .key(&presence)
                 .arg(&id)

@@ -37,7 +37,7 @@ const fn queue_script<R>(file: LuaFile, keys: usize, argv: usize, writes: Writes
 
 /// `admit.lua`.
 pub(crate) static ADMIT: Script<Admitted> =
-    queue_script(lua!("lua/admit.lua"), 18, 31, Writes::Durable);
+    queue_script(lua!("lua/admit.lua"), 17, 31, Writes::Durable);
 /// `claim.lua`.
 pub(crate) static CLAIM: Script<ClaimReply> =
     queue_script(lua!("lua/claim.lua"), 8, 6, Writes::Durable).allowing_oom();
@@ -49,7 +49,7 @@ pub(crate) static COMPLETE: Script<Completed> =
     queue_script(lua!("lua/complete.lua"), 11, 12, Writes::Durable).allowing_oom();
 /// `cancel.lua`.
 pub(crate) static CANCEL: Script<Applied> =
-    queue_script(lua!("lua/cancel.lua"), 7, 10, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/cancel.lua"), 6, 10, Writes::Durable).allowing_oom();
 /// `reap.lua`.
 pub(crate) static REAP: Script<ReapReply> =
     queue_script(lua!("lua/reap.lua"), 6, 6, Writes::PrimaryOnly).allowing_oom();
@@ -58,7 +58,7 @@ pub(crate) static EXPIRED: Script<Vec<String>> =
     queue_script(lua!("lua/expired.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
 /// `remaining.lua`.
 pub(crate) static REMAINING: Script<RemainingReply> =
-    queue_script(lua!("lua/remaining.lua"), 2, 7, Writes::ReadOnly);
+    queue_script(lua!("lua/remaining.lua"), 1, 8, Writes::ReadOnly);
 /// `now.lua`.
 pub(crate) static NOW: Script<u64> = queue_script(lua!("lua/now.lua"), 0, 0, Writes::ReadOnly);
 /// `detach.lua`.
@@ -78,6 +78,10 @@ pub(crate) static PUBLISH: Script<PublishReply> =
 pub(crate) static FAIR_ADOPT: Script<u8> =
     queue_script(lua!("lua/fair_adopt.lua"), 6, 1, Writes::Durable);
 
+/// `daily_adopt.lua`.
+pub(crate) static DAILY_ADOPT: Script<u64> =
+    queue_script(lua!("lua/daily_adopt.lua"), 2, 1, Writes::Durable);
+
 /// The queue's registered scripts, for the tidy test.
 pub fn registered() -> Vec<&'static dyn Registered> {
     vec![
@@ -95,6 +99,7 @@ pub fn registered() -> Vec<&'static dyn Registered> {
         &PROGRESS,
         &PUBLISH,
         &FAIR_ADOPT,
+        &DAILY_ADOPT,
     ]
 }
 

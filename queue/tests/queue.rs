@@ -1378,3 +1378,77 @@ async fn fair_turns_and_waiting_counts_of_an_earlier_version_are_adopted() {
         &s.queue.admit(spec(JobKind::Playtest, "a", 1, "a4")).await
     ));
 }
+
+/// An upgrade from the per-account daily hashes of earlier versions
+/// (`daily:<day>:<account>`) keeps the day's counts: a process's start moves them into the
+/// day's budget hash, once, and deletes the old hash.
+#[tokio::test]
+async fn daily_counts_of_an_earlier_version_are_adopted() {
+    let s = setup_with(|s| s.queue.waiting_per_account = 5).await;
+    let mut conn = redis::Client::open(s.redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let fresh = s.queue.remaining("a", 1).await.unwrap();
+    s.new_job(spec(JobKind::Playtest, "a", 1, "a1")).await;
+    s.new_job(spec(JobKind::Simulate, "a", 1, "a2")).await;
+    s.new_job(spec(JobKind::Simulate, "b", 1, "b1")).await;
+    let used = s.queue.remaining("a", 1).await.unwrap();
+    assert_eq!(used.playtests, fresh.playtests - 1);
+    assert_eq!(used.simulations, fresh.simulations - 1);
+    let day = s.queue.now_ms().await.unwrap() / 86_400_000;
+    let budget = format!("t:budget:{day}");
+    // Lay a's counts out as the earlier version did.
+    for kind in ["playtest", "simulate"] {
+        let n: i64 = redis::cmd("HGET")
+            .arg(&budget)
+            .arg(format!("d:a:{kind}"))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let _: () = redis::cmd("HSET")
+            .arg(format!("t:daily:{day}:a"))
+            .arg(kind)
+            .arg(n)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let _: () = redis::cmd("HDEL")
+            .arg(&budget)
+            .arg(format!("d:a:{kind}"))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+    let _: () = redis::cmd("EXPIRE")
+        .arg(format!("t:daily:{day}:a"))
+        .arg(3 * 86_400)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let unread = s.queue.remaining("a", 1).await.unwrap();
+    assert_eq!(
+        (unread.playtests, unread.simulations),
+        (fresh.playtests, fresh.simulations),
+        "not read any more"
+    );
+
+    assert_eq!(s.queue.adopt_daily_counts().await.unwrap(), 1);
+    assert_eq!(s.queue.adopt_daily_counts().await.unwrap(), 0, "once");
+    assert_eq!(s.queue.remaining("a", 1).await.unwrap(), used);
+    let left: i64 = redis::cmd("EXISTS")
+        .arg(format!("t:daily:{day}:a"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(left, 0, "the old hash is deleted");
+    // b's counts (already in the new layout) are untouched, and the overview reads the day.
+    let b = s.queue.remaining("b", 1).await.unwrap();
+    assert_eq!(b.simulations, fresh.simulations - 1);
+    let stats = day_stats(s.queue.store(), s.queue.now_ms().await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(stats.admitted.get("simulate"), Some(&2), "{stats:?}");
+    assert_eq!(stats.admitted.get("playtest"), Some(&1), "{stats:?}");
+}
