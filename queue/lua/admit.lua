@@ -4,8 +4,9 @@
 
   Input:
     KEYS[1] idem:<account>:<idem_key>   fingerprint|job id of the key's first use
-    KEYS[2] queue:fair                  the lanes' turns and the accounts' waiting counts
-                                        (keys.rs): read once, written once
+    KEYS[2] queue:fair                  the lanes' turns, the accounts' waiting counts and
+                                        the jobs waiting in both lanes (keys.rs): read once,
+                                        written once
     KEYS[3] queue:lane:<lane>           the job's lane: waiting ids by turn (zset)
     KEYS[4] budget:<day>                today's seconds and job counts (hash), and each
                                         account's: 'd:<account>:<kind>' (its jobs of the
@@ -16,18 +17,17 @@
                                         (refreshed here; only used when ARGV[21] is set)
     KEYS[8] job:<ARGV[20]>              the record the caller found gone (with ARGV[20]
                                         empty: any key of the group, never read)
-    KEYS[9] queue:lane:<other lane>    the other lane (the waiting places are shared)
-    KEYS[10] queue:slots                live workers' slots: id -> 'general referee until_ms'
-    KEYS[11] queue:ends:general         running jobs on general slots, by latest end (zset)
-    KEYS[12] queue:ends:referee         running jobs on referee slots, likewise
-    KEYS[13] queue:owed:<lane>          accounts refused for want of room, by the time they
+    KEYS[9] queue:slots                live workers' slots: id -> 'general referee until_ms'
+    KEYS[10] queue:ends:general         running jobs on general slots, by latest end (zset)
+    KEYS[11] queue:ends:referee         running jobs on referee slots, likewise
+    KEYS[12] queue:owed:<lane>          accounts refused for want of room, by the time they
                                         were told to come back (zset): their turn is kept
-    KEYS[14] blob:<sha256>              the job's inputs kept once (queue/src/inputs.rs),
-    KEYS[15] blob:<sha256>              written by the caller just before (SET NX PX); only
+    KEYS[13] blob:<sha256>              the job's inputs kept once (queue/src/inputs.rs),
+    KEYS[14] blob:<sha256>              written by the caller just before (SET NX PX); only
                                         the first ARGV[31] are used (the rest: any key of
                                         the group, never read)
-    KEYS[16] queue:idle:general         idle slots by when they went idle (zset): one is
-    KEYS[17] queue:idle:referee         popped and woken (referee work: a referee slot first)
+    KEYS[15] queue:idle:general         idle slots by when they went idle (zset): one is
+    KEYS[16] queue:idle:referee         popped and woken (referee work: a referee slot first)
 
     ARGV[1] <day> the keys are for     ARGV[11] global waiting cap
     ARGV[2] job id                     ARGV[12] the kind's daily limit
@@ -56,7 +56,7 @@
              are kept to the end of the UTC day this ends in
     ARGV[29] bytes of kept input an account may add per day
     ARGV[30] bytes of kept input the server may add per day
-    ARGV[31] how many of KEYS[14], KEYS[15] are the job's blobs (0 to 2)
+    ARGV[31] how many of KEYS[13], KEYS[14] are the job's blobs (0 to 2)
 
   Output:
     {'new', job_id, created_ms}    queued at created_ms (the caller knows the rest of the
@@ -68,7 +68,7 @@
                                    within the caller's wait; retry_after_s is when it would
     {'quota', 'owner'|'global'|'global_new', to_midnight_s}
     {'quota', 'input_bytes'|'global_input_bytes', to_midnight_s}   ARGV[29] or [30] is used up
-    {'inputs'}                     a blob of KEYS[14], KEYS[15] is gone (it expired before
+    {'inputs'}                     a blob of KEYS[13], KEYS[14] is gone (it expired before
                                    this admission adopted it): write it again and call again
     {'day', day}                   ARGV[1] is not today on the server clock: call again with
                                    the keys of `day`
@@ -79,7 +79,7 @@
   KEYS[7] names the calling process, which the caller knows without reading; it shares the
   queue group's slot (ARCHITECTURE.md, "Lua scripts, keys and hash slots") with the rest.
   KEYS[8] is named by what the caller read in its first step (the replayed job's id).
-  KEYS[9]-[12] are fixed names of the queue group. KEYS[14] and KEYS[15] are named by the
+  KEYS[9]-[11] are fixed names of the queue group. KEYS[13] and KEYS[14] are named by the
   input's bytes, which the caller has.
 ]]
 local jid, account, trust, kind = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -103,10 +103,11 @@ end
 
 local retry = math.max(1, math.ceil(tonumber(ARGV[17]) / 1000))
 -- queue:fair in one read: the lane's round and sequence, the account's last round in the
--- lane and its waiting jobs, and how late the lane's owed turns run.
+-- lane and its waiting jobs, how late the lane's owed turns run, and the jobs waiting in
+-- both lanes (the lanes' ZCARDs, kept by every script that adds or removes one).
 local fk, ln = KEYS[2], ARGV[23]
 local mine_f, wf, owed_f = 'a:' .. ln .. ':' .. account, 'w:' .. account, 'owed:' .. ln
-local t = redis.call('HMGET', fk, 'round:' .. ln, mine_f, 'seq:' .. ln, wf, owed_f)
+local t = redis.call('HMGET', fk, 'round:' .. ln, mine_f, 'seq:' .. ln, wf, owed_f, 'n')
 local mine = tonumber(t[4]) or 0
 if mine >= tonumber(ARGV[10]) then
   return {'busy', 'account', retry}
@@ -120,7 +121,7 @@ end
 -- back stops holding a place once the grace has passed.
 -- Only reads until the first write that may grow memory: Redis refuses a script at maxmemory
 -- only at that first write (one that frees memory before it would let the rest through).
-local owed = KEYS[13]
+local owed = KEYS[12]
 local kept_since = now - tonumber(ARGV[27])
 -- The turns still kept, in one read (few: accounts refused in the last seconds). None can be
 -- when the latest time any was promised for (queue:fair's owed:<lane>, moved by every
@@ -149,7 +150,7 @@ end
 -- for the same reason (an HDEL first would let an admission past maxmemory).
 local dead = {}
 local function forget_dead()
-  if #dead > 0 then redis.call('HDEL', KEYS[10], unpack(dead)) end
+  if #dead > 0 then redis.call('HDEL', KEYS[9], unpack(dead)) end
 end
 local function refuse(cap, retry_s, ahead)
   local until_ms = now + retry_s * 1000
@@ -171,8 +172,7 @@ local function refuse(cap, retry_s, ahead)
 end
 
 local lane = KEYS[3]
-local in_lane = redis.call('ZCARD', lane)
-local waiting = in_lane + redis.call('ZCARD', KEYS[9])
+local waiting = tonumber(t[6]) or 0
 if waiting >= tonumber(ARGV[11]) then
   return refuse('global', retry)
 end
@@ -196,7 +196,7 @@ local score = string.format('%.0f', round * TURN_SPAN + seq)
 -- worker nothing is known: the job waits (and claim.lua times it out if it must).
 local exec, slack = tonumber(ARGV[17]), tonumber(ARGV[25])
 local general, referee = 0, 0
-local slots = redis.call('HGETALL', KEYS[10])
+local slots = redis.call('HGETALL', KEYS[9])
 for i = 1, #slots, 2 do
   local g, r, live = string.match(slots[i + 1], '^(%d+) (%d+) (%d+)$')
   if g and tonumber(live) > now then
@@ -205,8 +205,8 @@ for i = 1, #slots, 2 do
     dead[#dead + 1] = slots[i]
   end
 end
-local cap, ends = general, KEYS[11]
-if ARGV[23] == 'referee' and referee > 0 then cap, ends = referee, KEYS[12] end
+local cap, ends = general, KEYS[10]
+if ARGV[23] == 'referee' and referee > 0 then cap, ends = referee, KEYS[11] end
 if cap > 0 then
   local free = {}
   local running = redis.call('ZRANGE', ends, 0, -1, 'WITHSCORES')
@@ -233,9 +233,9 @@ if cap > 0 then
     end
     return at[left % n + 1] + math.floor(left / n) * d + d - wait_until
   end
-  -- Every job of the lane ahead of it at most: in time even so (the common case, with the
-  -- slots not all busy), the exact count is not needed.
-  if late_with(in_lane + owed_ahead) > 0 then
+  -- Every waiting job (of either lane) ahead of it at most: in time even so (the common
+  -- case, with the slots not all busy), the exact count is not needed.
+  if late_with(waiting + owed_ahead) > 0 then
     local ahead = redis.call('ZCOUNT', lane, '-inf', '(' .. score) + owed_ahead
     local late = late_with(ahead)
     if late > 0 then return refuse('late', math.max(1, math.ceil(late / 1000)), ahead) end
@@ -264,7 +264,7 @@ end
 -- from it by a millisecond's rounding at most; any other is a day short or more).
 local keep_ms = (day_of(now + tonumber(ARGV[28])) + 1) * DAY_MS - now
 local extend, added = {}, 0
-for i = 14, 13 + tonumber(ARGV[31]) do
+for i = 13, 12 + tonumber(ARGV[31]) do
   local ttl = redis.call('PTTL', KEYS[i])
   if ttl == -2 then return {'inputs'} end
   if ttl < keep_ms - 1000 then
@@ -316,7 +316,7 @@ if promised then redis.call('ZREM', owed, account) end
 forget_dead()
 -- The account's turn, the lane's sequence and the account's waiting count in one write (and
 -- the lane's owed turns known to be none kept, the first time that is found).
-local fair = {'HSET', fk, mine_f, round, 'seq:' .. ln, seq, wf, mine + 1}
+local fair = {'HSET', fk, mine_f, round, 'seq:' .. ln, seq, wf, mine + 1, 'n', waiting + 1}
 if not owed_until and #kept == 0 then
   fair[#fair + 1] = owed_f
   fair[#fair + 1] = 0
@@ -334,7 +334,7 @@ end
 -- grow with the workers. Referee work takes a referee slot first (general slots stay free
 -- for playtests). No idle slot: every slot is busy, and the next to finish claims it.
 local woken = {}
-if ARGV[23] == 'referee' and referee > 0 then woken = redis.call('ZPOPMAX', KEYS[17]) end
-if #woken == 0 then woken = redis.call('ZPOPMAX', KEYS[16]) end
+if ARGV[23] == 'referee' and referee > 0 then woken = redis.call('ZPOPMAX', KEYS[16]) end
+if #woken == 0 then woken = redis.call('ZPOPMAX', KEYS[15]) end
 if #woken > 0 then redis.call('PUBLISH', ARGV[19] .. ':' .. woken[1], jid) end
 return {'new', jid, now}

@@ -6,7 +6,7 @@
   Input:
     KEYS[1] job:<job_id>            the job record
     KEYS[2] queue:lane:<lane>       the job's lane (zset of waiting ids)
-    KEYS[3] queue:fair              the accounts' waiting counts (keys.rs)
+    KEYS[3] queue:fair              the accounts' and the lanes' waiting counts (keys.rs)
     KEYS[4] budget:<day>            the job's day's seconds and counts (its account's too)
     KEYS[5] idem:<account>:<idem>   the job's idempotency record
     KEYS[6] callers:<process>       the presence of the API process the caller waited in
@@ -37,8 +37,7 @@ if ARGV[10] ~= '' then
   if redis.call('EXISTS', KEYS[6]) == 1 then return 0 end
 end
 local now = now_ms()
-redis.call('ZREM', KEYS[2], ARGV[1])
-waiting_done(KEYS[3], ARGV[7])
+if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then waiting_done(KEYS[3], ARGV[7]) end
 release(jk, KEYS[4], KEYS[5], ARGV[1], now, ARGV[2], ARGV[3], ARGV[4],
   tonumber(ARGV[5]), ARGV[6])
 return 1

@@ -1,9 +1,9 @@
 --[[
   FAIR-ADOPT: move the fair turns and the waiting counts of versions before queue:fair into
   it, once (an upgrade with jobs waiting keeps their turns, and the per-account cap counts
-  them). The turns hashes are folded in and deleted; the waiting counts are counted afresh
-  from the lanes (the old counters are left for the caller to delete: their names are
-  known only from a SCAN). Atomic and idempotent: a second call, or a call by a second
+  them). The turns hashes are folded in and deleted; the waiting counts (each account's, and
+  'n', the lanes' together) are counted afresh from the lanes (the old counters are left for
+  the caller to delete: their names are known only from a SCAN). Atomic and idempotent: a second call, or a call by a second
   process starting at the same time, finds 'layout' set and changes nothing.
 
   Input:
@@ -43,14 +43,15 @@ for i = 1, 2 do
   end
   redis.call('DEL', KEYS[1 + i])
 end
--- Each account's waiting jobs, as the lanes hold them now.
-local counts = {}
+-- Each account's waiting jobs, and the lanes' together, as the lanes hold them now.
+local counts, n = {}, 0
 for i = 4, 5 do
   for _, jid in ipairs(redis.call('ZRANGE', KEYS[i], 0, -1)) do
+    n = n + 1
     local f = redis.call('HMGET', group_key(KEYS[6], 'job:', jid), 'account', 'state')
     if f[1] and f[2] == 'queued' then counts[f[1]] = (counts[f[1]] or 0) + 1 end
   end
 end
 for account, n in pairs(counts) do redis.call('HSET', fk, 'w:' .. account, n) end
-redis.call('HSET', fk, 'layout', ARGV[1])
+redis.call('HSET', fk, 'n', n, 'layout', ARGV[1])
 return 1

@@ -18,11 +18,12 @@ local function lane_name(lane_key)
   return string.match(lane_key, 'queue:lane:(%w+)$')
 end
 
--- One less waiting job of `account` in queue:fair `fk` (a field at zero is dropped: an
--- account with nothing waiting leaves nothing behind).
+-- A waiting job of `account` taken off its lane other than by a claim (cancel.lua): one less
+-- in queue:fair `fk`, the account's count and the lanes' together. A count at zero is left
+-- for fair_sweep.lua, as the claim leaves it.
 local function waiting_done(fk, account)
-  local wf = 'w:' .. account
-  if redis.call('HINCRBY', fk, wf, -1) <= 0 then redis.call('HDEL', fk, wf) end
+  redis.call('HINCRBY', fk, 'w:' .. account, -1)
+  redis.call('HINCRBY', fk, 'n', -1)
 end
 
 -- The queue key `base .. name parts` (see above): base is a script's KEYS entry.
@@ -109,26 +110,28 @@ for _ = 1, tonumber(bound) do
   local lane, head = lane_keys[pick], heads[pick]
   local jid = head[1]
   local jk = group_key(KEYS[k.base], 'job:', jid)
+  local fk = KEYS[k.fair]
   redis.call('ZREM', lane, jid)
-  if f[1] == 'queued' then
+  if f[1] ~= 'queued' then
+    -- Off the lane, so off the lanes' count (its account's was taken off when it stopped
+    -- being queued).
+    redis.call('HINCRBY', fk, 'n', -1)
+  else
     local account, day = f[2], f[3]
-    -- The lane's turn moves on to this job's round; an account with nothing later waiting
-    -- in the lane needs no entry (its next job gets the round after the lane's); its waiting
-    -- count goes down (no field at none). One read and at most two writes of queue:fair.
-    local fk = KEYS[k.fair]
+    -- The lane's turn moves on to this job's round, and the job leaves its account's and the
+    -- lanes' counts: one read and one write of queue:fair. An account's entries are left when
+    -- its count reaches zero (fair_sweep.lua drops them later): admission ignores the turn of
+    -- an account with nothing waiting, and a second write here would cost every job.
     local name = lane_name(lane)
     local round = math.floor(tonumber(head[2]) / TURN_SPAN)
-    local mine, wf = 'a:' .. name .. ':' .. account, 'w:' .. account
-    local t = redis.call('HMGET', fk, 'round:' .. name, mine, wf)
-    local set, del = {}, {}
+    local wf = 'w:' .. account
+    local t = redis.call('HMGET', fk, 'round:' .. name, wf, 'n')
+    local set = {'HSET', fk, wf, math.max(0, (tonumber(t[2]) or 0) - 1),
+      'n', math.max(0, (tonumber(t[3]) or 0) - 1)}
     if round > (tonumber(t[1]) or 0) then
       set[#set + 1] = 'round:' .. name; set[#set + 1] = round
     end
-    if (tonumber(t[2]) or 0) <= round then del[#del + 1] = mine end
-    local w = (tonumber(t[3]) or 0) - 1
-    if w > 0 then set[#set + 1] = wf; set[#set + 1] = w else del[#del + 1] = wf end
-    if #set > 0 then redis.call('HSET', fk, unpack(set)) end
-    if #del > 0 then redis.call('HDEL', fk, unpack(del)) end
+    redis.call(unpack(set))
     local waiter = f[5] or ''
     local bk = group_key(KEYS[k.base], 'budget:', day)
     local channel = KEYS[k.base] .. 'done:' .. jid

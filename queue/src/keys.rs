@@ -102,7 +102,9 @@ pub(crate) fn lane(store: &Store, lane: Lane) -> String {
 /// `queue:fair`: the fair turns of both lanes and every account's waiting jobs, one hash
 /// (admit.lua reads and writes it once each): `round:<lane>` (the round of the lane's last
 /// claim), `seq:<lane>`, `a:<lane>:<account>` (the account's last waiting job's round),
-/// `w:<account>` (the account's waiting jobs, in either lane; no field: none),
+/// `w:<account>` (the account's waiting jobs, in either lane; no field or 0: none; entries of
+/// accounts at 0 are dropped by fair_sweep.lua), `n` (the jobs waiting in both lanes: the
+/// lanes' `ZCARD`s together, kept by every script that adds or removes one),
 /// `owed:<lane>` (the latest time an owed turn of the lane was promised for; no field:
 /// unknown) and `layout` (set once [`crate::Queue::adopt_fair_layout`] has folded the keys of
 /// earlier versions in).

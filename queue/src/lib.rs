@@ -262,6 +262,9 @@ pub struct Queue {
     /// When this process last wrote its presence (`callers:<id>`): an admission refreshes it
     /// only when that was a while ago ([`PRESENCE_FRESH`]).
     presence_at: Arc<std::sync::Mutex<Option<std::time::Instant>>>,
+    /// Where this process's sweep of `queue:fair` goes on from (an HSCAN cursor,
+    /// [`Queue::sweep_fair`]).
+    fair_cursor: Arc<std::sync::atomic::AtomicU64>,
     /// The server clock minus this host's, ms, as last measured ([`Queue::now_ms`]): the
     /// idle slots' scores are the server's time without a call for it.
     skew_ms: Arc<std::sync::atomic::AtomicI64>,
@@ -306,6 +309,7 @@ impl Queue {
             process_id: format!("p{}", horst_store::random::id_hex::<8>()).into(),
             early: Arc::default(),
             presence_at: Arc::default(),
+            fair_cursor: Arc::default(),
             skew_ms: Arc::default(),
         }
     }
@@ -678,12 +682,11 @@ impl Queue {
                 .key(keys::jobs_of(&self.store, &spec.account))
                 .key(self.callers_key(&self.process_id))
                 .key(self.job_key(if forget.is_empty() { &id } else { &forget }))
-                .key(keys::lane(&self.store, lane.other()))
                 .key(keys::slots(&self.store))
                 .key(keys::ends(&self.store, Pool::General))
                 .key(keys::ends(&self.store, Pool::Referee))
                 .key(keys::owed(&self.store, lane));
-            // KEYS[14], KEYS[15]: the blobs, then (unused) the job's own key.
+            // KEYS[13], KEYS[14]: the blobs, then (unused) the job's own key.
             for i in 0..2 {
                 match stored.blobs.get(i) {
                     Some((hash, _)) => admit.key(keys::blob(&self.store, hash)),

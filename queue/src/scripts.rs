@@ -37,7 +37,7 @@ const fn queue_script<R>(file: LuaFile, keys: usize, argv: usize, writes: Writes
 
 /// `admit.lua`.
 pub(crate) static ADMIT: Script<Admitted> =
-    queue_script(lua!("lua/admit.lua"), 17, 31, Writes::Durable);
+    queue_script(lua!("lua/admit.lua"), 16, 31, Writes::Durable);
 /// `claim.lua`.
 pub(crate) static CLAIM: Script<ClaimReply> =
     queue_script(lua!("lua/claim.lua"), 8, 6, Writes::Durable).allowing_oom();
@@ -82,6 +82,10 @@ pub(crate) static FAIR_ADOPT: Script<u8> =
 pub(crate) static DAILY_ADOPT: Script<u64> =
     queue_script(lua!("lua/daily_adopt.lua"), 2, 1, Writes::Durable);
 
+/// `fair_sweep.lua`: the next cursor and how many accounts' entries were dropped.
+pub(crate) static FAIR_SWEEP: Script<(u64, u64)> =
+    queue_script(lua!("lua/fair_sweep.lua"), 1, 2, Writes::PrimaryOnly).allowing_oom();
+
 /// The queue's registered scripts, for the tidy test.
 pub fn registered() -> Vec<&'static dyn Registered> {
     vec![
@@ -100,6 +104,7 @@ pub fn registered() -> Vec<&'static dyn Registered> {
         &PUBLISH,
         &FAIR_ADOPT,
         &DAILY_ADOPT,
+        &FAIR_SWEEP,
     ]
 }
 

@@ -1328,6 +1328,7 @@ async fn fair_turns_and_waiting_counts_of_an_earlier_version_are_adopted() {
 
     assert!(s.queue.adopt_fair_layout().await.unwrap());
     assert!(!s.queue.adopt_fair_layout().await.unwrap(), "once");
+    assert_fair_counts(&s, "adopted").await;
     let left: Vec<String> = redis::cmd("KEYS")
         .arg("t:*")
         .query_async(&mut conn)
@@ -1365,15 +1366,7 @@ async fn fair_turns_and_waiting_counts_of_an_earlier_version_are_adopted() {
     want.sort();
     claimed.sort();
     assert_eq!(claimed, want);
-    let counts: Vec<String> = redis::cmd("HKEYS")
-        .arg("t:queue:fair")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    assert!(
-        !counts.iter().any(|f| f.starts_with("w:")),
-        "nothing waits, no count is left: {counts:?}"
-    );
+    assert_fair_counts(&s, "after the claims").await;
     assert!(is_new(
         &s.queue.admit(spec(JobKind::Playtest, "a", 1, "a4")).await
     ));
@@ -1451,4 +1444,132 @@ async fn daily_counts_of_an_earlier_version_are_adopted() {
         .unwrap();
     assert_eq!(stats.admitted.get("simulate"), Some(&2), "{stats:?}");
     assert_eq!(stats.admitted.get("playtest"), Some(&1), "{stats:?}");
+}
+
+/// `queue:fair`'s counts as the lanes and records say they must be: `n` is the lanes'
+/// `ZCARD`s together and each account's `w:` its queued jobs in them (no field or 0: none).
+async fn assert_fair_counts(s: &Setup, when: &str) {
+    let mut conn = redis::Client::open(s.redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let mut ids: Vec<String> = Vec::new();
+    for lane in ["planner", "referee"] {
+        let more: Vec<String> = redis::cmd("ZRANGE")
+            .arg(format!("t:queue:lane:{lane}"))
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        ids.extend(more);
+    }
+    let mut want: std::collections::BTreeMap<String, i64> = Default::default();
+    for id in &ids {
+        let f: (Option<String>, Option<String>) = redis::cmd("HMGET")
+            .arg(format!("t:job:{id}"))
+            .arg("account")
+            .arg("state")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        if let (Some(account), Some("queued")) = (f.0, f.1.as_deref()) {
+            *want.entry(account).or_default() += 1;
+        }
+    }
+    let fair: Vec<(String, String)> = redis::cmd("HGETALL")
+        .arg("t:queue:fair")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let fair: std::collections::BTreeMap<String, String> = fair.into_iter().collect();
+    let n: i64 = fair.get("n").map_or(0, |v| v.parse().unwrap());
+    assert_eq!(n, ids.len() as i64, "{when}: n against the lanes: {fair:?}");
+    let have: std::collections::BTreeMap<String, i64> = fair
+        .iter()
+        .filter_map(|(f, v)| Some((f.strip_prefix("w:")?.to_string(), v.parse().unwrap())))
+        .filter(|(_, v)| *v != 0)
+        .collect();
+    assert_eq!(have, want, "{when}: the accounts' counts: {fair:?}");
+}
+
+/// Admissions, cancels, claims (a late head failed at the claim included) and completions of
+/// several accounts in both lanes keep `queue:fair`'s counts exact at every step, and the
+/// sweep drops the entries of accounts with nothing waiting.
+#[tokio::test]
+async fn the_fair_counts_follow_every_way_a_job_leaves_its_lane() {
+    let s = setup_with(|s| s.queue.waiting_per_account = 3).await;
+    let mut jobs = Vec::new();
+    for (i, account) in ["a", "b", "c", "a", "b", "a"].iter().enumerate() {
+        let kind = if i % 2 == 0 {
+            JobKind::Playtest
+        } else {
+            JobKind::Simulate
+        };
+        jobs.push(s.new_job(spec(kind, account, 1, &format!("k{i}"))).await);
+        assert_fair_counts(&s, &format!("after admission {i}")).await;
+    }
+    // A refused admission (the per-account cap) changes no count.
+    assert!(!is_new(
+        &s.queue.admit(spec(JobKind::Playtest, "a", 1, "k9")).await
+    ));
+    assert_fair_counts(&s, "after a refusal").await;
+    // Cancelled by the operator, twice (the second finds it gone).
+    s.queue.cancel(&jobs[1].id, "test").await.unwrap();
+    s.queue.cancel(&jobs[1].id, "test").await.unwrap();
+    assert_fair_counts(&s, "after a cancel").await;
+    // A head that cannot finish in time any more is failed by the claim, not run.
+    let mut conn = redis::Client::open(s.redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg(format!("t:job:{}", jobs[0].id))
+        .arg("deadline")
+        .arg(1)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let mut claimed = 0;
+    while let Some(c) = s.queue.claim("w").await.unwrap() {
+        assert_ne!(c.record.id, jobs[0].id, "the late head is not run");
+        claimed += 1;
+        assert_fair_counts(&s, &format!("after claim {claimed}")).await;
+        s.queue
+            .complete(&c.record.id, c.token, Ok(won(true)))
+            .await
+            .unwrap();
+    }
+    assert_eq!(claimed, 4, "six admitted, one cancelled, one late");
+    assert_fair_counts(&s, "with the lanes empty").await;
+    let fields: Vec<String> = redis::cmd("HKEYS")
+        .arg("t:queue:fair")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(
+        fields.iter().any(|f| f.starts_with("w:")),
+        "the claims leave the counts at zero: {fields:?}"
+    );
+    // One round of the sweep (the hash is small: one slice) drops every account's entries.
+    assert_eq!(s.queue.sweep_fair().await.unwrap(), 3);
+    let fields: Vec<String> = redis::cmd("HKEYS")
+        .arg("t:queue:fair")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(
+        !fields
+            .iter()
+            .any(|f| f.starts_with("w:") || f.starts_with("a:")),
+        "swept: {fields:?}"
+    );
+    // The turns go on as before: a new job of each account is admitted and claimed.
+    let next = s.new_job(spec(JobKind::Playtest, "a", 1, "k10")).await;
+    assert_fair_counts(&s, "after the sweep").await;
+    let c = s.queue.claim("w").await.unwrap().expect("a claim");
+    assert_eq!(c.record.id, next.id);
+    assert_fair_counts(&s, "at the end").await;
 }

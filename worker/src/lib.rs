@@ -559,7 +559,8 @@ async fn keep(
 }
 
 /// The queue's housekeeping, every second until `shutdown`: fails running jobs whose lease
-/// expired (their worker died) and drops queued jobs whose caller's API process died. Every
+/// expired (their worker died), drops queued jobs whose caller's API process died, and
+/// sweeps a slice of `queue:fair` (the entries of accounts with nothing waiting). Every
 /// worker runs it, and so does every API process (`horst::App::run`), so a dead worker's
 /// job ends within its lease and a second even when no worker is left.
 pub async fn housekeeping(
@@ -584,6 +585,9 @@ pub async fn housekeeping(
                 }
             }
             Err(e) => tracing::debug!(error = %e, "orphan sweep failed"),
+        }
+        if let Err(e) = queue.sweep_fair().await {
+            tracing::debug!(error = %e, "the sweep of queue:fair failed");
         }
         tokio::select! {
             _ = tokio::time::sleep(horst_queue::HOUSEKEEPING_EVERY) => {}

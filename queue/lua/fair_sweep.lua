@@ -1,0 +1,28 @@
+--[[
+  FAIR-SWEEP: drop the entries of accounts with nothing waiting from queue:fair, a slice at
+  a time. The claim leaves an account's count at zero and its turns in place (one write a
+  claim, not two); without this sweep they would stay for every account that ever queued.
+  An account with nothing waiting is not read by admission (its turn counts only while its
+  count is above zero), so dropping its entries changes nothing a job sees.
+
+  Input:
+    KEYS[1] queue:fair              (keys.rs)
+
+    ARGV[1] the HSCAN cursor to go on from ('0' to start)
+    ARGV[2] how many fields to look at (HSCAN's COUNT)
+
+  Output:
+    {cursor, dropped}  the cursor to pass next ('0': the sweep went round), and how many
+                       accounts' entries were dropped
+]]
+local fk = KEYS[1]
+local r = redis.call('HSCAN', fk, ARGV[1], 'MATCH', 'w:*', 'COUNT', tonumber(ARGV[2]))
+local dropped = 0
+for i = 1, #r[2], 2 do
+  if (tonumber(r[2][i + 1]) or 0) <= 0 then
+    local account = string.sub(r[2][i], 3)
+    redis.call('HDEL', fk, r[2][i], 'a:planner:' .. account, 'a:referee:' .. account)
+    dropped = dropped + 1
+  end
+end
+return {r[1], dropped}
