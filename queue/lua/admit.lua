@@ -287,6 +287,10 @@ end
 local first_today = mine_today == 0
 local day_set = {'HSET', bk, 'used', used + reserve, 'jobs:' .. kind, (tonumber(b[3]) or 0) + 1,
   d_kind, mine_today + 1}
+if not b[1] then
+  day_set[#day_set + 1] = HASH_TABLE_FIELD
+  day_set[#day_set + 1] = HASH_TABLE_VALUE
+end
 if trust == '0' then
   day_set[#day_set + 1] = 'trust0'
   day_set[#day_set + 1] = trust0 + reserve
@@ -320,6 +324,10 @@ local fair = {'HSET', fk, mine_f, round, 'seq:' .. ln, seq, wf, mine + 1, 'n', w
 if not owed_until and #kept == 0 then
   fair[#fair + 1] = owed_f
   fair[#fair + 1] = 0
+end
+if not t[6] then
+  fair[#fair + 1] = HASH_TABLE_FIELD
+  fair[#fair + 1] = HASH_TABLE_VALUE
 end
 redis.call(unpack(fair))
 redis.call('ZADD', KEYS[6], now, jid)

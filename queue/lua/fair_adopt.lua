@@ -53,5 +53,5 @@ for i = 4, 5 do
   end
 end
 for account, n in pairs(counts) do redis.call('HSET', fk, 'w:' .. account, n) end
-redis.call('HSET', fk, 'n', n, 'layout', ARGV[1])
+redis.call('HSET', fk, 'n', n, 'layout', ARGV[1], HASH_TABLE_FIELD, HASH_TABLE_VALUE)
 return 1

@@ -12,6 +12,16 @@ local COUNTER_TTL = 3 * 86400
 -- turn (admit.lua), seq keeps arrival order within a round.
 local TURN_SPAN = 2097152
 
+-- The shared hashes every job reads and writes a few fields of (queue:fair, budget:<day>)
+-- hold a field or more per account. Redis keeps a hash of up to 128 short fields as a
+-- listpack, where finding a field is a scan of the list: at 50 to 128 fields that scan cost
+-- a job more than the commands it saved. A value longer than `hash-max-listpack-value` (64
+-- by default) makes Redis convert the hash to a hash table, and it never converts back, so
+-- each is given this field when it is made: a field is then found by its hash. (A literal:
+-- a constant of the compiled script, where string.rep would build it on every call.)
+local HASH_TABLE_FIELD = '_table'
+local HASH_TABLE_VALUE = 'a hash table, not a listpack: a value this long (over 64 bytes) makes Redis convert the hash for good'
+
 -- The name of a lane ('planner', 'referee') from its key `...queue:lane:<name>`: the
 -- fields of queue:fair are named by it.
 local function lane_name(lane_key)

@@ -1543,6 +1543,18 @@ async fn the_fair_counts_follow_every_way_a_job_leaves_its_lane() {
             .unwrap();
     }
     assert_eq!(claimed, 4, "six admitted, one cancelled, one late");
+    // The shared hashes are hash tables from their first write (a field per account: a
+    // listpack would be scanned for every field a job reads or writes).
+    let day = s.queue.now_ms().await.unwrap() / 86_400_000;
+    for key in ["t:queue:fair".to_string(), format!("t:budget:{day}")] {
+        let encoding: String = redis::cmd("OBJECT")
+            .arg("ENCODING")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(encoding, "hashtable", "{key}");
+    }
     assert_fair_counts(&s, "with the lanes empty").await;
     let fields: Vec<String> = redis::cmd("HKEYS")
         .arg("t:queue:fair")
