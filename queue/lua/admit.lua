@@ -188,7 +188,7 @@ if mine > 0 then last = tonumber(t[2]) or 0 end
 local round = math.max(tonumber(t[1]) or 0, last) + 1
 local seq = ((tonumber(t[3]) or 0) + 1) % TURN_SPAN
 -- As text: Lua 5.1 would print a large number with 14 digits only.
-local score = string.format('%.0f', round * TURN_SPAN + seq)
+local score = int(round * TURN_SPAN + seq)
 
 -- Would it start in time? The slots serving the lane (referee slots for referee work when
 -- any live, else the general ones) free at their running jobs' latest ends, then every job
@@ -285,52 +285,54 @@ end
 -- day's counts and the account's. The hash's expiry is set when it is made (the day's first
 -- job), not on every job.
 local first_today = mine_today == 0
-local day_set = {'HSET', bk, 'used', used + reserve, 'jobs:' .. kind, (tonumber(b[3]) or 0) + 1,
-  d_kind, mine_today + 1}
+local day_set = {'HSET', bk, 'used', int(used + reserve), 'jobs:' .. kind,
+  int((tonumber(b[3]) or 0) + 1), d_kind, int(mine_today + 1)}
 if not b[1] then
   day_set[#day_set + 1] = HASH_TABLE_FIELD
   day_set[#day_set + 1] = HASH_TABLE_VALUE
 end
 if trust == '0' then
   day_set[#day_set + 1] = 'trust0'
-  day_set[#day_set + 1] = trust0 + reserve
+  day_set[#day_set + 1] = int(trust0 + reserve)
 end
 if added > 0 then
   day_set[#day_set + 1] = 'bytes'
-  day_set[#day_set + 1] = (tonumber(b[4]) or 0) + added
+  day_set[#day_set + 1] = int((tonumber(b[4]) or 0) + added)
   day_set[#day_set + 1] = d_bytes
-  day_set[#day_set + 1] = (tonumber(b[6]) or 0) + added
+  day_set[#day_set + 1] = int((tonumber(b[6]) or 0) + added)
 end
 redis.call(unpack(day_set))
 if not b[1] then redis.call('EXPIRE', bk, COUNTER_TTL) end
 for _, blob in ipairs(extend) do redis.call('PEXPIRE', blob, keep_ms) end
 
 local jk = KEYS[5]
+local now_text = int(now)
 redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
-  'state', 'queued', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', now,
-  'deadline', now + tonumber(ARGV[16]), 'exec_ms', ARGV[17], 'reserved', reserve,
-  'charged', 0, 'day', day, 'waiter', ARGV[21], 'request', ARGV[26] or '')
+  'state', 'queued', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', now_text,
+  'deadline', int(now + tonumber(ARGV[16])), 'exec_ms', ARGV[17], 'reserved', ARGV[9],
+  'charged', '0', 'day', ARGV[1], 'waiter', ARGV[21], 'request', ARGV[26] or '')
 if ARGV[21] ~= '' and tonumber(ARGV[22]) > 0 then
   redis.call('SET', KEYS[7], '1', 'EX', tonumber(ARGV[22]))
 end
-redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', tonumber(ARGV[15]))
+redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', ARGV[15])
 redis.call('ZADD', lane, score, jid)
 -- Its kept turn is used now (a stale one is ignored, and dropped by the next refusal).
 if promised then redis.call('ZREM', owed, account) end
 forget_dead()
 -- The account's turn, the lane's sequence and the account's waiting count in one write (and
 -- the lane's owed turns known to be none kept, the first time that is found).
-local fair = {'HSET', fk, mine_f, round, 'seq:' .. ln, seq, wf, mine + 1, 'n', waiting + 1}
+local fair = {'HSET', fk, mine_f, int(round), 'seq:' .. ln, int(seq), wf, int(mine + 1),
+  'n', int(waiting + 1)}
 if not owed_until and #kept == 0 then
   fair[#fair + 1] = owed_f
-  fair[#fair + 1] = 0
+  fair[#fair + 1] = '0'
 end
 if not t[6] then
   fair[#fair + 1] = HASH_TABLE_FIELD
   fair[#fair + 1] = HASH_TABLE_VALUE
 end
 redis.call(unpack(fair))
-redis.call('ZADD', KEYS[6], now, jid)
+redis.call('ZADD', KEYS[6], now_text, jid)
 -- The index is trimmed, and its expiry moved, once a day per account and kind (its first
 -- job then): it lives a day longer than its retention, so no job of the day is dropped
 -- early, and an account that stops using the gateway leaves no index behind.

@@ -43,7 +43,8 @@ local f = redis.call('HMGET', jk, 'state', 'token', 'day', 'kind', 'pool', 'star
   'worker')
 if f[1] ~= 'running' or f[2] ~= ARGV[2] then return 0 end
 if f[3] ~= ARGV[8] then return redis.error_reply('complete: KEYS[3] is not the budget of the job\'s day') end
-local set = {'HSET', jk, 'state', ARGV[3], 'finished', now}
+local now_text = int(now)
+local set = {'HSET', jk, 'state', ARGV[3], 'finished', now_text}
 if ARGV[4] ~= '' then set[#set + 1] = 'result'; set[#set + 1] = ARGV[4] end
 if ARGV[5] ~= '' then set[#set + 1] = 'failure'; set[#set + 1] = ARGV[5] end
 redis.call(unpack(set))
@@ -52,7 +53,7 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 -- Its slot's pool is recorded by the claim; a record claimed before that field: both.
 if f[5] ~= 'referee' then redis.call('ZREM', KEYS[4], ARGV[1]) end
 if f[5] ~= 'general' then redis.call('ZREM', KEYS[5], ARGV[1]) end
-redis.call('EXPIRE', jk, tonumber(ARGV[6]))
+redis.call('EXPIRE', jk, ARGV[6])
 -- The final state itself, so a waiter needs no read after its wake-up (Queue::wait).
 redis.call('PUBLISH', ARGV[7], cjson.encode({state = ARGV[3], started = tonumber(f[6]),
   finished = now, charged = tonumber(f[7]), worker = f[8], result = ARGV[4],
@@ -61,7 +62,7 @@ if ARGV[9] == '' then return 1 end
 if ARGV[12] ~= '1' then
   -- Only a look: an idle slot's completion costs no claim.
   if redis.call('EXISTS', KEYS[7], KEYS[8]) == 0 then
-    redis.call('ZADD', KEYS[6], now, ARGV[9])
+    redis.call('ZADD', KEYS[6], now_text, ARGV[9])
     return 2
   end
   return 1
@@ -77,7 +78,7 @@ local next = claim_next({lane1 = 7, lane2 = 8, fair = 9, fence = 10, running = 2
 if next[1] == 'claimed' then return {3, next[2], next[3], next[4]} end
 if next[1] == 'empty' then
   -- The heads waiting were dropped on the way (released, or no longer queued).
-  redis.call('ZADD', KEYS[6], now, ARGV[9])
+  redis.call('ZADD', KEYS[6], now_text, ARGV[9])
   return 2
 end
 return 1
