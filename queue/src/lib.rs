@@ -408,6 +408,17 @@ impl Queue {
     /// and day, idempotent). Returns how many it moved; called once when a process starts.
     pub async fn adopt_daily_counts(&self) -> redis::RedisResult<u64> {
         let store = &self.store;
+        // Done once: the old hashes exist only where a version before this one ran, and a
+        // SCAN at every start would walk the whole keyspace of a large deployment. The mark
+        // is set after the last one is moved, so a crash in the middle scans again.
+        let done: bool = redis::cmd("HEXISTS")
+            .arg(keys::fair(store))
+            .arg(DAILY_LAYOUT_FIELD)
+            .query_async(&mut store.conn())
+            .await?;
+        if done {
+            return Ok(0);
+        }
         let base = keys::base(store);
         let old = store
             .scan_keys_in(Some(horst_store::Group::Queue), keys::OLD_DAILY_PATTERN)
@@ -430,6 +441,12 @@ impl Queue {
                 .await?;
             moved += u64::from(fields > 0);
         }
+        let _: () = redis::cmd("HSET")
+            .arg(keys::fair(store))
+            .arg(DAILY_LAYOUT_FIELD)
+            .arg("1")
+            .query_async(&mut store.conn())
+            .await?;
         if moved > 0 {
             tracing::warn!(
                 moved,
@@ -1867,6 +1884,10 @@ pub async fn day_stats(store: &Store, now_ms: u64) -> Result<DayStats, QueueErro
 
 /// The layout of `queue:fair` this version writes ('layout', fair_adopt.lua).
 const FAIR_LAYOUT: &str = "1";
+
+/// The field of `queue:fair` that marks the accounts' daily counts of earlier versions as
+/// moved into the days' budget hashes ([`Queue::adopt_daily_counts`]).
+const DAILY_LAYOUT_FIELD: &str = "daily_layout";
 
 /// What a slot's completion did ([`Queue::complete_slot`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
