@@ -3,10 +3,15 @@
   a time. The claim leaves an account's count at zero and its turns in place (one write a
   claim, not two); without this sweep they would stay for every account that ever queued.
   An account with nothing waiting is not read by admission (its turn counts only while its
-  count is above zero), so dropping its entries changes nothing a job sees.
+  count is above zero), so dropping its entries changes nothing a job sees. Each round (a
+  call with cursor '0') also sets 'n' to the lanes' ZCARDs: every script that adds or
+  removes a waiting job keeps it, and this puts it right within a round whatever changed
+  the lanes otherwise (an operator's hand, a bug).
 
   Input:
     KEYS[1] queue:fair              (keys.rs)
+    KEYS[2] queue:lane:planner      the lanes
+    KEYS[3] queue:lane:referee
 
     ARGV[1] the HSCAN cursor to go on from ('0' to start)
     ARGV[2] how many fields to look at (HSCAN's COUNT)
@@ -16,6 +21,10 @@
                        accounts' entries were dropped
 ]]
 local fk = KEYS[1]
+if ARGV[1] == '0' then
+  local n = redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[3])
+  if tonumber(redis.call('HGET', fk, 'n')) ~= n then redis.call('HSET', fk, 'n', n) end
+end
 local r = redis.call('HSCAN', fk, ARGV[1], 'MATCH', 'w:*', 'COUNT', tonumber(ARGV[2]))
 local dropped = 0
 for i = 1, #r[2], 2 do

@@ -56,6 +56,8 @@ impl Queue {
         let (next, dropped): (u64, u64) = scripts::FAIR_SWEEP
             .call(&self.store)
             .key(keys::fair(&self.store))
+            .key(keys::lane(&self.store, Lane::Planner))
+            .key(keys::lane(&self.store, Lane::Referee))
             .arg(cursor)
             .arg(FAIR_SWEEP_SLICE)
             .run()

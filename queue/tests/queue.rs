@@ -1581,6 +1581,16 @@ async fn the_fair_counts_follow_every_way_a_job_leaves_its_lane() {
     // The turns go on as before: a new job of each account is admitted and claimed.
     let next = s.new_job(spec(JobKind::Playtest, "a", 1, "k10")).await;
     assert_fair_counts(&s, "after the sweep").await;
+    // A count put wrong by hand is put right by the next round of the sweep.
+    let _: () = redis::cmd("HSET")
+        .arg("t:queue:fair")
+        .arg("n")
+        .arg(99)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    s.queue.sweep_fair().await.unwrap();
+    assert_fair_counts(&s, "after a round of the sweep").await;
     let c = s.queue.claim("w").await.unwrap().expect("a claim");
     assert_eq!(c.record.id, next.id);
     assert_fair_counts(&s, "at the end").await;
