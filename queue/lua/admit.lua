@@ -161,7 +161,7 @@ local function refuse(cap, retry_s, ahead)
     for i = 2, #kept, 2 do latest = math.max(latest, tonumber(kept[i])) end
   end
   if latest < until_ms or not owed_until then
-    redis.call('HSET', fk, owed_f, string.format('%.0f', math.max(latest, until_ms)))
+    redis.call('HSET', fk, owed_f, int(math.max(latest, until_ms)))
   end
   forget_stale()
   forget_dead()

@@ -37,7 +37,12 @@ if ARGV[10] ~= '' then
   if redis.call('EXISTS', KEYS[6]) == 1 then return 0 end
 end
 local now = now_ms()
-if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then waiting_done(KEYS[3], ARGV[7]) end
+-- Off its lane: one less in its account's count and the lanes' (a count at zero is left for
+-- fair_sweep.lua, as the claim leaves it).
+if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
+  redis.call('HINCRBY', KEYS[3], 'w:' .. ARGV[7], -1)
+  redis.call('HINCRBY', KEYS[3], 'n', -1)
+end
 release(jk, KEYS[4], KEYS[5], ARGV[1], now, ARGV[2], ARGV[3], ARGV[4],
   tonumber(ARGV[5]), ARGV[6])
 return 1

@@ -52,6 +52,6 @@ for i = 4, 5 do
     if f[1] and f[2] == 'queued' then counts[f[1]] = (counts[f[1]] or 0) + 1 end
   end
 end
-for account, n in pairs(counts) do redis.call('HSET', fk, 'w:' .. account, n) end
+for account, c in pairs(counts) do redis.call('HSET', fk, 'w:' .. account, c) end
 redis.call('HSET', fk, 'n', n, 'layout', ARGV[1], HASH_TABLE_FIELD, HASH_TABLE_VALUE)
 return 1

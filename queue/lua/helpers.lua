@@ -34,14 +34,6 @@ local function lane_name(lane_key)
   return string.match(lane_key, 'queue:lane:(%w+)$')
 end
 
--- A waiting job of `account` taken off its lane other than by a claim (cancel.lua): one less
--- in queue:fair `fk`, the account's count and the lanes' together. A count at zero is left
--- for fair_sweep.lua, as the claim leaves it.
-local function waiting_done(fk, account)
-  redis.call('HINCRBY', fk, 'w:' .. account, -1)
-  redis.call('HINCRBY', fk, 'n', -1)
-end
-
 -- The queue key `base .. name parts` (see above): base is a script's KEYS entry.
 local function group_key(base, ...)
   return base .. table.concat({...})

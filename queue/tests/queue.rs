@@ -15,6 +15,15 @@ struct Setup {
 }
 
 impl Setup {
+    /// A connection of the test's own, to look at and change keys as they are stored.
+    async fn raw(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.redis.url())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap()
+    }
+
     /// Admits `spec`, which must be a new job.
     async fn new_job(&self, spec: JobSpec) -> JobRecord {
         match self.queue.admit(spec).await {
@@ -1268,20 +1277,11 @@ async fn jobs_waiting_in_the_pre_lanes_list_are_adopted_into_their_lanes() {
 #[tokio::test]
 async fn fair_turns_and_waiting_counts_of_an_earlier_version_are_adopted() {
     let s = setup_with(|s| s.queue.waiting_per_account = 2).await;
-    let mut conn = redis::Client::open(s.redis.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let mut conn = s.raw().await;
     let a1 = s.new_job(spec(JobKind::Playtest, "a", 1, "a1")).await;
     let a2 = s.new_job(spec(JobKind::Simulate, "a", 1, "a2")).await;
     let b1 = s.new_job(spec(JobKind::Playtest, "b", 1, "b1")).await;
-    let fair: Vec<(String, String)> = redis::cmd("HGETALL")
-        .arg("t:queue:fair")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    let fair: std::collections::BTreeMap<String, String> = fair.into_iter().collect();
+    let fair = fair_hash(&mut conn).await;
     assert_eq!(fair.get("w:a").map(String::as_str), Some("2"), "{fair:?}");
     assert_eq!(fair.get("w:b").map(String::as_str), Some("1"), "{fair:?}");
     // Lay them out as the earlier version did; the new hash is gone.
@@ -1340,12 +1340,7 @@ async fn fair_turns_and_waiting_counts_of_an_earlier_version_are_adopted() {
             .any(|k| k.starts_with("t:waiting:") || k.starts_with("t:queue:turns:")),
         "the old keys are deleted: {left:?}"
     );
-    let adopted: Vec<(String, String)> = redis::cmd("HGETALL")
-        .arg("t:queue:fair")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    let adopted: std::collections::BTreeMap<String, String> = adopted.into_iter().collect();
+    let adopted = fair_hash(&mut conn).await;
     // Every turn and count (the owed turns' latest time is unknown to an earlier version).
     for (field, value) in fair.iter().filter(|(f, _)| !f.starts_with("owed:")) {
         assert_eq!(adopted.get(field), Some(value), "{field} kept: {adopted:?}");
@@ -1378,11 +1373,7 @@ async fn fair_turns_and_waiting_counts_of_an_earlier_version_are_adopted() {
 #[tokio::test]
 async fn daily_counts_of_an_earlier_version_are_adopted() {
     let s = setup_with(|s| s.queue.waiting_per_account = 5).await;
-    let mut conn = redis::Client::open(s.redis.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let mut conn = s.raw().await;
     let fresh = s.queue.remaining("a", 1).await.unwrap();
     s.new_job(spec(JobKind::Playtest, "a", 1, "a1")).await;
     s.new_job(spec(JobKind::Simulate, "a", 1, "a2")).await;
@@ -1449,11 +1440,7 @@ async fn daily_counts_of_an_earlier_version_are_adopted() {
 /// `queue:fair`'s counts as the lanes and records say they must be: `n` is the lanes'
 /// `ZCARD`s together and each account's `w:` its queued jobs in them (no field or 0: none).
 async fn assert_fair_counts(s: &Setup, when: &str) {
-    let mut conn = redis::Client::open(s.redis.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let mut conn = s.raw().await;
     let mut ids: Vec<String> = Vec::new();
     for lane in ["planner", "referee"] {
         let more: Vec<String> = redis::cmd("ZRANGE")
@@ -1478,12 +1465,7 @@ async fn assert_fair_counts(s: &Setup, when: &str) {
             *want.entry(account).or_default() += 1;
         }
     }
-    let fair: Vec<(String, String)> = redis::cmd("HGETALL")
-        .arg("t:queue:fair")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    let fair: std::collections::BTreeMap<String, String> = fair.into_iter().collect();
+    let fair = fair_hash(&mut conn).await;
     let n: i64 = fair.get("n").map_or(0, |v| v.parse().unwrap());
     assert_eq!(n, ids.len() as i64, "{when}: n against the lanes: {fair:?}");
     let have: std::collections::BTreeMap<String, i64> = fair
@@ -1520,11 +1502,7 @@ async fn the_fair_counts_follow_every_way_a_job_leaves_its_lane() {
     s.queue.cancel(&jobs[1].id, "test").await.unwrap();
     assert_fair_counts(&s, "after a cancel").await;
     // A head that cannot finish in time any more is failed by the claim, not run.
-    let mut conn = redis::Client::open(s.redis.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let mut conn = s.raw().await;
     let _: () = redis::cmd("HSET")
         .arg(format!("t:job:{}", jobs[0].id))
         .arg("deadline")
@@ -1556,22 +1534,14 @@ async fn the_fair_counts_follow_every_way_a_job_leaves_its_lane() {
         assert_eq!(encoding, "hashtable", "{key}");
     }
     assert_fair_counts(&s, "with the lanes empty").await;
-    let fields: Vec<String> = redis::cmd("HKEYS")
-        .arg("t:queue:fair")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let fields: Vec<String> = fair_hash(&mut conn).await.into_keys().collect();
     assert!(
         fields.iter().any(|f| f.starts_with("w:")),
         "the claims leave the counts at zero: {fields:?}"
     );
     // One round of the sweep (the hash is small: one slice) drops every account's entries.
     assert_eq!(s.queue.sweep_fair().await.unwrap(), 3);
-    let fields: Vec<String> = redis::cmd("HKEYS")
-        .arg("t:queue:fair")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let fields: Vec<String> = fair_hash(&mut conn).await.into_keys().collect();
     assert!(
         !fields
             .iter()
@@ -1594,4 +1564,16 @@ async fn the_fair_counts_follow_every_way_a_job_leaves_its_lane() {
     let c = s.queue.claim("w").await.unwrap().expect("a claim");
     assert_eq!(c.record.id, next.id);
     assert_fair_counts(&s, "at the end").await;
+}
+
+/// `queue:fair` as it is stored, field by field.
+async fn fair_hash(
+    conn: &mut redis::aio::MultiplexedConnection,
+) -> std::collections::BTreeMap<String, String> {
+    let fields: Vec<(String, String)> = redis::cmd("HGETALL")
+        .arg("t:queue:fair")
+        .query_async(conn)
+        .await
+        .unwrap();
+    fields.into_iter().collect()
 }
