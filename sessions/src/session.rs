@@ -6,6 +6,7 @@ use crate::machine::Outcome;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// `waiting` (seats open or reserved) -> `active` -> `finished`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -437,7 +438,9 @@ pub struct Session {
     pub(crate) created_at_ms: u64,
     pub(crate) started_at_ms: Option<u64>,
     pub(crate) ended_at_ms: Option<u64>,
-    pub(crate) config: Value,
+    /// Shared, not copied, when the record is copied for a write (it never changes).
+    #[serde(with = "crate::wire::shared_value")]
+    pub(crate) config: Arc<Value>,
     pub(crate) rules: Rules,
     pub(crate) timings: Timings,
     pub(crate) game: GameInfo,
@@ -456,7 +459,9 @@ pub struct Session {
     /// stored before this field existed were past that moment.
     #[serde(default = "opened")]
     pub(crate) turn_opened: bool,
-    pub(crate) state: Value,
+    /// Shared between copies of the record: a publish replaces it whole.
+    #[serde(with = "crate::wire::shared_value")]
+    pub(crate) state: Arc<Value>,
     pub(crate) rejections: Vec<Rejection>,
     pub(crate) clock: Option<Clock>,
     /// Simultaneous turns: the held actions were released to the host.
@@ -503,7 +508,7 @@ impl Session {
         };
         let s = Session::fresh(
             new.session_id,
-            new.config,
+            Arc::new(new.config),
             rules,
             new.timings,
             new.game,
@@ -568,7 +573,7 @@ impl Session {
     /// A round-1 waiting table with nobody seated.
     fn fresh(
         session_id: String,
-        config: Value,
+        config: Arc<Value>,
         rules: Rules,
         timings: Timings,
         game: GameInfo,
@@ -595,7 +600,7 @@ impl Session {
             on_turn: Vec::new(),
             legal_actions_seen: false,
             turn_opened: false,
-            state: Value::Null,
+            state: Arc::new(Value::Null),
             rejections: Vec::new(),
             clock: None,
             released: false,

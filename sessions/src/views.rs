@@ -9,6 +9,7 @@ use crate::wire::{
     RematchResponse, SnapshotPlayer, V1OkResponse, WaitingFor,
 };
 use serde_json::Value;
+use std::sync::Arc;
 
 impl Session {
     /// The agent snapshot of section 5 (`GET /state`, embedded in `/action` answers), or `None`
@@ -85,7 +86,10 @@ impl Session {
             series_id: self.series_id.clone(),
             session_id: self.session_id.clone(),
             skill_url: self.game.skill_url.clone(),
-            state: me.observation.clone().unwrap_or_else(|| self.state.clone()),
+            state: match &me.observation {
+                Some(o) => Arc::new(o.clone()),
+                None => Arc::clone(&self.state),
+            },
             status: self.status,
             strikes: me.strikes,
             turn: self.turn,
@@ -167,7 +171,7 @@ impl Session {
     /// `201` body of `POST /bridge/sessions`.
     pub fn created_response(&self) -> CreatedResponse {
         CreatedResponse {
-            config: self.config.clone(),
+            config: Value::clone(&self.config),
             players: self.player_list(),
             round: self.round,
             series_id: self.series_id.clone(),

@@ -12,6 +12,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+use std::sync::Arc;
 
 use crate::session::{ActionStatus, HostKind, Status};
 
@@ -74,6 +75,22 @@ pub struct SnapshotPlayer {
     pub you: bool,
 }
 
+/// Serde for a shared JSON value: written and read as the value itself, so the stored form
+/// is the same as when the field was a plain `Value`.
+pub mod shared_value {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::Value;
+    use std::sync::Arc;
+
+    pub fn serialize<S: Serializer>(v: &Arc<Value>, s: S) -> Result<S::Ok, S::Error> {
+        Value::serialize(v, s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<Value>, D::Error> {
+        Value::deserialize(d).map(Arc::new)
+    }
+}
+
 /// The agent snapshot of protocol section 5 (`GET /state`, `/join`, embedded in `/action`
 /// answers and in 409 bodies).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,8 +121,10 @@ pub struct AgentSnapshot {
     pub session_id: String,
     #[serde(rename = "skillUrl")]
     pub skill_url: Option<String>,
-    /// The player's observation if the game set one, else the public state.
-    pub state: Value,
+    /// The player's observation if the game set one, else the public state (shared with
+    /// the record, not copied).
+    #[serde(with = "shared_value")]
+    pub state: Arc<Value>,
     pub status: Status,
     pub strikes: u32,
     pub turn: u64,
@@ -144,7 +163,8 @@ pub struct PublicView {
     pub series_id: String,
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    pub state: Value,
+    #[serde(with = "shared_value")]
+    pub state: Arc<Value>,
     pub status: Status,
     pub turn: u64,
     pub version: u64,
@@ -154,7 +174,8 @@ pub struct PublicView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AvailableEntry {
     /// The host's `AGENT_CONFIGURE` data as it sent it.
-    pub config: Value,
+    #[serde(with = "shared_value")]
+    pub config: Arc<Value>,
     #[serde(rename = "createdAt")]
     pub created_at: String,
     #[serde(rename = "currentPlayers")]

@@ -38,7 +38,7 @@ impl Session {
         for op in ops {
             match op {
                 Op::State { state } => {
-                    self.state = state;
+                    self.state = std::sync::Arc::new(state);
                     published = true;
                 }
                 Op::Observation {
