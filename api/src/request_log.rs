@@ -6,6 +6,8 @@
 //! span, and kept with any job the request admits, so the worker's logs of that job carry it
 //! too (`horst_queue::with_request_id`).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
@@ -63,6 +65,26 @@ impl HttpMetrics {
     }
 }
 
+/// A fresh request id, `req_` and 16 hex digits: distinct within the process and, with a
+/// random key per process, across processes with the odds of random 64-bit ids. Ids only
+/// correlate logs, so they need not be secret: a counter through a bijective mix, without
+/// the OS random source's system call on every request (about 1 % of the API's CPU under
+/// load, `perf`).
+fn fresh_request_id() -> String {
+    static KEY: OnceLock<u64> = OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let key = *KEY.get_or_init(|| u64::from_le_bytes(horst_store::random::id_bytes::<8>()));
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("req_{:016x}", mix(n.wrapping_add(key)))
+}
+
+/// SplitMix64's finaliser: a bijection of `u64`, so distinct counters give distinct ids.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 pub(crate) async fn log_request(
     State(state): State<AppState>,
     req: Request,
@@ -81,7 +103,7 @@ pub(crate) async fn log_request(
         .and_then(|v| v.to_str().ok())
         .filter(|id| horst_queue::valid_request_id(id))
         .map(str::to_string)
-        .unwrap_or_else(|| format!("req_{}", horst_store::random::id_hex::<8>()));
+        .unwrap_or_else(fresh_request_id);
     let span = tracing::info_span!("request", %method, route = %route, request_id = %request_id);
     let mut response = horst_queue::with_request_id(request_id.clone(), next.run(req))
         .instrument(span.clone())
@@ -110,4 +132,21 @@ pub(crate) async fn log_request(
         .get_or_create(&vec![("method", method.to_string()), ("route", route)])
         .observe(elapsed.as_secs_f64());
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_request_ids_are_distinct_valid_and_of_one_length() {
+        let ids: std::collections::HashSet<String> =
+            (0..10_000).map(|_| fresh_request_id()).collect();
+        assert_eq!(ids.len(), 10_000);
+        for id in ids.iter().take(100) {
+            assert_eq!(id.len(), 20, "{id}");
+            assert!(id.starts_with("req_"), "{id}");
+            assert!(horst_queue::valid_request_id(id), "{id}");
+        }
+    }
 }
