@@ -16,6 +16,7 @@
 //! BENCH_SESSIONS=200 BENCH_SECONDS=10 cargo bench --bench sessions
 //! BENCH_THINK_MIN_MS=0 BENCH_THINK_MAX_MS=0 cargo bench --bench sessions   # closed loop
 //! BENCH_SESSIONS=20 BENCH_CLOCK_SESSIONS=0 BENCH_CALLGRIND=1 cargo bench --bench sessions
+//! BENCH_CALLGRIND_KEEP=/tmp/cg-api BENCH_CALLGRIND=1 ...   # and keep the profile for callgrind_annotate
 //! BENCH_CLUSTER=1 cargo bench --bench sessions      # on a Redis Cluster of 3 primaries
 //! ```
 //!
@@ -860,7 +861,16 @@ async fn main() {
     if callgrind {
         tokio::time::sleep(Duration::from_secs(2)).await;
         let mut ir = 0u64;
+        // `BENCH_CALLGRIND_KEEP=<dir>`: keep the profile for `callgrind_annotate`.
+        let keep = std::env::var("BENCH_CALLGRIND_KEEP").unwrap_or_default();
         for entry in std::fs::read_dir(cg_dir.path()).unwrap().flatten() {
+            if !keep.is_empty() {
+                let _ = std::fs::create_dir_all(&keep);
+                let _ = std::fs::copy(
+                    entry.path(),
+                    std::path::Path::new(&keep).join(entry.file_name()),
+                );
+            }
             let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
             for line in text.lines() {
                 if let Some(v) = line

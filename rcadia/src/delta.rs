@@ -256,6 +256,61 @@ mod tests {
     }
 
     #[test]
+    fn random_edits_round_trip_and_in_place_ones_stay_small() {
+        // A small xorshift: the test needs varied edits, not a particular generator.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n.max(1) as u64) as usize
+        };
+        for round in 0..2_000 {
+            let len = 1 + next(900);
+            // Record-like bytes: runs of repeated headers and varied values.
+            let base: Vec<u8> = (0..len)
+                .map(|i| {
+                    if i % 11 < 3 {
+                        0xa0 + (i % 3) as u8
+                    } else {
+                        next(256) as u8
+                    }
+                })
+                .collect();
+            let mut new = base.clone();
+            let mut in_place = true;
+            for _ in 0..1 + next(6) {
+                let at = next(new.len() + 1);
+                match next(3) {
+                    0 if at < new.len() => {
+                        let end = (at + 1 + next(9)).min(new.len());
+                        for b in &mut new[at..end] {
+                            *b = b.wrapping_add(1 + next(255) as u8);
+                        }
+                    }
+                    1 => {
+                        in_place = false;
+                        let add: Vec<u8> = (0..1 + next(40)).map(|_| next(256) as u8).collect();
+                        new.splice(at..at, add);
+                    }
+                    _ => {
+                        in_place = false;
+                        let end = (at + next(40)).min(new.len());
+                        new.drain(at..end);
+                    }
+                }
+            }
+            let size = round_trip(&base, &new);
+            if in_place {
+                assert!(
+                    size <= 6 * 16 + 8,
+                    "round {round}: {size} bytes for in-place edits"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_delta_that_does_not_fit_its_base_is_refused() {
         let base = b"0123456789".to_vec();
         assert_eq!(apply(&base, &[(4 << 1) | 1, 8]), None, "copy past the end");
