@@ -79,7 +79,7 @@ pub fn duty(s: &Session) -> Duty {
         Status::Waiting if s.players().len() == 1 => Duty::Done(Some(leave)),
         Status::Waiting => Duty::Wait,
         Status::Active => {
-            let legal = me.legal_actions.as_deref().unwrap_or_default();
+            let legal = me.legal_actions.as_deref().map_or(&[][..], Vec::as_slice);
             match reference_move(s.session_id(), s.turn(), legal) {
                 Some(action) if s.is_your_turn(&me.player_id) => Duty::Play(Event::Action {
                     player_id: me.player_id.clone(),

@@ -128,8 +128,11 @@ pub struct Player {
     /// Left (forfeited, or opted out of the rematch). Only kept on finished sessions; a player
     /// who leaves a waiting table is removed.
     pub left: bool,
-    pub legal_actions: Option<Vec<Value>>,
-    pub observation: Option<Value>,
+    /// Shared with the record's copies and the snapshots (a publish replaces them whole).
+    #[serde(default, with = "crate::wire::shared_list")]
+    pub legal_actions: Option<Arc<Vec<Value>>>,
+    #[serde(default, with = "crate::wire::shared_option")]
+    pub observation: Option<Arc<Value>>,
     pub pending: Option<PendingAction>,
     pub last_action: Option<LastAction>,
 }

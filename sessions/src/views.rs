@@ -87,7 +87,7 @@ impl Session {
             session_id: self.session_id.clone(),
             skill_url: self.game.skill_url.clone(),
             state: match &me.observation {
-                Some(o) => Arc::new(o.clone()),
+                Some(o) => Arc::clone(o),
                 None => Arc::clone(&self.state),
             },
             status: self.status,

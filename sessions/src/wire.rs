@@ -91,6 +91,38 @@ pub mod shared_value {
     }
 }
 
+/// Serde for an optional shared JSON value, written and read as `Option<Value>`.
+pub mod shared_option {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::Value;
+    use std::sync::Arc;
+
+    pub fn serialize<S: Serializer>(v: &Option<Arc<Value>>, s: S) -> Result<S::Ok, S::Error> {
+        v.as_deref().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Arc<Value>>, D::Error> {
+        Option::<Value>::deserialize(d).map(|v| v.map(Arc::new))
+    }
+}
+
+/// Serde for an optional shared list of JSON values, written and read as `Option<Vec<Value>>`.
+pub mod shared_list {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::Value;
+    use std::sync::Arc;
+
+    pub fn serialize<S: Serializer>(v: &Option<Arc<Vec<Value>>>, s: S) -> Result<S::Ok, S::Error> {
+        v.as_deref().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Arc<Vec<Value>>>, D::Error> {
+        Option::<Vec<Value>>::deserialize(d).map(|v| v.map(Arc::new))
+    }
+}
+
 /// The agent snapshot of protocol section 5 (`GET /state`, `/join`, embedded in `/action`
 /// answers and in 409 bodies).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,8 +132,8 @@ pub struct AgentSnapshot {
     #[serde(rename = "lastAction")]
     pub last_action: Option<LastActionView>,
     /// `null` unless `yourTurn`.
-    #[serde(rename = "legalActions")]
-    pub legal_actions: Option<Vec<Value>>,
+    #[serde(rename = "legalActions", default, with = "shared_list")]
+    pub legal_actions: Option<Arc<Vec<Value>>>,
     #[serde(rename = "maxStrikes")]
     pub max_strikes: u32,
     #[serde(rename = "nextSessionId")]

@@ -166,7 +166,7 @@ impl Agent {
 
         if s.your_turn {
             let turn = s.turn;
-            let legal = s.legal_actions.as_deref().unwrap_or_default();
+            let legal = s.legal_actions.as_deref().map_or(&[][..], Vec::as_slice);
             if self.cur.rejected_turn != turn {
                 self.cur.rejected_turn = turn;
                 self.cur.rejected.clear();

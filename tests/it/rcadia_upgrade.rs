@@ -60,7 +60,7 @@ async fn plays_on(
     // It reads as before...
     let snap: AgentSnapshot = serde_json::from_value(agents[0].state(id, 0.0).await).unwrap();
     assert!(snap.your_turn, "{snap:?}");
-    assert_eq!(snap.legal_actions, Some(vec![json!("e4")]));
+    assert_eq!(snap.legal_actions.as_deref(), Some(&vec![json!("e4")]));
 
     // ...and plays on: the action reaches the host and the host's answer applies it.
     let (st, v) = agents[0].act(id, json!("e4"), snap.turn).await;

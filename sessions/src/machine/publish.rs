@@ -46,7 +46,7 @@ impl Session {
                     observation,
                 } => {
                     if let Some(p) = self.player_mut(&player_id) {
-                        p.observation = Some(observation);
+                        p.observation = Some(std::sync::Arc::new(observation));
                     }
                 }
                 // After the end only the final picture may still change (games often publish
@@ -68,7 +68,7 @@ impl Session {
                     if actions.is_empty() {
                         p.legal_actions = None;
                     } else {
-                        p.legal_actions = Some(actions);
+                        p.legal_actions = Some(std::sync::Arc::new(actions));
                         fresh.push(player_id);
                     }
                 }
