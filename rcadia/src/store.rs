@@ -470,7 +470,12 @@ impl Rcadia {
             .map(|l| replay::encode_line_as(l, created, forms))
             .collect();
         let rate = listing == Some(false) && rating::rates(&s).is_some();
-        let token = format!("{}.{:08x}", s.rev(), random_u32());
+        // The compare-and-set token: unique, never shown to a caller (no system call).
+        let token = format!(
+            "{}.{:08x}",
+            s.rev(),
+            horst_store::random::process_unique_u64() as u32
+        );
         let encoded = record::encode_write_as(&s, loaded.and_then(|l| l.base.as_ref()), forms)?;
         let keys = self.keys_of(&id, loaded);
         let args = SaveArgs {

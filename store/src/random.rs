@@ -34,6 +34,22 @@ pub fn id_bytes<const N: usize>() -> [u8; N] {
     b
 }
 
+/// A 64-bit value no other call in this process returns, cheap enough for every request
+/// (no system call): a random key drawn once per process plus a counter, through
+/// SplitMix64's finaliser (a bijection, so distinct counters give distinct values). Across
+/// processes values collide with the odds of random 64-bit ones. **Not secret**: from one
+/// value the next ones can be computed, so it is for log correlation and internal tokens,
+/// never for ids a caller could use to reach something.
+pub fn process_unique_u64() -> u64 {
+    static KEY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let key = *KEY.get_or_init(|| u64::from_le_bytes(id_bytes::<8>()));
+    let mut z = NEXT.fetch_add(1, Ordering::Relaxed).wrapping_add(key);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// `N` random bytes for an id, as lowercase hex.
 pub fn id_hex<const N: usize>() -> String {
     hex::encode(id_bytes::<N>())
@@ -49,5 +65,21 @@ mod tests {
         assert_ne!(id_hex::<8>(), id_hex::<8>());
         assert_eq!(secret_hex(16).unwrap().len(), 32);
         assert_ne!(secret_bytes(16).unwrap(), secret_bytes(16).unwrap());
+    }
+
+    #[test]
+    fn process_unique_values_do_not_repeat_across_threads() {
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                std::thread::spawn(|| (0..5_000).map(|_| process_unique_u64()).collect::<Vec<_>>())
+            })
+            .collect();
+        let mut all = std::collections::HashSet::new();
+        for t in threads {
+            for v in t.join().unwrap() {
+                assert!(all.insert(v), "{v:x} came twice");
+            }
+        }
+        assert_eq!(all.len(), 20_000);
     }
 }
