@@ -129,9 +129,7 @@ pub struct Player {
     /// who leaves a waiting table is removed.
     pub left: bool,
     /// Shared with the record's copies and the snapshots (a publish replaces them whole).
-    #[serde(default, with = "crate::wire::shared_list")]
     pub legal_actions: Option<Arc<Vec<Value>>>,
-    #[serde(default, with = "crate::wire::shared_option")]
     pub observation: Option<Arc<Value>>,
     pub pending: Option<PendingAction>,
     pub last_action: Option<LastAction>,
@@ -442,7 +440,6 @@ pub struct Session {
     pub(crate) started_at_ms: Option<u64>,
     pub(crate) ended_at_ms: Option<u64>,
     /// Shared, not copied, when the record is copied for a write (it never changes).
-    #[serde(with = "crate::wire::shared_value")]
     pub(crate) config: Arc<Value>,
     pub(crate) rules: Rules,
     pub(crate) timings: Timings,
@@ -463,7 +460,6 @@ pub struct Session {
     #[serde(default = "opened")]
     pub(crate) turn_opened: bool,
     /// Shared between copies of the record: a publish replaces it whole.
-    #[serde(with = "crate::wire::shared_value")]
     pub(crate) state: Arc<Value>,
     pub(crate) rejections: Vec<Rejection>,
     pub(crate) clock: Option<Clock>,

@@ -9,7 +9,6 @@ use crate::wire::{
     RematchResponse, SnapshotPlayer, V1OkResponse, WaitingFor,
 };
 use serde_json::Value;
-use std::sync::Arc;
 
 impl Session {
     /// The agent snapshot of section 5 (`GET /state`, embedded in `/action` answers), or `None`
@@ -86,10 +85,7 @@ impl Session {
             series_id: self.series_id.clone(),
             session_id: self.session_id.clone(),
             skill_url: self.game.skill_url.clone(),
-            state: match &me.observation {
-                Some(o) => Arc::clone(o),
-                None => Arc::clone(&self.state),
-            },
+            state: me.observation.as_ref().unwrap_or(&self.state).clone(),
             status: self.status,
             strikes: me.strikes,
             turn: self.turn,

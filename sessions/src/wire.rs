@@ -75,54 +75,6 @@ pub struct SnapshotPlayer {
     pub you: bool,
 }
 
-/// Serde for a shared JSON value: written and read as the value itself, so the stored form
-/// is the same as when the field was a plain `Value`.
-pub mod shared_value {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-    use serde_json::Value;
-    use std::sync::Arc;
-
-    pub fn serialize<S: Serializer>(v: &Arc<Value>, s: S) -> Result<S::Ok, S::Error> {
-        Value::serialize(v, s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<Value>, D::Error> {
-        Value::deserialize(d).map(Arc::new)
-    }
-}
-
-/// Serde for an optional shared JSON value, written and read as `Option<Value>`.
-pub mod shared_option {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-    use serde_json::Value;
-    use std::sync::Arc;
-
-    pub fn serialize<S: Serializer>(v: &Option<Arc<Value>>, s: S) -> Result<S::Ok, S::Error> {
-        v.as_deref().serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Arc<Value>>, D::Error> {
-        Option::<Value>::deserialize(d).map(|v| v.map(Arc::new))
-    }
-}
-
-/// Serde for an optional shared list of JSON values, written and read as `Option<Vec<Value>>`.
-pub mod shared_list {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-    use serde_json::Value;
-    use std::sync::Arc;
-
-    pub fn serialize<S: Serializer>(v: &Option<Arc<Vec<Value>>>, s: S) -> Result<S::Ok, S::Error> {
-        v.as_deref().serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<Option<Arc<Vec<Value>>>, D::Error> {
-        Option::<Vec<Value>>::deserialize(d).map(|v| v.map(Arc::new))
-    }
-}
-
 /// The agent snapshot of protocol section 5 (`GET /state`, `/join`, embedded in `/action`
 /// answers and in 409 bodies).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -132,7 +84,7 @@ pub struct AgentSnapshot {
     #[serde(rename = "lastAction")]
     pub last_action: Option<LastActionView>,
     /// `null` unless `yourTurn`.
-    #[serde(rename = "legalActions", default, with = "shared_list")]
+    #[serde(rename = "legalActions")]
     pub legal_actions: Option<Arc<Vec<Value>>>,
     #[serde(rename = "maxStrikes")]
     pub max_strikes: u32,
@@ -155,7 +107,6 @@ pub struct AgentSnapshot {
     pub skill_url: Option<String>,
     /// The player's observation if the game set one, else the public state (shared with
     /// the record, not copied).
-    #[serde(with = "shared_value")]
     pub state: Arc<Value>,
     pub status: Status,
     pub strikes: u32,
@@ -195,7 +146,6 @@ pub struct PublicView {
     pub series_id: String,
     #[serde(rename = "sessionId")]
     pub session_id: String,
-    #[serde(with = "shared_value")]
     pub state: Arc<Value>,
     pub status: Status,
     pub turn: u64,
@@ -206,7 +156,6 @@ pub struct PublicView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AvailableEntry {
     /// The host's `AGENT_CONFIGURE` data as it sent it.
-    #[serde(with = "shared_value")]
     pub config: Arc<Value>,
     #[serde(rename = "createdAt")]
     pub created_at: String,
