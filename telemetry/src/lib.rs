@@ -12,6 +12,7 @@
 
 use std::sync::{Arc, Mutex};
 
+pub use prometheus_client::encoding;
 use prometheus_client::encoding::text::encode;
 pub use prometheus_client::metrics;
 pub use prometheus_client::registry::Registry;
