@@ -18,7 +18,14 @@
 //! BENCH_SESSIONS=20 BENCH_CLOCK_SESSIONS=0 BENCH_CALLGRIND=1 cargo bench --bench sessions
 //! BENCH_CALLGRIND_KEEP=/tmp/cg-api BENCH_CALLGRIND=1 ...   # and keep the profile for callgrind_annotate
 //! BENCH_CLUSTER=1 cargo bench --bench sessions      # on a Redis Cluster of 3 primaries
+//! BENCH_APIS=2 BENCH_API_THREADS=1 cargo bench --bench sessions   # two API processes, one thread each
+//! BENCH_APIS=2 BENCH_SPLIT=1 cargo bench --bench sessions         # ... a session's agents on both
 //! ```
+//!
+//! `BENCH_APIS=N` runs N API processes; a session's host and agents all call its host's process
+//! (session affinity, what a load balancer hashing on the session id gives), or with
+//! `BENCH_SPLIT=1` one of its agents calls another (what one without affinity gives).
+//! `BENCH_API_THREADS=N` sets the API processes' runtime threads (`TOKIO_WORKER_THREADS`).
 //!
 //! `BENCH_CLUSTER=1` runs the same processes on a Redis Cluster (`horst_testkit::RedisCluster`:
 //! three primaries with a replica each, AOF off like the one server) through
@@ -144,6 +151,11 @@ fn horst(wrapper: &[String], args: &[&str], redis: &(Vec<String>, Vec<(String, S
         c.args(&wrapper[1..]).arg(bin);
         c
     };
+    if let Ok(t) = std::env::var("BENCH_API_THREADS") {
+        if args.first() == Some(&"api") {
+            cmd.env("TOKIO_WORKER_THREADS", t);
+        }
+    }
     cmd.args(args)
         .args(&redis.0)
         .envs(redis.1.iter().map(|(k, v)| (k, v)))
@@ -467,6 +479,21 @@ async fn main() {
     let api_pid = api.id();
     let base = wait_listening(api.stdout.take().unwrap(), "horst api");
     let _api = Proc(api);
+    // More API processes (`BENCH_APIS`): each session's participants are spread over them,
+    // all on its host's process, or (`BENCH_SPLIT=1`) one agent on another process.
+    let mut extra_apis = Vec::new();
+    let mut addrs = vec![base.trim_start_matches("http://").to_string()];
+    let split = env_num("BENCH_SPLIT", 0) as usize;
+    for _ in 1..env_num("BENCH_APIS", 1) {
+        let mut a = horst(
+            &wrapper,
+            &["api", "--listen", "127.0.0.1:0", "--data", &d],
+            &horst_redis,
+        );
+        let b = wait_listening(a.stdout.take().unwrap(), "horst api");
+        addrs.push(b.trim_start_matches("http://").to_string());
+        extra_apis.push(Proc(a));
+    }
     let workers: Vec<Proc> = (0..2)
         .map(|_| Proc(horst(&[], &["worker", "--data", &d], &horst_redis)))
         .collect();
@@ -475,6 +502,7 @@ async fn main() {
     pids.extend(primaries.iter().filter_map(|(_, pid)| *pid));
     let replicas = backend.replica_pids();
     pids.extend(&replicas);
+    pids.extend(extra_apis.iter().map(|a| a.0.id()));
 
     let store = horst_store::Store::open(&backend.config(), &urls[0])
         .await
@@ -487,18 +515,20 @@ async fn main() {
         .build()
         .unwrap();
     let mk = {
-        let addr = base.trim_start_matches("http://").to_string();
-        move |token: String| C {
-            addr: addr.clone(),
+        let addrs = addrs.clone();
+        move |token: String, i: usize| C {
+            addr: addrs[i % addrs.len()].clone(),
             token,
             conn: None,
         }
     };
-    let host = mk(auth
-        .create_token(&["host".into()], Some("bench-host"))
-        .await
-        .unwrap()
-        .0);
+    let host = mk(
+        auth.create_token(&["host".into()], Some("bench-host"))
+            .await
+            .unwrap()
+            .0,
+        0,
+    );
 
     let stop = Arc::new(AtomicBool::new(false));
     let measuring = Arc::new(AtomicBool::new(false));
@@ -528,6 +558,7 @@ async fn main() {
         let mut batch = tokio::task::JoinSet::new();
         for i in next..(next + 64).min(total) {
             let (mut host, auth, mk) = (host.clone(), auth.clone(), mk.clone());
+            host.addr = addrs[i % addrs.len()].clone();
             batch.spawn(async move {
                 let clocked = i >= sessions;
                 // Clock sessions: a 1 s turn clock whose strikes never run out, so every
@@ -549,11 +580,13 @@ async fn main() {
                 let mut agents = Vec::new();
                 let mut pids = Vec::new();
                 for k in 0..2 {
-                    let mut a = mk(auth
-                        .create_token(&["play".into()], Some(&format!("a{i}-{k}")))
-                        .await
-                        .unwrap()
-                        .0);
+                    let mut a = mk(
+                        auth.create_token(&["play".into()], Some(&format!("a{i}-{k}")))
+                            .await
+                            .unwrap()
+                            .0,
+                        i + k * split,
+                    );
                     let (_, s) = a
                         .call_as::<AgentSnapshot>(true, &format!("{AGENT}/{id}/join"), Some("{}"))
                         .await
@@ -561,7 +594,7 @@ async fn main() {
                     pids.push(s.expect("a snapshot").player_id);
                     agents.push(a);
                 }
-                (clocked, id, pids, agents)
+                (clocked, id, pids, agents, host)
             });
         }
         while let Some(t) = batch.join_next().await {
@@ -575,12 +608,12 @@ async fn main() {
         setup.elapsed().as_secs_f64()
     );
     // Phase 2: every host and agent long-polls.
-    for (clocked, id, pids, agents) in tables {
+    for (clocked, id, pids, agents, table_host) in tables {
         // When the host last started publishing a turn (client clock, µs): the agents' think
         // time counts from here, so server delays do not lower the offered rate.
         let turn_at = Arc::new(AtomicU64::new(0));
         let (mut h, idh, pidsh, stop_h, delivery_h, lateness_h, measuring_h, turn_at_h) = (
-            host.clone(),
+            table_host,
             id.clone(),
             pids.clone(),
             stop.clone(),
@@ -715,21 +748,27 @@ async fn main() {
             });
         }
     }
-    let probe = |http: reqwest::Client, base: String, urls: Vec<String>, pids: Vec<u32>| {
+    let bases: Vec<String> = addrs.iter().map(|a| format!("http://{a}")).collect();
+    let probe = |http: reqwest::Client, bases: Vec<String>, urls: Vec<String>, pids: Vec<u32>| {
         let actions = actions.clone();
         async move {
             let mut redis = Vec::new();
             for url in &urls {
                 redis.push(redis_commands(url).await);
             }
+            let (mut http_requests, mut round_trips) = (0.0, 0.0);
+            for base in &bases {
+                http_requests += metric_sum(&http, base, "horst_http_requests_total").await;
+                round_trips +=
+                    metric_sum(&http, base, "horst_session_redis_round_trips_total").await;
+            }
             Probe {
                 at: Instant::now(),
                 actions: actions.load(Ordering::Relaxed),
                 cpu: pids.iter().map(|p| cpu_ms(*p)).collect(),
                 redis,
-                http_requests: metric_sum(&http, &base, "horst_http_requests_total").await,
-                round_trips: metric_sum(&http, &base, "horst_session_redis_round_trips_total")
-                    .await,
+                http_requests,
+                round_trips,
             }
         }
     };
@@ -747,12 +786,12 @@ async fn main() {
     cg("--zero");
     let memory_playing = redis_memory(&urls).await;
     let clients0 = cpu_ms(std::process::id());
-    let p0 = probe(http.clone(), base.clone(), urls.clone(), pids.clone()).await;
+    let p0 = probe(http.clone(), bases.clone(), urls.clone(), pids.clone()).await;
     measuring.store(true, Ordering::Relaxed);
     let late0 = late_starts.load(Ordering::Relaxed);
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     measuring.store(false, Ordering::Relaxed);
-    let p1 = probe(http.clone(), base.clone(), urls.clone(), pids.clone()).await;
+    let p1 = probe(http.clone(), bases.clone(), urls.clone(), pids.clone()).await;
     let clients = cpu_ms(std::process::id()) - clients0;
     let memory_after = redis_memory(&urls).await;
     cg("--dump");
@@ -835,6 +874,7 @@ async fn main() {
     let mut names = vec!["api".to_string(), "worker 1".into(), "worker 2".into()];
     names.extend((1..=primaries.len()).map(|i| format!("redis primary {i}")));
     names.extend((1..=replicas.len()).map(|i| format!("redis replica {i}")));
+    names.extend((2..=extra_apis.len() + 1).map(|i| format!("api {i}")));
     let cpu: Vec<String> = p1
         .cpu
         .iter()
