@@ -434,6 +434,7 @@ struct Probe {
     redis: Vec<HashMap<String, (u64, u64)>>,
     http_requests: f64,
     round_trips: f64,
+    fresh_reads: f64,
 }
 
 #[tokio::main(flavor = "multi_thread")]
@@ -756,11 +757,12 @@ async fn main() {
             for url in &urls {
                 redis.push(redis_commands(url).await);
             }
-            let (mut http_requests, mut round_trips) = (0.0, 0.0);
+            let (mut http_requests, mut round_trips, mut fresh_reads) = (0.0, 0.0, 0.0);
             for base in &bases {
                 http_requests += metric_sum(&http, base, "horst_http_requests_total").await;
                 round_trips +=
                     metric_sum(&http, base, "horst_session_redis_round_trips_total").await;
+                fresh_reads += metric_sum(&http, base, "horst_session_fresh_reads_total").await;
             }
             Probe {
                 at: Instant::now(),
@@ -769,6 +771,7 @@ async fn main() {
                 redis,
                 http_requests,
                 round_trips,
+                fresh_reads,
             }
         }
     };
@@ -845,10 +848,11 @@ async fn main() {
     cmds.sort_by_key(|c| std::cmp::Reverse(c.1));
     let total_cmds: u64 = cmds.iter().map(|(_, v)| v).sum();
     println!(
-        "per action: {:.1} HTTP requests, {:.1} Redis commands, {:.1} session-layer Redis round trips (API process)",
+        "per action: {:.1} HTTP requests, {:.1} Redis commands, {:.1} session-layer Redis round trips (API process), {:.1} reads from the vouched-for cache",
         per(p1.http_requests - p0.http_requests),
         per(total_cmds as f64),
         per(p1.round_trips - p0.round_trips),
+        per(p1.fresh_reads - p0.fresh_reads),
     );
     println!(
         "  Redis commands per action: {}",

@@ -105,6 +105,12 @@ pub(crate) fn channel(store: &Store, id: &str) -> String {
     session(store, id)
 }
 
+/// The session a wake-up channel belongs to (`<prefix>[{s<n>}]ses:<id>`), if it is one.
+pub(crate) fn session_of_channel(channel: &str) -> Option<&str> {
+    let (_, id) = channel.rsplit_once("ses:")?;
+    horst_sessions::parse_session_id(id).map(|_| id)
+}
+
 /// The pattern every process's pub/sub listener subscribes to (on a cluster, every
 /// bucket's: `{s*}` matches each bucket's tag).
 pub(crate) fn channel_pattern(store: &Store) -> String {

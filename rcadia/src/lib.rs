@@ -134,8 +134,9 @@ pub(crate) struct Inner {
     /// Clock deadlines.
     pub delayed: DelayedSet,
     pub settings: RcadiaSettings,
-    /// The records this process last read or wrote, decoded.
-    pub cache: record::RecordCache,
+    /// The records this process last read or wrote, decoded (shared with the observer that
+    /// keeps them current: `Rcadia::new`).
+    pub cache: Arc<record::RecordCache>,
     pub clock: now::ServerClock,
     /// Wakes the clock firer for a deadline this process scheduled.
     pub wake: buckets::BucketWake,
@@ -159,13 +160,31 @@ impl Rcadia {
     ) -> Result<Rcadia, RcadiaError> {
         let boot_tag = store::boot_tag(&store).await?;
         let buckets = store.buckets();
+        let cache = Arc::new(record::RecordCache::default());
+        notifier.observe({
+            let cache = cache.clone();
+            move |heard| match heard {
+                horst_store::Heard::Message { channel, payload } => {
+                    if let Some(id) = keys::session_of_channel(channel) {
+                        // A save's wake-up carries its token; an empty one (a wake-up of a
+                        // write that stored nothing) names no write.
+                        if let Ok(token) = std::str::from_utf8(payload) {
+                            if !token.is_empty() {
+                                cache.heard(id, token);
+                            }
+                        }
+                    }
+                }
+                horst_store::Heard::Gap => cache.gap(),
+            }
+        });
         Ok(Rcadia {
             inner: Arc::new(Inner {
                 delayed: DelayedSet::new(store.clone()),
                 store,
                 notifier,
                 settings,
-                cache: record::RecordCache::default(),
+                cache,
                 clock: now::ServerClock::default(),
                 wake: buckets::BucketWake::new(buckets),
                 rate_wake: buckets::BucketWake::new(buckets),

@@ -40,6 +40,7 @@ struct Handles {
     cas_gave_up: Counter,
     round_trips: Counter,
     wait_reads: Counter,
+    fresh_reads: Counter,
 }
 
 impl Default for SessionMetrics {
@@ -60,6 +61,7 @@ impl Default for SessionMetrics {
                 cas_gave_up: Counter::default(),
                 round_trips: Counter::default(),
                 wait_reads: Counter::default(),
+                fresh_reads: Counter::default(),
             }),
         }
     }
@@ -159,6 +161,11 @@ impl SessionMetrics {
             "Session reads by waiting long-polls (a wake-up that carries the state needs none)",
             h.wait_reads.clone(),
         );
+        metrics.register(
+            "session_fresh_reads",
+            "Session reads served from the process's cache without asking Redis (the pub/sub listener vouched for the record)",
+            h.fresh_reads.clone(),
+        );
     }
 
     /// One request/response exchange with Redis (a command, a pipeline or a script).
@@ -169,6 +176,16 @@ impl SessionMetrics {
 
     pub(crate) fn round_trip(&self) {
         self.inner.round_trips.inc();
+    }
+
+    /// A read served from the cache without asking Redis.
+    pub(crate) fn fresh_read(&self) {
+        self.inner.fresh_reads.inc();
+    }
+
+    /// Reads served from the cache without asking Redis so far (tests read it).
+    pub fn fresh_reads(&self) -> u64 {
+        self.inner.fresh_reads.get()
     }
 
     /// A waiting long-poll read the session (no usable wake-up payload, or the re-check).

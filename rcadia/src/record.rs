@@ -20,7 +20,9 @@
 //! of them lost) are told apart, and a wake-up (which carries it) names exactly one record.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use horst_sessions::{iso8601_ms, Session};
 use serde::{Deserialize, Serialize};
@@ -51,6 +53,55 @@ pub(crate) struct Stored {
     /// The session's key names, once a read or write of this process needed them (then
     /// handed on to the session's next record: `Rcadia::keys_of`).
     pub keys: OnceLock<Arc<SessionKeys>>,
+    /// When the process last knew this record to be the stored one without asking Redis
+    /// ([`RecordCache::fresh`]).
+    pub confirmed: Confirmed,
+}
+
+/// When a cached record was last proved the stored one by the process's pub/sub listener:
+/// its own wake-up was heard, and no message naming a later write since. A copy of a proof
+/// (`carry`) passes it to the record a compare-and-set write replaced it with, since that
+/// write's success shows nobody wrote in between.
+///
+/// Packed in one word: the listener's epoch (which a gap in its connection moves on, so
+/// every proof made before the gap lapses at once) in the high 24 bits, and the time of the
+/// proof (ms since the process started, plus one) in the low 40. Zero is no proof.
+#[derive(Debug, Default)]
+pub(crate) struct Confirmed(AtomicU64);
+
+const CONFIRMED_MS_BITS: u32 = 40;
+const CONFIRMED_MS_MASK: u64 = (1 << CONFIRMED_MS_BITS) - 1;
+
+impl Confirmed {
+    fn set(&self, epoch: u64, ms: u64) {
+        let word = (epoch << CONFIRMED_MS_BITS) | (ms.min(CONFIRMED_MS_MASK - 1) + 1);
+        self.0.store(word, Ordering::Relaxed);
+    }
+
+    fn revoke(&self) {
+        self.0.store(0, Ordering::Relaxed);
+    }
+
+    /// The proof of the record `from` replaced, for the record that replaced it.
+    pub fn carry(&self, from: &Confirmed) {
+        self.0
+            .store(from.0.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+
+    /// Whether the proof was made in `epoch` (its low 24 bits) less than `window` ago.
+    fn holds(&self, epoch: u64, now_ms: u64, window: Duration) -> bool {
+        let word = self.0.load(Ordering::Relaxed);
+        if word == 0 || word >> CONFIRMED_MS_BITS != epoch & 0xff_ffff {
+            return false;
+        }
+        let at = (word & CONFIRMED_MS_MASK) - 1;
+        now_ms.saturating_sub(at) < window.as_millis() as u64
+    }
+}
+
+/// The rev of a compare-and-set token (`<rev>.<tag>`); `None` for another form.
+fn rev_of_token(token: &str) -> Option<u64> {
+    token.split_once('.')?.0.parse().ok()
 }
 
 /// A record encoded for a write.
@@ -213,6 +264,7 @@ pub(crate) fn decode(
         legacy: false,
         base,
         keys: OnceLock::new(),
+        confirmed: Confirmed::default(),
     }))
 }
 
@@ -230,6 +282,7 @@ pub(crate) fn decode_legacy(
         legacy: true,
         base: None,
         keys: OnceLock::new(),
+        confirmed: Confirmed::default(),
     }))
 }
 
@@ -472,10 +525,37 @@ impl std::fmt::Debug for SessionRef {
 /// one in flight did), and a wake-up naming one's rev proves it stored. Neither displaces
 /// the stored record until the script answers, so a write that loses its race never evicts
 /// the winner's record from the cache.
-#[derive(Default)]
+///
+/// A record is *fresh* ([`RecordCache::fresh`]) while the process's pub/sub listener vouches
+/// for it: every stored write publishes its token on the session's channel, the listener
+/// hears them in the order Redis published them, and [`RecordCache::heard`] marks the record
+/// proved when its own token comes by and unproved when a later one does. A fresh record is
+/// served without asking Redis; any other is checked first (`Rcadia::current`). A gap in the
+/// listener's connection ends every proof, and a proof lapses after [`FRESH_FOR`] in any
+/// case, so a connection that died silently cannot keep a stale record in use for longer.
+/// What this gives up: a read in this process may miss a write of another process for as
+/// long as its message takes to arrive (a write of this process is seen at once). Writes
+/// are never affected: they compare-and-set against the stored token.
 pub(crate) struct RecordCache {
     map: Mutex<Maps>,
+    /// Moves on at every gap in the listener's connection.
+    epoch: AtomicU64,
+    started: Instant,
 }
+
+impl Default for RecordCache {
+    fn default() -> Self {
+        RecordCache {
+            map: Mutex::default(),
+            epoch: AtomicU64::new(1),
+            started: Instant::now(),
+        }
+    }
+}
+
+/// How long the listener's proof of a record holds without a new one: as long as a waiting
+/// long-poll goes between reads of its own (`wait::RECHECK`).
+pub(crate) const FRESH_FOR: Duration = Duration::from_secs(2);
 
 #[derive(Default)]
 struct Maps {
@@ -541,6 +621,48 @@ impl RecordCache {
         let mut maps = self.lock();
         maps.stored.remove(id);
         maps.in_flight.remove(id);
+    }
+
+    /// The stored record of `id` if the listener proved it lately. A write of this process
+    /// in flight does not change that: until its script answers, nobody was told it
+    /// happened, so reading the record before it is as right as reading it after.
+    pub fn fresh(&self, id: &str) -> Option<Arc<Stored>> {
+        let (epoch, now) = (self.epoch.load(Ordering::Relaxed), self.now_ms());
+        let maps = self.lock();
+        maps.stored
+            .get(id)
+            .filter(|r| r.confirmed.holds(epoch, now, FRESH_FOR))
+            .cloned()
+    }
+
+    /// A session's channel carried `token` (a stored write's): the record with that token is
+    /// proved, any with an older rev is not any more.
+    pub fn heard(&self, id: &str, token: &str) {
+        let rev = rev_of_token(token);
+        let (epoch, now) = (self.epoch.load(Ordering::Relaxed), self.now_ms());
+        let maps = self.lock();
+        for r in [maps.stored.get(id), maps.in_flight.get(id)]
+            .into_iter()
+            .flatten()
+        {
+            if r.token == token {
+                r.confirmed.set(epoch, now);
+            } else if rev.is_none_or(|rev| rev >= r.session.rev()) {
+                // A write after this record's (or as late, by another writer: one of the two
+                // lost its compare-and-set), or a token of a form this version cannot order.
+                r.confirmed.revoke();
+            }
+        }
+    }
+
+    /// The listener's connection was lost or made again: messages may have been missed, so
+    /// no record is proved any more.
+    pub fn gap(&self) {
+        self.epoch.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Maps> {
@@ -856,5 +978,107 @@ mod tests {
         assert_eq!(back.session, s);
         assert!(back.legacy);
         assert!(decode_legacy("x", (None, None)).unwrap().is_none());
+    }
+
+    fn cached(session: &Session, tag: u32) -> Arc<Stored> {
+        Arc::new(Stored {
+            token: format!("{}.{tag:08x}", session.rev()),
+            session: session.clone(),
+            legacy: false,
+            base: None,
+            keys: OnceLock::new(),
+            confirmed: Confirmed::default(),
+        })
+    }
+
+    const ID: &str = "ses_beef00000001";
+
+    #[test]
+    fn a_record_is_fresh_from_its_own_wake_up_until_a_later_write_is_heard() {
+        let cache = RecordCache::default();
+        let s = played();
+        let r = cached(&s, 1);
+        cache.replace(ID, r.clone());
+        // Read from Redis: not vouched for until its own wake-up comes by.
+        assert!(cache.fresh(ID).is_none());
+        // An older write's wake-up, arriving late, proves nothing and takes nothing away.
+        cache.heard(ID, &format!("{}.00000009", s.rev() - 1));
+        assert!(cache.fresh(ID).is_none());
+        cache.heard(ID, &r.token);
+        assert!(Arc::ptr_eq(&cache.fresh(ID).unwrap(), &r));
+        cache.heard(ID, &format!("{}.00000009", s.rev() - 1));
+        assert!(cache.fresh(ID).is_some(), "an older write's wake-up");
+        // Another session's wake-up is not this one's.
+        cache.heard("ses_beef00000002", &format!("{}.00000002", s.rev() + 1));
+        assert!(cache.fresh(ID).is_some());
+        // A later write (by anyone): no longer vouched for.
+        cache.heard(ID, &format!("{}.00000002", s.rev() + 1));
+        assert!(cache.fresh(ID).is_none());
+        // A write of the same rev by another writer (one of the two lost): not either.
+        cache.heard(ID, &r.token);
+        assert!(cache.fresh(ID).is_some());
+        cache.heard(ID, &format!("{}.00000003", s.rev()));
+        assert!(cache.fresh(ID).is_none());
+        // A token of a form this version cannot order revokes too.
+        cache.heard(ID, &r.token);
+        cache.heard(ID, "legacy-token");
+        assert!(cache.fresh(ID).is_none());
+    }
+
+    #[test]
+    fn a_gap_in_the_listener_ends_every_proof_and_a_proof_lapses() {
+        let cache = RecordCache::default();
+        let s = played();
+        let (a, b) = (cached(&s, 1), cached(&s, 2));
+        cache.replace(ID, a.clone());
+        cache.replace("ses_beef00000002", b.clone());
+        cache.heard(ID, &a.token);
+        cache.heard("ses_beef00000002", &b.token);
+        assert!(cache.fresh(ID).is_some() && cache.fresh("ses_beef00000002").is_some());
+        cache.gap();
+        assert!(cache.fresh(ID).is_none() && cache.fresh("ses_beef00000002").is_none());
+        // Heard again on the new connection: vouched for again.
+        cache.heard(ID, &a.token);
+        assert!(cache.fresh(ID).is_some());
+        // A proof holds for FRESH_FOR only.
+        let epoch = cache.epoch.load(Ordering::Relaxed);
+        let now = cache.now_ms();
+        assert!(a.confirmed.holds(epoch, now, FRESH_FOR));
+        assert!(a.confirmed.holds(epoch, now + 1_999, FRESH_FOR));
+        assert!(!a.confirmed.holds(epoch, now + 2_000 + 1, FRESH_FOR));
+        assert!(!a.confirmed.holds(epoch + 1, now, FRESH_FOR));
+    }
+
+    #[test]
+    fn a_write_in_flight_is_vouched_for_once_it_landed() {
+        let cache = RecordCache::default();
+        let s = played();
+        let old = cached(&s, 1);
+        cache.replace(ID, old.clone());
+        cache.heard(ID, &old.token);
+        // This process writes: the new record takes over the old one's proof.
+        let mut next = s.clone();
+        next.apply(Event::Tick, 1_791_399_700_000).unwrap();
+        let new = cached(&next, 2);
+        assert!(new.session.rev() > old.session.rev() || new.token != old.token);
+        new.confirmed.carry(&old.confirmed);
+        cache.in_flight(ID, new.clone());
+        // Its outcome is unknown; the stored record is still the one vouched for.
+        assert!(Arc::ptr_eq(&cache.fresh(ID).unwrap(), &old));
+        // Its own wake-up comes by before the script's answer.
+        cache.heard(ID, &new.token);
+        cache.written(ID, &new);
+        assert!(Arc::ptr_eq(&cache.fresh(ID).unwrap(), &new));
+
+        // A write of another process lands right after ours, and its wake-up comes by before
+        // our script's answer: our record is stored but not current.
+        let mut third = next.clone();
+        third.apply(Event::Tick, 1_791_399_800_000).unwrap();
+        let newer = cached(&third, 3);
+        newer.confirmed.carry(&new.confirmed);
+        cache.in_flight(ID, newer.clone());
+        cache.heard(ID, &format!("{}.0000000f", newer.session.rev() + 1));
+        cache.written(ID, &newer);
+        assert!(cache.fresh(ID).is_none());
     }
 }

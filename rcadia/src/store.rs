@@ -376,9 +376,20 @@ impl Rcadia {
         }
     }
 
-    /// The stored record: the cached one if the stored `rev` still matches it (a small read),
+    /// The stored record: the cached one if the process's pub/sub listener vouches for it
+    /// (no read: `RecordCache::fresh`) or the stored `rev` still matches it (a small read),
     /// else read whole.
     pub(crate) async fn current(&self, id: &str) -> Result<Arc<Stored>, RcadiaError> {
+        if let Some(fresh) = self.inner.cache.fresh(id) {
+            self.inner.metrics.fresh_read();
+            return Ok(fresh);
+        }
+        self.current_checked(id).await
+    }
+
+    /// The stored record, checked against Redis whatever the listener says: the cached one if
+    /// the stored `rev` still matches it (a small read), else read whole.
+    pub(crate) async fn current_checked(&self, id: &str) -> Result<Arc<Stored>, RcadiaError> {
         let Some(cached) = self.inner.cache.get(id) else {
             return self.read(id).await;
         };
@@ -512,7 +523,13 @@ impl Rcadia {
             legacy: false,
             base: Some(encoded.base),
             keys: OnceLock::from(keys.clone()),
+            confirmed: Default::default(),
         });
+        // If the write wins, nobody wrote between `loaded` and it: it is as fresh as `loaded`
+        // was (its own wake-up renews that; a later write's revokes it).
+        if let Some(l) = loaded {
+            record.confirmed.carry(&l.confirmed);
+        }
         let _in_flight = InFlight::new(&self.inner.cache, &id, &record);
         self.inner.metrics.round_trip();
         if store.durability().min_replica_acks > 0 {
@@ -632,8 +649,16 @@ impl Rcadia {
         mut step: impl FnMut(&Session) -> Result<Step, ProtocolError>,
     ) -> Result<Applied, RcadiaError> {
         // The cached record, if any: a write from it is checked by the compare-and-set, a
-        // read by the stored rev.
-        let mut next: Option<(Arc<Stored>, bool)> = self.inner.cache.get(id).map(|c| (c, false));
+        // read by the stored rev, unless the listener vouches for it (`RecordCache::fresh`).
+        // With a write of this process in flight the apply starts from that write (its own
+        // write then follows it on the connection); should it store nothing, the stored
+        // record the listener vouches for answers instead of a check of the rev.
+        let fresh = self.inner.cache.fresh(id);
+        let mut vouched = fresh.clone();
+        let mut next: Option<(Arc<Stored>, bool)> = self.inner.cache.get(id).map(|c| {
+            let checked = vouched.as_ref().is_some_and(|v| Arc::ptr_eq(v, &c));
+            (c, checked)
+        });
         for _ in 0..MAX_ATTEMPTS {
             let (loaded, checked) = match next.take() {
                 Some(n) => n,
@@ -739,6 +764,16 @@ impl Rcadia {
                     }
                 }
                 None => {
+                    if !checked {
+                        if let Some(v) = vouched.take() {
+                            // Started from a write in flight: apply again to the record the
+                            // listener vouches for.
+                            next = Some((v, true));
+                            continue;
+                        }
+                    } else if fresh.as_ref().is_some_and(|v| Arc::ptr_eq(v, &loaded)) {
+                        self.inner.metrics.fresh_read();
+                    }
                     let key = &self.keys_of(id, Some(&loaded)).session;
                     if !checked
                         && self.stored_token(key).await?.as_deref() != Some(loaded.token.as_str())

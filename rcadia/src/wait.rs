@@ -95,7 +95,9 @@ impl Rcadia {
                 }
             }
             self.inner.metrics.wait_read();
-            let loaded = self.current(id).await?;
+            // Asks Redis even when the listener vouches for the cached record: this read is
+            // what catches what pub/sub lost.
+            let loaded = self.current_checked(id).await?;
             let now = self.now_ms().await?;
             last_read = Instant::now();
             s = SessionRef(loaded);

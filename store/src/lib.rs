@@ -29,7 +29,7 @@ pub mod script;
 pub use cluster::{Conn, Group};
 pub use delayed::{DelayedSet, Popped};
 pub use health::{Health, HealthState, ServerCheck};
-pub use notifier::{Notifier, Subscription};
+pub use notifier::{Heard, Notifier, Subscription};
 pub use primary::{RedisTarget, SentinelTarget};
 /// The error of every Redis call, for crates that handle it without talking to Redis
 /// themselves (the HTTP API: [`is_unreachable`] tells an outage from a bug).

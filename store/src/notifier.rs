@@ -16,6 +16,10 @@
 //! sends the new state itself (sessions publish their record) spares every waiter in every
 //! process a read. The latest message wins; a wake-up after a reconnect carries no payload,
 //! which tells waiters to read.
+//!
+//! An observer ([`Notifier::observe`]) hears every message, waited on or not, and every gap
+//! (a lost or new connection, when messages may have been missed): the session layer keeps
+//! its cached records current with it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -34,10 +38,24 @@ struct Wake {
 
 type Waiters = Arc<Mutex<HashMap<String, watch::Sender<Wake>>>>;
 
+/// What the listener hears, for an observer ([`Notifier::observe`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Heard<'a> {
+    /// A message on `channel` (the full name, prefix included).
+    Message { channel: &'a str, payload: &'a [u8] },
+    /// The connection was lost, or made again: messages may have been missed since the
+    /// last one heard.
+    Gap,
+}
+
+type Observer = Box<dyn Fn(Heard<'_>) + Send + Sync>;
+type Observers = Arc<std::sync::RwLock<Vec<Observer>>>;
+
 /// The process's pub/sub listener. Cheap to clone.
 #[derive(Clone)]
 pub struct Notifier {
     waiters: Waiters,
+    observers: Observers,
     connected: watch::Receiver<bool>,
 }
 
@@ -106,9 +124,11 @@ impl Notifier {
         impl std::future::Future<Output = ()> + Send + 'static,
     ) {
         let waiters: Waiters = Arc::default();
+        let observers: Observers = Arc::default();
         let (connected_tx, connected) = watch::channel(false);
         let notifier = Notifier {
             waiters: waiters.clone(),
+            observers: observers.clone(),
             connected,
         };
         let listener = async move {
@@ -118,7 +138,7 @@ impl Notifier {
                 moved.mark_unchanged();
                 let primary = client.current();
                 tokio::select! {
-                    _ = listen(&primary, &patterns, &waiters, &connected_tx) => {}
+                    _ = listen(&primary, &patterns, &waiters, &observers, &connected_tx) => {}
                     _ = moved.changed() => {
                         tracing::info!("pub/sub: the Redis primary moved; subscribing on the new one");
                         backoff = Duration::from_millis(100);
@@ -126,6 +146,7 @@ impl Notifier {
                     _ = shutdown.wait_for(|s| *s) => return,
                 }
                 let _ = connected_tx.send(false);
+                tell(&observers, Heard::Gap);
                 tokio::select! {
                     _ = tokio::time::sleep(backoff) => {}
                     _ = shutdown.wait_for(|s| *s) => return,
@@ -151,6 +172,16 @@ impl Notifier {
         }
     }
 
+    /// Calls `observer` with every message the listener hears (on the listener's task, so it
+    /// must be quick and must not block) and with every gap. Messages heard before this call
+    /// are not replayed.
+    pub fn observe(&self, observer: impl Fn(Heard<'_>) + Send + Sync + 'static) {
+        self.observers
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Box::new(observer));
+    }
+
     /// Waits until the listener is subscribed (tests and start-up use it).
     pub async fn ready(&self, limit: Duration) -> bool {
         let mut rx = self.connected.clone();
@@ -163,6 +194,7 @@ async fn listen(
     client: &redis::Client,
     patterns: &[String],
     waiters: &Waiters,
+    observers: &Observers,
     connected: &watch::Sender<bool>,
 ) {
     let mut pubsub = match client.get_async_pubsub().await {
@@ -179,10 +211,20 @@ async fn listen(
         }
     }
     let _ = connected.send(true);
+    // Messages published while no connection listened are lost: observers and waiters
+    // learn it before the first message of this connection.
+    tell(observers, Heard::Gap);
     wake_all(waiters);
     let mut stream = pubsub.on_message();
     while let Some(msg) = stream.next().await {
         let channel = msg.get_channel_name();
+        tell(
+            observers,
+            Heard::Message {
+                channel,
+                payload: msg.get_payload_bytes(),
+            },
+        );
         let waiters = waiters.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(tx) = waiters.get(channel) {
             // Decoded only for channels someone waits on (most messages have no waiter here).
@@ -198,6 +240,12 @@ async fn listen(
         }
     }
     tracing::warn!("pub/sub connection lost; reconnecting");
+}
+
+fn tell(observers: &Observers, heard: Heard<'_>) {
+    for observe in observers.read().unwrap_or_else(|e| e.into_inner()).iter() {
+        observe(heard);
+    }
 }
 
 /// After a (re)connect, messages may have been missed: everybody re-reads.
