@@ -624,8 +624,11 @@ impl RecordCache {
     }
 
     /// The stored record of `id` if the listener proved it lately. A write of this process
-    /// in flight does not change that: until its script answers, nobody was told it
-    /// happened, so reading the record before it is as right as reading it after.
+    /// in flight does not change that: nobody has been told of it before its script answers
+    /// (its caller is answered after `written`, which makes it the stored record) or its
+    /// wake-up is heard (observers hear a message before waiters are woken, and `heard`
+    /// revokes this record's proof then), so reading the record before it is as right as
+    /// reading it after, and no reader sees the session go back.
     pub fn fresh(&self, id: &str) -> Option<Arc<Stored>> {
         let (epoch, now) = (self.epoch.load(Ordering::Relaxed), self.now_ms());
         let maps = self.lock();
