@@ -33,6 +33,15 @@ async fn session_layer(redis: &RedisServer) -> (Rcadia, watch::Sender<bool>) {
 
 /// [`session_layer`], its keys named as on a cluster (12 buckets) when `cluster`.
 async fn session_layer_named(redis: &RedisServer, cluster: bool) -> (Rcadia, watch::Sender<bool>) {
+    let (rcadia, _, stop) = session_layer_with_notifier(redis, cluster).await;
+    (rcadia, stop)
+}
+
+/// [`session_layer_named`] and its notifier.
+async fn session_layer_with_notifier(
+    redis: &RedisServer,
+    cluster: bool,
+) -> (Rcadia, horst_store::Notifier, watch::Sender<bool>) {
     let mut store = horst_store::Store::connect(&redis.url(), "cost:")
         .await
         .unwrap();
@@ -49,13 +58,19 @@ async fn session_layer_named(redis: &RedisServer, cluster: bool) -> (Rcadia, wat
     config.sessions.lobby_fill_ms = 0;
     let rcadia = Rcadia::new(
         store.clone(),
-        notifier,
+        notifier.clone(),
         RcadiaSettings::from_config(&config.sessions),
         stop_rx,
     )
     .await
     .unwrap();
-    (rcadia, stop)
+    (rcadia, notifier, stop)
+}
+
+/// A game without turns or clock: every cycle the agent acts and the host publishes.
+fn untimed_game() -> serde_json::Value {
+    json!({ "minPlayers": 2, "maxPlayers": 2, "turnBased": false,
+        "sdkVersion": "2.0.0", "turnTimeout": 0 })
 }
 
 /// An idle process's clock firer looks at the delayed set when a deadline is due and
@@ -489,12 +504,7 @@ impl Table {
 async fn an_action_cycle_stays_within_its_redis_budget() {
     let redis = RedisServer::start();
     let (rcadia, _stop) = session_layer(&redis).await;
-    let mut t = new_table(
-        &rcadia,
-        json!({ "minPlayers": 2, "maxPlayers": 2, "turnBased": false,
-            "sdkVersion": "2.0.0", "turnTimeout": 0 }),
-    )
-    .await;
+    let mut t = new_table(&rcadia, untimed_game()).await;
     // game_start, then the first legal actions; a few cycles warm up the caches.
     t.pending().await;
     t.ops().await;
@@ -630,27 +640,9 @@ async fn an_action_cycle_stays_within_its_redis_budget() {
 async fn vouched_layer(
     redis: &RedisServer,
 ) -> (Rcadia, horst_store::Notifier, watch::Sender<bool>) {
-    let store = horst_store::Store::connect(&redis.url(), "cost:")
-        .await
-        .unwrap();
-    let (stop, stop_rx) = watch::channel(false);
-    let notifier = horst_store::Notifier::start(
-        store.client().clone(),
-        Rcadia::channels(&store),
-        stop_rx.clone(),
-    );
-    assert!(notifier.ready(std::time::Duration::from_secs(10)).await);
-    let mut config = horst_config::Config::default();
-    config.sessions.lobby_fill_ms = 0;
-    let rcadia = Rcadia::new(
-        store,
-        notifier.clone(),
-        RcadiaSettings::from_config(&config.sessions),
-        stop_rx,
-    )
-    .await
-    .unwrap();
-    (rcadia, notifier, stop)
+    let layer = session_layer_with_notifier(redis, false).await;
+    assert!(layer.1.ready(std::time::Duration::from_secs(10)).await);
+    layer
 }
 
 /// Loads `id` on `rcadia` until the read is one the listener vouched for (its cached record
@@ -681,12 +673,7 @@ async fn a_read_the_listener_vouches_for_asks_redis_nothing_and_sees_other_proce
     let redis = RedisServer::start();
     let (a, _notifier_a, _stop_a) = vouched_layer(&redis).await;
     let (b, notifier_b, _stop_b) = vouched_layer(&redis).await;
-    let mut ta = new_table(
-        &a,
-        json!({ "minPlayers": 2, "maxPlayers": 2, "turnBased": false,
-            "sdkVersion": "2.0.0", "turnTimeout": 0 }),
-    )
-    .await;
+    let mut ta = new_table(&a, untimed_game()).await;
     ta.pending().await;
     ta.ops().await;
     let tb = Table {
@@ -746,12 +733,7 @@ async fn a_read_the_listener_vouches_for_asks_redis_nothing_and_sees_other_proce
 async fn a_gap_in_the_listener_connection_sends_reads_to_redis_again() {
     let redis = RedisServer::start();
     let (b, notifier_b, _stop_b) = vouched_layer(&redis).await;
-    let mut t = new_table(
-        &b,
-        json!({ "minPlayers": 2, "maxPlayers": 2, "turnBased": false,
-            "sdkVersion": "2.0.0", "turnTimeout": 0 }),
-    )
-    .await;
+    let mut t = new_table(&b, untimed_game()).await;
     t.pending().await;
     t.ops().await;
     t.act(1).await;
