@@ -13,12 +13,12 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-// A session apply is allocation-heavy (JSON in, JSON out): with glibc's malloc about 45 % of
-// the API's CPU per action went to malloc/free. mimalloc's thread-local heaps cut that.
+// mimalloc, called as std calls malloc (src/allocator.rs says why).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: allocator::MiMalloc = allocator::MiMalloc;
 
 mod admin;
+mod allocator;
 mod house_cli;
 mod map_cli;
 mod play;
