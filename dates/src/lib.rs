@@ -9,17 +9,40 @@
 const DAY_S: u64 = 86_400;
 
 /// Formats Unix milliseconds as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+///
+/// Digits are written into a fixed buffer: every session event and every pending entry carries
+/// such a time, and `format!` took about 2,900 instructions for one (1.7 % of the API's in the
+/// sessions benchmark). A year past 9999 (never, short of a broken clock) is written whole.
 pub fn rfc3339_ms(unix_ms: u64) -> String {
     let secs = unix_ms / 1000;
     let (days, sod) = (secs / DAY_S, secs % DAY_S);
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        sod / 3600,
-        (sod / 60) % 60,
-        sod % 60,
-        unix_ms % 1000
-    )
+    if y > 9999 {
+        return format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+            sod / 3600,
+            (sod / 60) % 60,
+            sod % 60,
+            unix_ms % 1000
+        );
+    }
+    let mut b = *b"0000-00-00T00:00:00.000Z";
+    digits(&mut b[0..4], y);
+    digits(&mut b[5..7], m);
+    digits(&mut b[8..10], d);
+    digits(&mut b[11..13], sod / 3600);
+    digits(&mut b[14..16], (sod / 60) % 60);
+    digits(&mut b[17..19], sod % 60);
+    digits(&mut b[20..23], unix_ms % 1000);
+    b.iter().map(|c| char::from(*c)).collect()
+}
+
+/// Writes the last `out.len()` decimal digits of `n` into `out`, zero-padded.
+fn digits(out: &mut [u8], mut n: u64) {
+    for c in out.iter_mut().rev() {
+        *c = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
 }
 
 /// The UTC date of Unix milliseconds, `YYYY-MM-DD` (daily counters are named by it).
@@ -98,6 +121,41 @@ mod tests {
         assert_eq!(rfc3339_ms(1_709_251_199_000), "2024-02-29T23:59:59.000Z");
         assert_eq!(utc_date(1_796_083_199_500), "2026-11-30");
         assert_eq!(utc_date(1_796_083_200_000), "2026-12-01");
+    }
+
+    /// The digits written by hand are what `format!` writes, across four centuries of days
+    /// at every kind of time of day, and past the year 9999.
+    #[test]
+    fn formatting_matches_the_format_macro() {
+        let by_format = |unix_ms: u64| {
+            let secs = unix_ms / 1000;
+            let (days, sod) = (secs / DAY_S, secs % DAY_S);
+            let (y, m, d) = civil_from_days(days);
+            format!(
+                "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+                sod / 3600,
+                (sod / 60) % 60,
+                sod % 60,
+                unix_ms % 1000
+            )
+        };
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for days in (0..146_097 * 4).step_by(13) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let ms = days * DAY_S * 1000 + x % (DAY_S * 1000);
+            assert_eq!(rfc3339_ms(ms), by_format(ms), "{ms}");
+        }
+        for ms in [
+            0,
+            DAY_S * 1000 - 1,
+            253_402_300_799_999,
+            253_402_300_800_000,
+            u64::MAX,
+        ] {
+            assert_eq!(rfc3339_ms(ms), by_format(ms), "{ms}");
+        }
     }
 
     #[test]

@@ -411,16 +411,15 @@ fn compact_value(field: &str, v: &Value) -> Value {
         return v.clone();
     };
     let number = match field {
+        // Eight (sixteen) lowercase hex digits read back exactly as `full_value` writes them.
         "playerId" if horst_sessions::is_player_id(text) => text
             .strip_prefix("p_")
             .and_then(|h| u32::from_str_radix(h, 16).ok())
-            .filter(|n| horst_sessions::format_player_id(*n) == text)
             .map(u64::from),
         "actionId" => text
             .strip_prefix("a_")
-            .filter(|h| h.len() == 16)
-            .and_then(|h| u64::from_str_radix(h, 16).ok())
-            .filter(|n| format!("a_{n:016x}") == text),
+            .filter(|h| h.len() == 16 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+            .and_then(|h| u64::from_str_radix(h, 16).ok()),
         "status" => STATUSES.iter().position(|s| *s == text).map(|i| i as u64),
         _ => None,
     };
@@ -939,6 +938,15 @@ mod tests {
         assert_eq!(
             decode_event(&encode_event(&action, created), created),
             Some(action)
+        );
+        // Ids with uppercase hex digits read back as the text they were, not as the lowercase
+        // form of their number.
+        let upper = json!({"index": 10, "type": "action", "at": "2026-10-07T19:00:00.042Z",
+            "playerId": "p_0000ABCD", "actionId": "a_00000000000000FF", "status": "applied",
+            "reason": null});
+        assert_eq!(
+            decode_event(&encode_event(&upper, created), created),
+            Some(upper)
         );
         // A code past the table (a newer version's) does not read as something else.
         let unknown = rmp_serde::to_vec(&(1u64, 200u8, 0u64, BTreeMap::<u8, u8>::new())).unwrap();

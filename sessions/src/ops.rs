@@ -36,7 +36,13 @@ pub fn json_size(v: &Value) -> usize {
 }
 
 /// `413 too_large` unless `size` fits in `limit` bytes of compact JSON.
-fn check_size(what: &str, size: usize, limit: usize) -> Result<(), ProtocolError> {
+/// `what` names the part in the error (formatted only then: every op of every `/ops` call is
+/// checked).
+fn check_size(
+    what: impl std::fmt::Display,
+    size: usize,
+    limit: usize,
+) -> Result<(), ProtocolError> {
     if size > limit {
         return Err(ProtocolError::new(
  ProtocolCode::TooLarge,
@@ -116,7 +122,7 @@ impl Op {
             Op::Reject { reason, .. } => ("the reason", json_size(reason), MAX_REASON_BYTES),
             Op::End { result, .. } => ("the result", json_size(result), MAX_REASON_BYTES),
         };
-        check_size(&format!("{at}: {what}"), size, limit)
+        check_size(format_args!("{at}: {what}"), size, limit)
     }
 
     /// Parses one op object.

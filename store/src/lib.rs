@@ -298,11 +298,16 @@ impl Store {
     /// `prefix` + `name` in bucket `bucket`'s slot: `prefix{s3-..}name` on a cluster,
     /// `prefix name` on one server (one bucket, the names horst always stored).
     pub fn key_in_bucket(&self, bucket: usize, name: &str) -> String {
+        // Built by hand, not with `format!`: a session write names several keys.
+        let mut key = String::with_capacity(self.prefix.len() + name.len() + 16);
+        key.push_str(&self.prefix);
         if self.hash_tags() {
-            format!("{}{{{}}}{name}", self.prefix, cluster::bucket_tag(bucket))
-        } else {
-            format!("{}{name}", self.prefix)
+            key.push('{');
+            key.push_str(cluster::bucket_tag(bucket));
+            key.push('}');
         }
+        key.push_str(name);
+        key
     }
 
     /// Every key matching `pattern` (a `SCAN MATCH` pattern of names under the prefix, in

@@ -516,7 +516,9 @@ mod tests {
         assert!(check_slots(&DECL, same.into_iter()).is_ok());
         assert!(check_slots(&DECL, std::iter::empty()).is_ok());
         let apart: [&[u8]; 2] = [b"horst:{q}job:1", b"horst:{g}rev:1"];
-        let text = check_slots(&DECL, apart.into_iter()).unwrap_err().to_string();
+        let text = check_slots(&DECL, apart.into_iter())
+            .unwrap_err()
+            .to_string();
         assert!(
             text.contains("script pop_due") && text.contains("horst:{g}rev:1"),
             "{text}"
