@@ -13,12 +13,11 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-// mimalloc, called as std calls malloc (src/allocator.rs says why).
+// mimalloc, called as std calls malloc (allocator/src/lib.rs says why).
 #[global_allocator]
-static GLOBAL: allocator::MiMalloc = allocator::MiMalloc;
+static GLOBAL: horst_allocator::MiMalloc = horst_allocator::MiMalloc;
 
 mod admin;
-mod allocator;
 mod house_cli;
 mod map_cli;
 mod play;

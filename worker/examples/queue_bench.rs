@@ -23,6 +23,10 @@ use horst_worker::{JobRunner, WorkerIdentity, WorkerMetrics};
 use serde_json::Value;
 use tokio::sync::watch;
 
+// The allocator the `horst` binary runs its API and workers on.
+#[global_allocator]
+static GLOBAL: horst_allocator::MiMalloc = horst_allocator::MiMalloc;
+
 struct Trivial;
 
 impl JobRunner for Trivial {

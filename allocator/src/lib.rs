@@ -1,5 +1,6 @@
-//! The process's allocator: mimalloc, called the way std's own `System` allocator calls
-//! malloc.
+//! The process's global allocator: mimalloc, called the way std's own `System` allocator calls
+//! malloc. The `horst` binary sets it (`src/main.rs`), and so does the queue benchmark that
+//! stands in for the binary's API and worker (`worker/examples/queue_bench.rs`).
 //!
 //! A session apply is allocation-heavy (JSON in, JSON out, MessagePack to Redis): with
 //! glibc's malloc about 45 % of the API's CPU per action went to malloc and free, and
@@ -16,6 +17,9 @@
 //! (every Rust type of that alignment), takes plain `mi_malloc`; only the rest needs the
 //! aligned entry points. That is `System`'s rule with glibc's malloc (`MIN_ALIGN`), with
 //! mimalloc's guarantees.
+
+// Dependencies nobody uses warn (clippy -D warnings in CI makes it an error).
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::ffi::c_void;
