@@ -68,7 +68,7 @@ pub struct CreatedKey {
 }
 
 pub fn hash_key(key: &str) -> String {
-    hex::encode(Sha256::digest(key.as_bytes()))
+    crate::digest::sha256_hex(key)
 }
 
 /// Compares a presented secret with the expected one (the operator token) through their

@@ -15,7 +15,6 @@ use horst_store::script::{Argv, Decl, Script, Writes};
 use horst_store::{lua, Store};
 use redis::AsyncCommands;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use crate::IdentityError;
 use crate::{random_hex, rfc3339};
@@ -23,7 +22,7 @@ use crate::{random_hex, rfc3339};
 const TOKEN_PREFIX: &str = "hat_";
 
 fn hash(token: &str) -> String {
-    hex::encode(Sha256::digest(token.as_bytes()))
+    crate::digest::sha256_hex(token)
 }
 
 /// An admin token as listed (never the token).

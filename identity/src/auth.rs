@@ -29,7 +29,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use horst_store::script::{Argv, Decl, Script, Writes};
 use horst_store::{lua, Store};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 use crate::IdentityError;
 
@@ -120,7 +120,7 @@ fn parse_burst(v: Option<&str>) -> Option<u32> {
 }
 
 fn sha256_hex(s: &str) -> String {
-    hex::encode(Sha256::digest(s.as_bytes()))
+    crate::digest::sha256_hex(s)
 }
 
 /// An agent token as the operator sees it (never the token itself).

@@ -24,7 +24,6 @@ use std::time::Duration;
 use horst_store::script::{Argv, Decl, Script, Writes};
 use horst_store::{lua, Store};
 use redis::AsyncCommands;
-use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::random_hex;
@@ -103,7 +102,7 @@ pub struct NewSession {
 }
 
 fn hash_id(id: &str) -> String {
-    hex::encode(Sha256::digest(id.as_bytes()))
+    crate::digest::sha256_hex(id)
 }
 
 /// A cookie value that could be a session id (64 lowercase hex digits); anything else is
