@@ -322,19 +322,8 @@ mod entry_as_map {
             all.kind = EntryType::System;
             out.push(all);
             out.push(PendingEntry {
-                action: None,
-                action_id: None,
-                event: None,
-                is_final: None,
-                max_strikes: None,
                 player_id: Some("p_00000001".into()),
-                players: None,
-                reason: None,
-                result: None,
-                round: None,
-                seq: 0,
-                strike: None,
-                kind: EntryType::Action,
+                ..PendingEntry::empty(EntryType::Action)
             });
             out
         }

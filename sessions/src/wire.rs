@@ -293,7 +293,7 @@ pub struct PendingEntry {
 }
 
 impl PendingEntry {
-    fn empty(kind: EntryType) -> PendingEntry {
+    pub(crate) fn empty(kind: EntryType) -> PendingEntry {
         PendingEntry {
             action: None,
             action_id: None,

@@ -375,11 +375,15 @@ impl<'a, R: FromRedisValue> Call<'a, R> {
                 false => Ok(()),
             });
         let durable = self.decl.writes == Writes::Durable;
-        // Only a durable script's caller waits for the replicas of its first key's shard.
-        let first_key = match durable {
-            true => self.args.keys().next().map(<[u8]>::to_vec),
-            false => None,
-        };
+        // Only a durable script's caller waits for the replicas of its first key's shard (a
+        // script of no keys: the primary's).
+        let first_key = durable.then(|| {
+            self.args
+                .keys()
+                .next()
+                .map(<[u8]>::to_vec)
+                .unwrap_or_default()
+        });
         // EVALSHA sha numkeys KEYS... ARGV... clock-offset, in one buffer.
         let offset = self.store.clock_offset_ms();
         let bytes: usize = self
