@@ -18,6 +18,8 @@
     KEYS[8] job:<ARGV[20]>              the record the caller found gone (with ARGV[20]
                                         empty: any key of the group, never read)
     KEYS[9] queue:slots                live workers' slots: id -> 'general referee until_ms'
+                                        (read only when queue:fair's 'cap', their sum, is
+                                        missing or past its time)
     KEYS[10] queue:ends:general         running jobs on general slots, by latest end (zset)
     KEYS[11] queue:ends:referee         running jobs on referee slots, likewise
     KEYS[12] queue:owed:<lane>          accounts refused for want of room, by the time they
@@ -107,7 +109,8 @@ local retry = math.max(1, math.ceil(tonumber(ARGV[17]) / 1000))
 -- both lanes (the lanes' ZCARDs, kept by every script that adds or removes one).
 local fk, ln = KEYS[2], ARGV[23]
 local mine_f, wf, owed_f = 'a:' .. ln .. ':' .. account, 'w:' .. account, 'owed:' .. ln
-local t = redis.call('HMGET', fk, 'round:' .. ln, mine_f, 'seq:' .. ln, wf, owed_f, 'n')
+local t = redis.call('HMGET', fk, 'round:' .. ln, mine_f, 'seq:' .. ln, wf, owed_f, 'n', 'cap',
+  'end:general', 'end:referee')
 local mine = tonumber(t[4]) or 0
 if mine >= tonumber(ARGV[10]) then
   return {'busy', 'account', retry}
@@ -194,51 +197,84 @@ local score = int(round * TURN_SPAN + seq)
 -- any live, else the general ones) free at their running jobs' latest ends, then every job
 -- ahead of it in the lane takes the first free slot for its whole limit. Without any live
 -- worker nothing is known: the job waits (and claim.lua times it out if it must).
+-- The live slots are summed in queue:fair's 'cap' ('general referee valid_until'), so most
+-- admissions read no queue:slots: the sum holds until the first live worker's announcement
+-- lapses (a worker that dies is counted no longer than that), and every announcement or
+-- retirement drops it (Queue::announce_slots), so a new worker counts at once.
 local exec, slack = tonumber(ARGV[17]), tonumber(ARGV[25])
-local general, referee = 0, 0
-local slots = redis.call('HGETALL', KEYS[9])
-for i = 1, #slots, 2 do
-  local g, r, live = string.match(slots[i + 1], '^(%d+) (%d+) (%d+)$')
-  if g and tonumber(live) > now then
-    general, referee = general + tonumber(g), referee + tonumber(r)
-  else
-    dead[#dead + 1] = slots[i]
-  end
+local general, referee, fresh_cap
+do
+  local g, r, u = string.match(t[7] or '', '^(%d+) (%d+) (%d+)$')
+  if g and tonumber(u) > now then general, referee = tonumber(g), tonumber(r) end
 end
-local cap, ends = general, KEYS[10]
-if ARGV[23] == 'referee' and referee > 0 then cap, ends = referee, KEYS[11] end
-if cap > 0 then
-  local free = {}
-  local running = redis.call('ZRANGE', ends, 0, -1, 'WITHSCORES')
-  for i = 2, #running, 2 do free[#free + 1] = math.max(now, tonumber(running[i]) + slack) end
-  table.sort(free)
-  while #free > cap do table.remove(free) end
-  while #free < cap do table.insert(free, 1, now) end
-  -- How late the job would finish with `ahead` jobs before it: each takes the slot that
-  -- frees first, for its whole limit d. Once the slots' free times lie within d of each
-  -- other, that is round robin (the slot just taken frees last again), so only the first
-  -- steps are played out and the rest is counted: the cost does not grow with the queue.
-  local d, wait_until = exec + slack, now + tonumber(ARGV[16])
-  local function late_with(ahead)
-    local at, n, left = {unpack(free)}, #free, ahead
-    while left > 0 and at[n] - at[1] > d do
-      -- The first slot takes a job and frees at x: `at` stays sorted.
-      local x, j = at[1] + d, 1
-      while j < n and at[j + 1] < x do
-        at[j] = at[j + 1]
-        j = j + 1
-      end
-      at[j] = x
-      left = left - 1
+if not general then
+  general, referee = 0, 0
+  local soonest
+  local slots = redis.call('HGETALL', KEYS[9])
+  for i = 1, #slots, 2 do
+    local g, r, live = string.match(slots[i + 1], '^(%d+) (%d+) (%d+)$')
+    if g and tonumber(live) > now then
+      general, referee = general + tonumber(g), referee + tonumber(r)
+      soonest = math.min(soonest or math.huge, tonumber(live))
+    else
+      dead[#dead + 1] = slots[i]
     end
-    return at[left % n + 1] + math.floor(left / n) * d + d - wait_until
   end
-  -- Every waiting job (of either lane) ahead of it at most: in time even so (the common
-  -- case, with the slots not all busy), the exact count is not needed.
-  if late_with(waiting + owed_ahead) > 0 then
-    local ahead = redis.call('ZCOUNT', lane, '-inf', '(' .. score) + owed_ahead
-    local late = late_with(ahead)
-    if late > 0 then return refuse('late', math.max(1, math.ceil(late / 1000)), ahead) end
+  -- No live worker: looked at again within a second (an announcement drops it anyway).
+  fresh_cap = general .. ' ' .. referee .. ' ' .. int(soonest or now + 1000)
+end
+local cap, ends, end_f, latest = general, KEYS[10], 'end:general', t[8]
+if ARGV[23] == 'referee' and referee > 0 then
+  cap, ends, end_f, latest = referee, KEYS[11], 'end:referee', t[9]
+end
+local fresh_end
+if cap > 0 then
+  local d, wait_until = exec + slack, now + tonumber(ARGV[16])
+  -- queue:fair's 'end:<pool>' is at least the latest end of every job running on the pool's
+  -- slots (claims raise it, it is set below from the ends themselves when missing). With
+  -- every slot free by then, the job with `ahead` before it finishes by
+  -- free + (floor(ahead / cap) + 1) * d, and the model below can only be earlier: when that
+  -- bound is in time, as it mostly is, the ends need not be read.
+  local bound = latest and math.max(now, tonumber(latest) + slack)
+    + (math.floor((waiting + owed_ahead) / cap) + 1) * d
+  if not bound or bound > wait_until then
+    local free = {}
+    local running = redis.call('ZRANGE', ends, 0, -1, 'WITHSCORES')
+    local last = tonumber(latest) or 0
+    for i = 2, #running, 2 do
+      local e = tonumber(running[i])
+      free[#free + 1] = math.max(now, e + slack)
+      if e > last then last = e end
+    end
+    if not latest or last > tonumber(latest) then fresh_end = int(last) end
+    table.sort(free)
+    while #free > cap do table.remove(free) end
+    while #free < cap do table.insert(free, 1, now) end
+    -- How late the job would finish with `ahead` jobs before it: each takes the slot that
+    -- frees first, for its whole limit d. Once the slots' free times lie within d of each
+    -- other, that is round robin (the slot just taken frees last again), so only the first
+    -- steps are played out and the rest is counted: the cost does not grow with the queue.
+    local function late_with(ahead)
+      local at, n, left = {unpack(free)}, #free, ahead
+      while left > 0 and at[n] - at[1] > d do
+        -- The first slot takes a job and frees at x: `at` stays sorted.
+        local x, j = at[1] + d, 1
+        while j < n and at[j + 1] < x do
+          at[j] = at[j + 1]
+          j = j + 1
+        end
+        at[j] = x
+        left = left - 1
+      end
+      return at[left % n + 1] + math.floor(left / n) * d + d - wait_until
+    end
+    -- Every waiting job (of either lane) ahead of it at most: in time even so (the common
+    -- case, with the slots not all busy), the exact count is not needed.
+    if late_with(waiting + owed_ahead) > 0 then
+      local ahead = redis.call('ZCOUNT', lane, '-inf', '(' .. score) + owed_ahead
+      local late = late_with(ahead)
+      if late > 0 then return refuse('late', math.max(1, math.ceil(late / 1000)), ahead) end
+    end
   end
 end
 
@@ -326,6 +362,14 @@ local fair = {'HSET', fk, mine_f, int(round), 'seq:' .. ln, int(seq), wf, int(mi
 if not owed_until and #kept == 0 then
   fair[#fair + 1] = owed_f
   fair[#fair + 1] = '0'
+end
+if fresh_cap then
+  fair[#fair + 1] = 'cap'
+  fair[#fair + 1] = fresh_cap
+end
+if fresh_end then
+  fair[#fair + 1] = end_f
+  fair[#fair + 1] = fresh_end
 end
 if not t[6] then
   fair[#fair + 1] = HASH_TABLE_FIELD

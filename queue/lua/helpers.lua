@@ -133,13 +133,14 @@ for _ = 1, tonumber(bound) do
     local name = lane_name(lane)
     local round = math.floor(tonumber(head[2]) / TURN_SPAN)
     local wf = 'w:' .. account
-    local t = redis.call('HMGET', fk, 'round:' .. name, wf, 'n')
+    local end_f = 'end:' .. pool
+    local t = redis.call('HMGET', fk, 'round:' .. name, wf, 'n', end_f)
     local set = {'HSET', fk, wf, int(math.max(0, (tonumber(t[2]) or 0) - 1)),
       'n', int(math.max(0, (tonumber(t[3]) or 0) - 1))}
     if round > (tonumber(t[1]) or 0) then
       set[#set + 1] = 'round:' .. name; set[#set + 1] = int(round)
     end
-    redis.call(unpack(set))
+    local ends_at = now + tonumber(f[7])
     local waiter = f[5] or ''
     local bk = group_key(KEYS[k.base], 'budget:', day)
     local channel = KEYS[k.base] .. 'done:' .. jid
@@ -147,8 +148,9 @@ for _ = 1, tonumber(bound) do
     if waiter ~= '' then
       gone = redis.call('EXISTS', group_key(KEYS[k.base], 'callers:', waiter)) == 0
     end
-    if not gone then late = now + tonumber(f[7]) > tonumber(f[6]) end
+    if not gone then late = ends_at > tonumber(f[6]) end
     if gone or late then
+      redis.call(unpack(set))
       local ik = group_key(KEYS[k.base], 'idem:', account, ':', f[4])
       if gone then
         release(jk, bk, ik, jid, now, 'cancelled', 'cancelled',
@@ -160,13 +162,20 @@ for _ = 1, tonumber(bound) do
           tonumber(job_ttl), channel)
       end
     else
+      -- The pool's latest end (admit.lua's bound) rises to this job's. Only kept once
+      -- admission has set it from the ends themselves (it then covers every job running), so
+      -- a claim never makes it look earlier than a running job's end.
+      if t[4] and ends_at > tonumber(t[4]) then
+        set[#set + 1] = end_f; set[#set + 1] = int(ends_at)
+      end
+      redis.call(unpack(set))
       local token = redis.call('INCR', KEYS[k.fence])
       local lease_until = int(now + tonumber(lease_ms))
       local set = {'state', 'running', 'started', int(now), 'token', int(token), 'worker',
         slot, 'lease_until', lease_until, 'charged', f[8], 'pool', pool}
       redis.call('HSET', jk, unpack(set))
       redis.call('ZADD', KEYS[k.running], lease_until, jid)
-      redis.call('ZADD', KEYS[k.ends], int(now + tonumber(f[7])), jid)
+      redis.call('ZADD', KEYS[k.ends], int(ends_at), jid)
       redis.call('HINCRBY', bk, 'charged', f[8])
       if registered == '1' then redis.call('ZREM', KEYS[k.idle], slot) end
       -- The claimed record as the fields read and written (what the worker needs of it).

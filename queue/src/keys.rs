@@ -106,7 +106,9 @@ pub(crate) fn lane(store: &Store, lane: Lane) -> String {
 /// accounts at 0 are dropped by fair_sweep.lua), `n` (the jobs waiting in both lanes: the
 /// lanes' `ZCARD`s together, kept by every script that adds or removes one),
 /// `owed:<lane>` (the latest time an owed turn of the lane was promised for; no field:
-/// unknown) and `layout` (set once [`crate::Queue::adopt_fair_layout`] has folded the keys of
+/// unknown), `cap` (admission's sum of the live slots, `general referee valid_until_ms`,
+/// dropped by every announcement), `end:<pool>` (at least the latest end of every job
+/// running on the pool's slots; no field: unknown) and `layout` (set once [`crate::Queue::adopt_fair_layout`] has folded the keys of
 /// earlier versions in).
 pub(crate) fn fair(store: &Store) -> String {
     store.key_in(Group::Queue, "queue:fair")

@@ -1406,6 +1406,12 @@ impl Queue {
             .arg(id)
             .arg(format!("{general} {referee} {until}"))
             .ignore();
+        // Admission's sum of the live slots (queue:fair's `cap`, admit.lua) is made again
+        // from queue:slots, so a new worker, or one whose slots changed, counts at once.
+        pipe.cmd("HDEL")
+            .arg(keys::fair(&self.store))
+            .arg("cap")
+            .ignore();
         // Idle slots refresh their entry every second while they wait (the worker's slot
         // loop): an entry this old is a dead worker's, which nobody should wake.
         for pool in [Pool::General, Pool::Referee] {
@@ -1421,11 +1427,17 @@ impl Queue {
 
     /// Worker `id` stops claiming: its slots no longer count for admission.
     pub async fn retire_slots(&self, id: &str) -> Result<(), QueueError> {
-        let _: () = redis::cmd("HDEL")
+        let mut pipe = redis::pipe();
+        pipe.cmd("HDEL")
             .arg(keys::slots(&self.store))
             .arg(id)
-            .query_async(&mut self.store.conn())
-            .await?;
+            .ignore();
+        // And out of admission's sum of the live slots (see `announce_slots`).
+        pipe.cmd("HDEL")
+            .arg(keys::fair(&self.store))
+            .arg("cap")
+            .ignore();
+        let _: () = pipe.query_async(&mut self.store.conn()).await?;
         Ok(())
     }
 
