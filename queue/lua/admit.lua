@@ -20,8 +20,10 @@
     KEYS[9] queue:slots                live workers' slots: id -> 'general referee until_ms'
                                         (read only when queue:fair's 'cap', their sum, is
                                         missing or past its time)
-    KEYS[10] queue:ends:general         running jobs on general slots, by latest end (zset)
-    KEYS[11] queue:ends:referee         running jobs on referee slots, likewise
+    KEYS[10] queue:running              running job ids (by lease): their records give their
+                                        slots' pool and latest end (read only when the bound
+                                        from queue:fair's 'end:<pool>' is not in time)
+    KEYS[11] the queue group's base     the running jobs' records are named from it
     KEYS[12] queue:owed:<lane>          accounts refused for want of room, by the time they
                                         were told to come back (zset): their turn is kept
     KEYS[13] blob:<sha256>              the job's inputs kept once (queue/src/inputs.rs),
@@ -81,7 +83,8 @@
   KEYS[7] names the calling process, which the caller knows without reading; it shares the
   queue group's slot (ARCHITECTURE.md, "Lua scripts, keys and hash slots") with the rest.
   KEYS[8] is named by what the caller read in its first step (the replayed job's id).
-  KEYS[9]-[11] are fixed names of the queue group. KEYS[13] and KEYS[14] are named by the
+  KEYS[9]-[11] are fixed names of the queue group, and the running jobs' records are named
+  from KEYS[11] in its hash slot (group_key, as in claim.lua). KEYS[13] and KEYS[14] are named by the
   input's bytes, which the caller has.
 ]]
 local jid, account, trust, kind = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -223,10 +226,10 @@ if not general then
   -- No live worker: looked at again within a second (an announcement drops it anyway).
   fresh_cap = general .. ' ' .. referee .. ' ' .. int(soonest or now + 1000)
 end
-local cap, ends, end_f, latest = general, KEYS[10], 'end:general', t[8]
-if ARGV[23] == 'referee' and referee > 0 then
-  cap, ends, end_f, latest = referee, KEYS[11], 'end:referee', t[9]
-end
+local pool, latest = 'general', t[8]
+local cap = general
+if ARGV[23] == 'referee' and referee > 0 then pool, cap, latest = 'referee', referee, t[9] end
+local end_f = 'end:' .. pool
 local fresh_end
 if cap > 0 then
   local d, wait_until = exec + slack, now + tonumber(ARGV[16])
@@ -238,13 +241,18 @@ if cap > 0 then
   local bound = latest and math.max(now, tonumber(latest) + slack)
     + (math.floor((waiting + owed_ahead) / cap) + 1) * d
   if not bound or bound > wait_until then
+    -- The running jobs' latest ends, from their records (started + limit), those on the
+    -- pool's slots (a record claimed before 'pool' was kept: either pool).
     local free = {}
-    local running = redis.call('ZRANGE', ends, 0, -1, 'WITHSCORES')
     local last = tonumber(latest) or 0
-    for i = 2, #running, 2 do
-      local e = tonumber(running[i])
-      free[#free + 1] = math.max(now, e + slack)
-      if e > last then last = e end
+    for _, id in ipairs(redis.call('ZRANGE', KEYS[10], 0, -1)) do
+      local r = redis.call('HMGET', group_key(KEYS[11], 'job:', id), 'state', 'started',
+        'exec_ms', 'pool')
+      if r[1] == 'running' and (r[4] or pool) == pool then
+        local e = tonumber(r[2]) + tonumber(r[3])
+        free[#free + 1] = math.max(now, e + slack)
+        if e > last then last = e end
+      end
     end
     if not latest or last > tonumber(latest) then fresh_end = int(last) end
     table.sort(free)

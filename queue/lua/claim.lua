@@ -15,10 +15,9 @@
                                     the job off its account's count
     KEYS[4] fence                   the fencing token counter
     KEYS[5] queue:running           zset of running job ids by lease expiry
-    KEYS[6] queue:ends:<pool>       running jobs of the claiming slot's pool, by latest end
-    KEYS[7] queue:idle:<pool>       the pool's idle slots (admit.lua): the claiming slot
+    KEYS[6] queue:idle:<pool>       the pool's idle slots (admit.lua): the claiming slot
                                     leaves it (with ARGV[6] '1')
-    KEYS[8] the queue group's base  the prefix (and hash tag) of every queue key; never
+    KEYS[7] the queue group's base  the prefix (and hash tag) of every queue key; never
                                     touched itself: the head job's keys are named from it
                                     (group_key): job:<id>, budget:<day>,
                                     idem:<account>:<idem>, callers:<process>, and its
@@ -39,8 +38,8 @@
     {'empty'}                    the lanes are empty
 
   Cluster note: which job is next is known only from the lane, and the head job's record
-  names its other keys; they are all queue keys, named from KEYS[8] in its hash slot
+  names its other keys; they are all queue keys, named from KEYS[7] in its hash slot
   (group_key), so the look and the claim are one step and no two slots race for one head.
 ]]
-return claim_next({lane1 = 1, lane2 = 2, fair = 3, fence = 4, running = 5, ends = 6,
-  idle = 7, base = 8}, now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+return claim_next({lane1 = 1, lane2 = 2, fair = 3, fence = 4, running = 5, idle = 6,
+  base = 7}, now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])

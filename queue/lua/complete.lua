@@ -6,23 +6,21 @@
     KEYS[1] job:<job_id>    the job record
     KEYS[2] queue:running   zset of running job ids by lease expiry
     KEYS[3] budget:<day>    the job's day's counts (the day from the claimed record)
-    KEYS[4] queue:ends:general  running jobs by latest end (admit.lua), of either pool
-    KEYS[5] queue:ends:referee
-    KEYS[6] queue:idle:<pool>   the completing slot's pool's idle slots (admit.lua)
-    KEYS[7] queue:lane:<lane>   the lanes that pool claims from (a referee slot's: the
-    KEYS[8] queue:lane:<lane>   referee lane twice)
-    KEYS[9] queue:fair          the lanes' turns and the accounts' waiting counts (claim.lua)
-    KEYS[10] fence              the fencing token counter
-    KEYS[11] the queue group's base (claim.lua: the next job's keys are named from it)
+    KEYS[4] queue:idle:<pool>   the completing slot's pool's idle slots (admit.lua)
+    KEYS[5] queue:lane:<lane>   the lanes that pool claims from (a referee slot's: the
+    KEYS[6] queue:lane:<lane>   referee lane twice)
+    KEYS[7] queue:fair          the lanes' turns and the accounts' waiting counts (claim.lua)
+    KEYS[8] fence               the fencing token counter
+    KEYS[9] the queue group's base (claim.lua: the next job's keys are named from it)
 
     ARGV[1] job id             ARGV[5] failure (JSON, '' = none)
     ARGV[2] fencing token      ARGV[6] job ttl, s
     ARGV[3] final state        ARGV[7] the completion channel (done:<job_id>)
     ARGV[4] result (JSON, '' = none)
     ARGV[8] the job's day (KEYS[3] is its budget)
-    ARGV[9] the completing slot's id ('' when no slot goes on: then KEYS[6]-[11] are unused)
+    ARGV[9] the completing slot's id ('' when no slot goes on: then KEYS[4]-[9] are unused)
     ARGV[10] lease, ms            ARGV[11] the completing slot's pool ('general' or 'referee')
-    ARGV[12] '1': the slot claims its next job here (claim.lua, with KEYS[6]-[11]); '': it
+    ARGV[12] '1': the slot claims its next job here (claim.lua, with KEYS[4]-[9]); '': it
              only looks whether one waits
 
   Publishes on ARGV[7] the final state as JSON (state, started, finished, charged, worker,
@@ -39,7 +37,7 @@
 local now = now_ms()
 local jk = KEYS[1]
 -- One read of what the check, the counts and the waiters' payload need (never the record).
-local f = redis.call('HMGET', jk, 'state', 'token', 'day', 'kind', 'pool', 'started', 'charged',
+local f = redis.call('HMGET', jk, 'state', 'token', 'day', 'kind', 'started', 'charged',
   'worker')
 if f[1] ~= 'running' or f[2] ~= ARGV[2] then return 0 end
 if f[3] ~= ARGV[8] then return redis.error_reply('complete: KEYS[3] is not the budget of the job\'s day') end
@@ -50,19 +48,16 @@ if ARGV[5] ~= '' then set[#set + 1] = 'failure'; set[#set + 1] = ARGV[5] end
 redis.call(unpack(set))
 if f[4] then redis.call('HINCRBY', KEYS[3], 'done:' .. f[4] .. ':' .. ARGV[3], 1) end
 redis.call('ZREM', KEYS[2], ARGV[1])
--- Its slot's pool is recorded by the claim; a record claimed before that field: both.
-if f[5] ~= 'referee' then redis.call('ZREM', KEYS[4], ARGV[1]) end
-if f[5] ~= 'general' then redis.call('ZREM', KEYS[5], ARGV[1]) end
 redis.call('EXPIRE', jk, ARGV[6])
 -- The final state itself, so a waiter needs no read after its wake-up (Queue::wait).
-redis.call('PUBLISH', ARGV[7], cjson.encode({state = ARGV[3], started = tonumber(f[6]),
-  finished = now, charged = tonumber(f[7]), worker = f[8], result = ARGV[4],
+redis.call('PUBLISH', ARGV[7], cjson.encode({state = ARGV[3], started = tonumber(f[5]),
+  finished = now, charged = tonumber(f[6]), worker = f[7], result = ARGV[4],
   failure = ARGV[5]}))
 if ARGV[9] == '' then return 1 end
 if ARGV[12] ~= '1' then
   -- Only a look: an idle slot's completion costs no claim.
-  if redis.call('EXISTS', KEYS[7], KEYS[8]) == 0 then
-    redis.call('ZADD', KEYS[6], now_text, ARGV[9])
+  if redis.call('EXISTS', KEYS[5], KEYS[6]) == 0 then
+    redis.call('ZADD', KEYS[4], now_text, ARGV[9])
     return 2
   end
   return 1
@@ -70,15 +65,13 @@ end
 -- No look first: the claim reads the lanes' heads itself. A busy queue (the claim finds a
 -- job) saves the look's command; an idle general slot pays a second lane's ZRANGE instead,
 -- when Redis has little else to do.
-local ends = 4
-if ARGV[11] == 'referee' then ends = 5 end
-local next = claim_next({lane1 = 7, lane2 = 8, fair = 9, fence = 10, running = 2,
-  ends = ends, idle = 6, base = 11}, now, ARGV[9], ARGV[10], ARGV[6],
+local next = claim_next({lane1 = 5, lane2 = 6, fair = 7, fence = 8, running = 2, idle = 4,
+  base = 9}, now, ARGV[9], ARGV[10], ARGV[6],
   ARGV[11], 16, '')
 if next[1] == 'claimed' then return {3, next[2], next[3], next[4]} end
 if next[1] == 'empty' then
   -- The heads waiting were dropped on the way (released, or no longer queued).
-  redis.call('ZADD', KEYS[6], now_text, ARGV[9])
+  redis.call('ZADD', KEYS[4], now_text, ARGV[9])
   return 2
 end
 return 1

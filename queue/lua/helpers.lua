@@ -92,7 +92,7 @@ local CLAIM_FIELDS = {'state', 'account', 'day', 'idem', 'waiter', 'deadline', '
 -- The next turn of a slot's lanes, claimed (claim.lua has the whole story; complete.lua
 -- claims the completing slot's next job with it). k: the KEYS indices of lane1, lane2,
 -- fair (queue:fair: the lanes' turns and the accounts' waiting counts), fence, running,
--- ends (the slot's pool's), idle (likewise) and base (the queue group's base); slot: the
+-- idle (the slot's pool's idle slots) and base (the queue group's base); slot: the
 -- claiming slot's id; the rest as in claim.lua's arguments. Returns claim.lua's reply.
 local function claim_next(k, now, slot, lease_ms, job_ttl, pool, bound, registered)
 local names = CLAIM_FIELDS
@@ -175,7 +175,6 @@ for _ = 1, tonumber(bound) do
         slot, 'lease_until', lease_until, 'charged', f[8], 'pool', pool}
       redis.call('HSET', jk, unpack(set))
       redis.call('ZADD', KEYS[k.running], lease_until, jid)
-      redis.call('ZADD', KEYS[k.ends], int(ends_at), jid)
       redis.call('HINCRBY', bk, 'charged', f[8])
       if registered == '1' then redis.call('ZREM', KEYS[k.idle], slot) end
       -- The claimed record as the fields read and written (what the worker needs of it).

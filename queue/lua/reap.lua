@@ -6,9 +6,7 @@
     KEYS[1] job:<job_id>    the job record
     KEYS[2] queue:running   zset of running job ids by lease expiry
     KEYS[3] budget:<day>    the job's day's counts
-    KEYS[4] queue:ends:general  running jobs by latest end (admit.lua), of either pool
-    KEYS[5] queue:ends:referee
-    KEYS[6] queue:clock     the housekeeping's clock (expired.lua)
+    KEYS[4] queue:clock     the housekeeping's clock (expired.lua)
 
     ARGV[1] job id
     ARGV[2] job ttl, s
@@ -30,14 +28,10 @@ local jk = KEYS[1]
 local f = redis.call('HMGET', jk, 'state', 'lease_until', 'day')
 if f[1] ~= 'running' then
   redis.call('ZREM', KEYS[2], ARGV[1])
-  redis.call('ZREM', KEYS[4], ARGV[1])
-  redis.call('ZREM', KEYS[5], ARGV[1])
   return 'gone'
 end
 if tonumber(f[2]) > now then return 'alive' end
-if not reaping_allowed(KEYS[6], now, tonumber(ARGV[5]), tonumber(ARGV[6])) then return 'alive' end
-redis.call('ZREM', KEYS[4], ARGV[1])
-redis.call('ZREM', KEYS[5], ARGV[1])
+if not reaping_allowed(KEYS[4], now, tonumber(ARGV[5]), tonumber(ARGV[6])) then return 'alive' end
 if f[3] ~= ARGV[4] then return redis.error_reply('reap: KEYS[3] is not the budget of the job\'s day') end
 redis.call('HSET', jk, 'state', 'failed', 'finished', now, 'failure', cjson.encode({
   code = 'cancelled',

@@ -3,14 +3,12 @@
   now, keeps its charge (started work stays charged), and its waiters are woken at once; its
   worker hears the same wake-up and stops the run within 100 ms; the worker's completion is
   refused afterwards (the job is no longer running). Its slot counts as free for admission at
-  once (its end is dropped from queue:ends).
+  once (it leaves queue:running, where admission finds the running jobs).
 
   Input:
     KEYS[1] job:<job_id>          the job record
     KEYS[2] queue:running         zset of running job ids by lease expiry
     KEYS[3] budget:<day>          the job's day's counts
-    KEYS[4] queue:ends:general    running jobs by latest end (admit.lua), of either pool
-    KEYS[5] queue:ends:referee
 
     ARGV[1] job id
     ARGV[2] failure (JSON: code `cancelled` and the operator's reason)
@@ -32,8 +30,6 @@ local now = now_ms()
 redis.call('HSET', jk, 'state', 'cancelled', 'finished', now, 'failure', ARGV[2])
 count_done(jk, KEYS[3], 'cancelled')
 redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('ZREM', KEYS[4], ARGV[1])
-redis.call('ZREM', KEYS[5], ARGV[1])
 redis.call('EXPIRE', jk, tonumber(ARGV[3]))
 redis.call('PUBLISH', ARGV[4], 'cancelled')
 return 1

@@ -131,8 +131,9 @@ pub(crate) fn slots(store: &Store) -> String {
     store.key_in(Group::Queue, "queue:slots")
 }
 
-/// `queue:ends:<pool>`: running jobs of a slot pool by their latest end (zset).
-pub(crate) fn ends(store: &Store, pool: Pool) -> String {
+/// `queue:ends:<pool>`: running jobs of a slot pool by their latest end (zset), in versions
+/// before admission read them from the running jobs' records; only deleted now.
+pub(crate) fn old_ends(store: &Store, pool: Pool) -> String {
     store.key_in(Group::Queue, &format!("queue:ends:{}", pool.as_str()))
 }
 

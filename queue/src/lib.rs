@@ -26,12 +26,13 @@
 //! for referee work only; workers keep `worker.referee_slots` that only claim referee work.
 //! Admission refuses (`busy`, with the seconds until it would fit) a job that could not
 //! start in time to finish within its caller's wait, from the live workers' slots
-//! (`queue:slots`) and the latest ends of the running jobs (`queue:ends:<pool>`).
+//! (`queue:slots`, their sum kept in `queue:fair`) and the latest ends of the running jobs
+//! (their records; `queue:fair` keeps a bound, so most admissions read neither).
 //!
 //! Keys (under the store prefix; names in `keys.rs`): `job:<id>` (hash), `blob:<sha256>` (a
 //! large map or replay kept once for the jobs that use it, `inputs.rs`),
 //! `queue:lane:<lane>` (zset by turn), `queue:fair` (hash: both lanes' turns and every
-//! account's waiting jobs), `queue:slots` (hash), `queue:ends:<pool>` (zset by latest end),
+//! account's waiting jobs), `queue:slots` (hash),
 //! `queue:running` (zset by lease expiry), `idem:<account>:<key>`,
 //! `jobs:<account>` (zset by creation), `budget:<day>` (the day's counts and each account's),
 //! `fence`,
@@ -403,6 +404,20 @@ impl Queue {
         Ok(true)
     }
 
+    /// Deletes the running jobs' ends of versions before admission read them from the
+    /// running jobs' records (`queue:ends:<pool>`); nothing reads them now. Called when a
+    /// process starts (a worker of the earlier version still running may add to them: they
+    /// go with the next start).
+    pub async fn drop_old_ends(&self) -> redis::RedisResult<()> {
+        let mut pipe = redis::pipe();
+        for pool in [Pool::General, Pool::Referee] {
+            pipe.cmd("DEL")
+                .arg(keys::old_ends(&self.store, pool))
+                .ignore();
+        }
+        pipe.query_async(&mut self.store.conn()).await
+    }
+
     /// Moves the accounts' daily counts of versions before they were kept in the day's
     /// budget hash (`daily:<day>:<account>`) into it (daily_adopt.lua: one step per account
     /// and day, idempotent). Returns how many it moved; called once when a process starts.
@@ -546,14 +561,12 @@ impl Queue {
         }
     }
 
-    /// KEYS[1-5] of the scripts that end a running job (complete, reap, stop): its record,
-    /// the running set, its day's budget and both pools' latest ends.
+    /// KEYS[1-3] of the scripts that end a running job (complete, reap, stop): its record,
+    /// the running set and its day's budget.
     fn ending_keys<R: redis::FromRedisValue>(&self, call: &mut Call<'_, R>, id: &str, day: &str) {
         call.key(self.job_key(id))
             .key(keys::running(&self.store))
-            .key(self.budget_key(day))
-            .key(keys::ends(&self.store, Pool::General))
-            .key(keys::ends(&self.store, Pool::Referee));
+            .key(self.budget_key(day));
     }
 
     /// A job's account, day and idempotency key (they name its other keys), as stored.
@@ -700,8 +713,8 @@ impl Queue {
                 .key(self.callers_key(&self.process_id))
                 .key(self.job_key(if forget.is_empty() { &id } else { &forget }))
                 .key(keys::slots(&self.store))
-                .key(keys::ends(&self.store, Pool::General))
-                .key(keys::ends(&self.store, Pool::Referee))
+                .key(keys::running(&self.store))
+                .key(keys::base(&self.store))
                 .key(keys::owed(&self.store, lane));
             // KEYS[13], KEYS[14]: the blobs, then (unused) the job's own key.
             for i in 0..2 {
@@ -1299,7 +1312,6 @@ impl Queue {
                 .key(keys::fair(&self.store))
                 .key(keys::fence(&self.store))
                 .key(keys::running(&self.store))
-                .key(keys::ends(&self.store, pool))
                 .key(keys::idle(&self.store, pool))
                 .key(keys::base(&self.store))
                 .arg(slot)

@@ -40,19 +40,19 @@ pub(crate) static ADMIT: Script<Admitted> =
     queue_script(lua!("lua/admit.lua"), 16, 31, Writes::Durable);
 /// `claim.lua`.
 pub(crate) static CLAIM: Script<ClaimReply> =
-    queue_script(lua!("lua/claim.lua"), 8, 6, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/claim.lua"), 7, 6, Writes::Durable).allowing_oom();
 /// `heartbeat.lua`.
 pub(crate) static HEARTBEAT: Script<Applied> =
     queue_script(lua!("lua/heartbeat.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
 /// `complete.lua`.
 pub(crate) static COMPLETE: Script<Completed> =
-    queue_script(lua!("lua/complete.lua"), 11, 12, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/complete.lua"), 9, 12, Writes::Durable).allowing_oom();
 /// `cancel.lua`.
 pub(crate) static CANCEL: Script<Applied> =
     queue_script(lua!("lua/cancel.lua"), 6, 10, Writes::Durable).allowing_oom();
 /// `reap.lua`.
 pub(crate) static REAP: Script<ReapReply> =
-    queue_script(lua!("lua/reap.lua"), 6, 6, Writes::PrimaryOnly).allowing_oom();
+    queue_script(lua!("lua/reap.lua"), 4, 6, Writes::PrimaryOnly).allowing_oom();
 /// `expired.lua`.
 pub(crate) static EXPIRED: Script<Vec<String>> =
     queue_script(lua!("lua/expired.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
@@ -66,7 +66,7 @@ pub(crate) static DETACH: Script<Applied> =
     queue_script(lua!("lua/detach.lua"), 1, 1, Writes::Durable).allowing_oom();
 /// `stop.lua`.
 pub(crate) static STOP: Script<Applied> =
-    queue_script(lua!("lua/stop.lua"), 5, 5, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/stop.lua"), 3, 5, Writes::Durable).allowing_oom();
 /// `progress.lua`.
 pub(crate) static PROGRESS: Script<Applied> =
     queue_script(lua!("lua/progress.lua"), 1, 2, Writes::PrimaryOnly).allowing_oom();

@@ -968,6 +968,30 @@ async fn the_kept_sum_of_slots_follows_the_workers_that_come_and_go() {
     s.new_job(spec(JobKind::Playtest, "c", 1, "k")).await;
 }
 
+/// The running jobs' ends of earlier versions (`queue:ends:<pool>`) are deleted when a
+/// process starts: nothing reads or removes them now.
+#[tokio::test]
+async fn the_running_ends_of_an_earlier_version_are_deleted() {
+    let s = setup_with(|_| {}).await;
+    let mut conn = s.raw().await;
+    for pool in ["general", "referee"] {
+        let _: () = redis::cmd("ZADD")
+            .arg(format!("t:queue:ends:{pool}"))
+            .arg(1)
+            .arg("job_0123456789abcdef")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+    s.queue.drop_old_ends().await.unwrap();
+    let left: Vec<String> = redis::cmd("KEYS")
+        .arg("t:queue:ends:*")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 /// The start-in-time check with several slots that free far apart (admit.lua plays the first
 /// steps out and counts the rest): every admission agrees with the plain model, each job ahead
 /// taking the slot that frees first for its whole limit.
