@@ -14,8 +14,9 @@
 //! How "lost" and "run twice" are counted, from Redis rather than from the callers:
 //! - **lost**: a job record still `queued`/`running` after the run settled (lease + reap), or
 //!   a job id some caller was told that has no record at the end (a write lost with Redis).
-//! - **run twice**: claims minus started jobs (every claim takes one fencing token from
-//!   `fence`, and a job records its start once), plus idempotency keys with two started jobs.
+//! - **run twice**: seconds charged beyond the started jobs' charges (every claim adds its
+//!   job's seconds to the day's `charged`, and a job records its start once), counted as
+//!   claims, plus idempotency keys with two started jobs.
 //!
 //! Bounded and loopback only: the flood's sockets come from two child processes (each under
 //! its own descriptor limit), the load from 127.0.0.3, the slowloris from 127.0.0.4 and the
@@ -394,18 +395,23 @@ async fn run(nofile: u64) {
         .await
         .expect("store");
     let keys = agent_keys(&store, "chaos", clients).await;
-    let fence_key = store.key("fence");
-    let fence = |store: horst_store::Store, key: String| async move {
-        let mut conn = store.conn();
-        redis::cmd("GET")
-            .arg(&key)
-            .query_async::<Option<u64>>(&mut conn)
-            .await
-            .ok()
-            .flatten()
-            .unwrap_or(0)
+    // Seconds charged by claims, today and tomorrow (a run across midnight UTC).
+    let now_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64)
     };
-    let fence_before = fence(store.clone(), fence_key.clone()).await;
+    let first_day = now_ms();
+    let charged = |store: horst_store::Store| async move {
+        let mut sum = 0;
+        for day in [first_day, first_day + 86_400_000] {
+            if let Ok(stats) = horst_queue::day_stats(&store, day).await {
+                sum += stats.seconds_charged;
+            }
+        }
+        sum
+    };
+    let charged_before = charged(store.clone()).await;
 
     let stop = Arc::new(AtomicBool::new(false));
     let tally = Arc::new(Mutex::new(Tally::default()));
@@ -546,7 +552,7 @@ async fn run(nofile: u64) {
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     };
-    let fence_after = fence(store.clone(), fence_key.clone()).await;
+    let charged_after = charged(store.clone()).await;
 
     // Figures.
     let t = tally.lock().unwrap();
@@ -561,11 +567,23 @@ async fn run(nofile: u64) {
             *failed_codes.entry(f.code.as_str().to_string()).or_default() += 1;
         }
     }
-    let started = records
+    // Seconds charged by claims that left no start of their own (a job claimed twice),
+    // counted in claims of the shortest job.
+    let started_seconds: u64 = records
         .values()
         .filter(|r| r.started_at_ms.is_some())
-        .count() as u64;
-    let claims = fence_after.saturating_sub(fence_before);
+        .map(|r| r.charged_seconds)
+        .sum();
+    let charged_seconds = charged_after.saturating_sub(charged_before);
+    let shortest = records
+        .values()
+        .map(|r| r.reserved_seconds)
+        .filter(|s| *s > 0)
+        .min()
+        .unwrap_or(1);
+    let extra_claims = charged_seconds
+        .saturating_sub(started_seconds)
+        .div_ceil(shortest);
     // A success the caller was told that Redis no longer holds (a completion lost with it).
     let contradicted = t
         .told_ok
@@ -624,13 +642,13 @@ async fn run(nofile: u64) {
     }
     println!();
     println!(
-        "jobs admitted {admitted}, succeeded {}, failed {} ({}), cancelled {}, lost {} (not final {not_final}, told but missing {missing}), run twice {} (claims {claims} - started {started}; keys with two started jobs {keys_twice})",
+        "jobs admitted {admitted}, succeeded {}, failed {} ({}), cancelled {}, lost {} (not final {not_final}, told but missing {missing}), run twice {} (charged {charged_seconds} s - started jobs' {started_seconds} s; keys with two started jobs {keys_twice})",
         by_state.get("succeeded").copied().unwrap_or(0),
         by_state.get("failed").copied().unwrap_or(0),
         fmt_map(&failed_codes),
         by_state.get("cancelled").copied().unwrap_or(0),
         not_final + missing,
-        claims.saturating_sub(started) + keys_twice as u64,
+        extra_claims + keys_twice as u64,
     );
     println!(
         "calls {} (final answers: {}; gave up {}; told ok but not succeeded in Redis {contradicted}); answers that made the caller retry: {}",

@@ -149,9 +149,9 @@ impl App {
             .await
             .map_err(|e| BuildError(format!("cannot adopt the earlier daily counts: {e}")))?;
         queue
-            .drop_old_ends()
+            .drop_old_keys()
             .await
-            .map_err(|e| BuildError(format!("cannot delete the earlier running ends: {e}")))?;
+            .map_err(|e| BuildError(format!("cannot delete the earlier version's keys: {e}")))?;
         // A wait that starts before the subscription is up would still be correct (waiters
         // re-read on a timer), only slower; a short wait here keeps first requests prompt.
         if !queue.notifier().ready(Duration::from_secs(5)).await {

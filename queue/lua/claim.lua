@@ -1,6 +1,6 @@
 --[[
   CLAIM: the next turn of the claiming slot's lanes (the head that has waited longest), with
-  a lease and a fencing token, in one step: the reservation becomes a charge. A head job
+  a lease and a fencing token (the claim's time: a job is claimed once), in one step: the reservation becomes a charge. A head job
   that can no longer finish within its caller's wait is failed with `timeout` instead (its
   reservation released), one whose caller's API process is gone (its presence expired) is
   dropped as `cancelled` (released), as the orphan sweep would, and one no longer queued is
@@ -13,11 +13,10 @@
     KEYS[3] queue:fair              the lanes' turns and the accounts' waiting counts
                                     (keys.rs): the claim moves the lane's round and takes
                                     the job off its account's count
-    KEYS[4] fence                   the fencing token counter
-    KEYS[5] queue:running           zset of running job ids by lease expiry
-    KEYS[6] queue:idle:<pool>       the pool's idle slots (admit.lua): the claiming slot
+    KEYS[4] queue:running           zset of running job ids by lease expiry
+    KEYS[5] queue:idle:<pool>       the pool's idle slots (admit.lua): the claiming slot
                                     leaves it (with ARGV[6] '1')
-    KEYS[7] the queue group's base  the prefix (and hash tag) of every queue key; never
+    KEYS[6] the queue group's base  the prefix (and hash tag) of every queue key; never
                                     touched itself: the head job's keys are named from it
                                     (group_key): job:<id>, budget:<day>,
                                     idem:<account>:<idem>, callers:<process>, and its
@@ -29,6 +28,9 @@
     ARGV[4] the claiming slot's pool ('general' or 'referee')
     ARGV[5] how many heads may be taken off without running before the script gives up
     ARGV[6] '1' when the claiming slot is registered idle (it woke by itself), else ''
+    ARGV[7] how long after a job's admission its waiter's presence lives at the least, ms
+            (admission refreshed it, or it was refreshed a little before): the presence of
+            a younger job's waiter is not looked at
 
   Output:
     {'claimed', token, fields, more}  claimed (fields: the record's fields the worker needs,
@@ -38,8 +40,8 @@
     {'empty'}                    the lanes are empty
 
   Cluster note: which job is next is known only from the lane, and the head job's record
-  names its other keys; they are all queue keys, named from KEYS[7] in its hash slot
+  names its other keys; they are all queue keys, named from KEYS[6] in its hash slot
   (group_key), so the look and the claim are one step and no two slots race for one head.
 ]]
-return claim_next({lane1 = 1, lane2 = 2, fair = 3, fence = 4, running = 5, idle = 6,
-  base = 7}, now_ms(), ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+return claim_next({lane1 = 1, lane2 = 2, fair = 3, running = 4, idle = 5, base = 6}, now_ms(),
+  ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])

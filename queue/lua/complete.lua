@@ -10,18 +10,18 @@
     KEYS[5] queue:lane:<lane>   the lanes that pool claims from (a referee slot's: the
     KEYS[6] queue:lane:<lane>   referee lane twice)
     KEYS[7] queue:fair          the lanes' turns and the accounts' waiting counts (claim.lua)
-    KEYS[8] fence               the fencing token counter
-    KEYS[9] the queue group's base (claim.lua: the next job's keys are named from it)
+    KEYS[8] the queue group's base (claim.lua: the next job's keys are named from it)
 
     ARGV[1] job id             ARGV[5] failure (JSON, '' = none)
     ARGV[2] fencing token      ARGV[6] job ttl, s
     ARGV[3] final state        ARGV[7] the completion channel (done:<job_id>)
     ARGV[4] result (JSON, '' = none)
     ARGV[8] the job's day (KEYS[3] is its budget)
-    ARGV[9] the completing slot's id ('' when no slot goes on: then KEYS[4]-[9] are unused)
+    ARGV[9] the completing slot's id ('' when no slot goes on: then KEYS[4]-[8] are unused)
     ARGV[10] lease, ms            ARGV[11] the completing slot's pool ('general' or 'referee')
-    ARGV[12] '1': the slot claims its next job here (claim.lua, with KEYS[4]-[9]); '': it
+    ARGV[12] '1': the slot claims its next job here (claim.lua, with KEYS[4]-[8]); '': it
              only looks whether one waits
+    ARGV[13] claim.lua's ARGV[7] (how long a job's waiter's presence surely lives)
 
   Publishes on ARGV[7] the final state as JSON (state, started, finished, charged, worker,
   result and failure as the strings given, '' for none): `horst_queue::record::Finished`.
@@ -65,9 +65,8 @@ end
 -- No look first: the claim reads the lanes' heads itself. A busy queue (the claim finds a
 -- job) saves the look's command; an idle general slot pays a second lane's ZRANGE instead,
 -- when Redis has little else to do.
-local next = claim_next({lane1 = 5, lane2 = 6, fair = 7, fence = 8, running = 2, idle = 4,
-  base = 9}, now, ARGV[9], ARGV[10], ARGV[6],
-  ARGV[11], 16, '')
+local next = claim_next({lane1 = 5, lane2 = 6, fair = 7, running = 2, idle = 4, base = 8}, now,
+  ARGV[9], ARGV[10], ARGV[6], ARGV[11], 16, '', ARGV[13])
 if next[1] == 'claimed' then return {3, next[2], next[3], next[4]} end
 if next[1] == 'empty' then
   -- The heads waiting were dropped on the way (released, or no longer queued).

@@ -91,10 +91,10 @@ local CLAIM_FIELDS = {'state', 'account', 'day', 'idem', 'waiter', 'deadline', '
 
 -- The next turn of a slot's lanes, claimed (claim.lua has the whole story; complete.lua
 -- claims the completing slot's next job with it). k: the KEYS indices of lane1, lane2,
--- fair (queue:fair: the lanes' turns and the accounts' waiting counts), fence, running,
--- idle (the slot's pool's idle slots) and base (the queue group's base); slot: the
--- claiming slot's id; the rest as in claim.lua's arguments. Returns claim.lua's reply.
-local function claim_next(k, now, slot, lease_ms, job_ttl, pool, bound, registered)
+-- fair (queue:fair: the lanes' turns and the accounts' waiting counts), running, idle (the
+-- slot's pool's idle slots) and base (the queue group's base); slot: the claiming slot's
+-- id; the rest as in claim.lua's arguments. Returns claim.lua's reply.
+local function claim_next(k, now, slot, lease_ms, job_ttl, pool, bound, registered, sure_ms)
 local names = CLAIM_FIELDS
 local lane_keys = {KEYS[k.lane1], KEYS[k.lane2]}
 local lanes = 2
@@ -145,7 +145,9 @@ for _ = 1, tonumber(bound) do
     local bk = group_key(KEYS[k.base], 'budget:', day)
     local channel = KEYS[k.base] .. 'done:' .. jid
     local gone, late = false, false
-    if waiter ~= '' then
+    -- The waiter's process is looked for only once its presence may have lapsed: until
+    -- then it lives (admission refreshed it, or it was refreshed shortly before).
+    if waiter ~= '' and now - (tonumber(f[13]) or 0) >= tonumber(sure_ms) then
       gone = redis.call('EXISTS', group_key(KEYS[k.base], 'callers:', waiter)) == 0
     end
     if not gone then late = ends_at > tonumber(f[6]) end
@@ -169,7 +171,9 @@ for _ = 1, tonumber(bound) do
         set[#set + 1] = end_f; set[#set + 1] = int(ends_at)
       end
       redis.call(unpack(set))
-      local token = redis.call('INCR', KEYS[k.fence])
+      -- The fencing token: the claim's time. A job is claimed once (never queued again), so
+      -- it tells this claim from any other holder; a counter would cost a write a job.
+      local token = now
       local lease_until = int(now + tonumber(lease_ms))
       local set = {'state', 'running', 'started', int(now), 'token', int(token), 'worker',
         slot, 'lease_until', lease_until, 'charged', f[8], 'pool', pool}

@@ -197,8 +197,9 @@ pub(crate) fn jobs_of(store: &Store, account: &str) -> String {
     store.key_in(Group::Queue, &format!("jobs:{account}"))
 }
 
-/// `fence`: the fencing token counter.
-pub(crate) fn fence(store: &Store) -> String {
+/// `fence`: the fencing token counter of versions before the token was the claim's time;
+/// only deleted now.
+pub(crate) fn old_fence(store: &Store) -> String {
     store.key_in(Group::Queue, "fence")
 }
 

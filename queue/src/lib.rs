@@ -35,7 +35,6 @@
 //! account's waiting jobs), `queue:slots` (hash),
 //! `queue:running` (zset by lease expiry), `idem:<account>:<key>`,
 //! `jobs:<account>` (zset by creation), `budget:<day>` (the day's counts and each account's),
-//! `fence`,
 //! `delayed` (zset by due time), `quotas` (the reloadable quota numbers, JSON; see
 //! `quotas.rs`), `callers:<process>` (an API process's presence while callers wait in it,
 //! short expiry), `queue:idle:<pool>` (idle worker slots by when they went idle: admission
@@ -291,6 +290,13 @@ const EARLY_KEEP: Duration = Duration::from_secs(5);
 /// often it is refreshed: a queued job of a process dead for this long is dropped.
 pub const CALLER_PRESENCE_TTL: Duration = Duration::from_secs(10);
 
+/// How long after a job's admission its waiter's presence lives at the least: admission
+/// refreshes it unless it was written within [`PRESENCE_FRESH`], and it lives
+/// [`CALLER_PRESENCE_TTL`] from then (a second's margin for the clocks). A claim looks for
+/// the presence of an older job's waiter only (claim.lua): one write-free read less a job.
+const WAITER_SURELY_PRESENT: Duration =
+    Duration::from_secs(CALLER_PRESENCE_TTL.as_secs() - PRESENCE_FRESH.as_secs() - 1);
+
 /// How long past the time it was told to come back an account refused for want of room keeps
 /// its turn (admit.lua, "Owed turns"): long enough for a caller that waits `retryAfterSeconds`
 /// and calls again over a slow network, short enough that one that never comes back does not
@@ -404,17 +410,19 @@ impl Queue {
         Ok(true)
     }
 
-    /// Deletes the running jobs' ends of versions before admission read them from the
-    /// running jobs' records (`queue:ends:<pool>`); nothing reads them now. Called when a
-    /// process starts (a worker of the earlier version still running may add to them: they
-    /// go with the next start).
-    pub async fn drop_old_ends(&self) -> redis::RedisResult<()> {
+    /// Deletes what earlier versions kept and nothing reads now: the running jobs' ends
+    /// (`queue:ends:<pool>`, read from the running jobs' records since) and the fencing
+    /// token counter (`fence`, the claim's time since). Called when a process starts (a
+    /// worker of the earlier version still running may write them again: they go with the
+    /// next start).
+    pub async fn drop_old_keys(&self) -> redis::RedisResult<()> {
         let mut pipe = redis::pipe();
         for pool in [Pool::General, Pool::Referee] {
             pipe.cmd("DEL")
                 .arg(keys::old_ends(&self.store, pool))
                 .ignore();
         }
+        pipe.cmd("DEL").arg(keys::old_fence(&self.store)).ignore();
         pipe.query_async(&mut self.store.conn()).await
     }
 
@@ -1310,7 +1318,6 @@ impl Queue {
                 .key(keys::lane(&self.store, lanes[0]))
                 .key(keys::lane(&self.store, lanes[lanes.len() - 1]))
                 .key(keys::fair(&self.store))
-                .key(keys::fence(&self.store))
                 .key(keys::running(&self.store))
                 .key(keys::idle(&self.store, pool))
                 .key(keys::base(&self.store))
@@ -1320,6 +1327,7 @@ impl Queue {
                 .arg(pool.as_str())
                 .arg(16)
                 .arg(if registered { "1" } else { "" })
+                .arg(WAITER_SURELY_PRESENT.as_millis() as u64)
                 .run()
                 .await?;
             match reply {
@@ -1603,7 +1611,6 @@ impl Queue {
             .key(keys::lane(&self.store, lanes[0]))
             .key(keys::lane(&self.store, lanes[lanes.len() - 1]))
             .key(keys::fair(&self.store))
-            .key(keys::fence(&self.store))
             .key(keys::base(&self.store));
         let done: Completed = complete
             .arg(id)
@@ -1618,6 +1625,7 @@ impl Queue {
             .arg(self.settings.queue.lease_seconds * 1000)
             .arg(pool.as_str())
             .arg(if claim_next { "1" } else { "" })
+            .arg(WAITER_SURELY_PRESENT.as_millis() as u64)
             .run()
             .await?;
         Ok(done)

@@ -40,13 +40,13 @@ pub(crate) static ADMIT: Script<Admitted> =
     queue_script(lua!("lua/admit.lua"), 16, 31, Writes::Durable);
 /// `claim.lua`.
 pub(crate) static CLAIM: Script<ClaimReply> =
-    queue_script(lua!("lua/claim.lua"), 7, 6, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/claim.lua"), 6, 7, Writes::Durable).allowing_oom();
 /// `heartbeat.lua`.
 pub(crate) static HEARTBEAT: Script<Applied> =
     queue_script(lua!("lua/heartbeat.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
 /// `complete.lua`.
 pub(crate) static COMPLETE: Script<Completed> =
-    queue_script(lua!("lua/complete.lua"), 9, 12, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/complete.lua"), 8, 13, Writes::Durable).allowing_oom();
 /// `cancel.lua`.
 pub(crate) static CANCEL: Script<Applied> =
     queue_script(lua!("lua/cancel.lua"), 6, 10, Writes::Durable).allowing_oom();

@@ -765,6 +765,9 @@ async fn orphans_of_a_dead_api_process_are_dropped_by_the_sweep_and_by_claim() {
         .query_async(&mut conn)
         .await
         .unwrap();
+    // Its presence lapsed (a claim looks for it only once it may have: a presence lives
+    // at least 5 s after an admission that refreshed it).
+    other.set_clock_offset(Duration::from_secs(6), true);
     let untied = other
         .admit(spec(JobKind::Simulate, "bob", 1, "c"))
         .await
@@ -968,10 +971,10 @@ async fn the_kept_sum_of_slots_follows_the_workers_that_come_and_go() {
     s.new_job(spec(JobKind::Playtest, "c", 1, "k")).await;
 }
 
-/// The running jobs' ends of earlier versions (`queue:ends:<pool>`) are deleted when a
-/// process starts: nothing reads or removes them now.
+/// The running jobs' ends (`queue:ends:<pool>`) and the fencing token counter (`fence`) of
+/// earlier versions are deleted when a process starts: nothing reads them now.
 #[tokio::test]
-async fn the_running_ends_of_an_earlier_version_are_deleted() {
+async fn the_running_ends_and_the_fence_of_an_earlier_version_are_deleted() {
     let s = setup_with(|_| {}).await;
     let mut conn = s.raw().await;
     for pool in ["general", "referee"] {
@@ -983,12 +986,24 @@ async fn the_running_ends_of_an_earlier_version_are_deleted() {
             .await
             .unwrap();
     }
-    s.queue.drop_old_ends().await.unwrap();
-    let left: Vec<String> = redis::cmd("KEYS")
+    let _: () = redis::cmd("SET")
+        .arg("t:fence")
+        .arg(7)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    s.queue.drop_old_keys().await.unwrap();
+    let mut left: Vec<String> = redis::cmd("KEYS")
         .arg("t:queue:ends:*")
         .query_async(&mut conn)
         .await
         .unwrap();
+    let fence: Option<String> = redis::cmd("GET")
+        .arg("t:fence")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    left.extend(fence);
     assert!(left.is_empty(), "{left:?}");
 }
 
