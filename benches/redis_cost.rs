@@ -211,14 +211,15 @@ async fn main() {
         .filter_map(|w| w.trim().parse::<u32>().ok())
     {
         let (stop_workers, stop_rx) = watch::channel(false);
+        let mut running = Vec::new();
         for w in 0..workers {
-            tokio::spawn(horst_worker::run(
+            running.push(tokio::spawn(horst_worker::run(
                 queue.clone(),
                 Arc::new(Trivial),
                 horst_worker::WorkerIdentity::new(100 + w, 4),
                 horst_worker::WorkerMetrics::register(&horst_telemetry::Metrics::new()),
                 stop_rx.clone(),
-            ));
+            )));
         }
         // Let the workers announce their slots and settle into their idle wait.
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -253,8 +254,11 @@ async fn main() {
             &before,
             &after,
         );
+        // The workers stop (and withdraw their slots) before the next part is counted.
         let _ = stop_workers.send(true);
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        for r in running {
+            let _ = tokio::time::timeout(Duration::from_secs(30), r).await;
+        }
     }
 
     // Session actions over HTTP: an agent acts, the host reads the pending action.
