@@ -158,6 +158,10 @@ local dead = {}
 local function forget_dead()
   if #dead > 0 then redis.call('HDEL', KEYS[9], unpack(dead)) end
 end
+-- What the start-in-time check read afresh (the live slots' sum, the pool's latest end and
+-- its field), kept in queue:fair by the write that ends the script, a refusal's too: under a
+-- flood of refusals each would read them again otherwise.
+local fresh_cap, fresh_end, end_f
 local function refuse(cap, retry_s, ahead)
   local until_ms = now + retry_s * 1000
   redis.call('ZADD', owed, until_ms, account)
@@ -166,9 +170,20 @@ local function refuse(cap, retry_s, ahead)
   if not owed_until then
     for i = 2, #kept, 2 do latest = math.max(latest, tonumber(kept[i])) end
   end
+  local set = {'HSET', fk}
   if latest < until_ms or not owed_until then
-    redis.call('HSET', fk, owed_f, int(math.max(latest, until_ms)))
+    set[#set + 1] = owed_f
+    set[#set + 1] = int(math.max(latest, until_ms))
   end
+  if fresh_cap then
+    set[#set + 1] = 'cap'
+    set[#set + 1] = fresh_cap
+  end
+  if fresh_end then
+    set[#set + 1] = end_f
+    set[#set + 1] = fresh_end
+  end
+  if #set > 2 then redis.call(unpack(set)) end
   forget_stale()
   forget_dead()
   local keep = retry_s * 1000 + tonumber(ARGV[27])
@@ -205,7 +220,7 @@ local score = int(round * TURN_SPAN + seq)
 -- lapses (a worker that dies is counted no longer than that), and every announcement or
 -- retirement drops it (Queue::announce_slots), so a new worker counts at once.
 local exec, slack = tonumber(ARGV[17]), tonumber(ARGV[25])
-local general, referee, fresh_cap
+local general, referee
 do
   local g, r, u = string.match(t[7] or '', '^(%d+) (%d+) (%d+)$')
   if g and tonumber(u) > now then general, referee = tonumber(g), tonumber(r) end
@@ -229,8 +244,7 @@ end
 local pool, latest = 'general', t[8]
 local cap = general
 if ARGV[23] == 'referee' and referee > 0 then pool, cap, latest = 'referee', referee, t[9] end
-local end_f = 'end:' .. pool
-local fresh_end
+end_f = 'end:' .. pool
 if cap > 0 then
   local d, wait_until = exec + slack, now + tonumber(ARGV[16])
   -- queue:fair's 'end:<pool>' is at least the latest end of every job running on the pool's
@@ -242,19 +256,24 @@ if cap > 0 then
     + (math.floor((waiting + owed_ahead) / cap) + 1) * d
   if not bound or bound > wait_until then
     -- The running jobs' latest ends, from their records (started + limit), those on the
-    -- pool's slots (a record claimed before 'pool' was kept: either pool).
+    -- pool's slots (a record claimed before 'pool' was kept: either pool; one without its
+    -- start or limit, which no script writes: busy for a whole limit from now).
     local free = {}
-    local last = tonumber(latest) or 0
+    local last = 0
     for _, id in ipairs(redis.call('ZRANGE', KEYS[10], 0, -1)) do
       local r = redis.call('HMGET', group_key(KEYS[11], 'job:', id), 'state', 'started',
         'exec_ms', 'pool')
       if r[1] == 'running' and (r[4] or pool) == pool then
-        local e = tonumber(r[2]) + tonumber(r[3])
+        local started, limit = tonumber(r[2]), tonumber(r[3])
+        local e = now + exec
+        if started and limit then e = started + limit end
         free[#free + 1] = math.max(now, e + slack)
         if e > last then last = e end
       end
     end
-    if not latest or last > tonumber(latest) then fresh_end = int(last) end
+    -- Every job running on the pool was read, so the exact latest end replaces the kept one,
+    -- lower too (a stopped long job no longer keeps admissions on this path).
+    if last ~= tonumber(latest) then fresh_end = int(last) end
     table.sort(free)
     while #free > cap do table.remove(free) end
     while #free < cap do table.insert(free, 1, now) end

@@ -414,7 +414,9 @@ impl Queue {
     /// (`queue:ends:<pool>`, read from the running jobs' records since) and the fencing
     /// token counter (`fence`, the claim's time since). Called when a process starts (a
     /// worker of the earlier version still running may write them again: they go with the
-    /// next start).
+    /// next start). It also drops admission's kept latest ends (`end:<pool>` in
+    /// `queue:fair`), so the next admission makes them again from the running jobs: a
+    /// worker of an earlier version claims without raising them.
     pub async fn drop_old_keys(&self) -> redis::RedisResult<()> {
         let mut pipe = redis::pipe();
         for pool in [Pool::General, Pool::Referee] {
@@ -423,6 +425,10 @@ impl Queue {
                 .ignore();
         }
         pipe.cmd("DEL").arg(keys::old_fence(&self.store)).ignore();
+        pipe.cmd("HDEL")
+            .arg(keys::fair(&self.store))
+            .arg(&["end:general", "end:referee"])
+            .ignore();
         pipe.query_async(&mut self.store.conn()).await
     }
 
@@ -518,10 +524,11 @@ impl Queue {
         );
     }
 
-    /// Notes that this process's presence was just written.
-    pub(crate) fn presence_written(&self) {
-        *self.presence_at.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some(std::time::Instant::now());
+    /// Notes that this process's presence was written by a call sent at `sent` (its time to
+    /// live runs from a moment after that: counting from the send never overstates it, a
+    /// stall between the send and the reply included).
+    pub(crate) fn presence_written(&self, sent: std::time::Instant) {
+        *self.presence_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(sent);
     }
 
     /// The presence's time to live for an admission to write, or 0 when it was written
@@ -698,17 +705,22 @@ impl Queue {
         // Subscribed before the job exists: a waiter in this process needs no first read
         // (`wait`), a completion however early is on this subscription.
         let early = self.notifier.subscribe(&self.done_channel(&id));
-        let presence_ttl = if waited_here {
-            self.presence_refresh_ttl()
-        } else {
-            0
-        };
         let mut forget = String::new();
         let mut reply = Admitted::Day(self.guess_day());
+        // Whether this admission refreshes the presence, decided for each call (a retry after
+        // a stall may find it no longer fresh), and when that call was sent.
+        let mut presence_ttl = 0;
+        let mut sent = std::time::Instant::now();
         for _ in 0..6 {
             let day = match &reply {
                 Admitted::Day(day) => day.to_string(),
                 _ => break,
+            };
+            sent = std::time::Instant::now();
+            presence_ttl = if waited_here {
+                self.presence_refresh_ttl()
+            } else {
+                0
             };
             let mut admit = scripts::ADMIT.call(&self.store);
             admit
@@ -824,7 +836,7 @@ impl Queue {
                     progress: None,
                 };
                 if presence_ttl > 0 {
-                    self.presence_written();
+                    self.presence_written(sent);
                 }
                 self.keep_early(early, record.clone());
                 tracing::info!(job = %id, kind = spec.kind.as_str(), account = %spec.account, request_id = %request, "job admitted");

@@ -30,13 +30,14 @@ impl Queue {
     pub async fn announce_callers(self, mut shutdown: watch::Receiver<bool>) {
         let key = self.callers_key(&self.process_id);
         loop {
+            let sent = std::time::Instant::now();
             let set: redis::RedisResult<()> = self
                 .store
                 .conn()
                 .set_ex(&key, "1", CALLER_PRESENCE_TTL.as_secs())
                 .await;
             match set {
-                Ok(()) => self.presence_written(),
+                Ok(()) => self.presence_written(sent),
                 Err(e) => tracing::debug!(error = %e, "cannot refresh the API process's presence"),
             }
             tokio::select! {

@@ -960,6 +960,13 @@ async fn the_kept_sum_of_slots_follows_the_workers_that_come_and_go() {
     // It stops: with one slot again d would be late.
     s.queue.retire_slots("v").await.unwrap();
     late(s.queue.admit(spec(JobKind::Playtest, "d", 1, "k")).await);
+    // The refusal kept the sum it made again (a flood of refusals reads the slots once).
+    let mut conn = s.raw().await;
+    let fair = fair_hash(&mut conn).await;
+    assert!(
+        fair.get("cap").is_some_and(|c| c.starts_with("1 0 ")),
+        "{fair:?}"
+    );
 
     // A worker that stops announcing counts no longer than its last announcement said: then
     // no live worker is known and the job waits (claim times it out if it must), as with no
@@ -977,6 +984,13 @@ async fn the_kept_sum_of_slots_follows_the_workers_that_come_and_go() {
 async fn the_running_ends_and_the_fence_of_an_earlier_version_are_deleted() {
     let s = setup_with(|_| {}).await;
     let mut conn = s.raw().await;
+    // An admission with a live worker keeps the pool's latest end.
+    s.queue
+        .announce_slots("w", 1, 0, Duration::from_secs(600))
+        .await
+        .unwrap();
+    s.new_job(spec(JobKind::Playtest, "a", 1, "k")).await;
+    assert!(fair_hash(&mut conn).await.contains_key("end:general"));
     for pool in ["general", "referee"] {
         let _: () = redis::cmd("ZADD")
             .arg(format!("t:queue:ends:{pool}"))
@@ -1005,6 +1019,12 @@ async fn the_running_ends_and_the_fence_of_an_earlier_version_are_deleted() {
         .unwrap();
     left.extend(fence);
     assert!(left.is_empty(), "{left:?}");
+    // Admission's kept latest ends are made again from the running jobs (a worker of the
+    // earlier version claims without raising them).
+    assert!(fair_hash(&mut conn)
+        .await
+        .keys()
+        .all(|f| !f.starts_with("end:")));
 }
 
 /// The start-in-time check with several slots that free far apart (admit.lua plays the first
