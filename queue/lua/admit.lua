@@ -248,7 +248,8 @@ end_f = 'end:' .. pool
 if cap > 0 then
   local d, wait_until = exec + slack, now + tonumber(ARGV[16])
   -- queue:fair's 'end:<pool>' is at least the latest end of every job running on the pool's
-  -- slots (claims raise it, it is set below from the ends themselves when missing). With
+  -- slots (claims raise it; it is set below from the ends themselves when it is missing or
+  -- the bound does not hold). With
   -- every slot free by then, the job with `ahead` before it finishes by
   -- free + (floor(ahead / cap) + 1) * d, and the model below can only be earlier: when that
   -- bound is in time, as it mostly is, the ends need not be read.
