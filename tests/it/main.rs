@@ -43,6 +43,7 @@ mod names;
 mod newcomer_docs;
 mod ops_manifests;
 pub mod play_cli;
+mod queue_cost;
 mod rcadia_auth;
 mod rcadia_clocks;
 mod rcadia_common;
