@@ -162,6 +162,16 @@ end
 -- its field), kept in queue:fair by the write that ends the script, a refusal's too: under a
 -- flood of refusals each would read them again otherwise.
 local fresh_cap, fresh_end, end_f
+local function keep_fresh(set)
+  if fresh_cap then
+    set[#set + 1] = 'cap'
+    set[#set + 1] = fresh_cap
+  end
+  if fresh_end then
+    set[#set + 1] = end_f
+    set[#set + 1] = fresh_end
+  end
+end
 local function refuse(cap, retry_s, ahead)
   local until_ms = now + retry_s * 1000
   redis.call('ZADD', owed, until_ms, account)
@@ -175,14 +185,7 @@ local function refuse(cap, retry_s, ahead)
     set[#set + 1] = owed_f
     set[#set + 1] = int(math.max(latest, until_ms))
   end
-  if fresh_cap then
-    set[#set + 1] = 'cap'
-    set[#set + 1] = fresh_cap
-  end
-  if fresh_end then
-    set[#set + 1] = end_f
-    set[#set + 1] = fresh_end
-  end
+  keep_fresh(set)
   if #set > 2 then redis.call(unpack(set)) end
   forget_stale()
   forget_dead()
@@ -391,14 +394,7 @@ if not owed_until and #kept == 0 then
   fair[#fair + 1] = owed_f
   fair[#fair + 1] = '0'
 end
-if fresh_cap then
-  fair[#fair + 1] = 'cap'
-  fair[#fair + 1] = fresh_cap
-end
-if fresh_end then
-  fair[#fair + 1] = end_f
-  fair[#fair + 1] = fresh_end
-end
+keep_fresh(fair)
 if not t[6] then
   fair[#fair + 1] = HASH_TABLE_FIELD
   fair[#fair + 1] = HASH_TABLE_VALUE

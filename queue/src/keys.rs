@@ -114,6 +114,14 @@ pub(crate) fn fair(store: &Store) -> String {
     store.key_in(Group::Queue, "queue:fair")
 }
 
+/// The field of `queue:fair` with admission's sum of the live slots (admit.lua).
+pub(crate) const FAIR_SLOT_SUM: &str = "cap";
+
+/// The field of `queue:fair` with the latest end of the jobs running on `pool`'s slots.
+pub(crate) fn fair_latest_end(pool: Pool) -> String {
+    format!("end:{}", pool.as_str())
+}
+
 /// `queue:turns:<lane>`: the lane's turns in versions before `queue:fair`; only read to
 /// adopt what it holds.
 pub(crate) fn old_turns(store: &Store, lane: Lane) -> String {

@@ -427,7 +427,7 @@ impl Queue {
         pipe.cmd("DEL").arg(keys::old_fence(&self.store)).ignore();
         pipe.cmd("HDEL")
             .arg(keys::fair(&self.store))
-            .arg(&["end:general", "end:referee"])
+            .arg(&[Pool::General, Pool::Referee].map(keys::fair_latest_end))
             .ignore();
         pipe.query_async(&mut self.store.conn()).await
     }
@@ -1438,12 +1438,8 @@ impl Queue {
             .arg(id)
             .arg(format!("{general} {referee} {until}"))
             .ignore();
-        // Admission's sum of the live slots (queue:fair's `cap`, admit.lua) is made again
-        // from queue:slots, so a new worker, or one whose slots changed, counts at once.
-        pipe.cmd("HDEL")
-            .arg(keys::fair(&self.store))
-            .arg("cap")
-            .ignore();
+        // A new worker, or one whose slots changed, counts at once.
+        self.forget_slot_sum(&mut pipe);
         // Idle slots refresh their entry every second while they wait (the worker's slot
         // loop): an entry this old is a dead worker's, which nobody should wake.
         for pool in [Pool::General, Pool::Referee] {
@@ -1464,13 +1460,19 @@ impl Queue {
             .arg(keys::slots(&self.store))
             .arg(id)
             .ignore();
-        // And out of admission's sum of the live slots (see `announce_slots`).
-        pipe.cmd("HDEL")
-            .arg(keys::fair(&self.store))
-            .arg("cap")
-            .ignore();
+        self.forget_slot_sum(&mut pipe);
         let _: () = pipe.query_async(&mut self.store.conn()).await?;
         Ok(())
+    }
+
+    /// Drops admission's sum of the live slots (`queue:fair`'s `cap`, admit.lua), so the next
+    /// admission makes it again from `queue:slots`: every change of the slots sends this.
+    /// Primary-only on purpose: a lost drop leaves the sum until its own time runs out.
+    fn forget_slot_sum(&self, pipe: &mut redis::Pipeline) {
+        pipe.cmd("HDEL")
+            .arg(keys::fair(&self.store))
+            .arg(keys::FAIR_SLOT_SUM)
+            .ignore();
     }
 
     /// Slots that stop (their worker shuts down) leave the idle slots, so no admission

@@ -104,17 +104,7 @@ async fn a_sequential_job_stays_within_its_command_budget() {
         assert_eq!(rec.started_at_ms, claim.record.started_at_ms);
     }
     let after = calls(&mut probe).await;
-    let mut total = 0;
-    let mut by = Vec::new();
-    for (name, n) in &after {
-        let d = n - before.get(name).copied().unwrap_or(0);
-        if name == "info" || d == 0 {
-            continue;
-        }
-        total += d;
-        by.push(format!("{name} {:.2}", d as f64 / JOBS as f64));
-    }
-    let per_job = total as f64 / JOBS as f64;
+    let (per_job, by) = horst_testkit::commands_per_item(&before, &after, JOBS);
     println!("a job: {per_job:.2} commands ({})", by.join(", "));
     assert!(
         per_job <= BUDGET,

@@ -151,3 +151,25 @@ pub fn command_calls(commandstats: &str) -> std::collections::BTreeMap<String, u
     }
     calls
 }
+
+/// The commands run between two [`command_calls`] readings, per item of the work between
+/// them: the total an item, and each command's share (`"hset 6.00"`, by name). The `INFO`
+/// the readings ran is left out.
+pub fn commands_per_item(
+    before: &std::collections::BTreeMap<String, u64>,
+    after: &std::collections::BTreeMap<String, u64>,
+    items: u64,
+) -> (f64, Vec<String>) {
+    let items = items.max(1) as f64;
+    let mut total = 0;
+    let mut by = Vec::new();
+    for (name, n) in after {
+        let d = n.saturating_sub(before.get(name).copied().unwrap_or(0));
+        if name == "info" || d == 0 {
+            continue;
+        }
+        total += d;
+        by.push(format!("{name} {:.2}", d as f64 / items));
+    }
+    (total as f64 / items, by)
+}

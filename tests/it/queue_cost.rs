@@ -129,18 +129,8 @@ async fn a_job_on_busy_workers_stays_within_its_command_budget() {
         for r in running {
             let _ = tokio::time::timeout(Duration::from_secs(30), r).await;
         }
-        let jobs = (CALLERS * JOBS_EACH) as f64;
-        let mut total = 0;
-        let mut by = Vec::new();
-        for (name, n) in &after {
-            let d = n - before.get(name).copied().unwrap_or(0);
-            if name == "info" || d == 0 {
-                continue;
-            }
-            total += d;
-            by.push(format!("{name} {:.2}", d as f64 / jobs));
-        }
-        let per_job = total as f64 / jobs;
+        let (per_job, by) =
+            horst_testkit::commands_per_item(&before, &after, (CALLERS * JOBS_EACH) as u64);
         println!(
             "{workers} worker(s) x 4 slots, {CALLERS} callers: {per_job:.2} commands a job ({})",
             by.join(", ")
