@@ -94,8 +94,18 @@ local now = now_ms()
 local day = day_of(now)
 if tostring(day) ~= ARGV[1] then return {'day', day} end
 
-local rec = redis.call('GET', KEYS[1])
+-- The key's first use is taken and its earlier use read in one command. A refusal below gives
+-- the key back (the reply's wrapper, at the end), so only an admitted job keeps it. At
+-- maxmemory Redis refuses the SET before it looks (it may grow memory): then the key is only
+-- read, as a replay needs no room, and the admission's first write fails as it would anyway.
+local idem_taken = true
+local rec = redis.pcall('SET', KEYS[1], fp .. '|' .. jid, 'NX', 'GET', 'EX', ARGV[15])
+if type(rec) == 'table' and rec.err then
+  idem_taken = false
+  rec = redis.call('GET', KEYS[1])
+end
 if rec then
+  idem_taken = false
   local sep = string.find(rec, '|', 1, true)
   local old_fp, old_jid = string.sub(rec, 1, sep - 1), string.sub(rec, sep + 1)
   if old_fp ~= fp then return {'conflict', old_jid} end
@@ -105,6 +115,9 @@ if rec then
   if redis.call('EXISTS', KEYS[8]) == 1 then return {'replayed', old_jid} end
   -- The job record expired before its key did: treat the key as new.
 end
+
+-- Everything after the key's first use, in a function: its refusals give the key back.
+local function decide()
 
 local retry = math.max(1, math.ceil(tonumber(ARGV[17]) / 1000))
 -- queue:fair in one read: the lane's round and sequence, the account's last round in the
@@ -381,7 +394,7 @@ redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', tru
 if ARGV[21] ~= '' and tonumber(ARGV[22]) > 0 then
   redis.call('SET', KEYS[7], '1', 'EX', tonumber(ARGV[22]))
 end
-redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', ARGV[15])
+if not idem_taken then redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', ARGV[15]) end
 redis.call('ZADD', lane, score, jid)
 -- Its kept turn is used now (a stale one is ignored, and dropped by the next refusal).
 if promised then redis.call('ZREM', owed, account) end
@@ -416,3 +429,8 @@ if ARGV[23] == 'referee' and referee > 0 then woken = redis.call('ZPOPMAX', KEYS
 if #woken == 0 then woken = redis.call('ZPOPMAX', KEYS[15]) end
 if #woken > 0 then redis.call('PUBLISH', ARGV[19] .. ':' .. woken[1], jid) end
 return {'new', jid, now}
+end
+
+local reply = decide()
+if reply[1] ~= 'new' and idem_taken then redis.call('DEL', KEYS[1]) end
+return reply

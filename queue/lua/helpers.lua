@@ -100,10 +100,13 @@ local lane_keys = {KEYS[k.lane1], KEYS[k.lane2]}
 local lanes = 2
 if KEYS[k.lane2] == KEYS[k.lane1] then lanes = 1 end
 for _ = 1, tonumber(bound) do
-  -- Each lane's head (and whether another waits behind it); of two, the one created first.
+  -- Each lane's head, taken off; of two, the one created first, and the other put back with
+  -- its score (its place is unchanged: nobody sees the lane in between). Taking the head off
+  -- with the look costs one command where a look and a removal cost two; with both lanes
+  -- waiting, the put-back costs what the removal did.
   local pick, heads = nil, {}
   for i = 1, lanes do
-    heads[i] = redis.call('ZRANGE', lane_keys[i], 0, 1, 'WITHSCORES')
+    heads[i] = redis.call('ZPOPMIN', lane_keys[i])
   end
   local f
   for i = 1, lanes do
@@ -115,11 +118,17 @@ for _ = 1, tonumber(bound) do
     end
   end
   if not pick then return {'empty'} end
+  local other = false
+  for i = 1, lanes do
+    if i ~= pick and #heads[i] > 0 then
+      redis.call('ZADD', lane_keys[i], heads[i][2], heads[i][1])
+      other = true
+    end
+  end
   local lane, head = lane_keys[pick], heads[pick]
   local jid = head[1]
   local jk = group_key(KEYS[k.base], 'job:', jid)
   local fk = KEYS[k.fair]
-  redis.call('ZREM', lane, jid)
   if f[1] ~= 'queued' then
     -- Off the lane, so off the lanes' count (its account's was taken off when it stopped
     -- being queued).
@@ -186,10 +195,9 @@ for _ = 1, tonumber(bound) do
       for i = 2, #names do
         if f[i] then fields[#fields + 1] = names[i]; fields[#fields + 1] = f[i] end
       end
-      local more = #head / 2 - 1
-      for i = 1, lanes do
-        if i ~= pick and #heads[i] > 0 then more = 1 end
-      end
+      -- Another waits: the other lane's head, or any beyond this one in the lanes' count.
+      local more = 0
+      if other or (tonumber(t[3]) or 0) > 1 then more = 1 end
       return {'claimed', token, fields, more}
     end
   end

@@ -1255,6 +1255,65 @@ async fn admission_is_refused_at_maxmemory_even_with_a_dead_workers_slot_to_drop
     s.new_job(spec(JobKind::Playtest, "a", 1, "k")).await;
 }
 
+/// Admission takes an idempotency key's first use and reads its earlier one in one command,
+/// so a refusal must give the key back: the key of a refused call is free for any input.
+#[tokio::test]
+async fn a_refused_admission_leaves_its_key_unused() {
+    let s = setup_with(|q| q.queue.waiting_per_account = 1).await;
+    s.new_job(spec(JobKind::Simulate, "a", 1, "k1")).await;
+    let refused = s.queue.admit(spec(JobKind::Simulate, "a", 1, "k2")).await;
+    assert!(
+        matches!(refused, Err(QueueError::Busy { .. })),
+        "the account's one waiting place is taken: {refused:?}"
+    );
+    let mut raw = s.raw().await;
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("t:*idem:a:k2")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert!(keys.is_empty(), "the refused call kept its key: {keys:?}");
+    // Its place frees: the same key with other input is a new job, not a conflict.
+    s.queue.claim("w").await.unwrap().unwrap();
+    let mut other = spec(JobKind::Simulate, "a", 1, "k2");
+    other.input.map = "other".into();
+    s.new_job(other).await;
+}
+
+/// A replayed call needs no room: at maxmemory admission still answers it (the key's
+/// combined take-and-read is refused there, and the key is read instead), while a new key is
+/// refused as unavailable.
+#[tokio::test]
+async fn a_replayed_call_is_answered_at_maxmemory() {
+    let s = setup_with(|_| {}).await;
+    let job = s.new_job(spec(JobKind::Simulate, "a", 1, "k")).await;
+    let mut conn = s.raw().await;
+    let set = |v: &'static str| {
+        redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("maxmemory")
+            .arg(v)
+            .clone()
+    };
+    let _: () = set("1").query_async(&mut conn).await.unwrap();
+    let replayed = s.queue.admit(spec(JobKind::Simulate, "a", 1, "k")).await;
+    let fresh = s
+        .queue
+        .admit(spec(JobKind::Simulate, "b", 1, "k-new"))
+        .await;
+    let _: () = set("0").query_async(&mut conn).await.unwrap();
+    match replayed {
+        Ok(Admission::Replayed(r)) => assert_eq!(r.id, job.id),
+        other => panic!("a replay at maxmemory: {other:?}"),
+    }
+    assert!(
+        matches!(fresh, Err(QueueError::Unavailable(_))),
+        "a new job at maxmemory: {fresh:?}"
+    );
+    // Nothing of the refused call was kept: with room again it is a new job.
+    s.new_job(spec(JobKind::Simulate, "b", 1, "k-new")).await;
+}
+
 #[tokio::test]
 async fn an_operator_cancels_a_queued_job_released_or_a_running_one_charged() {
     let s = setup_with(|_| {}).await;
