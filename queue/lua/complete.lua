@@ -1,6 +1,6 @@
 --[[
-  COMPLETE: record the outcome if the token still holds (a reaped or re-claimed job's old
-  worker is refused), then wake the waiters.
+  COMPLETE: record the outcome if the job still runs under its claim (a reaped or stopped
+  job's worker is refused), then wake the waiters.
 
   Input:
     KEYS[1] job:<job_id>    the job record
@@ -22,6 +22,9 @@
     ARGV[12] '1': the slot claims its next job here (claim.lua, with KEYS[4]-[8]); '': it
              only looks whether one waits
     ARGV[13] claim.lua's ARGV[7] (how long a job's waiter's presence surely lives)
+    ARGV[14] '' or the job's kind, from its claim: then ARGV[15] its start, ms, ARGV[16]
+             its charge, s, and ARGV[17] its worker, all from the claim, and the record is
+             not read (the fence is the job's running entry, below); '': read and checked
 
   Publishes on ARGV[7] the final state as JSON (state, started, finished, charged, worker,
   result and failure as the strings given, '' for none): `horst_queue::record::Finished`.
@@ -36,22 +39,35 @@
 ]]
 local now = now_ms()
 local jk = KEYS[1]
--- One read of what the check, the counts and the waiters' payload need (never the record).
-local f = redis.call('HMGET', jk, 'state', 'token', 'day', 'kind', 'started', 'charged',
-  'worker')
-if f[1] ~= 'running' or f[2] ~= ARGV[2] then return 0 end
-if f[3] ~= ARGV[8] then return redis.error_reply('complete: KEYS[3] is not the budget of the job\'s day') end
+local kind, started, charged, worker
+if (ARGV[14] or '') ~= '' then
+  -- The worker holds what its claim recorded, so the record is not read: the job's running
+  -- entry is the fence. Every way out of running (this completion, reap.lua, stop.lua)
+  -- removes it in the step that ends the job, and a job is claimed once (nothing queues it
+  -- again), so while the entry is there the job runs under its one claim. The exception is
+  -- a claim lost with a failover and made again on the promoted replica: then the first of
+  -- the two runs to complete is recorded and the other refused, as with the token.
+  if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return 0 end
+  kind, started, charged, worker = ARGV[14], tonumber(ARGV[15]), tonumber(ARGV[16]), ARGV[17]
+else
+  -- One read of what the check, the counts and the waiters' payload need (never the record).
+  local f = redis.call('HMGET', jk, 'state', 'token', 'day', 'kind', 'started', 'charged',
+    'worker')
+  if f[1] ~= 'running' or f[2] ~= ARGV[2] then return 0 end
+  if f[3] ~= ARGV[8] then return redis.error_reply('complete: KEYS[3] is not the budget of the job\'s day') end
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  kind, started, charged, worker = f[4], tonumber(f[5]), tonumber(f[6]), f[7]
+end
 local now_text = int(now)
 local set = {'HSET', jk, 'state', ARGV[3], 'finished', now_text}
 if ARGV[4] ~= '' then set[#set + 1] = 'result'; set[#set + 1] = ARGV[4] end
 if ARGV[5] ~= '' then set[#set + 1] = 'failure'; set[#set + 1] = ARGV[5] end
 redis.call(unpack(set))
-if f[4] then redis.call('HINCRBY', KEYS[3], 'done:' .. f[4] .. ':' .. ARGV[3], 1) end
-redis.call('ZREM', KEYS[2], ARGV[1])
+if kind then redis.call('HINCRBY', KEYS[3], 'done:' .. kind .. ':' .. ARGV[3], 1) end
 redis.call('EXPIRE', jk, ARGV[6])
 -- The final state itself, so a waiter needs no read after its wake-up (Queue::wait).
-redis.call('PUBLISH', ARGV[7], cjson.encode({state = ARGV[3], started = tonumber(f[5]),
-  finished = now, charged = tonumber(f[6]), worker = f[7], result = ARGV[4],
+redis.call('PUBLISH', ARGV[7], cjson.encode({state = ARGV[3], started = started,
+  finished = now, charged = charged, worker = worker, result = ARGV[4],
   failure = ARGV[5]}))
 if ARGV[9] == '' then return 1 end
 if ARGV[12] ~= '1' then

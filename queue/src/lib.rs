@@ -1534,7 +1534,7 @@ impl Queue {
         // The job's day names its budget key (complete.lua checks it).
         let day = self.job_names(id).await?.day;
         let done = self
-            .complete_on(id, &day, token, outcome, None, false)
+            .complete_on(id, &day, token, outcome, None, false, None)
             .await?;
         Ok(done != Completed::Refused)
     }
@@ -1561,7 +1561,7 @@ impl Queue {
     ) -> Result<Completion, QueueError> {
         let day = (job.created_at_ms / 86_400_000).to_string();
         let done = self
-            .complete_on(&job.id, &day, token, outcome, slot, false)
+            .complete_on(&job.id, &day, token, outcome, slot, false, Some(job))
             .await?;
         Ok(match done {
             Completed::Refused => Completion::Refused,
@@ -1582,7 +1582,7 @@ impl Queue {
     ) -> Result<(Completion, Option<Claim>), QueueError> {
         let day = (job.created_at_ms / 86_400_000).to_string();
         let done = self
-            .complete_on(&job.id, &day, token, outcome, Some(slot), true)
+            .complete_on(&job.id, &day, token, outcome, Some(slot), true, Some(job))
             .await?;
         Ok(match done {
             Completed::Refused => (Completion::Refused, None),
@@ -1599,6 +1599,10 @@ impl Queue {
         })
     }
 
+    /// `held`: the claimed record the worker holds. With its claim's fields (kind, start,
+    /// charge, worker) the script reads nothing of the record, and the job's running entry
+    /// is the fence (complete.lua); without them it reads the record and checks the token.
+    #[allow(clippy::too_many_arguments)]
     async fn complete_on(
         &self,
         id: &str,
@@ -1607,7 +1611,16 @@ impl Queue {
         outcome: Result<JobResult, Failure>,
         slot: Option<(&str, Pool)>,
         claim_next: bool,
+        held: Option<&JobRecord>,
     ) -> Result<Completed, QueueError> {
+        let held = held.and_then(|job| {
+            Some((
+                job.kind.as_str(),
+                job.started_at_ms?,
+                job.charged_seconds,
+                job.worker.as_deref()?,
+            ))
+        });
         let (state, result, failure) = match outcome {
             Ok(v) => (JobState::Succeeded, v.to_value().to_string(), String::new()),
             Err(f) => (
@@ -1640,6 +1653,10 @@ impl Queue {
             .arg(pool.as_str())
             .arg(if claim_next { "1" } else { "" })
             .arg(WAITER_SURELY_PRESENT.as_millis() as u64)
+            .arg(held.map_or("", |(kind, ..)| kind))
+            .arg(held.map_or(0, |(_, started, ..)| started))
+            .arg(held.map_or(0, |(_, _, charged, _)| charged))
+            .arg(held.map_or("", |(.., worker)| worker))
             .run()
             .await?;
         Ok(done)

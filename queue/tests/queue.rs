@@ -279,9 +279,58 @@ async fn claims_are_fenced_and_reaped_jobs_stay_charged_and_never_rerun() {
         .complete(&job.id, claim.token, Ok(won(false)))
         .await
         .unwrap());
+    assert!(!s
+        .queue
+        .complete_job(&claim.record, claim.token, Ok(won(false)))
+        .await
+        .unwrap());
+    assert_eq!(
+        s.queue.get(&job.id).await.unwrap().unwrap().state,
+        JobState::Failed
+    );
     assert!(!s.queue.heartbeat(&job.id, claim.token).await.unwrap());
     assert!(s.queue.claim("other").await.unwrap().is_none());
     assert_eq!(s.queue.remaining("a", 1).await.unwrap().seconds, 3600 - 20);
+}
+
+/// A worker completes with its claim's fields (kind, start, charge, worker), so the
+/// completion reads nothing of the record: the job is recorded once, with the claim's
+/// figures in the record, the waiter's payload and the day's counts, and a second
+/// completion (a retry whose first reply was lost) is refused.
+#[tokio::test]
+async fn a_completion_with_the_claims_fields_is_recorded_once() {
+    let s = setup_with(|_| {}).await;
+    let job = s.new_job(spec(JobKind::Simulate, "a", 1, "k")).await;
+    let claim = s.queue.claim("w/0").await.unwrap().unwrap();
+    let started = claim.record.started_at_ms.expect("the claim's start");
+    let waiter = {
+        let q = s.queue.clone();
+        let id = job.id.clone();
+        tokio::spawn(async move { q.wait(&id, Duration::from_secs(20)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(s
+        .queue
+        .complete_job(&claim.record, claim.token, Ok(won(true)))
+        .await
+        .unwrap());
+    assert!(!s
+        .queue
+        .complete_job(&claim.record, claim.token, Ok(won(false)))
+        .await
+        .unwrap());
+    let told = waiter.await.unwrap().unwrap();
+    let stored = s.queue.get(&job.id).await.unwrap().unwrap();
+    for r in [&told, &stored] {
+        assert_eq!(r.state, JobState::Succeeded);
+        assert_eq!(r.result, Some(won(true)), "the first completion's result");
+        assert_eq!(r.started_at_ms, Some(started));
+        assert_eq!(r.charged_seconds, 5);
+        assert_eq!(r.worker.as_deref(), Some("w/0"));
+    }
+    assert_eq!(s.queue.running_count().await.unwrap(), 0);
+    let today = s.queue.today().await.unwrap();
+    assert_eq!(today.finished["simulate"]["succeeded"], 1);
 }
 
 /// Issue 35 item 4: time nobody saw Redis (here its clock moves on 15 s between two
@@ -1364,6 +1413,17 @@ async fn an_operator_cancels_a_queued_job_released_or_a_running_one_charged() {
         .complete(&job.id, claim.token, Ok(won(false)))
         .await
         .unwrap());
+    // So is the completion a worker sends with its claim's fields (no read of the record:
+    // the job's running entry is the fence, and the stop removed it).
+    assert!(!s
+        .queue
+        .complete_job(&claim.record, claim.token, Ok(won(false)))
+        .await
+        .unwrap());
+    assert_eq!(
+        s.queue.get(&job.id).await.unwrap().unwrap().state,
+        JobState::Cancelled
+    );
     assert_eq!(
         s.queue.cancel(&job.id, "again").await.unwrap(),
         CancelOutcome::Finished(JobState::Cancelled)
