@@ -15,7 +15,7 @@
 //! - **lost**: a job record still `queued`/`running` after the run settled (lease + reap), or
 //!   a job id some caller was told that has no record at the end (a write lost with Redis).
 //! - **run twice**: seconds charged beyond the started jobs' charges (every claim adds its
-//!   job's seconds to the day's `charged`, and a job records its start once), counted as
+//!   job's seconds to the day's charge, and a job records its start once), counted as
 //!   claims, plus idempotency keys with two started jobs.
 //!
 //! Bounded and loopback only: the flood's sockets come from two child processes (each under

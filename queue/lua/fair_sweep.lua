@@ -6,7 +6,9 @@
   count is above zero), so dropping its entries changes nothing a job sees. Each round (a
   call with cursor '0') also sets 'n' to the lanes' ZCARDs: every script that adds or
   removes a waiting job keeps it, and this puts it right within a round whatever changed
-  the lanes otherwise (an operator's hand, a bug).
+  the lanes otherwise (an operator's hand, a bug). It also drops the days' charges
+  ('charged:<day>', kept by the claims) of the 30 days before the last four: the day's
+  figures are read for today (the budget hashes live three days).
 
   Input:
     KEYS[1] queue:fair              (keys.rs)
@@ -24,6 +26,9 @@ local fk = KEYS[1]
 if ARGV[1] == '0' then
   local n = redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[3])
   if tonumber(redis.call('HGET', fk, 'n')) ~= n then redis.call('HSET', fk, 'n', n) end
+  local today, old = day_of(now_ms()), {}
+  for d = today - 33, today - 4 do old[#old + 1] = 'charged:' .. d end
+  redis.call('HDEL', fk, unpack(old))
 end
 local r = redis.call('HSCAN', fk, ARGV[1], 'MATCH', 'w:*', 'COUNT', tonumber(ARGV[2]))
 local dropped = 0

@@ -143,7 +143,10 @@ for _ = 1, tonumber(bound) do
     local round = math.floor(tonumber(head[2]) / TURN_SPAN)
     local wf = 'w:' .. account
     local end_f = 'end:' .. pool
-    local t = redis.call('HMGET', fk, 'round:' .. name, wf, 'n', end_f)
+    -- The day's charge is kept here too (keys::fair_day_charged), so the claim that reads
+    -- and writes queue:fair anyway adds the job's seconds without a command of its own.
+    local charged_f = 'charged:' .. day
+    local t = redis.call('HMGET', fk, 'round:' .. name, wf, 'n', end_f, charged_f)
     local set = {'HSET', fk, wf, int(math.max(0, (tonumber(t[2]) or 0) - 1)),
       'n', int(math.max(0, (tonumber(t[3]) or 0) - 1))}
     if round > (tonumber(t[1]) or 0) then
@@ -179,6 +182,8 @@ for _ = 1, tonumber(bound) do
       if t[4] and ends_at > tonumber(t[4]) then
         set[#set + 1] = end_f; set[#set + 1] = int(ends_at)
       end
+      set[#set + 1] = charged_f
+      set[#set + 1] = int((tonumber(t[5]) or 0) + (tonumber(f[8]) or 0))
       redis.call(unpack(set))
       -- The fencing token: the claim's time. A job is claimed once (never queued again), so
       -- it tells this claim from any other holder; a counter would cost a write a job.
@@ -188,7 +193,6 @@ for _ = 1, tonumber(bound) do
         slot, 'lease_until', lease_until, 'charged', f[8], 'pool', pool}
       redis.call('HSET', jk, unpack(set))
       redis.call('ZADD', KEYS[k.running], lease_until, jid)
-      redis.call('HINCRBY', bk, 'charged', f[8])
       if registered == '1' then redis.call('ZREM', KEYS[k.idle], slot) end
       -- The claimed record as the fields read and written (what the worker needs of it).
       local fields = set

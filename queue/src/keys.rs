@@ -122,6 +122,13 @@ pub(crate) fn fair_latest_end(pool: Pool) -> String {
     format!("end:{}", pool.as_str())
 }
 
+/// The field of `queue:fair` with the seconds charged for the jobs admitted on `day` (a
+/// claim adds its job's, claim_next in helpers.lua). Earlier versions counted them in the
+/// day's budget hash (`charged`), which the day's figures add in.
+pub(crate) fn fair_day_charged(day: u64) -> String {
+    format!("charged:{day}")
+}
+
 /// `queue:turns:<lane>`: the lane's turns in versions before `queue:fair`; only read to
 /// adopt what it holds.
 pub(crate) fn old_turns(store: &Store, lane: Lane) -> String {

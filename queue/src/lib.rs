@@ -1915,12 +1915,21 @@ pub async fn day_stats(store: &Store, now_ms: u64) -> Result<DayStats, QueueErro
             names.push(format!("done:{}:{}", kind.as_str(), state.as_str()));
         }
     }
-    let values: Vec<Option<String>> = redis::cmd("HMGET")
+    // The day's charge is kept in `queue:fair` (the claim writes it there without a command
+    // of its own); an earlier version's claims counted it in the budget hash: both add up.
+    let (values, fair_charged): (Vec<Option<String>>, Option<u64>) = redis::pipe()
+        .cmd("HMGET")
         .arg(keys::budget(store, &day.to_string()))
         .arg(&names)
+        .cmd("HGET")
+        .arg(keys::fair(store))
+        .arg(keys::fair_day_charged(day))
         .query_async(&mut conn)
         .await?;
-    let mut stats = DayStats::default();
+    let mut stats = DayStats {
+        seconds_charged: fair_charged.unwrap_or(0),
+        ..DayStats::default()
+    };
     for (field, value) in names.into_iter().zip(values) {
         let Some(value) = value else { continue };
         let n = value.parse::<i64>().unwrap_or(0).max(0) as u64;
@@ -1937,7 +1946,7 @@ pub async fn day_stats(store: &Store, now_ms: u64) -> Result<DayStats, QueueErro
         } else if field == "used" {
             stats.seconds_used = n;
         } else if field == "charged" {
-            stats.seconds_charged = n;
+            stats.seconds_charged += n;
         } else if field == "bytes" {
             stats.input_bytes = n;
         }

@@ -774,6 +774,64 @@ async fn today_counts_jobs_by_kind_and_outcome_and_the_seconds() {
     assert_eq!(today.seconds_charged, 5);
 }
 
+/// The day's charge is kept in `queue:fair` (the claim writes it with the turns, no command
+/// of its own); what an earlier version's claims counted in the day's budget hash adds to
+/// it, and the fair sweep drops the charges of days long past.
+#[tokio::test]
+async fn the_days_charge_adds_an_earlier_versions_count_and_old_days_are_dropped() {
+    let s = setup_with(|_| {}).await;
+    let day = s.queue.now_ms().await.unwrap() / 86_400_000;
+    let mut raw = s.raw().await;
+    // An earlier version's claim of today: 20 s in the budget hash.
+    let _: () = redis::cmd("HINCRBY")
+        .arg(format!("t:budget:{day}"))
+        .arg("charged")
+        .arg(20)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let job = s.new_job(spec(JobKind::Simulate, "a", 1, "k")).await;
+    let claim = s.queue.claim("w").await.unwrap().unwrap();
+    assert_eq!(claim.record.id, job.id);
+    assert_eq!(s.queue.today().await.unwrap().seconds_charged, 20 + 5);
+    let budget_charged: Option<u64> = redis::cmd("HGET")
+        .arg(format!("t:budget:{day}"))
+        .arg("charged")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(
+        budget_charged,
+        Some(20),
+        "the claim left the budget hash alone"
+    );
+    // Old days' charges go with the sweep's next round; the last four days' stay.
+    for back in [3, 4, 10, 33] {
+        let _: () = redis::cmd("HSET")
+            .arg("t:queue:fair")
+            .arg(format!("charged:{}", day - back))
+            .arg(7)
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+    }
+    for _ in 0..3 {
+        s.queue.sweep_fair().await.unwrap();
+    }
+    let mut left: Vec<String> = redis::cmd("HKEYS")
+        .arg("t:queue:fair")
+        .query_async::<Vec<String>>(&mut raw)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|f| f.starts_with("charged:"))
+        .collect();
+    left.sort();
+    let mut want = vec![format!("charged:{}", day - 3), format!("charged:{day}")];
+    want.sort();
+    assert_eq!(left, want);
+}
+
 /// A queued job whose caller's API process is gone is dropped and released, by the sweep of
 /// any process or by the claim that finds it first; a job with a live waiter, or none,
 /// is left alone.
