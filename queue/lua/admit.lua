@@ -31,7 +31,8 @@
                                         the first ARGV[31] are used (the rest: any key of
                                         the group, never read)
     KEYS[15] queue:idle:general         idle slots by when they went idle (zset): one is
-    KEYS[16] queue:idle:referee         popped and woken (referee work: a referee slot first)
+    KEYS[16] queue:idle:referee         popped and woken (referee work: a referee slot first),
+                                        unless queue:fair's 'idle:<pool>' mark says none is
 
     ARGV[1] <day> the keys are for     ARGV[11] global waiting cap
     ARGV[2] job id                     ARGV[12] the kind's daily limit
@@ -126,7 +127,7 @@ local retry = math.max(1, math.ceil(tonumber(ARGV[17]) / 1000))
 local fk, ln = KEYS[2], ARGV[23]
 local mine_f, wf, owed_f = 'a:' .. ln .. ':' .. account, 'w:' .. account, 'owed:' .. ln
 local t = redis.call('HMGET', fk, 'round:' .. ln, mine_f, 'seq:' .. ln, wf, owed_f, 'n', 'cap',
-  'end:general', 'end:referee')
+  'end:general', 'end:referee', 'idle:general', 'idle:referee')
 local mine = tonumber(t[4]) or 0
 if mine >= tonumber(ARGV[10]) then
   return {'busy', 'account', retry}
@@ -412,6 +413,26 @@ if not t[6] then
   fair[#fair + 1] = HASH_TABLE_FIELD
   fair[#fair + 1] = HASH_TABLE_VALUE
 end
+-- One idle slot is woken, in whichever process it is: the cost of an admission does not
+-- grow with the workers. Referee work takes a referee slot first (general slots stay free
+-- for playtests). A pool whose idle mark (queue:fair's 'idle:<pool>') is '0' has none: an
+-- admission found its idle slots empty, and every registration since would have set the
+-- mark in its own step (idle.lua, complete.lua). So with every slot busy, as under load,
+-- no pop is made; a pop that finds none sets the mark, in the write below.
+local function pop_idle(key, mark_f, mark)
+  if mark == '0' then return {} end
+  local w = redis.call('ZPOPMAX', key)
+  if #w == 0 then
+    fair[#fair + 1] = mark_f
+    fair[#fair + 1] = '0'
+  end
+  return w
+end
+local woken = {}
+if ARGV[23] == 'referee' and referee > 0 then
+  woken = pop_idle(KEYS[16], 'idle:referee', t[11])
+end
+if #woken == 0 then woken = pop_idle(KEYS[15], 'idle:general', t[10]) end
 redis.call(unpack(fair))
 redis.call('ZADD', KEYS[6], now_text, jid)
 -- The index is trimmed, and its expiry moved, once a day per account and kind (its first
@@ -421,12 +442,8 @@ if first_today then
   redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now - tonumber(ARGV[18]))
   redis.call('PEXPIRE', KEYS[6], tonumber(ARGV[18]) + DAY_MS)
 end
--- One idle slot is woken, in whichever process it is: the cost of an admission does not
--- grow with the workers. Referee work takes a referee slot first (general slots stay free
--- for playtests). No idle slot: every slot is busy, and the next to finish claims it.
-local woken = {}
-if ARGV[23] == 'referee' and referee > 0 then woken = redis.call('ZPOPMAX', KEYS[16]) end
-if #woken == 0 then woken = redis.call('ZPOPMAX', KEYS[15]) end
+-- The idle slot popped above is woken. None: every slot is busy, and the next to finish
+-- claims the job.
 if #woken > 0 then redis.call('PUBLISH', ARGV[19] .. ':' .. woken[1], jid) end
 return {'new', jid, now}
 end

@@ -9,7 +9,8 @@
     KEYS[4] queue:idle:<pool>   the completing slot's pool's idle slots (admit.lua)
     KEYS[5] queue:lane:<lane>   the lanes that pool claims from (a referee slot's: the
     KEYS[6] queue:lane:<lane>   referee lane twice)
-    KEYS[7] queue:fair          the lanes' turns and the accounts' waiting counts (claim.lua)
+    KEYS[7] queue:fair          the lanes' turns and the accounts' waiting counts (claim.lua),
+                                and the pools' idle marks (idle.lua)
     KEYS[8] the queue group's base (claim.lua: the next job's keys are named from it)
 
     ARGV[1] job id             ARGV[5] failure (JSON, '' = none)
@@ -70,10 +71,17 @@ redis.call('PUBLISH', ARGV[7], cjson.encode({state = ARGV[3], started = started,
   finished = now, charged = charged, worker = worker, result = ARGV[4],
   failure = ARGV[5]}))
 if ARGV[9] == '' then return 1 end
+-- The slot registers idle; a new entry marks its pool as possibly holding an idle slot
+-- (queue:fair's 'idle:<pool>', which admission reads before it pops one), in this step.
+local function register_idle()
+  if redis.call('ZADD', KEYS[4], now_text, ARGV[9]) == 1 then
+    redis.call('HSET', KEYS[7], 'idle:' .. ARGV[11], '1')
+  end
+end
 if ARGV[12] ~= '1' then
   -- Only a look: an idle slot's completion costs no claim.
   if redis.call('EXISTS', KEYS[5], KEYS[6]) == 0 then
-    redis.call('ZADD', KEYS[4], now_text, ARGV[9])
+    register_idle()
     return 2
   end
   return 1
@@ -86,7 +94,7 @@ local next = claim_next({lane1 = 5, lane2 = 6, fair = 7, running = 2, idle = 4, 
 if next[1] == 'claimed' then return {3, next[2], next[3], next[4]} end
 if next[1] == 'empty' then
   -- The heads waiting were dropped on the way (released, or no longer queued).
-  redis.call('ZADD', KEYS[4], now_text, ARGV[9])
+  register_idle()
   return 2
 end
 return 1

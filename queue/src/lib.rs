@@ -1401,17 +1401,18 @@ impl Queue {
     /// alone, admit.lua), then looks at its lanes once more: `true` if a job waits (an
     /// admission before the registration woke nobody for it: claim it now). One round trip.
     pub async fn idle(&self, slot: &str, pool: Pool) -> Result<bool, QueueError> {
-        let mut pipe = redis::pipe();
-        pipe.cmd("ZADD")
-            .arg(keys::idle(&self.store, pool))
-            .arg(self.server_ms_estimate())
+        let lanes = pool.lanes();
+        let waiting: u64 = scripts::IDLE
+            .call(&self.store)
+            .key(keys::idle(&self.store, pool))
+            .key(keys::fair(&self.store))
+            .key(keys::lane(&self.store, lanes[0]))
+            .key(keys::lane(&self.store, lanes[lanes.len() - 1]))
             .arg(slot)
-            .ignore();
-        let exists = pipe.cmd("EXISTS");
-        for &lane in pool.lanes() {
-            exists.arg(keys::lane(&self.store, lane));
-        }
-        let (waiting,): (u64,) = pipe.query_async(&mut self.store.conn()).await?;
+            .arg(pool.as_str())
+            .arg(self.server_ms_estimate())
+            .run()
+            .await?;
         Ok(waiting > 0)
     }
 

@@ -86,6 +86,10 @@ pub(crate) static DAILY_ADOPT: Script<u64> =
 pub(crate) static FAIR_SWEEP: Script<(u64, u64)> =
     queue_script(lua!("lua/fair_sweep.lua"), 3, 2, Writes::PrimaryOnly).allowing_oom();
 
+/// `idle.lua`: 1 if a job waits in the registered slot's lanes.
+pub(crate) static IDLE: Script<u64> =
+    queue_script(lua!("lua/idle.lua"), 4, 3, Writes::PrimaryOnly).allowing_oom();
+
 /// The queue's registered scripts, for the tidy test.
 pub fn registered() -> Vec<&'static dyn Registered> {
     vec![
@@ -105,6 +109,7 @@ pub fn registered() -> Vec<&'static dyn Registered> {
         &FAIR_ADOPT,
         &DAILY_ADOPT,
         &FAIR_SWEEP,
+        &IDLE,
     ]
 }
 

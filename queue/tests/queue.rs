@@ -774,6 +774,102 @@ async fn today_counts_jobs_by_kind_and_outcome_and_the_seconds() {
     assert_eq!(today.seconds_charged, 5);
 }
 
+/// Admission pops an idle slot only while the pool's idle mark in `queue:fair` is not '0'
+/// (an admission that found none sets it; every registration sets it back in its own step).
+/// Whichever way a slot registers, by the idle look (`Queue::idle`) or by its completion, the
+/// next admission wakes it; and with none registered no admission pops.
+#[tokio::test]
+async fn an_idle_slot_is_woken_after_admissions_found_none() {
+    let s = setup_with(|_| {}).await;
+    let mut raw = s.raw().await;
+    async fn mark(raw: &mut redis::aio::MultiplexedConnection) -> Option<String> {
+        redis::cmd("HGET")
+            .arg("t:queue:fair")
+            .arg("idle:general")
+            .query_async(raw)
+            .await
+            .unwrap()
+    }
+    async fn pops(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
+        let info: String = redis::cmd("INFO")
+            .arg("commandstats")
+            .query_async(raw)
+            .await
+            .unwrap();
+        info.lines()
+            .find_map(|l| l.strip_prefix("cmdstat_zpopmax:calls="))
+            .and_then(|rest| rest.split(',').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
+    // No slot registered: the first admission pops none and says so; the next does not pop.
+    let first = s.new_job(spec(JobKind::Simulate, "a", 1, "1")).await;
+    assert_eq!(mark(&mut raw).await.as_deref(), Some("0"));
+    let before = pops(&mut raw).await;
+    s.new_job(spec(JobKind::Simulate, "b", 1, "2")).await;
+    assert_eq!(pops(&mut raw).await, before, "a pop with the mark at '0'");
+    // A slot takes both jobs; its completion finds nothing waiting and registers it idle.
+    let c1 = s
+        .queue
+        .claim_slot("w/0", Pool::General, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(c1.record.id, first.id);
+    let (_, next) = s
+        .queue
+        .complete_and_claim(&c1.record, c1.token, Ok(won(true)), ("w/0", Pool::General))
+        .await
+        .unwrap();
+    let c2 = next.expect("the second job, claimed with the completion");
+    let (done, _) = s
+        .queue
+        .complete_and_claim(&c2.record, c2.token, Ok(won(true)), ("w/0", Pool::General))
+        .await
+        .unwrap();
+    assert_eq!(done, Completion::Idle);
+    assert_eq!(
+        mark(&mut raw).await.as_deref(),
+        Some("1"),
+        "set by the completion"
+    );
+    let mut woken = s.queue.slot_wake("w/0");
+    s.new_job(spec(JobKind::Simulate, "c", 1, "3")).await;
+    tokio::time::timeout(Duration::from_secs(10), woken.changed())
+        .await
+        .expect("the slot registered by its completion is woken");
+    // Woken and popped: the next admission finds none and clears the mark again.
+    s.new_job(spec(JobKind::Simulate, "d", 1, "4")).await;
+    assert_eq!(mark(&mut raw).await.as_deref(), Some("0"));
+    // A slot that registers by the idle look sees the jobs waiting (claim them)...
+    assert!(s.queue.idle("w/1", Pool::General).await.unwrap());
+    assert_eq!(
+        mark(&mut raw).await.as_deref(),
+        Some("1"),
+        "set by the idle look"
+    );
+    for _ in 0..2 {
+        s.queue
+            .claim_slot("w/1", Pool::General, true)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    // ...and, with nothing waiting, is registered and woken by the next admission.
+    let _ = s.new_job(spec(JobKind::Simulate, "e", 1, "5")).await;
+    s.queue
+        .claim_slot("w/9", Pool::General, false)
+        .await
+        .unwrap()
+        .unwrap();
+    let mut woken = s.queue.slot_wake("w/2");
+    assert!(!s.queue.idle("w/2", Pool::General).await.unwrap());
+    s.new_job(spec(JobKind::Simulate, "f", 1, "6")).await;
+    tokio::time::timeout(Duration::from_secs(10), woken.changed())
+        .await
+        .expect("the slot registered by the idle look is woken");
+}
+
 /// The day's charge is kept in `queue:fair` (the claim writes it with the turns, no command
 /// of its own); what an earlier version's claims counted in the day's budget hash adds to
 /// it, and the fair sweep drops the charges of days long past.
@@ -1563,8 +1659,9 @@ async fn fair_turns_and_waiting_counts_of_an_earlier_version_are_adopted() {
     assert_eq!(fair.get("w:b").map(String::as_str), Some("1"), "{fair:?}");
     // Lay them out as the earlier version did; the new hash is gone.
     for (field, value) in &fair {
-        // Fields of this version only (admission's live slots and the pools' latest ends).
-        if field == "cap" || field.starts_with("end:") {
+        // Fields of this version only (admission's live slots, the pools' latest ends and
+        // idle marks).
+        if field == "cap" || field.starts_with("end:") || field.starts_with("idle:") {
             continue;
         }
         let (key, old_field) = if let Some(account) = field.strip_prefix("w:") {
@@ -1622,9 +1719,11 @@ async fn fair_turns_and_waiting_counts_of_an_earlier_version_are_adopted() {
         "the old keys are deleted: {left:?}"
     );
     let adopted = fair_hash(&mut conn).await;
-    // Every turn and count (the owed turns' latest time, the live slots' sum and the pools'
-    // latest ends are unknown to an earlier version).
-    let earlier = |f: &str| !(f.starts_with("owed:") || f.starts_with("end:") || f == "cap");
+    // Every turn and count (the owed turns' latest time, the live slots' sum, the pools'
+    // latest ends and idle marks are unknown to an earlier version).
+    let earlier = |f: &str| {
+        !(f.starts_with("owed:") || f.starts_with("end:") || f.starts_with("idle:") || f == "cap")
+    };
     for (field, value) in fair.iter().filter(|(f, _)| earlier(f)) {
         assert_eq!(adopted.get(field), Some(value), "{field} kept: {adopted:?}");
     }
