@@ -45,6 +45,8 @@ pub enum StoreError {
     },
     #[error("Redis at {target} uses maxmemory-policy {policy}; horst needs noeviction, because eviction silently deletes jobs, revisions and sessions. Fix: `CONFIG SET maxmemory-policy noeviction` and `maxmemory-policy noeviction` in redis.conf, or set redis.allow_eviction = true (HORST_REDIS_ALLOW_EVICTION=true) to start anyway")]
     Eviction { target: String, policy: String },
+    #[error("Redis at {target} is version {version}; horst needs Redis 7.0 or later (its scripts declare flags with `#!lua flags=` and admission uses `SET ... NX GET`). Fix: upgrade the server (Debian 12 and later ship 7.0: `apt-get install redis-server`), or point redis.url at one that is")]
+    Version { target: String, version: String },
     #[error("Redis command failed: {0}")]
     Command(#[from] redis::RedisError),
 }
@@ -477,6 +479,12 @@ impl Store {
     /// The start-up check: refuse an evicting server unless allowed, warn when AOF is off.
     pub async fn check_server(&self, allow_eviction: bool) -> Result<ServerFacts, StoreError> {
         let facts = self.server_facts().await?;
+        if !supported_version(&facts.version) {
+            return Err(StoreError::Version {
+                target: self.target().to_string(),
+                version: facts.version.clone(),
+            });
+        }
         match facts.maxmemory_policy.as_deref() {
             Some("noeviction") => {}
             Some(policy) if !allow_eviction => {
@@ -758,5 +766,31 @@ mod tests {
             redact_url("redis+unix:///tmp/r.sock"),
             "redis+unix:///tmp/r.sock"
         );
+    }
+}
+
+/// Whether `INFO server`'s `redis_version` is one horst runs on: 7.0 or later (the scripts'
+/// `#!lua flags=` lines and admission's `SET ... NX GET` need it). A version it cannot read
+/// (a managed service's own string) is given the benefit of the doubt: the first script then
+/// says what is wrong.
+fn supported_version(version: &str) -> bool {
+    match version.split('.').next().map(str::parse::<u32>) {
+        Some(Ok(major)) => major >= 7,
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::supported_version;
+
+    #[test]
+    fn redis_before_7_is_refused_and_an_unreadable_version_is_not() {
+        for old in ["6.2.14", "6.0.0", "5.0.7", "2.8"] {
+            assert!(!supported_version(old), "{old}");
+        }
+        for ok in ["7.0.15", "7.2.4", "7.4.0", "8.0.2", "10.1", "unknown", ""] {
+            assert!(supported_version(ok), "{ok}");
+        }
     }
 }
