@@ -1614,14 +1614,16 @@ impl Queue {
         claim_next: bool,
         held: Option<&JobRecord>,
     ) -> Result<Completed, QueueError> {
-        let held = held.and_then(|job| {
-            Some((
-                job.kind.as_str(),
-                job.started_at_ms?,
-                job.charged_seconds,
-                job.worker.as_deref()?,
-            ))
-        });
+        let (kind, started, charged, worker) = held
+            .and_then(|job| {
+                Some((
+                    job.kind.as_str(),
+                    job.started_at_ms?,
+                    job.charged_seconds,
+                    job.worker.as_deref()?,
+                ))
+            })
+            .unwrap_or(("", 0, 0, ""));
         let (state, result, failure) = match outcome {
             Ok(v) => (JobState::Succeeded, v.to_value().to_string(), String::new()),
             Err(f) => (
@@ -1654,10 +1656,10 @@ impl Queue {
             .arg(pool.as_str())
             .arg(if claim_next { "1" } else { "" })
             .arg(WAITER_SURELY_PRESENT.as_millis() as u64)
-            .arg(held.map_or("", |(kind, ..)| kind))
-            .arg(held.map_or(0, |(_, started, ..)| started))
-            .arg(held.map_or(0, |(_, _, charged, _)| charged))
-            .arg(held.map_or("", |(.., worker)| worker))
+            .arg(kind)
+            .arg(started)
+            .arg(charged)
+            .arg(worker)
             .run()
             .await?;
         Ok(done)

@@ -783,12 +783,7 @@ async fn an_idle_slot_is_woken_after_admissions_found_none() {
     let s = setup_with(|_| {}).await;
     let mut raw = s.raw().await;
     async fn mark(raw: &mut redis::aio::MultiplexedConnection) -> Option<String> {
-        redis::cmd("HGET")
-            .arg("t:queue:fair")
-            .arg("idle:general")
-            .query_async(raw)
-            .await
-            .unwrap()
+        fair_hash(raw).await.remove("idle:general")
     }
     async fn pops(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
         let info: String = redis::cmd("INFO")
@@ -796,10 +791,9 @@ async fn an_idle_slot_is_woken_after_admissions_found_none() {
             .query_async(raw)
             .await
             .unwrap();
-        info.lines()
-            .find_map(|l| l.strip_prefix("cmdstat_zpopmax:calls="))
-            .and_then(|rest| rest.split(',').next())
-            .and_then(|n| n.parse().ok())
+        horst_testkit::command_calls(&info)
+            .get("zpopmax")
+            .copied()
             .unwrap_or(0)
     }
     // No slot registered: the first admission pops none and says so; the next does not pop.
@@ -1435,21 +1429,9 @@ async fn admission_is_refused_at_maxmemory_even_with_a_dead_workers_slot_to_drop
         .get_multiplexed_async_connection()
         .await
         .unwrap();
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg("1")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    set_maxmemory(&mut conn, "1").await;
     let refused = s.queue.admit(spec(JobKind::Playtest, "a", 1, "k")).await;
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg("0")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    set_maxmemory(&mut conn, "0").await;
     assert!(
         matches!(refused, Err(QueueError::Unavailable(_))),
         "admitted past maxmemory: {refused:?}"
@@ -1491,20 +1473,13 @@ async fn a_replayed_call_is_answered_at_maxmemory() {
     let s = setup_with(|_| {}).await;
     let job = s.new_job(spec(JobKind::Simulate, "a", 1, "k")).await;
     let mut conn = s.raw().await;
-    let set = |v: &'static str| {
-        redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("maxmemory")
-            .arg(v)
-            .clone()
-    };
-    let _: () = set("1").query_async(&mut conn).await.unwrap();
+    set_maxmemory(&mut conn, "1").await;
     let replayed = s.queue.admit(spec(JobKind::Simulate, "a", 1, "k")).await;
     let fresh = s
         .queue
         .admit(spec(JobKind::Simulate, "b", 1, "k-new"))
         .await;
-    let _: () = set("0").query_async(&mut conn).await.unwrap();
+    set_maxmemory(&mut conn, "0").await;
     match replayed {
         Ok(Admission::Replayed(r)) => assert_eq!(r.id, job.id),
         other => panic!("a replay at maxmemory: {other:?}"),
@@ -1949,6 +1924,17 @@ async fn the_fair_counts_follow_every_way_a_job_leaves_its_lane() {
 }
 
 /// `queue:fair` as it is stored, field by field.
+/// Sets the test's redis-server's `maxmemory` ("1": full at once; "0": no limit).
+async fn set_maxmemory(conn: &mut redis::aio::MultiplexedConnection, value: &str) {
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg(value)
+        .query_async(conn)
+        .await
+        .unwrap();
+}
+
 async fn fair_hash(
     conn: &mut redis::aio::MultiplexedConnection,
 ) -> std::collections::BTreeMap<String, String> {
