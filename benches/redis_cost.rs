@@ -136,6 +136,51 @@ fn report(what: &str, n: u64, before: &Counters, after: &Counters) -> f64 {
     per_usec
 }
 
+/// `jobs` jobs one after another, as a blocking tool call admits and waits and as a
+/// worker's slot claims and completes (which finds nothing else waiting and registers the
+/// slot idle); the accounts named by `account`. Returns the Redis CPU a job.
+async fn one_after_another(
+    queue: &horst_queue::Queue,
+    probe: &mut redis::aio::MultiplexedConnection,
+    jobs: u64,
+    account: impl Fn(u64) -> String,
+    what: &str,
+) -> f64 {
+    let before = counters(probe).await;
+    for n in 0..jobs {
+        let spec = JobSpec {
+            kind: JobKind::Simulate,
+            account: account(n),
+            trust: 2,
+            idempotency_key: format!("k{n}"),
+            input: horst_queue::JobInput::simulate(n.to_string(), Value::Null),
+        };
+        let Ok(Admission::New(job)) = queue.admit_for_caller(spec).await else {
+            panic!("admission refused")
+        };
+        let slot = ("bench-worker/0", horst_queue::Pool::General);
+        let claim = queue
+            .claim_slot(slot.0, slot.1, false)
+            .await
+            .unwrap()
+            .expect("a job");
+        let (done, _) = queue
+            .complete_and_claim(
+                &claim.record,
+                claim.token,
+                Ok(horst_queue::JobResult::Referee(Default::default())),
+                slot,
+                claim.more_waiting,
+            )
+            .await
+            .unwrap();
+        assert_eq!(done, horst_queue::Completion::Idle);
+        queue.wait(&job.id, Duration::from_secs(5)).await.unwrap();
+    }
+    let after = counters(probe).await;
+    report(what, jobs, &before, &after)
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     // `cargo test --all-targets` runs bench binaries too (without `--bench`): stay quick.
@@ -166,42 +211,26 @@ async fn main() {
         .await
         .unwrap();
 
-    // Jobs: what the API (admit, the waiter's reads) and a worker (claim, complete) send.
+    // Jobs: what the API (admit, the waiter's reads) and a worker (claim, complete) send,
+    // one after another: first each job an account's first of the day (which also trims
+    // the account's index of jobs), then 32 accounts taking turns, as a day goes on.
     let queue = app.queue().clone();
-    let before = counters(&mut probe).await;
-    for n in 0..jobs {
-        let spec = JobSpec {
-            kind: JobKind::Simulate,
-            account: format!("bench{n}"),
-            trust: 2,
-            idempotency_key: format!("k{n}"),
-            input: horst_queue::JobInput::simulate(n.to_string(), Value::Null),
-        };
-        // As a blocking tool call admits and waits, and as a worker's slot claims and
-        // completes (which finds nothing else waiting and registers the slot idle).
-        let Ok(Admission::New(job)) = queue.admit_for_caller(spec).await else {
-            panic!("admission refused")
-        };
-        let slot = ("bench-worker/0", horst_queue::Pool::General);
-        let claim = queue
-            .claim_slot(slot.0, slot.1, false)
-            .await
-            .unwrap()
-            .expect("a job");
-        let done = queue
-            .complete_slot(
-                &claim.record,
-                claim.token,
-                Ok(horst_queue::JobResult::Referee(Default::default())),
-                Some(slot),
-            )
-            .await
-            .unwrap();
-        assert_ne!(done, horst_queue::Completion::Refused);
-        queue.wait(&job.id, Duration::from_secs(5)).await.unwrap();
-    }
-    let after = counters(&mut probe).await;
-    let job_usec = report("job (admit, claim, complete, wait)", jobs, &before, &after);
+    let job_usec = one_after_another(
+        &queue,
+        &mut probe,
+        jobs,
+        |n| format!("bench{n}"),
+        "job (admit, claim, complete, wait), each an account's first of the day",
+    )
+    .await;
+    one_after_another(
+        &queue,
+        &mut probe,
+        jobs,
+        |n| format!("again{}", n % 32),
+        "job (admit, claim, complete, wait), 32 accounts taking turns",
+    )
+    .await;
 
     // The same jobs through real workers (4 slots each), with concurrent blocking callers.
     let callers = env_num("BENCH_CALLERS", 32);

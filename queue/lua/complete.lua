@@ -5,7 +5,10 @@
   Input:
     KEYS[1] job:<job_id>    the job record
     KEYS[2] queue:running   zset of running job ids by lease expiry
-    KEYS[3] budget:<day>    the job's day's counts (the day from the claimed record)
+    KEYS[3] budget:<day>    the job's day's counts (the day from the claimed record);
+                            this script counts the finished job in queue:fair instead
+                            ('done:<day>:<kind>:<state>', keys::fair_day_done), in the
+                            write of queue:fair it makes anyway, when it has one
     KEYS[4] queue:idle:<pool>   the completing slot's pool's idle slots (admit.lua)
     KEYS[5] queue:lane:<lane>   the lanes that pool claims from (a referee slot's: the
     KEYS[6] queue:lane:<lane>   referee lane twice)
@@ -20,8 +23,10 @@
     ARGV[8] the job's day (KEYS[3] is its budget)
     ARGV[9] the completing slot's id ('' when no slot goes on: then KEYS[4]-[8] are unused)
     ARGV[10] lease, ms            ARGV[11] the completing slot's pool ('general' or 'referee')
-    ARGV[12] '1': the slot claims its next job here (claim.lua, with KEYS[4]-[8]); '': it
-             only looks whether one waits
+    ARGV[12] '1': the slot claims its next job here (claim.lua, with KEYS[4]-[8]); '2': the
+             same, but its claim saw nothing else waiting, so queue:fair's count of waiting
+             jobs is read first (nothing waits: the slot registers idle without the lanes'
+             pops); '': it only looks whether one waits (by that count)
     ARGV[13] claim.lua's ARGV[7] (how long a job's waiter's presence surely lives)
     ARGV[14] '' or the job's kind, from its claim: then ARGV[15] its start, ms, ARGV[16]
              its charge, s, and ARGV[17] its worker, all from the claim, and the record is
@@ -64,37 +69,75 @@ local set = {'HSET', jk, 'state', ARGV[3], 'finished', now_text}
 if ARGV[4] ~= '' then set[#set + 1] = 'result'; set[#set + 1] = ARGV[4] end
 if ARGV[5] ~= '' then set[#set + 1] = 'failure'; set[#set + 1] = ARGV[5] end
 redis.call(unpack(set))
-if kind then redis.call('HINCRBY', KEYS[3], 'done:' .. kind .. ':' .. ARGV[3], 1) end
 redis.call('EXPIRE', jk, ARGV[6])
 -- The final state itself, so a waiter needs no read after its wake-up (Queue::wait).
 redis.call('PUBLISH', ARGV[7], cjson.encode({state = ARGV[3], started = started,
   finished = now, charged = charged, worker = worker, result = ARGV[4],
   failure = ARGV[5]}))
+-- The finished job's count: without a slot that goes on (nothing else of queue:fair is
+-- written) in the day's budget hash, as earlier versions counted it; else in queue:fair,
+-- riding on a write of it below (the day's figures add both, day_stats).
+local fk = KEYS[7]
+local done_f
+if kind then
+  if ARGV[9] == '' then
+    redis.call('HINCRBY', KEYS[3], 'done:' .. kind .. ':' .. ARGV[3], 1)
+  else
+    done_f = 'done:' .. ARGV[8] .. ':' .. kind .. ':' .. ARGV[3]
+  end
+end
 if ARGV[9] == '' then return 1 end
 -- The slot registers idle; a new entry marks its pool as possibly holding an idle slot
 -- (queue:fair's 'idle:<pool>', which admission reads before it pops one), in this step.
-local function register_idle()
-  if redis.call('ZADD', KEYS[4], now_text, ARGV[9]) == 1 then
-    redis.call('HSET', KEYS[7], 'idle:' .. ARGV[11], '1')
+-- `f`: queue:fair's 'n', the mark and the count, when read: then the mark is written only
+-- when it is not set already, and the count with it.
+local mark_f = 'idle:' .. ARGV[11]
+local function register_idle(f)
+  local set = {'HSET', fk}
+  if redis.call('ZADD', KEYS[4], now_text, ARGV[9]) == 1 and (not f or f[2] ~= '1') then
+    set[#set + 1] = mark_f; set[#set + 1] = '1'
   end
+  if done_f then
+    if f then
+      set[#set + 1] = done_f; set[#set + 1] = int((tonumber(f[3]) or 0) + 1)
+    else
+      redis.call('HINCRBY', fk, done_f, 1)
+    end
+  end
+  if #set > 2 then redis.call(unpack(set)) end
 end
 if ARGV[12] ~= '1' then
-  -- Only a look: an idle slot's completion costs no claim.
-  if redis.call('EXISTS', KEYS[5], KEYS[6]) == 0 then
-    register_idle()
+  -- The lanes' count of waiting jobs (kept by every script that adds or removes one, and
+  -- set right by each fair sweep) says whether one waits, with the mark and the count in
+  -- the same read.
+  local f = redis.call('HMGET', fk, 'n', mark_f, done_f or 'n')
+  if not done_f then f[3] = nil end
+  local none = (tonumber(f[1]) or 0) <= 0
+  if not none and ARGV[12] == '' and KEYS[5] == KEYS[6] then
+    -- A referee slot: the count holds the planner lane's jobs too.
+    none = redis.call('EXISTS', KEYS[5]) == 0
+  end
+  if none then
+    register_idle(f)
     return 2
   end
-  return 1
+  if ARGV[12] == '' then
+    if done_f then redis.call('HSET', fk, done_f, int((tonumber(f[3]) or 0) + 1)) end
+    return 1
+  end
 end
 -- No look first: the claim reads the lanes' heads itself. A busy queue (the claim finds a
--- job) saves the look's command; an idle general slot pays a second lane's ZRANGE instead,
--- when Redis has little else to do.
-local next = claim_next({lane1 = 5, lane2 = 6, fair = 7, running = 2, idle = 4, base = 8}, now,
-  ARGV[9], ARGV[10], ARGV[6], ARGV[11], 16, '', ARGV[13])
-if next[1] == 'claimed' then return {3, next[2], next[3], next[4]} end
+-- job) saves the look's command; an idle general slot pays a second lane's ZPOPMIN instead,
+-- when Redis has little else to do. The count rides on the claim's write of queue:fair.
+local k = {lane1 = 5, lane2 = 6, fair = 7, running = 2, idle = 4, base = 8, count = done_f}
+local next = claim_next(k, now, ARGV[9], ARGV[10], ARGV[6], ARGV[11], 16, '', ARGV[13])
+-- What the claim did not write with queue:fair (no head, or none still queued).
+done_f = k.count
 if next[1] == 'empty' then
-  -- The heads waiting were dropped on the way (released, or no longer queued).
-  register_idle()
+  -- The heads waiting were dropped on the way (released, or no longer queued), or none was.
+  register_idle(nil)
   return 2
 end
+if done_f then redis.call('HINCRBY', fk, done_f, 1) end
+if next[1] == 'claimed' then return {3, next[2], next[3], next[4]} end
 return 1

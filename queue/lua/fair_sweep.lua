@@ -6,9 +6,11 @@
   count is above zero), so dropping its entries changes nothing a job sees. Each round (a
   call with cursor '0') also sets 'n' to the lanes' ZCARDs: every script that adds or
   removes a waiting job keeps it, and this puts it right within a round whatever changed
-  the lanes otherwise (an operator's hand, a bug). It also drops the days' charges
-  ('charged:<day>', kept by the claims) of the 30 days before the last four: the day's
-  figures are read for today (the budget hashes live three days).
+  the lanes otherwise (an operator's hand, a bug). Once a day ('days_swept' names the last
+  day it did) it also drops the days' charges and finished jobs' counts ('charged:<day>',
+  kept by the claims, and 'done:<day>:<kind>:<state>', kept by the slots' completions) of
+  the 30 days before the last four: the day's figures are read for today (the budget
+  hashes live three days).
 
   Input:
     KEYS[1] queue:fair              (keys.rs)
@@ -17,6 +19,7 @@
 
     ARGV[1] the HSCAN cursor to go on from ('0' to start)
     ARGV[2] how many fields to look at (HSCAN's COUNT)
+    ARGV[3] the '<kind>:<state>' ends of the finished jobs' counts, separated by spaces
 
   Output:
     {cursor, dropped}  the cursor to pass next ('0': the sweep went round), and how many
@@ -25,10 +28,21 @@
 local fk = KEYS[1]
 if ARGV[1] == '0' then
   local n = redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[3])
-  if tonumber(redis.call('HGET', fk, 'n')) ~= n then redis.call('HSET', fk, 'n', n) end
-  local today, old = day_of(now_ms()), {}
-  for d = today - 33, today - 4 do old[#old + 1] = 'charged:' .. d end
-  redis.call('HDEL', fk, unpack(old))
+  local today = day_of(now_ms())
+  local f = redis.call('HMGET', fk, 'n', 'days_swept')
+  local set = {'HSET', fk}
+  if tonumber(f[1]) ~= n then set[#set + 1] = 'n'; set[#set + 1] = n end
+  if tonumber(f[2]) ~= today then
+    local old, ends = {}, {}
+    for e in string.gmatch(ARGV[3] or '', '%S+') do ends[#ends + 1] = e end
+    for d = today - 33, today - 4 do
+      old[#old + 1] = 'charged:' .. d
+      for _, e in ipairs(ends) do old[#old + 1] = 'done:' .. d .. ':' .. e end
+    end
+    redis.call('HDEL', fk, unpack(old))
+    set[#set + 1] = 'days_swept'; set[#set + 1] = today
+  end
+  if #set > 2 then redis.call(unpack(set)) end
 end
 local r = redis.call('HSCAN', fk, ARGV[1], 'MATCH', 'w:*', 'COUNT', tonumber(ARGV[2]))
 local dropped = 0

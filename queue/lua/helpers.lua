@@ -92,8 +92,10 @@ local CLAIM_FIELDS = {'state', 'account', 'day', 'idem', 'waiter', 'deadline', '
 -- The next turn of a slot's lanes, claimed (claim.lua has the whole story; complete.lua
 -- claims the completing slot's next job with it). k: the KEYS indices of lane1, lane2,
 -- fair (queue:fair: the lanes' turns and the accounts' waiting counts), running, idle (the
--- slot's pool's idle slots) and base (the queue group's base); slot: the claiming slot's
--- id; the rest as in claim.lua's arguments. Returns claim.lua's reply.
+-- slot's pool's idle slots) and base (the queue group's base), and `count`: nil, or a
+-- field of queue:fair to add 1 to in the claim's write of it (then set to nil: a caller
+-- still holding it must add it itself); slot: the claiming slot's id; the rest as in
+-- claim.lua's arguments. Returns claim.lua's reply.
 local function claim_next(k, now, slot, lease_ms, job_ttl, pool, bound, registered, sure_ms)
 local names = CLAIM_FIELDS
 local lane_keys = {KEYS[k.lane1], KEYS[k.lane2]}
@@ -146,9 +148,14 @@ for _ = 1, tonumber(bound) do
     -- The day's charge is kept here too (keys::fair_day_charged), so the claim that reads
     -- and writes queue:fair anyway adds the job's seconds without a command of its own.
     local charged_f = 'charged:' .. day
-    local t = redis.call('HMGET', fk, 'round:' .. name, wf, 'n', end_f, charged_f)
+    local t = redis.call('HMGET', fk, 'round:' .. name, wf, 'n', end_f, charged_f,
+      k.count or 'n')
     local set = {'HSET', fk, wf, int(math.max(0, (tonumber(t[2]) or 0) - 1)),
       'n', int(math.max(0, (tonumber(t[3]) or 0) - 1))}
+    if k.count then
+      set[#set + 1] = k.count; set[#set + 1] = int((tonumber(t[6]) or 0) + 1)
+      k.count = nil
+    end
     if round > (tonumber(t[1]) or 0) then
       set[#set + 1] = 'round:' .. name; set[#set + 1] = int(round)
     end

@@ -129,6 +129,15 @@ pub(crate) fn fair_day_charged(day: u64) -> String {
     format!("charged:{day}")
 }
 
+/// The field of `queue:fair` with the count of jobs admitted on `day` of `kind` that ended
+/// in `state` (`done:<day>:<kind>:<state>`; a slot's completion adds its job's, in the write
+/// of queue:fair it makes anyway, complete.lua). Earlier versions, and the ways out that
+/// touch no queue:fair (reap, an operator's stop or cancel, a completion without a slot),
+/// count in the day's budget hash (`done:<kind>:<state>`), which the day's figures add in.
+pub(crate) fn fair_day_done(day: u64, kind: &str, state: &str) -> String {
+    format!("done:{day}:{kind}:{state}")
+}
+
 /// `queue:turns:<lane>`: the lane's turns in versions before `queue:fair`; only read to
 /// adopt what it holds.
 pub(crate) fn old_turns(store: &Store, lane: Lane) -> String {

@@ -1535,7 +1535,7 @@ impl Queue {
         // The job's day names its budget key (complete.lua checks it).
         let day = self.job_names(id).await?.day;
         let done = self
-            .complete_on(id, &day, token, outcome, None, false, None)
+            .complete_on(id, &day, token, outcome, None, NextJob::Look, None)
             .await?;
         Ok(done != Completed::Refused)
     }
@@ -1562,7 +1562,15 @@ impl Queue {
     ) -> Result<Completion, QueueError> {
         let day = (job.created_at_ms / 86_400_000).to_string();
         let done = self
-            .complete_on(&job.id, &day, token, outcome, slot, false, Some(job))
+            .complete_on(
+                &job.id,
+                &day,
+                token,
+                outcome,
+                slot,
+                NextJob::Look,
+                Some(job),
+            )
             .await?;
         Ok(match done {
             Completed::Refused => Completion::Refused,
@@ -1573,17 +1581,26 @@ impl Queue {
 
     /// [`Queue::complete_slot`] by slot `slot`, which claims its next job in the same step
     /// when one waits (complete.lua with claim.lua's claim): one round trip between two jobs.
-    /// The claim, if any, comes with [`Completion::Recorded`].
+    /// The claim, if any, comes with [`Completion::Recorded`]. `others_waited`: the job's
+    /// claim said another waited ([`Claim::more_waiting`]); when it did not, the completion
+    /// first looks whether one waits now (one command), which spares an idle slot the
+    /// lanes' empty pops.
     pub async fn complete_and_claim(
         &self,
         job: &JobRecord,
         token: u64,
         outcome: Result<JobResult, Failure>,
         slot: (&str, Pool),
+        others_waited: bool,
     ) -> Result<(Completion, Option<Claim>), QueueError> {
         let day = (job.created_at_ms / 86_400_000).to_string();
+        let next = if others_waited {
+            NextJob::Claim
+        } else {
+            NextJob::ClaimIfWaiting
+        };
         let done = self
-            .complete_on(&job.id, &day, token, outcome, Some(slot), true, Some(job))
+            .complete_on(&job.id, &day, token, outcome, Some(slot), next, Some(job))
             .await?;
         Ok(match done {
             Completed::Refused => (Completion::Refused, None),
@@ -1611,7 +1628,7 @@ impl Queue {
         token: u64,
         outcome: Result<JobResult, Failure>,
         slot: Option<(&str, Pool)>,
-        claim_next: bool,
+        next: NextJob,
         held: Option<&JobRecord>,
     ) -> Result<Completed, QueueError> {
         let (kind, started, charged, worker) = held
@@ -1654,7 +1671,7 @@ impl Queue {
             .arg(slot.map_or("", |(slot, _)| slot))
             .arg(self.settings.queue.lease_seconds * 1000)
             .arg(pool.as_str())
-            .arg(if claim_next { "1" } else { "" })
+            .arg(next.as_arg())
             .arg(WAITER_SURELY_PRESENT.as_millis() as u64)
             .arg(kind)
             .arg(started)
@@ -1912,27 +1929,45 @@ pub async fn day_stats(store: &Store, now_ms: u64) -> Result<DayStats, QueueErro
     // The day's own fields by name: the hash holds every account's counts of the day too
     // (`d:<account>:<kind>`), which the overview does not need.
     let mut names: Vec<String> = ["used", "charged", "bytes"].map(String::from).to_vec();
+    // The finished jobs' counts: a slot's completion keeps them in `queue:fair` (riding on
+    // its write of it), the other ways out and earlier versions in the budget hash.
+    let mut fair_names = vec![keys::fair_day_charged(day)];
     for kind in JobKind::ALL {
         names.push(format!("jobs:{}", kind.as_str()));
-        for state in [JobState::Succeeded, JobState::Failed, JobState::Cancelled] {
+        for state in FINISHED_STATES {
             names.push(format!("done:{}:{}", kind.as_str(), state.as_str()));
+            fair_names.push(keys::fair_day_done(day, kind.as_str(), state.as_str()));
         }
     }
-    // The day's charge is kept in `queue:fair` (the claim writes it there without a command
-    // of its own); an earlier version's claims counted it in the budget hash: both add up.
-    let (values, fair_charged): (Vec<Option<String>>, Option<u64>) = redis::pipe()
+    // The day's charge is kept in `queue:fair` too (the claim writes it there without a
+    // command of its own); an earlier version's claims counted it in the budget hash.
+    let (values, fair_values): (Vec<Option<String>>, Vec<Option<u64>>) = redis::pipe()
         .cmd("HMGET")
         .arg(keys::budget(store, &day.to_string()))
         .arg(&names)
-        .cmd("HGET")
+        .cmd("HMGET")
         .arg(keys::fair(store))
-        .arg(keys::fair_day_charged(day))
+        .arg(&fair_names)
         .query_async(&mut conn)
         .await?;
+    let mut fair_values = fair_values.into_iter().map(Option::unwrap_or_default);
     let mut stats = DayStats {
-        seconds_charged: fair_charged.unwrap_or(0),
+        seconds_charged: fair_values.next().unwrap_or(0),
         ..DayStats::default()
     };
+    for kind in JobKind::ALL {
+        for state in FINISHED_STATES {
+            let n = fair_values.next().unwrap_or(0);
+            if n > 0 {
+                *stats
+                    .finished
+                    .entry(kind.as_str().to_string())
+                    .or_default()
+                    .entry(state.as_str().to_string())
+                    .or_default() += n;
+            }
+        }
+    }
     for (field, value) in names.into_iter().zip(values) {
         let Some(value) = value else { continue };
         let n = value.parse::<i64>().unwrap_or(0).max(0) as u64;
@@ -1940,11 +1975,12 @@ pub async fn day_stats(store: &Store, now_ms: u64) -> Result<DayStats, QueueErro
             stats.admitted.insert(kind.to_string(), n);
         } else if let Some(rest) = field.strip_prefix("done:") {
             if let Some((kind, state)) = rest.split_once(':') {
-                stats
+                *stats
                     .finished
                     .entry(kind.to_string())
                     .or_default()
-                    .insert(state.to_string(), n);
+                    .entry(state.to_string())
+                    .or_default() += n;
             }
         } else if field == "used" {
             stats.seconds_used = n;
@@ -1957,12 +1993,54 @@ pub async fn day_stats(store: &Store, now_ms: u64) -> Result<DayStats, QueueErro
     Ok(stats)
 }
 
+/// The states a job ends in, as the day's counts name them.
+const FINISHED_STATES: [JobState; 3] = [JobState::Succeeded, JobState::Failed, JobState::Cancelled];
+
+/// The fields of `queue:fair` that count finished jobs, after their day
+/// (`done:<day>:<kind>:<state>`, [`keys::fair_day_done`]): the fair sweep drops old days'.
+pub(crate) fn fair_done_suffixes() -> String {
+    let mut out = String::new();
+    for kind in JobKind::ALL {
+        for state in FINISHED_STATES {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(kind.as_str());
+            out.push(':');
+            out.push_str(state.as_str());
+        }
+    }
+    out
+}
+
 /// The layout of `queue:fair` this version writes ('layout', fair_adopt.lua).
 const FAIR_LAYOUT: &str = "1";
 
 /// The field of `queue:fair` that marks the accounts' daily counts of earlier versions as
 /// moved into the days' budget hashes ([`Queue::adopt_daily_counts`]).
 const DAILY_LAYOUT_FIELD: &str = "daily_layout";
+
+/// What a completing slot does about its next job (complete.lua's ARGV[12]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NextJob {
+    /// Only looks whether one waits (by queue:fair's count); registers idle if none does.
+    Look,
+    /// Claims it in the same step (the lanes' heads are popped at once).
+    Claim,
+    /// Claims it, but looks at queue:fair's count first: nothing waiting registers the slot
+    /// idle without the lanes' empty pops (the job's claim saw nothing else waiting).
+    ClaimIfWaiting,
+}
+
+impl NextJob {
+    fn as_arg(self) -> &'static str {
+        match self {
+            NextJob::Look => "",
+            NextJob::Claim => "1",
+            NextJob::ClaimIfWaiting => "2",
+        }
+    }
+}
 
 /// What a slot's completion did ([`Queue::complete_slot`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -84,7 +84,7 @@ pub(crate) static DAILY_ADOPT: Script<u64> =
 
 /// `fair_sweep.lua`: the next cursor and how many accounts' entries were dropped.
 pub(crate) static FAIR_SWEEP: Script<(u64, u64)> =
-    queue_script(lua!("lua/fair_sweep.lua"), 3, 2, Writes::PrimaryOnly).allowing_oom();
+    queue_script(lua!("lua/fair_sweep.lua"), 3, 3, Writes::PrimaryOnly).allowing_oom();
 
 /// `idle.lua`: 1 if a job waits in the registered slot's lanes.
 pub(crate) static IDLE: Script<u64> =

@@ -812,13 +812,25 @@ async fn an_idle_slot_is_woken_after_admissions_found_none() {
     assert_eq!(c1.record.id, first.id);
     let (_, next) = s
         .queue
-        .complete_and_claim(&c1.record, c1.token, Ok(won(true)), ("w/0", Pool::General))
+        .complete_and_claim(
+            &c1.record,
+            c1.token,
+            Ok(won(true)),
+            ("w/0", Pool::General),
+            c1.more_waiting,
+        )
         .await
         .unwrap();
     let c2 = next.expect("the second job, claimed with the completion");
     let (done, _) = s
         .queue
-        .complete_and_claim(&c2.record, c2.token, Ok(won(true)), ("w/0", Pool::General))
+        .complete_and_claim(
+            &c2.record,
+            c2.token,
+            Ok(won(true)),
+            ("w/0", Pool::General),
+            c2.more_waiting,
+        )
         .await
         .unwrap();
     assert_eq!(done, Completion::Idle);
@@ -895,31 +907,155 @@ async fn the_days_charge_adds_an_earlier_versions_count_and_old_days_are_dropped
         Some(20),
         "the claim left the budget hash alone"
     );
-    // Old days' charges go with the sweep's next round; the last four days' stay.
-    for back in [3, 4, 10, 33] {
-        let _: () = redis::cmd("HSET")
-            .arg("t:queue:fair")
-            .arg(format!("charged:{}", day - back))
-            .arg(7)
-            .query_async(&mut raw)
-            .await
-            .unwrap();
-    }
+    // Old days' charges and finished counts go with the sweep's first round of a day; the
+    // last four days' stay.
+    let old_days = |raw: &mut redis::aio::MultiplexedConnection| {
+        let mut raw = raw.clone();
+        async move {
+            for back in [3, 4, 10, 33] {
+                let _: () = redis::cmd("HSET")
+                    .arg("t:queue:fair")
+                    .arg(format!("charged:{}", day - back))
+                    .arg(7)
+                    .arg(format!("done:{}:playtest:failed", day - back))
+                    .arg(2)
+                    .query_async(&mut raw)
+                    .await
+                    .unwrap();
+            }
+        }
+    };
+    let day_fields = |raw: &mut redis::aio::MultiplexedConnection| {
+        let mut raw = raw.clone();
+        async move {
+            let mut left: Vec<String> = redis::cmd("HKEYS")
+                .arg("t:queue:fair")
+                .query_async::<Vec<String>>(&mut raw)
+                .await
+                .unwrap()
+                .into_iter()
+                .filter(|f| f.starts_with("charged:") || f.starts_with("done:"))
+                .collect();
+            left.sort();
+            left
+        }
+    };
+    // A round today already dropped what was old: nothing more is dropped until tomorrow.
     for _ in 0..3 {
         s.queue.sweep_fair().await.unwrap();
     }
-    let mut left: Vec<String> = redis::cmd("HKEYS")
+    old_days(&mut raw).await;
+    for _ in 0..3 {
+        s.queue.sweep_fair().await.unwrap();
+    }
+    assert_eq!(
+        day_fields(&mut raw).await.len(),
+        9,
+        "dropped twice in a day"
+    );
+    // The first round of a new day (the last one swept is yesterday).
+    let _: () = redis::cmd("HSET")
         .arg("t:queue:fair")
-        .query_async::<Vec<String>>(&mut raw)
+        .arg("days_swept")
+        .arg(day - 1)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    for _ in 0..3 {
+        s.queue.sweep_fair().await.unwrap();
+    }
+    let mut want = vec![
+        format!("charged:{}", day - 3),
+        format!("charged:{day}"),
+        format!("done:{}:playtest:failed", day - 3),
+    ];
+    want.sort();
+    assert_eq!(day_fields(&mut raw).await, want);
+}
+
+/// A slot's completion counts its job among the day's finished in `queue:fair`, in the write
+/// of it that the completion makes anyway (the busy path: with its claim of the next job;
+/// the idle one: with its registration); what the budget hash counts (an earlier version's
+/// completions, a completion without a slot) adds to it.
+#[tokio::test]
+async fn the_days_finished_jobs_are_counted_in_queue_fair_and_add_the_budget_hashs() {
+    let s = setup_with(|_| {}).await;
+    let day = s.queue.now_ms().await.unwrap() / 86_400_000;
+    let mut raw = s.raw().await;
+    let finished = |s: &Setup| {
+        let queue = s.queue.clone();
+        async move {
+            queue
+                .today()
+                .await
+                .unwrap()
+                .finished
+                .get("simulate")
+                .and_then(|m| m.get("succeeded"))
+                .copied()
+                .unwrap_or(0)
+        }
+    };
+    // An earlier version's completion of today.
+    let _: () = redis::cmd("HINCRBY")
+        .arg(format!("t:budget:{day}"))
+        .arg("done:simulate:succeeded")
+        .arg(10)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(finished(&s).await, 10);
+    for account in ["a", "b", "c"] {
+        s.new_job(spec(JobKind::Simulate, account, 1, "k")).await;
+    }
+    let slot = ("w/0", Pool::General);
+    let c1 = s
+        .queue
+        .claim_slot(slot.0, slot.1, false)
         .await
         .unwrap()
-        .into_iter()
-        .filter(|f| f.starts_with("charged:"))
-        .collect();
-    left.sort();
-    let mut want = vec![format!("charged:{}", day - 3), format!("charged:{day}")];
-    want.sort();
-    assert_eq!(left, want);
+        .unwrap();
+    assert!(c1.more_waiting);
+    // The busy path: the count rides on the claim of the next job.
+    let (_, c2) = s
+        .queue
+        .complete_and_claim(&c1.record, c1.token, Ok(won(true)), slot, true)
+        .await
+        .unwrap();
+    let c2 = c2.expect("claimed with the completion");
+    assert_eq!(finished(&s).await, 11);
+    // The completion that looks first (its claim saw another waiting: the third job).
+    let (_, c3) = s
+        .queue
+        .complete_and_claim(&c2.record, c2.token, Ok(won(true)), slot, false)
+        .await
+        .unwrap();
+    let c3 = c3.expect("the third job, claimed after the look");
+    assert_eq!(finished(&s).await, 12);
+    // The idle path: nothing waits, the slot registers, and the count rides on the mark.
+    let (done, none) = s
+        .queue
+        .complete_and_claim(&c3.record, c3.token, Ok(won(true)), slot, false)
+        .await
+        .unwrap();
+    assert_eq!((done, none.is_none()), (Completion::Idle, true));
+    assert_eq!(finished(&s).await, 13);
+    let fair = fair_hash(&mut raw).await;
+    assert_eq!(
+        fair.get(&format!("done:{day}:simulate:succeeded"))
+            .map(String::as_str),
+        Some("3")
+    );
+    assert_eq!(fair.get("idle:general").map(String::as_str), Some("1"));
+    // A completion without a slot counts in the budget hash.
+    s.new_job(spec(JobKind::Simulate, "d", 1, "k")).await;
+    let c4 = s.queue.claim("w/1").await.unwrap().unwrap();
+    assert!(s
+        .queue
+        .complete_job(&c4.record, c4.token, Ok(won(true)))
+        .await
+        .unwrap());
+    assert_eq!(finished(&s).await, 14);
 }
 
 /// A queued job whose caller's API process is gone is dropped and released, by the sweep of

@@ -406,7 +406,7 @@ async fn execute(
         claim.token,
         outcome,
         slot,
-        go_on,
+        go_on.then_some(claim.more_waiting),
         &label,
         elapsed,
     )
@@ -422,8 +422,8 @@ const COMPLETE_PATIENCE: Duration = Duration::from_secs(120);
 
 /// Records a finished job's outcome, fenced by its token, retrying while Redis is away; the
 /// first attempt claims the slot's next job with it when one waits and the slot goes on
-/// (`go_on`: no shutdown; a retry only records: a claim whose answer was lost is left to its
-/// lease, as a lost claim's is).
+/// (`go_on`: no shutdown, with whether the job's claim saw another waiting; a retry only
+/// records: a claim whose answer was lost is left to its lease, as a lost claim's is).
 #[allow(clippy::too_many_arguments)]
 async fn complete(
     queue: &Queue,
@@ -431,7 +431,7 @@ async fn complete(
     token: u64,
     outcome: Result<JobResult, Failure>,
     slot: (&str, Pool),
-    go_on: bool,
+    go_on: Option<bool>,
     label: &str,
     elapsed: Duration,
 ) -> After {
@@ -443,9 +443,9 @@ async fn complete(
     let mut tried = 0;
     loop {
         tried += 1;
-        let done = if tried == 1 && go_on {
+        let done = if let (1, Some(others_waited)) = (tried, go_on) {
             queue
-                .complete_and_claim(job, token, outcome.clone(), slot)
+                .complete_and_claim(job, token, outcome.clone(), slot, others_waited)
                 .await
         } else {
             queue
