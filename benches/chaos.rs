@@ -377,6 +377,15 @@ async fn run(nofile: u64) {
     let url = redis.url();
     let data = tempfile::tempdir().unwrap();
     let d = data.path().to_str().unwrap().to_string();
+    // `CHAOS_KEEP=1`: the processes' logs stay (their directory is printed) to explain a
+    // figure.
+    let _data = if std::env::var_os("CHAOS_KEEP").is_some() {
+        println!("chaos: the processes' logs stay in {d}");
+        let _ = data.keep();
+        None
+    } else {
+        Some(data)
+    };
     let (mut api_a, url_a) = horst("api A", &["api", "--listen", "127.0.0.1:0"], &url, &d);
     let (api_b, url_b) = horst("api B", &["api", "--listen", "127.0.0.1:0"], &url, &d);
     let mut workers: Vec<Proc> = (0..3)
@@ -402,8 +411,9 @@ async fn run(nofile: u64) {
             .map_or(0, |d| d.as_millis() as u64)
     };
     let first_day = now_ms();
+    // The days' charged seconds and finished jobs, as the admin overview reads them.
     let charged = |store: horst_store::Store| async move {
-        let mut sum = 0;
+        let (mut sum, mut finished) = (0, 0);
         for day in [first_day, first_day + 86_400_000] {
             // A read that fails must not pass for "nothing charged": it would hide a job
             // claimed twice.
@@ -411,8 +421,13 @@ async fn run(nofile: u64) {
                 .await
                 .expect("the day's charged seconds");
             sum += stats.seconds_charged;
+            finished += stats
+                .finished
+                .values()
+                .flat_map(|m| m.values())
+                .sum::<u64>();
         }
-        sum
+        (sum, finished)
     };
     let charged_before = charged(store.clone()).await;
 
@@ -578,7 +593,11 @@ async fn run(nofile: u64) {
         .filter(|r| r.started_at_ms.is_some())
         .map(|r| r.charged_seconds)
         .sum();
-    let charged_seconds = charged_after.saturating_sub(charged_before);
+    let charged_seconds = charged_after.0.saturating_sub(charged_before.0);
+    // Each job that ended counted once in the day's figures (a completion recorded twice
+    // would count twice).
+    let counted_finished = charged_after.1.saturating_sub(charged_before.1);
+    let final_records = records.values().filter(|r| r.state.is_final()).count();
     let shortest = records
         .values()
         .map(|r| r.reserved_seconds)
@@ -653,6 +672,9 @@ async fn run(nofile: u64) {
         by_state.get("cancelled").copied().unwrap_or(0),
         not_final + missing,
         extra_claims + keys_twice as u64,
+    );
+    println!(
+        "jobs ended {final_records}, counted among the day's finished {counted_finished} (each once: equal)"
     );
     println!(
         "calls {} (final answers: {}; gave up {}; told ok but not succeeded in Redis {contradicted}); answers that made the caller retry: {}",

@@ -1359,6 +1359,37 @@ impl Queue {
         Ok(None)
     }
 
+    /// The job running under slot `slot`'s claim other than `holding` (the job the slot
+    /// knows it holds, if any): a claim Redis ran after the slot stopped waiting for its
+    /// answer (a stall longer than the call's timeout, a connection cut after the script
+    /// ran), which the slot then runs as if the answer had come. A slot calls it after a
+    /// claim, or a completion that claims, failed; without it the job would sit until its
+    /// lease ran out and fail as a dead worker's job does. One round trip.
+    pub async fn recover_claim(
+        &self,
+        slot: &str,
+        holding: Option<&str>,
+    ) -> Result<Option<Claim>, QueueError> {
+        let reply: ClaimReply = scripts::CLAIMED_BY
+            .call(&self.store)
+            .key(keys::running(&self.store))
+            .key(keys::base(&self.store))
+            .arg(slot)
+            .arg(holding.unwrap_or(""))
+            .run()
+            .await?;
+        match reply {
+            ClaimReply::Claimed { token, fields, .. } => {
+                let claim = self.claimed(token, fields, 0).await?;
+                if let Some(c) = &claim {
+                    tracing::warn!(job = %c.record.id, slot, "a claim whose answer was lost is run now");
+                }
+                Ok(claim)
+            }
+            ClaimReply::Empty | ClaimReply::Skipped => Ok(None),
+        }
+    }
+
     /// The claim of a job claim.lua (or complete.lua) took: its record as the script gave
     /// it, its input read back. `None`: an input blob is gone, the job was failed (claim
     /// again).

@@ -90,6 +90,10 @@ pub(crate) static FAIR_SWEEP: Script<(u64, u64)> =
 pub(crate) static IDLE: Script<u64> =
     queue_script(lua!("lua/idle.lua"), 4, 3, Writes::PrimaryOnly).allowing_oom();
 
+/// `claimed_by.lua`: a claim the slot did not get the answer of (claim.lua's reply).
+pub(crate) static CLAIMED_BY: Script<ClaimReply> =
+    queue_script(lua!("lua/claimed_by.lua"), 2, 2, Writes::ReadOnly);
+
 /// The queue's registered scripts, for the tidy test.
 pub fn registered() -> Vec<&'static dyn Registered> {
     vec![
@@ -110,6 +114,7 @@ pub fn registered() -> Vec<&'static dyn Registered> {
         &DAILY_ADOPT,
         &FAIR_SWEEP,
         &IDLE,
+        &CLAIMED_BY,
     ]
 }
 

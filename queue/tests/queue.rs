@@ -1058,6 +1058,61 @@ async fn the_days_finished_jobs_are_counted_in_queue_fair_and_add_the_budget_has
     assert_eq!(finished(&s).await, 14);
 }
 
+/// A claim whose answer the slot never got (Redis ran it after the call gave up) is found by
+/// that slot's look, with the claim's token and the job's input; not by another slot, not
+/// when it is the job the slot says it holds, and not once the job ended.
+#[tokio::test]
+async fn a_claim_whose_answer_was_lost_is_found_by_its_slot() {
+    let s = setup_with(|_| {}).await;
+    assert!(s.queue.recover_claim("w/0", None).await.unwrap().is_none());
+    let job = s.new_job(spec(JobKind::Simulate, "a", 1, "k")).await;
+    // Claimed, and the answer dropped.
+    let lost = s
+        .queue
+        .claim_slot("w/0", Pool::General, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        s.queue.recover_claim("w/1", None).await.unwrap().is_none(),
+        "another slot's"
+    );
+    assert!(
+        s.queue
+            .recover_claim("w/0", Some(&job.id))
+            .await
+            .unwrap()
+            .is_none(),
+        "the job the slot holds"
+    );
+    let found = s
+        .queue
+        .recover_claim("w/0", None)
+        .await
+        .unwrap()
+        .expect("the claim");
+    assert_eq!(found.record.id, job.id);
+    assert_eq!(found.token, lost.token);
+    assert_eq!(found.record.input, lost.record.input);
+    assert_eq!(found.record.started_at_ms, lost.record.started_at_ms);
+    assert_eq!(found.record.charged_seconds, lost.record.charged_seconds);
+    // Run with what was found: recorded once, and then there is nothing to find.
+    let done = s
+        .queue
+        .complete_slot(
+            &found.record,
+            found.token,
+            Ok(won(true)),
+            Some(("w/0", Pool::General)),
+        )
+        .await
+        .unwrap();
+    assert_ne!(done, Completion::Refused);
+    let rec = s.queue.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(rec.state, JobState::Succeeded);
+    assert!(s.queue.recover_claim("w/0", None).await.unwrap().is_none());
+}
+
 /// A queued job whose caller's API process is gone is dropped and released, by the sweep of
 /// any process or by the claim that finds it first; a job with a live waiter, or none,
 /// is left alone.

@@ -246,3 +246,66 @@ async fn jobs_across_a_15_s_freeze_are_not_reaped_while_their_worker_lives() {
         "charged once"
     );
 }
+
+/// (c) A claim Redis ran but whose answer its slot never got (Redis ran it after the
+/// call's 5 s timeout, on a connection the client had given up; a chaos run lost one job
+/// this way in two of seven runs): the job runs under the slot's claim with nobody running
+/// it. The state is made here directly: the waiting simulation is claimed under the name of
+/// the worker's first slot before the worker starts. A freeze of 14 s then makes the slot's
+/// own calls time out (its idle refresh, then its claim: 5 s each, 3 s to spare); a slot whose claim failed looks
+/// for a job running under its claim before it claims again, and runs it: `succeeded`, run
+/// and charged once. Before, it sat until its lease ran out and failed `cancelled`, charged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_whose_answer_was_lost_is_run_by_its_slot() {
+    let app = spawn_gateway().await;
+    let key = app.agent_key("avocet", 1).await;
+    let before = app.queue.remaining("avocet", 1).await.unwrap();
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let args = json!({"map": LEVEL_MAP, "replay": replay, "idempotencyKey": "stall-c"});
+    let caller = tokio::spawn({
+        let (addr, args, key) = (app.addr, args.clone(), key.clone());
+        async move { call(addr, "simulate_replay", args, &key).await }
+    });
+    let queued = eventually(Duration::from_secs(30), async || {
+        matches!(app.queue.depth().await, Ok((1, _)))
+    })
+    .await;
+    assert!(queued, "the simulation never queued");
+    // The claim whose answer was lost, by the first slot of the worker started next (its
+    // name: `WorkerIdentity::new(35, ..)`'s id, then `/0`).
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "host".into());
+    let slot = format!("{host}-{}-35/0", std::process::id());
+    let lost = app
+        .queue
+        .claim_slot(&slot, horst_queue::Pool::General, false)
+        .await
+        .unwrap()
+        .expect("the simulation");
+
+    let runner = Gated::new();
+    runner.open(JobKind::Simulate);
+    let _worker = start_worker(&app, runner.clone());
+    // Let the slots find nothing and register idle, then freeze past two calls' timeouts.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pid = freeze(&app);
+    tokio::time::sleep(Duration::from_secs(14)).await;
+    thaw(pid);
+
+    let (status, first, _) = caller.await.unwrap();
+    let answer = outcome(&app, "simulate_replay", &args, &key).await;
+    eprintln!(
+        "figure: a claim whose answer was lost (14 s freeze): the waiting caller got HTTP {status} {}, asked again: outcome {}",
+        if first["pending"] == true { "pending".to_string() } else { first.to_string() },
+        answer["outcome"]
+    );
+    assert_eq!(answer["outcome"], "won", "{answer}");
+    let job = record(&app, &answer["jobId"]).await;
+    assert_eq!(job.id, lost.record.id);
+    assert_eq!(job.state, JobState::Succeeded, "{job:?}");
+    assert_eq!(job.worker.as_deref(), Some(slot.as_str()));
+    assert_eq!(runner.runs(JobKind::Simulate), 1, "run once");
+    let after = app.queue.remaining("avocet", 1).await.unwrap();
+    assert_eq!(after.simulations, before.simulations - 1, "charged once");
+}

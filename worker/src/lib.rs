@@ -193,6 +193,10 @@ async fn slot_loop(
     let mut idle_now = false;
     // The last completion claimed this slot's next job in the same step.
     let mut next: Option<Claim> = None;
+    // A claim failed: Redis may have run it after this side stopped waiting for its answer
+    // (a stall longer than the call's timeout), so the slot looks for a job running under
+    // its claim before it claims again.
+    let mut unanswered = false;
     loop {
         // A job the last completion claimed (before the shutdown) is run first.
         if next.is_none() && *shutdown.borrow() {
@@ -202,6 +206,13 @@ async fn slot_loop(
             Ok(Some(claim))
         } else if idle_now {
             Ok(None)
+        } else if unanswered {
+            let found = queue.recover_claim(&slot, None).await;
+            unanswered = found.is_err();
+            match found {
+                Ok(None) => queue.claim_slot(&slot, pool, registered).await,
+                other => other,
+            }
         } else {
             queue.claim_slot(&slot, pool, registered).await
         };
@@ -270,6 +281,7 @@ async fn slot_loop(
                 }
             }
             Err(e) => {
+                unanswered = true;
                 tracing::warn!(slot = %slot, error = %e, "claim failed; retrying");
                 tokio::select! {
                     _ = tokio::time::sleep(Duration::from_millis(500)) => {}
@@ -441,12 +453,32 @@ async fn complete(
     let give_up = tokio::time::Instant::now() + COMPLETE_PATIENCE;
     let mut pause = Duration::from_millis(100);
     let mut tried = 0;
+    // The first attempt claims the slot's next job with it; when its answer was lost, Redis
+    // may have run it all the same (after a stall longer than the call's timeout): the claim
+    // is looked for once the outcome is settled, and run.
+    let mut claim_unanswered = false;
+    let settled = |after: After, claim_unanswered: bool| async move {
+        if !claim_unanswered || !matches!(after, After::Claim | After::Idle) {
+            return after;
+        }
+        match queue.recover_claim(slot.0, Some(id)).await {
+            Ok(Some(claim)) => After::Next(Box::new(claim)),
+            Ok(None) => after,
+            Err(e) => {
+                // Its lease ends it as a dead worker's job; nothing is run twice.
+                tracing::warn!(slot = slot.0, error = %e, "cannot look for a claim whose answer was lost");
+                after
+            }
+        }
+    };
     loop {
         tried += 1;
         let done = if let (1, Some(others_waited)) = (tried, go_on) {
-            queue
+            let done = queue
                 .complete_and_claim(job, token, outcome.clone(), slot, others_waited)
-                .await
+                .await;
+            claim_unanswered = done.is_err();
+            done
         } else {
             queue
                 .complete_slot(job, token, outcome.clone(), Some(slot))
@@ -456,11 +488,12 @@ async fn complete(
         match done {
             Ok((done @ (Completion::Recorded | Completion::Idle), next)) => {
                 tracing::info!(job = %id, outcome = %label, ms = elapsed.as_millis() as u64, attempts = tried, "job finished");
-                return match (done, next) {
+                let after = match (done, next) {
                     (_, Some(claim)) => After::Next(Box::new(claim)),
                     (Completion::Idle, None) => After::Idle,
                     _ => After::Claim,
                 };
+                return settled(after, claim_unanswered).await;
             }
             Ok((Completion::Refused, _)) if tried > 1 => {
                 let recorded = match queue.get(id).await {
@@ -476,7 +509,7 @@ async fn complete(
                 } else {
                     tracing::warn!(job = %id, attempts = tried, "completion refused: the job ended otherwise (its lease expired)");
                 }
-                return After::Claim;
+                return settled(After::Claim, claim_unanswered).await;
             }
             Ok((Completion::Refused, _)) => {
                 tracing::warn!(job = %id, "completion refused: the lease had expired");

@@ -1,0 +1,33 @@
+--[[
+  CLAIMED-BY: the job running under a slot's claim that the slot does not know it holds: a
+  claim (claim.lua, or complete.lua's claim of the next job) that Redis ran after the slot
+  stopped waiting for its answer (a stall longer than the call's timeout, a connection cut
+  after the script ran). Without this the job would sit until its lease ran out and then
+  fail as a dead worker's does (reap.lua), though its worker lives.
+
+  Input:
+    KEYS[1] queue:running           zset of running job ids by lease expiry
+    KEYS[2] the queue group's base  the running jobs' records are named from it
+                                    (group_key, as in claim.lua)
+
+    ARGV[1] the slot's id (the claimed job's `worker`)
+    ARGV[2] '' or the id of a job the slot knows it holds (its completion is still being
+            retried): not returned
+
+  Output:
+    {'claimed', token, fields, 0}   the job's record as HGETALL gives it (claim.lua's reply)
+    {'empty'}                       the slot holds no other job
+
+  Cluster note: which jobs run is known from queue:running; their records are queue keys
+  named from KEYS[2] in its hash slot, so the look is one step on one shard.
+]]
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if id ~= ARGV[2] then
+    local jk = group_key(KEYS[2], 'job:', id)
+    local f = redis.call('HMGET', jk, 'state', 'worker', 'token')
+    if f[1] == 'running' and f[2] == ARGV[1] and f[3] then
+      return {'claimed', f[3], redis.call('HGETALL', jk), 0}
+    end
+  end
+end
+return {'empty'}
