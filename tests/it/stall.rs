@@ -249,7 +249,7 @@ async fn jobs_across_a_15_s_freeze_are_not_reaped_while_their_worker_lives() {
 
 /// (c) A claim Redis ran but whose answer its slot never got (Redis ran it after the
 /// call's 5 s timeout, on a connection the client had given up; a chaos run lost one job
-/// this way in two of seven runs): the job runs under the slot's claim with nobody running
+/// this way in three of seven runs): the job runs under the slot's claim with nobody running
 /// it. The state is made here directly: the waiting simulation is claimed under the name of
 /// the worker's first slot before the worker starts. A freeze of 14 s then makes the slot's
 /// own calls time out (its idle refresh, then its claim: 5 s each, 3 s to spare); a slot whose claim failed looks

@@ -435,7 +435,8 @@ const COMPLETE_PATIENCE: Duration = Duration::from_secs(120);
 /// Records a finished job's outcome, fenced by its token, retrying while Redis is away; the
 /// first attempt claims the slot's next job with it when one waits and the slot goes on
 /// (`go_on`: no shutdown, with whether the job's claim saw another waiting; a retry only
-/// records: a claim whose answer was lost is left to its lease, as a lost claim's is).
+/// records, and once the outcome is settled the slot looks for the claim the failed first
+/// attempt may have made all the same, [`Queue::recover_claim`]).
 #[allow(clippy::too_many_arguments)]
 async fn complete(
     queue: &Queue,
