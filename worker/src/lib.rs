@@ -198,9 +198,16 @@ async fn slot_loop(
     // its claim before it claims again.
     let mut unanswered = false;
     loop {
-        // A job the last completion claimed (before the shutdown) is run first.
+        // A job the last completion claimed (before the shutdown) is run first, and so is
+        // one a failed claim may have taken all the same.
         if next.is_none() && *shutdown.borrow() {
-            return;
+            if !std::mem::take(&mut unanswered) {
+                return;
+            }
+            match queue.recover_claim(&slot, None).await {
+                Ok(Some(claim)) => next = Some(claim),
+                _ => return,
+            }
         }
         let claimed = if let Some(claim) = next.take() {
             Ok(Some(claim))
