@@ -245,8 +245,12 @@ async fn slot_loop(
                     .await;
                 idle_now = matches!(after, After::Idle);
                 registered = idle_now;
-                if let After::Next(claim) = after {
-                    next = Some(*claim);
+                match after {
+                    After::Next(claim) => next = Some(*claim),
+                    // The failed attempt may have registered the slot idle: its claim
+                    // leaves the idle slots whether it is there or not.
+                    After::Recover => (unanswered, registered) = (true, true),
+                    After::Claim | After::Idle => {}
                 }
             }
             Ok(None) => {
@@ -307,6 +311,9 @@ enum After {
     Idle,
     /// The completion claimed the slot's next job in the same step.
     Next(Box<Claim>),
+    /// Look for the next job, after a look for a claim whose answer was lost (the
+    /// completion's first attempt failed, and the look could not be made yet).
+    Recover,
 }
 
 /// Runs one claimed job to its end: time limit, heartbeats, fenced completion, and (when
@@ -473,9 +480,9 @@ async fn complete(
             Ok(Some(claim)) => After::Next(Box::new(claim)),
             Ok(None) => after,
             Err(e) => {
-                // Its lease ends it as a dead worker's job; nothing is run twice.
-                tracing::warn!(slot = slot.0, error = %e, "cannot look for a claim whose answer was lost");
-                after
+                // The slot looks again before its next claim.
+                tracing::warn!(slot = slot.0, error = %e, "cannot look for a claim whose answer was lost yet");
+                After::Recover
             }
         }
     };
@@ -530,7 +537,11 @@ async fn complete(
             }
             Err(e) => {
                 tracing::error!(job = %id, error = %e, "cannot record the job's outcome");
-                return After::Claim;
+                return if claim_unanswered {
+                    After::Recover
+                } else {
+                    After::Claim
+                };
             }
         }
     }
