@@ -412,7 +412,7 @@ async fn run(nofile: u64) {
     };
     let first_day = now_ms();
     // The days' charged seconds and finished jobs, as the admin overview reads them.
-    let charged = |store: horst_store::Store| async move {
+    let day_figures = |store: horst_store::Store| async move {
         let (mut sum, mut finished) = (0, 0);
         for day in [first_day, first_day + 86_400_000] {
             // A read that fails must not pass for "nothing charged": it would hide a job
@@ -429,7 +429,7 @@ async fn run(nofile: u64) {
         }
         (sum, finished)
     };
-    let charged_before = charged(store.clone()).await;
+    let figures_before = day_figures(store.clone()).await;
 
     let stop = Arc::new(AtomicBool::new(false));
     let tally = Arc::new(Mutex::new(Tally::default()));
@@ -570,7 +570,7 @@ async fn run(nofile: u64) {
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     };
-    let charged_after = charged(store.clone()).await;
+    let figures_after = day_figures(store.clone()).await;
 
     // Figures.
     let t = tally.lock().unwrap();
@@ -593,10 +593,10 @@ async fn run(nofile: u64) {
         .filter(|r| r.started_at_ms.is_some())
         .map(|r| r.charged_seconds)
         .sum();
-    let charged_seconds = charged_after.0.saturating_sub(charged_before.0);
+    let charged_seconds = figures_after.0.saturating_sub(figures_before.0);
     // Each job that ended counted once in the day's figures (a completion recorded twice
     // would count twice).
-    let counted_finished = charged_after.1.saturating_sub(charged_before.1);
+    let counted_finished = figures_after.1.saturating_sub(figures_before.1);
     let final_records = records.values().filter(|r| r.state.is_final()).count();
     let shortest = records
         .values()

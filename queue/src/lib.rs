@@ -2027,22 +2027,19 @@ pub async fn day_stats(store: &Store, now_ms: u64) -> Result<DayStats, QueueErro
 /// The states a job ends in, as the day's counts name them.
 const FINISHED_STATES: [JobState; 3] = [JobState::Succeeded, JobState::Failed, JobState::Cancelled];
 
-/// The fields of `queue:fair` that count finished jobs, after their day
-/// (`done:<day>:<kind>:<state>`, [`keys::fair_day_done`]): the fair sweep drops old days'.
-pub(crate) fn fair_done_suffixes() -> String {
-    let mut out = String::new();
-    for kind in JobKind::ALL {
-        for state in FINISHED_STATES {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(kind.as_str());
-            out.push(':');
-            out.push_str(state.as_str());
-        }
-    }
-    out
-}
+/// The ends of the fields of `queue:fair` that count finished jobs, after their day
+/// (`done:<day>:<kind>:<state>`, [`keys::fair_day_done`]), separated by spaces: the fair
+/// sweep drops old days'. Made once: the sweep sends them every second.
+pub(crate) static FAIR_DONE_SUFFIXES: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| {
+        let ends: Vec<String> = JobKind::ALL
+            .iter()
+            .flat_map(|kind| {
+                FINISHED_STATES.map(|state| format!("{}:{}", kind.as_str(), state.as_str()))
+            })
+            .collect();
+        ends.join(" ")
+    });
 
 /// The layout of `queue:fair` this version writes ('layout', fair_adopt.lua).
 const FAIR_LAYOUT: &str = "1";

@@ -61,7 +61,7 @@ impl Queue {
             .key(keys::lane(&self.store, Lane::Referee))
             .arg(cursor)
             .arg(FAIR_SWEEP_SLICE)
-            .arg(crate::fair_done_suffixes())
+            .arg(crate::FAIR_DONE_SUFFIXES.as_str())
             .run()
             .await?;
         self.fair_cursor.store(next, Ordering::Relaxed);

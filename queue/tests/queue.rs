@@ -1009,6 +1009,16 @@ async fn the_days_finished_jobs_are_counted_in_queue_fair_and_add_the_budget_has
         s.new_job(spec(JobKind::Simulate, account, 1, "k")).await;
     }
     let slot = ("w/0", Pool::General);
+    // The slot completes `c` and claims its next job, with or without the look first.
+    let complete = |c: Claim, others_waited: bool| {
+        let queue = s.queue.clone();
+        async move {
+            queue
+                .complete_and_claim(&c.record, c.token, Ok(won(true)), slot, others_waited)
+                .await
+                .unwrap()
+        }
+    };
     let c1 = s
         .queue
         .claim_slot(slot.0, slot.1, false)
@@ -1017,27 +1027,15 @@ async fn the_days_finished_jobs_are_counted_in_queue_fair_and_add_the_budget_has
         .unwrap();
     assert!(c1.more_waiting);
     // The busy path: the count rides on the claim of the next job.
-    let (_, c2) = s
-        .queue
-        .complete_and_claim(&c1.record, c1.token, Ok(won(true)), slot, true)
-        .await
-        .unwrap();
+    let (_, c2) = complete(c1, true).await;
     let c2 = c2.expect("claimed with the completion");
     assert_eq!(finished(&s).await, 11);
     // The completion that looks first (its claim saw another waiting: the third job).
-    let (_, c3) = s
-        .queue
-        .complete_and_claim(&c2.record, c2.token, Ok(won(true)), slot, false)
-        .await
-        .unwrap();
+    let (_, c3) = complete(c2, false).await;
     let c3 = c3.expect("the third job, claimed after the look");
     assert_eq!(finished(&s).await, 12);
     // The idle path: nothing waits, the slot registers, and the count rides on the mark.
-    let (done, none) = s
-        .queue
-        .complete_and_claim(&c3.record, c3.token, Ok(won(true)), slot, false)
-        .await
-        .unwrap();
+    let (done, none) = complete(c3, false).await;
     assert_eq!((done, none.is_none()), (Completion::Idle, true));
     assert_eq!(finished(&s).await, 13);
     let fair = fair_hash(&mut raw).await;

@@ -118,6 +118,32 @@ async fn record(app: &TestApp, job: &Value) -> horst_queue::JobRecord {
     app.queue.get(id).await.unwrap().unwrap()
 }
 
+/// A simulation of the test level's winning replay under idempotency key `idem`.
+fn simulation(idem: &str) -> Value {
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    json!({"map": LEVEL_MAP, "replay": replay, "idempotencyKey": idem})
+}
+
+/// A caller waiting in `tool` (its status and answer are joined later).
+fn waiting_call(
+    app: &TestApp,
+    tool: &'static str,
+    args: &Value,
+    key: &str,
+) -> tokio::task::JoinHandle<(u16, Value, Value)> {
+    let (addr, args, key) = (app.addr, args.clone(), key.to_string());
+    tokio::spawn(async move { call(addr, tool, args, &key).await })
+}
+
+/// What a waiting caller was told, for a figure.
+fn told(status: u16, first: &Value) -> String {
+    if first["pending"] == true {
+        format!("HTTP {status} pending")
+    } else {
+        format!("HTTP {status} {first}")
+    }
+}
+
 fn freeze(app: &TestApp) -> i32 {
     let pid = app.redis().pid().unwrap() as i32;
     unsafe { libc::kill(pid, libc::SIGSTOP) };
@@ -139,12 +165,8 @@ async fn a_job_finishing_during_a_6_s_freeze_is_recorded_succeeded_and_charged_o
     let before = app.queue.remaining("stilt", 1).await.unwrap();
     let runner = Gated::new();
     let _worker = start_worker(&app, runner.clone());
-    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
-    let args = json!({"map": LEVEL_MAP, "replay": replay, "idempotencyKey": "stall-a"});
-    let caller = tokio::spawn({
-        let (addr, args, key) = (app.addr, args.clone(), key.clone());
-        async move { call(addr, "simulate_replay", args, &key).await }
-    });
+    let args = simulation("stall-a");
+    let caller = waiting_call(&app, "simulate_replay", &args, &key);
     let started = until_started(&runner, JobKind::Simulate).await;
 
     let pid = freeze(&app);
@@ -157,8 +179,8 @@ async fn a_job_finishing_during_a_6_s_freeze_is_recorded_succeeded_and_charged_o
     let (status, first, _) = caller.await.unwrap();
     let answer = outcome(&app, "simulate_replay", &args, &key).await;
     eprintln!(
-        "figure: 6 s freeze, simulation finished 3.5 s into its 5 s limit: the waiting caller got HTTP {status} {}, asked again: outcome {}",
-        if first["pending"] == true { "pending".to_string() } else { first.to_string() },
+        "figure: 6 s freeze, simulation finished 3.5 s into its 5 s limit: the waiting caller got {}, asked again: outcome {}",
+        told(status, &first),
         answer["outcome"]
     );
     assert_eq!(answer["outcome"], "won", "{answer}");
@@ -188,17 +210,12 @@ async fn jobs_across_a_15_s_freeze_are_not_reaped_while_their_worker_lives() {
     let other_before = app.queue.remaining("egret", 1).await.unwrap();
     let runner = Gated::new();
     let _worker = start_worker(&app, runner.clone());
-    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
-    let sim = json!({"map": LEVEL_MAP, "replay": replay, "idempotencyKey": "stall-b1"});
+    let sim = simulation("stall-b1");
     let play = json!({"map": TINY_MAP, "idempotencyKey": "stall-b2"});
     let callers = [
-        ("simulate_replay", &sim, &key),
-        ("playtest_map", &play, &other),
-    ]
-    .map(|(tool, args, key)| {
-        let (addr, args, key) = (app.addr, args.clone(), key.clone());
-        tokio::spawn(async move { call(addr, tool, args, &key).await })
-    });
+        waiting_call(&app, "simulate_replay", &sim, &key),
+        waiting_call(&app, "playtest_map", &play, &other),
+    ];
     let sim_started = until_started(&runner, JobKind::Simulate).await;
     until_started(&runner, JobKind::Playtest).await;
 
@@ -211,19 +228,15 @@ async fn jobs_across_a_15_s_freeze_are_not_reaped_while_their_worker_lives() {
     tokio::time::sleep(Duration::from_secs(1)).await;
     runner.open(JobKind::Playtest);
 
-    let mut told = Vec::new();
+    let mut answered = Vec::new();
     for c in callers {
         let (status, first, _) = c.await.unwrap();
-        told.push(if first["pending"] == true {
-            format!("HTTP {status} pending")
-        } else {
-            format!("HTTP {status} {first}")
-        });
+        answered.push(told(status, &first));
     }
     let sim_answer = outcome(&app, "simulate_replay", &sim, &key).await;
     let play_answer = outcome(&app, "playtest_map", &play, &other).await;
     eprintln!(
-        "figure: 15 s freeze (lease {} s): waiting callers got {told:?}; asked again: simulation {}, playtest {}",
+        "figure: 15 s freeze (lease {} s): waiting callers got {answered:?}; asked again: simulation {}, playtest {}",
         app.config.queue.lease_seconds, sim_answer["outcome"], play_answer["outcome"]
     );
     assert_eq!(sim_answer["outcome"], "won", "{sim_answer}");
@@ -252,20 +265,16 @@ async fn jobs_across_a_15_s_freeze_are_not_reaped_while_their_worker_lives() {
 /// this way in three of seven runs): the job runs under the slot's claim with nobody running
 /// it. The state is made here directly: the waiting simulation is claimed under the name of
 /// the worker's first slot before the worker starts. A freeze of 14 s then makes the slot's
-/// own calls time out (its idle refresh, then its claim: 5 s each, 3 s to spare); a slot whose claim failed looks
-/// for a job running under its claim before it claims again, and runs it: `succeeded`, run
-/// and charged once. Before, it sat until its lease ran out and failed `cancelled`, charged.
+/// own calls time out (its idle refresh, then its claim: 5 s each, 3 s to spare); a slot
+/// whose claim failed looks for a job running under its claim before it claims again, and
+/// runs it: `succeeded`, run and charged once. Before, it sat until its lease ran out and failed `cancelled`, charged.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_whose_answer_was_lost_is_run_by_its_slot() {
     let app = spawn_gateway().await;
     let key = app.agent_key("avocet", 1).await;
     let before = app.queue.remaining("avocet", 1).await.unwrap();
-    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
-    let args = json!({"map": LEVEL_MAP, "replay": replay, "idempotencyKey": "stall-c"});
-    let caller = tokio::spawn({
-        let (addr, args, key) = (app.addr, args.clone(), key.clone());
-        async move { call(addr, "simulate_replay", args, &key).await }
-    });
+    let args = simulation("stall-c");
+    let caller = waiting_call(&app, "simulate_replay", &args, &key);
     let queued = eventually(Duration::from_secs(30), async || {
         matches!(app.queue.depth().await, Ok((1, _)))
     })
@@ -296,8 +305,8 @@ async fn a_claim_whose_answer_was_lost_is_run_by_its_slot() {
     let (status, first, _) = caller.await.unwrap();
     let answer = outcome(&app, "simulate_replay", &args, &key).await;
     eprintln!(
-        "figure: a claim whose answer was lost (14 s freeze): the waiting caller got HTTP {status} {}, asked again: outcome {}",
-        if first["pending"] == true { "pending".to_string() } else { first.to_string() },
+        "figure: a claim whose answer was lost (14 s freeze): the waiting caller got {}, asked again: outcome {}",
+        told(status, &first),
         answer["outcome"]
     );
     assert_eq!(answer["outcome"], "won", "{answer}");
