@@ -554,6 +554,30 @@ impl<T: DeserializeOwned + Expected, S: Send + Sync> FromRequestParts<S> for Que
     }
 }
 
+/// The route's path parameters as `T`; one that does not decode (a percent-encoded byte
+/// that is not UTF-8, say) is a 400 in the API's own shape, not axum's plain text.
+pub struct Path<T>(pub T);
+
+impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Path<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let code = malformed_code(parts.uri.path());
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(p)| Path(p))
+            .map_err(|e| {
+                ApiError::new(
+                    code,
+                    format!(
+                        "bad path ({}); each part of the path must be UTF-8 text, percent-encoded where needed, as the endpoint documents",
+                        e.body_text()
+                    ),
+                )
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

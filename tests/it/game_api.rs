@@ -307,3 +307,34 @@ async fn two_api_processes_starting_together_publish_the_shipped_levels_once() {
     assert!(a.wait_exit(Duration::from_secs(20)).is_some());
     assert!(b.wait_exit(Duration::from_secs(20)).is_some());
 }
+
+/// A path part that does not decode (a percent-encoded byte that is not UTF-8) is a 400 in
+/// the API's own shape, in each contract's vocabulary, on every kind of route: never axum's
+/// plain text.
+#[tokio::test]
+async fn path_parts_that_do_not_decode_are_answered_in_the_apis_shape() {
+    let app = crate::harness::spawn_app().await;
+    for (path, code) in [
+        ("/api/game/maps/%ff%fe", "invalid_input"),
+        ("/api/game/revisions/%ff", "invalid_input"),
+        ("/api/board/published/%c3%28", "invalid_input"),
+        ("/api/v1/leaderboard/%ff%fe", "bad_request"),
+        ("/api/v1/leaderboard/chess/%ff", "bad_request"),
+        ("/api/v1/agent/sessions/%ff%fe/replay", "bad_request"),
+    ] {
+        let r = app.http.get(app.url(path)).send().await.unwrap();
+        let status = r.status().as_u16();
+        let kind = r
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        let body: Value = r.json().await.unwrap_or(Value::Null);
+        assert_eq!(status, 400, "{path}: {body}");
+        assert!(kind.starts_with("application/json"), "{path}: {kind}");
+        assert_eq!(body["code"], code, "{path}: {body}");
+        let message = body["error"].as_str().unwrap_or("");
+        assert!(message.contains("UTF-8"), "{path}: {message}");
+    }
+}

@@ -7,7 +7,9 @@
 //!   by its KEYS, and a key it cannot see is a cross-slot error or a write to the wrong shard),
 //!   except a queue key named from the group's base in KEYS (`group_key(KEYS[n], ..)`, in
 //!   that key's slot);
-//! - the HTTP API (`api/`) does not depend on `redis`: it talks to the library crates.
+//! - the HTTP API (`api/`) does not depend on `redis`: it talks to the library crates;
+//! - the API's routes read path parameters through `horst_api::extract::Path`, whose
+//!   rejection is the API's own JSON answer (axum's is plain text).
 //!
 //! Code not yet moved onto the registry is listed in [`NOT_YET`], each entry with who moves
 //! it; removing an entry puts that code under every rule.
@@ -299,4 +301,47 @@ fn the_api_does_not_depend_on_redis() {
             );
         }
     }
+}
+
+/// What a file imports from `axum::extract`, by name.
+fn axum_extract_imports(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("axum::extract::") {
+        let rest = &text[at + "axum::extract::".len()..];
+        if let Some(list) = rest.strip_prefix('{') {
+            let end = list.find('}').unwrap_or(list.len());
+            out.extend(list[..end].split(',').map(|s| s.trim().to_string()));
+        } else {
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            out.push(rest[..end].to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn api_routes_take_path_parameters_through_the_apis_extractor() {
+    assert_eq!(
+        axum_extract_imports(
+            "use axum::extract::{DefaultBodyLimit, Path, State};\nlet p = axum::extract::Path(1);"
+        ),
+        ["DefaultBodyLimit", "Path", "State", "Path"]
+    );
+    let mut seen = 0;
+    for path in files(".rs") {
+        let rel = relative(&path);
+        // Static files answer pages, not the API: axum's plain-text 400 is fine there.
+        if !rel.starts_with("api/src/routes/") || rel.ends_with("/web_files.rs") {
+            continue;
+        }
+        seen += 1;
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            !axum_extract_imports(&text).iter().any(|i| i == "Path"),
+            "{rel} uses axum's Path extractor, which answers a path that does not decode in plain text: use crate::extract::Path"
+        );
+    }
+    assert!(seen > 5, "the routes were not found ({seen} files)");
 }

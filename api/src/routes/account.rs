@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use horst_identity::people::{self, Person, SignIn};
 use horst_identity::web_sessions::{self, Subject};
 
-use crate::extract::{same_origin, session_cookie, ClientAddr, Expected, Json, SignedIn};
+use crate::extract::{same_origin, session_cookie, ClientAddr, Expected, Json, Path, SignedIn};
 use crate::{ApiCode, ApiError, AppState};
 
 /// Bodies of these forms are small; anything bigger is not a form of ours.

@@ -7,7 +7,7 @@
 //! `{ error, code }` with the status of their code (`crate::error::tool_status`); a stale
 //! promotion expectation is 409.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::routing::{get, post};
 use axum::Router;
 use serde::{Deserialize, Serialize};
@@ -16,7 +16,7 @@ use serde_json::Value;
 use horst_gateway::{checks, public_levels, ToolError};
 use horst_operator as operator;
 
-use crate::extract::{Confirmed, Expected, Json, Operator, Query};
+use crate::extract::{Confirmed, Expected, Json, Operator, Path, Query};
 use crate::{ApiCode, ApiError, AppState};
 
 pub fn router() -> Router<AppState> {

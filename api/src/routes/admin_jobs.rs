@@ -2,7 +2,7 @@
 //! `horst_operator::jobs` (the same calls as `horst admin job ...` and `admin queue`).
 //! Same callers as `routes/admin.rs` (an admin token, or the `/admin` page's session).
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::routing::{get, post};
 use axum::Router;
 use serde::{Deserialize, Serialize};
@@ -11,7 +11,7 @@ use horst_operator::jobs::{self as job_control, AccountToday, JobFilter, JobRow,
 use horst_queue::{CancelOutcome, DayStats};
 
 use super::admin::{answer, Answer};
-use crate::extract::{Expected, Json, Operator, Query};
+use crate::extract::{Expected, Json, Operator, Path, Query};
 use crate::AppState;
 
 pub fn router() -> Router<AppState> {

@@ -10,7 +10,7 @@
 //! 12 hours (1 hour unused); destructive actions need the credential given within the last
 //! 5 minutes (`extract::Confirmed`; the page asks for it and calls `/api/admin/session/confirm`).
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -25,7 +25,7 @@ use super::account::{
     check_password, end_previous, record_sign_in, serve_page_file, set_admin_cookie,
     wait_for_sign_in,
 };
-use crate::extract::{admin_cookie, same_origin, ClientAddr, Expected, Json, PageOperator};
+use crate::extract::{admin_cookie, same_origin, ClientAddr, Expected, Json, PageOperator, Path};
 use crate::{ApiCode, ApiError, AppState};
 
 pub fn router() -> Router<AppState> {

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -23,7 +23,7 @@ use horst_sessions::wire::SeekResponse;
 use horst_sessions::{ProtocolCode, ProtocolError, Status};
 use serde::{Deserialize, Serialize};
 
-use crate::extract::{Expected, Json, Player, Query, Viewer};
+use crate::extract::{Expected, Json, Path, Player, Query, Viewer};
 use crate::{ApiCode, ApiError, AppState};
 use horst_identity::auth::Identity;
 

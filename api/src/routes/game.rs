@@ -15,7 +15,7 @@
 
 use std::path::PathBuf;
 
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
@@ -27,7 +27,7 @@ use horst_gateway::public_levels::{self, Card};
 use horst_gateway::ErrorCode;
 
 use super::web_files::{send, under};
-use crate::extract::{Expected, Query};
+use crate::extract::{Expected, Path, Query};
 use crate::{ApiCode, ApiError, AppState};
 
 pub fn router() -> Router<AppState> {

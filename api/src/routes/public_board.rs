@@ -4,14 +4,14 @@
 //! content never shows), returns JSON only (text is plain, never markup), and does not
 //! count as a board read (the contract counts authenticated reads only).
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
 
-use crate::extract::{Expected, Query};
+use crate::extract::{Expected, Path, Query};
 use crate::{ApiCode, ApiError, AppState};
 
 pub fn router() -> Router<AppState> {

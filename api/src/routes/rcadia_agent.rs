@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Query, State};
 use axum::routing::{get, post};
 use axum::Router;
 use horst_identity::auth::Identity;
@@ -19,7 +19,7 @@ use horst_sessions::{
 };
 use serde_json::Value;
 
-use crate::extract::{Json, Player};
+use crate::extract::{Json, Path, Player};
 use crate::poll_params::{u64_param, wait_param};
 use crate::{ApiCode, ApiError, AppState};
 

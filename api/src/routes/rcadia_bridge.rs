@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, patch, post};
@@ -17,7 +17,7 @@ use horst_sessions::wire::{OpsResponse, PendingActionsResponse, RematchResponse,
 use horst_sessions::{Event, GameInfo, HostKind, NewSession, Op, Reply, Session};
 use serde_json::Value;
 
-use crate::extract::{Host, Json};
+use crate::extract::{Host, Json, Path};
 use crate::poll_params::{u64_param, wait_param};
 use crate::{ApiCode, ApiError, AppState};
 
