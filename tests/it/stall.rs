@@ -77,11 +77,19 @@ impl JobRunner for Gated {
 }
 
 fn start_worker(app: &TestApp, runner: Arc<Gated>) -> watch::Sender<bool> {
+    start_worker_as(app, runner, WorkerIdentity::new(35, 2))
+}
+
+fn start_worker_as(
+    app: &TestApp,
+    runner: Arc<Gated>,
+    identity: WorkerIdentity,
+) -> watch::Sender<bool> {
     let (tx, rx) = watch::channel(false);
     tokio::spawn(horst_worker::run(
         app.queue.clone(),
         runner,
-        WorkerIdentity::new(35, 2),
+        identity,
         WorkerMetrics::register(&horst_telemetry::Metrics::new()),
         rx,
     ));
@@ -282,10 +290,7 @@ async fn a_claim_whose_answer_was_lost_is_run_by_its_slot() {
     assert!(queued, "the simulation never queued");
     // The claim whose answer was lost, by the first slot of the worker started next (its
     // name: `WorkerIdentity::new(35, ..)`'s id, then `/0`).
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "host".into());
-    let slot = format!("{host}-{}-35/0", std::process::id());
+    let slot = format!("{}/0", WorkerIdentity::new(35, 2).id);
     let lost = app
         .queue
         .claim_slot(&slot, horst_queue::Pool::General, false)
@@ -317,4 +322,42 @@ async fn a_claim_whose_answer_was_lost_is_run_by_its_slot() {
     assert_eq!(runner.runs(JobKind::Simulate), 1, "run once");
     let after = app.queue.remaining("avocet", 1).await.unwrap();
     assert_eq!(after.simulations, before.simulations - 1, "charged once");
+}
+
+/// (d) A slot that gives up recording a finished job's outcome (Redis away for longer than
+/// its patience, shortened here to 2 s from 120) while its completion's first attempt, which
+/// would also have claimed its next job, went unanswered: once Redis is back the slot looks
+/// for a claim whose answer was lost. The job it gave up on still runs under the slot's name
+/// in Redis (nothing recorded it; it is reaped a lease later), and the look must pass it
+/// over: it once took it for the lost claim and ran it a second time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_whose_outcome_was_given_up_on_is_not_run_again() {
+    let app = spawn_gateway().await;
+    let key = app.agent_key("curlew", 1).await;
+    let runner = Gated::new();
+    let _worker = start_worker_as(
+        &app,
+        runner.clone(),
+        WorkerIdentity::new(36, 1).with_complete_patience(Duration::from_secs(2)),
+    );
+    let args = simulation("stall-d");
+    let _caller = waiting_call(&app, "simulate_replay", &args, &key);
+    until_started(&runner, JobKind::Simulate).await;
+
+    // The job finishes inside a 12 s freeze: the completion's first attempt times out (5 s),
+    // the slot gives up, and its looks for the lost claim fail until Redis is back.
+    let pid = freeze(&app);
+    runner.open(JobKind::Simulate);
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    thaw(pid);
+
+    // The look runs within a second of the thaw; a second run would start right after it.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let running = app.queue.running_count().await.unwrap();
+    eprintln!(
+        "figure: outcome given up on after 2 s of a 12 s freeze: runs {}, still running in Redis {}",
+        runner.runs(JobKind::Simulate),
+        running
+    );
+    assert_eq!(runner.runs(JobKind::Simulate), 1, "run once");
 }

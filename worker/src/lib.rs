@@ -90,19 +90,38 @@ pub struct WorkerIdentity {
     pub slots: u32,
     /// Slots that only run referee work (`worker.referee_slots`).
     pub referee_slots: u32,
+    /// How long a slot keeps retrying a completion Redis does not answer
+    /// ([`COMPLETE_PATIENCE`] unless set: tests shorten it).
+    pub complete_patience: Duration,
 }
 
 impl WorkerIdentity {
-    /// `<hostname>-<pid>-<n>`: unique per process, readable in `horst admin status`.
+    /// `<hostname>-<pid>-<tag>-<n>`: readable in `horst admin status`, and unique per process
+    /// start: `tag` is random, made once a process. A container's worker is often pid 1 under
+    /// the same hostname after every restart, and a slot of a restarted worker must never
+    /// take its dead predecessor's running job for its own (`Queue::recover_claim` finds a
+    /// job by its slot's name).
     pub fn new(index: u32, slots: u32) -> Self {
+        static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let tag = TAG.get_or_init(|| {
+            let b: [u8; 3] = horst_store::random::id_bytes();
+            b.iter().map(|x| format!("{x:02x}")).collect()
+        });
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
             .map(|h| h.trim().to_string())
             .unwrap_or_else(|_| "host".into());
         WorkerIdentity {
-            id: format!("{host}-{}-{index}", std::process::id()),
+            id: format!("{host}-{}-{tag}-{index}", std::process::id()),
             slots,
             referee_slots: 0,
+            complete_patience: COMPLETE_PATIENCE,
         }
+    }
+
+    /// With completions retried for `patience` while Redis does not answer.
+    pub fn with_complete_patience(mut self, patience: Duration) -> Self {
+        self.complete_patience = patience;
+        self
     }
 
     /// With `n` slots that only run referee work.
@@ -150,6 +169,7 @@ pub async fn run(
             pool,
             wake.clone(),
             metrics.clone(),
+            identity.complete_patience,
             shutdown.clone(),
         ));
     }
@@ -176,6 +196,7 @@ async fn wake_on_legacy_admission(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn slot_loop(
     queue: Queue,
     runner: Arc<dyn JobRunner>,
@@ -183,6 +204,7 @@ async fn slot_loop(
     pool: Pool,
     wake: Arc<Notify>,
     metrics: WorkerMetrics,
+    patience: Duration,
     mut shutdown: watch::Receiver<bool>,
 ) {
     // Admission wakes this slot alone on its own channel after taking it off the pool's idle
@@ -197,6 +219,9 @@ async fn slot_loop(
     // (a stall longer than the call's timeout), so the slot looks for a job running under
     // its claim before it claims again.
     let mut unanswered = false;
+    // A job this slot ran whose outcome could not be recorded: it still runs under the
+    // slot's name until it is reaped, and is not a lost claim.
+    let mut given_up: Option<String> = None;
     loop {
         // A job the last completion claimed (before the shutdown) is run first, and so is
         // one a failed claim may have taken all the same.
@@ -204,7 +229,7 @@ async fn slot_loop(
             if !std::mem::take(&mut unanswered) {
                 return;
             }
-            match queue.recover_claim(&slot, None).await {
+            match queue.recover_claim(&slot, given_up.as_deref()).await {
                 Ok(Some(claim)) => next = Some(claim),
                 _ => return,
             }
@@ -214,8 +239,11 @@ async fn slot_loop(
         } else if idle_now {
             Ok(None)
         } else if unanswered {
-            let found = queue.recover_claim(&slot, None).await;
+            let found = queue.recover_claim(&slot, given_up.as_deref()).await;
             unanswered = found.is_err();
+            if !unanswered {
+                given_up = None;
+            }
             match found {
                 Ok(None) => queue.claim_slot(&slot, pool, registered).await,
                 other => other,
@@ -240,16 +268,24 @@ async fn slot_loop(
                     request_id = r.request_id.as_deref().unwrap_or(""),
                 );
                 let slot_ref = (slot.as_str(), pool);
-                let after = execute(&queue, &runner, claim, slot_ref, &metrics, &shutdown)
-                    .instrument(span)
-                    .await;
+                let after = execute(
+                    &queue, &runner, claim, slot_ref, &metrics, patience, &shutdown,
+                )
+                .instrument(span)
+                .await;
                 idle_now = matches!(after, After::Idle);
                 registered = idle_now;
                 match after {
                     After::Next(claim) => next = Some(*claim),
                     // The failed attempt may have registered the slot idle: its claim
                     // leaves the idle slots whether it is there or not.
-                    After::Recover => (unanswered, registered) = (true, true),
+                    After::Recover(job) => {
+                        (unanswered, registered) = (true, true);
+                        given_up = job;
+                    }
+                    // The completion's first attempt may have registered the slot idle before
+                    // its answer was lost: the next claim takes it off the idle slots.
+                    After::ClaimMaybeIdle => registered = true,
                     After::Claim | After::Idle => {}
                 }
             }
@@ -309,11 +345,17 @@ enum After {
     Claim,
     /// The completion found nothing waiting and registered the slot idle.
     Idle,
+    /// Look for the next job; the completion's first attempt, whose answer was lost, may
+    /// have registered the slot idle (an admission would then wake it while it runs a job).
+    ClaimMaybeIdle,
     /// The completion claimed the slot's next job in the same step.
     Next(Box<Claim>),
     /// Look for the next job, after a look for a claim whose answer was lost (the
-    /// completion's first attempt failed, and the look could not be made yet).
-    Recover,
+    /// completion's first attempt failed, and the look could not be made yet). With the id
+    /// of the job just run when its outcome could not be recorded: it still runs under this
+    /// slot's name in Redis until it is reaped, and the look must not take it for the lost
+    /// claim (that would run it twice).
+    Recover(Option<String>),
 }
 
 /// Runs one claimed job to its end: time limit, heartbeats, fenced completion, and (when
@@ -324,6 +366,7 @@ async fn execute(
     claim: Claim,
     slot: (&str, Pool),
     metrics: &WorkerMetrics,
+    patience: Duration,
     shutdown: &watch::Receiver<bool>,
 ) -> After {
     let job = claim.record;
@@ -435,6 +478,7 @@ async fn execute(
         go_on.then_some(claim.more_waiting),
         &label,
         elapsed,
+        patience,
     )
     .await
 }
@@ -461,11 +505,12 @@ async fn complete(
     go_on: Option<bool>,
     label: &str,
     elapsed: Duration,
+    patience: Duration,
 ) -> After {
     let id = &job.id;
     // Retrying is safe because the completion is fenced: once the job was reaped (or recorded
     // by an earlier attempt that Redis ran after this side stopped waiting), it is refused.
-    let give_up = tokio::time::Instant::now() + COMPLETE_PATIENCE;
+    let give_up = tokio::time::Instant::now() + patience;
     let mut pause = Duration::from_millis(100);
     let mut tried = 0;
     // The first attempt claims the slot's next job with it; when its answer was lost, Redis
@@ -478,11 +523,12 @@ async fn complete(
         }
         match queue.recover_claim(slot.0, Some(id)).await {
             Ok(Some(claim)) => After::Next(Box::new(claim)),
+            Ok(None) if matches!(after, After::Claim) => After::ClaimMaybeIdle,
             Ok(None) => after,
             Err(e) => {
                 // The slot looks again before its next claim.
                 tracing::warn!(slot = slot.0, error = %e, "cannot look for a claim whose answer was lost yet");
-                After::Recover
+                After::Recover(Some(id.clone()))
             }
         }
     };
@@ -537,8 +583,10 @@ async fn complete(
             }
             Err(e) => {
                 tracing::error!(job = %id, error = %e, "cannot record the job's outcome");
+                // The job still runs under this slot's name (a lease later it is reaped): a
+                // look for a lost claim passes it over.
                 return if claim_unanswered {
-                    After::Recover
+                    After::Recover(Some(id.clone()))
                 } else {
                     After::Claim
                 };
