@@ -735,3 +735,22 @@ async fn announce(queue: Queue, identity: WorkerIdentity, mut shutdown: watch::R
 /// The ids of the workers alive now (read by the queue crate, which the admin overview uses
 /// too; the presence keys are written here).
 pub use horst_queue::live_workers;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_workers_id_names_its_host_and_pid_and_a_tag_of_its_process_start() {
+        let a = WorkerIdentity::new(3, 1).id;
+        let parts: Vec<&str> = a.rsplitn(4, '-').collect();
+        // Read from the end: index, tag, pid, then the hostname (which may hold dashes).
+        assert_eq!(parts[0], "3", "{a}");
+        assert_eq!(parts[1].len(), 6, "{a}");
+        assert!(parts[1].chars().all(|c| c.is_ascii_hexdigit()), "{a}");
+        assert_eq!(parts[2], std::process::id().to_string(), "{a}");
+        // The tag is made once a process: every worker of this process shares it.
+        let b = WorkerIdentity::new(4, 1).id;
+        assert_eq!(b.rsplitn(2, '-').nth(1), a.rsplitn(2, '-').nth(1));
+    }
+}
