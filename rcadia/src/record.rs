@@ -600,6 +600,12 @@ impl RecordCache {
         let mut maps = self.lock();
         if maps.in_flight.get(id).is_some_and(|f| Arc::ptr_eq(f, r)) {
             maps.in_flight.remove(id);
+        } else {
+            // A later write of this process took its place in flight (or a failed one made
+            // the cache forget it): that write may be stored and heard already, and `heard`
+            // no longer reached this record, so the proof it carried from the record it
+            // replaced says nothing now. Unproved, a read checks the stored rev first.
+            r.confirmed.revoke();
         }
         if maps
             .stored
@@ -1091,5 +1097,49 @@ mod tests {
         cache.heard(ID, &format!("{}.0000000f", newer.session.rev() + 1));
         cache.written(ID, &newer);
         assert!(cache.fresh(ID).is_none());
+    }
+
+    #[test]
+    fn a_write_whose_place_in_flight_a_later_one_took_is_not_vouched_for_when_it_lands() {
+        let cache = RecordCache::default();
+        let s = played();
+        let r5 = cached(&s, 1);
+        cache.replace(ID, r5.clone());
+        cache.heard(ID, &r5.token);
+        // Two applies of this process, one after the other: R6 from R5, R7 from R6 in flight.
+        // A new public state is a new rev.
+        let bumped = |from: &Session, n: i64, at: u64| {
+            let mut next = from.clone();
+            let ops = Op::parse_batch(&json!({"ops": [{"op": "state", "state": {"n": n}}]}));
+            next.apply(Event::PublishOps { ops: ops.unwrap() }, at)
+                .unwrap();
+            next
+        };
+        let s6 = bumped(&s, 6, 1_791_399_600_100);
+        let r6 = cached(&s6, 2);
+        r6.confirmed.carry(&r5.confirmed);
+        cache.in_flight(ID, r6.clone());
+        let s7 = bumped(&s6, 7, 1_791_399_600_200);
+        let r7 = cached(&s7, 3);
+        assert!(
+            r5.session.rev() < r6.session.rev() && r6.session.rev() < r7.session.rev(),
+            "revs {} {} {}",
+            r5.session.rev(),
+            r6.session.rev(),
+            r7.session.rev()
+        );
+        r7.confirmed.carry(&r6.confirmed);
+        cache.in_flight(ID, r7.clone());
+        // Both are stored and both wake-ups heard; R6's script answers first.
+        cache.heard(ID, &r6.token);
+        cache.heard(ID, &r7.token);
+        cache.written(ID, &r6);
+        // R7 is the stored record: R6 must not be served as current.
+        assert!(
+            cache.fresh(ID).is_none_or(|f| Arc::ptr_eq(&f, &r7)),
+            "a write whose place a later one took was served as current"
+        );
+        cache.written(ID, &r7);
+        assert!(cache.fresh(ID).is_none_or(|f| Arc::ptr_eq(&f, &r7)));
     }
 }

@@ -751,6 +751,9 @@ mod tests {
         assert_eq!(parts[2], std::process::id().to_string(), "{a}");
         // The tag is made once a process: every worker of this process shares it.
         let b = WorkerIdentity::new(4, 1).id;
-        assert_eq!(b.rsplit_once('-').map(|x| x.0), a.rsplit_once('-').map(|x| x.0));
+        assert_eq!(
+            b.rsplit_once('-').map(|x| x.0),
+            a.rsplit_once('-').map(|x| x.0)
+        );
     }
 }
