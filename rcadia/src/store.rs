@@ -685,6 +685,11 @@ impl Rcadia {
                 }
                 Err(e) => Err(e),
             };
+            // A deadline, or an event the machine refuses, decides on the record: answered
+            // from a record only the listener vouches for, a write of another process whose
+            // wake-up has not arrived yet would be missed (a deadline armed by that write
+            // would be popped and dropped as unknown; a turn taken there refused here).
+            let decisive = matches!(main, Ok(Some(Event::TimerFired { .. })));
             let mut result = Ok(());
             let mut reply = Reply::None;
             match main {
@@ -764,6 +769,8 @@ impl Rcadia {
                     }
                 }
                 None => {
+                    let from_vouch = fresh.as_ref().is_some_and(|v| Arc::ptr_eq(v, &loaded));
+                    let decisive = decisive || result.is_err();
                     if !checked {
                         if let Some(v) = vouched.take() {
                             // Started from a write in flight: apply again to the record the
@@ -771,11 +778,11 @@ impl Rcadia {
                             next = Some((v, true));
                             continue;
                         }
-                    } else if fresh.as_ref().is_some_and(|v| Arc::ptr_eq(v, &loaded)) {
+                    } else if from_vouch && !decisive {
                         self.inner.metrics.fresh_read();
                     }
                     let key = &self.keys_of(id, Some(&loaded)).session;
-                    if !checked
+                    if (!checked || (from_vouch && decisive))
                         && self.stored_token(key).await?.as_deref() != Some(loaded.token.as_str())
                     {
                         // Nothing to write, but the cached record is not the stored one: read
@@ -972,7 +979,155 @@ fn is_own_write(value: &[u8], token: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_own_write;
+    use super::{is_own_write, Step};
+    use crate::{Rcadia, RcadiaSettings};
+    use horst_sessions::{Event, GameInfo, HostKind, NewSession, Op, Session, TimerKind, Timings};
+    use serde_json::json;
+
+    /// The session layer of one process on `redis`; its listener hears the sessions'
+    /// channels, or (`deaf`) none: what a listener lagging behind hears of a write.
+    async fn process(
+        redis: &horst_testkit::RedisServer,
+        deaf: bool,
+    ) -> (Rcadia, tokio::sync::watch::Sender<bool>) {
+        let store = horst_store::Store::connect(&redis.url(), "vouch:")
+            .await
+            .unwrap();
+        let (stop, stop_rx) = tokio::sync::watch::channel(false);
+        let channels = if deaf {
+            vec!["vouch:nothing:*".to_string()]
+        } else {
+            Rcadia::channels(&store)
+        };
+        let notifier =
+            horst_store::Notifier::start(store.client().clone(), channels, stop_rx.clone());
+        assert!(notifier.ready(std::time::Duration::from_secs(10)).await);
+        let mut config = horst_config::Config::default();
+        // A full table starts at once.
+        config.sessions.lobby_fill_ms = 0;
+        let rcadia = Rcadia::new(
+            store,
+            notifier,
+            RcadiaSettings::from_config(&config.sessions),
+            stop_rx,
+        )
+        .await
+        .unwrap();
+        (rcadia, stop)
+    }
+
+    fn clock_generation(s: &Session) -> u64 {
+        s.armed_deadlines()
+            .into_iter()
+            .find(|d| d.kind == TimerKind::Clock)
+            .map(|d| d.generation)
+            .expect("a turn clock armed")
+    }
+
+    /// The turn moves to `player` (its legal actions published): a new turn clock.
+    fn turn_of(player: &str, n: u64) -> Event {
+        let ops = Op::parse_batch(&json!({"ops": [
+            {"op": "legal_actions", "playerId": player, "actions": ["go"]},
+            {"op": "state", "state": {"n": n}},
+        ]}));
+        Event::PublishOps { ops: ops.unwrap() }
+    }
+
+    /// Process B holds a record its listener vouches for, and process A stores a turn whose
+    /// clock B has not heard of yet (its wake-up still on its way). The deadline of that
+    /// clock, popped by B's firer, must fire on the stored record: on the vouched one it is a
+    /// timer nobody armed, and was dropped (the turn never timed out).
+    #[tokio::test]
+    async fn a_deadline_is_applied_to_the_stored_record_not_to_one_only_vouched_for() {
+        let redis = horst_testkit::RedisServer::start();
+        let (a, _stop_a) = process(&redis, false).await;
+        let (b, _stop_b) = process(&redis, true).await;
+        let created = a
+            .create(|id, now| {
+                Session::create(
+                    NewSession {
+                        session_id: id,
+                        config: json!({"minPlayers": 2, "maxPlayers": 2, "turnBased": true,
+                            "sdkVersion": "2.0.0", "turnTimeout": 30}),
+                        host_identity: "host".into(),
+                        host_kind: HostKind::House,
+                        game: GameInfo::default(),
+                        timings: Timings::default(),
+                    },
+                    now,
+                )
+            })
+            .await
+            .unwrap();
+        let id = created.session_id().to_string();
+        for (i, who) in ["a", "b"].iter().enumerate() {
+            a.apply(&id, |_| {
+                Ok(Step::main(Event::Join {
+                    player_id: horst_sessions::format_player_id(i as u32 + 1),
+                    identity: who.to_string(),
+                    as_name: None,
+                }))
+            })
+            .await
+            .unwrap();
+        }
+        // The host is seen (a clock runs only while it is alive).
+        a.apply(&id, |_| {
+            Ok(Step::main(Event::HostPoll {
+                after: Some(0),
+                wait_ms: 0,
+            }))
+        })
+        .await
+        .unwrap();
+        let p1 = horst_sessions::format_player_id(1);
+        let p2 = horst_sessions::format_player_id(2);
+        a.apply(&id, |_| Ok(Step::main(turn_of(&p1, 1))))
+            .await
+            .unwrap();
+
+        // B reads the record and (as if its listener had heard that write) vouches for it.
+        let seen = b.current(&id).await.unwrap();
+        b.inner.cache.heard(&id, &seen.token);
+        assert!(b.inner.cache.fresh(&id).is_some());
+
+        // A stores the next turn; B's listener does not hear it.
+        a.apply(&id, |_| Ok(Step::main(turn_of(&p2, 2))))
+            .await
+            .unwrap();
+        let stored = a.current_checked(&id).await.unwrap();
+        let generation = clock_generation(&stored.session);
+        assert_ne!(generation, clock_generation(&seen.session));
+        assert!(
+            b.inner.cache.fresh(&id).is_some(),
+            "B still vouches for the old record"
+        );
+
+        // B's firer pops the new clock's deadline.
+        b.apply(&id, |_| {
+            Ok(Step::main(Event::TimerFired {
+                kind: TimerKind::Clock,
+                generation,
+            }))
+        })
+        .await
+        .unwrap();
+        let after = a.current_checked(&id).await.unwrap();
+        assert!(
+            after.session.rev() > stored.session.rev(),
+            "the deadline was dropped: rev {} after, {} stored before",
+            after.session.rev(),
+            stored.session.rev()
+        );
+        assert!(
+            !after
+                .session
+                .armed_deadlines()
+                .iter()
+                .any(|d| d.kind == TimerKind::Clock && d.generation == generation),
+            "the turn timed out: its clock is not armed any more"
+        );
+    }
 
     #[test]
     fn a_resent_save_knows_its_own_write() {
