@@ -53,11 +53,14 @@
     1        written; the wake-up message is the new rev
     {value, base}  not written: the stored rev is not ARGV[1]; the stored value (nil if
              none) and base (nil if none)
-    0        not written: the stored rev of an earlier version's hash moved (read it again)
+    0        not written: the stored rev of an earlier version's hash moved, or another process
+             already replaced the hash with the current form (read it again)
 ]]
 local value = ARGV[2] .. ' ' .. ARGV[3]
 if ARGV[11] == '1' then
-  if redis.call('HGET', KEYS[1], 'rev') ~= ARGV[1] then
+  -- Another process may have replaced the hash with the string already (a HGET of it would
+  -- be a WRONGTYPE error): read it again.
+  if redis.call('TYPE', KEYS[1])['ok'] ~= 'hash' or redis.call('HGET', KEYS[1], 'rev') ~= ARGV[1] then
     return 0
   end
   local ttl = redis.call('PTTL', KEYS[1])

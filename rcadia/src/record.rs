@@ -526,15 +526,22 @@ impl std::fmt::Debug for SessionRef {
 /// the winner's record from the cache.
 ///
 /// A record is *fresh* ([`RecordCache::fresh`]) while the process's pub/sub listener vouches
-/// for it: every stored write publishes its token on the session's channel, the listener
-/// hears them in the order Redis published them, and [`RecordCache::heard`] marks the record
-/// proved when its own token comes by and unproved when a later one does. A fresh record is
-/// served without asking Redis; any other is checked first (`Rcadia::current`). A gap in the
-/// listener's connection ends every proof, and a proof lapses after [`FRESH_FOR`] in any
-/// case, so a connection that died silently cannot keep a stale record in use for longer.
+/// for it: every stored write that wakes anyone publishes its token on the session's
+/// channel, the listener hears them in the order Redis published them, and
+/// [`RecordCache::heard`] marks the record proved when its own token comes by and unproved
+/// when a later one does. A fresh record is served without asking Redis; any other is
+/// checked first (`Rcadia::current`). A gap in the listener's connection ends every proof,
+/// and a proof lapses after [`FRESH_FOR`] in any case, so a connection that died silently
+/// cannot keep a stale record in use for longer.
+///
 /// What this gives up: a read in this process may miss a write of another process for as
-/// long as its message takes to arrive (a write of this process is seen at once). Writes
-/// are never affected: they compare-and-set against the stored token.
+/// long as its message takes to arrive (a write of this process is seen at once), and a
+/// write that wakes nobody publishes nothing (bookkeeping that changes no view: the host's
+/// liveness, delivery marks, lazily re-armed timers), so another process may serve the
+/// record before it until its proof lapses; what it serves then differs only in that
+/// bookkeeping. Writes are never affected: they compare-and-set against the stored token.
+/// Nor are decisions: a deadline or a refused event on a record only vouched for is checked
+/// against the stored token first (`Rcadia::apply`).
 pub(crate) struct RecordCache {
     map: Mutex<Maps>,
     /// Moves on at every gap in the listener's connection.

@@ -311,11 +311,24 @@ impl Rcadia {
             .arg(&keys.base)
             .query_async(&mut conn)
             .await?;
-        let got: redis::RedisResult<Option<Vec<u8>>> = match value {
-            Some(v) => Ok(Some(v)),
+        let (got, base): (redis::RedisResult<Option<Vec<u8>>>, _) = match value {
+            Some(v) => (Ok(Some(v)), base),
             None => {
                 self.inner.metrics.round_trip();
-                redis::cmd("GET").arg(key).query_async(&mut conn).await
+                match redis::cmd("GET").arg(key).query_async(&mut conn).await {
+                    // Created between the two reads: its base is read again with it (the
+                    // first read's is older than the value, or none).
+                    Ok(Some(_)) => {
+                        self.inner.metrics.round_trip();
+                        let (value, base): (Option<Vec<u8>>, Option<Vec<u8>>) = redis::cmd("MGET")
+                            .arg(key)
+                            .arg(&keys.base)
+                            .query_async(&mut conn)
+                            .await?;
+                        (Ok(value), base)
+                    }
+                    other => (other, base),
+                }
             }
         };
         let stored = match got {
@@ -1031,6 +1044,98 @@ mod tests {
             {"op": "state", "state": {"n": n}},
         ]}));
         Event::PublishOps { ops: ops.unwrap() }
+    }
+
+    /// A session for two players, seated, the host seen, `p_00000001` on turn: its id.
+    async fn started(a: &Rcadia) -> String {
+        let created = a
+            .create(|id, now| {
+                Session::create(
+                    NewSession {
+                        session_id: id,
+                        config: json!({"minPlayers": 2, "maxPlayers": 2, "turnBased": true,
+                            "sdkVersion": "2.0.0", "turnTimeout": 30}),
+                        host_identity: "host".into(),
+                        host_kind: HostKind::House,
+                        game: GameInfo::default(),
+                        timings: Timings::default(),
+                    },
+                    now,
+                )
+            })
+            .await
+            .unwrap();
+        let id = created.session_id().to_string();
+        for (i, who) in ["a", "b"].iter().enumerate() {
+            a.apply(&id, |_| {
+                Ok(Step::main(Event::Join {
+                    player_id: horst_sessions::format_player_id(i as u32 + 1),
+                    identity: who.to_string(),
+                    as_name: None,
+                }))
+            })
+            .await
+            .unwrap();
+        }
+        // The host is seen (a clock runs only while it is alive).
+        a.apply(&id, |_| {
+            Ok(Step::main(Event::HostPoll {
+                after: Some(0),
+                wait_ms: 0,
+            }))
+        })
+        .await
+        .unwrap();
+        let p1 = horst_sessions::format_player_id(1);
+        a.apply(&id, |_| Ok(Step::main(turn_of(&p1, 1))))
+            .await
+            .unwrap();
+        id
+    }
+
+    /// An earlier version's record (a hash) that two processes hold: the first to write
+    /// replaces it with the current form; the other's write then finds a string where it
+    /// expected the hash, and reads it again (its save script once failed on it with a
+    /// WRONGTYPE error, answered as a server error).
+    #[tokio::test]
+    async fn a_write_from_an_earlier_versions_record_another_process_replaced_reads_again() {
+        let redis = horst_testkit::RedisServer::start();
+        let (a, _stop_a) = process(&redis, false).await;
+        let (b, _stop_b) = process(&redis, false).await;
+        let id = started(&a).await;
+        let mut s = a.current_checked(&id).await.unwrap().session.clone();
+        let key = crate::keys::session(a.store(), &id);
+        let mut conn = a.store().conn();
+        let _: () = redis::pipe()
+            .cmd("DEL")
+            .arg(&key)
+            .arg(format!("{key}:base"))
+            .ignore()
+            .cmd("HSET")
+            .arg(&key)
+            .arg("rev")
+            .arg(s.rev())
+            .arg("json")
+            .arg(s.to_stored_json().unwrap())
+            .ignore()
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        // Both read the hash; A writes first.
+        a.inner.cache.forget(&id);
+        b.inner.cache.forget(&id);
+        assert!(a.current(&id).await.unwrap().legacy);
+        assert!(b.current(&id).await.unwrap().legacy);
+        let p2 = horst_sessions::format_player_id(2);
+        a.apply(&id, |_| Ok(Step::main(turn_of(&p2, 2))))
+            .await
+            .unwrap();
+        let p1 = horst_sessions::format_player_id(1);
+        let applied = b.apply(&id, |_| Ok(Step::main(turn_of(&p1, 3)))).await;
+        assert!(applied.is_ok(), "{:?}", applied.err());
+        let after = a.current_checked(&id).await.unwrap();
+        assert!(!after.legacy);
+        assert_eq!(after.session.state(), &json!({"n": 3}));
     }
 
     /// Process B holds a record its listener vouches for, and process A stores a turn whose
