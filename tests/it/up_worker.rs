@@ -143,10 +143,11 @@ async fn a_killed_worker_is_started_again_and_the_api_keeps_answering() {
     .await;
     let done = queue.wait(&next, Duration::from_secs(60)).await.unwrap();
     assert_eq!(done.state, JobState::Succeeded, "{done:?}");
+    // A slot is `<host>-<pid>-<tag>-<n>/<slot>` (`WorkerIdentity::new`).
     assert_eq!(
         done.worker
             .as_deref()
-            .and_then(|w| w.split('-').nth_back(1)),
+            .and_then(|w| w.split('-').nth_back(2)),
         Some(second.to_string().as_str()),
         "run by the new worker process"
     );
