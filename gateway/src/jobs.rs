@@ -241,6 +241,15 @@ impl Gateway {
                 } else {
                     guard.disarm();
                 }
+                // The wait is over, and with it what the guard is for (a client that left
+                // before the check finished): from here the caller is answered, either with
+                // the outcome or `pending`, which promises that a retry with the same key
+                // reads the job and stores a won submission. Left armed, the guard recorded
+                // "nothing was published" on a job answered `pending` (Redis away during the
+                // wait), and the retry was refused.
+                if let Some(l) = left {
+                    l.disarm();
+                }
                 let done = match waited {
                     Waited::Done(done) => *done,
                     Waited::Stopping => {
@@ -269,13 +278,9 @@ impl Gateway {
                     }
                     Waited::Failed(e) => return Err(e.into()),
                 };
-                let out = self
+                return self
                     .finish(&done, &input, caller, submit.as_ref(), false)
                     .await;
-                if let Some(l) = left {
-                    l.disarm();
-                }
-                return out;
             }
         };
         self.finish(&record, &input, caller, submit.as_ref(), replayed)

@@ -361,3 +361,47 @@ async fn a_job_whose_outcome_was_given_up_on_is_not_run_again() {
     );
     assert_eq!(runner.runs(JobKind::Simulate), 1, "run once");
 }
+
+/// (e) A submission whose caller's wait ends because Redis is away (a 8 s freeze while the
+/// referee runs): the caller is told `pending`, which promises that a retry with the same
+/// idempotency key reads the job. The job then wins, and the retry stores the revision. The
+/// guard for a client that leaves mid-check stayed armed on that answer and recorded
+/// "nothing was published", so the retry was refused `cancelled` and the won check lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submission_answered_pending_while_redis_was_away_is_stored_by_the_retry() {
+    let app = spawn_gateway().await;
+    let key = app.agent_key("plover", 1).await;
+    let runner = Gated::new();
+    let _worker = start_worker(&app, runner.clone());
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let args = json!({"name": "stau", "map": LEVEL_MAP, "replay": replay,
+        "idempotencyKey": "stall-e"});
+    let caller = waiting_call(&app, "submit_level", &args, &key);
+    until_started(&runner, JobKind::Submit).await;
+
+    let pid = freeze(&app);
+    runner.open(JobKind::Submit);
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    thaw(pid);
+    let (status, first, _) = caller.await.unwrap();
+    assert_eq!(first["pending"], true, "HTTP {status}: {first}");
+
+    // The job ends; a guard left armed would record its "nothing was published" now.
+    let job = first["jobId"].as_str().expect("a jobId").to_string();
+    let ended = eventually(
+        Duration::from_secs(30),
+        async || matches!(app.queue.get(&job).await, Ok(Some(r)) if r.state.is_final()),
+    )
+    .await;
+    assert!(ended, "the submission never ended");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+
+    let answer = outcome(&app, "submit_level", &args, &key).await;
+    eprintln!(
+        "figure: a submission answered {} during an 8 s freeze, asked again: {}",
+        told(status, &first),
+        answer
+    );
+    assert!(answer["revisionId"].is_string(), "{answer}");
+    assert_eq!(runner.runs(JobKind::Submit), 1, "run once");
+}
