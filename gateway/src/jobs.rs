@@ -484,8 +484,15 @@ impl Gateway {
             Ok((revision_id, _)) => Publication::Stored {
                 revision_id: revision_id.clone(),
             },
-            // The store could not be reached: nothing to record; the caller retries.
-            Err(e) if e.code == ErrorCode::EngineUnavailable => {
+            // The store could not be reached, or failed otherwise (a busy script, say): not a
+            // verdict on the submission, so nothing is recorded and a retry with the same key
+            // stores it (the job is charged once; the revision is stored once, `revjob`).
+            Err(e)
+                if matches!(
+                    e.code,
+                    ErrorCode::EngineUnavailable | ErrorCode::InternalError
+                ) =>
+            {
                 return Err(e.clone().with("jobId", rec.id.clone()))
             }
             Err(e) => Publication::Refused {

@@ -676,3 +676,36 @@ async fn a_person_changes_their_password_and_other_devices_are_signed_out() {
         "{trail:?}"
     );
 }
+
+/// Wrong guesses sent all at once are limited like guesses sent one after another: the
+/// limits' look happens only once a password check may run (at most 4 at once a process),
+/// so at most the free failures and the checks in flight get an answer from the password.
+/// The look came before the wait for a check, and 40 parallel guesses all passed it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_guesses_are_limited_like_guesses_in_a_row() {
+    let app = default_limits_app().await;
+    app.person("paula", PASSWORD).await;
+    let mut guesses = tokio::task::JoinSet::new();
+    for i in 0..40 {
+        let url = app.url("/api/account/sign-in");
+        guesses.spawn(async move {
+            client_from("127.0.0.3")
+                .post(url)
+                .header("sec-fetch-site", "same-origin")
+                .json(&json!({ "name": "paula", "password": format!("guess {i}") }))
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        });
+    }
+    let statuses = guesses.join_all().await;
+    let checked = statuses.iter().filter(|s| **s == 401).count();
+    let limited = statuses.iter().filter(|s| **s == 429).count();
+    eprintln!("figure: 40 parallel wrong guesses: {checked} checked, {limited} limited");
+    assert_eq!(checked + limited, 40, "{statuses:?}");
+    // 5 free failures, and at most 3 more checks already past the look when the fifth
+    // failure was recorded.
+    assert!(checked <= 8, "{checked} guesses were checked: {statuses:?}");
+}

@@ -367,6 +367,21 @@ async fn sign_up(
     signed_in(&state, &headers, &person, StatusCode::CREATED).await
 }
 
+/// Password checks one API process runs at once. A check is an Argon2 verification (19 MiB
+/// and tens of milliseconds of a core), and it sits between the sign-in limits' look and the
+/// record of its failure: guesses sent in parallel each passed a look that none of them had
+/// counted yet (hundreds a wait, one per connection). The look is made once a check may run,
+/// so at most this many guesses of one process are ever in that window, and the memory the
+/// checks take is bounded.
+const PASSWORD_CHECKS_AT_ONCE: usize = 4;
+static PASSWORD_CHECKS: tokio::sync::Semaphore =
+    tokio::sync::Semaphore::const_new(PASSWORD_CHECKS_AT_ONCE);
+/// How long a sign-in waits for a free check before it is answered 503.
+const PASSWORD_CHECK_QUEUE: std::time::Duration = std::time::Duration::from_secs(10);
+/// No stored name is longer: a longer one is refused before anything is looked up,
+/// recorded or logged.
+const NAME_MAX_BYTES: usize = 64;
+
 /// Checks a person's password within the sign-in limits and records the outcome (for
 /// `/account`, `/admin` and the RCADIA sign-in alike; `via` names which).
 pub(crate) async fn check_password(
@@ -378,6 +393,22 @@ pub(crate) async fn check_password(
 ) -> Result<Person, ApiError> {
     use horst_operator::SignInOutcome;
     let canonical = people::canonical(name);
+    if canonical.len() > NAME_MAX_BYTES {
+        return Err(ApiError::new(
+            ApiCode::InvalidCredentials,
+            "wrong name or password",
+        ));
+    }
+    let _check = match tokio::time::timeout(PASSWORD_CHECK_QUEUE, PASSWORD_CHECKS.acquire()).await {
+        Ok(Ok(permit)) => permit,
+        _ => {
+            return Err(ApiError::new(
+                ApiCode::Unavailable,
+                "too many sign-ins are being checked at once; try again in a few seconds",
+            )
+            .retry_after(2))
+        }
+    };
     wait_for_sign_in(state, address, &canonical).await?;
     let found = people::sign_in(&state.store, &state.auth, name, password).await?;
     let outcome = match found {
