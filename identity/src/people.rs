@@ -140,7 +140,8 @@ pub fn check_name(name: &str) -> Result<(), IdentityError> {
             "{name:?} is not a valid account name: 2-32 lowercase letters, digits, _ or -"
         )));
     }
-    if name.starts_with("agent-") || horst_text::reserved(name) {
+    // `agt_` is how agent ids begin (`sessions.house_identity` names one).
+    if name.starts_with("agent-") || name.starts_with("agt_") || horst_text::reserved(name) {
         return Err(IdentityError::invalid(format!(
             "the name {name:?} is reserved; choose another"
         )));
@@ -593,6 +594,8 @@ mod tests {
         }
         assert!(check_name("Fuchs").is_err());
         assert!(check_name("agent-1234abcd").is_err());
+        // An agent id's form: a person named so could pass for the house agent.
+        assert!(check_name("agt_1f2e3d4c").is_err());
         assert!(check_name("fuchs").is_ok());
         assert_eq!(canonical("  Fuchs "), "fuchs");
     }

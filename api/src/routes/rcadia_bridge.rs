@@ -52,7 +52,9 @@ pub fn router() -> Router<AppState> {
 /// `--house` (or the identity `sessions.house_identity` names, the older way).
 fn host_kind(state: &AppState, who: &Identity) -> HostKind {
     let house = &state.rcadia.settings().house_identity;
-    if who.house || (!house.is_empty() && *house == who.id) {
+    // `sessions.house_identity` names an agent (`agt_...`); a person's id is their name,
+    // and a person must never pass for the house (its tables are the rated ones).
+    if who.house || (!house.is_empty() && !who.is_user && *house == who.id) {
         HostKind::House
     } else if who.is_user {
         HostKind::Player
