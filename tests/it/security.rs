@@ -709,3 +709,47 @@ async fn parallel_guesses_are_limited_like_guesses_in_a_row() {
     // failure was recorded.
     assert!(checked <= 8, "{checked} guesses were checked: {statuses:?}");
 }
+
+/// Sign-up attempts count per client, and an IPv6 client is its /64: addresses of one prefix
+/// (forwarded by a trusted proxy here) share the limit; they each had their own.
+#[tokio::test]
+async fn sign_up_attempts_from_one_ipv6_prefix_share_their_limit() {
+    let app = spawn_app_with(|c| {
+        c.gateway.sign_up = true;
+        c.gateway.sign_in_per_ip_per_minute = 3;
+        c.server.trusted_proxies = vec!["127.0.0.1/32".into()];
+    })
+    .await;
+    let (mut statuses, mut codes) = (Vec::new(), Vec::new());
+    for i in 1..=4 {
+        let r = app
+            .http
+            .post(app.url("/api/account/sign-up"))
+            .header("sec-fetch-site", "same-origin")
+            .header("x-forwarded-for", format!("2001:db8:1:2::{i}"))
+            .json(&json!({ "name": format!("neu{i}"), "password": PASSWORD }))
+            .send()
+            .await
+            .unwrap();
+        statuses.push(r.status().as_u16());
+        codes.push(r.json::<Value>().await.unwrap_or(Value::Null)["code"].clone());
+    }
+    assert_eq!(statuses[..3], [201, 201, 201], "{statuses:?}");
+    // The attempts' limit, not the accounts a network may make a day (also 3, a /64 too).
+    assert_eq!(
+        (statuses[3], &codes[3]),
+        (429, &json!("burst")),
+        "{codes:?}"
+    );
+    // Another prefix is another client.
+    let r = app
+        .http
+        .post(app.url("/api/account/sign-up"))
+        .header("sec-fetch-site", "same-origin")
+        .header("x-forwarded-for", "2001:db8:1:3::1")
+        .json(&json!({ "name": "neu5", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+}

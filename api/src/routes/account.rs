@@ -169,7 +169,12 @@ pub(crate) async fn limit_sign_up(
     match state
         .agents
         .burst
-        .check(&per_address, &address.to_string())
+        // An IPv6 client is its /64 (one subscriber's prefix), as for the sign-in limits:
+        // counted by the whole address, one subscriber could sign up from 2^64 of them.
+        .check(
+            &per_address,
+            &horst_identity::sign_in_limits::client_of(address),
+        )
         .await
     {
         Ok(()) => Ok(()),
