@@ -40,6 +40,10 @@ pub const PASSWORD_MIN_CHARS: usize = 8;
 /// ...and at most this many bytes (bounds the hashing work a request can ask for).
 pub const PASSWORD_MAX_BYTES: usize = 256;
 
+/// No name a person signs in with is longer (names are 2-32 characters; this leaves room for
+/// what a person types before it is made canonical): a longer one is wrong at once.
+pub const SIGN_IN_NAME_MAX_BYTES: usize = 64;
+
 fn argon2() -> Argon2<'static> {
     // The constants are valid parameters; `Params::new` only refuses out-of-range values.
     let params = Params::new(M_COST_KIB, T_COST, P_COST, None).unwrap_or_default();
@@ -370,7 +374,7 @@ pub async fn sign_in(
     password: &str,
 ) -> Result<SignIn, IdentityError> {
     let name = canonical(typed_name);
-    if password.len() > PASSWORD_MAX_BYTES || name.len() > 64 {
+    if password.len() > PASSWORD_MAX_BYTES || name.len() > SIGN_IN_NAME_MAX_BYTES {
         // Still costs a verification, so long input does not answer faster.
         verify(None, "").await?;
         return Ok(SignIn::Wrong);

@@ -1147,49 +1147,8 @@ mod tests {
         let redis = horst_testkit::RedisServer::start();
         let (a, _stop_a) = process(&redis, false).await;
         let (b, _stop_b) = process(&redis, true).await;
-        let created = a
-            .create(|id, now| {
-                Session::create(
-                    NewSession {
-                        session_id: id,
-                        config: json!({"minPlayers": 2, "maxPlayers": 2, "turnBased": true,
-                            "sdkVersion": "2.0.0", "turnTimeout": 30}),
-                        host_identity: "host".into(),
-                        host_kind: HostKind::House,
-                        game: GameInfo::default(),
-                        timings: Timings::default(),
-                    },
-                    now,
-                )
-            })
-            .await
-            .unwrap();
-        let id = created.session_id().to_string();
-        for (i, who) in ["a", "b"].iter().enumerate() {
-            a.apply(&id, |_| {
-                Ok(Step::main(Event::Join {
-                    player_id: horst_sessions::format_player_id(i as u32 + 1),
-                    identity: who.to_string(),
-                    as_name: None,
-                }))
-            })
-            .await
-            .unwrap();
-        }
-        // The host is seen (a clock runs only while it is alive).
-        a.apply(&id, |_| {
-            Ok(Step::main(Event::HostPoll {
-                after: Some(0),
-                wait_ms: 0,
-            }))
-        })
-        .await
-        .unwrap();
-        let p1 = horst_sessions::format_player_id(1);
+        let id = started(&a).await;
         let p2 = horst_sessions::format_player_id(2);
-        a.apply(&id, |_| Ok(Step::main(turn_of(&p1, 1))))
-            .await
-            .unwrap();
 
         // B reads the record and (as if its listener had heard that write) vouches for it.
         let seen = b.current(&id).await.unwrap();

@@ -383,9 +383,6 @@ static PASSWORD_CHECKS: tokio::sync::Semaphore =
     tokio::sync::Semaphore::const_new(PASSWORD_CHECKS_AT_ONCE);
 /// How long a sign-in waits for a free check before it is answered 503.
 const PASSWORD_CHECK_QUEUE: std::time::Duration = std::time::Duration::from_secs(10);
-/// No stored name is longer: a longer one is refused before anything is looked up,
-/// recorded or logged.
-const NAME_MAX_BYTES: usize = 64;
 
 /// Checks a person's password within the sign-in limits and records the outcome (for
 /// `/account`, `/admin` and the RCADIA sign-in alike; `via` names which).
@@ -398,7 +395,8 @@ pub(crate) async fn check_password(
 ) -> Result<Person, ApiError> {
     use horst_operator::SignInOutcome;
     let canonical = people::canonical(name);
-    if canonical.len() > NAME_MAX_BYTES {
+    // Refused before anything is looked up, recorded or logged.
+    if canonical.len() > people::SIGN_IN_NAME_MAX_BYTES {
         return Err(ApiError::new(
             ApiCode::InvalidCredentials,
             "wrong name or password",
