@@ -57,6 +57,12 @@ pub struct Identity {
     pub burst_per_minute: Option<u32>,
 }
 
+/// A person's credential generation (`auth:usergen:<name>`): it moves on with every
+/// password change, block and deletion, and whatever a sign-in opened in an earlier one
+/// (a JWT, a browser session) is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CredentialGeneration(u64);
+
 /// The token store and JWT issuer. Cheap to clone.
 #[derive(Clone)]
 pub struct Auth {
@@ -269,9 +275,12 @@ impl Auth {
             }
         }
         let token = format!("rca_{}", hex::encode(random_bytes(24)?));
+        // 64 random bits: ids are never checked for a duplicate, and two tokens with one id
+        // would be one agent (its seats, its ratings). 32 bits met a duplicate within about
+        // 77,000 tokens at even odds; 64 bits do within 5 billion.
         let agent = format!(
-            "agt_{:08x}",
-            u32::from_le_bytes(horst_store::random::id_bytes::<4>())
+            "agt_{:016x}",
+            u64::from_le_bytes(horst_store::random::id_bytes::<8>())
         );
         // Durable (declared in the registry): a token shown to its operator survives a
         // failover.
@@ -434,18 +443,26 @@ impl Auth {
         Ok(())
     }
 
-    async fn user_generation(&self, username: &str) -> Result<u64, IdentityError> {
+    /// Person `username`'s credential generation now. A sign-in reads it before it checks the
+    /// password ([`crate::people::sign_in`]) and opens what it opens in that generation.
+    pub async fn generation(&self, username: &str) -> Result<CredentialGeneration, IdentityError> {
         let gen: Option<u64> = redis::cmd("GET")
             .arg(self.store.key(&format!("auth:usergen:{username}")))
             .query_async(&mut self.store.conn())
             .await?;
-        Ok(gen.unwrap_or(0))
+        Ok(CredentialGeneration(gen.unwrap_or(0)))
     }
 
-    /// A JWT for person `username`, who has just proven who they are (the caller checked the
-    /// password). It is refused once their credentials change ([`Auth::end_user_sessions`]).
-    pub async fn issue_jwt(&self, username: &str) -> Result<String, IdentityError> {
-        let gen = self.user_generation(username).await?;
+    /// A JWT for person `username`, who proved who they are in `generation` (the caller
+    /// checked the password: [`crate::people::SignIn::Ok`]). It is refused once their
+    /// credentials change ([`Auth::end_user_sessions`]), a change made while the password
+    /// was being checked included.
+    pub async fn issue_jwt(
+        &self,
+        username: &str,
+        generation: CredentialGeneration,
+    ) -> Result<String, IdentityError> {
+        let CredentialGeneration(gen) = generation;
         let now = unix_now();
         let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
         let claims = Claims {
@@ -570,7 +587,8 @@ impl Auth {
         let identity = match claims {
             Some(claims) => {
                 // A JWT of an earlier version (no generation) or of credentials that changed.
-                if claims.gen != Some(self.user_generation(&claims.sub).await?) {
+                let CredentialGeneration(now) = self.generation(&claims.sub).await?;
+                if claims.gen != Some(now) {
                     return Ok(None);
                 }
                 Identity {

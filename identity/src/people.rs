@@ -16,7 +16,8 @@
 
 use std::sync::OnceLock;
 
-use crate::auth::{Auth, LegacyCheck};
+use crate::auth::{Auth, CredentialGeneration, LegacyCheck};
+use crate::web_sessions::{NewSession, Subject};
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use argon2::{Algorithm, Argon2, Params, Version};
 use horst_store::script::{Argv, Decl, Script, Writes};
@@ -287,8 +288,17 @@ static SIGN_UP: Script<(String, u64)> = Script::new(Decl {
     writes: Writes::Durable,
 });
 
-pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 2] {
-    [&SIGN_UP, &PASSWORD_FIRST]
+/// `lua/password_rehash.lua`: reply 1 (replaced) or 0 (the stored hash changed since).
+/// A rehash lost in a failover is made again at the next sign-in.
+static PASSWORD_REHASH: Script<i64> = Script::new(Decl {
+    file: lua!("lua/password_rehash.lua"),
+    keys: 1,
+    argv: Argv::Exactly(2),
+    writes: Writes::PrimaryOnly,
+});
+
+pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 3] {
+    [&SIGN_UP, &PASSWORD_FIRST, &PASSWORD_REHASH]
 }
 
 /// Sign-up on `/account`: a new person (trust 0) with `password`, from `client`, within
@@ -351,8 +361,10 @@ pub async fn sign_up(
 /// What a sign-in found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SignIn {
-    /// The password is right; the person (their canonical name) may have a session.
-    Ok(Person),
+    /// The password is right; the person (their canonical name) may have a session, opened
+    /// in the credential generation read before the password was checked
+    /// ([`open_session`], [`Auth::issue_jwt`]).
+    Ok(Person, CredentialGeneration),
     /// Unknown name or wrong password (never said apart).
     Wrong,
     /// The password is right but the account is blocked.
@@ -379,6 +391,9 @@ pub async fn sign_in(
         verify(None, "").await?;
         return Ok(SignIn::Wrong);
     }
+    // Read before the password is: a password change or a block after this point moves the
+    // generation on, so what this sign-in opens (a JWT, a browser session) ends with it.
+    let generation = auth.generation(&name).await?;
     let key = store.key(&format!("account:{name}"));
     let v: Vec<Option<String>> = redis::cmd("HMGET")
         .arg(&key)
@@ -391,11 +406,18 @@ pub async fn sign_in(
         if !verify(stored.clone(), password).await? {
             return Ok(SignIn::Wrong);
         }
-        if stored.is_some_and(|s| !s.starts_with(&current_prefix())) {
+        if let Some(old) = stored.filter(|s| !s.starts_with(&current_prefix())) {
+            // Only over the hash just verified: a password changed meanwhile stays.
             let fresh = hash_password(password).await?;
-            let _: () = store.conn().hset(&key, "password", fresh).await?;
+            let _: i64 = PASSWORD_REHASH
+                .call(store)
+                .key(&key)
+                .arg(old)
+                .arg(fresh)
+                .run()
+                .await?;
         }
-        return finish(store, &name).await;
+        return finish(store, &name, generation).await;
     }
     // An earlier version's user, by the name as typed (those names could have capitals).
     let typed = typed_name.trim();
@@ -405,7 +427,7 @@ pub async fn sign_in(
             Ok(SignIn::Wrong)
         }
         LegacyCheck::Wrong => Ok(SignIn::Wrong),
-        LegacyCheck::Right => migrate(store, auth, typed, &name, password).await,
+        LegacyCheck::Right => migrate(store, auth, typed, &name, password, generation).await,
     }
 }
 
@@ -416,6 +438,7 @@ async fn migrate(
     typed: &str,
     name: &str,
     password: &str,
+    generation: CredentialGeneration,
 ) -> Result<SignIn, IdentityError> {
     if check_name(name).is_err() {
         tracing::warn!(
@@ -434,13 +457,17 @@ async fn migrate(
     }
     auth.drop_legacy_user(typed).await?;
     tracing::info!(user = %name, "moved an earlier version's user to a PHC password hash");
-    finish(store, name).await
+    finish(store, name, generation).await
 }
 
-async fn finish(store: &Store, name: &str) -> Result<SignIn, IdentityError> {
+async fn finish(
+    store: &Store,
+    name: &str,
+    generation: CredentialGeneration,
+) -> Result<SignIn, IdentityError> {
     match load(store, name).await? {
         Some(p) if p.blocked => Ok(SignIn::Blocked),
-        Some(p) => Ok(SignIn::Ok(p)),
+        Some(p) => Ok(SignIn::Ok(p, generation)),
         None => Ok(SignIn::Wrong),
     }
 }
@@ -469,9 +496,36 @@ pub async fn set_password(
 }
 
 /// Ends every browser session and JWT of `name` (block, password change, deletion).
+///
+/// The generation moves first, then the sessions are ended: a sign-in that checked the
+/// password before the change and opens its session meanwhile either sees the new
+/// generation ([`open_session`] ends that session itself) or opened it before the sessions
+/// were ended here.
 pub async fn end_sessions(store: &Store, auth: &Auth, name: &str) -> Result<(), IdentityError> {
-    crate::web_sessions::end_for_account(store, name).await?;
-    auth.end_user_sessions(name).await
+    auth.end_user_sessions(name).await?;
+    crate::web_sessions::end_for_account(store, name).await
+}
+
+/// Opens a browser session for person `name` (`subject` names them: their account or
+/// their operator role), whose password was checked in `generation` ([`SignIn::Ok`]).
+/// If their credentials changed since (a new password, a block), the session is ended at
+/// once and the sign-in refused: it must not outlive the change that [`end_sessions`]
+/// made while this one was being checked.
+pub async fn open_session(
+    store: &Store,
+    auth: &Auth,
+    subject: Subject,
+    name: &str,
+    generation: CredentialGeneration,
+) -> Result<NewSession, IdentityError> {
+    let new = crate::web_sessions::create(store, subject.clone()).await?;
+    if auth.generation(name).await? != generation {
+        crate::web_sessions::end_new(store, &subject, &new).await?;
+        return Err(IdentityError::conflict(
+            "the password or the account changed while signing in; sign in again",
+        ));
+    }
+    Ok(new)
 }
 
 /// What deleting a person did.

@@ -242,11 +242,24 @@ pub async fn confirm(store: &Store, session: &WebSession) -> Result<(), Identity
 
 /// Ends one session (sign-out).
 pub async fn end(store: &Store, session: &WebSession) -> Result<(), IdentityError> {
+    end_hash(store, &session.subject, &session.hash).await
+}
+
+/// Ends a session just made by [`create`] for `subject`, whose id the caller holds.
+pub async fn end_new(
+    store: &Store,
+    subject: &Subject,
+    new: &NewSession,
+) -> Result<(), IdentityError> {
+    end_hash(store, subject, &hash_id(&new.id)).await
+}
+
+async fn end_hash(store: &Store, subject: &Subject, hash: &str) -> Result<(), IdentityError> {
     let mut conn = store.conn();
     let _: () = redis::pipe()
-        .del(store.key(&format!("websession:{}", session.hash)))
+        .del(store.key(&format!("websession:{hash}")))
         .ignore()
-        .srem(store.key(&index_key(&session.subject)), &session.hash)
+        .srem(store.key(&index_key(subject)), hash)
         .ignore()
         .query_async(&mut conn)
         .await?;

@@ -412,7 +412,11 @@ async fn the_jwt_key_survives_a_failover_between_its_creation_and_its_first_use(
         }
     };
     let jwt = loop {
-        match first.auth().issue_jwt("anna").await {
+        let jwt = async {
+            let generation = first.auth().generation("anna").await?;
+            first.auth().issue_jwt("anna", generation).await
+        };
+        match jwt.await {
             Ok(j) => break j,
             Err(e) if std::time::Instant::now() < deadline => {
                 eprintln!("issue_jwt during the failover: {e}");
@@ -423,7 +427,8 @@ async fn the_jwt_key_survives_a_failover_between_its_creation_and_its_first_use(
     };
     let anna = second.auth().identify(&jwt).await.unwrap();
     assert_eq!(anna.map(|i| i.id).as_deref(), Some("anna"));
-    let jwt = second.auth().issue_jwt("bert").await.unwrap();
+    let generation = second.auth().generation("bert").await.unwrap();
+    let jwt = second.auth().issue_jwt("bert", generation).await.unwrap();
     let bert = first.auth().identify(&jwt).await.unwrap();
     assert_eq!(bert.map(|i| i.id).as_deref(), Some("bert"));
     assert_eq!(

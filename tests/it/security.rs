@@ -470,7 +470,8 @@ async fn the_jwt_secret_moves_out_of_redis_into_an_owner_only_file() {
     let auth = horst_identity::auth::Auth::new(store.clone(), &file)
         .await
         .unwrap();
-    let jwt = auth.issue_jwt("anna").await.unwrap();
+    let generation = auth.generation("anna").await.unwrap();
+    let jwt = auth.issue_jwt("anna", generation).await.unwrap();
     assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), old);
     let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
@@ -752,4 +753,75 @@ async fn sign_up_attempts_from_one_ipv6_prefix_share_their_limit() {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 201);
+}
+
+/// A sign-in whose password was checked before the password changed (or the account was
+/// blocked) opens nothing that outlives the change: the JWT or the browser session it asks
+/// for belongs to the generation read before the check, and that generation has ended. The
+/// generation used to be read when the JWT was signed, after the check: a JWT asked for
+/// just after a change, by a sign-in that had checked the old password, was valid.
+#[tokio::test]
+async fn what_a_sign_in_checked_before_a_change_opens_ends_with_the_change() {
+    use horst_identity::auth::CredentialGeneration;
+    use horst_identity::people::{self, SignIn};
+    use horst_identity::web_sessions::Subject;
+
+    let app = accounts_app().await;
+    app.person("paula", PASSWORD).await;
+    let (store, auth) = (&app.store, &app.auth);
+    let checked = |password: &'static str| async move {
+        match people::sign_in(store, auth, "paula", password)
+            .await
+            .unwrap()
+        {
+            SignIn::Ok(_, generation) => generation,
+            other => panic!("the password is right: {other:?}"),
+        }
+    };
+    let open = |generation: CredentialGeneration| {
+        people::open_session(
+            store,
+            auth,
+            Subject::Account("paula".into()),
+            "paula",
+            generation,
+        )
+    };
+    let new = "ein ganz neues passwort";
+
+    // Checked, then the password changes, then the JWT is signed and the session opened.
+    let before_change = checked(PASSWORD).await;
+    people::set_password(store, auth, "paula", new)
+        .await
+        .unwrap();
+    let jwt = auth.issue_jwt("paula", before_change).await.unwrap();
+    assert_eq!(auth.identify(&jwt).await.unwrap(), None);
+    let opened = open(before_change).await;
+    assert!(
+        matches!(opened, Err(horst_identity::IdentityError::Conflict(_))),
+        "{opened:?}"
+    );
+    let left: Vec<String> = redis::cmd("SMEMBERS")
+        .arg(store.key("account:paula:websessions"))
+        .query_async(&mut store.conn())
+        .await
+        .unwrap();
+    assert!(left.is_empty(), "a session outlived the change: {left:?}");
+
+    // Checked, then blocked, then the JWT is signed.
+    let before_block = checked(new).await;
+    horst_operator::set_blocked(store, auth, "olga", "paula", true)
+        .await
+        .unwrap();
+    let jwt = auth.issue_jwt("paula", before_block).await.unwrap();
+    assert_eq!(auth.identify(&jwt).await.unwrap(), None);
+
+    // A sign-in checked in the current generation opens both.
+    horst_operator::set_blocked(store, auth, "olga", "paula", false)
+        .await
+        .unwrap();
+    let now = checked(new).await;
+    let jwt = auth.issue_jwt("paula", now).await.unwrap();
+    assert!(auth.identify(&jwt).await.unwrap().is_some());
+    open(now).await.unwrap();
 }

@@ -18,6 +18,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde::{Deserialize, Serialize};
 
+use horst_identity::auth::CredentialGeneration;
 use horst_identity::people::{self, Person, SignIn};
 use horst_identity::web_sessions::{self, Subject};
 
@@ -323,10 +324,13 @@ async fn signed_in(
     state: &AppState,
     headers: &HeaderMap,
     person: &Person,
+    generation: CredentialGeneration,
     status: StatusCode,
 ) -> Result<Response, ApiError> {
     end_previous(state, session_cookie(headers)).await?;
-    let new = web_sessions::create(&state.store, Subject::Account(person.name.clone())).await?;
+    let subject = Subject::Account(person.name.clone());
+    let new =
+        people::open_session(&state.store, &state.auth, subject, &person.name, generation).await?;
     let view = SessionView {
         signed_in: true,
         sign_up_open: people::sign_up_open(&state.store, &state.config).await?,
@@ -369,7 +373,8 @@ async fn sign_up(
         .await?
         .ok_or_else(|| ApiError::internal("a new account is not readable"))?;
     tracing::info!(account = %name, "a person signed up");
-    signed_in(&state, &headers, &person, StatusCode::CREATED).await
+    let generation = state.auth.generation(&name).await?;
+    signed_in(&state, &headers, &person, generation, StatusCode::CREATED).await
 }
 
 /// Password checks one API process runs at once. A check is an Argon2 verification (19 MiB
@@ -392,7 +397,7 @@ pub(crate) async fn check_password(
     name: &str,
     password: &str,
     via: &str,
-) -> Result<Person, ApiError> {
+) -> Result<(Person, CredentialGeneration), ApiError> {
     use horst_operator::SignInOutcome;
     let canonical = people::canonical(name);
     // Refused before anything is looked up, recorded or logged.
@@ -415,13 +420,13 @@ pub(crate) async fn check_password(
     wait_for_sign_in(state, address, &canonical).await?;
     let found = people::sign_in(&state.store, &state.auth, name, password).await?;
     let outcome = match found {
-        SignIn::Ok(_) => SignInOutcome::Ok,
+        SignIn::Ok(..) => SignInOutcome::Ok,
         SignIn::Wrong => SignInOutcome::Failed,
         SignIn::Blocked => SignInOutcome::Blocked,
     };
     record_sign_in(state, address, &canonical, via, outcome).await?;
     match found {
-        SignIn::Ok(p) => Ok(p),
+        SignIn::Ok(p, generation) => Ok((p, generation)),
         SignIn::Wrong => Err(ApiError::new(
             ApiCode::InvalidCredentials,
             "wrong name or password",
@@ -440,8 +445,9 @@ async fn sign_in(
     Json(body): Json<Credentials>,
 ) -> Result<Response, ApiError> {
     same_origin(&headers)?;
-    let person = check_password(&state, address, &body.name, &body.password, "account").await?;
-    signed_in(&state, &headers, &person, StatusCode::OK).await
+    let (person, generation) =
+        check_password(&state, address, &body.name, &body.password, "account").await?;
+    signed_in(&state, &headers, &person, generation, StatusCode::OK).await
 }
 
 async fn sign_out(
@@ -512,7 +518,9 @@ async fn change_password(
     let person = people::load(&state.store, &name)
         .await?
         .ok_or_else(|| ApiError::internal("the account is not readable"))?;
-    signed_in(&state, &headers, &person, StatusCode::OK).await
+    // The generation the change moved to: this device's new session belongs to it.
+    let generation = state.auth.generation(&name).await?;
+    signed_in(&state, &headers, &person, generation, StatusCode::OK).await
 }
 
 async fn create_key(

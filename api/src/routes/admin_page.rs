@@ -17,6 +17,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde::{Deserialize, Serialize};
 
+use horst_identity::people;
 use horst_identity::web_sessions::{self, Subject};
 
 use horst_operator::SignInOutcome;
@@ -153,7 +154,7 @@ async fn sign_in(
     Json(body): Json<SignInBody>,
 ) -> Result<Response, ApiError> {
     same_origin(&headers)?;
-    let (subject, who) = match (body.token, body.name, body.password) {
+    let (subject, who, generation) = match (body.token, body.name, body.password) {
         (Some(token), None, None) => {
             let operator_name =
                 horst_text::clean_line(body.operator_name.as_deref().unwrap_or_default());
@@ -176,10 +177,12 @@ async fn sign_in(
                     operator_name,
                 },
                 who,
+                None,
             )
         }
         (None, Some(name), Some(password)) => {
-            let person = check_password(&state, address, &name, &password, "admin").await?;
+            let (person, generation) =
+                check_password(&state, address, &name, &password, "admin").await?;
             if !person.operator {
                 return Err(ApiError::new(
                     ApiCode::Forbidden,
@@ -187,7 +190,7 @@ async fn sign_in(
                 ));
             }
             let who = format!("page:{}", person.name);
-            (Subject::Operator(person.name), who)
+            (Subject::Operator(person.name), who, Some(generation))
         }
         _ => {
             return Err(ApiError::new(
@@ -197,7 +200,20 @@ async fn sign_in(
         }
     };
     end_previous(&state, admin_cookie(&headers)).await?;
-    let new = web_sessions::create(&state.store, subject.clone()).await?;
+    let new = match (&subject, generation) {
+        (Subject::Operator(name), Some(generation)) => {
+            let name = name.clone();
+            people::open_session(
+                &state.store,
+                &state.auth,
+                subject.clone(),
+                &name,
+                generation,
+            )
+            .await?
+        }
+        _ => web_sessions::create(&state.store, subject.clone()).await?,
+    };
     tracing::info!(who = %who, "operator signed in on /admin");
     let v = SessionView {
         signed_in: true,
@@ -255,7 +271,7 @@ async fn confirm(
 ) -> Result<Response, ApiError> {
     match (&op.session.subject, body.password, body.token) {
         (Subject::Operator(name), Some(password), None) => {
-            let person = check_password(&state, address, name, &password, "admin").await?;
+            let (person, _) = check_password(&state, address, name, &password, "admin").await?;
             if person.name != *name {
                 return Err(ApiError::new(
                     ApiCode::InvalidCredentials,

@@ -35,7 +35,7 @@ async fn sign_in(
     ClientAddr(address): ClientAddr,
     Json(body): Json<Credentials>,
 ) -> Result<Json<Token>, ApiError> {
-    let person = super::account::check_password(
+    let (person, generation) = super::account::check_password(
         &state,
         address,
         &body.username,
@@ -53,6 +53,6 @@ async fn sign_in(
                 e
             }
         })?;
-    let token = state.auth.issue_jwt(&person.name).await?;
+    let token = state.auth.issue_jwt(&person.name, generation).await?;
     Ok(Json(Token { token }))
 }
