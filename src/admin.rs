@@ -70,9 +70,12 @@ async fn level(app: &App, cmd: LevelCommand) -> ExitCode {
                     .await
                     .map(|v| format!("promoted: {v}"))
             }
-            LevelCommand::Rollback { level } => operator::rollback(store, &who(), &level)
-                .await
-                .map(|v| format!("rolled back: {v}")),
+            LevelCommand::Rollback { level, expect, to } => {
+                let expect = operator::RollbackExpect { from: expect, to };
+                operator::rollback(store, &who(), &level, &expect)
+                    .await
+                    .map(|v| format!("rolled back: {v}"))
+            }
             LevelCommand::Quarantine { revision } => operator::quarantine(store, &who(), &revision)
                 .await
                 .map(|_| format!("revision {revision} quarantined")),
@@ -541,8 +544,16 @@ pub enum LevelCommand {
         #[arg(long)]
         expect: String,
     },
-    /// Restore the previously promoted revision of LEVEL.
-    Rollback { level: String },
+    /// Restore the previously promoted revision of LEVEL (a quarantined or withdrawn one is
+    /// passed over). --expect and --to name the revision promoted now and the one that
+    /// comes back; one that does not match is refused (conflict).
+    Rollback {
+        level: String,
+        #[arg(long)]
+        expect: Option<String>,
+        #[arg(long)]
+        to: Option<String>,
+    },
     /// Hide REVISION everywhere (its evidence stays).
     Quarantine { revision: String },
     /// Re-simulate REVISION's stored winning replay on a worker with the current engine and

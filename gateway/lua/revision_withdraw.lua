@@ -6,6 +6,8 @@
     KEYS[1] rev:<id>:state             the revision's state
     KEYS[2] labor                      zset of Labor candidates
     KEYS[3] owner:<owner>:candidates   set of the owner's candidates
+    KEYS[4] level:<level>:history      earlier promoted revisions: a withdrawn one is taken
+                                       off, so no rollback brings it back
 
     ARGV[1] revision id
 
@@ -18,4 +20,5 @@ if s == 'promoted' then return 'promoted' end
 redis.call('SET', KEYS[1], 'withdrawn')
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])
+redis.call('LREM', KEYS[4], 0, ARGV[1])
 return 'ok'

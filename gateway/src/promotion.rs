@@ -107,8 +107,25 @@ ErrorCode::Conflict,
     })
 }
 
-/// Restores the previously promoted revision of `level`.
-pub async fn rollback(store: &Store, level: &str) -> Result<Rollback, ToolError> {
+/// What the operator saw when they asked for a rollback: the promoted revision (`from`) and
+/// the one they were told comes back (`to`). Either may be left out; one that does not
+/// match is refused (conflict) instead of rolling back what nobody confirmed, as when two
+/// operators confirm the same rollback and the second would take the level one further back.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RollbackExpect {
+    pub from: Option<String>,
+    pub to: Option<String>,
+}
+
+/// Restores the previously promoted revision of `level`. A revision hidden since it was
+/// retired (quarantined, withdrawn) never comes back: it is taken off the history and the
+/// one before it is restored.
+pub async fn rollback(
+    store: &Store,
+    level: &str,
+    expect: &RollbackExpect,
+) -> Result<Rollback, ToolError> {
     let lower = level.to_ascii_lowercase();
     let promoted_key = keys::level_promoted(store, &lower);
     let history_key = keys::level_history(store, &lower);
@@ -122,6 +139,14 @@ pub async fn rollback(store: &Store, level: &str) -> Result<Rollback, ToolError>
             .query_async(&mut store.conn())
             .await?;
         let (cur, prev) = (cur.unwrap_or_default(), prev.unwrap_or_default());
+        if let Some(from) = expect.from.as_deref().filter(|from| *from != cur) {
+            let now = if cur.is_empty() { "none" } else { cur.as_str() };
+            return Err(ToolError::new(
+                ErrorCode::Conflict,
+                format!("level {level} has promoted revision {now} now, not {from}; check it and repeat"),
+            )
+            .with("currentRevisionId", now));
+        }
         rolled = ROLLBACK
             .call(store)
             .key(&promoted_key)
@@ -130,6 +155,7 @@ pub async fn rollback(store: &Store, level: &str) -> Result<Rollback, ToolError>
             .key(keys::rev_state(store, &prev))
             .arg(&cur)
             .arg(&prev)
+            .arg(expect.to.as_deref().unwrap_or(""))
             .run()
             .await?;
         if rolled != RolledBack::Moved {
@@ -149,6 +175,14 @@ pub async fn rollback(store: &Store, level: &str) -> Result<Rollback, ToolError>
                 ErrorCode::Conflict,
                 format!("level {level} kept changing while rolling back; try again"),
             ))
+        }
+        RolledBack::Expected(prev) => {
+            let to = expect.to.as_deref().unwrap_or_default();
+            return Err(ToolError::new(
+                ErrorCode::Conflict,
+                format!("rolling {level} back would bring back revision {prev}, not {to}; check it and repeat"),
+            )
+            .with("rollbackTo", prev.as_str()));
         }
     };
     Ok(Rollback {
@@ -178,6 +212,7 @@ pub async fn quarantine(store: &Store, revision_id: &str) -> Result<String, Tool
         .key(keys::labor(store))
         .key(keys::owner_candidates(store, &owner))
         .key(keys::rev(store, revision_id))
+        .key(keys::level_history(store, &name))
         .arg(revision_id)
         .run()
         .await?;

@@ -160,8 +160,9 @@ async fn card(store: &Store, id: &str) -> Result<Option<Card>, ToolError> {
 pub struct OperatorExtras {
     /// The map's `name:` line, cleaned; empty when the revision has no map.
     pub title: String,
-    /// The revision promoted before this one (the head of the level's history), when this
-    /// one is promoted; `null`: nothing to roll back to.
+    /// The revision a rollback brings back (the newest of the level's history that is still
+    /// retired: quarantined and withdrawn ones are passed over), when this one is promoted;
+    /// `null`: nothing to roll back to.
     pub rollback_to: Option<String>,
 }
 
@@ -176,10 +177,21 @@ pub async fn operator_extras(
         .hget(keys::rev(store, revision_id), "map")
         .await?;
     let rollback_to: Option<String> = if promoted {
-        store
+        // The history's hidden entries are taken off by quarantine and withdrawal; one an
+        // earlier version left there is passed over by the rollback, and so here.
+        let history: Vec<String> = store
             .conn()
-            .lindex(keys::level_history(store, level), 0)
-            .await?
+            .lrange(keys::level_history(store, level), 0, 15)
+            .await?;
+        let mut first = None;
+        for id in history.into_iter().filter(|id| id != revision_id) {
+            let state: Option<String> = store.conn().get(keys::rev_state(store, &id)).await?;
+            if state.as_deref() == Some("retired") {
+                first = Some(id);
+                break;
+            }
+        }
+        first
     } else {
         None
     };

@@ -443,6 +443,7 @@ pub async fn withdraw(store: &Store, owner: &str, id: &str) -> Result<Value, Too
         .key(keys::rev_state(store, id))
         .key(keys::labor(store))
         .key(keys::owner_candidates(store, owner))
+        .key(keys::level_history(store, &name))
         .arg(id)
         .run()
         .await?;

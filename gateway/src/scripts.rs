@@ -24,14 +24,14 @@ pub(crate) static PROMOTE: Script<Promoted> = Script::new(Decl {
 pub(crate) static ROLLBACK: Script<RolledBack> = Script::new(Decl {
     file: lua!("lua/rollback.lua"),
     keys: 4,
-    argv: Argv::Exactly(2),
+    argv: Argv::Exactly(3),
     writes: Writes::Durable,
 });
 
 /// `quarantine.lua`: hides a revision everywhere.
 pub(crate) static QUARANTINE: Script<Quarantined> = Script::new(Decl {
     file: lua!("lua/quarantine.lua"),
-    keys: 5,
+    keys: 6,
     argv: Argv::Exactly(1),
     writes: Writes::Durable,
 });
@@ -80,7 +80,7 @@ pub(crate) static REVISION_STORE: Script<RevisionStored, StoreRevision<'static>>
 /// `revision_withdraw.lua`.
 pub(crate) static REVISION_WITHDRAW: Script<Withdrawn> = Script::new(Decl {
     file: lua!("lua/revision_withdraw.lua"),
-    keys: 3,
+    keys: 4,
     argv: Argv::Exactly(1),
     writes: Writes::Durable,
 });
@@ -377,8 +377,11 @@ pub(crate) enum RolledBack {
     },
     NothingPromoted,
     NoHistory,
-    /// The level changed between the caller's read and the script: read again.
+    /// The level changed between the caller's read and the script, or the history's head
+    /// was no longer retired and was taken off: read again.
     Moved,
+    /// Another revision than the one the operator expects would come back.
+    Expected(String),
 }
 reply!(RolledBack, Vec<String>, "rollback", |r| match r
     .iter()
@@ -392,7 +395,8 @@ reply!(RolledBack, Vec<String>, "rollback", |r| match r
     }),
     ["none"] => Some(RolledBack::NothingPromoted),
     ["nohistory"] => Some(RolledBack::NoHistory),
-    ["moved"] => Some(RolledBack::Moved),
+    ["moved"] | ["skipped", _, _] => Some(RolledBack::Moved),
+    ["expected", prev] => Some(RolledBack::Expected(prev.to_string())),
     _ => None,
 });
 

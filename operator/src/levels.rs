@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use horst_gateway::checks;
 use horst_gateway::promotion;
-pub use horst_gateway::promotion::{Promotion, Rollback};
+pub use horst_gateway::promotion::{Promotion, Rollback, RollbackExpect};
 use horst_gateway::ToolError;
 use horst_queue::{Failure, Queue};
 use horst_store::Store;
@@ -34,9 +34,14 @@ pub async fn promote(
     Ok(promoted)
 }
 
-/// Restores the previously promoted revision of `level`.
-pub async fn rollback(store: &Store, who: &str, level: &str) -> Result<Rollback, ToolError> {
-    let rolled = promotion::rollback(store, level).await?;
+/// Restores the previously promoted revision of `level`, if it is the one `expect` names.
+pub async fn rollback(
+    store: &Store,
+    who: &str,
+    level: &str,
+    expect: &RollbackExpect,
+) -> Result<Rollback, ToolError> {
+    let rolled = promotion::rollback(store, level, expect).await?;
     let detail = Detail::RolledBack {
         from: &rolled.from,
         to: &rolled.to,

@@ -26,7 +26,7 @@ pub use board::{hide_post, mark_read, publish_thread, reply, thread_status};
 pub use levels::{
     promote, publish_builtin, publish_shipped, quarantine, recheck_and_wait, recheck_limit,
     revisions, rollback, start_recheck, wait_recheck, Promotion, RecheckDone, RevisionFilter,
-    RevisionPage, RevisionRow, Rollback,
+    RevisionPage, RevisionRow, Rollback, RollbackExpect,
 };
 pub use overview::{overview, Overview};
 pub use people::{

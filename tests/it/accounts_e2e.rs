@@ -597,11 +597,26 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
         ask.contains("rev-gipfel-b") && ask.contains("comes back"),
         "{ask}"
     );
+    // Yes: the page names what it confirmed (c goes, b comes back), and the server rolls
+    // back exactly that.
     click(
         &tab,
-        "tr[data-revision='rev-gipfel-c'] .confirm button:not([data-confirm])",
+        "tr[data-revision='rev-gipfel-c'] button[data-confirm]",
     )
     .await;
+    tab.wait_for(
+        "document.getElementById('notice').textContent.includes('rev-gipfel-b is promoted again')",
+        "the rollback",
+        LONG,
+    )
+    .await;
+    let promoted: Option<String> = app
+        .store
+        .conn()
+        .get(app.store.key("level:gipfel:promoted"))
+        .await
+        .unwrap();
+    assert_eq!(promoted.as_deref(), Some("rev-gipfel-b"));
 
     // A role change asks first, saying what the role means.
     navigate(&tab, &app.url("/admin/#accounts")).await;
@@ -631,6 +646,72 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
             .operator,
         "the role changed without a yes"
     );
+
+    // Five minutes after the sign-in a destructive action asks for the password again, in a
+    // dialog that never shows it. A wrong one is said and stays said (it flashed away and
+    // the page started over); the right one does what was asked.
+    let sessions = app.store.scan_keys("websession:*").await.unwrap();
+    for key in sessions {
+        let _: () = app
+            .store
+            .conn()
+            .hset(&key, "authAtMs", 1_000u64)
+            .await
+            .unwrap();
+    }
+    click(
+        &tab,
+        "tr[data-account='dohlenfreund'] button[data-action='block']",
+    )
+    .await;
+    click(&tab, "tr[data-account='dohlenfreund'] button[data-confirm]").await;
+    tab.wait_for(
+        "document.querySelector('dialog.reauth[open] input[type=password]') !== null",
+        "the password dialog",
+        LONG,
+    )
+    .await;
+    screenshot(&tab, "admin-reauth-1280").await;
+    fill(&tab, "dialog.reauth input", "geraten!").await;
+    tab.eval("document.querySelector('dialog.reauth form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.getElementById('notice').textContent.includes('Not done')",
+        "the refusal of the wrong password",
+        LONG,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        text(&tab, "#notice").await.contains("Nothing was changed"),
+        "the refusal went away"
+    );
+    assert_eq!(
+        tab.eval("document.body.dataset.section").await,
+        json!("accounts"),
+        "the page started over"
+    );
+    click(
+        &tab,
+        "tr[data-account='dohlenfreund'] button[data-action='block']",
+    )
+    .await;
+    click(&tab, "tr[data-account='dohlenfreund'] button[data-confirm]").await;
+    tab.wait_for(
+        "document.querySelector('dialog.reauth[open]') !== null",
+        "the password dialog again",
+        LONG,
+    )
+    .await;
+    fill(&tab, "dialog.reauth input", PASSWORD).await;
+    tab.eval("document.querySelector('dialog.reauth form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.getElementById('notice').textContent.includes('dohlenfreund blocked')",
+        "the block",
+        LONG,
+    )
+    .await;
 
     // The other sections render with the same session.
     for (hash, ready) in [
@@ -666,6 +747,8 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
     assert_eq!(
         mine,
         [
+            ("block", "dohlenfreund"),
+            ("rollback", "gipfel"),
             ("promote", "rev-gipfel-b"),
             ("mark_read", message_id.as_str())
         ]

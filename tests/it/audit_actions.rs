@@ -55,7 +55,9 @@ async fn perform(app: &TestApp, f: &mut Fixture, action: Action) -> String {
             "r2".into()
         }
         Action::Rollback => {
-            operator::rollback(s, WHO, "gipfel").await.unwrap();
+            operator::rollback(s, WHO, "gipfel", &Default::default())
+                .await
+                .unwrap();
             "gipfel".into()
         }
         Action::Quarantine => {

@@ -856,12 +856,14 @@ async fn promotion_rollback_and_quarantine() {
     let level = ok_result(&app.call("get_level", json!({"name": "gipfel"}), None).await);
     assert_eq!(level["revisionId"], "r2");
     // Rollback restores r1; the level thread follows the promoted revision.
-    let r = json!(operator::rollback(s, "olga", "gipfel").await.unwrap());
+    let r = json!(operator::rollback(s, "olga", "gipfel", &Default::default())
+        .await
+        .unwrap());
     assert_eq!(r["to"], "r1");
     let level = ok_result(&app.call("get_level", json!({"name": "gipfel"}), None).await);
     assert_eq!(level["revisionId"], "r1");
     assert_eq!(
-        operator::rollback(s, "olga", "gipfel")
+        operator::rollback(s, "olga", "gipfel", &Default::default())
             .await
             .unwrap_err()
             .code,
@@ -926,6 +928,90 @@ async fn promotion_rollback_and_quarantine() {
         .await
         .unwrap();
     ok_result(&app.call("get_level", json!({"name": "gipfel"}), None).await);
+}
+
+/// A rollback never brings back a revision hidden since it was retired (quarantined by the
+/// operator, withdrawn by its author), and a rollback the operator confirmed for one revision
+/// does not roll back to another. Both used to: the history kept hidden revisions and the
+/// rollback took its head whatever its state, and a second confirmation of the same
+/// rollback took the level one revision further back.
+#[tokio::test]
+async fn a_rollback_brings_back_only_what_the_operator_confirmed_and_nothing_hidden() {
+    use horst_operator::{self as operator, RollbackExpect};
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    let engine = horst_engine::engine_version();
+    for id in ["r1", "r2", "r3", "r4"] {
+        fake_revision(&app, id, "gipfel", "anna", "labor").await;
+        let _: () = app
+            .store
+            .conn()
+            .hset(app.store.key(&format!("rev:{id}")), "engineVersion", engine)
+            .await
+            .unwrap();
+    }
+    let s = &app.store;
+    let mut current = None;
+    for id in ["r1", "r2", "r3", "r4"] {
+        operator::promote(s, "olga", id, current).await.unwrap();
+        current = Some(id);
+    }
+    // History r3, r2, r1. r3 is quarantined, r2 withdrawn by its author.
+    operator::quarantine(s, "olga", "r3").await.unwrap();
+    ok_result(
+        &app.call("withdraw_level", json!({"revisionId": "r2"}), Some(&a))
+            .await,
+    );
+    let app = &app;
+    let promoted = |id: &'static str| async move {
+        let level = ok_result(&app.call("get_level", json!({"name": "gipfel"}), None).await);
+        assert_eq!(level["revisionId"], id, "{level}");
+    };
+    // The operator expects r3 back (what an older page showed): refused, nothing changes.
+    let expect = |from: &str, to: &str| RollbackExpect {
+        from: Some(from.into()),
+        to: Some(to.into()),
+    };
+    let e = operator::rollback(s, "olga", "gipfel", &expect("r4", "r3"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, "conflict", "{e:?}");
+    assert_eq!(e.details["rollbackTo"], "r1", "{e:?}");
+    promoted("r4").await;
+    // Confirmed for r1: r1 comes back, passing over the hidden ones.
+    let r = json!(operator::rollback(s, "olga", "gipfel", &expect("r4", "r1"))
+        .await
+        .unwrap());
+    assert_eq!(
+        (r["from"].as_str(), r["to"].as_str()),
+        (Some("r4"), Some("r1"))
+    );
+    promoted("r1").await;
+    let state = |id: &str| {
+        let key = s.key(&format!("rev:{id}:state"));
+        async move {
+            let v: Option<String> = s.conn().get(key).await.unwrap();
+            v.unwrap_or_default()
+        }
+    };
+    assert_eq!(state("r3").await, "quarantined");
+    assert_eq!(state("r2").await, "withdrawn");
+    // The same confirmation again (a second tab): refused, r1 stays.
+    let e = operator::rollback(s, "olga", "gipfel", &expect("r4", "r1"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (e.code.as_str(), e.details["currentRevisionId"].as_str()),
+        ("conflict", Some("r1")),
+        "{e:?}"
+    );
+    promoted("r1").await;
+    // Nothing hidden is left to roll back to.
+    let e = operator::rollback(s, "olga", "gipfel", &Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, "conflict", "{e:?}");
+    promoted("r1").await;
 }
 
 const ADMIN_TOKEN: &str = "test-operator-token-0123456789abcdef";

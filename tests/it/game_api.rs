@@ -117,9 +117,12 @@ async fn shipped_levels_are_published_once_even_by_processes_starting_together()
     assert_eq!(v["seed"], 2);
     let (_, old) = get(&a, &format!("/api/game/revisions/{}", ra[0].revision_id)).await;
     assert_eq!(old["state"], "retired", "{old}");
-    let rolled = json!(horst_operator::rollback(&a.store, "test", "erste-schritte")
-        .await
-        .unwrap());
+    let rolled =
+        json!(
+            horst_operator::rollback(&a.store, "test", "erste-schritte", &Default::default())
+                .await
+                .unwrap()
+        );
     assert_eq!(rolled["to"], ra[0].revision_id.as_str());
     // After the operator's rollback a restart keeps the operator's choice.
     let again = horst_operator::publish_builtin(&a.store, "start", &[changed])

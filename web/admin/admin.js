@@ -23,6 +23,34 @@ export function el(tag, attrs = {}, ...children) {
   return e;
 }
 
+/** Asks for a password or token in a modal dialog (never shown as typed, unlike
+ *  `window.prompt`); resolves to what was typed, or null when cancelled. */
+function askSecret(text) {
+  return new Promise((resolve) => {
+    const input = el("input", { type: "password", autocomplete: "current-password", required: true, id: "reauth-secret" });
+    const cancel = el("button", { type: "button" }, "Cancel");
+    const form = el("form", { method: "dialog" },
+      el("label", { for: "reauth-secret" }, text),
+      input,
+      el("div", { class: "actions" }, el("button", { type: "submit", class: "danger" }, "Confirm"), cancel));
+    const dialog = el("dialog", { class: "reauth", "aria-label": "Confirm it is you" }, form);
+    let settled = false;
+    const done = (value) => {
+      if (settled) return;
+      settled = true;
+      if (dialog.open) dialog.close();
+      dialog.remove();
+      resolve(value);
+    };
+    form.addEventListener("submit", (e) => { e.preventDefault(); done(input.value || null); });
+    cancel.addEventListener("click", () => done(null));
+    dialog.addEventListener("cancel", (e) => { e.preventDefault(); done(null); });
+    document.body.append(dialog);
+    dialog.showModal();
+    input.focus();
+  });
+}
+
 let csrf = null;
 /** How this session signed in (`account` or `admin_token`): what a re-authentication asks for. */
 let via = null;
@@ -31,7 +59,7 @@ let via = null;
  *  repeat the action once. */
 async function reauthenticated(method, path, body) {
   const what = via === "admin_token" ? "your admin token" : "your password";
-  const given = window.prompt(`This action needs ${what} again (the last was more than 5 minutes ago).`);
+  const given = await askSecret(`This action needs ${what} again (the last was more than 5 minutes ago).`);
   if (!given) return null;
   const res = await api("POST", "/api/admin/session/confirm",
     via === "admin_token" ? { token: given } : { password: given }, false);
@@ -50,7 +78,9 @@ export async function api(method, path, body, retry = true) {
     });
     let data = {};
     try { data = await r.json(); } catch { data = {}; }
-    if (r.status === 401) setTimeout(start, 0);
+    // A session that ended shows the sign-in again; a wrong password or token (the
+    // re-authentication's answer) is a refusal to show, not a reason to start over.
+    if (r.status === 401 && data.code !== "invalid_credentials") setTimeout(start, 0);
     if (retry && r.status === 403 && data.code === "reauthenticate") {
       const again = await reauthenticated(method, path, body);
       if (again) return again;
@@ -68,7 +98,10 @@ export function refusal(res) {
   switch (b.code) {
     case "conflict":
       if (b.currentRevisionId !== undefined) {
-        return `Refused (409): someone changed this level meanwhile; its promoted revision is now ${b.currentRevisionId}. Nothing was changed. Reload the list, check the current revision, and promote again if you still want to.`;
+        return `Refused (409): someone changed this level meanwhile; its promoted revision is now ${b.currentRevisionId}. Nothing was changed. Reload the list, check the current revision, and try again if you still want to.`;
+      }
+      if (b.rollbackTo !== undefined) {
+        return `Refused (409): rolling back now would bring back ${b.rollbackTo}, not the revision you confirmed. Nothing was changed. Reload the list and check before you roll back.`;
       }
       return `Refused (409): ${said}`;
     case "engine_mismatch":
@@ -79,6 +112,7 @@ export function refusal(res) {
     case "invalid_input": return `Not accepted: ${said}`;
     case "csrf": case "cross_site": return "Refused: this page's session token is stale. Reload the page.";
     case "unauthorized": return "Your session ended. Sign in again.";
+    case "invalid_credentials": return `Not done: ${said || "that was not the right password or token"}. Nothing was changed.`;
     case "forbidden": return `Not allowed: ${said}`;
     case "reauthenticate": return `Not done: ${said}`;
     case "busy": return `Busy: ${said}`;
@@ -314,7 +348,7 @@ async function levels() {
       rollback.addEventListener("click", () => confirmIn(actions,
         `Roll back "${r.name}"? ${r.revisionId} is retired and ${r.rollbackTo}, the revision promoted before it, comes back for players.`,
         `Yes, bring back ${r.rollbackTo}`,
-        () => act("POST", `/api/admin/levels/${encodeURIComponent(r.name)}/rollback`, undefined, `${r.name} rolled back: ${r.rollbackTo} is promoted again.`, levels)));
+        () => act("POST", `/api/admin/levels/${encodeURIComponent(r.name)}/rollback`, { expect: { from: r.revisionId, to: r.rollbackTo } }, `${r.name} rolled back: ${r.rollbackTo} is promoted again.`, levels)));
       actions.append(rollback);
     } else if (r.state !== "quarantined") {
       const quarantine = el("button", { type: "button", class: "danger", "data-action": "quarantine" }, "Quarantine");

@@ -249,12 +249,24 @@ async fn end_table(
     value(operator::end_table(&state.rcadia, &op, &id, &body.reason).await)
 }
 
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RollbackBody {
+    #[serde(default)]
+    expect: operator::RollbackExpect,
+}
+
+impl Expected for RollbackBody {
+    const EXPECTED: &'static str = "{\"expect\": {\"from\": \"<the revision promoted now>\", \"to\": \"<the revision that comes back>\"}} (each optional; an empty body rolls back whatever is there)";
+}
+
 async fn rollback(
     State(state): State<AppState>,
     Confirmed(op): Confirmed,
     Path(name): Path<String>,
+    Json(body): Json<RollbackBody>,
 ) -> Answer {
-    value(operator::rollback(&state.store, &op, &name).await)
+    value(operator::rollback(&state.store, &op, &name, &body.expect).await)
 }
 
 async fn block(
