@@ -29,7 +29,8 @@
     with new events, a trim or ARGV[5], KEYS[4] only with deadline changes, KEYS[5] only
     with replay lines or ARGV[5], KEYS[6] only when the game is rated.
 
-    ARGV[1] the expected stored rev ('' = create: the session must not exist)
+    ARGV[1] the expected stored rev ('' = create: the session must not exist, nor its
+            replay or event log: KEYS[3] and KEYS[5] are always named on a create)
     ARGV[2] the new rev (the record's rev and a random tag: '<rev>.<tag>')
     ARGV[3] the new record ('~' and its delta); the stored value is '<ARGV[2]> <ARGV[3]>'
     ARGV[4] session id when the listing changes, else ''
@@ -51,8 +52,8 @@
 
   Output:
     1        written; the wake-up message is the new rev
-    {value, base}  not written: the stored rev is not ARGV[1]; the stored value (nil if
-             none) and base (nil if none)
+    {value, base}  not written: the stored rev is not ARGV[1] (or a create's id is taken);
+             the stored value (nil if none) and base (nil if none)
     0        not written: the stored rev of an earlier version's hash moved, or another process
              already replaced the hash with the current form (read it again)
 ]]
@@ -74,7 +75,10 @@ else
   local old = redis.call('SET', KEYS[1], value, 'KEEPTTL', 'GET')
   local ok
   if ARGV[1] == '' then
-    ok = not old
+    -- A new session's id must be new to its replay and event log too: those outlive the
+    -- record (a finished game's replay is kept for days), and a session id minted again
+    -- would add its game to an older game's replay. The caller mints another id.
+    ok = not old and redis.call('EXISTS', KEYS[5], KEYS[3]) == 0
   else
     ok = old and string.sub(old, 1, #ARGV[1] + 1) == ARGV[1] .. ' '
   end

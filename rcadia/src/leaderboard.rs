@@ -37,8 +37,12 @@ const POLL: Duration = Duration::from_secs(2);
 pub const HISTORY_KEPT: usize = 100;
 /// Thinking times kept per agent and game (the median and p95 beside its name).
 pub const THINK_KEPT: usize = 500;
-/// How long a game's "rated" marker is kept (a replay is gone long before).
-const MARKER_MS: u64 = 90 * 24 * 3600 * 1000;
+/// How long a game's "rated" marker is kept at least: it must outlive the game's pending
+/// entry, which a rater drops once the replay is gone. It is kept as long as the replay
+/// (`sessions.replay_retention_hours`), and no longer: one key per rated game adds up, and
+/// a session id is only minted again once its replay is gone (`session_save.lua`), when an
+/// older game's marker must not stop the new game's rating.
+const MARKER_MIN_MS: u64 = 3600 * 1000;
 
 /// `lua/rating_claim.lua`: KEYS pending; ARGV lease, count; the claimed ids and the earliest
 /// due time left (ms, as a score).
@@ -320,7 +324,7 @@ impl Rcadia {
                 .arg(to_json(&history(1))?)
                 .arg(HISTORY_KEPT)
                 .arg(THINK_KEPT)
-                .arg(MARKER_MS)
+                .arg(self.inner.settings.replay_retention_ms.max(MARKER_MIN_MS))
                 .arg(&game.game);
             for agent in [a, b] {
                 let t = think.get(agent).map(Vec::as_slice).unwrap_or_default();
@@ -497,6 +501,10 @@ pub fn rated_of_replay(lines: &[Line]) -> Option<RatedGame> {
         Line::Start { game_id, host, .. } => Some((game_id.as_deref(), *host)),
         _ => None,
     })?;
+    // A table that never started (no seats line) is no game.
+    if !lines.iter().any(|l| matches!(l, Line::Players { .. })) {
+        return None;
+    }
     lines.iter().rev().find_map(|l| match l {
         Line::End {
             result,
@@ -512,4 +520,53 @@ pub fn rated_of_replay(lines: &[Line]) -> Option<RatedGame> {
 fn to_json<T: Serialize>(v: &T) -> Result<String, RcadiaError> {
     serde_json::to_string(v)
         .map_err(|e| RcadiaError::Internal(format!("rating does not encode: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::Seat;
+    use horst_sessions::HostKind;
+    use serde_json::json;
+
+    fn seat(n: u32, agent: &str) -> Seat {
+        Seat {
+            seat: n,
+            player_id: format!("p_{n}"),
+            name: None,
+            agent: Some(agent.to_string()),
+            left: false,
+        }
+    }
+
+    /// A house table two agents sat at that ended before its game started (an operator
+    /// ended it in its lobby, a reserved rematch nobody began) is no rated game; the same
+    /// table with its game started is.
+    #[test]
+    fn a_table_that_never_started_is_not_rated() {
+        let seats = vec![seat(0, "agt_aa"), seat(1, "agt_bb")];
+        let start = Line::Start {
+            at: 0,
+            session_id: "ses_1".into(),
+            series_id: "ses_1".into(),
+            round: 1,
+            game_id: Some("chess".into()),
+            game_title: None,
+            host: HostKind::House,
+            config: json!({}),
+            previous_session_id: None,
+        };
+        let end = Line::End {
+            at: 9,
+            result: Some(json!({"winner": "p_0"})),
+            reason: Some("game_over".into()),
+            players: seats.clone(),
+        };
+        assert!(rated_of_replay(&[start.clone(), end.clone()]).is_none());
+        let played = Line::Players {
+            at: 1,
+            players: seats,
+        };
+        assert!(rated_of_replay(&[start, played, end]).is_some());
+    }
 }

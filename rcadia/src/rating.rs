@@ -220,7 +220,12 @@ pub fn rated_game(
     result: Option<&Value>,
 ) -> Option<RatedGame> {
     let game = game_id.filter(|g| is_game_id(g))?;
-    if host != HostKind::House || matches!(end_reason, Some("host_disconnected" | "host_left")) {
+    // Ended by the host's going, or by the operator (a table ended for abuse, or stuck, is
+    // no draw between its players): not a game either player finished.
+    if host != HostKind::House
+        || matches!(end_reason, Some("host_disconnected" | "host_left"))
+        || end_reason == Some(horst_sessions::OPERATOR_END)
+    {
         return None;
     }
     let [a, b] = players else { return None };
@@ -246,8 +251,11 @@ pub fn rated_game(
     })
 }
 
-/// [`rated_game`] of a session that just finished.
+/// [`rated_game`] of a session that just finished; a table that never started is no game.
 pub fn rates(s: &Session) -> Option<RatedGame> {
+    if !s.has_started() {
+        return None;
+    }
     let seats: Vec<Seat> = s
         .players()
         .iter()
@@ -454,6 +462,16 @@ mod tests {
         assert!(
             no(Some("chess"), HostKind::Agent, None, &two, &won),
             "third-party host"
+        );
+        assert!(
+            no(
+                Some("chess"),
+                HostKind::House,
+                Some(horst_sessions::OPERATOR_END),
+                &two,
+                &draw
+            ),
+            "ended by the operator"
         );
         assert!(no(
             Some("chess"),

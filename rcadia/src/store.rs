@@ -96,12 +96,19 @@ impl ScriptArgs for SaveArgs {
                 unused
             }
         }
-        let events = listing || self.trim > 0 || !self.events.is_empty();
+        // A create names the replay and the event log: the script checks the id is new to
+        // them.
+        let create = self.expected.is_empty();
+        let events = create || listing || self.trim > 0 || !self.events.is_empty();
         to.key(&k.session)
             .key(pick(&k.open, listing, unused))
             .key(pick(&k.events, events, unused))
             .key(pick(&k.delayed, !self.deadlines.is_empty(), unused))
-            .key(pick(&k.replay, listing || !self.replay.is_empty(), unused))
+            .key(pick(
+                &k.replay,
+                create || listing || !self.replay.is_empty(),
+                unused,
+            ))
             .key(pick(&k.ratings_pending, self.rate, unused))
             .key(&k.base)
             .arg(&self.expected)
@@ -1091,6 +1098,68 @@ mod tests {
             .await
             .unwrap();
         id
+    }
+
+    /// A session id minted again once its record expired (a day after its game), while
+    /// the game's replay is still kept (days), is not taken: the new game's lines went into
+    /// the old game's replay, which was then served as the new game's, and rated from the
+    /// old game's first line.
+    #[tokio::test]
+    async fn a_new_session_never_takes_an_id_whose_replay_is_kept() {
+        let redis = horst_testkit::RedisServer::start();
+        let (a, _stop) = process(&redis, false).await;
+        let old = started(&a).await;
+        let replay = crate::keys::replay(a.store(), &old);
+        let key = crate::keys::session(a.store(), &old);
+        let mut conn = a.store().conn();
+        let lines: i64 = redis::cmd("LLEN")
+            .arg(&replay)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert!(lines > 0, "the game has a replay");
+        let _: () = redis::cmd("DEL")
+            .arg(&key)
+            .arg(format!("{key}:base"))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        a.inner.cache.forget(&old);
+        let mut minted = Vec::new();
+        let created = a
+            .create(|id, now| {
+                minted.push(id.clone());
+                // The first id drawn is the old one.
+                let id = if minted.len() == 1 { old.clone() } else { id };
+                Session::create(
+                    NewSession {
+                        session_id: id,
+                        config: json!({"minPlayers": 2, "maxPlayers": 2, "turnBased": true,
+                            "sdkVersion": "2.0.0"}),
+                        host_identity: "host".into(),
+                        host_kind: HostKind::House,
+                        game: GameInfo::default(),
+                        timings: Timings::default(),
+                    },
+                    now,
+                )
+            })
+            .await
+            .unwrap();
+        assert_ne!(created.session_id(), old);
+        assert_eq!(minted.len(), 2, "a second id was minted");
+        let after: i64 = redis::cmd("LLEN")
+            .arg(&replay)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(after, lines, "the old game's replay is as it was");
+        let exists: i64 = redis::cmd("EXISTS")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(exists, 0, "nothing was stored under the old id");
     }
 
     /// An earlier version's record (a hash) that two processes hold: the first to write

@@ -867,6 +867,11 @@ impl Session {
         self.result.as_ref()
     }
 
+    /// Whether the game ever started (its seats were taken and the host began it).
+    pub fn has_started(&self) -> bool {
+        self.started_at_ms.is_some()
+    }
+
     /// Why it ended: the game's own `end` (its `reason`, else `game_over`), or `timeout`,
     /// `left`, `host_disconnected`.
     pub fn end_reason(&self) -> Option<&str> {

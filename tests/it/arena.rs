@@ -457,6 +457,9 @@ async fn seekers_at_once_fill_tables_and_never_leave_two_half_empty() {
     assert_eq!((st, v["code"].as_str()), (503, Some("no_table")), "{v}");
     let (st, v) = seek(&agents[0], json!({ "game": "a b" })).await;
     assert_eq!(st, 400, "{v}");
+    // A wait longer than any Duration is the longest wait (it panicked the request).
+    let (st, v) = seek(&agents[2], json!({ "game": GAME, "wait": 1e20 })).await;
+    assert_eq!(st, 200, "{v}");
 }
 
 /// The `rejected` lines of a replay as `viewer` downloads it.

@@ -160,7 +160,10 @@ async fn seek(
     }
     let wait = match body.wait {
         None => SEEK_WAIT_MAX,
-        Some(w) if w.is_finite() && w >= 0.0 => Duration::from_secs_f64(w).min(SEEK_WAIT_MAX),
+        Some(w) if w.is_finite() && w >= 0.0 => {
+            // Bounded before it becomes a Duration: a huge number would overflow one (a panic).
+            Duration::from_secs_f64(w.min(SEEK_WAIT_MAX.as_secs_f64()))
+        }
         Some(_) => {
             return Err(ApiError::new(
                 ApiCode::BadRequest,
