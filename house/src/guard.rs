@@ -29,10 +29,15 @@ impl Origin {
                 "`{url}` must be only a scheme, a host and a port; {hint}"
             ));
         }
-        Ok(Origin(format!(
-            "{scheme}://{}",
-            authority.to_ascii_lowercase()
-        )))
+        // The browser leaves a scheme's default port out of its URLs (`http://h:80/x` is
+        // `http://h/x`), so the origin is compared without it too.
+        let authority = authority.to_ascii_lowercase();
+        let default_port = if scheme == "http" { ":80" } else { ":443" };
+        let authority = match authority.strip_suffix(default_port) {
+            Some(host) if !host.is_empty() && !host.ends_with(':') => host.to_string(),
+            _ => authority,
+        };
+        Ok(Origin(format!("{scheme}://{authority}")))
     }
 
     pub fn as_str(&self) -> &str {
@@ -104,6 +109,26 @@ mod tests {
         assert_eq!(
             Origin::parse("https://Example.org").unwrap().host(),
             "example.org"
+        );
+        // A scheme's default port is left out, as the browser leaves it out of its URLs.
+        let plain = Origin::parse("http://127.0.0.1:80").unwrap();
+        assert_eq!(plain.as_str(), "http://127.0.0.1");
+        assert!(allowed("http://127.0.0.1/house/table.html", &plain));
+        assert_eq!(
+            Origin::parse("https://Example.org:443/").unwrap().as_str(),
+            "https://example.org"
+        );
+        assert_eq!(
+            Origin::parse("http://[::1]:80").unwrap().as_str(),
+            "http://[::1]"
+        );
+        assert_eq!(
+            Origin::parse("http://h:8080").unwrap().as_str(),
+            "http://h:8080"
+        );
+        assert_eq!(
+            Origin::parse("https://h:80").unwrap().as_str(),
+            "https://h:80"
         );
         for bad in [
             "127.0.0.1:8080",

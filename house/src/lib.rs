@@ -189,6 +189,9 @@ struct Running {
 pub struct FrameQuery {
     pub session_id: String,
     pub expression: String,
+    /// Crash the table's frames instead (`Page.crash`; the answer is `None`): how the tests
+    /// make a game die under a live table.
+    pub crash: bool,
     pub reply: tokio::sync::oneshot::Sender<Option<serde_json::Value>>,
 }
 
@@ -256,6 +259,10 @@ pub async fn run_with_probe(
                     q.session_id.is_empty() || v.session_id.as_deref() == id || v.series_id.as_deref() == id
                 });
                 let answer = match table {
+                    Some(r) if q.crash => {
+                        r.table.crash_frames(&browser);
+                        None
+                    }
                     Some(r) => r.table.evaluate_in_frames(&browser, &q.expression).await,
                     None => None,
                 };

@@ -128,6 +128,43 @@ pub fn parse(payload: &str) -> Result<PageRequest, String> {
     Ok(PageRequest::Call { id, call })
 }
 
+/// The id of a request [`parse`] refused, so the page is answered at once (it would wait a
+/// minute for the reply and retry the same request). `None` when there is none to find: the
+/// payload is not JSON with a numeric `id`, or too large to look at.
+pub fn request_id(payload: &str) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct IdOnly {
+        id: Option<u64>,
+    }
+    if payload.len() > 16 * 1024 * 1024 {
+        return None;
+    }
+    serde_json::from_str::<IdOnly>(payload).ok()?.id
+}
+
+/// The answer to a request [`parse`] refused: 413 for one over the size limit, else 400,
+/// with the API's error shape.
+pub fn refusal(payload: &str, why: &str) -> Reply {
+    #[derive(Serialize)]
+    struct Refused {
+        code: &'static str,
+        error: String,
+    }
+    let (status, code) = if payload.len() > 1024 * 1024 {
+        (413, "too_large")
+    } else {
+        (400, "bad_request")
+    };
+    let body = Refused {
+        code,
+        error: format!("the house refused this request from the page: {why}"),
+    };
+    Reply {
+        status,
+        body: serde_json::to_string(&body).unwrap_or_default(),
+    }
+}
+
 /// What the API answered: the HTTP status (0: no answer, network error) and the body text.
 #[derive(Debug, Clone)]
 pub struct Reply {

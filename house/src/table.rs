@@ -165,6 +165,16 @@ impl Table {
     ) -> Result<Table, CdpError> {
         let (target_id, session_id) = browser.new_page().await?;
         tracing::debug!(target = %target_id, "page created");
+        // From here on a failure closes what it made: a tab left open would go on loading
+        // and host a table nobody tracks (past `max_tables`, never ended).
+        let mut cleanup = OpenGuard {
+            browser: &browser,
+            target_id: &target_id,
+            session_id: &session_id,
+            task: None,
+            frames: None,
+            done: false,
+        };
         let (tx, rx) = mpsc::unbounded_channel();
         browser.route(&session_id, tx);
         setup_session(&browser, &session_id).await?;
@@ -201,11 +211,15 @@ impl Table {
             view_tx,
             frames.clone(),
         ));
+        cleanup.task = Some(task.abort_handle());
+        cleanup.frames = Some(frames.clone());
         tracing::debug!(%url, "navigating");
         browser
             .call(Some(&session_id), "Page.navigate", Navigate { url: &url })
             .await?;
         tracing::debug!("navigated");
+        cleanup.done = true;
+        drop(cleanup);
         Ok(Table {
             target_id,
             session_id,
@@ -229,11 +243,60 @@ impl Table {
         None
     }
 
+    /// Crash the page's frames (`Page.crash`): the end-to-end tests' way to make the
+    /// game die under a live table. Not waited for: a crashed frame never answers.
+    pub fn crash_frames(&self, browser: &Arc<Browser>) {
+        let frames = self.frames.lock().unwrap().clone();
+        for f in frames {
+            let b = browser.clone();
+            tokio::spawn(async move {
+                let _ = b.call(Some(&f), "Page.crash", NoParams {}).await;
+            });
+        }
+    }
+
     /// Close the page (no end op: the caller ends live sessions through the relay first).
     pub async fn close(self, browser: &Browser) {
         let _ = browser.close_page(&self.target_id).await;
         self.task.abort();
         browser.unroute(&self.session_id);
+        // The frames' routes too: the loop that took them off on their detach is stopped.
+        for f in self.frames.lock().unwrap().drain(..) {
+            browser.unroute(&f);
+        }
+    }
+}
+
+/// Closes a page whose [`Table::open`] failed part way (unless `done`): the tab, its event
+/// loop and its routes.
+struct OpenGuard<'a> {
+    browser: &'a Arc<Browser>,
+    target_id: &'a str,
+    session_id: &'a str,
+    task: Option<tokio::task::AbortHandle>,
+    frames: Option<Arc<Mutex<Vec<String>>>>,
+    done: bool,
+}
+
+impl Drop for OpenGuard<'_> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        if let Some(task) = &self.task {
+            task.abort();
+        }
+        self.browser.unroute(self.session_id);
+        if let Some(frames) = &self.frames {
+            for f in frames.lock().unwrap().drain(..) {
+                self.browser.unroute(&f);
+            }
+        }
+        // Closing takes a DevTools call: on its own task (a drop cannot wait for it).
+        let (browser, target) = (self.browser.clone(), self.target_id.to_string());
+        tokio::spawn(async move {
+            let _ = browser.close_page(&target).await;
+        });
     }
 }
 
@@ -259,6 +322,11 @@ async fn setup_session(browser: &Browser, session: &str) -> Result<(), CdpError>
         .await?;
     browser
         .call(Some(session), "Log.enable", NoParams {})
+        .await?;
+    // Without it Chromium sends no `Inspector.targetCrashed`: a crashed page or game frame
+    // went unnoticed.
+    browser
+        .call(Some(session), "Inspector.enable", NoParams {})
         .await?;
     browser
         .call(
@@ -358,17 +426,19 @@ async fn run(
                             if reply.status == 401 || reply.status == 403 {
                                 view.send_modify(|v| v.auth_refused = true);
                             }
-                            let expr = format!(
-                                "window.__horstHouseReply && window.__horstHouseReply({id}, {}, {})",
-                                reply.status,
-                                Value::String(reply.body)
-                            );
-                            let _ = b
-                                .call(Some(&s), "Runtime.evaluate", Evaluate { expression: expr })
-                                .await;
+                            answer(&b, &s, id, reply).await;
                         });
                     }
-                    Err(e) => tracing::warn!("house page sent a bad request: {e}"),
+                    Err(e) => {
+                        tracing::warn!("house page sent a bad request: {e}");
+                        // Answered at once: unanswered, the page would wait a minute for
+                        // the reply and then send the same request again.
+                        if let Some(id) = relay::request_id(&called.payload) {
+                            let reply = relay::refusal(&called.payload, &e);
+                            let (b, s) = (browser.clone(), page_session.clone());
+                            tokio::spawn(async move { answer(&b, &s, id, reply).await });
+                        }
+                    }
                 }
             }
             "Network.responseReceived" | "Runtime.exceptionThrown" | "Log.entryAdded" => {
@@ -384,10 +454,34 @@ async fn run(
                 tracing::warn!(event = %ev.method, "house page is gone");
                 break;
             }
+            // The game's frame crashed (or was killed for its memory): the page lives on and
+            // would keep the session, but nothing answers the players' moves any more, and
+            // they would be struck out and forfeit a rated game. The table is dead: the
+            // supervisor ends it `host_left` (no winner, not rated).
+            "Inspector.targetCrashed" if frames.lock().unwrap().contains(&from) => {
+                tracing::warn!("a house table's game frame crashed; ending its table");
+                break;
+            }
             _ => {}
         }
     }
     view.send_modify(|v| v.dead = true);
+}
+
+/// Hands the page the reply to its request `id`.
+async fn answer(browser: &Browser, page_session: &str, id: u64, reply: relay::Reply) {
+    let expr = format!(
+        "window.__horstHouseReply && window.__horstHouseReply({id}, {}, {})",
+        reply.status,
+        Value::String(reply.body)
+    );
+    let _ = browser
+        .call(
+            Some(page_session),
+            "Runtime.evaluate",
+            Evaluate { expression: expr },
+        )
+        .await;
 }
 
 /// A sentence for the log when a DevTools event says the page or its game is failing: a file

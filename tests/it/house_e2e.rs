@@ -113,6 +113,7 @@ impl House {
             .send(FrameQuery {
                 session_id: series.into(),
                 expression,
+                crash: false,
                 reply,
             })
             .await
@@ -321,6 +322,40 @@ async fn rock_paper_scissors_releases_simultaneous_throws_together() {
         .wait_game_text(&table, "throws", "two throws", |t| t.lines().count() == 2)
         .await;
     assert!(text.contains("rock vs scissors"), "{text}");
+    house.stop().await;
+}
+
+/// A game frame that crashes under a live table (a renderer killed for its memory, a bug)
+/// ends that table `host_left`: no winner, not rated. The page lived on and kept the
+/// session, the moves went unanswered, and the player on turn was struck out and lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_game_frame_ends_its_table_without_a_loser() {
+    let house = House::start(
+        &["chess"],
+        "turnTimeout=8&maxTurnTimeouts=1&forfeitOnTimeout=1",
+        |_| {},
+    )
+    .await;
+    let table = house.open_table("chess").await;
+    let (white, black) = (house.agent("Crashy").await, house.agent("Patient").await);
+    white.join(&table).await;
+    black.join(&table).await;
+    state_until(&white, &table, "white on turn", can_act).await;
+    let (reply, rx) = oneshot::channel();
+    house
+        .probe
+        .send(FrameQuery {
+            session_id: table.clone(),
+            expression: String::new(),
+            crash: true,
+            reply,
+        })
+        .await
+        .expect("house running");
+    let _ = rx.await;
+    let s = state_until(&black, &table, "the end", |s| s["status"] == "finished").await;
+    assert_eq!(s["result"]["winner"], Value::Null, "{s}");
+    assert_eq!(s["result"]["reason"], "host_left", "{s}");
     house.stop().await;
 }
 

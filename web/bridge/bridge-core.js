@@ -9,6 +9,10 @@ export const SYSTEM_PLAYER = "__system__";
 
 // Section 3: at most 100 ops per /ops request.
 export const MAX_OPS_PER_REQUEST = 100;
+// A request body is at most 1 MiB (an op at most 64 KiB): a batch of ops is cut before its
+// JSON passes this, with room for the request's own fields. 100 large ops in one batch were
+// refused whole (413), and their game's moves and end never arrived.
+export const MAX_OPS_BYTES_PER_REQUEST = 960 * 1024;
 // Section 3: hosts collect outbound game messages for ~10 ms.
 export const BATCH_DELAY_MS = 10;
 // Section 3: long-polls wait at most 25 s.
@@ -200,20 +204,28 @@ export class SeqTracker {
  * Tasks (for example the rematch call) run in queue order between batches,
  * so a rematch is only requested after the preceding game-over op was sent.
  */
+const utf8 = new TextEncoder();
+
+/** The bytes of `value` as JSON (UTF-8), as it goes into a request body. */
+function jsonBytes(value) {
+  try { return utf8.encode(JSON.stringify(value) ?? "null").length; } catch { return 0; }
+}
+
 export class OpsOutbox {
   /**
    * @param {{
    *   send: (key: string, ops: Op[]) => Promise<any>,
    *   onError?: (err: any, ops: Op[]|null) => void,
-   *   delayMs?: number, maxOps?: number,
+   *   delayMs?: number, maxOps?: number, maxBytes?: number,
    *   setTimer?: (fn: () => void, ms: number) => any,
    * }} opts
    */
-  constructor({ send, onError = () => {}, delayMs = BATCH_DELAY_MS, maxOps = MAX_OPS_PER_REQUEST, setTimer = (fn, ms) => setTimeout(fn, ms) }) {
+  constructor({ send, onError = () => {}, delayMs = BATCH_DELAY_MS, maxOps = MAX_OPS_PER_REQUEST, maxBytes = MAX_OPS_BYTES_PER_REQUEST, setTimer = (fn, ms) => setTimeout(fn, ms) }) {
     this._send = send;
     this._onError = onError;
     this._delayMs = delayMs;
     this._maxOps = maxOps;
+    this._maxBytes = maxBytes;
     this._setTimer = setTimer;
     /** @type {Array<{kind: "op", op: Op, key: string} | {kind: "task", fn: () => any}>} */
     this._queue = [];
@@ -272,9 +284,15 @@ export class OpsOutbox {
           continue;
         }
         const batch = [];
+        let bytes = 0;
         while (batch.length < this._maxOps && this._queue.length) {
           const item = this._queue[0];
           if (item.kind !== "op" || item.key !== head.key) break;
+          // Every batch takes its first op, whatever its size (the server judges an op
+          // that is too large on its own); later ones only while the batch stays small.
+          const size = jsonBytes(item.op) + 1;
+          if (batch.length > 0 && bytes + size > this._maxBytes) break;
+          bytes += size;
           batch.push(item.op);
           this._queue.shift();
         }

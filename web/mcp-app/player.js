@@ -24,10 +24,23 @@ function send(message) {
   window.parent.postMessage({ jsonrpc: "2.0", ...message }, "*");
 }
 
+/** How long a request waits for the host's answer: a host that never answers (one that
+ *  advertises a capability it does not serve) must not leave the player waiting forever. */
+const REQUEST_TIMEOUT_MS = 5000;
+
 function request(method, params) {
   const id = nextId++;
   send({ id, method, params });
-  return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      if (!pending.delete(id)) return;
+      reject(new Error(`the host did not answer ${method} within ${REQUEST_TIMEOUT_MS / 1000} s`));
+    }, REQUEST_TIMEOUT_MS);
+    pending.set(id, {
+      resolve: (v) => { clearTimeout(timer); resolve(v); },
+      reject: (e) => { clearTimeout(timer); reject(e); },
+    });
+  });
 }
 
 function notify(method, params) {

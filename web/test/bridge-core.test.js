@@ -4,7 +4,7 @@ import {
   classifyGameMessage, messageForEntry, SeqTracker, OpsOutbox, isLegacyConfig, hostLeftOp,
   resolveGameUrl, gameIdFromUrl, titleFromGameId, describeDeadline, describePlayers, describeResult,
   describeEntry, namesOf,
-  backoffMs, ApiError, isSessionLost, isAuthError, isRetryable, MAX_OPS_PER_REQUEST,
+  backoffMs, ApiError, isSessionLost, isAuthError, isRetryable, MAX_OPS_PER_REQUEST, MAX_OPS_BYTES_PER_REQUEST,
 } from "../bridge/bridge-core.js";
 import { settle } from "../test-support/fake-api.js";
 
@@ -135,6 +135,29 @@ test("OpsOutbox splits at 100 ops and never mixes sessions in one request", asyn
   await done;
   assert.deepEqual(sends.map((s) => [s.key, s.ops.length]), [["s1", MAX_OPS_PER_REQUEST], ["s1", 50], ["s2", 1], ["s1", 1]]);
   assert.equal(sends[1].ops[49].state, 149);
+});
+
+test("OpsOutbox cuts a batch before its body would pass the 1 MiB request limit", async () => {
+  const { outbox, sends, gates } = recordingOutbox();
+  // 20 ops of 60 KB each: 1.2 MB together, 100 ops allowed by count.
+  for (let i = 0; i < 20; i++) outbox.push({ op: "state", state: "é".repeat(30_000) + i }, "s");
+  const done = outbox.idle();
+  for (let i = 0; i < 3; i++) { await settle(); if (gates[i]) gates[i].resolve({}); }
+  await done;
+  assert.ok(sends.length >= 2, `one request of ${sends.length}`);
+  for (const s of sends) {
+    const body = new TextEncoder().encode(JSON.stringify({ ops: s.ops })).length;
+    assert.ok(body <= MAX_OPS_BYTES_PER_REQUEST + 64, `a request of ${body} bytes`);
+  }
+  assert.deepEqual(sends.flatMap((s) => s.ops.map((o) => o.state.slice(-2))), Array.from({ length: 20 }, (_, i) => String(i).padStart(2, "é")));
+  // One op larger than the limit still goes, alone (the server says what is wrong with it).
+  const big = recordingOutbox();
+  big.outbox.push({ op: "state", state: "x".repeat(1_100_000) }, "s");
+  big.outbox.push({ op: "state", state: 1 }, "s");
+  const bigDone = big.outbox.idle();
+  for (let i = 0; i < 2; i++) { await settle(); if (big.gates[i]) big.gates[i].resolve({}); }
+  await bigDone;
+  assert.deepEqual(big.sends.map((s) => s.ops.length), [1, 1]);
 });
 
 test("OpsOutbox runs tasks in queue order after the ops before them", async () => {
