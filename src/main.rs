@@ -95,7 +95,13 @@ fn main() -> ExitCode {
         redis: cli.common.redis.clone(),
         data: cli.common.data.clone(),
     };
-    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let env = match horst_config::Config::environment() {
+        Ok(env) => env,
+        Err(e) => {
+            eprintln!("horst: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let config = match horst_config::Config::load(cli.common.config.as_deref(), &env, &flags) {
         Ok(c) => c,
         Err(e) => {

@@ -245,24 +245,49 @@ fn raise_descriptor_limit(config: &Config) {
     }
 }
 
-/// SIGTERM (systemd, kill) or SIGINT (Ctrl-C) starts the graceful shutdown.
+/// SIGTERM (systemd, kill), SIGINT (Ctrl-C) or SIGHUP (the terminal closed) starts the
+/// graceful shutdown; a second one while it drains stops the process at once (an operator
+/// who presses Ctrl-C again does not want to wait out the grace period). The children (the
+/// worker, the private Redis) die with it (their parent-death signal).
 async fn wait_for_signal(shutdown: Shutdown) {
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await
-            }
-        }
+    use tokio::signal::unix::{signal, Signal, SignalKind};
+    let listen = |kind: SignalKind, name: &str| {
+        signal(kind)
+            .map_err(|e| tracing::error!(error = %e, signal = name, "cannot listen for a signal"))
+            .ok()
     };
-    tokio::select! {
-        _ = terminate => tracing::info!("SIGTERM received; shutting down"),
-        _ = tokio::signal::ctrl_c() => tracing::info!("Ctrl-C received; shutting down"),
+    async fn next(s: &mut Option<Signal>) {
+        let received = match s {
+            Some(s) => s.recv().await.is_some(),
+            None => false,
+        };
+        if !received {
+            std::future::pending::<()>().await;
+        }
     }
-    shutdown.trigger();
+    let mut term = listen(SignalKind::terminate(), "SIGTERM");
+    let mut int = listen(SignalKind::interrupt(), "SIGINT");
+    let mut hup = listen(SignalKind::hangup(), "SIGHUP");
+    let mut first = true;
+    loop {
+        let name = tokio::select! {
+            _ = next(&mut term) => "SIGTERM",
+            _ = next(&mut int) => "SIGINT",
+            _ = next(&mut hup) => "SIGHUP",
+        };
+        if first {
+            first = false;
+            tracing::info!(
+                signal = name,
+                "shutting down; send it again to stop at once"
+            );
+            shutdown.trigger();
+        } else {
+            tracing::warn!(signal = name, "a second signal while shutting down: stopping at once, without waiting for requests and jobs in flight");
+            eprintln!("horst: stopped at once ({name} again while shutting down)");
+            std::process::exit(130);
+        }
+    }
 }
 
 /// Notices a crash of the private redis-server: horst turns not ready and says why.

@@ -143,6 +143,27 @@ impl Config {
         Ok(config)
     }
 
+    /// The process's `HORST_*` environment variables, what [`Config::load`] takes. Other
+    /// variables are not read (one that is not UTF-8 made `std::env::vars` panic); a
+    /// `HORST_*` one that is not UTF-8 is an error naming it.
+    pub fn environment() -> Result<BTreeMap<String, String>, ConfigError> {
+        let mut out = BTreeMap::new();
+        for (name, value) in std::env::vars_os() {
+            let Some(name) = name.to_str().filter(|n| n.starts_with("HORST_")) else {
+                continue;
+            };
+            let value = value.into_string().map_err(|_| {
+                ConfigError::new(
+                    "-",
+                    Origin::Env(name.to_string()),
+                    "is not valid UTF-8; set it to UTF-8 text or unset it",
+                )
+            })?;
+            out.insert(name.to_string(), value);
+        }
+        Ok(out)
+    }
+
     /// Parses a TOML document. Errors name the setting and the line.
     pub fn from_toml(text: &str, origin: Origin) -> Result<Config, ConfigError> {
         toml::from_str::<Config>(text).map_err(|e| {
@@ -225,6 +246,20 @@ impl Config {
             self.redis.url = url.clone();
             check_redis_url(url)
                 .map_err(|m| ConfigError::new("redis.url", Origin::Flag("--redis"), m))?;
+            // One Redis, the sentinels or the cluster: the store would prefer the other two
+            // over the URL and act on a Redis the operator did not name.
+            for (setting, set) in [
+                ("redis.sentinels", !self.redis.sentinels.is_empty()),
+                ("redis.cluster", !self.redis.cluster.is_empty()),
+            ] {
+                if set {
+                    return Err(ConfigError::new(
+                        setting,
+                        Origin::Flag("--redis"),
+                        format!("--redis names one Redis, but the configuration sets {setting}; leave out --redis, or use a configuration without {setting}"),
+                    ));
+                }
+            }
         }
         if let Some(data) = &flags.data {
             self.data_dir = data.clone();

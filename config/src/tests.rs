@@ -176,6 +176,28 @@ fn bad_flag_is_refused() {
     assert_eq!(e.origin, Origin::Flag("--listen"));
 }
 
+/// `--redis` with a configuration that names sentinels or a cluster is refused, naming the
+/// setting: the store preferred them, and `horst admin --redis URL` acted on another Redis.
+#[test]
+fn a_redis_flag_beside_sentinels_or_a_cluster_is_refused() {
+    let flags = Flags {
+        redis: Some("redis://127.0.0.1:7000".into()),
+        ..Flags::default()
+    };
+    let mut c = Config::default();
+    c.redis.sentinels = vec!["10.0.0.5:26379".into()];
+    let e = c.apply_flags(&flags).unwrap_err();
+    assert_eq!(
+        (e.setting.as_str(), &e.origin),
+        ("redis.sentinels", &Origin::Flag("--redis"))
+    );
+    let mut c = Config::default();
+    c.redis.cluster = vec!["redis://10.0.0.5:7000".into()];
+    let e = c.apply_flags(&flags).unwrap_err();
+    assert_eq!(e.setting, "redis.cluster", "{e}");
+    Config::default().apply_flags(&flags).unwrap();
+}
+
 #[test]
 fn missing_file_is_a_clear_error() {
     let e = Config::load(

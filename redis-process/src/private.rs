@@ -5,6 +5,12 @@
 //! first one starts it (and stops it when it exits), the others attach. That is what lets
 //! `horst admin ... --data DIR` reach the store of a running `horst up --data DIR`. A file
 //! lock serialises the check-then-start, so two processes starting at once never both spawn.
+//!
+//! Architecture invariant: at most one redis-server runs on a data directory's AOF. The
+//! process that started it holds `owner.lock` (an exclusive `flock`) for as long as the
+//! server runs, so a server that is only slow to answer (paused, forking for an AOF
+//! rewrite, at its client limit) is waited for, never taken for a dead one: its socket was
+//! deleted and a second server started on the same AOF.
 
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -26,9 +32,14 @@ pub enum PrivateRedisError {
     },
     #[error("the data directory path is too long for a Unix socket ({len} bytes in {path}, at most {MAX_SOCKET_PATH}); use a shorter --data path")]
     SocketPathTooLong { path: PathBuf, len: usize },
+    #[error("the private redis-server in {dir} belongs to a running horst process but has not answered for {} s; look at {}/redis.log, and restart the horst process that started it (`horst up` or the first `horst api`/`horst worker` given this --data)", OWNER_PATIENCE.as_secs(), dir.display())]
+    Unresponsive { dir: PathBuf },
     #[error(transparent)]
     Launch(#[from] LaunchError),
 }
+
+/// How long a process waits for a server another live process started to answer.
+const OWNER_PATIENCE: Duration = Duration::from_secs(30);
 
 /// The private Redis of a data directory, started by this process or attached to.
 #[derive(Debug)]
@@ -36,6 +47,8 @@ pub struct PrivateRedis {
     dir: PathBuf,
     socket: PathBuf,
     process: Option<RedisProcess>,
+    /// `owner.lock`, held (flock) while the server this process started runs.
+    owner: Option<std::fs::File>,
 }
 
 impl PrivateRedis {
@@ -70,20 +83,42 @@ impl PrivateRedis {
             return Err(io(std::io::Error::last_os_error()));
         }
         let listen = Listen::Unix(socket.clone());
-        let process = if ping(&listen) {
-            None
+        let owner = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(dir.join("owner.lock"))
+            .map_err(io)?;
+        // SAFETY: flock on a file descriptor we own (opened close-on-exec, so the server
+        // does not inherit it); released when `owner` is dropped or this process exits.
+        let free = unsafe { libc::flock(owner.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        let (process, owner) = if !free {
+            // Another live process started the server: it exists, answering or not.
+            let deadline = std::time::Instant::now() + OWNER_PATIENCE;
+            while !ping(&listen) {
+                if std::time::Instant::now() >= deadline {
+                    return Err(PrivateRedisError::Unresponsive { dir });
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            (None, None)
+        } else if ping(&listen) {
+            // A server nobody holds the lock of (started by an earlier version): attach.
+            (None, None)
         } else {
             // A socket file left by a crashed server would make redis-server fail to bind.
             let _ = std::fs::remove_file(&socket);
             let mut options = RedisOptions::new(&dir, listen);
             options.binary = binary.to_string();
-            Some(RedisProcess::spawn(options)?)
+            (Some(RedisProcess::spawn(options)?), Some(owner))
         };
         drop(lock);
         Ok(PrivateRedis {
             dir,
             socket,
             process,
+            owner,
         })
     }
 
@@ -97,6 +132,7 @@ impl PrivateRedis {
             dir,
             socket,
             process: None,
+            owner: None,
         })
     }
 
@@ -124,7 +160,12 @@ impl PrivateRedis {
 
     /// `Some(status)` once a server this process started has exited.
     pub fn try_wait(&mut self) -> Option<ExitStatus> {
-        self.process.as_mut().and_then(RedisProcess::try_wait)
+        let exited = self.process.as_mut().and_then(RedisProcess::try_wait);
+        if exited.is_some() {
+            // No server runs for this lock any more: another process may start one.
+            self.owner = None;
+        }
+        exited
     }
 
     /// Stops the server if this process started it; attached processes leave it running.
@@ -236,6 +277,38 @@ mod tests {
         }
         // The log, the stderr log, the lock, the AOF base, increment and manifest.
         assert!(seen >= 5, "only {seen} files");
+    }
+
+    /// A server that is only slow to answer (here: stopped for 2 s) is waited for by the
+    /// next process, never taken for a dead one: its socket was deleted and a second
+    /// server started on the same AOF.
+    #[test]
+    fn a_server_slow_to_answer_is_waited_for_not_started_again() {
+        let data = tempfile::tempdir().unwrap();
+        let mut first = PrivateRedis::attach_or_start(data.path(), "redis-server").unwrap();
+        let pid = first.pid().unwrap() as i32;
+        let inode = std::fs::metadata(&first.socket).unwrap().ino();
+        // SAFETY: signals to the redis-server child this test started.
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        let resume = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(2));
+            unsafe { libc::kill(pid, libc::SIGCONT) };
+        });
+        let second = PrivateRedis::attach_or_start(data.path(), "redis-server").unwrap();
+        resume.join().unwrap();
+        assert!(!second.is_owner(), "a second server was started");
+        assert_eq!(
+            std::fs::metadata(&second.socket).unwrap().ino(),
+            inode,
+            "the socket was replaced"
+        );
+        assert!(ping(&Listen::Unix(first.socket.clone())));
+        first.stop(Duration::from_secs(5)).unwrap();
+        // Its server gone, the lock is free: the next process starts one.
+        drop(first);
+        let mut third = PrivateRedis::attach_or_start(data.path(), "redis-server").unwrap();
+        assert!(third.is_owner());
+        third.stop(Duration::from_secs(5)).unwrap();
     }
 
     #[test]

@@ -87,7 +87,8 @@ fn default_backend(common: &crate::CommonArgs) -> Result<String, String> {
         redis: None,
         data: None,
     };
-    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let env = horst_config::Config::environment()
+        .map_err(|e| format!("cannot work out the default --backend: {e}; give --backend URL"))?;
     let config = horst_config::Config::load(common.config.as_deref(), &env, &flags)
         .map_err(|e| format!("cannot work out the default --backend: {e}; give --backend URL"))?;
     config

@@ -22,9 +22,12 @@ use tracing_subscriber::EnvFilter;
 /// which wins over `level`. Safe to call twice (the second call does nothing), which tests
 /// rely on.
 pub fn init_tracing(json: bool, level: &str) {
+    // An empty variable (`Environment=RUST_LOG=` in a unit) parses as a filter with no
+    // directives, which turns every line off, errors included: it counts as unset.
     let filter = ["HORST_LOG", "RUST_LOG"]
         .iter()
         .filter_map(|name| std::env::var(name).ok())
+        .filter(|v| !v.trim().is_empty())
         .find_map(|v| EnvFilter::try_new(v).ok())
         .or_else(|| EnvFilter::try_new(level).ok())
         .unwrap_or_else(|| EnvFilter::new("info"));

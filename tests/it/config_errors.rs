@@ -79,3 +79,36 @@ fn every_subcommand_explains_itself() {
         }
     }
 }
+
+/// An environment variable that is not UTF-8 is no panic: one horst does not read is left
+/// alone (the configuration error below is what stops it), and a `HORST_*` one is named.
+/// `std::env::vars` panicked on any of them (exit 101).
+#[test]
+fn environment_variables_that_are_not_utf8_are_no_panic() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: (&OsStr, &OsStr)| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_horst"))
+            .arg("up")
+            .current_dir(dir.path())
+            .env("HORST_SERVER_LISTEN", "everywhere")
+            .env(extra.0, extra.1)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let bad = OsStr::from_bytes(b"caf\xe9");
+    let (code, err) = run((OsStr::new("SOME_OTHER_VARIABLE"), bad));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("HORST_SERVER_LISTEN"), "{err}");
+    let (code, err) = run((OsStr::new("HORST_LOG_FORMAT"), bad));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("HORST_LOG_FORMAT") && err.contains("UTF-8"),
+        "{err}"
+    );
+}

@@ -112,6 +112,22 @@ async fn ctrl_c_stops_it_too() {
     assert!(wait_gone(redis_pid, Duration::from_secs(5)));
 }
 
+/// A closed terminal (SIGHUP) stops it cleanly too: it had no handler, and `up` died at
+/// once without draining.
+#[tokio::test]
+async fn a_hangup_stops_it_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn(&["up", "--listen", "127.0.0.1:0"], &[], dir.path());
+    let redis_pid = private_redis_pid(&mut horst);
+    horst.wait_listening();
+    horst.signal(libc::SIGHUP);
+    let status = horst
+        .wait_exit(Duration::from_secs(10))
+        .expect("no exit after SIGHUP");
+    assert!(status.success(), "{status}: {}", horst.stderr());
+    assert!(wait_gone(redis_pid, Duration::from_secs(5)));
+}
+
 #[tokio::test]
 async fn killed_horst_takes_its_private_redis_down() {
     let dir = tempfile::tempdir().unwrap();

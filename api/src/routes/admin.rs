@@ -414,7 +414,12 @@ async fn reload_quotas(State(state): State<AppState>, Operator(op): Operator) ->
             "this API process was started without a configuration file, so there is nothing to reload from; start it with --config FILE, or run `horst admin quotas reload --config FILE` (the quotas in force are unchanged)",
         ));
     }
-    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let env = horst_config::Config::environment().map_err(|e| {
+        ApiError::new(
+            ApiCode::InvalidConfig,
+            format!("{e} (the quotas in force are unchanged)"),
+        )
+    })?;
     let config = horst_config::Config::load(
         state.config.file.as_deref(),
         &env,
