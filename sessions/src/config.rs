@@ -1,12 +1,14 @@
 //! The game's `AGENT_CONFIGURE` data and the platform's timings.
 
-use crate::error::ProtocolError;
+use crate::error::{ProtocolCode, ProtocolError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Most seats a table may have. The contract sets no limit; this keeps a typo like
 /// `maxPlayers: 2000` from creating an unjoinable table.
 pub const MAX_SEATS: u32 = 64;
+/// The largest session config (`AGENT_CONFIGURE` data), in bytes of JSON.
+pub const MAX_CONFIG_BYTES: usize = 16 * 1024;
 
 /// Every duration of the contract, in milliseconds. Defaults are the contract's numbers;
 /// operators and tests shorten them. A session keeps the timings it was created with (and hands
@@ -75,6 +77,18 @@ impl Rules {
                 "config must be the AGENT_CONFIGURE data object, e.g. {\"minPlayers\":2,\"maxPlayers\":2,\"turnBased\":true}",
             )
         })?;
+        // The config is stored with the session, copied into every rematch and replay and
+        // listed whole by the public `/available`: bounded like the states.
+        let size = crate::ops::json_size(config);
+        if size > MAX_CONFIG_BYTES {
+            return Err(ProtocolError::new(
+                ProtocolCode::TooLarge,
+                format!(
+                    "config is {size} bytes of JSON; at most {MAX_CONFIG_BYTES} bytes ({} KiB) are accepted: send the AGENT_CONFIGURE fields, and keep game data in the state",
+                    MAX_CONFIG_BYTES / 1024
+                ),
+            ));
+        }
         let uint = |key: &str| -> Result<Option<u64>, ProtocolError> {
             match obj.get(key) {
                 None | Some(Value::Null) => Ok(None),
@@ -181,6 +195,14 @@ mod tests {
         assert_eq!((r.turn_timeout_ms, r.max_strikes), (2_500, 1));
         let r = Rules::from_config(&json!({"turnTimeout": 0}), &t).unwrap();
         assert!(!r.has_clock());
+    }
+
+    #[test]
+    fn a_config_over_its_limit_is_413() {
+        let big = json!({"minPlayers": 2, "junk": "x".repeat(MAX_CONFIG_BYTES)});
+        let e = Rules::from_config(&big, &Timings::default()).unwrap_err();
+        assert_eq!((e.status(), e.code.as_str()), (413, "too_large"), "{e}");
+        assert!(e.message.contains("config is"), "{e}");
     }
 
     #[test]

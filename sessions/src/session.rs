@@ -950,8 +950,19 @@ impl Session {
 
     /// Puts the stored log (the latest events, oldest first) back into a record loaded
     /// without it, for `GET /events`.
+    ///
+    /// The log is read after the record, so it may hold events of writes made in between:
+    /// where the log starts is what its first event says (every event carries its index),
+    /// not the record's count less the log's length, which put every index off by the
+    /// events written in between once the log was full (`since` then skipped, and `next`
+    /// repeated, that many).
     pub fn attach_event_log(&mut self, log: Vec<Value>) {
-        self.events_base = self.events_base.saturating_sub(log.len() as u64);
+        let first = log
+            .first()
+            .and_then(|e| e.get("index"))
+            .and_then(Value::as_u64);
+        self.events_base =
+            first.unwrap_or_else(|| self.events_base.saturating_sub(log.len() as u64));
         self.events = log;
     }
 

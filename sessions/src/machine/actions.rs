@@ -18,7 +18,9 @@ impl Session {
         out: &mut Outcome,
     ) -> Result<(), ProtocolError> {
         let p = self.require_player(&player_id)?;
-        if p.left {
+        // A finished game answers 409 `finished` to every seat, one that left it included
+        // (it is still listed in the result): the contract's answer to a late action.
+        if p.left && self.status != Status::Finished {
             return Err(ProtocolError::new(
                 ProtocolCode::NotAPlayer,
                 "you left this session; find another table with GET /available",

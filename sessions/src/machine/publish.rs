@@ -3,7 +3,7 @@
 use super::{Outcome, MAX_REJECTIONS};
 use crate::error::ProtocolError;
 use crate::ops::Op;
-use crate::session::{ActionStatus, Clock, Rejection, Session, Status};
+use crate::session::{ActionStatus, Clock, PendingAction, Rejection, Session, Status};
 use serde_json::{json, Value};
 
 impl Session {
@@ -133,13 +133,25 @@ impl Session {
             return;
         };
         let p = &self.players[idx];
+        // A reject that names no action (a v1 game's) is about the action the game has: the
+        // delivered one. One still queued for the host never reached the game ("nothing
+        // reaches the game in those cases"); it was rejected unseen and then delivered, and
+        // the game got two moves.
+        let targets = |pa: &&PendingAction| match action_id.as_deref() {
+            Some(id) => id == pa.action_id,
+            None => pa.delivered_at_ms.is_some(),
+        };
         let hits_pending = p
             .pending
             .as_ref()
-            .is_some_and(|pa| !pa.held && action_id.as_deref().is_none_or(|id| id == pa.action_id));
-        let rejected_id = action_id
-            .clone()
-            .or_else(|| p.pending.as_ref().map(|pa| pa.action_id.clone()));
+            .filter(targets)
+            .is_some_and(|pa| !pa.held);
+        let rejected_id = action_id.clone().or_else(|| {
+            p.pending
+                .as_ref()
+                .filter(targets)
+                .map(|pa| pa.action_id.clone())
+        });
         self.rejections.push(Rejection {
             player_id: player_id.to_string(),
             action_id: rejected_id,

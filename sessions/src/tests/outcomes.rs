@@ -62,6 +62,31 @@ fn a_v1_reject_without_action_id_hits_the_pending_action() {
     );
 }
 
+/// A reject without an action id while the player's action is still queued for the host
+/// (a late answer to an earlier, unconfirmed one) leaves that action pending: the game has
+/// not seen it. It was marked rejected, the player acted again, and the queued action was
+/// delivered too.
+#[test]
+fn a_reject_without_action_id_leaves_an_undelivered_action_pending() {
+    let (mut g, a, _b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    let first = g.act(&a);
+    g.poll();
+    g.advance(15_000);
+    assert_eq!(g.s.action_outcome(&a, &first).0, ActionStatus::Unconfirmed);
+    let second = g.act(&a);
+    g.ops(json!([{"op": "reject", "playerId": a, "reason": "late"}]));
+    assert_eq!(g.s.action_outcome(&a, &second).0, ActionStatus::Pending);
+    assert_eq!(g.snap(&a)["yourTurn"], false, "{}", g.snap(&a));
+    // Delivered, the same reject is about it.
+    g.poll();
+    g.ops(json!([{"op": "reject", "playerId": a, "reason": "no"}]));
+    assert_eq!(
+        g.s.action_outcome(&a, &second),
+        (ActionStatus::Rejected, json!("no"))
+    );
+}
+
 #[test]
 fn unconfirmed_15_s_after_delivery() {
     let (mut g, a, _b) = Game::started(config(json!({})));

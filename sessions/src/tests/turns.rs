@@ -1,6 +1,6 @@
 //! Section 4 (sequential): turns, turn numbers and every 409 of `POST /action`.
 use super::*;
-use crate::{should_wake, ActionStatus};
+use crate::{should_wake, ActionStatus, Status};
 
 #[test]
 fn publishing_for_one_player_clears_the_others_and_moves_the_turn() {
@@ -121,6 +121,25 @@ fn reserved_action_types_and_strangers() {
         action_id: "a_y".into(),
     });
     assert_eq!((e.status(), e.code.as_str()), (403, "not_a_player"));
+}
+
+/// A player who left (and so forfeited) the game is still listed in its result; a late
+/// action of theirs gets the contract's 409 `finished`, as every seat's does.
+#[test]
+fn a_late_action_of_a_player_who_left_a_finished_game_is_409_finished() {
+    let (mut g, a, _b) = Game::started(config(json!({})));
+    g.turn_to(&a);
+    g.ok(Event::Leave {
+        player_id: a.clone(),
+    });
+    assert_eq!(g.s.status, Status::Finished);
+    let e = g.err(Event::Action {
+        player_id: a.clone(),
+        action: json!({"type": "move"}),
+        turn: None,
+        action_id: "a_z".into(),
+    });
+    assert_eq!((e.status(), e.code.as_str()), (409, "finished"));
 }
 
 #[test]

@@ -122,6 +122,41 @@ fn available_entries_and_listing() {
     assert!(!g.s.listed_in_available(true));
 }
 
+/// The store reads a record, then its event log: a write in between adds events the record
+/// does not count. With the log full, the page's indexes were off by those events (`since`
+/// skipped them, `next` repeated them); they are the log's own.
+#[test]
+fn an_event_log_read_after_its_record_keeps_its_own_indexes() {
+    let (mut g, a, b) = Game::started(config(json!({})));
+    let max = crate::machine::MAX_EVENTS;
+    let mut turns = 0;
+    while g.s.events_base + (g.s.events.len() as u64) < max as u64 + 20 {
+        g.turn_to(if turns % 2 == 0 { &a } else { &b });
+        turns += 1;
+    }
+    // The record as stored: no events, `events_base` the index of the next one.
+    let mut record = g.s.clone();
+    record.events_base += record.events.len() as u64;
+    record.events.clear();
+    let next = record.events_base;
+    // Three more events are written before the log is read.
+    for p in [&a, &b, &a] {
+        g.turn_to(p);
+    }
+    let after = g.s.events_base + g.s.events.len() as u64;
+    assert!(after > next, "events were written in between");
+    let log = g.s.events.clone();
+    record.attach_event_log(log);
+    let page = wire(&record.events_since(next - 2, &a));
+    assert_eq!(
+        page["events"][0]["index"],
+        next - 2,
+        "{}",
+        page["events"][0]
+    );
+    assert_eq!(page["next"], after);
+}
+
 #[test]
 fn the_events_log_is_indexed_and_hides_actions() {
     let (mut g, a, b) = Game::started(config(json!({})));
