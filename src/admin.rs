@@ -266,7 +266,7 @@ async fn board(store: &horst_store::Store, cmd: BoardCommand) -> ExitCode {
             BoardCommand::Reply { thread, body } => operator::reply(store, &who(), &thread, &body)
                 .await
                 .map(|v| format!("replied: {v}")),
-            BoardCommand::List { limit } => horst_gateway::board::operator_threads(store, limit)
+            BoardCommand::List { limit } => horst_gateway::board::operator_threads(store, 0, limit)
                 .await
                 .map(|v| lines(&v)),
             BoardCommand::Show { thread } => horst_gateway::board::operator_thread(store, &thread)
@@ -281,7 +281,7 @@ async fn messages(store: &horst_store::Store, cmd: MessagesCommand) -> ExitCode 
     report(
         match cmd {
             MessagesCommand::List { all, limit } => {
-                horst_gateway::contact::list_messages(store, !all, limit)
+                horst_gateway::contact::list_messages(store, !all, 0, limit)
                     .await
                     .map(|v| lines(&v))
             }

@@ -1027,10 +1027,19 @@ pub async fn published_thread(
 
 /// The operator's list: every thread (withdrawn ones too), newest activity first, as JSON
 /// values of [`OperatorThreadRow`] (what `horst admin board list` prints a line each).
-pub async fn operator_threads(store: &Store, limit: usize) -> Result<Vec<Value>, ToolError> {
+pub async fn operator_threads(
+    store: &Store,
+    offset: usize,
+    limit: usize,
+) -> Result<Vec<Value>, ToolError> {
+    let start = offset as isize;
     let ids: Vec<String> = store
         .conn()
-        .zrevrange(keys::board_threads(store), 0, limit.max(1) as isize - 1)
+        .zrevrange(
+            keys::board_threads(store),
+            start,
+            start + limit.max(1) as isize - 1,
+        )
         .await?;
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {

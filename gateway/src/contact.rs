@@ -74,33 +74,53 @@ pub async fn contact_admin(
     }
 }
 
-/// The operator's inbox, newest first; `unread_only` skips read messages.
+/// The operator's inbox, newest first: `limit` messages after the first `offset` (of the
+/// unread ones with `unread_only`). Read in chunks of the index, so a page costs what it
+/// shows (and the read messages it passes over), not the whole inbox.
 pub async fn list_messages(
     store: &Store,
     unread_only: bool,
+    offset: usize,
     limit: usize,
 ) -> Result<Vec<Value>, ToolError> {
-    let ids: Vec<String> = store
-        .conn()
-        .zrevrange(keys::contact_all(store), 0, -1)
-        .await?;
+    const CHUNK: isize = 200;
     let mut out = Vec::new();
-    for id in ids {
-        if out.len() >= limit {
+    let mut skipped = 0;
+    // Without the unread filter every stored id counts: start at the offset itself.
+    let mut at: isize = if unread_only { 0 } else { offset as isize };
+    while out.len() < limit {
+        let ids: Vec<String> = store
+            .conn()
+            .zrevrange(keys::contact_all(store), at, at + CHUNK - 1)
+            .await?;
+        if ids.is_empty() {
             break;
         }
-        let m: HashMap<String, String> =
-            store.conn().hgetall(keys::contact_msg(store, &id)).await?;
-        let get = |k: &str| m.get(k).cloned().unwrap_or_default();
-        let read = get("read") == "1";
-        if m.is_empty() || unread_only && read {
-            continue;
+        at += ids.len() as isize;
+        let mut pipe = redis::pipe();
+        for id in &ids {
+            pipe.hgetall(keys::contact_msg(store, id));
         }
-        out.push(json!({
-            "messageId": id, "account": get("account"), "category": get("category"),
-            "subject": get("subject"), "message": get("message"),
-            "createdAt": rfc3339(get("createdAtMs").parse().unwrap_or(0)), "read": read,
-        }));
+        let records: Vec<HashMap<String, String>> = pipe.query_async(&mut store.conn()).await?;
+        for (id, m) in ids.into_iter().zip(records) {
+            let get = |k: &str| m.get(k).cloned().unwrap_or_default();
+            let read = get("read") == "1";
+            if m.is_empty() || unread_only && read {
+                continue;
+            }
+            if unread_only && skipped < offset {
+                skipped += 1;
+                continue;
+            }
+            if out.len() >= limit {
+                break;
+            }
+            out.push(json!({
+                "messageId": id, "account": get("account"), "category": get("category"),
+                "subject": get("subject"), "message": get("message"),
+                "createdAt": rfc3339(get("createdAtMs").parse().unwrap_or(0)), "read": read,
+            }));
+        }
     }
     Ok(out)
 }

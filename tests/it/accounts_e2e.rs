@@ -454,7 +454,7 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
         LONG,
     )
     .await;
-    let unread = horst_gateway::contact::list_messages(&app.store, true, 10)
+    let unread = horst_gateway::contact::list_messages(&app.store, true, 0, 10)
         .await
         .unwrap();
     assert!(unread.is_empty(), "{unread:?}");
@@ -713,8 +713,58 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
     )
     .await;
 
+    // "Create user / set password" with a name that exists asks before it replaces that
+    // person's password (it replaced it at once, signing them out everywhere).
+    navigate(&tab, &app.url("/admin/#credentials")).await;
+    tab.wait_for(
+        "document.querySelector('#user-form input[name=name]') !== null",
+        "the credentials",
+        LONG,
+    )
+    .await;
+    fill(&tab, "#user-form input[name=name]", "olga").await;
+    fill(
+        &tab,
+        "#user-form input[name=password]",
+        "ein ganz anderes passwort",
+    )
+    .await;
+    tab.eval("document.querySelector('#user-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.querySelector('#user-form .confirm button[data-confirm]') !== null",
+        "the question before a password is replaced",
+        LONG,
+    )
+    .await;
+    let ask = text(&tab, "#user-form .confirm p").await;
+    assert!(ask.contains("olga already exists"), "{ask}");
+    click(&tab, "#user-form .confirm button:not([data-confirm])").await;
+    let still: Option<horst_identity::people::SignIn> = Some(
+        horst_identity::people::sign_in(&app.store, &app.auth, "olga", PASSWORD)
+            .await
+            .unwrap(),
+    );
+    assert!(
+        matches!(still, Some(horst_identity::people::SignIn::Ok(..))),
+        "the password changed without a yes"
+    );
+
     // The other sections render with the same session.
     for (hash, ready) in [
+        ("overview", "document.querySelectorAll('.card').length > 4"),
+        (
+            "messages",
+            "document.querySelectorAll('article.message').length >= 1",
+        ),
+        (
+            "jobs",
+            "[...document.querySelectorAll('.card h2')].some((h) => h.textContent === 'Queue')",
+        ),
+        (
+            "levels",
+            "document.querySelectorAll('tr[data-revision]').length >= 1",
+        ),
         (
             "accounts",
             "document.querySelectorAll('tr[data-account]').length >= 2",
@@ -736,6 +786,16 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
     ] {
         navigate(&tab, &app.url(&format!("/admin/#{hash}"))).await;
         tab.wait_for(ready, hash, LONG).await;
+        // Nothing renders a missing value as the word (replaceChildren makes a null "null").
+        let stray = tab
+            .eval(
+                "(() => { const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT); \
+                 const out = []; for (let n = w.nextNode(); n; n = w.nextNode()) { \
+                 const t = n.textContent.trim(); if (t === 'null' || t === 'undefined') out.push(n.parentElement.outerHTML.slice(0, 120)); } \
+                 return out; })()",
+            )
+            .await;
+        assert_eq!(stray, json!([]), "#{hash} shows a stray null");
         screenshot(&tab, &format!("admin-{hash}-1280")).await;
     }
     let log = horst_operator::audit_log(&app.store, 0, 10).await.unwrap();

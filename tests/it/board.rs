@@ -592,7 +592,7 @@ async fn contact_admin_limits_and_hygiene() {
     );
     assert_eq!(e["code"], "quota");
     assert!(e["retryAfterSeconds"].as_u64().unwrap() > 0);
-    let inbox = horst_gateway::contact::list_messages(&app.store, true, 100)
+    let inbox = horst_gateway::contact::list_messages(&app.store, true, 0, 100)
         .await
         .unwrap();
     assert_eq!(inbox.len(), 5);
@@ -639,6 +639,59 @@ async fn contact_admin_unread_cap() {
     );
     assert_eq!(e["code"], "quota");
     assert!(e["message"].as_str().unwrap().contains("unread"));
+}
+
+/// The inbox pages: 450 messages, every third one unread, paged by `offset` through the
+/// unread ones and through all; every unread message is reachable (the page showed the
+/// newest 200 and `offset` was ignored, so older unread ones could never be marked read).
+#[tokio::test]
+async fn the_inbox_pages_through_every_message() {
+    use horst_gateway::contact::list_messages;
+    let app = board_app().await;
+    let s = &app.store;
+    let mut pipe = redis::pipe();
+    for i in 0..450u64 {
+        let id = format!("m{i:03}");
+        let read = if i % 3 == 0 { "0" } else { "1" };
+        pipe.hset_multiple(
+            s.key(&format!("contact:msg:{id}")),
+            &[
+                ("account", "anna"),
+                ("category", "bug"),
+                ("subject", "s"),
+                ("message", "m"),
+                ("createdAtMs", &(1_796_000_000_000 + i).to_string()),
+                ("read", read),
+            ],
+        )
+        .ignore();
+        pipe.zadd(s.key("contact:all"), &id, 1_796_000_000_000 + i)
+            .ignore();
+    }
+    let _: () = pipe.query_async(&mut s.conn()).await.unwrap();
+    let ids = |page: Vec<serde_json::Value>| -> Vec<String> {
+        page.iter()
+            .map(|m| m["messageId"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // The unread ones, 40 a page, newest first: all 150, none twice.
+    let mut unread = Vec::new();
+    for page in 0.. {
+        let got = ids(list_messages(s, true, page * 40, 40).await.unwrap());
+        if got.is_empty() {
+            break;
+        }
+        unread.extend(got);
+    }
+    let expected: Vec<String> = (0..450u64)
+        .rev()
+        .filter(|i| i % 3 == 0)
+        .map(|i| format!("m{i:03}"))
+        .collect();
+    assert_eq!(unread, expected);
+    // All of them, from an offset.
+    let page = ids(list_messages(s, false, 445, 10).await.unwrap());
+    assert_eq!(page, ["m004", "m003", "m002", "m001", "m000"]);
 }
 
 async fn visible_post_ids(app: &TestApp, key: &str, id: &str) -> Vec<String> {

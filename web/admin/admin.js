@@ -263,12 +263,29 @@ async function overview() {
 
 // ---- Messages ---------------------------------------------------------------------------
 
+/** Which page of the unread messages is shown (50 a page); the newest read ones follow. */
+const MESSAGES_PAGE = 50;
+let messagesOffset = 0;
+
 async function messages() {
   loading("Messages");
-  const res = await api("GET", "/api/admin/messages?all=true&limit=200");
-  if (!res.ok) return failed("Messages", res);
-  const items = res.body.items.slice().sort((a, b) => Number(a.read) - Number(b.read));
-  const unread = items.filter((m) => !m.read).length;
+  // The unread ones first, a page at a time, so every one can be reached and marked read
+  // (the page showed the newest 200 of all, and older unread ones never); then the
+  // newest read ones for context.
+  const [unreadRes, recentRes] = await Promise.all([
+    api("GET", `/api/admin/messages?limit=${MESSAGES_PAGE}&offset=${messagesOffset}`),
+    api("GET", "/api/admin/messages?all=true&limit=20"),
+  ]);
+  if (!unreadRes.ok) return failed("Messages", unreadRes);
+  if (!recentRes.ok) return failed("Messages", recentRes);
+  if (unreadRes.body.items.length === 0 && messagesOffset > 0) {
+    messagesOffset = Math.max(0, messagesOffset - MESSAGES_PAGE);
+    return messages();
+  }
+  const unreadItems = unreadRes.body.items;
+  const readItems = messagesOffset === 0 ? recentRes.body.items.filter((m) => m.read) : [];
+  const items = [...unreadItems, ...readItems];
+  const unread = typeof unreadRes.body.unread === "number" ? unreadRes.body.unread : unreadItems.length;
   const badge = $("unread-badge");
   badge.textContent = unread ? String(unread) : "";
   badge.hidden = !unread;
@@ -287,10 +304,16 @@ async function messages() {
       el("p", { class: "body" }, m.message),
       actions);
   });
+  const first = unreadItems.length ? messagesOffset + 1 : 0;
+  const pager = el("div", { class: "pager" },
+    el("button", { type: "button", disabled: messagesOffset === 0, onclick: () => { messagesOffset = Math.max(0, messagesOffset - MESSAGES_PAGE); messages(); } }, "Newer unread"),
+    el("span", {}, `unread ${first}–${messagesOffset + unreadItems.length} of ${unread}`),
+    el("button", { type: "button", disabled: messagesOffset + unreadItems.length >= unread, onclick: () => { messagesOffset += MESSAGES_PAGE; messages(); } }, "Older unread"));
   view().replaceChildren(
-    heading("Messages", el("span", { class: "muted" }, `${unread} unread of ${items.length}`)),
-    el("p", { class: "muted" }, "Plain-text notes agents sent with contact_admin. There is no reply; marking one read frees room in its sender's unread cap."),
-    items.length ? el("div", { class: "messages" }, list) : el("p", {}, "No messages."));
+    heading("Messages", el("span", { class: "muted" }, `${unread} unread`)),
+    el("p", { class: "muted" }, "Plain-text notes agents sent with contact_admin, unread first, then the newest read ones. There is no reply; marking one read frees room in its sender's unread cap."),
+    items.length ? el("div", { class: "messages" }, list) : el("p", {}, "No messages."),
+    ...(unread > MESSAGES_PAGE || messagesOffset > 0 ? [pager] : []));
 }
 
 // ---- Levels -----------------------------------------------------------------------------
@@ -392,7 +415,7 @@ async function showChecks(id) {
     table(["Kind", "Engine", "Outcome", "Passed", "Ticks", "At"], c.items.map((x) => el("tr", {},
       el("td", {}, x.kind), el("td", {}, el("code", {}, String(x.engineVersion || "").slice(0, 12))),
       el("td", {}, x.outcome ?? "–"), el("td", {}, x.passed ? "yes" : "no"), el("td", {}, x.ticks ?? "–"), el("td", {}, dateText(x.at))))),
-    c.pending?.length ? el("p", { class: "muted" }, `Rechecks still running: ${c.pending.join(", ")}`) : null);
+    ...(c.pending?.length ? [el("p", { class: "muted" }, `Rechecks still running: ${c.pending.join(", ")}`)] : []));
   box.scrollIntoView({ block: "nearest" });
 }
 
@@ -649,7 +672,7 @@ async function credentials() {
       el("td", {}, dateText(k.createdAt)), el("td", {}, k.lastUsedAt ? dateText(k.lastUsedAt) : "never"), actions);
   }) : [];
 
-  const userForm = el("form", { class: "inline", novalidate: true },
+  const userForm = el("form", { class: "inline", id: "user-form", novalidate: true },
     el("label", {}, "Person's name ", el("input", { name: "name", required: true, maxlength: "32", autocomplete: "off" })),
     el("label", {}, "New password ", el("input", { name: "password", type: "password", required: true, autocomplete: "new-password" })),
     el("button", { type: "submit" }, "Create user / set password"),
@@ -660,10 +683,12 @@ async function credentials() {
     const password = userForm.elements.password.value;
     if (!/^[a-z0-9_-]{2,32}$/.test(name)) { $("user-error").textContent = "Name: 2-32 lowercase letters, digits, _ or -."; return; }
     if ([...password].length < 8) { $("user-error").textContent = "The password needs at least 8 characters."; return; }
-    let res = await api("POST", "/api/admin/users", { name, password });
+    const res = await api("POST", "/api/admin/users", { name, password });
     if (!res.ok && res.body.code === "conflict") {
-      res = await api("POST", `/api/admin/users/${encodeURIComponent(name)}/password`, { password });
-      if (res.ok) { notice(`New password for ${name}; their sessions ended.`); userForm.reset(); return; }
+      // An existing person: replacing their password signs them out everywhere, so it asks.
+      confirmIn(userForm, `${name} already exists. Give ${name} this new password? Their browser sessions and RCADIA sign-ins end at once, and they sign in with the new one.`, `Yes, set ${name}'s password`,
+        () => act("POST", `/api/admin/users/${encodeURIComponent(name)}/password`, { password }, `New password for ${name}; their sessions ended.`, credentials));
+      return;
     }
     if (res.ok) { notice(`User ${name} created.`); userForm.reset(); } else { $("user-error").textContent = refusal(res); }
   });

@@ -83,7 +83,7 @@ export async function jobs() {
       kv([...lanes.map((l) => [`${l.lane} lane`, `${l.waiting} waiting, oldest ${seconds(l.oldestWaitMs)}`]),
         ["Running", queue.body.running]])),
     filters(),
-    list.body.accountToday ? accountToday(list.body.accountToday) : null,
+    ...(list.body.accountToday ? [accountToday(list.body.accountToday)] : []),
     el("p", { class: "muted" }, filter.account ? `Recent jobs of ${filter.account}.` : "Jobs waiting and running now (give an account for its finished ones)."),
     list.body.items.length === 0 ? el("p", { class: "muted" }, "No jobs.") :
       table(["Job", "Kind", "Account", "State", "Admitted", "Wait", "Started", "Ended", "Worker", "Progress", ""],

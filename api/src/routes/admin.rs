@@ -96,6 +96,13 @@ fn items<T: Serialize>(result: Result<Vec<T>, ToolError>) -> Answer {
 
 // The answers of this API that are not a library type.
 
+/// A page of the inbox, with how many messages are unread in all.
+#[derive(Serialize)]
+struct Messages {
+    items: Vec<serde_json::Value>,
+    unread: u64,
+}
+
 #[derive(Serialize)]
 struct Done {
     ok: bool,
@@ -188,7 +195,11 @@ async fn sign_ins(State(state): State<AppState>, _: Operator, Query(q): Query<Li
 
 async fn messages(State(state): State<AppState>, _: Operator, Query(q): Query<Limit>) -> Answer {
     let unread_only = !q.all.unwrap_or(false);
-    items(horst_gateway::contact::list_messages(&state.store, unread_only, q.limit()).await)
+    let offset = q.offset.unwrap_or(0);
+    let items =
+        horst_gateway::contact::list_messages(&state.store, unread_only, offset, q.limit()).await?;
+    let unread = horst_gateway::contact::unread_count(&state.store).await?;
+    answer(Messages { items, unread })
 }
 
 async fn mark_read(
@@ -305,7 +316,8 @@ async fn trust(
 }
 
 async fn threads(State(state): State<AppState>, _: Operator, Query(q): Query<Limit>) -> Answer {
-    items(horst_gateway::board::operator_threads(&state.store, q.limit()).await)
+    let offset = q.offset.unwrap_or(0);
+    items(horst_gateway::board::operator_threads(&state.store, offset, q.limit()).await)
 }
 
 async fn thread(State(state): State<AppState>, _: Operator, Path(id): Path<String>) -> Answer {
