@@ -2,7 +2,7 @@
 // and the public spectator view (section 7). DOM-free; `fetch` is injected
 // so node tests can check every request without a server.
 
-import { ApiError } from "./bridge-core.js";
+import { ApiError, retryAfterMs } from "./bridge-core.js";
 
 const BRIDGE = "/api/v1/agent/bridge/sessions";
 const PLAYER_SESSIONS = "/api/v1/agent/sessions";
@@ -49,7 +49,7 @@ export function createBridgeApi({ fetch, getToken, baseUrl = "", timeoutSignal =
     }
     if (!res.ok) {
       const message = (payload && typeof payload.error === "string" && payload.error) || `HTTP ${res.status}`;
-      throw new ApiError(res.status, message, payload && payload.code);
+      throw new ApiError(res.status, message, payload && payload.code, retryAfterMs(res.headers?.get?.("Retry-After")));
     }
     return payload ?? {};
   }

@@ -26,13 +26,23 @@ export const LONG_POLL_WAIT_S = 25;
 
 /** An HTTP error from the backend; `status` 0 means the request never got an answer. */
 export class ApiError extends Error {
-  /** @param {number} status @param {string} message @param {string} [code] */
-  constructor(status, message, code) {
+  /**
+   * @param {number} status @param {string} message @param {string} [code]
+   * @param {number} [retryAfterMs] what the server's Retry-After asked for, if anything
+   */
+  constructor(status, message, code, retryAfterMs) {
     super(message);
     this.name = "ApiError";
     this.status = status;
     this.code = code;
+    this.retryAfterMs = retryAfterMs;
   }
+}
+
+/** A `Retry-After` header's seconds as milliseconds (`undefined` when absent or a date). */
+export function retryAfterMs(header) {
+  const s = Number(header);
+  return header !== null && header !== undefined && header !== "" && Number.isFinite(s) && s >= 0 ? s * 1000 : undefined;
 }
 
 /** A session whose config has no sdkVersion is a v1 game: the backend runs it in legacy mode. */

@@ -46,7 +46,13 @@ const PRE_SESSION_OPS_LIMIT = 100;
 const FAST_EMPTY_POLL_MS = 250;
 const FAST_EMPTY_POLL_PAUSE_MS = 1000;
 
-const OPS_ATTEMPTS = 3;
+// How long a batch of ops is retried while the backend says "not now" (503 while its store
+// restarts, 429, no answer) before it is dropped. Later batches wait behind it, so the
+// game's ops arrive in the order it sent them; after three tries a batch was dropped and
+// the next sent, and a game whose `end` or `legal_actions` was lost in a short outage
+// stalled until a player forfeited.
+const OPS_RETRY_FOR_MS = 120_000;
+const OPS_RETRY_WAIT_MAX_MS = 30_000;
 
 // How often, and how far apart, a finished autoRematch session is polled again for its
 // next round before the series counts as over.
@@ -340,7 +346,8 @@ export class HostSession {
   }
 
   async _sendOps(sid, ops) {
-    for (let attempt = 1; attempt <= OPS_ATTEMPTS; attempt++) {
+    const started = this._now();
+    for (let attempt = 1; ; attempt++) {
       if (this._stopped) return;
       try {
         const resp = await this.api.ops(sid, ops);
@@ -355,13 +362,15 @@ export class HostSession {
       } catch (err) {
         if (isSessionLost(err)) { this._sessionLost(sid); return; }
         if (isAuthError(err)) { this._onAuthError(err); return; }
-        if (!isRetryable(err) || attempt === OPS_ATTEMPTS) {
-          // A conflict (409: game already over, say) will not go away by retrying.
+        // A conflict (409: game already over, say) will not go away by retrying; ops for a
+        // session this host has left behind are not worth waiting for.
+        const current = sid === this.view.sessionId;
+        if (!isRetryable(err) || !current || this._now() - started >= OPS_RETRY_FOR_MS) {
           this._log("ops dropped", sid, ops, err);
-          if (sid === this.view.sessionId) this._setView({ error: `ops not applied: ${err.message}` });
+          if (current) this._setView({ error: `ops not applied: ${err.message}` });
           return;
         }
-        await this._sleep(backoffMs(attempt));
+        await this._sleep(Math.min(OPS_RETRY_WAIT_MAX_MS, Math.max(err.retryAfterMs || 0, backoffMs(attempt))));
       }
     }
   }
@@ -369,11 +378,23 @@ export class HostSession {
   async _rematch(sid) {
     if (!sid || this._stopped) return;
     let resp;
-    try {
-      resp = await this.api.rematch(sid);
-    } catch (err) {
-      this._setView({ error: `rematch failed: ${err.message}` });
-      return;
+    const started = this._now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        resp = await this.api.rematch(sid);
+        break;
+      } catch (err) {
+        // /rematch is idempotent (it answers the existing next session): a refusal that
+        // may pass is asked again while this session is the table's, or the game's
+        // rematch was lost and the series ended quietly.
+        const again = isRetryable(err) && !isAuthError(err) && !this._stopped
+          && sid === this.view.sessionId && this._now() - started < OPS_RETRY_FOR_MS;
+        if (!again) {
+          this._setView({ error: `rematch failed: ${err.message}` });
+          return;
+        }
+        await this._sleep(Math.min(OPS_RETRY_WAIT_MAX_MS, Math.max(err.retryAfterMs || 0, backoffMs(attempt))));
+      }
     }
     // If the poll loop already saw the old session finish without a next
     // session, nobody else will switch; _switchTo ignores repeats.

@@ -10,7 +10,8 @@ function fakeFetch(responder = () => ({ status: 200, body: {} })) {
     const r = responder(url, init);
     if (r instanceof Error) throw r;
     const text = r.raw ?? (r.body === undefined ? "" : JSON.stringify(r.body));
-    return { ok: r.status >= 200 && r.status < 300, status: r.status, text: async () => text };
+    const headers = new Map(Object.entries(r.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+    return { ok: r.status >= 200 && r.status < 300, status: r.status, text: async () => text, headers: { get: (k) => headers.get(k.toLowerCase()) ?? null } };
   };
   return { fetch, requests };
 }
@@ -69,7 +70,10 @@ test("HTTP errors become ApiError with status, message and code", async () => {
   const { api } = apiWith(() => ({ status: 410, body: { error: "session lost", code: "server_restarted" } }));
   await assert.rejects(api.ops("ses_1", []), (err) => err instanceof ApiError && err.status === 410 && err.code === "server_restarted" && err.message === "session lost");
   const { api: api2 } = apiWith(() => ({ status: 502, raw: "<html>bad gateway</html>" }));
-  await assert.rejects(api2.ops("ses_1", []), (err) => err.status === 502 && err.message === "HTTP 502");
+  await assert.rejects(api2.ops("ses_1", []), (err) => err.status === 502 && err.message === "HTTP 502" && err.retryAfterMs === undefined);
+  // Retry-After is kept, in milliseconds, for the retry to wait at least that long.
+  const { api: api3 } = apiWith(() => ({ status: 503, body: { error: "store away", code: "unavailable" }, headers: { "Retry-After": "5" } }));
+  await assert.rejects(api3.ops("ses_1", []), (err) => err.status === 503 && err.retryAfterMs === 5000);
 });
 
 test("network failures become ApiError status 0; a missing token is 401 before any request", async () => {

@@ -123,6 +123,29 @@ test("a failing /ops is retried on network errors and dropped on conflicts", asy
   assert.match(host.view.error, /ops not applied/);
 });
 
+test("a /ops the backend cannot take now is retried until it can, and later ops wait behind it", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  await started(ctx, "ses_1");
+  host.handleGameMessage({ type: "AGENT_STATE", data: { state: 1 } });
+  // Six refusals in a row (a store restarting): the batch is sent again each time.
+  for (let i = 0; i < 6; i++) {
+    const call = await api.next("ops");
+    assert.deepEqual(call.args, ["ses_1", [{ op: "state", state: 1 }]], `attempt ${i + 1}`);
+    if (i === 2) host.handleGameMessage({ type: "AGENT_STATE", data: { state: 2 } });
+    call.reject(new ApiError(503, "the server's store is unreachable right now", "unavailable", 5000));
+  }
+  const sent = await api.next("ops");
+  assert.deepEqual(sent.args, ["ses_1", [{ op: "state", state: 1 }]]);
+  sent.resolve({ ok: true });
+  // The later state went after the first, not before it and not instead of it.
+  const later = await api.next("ops");
+  assert.deepEqual(later.args, ["ses_1", [{ op: "state", state: 2 }]]);
+  later.resolve({ ok: true });
+  await host.outbox.idle();
+  assert.equal(host.view.error, null);
+});
+
 test("game over then AGENT_REMATCH: /rematch only after the end op, then the new session is announced", async () => {
   const ctx = setup();
   const { api, host, of } = ctx;
@@ -145,6 +168,28 @@ test("game over then AGENT_REMATCH: /rematch only after the end op, then the new
   const second = await api.next("pendingActions");
   assert.deepEqual(second.args, ["ses_2", 0, 25]);
   assert.deepEqual(of("AGENT_SESSION_START").at(-1), { sessionId: "ses_2", round: 2, players: ["p_1", "p_2"] });
+  assert.equal(host.view.sessionId, "ses_2");
+});
+
+test("a /rematch that finds the backend unavailable is asked again (it is idempotent)", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  const poll1 = await started(ctx, "ses_1");
+  host.handleGameMessage({ type: "AGENT_GAME_OVER", data: { result: { winner: "p_1", reason: "checkmate" } } });
+  host.handleGameMessage({ type: "AGENT_REMATCH", data: {} });
+  (await api.next("ops")).resolve({ ok: true, status: "finished", nextSessionId: null });
+  poll1.resolve({ status: "finished", round: 1, nextSessionId: null, result: { winner: "p_1" }, actions: [] });
+  (await api.next("rematch")).reject(new ApiError(0, "network down"));
+  const again = await api.next("rematch");
+  assert.deepEqual(again.args, ["ses_1"]);
+  again.resolve({ sessionId: "ses_2", round: 2, seriesId: "ses_1", players: [] });
+  // The old session's lingering polls (it looks for the next round a little while) end.
+  let next = await api.next("pendingActions");
+  while (next.args[0] === "ses_1") {
+    next.resolve({ status: "finished", round: 1, nextSessionId: null, result: { winner: "p_1" }, actions: [] });
+    next = await api.next("pendingActions");
+  }
+  assert.deepEqual(next.args, ["ses_2", 0, 0]);
   assert.equal(host.view.sessionId, "ses_2");
 });
 
