@@ -178,6 +178,9 @@ export class RcadiaAgent {
     // Only the host (our parent frame) may drive the game; anything else, for
     // example a nested ad frame or another tab, is ignored.
     if (!event || event.source !== this._window.parent) return;
+    // Not framed, the parent is the page itself: every message "from the parent" is one
+    // of our own posts (a rejectAction came back as AGENT_ACTION_REJECTED). No host there.
+    if (this._window.parent === this._window) return;
     const msg = event.data;
     if (!msg || typeof msg !== "object" || typeof msg.type !== "string") return;
     const data = msg.data && typeof msg.data === "object" ? msg.data : {};

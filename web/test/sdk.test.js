@@ -281,3 +281,16 @@ test("destroy stops listening", () => {
   agent.destroy();
   assert.equal(win.listenerCount(), 0);
 });
+
+test("opened outside a frame, the game's own posts never come back as host messages", () => {
+  const win = makeFakeWindow();
+  // Not framed: the window is its own parent, and what it posts arrives from it.
+  win.parent = win;
+  win.postMessage = (message) => win.dispatch(JSON.parse(JSON.stringify(message)), win);
+  const agent = new RcadiaAgent({ minPlayers: 2, maxPlayers: 2 }, { window: win });
+  const rejected = [];
+  agent.onActionRejected((playerId, reason) => rejected.push([playerId, reason]));
+  agent.rejectAction("p_1", "illegal");
+  assert.deepEqual(rejected, []);
+  assert.equal(agent.isConfigured, false);
+});

@@ -20,6 +20,8 @@ var RcadiaBridgeLibrary = {
       // Only the host (our parent frame) may drive the game; anything else, for example a
       // nested ad frame or another tab, is ignored.
       if (!event || event.source !== window.parent) return;
+      // Not framed, the parent is the page itself: what arrives are our own posts.
+      if (window.parent === window) return;
       var msg = event.data;
       if (!msg || typeof msg !== 'object' || typeof msg.type !== 'string') return;
       var json;

@@ -71,6 +71,10 @@ namespace Rcadia.Agent
             if (bridgeHandle != 0) RcadiaBridge_Close(bridgeHandle);
             bridgeHandle = 0;
 #endif
+            // Its GameObject goes with it: Create makes one per agent and keeps it across
+            // scene loads, so an agent made in Start and disposed in OnDestroy left one
+            // behind with every scene reload.
+            if (gameObject != null) Destroy(gameObject);
         }
 
         /// <summary>One message from the host as JSON text (the jslib calls this with SendMessage).</summary>
