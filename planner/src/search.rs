@@ -1239,6 +1239,9 @@ impl Racer {
     }
 }
 
+/// The threads whose scratch simulations the memory account counts, whatever the pool has.
+const ACCOUNTED_THREADS: usize = 16;
+
 /// One stage: the racers of `RACERS`, round by round, until one wins or all are out.
 fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
     let mut racers: Vec<Racer> = Vec::new();
@@ -1247,7 +1250,10 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
         sh.best_distance = sh.best_distance.min(d0);
         racers.push(r);
     }
-    let threads = rayon::current_num_threads();
+    // The scratch simulations of the threads, counted for the most threads a pool runs,
+    // not this pool's: the memory limit decides which racer gives up, and so the outcome,
+    // which must be the same on every machine and thread count.
+    let threads = ACCOUNTED_THREADS;
     let mut round = 0u64;
     loop {
         if sh.req.cancel.load(Ordering::Relaxed) {

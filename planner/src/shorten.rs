@@ -131,7 +131,10 @@ pub fn shorten(
                     i = i.min(cur.len());
                 }
             }
-            if budget.is_multiple_of(64) && stop() {
+            // Every candidate: one is a whole run (up to tens of thousands of ticks), and
+            // a check every 64 budget units was never reached in the merge loop, where a
+            // candidate costs 1 or 2 (an odd budget stayed odd).
+            if stop() {
                 break;
             }
         }
@@ -164,13 +167,16 @@ pub fn shorten(
             if !merged {
                 i += 1;
             }
-            if budget.is_multiple_of(64) && stop() {
+            // Every candidate: one is a whole run (up to tens of thousands of ticks), and
+            // a check every 64 budget units was never reached in the merge loop, where a
+            // candidate costs 1 or 2 (an odd budget stayed odd).
+            if stop() {
                 break;
             }
         }
         // Shorten holds by a half.
         let mut i = 0;
-        while i < cur.len() && budget > 0 {
+        while i < cur.len() && budget > 0 && !stop() {
             let t0 = cur[i].ticks;
             if t0 >= 2 {
                 budget -= 1;
@@ -230,4 +236,53 @@ pub fn finish(req: &PlanRequest, steps: Vec<Step>, deadline: Instant) -> Option<
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// Shortening stops within a candidate of being told to (the deadline, a cancel): each
+    /// candidate is a whole run. It looked every 64 budget units, and in the merge loop, where
+    /// a candidate costs one or two, never once the budget was odd.
+    #[test]
+    fn shortening_stops_within_a_candidate_of_being_told_to() {
+        let map = horst_engine::parse_map(
+            "gcv-map 1\nname: corridor\nsize: 24 4\ngrid:\n........................\n........................\nGGGGGGGGGGGGGGGGGGGGGGGG\nEEEEEEEEEEEEEEEEEEEEEEEE\nentities:\nstart 1 1\nnest 20 1\n",
+        )
+        .unwrap();
+        // Right in short holds with a pause between each: many steps shortening could remove.
+        let steps: Vec<Step> = (0..120)
+            .flat_map(|_| {
+                [
+                    Step {
+                        action: 4,
+                        ticks: 1,
+                    },
+                    Step {
+                        action: 8,
+                        ticks: 2,
+                    },
+                ]
+            })
+            .collect();
+        let (won, _) = truncate(&map, 1, &steps).expect("the steps win");
+        let before = run_length(&won).len();
+        // Told to stop at its fourth look.
+        let looks = Cell::new(0u32);
+        let stop = || {
+            looks.set(looks.get() + 1);
+            looks.get() > 3
+        };
+        let (short, _) = shorten(&map, 1, steps, SHORTEN_BUDGET, &stop);
+        assert!(
+            short.len() + 4 >= before,
+            "{} steps of {before} left: it went on after being told to stop",
+            short.len()
+        );
+        // Not told to stop, it removes most of them.
+        let (all, _) = shorten(&map, 1, won.clone(), SHORTEN_BUDGET, &|| false);
+        assert!(all.len() * 2 < before, "{} of {before}", all.len());
+    }
 }

@@ -270,3 +270,30 @@ fn a_search_stays_within_its_memory_budget() {
         budget >> 10
     );
 }
+
+/// The memory limit decides the same way in a pool of one thread and of four: which racer
+/// gives up, and when, depends on what the search holds, not on the machine (the account
+/// counted each thread of the pool it ran in).
+#[test]
+fn the_memory_limit_decides_the_same_whatever_the_thread_count() {
+    let map = parse_map(&huge_map(11)).unwrap();
+    let cancel = AtomicBool::new(false);
+    let req = PlanRequest {
+        map: &map,
+        seed: 1,
+        time_limit: Duration::from_secs(240),
+        cancel: &cancel,
+        memory_budget_bytes: Some(6 << 20),
+    };
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let rep = pool.install(|| plan(&req, None));
+        (format!("{:?}", rep.outcome), rep.expanded, rep.peak_bytes)
+    };
+    let one = run(1);
+    assert!(one.0.contains("MemoryLimit"), "{one:?}");
+    assert_eq!(run(4), one);
+}

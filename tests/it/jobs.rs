@@ -221,6 +221,60 @@ async fn the_worker_enforces_the_time_limit() {
     assert_eq!(done.charged_seconds, 5);
 }
 
+/// Never looks at `cancel`: runs until the test lets it go (a minute at most).
+struct DeafRunner(Arc<AtomicBool>);
+
+impl JobRunner for DeafRunner {
+    fn run(
+        &self,
+        _: JobKind,
+        _: &JobInput,
+        _: Duration,
+        _: &AtomicBool,
+    ) -> Result<JobResult, Failure> {
+        let until = std::time::Instant::now() + Duration::from_secs(60);
+        while !self.0.load(std::sync::atomic::Ordering::SeqCst) && std::time::Instant::now() < until
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(JobResult::Referee(RefereeResult::default()))
+    }
+}
+
+/// Work that goes on past its limit without stopping ends `timeout` a grace after the
+/// limit, and the slot takes the next job: the lease was renewed as long as the work ran,
+/// so the job stayed `running` and the slot was lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn work_that_ignores_its_cancel_still_ends_the_job_in_time() {
+    let app = spawn_app().await;
+    let release = Arc::new(AtomicBool::new(false));
+    let _w = start_worker(&app.queue, Arc::new(DeafRunner(release.clone())), 0, 1);
+    let spec = |key: &str| JobSpec {
+        kind: JobKind::Simulate,
+        account: "a".into(),
+        trust: 1,
+        idempotency_key: key.into(),
+        input: JobInput::default(),
+    };
+    let Admission::New(job) = app.queue.admit(spec("deaf")).await.unwrap() else {
+        panic!()
+    };
+    // The simulate limit is 5 s in the tests; the grace is 10 s.
+    let done = app
+        .queue
+        .wait(&job.id, Duration::from_secs(40))
+        .await
+        .unwrap();
+    release.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(done.state, JobState::Failed, "{done:?}");
+    let failure = done.failure.unwrap();
+    assert_eq!(failure.code, "timeout");
+    assert!(failure.message.contains("limit"), "{}", failure.message);
+    let ran = done.finished_at_ms.unwrap() - done.started_at_ms.unwrap();
+    assert!(ran < 40_000, "{ran} ms");
+    assert_eq!(done.charged_seconds, 5);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workers_carry_on_after_redis_restarts_from_its_aof() {
     let mut app = spawn_app().await;

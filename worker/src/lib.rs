@@ -371,7 +371,14 @@ async fn execute(
 ) -> After {
     let job = claim.record;
     let kind = job.kind;
-    let limit = Duration::from_secs(queue.settings().reserve_seconds(kind));
+    // The seconds admission reserved and charged for it (and checked it could finish in),
+    // from the config of the API process that admitted it: a worker with another config
+    // ran a job past what was reserved and past its caller's wait. A record of an earlier
+    // version that names none takes this worker's.
+    let limit = Duration::from_secs(match job.reserved_seconds {
+        0 => queue.settings().reserve_seconds(kind),
+        reserved => reserved,
+    });
     let lease = Duration::from_secs(queue.settings().queue.lease_seconds);
     let cancel = Arc::new(AtomicBool::new(false));
     // Subscribed before the run: an operator's cancel ends the job in Redis and publishes on
@@ -434,6 +441,15 @@ async fn execute(
                 timed_out = true;
                 cancel.store(true, Ordering::SeqCst);
             }
+            // Work that does not stop when told to (a long phase that does not look at
+            // `cancel`) must not hold the job, its lease and the slot for ever: the keeper
+            // would heartbeat it as long as it ran. It is left to end on its own thread,
+            // and the job ends `timeout`.
+            _ = tokio::time::sleep_until((deadline + OVERRUN_GRACE).into()), if timed_out => {
+                tracing::error!(job = %job.id, kind = kind.as_str(), grace_s = OVERRUN_GRACE.as_secs(), "the evaluation went on past its limit without stopping; the job ends `timeout` and the work is left to finish on its own");
+                // Past the deadline: judged `timeout` below, like any work that ends there.
+                break (Err(Failure::new(FailureCode::Timeout, "")), deadline + OVERRUN_GRACE);
+            }
         }
     };
     keeper.abort();
@@ -489,6 +505,10 @@ async fn execute(
 /// back; a worker cut off from a Redis that others reach has its job reaped a lease later and
 /// its retry refused. The bound only frees the slot of a worker cut off for good.
 const COMPLETE_PATIENCE: Duration = Duration::from_secs(120);
+
+/// How long past its deadline (and its cancel) a job's work is waited for before the job
+/// ends `timeout` without it.
+const OVERRUN_GRACE: Duration = Duration::from_secs(10);
 
 /// Records a finished job's outcome, fenced by its token, retrying while Redis is away; the
 /// first attempt claims the slot's next job with it when one waits and the slot goes on
