@@ -266,6 +266,55 @@ async fn series_replays_play_back_in_the_browser_and_rate_the_agents() {
         tab.screenshot(SHOTS, &format!("replay-rps-{w}x{h}")).await;
     }
 
+    // On a phone the replay opens with the board on the screen, and a step keeps it there
+    // (the move list's scrolling scrolled the page, the board out of sight).
+    tab.viewport(390, 844).await;
+    tab.goto(&format!("{base}/watch/{rps_id}")).await;
+    tab.wait_for(
+        "document.body.dataset.replay === '1' && document.querySelector('#stage .score')",
+        "the rps replay on a phone",
+        LONG,
+    )
+    .await;
+    tab.eval("document.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowLeft'}))")
+        .await;
+    assert_eq!(
+        tab.eval("window.scrollY").await,
+        json!(0),
+        "the page scrolled"
+    );
+    tab.viewport(1280, 800).await;
+
+    // A game whose record has expired (a day after its end) plays back from its replay,
+    // which is kept longer (a week): the leaderboard links here for as long. It said "No
+    // such game".
+    let store = house.app.rcadia.store();
+    let bucket = store.bucket_of(&round2);
+    let _: () = redis::cmd("DEL")
+        .arg(store.key_in_bucket(bucket, &format!("ses:{round2}")))
+        .arg(store.key_in_bucket(bucket, &format!("ses:{round2}:base")))
+        .query_async(&mut store.conn())
+        .await
+        .unwrap();
+    // Past the time a process trusts a record its listener vouched for.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (status, _) = anon.get(&format!("{AGENT}/{round2}/public")).await;
+    assert_eq!(status, 404, "the record is gone");
+    tab.goto(&format!("{base}/watch/{round2}")).await;
+    tab.wait_for(
+        "document.body.dataset.replay === '1' && document.querySelectorAll('#board .sq').length === 64",
+        "the stored replay of a game whose record expired",
+        LONG,
+    )
+    .await;
+    let text = tab.eval("document.body.innerText").await;
+    let text = text.as_str().unwrap();
+    assert!(
+        text.contains("Ada") && text.contains("stored replay"),
+        "{text}"
+    );
+    assert!(!text.contains("No such game"), "{text}");
+
     // The leaderboard and an agent's page, with links to the replays.
     tab.goto(&format!("{base}/leaderboard/chess")).await;
     tab.wait_for(

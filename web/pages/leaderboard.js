@@ -4,7 +4,12 @@
 // Everything from the server goes in with textContent; names sit in <bdi>.
 
 const $ = (id) => document.getElementById(id);
-const parts = location.pathname.split("/").filter(Boolean).slice(1).map(decodeURIComponent);
+/** A path part as text; one that does not decode (`%E0`) is kept as typed, and the
+ *  server then says it knows no such game or agent (it threw, and the page never loaded). */
+function decoded(part) {
+  try { return decodeURIComponent(part); } catch { return part; }
+}
+const parts = location.pathname.split("/").filter(Boolean).slice(1).map(decoded);
 const [game, agent] = parts;
 
 function el(tag, text, className) {
@@ -111,7 +116,7 @@ async function showAgent() {
   }
   $("summary").textContent = `${v.excluded ? "Excluded by the operator. " : `Rank ${s.rank || "-"}. `}Rating ${ratingText(s)}, ${s.games} game(s): ${s.wins} won, ${s.draws} drawn, ${s.losses} lost. Thinking per move: median ${ms(s.thinkMedianMs)}, p95 ${ms(s.thinkP95Ms)}.`;
   const rows = v.history.map((h) => [
-    new Date(h.at).toLocaleString(),
+    whenText(h.at),
     (() => { const a = link(`/leaderboard/${encodeURIComponent(game)}/${encodeURIComponent(h.opponent)}`, ""); a.append(nameOf(h.opponentName, h.opponent)); return a; })(),
     h.score === 1 ? "won" : h.score === 0 ? "lost" : "draw",
     String(Math.round(h.rating)),
@@ -120,6 +125,12 @@ async function showAgent() {
   const box = el("div");
   box.append(el("h2", "Recent games"), table(["When", "Opponent", "Result", "Rating after", ""], rows));
   $("list").replaceChildren(box);
+}
+
+/** A time as the other pages show it: the date and minute in UTC, said so. */
+function whenText(at) {
+  const d = new Date(at);
+  return Number.isNaN(d.getTime()) ? "–" : `${d.toISOString().slice(0, 16).replace("T", " ")} UTC`;
 }
 
 async function main() {

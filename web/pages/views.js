@@ -171,6 +171,39 @@ export function actionText(a) {
  * @param {Array<any>} lines
  * @returns {{ frames: Array<{ state: any, turn: number, version: number, at: number, label: string }>, players: Array<any>, result: any, reason: string|null, next: string|null }}
  */
+/**
+ * A finished game's public view from its replay lines (`GET /replay`), for a game whose
+ * record has expired: what the watch page shows, with the last state; null without a
+ * `start` line.
+ * @param {any[]} lines @param {string} sessionId
+ */
+export function viewFromReplay(lines, sessionId) {
+  const list = Array.isArray(lines) ? lines.filter((l) => l && typeof l === "object") : [];
+  const start = list.find((l) => l.kind === "start");
+  if (!start) return null;
+  const end = [...list].reverse().find((l) => l.kind === "end");
+  const seated = [...list].reverse().find((l) => (l.kind === "end" || l.kind === "players") && Array.isArray(l.players));
+  const state = [...list].reverse().find((l) => l.kind === "state" && !l.omittedBytes);
+  const next = [...list].reverse().find((l) => l.kind === "next");
+  return {
+    sessionId,
+    seriesId: start.seriesId ?? sessionId,
+    round: start.round ?? 1,
+    gameId: start.gameId ?? null,
+    gameTitle: start.gameTitle ?? null,
+    status: "finished",
+    players: (seated ? seated.players : []).map((p) => ({ playerId: p.playerId, seat: p.seat, asName: p.name ?? null })),
+    onTurnSeats: [],
+    result: end ? end.result ?? null : null,
+    state: state ? state.state : null,
+    turn: state ? state.turn ?? 0 : 0,
+    version: 0,
+    deadline: null,
+    nextSessionId: next ? next.nextSessionId : null,
+    previousSessionId: start.previousSessionId ?? null,
+  };
+}
+
 export function replayFrames(lines) {
   const list = Array.isArray(lines) ? lines : [];
   let players = [];

@@ -5,14 +5,18 @@
 // next round, and plays back from its replay (`GET /replay`): a scrubber, ←/→ and a
 // clickable list of moves. Text only (textContent).
 
-import { watchModel, chessModel, rpsModel, countdown, replayFrames } from "./views.js";
+import { watchModel, chessModel, rpsModel, countdown, replayFrames, viewFromReplay } from "./views.js";
 import { drawBoard, squaresOf } from "/games/chess/board.js";
 
 const $ = (id) => document.getElementById(id);
 const WAIT_S = 25;
 const EVENTS_KEPT = 100;
 
-let sessionId = decodeURIComponent(location.pathname.split("/")[2] || "");
+let sessionId = (() => {
+  // A part that does not decode (`%E0`) is no session id: said below, not a page that
+  // never loads.
+  try { return decodeURIComponent(location.pathname.split("/")[2] || ""); } catch { return ""; }
+})();
 let last = null;
 let deadline = null;
 
@@ -141,6 +145,17 @@ async function follow() {
       $("error").textContent = "";
     } catch (err) {
       if (err.final) {
+        // A finished game's record is kept a day, its replay longer (a week by default):
+        // the leaderboard's "Replay" links point here for as long as the replay lives.
+        const stored = await storedGame(sessionId);
+        if (stored) {
+          render(stored.view);
+          last = stored.view;
+          showNext(stored.view, stored.view.nextSessionId);
+          $("notice").replaceChildren(document.createTextNode("This game is over (played back from its stored replay)."));
+          startReplay(stored.view, stored.replay);
+          return;
+        }
         $("error").textContent = err.message;
         $("badge").className = "badge finished";
         $("badge").textContent = "not found";
@@ -201,12 +216,27 @@ function showNext(v, next) {
   $("notice").replaceChildren(document.createTextNode("This game is over. The series goes on: "), a);
 }
 
-async function fetchReplay(id) {
+async function replayLines(id) {
   const r = await fetch(`/api/v1/agent/sessions/${encodeURIComponent(id)}/replay`);
-  if (!r.ok) throw new Error(`the server answered ${r.status}`);
+  if (!r.ok) throw Object.assign(new Error(`the server answered ${r.status}`), { status: r.status });
   const text = await r.text();
-  const lines = text.split("\n").filter((l) => l.trim()).map((l) => { try { return JSON.parse(l); } catch { return null; } });
-  return replayFrames(lines);
+  return text.split("\n").filter((l) => l.trim()).map((l) => { try { return JSON.parse(l); } catch { return null; } });
+}
+
+async function fetchReplay(id) {
+  return replayFrames(await replayLines(id));
+}
+
+/** A finished game whose record has expired, from its replay; null when there is none. */
+async function storedGame(id) {
+  try {
+    const lines = await replayLines(id);
+    const replay = replayFrames(lines);
+    const view = viewFromReplay(lines, id);
+    return view && replay.frames.length ? { view, replay } : null;
+  } catch {
+    return null;
+  }
 }
 
 let replayView = null;
@@ -255,8 +285,16 @@ function showFrame(i) {
   $("r-where").textContent = `${pos + 1} of ${n}: ${f.label}`;
   $("f-turn").textContent = `turn ${f.turn ?? 0}`;
   [...$("r-frames").children].forEach((li, k) => li.classList.toggle("current", k === pos));
-  const cur = $("r-frames").children[pos];
-  if (cur && cur.scrollIntoView) cur.scrollIntoView({ block: "nearest" });
+  // Only the list scrolls to the move: scrollIntoView scrolled the page too, and on a phone
+  // (the list under the board) took the board off the screen at every step.
+  const list = $("r-frames");
+  const cur = list.children[pos];
+  if (cur) {
+    const r = cur.getBoundingClientRect();
+    const box = list.getBoundingClientRect();
+    if (r.top < box.top) list.scrollTop -= box.top - r.top;
+    else if (r.bottom > box.bottom) list.scrollTop += r.bottom - box.bottom;
+  }
   document.body.dataset.frame = String(pos);
 }
 

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  tableStatus, hostLabel, ago, countdown, tableRows, tablesSummary, watchModel, chessModel, rpsModel, numberedMoves,
+  tableStatus, hostLabel, ago, countdown, tableRows, tablesSummary, watchModel, chessModel, rpsModel, numberedMoves, viewFromReplay,
 } from "../pages/views.js";
 
 const NOW = Date.parse("2026-10-07T19:00:00.000Z");
@@ -98,4 +98,24 @@ test("the table list names who sits and how it stands", async () => {
   assert.deepEqual(seatedLine({ players, state: { game: "rps", players: ["p_a", "p_b"], score: { p_a: 2, p_b: 1 } } }), { names: ["Ada", "seat 1"], detail: "2–1" });
   assert.deepEqual(seatedLine({ players, state: { game: "chess", history: ["e4", "e5", "Nf3"] } }).detail, "move 2");
   assert.deepEqual(seatedLine({ players: [], state: null }), { names: [], detail: "" });
+});
+
+test("a finished game's view from its replay, for a record that expired", () => {
+  const lines = [
+    { kind: "start", at: 0, sessionId: "ses_1", seriesId: "ses_0", round: 2, gameId: "chess", gameTitle: "Chess", config: {}, previousSessionId: "ses_0" },
+    { kind: "players", at: 1, players: [{ seat: 0, playerId: "p_1", name: "Ada", agent: "agt_a" }, { seat: 1, playerId: "p_2", name: null, agent: "agt_b" }] },
+    { kind: "state", at: 2, version: 3, turn: 1, state: { fen: "x" } },
+    { kind: "state", at: 3, omittedBytes: 99999, turn: 2, version: 4, state: null },
+    { kind: "end", at: 4, result: { winner: "p_1", reason: "checkmate" }, reason: "game_over", players: [{ seat: 0, playerId: "p_1", name: "Ada" }, { seat: 1, playerId: "p_2", name: null }] },
+    { kind: "next", at: 5, nextSessionId: "ses_2" },
+  ];
+  const v = viewFromReplay(lines, "ses_1");
+  assert.equal(v.status, "finished");
+  assert.equal(v.round, 2);
+  assert.equal(v.gameId, "chess");
+  assert.deepEqual(v.players.map((p) => p.asName), ["Ada", null]);
+  assert.deepEqual(v.state, { fen: "x" }, "the last state kept whole");
+  assert.equal(v.nextSessionId, "ses_2");
+  assert.match(watchModel(v, 0).result, /Ada won/);
+  assert.equal(viewFromReplay([{ kind: "end" }], "ses_1"), null, "no start line: nothing to show");
 });
