@@ -162,6 +162,19 @@ async fn tables_house_and_watch_pages_show_a_live_house_game() {
         LONG,
     )
     .await;
+    // A keyboard user on a Watch link keeps the focus through the list's refreshes (every
+    // 3 s it was rebuilt and the focus lost).
+    tab.eval(&format!(
+        "document.querySelector('tr[data-session={table:?}] a.watch').focus()"
+    ))
+    .await;
+    tokio::time::sleep(Duration::from_millis(7_000)).await;
+    assert_eq!(
+        tab.eval("document.activeElement && document.activeElement.closest('tr') ? document.activeElement.closest('tr').dataset.session : null")
+            .await,
+        json!(table),
+        "the focus left the Watch link"
+    );
     tab.eval(&format!(
         "document.querySelector('tr[data-session={table:?}] a.watch').click()"
     ))

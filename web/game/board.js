@@ -68,12 +68,15 @@ function thread(t) {
     ` · ${t.posts === 1 ? "1 Beitrag" : `${t.posts} Beiträge`} · ${api.date(t.lastPostAt || t.createdAt)}`,
   );
   art.append(h, meta);
-  if (t.level && t.level.revisionId) {
+  if (t.level && t.level.revisionId && t.level.playable !== false) {
     const p = el("p", "meta");
     const a = el("a", null, `Level ${t.level.name} ansehen`);
     a.href = `level/${encodeURIComponent(t.level.revisionId)}`;
     p.append(a);
     art.append(p);
+  } else if (t.level) {
+    // A level hidden since (quarantined, withdrawn): a link would only say "nicht gefunden".
+    art.append(el("p", "meta", `Level ${t.level.name} (nicht mehr verfügbar)`));
   }
   const box = el("div", "thread-posts");
   box.hidden = true;

@@ -108,7 +108,8 @@ async function main() {
   const mode = new URLSearchParams(location.search).get("m") === "watch" ? "watch" : "play";
   // After a promoted level, "Weiter" leads to the next one.
   const next = nextLevel(levels, rev.revisionId);
-  const test = location.search.includes("test") ? "?test" : "";
+  // Only the page's own `?test` (a query such as `?ref=contest` is no test mode).
+  const test = new URLSearchParams(location.search).has("test") ? "?test" : "";
   new Stage($("stage"), {
     engine, revision: rev, mode, hideTitle: true,
     onNext: next ? () => { location.href = `${encodeURIComponent(next.revisionId)}${test}`; } : null,

@@ -25,8 +25,29 @@ function badge(label, kind) {
   return b;
 }
 
+/** The rows the list shows now (as JSON): a refresh that finds the same leaves the list be. */
+let shownKey = null;
+/** Who sits at each table, as the last look at its public view found. */
+const seated = new Map();
+
+function setWho(td, line) {
+  const names = line.names.flatMap((n, i) => [i ? document.createTextNode(" vs ") : null, Object.assign(document.createElement("bdi"), { textContent: n })]).filter(Boolean);
+  td.replaceChildren(...names, document.createTextNode(line.detail ? ` · ${line.detail}` : ""));
+}
+
 function render(rows) {
   $("summary").textContent = tablesSummary(rows);
+  // Rebuilt only when something changed, and with the focus where it was: rebuilt every
+  // 3 s, the list took the focus from a keyboard or screen-reader user on a Watch link,
+  // and the Players cells flickered from the seat count to the names and back.
+  const key = JSON.stringify(rows);
+  if (key === shownKey) {
+    fillPlayers(rows);
+    return;
+  }
+  shownKey = key;
+  const focused = document.activeElement && document.activeElement.closest && document.activeElement.closest("tr[data-session]");
+  const focusedSession = focused ? focused.dataset.session : null;
   if (rows.length === 0) {
     const p = document.createElement("p");
     p.className = "empty";
@@ -57,6 +78,7 @@ function render(rows) {
     cell(tr, "Status", badge(r.status, r.badge));
     const who = cell(tr, "Players", r.players);
     who.className = "who";
+    if (seated.has(r.sessionId)) setWho(who, seated.get(r.sessionId));
     cell(tr, "Round", r.round);
     cell(tr, "Host", r.host);
     cell(tr, "Opened", r.opened);
@@ -70,6 +92,10 @@ function render(rows) {
   }
   table.append(head, body);
   $("list").replaceChildren(table);
+  if (focusedSession) {
+    const again = table.querySelector(`tr[data-session="${CSS.escape(focusedSession)}"] a.watch`);
+    if (again) again.focus({ preventScroll: true });
+  }
   fillPlayers(rows);
 }
 
@@ -83,8 +109,10 @@ async function fillPlayers(rows) {
       const line = seatedLine(await res.json());
       const td = document.querySelector(`tr[data-session="${CSS.escape(r.sessionId)}"] td.who`);
       if (!td || !line.names.length) return;
-      const names = line.names.flatMap((n, i) => [i ? document.createTextNode(" vs ") : null, Object.assign(document.createElement("bdi"), { textContent: n })]).filter(Boolean);
-      td.replaceChildren(...names, document.createTextNode(line.detail ? ` · ${line.detail}` : ""));
+      const before = seated.get(r.sessionId);
+      seated.set(r.sessionId, line);
+      if (before && JSON.stringify(before) === JSON.stringify(line) && td.querySelector("bdi")) return;
+      setWho(td, line);
     } catch { /* the seat count stays */ }
   }));
 }
