@@ -170,3 +170,8 @@ pub(crate) fn rating_excluded(store: &Store, game: &str) -> String {
 pub(crate) fn reference_tables(store: &Store) -> String {
     store.key("reference:tables")
 }
+
+/// `reference:secret`: the deployment's secret in the reference player's seed (16 hex).
+pub(crate) fn reference_secret(store: &Store) -> String {
+    store.key("reference:secret")
+}

@@ -144,6 +144,8 @@ pub(crate) struct Inner {
     pub rate_wake: buckets::BucketWake,
     /// The boot tag, read (or created) once at start.
     pub boot_tag: u16,
+    /// The reference player's secret, read (or created) once at start (`reference.rs`).
+    pub reference_secret: u64,
     /// Long-polls end early when this turns true (graceful shutdown).
     pub shutdown: tokio::sync::watch::Receiver<bool>,
     pub metrics: SessionMetrics,
@@ -159,6 +161,7 @@ impl Rcadia {
         shutdown: tokio::sync::watch::Receiver<bool>,
     ) -> Result<Rcadia, RcadiaError> {
         let boot_tag = store::boot_tag(&store).await?;
+        let reference_secret = store::reference_secret(&store).await?;
         let buckets = store.buckets();
         let cache = Arc::new(record::RecordCache::default());
         notifier.observe({
@@ -189,6 +192,7 @@ impl Rcadia {
                 wake: buckets::BucketWake::new(buckets),
                 rate_wake: buckets::BucketWake::new(buckets),
                 boot_tag,
+                reference_secret,
                 shutdown,
                 metrics: SessionMetrics::default(),
             }),

@@ -3,9 +3,11 @@
 //! plays a validation episode before it ranks an agent).
 //!
 //! It plays only from the legal actions the game publishes for it: on each of its turns it
-//! picks one with a seed made of the session id and the turn ([`reference_move`], pure), so
-//! the same game is always played the same way and any game that publishes legal actions
-//! (chess moves, rps throws) has one. Which games it plays is `sessions.reference_games`.
+//! picks one with a seed made of the deployment's secret, the session id and the turn
+//! ([`reference_move`], pure), so the same game is always played the same way on one
+//! server and any game that publishes legal actions (chess moves, rps throws) has one. The
+//! secret (`reference:secret`, made once) keeps its moves from agents: seeded by what they
+//! know alone, an agent could work out each throw and win its validation game every time. Which games it plays is `sessions.reference_games`.
 //!
 //! Seek seats it: an agent seeking a rated game that has a reference player, with no
 //! validation game yet in its rating record, is put at an empty house table first and the
@@ -39,13 +41,14 @@ pub const REFERENCE_NAME: &str = "House reference";
 const EVERY: Duration = Duration::from_millis(200);
 
 /// The reference player's action on `turn` of `session_id`: one of `legal`, picked by a
-/// seed made of both (FNV-1a), or `None` when it has none.
-pub fn reference_move(session_id: &str, turn: u64, legal: &[Value]) -> Option<Value> {
+/// seed made of the deployment's `secret` and both (FNV-1a), or `None` when it has none.
+pub fn reference_move(secret: u64, session_id: &str, turn: u64, legal: &[Value]) -> Option<Value> {
     if legal.is_empty() {
         return None;
     }
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in session_id.bytes().chain(turn.to_le_bytes()) {
+    let bytes = secret.to_le_bytes().into_iter();
+    for b in bytes.chain(session_id.bytes()).chain(turn.to_le_bytes()) {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
@@ -64,8 +67,8 @@ pub enum Duty {
     Done(Option<Event>),
 }
 
-/// The reference player's duty at `s`.
-pub fn duty(s: &Session) -> Duty {
+/// The reference player's duty at `s`, its moves seeded with the deployment's `secret`.
+pub fn duty(s: &Session, secret: u64) -> Duty {
     let Some(me) = s.player_by_identity(REFERENCE_IDENTITY) else {
         return Duty::Done(None);
     };
@@ -80,7 +83,7 @@ pub fn duty(s: &Session) -> Duty {
         Status::Waiting => Duty::Wait,
         Status::Active => {
             let legal = me.legal_actions.as_deref().map_or(&[][..], Vec::as_slice);
-            match reference_move(s.session_id(), s.turn(), legal) {
+            match reference_move(secret, s.session_id(), s.turn(), legal) {
                 Some(action) if s.is_your_turn(&me.player_id) => Duty::Play(Event::Action {
                     player_id: me.player_id.clone(),
                     action,
@@ -171,8 +174,14 @@ impl Rcadia {
         }
     }
 
+    /// The deployment's secret in the reference player's seed ([`reference_move`]).
+    pub fn reference_secret(&self) -> u64 {
+        self.inner.reference_secret
+    }
+
     /// One look at every table the reference player sits at.
     pub async fn drive_reference(&self) -> Result<(), RcadiaError> {
+        let secret = self.inner.reference_secret;
         let store = &self.inner.store;
         let key = keys::reference_tables(store);
         let mut conn = store.conn();
@@ -182,13 +191,13 @@ impl Rcadia {
             .await?;
         for id in ids {
             let done = match self.load(&id).await {
-                Ok(s) => match duty(&s) {
+                Ok(s) => match duty(&s, secret) {
                     Duty::Wait => false,
                     Duty::Play(_) | Duty::Done(Some(_)) => {
                         // Decided again on the record the write starts from.
                         let r = self
                             .apply(&id, |s| {
-                                Ok(match duty(s) {
+                                Ok(match duty(s, secret) {
                                     Duty::Play(ev) | Duty::Done(Some(ev)) => Step::main(ev),
                                     _ => Step {
                                         pre: Vec::new(),
@@ -202,7 +211,7 @@ impl Rcadia {
                             Ok(_) | Err(RcadiaError::Protocol(..)) => {}
                             Err(e) => return Err(e),
                         }
-                        matches!(duty(&s), Duty::Done(_))
+                        matches!(duty(&s, secret), Duty::Done(_))
                     }
                     Duty::Done(None) => true,
                 },
@@ -229,18 +238,34 @@ mod tests {
     #[test]
     fn the_reference_move_is_legal_and_seeded_by_session_and_turn() {
         let legal = [json!("rock"), json!("paper"), json!("scissors")];
-        assert_eq!(reference_move("ses_1", 3, &[]), None);
-        let m = reference_move("ses_1", 3, &legal).unwrap();
+        assert_eq!(reference_move(7, "ses_1", 3, &[]), None);
+        let m = reference_move(7, "ses_1", 3, &legal).unwrap();
         assert!(legal.contains(&m));
-        assert_eq!(reference_move("ses_1", 3, &legal), Some(m), "deterministic");
+        assert_eq!(
+            reference_move(7, "ses_1", 3, &legal),
+            Some(m),
+            "deterministic"
+        );
         // Over many turns it plays every legal action (not one fixed throw).
         let seen: std::collections::HashSet<String> = (0..60)
-            .map(|t| reference_move("ses_1", t, &legal).unwrap().to_string())
+            .map(|t| reference_move(7, "ses_1", t, &legal).unwrap().to_string())
             .collect();
         assert_eq!(seen.len(), 3, "{seen:?}");
         assert_eq!(
-            reference_move("ses_2", 0, &[json!("e2e4")]),
+            reference_move(7, "ses_2", 0, &[json!("e2e4")]),
             Some(json!("e2e4"))
         );
+        // Another deployment's secret plays another game: what an agent knows (the
+        // session id and the turn) does not tell it the moves.
+        let game = |secret: u64| -> Vec<String> {
+            (0..40)
+                .map(|t| {
+                    reference_move(secret, "ses_1", t, &legal)
+                        .unwrap()
+                        .to_string()
+                })
+                .collect()
+        };
+        assert_ne!(game(7), game(8));
     }
 }

@@ -254,6 +254,27 @@ pub struct Applied {
 }
 
 /// Reads the store's boot tag, creating it on first use.
+/// The deployment's reference-player secret: read, or made by the first process (64
+/// random bits, kept for good).
+pub(crate) async fn reference_secret(store: &Store) -> Result<u64, RcadiaError> {
+    let key = keys::reference_secret(store);
+    let mut conn = store.conn();
+    let fresh = format!(
+        "{:016x}",
+        u64::from_le_bytes(horst_store::random::id_bytes::<8>())
+    );
+    let _: Option<String> = redis::cmd("SET")
+        .arg(&key)
+        .arg(&fresh)
+        .arg("NX")
+        .query_async(&mut conn)
+        .await?;
+    let secret: String = redis::cmd("GET").arg(&key).query_async(&mut conn).await?;
+    u64::from_str_radix(&secret, 16).map_err(|_| {
+        RcadiaError::Internal(format!("reference:secret holds {secret:?}, not 16 hex"))
+    })
+}
+
 pub(crate) async fn boot_tag(store: &Store) -> Result<u16, RcadiaError> {
     let key = keys::boot(store);
     let mut conn = store.conn();

@@ -593,7 +593,8 @@ async fn a_new_agent_seeks_and_plays_its_validation_game_against_the_reference_p
         )
         .await;
     let turn = app.rcadia.load(&id).await.unwrap().turn();
-    let want = reference_move(&id, turn, legal.as_array().unwrap()).unwrap();
+    let secret = app.rcadia.reference_secret();
+    let want = reference_move(secret, &id, turn, legal.as_array().unwrap()).unwrap();
     let deadline = Instant::now() + LONG;
     let mut after = after;
     let played = loop {
