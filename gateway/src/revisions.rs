@@ -340,14 +340,25 @@ async fn summaries(
         let created = rfc3339(get(4).and_then(|s| s.parse().ok()).unwrap_or(0));
         if with_state {
             let state = state_of(store, id).await?.unwrap_or_else(|| "labor".into());
-            let engine = get(3).unwrap_or_default();
+            // The newest check: an operator's recheck when there was one (it may have
+            // failed on a newer engine), else the submission's own, which won.
+            let recheck: Option<String> =
+                store.conn().lindex(keys::rev_checks(store, id), -1).await?;
+            let recheck = recheck.and_then(|r| serde_json::from_str::<Value>(&r).ok());
+            let (outcome, engine) = match &recheck {
+                Some(c) => (
+                    c["outcome"].as_str().unwrap_or("unknown").to_string(),
+                    c["engineVersion"].as_str().unwrap_or_default().to_string(),
+                ),
+                None => ("won".to_string(), get(3).unwrap_or_default()),
+            };
             items.push(json!({
                 "revisionId": id, "name": get(0), "state": state, "createdAt": created,
                 "mapHash": get(5), "parentRevisionId": get(6).filter(|p| !p.is_empty()),
                 "latestCheck": {
-                    "outcome": "won",
-                    "engineVersion": engine,
+                    "outcome": outcome,
                     "currentEngine": engine == horst_engine::engine_version(),
+                    "engineVersion": engine,
                 },
             }));
         } else {

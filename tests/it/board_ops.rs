@@ -269,6 +269,17 @@ async fn a_recheck_that_no_longer_wins_is_recorded_and_promotion_stays_refused()
     // Recorded once, however often it is read.
     let again = horst_gateway::checks::checks(s, &rev).await.unwrap();
     assert_eq!(again["items"].as_array().unwrap().len(), 3);
+    // The author's own list names that newest check, not the submission's (it said `won`
+    // on the old engine whatever the rechecks found).
+    let mine = crate::harness::ok_result(&app.call("my_submissions", json!({}), Some(&key)).await);
+    let latest = &mine["items"][0]["latestCheck"];
+    assert_ne!(latest["outcome"], "won", "{mine}");
+    assert_eq!(
+        latest["engineVersion"],
+        horst_engine::engine_version(),
+        "{mine}"
+    );
+    assert_eq!(latest["currentEngine"], true, "{mine}");
     assert_eq!(
         horst_operator::promote(s, "olga", &rev, None)
             .await
