@@ -94,6 +94,44 @@ impl From<redis::RedisError> for SeekError {
     }
 }
 
+/// The game's seek lock while this request holds it. Released when the pick is done, or,
+/// if the request is dropped meanwhile (its client went away), by a task of its own: it
+/// held every seeker of the game for the lock's 5 s.
+struct HeldLock {
+    store: horst_store::Store,
+    lock: String,
+    token: String,
+    held: bool,
+}
+
+impl HeldLock {
+    async fn release(mut self) {
+        let _ = UNLOCK
+            .call(&self.store)
+            .key(&self.lock)
+            .arg(&self.token)
+            .run()
+            .await;
+        self.held = false;
+    }
+}
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        if !self.held {
+            return;
+        }
+        let (store, lock, token) = (
+            self.store.clone(),
+            std::mem::take(&mut self.lock),
+            std::mem::take(&mut self.token),
+        );
+        tokio::spawn(async move {
+            let _ = UNLOCK.call(&store).key(&lock).arg(&token).run().await;
+        });
+    }
+}
+
 impl Rcadia {
     /// Seats the seeker at the best open table (or the one it already sits at) and returns
     /// that session and the seeker's player id.
@@ -113,8 +151,14 @@ impl Rcadia {
                 .query_async(&mut conn)
                 .await?;
             if got.is_some() {
+                let held = HeldLock {
+                    store: store.clone(),
+                    lock: lock.clone(),
+                    token: token.clone(),
+                    held: true,
+                };
                 let r = self.seek_locked(req).await;
-                let _ = UNLOCK.call(store).key(&lock).arg(&token).run().await;
+                held.release().await;
                 match r {
                     Ok(Some(found)) => return Ok(found),
                     Ok(None) => {}
@@ -266,6 +310,45 @@ mod tests {
             created_at_ms: at,
             seated: seated.to_vec(),
         }
+    }
+
+    /// A seek whose request is dropped while it holds the game's lock (its client went
+    /// away) lets the lock go at once: it held every seeker of the game for 5 s.
+    #[tokio::test]
+    async fn a_dropped_seek_lets_its_lock_go() {
+        let redis = horst_testkit::RedisServer::start();
+        let store = horst_store::Store::connect(&redis.url(), "seek:")
+            .await
+            .unwrap();
+        let lock = crate::keys::seek_lock(&store, "chess");
+        let _: () = redis::cmd("SET")
+            .arg(&lock)
+            .arg("t1")
+            .arg("PX")
+            .arg(LOCK_MS)
+            .query_async(&mut store.conn())
+            .await
+            .unwrap();
+        drop(HeldLock {
+            store: store.clone(),
+            lock: lock.clone(),
+            token: "t1".into(),
+            held: true,
+        });
+        let mut gone = false;
+        for _ in 0..50 {
+            let exists: i64 = redis::cmd("EXISTS")
+                .arg(&lock)
+                .query_async(&mut store.conn())
+                .await
+                .unwrap();
+            if exists == 0 {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert!(gone, "the lock stayed");
     }
 
     #[test]
