@@ -513,7 +513,27 @@ fn parse_env_value(raw: &str, like: &toml::Value) -> Result<toml::Value, String>
             "false" | "0" | "no" | "off" => Ok(toml::Value::Boolean(false)),
             _ => Err(format!("{raw:?} is not a boolean; use true or false")),
         },
-        // Lists are comma-separated: HORST_GATEWAY_ALLOWED_ORIGINS=https://a,https://b
+        // A list as TOML (or JSON) when an item holds a comma itself:
+        // HORST_HOUSE_CHROMIUM_ARGS='["--window-size=1280,800"]'.
+        toml::Value::Array(_) if raw.trim_start().starts_with('[') => {
+            let doc: toml::Table = format!("v = {}", raw.trim()).parse().map_err(
+                |e: toml::de::Error| {
+                    format!(
+                        "{raw:?} is not a list; write [\"a\", \"b\"] (or a,b without brackets): {}",
+                        e.message().trim()
+                    )
+                },
+            )?;
+            match doc.get("v") {
+                Some(toml::Value::Array(items)) if items.iter().all(toml::Value::is_str) => {
+                    Ok(toml::Value::Array(items.clone()))
+                }
+                _ => Err(format!(
+                    "{raw:?} is not a list of strings; write [\"a\", \"b\"]"
+                )),
+            }
+        }
+        // Otherwise comma-separated: HORST_GATEWAY_ALLOWED_ORIGINS=https://a,https://b
         toml::Value::Array(_) => Ok(toml::Value::Array(
             raw.split(',')
                 .map(str::trim)

@@ -375,3 +375,27 @@ fn connection_settings_are_checked_and_named() {
         .unwrap_err();
     assert_eq!(e.setting, "server.metrics_listen");
 }
+
+/// A list whose items hold commas is written as a TOML list in the environment (split on
+/// commas, `--window-size=1280,800` became two wrong arguments); a bad one says how.
+#[test]
+fn a_list_in_the_environment_may_be_written_as_a_toml_list() {
+    let c = Config::default()
+        .with_env(&env(&[(
+            "HORST_HOUSE_CHROMIUM_ARGS",
+            r#"["--window-size=1280,800", "--disable-features=A,B"]"#,
+        )]))
+        .unwrap();
+    assert_eq!(
+        c.house.chromium_args,
+        ["--window-size=1280,800", "--disable-features=A,B"]
+    );
+    let e = Config::default()
+        .with_env(&env(&[("HORST_HOUSE_CHROMIUM_ARGS", "[1, 2]")]))
+        .unwrap_err();
+    assert!(e.message.contains("list of strings"), "{e}");
+    let e = Config::default()
+        .with_env(&env(&[("HORST_HOUSE_CHROMIUM_ARGS", "[\"a\"")]))
+        .unwrap_err();
+    assert!(e.message.contains("is not a list"), "{e}");
+}
