@@ -186,6 +186,8 @@ impl Config {
 
         let mut merged = defaults.clone();
         let mut from_env: Vec<(String, String)> = Vec::new();
+        // Each override with its value, to find the one a type error is about.
+        let mut singles: Vec<(String, String, toml::Value)> = Vec::new();
         for (name, raw) in env.iter().filter(|(k, _)| k.starts_with("HORST_")) {
             if EXEMPT_ENV.contains(&name.as_str()) {
                 continue;
@@ -203,12 +205,28 @@ impl Config {
             };
             let value = parse_env_value(raw, current)
                 .map_err(|msg| ConfigError::new(path.clone(), Origin::Env(name.clone()), msg))?;
-            set_leaf(&mut merged, path, value);
+            set_leaf(&mut merged, path, value.clone());
             from_env.push((path.clone(), name.clone()));
+            singles.push((path.clone(), name.clone(), value));
         }
         let config: Config = merged.try_into().map_err(|e: toml::de::Error| {
-            // Point at the variable whose setting the message names, if we can tell.
+            // Point at the variable that fails on its own (each tried alone against the
+            // defaults), else at the one whose setting the message names.
             let msg = e.message().trim().to_string();
+            let alone = singles.iter().find_map(|(path, name, value)| {
+                let mut single = defaults.clone();
+                set_leaf(&mut single, path, value.clone());
+                single.try_into::<Config>().err().map(|e| {
+                    (
+                        path.clone(),
+                        Origin::Env(name.clone()),
+                        e.message().trim().to_string(),
+                    )
+                })
+            });
+            if let Some((setting, origin, msg)) = alone {
+                return ConfigError::new(setting, origin, msg);
+            }
             let (setting, origin) = from_env
                 .iter()
                 .find(|(path, _)| msg.contains(path.rsplit('.').next().unwrap_or(path)))
@@ -516,14 +534,15 @@ fn parse_env_value(raw: &str, like: &toml::Value) -> Result<toml::Value, String>
         // A list as TOML (or JSON) when an item holds a comma itself:
         // HORST_HOUSE_CHROMIUM_ARGS='["--window-size=1280,800"]'.
         toml::Value::Array(_) if raw.trim_start().starts_with('[') => {
-            let doc: toml::Table = format!("v = {}", raw.trim()).parse().map_err(
-                |e: toml::de::Error| {
-                    format!(
+            let doc: toml::Table =
+                format!("v = {}", raw.trim())
+                    .parse()
+                    .map_err(|e: toml::de::Error| {
+                        format!(
                         "{raw:?} is not a list; write [\"a\", \"b\"] (or a,b without brackets): {}",
                         e.message().trim()
                     )
-                },
-            )?;
+                    })?;
             match doc.get("v") {
                 Some(toml::Value::Array(items)) if items.iter().all(toml::Value::is_str) => {
                     Ok(toml::Value::Array(items.clone()))

@@ -399,3 +399,20 @@ fn a_list_in_the_environment_may_be_written_as_a_toml_list() {
         .unwrap_err();
     assert!(e.message.contains("is not a list"), "{e}");
 }
+
+/// A variable whose value does not fit its setting is the one named, whatever other
+/// variables are set (the error named the first variable in order, here the admin token).
+#[test]
+fn a_type_error_names_the_variable_that_causes_it() {
+    let e = Config::default()
+        .with_env(&env(&[
+            (
+                "HORST_GATEWAY_ADMIN_TOKEN",
+                "0123456789abcdef0123456789abcdef",
+            ),
+            ("HORST_LOG_FORMAT", "xml"),
+        ]))
+        .unwrap_err();
+    assert_eq!(e.setting, "log.format", "{e}");
+    assert_eq!(e.origin, Origin::Env("HORST_LOG_FORMAT".into()), "{e}");
+}
