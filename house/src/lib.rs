@@ -320,7 +320,7 @@ pub async fn run_with_probe(
                     let v = &r.last_view;
                     if v.session_id.is_none() {
                         // It never got a session: say why, or that nothing said why.
-                        let why = v.load_error.as_deref().unwrap_or(
+                        let why = v.load_error.as_deref().or(v.page_error.as_deref()).unwrap_or(
                             "no error seen; the game page never sent AGENT_CONFIGURE (does it construct RcadiaAgent?)",
                         );
                         tracing::warn!(game = %game, status = %v.status, why = %why, "closing a table that never loaded");

@@ -122,6 +122,9 @@ pub struct TableView {
     /// The first thing that went wrong loading the page or the game (a file the backend
     /// answered with an error, a script exception, a console error), for the log.
     pub load_error: Option<String>,
+    /// What the page itself says went wrong (its view's `error`: creating the session
+    /// failed, its ops were refused), for the log.
+    pub page_error: Option<String>,
 }
 
 impl TableView {
@@ -140,6 +143,7 @@ impl TableView {
             auth_refused: false,
             dead: false,
             load_error: None,
+            page_error: s("error").filter(|e| !e.is_empty()),
         }
     }
 }
@@ -603,5 +607,15 @@ mod tests {
         assert_eq!(v.round, Some(2));
         assert_eq!(v.next_session_id, None);
         assert_eq!(v.result_reason.as_deref(), Some("host_disconnected"));
+        assert_eq!(v.page_error, None);
+        // What the page says went wrong is kept for the log (a table that never loaded was
+        // said to lack AGENT_CONFIGURE when creating its session had failed).
+        let v = TableView::from_page(&json!({
+            "status": "idle", "error": "creating the session failed: HTTP 503"
+        }));
+        assert_eq!(
+            v.page_error.as_deref(),
+            Some("creating the session failed: HTTP 503")
+        );
     }
 }
