@@ -1074,25 +1074,28 @@ mod tests {
         Event::PublishOps { ops: ops.unwrap() }
     }
 
+    /// A new house session `id` for two players (what `Rcadia::create` is given).
+    fn two_seats(
+        id: String,
+        now: u64,
+    ) -> Result<(Session, horst_sessions::Outcome), horst_sessions::ProtocolError> {
+        Session::create(
+            NewSession {
+                session_id: id,
+                config: json!({"minPlayers": 2, "maxPlayers": 2, "turnBased": true,
+                    "sdkVersion": "2.0.0", "turnTimeout": 30}),
+                host_identity: "host".into(),
+                host_kind: HostKind::House,
+                game: GameInfo::default(),
+                timings: Timings::default(),
+            },
+            now,
+        )
+    }
+
     /// A session for two players, seated, the host seen, `p_00000001` on turn: its id.
     async fn started(a: &Rcadia) -> String {
-        let created = a
-            .create(|id, now| {
-                Session::create(
-                    NewSession {
-                        session_id: id,
-                        config: json!({"minPlayers": 2, "maxPlayers": 2, "turnBased": true,
-                            "sdkVersion": "2.0.0", "turnTimeout": 30}),
-                        host_identity: "host".into(),
-                        host_kind: HostKind::House,
-                        game: GameInfo::default(),
-                        timings: Timings::default(),
-                    },
-                    now,
-                )
-            })
-            .await
-            .unwrap();
+        let created = a.create(two_seats).await.unwrap();
         let id = created.session_id().to_string();
         for (i, who) in ["a", "b"].iter().enumerate() {
             a.apply(&id, |_| {
@@ -1152,18 +1155,7 @@ mod tests {
                 minted.push(id.clone());
                 // The first id drawn is the old one.
                 let id = if minted.len() == 1 { old.clone() } else { id };
-                Session::create(
-                    NewSession {
-                        session_id: id,
-                        config: json!({"minPlayers": 2, "maxPlayers": 2, "turnBased": true,
-                            "sdkVersion": "2.0.0"}),
-                        host_identity: "host".into(),
-                        host_kind: HostKind::House,
-                        game: GameInfo::default(),
-                        timings: Timings::default(),
-                    },
-                    now,
-                )
+                two_seats(id, now)
             })
             .await
             .unwrap();
