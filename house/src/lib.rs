@@ -366,6 +366,7 @@ pub async fn run_with_probe(
     // stop for 20 s a table, past a service manager's stop timeout with a few tables.
     let mut ending = tokio::task::JoinSet::new();
     for r in tables.values() {
+        r.table.mark_closed();
         let v = r.table.view.borrow().clone();
         if let Some(relay) = relays.get(&r.game).cloned() {
             ending.spawn(async move { end_if_live(&relay, &v).await });

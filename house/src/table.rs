@@ -155,6 +155,9 @@ pub struct Table {
     pub view: watch::Receiver<TableView>,
     /// DevTools sessions of the page's out-of-process frames (the game's frame among them).
     pub frames: Arc<Mutex<Vec<String>>>,
+    /// Set when the table is closed (or the house stops): a session a create or rematch
+    /// still in flight then makes is ended at once (`host_left`).
+    closed: Arc<std::sync::atomic::AtomicBool>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -206,6 +209,7 @@ impl Table {
             ..TableView::default()
         });
         let frames = Arc::new(Mutex::new(Vec::new()));
+        let closed = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let task = tokio::spawn(run(
             browser.clone(),
             origin.clone(),
@@ -213,7 +217,10 @@ impl Table {
             session_id.clone(),
             rx,
             view_tx,
-            frames.clone(),
+            Shared {
+                frames: frames.clone(),
+                closed: closed.clone(),
+            },
         ));
         cleanup.task = Some(task.abort_handle());
         cleanup.frames = Some(frames.clone());
@@ -229,6 +236,7 @@ impl Table {
             session_id,
             view: view_rx,
             frames,
+            closed,
             task,
         })
     }
@@ -259,8 +267,15 @@ impl Table {
         }
     }
 
+    /// Marks the table closed (the house stops it, or is stopping): a session its page's
+    /// create or rematch still in flight makes is ended at once.
+    pub fn mark_closed(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// Close the page (no end op: the caller ends live sessions through the relay first).
     pub async fn close(self, browser: &Browser) {
+        self.mark_closed();
         let _ = browser.close_page(&self.target_id).await;
         self.task.abort();
         browser.unroute(&self.session_id);
@@ -353,8 +368,9 @@ async fn run(
     page_session: String,
     mut events: mpsc::UnboundedReceiver<Event>,
     view: watch::Sender<TableView>,
-    frames: Arc<Mutex<Vec<String>>>,
+    shared: Shared,
 ) {
+    let Shared { frames, closed } = shared;
     // Nothing in this loop awaits the browser: every call goes out on its own task, so a
     // navigation waiting for a paused request can never wait for the loop itself.
     while let Some(ev) = events.recv().await {
@@ -419,14 +435,21 @@ async fn run(
                         });
                     }
                     Ok(PageRequest::Call { id, call }) => {
-                        let (b, r, s, view) = (
+                        let (b, r, s, view, closed) = (
                             browser.clone(),
                             relay.clone(),
                             page_session.clone(),
                             view.clone(),
+                            closed.clone(),
                         );
                         tokio::spawn(async move {
                             let reply = r.perform(&call).await;
+                            if closed.load(std::sync::atomic::Ordering::SeqCst) {
+                                // Nobody hosts what this call made: a joinable house table
+                                // with no page behind it, until host_disconnected 90 s on.
+                                abandon(&r, &call, &reply).await;
+                                return;
+                            }
                             if reply.status == 401 || reply.status == 403 {
                                 view.send_modify(|v| v.auth_refused = true);
                             }
@@ -470,6 +493,37 @@ async fn run(
         }
     }
     view.send_modify(|v| v.dead = true);
+}
+
+/// What a table's handle and its event loop share.
+struct Shared {
+    /// The page's frames' DevTools sessions ([`Table::frames`]).
+    frames: Arc<Mutex<Vec<String>>>,
+    /// [`Table::mark_closed`].
+    closed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Ends the session a create or rematch made for a table that was closed meanwhile.
+async fn abandon(relay: &Relay, call: &relay::BridgeCall, reply: &relay::Reply) {
+    use relay::BridgeCall;
+    if !matches!(
+        call,
+        BridgeCall::CreateSession { .. } | BridgeCall::Rematch { .. }
+    ) || !(200..300).contains(&reply.status)
+    {
+        return;
+    }
+    let made: Option<String> = serde_json::from_str::<Value>(&reply.body)
+        .ok()
+        .and_then(|v| {
+            v.get("sessionId")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        });
+    if let Some(sid) = made {
+        tracing::info!(session = %sid, "a session made for a table closed meanwhile; ending it");
+        let _ = relay.end_host_left(&sid).await;
+    }
 }
 
 /// Hands the page the reply to its request `id`.
