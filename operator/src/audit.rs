@@ -258,6 +258,8 @@ async fn push(store: &Store, trail: &str, line: &str) -> Result<(), ToolError> {
         .ignore()
         .ltrim(store.key(trail), 0, AUDIT_KEEP - 1)
         .ignore()
+        .incr(store.key(&format!("{trail}:count")), 1)
+        .ignore()
         .query_async(&mut conn)
         .await?;
     store.settle(&mut conn).await?;
@@ -341,6 +343,42 @@ pub async fn audit_log(
     limit: usize,
 ) -> Result<Vec<AuditEntry>, ToolError> {
     read(store, "audit", offset, limit).await
+}
+
+/// A page of the audit trail, and how many entries were ever written (`total`): give it
+/// back as `of` with the next page's offset, and that page starts where this one ended
+/// however many entries were written in between.
+#[derive(Debug, Serialize)]
+pub struct AuditPage {
+    pub items: Vec<AuditEntry>,
+    pub total: u64,
+}
+
+/// The audit trail `limit` entries at a time, newest first. `offset` counts from the
+/// newest entry when the trail had `of` entries (the `total` of an earlier page); without
+/// it, from the newest now. Paging by offset alone repeated an entry for every one written
+/// between two pages.
+pub async fn audit_page(
+    store: &Store,
+    offset: usize,
+    limit: usize,
+    of: Option<u64>,
+) -> Result<AuditPage, ToolError> {
+    let count_key = store.key("audit:count");
+    for _ in 0..8 {
+        let before: Option<u64> = store.conn().get(&count_key).await?;
+        let total = before.unwrap_or(0);
+        let shift = of.map_or(0, |of| total.saturating_sub(of)) as usize;
+        let items = read(store, "audit", offset.saturating_add(shift), limit).await?;
+        let after: Option<u64> = store.conn().get(&count_key).await?;
+        if after == before {
+            return Ok(AuditPage { items, total });
+        }
+    }
+    Err(ToolError::new(
+        horst_gateway::ErrorCode::Busy,
+        "the audit trail kept growing while it was read; try again",
+    ))
 }
 
 async fn read(

@@ -20,7 +20,8 @@ pub mod switches;
 pub mod tables;
 
 pub use audit::{
-    audit, audit_log, record_sign_in, sign_ins, Action, AuditEntry, Detail, SignInOutcome,
+    audit, audit_log, audit_page, record_sign_in, sign_ins, Action, AuditEntry, Detail,
+    SignInOutcome,
 };
 pub use board::{hide_post, mark_read, publish_thread, reply, thread_status};
 pub use levels::{

@@ -1326,3 +1326,31 @@ async fn admin_cli_commands() {
     );
     assert!(out.lines().all(|l| l.contains("\"who\":\"olga\"")));
 }
+
+/// The audit trail pages from where its first page was read: an action taken between two
+/// pages does not repeat an entry on the next (paging by offset alone did).
+#[tokio::test]
+async fn the_audit_trail_pages_without_repeats_while_it_grows() {
+    use horst_operator as operator;
+    let app = board_app().await;
+    app.agent_key("anna", 0).await;
+    app.agent_key("bert", 0).await;
+    let s = &app.store;
+    for trust in [1, 2, 0, 1] {
+        operator::set_trust(s, "olga", "anna", trust).await.unwrap();
+    }
+    let first = operator::audit_page(s, 0, 2, None).await.unwrap();
+    assert_eq!(first.total, 4);
+    let all = operator::audit_log(s, 0, 10).await.unwrap();
+    // Another action before the next page.
+    operator::set_trust(s, "olga", "bert", 2).await.unwrap();
+    let next = operator::audit_page(s, 2, 2, Some(first.total))
+        .await
+        .unwrap();
+    let detail = |e: &operator::AuditEntry| (e.target.clone(), e.detail.to_string());
+    assert_eq!(
+        next.items.iter().map(detail).collect::<Vec<_>>(),
+        all[2..4].iter().map(detail).collect::<Vec<_>>()
+    );
+    assert_eq!(next.total, 5);
+}

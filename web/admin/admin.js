@@ -799,11 +799,17 @@ async function leaderboardTops() {
 // ---- Audit ------------------------------------------------------------------------------
 
 let auditOffset = 0;
+/** The trail's `total` when its first page was read: later pages count from there, so an
+ *  action taken meanwhile does not show an entry twice. */
+let auditOf = null;
 
 async function audit() {
   loading("Audit log");
-  const res = await api("GET", `/api/admin/audit?limit=50&offset=${auditOffset}`);
+  if (auditOffset === 0) auditOf = null;
+  const of = auditOf === null ? "" : `&of=${auditOf}`;
+  const res = await api("GET", `/api/admin/audit?limit=50&offset=${auditOffset}${of}`);
   if (!res.ok) return failed("Audit log", res);
+  if (auditOf === null && typeof res.body.total === "number") auditOf = res.body.total;
   const items = res.body.items;
   const rows = items.map((e) => el("tr", {}, el("td", {}, dateText(e.at)), el("td", {}, el("code", {}, e.who)), el("td", {}, e.action),
     el("td", {}, el("code", {}, e.target)), el("td", { class: "detail" }, e.detail == null ? "" : JSON.stringify(e.detail))));

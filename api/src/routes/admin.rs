@@ -169,11 +169,13 @@ struct Limit {
     limit: Option<usize>,
     offset: Option<usize>,
     all: Option<bool>,
+    /// For the audit trail: the `total` of an earlier page, so `offset` counts from there.
+    of: Option<u64>,
 }
 
 impl Expected for Limit {
     const EXPECTED: &'static str =
-        "`limit` (a count, at most 10000), `offset` and, for messages, `all=true`";
+        "`limit` (a count, at most 10000), `offset`, for the audit trail `of` (the `total` of an earlier page) and, for messages, `all=true`";
 }
 
 impl Limit {
@@ -183,8 +185,7 @@ impl Limit {
 }
 
 async fn audit(State(state): State<AppState>, _: Operator, Query(q): Query<Limit>) -> Answer {
-    let entries = operator::audit_log(&state.store, q.offset.unwrap_or(0), q.limit()).await?;
-    answer(Items { items: entries })
+    answer(operator::audit_page(&state.store, q.offset.unwrap_or(0), q.limit(), q.of).await?)
 }
 
 /// The sign-in trail: every checked password or admin token, with the client's address.
