@@ -253,41 +253,40 @@ pub struct Applied {
     pub now_ms: u64,
 }
 
-/// Reads the store's boot tag, creating it on first use.
-/// The deployment's reference-player secret: read, or made by the first process (64
-/// random bits, kept for good).
-pub(crate) async fn reference_secret(store: &Store) -> Result<u64, RcadiaError> {
-    let key = keys::reference_secret(store);
+/// The value of `key`, set to `fresh` by the first process that asks (SET NX, then GET), so
+/// every process reads the same one; answered once the replicas have it, so they still
+/// agree after a failover.
+async fn made_once(store: &Store, key: &str, fresh: String) -> Result<String, RcadiaError> {
     let mut conn = store.conn();
-    let fresh = format!(
-        "{:016x}",
-        u64::from_le_bytes(horst_store::random::id_bytes::<8>())
-    );
     let _: Option<String> = redis::cmd("SET")
-        .arg(&key)
+        .arg(key)
         .arg(&fresh)
         .arg("NX")
         .query_async(&mut conn)
         .await?;
-    let secret: String = redis::cmd("GET").arg(&key).query_async(&mut conn).await?;
+    let value: String = redis::cmd("GET").arg(key).query_async(&mut conn).await?;
+    store.settle(&mut conn).await?;
+    Ok(value)
+}
+
+/// The deployment's reference-player secret: read, or made by the first process (64
+/// random bits, kept for good).
+pub(crate) async fn reference_secret(store: &Store) -> Result<u64, RcadiaError> {
+    let fresh = format!(
+        "{:016x}",
+        u64::from_le_bytes(horst_store::random::id_bytes::<8>())
+    );
+    let secret = made_once(store, &keys::reference_secret(store), fresh).await?;
     u64::from_str_radix(&secret, 16).map_err(|_| {
         RcadiaError::Internal(format!("reference:secret holds {secret:?}, not 16 hex"))
     })
 }
 
+/// Reads the store's boot tag, creating it on first use. Every process must agree on it
+/// across a failover (else sessions answer 410).
 pub(crate) async fn boot_tag(store: &Store) -> Result<u16, RcadiaError> {
-    let key = keys::boot(store);
-    let mut conn = store.conn();
     let fresh = format!("{:04x}", random_u32() as u16);
-    let _: Option<String> = redis::cmd("SET")
-        .arg(&key)
-        .arg(&fresh)
-        .arg("NX")
-        .query_async(&mut conn)
-        .await?;
-    let tag: String = redis::cmd("GET").arg(&key).query_async(&mut conn).await?;
-    // Every process must agree on it across a failover (else sessions answer 410).
-    store.settle(&mut conn).await?;
+    let tag = made_once(store, &keys::boot(store), fresh).await?;
     u16::from_str_radix(&tag, 16)
         .map_err(|_| RcadiaError::Internal(format!("sessions:boot holds {tag:?}, not 4 hex")))
 }
