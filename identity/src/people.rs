@@ -506,8 +506,8 @@ pub async fn end_sessions(store: &Store, auth: &Auth, name: &str) -> Result<(), 
     crate::web_sessions::end_for_account(store, name).await
 }
 
-/// Opens a browser session for person `name` (`subject` names them: their account or
-/// their operator role), whose password was checked in `generation` ([`SignIn::Ok`]).
+/// Opens a browser session for the person `subject` names (their account or their operator
+/// role), whose password was checked in `generation` ([`SignIn::Ok`]).
 /// If their credentials changed since (a new password, a block), the session is ended at
 /// once and the sign-in refused: it must not outlive the change that [`end_sessions`]
 /// made while this one was being checked.
@@ -515,11 +515,18 @@ pub async fn open_session(
     store: &Store,
     auth: &Auth,
     subject: Subject,
-    name: &str,
     generation: CredentialGeneration,
 ) -> Result<NewSession, IdentityError> {
+    let name = match &subject {
+        Subject::Account(name) | Subject::Operator(name) => name.clone(),
+        Subject::AdminToken { .. } => {
+            return Err(IdentityError::internal(
+                "an admin token's session has no person and no credential generation",
+            ))
+        }
+    };
     let new = crate::web_sessions::create(store, subject.clone()).await?;
-    if auth.generation(name).await? != generation {
+    if auth.generation(&name).await? != generation {
         crate::web_sessions::end_new(store, &subject, &new).await?;
         return Err(IdentityError::conflict(
             "the password or the account changed while signing in; sign in again",

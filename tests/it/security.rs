@@ -779,13 +779,7 @@ async fn what_a_sign_in_checked_before_a_change_opens_ends_with_the_change() {
         }
     };
     let open = |generation: CredentialGeneration| {
-        people::open_session(
-            store,
-            auth,
-            Subject::Account("paula".into()),
-            "paula",
-            generation,
-        )
+        people::open_session(store, auth, Subject::Account("paula".into()), generation)
     };
     let new = "ein ganz neues passwort";
 

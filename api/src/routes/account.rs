@@ -329,8 +329,7 @@ async fn signed_in(
 ) -> Result<Response, ApiError> {
     end_previous(state, session_cookie(headers)).await?;
     let subject = Subject::Account(person.name.clone());
-    let new =
-        people::open_session(&state.store, &state.auth, subject, &person.name, generation).await?;
+    let new = people::open_session(&state.store, &state.auth, subject, generation).await?;
     let view = SessionView {
         signed_in: true,
         sign_up_open: people::sign_up_open(&state.store, &state.config).await?,

@@ -200,19 +200,12 @@ async fn sign_in(
         }
     };
     end_previous(&state, admin_cookie(&headers)).await?;
-    let new = match (&subject, generation) {
-        (Subject::Operator(name), Some(generation)) => {
-            let name = name.clone();
-            people::open_session(
-                &state.store,
-                &state.auth,
-                subject.clone(),
-                &name,
-                generation,
-            )
-            .await?
+    // A person's session belongs to the generation their password was checked in.
+    let new = match generation {
+        Some(generation) => {
+            people::open_session(&state.store, &state.auth, subject.clone(), generation).await?
         }
-        _ => web_sessions::create(&state.store, subject.clone()).await?,
+        None => web_sessions::create(&state.store, subject.clone()).await?,
     };
     tracing::info!(who = %who, "operator signed in on /admin");
     let v = SessionView {
