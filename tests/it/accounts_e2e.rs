@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use crate::browser::{launch, Tab};
 use crate::harness::{ok_result, spawn_app_with, TestApp};
 
-const LONG: Duration = Duration::from_secs(30);
+const LONG: Duration = Duration::from_secs(60);
 const PASSWORD: &str = "gipfelstuermer 2026";
 
 async fn web_app() -> TestApp {
@@ -618,8 +618,41 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
         .unwrap();
     assert_eq!(promoted.as_deref(), Some("rev-gipfel-b"));
 
-    // A role change asks first, saying what the role means.
+    // A section that answers slowly never replaces the one the operator moved to since (seen
+    // in CI: the levels' refresh after the rollback landed over the accounts). The page's
+    // list of revisions is held back 1.5 s.
+    tab.eval(
+        "window.realFetch = window.fetch; window.fetch = (u, o) => String(u).includes('/api/admin/revisions') \
+         ? new Promise((r) => setTimeout(r, 1500)).then(() => window.realFetch(u, o)) : window.realFetch(u, o); true",
+    )
+    .await;
+    navigate(&tab, &app.url("/admin/#audit")).await;
+    navigate(&tab, &app.url("/admin/#levels")).await;
+    tab.wait_for(
+        "document.getElementById('section-title').textContent === 'Levels'",
+        "the levels loading",
+        LONG,
+    )
+    .await;
     navigate(&tab, &app.url("/admin/#accounts")).await;
+    tab.wait_for(
+        "document.querySelectorAll('tr[data-account]').length >= 2 && document.body.dataset.section === 'accounts'",
+        "the accounts",
+        LONG,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(
+        tab.eval(
+            "[document.getElementById('section-title').textContent, document.body.dataset.section]"
+        )
+        .await,
+        json!(["Accounts", "accounts"]),
+        "the slow levels list replaced the accounts"
+    );
+    tab.eval("window.fetch = window.realFetch; true").await;
+
+    // A role change asks first, saying what the role means.
     tab.wait_for(
         "document.querySelector(\"tr[data-account='olga'] button[data-action='operator']\")",
         "the accounts",

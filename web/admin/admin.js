@@ -131,10 +131,12 @@ export function notice(text, kind = "ok") {
 
 /** Runs an action and reports it; `after` re-renders the section. */
 async function act(method, path, body, done, after) {
+  const seq = shownSeq;
   const res = await api(method, path, body);
   if (res.ok) notice(done, "ok");
   else notice(refusal(res), "error");
-  if (after) await after();
+  // The section is shown again only if the operator is still on it.
+  if (after && seq === shownSeq) await after();
   return res;
 }
 
@@ -188,12 +190,36 @@ export function heading(title, ...extra) {
   return el("div", { class: "section-head" }, el("h1", { tabindex: "-1", id: "section-title" }, title), extra);
 }
 
-export function loading(title) {
-  view().replaceChildren(heading(title), el("p", { class: "muted" }, "Loading…"));
+/** Which navigation the view belongs to. `route()` moves it on; a render that started under
+ *  an earlier one is dropped, so a slow list (or an action's refresh) never replaces the
+ *  section the operator has moved to since. */
+let shownSeq = 0;
+
+/** One section's render: `loading` shows its title at once, `show` and `failed` replace it
+ *  when the data is in, unless the operator has navigated meanwhile. */
+class Render {
+  constructor(title) {
+    this.title = title;
+    this.seq = shownSeq;
+  }
+
+  get current() {
+    return this.seq === shownSeq;
+  }
+
+  show(...nodes) {
+    if (this.current) view().replaceChildren(...nodes);
+  }
+
+  failed(res) {
+    this.show(heading(this.title), el("p", { class: "error-text" }, refusal(res)));
+  }
 }
 
-export function failed(title, res) {
-  view().replaceChildren(heading(title), el("p", { class: "error-text" }, refusal(res)));
+export function loading(title) {
+  const r = new Render(title);
+  r.show(heading(title), el("p", { class: "muted" }, "Loading…"));
+  return r;
 }
 
 // ---- Overview ---------------------------------------------------------------------------
@@ -215,9 +241,9 @@ function generic(v) {
 }
 
 async function overview() {
-  loading("Overview");
+  const shown = loading("Overview");
   const res = await api("GET", "/api/admin/overview");
-  if (!res.ok) return failed("Overview", res);
+  if (!res.ok) return shown.failed(res);
   const o = res.body;
   const cards = [];
   const kinds = new Set([...Object.keys(o.jobsToday?.admitted || {}), ...Object.keys(o.jobsToday?.finished || {})]);
@@ -258,7 +284,7 @@ async function overview() {
   const badge = $("unread-badge");
   badge.textContent = o.unreadMessages ? String(o.unreadMessages) : "";
   badge.hidden = !o.unreadMessages;
-  view().replaceChildren(heading("Overview", el("button", { type: "button", onclick: overview }, "Refresh")), el("div", { class: "cards" }, cards));
+  shown.show(heading("Overview", el("button", { type: "button", onclick: overview }, "Refresh")), el("div", { class: "cards" }, cards));
 }
 
 // ---- Messages ---------------------------------------------------------------------------
@@ -268,7 +294,7 @@ const MESSAGES_PAGE = 50;
 let messagesOffset = 0;
 
 async function messages() {
-  loading("Messages");
+  const shown = loading("Messages");
   // The unread ones first, a page at a time, so every one can be reached and marked read
   // (the page showed the newest 200 of all, and older unread ones never); then the
   // newest read ones for context.
@@ -276,8 +302,8 @@ async function messages() {
     api("GET", `/api/admin/messages?limit=${MESSAGES_PAGE}&offset=${messagesOffset}`),
     api("GET", "/api/admin/messages?all=true&limit=20"),
   ]);
-  if (!unreadRes.ok) return failed("Messages", unreadRes);
-  if (!recentRes.ok) return failed("Messages", recentRes);
+  if (!unreadRes.ok) return shown.failed(unreadRes);
+  if (!recentRes.ok) return shown.failed(recentRes);
   if (unreadRes.body.items.length === 0 && messagesOffset > 0) {
     messagesOffset = Math.max(0, messagesOffset - MESSAGES_PAGE);
     return messages();
@@ -309,7 +335,7 @@ async function messages() {
     el("button", { type: "button", disabled: messagesOffset === 0, onclick: () => { messagesOffset = Math.max(0, messagesOffset - MESSAGES_PAGE); messages(); } }, "Newer unread"),
     el("span", {}, `unread ${first}–${messagesOffset + unreadItems.length} of ${unread}`),
     el("button", { type: "button", disabled: messagesOffset + unreadItems.length >= unread, onclick: () => { messagesOffset += MESSAGES_PAGE; messages(); } }, "Older unread"));
-  view().replaceChildren(
+  shown.show(
     heading("Messages", el("span", { class: "muted" }, `${unread} unread`)),
     el("p", { class: "muted" }, "Plain-text notes agents sent with contact_admin, unread first, then the newest read ones. There is no reply; marking one read frees room in its sender's unread cap."),
     items.length ? el("div", { class: "messages" }, list) : el("p", {}, "No messages."),
@@ -326,12 +352,12 @@ function checkText(c) {
 }
 
 async function levels() {
-  loading("Levels");
+  const shown = loading("Levels");
   const q = new URLSearchParams({ limit: "100" });
   if (levelFilter.name) q.set("name", levelFilter.name);
   if (levelFilter.state) q.set("state", levelFilter.state);
   const res = await api("GET", `/api/admin/revisions?${q}`);
-  if (!res.ok) return failed("Levels", res);
+  if (!res.ok) return shown.failed(res);
   const { items, total, currentEngine } = res.body;
   const form = el("form", { class: "filters" },
     el("label", {}, "Level ", el("input", { name: "name", value: levelFilter.name, placeholder: "any" })),
@@ -397,7 +423,7 @@ async function levels() {
       el("td", {}, checkText(r.currentCheck)),
       actions);
   });
-  view().replaceChildren(
+  shown.show(
     heading("Levels", el("span", { class: "muted" }, `${total} revisions · engine ${currentEngine.slice(0, 12)}…`)),
     el("p", { class: "muted" }, "Promotion needs a passing check on the current engine and names the revision you saw promoted; if it changed meanwhile, the server refuses (409) and nothing changes."),
     form,
@@ -424,13 +450,13 @@ async function showChecks(id) {
 const accountFilter = { q: "", kind: "", blocked: "", offset: 0 };
 
 async function accounts() {
-  loading("Accounts");
+  const shown = loading("Accounts");
   const q = new URLSearchParams({ limit: "50", offset: String(accountFilter.offset) });
   if (accountFilter.q) q.set("q", accountFilter.q);
   if (accountFilter.kind) q.set("kind", accountFilter.kind);
   if (accountFilter.blocked) q.set("blocked", accountFilter.blocked);
   const res = await api("GET", `/api/admin/accounts?${q}`);
-  if (!res.ok) return failed("Accounts", res);
+  if (!res.ok) return shown.failed(res);
   const { items, total, nextOffset } = res.body;
   const form = el("form", { class: "filters", role: "search" },
     el("label", {}, "Search ", el("input", { name: "q", value: accountFilter.q, type: "search", placeholder: "name or display name" })),
@@ -488,7 +514,7 @@ async function accounts() {
     el("button", { type: "button", disabled: accountFilter.offset === 0, onclick: () => { accountFilter.offset = Math.max(0, accountFilter.offset - 50); accounts(); } }, "Previous"),
     el("span", {}, `${total ? accountFilter.offset + 1 : 0}–${accountFilter.offset + items.length} of ${total}`),
     el("button", { type: "button", disabled: nextOffset == null, onclick: () => { accountFilter.offset = nextOffset; accounts(); } }, "Next"));
-  view().replaceChildren(heading("Accounts"), form,
+  shown.show(heading("Accounts"), form,
     items.length ? table(["Name", "Kind", "Trust", "Blocked", "Operator", "Keys", "Created", "Actions"], rows, "accounts") : el("p", {}, "No accounts match."),
     pager);
 }
@@ -496,16 +522,16 @@ async function accounts() {
 // ---- Board ------------------------------------------------------------------------------
 
 async function board() {
-  loading("Board");
+  const shown = loading("Board");
   const res = await api("GET", "/api/admin/threads?limit=100");
-  if (!res.ok) return failed("Board", res);
+  if (!res.ok) return shown.failed(res);
   const rows = res.body.items.map((t) => el("tr", { "data-thread": t.threadId },
     el("td", {}, el("button", { type: "button", class: "link", onclick: () => thread(t.threadId) }, el("span", { class: "name" }, t.title))),
     el("td", {}, t.kind), el("td", {}, t.status), el("td", {}, el("code", {}, t.author)),
     el("td", {}, t.posts), el("td", {}, t.endorsements),
     el("td", {}, [t.published ? "published" : null, t.withdrawn ? "withdrawn" : null].filter(Boolean).join(", ") || "–"),
     el("td", {}, dateText(t.lastPostAt))));
-  view().replaceChildren(heading("Board", el("button", { type: "button", onclick: board }, "Refresh")),
+  shown.show(heading("Board", el("button", { type: "button", onclick: board }, "Refresh")),
     rows.length ? table(["Thread", "Kind", "Status", "Author", "Posts", "Endorsements", "Visibility", "Last post"], rows, "threads") : el("p", {}, "No threads yet."),
     el("div", { id: "thread-detail" }));
 }
@@ -558,9 +584,9 @@ async function thread(id) {
 // ---- Switches ---------------------------------------------------------------------------
 
 async function switches() {
-  loading("Switches");
+  const shown = loading("Switches");
   const res = await api("GET", "/api/admin/switches");
-  if (!res.ok) return failed("Switches", res);
+  if (!res.ok) return shown.failed(res);
   const s = res.body;
   const gw = el("div", { class: "actions" });
   const modes = [["on", "On"], ["read_only", "Read-only (anonymous tools only)"], ["off", "Off (404)"]];
@@ -579,7 +605,7 @@ async function switches() {
   const now = (name, text) => (s.mixed || []).includes(name) ? "differs between API processes (below)" : text;
   const onOff = (b) => b ? "on" : "off";
   const procs = s.processes || [];
-  view().replaceChildren(heading("Switches"),
+  shown.show(heading("Switches"),
     el("p", { class: "muted" }, "Each switch applies to every API process at once and is kept across restarts."),
     el("div", { class: "cards" },
       el("div", { class: "card" }, el("h2", {}, "Agent gateway"), kv([["Now", now("gateway", s.gateway)]]), gw),
@@ -597,9 +623,9 @@ async function switches() {
 // ---- Quotas -----------------------------------------------------------------------------
 
 async function quotas() {
-  loading("Quotas");
+  const shown = loading("Quotas");
   const res = await api("GET", "/api/admin/quotas");
-  if (!res.ok) return failed("Quotas", res);
+  if (!res.ok) return shown.failed(res);
   const q = res.body;
   const v = q.values || {};
   const tiers = v.quotas || {};
@@ -611,7 +637,7 @@ async function quotas() {
   reload.addEventListener("click", () => confirmIn(holder, "Reload the quotas from the configuration file as it is now? Every API process applies them within a second; today's counts are kept.", "Yes, reload",
     () => act("POST", "/api/admin/quotas/reload", undefined, "Quotas reloaded.", quotas)));
   holder.append(reload);
-  view().replaceChildren(heading("Quotas"),
+  shown.show(heading("Quotas"),
     kv([["Source", q.source], ["Written by", q.writtenBy || "–"], ["Written at", dateText(q.writtenAt)],
       ["Daily execution seconds", v.daily_seconds], ["Trust-0 share", `${v.trust0_share_percent} %`]]),
     table(["Tier", "Submissions", "Playtests", "Simulations", "Labor candidates", "Storage"], rows, "numbers"),
@@ -626,9 +652,9 @@ function shownOnce(title, secret) {
 }
 
 async function credentials() {
-  loading("Credentials");
+  const shown = loading("Credentials");
   const [at, tk, ks] = await Promise.all([api("GET", "/api/admin/admin-tokens"), api("GET", "/api/admin/tokens?limit=200"), api("GET", "/api/admin/keys?limit=200")]);
-  if (!at.ok) return failed("Credentials", at);
+  if (!at.ok) return shown.failed(at);
   const out = el("div", { id: "secret-out" });
 
   const atRows = at.body.items.map((t) => {
@@ -649,7 +675,11 @@ async function credentials() {
     if (!res.ok) return notice(refusal(res), "error");
     await credentials();
     notice(`Admin token ${res.body.adminToken.id} created; the others stay active until you retire them.`);
-    $("secret-out").replaceChildren(shownOnce("New admin token", res.body.token));
+    // Shown once: if the operator has moved to another section meanwhile, it goes on top of
+    // that one rather than nowhere.
+    const box = $("secret-out");
+    if (box) box.replaceChildren(shownOnce("New admin token", res.body.token));
+    else view().prepend(shownOnce("New admin token", res.body.token));
   });
 
   const tkRows = tk.ok ? tk.body.items.map((t) => {
@@ -703,7 +733,7 @@ async function credentials() {
       () => act("POST", `/api/admin/users/${encodeURIComponent(name)}/delete`, undefined, `User ${name} deleted.`, credentials));
   });
 
-  view().replaceChildren(heading("Credentials"), out,
+  shown.show(heading("Credentials"), out,
     el("h2", {}, "Admin tokens"),
     el("p", { class: "muted" }, "Rotation: create the successor, move clients to it, then retire the old one. Old and new both work until then."),
     atRows.length ? table(["Id", "Label", "Created by", "Created", "State", ""], atRows)
@@ -745,10 +775,10 @@ function endTableCell(t, v) {
 }
 
 async function tables() {
-  loading("Live tables");
+  const shown = loading("Live tables");
   const base = "/api/v1/agent/sessions";
   const res = await api("GET", `${base}/available?all=1`);
-  if (!res.ok) return failed("Live tables", res);
+  if (!res.ok) return shown.failed(res);
   const list = Array.isArray(res.body) ? res.body : (res.body.sessions || []);
   const views = await Promise.all(list.map((t) => api("GET", `${base}/${encodeURIComponent(t.sessionId)}/public`)));
   const hostText = { house: "house", player: "a person's tab", agent: "an agent's server" };
@@ -767,7 +797,7 @@ async function tables() {
       el("td", { class: "date" }, dateText(t.createdAt)),
       endTableCell(t, v));
   });
-  view().replaceChildren(
+  shown.show(
     heading("Live tables", el("span", { class: "muted" }, `${list.length} not finished`)),
     el("p", { class: "muted" }, "RCADIA tables as spectators see them: the host, the players by the names they chose, a link to watch, and ending a table that must not go on (audited). The list is read when you open this section."),
     rows.length ? table(["Game", "Status", "Players", "Seats", "Round", "Host", "Opened", "Actions"], rows, "tables") : el("p", {}, "No tables right now."),
@@ -804,16 +834,16 @@ let auditOffset = 0;
 let auditOf = null;
 
 async function audit() {
-  loading("Audit log");
+  const shown = loading("Audit log");
   if (auditOffset === 0) auditOf = null;
   const of = auditOf === null ? "" : `&of=${auditOf}`;
   const res = await api("GET", `/api/admin/audit?limit=50&offset=${auditOffset}${of}`);
-  if (!res.ok) return failed("Audit log", res);
+  if (!res.ok) return shown.failed(res);
   if (auditOf === null && typeof res.body.total === "number") auditOf = res.body.total;
   const items = res.body.items;
   const rows = items.map((e) => el("tr", {}, el("td", {}, dateText(e.at)), el("td", {}, el("code", {}, e.who)), el("td", {}, e.action),
     el("td", {}, el("code", {}, e.target)), el("td", { class: "detail" }, e.detail == null ? "" : JSON.stringify(e.detail))));
-  view().replaceChildren(heading("Audit log", el("span", { class: "muted" }, "newest first")),
+  shown.show(heading("Audit log", el("span", { class: "muted" }, "newest first")),
     items.length ? table(["When", "Who", "Action", "Target", "Detail"], rows, "audit") : el("p", {}, "No entries."),
     el("div", { class: "pager" },
       el("button", { type: "button", disabled: auditOffset === 0, onclick: () => { auditOffset = Math.max(0, auditOffset - 50); audit(); } }, "Newer"),
@@ -832,8 +862,9 @@ async function route() {
     else a.removeAttribute("aria-current");
   }
   notice("");
+  const seq = ++shownSeq;
   await section();
-  document.body.dataset.section = name;
+  if (seq === shownSeq) document.body.dataset.section = name;
 }
 
 window.addEventListener("hashchange", () => { if (csrf) route(); });

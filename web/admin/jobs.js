@@ -2,7 +2,7 @@
 // account with their timeline and progress, and cancel (it says what it will do and asks
 // once). Account names and reasons are put in as text only (el()).
 
-import { el, api, notice, refusal, confirmIn, table, kv, heading, loading, failed, view, dateText } from "./admin.js";
+import { el, api, notice, refusal, confirmIn, table, kv, heading, loading, dateText } from "./admin.js";
 
 const filter = { state: "", kind: "", account: "" };
 
@@ -71,13 +71,13 @@ function accountToday(t) {
 }
 
 export async function jobs() {
-  loading("Jobs");
+  const shown = loading("Jobs");
   const q = new URLSearchParams(Object.entries(filter).filter(([, v]) => v));
   const [queue, list] = await Promise.all([api("GET", "/api/admin/queue"), api("GET", `/api/admin/jobs?${q}`)]);
-  if (!queue.ok) return failed("Jobs", queue);
-  if (!list.ok) return failed("Jobs", list);
+  if (!queue.ok) return shown.failed(queue);
+  if (!list.ok) return shown.failed(list);
   const lanes = queue.body.lanes || [];
-  view().replaceChildren(
+  shown.show(
     heading("Jobs"),
     el("div", { class: "card" }, el("h2", {}, "Queue"),
       kv([...lanes.map((l) => [`${l.lane} lane`, `${l.waiting} waiting, oldest ${seconds(l.oldestWaitMs)}`]),
