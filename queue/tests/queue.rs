@@ -729,6 +729,55 @@ async fn the_delayed_set_fires_each_entry_once() {
     assert_eq!(d.pop_due(10).await.unwrap().len(), 1);
 }
 
+/// A leased pop keeps what it took until the taker acks it: nobody else gets it meanwhile, it
+/// comes due again a lease later if never acked, and an ack leaves an entry scheduled again
+/// since (a new time) in place.
+#[tokio::test]
+async fn delayed_entries_taken_with_a_lease_come_back_unless_acked() {
+    let s = setup_with(|_| {}).await;
+    let d = s.queue.delayed();
+    let now = s.queue.now_ms().await.unwrap();
+    d.schedule("a", now - 10).await.unwrap();
+    d.schedule("b", now - 5).await.unwrap();
+    let first = d.pop_due_in(&[0], 10).await.remove(0).unwrap();
+    let taken: Vec<&str> = first.due.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(taken, ["a", "b"]);
+    assert_eq!(first.due[0].1, now - 10, "the entry's own due time");
+    assert!(first.lease >= now + 9_000, "{first:?}");
+    assert_eq!(
+        first.next,
+        Some(first.lease),
+        "the leased entries are what comes next"
+    );
+    // Held: another poller finds nothing.
+    assert!(d
+        .pop_due_in(&[0], 10)
+        .await
+        .remove(0)
+        .unwrap()
+        .due
+        .is_empty());
+    // b is scheduled again meanwhile; the ack removes a, not the new b.
+    d.schedule("b", now + 60_000).await.unwrap();
+    assert_eq!(
+        d.ack(0, first.lease, &["a".to_string(), "b".to_string()])
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(d.next_due().await.unwrap(), Some(now + 60_000));
+    // Never acked: due again a lease later, for anyone.
+    d.schedule("c", now - 1).await.unwrap();
+    let held = d.pop_due_in(&[0], 10).await.remove(0).unwrap();
+    assert_eq!(held.due.len(), 1);
+    s.queue.set_clock_offset(Duration::from_secs(11), true);
+    let again = d.pop_due_in(&[0], 10).await.remove(0).unwrap();
+    assert_eq!(again.due, vec![("c".to_string(), held.lease)]);
+    // The stale lease acks nothing; the current one removes it.
+    assert_eq!(d.ack(0, held.lease, &["c".to_string()]).await.unwrap(), 0);
+    assert_eq!(d.ack(0, again.lease, &["c".to_string()]).await.unwrap(), 1);
+}
+
 /// Runs futures concurrently on the current runtime and collects their outputs in order.
 async fn futures_join<F: std::future::Future + Send + 'static>(futs: Vec<F>) -> Vec<F::Output>
 where

@@ -1,7 +1,8 @@
 //! The clock firer: pops due session deadlines from the delayed set and feeds them to the
 //! machine as `TimerFired`. Any number of horst processes may run it: the pop is atomic (each
 //! deadline fires once), and a stale generation is a no-op in the machine, so firing is
-//! idempotent. A deadline lost with a dying process is caught up by the next apply.
+//! idempotent. The pop leases what it takes and a stored firing acks it, so a deadline whose
+//! process died (or could not store the firing) comes due again a lease later for anyone.
 //!
 //! When it looks: at the earliest deadline in the delayed set (the pop returns it), at the
 //! earliest deadline this process schedules meanwhile (each write that schedules one tells
@@ -111,6 +112,11 @@ impl Rcadia {
     /// Fires every due deadline of `buckets` once; returns the most popped from one bucket
     /// (a full batch: look again at once) and, for each bucket popped, when the earliest
     /// deadline left in it is due. No buckets: no round trip.
+    ///
+    /// The pop leases the deadlines (`horst_store::DELAYED_LEASE`) and each is acked once
+    /// its firing was stored (or found moot): a deadline whose firing failed, or whose
+    /// process died in between, comes due again a lease later for any process. A bucket
+    /// whose pop failed does not stop the others' deadlines from firing now.
     async fn fire_in(
         &self,
         buckets: &[usize],
@@ -119,15 +125,28 @@ impl Rcadia {
             return Ok((0, Vec::new()));
         }
         self.inner.metrics.round_trip();
-        let popped = self.inner.delayed.pop_due_in(buckets, BATCH).await?;
+        let mut popped = Vec::with_capacity(buckets.len());
+        let mut failed = None;
+        for r in self.inner.delayed.pop_due_in(buckets, BATCH).await {
+            match r {
+                Ok(p) => popped.push(p),
+                Err(e) => failed = Some(e),
+            }
+        }
         let most = popped.iter().map(|p| p.due.len()).max().unwrap_or(0);
         let nexts = popped.iter().map(|p| (p.bucket, p.next)).collect();
-        let mut due: Vec<(String, u64)> = popped.into_iter().flat_map(|p| p.due).collect();
-        due.sort_by_key(|(_, at)| *at);
+        let leases: Vec<(usize, u64)> = popped.iter().map(|p| (p.bucket, p.lease)).collect();
+        let mut due: Vec<(usize, String, u64)> = popped
+            .into_iter()
+            .flat_map(|p| p.due.into_iter().map(move |(m, at)| (p.bucket, m, at)))
+            .collect();
+        due.sort_by_key(|(_, _, at)| *at);
+        let mut done: Vec<(usize, String)> = Vec::new();
         let mut tasks = tokio::task::JoinSet::new();
-        for (m, due_ms) in due {
+        for (bucket, m, due_ms) in due {
             let Some((id, kind, generation)) = parse_member(&m) else {
                 tracing::warn!(member = %m, "delayed entry is not a session deadline; dropped");
+                done.push((bucket, m));
                 continue;
             };
             let me = self.clone();
@@ -140,17 +159,49 @@ impl Rcadia {
                         }))
                     })
                     .await;
-                match r {
-                    Ok(a) => me
-                        .inner
-                        .metrics
-                        .clock_fired(&kind, a.now_ms.saturating_sub(due_ms)),
-                    Err(RcadiaError::NotFound) | Err(RcadiaError::Gone) => {}
-                    Err(e) => tracing::warn!(session = %id, error = %e, "deadline not applied"),
-                }
+                let fired = match r {
+                    Ok(a) => {
+                        me.inner
+                            .metrics
+                            .clock_fired(&kind, a.now_ms.saturating_sub(due_ms));
+                        true
+                    }
+                    Err(RcadiaError::NotFound) | Err(RcadiaError::Gone) => true,
+                    Err(e) => {
+                        tracing::warn!(session = %id, error = %e, "deadline not applied; it comes due again a lease later");
+                        false
+                    }
+                };
+                fired.then_some((bucket, m))
             });
         }
-        while tasks.join_next().await.is_some() {}
+        while let Some(r) = tasks.join_next().await {
+            if let Ok(Some(d)) = r {
+                done.push(d);
+            }
+        }
+        // What fired leaves the set (a firing that rescheduled its member keeps the new
+        // time). An ack that fails only fires those deadlines once more, harmlessly.
+        let acks = leases.iter().filter_map(|&(bucket, lease)| {
+            let members: Vec<String> = done
+                .iter()
+                .filter(|(b, _)| *b == bucket)
+                .map(|(_, m)| m.clone())
+                .collect();
+            (!members.is_empty()).then(|| {
+                self.inner.metrics.round_trip();
+                let delayed = &self.inner.delayed;
+                async move { delayed.ack(bucket, lease, &members).await }
+            })
+        });
+        for r in futures_util::future::join_all(acks).await {
+            if let Err(e) = r {
+                tracing::warn!(error = %e, "session clock: cannot ack fired deadlines; they fire once more");
+            }
+        }
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
         Ok((most, nexts))
     }
 }

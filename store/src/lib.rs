@@ -27,7 +27,7 @@ mod primary;
 pub mod random;
 pub mod script;
 pub use cluster::{Conn, Group};
-pub use delayed::{DelayedSet, Popped};
+pub use delayed::{DelayedSet, Popped, LEASE as DELAYED_LEASE};
 pub use health::{Health, HealthState, ServerCheck};
 pub use notifier::{Heard, Notifier, Subscription};
 pub use primary::{RedisTarget, SentinelTarget};

@@ -477,7 +477,7 @@ fn check_slots<'k>(
 
 /// The scripts of this crate, for the tidy test.
 pub fn registered() -> Vec<&'static dyn Registered> {
-    vec![&crate::delayed::POP_DUE]
+    vec![&crate::delayed::POP_DUE, &crate::delayed::ACK_DUE]
 }
 
 #[cfg(test)]

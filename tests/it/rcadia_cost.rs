@@ -250,6 +250,71 @@ async fn clocked_tables_on_12_buckets_cost_the_firer_about_one_pop_an_action() {
     drop(stop);
 }
 
+/// A deadline handed to a process that died before firing it (popped, never applied) still
+/// fires, a lease later, from any process: the pop leases the deadlines and only a stored
+/// firing removes them. The pop removed them: that table waited for ever (listed as open,
+/// its keys kept without an expiry), since nobody talked to it again.
+#[tokio::test]
+async fn a_deadline_whose_taker_died_before_firing_it_fires_a_lease_later() {
+    let redis = RedisServer::start();
+    let (rcadia, stop) = session_layer_named(&redis, false).await;
+    let config = json!({ "minPlayers": 2, "maxPlayers": 2, "turnBased": true,
+        "simultaneous": false, "sdkVersion": "2.0.0", "turnTimeout": 0.3,
+        "maxTurnTimeouts": 1 });
+    let mut t = new_table(&rcadia, config).await;
+    t.try_pending().await;
+    t.ops().await;
+    // The process that dies: an hour on (every deadline of the table due: the turn clock,
+    // the host's liveness, the host gone that would end it), it takes them all, and no more.
+    let delayed = horst_store::DelayedSet::new(rcadia.store().clone());
+    let hour: i64 = 3_600_000;
+    rcadia.store().set_clock_offset_ms(hour);
+    let taken = delayed.pop_due_in(&[0], 10).await.remove(0).unwrap().due;
+    let kinds: Vec<&str> = taken
+        .iter()
+        .filter_map(|(m, _)| m.split('|').nth(2))
+        .collect();
+    assert!(
+        kinds.contains(&"clock") && kinds.contains(&"host_gone"),
+        "{taken:?}"
+    );
+    // This process's firer, a lease later.
+    let lease = horst_store::DELAYED_LEASE.as_millis() as i64;
+    rcadia.store().set_clock_offset_ms(hour + lease + 1_000);
+    tokio::spawn(rcadia.clone().run_clock(stop.subscribe()));
+    // Watched from outside the session layer (a read through it would catch the deadline
+    // up itself): the table leaves the open set when its forfeit is stored.
+    let store = rcadia.store().clone();
+    let open = store.key_in_bucket(store.bucket_of(&t.id), "sessions:open");
+    let started = std::time::Instant::now();
+    loop {
+        let listed: bool = redis::cmd("SISMEMBER")
+            .arg(&open)
+            .arg(&t.id)
+            .query_async(&mut store.conn())
+            .await
+            .unwrap();
+        if !listed {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the deadlines the dead process took never fired"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let s = rcadia.load(&t.id).await.unwrap();
+    assert_eq!(s.status(), horst_sessions::Status::Finished);
+    // Fired and acked: nothing is left in the set.
+    let left: u64 = redis::cmd("ZCARD")
+        .arg(delayed.key())
+        .query_async(&mut rcadia.store().conn())
+        .await
+        .unwrap();
+    assert_eq!(left, 0);
+    drop(stop);
+}
+
 /// A deadline scheduled by another process (which this process's firer is not told of: it
 /// died, say) still fires: the firer sweeps every bucket at least every 250 ms.
 #[tokio::test]
