@@ -665,10 +665,17 @@ async fn keep(
                 }
             }
             _ = done.changed() => {
-                // Only an operator's cancel finishes a job that runs here.
+                // An operator's stop ends a running job `cancelled`; the reaper ends it
+                // `failed` (it took this worker for dead): the result is refused either way,
+                // but only the first is the operator's doing.
                 if let Ok(Some(r)) = queue.get(&id).await {
                     if r.state != JobState::Running {
-                        watched.stopped.store(true, Ordering::SeqCst);
+                        let flag = if r.state == JobState::Cancelled {
+                            &watched.stopped
+                        } else {
+                            &watched.lease_lost
+                        };
+                        flag.store(true, Ordering::SeqCst);
                         cancel.store(true, Ordering::SeqCst);
                         return;
                     }
