@@ -13,6 +13,10 @@
     ARGV[1] the slot's id (the claimed job's `worker`)
     ARGV[2] '' or the id of a job the slot knows it holds (its completion is still being
             retried): not returned
+    ARGV[3] the newest claim token the slot was handed ('0': none): only a newer claim is
+            returned. A job the slot gave up recording still runs under its name until it
+            is reaped, and must not be run again as a lost claim (a token is the claim's
+            time, and the slot claims one job at a time, so a lost claim is the newest)
 
   Output:
     {'claimed', token, fields, 0}   the job's record as HGETALL gives it (claim.lua's reply)
@@ -25,7 +29,7 @@ for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   if id ~= ARGV[2] then
     local jk = group_key(KEYS[2], 'job:', id)
     local f = redis.call('HMGET', jk, 'state', 'worker', 'token')
-    if f[1] == 'running' and f[2] == ARGV[1] and f[3] then
+    if f[1] == 'running' and f[2] == ARGV[1] and f[3] and tonumber(f[3]) > tonumber(ARGV[3]) then
       return {'claimed', f[3], redis.call('HGETALL', jk), 0}
     end
   end

@@ -1364,11 +1364,15 @@ impl Queue {
     /// answer (a stall longer than the call's timeout, a connection cut after the script
     /// ran), which the slot then runs as if the answer had come. A slot calls it after a
     /// claim, or a completion that claims, failed; without it the job would sit until its
-    /// lease ran out and fail as a dead worker's job does. One round trip.
+    /// lease ran out and fail as a dead worker's job does. Only a claim newer than
+    /// `newer_than` (the newest token the slot was handed, 0 for none) counts: a job the
+    /// slot gave up recording runs under its name too, until it is reaped, and running it
+    /// again would run it twice. One round trip.
     pub async fn recover_claim(
         &self,
         slot: &str,
         holding: Option<&str>,
+        newer_than: u64,
     ) -> Result<Option<Claim>, QueueError> {
         let reply: ClaimReply = scripts::CLAIMED_BY
             .call(&self.store)
@@ -1376,6 +1380,7 @@ impl Queue {
             .key(keys::base(&self.store))
             .arg(slot)
             .arg(holding.unwrap_or(""))
+            .arg(newer_than)
             .run()
             .await?;
         match reply {

@@ -92,7 +92,7 @@ pub(crate) static IDLE: Script<u64> =
 
 /// `claimed_by.lua`: a claim the slot did not get the answer of (claim.lua's reply).
 pub(crate) static CLAIMED_BY: Script<ClaimReply> =
-    queue_script(lua!("lua/claimed_by.lua"), 2, 2, Writes::ReadOnly);
+    queue_script(lua!("lua/claimed_by.lua"), 2, 3, Writes::ReadOnly);
 
 /// The queue's registered scripts, for the tidy test.
 pub fn registered() -> Vec<&'static dyn Registered> {

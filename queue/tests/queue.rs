@@ -1111,7 +1111,12 @@ async fn the_days_finished_jobs_are_counted_in_queue_fair_and_add_the_budget_has
 #[tokio::test]
 async fn a_claim_whose_answer_was_lost_is_found_by_its_slot() {
     let s = setup_with(|_| {}).await;
-    assert!(s.queue.recover_claim("w/0", None).await.unwrap().is_none());
+    assert!(s
+        .queue
+        .recover_claim("w/0", None, 0)
+        .await
+        .unwrap()
+        .is_none());
     let job = s.new_job(spec(JobKind::Simulate, "a", 1, "k")).await;
     // Claimed, and the answer dropped.
     let lost = s
@@ -1121,12 +1126,16 @@ async fn a_claim_whose_answer_was_lost_is_found_by_its_slot() {
         .unwrap()
         .unwrap();
     assert!(
-        s.queue.recover_claim("w/1", None).await.unwrap().is_none(),
+        s.queue
+            .recover_claim("w/1", None, 0)
+            .await
+            .unwrap()
+            .is_none(),
         "another slot's"
     );
     assert!(
         s.queue
-            .recover_claim("w/0", Some(&job.id))
+            .recover_claim("w/0", Some(&job.id), 0)
             .await
             .unwrap()
             .is_none(),
@@ -1134,7 +1143,7 @@ async fn a_claim_whose_answer_was_lost_is_found_by_its_slot() {
     );
     let found = s
         .queue
-        .recover_claim("w/0", None)
+        .recover_claim("w/0", None, 0)
         .await
         .unwrap()
         .expect("the claim");
@@ -1157,7 +1166,53 @@ async fn a_claim_whose_answer_was_lost_is_found_by_its_slot() {
     assert_ne!(done, Completion::Refused);
     let rec = s.queue.get(&job.id).await.unwrap().unwrap();
     assert_eq!(rec.state, JobState::Succeeded);
-    assert!(s.queue.recover_claim("w/0", None).await.unwrap().is_none());
+    assert!(s
+        .queue
+        .recover_claim("w/0", None, 0)
+        .await
+        .unwrap()
+        .is_none());
+}
+
+/// A job the slot gave up recording (Redis away past its patience) still runs under the
+/// slot's name until it is reaped; a lost claim made after it is the one a look finds, never
+/// the given-up job (the look took the oldest lease first: that job ran twice and the lost
+/// claim was reaped).
+#[tokio::test]
+async fn a_look_for_a_lost_claim_never_returns_a_job_the_slot_gave_up_on() {
+    let s = setup_with(|q| q.queue.waiting_per_account = 10).await;
+    let given_up = s.new_job(spec(JobKind::Simulate, "a", 1, "k1")).await;
+    let known = s
+        .queue
+        .claim_slot("w/0", Pool::General, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(known.record.id, given_up.id);
+    let later = s.new_job(spec(JobKind::Simulate, "b", 1, "k2")).await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let lost = s
+        .queue
+        .claim_slot("w/0", Pool::General, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(lost.record.id, later.id);
+    assert!(lost.token > known.token);
+    let found = s
+        .queue
+        .recover_claim("w/0", None, known.token)
+        .await
+        .unwrap()
+        .expect("the lost claim");
+    assert_eq!(found.record.id, later.id);
+    // Once the slot knows that claim too, there is nothing lost to find.
+    assert!(s
+        .queue
+        .recover_claim("w/0", None, lost.token)
+        .await
+        .unwrap()
+        .is_none());
 }
 
 /// A queued job whose caller's API process is gone is dropped and released, by the sweep of

@@ -222,6 +222,10 @@ async fn slot_loop(
     // A job this slot ran whose outcome could not be recorded: it still runs under the
     // slot's name until it is reaped, and is not a lost claim.
     let mut given_up: Option<String> = None;
+    // The newest claim token this slot was handed: a lost claim is newer (a token is the
+    // claim's time), and every job the slot gave up on is not. `given_up` alone was
+    // forgotten after one look, and the next look took that job for a lost claim.
+    let mut newest_token: u64 = 0;
     loop {
         // A job the last completion claimed (before the shutdown) is run first, and so is
         // one a failed claim may have taken all the same.
@@ -229,7 +233,10 @@ async fn slot_loop(
             if !std::mem::take(&mut unanswered) {
                 return;
             }
-            match queue.recover_claim(&slot, given_up.as_deref()).await {
+            match queue
+                .recover_claim(&slot, given_up.as_deref(), newest_token)
+                .await
+            {
                 Ok(Some(claim)) => next = Some(claim),
                 _ => return,
             }
@@ -239,7 +246,9 @@ async fn slot_loop(
         } else if idle_now {
             Ok(None)
         } else if unanswered {
-            let found = queue.recover_claim(&slot, given_up.as_deref()).await;
+            let found = queue
+                .recover_claim(&slot, given_up.as_deref(), newest_token)
+                .await;
             unanswered = found.is_err();
             if !unanswered {
                 given_up = None;
@@ -253,6 +262,7 @@ async fn slot_loop(
         };
         match claimed {
             Ok(Some(claim)) => {
+                newest_token = newest_token.max(claim.token);
                 // A wake-up that came before this claim took it off the idle slots is old.
                 woken.mark_seen();
                 if claim.more_waiting {
@@ -541,7 +551,7 @@ async fn complete(
         if !claim_unanswered || !matches!(after, After::Claim | After::Idle) {
             return after;
         }
-        match queue.recover_claim(slot.0, Some(id)).await {
+        match queue.recover_claim(slot.0, Some(id), token).await {
             Ok(Some(claim)) => After::Next(Box::new(claim)),
             Ok(None) if matches!(after, After::Claim) => After::ClaimMaybeIdle,
             Ok(None) => after,
