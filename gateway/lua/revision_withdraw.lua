@@ -1,6 +1,8 @@
 --[[
   Withdraws a revision (hides it; evidence, storage charge and name claim stay). A promoted
-  revision is refused: the operator rolls promoted revisions back.
+  revision is refused: the operator rolls promoted revisions back. A quarantined one is
+  refused too: the operator's quarantine hides it from everyone, its owner included, and a
+  withdrawal would turn it into a revision its owner reads again.
 
   Input:
     KEYS[1] rev:<id>:state             the revision's state
@@ -13,10 +15,11 @@
 
   Output:
     'ok'        withdrawn
-    'promoted'  refused (nothing written)
+    'promoted'     refused (nothing written)
+    'quarantined'  refused (nothing written)
 ]]
 local s = redis.call('GET', KEYS[1])
-if s == 'promoted' then return 'promoted' end
+if s == 'promoted' or s == 'quarantined' then return s end
 redis.call('SET', KEYS[1], 'withdrawn')
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])

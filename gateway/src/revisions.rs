@@ -434,15 +434,27 @@ pub async fn revision_state(store: &Store, id: &str) -> Result<Option<String>, T
 
 /// `withdraw_level`: hides the revision; evidence, storage charge and name claim stay.
 pub async fn withdraw(store: &Store, owner: &str, id: &str) -> Result<Value, ToolError> {
-    let v: Vec<Option<String>> = redis::cmd("HMGET")
+    let (v, state): (Vec<Option<String>>, Option<String>) = redis::pipe()
+        .cmd("HMGET")
         .arg(keys::rev(store, id))
         .arg(&["owner", "name"])
+        .cmd("GET")
+        .arg(keys::rev_state(store, id))
         .query_async(&mut store.conn())
         .await?;
+    let hidden = || {
+        ToolError::not_found(format!(
+            "no revision {id} you can withdraw: it does not exist or it is hidden; my_submissions lists your revisions"
+        ))
+    };
     let (Some(rev_owner), Some(name)) = (v.first().cloned().flatten(), v.get(1).cloned().flatten())
     else {
-        return Err(ToolError::not_found(format!("no revision {id}")));
+        return Err(hidden());
     };
+    // A quarantined revision is hidden from everyone (the script checks again, atomically).
+    if state.as_deref() == Some("quarantined") {
+        return Err(hidden());
+    }
     if rev_owner != owner {
         return Err(ToolError::new(
             ErrorCode::Forbidden,
@@ -458,11 +470,16 @@ pub async fn withdraw(store: &Store, owner: &str, id: &str) -> Result<Value, Too
         .arg(id)
         .run()
         .await?;
-    if withdrawn == Withdrawn::Promoted {
-        return Err(ToolError::new(
-            ErrorCode::Conflict,
-            format!("revision {id} is promoted; the operator rolls promoted revisions back"),
-        ));
+    match withdrawn {
+        Withdrawn::Promoted => {
+            return Err(ToolError::new(
+                ErrorCode::Conflict,
+                format!("revision {id} is promoted; the operator rolls promoted revisions back"),
+            ))
+        }
+        // Hidden from everyone, as every other read of it answers.
+        Withdrawn::Quarantined => return Err(hidden()),
+        Withdrawn::Ok => {}
     }
     Ok(json!({
         "revisionId": id, "name": name, "state": "withdrawn", "evidenceRetained": true,

@@ -458,6 +458,8 @@ reply!(RevisionStored, (String, String), "revision_store", |r| {
 pub(crate) enum Withdrawn {
     Ok,
     Promoted,
+    /// Quarantined by the operator: hidden from everyone, its owner included.
+    Quarantined,
 }
 reply!(
     Withdrawn,
@@ -466,6 +468,7 @@ reply!(
     |r| match r.as_str() {
         "ok" => Some(Withdrawn::Ok),
         "promoted" => Some(Withdrawn::Promoted),
+        "quarantined" => Some(Withdrawn::Quarantined),
         _ => None,
     }
 );

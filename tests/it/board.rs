@@ -1015,6 +1015,19 @@ async fn a_rollback_brings_back_only_what_the_operator_confirmed_and_nothing_hid
         &app.call("withdraw_level", json!({"revisionId": "r2"}), Some(&a))
             .await,
     );
+    // Its owner cannot withdraw the quarantined one: hidden from everyone, so not found (a
+    // withdrawal turned it into a revision its owner could read again).
+    let e = tool_error(
+        &app.call("withdraw_level", json!({"revisionId": "r3"}), Some(&a))
+            .await,
+    );
+    assert_eq!(e["code"], "not_found", "{e}");
+    let r3: Option<String> = s
+        .conn()
+        .get(horst_gateway::keys::rev_state(s, "r3"))
+        .await
+        .unwrap();
+    assert_eq!(r3.as_deref(), Some("quarantined"));
     let app = &app;
     let promoted = |id: &'static str| async move {
         let level = ok_result(&app.call("get_level", json!({"name": "gipfel"}), None).await);
