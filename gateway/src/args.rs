@@ -696,11 +696,12 @@ pub fn read<T: ToolArgs>(arguments: Option<&Value>, schema: &Value) -> Result<T,
         Some(Value::Object(o)) => o.clone(),
         Some(_) => return Err(ToolError::invalid("arguments must be an object")),
     };
-    obj.retain(|_, v| !v.is_null());
     let props = schema.get("properties").and_then(Value::as_object);
     let allowed: Vec<&str> = props
         .map(|p| p.keys().map(String::as_str).collect())
         .unwrap_or_default();
+    // Unknown names are refused whatever their value, `null` included; a known one given
+    // as `null` is treated as left out.
     if let Some(k) = obj.keys().find(|k| !allowed.contains(&k.as_str())) {
         let hint = if allowed.is_empty() {
             "this tool takes no arguments".to_string()
@@ -712,6 +713,7 @@ pub fn read<T: ToolArgs>(arguments: Option<&Value>, schema: &Value) -> Result<T,
             text::clip(k, ECHO_MAX_CHARS)
         )));
     }
+    obj.retain(|_, v| !v.is_null());
     let required = schema.get("required").and_then(Value::as_array);
     for r in required.into_iter().flatten().filter_map(Value::as_str) {
         if !obj.contains_key(r) {
@@ -762,6 +764,15 @@ mod tests {
         assert_eq!(
             message::<NoArgs>(json!({"x": 1})).1,
             "unknown argument `x`; this tool takes no arguments"
+        );
+        // Whatever the value: a null unknown is still unknown; a null known one is left out.
+        assert_eq!(
+            message::<NoArgs>(json!({"x": null})).1,
+            "unknown argument `x`; this tool takes no arguments"
+        );
+        assert_eq!(
+            message::<MapArgs>(json!({"map": "x", "foo": null})).1,
+            "unknown argument `foo`; allowed: map"
         );
         assert_eq!(
             message::<MapArgs>(json!([1])).1,
