@@ -329,8 +329,23 @@ impl Gateway {
         )
     }
 
-    /// The tool result of a job record (fresh or replayed).
+    /// The tool result of a job record (fresh or replayed). A replayed call's failure says
+    /// `replayed: true` too: the client learns it was neither charged nor run again.
     async fn finish(
+        &self,
+        rec: &JobRecord,
+        input: &JobInput,
+        caller: &Account,
+        submit: Option<&Submission<'_>>,
+        replayed: bool,
+    ) -> Result<Value, ToolError> {
+        match self.answer(rec, input, caller, submit, replayed).await {
+            Err(e) if replayed => Err(e.with("replayed", true)),
+            answered => answered,
+        }
+    }
+
+    async fn answer(
         &self,
         rec: &JobRecord,
         input: &JobInput,

@@ -146,6 +146,21 @@ async fn the_recommended_loop() {
     assert_eq!(e["code"], "validation_failed");
     assert_eq!(e["outcome"], "unresolved");
     assert!(e["ticks"].is_u64());
+    assert_eq!(e["replayed"], Value::Null, "{e}");
+    // The same key again: the same failure, neither charged nor run again, and it says so.
+    let again = tool_error(
+        &app.call(
+            "submit_level",
+            json!({"name": "olgas", "map": LEVEL_MAP, "replay": lose, "idempotencyKey": "x4"}),
+            o,
+        )
+        .await,
+    );
+    assert_eq!(
+        (&again["code"], &again["outcome"], &again["replayed"]),
+        (&e["code"], &e["outcome"], &json!(true)),
+        "{again}"
+    );
 
     // A successor of the same owner and name.
     let succ = ok_result(&app.call("submit_level", json!({"name": "erste-schritte-2", "parentRevisionId": rev, "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "sub-2"}), k).await);
