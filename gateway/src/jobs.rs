@@ -536,12 +536,45 @@ impl Gateway {
         id: &str,
         caller: &Account,
     ) -> Result<Value, ToolError> {
-        let rec = self
+        let mine = || ToolError::not_found(format!("no job {id} of yours"));
+        let mut rec = self
             .queue
             .get(id)
             .await?
             .filter(|r| r.account == caller.name)
-            .ok_or_else(|| ToolError::not_found(format!("no job {id} of yours")))?;
+            .ok_or_else(mine)?;
+        // A won submission whose call was answered `pending` (Redis away during its wait) is
+        // stored by this read, as a retry with its key would store it: the contract sends a
+        // caller told `pending` here. Once per job, whoever comes first.
+        if let (JobKind::Submit, JobState::Succeeded, None) =
+            (rec.kind, rec.state, &rec.publication)
+        {
+            if let (Some(name), Some(parent)) =
+                (rec.input.name.clone(), rec.input.parent_revision_id.clone())
+            {
+                if let Some(input) = self.queue.input_of(id).await? {
+                    let submit = Submission {
+                        name: &name,
+                        parent: parent.as_deref(),
+                    };
+                    // A refusal is recorded on the job and shown below.
+                    if let Err(e) = self.finish(&rec, &input, caller, Some(&submit), true).await {
+                        if matches!(
+                            e.code,
+                            ErrorCode::EngineUnavailable | ErrorCode::InternalError
+                        ) {
+                            return Err(e);
+                        }
+                    }
+                    rec = self
+                        .queue
+                        .get(id)
+                        .await?
+                        .filter(|r| r.account == caller.name)
+                        .ok_or_else(mine)?;
+                }
+            }
+        }
         let revision_id = match &rec.publication {
             Some(Publication::Stored { revision_id }) => Some(revision_id.clone()),
             _ => None,
@@ -560,6 +593,16 @@ impl Gateway {
             "revisionState": revision_state,
             "createdAt": crate::rfc3339(rec.created_at_ms),
         });
+        // What became of a won submission, when it stored no revision.
+        match &rec.publication {
+            Some(Publication::Refused { code, message }) => {
+                v["publication"] = json!({"state": "refused", "code": code, "message": message});
+            }
+            Some(Publication::Unpublished { reason }) => {
+                v["publication"] = json!({"state": "unpublished", "message": reason});
+            }
+            Some(Publication::Stored { .. }) | None => {}
+        }
         // A running playtest's latest progress (its worker writes it every 2 s).
         if let (JobState::Running, Some(p)) = (rec.state, &rec.progress) {
             v["progress"] = serde_json::to_value(p).unwrap_or(Value::Null);

@@ -379,11 +379,11 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::GetSubmission => Spec {
             title: "Read one of your jobs",
-            description: "Reads one of your playtest, simulate or submit jobs by jobId: returns state (queued, running, succeeded, failed, cancelled), result or failure, and for a submission revisionId and revisionState. A running playtest carries progress (at most 2 s old): elapsedSeconds, statesExplored, bestDistance, stage. Use it when a call answered pending: true, or to check a job later. Reading is free (no quota); jobs of other accounts fail with not_found.",
+            description: "Reads one of your playtest, simulate or submit jobs by jobId: returns state (queued, running, succeeded, failed, cancelled), result or failure, and for a submission revisionId and revisionState (a won submission that stored no revision says why in publication: state refused or unpublished, with code and message). A running playtest carries progress (at most 2 s old): elapsedSeconds, statesExplored, bestDistance, stage. Use it when a call answered pending: true, or to check a job later. Reading is free (no quota); jobs of other accounts fail with not_found.",
             output: output(json!({
                     "jobId": t(STR), "kind": t(STR), "state": t(STR), "result": nullable("object"),
                     "failure": nullable("object"), "revisionId": nullable(STR), "revisionState": nullable(STR),
-                    "remaining": remaining_schema(), "progress": t("object"),
+                    "publication": t("object"), "remaining": remaining_schema(), "progress": t("object"),
                 }), &["jobId", "state"]),
             read_only: true,
             idempotent: true,

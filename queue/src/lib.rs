@@ -1035,6 +1035,24 @@ impl Queue {
         Ok(JobRecord::from_fields(fields))
     }
 
+    /// Job `id`'s whole input, the blobs it names read back; `None` if the record or one of
+    /// its blobs is gone.
+    pub async fn input_of(&self, id: &str) -> Result<Option<JobInput>, QueueError> {
+        let stored: Option<String> = redis::cmd("HGET")
+            .arg(self.job_key(id))
+            .arg("input")
+            .query_async(&mut self.store.conn())
+            .await?;
+        let Some(stored) = stored else {
+            return Ok(None);
+        };
+        let Ok(inline) = serde_json::from_str::<JobInput>(&stored) else {
+            return Ok(None);
+        };
+        self.claimed_input(&[("input".to_string(), stored)], inline)
+            .await
+    }
+
     /// An account's jobs, newest first; the offset of the next page if there is one.
     pub async fn list(
         &self,

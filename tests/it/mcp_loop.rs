@@ -457,6 +457,25 @@ async fn a_submission_whose_client_left_publishes_nothing_and_says_why() {
     assert!(recorded, "the job does not say why nothing was published");
     let labor = ok_result(&app.call("list_labor", json!({}), None).await);
     assert_eq!(labor["items"].as_array().unwrap().len(), 0);
+    // Its owner reads why, and the read publishes nothing either.
+    let (jobs, _) = app.queue.list("toni", 0, 10).await.unwrap();
+    let read = ok_result(
+        &app.call("get_submission", json!({"jobId": jobs[0].id}), Some(&key))
+            .await,
+    );
+    assert_eq!(
+        (
+            &read["state"],
+            &read["revisionId"],
+            &read["publication"]["state"]
+        ),
+        (&json!("succeeded"), &Value::Null, &json!("unpublished")),
+        "{read}"
+    );
+    assert!(read["publication"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("disconnected"));
     // A retry with the same key answers from the record: cancelled, with the reason.
     let e = tool_error(&app.call("submit_level", args, Some(&key)).await);
     assert_eq!(e["code"], "cancelled", "{e}");

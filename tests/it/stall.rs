@@ -396,12 +396,20 @@ async fn a_submission_answered_pending_while_redis_was_away_is_stored_by_the_ret
     assert!(ended, "the submission never ended");
     tokio::time::sleep(Duration::from_secs(2)).await;
 
+    // What the contract sends a caller told `pending` to: get_submission, which stores the
+    // won revision (it answered succeeded with no revision, for good).
+    let read = outcome(&app, "get_submission", &json!({"jobId": job}), &key).await;
+    assert_eq!(read["state"], "succeeded", "{read}");
+    let revision = read["revisionId"].as_str().expect("a revision").to_string();
+    assert_eq!(read["revisionState"], "labor", "{read}");
+
     let answer = outcome(&app, "submit_level", &args, &key).await;
     eprintln!(
         "figure: a submission answered {} during an 8 s freeze, asked again: {}",
         told(status, &first),
         answer
     );
-    assert!(answer["revisionId"].is_string(), "{answer}");
+    assert_eq!(answer["revisionId"], revision.as_str(), "{answer}");
+    assert_eq!(answer["replayed"], true, "{answer}");
     assert_eq!(runner.runs(JobKind::Submit), 1, "run once");
 }
