@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use horst_queue::{
     Admission, FailureCode, JobInput, JobKind, JobRecord, JobSpec, JobState, Publication,
-    QueueError, RefereeResult,
+    QueueError, QuotaScope, RefereeResult,
 };
 use serde_json::{json, Value};
 
@@ -44,9 +44,25 @@ impl From<QueueError> for ToolError {
                 scope,
                 retry_after_seconds,
                 message,
-            } => ToolError::new(ErrorCode::Quota, message)
-                .with("scope", serde_json::to_value(scope).unwrap_or(Value::Null))
-                .with("retryAfterSeconds", retry_after_seconds),
+            } => {
+                // The contract's scopes are `owner`, `global` and `global_new`; the daily
+                // bytes of kept input are the account's and the server's own limits, said
+                // apart in `limit` (as the storage budget is).
+                let (scope, limit) = match scope {
+                    QuotaScope::Owner => ("owner", None),
+                    QuotaScope::Global => ("global", None),
+                    QuotaScope::GlobalNew => ("global_new", None),
+                    QuotaScope::InputBytes => ("owner", Some("input_bytes")),
+                    QuotaScope::GlobalInputBytes => ("global", Some("input_bytes")),
+                };
+                let e = ToolError::new(ErrorCode::Quota, message)
+                    .with("scope", scope)
+                    .with("retryAfterSeconds", retry_after_seconds);
+                match limit {
+                    Some(l) => e.with("limit", l),
+                    None => e,
+                }
+            }
             QueueError::Conflict { message } => ToolError::new(ErrorCode::Conflict, message),
             QueueError::Store(detail) => ToolError::internal(format!("queue: {detail}")),
             QueueError::Unavailable(detail) => ToolError::unavailable(format!("queue: {detail}")),
@@ -680,4 +696,35 @@ fn pending_without_store(rec: &JobRecord) -> Value {
 pub(crate) struct Submission<'a> {
     name: &'a str,
     parent: Option<&'a str>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A quota refusal names one of the contract's three scopes; the input caps are said
+    /// apart in `limit`.
+    #[test]
+    fn quota_scopes_are_the_contracts() {
+        let refusal = |scope| {
+            ToolError::from(QueueError::Quota {
+                scope,
+                retry_after_seconds: 7,
+                message: "m".into(),
+            })
+        };
+        for (scope, named, limit) in [
+            (QuotaScope::Owner, "owner", None),
+            (QuotaScope::Global, "global", None),
+            (QuotaScope::GlobalNew, "global_new", None),
+            (QuotaScope::InputBytes, "owner", Some("input_bytes")),
+            (QuotaScope::GlobalInputBytes, "global", Some("input_bytes")),
+        ] {
+            let e = refusal(scope);
+            assert_eq!(e.code, ErrorCode::Quota);
+            assert_eq!(e.details["scope"], named, "{scope:?}");
+            assert_eq!(e.details["retryAfterSeconds"], 7);
+            assert_eq!(e.details.get("limit").and_then(Value::as_str), limit);
+        }
+    }
 }
