@@ -130,8 +130,16 @@ static CREATE: Script<i64> = Script::new(Decl {
     writes: Writes::Durable,
 });
 
-pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 1] {
-    [&CREATE]
+/// `lua/web_session_confirm.lua`: durable, as the session it changes.
+static CONFIRM: Script<i64> = Script::new(Decl {
+    file: lua!("lua/web_session_confirm.lua"),
+    keys: 1,
+    argv: Argv::Exactly(1),
+    writes: Writes::Durable,
+});
+
+pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 2] {
+    [&CREATE, &CONFIRM]
 }
 
 /// How long a session of `subject` lives unused, and at most.
@@ -225,19 +233,17 @@ pub async fn load(store: &Store, id: &str) -> Result<Option<WebSession>, Identit
 }
 
 /// Records that the session's person or token gave the credential again just now (the
-/// caller checked it), for [`REAUTH_WINDOW`]. Durable.
-pub async fn confirm(store: &Store, session: &WebSession) -> Result<(), IdentityError> {
+/// caller checked it), for [`REAUTH_WINDOW`]. Durable. `false`: the session ended meanwhile
+/// (a sign-out, a password change), and stays ended.
+pub async fn confirm(store: &Store, session: &WebSession) -> Result<bool, IdentityError> {
     let now = store.now_ms().await?;
-    let mut conn = store.conn();
-    let _: () = conn
-        .hset(
-            store.key(&format!("websession:{}", session.hash)),
-            "authAtMs",
-            now,
-        )
+    let done = CONFIRM
+        .call(store)
+        .key(store.key(&format!("websession:{}", session.hash)))
+        .arg(now)
+        .run()
         .await?;
-    store.settle(&mut conn).await?;
-    Ok(())
+    Ok(done == 1)
 }
 
 /// Ends one session (sign-out).

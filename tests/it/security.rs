@@ -819,3 +819,34 @@ async fn what_a_sign_in_checked_before_a_change_opens_ends_with_the_change() {
     assert!(auth.identify(&jwt).await.unwrap().is_some());
     open(now).await.unwrap();
 }
+
+/// A re-authentication that lands after its session ended (a sign-out or password change
+/// between the session's load and the confirmation) does not bring the session back: it
+/// recreated the session's key holding only its confirmation time, with no expiry.
+#[tokio::test]
+async fn a_confirmation_after_the_session_ended_leaves_nothing_behind() {
+    use horst_identity::web_sessions::{self, Subject};
+
+    let app = accounts_app().await;
+    app.person("paula", PASSWORD).await;
+    let store = &app.store;
+    let opened = web_sessions::create(store, Subject::Account("paula".into()))
+        .await
+        .unwrap();
+    let session = web_sessions::load(store, &opened.id)
+        .await
+        .unwrap()
+        .expect("the session");
+    assert!(web_sessions::confirm(store, &session).await.unwrap());
+    // Ended between the load and the confirmation.
+    horst_identity::people::end_sessions(store, &app.auth, "paula")
+        .await
+        .unwrap();
+    assert!(!web_sessions::confirm(store, &session).await.unwrap());
+    let keys = store.scan_keys("websession:*").await.unwrap();
+    assert!(keys.is_empty(), "{keys:?}");
+    assert!(web_sessions::load(store, &opened.id)
+        .await
+        .unwrap()
+        .is_none());
+}

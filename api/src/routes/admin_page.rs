@@ -287,7 +287,12 @@ async fn confirm(
             ))
         }
     }
-    web_sessions::confirm(&state.store, &op.session).await?;
+    if !web_sessions::confirm(&state.store, &op.session).await? {
+        return Err(ApiError::new(
+            ApiCode::Unauthorized,
+            "your session ended meanwhile (signed out, or the password changed); sign in again",
+        ));
+    }
     let target = op.who.strip_prefix("page:").unwrap_or(&op.who);
     horst_operator::record_sign_in(
         &state.store,
