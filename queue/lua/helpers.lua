@@ -60,14 +60,19 @@ end
 local function release(jk, bk, ik, jid, now, state, code, message, job_ttl, channel)
   local f = redis.call('HMGET', jk, 'trust', 'kind', 'reserved', 'account')
   local trust, kind, reserved = f[1], f[2], tonumber(f[3])
-  redis.call('HINCRBY', bk, 'used', -reserved)
-  if trust == '0' then redis.call('HINCRBY', bk, 'trust0', -reserved) end
-  redis.call('HINCRBY', bk, 'd:' .. f[4] .. ':' .. kind, -1)
+  -- A day whose counts expired (a job left queued for days: no worker ran) has nothing to
+  -- give back; counting into it would make a hash of negative counts that never expires.
+  local day_kept = redis.call('EXISTS', bk) == 1
+  if day_kept then
+    redis.call('HINCRBY', bk, 'used', -reserved)
+    if trust == '0' then redis.call('HINCRBY', bk, 'trust0', -reserved) end
+    redis.call('HINCRBY', bk, 'd:' .. f[4] .. ':' .. kind, -1)
+  end
   local rec = redis.call('GET', ik)
   if rec and string.sub(rec, -string.len(jid)) == jid then redis.call('DEL', ik) end
   redis.call('HSET', jk, 'state', state, 'finished', now,
     'failure', cjson.encode({code = code, message = message}))
-  count_done(jk, bk, state)
+  if day_kept then count_done(jk, bk, state) end
   redis.call('EXPIRE', jk, job_ttl)
   redis.call('PUBLISH', channel, state)
 end

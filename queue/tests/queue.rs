@@ -778,6 +778,35 @@ async fn delayed_entries_taken_with_a_lease_come_back_unless_acked() {
     assert_eq!(d.ack(0, again.lease, &["c".to_string()]).await.unwrap(), 1);
 }
 
+/// A job left queued past its deadline for days (no worker ran) is timed out by the first
+/// claim; its day's counts have expired meanwhile, and the release counts nothing into
+/// them (it made a hash of negative counts that never expired).
+#[tokio::test]
+async fn a_job_released_after_its_days_counts_expired_leaves_no_counts_behind() {
+    let s = setup_with(|_| {}).await;
+    let mut conn = s.raw().await;
+    let job = s.new_job(spec(JobKind::Simulate, "a", 1, "k")).await;
+    let day = s.queue.now_ms().await.unwrap() / 86_400_000;
+    let budget = format!("t:budget:{day}");
+    // The day's counts expire (three days on), and the first claim comes a day later.
+    let _: () = redis::cmd("DEL")
+        .arg(&budget)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    s.queue
+        .set_clock_offset(Duration::from_secs(4 * 86_400), true);
+    assert!(s.queue.claim("w/0").await.unwrap().is_none());
+    let rec = s.queue.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(rec.state, JobState::Failed);
+    let exists: i64 = redis::cmd("EXISTS")
+        .arg(&budget)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(exists, 0, "the released job recreated its day's counts");
+}
+
 /// Runs futures concurrently on the current runtime and collects their outputs in order.
 async fn futures_join<F: std::future::Future + Send + 'static>(futs: Vec<F>) -> Vec<F::Output>
 where
