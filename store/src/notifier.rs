@@ -190,6 +190,12 @@ impl Notifier {
     }
 }
 
+/// How often the listener asks its connection whether it still answers.
+const PING_EVERY: Duration = Duration::from_secs(5);
+/// How long an answer may take before the connection counts as dead (a stalled Redis is
+/// waited out as long: a reconnect during a stall only costs everyone a re-read).
+const PING_LIMIT: Duration = Duration::from_secs(10);
+
 async fn listen(
     client: &redis::Client,
     patterns: &[String],
@@ -215,8 +221,28 @@ async fn listen(
     // learn it before the first message of this connection.
     tell(observers, Heard::Gap);
     wake_all(waiters);
-    let mut stream = pubsub.on_message();
-    while let Some(msg) = stream.next().await {
+    let (mut sink, mut stream) = pubsub.split();
+    // A connection whose peer vanished without a reset (a host gone, a NAT or firewall that
+    // dropped the idle flow) delivers nothing and reports nothing: without a question now
+    // and then, this task would wait for ever and every wake-up of the process be lost.
+    let mut beat = tokio::time::interval(PING_EVERY);
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    beat.tick().await;
+    loop {
+        let msg = tokio::select! {
+            msg = stream.next() => msg,
+            _ = beat.tick() => {
+                match tokio::time::timeout(PING_LIMIT, sink.ping::<redis::Value>()).await {
+                    Ok(Ok(_)) => continue,
+                    Ok(Err(e)) => tracing::warn!(error = %e, "pub/sub connection: PING failed; reconnecting"),
+                    Err(_) => tracing::warn!(
+                        "pub/sub connection: no answer to PING within {PING_LIMIT:?}; reconnecting"
+                    ),
+                }
+                return;
+            }
+        };
+        let Some(msg) = msg else { break };
         let channel = msg.get_channel_name();
         tell(
             observers,
