@@ -208,6 +208,7 @@ export class Stage {
     this.mode = "play";
     this.practice = false;
     this.newGame();
+    this.keys.settle();
     this.actions = [];
     this.finished = null;
     this.hideOverlay();
@@ -228,6 +229,7 @@ export class Stage {
     this.lastEggs = 0;
     this.particles = [];
     this.practice = true;
+    this.keys.settle();
     this.actions = [];
     this.finished = null;
     this.hideOverlay();
@@ -256,7 +258,7 @@ export class Stage {
 
   playTick() {
     if (this.finished) return;
-    const a = this.keys.action();
+    const a = this.keys.tick();
     this.actions.push(a);
     const status = this.game.step(a, 1);
     this.view = this.game.view();
