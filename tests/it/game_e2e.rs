@@ -88,6 +88,29 @@ fn key_params(code: &str, down: bool) -> Value {
     })
 }
 
+/// A key event with everything the tests below vary: `type` is DevTools' (`keyDown` with
+/// text makes the keypress that activates a button on Enter), `modifiers` its bit mask (Alt 1,
+/// Ctrl 2, Meta 4, Shift 8).
+fn key_event(kind: &str, code: &str, repeat: bool, modifiers: u32) -> Value {
+    let (key, vk, text) = match code {
+        "ArrowRight" => ("ArrowRight", 39, ""),
+        "Space" => (" ", 32, " "),
+        "Enter" => ("Enter", 13, "\r"),
+        "KeyR" => ("r", 82, "r"),
+        "KeyX" => ("x", 88, "x"),
+        other => panic!("no key {other}"),
+    };
+    let mut v = json!({
+        "type": kind, "code": code, "key": key, "windowsVirtualKeyCode": vk,
+        "nativeVirtualKeyCode": vk, "autoRepeat": repeat, "modifiers": modifiers,
+    });
+    if kind == "keyDown" && !text.is_empty() && modifiers & 7 == 0 {
+        v["text"] = json!(text);
+        v["unmodifiedText"] = json!(text);
+    }
+    v
+}
+
 /// The keys that make `action` (the page's own mapping, inverted).
 fn keys_for(action: u64) -> BTreeSet<&'static str> {
     let (mv, b) = (action / 4, action % 4);
@@ -878,5 +901,118 @@ async fn engine_figures() {
         assert_eq!(r["stateHash"], json!(native.state_hash), "{r}");
     }
     tab.close().await;
+    browser.close().await;
+}
+
+/// Keys at the edges of a run, as real DevTools key events: Space or Enter held through a
+/// win presses no button of the dialog and, after the restart, starts no clock; R restarts
+/// from the dialog; a browser shortcut (Ctrl+X) stays the browser's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_at_the_edges_of_a_run() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let (_, levels) = get(&app, "/api/game/levels").await;
+    let id = levels["items"][0]["revisionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, rev) = get(&app, &format!("/api/game/revisions/{id}")).await;
+    let browser = launch().await;
+    let tab = wide_focused_tab(&browser).await;
+    navigate(&tab, &app.url(&format!("/?test#spielen={id}"))).await;
+    tab.wait_for(
+        "window.horstTest && horstTest.state().mode === 'play' && document.activeElement && document.activeElement.tagName === 'CANVAS'",
+        "the play stage with the canvas focused",
+        LONG,
+    )
+    .await;
+    // What became of the last key event (read after every handler of the page).
+    tab.eval("window.addEventListener('keydown', (e) => { window.lastKey = { code: e.code, prevented: e.defaultPrevented }; }); true")
+        .await;
+    let key = |kind: &'static str, code: &'static str, repeat: bool, modifiers: u32| {
+        call(
+            &tab,
+            "Input.dispatchKeyEvent",
+            key_event(kind, code, repeat, modifiers),
+        )
+    };
+
+    // Ctrl+X is the browser's: not prevented, not held, and the run still waits.
+    key("rawKeyDown", "KeyX", false, 2).await;
+    assert_eq!(
+        tab.eval("window.lastKey").await,
+        json!({"code": "KeyX", "prevented": false})
+    );
+    key("keyUp", "KeyX", false, 2).await;
+    assert_eq!(
+        tab.eval("[horstTest.stage.keys.held.size, horstTest.state().waiting]")
+            .await,
+        json!([0, true])
+    );
+
+    // Space and Enter held through a win: their auto-repeats press no button of the dialog
+    // (the first, "Weiter", would open the next level).
+    let st = play_with_keys(&tab, &rev["replay"]).await;
+    assert_eq!(st["finished"]["status"], 1, "not won: {st}");
+    assert_eq!(
+        tab.eval("document.activeElement.textContent").await,
+        "Weiter"
+    );
+    for code in ["Space", "Enter"] {
+        for _ in 0..3 {
+            key("keyDown", code, true, 0).await;
+        }
+        key("keyUp", code, false, 0).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(
+            tab.eval("[location.hash, document.querySelector('.overlay').hidden, horstTest.state().finished && horstTest.state().finished.status]")
+                .await,
+            json!([format!("#spielen={id}"), false, 1]),
+            "{code} held pressed a button of the dialog"
+        );
+    }
+    // A fresh Enter on "Nochmal" still presses it; Space held on from there (its repeats
+    // reach the canvas) does not start the clock.
+    tab.eval("[...document.querySelectorAll('.overlay button')].find((b) => b.textContent === 'Nochmal').focus()")
+        .await;
+    key("keyDown", "Enter", false, 0).await;
+    key("keyUp", "Enter", false, 0).await;
+    assert_eq!(
+        tab.eval("[horstTest.state().finished, horstTest.state().waiting, document.activeElement.tagName]")
+            .await,
+        json!([null, true, "CANVAS"])
+    );
+    for _ in 0..3 {
+        key("rawKeyDown", "Space", true, 0).await;
+    }
+    assert_eq!(
+        tab.eval("[horstTest.state().waiting, horstTest.stage.keys.held.size]")
+            .await,
+        json!([true, 0]),
+        "an auto-repeat started the run"
+    );
+    key("keyUp", "Space", false, 0).await;
+    key("rawKeyDown", "Space", false, 0).await;
+    assert_eq!(tab.eval("horstTest.state().waiting").await, false);
+    key("keyUp", "Space", false, 0).await;
+
+    // R restarts from the dialog too (won again: the focus is on "Weiter").
+    tab.eval("horstTest.stage.restart()").await;
+    let st = play_with_keys(&tab, &rev["replay"]).await;
+    assert_eq!(st["finished"]["status"], 1, "not won: {st}");
+    assert_eq!(
+        tab.eval("document.activeElement.textContent").await,
+        "Weiter"
+    );
+    key("keyDown", "KeyR", false, 0).await;
+    key("keyUp", "KeyR", false, 0).await;
+    assert_eq!(
+        tab.eval("[location.hash, horstTest.state().finished, horstTest.state().tick, document.querySelector('.overlay').hidden, document.activeElement.tagName]")
+            .await,
+        json!([format!("#spielen={id}"), null, 0, true, "CANVAS"]),
+        "R in the dialog did not restart"
+    );
+
+    no_errors(&tab, "keys at the edges of a run");
     browser.close().await;
 }

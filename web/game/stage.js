@@ -126,9 +126,11 @@ export class Stage {
     this.playBar = el("div", { class: "bar" }, this.restartBtn, this.downloadBtn);
     // Touch controls: buttons that hold the same keys as the keyboard (phones, tablets).
     this.pad = el("div", { class: "pad", role: "group", "aria-label": "Tasten zum Tippen" });
+    this.padButtons = [];
     for (const [label, code, cls] of [["◀", "ArrowLeft", "move"], ["▶", "ArrowRight", "move"], ["Wurf", "KeyX", "small"], ["langsam", "ShiftLeft", "small"], ["Sprung", "Space", "jump"]]) {
       const b = el("button", { type: "button", class: `pad-${cls}`, "aria-label": { ArrowLeft: "links", ArrowRight: "rechts" }[code] || label, text: label });
       const release = () => { this.keys.up(code); b.classList.remove("held"); };
+      this.padButtons.push(b);
       b.addEventListener("pointerdown", (e) => {
         e.preventDefault();
         b.setPointerCapture(e.pointerId);
@@ -169,20 +171,46 @@ export class Stage {
 
     this.canvas.addEventListener("keydown", (e) => this.key(e, true));
     this.canvas.addEventListener("keyup", (e) => this.key(e, false));
-    this.canvas.addEventListener("blur", () => this.keys.clear());
+    this.canvas.addEventListener("blur", () => this.releaseAll());
+    // The win/death dialog: its buttons take Tab, Enter and Space, R restarts from there too,
+    // and a key held through the end of the run (auto-repeat) presses none of them.
+    this.overlay.addEventListener("keydown", (e) => {
+      if (e.repeat) {
+        e.preventDefault();
+        return;
+      }
+      if (e.code === "KeyR" && !e.ctrlKey && !e.metaKey && !e.altKey && this.mode === "play") {
+        e.preventDefault();
+        this.restart();
+      }
+    });
+  }
+
+  /** Focus lost: every key and touch button is released, and looks it. */
+  releaseAll() {
+    this.keys.clear();
+    for (const b of this.padButtons) b.classList.remove("held");
   }
 
   key(e, down) {
+    // A release always counts (a key let go while Ctrl is down); a press with Ctrl, Alt or
+    // Meta is the browser's shortcut, not the game's.
+    const shortcut = e.ctrlKey || e.metaKey || e.altKey;
+    if (down && shortcut) return;
     if (down && e.code === "KeyR" && this.mode === "play") {
       e.preventDefault();
-      this.restart();
+      if (!e.repeat) this.restart();
       return;
     }
     if (!GAME_KEYS.has(e.code)) return;
-    e.preventDefault();
-    if (down) this.go();
-    if (down) this.keys.down(e.code);
-    else this.keys.up(e.code);
+    if (!shortcut) e.preventDefault();
+    if (!down) this.keys.up(e.code);
+    // An auto-repeat is no press: it neither starts the clock nor holds a key that was not
+    // pressed here (Space held through the dialog of the last run).
+    else if (!e.repeat) {
+      this.go();
+      this.keys.down(e.code);
+    }
   }
 
   setMode(mode) {
