@@ -906,7 +906,8 @@ async fn engine_figures() {
 
 /// Keys at the edges of a run, as real DevTools key events: Space or Enter held through a
 /// win presses no button of the dialog and, after the restart, starts no clock; R restarts
-/// from the dialog; a browser shortcut (Ctrl+X) stays the browser's.
+/// from the dialog; a browser shortcut (Ctrl+X) stays the browser's; a run ends at the
+/// referee's replay limit with a replay the referee takes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_at_the_edges_of_a_run() {
     crate::wasm_engine::engine_module();
@@ -1013,6 +1014,22 @@ async fn keys_at_the_edges_of_a_run() {
         "R in the dialog did not restart"
     );
 
+    // A run as long as the referee's limit ends there: "Die Zeit ist um", with a replay the
+    // referee takes (36,000 ticks, unresolved).
+    tab.eval("horstTest.stage.restart()").await;
+    let st = tab.eval("horstTest.tick(36100)").await;
+    assert_eq!(st["finished"], json!({"status": 3, "ticks": 36000}), "{st}");
+    assert_eq!(
+        tab.eval("document.getElementById('overlay-title').textContent")
+            .await,
+        "Die Zeit ist um"
+    );
+    let mine = tab.eval("horstTest.lastReplay()").await;
+    let map = horst_engine::parse_map(rev["map"].as_str().unwrap()).unwrap();
+    let replay = horst_engine::parse_replay(&mine).expect("the referee takes the replay");
+    let report = horst_engine::referee(&map, &replay);
+    assert_eq!((report.outcome, report.ticks), ("unresolved", 36000));
+    screenshot(&tab, "play-time-up-1280x800").await;
     no_errors(&tab, "keys at the edges of a run");
     browser.close().await;
 }

@@ -7,7 +7,7 @@
 // exposes `window.horstTest` (`tick(n)`: n ticks from the keys held now, or n replay ticks
 // while watching; `state()`; `lastReplay()`). See docs/game.md.
 
-import { DEAD, RUNNING, WON, describeAction, perTick, toReplay } from "./engine.js";
+import { DEAD, REPLAY_MAX_TICKS, RUNNING, WON, describeAction, perTick, toReplay } from "./engine.js";
 import * as art from "./art.js";
 import { drawScene } from "./scene.js";
 import { GAME_KEYS, Keys } from "./input.js";
@@ -41,6 +41,9 @@ export function deathText(d) {
     default: return "Der Vogel ist verunglückt";
   }
 }
+
+/** A run's end that is no engine status: the run reached the referee's replay limit. */
+export const TIME_UP = 3;
 
 const short = (h) => (h ? String(h).slice(0, 12) : "–");
 
@@ -292,16 +295,26 @@ export class Stage {
     this.view = this.game.view();
     this.effects();
     if (status !== RUNNING) this.finish(status);
+    // The referee takes no replay longer than this: the run ends here, its replay still valid.
+    else if (this.actions.length >= REPLAY_MAX_TICKS) this.finish(TIME_UP);
   }
 
   finish(status) {
     const ticks = this.game.tick;
     // A practice run from a checkpoint is on another map: it is no replay of this level.
-    this.finished = { status, ticks, replay: this.practice ? null : toReplay(this.rev.seed, this.actions) };
-    this.downloadBtn.disabled = this.practice;
-    const download = this.practice ? null : ["Replay laden", () => this.download()];
+    const valid = !this.practice && this.actions.length <= REPLAY_MAX_TICKS;
+    this.finished = { status, ticks, replay: valid ? toReplay(this.rev.seed, this.actions) : null };
+    this.downloadBtn.disabled = !valid;
+    const download = valid ? ["Replay laden", () => this.download()] : null;
     const fromCheckpoint = this.view.checkpoint >= 0 ? ["Ab Rastplatz", () => this.respawn()] : null;
-    if (status === WON && this.practice) {
+    if (status === TIME_UP) {
+      const minutes = REPLAY_MAX_TICKS / 3600;
+      this.showOverlay("Die Zeit ist um", `Ein Lauf dauert höchstens ${minutes} Minuten (${REPLAY_MAX_TICKS.toLocaleString("de-DE")} Ticks); ein längeres Replay nimmt der Schiedsrichter nicht an. Versuch es noch einmal.`, [
+        ["Nochmal", () => this.restart()],
+        fromCheckpoint,
+        download,
+      ], "timeout");
+    } else if (status === WON && this.practice) {
       this.showOverlay("Geschafft!", `Vom Rastplatz aus ins Nest: ${ticks} Ticks. Ein Übungslauf; für das Replay des Levels spiel es von vorn.`, [
         ["Von vorn", () => this.restart()],
         this.onNext ? ["Weiter", () => this.onNext()] : null,

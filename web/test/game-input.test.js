@@ -2,7 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Keys, keysFor } from "../game/input.js";
-import { actionOf, describeAction, perTick, toReplay } from "../game/engine.js";
+import { readFileSync } from "node:fs";
+import { REPLAY_MAX_TICKS, actionOf, describeAction, perTick, toReplay } from "../game/engine.js";
 
 test("every one of the 20 actions has keys that give it back", () => {
   for (let a = 0; a < 20; a++) {
@@ -109,4 +110,13 @@ test("the same key events give the same actions, tick by tick", () => {
   };
   assert.deepEqual(run(), run());
   assert.deepEqual(run(), [5, 4, 9, 5]);
+});
+
+test("the page ends a run at the referee's replay limit, the same number", () => {
+  const limits = readFileSync(new URL("../../engine/src/format/limits.rs", import.meta.url), "utf8");
+  const m = /REPLAY_MAX_TOTAL_TICKS: u64 = ([0-9_]+);/.exec(limits);
+  assert.ok(m, "REPLAY_MAX_TOTAL_TICKS in limits.rs");
+  assert.equal(REPLAY_MAX_TICKS, Number(m[1].replaceAll("_", "")));
+  const r = toReplay(1, Array(REPLAY_MAX_TICKS).fill(4));
+  assert.equal(r.actions.reduce((n, s) => n + s.ticks, 0), REPLAY_MAX_TICKS);
 });
