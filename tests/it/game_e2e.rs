@@ -904,6 +904,22 @@ async fn engine_figures() {
     browser.close().await;
 }
 
+/// Sets one field of a stored revision (a test's tampering: a map the engine rejects, a
+/// map only two rows high).
+async fn tamper(app: &crate::harness::TestApp, id: &str, field: &str, value: &str) {
+    let _: () = redis::cmd("HSET")
+        .arg(app.store.key(&format!("rev:{id}")))
+        .arg(field)
+        .arg(value)
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+}
+
+/// A map the engine rejects: an unknown block character and no nest.
+const BROKEN_MAP: &str =
+    "gcv-map 1\nname: Kaputt\nsize: 3 2\ngrid:\n..Q\nGGG\nentities:\nstart 0 0\n";
+
 /// Keys at the edges of a run, as real DevTools key events: Space or Enter held through a
 /// win presses no button of the dialog and, after the restart, starts no clock; R restarts
 /// from the dialog; a browser shortcut (Ctrl+X) stays the browser's; a run ends at the
@@ -1031,5 +1047,161 @@ async fn keys_at_the_edges_of_a_run() {
     assert_eq!((report.outcome, report.ticks), ("unresolved", 36000));
     screenshot(&tab, "play-time-up-1280x800").await;
     no_errors(&tab, "keys at the edges of a run");
+    browser.close().await;
+}
+
+/// What the pages do with what goes wrong around a stage: a map the engine rejects says why
+/// (on `/` and on the level page), "Spielen" without the engine says so, a level that loads
+/// late does not replace the one opened after it, and a failed load ends the running stage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_goes_wrong_around_a_stage() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let key = app.agent_key("fuchs", 1).await;
+    let broken = submit(&app, &key, "kaputt").await;
+    tamper(&app, &broken, "map", BROKEN_MAP).await;
+    let (_, r) = get(&app, &format!("/api/game/revisions/{broken}")).await;
+    assert_eq!(r["map"], BROKEN_MAP, "the tampered map is served");
+    let (_, levels) = get(&app, "/api/game/levels").await;
+    let ids: Vec<String> = levels["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["revisionId"].as_str().unwrap().to_string())
+        .collect();
+    let browser = launch().await;
+    let tab = wide_focused_tab(&browser).await;
+
+    // `/`: the engine's message and its errors with line:column, as text, under "Alle Level".
+    navigate(&tab, &app.url(&format!("/?test#spielen={broken}"))).await;
+    let text = tab
+        .wait_for(
+            "document.querySelector('#stage .play-error') && document.querySelector('#stage .play-error').textContent",
+            "the engine's reasons on /",
+            LONG,
+        )
+        .await;
+    let text = text.as_str().unwrap();
+    for want in [
+        "lässt sich hier nicht spielen",
+        "5:3",
+        "`Q` is not a block character",
+        "no nest",
+    ] {
+        assert!(text.contains(want), "{want} missing in {text}");
+    }
+    assert_eq!(
+        tab.eval("[document.getElementById('back').hidden, document.getElementById('stage-view').hidden, !!window.horstTest]")
+            .await,
+        json!([false, false, false])
+    );
+    screenshot(&tab, "play-broken-map-1280x800").await;
+    no_errors(&tab, "a map the engine rejects on /");
+    // The level page: the same, and the way back.
+    navigate(&tab, &app.url(&format!("/level/{broken}?test"))).await;
+    ready(&tab, "the level page of a broken map").await;
+    let text = tab
+        .eval("document.querySelector('#stage .play-error').textContent")
+        .await;
+    assert!(text.as_str().is_some_and(|t| t.contains("5:3")), "{text}");
+    assert_eq!(
+        tab.eval("document.querySelector('#stage a').getAttribute('href')")
+            .await,
+        "../"
+    );
+    no_errors(&tab, "a map the engine rejects on the level page");
+
+    // A level that answers late (held back 1.5 s here) does not replace the one opened after
+    // it; a level that fails to load ends the stage that ran.
+    navigate(&tab, &app.url("/?test")).await;
+    ready(&tab, "the game page").await;
+    tab.eval(&format!(
+        "(() => {{ const f = window.fetch; window.fetch = (u, o) => String(u).endsWith('/revisions/{}') ? new Promise((r) => setTimeout(r, 1500)).then(() => f(u, o)) : f(u, o); return true; }})()",
+        ids[0]
+    ))
+    .await;
+    for id in [&ids[0], &ids[1]] {
+        tab.eval(&format!(
+            "document.querySelector('[data-revision=\"{id}\"] button.primary').click()"
+        ))
+        .await;
+    }
+    tab.wait_for(
+        "window.horstTest && horstTest.state().mode === 'play'",
+        "the second level's stage",
+        LONG,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(
+        tab.eval("horstTest.stage.rev.revisionId").await,
+        json!(ids[1]),
+        "the first level's late answer replaced the second"
+    );
+    tab.eval("location.hash = '#spielen=rev-gibt-es-nicht'; true")
+        .await;
+    tab.wait_for(
+        "document.querySelector('#stage .error')",
+        "the load error",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("[!!window.horstTest, document.querySelectorAll('#stage canvas').length]")
+            .await,
+        json!([false, 0]),
+        "the old stage still runs"
+    );
+    tab.close().await;
+
+    // Without the engine module (blocked here, as where WebAssembly fails) "Spielen" on a
+    // Labor card says so.
+    let tab = wide_focused_tab(&browser).await;
+    call(&tab, "Network.enable", json!({})).await;
+    call(
+        &tab,
+        "Network.setBlockedURLs",
+        json!({ "urls": ["*engine.wasm*"] }),
+    )
+    .await;
+    navigate(&tab, &app.url("/?test")).await;
+    tab.wait_for(
+        "document.querySelector('#panel-levels .error')",
+        "the engine's error",
+        LONG,
+    )
+    .await;
+    tab.eval("document.getElementById('tab-labor').click()")
+        .await;
+    tab.wait_for(
+        "document.querySelector('#labor-list .labor-card button.primary')",
+        "a Labor card",
+        LONG,
+    )
+    .await;
+    tab.eval("document.querySelector('#labor-list .labor-card button.primary').click()")
+        .await;
+    let said = tab
+        .wait_for(
+            "document.querySelector('#stage .error') && document.querySelector('#stage .error').textContent",
+            "the refusal",
+            LONG,
+        )
+        .await;
+    assert!(
+        said.as_str()
+            .is_some_and(|t| t.contains("Ohne die Spiel-Engine")),
+        "{said}"
+    );
+    let thrown: Vec<String> = tab
+        .errors
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| e.contains("TypeError"))
+        .cloned()
+        .collect();
+    assert!(thrown.is_empty(), "{thrown:#?}");
+    tab.close().await;
     browser.close().await;
 }

@@ -4,7 +4,7 @@
 
 import * as api from "./api.js";
 import { loadEngine } from "./engine.js";
-import { Stage } from "./stage.js";
+import { Stage, playError } from "./stage.js";
 import { legend, logo } from "./legend.js";
 import { progress, seconds } from "./progress.js";
 import { thumbnail } from "./scene.js";
@@ -12,7 +12,11 @@ import { thumbnail } from "./scene.js";
 const offline = location.protocol === "file:";
 const $ = (id) => document.getElementById(id);
 let engine = null;
+/** Why the engine module did not load (no WebAssembly, a failed download), or null. */
+let engineError = null;
 let stage = null;
+/** The newest open(): an answer for an older one (a slow level load) is dropped. */
+let openToken = 0;
 let promoted = [];
 
 function el(tag, attrs = {}, ...children) {
@@ -144,28 +148,58 @@ function selectTab(which) {
 }
 
 async function open(id, mode, push = true) {
+  const token = ++openToken;
   if (push) history.pushState({ id, mode }, "", `#${mode === "watch" ? "zuschauen" : "spielen"}=${encodeURIComponent(id)}`);
+  if (!engine) {
+    // A Labor card answers before the engine has loaded (or where it cannot load).
+    dropStage();
+    showStage();
+    showError($("stage"), engineError
+      ? `Ohne die Spiel-Engine lässt sich kein Level spielen (${engineError}). Dein Browser braucht WebAssembly.`
+      : "Die Spiel-Engine lädt noch. Versuch es gleich noch einmal.");
+    return;
+  }
   let rev;
   try {
     rev = await api.revision(id);
   } catch (e) {
+    if (token !== openToken) return;
+    dropStage();
     showStage();
     showError($("stage"), e.status === 404 ? "Dieses Level gibt es nicht (mehr)." : `Das Level lässt sich gerade nicht laden (${e.message}).`);
     return;
   }
+  // Another level was opened (or the list shown) while this one loaded.
+  if (token !== openToken) return;
   startStage(rev, mode);
+}
+
+/** Ends the stage that runs (its loop, its game) before something else takes its place. */
+function dropStage() {
+  if (stage) stage.destroy();
+  stage = null;
+  $("stage").classList.remove("stage");
+  delete $("stage").dataset.mode;
 }
 
 function startStage(rev, mode) {
   showStage();
-  if (stage) stage.destroy();
+  dropStage();
   const i = promoted.findIndex((p) => p.revisionId === rev.revisionId);
   const next = i >= 0 ? promoted[i + 1] : null;
-  stage = new Stage($("stage"), {
-    engine, revision: rev, mode,
-    onNext: next ? () => open(next.revisionId, "play") : null,
-  });
   document.title = `${rev.title || rev.name} – Game con Vogel`;
+  try {
+    stage = new Stage($("stage"), {
+      engine, revision: rev, mode,
+      onNext: next ? () => open(next.revisionId, "play") : null,
+    });
+  } catch (e) {
+    // The engine rejects the map (or its replay): say why, as text; "Alle Level" leads back.
+    dropStage();
+    $("stage").replaceChildren(playError(e));
+    return false;
+  }
+  return true;
 }
 
 function showStage() {
@@ -175,8 +209,8 @@ function showStage() {
 
 function showChooser() {
   const wasPlaying = !!stage;
-  if (stage) stage.destroy();
-  stage = null;
+  openToken++;
+  dropStage();
   $("stage").replaceChildren();
   $("stage-view").hidden = true;
   $("chooser").hidden = false;
@@ -244,7 +278,9 @@ async function main() {
   try {
     engine = await loadEngine();
   } catch (e) {
+    engineError = e.message;
     showError($("panel-levels"), `Die Spiel-Engine lässt sich nicht laden (${e.message}). Dein Browser braucht WebAssembly.`);
+    document.body.dataset.ready = "1";
     return;
   }
   $("legend-slot").replaceWith(legend(engine.info.palette));

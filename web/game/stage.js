@@ -47,12 +47,32 @@ export const TIME_UP = 3;
 
 const short = (h) => (h ? String(h).slice(0, 12) : "–");
 
+/** Why a level cannot be played, as text: the engine's message and the first of its
+ * `errors` (line:column message). Everything from the map is set with textContent. */
+export function playError(e, lead = "Dieses Level lässt sich hier nicht spielen") {
+  const box = el("div", { class: "play-error", role: "alert" });
+  box.append(el("p", { class: "error", text: `${lead}: ${(e && e.message) || e}` }));
+  const errors = (e && Array.isArray(e.errors)) ? e.errors : [];
+  if (errors.length) {
+    const list = el("ul", { class: "issues" });
+    for (const i of errors.slice(0, 5)) {
+      const where = i.line != null ? `${i.line}:${i.column ?? "?"} ` : "";
+      list.append(el("li", {}, el("span", { class: "mono", text: where }), String(i.message || i.code || "")));
+    }
+    if (errors.length > 5) list.append(el("li", { text: `… und ${errors.length - 5} weitere` }));
+    box.append(list);
+  }
+  return box;
+}
+
 export class Stage {
   /**
    * @param {HTMLElement} root where the stage builds itself
    * @param {object} o `{engine, revision, mode: "play"|"watch", onNext, nextLabel}`
    */
   constructor(root, o) {
+    // Without the engine module (not loaded yet, or no WebAssembly) there is nothing to play.
+    if (!o.engine) throw new Error("Die Spiel-Engine ist nicht geladen");
     this.root = root;
     this.engine = o.engine;
     this.rev = o.revision;
