@@ -920,6 +920,29 @@ async fn tamper(app: &crate::harness::TestApp, id: &str, field: &str, value: &st
 const BROKEN_MAP: &str =
     "gcv-map 1\nname: Kaputt\nsize: 3 2\ngrid:\n..Q\nGGG\nentities:\nstart 0 0\n";
 
+/// A level only two rows high: walking right wins.
+const FLAT_MAP: &str = "gcv-map 1\nname: Flach\nsize: 32 2\ngrid:\n................................\nGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG\nentities:\nstart 1 0\nnest 30 0\n";
+
+/// The rectangle of the first element matching `selector`: `[left, top, right, bottom]`.
+async fn rect(tab: &Tab, selector: &str) -> [f64; 4] {
+    let r = tab
+        .eval(&format!(
+            "(() => {{ const r = document.querySelector({selector:?}).getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }})()"
+        ))
+        .await;
+    let r: Vec<f64> =
+        serde_json::from_value(r.clone()).unwrap_or_else(|_| panic!("{selector}: {r}"));
+    [r[0], r[1], r[2], r[3]]
+}
+
+/// Whether `inner` lies within `outer` (half a pixel of rounding allowed).
+fn inside(inner: [f64; 4], outer: [f64; 4]) -> bool {
+    inner[0] >= outer[0] - 0.5
+        && inner[1] >= outer[1] - 0.5
+        && inner[2] <= outer[2] + 0.5
+        && inner[3] <= outer[3] + 0.5
+}
+
 /// Keys at the edges of a run, as real DevTools key events: Space or Enter held through a
 /// win presses no button of the dialog and, after the restart, starts no clock; R restarts
 /// from the dialog; a browser shortcut (Ctrl+X) stays the browser's; a run ends at the
@@ -1203,5 +1226,198 @@ async fn what_goes_wrong_around_a_stage() {
         .collect();
     assert!(thrown.is_empty(), "{thrown:#?}");
     tab.close().await;
+    browser.close().await;
+}
+
+/// A phone: held upright (390x844) and sideways (844x390), with touch. The touch pad and the
+/// whole canvas are on screen; the dialog of a level two rows high is not cut off; a touch
+/// button lets go (and looks it) when the focus goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_phone_upright_and_sideways() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let key = app.agent_key("fuchs", 1).await;
+    let flat = submit(&app, &key, "flach").await;
+    tamper(&app, &flat, "map", FLAT_MAP).await;
+    let (_, levels) = get(&app, "/api/game/levels").await;
+    let murmel = levels["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "murmeltiere")
+        .unwrap()["revisionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let browser = launch().await;
+    let tab = wide_focused_tab(&browser).await;
+    call(
+        &tab,
+        "Emulation.setTouchEmulationEnabled",
+        json!({ "enabled": true, "maxTouchPoints": 5 }),
+    )
+    .await;
+    for (w, h) in [(390u32, 844u32), (844, 390)] {
+        call(
+            &tab,
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": w, "height": h, "deviceScaleFactor": 1, "mobile": true }),
+        )
+        .await;
+        let screen = [0.0, 0.0, w as f64, h as f64];
+        navigate(&tab, &app.url(&format!("/?test#spielen={murmel}"))).await;
+        tab.wait_for(
+            "window.horstTest && horstTest.state().mode === 'play' && document.activeElement && document.activeElement.tagName === 'CANVAS'",
+            "the play stage",
+            LONG,
+        )
+        .await;
+        tab.eval("horstTest.tick(40)").await;
+        assert_eq!(
+            tab.eval("getComputedStyle(document.querySelector('.pad')).display")
+                .await,
+            "grid"
+        );
+        let canvas = rect(&tab, "canvas.screen").await;
+        assert!(
+            inside(canvas, screen),
+            "{w}x{h}: the canvas {canvas:?} is not all on screen"
+        );
+        let n = tab
+            .eval("document.querySelectorAll('.pad button').length")
+            .await;
+        for i in 1..=n.as_u64().unwrap() {
+            let b = rect(&tab, &format!(".pad button:nth-child({i})")).await;
+            assert!(
+                inside(b, screen),
+                "{w}x{h}: touch button {i} at {b:?} is off screen"
+            );
+        }
+        // Held sideways, the tiles are as big as upright (2 pixels to a level pixel).
+        assert_eq!(tab.eval("horstTest.stage.scale").await, 2, "{w}x{h}");
+        screenshot(&tab, &format!("play-{w}x{h}")).await;
+
+        // The level page too (its title and author above the stage).
+        navigate(&tab, &app.url(&format!("/level/{murmel}?test"))).await;
+        ready(&tab, "the level page").await;
+        for what in [
+            "canvas.screen",
+            ".pad button:first-child",
+            ".pad button:last-child",
+        ] {
+            let r = rect(&tab, what).await;
+            assert!(
+                inside(r, screen),
+                "{w}x{h}: on the level page {what} at {r:?} is off screen"
+            );
+        }
+        screenshot(&tab, &format!("level-page-play-{w}x{h}")).await;
+        navigate(&tab, &app.url(&format!("/?test#spielen={murmel}"))).await;
+        tab.wait_for(
+            "window.horstTest && horstTest.state().mode === 'play' && document.activeElement && document.activeElement.tagName === 'CANVAS'",
+            "the play stage",
+            LONG,
+        )
+        .await;
+
+        // A touch held on "◀" while the focus goes: the key and its look are let go.
+        let b = rect(&tab, ".pad button:nth-child(1)").await;
+        let (x, y) = ((b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0);
+        call(
+            &tab,
+            "Input.dispatchTouchEvent",
+            json!({ "type": "touchStart", "touchPoints": [{ "x": x, "y": y }] }),
+        )
+        .await;
+        assert_eq!(
+            tab.eval("[document.querySelector('.pad button').classList.contains('held'), horstTest.stage.keys.held.has('ArrowLeft')]")
+                .await,
+            json!([true, true])
+        );
+        tab.eval("document.getElementById('back').focus()").await;
+        assert_eq!(
+            tab.eval("[document.querySelectorAll('.pad button.held').length, horstTest.stage.keys.held.size]")
+                .await,
+            json!([0, 0]),
+            "{w}x{h}: a touch button still looks held"
+        );
+        call(
+            &tab,
+            "Input.dispatchTouchEvent",
+            json!({ "type": "touchEnd", "touchPoints": [] }),
+        )
+        .await;
+
+        // A level two rows high: its win dialog is all there.
+        navigate(&tab, &app.url(&format!("/?test#spielen={flat}"))).await;
+        tab.wait_for(
+            "window.horstTest && horstTest.state().mode === 'play' && document.activeElement && document.activeElement.tagName === 'CANVAS'",
+            "the flat level",
+            LONG,
+        )
+        .await;
+        call(
+            &tab,
+            "Input.dispatchKeyEvent",
+            key_params("ArrowRight", true),
+        )
+        .await;
+        let st = tab.eval("horstTest.tick(600)").await;
+        call(
+            &tab,
+            "Input.dispatchKeyEvent",
+            key_params("ArrowRight", false),
+        )
+        .await;
+        assert_eq!(st["finished"]["status"], 1, "{st}");
+        tab.eval("document.querySelector('.screen-wrap').scrollIntoView({ block: 'center' })")
+            .await;
+        let wrap = rect(&tab, ".screen-wrap").await;
+        let dialog = rect(&tab, ".overlay").await;
+        assert!(
+            inside(dialog, wrap),
+            "{w}x{h}: the dialog {dialog:?} is cut off by its frame {wrap:?}"
+        );
+        assert!(
+            inside(dialog, screen),
+            "{w}x{h}: the dialog {dialog:?} is off screen"
+        );
+        screenshot(&tab, &format!("play-flat-won-{w}x{h}")).await;
+    }
+    // And on a wide screen.
+    call(
+        &tab,
+        "Emulation.setTouchEmulationEnabled",
+        json!({ "enabled": false }),
+    )
+    .await;
+    viewport(&tab, 1280, 800).await;
+    navigate(&tab, &app.url(&format!("/?test#spielen={flat}"))).await;
+    tab.wait_for(
+        "window.horstTest && horstTest.state().mode === 'play'",
+        "the flat level",
+        LONG,
+    )
+    .await;
+    call(
+        &tab,
+        "Input.dispatchKeyEvent",
+        key_params("ArrowRight", true),
+    )
+    .await;
+    let st = tab.eval("horstTest.tick(600)").await;
+    call(
+        &tab,
+        "Input.dispatchKeyEvent",
+        key_params("ArrowRight", false),
+    )
+    .await;
+    assert_eq!(st["finished"]["status"], 1, "{st}");
+    assert!(inside(
+        rect(&tab, ".overlay").await,
+        rect(&tab, ".screen-wrap").await
+    ));
+    screenshot(&tab, "play-flat-won-1280x800").await;
+    no_errors(&tab, "a phone upright and sideways");
     browser.close().await;
 }

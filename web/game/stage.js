@@ -14,6 +14,8 @@ import { GAME_KEYS, Keys } from "./input.js";
 import { recordWin, seconds } from "./progress.js";
 
 const TICK_MS = 1000 / 60;
+/** The layout of a phone held sideways (the same query as in game.css). */
+const SIDEWAYS = "(pointer: coarse) and (orientation: landscape) and (max-height: 540px)";
 const SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
 export const TEST_MODE = typeof location !== "undefined" && new URLSearchParams(location.search).has("test");
 
@@ -575,11 +577,19 @@ export class Stage {
     const levelW = m ? m.width * 16 : 320;
     const cw = this.wrap.clientWidth || 320;
     const narrow = cw < 700;
-    const maxH = Math.min(760, Math.floor(window.innerHeight * (narrow ? 0.45 : 0.72)));
+    let maxH = Math.min(760, Math.floor(window.innerHeight * (narrow ? 0.45 : 0.72)));
+    // A phone held sideways (the touch pad in a column beside the canvas, game.css): the
+    // canvas takes the height left under the page's head, so that all of it is on screen.
+    const sideways = typeof matchMedia === "function" && matchMedia(SIDEWAYS).matches;
+    if (sideways) {
+      const top = this.wrap.getBoundingClientRect().top + window.scrollY;
+      maxH = Math.max(96, Math.floor(window.innerHeight - top - 8));
+    }
     // About 26 tiles across on a wide screen, 12 on a phone; never so big that 8 rows of
-    // the level do not fit.
+    // the level (7 on a phone held sideways) do not fit.
     const cols = narrow ? 12 : 26;
-    const s = Math.max(1, Math.min(8, Math.round(cw / (16 * cols)), Math.floor(maxH / (16 * Math.min(m ? m.height : 8, 8)))));
+    const rows = Math.min(m ? m.height : 8, sideways ? 7 : 8);
+    const s = Math.max(1, Math.min(8, Math.round(cw / (16 * cols)), Math.floor(maxH / (16 * rows))));
     this.scale = s;
     const w = Math.max(16, Math.min(Math.floor(cw / s), levelW + 64));
     // A short level gets a short screen: three rows of sky above it, the abyss below.
