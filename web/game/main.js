@@ -229,29 +229,68 @@ function fromHash() {
   else showChooser();
 }
 
+/** A replay file's text as `{seed, actions}`, or throws an Error that says what is wrong. */
+function readReplay(text) {
+  let r;
+  try {
+    r = JSON.parse(text);
+  } catch {
+    throw new Error("Die Replay-Datei ist kein JSON. Ein Replay sieht so aus: {\"seed\": 1, \"actions\": [{\"action\": 8, \"ticks\": 60}]}");
+  }
+  if (!r || typeof r !== "object" || !Array.isArray(r.actions)) {
+    throw new Error("Die Replay-Datei hat keine Liste \"actions\" (ein Replay ist {\"seed\": …, \"actions\": [{\"action\": …, \"ticks\": …}, …]}).");
+  }
+  return r;
+}
+
 /** file://: play a .map file from disk (and watch a replay beside it, if one is chosen). */
 function offlinePicker() {
+  const error = el("div", { id: "file-error", "aria-live": "polite" });
   $("panel-levels").replaceChildren(
     el("p", { text: "Ohne Server (die Seite ist als Datei geöffnet) gibt es keine Level-Liste und kein Labor. Öffne eine .map-Datei, optional mit ihrem Replay:" }),
     el("label", { for: "map-file", text: "Level (.map) " }), el("input", { type: "file", id: "map-file", accept: ".map,text/plain" }),
     el("label", { for: "replay-file", text: " Replay (.json) " }), el("input", { type: "file", id: "replay-file", accept: ".json,application/json" }),
+    error,
   );
+  // A bad file is named next to the file fields, which stay for the next try.
+  const fail = (e, lead) => error.replaceChildren(playError(e, lead));
   const go = async () => {
+    error.replaceChildren();
     const f = $("map-file").files[0];
     if (!f) return;
     const map = await f.text();
     const rf = $("replay-file").files[0];
-    const replay = rf ? JSON.parse(await rf.text()) : { seed: 1, actions: [] };
+    let replay = { seed: 1, actions: [] };
+    if (rf) {
+      try {
+        replay = readReplay(await rf.text());
+      } catch (e) {
+        return fail(e, "Das Replay lässt sich nicht lesen");
+      }
+    }
     let game;
     try {
-      game = engine.newGame(map, replay.seed);
+      game = engine.newGame(map, replay.seed ?? 1);
     } catch (e) {
-      showError($("panel-levels"), `Die Datei ist kein gültiges Level: ${e.message}`);
-      return;
+      return fail(e, "Die Datei ist kein gültiges Level");
     }
     const title = game.map.name;
     game.free();
-    startStage({ revisionId: "", name: f.name.replace(/\.map$/, ""), title, seed: replay.seed, map, replay, engineVersion: engine.engineVersion, evidence: {} }, "play");
+    if (rf) {
+      // The referee's own check of the replay (action range, ticks, its total).
+      try {
+        engine.referee(map, replay);
+      } catch (e) {
+        return fail(e, "Das Replay passt nicht");
+      }
+    }
+    // No server, no evidence: the watch view says what this browser computed.
+    const rev = { revisionId: "", name: f.name.replace(/\.map$/, ""), title, seed: replay.seed ?? 1, map, replay, engineVersion: engine.engineVersion, evidence: null };
+    if (!startStage(rev, "play")) {
+      const why = $("stage").firstChild;
+      showChooser();
+      error.replaceChildren(why);
+    }
   };
   $("map-file").addEventListener("change", go);
   $("replay-file").addEventListener("change", go);

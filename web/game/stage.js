@@ -460,6 +460,14 @@ export class Stage {
     const hash = this.game.stateHash();
     const ticks = this.game.tick;
     const outcome = { [WON]: "won", [DEAD]: "lost" }[this.view.status] || "unresolved";
+    if (ev.outcome == null && ev.stateHash == null) {
+      // Nothing to compare with (a replay file opened without the server): the browser's own run.
+      const died = outcome === "lost" ? ` (${deathText(this.game.deathCause())})` : "";
+      this.verdict.dataset.verified = "none";
+      this.verdict.className = "verdict";
+      this.verdict.textContent = `Dein Browser kam auf ${outcome}${died}, ${ticks} Ticks, stateHash ${short(hash)}…. Ohne Nachweis gibt es nichts zu vergleichen.`;
+      return;
+    }
     const ok = hash === ev.stateHash && ticks === ev.ticks && outcome === ev.outcome;
     this.verdict.dataset.verified = ok ? "yes" : "no";
     this.verdict.className = ok ? "verdict ok" : "verdict bad";
