@@ -88,6 +88,29 @@ fn key_params(code: &str, down: bool) -> Value {
     })
 }
 
+/// A key event with everything the tests below vary: `type` is DevTools' (`keyDown` with
+/// text makes the keypress that activates a button on Enter), `modifiers` its bit mask (Alt 1,
+/// Ctrl 2, Meta 4, Shift 8).
+fn key_event(kind: &str, code: &str, repeat: bool, modifiers: u32) -> Value {
+    let (key, vk, text) = match code {
+        "ArrowRight" => ("ArrowRight", 39, ""),
+        "Space" => (" ", 32, " "),
+        "Enter" => ("Enter", 13, "\r"),
+        "KeyR" => ("r", 82, "r"),
+        "KeyX" => ("x", 88, "x"),
+        other => panic!("no key {other}"),
+    };
+    let mut v = json!({
+        "type": kind, "code": code, "key": key, "windowsVirtualKeyCode": vk,
+        "nativeVirtualKeyCode": vk, "autoRepeat": repeat, "modifiers": modifiers,
+    });
+    if kind == "keyDown" && !text.is_empty() && modifiers & 7 == 0 {
+        v["text"] = json!(text);
+        v["unmodifiedText"] = json!(text);
+    }
+    v
+}
+
 /// The keys that make `action` (the page's own mapping, inverted).
 fn keys_for(action: u64) -> BTreeSet<&'static str> {
     let (mv, b) = (action / 4, action % 4);
@@ -785,9 +808,110 @@ async fn opened_from_a_file_the_labor_is_hidden() {
         tab.eval("!!document.getElementById('map-file')").await,
         true
     );
+    // Bad files are named next to the file fields, which stay for the next try.
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/tmp")
+        .join(format!("game-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let said = |want: &'static str| {
+        let tab = &tab;
+        async move {
+            let text = tab
+                .wait_for(
+                    &format!(
+                        "(() => {{ const t = document.getElementById('file-error').textContent; return t.includes({want:?}) && t; }})()"
+                    ),
+                    want,
+                    LONG,
+                )
+                .await;
+            assert_eq!(
+                tab.eval("[!!document.getElementById('map-file'), !!document.getElementById('replay-file'), document.getElementById('chooser').hidden]")
+                    .await,
+                json!([true, true, false]),
+                "after {text}"
+            );
+        }
+    };
+    choose_file(&tab, "map-file", &file("kaputt.map", BROKEN_MAP)).await;
+    said("kein gültiges Level").await;
+    said("5:3").await;
+    choose_file(&tab, "replay-file", &file("kaputt.json", "nicht json")).await;
+    said("kein JSON").await;
+    choose_file(&tab, "replay-file", &file("leer.json", r#"{"seed": 1}"#)).await;
+    said("\"actions\"").await;
+    choose_file(&tab, "map-file", &file("flach.map", FLAT_MAP)).await;
+    said("\"actions\"").await;
+    choose_file(
+        &tab,
+        "replay-file",
+        &file(
+            "zu-lang.json",
+            r#"{"seed": 1, "actions": [{"action": 8, "ticks": 601}]}"#,
+        ),
+    )
+    .await;
+    said("Das Replay passt nicht").await;
+    // A good pair plays; watched to its end, the page says what it computed itself (there is
+    // no evidence to compare with).
+    choose_file(
+        &tab,
+        "replay-file",
+        &file(
+            "flach.json",
+            r#"{"seed": 1, "actions": [{"action": 8, "ticks": 300}]}"#,
+        ),
+    )
+    .await;
+    tab.wait_for(
+        "!document.getElementById('stage-view').hidden && document.querySelector('.mode:nth-child(2)')",
+        "the stage",
+        LONG,
+    )
+    .await;
+    tab.eval("(() => { document.querySelector('.mode:nth-child(2)').click(); const s = document.getElementById('watch-scrub'); s.value = s.max; s.dispatchEvent(new Event('input')); return true; })()")
+        .await;
+    let verdict = tab
+        .wait_for(
+            "document.getElementById('verdict').textContent",
+            "the verdict",
+            LONG,
+        )
+        .await;
+    let verdict = verdict.as_str().unwrap();
+    assert!(
+        verdict.contains("Dein Browser kam auf won")
+            && !verdict.contains("Abweichung")
+            && !verdict.contains("undefined"),
+        "{verdict}"
+    );
+    screenshot(&tab, "file-watch-1280x800").await;
     no_errors(&tab, "the game page from a file");
     tab.close().await;
     browser.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Chooses `path` in the file field `input` (as a person would: its change event fires).
+async fn choose_file(tab: &Tab, input: &str, path: &std::path::Path) {
+    let v = call(
+        tab,
+        "Runtime.evaluate",
+        json!({ "expression": format!("document.getElementById('{input}')") }),
+    )
+    .await;
+    let object = v["result"]["objectId"].as_str().expect("the file field");
+    call(
+        tab,
+        "DOM.setFileInputFiles",
+        json!({ "files": [path], "objectId": object }),
+    )
+    .await;
 }
 
 /// The figures of docs/benchmarks.md, "Engine in the browser", in Chromium: the engine
@@ -878,5 +1002,523 @@ async fn engine_figures() {
         assert_eq!(r["stateHash"], json!(native.state_hash), "{r}");
     }
     tab.close().await;
+    browser.close().await;
+}
+
+/// Sets one field of a stored revision (a test's tampering: a map the engine rejects, a
+/// map only two rows high).
+async fn tamper(app: &crate::harness::TestApp, id: &str, field: &str, value: &str) {
+    let _: () = redis::cmd("HSET")
+        .arg(app.store.key(&format!("rev:{id}")))
+        .arg(field)
+        .arg(value)
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+}
+
+/// A map the engine rejects: an unknown block character and no nest.
+const BROKEN_MAP: &str =
+    "gcv-map 1\nname: Kaputt\nsize: 3 2\ngrid:\n..Q\nGGG\nentities:\nstart 0 0\n";
+
+/// A level only two rows high: walking right wins.
+const FLAT_MAP: &str = "gcv-map 1\nname: Flach\nsize: 32 2\ngrid:\n................................\nGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG\nentities:\nstart 1 0\nnest 30 0\n";
+
+/// The rectangle of the first element matching `selector`: `[left, top, right, bottom]`.
+async fn rect(tab: &Tab, selector: &str) -> [f64; 4] {
+    let r = tab
+        .eval(&format!(
+            "(() => {{ const r = document.querySelector({selector:?}).getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; }})()"
+        ))
+        .await;
+    let r: Vec<f64> =
+        serde_json::from_value(r.clone()).unwrap_or_else(|_| panic!("{selector}: {r}"));
+    [r[0], r[1], r[2], r[3]]
+}
+
+/// Whether `inner` lies within `outer` (half a pixel of rounding allowed).
+fn inside(inner: [f64; 4], outer: [f64; 4]) -> bool {
+    inner[0] >= outer[0] - 0.5
+        && inner[1] >= outer[1] - 0.5
+        && inner[2] <= outer[2] + 0.5
+        && inner[3] <= outer[3] + 0.5
+}
+
+/// Keys at the edges of a run, as real DevTools key events: Space or Enter held through a
+/// win presses no button of the dialog and, after the restart, starts no clock; R restarts
+/// from the dialog; a browser shortcut (Ctrl+X) stays the browser's; a run ends at the
+/// referee's replay limit with a replay the referee takes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_at_the_edges_of_a_run() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let (_, levels) = get(&app, "/api/game/levels").await;
+    let id = levels["items"][0]["revisionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, rev) = get(&app, &format!("/api/game/revisions/{id}")).await;
+    let browser = launch().await;
+    let tab = wide_focused_tab(&browser).await;
+    navigate(&tab, &app.url(&format!("/?test#spielen={id}"))).await;
+    tab.wait_for(
+        "window.horstTest && horstTest.state().mode === 'play' && document.activeElement && document.activeElement.tagName === 'CANVAS'",
+        "the play stage with the canvas focused",
+        LONG,
+    )
+    .await;
+    // What became of the last key event (read after every handler of the page).
+    tab.eval("window.addEventListener('keydown', (e) => { window.lastKey = { code: e.code, prevented: e.defaultPrevented }; }); true")
+        .await;
+    let key = |kind: &'static str, code: &'static str, repeat: bool, modifiers: u32| {
+        call(
+            &tab,
+            "Input.dispatchKeyEvent",
+            key_event(kind, code, repeat, modifiers),
+        )
+    };
+
+    // Ctrl+X is the browser's: not prevented, not held, and the run still waits.
+    key("rawKeyDown", "KeyX", false, 2).await;
+    assert_eq!(
+        tab.eval("window.lastKey").await,
+        json!({"code": "KeyX", "prevented": false})
+    );
+    key("keyUp", "KeyX", false, 2).await;
+    assert_eq!(
+        tab.eval("[horstTest.stage.keys.held.size, horstTest.state().waiting]")
+            .await,
+        json!([0, true])
+    );
+
+    // Space and Enter held through a win: their auto-repeats press no button of the dialog
+    // (the first, "Weiter", would open the next level).
+    let st = play_with_keys(&tab, &rev["replay"]).await;
+    assert_eq!(st["finished"]["status"], 1, "not won: {st}");
+    assert_eq!(
+        tab.eval("document.activeElement.textContent").await,
+        "Weiter"
+    );
+    for code in ["Space", "Enter"] {
+        for _ in 0..3 {
+            key("keyDown", code, true, 0).await;
+        }
+        key("keyUp", code, false, 0).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(
+            tab.eval("[location.hash, document.querySelector('.overlay').hidden, horstTest.state().finished && horstTest.state().finished.status]")
+                .await,
+            json!([format!("#spielen={id}"), false, 1]),
+            "{code} held pressed a button of the dialog"
+        );
+    }
+    // A fresh Enter on "Nochmal" still presses it; Space held on from there (its repeats
+    // reach the canvas) does not start the clock.
+    tab.eval("[...document.querySelectorAll('.overlay button')].find((b) => b.textContent === 'Nochmal').focus()")
+        .await;
+    key("keyDown", "Enter", false, 0).await;
+    key("keyUp", "Enter", false, 0).await;
+    assert_eq!(
+        tab.eval("[horstTest.state().finished, horstTest.state().waiting, document.activeElement.tagName]")
+            .await,
+        json!([null, true, "CANVAS"])
+    );
+    for _ in 0..3 {
+        key("rawKeyDown", "Space", true, 0).await;
+    }
+    assert_eq!(
+        tab.eval("[horstTest.state().waiting, horstTest.stage.keys.held.size]")
+            .await,
+        json!([true, 0]),
+        "an auto-repeat started the run"
+    );
+    key("keyUp", "Space", false, 0).await;
+    key("rawKeyDown", "Space", false, 0).await;
+    assert_eq!(tab.eval("horstTest.state().waiting").await, false);
+    key("keyUp", "Space", false, 0).await;
+
+    // R restarts from the dialog too (won again: the focus is on "Weiter").
+    tab.eval("horstTest.stage.restart()").await;
+    let st = play_with_keys(&tab, &rev["replay"]).await;
+    assert_eq!(st["finished"]["status"], 1, "not won: {st}");
+    assert_eq!(
+        tab.eval("document.activeElement.textContent").await,
+        "Weiter"
+    );
+    key("keyDown", "KeyR", false, 0).await;
+    key("keyUp", "KeyR", false, 0).await;
+    assert_eq!(
+        tab.eval("[location.hash, horstTest.state().finished, horstTest.state().tick, document.querySelector('.overlay').hidden, document.activeElement.tagName]")
+            .await,
+        json!([format!("#spielen={id}"), null, 0, true, "CANVAS"]),
+        "R in the dialog did not restart"
+    );
+
+    // A run as long as the referee's limit ends there: "Die Zeit ist um", with a replay the
+    // referee takes (36,000 ticks, unresolved).
+    tab.eval("horstTest.stage.restart()").await;
+    let st = tab.eval("horstTest.tick(36100)").await;
+    assert_eq!(st["finished"], json!({"status": 3, "ticks": 36000}), "{st}");
+    assert_eq!(
+        tab.eval("document.getElementById('overlay-title').textContent")
+            .await,
+        "Die Zeit ist um"
+    );
+    let mine = tab.eval("horstTest.lastReplay()").await;
+    let map = horst_engine::parse_map(rev["map"].as_str().unwrap()).unwrap();
+    let replay = horst_engine::parse_replay(&mine).expect("the referee takes the replay");
+    let report = horst_engine::referee(&map, &replay);
+    assert_eq!((report.outcome, report.ticks), ("unresolved", 36000));
+    screenshot(&tab, "play-time-up-1280x800").await;
+    no_errors(&tab, "keys at the edges of a run");
+    browser.close().await;
+}
+
+/// What the pages do with what goes wrong around a stage: a map the engine rejects says why
+/// (on `/` and on the level page), "Spielen" without the engine says so, a level that loads
+/// late does not replace the one opened after it, and a failed load ends the running stage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_goes_wrong_around_a_stage() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let key = app.agent_key("fuchs", 1).await;
+    let broken = submit(&app, &key, "kaputt").await;
+    tamper(&app, &broken, "map", BROKEN_MAP).await;
+    let (_, r) = get(&app, &format!("/api/game/revisions/{broken}")).await;
+    assert_eq!(r["map"], BROKEN_MAP, "the tampered map is served");
+    let (_, levels) = get(&app, "/api/game/levels").await;
+    let ids: Vec<String> = levels["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["revisionId"].as_str().unwrap().to_string())
+        .collect();
+    let browser = launch().await;
+    let tab = wide_focused_tab(&browser).await;
+
+    // `/`: the engine's message and its errors with line:column, as text, under "Alle Level".
+    navigate(&tab, &app.url(&format!("/?test#spielen={broken}"))).await;
+    let text = tab
+        .wait_for(
+            "document.querySelector('#stage .play-error') && document.querySelector('#stage .play-error').textContent",
+            "the engine's reasons on /",
+            LONG,
+        )
+        .await;
+    let text = text.as_str().unwrap();
+    for want in [
+        "lässt sich hier nicht spielen",
+        "5:3",
+        "`Q` is not a block character",
+        "no nest",
+    ] {
+        assert!(text.contains(want), "{want} missing in {text}");
+    }
+    assert_eq!(
+        tab.eval("[document.getElementById('back').hidden, document.getElementById('stage-view').hidden, !!window.horstTest]")
+            .await,
+        json!([false, false, false])
+    );
+    screenshot(&tab, "play-broken-map-1280x800").await;
+    no_errors(&tab, "a map the engine rejects on /");
+    // The level page: the same, and the way back.
+    navigate(&tab, &app.url(&format!("/level/{broken}?test"))).await;
+    ready(&tab, "the level page of a broken map").await;
+    let text = tab
+        .eval("document.querySelector('#stage .play-error').textContent")
+        .await;
+    assert!(text.as_str().is_some_and(|t| t.contains("5:3")), "{text}");
+    assert_eq!(
+        tab.eval("document.querySelector('#stage a').getAttribute('href')")
+            .await,
+        "../"
+    );
+    no_errors(&tab, "a map the engine rejects on the level page");
+
+    // A level that answers late (held back 1.5 s here) does not replace the one opened after
+    // it; a level that fails to load ends the stage that ran.
+    navigate(&tab, &app.url("/?test")).await;
+    ready(&tab, "the game page").await;
+    tab.eval(&format!(
+        "(() => {{ const f = window.fetch; window.fetch = (u, o) => String(u).endsWith('/revisions/{}') ? new Promise((r) => setTimeout(r, 1500)).then(() => f(u, o)) : f(u, o); return true; }})()",
+        ids[0]
+    ))
+    .await;
+    for id in [&ids[0], &ids[1]] {
+        tab.eval(&format!(
+            "document.querySelector('[data-revision=\"{id}\"] button.primary').click()"
+        ))
+        .await;
+    }
+    tab.wait_for(
+        "window.horstTest && horstTest.state().mode === 'play'",
+        "the second level's stage",
+        LONG,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(
+        tab.eval("horstTest.stage.rev.revisionId").await,
+        json!(ids[1]),
+        "the first level's late answer replaced the second"
+    );
+    tab.eval("location.hash = '#spielen=rev-gibt-es-nicht'; true")
+        .await;
+    tab.wait_for(
+        "document.querySelector('#stage .error')",
+        "the load error",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("[!!window.horstTest, document.querySelectorAll('#stage canvas').length]")
+            .await,
+        json!([false, 0]),
+        "the old stage still runs"
+    );
+    tab.close().await;
+
+    // Without the engine module (blocked here, as where WebAssembly fails) "Spielen" on a
+    // Labor card says so.
+    let tab = wide_focused_tab(&browser).await;
+    call(&tab, "Network.enable", json!({})).await;
+    call(
+        &tab,
+        "Network.setBlockedURLs",
+        json!({ "urls": ["*engine.wasm*"] }),
+    )
+    .await;
+    navigate(&tab, &app.url("/?test")).await;
+    tab.wait_for(
+        "document.querySelector('#panel-levels .error')",
+        "the engine's error",
+        LONG,
+    )
+    .await;
+    tab.eval("document.getElementById('tab-labor').click()")
+        .await;
+    tab.wait_for(
+        "document.querySelector('#labor-list .labor-card button.primary')",
+        "a Labor card",
+        LONG,
+    )
+    .await;
+    tab.eval("document.querySelector('#labor-list .labor-card button.primary').click()")
+        .await;
+    let said = tab
+        .wait_for(
+            "document.querySelector('#stage .error') && document.querySelector('#stage .error').textContent",
+            "the refusal",
+            LONG,
+        )
+        .await;
+    assert!(
+        said.as_str()
+            .is_some_and(|t| t.contains("Ohne die Spiel-Engine")),
+        "{said}"
+    );
+    let thrown: Vec<String> = tab
+        .errors
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| e.contains("TypeError"))
+        .cloned()
+        .collect();
+    assert!(thrown.is_empty(), "{thrown:#?}");
+    tab.close().await;
+    browser.close().await;
+}
+
+/// A phone: held upright (390x844) and sideways (844x390), with touch. The touch pad and the
+/// whole canvas are on screen; the dialog of a level two rows high is not cut off; a touch
+/// button lets go (and looks it) when the focus goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_phone_upright_and_sideways() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let key = app.agent_key("fuchs", 1).await;
+    let flat = submit(&app, &key, "flach").await;
+    tamper(&app, &flat, "map", FLAT_MAP).await;
+    let (_, levels) = get(&app, "/api/game/levels").await;
+    let murmel = levels["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "murmeltiere")
+        .unwrap()["revisionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let browser = launch().await;
+    let tab = wide_focused_tab(&browser).await;
+    call(
+        &tab,
+        "Emulation.setTouchEmulationEnabled",
+        json!({ "enabled": true, "maxTouchPoints": 5 }),
+    )
+    .await;
+    for (w, h) in [(390u32, 844u32), (844, 390)] {
+        call(
+            &tab,
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": w, "height": h, "deviceScaleFactor": 1, "mobile": true }),
+        )
+        .await;
+        let screen = [0.0, 0.0, w as f64, h as f64];
+        navigate(&tab, &app.url(&format!("/?test#spielen={murmel}"))).await;
+        tab.wait_for(
+            "window.horstTest && horstTest.state().mode === 'play' && document.activeElement && document.activeElement.tagName === 'CANVAS'",
+            "the play stage",
+            LONG,
+        )
+        .await;
+        tab.eval("horstTest.tick(40)").await;
+        assert_eq!(
+            tab.eval("getComputedStyle(document.querySelector('.pad')).display")
+                .await,
+            "grid"
+        );
+        let canvas = rect(&tab, "canvas.screen").await;
+        assert!(
+            inside(canvas, screen),
+            "{w}x{h}: the canvas {canvas:?} is not all on screen"
+        );
+        let n = tab
+            .eval("document.querySelectorAll('.pad button').length")
+            .await;
+        for i in 1..=n.as_u64().unwrap() {
+            let b = rect(&tab, &format!(".pad button:nth-child({i})")).await;
+            assert!(
+                inside(b, screen),
+                "{w}x{h}: touch button {i} at {b:?} is off screen"
+            );
+        }
+        // Held sideways, the tiles are as big as upright (2 pixels to a level pixel).
+        assert_eq!(tab.eval("horstTest.stage.scale").await, 2, "{w}x{h}");
+        screenshot(&tab, &format!("play-{w}x{h}")).await;
+
+        // The level page too (its title and author above the stage).
+        navigate(&tab, &app.url(&format!("/level/{murmel}?test"))).await;
+        ready(&tab, "the level page").await;
+        for what in [
+            "canvas.screen",
+            ".pad button:first-child",
+            ".pad button:last-child",
+        ] {
+            let r = rect(&tab, what).await;
+            assert!(
+                inside(r, screen),
+                "{w}x{h}: on the level page {what} at {r:?} is off screen"
+            );
+        }
+        screenshot(&tab, &format!("level-page-play-{w}x{h}")).await;
+        navigate(&tab, &app.url(&format!("/?test#spielen={murmel}"))).await;
+        tab.wait_for(
+            "window.horstTest && horstTest.state().mode === 'play' && document.activeElement && document.activeElement.tagName === 'CANVAS'",
+            "the play stage",
+            LONG,
+        )
+        .await;
+
+        // A touch held on "◀" while the focus goes: the key and its look are let go.
+        let b = rect(&tab, ".pad button:nth-child(1)").await;
+        let (x, y) = ((b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0);
+        call(
+            &tab,
+            "Input.dispatchTouchEvent",
+            json!({ "type": "touchStart", "touchPoints": [{ "x": x, "y": y }] }),
+        )
+        .await;
+        assert_eq!(
+            tab.eval("[document.querySelector('.pad button').classList.contains('held'), horstTest.stage.keys.held.has('ArrowLeft')]")
+                .await,
+            json!([true, true])
+        );
+        tab.eval("document.getElementById('back').focus()").await;
+        assert_eq!(
+            tab.eval("[document.querySelectorAll('.pad button.held').length, horstTest.stage.keys.held.size]")
+                .await,
+            json!([0, 0]),
+            "{w}x{h}: a touch button still looks held"
+        );
+        call(
+            &tab,
+            "Input.dispatchTouchEvent",
+            json!({ "type": "touchEnd", "touchPoints": [] }),
+        )
+        .await;
+
+        // A level two rows high: its win dialog is all there.
+        navigate(&tab, &app.url(&format!("/?test#spielen={flat}"))).await;
+        tab.wait_for(
+            "window.horstTest && horstTest.state().mode === 'play' && document.activeElement && document.activeElement.tagName === 'CANVAS'",
+            "the flat level",
+            LONG,
+        )
+        .await;
+        call(
+            &tab,
+            "Input.dispatchKeyEvent",
+            key_params("ArrowRight", true),
+        )
+        .await;
+        let st = tab.eval("horstTest.tick(600)").await;
+        call(
+            &tab,
+            "Input.dispatchKeyEvent",
+            key_params("ArrowRight", false),
+        )
+        .await;
+        assert_eq!(st["finished"]["status"], 1, "{st}");
+        tab.eval("document.querySelector('.screen-wrap').scrollIntoView({ block: 'center' })")
+            .await;
+        let wrap = rect(&tab, ".screen-wrap").await;
+        let dialog = rect(&tab, ".overlay").await;
+        assert!(
+            inside(dialog, wrap),
+            "{w}x{h}: the dialog {dialog:?} is cut off by its frame {wrap:?}"
+        );
+        assert!(
+            inside(dialog, screen),
+            "{w}x{h}: the dialog {dialog:?} is off screen"
+        );
+        screenshot(&tab, &format!("play-flat-won-{w}x{h}")).await;
+    }
+    // And on a wide screen.
+    call(
+        &tab,
+        "Emulation.setTouchEmulationEnabled",
+        json!({ "enabled": false }),
+    )
+    .await;
+    viewport(&tab, 1280, 800).await;
+    navigate(&tab, &app.url(&format!("/?test#spielen={flat}"))).await;
+    tab.wait_for(
+        "window.horstTest && horstTest.state().mode === 'play'",
+        "the flat level",
+        LONG,
+    )
+    .await;
+    call(
+        &tab,
+        "Input.dispatchKeyEvent",
+        key_params("ArrowRight", true),
+    )
+    .await;
+    let st = tab.eval("horstTest.tick(600)").await;
+    call(
+        &tab,
+        "Input.dispatchKeyEvent",
+        key_params("ArrowRight", false),
+    )
+    .await;
+    assert_eq!(st["finished"]["status"], 1, "{st}");
+    assert!(inside(
+        rect(&tab, ".overlay").await,
+        rect(&tab, ".screen-wrap").await
+    ));
+    screenshot(&tab, "play-flat-won-1280x800").await;
+    no_errors(&tab, "a phone upright and sideways");
     browser.close().await;
 }

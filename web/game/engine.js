@@ -198,6 +198,10 @@ export function describeAction(a) {
   return { move: MOVES[Math.floor(a / 4)] ?? "none", jump: a % 4 === 1 || a % 4 === 3, shoot: a % 4 >= 2 };
 }
 
+/** The most ticks a replay may hold in total: the referee rejects longer ones
+ * (REPLAY_MAX_TOTAL_TICKS in engine/src/format/limits.rs; a unit test compares the two). */
+export const REPLAY_MAX_TICKS = 36000;
+
 /** Run-length encodes per-tick actions into replay steps (`ticks` at most 600 each). */
 export function toReplay(seed, actions) {
   const steps = [];

@@ -4,7 +4,7 @@
 
 import * as api from "./api.js";
 import { loadEngine } from "./engine.js";
-import { Stage } from "./stage.js";
+import { Stage, playError } from "./stage.js";
 import { legend, logo } from "./legend.js";
 import { progress, seconds } from "./progress.js";
 
@@ -110,10 +110,20 @@ async function main() {
   const next = nextLevel(levels, rev.revisionId);
   // Only the page's own `?test` (a query such as `?ref=contest` is no test mode).
   const test = new URLSearchParams(location.search).has("test") ? "?test" : "";
-  new Stage($("stage"), {
-    engine, revision: rev, mode, hideTitle: true,
-    onNext: next ? () => { location.href = `${encodeURIComponent(next.revisionId)}${test}`; } : null,
-  });
+  try {
+    new Stage($("stage"), {
+      engine, revision: rev, mode, hideTitle: true,
+      onNext: next ? () => { location.href = `${encodeURIComponent(next.revisionId)}${test}`; } : null,
+    });
+  } catch (e) {
+    // The engine rejects the map (or its replay): why, as text, and the way back.
+    const back = document.createElement("a");
+    back.href = "../";
+    back.textContent = "Zu allen Leveln";
+    $("stage").classList.remove("stage");
+    delete $("stage").dataset.mode;
+    $("stage").replaceChildren(playError(e), back);
+  }
   $("legend-slot").replaceWith(legend(engine.info.palette));
   document.body.dataset.ready = "1";
 }

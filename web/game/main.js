@@ -4,7 +4,7 @@
 
 import * as api from "./api.js";
 import { loadEngine } from "./engine.js";
-import { Stage } from "./stage.js";
+import { Stage, playError } from "./stage.js";
 import { legend, logo } from "./legend.js";
 import { progress, seconds } from "./progress.js";
 import { thumbnail } from "./scene.js";
@@ -12,7 +12,11 @@ import { thumbnail } from "./scene.js";
 const offline = location.protocol === "file:";
 const $ = (id) => document.getElementById(id);
 let engine = null;
+/** Why the engine module did not load (no WebAssembly, a failed download), or null. */
+let engineError = null;
 let stage = null;
+/** The newest open(): an answer for an older one (a slow level load) is dropped. */
+let openToken = 0;
 let promoted = [];
 
 function el(tag, attrs = {}, ...children) {
@@ -144,28 +148,58 @@ function selectTab(which) {
 }
 
 async function open(id, mode, push = true) {
+  const token = ++openToken;
   if (push) history.pushState({ id, mode }, "", `#${mode === "watch" ? "zuschauen" : "spielen"}=${encodeURIComponent(id)}`);
+  if (!engine) {
+    // A Labor card answers before the engine has loaded (or where it cannot load).
+    dropStage();
+    showStage();
+    showError($("stage"), engineError
+      ? `Ohne die Spiel-Engine lässt sich kein Level spielen (${engineError}). Dein Browser braucht WebAssembly.`
+      : "Die Spiel-Engine lädt noch. Versuch es gleich noch einmal.");
+    return;
+  }
   let rev;
   try {
     rev = await api.revision(id);
   } catch (e) {
+    if (token !== openToken) return;
+    dropStage();
     showStage();
     showError($("stage"), e.status === 404 ? "Dieses Level gibt es nicht (mehr)." : `Das Level lässt sich gerade nicht laden (${e.message}).`);
     return;
   }
+  // Another level was opened (or the list shown) while this one loaded.
+  if (token !== openToken) return;
   startStage(rev, mode);
+}
+
+/** Ends the stage that runs (its loop, its game) before something else takes its place. */
+function dropStage() {
+  if (stage) stage.destroy();
+  stage = null;
+  $("stage").classList.remove("stage");
+  delete $("stage").dataset.mode;
 }
 
 function startStage(rev, mode) {
   showStage();
-  if (stage) stage.destroy();
+  dropStage();
   const i = promoted.findIndex((p) => p.revisionId === rev.revisionId);
   const next = i >= 0 ? promoted[i + 1] : null;
-  stage = new Stage($("stage"), {
-    engine, revision: rev, mode,
-    onNext: next ? () => open(next.revisionId, "play") : null,
-  });
   document.title = `${rev.title || rev.name} – Game con Vogel`;
+  try {
+    stage = new Stage($("stage"), {
+      engine, revision: rev, mode,
+      onNext: next ? () => open(next.revisionId, "play") : null,
+    });
+  } catch (e) {
+    // The engine rejects the map (or its replay): say why, as text; "Alle Level" leads back.
+    dropStage();
+    $("stage").replaceChildren(playError(e));
+    return false;
+  }
+  return true;
 }
 
 function showStage() {
@@ -175,8 +209,8 @@ function showStage() {
 
 function showChooser() {
   const wasPlaying = !!stage;
-  if (stage) stage.destroy();
-  stage = null;
+  openToken++;
+  dropStage();
   $("stage").replaceChildren();
   $("stage-view").hidden = true;
   $("chooser").hidden = false;
@@ -195,29 +229,68 @@ function fromHash() {
   else showChooser();
 }
 
+/** A replay file's text as `{seed, actions}`, or throws an Error that says what is wrong. */
+function readReplay(text) {
+  let r;
+  try {
+    r = JSON.parse(text);
+  } catch {
+    throw new Error("Die Replay-Datei ist kein JSON. Ein Replay sieht so aus: {\"seed\": 1, \"actions\": [{\"action\": 8, \"ticks\": 60}]}");
+  }
+  if (!r || typeof r !== "object" || !Array.isArray(r.actions)) {
+    throw new Error("Die Replay-Datei hat keine Liste \"actions\" (ein Replay ist {\"seed\": …, \"actions\": [{\"action\": …, \"ticks\": …}, …]}).");
+  }
+  return r;
+}
+
 /** file://: play a .map file from disk (and watch a replay beside it, if one is chosen). */
 function offlinePicker() {
+  const error = el("div", { id: "file-error", "aria-live": "polite" });
   $("panel-levels").replaceChildren(
     el("p", { text: "Ohne Server (die Seite ist als Datei geöffnet) gibt es keine Level-Liste und kein Labor. Öffne eine .map-Datei, optional mit ihrem Replay:" }),
     el("label", { for: "map-file", text: "Level (.map) " }), el("input", { type: "file", id: "map-file", accept: ".map,text/plain" }),
     el("label", { for: "replay-file", text: " Replay (.json) " }), el("input", { type: "file", id: "replay-file", accept: ".json,application/json" }),
+    error,
   );
+  // A bad file is named next to the file fields, which stay for the next try.
+  const fail = (e, lead) => error.replaceChildren(playError(e, lead));
   const go = async () => {
+    error.replaceChildren();
     const f = $("map-file").files[0];
     if (!f) return;
     const map = await f.text();
     const rf = $("replay-file").files[0];
-    const replay = rf ? JSON.parse(await rf.text()) : { seed: 1, actions: [] };
+    let replay = { seed: 1, actions: [] };
+    if (rf) {
+      try {
+        replay = readReplay(await rf.text());
+      } catch (e) {
+        return fail(e, "Das Replay lässt sich nicht lesen");
+      }
+    }
     let game;
     try {
-      game = engine.newGame(map, replay.seed);
+      game = engine.newGame(map, replay.seed ?? 1);
     } catch (e) {
-      showError($("panel-levels"), `Die Datei ist kein gültiges Level: ${e.message}`);
-      return;
+      return fail(e, "Die Datei ist kein gültiges Level");
     }
     const title = game.map.name;
     game.free();
-    startStage({ revisionId: "", name: f.name.replace(/\.map$/, ""), title, seed: replay.seed, map, replay, engineVersion: engine.engineVersion, evidence: {} }, "play");
+    if (rf) {
+      // The referee's own check of the replay (action range, ticks, its total).
+      try {
+        engine.referee(map, replay);
+      } catch (e) {
+        return fail(e, "Das Replay passt nicht");
+      }
+    }
+    // No server, no evidence: the watch view says what this browser computed.
+    const rev = { revisionId: "", name: f.name.replace(/\.map$/, ""), title, seed: replay.seed ?? 1, map, replay, engineVersion: engine.engineVersion, evidence: null };
+    if (!startStage(rev, "play")) {
+      const why = $("stage").firstChild;
+      showChooser();
+      error.replaceChildren(why);
+    }
   };
   $("map-file").addEventListener("change", go);
   $("replay-file").addEventListener("change", go);
@@ -244,7 +317,9 @@ async function main() {
   try {
     engine = await loadEngine();
   } catch (e) {
+    engineError = e.message;
     showError($("panel-levels"), `Die Spiel-Engine lässt sich nicht laden (${e.message}). Dein Browser braucht WebAssembly.`);
+    document.body.dataset.ready = "1";
     return;
   }
   $("legend-slot").replaceWith(legend(engine.info.palette));

@@ -7,13 +7,15 @@
 // exposes `window.horstTest` (`tick(n)`: n ticks from the keys held now, or n replay ticks
 // while watching; `state()`; `lastReplay()`). See docs/game.md.
 
-import { DEAD, RUNNING, WON, describeAction, perTick, toReplay } from "./engine.js";
+import { DEAD, REPLAY_MAX_TICKS, RUNNING, WON, describeAction, perTick, toReplay } from "./engine.js";
 import * as art from "./art.js";
 import { drawScene } from "./scene.js";
 import { GAME_KEYS, Keys } from "./input.js";
 import { recordWin, seconds } from "./progress.js";
 
 const TICK_MS = 1000 / 60;
+/** The layout of a phone held sideways (the same query as in game.css). */
+const SIDEWAYS = "(pointer: coarse) and (orientation: landscape) and (max-height: 540px)";
 const SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
 export const TEST_MODE = typeof location !== "undefined" && new URLSearchParams(location.search).has("test");
 
@@ -42,7 +44,28 @@ export function deathText(d) {
   }
 }
 
+/** A run's end that is no engine status: the run reached the referee's replay limit. */
+export const TIME_UP = 3;
+
 const short = (h) => (h ? String(h).slice(0, 12) : "–");
+
+/** Why a level cannot be played, as text: the engine's message and the first of its
+ * `errors` (line:column message). Everything from the map is set with textContent. */
+export function playError(e, lead = "Dieses Level lässt sich hier nicht spielen") {
+  const box = el("div", { class: "play-error", role: "alert" });
+  box.append(el("p", { class: "error", text: `${lead}: ${(e && e.message) || e}` }));
+  const errors = (e && Array.isArray(e.errors)) ? e.errors : [];
+  if (errors.length) {
+    const list = el("ul", { class: "issues" });
+    for (const i of errors.slice(0, 5)) {
+      const where = i.line != null ? `${i.line}:${i.column ?? "?"} ` : "";
+      list.append(el("li", {}, el("span", { class: "mono", text: where }), String(i.message || i.code || "")));
+    }
+    if (errors.length > 5) list.append(el("li", { text: `… und ${errors.length - 5} weitere` }));
+    box.append(list);
+  }
+  return box;
+}
 
 export class Stage {
   /**
@@ -50,6 +73,8 @@ export class Stage {
    * @param {object} o `{engine, revision, mode: "play"|"watch", onNext, nextLabel}`
    */
   constructor(root, o) {
+    // Without the engine module (not loaded yet, or no WebAssembly) there is nothing to play.
+    if (!o.engine) throw new Error("Die Spiel-Engine ist nicht geladen");
     this.root = root;
     this.engine = o.engine;
     this.rev = o.revision;
@@ -126,9 +151,11 @@ export class Stage {
     this.playBar = el("div", { class: "bar" }, this.restartBtn, this.downloadBtn);
     // Touch controls: buttons that hold the same keys as the keyboard (phones, tablets).
     this.pad = el("div", { class: "pad", role: "group", "aria-label": "Tasten zum Tippen" });
+    this.padButtons = [];
     for (const [label, code, cls] of [["◀", "ArrowLeft", "move"], ["▶", "ArrowRight", "move"], ["Wurf", "KeyX", "small"], ["langsam", "ShiftLeft", "small"], ["Sprung", "Space", "jump"]]) {
       const b = el("button", { type: "button", class: `pad-${cls}`, "aria-label": { ArrowLeft: "links", ArrowRight: "rechts" }[code] || label, text: label });
       const release = () => { this.keys.up(code); b.classList.remove("held"); };
+      this.padButtons.push(b);
       b.addEventListener("pointerdown", (e) => {
         e.preventDefault();
         b.setPointerCapture(e.pointerId);
@@ -169,20 +196,46 @@ export class Stage {
 
     this.canvas.addEventListener("keydown", (e) => this.key(e, true));
     this.canvas.addEventListener("keyup", (e) => this.key(e, false));
-    this.canvas.addEventListener("blur", () => this.keys.clear());
+    this.canvas.addEventListener("blur", () => this.releaseAll());
+    // The win/death dialog: its buttons take Tab, Enter and Space, R restarts from there too,
+    // and a key held through the end of the run (auto-repeat) presses none of them.
+    this.overlay.addEventListener("keydown", (e) => {
+      if (e.repeat) {
+        e.preventDefault();
+        return;
+      }
+      if (e.code === "KeyR" && !e.ctrlKey && !e.metaKey && !e.altKey && this.mode === "play") {
+        e.preventDefault();
+        this.restart();
+      }
+    });
+  }
+
+  /** Focus lost: every key and touch button is released, and looks it. */
+  releaseAll() {
+    this.keys.clear();
+    for (const b of this.padButtons) b.classList.remove("held");
   }
 
   key(e, down) {
+    // A release always counts (a key let go while Ctrl is down); a press with Ctrl, Alt or
+    // Meta is the browser's shortcut, not the game's.
+    const shortcut = e.ctrlKey || e.metaKey || e.altKey;
+    if (down && shortcut) return;
     if (down && e.code === "KeyR" && this.mode === "play") {
       e.preventDefault();
-      this.restart();
+      if (!e.repeat) this.restart();
       return;
     }
     if (!GAME_KEYS.has(e.code)) return;
-    e.preventDefault();
-    if (down) this.go();
-    if (down) this.keys.down(e.code);
-    else this.keys.up(e.code);
+    if (!shortcut) e.preventDefault();
+    if (!down) this.keys.up(e.code);
+    // An auto-repeat is no press: it neither starts the clock nor holds a key that was not
+    // pressed here (Space held through the dialog of the last run).
+    else if (!e.repeat) {
+      this.go();
+      this.keys.down(e.code);
+    }
   }
 
   setMode(mode) {
@@ -208,6 +261,7 @@ export class Stage {
     this.mode = "play";
     this.practice = false;
     this.newGame();
+    this.keys.settle();
     this.actions = [];
     this.finished = null;
     this.hideOverlay();
@@ -228,6 +282,7 @@ export class Stage {
     this.lastEggs = 0;
     this.particles = [];
     this.practice = true;
+    this.keys.settle();
     this.actions = [];
     this.finished = null;
     this.hideOverlay();
@@ -256,22 +311,32 @@ export class Stage {
 
   playTick() {
     if (this.finished) return;
-    const a = this.keys.action();
+    const a = this.keys.tick();
     this.actions.push(a);
     const status = this.game.step(a, 1);
     this.view = this.game.view();
     this.effects();
     if (status !== RUNNING) this.finish(status);
+    // The referee takes no replay longer than this: the run ends here, its replay still valid.
+    else if (this.actions.length >= REPLAY_MAX_TICKS) this.finish(TIME_UP);
   }
 
   finish(status) {
     const ticks = this.game.tick;
     // A practice run from a checkpoint is on another map: it is no replay of this level.
-    this.finished = { status, ticks, replay: this.practice ? null : toReplay(this.rev.seed, this.actions) };
-    this.downloadBtn.disabled = this.practice;
-    const download = this.practice ? null : ["Replay laden", () => this.download()];
+    const valid = !this.practice && this.actions.length <= REPLAY_MAX_TICKS;
+    this.finished = { status, ticks, replay: valid ? toReplay(this.rev.seed, this.actions) : null };
+    this.downloadBtn.disabled = !valid;
+    const download = valid ? ["Replay laden", () => this.download()] : null;
     const fromCheckpoint = this.view.checkpoint >= 0 ? ["Ab Rastplatz", () => this.respawn()] : null;
-    if (status === WON && this.practice) {
+    if (status === TIME_UP) {
+      const minutes = REPLAY_MAX_TICKS / 3600;
+      this.showOverlay("Die Zeit ist um", `Ein Lauf dauert höchstens ${minutes} Minuten (${REPLAY_MAX_TICKS.toLocaleString("de-DE")} Ticks); ein längeres Replay nimmt der Schiedsrichter nicht an. Versuch es noch einmal.`, [
+        ["Nochmal", () => this.restart()],
+        fromCheckpoint,
+        download,
+      ], "timeout");
+    } else if (status === WON && this.practice) {
       this.showOverlay("Geschafft!", `Vom Rastplatz aus ins Nest: ${ticks} Ticks. Ein Übungslauf; für das Replay des Levels spiel es von vorn.`, [
         ["Von vorn", () => this.restart()],
         this.onNext ? ["Weiter", () => this.onNext()] : null,
@@ -395,6 +460,14 @@ export class Stage {
     const hash = this.game.stateHash();
     const ticks = this.game.tick;
     const outcome = { [WON]: "won", [DEAD]: "lost" }[this.view.status] || "unresolved";
+    if (ev.outcome == null && ev.stateHash == null) {
+      // Nothing to compare with (a replay file opened without the server): the browser's own run.
+      const died = outcome === "lost" ? ` (${deathText(this.game.deathCause())})` : "";
+      this.verdict.dataset.verified = "none";
+      this.verdict.className = "verdict";
+      this.verdict.textContent = `Dein Browser kam auf ${outcome}${died}, ${ticks} Ticks, stateHash ${short(hash)}…. Ohne Nachweis gibt es nichts zu vergleichen.`;
+      return;
+    }
     const ok = hash === ev.stateHash && ticks === ev.ticks && outcome === ev.outcome;
     this.verdict.dataset.verified = ok ? "yes" : "no";
     this.verdict.className = ok ? "verdict ok" : "verdict bad";
@@ -512,11 +585,19 @@ export class Stage {
     const levelW = m ? m.width * 16 : 320;
     const cw = this.wrap.clientWidth || 320;
     const narrow = cw < 700;
-    const maxH = Math.min(760, Math.floor(window.innerHeight * (narrow ? 0.45 : 0.72)));
+    let maxH = Math.min(760, Math.floor(window.innerHeight * (narrow ? 0.45 : 0.72)));
+    // A phone held sideways (the touch pad in a column beside the canvas, game.css): the
+    // canvas takes the height left under the page's head, so that all of it is on screen.
+    const sideways = typeof matchMedia === "function" && matchMedia(SIDEWAYS).matches;
+    if (sideways) {
+      const top = this.wrap.getBoundingClientRect().top + window.scrollY;
+      maxH = Math.max(96, Math.floor(window.innerHeight - top - 8));
+    }
     // About 26 tiles across on a wide screen, 12 on a phone; never so big that 8 rows of
-    // the level do not fit.
+    // the level (7 on a phone held sideways) do not fit.
     const cols = narrow ? 12 : 26;
-    const s = Math.max(1, Math.min(8, Math.round(cw / (16 * cols)), Math.floor(maxH / (16 * Math.min(m ? m.height : 8, 8)))));
+    const rows = Math.min(m ? m.height : 8, sideways ? 7 : 8);
+    const s = Math.max(1, Math.min(8, Math.round(cw / (16 * cols)), Math.floor(maxH / (16 * rows))));
     this.scale = s;
     const w = Math.max(16, Math.min(Math.floor(cw / s), levelW + 64));
     // A short level gets a short screen: three rows of sky above it, the abyss below.
