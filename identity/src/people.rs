@@ -386,8 +386,14 @@ pub async fn sign_in(
     password: &str,
 ) -> Result<SignIn, IdentityError> {
     let name = canonical(typed_name);
-    if password.len() > PASSWORD_MAX_BYTES || name.len() > SIGN_IN_NAME_MAX_BYTES {
-        // Still costs a verification, so long input does not answer faster.
+    // A name no account can have is never looked up: it would name another key (`olga:keys`
+    // reads the set of olga's keys, and its type error told that she has some). No earlier
+    // version's user with such a name can move here either (`migrate`).
+    if password.len() > PASSWORD_MAX_BYTES
+        || name.len() > SIGN_IN_NAME_MAX_BYTES
+        || !crate::accounts::valid_account_name(&name)
+    {
+        // Still costs a verification, so odd input does not answer faster.
         verify(None, "").await?;
         return Ok(SignIn::Wrong);
     }

@@ -850,3 +850,38 @@ async fn a_confirmation_after_the_session_ended_leaves_nothing_behind() {
         .unwrap()
         .is_none());
 }
+
+/// A sign-in name no account can have is never looked up: `olga:websessions` named the key
+/// of olga's browser sessions, and its type error (500 at once, uncounted) told anyone that
+/// she had signed in lately; `olga:keys`, that she had keys. Such a name is refused like a
+/// wrong password, counted, and recorded under a placeholder, never as typed (it is often a
+/// password typed into the name field).
+#[tokio::test]
+async fn a_sign_in_name_that_names_another_key_is_refused_like_a_wrong_password() {
+    let app = accounts_app().await;
+    let (status, _) = sign_up_from(&app, "127.0.0.8", "olga", PASSWORD).await;
+    assert_eq!(status, 201);
+    let (status, _) = sign_in_from(&app, "127.0.0.8", "olga", PASSWORD).await;
+    assert_eq!(status, 200);
+    for name in ["olga:websessions", "olga:keys", "Geheim!Passwort 1"] {
+        let (status, body) = sign_in_from(&app, "127.0.0.9", name, "whatever1").await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (401, Some("invalid_credentials")),
+            "{name}: {body}"
+        );
+    }
+    let trail = horst_operator::sign_ins(&app.store, 0, 20).await.unwrap();
+    let names: Vec<&str> = trail.iter().map(|e| e.target.as_str()).collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| !n.contains(':') && !n.contains("Geheim")),
+        "{names:?}"
+    );
+    assert_eq!(
+        names.iter().filter(|n| **n == "(not a valid name)").count(),
+        3,
+        "{names:?}"
+    );
+}

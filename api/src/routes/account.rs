@@ -388,6 +388,9 @@ static PASSWORD_CHECKS: tokio::sync::Semaphore =
 /// How long a sign-in waits for a free check before it is answered 503.
 const PASSWORD_CHECK_QUEUE: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// The name a sign-in with a name no account can have is counted and recorded under.
+const INVALID_NAME: &str = "(not a valid name)";
+
 /// Checks a person's password within the sign-in limits and records the outcome (for
 /// `/account`, `/admin` and the RCADIA sign-in alike; `via` names which).
 pub(crate) async fn check_password(
@@ -416,14 +419,21 @@ pub(crate) async fn check_password(
             .retry_after(2))
         }
     };
-    wait_for_sign_in(state, address, &canonical).await?;
+    // What no account can be called (often a password typed into the name field) is
+    // counted and recorded under one placeholder, never as typed.
+    let counted = if horst_identity::accounts::valid_account_name(&canonical) {
+        canonical
+    } else {
+        INVALID_NAME.to_string()
+    };
+    wait_for_sign_in(state, address, &counted).await?;
     let found = people::sign_in(&state.store, &state.auth, name, password).await?;
     let outcome = match found {
         SignIn::Ok(..) => SignInOutcome::Ok,
         SignIn::Wrong => SignInOutcome::Failed,
         SignIn::Blocked => SignInOutcome::Blocked,
     };
-    record_sign_in(state, address, &canonical, via, outcome).await?;
+    record_sign_in(state, address, &counted, via, outcome).await?;
     match found {
         SignIn::Ok(p, generation) => Ok((p, generation)),
         SignIn::Wrong => Err(ApiError::new(
