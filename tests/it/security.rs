@@ -275,6 +275,23 @@ async fn the_admin_cookie_is_its_own_and_destructive_actions_ask_again() {
         "{}",
         r.body
     );
+    // So do the routes that hand out credentials: a key for any account, a password for a
+    // person who has none.
+    for (path, body) in [
+        ("/api/admin/accounts/fuchs/keys", json!({})),
+        (
+            "/api/admin/users",
+            json!({ "name": "neu", "password": PASSWORD, "trust": 0 }),
+        ),
+    ] {
+        let r = o.post(path, body).await;
+        assert_eq!(
+            (r.status, r.body["code"].as_str()),
+            (403, Some("reauthenticate")),
+            "{path}: {}",
+            r.body
+        );
+    }
     let r = o
         .post(
             "/api/admin/session/confirm",
@@ -884,4 +901,40 @@ async fn a_sign_in_name_that_names_another_key_is_refused_like_a_wrong_password(
         3,
         "{names:?}"
     );
+}
+
+/// The RCADIA sign-in refuses another site's page, as the page sign-ins do: a text/plain
+/// post needs no preflight, and each wrong password it sent counted against the person and
+/// their own address (locked out of every sign-in for up to 15 minutes). Programs, which
+/// send neither Sec-Fetch-Site nor Origin, sign in as before.
+#[tokio::test]
+async fn another_sites_page_cannot_post_to_the_rcadia_sign_in() {
+    let app = accounts_app().await;
+    let (status, _) = sign_up_from(&app, "127.0.0.8", "olga", PASSWORD).await;
+    assert_eq!(status, 201);
+    let client = reqwest::Client::new();
+    let body = json!({ "username": "olga", "password": "not hers" }).to_string();
+    for headers in [
+        vec![("sec-fetch-site", "cross-site")],
+        vec![("origin", "https://elsewhere.example")],
+    ] {
+        let mut r = client
+            .post(app.url("/api/v1/auth/session"))
+            .header("content-type", "text/plain")
+            .body(body.clone());
+        for (k, v) in &headers {
+            r = r.header(*k, *v);
+        }
+        let r = r.send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 403, "{headers:?}");
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["code"], "cross_site");
+    }
+    let r = client
+        .post(app.url("/api/v1/auth/session"))
+        .json(&json!({ "username": "olga", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
 }

@@ -717,7 +717,7 @@ impl Expected for NewKey {
 
 async fn create_key(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    Confirmed(op): Confirmed,
     Path(name): Path<String>,
     Json(body): Json<NewKey>,
 ) -> Answer {
@@ -843,7 +843,7 @@ impl Expected for NewUser {
 
 async fn create_user(
     State(state): State<AppState>,
-    Operator(op): Operator,
+    Confirmed(op): Confirmed,
     Json(body): Json<NewUser>,
 ) -> Answer {
     ok(operator::create_user(

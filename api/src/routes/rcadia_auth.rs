@@ -4,11 +4,12 @@
 //! credentials change (password, block, deletion).
 
 use axum::extract::State;
+use axum::http::HeaderMap;
 use axum::routing::post;
 use axum::Router;
 use serde::{Deserialize, Serialize};
 
-use crate::extract::{ClientAddr, Expected, Json};
+use crate::extract::{same_origin, ClientAddr, Expected, Json};
 use crate::{ApiCode, ApiError, AppState};
 
 pub fn router() -> Router<AppState> {
@@ -33,8 +34,13 @@ struct Token {
 async fn sign_in(
     State(state): State<AppState>,
     ClientAddr(address): ClientAddr,
+    headers: HeaderMap,
     Json(body): Json<Credentials>,
 ) -> Result<Json<Token>, ApiError> {
+    // Another site's page could post here without a preflight (a text/plain body) and have
+    // each wrong password counted against the person and their own address, locking them
+    // out of every sign-in. Programs send no Sec-Fetch-Site or Origin and are not refused.
+    same_origin(&headers)?;
     let (person, generation) = super::account::check_password(
         &state,
         address,
