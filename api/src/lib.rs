@@ -26,6 +26,7 @@ use tokio::sync::watch;
 
 mod error;
 mod extract;
+mod methods;
 mod poll_params;
 mod request_log;
 mod routes;
@@ -201,6 +202,8 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::web_files::router())
         .merge(routes::game::router())
         .fallback(routes::web_files::unknown_path)
+        .method_not_allowed_fallback(methods::not_allowed)
+        .layer(axum::middleware::from_fn(methods::no_head_on_the_api))
         .layer(axum::middleware::from_fn(security_headers::layer))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

@@ -682,3 +682,55 @@ async fn the_operator_ends_a_live_table_with_a_reason() {
     assert!(e.who.starts_with("api:olga@"), "{}", e.who);
     assert_eq!(e.detail["reason"], "abusive names");
 }
+
+/// A method a route does not take is answered in the API's JSON error shape (405 `method`,
+/// with `Allow`); it was an empty 405. HEAD is refused under `/api/` before any handler runs:
+/// a HEAD of `pending-actions` delivered the queued action and threw the answer away, so the
+/// host never saw it.
+#[tokio::test]
+async fn wrong_methods_are_json_405s_and_a_head_changes_nothing() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
+    )
+    .await;
+    let turn = agents[0].state(&id, 0.0).await["turn"].as_u64().unwrap();
+    let (st, v) = agents[0].act(&id, json!("x"), turn).await;
+    assert_eq!(st, 200, "{v}");
+
+    let http = reqwest::Client::new();
+    let r = http
+        .head(app.url(&format!("{BRIDGE}/{id}/pending-actions?after={after}")))
+        .bearer_auth(&host.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 405);
+    assert_eq!(r.headers()["allow"], "GET");
+    let p = host.pending(&id, after, 0.0).await;
+    assert!(
+        entries(&p).iter().any(|e| e["action"] == "x"),
+        "the HEAD took the action: {p}"
+    );
+
+    for (method, path) in [
+        ("GET", format!("{AGENT}/{id}/action")),
+        ("POST", format!("{AGENT}/available")),
+        ("DELETE", "/api/admin/accounts".to_string()),
+        ("PUT", format!("{BRIDGE}/{id}/ops")),
+    ] {
+        let r = http
+            .request(method.parse().unwrap(), app.url(&path))
+            .bearer_auth(&host.token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 405, "{method} {path}");
+        assert!(r.headers().contains_key("allow"), "{method} {path}");
+        let v: serde_json::Value = r.json().await.unwrap_or_default();
+        assert_eq!(v["code"], "method", "{method} {path}: {v}");
+    }
+}
