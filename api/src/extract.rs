@@ -578,6 +578,22 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Path<T>
     }
 }
 
+/// A page's `offset` from a query string: at most 1,000,000,000 (the MCP tools' bound;
+/// nothing holds more), else 400 (a larger one overflowed the page arithmetic).
+pub(crate) fn page_offset(offset: Option<usize>) -> Result<usize, ApiError> {
+    let offset = offset.unwrap_or(0);
+    if offset as u64 > horst_gateway::args::MAX_OFFSET as u64 {
+        return Err(ApiError::new(
+            ApiCode::InvalidInput,
+            format!(
+                "offset must be at most {}; use nextOffset of the previous page",
+                horst_gateway::args::MAX_OFFSET
+            ),
+        ));
+    }
+    Ok(offset)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

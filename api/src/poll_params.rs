@@ -10,6 +10,8 @@ use crate::{ApiCode, ApiError};
 pub fn wait_param(q: &HashMap<String, String>) -> Result<Duration, ApiError> {
     match q.get("wait") {
         None => Ok(Duration::ZERO),
+        // As the cursors: an empty value is no value (a form or a template that left it out).
+        Some(v) if v.trim().is_empty() => Ok(Duration::ZERO),
         Some(v) => {
             let secs: f64 = v
                 .trim()
@@ -38,5 +40,31 @@ pub fn u64_param(q: &HashMap<String, String>, name: &str) -> Result<Option<u64>,
                 format!("{name} must be a non-negative integer, not {v:?}"),
             )
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn empty_means_absent_for_every_parameter() {
+        assert_eq!(wait_param(&q(&[("wait", "")])).unwrap(), Duration::ZERO);
+        assert_eq!(wait_param(&q(&[("wait", " ")])).unwrap(), Duration::ZERO);
+        assert_eq!(u64_param(&q(&[("after", "")]), "after").unwrap(), None);
+        assert_eq!(
+            wait_param(&q(&[("wait", "99")])).unwrap(),
+            Duration::from_secs(25)
+        );
+        for bad in ["abc", "-1", "NaN", "inf"] {
+            assert!(wait_param(&q(&[("wait", bad)])).is_err(), "{bad}");
+        }
     }
 }

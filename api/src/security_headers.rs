@@ -1,5 +1,6 @@
 //! Security headers on every response (`router()` wraps every route in [`layer`]): every
-//! answer is `nosniff`, and every HTML answer gets a Content-Security-Policy, a referrer
+//! answer is `nosniff`, every `/api/` answer without a cache rule of its own is `no-store`,
+//! and every HTML answer gets a Content-Security-Policy, a referrer
 //! policy and a framing rule, unless its route set a stricter policy of its own (`/account`,
 //! `/admin`).
 //!
@@ -50,6 +51,12 @@ pub async fn layer(req: Request, next: Next) -> Response {
     let h = r.headers_mut();
     h.entry(header::X_CONTENT_TYPE_OPTIONS)
         .or_insert(HeaderValue::from_static("nosniff"));
+    // API answers are about now, and some carry a secret once (a new key, token or JWT): no
+    // cache keeps one unless its route says otherwise (errors included).
+    if path.starts_with("/api/") {
+        h.entry(header::CACHE_CONTROL)
+            .or_insert(HeaderValue::from_static("no-store"));
+    }
     if html {
         if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
             if let Ok(v) = HeaderValue::from_str(&policy(&path)) {

@@ -568,7 +568,8 @@ pub async fn list_threads(
         .skip(filter.offset)
         .take(THREAD_PAGE)
         .collect();
-    let next = (filter.offset + THREAD_PAGE < total).then_some(filter.offset + THREAD_PAGE);
+    let next =
+        (filter.offset.saturating_add(THREAD_PAGE) < total).then_some(filter.offset + THREAD_PAGE);
     count_read(store).await?;
     Ok(ThreadList {
         items: page,
@@ -622,7 +623,7 @@ pub async fn read_thread(
             .await?;
         items.push(post_view(p, &caller.name, display));
     }
-    let next = (offset + POST_PAGE < total).then_some(offset + POST_PAGE);
+    let next = (offset.saturating_add(POST_PAGE) < total).then_some(offset + POST_PAGE);
     count_read(store).await?;
     Ok(ThreadPage {
         next_offset: next,
@@ -971,7 +972,7 @@ pub async fn published_threads(store: &Store, offset: usize) -> Result<ThreadLis
     }
     let total = items.len();
     let page: Vec<ThreadView> = items.into_iter().skip(offset).take(THREAD_PAGE).collect();
-    let next = (offset + THREAD_PAGE < total).then_some(offset + THREAD_PAGE);
+    let next = (offset.saturating_add(THREAD_PAGE) < total).then_some(offset + THREAD_PAGE);
     Ok(ThreadList {
         items: page,
         next_offset: next,
@@ -1016,7 +1017,7 @@ pub async fn published_thread(
             ..post_view(p, "", display)
         });
     }
-    let next = (offset + POST_PAGE < total).then_some(offset + POST_PAGE);
+    let next = (offset.saturating_add(POST_PAGE) < total).then_some(offset + POST_PAGE);
     Ok(ThreadPage {
         next_offset: next,
         notice: NOTICE,
@@ -1032,13 +1033,13 @@ pub async fn operator_threads(
     offset: usize,
     limit: usize,
 ) -> Result<Vec<Value>, ToolError> {
-    let start = offset as isize;
+    let start = offset.min(isize::MAX as usize / 2) as isize;
     let ids: Vec<String> = store
         .conn()
         .zrevrange(
             keys::board_threads(store),
             start,
-            start + limit.max(1) as isize - 1,
+            start + limit.clamp(1, isize::MAX as usize / 2) as isize - 1,
         )
         .await?;
     let mut out = Vec::with_capacity(ids.len());

@@ -384,9 +384,13 @@ async fn page(
     let mut conn = store.conn();
     let total: usize = conn.zcard(key).await?;
     let ids: Vec<String> = conn
-        .zrevrange(key, offset as isize, (offset + PAGE) as isize - 1)
+        .zrevrange(
+            key,
+            offset.min(isize::MAX as usize) as isize,
+            offset.saturating_add(PAGE).min(isize::MAX as usize) as isize - 1,
+        )
         .await?;
-    let next = (offset + PAGE < total).then_some(offset + PAGE);
+    let next = (offset.saturating_add(PAGE) < total).then_some(offset + PAGE);
     Ok((summaries(store, &ids, with_state).await?, next))
 }
 

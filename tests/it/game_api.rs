@@ -340,4 +340,58 @@ async fn path_parts_that_do_not_decode_are_answered_in_the_apis_shape() {
         let message = body["error"].as_str().unwrap_or("");
         assert!(message.contains("UTF-8"), "{path}: {message}");
     }
+    // A file path that does not decode names no file: 404, as a missing file (axum's plain
+    // "Invalid URL" 400 before), and a game page says so in words.
+    for path in ["/sdk/%FF", "/bridge/%C3", "/house/%FF", "/pages/%FF"] {
+        let r = app.http.get(app.url(path)).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 404, "{path}");
+    }
+    let r = app
+        .http
+        .get(app.url("/games/%FF.html"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 404);
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+}
+
+/// A page offset past any list is refused in words (it overflowed the page arithmetic: a
+/// debug build's request died without an answer, a release build wrapped around to the
+/// first page), and the server goes on answering. API answers, errors included, are
+/// `no-store`.
+#[tokio::test]
+async fn huge_page_offsets_are_refused_and_api_answers_are_not_stored() {
+    let app = crate::harness::spawn_app().await;
+    for path in [
+        "/api/game/labor?offset=18446744073709551615",
+        "/api/board/published?offset=18446744073709551615",
+        "/api/board/published/t1?offset=18446744073709551615",
+    ] {
+        let r = app.http.get(app.url(path)).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 400, "{path}");
+        assert_eq!(r.headers()["cache-control"], "no-store", "{path}");
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(body["code"], "invalid_input", "{path}: {body}");
+        assert!(body["error"].as_str().unwrap().contains("offset"), "{body}");
+    }
+    let r = app
+        .http
+        .get(app.url("/api/game/labor?offset=1000000000"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["items"], json!([]));
+    let r = app
+        .http
+        .get(app.url("/api/game/revisions/nope"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["cache-control"], "no-store");
 }

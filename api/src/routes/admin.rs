@@ -185,18 +185,18 @@ impl Limit {
 }
 
 async fn audit(State(state): State<AppState>, _: Operator, Query(q): Query<Limit>) -> Answer {
-    answer(operator::audit_page(&state.store, q.offset.unwrap_or(0), q.limit(), q.of).await?)
+    answer(operator::audit_page(&state.store, clamped(q.offset), q.limit(), q.of).await?)
 }
 
 /// The sign-in trail: every checked password or admin token, with the client's address.
 async fn sign_ins(State(state): State<AppState>, _: Operator, Query(q): Query<Limit>) -> Answer {
-    let entries = operator::sign_ins(&state.store, q.offset.unwrap_or(0), q.limit()).await?;
+    let entries = operator::sign_ins(&state.store, clamped(q.offset), q.limit()).await?;
     items(Ok(entries))
 }
 
 async fn messages(State(state): State<AppState>, _: Operator, Query(q): Query<Limit>) -> Answer {
     let unread_only = !q.all.unwrap_or(false);
-    let offset = q.offset.unwrap_or(0);
+    let offset = clamped(q.offset);
     let items =
         horst_gateway::contact::list_messages(&state.store, unread_only, offset, q.limit()).await?;
     let unread = horst_gateway::contact::unread_count(&state.store).await?;
@@ -317,7 +317,7 @@ async fn trust(
 }
 
 async fn threads(State(state): State<AppState>, _: Operator, Query(q): Query<Limit>) -> Answer {
-    let offset = q.offset.unwrap_or(0);
+    let offset = clamped(q.offset);
     items(horst_gateway::board::operator_threads(&state.store, offset, q.limit()).await)
 }
 
@@ -476,7 +476,7 @@ struct Paging {
 
 impl Paging {
     fn offset(&self) -> usize {
-        self.offset.unwrap_or(0)
+        clamped(self.offset)
     }
     fn limit(&self) -> usize {
         self.limit.unwrap_or(50).clamp(1, 1000)
@@ -923,4 +923,12 @@ async fn retire_admin_token(
 ) -> Answer {
     let info = operator::retire_admin_token(&state.store, &op, &id).await?;
     answer(AdminTokenRetired { retired: info })
+}
+
+/// An operator's page offset, at most 1,000,000,000 (the page arithmetic stays in range;
+/// nothing holds more).
+fn clamped(offset: Option<usize>) -> usize {
+    offset
+        .unwrap_or(0)
+        .min(horst_gateway::args::MAX_OFFSET as usize)
 }

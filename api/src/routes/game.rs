@@ -168,7 +168,8 @@ async fn labor(
     State(state): State<AppState>,
     Query(q): Query<PageQuery>,
 ) -> Result<Response, ApiError> {
-    let (items, next_offset) = public_levels::labor(&state.store, q.offset.unwrap_or(0)).await?;
+    let (items, next_offset) =
+        public_levels::labor(&state.store, crate::extract::page_offset(q.offset)?).await?;
     Ok(json_reply(&Labor {
         engine_version: horst_engine::engine_version(),
         items,

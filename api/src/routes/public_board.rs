@@ -45,7 +45,8 @@ impl Expected for Page {
 }
 
 async fn list(State(state): State<AppState>, Query(q): Query<Page>) -> Result<Response, ApiError> {
-    reply(horst_gateway::board::published_threads(&state.store, q.offset.unwrap_or(0)).await)
+    let offset = crate::extract::page_offset(q.offset)?;
+    reply(horst_gateway::board::published_threads(&state.store, offset).await)
 }
 
 /// Thread ids are `t<n>`; anything outside the contract's id alphabet cannot exist.
@@ -67,5 +68,6 @@ async fn read(
             "no published thread with this id; GET /api/board/published lists them",
         ));
     }
-    reply(horst_gateway::board::published_thread(&state.store, &id, q.offset.unwrap_or(0)).await)
+    let offset = crate::extract::page_offset(q.offset)?;
+    reply(horst_gateway::board::published_thread(&state.store, &id, offset).await)
 }

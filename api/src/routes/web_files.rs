@@ -12,7 +12,7 @@
 
 use std::path::PathBuf;
 
-use axum::extract::{Path, Request, State};
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
@@ -157,35 +157,56 @@ pub(crate) fn under(prefix: &str, path: &str) -> Option<PathBuf> {
     safe_relative(path).map(|p| PathBuf::from(prefix).join(p))
 }
 
-async fn sdk(State(state): State<AppState>, Path(path): Path<String>, req: Request) -> Response {
-    send(&state, under("sdk", &path), true, req).await
+/// The rest of a file's path; `None` when it does not decode (invalid percent-encoding or
+/// UTF-8): no file has such a name, so it is answered as one that does not exist (axum's
+/// rejection was a plain-text 400).
+struct FilePath(Option<String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for FilePath {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(FilePath(
+            axum::extract::Path::<String>::from_request_parts(parts, state)
+                .await
+                .ok()
+                .map(|axum::extract::Path(p)| p),
+        ))
+    }
+}
+
+async fn sdk(State(state): State<AppState>, FilePath(path): FilePath, req: Request) -> Response {
+    send(&state, path.and_then(|p| under("sdk", &p)), true, req).await
 }
 
 async fn bridge_index(State(state): State<AppState>, req: Request) -> Response {
     send(&state, Some(PathBuf::from("bridge/index.html")), false, req).await
 }
 
-async fn bridge(State(state): State<AppState>, Path(path): Path<String>, req: Request) -> Response {
-    send(&state, under("bridge", &path), false, req).await
+async fn bridge(State(state): State<AppState>, FilePath(path): FilePath, req: Request) -> Response {
+    send(&state, path.and_then(|p| under("bridge", &p)), false, req).await
 }
 
 async fn house_index(State(state): State<AppState>, req: Request) -> Response {
     send(&state, Some(PathBuf::from("house/index.html")), false, req).await
 }
 
-async fn house(State(state): State<AppState>, Path(path): Path<String>, req: Request) -> Response {
-    send(&state, under("house", &path), false, req).await
+async fn house(State(state): State<AppState>, FilePath(path): FilePath, req: Request) -> Response {
+    send(&state, path.and_then(|p| under("house", &p)), false, req).await
 }
 
-async fn games(State(state): State<AppState>, Path(path): Path<String>, req: Request) -> Response {
-    let rel = under("games", &path);
+async fn games(State(state): State<AppState>, FilePath(path): FilePath, req: Request) -> Response {
+    let rel = path.as_deref().and_then(|p| under("games", p));
     let page = rel
         .as_ref()
         .is_none_or(|r| r.extension().is_some_and(|e| e == "html"));
     let r = send(&state, rel, true, req).await;
     if r.status() == StatusCode::NOT_FOUND && page {
         // A person (or a host's game frame) asked for a page: say so in words.
-        return html_not_found(&format!("/games/{path}"));
+        return html_not_found(&format!("/games/{}", path.unwrap_or_default()));
     }
     r
 }
@@ -199,8 +220,8 @@ async fn watch(State(state): State<AppState>, req: Request) -> Response {
     send(&state, Some(PathBuf::from("pages/watch.html")), false, req).await
 }
 
-async fn pages(State(state): State<AppState>, Path(path): Path<String>, req: Request) -> Response {
-    send(&state, under("pages", &path), false, req).await
+async fn pages(State(state): State<AppState>, FilePath(path): FilePath, req: Request) -> Response {
+    send(&state, path.and_then(|p| under("pages", &p)), false, req).await
 }
 
 /// A readable 404 page for a game page that does not exist (the bridge shows it in its game
