@@ -18,12 +18,16 @@
 //! either reaches no nest, the answer is `unresolved` (reason `unreachable`, with the proof) at
 //! once. Those two are the only proofs: a search that exhausts a stage's quantised space proves
 //! nothing (the key drops information, the holds are a choice), so the next, finer stage goes on,
-//! and the last one (every phase and the tick in the key) runs until the time limit; the answer
-//! is then `unresolved` with reason `time_limit`. Architecture invariant (tests/corpus.rs): no
-//! level with a known winning replay is answered `unresolved` before the time limit.
+//! and the last one (every phase and the tick in the key) runs until the time limit, less the
+//! part kept for shortening a win ([`shorten::shorten_reserve`], a fifth of the limit at most);
+//! the answer is then `unresolved` with reason `time_limit`. Architecture invariant
+//! (tests/corpus.rs): no level with a known winning replay is answered `unresolved` before
+//! that.
 //!
-//! Nothing that decides the search order uses floats, hash-map iteration or the clock; the
-//! clock only stops the search at the deadline.
+//! Nothing that decides the search order or the shortening uses floats, hash-map iteration or
+//! the clock; the clock only stops the search at its deadline. So a win comes back as the same
+//! replay on every run, thread count and machine; only whether it is found before the deadline
+//! depends on the machine's speed.
 //!
 //! A worker runs it on its own pool and answers `playtest_map` with [`PlaytestResult`]:
 //!

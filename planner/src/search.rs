@@ -1403,6 +1403,9 @@ pub fn plan_with(
 ) -> PlanReport {
     let start = Instant::now();
     let deadline = start + req.time_limit;
+    // The search stops early enough for a late win to be shortened within its own budget
+    // (never cut by the clock: the replay does not depend on when the win was found).
+    let search_deadline = deadline - crate::shorten::shorten_reserve(req.time_limit);
     let mut ctx = Ctx::new(req.map);
     ctx.arrival_term = opts.arrival_term;
     ctx.relative_ride = opts.relative_ride;
@@ -1418,7 +1421,7 @@ pub fn plan_with(
     let mut sh = Shared {
         req,
         start,
-        deadline,
+        deadline: search_deadline,
         expanded: 0,
         best_distance: u32::MAX,
         progress,
@@ -1458,7 +1461,7 @@ pub fn plan_with(
     for (i, st) in STAGES.iter().enumerate() {
         match run_stage(&mut sh, i, st) {
             StageEnd::Won(steps, racer) => {
-                return match finish(req, steps, deadline) {
+                return match finish(req, steps) {
                     Some((replay, ticks)) => {
                         sh.best_distance = 0;
                         let mut r = report(&sh, PlanOutcome::Won { replay, ticks });

@@ -3,24 +3,49 @@
 //! The search's replay is a chain of macro-actions. Shortening removes segments and merges
 //! neighbours while the run still wins no later than before; each candidate is simulated from
 //! a cached state at the start of the changed segment. It is sequential and bounded by a fixed
-//! number of simulations (and, as a safety net, by the deadline), so its result does not depend
-//! on the thread count. The final replay is run-length encoded within the contract's limits
+//! number of simulations and of simulated ticks, never by the clock, so its result depends on
+//! neither the thread count nor the machine's speed nor when the search found the win (the
+//! search leaves it [`shorten_reserve`] of the time limit; only a cancel stops it early). The final replay is run-length encoded within the contract's limits
 //! and confirmed by `horst_engine::referee`; a replay it does not confirm is never returned.
 
 use crate::PlanRequest;
 use horst_engine::replay::Replay;
 use horst_engine::{referee, Map, Sim, Status, Step};
 use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 /// Simulations the shortening may spend.
 const SHORTEN_BUDGET: u32 = 3000;
+/// Ticks the shortening may simulate (about 1.5 s of one core at the engine's pace).
+const SHORTEN_TICKS: u64 = 16_000_000;
+/// How much of the time limit the search leaves for shortening and confirming its win: the
+/// tick budget at a slow machine's pace (5 million ticks a second), at most a fifth of the limit.
+pub fn shorten_reserve(limit: std::time::Duration) -> std::time::Duration {
+    std::time::Duration::from_secs_f64(SHORTEN_TICKS as f64 / 5e6).min(limit / 5)
+}
+
+/// What the shortening may still spend, in simulated ticks.
+struct Ticks(u64);
+
+impl Ticks {
+    /// Charges `n` ticks; false once the budget is spent.
+    fn spend(&mut self, n: u64) -> bool {
+        self.0 = self.0.saturating_sub(n);
+        self.0 > 0
+    }
+}
 const MAX_STEP_TICKS: u16 = 600;
 const MAX_STEPS: usize = 36_000;
 const MAX_TOTAL_TICKS: u64 = 36_000;
 
-/// Runs `steps` from `sim` and returns the tick of the win, if it wins.
-fn win_tick(mut sim: Sim, steps: &[Step]) -> Option<u32> {
+/// Runs `steps` from `sim` and returns the tick of the win, if it wins; charges what it ran.
+fn win_tick(mut sim: Sim, steps: &[Step], ticks: &mut Ticks) -> Option<u32> {
+    let from = sim.tick();
+    let won = run_to_end(&mut sim, steps);
+    ticks.spend(u64::from(sim.tick() - from));
+    won
+}
+
+fn run_to_end(sim: &mut Sim, steps: &[Step]) -> Option<u32> {
     for s in steps {
         for _ in 0..s.ticks {
             if sim.status() != Status::Running {
@@ -35,8 +60,8 @@ fn win_tick(mut sim: Sim, steps: &[Step]) -> Option<u32> {
     (sim.status() == Status::Won).then(|| sim.tick())
 }
 
-/// States at the start of each step (`prefix[i]` before step `i`).
-fn prefixes(map: &Map, seed: u32, steps: &[Step]) -> Vec<Sim> {
+/// States at the start of each step (`prefix[i]` before step `i`); charges what it ran.
+fn prefixes(map: &Map, seed: u32, steps: &[Step], ticks: &mut Ticks) -> Vec<Sim> {
     let mut out = Vec::with_capacity(steps.len() + 1);
     let mut sim = Sim::new(map, seed);
     out.push(sim.clone());
@@ -46,6 +71,7 @@ fn prefixes(map: &Map, seed: u32, steps: &[Step]) -> Vec<Sim> {
         }
         out.push(sim.clone());
     }
+    ticks.spend(steps.iter().map(|s| u64::from(s.ticks)).sum());
     out
 }
 
@@ -109,25 +135,26 @@ pub fn shorten(
         return (steps, 0);
     };
     cur = run_length(&cur);
-    let mut pre = prefixes(map, seed, &cur);
+    let mut ticks = Ticks(SHORTEN_TICKS);
+    let mut pre = prefixes(map, seed, &cur, &mut ticks);
     let mut changed = true;
-    while changed && budget > 0 && !stop() {
+    while changed && budget > 0 && ticks.0 > 0 && !stop() {
         changed = false;
         // Remove segments, from the end.
         let mut i = cur.len();
-        while i > 0 && budget > 0 {
+        while i > 0 && budget > 0 && ticks.0 > 0 {
             i -= 1;
             if cur.len() <= 1 {
                 break;
             }
             budget -= 1;
             let tail: Vec<Step> = cur[i + 1..].to_vec();
-            if let Some(t) = win_tick(pre[i].clone(), &tail) {
+            if let Some(t) = win_tick(pre[i].clone(), &tail, &mut ticks) {
                 if t <= best {
                     cur.remove(i);
                     best = t;
                     changed = true;
-                    pre = prefixes(map, seed, &cur);
+                    pre = prefixes(map, seed, &cur, &mut ticks);
                     i = i.min(cur.len());
                 }
             }
@@ -140,7 +167,7 @@ pub fn shorten(
         }
         // Merge neighbours into one hold of either action.
         let mut i = 0;
-        while i + 1 < cur.len() && budget > 0 {
+        while i + 1 < cur.len() && budget > 0 && ticks.0 > 0 {
             let total = cur[i].ticks as u32 + cur[i + 1].ticks as u32;
             let mut merged = false;
             if total <= MAX_STEP_TICKS as u32 {
@@ -152,13 +179,13 @@ pub fn shorten(
                         ticks: total as u16,
                     });
                     tail.extend_from_slice(&cur[i + 2..]);
-                    if let Some(t) = win_tick(pre[i].clone(), &tail) {
+                    if let Some(t) = win_tick(pre[i].clone(), &tail, &mut ticks) {
                         if t <= best {
                             cur.splice(i..i + 2, [tail[0]]);
                             best = t;
                             changed = true;
                             merged = true;
-                            pre = prefixes(map, seed, &cur);
+                            pre = prefixes(map, seed, &cur, &mut ticks);
                             break;
                         }
                     }
@@ -176,18 +203,18 @@ pub fn shorten(
         }
         // Shorten holds by a half.
         let mut i = 0;
-        while i < cur.len() && budget > 0 && !stop() {
+        while i < cur.len() && budget > 0 && ticks.0 > 0 && !stop() {
             let t0 = cur[i].ticks;
             if t0 >= 2 {
                 budget -= 1;
                 let mut tail = cur[i..].to_vec();
                 tail[0].ticks = t0 / 2;
-                if let Some(t) = win_tick(pre[i].clone(), &tail) {
+                if let Some(t) = win_tick(pre[i].clone(), &tail, &mut ticks) {
                     if t <= best {
                         cur[i].ticks = t0 / 2;
                         best = t;
                         changed = true;
-                        pre = prefixes(map, seed, &cur);
+                        pre = prefixes(map, seed, &cur, &mut ticks);
                     }
                 }
             }
@@ -196,7 +223,7 @@ pub fn shorten(
         if let Some((c, t)) = truncate(map, seed, &cur) {
             cur = run_length(&c);
             best = t;
-            pre = prefixes(map, seed, &cur);
+            pre = prefixes(map, seed, &cur, &mut ticks);
         }
     }
     (cur, best)
@@ -222,9 +249,11 @@ pub fn confirm(map: &Map, replay: &Replay) -> Option<u32> {
 }
 
 /// Shortens, encodes and confirms a found replay. Falls back to the unshortened replay if the
-/// shortened one is not confirmed; `None` if neither is.
-pub fn finish(req: &PlanRequest, steps: Vec<Step>, deadline: Instant) -> Option<(Replay, u32)> {
-    let stop = || Instant::now() >= deadline || req.cancel.load(Ordering::Relaxed);
+/// shortened one is not confirmed; `None` if neither is. Only a cancel cuts the shortening
+/// short: its budgets bound it, and a cut by the clock would make the replay depend on the
+/// machine's speed and on when the search found the win.
+pub fn finish(req: &PlanRequest, steps: Vec<Step>) -> Option<(Replay, u32)> {
+    let stop = || req.cancel.load(Ordering::Relaxed);
     let (short, _) = shorten(req.map, req.seed, steps.clone(), SHORTEN_BUDGET, &stop);
     for candidate in [short, steps] {
         let replay = Replay {
@@ -242,6 +271,48 @@ pub fn finish(req: &PlanRequest, steps: Vec<Step>, deadline: Instant) -> Option<
 mod tests {
     use super::*;
     use std::cell::Cell;
+
+    /// A found win is shortened the same way whatever the time limit and however late the
+    /// search found it: only its budgets (and a cancel) bound it. It stopped at the job's
+    /// deadline, so a late win came back less shortened, and the replay of one map and seed
+    /// depended on the machine's speed and load.
+    #[test]
+    fn the_shortened_replay_does_not_depend_on_the_clock() {
+        let map = horst_engine::parse_map(
+            "gcv-map 1\nname: corridor\nsize: 24 4\ngrid:\n........................\n........................\nGGGGGGGGGGGGGGGGGGGGGGGG\nEEEEEEEEEEEEEEEEEEEEEEEE\nentities:\nstart 1 1\nnest 20 1\n",
+        )
+        .unwrap();
+        let steps: Vec<Step> = (0..120)
+            .flat_map(|_| {
+                [
+                    Step {
+                        action: 4,
+                        ticks: 1,
+                    },
+                    Step {
+                        action: 8,
+                        ticks: 2,
+                    },
+                ]
+            })
+            .collect();
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        let finished = |time_limit| {
+            let req = PlanRequest {
+                map: &map,
+                seed: 1,
+                time_limit,
+                cancel: &cancel,
+                memory_budget_bytes: None,
+            };
+            finish(&req, steps.clone()).expect("the steps win")
+        };
+        let (hurried, ticks) = finished(std::time::Duration::ZERO);
+        let (calm, calm_ticks) = finished(std::time::Duration::from_secs(600));
+        assert_eq!(hurried.actions, calm.actions);
+        assert_eq!(ticks, calm_ticks);
+        assert!(calm.actions.len() < 10, "{:?}", calm.actions);
+    }
 
     /// Shortening stops within a candidate of being told to (the deadline, a cancel): each
     /// candidate is a whole run. It looked every 64 budget units, and in the merge loop, where
