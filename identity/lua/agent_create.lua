@@ -22,7 +22,11 @@
     ARGV[10] label
 
   Output:
-    {'ok', now_ms}             created (now_ms: the creation time)
+    {'ok', now_ms}             created (now_ms: the creation time); also when this very call
+                               created it already (a client on a cluster sends a script
+                               again after a timeout or a cut connection: the second run
+                               finds its own random key, and neither counts it again nor
+                               makes another account)
     {'network_cap', wait_ms}   the network's cap is reached; room in wait_ms
     {'daily_cap', wait_ms}     the total cap is reached; room in wait_ms
     {'collision', 0}           the random name or prefix is taken: try another
@@ -33,6 +37,9 @@ local window = tonumber(ARGV[1])
 -- write): Redis at maxmemory refuses a script only at its first write that may grow memory,
 -- so that first write must be the ZADD, not a trim, or a full Redis would take the account.
 local since = '(' .. (now - window)
+if redis.call('GET', KEYS[6]) == ARGV[7] then
+  return {'ok', tonumber(redis.call('HGET', KEYS[3], 'createdAtMs')) or now}
+end
 local function wait(k)
   local oldest = redis.call('ZRANGEBYSCORE', k, since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if oldest[2] then return tonumber(oldest[2]) + window - now end

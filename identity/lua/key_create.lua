@@ -16,11 +16,14 @@
     ARGV[7] most active keys an account may have
 
   Output:
-     1  created
+     1  created (or created by this very call already: a client on a cluster sends a
+        script again after a timeout or a cut connection; the second run finds its own
+        random key's prefix and hash)
      0  the account has ARGV[7] active keys already
     -1  no such account
     -2  the prefix is taken (a collision of random prefixes: try again)
 ]]
+if redis.call('GET', KEYS[4]) == ARGV[1] then return 1 end
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('SCARD', KEYS[2]) >= tonumber(ARGV[7]) then return 0 end
 if not redis.call('SET', KEYS[4], ARGV[1], 'NX') then return -2 end

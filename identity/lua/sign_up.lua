@@ -20,7 +20,10 @@
     ARGV[8] password (PHC string)
 
   Output:
-    {'ok', now_ms}             created
+    {'ok', now_ms}             created (or created by this very call already: a client on a
+                               cluster sends a script again after a timeout or a cut
+                               connection, and the second run finds its own account, whose
+                               salted password hash no other call can have)
     {'exists', 0}              the name is taken (by anyone, with or without a password)
     {'network_cap', wait_ms}   this network's cap (either) is reached; room in wait_ms
     {'daily_cap', wait_ms}     a total cap (either) is reached; room in wait_ms
@@ -32,6 +35,8 @@ local window = tonumber(ARGV[1])
 -- so that first write must be a ZADD, not a trim, or a full Redis would take the account
 -- (agent_create.lua likewise).
 local since = '(' .. (now - window)
+local mine = redis.call('HMGET', KEYS[5], 'password', 'createdAtMs')
+if mine[1] == ARGV[8] then return {'ok', tonumber(mine[2])} end
 if redis.call('EXISTS', KEYS[5]) == 1 then return {'exists', 0} end
 local function wait(k)
   local oldest = redis.call('ZRANGEBYSCORE', k, since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)

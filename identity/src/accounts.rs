@@ -216,6 +216,13 @@ pub async fn create_account(store: &Store, name: &str, trust: u8) -> Result<(), 
     if trust > 2 {
         return Err(IdentityError::Invalid("trust must be 0, 1 or 2".into()));
     }
+    // An earlier version's user of that name would take the account (and its keys) over at
+    // their first sign-in: the name is theirs, as sign-up and `user create` hold it.
+    if crate::auth::legacy_name_in(store, name).await?.is_some() {
+        return Err(IdentityError::Conflict(format!(
+            "the name {name} belongs to a user of an earlier version, who moves here at their first sign-in; pick another name"
+        )));
+    }
     let now = redis_now_ms(store).await?;
     let created: AccountCreated = ACCOUNT_CREATE
         .call(store)

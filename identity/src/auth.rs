@@ -216,11 +216,7 @@ impl Auth {
 
     /// The stored name of an earlier version's user whose name is `name` in any case.
     pub async fn legacy_name(&self, name: &str) -> Result<Option<String>, IdentityError> {
-        Ok(redis::cmd("HGET")
-            .arg(self.store.key("auth:legacy"))
-            .arg(name.to_lowercase())
-            .query_async(&mut self.store.conn())
-            .await?)
+        legacy_name_in(&self.store, name).await
     }
 
     /// Creates a new agent identity with `scopes`; returns (token, agent id). The token is
@@ -731,6 +727,18 @@ fn legacy_verify(stored: &str, password: &str) -> LegacyCheck {
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The stored spelling of an earlier version's RCADIA user called `name` (in any case), if any.
+pub(crate) async fn legacy_name_in(
+    store: &Store,
+    name: &str,
+) -> Result<Option<String>, IdentityError> {
+    Ok(redis::cmd("HGET")
+        .arg(store.key("auth:legacy"))
+        .arg(name.to_lowercase())
+        .query_async(&mut store.conn())
+        .await?)
 }
 
 #[cfg(test)]

@@ -102,6 +102,84 @@ reply!(AgentCreated, (String, i64), "agent_create", |r| {
 mod tests {
     use super::*;
 
+    /// A client on a cluster sends a script again when its answer did not come (a timeout, a
+    /// cut connection), though Redis may have run it: the second run of a creation finds what
+    /// the first made and answers as it did, counting nothing twice (it answered a collision
+    /// and the caller made a second account and key, or "prefix taken", or the key cap).
+    #[tokio::test]
+    async fn a_creation_run_twice_makes_one_thing_and_answers_as_the_first() {
+        let redis = horst_testkit::RedisServer::start();
+        let store = horst_store::Store::connect(&redis.url(), "t:")
+            .await
+            .unwrap();
+        let agent = || async {
+            AGENT_CREATE
+                .call(&store)
+                .key(store.key("agentkeys:net:n"))
+                .key(store.key("agentkeys:all"))
+                .key(store.key("account:agent-1"))
+                .key(store.key("account:agent-1:keys"))
+                .key(store.key("key:h1"))
+                .key(store.key("keyprefix:p1"))
+                .arg(86_400_000u64)
+                .arg(1u32)
+                .arg(100u32)
+                .arg("m1")
+                .arg("agent-1")
+                .arg("")
+                .arg("h1")
+                .arg("id1")
+                .arg("p1")
+                .arg("")
+                .run()
+                .await
+                .unwrap()
+        };
+        let first = agent().await;
+        assert!(matches!(first, AgentCreated::Created { .. }), "{first:?}");
+        // The network's cap is 1 and now used: only the own-write check lets it through.
+        assert_eq!(agent().await, first);
+        let counted: u64 = redis::cmd("ZCARD")
+            .arg(store.key("agentkeys:all"))
+            .query_async(&mut store.conn())
+            .await
+            .unwrap();
+        assert_eq!(counted, 1);
+
+        let key = |hash: &'static str, prefix: &'static str| {
+            let store = &store;
+            async move {
+                KEY_CREATE
+                    .call(store)
+                    .key(store.key("account:agent-1"))
+                    .key(store.key("account:agent-1:keys"))
+                    .key(store.key(&format!("key:{hash}")))
+                    .key(store.key(&format!("keyprefix:{prefix}")))
+                    .arg(hash)
+                    .arg("id2")
+                    .arg(prefix)
+                    .arg("agent-1")
+                    .arg("")
+                    .arg(1u64)
+                    .arg(2u32)
+                    .run()
+                    .await
+                    .unwrap()
+            }
+        };
+        // The second key fills the cap of 2; sent again, it is the same key, not "at the cap".
+        assert_eq!(key("h2", "p2").await, KeyCreated::Created);
+        assert_eq!(key("h2", "p2").await, KeyCreated::Created);
+        let keys: u64 = redis::cmd("SCARD")
+            .arg(store.key("account:agent-1:keys"))
+            .query_async(&mut store.conn())
+            .await
+            .unwrap();
+        assert_eq!(keys, 2);
+        // Another key is one too many.
+        assert_eq!(key("h3", "p3").await, KeyCreated::TooManyKeys);
+    }
+
     fn bulk(s: &str) -> Value {
         Value::BulkString(s.as_bytes().to_vec())
     }

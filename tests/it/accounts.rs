@@ -756,6 +756,13 @@ async fn earlier_versions_users_move_to_phc_hashes_on_their_next_sign_in() {
         )
         .await;
     assert_eq!(r.status, 409);
+    // And the operator cannot make an account of that name: the old user's first sign-in
+    // would take it over, keys and all.
+    let made = horst_identity::accounts::create_account(&app.store, "alte", 2).await;
+    assert!(
+        matches!(made, Err(horst_identity::IdentityError::Conflict(_))),
+        "{made:?}"
+    );
     assert_eq!(v.sign_in("Alte", "falsch falsch").await.status, 401);
     let r = v.sign_in("Alte", "altes passwort").await;
     assert_eq!(r.status, 200, "{}", r.body);
