@@ -172,12 +172,15 @@ fn admit(
     if tracker.total.load(Ordering::Relaxed) >= limits.max_connections {
         return Err("max_connections");
     }
+    let exempt = limits.exempt.contains(ip);
+    // One IPv6 subscriber holds a whole /64 (as the sign-in and burst limits count them).
+    let ip = network_of(ip);
     let mut per = tracker
         .per_address
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     let n = per.entry(ip).or_insert(0);
-    if *n >= limits.max_connections_per_address && !limits.exempt.contains(ip) {
+    if *n >= limits.max_connections_per_address && !exempt {
         if *n == 0 {
             per.remove(&ip);
         }
@@ -192,6 +195,21 @@ fn admit(
         ip,
         metrics: metrics.clone(),
     })
+}
+
+/// The address a connection counts under: an IPv4 address (an IPv4-mapped IPv6 one as its
+/// IPv4), or an IPv6 address's /64.
+fn network_of(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let s = v6.segments();
+                IpAddr::V6(std::net::Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+        v4 => v4,
+    }
 }
 
 /// What a refused connection is told before it is closed (built once: under a flood this
@@ -623,6 +641,28 @@ mod tests {
             )),
             ..ConnectionLimits::default()
         }
+    }
+
+    /// One IPv6 subscriber holds a /64: its addresses share one count (each counted apart,
+    /// a rotating client escaped the cap); an IPv4-mapped address counts as its IPv4 one.
+    #[test]
+    fn an_ipv6_prefix_shares_one_count() {
+        let tracker = Arc::new(Tracker {
+            total: AtomicUsize::new(0),
+            per_address: Mutex::new(HashMap::new()),
+        });
+        let m = ConnectionMetrics::register(&Metrics::new());
+        let l = limits(100, 2, &[]);
+        let _first = admit(&tracker, &l, &m, "2001:db8:1:2::1".parse().unwrap()).unwrap();
+        let _second = admit(&tracker, &l, &m, "2001:db8:1:2:ffff::9".parse().unwrap()).unwrap();
+        assert_eq!(
+            admit(&tracker, &l, &m, "2001:db8:1:2::abcd".parse().unwrap()).err(),
+            Some("max_connections_per_address")
+        );
+        assert!(admit(&tracker, &l, &m, "2001:db8:1:3::1".parse().unwrap()).is_ok());
+        let _v4 = admit(&tracker, &l, &m, "192.0.2.7".parse().unwrap()).unwrap();
+        let _mapped = admit(&tracker, &l, &m, "::ffff:192.0.2.7".parse().unwrap()).unwrap();
+        assert!(admit(&tracker, &l, &m, "192.0.2.7".parse().unwrap()).is_err());
     }
 
     #[test]

@@ -55,7 +55,12 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
     }
     let ip = client_ip(&state, peer, &headers);
     let per_address = &state.agents.limits.per_address;
-    match state.agents.burst.check(per_address, &ip.to_string()).await {
+    match state
+        .agents
+        .burst
+        .check(per_address, &horst_identity::sign_in_limits::client_of(ip))
+        .await
+    {
         Ok(()) => {}
         Err(horst_limits::BurstError::Limited(limited)) => {
             let s = limited.retry_after_seconds();

@@ -187,7 +187,12 @@ async fn transport(State(state): State<AppState>, request: Request, next: Next) 
     let ip = client_ip(&state, peer, headers);
     let per_address = &state.agents.limits.per_address;
     // Before the body is read, so this refusal cannot name the request.
-    if let Err(refused) = state.agents.burst.check(per_address, &ip.to_string()).await {
+    if let Err(refused) = state
+        .agents
+        .burst
+        .check(per_address, &horst_identity::sign_in_limits::client_of(ip))
+        .await
+    {
         return burst_refused(&state, refused, "address", per_address.max, Value::Null);
     }
     if !is_json(headers) {
