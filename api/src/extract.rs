@@ -480,6 +480,22 @@ impl Expected for serde_json::Value {
     const EXPECTED: &'static str = "a JSON object as documented for this endpoint";
 }
 
+/// The body size limit of the routes under `path`, in words (the `DefaultBodyLimit` layers
+/// of `routes/`; axum's default elsewhere).
+fn body_limit_of(path: &str) -> &'static str {
+    if path == "/api/v1/agent/sessions/seek" {
+        "4 KiB (docs/agents-play.md)"
+    } else if path.starts_with("/api/v1/agent/bridge/") {
+        "1 MiB (docs/hosts.md)"
+    } else if path.starts_with("/api/v1/agent/") {
+        "16 KiB (docs/agents-play.md)"
+    } else if path.starts_with("/api/account/") || path == "/api/agent-keys" {
+        "16 KiB"
+    } else {
+        "2 MiB"
+    }
+}
+
 /// A JSON body of type `T`. An empty body reads as `{}`; anything else that is not JSON of
 /// the shape `T` is a 400 that says what was wrong. The size limit is axum's
 /// `DefaultBodyLimit` (a larger body is a JSON 413).
@@ -490,6 +506,7 @@ impl<T: DeserializeOwned + Expected, S: Send + Sync> FromRequest<S> for Json<T> 
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
         let code = malformed_code(req.uri().path());
+        let limit = body_limit_of(req.uri().path());
         let bytes = axum::body::Bytes::from_request(req, state)
             .await
             .map_err(|e| {
@@ -497,8 +514,7 @@ impl<T: DeserializeOwned + Expected, S: Send + Sync> FromRequest<S> for Json<T> 
                     ApiError::new(
                         ApiCode::TooLarge,
                         format!(
-                            "the body is over this endpoint's size limit ({}); send less (the RCADIA limits are in docs/agents-play.md and docs/hosts.md: 16 KiB per agent request, 1 MiB per bridge request)",
-                            e.body_text()
+                            "the body is over this endpoint's size limit of {limit}; send less"
                         ),
                     )
                 } else {

@@ -597,7 +597,13 @@ async fn bodies_over_the_limits_are_413_json() {
         )
         .await;
     assert_eq!((st, v["code"].as_str()), (413, Some("too_large")), "{v}");
-    assert!(v["error"].as_str().unwrap().contains("size limit"), "{v}");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("size limit of 16 KiB"),
+        "{v}"
+    );
     let s = agents[0].state(&id, 0.0).await;
     assert_eq!(s["yourTurn"], true, "nothing was accepted: {s}");
 
