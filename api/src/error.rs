@@ -340,6 +340,20 @@ fn body(
 
 impl From<ToolError> for ApiError {
     fn from(e: ToolError) -> Self {
+        // Redis away, on a REST route: the REST code and a plain hint (the tool's message
+        // speaks of idempotency keys, which these routes do not take).
+        if e.is_store_unreachable() {
+            let seconds = e
+                .details
+                .get("retryAfterSeconds")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(2);
+            return ApiError::new(
+                ApiCode::Unavailable,
+                format!("the server's store cannot be reached right now; retry in {seconds} s"),
+            )
+            .retry_after(seconds);
+        }
         let retry_after = e
             .details
             .get("retryAfterSeconds")

@@ -121,6 +121,9 @@ impl From<ErrorCode> for Value {
 /// store's own reconnect backs off up to 2 s; a failover takes a few seconds).
 pub const UNAVAILABLE_RETRY_SECONDS: u64 = 5;
 
+/// What a tool says when Redis cannot be reached ([`ToolError::unavailable`]).
+const STORE_UNREACHABLE: &str = "the job store is unreachable right now; retry after retryAfterSeconds with the same idempotencyKey (a job that was admitted is answered from its record)";
+
 /// A tool failure: `{"ok":false,"error":{"code","message",...details}}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolError {
@@ -159,11 +162,14 @@ impl ToolError {
     /// `retryAfterSeconds`, never an internal error; the detail goes to the log.
     pub fn unavailable(detail: impl std::fmt::Display) -> Self {
         tracing::warn!(detail = %detail, "the store is unreachable");
-        Self::new(
-            ErrorCode::EngineUnavailable,
-            "the job store is unreachable right now; retry after retryAfterSeconds with the same idempotencyKey (a job that was admitted is answered from its record)",
-        )
-        .with("retryAfterSeconds", UNAVAILABLE_RETRY_SECONDS)
+        Self::new(ErrorCode::EngineUnavailable, STORE_UNREACHABLE)
+            .with("retryAfterSeconds", UNAVAILABLE_RETRY_SECONDS)
+    }
+
+    /// Whether this is [`ToolError::unavailable`]: Redis could not be reached (not a missing
+    /// evaluator). The REST routes say so in their own words.
+    pub fn is_store_unreachable(&self) -> bool {
+        self.code == ErrorCode::EngineUnavailable && self.message == STORE_UNREACHABLE
     }
 
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {

@@ -41,6 +41,19 @@ async fn readyz_follows_redis_down_and_up() {
     // Liveness does not depend on Redis.
     let r = app.http.get(app.url("/healthz")).send().await.unwrap();
     assert_eq!(r.status(), 200);
+    // A REST read says in its own words that the store is away (it answered the MCP tools'
+    // engine_unavailable, "retry with the same idempotencyKey").
+    let r = app
+        .http
+        .get(app.url("/api/board/published"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 503);
+    assert!(r.headers().contains_key("retry-after"));
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["code"], "unavailable", "{body}");
+    assert!(!body["error"].as_str().unwrap().contains("idempotencyKey"));
 
     app.redis.as_mut().unwrap().start_again();
     let back = eventually(Duration::from_secs(30), async || {
