@@ -113,7 +113,7 @@ impl Rcadia {
                 // The next round may be gone or the player never seated there: nothing to do.
                 let r = self
                     .apply(&session_id, |_| {
-                        Ok(Step::main(Event::Leave {
+                        Ok(Step::main(Event::OptOut {
                             player_id: player_id.clone(),
                         }))
                     })

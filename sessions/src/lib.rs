@@ -87,7 +87,10 @@
 //! - **Leaving.** Leaving an active game ends it for everyone (`reason: "left"`, `winner` the
 //!   other player in a 2-player game); v2 hosts get `session_end`. Leaving a waiting table
 //!   frees the seat and renumbers the rest (seats stay 0..n in join order). Leaving a finished
-//!   session opts out of the rematch and is forwarded to the next round if it exists.
+//!   session opts out of the rematch and is forwarded to the next round if it exists
+//!   (`Event::OptOut`): it frees the seat there while that round has not started, passes on
+//!   from a finished one, and leaves a round under way alone. The contract's opt-out is of
+//!   the reserved round; a late leave of an old round is no forfeit of the current one.
 //! - **When a table starts.** Every seated player ready and at least `minPlayers`, and either
 //!   the table is full, or it is a reserved rematch, or nobody joined for
 //!   `Timings::lobby_fill_ms` (10 s). A rematch never starts before 3 s after the previous end.

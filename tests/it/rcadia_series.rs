@@ -51,6 +51,15 @@ async fn auto_rematch_keeps_seats_ids_and_series() {
     let start = start.expect("game_start on the rematch");
     assert_eq!(start["round"], 2);
     assert_eq!(start["players"], json!(pids));
+
+    // A late leave of round 1 (a cleanup step, say) is no forfeit of round 2, under way: it
+    // lost round 2, rated, and ended the series.
+    let (st, v) = agents[0]
+        .post(&format!("{AGENT}/{id}/leave"), json!({}))
+        .await;
+    assert_eq!(st, 200, "{v}");
+    let s = agents[1].state(&next, 0.0).await;
+    assert_eq!(s["status"], "active", "{s}");
 }
 
 #[tokio::test]

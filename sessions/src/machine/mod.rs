@@ -56,6 +56,11 @@ pub enum Event {
     },
     /// `POST /leave`.
     Leave { player_id: String },
+    /// A leave passed on from the finished round before this one ([`Effect::LeaveSession`]):
+    /// opts out of this round while it has not started, passes on from a finished one, and
+    /// leaves a game under way alone (a late leave of an old round is no forfeit of the
+    /// current one).
+    OptOut { player_id: String },
     /// Any authenticated player request on this session: readies a reserved rematch seat.
     PlayerSeen { player_id: String },
     /// `POST /ops` (and the v1 single-op endpoints). Counts as a host sign of life.
@@ -104,8 +109,8 @@ pub enum Effect {
     /// Create the next round: `Session::new_rematch(&this, new_id, now)`, then apply
     /// `Event::RematchLinked` to this session, both in one write.
     CreateRematch,
-    /// Apply `Event::Leave { player_id }` to `session_id` (opting out of a rematch that already
-    /// exists; ignore a 403 there).
+    /// Apply `Event::OptOut { player_id }` to `session_id` (opting out of a rematch that
+    /// already exists; ignore a 403 there).
     LeaveSession {
         session_id: String,
         player_id: String,
@@ -255,6 +260,13 @@ impl Session {
                 as_name,
             } => self.join(player_id, identity, as_name, now, out),
             Event::Leave { player_id } => self.leave(&player_id, now, out),
+            Event::OptOut { player_id } => {
+                if self.status == Status::Active {
+                    self.require_player(&player_id)?;
+                    return Ok(());
+                }
+                self.leave(&player_id, now, out)
+            }
             Event::PlayerSeen { player_id } => {
                 self.require_player(&player_id)?;
                 self.mark_ready(&player_id, now);

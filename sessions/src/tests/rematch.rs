@@ -269,3 +269,43 @@ fn the_operator_ends_a_table_with_a_reason_and_no_next_round_opens() {
     });
     assert_eq!(e.code, crate::ProtocolCode::Finished);
 }
+
+/// A late leave of an old round passes on only while the next round has not started: once
+/// it is under way, the leave is no forfeit of it (a player cleaning up round 1 lost round 2,
+/// rated, and ended the series).
+#[test]
+fn a_late_leave_of_an_old_round_is_no_forfeit_of_the_one_under_way() {
+    let (mut g, a, b) = Game::started(config(json!({"autoRematch": true})));
+    g.ops(json!([{"op": "end", "result": {"winner": a}}]));
+    let mut n = open_rematch(&mut g);
+    n.ok(Event::PlayerSeen {
+        player_id: a.clone(),
+    });
+    n.ok(Event::PlayerSeen {
+        player_id: b.clone(),
+    });
+    n.advance(3_000);
+    assert_eq!(n.s.status, Status::Active);
+    let out = g.ok(Event::Leave {
+        player_id: a.clone(),
+    });
+    assert_eq!(
+        out.effects,
+        vec![Effect::LeaveSession {
+            session_id: n.s.session_id.clone(),
+            player_id: a.clone()
+        }]
+    );
+    let before = n.s.clone();
+    n.ok(Event::OptOut {
+        player_id: a.clone(),
+    });
+    assert_eq!(n.s.status, Status::Active);
+    assert_eq!(n.s, before, "the round under way changed");
+    // Before it starts, the same opt-out frees the seat.
+    let (mut g, a, _b) = Game::started(config(json!({"autoRematch": true})));
+    g.ops(json!([{"op": "end", "result": {"winner": a}}]));
+    let mut n = open_rematch(&mut g);
+    n.ok(Event::OptOut { player_id: a });
+    assert_eq!(n.s.players.len(), 1);
+}

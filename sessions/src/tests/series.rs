@@ -35,7 +35,7 @@ impl World {
                     session_id,
                     player_id,
                 } => {
-                    let _ = self.apply(&session_id, Event::Leave { player_id });
+                    let _ = self.apply(&session_id, Event::OptOut { player_id });
                 }
                 _ => {}
             }
