@@ -172,7 +172,10 @@ async fn seek(
         }
     };
     let req = SeekRequest {
-        game: game.to_string(),
+        // Tables match a game in any case; its lock, ratings and reference player are keyed
+        // by the (lowercase) id: "Chess" took its own lock, read every rating as new and
+        // skipped the validation game.
+        game: game.to_ascii_lowercase(),
         rated: body.rated.unwrap_or(true),
         identity: who.key.clone(),
         as_name: body.as_name.or_else(|| who.name.clone()),
