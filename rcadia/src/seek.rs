@@ -177,15 +177,15 @@ impl Rcadia {
         &self,
         req: &SeekRequest,
     ) -> Result<Option<(Session, String)>, RcadiaError> {
-        let open: Vec<Session> = self
+        let of_the_game: Vec<Session> = self
             .list_unfinished()
             .await?
             .into_iter()
             .filter(|s| s.matches_game(&req.game))
-            .filter(|s| !req.rated || s.host().kind == HostKind::House)
             .collect();
-        // Already seated at one (a retried seek): that one.
-        if let Some(s) = open
+        // Already seated at one (a retried seek, or a table the agent joined itself, rated
+        // or not): that one, never a second seat.
+        if let Some(s) = of_the_game
             .iter()
             .find(|s| s.player_by_identity(&req.identity).is_some())
         {
@@ -195,8 +195,9 @@ impl Rcadia {
                 .to_string();
             return Ok(Some((s.clone(), pid)));
         }
-        let joinable: Vec<&Session> = open
+        let joinable: Vec<&Session> = of_the_game
             .iter()
+            .filter(|s| !req.rated || s.host().kind == HostKind::House)
             .filter(|s| s.listed_in_available(false))
             .collect();
         if joinable.is_empty() {

@@ -713,3 +713,30 @@ fn st_f64(v: &Value, field: &str) -> f64 {
         .as_f64()
         .unwrap_or_else(|| panic!("{field} in {v}"))
 }
+
+/// A rated seek by an agent already seated at a table of the game answers that table, as
+/// the docs say, whoever hosts it: an agent-hosted one was passed over, and the agent got a
+/// second seat at a house table.
+#[tokio::test]
+async fn a_seek_by_an_agent_seated_at_an_agent_hosted_table_answers_that_table() {
+    let app = app_with(|c| c.sessions.lobby_fill_ms = 60_000).await;
+    let (house, agents) = house_and_agents(&app, &["Sitter"]).await;
+    let (agent_host, _) = app
+        .auth
+        .create_token(&["host".into()], Some("Self-hosted"))
+        .await
+        .unwrap();
+    let agent_host = Client {
+        token: agent_host,
+        ..agents[0].clone()
+    };
+    let theirs = open_duel(&agent_host).await;
+    let _house_table = open_duel(&house).await;
+    let (st, v) = agents[0]
+        .post(&format!("{AGENT}/{theirs}/join"), json!({}))
+        .await;
+    assert_eq!(st, 200, "{v}");
+    let (st, v) = seek(&agents[0], json!({ "game": GAME, "wait": 0 })).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["sessionId"], theirs.as_str(), "{v}");
+}
