@@ -168,6 +168,48 @@ async fn origins_not_on_the_allowlist_are_403() {
     assert_eq!(a.status, 200);
     let a = app.mcp_raw(INIT, &[]).await;
     assert_eq!(a.status, 200);
+    // A page of an allowed origin can actually call: its preflight passes and the answer
+    // names it (without CORS the browser blocked both, whatever the allowlist said). Other
+    // origins get no CORS at all.
+    let preflight = |origin: &'static str| {
+        app.http
+            .request(reqwest::Method::OPTIONS, app.url("/api/mcp"))
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header(
+                "access-control-request-headers",
+                "content-type, authorization",
+            )
+            .send()
+    };
+    let r = preflight("https://gcv.example").await.unwrap();
+    assert_eq!(r.status().as_u16(), 204);
+    assert_eq!(
+        r.headers()["access-control-allow-origin"],
+        "https://gcv.example"
+    );
+    assert!(r.headers()["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .contains("authorization"));
+    let r = preflight("https://evil.example").await.unwrap();
+    assert_ne!(r.status().as_u16(), 204);
+    assert!(!r.headers().contains_key("access-control-allow-origin"));
+    let r = app
+        .http
+        .post(app.url("/api/mcp"))
+        .header("origin", "https://gcv.example")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(INIT)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(
+        r.headers()["access-control-allow-origin"],
+        "https://gcv.example"
+    );
 }
 
 #[tokio::test]

@@ -143,10 +143,63 @@ pub(crate) fn client_ip(
     state.agents.proxies.resolve(peer, forwarded).0
 }
 
+/// CORS for the origins the operator allowed (`gateway.allowed_origins`): a browser page
+/// there (a local inspector or agent UI) must pass a preflight before its JSON POST, and may
+/// read an answer only if it names the origin. Every other origin gets no CORS header, and
+/// its POST is refused below.
+async fn transport(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let origin = request
+        .headers()
+        .get(header::ORIGIN)
+        .filter(|o| {
+            o.to_str().is_ok_and(|o| {
+                state
+                    .config
+                    .gateway
+                    .allowed_origins
+                    .iter()
+                    .any(|a| origin_allowed(a, o))
+            })
+        })
+        .cloned();
+    let mut r = match (&origin, request.method()) {
+        (Some(_), &Method::OPTIONS) => {
+            let mut r = StatusCode::NO_CONTENT.into_response();
+            let h = r.headers_mut();
+            h.insert(
+                header::ACCESS_CONTROL_ALLOW_METHODS,
+                HeaderValue::from_static("POST"),
+            );
+            h.insert(
+                header::ACCESS_CONTROL_ALLOW_HEADERS,
+                HeaderValue::from_static(
+                    "authorization, content-type, accept, mcp-protocol-version, mcp-session-id",
+                ),
+            );
+            h.insert(
+                header::ACCESS_CONTROL_MAX_AGE,
+                HeaderValue::from_static("600"),
+            );
+            r
+        }
+        _ => checked(State(state), request, next).await,
+    };
+    if let Some(origin) = origin {
+        let h = r.headers_mut();
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        h.insert(
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static("retry-after, www-authenticate"),
+        );
+        h.append(header::VARY, HeaderValue::from_static("origin"));
+    }
+    r
+}
+
 /// The transport's checks, in the contract's order, before any extractor of the handler
 /// runs: method, the gateway switch, origin, the per-address burst limit, content type and
 /// body size. It hands the handler the body (already read) and the gateway's mode.
-async fn transport(State(state): State<AppState>, request: Request, next: Next) -> Response {
+async fn checked(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
     let peer = parts
         .extensions
