@@ -408,6 +408,13 @@ impl Gateway {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return invalid("tools/call needs params.name (a string)");
         };
+        // A CallToolRequest's `arguments` is an object (or left out): anything else is a
+        // malformed request, a protocol error, not a tool's refusal of its values.
+        if let Some(a) = params.get("arguments") {
+            if !(a.is_object() || a.is_null()) {
+                return invalid("tools/call needs params.arguments to be an object (or left out)");
+            }
+        }
         let Some(tool) = Tool::from_name(name) else {
             return invalid(&format!(
                 "unknown tool {:?}; tools/list shows the tools",

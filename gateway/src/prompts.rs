@@ -130,7 +130,12 @@ fn pick<'a>(
     value: Option<&str>,
     table: &'a [(&'static str, &'static str)],
 ) -> Result<(&'static str, &'a str), RpcError> {
-    let v = value.unwrap_or("medium").trim().to_ascii_lowercase();
+    // Left out or left blank (a form's empty field): the default.
+    let v = value
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .unwrap_or("medium")
+        .to_ascii_lowercase();
     table
         .iter()
         .find(|(k, _)| *k == v)
@@ -224,6 +229,11 @@ mod tests {
         }
         // Defaults, and no arguments at all.
         let d = get(Some(&json!({ "name": "design_level" }))).unwrap();
+        assert_eq!(d["description"], "Design a medium, medium level");
+        // Blank fields (a client's empty form) are the defaults too.
+        let d = get(Some(&json!({ "name": "design_level",
+            "arguments": { "theme": "", "size": " ", "difficulty": "" } })))
+        .unwrap();
         assert_eq!(d["description"], "Design a medium, medium level");
         assert_eq!(
             list()["prompts"][0]["arguments"].as_array().unwrap().len(),

@@ -384,6 +384,14 @@ async fn unknown_tool_is_an_invalid_params_error() {
     let a = app.call("fly", json!({}), None).await;
     assert_eq!(a.status, 200);
     assert_eq!(a.body["error"]["code"], -32602);
+    // So is `arguments` that is not an object: a malformed CallToolRequest (it came back as
+    // the tool's invalid_input). Left out or null is no arguments.
+    for arguments in [json!("x"), json!([1]), json!(5)] {
+        let a = app.call("validate_map", arguments.clone(), None).await;
+        assert_eq!(a.body["error"]["code"], -32602, "{arguments}: {}", a.text);
+    }
+    let a = app.call("get_map_format", Value::Null, None).await;
+    assert!(a.body["result"].is_object(), "{}", a.text);
 }
 
 #[tokio::test]
