@@ -210,7 +210,7 @@ async fn checked(State(state): State<AppState>, request: Request, next: Next) ->
     }
     let mode = match horst_gateway::mode(&state.store, &state.config).await {
         Ok(m) => m,
-        Err(e) => return store_failure(&e, "gateway mode"),
+        Err(e) => return store_failure(&e, "gateway mode", Value::Null),
     };
     if mode == GatewayMode::Off {
         return rpc_error(
@@ -377,7 +377,7 @@ fn burst_refused(state: &AppState, e: BurstError, per: &str, max: u32, id: Value
                 ),
             )
         }
-        BurstError::Store(e) => store_failure(&e, "burst limit"),
+        BurstError::Store(e) => store_failure(&e, "burst limit", id),
     }
 }
 
@@ -386,29 +386,29 @@ pub(crate) fn refuse_key(e: AuthError, id: Value) -> Response {
     match e {
         AuthError::Unauthorized(m) => unauthorized(id, &m),
         AuthError::Blocked(m) => rpc_error_for(id, StatusCode::FORBIDDEN, codes::REFUSED, &m),
-        AuthError::Store(e) => internal(format!("authenticate: {e}")),
-        AuthError::Unreachable(e) => unavailable(format!("authenticate: {e}")),
+        AuthError::Store(e) => internal(id, format!("authenticate: {e}")),
+        AuthError::Unreachable(e) => unavailable(id, format!("authenticate: {e}")),
     }
 }
 
 /// A Redis failure before the gateway: unavailable when Redis cannot be reached, else
 /// internal.
-fn store_failure(e: &horst_store::RedisError, what: &str) -> Response {
+fn store_failure(e: &horst_store::RedisError, what: &str, id: Value) -> Response {
     if horst_store::is_unreachable(e) {
-        unavailable(format!("{what}: {e}"))
+        unavailable(id, format!("{what}: {e}"))
     } else {
-        internal(format!("{what}: {e}"))
+        internal(id, format!("{what}: {e}"))
     }
 }
 
 /// Redis cannot be reached: 503 with `Retry-After`, and the tools' `engine_unavailable` with
 /// `retryAfterSeconds` in the JSON-RPC error's data, so a client retries (with the same
 /// idempotencyKey) instead of giving up; never a 500.
-fn unavailable(detail: String) -> Response {
+fn unavailable(id: Value, detail: String) -> Response {
     tracing::warn!(detail = %detail, "the store is unreachable; answered 503");
     let retry = horst_gateway::UNAVAILABLE_RETRY_SECONDS;
     let body = protocol::error(
-        Value::Null,
+        id,
         codes::REFUSED,
         &format!("the server's store is unreachable right now; retry after {retry} s"),
         Some(serde_json::json!({ "code": "engine_unavailable", "retryAfterSeconds": retry })),
@@ -420,9 +420,10 @@ fn unavailable(detail: String) -> Response {
 }
 
 /// A store failure: logged in full, answered as a JSON-RPC internal error without details.
-fn internal(detail: String) -> Response {
+fn internal(id: Value, detail: String) -> Response {
     tracing::error!(detail = %detail, "gateway internal error");
-    rpc_error(
+    rpc_error_for(
+        id,
         StatusCode::INTERNAL_SERVER_ERROR,
         codes::INTERNAL_ERROR,
         "internal error; details are in the server log",
