@@ -338,11 +338,17 @@ impl Gateway {
             Incoming::Request { method, params, .. } => (method, params),
         };
         let offer = self.offer();
-        let answer = |r: Result<Value, resources::RpcError>| {
-            Reply::Json(match r {
-                Ok(v) => protocol::success(id.clone(), v),
-                Err(e) => protocol::error(id.clone(), e.code, &e.message, e.data),
-            })
+        let answer = |r: Result<Value, resources::RpcError>| match r {
+            Ok(v) => Reply::Json(protocol::success(id.clone(), v)),
+            // The store away: a 503 with Retry-After, as the tools answer it (it was a 200
+            // carrying an internal error).
+            Err(e) if e.is_unavailable() => Reply::Refused {
+                refusal: Refusal::Unavailable {
+                    retry_after_seconds: UNAVAILABLE_RETRY_SECONDS,
+                },
+                body: protocol::error(id.clone(), codes::REFUSED, &e.message, e.data),
+            },
+            Err(e) => Reply::Json(protocol::error(id.clone(), e.code, &e.message, e.data)),
         };
         match method.as_str() {
             "ping" => Reply::Json(protocol::success(id, json!({}))),

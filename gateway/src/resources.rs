@@ -127,6 +127,15 @@ pub struct RpcError {
 }
 
 impl RpcError {
+    /// The store could not be reached ([`RpcError::from_tool`] of `engine_unavailable`).
+    pub fn is_unavailable(&self) -> bool {
+        self.data
+            .as_ref()
+            .and_then(|d| d.get("code"))
+            .and_then(Value::as_str)
+            == Some("engine_unavailable")
+    }
+
     pub fn invalid(message: impl Into<String>) -> RpcError {
         RpcError {
             code: codes::INVALID_PARAMS,
@@ -151,7 +160,10 @@ impl RpcError {
             ErrorCode::InvalidInput => RpcError::invalid(e.message),
             ErrorCode::EngineUnavailable => RpcError {
                 code: codes::INTERNAL_ERROR,
-                message: e.message,
+                message: format!(
+                    "the server's store is unreachable right now; read it again after {} s",
+                    crate::UNAVAILABLE_RETRY_SECONDS
+                ),
                 data: Some(serde_json::json!({
                     "code": "engine_unavailable",
                     "retryAfterSeconds": crate::UNAVAILABLE_RETRY_SECONDS,
@@ -464,6 +476,18 @@ pub fn links(tool: Tool, value: &Value) -> Vec<ResourceLink> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A read whose store is away is told apart (the dispatch answers it 503 with
+    /// Retry-After) and says so in a resource's words, not a job's idempotency key.
+    #[test]
+    fn an_unreachable_store_is_told_apart_from_other_failures() {
+        let e = RpcError::from_tool(ToolError::unavailable("down"), "gcv://levels/x");
+        assert!(e.is_unavailable());
+        assert!(!e.message.contains("idempotencyKey"), "{}", e.message);
+        let e = RpcError::from_tool(ToolError::internal("boom"), "gcv://levels/x");
+        assert!(!e.is_unavailable());
+        assert!(!RpcError::invalid("no").is_unavailable());
+    }
 
     #[test]
     fn uris_parse_strictly() {
