@@ -151,16 +151,7 @@ async fn transport(State(state): State<AppState>, request: Request, next: Next) 
     let origin = request
         .headers()
         .get(header::ORIGIN)
-        .filter(|o| {
-            o.to_str().is_ok_and(|o| {
-                state
-                    .config
-                    .gateway
-                    .allowed_origins
-                    .iter()
-                    .any(|a| origin_allowed(a, o))
-            })
-        })
+        .filter(|o| allowed_origin(&state, o))
         .cloned();
     let mut r = match (&origin, request.method()) {
         (Some(_), &Method::OPTIONS) => {
@@ -221,15 +212,7 @@ async fn checked(State(state): State<AppState>, request: Request, next: Next) ->
     }
     let headers = &parts.headers;
     if let Some(origin) = headers.get(header::ORIGIN) {
-        let allowed = origin.to_str().is_ok_and(|o| {
-            state
-                .config
-                .gateway
-                .allowed_origins
-                .iter()
-                .any(|a| origin_allowed(a, o))
-        });
-        if !allowed {
+        if !allowed_origin(&state, origin) {
             return rpc_error(
                 StatusCode::FORBIDDEN,
                 codes::REFUSED,
@@ -279,6 +262,18 @@ async fn checked(State(state): State<AppState>, request: Request, next: Next) ->
     parts.extensions.insert(ReadBody(bytes.clone()));
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// Whether an `Origin` header names an origin of `gateway.allowed_origins`.
+fn allowed_origin(state: &AppState, origin: &HeaderValue) -> bool {
+    origin.to_str().is_ok_and(|o| {
+        state
+            .config
+            .gateway
+            .allowed_origins
+            .iter()
+            .any(|a| origin_allowed(a, o))
+    })
 }
 
 /// Whether `origin` (an `Origin` header) is the allowlist's `entry`: the same origin, or, for
