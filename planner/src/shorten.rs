@@ -27,10 +27,9 @@ pub fn shorten_reserve(limit: std::time::Duration) -> std::time::Duration {
 struct Ticks(u64);
 
 impl Ticks {
-    /// Charges `n` ticks; false once the budget is spent.
-    fn spend(&mut self, n: u64) -> bool {
+    /// Charges `n` ticks (the loops stop once nothing is left).
+    fn spend(&mut self, n: u64) {
         self.0 = self.0.saturating_sub(n);
-        self.0 > 0
     }
 }
 const MAX_STEP_TICKS: u16 = 600;
@@ -272,17 +271,14 @@ mod tests {
     use super::*;
     use std::cell::Cell;
 
-    /// A found win is shortened the same way whatever the time limit and however late the
-    /// search found it: only its budgets (and a cancel) bound it. It stopped at the job's
-    /// deadline, so a late win came back less shortened, and the replay of one map and seed
-    /// depended on the machine's speed and load.
-    #[test]
-    fn the_shortened_replay_does_not_depend_on_the_clock() {
+    /// A corridor to the nest, and right in short holds with a pause between each: many
+    /// steps shortening can remove.
+    fn corridor() -> (Map, Vec<Step>) {
         let map = horst_engine::parse_map(
             "gcv-map 1\nname: corridor\nsize: 24 4\ngrid:\n........................\n........................\nGGGGGGGGGGGGGGGGGGGGGGGG\nEEEEEEEEEEEEEEEEEEEEEEEE\nentities:\nstart 1 1\nnest 20 1\n",
         )
         .unwrap();
-        let steps: Vec<Step> = (0..120)
+        let steps = (0..120)
             .flat_map(|_| {
                 [
                     Step {
@@ -296,6 +292,16 @@ mod tests {
                 ]
             })
             .collect();
+        (map, steps)
+    }
+
+    /// A found win is shortened the same way whatever the time limit and however late the
+    /// search found it: only its budgets (and a cancel) bound it. It stopped at the job's
+    /// deadline, so a late win came back less shortened, and the replay of one map and seed
+    /// depended on the machine's speed and load.
+    #[test]
+    fn the_shortened_replay_does_not_depend_on_the_clock() {
+        let (map, steps) = corridor();
         let cancel = std::sync::atomic::AtomicBool::new(false);
         let finished = |time_limit| {
             let req = PlanRequest {
@@ -314,30 +320,12 @@ mod tests {
         assert!(calm.actions.len() < 10, "{:?}", calm.actions);
     }
 
-    /// Shortening stops within a candidate of being told to (the deadline, a cancel): each
+    /// Shortening stops within a candidate of being told to (a cancel): each
     /// candidate is a whole run. It looked every 64 budget units, and in the merge loop, where
     /// a candidate costs one or two, never once the budget was odd.
     #[test]
     fn shortening_stops_within_a_candidate_of_being_told_to() {
-        let map = horst_engine::parse_map(
-            "gcv-map 1\nname: corridor\nsize: 24 4\ngrid:\n........................\n........................\nGGGGGGGGGGGGGGGGGGGGGGGG\nEEEEEEEEEEEEEEEEEEEEEEEE\nentities:\nstart 1 1\nnest 20 1\n",
-        )
-        .unwrap();
-        // Right in short holds with a pause between each: many steps shortening could remove.
-        let steps: Vec<Step> = (0..120)
-            .flat_map(|_| {
-                [
-                    Step {
-                        action: 4,
-                        ticks: 1,
-                    },
-                    Step {
-                        action: 8,
-                        ticks: 2,
-                    },
-                ]
-            })
-            .collect();
+        let (map, steps) = corridor();
         let (won, _) = truncate(&map, 1, &steps).expect("the steps win");
         let before = run_length(&won).len();
         // Told to stop at its fourth look.
