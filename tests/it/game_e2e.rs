@@ -73,6 +73,24 @@ async fn screenshot(tab: &Tab, name: &str) {
 }
 
 /// A key as DevTools sends it (only `code` matters to the game).
+/// Holds → for `ticks` ticks of the test hook and lets go; what the last tick answered.
+async fn hold_right(tab: &Tab, ticks: u32) -> Value {
+    call(
+        tab,
+        "Input.dispatchKeyEvent",
+        key_params("ArrowRight", true),
+    )
+    .await;
+    let st = tab.eval(&format!("horstTest.tick({ticks})")).await;
+    call(
+        tab,
+        "Input.dispatchKeyEvent",
+        key_params("ArrowRight", false),
+    )
+    .await;
+    st
+}
+
 fn key_params(code: &str, down: bool) -> Value {
     let (key, vk) = match code {
         "ArrowLeft" => ("ArrowLeft", 37),
@@ -335,19 +353,7 @@ async fn the_game_in_chromium() {
 
     // A death is a moment too: running into the marmot, with the referee's cause in words.
     tab.eval("horstTest.stage.restart()").await;
-    call(
-        &tab,
-        "Input.dispatchKeyEvent",
-        key_params("ArrowRight", true),
-    )
-    .await;
-    let st = tab.eval("horstTest.tick(600)").await;
-    call(
-        &tab,
-        "Input.dispatchKeyEvent",
-        key_params("ArrowRight", false),
-    )
-    .await;
+    let st = hold_right(&tab, 600).await;
     assert_eq!(st["finished"]["status"], 2, "{st}");
     let text = tab
         .eval("document.querySelector('.overlay p').textContent")
@@ -393,19 +399,7 @@ async fn the_game_in_chromium() {
     .await;
     let st = play_with_keys_until(&tab, &rast["replay"], |s| s["checkpoint"] == 0).await;
     assert_eq!(st["checkpoint"], 0, "{st}");
-    call(
-        &tab,
-        "Input.dispatchKeyEvent",
-        key_params("ArrowRight", true),
-    )
-    .await;
-    let st = tab.eval("horstTest.tick(1200)").await;
-    call(
-        &tab,
-        "Input.dispatchKeyEvent",
-        key_params("ArrowRight", false),
-    )
-    .await;
+    let st = hold_right(&tab, 1200).await;
     assert_eq!(st["finished"]["status"], 2, "{st}");
     screenshot(&tab, "play-checkpoint-death-1280x800").await;
     let clicked = tab
@@ -1457,19 +1451,7 @@ async fn a_phone_upright_and_sideways() {
             LONG,
         )
         .await;
-        call(
-            &tab,
-            "Input.dispatchKeyEvent",
-            key_params("ArrowRight", true),
-        )
-        .await;
-        let st = tab.eval("horstTest.tick(600)").await;
-        call(
-            &tab,
-            "Input.dispatchKeyEvent",
-            key_params("ArrowRight", false),
-        )
-        .await;
+        let st = hold_right(&tab, 600).await;
         assert_eq!(st["finished"]["status"], 1, "{st}");
         tab.eval("document.querySelector('.screen-wrap').scrollIntoView({ block: 'center' })")
             .await;
@@ -1500,19 +1482,7 @@ async fn a_phone_upright_and_sideways() {
         LONG,
     )
     .await;
-    call(
-        &tab,
-        "Input.dispatchKeyEvent",
-        key_params("ArrowRight", true),
-    )
-    .await;
-    let st = tab.eval("horstTest.tick(600)").await;
-    call(
-        &tab,
-        "Input.dispatchKeyEvent",
-        key_params("ArrowRight", false),
-    )
-    .await;
+    let st = hold_right(&tab, 600).await;
     assert_eq!(st["finished"]["status"], 1, "{st}");
     assert!(inside(
         rect(&tab, ".overlay").await,
