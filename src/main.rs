@@ -22,6 +22,7 @@ mod house_cli;
 mod map_cli;
 mod play;
 mod redis_setup;
+mod redis_supervisor;
 mod serve;
 mod worker_child;
 

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use horst::{App, Roles, Shutdown};
 use horst_config::Config;
-use horst_store::Health;
 
 use crate::redis_setup::{self, RedisHandle};
+use crate::redis_supervisor;
 use crate::worker_child::{self, WorkerChild};
 
 /// What this process runs.
@@ -104,11 +104,11 @@ async fn run_async(
         }
     };
     if let Some(private) = &redis.private {
-        app.spawn(watch_private_redis(
-            private.clone(),
-            app.health().clone(),
-            shutdown.flag(),
-        ));
+        let owner = private.lock().unwrap_or_else(|e| e.into_inner()).is_owner();
+        if owner {
+            // Ends once `run` stops the server, after everything else.
+            redis_supervisor::supervise(private.clone(), app.health().clone());
+        }
     }
     if roles.api {
         // The JWT signing key (a file outside Redis): one this process cannot read or make
@@ -286,34 +286,6 @@ async fn wait_for_signal(shutdown: Shutdown) {
             tracing::warn!(signal = name, "a second signal while shutting down: stopping at once, without waiting for requests and jobs in flight");
             eprintln!("horst: stopped at once ({name} again while shutting down)");
             std::process::exit(130);
-        }
-    }
-}
-
-/// Notices a crash of the private redis-server: horst turns not ready and says why.
-async fn watch_private_redis(
-    private: Arc<std::sync::Mutex<horst_redis_process::PrivateRedis>>,
-    health: Health,
-    mut shutdown: tokio::sync::watch::Receiver<bool>,
-) {
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(Duration::from_millis(250)) => {}
-            _ = shutdown.wait_for(|stop| *stop) => return,
-        }
-        let (status, log) = {
-            let mut p = private.lock().unwrap_or_else(|e| e.into_inner());
-            (p.try_wait(), p.log_path())
-        };
-        if let Some(status) = status {
-            let reason = format!(
-                "the private redis-server exited unexpectedly ({status}); horst cannot serve until it is restarted. See {} and restart horst (its AOF is replayed at start)",
-                log.display()
-            );
-            tracing::error!(reason = %reason, "private redis-server died");
-            eprintln!("horst: {reason}");
-            health.set_fatal(reason);
-            return;
         }
     }
 }

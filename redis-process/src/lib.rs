@@ -126,6 +126,8 @@ pub enum LaunchError {
         log: PathBuf,
         tail: String,
     },
+    #[error("this process did not start the private redis-server, so it cannot start it again; the horst process that started it does")]
+    NotOwner,
 }
 
 /// A running (or exited) redis-server child.

@@ -47,8 +47,11 @@ pub struct PrivateRedis {
     dir: PathBuf,
     socket: PathBuf,
     process: Option<RedisProcess>,
-    /// `owner.lock`, held (flock) while the server this process started runs.
+    /// `owner.lock`, held (flock) while the server this process started runs, and across
+    /// its restarts ([`PrivateRedis::restart`]): no other process starts one meanwhile.
     owner: Option<std::fs::File>,
+    /// Set by [`PrivateRedis::stop`]: the server's exit from then on is no crash.
+    stopped: bool,
 }
 
 impl PrivateRedis {
@@ -119,6 +122,7 @@ impl PrivateRedis {
             socket,
             process,
             owner,
+            stopped: false,
         })
     }
 
@@ -133,6 +137,7 @@ impl PrivateRedis {
             socket,
             process: None,
             owner: None,
+            stopped: false,
         })
     }
 
@@ -160,16 +165,46 @@ impl PrivateRedis {
 
     /// `Some(status)` once a server this process started has exited.
     pub fn try_wait(&mut self) -> Option<ExitStatus> {
-        let exited = self.process.as_mut().and_then(RedisProcess::try_wait);
-        if exited.is_some() {
-            // No server runs for this lock any more: another process may start one.
-            self.owner = None;
+        self.process.as_mut().and_then(RedisProcess::try_wait)
+    }
+
+    /// True once [`PrivateRedis::stop`] was called: the server is meant to be down.
+    pub fn is_stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// Starts the server this process started again, after it exited (a crash, an OOM
+    /// kill), on the same socket and data directory: it replays its AOF, and every client
+    /// reconnects to the same address. The owner lock is kept throughout, so no other
+    /// process starts a server on the AOF meanwhile.
+    ///
+    /// The new server is tied to the calling thread (it gets SIGTERM when that thread
+    /// ends): call it from a thread that lives as long as the server should.
+    pub fn restart(&mut self) -> Result<u32, LaunchError> {
+        let Some(process) = self.process.as_mut() else {
+            return Err(LaunchError::NotOwner);
+        };
+        if process.try_wait().is_none() {
+            return Ok(process.pid());
         }
-        exited
+        let options = process.options().clone();
+        // A socket file left by the crashed server would make the new one fail to bind.
+        let _ = std::fs::remove_file(&self.socket);
+        let started = RedisProcess::spawn(options)?;
+        let pid = started.pid();
+        self.process = Some(started);
+        Ok(pid)
+    }
+
+    /// Gives the data directory up after a server that cannot be kept running: another
+    /// process may start one from now on.
+    pub fn give_up(&mut self) {
+        self.owner = None;
     }
 
     /// Stops the server if this process started it; attached processes leave it running.
     pub fn stop(&mut self, timeout: Duration) -> std::io::Result<()> {
+        self.stopped = true;
         match self.process.as_mut() {
             Some(p) => p.stop(timeout),
             None => Ok(()),

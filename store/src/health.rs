@@ -30,6 +30,9 @@ pub struct Health {
 
 struct Inner {
     probe: HealthState,
+    /// A known outage, said in its own words until it is over (the private redis-server
+    /// being started again after a crash).
+    outage: Option<String>,
     fatal: Option<String>,
 }
 
@@ -38,6 +41,7 @@ impl Default for Health {
         Health {
             inner: Arc::new(RwLock::new(Inner {
                 probe: HealthState::NotReady("starting".into()),
+                outage: None,
                 fatal: None,
             })),
         }
@@ -51,7 +55,7 @@ impl Health {
 
     pub fn state(&self) -> HealthState {
         let inner = self.inner.read().unwrap_or_else(|e| e.into_inner());
-        match &inner.fatal {
+        match inner.fatal.as_ref().or(inner.outage.as_ref()) {
             Some(reason) => HealthState::NotReady(reason.clone()),
             None => inner.probe.clone(),
         }
@@ -60,6 +64,13 @@ impl Health {
     pub fn set_probe(&self, state: HealthState) {
         let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
         inner.probe = state;
+    }
+
+    /// Marks horst not ready with `reason` until it is called again with `None` (and the
+    /// probe then finds the store reachable).
+    pub fn set_outage(&self, reason: Option<String>) {
+        let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        inner.outage = reason;
     }
 
     /// Marks horst not ready for good, with the reason operators see.
@@ -160,6 +171,19 @@ mod tests {
         assert_eq!(h.state(), HealthState::Ready);
         h.set_fatal("gone");
         h.set_probe(HealthState::Ready);
+        assert_eq!(h.state(), HealthState::NotReady("gone".into()));
+    }
+
+    #[test]
+    fn an_outage_holds_until_it_is_over_and_a_fatal_reason_outranks_it() {
+        let h = Health::new();
+        h.set_probe(HealthState::Ready);
+        h.set_outage(Some("restarting".into()));
+        assert_eq!(h.state(), HealthState::NotReady("restarting".into()));
+        h.set_outage(None);
+        assert_eq!(h.state(), HealthState::Ready);
+        h.set_outage(Some("restarting".into()));
+        h.set_fatal("gone");
         assert_eq!(h.state(), HealthState::NotReady("gone".into()));
     }
 }
