@@ -23,10 +23,6 @@ use tokio::sync::watch;
 
 use crate::Shutdown;
 
-/// How long a stopping process waits for its tasks beyond the HTTP grace period: a worker
-/// finishing its running jobs (their own limits end them well within it).
-const DRAIN_LIMIT: Duration = Duration::from_secs(120);
-
 /// Which parts of horst a process runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Roles {
@@ -395,7 +391,11 @@ impl App {
         // Every task above ends once the shutdown starts (the servers after their grace,
         // a worker after its jobs); whatever the caller does next (stopping the private
         // Redis) therefore runs after all of them.
-        let limit = Duration::from_secs(self.config.server.shutdown_grace_seconds) + DRAIN_LIMIT;
+        // Beyond the HTTP grace: a worker finishing its running jobs, whose own limits end
+        // them within `drain_seconds` (a 600 s playtest limit was cut off at 120 s).
+        let limit = Duration::from_secs(
+            self.config.server.shutdown_grace_seconds + self.config.queue.drain_seconds(),
+        );
         self.shutdown.drained(limit).await;
         Ok(())
     }

@@ -24,6 +24,7 @@ mod play;
 mod redis_setup;
 mod redis_supervisor;
 mod serve;
+mod terminal;
 mod worker_child;
 
 /// horst: a backend for games that software agents build and play.

@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 use horst_redis_process::PrivateRedis;
 use horst_store::Health;
 
+use crate::terminal::{say, warn};
+
 /// How often the server's exit is looked for.
 const POLL: Duration = Duration::from_millis(250);
 /// Restarts allowed within [`RESTART_WINDOW`] before horst gives up.
@@ -59,7 +61,7 @@ fn run(private: &Mutex<PrivateRedis>, health: &Health) {
                 log.display()
             );
             tracing::error!(reason = %reason, "private redis-server died; giving up");
-            eprintln!("horst: {reason}");
+            warn(&format!("horst: {reason}"));
             health.set_fatal(reason);
             lock().give_up();
             return;
@@ -71,7 +73,7 @@ fn run(private: &Mutex<PrivateRedis>, health: &Health) {
             log.display()
         );
         tracing::error!(reason = %reason, "private redis-server died");
-        eprintln!("horst: {reason}");
+        warn(&format!("horst: {reason}"));
         health.set_outage(Some(reason));
         // The first restart at once; a server that keeps dying, 1 s, 2 s, 4 s ... later.
         let backoff = backoff(exits.len());
@@ -89,14 +91,18 @@ fn run(private: &Mutex<PrivateRedis>, health: &Health) {
         match p.restart() {
             Ok(pid) => {
                 tracing::info!(pid, "private redis-server started again");
-                println!("horst: private redis-server started again (pid {pid})");
+                say(&format!(
+                    "horst: private redis-server started again (pid {pid})"
+                ));
                 health.set_outage(None);
             }
             // Counted as the next exit on the next look (the old process is still the one
             // on record), so the backoff and the limit apply.
             Err(e) => {
                 tracing::error!(error = %e, "cannot start the private redis-server again");
-                eprintln!("horst: cannot start the private redis-server again: {e}");
+                warn(&format!(
+                    "horst: cannot start the private redis-server again: {e}"
+                ));
             }
         }
     }

@@ -70,6 +70,7 @@ pub fn run(config: Config, mode: Mode) -> ExitCode {
                 redis_url: redis.url.clone(),
                 metrics_listen: config.worker.metrics_listen.clone(),
                 memory_limit_mib: config.worker.process_memory_mib(),
+                drain_limit: Duration::from_secs(config.queue.drain_seconds()),
             }),
             Err(e) => {
                 eprintln!("horst: cannot find its own binary to start the worker: {e}");
@@ -249,6 +250,17 @@ fn raise_descriptor_limit(config: &Config) {
 /// graceful shutdown; a second one while it drains stops the process at once (an operator
 /// who presses Ctrl-C again does not want to wait out the grace period). The children (the
 /// worker, the private Redis) die with it (their parent-death signal).
+/// True when `signal` is ignored (inherited from the parent: `nohup`), read before any
+/// handler of ours is installed.
+fn ignored_at_start(signal: libc::c_int) -> bool {
+    // SAFETY: sigaction with a null new action only reads the current one into `old`.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
 async fn wait_for_signal(shutdown: Shutdown) {
     use tokio::signal::unix::{signal, Signal, SignalKind};
     let listen = |kind: SignalKind, name: &str| {
@@ -267,7 +279,13 @@ async fn wait_for_signal(shutdown: Shutdown) {
     }
     let mut term = listen(SignalKind::terminate(), "SIGTERM");
     let mut int = listen(SignalKind::interrupt(), "SIGINT");
-    let mut hup = listen(SignalKind::hangup(), "SIGHUP");
+    // Under `nohup` (SIGHUP ignored when horst started) a hang-up must stay ignored: a
+    // handler of ours would replace the ignore, and closing the terminal stopped horst.
+    let mut hup = if ignored_at_start(libc::SIGHUP) {
+        None
+    } else {
+        listen(SignalKind::hangup(), "SIGHUP")
+    };
     let mut first = true;
     loop {
         let name = tokio::select! {

@@ -20,6 +20,8 @@ use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
+use crate::terminal::say;
+
 /// The child's score for the kernel's OOM killer (-1000..1000): it goes before the API and
 /// the private Redis.
 const OOM_SCORE_ADJ: &[u8] = b"500\0";
@@ -33,8 +35,6 @@ const LONGEST_PAUSE: Duration = Duration::from_secs(30);
 const STABLE_AFTER: Duration = Duration::from_secs(60);
 /// The families only a worker observes, shown on the API's `/metrics`.
 const FORWARDED: [&str; 2] = ["horst_job_wait_seconds", "horst_job_duration_seconds"];
-/// A stopping child finishes its running jobs (their limits end them well within this).
-const DRAIN_LIMIT: Duration = Duration::from_secs(120);
 
 /// How to start the child: the same binary, configuration, data directory and Redis.
 pub struct WorkerChild {
@@ -48,6 +48,9 @@ pub struct WorkerChild {
     pub metrics_listen: String,
     /// Resident memory above which the child is killed, MiB.
     pub memory_limit_mib: u64,
+    /// How long a stopping child may take to finish its running jobs before it is killed
+    /// (`queue.drain_seconds`: the longest job limit and a margin).
+    pub drain_limit: Duration,
 }
 
 impl WorkerChild {
@@ -67,7 +70,12 @@ impl WorkerChild {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
-            .kill_on_drop(true);
+            .kill_on_drop(true)
+            // A group of its own: a terminal's Ctrl-C (or hang-up) goes to the whole
+            // foreground group, and reaching the child as well as `up` made `up`'s SIGTERM
+            // its second signal, which stops a worker at once and loses its running jobs.
+            // `up` alone tells it to stop, and a kill -9 of `up` still ends it (below).
+            .process_group(0);
         // SAFETY: prctl, open, write and close are async-signal-safe, and nothing else runs
         // between fork and exec.
         unsafe {
@@ -111,7 +119,7 @@ pub async fn supervise(child: WorkerChild, metrics: Metrics, mut shutdown: watch
             }
         };
         let pid = process.id().unwrap_or(0);
-        println!("horst: worker process started (pid {pid})");
+        say(&format!("horst: worker process started (pid {pid})"));
         tracing::info!(
             pid,
             generation,
@@ -172,7 +180,7 @@ async fn run_one(
         };
         match event {
             Event::Stop => {
-                stop(process, pid).await;
+                stop(process, pid, child.drain_limit).await;
                 return Ended::Stopped;
             }
             Event::Exited(Ok(status)) => return Ended::Exited(status),
@@ -198,14 +206,14 @@ async fn run_one(
 }
 
 /// SIGTERM, then the child's own drain (its jobs finish), SIGKILL after the drain limit.
-async fn stop(process: &mut Child, pid: u32) {
+async fn stop(process: &mut Child, pid: u32, drain_limit: Duration) {
     if pid != 0 {
         // SAFETY: kill only sends a signal to our own child, which has not been reaped.
         unsafe {
             libc::kill(pid as i32, libc::SIGTERM);
         }
     }
-    match tokio::time::timeout(DRAIN_LIMIT, process.wait()).await {
+    match tokio::time::timeout(drain_limit, process.wait()).await {
         Ok(_) => tracing::info!(pid, "worker process stopped"),
         Err(_) => {
             tracing::warn!(pid, "the worker process did not stop in time; killing it");
@@ -246,7 +254,7 @@ async fn relay_stdout(
         if let Some(url) = line.strip_prefix("horst: metrics on ") {
             let _ = metrics_url.send(Some(url.trim().to_string()));
         }
-        println!("worker: {line}");
+        say(&format!("worker: {line}"));
     }
 }
 

@@ -246,6 +246,14 @@ pub struct QueueConfig {
     pub input_bytes_per_account_day: u64,
 }
 
+impl QueueConfig {
+    /// How long a stopping worker may take to finish its running jobs: the longest job
+    /// limit and a margin for recording them, and never less than the 120 s it always had.
+    pub fn drain_seconds(&self) -> u64 {
+        (self.playtest_seconds.max(self.simulate_seconds) + 60).max(120)
+    }
+}
+
 impl Default for QueueConfig {
     fn default() -> Self {
         QueueConfig {
@@ -592,7 +600,14 @@ impl Config {
             ),
             (
                 "worker.memory_limit_mib",
-                range(self.worker.memory_limit_mib, 0, 1 << 30),
+                // Below an idle worker's own memory every child would be killed on its first
+                // look and started again for ever.
+                match self.worker.memory_limit_mib {
+                    0 => Ok(()),
+                    v => range(v, WorkerConfig::WORKER_BASE_MIB, 1 << 30).map_err(|e| {
+                        format!("{e} (or 0 for the default: {} MiB + slots x worker.job_memory_mib); a worker process alone needs about {} MiB", WorkerConfig::WORKER_BASE_MIB, WorkerConfig::WORKER_BASE_MIB)
+                    }),
+                },
             ),
             (
                 "redis.min_replica_acks",

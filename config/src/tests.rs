@@ -70,6 +70,16 @@ fn semantic_checks_name_the_setting() {
     assert_eq!(e.setting, "worker.slots");
     assert!(e.message.contains("1 to 256"), "{e}");
 
+    // A watchdog limit below what an idle worker needs killed every child at once, for ever.
+    let c = from_toml("[worker]\nmemory_limit_mib = 4\n").unwrap();
+    let e = c.validate(&Origin::Value).unwrap_err();
+    assert_eq!(e.setting, "worker.memory_limit_mib");
+    assert!(e.message.contains("128 to"), "{e}");
+    for fine in ["0", "128", "4096"] {
+        let c = from_toml(&format!("[worker]\nmemory_limit_mib = {fine}\n")).unwrap();
+        assert!(c.validate(&Origin::Value).is_ok(), "{fine}");
+    }
+
     let c = from_toml("[redis]\nurl = \"http://x\"\n").unwrap();
     assert_eq!(c.validate(&Origin::Value).unwrap_err().setting, "redis.url");
 
@@ -415,4 +425,17 @@ fn a_type_error_names_the_variable_that_causes_it() {
         .unwrap_err();
     assert_eq!(e.setting, "log.format", "{e}");
     assert_eq!(e.origin, Origin::Env("HORST_LOG_FORMAT".into()), "{e}");
+}
+
+/// A stopping worker may finish the longest job the limits allow (a 600 s playtest was cut
+/// off at a fixed 120 s and reaped, charged).
+#[test]
+fn a_stopping_worker_may_finish_the_longest_job() {
+    let mut c = Config::default();
+    assert_eq!(c.queue.drain_seconds(), 120);
+    c.queue.playtest_seconds = 600;
+    assert_eq!(c.queue.drain_seconds(), 660);
+    c.queue.playtest_seconds = 5;
+    c.queue.simulate_seconds = 300;
+    assert_eq!(c.queue.drain_seconds(), 360);
 }

@@ -201,7 +201,26 @@ pub struct HorstProcess {
 
 impl HorstProcess {
     pub fn spawn(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> HorstProcess {
+        Self::spawn_with(args, env, cwd, |_| {})
+    }
+
+    /// As [`HorstProcess::spawn`], leading a process group of its own, as a command run
+    /// in a terminal does: [`HorstProcess::signal_group`] is then what Ctrl-C sends.
+    pub fn spawn_in_own_group(args: &[&str], env: &[(&str, &str)], cwd: &Path) -> HorstProcess {
+        use std::os::unix::process::CommandExt;
+        Self::spawn_with(args, env, cwd, |cmd| {
+            cmd.process_group(0);
+        })
+    }
+
+    pub fn spawn_with(
+        args: &[&str],
+        env: &[(&str, &str)],
+        cwd: &Path,
+        adjust: impl FnOnce(&mut Command),
+    ) -> HorstProcess {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_horst"));
+        adjust(&mut cmd);
         cmd.args(args)
             .current_dir(cwd)
             .stdin(Stdio::null())
@@ -281,6 +300,14 @@ impl HorstProcess {
     pub fn signal(&self, sig: i32) {
         unsafe {
             libc::kill(self.child.id() as i32, sig);
+        }
+    }
+
+    /// `sig` to every process of the group this one leads
+    /// ([`HorstProcess::spawn_in_own_group`]): what a terminal's Ctrl-C does.
+    pub fn signal_group(&self, sig: i32) {
+        unsafe {
+            libc::kill(-(self.child.id() as i32), sig);
         }
     }
 

@@ -128,6 +128,40 @@ async fn a_hangup_stops_it_cleanly() {
     assert!(wait_gone(redis_pid, Duration::from_secs(5)));
 }
 
+/// Under `nohup` (SIGHUP ignored when horst starts) a closed terminal leaves horst running:
+/// its own SIGHUP handler used to replace the ignore and stop it.
+#[tokio::test]
+async fn a_hangup_under_nohup_is_ignored() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn_with(
+        &["up", "--listen", "127.0.0.1:0"],
+        &[],
+        dir.path(),
+        |cmd| unsafe {
+            // SAFETY: signal() is async-signal-safe; this is what nohup does before exec.
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGHUP, libc::SIG_IGN);
+                Ok(())
+            });
+        },
+    );
+    let redis_pid = private_redis_pid(&mut horst);
+    horst.wait_listening();
+    horst.signal(libc::SIGHUP);
+    assert!(
+        horst.wait_exit(Duration::from_secs(3)).is_none(),
+        "a hang-up under nohup stopped horst: {}",
+        horst.stderr()
+    );
+    horst.signal(libc::SIGTERM);
+    let status = horst
+        .wait_exit(Duration::from_secs(15))
+        .expect("SIGTERM still stops it");
+    assert!(status.success());
+    assert!(wait_gone(redis_pid, Duration::from_secs(5)));
+}
+
 #[tokio::test]
 async fn killed_horst_takes_its_private_redis_down() {
     let dir = tempfile::tempdir().unwrap();

@@ -180,6 +180,59 @@ async fn a_killed_worker_is_started_again_and_the_api_keeps_answering() {
     assert!(!process_alive(second), "the worker outlived up");
 }
 
+/// Ctrl-C in the terminal `up` runs in goes to the whole foreground process group. The
+/// worker child, in that group too, took the SIGINT as its own first signal and `up`'s
+/// SIGTERM as its second, which stops a worker at once: its running job was lost (left
+/// `running`, reaped later). It leads a group of its own now, and `up` alone tells it to
+/// stop: the running job finishes and is recorded before everything ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_in_the_terminal_lets_the_worker_finish_its_running_job() {
+    // A store that outlives `up`, to read the job after the stop.
+    let redis = horst_testkit::RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut up = HorstProcess::spawn_in_own_group(
+        &["up", "--listen", "127.0.0.1:0", "--redis", &redis.url()],
+        &[("HORST_QUEUE_PLAYTEST_SECONDS", "4")],
+        dir.path(),
+    );
+    up.wait_listening();
+    up.wait_for_line("worker process started (pid", Duration::from_secs(60));
+    let (queue, _stop) = queue_on(&redis.url()).await;
+    let map = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(HARD))
+        .unwrap();
+    let job = admit(
+        &queue,
+        JobKind::Playtest,
+        "ctrl-c",
+        JobInput::playtest(map, 1),
+    )
+    .await;
+    let running = eventually(Duration::from_secs(60), async || {
+        queue.get(&job).await.unwrap().unwrap().state == JobState::Running
+    })
+    .await;
+    assert!(running, "the worker never started the job: {}", up.stderr());
+
+    up.signal_group(libc::SIGINT);
+    let status = up.wait_exit(Duration::from_secs(90)).expect("up exits");
+    assert!(status.success(), "{status}: {}", up.stderr());
+    assert!(
+        !up.stderr().contains("stopped at once"),
+        "the worker took up's stop for a second signal: {}",
+        up.stderr()
+    );
+    let record = queue.get(&job).await.unwrap().unwrap();
+    assert!(
+        record.state.is_final(),
+        "the running job was lost at the stop: {record:?}"
+    );
+    assert_ne!(
+        record.failure.as_ref().map(|f| f.code.as_str()),
+        Some("cancelled"),
+        "{record:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_request_id_follows_a_job_into_the_worker_s_logs_and_the_job_view() {
     let redis = horst_testkit::RedisServer::start();
