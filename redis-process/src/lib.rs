@@ -55,6 +55,9 @@ pub struct RedisOptions {
     pub extra: Vec<(String, String)>,
     /// A configuration file, given first (`redis-sentinel` needs one it may rewrite).
     pub config_file: Option<PathBuf>,
+    /// How long the start waits for a server that does not answer at all. A server that
+    /// answers `-LOADING` (replaying a large AOF) is waited for as long as it loads.
+    pub answer_limit: Duration,
 }
 
 impl RedisOptions {
@@ -69,6 +72,7 @@ impl RedisOptions {
             die_with_parent: true,
             extra: Vec::new(),
             config_file: None,
+            answer_limit: Duration::from_secs(30),
         }
     }
 
@@ -228,12 +232,16 @@ impl RedisProcess {
             options,
             exited: None,
         };
-        process.wait_ready(Duration::from_secs(30))?;
+        process.wait_ready()?;
         Ok(process)
     }
 
-    fn wait_ready(&mut self, limit: Duration) -> Result<(), LaunchError> {
-        let start = Instant::now();
+    /// Waits until the server answers PING. Only time without any answer counts against
+    /// `answer_limit`: a server replaying a large AOF answers `-LOADING` for as long as that
+    /// takes (minutes for gigabytes), and killing it there meant horst could never start.
+    fn wait_ready(&mut self) -> Result<(), LaunchError> {
+        let limit = self.options.answer_limit;
+        let mut start = Instant::now();
         loop {
             if let Some(status) = self.try_wait() {
                 return Err(LaunchError::Exited {
@@ -242,8 +250,10 @@ impl RedisProcess {
                     tail: self.options.diagnostics(),
                 });
             }
-            if ping(&self.options.listen) {
-                return Ok(());
+            match probe(&self.options.listen) {
+                Probe::Ready => return Ok(()),
+                Probe::Loading => start = Instant::now(),
+                Probe::Silent => {}
             }
             if start.elapsed() > limit {
                 let _ = self.kill();
@@ -323,14 +333,30 @@ fn signal(pid: u32, sig: libc::c_int) {
 /// A minimal RESP PING, so this crate needs no Redis client. `-LOADING` (AOF replay in
 /// progress) is not ready yet.
 pub fn ping(listen: &Listen) -> bool {
-    fn exchange(mut stream: impl Read + Write) -> bool {
+    probe(listen) == Probe::Ready
+}
+
+/// What a server answered a PING.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    Ready,
+    /// Alive, replaying its AOF or RDB (`-LOADING`): it answers once loaded.
+    Loading,
+    /// No server, or no answer.
+    Silent,
+}
+
+/// PINGs the server within half a second.
+pub fn probe(listen: &Listen) -> Probe {
+    fn exchange(mut stream: impl Read + Write) -> Probe {
         if stream.write_all(b"*1\r\n$4\r\nPING\r\n").is_err() {
-            return false;
+            return Probe::Silent;
         }
         let mut buf = [0u8; 64];
         match stream.read(&mut buf) {
-            Ok(n) => buf[..n].starts_with(b"+PONG"),
-            Err(_) => false,
+            Ok(n) if buf[..n].starts_with(b"+PONG") => Probe::Ready,
+            Ok(n) if buf[..n].starts_with(b"-LOADING") => Probe::Loading,
+            _ => Probe::Silent,
         }
     }
     let timeout = Some(Duration::from_millis(500));
@@ -342,7 +368,7 @@ pub fn ping(listen: &Listen) -> bool {
                     let _ = s.set_read_timeout(timeout);
                     exchange(s)
                 }
-                Err(_) => false,
+                Err(_) => Probe::Silent,
             }
         }
         Listen::Unix(path) => match std::os::unix::net::UnixStream::connect(path) {
@@ -350,7 +376,7 @@ pub fn ping(listen: &Listen) -> bool {
                 let _ = s.set_read_timeout(timeout);
                 exchange(s)
             }
-            Err(_) => false,
+            Err(_) => Probe::Silent,
         },
     }
 }
@@ -398,6 +424,68 @@ mod tests {
         redis.stop(Duration::from_secs(5)).unwrap();
         assert!(redis.try_wait().is_some());
         assert!(!ping(&opts.listen));
+    }
+
+    /// One command over a fresh connection, its reply as text.
+    fn send(listen: &Listen, args: &[&str]) -> String {
+        let Listen::Unix(path) = listen else {
+            unreachable!("the tests use sockets")
+        };
+        let mut stream = std::os::unix::net::UnixStream::connect(path).unwrap();
+        let mut out = format!("*{}\r\n", args.len());
+        for a in args {
+            out.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+        }
+        stream.write_all(out.as_bytes()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut buf = vec![0u8; 1 << 16];
+        let n = stream.read(&mut buf).unwrap();
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    }
+
+    /// A server replaying its data for longer than `answer_limit` answers `-LOADING` all
+    /// along: it is waited for, not killed (horst could never start on a large AOF).
+    #[test]
+    fn a_server_loading_for_long_is_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = RedisOptions::new(dir.path(), Listen::Unix(dir.path().join("r.sock")));
+        // Uncompressed, so that reading each key crosses the interval below.
+        opts.extra = vec![("rdbcompression".into(), "no".into())];
+        let mut redis = RedisProcess::spawn(opts.clone()).unwrap();
+        // 100 keys of 1000 bytes in the AOF's base (an RDB), whose loading the option below
+        // slows to about 5 s.
+        let fill = "for i = 1, 100 do redis.call('SET', 'k' .. i, string.rep('x', 1000)) end";
+        assert!(send(&opts.listen, &["EVAL", fill, "0"]).starts_with("$-1"));
+        assert!(send(&opts.listen, &["BGREWRITEAOF"]).starts_with('+'));
+        let start = Instant::now();
+        while !send(&opts.listen, &["INFO", "persistence"])
+            .contains("aof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0")
+            || start.elapsed() < Duration::from_millis(200)
+        {
+            assert!(start.elapsed() < Duration::from_secs(30), "no rewrite");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        redis.stop(Duration::from_secs(5)).unwrap();
+
+        opts.answer_limit = Duration::from_secs(2);
+        opts.extra = vec![
+            ("key-load-delay".into(), "50000".into()),
+            (
+                "loading-process-events-interval-bytes".into(),
+                "1024".into(),
+            ),
+        ];
+        let begun = Instant::now();
+        let mut redis = RedisProcess::spawn(opts.clone()).expect("waited for while loading");
+        assert!(
+            begun.elapsed() > Duration::from_secs(2),
+            "the load was not longer than the limit ({:?}): the test shows nothing",
+            begun.elapsed()
+        );
+        assert!(send(&opts.listen, &["GET", "k100"]).contains(&"x".repeat(1000)));
+        redis.stop(Duration::from_secs(5)).unwrap();
     }
 
     #[test]

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use crate::{ping, LaunchError, Listen, RedisOptions, RedisProcess};
+use crate::{ping, probe, LaunchError, Listen, Probe, RedisOptions, RedisProcess};
 
 /// Unix socket paths are limited to 108 bytes by the kernel; keep a margin.
 const MAX_SOCKET_PATH: usize = 100;
@@ -98,8 +98,14 @@ impl PrivateRedis {
         let free = unsafe { libc::flock(owner.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
         let (process, owner) = if !free {
             // Another live process started the server: it exists, answering or not.
-            let deadline = std::time::Instant::now() + OWNER_PATIENCE;
-            while !ping(&listen) {
+            // Only silence counts: a server replaying its AOF answers `-LOADING`.
+            let mut deadline = std::time::Instant::now() + OWNER_PATIENCE;
+            loop {
+                match probe(&listen) {
+                    Probe::Ready => break,
+                    Probe::Loading => deadline = std::time::Instant::now() + OWNER_PATIENCE,
+                    Probe::Silent => {}
+                }
                 if std::time::Instant::now() >= deadline {
                     return Err(PrivateRedisError::Unresponsive { dir });
                 }
