@@ -737,7 +737,14 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
     let code = runtime.block_on(async {
         // Background work (the notifier) stops when this sender drops at the end.
         let (_stop, stop_rx) = tokio::sync::watch::channel(false);
-        let app = match App::build(std::sync::Arc::new(config), &redis.url, stop_rx).await {
+        let app = match App::build_for(
+            std::sync::Arc::new(config),
+            &redis.url,
+            stop_rx,
+            horst::Roles::OPERATOR,
+        )
+        .await
+        {
             Ok(app) => app,
             Err(e) => {
                 eprintln!("horst: {e}");

@@ -45,6 +45,18 @@ impl Roles {
         api: false,
         worker: true,
     };
+    /// An operator command (`horst admin`): it reads and writes what it is asked to and
+    /// nothing else. No layout migrations (a newer binary's `admin status` must not move the
+    /// keys the running processes still use) and no admin token seeded from the invoker's
+    /// configuration or environment.
+    pub const OPERATOR: Roles = Roles {
+        api: false,
+        worker: false,
+    };
+
+    fn serves(self) -> bool {
+        self.api || self.worker
+    }
 }
 
 /// Why horst could not be built; the message says what to do.
@@ -130,24 +142,9 @@ impl App {
             },
             notifier,
         );
-        // Jobs left waiting by a version before the lanes move into their lanes.
-        queue
-            .adopt_waiting_list()
-            .await
-            .map_err(|e| BuildError(format!("cannot adopt the pre-lanes waiting list: {e}")))?;
-        // The fair turns and waiting counts of a version before queue:fair move into it.
-        queue
-            .adopt_fair_layout()
-            .await
-            .map_err(|e| BuildError(format!("cannot adopt the earlier fair turns: {e}")))?;
-        queue
-            .adopt_daily_counts()
-            .await
-            .map_err(|e| BuildError(format!("cannot adopt the earlier daily counts: {e}")))?;
-        queue
-            .drop_old_keys()
-            .await
-            .map_err(|e| BuildError(format!("cannot delete the earlier version's keys: {e}")))?;
+        if roles.serves() {
+            migrate(&queue).await?;
+        }
         // A wait that starts before the subscription is up would still be correct (waiters
         // re-read on a timer), only slower; a short wait here keeps first requests prompt.
         if !queue.notifier().ready(Duration::from_secs(5)).await {
@@ -167,10 +164,12 @@ impl App {
             .await
             .map_err(|e| BuildError(format!("cannot open the identity store: {e}")))?;
         // The configured admin token is the first seed of the rotating set (stored once by
-        // hash; a retired one stays retired).
-        horst_identity::admin_tokens::seed(&store, &config.gateway.admin_token)
-            .await
-            .map_err(|e| BuildError(format!("cannot store the admin token: {e}")))?;
+        // hash; a retired one stays retired), by the processes that serve.
+        if roles.serves() {
+            horst_operator::seed_admin_token(&store, &config.gateway.admin_token)
+                .await
+                .map_err(|e| BuildError(format!("cannot store the admin token: {}", e.message)))?;
+        }
         let server_check_interval = Duration::from_secs(config.redis.server_check_seconds);
         Ok(App {
             config,
@@ -399,4 +398,28 @@ impl App {
         self.shutdown.drained(limit).await;
         Ok(())
     }
+}
+
+/// Moves what an earlier version left in Redis to this version's layout (each step does
+/// nothing once done). Only processes that serve run it, when they start.
+async fn migrate(queue: &Queue) -> Result<(), BuildError> {
+    // Jobs left waiting by a version before the lanes move into their lanes.
+    queue
+        .adopt_waiting_list()
+        .await
+        .map_err(|e| BuildError(format!("cannot adopt the pre-lanes waiting list: {e}")))?;
+    // The fair turns and waiting counts of a version before queue:fair move into it.
+    queue
+        .adopt_fair_layout()
+        .await
+        .map_err(|e| BuildError(format!("cannot adopt the earlier fair turns: {e}")))?;
+    queue
+        .adopt_daily_counts()
+        .await
+        .map_err(|e| BuildError(format!("cannot adopt the earlier daily counts: {e}")))?;
+    queue
+        .drop_old_keys()
+        .await
+        .map_err(|e| BuildError(format!("cannot delete the earlier version's keys: {e}")))?;
+    Ok(())
 }

@@ -87,9 +87,19 @@ pub async fn seed(store: &Store, configured: &str) -> Result<bool, IdentityError
     if configured.is_empty() {
         return Ok(false);
     }
-    let h = hash(configured);
-    let id = format!("config-{}", &h[..8]);
-    add(store, &h, &id, "gateway.admin_token", "config").await
+    add(
+        store,
+        &hash(configured),
+        &config_id(configured),
+        "gateway.admin_token",
+        "config",
+    )
+    .await
+}
+
+/// The id the configured admin token is listed under.
+pub fn config_id(configured: &str) -> String {
+    format!("config-{}", &hash(configured)[..8])
 }
 
 /// The id of the active admin token `given`, or `None`. The lookup is by the SHA-256 of

@@ -286,6 +286,27 @@ pub async fn create_admin_token(
     Ok((token, info))
 }
 
+/// Stores the configured `gateway.admin_token` as an active admin token (once, by hash; a
+/// retired one stays retired), with an audit entry when it is new: a token that appeared
+/// from a process's configuration or environment is an admin credential like any other.
+pub async fn seed_admin_token(store: &Store, configured: &str) -> Result<bool, ToolError> {
+    let id = horst_identity::admin_tokens::config_id(configured);
+    let added = horst_identity::admin_tokens::seed(store, configured).await?;
+    if added {
+        audit(
+            store,
+            "config",
+            Action::AdminTokenCreate,
+            &id,
+            Detail::AdminTokenCreate {
+                label: "gateway.admin_token",
+            },
+        )
+        .await?;
+    }
+    Ok(added)
+}
+
 /// Retires an admin token (never the last active one).
 pub async fn retire_admin_token(
     store: &Store,

@@ -1046,6 +1046,66 @@ pub fn admin_cli(app: &TestApp, args: &[&str], stdin: &str) -> (bool, String, St
     )
 }
 
+/// `horst admin` is an operator's command, not a server: run with a `gateway.admin_token`
+/// in its environment (an operator's shell), it stores no admin token, and a serving
+/// process that stores its configured one puts it in the audit trail.
+#[tokio::test]
+async fn an_admin_command_seeds_no_admin_token_and_a_server_audits_its_seed() {
+    let app = crate::harness::spawn_app().await;
+    let before = horst_identity::admin_tokens::list(&app.store)
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_horst"))
+        .args(["admin", "status", "--redis", &app.redis_url])
+        .current_dir(dir.path())
+        .env("HORST_OPERATOR", "olga")
+        .env(
+            "HORST_GATEWAY_ADMIN_TOKEN",
+            "a-token-from-an-operators-shell-0123456789",
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = horst_identity::admin_tokens::list(&app.store)
+        .await
+        .unwrap();
+    assert_eq!(
+        after.len(),
+        before.len(),
+        "`horst admin status` stored an admin token: {after:?}"
+    );
+
+    let added = horst_operator::seed_admin_token(&app.store, "a-served-token-0123456789abcdef")
+        .await
+        .unwrap();
+    assert!(added);
+    let log = horst_operator::audit_log(&app.store, 0, 1).await.unwrap();
+    assert_eq!(log[0].action, "admin_token_create", "{log:?}");
+    assert_eq!(log[0].who, "config");
+    assert_eq!(
+        log[0].target,
+        horst_identity::admin_tokens::config_id("a-served-token-0123456789abcdef")
+    );
+    // Seeded once: the next start adds nothing and audits nothing.
+    assert!(
+        !horst_operator::seed_admin_token(&app.store, "a-served-token-0123456789abcdef")
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        horst_operator::audit_log(&app.store, 0, 5)
+            .await
+            .unwrap()
+            .len(),
+        log.len().max(1)
+    );
+}
+
 #[tokio::test]
 async fn the_credential_lifecycle_from_the_cli() {
     let app = accounts_app().await;
