@@ -58,18 +58,20 @@ namespace Rcadia.Agent
         /// Connects to the host through <see cref="DefaultHostLink"/> and sends AGENT_CONFIGURE.
         /// </summary>
         /// <exception cref="InvalidOperationException">No default link is set (outside Unity, or before the glue loaded).</exception>
+        /// <exception cref="ArgumentException">The server would refuse the config: MinPlayers outside 1-64, MaxPlayers below MinPlayers or above 64, TurnTimeout negative, NaN or infinite, MaxTurnTimeouts negative.</exception>
         public RcadiaAgent(AgentConfig config = null)
-            : this(config, DefaultLink())
+            : this(Checked(config), DefaultLink()) // checked first: a bad config makes no link
         {
         }
 
         /// <summary>Connects to the host through <paramref name="link"/> and sends AGENT_CONFIGURE.</summary>
         /// <exception cref="ArgumentNullException">link is null.</exception>
+        /// <exception cref="ArgumentException">The server would refuse the config: MinPlayers outside 1-64, MaxPlayers below MinPlayers or above 64, TurnTimeout negative, NaN or infinite, MaxTurnTimeouts negative.</exception>
         public RcadiaAgent(AgentConfig config, IHostLink link)
         {
             if (link == null) throw new ArgumentNullException("link", "RcadiaAgent needs a host link: pass an IHostLink, or use new RcadiaAgent(config) in Unity");
+            configureJson = BuildConfigure(Checked(config));
             this.link = link;
-            configureJson = BuildConfigure(config ?? new AgentConfig());
             link.Open(Receive);
             Post("AGENT_CONFIGURE", configureJson);
         }
@@ -458,6 +460,33 @@ namespace Rcadia.Agent
                 if (list[i] == null) return null;
             }
             return list;
+        }
+
+        // Most seats a table may have: the server's MAX_SEATS (sessions/src/config.rs).
+        const int MaxSeats = 64;
+
+        // The config (null: the defaults) when the server would accept it, else an
+        // ArgumentException that says what to change. The server's own rules
+        // (Rules::from_config in sessions/src/config.rs): a game configured against them
+        // would learn it only when a host failed to open its table.
+        static AgentConfig Checked(AgentConfig config)
+        {
+            if (config == null) return new AgentConfig();
+            if (config.MinPlayers < 1 || config.MinPlayers > MaxSeats)
+                throw new ArgumentException("AgentConfig.MinPlayers must be between 1 and " + MaxSeats + ", got " + config.MinPlayers, "config");
+            if (config.MaxPlayers.HasValue && (config.MaxPlayers.Value < config.MinPlayers || config.MaxPlayers.Value > MaxSeats))
+                throw new ArgumentException("AgentConfig.MaxPlayers must be between MinPlayers (" + config.MinPlayers + ") and " + MaxSeats
+                    + ", or null for MinPlayers; got " + config.MaxPlayers.Value, "config");
+            if (config.TurnTimeout.HasValue)
+            {
+                double t = config.TurnTimeout.Value;
+                if (double.IsNaN(t) || double.IsInfinity(t) || t < 0)
+                    throw new ArgumentException("AgentConfig.TurnTimeout is in seconds and must be a finite number, 0 or more (0: no clock; null: the platform default); got "
+                        + t.ToString("R", System.Globalization.CultureInfo.InvariantCulture), "config");
+            }
+            if (config.MaxTurnTimeouts.HasValue && config.MaxTurnTimeouts.Value < 0)
+                throw new ArgumentException("AgentConfig.MaxTurnTimeouts must be 0 or more (null: the platform default), got " + config.MaxTurnTimeouts.Value, "config");
+            return config;
         }
 
         static string BuildConfigure(AgentConfig config)

@@ -10,13 +10,13 @@
 
 /**
  * @typedef {Object} AgentConfig
- * @property {number} [minPlayers=2]
- * @property {number} [maxPlayers] defaults to minPlayers
+ * @property {number} [minPlayers=2] 1-64
+ * @property {number} [maxPlayers] minPlayers-64; defaults to minPlayers
  * @property {boolean} [turnBased=true]
  * @property {boolean} [simultaneous=false]
  * @property {string} [gameType="custom"]
- * @property {number} [turnTimeout] seconds; 0 means no clock; omitted means platform default
- * @property {number} [maxTurnTimeouts]
+ * @property {number} [turnTimeout] seconds (finite, not negative); 0 means no clock; omitted means platform default
+ * @property {number} [maxTurnTimeouts] 0 or more
  * @property {boolean} [forfeitOnTimeout]
  * @property {boolean} [autoRematch]
  */
@@ -296,15 +296,36 @@ const HOST_MESSAGES = new Set([
   "AGENT_SESSION_END", "AGENT_ACTION_REJECTED",
 ]);
 
+// Most seats a table may have: the server's MAX_SEATS (sessions/src/config.rs).
+const MAX_SEATS = 64;
+
 /**
- * Build the AGENT_CONFIGURE payload from the constructor options.
+ * Build the AGENT_CONFIGURE payload from the constructor options. Throws a RangeError that
+ * says what to fix for a value the server would refuse (Rules::from_config in
+ * sessions/src/config.rs): a game would otherwise learn it only when a host failed to open
+ * its table. null and undefined mean "not set", as before.
  * @param {AgentConfig} config
  */
 function buildConfigure(config) {
   const minPlayers = config.minPlayers ?? 2;
+  const maxPlayers = config.maxPlayers ?? minPlayers;
+  if (!Number.isInteger(minPlayers) || minPlayers < 1 || minPlayers > MAX_SEATS) {
+    throw new RangeError(`RcadiaAgent: config.minPlayers must be a whole number from 1 to ${MAX_SEATS}, got ${show(config.minPlayers)}`);
+  }
+  if (!Number.isInteger(maxPlayers) || maxPlayers < minPlayers || maxPlayers > MAX_SEATS) {
+    throw new RangeError(`RcadiaAgent: config.maxPlayers must be a whole number from minPlayers (${minPlayers}) to ${MAX_SEATS}, or omitted for minPlayers; got ${show(config.maxPlayers)}`);
+  }
+  const turnTimeout = config.turnTimeout;
+  if (turnTimeout != null && !(typeof turnTimeout === "number" && Number.isFinite(turnTimeout) && turnTimeout >= 0)) {
+    throw new RangeError(`RcadiaAgent: config.turnTimeout is in seconds and must be a finite number, 0 or more (0: no clock; omitted: the platform default); got ${show(turnTimeout)}`);
+  }
+  const maxTurnTimeouts = config.maxTurnTimeouts;
+  if (maxTurnTimeouts != null && !(Number.isInteger(maxTurnTimeouts) && maxTurnTimeouts >= 0)) {
+    throw new RangeError(`RcadiaAgent: config.maxTurnTimeouts must be a whole number, 0 or more (omitted: the platform default); got ${show(maxTurnTimeouts)}`);
+  }
   const out = {
     minPlayers,
-    maxPlayers: config.maxPlayers ?? minPlayers,
+    maxPlayers,
     turnBased: config.turnBased ?? true,
     simultaneous: config.simultaneous ?? false,
     gameType: config.gameType ?? "custom",
@@ -314,6 +335,11 @@ function buildConfigure(config) {
     if (config[key] !== undefined) out[key] = config[key];
   }
   return out;
+}
+
+/** A value as a message shows it: strings quoted, so "2" is told from 2. */
+function show(value) {
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
 }
 
 export default RcadiaAgent;

@@ -37,6 +37,37 @@ test("AGENT_CONFIGURE defaults: 2 players, turn based, sequential, no optional f
   });
 });
 
+test("a config the server would refuse throws at once, saying what to fix, and sends nothing", () => {
+  const cases = [
+    [{ minPlayers: 0 }, "config.minPlayers must be a whole number from 1 to 64, got 0"],
+    [{ minPlayers: 65 }, "config.minPlayers must be a whole number from 1 to 64, got 65"],
+    [{ minPlayers: "2" }, 'config.minPlayers must be a whole number from 1 to 64, got "2"'],
+    [{ minPlayers: 2.5 }, "got 2.5"],
+    [{ minPlayers: 3, maxPlayers: 2 }, "config.maxPlayers must be a whole number from minPlayers (3) to 64, or omitted for minPlayers; got 2"],
+    [{ maxPlayers: 65 }, "config.maxPlayers must be a whole number from minPlayers (2) to 64"],
+    [{ turnTimeout: -0.5 }, "config.turnTimeout is in seconds and must be a finite number, 0 or more (0: no clock; omitted: the platform default); got -0.5"],
+    [{ turnTimeout: NaN }, "got NaN"],
+    [{ turnTimeout: Infinity }, "got Infinity"],
+    [{ turnTimeout: "30" }, 'got "30"'],
+    [{ maxTurnTimeouts: -1 }, "config.maxTurnTimeouts must be a whole number, 0 or more (omitted: the platform default); got -1"],
+    [{ maxTurnTimeouts: 1.5 }, "got 1.5"],
+  ];
+  for (const [config, message] of cases) {
+    const win = makeFakeWindow();
+    assert.throws(() => new RcadiaAgent(config, { window: win }), (e) => e instanceof RangeError && e.message.includes(message), JSON.stringify(config));
+    assert.equal(win.sent.length, 0);
+  }
+});
+
+test("the edges the server accepts are sent as they are; null means not set", () => {
+  const { win } = setup({ minPlayers: 1, maxPlayers: 64, turnTimeout: 0, maxTurnTimeouts: 0 });
+  assert.deepEqual(win.sentOfType("AGENT_CONFIGURE")[0], {
+    minPlayers: 1, maxPlayers: 64, turnBased: true, simultaneous: false, gameType: "custom", sdkVersion: "2.0.0", turnTimeout: 0, maxTurnTimeouts: 0,
+  });
+  const nulls = setup({ minPlayers: 3, maxPlayers: null, turnTimeout: null, maxTurnTimeouts: null });
+  assert.equal(nulls.win.sentOfType("AGENT_CONFIGURE")[0].maxPlayers, 3);
+});
+
 test("AGENT_REQUEST_CONFIGURE re-sends the same AGENT_CONFIGURE and clears isConfigured", () => {
   const { win, agent } = setup();
   win.dispatch({ type: "AGENT_SESSION_START", data: { sessionId: "ses_1", round: 1, players: [] } });

@@ -74,7 +74,12 @@ namespace Rcadia.Agent
             // Its GameObject goes with it: Create makes one per agent and keeps it across
             // scene loads, so an agent made in Start and disposed in OnDestroy left one
             // behind with every scene reload.
-            if (gameObject != null) Destroy(gameObject);
+            // `this != null` is Unity's overloaded check, false once this component is
+            // destroyed: Close runs again after that when the agent is disposed later (its
+            // GameObject was destroyed first, or on quit, when Unity destroys objects in any
+            // order), and reading `gameObject` on a destroyed component throws
+            // MissingReferenceException, so `gameObject != null` cannot be the test.
+            if (this != null) Destroy(gameObject);
         }
 
         /// <summary>One message from the host as JSON text (the jslib calls this with SendMessage).</summary>

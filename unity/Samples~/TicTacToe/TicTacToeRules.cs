@@ -19,10 +19,16 @@ namespace Rcadia.Samples.TicTacToe
         string[] seats = new string[0];
         int toMove;
 
+        public TicTacToeRules()
+        {
+            for (int i = 0; i < cells.Length; i++) cells[i] = '.';
+        }
+
         /// <summary>A new game between two playerIds, in seat order.</summary>
         public void Reset(string[] players)
         {
             seats = players;
+            Started = true;
             for (int i = 0; i < cells.Length; i++) cells[i] = '.';
             toMove = 0;
             Over = players.Length != 2; // anything but two players cannot be played
@@ -32,8 +38,14 @@ namespace Rcadia.Samples.TicTacToe
         /// <summary>Nine characters, row by row: 'X', 'O' or '.'.</summary>
         public string Board { get { return new string(cells); } }
 
-        /// <summary>The playerId whose move it is, or null when the game is over.</summary>
-        public string ToMove { get { return Over ? null : seats[toMove]; } }
+        /// <summary>The playerId whose move it is, or null before the first game and when the game is over.</summary>
+        public string ToMove { get { return Over || !Started ? null : seats[toMove]; } }
+
+        /// <summary>
+        /// False until the first Reset: a host that reloads the game re-sends only
+        /// AGENT_SESSION_START and may deliver actions before AGENT_GAME_START arrives.
+        /// </summary>
+        public bool Started { get; private set; }
 
         /// <summary>True after a win or a full board.</summary>
         public bool Over { get; private set; }
@@ -44,7 +56,7 @@ namespace Rcadia.Samples.TicTacToe
         /// <summary>The empty cells, 0-8.</summary>
         public IEnumerable<int> LegalCells()
         {
-            if (Over) yield break;
+            if (Over || !Started) yield break;
             for (int i = 0; i < cells.Length; i++)
             {
                 if (cells[i] == '.') yield return i;
@@ -54,6 +66,7 @@ namespace Rcadia.Samples.TicTacToe
         /// <summary>Plays a move; returns null when it was legal, else why not (for the agent).</summary>
         public string Play(string playerId, int cell)
         {
+            if (!Started) return "the game has not started yet: wait for your turn";
             if (Over) return "the game is over";
             if (playerId != seats[toMove]) return "it is not your turn";
             if (cell < 0 || cell > 8) return "cell must be 0-8, row by row from the top left";

@@ -602,6 +602,47 @@ namespace Rcadia.Agent.Tests
         }
 
         [Test]
+        public void AConfigTheServerWouldRefuseThrowsAtOnceSayingWhatToFix()
+        {
+            var bad = new[]
+            {
+                new KeyValuePair<AgentConfig, string>(new AgentConfig { MinPlayers = 0 }, "AgentConfig.MinPlayers must be between 1 and 64, got 0"),
+                new KeyValuePair<AgentConfig, string>(new AgentConfig { MinPlayers = 65 }, "AgentConfig.MinPlayers must be between 1 and 64, got 65"),
+                new KeyValuePair<AgentConfig, string>(new AgentConfig { MinPlayers = 3, MaxPlayers = 2 }, "AgentConfig.MaxPlayers must be between MinPlayers (3) and 64, or null for MinPlayers; got 2"),
+                new KeyValuePair<AgentConfig, string>(new AgentConfig { MaxPlayers = 65 }, "AgentConfig.MaxPlayers must be between MinPlayers (2) and 64"),
+                new KeyValuePair<AgentConfig, string>(new AgentConfig { MaxTurnTimeouts = -1 }, "AgentConfig.MaxTurnTimeouts must be 0 or more (null: the platform default), got -1"),
+                new KeyValuePair<AgentConfig, string>(new AgentConfig { TurnTimeout = -0.5 }, "AgentConfig.TurnTimeout is in seconds and must be a finite number, 0 or more (0: no clock; null: the platform default); got -0.5"),
+                new KeyValuePair<AgentConfig, string>(new AgentConfig { TurnTimeout = double.NaN }, "got NaN"),
+                new KeyValuePair<AgentConfig, string>(new AgentConfig { TurnTimeout = double.PositiveInfinity }, "AgentConfig.TurnTimeout is in seconds"),
+                new KeyValuePair<AgentConfig, string>(new AgentConfig { TurnTimeout = double.NegativeInfinity }, "AgentConfig.TurnTimeout is in seconds"),
+            };
+            foreach (var c in bad)
+            {
+                var link = new FakeHostLink();
+                var e = Assert.Throws<ArgumentException>(() => new RcadiaAgent(c.Key, link), c.Value);
+                StringAssert.Contains(c.Value, e.Message);
+                Assert.AreEqual("config", e.ParamName);
+                Assert.AreEqual(0, link.Sent.Count + link.OpenCount, "a refused config opens and sends nothing");
+            }
+            // The default link is not made either (in Unity it would be a GameObject left behind).
+            int links = 0;
+            RcadiaAgent.DefaultHostLink = () => { links++; return new FakeHostLink(); };
+            Assert.Throws<ArgumentException>(() => new RcadiaAgent(new AgentConfig { MinPlayers = 0 }));
+            Assert.AreEqual(0, links);
+        }
+
+        [Test]
+        public void TheEdgesTheServerAcceptsAreSentAsTheyAre()
+        {
+            var s = Make(new AgentConfig { MinPlayers = 1, MaxPlayers = 64, TurnTimeout = 0, MaxTurnTimeouts = 0 });
+            Assert.AreEqual(
+                "{'minPlayers':1,'maxPlayers':64,'turnBased':true,'simultaneous':false,'gameType':'custom','sdkVersion':'2.0.0','turnTimeout':0,'maxTurnTimeouts':0}",
+                s.Link.SentOfTypeText("AGENT_CONFIGURE")[0]);
+            var one = Make(new AgentConfig { MinPlayers = 64 });
+            Assert.AreEqual(64, one.Link.SentOfType("AGENT_CONFIGURE")[0]["maxPlayers"].AsNumber);
+        }
+
+        [Test]
         public void TheConfigIsReadOnceAtConstruction()
         {
             var config = new AgentConfig { GameType = "a" };

@@ -102,6 +102,28 @@ namespace Rcadia.Agent.Tests
         }
 
         [Test]
+        public void AnActionBeforeTheGameStartsIsRejectedNotThrown()
+        {
+            // A reloaded game: the host re-sends only AGENT_SESSION_START and keeps
+            // delivering actions; no AGENT_GAME_START has reached this table yet.
+            var reloadedLink = new FakeHostLink();
+            var reloaded = new TicTacToeTable(new RcadiaAgent(TicTacToeTable.Config(), reloadedLink));
+            reloadedLink.Dispatch("{'type':'AGENT_SESSION_START','data':{'sessionId':'ses_1','round':1,'players':['p_x','p_o']}}");
+            Assert.IsNull(reloaded.Rules.ToMove);
+            Assert.AreEqual(".........", reloaded.Rules.Board);
+            CollectionAssert.IsEmpty(reloaded.Rules.LegalCells());
+            reloadedLink.DispatchRaw("{\"type\":\"AGENT_ACTION\",\"data\":{\"playerId\":\"p_x\",\"action\":{\"cell\":4},\"actionId\":\"a_1\"}}");
+            Assert.AreEqual(
+                new List<string> { "{'playerId':'p_x','reason':'the game has not started yet: wait for your turn','actionId':'a_1'}" },
+                reloadedLink.SentOfType("AGENT_ACTION_REJECTED").ConvertAll(Text));
+            // The game start that follows is played as usual.
+            reloadedLink.Dispatch("{'type':'AGENT_GAME_START','data':{'sessionId':'ses_1','players':['p_x','p_o'],'round':1}}");
+            reloadedLink.DispatchRaw("{\"type\":\"AGENT_ACTION\",\"data\":{\"playerId\":\"p_x\",\"action\":{\"cell\":4},\"actionId\":\"a_2\"}}");
+            Assert.AreEqual("....X....", reloaded.Rules.Board);
+            Assert.AreEqual("p_o", reloaded.Rules.ToMove);
+        }
+
+        [Test]
         public void TimeoutsAndSessionEndsShowUpInTheStatus()
         {
             link.Dispatch("{'type':'AGENT_TIMEOUT','data':{'playerId':'p_x','strike':2,'maxStrikes':2,'final':true}}");

@@ -11,6 +11,13 @@ namespace UnityEngine
     {
         public static void DontDestroyOnLoad(Object target) { }
         public static void Destroy(Object target) { }
+
+        // Unity overloads these so that a destroyed object compares equal to null; the glue
+        // relies on that (RcadiaWebGLLink.Close), so the stub declares them too.
+        public static bool operator ==(Object x, Object y) { return ReferenceEquals(x, y); }
+        public static bool operator !=(Object x, Object y) { return !ReferenceEquals(x, y); }
+        public override bool Equals(object other) { return ReferenceEquals(this, other); }
+        public override int GetHashCode() { return base.GetHashCode(); }
     }
 
     public class Component : Object

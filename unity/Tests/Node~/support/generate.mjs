@@ -52,9 +52,11 @@ function obj(fields) {
 }
 
 function randomConfig(r) {
+  const minPlayers = r.chance(0.8) ? 1 + r.below(4) : undefined;
   return obj({
-    minPlayers: r.chance(0.8) ? 1 + r.below(4) : undefined,
-    maxPlayers: r.chance(0.5) ? 1 + r.below(6) : undefined,
+    minPlayers,
+    // At least minPlayers: both SDKs throw for a config the server would refuse.
+    maxPlayers: r.chance(0.5) ? (minPlayers ?? 2) + r.below(3) : undefined,
     turnBased: r.chance(0.5) ? r.chance(0.5) : undefined,
     simultaneous: r.chance(0.5) ? r.chance(0.5) : undefined,
     gameType: r.chance(0.6) ? r.pick(["chess", "rps", "tictactoe", "\u00e9checs"]) : undefined,
