@@ -11,6 +11,8 @@
     KEYS[5] idem:<account>:<idem>   the job's idempotency record
     KEYS[6] callers:<process>       the presence of the API process the caller waited in
                                     (with ARGV[10] '': any key of the group, never read)
+    KEYS[7] queue:clock             the housekeeping's clock: no orphan is dropped within a
+                                    presence's life after a stall (orphan_drop_allowed)
 
     ARGV[1] job id             ARGV[6] the completion channel (done:<job_id>)
     ARGV[2] final state        ARGV[7] the job's account, as the caller read it
@@ -23,7 +25,8 @@
   Output:
     1  dropped
     0  no longer queued (or not the record the caller read, or with ARGV[10]: the job's
-       waiter is another process now, or that process is alive)
+       waiter is another process now, or that process is alive, or a stall ended less
+       than a presence's life ago)
 
   Cluster note: the day and idempotency keys are named by the record, so the caller reads
   them first (two steps); the script checks the record still says so (same_job). The
@@ -37,6 +40,7 @@ if ARGV[10] ~= '' then
   if redis.call('EXISTS', KEYS[6]) == 1 then return 0 end
 end
 local now = now_ms()
+if ARGV[10] ~= '' and not orphan_drop_allowed(KEYS[7], now) then return 0 end
 -- Off its lane: one less in its account's count and the lanes' (a count at zero is left for
 -- fair_sweep.lua, as the claim leaves it).
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then

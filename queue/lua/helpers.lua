@@ -90,6 +90,20 @@ local function reaping_allowed(wk, now, stall_ms, lease_ms)
   return now >= since + lease_ms
 end
 
+-- An API process's presence (callers:<process>) lives this long without a refresh, and a
+-- gap of more than this between housekeeping rounds is a stall (the Rust side's
+-- CALLER_PRESENCE_TTL and STALL_AFTER; a test checks they agree).
+local PRESENCE_TTL_MS = 10000
+local STALL_MS = 3000
+
+-- A queued job whose waiter's presence is missing is an orphan to drop, unless a stall ended
+-- less than a whole presence ago: a live API process frozen with Redis (or cut off from it)
+-- had no chance to refresh its presence, and its callers may have been answered `pending`.
+-- The stall is told as for leases (reaping_allowed, `wk` = queue:clock).
+local function orphan_drop_allowed(wk, now)
+  return reaping_allowed(wk, now, STALL_MS, PRESENCE_TTL_MS)
+end
+
 -- One read of every field the checks and the claimed record need (never HGETALL).
 local CLAIM_FIELDS = {'state', 'account', 'day', 'idem', 'waiter', 'deadline', 'exec_ms',
   'reserved', 'id', 'kind', 'trust', 'input', 'created', 'request'}
@@ -173,6 +187,7 @@ for _ = 1, tonumber(bound) do
     -- then it lives (admission refreshed it, or it was refreshed shortly before).
     if waiter ~= '' and now - (tonumber(f[13]) or 0) >= tonumber(sure_ms) then
       gone = redis.call('EXISTS', group_key(KEYS[k.base], 'callers:', waiter)) == 0
+        and orphan_drop_allowed(group_key(KEYS[k.base], 'queue:clock'), now)
     end
     if not gone then late = ends_at > tonumber(f[6]) end
     if gone or late then

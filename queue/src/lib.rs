@@ -1181,6 +1181,7 @@ impl Queue {
             .key(self.budget_key(&names.day))
             .key(self.idem_key(&names.account, &names.idem))
             .key(self.callers_key(&names.waiter))
+            .key(keys::clock(&self.store))
             .arg(id)
             .arg(state.as_str())
             .arg(code.as_str())

@@ -101,6 +101,7 @@ impl Queue {
                 .key(self.budget_key(&day))
                 .key(self.idem_key(&account, &idem))
                 .key(&presence)
+                .key(keys::clock(&self.store))
                 .arg(&id)
                 .arg(JobState::Cancelled.as_str())
                 .arg(crate::FailureCode::Cancelled.as_str())

@@ -49,7 +49,7 @@ pub(crate) static COMPLETE: Script<Completed> =
     queue_script(lua!("lua/complete.lua"), 8, 17, Writes::Durable).allowing_oom();
 /// `cancel.lua`.
 pub(crate) static CANCEL: Script<Applied> =
-    queue_script(lua!("lua/cancel.lua"), 6, 10, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/cancel.lua"), 7, 10, Writes::Durable).allowing_oom();
 /// `reap.lua`.
 pub(crate) static REAP: Script<ReapReply> =
     queue_script(lua!("lua/reap.lua"), 4, 6, Writes::PrimaryOnly).allowing_oom();
@@ -407,6 +407,21 @@ mod tests {
 
     fn bulk(s: &str) -> Value {
         Value::BulkString(s.as_bytes().to_vec())
+    }
+
+    /// The Lua's copies of the presence's life and the stall's gap (helpers.lua) are the
+    /// Rust side's: a drift would drop orphans of live processes, or never.
+    #[test]
+    fn the_lua_constants_are_the_rust_ones() {
+        let helpers = include_str!("../lua/helpers.lua");
+        let ms = |d: std::time::Duration| d.as_millis().to_string();
+        for (name, value) in [
+            ("PRESENCE_TTL_MS", ms(crate::CALLER_PRESENCE_TTL)),
+            ("STALL_MS", ms(crate::STALL_AFTER)),
+        ] {
+            let line = format!("local {name} = {value}\n");
+            assert!(helpers.contains(&line), "helpers.lua lacks {line:?}");
+        }
     }
 
     #[test]

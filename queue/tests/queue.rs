@@ -1244,6 +1244,68 @@ async fn a_look_for_a_lost_claim_never_returns_a_job_the_slot_gave_up_on() {
         .is_none());
 }
 
+/// Moves `queue`'s clock on from `from` s to `to` s a second at a time, with a housekeeping
+/// round at each (as every process runs once a second): no stall is seen.
+async fn advance_with_housekeeping(queue: &Queue, from: u64, to: u64) {
+    for t in from + 1..=to {
+        queue.set_clock_offset(Duration::from_secs(t), true);
+        queue.reap().await.unwrap();
+    }
+}
+
+/// A stall of Redis (its clock moves on 15 s between two housekeeping rounds, as over a 15 s
+/// SIGSTOP) lapses every presence, the live API processes' too, whose callers may have
+/// been answered `pending` meanwhile: no queued job is dropped as an orphan, by the sweep or
+/// by a claim, until a whole presence has passed after the stall. Then a process that is
+/// still missing is gone, and its jobs are dropped.
+#[tokio::test]
+async fn a_stall_of_redis_drops_no_orphan_until_a_presence_after_it() {
+    let s = setup_with(|_| {}).await;
+    let Ok(Admission::New(first)) = s
+        .queue
+        .admit_for_caller(spec(JobKind::Simulate, "ann", 1, "a"))
+        .await
+    else {
+        panic!("not admitted")
+    };
+    let Ok(Admission::New(second)) = s
+        .queue
+        .admit_for_caller(spec(JobKind::Simulate, "bob", 1, "b"))
+        .await
+    else {
+        panic!("not admitted")
+    };
+    // A housekeeping round notes the clock; then the stall, over which the presence lapsed.
+    assert!(s.queue.reap().await.unwrap().is_empty());
+    let presence = format!("t:callers:{}", s.queue.process_id());
+    let mut conn = s.queue.store().conn();
+    let _: () = redis::cmd("DEL")
+        .arg(&presence)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    s.queue.set_clock_offset(Duration::from_secs(15), true);
+    assert!(
+        s.queue.drop_orphans().await.unwrap().is_empty(),
+        "the sweep dropped a job of a process that lived through the stall"
+    );
+    let claim = s
+        .queue
+        .claim("w")
+        .await
+        .unwrap()
+        .expect("the first job runs");
+    assert_eq!(claim.record.id, first.id);
+    // A presence's life after the stall, the process is still missing: it is gone.
+    advance_with_housekeeping(&s.queue, 15, 26).await;
+    assert_eq!(
+        s.queue.drop_orphans().await.unwrap(),
+        vec![second.id.clone()]
+    );
+    let rec = s.queue.get(&second.id).await.unwrap().unwrap();
+    assert_eq!(rec.state, JobState::Cancelled);
+}
+
 /// A queued job whose caller's API process is gone is dropped and released, by the sweep of
 /// any process or by the claim that finds it first; a job with a live waiter, or none,
 /// is left alone.
@@ -1285,8 +1347,8 @@ async fn orphans_of_a_dead_api_process_are_dropped_by_the_sweep_and_by_claim() {
         .await
         .unwrap();
     // Its presence lapsed (a claim looks for it only once it may have: a presence lives
-    // at least 5 s after an admission that refreshed it).
-    other.set_clock_offset(Duration::from_secs(6), true);
+    // at least 5 s after an admission that refreshed it), the housekeeping looking on.
+    advance_with_housekeeping(&other, 0, 6).await;
     let untied = other
         .admit(spec(JobKind::Simulate, "bob", 1, "c"))
         .await
