@@ -1056,7 +1056,13 @@ async fn an_admin_command_seeds_no_admin_token_and_a_server_audits_its_seed() {
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_horst"))
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_horst"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("HORST_") {
+            cmd.env_remove(k);
+        }
+    }
+    let out = cmd
         .args(["admin", "status", "--redis", &app.redis_url])
         .current_dir(dir.path())
         .env("HORST_OPERATOR", "olga")
