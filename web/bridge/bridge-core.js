@@ -324,6 +324,27 @@ export function hostLeftOp() {
   return { op: "end", result: { winner: null, reason: "host_left" }, reason: "host_left" };
 }
 
+// The end reasons after which the platform opens no next round: its host went away, an
+// operator ended the table, or a player left (Session::auto_rematch_due in
+// sessions/src/machine/ending.rs; each is also the result's `reason` when the platform ends).
+const NO_REMATCH_REASONS = new Set(["host_disconnected", "host_left", "ended_by_operator", "left"]);
+
+/**
+ * Whether the platform opens the next round of a finished game by itself: the host's mirror
+ * of Session::auto_rematch_due. A host asks for a rematch of its own only where this holds,
+ * so it never opens a round the platform withheld on purpose. (A player who left the
+ * finished game afterwards is not in the host's view; /rematch leaves them out.)
+ * @param {object|null} config the game's AGENT_CONFIGURE
+ * @param {{result?: any, players?: Array<any>}} view the finished session
+ */
+export function autoRematchDue(config, { result, players }) {
+  if (!config || config.autoRematch !== true || isLegacyConfig(config)) return false;
+  const reason = result && typeof result === "object" ? result.reason : null;
+  if (NO_REMATCH_REASONS.has(reason)) return false;
+  const min = Number.isInteger(config.minPlayers) ? config.minPlayers : 2;
+  return Array.isArray(players) && players.length >= min;
+}
+
 /**
  * Resolve the `?game=` parameter against the bridge's own URL. Only http(s)
  * URLs are accepted so a crafted link cannot load javascript: or data: URLs.

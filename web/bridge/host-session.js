@@ -5,7 +5,7 @@
 
 import {
   ApiError, OpsOutbox, SeqTracker, LONG_POLL_WAIT_S,
-  classifyGameMessage, messageForEntry, isLegacyConfig, hostLeftOp,
+  classifyGameMessage, messageForEntry, isLegacyConfig, hostLeftOp, autoRematchDue,
   backoffMs, isSessionLost, isAuthError, isRetryable, playerIds,
 } from "./bridge-core.js";
 
@@ -109,6 +109,8 @@ export class HostSession {
   }
 
   get sessionId() { return this.view.sessionId; }
+  /** The game's latest AGENT_CONFIGURE (null before it sent one). */
+  get config() { return this._config; }
   get outbox() { return this._outbox; }
 
   /** Feed one message that the game iframe posted. */
@@ -292,7 +294,7 @@ export class HostSession {
         // autoRematch links the next round a moment after the finishing write, and this
         // poll may have landed in between: look again a few times before calling the
         // series over.
-        if (lingers < REMATCH_LINGER_POLLS && this._expectsRematch(resp.result)) {
+        if (lingers < REMATCH_LINGER_POLLS && autoRematchDue(this._config, this.view)) {
           lingers++;
           await this._sleep(REMATCH_LINGER_MS);
           continue;
@@ -303,13 +305,6 @@ export class HostSession {
         await this._sleep(FAST_EMPTY_POLL_PAUSE_MS);
       }
     }
-  }
-
-  /** Whether the platform will open a next round for a game that ended with `result`. */
-  _expectsRematch(result) {
-    if (!this._config || this._config.autoRematch !== true || this.view.legacy) return false;
-    const reason = result && typeof result === "object" ? result.reason : null;
-    return reason !== "host_disconnected" && reason !== "host_left";
   }
 
   /** Turn, clock and seat names for the page come from the public spectator view. */

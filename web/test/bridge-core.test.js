@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import {
   classifyGameMessage, messageForEntry, SeqTracker, OpsOutbox, isLegacyConfig, hostLeftOp,
   resolveGameUrl, gameIdFromUrl, titleFromGameId, describeDeadline, describePlayers, describeResult,
-  describeEntry, namesOf,
+  describeEntry, namesOf, autoRematchDue,
   backoffMs, ApiError, isSessionLost, isAuthError, isRetryable, MAX_OPS_PER_REQUEST, MAX_OPS_BYTES_PER_REQUEST,
 } from "../bridge/bridge-core.js";
 import { settle } from "../test-support/fake-api.js";
@@ -269,4 +269,24 @@ test("backoff and error classification", () => {
   assert.equal(isRetryable(new ApiError(429, "x")), true);
   assert.equal(isRetryable(new ApiError(409, "x")), false);
   assert.equal(isRetryable(new TypeError("fetch failed")), true);
+});
+
+test("autoRematchDue mirrors the platform: a next round only where it would open one itself", () => {
+  const config = { minPlayers: 2, maxPlayers: 2, sdkVersion: "2.0.0", autoRematch: true };
+  const two = [{ playerId: "p_1", seat: 0 }, { playerId: "p_2", seat: 1 }];
+  const ended = (reason, players = two) => ({ result: { winner: null, reason }, players });
+  for (const reason of ["checkmate", "timeout", "best_of_three", undefined]) {
+    assert.equal(autoRematchDue(config, ended(reason)), true, `reason ${reason}`);
+  }
+  // The platform withholds the next round on purpose here (sessions/src/machine/ending.rs).
+  for (const reason of ["ended_by_operator", "left", "host_left", "host_disconnected"]) {
+    assert.equal(autoRematchDue(config, ended(reason)), false, `reason ${reason}`);
+  }
+  assert.equal(autoRematchDue(config, ended("checkmate", [two[0]])), false, "fewer than minPlayers");
+  assert.equal(autoRematchDue({ ...config, minPlayers: 1 }, ended("checkmate", [two[0]])), true);
+  assert.equal(autoRematchDue({ ...config, autoRematch: false }, ended("checkmate")), false, "the game rematches itself");
+  assert.equal(autoRematchDue({ ...config, autoRematch: undefined }, ended("checkmate")), false);
+  assert.equal(autoRematchDue({ ...config, sdkVersion: undefined }, ended("checkmate")), false, "legacy: no rematches");
+  assert.equal(autoRematchDue(null, ended("checkmate")), false);
+  assert.equal(autoRematchDue(config, { result: null, players: two }), true);
 });

@@ -4,6 +4,7 @@ import { HostSession } from "../bridge/host-session.js";
 import { ApiError } from "../bridge/bridge-core.js";
 import { makeFakeApi, settle } from "../test-support/fake-api.js";
 
+const TWO = [{ playerId: "p_1", seat: 0 }, { playerId: "p_2", seat: 1 }];
 const V2_CONFIG = { minPlayers: 2, maxPlayers: 2, turnBased: true, simultaneous: false, gameType: "chess", sdkVersion: "2.0.0", autoRematch: true };
 
 function setup({ config = V2_CONFIG } = {}) {
@@ -226,7 +227,7 @@ test("a finished autoRematch session is polled again until its next round is lin
   const { api, host } = ctx;
   const poll1 = await started(ctx, "ses_1");
   // The finishing write is visible a moment before the rematch link.
-  poll1.resolve({ status: "finished", round: 1, nextSessionId: null, result: { winner: "p_1" }, actions: [] });
+  poll1.resolve({ status: "finished", round: 1, nextSessionId: null, result: { winner: "p_1" }, players: TWO, actions: [] });
   const again = await api.next("pendingActions");
   assert.equal(again.args[0], "ses_1");
   again.resolve({ status: "finished", round: 1, nextSessionId: "ses_2", result: { winner: "p_1" }, actions: [] });
@@ -239,11 +240,21 @@ test("a finished autoRematch session whose rematch never comes stops polling aft
   const ctx = setup();
   const { api, host } = ctx;
   const poll1 = await started(ctx, "ses_1");
-  poll1.resolve({ status: "finished", nextSessionId: null, result: { winner: null, reason: "left" }, actions: [] });
+  poll1.resolve({ status: "finished", nextSessionId: null, result: { winner: null, reason: "checkmate" }, players: TWO, actions: [] });
   for (let i = 0; i < 10; i++) {
     const again = await api.next("pendingActions");
-    again.resolve({ status: "finished", nextSessionId: null, result: { winner: null, reason: "left" }, actions: [] });
+    again.resolve({ status: "finished", nextSessionId: null, result: { winner: null, reason: "checkmate" }, players: TWO, actions: [] });
   }
+  await settle();
+  assert.equal(api.waiting("pendingActions").length, 0);
+  assert.equal(host.view.status, "finished");
+});
+
+test("a table an operator ended is not polled again for a next round", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  const poll1 = await started(ctx, "ses_1");
+  poll1.resolve({ status: "finished", nextSessionId: null, result: { winner: null, reason: "ended_by_operator" }, players: TWO, actions: [] });
   await settle();
   assert.equal(api.waiting("pendingActions").length, 0);
   assert.equal(host.view.status, "finished");
