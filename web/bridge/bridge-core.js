@@ -415,6 +415,16 @@ export function backoffMs(attempt) {
   return Math.min(10_000, 1000 * 2 ** Math.max(0, attempt - 1));
 }
 
+// A Retry-After longer than this is not waited out in one sleep: the retry asks again then.
+export const RETRY_WAIT_MAX_MS = 60_000;
+
+/** The wait before retrying after `err`, the n-th failure in a row: the backoff, or longer
+ * when the server's Retry-After asked for more (a 503 while its store restarts, a 429). */
+export function retryDelayMs(attempt, err) {
+  const asked = err && Number.isFinite(err.retryAfterMs) ? err.retryAfterMs : 0;
+  return Math.min(RETRY_WAIT_MAX_MS, Math.max(asked, backoffMs(attempt)));
+}
+
 /** True when the error means the session no longer exists on the backend. */
 export function isSessionLost(err) {
   return err instanceof ApiError && (err.status === 404 || err.status === 410);

@@ -6,7 +6,7 @@
 import {
   ApiError, OpsOutbox, SeqTracker, LONG_POLL_WAIT_S,
   classifyGameMessage, messageForEntry, isLegacyConfig, hostLeftOp, autoRematchDue,
-  backoffMs, isSessionLost, isAuthError, isRetryable, playerIds,
+  retryDelayMs, isSessionLost, isAuthError, isRetryable, playerIds,
 } from "./bridge-core.js";
 
 /**
@@ -50,9 +50,8 @@ const FAST_EMPTY_POLL_PAUSE_MS = 1000;
 // restarts, 429, no answer) before it is dropped. Later batches wait behind it, so the
 // game's ops arrive in the order it sent them; after three tries a batch was dropped and
 // the next sent, and a game whose `end` or `legal_actions` was lost in a short outage
-// stalled until a player forfeited.
+// stalled until a player forfeited. Every retry waits at least the server's Retry-After.
 const OPS_RETRY_FOR_MS = 120_000;
-const OPS_RETRY_WAIT_MAX_MS = 30_000;
 
 // How often, and how far apart, a finished autoRematch session is polled again for its
 // next round before the series counts as over.
@@ -204,7 +203,7 @@ export class HostSession {
         if (isAuthError(err)) { this._creating = false; this._setView({ status: "idle", error: err.message }); this._onAuthError(err); return; }
         this._setView({ error: `creating the session failed: ${err.message}` });
         if (!isRetryable(err) || attempt === CREATE_ATTEMPTS) { this._creating = false; this._setView({ status: "idle" }); return; }
-        await this._sleep(backoffMs(attempt));
+        await this._sleep(retryDelayMs(attempt, err));
       }
     }
     this._creating = false;
@@ -261,7 +260,7 @@ export class HostSession {
         if (isAuthError(err)) { this._setView({ error: err.message }); this._onAuthError(err); return; }
         failures++;
         this._setView({ error: `polling failed (${err.message}); retrying` });
-        await this._sleep(backoffMs(failures));
+        await this._sleep(retryDelayMs(failures, err));
         continue;
       }
       if (gen !== this._gen) return;
@@ -320,7 +319,7 @@ export class HostSession {
       } catch (err) {
         if (gen !== this._gen || isSessionLost(err) || isAuthError(err)) return;
         failures++;
-        await this._sleep(backoffMs(failures));
+        await this._sleep(retryDelayMs(failures, err));
         continue;
       }
       if (gen !== this._gen) return;
@@ -365,7 +364,7 @@ export class HostSession {
           if (current) this._setView({ error: `ops not applied: ${err.message}` });
           return;
         }
-        await this._sleep(Math.min(OPS_RETRY_WAIT_MAX_MS, Math.max(err.retryAfterMs || 0, backoffMs(attempt))));
+        await this._sleep(retryDelayMs(attempt, err));
       }
     }
   }
@@ -388,7 +387,7 @@ export class HostSession {
           this._setView({ error: `rematch failed: ${err.message}` });
           return;
         }
-        await this._sleep(Math.min(OPS_RETRY_WAIT_MAX_MS, Math.max(err.retryAfterMs || 0, backoffMs(attempt))));
+        await this._sleep(retryDelayMs(attempt, err));
       }
     }
     // If the poll loop already saw the old session finish without a next

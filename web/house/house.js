@@ -2,7 +2,7 @@
 // bridge protocol: batching, one /ops in flight, long-polls with after=, rematches), but
 // its API is a DevTools binding: `window.horstHouse(json)` reaches the `horst house`
 // process, which performs the bridge call with the house's agent token and answers through
-// `window.__horstHouseReply(id, status, body)`. The token never enters this browser.
+// `window.__horstHouseReply(id, status, body, retryAfterMs)`. The token never enters this browser.
 
 import { HostSession } from "../bridge/host-session.js";
 import { resolveGameUrl, gameIdFromUrl, describePlayers, describeResult, autoRematchDue } from "../bridge/bridge-core.js";

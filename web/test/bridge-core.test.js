@@ -4,7 +4,7 @@ import {
   classifyGameMessage, messageForEntry, SeqTracker, OpsOutbox, isLegacyConfig, hostLeftOp,
   resolveGameUrl, gameIdFromUrl, titleFromGameId, describeDeadline, describePlayers, describeResult,
   describeEntry, namesOf, autoRematchDue,
-  backoffMs, ApiError, isSessionLost, isAuthError, isRetryable, MAX_OPS_PER_REQUEST, MAX_OPS_BYTES_PER_REQUEST,
+  backoffMs, retryDelayMs, ApiError, isSessionLost, isAuthError, isRetryable, MAX_OPS_PER_REQUEST, MAX_OPS_BYTES_PER_REQUEST,
 } from "../bridge/bridge-core.js";
 import { settle } from "../test-support/fake-api.js";
 
@@ -259,6 +259,11 @@ test("platform entries as lines for people, with names", () => {
 
 test("backoff and error classification", () => {
   assert.deepEqual([1, 2, 3, 4, 5, 6].map(backoffMs), [1000, 2000, 4000, 8000, 10000, 10000]);
+  assert.equal(retryDelayMs(1, new ApiError(503, "x", "unavailable", 5000)), 5000);
+  assert.equal(retryDelayMs(5, new ApiError(503, "x", "unavailable", 2000)), 10000, "never less than the backoff");
+  assert.equal(retryDelayMs(1, new ApiError(429, "x", "rate_limited", 86_400_000)), 60_000, "capped");
+  assert.equal(retryDelayMs(2, new ApiError(0, "offline")), 2000);
+  assert.equal(retryDelayMs(1, new TypeError("fetch failed")), 1000);
   assert.equal(isSessionLost(new ApiError(410, "gone", "server_restarted")), true);
   assert.equal(isSessionLost(new ApiError(404, "unknown")), true);
   assert.equal(isSessionLost(new Error("x")), false);

@@ -11,16 +11,17 @@ function setup({ config = V2_CONFIG } = {}) {
   const api = makeFakeApi();
   const toGame = [];
   const authErrors = [];
+  const sleeps = [];
   const host = new HostSession({
     api,
     postToGame: (m) => toGame.push(JSON.parse(JSON.stringify(m))),
     gameId: "chess", gameTitle: "Chess",
     onAuthError: (e) => authErrors.push(e),
-    sleep: () => new Promise((r) => setImmediate(r)),
+    sleep: (ms) => { sleeps.push(ms); return new Promise((r) => setImmediate(r)); },
     setTimer: (fn) => setImmediate(fn),
   });
   const of = (type) => toGame.filter((m) => m.type === type).map((m) => m.data);
-  return { api, host, toGame, of, authErrors, config };
+  return { api, host, toGame, of, authErrors, config, sleeps };
 }
 
 /** Configure and answer the create call; returns the first long-poll call. */
@@ -145,6 +146,28 @@ test("a /ops the backend cannot take now is retried until it can, and later ops 
   later.resolve({ ok: true });
   await host.outbox.idle();
   assert.equal(host.view.error, null);
+});
+
+test("every retry waits at least the server's Retry-After, up to a minute", async () => {
+  const ctx = setup();
+  const { api, host, sleeps } = ctx;
+  const busy = (ms) => new ApiError(503, "the server's store is unreachable right now", "unavailable", ms);
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  (await api.next("createSession")).reject(busy(5000));
+  const create = await api.next("createSession");
+  assert.deepEqual(sleeps, [5000], "create");
+  create.resolve({ sessionId: "ses_1", round: 1, seriesId: "ses_1", players: [] });
+  (await api.next("pendingActions")).reject(new ApiError(429, "slow down", "rate_limited", 5000));
+  await api.next("pendingActions");
+  assert.equal(sleeps.at(-1), 5000, "pending-actions");
+  (await api.next("publicView")).reject(busy(3_600_000));
+  await api.next("publicView");
+  assert.equal(sleeps.at(-1), 60_000, "public view: an hour is not waited out in one sleep");
+  host.handleGameMessage({ type: "AGENT_STATE", data: { state: 1 } });
+  (await api.next("ops")).reject(busy(45_000));
+  await api.next("ops");
+  assert.equal(sleeps.at(-1), 45_000, "ops");
+  assert.equal(sleeps.length, 4);
 });
 
 test("game over then AGENT_REMATCH: /rematch only after the end op, then the new session is announced", async () => {
