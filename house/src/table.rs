@@ -110,7 +110,8 @@ use devtools::*;
 pub struct TableView {
     pub session_id: Option<String>,
     pub series_id: Option<String>,
-    /// The page's HostSession status: idle, creating, waiting, active, finished, lost, left.
+    /// The page's HostSession status: idle, creating, failed, waiting, active, finished, lost,
+    /// left.
     pub status: String,
     pub round: Option<u64>,
     pub next_session_id: Option<String>,

@@ -319,6 +319,12 @@ export class OpsOutbox {
   }
 }
 
+/** Whether the page offers "New table": the series ended without a next round, the session
+ * was lost, or creating one failed. */
+export function newTableOffered(view) {
+  return (view.status === "finished" && !view.nextSessionId) || view.status === "lost" || view.status === "failed";
+}
+
 /** The op the bridge sends when its page goes away (section 3: no rematch follows). */
 export function hostLeftOp() {
   return { op: "end", result: { winner: null, reason: "host_left" }, reason: "host_left" };

@@ -25,7 +25,7 @@ import {
  * @property {string|null} sessionId
  * @property {number|null} round
  * @property {string|null} seriesId
- * @property {string} status "idle" | "creating" | "waiting" | "active" | "finished" | "lost" | "left"
+ * @property {string} status "idle" | "creating" | "failed" | "waiting" | "active" | "finished" | "lost" | "left"
  * @property {Array<any>} players playerIds or player objects, in seat order
  * @property {number|null} turn
  * @property {string|null} deadline
@@ -202,7 +202,9 @@ export class HostSession {
       } catch (err) {
         if (isAuthError(err)) { this._creating = false; this._setView({ status: "idle", error: err.message }); this._onAuthError(err); return; }
         this._setView({ error: `creating the session failed: ${err.message}` });
-        if (!isRetryable(err) || attempt === CREATE_ATTEMPTS) { this._creating = false; this._setView({ status: "idle" }); return; }
+        // "failed", not "idle": the page offers New table for it (an idle tab had no way to
+        // try again but a reload).
+        if (!isRetryable(err) || attempt === CREATE_ATTEMPTS) { this._creating = false; this._setView({ status: "failed" }); return; }
         await this._sleep(retryDelayMs(attempt, err));
       }
     }

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import {
   classifyGameMessage, messageForEntry, SeqTracker, OpsOutbox, isLegacyConfig, hostLeftOp,
   resolveGameUrl, gameIdFromUrl, titleFromGameId, describeDeadline, describePlayers, describeResult,
-  describeEntry, namesOf, autoRematchDue,
+  describeEntry, namesOf, autoRematchDue, newTableOffered,
   backoffMs, retryDelayMs, ApiError, isSessionLost, isAuthError, isRetryable, MAX_OPS_PER_REQUEST, MAX_OPS_BYTES_PER_REQUEST,
 } from "../bridge/bridge-core.js";
 import { settle } from "../test-support/fake-api.js";
@@ -294,4 +294,13 @@ test("autoRematchDue mirrors the platform: a next round only where it would open
   assert.equal(autoRematchDue({ ...config, sdkVersion: undefined }, ended("checkmate")), false, "legacy: no rematches");
   assert.equal(autoRematchDue(null, ended("checkmate")), false);
   assert.equal(autoRematchDue(config, { result: null, players: two }), true);
+});
+
+test("New table is offered after a series without a next round, a lost session or a failed create", () => {
+  const offered = (status, nextSessionId = null) => newTableOffered({ status, nextSessionId });
+  assert.equal(offered("finished"), true);
+  assert.equal(offered("finished", "ses_2"), false, "the next round follows");
+  assert.equal(offered("lost"), true);
+  assert.equal(offered("failed"), true);
+  for (const status of ["idle", "creating", "waiting", "active", "left"]) assert.equal(offered(status), false, status);
 });

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { HostSession } from "../bridge/host-session.js";
-import { ApiError } from "../bridge/bridge-core.js";
+import { ApiError, newTableOffered } from "../bridge/bridge-core.js";
 import { makeFakeApi, settle } from "../test-support/fake-api.js";
 
 const TWO = [{ playerId: "p_1", seat: 0 }, { playerId: "p_2", seat: 1 }];
@@ -323,6 +323,32 @@ test("poll network errors are retried with the same after", async () => {
   const poll2 = await api.next("pendingActions");
   assert.deepEqual(poll2.args, ["ses_1", 0, 25]);
   assert.match(host.view.error, /offline/);
+});
+
+test("a create that keeps failing leaves the table where New table tries again", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  for (let i = 0; i < 5; i++) (await api.next("createSession")).reject(new ApiError(503, "store unreachable", "unavailable"));
+  await settle();
+  assert.equal(api.waiting("createSession").length, 0, "it gave up");
+  assert.equal(host.view.status, "failed");
+  assert.match(host.view.error, /creating the session failed/);
+  assert.equal(newTableOffered(host.view), true, "the bridge page enables New table");
+  host.newTable();
+  (await api.next("createSession")).resolve({ sessionId: "ses_1", round: 1, players: [] });
+  assert.deepEqual((await api.next("pendingActions")).args, ["ses_1", 0, 25]);
+  assert.equal(newTableOffered(host.view), false);
+});
+
+test("a create refused for good is offered again too", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  (await api.next("createSession")).reject(new ApiError(400, "config.minPlayers must be at least 1"));
+  await settle();
+  assert.equal(host.view.status, "failed");
+  assert.equal(newTableOffered(host.view), true);
 });
 
 test("an auth error on create is reported and nothing else happens", async () => {
