@@ -209,7 +209,13 @@ export class HostSession {
       }
     }
     this._creating = false;
-    if (!resp || this._stopped) return;
+    if (!resp) return;
+    if (this._stopped) {
+      // The host went away while the create was in flight: nobody hosts this table, so end
+      // it as hostLeft ends a live one (else it is listed as joinable until host_disconnected).
+      if (resp.sessionId) this.api.endKeepalive(resp.sessionId, [hostLeftOp()]);
+      return;
+    }
     const gen = ++this._gen;
     this._seq.reset();
     this._setView({

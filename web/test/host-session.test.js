@@ -377,6 +377,20 @@ test("hostLeft ends a live session with host_left through keepalive, and stops",
   assert.equal(api.waiting("ops").length, 0);
 });
 
+test("a session whose create answers after the host left is ended with host_left at once", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  const create = await api.next("createSession");
+  host.hostLeft();
+  assert.deepEqual(api.keepalive, [], "no session to end yet");
+  create.resolve({ sessionId: "ses_1", round: 1, players: [] });
+  await settle();
+  assert.deepEqual(api.keepalive, [{ sessionId: "ses_1", ops: [{ op: "end", result: { winner: null, reason: "host_left" }, reason: "host_left" }] }]);
+  assert.equal(api.waiting("pendingActions").length, 0, "and it is not hosted");
+  assert.equal(host.view.sessionId, null);
+});
+
 test("hostLeft after the game finished sends nothing", async () => {
   const ctx = setup();
   const { api, host } = ctx;
