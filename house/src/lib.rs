@@ -143,7 +143,7 @@ pub struct Plan {
 
 /// The supervisor's rules for one game, pure so they are tested without a browser:
 /// - close tables that are dead, left, lost, stuck without a session, or whose series ended
-///   (finished with no next session for a while: the page already asked for a rematch);
+///   (finished with no next session for a while: where one was due, the page asked for it);
 /// - then, if none of the remaining tables is open (joinable on the backend, or still being
 ///   created), open one, unless `max_tables` are running.
 pub fn plan(tables: &[TableFacts], joinable: &HashSet<String>, max_tables: usize) -> Plan {

@@ -1,6 +1,6 @@
 //! The house page's only way out: it calls the `horstHouse` binding with a JSON request, the
 //! house process performs the matching bridge-API call with its agent token, and answers with
-//! `window.__horstHouseReply(id, status, body)`. The page names an operation and its
+//! `window.__horstHouseReply(id, status, body, retryAfterMs)`. The page names an operation and its
 //! arguments, never a URL or a header, so a game that reached the binding could still only
 //! host its own table.
 
@@ -162,14 +162,18 @@ pub fn refusal(payload: &str, why: &str) -> Reply {
     Reply {
         status,
         body: serde_json::to_string(&body).unwrap_or_default(),
+        retry_after_ms: None,
     }
 }
 
-/// What the API answered: the HTTP status (0: no answer, network error) and the body text.
+/// What the API answered: the HTTP status (0: no answer, network error), the body text and
+/// its `Retry-After` in milliseconds, which the page waits out before it asks again (a 503
+/// while the API's store restarts, a 429).
 #[derive(Debug, Clone)]
 pub struct Reply {
     pub status: u16,
     pub body: String,
+    pub retry_after_ms: Option<u64>,
 }
 
 /// `POST /api/v1/agent/bridge/sessions`: the page's config, the house's game.
@@ -374,8 +378,13 @@ impl Relay {
         match req.send().await {
             Ok(resp) => {
                 let status = resp.status().as_u16();
+                let retry_after_ms = retry_after_ms(resp.headers());
                 let body = resp.text().await.unwrap_or_default();
-                Reply { status, body }
+                Reply {
+                    status,
+                    body,
+                    retry_after_ms,
+                }
             }
             Err(e) => Reply {
                 status: 0,
@@ -383,9 +392,17 @@ impl Relay {
                     error: format!("network error: {}", without_url(&e)),
                 })
                 .unwrap_or_default(),
+                retry_after_ms: None,
             },
         }
     }
+}
+
+/// A `Retry-After` of delay-seconds, as milliseconds; `None` when absent or an HTTP date
+/// (the API sends seconds).
+fn retry_after_ms(headers: &reqwest::header::HeaderMap) -> Option<u64> {
+    let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
+    Some(v.trim().parse::<u64>().ok()?.saturating_mul(1000))
 }
 
 /// reqwest's errors include the URL; ours carry no secrets, but keep messages short.
@@ -473,5 +490,58 @@ mod tests {
             vec!["{}"; 101].join(",")
         );
         assert!(parse(&many).is_err());
+    }
+
+    /// Serves one canned HTTP answer on loopback; returns the base URL.
+    async fn answer_once(response: &'static str) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            // The whole request first: closing with some of it unread would reset the
+            // connection before the client reads the answer.
+            let mut req = Vec::new();
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = conn.read(&mut buf).await.unwrap();
+                req.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&req).to_ascii_lowercase();
+                if let Some(head) = text.find("\r\n\r\n") {
+                    let len = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .map_or(0, |v| v.trim().parse().unwrap());
+                    if req.len() >= head + 4 + len {
+                        break;
+                    }
+                }
+                if n == 0 {
+                    break;
+                }
+            }
+            conn.write_all(response.as_bytes()).await.unwrap();
+            let _ = conn.shutdown().await;
+        });
+        format!("http://{addr}")
+    }
+
+    #[tokio::test]
+    async fn carries_retry_after_to_the_page() {
+        let backend = answer_once(
+            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 7\r\n\
+             content-length: 22\r\nconnection: close\r\n\r\n{\"code\":\"unavailable\"}",
+        )
+        .await;
+        let http = reqwest::Client::builder().no_proxy().build().unwrap();
+        let relay = Relay::new(http, &backend, "t", "chess", "Chess");
+        let reply = relay
+            .perform(&BridgeCall::Rematch {
+                session_id: "ses_1".into(),
+            })
+            .await;
+        assert_eq!(reply.status, 503, "{}", reply.body);
+        assert_eq!(reply.retry_after_ms, Some(7000));
+        assert_eq!(reply.body, r#"{"code":"unavailable"}"#);
     }
 }

@@ -110,7 +110,8 @@ use devtools::*;
 pub struct TableView {
     pub session_id: Option<String>,
     pub series_id: Option<String>,
-    /// The page's HostSession status: idle, creating, waiting, active, finished, lost, left.
+    /// The page's HostSession status: idle, creating, failed, waiting, active, finished, lost,
+    /// left.
     pub status: String,
     pub round: Option<u64>,
     pub next_session_id: Option<String>,
@@ -526,13 +527,21 @@ async fn abandon(relay: &Relay, call: &relay::BridgeCall, reply: &relay::Reply) 
     }
 }
 
-/// Hands the page the reply to its request `id`.
-async fn answer(browser: &Browser, page_session: &str, id: u64, reply: relay::Reply) {
-    let expr = format!(
-        "window.__horstHouseReply && window.__horstHouseReply({id}, {}, {})",
+/// The script that hands the page `reply`: status, body and Retry-After (`null` if none).
+fn reply_expression(id: u64, reply: relay::Reply) -> String {
+    let retry_after = reply
+        .retry_after_ms
+        .map_or_else(|| "null".to_string(), |ms| ms.to_string());
+    format!(
+        "window.__horstHouseReply && window.__horstHouseReply({id}, {}, {}, {retry_after})",
         reply.status,
         Value::String(reply.body)
-    );
+    )
+}
+
+/// Hands the page the reply to its request `id`.
+async fn answer(browser: &Browser, page_session: &str, id: u64, reply: relay::Reply) {
+    let expr = reply_expression(id, reply);
     let _ = browser
         .call(
             Some(page_session),
@@ -598,6 +607,20 @@ fn query_escape(s: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_page_gets_retry_after() {
+        let reply = |retry_after_ms| relay::Reply {
+            status: 503,
+            body: r#"{"error":"x"}"#.into(),
+            retry_after_ms,
+        };
+        assert_eq!(
+            reply_expression(4, reply(Some(5000))),
+            r#"window.__horstHouseReply && window.__horstHouseReply(4, 503, "{\"error\":\"x\"}", 5000)"#
+        );
+        assert!(reply_expression(4, reply(None)).ends_with(", null)"));
+    }
 
     #[test]
     fn escapes_query_values() {

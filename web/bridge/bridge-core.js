@@ -319,9 +319,36 @@ export class OpsOutbox {
   }
 }
 
+/** Whether the page offers "New table": the series ended without a next round, the session
+ * was lost, or creating one failed. */
+export function newTableOffered(view) {
+  return (view.status === "finished" && !view.nextSessionId) || view.status === "lost" || view.status === "failed";
+}
+
 /** The op the bridge sends when its page goes away (section 3: no rematch follows). */
 export function hostLeftOp() {
   return { op: "end", result: { winner: null, reason: "host_left" }, reason: "host_left" };
+}
+
+// The end reasons after which the platform opens no next round: its host went away, an
+// operator ended the table, or a player left (Session::auto_rematch_due in
+// sessions/src/machine/ending.rs; each is also the result's `reason` when the platform ends).
+const NO_REMATCH_REASONS = new Set(["host_disconnected", "host_left", "ended_by_operator", "left"]);
+
+/**
+ * Whether the platform opens the next round of a finished game by itself: the host's mirror
+ * of Session::auto_rematch_due. A host asks for a rematch of its own only where this holds,
+ * so it never opens a round the platform withheld on purpose. (A player who left the
+ * finished game afterwards is not in the host's view; /rematch leaves them out.)
+ * @param {object|null} config the game's AGENT_CONFIGURE
+ * @param {{result?: any, players?: Array<any>}} view the finished session
+ */
+export function autoRematchDue(config, { result, players }) {
+  if (!config || config.autoRematch !== true || isLegacyConfig(config)) return false;
+  const reason = result && typeof result === "object" ? result.reason : null;
+  if (NO_REMATCH_REASONS.has(reason)) return false;
+  const min = Number.isInteger(config.minPlayers) ? config.minPlayers : 2;
+  return Array.isArray(players) && players.length >= min;
 }
 
 /**
@@ -392,6 +419,16 @@ export function describeResult(result, players = []) {
 /** Retry delay after the n-th consecutive failure (1-based): 1 s, 2 s, 4 s ... capped at 10 s. */
 export function backoffMs(attempt) {
   return Math.min(10_000, 1000 * 2 ** Math.max(0, attempt - 1));
+}
+
+// A Retry-After longer than this is not waited out in one sleep: the retry asks again then.
+export const RETRY_WAIT_MAX_MS = 60_000;
+
+/** The wait before retrying after `err`, the n-th failure in a row: the backoff, or longer
+ * when the server's Retry-After asked for more (a 503 while its store restarts, a 429). */
+export function retryDelayMs(attempt, err) {
+  const asked = err && Number.isFinite(err.retryAfterMs) ? err.retryAfterMs : 0;
+  return Math.min(RETRY_WAIT_MAX_MS, Math.max(asked, backoffMs(attempt)));
 }
 
 /** True when the error means the session no longer exists on the backend. */

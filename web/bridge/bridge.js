@@ -6,7 +6,7 @@ import { createBridgeApi } from "./bridge-api.js";
 import { HostSession } from "./host-session.js";
 import {
   resolveGameUrl, gameIdFromUrl, titleFromGameId, describeDeadline, describePlayers, describeResult,
-  describeEntry,
+  describeEntry, newTableOffered,
 } from "./bridge-core.js";
 
 // sessionStorage: survives a reload of this tab but not the tab itself, and
@@ -168,7 +168,7 @@ function render(view) {
   $("s-deadline").textContent = describeDeadline(view.deadline, Date.now());
   $("s-result").textContent = describeResult(view.result, view.players);
   $("error").textContent = view.error || loadProblem || "";
-  $("new-table").disabled = !((view.status === "finished" && !view.nextSessionId) || view.status === "lost");
+  $("new-table").disabled = !newTableOffered(view);
 }
 
 // The deadline is shown as a countdown.

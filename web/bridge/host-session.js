@@ -5,8 +5,8 @@
 
 import {
   ApiError, OpsOutbox, SeqTracker, LONG_POLL_WAIT_S,
-  classifyGameMessage, messageForEntry, isLegacyConfig, hostLeftOp,
-  backoffMs, isSessionLost, isAuthError, isRetryable, playerIds,
+  classifyGameMessage, messageForEntry, isLegacyConfig, hostLeftOp, autoRematchDue,
+  retryDelayMs, isSessionLost, isAuthError, isRetryable, playerIds,
 } from "./bridge-core.js";
 
 /**
@@ -25,7 +25,7 @@ import {
  * @property {string|null} sessionId
  * @property {number|null} round
  * @property {string|null} seriesId
- * @property {string} status "idle" | "creating" | "waiting" | "active" | "finished" | "lost" | "left"
+ * @property {string} status "idle" | "creating" | "failed" | "waiting" | "active" | "finished" | "lost" | "left"
  * @property {Array<any>} players playerIds or player objects, in seat order
  * @property {number|null} turn
  * @property {string|null} deadline
@@ -50,9 +50,8 @@ const FAST_EMPTY_POLL_PAUSE_MS = 1000;
 // restarts, 429, no answer) before it is dropped. Later batches wait behind it, so the
 // game's ops arrive in the order it sent them; after three tries a batch was dropped and
 // the next sent, and a game whose `end` or `legal_actions` was lost in a short outage
-// stalled until a player forfeited.
+// stalled until a player forfeited. Every retry waits at least the server's Retry-After.
 const OPS_RETRY_FOR_MS = 120_000;
-const OPS_RETRY_WAIT_MAX_MS = 30_000;
 
 // How often, and how far apart, a finished autoRematch session is polled again for its
 // next round before the series counts as over.
@@ -109,6 +108,8 @@ export class HostSession {
   }
 
   get sessionId() { return this.view.sessionId; }
+  /** The game's latest AGENT_CONFIGURE (null before it sent one). */
+  get config() { return this._config; }
   get outbox() { return this._outbox; }
 
   /** Feed one message that the game iframe posted. */
@@ -201,12 +202,20 @@ export class HostSession {
       } catch (err) {
         if (isAuthError(err)) { this._creating = false; this._setView({ status: "idle", error: err.message }); this._onAuthError(err); return; }
         this._setView({ error: `creating the session failed: ${err.message}` });
-        if (!isRetryable(err) || attempt === CREATE_ATTEMPTS) { this._creating = false; this._setView({ status: "idle" }); return; }
-        await this._sleep(backoffMs(attempt));
+        // "failed", not "idle": the page offers New table for it (an idle tab had no way to
+        // try again but a reload).
+        if (!isRetryable(err) || attempt === CREATE_ATTEMPTS) { this._creating = false; this._setView({ status: "failed" }); return; }
+        await this._sleep(retryDelayMs(attempt, err));
       }
     }
     this._creating = false;
-    if (!resp || this._stopped) return;
+    if (!resp) return;
+    if (this._stopped) {
+      // The host went away while the create was in flight: nobody hosts this table, so end
+      // it as hostLeft ends a live one (else it is listed as joinable until host_disconnected).
+      if (resp.sessionId) this.api.endKeepalive(resp.sessionId, [hostLeftOp()]);
+      return;
+    }
     const gen = ++this._gen;
     this._seq.reset();
     this._setView({
@@ -259,7 +268,7 @@ export class HostSession {
         if (isAuthError(err)) { this._setView({ error: err.message }); this._onAuthError(err); return; }
         failures++;
         this._setView({ error: `polling failed (${err.message}); retrying` });
-        await this._sleep(backoffMs(failures));
+        await this._sleep(retryDelayMs(failures, err));
         continue;
       }
       if (gen !== this._gen) return;
@@ -292,7 +301,7 @@ export class HostSession {
         // autoRematch links the next round a moment after the finishing write, and this
         // poll may have landed in between: look again a few times before calling the
         // series over.
-        if (lingers < REMATCH_LINGER_POLLS && this._expectsRematch(resp.result)) {
+        if (lingers < REMATCH_LINGER_POLLS && autoRematchDue(this._config, this.view)) {
           lingers++;
           await this._sleep(REMATCH_LINGER_MS);
           continue;
@@ -303,13 +312,6 @@ export class HostSession {
         await this._sleep(FAST_EMPTY_POLL_PAUSE_MS);
       }
     }
-  }
-
-  /** Whether the platform will open a next round for a game that ended with `result`. */
-  _expectsRematch(result) {
-    if (!this._config || this._config.autoRematch !== true || this.view.legacy) return false;
-    const reason = result && typeof result === "object" ? result.reason : null;
-    return reason !== "host_disconnected" && reason !== "host_left";
   }
 
   /** Turn, clock and seat names for the page come from the public spectator view. */
@@ -325,7 +327,7 @@ export class HostSession {
       } catch (err) {
         if (gen !== this._gen || isSessionLost(err) || isAuthError(err)) return;
         failures++;
-        await this._sleep(backoffMs(failures));
+        await this._sleep(retryDelayMs(failures, err));
         continue;
       }
       if (gen !== this._gen) return;
@@ -370,7 +372,7 @@ export class HostSession {
           if (current) this._setView({ error: `ops not applied: ${err.message}` });
           return;
         }
-        await this._sleep(Math.min(OPS_RETRY_WAIT_MAX_MS, Math.max(err.retryAfterMs || 0, backoffMs(attempt))));
+        await this._sleep(retryDelayMs(attempt, err));
       }
     }
   }
@@ -393,7 +395,7 @@ export class HostSession {
           this._setView({ error: `rematch failed: ${err.message}` });
           return;
         }
-        await this._sleep(Math.min(OPS_RETRY_WAIT_MAX_MS, Math.max(err.retryAfterMs || 0, backoffMs(attempt))));
+        await this._sleep(retryDelayMs(attempt, err));
       }
     }
     // If the poll loop already saw the old session finish without a next

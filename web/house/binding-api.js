@@ -14,7 +14,7 @@ export const LONG_POLL_REPLY_TIMEOUT_MS = 90_000;
 /**
  * @param {{
  *   send: (json: string) => void,
- *   setReplyHandler: (fn: (id: number, status: number, body: string) => void) => void,
+ *   setReplyHandler: (fn: (id: number, status: number, body: string, retryAfterMs?: number|null) => void) => void,
  *   setTimer?: (fn: () => void, ms: number) => any,
  *   clearTimer?: (handle: any) => void,
  * }} opts
@@ -24,7 +24,8 @@ export function createBindingApi({ send, setReplyHandler, setTimer = (fn, ms) =>
   /** @type {Map<number, {resolve: (v: any) => void, reject: (e: any) => void, timer: any}>} */
   const waiting = new Map();
 
-  setReplyHandler((id, status, body) => {
+  // `retryAfterMs`: the API's Retry-After, which the house process passes on (or null).
+  setReplyHandler((id, status, body, retryAfterMs) => {
     const w = waiting.get(id);
     if (!w) return; // unknown, repeated, or answered after its call timed out
     waiting.delete(id);
@@ -38,7 +39,8 @@ export function createBindingApi({ send, setReplyHandler, setTimer = (fn, ms) =>
       return;
     }
     const message = (payload && typeof payload.error === "string" && payload.error) || (status === 0 ? "network error" : `HTTP ${status}`);
-    w.reject(new ApiError(status, message, payload && payload.code));
+    const wait = Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : undefined;
+    w.reject(new ApiError(status, message, payload && payload.code, wait));
   });
 
   function call(kind, args, timeoutMs = REPLY_TIMEOUT_MS) {

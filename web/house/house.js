@@ -2,16 +2,18 @@
 // bridge protocol: batching, one /ops in flight, long-polls with after=, rematches), but
 // its API is a DevTools binding: `window.horstHouse(json)` reaches the `horst house`
 // process, which performs the bridge call with the house's agent token and answers through
-// `window.__horstHouseReply(id, status, body)`. The token never enters this browser.
+// `window.__horstHouseReply(id, status, body, retryAfterMs)`. The token never enters this browser.
 
 import { HostSession } from "../bridge/host-session.js";
-import { resolveGameUrl, gameIdFromUrl, describePlayers, describeResult } from "../bridge/bridge-core.js";
+import { resolveGameUrl, gameIdFromUrl, describePlayers, describeResult, autoRematchDue } from "../bridge/bridge-core.js";
 import { createBindingApi } from "./binding-api.js";
 
 // A game that has not configured itself this long after its frame loaded is asked again.
 const CONFIGURE_NUDGE_MS = 1500;
-// After a game ends without a next session, ask for a rematch once (games with
-// autoRematch get theirs from the platform at once; this covers the others).
+// A game with autoRematch gets its next round from the platform at once. If a finished game
+// the platform's rule would rematch still has no next session this long after, ask once
+// (the link was lost). Nowhere else: after an operator's end, a player who left, or a game
+// without autoRematch the platform opens no next round on purpose, and neither does the house.
 const REMATCH_AFTER_MS = 1500;
 
 const params = new URLSearchParams(location.search);
@@ -57,12 +59,13 @@ function report(view) {
 
 function maybeRematch(view) {
   if (view.status !== "finished" || view.nextSessionId || !view.sessionId) return;
-  if (view.legacy || rematchAskedFor === view.sessionId) return;
-  if (view.result && view.result.reason === "host_disconnected") return;
+  if (rematchAskedFor === view.sessionId || !autoRematchDue(host.config, view)) return;
   const sid = view.sessionId;
   rematchAskedFor = sid;
   setTimeout(() => {
-    if (host.view.sessionId === sid && host.view.status === "finished" && !host.view.nextSessionId) {
+    // Looked at again: the poll may have brought the result (an operator's end, say) since.
+    const v = host.view;
+    if (v.sessionId === sid && v.status === "finished" && !v.nextSessionId && autoRematchDue(host.config, v)) {
       host.handleGameMessage({ type: "AGENT_REMATCH", data: {} });
     }
   }, REMATCH_AFTER_MS);

@@ -3,8 +3,8 @@ import assert from "node:assert/strict";
 import {
   classifyGameMessage, messageForEntry, SeqTracker, OpsOutbox, isLegacyConfig, hostLeftOp,
   resolveGameUrl, gameIdFromUrl, titleFromGameId, describeDeadline, describePlayers, describeResult,
-  describeEntry, namesOf,
-  backoffMs, ApiError, isSessionLost, isAuthError, isRetryable, MAX_OPS_PER_REQUEST, MAX_OPS_BYTES_PER_REQUEST,
+  describeEntry, namesOf, autoRematchDue, newTableOffered,
+  backoffMs, retryDelayMs, ApiError, isSessionLost, isAuthError, isRetryable, MAX_OPS_PER_REQUEST, MAX_OPS_BYTES_PER_REQUEST,
 } from "../bridge/bridge-core.js";
 import { settle } from "../test-support/fake-api.js";
 
@@ -259,6 +259,11 @@ test("platform entries as lines for people, with names", () => {
 
 test("backoff and error classification", () => {
   assert.deepEqual([1, 2, 3, 4, 5, 6].map(backoffMs), [1000, 2000, 4000, 8000, 10000, 10000]);
+  assert.equal(retryDelayMs(1, new ApiError(503, "x", "unavailable", 5000)), 5000);
+  assert.equal(retryDelayMs(5, new ApiError(503, "x", "unavailable", 2000)), 10000, "never less than the backoff");
+  assert.equal(retryDelayMs(1, new ApiError(429, "x", "rate_limited", 86_400_000)), 60_000, "capped");
+  assert.equal(retryDelayMs(2, new ApiError(0, "offline")), 2000);
+  assert.equal(retryDelayMs(1, new TypeError("fetch failed")), 1000);
   assert.equal(isSessionLost(new ApiError(410, "gone", "server_restarted")), true);
   assert.equal(isSessionLost(new ApiError(404, "unknown")), true);
   assert.equal(isSessionLost(new Error("x")), false);
@@ -269,4 +274,33 @@ test("backoff and error classification", () => {
   assert.equal(isRetryable(new ApiError(429, "x")), true);
   assert.equal(isRetryable(new ApiError(409, "x")), false);
   assert.equal(isRetryable(new TypeError("fetch failed")), true);
+});
+
+test("autoRematchDue mirrors the platform: a next round only where it would open one itself", () => {
+  const config = { minPlayers: 2, maxPlayers: 2, sdkVersion: "2.0.0", autoRematch: true };
+  const two = [{ playerId: "p_1", seat: 0 }, { playerId: "p_2", seat: 1 }];
+  const ended = (reason, players = two) => ({ result: { winner: null, reason }, players });
+  for (const reason of ["checkmate", "timeout", "best_of_three", undefined]) {
+    assert.equal(autoRematchDue(config, ended(reason)), true, `reason ${reason}`);
+  }
+  // The platform withholds the next round on purpose here (sessions/src/machine/ending.rs).
+  for (const reason of ["ended_by_operator", "left", "host_left", "host_disconnected"]) {
+    assert.equal(autoRematchDue(config, ended(reason)), false, `reason ${reason}`);
+  }
+  assert.equal(autoRematchDue(config, ended("checkmate", [two[0]])), false, "fewer than minPlayers");
+  assert.equal(autoRematchDue({ ...config, minPlayers: 1 }, ended("checkmate", [two[0]])), true);
+  assert.equal(autoRematchDue({ ...config, autoRematch: false }, ended("checkmate")), false, "the game rematches itself");
+  assert.equal(autoRematchDue({ ...config, autoRematch: undefined }, ended("checkmate")), false);
+  assert.equal(autoRematchDue({ ...config, sdkVersion: undefined }, ended("checkmate")), false, "legacy: no rematches");
+  assert.equal(autoRematchDue(null, ended("checkmate")), false);
+  assert.equal(autoRematchDue(config, { result: null, players: two }), true);
+});
+
+test("New table is offered after a series without a next round, a lost session or a failed create", () => {
+  const offered = (status, nextSessionId = null) => newTableOffered({ status, nextSessionId });
+  assert.equal(offered("finished"), true);
+  assert.equal(offered("finished", "ses_2"), false, "the next round follows");
+  assert.equal(offered("lost"), true);
+  assert.equal(offered("failed"), true);
+  for (const status of ["idle", "creating", "waiting", "active", "left"]) assert.equal(offered(status), false, status);
 });

@@ -1,25 +1,27 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { HostSession } from "../bridge/host-session.js";
-import { ApiError } from "../bridge/bridge-core.js";
+import { ApiError, newTableOffered } from "../bridge/bridge-core.js";
 import { makeFakeApi, settle } from "../test-support/fake-api.js";
 
+const TWO = [{ playerId: "p_1", seat: 0 }, { playerId: "p_2", seat: 1 }];
 const V2_CONFIG = { minPlayers: 2, maxPlayers: 2, turnBased: true, simultaneous: false, gameType: "chess", sdkVersion: "2.0.0", autoRematch: true };
 
 function setup({ config = V2_CONFIG } = {}) {
   const api = makeFakeApi();
   const toGame = [];
   const authErrors = [];
+  const sleeps = [];
   const host = new HostSession({
     api,
     postToGame: (m) => toGame.push(JSON.parse(JSON.stringify(m))),
     gameId: "chess", gameTitle: "Chess",
     onAuthError: (e) => authErrors.push(e),
-    sleep: () => new Promise((r) => setImmediate(r)),
+    sleep: (ms) => { sleeps.push(ms); return new Promise((r) => setImmediate(r)); },
     setTimer: (fn) => setImmediate(fn),
   });
   const of = (type) => toGame.filter((m) => m.type === type).map((m) => m.data);
-  return { api, host, toGame, of, authErrors, config };
+  return { api, host, toGame, of, authErrors, config, sleeps };
 }
 
 /** Configure and answer the create call; returns the first long-poll call. */
@@ -146,6 +148,28 @@ test("a /ops the backend cannot take now is retried until it can, and later ops 
   assert.equal(host.view.error, null);
 });
 
+test("every retry waits at least the server's Retry-After, up to a minute", async () => {
+  const ctx = setup();
+  const { api, host, sleeps } = ctx;
+  const busy = (ms) => new ApiError(503, "the server's store is unreachable right now", "unavailable", ms);
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  (await api.next("createSession")).reject(busy(5000));
+  const create = await api.next("createSession");
+  assert.deepEqual(sleeps, [5000], "create");
+  create.resolve({ sessionId: "ses_1", round: 1, seriesId: "ses_1", players: [] });
+  (await api.next("pendingActions")).reject(new ApiError(429, "slow down", "rate_limited", 5000));
+  await api.next("pendingActions");
+  assert.equal(sleeps.at(-1), 5000, "pending-actions");
+  (await api.next("publicView")).reject(busy(3_600_000));
+  await api.next("publicView");
+  assert.equal(sleeps.at(-1), 60_000, "public view: an hour is not waited out in one sleep");
+  host.handleGameMessage({ type: "AGENT_STATE", data: { state: 1 } });
+  (await api.next("ops")).reject(busy(45_000));
+  await api.next("ops");
+  assert.equal(sleeps.at(-1), 45_000, "ops");
+  assert.equal(sleeps.length, 4);
+});
+
 test("game over then AGENT_REMATCH: /rematch only after the end op, then the new session is announced", async () => {
   const ctx = setup();
   const { api, host, of } = ctx;
@@ -226,7 +250,7 @@ test("a finished autoRematch session is polled again until its next round is lin
   const { api, host } = ctx;
   const poll1 = await started(ctx, "ses_1");
   // The finishing write is visible a moment before the rematch link.
-  poll1.resolve({ status: "finished", round: 1, nextSessionId: null, result: { winner: "p_1" }, actions: [] });
+  poll1.resolve({ status: "finished", round: 1, nextSessionId: null, result: { winner: "p_1" }, players: TWO, actions: [] });
   const again = await api.next("pendingActions");
   assert.equal(again.args[0], "ses_1");
   again.resolve({ status: "finished", round: 1, nextSessionId: "ses_2", result: { winner: "p_1" }, actions: [] });
@@ -239,11 +263,21 @@ test("a finished autoRematch session whose rematch never comes stops polling aft
   const ctx = setup();
   const { api, host } = ctx;
   const poll1 = await started(ctx, "ses_1");
-  poll1.resolve({ status: "finished", nextSessionId: null, result: { winner: null, reason: "left" }, actions: [] });
+  poll1.resolve({ status: "finished", nextSessionId: null, result: { winner: null, reason: "checkmate" }, players: TWO, actions: [] });
   for (let i = 0; i < 10; i++) {
     const again = await api.next("pendingActions");
-    again.resolve({ status: "finished", nextSessionId: null, result: { winner: null, reason: "left" }, actions: [] });
+    again.resolve({ status: "finished", nextSessionId: null, result: { winner: null, reason: "checkmate" }, players: TWO, actions: [] });
   }
+  await settle();
+  assert.equal(api.waiting("pendingActions").length, 0);
+  assert.equal(host.view.status, "finished");
+});
+
+test("a table an operator ended is not polled again for a next round", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  const poll1 = await started(ctx, "ses_1");
+  poll1.resolve({ status: "finished", nextSessionId: null, result: { winner: null, reason: "ended_by_operator" }, players: TWO, actions: [] });
   await settle();
   assert.equal(api.waiting("pendingActions").length, 0);
   assert.equal(host.view.status, "finished");
@@ -291,6 +325,32 @@ test("poll network errors are retried with the same after", async () => {
   assert.match(host.view.error, /offline/);
 });
 
+test("a create that keeps failing leaves the table where New table tries again", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  for (let i = 0; i < 5; i++) (await api.next("createSession")).reject(new ApiError(503, "store unreachable", "unavailable"));
+  await settle();
+  assert.equal(api.waiting("createSession").length, 0, "it gave up");
+  assert.equal(host.view.status, "failed");
+  assert.match(host.view.error, /creating the session failed/);
+  assert.equal(newTableOffered(host.view), true, "the bridge page enables New table");
+  host.newTable();
+  (await api.next("createSession")).resolve({ sessionId: "ses_1", round: 1, players: [] });
+  assert.deepEqual((await api.next("pendingActions")).args, ["ses_1", 0, 25]);
+  assert.equal(newTableOffered(host.view), false);
+});
+
+test("a create refused for good is offered again too", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  (await api.next("createSession")).reject(new ApiError(400, "config.minPlayers must be at least 1"));
+  await settle();
+  assert.equal(host.view.status, "failed");
+  assert.equal(newTableOffered(host.view), true);
+});
+
 test("an auth error on create is reported and nothing else happens", async () => {
   const ctx = setup();
   const { api, host, authErrors } = ctx;
@@ -315,6 +375,20 @@ test("hostLeft ends a live session with host_left through keepalive, and stops",
   host.handleGameMessage({ type: "AGENT_STATE", data: { state: 1 } });
   await settle();
   assert.equal(api.waiting("ops").length, 0);
+});
+
+test("a session whose create answers after the host left is ended with host_left at once", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  const create = await api.next("createSession");
+  host.hostLeft();
+  assert.deepEqual(api.keepalive, [], "no session to end yet");
+  create.resolve({ sessionId: "ses_1", round: 1, players: [] });
+  await settle();
+  assert.deepEqual(api.keepalive, [{ sessionId: "ses_1", ops: [{ op: "end", result: { winner: null, reason: "host_left" }, reason: "host_left" }] }]);
+  assert.equal(api.waiting("pendingActions").length, 0, "and it is not hosted");
+  assert.equal(host.view.sessionId, null);
 });
 
 test("hostLeft after the game finished sends nothing", async () => {

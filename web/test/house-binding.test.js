@@ -40,6 +40,16 @@ test("each bridge call becomes one binding request with its own id", async () =>
   assert.equal(h.api.waiting, 0);
 });
 
+test("the house's Retry-After reaches the error, so HostSession waits it out", async () => {
+  const h = harness();
+  const busy = h.api.ops("s", []);
+  const plain = h.api.ops("s", []);
+  h.reply(1, 503, JSON.stringify({ error: "store unreachable", code: "unavailable" }), 5000);
+  await assert.rejects(busy, (e) => e instanceof ApiError && e.status === 503 && e.retryAfterMs === 5000);
+  h.reply(2, 503, "{}", null);
+  await assert.rejects(plain, (e) => e instanceof ApiError && e.retryAfterMs === undefined);
+});
+
 test("unknown and repeated reply ids are ignored", async () => {
   const h = harness();
   const p = h.api.rematch("s");
