@@ -166,7 +166,8 @@ pub const fn protocol_status(code: ProtocolCode) -> StatusCode {
         | C::NotFinished
         | C::HostDisconnected
         | C::HostLeft
-        | C::NoPlayers => StatusCode::CONFLICT,
+        | C::NoPlayers
+        | C::EndedByOperator => StatusCode::CONFLICT,
         C::IdCollision => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

@@ -229,7 +229,8 @@ impl SessionMetrics {
                 | C::NotFinished
                 | C::HostDisconnected
                 | C::HostLeft
-                | C::NoPlayers,
+                | C::NoPlayers
+                | C::EndedByOperator,
             ) => "other",
         };
         self.inner

@@ -51,11 +51,13 @@ pub enum ProtocolCode {
     HostLeft,
     /// Rematch: every player left.
     NoPlayers,
+    /// Rematch: an operator ended the session.
+    EndedByOperator,
 }
 
 impl ProtocolCode {
     /// Every code, for tests and for labels.
-    pub const ALL: [ProtocolCode; 20] = [
+    pub const ALL: [ProtocolCode; 21] = [
         ProtocolCode::BadRequest,
         ProtocolCode::TooLarge,
         ProtocolCode::NotAPlayer,
@@ -76,6 +78,7 @@ impl ProtocolCode {
         ProtocolCode::HostDisconnected,
         ProtocolCode::HostLeft,
         ProtocolCode::NoPlayers,
+        ProtocolCode::EndedByOperator,
     ];
 
     /// The HTTP status the protocol gives this code.
@@ -98,7 +101,8 @@ impl ProtocolCode {
             | C::NotFinished
             | C::HostDisconnected
             | C::HostLeft
-            | C::NoPlayers => 409,
+            | C::NoPlayers
+            | C::EndedByOperator => 409,
             C::IdCollision => 500,
         }
     }
@@ -127,6 +131,7 @@ impl ProtocolCode {
             C::HostDisconnected => "host_disconnected",
             C::HostLeft => "host_left",
             C::NoPlayers => "no_players",
+            C::EndedByOperator => "ended_by_operator",
         }
     }
 }

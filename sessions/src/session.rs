@@ -801,6 +801,14 @@ impl Session {
                 "this session ended with reason host_left (its host went away: no rematch); create a new session",
             ));
         }
+        // An operator's end is final: the table must not come back as its next round (a
+        // game that asks for one itself got it, though no round opens by itself then).
+        if self.end_reason.as_deref() == Some(crate::machine::OPERATOR_END) {
+            return Err(ProtocolError::new(
+                ProtocolCode::EndedByOperator,
+                "an operator ended this session (see result.message); it has no next round. Create a new session if the game goes on",
+            ));
+        }
         if self.players.iter().all(|p| p.left) {
             return Err(ProtocolError::new(
                 ProtocolCode::NoPlayers,

@@ -676,6 +676,15 @@ async fn the_operator_ends_a_live_table_with_a_reason() {
     tokio::time::sleep(Duration::from_millis(600)).await;
     let s = agents[0].state(&id, 0.0).await;
     assert!(s["nextSessionId"].is_null(), "{s}");
+    // Nor when the host (a game's `rematch()`, the house page) asks for one.
+    let (st, v) = host
+        .call("POST", &format!("{BRIDGE}/{id}/rematch"), Some(json!({})))
+        .await;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (409, Some("ended_by_operator")),
+        "{v}"
+    );
 
     let r = end(ADMIN, "again").await.unwrap();
     assert_eq!(r.status(), 409);
