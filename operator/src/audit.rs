@@ -249,20 +249,18 @@ pub async fn audit(
 }
 
 /// Appends a line to a trail and waits for the replicas (the trail is a durable write: an
-/// action reported done keeps its entry through a failover).
+/// action reported done keeps its entry through a failover). Allowed while Redis is at
+/// `maxmemory` (the trail is bounded): an operator's cancel that took effect there was left
+/// without its entry, and a retry then found the job finished.
 async fn push(store: &Store, trail: &str, line: &str) -> Result<(), ToolError> {
-    let mut conn = store.conn();
-    let _: () = redis::pipe()
-        .atomic()
-        .lpush(store.key(trail), line)
-        .ignore()
-        .ltrim(store.key(trail), 0, AUDIT_KEEP - 1)
-        .ignore()
-        .incr(store.key(&format!("{trail}:count")), 1)
-        .ignore()
-        .query_async(&mut conn)
-        .await?;
-    store.settle(&mut conn).await?;
+    horst_store::trail::push(
+        store,
+        &store.key(trail),
+        &store.key(&format!("{trail}:count")),
+        line,
+        AUDIT_KEEP as u64,
+    )
+    .await?;
     Ok(())
 }
 

@@ -26,6 +26,7 @@ mod notifier;
 mod primary;
 pub mod random;
 pub mod script;
+pub mod trail;
 pub use cluster::{Conn, Group};
 pub use delayed::{DelayedSet, Popped, LEASE as DELAYED_LEASE};
 pub use health::{Health, HealthState, ServerCheck};

@@ -477,7 +477,11 @@ fn check_slots<'k>(
 
 /// The scripts of this crate, for the tidy test.
 pub fn registered() -> Vec<&'static dyn Registered> {
-    vec![&crate::delayed::POP_DUE, &crate::delayed::ACK_DUE]
+    vec![
+        &crate::delayed::POP_DUE,
+        &crate::delayed::ACK_DUE,
+        &crate::trail::TRAIL_PUSH,
+    ]
 }
 
 #[cfg(test)]

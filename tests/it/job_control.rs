@@ -228,3 +228,57 @@ async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is
     assert_eq!(q["lanes"].as_array().unwrap().len(), 2, "{q}");
     assert_eq!(q["today"]["finished"]["playtest"]["cancelled"], 1, "{q}");
 }
+
+/// An operator sheds work while Redis is full (`maxmemory` under `noeviction`): the cancel
+/// takes effect and its audit entry is written with it (the trail is bounded, so it may be
+/// written at `maxmemory`). The entry was refused there, the operator was told to retry, and
+/// the retry found the job finished: a cancel with no trace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_while_redis_is_full_is_audited() {
+    let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
+    let job = admit(
+        &app,
+        JobKind::Simulate,
+        "anna",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    let config_set = |value: &'static str| {
+        let store = app.store.clone();
+        async move {
+            let _: () = redis::cmd("CONFIG")
+                .arg("SET")
+                .arg("maxmemory")
+                .arg(value)
+                .query_async(&mut store.conn())
+                .await
+                .unwrap();
+        }
+    };
+    config_set("1").await;
+    let refused = redis::cmd("SET")
+        .arg(app.store.key("drill:probe"))
+        .arg("x")
+        .query_async::<()>(&mut app.store.conn())
+        .await
+        .unwrap_err();
+    assert!(horst_store::refuses_writes(&refused), "{refused}");
+
+    let (status, v) = admin(
+        &app,
+        reqwest::Method::POST,
+        &format!("/api/admin/jobs/{job}/cancel"),
+        Some(json!({ "reason": "shedding load" })),
+    )
+    .await;
+    config_set("0").await;
+    assert_eq!(status, 200, "{v}");
+    let record = app.queue.get(&job).await.unwrap().unwrap();
+    assert_eq!(record.state, JobState::Cancelled);
+    let log = horst_operator::audit_log(&app.store, 0, 10).await.unwrap();
+    let entry = log
+        .iter()
+        .find(|e| e.action == "job_cancel")
+        .unwrap_or_else(|| panic!("the cancel left no audit entry: {log:?}"));
+    assert_eq!(entry.target, job);
+}
