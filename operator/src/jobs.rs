@@ -142,16 +142,31 @@ pub struct LaneDepth {
     pub oldest_wait_ms: Option<u64>,
 }
 
-/// The jobs the filter selects, newest first, at most `limit`.
+/// The most jobs one listing shows.
+pub const LIST_MAX: usize = 500;
+
+/// The jobs the filter selects, newest first, at most `limit` (1 to [`LIST_MAX`]).
 pub async fn list_jobs(
     queue: &Queue,
     filter: &JobFilter,
     limit: usize,
 ) -> Result<Vec<JobRow>, ToolError> {
+    // The CLI's --limit came here unclamped: 0 listed nothing, and a huge one overflowed
+    // the read's size below.
+    let limit = limit.clamp(1, LIST_MAX);
     let state = match filter.state.as_deref() {
         None | Some("") => None,
         Some(s) => Some(parse_state(s)?),
     };
+    let account = filter.account.as_deref().filter(|a| !a.is_empty());
+    // Without an account only the jobs waiting and running now are read: a finished state
+    // would always list nothing, which reads as "none".
+    if account.is_none() && state.is_some_and(|s| s.is_final()) {
+        return Err(ToolError::invalid(format!(
+            "finished jobs ({}) are listed per account: give the account (account=NAME, --account NAME); without one only queued and running jobs are listed",
+            filter.state.as_deref().unwrap_or_default()
+        )));
+    }
     let kind = match filter.kind.as_deref() {
         None | Some("") => None,
         Some(k) => Some(JobKind::parse(k).ok_or_else(|| {
@@ -160,8 +175,8 @@ pub async fn list_jobs(
             ))
         })?),
     };
-    let records = match filter.account.as_deref().filter(|a| !a.is_empty()) {
-        Some(account) => queue.list(account, 0, limit.max(1) * 4).await?.0,
+    let records = match account {
+        Some(account) => queue.list(account, 0, limit * 4).await?.0,
         None => {
             let mut out = Vec::new();
             for id in queue.active_ids().await? {

@@ -282,3 +282,48 @@ async fn a_cancel_while_redis_is_full_is_audited() {
         .unwrap_or_else(|| panic!("the cancel left no audit entry: {log:?}"));
     assert_eq!(entry.target, job);
 }
+
+/// A listing of finished jobs needs an account (only the jobs waiting and running now are
+/// read without one): it is refused with the fix, where it answered an empty list that read
+/// as "none". A limit out of range is clamped (the CLI's 0 listed nothing; a huge one
+/// overflowed).
+#[tokio::test]
+async fn a_listing_of_finished_jobs_asks_for_the_account_and_limits_are_clamped() {
+    let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
+    let job = admit(
+        &app,
+        JobKind::Simulate,
+        "anna",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    let (status, v) = admin(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/jobs?state=succeeded",
+        None,
+    )
+    .await;
+    assert_eq!(status, 400, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("account"), "{v}");
+    let (status, v) = admin(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/jobs?state=succeeded&account=anna",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let filter = horst_operator::jobs::JobFilter {
+        state: None,
+        kind: None,
+        account: Some("anna".into()),
+    };
+    for limit in [0, usize::MAX] {
+        let rows = horst_operator::jobs::list_jobs(&app.queue, &filter, limit)
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 1, "limit {limit}");
+        assert_eq!(rows[0].id, job);
+    }
+}

@@ -216,6 +216,13 @@ class Render {
   }
 }
 
+/** A check that the section shown now is still shown: an action's refresh runs only then
+ *  (as `act` does), so it never replaces the section the operator moved to meanwhile. */
+export function stillShown() {
+  const seq = shownSeq;
+  return () => seq === shownSeq;
+}
+
 export function loading(title) {
   const r = new Render(title);
   r.show(heading(title), el("p", { class: "muted" }, "Loading…"));

@@ -2,7 +2,7 @@
 // account with their timeline and progress, and cancel (it says what it will do and asks
 // once). Account names and reasons are put in as text only (el()).
 
-import { el, api, notice, refusal, confirmIn, table, kv, heading, loading, dateText } from "./admin.js";
+import { el, api, notice, refusal, confirmIn, table, kv, heading, loading, dateText, stillShown } from "./admin.js";
 
 const filter = { state: "", kind: "", account: "" };
 
@@ -32,10 +32,11 @@ function cancelCell(job) {
     confirmIn(holder, what, "Yes, cancel it", async () => {
       const text = reason.value.trim();
       if (!text) { notice("Give a reason: the job's caller is told it.", "error"); await jobs(); return; }
+      const here = stillShown();
       const res = await api("POST", `/api/admin/jobs/${encodeURIComponent(job.id)}/cancel`, { reason: text });
       if (res.ok) notice(`Job ${job.id} cancelled (${res.body.outcome}).`, "ok");
       else notice(refusal(res), "error");
-      await jobs();
+      if (here()) await jobs();
     });
     holder.querySelector(".confirm")?.insertBefore(reason, holder.querySelector("[data-confirm]"));
     reason.focus();
@@ -70,10 +71,16 @@ function accountToday(t) {
     kv([["Jobs", kinds || "none"], ["Seconds charged", t.secondsCharged], ["Seconds reserved (waiting)", t.secondsReserved]]));
 }
 
+// Each render of the list is numbered: of two quick filter changes, the first one's answer
+// arriving last must not show the list of a filter that is no longer selected.
+let latest = 0;
+
 export async function jobs() {
+  const mine = ++latest;
   const shown = loading("Jobs");
   const q = new URLSearchParams(Object.entries(filter).filter(([, v]) => v));
   const [queue, list] = await Promise.all([api("GET", "/api/admin/queue"), api("GET", `/api/admin/jobs?${q}`)]);
+  if (mine !== latest) return;
   if (!queue.ok) return shown.failed(queue);
   if (!list.ok) return shown.failed(list);
   const lanes = queue.body.lanes || [];
