@@ -869,7 +869,14 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let workers = horst_worker::live_workers(store).await.unwrap_or_default();
+    // An error is said, never shown as "0 live" (in an incident that reads as "all dead").
+    let workers = match horst_worker::live_workers(store).await {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("horst: cannot read the live workers: {e}; try again");
+            return ExitCode::from(1);
+        }
+    };
     if json {
         let value = serde_json::json!({
             "redis": {
