@@ -34,9 +34,15 @@ pub enum PrivateRedisError {
     SocketPathTooLong { path: PathBuf, len: usize },
     #[error("the private redis-server in {dir} belongs to a running horst process but has not answered for {} s; look at {}/redis.log, and restart the horst process that started it (`horst up` or the first `horst api`/`horst worker` given this --data)", OWNER_PATIENCE.as_secs(), dir.display())]
     Unresponsive { dir: PathBuf },
+    #[error("another horst process has been starting the private redis-server in {dir} for {} s and still holds its lock; if one is stopped (Ctrl-Z, SIGSTOP), resume or end it, then start this one again", START_LOCK_PATIENCE.as_secs(), dir = dir.display())]
+    StartLocked { dir: PathBuf },
     #[error(transparent)]
     Launch(#[from] LaunchError),
 }
+
+/// How long a process waits for another one that is starting the server (which takes as
+/// long as the server's AOF takes to load, and is then released).
+const START_LOCK_PATIENCE: Duration = Duration::from_secs(120);
 
 /// How long a process waits for a server another live process started to answer.
 const OWNER_PATIENCE: Duration = Duration::from_secs(30);
@@ -60,6 +66,16 @@ impl PrivateRedis {
         data_dir: &Path,
         binary: &str,
     ) -> Result<PrivateRedis, PrivateRedisError> {
+        Self::attach_or_start_within(data_dir, binary, START_LOCK_PATIENCE)
+    }
+
+    /// [`PrivateRedis::attach_or_start`], waiting at most `patience` for a process that holds
+    /// the start lock.
+    fn attach_or_start_within(
+        data_dir: &Path,
+        binary: &str,
+        patience: Duration,
+    ) -> Result<PrivateRedis, PrivateRedisError> {
         let io = |source| PrivateRedisError::DataDir {
             dir: data_dir.to_path_buf(),
             source,
@@ -81,9 +97,22 @@ impl PrivateRedis {
             .mode(0o600)
             .open(dir.join("start.lock"))
             .map_err(io)?;
-        // SAFETY: flock on a file descriptor we own; released when `lock` is dropped.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(io(std::io::Error::last_os_error()));
+        // Never a wait without an end: a process stopped while it held the lock (Ctrl-Z)
+        // made every later start on this directory hang, silently.
+        let until = std::time::Instant::now() + patience;
+        loop {
+            // SAFETY: flock on a file descriptor we own; released when `lock` is dropped.
+            if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                break;
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::WouldBlock {
+                return Err(io(e));
+            }
+            if std::time::Instant::now() >= until {
+                return Err(PrivateRedisError::StartLocked { dir });
+            }
+            std::thread::sleep(Duration::from_millis(100));
         }
         let listen = Listen::Unix(socket.clone());
         let owner = std::fs::OpenOptions::new()
@@ -350,6 +379,37 @@ mod tests {
         let mut third = PrivateRedis::attach_or_start(data.path(), "redis-server").unwrap();
         assert!(third.is_owner());
         third.stop(Duration::from_secs(5)).unwrap();
+    }
+
+    /// A process that holds the start lock and never lets go (stopped with Ctrl-Z while
+    /// starting) makes the next one give up with advice, not hang.
+    #[test]
+    fn a_start_lock_held_for_good_is_given_up_with_advice() {
+        let data = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(data.path().join("redis")).unwrap();
+        let held = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(data.path().join("redis/start.lock"))
+            .unwrap();
+        // SAFETY: flock on a file descriptor the test owns.
+        assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX) }, 0);
+        let err = PrivateRedis::attach_or_start_within(
+            data.path(),
+            "redis-server",
+            Duration::from_millis(300),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, PrivateRedisError::StartLocked { .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("resume or end it"), "{err}");
+        drop(held);
+        let mut started = PrivateRedis::attach_or_start(data.path(), "redis-server").unwrap();
+        assert!(started.is_owner());
+        started.stop(Duration::from_secs(5)).unwrap();
     }
 
     #[test]
