@@ -371,6 +371,48 @@ impl Config {
                 return fail(setting, m);
             }
         }
+        // Admission refuses a job that cannot finish within the caller's wait (its limit and
+        // a second of slack), even with the queue empty: a wait shorter than a job's limit
+        // refused every such job, with a retry that could never succeed.
+        let q = &self.queue;
+        let longest = q.playtest_seconds.max(q.simulate_seconds);
+        if q.wait_seconds < longest + 1 {
+            return fail(
+                "queue.wait_seconds",
+                format!(
+                    "{} s is shorter than the longest job limit ({longest} s, queue.playtest_seconds or queue.simulate_seconds) plus 1 s: every such job would be refused as unable to finish in time. Raise queue.wait_seconds to at least {}, or lower the limit",
+                    q.wait_seconds,
+                    longest + 1
+                ),
+            );
+        }
+        if self.redis.min_replica_acks > 0 && self.uses_private_redis() {
+            return fail(
+                "redis.min_replica_acks",
+                format!(
+                    "is {} but horst runs its private redis-server, which has no replicas: every durable write would wait for acknowledgements that never come. Set it to 0, or give redis.url / redis.sentinels of a Redis with replicas",
+                    self.redis.min_replica_acks
+                ),
+            );
+        }
+        // The worker's own /metrics cannot share an address the API listens on (a fixed
+        // port): the worker could not bind it and was started again for ever.
+        if let Ok(worker) = parse_listen(&self.worker.metrics_listen) {
+            let taken = [&self.server.listen, &self.server.metrics_listen];
+            if worker.port() != 0
+                && taken
+                    .iter()
+                    .filter_map(|a| parse_listen(a).ok())
+                    .any(|a| a == worker)
+            {
+                return fail(
+                    "worker.metrics_listen",
+                    format!(
+                        "{worker} is also server.listen or server.metrics_listen; give the worker's /metrics an address of its own (or leave it empty: horst up shows the worker's job metrics on its own /metrics)"
+                    ),
+                );
+            }
+        }
         if self.redis.key_prefix.is_empty()
             || !self
                 .redis
@@ -570,18 +612,40 @@ fn parse_listen(listen: &str) -> Result<SocketAddr, String> {
     })
 }
 
-/// `redis://user:secret@host:6379/0` -> `redis://user:***@host:6379/0`. Secrets never reach logs.
+/// `redis://user:secret@host:6379/0` -> `redis://user:***@host:6379/0`, and a socket URL's
+/// `?pass=secret` (where the redis client takes a Unix socket's password from) ->
+/// `?pass=***`. Secrets never reach logs, `/readyz` or `horst admin status`.
 pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    match rest.rsplit_once('@') {
+    let (rest, query) = match rest.split_once('?') {
+        Some((r, q)) => (r, Some(q)),
+        None => (rest, None),
+    };
+    let mut out = match rest.rsplit_once('@') {
         Some((userinfo, host)) => {
             let user = userinfo.split(':').next().unwrap_or("");
             format!("{scheme}://{user}:***@{host}")
         }
-        None => url.to_string(),
+        None => format!("{scheme}://{rest}"),
+    };
+    if let Some(query) = query {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((k, _))
+                    if k.eq_ignore_ascii_case("pass") || k.eq_ignore_ascii_case("password") =>
+                {
+                    format!("{k}=***")
+                }
+                _ => pair.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&pairs.join("&"));
     }
+    out
 }
 
 fn check_redis_url(url: &str) -> Result<(), String> {

@@ -439,3 +439,49 @@ fn a_stopping_worker_may_finish_the_longest_job() {
     c.queue.simulate_seconds = 300;
     assert_eq!(c.queue.drain_seconds(), 360);
 }
+
+/// A Unix socket's password is in the query (`?pass=`, where the redis client reads it):
+/// it is hidden like one before an `@`. It reached the start-up log, `/readyz` and
+/// `horst admin status` as written.
+#[test]
+fn redacted_urls_hide_a_sockets_password_too() {
+    assert_eq!(
+        crate::redact_url("redis://u:secret@host:6379/0"),
+        "redis://u:***@host:6379/0"
+    );
+    let socket = crate::redact_url("redis+unix:///run/redis/redis.sock?db=2&pass=S3cret");
+    assert!(!socket.contains("S3cret"), "{socket}");
+    assert_eq!(socket, "redis+unix:///run/redis/redis.sock?db=2&pass=***");
+    assert_eq!(
+        crate::redact_url("unix:///s.sock?PASSWORD=x"),
+        "unix:///s.sock?PASSWORD=***"
+    );
+    assert_eq!(crate::redact_url("redis://host:6379"), "redis://host:6379");
+}
+
+/// Settings that each pass their range but not together, refused at start with the fix.
+#[test]
+fn settings_that_cannot_work_together_are_refused() {
+    // A wait shorter than a job's limit: every such job was refused as unable to finish.
+    let c = from_toml("[queue]\nplaytest_seconds = 120\nwait_seconds = 60\n").unwrap();
+    let e = c.validate(&Origin::Value).unwrap_err();
+    assert_eq!(e.setting, "queue.wait_seconds");
+    assert!(e.message.contains("at least 121"), "{e}");
+    let c = from_toml("[queue]\nplaytest_seconds = 59\nwait_seconds = 60\n").unwrap();
+    assert!(c.validate(&Origin::Value).is_ok());
+    // Replica acknowledgements from the private redis-server, which has no replicas.
+    let c = from_toml("[redis]\nmin_replica_acks = 1\n").unwrap();
+    let e = c.validate(&Origin::Value).unwrap_err();
+    assert_eq!(e.setting, "redis.min_replica_acks");
+    let c = from_toml("[redis]\nmin_replica_acks = 1\nurl = \"redis://10.0.0.5:6379\"\n").unwrap();
+    assert!(c.validate(&Origin::Value).is_ok());
+    // The worker's /metrics on an address the API listens on.
+    let c = from_toml(
+        "[server]\nmetrics_listen = \"127.0.0.1:9100\"\n[worker]\nmetrics_listen = \"127.0.0.1:9100\"\n",
+    )
+    .unwrap();
+    let e = c.validate(&Origin::Value).unwrap_err();
+    assert_eq!(e.setting, "worker.metrics_listen");
+    let c = from_toml("[worker]\nmetrics_listen = \"127.0.0.1:9101\"\n").unwrap();
+    assert!(c.validate(&Origin::Value).is_ok());
+}

@@ -47,12 +47,13 @@ pub fn init_tracing(json: bool, level: &str) {
     };
 }
 
-/// Histogram buckets for latencies, in seconds: from a millisecond to past the 60 s that a
-/// blocking tool call or a long-poll may take, so a slow call is not lost in `+Inf`.
+/// Histogram buckets for latencies, in seconds: from a millisecond to past the longest job
+/// limit and wait the configuration allows (600 s and 3600 s), so a slow call or a long job
+/// is not lost in `+Inf`.
 pub fn latency_buckets() -> impl Iterator<Item = f64> {
     [
         0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0,
-        45.0, 60.0, 90.0,
+        45.0, 60.0, 90.0, 120.0, 300.0, 600.0, 1800.0, 3600.0,
     ]
     .into_iter()
 }
