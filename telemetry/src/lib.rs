@@ -24,12 +24,22 @@ use tracing_subscriber::EnvFilter;
 pub fn init_tracing(json: bool, level: &str) {
     // An empty variable (`Environment=RUST_LOG=` in a unit) parses as a filter with no
     // directives, which turns every line off, errors included: it counts as unset.
+    // A filter that does not parse is passed over for the next, and said once logging is
+    // up: a typo (`horst_api=debu`) silently left the operator without the lines asked for.
+    let mut refused: Vec<String> = Vec::new();
+    let mut parse = |what: &str, text: &str| match EnvFilter::try_new(text) {
+        Ok(f) => Some(f),
+        Err(e) => {
+            refused.push(format!("{what} = {text:?} ({e})"));
+            None
+        }
+    };
     let filter = ["HORST_LOG", "RUST_LOG"]
         .iter()
-        .filter_map(|name| std::env::var(name).ok())
-        .filter(|v| !v.trim().is_empty())
-        .find_map(|v| EnvFilter::try_new(v).ok())
-        .or_else(|| EnvFilter::try_new(level).ok())
+        .filter_map(|name| std::env::var(name).ok().map(|v| (*name, v)))
+        .filter(|(_, v)| !v.trim().is_empty())
+        .find_map(|(name, v)| parse(name, &v))
+        .or_else(|| parse("log.level", level))
         .unwrap_or_else(|| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -45,6 +55,9 @@ pub fn init_tracing(json: bool, level: &str) {
     } else {
         builder.with_target(false).try_init()
     };
+    for r in refused {
+        tracing::warn!("a logging filter that does not parse was passed over: {r}; write directives such as `info` or `horst_api=debug,info`");
+    }
 }
 
 /// Histogram buckets for latencies, in seconds: from a millisecond to past the longest job

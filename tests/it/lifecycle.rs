@@ -328,3 +328,24 @@ fn aof_off_is_warned_about() {
     let status = horst.wait_exit(Duration::from_secs(15)).unwrap();
     assert!(status.success());
 }
+
+/// A logging filter that does not parse is said, not silently passed over (the operator
+/// asked for debug lines and never learnt they were not on).
+#[test]
+fn a_logging_filter_that_does_not_parse_is_said() {
+    let redis = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn(
+        &["api", "--listen", "127.0.0.1:0", "--redis", &redis.url()],
+        &[("HORST_LOG", "horst_api=debu")],
+        dir.path(),
+    );
+    horst.wait_listening();
+    let said = horst.stderr();
+    horst.signal(libc::SIGTERM);
+    assert!(horst.wait_exit(Duration::from_secs(15)).is_some());
+    assert!(
+        said.contains("passed over") && said.contains("horst_api=debu"),
+        "{said}"
+    );
+}
