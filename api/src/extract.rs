@@ -142,9 +142,11 @@ fn cookie<'a>(headers: &'a HeaderMap, wanted: &str) -> Option<&'a str> {
         .map(|(_, value)| value.trim())
 }
 
-/// The value of the `/account` session cookie, if the request carries one.
+/// The value of the `/account` session cookie (`__Host-horst_session` over TLS, else
+/// `horst_session`), if the request carries one.
 pub(crate) fn session_cookie(headers: &HeaderMap) -> Option<&str> {
-    cookie(headers, horst_identity::web_sessions::COOKIE)
+    use horst_identity::web_sessions::{COOKIE, COOKIE_TLS};
+    cookie(headers, COOKIE_TLS).or_else(|| cookie(headers, COOKIE))
 }
 
 /// The value of the `/admin` session cookie (`__Host-horst_admin` over TLS, else

@@ -29,8 +29,10 @@ use subtle::ConstantTimeEq;
 use crate::random_hex;
 use crate::IdentityError;
 
-/// The `/account` cookie's name.
+/// The `/account` cookie's name over plain HTTP...
 pub const COOKIE: &str = "horst_session";
+/// ...and over TLS (`__Host-`, as [`ADMIN_COOKIE_TLS`]).
+pub const COOKIE_TLS: &str = "__Host-horst_session";
 /// The `/admin` cookie's name over plain HTTP...
 pub const ADMIN_COOKIE: &str = "horst_admin";
 /// ...and over TLS: `__Host-` makes the browser refuse it unless it is `Secure`, for `/`

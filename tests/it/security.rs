@@ -260,6 +260,33 @@ async fn the_admin_cookie_is_its_own_and_destructive_actions_ask_again() {
     assert!(set.starts_with("__Host-horst_admin="), "{set}");
     assert!(set.contains("Secure") && set.contains("Path=/"), "{set}");
     assert!(set.contains("Max-Age=43200"), "{set}");
+    // So is the /account cookie (it was `horst_session` over TLS too), and it is read back.
+    let r = app
+        .http
+        .post(app.url("/api/account/sign-in"))
+        .header("sec-fetch-site", "same-origin")
+        .header("x-forwarded-proto", "https")
+        .json(&json!({ "name": "olga", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    let set = r.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(set.starts_with("__Host-horst_session="), "{set}");
+    assert!(set.contains("Secure") && set.contains("Path=/"), "{set}");
+    let id = set
+        .trim_start_matches("__Host-horst_session=")
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let me = app
+        .http
+        .get(app.url("/api/account/keys"))
+        .header("cookie", format!("__Host-horst_session={id}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(me.status(), 200);
 
     // Within five minutes of the sign-in a destructive action goes through.
     let r = o.post("/api/admin/accounts/fuchs/block", json!({})).await;

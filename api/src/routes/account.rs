@@ -108,14 +108,16 @@ fn over_tls(state: &AppState, headers: &HeaderMap) -> bool {
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
 }
 
-/// `Set-Cookie` for a new `/account` session id, or (`None`) one that removes the cookie.
+/// `Set-Cookie` for a new `/account` session id, or (`None`) one that removes the cookie
+/// (`__Host-horst_session` over TLS: no other host or path can set or shadow it).
 pub(crate) fn set_cookie(state: &AppState, headers: &HeaderMap, id: Option<&str>) -> HeaderValue {
-    cookie(
-        web_sessions::COOKIE,
-        over_tls(state, headers),
-        id,
-        web_sessions::ABSOLUTE,
-    )
+    let tls = over_tls(state, headers);
+    let name = if tls {
+        web_sessions::COOKIE_TLS
+    } else {
+        web_sessions::COOKIE
+    };
+    cookie(name, tls, id, web_sessions::ABSOLUTE)
 }
 
 /// `Set-Cookie` for a new `/admin` session id, or (`None`) one that removes the cookie: its
