@@ -13,8 +13,10 @@
 //! the MCP client and esbuild, which bundles the host script for the page).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use horst_house::cdp::Browser;
 use serde_json::{json, Value};
 
 use crate::browser::{launch, Tab};
@@ -344,14 +346,12 @@ async fn read_resource(app: &TestApp, uri: &str) -> Value {
     a.body["result"].clone()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_player_app_plays_in_a_host_and_agrees_with_the_referee() {
-    let files = host_files();
-    let app = spawn_gateway().await;
+/// The host page at 1280x800, ready, with an agent key for `app` (after publishing the
+/// shipped levels); the key too.
+async fn host_page(app: &TestApp, files: &tempfile::TempDir) -> (Arc<Browser>, Tab, String) {
     horst_operator::publish_shipped(&app.store)
         .await
         .expect("publish the shipped levels");
-    let _worker = app.start_engine_worker();
     let key = app.agent_key("app-host", 1).await;
     let browser = launch().await;
     let host = serve_host(files.path().to_path_buf(), app.url("")).await;
@@ -363,6 +363,32 @@ async fn the_player_app_plays_in_a_host_and_agrees_with_the_referee() {
         LONG,
     )
     .await;
+    (browser, tab, key)
+}
+
+/// The errors of the host and its apps, but those the tests expect.
+async fn unexpected_errors(tab: &Tab) -> Vec<String> {
+    tab.watch_frame_errors().await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The official client asks for a server stream with GET, which the stateless gateway
+    // answers 405 (as the transport allows); Chromium logs that as a failed load.
+    tab.errors
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| !(e.contains("/api/mcp") && e.contains("status of 405")))
+        // The strict frame's refusal, which it was made for.
+        .filter(|e| !(e.contains("WebAssembly") && e.contains("unsafe-eval")))
+        .cloned()
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_player_app_plays_in_a_host_and_agrees_with_the_referee() {
+    let files = host_files();
+    let app = spawn_gateway().await;
+    let _worker = app.start_engine_worker();
+    let (browser, tab, key) = host_page(&app, &files).await;
 
     // playtest_map: the result carries the planner's replay and the referee's ticks.
     let (first, call) = show(
@@ -550,20 +576,87 @@ async fn the_player_app_plays_in_a_host_and_agrees_with_the_referee() {
     ))
     .await;
     tab.screenshot("mcp-app", "simulate-390").await;
-    tab.watch_frame_errors().await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    // The official client asks for a server stream with GET, which the stateless gateway
-    // answers 405 (as the transport allows); Chromium logs that as a failed load.
-    let errors: Vec<String> = tab
-        .errors
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|e| !(e.contains("/api/mcp") && e.contains("status of 405")))
-        // The strict frame's refusal, which it was made for.
-        .filter(|e| !(e.contains("WebAssembly") && e.contains("unsafe-eval")))
-        .cloned()
-        .collect();
+    let errors = unexpected_errors(&tab).await;
+    assert!(
+        errors.is_empty(),
+        "errors in the host or an app: {errors:?}"
+    );
+    browser.close().await;
+}
+
+/// A nest walled in: the planner proves at once that nothing wins (unresolved, no replay).
+const SEALED: &str = "gcv-map 1\nname: Tasche\nsize: 8 4\ngrid:\n........\n.....###\n.....#.#\nGGGGGGGG\nentities:\nstart 1 2\nnest 6 2\n";
+
+/// What app `app` says in its status line.
+async fn status_of(tab: &Tab, app: usize) -> String {
+    in_app(tab, app, "document.getElementById('app-status').textContent")
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_player_app_without_a_replay_only_plays() {
+    let files = host_files();
+    let app = spawn_gateway().await;
+    let _worker = app.start_engine_worker();
+    let (browser, tab, _) = host_page(&app, &files).await;
+
+    // An unresolved playtest carries no replay: the stage plays, and offers nothing to watch.
+    let (sealed, call) = show(
+        &tab,
+        "playtest_map",
+        json!({ "map": SEALED, "idempotencyKey": "app-u1" }),
+    )
+    .await;
+    assert_eq!(
+        call["result"]["structuredContent"]["outcome"],
+        "unresolved"
+    );
+    tag_frames(&tab, 1).await;
+    wait_in_app(
+        &tab,
+        sealed,
+        "document.getElementById('stage').dataset.mode === 'play'",
+        "the stage in play mode",
+    )
+    .await;
+    let said = status_of(&tab, sealed).await;
+    assert!(
+        said.contains("Kein Replay in diesem Ergebnis (unreachable)"),
+        "{said}"
+    );
+    assert_eq!(
+        in_app(
+            &tab,
+            sealed,
+            "document.querySelector('.modes').offsetParent === null"
+        )
+        .await,
+        true,
+        "no Spielen/Zuschauen tabs without a replay"
+    );
+    // Zuschauen pressed anyway (the button is still in the page): the stage keeps playing
+    // instead of watching a tape that is not there.
+    in_app(
+        &tab,
+        sealed,
+        "(document.querySelectorAll('.modes .mode')[1].click(), true)",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        in_app(&tab, sealed, "document.getElementById('stage').dataset.mode").await,
+        "play"
+    );
+    tab.eval(&format!(
+        "document.getElementById('app-{sealed}').scrollIntoView({{ block: 'start' }})"
+    ))
+    .await;
+    tab.screenshot("mcp-app", "unresolved-1280").await;
+
+    let errors = unexpected_errors(&tab).await;
     assert!(
         errors.is_empty(),
         "errors in the host or an app: {errors:?}"

@@ -113,9 +113,11 @@ export class Stage {
     this.title.append(el("bdi", { text: r.title || r.name }));
     // A page that names the level itself (the level page) hides the stage's title.
     if (this.hideTitle) this.title.classList.add("sr-only");
-    const head = el("div", { class: "stage-head" },
-      this.title,
-      el("div", { class: "modes", role: "group", "aria-label": "Modus" }, this.playTab, this.watchTab));
+    const modes = el("div", { class: "modes", role: "group", "aria-label": "Modus" }, this.playTab, this.watchTab);
+    // Without a replay (an unresolved playtest, a revision whose replay did not come) there
+    // is nothing to watch: no tabs, the stage only plays.
+    modes.hidden = !r.replay;
+    const head = el("div", { class: "stage-head" }, this.title, modes);
     this.root.append(head);
     if (mismatch) {
       this.root.append(el("p", {
@@ -239,6 +241,8 @@ export class Stage {
   }
 
   setMode(mode) {
+    // Watching needs a tape: without one the loop would read a tape that is not there.
+    if (mode === "watch" && !this.rev.replay) mode = "play";
     this.mode = mode;
     this.playTab.setAttribute("aria-pressed", String(mode === "play"));
     this.watchTab.setAttribute("aria-pressed", String(mode === "watch"));
