@@ -656,6 +656,38 @@ async fn the_player_app_without_a_replay_only_plays() {
     .await;
     tab.screenshot("mcp-app", "unresolved-1280").await;
 
+    // get_level through a host that cannot read the revision's replay: the app says that
+    // (not only that the result has none), and plays.
+    let (unread, _) = show_with(
+        &tab,
+        "get_level",
+        json!({ "name": "erste-schritte" }),
+        json!({ "failRead": true }),
+    )
+    .await;
+    tag_frames(&tab, 2).await;
+    wait_in_app(
+        &tab,
+        unread,
+        "document.getElementById('stage').dataset.mode === 'play'",
+        "the stage in play mode",
+    )
+    .await;
+    let said = status_of(&tab, unread).await;
+    assert!(
+        said.contains("Das Replay der Revision kam nicht an"),
+        "{said}"
+    );
+    assert_eq!(
+        in_app(
+            &tab,
+            unread,
+            "document.querySelector('.modes').offsetParent === null"
+        )
+        .await,
+        true
+    );
+
     let errors = unexpected_errors(&tab).await;
     assert!(
         errors.is_empty(),

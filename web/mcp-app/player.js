@@ -155,6 +155,8 @@ async function show() {
   const titled = typeof (input.map ?? sc.map) === "string" && /^name:[ \t]*(.+)$/m.exec(input.map ?? sc.map);
   const title = titled && titled[1].replace(/[\u200B-\u200F\u202A-\u202E\u2066-\u2069\u061C\uFEFF\u00AD\p{Cc}]/gu, "").trim();
   let name = sc.name || title || "Karte";
+  // Why there is no replay, when the app knows more than "none in the result".
+  let unread = null;
   if (tool === "get_level") {
     try {
       const meta = await revisionMeta(sc.revisionId);
@@ -164,7 +166,8 @@ async function show() {
         name = meta.name || name;
       }
     } catch (e) {
-      status(`Das Replay der Revision kam nicht an (${e.message}); du kannst die Karte spielen.`);
+      unread = `Das Replay der Revision kam nicht an (${e.message}); du kannst die Karte spielen (Pfeiltasten, Leertaste).`;
+      status(unread);
     }
   }
   if (typeof map !== "string" || !map) {
@@ -196,7 +199,7 @@ async function show() {
     status(`${referee} Drück ▶ Abspielen, um den Lauf hier auf derselben Engine zu sehen.`);
   } else {
     const why = sc.reason ? ` (${sc.reason})` : "";
-    status(`Kein Replay in diesem Ergebnis${why}: spiel die Karte selbst (Pfeiltasten, Leertaste).`);
+    status(unread || `Kein Replay in diesem Ergebnis${why}: spiel die Karte selbst (Pfeiltasten, Leertaste).`);
   }
   resized();
 }
