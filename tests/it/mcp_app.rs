@@ -562,15 +562,44 @@ async fn the_player_app_plays_in_a_host_and_agrees_with_the_referee() {
         "{}",
         tab.eval("JSON.stringify(hostLog)").await
     );
-    // On a phone the apps tell the host their new height; the host fits each frame to it.
+    // On a phone the apps tell the host their new height; the host fits each frame to it,
+    // and each frame is then exactly as tall as its app's content. (A frame out of view
+    // renders nothing, so each is looked at in view.)
+    let before = tab.eval("hostLog.length").await;
     tab.viewport(390, 844).await;
-    tab.wait_for(
-        "[...document.querySelectorAll('iframe')].every(f => f.contentWindow && f.offsetHeight > 0) && \
-         hostLog.filter(e => e.kind === 'size-changed' && e.params.height > 800).length > 0",
-        "the apps to report their phone height",
-        LONG,
-    )
-    .await;
+    for played in [first, second, third] {
+        tab.eval(&format!(
+            "document.getElementById('app-{played}').scrollIntoView({{ block: 'start' }})"
+        ))
+        .await;
+        let deadline = tokio::time::Instant::now() + LONG;
+        loop {
+            let (reported, frame) = (
+                tab.eval(&format!(
+                    "hostLog.slice({before}).some(e => e.kind === 'size-changed' && e.app === {played})"
+                ))
+                .await,
+                tab.eval(&format!(
+                    "document.getElementById('app-{played}').clientHeight"
+                ))
+                .await,
+            );
+            let content = in_app(
+                &tab,
+                played,
+                "Math.ceil(document.body.getBoundingClientRect().height)",
+            )
+            .await;
+            if reported == true && frame == content {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "app {played} at 390 px: reported {reported}, its frame is {frame} px tall, its content {content} px"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
     tab.eval(&format!(
         "document.getElementById('app-{third}').scrollIntoView({{ block: 'start' }})"
     ))
@@ -687,6 +716,43 @@ async fn the_player_app_without_a_replay_only_plays() {
         .await,
         true
     );
+
+    // A failed call in a frame the host started at 600 px: the app reports the height of
+    // its few lines, so the frame shrinks to them (the document's scrollHeight, which it
+    // reported, is never below the frame's own height).
+    let (failed, call) = show_with(
+        &tab,
+        "playtest_map",
+        json!({ "map": "this is not a map\n", "idempotencyKey": "app-f1" }),
+        json!({ "height": 600 }),
+    )
+    .await;
+    assert_eq!(call["result"]["isError"], true, "{call}");
+    tag_frames(&tab, 3).await;
+    wait_in_app(
+        &tab,
+        failed,
+        "document.getElementById('app-status').textContent.includes('fehlgeschlagen')",
+        "the failure",
+    )
+    .await;
+    // In view: a frame out of view renders nothing, its size included.
+    tab.eval(&format!(
+        "document.getElementById('app-{failed}').scrollIntoView({{ block: 'start' }})"
+    ))
+    .await;
+    let last = format!(
+        "(hostLog.filter(e => e.app === {failed} && e.kind === 'size-changed').pop() || {{ params: {{}} }}).params.height"
+    );
+    tab.wait_for(
+        &format!("{last} < 600"),
+        "the failed call's app to report less than 600 px",
+        Duration::from_secs(10),
+    )
+    .await;
+    let height = tab.eval(&last).await.as_f64().unwrap();
+    assert!(height < 200.0, "{height}");
+    tab.screenshot("mcp-app", "failed-1280").await;
 
     let errors = unexpected_errors(&tab).await;
     assert!(

@@ -70,7 +70,8 @@ export function playError(e, lead = "Dieses Level lässt sich hier nicht spielen
 export class Stage {
   /**
    * @param {HTMLElement} root where the stage builds itself
-   * @param {object} o `{engine, revision, mode: "play"|"watch", onNext, nextLabel}`
+   * @param {object} o `{engine, revision, mode: "play"|"watch", onNext, hideTitle, embedded}`
+   *   (`embedded`: in an MCP host's frame, whose height and sandbox the host decides)
    */
   constructor(root, o) {
     // Without the engine module (not loaded yet, or no WebAssembly) there is nothing to play.
@@ -80,6 +81,7 @@ export class Stage {
     this.rev = o.revision;
     this.onNext = o.onNext || null;
     this.hideTitle = !!o.hideTitle;
+    this.embedded = !!o.embedded;
     this.keys = new Keys();
     this.speed = 1;
     this.paused = false;
@@ -589,10 +591,15 @@ export class Stage {
     const levelW = m ? m.width * 16 : 320;
     const cw = this.wrap.clientWidth || 320;
     const narrow = cw < 700;
-    let maxH = Math.min(760, Math.floor(window.innerHeight * (narrow ? 0.45 : 0.72)));
+    // In a host's frame (the MCP App) the height is the host's answer to the app's own
+    // report: sized from it, the canvas would only ever grow. There the width decides: at
+    // most 16:9 of it (4:3 when narrow).
+    let maxH = this.embedded
+      ? Math.min(760, Math.floor(cw * (narrow ? 0.75 : 0.5625)))
+      : Math.min(760, Math.floor(window.innerHeight * (narrow ? 0.45 : 0.72)));
     // A phone held sideways (the touch pad in a column beside the canvas, game.css): the
     // canvas takes the height left under the page's head, so that all of it is on screen.
-    const sideways = typeof matchMedia === "function" && matchMedia(SIDEWAYS).matches;
+    const sideways = !this.embedded && typeof matchMedia === "function" && matchMedia(SIDEWAYS).matches;
     if (sideways) {
       const top = this.wrap.getBoundingClientRect().top + window.scrollY;
       maxH = Math.max(96, Math.floor(window.innerHeight - top - 8));

@@ -184,7 +184,7 @@ async function show() {
   const seed = (replay && replay.seed) ?? sc.seed ?? input.seed ?? 1;
   const revision = { name, title: name, map, seed, replay, engineVersion: sc.engineVersion, evidence };
   try {
-    state.stage = new Stage($("stage"), { engine: eng, revision, mode: replay ? "watch" : "play" });
+    state.stage = new Stage($("stage"), { engine: eng, revision, mode: replay ? "watch" : "play", embedded: true });
   } catch (e) {
     status(`Die Karte lässt sich nicht spielen: ${e.message}`);
     return;
@@ -230,8 +230,10 @@ function verdict(stage, evidence) {
 }
 
 let lastHeight = 0;
+/** Tells the host the content's height: the body's, since the document's scrollHeight is
+ * never below the frame the host sized from the last report, so the frame could only grow. */
 function resized() {
-  const height = Math.ceil(document.documentElement.scrollHeight);
+  const height = Math.ceil(document.body.getBoundingClientRect().height);
   if (height !== lastHeight) {
     lastHeight = height;
     notify("ui/notifications/size-changed", { height });

@@ -7,8 +7,8 @@
 // in _meta.ui.resourceUri, renders it in a sandboxed iframe under the reference host's CSP
 // (built from the resource's _meta.ui.csp), and passes the call's input and result in.
 // Everything the app asks of the host is recorded in `window.hostLog` for the test to read.
-// hostShow's options: `strict` (no WebAssembly) and `failRead` (resources/read fails), each
-// explained where it is used.
+// hostShow's options: `strict` (no WebAssembly), `failRead` (resources/read fails) and
+// `height` (the frame's first height), each explained where it is used.
 
 import {
   AppBridge,
@@ -97,6 +97,8 @@ async function show(app, call, toolName, args, options) {
     frame.id = `app-${app}`;
     frame.title = `${toolName} app`;
     frame.setAttribute("sandbox", "allow-scripts");
+    // `height`: the frame's height before the app reports its own (hosts start at their own).
+    if (options.height) frame.style.height = `${options.height}px`;
     document.getElementById("apps").append(frame);
 
     const caps = client.getServerCapabilities() || {};
