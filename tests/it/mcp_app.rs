@@ -379,6 +379,8 @@ async fn unexpected_errors(tab: &Tab) -> Vec<String> {
         .filter(|e| !(e.contains("/api/mcp") && e.contains("status of 405")))
         // The strict frame's refusal, which it was made for.
         .filter(|e| !(e.contains("WebAssembly") && e.contains("unsafe-eval")))
+        // The clipboard this host's frames may not write: the app shows the replay instead.
+        .filter(|e| !(e.contains("Permissions policy violation") && e.contains("Clipboard")))
         .cloned()
         .collect()
 }
@@ -716,6 +718,55 @@ async fn the_player_app_without_a_replay_only_plays() {
         .await,
         true
     );
+
+    // Played to its end (walking right into the first gap): a host's frame cannot download,
+    // so the run's replay is offered to copy; where the frame may not write the clipboard
+    // (this host grants no clipboard-write) the JSON is shown, selected.
+    tab.eval(&format!(
+        "document.getElementById('app-{unread}').scrollIntoView({{ block: 'start' }})"
+    ))
+    .await;
+    in_app(
+        &tab,
+        unread,
+        "(document.querySelector('canvas.screen').dispatchEvent(new KeyboardEvent('keydown', { code: 'ArrowRight', bubbles: true })), true)",
+    )
+    .await;
+    let buttons = wait_in_app(
+        &tab,
+        unread,
+        "!document.querySelector('.overlay').hidden && [...document.querySelectorAll('.overlay button')].map(b => b.textContent)",
+        "the end of the run",
+    )
+    .await;
+    assert!(
+        buttons
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b == "Replay kopieren"),
+        "{buttons}"
+    );
+    in_app(
+        &tab,
+        unread,
+        "([...document.querySelectorAll('.overlay button')].find(b => b.textContent === 'Replay kopieren').click(), true)",
+    )
+    .await;
+    let copy = wait_in_app(
+        &tab,
+        unread,
+        "(() => { const t = document.querySelector('.overlay #replay-copy textarea'); \
+         return t && { text: t.value, selected: t.selectionStart === 0 && t.selectionEnd === t.value.length, focused: document.activeElement === t }; })()",
+        "the replay to copy",
+    )
+    .await;
+    let replay: Value = serde_json::from_str(copy["text"].as_str().unwrap()).unwrap();
+    assert_eq!(replay["seed"], 1, "{replay}");
+    assert!(!replay["actions"].as_array().unwrap().is_empty(), "{replay}");
+    assert_eq!(copy["selected"], true, "{copy}");
+    assert_eq!(copy["focused"], true, "{copy}");
+    tab.screenshot("mcp-app", "copy-replay-1280").await;
 
     // A failed call in a frame the host started at 600 px: the app reports the height of
     // its few lines, so the frame shrinks to them (the document's scrollHeight, which it

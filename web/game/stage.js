@@ -146,7 +146,7 @@ export class Stage {
     // Play controls.
     this.restartBtn = el("button", { type: "button", text: "Neustart (R)" });
     this.restartBtn.addEventListener("click", () => this.restart());
-    this.downloadBtn = el("button", { type: "button", text: "Lauf als Replay laden", disabled: true });
+    this.downloadBtn = el("button", { type: "button", text: this.embedded ? "Lauf als Replay kopieren" : "Lauf als Replay laden", disabled: true });
     this.downloadBtn.addEventListener("click", () => this.download());
     this.help = el("p", { class: "help", id: "controls-help" });
     for (const [k, what] of [["← → / A D", "laufen"], ["Shift", "langsam"], ["Leertaste / ↑", "springen, in der Luft nochmal: Eierschub"], ["X", "Kiesel werfen"], ["R", "Neustart"]]) {
@@ -204,6 +204,8 @@ export class Stage {
     // The win/death dialog: its buttons take Tab, Enter and Space, R restarts from there too,
     // and a key held through the end of the run (auto-repeat) presses none of them.
     this.overlay.addEventListener("keydown", (e) => {
+      // The replay's text to copy takes its keys itself.
+      if (e.target.tagName === "TEXTAREA") return;
       if (e.repeat) {
         e.preventDefault();
         return;
@@ -333,7 +335,7 @@ export class Stage {
     const valid = !this.practice && this.actions.length <= REPLAY_MAX_TICKS;
     this.finished = { status, ticks, replay: valid ? toReplay(this.rev.seed, this.actions) : null };
     this.downloadBtn.disabled = !valid;
-    const download = valid ? ["Replay laden", () => this.download()] : null;
+    const download = valid ? [this.embedded ? "Replay kopieren" : "Replay laden", () => this.download()] : null;
     const fromCheckpoint = this.view.checkpoint >= 0 ? ["Ab Rastplatz", () => this.respawn()] : null;
     if (status === TIME_UP) {
       const minutes = REPLAY_MAX_TICKS / 3600;
@@ -368,12 +370,45 @@ export class Stage {
   download() {
     if (!this.finished || !this.finished.replay) return;
     const text = JSON.stringify(this.finished.replay);
+    if (this.embedded) return this.copy(text);
     const blob = new Blob([text], { type: "application/json" });
     const a = el("a", { href: URL.createObjectURL(blob), download: `${this.rev.name}-${this.finished.ticks}.replay.json` });
     document.body.append(a);
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  }
+
+  /** In a host's frame a download does nothing (its sandbox has no allow-downloads): the
+   * replay goes to the clipboard, or, where the frame may not write it either, is shown
+   * selected for the person to copy. */
+  async copy(text) {
+    let copied = false;
+    try {
+      await navigator.clipboard.writeText(text);
+      copied = true;
+    } catch {
+      // No clipboard in this frame (its permissions, or no user gesture): the text below.
+    }
+    const box = el("div", { class: "replay-copy", id: "replay-copy" });
+    if (copied) {
+      box.append(el("p", { role: "status", text: "Replay kopiert (JSON, wie simulate_replay es nimmt)." }));
+    } else {
+      box.append(el("label", { for: "replay-json", text: "Kopieren geht hier nicht; das Replay als JSON zum Kopieren (Strg+C):" }));
+      const area = el("textarea", { id: "replay-json", rows: "3", readonly: true, spellcheck: "false" });
+      area.value = text;
+      box.append(area);
+    }
+    // A finished run has its dialog open; the copy goes there, once.
+    const where = this.overlayOpen ? this.overlay : this.playPanel;
+    const shown = this.root.querySelector("#replay-copy");
+    if (shown) shown.remove();
+    where.append(box);
+    const area = box.querySelector("textarea");
+    if (area) {
+      area.focus({ preventScroll: true });
+      area.select();
+    }
   }
 
   // ---- watch ----
