@@ -620,11 +620,15 @@ const SEALED: &str = "gcv-map 1\nname: Tasche\nsize: 8 4\ngrid:\n........\n.....
 
 /// What app `app` says in its status line.
 async fn status_of(tab: &Tab, app: usize) -> String {
-    in_app(tab, app, "document.getElementById('app-status').textContent")
-        .await
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+    in_app(
+        tab,
+        app,
+        "document.getElementById('app-status').textContent",
+    )
+    .await
+    .as_str()
+    .unwrap_or_default()
+    .to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -641,10 +645,7 @@ async fn the_player_app_without_a_replay_only_plays() {
         json!({ "map": SEALED, "idempotencyKey": "app-u1" }),
     )
     .await;
-    assert_eq!(
-        call["result"]["structuredContent"]["outcome"],
-        "unresolved"
-    );
+    assert_eq!(call["result"]["structuredContent"]["outcome"], "unresolved");
     tag_frames(&tab, 1).await;
     wait_in_app(
         &tab,
@@ -678,7 +679,12 @@ async fn the_player_app_without_a_replay_only_plays() {
     .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
-        in_app(&tab, sealed, "document.getElementById('stage').dataset.mode").await,
+        in_app(
+            &tab,
+            sealed,
+            "document.getElementById('stage').dataset.mode"
+        )
+        .await,
         "play"
     );
     tab.eval(&format!(
@@ -763,7 +769,10 @@ async fn the_player_app_without_a_replay_only_plays() {
     .await;
     let replay: Value = serde_json::from_str(copy["text"].as_str().unwrap()).unwrap();
     assert_eq!(replay["seed"], 1, "{replay}");
-    assert!(!replay["actions"].as_array().unwrap().is_empty(), "{replay}");
+    assert!(
+        !replay["actions"].as_array().unwrap().is_empty(),
+        "{replay}"
+    );
     assert_eq!(copy["selected"], true, "{copy}");
     assert_eq!(copy["focused"], true, "{copy}");
     tab.screenshot("mcp-app", "copy-replay-1280").await;
