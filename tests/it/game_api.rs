@@ -395,3 +395,32 @@ async fn huge_page_offsets_are_refused_and_api_answers_are_not_stored() {
         .unwrap();
     assert_eq!(r.headers()["cache-control"], "no-store");
 }
+
+/// While the store cannot be reached a share link answers the level page (whose script says
+/// "Gerade nicht erreichbar") with 503 and Retry-After, not the API's JSON error.
+#[tokio::test]
+async fn a_level_link_while_the_store_is_down_is_the_page_with_503() {
+    if crate::harness::on_cluster() {
+        // The test stops its own Redis.
+        return;
+    }
+    let web = concat!(env!("CARGO_MANIFEST_DIR"), "/web");
+    let mut app = spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.server.web_dir = web.into();
+    })
+    .await;
+    app.redis_mut().stop();
+    let r = app.http.get(app.url("/level/rev-x")).send().await.unwrap();
+    assert_eq!(r.status(), 503);
+    assert!(r.headers().contains_key("retry-after"), "{:?}", r.headers());
+    assert!(
+        r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html"),
+        "{:?}",
+        r.headers()
+    );
+    assert!(r.text().await.unwrap().contains("../game/level.js"));
+}

@@ -698,6 +698,32 @@ async fn the_game_in_chromium() {
     screenshot(&board, "board-1280x800").await;
     viewport(&board, 390, 844).await;
     screenshot(&board, "board-390x844").await;
+    // A further page that fails (the page's reads answered 503 from here on): the threads
+    // stay, the note stands beside the button, which tries again.
+    board
+        .eval(
+            "window.fetch = async () => new Response(JSON.stringify({ error: 'the server is busy', code: 'unavailable' }), { status: 503 }); \
+             document.getElementById('more').hidden = false; document.getElementById('more').click(); true",
+        )
+        .await;
+    let note = board
+        .wait_for(
+            "document.getElementById('more-error').textContent",
+            "the pager's note",
+            LONG,
+        )
+        .await;
+    assert!(
+        note.as_str().unwrap().contains("the server is busy"),
+        "{note}"
+    );
+    assert_eq!(
+        board
+            .eval("[document.querySelectorAll('.thread').length, document.getElementById('more').disabled]")
+            .await,
+        json!([1, false])
+    );
+    screenshot(&board, "board-more-failed-390x844").await;
     no_errors(&board, "the board");
     board.close().await;
 

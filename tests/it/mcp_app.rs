@@ -13,8 +13,10 @@
 //! the MCP client and esbuild, which bundles the host script for the page).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use horst_house::cdp::Browser;
 use serde_json::{json, Value};
 
 use crate::browser::{launch, Tab};
@@ -344,14 +346,12 @@ async fn read_resource(app: &TestApp, uri: &str) -> Value {
     a.body["result"].clone()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_player_app_plays_in_a_host_and_agrees_with_the_referee() {
-    let files = host_files();
-    let app = spawn_gateway().await;
+/// The host page at 1280x800, ready, with an agent key for `app` (after publishing the
+/// shipped levels); the key too.
+async fn host_page(app: &TestApp, files: &tempfile::TempDir) -> (Arc<Browser>, Tab, String) {
     horst_operator::publish_shipped(&app.store)
         .await
         .expect("publish the shipped levels");
-    let _worker = app.start_engine_worker();
     let key = app.agent_key("app-host", 1).await;
     let browser = launch().await;
     let host = serve_host(files.path().to_path_buf(), app.url("")).await;
@@ -363,6 +363,34 @@ async fn the_player_app_plays_in_a_host_and_agrees_with_the_referee() {
         LONG,
     )
     .await;
+    (browser, tab, key)
+}
+
+/// The errors of the host and its apps, but those the tests expect.
+async fn unexpected_errors(tab: &Tab) -> Vec<String> {
+    tab.watch_frame_errors().await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The official client asks for a server stream with GET, which the stateless gateway
+    // answers 405 (as the transport allows); Chromium logs that as a failed load.
+    tab.errors
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| !(e.contains("/api/mcp") && e.contains("status of 405")))
+        // The strict frame's refusal, which it was made for.
+        .filter(|e| !(e.contains("WebAssembly") && e.contains("unsafe-eval")))
+        // The clipboard this host's frames may not write: the app shows the replay instead.
+        .filter(|e| !(e.contains("Permissions policy violation") && e.contains("Clipboard")))
+        .cloned()
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_player_app_plays_in_a_host_and_agrees_with_the_referee() {
+    let files = host_files();
+    let app = spawn_gateway().await;
+    let _worker = app.start_engine_worker();
+    let (browser, tab, key) = host_page(&app, &files).await;
 
     // playtest_map: the result carries the planner's replay and the referee's ticks.
     let (first, call) = show(
@@ -536,34 +564,257 @@ async fn the_player_app_plays_in_a_host_and_agrees_with_the_referee() {
         "{}",
         tab.eval("JSON.stringify(hostLog)").await
     );
-    // On a phone the apps tell the host their new height; the host fits each frame to it.
+    // On a phone the apps tell the host their new height; the host fits each frame to it,
+    // and each frame is then exactly as tall as its app's content. (A frame out of view
+    // renders nothing, so each is looked at in view.)
+    let before = tab.eval("hostLog.length").await;
     tab.viewport(390, 844).await;
-    tab.wait_for(
-        "[...document.querySelectorAll('iframe')].every(f => f.contentWindow && f.offsetHeight > 0) && \
-         hostLog.filter(e => e.kind === 'size-changed' && e.params.height > 800).length > 0",
-        "the apps to report their phone height",
-        LONG,
-    )
-    .await;
+    for played in [first, second, third] {
+        tab.eval(&format!(
+            "document.getElementById('app-{played}').scrollIntoView({{ block: 'start' }})"
+        ))
+        .await;
+        let deadline = tokio::time::Instant::now() + LONG;
+        loop {
+            let (reported, frame) = (
+                tab.eval(&format!(
+                    "hostLog.slice({before}).some(e => e.kind === 'size-changed' && e.app === {played})"
+                ))
+                .await,
+                tab.eval(&format!(
+                    "document.getElementById('app-{played}').clientHeight"
+                ))
+                .await,
+            );
+            let content = in_app(
+                &tab,
+                played,
+                "Math.ceil(document.body.getBoundingClientRect().height)",
+            )
+            .await;
+            if reported == true && frame == content {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "app {played} at 390 px: reported {reported}, its frame is {frame} px tall, its content {content} px"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
     tab.eval(&format!(
         "document.getElementById('app-{third}').scrollIntoView({{ block: 'start' }})"
     ))
     .await;
     tab.screenshot("mcp-app", "simulate-390").await;
-    tab.watch_frame_errors().await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    // The official client asks for a server stream with GET, which the stateless gateway
-    // answers 405 (as the transport allows); Chromium logs that as a failed load.
-    let errors: Vec<String> = tab
-        .errors
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|e| !(e.contains("/api/mcp") && e.contains("status of 405")))
-        // The strict frame's refusal, which it was made for.
-        .filter(|e| !(e.contains("WebAssembly") && e.contains("unsafe-eval")))
-        .cloned()
-        .collect();
+    let errors = unexpected_errors(&tab).await;
+    assert!(
+        errors.is_empty(),
+        "errors in the host or an app: {errors:?}"
+    );
+    browser.close().await;
+}
+
+/// A nest walled in: the planner proves at once that nothing wins (unresolved, no replay).
+const SEALED: &str = "gcv-map 1\nname: Tasche\nsize: 8 4\ngrid:\n........\n.....###\n.....#.#\nGGGGGGGG\nentities:\nstart 1 2\nnest 6 2\n";
+
+/// What app `app` says in its status line.
+async fn status_of(tab: &Tab, app: usize) -> String {
+    in_app(
+        tab,
+        app,
+        "document.getElementById('app-status').textContent",
+    )
+    .await
+    .as_str()
+    .unwrap_or_default()
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_player_app_without_a_replay_only_plays() {
+    let files = host_files();
+    let app = spawn_gateway().await;
+    let _worker = app.start_engine_worker();
+    let (browser, tab, _) = host_page(&app, &files).await;
+
+    // An unresolved playtest carries no replay: the stage plays, and offers nothing to watch.
+    let (sealed, call) = show(
+        &tab,
+        "playtest_map",
+        json!({ "map": SEALED, "idempotencyKey": "app-u1" }),
+    )
+    .await;
+    assert_eq!(call["result"]["structuredContent"]["outcome"], "unresolved");
+    tag_frames(&tab, 1).await;
+    wait_in_app(
+        &tab,
+        sealed,
+        "document.getElementById('stage').dataset.mode === 'play'",
+        "the stage in play mode",
+    )
+    .await;
+    let said = status_of(&tab, sealed).await;
+    assert!(
+        said.contains("Kein Replay in diesem Ergebnis (unreachable)"),
+        "{said}"
+    );
+    assert_eq!(
+        in_app(
+            &tab,
+            sealed,
+            "document.querySelector('.modes').offsetParent === null"
+        )
+        .await,
+        true,
+        "no Spielen/Zuschauen tabs without a replay"
+    );
+    // Zuschauen pressed anyway (the button is still in the page): the stage keeps playing
+    // instead of watching a tape that is not there.
+    in_app(
+        &tab,
+        sealed,
+        "(document.querySelectorAll('.modes .mode')[1].click(), true)",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        in_app(
+            &tab,
+            sealed,
+            "document.getElementById('stage').dataset.mode"
+        )
+        .await,
+        "play"
+    );
+    tab.eval(&format!(
+        "document.getElementById('app-{sealed}').scrollIntoView({{ block: 'start' }})"
+    ))
+    .await;
+    tab.screenshot("mcp-app", "unresolved-1280").await;
+
+    // get_level through a host that cannot read the revision's replay: the app says that
+    // (not only that the result has none), and plays.
+    let (unread, _) = show_with(
+        &tab,
+        "get_level",
+        json!({ "name": "erste-schritte" }),
+        json!({ "failRead": true }),
+    )
+    .await;
+    tag_frames(&tab, 2).await;
+    wait_in_app(
+        &tab,
+        unread,
+        "document.getElementById('stage').dataset.mode === 'play'",
+        "the stage in play mode",
+    )
+    .await;
+    let said = status_of(&tab, unread).await;
+    assert!(
+        said.contains("Das Replay der Revision kam nicht an"),
+        "{said}"
+    );
+    assert_eq!(
+        in_app(
+            &tab,
+            unread,
+            "document.querySelector('.modes').offsetParent === null"
+        )
+        .await,
+        true
+    );
+
+    // Played to its end (walking right into the first gap): a host's frame cannot download,
+    // so the run's replay is offered to copy; where the frame may not write the clipboard
+    // (this host grants no clipboard-write) the JSON is shown, selected.
+    tab.eval(&format!(
+        "document.getElementById('app-{unread}').scrollIntoView({{ block: 'start' }})"
+    ))
+    .await;
+    in_app(
+        &tab,
+        unread,
+        "(document.querySelector('canvas.screen').dispatchEvent(new KeyboardEvent('keydown', { code: 'ArrowRight', bubbles: true })), true)",
+    )
+    .await;
+    let buttons = wait_in_app(
+        &tab,
+        unread,
+        "!document.querySelector('.overlay').hidden && [...document.querySelectorAll('.overlay button')].map(b => b.textContent)",
+        "the end of the run",
+    )
+    .await;
+    assert!(
+        buttons
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b == "Replay kopieren"),
+        "{buttons}"
+    );
+    in_app(
+        &tab,
+        unread,
+        "([...document.querySelectorAll('.overlay button')].find(b => b.textContent === 'Replay kopieren').click(), true)",
+    )
+    .await;
+    let copy = wait_in_app(
+        &tab,
+        unread,
+        "(() => { const t = document.querySelector('.overlay #replay-copy textarea'); \
+         return t && { text: t.value, selected: t.selectionStart === 0 && t.selectionEnd === t.value.length, focused: document.activeElement === t }; })()",
+        "the replay to copy",
+    )
+    .await;
+    let replay: Value = serde_json::from_str(copy["text"].as_str().unwrap()).unwrap();
+    assert_eq!(replay["seed"], 1, "{replay}");
+    assert!(
+        !replay["actions"].as_array().unwrap().is_empty(),
+        "{replay}"
+    );
+    assert_eq!(copy["selected"], true, "{copy}");
+    assert_eq!(copy["focused"], true, "{copy}");
+    tab.screenshot("mcp-app", "copy-replay-1280").await;
+
+    // A failed call in a frame the host started at 600 px: the app reports the height of
+    // its few lines, so the frame shrinks to them (the document's scrollHeight, which it
+    // reported, is never below the frame's own height).
+    let (failed, call) = show_with(
+        &tab,
+        "playtest_map",
+        json!({ "map": "this is not a map\n", "idempotencyKey": "app-f1" }),
+        json!({ "height": 600 }),
+    )
+    .await;
+    assert_eq!(call["result"]["isError"], true, "{call}");
+    tag_frames(&tab, 3).await;
+    wait_in_app(
+        &tab,
+        failed,
+        "document.getElementById('app-status').textContent.includes('fehlgeschlagen')",
+        "the failure",
+    )
+    .await;
+    // In view: a frame out of view renders nothing, its size included.
+    tab.eval(&format!(
+        "document.getElementById('app-{failed}').scrollIntoView({{ block: 'start' }})"
+    ))
+    .await;
+    let last = format!(
+        "(hostLog.filter(e => e.app === {failed} && e.kind === 'size-changed').pop() || {{ params: {{}} }}).params.height"
+    );
+    tab.wait_for(
+        &format!("{last} < 600"),
+        "the failed call's app to report less than 600 px",
+        Duration::from_secs(10),
+    )
+    .await;
+    let height = tab.eval(&last).await.as_f64().unwrap();
+    assert!(height < 200.0, "{height}");
+    tab.screenshot("mcp-app", "failed-1280").await;
+
+    let errors = unexpected_errors(&tab).await;
     assert!(
         errors.is_empty(),
         "errors in the host or an app: {errors:?}"

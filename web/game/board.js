@@ -93,16 +93,23 @@ function thread(t) {
 let next = 0;
 async function page(offset) {
   const list = $("threads");
+  const more = $("more");
+  // One page at a time: a second click while one loads would append it twice.
+  more.disabled = true;
+  $("more-error").textContent = "";
   try {
     const r = await api.boardThreads(offset);
     if (offset === 0) list.replaceChildren();
     for (const t of r.items) list.append(thread(t));
     if (offset === 0 && !r.items.length) list.append(el("p", "empty", "Noch ist nichts veröffentlicht."));
     next = r.nextOffset;
-    $("more").hidden = next == null;
+    more.hidden = next == null;
   } catch (e) {
-    list.replaceChildren(el("p", "error", `Das Brett ist gerade nicht zu haben (${e.message}).`));
+    // A further page that fails keeps the threads shown; the button tries it again.
+    if (offset === 0) list.replaceChildren(el("p", "error", `Das Brett ist gerade nicht zu haben (${e.message}).`));
+    else $("more-error").textContent = `Weitere Themen lassen sich gerade nicht laden (${e.message}). Versuch es gleich noch einmal.`;
   }
+  more.disabled = false;
   document.body.dataset.ready = "1";
 }
 

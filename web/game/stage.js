@@ -70,7 +70,8 @@ export function playError(e, lead = "Dieses Level lässt sich hier nicht spielen
 export class Stage {
   /**
    * @param {HTMLElement} root where the stage builds itself
-   * @param {object} o `{engine, revision, mode: "play"|"watch", onNext, nextLabel}`
+   * @param {object} o `{engine, revision, mode: "play"|"watch", onNext, hideTitle, embedded}`
+   *   (`embedded`: in an MCP host's frame, whose height and sandbox the host decides)
    */
   constructor(root, o) {
     // Without the engine module (not loaded yet, or no WebAssembly) there is nothing to play.
@@ -80,6 +81,7 @@ export class Stage {
     this.rev = o.revision;
     this.onNext = o.onNext || null;
     this.hideTitle = !!o.hideTitle;
+    this.embedded = !!o.embedded;
     this.keys = new Keys();
     this.speed = 1;
     this.paused = false;
@@ -113,9 +115,11 @@ export class Stage {
     this.title.append(el("bdi", { text: r.title || r.name }));
     // A page that names the level itself (the level page) hides the stage's title.
     if (this.hideTitle) this.title.classList.add("sr-only");
-    const head = el("div", { class: "stage-head" },
-      this.title,
-      el("div", { class: "modes", role: "group", "aria-label": "Modus" }, this.playTab, this.watchTab));
+    const modes = el("div", { class: "modes", role: "group", "aria-label": "Modus" }, this.playTab, this.watchTab);
+    // Without a replay (an unresolved playtest, a revision whose replay did not come) there
+    // is nothing to watch: no tabs, the stage only plays.
+    modes.hidden = !r.replay;
+    const head = el("div", { class: "stage-head" }, this.title, modes);
     this.root.append(head);
     if (mismatch) {
       this.root.append(el("p", {
@@ -142,7 +146,7 @@ export class Stage {
     // Play controls.
     this.restartBtn = el("button", { type: "button", text: "Neustart (R)" });
     this.restartBtn.addEventListener("click", () => this.restart());
-    this.downloadBtn = el("button", { type: "button", text: "Lauf als Replay laden", disabled: true });
+    this.downloadBtn = el("button", { type: "button", text: this.embedded ? "Lauf als Replay kopieren" : "Lauf als Replay laden", disabled: true });
     this.downloadBtn.addEventListener("click", () => this.download());
     this.help = el("p", { class: "help", id: "controls-help" });
     for (const [k, what] of [["← → / A D", "laufen"], ["Shift", "langsam"], ["Leertaste / ↑", "springen, in der Luft nochmal: Eierschub"], ["X", "Kiesel werfen"], ["R", "Neustart"]]) {
@@ -200,6 +204,8 @@ export class Stage {
     // The win/death dialog: its buttons take Tab, Enter and Space, R restarts from there too,
     // and a key held through the end of the run (auto-repeat) presses none of them.
     this.overlay.addEventListener("keydown", (e) => {
+      // The replay's text to copy takes its keys itself.
+      if (e.target.tagName === "TEXTAREA") return;
       if (e.repeat) {
         e.preventDefault();
         return;
@@ -239,6 +245,8 @@ export class Stage {
   }
 
   setMode(mode) {
+    // Watching needs a tape: without one the loop would read a tape that is not there.
+    if (mode === "watch" && !this.rev.replay) mode = "play";
     this.mode = mode;
     this.playTab.setAttribute("aria-pressed", String(mode === "play"));
     this.watchTab.setAttribute("aria-pressed", String(mode === "watch"));
@@ -327,7 +335,7 @@ export class Stage {
     const valid = !this.practice && this.actions.length <= REPLAY_MAX_TICKS;
     this.finished = { status, ticks, replay: valid ? toReplay(this.rev.seed, this.actions) : null };
     this.downloadBtn.disabled = !valid;
-    const download = valid ? ["Replay laden", () => this.download()] : null;
+    const download = valid ? [this.embedded ? "Replay kopieren" : "Replay laden", () => this.download()] : null;
     const fromCheckpoint = this.view.checkpoint >= 0 ? ["Ab Rastplatz", () => this.respawn()] : null;
     if (status === TIME_UP) {
       const minutes = REPLAY_MAX_TICKS / 3600;
@@ -362,12 +370,45 @@ export class Stage {
   download() {
     if (!this.finished || !this.finished.replay) return;
     const text = JSON.stringify(this.finished.replay);
+    if (this.embedded) return this.copy(text);
     const blob = new Blob([text], { type: "application/json" });
     const a = el("a", { href: URL.createObjectURL(blob), download: `${this.rev.name}-${this.finished.ticks}.replay.json` });
     document.body.append(a);
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  }
+
+  /** In a host's frame a download does nothing (its sandbox has no allow-downloads): the
+   * replay goes to the clipboard, or, where the frame may not write it either, is shown
+   * selected for the person to copy. */
+  async copy(text) {
+    let copied = false;
+    try {
+      await navigator.clipboard.writeText(text);
+      copied = true;
+    } catch {
+      // No clipboard in this frame (its permissions, or no user gesture): the text below.
+    }
+    const box = el("div", { class: "replay-copy", id: "replay-copy" });
+    if (copied) {
+      box.append(el("p", { role: "status", text: "Replay kopiert (JSON, wie simulate_replay es nimmt)." }));
+    } else {
+      box.append(el("label", { for: "replay-json", text: "Kopieren geht hier nicht; das Replay als JSON zum Kopieren (Strg+C):" }));
+      const area = el("textarea", { id: "replay-json", rows: "3", readonly: true, spellcheck: "false" });
+      area.value = text;
+      box.append(area);
+    }
+    // A finished run has its dialog open; the copy goes there, once.
+    const where = this.overlayOpen ? this.overlay : this.playPanel;
+    const shown = this.root.querySelector("#replay-copy");
+    if (shown) shown.remove();
+    where.append(box);
+    const area = box.querySelector("textarea");
+    if (area) {
+      area.focus({ preventScroll: true });
+      area.select();
+    }
   }
 
   // ---- watch ----
@@ -585,10 +626,15 @@ export class Stage {
     const levelW = m ? m.width * 16 : 320;
     const cw = this.wrap.clientWidth || 320;
     const narrow = cw < 700;
-    let maxH = Math.min(760, Math.floor(window.innerHeight * (narrow ? 0.45 : 0.72)));
+    // In a host's frame (the MCP App) the height is the host's answer to the app's own
+    // report: sized from it, the canvas would only ever grow. There the width decides: at
+    // most 16:9 of it (4:3 when narrow).
+    let maxH = this.embedded
+      ? Math.min(760, Math.floor(cw * (narrow ? 0.75 : 0.5625)))
+      : Math.min(760, Math.floor(window.innerHeight * (narrow ? 0.45 : 0.72)));
     // A phone held sideways (the touch pad in a column beside the canvas, game.css): the
     // canvas takes the height left under the page's head, so that all of it is on screen.
-    const sideways = typeof matchMedia === "function" && matchMedia(SIDEWAYS).matches;
+    const sideways = !this.embedded && typeof matchMedia === "function" && matchMedia(SIDEWAYS).matches;
     if (sideways) {
       const top = this.wrap.getBoundingClientRect().top + window.scrollY;
       maxH = Math.max(96, Math.floor(window.innerHeight - top - 8));

@@ -155,6 +155,8 @@ async function show() {
   const titled = typeof (input.map ?? sc.map) === "string" && /^name:[ \t]*(.+)$/m.exec(input.map ?? sc.map);
   const title = titled && titled[1].replace(/[\u200B-\u200F\u202A-\u202E\u2066-\u2069\u061C\uFEFF\u00AD\p{Cc}]/gu, "").trim();
   let name = sc.name || title || "Karte";
+  // Why there is no replay, when the app knows more than "none in the result".
+  let unread = null;
   if (tool === "get_level") {
     try {
       const meta = await revisionMeta(sc.revisionId);
@@ -164,7 +166,8 @@ async function show() {
         name = meta.name || name;
       }
     } catch (e) {
-      status(`Das Replay der Revision kam nicht an (${e.message}); du kannst die Karte spielen.`);
+      unread = `Das Replay der Revision kam nicht an (${e.message}); du kannst die Karte spielen (Pfeiltasten, Leertaste).`;
+      status(unread);
     }
   }
   if (typeof map !== "string" || !map) {
@@ -181,7 +184,7 @@ async function show() {
   const seed = (replay && replay.seed) ?? sc.seed ?? input.seed ?? 1;
   const revision = { name, title: name, map, seed, replay, engineVersion: sc.engineVersion, evidence };
   try {
-    state.stage = new Stage($("stage"), { engine: eng, revision, mode: replay ? "watch" : "play" });
+    state.stage = new Stage($("stage"), { engine: eng, revision, mode: replay ? "watch" : "play", embedded: true });
   } catch (e) {
     status(`Die Karte lässt sich nicht spielen: ${e.message}`);
     return;
@@ -196,7 +199,7 @@ async function show() {
     status(`${referee} Drück ▶ Abspielen, um den Lauf hier auf derselben Engine zu sehen.`);
   } else {
     const why = sc.reason ? ` (${sc.reason})` : "";
-    status(`Kein Replay in diesem Ergebnis${why}: spiel die Karte selbst (Pfeiltasten, Leertaste).`);
+    status(unread || `Kein Replay in diesem Ergebnis${why}: spiel die Karte selbst (Pfeiltasten, Leertaste).`);
   }
   resized();
 }
@@ -227,8 +230,10 @@ function verdict(stage, evidence) {
 }
 
 let lastHeight = 0;
+/** Tells the host the content's height: the body's, since the document's scrollHeight is
+ * never below the frame the host sized from the last report, so the frame could only grow. */
 function resized() {
-  const height = Math.ceil(document.documentElement.scrollHeight);
+  const height = Math.ceil(document.body.getBoundingClientRect().height);
   if (height !== lastHeight) {
     lastHeight = height;
     notify("ui/notifications/size-changed", { height });

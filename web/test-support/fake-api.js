@@ -34,3 +34,28 @@ export function makeFakeApi() {
 export async function settle(rounds = 20) {
   for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));
 }
+
+/** A scripted stand-in for `fetch`, for the game pages' reads (web/game/api.js): every call
+ * waits until the test answers it with `respond(status, body)`. */
+export function makeFakeFetch() {
+  const calls = [];
+  const fetch = (url) => new Promise((resolve) => {
+    calls.push({
+      url: String(url),
+      taken: false,
+      respond: (status, body) => resolve({ ok: status >= 200 && status < 300, status, json: async () => body }),
+    });
+  });
+  /** The oldest call to `url` the test has not taken yet; waits for it to happen. */
+  fetch.next = async (url, { tries = 200 } = {}) => {
+    for (let i = 0; i < tries; i++) {
+      const call = calls.find((c) => c.url === url && !c.taken);
+      if (call) { call.taken = true; return call; }
+      await new Promise((r) => setImmediate(r));
+    }
+    throw new Error(`nobody fetched ${url}; fetched so far: ${calls.map((c) => c.url).join(", ")}`);
+  };
+  /** Calls to `url` so far. */
+  fetch.calls = (url) => calls.filter((c) => c.url === url);
+  return fetch;
+}

@@ -23,6 +23,7 @@ export async function loadGamePage(urlPath, { onPost } = {}) {
     },
     createElement(tag) { return new FakeElement(document, tag); },
   };
+  document.body = new FakeElement(document, "body");
   globalThis.window = win;
   globalThis.document = document;
   // A fresh module instance per load: the query string makes a new URL.
@@ -57,5 +58,17 @@ export class FakeElement {
   setAttribute(k, v) { this.attributes[k] = String(v); }
   getAttribute(k) { return this.attributes[k] ?? null; }
   append(...nodes) { this.children.push(...nodes); }
+  prepend(...nodes) { this.children.unshift(...nodes); }
   replaceChildren(...nodes) { this._text = ""; this.children = nodes; }
+  addEventListener(type, fn) {
+    this.listeners = this.listeners || {};
+    this.listeners[type] = [...(this.listeners[type] || []), fn];
+  }
+  /** A click as a person's: nothing happens on a disabled button. */
+  click() {
+    if (this.disabled) return;
+    for (const fn of (this.listeners && this.listeners.click) || []) fn({ type: "click", target: this });
+  }
+  /** A canvas context that draws nothing (the pages' logos). */
+  getContext() { return new Proxy({}, { get: (t, k) => (k in t ? t[k] : () => {}) }); }
 }

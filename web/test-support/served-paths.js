@@ -16,6 +16,7 @@ export const SERVED = [
   ["/house/", "house/"],
   ["/games/", "games/"],
   ["/pages/", "pages/"],
+  ["/game/", "game/"],
 ];
 
 /** The file:// URL horst would answer an absolute URL path with, or null. */

@@ -81,23 +81,29 @@ async fn game_file(
 }
 
 /// The level page, with the status its revision deserves: 200 for a visible revision, 404
-/// for an unknown or hidden one, 400 for a malformed id. The page itself reads the revision
-/// and says what is wrong, so a shared link never shows a blank page.
+/// for an unknown or hidden one, 400 for a malformed id, 503 with `Retry-After` while the
+/// store cannot be reached. The page itself reads the revision and says what is wrong
+/// ("Gerade nicht erreichbar" for the 503), so a shared link never shows a blank page or
+/// the API's JSON.
 async fn level_page(
     State(state): State<AppState>,
     Path(id): Path<String>,
     mut req: Request,
 ) -> Response {
     counted(&state, Page::Level).await;
+    let mut retry_after = None;
     let status = if !public_levels::well_formed_id(&id) {
         StatusCode::BAD_REQUEST
     } else {
         match public_levels::revision(&state.store, &id).await {
             Ok(_) => StatusCode::OK,
             Err(e) if e.code == ErrorCode::NotFound => StatusCode::NOT_FOUND,
-            // An unreachable store is 503 with Retry-After (the gateway logged it).
+            // An unreachable store (the gateway logged it): the page, answered as the API
+            // answers it, 503 with Retry-After.
             Err(e) if e.code == ErrorCode::EngineUnavailable => {
-                return ApiError::from(e).into_response()
+                let answer = ApiError::from(e).into_response();
+                retry_after = answer.headers().get(header::RETRY_AFTER).cloned();
+                answer.status()
             }
             Err(e) => {
                 return ApiError::internal(format!("level page: {}", e.message)).into_response()
@@ -113,6 +119,9 @@ async fn level_page(
     let mut r = send(&state, Some(PathBuf::from("level/index.html")), false, req).await;
     if r.status() == StatusCode::OK {
         *r.status_mut() = status;
+        if let Some(v) = retry_after {
+            r.headers_mut().insert(header::RETRY_AFTER, v);
+        }
     }
     r
 }

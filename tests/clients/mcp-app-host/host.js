@@ -7,6 +7,8 @@
 // in _meta.ui.resourceUri, renders it in a sandboxed iframe under the reference host's CSP
 // (built from the resource's _meta.ui.csp), and passes the call's input and result in.
 // Everything the app asks of the host is recorded in `window.hostLog` for the test to read.
+// hostShow's options: `strict` (no WebAssembly), `failRead` (resources/read fails) and
+// `height` (the frame's first height), each explained where it is used.
 
 import {
   AppBridge,
@@ -95,6 +97,8 @@ async function show(app, call, toolName, args, options) {
     frame.id = `app-${app}`;
     frame.title = `${toolName} app`;
     frame.setAttribute("sandbox", "allow-scripts");
+    // `height`: the frame's height before the app reports its own (hosts start at their own).
+    if (options.height) frame.style.height = `${options.height}px`;
     document.getElementById("apps").append(frame);
 
     const caps = client.getServerCapabilities() || {};
@@ -129,6 +133,8 @@ async function show(app, call, toolName, args, options) {
     // records them on the way (the app asks for them only after the result below).
     bridge.onreadresource = async (params) => {
       record("resources/read")(params);
+      // `failRead`: a host whose backend cannot read the resource right now.
+      if (options.failRead) throw new Error("the host could not read the resource");
       return client.readResource(params);
     };
     bridge.oncalltool = async (params) => {
