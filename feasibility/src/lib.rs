@@ -231,10 +231,13 @@ pub fn assess_with_budget(map: &Map, replay: &Replay, budget: u64) -> Option<Fea
         late: judged[i].late,
         window: judged[i].window(),
     };
-    // The smallest window among those known exactly, else among what was measured.
-    let tightest = (0..checked)
+    // The smallest window among those known exactly, else among what was measured (then
+    // only a lower bound: the hint says so).
+    let known = (0..checked)
         .filter(|&i| judged[i].done())
-        .min_by_key(|&i| (judged[i].window(), i))
+        .min_by_key(|&i| (judged[i].window(), i));
+    let partial = known.is_none();
+    let tightest = known
         .or_else(|| (0..checked).min_by_key(|&i| (judged[i].window(), i)))
         .map(window);
     let exact: Vec<u32> = (0..checked)
@@ -260,7 +263,7 @@ pub fn assess_with_budget(map: &Map, replay: &Replay, budget: u64) -> Option<Fea
         complete,
         work_ticks: spent,
     };
-    report.hint = hint(&report);
+    report.hint = hint(&report, partial);
     Some(report)
 }
 
@@ -281,7 +284,9 @@ fn ms(ticks: u32) -> u32 {
     ticks * 1000 / horst_engine::physics::TICKS_PER_SECOND
 }
 
-fn hint(r: &Feasibility) -> String {
+/// The report's hint; `partial`: its tightest window was not measured to its ends before
+/// the work budget ran out, so it is a lower bound and the level may be easier than said.
+fn hint(r: &Feasibility, partial: bool) -> String {
     let Some(w) = &r.tightest else {
         return "Relaxed: the replay wins without changing its input, so no timing is needed."
             .into();
@@ -311,6 +316,12 @@ fn hint(r: &Feasibility) -> String {
             w.window
         ),
     };
+    if partial {
+        line.push_str(&format!(
+            " That window is only a lower bound: the work budget ran out before any input's window was measured to its ends (at most {} ticks each way), so the level may be easier than this.",
+            r.max_shift_ticks
+        ));
+    }
     if !r.complete {
         line.push_str(&format!(
             " Only {} of {} inputs were checked within the work budget.",

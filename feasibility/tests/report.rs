@@ -153,3 +153,39 @@ fn every_shipped_level_gets_the_same_report_every_time() {
         );
     }
 }
+
+/// A report cut short by its budget may name a window narrower than the input really has
+/// (only measured so far): it then says that this is a lower bound and the level may be
+/// easier. It said "may come only 1 tick early or 1 late" of an input whose window is 17.
+#[test]
+fn a_window_measured_only_in_part_is_said_to_be_a_lower_bound() {
+    let mut seen = 0;
+    for level in horst_levels::BUILTIN {
+        let map = parse_map(level.map).unwrap();
+        let replay = parse_replay_json(level.replay).unwrap();
+        let full = assess(&map, &replay).unwrap();
+        let Some(truth) = full.tightest.as_ref().map(|w| w.window) else {
+            continue;
+        };
+        for part in [40, 20, 10, 5, 3] {
+            let cut = assess_with_budget(&map, &replay, full.work_ticks / part).unwrap();
+            let Some(w) = cut.tightest.as_ref() else {
+                continue;
+            };
+            if w.window < truth {
+                seen += 1;
+                assert!(
+                    cut.hint.contains("lower bound"),
+                    "{}: {} of {truth} ticks said as measured: {}",
+                    level.name,
+                    w.window,
+                    cut.hint
+                );
+            }
+        }
+    }
+    assert!(
+        seen > 0,
+        "no cut report named a narrower window: the test shows nothing"
+    );
+}
