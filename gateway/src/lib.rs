@@ -550,9 +550,16 @@ impl Gateway {
                 to_value(serde_json::to_value(horst_engine::map_format()))
             }
             Call::ListPalette(NoArgs {}) => to_value(serde_json::to_value(horst_engine::palette())),
-            Call::ValidateMap(a) => to_value(serde_json::to_value(horst_engine::validate_map(
-                a.map.as_str(),
-            ))),
+            Call::ValidateMap(a) => {
+                // Off the async threads: the reachability check may take up to its step
+                // budget (a few hundred ms on a crafted map), and every other request of
+                // the process would wait behind it.
+                let map = a.map.as_str().to_string();
+                let report = tokio::task::spawn_blocking(move || horst_engine::validate_map(&map))
+                    .await
+                    .map_err(ToolError::internal)?;
+                to_value(serde_json::to_value(report))
+            }
             Call::RenderMap(_) => Err(ToolError::internal("render_map answers through run_tool")),
             Call::GetLevel(a) => {
                 let rev = a.revision_id.as_ref().map(Id::as_str);
