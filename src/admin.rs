@@ -1216,8 +1216,20 @@ impl EchoOff {
         let saved = t;
         t.c_lflag &= !libc::ECHO;
         t.c_lflag |= libc::ECHONL;
+        // Ctrl-C at the prompt ends the process without running Drop: a handler puts the
+        // settings back first (the terminal was left without echo, needing `stty sane`).
+        // SAFETY: written before the handler is installed, read only by it.
+        unsafe {
+            SAVED_TERMIOS = saved;
+            libc::signal(
+                libc::SIGINT,
+                restore_terminal_then_die as *const () as libc::sighandler_t,
+            );
+        }
         // SAFETY: t is a termios read from this descriptor with only flags changed.
         if unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSAFLUSH, &t) } != 0 {
+            // SAFETY: the default action again.
+            unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
             return Err(format!(
                 "cannot turn the terminal echo off: {}; pipe the password in instead",
                 std::io::Error::last_os_error()
@@ -1227,11 +1239,31 @@ impl EchoOff {
     }
 }
 
+/// The settings `EchoOff` changed, for its SIGINT handler.
+static mut SAVED_TERMIOS: libc::termios = unsafe { std::mem::zeroed() };
+
+/// SIGINT while the echo is off: the settings back, then the default action (the process
+/// ends as Ctrl-C asks). Only async-signal-safe calls.
+extern "C" fn restore_terminal_then_die(_: libc::c_int) {
+    // SAFETY: tcsetattr, signal and raise are async-signal-safe; SAVED_TERMIOS was written
+    // before this handler was installed.
+    unsafe {
+        libc::tcsetattr(
+            libc::STDIN_FILENO,
+            libc::TCSAFLUSH,
+            std::ptr::addr_of!(SAVED_TERMIOS),
+        );
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::raise(libc::SIGINT);
+    }
+}
+
 impl Drop for EchoOff {
     fn drop(&mut self) {
-        // SAFETY: restores the settings read in on_stdin.
+        // SAFETY: restores the settings read in on_stdin, and SIGINT's default action.
         unsafe {
             libc::tcsetattr(libc::STDIN_FILENO, libc::TCSAFLUSH, &self.saved);
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
         }
     }
 }
