@@ -133,11 +133,14 @@ end
 -- line where the first was dropped are pushed again: rare, so the common write stays one
 -- command.
 local nr = tonumber(ARGV[i] or '0')
+-- Whether this write's lines made the replay list (a replay that was gone).
+local made = false
 if nr > 0 then
   local essential = tonumber(ARGV[i + 2])
   local cap = tonumber(ARGV[i + 3])
   local first = i + 5
   local len = redis.call('RPUSH', KEYS[5], unpack(ARGV, first, first + nr - 1))
+  made = len == nr
   if len > cap then
     local before = len - nr
     redis.call('LTRIM', KEYS[5], 0, before - 1)
@@ -154,6 +157,12 @@ if ARGV[5] == '1' then
   redis.call('PERSIST', KEYS[5])
 elseif ARGV[5] == '0' then
   redis.call('PEXPIRE', KEYS[5], ARGV[i + 1])
+elseif made and redis.call('PTTL', KEYS[1]) > 0 then
+  -- A finished session (its record expires) whose replay was kept shorter and is gone: a
+  -- late write (the rematch link's line) made a new list of that one line, which never
+  -- expired. The replay stays gone. (An unfinished session's replay always exists, so the
+  -- common write pays no command for this.)
+  redis.call('DEL', KEYS[5])
 end
 if ARGV[i + 4] == '1' then
   redis.call('ZADD', KEYS[6], 'NX', now_ms(), ARGV[4])

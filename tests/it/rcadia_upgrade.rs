@@ -325,3 +325,44 @@ async fn a_rolling_upgrade_writes_what_the_previous_release_reads() {
     assert_eq!(st, 200, "{ev}");
     assert_eq!(ev["events"].as_array().unwrap().len(), events.len(), "{ev}");
 }
+
+/// A finished game's replay can be kept shorter than its record (`replay_retention_hours`
+/// from 1 h, the record 24 h). Once it is gone, a late write to the session (the rematch
+/// link's line) made a new replay of that one line, which never expired: the replay stays
+/// gone instead.
+#[tokio::test]
+async fn a_late_rematch_does_not_bring_back_an_expired_replay() {
+    let (app, host, _agents, id, pids, _) = a_started_game().await;
+    host.ops(
+        &id,
+        json!([{ "op": "end", "result": { "winner": pids[0] } }]),
+    )
+    .await;
+    let replay_key = app.store.key(&format!("ses:{id}:replay"));
+    let mut conn = app.store.conn();
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(&replay_key)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(ttl > 0, "a finished game's replay expires: {ttl}");
+    // Its retention ran out (the record's has not).
+    let _: () = redis::cmd("DEL")
+        .arg(&replay_key)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let (st, v) = host
+        .post(
+            &format!("{}/{id}/rematch", crate::rcadia_common::BRIDGE),
+            json!({}),
+        )
+        .await;
+    assert_eq!(st, 200, "{v}");
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(&replay_key)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(ttl, -2, "the replay came back (PTTL {ttl}; -1: for good)");
+}
