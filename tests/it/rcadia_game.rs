@@ -749,3 +749,28 @@ async fn wrong_methods_are_json_405s_and_a_head_changes_nothing() {
         assert_eq!(v["code"], "method", "{method} {path}: {v}");
     }
 }
+
+/// A host's `after` can acknowledge only what it was given: one past the entries delivered
+/// (a host's bug) no longer drops an agent's action queued meanwhile, which stayed pending,
+/// unseen by the game, with no clock, until the game ended.
+#[tokio::test]
+async fn an_after_beyond_what_was_delivered_drops_nothing_undelivered() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["e4"] }]),
+    )
+    .await;
+    let turn = agents[0].state(&id, 0.0).await["turn"].as_u64().unwrap();
+    let (st, v) = agents[0].act(&id, json!("e4"), turn).await;
+    assert_eq!(st, 200, "{v}");
+    // Acknowledges far past anything it was given...
+    let got = host.pending(&id, after + 100, 0.0).await;
+    let actions = got["actions"].as_array().unwrap();
+    assert!(
+        actions.iter().any(|e| e["playerId"] == pids[0].as_str()),
+        "the agent's action was dropped unseen: {got}"
+    );
+}

@@ -20,7 +20,10 @@ impl Session {
     /// marking entries delivered the first time they are returned.
     pub(super) fn take_entries(&mut self, after: Option<u64>, now: u64) -> Vec<PendingEntry> {
         if let Some(a) = after {
-            self.host_queue.retain(|e| e.seq > a);
+            // Only what was delivered can have been processed: an `after` past it (a host's
+            // bug) dropped an agent's undelivered action, which then stayed pending with no
+            // clock and no unconfirmed timer until the game ended.
+            self.host_queue.retain(|e| e.seq > a || !e.delivered);
         }
         let mut out = Vec::with_capacity(self.host_queue.len());
         let mut newly: Vec<(String, String)> = Vec::new();
