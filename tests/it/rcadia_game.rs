@@ -774,3 +774,40 @@ async fn an_after_beyond_what_was_delivered_drops_nothing_undelivered() {
         "the agent's action was dropped unseen: {got}"
     );
 }
+
+/// A reject that comes after the turn moved on (the action was resolved `applied` by the
+/// next publish) is no rejection of the turn shown now: it was recorded in the new turn's
+/// `rejections`, beside `lastAction.status: applied`, before the player had acted in it.
+#[tokio::test]
+async fn a_late_reject_of_an_applied_action_is_not_a_rejection_of_the_next_turn() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["e4"] }]),
+    )
+    .await;
+    let turn = agents[0].state(&id, 0.0).await["turn"].as_u64().unwrap();
+    let (st, v) = agents[0].act(&id, json!("e4"), turn).await;
+    assert_eq!(st, 200, "{v}");
+    let p = host.pending(&id, after, 5.0).await;
+    let action_id = entries(&p)[0]["actionId"].clone();
+    // The game moves on (the action is applied), then says no to it after all.
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[1], "actions": ["e5"] }]),
+    )
+    .await;
+    host.ops(
+        &id,
+        json!([{ "op": "reject", "playerId": pids[0], "reason": "late", "actionId": action_id }]),
+    )
+    .await;
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["lastAction"]["status"], "applied", "{s}");
+    assert!(
+        s["rejections"].as_array().is_none_or(|r| r.is_empty()),
+        "a rejection in a turn the player has not acted in: {s}"
+    );
+}

@@ -152,16 +152,28 @@ impl Session {
                 .filter(targets)
                 .map(|pa| pa.action_id.clone())
         });
-        self.rejections.push(Rejection {
-            player_id: player_id.to_string(),
-            action_id: rejected_id,
-            reason: reason.clone(),
-            turn: self.turn,
-            at_ms: now,
-        });
-        if self.rejections.len() > MAX_REJECTIONS {
-            let extra = self.rejections.len() - MAX_REJECTIONS;
-            self.rejections.drain(..extra);
+        // A reject of an action the turn's move already resolved `applied` belongs to no
+        // turn shown now: recorded, it read as a rejection in a turn the player had not
+        // acted in yet (`rejections` are the current turn's), beside `applied`.
+        let of_an_applied_action = !hits_pending
+            && action_id.as_ref().is_some_and(|id| {
+                self.players[idx]
+                    .last_action
+                    .as_ref()
+                    .is_some_and(|la| la.action_id == *id && la.status == ActionStatus::Applied)
+            });
+        if !of_an_applied_action {
+            self.rejections.push(Rejection {
+                player_id: player_id.to_string(),
+                action_id: rejected_id,
+                reason: reason.clone(),
+                turn: self.turn,
+                at_ms: now,
+            });
+            if self.rejections.len() > MAX_REJECTIONS {
+                let extra = self.rejections.len() - MAX_REJECTIONS;
+                self.rejections.drain(..extra);
+            }
         }
         if hits_pending {
             self.resolve(idx, ActionStatus::Rejected, reason, now);
