@@ -155,7 +155,13 @@ async fn state_poll(
         .rcadia
         .wait_from(sub, &id, first.clone(), wait, |s| match since {
             Some(v) => s.version() > v,
-            None => should_wake(&first, s, &pid) && !s.awaiting_rematch(wall_ms()),
+            // Ready again as well: a finished game whose next round never got linked (its
+            // creation failed) returns once the link's grace is over, not after the whole
+            // wait (the wait re-reads every few seconds, so this is looked at then).
+            None => {
+                (should_wake(&first, s, &pid) || s.state_ready_for(&pid))
+                    && !s.awaiting_rematch(wall_ms())
+            }
         })
         .await?;
     Ok(Json(snapshot(&now, &pid)))
