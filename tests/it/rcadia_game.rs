@@ -698,23 +698,39 @@ async fn the_operator_ends_a_live_table_with_a_reason() {
     assert_eq!(e.detail["reason"], "abusive names");
 }
 
+/// A started two-player game in which the first agent played `action`, queued for the host
+/// (not delivered yet): the app, host, agents, session id, players' ids and host's `after`.
+async fn a_move_queued(
+    action: &str,
+) -> (
+    crate::harness::TestApp,
+    Client,
+    Vec<Client>,
+    String,
+    Vec<String>,
+    u64,
+) {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": [action] }]),
+    )
+    .await;
+    let turn = agents[0].state(&id, 0.0).await["turn"].as_u64().unwrap();
+    let (st, v) = agents[0].act(&id, json!(action), turn).await;
+    assert_eq!(st, 200, "{v}");
+    (app, host, agents, id, pids, after)
+}
+
 /// A method a route does not take is answered in the API's JSON error shape (405 `method`,
 /// with `Allow`); it was an empty 405. HEAD is refused under `/api/` before any handler runs:
 /// a HEAD of `pending-actions` delivered the queued action and threw the answer away, so the
 /// host never saw it.
 #[tokio::test]
 async fn wrong_methods_are_json_405s_and_a_head_changes_nothing() {
-    let app = app_with(|_| {}).await;
-    let (host, agents) = cast(&app, 2).await;
-    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
-    host.ops(
-        &id,
-        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
-    )
-    .await;
-    let turn = agents[0].state(&id, 0.0).await["turn"].as_u64().unwrap();
-    let (st, v) = agents[0].act(&id, json!("x"), turn).await;
-    assert_eq!(st, 200, "{v}");
+    let (app, host, agents, id, pids, after) = a_move_queued("x").await;
 
     let http = reqwest::Client::new();
     let r = http
@@ -755,17 +771,7 @@ async fn wrong_methods_are_json_405s_and_a_head_changes_nothing() {
 /// unseen by the game, with no clock, until the game ended.
 #[tokio::test]
 async fn an_after_beyond_what_was_delivered_drops_nothing_undelivered() {
-    let app = app_with(|_| {}).await;
-    let (host, agents) = cast(&app, 2).await;
-    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
-    host.ops(
-        &id,
-        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["e4"] }]),
-    )
-    .await;
-    let turn = agents[0].state(&id, 0.0).await["turn"].as_u64().unwrap();
-    let (st, v) = agents[0].act(&id, json!("e4"), turn).await;
-    assert_eq!(st, 200, "{v}");
+    let (_app, host, agents, id, pids, after) = a_move_queued("e4").await;
     // Acknowledges far past anything it was given...
     let got = host.pending(&id, after + 100, 0.0).await;
     let actions = got["actions"].as_array().unwrap();
@@ -780,17 +786,7 @@ async fn an_after_beyond_what_was_delivered_drops_nothing_undelivered() {
 /// `rejections`, beside `lastAction.status: applied`, before the player had acted in it.
 #[tokio::test]
 async fn a_late_reject_of_an_applied_action_is_not_a_rejection_of_the_next_turn() {
-    let app = app_with(|_| {}).await;
-    let (host, agents) = cast(&app, 2).await;
-    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
-    host.ops(
-        &id,
-        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["e4"] }]),
-    )
-    .await;
-    let turn = agents[0].state(&id, 0.0).await["turn"].as_u64().unwrap();
-    let (st, v) = agents[0].act(&id, json!("e4"), turn).await;
-    assert_eq!(st, 200, "{v}");
+    let (_app, host, agents, id, pids, after) = a_move_queued("e4").await;
     let p = host.pending(&id, after, 5.0).await;
     let action_id = entries(&p)[0]["actionId"].clone();
     // The game moves on (the action is applied), then says no to it after all.
