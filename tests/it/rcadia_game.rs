@@ -730,7 +730,7 @@ async fn a_move_queued(
 /// host never saw it.
 #[tokio::test]
 async fn wrong_methods_are_json_405s_and_a_head_changes_nothing() {
-    let (app, host, agents, id, pids, after) = a_move_queued("x").await;
+    let (app, host, _agents, id, _pids, after) = a_move_queued("x").await;
 
     let http = reqwest::Client::new();
     let r = http
@@ -771,7 +771,7 @@ async fn wrong_methods_are_json_405s_and_a_head_changes_nothing() {
 /// unseen by the game, with no clock, until the game ended.
 #[tokio::test]
 async fn an_after_beyond_what_was_delivered_drops_nothing_undelivered() {
-    let (_app, host, agents, id, pids, after) = a_move_queued("e4").await;
+    let (_app, host, _agents, id, pids, after) = a_move_queued("e4").await;
     // Acknowledges far past anything it was given...
     let got = host.pending(&id, after + 100, 0.0).await;
     let actions = got["actions"].as_array().unwrap();
