@@ -185,9 +185,12 @@ async fn a_killed_horst_api_process_loses_nothing() {
         json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
     )
     .await;
-    let turn = agents[0].state(&id, 0.0).await["turn"].as_u64().unwrap();
-    let (st, _) = agents[0].act(&id, json!("x"), turn).await;
-    assert_eq!(st, 200);
+    // As an agent does: wait for its turn. The host published through the other process,
+    // and this one may answer from its record until the wake-up reaches it (seen under load:
+    // the turn read was the one before, and the action a 409).
+    let turn = agents[0].state(&id, 5.0).await["turn"].as_u64().unwrap();
+    let (st, v) = agents[0].act(&id, json!("x"), turn).await;
+    assert_eq!(st, 200, "{v}");
     // SIGKILL: no graceful anything.
     one.signal(libc::SIGKILL);
     one.wait_exit(Duration::from_secs(10)).expect("killed");
