@@ -229,12 +229,8 @@ async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is
     assert_eq!(q["today"]["finished"]["playtest"]["cancelled"], 1, "{q}");
 }
 
-/// An operator sheds work while Redis is full (`maxmemory` under `noeviction`): the cancel
-/// takes effect and its audit entry is written with it (the trail is bounded, so it may be
-/// written at `maxmemory`). The entry was refused there, the operator was told to retry, and
-/// the retry found the job finished: a cancel with no trace.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cancel_while_redis_is_full_is_audited() {
+/// An app with the admin token and anna's simulation queued (no worker runs): its job id.
+async fn a_queued_simulation() -> (TestApp, String) {
     let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
     let job = admit(
         &app,
@@ -243,26 +239,17 @@ async fn a_cancel_while_redis_is_full_is_audited() {
         crate::harness::LEVEL_MAP.into(),
     )
     .await;
-    let config_set = |value: &'static str| {
-        let store = app.store.clone();
-        async move {
-            let _: () = redis::cmd("CONFIG")
-                .arg("SET")
-                .arg("maxmemory")
-                .arg(value)
-                .query_async(&mut store.conn())
-                .await
-                .unwrap();
-        }
-    };
-    config_set("1").await;
-    let refused = redis::cmd("SET")
-        .arg(app.store.key("drill:probe"))
-        .arg("x")
-        .query_async::<()>(&mut app.store.conn())
-        .await
-        .unwrap_err();
-    assert!(horst_store::refuses_writes(&refused), "{refused}");
+    (app, job)
+}
+
+/// An operator sheds work while Redis is full (`maxmemory` under `noeviction`): the cancel
+/// takes effect and its audit entry is written with it (the trail is bounded, so it may be
+/// written at `maxmemory`). The entry was refused there, the operator was told to retry, and
+/// the retry found the job finished: a cancel with no trace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_while_redis_is_full_is_audited() {
+    let (app, job) = a_queued_simulation().await;
+    crate::redis_full::fill(&app).await;
 
     let (status, v) = admin(
         &app,
@@ -271,7 +258,7 @@ async fn a_cancel_while_redis_is_full_is_audited() {
         Some(json!({ "reason": "shedding load" })),
     )
     .await;
-    config_set("0").await;
+    crate::redis_full::config_set(&app, "maxmemory", "0").await;
     assert_eq!(status, 200, "{v}");
     let record = app.queue.get(&job).await.unwrap().unwrap();
     assert_eq!(record.state, JobState::Cancelled);
@@ -289,14 +276,7 @@ async fn a_cancel_while_redis_is_full_is_audited() {
 /// overflowed).
 #[tokio::test]
 async fn a_listing_of_finished_jobs_asks_for_the_account_and_limits_are_clamped() {
-    let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
-    let job = admit(
-        &app,
-        JobKind::Simulate,
-        "anna",
-        crate::harness::LEVEL_MAP.into(),
-    )
-    .await;
+    let (app, job) = a_queued_simulation().await;
     let (status, v) = admin(
         &app,
         reqwest::Method::GET,

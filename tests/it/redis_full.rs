@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::harness::{eventually, ok_result, spawn_gateway, TestApp, LEVEL_MAP, LEVEL_REPLAY};
 
-async fn config_set(app: &TestApp, name: &str, value: &str) {
+pub(crate) async fn config_set(app: &TestApp, name: &str, value: &str) {
     let _: () = redis::cmd("CONFIG")
         .arg("SET")
         .arg(name)
@@ -22,7 +22,7 @@ async fn config_set(app: &TestApp, name: &str, value: &str) {
 }
 
 /// Below what the server already uses: every write that may grow memory is refused (OOM).
-async fn fill(app: &TestApp) {
+pub(crate) async fn fill(app: &TestApp) {
     config_set(app, "maxmemory", "1").await;
     let refused = redis::cmd("SET")
         .arg(app.store.key("drill:probe"))

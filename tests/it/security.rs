@@ -246,31 +246,26 @@ async fn the_admin_cookie_is_its_own_and_destructive_actions_ask_again() {
     assert_eq!(a.sign_in("olga", PASSWORD).await.status, 200);
     assert_eq!(a.cookie.clone().unwrap().0, "horst_session");
     assert_eq!(a.get("/api/admin/overview").await.status, 401);
+    // The cookie a sign-in at `path` sets over TLS (behind a proxy that says https).
+    let tls_sign_in = async |path: &str| {
+        let r = app
+            .http
+            .post(app.url(path))
+            .header("sec-fetch-site", "same-origin")
+            .header("x-forwarded-proto", "https")
+            .json(&json!({ "name": "olga", "password": PASSWORD }))
+            .send()
+            .await
+            .unwrap();
+        r.headers()["set-cookie"].to_str().unwrap().to_string()
+    };
     // The /admin cookie lives 12 hours; over TLS it is a __Host- cookie.
-    let r = app
-        .http
-        .post(app.url("/api/admin/session"))
-        .header("sec-fetch-site", "same-origin")
-        .header("x-forwarded-proto", "https")
-        .json(&json!({ "name": "olga", "password": PASSWORD }))
-        .send()
-        .await
-        .unwrap();
-    let set = r.headers()["set-cookie"].to_str().unwrap().to_string();
+    let set = tls_sign_in("/api/admin/session").await;
     assert!(set.starts_with("__Host-horst_admin="), "{set}");
     assert!(set.contains("Secure") && set.contains("Path=/"), "{set}");
     assert!(set.contains("Max-Age=43200"), "{set}");
     // So is the /account cookie (it was `horst_session` over TLS too), and it is read back.
-    let r = app
-        .http
-        .post(app.url("/api/account/sign-in"))
-        .header("sec-fetch-site", "same-origin")
-        .header("x-forwarded-proto", "https")
-        .json(&json!({ "name": "olga", "password": PASSWORD }))
-        .send()
-        .await
-        .unwrap();
-    let set = r.headers()["set-cookie"].to_str().unwrap().to_string();
+    let set = tls_sign_in("/api/account/sign-in").await;
     assert!(set.starts_with("__Host-horst_session="), "{set}");
     assert!(set.contains("Secure") && set.contains("Path=/"), "{set}");
     let id = set

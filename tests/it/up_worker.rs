@@ -59,6 +59,20 @@ async fn admit(queue: &Queue, kind: JobKind, key: &str, input: JobInput) -> Stri
     }
 }
 
+/// Admits the HARD playtest under idempotency key `key` and waits until `up`'s worker runs
+/// it: its job id.
+async fn a_running_hard_playtest(queue: &Queue, key: &str, up: &HorstProcess) -> String {
+    let map = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(HARD))
+        .unwrap();
+    let job = admit(queue, JobKind::Playtest, key, JobInput::playtest(map, 1)).await;
+    let running = eventually(Duration::from_secs(60), async || {
+        queue.get(&job).await.unwrap().unwrap().state == JobState::Running
+    })
+    .await;
+    assert!(running, "the worker never started the job: {}", up.stderr());
+    job
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_worker_is_started_again_and_the_api_keeps_answering() {
     let dir = tempfile::tempdir().unwrap();
@@ -77,20 +91,7 @@ async fn a_killed_worker_is_started_again_and_the_api_keeps_answering() {
     let private = horst_redis_process::PrivateRedis::attach(&dir.path().join("data"))
         .expect("the private redis-server of up");
     let (queue, _stop) = queue_on(&private.url()).await;
-    let map = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(HARD))
-        .unwrap();
-    let job = admit(
-        &queue,
-        JobKind::Playtest,
-        "long",
-        JobInput::playtest(map, 1),
-    )
-    .await;
-    let running = eventually(Duration::from_secs(60), async || {
-        queue.get(&job).await.unwrap().unwrap().state == JobState::Running
-    })
-    .await;
-    assert!(running, "the worker never started the job: {}", up.stderr());
+    let job = a_running_hard_playtest(&queue, "long", &up).await;
     let started = queue.get(&job).await.unwrap().unwrap().started_at_ms;
 
     // What the OOM killer does to a planner beyond its memory.
@@ -198,20 +199,7 @@ async fn ctrl_c_in_the_terminal_lets_the_worker_finish_its_running_job() {
     up.wait_listening();
     up.wait_for_line("worker process started (pid", Duration::from_secs(60));
     let (queue, _stop) = queue_on(&redis.url()).await;
-    let map = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(HARD))
-        .unwrap();
-    let job = admit(
-        &queue,
-        JobKind::Playtest,
-        "ctrl-c",
-        JobInput::playtest(map, 1),
-    )
-    .await;
-    let running = eventually(Duration::from_secs(60), async || {
-        queue.get(&job).await.unwrap().unwrap().state == JobState::Running
-    })
-    .await;
-    assert!(running, "the worker never started the job: {}", up.stderr());
+    let job = a_running_hard_playtest(&queue, "ctrl-c", &up).await;
 
     up.signal_group(libc::SIGINT);
     let status = up.wait_exit(Duration::from_secs(90)).expect("up exits");

@@ -111,13 +111,13 @@ fn over_tls(state: &AppState, headers: &HeaderMap) -> bool {
 /// `Set-Cookie` for a new `/account` session id, or (`None`) one that removes the cookie
 /// (`__Host-horst_session` over TLS: no other host or path can set or shadow it).
 pub(crate) fn set_cookie(state: &AppState, headers: &HeaderMap, id: Option<&str>) -> HeaderValue {
-    let tls = over_tls(state, headers);
-    let name = if tls {
-        web_sessions::COOKIE_TLS
-    } else {
-        web_sessions::COOKIE
-    };
-    cookie(name, tls, id, web_sessions::ABSOLUTE)
+    cookie(
+        state,
+        headers,
+        (web_sessions::COOKIE, web_sessions::COOKIE_TLS),
+        id,
+        web_sessions::ABSOLUTE,
+    )
 }
 
 /// `Set-Cookie` for a new `/admin` session id, or (`None`) one that removes the cookie: its
@@ -127,16 +127,25 @@ pub(crate) fn set_admin_cookie(
     headers: &HeaderMap,
     id: Option<&str>,
 ) -> HeaderValue {
-    let tls = over_tls(state, headers);
-    let name = if tls {
-        web_sessions::ADMIN_COOKIE_TLS
-    } else {
-        web_sessions::ADMIN_COOKIE
-    };
-    cookie(name, tls, id, web_sessions::ADMIN_ABSOLUTE)
+    cookie(
+        state,
+        headers,
+        (web_sessions::ADMIN_COOKIE, web_sessions::ADMIN_COOKIE_TLS),
+        id,
+        web_sessions::ADMIN_ABSOLUTE,
+    )
 }
 
-fn cookie(name: &str, tls: bool, id: Option<&str>, life: std::time::Duration) -> HeaderValue {
+/// The cookie `names` (over plain HTTP, over TLS) name, with `Secure` over TLS.
+fn cookie(
+    state: &AppState,
+    headers: &HeaderMap,
+    names: (&str, &str),
+    id: Option<&str>,
+    life: std::time::Duration,
+) -> HeaderValue {
+    let tls = over_tls(state, headers);
+    let name = if tls { names.1 } else { names.0 };
     let secure = if tls { "; Secure" } else { "" };
     let value = match id {
         Some(id) => format!(

@@ -304,10 +304,10 @@ async fn public(
 ) -> Result<Json<PublicView>, ApiError> {
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?;
-    let mut s = state.rcadia.load(&id).await?;
+    let (mut s, now) = state.rcadia.load_at_now(&id).await?;
     // Overdue timers first, as every other route does through `apply`: a due strike or a
     // host gone past its time showed here as still active while /state said finished.
-    if s.is_due(state.rcadia.now_ms().await?) {
+    if s.is_due(now) {
         s = state
             .rcadia
             .apply(&id, |_| Ok(Step::main(Event::Tick)))

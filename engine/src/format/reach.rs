@@ -523,7 +523,8 @@ fn flood(
     // Visited marks per source flood: the source's number + 1, so nothing needs clearing.
     let mut seen = vec![0u32; n];
     let mut stack: Vec<(i32, i32)> = Vec::new();
-    let mut work = 0u64;
+    // This flood's own steps are those `spent` gains from here.
+    let start = *spent;
     while let Some(id) = todo.pop() {
         let s = &sources[id as usize];
         let mark = id + 1;
@@ -538,9 +539,8 @@ fn flood(
             }
         }
         while let Some((x, y)) = stack.pop() {
-            work += 1;
             *spent += 1;
-            if work > MAX_WORK || *spent > MAX_TOTAL_WORK {
+            if *spent - start > MAX_WORK || *spent > MAX_TOTAL_WORK {
                 // Gave up: no warning rather than a wrong one.
                 return Reach {
                     width: w,
