@@ -185,7 +185,7 @@ pub fn router(state: AppState) -> Router {
     } else {
         routes::health::probes_router()
     };
-    Router::new()
+    let routed = Router::new()
         .merge(ops)
         .merge(routes::mcp::router(state.clone()))
         .merge(routes::agent_keys::router())
@@ -203,13 +203,18 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::game::router())
         .fallback(routes::web_files::unknown_path)
         .method_not_allowed_fallback(methods::not_allowed)
-        .layer(axum::middleware::from_fn(methods::no_head_on_the_api))
         .layer(axum::middleware::from_fn(security_headers::layer))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             request_log::log_request,
         ))
-        .with_state(state)
+        .with_state(state);
+    // A layer of a router runs after its routing has chosen a handler by method; the HEAD
+    // rule must change the method before, so it wraps the routed whole.
+    let probed = tower::ServiceBuilder::new()
+        .layer(axum::middleware::from_fn(methods::no_head_on_the_api))
+        .service(routed);
+    Router::new().fallback_service(probed)
 }
 
 /// Only the operational endpoints (/healthz, /readyz, /metrics): what a worker-only

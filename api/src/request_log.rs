@@ -146,7 +146,15 @@ pub(crate) async fn log_request(
     next: Next,
 ) -> Response {
     let start = Instant::now();
-    let method = method_label(req.method());
+    let method = if req
+        .extensions()
+        .get::<crate::methods::AskedHead>()
+        .is_some()
+    {
+        "HEAD"
+    } else {
+        method_label(req.method())
+    };
     let route = route_label(req.extensions().get::<MatchedPath>());
     let request_id = req
         .headers()

@@ -764,6 +764,43 @@ async fn wrong_methods_are_json_405s_and_a_head_changes_nothing() {
         let v: serde_json::Value = r.json().await.unwrap_or_default();
         assert_eq!(v["code"], "method", "{method} {path}: {v}");
     }
+
+    // A HEAD is answered what the route answers any method it does not take: its own
+    // `Allow` (it was `GET` everywhere, even where GET is not taken either), and 404 on a
+    // path that does not exist. The API's `Allow` never lists HEAD, which it refuses.
+    for (path, status, allow) in [
+        (format!("{AGENT}/{id}/action"), 405, Some("POST")),
+        ("/api/mcp".to_string(), 405, Some("POST")),
+        ("/api/agent-keys".to_string(), 405, Some("POST")),
+        (format!("{AGENT}/{id}/state"), 405, Some("GET")),
+        ("/api/no-such-thing".to_string(), 404, None),
+    ] {
+        let r = http
+            .head(app.url(&path))
+            .bearer_auth(&host.token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), status, "HEAD {path}");
+        assert_eq!(
+            r.headers().get("allow").and_then(|v| v.to_str().ok()),
+            allow,
+            "HEAD {path}"
+        );
+    }
+    let r = http
+        .post(app.url(&format!("{AGENT}/{id}/state")))
+        .bearer_auth(&host.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 405);
+    assert_eq!(r.headers()["allow"], "GET");
+    // Outside the API too, a wrong method gets the error shape with its code.
+    let r = http.post(app.url("/healthz")).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 405);
+    let v: serde_json::Value = r.json().await.unwrap_or_default();
+    assert_eq!(v["code"], "method", "POST /healthz: {v}");
 }
 
 /// A host's `after` can acknowledge only what it was given: one past the entries delivered
