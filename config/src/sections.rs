@@ -150,7 +150,8 @@ pub enum LogFormat {
 pub struct LogConfig {
     /// `human` (default) or `json` (one object a line, for production log shippers).
     pub format: LogFormat,
-    /// A level or tracing directives; the environment variable `HORST_LOG` wins if set.
+    /// A level or tracing directives; the variables `HORST_LOG`, else `RUST_LOG`, win if set
+    /// (read once at start).
     pub level: String,
 }
 
