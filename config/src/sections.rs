@@ -150,7 +150,8 @@ pub enum LogFormat {
 pub struct LogConfig {
     /// `human` (default) or `json` (one object a line, for production log shippers).
     pub format: LogFormat,
-    /// A level or tracing directives; the environment variable `HORST_LOG` wins if set.
+    /// A level or tracing directives; the variables `HORST_LOG`, else `RUST_LOG`, win if set
+    /// (read once at start).
     pub level: String,
 }
 
@@ -238,11 +239,11 @@ pub struct QueueConfig {
     /// How long idempotency records are kept.
     pub idempotency_retention_hours: u64,
     /// Bytes of job input (maps and replays kept once, as blobs) the whole server may start
-    /// keeping per UTC day; an admission past it is refused (`quota`, scope
-    /// `global_input_bytes`). What is kept at any time is at most 9 days' worth
+    /// keeping per UTC day; an admission past it is refused (`quota`, scope `global`,
+    /// limit `input_bytes`). What is kept at any time is at most 9 days' worth
     /// (docs/scaling.md, "Job inputs").
     pub input_bytes_per_day: u64,
-    /// The same per account and UTC day (scope `input_bytes`).
+    /// The same per account and UTC day (`quota`, scope `owner`, limit `input_bytes`).
     pub input_bytes_per_account_day: u64,
 }
 

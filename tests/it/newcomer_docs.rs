@@ -3,6 +3,8 @@
 //! `cargo run`, which rebuilt everything in debug for 19 minutes) and no macOS-only `open`,
 //! `horst house` needing chromium, how `horst play` ends, which tools take an
 //! `idempotencyKey`, and a `web_dir` warning that names the installed path the docs use.
+//! The guides under docs/ get the same shell checks: no `open`, no debug `cargo run`, no
+//! `./ops/run &` racing its own build, and chromium named wherever `horst house` runs.
 
 const README: &str = include_str!("../../README.md");
 const AGENTS: &str = include_str!("../../docs/agents.md");
@@ -21,6 +23,39 @@ fn shell_lines(doc: &str) -> Vec<&str> {
         }
     }
     lines
+}
+
+/// Why a shell line of a guide fails a newcomer on Debian, if it does. `cargo run` with
+/// `--release` passes (the benchmarks build one example); the README allows none at all.
+fn trap(line: &str) -> Option<&'static str> {
+    if line.starts_with("open ") || line.contains("&& open ") {
+        return Some("uses macOS's `open` (on Debian `open` is openvt)");
+    }
+    if (line.starts_with("cargo run") || line.contains("| cargo run"))
+        && !line.contains("--release")
+    {
+        return Some("runs `cargo run` (a debug build of everything)");
+    }
+    if line.starts_with("./ops/run &") {
+        return Some("runs ./ops/run in the background (the next line runs while it still builds)");
+    }
+    None
+}
+
+/// Every Markdown file under docs/, as (path, text), by name.
+fn guides() -> Vec<(String, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+    let mut guides: Vec<(String, String)> = std::fs::read_dir(dir)
+        .expect("docs/ is there")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .map(|p| {
+            let name = format!("docs/{}", p.file_name().unwrap().to_string_lossy());
+            (name, std::fs::read_to_string(p).unwrap())
+        })
+        .collect();
+    guides.sort();
+    guides
 }
 
 #[test]
@@ -50,10 +85,9 @@ fn the_tour_runs_the_built_binary_and_nothing_macos_only() {
             !line.starts_with("cargo run") && !line.contains("| cargo run"),
             "the README's tour runs `cargo run` (a debug build of everything): {line}"
         );
-        assert!(
-            !line.starts_with("open ") && !line.contains("&& open "),
-            "the README's tour uses macOS's `open`: {line}"
-        );
+        if let Some(why) = trap(line) {
+            panic!("the README's tour {why}: {line}");
+        }
     }
     assert!(
         lines.iter().any(|l| l.contains("target/release/horst")),
@@ -74,6 +108,29 @@ fn the_tour_runs_the_built_binary_and_nothing_macos_only() {
         README[play..].contains("--rounds"),
         "it names --rounds, without which a house series never ends"
     );
+}
+
+#[test]
+fn the_guides_shell_lines_run_on_debian_as_the_tours_do() {
+    let guides = guides();
+    assert!(
+        guides.iter().any(|(name, _)| name == "docs/hosts.md"),
+        "the guides are read from docs/"
+    );
+    for (name, text) in &guides {
+        let lines = shell_lines(text);
+        for line in &lines {
+            if let Some(why) = trap(line) {
+                panic!("{name} {why}: {line}");
+            }
+        }
+        if lines.iter().any(|l| l.contains("horst house")) {
+            assert!(
+                text.contains("chromium"),
+                "{name} runs `horst house` and never says it needs chromium"
+            );
+        }
+    }
 }
 
 #[test]
