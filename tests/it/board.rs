@@ -1135,6 +1135,33 @@ async fn admin_api_needs_its_token() {
         .await
         .unwrap();
     let t = new_thread(&app, &a, "via api").await;
+    // A name or id no record can have is 404, never a read of another record's key: the
+    // account's key set (`account:anna:keys`) answered WRONGTYPE, a 500.
+    let tid = t["threadId"].as_str().unwrap();
+    for (method, path) in [
+        (
+            reqwest::Method::POST,
+            "/api/admin/accounts/anna:keys/block".to_string(),
+        ),
+        (
+            reqwest::Method::POST,
+            "/api/admin/accounts/anna%3Akeys/block".to_string(),
+        ),
+        (
+            reqwest::Method::GET,
+            format!("/api/admin/threads/{tid}:posts"),
+        ),
+        (
+            reqwest::Method::POST,
+            "/api/admin/users/anna:websessions/delete".to_string(),
+        ),
+        (reqwest::Method::GET, "/api/admin/jobs/j:1".to_string()),
+    ] {
+        let r = admin(method.clone(), &path).send().await.unwrap();
+        assert_eq!(r.status(), 404, "{method} {path}");
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["code"], "not_found", "{method} {path}: {v}");
+    }
     let r = admin(
         reqwest::Method::POST,
         &format!(

@@ -72,6 +72,41 @@ pub fn router() -> Router<AppState> {
 
 pub(super) type Answer = Result<Json<Value>, ApiError>;
 
+/// An account's or person's name from the path, checked before anything is looked up: a
+/// name no account can have (`olga:keys`) is a 404 here, never a read of another record.
+fn account_named(name: String) -> Result<String, ApiError> {
+    if horst_identity::accounts::valid_account_name(&name) {
+        return Ok(name);
+    }
+    Err(ApiError::new(
+        ApiCode::NotFound,
+        "no such account: names are 2-32 lowercase letters, digits, _ or -; GET /api/admin/accounts lists them",
+    ))
+}
+
+/// A level's name from the path (as [`account_named`]).
+fn level_named(name: String) -> Result<String, ApiError> {
+    if horst_gateway::args::valid_name(&name) {
+        return Ok(name);
+    }
+    Err(ApiError::new(
+        ApiCode::NotFound,
+        "no such level: names are letters, digits and -; GET /api/admin/revisions lists them",
+    ))
+}
+
+/// An id from the path (a revision, thread, post, message, table, key prefix, agent or
+/// admin token; as [`account_named`]).
+pub(super) fn record_id(id: String) -> Result<String, ApiError> {
+    if horst_gateway::args::valid_id(&id) {
+        return Ok(id);
+    }
+    Err(ApiError::new(
+        ApiCode::NotFound,
+        "nothing has this id: ids are 1-64 ASCII letters, digits, dots, underscores or hyphens; the listings of /api/admin give them",
+    ))
+}
+
 /// What an action without a value of its own answers.
 fn ok(result: Result<(), ToolError>) -> Answer {
     result?;
@@ -208,6 +243,7 @@ async fn mark_read(
     Operator(op): Operator,
     Path(id): Path<String>,
 ) -> Answer {
+    let id = record_id(id)?;
     ok(operator::mark_read(&state.store, &op, &id).await)
 }
 
@@ -229,6 +265,7 @@ async fn promote(
     Path(id): Path<String>,
     Json(body): Json<Promote>,
 ) -> Answer {
+    let id = record_id(id)?;
     value(operator::promote(&state.store, &op, &id, body.expect.as_deref()).await)
 }
 
@@ -237,6 +274,7 @@ async fn quarantine(
     Confirmed(op): Confirmed,
     Path(id): Path<String>,
 ) -> Answer {
+    let id = record_id(id)?;
     ok(operator::quarantine(&state.store, &op, &id).await)
 }
 
@@ -258,6 +296,7 @@ async fn end_table(
     Path(id): Path<String>,
     Json(body): Json<EndTableBody>,
 ) -> Answer {
+    let id = record_id(id)?;
     value(operator::end_table(&state.rcadia, &op, &id, &body.reason).await)
 }
 
@@ -278,6 +317,7 @@ async fn rollback(
     Path(name): Path<String>,
     Json(body): Json<RollbackBody>,
 ) -> Answer {
+    let name = level_named(name)?;
     value(operator::rollback(&state.store, &op, &name, &body.expect).await)
 }
 
@@ -286,6 +326,7 @@ async fn block(
     Confirmed(op): Confirmed,
     Path(name): Path<String>,
 ) -> Answer {
+    let name = account_named(name)?;
     ok(operator::set_blocked(&state.store, &state.auth, &op, &name, true).await)
 }
 
@@ -294,6 +335,7 @@ async fn unblock(
     Operator(op): Operator,
     Path(name): Path<String>,
 ) -> Answer {
+    let name = account_named(name)?;
     ok(operator::set_blocked(&state.store, &state.auth, &op, &name, false).await)
 }
 
@@ -313,6 +355,7 @@ async fn trust(
     Path(name): Path<String>,
     Json(body): Json<Trust>,
 ) -> Answer {
+    let name = account_named(name)?;
     ok(operator::set_trust(&state.store, &op, &name, body.trust).await)
 }
 
@@ -322,6 +365,7 @@ async fn threads(State(state): State<AppState>, _: Operator, Query(q): Query<Lim
 }
 
 async fn thread(State(state): State<AppState>, _: Operator, Path(id): Path<String>) -> Answer {
+    let id = record_id(id)?;
     value(horst_gateway::board::operator_thread(&state.store, &id).await)
 }
 
@@ -341,6 +385,7 @@ async fn status(
     Path(id): Path<String>,
     Json(body): Json<Status>,
 ) -> Answer {
+    let id = record_id(id)?;
     ok(operator::thread_status(&state.store, &op, &id, &body.status).await)
 }
 
@@ -360,6 +405,7 @@ async fn reply(
     Path(id): Path<String>,
     Json(body): Json<Reply>,
 ) -> Answer {
+    let id = record_id(id)?;
     value(operator::reply(&state.store, &op, &id, &body.body).await)
 }
 
@@ -368,6 +414,7 @@ async fn hide(
     Operator(op): Operator,
     Path(id): Path<String>,
 ) -> Answer {
+    let id = record_id(id)?;
     ok(operator::hide_post(&state.store, &op, &id, true).await)
 }
 
@@ -376,6 +423,7 @@ async fn unhide(
     Operator(op): Operator,
     Path(id): Path<String>,
 ) -> Answer {
+    let id = record_id(id)?;
     ok(operator::hide_post(&state.store, &op, &id, false).await)
 }
 
@@ -397,6 +445,7 @@ async fn recheck(
     Path(id): Path<String>,
     Query(q): Query<Wait>,
 ) -> Answer {
+    let id = record_id(id)?;
     if q.wait == Some(false) {
         let job = operator::start_recheck(&state.store, &state.queue, &op, &id).await?;
         return answer(RecheckQueued {
@@ -410,6 +459,7 @@ async fn recheck(
 }
 
 async fn list_checks(State(state): State<AppState>, _: Operator, Path(id): Path<String>) -> Answer {
+    let id = record_id(id)?;
     value(checks::checks(&state.store, &id).await)
 }
 
@@ -456,6 +506,7 @@ async fn publish(
     Operator(op): Operator,
     Path(id): Path<String>,
 ) -> Answer {
+    let id = record_id(id)?;
     ok(operator::publish_thread(&state.store, &op, &id, true).await)
 }
 
@@ -464,6 +515,7 @@ async fn unpublish(
     Operator(op): Operator,
     Path(id): Path<String>,
 ) -> Answer {
+    let id = record_id(id)?;
     ok(operator::publish_thread(&state.store, &op, &id, false).await)
 }
 
@@ -702,6 +754,7 @@ async fn operator_role(
     Path(name): Path<String>,
     Json(body): Json<Role>,
 ) -> Answer {
+    let name = account_named(name)?;
     ok(operator::set_operator_role(&state.store, &op, &name, body.operator).await)
 }
 
@@ -721,6 +774,7 @@ async fn create_key(
     Path(name): Path<String>,
     Json(body): Json<NewKey>,
 ) -> Answer {
+    let name = account_named(name)?;
     let created = operator::create_key(&state.store, &op, &name, body.label.as_deref()).await?;
     Ok(Json(
         serde_json::to_value(created).map_err(ApiError::internal)?,
@@ -764,6 +818,7 @@ async fn revoke_key(
     Confirmed(op): Confirmed,
     Path(prefix): Path<String>,
 ) -> Answer {
+    let prefix = record_id(prefix)?;
     let account = operator::revoke_key(&state.store, &op, &prefix).await?;
     answer(KeyRevoked {
         revoked: prefix,
@@ -823,6 +878,7 @@ async fn revoke_token(
     Confirmed(op): Confirmed,
     Path(agent): Path<String>,
 ) -> Answer {
+    let agent = record_id(agent)?;
     let info = operator::revoke_token(&state.store, &state.auth, &op, &agent).await?;
     answer(TokenRevoked { revoked: info })
 }
@@ -873,6 +929,7 @@ async fn user_password(
     Path(name): Path<String>,
     Json(body): Json<NewPassword>,
 ) -> Answer {
+    let name = account_named(name)?;
     ok(operator::set_user_password(&state.store, &state.auth, &op, &name, &body.password).await)
 }
 
@@ -881,6 +938,7 @@ async fn delete_user(
     Confirmed(op): Confirmed,
     Path(name): Path<String>,
 ) -> Answer {
+    let name = account_named(name)?;
     let deleted = operator::delete_user(&state.store, &state.auth, &op, &name).await?;
     Ok(Json(
         serde_json::to_value(deleted).map_err(ApiError::internal)?,
@@ -921,6 +979,7 @@ async fn retire_admin_token(
     Confirmed(op): Confirmed,
     Path(id): Path<String>,
 ) -> Answer {
+    let id = record_id(id)?;
     let info = operator::retire_admin_token(&state.store, &op, &id).await?;
     answer(AdminTokenRetired { retired: info })
 }

@@ -63,6 +63,7 @@ async fn list(State(state): State<AppState>, _: Operator, Query(q): Query<ListQu
 }
 
 async fn show(State(state): State<AppState>, _: Operator, Path(id): Path<String>) -> Answer {
+    let id = super::admin::record_id(id)?;
     answer(job_control::show_job(&state.queue, &id).await?)
 }
 
@@ -90,6 +91,7 @@ async fn cancel(
     Path(id): Path<String>,
     Json(body): Json<CancelBody>,
 ) -> Answer {
+    let id = super::admin::record_id(id)?;
     let outcome =
         job_control::cancel_job(&state.store, &state.queue, &op, &id, &body.reason).await?;
     answer(Cancelled {
