@@ -17,6 +17,11 @@ pub const MAX_LEGAL_ACTIONS_BYTES: usize = 64 * 1024;
 /// Largest `reason` of a `reject` and `result` of an `end`, in bytes of compact JSON.
 pub const MAX_REASON_BYTES: usize = 4 * 1024;
 
+/// Longest `actionId` of a `reject` (the platform's are `a_` and 16 hex digits) and `reason`
+/// of an `end` (a word such as `host_left`), in bytes: each is kept in the record and shown
+/// to every agent.
+pub const MAX_TAG_BYTES: usize = 64;
+
 /// The size of `v` as compact JSON, counted without building the text.
 pub fn json_size(v: &Value) -> usize {
     struct Count(usize);
@@ -53,6 +58,20 @@ fn check_size(
         ));
     }
     Ok(())
+}
+
+/// `413 too_large` for an `actionId` or an end's `reason` longer than [`MAX_TAG_BYTES`].
+fn check_tag(at: &str, field: &str, tag: Option<&str>) -> Result<(), ProtocolError> {
+    match tag {
+        Some(t) if t.len() > MAX_TAG_BYTES => Err(ProtocolError::new(
+            ProtocolCode::TooLarge,
+            format!(
+                "{at}: \"{field}\" is {} bytes; at most {MAX_TAG_BYTES} are accepted: send the actionId the platform delivered, or a short word as the end's reason (the result object carries the rest)",
+                t.len()
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// One host operation.
@@ -119,8 +138,16 @@ impl Op {
                 actions.iter().map(json_size).sum::<usize>() + actions.len().max(1) + 1,
                 MAX_LEGAL_ACTIONS_BYTES,
             ),
-            Op::Reject { reason, .. } => ("the reason", json_size(reason), MAX_REASON_BYTES),
-            Op::End { result, .. } => ("the result", json_size(result), MAX_REASON_BYTES),
+            Op::Reject {
+                reason, action_id, ..
+            } => {
+                check_tag(at, "actionId", action_id.as_deref())?;
+                ("the reason", json_size(reason), MAX_REASON_BYTES)
+            }
+            Op::End { result, reason } => {
+                check_tag(at, "reason", reason.as_deref())?;
+                ("the result", json_size(result), MAX_REASON_BYTES)
+            }
         };
         check_size(format_args!("{at}: {what}"), size, limit)
     }
@@ -275,6 +302,36 @@ mod tests {
         assert!(e.message.contains("at most 100"), "{e}");
         let e = Op::parse_batch(&json!({"ops": [{"op": "dance"}]})).unwrap_err();
         assert!(e.message.contains("unknown op \"dance\""), "{e}");
+    }
+
+    /// A reject's `actionId` and an end's `reason` are kept in the record and shown to every
+    /// agent: a megabyte of either was accepted.
+    #[test]
+    fn an_action_id_and_an_end_reason_have_size_limits() {
+        let tag = |n: usize| "a".repeat(n);
+        for (op, v1) in [
+            (
+                json!({"op": "reject", "playerId": "p_00000001", "actionId": tag(MAX_TAG_BYTES + 1)}),
+                (
+                    "reject-action",
+                    json!({"playerId": "p_00000001", "actionId": tag(100_000)}),
+                ),
+            ),
+            (
+                json!({"op": "end", "reason": tag(MAX_TAG_BYTES + 1)}),
+                ("end", json!({"reason": tag(100_000)})),
+            ),
+        ] {
+            let e = Op::parse_batch(&json!({ "ops": [op] })).unwrap_err();
+            assert_eq!((e.status(), e.code.as_str()), (413, "too_large"), "{e}");
+            let e = Op::from_v1(v1.0, &v1.1).unwrap_err();
+            assert_eq!((e.status(), e.code.as_str()), (413, "too_large"), "{e}");
+        }
+        let fits = json!({"ops": [
+            {"op": "reject", "playerId": "p_00000001", "actionId": tag(MAX_TAG_BYTES)},
+            {"op": "end", "reason": tag(MAX_TAG_BYTES)},
+        ]});
+        assert!(Op::parse_batch(&fits).is_ok());
     }
 
     #[test]
