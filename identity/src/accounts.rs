@@ -248,7 +248,9 @@ pub async fn set_account_field(
     let key = store.key(&format!("account:{name}"));
     let mut conn = store.conn();
     if !conn.exists::<_, bool>(&key).await? {
-        return Err(IdentityError::NotFound(format!("no account {name}")));
+        return Err(IdentityError::NotFound(format!(
+            "no account {name}; GET /api/admin/accounts (or horst admin account list) lists them"
+        )));
     }
     let _: () = conn.hset(&key, field, value).await?;
     store.barrier().await?;
@@ -451,7 +453,9 @@ pub async fn revoke_own_key(
         None => None,
     };
     if owner.as_deref() != Some(account) {
-        return Err(IdentityError::NotFound(format!("no key {prefix} of yours")));
+        return Err(IdentityError::NotFound(format!(
+            "no key {prefix} of yours; GET /api/account/keys lists yours"
+        )));
     }
     revoke_key(store, prefix).await.map(|_| ())
 }

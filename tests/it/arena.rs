@@ -222,6 +222,19 @@ async fn a_series_where_one_agent_always_wins_separates_the_ratings() {
     assert!(history.iter().all(|h| h["score"] == 1.0));
     let (st, games) = anon.get("/api/v1/leaderboard").await;
     assert_eq!((st, games["games"].clone()), (200, json!([GAME])));
+    // An id no game or agent can have is a 400 that says the form, not an empty board.
+    for path in [
+        "/api/v1/leaderboard/%3Cx%3E".to_string(),
+        format!("/api/v1/leaderboard/{GAME}/not-an-agent"),
+        "/api/v1/leaderboard/a%20b/agt_1".to_string(),
+    ] {
+        let (st, v) = anon.get(&path).await;
+        assert_eq!(
+            (st, v["code"].as_str()),
+            (400, Some("bad_request")),
+            "{path}: {v}"
+        );
+    }
 
     // A replay: the public story of the game, in order, JSON Lines.
     let (st, lines, ctype) = replay(&anon, &ids[0]).await;

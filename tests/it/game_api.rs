@@ -196,6 +196,19 @@ async fn the_game_reads_hide_what_is_hidden_and_count_page_views() {
     assert_eq!(page(format!("/level/{}", ids[0])).await, 200);
     assert_eq!(page("/level/rev-nope".into()).await, 404);
     assert_eq!(page("/level/bad%20id".into()).await, 400);
+    // An id that does not decode is malformed too, and still the page (it was the API's JSON).
+    let r = app.http.get(app.url("/level/%FF")).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(
+        r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html"),
+        "{:?}",
+        r.headers()
+    );
+    let r = app.http.get(app.url("/game/%FF")).send().await.unwrap();
+    assert_eq!(r.status(), 404);
     assert_eq!(get(&app, "/api/game/revisions/bad%20id").await.0, 400);
     // Quarantined: hidden everywhere.
     horst_operator::quarantine(&app.store, "test", &ids[1])
@@ -231,7 +244,7 @@ async fn the_game_reads_hide_what_is_hidden_and_count_page_views() {
         .unwrap());
     assert_eq!(o["pageViews"]["today"]["game"], 2, "{o}");
     assert_eq!(o["pageViews"]["today"]["board"], 1, "{o}");
-    assert_eq!(o["pageViews"]["today"]["level"], 6, "{o}");
+    assert_eq!(o["pageViews"]["today"]["level"], 7, "{o}");
     assert_eq!(o["pageViews"]["total"]["game"], 2, "{o}");
     assert!(o["boardReads"].is_object());
 }

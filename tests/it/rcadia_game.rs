@@ -272,6 +272,17 @@ async fn errors_404_410_403_401() {
         (403, Some("missing_scope")),
         "{v}"
     );
+    // A body that is not an object seated the caller all the same.
+    for body in [json!([1]), json!("x"), json!(42)] {
+        let (st, v) = agents[1]
+            .post(&format!("{AGENT}/{id}/join"), body.clone())
+            .await;
+        assert_eq!(
+            (st, v["code"].as_str()),
+            (400, Some("bad_request")),
+            "{body}: {v}"
+        );
+    }
     let anon = Client {
         token: String::new(),
         ..host.clone()

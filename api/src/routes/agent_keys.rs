@@ -80,7 +80,10 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
         Ok(b) => b,
         Err(BodyError::TooLarge) => return client(ApiCode::TooLarge, "the body is over 16 KiB"),
         Err(BodyError::Broken) => {
-            return client(ApiCode::InvalidInput, "the body could not be read")
+            return client(
+                ApiCode::InvalidInput,
+                "the body could not be read: the connection broke or the body came too slowly; send the whole body at once",
+            )
         }
     };
     let fields = if bytes.iter().all(u8::is_ascii_whitespace) {

@@ -236,13 +236,33 @@ async fn leaderboard(
             ))
         }
     };
+    well_formed_game(&game)?;
     Ok(Json(state.rcadia.leaderboard(&game, limit).await?))
+}
+
+/// A game id no game can have is a 400 (it answered an empty board, as if the game had no
+/// rated agents yet).
+fn well_formed_game(game: &str) -> Result<(), ApiError> {
+    if is_game_id(game) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        ApiCode::BadRequest,
+        "a game id is 1-64 ASCII letters, digits, - or _; GET /api/v1/leaderboard lists the games",
+    ))
 }
 
 async fn agent(
     State(state): State<AppState>,
     Path((game, agent)): Path<(String, String)>,
 ) -> Result<Json<AgentRating>, ApiError> {
+    well_formed_game(&game)?;
+    if !horst_rcadia::rating::is_agent_id(&agent) {
+        return Err(ApiError::new(
+            ApiCode::BadRequest,
+            "an agent id is agt_ and letters or digits, as the game's leaderboard (GET /api/v1/leaderboard/<game>) lists them",
+        ));
+    }
     Ok(Json(state.rcadia.agent_rating(&game, &agent).await?))
 }
 

@@ -26,7 +26,7 @@ use horst_gateway::page_views::{self, Page};
 use horst_gateway::public_levels::{self, Card};
 use horst_gateway::ErrorCode;
 
-use super::web_files::{send, under};
+use super::web_files::{send, under, FilePath};
 use crate::extract::{Expected, Path, Query};
 use crate::{ApiCode, ApiError, AppState};
 
@@ -74,10 +74,10 @@ async fn board_page(State(state): State<AppState>, req: Request) -> Response {
 
 async fn game_file(
     State(state): State<AppState>,
-    Path(path): Path<String>,
+    FilePath(path): FilePath,
     req: Request,
 ) -> Response {
-    send(&state, under("game", &path), false, req).await
+    send(&state, path.and_then(|p| under("game", &p)), false, req).await
 }
 
 /// The level page, with the status its revision deserves: 200 for a visible revision, 404
@@ -87,11 +87,13 @@ async fn game_file(
 /// the API's JSON.
 async fn level_page(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    FilePath(id): FilePath,
     mut req: Request,
 ) -> Response {
     counted(&state, Page::Level).await;
     let mut retry_after = None;
+    // An id that does not decode (`%FF`) is malformed too: the page, never the API's JSON.
+    let id = id.unwrap_or_default();
     let status = if !public_levels::well_formed_id(&id) {
         StatusCode::BAD_REQUEST
     } else {

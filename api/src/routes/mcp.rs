@@ -254,7 +254,7 @@ async fn checked(State(state): State<AppState>, request: Request, next: Next) ->
             return rpc_error(
                 StatusCode::BAD_REQUEST,
                 codes::PARSE_ERROR,
-                "the request body could not be read",
+                "the request body could not be read: the connection broke or the body came too slowly; send the whole body at once",
             )
         }
     };

@@ -96,6 +96,12 @@ async fn join(
     Path(id): Path<String>,
     Json(body): Json<Value>,
 ) -> Result<Json<Option<AgentSnapshot>>, ApiError> {
+    if !(body.is_object() || body.is_null()) {
+        return Err(ApiError::new(
+            ApiCode::BadRequest,
+            "the body must be a JSON object: {} or {\"asName\": \"<the name shown at the table>\"}",
+        ));
+    }
     let as_name = match body.get("asName") {
         None | Some(Value::Null) => who.name.clone(),
         Some(Value::String(n)) => Some(n.clone()),

@@ -148,7 +148,10 @@ async fn inside_without_links(root: &std::path::Path, rel: &std::path::Path) -> 
 pub(crate) fn not_found() -> Response {
     (
         StatusCode::NOT_FOUND,
-        axum::Json(serde_json::json!({ "error": "no such file", "code": "not_found" })),
+        axum::Json(serde_json::json!({
+            "error": "no such file here; check the address (docs/hosts.md names the SDK's and the pages' files)",
+            "code": "not_found"
+        })),
     )
         .into_response()
 }
@@ -160,7 +163,7 @@ pub(crate) fn under(prefix: &str, path: &str) -> Option<PathBuf> {
 /// The rest of a file's path; `None` when it does not decode (invalid percent-encoding or
 /// UTF-8): no file has such a name, so it is answered as one that does not exist (axum's
 /// rejection was a plain-text 400).
-struct FilePath(Option<String>);
+pub(crate) struct FilePath(pub(crate) Option<String>);
 
 impl<S: Send + Sync> FromRequestParts<S> for FilePath {
     type Rejection = std::convert::Infallible;
