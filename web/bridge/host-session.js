@@ -367,6 +367,14 @@ export class HostSession {
         // A conflict (409: game already over, say) will not go away by retrying; ops for a
         // session this host has left behind are not worth waiting for.
         const current = sid === this.view.sessionId;
+        if (current && ops.length > 1 && isBadOp(err)) {
+          // The backend applies a batch whole or not at all, so one op it refuses (too
+          // large, malformed) took the rest with it: an `end` in the same batch was lost
+          // and the table stayed open. Each op goes again on its own, in order, and only
+          // the bad one is dropped.
+          for (const op of ops) await this._sendOps(sid, [op]);
+          return;
+        }
         if (!isRetryable(err) || !current || this._now() - started >= OPS_RETRY_FOR_MS) {
           this._log("ops dropped", sid, ops, err);
           if (current) this._setView({ error: `ops not applied: ${err.message}` });
@@ -404,6 +412,11 @@ export class HostSession {
       this._switchTo(resp.sessionId);
     }
   }
+}
+
+/** A refusal of what a batch holds (400 malformed, 413 too large), not of the batch's moment. */
+function isBadOp(err) {
+  return err instanceof ApiError && (err.status === 400 || err.status === 413);
 }
 
 export { ApiError };

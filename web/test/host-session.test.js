@@ -125,6 +125,26 @@ test("a failing /ops is retried on network errors and dropped on conflicts", asy
   assert.match(host.view.error, /ops not applied/);
 });
 
+test("a batch refused for one bad op is sent again op by op: only the bad op is lost, not the end beside it", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  await started(ctx, "ses_1");
+  host.handleGameMessage({ type: "AGENT_STATE", data: { state: { huge: "x" } } });
+  host.handleGameMessage({ type: "AGENT_GAME_OVER", data: { result: { winner: "p_1" } } });
+  const batch = await api.next("ops");
+  assert.equal(batch.args[1].length, 2, JSON.stringify(batch.args));
+  batch.reject(new ApiError(413, "ops[0]: the state is too large", "too_large"));
+  const first = await api.next("ops");
+  assert.deepEqual(first.args, ["ses_1", [{ op: "state", state: { huge: "x" } }]]);
+  first.reject(new ApiError(413, "ops[0]: the state is too large", "too_large"));
+  const end = await api.next("ops");
+  assert.deepEqual(end.args[1].map((o) => o.op), ["end"]);
+  end.resolve({ ok: true, status: "finished" });
+  await host.outbox.idle();
+  assert.equal(host.view.status, "finished");
+  assert.match(host.view.error, /ops not applied/);
+});
+
 test("a /ops the backend cannot take now is retried until it can, and later ops wait behind it", async () => {
   const ctx = setup();
   const { api, host } = ctx;
