@@ -283,6 +283,10 @@ struct Early {
 /// `CALLER_PRESENCE_EVERY`.
 const PRESENCE_FRESH: Duration = Duration::from_secs(4);
 
+/// How long the drop of a job whose admission failed unclearly may hold up the caller's
+/// error ([`Queue::drop_unclear`]).
+const UNCLEAR_DROP_WITHIN: Duration = Duration::from_secs(5);
+
 /// How long a job's early subscription is kept for a [`Queue::wait`] in this process.
 const EARLY_KEEP: Duration = Duration::from_secs(5);
 
@@ -746,7 +750,7 @@ impl Queue {
             admit
                 .key(keys::idle(&self.store, Pool::General))
                 .key(keys::idle(&self.store, Pool::Referee));
-            reply = admit
+            let ran = admit
                 .arg(&day)
                 .arg(&id)
                 .arg(&spec.account)
@@ -779,7 +783,14 @@ impl Queue {
                 .arg(input_cap(spec.kind, s.queue.input_bytes_per_day))
                 .arg(stored.blobs.len())
                 .run()
-                .await?;
+                .await;
+            reply = match ran {
+                Ok(reply) => reply,
+                Err(e) => {
+                    self.drop_unclear(&id).await;
+                    return Err(e.into());
+                }
+            };
             match &reply {
                 Admitted::Day(today) => self.day_hint.store(*today, Ordering::Relaxed),
                 // A blob expired between its write and the admission (a stall): again.
@@ -910,6 +921,35 @@ impl Queue {
             Admitted::Replayed { .. } | Admitted::Day(_) | Admitted::Inputs => Err(QueueError::Store(
                 "admission did not settle (the day or the idempotency record kept changing); try again".to_string(),
             )),
+        }
+    }
+
+    /// After an admission that failed without a clear answer (its reply lost, or the
+    /// replicas' `WAIT` failed after the script ran): drops job `id` if the script queued it,
+    /// so it neither runs nor stays charged while its caller is told the admission failed (a
+    /// no-op if it never ran). Bounded: the caller's error waits for it.
+    async fn drop_unclear(&self, id: &str) {
+        let dropped = tokio::time::timeout(
+            UNCLEAR_DROP_WITHIN,
+            self.cancel_queued(
+                id,
+                JobState::Cancelled,
+                FailureCode::Cancelled,
+                "the admission's answer was lost, so its caller was told it failed; the job was dropped before it started and nothing was charged; call again (the same idempotencyKey starts afresh)",
+            ),
+        )
+        .await;
+        match dropped {
+            Ok(Ok(true)) => {
+                tracing::warn!(job = %id, "an admission whose answer was lost had queued the job; dropped")
+            }
+            Ok(Ok(false)) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(job = %id, error = %e, "an admission's answer was lost; its job, if queued, may not have been dropped")
+            }
+            Err(_) => {
+                tracing::warn!(job = %id, "an admission's answer was lost; dropping its job, if queued, timed out")
+            }
         }
     }
 
