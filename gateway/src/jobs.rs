@@ -442,7 +442,11 @@ impl Gateway {
                 )
                 .with("jobId", rec.id.clone()))
             }
-            Publication::Refused { code, message } => {
+            Publication::Refused {
+                code,
+                message,
+                details,
+            } => {
                 // Only the codes storing a revision can fail with are repeated.
                 let code = match ErrorCode::from_stored(&code) {
                     c @ (ErrorCode::Quota
@@ -451,7 +455,10 @@ impl Gateway {
                     | ErrorCode::Conflict) => c,
                     _ => ErrorCode::InternalError,
                 };
-                return Err(ToolError::new(code, message).with("jobId", rec.id.clone()));
+                // The refusal as it was first answered: a quota's scope and retry time too.
+                let mut e = ToolError::new(code, message);
+                e.details = details;
+                return Err(e.with("jobId", rec.id.clone()));
             }
         };
         let mut v = json!({
@@ -529,6 +536,7 @@ impl Gateway {
             Err(e) => Publication::Refused {
                 code: e.code.as_str().to_string(),
                 message: e.message.clone(),
+                details: e.details.clone(),
             },
         };
         if crate::faults::stops_after_revision_store(&caller.name) {
@@ -611,7 +619,7 @@ impl Gateway {
         });
         // What became of a won submission, when it stored no revision.
         match &rec.publication {
-            Some(Publication::Refused { code, message }) => {
+            Some(Publication::Refused { code, message, .. }) => {
                 v["publication"] = json!({"state": "refused", "code": code, "message": message});
             }
             Some(Publication::Unpublished { reason }) => {

@@ -21,7 +21,7 @@ use crate::reliability::call;
 
 /// The real runner, each kind held at a gate: a run starts (and says so), waits until its
 /// kind's gate opens, then runs for real.
-struct Gated {
+pub(crate) struct Gated {
     engine: EngineRunner,
     open: Mutex<HashMap<JobKind, bool>>,
     started: Mutex<HashMap<JobKind, Instant>>,
@@ -29,7 +29,7 @@ struct Gated {
 }
 
 impl Gated {
-    fn new() -> Arc<Gated> {
+    pub(crate) fn new() -> Arc<Gated> {
         Arc::new(Gated {
             engine: EngineRunner::new(1).unwrap(),
             open: Mutex::default(),
@@ -38,7 +38,7 @@ impl Gated {
         })
     }
 
-    fn open(&self, kind: JobKind) {
+    pub(crate) fn open(&self, kind: JobKind) {
         self.open.lock().unwrap().insert(kind, true);
     }
 
@@ -46,7 +46,7 @@ impl Gated {
         self.started.lock().unwrap().get(&kind).copied()
     }
 
-    fn runs(&self, kind: JobKind) -> u32 {
+    pub(crate) fn runs(&self, kind: JobKind) -> u32 {
         self.runs.lock().unwrap().get(&kind).copied().unwrap_or(0)
     }
 }
@@ -76,7 +76,7 @@ impl JobRunner for Gated {
     }
 }
 
-fn start_worker(app: &TestApp, runner: Arc<Gated>) -> watch::Sender<bool> {
+pub(crate) fn start_worker(app: &TestApp, runner: Arc<Gated>) -> watch::Sender<bool> {
     start_worker_as(app, runner, WorkerIdentity::new(35, 2))
 }
 
@@ -96,7 +96,7 @@ fn start_worker_as(
     tx
 }
 
-async fn until_started(runner: &Gated, kind: JobKind) -> Instant {
+pub(crate) async fn until_started(runner: &Gated, kind: JobKind) -> Instant {
     let mut at = None;
     let started = eventually(Duration::from_secs(90), async || {
         at = runner.started(kind);
@@ -133,7 +133,7 @@ fn simulation(idem: &str) -> Value {
 }
 
 /// A caller waiting in `tool` (its status and answer are joined later).
-fn waiting_call(
+pub(crate) fn waiting_call(
     app: &TestApp,
     tool: &'static str,
     args: &Value,
