@@ -191,15 +191,12 @@ impl Gateway {
             .has_idempotency_record(&caller.name, idem)
             .await?;
         if !retry {
-            let bytes = revisions::evidence_bytes(map, replay, &json!({}))
-                // the acceptance report is small; leave room for it
-                + 1024;
             revisions::preflight(
                 &self.store,
                 &caller.name,
                 level,
                 parent,
-                bytes,
+                revisions::preflight_bytes(map, replay),
                 self.budgets(caller.trust).await?,
             )
             .await?;

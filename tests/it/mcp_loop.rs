@@ -575,7 +575,9 @@ async fn one_waiting_job_per_account_else_busy() {
 async fn the_server_storage_budget_is_shared() {
     let app = spawn_app_with(|c| {
         c.gateway.mode = horst_config::GatewayMode::On;
-        c.quotas.storage_total_bytes = 2500;
+        // One submission of the level fits (its map, replay and the bound of an acceptance
+        // report, revisions::ACCEPTANCE_MAX_BYTES), a second does not.
+        c.quotas.storage_total_bytes = 3500;
     })
     .await;
     let _worker = app.start_engine_worker();
