@@ -184,28 +184,33 @@ impl Gateway {
         check_map(map)?;
         let parent = a.parent_revision_id.as_ref().map(Id::as_str);
         let idem = a.idempotency_key.as_str();
-        // A retry of a recorded submission skips the checks (its own revision may be what
-        // fills the Labor cap now); the queue answers it from the record.
-        let retry = self
-            .queue
-            .has_idempotency_record(&caller.name, idem)
-            .await?;
-        if !retry {
-            revisions::preflight(
-                &self.store,
-                &caller.name,
-                level,
-                parent,
-                revisions::preflight_bytes(map, replay),
-                self.budgets(caller.trust).await?,
-            )
-            .await?;
-        }
         let input = JobInput::submit(map, replay.clone(), level, parent.map(str::to_string));
         let submit = Submission {
             name: level,
             parent,
         };
+        // A retry of a recorded submission is answered from its job, unchecked (its own
+        // revision may be what fills the Labor cap now). Anything else is checked before
+        // admission: a key whose job was dropped since (or is gone) is admitted as new.
+        let spec = JobSpec {
+            kind: JobKind::Submit,
+            account: caller.name.clone(),
+            trust: caller.trust,
+            idempotency_key: idem.to_string(),
+            input: input.clone(),
+        };
+        if let Some(rec) = self.queue.replay_of(&spec).await? {
+            return self.finish(&rec, &input, caller, Some(&submit), true).await;
+        }
+        revisions::preflight(
+            &self.store,
+            &caller.name,
+            level,
+            parent,
+            revisions::preflight_bytes(map, replay),
+            self.budgets(caller.trust).await?,
+        )
+        .await?;
         self.run_job(JobKind::Submit, input, idem, caller, Some(submit))
             .await
     }

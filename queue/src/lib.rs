@@ -853,12 +853,7 @@ impl Queue {
                 tracing::info!(job = %id, kind = spec.kind.as_str(), account = %spec.account, request_id = %request, "job admitted");
                 Ok(Admission::New(record))
             }
-            Admitted::Conflict { job_id } => Err(QueueError::Conflict {
-                message: format!(
-                    "idempotencyKey {:?} was already used for different input (job {job_id}); send a fresh idempotencyKey for a new attempt, or the identical input to read the recorded result",
-                    spec.idempotency_key,
-                ),
-            }),
+            Admitted::Conflict { job_id } => Err(conflict(&spec.idempotency_key, &job_id)),
             Admitted::Busy { cap, retry_after_s } => {
                 let waiting = match cap {
                     BusyCap::Account => self.waiting_job_of(&spec.account).await?,
@@ -1063,6 +1058,30 @@ impl Queue {
             .query_async(&mut conn)
             .await?;
         Ok(n == 1)
+    }
+
+    /// The job an earlier call with `spec`'s idempotency key made, answered as admission
+    /// answers a replay (the same input: its record; other input: `Conflict`), without
+    /// admitting anything. `None` when the key is not in use or its job record is gone:
+    /// admission would take the call as new, so a caller that checks new jobs first
+    /// (a submission's preflight) checks it.
+    pub async fn replay_of(&self, spec: &JobSpec) -> Result<Option<JobRecord>, QueueError> {
+        let rec: Option<String> = redis::cmd("GET")
+            .arg(self.idem_key(&spec.account, &spec.idempotency_key))
+            .query_async(&mut self.store.conn())
+            .await?;
+        let Some((fp, job_id)) = rec.as_deref().and_then(|r| r.split_once('|')) else {
+            return Ok(None);
+        };
+        if fp != fingerprint(spec.kind, &spec.input.to_value()) {
+            return Err(conflict(&spec.idempotency_key, job_id));
+        }
+        let Some(record) = self.get(job_id).await? else {
+            return Ok(None);
+        };
+        // Another process wrote it: replicated before it is answered (as admission's replay).
+        self.store.barrier().await?;
+        Ok(Some(record))
     }
 
     /// The job record, if it exists (finished records expire after the retention period).
@@ -2233,6 +2252,15 @@ fn input_cap(kind: JobKind, cap: u64) -> u64 {
         quotas::UNLIMITED
     } else {
         cap
+    }
+}
+
+/// Idempotency key `key` was used for other input, by job `job_id`.
+fn conflict(key: &str, job_id: &str) -> QueueError {
+    QueueError::Conflict {
+        message: format!(
+            "idempotencyKey {key:?} was already used for different input (job {job_id}); send a fresh idempotencyKey for a new attempt, or the identical input to read the recorded result"
+        ),
     }
 }
 

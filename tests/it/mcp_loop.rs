@@ -403,6 +403,40 @@ async fn a_revision_refused_when_stored_keeps_the_refusals_details() {
     assert_eq!(runner.runs(JobKind::Submit), 1, "run once");
 }
 
+/// A retry whose idempotency key is still recorded but whose job is not (deleted here; a job
+/// dropped between the check for its key and the admission is the same) is admitted as a new
+/// job, so it is checked first like one: refused before it is queued, nothing charged. It
+/// skipped the checks, ran and was charged, and only storing its revision refused it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_whose_job_is_gone_is_checked_before_it_is_admitted() {
+    let app = spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.quotas.trust1.labor_candidates = 1;
+    })
+    .await;
+    let _worker = app.start_engine_worker();
+    let key = app.agent_key("kiebitz", 1).await;
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let args = json!({"name": "eins", "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "k-1"});
+    let first = ok_result(&app.call("submit_level", args.clone(), Some(&key)).await);
+    let job = first["jobId"].as_str().unwrap();
+    let _: () = redis::cmd("DEL")
+        .arg(
+            app.store
+                .key_in(horst_store::Group::Queue, &format!("job:{job}")),
+        )
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    let before = app.queue.remaining("kiebitz", 1).await.unwrap();
+    let e = tool_error(&app.call("submit_level", args, Some(&key)).await);
+    assert_eq!(e["code"], "quota", "{e}");
+    assert_eq!(e["limit"], "labor_candidates", "{e}");
+    assert!(e.get("jobId").is_none(), "refused before admission: {e}");
+    let after = app.queue.remaining("kiebitz", 1).await.unwrap();
+    assert_eq!(after.submissions, before.submissions, "nothing charged");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_leaves_while_queued_is_not_charged() {
     // No worker: the job stays queued until the client gives up.
