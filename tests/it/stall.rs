@@ -324,16 +324,19 @@ async fn a_claim_whose_answer_was_lost_is_run_by_its_slot() {
     assert_eq!(after.simulations, before.simulations - 1, "charged once");
 }
 
-/// (d) A slot that gives up recording a finished job's outcome (Redis away for longer than
-/// its patience, shortened here to 2 s from 120) while its completion's first attempt, which
-/// would also have claimed its next job, went unanswered: once Redis is back the slot looks
-/// for a claim whose answer was lost. The job it gave up on still runs under the slot's name
-/// in Redis (nothing recorded it; it is reaped a lease later), and the look must pass it
-/// over: it once took it for the lost claim and ran it a second time.
+/// (d) A slot that stops waiting for a finished job's outcome to be recorded (Redis away for
+/// longer than its patience, shortened here to 2 s from 120) while its completion's first
+/// attempt, which would also have claimed its next job, went unanswered: once Redis is back
+/// the slot looks for a claim whose answer was lost. The job it gave up on still runs under
+/// the slot's name in Redis until its outcome is recorded, and the look must pass it over: it
+/// once took it for the lost claim and ran it a second time. The outcome is recorded by the
+/// retries the slot handed to the background: the job ends `succeeded`, charged once (it was
+/// dropped, and the job reaped a lease later as if its worker had died).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_whose_outcome_was_given_up_on_is_not_run_again() {
     let app = spawn_gateway().await;
     let key = app.agent_key("curlew", 1).await;
+    let before = app.queue.remaining("curlew", 1).await.unwrap();
     let runner = Gated::new();
     let _worker = start_worker_as(
         &app,
@@ -360,6 +363,12 @@ async fn a_job_whose_outcome_was_given_up_on_is_not_run_again() {
         running
     );
     assert_eq!(runner.runs(JobKind::Simulate), 1, "run once");
+    let answer = outcome(&app, "simulate_replay", &args, &key).await;
+    assert_eq!(answer["outcome"], "won", "{answer}");
+    let job = record(&app, &answer["jobId"]).await;
+    assert_eq!(job.state, JobState::Succeeded, "{job:?}");
+    let after = app.queue.remaining("curlew", 1).await.unwrap();
+    assert_eq!(after.simulations, before.simulations - 1, "charged once");
 }
 
 /// (e) A submission whose caller's wait ends because Redis is away (a 8 s freeze while the
