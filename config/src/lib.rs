@@ -386,6 +386,19 @@ impl Config {
                 ),
             );
         }
+        // Admission takes a key whose job record expired as new (admit.lua): a key remembered
+        // longer than its job would run and charge a retry a second time.
+        if q.job_retention_hours < q.idempotency_retention_hours {
+            return fail(
+                "queue.job_retention_hours",
+                format!(
+                    "{} h is shorter than queue.idempotency_retention_hours ({} h): a retry with an idempotencyKey still remembered after its job record expired would run and be charged again. Raise queue.job_retention_hours to at least {}, or lower queue.idempotency_retention_hours",
+                    q.job_retention_hours,
+                    q.idempotency_retention_hours,
+                    q.idempotency_retention_hours
+                ),
+            );
+        }
         if self.redis.min_replica_acks > 0 && self.uses_private_redis() {
             return fail(
                 "redis.min_replica_acks",

@@ -236,7 +236,8 @@ pub struct QueueConfig {
     pub trust0_share_percent: u32,
     /// How long finished job records are kept.
     pub job_retention_hours: u64,
-    /// How long idempotency records are kept.
+    /// How long idempotency records are kept; at most `job_retention_hours` (a key that
+    /// outlives its job record would run a retry again).
     pub idempotency_retention_hours: u64,
     /// Bytes of job input (maps and replays kept once, as blobs) the whole server may start
     /// keeping per UTC day; an admission past it is refused (`quota`, scope `global`,

@@ -485,3 +485,28 @@ fn settings_that_cannot_work_together_are_refused() {
     let c = from_toml("[worker]\nmetrics_listen = \"127.0.0.1:9101\"\n").unwrap();
     assert!(c.validate(&Origin::Value).is_ok());
 }
+
+/// A job record that expires before its idempotency key would let a retry with the key run
+/// and be charged again: refused at load, naming the setting to raise.
+#[test]
+fn job_records_must_outlive_their_idempotency_keys() {
+    let e = Config::default()
+        .with_env(&env(&[
+            ("HORST_QUEUE_JOB_RETENTION_HOURS", "24"),
+            ("HORST_QUEUE_IDEMPOTENCY_RETENTION_HOURS", "48"),
+        ]))
+        .unwrap_err();
+    assert_eq!(e.setting, "queue.job_retention_hours");
+    assert!(
+        e.message
+            .contains("Raise queue.job_retention_hours to at least 48"),
+        "{e}"
+    );
+    let c = Config::default()
+        .with_env(&env(&[
+            ("HORST_QUEUE_JOB_RETENTION_HOURS", "48"),
+            ("HORST_QUEUE_IDEMPOTENCY_RETENTION_HOURS", "48"),
+        ]))
+        .unwrap();
+    assert_eq!(c.queue.job_retention_hours, 48);
+}

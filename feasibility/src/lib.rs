@@ -53,7 +53,12 @@ pub const MAX_SHIFT_TICKS: u32 = 8;
 pub const WORK_BUDGET_TICKS: u64 = 1_500_000;
 
 /// How many exact inputs `exactInputTicks` lists.
-const MAX_LISTED: usize = 16;
+pub const MAX_LISTED: usize = 16;
+
+/// The longest a report's `hint` can be, in bytes: ASCII that JSON writes as it is (no
+/// escapes). A bound for what a stored report may take (the gateway's storage preflight);
+/// a test checks it against the longest hint each verdict can have.
+pub const HINT_MAX_BYTES: usize = 560;
 
 /// How hard the replay's timing is for a person, from its tightest input window:
 /// `frame_perfect` 1 tick (some input must come on one exact tick, 1/60 s), `tight` 2-4 ticks
@@ -363,4 +368,67 @@ pub struct Assessed<T> {
     pub feasibility: Option<Feasibility>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<Warning>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every hint, with the longest numbers its fields can hold (an input's early and late
+    /// shifts are at most [`MAX_SHIFT_TICKS`] by the analysis, so its window and the window's
+    /// milliseconds are too), fits [`HINT_MAX_BYTES`] and needs no escaping in JSON.
+    #[test]
+    fn no_hint_is_longer_than_its_bound() {
+        let window = InputWindow {
+            step: u32::MAX,
+            tick: u32::MAX,
+            from_action: 19,
+            action: 19,
+            early: MAX_SHIFT_TICKS,
+            late: MAX_SHIFT_TICKS,
+            window: 2 * MAX_SHIFT_TICKS + 1,
+        };
+        let mut longest = 0;
+        for verdict in [
+            Verdict::Relaxed,
+            Verdict::Fair,
+            Verdict::Tight,
+            Verdict::FramePerfect,
+        ] {
+            for tightest in [None, Some(window.clone())] {
+                for complete in [true, false] {
+                    for partial in [true, false] {
+                        let r = Feasibility {
+                            verdict,
+                            hint: String::new(),
+                            tightest: tightest.clone(),
+                            exact_inputs: u32::MAX,
+                            exact_input_ticks: Vec::new(),
+                            inputs: u32::MAX,
+                            inputs_checked: u32::MAX,
+                            longest_wait_ticks: u32::MAX,
+                            egg_boosts: u32::MAX,
+                            stomps: u32::MAX,
+                            shots: u32::MAX,
+                            max_shift_ticks: MAX_SHIFT_TICKS,
+                            complete,
+                            work_ticks: u64::MAX,
+                        };
+                        let h = hint(&r, partial);
+                        // Printable ASCII without quotes or backslashes: JSON escapes none.
+                        assert!(
+                            h.bytes()
+                                .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\'),
+                            "{h}"
+                        );
+                        longest = longest.max(h.len());
+                    }
+                }
+            }
+        }
+        // The longest action name is the one of action 19 (any other is no longer).
+        assert!((0..20).all(|a| action_name(a).len() <= action_name(19).len()));
+        assert!(longest <= HINT_MAX_BYTES, "{longest}");
+        assert!(longest + 64 > HINT_MAX_BYTES, "a bound far above {longest}");
+    }
 }

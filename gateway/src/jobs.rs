@@ -184,31 +184,33 @@ impl Gateway {
         check_map(map)?;
         let parent = a.parent_revision_id.as_ref().map(Id::as_str);
         let idem = a.idempotency_key.as_str();
-        // A retry of a recorded submission skips the checks (its own revision may be what
-        // fills the Labor cap now); the queue answers it from the record.
-        let retry = self
-            .queue
-            .has_idempotency_record(&caller.name, idem)
-            .await?;
-        if !retry {
-            let bytes = revisions::evidence_bytes(map, replay, &json!({}))
-                // the acceptance report is small; leave room for it
-                + 1024;
-            revisions::preflight(
-                &self.store,
-                &caller.name,
-                level,
-                parent,
-                bytes,
-                self.budgets(caller.trust).await?,
-            )
-            .await?;
-        }
         let input = JobInput::submit(map, replay.clone(), level, parent.map(str::to_string));
         let submit = Submission {
             name: level,
             parent,
         };
+        // A retry of a recorded submission is answered from its job, unchecked (its own
+        // revision may be what fills the Labor cap now). Anything else is checked before
+        // admission: a key whose job was dropped since (or is gone) is admitted as new.
+        let spec = JobSpec {
+            kind: JobKind::Submit,
+            account: caller.name.clone(),
+            trust: caller.trust,
+            idempotency_key: idem.to_string(),
+            input: input.clone(),
+        };
+        if let Some(rec) = self.queue.replay_of(&spec).await? {
+            return self.finish(&rec, &input, caller, Some(&submit), true).await;
+        }
+        revisions::preflight(
+            &self.store,
+            &caller.name,
+            level,
+            parent,
+            revisions::preflight_bytes(map, replay),
+            self.budgets(caller.trust).await?,
+        )
+        .await?;
         self.run_job(JobKind::Submit, input, idem, caller, Some(submit))
             .await
     }
@@ -442,7 +444,11 @@ impl Gateway {
                 )
                 .with("jobId", rec.id.clone()))
             }
-            Publication::Refused { code, message } => {
+            Publication::Refused {
+                code,
+                message,
+                details,
+            } => {
                 // Only the codes storing a revision can fail with are repeated.
                 let code = match ErrorCode::from_stored(&code) {
                     c @ (ErrorCode::Quota
@@ -451,7 +457,10 @@ impl Gateway {
                     | ErrorCode::Conflict) => c,
                     _ => ErrorCode::InternalError,
                 };
-                return Err(ToolError::new(code, message).with("jobId", rec.id.clone()));
+                // The refusal as it was first answered: a quota's scope and retry time too.
+                let mut e = ToolError::new(code, message);
+                e.details = details;
+                return Err(e.with("jobId", rec.id.clone()));
             }
         };
         let mut v = json!({
@@ -529,6 +538,7 @@ impl Gateway {
             Err(e) => Publication::Refused {
                 code: e.code.as_str().to_string(),
                 message: e.message.clone(),
+                details: e.details.clone(),
             },
         };
         if crate::faults::stops_after_revision_store(&caller.name) {
@@ -611,7 +621,7 @@ impl Gateway {
         });
         // What became of a won submission, when it stored no revision.
         match &rec.publication {
-            Some(Publication::Refused { code, message }) => {
+            Some(Publication::Refused { code, message, .. }) => {
                 v["publication"] = json!({"state": "refused", "code": code, "message": message});
             }
             Some(Publication::Unpublished { reason }) => {

@@ -73,6 +73,18 @@ pub fn evidence_bytes(map: &str, replay: &Value, acceptance: &Value) -> u64 {
     (map.len() + r + a) as u64
 }
 
+/// The longest a submission's serialized acceptance report (`horst_queue::RefereeResult`
+/// with its feasibility report) can be, in bytes: every field at its longest (a test builds
+/// that report). The engine's and the policy's versions are 64-character hashes.
+pub const ACCEPTANCE_MAX_BYTES: u64 = 2048;
+
+/// The bytes a submission of `map` and `replay` will count as evidence at the most: its
+/// acceptance report is not known before the check, so its bound is counted.
+pub fn preflight_bytes(map: &str, replay: &Value) -> u64 {
+    let r = serde_json::to_vec(replay).map(|v| v.len()).unwrap_or(0);
+    (map.len() + r) as u64 + ACCEPTANCE_MAX_BYTES
+}
+
 /// Checks a submission before it costs anything: reserved or foreign name, parent, Labor cap
 /// and storage. `store_revision` checks the same again atomically.
 pub async fn preflight(
@@ -489,4 +501,100 @@ pub async fn withdraw(store: &Store, owner: &str, id: &str) -> Result<Value, Too
         "revisionId": id, "name": name, "state": "withdrawn", "evidenceRetained": true,
         "storageReclaimed": false, "nameReserved": true,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use horst_engine::{DeathReport, EntityKind, EntityRef, Position};
+    use horst_feasibility::{Feasibility, InputWindow, Verdict, HINT_MAX_BYTES, MAX_LISTED};
+    use horst_queue::{Outcome, RefereeResult};
+
+    /// The largest acceptance report there can be fits [`ACCEPTANCE_MAX_BYTES`]: each field
+    /// at the longest its type writes (numbers at their extremes, the longest word of each
+    /// closed set, a hint of [`HINT_MAX_BYTES`], every listed exact input, a death and a
+    /// warning a won report never has), the hashes and versions at their fixed length.
+    #[test]
+    fn the_largest_acceptance_report_fits_its_bound() {
+        let longest_entity = EntityKind::ALL
+            .iter()
+            .map(|k| k.def().name)
+            .max_by_key(|n| n.len())
+            .unwrap_or_default();
+        let feasibility = Feasibility {
+            verdict: Verdict::FramePerfect,
+            hint: "x".repeat(HINT_MAX_BYTES),
+            tightest: Some(InputWindow {
+                step: u32::MAX,
+                tick: u32::MAX,
+                from_action: u8::MAX,
+                action: u8::MAX,
+                early: u32::MAX,
+                late: u32::MAX,
+                window: u32::MAX,
+            }),
+            exact_inputs: u32::MAX,
+            exact_input_ticks: vec![u32::MAX; MAX_LISTED],
+            inputs: u32::MAX,
+            inputs_checked: u32::MAX,
+            longest_wait_ticks: u32::MAX,
+            egg_boosts: u32::MAX,
+            stomps: u32::MAX,
+            shots: u32::MAX,
+            max_shift_ticks: u32::MAX,
+            complete: false,
+            work_ticks: u64::MAX,
+        };
+        let warnings = horst_feasibility::warnings(Some(&feasibility));
+        assert_eq!(warnings.len(), 1, "a report raises one warning at most");
+        let report = RefereeResult {
+            outcome: Outcome::Unresolved,
+            won: false,
+            dead: false,
+            ticks: u32::MAX,
+            position: serde_json::to_value(Position {
+                x: i32::MIN,
+                y: i32::MIN,
+                sub_x: i32::MIN,
+                sub_y: i32::MIN,
+            })
+            .unwrap(),
+            death_tick: Some(u32::MAX),
+            death_cause: Some(
+                serde_json::to_value(DeathReport {
+                    // The longest of `spikes`, `enemy`, `rock`, `fell_out`.
+                    cause: "fell_out",
+                    x: i32::MIN,
+                    y: i32::MIN,
+                    entity: Some(EntityRef {
+                        kind: longest_entity,
+                        x: i32::MIN,
+                        y: i32::MIN,
+                    }),
+                })
+                .unwrap(),
+            ),
+            state_hash: "f".repeat(64),
+            map_hash: "f".repeat(64),
+            feasibility: Some(serde_json::to_value(&feasibility).unwrap()),
+            warnings: warnings
+                .iter()
+                .map(|w| serde_json::to_value(w).unwrap())
+                .collect(),
+            engine_version: horst_engine::engine_version().to_string(),
+            policy_version: horst_engine::POLICY_VERSION.to_string(),
+        };
+        // As the store counts it (store_submission, evidence_bytes).
+        let acceptance = serde_json::to_value(&report).unwrap();
+        let bytes = evidence_bytes("", &Value::Null, &acceptance) - 4;
+        assert!(bytes <= ACCEPTANCE_MAX_BYTES, "{bytes}");
+        assert!(
+            bytes + 64 > ACCEPTANCE_MAX_BYTES,
+            "a bound far above {bytes}"
+        );
+        assert_eq!(
+            preflight_bytes("map", &json!({"seed": 1})),
+            3 + 10 + ACCEPTANCE_MAX_BYTES
+        );
+    }
 }

@@ -284,8 +284,15 @@ pub enum Publication {
     /// Stored as this revision.
     #[serde(rename_all = "camelCase")]
     Stored { revision_id: String },
-    /// Storing it was refused (a Labor cap, a storage budget, a name of another account).
-    Refused { code: String, message: String },
+    /// Storing it was refused (a Labor cap, a storage budget, a name of another account),
+    /// with the refusal's details (`scope`, `retryAfterSeconds`, `limit`, ...), which a retry
+    /// answers again. Records of before had none.
+    Refused {
+        code: String,
+        message: String,
+        #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+        details: serde_json::Map<String, Value>,
+    },
     /// The caller left before the check finished: nothing was published.
     Unpublished { reason: String },
 }
@@ -318,6 +325,25 @@ mod tests {
             assert_eq!(FailureCode::parse(code.as_str()), Some(code));
         }
         assert_eq!(FailureCode::parse("timout"), None);
+    }
+
+    /// A refusal keeps its details; one recorded before they were kept still reads.
+    #[test]
+    fn a_refused_publication_keeps_its_details() {
+        let mut details = serde_json::Map::new();
+        details.insert("scope".into(), json!("owner"));
+        details.insert("retryAfterSeconds".into(), json!(86_400));
+        let p = Publication::Refused {
+            code: "quota".into(),
+            message: "m".into(),
+            details,
+        };
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(serde_json::from_value::<Publication>(json).unwrap(), p);
+        let old: Publication =
+            serde_json::from_value(json!({"as": "refused", "code": "quota", "message": "m"}))
+                .unwrap();
+        assert!(matches!(old, Publication::Refused { details, .. } if details.is_empty()));
     }
 
     #[test]

@@ -283,6 +283,10 @@ struct Early {
 /// `CALLER_PRESENCE_EVERY`.
 const PRESENCE_FRESH: Duration = Duration::from_secs(4);
 
+/// How long the drop of a job whose admission failed unclearly may hold up the caller's
+/// error ([`Queue::drop_unclear`]).
+const UNCLEAR_DROP_WITHIN: Duration = Duration::from_secs(5);
+
 /// How long a job's early subscription is kept for a [`Queue::wait`] in this process.
 const EARLY_KEEP: Duration = Duration::from_secs(5);
 
@@ -746,7 +750,7 @@ impl Queue {
             admit
                 .key(keys::idle(&self.store, Pool::General))
                 .key(keys::idle(&self.store, Pool::Referee));
-            reply = admit
+            let ran = admit
                 .arg(&day)
                 .arg(&id)
                 .arg(&spec.account)
@@ -779,7 +783,14 @@ impl Queue {
                 .arg(input_cap(spec.kind, s.queue.input_bytes_per_day))
                 .arg(stored.blobs.len())
                 .run()
-                .await?;
+                .await;
+            reply = match ran {
+                Ok(reply) => reply,
+                Err(e) => {
+                    self.drop_unclear(&id).await;
+                    return Err(e.into());
+                }
+            };
             match &reply {
                 Admitted::Day(today) => self.day_hint.store(*today, Ordering::Relaxed),
                 // A blob expired between its write and the admission (a stall): again.
@@ -842,12 +853,7 @@ impl Queue {
                 tracing::info!(job = %id, kind = spec.kind.as_str(), account = %spec.account, request_id = %request, "job admitted");
                 Ok(Admission::New(record))
             }
-            Admitted::Conflict { job_id } => Err(QueueError::Conflict {
-                message: format!(
-                    "idempotencyKey {:?} was already used for different input (job {job_id}); send a fresh idempotencyKey for a new attempt, or the identical input to read the recorded result",
-                    spec.idempotency_key,
-                ),
-            }),
+            Admitted::Conflict { job_id } => Err(conflict(&spec.idempotency_key, &job_id)),
             Admitted::Busy { cap, retry_after_s } => {
                 let waiting = match cap {
                     BusyCap::Account => self.waiting_job_of(&spec.account).await?,
@@ -910,6 +916,35 @@ impl Queue {
             Admitted::Replayed { .. } | Admitted::Day(_) | Admitted::Inputs => Err(QueueError::Store(
                 "admission did not settle (the day or the idempotency record kept changing); try again".to_string(),
             )),
+        }
+    }
+
+    /// After an admission that failed without a clear answer (its reply lost, or the
+    /// replicas' `WAIT` failed after the script ran): drops job `id` if the script queued it,
+    /// so it neither runs nor stays charged while its caller is told the admission failed (a
+    /// no-op if it never ran). Bounded: the caller's error waits for it.
+    async fn drop_unclear(&self, id: &str) {
+        let dropped = tokio::time::timeout(
+            UNCLEAR_DROP_WITHIN,
+            self.cancel_queued(
+                id,
+                JobState::Cancelled,
+                FailureCode::Cancelled,
+                "the admission's answer was lost, so its caller was told it failed; the job was dropped before it started and nothing was charged; call again (the same idempotencyKey starts afresh)",
+            ),
+        )
+        .await;
+        match dropped {
+            Ok(Ok(true)) => {
+                tracing::warn!(job = %id, "an admission whose answer was lost had queued the job; dropped")
+            }
+            Ok(Ok(false)) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(job = %id, error = %e, "an admission's answer was lost; its job, if queued, may not have been dropped")
+            }
+            Err(_) => {
+                tracing::warn!(job = %id, "an admission's answer was lost; dropping its job, if queued, timed out")
+            }
         }
     }
 
@@ -1023,6 +1058,30 @@ impl Queue {
             .query_async(&mut conn)
             .await?;
         Ok(n == 1)
+    }
+
+    /// The job an earlier call with `spec`'s idempotency key made, answered as admission
+    /// answers a replay (the same input: its record; other input: `Conflict`), without
+    /// admitting anything. `None` when the key is not in use or its job record is gone:
+    /// admission would take the call as new, so a caller that checks new jobs first
+    /// (a submission's preflight) checks it.
+    pub async fn replay_of(&self, spec: &JobSpec) -> Result<Option<JobRecord>, QueueError> {
+        let rec: Option<String> = redis::cmd("GET")
+            .arg(self.idem_key(&spec.account, &spec.idempotency_key))
+            .query_async(&mut self.store.conn())
+            .await?;
+        let Some((fp, job_id)) = rec.as_deref().and_then(|r| r.split_once('|')) else {
+            return Ok(None);
+        };
+        if fp != fingerprint(spec.kind, &spec.input.to_value()) {
+            return Err(conflict(&spec.idempotency_key, job_id));
+        }
+        let Some(record) = self.get(job_id).await? else {
+            return Ok(None);
+        };
+        // Another process wrote it: replicated before it is answered (as admission's replay).
+        self.store.barrier().await?;
+        Ok(Some(record))
     }
 
     /// The job record, if it exists (finished records expire after the retention period).
@@ -2193,6 +2252,15 @@ fn input_cap(kind: JobKind, cap: u64) -> u64 {
         quotas::UNLIMITED
     } else {
         cap
+    }
+}
+
+/// Idempotency key `key` was used for other input, by job `job_id`.
+fn conflict(key: &str, job_id: &str) -> QueueError {
+    QueueError::Conflict {
+        message: format!(
+            "idempotencyKey {key:?} was already used for different input (job {job_id}); send a fresh idempotencyKey for a new attempt, or the identical input to read the recorded result"
+        ),
     }
 }
 

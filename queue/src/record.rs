@@ -179,6 +179,7 @@ fn legacy_publication(result: &str) -> Option<Publication> {
     legacy.revision_error.map(|e| Publication::Refused {
         code: e.code,
         message: e.message,
+        details: serde_json::Map::new(),
     })
 }
 

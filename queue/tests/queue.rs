@@ -2329,3 +2329,55 @@ async fn fair_hash(
         .unwrap();
     fields.into_iter().collect()
 }
+
+/// An admission whose answer is unclear (here: the script ran, then the replicas' `WAIT`
+/// failed, as with `redis.min_replica_acks` and no replica; a lost reply is the same for
+/// the caller) answers an error; the job it queued must not be left to run and be charged.
+#[tokio::test]
+async fn an_admission_that_failed_unclearly_leaves_no_job_queued_or_charged() {
+    let redis = RedisServer::start();
+    let store = horst_store::Store::connect_to(
+        &horst_store::RedisTarget::Url(redis.url()),
+        "t:",
+        horst_store::Durability {
+            min_replica_acks: 1,
+            timeout_ms: 10,
+        },
+    )
+    .await
+    .unwrap();
+    let (_stop, rx) = watch::channel(false);
+    let notifier = Notifier::start(store.client().clone(), Queue::channels(&store), rx);
+    assert!(notifier.ready(Duration::from_secs(10)).await);
+    let queue = Queue::new(
+        store,
+        QueueSettings {
+            queue: QueueConfig::default(),
+            quotas: QuotaConfig::default(),
+        },
+        notifier,
+    );
+    let admitted = queue
+        .admit(spec(JobKind::Simulate, "acct", 1, "unclear"))
+        .await;
+    assert!(admitted.is_err(), "{admitted:?}");
+    // Looked at through a queue without the replicas' acknowledgement.
+    let (plain_queue, _plain_stop) = queue_on(&redis.url(), |_| {}).await;
+    assert_eq!(
+        plain_queue.depth().await.unwrap().0,
+        0,
+        "nothing left queued"
+    );
+    let (jobs, _) = plain_queue.list("acct", 0, 10).await.unwrap();
+    assert!(jobs.iter().all(|j| j.state != JobState::Queued), "{jobs:?}");
+    let left = plain_queue.remaining("acct", 1).await.unwrap();
+    let full = QuotaConfig::default().trust1.simulations as u64;
+    assert_eq!(left.simulations, full, "nothing charged");
+    assert_eq!(left.seconds, QueueConfig::default().daily_seconds);
+    // The key was given back: the same call admits afresh.
+    assert!(is_new(
+        &plain_queue
+            .admit(spec(JobKind::Simulate, "acct", 1, "unclear"))
+            .await
+    ));
+}

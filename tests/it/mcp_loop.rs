@@ -4,9 +4,13 @@
 
 use serde_json::{json, Value};
 
+use horst_queue::JobKind;
+
 use crate::harness::{
     ok_result, spawn_app_with, spawn_gateway, tool_error, LEVEL_MAP, LEVEL_REPLAY,
 };
+use crate::reliability::call;
+use crate::stall::{start_worker, until_started, waiting_call, Gated};
 
 /// A short corridor: the planner finds the nest in moments.
 pub const TINY_MAP: &str = "gcv-map 1\nname: Kurz\nsize: 8 3\ngrid:\n........\n........\nGGGGGGGG\nentities:\nstart 1 1\nnest 5 1\n";
@@ -362,6 +366,77 @@ async fn labor_candidates_and_storage_are_capped() {
     assert_eq!(e["code"], "not_found");
 }
 
+/// A submission whose revision is refused when it is stored (the account's storage budget
+/// filled while its check ran) carries the refusal's details, as a refusal before admission
+/// does (a quota failure carries `retryAfterSeconds` and `scope`), and so does a retry with
+/// the same key (both had only `code`, `message` and `jobId`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revision_refused_when_stored_keeps_the_refusals_details() {
+    let app = spawn_gateway().await;
+    let key = app.agent_key("ibis", 1).await;
+    let runner = Gated::new();
+    let _worker = start_worker(&app, runner.clone());
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let args =
+        json!({"name": "voll", "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "full-1"});
+    let caller = waiting_call(&app, "submit_level", &args, &key);
+    until_started(&runner, JobKind::Submit).await;
+    let _: () = redis::cmd("SET")
+        .arg(horst_gateway::keys::storage(&app.store, "ibis"))
+        .arg(app.config.quotas.storage_per_account_bytes)
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    runner.open(JobKind::Submit);
+    let (status, first, _) = caller.await.unwrap();
+    assert_eq!(status, 200, "{first}");
+    let (_, again, _) = call(app.addr, "submit_level", args, &key).await;
+    for (answer, replayed) in [(&first, Value::Null), (&again, json!(true))] {
+        let e = &answer["error"];
+        assert_eq!(e["code"], "quota", "{answer}");
+        assert_eq!(e["scope"], "owner", "{answer}");
+        assert_eq!(e["limit"], "storage", "{answer}");
+        assert_eq!(e["retryAfterSeconds"], 86_400, "{answer}");
+        assert!(e["jobId"].is_string(), "{answer}");
+        assert_eq!(e["replayed"], replayed, "{answer}");
+    }
+    assert_eq!(runner.runs(JobKind::Submit), 1, "run once");
+}
+
+/// A retry whose idempotency key is still recorded but whose job is not (deleted here; a job
+/// dropped between the check for its key and the admission is the same) is admitted as a new
+/// job, so it is checked first like one: refused before it is queued, nothing charged. It
+/// skipped the checks, ran and was charged, and only storing its revision refused it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_whose_job_is_gone_is_checked_before_it_is_admitted() {
+    let app = spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.quotas.trust1.labor_candidates = 1;
+    })
+    .await;
+    let _worker = app.start_engine_worker();
+    let key = app.agent_key("kiebitz", 1).await;
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let args = json!({"name": "eins", "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "k-1"});
+    let first = ok_result(&app.call("submit_level", args.clone(), Some(&key)).await);
+    let job = first["jobId"].as_str().unwrap();
+    let _: () = redis::cmd("DEL")
+        .arg(
+            app.store
+                .key_in(horst_store::Group::Queue, &format!("job:{job}")),
+        )
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    let before = app.queue.remaining("kiebitz", 1).await.unwrap();
+    let e = tool_error(&app.call("submit_level", args, Some(&key)).await);
+    assert_eq!(e["code"], "quota", "{e}");
+    assert_eq!(e["limit"], "labor_candidates", "{e}");
+    assert!(e.get("jobId").is_none(), "refused before admission: {e}");
+    let after = app.queue.remaining("kiebitz", 1).await.unwrap();
+    assert_eq!(after.submissions, before.submissions, "nothing charged");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_leaves_while_queued_is_not_charged() {
     // No worker: the job stays queued until the client gives up.
@@ -534,7 +609,9 @@ async fn one_waiting_job_per_account_else_busy() {
 async fn the_server_storage_budget_is_shared() {
     let app = spawn_app_with(|c| {
         c.gateway.mode = horst_config::GatewayMode::On;
-        c.quotas.storage_total_bytes = 2500;
+        // One submission of the level fits (its map, replay and the bound of an acceptance
+        // report, revisions::ACCEPTANCE_MAX_BYTES), a second does not.
+        c.quotas.storage_total_bytes = 3500;
     })
     .await;
     let _worker = app.start_engine_worker();

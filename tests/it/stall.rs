@@ -21,7 +21,7 @@ use crate::reliability::call;
 
 /// The real runner, each kind held at a gate: a run starts (and says so), waits until its
 /// kind's gate opens, then runs for real.
-struct Gated {
+pub(crate) struct Gated {
     engine: EngineRunner,
     open: Mutex<HashMap<JobKind, bool>>,
     started: Mutex<HashMap<JobKind, Instant>>,
@@ -29,7 +29,7 @@ struct Gated {
 }
 
 impl Gated {
-    fn new() -> Arc<Gated> {
+    pub(crate) fn new() -> Arc<Gated> {
         Arc::new(Gated {
             engine: EngineRunner::new(1).unwrap(),
             open: Mutex::default(),
@@ -38,7 +38,7 @@ impl Gated {
         })
     }
 
-    fn open(&self, kind: JobKind) {
+    pub(crate) fn open(&self, kind: JobKind) {
         self.open.lock().unwrap().insert(kind, true);
     }
 
@@ -46,7 +46,7 @@ impl Gated {
         self.started.lock().unwrap().get(&kind).copied()
     }
 
-    fn runs(&self, kind: JobKind) -> u32 {
+    pub(crate) fn runs(&self, kind: JobKind) -> u32 {
         self.runs.lock().unwrap().get(&kind).copied().unwrap_or(0)
     }
 }
@@ -76,7 +76,7 @@ impl JobRunner for Gated {
     }
 }
 
-fn start_worker(app: &TestApp, runner: Arc<Gated>) -> watch::Sender<bool> {
+pub(crate) fn start_worker(app: &TestApp, runner: Arc<Gated>) -> watch::Sender<bool> {
     start_worker_as(app, runner, WorkerIdentity::new(35, 2))
 }
 
@@ -96,7 +96,7 @@ fn start_worker_as(
     tx
 }
 
-async fn until_started(runner: &Gated, kind: JobKind) -> Instant {
+pub(crate) async fn until_started(runner: &Gated, kind: JobKind) -> Instant {
     let mut at = None;
     let started = eventually(Duration::from_secs(90), async || {
         at = runner.started(kind);
@@ -133,7 +133,7 @@ fn simulation(idem: &str) -> Value {
 }
 
 /// A caller waiting in `tool` (its status and answer are joined later).
-fn waiting_call(
+pub(crate) fn waiting_call(
     app: &TestApp,
     tool: &'static str,
     args: &Value,
@@ -324,16 +324,19 @@ async fn a_claim_whose_answer_was_lost_is_run_by_its_slot() {
     assert_eq!(after.simulations, before.simulations - 1, "charged once");
 }
 
-/// (d) A slot that gives up recording a finished job's outcome (Redis away for longer than
-/// its patience, shortened here to 2 s from 120) while its completion's first attempt, which
-/// would also have claimed its next job, went unanswered: once Redis is back the slot looks
-/// for a claim whose answer was lost. The job it gave up on still runs under the slot's name
-/// in Redis (nothing recorded it; it is reaped a lease later), and the look must pass it
-/// over: it once took it for the lost claim and ran it a second time.
+/// (d) A slot that stops waiting for a finished job's outcome to be recorded (Redis away for
+/// longer than its patience, shortened here to 2 s from 120) while its completion's first
+/// attempt, which would also have claimed its next job, went unanswered: once Redis is back
+/// the slot looks for a claim whose answer was lost. The job it gave up on still runs under
+/// the slot's name in Redis until its outcome is recorded, and the look must pass it over: it
+/// once took it for the lost claim and ran it a second time. The outcome is recorded by the
+/// retries the slot handed to the background: the job ends `succeeded`, charged once (it was
+/// dropped, and the job reaped a lease later as if its worker had died).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_whose_outcome_was_given_up_on_is_not_run_again() {
     let app = spawn_gateway().await;
     let key = app.agent_key("curlew", 1).await;
+    let before = app.queue.remaining("curlew", 1).await.unwrap();
     let runner = Gated::new();
     let _worker = start_worker_as(
         &app,
@@ -360,6 +363,12 @@ async fn a_job_whose_outcome_was_given_up_on_is_not_run_again() {
         running
     );
     assert_eq!(runner.runs(JobKind::Simulate), 1, "run once");
+    let answer = outcome(&app, "simulate_replay", &args, &key).await;
+    assert_eq!(answer["outcome"], "won", "{answer}");
+    let job = record(&app, &answer["jobId"]).await;
+    assert_eq!(job.state, JobState::Succeeded, "{job:?}");
+    let after = app.queue.remaining("curlew", 1).await.unwrap();
+    assert_eq!(after.simulations, before.simulations - 1, "charged once");
 }
 
 /// (e) A submission whose caller's wait ends because Redis is away (a 8 s freeze while the

@@ -505,16 +505,25 @@ async fn execute(
         &label,
         elapsed,
         patience,
+        shutdown,
     )
     .await
 }
 
-/// How long a worker keeps retrying a completion that Redis does not answer. While nobody
-/// can reach Redis no lease is reaped (the housekeeping does not count time it could not see,
-/// `queue/lua/expired.lua`), so a result that finished in time is recorded once Redis is
-/// back; a worker cut off from a Redis that others reach has its job reaped a lease later and
-/// its retry refused. The bound only frees the slot of a worker cut off for good.
+/// How long a slot keeps retrying a completion that Redis does not answer before it hands
+/// the retries to a task of their own ([`complete_later`]) and goes on. While nobody can
+/// reach Redis no lease is reaped (the housekeeping does not count time it could not see,
+/// `queue/lua/expired.lua`), and after an outage a whole lease passes before any is, so a
+/// result that finished in time is recorded once Redis is back, however long it was away; a
+/// worker cut off from a Redis that others reach has its job reaped a lease later and its
+/// retry refused.
 const COMPLETE_PATIENCE: Duration = Duration::from_secs(120);
+
+/// The longest a background completion ([`complete_later`]) is retried: past its job's
+/// retention nobody can read the outcome any more.
+fn complete_later_bound(queue: &Queue) -> Duration {
+    Duration::from_secs(queue.settings().queue.job_retention_hours * 3600)
+}
 
 /// How long past its deadline (and its cancel) a job's work is waited for before the job
 /// ends `timeout` without it.
@@ -536,6 +545,7 @@ async fn complete(
     label: &str,
     elapsed: Duration,
     patience: Duration,
+    shutdown: &watch::Receiver<bool>,
 ) -> After {
     let id = &job.id;
     // Retrying is safe because the completion is fenced: once the job was reaped (or recorded
@@ -612,14 +622,70 @@ async fn complete(
                 pause = (pause * 2).min(Duration::from_secs(1));
             }
             Err(e) => {
-                tracing::error!(job = %id, error = %e, "cannot record the job's outcome");
-                // The job still runs under this slot's name (a lease later it is reaped): a
-                // look for a lost claim passes it over.
+                tracing::warn!(job = %id, error = %e, patience_s = patience.as_secs(), "cannot record the job's outcome yet; retrying in the background, the slot goes on");
+                // Dropping a finished result would leave the job to be reaped as if its
+                // worker had died, charged; the fence makes every retry safe.
+                tokio::spawn(
+                    complete_later(
+                        queue.clone(),
+                        job.clone(),
+                        token,
+                        outcome,
+                        label.to_string(),
+                        shutdown.clone(),
+                    )
+                    .in_current_span(),
+                );
+                // The job still runs under this slot's name until that records it (or it is
+                // reaped): a look for a lost claim passes it over.
                 return if claim_unanswered {
                     After::Recover(Some(id.clone()))
                 } else {
                     After::Claim
                 };
+            }
+        }
+    }
+}
+
+/// Retries a finished job's fenced completion, without a slot, until Redis records or
+/// refuses it (reaped meanwhile, or recorded by an earlier attempt whose answer was lost),
+/// the worker shuts down, or [`complete_later_bound`] passes. Logs once at its end.
+async fn complete_later(
+    queue: Queue,
+    job: JobRecord,
+    token: u64,
+    outcome: Result<JobResult, Failure>,
+    label: String,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let id = &job.id;
+    let give_up = tokio::time::Instant::now() + complete_later_bound(&queue);
+    let mut tried = 0u64;
+    // Every second at most: after an outage a job is reaped a lease after Redis is back.
+    let pause = Duration::from_secs(1);
+    loop {
+        tried += 1;
+        match queue.complete_job(&job, token, outcome.clone()).await {
+            Ok(true) => {
+                tracing::info!(job = %id, outcome = %label, attempts = tried, "job finished (recorded in the background)");
+                return;
+            }
+            Ok(false) => {
+                tracing::warn!(job = %id, attempts = tried, "background completion refused: the job ended otherwise (reaped), or an earlier attempt was recorded");
+                return;
+            }
+            Err(e) if tokio::time::Instant::now() + pause >= give_up => {
+                tracing::error!(job = %id, error = %e, attempts = tried, "cannot record the job's outcome; gave up");
+                return;
+            }
+            Err(_) => {}
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {}
+            _ = shutdown.wait_for(|s| *s) => {
+                tracing::warn!(job = %id, attempts = tried, "the worker stops before the job's outcome could be recorded; it is reaped a lease after Redis answers");
+                return;
             }
         }
     }
