@@ -11,8 +11,7 @@
     KEYS[4] budget:<day>                today's seconds and job counts (hash), and each
                                         account's: 'd:<account>:<kind>' (its jobs of the
                                         kind) and 'd:<account>:bytes' (input kept)
-    KEYS[5] job:<job_id>                the new job's record ('input_bytes': the blob bytes
-                                        this admission counted, which a drop gives back)
+    KEYS[5] job:<job_id>                the new job's record
     KEYS[6] jobs:<account>              zset of the account's jobs by creation
     KEYS[7] callers:<process>           presence of the API process whose caller waits
                                         (refreshed here; only used when ARGV[21] is set)
@@ -392,8 +391,7 @@ local now_text = int(now)
 redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
   'state', 'queued', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', now_text,
   'deadline', int(now + tonumber(ARGV[16])), 'exec_ms', ARGV[17], 'reserved', ARGV[9],
-  'charged', '0', 'day', ARGV[1], 'waiter', ARGV[21], 'request', ARGV[26] or '',
-  'input_bytes', int(added))
+  'charged', '0', 'day', ARGV[1], 'waiter', ARGV[21], 'request', ARGV[26] or '')
 if ARGV[21] ~= '' and tonumber(ARGV[22]) > 0 then
   redis.call('SET', KEYS[7], '1', 'EX', tonumber(ARGV[22]))
 end

@@ -54,12 +54,11 @@ local function same_job(jk, account, day, idem)
 end
 
 -- A queued job that will never run: give back what admission took (reservation, daily
--- count, the input bytes it counted), forget its idempotency key so a retry starts afresh,
--- record why, and wake waiters.
+-- count), forget its idempotency key so a retry starts afresh, record why, and wake waiters.
 -- jk: job:<id>, bk: budget:<day> (the day's counts and its accounts', admit.lua),
 -- ik: idem:<account>:<key>, both of the job's own day and account (see same_job).
 local function release(jk, bk, ik, jid, now, state, code, message, job_ttl, channel)
-  local f = redis.call('HMGET', jk, 'trust', 'kind', 'reserved', 'account', 'input_bytes')
+  local f = redis.call('HMGET', jk, 'trust', 'kind', 'reserved', 'account')
   local trust, kind, reserved = f[1], f[2], tonumber(f[3])
   -- A day whose counts expired (a job left queued for days: no worker ran) has nothing to
   -- give back; counting into it would make a hash of negative counts that never expires.
@@ -68,14 +67,6 @@ local function release(jk, bk, ik, jid, now, state, code, message, job_ttl, chan
     redis.call('HINCRBY', bk, 'used', -reserved)
     if trust == '0' then redis.call('HINCRBY', bk, 'trust0', -reserved) end
     redis.call('HINCRBY', bk, 'd:' .. f[4] .. ':' .. kind, -1)
-    -- The blobs keep the later expiry admission gave them: they expire by themselves, and
-    -- shortening it could take a blob from another job that uses it uncounted. A record of
-    -- a version before 'input_bytes' gives nothing back.
-    local bytes = tonumber(f[5]) or 0
-    if bytes > 0 then
-      redis.call('HINCRBY', bk, 'bytes', -bytes)
-      redis.call('HINCRBY', bk, 'd:' .. f[4] .. ':bytes', -bytes)
-    end
   end
   local rec = redis.call('GET', ik)
   if rec and string.sub(rec, -string.len(jid)) == jid then redis.call('DEL', ik) end

@@ -400,28 +400,3 @@ async fn memory_of_a_large_simulation_is_its_blobs_once_and_a_small_record() {
     let small_record = usage(format!("t:job:{}", third.id)).await;
     println!("a simulation with 640 bytes of input inline: its record {small_record} bytes");
 }
-
-/// A queued job that is dropped gives back the input bytes its admission counted, as its
-/// drop message says ("nothing was charged"): another map of the same size fits after it.
-#[tokio::test]
-async fn a_dropped_job_gives_back_the_input_bytes_it_counted() {
-    let s = setup(|q| q.input_bytes_per_account_day = 3000).await;
-    let a = JobInput::simulate(big_map('A', 2000), json!({}));
-    let job_a = s.admit("a", "k1", a).await;
-    assert_eq!(s.queue.today().await.unwrap().input_bytes, 2000);
-    assert!(s
-        .queue
-        .cancel_queued(
-            &job_a.id,
-            JobState::Cancelled,
-            FailureCode::Cancelled,
-            "the caller left"
-        )
-        .await
-        .unwrap());
-    assert_eq!(s.queue.today().await.unwrap().input_bytes, 0);
-    let b = JobInput::simulate(big_map('B', 2000), json!({}));
-    let job_b = s.admit("a", "k2", b.clone()).await;
-    s.run(&job_b.id, &b).await;
-    assert_eq!(s.queue.today().await.unwrap().input_bytes, 2000);
-}
