@@ -58,7 +58,7 @@ impl FromRequestParts<AppState> for Operator {
             )
         };
         let Some(given) = bearer(&parts.headers) else {
-            if admin_cookie(&parts.headers).is_none()
+            if admin_cookie(state, &parts.headers).is_none()
                 && !horst_identity::admin_tokens::any_active(&state.store).await?
             {
                 return Err(off());
@@ -142,18 +142,44 @@ fn cookie<'a>(headers: &'a HeaderMap, wanted: &str) -> Option<&'a str> {
         .map(|(_, value)| value.trim())
 }
 
-/// The value of the `/account` session cookie (`__Host-horst_session` over TLS, else
-/// `horst_session`), if the request carries one.
-pub(crate) fn session_cookie(headers: &HeaderMap) -> Option<&str> {
-    use horst_identity::web_sessions::{COOKIE, COOKIE_TLS};
-    cookie(headers, COOKIE_TLS).or_else(|| cookie(headers, COOKIE))
+/// Whether the browser reached us over TLS: `sessions.public_url` is https, or a proxy says
+/// `X-Forwarded-Proto: https`. Believing the header can only make the cookies stricter (a
+/// `__Host-` name, `Secure`, only that name read back) and add HSTS, never looser.
+pub(crate) fn over_tls(state: &AppState, headers: &HeaderMap) -> bool {
+    state.public_url.starts_with("https://")
+        || headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
 }
 
-/// The value of the `/admin` session cookie (`__Host-horst_admin` over TLS, else
-/// `horst_admin`), if the request carries one.
-pub(crate) fn admin_cookie(headers: &HeaderMap) -> Option<&str> {
+/// The value of the `/account` session cookie, if the request carries one: over TLS only
+/// `__Host-horst_session` (a plain `horst_session` can be planted by a sibling subdomain or
+/// an http:// answer, putting the victim into the planter's account), else `horst_session`.
+pub(crate) fn session_cookie<'h>(state: &AppState, headers: &'h HeaderMap) -> Option<&'h str> {
+    use horst_identity::web_sessions::{COOKIE, COOKIE_TLS};
+    cookie(
+        headers,
+        if over_tls(state, headers) {
+            COOKIE_TLS
+        } else {
+            COOKIE
+        },
+    )
+}
+
+/// The value of the `/admin` session cookie, if the request carries one: over TLS only
+/// `__Host-horst_admin` (as [`session_cookie`]), else `horst_admin`.
+pub(crate) fn admin_cookie<'h>(state: &AppState, headers: &'h HeaderMap) -> Option<&'h str> {
     use horst_identity::web_sessions::{ADMIN_COOKIE, ADMIN_COOKIE_TLS};
-    cookie(headers, ADMIN_COOKIE_TLS).or_else(|| cookie(headers, ADMIN_COOKIE))
+    cookie(
+        headers,
+        if over_tls(state, headers) {
+            ADMIN_COOKIE_TLS
+        } else {
+            ADMIN_COOKIE
+        },
+    )
 }
 
 /// Refuses a browser request made by another site: `Sec-Fetch-Site` (sent by every current
@@ -209,9 +235,9 @@ async fn browser_session(
         )
     };
     let id = if admin {
-        admin_cookie(&parts.headers)
+        admin_cookie(state, &parts.headers)
     } else {
-        session_cookie(&parts.headers)
+        session_cookie(state, &parts.headers)
     }
     .ok_or_else(signed_out)?;
     let session = horst_identity::web_sessions::load(&state.store, id)

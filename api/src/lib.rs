@@ -204,7 +204,10 @@ pub fn router(state: AppState) -> Router {
         .fallback(routes::web_files::unknown_path)
         .method_not_allowed_fallback(methods::not_allowed)
         .layer(axum::middleware::from_fn(methods::no_head_on_the_api))
-        .layer(axum::middleware::from_fn(security_headers::layer))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            security_headers::layer,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             request_log::log_request,

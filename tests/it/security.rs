@@ -235,6 +235,26 @@ async fn operator_session(app: &TestApp) -> Visitor {
     o
 }
 
+/// The cookies olga's sign-in at `path` sets over TLS (behind a proxy that says https), the
+/// session's first.
+async fn tls_sign_in(app: &TestApp, path: &str) -> Vec<String> {
+    let r = app
+        .http
+        .post(app.url(path))
+        .header("sec-fetch-site", "same-origin")
+        .header("x-forwarded-proto", "https")
+        .json(&json!({ "name": "olga", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    r.headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_string())
+        .collect()
+}
+
 #[tokio::test]
 async fn the_admin_cookie_is_its_own_and_destructive_actions_ask_again() {
     let app = accounts_app().await;
@@ -246,26 +266,13 @@ async fn the_admin_cookie_is_its_own_and_destructive_actions_ask_again() {
     assert_eq!(a.sign_in("olga", PASSWORD).await.status, 200);
     assert_eq!(a.cookie.clone().unwrap().0, "horst_session");
     assert_eq!(a.get("/api/admin/overview").await.status, 401);
-    // The cookie a sign-in at `path` sets over TLS (behind a proxy that says https).
-    let tls_sign_in = async |path: &str| {
-        let r = app
-            .http
-            .post(app.url(path))
-            .header("sec-fetch-site", "same-origin")
-            .header("x-forwarded-proto", "https")
-            .json(&json!({ "name": "olga", "password": PASSWORD }))
-            .send()
-            .await
-            .unwrap();
-        r.headers()["set-cookie"].to_str().unwrap().to_string()
-    };
     // The /admin cookie lives 12 hours; over TLS it is a __Host- cookie.
-    let set = tls_sign_in("/api/admin/session").await;
+    let set = tls_sign_in(&app, "/api/admin/session").await[0].clone();
     assert!(set.starts_with("__Host-horst_admin="), "{set}");
     assert!(set.contains("Secure") && set.contains("Path=/"), "{set}");
     assert!(set.contains("Max-Age=43200"), "{set}");
     // So is the /account cookie (it was `horst_session` over TLS too), and it is read back.
-    let set = tls_sign_in("/api/account/sign-in").await;
+    let set = tls_sign_in(&app, "/api/account/sign-in").await[0].clone();
     assert!(set.starts_with("__Host-horst_session="), "{set}");
     assert!(set.contains("Secure") && set.contains("Path=/"), "{set}");
     let id = set
@@ -277,6 +284,7 @@ async fn the_admin_cookie_is_its_own_and_destructive_actions_ask_again() {
     let me = app
         .http
         .get(app.url("/api/account/keys"))
+        .header("x-forwarded-proto", "https")
         .header("cookie", format!("__Host-horst_session={id}"))
         .send()
         .await
@@ -334,6 +342,65 @@ async fn the_admin_cookie_is_its_own_and_destructive_actions_ask_again() {
     assert!(trail
         .iter()
         .any(|e| e.action == "reauthenticated" && e.target == "olga"));
+}
+
+#[tokio::test]
+async fn over_tls_only_the_host_cookies_are_read() {
+    let app = accounts_app().await;
+    // olga's sessions over plain http: the plain cookie names, which work there.
+    let o = operator_session(&app).await;
+    let (name, admin_id) = o.cookie.clone().unwrap();
+    assert_eq!(name, "horst_admin");
+    let mut a = Visitor::new(&app);
+    assert_eq!(a.sign_in("olga", PASSWORD).await.status, 200);
+    let (name, id) = a.cookie.clone().unwrap();
+    assert_eq!(name, "horst_session");
+    let get = async |path: &str, cookie: String, tls: bool| {
+        let mut req = app.http.get(app.url(path)).header("cookie", cookie);
+        if tls {
+            req = req.header("x-forwarded-proto", "https");
+        }
+        req.send().await.unwrap()
+    };
+    let plain = get("/api/account/keys", format!("horst_session={id}"), false).await;
+    assert_eq!(plain.status(), 200);
+    // No HSTS over plain http...
+    assert!(plain.headers().get("strict-transport-security").is_none());
+    let plain = get(
+        "/api/admin/overview",
+        format!("horst_admin={admin_id}"),
+        false,
+    )
+    .await;
+    assert_eq!(plain.status(), 200);
+    // ...but over TLS a plain name is what a sibling subdomain or an http:// answer could
+    // have planted (the victim would work in the planter's account): never read.
+    let tls = get("/api/account/keys", format!("horst_session={id}"), true).await;
+    assert_eq!(tls.status(), 401);
+    assert_eq!(
+        tls.headers()["strict-transport-security"],
+        "max-age=31536000"
+    );
+    let tls = get(
+        "/api/admin/overview",
+        format!("horst_admin={admin_id}"),
+        true,
+    )
+    .await;
+    assert_eq!(tls.status(), 401);
+    // A sign-in over TLS sets the __Host- cookie and expires a plain one.
+    for (path, plain) in [
+        ("/api/account/sign-in", "horst_session="),
+        ("/api/admin/session", "horst_admin="),
+    ] {
+        let set = tls_sign_in(&app, path).await;
+        assert!(set[0].starts_with("__Host-"), "{set:?}");
+        assert!(
+            set.iter()
+                .any(|c| c.starts_with(plain) && c.contains("Max-Age=0")),
+            "{path}: {set:?}"
+        );
+    }
 }
 
 #[tokio::test]

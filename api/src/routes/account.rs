@@ -22,7 +22,9 @@ use horst_identity::auth::CredentialGeneration;
 use horst_identity::people::{self, Person, SignIn};
 use horst_identity::web_sessions::{self, Subject};
 
-use crate::extract::{same_origin, session_cookie, ClientAddr, Expected, Json, Path, SignedIn};
+use crate::extract::{
+    over_tls, same_origin, session_cookie, ClientAddr, Expected, Json, Path, SignedIn,
+};
 use crate::{ApiCode, ApiError, AppState};
 
 /// Bodies of these forms are small; anything bigger is not a form of ours.
@@ -98,52 +100,52 @@ async fn file(
     serve_page_file(&state, "account", &name, req).await
 }
 
-/// Whether the browser reached us over TLS (so the cookie may only travel that way).
-fn over_tls(state: &AppState, headers: &HeaderMap) -> bool {
-    // Believing the header can only make the cookie stricter, never looser.
-    state.public_url.starts_with("https://")
-        || headers
-            .get("x-forwarded-proto")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
-}
-
-/// `Set-Cookie` for a new `/account` session id, or (`None`) one that removes the cookie
+/// Sets a new `/account` session id on `r`, or (`None`) removes the cookie
 /// (`__Host-horst_session` over TLS: no other host or path can set or shadow it).
-pub(crate) fn set_cookie(state: &AppState, headers: &HeaderMap, id: Option<&str>) -> HeaderValue {
+pub(crate) fn set_cookie(
+    state: &AppState,
+    headers: &HeaderMap,
+    r: &mut Response,
+    id: Option<&str>,
+) {
     cookie(
         state,
         headers,
+        r,
         (web_sessions::COOKIE, web_sessions::COOKIE_TLS),
         id,
         web_sessions::ABSOLUTE,
     )
 }
 
-/// `Set-Cookie` for a new `/admin` session id, or (`None`) one that removes the cookie: its
-/// own cookie (`__Host-horst_admin` over TLS), living as long as an admin session may.
+/// Sets a new `/admin` session id on `r`, or (`None`) removes the cookie: its own cookie
+/// (`__Host-horst_admin` over TLS), living as long as an admin session may.
 pub(crate) fn set_admin_cookie(
     state: &AppState,
     headers: &HeaderMap,
+    r: &mut Response,
     id: Option<&str>,
-) -> HeaderValue {
+) {
     cookie(
         state,
         headers,
+        r,
         (web_sessions::ADMIN_COOKIE, web_sessions::ADMIN_COOKIE_TLS),
         id,
         web_sessions::ADMIN_ABSOLUTE,
     )
 }
 
-/// The cookie `names` (over plain HTTP, over TLS) name, with `Secure` over TLS.
+/// The cookie `names` (over plain HTTP, over TLS) name, with `Secure` over TLS. Over TLS the
+/// plain name is expired too: one planted there is never read, and should not linger.
 fn cookie(
     state: &AppState,
     headers: &HeaderMap,
+    r: &mut Response,
     names: (&str, &str),
     id: Option<&str>,
     life: std::time::Duration,
-) -> HeaderValue {
+) {
     let tls = over_tls(state, headers);
     let name = if tls { names.1 } else { names.0 };
     let secure = if tls { "; Secure" } else { "" };
@@ -154,8 +156,17 @@ fn cookie(
         ),
         None => format!("{name}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}"),
     };
+    let h = r.headers_mut();
     // Ids are hex, so this always parses.
-    HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static(""))
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        h.append(header::SET_COOKIE, v);
+    }
+    if tls {
+        let plain = format!("{}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0", names.0);
+        if let Ok(v) = HeaderValue::from_str(&plain) {
+            h.append(header::SET_COOKIE, v);
+        }
+    }
 }
 
 /// Ends the session the request came with, if any: a sign-in never keeps an id the browser
@@ -296,7 +307,7 @@ async fn session(State(state): State<AppState>, headers: HeaderMap) -> Result<Re
         account: None,
         csrf: None,
     };
-    if let Some(id) = session_cookie(&headers) {
+    if let Some(id) = session_cookie(&state, &headers) {
         if let Some(s) = web_sessions::load(&state.store, id).await? {
             if let Subject::Account(name) = &s.subject {
                 if let Some(p) = people::load(&state.store, name).await? {
@@ -338,7 +349,7 @@ async fn signed_in(
     generation: CredentialGeneration,
     status: StatusCode,
 ) -> Result<Response, ApiError> {
-    end_previous(state, session_cookie(headers)).await?;
+    end_previous(state, session_cookie(state, headers)).await?;
     let subject = Subject::Account(person.name.clone());
     let new = people::open_session(&state.store, &state.auth, subject, generation).await?;
     let view = SessionView {
@@ -348,10 +359,7 @@ async fn signed_in(
         csrf: Some(new.csrf),
     };
     let mut r = (status, Json(view)).into_response();
-    r.headers_mut().insert(
-        header::SET_COOKIE,
-        set_cookie(state, headers, Some(&new.id)),
-    );
+    set_cookie(state, headers, &mut r, Some(&new.id));
     Ok(no_store(r))
 }
 
@@ -477,8 +485,7 @@ async fn sign_out(
 ) -> Result<Response, ApiError> {
     web_sessions::end(&state.store, &me.session).await?;
     let mut r = Json(serde_json::json!({ "signedIn": false })).into_response();
-    r.headers_mut()
-        .insert(header::SET_COOKIE, set_cookie(&state, &headers, None));
+    set_cookie(&state, &headers, &mut r, None);
     Ok(r)
 }
 

@@ -199,7 +199,7 @@ async fn sign_in(
             ))
         }
     };
-    end_previous(&state, admin_cookie(&headers)).await?;
+    end_previous(&state, admin_cookie(&state, &headers)).await?;
     // A person's session belongs to the generation their password was checked in.
     let new = match generation {
         Some(generation) => {
@@ -215,10 +215,7 @@ async fn sign_in(
         csrf: Some(new.csrf),
     };
     let mut r = (StatusCode::OK, Json(v)).into_response();
-    r.headers_mut().insert(
-        header::SET_COOKIE,
-        set_admin_cookie(&state, &headers, Some(&new.id)),
-    );
+    set_admin_cookie(&state, &headers, &mut r, Some(&new.id));
     Ok(no_store(r))
 }
 
@@ -229,8 +226,7 @@ async fn sign_out(
 ) -> Result<Response, ApiError> {
     web_sessions::end(&state.store, &op.session).await?;
     let mut r = Json(serde_json::json!({ "signedIn": false })).into_response();
-    r.headers_mut()
-        .insert(header::SET_COOKIE, set_admin_cookie(&state, &headers, None));
+    set_admin_cookie(&state, &headers, &mut r, None);
     Ok(r)
 }
 
