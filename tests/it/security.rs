@@ -182,6 +182,14 @@ async fn sign_up_obeys_the_self_service_caps_and_its_own() {
         (429, Some("network_cap")),
         "{body}"
     );
+    // Past the cap a taken name is answered with the cap too: sign-up tells nobody which
+    // names exist once its attempts are spent (it said 409 `conflict`, without end).
+    let (status, body) = sign_up_from(&app, "127.0.0.1", "fuchs0", PASSWORD).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (429, Some("network_cap")),
+        "{body}"
+    );
     // A self-service key from that network counts against the same cap.
     let r = client_from("127.0.0.1")
         .post(app.url("/api/agent-keys"))

@@ -378,15 +378,18 @@ async fn sign_up(
     }
     limit_sign_up(&state, address).await?;
     let name = people::canonical(&body.name);
-    people::sign_up(
-        &state.store,
-        &state.auth,
-        &name,
-        &body.password,
-        address,
-        people::SignUpCaps::from_config(&state.config.gateway),
-    )
-    .await?;
+    {
+        let _hash = password_work().await?;
+        people::sign_up(
+            &state.store,
+            &state.auth,
+            &name,
+            &body.password,
+            address,
+            people::SignUpCaps::from_config(&state.config.gateway),
+        )
+        .await?;
+    }
     let person = people::load(&state.store, &name)
         .await?
         .ok_or_else(|| ApiError::internal("a new account is not readable"))?;
@@ -395,17 +398,30 @@ async fn sign_up(
     signed_in(&state, &headers, &person, generation, StatusCode::CREATED).await
 }
 
-/// Password checks one API process runs at once. A check is an Argon2 verification (19 MiB
-/// and tens of milliseconds of a core), and it sits between the sign-in limits' look and the
-/// record of its failure: guesses sent in parallel each passed a look that none of them had
-/// counted yet (hundreds a wait, one per connection). The look is made once a check may run,
-/// so at most this many guesses of one process are ever in that window, and the memory the
-/// checks take is bounded.
+/// Password hashes and checks one API process runs at once. Each is Argon2 (19 MiB and tens
+/// of milliseconds of a core), so this bounds their memory: sign-up and the password change
+/// hash within it too. A check also sits between the sign-in limits' look and the record of
+/// its failure: guesses sent in parallel each passed a look that none of them had counted
+/// yet (hundreds a wait, one per connection). The look is made once a check may run, so at
+/// most this many guesses of one process are ever in that window.
 const PASSWORD_CHECKS_AT_ONCE: usize = 4;
 static PASSWORD_CHECKS: tokio::sync::Semaphore =
     tokio::sync::Semaphore::const_new(PASSWORD_CHECKS_AT_ONCE);
-/// How long a sign-in waits for a free check before it is answered 503.
+/// How long a request waits for a free check before it is answered 503.
 const PASSWORD_CHECK_QUEUE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A turn for Argon2 work (a password hash or check), held while it runs; 503 with
+/// `Retry-After` when none frees up within [`PASSWORD_CHECK_QUEUE`].
+async fn password_work() -> Result<tokio::sync::SemaphorePermit<'static>, ApiError> {
+    match tokio::time::timeout(PASSWORD_CHECK_QUEUE, PASSWORD_CHECKS.acquire()).await {
+        Ok(Ok(permit)) => Ok(permit),
+        _ => Err(ApiError::new(
+            ApiCode::Unavailable,
+            "too many passwords are being checked at once; try again in a few seconds",
+        )
+        .retry_after(2)),
+    }
+}
 
 /// The name a sign-in with a name no account can have is counted and recorded under.
 const INVALID_NAME: &str = "(not a valid name)";
@@ -428,16 +444,7 @@ pub(crate) async fn check_password(
             "wrong name or password",
         ));
     }
-    let _check = match tokio::time::timeout(PASSWORD_CHECK_QUEUE, PASSWORD_CHECKS.acquire()).await {
-        Ok(Ok(permit)) => permit,
-        _ => {
-            return Err(ApiError::new(
-                ApiCode::Unavailable,
-                "too many sign-ins are being checked at once; try again in a few seconds",
-            )
-            .retry_after(2))
-        }
-    };
+    let _check = password_work().await?;
     // What no account can be called (often a password typed into the name field) is
     // counted and recorded under one placeholder, never as typed.
     let counted = if horst_identity::accounts::valid_account_name(&canonical) {
@@ -540,7 +547,10 @@ async fn change_password(
     let name = me.person.name.clone();
     people::check_password(&name, &body.password)?;
     check_password(&state, address, &name, &body.current, "password_change").await?;
-    people::set_password(&state.store, &state.auth, &name, &body.password).await?;
+    {
+        let _hash = password_work().await?;
+        people::set_password(&state.store, &state.auth, &name, &body.password).await?;
+    }
     tracing::info!(account = %name, "password changed on /account; the other sessions ended");
     let person = people::load(&state.store, &name)
         .await?
