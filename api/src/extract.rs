@@ -1,8 +1,9 @@
 //! Who is calling, and what they sent: axum extractors, so a handler states what it needs
 //! in its signature and never runs without it (after realworld-axum-sqlx's auth extractor).
 //!
-//! - [`Operator`]: the operator's REST API: an active admin token (`Authorization: Bearer`),
-//!   or else an operator's `/admin` session ([`PageOperator`]).
+//! - [`Operator`]: the operator's REST API: an active admin token (`Authorization: Bearer`,
+//!   within the sign-in limits of admin tokens), or else an operator's `/admin` session
+//!   ([`PageOperator`]).
 //! - [`PageOperator`]: the `/admin` page's session cookie (its own, not `/account`'s): a
 //!   person with the operator role, or an admin-token sign-in.
 //! - [`Confirmed`]: an [`Operator`] for a destructive action: a page session must have
@@ -78,7 +79,10 @@ impl FromRequestParts<AppState> for Operator {
                 });
         };
         let store = &state.store;
-        let Some(token_id) = horst_identity::admin_tokens::check(store, given).await? else {
+        let address = client_addr(parts, state);
+        // Guesses are limited and recorded as on the page's sign-in.
+        let Some(token_id) = crate::routes::admin_page::check_bearer(state, address, given).await?
+        else {
             if !horst_identity::admin_tokens::any_active(store).await? {
                 return Err(off());
             }
@@ -343,16 +347,16 @@ impl FromRequestParts<AppState> for ClientAddr {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let peer = parts
-            .extensions
-            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-            .map(|c| c.0);
-        Ok(ClientAddr(crate::routes::mcp::client_ip(
-            state,
-            peer,
-            &parts.headers,
-        )))
+        Ok(ClientAddr(client_addr(parts, state)))
     }
+}
+
+fn client_addr(parts: &Parts, state: &AppState) -> std::net::IpAddr {
+    let peer = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0);
+    crate::routes::mcp::client_ip(state, peer, &parts.headers)
 }
 
 /// Which RCADIA scope an endpoint needs.

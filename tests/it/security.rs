@@ -1035,3 +1035,45 @@ async fn another_sites_page_cannot_post_to_the_rcadia_sign_in() {
         .unwrap();
     assert_eq!(r.status().as_u16(), 200);
 }
+
+#[tokio::test]
+async fn guessing_admin_tokens_on_the_bearer_api_is_limited_and_recorded() {
+    let app = default_limits_app().await;
+    let guesser = client_from("127.0.0.3");
+    let mut limited_at = None;
+    for i in 0..30 {
+        let r = guesser
+            .get(app.url("/api/admin/overview"))
+            .bearer_auth("not the admin token, only a guess at it")
+            .send()
+            .await
+            .unwrap();
+        match r.status().as_u16() {
+            401 => {}
+            429 => {
+                assert!(r.headers().contains_key("retry-after"));
+                limited_at = Some(i);
+                break;
+            }
+            other => panic!("guess {i}: {other}"),
+        }
+    }
+    // Guessing was neither limited nor recorded before.
+    assert!(limited_at.is_some_and(|i| i < 29), "{limited_at:?}");
+    // The right token still works from an address that has not failed.
+    let r = client_from("127.0.0.4")
+        .get(app.url("/api/admin/overview"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let trail = horst_operator::sign_ins(&app.store, 0, 100).await.unwrap();
+    assert!(
+        trail.iter().any(|e| e.action == "sign_in_failed"
+            && e.target == "~admin-token"
+            && e.detail["via"] == "admin_api"
+            && e.detail["address"] == "127.0.0.3"),
+        "{trail:?}"
+    );
+}

@@ -226,8 +226,18 @@ pub(crate) async fn wait_for_sign_in(
     address: std::net::IpAddr,
     name: &str,
 ) -> Result<(), ApiError> {
-    use horst_identity::sign_in_limits::{self, Free, Holder};
-    let free = Free::from_config(&state.config.gateway);
+    let free = horst_identity::sign_in_limits::Free::from_config(&state.config.gateway);
+    wait_for_sign_in_within(state, free, address, name).await
+}
+
+/// [`wait_for_sign_in`] with `free` failures of each counter.
+pub(crate) async fn wait_for_sign_in_within(
+    state: &AppState,
+    free: horst_identity::sign_in_limits::Free,
+    address: std::net::IpAddr,
+    name: &str,
+) -> Result<(), ApiError> {
+    use horst_identity::sign_in_limits::{self, Holder};
     let Some(wait) = sign_in_limits::check(&state.store, free, name, address).await? else {
         return Ok(());
     };
@@ -244,7 +254,8 @@ pub(crate) async fn wait_for_sign_in(
 
 /// Records a checked credential: the sign-in limits count a failure (never a success) and
 /// the sign-in trail gets an entry with the address. `via`: `account`, `admin`,
-/// `admin_token`, `rcadia`.
+/// `admin_token` (the page), `admin_api` (a bearer token on the admin API), `rcadia`,
+/// `password_change`.
 pub(crate) async fn record_sign_in(
     state: &AppState,
     address: std::net::IpAddr,
