@@ -410,8 +410,12 @@ pub enum SignIn {
     /// in the credential generation read before the password was checked
     /// ([`open_session`], [`Auth::issue_jwt`]).
     Ok(Person, CredentialGeneration),
-    /// Unknown name or wrong password (never said apart).
+    /// A wrong password for an account that exists (answered as [`SignIn::Unknown`] is).
     Wrong,
+    /// No account by this name. Answered exactly as [`SignIn::Wrong`] (callers never tell
+    /// them apart), but recorded and logged without the typed name: that is often a password
+    /// typed into the name field.
+    Unknown,
     /// The password is right but the account is blocked.
     Blocked,
 }
@@ -440,7 +444,7 @@ pub async fn sign_in(
     {
         // Still costs a verification, so odd input does not answer faster.
         verify(None, "").await?;
-        return Ok(SignIn::Wrong);
+        return Ok(SignIn::Unknown);
     }
     // Read before the password is: a password change or a block after this point moves the
     // generation on, so what this sign-in opens (a JWT, a browser session) ends with it.
@@ -475,7 +479,12 @@ pub async fn sign_in(
     match auth.legacy_check(typed, password).await? {
         LegacyCheck::NoUser => {
             verify(None, password).await?;
-            Ok(SignIn::Wrong)
+            // An account without a password (an agent's, a deleted person's) is a name.
+            Ok(if kind.is_some() {
+                SignIn::Wrong
+            } else {
+                SignIn::Unknown
+            })
         }
         LegacyCheck::Wrong => Ok(SignIn::Wrong),
         LegacyCheck::Right => migrate(store, auth, typed, &name, password, generation).await,

@@ -1077,3 +1077,62 @@ async fn guessing_admin_tokens_on_the_bearer_api_is_limited_and_recorded() {
         "{trail:?}"
     );
 }
+
+#[tokio::test]
+async fn a_password_typed_into_the_name_field_is_neither_recorded_nor_stored() {
+    let app = default_limits_app().await;
+    app.person("olga", PASSWORD).await;
+    // A password that is also a valid account name, typed into the name field, at each
+    // sign-in; and a real name's failure.
+    let typed = "sommer2024abc";
+    assert_eq!(
+        sign_in_from(&app, "127.0.0.2", typed, "nein nein").await.0,
+        401
+    );
+    assert_eq!(
+        post_from(&app, "127.0.0.2", "/api/admin/session", typed, "nein nein")
+            .await
+            .0,
+        401
+    );
+    let r = client_from("127.0.0.2")
+        .post(app.url("/api/v1/auth/session"))
+        .json(&json!({ "username": typed, "password": "nein nein" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    assert_eq!(
+        sign_in_from(&app, "127.0.0.2", "olga", "nein nein").await.0,
+        401
+    );
+    let trail = horst_operator::sign_ins(&app.store, 0, 100).await.unwrap();
+    let text = serde_json::to_string(&trail).unwrap();
+    assert!(!text.contains(typed), "{text}");
+    let unknown = trail
+        .iter()
+        .filter(|e| e.action == "sign_in_failed" && e.target == "(unknown name)")
+        .count();
+    assert_eq!(unknown, 3, "{text}");
+    assert!(trail
+        .iter()
+        .any(|e| e.action == "sign_in_failed" && e.target == "olga"));
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    assert!(keys.iter().all(|k| !k.contains(typed)), "{keys:?}");
+    // The typed name's counters still hold it: five failures of one name from one address,
+    // then a wait (the per-name wait works under the hash).
+    for _ in 0..2 {
+        assert_eq!(
+            sign_in_from(&app, "127.0.0.2", typed, "nein nein").await.0,
+            401
+        );
+    }
+    assert_eq!(
+        sign_in_from(&app, "127.0.0.2", typed, "nein nein").await.0,
+        429
+    );
+}

@@ -263,14 +263,26 @@ pub(crate) async fn record_sign_in(
     via: &str,
     outcome: horst_operator::SignInOutcome,
 ) -> Result<(), ApiError> {
+    record_sign_in_as(state, address, name, name, via, outcome).await
+}
+
+/// [`record_sign_in`] counted under `counted` and shown in the trail and the log as `shown`.
+async fn record_sign_in_as(
+    state: &AppState,
+    address: std::net::IpAddr,
+    counted: &str,
+    shown: &str,
+    via: &str,
+    outcome: horst_operator::SignInOutcome,
+) -> Result<(), ApiError> {
     use horst_operator::SignInOutcome;
     let failed = outcome == SignInOutcome::Failed;
-    horst_identity::sign_in_limits::record(&state.store, name, address, !failed).await?;
-    horst_operator::record_sign_in(&state.store, name, address, via, outcome).await?;
+    horst_identity::sign_in_limits::record(&state.store, counted, address, !failed).await?;
+    horst_operator::record_sign_in(&state.store, shown, address, via, outcome).await?;
     if failed {
-        tracing::info!(%address, name, via, "sign-in failed");
+        tracing::info!(%address, name = shown, via, "sign-in failed");
     } else {
-        tracing::info!(%address, name, via, outcome = outcome.as_str(), "sign-in");
+        tracing::info!(%address, name = shown, via, outcome = outcome.as_str(), "sign-in");
     }
     Ok(())
 }
@@ -436,6 +448,8 @@ async fn password_work() -> Result<tokio::sync::SemaphorePermit<'static>, ApiErr
 
 /// The name a sign-in with a name no account can have is counted and recorded under.
 const INVALID_NAME: &str = "(not a valid name)";
+/// What the sign-in trail and the log show for a name no account has.
+const UNKNOWN_NAME: &str = "(unknown name)";
 
 /// Checks a person's password within the sign-in limits and records the outcome (for
 /// `/account`, `/admin` and the RCADIA sign-in alike; `via` names which).
@@ -456,24 +470,28 @@ pub(crate) async fn check_password(
         ));
     }
     let _check = password_work().await?;
-    // What no account can be called (often a password typed into the name field) is
-    // counted and recorded under one placeholder, never as typed.
+    // What no account can be called is counted under one placeholder (the counters' keys
+    // carry only a hash of a name anyway).
     let counted = if horst_identity::accounts::valid_account_name(&canonical) {
-        canonical
+        canonical.as_str()
     } else {
-        INVALID_NAME.to_string()
+        INVALID_NAME
     };
-    wait_for_sign_in(state, address, &counted).await?;
+    wait_for_sign_in(state, address, counted).await?;
     let found = people::sign_in(&state.store, &state.auth, name, password).await?;
-    let outcome = match found {
-        SignIn::Ok(..) => SignInOutcome::Ok,
-        SignIn::Wrong => SignInOutcome::Failed,
-        SignIn::Blocked => SignInOutcome::Blocked,
+    // A name no account has is often a password typed into the name field: the trail and
+    // the log show it only when the account exists.
+    let (outcome, shown) = match &found {
+        SignIn::Ok(p, _) => (SignInOutcome::Ok, p.name.as_str()),
+        SignIn::Wrong => (SignInOutcome::Failed, canonical.as_str()),
+        SignIn::Unknown if counted == INVALID_NAME => (SignInOutcome::Failed, INVALID_NAME),
+        SignIn::Unknown => (SignInOutcome::Failed, UNKNOWN_NAME),
+        SignIn::Blocked => (SignInOutcome::Blocked, canonical.as_str()),
     };
-    record_sign_in(state, address, &counted, via, outcome).await?;
+    record_sign_in_as(state, address, counted, shown, via, outcome).await?;
     match found {
         SignIn::Ok(p, generation) => Ok((p, generation)),
-        SignIn::Wrong => Err(ApiError::new(
+        SignIn::Wrong | SignIn::Unknown => Err(ApiError::new(
             ApiCode::InvalidCredentials,
             "wrong name or password",
         )),
