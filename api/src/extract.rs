@@ -31,7 +31,7 @@ use serde::de::DeserializeOwned;
 use crate::{ApiCode, ApiError, AppState};
 
 /// The bearer token of `Authorization`, trimmed; `None` when absent or empty.
-fn bearer(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())

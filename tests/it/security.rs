@@ -1136,3 +1136,58 @@ async fn a_password_typed_into_the_name_field_is_neither_recorded_nor_stored() {
         429
     );
 }
+
+#[tokio::test]
+async fn a_signed_out_jwt_is_refused_and_the_persons_other_jwts_work_on() {
+    let app = accounts_app().await;
+    app.person("olga", PASSWORD).await;
+    let jwt = || async {
+        app.http
+            .post(app.url("/api/v1/auth/session"))
+            .json(&json!({ "username": "olga", "password": PASSWORD }))
+            .send()
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap()["token"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // A route that needs the play scope: 404 for a table that does not exist, 401 without
+    // a valid credential.
+    let status = async |jwt: &str| {
+        app.http
+            .get(app.url("/api/v1/agent/sessions/ses_none/state"))
+            .bearer_auth(jwt)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    let (laptop, phone) = (jwt().await, jwt().await);
+    assert_eq!(status(&laptop).await, 404);
+    assert_eq!(status(&phone).await, 404);
+    let out = app
+        .http
+        .delete(app.url("/api/v1/auth/session"))
+        .bearer_auth(&laptop)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), 200);
+    // Lived on for its 7 days before.
+    assert_eq!(status(&laptop).await, 401);
+    assert_eq!(status(&phone).await, 404);
+    // Nothing to sign out without a JWT of ours.
+    let r = app
+        .http
+        .delete(app.url("/api/v1/auth/session"))
+        .bearer_auth("not.a.jwt")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+}
