@@ -1,8 +1,9 @@
 //! Who is calling, and what they sent: axum extractors, so a handler states what it needs
 //! in its signature and never runs without it (after realworld-axum-sqlx's auth extractor).
 //!
-//! - [`Operator`]: the operator's REST API: an active admin token (`Authorization: Bearer`),
-//!   or else an operator's `/admin` session ([`PageOperator`]).
+//! - [`Operator`]: the operator's REST API: an active admin token (`Authorization: Bearer`,
+//!   within the sign-in limits of admin tokens), or else an operator's `/admin` session
+//!   ([`PageOperator`]).
 //! - [`PageOperator`]: the `/admin` page's session cookie (its own, not `/account`'s): a
 //!   person with the operator role, or an admin-token sign-in.
 //! - [`Confirmed`]: an [`Operator`] for a destructive action: a page session must have
@@ -30,7 +31,7 @@ use serde::de::DeserializeOwned;
 use crate::{ApiCode, ApiError, AppState};
 
 /// The bearer token of `Authorization`, trimmed; `None` when absent or empty.
-fn bearer(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -58,7 +59,7 @@ impl FromRequestParts<AppState> for Operator {
             )
         };
         let Some(given) = bearer(&parts.headers) else {
-            if admin_cookie(&parts.headers).is_none()
+            if admin_cookie(state, &parts.headers).is_none()
                 && !horst_identity::admin_tokens::any_active(&state.store).await?
             {
                 return Err(off());
@@ -78,7 +79,10 @@ impl FromRequestParts<AppState> for Operator {
                 });
         };
         let store = &state.store;
-        let Some(token_id) = horst_identity::admin_tokens::check(store, given).await? else {
+        let address = client_addr(parts, state);
+        // Guesses are limited and recorded as on the page's sign-in.
+        let Some(token_id) = crate::routes::admin_page::check_bearer(state, address, given).await?
+        else {
             if !horst_identity::admin_tokens::any_active(store).await? {
                 return Err(off());
             }
@@ -142,18 +146,44 @@ fn cookie<'a>(headers: &'a HeaderMap, wanted: &str) -> Option<&'a str> {
         .map(|(_, value)| value.trim())
 }
 
-/// The value of the `/account` session cookie (`__Host-horst_session` over TLS, else
-/// `horst_session`), if the request carries one.
-pub(crate) fn session_cookie(headers: &HeaderMap) -> Option<&str> {
-    use horst_identity::web_sessions::{COOKIE, COOKIE_TLS};
-    cookie(headers, COOKIE_TLS).or_else(|| cookie(headers, COOKIE))
+/// Whether the browser reached us over TLS: `sessions.public_url` is https, or a proxy says
+/// `X-Forwarded-Proto: https`. Believing the header can only make the cookies stricter (a
+/// `__Host-` name, `Secure`, only that name read back) and add HSTS, never looser.
+pub(crate) fn over_tls(state: &AppState, headers: &HeaderMap) -> bool {
+    state.public_url.starts_with("https://")
+        || headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
 }
 
-/// The value of the `/admin` session cookie (`__Host-horst_admin` over TLS, else
-/// `horst_admin`), if the request carries one.
-pub(crate) fn admin_cookie(headers: &HeaderMap) -> Option<&str> {
+/// The value of the `/account` session cookie, if the request carries one: over TLS only
+/// `__Host-horst_session` (a plain `horst_session` can be planted by a sibling subdomain or
+/// an http:// answer, putting the victim into the planter's account), else `horst_session`.
+pub(crate) fn session_cookie<'h>(state: &AppState, headers: &'h HeaderMap) -> Option<&'h str> {
+    use horst_identity::web_sessions::{COOKIE, COOKIE_TLS};
+    cookie(
+        headers,
+        if over_tls(state, headers) {
+            COOKIE_TLS
+        } else {
+            COOKIE
+        },
+    )
+}
+
+/// The value of the `/admin` session cookie, if the request carries one: over TLS only
+/// `__Host-horst_admin` (as [`session_cookie`]), else `horst_admin`.
+pub(crate) fn admin_cookie<'h>(state: &AppState, headers: &'h HeaderMap) -> Option<&'h str> {
     use horst_identity::web_sessions::{ADMIN_COOKIE, ADMIN_COOKIE_TLS};
-    cookie(headers, ADMIN_COOKIE_TLS).or_else(|| cookie(headers, ADMIN_COOKIE))
+    cookie(
+        headers,
+        if over_tls(state, headers) {
+            ADMIN_COOKIE_TLS
+        } else {
+            ADMIN_COOKIE
+        },
+    )
 }
 
 /// Refuses a browser request made by another site: `Sec-Fetch-Site` (sent by every current
@@ -209,9 +239,9 @@ async fn browser_session(
         )
     };
     let id = if admin {
-        admin_cookie(&parts.headers)
+        admin_cookie(state, &parts.headers)
     } else {
-        session_cookie(&parts.headers)
+        session_cookie(state, &parts.headers)
     }
     .ok_or_else(signed_out)?;
     let session = horst_identity::web_sessions::load(&state.store, id)
@@ -317,16 +347,16 @@ impl FromRequestParts<AppState> for ClientAddr {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let peer = parts
-            .extensions
-            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-            .map(|c| c.0);
-        Ok(ClientAddr(crate::routes::mcp::client_ip(
-            state,
-            peer,
-            &parts.headers,
-        )))
+        Ok(ClientAddr(client_addr(parts, state)))
     }
+}
+
+fn client_addr(parts: &Parts, state: &AppState) -> std::net::IpAddr {
+    let peer = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0);
+    crate::routes::mcp::client_ip(state, peer, &parts.headers)
 }
 
 /// Which RCADIA scope an endpoint needs.

@@ -203,7 +203,10 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::game::router())
         .fallback(routes::web_files::unknown_path)
         .method_not_allowed_fallback(methods::not_allowed)
-        .layer(axum::middleware::from_fn(security_headers::layer))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            security_headers::layer,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             request_log::log_request,

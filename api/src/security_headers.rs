@@ -2,7 +2,9 @@
 //! answer is `nosniff`, every `/api/` answer without a cache rule of its own is `no-store`,
 //! and every HTML answer gets a Content-Security-Policy, a referrer
 //! policy and a framing rule, unless its route set a stricter policy of its own (`/account`,
-//! `/admin`).
+//! `/admin`). Answers served over TLS (`extract::over_tls`) carry HSTS, so a browser that
+//! once came over https never goes to this host over plain http again (where a cookie could
+//! be planted or a page swapped).
 //!
 //! The baseline CSP is the union of what the pages need (their own scripts and the engine's
 //! WebAssembly, inline styles, frames for the bridge's games); each page narrows it further
@@ -12,7 +14,7 @@
 //!   origin (`'self'`);
 //! - `/mcp-app/...`: the MCP App, embedded by MCP hosts on their own origins (`*`).
 
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -43,12 +45,20 @@ fn is_html(r: &Response) -> bool {
         .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/html"))
 }
 
+/// A year: browsers keep using https for this long after an answer with it.
+const HSTS: &str = "max-age=31536000";
+
 /// The middleware: adds what the response lacks, never replaces a route's own header.
-pub async fn layer(req: Request, next: Next) -> Response {
+pub async fn layer(State(state): State<crate::AppState>, req: Request, next: Next) -> Response {
     let path = req.uri().path().to_string();
+    let tls = crate::extract::over_tls(&state, req.headers());
     let mut r = next.run(req).await;
     let html = is_html(&r);
     let h = r.headers_mut();
+    if tls {
+        h.entry(header::STRICT_TRANSPORT_SECURITY)
+            .or_insert(HeaderValue::from_static(HSTS));
+    }
     h.entry(header::X_CONTENT_TYPE_OPTIONS)
         .or_insert(HeaderValue::from_static("nosniff"));
     // API answers are about now, and some carry a secret once (a new key, token or JWT): no

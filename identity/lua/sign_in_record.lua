@@ -4,9 +4,9 @@
   remembers the client as one the name signs in from (ARGV[4] ms). Successes never count.
 
   Input:
-    KEYS[1] signin:pair:<name>|<client>
+    KEYS[1] signin:pair:<name hash>|<client>
     KEYS[2] signin:client:<client>
-    KEYS[3] signin:name:<name>
+    KEYS[3] signin:name:<name hash>
     KEYS[4] signin:known:<name>
 
     ARGV[1] 'fail' or 'ok'

@@ -10,10 +10,10 @@
     the owner out from their own address by failing elsewhere.
 
   Input:
-    KEYS[1] signin:pair:<name>|<client>   failures of this name from this client
-    KEYS[2] signin:client:<client>        failures from this client, any name
-    KEYS[3] signin:name:<name>            failures of this name, any client
-    KEYS[4] signin:known:<name>           set of clients the name signed in from
+    KEYS[1] signin:pair:<name hash>|<client>  failures of this name from this client
+    KEYS[2] signin:client:<client>            failures from this client, any name
+    KEYS[3] signin:name:<name hash>           failures of this name, any client
+    KEYS[4] signin:known:<name>               set of clients the name signed in from
 
     ARGV[1] free failures of the pair
     ARGV[2] free failures of the client

@@ -1,7 +1,8 @@
 --[[
   Sign-up on /account: a person's account (trust 0) with its password, within the rolling
   caps of self-service agent keys (the same zsets as agent_create.lua: a new person is one
-  more trust-0 identity from that network) and sign-up's own caps, in one atomic step.
+  more trust-0 identity from that network) and sign-up's own caps, in one atomic step. The
+  caps are checked before the name (sign_up_caps.lua).
 
   Input:
     KEYS[1] agentkeys:net:<network>   zset of self-service creations from this network
@@ -24,30 +25,23 @@
                                cluster sends a script again after a timeout or a cut
                                connection, and the second run finds its own account, whose
                                salted password hash no other call can have)
-    {'exists', 0}              the name is taken (by anyone, with or without a password)
     {'network_cap', wait_ms}   this network's cap (either) is reached; room in wait_ms
     {'daily_cap', wait_ms}     a total cap (either) is reached; room in wait_ms
+    {'exists', 0}              the name is taken (by anyone, with or without a password);
+                               only said while the caps leave room
 ]]
 local now = now_ms()
 local window = tonumber(ARGV[1])
--- Counts only read (entries older than the window are ignored, and trimmed after the first
--- write): Redis at maxmemory refuses a script only at its first write that may grow memory,
--- so that first write must be a ZADD, not a trim, or a full Redis would take the account
--- (agent_create.lua likewise).
-local since = '(' .. (now - window)
 local mine = redis.call('HMGET', KEYS[5], 'password', 'createdAtMs')
 if mine[1] == ARGV[8] then return {'ok', tonumber(mine[2])} end
+-- The caps before the name: once they are spent, every answer is the cap, so sign-up is no
+-- oracle of which names exist. The caps' counts only read (sign_up_caps.lua; entries older
+-- than the window are trimmed after the first write): Redis at maxmemory refuses a script
+-- only at its first write that may grow memory, so that first write must be a ZADD, not a
+-- trim, or a full Redis would take the account (agent_create.lua likewise).
+local capped = sign_up_cap(now)
+if capped then return capped end
 if redis.call('EXISTS', KEYS[5]) == 1 then return {'exists', 0} end
-local function wait(k)
-  local oldest = redis.call('ZRANGEBYSCORE', k, since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  if oldest[2] then return tonumber(oldest[2]) + window - now end
-  return window
-end
-local function count(k) return redis.call('ZCOUNT', k, since, '+inf') end
-if count(KEYS[1]) >= tonumber(ARGV[2]) then return {'network_cap', wait(KEYS[1])} end
-if count(KEYS[3]) >= tonumber(ARGV[4]) then return {'network_cap', wait(KEYS[3])} end
-if count(KEYS[2]) >= tonumber(ARGV[3]) then return {'daily_cap', wait(KEYS[2])} end
-if count(KEYS[4]) >= tonumber(ARGV[5]) then return {'daily_cap', wait(KEYS[4])} end
 for i = 1, 4 do
   redis.call('ZADD', KEYS[i], now, ARGV[6])
   redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - window)

@@ -13,6 +13,9 @@
 //!   deletion)
 //! - `auth:epoch` counter: moved by every revocation; processes compare it at most once per
 //!   [`EPOCH_CHECK`] and drop their identity cache when it moved
+//! - `auth:jwtrevoked:<jti>` string: a JWT its holder signed out (`DELETE
+//!   /api/v1/auth/session`), expiring when the JWT would; a JWT of an earlier version (no
+//!   `jti`) is named by its SHA-256
 //! - `auth:user:<name>` hash (`pbkdf2`): users of earlier versions, read once by the
 //!   migration to PHC hashes and then deleted
 //! - `auth:legacy` hash: lowercase name -> the name as an earlier version stored it, for the
@@ -162,6 +165,17 @@ struct Claims {
     /// The person's credential generation at issue (`auth:usergen:<sub>`).
     #[serde(default)]
     gen: Option<u64>,
+    /// This JWT's own id, so it can be signed out alone ([`Auth::revoke_jwt`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jti: Option<String>,
+}
+
+impl Claims {
+    /// What `auth:jwtrevoked:` names this JWT by: its `jti`, or (an earlier version's JWT)
+    /// the SHA-256 of the whole token.
+    fn revocation_id(&self, token: &str) -> String {
+        self.jti.clone().unwrap_or_else(|| sha256_hex(token))
+    }
 }
 
 fn unix_now() -> u64 {
@@ -466,6 +480,7 @@ impl Auth {
             iat: now,
             exp: now + JWT_TTL_SECONDS,
             gen: Some(gen),
+            jti: Some(crate::random_hex(16)?),
         };
         let payload =
             URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).map_err(IdentityError::internal)?);
@@ -473,6 +488,37 @@ impl Auth {
         let key = self.signing_key().await?;
         let sig = URL_SAFE_NO_PAD.encode(Self::mac(key, &signing));
         Ok(format!("{signing}.{sig}"))
+    }
+
+    /// Ends one JWT at once (its holder signed out), leaving the person's other JWTs and
+    /// sessions alone: every process refuses it within [`EPOCH_CHECK`], this one at once.
+    /// `false` if `token` is not a JWT of ours that is still valid.
+    pub async fn revoke_jwt(&self, token: &str) -> Result<bool, IdentityError> {
+        if token.matches('.').count() != 2 {
+            return Ok(false);
+        }
+        let Some(claims) = Self::verify_jwt(self.signing_key().await?, token) else {
+            return Ok(false);
+        };
+        let left = claims.exp.saturating_sub(unix_now()).max(1);
+        let _: () = redis::pipe()
+            .atomic()
+            .set_ex(
+                self.store
+                    .key(&format!("auth:jwtrevoked:{}", claims.revocation_id(token))),
+                1,
+                left,
+            )
+            .ignore()
+            .incr(self.store.key("auth:epoch"), 1)
+            .ignore()
+            .query_async(&mut self.store.conn())
+            .await?;
+        // Durable: a signed-out JWT stays out through a failover.
+        self.store.barrier().await?;
+        let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        c.entries.remove(&sha256_hex(token));
+        Ok(true)
     }
 
     /// Reads (or makes) the JWT signing key now: an API process does this at its start, so
@@ -582,9 +628,18 @@ impl Auth {
         }
         let identity = match claims {
             Some(claims) => {
-                // A JWT of an earlier version (no generation) or of credentials that changed.
-                let CredentialGeneration(now) = self.generation(&claims.sub).await?;
-                if claims.gen != Some(now) {
+                // The generation and the revocation in one read.
+                let (gen, revoked): (Option<u64>, Option<String>) = redis::cmd("MGET")
+                    .arg(self.store.key(&format!("auth:usergen:{}", claims.sub)))
+                    .arg(
+                        self.store
+                            .key(&format!("auth:jwtrevoked:{}", claims.revocation_id(bearer))),
+                    )
+                    .query_async(&mut self.store.conn())
+                    .await?;
+                // Signed out, of an earlier version (no generation), or of credentials that
+                // changed.
+                if revoked.is_some() || claims.gen != Some(gen.unwrap_or(0)) {
                     return Ok(None);
                 }
                 Identity {

@@ -280,13 +280,30 @@ impl SignUpCaps {
     }
 }
 
+/// Sign-up's caps, shared by [`SIGN_UP`] and [`SIGN_UP_ROOM`].
+const SIGN_UP_CAPS: horst_store::script::LuaFile = lua!("lua/sign_up_caps.lua");
+
 /// `lua/sign_up.lua`: reply `(outcome, ms)`.
-static SIGN_UP: Script<(String, u64)> = Script::new(Decl {
-    file: lua!("lua/sign_up.lua"),
-    keys: 5,
-    argv: Argv::Exactly(8),
-    writes: Writes::Durable,
-});
+static SIGN_UP: Script<(String, u64)> = Script::with_helpers(
+    Decl {
+        file: lua!("lua/sign_up.lua"),
+        keys: 5,
+        argv: Argv::Exactly(8),
+        writes: Writes::Durable,
+    },
+    SIGN_UP_CAPS,
+);
+
+/// `lua/sign_up_room.lua`: reply `(outcome, ms)`.
+static SIGN_UP_ROOM: Script<(String, u64)> = Script::with_helpers(
+    Decl {
+        file: lua!("lua/sign_up_room.lua"),
+        keys: 4,
+        argv: Argv::Exactly(5),
+        writes: Writes::ReadOnly,
+    },
+    SIGN_UP_CAPS,
+);
 
 /// `lua/password_rehash.lua`: reply 1 (replaced) or 0 (the stored hash changed since).
 /// A rehash lost in a failover is made again at the next sign-in.
@@ -297,13 +314,47 @@ static PASSWORD_REHASH: Script<i64> = Script::new(Decl {
     writes: Writes::PrimaryOnly,
 });
 
-pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 3] {
-    [&SIGN_UP, &PASSWORD_FIRST, &PASSWORD_REHASH]
+pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 4] {
+    [&SIGN_UP, &SIGN_UP_ROOM, &PASSWORD_FIRST, &PASSWORD_REHASH]
+}
+
+/// The caps' zsets of sign-ups from `network`, as sign_up.lua and sign_up_room.lua take
+/// them first in KEYS.
+fn cap_keys(store: &Store, network: &str) -> [String; 4] {
+    [
+        store.key(&format!("agentkeys:net:{network}")),
+        store.key("agentkeys:all"),
+        store.key(&format!("signup:net:{network}")),
+        store.key("signup:all"),
+    ]
+}
+
+/// A sign-up script's reply as a result: `ok` is `Ok(ms)`, a cap [`IdentityError::Cap`].
+fn sign_up_reply(name: &str, outcome: &str, ms: u64) -> Result<u64, IdentityError> {
+    let retry_after_seconds = ms.div_ceil(1000).max(1);
+    match outcome {
+        "ok" => Ok(ms),
+        "exists" => Err(IdentityError::conflict(format!("the name {name} is taken"))),
+        "network_cap" => Err(IdentityError::Cap {
+            cap: crate::KeyCap::Network,
+            message: "your network has made as many new accounts and agent keys as it may in 24 hours; try again later or ask the operator".into(),
+            retry_after_seconds,
+        }),
+        "daily_cap" => Err(IdentityError::Cap {
+            cap: crate::KeyCap::Daily,
+            message: "horst has taken as many new accounts and agent keys as it may in 24 hours; try again later or ask the operator".into(),
+            retry_after_seconds,
+        }),
+        other => Err(IdentityError::internal(format!("sign-up script: {other:?}"))),
+    }
 }
 
 /// Sign-up on `/account`: a new person (trust 0) with `password`, from `client`, within
 /// [`SignUpCaps`]; a cap is [`IdentityError::Cap`] with the seconds until there is room.
-/// Answered only once the replicas have it (a durable write).
+/// The caps are looked at before the name and before the password is hashed: a refused
+/// sign-up costs no hash, and once the caps are spent nobody learns which names exist. The
+/// write checks them again atomically. Answered only once the replicas have it (a durable
+/// write).
 pub async fn sign_up(
     store: &Store,
     auth: &Auth,
@@ -317,18 +368,27 @@ pub async fn sign_up(
     };
     check_name(name)?;
     check_password(name, password)?;
+    let network = network_of(client);
+    let cap_keys = cap_keys(store, &network);
+    let (outcome, ms) = SIGN_UP_ROOM
+        .call(store)
+        .key(cap_keys.as_slice())
+        .arg(SELF_SERVICE_WINDOW_MS)
+        .arg(SELF_SERVICE_PER_NETWORK)
+        .arg(SELF_SERVICE_TOTAL)
+        .arg(caps.per_network)
+        .arg(caps.total)
+        .run()
+        .await?;
+    sign_up_reply(name, &outcome, ms)?;
     if auth.legacy_user_exists(name).await? {
         return Err(IdentityError::conflict(format!("the name {name} is taken")));
     }
     let hash = hash_password(password).await?;
-    let network = network_of(client);
     let member = crate::random_hex(8)?;
     let (outcome, ms) = SIGN_UP
         .call(store)
-        .key(store.key(&format!("agentkeys:net:{network}")))
-        .key(store.key("agentkeys:all"))
-        .key(store.key(&format!("signup:net:{network}")))
-        .key(store.key("signup:all"))
+        .key(cap_keys.as_slice())
         .key(store.key(&format!("account:{name}")))
         .arg(SELF_SERVICE_WINDOW_MS)
         .arg(SELF_SERVICE_PER_NETWORK)
@@ -340,22 +400,7 @@ pub async fn sign_up(
         .arg(&hash)
         .run()
         .await?;
-    let retry_after_seconds = ms.div_ceil(1000).max(1);
-    match outcome.as_str() {
-        "ok" => Ok(()),
-        "exists" => Err(IdentityError::conflict(format!("the name {name} is taken"))),
-        "network_cap" => Err(IdentityError::Cap {
-            cap: crate::KeyCap::Network,
-            message: "your network has made as many new accounts and agent keys as it may in 24 hours; try again later or ask the operator".into(),
-            retry_after_seconds,
-        }),
-        "daily_cap" => Err(IdentityError::Cap {
-            cap: crate::KeyCap::Daily,
-            message: "horst has taken as many new accounts and agent keys as it may in 24 hours; try again later or ask the operator".into(),
-            retry_after_seconds,
-        }),
-        other => Err(IdentityError::internal(format!("sign_up.lua: {other:?}"))),
-    }
+    sign_up_reply(name, &outcome, ms).map(|_| ())
 }
 
 /// What a sign-in found.
@@ -365,8 +410,12 @@ pub enum SignIn {
     /// in the credential generation read before the password was checked
     /// ([`open_session`], [`Auth::issue_jwt`]).
     Ok(Person, CredentialGeneration),
-    /// Unknown name or wrong password (never said apart).
+    /// A wrong password for an account that exists (answered as [`SignIn::Unknown`] is).
     Wrong,
+    /// No account by this name. Answered exactly as [`SignIn::Wrong`] (callers never tell
+    /// them apart), but recorded and logged without the typed name: that is often a password
+    /// typed into the name field.
+    Unknown,
     /// The password is right but the account is blocked.
     Blocked,
 }
@@ -395,7 +444,7 @@ pub async fn sign_in(
     {
         // Still costs a verification, so odd input does not answer faster.
         verify(None, "").await?;
-        return Ok(SignIn::Wrong);
+        return Ok(SignIn::Unknown);
     }
     // Read before the password is: a password change or a block after this point moves the
     // generation on, so what this sign-in opens (a JWT, a browser session) ends with it.
@@ -430,7 +479,12 @@ pub async fn sign_in(
     match auth.legacy_check(typed, password).await? {
         LegacyCheck::NoUser => {
             verify(None, password).await?;
-            Ok(SignIn::Wrong)
+            // An account without a password (an agent's, a deleted person's) is a name.
+            Ok(if kind.is_some() {
+                SignIn::Wrong
+            } else {
+                SignIn::Unknown
+            })
         }
         LegacyCheck::Wrong => Ok(SignIn::Wrong),
         LegacyCheck::Right => migrate(store, auth, typed, &name, password, generation).await,
@@ -669,5 +723,39 @@ mod tests {
         assert!(check_name("agt_1f2e3d4c").is_err());
         assert!(check_name("fuchs").is_ok());
         assert_eq!(canonical("  Fuchs "), "fuchs");
+    }
+
+    /// The write's own check (the authority when two sign-ups race past the look before
+    /// the hash) answers the cap before the name too: else a taken name was still told.
+    #[tokio::test]
+    async fn the_sign_up_script_answers_the_cap_before_the_name() {
+        let redis = horst_testkit::RedisServer::start();
+        let store = horst_store::Store::connect(&redis.url(), "t:")
+            .await
+            .unwrap();
+        let sign_up = |name: &'static str, member: &'static str| {
+            let store = &store;
+            async move {
+                SIGN_UP
+                    .call(store)
+                    .key(cap_keys(store, "n").as_slice())
+                    .key(store.key(&format!("account:{name}")))
+                    .arg(86_400_000u64)
+                    .arg(100u32)
+                    .arg(100u32)
+                    .arg(1u32)
+                    .arg(100u32)
+                    .arg(member)
+                    .arg(name)
+                    .arg(format!("hash of {member}"))
+                    .run()
+                    .await
+                    .unwrap()
+            }
+        };
+        assert_eq!(sign_up("fuchs", "m1").await.0, "ok");
+        // The network's one sign-up is used: a taken name and a free one get the cap alike.
+        assert_eq!(sign_up("fuchs", "m2").await.0, "network_cap");
+        assert_eq!(sign_up("dachs", "m3").await.0, "network_cap");
     }
 }

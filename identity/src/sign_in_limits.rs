@@ -7,8 +7,9 @@
 //! A client is its address, an IPv6 client its /64 (one subscriber's prefix).
 //!
 //! Layout (under the store prefix), all expiring on their own:
-//! - `signin:pair:<name>|<client>`, `signin:client:<client>`, `signin:name:<name>` hashes
-//!   `{n, last}`: failures and the newest one's time, kept [`FAILURES_KEPT`] after it
+//! - `signin:pair:<name hash>|<client>`, `signin:client:<client>`, `signin:name:<name hash>`
+//!   hashes `{n, last}`: failures and the newest one's time, kept [`FAILURES_KEPT`] after it
+//!   (a failure's name may be a password typed into the name field: never stored as typed)
 //! - `signin:known:<name>` set: clients the name signed in from, kept [`KNOWN_KEPT`]
 
 use std::net::IpAddr;
@@ -111,11 +112,22 @@ fn canonical(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// A name as the failure counters' keys carry it: a hash (128 bits of its SHA-256), because a
+/// typed name is often a password typed into the wrong field.
+fn name_hash(name: &str) -> String {
+    let mut hex = crate::digest::sha256_hex(name);
+    hex.truncate(32);
+    hex
+}
+
 fn keys(store: &Store, name: &str, client: &str) -> [String; 4] {
+    let hashed = name_hash(name);
     [
-        store.key(&format!("signin:pair:{name}|{client}")),
+        store.key(&format!("signin:pair:{hashed}|{client}")),
         store.key(&format!("signin:client:{client}")),
-        store.key(&format!("signin:name:{name}")),
+        store.key(&format!("signin:name:{hashed}")),
+        // Written only at a success, so only under a real name (kept as it was: the clients
+        // a name signed in from stay known across this change).
         store.key(&format!("signin:known:{name}")),
     ]
 }

@@ -182,6 +182,14 @@ async fn sign_up_obeys_the_self_service_caps_and_its_own() {
         (429, Some("network_cap")),
         "{body}"
     );
+    // Past the cap a taken name is answered with the cap too: sign-up tells nobody which
+    // names exist once its attempts are spent (it said 409 `conflict`, without end).
+    let (status, body) = sign_up_from(&app, "127.0.0.1", "fuchs0", PASSWORD).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (429, Some("network_cap")),
+        "{body}"
+    );
     // A self-service key from that network counts against the same cap.
     let r = client_from("127.0.0.1")
         .post(app.url("/api/agent-keys"))
@@ -235,6 +243,26 @@ async fn operator_session(app: &TestApp) -> Visitor {
     o
 }
 
+/// The cookies olga's sign-in at `path` sets over TLS (behind a proxy that says https), the
+/// session's first.
+async fn tls_sign_in(app: &TestApp, path: &str) -> Vec<String> {
+    let r = app
+        .http
+        .post(app.url(path))
+        .header("sec-fetch-site", "same-origin")
+        .header("x-forwarded-proto", "https")
+        .json(&json!({ "name": "olga", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    r.headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_string())
+        .collect()
+}
+
 #[tokio::test]
 async fn the_admin_cookie_is_its_own_and_destructive_actions_ask_again() {
     let app = accounts_app().await;
@@ -246,26 +274,13 @@ async fn the_admin_cookie_is_its_own_and_destructive_actions_ask_again() {
     assert_eq!(a.sign_in("olga", PASSWORD).await.status, 200);
     assert_eq!(a.cookie.clone().unwrap().0, "horst_session");
     assert_eq!(a.get("/api/admin/overview").await.status, 401);
-    // The cookie a sign-in at `path` sets over TLS (behind a proxy that says https).
-    let tls_sign_in = async |path: &str| {
-        let r = app
-            .http
-            .post(app.url(path))
-            .header("sec-fetch-site", "same-origin")
-            .header("x-forwarded-proto", "https")
-            .json(&json!({ "name": "olga", "password": PASSWORD }))
-            .send()
-            .await
-            .unwrap();
-        r.headers()["set-cookie"].to_str().unwrap().to_string()
-    };
     // The /admin cookie lives 12 hours; over TLS it is a __Host- cookie.
-    let set = tls_sign_in("/api/admin/session").await;
+    let set = tls_sign_in(&app, "/api/admin/session").await[0].clone();
     assert!(set.starts_with("__Host-horst_admin="), "{set}");
     assert!(set.contains("Secure") && set.contains("Path=/"), "{set}");
     assert!(set.contains("Max-Age=43200"), "{set}");
     // So is the /account cookie (it was `horst_session` over TLS too), and it is read back.
-    let set = tls_sign_in("/api/account/sign-in").await;
+    let set = tls_sign_in(&app, "/api/account/sign-in").await[0].clone();
     assert!(set.starts_with("__Host-horst_session="), "{set}");
     assert!(set.contains("Secure") && set.contains("Path=/"), "{set}");
     let id = set
@@ -277,6 +292,7 @@ async fn the_admin_cookie_is_its_own_and_destructive_actions_ask_again() {
     let me = app
         .http
         .get(app.url("/api/account/keys"))
+        .header("x-forwarded-proto", "https")
         .header("cookie", format!("__Host-horst_session={id}"))
         .send()
         .await
@@ -334,6 +350,65 @@ async fn the_admin_cookie_is_its_own_and_destructive_actions_ask_again() {
     assert!(trail
         .iter()
         .any(|e| e.action == "reauthenticated" && e.target == "olga"));
+}
+
+#[tokio::test]
+async fn over_tls_only_the_host_cookies_are_read() {
+    let app = accounts_app().await;
+    // olga's sessions over plain http: the plain cookie names, which work there.
+    let o = operator_session(&app).await;
+    let (name, admin_id) = o.cookie.clone().unwrap();
+    assert_eq!(name, "horst_admin");
+    let mut a = Visitor::new(&app);
+    assert_eq!(a.sign_in("olga", PASSWORD).await.status, 200);
+    let (name, id) = a.cookie.clone().unwrap();
+    assert_eq!(name, "horst_session");
+    let get = async |path: &str, cookie: String, tls: bool| {
+        let mut req = app.http.get(app.url(path)).header("cookie", cookie);
+        if tls {
+            req = req.header("x-forwarded-proto", "https");
+        }
+        req.send().await.unwrap()
+    };
+    let plain = get("/api/account/keys", format!("horst_session={id}"), false).await;
+    assert_eq!(plain.status(), 200);
+    // No HSTS over plain http...
+    assert!(plain.headers().get("strict-transport-security").is_none());
+    let plain = get(
+        "/api/admin/overview",
+        format!("horst_admin={admin_id}"),
+        false,
+    )
+    .await;
+    assert_eq!(plain.status(), 200);
+    // ...but over TLS a plain name is what a sibling subdomain or an http:// answer could
+    // have planted (the victim would work in the planter's account): never read.
+    let tls = get("/api/account/keys", format!("horst_session={id}"), true).await;
+    assert_eq!(tls.status(), 401);
+    assert_eq!(
+        tls.headers()["strict-transport-security"],
+        "max-age=31536000"
+    );
+    let tls = get(
+        "/api/admin/overview",
+        format!("horst_admin={admin_id}"),
+        true,
+    )
+    .await;
+    assert_eq!(tls.status(), 401);
+    // A sign-in over TLS sets the __Host- cookie and expires a plain one.
+    for (path, plain) in [
+        ("/api/account/sign-in", "horst_session="),
+        ("/api/admin/session", "horst_admin="),
+    ] {
+        let set = tls_sign_in(&app, path).await;
+        assert!(set[0].starts_with("__Host-"), "{set:?}");
+        assert!(
+            set.iter()
+                .any(|c| c.starts_with(plain) && c.contains("Max-Age=0")),
+            "{path}: {set:?}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -959,4 +1034,160 @@ async fn another_sites_page_cannot_post_to_the_rcadia_sign_in() {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 200);
+}
+
+#[tokio::test]
+async fn guessing_admin_tokens_on_the_bearer_api_is_limited_and_recorded() {
+    let app = default_limits_app().await;
+    let guesser = client_from("127.0.0.3");
+    let mut limited_at = None;
+    for i in 0..30 {
+        let r = guesser
+            .get(app.url("/api/admin/overview"))
+            .bearer_auth("not the admin token, only a guess at it")
+            .send()
+            .await
+            .unwrap();
+        match r.status().as_u16() {
+            401 => {}
+            429 => {
+                assert!(r.headers().contains_key("retry-after"));
+                limited_at = Some(i);
+                break;
+            }
+            other => panic!("guess {i}: {other}"),
+        }
+    }
+    // Guessing was neither limited nor recorded before.
+    assert!(limited_at.is_some_and(|i| i < 29), "{limited_at:?}");
+    // The right token still works from an address that has not failed.
+    let r = client_from("127.0.0.4")
+        .get(app.url("/api/admin/overview"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let trail = horst_operator::sign_ins(&app.store, 0, 100).await.unwrap();
+    assert!(
+        trail.iter().any(|e| e.action == "sign_in_failed"
+            && e.target == "~admin-token"
+            && e.detail["via"] == "admin_api"
+            && e.detail["address"] == "127.0.0.3"),
+        "{trail:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_password_typed_into_the_name_field_is_neither_recorded_nor_stored() {
+    let app = default_limits_app().await;
+    app.person("olga", PASSWORD).await;
+    // A password that is also a valid account name, typed into the name field, at each
+    // sign-in; and a real name's failure.
+    let typed = "sommer2024abc";
+    assert_eq!(
+        sign_in_from(&app, "127.0.0.2", typed, "nein nein").await.0,
+        401
+    );
+    assert_eq!(
+        post_from(&app, "127.0.0.2", "/api/admin/session", typed, "nein nein")
+            .await
+            .0,
+        401
+    );
+    let r = client_from("127.0.0.2")
+        .post(app.url("/api/v1/auth/session"))
+        .json(&json!({ "username": typed, "password": "nein nein" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    assert_eq!(
+        sign_in_from(&app, "127.0.0.2", "olga", "nein nein").await.0,
+        401
+    );
+    let trail = horst_operator::sign_ins(&app.store, 0, 100).await.unwrap();
+    let text = serde_json::to_string(&trail).unwrap();
+    assert!(!text.contains(typed), "{text}");
+    let unknown = trail
+        .iter()
+        .filter(|e| e.action == "sign_in_failed" && e.target == "(unknown name)")
+        .count();
+    assert_eq!(unknown, 3, "{text}");
+    assert!(trail
+        .iter()
+        .any(|e| e.action == "sign_in_failed" && e.target == "olga"));
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    assert!(keys.iter().all(|k| !k.contains(typed)), "{keys:?}");
+    // The typed name's counters still hold it: five failures of one name from one address,
+    // then a wait (the per-name wait works under the hash).
+    for _ in 0..2 {
+        assert_eq!(
+            sign_in_from(&app, "127.0.0.2", typed, "nein nein").await.0,
+            401
+        );
+    }
+    assert_eq!(
+        sign_in_from(&app, "127.0.0.2", typed, "nein nein").await.0,
+        429
+    );
+}
+
+#[tokio::test]
+async fn a_signed_out_jwt_is_refused_and_the_persons_other_jwts_work_on() {
+    let app = accounts_app().await;
+    app.person("olga", PASSWORD).await;
+    let jwt = || async {
+        app.http
+            .post(app.url("/api/v1/auth/session"))
+            .json(&json!({ "username": "olga", "password": PASSWORD }))
+            .send()
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap()["token"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // A route that needs the play scope: 404 for a table that does not exist, 401 without
+    // a valid credential.
+    let status = async |jwt: &str| {
+        app.http
+            .get(app.url("/api/v1/agent/sessions/ses_none/state"))
+            .bearer_auth(jwt)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    let (laptop, phone) = (jwt().await, jwt().await);
+    assert_eq!(status(&laptop).await, 404);
+    assert_eq!(status(&phone).await, 404);
+    let out = app
+        .http
+        .delete(app.url("/api/v1/auth/session"))
+        .bearer_auth(&laptop)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), 200);
+    // Lived on for its 7 days before.
+    assert_eq!(status(&laptop).await, 401);
+    assert_eq!(status(&phone).await, 404);
+    // Nothing to sign out without a JWT of ours.
+    let r = app
+        .http
+        .delete(app.url("/api/v1/auth/session"))
+        .bearer_auth("not.a.jwt")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
 }

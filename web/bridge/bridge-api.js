@@ -63,6 +63,10 @@ export function createBridgeApi({ fetch, getToken, baseUrl = "", timeoutSignal =
       if (!r || typeof r.token !== "string") throw new ApiError(500, "sign-in answer had no token");
       return r.token;
     },
+    /** DELETE /api/v1/auth/session: the server ends this JWT, so no copy of it works on. */
+    signOut() {
+      return call("DELETE", "/api/v1/auth/session");
+    },
     createSession(body) {
       return call("POST", BRIDGE, { body });
     },
@@ -85,18 +89,20 @@ export function createBridgeApi({ fetch, getToken, baseUrl = "", timeoutSignal =
      * Fire-and-forget /ops that outlives the page. navigator.sendBeacon cannot
      * set an Authorization header, so this uses fetch with keepalive, which can.
      */
+    /** Settles (never rejects) once the request is done, for a sign-out that waits for it. */
     endKeepalive(sessionId, ops) {
       const token = getToken();
-      if (!token) return;
+      if (!token) return Promise.resolve();
       try {
-        fetch(`${baseUrl}${BRIDGE}/${sid(sessionId)}/ops`, {
+        return fetch(`${baseUrl}${BRIDGE}/${sid(sessionId)}/ops`, {
           method: "POST",
           keepalive: true,
           headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
           body: JSON.stringify({ ops }),
           credentials: "same-origin",
-        }).catch(() => {});
+        }).then(() => {}, () => {});
       } catch { /* the page is going away; nothing more to do */ }
+      return Promise.resolve();
     },
   };
 }

@@ -108,11 +108,13 @@ function startHosting() {
   render(host.view);
 }
 
+/** Stops hosting; the promise settles once the table's end was sent. */
 function stopHosting() {
-  if (host) host.hostLeft();
+  const ended = host ? host.hostLeft() : Promise.resolve();
   host = null;
   if (frame) frame.remove();
   frame = null;
+  return ended;
 }
 
 window.addEventListener("message", (event) => {
@@ -176,8 +178,11 @@ setInterval(() => { if (host) $("s-deadline").textContent = describeDeadline(hos
 
 $("new-table").addEventListener("click", () => { if (host) host.newTable(); });
 
-$("sign-out").addEventListener("click", () => {
-  stopHosting();
+$("sign-out").addEventListener("click", async () => {
+  // The table's end needs the JWT, so it goes out before the JWT is ended.
+  await stopHosting();
+  // The server ends the JWT too: a copy of it (another tab, a stolen one) stops working.
+  await api.signOut().catch(() => {});
   saveToken(null);
   showSignIn("Signed out.");
 });

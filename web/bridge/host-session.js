@@ -16,7 +16,7 @@ import {
  * @property {(sessionId: string, after: number, wait: number) => Promise<any>} pendingActions
  * @property {(sessionId: string) => Promise<any>} rematch
  * @property {(sessionId: string, since: number|undefined, wait: number) => Promise<any>} publicView
- * @property {(sessionId: string, ops: object[]) => void} endKeepalive fire-and-forget, survives page unload
+ * @property {(sessionId: string, ops: object[]) => Promise<void>} endKeepalive fire-and-forget, survives page unload; settles once sent
  */
 
 /**
@@ -160,16 +160,17 @@ export class HostSession {
 
   /**
    * The page is going away: end a live session with reason host_left (no
-   * rematch follows) through a request that survives unload, and stop.
+   * rematch follows) through a request that survives unload, and stop. The
+   * promise settles once that request is done (a sign-out waits for it).
    */
   hostLeft() {
     const sid = this.view.sessionId;
     const live = sid && (this.view.status === "waiting" || this.view.status === "active");
     this.stop();
-    if (live) {
-      this.api.endKeepalive(sid, [hostLeftOp()]);
-      this._setView({ status: "left" });
-    }
+    if (!live) return Promise.resolve();
+    const sent = this.api.endKeepalive(sid, [hostLeftOp()]);
+    this._setView({ status: "left" });
+    return Promise.resolve(sent);
   }
 
   /** Stop every loop; nothing more is sent or delivered. */

@@ -31,6 +31,14 @@ test("signIn posts credentials without a token and returns the token", async () 
   assert.equal(requests[0].init.headers.Authorization, undefined);
 });
 
+test("signOut deletes the session with the bearer token", async () => {
+  const { api, requests } = apiWith(() => ({ status: 200, body: { signedOut: true } }));
+  await api.signOut();
+  assert.equal(requests[0].url, "/api/v1/auth/session");
+  assert.equal(requests[0].init.method, "DELETE");
+  assert.equal(requests[0].init.headers.Authorization, "Bearer jwt-123");
+});
+
 test("signIn without a token in the answer fails", async () => {
   const { api } = apiWith(() => ({ status: 200, body: {} }), null);
   await assert.rejects(api.signIn("a", "b"), /no token/);

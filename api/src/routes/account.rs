@@ -22,7 +22,9 @@ use horst_identity::auth::CredentialGeneration;
 use horst_identity::people::{self, Person, SignIn};
 use horst_identity::web_sessions::{self, Subject};
 
-use crate::extract::{same_origin, session_cookie, ClientAddr, Expected, Json, Path, SignedIn};
+use crate::extract::{
+    over_tls, same_origin, session_cookie, ClientAddr, Expected, Json, Path, SignedIn,
+};
 use crate::{ApiCode, ApiError, AppState};
 
 /// Bodies of these forms are small; anything bigger is not a form of ours.
@@ -98,52 +100,52 @@ async fn file(
     serve_page_file(&state, "account", &name, req).await
 }
 
-/// Whether the browser reached us over TLS (so the cookie may only travel that way).
-fn over_tls(state: &AppState, headers: &HeaderMap) -> bool {
-    // Believing the header can only make the cookie stricter, never looser.
-    state.public_url.starts_with("https://")
-        || headers
-            .get("x-forwarded-proto")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
-}
-
-/// `Set-Cookie` for a new `/account` session id, or (`None`) one that removes the cookie
+/// Sets a new `/account` session id on `r`, or (`None`) removes the cookie
 /// (`__Host-horst_session` over TLS: no other host or path can set or shadow it).
-pub(crate) fn set_cookie(state: &AppState, headers: &HeaderMap, id: Option<&str>) -> HeaderValue {
+pub(crate) fn set_cookie(
+    state: &AppState,
+    headers: &HeaderMap,
+    r: &mut Response,
+    id: Option<&str>,
+) {
     cookie(
         state,
         headers,
+        r,
         (web_sessions::COOKIE, web_sessions::COOKIE_TLS),
         id,
         web_sessions::ABSOLUTE,
     )
 }
 
-/// `Set-Cookie` for a new `/admin` session id, or (`None`) one that removes the cookie: its
-/// own cookie (`__Host-horst_admin` over TLS), living as long as an admin session may.
+/// Sets a new `/admin` session id on `r`, or (`None`) removes the cookie: its own cookie
+/// (`__Host-horst_admin` over TLS), living as long as an admin session may.
 pub(crate) fn set_admin_cookie(
     state: &AppState,
     headers: &HeaderMap,
+    r: &mut Response,
     id: Option<&str>,
-) -> HeaderValue {
+) {
     cookie(
         state,
         headers,
+        r,
         (web_sessions::ADMIN_COOKIE, web_sessions::ADMIN_COOKIE_TLS),
         id,
         web_sessions::ADMIN_ABSOLUTE,
     )
 }
 
-/// The cookie `names` (over plain HTTP, over TLS) name, with `Secure` over TLS.
+/// The cookie `names` (over plain HTTP, over TLS) name, with `Secure` over TLS. Over TLS the
+/// plain name is expired too: one planted there is never read, and should not linger.
 fn cookie(
     state: &AppState,
     headers: &HeaderMap,
+    r: &mut Response,
     names: (&str, &str),
     id: Option<&str>,
     life: std::time::Duration,
-) -> HeaderValue {
+) {
     let tls = over_tls(state, headers);
     let name = if tls { names.1 } else { names.0 };
     let secure = if tls { "; Secure" } else { "" };
@@ -154,8 +156,17 @@ fn cookie(
         ),
         None => format!("{name}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}"),
     };
+    let h = r.headers_mut();
     // Ids are hex, so this always parses.
-    HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static(""))
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        h.append(header::SET_COOKIE, v);
+    }
+    if tls {
+        let plain = format!("{}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0", names.0);
+        if let Ok(v) = HeaderValue::from_str(&plain) {
+            h.append(header::SET_COOKIE, v);
+        }
+    }
 }
 
 /// Ends the session the request came with, if any: a sign-in never keeps an id the browser
@@ -215,8 +226,18 @@ pub(crate) async fn wait_for_sign_in(
     address: std::net::IpAddr,
     name: &str,
 ) -> Result<(), ApiError> {
-    use horst_identity::sign_in_limits::{self, Free, Holder};
-    let free = Free::from_config(&state.config.gateway);
+    let free = horst_identity::sign_in_limits::Free::from_config(&state.config.gateway);
+    wait_for_sign_in_within(state, free, address, name).await
+}
+
+/// [`wait_for_sign_in`] with `free` failures of each counter.
+pub(crate) async fn wait_for_sign_in_within(
+    state: &AppState,
+    free: horst_identity::sign_in_limits::Free,
+    address: std::net::IpAddr,
+    name: &str,
+) -> Result<(), ApiError> {
+    use horst_identity::sign_in_limits::{self, Holder};
     let Some(wait) = sign_in_limits::check(&state.store, free, name, address).await? else {
         return Ok(());
     };
@@ -233,7 +254,8 @@ pub(crate) async fn wait_for_sign_in(
 
 /// Records a checked credential: the sign-in limits count a failure (never a success) and
 /// the sign-in trail gets an entry with the address. `via`: `account`, `admin`,
-/// `admin_token`, `rcadia`.
+/// `admin_token` (the page), `admin_api` (a bearer token on the admin API), `rcadia`,
+/// `password_change`.
 pub(crate) async fn record_sign_in(
     state: &AppState,
     address: std::net::IpAddr,
@@ -241,14 +263,26 @@ pub(crate) async fn record_sign_in(
     via: &str,
     outcome: horst_operator::SignInOutcome,
 ) -> Result<(), ApiError> {
+    record_sign_in_as(state, address, name, name, via, outcome).await
+}
+
+/// [`record_sign_in`] counted under `counted` and shown in the trail and the log as `shown`.
+async fn record_sign_in_as(
+    state: &AppState,
+    address: std::net::IpAddr,
+    counted: &str,
+    shown: &str,
+    via: &str,
+    outcome: horst_operator::SignInOutcome,
+) -> Result<(), ApiError> {
     use horst_operator::SignInOutcome;
     let failed = outcome == SignInOutcome::Failed;
-    horst_identity::sign_in_limits::record(&state.store, name, address, !failed).await?;
-    horst_operator::record_sign_in(&state.store, name, address, via, outcome).await?;
+    horst_identity::sign_in_limits::record(&state.store, counted, address, !failed).await?;
+    horst_operator::record_sign_in(&state.store, shown, address, via, outcome).await?;
     if failed {
-        tracing::info!(%address, name, via, "sign-in failed");
+        tracing::info!(%address, name = shown, via, "sign-in failed");
     } else {
-        tracing::info!(%address, name, via, outcome = outcome.as_str(), "sign-in");
+        tracing::info!(%address, name = shown, via, outcome = outcome.as_str(), "sign-in");
     }
     Ok(())
 }
@@ -296,7 +330,7 @@ async fn session(State(state): State<AppState>, headers: HeaderMap) -> Result<Re
         account: None,
         csrf: None,
     };
-    if let Some(id) = session_cookie(&headers) {
+    if let Some(id) = session_cookie(&state, &headers) {
         if let Some(s) = web_sessions::load(&state.store, id).await? {
             if let Subject::Account(name) = &s.subject {
                 if let Some(p) = people::load(&state.store, name).await? {
@@ -338,7 +372,7 @@ async fn signed_in(
     generation: CredentialGeneration,
     status: StatusCode,
 ) -> Result<Response, ApiError> {
-    end_previous(state, session_cookie(headers)).await?;
+    end_previous(state, session_cookie(state, headers)).await?;
     let subject = Subject::Account(person.name.clone());
     let new = people::open_session(&state.store, &state.auth, subject, generation).await?;
     let view = SessionView {
@@ -348,10 +382,7 @@ async fn signed_in(
         csrf: Some(new.csrf),
     };
     let mut r = (status, Json(view)).into_response();
-    r.headers_mut().insert(
-        header::SET_COOKIE,
-        set_cookie(state, headers, Some(&new.id)),
-    );
+    set_cookie(state, headers, &mut r, Some(&new.id));
     Ok(no_store(r))
 }
 
@@ -370,15 +401,18 @@ async fn sign_up(
     }
     limit_sign_up(&state, address).await?;
     let name = people::canonical(&body.name);
-    people::sign_up(
-        &state.store,
-        &state.auth,
-        &name,
-        &body.password,
-        address,
-        people::SignUpCaps::from_config(&state.config.gateway),
-    )
-    .await?;
+    {
+        let _hash = password_work().await?;
+        people::sign_up(
+            &state.store,
+            &state.auth,
+            &name,
+            &body.password,
+            address,
+            people::SignUpCaps::from_config(&state.config.gateway),
+        )
+        .await?;
+    }
     let person = people::load(&state.store, &name)
         .await?
         .ok_or_else(|| ApiError::internal("a new account is not readable"))?;
@@ -387,20 +421,35 @@ async fn sign_up(
     signed_in(&state, &headers, &person, generation, StatusCode::CREATED).await
 }
 
-/// Password checks one API process runs at once. A check is an Argon2 verification (19 MiB
-/// and tens of milliseconds of a core), and it sits between the sign-in limits' look and the
-/// record of its failure: guesses sent in parallel each passed a look that none of them had
-/// counted yet (hundreds a wait, one per connection). The look is made once a check may run,
-/// so at most this many guesses of one process are ever in that window, and the memory the
-/// checks take is bounded.
+/// Password hashes and checks one API process runs at once. Each is Argon2 (19 MiB and tens
+/// of milliseconds of a core), so this bounds their memory: sign-up and the password change
+/// hash within it too. A check also sits between the sign-in limits' look and the record of
+/// its failure: guesses sent in parallel each passed a look that none of them had counted
+/// yet (hundreds a wait, one per connection). The look is made once a check may run, so at
+/// most this many guesses of one process are ever in that window.
 const PASSWORD_CHECKS_AT_ONCE: usize = 4;
 static PASSWORD_CHECKS: tokio::sync::Semaphore =
     tokio::sync::Semaphore::const_new(PASSWORD_CHECKS_AT_ONCE);
-/// How long a sign-in waits for a free check before it is answered 503.
+/// How long a request waits for a free check before it is answered 503.
 const PASSWORD_CHECK_QUEUE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A turn for Argon2 work (a password hash or check), held while it runs; 503 with
+/// `Retry-After` when none frees up within [`PASSWORD_CHECK_QUEUE`].
+async fn password_work() -> Result<tokio::sync::SemaphorePermit<'static>, ApiError> {
+    match tokio::time::timeout(PASSWORD_CHECK_QUEUE, PASSWORD_CHECKS.acquire()).await {
+        Ok(Ok(permit)) => Ok(permit),
+        _ => Err(ApiError::new(
+            ApiCode::Unavailable,
+            "too many passwords are being checked at once; try again in a few seconds",
+        )
+        .retry_after(2)),
+    }
+}
 
 /// The name a sign-in with a name no account can have is counted and recorded under.
 const INVALID_NAME: &str = "(not a valid name)";
+/// What the sign-in trail and the log show for a name no account has.
+const UNKNOWN_NAME: &str = "(unknown name)";
 
 /// Checks a person's password within the sign-in limits and records the outcome (for
 /// `/account`, `/admin` and the RCADIA sign-in alike; `via` names which).
@@ -420,34 +469,29 @@ pub(crate) async fn check_password(
             "wrong name or password",
         ));
     }
-    let _check = match tokio::time::timeout(PASSWORD_CHECK_QUEUE, PASSWORD_CHECKS.acquire()).await {
-        Ok(Ok(permit)) => permit,
-        _ => {
-            return Err(ApiError::new(
-                ApiCode::Unavailable,
-                "too many sign-ins are being checked at once; try again in a few seconds",
-            )
-            .retry_after(2))
-        }
-    };
-    // What no account can be called (often a password typed into the name field) is
-    // counted and recorded under one placeholder, never as typed.
+    let _check = password_work().await?;
+    // What no account can be called is counted under one placeholder (the counters' keys
+    // carry only a hash of a name anyway).
     let counted = if horst_identity::accounts::valid_account_name(&canonical) {
-        canonical
+        canonical.as_str()
     } else {
-        INVALID_NAME.to_string()
+        INVALID_NAME
     };
-    wait_for_sign_in(state, address, &counted).await?;
+    wait_for_sign_in(state, address, counted).await?;
     let found = people::sign_in(&state.store, &state.auth, name, password).await?;
-    let outcome = match found {
-        SignIn::Ok(..) => SignInOutcome::Ok,
-        SignIn::Wrong => SignInOutcome::Failed,
-        SignIn::Blocked => SignInOutcome::Blocked,
+    // A name no account has is often a password typed into the name field: the trail and
+    // the log show it only when the account exists.
+    let (outcome, shown) = match &found {
+        SignIn::Ok(p, _) => (SignInOutcome::Ok, p.name.as_str()),
+        SignIn::Wrong => (SignInOutcome::Failed, canonical.as_str()),
+        SignIn::Unknown if counted == INVALID_NAME => (SignInOutcome::Failed, INVALID_NAME),
+        SignIn::Unknown => (SignInOutcome::Failed, UNKNOWN_NAME),
+        SignIn::Blocked => (SignInOutcome::Blocked, canonical.as_str()),
     };
-    record_sign_in(state, address, &counted, via, outcome).await?;
+    record_sign_in_as(state, address, counted, shown, via, outcome).await?;
     match found {
         SignIn::Ok(p, generation) => Ok((p, generation)),
-        SignIn::Wrong => Err(ApiError::new(
+        SignIn::Wrong | SignIn::Unknown => Err(ApiError::new(
             ApiCode::InvalidCredentials,
             "wrong name or password",
         )),
@@ -477,8 +521,7 @@ async fn sign_out(
 ) -> Result<Response, ApiError> {
     web_sessions::end(&state.store, &me.session).await?;
     let mut r = Json(serde_json::json!({ "signedIn": false })).into_response();
-    r.headers_mut()
-        .insert(header::SET_COOKIE, set_cookie(&state, &headers, None));
+    set_cookie(&state, &headers, &mut r, None);
     Ok(r)
 }
 
@@ -533,7 +576,10 @@ async fn change_password(
     let name = me.person.name.clone();
     people::check_password(&name, &body.password)?;
     check_password(&state, address, &name, &body.current, "password_change").await?;
-    people::set_password(&state.store, &state.auth, &name, &body.password).await?;
+    {
+        let _hash = password_work().await?;
+        people::set_password(&state.store, &state.auth, &name, &body.password).await?;
+    }
     tracing::info!(account = %name, "password changed on /account; the other sessions ended");
     let person = people::load(&state.store, &name)
         .await?

@@ -24,7 +24,7 @@ use horst_operator::SignInOutcome;
 
 use super::account::{
     check_password, end_previous, record_sign_in, serve_page_file, set_admin_cookie,
-    wait_for_sign_in,
+    wait_for_sign_in, wait_for_sign_in_within,
 };
 use crate::extract::{admin_cookie, same_origin, ClientAddr, Expected, Json, PageOperator, Path};
 use crate::{ApiCode, ApiError, AppState};
@@ -100,6 +100,42 @@ async fn check_token(
             "this is not an active admin token",
         )
     })
+}
+
+/// Checks an admin token sent to the admin API as `Authorization: Bearer`, within this
+/// client's sign-in limits for admin tokens (the page's, [`TOKEN_NAME`]); a wrong one counts
+/// and is recorded (`via` `admin_api`). Its id if active.
+pub(crate) async fn check_bearer(
+    state: &AppState,
+    address: std::net::IpAddr,
+    token: &str,
+) -> Result<Option<String>, ApiError> {
+    use horst_identity::sign_in_limits::Free;
+    // Only this client's failures hold it: a program's address never becomes known (a
+    // success is not recorded, so it stays one round trip), and the counter of the name from
+    // every unknown client would let guessers elsewhere lock the operator's scripts out.
+    let free = Free {
+        name: u32::MAX,
+        ..Free::from_config(&state.config.gateway)
+    };
+    // Both looks at once (one round trip): a guess that must wait is refused whatever it is.
+    let (waited, found) = tokio::join!(
+        wait_for_sign_in_within(state, free, address, TOKEN_NAME),
+        horst_identity::admin_tokens::check(&state.store, token),
+    );
+    waited?;
+    let found = found?;
+    if found.is_none() {
+        record_sign_in(
+            state,
+            address,
+            TOKEN_NAME,
+            "admin_api",
+            SignInOutcome::Failed,
+        )
+        .await?;
+    }
+    Ok(found)
 }
 
 fn view(op: &PageOperator) -> SessionView {
@@ -199,7 +235,7 @@ async fn sign_in(
             ))
         }
     };
-    end_previous(&state, admin_cookie(&headers)).await?;
+    end_previous(&state, admin_cookie(&state, &headers)).await?;
     // A person's session belongs to the generation their password was checked in.
     let new = match generation {
         Some(generation) => {
@@ -215,10 +251,7 @@ async fn sign_in(
         csrf: Some(new.csrf),
     };
     let mut r = (StatusCode::OK, Json(v)).into_response();
-    r.headers_mut().insert(
-        header::SET_COOKIE,
-        set_admin_cookie(&state, &headers, Some(&new.id)),
-    );
+    set_admin_cookie(&state, &headers, &mut r, Some(&new.id));
     Ok(no_store(r))
 }
 
@@ -229,8 +262,7 @@ async fn sign_out(
 ) -> Result<Response, ApiError> {
     web_sessions::end(&state.store, &op.session).await?;
     let mut r = Json(serde_json::json!({ "signedIn": false })).into_response();
-    r.headers_mut()
-        .insert(header::SET_COOKIE, set_admin_cookie(&state, &headers, None));
+    set_admin_cookie(&state, &headers, &mut r, None);
     Ok(r)
 }
 

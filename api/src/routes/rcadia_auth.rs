@@ -1,7 +1,8 @@
 //! `POST /api/v1/auth/session {username, password}` -> `{token}`: a person's JWT (the browser
 //! bridge hosts with it; agents may play with it). The same people, passwords and burst
 //! limits as the `/account` sign-in (`horst_identity::people`); the JWT ends when the person's
-//! credentials change (password, block, deletion).
+//! credentials change (password, block, deletion). `DELETE /api/v1/auth/session` with the JWT
+//! as the bearer ends that one JWT at once (the bridge's sign-out), however long it had left.
 
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -9,11 +10,11 @@ use axum::routing::post;
 use axum::Router;
 use serde::{Deserialize, Serialize};
 
-use crate::extract::{same_origin, ClientAddr, Expected, Json};
+use crate::extract::{bearer, same_origin, ClientAddr, Expected, Json};
 use crate::{ApiCode, ApiError, AppState};
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/api/v1/auth/session", post(sign_in))
+    Router::new().route("/api/v1/auth/session", post(sign_in).delete(sign_out))
 }
 
 #[derive(Deserialize)]
@@ -61,4 +62,31 @@ async fn sign_in(
         })?;
     let token = state.auth.issue_jwt(&person.name, generation).await?;
     Ok(Json(Token { token }))
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SignedOut {
+    signed_out: bool,
+}
+
+/// Ends the JWT sent as the bearer (a copy of it, say on a shared machine, stops working);
+/// the person's other JWTs and sessions stay. A JWT lives 7 days otherwise.
+async fn sign_out(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Json<SignedOut>, ApiError> {
+    let token = bearer(&headers).ok_or_else(|| {
+        ApiError::new(
+            ApiCode::Unauthorized,
+            "send Authorization: Bearer <the session JWT to sign out>",
+        )
+    })?;
+    if !state.auth.revoke_jwt(token).await? {
+        return Err(ApiError::new(
+            ApiCode::Unauthorized,
+            "this is not a valid session JWT (expired, or not one from POST /api/v1/auth/session); agent tokens are ended with `horst admin token revoke`",
+        ));
+    }
+    Ok(Json(SignedOut { signed_out: true }))
 }
