@@ -115,7 +115,9 @@ impl FromRequestParts<AppState> for Confirmed {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        if bearer(&parts.headers).is_some() {
+        // Without a page session this is the bearer API's question, with its answers (404
+        // while it is off, a 401 that names both ways in), as for any other admin route.
+        if bearer(&parts.headers).is_some() || admin_cookie(state, &parts.headers).is_none() {
             return Operator::from_request_parts(parts, state)
                 .await
                 .map(|o| Confirmed(o.0));

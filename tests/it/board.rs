@@ -1108,6 +1108,25 @@ async fn admin_api_needs_its_token() {
         let r = req.send().await.unwrap();
         assert_eq!(r.status(), 401, "{auth:?}");
     }
+    // A destructive route without credentials answers as the others do: the same 401 that
+    // names the bearer token (it said only "sign in on /admin"), and 404 while the API is off.
+    let bare = |app: &TestApp, path: &str| {
+        let req = app.http.post(app.url(path));
+        async move {
+            let r = req.send().await.unwrap();
+            let status = r.status().as_u16();
+            let v: Value = r.json().await.unwrap();
+            (status, v["error"].as_str().unwrap_or_default().to_string())
+        }
+    };
+    let (block, unblock) = (
+        bare(&app, "/api/admin/accounts/anna/block").await,
+        bare(&app, "/api/admin/accounts/anna/unblock").await,
+    );
+    assert_eq!(block, unblock);
+    assert_eq!(block.0, 401);
+    assert!(block.1.contains("Bearer"), "{block:?}");
+    assert_eq!(bare(&off, "/api/admin/accounts/anna/block").await.0, 404);
     let admin = |method: reqwest::Method, path: &str| {
         app.http
             .request(method, app.url(path))
