@@ -32,6 +32,9 @@ mod buckets;
 pub mod clock;
 mod delta;
 pub mod effects;
+// In the crate, not under tests/: the stored record's decoding is crate-private.
+#[cfg(test)]
+mod fuzz;
 mod keys;
 pub mod leaderboard;
 pub mod metrics;

@@ -468,7 +468,7 @@ pub(crate) fn decode_event(raw: &[u8], created_at_ms: u64) -> Option<Value> {
         rmp_serde::from_slice(body).ok()?;
     let kind = kind.text()?;
     let at_ms = if v2 {
-        u64::try_from(created_at_ms as i64 + at).ok()?
+        u64::try_from((created_at_ms as i64).checked_add(at)?).ok()?
     } else {
         u64::try_from(at).ok()?
     };
@@ -967,6 +967,18 @@ mod tests {
         let mut tagged = vec![EVENT_V2];
         tagged.extend(&unknown);
         assert_eq!(decode_event(&tagged, created), None);
+    }
+
+    /// A stored time that overflows the creation time it counts from is not an event (it
+    /// panicked with "attempt to add with overflow").
+    #[test]
+    fn an_event_whose_time_overflows_does_not_read() {
+        let created = played().created_at_ms();
+        for at in [i64::MAX, i64::MIN] {
+            let mut stored = vec![EVENT_V2];
+            stored.extend(rmp_serde::to_vec(&(1u64, 1u8, at, BTreeMap::<u8, u8>::new())).unwrap());
+            assert_eq!(decode_event(&stored, created), None);
+        }
     }
 
     #[test]

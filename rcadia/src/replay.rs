@@ -732,7 +732,7 @@ impl<'de> Deserialize<'de> for Decoded {
                             turn,
                             action,
                             status,
-                            submitted_at: (at as i64 - before) as u64,
+                            submitted_at: (at as i64).wrapping_sub(before) as u64,
                             think_ms: next(&mut a)?,
                         }
                     }
@@ -1131,6 +1131,31 @@ mod tests {
             &lines[..],
             [Line::State { state: Value::Null, omitted_bytes: Some(n), .. }] if *n > MAX_STATE_BYTES
         ));
+    }
+
+    /// An action's stored submission counts back from its `at`, wrapping like `decode_line`'s
+    /// times: one out of range reads (as garbage), it does not panic with "attempt to
+    /// subtract with overflow".
+    #[test]
+    fn an_action_whose_submission_overflows_still_reads() {
+        let stored = rmp_serde::to_vec(&(
+            ACTION,
+            0i64,
+            1u32,
+            0u64,
+            json!("go"),
+            1u8,
+            i64::MIN,
+            None::<u64>,
+        ))
+        .unwrap();
+        let Some(Line::Action {
+            at, submitted_at, ..
+        }) = decode_line(&stored, None)
+        else {
+            panic!("an action line");
+        };
+        assert_eq!((at, submitted_at), (0, 1 << 63));
     }
 
     #[test]
