@@ -101,6 +101,7 @@ pub(crate) struct HttpMetrics {
     requests: Family<RequestLabels, Counter>,
     duration: Family<RouteLabels, Histogram>,
     ready: Gauge,
+    writes_refused: Gauge,
 }
 
 impl HttpMetrics {
@@ -121,15 +122,26 @@ impl HttpMetrics {
             duration.clone(),
         );
         metrics.register("ready", "1 when /readyz answers 200", ready.clone());
+        let writes_refused = Gauge::default();
+        metrics.register(
+            "redis_writes_refused",
+            "1 while Redis refuses this process's writes (out of memory, a failing disk, a replica)",
+            writes_refused.clone(),
+        );
         HttpMetrics {
             requests,
             duration,
             ready,
+            writes_refused,
         }
     }
 
     pub(crate) fn set_ready(&self, ready: bool) {
         self.ready.set(ready as i64);
+    }
+
+    pub(crate) fn set_writes_refused(&self, refused: bool) {
+        self.writes_refused.set(refused as i64);
     }
 }
 

@@ -36,6 +36,7 @@ impl Queue {
                 .conn()
                 .set_ex(&key, "1", CALLER_PRESENCE_TTL.as_secs())
                 .await;
+            self.store.note_periodic_write(&set);
             match set {
                 Ok(()) => self.presence_written(sent),
                 Err(e) => tracing::debug!(error = %e, "cannot refresh the API process's presence"),

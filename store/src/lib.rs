@@ -84,6 +84,8 @@ struct Shared {
     /// and which is next. Empty on one server.
     nodes: Vec<redis::Client>,
     next_node: AtomicUsize,
+    /// What this process's latest periodic write learnt ([`Store::note_periodic_write`]).
+    writes_refused: std::sync::Mutex<Option<String>>,
 }
 
 /// Makes connections to the current primary (dedicated ones: pub/sub). Cheap to clone.
@@ -207,6 +209,7 @@ impl Store {
             described,
             durability,
             clock_offset_ms: AtomicI64::new(0),
+            writes_refused: std::sync::Mutex::new(None),
             nodes,
             next_node: AtomicUsize::new(0),
         });
@@ -542,6 +545,50 @@ impl Store {
     /// The offset [`Store::set_clock_offset_ms`] set (0 in production).
     pub fn clock_offset_ms(&self) -> i64 {
         self.shared.clock_offset_ms.load(Ordering::SeqCst)
+    }
+
+    /// Notes how a write this process makes on its own schedule went (the API process's
+    /// presence, a worker's heartbeat): a refusal (out of memory, a failing disk, a replica,
+    /// too few replicas) is kept until such a write succeeds again, for `/readyz` and the
+    /// metrics. Such a process stays ready (reads work, and every process is alike), but the
+    /// operator sees why writes fail. An unreachable server changes nothing here: the PING of
+    /// the readiness probe says that.
+    pub fn note_periodic_write(&self, result: &Result<(), redis::RedisError>) {
+        let refused = match result {
+            Ok(()) => None,
+            Err(e) if refuses_writes(e) => Some(format!(
+                "Redis at {} refuses writes: {} {}",
+                self.target(),
+                e.code().unwrap_or("refused"),
+                e.detail().unwrap_or_default()
+            )),
+            Err(_) => return,
+        };
+        let mut kept = self
+            .shared
+            .writes_refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if *kept != refused {
+            match &refused {
+                Some(reason) => tracing::error!(reason = %reason, "Redis refuses writes"),
+                None if kept.is_some() => {
+                    tracing::info!(redis = %self.target(), "Redis takes writes again")
+                }
+                None => {}
+            }
+            *kept = refused;
+        }
+    }
+
+    /// `Some(reason)` while this process's periodic writes are refused
+    /// ([`Store::note_periodic_write`]).
+    pub fn writes_refused(&self) -> Option<String> {
+        self.shared
+            .writes_refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// PING, for readiness.

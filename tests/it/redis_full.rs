@@ -42,6 +42,41 @@ async fn a_full_redis_refuses_writes_with_503_keeps_reads_and_recovers_by_itself
 
     fill(&app).await;
 
+    // The process stays ready (reads work, and every process is alike), and says why
+    // writes fail: in /readyz and as a metric, from its own periodic write.
+    let readyz = async || -> Value {
+        let r = app.http.get(app.url("/readyz")).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        r.json().await.unwrap()
+    };
+    let metric = async || -> String {
+        let text = app
+            .http
+            .get(app.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .find(|l| l.starts_with("horst_redis_writes_refused "))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut seen = Value::Null;
+    let told = eventually(Duration::from_secs(20), async || {
+        seen = readyz().await;
+        seen["writes"] == "refused"
+    })
+    .await;
+    assert!(told, "/readyz never said writes are refused: {seen}");
+    assert!(
+        seen["reason"].as_str().unwrap_or_default().contains("OOM"),
+        "{seen}"
+    );
+    assert_eq!(metric().await, "horst_redis_writes_refused 1");
+
     // Anonymous read tools need nothing from Redis but the burst counter.
     for _ in 0..3 {
         let a = app
@@ -108,6 +143,13 @@ async fn a_full_redis_refuses_writes_with_503_keeps_reads_and_recovers_by_itself
 
     // Memory is freed: it recovers by itself, nothing restarted.
     config_set(&app, "maxmemory", "0").await;
+    let cleared = eventually(Duration::from_secs(20), async || {
+        seen = readyz().await;
+        seen.get("writes").is_none()
+    })
+    .await;
+    assert!(cleared, "/readyz still says writes are refused: {seen}");
+    assert_eq!(metric().await, "horst_redis_writes_refused 0");
     let _worker = app.start_engine_worker();
     let mut last = Value::Null;
     let done = eventually(Duration::from_secs(90), async || {

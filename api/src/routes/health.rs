@@ -27,10 +27,19 @@ async fn healthz() -> impl IntoResponse {
     Json(json!({ "status": "ok" }))
 }
 
-/// Redis is reachable and the start-up checks passed; 503 with the reason otherwise.
+/// Redis is reachable and the start-up checks passed; 503 with the reason otherwise. While
+/// Redis refuses writes (out of memory, a failing disk) the process stays ready: reads and
+/// anonymous tools work, and every process is alike, so leaving the load balancer would help
+/// nobody; the answer says it in `writes` (and the metric `horst_redis_writes_refused`).
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     match state.health.state() {
-        HealthState::Ready => (StatusCode::OK, Json(json!({ "status": "ready" }))),
+        HealthState::Ready => match state.store.writes_refused() {
+            None => (StatusCode::OK, Json(json!({ "status": "ready" }))),
+            Some(reason) => (
+                StatusCode::OK,
+                Json(json!({ "status": "ready", "writes": "refused", "reason": reason })),
+            ),
+        },
         HealthState::NotReady(reason) => (
             StatusCode::SERVICE_UNAVAILABLE,
             Json(json!({ "status": "not_ready", "reason": reason })),
@@ -42,6 +51,9 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     state
         .http
         .set_ready(state.health.state() == HealthState::Ready);
+    state
+        .http
+        .set_writes_refused(state.store.writes_refused().is_some());
     (
         [(
             header::CONTENT_TYPE,
