@@ -203,17 +203,31 @@ async fn listen(
     observers: &Observers,
     connected: &watch::Sender<bool>,
 ) {
-    let mut pubsub = match client.get_async_pubsub().await {
-        Ok(p) => p,
-        Err(e) => {
+    // Connecting and subscribing are bounded like the PING: a node that accepts the
+    // connection and then never answers (frozen, or the flow black-holed) would otherwise
+    // hold the listener, and every wake-up of the process, until it came back.
+    let mut pubsub = match tokio::time::timeout(PING_LIMIT, client.get_async_pubsub()).await {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => {
             tracing::debug!(error = %e, "pub/sub connection failed; retrying");
+            return;
+        }
+        Err(_) => {
+            tracing::warn!("pub/sub connection: not connected within {PING_LIMIT:?}; retrying");
             return;
         }
     };
     for p in patterns {
-        if let Err(e) = pubsub.psubscribe(p).await {
-            tracing::warn!(pattern = %p, error = %e, "PSUBSCRIBE failed; retrying");
-            return;
+        match tokio::time::timeout(PING_LIMIT, pubsub.psubscribe(p)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(pattern = %p, error = %e, "PSUBSCRIBE failed; retrying");
+                return;
+            }
+            Err(_) => {
+                tracing::warn!(pattern = %p, "PSUBSCRIBE not answered within {PING_LIMIT:?}; retrying");
+                return;
+            }
         }
     }
     let _ = connected.send(true);

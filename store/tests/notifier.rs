@@ -18,6 +18,8 @@ use tokio::sync::watch;
 struct Blackhole {
     port: u16,
     silenced: Arc<AtomicU64>,
+    /// How many of the next connections are taken and never answered (nor forwarded).
+    swallowed: Arc<AtomicUsize>,
 }
 
 impl Blackhole {
@@ -26,8 +28,20 @@ impl Blackhole {
         let port = listener.local_addr().unwrap().port();
         let silenced = Arc::new(AtomicU64::new(0));
         let generation = silenced.clone();
+        let swallowed = Arc::new(AtomicUsize::new(0));
+        let to_swallow = swallowed.clone();
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
+                let swallow = to_swallow
+                    .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                    .is_ok();
+                if swallow {
+                    tokio::spawn(async move {
+                        let _held = client;
+                        std::future::pending::<()>().await
+                    });
+                    continue;
+                }
                 let Ok(server) = TcpStream::connect(("127.0.0.1", to)).await else {
                     continue;
                 };
@@ -38,11 +52,20 @@ impl Blackhole {
                 tokio::spawn(pipe(sr, cw, generation.clone(), born));
             }
         });
-        Blackhole { port, silenced }
+        Blackhole {
+            port,
+            silenced,
+            swallowed,
+        }
     }
 
     fn silence(&self) {
         self.silenced.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The next `n` connections are accepted and never answered.
+    fn swallow_next(&self, n: usize) {
+        self.swallowed.store(n, Ordering::SeqCst);
     }
 }
 
@@ -130,4 +153,48 @@ async fn a_listener_whose_connection_goes_silent_connects_again() {
     })
     .await;
     assert!(heard.is_ok(), "nothing heard after connecting again");
+}
+
+/// A listener that connects again to a peer that takes the connection and never answers
+/// (a frozen node, a black-holed flow) gives up on it and connects once more. Connecting
+/// and subscribing had no limit: the listener waited on such a connection for ever.
+#[tokio::test]
+async fn a_listener_whose_new_connection_never_answers_tries_again() {
+    let redis = RedisServer::start();
+    let proxy = Blackhole::start(redis.port()).await;
+    let store = Store::connect(&format!("redis://127.0.0.1:{}", proxy.port), "t:")
+        .await
+        .unwrap();
+    let (_stop_tx, stop) = watch::channel(false);
+    let notifier = Notifier::start(store.client().clone(), vec!["t:*".into()], stop);
+    assert!(notifier.ready(Duration::from_secs(10)).await);
+    let gaps = Arc::new(AtomicUsize::new(0));
+    let seen = gaps.clone();
+    notifier.observe(move |h| {
+        if matches!(h, Heard::Gap) {
+            seen.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    // The connection goes silent, and the next one is taken and never answered.
+    proxy.swallow_next(1);
+    proxy.silence();
+    let started = std::time::Instant::now();
+    while gaps.load(Ordering::SeqCst) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the listener never noticed its connection went silent"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Noticed (PING unanswered); the swallowed connection is given up on within its limit,
+    // and a third one subscribes.
+    assert!(
+        notifier.ready(Duration::from_secs(60)).await,
+        "the listener is still waiting on the connection that never answers"
+    );
+    assert_eq!(
+        proxy.swallowed.load(Ordering::SeqCst),
+        0,
+        "never tried the swallowing peer"
+    );
 }
