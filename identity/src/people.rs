@@ -84,20 +84,82 @@ fn verify_blocking(stored: Option<&str>, password: &str) -> bool {
     ok && stored.is_some()
 }
 
+/// Argon2 runs of this process at once, whatever their callers do. The API's own queue
+/// (`password_work`) is held by the request, and a client that disconnects drops it while
+/// its blocking hash runs on: clients that send and close could start any number of 19 MiB
+/// hashes. The turn is taken on the blocking thread, so it lasts exactly as long as the work.
+const ARGON2_AT_ONCE: usize = 4;
+
+/// Argon2 runs going on now and the most there ever were (tests read the peak).
+struct Argon2Load {
+    running: usize,
+    peak: usize,
+}
+
+static ARGON2_LOAD: std::sync::Mutex<Argon2Load> = std::sync::Mutex::new(Argon2Load {
+    running: 0,
+    peak: 0,
+});
+static ARGON2_FREED: std::sync::Condvar = std::sync::Condvar::new();
+
+/// One Argon2 run's turn, taken on a blocking thread (it waits there for a free one).
+struct Argon2Turn;
+
+impl Argon2Turn {
+    fn take() -> Argon2Turn {
+        let mut load = ARGON2_LOAD.lock().unwrap_or_else(|e| e.into_inner());
+        while load.running >= ARGON2_AT_ONCE {
+            load = ARGON2_FREED.wait(load).unwrap_or_else(|e| e.into_inner());
+        }
+        load.running += 1;
+        load.peak = load.peak.max(load.running);
+        Argon2Turn
+    }
+}
+
+impl Drop for Argon2Turn {
+    fn drop(&mut self) {
+        let mut load = ARGON2_LOAD.lock().unwrap_or_else(|e| e.into_inner());
+        load.running = load.running.saturating_sub(1);
+        ARGON2_FREED.notify_one();
+    }
+}
+
+/// Argon2 runs going on now.
+#[doc(hidden)]
+pub fn argon2_running() -> usize {
+    ARGON2_LOAD
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .running
+}
+
+/// The most Argon2 runs this process had going at once.
+#[doc(hidden)]
+pub fn argon2_peak() -> usize {
+    ARGON2_LOAD.lock().unwrap_or_else(|e| e.into_inner()).peak
+}
+
 /// Hashes on a blocking thread.
 pub async fn hash_password(password: &str) -> Result<String, IdentityError> {
     let password = password.to_string();
-    tokio::task::spawn_blocking(move || hash_blocking(&password))
-        .await
-        .map_err(|e| IdentityError::internal(format!("hashing thread: {e}")))?
+    tokio::task::spawn_blocking(move || {
+        let _turn = Argon2Turn::take();
+        hash_blocking(&password)
+    })
+    .await
+    .map_err(|e| IdentityError::internal(format!("hashing thread: {e}")))?
 }
 
 /// Verifies on a blocking thread; `None` (no password) verifies against the dummy hash.
 async fn verify(stored: Option<String>, password: &str) -> Result<bool, IdentityError> {
     let password = password.to_string();
-    tokio::task::spawn_blocking(move || verify_blocking(stored.as_deref(), &password))
-        .await
-        .map_err(|e| IdentityError::internal(format!("hashing thread: {e}")))
+    tokio::task::spawn_blocking(move || {
+        let _turn = Argon2Turn::take();
+        verify_blocking(stored.as_deref(), &password)
+    })
+    .await
+    .map_err(|e| IdentityError::internal(format!("hashing thread: {e}")))
 }
 
 /// The passwords everyone tries first (`identity/common-passwords.txt`, shipped with horst).
