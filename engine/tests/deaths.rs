@@ -43,3 +43,26 @@ fn an_enemy_from_the_side_or_below_still_kills() {
     assert_eq!(r.outcome, "lost", "{r:?}");
     assert_eq!(r.death_cause.unwrap().cause, "enemy");
 }
+
+/// The reviewer's map: a lift rises to the ceiling with the bird on it.
+const LIFT: &str = "gcv-map 1\nname: lift\nsize: 5 8\ngrid:\n#####\n.....\n.....\n.....\n.....\n.....\n.....\n#####\nentities:\nstart 2 6\nplatform 1 7 dx=0 dy=-6 speed=16\nnest 4 6\n";
+
+#[test]
+fn a_lift_that_pushes_the_bird_into_rock_crushes_it() {
+    let r = run(LIFT, r#"{"seed":1,"actions":[{"action":4,"ticks":42}]}"#);
+    assert_eq!(r.outcome, "lost", "{r:?}");
+    let d = r.death_cause.expect("a death");
+    assert_eq!(d.cause, "crushed", "{d:?}");
+    assert_eq!((d.x, d.y), (2, 0), "the tile it is pushed into");
+    assert!(d.entity.is_none());
+    // Until then the bird is never inside rock.
+    let map = parse_map(LIFT).unwrap();
+    let mut sim = Sim::new(&map, 1);
+    while sim.status() == horst_engine::Status::Running {
+        assert!(
+            sim.player().y >= horst_engine::physics::TILE,
+            "inside row 0"
+        );
+        sim.step(4);
+    }
+}

@@ -29,7 +29,7 @@ const _: () = assert!(PLAYER_W <= TILE && PEBBLE_SIZE <= TILE);
 impl Sim {
     /// Ends the run: killed by `cause` at tile (`x`, `y`).
     #[cold]
-    fn die(&mut self, cause: DeathCause, x: i32, y: i32) {
+    pub(super) fn die(&mut self, cause: DeathCause, x: i32, y: i32) {
         self.status = Status::Dead;
         self.death = Some(Death { cause, x, y });
     }
