@@ -1,4 +1,4 @@
-//! Computes `engineVersion` (over `src/sim/`) and `policyVersion` (over `src/format/` except
+//! Computes `engineVersion` (over `src/sim/`, `src/referee.rs` and `src/replay.rs`) and `policyVersion` (over `src/format/` except
 //! the renderer) at build time, so evidence is bound to the exact code that produced it.
 //! Both hash token streams, so comments and formatting do not change them (`build/source_hash.rs`).
 
@@ -16,9 +16,13 @@ fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir"));
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("out dir"));
     println!("cargo:rerun-if-changed=src/sim");
+    for f in source_hash::ENGINE_FILES {
+        println!("cargo:rerun-if-changed={f}");
+    }
     println!("cargo:rerun-if-changed=src/format");
     println!("cargo:rerun-if-changed=build/source_hash.rs");
-    let engine = version(&root, "src/sim", &[]);
+    let files = source_hash::engine_sources(&root).expect("read engine source files");
+    let engine = source_hash::hash_sources(&files).expect("lex engine source files");
     let policy = version(&root, "src/format", &["src/format/render.rs"]);
     std::fs::write(out.join("engine_version.txt"), engine).expect("write engine version");
     std::fs::write(out.join("policy_version.txt"), policy).expect("write policy version");

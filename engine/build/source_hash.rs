@@ -107,6 +107,20 @@ pub fn hash_sources(files: &[(String, String)]) -> Result<String, String> {
     Ok(hex::encode(h.finalize()))
 }
 
+/// The files besides `src/sim/` that `engineVersion` covers: the referee's run loop and report,
+/// and the replay parser, which decide outcomes too.
+pub const ENGINE_FILES: &[&str] = &["src/referee.rs", "src/replay.rs"];
+
+/// What `engineVersion` hashes: the files of `src/sim/` and [`ENGINE_FILES`].
+#[allow(dead_code)] // not used by every includer
+pub fn engine_sources(root: &std::path::Path) -> std::io::Result<Vec<(String, String)>> {
+    let mut files = read_sources(root, "src/sim", &[])?;
+    for f in ENGINE_FILES {
+        files.push((f.to_string(), std::fs::read_to_string(root.join(f))?));
+    }
+    Ok(files)
+}
+
 /// The `.rs` files under `root/dir` (recursively) as (path relative to `root`, text), less
 /// the relative paths in `skip`.
 pub fn read_sources(

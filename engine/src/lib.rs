@@ -51,7 +51,8 @@ pub use sim::{Death, DeathCause, Input, Player, Sim, Status};
 
 use serde::Serialize;
 
-/// SHA-256 over the token streams of the files of `src/sim/` (comments, doc comments and
+/// SHA-256 over the token streams of the files of `src/sim/`, `src/referee.rs` and
+/// `src/replay.rs` (comments, doc comments and
 /// whitespace left out; FORMAT.md, "Versions"), computed by `build.rs`.
 pub fn engine_version() -> &'static str {
     ENGINE_VERSION

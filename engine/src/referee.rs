@@ -39,10 +39,11 @@ pub struct RefereeReport {
 /// What killed the bird and where (FORMAT.md, "Replays and actions").
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DeathReport {
-    /// `spikes`, `enemy`, `rock` or `fell_out`.
+    /// `spikes`, `enemy`, `rock`, `fell_out` or `crushed`.
     pub cause: &'static str,
     /// The tile: of the spikes; of the enemy's or rock's centre as it touched the bird; for
-    /// `fell_out` the bird's column and the map's height (the row below the map).
+    /// `fell_out` the bird's column and the map's height (the row below the map); for
+    /// `crushed` the solid block a platform pushed the bird into.
     pub x: i32,
     pub y: i32,
     /// For `enemy` and `rock`: the entity line behind it (`walker`, `flyer` or `rockfall`, and
@@ -88,6 +89,7 @@ pub fn death_report(map: &Map, sim: &Sim) -> Option<DeathReport> {
     let (cause, entity) = match d.cause {
         DeathCause::Spikes => ("spikes", None),
         DeathCause::FellOut => ("fell_out", None),
+        DeathCause::Crushed => ("crushed", None),
         DeathCause::Walker(i) => ("enemy", nth_entity(map, EntityKind::Walker, i)),
         DeathCause::Flyer(i) => ("enemy", nth_entity(map, EntityKind::Flyer, i)),
         DeathCause::Rock(i) => ("rock", nth_entity(map, EntityKind::Rockfall, i)),

@@ -534,3 +534,74 @@ fn a_flyer_patrol_must_stay_in_the_map() {
         );
     }
 }
+
+#[test]
+fn comments_end_every_line_outside_the_grid_but_the_name() {
+    let base = validate_map(GOOD);
+    let hash = horst_engine::parse_map(GOOD).expect("valid").hash();
+    for (what, text) in [
+        (
+            "header",
+            GOOD.replace("gcv-map 1\n", "gcv-map 1  # Gletscher\n"),
+        ),
+        ("header#", GOOD.replace("gcv-map 1\n", "gcv-map 1#x\n")),
+        ("grid", GOOD.replace("grid:\n", "grid: # x\n")),
+        (
+            "entities",
+            GOOD.replace("entities:\n", "entities: # Figuren\n"),
+        ),
+        ("size", GOOD.replace("size: 6 3\n", "size: 6 3 # w h\n")),
+        ("entity", GOOD.replace("nest 5 1\n", "nest 5 1 # goal\n")),
+        (
+            "crlf",
+            GOOD.replace("grid:\n", "grid: # x\n").replace('\n', "\r\n"),
+        ),
+    ] {
+        let r = validate_map(&text);
+        assert!(r.valid, "{what}: {:?}", r.errors);
+        assert_eq!(r.warnings.len(), base.warnings.len(), "{what}");
+        assert_eq!(
+            horst_engine::parse_map(&text).unwrap().hash(),
+            hash,
+            "{what}"
+        );
+    }
+    // `entities:` with a comment also ends a grid that is too short, as `entities:` does.
+    let short = GOOD.replace("GGGGGG\nentities:\n", "entities: # x\n");
+    assert_eq!(codes(&validate_map(&short)), ["grid_too_short"]);
+    // A `#` in the name is part of the name.
+    let named = GOOD.replace("name: Test", "name: Gipfel #2");
+    let m = horst_engine::parse_map(&named).expect("valid");
+    assert!(m.canonical().contains("\nname: Gipfel #2\n"));
+}
+
+#[test]
+fn a_bad_header_line_or_line_ending_says_so() {
+    // Text after the version is not a version.
+    let r = validate_map(&GOOD.replace("gcv-map 1\n", "gcv-map 1 Gletscher\n"));
+    assert_eq!(codes(&r), ["bad_header"], "{:?}", r.errors);
+    assert_eq!((r.errors[0].line, r.errors[0].column), (1, 11));
+    assert!(
+        r.errors[0].message.contains("after the version"),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(
+        first(&GOOD.replace("gcv-map 1", "gcv-map 2")),
+        ("unsupported_version", 1, 9)
+    );
+    assert_eq!(
+        first(&GOOD.replace("gcv-map 1", "gcv-map 2 # x")),
+        ("unsupported_version", 1, 9)
+    );
+    // Old Mac line endings (a CR alone): one error naming them, not a wrong version.
+    for text in [GOOD.replace('\n', "\r"), GOOD.replace("grid:\n", "grid:\r")] {
+        let r = validate_map(&text);
+        assert_eq!(codes(&r), ["binary_content"], "{:?}", r.errors);
+        assert!(
+            r.errors[0].message.contains("carriage return"),
+            "{:?}",
+            r.errors
+        );
+    }
+}

@@ -147,3 +147,129 @@ fn a_jump_on_the_first_tick_jumps_from_the_ground() {
     assert_eq!(sim.player().vy, -BOOST_SPEED + GRAVITY);
     assert!(!sim.player().boost_available);
 }
+
+/// A 20 x 20 map of open air with `rows` replacing its last rows and `entities` after
+/// `start`; the nest sits far away in the top right corner.
+fn room(rows: &[&str], start: (i32, i32), entities: &str) -> horst_engine::Map {
+    let mut grid = vec![".".repeat(20); 20 - rows.len()];
+    grid.extend(rows.iter().map(|r| r.to_string()));
+    let text = format!(
+        "gcv-map 1\nname: room\nsize: 20 20\ngrid:\n{}\nentities:\nstart {} {}\nnest 19 0\n{entities}",
+        grid.join("\n"),
+        start.0,
+        start.1
+    );
+    parse_map(&text).expect("room map")
+}
+
+/// The numbers FORMAT.md gives for short jumps, measured (ticks of jump held, then released).
+#[test]
+fn a_tap_rises_0_61_tiles_and_three_ticks_clear_a_step() {
+    let rise = |held: u32| jump(4, &|t| if t < held { 5 } else { 4 }).0;
+    assert_eq!(rise(1), 2494); // 0.61 tiles
+    assert_eq!(rise(2), 3932); // 0.96 tiles: not onto a 1-tile step
+    assert_eq!(rise(3), 5274); // 1.29 tiles
+    assert!(rise(2) < TILE && rise(3) >= TILE);
+}
+
+/// A jump still works on the 3 ticks after the tick the bird walked off an edge
+/// (COYOTE_TICKS - 1, since the counter is spent on the tick it leaves).
+#[test]
+fn the_coyote_time_is_three_ticks() {
+    let map = room(&["#####..............."], (2, 18), "");
+    let jumps_after = |wait: u32| {
+        let mut sim = Sim::new(&map, 1);
+        let mut t = 0;
+        while sim.player().on_ground || t == 0 {
+            sim.step(16); // slow right
+            t += 1;
+            assert!(t < 200);
+        }
+        for _ in 0..wait {
+            sim.step(16);
+        }
+        sim.step(17); // slow right, jump
+        sim.player().vy == -JUMP_SPEED + GRAVITY
+    };
+    assert!(jumps_after(0) && jumps_after(1) && jumps_after(2));
+    assert!(
+        !jumps_after(3),
+        "the fourth tick in the air is the egg boost"
+    );
+}
+
+/// A stomp bounces 1.41 tiles with jump held; otherwise the bounce is cut like a jump, to
+/// 0.23 tiles.
+#[test]
+fn the_stomp_bounce_is_cut_unless_jump_is_held() {
+    let map = room(&[], (5, 5), "flyer 5 10 range=0\n");
+    let bounce = |action: u8| {
+        let mut sim = Sim::new(&map, 1);
+        for _ in 0..200 {
+            sim.step(action);
+            if sim.player().vy == -STOMP_BOUNCE {
+                break;
+            }
+        }
+        assert_eq!(sim.player().vy, -STOMP_BOUNCE, "stomped");
+        let y0 = sim.player().y;
+        let mut top = y0;
+        for _ in 0..60 {
+            sim.step(action);
+            top = top.min(sim.player().y);
+        }
+        y0 - top
+    };
+    assert_eq!(bounce(5), rise_height(STOMP_BOUNCE)); // 5764: 1.41 tiles
+    assert_eq!(bounce(4), rise_height(JUMP_CUT)); // 960: 0.23 tiles
+}
+
+/// The egg boost sets the upward speed: pressed early in a spring launch it slows the bird.
+#[test]
+fn the_egg_boost_sets_the_upward_speed() {
+    let map = room(
+        &["....................", "####################"],
+        (2, 17),
+        "spring 2 18 strength=6\n",
+    );
+    let apex = |press: bool| {
+        let mut sim = Sim::new(&map, 1);
+        for _ in 0..100 {
+            sim.step(4);
+            if sim.player().vy < -BOOST_SPEED {
+                break;
+            }
+        }
+        assert!(sim.player().vy < -BOOST_SPEED, "launched");
+        let y0 = sim.player().y;
+        let mut top = y0;
+        sim.step(if press { 5 } else { 4 });
+        if press {
+            assert_eq!(sim.player().vy, -BOOST_SPEED + GRAVITY);
+        }
+        // Up to the apex (the bird then falls back onto the spring).
+        while sim.player().vy < 0 {
+            top = top.min(sim.player().y);
+            sim.step(if press { 5 } else { 4 });
+        }
+        y0 - top.min(sim.player().y)
+    };
+    // 6.13 tiles above the launch point without the press; with it only the boost's 2.06.
+    assert_eq!((apex(false), apex(true)), (25093, BOOST_RISE));
+}
+
+#[test]
+fn the_reference_gives_the_measured_numbers() {
+    use horst_engine::FORMAT_REFERENCE as f;
+    for said in [
+        "a 1-tick tap rises 0.61 tiles",
+        "3 ticks held clear a 1-tile step",
+        "on the 3 ticks after the tick the bird walked off an edge",
+        "with jump held it lifts the bird 1.41 tiles",
+        "to 0.23 tiles",
+        "It sets the speed, it does not add to it",
+    ] {
+        assert!(f.contains(said), "FORMAT.md: {said}");
+    }
+    assert!(!f.contains("about 1.5 tiles") && !f.contains("up to 4 ticks after"));
+}

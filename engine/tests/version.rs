@@ -84,9 +84,20 @@ fn paths_and_file_order() {
 #[test]
 fn the_built_versions_are_these_hashes_of_the_sources() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let sim = source_hash::read_sources(root, "src/sim", &[]).unwrap();
-    assert!(sim.iter().any(|(p, _)| p == "src/sim/physics.rs"));
-    assert_eq!(hash_sources(&sim).unwrap(), horst_engine::engine_version());
+    // The simulation, and the referee's run loop and report and the replay parser, which
+    // decide outcomes too.
+    let mut engine = source_hash::read_sources(root, "src/sim", &[]).unwrap();
+    assert!(engine.iter().any(|(p, _)| p == "src/sim/physics.rs"));
+    for f in ["src/referee.rs", "src/replay.rs"] {
+        engine.push((
+            f.to_string(),
+            std::fs::read_to_string(root.join(f)).unwrap(),
+        ));
+    }
+    assert_eq!(
+        hash_sources(&engine).unwrap(),
+        horst_engine::engine_version()
+    );
     let policy = source_hash::read_sources(root, "src/format", &["src/format/render.rs"]).unwrap();
     assert!(!policy.iter().any(|(p, _)| p.ends_with("render.rs")));
     assert_eq!(hash_sources(&policy).unwrap(), horst_engine::POLICY_VERSION);
@@ -96,7 +107,7 @@ fn the_built_versions_are_these_hashes_of_the_sources() {
 fn the_simulation_holds_no_tests() {
     // Unit tests in src/sim would be hashed into engineVersion: they live in tests/.
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    for (path, text) in source_hash::read_sources(root, "src/sim", &[]).unwrap() {
+    for (path, text) in source_hash::engine_sources(root).unwrap() {
         assert!(!text.contains("#[cfg(test)]"), "{path} holds tests");
     }
 }

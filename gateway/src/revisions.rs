@@ -562,7 +562,7 @@ mod tests {
             death_tick: Some(u32::MAX),
             death_cause: Some(
                 serde_json::to_value(DeathReport {
-                    // The longest of `spikes`, `enemy`, `rock`, `fell_out`.
+                    // The longest of `spikes`, `enemy`, `rock`, `fell_out`, `crushed`.
                     cause: "fell_out",
                     x: i32::MIN,
                     y: i32::MIN,

@@ -357,7 +357,7 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::SimulateReplay => Spec {
             title: "Referee a replay on a map",
-            description: "Plays your replay ({seed, actions: [{action 0-19, ticks 1-600}]}) on map with the referee (at most 5 s) and returns jobId, outcome (won, lost, unresolved), ticks, position, death tick, stateHash and deathCause (what killed the bird: spikes, enemy, rock or fell_out). Use it to check your own replay until won is true, then submit_level. Costs one simulation of your daily quota; send a fresh idempotencyKey per attempt. Fails with validation_failed (invalid map or replay), quota, busy or conflict (idempotencyKey reused with other arguments).",
+            description: "Plays your replay ({seed, actions: [{action 0-19, ticks 1-600}]}) on map with the referee (at most 5 s) and returns jobId, outcome (won, lost, unresolved), ticks, position, death tick, stateHash and deathCause (what killed the bird: spikes, enemy, rock, fell_out or crushed). Use it to check your own replay until won is true, then submit_level. Costs one simulation of your daily quota; send a fresh idempotencyKey per attempt. Fails with validation_failed (invalid map or replay), quota, busy or conflict (idempotencyKey reused with other arguments).",
             output: output(report, &["jobId"]),
             read_only: false,
             idempotent: true,

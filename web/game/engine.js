@@ -117,7 +117,7 @@ export class Game {
     return this.engine.out();
   }
 
-  /** What killed the bird (`{cause: spikes|enemy|rock|fell_out, x, y, entity}`), or null. */
+  /** What killed the bird (`{cause: spikes|enemy|rock|fell_out|crushed, x, y, entity}`), or null. */
   deathCause() {
     this.engine.x.hx_game_death(this.h);
     return JSON.parse(this.engine.out() || "null");

@@ -40,6 +40,7 @@ export function deathText(d) {
     case "enemy": return `Von ${who || "einem Feind"} erwischt`;
     case "rock": return "Vom Steinschlag getroffen";
     case "fell_out": return "Aus der Karte gefallen";
+    case "crushed": return "Von der Plattform zerquetscht";
     default: return "Der Vogel ist verunglückt";
   }
 }

@@ -106,7 +106,7 @@ fn tokens(s: &str, first_col: usize) -> Vec<(usize, &str)> {
     out
 }
 
-/// Cuts an inline `#` comment off a header or entity line.
+/// Cuts an inline `#` comment off a line outside the grid (all but the `name:` value).
 fn strip_comment(s: &str) -> &str {
     match s.find('#') {
         Some(i) => s[..i].trim_end(),
@@ -243,7 +243,19 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
         return None;
     }
     for (ln, line) in text.split('\n').enumerate() {
-        for (col, c) in line.chars().enumerate() {
+        for (col, (i, c)) in line.char_indices().enumerate() {
+            // A carriage return belongs to a line ending: only whitespace may follow it before
+            // the line feed. Lines ended by a CR alone would read as one line.
+            if c == '\r' && !line[i + 1..].trim().is_empty() {
+                diag.err(
+                    "binary_content",
+                    ln + 1,
+                    col + 1,
+                    "a carriage return (CR) without a line feed: lines must end with \\n or \\r\\n, not \\r alone".into(),
+                    "save the map with \\n (Unix) or \\r\\n (Windows) line endings",
+                );
+                return None;
+            }
             if c.is_control() && c != '\r' && c != '\t' {
                 diag.err(
                     "binary_content",
@@ -302,7 +314,7 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
             message,
             "write the line `grid:` right before the first row of tiles",
         );
-        if lines[at].1.trim() == "entities:" {
+        if strip_comment(lines[at].1.trim()) == "entities:" {
             lines[at].1 = "grid:";
         } else {
             lines.insert(at, (ln, "grid:"));
@@ -339,10 +351,20 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                 if skippable {
                     continue;
                 }
-                let toks = tokens(line, 1);
+                let toks = tokens(strip_comment(line), 1);
                 if toks.first().map(|t| t.1) == Some(HEADER) {
                     match toks.get(1).map(|t| t.1) {
                         Some("1") if toks.len() == 2 => {}
+                        Some("1") => diag.err(
+                            "bad_header",
+                            ln,
+                            toks[2].0,
+                            format!(
+                                "unexpected text after the version: `{}`",
+                                clip(&line[toks[2].0 - 1..])
+                            ),
+                            "write the first line as `gcv-map 1`; a comment after it starts with `#`",
+                        ),
                         Some(v) => diag.err(
                             "unsupported_version",
                             ln,
@@ -407,7 +429,7 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                 }
             }
             Section::GridUnsized => {
-                if trimmed == "entities:" {
+                if strip_comment(trimmed) == "entities:" {
                     section = Section::Entities;
                     entities_line = ln;
                 }
@@ -417,7 +439,7 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                     section = Section::AfterGrid;
                     continue;
                 };
-                if trimmed == "entities:" {
+                if strip_comment(trimmed) == "entities:" {
                     diag.err(
                         "grid_too_short",
                         ln,
@@ -509,7 +531,7 @@ pub(crate) fn parse(text: &str, diag: &mut Diag) -> Option<Parsed> {
                 }
             }
             Section::AfterGrid => {
-                if trimmed == "entities:" {
+                if strip_comment(trimmed) == "entities:" {
                     section = Section::Entities;
                     entities_line = ln;
                     continue;
@@ -893,7 +915,11 @@ fn implied_grid(lines: &[(usize, &str)]) -> Option<(usize, String)> {
     fn clean(l: &str) -> &str {
         l.strip_suffix('\r').unwrap_or(l).trim()
     }
-    if lines.iter().any(|(_, l)| clean(l) == "grid:") {
+    // `grid:` and `entities:` with a comment after them.
+    fn keyword(l: &str) -> &str {
+        strip_comment(clean(l))
+    }
+    if lines.iter().any(|(_, l)| keyword(l) == "grid:") {
         return None;
     }
     let header = lines
@@ -906,7 +932,7 @@ fn implied_grid(lines: &[(usize, &str)]) -> Option<(usize, String)> {
     let first_row = header + 1 + lines[header + 1..].iter().position(|(_, l)| row(l))?;
     match lines[header + 1..first_row]
         .iter()
-        .rposition(|(_, l)| clean(l) == "entities:")
+        .rposition(|(_, l)| keyword(l) == "entities:")
     {
         Some(e) => Some((
             header + 1 + e,
@@ -957,10 +983,16 @@ fn header_line(
     crumble: &mut [i64; 1],
 ) -> bool {
     let t = line.trim();
-    if t == "grid:" {
+    // A `#` ends every header line but `name:`, whose value is kept as written.
+    let bare = strip_comment(t);
+    if bare == "grid:" {
         return true;
     }
-    let Some((key, value)) = t.split_once(':') else {
+    let field = match t.split_once(':') {
+        Some((k, v)) if k.trim() == "name" => Some((k, v)),
+        _ => bare.split_once(':'),
+    };
+    let Some((key, value)) = field else {
         diag.err(
             "unexpected_line",
             ln,

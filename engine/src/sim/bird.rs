@@ -4,7 +4,7 @@
 use super::contacts::overlap;
 use super::palette::Block;
 use super::physics::*;
-use super::{Input, Sim};
+use super::{DeathCause, Input, Sim};
 
 impl Sim {
     /// The bird starts in the air on the bottom of its tile and lands on the first tick. When
@@ -264,6 +264,16 @@ impl Sim {
         match land_y {
             Some(y) => {
                 self.player.y = y;
+                if riding >= 0 {
+                    // A platform that lifts the bird into a solid block crushes it.
+                    let top = y >> TILE_SHIFT;
+                    let bottom = (y + PLAYER_H - 1) >> TILE_SHIFT;
+                    for ty in top..bottom + 1 {
+                        if let Some(tx) = (l..r + 1).find(|&tx| self.solid(tx, ty)) {
+                            return self.die(DeathCause::Crushed, tx, ty);
+                        }
+                    }
+                }
                 self.player.vy = 0;
                 self.player.on_ground = true;
                 self.player.riding = riding;

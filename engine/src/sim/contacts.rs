@@ -29,7 +29,7 @@ const _: () = assert!(PLAYER_W <= TILE && PEBBLE_SIZE <= TILE);
 impl Sim {
     /// Ends the run: killed by `cause` at tile (`x`, `y`).
     #[cold]
-    fn die(&mut self, cause: DeathCause, x: i32, y: i32) {
+    pub(super) fn die(&mut self, cause: DeathCause, x: i32, y: i32) {
         self.status = Status::Dead;
         self.death = Some(Death { cause, x, y });
     }
@@ -68,8 +68,10 @@ impl Sim {
                 }
             }
         }
-        // The bird's feet before this tick's fall: a stomp needs them above the enemy's top.
-        let prev_bottom = p.y + PLAYER_H - p.vy.max(0);
+        // The bird's feet before this tick's vertical move (standing: where they are): a stomp
+        // needs them at most STOMP_TOLERANCE below the enemy's top, whether the bird falls,
+        // stands or an enemy rises into it. Touched lower down, from the side or below, kills.
+        let prev_bottom = p.y + PLAYER_H - p.vy;
         let mut stomped = false;
         // Only the enemies whose patrol reaches the bird's columns, in the same order as a
         // scan of all of them (walkers, then flyers).
@@ -95,7 +97,7 @@ impl Sim {
                 }
             };
             if alive && overlap(p.x, p.y, PLAYER_W, PLAYER_H, ex, ey, ew, eh) {
-                if p.vy > 0 && prev_bottom <= ey + STOMP_TOLERANCE {
+                if prev_bottom <= ey + STOMP_TOLERANCE {
                     if e < nw {
                         self.walkers[e].defeat(now);
                     } else {

@@ -136,6 +136,8 @@ pub enum DeathCause {
     Rock(u16),
     /// Fell out of the bottom of the map.
     FellOut,
+    /// Pushed by a platform into the solid block at the tile (`x`, `y`).
+    Crushed,
 }
 
 /// A death: its cause and where it happened, in tiles. For spikes, the spikes' tile; for an
@@ -344,6 +346,10 @@ impl Sim {
             self.update_spawners();
         }
         self.update_player(input);
+        if self.status != Status::Running {
+            // Crushed by a platform: the run ends here.
+            return;
+        }
         self.update_pebbles(input.shoot);
         self.update_crumbling();
         self.resolve_contacts();
