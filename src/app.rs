@@ -272,7 +272,9 @@ impl App {
             self.queue.clone(),
             Arc::new(runner),
             horst_worker::WorkerIdentity::new(index, slots)
-                .with_referee_slots(self.config.worker.referee_slots),
+                .with_referee_slots(self.config.worker.referee_slots)
+                // `horst up` kills its worker child this long after asking it to stop.
+                .with_stop_budget(Duration::from_secs(self.config.queue.drain_seconds())),
             self.worker_metrics(),
             shutdown,
         ))

@@ -6,6 +6,10 @@
 //!   within `server.header_read_timeout_seconds` of the connection being ready for one.
 //! - **Idle**: a connection with no request in flight and nothing arriving for
 //!   `server.idle_timeout_seconds` is closed (a watchdog per connection; see [`Activity`]).
+//! - **Unread answers**: a connection whose answer cannot be written (the client stopped
+//!   reading: the socket's buffers are full) for `server.idle_timeout_seconds` is closed at
+//!   once, without the flush a graceful close waits for; and one the server is closing (idle,
+//!   slow body) is closed at once if it has not ended an idle timeout later.
 //! - **Body**: a request body must arrive within `body_timeout_seconds` of the handler starting
 //!   to read it, plus a second per `body_min_bytes_per_second` bytes ([`DeadlineBody`]);
 //!   otherwise the read fails and the connection is closed after the answer.
@@ -115,7 +119,7 @@ impl ConnectionMetrics {
         );
         metrics.register(
             "connections_closed_by_server",
-            "HTTP connections the server closed, by reason (header_timeout, idle_timeout, body_timeout)",
+            "HTTP connections the server closed, by reason (header_timeout, idle_timeout, body_timeout, write_timeout)",
             m.closed.clone(),
         );
         metrics.register(
@@ -243,23 +247,62 @@ fn now_ms() -> u64 {
 struct Activity {
     in_flight: AtomicUsize,
     last_ms: AtomicU64,
+    /// Since when a write has waited for room in the socket, [`NOT_BLOCKED`] while the
+    /// last one went through.
+    blocked_ms: AtomicU64,
     /// A request body was too slow: close the connection after its answer.
     slow_body: Notify,
 }
 
+const NOT_BLOCKED: u64 = u64::MAX;
+
 impl Activity {
+    fn new() -> Activity {
+        Activity {
+            in_flight: AtomicUsize::new(0),
+            last_ms: AtomicU64::new(now_ms()),
+            blocked_ms: AtomicU64::new(NOT_BLOCKED),
+            slow_body: Notify::new(),
+        }
+    }
+
     fn touch(&self) {
         self.last_ms.store(now_ms(), Ordering::Relaxed);
     }
+
+    fn wrote<T>(&self, r: &Poll<T>) {
+        match r {
+            // The first wait counts: a client that stopped reading never frees room.
+            Poll::Pending => {
+                let _ = self.blocked_ms.compare_exchange(
+                    NOT_BLOCKED,
+                    now_ms(),
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
+            }
+            Poll::Ready(_) => self.blocked_ms.store(NOT_BLOCKED, Ordering::Relaxed),
+        }
+    }
+
+    /// How long until a write waiting for room has waited `limit` (`limit` when none waits).
+    fn write_left(&self, limit: Duration) -> Duration {
+        match self.blocked_ms.load(Ordering::Relaxed) {
+            NOT_BLOCKED => limit,
+            since => {
+                Duration::from_millis((since + limit.as_millis() as u64).saturating_sub(now_ms()))
+            }
+        }
+    }
 }
 
-/// The socket, noting when bytes arrive.
-struct ActivityIo {
-    inner: TcpStream,
+/// The socket, noting when bytes arrive and when a write waits for room.
+struct ActivityIo<S> {
+    inner: S,
     activity: Arc<Activity>,
 }
 
-impl AsyncRead for ActivityIo {
+impl<S: AsyncRead + Unpin> AsyncRead for ActivityIo<S> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -274,20 +317,24 @@ impl AsyncRead for ActivityIo {
     }
 }
 
-impl AsyncWrite for ActivityIo {
+impl<S: AsyncWrite + Unpin> AsyncWrite for ActivityIo<S> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.activity.wrote(&r);
+        r
     }
     fn poll_write_vectored(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let r = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.activity.wrote(&r);
+        r
     }
     fn is_write_vectored(&self) -> bool {
         self.inner.is_write_vectored()
@@ -525,16 +572,26 @@ async fn serve_one(
     router: Router,
     limits: Arc<ConnectionLimits>,
     metrics: ConnectionMetrics,
-    mut drain: watch::Receiver<bool>,
+    drain: watch::Receiver<bool>,
     _slot: Slot,
     _done: watch::Receiver<()>,
 ) {
     let _ = stream.set_nodelay(true);
-    let activity = Arc::new(Activity {
-        in_flight: AtomicUsize::new(0),
-        last_ms: AtomicU64::new(now_ms()),
-        slow_body: Notify::new(),
-    });
+    serve_io(stream, peer, router, limits, metrics, drain).await;
+}
+
+/// One connection over `stream` until it ends or is closed.
+async fn serve_io<S>(
+    stream: S,
+    peer: SocketAddr,
+    router: Router,
+    limits: Arc<ConnectionLimits>,
+    metrics: ConnectionMetrics,
+    mut drain: watch::Receiver<bool>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let activity = Arc::new(Activity::new());
     let io = TokioIo::new(ActivityIo {
         inner: stream,
         activity: activity.clone(),
@@ -579,6 +636,11 @@ async fn serve_one(
     let mut conn = std::pin::pin!(conn);
     let idle = limits.idle_timeout;
     let mut closing = false;
+    // A graceful close flushes first, which a client that stopped reading never lets end;
+    // so a close of the server's own (idle, slow body) ends an idle timeout later at the
+    // latest. (A drain's is the grace period's, which ends every connection.)
+    let mut close_by: Option<tokio::time::Instant> = None;
+    let close_later = || Some(tokio::time::Instant::now() + idle);
     loop {
         // While a request is in flight (a long-poll) the next look is a whole period away;
         // the request's end counts as activity, so the idle period restarts from there.
@@ -604,15 +666,31 @@ async fn serve_one(
             }
             _ = activity.slow_body.notified(), if !closing => {
                 closing = true;
+                close_by = close_later();
                 conn.as_mut().graceful_shutdown();
             }
             _ = tokio::time::sleep(idle_left), if !closing => {
                 let quiet = now_ms().saturating_sub(activity.last_ms.load(Ordering::Relaxed));
                 if activity.in_flight.load(Ordering::Relaxed) == 0 && quiet >= idle.as_millis() as u64 {
                     closing = true;
+                    close_by = close_later();
                     metrics.closed("idle_timeout");
                     conn.as_mut().graceful_shutdown();
                 }
+            }
+            // An answer no byte of which could be written for an idle timeout: the client
+            // stopped reading. Closed at once (dropping hyper's connection drops the socket),
+            // or it would hold its place in the connection caps for good.
+            _ = tokio::time::sleep(activity.write_left(idle)) => {
+                if activity.write_left(idle).is_zero() {
+                    metrics.closed("write_timeout");
+                    tracing::debug!(peer = %peer, "closed: the client has not read its answer for the idle timeout");
+                    break;
+                }
+            }
+            _ = tokio::time::sleep_until(close_by.unwrap_or_else(tokio::time::Instant::now)), if close_by.is_some() => {
+                tracing::debug!(peer = %peer, "closed: a graceful close did not end within the idle timeout");
+                break;
             }
         }
     }
@@ -696,6 +774,45 @@ mod tests {
             .lock()
             .unwrap()
             .contains_key(&"192.0.2.9".parse::<IpAddr>().unwrap()));
+    }
+
+    /// A client that asks for an answer larger than the connection's buffers and never reads
+    /// it: hyper takes the whole body (the request is no longer in flight), the idle
+    /// watchdog's graceful close waits for a flush that never ends. The connection must end
+    /// all the same (it held its place in the connection caps until the process stopped).
+    #[tokio::test]
+    async fn a_client_that_never_reads_its_answer_is_closed() {
+        use tokio::io::AsyncWriteExt;
+        let router = Router::new().route(
+            "/big",
+            axum::routing::get(|| async { vec![b'x'; 256 * 1024] }),
+        );
+        let limits = Arc::new(ConnectionLimits {
+            idle_timeout: Duration::from_millis(500),
+            ..ConnectionLimits::default()
+        });
+        let metrics = ConnectionMetrics::register(&Metrics::new());
+        let (mut client, server) = tokio::io::duplex(4096);
+        let (_drain_tx, drain) = watch::channel(false);
+        let peer: SocketAddr = "192.0.2.1:1234".parse().unwrap();
+        let served = tokio::spawn(serve_io(
+            server,
+            peer,
+            router,
+            limits,
+            metrics.clone(),
+            drain,
+        ));
+        client
+            .write_all(b"GET /big HTTP/1.1\r\nhost: x\r\n\r\n")
+            .await
+            .unwrap();
+        // Generous: a loaded machine's timers fire late; without the close it never ends.
+        tokio::time::timeout(Duration::from_secs(30), served)
+            .await
+            .expect("the connection stayed open while its client read nothing")
+            .unwrap();
+        drop(client);
     }
 
     #[test]

@@ -263,7 +263,7 @@ pub async fn end_new(
 }
 
 async fn end_hash(store: &Store, subject: &Subject, hash: &str) -> Result<(), IdentityError> {
-    let mut conn = store.conn();
+    let mut conn = store.durable().await?;
     let _: () = redis::pipe()
         .del(store.key(&format!("websession:{hash}")))
         .ignore()
@@ -280,7 +280,7 @@ async fn end_hash(store: &Store, subject: &Subject, hash: &str) -> Result<(), Id
 /// replicas, so an ended session stays ended after a failover.
 async fn end_all(store: &Store, index: &str) -> Result<(), IdentityError> {
     let index = store.key(index);
-    let mut conn = store.conn();
+    let mut conn = store.durable().await?;
     for _ in 0..16 {
         let members: Vec<String> = conn.smembers(&index).await?;
         if members.is_empty() {

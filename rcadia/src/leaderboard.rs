@@ -454,7 +454,7 @@ impl Rcadia {
     /// thinking times and exclusion gone). Returns whether it had anything.
     pub async fn reset_rating(&self, game: &str, agent: &str) -> Result<bool, RcadiaError> {
         let store = &self.inner.store;
-        let mut conn = store.conn();
+        let mut conn = store.durable().await?;
         let (deleted, _, _): (u32, u32, u32) = redis::pipe()
             .atomic()
             .cmd("DEL")
@@ -477,7 +477,7 @@ impl Rcadia {
     /// (for either side) until a reset.
     pub async fn exclude_rating(&self, game: &str, agent: &str) -> Result<(), RcadiaError> {
         let store = &self.inner.store;
-        let mut conn = store.conn();
+        let mut conn = store.durable().await?;
         let _: () = redis::pipe()
             .atomic()
             .cmd("SADD")

@@ -257,7 +257,7 @@ pub struct Applied {
 /// every process reads the same one; answered once the replicas have it, so they still
 /// agree after a failover.
 async fn made_once(store: &Store, key: &str, fresh: String) -> Result<String, RcadiaError> {
-    let mut conn = store.conn();
+    let mut conn = store.durable().await?;
     let _: Option<String> = redis::cmd("SET")
         .arg(key)
         .arg(&fresh)

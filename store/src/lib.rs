@@ -21,6 +21,7 @@ use tokio::sync::watch;
 
 pub mod cluster;
 mod delayed;
+mod durable;
 mod health;
 mod notifier;
 mod primary;
@@ -29,6 +30,7 @@ pub mod script;
 pub mod trail;
 pub use cluster::{Conn, Group};
 pub use delayed::{DelayedSet, Popped, LEASE as DELAYED_LEASE};
+pub use durable::{DurableConn, DURABLE_CONNS};
 pub use health::{Health, HealthState, ServerCheck};
 pub use notifier::{Heard, Notifier, Subscription};
 pub use primary::{RedisTarget, SentinelTarget};
@@ -86,6 +88,8 @@ struct Shared {
     next_node: AtomicUsize,
     /// What this process's latest periodic write learnt ([`Store::note_periodic_write`]).
     writes_refused: std::sync::Mutex<Option<String>>,
+    /// The connections of durable writes ([`Store::durable`]).
+    durable: durable::Pool,
 }
 
 /// Makes connections to the current primary (dedicated ones: pub/sub). Cheap to clone.
@@ -212,6 +216,7 @@ impl Store {
             writes_refused: std::sync::Mutex::new(None),
             nodes,
             next_node: AtomicUsize::new(0),
+            durable: durable::Pool::new(),
         });
         if let Some(sentinels) = sentinels {
             tokio::spawn(follow_primary(Arc::downgrade(&shared), sentinels));
@@ -383,6 +388,17 @@ impl Store {
         self.shared.durability
     }
 
+    /// The connection for a durable write and its [`Store::settle`]: with
+    /// `redis.min_replica_acks` ≥ 1 one of a small pool of its own ([`DURABLE_CONNS`]; waits
+    /// while all are taken), so its `WAIT` holds up no other command of the process; without,
+    /// the shared one ([`Store::conn`]).
+    pub async fn durable(&self) -> Result<DurableConn, redis::RedisError> {
+        if self.shared.durability.min_replica_acks == 0 {
+            return Ok(DurableConn::shared(self.conn()));
+        }
+        DurableConn::take(&self.shared).await
+    }
+
     /// After a durable write on `conn` (admission, claim, completion, revisions, board,
     /// accounts, sessions): waits until `redis.min_replica_acks` replicas have everything
     /// this connection wrote (`WAIT`), so the write survives a failover. Too few in time is
@@ -390,7 +406,7 @@ impl Store {
     /// report it as done. With 0 (the default) it returns at once.
     /// On a cluster `WAIT` goes to every primary (the fewest acknowledgements count); after a
     /// script, [`Store::settle_at`] waits on the primary of its keys only.
-    pub async fn settle(&self, conn: &mut Conn) -> Result<(), redis::RedisError> {
+    pub async fn settle(&self, conn: &mut DurableConn) -> Result<(), redis::RedisError> {
         let d = self.shared.durability;
         if d.min_replica_acks == 0 {
             return Ok(());
@@ -404,21 +420,25 @@ impl Store {
     }
 
     /// [`Store::settle`] after a write to `key`: on a cluster `WAIT` goes to the primary of
-    /// `key`'s slot (the same multiplexed connection the write went on), so a failover of
-    /// another shard does not hold this write up.
-    pub async fn settle_at(&self, conn: &mut Conn, key: &[u8]) -> Result<(), redis::RedisError> {
+    /// `key`'s slot (the connection the write went on), so a failover of another shard does
+    /// not hold this write up.
+    pub async fn settle_at(
+        &self,
+        conn: &mut DurableConn,
+        key: &[u8],
+    ) -> Result<(), redis::RedisError> {
         use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
         let d = self.shared.durability;
-        let Conn::Cluster(c) = conn else {
-            return self.settle(conn).await;
-        };
         if d.min_replica_acks == 0 {
             return Ok(());
+        }
+        if !conn.is_cluster() {
+            return self.settle(conn).await;
         }
         let mut wait = redis::cmd("WAIT");
         wait.arg(d.min_replica_acks).arg(d.timeout_ms);
         let route = Route::new(cluster::slot(key), SlotAddr::Master);
-        let reply = c
+        let reply = conn
             .route_command(
                 wait,
                 RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route)),
@@ -429,13 +449,15 @@ impl Store {
 
     /// Makes what this process has *read* durable before it answers from it (a job's
     /// result written by a worker, a record found by an idempotent replay): one small write
-    /// and `WAIT`. Replication is one ordered stream, so a replica that has this write also
-    /// has every write the primary made before it.
+    /// and `WAIT`, on a connection of the durable pool ([`Store::durable`]). Replication is
+    /// one ordered stream, so a replica that has this write also has every write the primary
+    /// made before it.
     pub async fn barrier(&self) -> Result<(), redis::RedisError> {
         let d = self.shared.durability;
         if d.min_replica_acks == 0 {
             return Ok(());
         }
+        let mut conn = self.durable().await?;
         // On a cluster, one barrier in each slot group a caller answers from (the queue's
         // and the records'): a pipeline goes to the primary of its key, WAIT with it.
         let groups: &[Group] = if self.hash_tags() {
@@ -450,7 +472,7 @@ impl Store {
                 .cmd("WAIT")
                 .arg(d.min_replica_acks)
                 .arg(d.timeout_ms)
-                .query_async(&mut self.conn())
+                .query_async(&mut conn)
                 .await?;
             acked_enough(acked, d)?;
         }

@@ -105,12 +105,17 @@ pub(crate) struct Primary {
     pub client: redis::Client,
     /// `host:port` (sentinel) or the redacted URL.
     pub addr: String,
+    /// On a cluster: the seed nodes (the durable writes' connections are made from them).
+    pub cluster: Option<Vec<String>>,
 }
+
+/// How long a command may go unanswered before its connection is given up.
+// CI shares two cores with Redis and a browser: be patient before calling it dead.
+pub(crate) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub(crate) fn manager_config() -> ConnectionManagerConfig {
     ConnectionManagerConfig::new()
-        // CI shares two cores with Redis and a browser: be patient before calling it dead.
-        .set_response_timeout(Some(Duration::from_secs(5)))
+        .set_response_timeout(Some(RESPONSE_TIMEOUT))
         .set_connection_timeout(Some(Duration::from_secs(3)))
         .set_number_of_retries(3)
         .set_max_delay(Duration::from_secs(2))
@@ -123,28 +128,38 @@ pub(crate) async fn connect_url(url: &str) -> Result<Primary, redis::RedisError>
         conn: crate::cluster::Conn::One(conn),
         client,
         addr: crate::redact_url(url),
+        cluster: None,
     })
 }
 
 /// A cluster connection through the seed `nodes`; its `client` is the first seed's (the
 /// pub/sub listener takes each node in turn, [`crate::PrimaryClient::current`]).
 pub(crate) async fn connect_cluster(nodes: &[String]) -> Result<Primary, redis::RedisError> {
-    let client = redis::cluster::ClusterClient::builder(nodes.iter().map(String::as_str))
-        // The same patience as one server's; a request during a failover is retried while
-        // the cluster promotes the replica (cluster-node-timeout plus an election).
-        .response_timeout(Duration::from_secs(5))
-        .connection_timeout(Duration::from_secs(3))
-        .retries(8)
-        .min_retry_wait(100)
-        .max_retry_wait(1000)
-        .build()?;
+    let client = cluster_client(nodes, Duration::ZERO)?;
     let conn = client.get_async_connection().await?;
     let first = nodes.first().map(String::as_str).unwrap_or_default();
     Ok(Primary {
         conn: crate::cluster::Conn::Cluster(conn),
         client: redis::Client::open(first)?,
         addr: format!("cluster ({} seed nodes)", nodes.len()),
+        cluster: Some(nodes.to_vec()),
     })
+}
+
+/// A cluster client through the seed `nodes`, its response timeout `longer` than the usual.
+pub(crate) fn cluster_client(
+    nodes: &[String],
+    longer: Duration,
+) -> Result<redis::cluster::ClusterClient, redis::RedisError> {
+    redis::cluster::ClusterClient::builder(nodes.iter().map(String::as_str))
+        // The same patience as one server's; a request during a failover is retried while
+        // the cluster promotes the replica (cluster-node-timeout plus an election).
+        .response_timeout(RESPONSE_TIMEOUT + longer)
+        .connection_timeout(Duration::from_secs(3))
+        .retries(8)
+        .min_retry_wait(100)
+        .max_retry_wait(1000)
+        .build()
 }
 
 pub(crate) async fn connect_addr(addr: &str, password: &str) -> Result<Primary, redis::RedisError> {

@@ -6,7 +6,7 @@
 //! ([`Writes::ReadOnly`], which Redis itself enforces), the primary only
 //! ([`Writes::PrimaryOnly`]: counters, pops), or acknowledgement by `redis.min_replica_acks`
 //! replicas before the caller is answered ([`Writes::Durable`]: `WAIT` on the same
-//! connection, [`Store::settle`]).
+//! connection, one of the durable pool's, [`Store::durable`] and [`Store::settle`]).
 //!
 //! Running a script:
 //! - checks the KEYS and ARGV counts before anything is sent: a wrong count is an `Err`
@@ -404,7 +404,11 @@ impl<'a, R: FromRedisValue> Call<'a, R> {
         let (store, compiled) = (self.store, self.compiled);
         async move {
             checked?;
-            let mut conn = store.conn();
+            // A durable script and its WAIT on a connection of their own (`Store::durable`).
+            let mut conn = match first_key {
+                Some(_) => store.durable().await?,
+                None => crate::DurableConn::shared(store.conn()),
+            };
             let reply = match eval.query_async(&mut conn).await {
                 // A restarted or failed-over Redis does not know the script yet: load it and
                 // send the same command again.

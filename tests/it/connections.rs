@@ -224,6 +224,53 @@ async fn a_slow_body_is_cut_and_its_connection_closed() {
     );
 }
 
+/// A client that asks for a large file and never reads the answer: once the socket's buffers
+/// are full nothing more can be written, and after the idle timeout the server closes the
+/// connection and gives its place in the caps back. (It held it until the process stopped:
+/// enough such connections lock an address, or the server, out.)
+#[tokio::test]
+async fn a_client_that_never_reads_its_answer_gives_its_connection_back() {
+    let web = tempfile::tempdir().unwrap();
+    std::fs::create_dir(web.path().join("game")).unwrap();
+    // Far more than loopback's socket buffers take (a few MiB) and hyper's own.
+    std::fs::write(web.path().join("game/engine.wasm"), vec![0u8; 16 << 20]).unwrap();
+    let app = spawn_app_with(|c| {
+        c.server.header_read_timeout_seconds = 60;
+        c.server.idle_timeout_seconds = 2;
+        c.server.web_dir = web.path().to_str().unwrap().into();
+    })
+    .await;
+    let open = async || metric(&app, "horst_connections_open", "").await;
+    let baseline = open().await;
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(app.addr).await.unwrap();
+    stream
+        .write_all(b"GET /game/engine.wasm HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .unwrap();
+    assert!(
+        eventually(MARGIN, async || open().await > baseline).await,
+        "the connection was never counted"
+    );
+    // Never read: the server closes it (generous: the idle timeout is 2 s).
+    let given_back = eventually(MARGIN, async || open().await <= baseline).await;
+    assert!(
+        given_back,
+        "a connection whose client never read its answer was still open after {MARGIN:?}"
+    );
+    assert!(
+        metric(
+            &app,
+            "horst_connections_closed_by_server_total",
+            "write_timeout"
+        )
+        .await
+            >= 1.0
+    );
+    drop(stream);
+}
+
 #[tokio::test]
 async fn the_per_address_cap_refuses_counts_and_leaves_other_addresses_served() {
     let app = spawn_app_with(|c| c.server.max_connections_per_address = 5).await;

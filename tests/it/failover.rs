@@ -459,3 +459,77 @@ async fn the_jwt_key_survives_a_failover_between_its_creation_and_its_first_use(
     }
     let _ = stop_tx.send(true);
 }
+
+/// With `min_replica_acks = 1` a durable write ends with `WAIT`, which holds the connection
+/// it is sent on in Redis until the replica acknowledges or `replica_ack_timeout_ms` passes.
+/// With the replica frozen and several durable writes in flight, the store's other commands
+/// (the readiness PING, reads; in a process also heartbeats and presence) must still be
+/// answered at once: they queued behind every `WAIT` on the one shared connection, seconds
+/// each, and timed out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durable_writes_waiting_for_a_frozen_replica_hold_up_no_other_command() {
+    let cluster = tokio::task::block_in_place(SentinelCluster::start);
+    let target = horst_store::RedisTarget::Sentinel(horst_store::SentinelTarget {
+        sentinels: cluster.sentinel_addrs(),
+        master: SENTINEL_MASTER.into(),
+        sentinel_password: String::new(),
+        password: String::new(),
+    });
+    let store = horst_store::Store::connect_to(
+        &target,
+        "waits:",
+        horst_store::Durability {
+            min_replica_acks: 1,
+            timeout_ms: 1000,
+        },
+    )
+    .await
+    .unwrap();
+    let replica = cluster.servers[1].pid().expect("the replica runs") as i32;
+    unsafe { libc::kill(replica, libc::SIGSTOP) };
+
+    let writing = Arc::new(AtomicBool::new(true));
+    let mut writers = Vec::new();
+    for i in 0..8 {
+        let (store, writing) = (store.clone(), writing.clone());
+        writers.push(tokio::spawn(async move {
+            let (list, count) = (store.key(&format!("trail{i}")), store.key(&format!("n{i}")));
+            while writing.load(Ordering::Relaxed) {
+                // Each fails after the ack timeout (the replica is frozen): that is the point.
+                let _ = horst_store::trail::push(&store, &list, &count, "line", 10).await;
+                let _ = store.barrier().await;
+            }
+        }));
+    }
+    // Let the durable writes pile up behind the frozen replica.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut slowest = Duration::ZERO;
+    let mut failed = Vec::new();
+    for _ in 0..10 {
+        let asked = Instant::now();
+        if let Err(e) = store.ping().await {
+            failed.push(format!("PING: {e}"));
+        }
+        let read: redis::RedisResult<Option<String>> = redis::cmd("GET")
+            .arg(store.key("absent"))
+            .query_async(&mut store.conn())
+            .await;
+        if let Err(e) = read {
+            failed.push(format!("GET: {e}"));
+        }
+        slowest = slowest.max(asked.elapsed());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    writing.store(false, Ordering::Relaxed);
+    unsafe { libc::kill(replica, libc::SIGCONT) };
+    for w in writers {
+        let _ = tokio::time::timeout(Duration::from_secs(30), w).await;
+    }
+    eprintln!("figure: with the replica frozen and 8 tasks writing durably, the slowest PING + GET took {slowest:?}");
+    assert!(failed.is_empty(), "{failed:?}");
+    // Generous (a loaded CI machine); held up behind the WAITs it took seconds.
+    assert!(
+        slowest < Duration::from_millis(1500),
+        "a PING and a GET took {slowest:?} while durable writes waited for the replica"
+    );
+}

@@ -119,6 +119,27 @@ async fn the_kubernetes_example_agrees_with_horst() {
         "MemoryMax= of the worker unit is base + slots x job_memory_mib of the defaults"
     );
 
+    // A stop gives the worker what it may take: the HTTP grace and the drain, and a margin.
+    let stop_takes = config.server.shutdown_grace_seconds + config.queue.drain_seconds();
+    let grace_period = deployment
+        .pointer("/spec/template/spec/terminationGracePeriodSeconds")
+        .and_then(Value::as_u64)
+        .expect("terminationGracePeriodSeconds");
+    assert!(
+        grace_period > stop_takes,
+        "terminationGracePeriodSeconds {grace_period} <= grace + drain = {stop_takes}"
+    );
+    let timeout_stop: u64 = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("TimeoutStopSec="))
+        .and_then(|v| v.parse().ok())
+        .expect("TimeoutStopSec= in the worker unit");
+    let default_takes = defaults.server.shutdown_grace_seconds + defaults.queue.drain_seconds();
+    assert!(
+        timeout_stop > default_takes,
+        "TimeoutStopSec={timeout_stop} <= grace + drain = {default_takes} of the defaults"
+    );
+
     // Probes and the metrics port are the worker's metrics listener.
     let listen = &config.worker.metrics_listen;
     let port: u64 = listen.rsplit(':').next().unwrap().parse().unwrap();

@@ -422,3 +422,46 @@ async fn a_submission_answered_pending_while_redis_was_away_is_stored_by_the_ret
     assert_eq!(answer["replayed"], true, "{answer}");
     assert_eq!(runner.runs(JobKind::Submit), 1, "run once");
 }
+
+/// (f) A worker told to stop while its job runs; the job then finishes while Redis is frozen
+/// for longer than the worker's stop budget. The worker gives the outcome up (logged at
+/// error level) and stops within its budget: it retried the completion for its patience
+/// (2 min) while its process manager killed it at the stop timeout, the outcome unrecorded
+/// all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_worker_stops_within_its_budget_while_redis_is_frozen() {
+    let app = spawn_gateway().await;
+    let key = app.agent_key("godwit", 1).await;
+    let runner = Gated::new();
+    let budget = Duration::from_secs(15);
+    let (stop, rx) = watch::channel(false);
+    let worker = tokio::spawn(horst_worker::run(
+        app.queue.clone(),
+        runner.clone(),
+        WorkerIdentity::new(37, 1).with_stop_budget(budget),
+        WorkerMetrics::register(&horst_telemetry::Metrics::new()),
+        rx,
+    ));
+    let args = simulation("stall-f");
+    let _caller = waiting_call(&app, "simulate_replay", &args, &key);
+    until_started(&runner, JobKind::Simulate).await;
+
+    stop.send(true).unwrap();
+    let stopping = Instant::now();
+    // The worker withdraws its presence and slots first; then Redis stops answering and the
+    // job finishes.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let pid = freeze(&app);
+    runner.open(JobKind::Simulate);
+    // Generous: the budget, and a margin for a loaded machine (it took about 2 min).
+    let ended = tokio::time::timeout(budget + Duration::from_secs(25), worker).await;
+    let took = stopping.elapsed();
+    tokio::time::sleep_until((stopping + budget + Duration::from_secs(1)).into()).await;
+    thaw(pid);
+    eprintln!("figure: a stopping worker with a {budget:?} budget, Redis frozen after its job finished: stopped after {took:?}");
+    assert!(
+        ended.is_ok(),
+        "the worker still ran {took:?} after it was told to stop, with a stop budget of {budget:?}"
+    );
+    assert_eq!(runner.runs(JobKind::Simulate), 1, "run once");
+}

@@ -15,7 +15,7 @@
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use horst_queue::{
@@ -93,6 +93,9 @@ pub struct WorkerIdentity {
     /// How long a slot keeps retrying a completion Redis does not answer
     /// ([`COMPLETE_PATIENCE`] unless set: tests shorten it).
     pub complete_patience: Duration,
+    /// How long the worker may take to stop, counted from the shutdown: what its process
+    /// is given before it is killed (`queue.drain_seconds`; [`STOP_BUDGET`] unless set).
+    pub stop_budget: Duration,
 }
 
 impl WorkerIdentity {
@@ -115,7 +118,14 @@ impl WorkerIdentity {
             slots,
             referee_slots: 0,
             complete_patience: COMPLETE_PATIENCE,
+            stop_budget: STOP_BUDGET,
         }
+    }
+
+    /// With `budget` to stop in, from the shutdown (`queue.drain_seconds`).
+    pub fn with_stop_budget(mut self, budget: Duration) -> Self {
+        self.stop_budget = budget;
+        self
     }
 
     /// With completions retried for `patience` while Redis does not answer.
@@ -140,8 +150,23 @@ pub async fn run(
     shutdown: watch::Receiver<bool>,
 ) {
     tracing::info!(worker = %identity.id, slots = identity.slots, referee_slots = identity.referee_slots, "worker started");
+    let stopping = Stopping::new(shutdown.clone(), identity.stop_budget);
     let mut tasks = tokio::task::JoinSet::new();
-    tasks.spawn(announce(queue.clone(), identity.clone(), shutdown.clone()));
+    {
+        // The budget runs from the shutdown, not from whoever looks at it first.
+        let (stopping, mut shutdown) = (stopping.clone(), shutdown.clone());
+        tasks.spawn(async move {
+            if shutdown.wait_for(|s| *s).await.is_ok() {
+                stopping.left();
+            }
+        });
+    }
+    tasks.spawn(announce(
+        queue.clone(),
+        identity.clone(),
+        stopping.clone(),
+        shutdown.clone(),
+    ));
     tasks.spawn(housekeeping(
         queue.clone(),
         metrics.clone(),
@@ -170,12 +195,17 @@ pub async fn run(
             wake.clone(),
             metrics.clone(),
             identity.complete_patience,
+            stopping.clone(),
             shutdown.clone(),
         ));
     }
     while tasks.join_next().await.is_some() {}
-    if let Err(e) = queue.retire_idle(&names).await {
-        tracing::debug!(worker = %identity.id, error = %e, "cannot withdraw the idle slots");
+    match stopping.within(queue.retire_idle(&names)).await {
+        Some(Ok(())) => {}
+        Some(Err(e)) => {
+            tracing::debug!(worker = %identity.id, error = %e, "cannot withdraw the idle slots")
+        }
+        None => tracing::debug!(worker = %identity.id, "no time left to withdraw the idle slots"),
     }
     tracing::info!(worker = %identity.id, "worker stopped");
 }
@@ -205,6 +235,7 @@ async fn slot_loop(
     wake: Arc<Notify>,
     metrics: WorkerMetrics,
     patience: Duration,
+    stopping: Stopping,
     mut shutdown: watch::Receiver<bool>,
 ) {
     // Admission wakes this slot alone on its own channel after taking it off the pool's idle
@@ -233,11 +264,11 @@ async fn slot_loop(
             if !std::mem::take(&mut unanswered) {
                 return;
             }
-            match queue
-                .recover_claim(&slot, given_up.as_deref(), newest_token)
+            match stopping
+                .within(queue.recover_claim(&slot, given_up.as_deref(), newest_token))
                 .await
             {
-                Ok(Some(claim)) => next = Some(claim),
+                Some(Ok(Some(claim))) => next = Some(claim),
                 _ => return,
             }
         }
@@ -279,7 +310,7 @@ async fn slot_loop(
                 );
                 let slot_ref = (slot.as_str(), pool);
                 let after = execute(
-                    &queue, &runner, claim, slot_ref, &metrics, patience, &shutdown,
+                    &queue, &runner, claim, slot_ref, &metrics, patience, &stopping,
                 )
                 .instrument(span)
                 .await;
@@ -377,7 +408,7 @@ async fn execute(
     slot: (&str, Pool),
     metrics: &WorkerMetrics,
     patience: Duration,
-    shutdown: &watch::Receiver<bool>,
+    stopping: &Stopping,
 ) -> After {
     let job = claim.record;
     let kind = job.kind;
@@ -494,7 +525,7 @@ async fn execute(
         tracing::warn!(job = %job.id, "lease lost while running; result discarded");
         return After::Claim;
     }
-    let go_on = !*shutdown.borrow();
+    let go_on = !stopping.started();
     complete(
         queue,
         &job,
@@ -505,7 +536,7 @@ async fn execute(
         &label,
         elapsed,
         patience,
-        shutdown,
+        stopping,
     )
     .await
 }
@@ -518,6 +549,58 @@ async fn execute(
 /// worker cut off from a Redis that others reach has its job reaped a lease later and its
 /// retry refused.
 const COMPLETE_PATIENCE: Duration = Duration::from_secs(120);
+
+/// A stopping worker's budget unless set ([`WorkerIdentity::with_stop_budget`]): the least
+/// `queue.drain_seconds` gives.
+pub const STOP_BUDGET: Duration = Duration::from_secs(120);
+
+/// Kept back from the stop budget: for the last log lines and the process's exit before it
+/// is killed.
+const STOP_MARGIN: Duration = Duration::from_secs(5);
+
+/// When a stopping worker must be done: its stop budget, less [`STOP_MARGIN`], from the
+/// shutdown. Once it has begun no Redis call of the worker waits beyond it (a completion
+/// retried for its patience, 120 s, outlived the process's stop timeout, and the process
+/// was killed with the outcome unrecorded all the same).
+#[derive(Clone)]
+struct Stopping {
+    flag: watch::Receiver<bool>,
+    budget: Duration,
+    deadline: Arc<OnceLock<tokio::time::Instant>>,
+}
+
+impl Stopping {
+    fn new(flag: watch::Receiver<bool>, budget: Duration) -> Stopping {
+        Stopping {
+            flag,
+            budget,
+            deadline: Arc::new(OnceLock::new()),
+        }
+    }
+
+    fn started(&self) -> bool {
+        *self.flag.borrow()
+    }
+
+    /// The time left once the shutdown began (`None` before).
+    fn left(&self) -> Option<Duration> {
+        if !self.started() {
+            return None;
+        }
+        let deadline = self
+            .deadline
+            .get_or_init(|| tokio::time::Instant::now() + self.budget.saturating_sub(STOP_MARGIN));
+        Some(deadline.saturating_duration_since(tokio::time::Instant::now()))
+    }
+
+    /// `call`, cut off when the stop budget runs out (`None`); as it is before the shutdown.
+    async fn within<T>(&self, call: impl std::future::Future<Output = T>) -> Option<T> {
+        match self.left() {
+            None => Some(call.await),
+            Some(left) => tokio::time::timeout(left, call).await.ok(),
+        }
+    }
+}
 
 /// The longest a background completion ([`complete_later`]) is retried: past its job's
 /// retention nobody can read the outcome any more.
@@ -545,7 +628,7 @@ async fn complete(
     label: &str,
     elapsed: Duration,
     patience: Duration,
-    shutdown: &watch::Receiver<bool>,
+    stopping: &Stopping,
 ) -> After {
     let id = &job.id;
     // Retrying is safe because the completion is fenced: once the job was reaped (or recorded
@@ -561,31 +644,52 @@ async fn complete(
         if !claim_unanswered || !matches!(after, After::Claim | After::Idle) {
             return after;
         }
-        match queue.recover_claim(slot.0, Some(id), token).await {
-            Ok(Some(claim)) => After::Next(Box::new(claim)),
-            Ok(None) if matches!(after, After::Claim) => After::ClaimMaybeIdle,
-            Ok(None) => after,
-            Err(e) => {
+        match stopping
+            .within(queue.recover_claim(slot.0, Some(id), token))
+            .await
+        {
+            Some(Ok(Some(claim))) => After::Next(Box::new(claim)),
+            Some(Ok(None)) if matches!(after, After::Claim) => After::ClaimMaybeIdle,
+            Some(Ok(None)) => after,
+            Some(Err(e)) => {
                 // The slot looks again before its next claim.
                 tracing::warn!(slot = slot.0, error = %e, "cannot look for a claim whose answer was lost yet");
                 After::Recover(Some(id.clone()))
             }
+            None => After::Recover(Some(id.clone())),
+        }
+    };
+    // Stopping, the process is killed when its budget runs out: the outcome is logged then,
+    // for an operator, and the job is reaped a lease after Redis answers.
+    let out_of_time = |tried: u32, claim_unanswered: bool| {
+        tracing::error!(job = %id, outcome = %label, attempts = tried, "the worker stops before the job's outcome could be recorded (its stop budget ran out); the job is reaped a lease after Redis answers");
+        if claim_unanswered {
+            After::Recover(Some(id.clone()))
+        } else {
+            After::Claim
         }
     };
     loop {
         tried += 1;
-        let done = if let (1, Some(others_waited)) = (tried, go_on) {
-            let done = queue
-                .complete_and_claim(job, token, outcome.clone(), slot, others_waited)
-                .await;
-            claim_unanswered = done.is_err();
-            done
-        } else {
-            queue
-                .complete_slot(job, token, outcome.clone(), Some(slot))
-                .await
-                .map(|done| (done, None))
+        let attempt = async {
+            if let (1, Some(others_waited)) = (tried, go_on) {
+                queue
+                    .complete_and_claim(job, token, outcome.clone(), slot, others_waited)
+                    .await
+            } else {
+                queue
+                    .complete_slot(job, token, outcome.clone(), Some(slot))
+                    .await
+                    .map(|done| (done, None))
+            }
         };
+        let Some(done) = stopping.within(attempt).await else {
+            claim_unanswered |= tried == 1 && go_on.is_some();
+            return out_of_time(tried, claim_unanswered);
+        };
+        if tried == 1 && go_on.is_some() {
+            claim_unanswered = done.is_err();
+        }
         match done {
             Ok((done @ (Completion::Recorded | Completion::Idle), next)) => {
                 tracing::info!(job = %id, outcome = %label, ms = elapsed.as_millis() as u64, attempts = tried, "job finished");
@@ -597,8 +701,8 @@ async fn complete(
                 return settled(after, claim_unanswered).await;
             }
             Ok((Completion::Refused, _)) if tried > 1 => {
-                let recorded = match queue.get(id).await {
-                    Ok(Some(r)) => match (r.state, &r.failure) {
+                let recorded = match stopping.within(queue.get(id)).await {
+                    Some(Ok(Some(r))) => match (r.state, &r.failure) {
                         (JobState::Succeeded, _) => label == "succeeded",
                         (JobState::Failed, Some(f)) => f.code.as_str() == label,
                         _ => false,
@@ -616,7 +720,11 @@ async fn complete(
                 tracing::warn!(job = %id, "completion refused: the lease had expired");
                 return After::Claim;
             }
-            Err(e) if tokio::time::Instant::now() + pause < give_up => {
+            Err(e) if stopping.left().is_some_and(|left| left <= pause) => {
+                tracing::warn!(job = %id, error = %e, "cannot record the job's outcome");
+                return out_of_time(tried, claim_unanswered);
+            }
+            Err(e) if tokio::time::Instant::now() + pause < give_up || stopping.started() => {
                 tracing::warn!(job = %id, error = %e, "cannot record the job's outcome yet; retrying");
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_secs(1));
@@ -632,7 +740,7 @@ async fn complete(
                         token,
                         outcome,
                         label.to_string(),
-                        shutdown.clone(),
+                        stopping.flag.clone(),
                     )
                     .in_current_span(),
                 );
@@ -684,7 +792,7 @@ async fn complete_later(
         tokio::select! {
             _ = tokio::time::sleep(pause) => {}
             _ = shutdown.wait_for(|s| *s) => {
-                tracing::warn!(job = %id, attempts = tried, "the worker stops before the job's outcome could be recorded; it is reaped a lease after Redis answers");
+                tracing::error!(job = %id, outcome = %label, attempts = tried, "the worker stops before the job's outcome could be recorded; the job is reaped a lease after Redis answers");
                 return;
             }
         }
@@ -801,7 +909,12 @@ pub async fn housekeeping(
 
 /// Keeps the worker's presence (`workers:<id>`, for operators) and its slots (for
 /// admission, [`Queue::announce_slots`]) alive until shutdown, then withdraws both.
-async fn announce(queue: Queue, identity: WorkerIdentity, mut shutdown: watch::Receiver<bool>) {
+async fn announce(
+    queue: Queue,
+    identity: WorkerIdentity,
+    stopping: Stopping,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let store: Store = queue.store().clone();
     let key = horst_queue::keys::worker(&store, &identity.id);
     let general = identity.slots.max(1);
@@ -829,10 +942,11 @@ async fn announce(queue: Queue, identity: WorkerIdentity, mut shutdown: watch::R
             _ = shutdown.wait_for(|stop| *stop) => break,
         }
     }
-    // Admission stops counting on this worker at once; running jobs still finish.
-    let _ = queue.retire_slots(&identity.id).await;
+    // Admission stops counting on this worker at once; running jobs still finish. (Both
+    // expire by themselves when they cannot be withdrawn in the stop budget.)
+    let _ = stopping.within(queue.retire_slots(&identity.id)).await;
     let mut conn = store.conn();
-    let _: redis::RedisResult<()> = conn.del(&key).await;
+    let _: Option<redis::RedisResult<()>> = stopping.within(conn.del(&key)).await;
 }
 
 /// The ids of the workers alive now (read by the queue crate, which the admin overview uses
