@@ -199,7 +199,15 @@ pub async fn run(
             shutdown.clone(),
         ));
     }
-    while tasks.join_next().await.is_some() {}
+    while let Some(joined) = tasks.join_next().await {
+        // A task that panicked is gone for good (a slot less until the process restarts);
+        // without this line nothing said so.
+        if let Err(e) = joined {
+            if e.is_panic() {
+                tracing::error!(worker = %identity.id, error = %e, "a worker task panicked and stopped; restart the worker to get its slot back");
+            }
+        }
+    }
     match stopping.within(queue.retire_idle(&names)).await {
         Some(Ok(())) => {}
         Some(Err(e)) => {
