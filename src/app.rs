@@ -155,7 +155,7 @@ impl App {
         let rcadia = Rcadia::new(
             store.clone(),
             queue.notifier().clone(),
-            horst_rcadia::RcadiaSettings::from_config(&config.sessions),
+            horst_rcadia::RcadiaSettings::from_config(&config),
             shutdown.flag(),
         )
         .await

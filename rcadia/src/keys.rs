@@ -163,6 +163,11 @@ pub(crate) fn seek_lock(store: &Store, game: &str) -> String {
     store.key(&format!("seek:{game}"))
 }
 
+/// An identity's open seek (a game id has no `:`, so no game's lock is named like it).
+pub(crate) fn seeker(store: &Store, identity: &str) -> String {
+    store.key(&format!("seek:who:{identity}"))
+}
+
 pub(crate) fn rating_excluded(store: &Store, game: &str) -> String {
     store.key(&format!("rating:{game}:excluded"))
 }

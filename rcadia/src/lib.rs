@@ -95,10 +95,14 @@ pub struct RcadiaSettings {
     pub reference_games: Vec<String>,
     /// The stored forms new writes take (`sessions.write_previous_forms`).
     pub forms: StoredForms,
+    /// The games the house keeps tables open for (`house.games`): a seek of one of them
+    /// waits for a table; a seek of a game with no table and not among these is refused.
+    pub house_games: Vec<String>,
 }
 
 impl RcadiaSettings {
-    pub fn from_config(c: &horst_config::SessionsConfig) -> RcadiaSettings {
+    pub fn from_config(config: &horst_config::Config) -> RcadiaSettings {
+        let c = &config.sessions;
         RcadiaSettings {
             timings: Timings {
                 host_alive_ms: c.host_alive_seconds * 1000,
@@ -117,6 +121,12 @@ impl RcadiaSettings {
             } else {
                 StoredForms::Current
             },
+            house_games: config
+                .house
+                .games
+                .iter()
+                .map(|g| g.trim().to_ascii_lowercase())
+                .collect(),
         }
     }
 }
@@ -244,6 +254,7 @@ pub fn registered() -> Vec<&'static dyn horst_store::script::Registered> {
         &leaderboard::CLAIM,
         &leaderboard::APPLY,
         &seek::UNLOCK,
+        &seek::EXTEND,
     ]
 }
 

@@ -1048,7 +1048,7 @@ mod tests {
         let rcadia = Rcadia::new(
             store,
             notifier,
-            RcadiaSettings::from_config(&config.sessions),
+            RcadiaSettings::from_config(&config),
             stop_rx,
         )
         .await

@@ -409,8 +409,13 @@ async fn seek(c: &Client, body: Value) -> (u16, Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seekers_at_once_fill_tables_and_never_leave_two_half_empty() {
-    let app = app_with(|c| c.sessions.lobby_fill_ms = 60_000).await;
-    let other = spawn_app_beside(&app, |c| c.sessions.lobby_fill_ms = 60_000).await;
+    // The house hosts the test game: a seek waits for its tables.
+    let config = |c: &mut horst_config::Config| {
+        c.sessions.lobby_fill_ms = 60_000;
+        c.house.games = vec![GAME.into()];
+    };
+    let app = app_with(config).await;
+    let other = spawn_app_beside(&app, config).await;
     let names: Vec<String> = (0..6).map(|i| format!("Seeker{i}")).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let (house, agents) = house_and_agents(&app, &refs).await;
@@ -462,12 +467,16 @@ async fn seekers_at_once_fill_tables_and_never_leave_two_half_empty() {
         let n = v["players"].as_array().unwrap().len();
         assert!(n == 0 || n == 2, "no half-empty table: {t} has {n}");
     }
-    // Seeking again while seated answers the same table; a game nobody hosts: 503 no_table.
+    // Seeking again while seated answers the same table; a game nobody hosts is refused at
+    // once (404 unknown_game, after one look: it looked every 50 ms for the whole wait).
     let (st, v) = seek(&agents[2], json!({ "game": GAME })).await;
     assert_eq!(st, 200, "{v}");
     assert!(seated.contains_key(v["sessionId"].as_str().unwrap()));
-    let (st, v) = seek(&agents[0], json!({ "game": "nothing", "wait": 0.2 })).await;
-    assert_eq!((st, v["code"].as_str()), (503, Some("no_table")), "{v}");
+    let asked = Instant::now();
+    let (st, v) = seek(&agents[0], json!({ "game": "nothing", "wait": 20 })).await;
+    assert_eq!((st, v["code"].as_str()), (404, Some("unknown_game")), "{v}");
+    assert!(asked.elapsed() < Duration::from_secs(5), "it waited");
+    assert!(v["error"].as_str().unwrap().contains("available"), "{v}");
     let (st, v) = seek(&agents[0], json!({ "game": "a b" })).await;
     assert_eq!(st, 400, "{v}");
     // A wait longer than any Duration is the longest wait (it panicked the request).

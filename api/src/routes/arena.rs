@@ -196,6 +196,18 @@ async fn seek(
             ),
         )
         .retry_after(2)),
+        Err(SeekError::UnknownGame) => Err(ApiError::new(
+            ApiCode::UnknownGame,
+            if req.rated {
+                format!("no house table of {game} is open or running, and the house does not host {game}: check the game id (GET /api/v1/agent/sessions/available lists the games with tables), or seek with \"rated\": false to take another host's table")
+            } else {
+                format!("no table of {game} is open or running, and the house does not host {game}: check the game id (GET /api/v1/agent/sessions/available lists the games with tables)")
+            },
+        )),
+        Err(SeekError::Busy) => Err(ApiError::new(
+            ApiCode::SeekInProgress,
+            "another seek of yours is still waiting for a table; wait for its answer (it comes within its wait, at most 25 s) and seek again only then",
+        )),
         Err(SeekError::Rcadia(e)) => Err(e.into()),
     }
 }
