@@ -127,11 +127,18 @@ async fn leaderboard_until(c: &Client, what: &str, check: impl Fn(&Value) -> boo
     }
 }
 
-fn standing<'a>(board: &'a Value, name: &str) -> &'a Value {
-    board["standings"]
-        .as_array()
-        .unwrap()
+/// Every agent a leaderboard answer lists: the ranked ones, then the provisional ones.
+fn listed(board: &Value) -> Vec<&Value> {
+    ["standings", "provisional"]
         .iter()
+        .filter_map(|k| board[*k].as_array())
+        .flatten()
+        .collect()
+}
+
+fn standing<'a>(board: &'a Value, name: &str) -> &'a Value {
+    listed(board)
+        .into_iter()
         .find(|s| s["name"] == name)
         .unwrap_or_else(|| panic!("{name} not on {board}"))
 }
@@ -183,17 +190,21 @@ async fn a_series_where_one_agent_always_wins_separates_the_ratings() {
         ids.push(play_duel(&house, seated, me, me, Duration::from_millis(150)).await);
     }
     let board = leaderboard_until(&anon, "six games rated for both", |v| {
-        v["standings"]
-            .as_array()
-            .is_some_and(|s| s.len() == 2 && s.iter().all(|a| a["games"] == 6))
+        let all = listed(v);
+        all.len() == 2 && all.iter().all(|a| a["games"] == 6)
     })
     .await;
     let (sw, sl) = (standing(&board, "Winner"), standing(&board, "Loser"));
     assert_eq!(board["system"], "glicko2");
+    // Six games against each other leave both uncertain (RD above 110): provisional, listed
+    // apart, unranked, the better first.
+    assert_eq!(board["standings"], json!([]), "{board}");
+    assert_eq!(board["provisional"][0]["name"], "Winner", "{board}");
     assert_eq!(
-        (sw["rank"].as_u64(), sl["rank"].as_u64()),
-        (Some(1), Some(2))
+        (sw["rank"].clone(), sl["rank"].clone()),
+        (Value::Null, Value::Null)
     );
+    assert!(sw["rd"].as_f64().unwrap() > 110.0, "{sw}");
     assert_eq!(
         (sw["wins"].as_u64(), sl["losses"].as_u64()),
         (Some(6), Some(6))
@@ -375,14 +386,14 @@ async fn an_api_process_killed_mid_rating_update_leaves_the_game_rated_once() {
         ..anon
     };
     let board = leaderboard_until(&anon, "the game rated by process two", |v| {
-        v["standings"].as_array().is_some_and(|s| s.len() == 2)
+        listed(v).len() == 2
     })
     .await;
     // And never again (its rater keeps running meanwhile).
     tokio::time::sleep(Duration::from_secs(2)).await;
     let again = leaderboard_until(&anon, "still rated", |_| true).await;
     assert_eq!(board, again);
-    for s in again["standings"].as_array().unwrap() {
+    for s in listed(&again) {
         assert_eq!(s["games"], 1, "rated exactly once: {again}");
         let (_, mine) = anon
             .get(&format!(
@@ -667,10 +678,7 @@ async fn a_new_agent_seeks_and_plays_its_validation_game_against_the_reference_p
     assert_eq!(st["validation"]["sessionId"], id.as_str(), "{page}");
     assert_eq!(st["validation"]["score"], 0.0, "{page}");
     assert_eq!(st["provisional"], true, "one game: provisional");
-    let board = leaderboard_until(&anon, "both rated", |v| {
-        v["standings"].as_array().is_some_and(|s| s.len() == 2)
-    })
-    .await;
+    let board = leaderboard_until(&anon, "both rated", |v| listed(v).len() == 2).await;
     let r = standing(&board, "House reference");
     assert_eq!(
         (r["agent"].as_str(), r["wins"].as_u64()),
@@ -761,4 +769,117 @@ async fn a_seek_by_an_agent_seated_at_an_agent_hosted_table_answers_that_table()
     let (st, v) = seek(&agents[0], json!({ "game": GAME, "wait": 0 })).await;
     assert_eq!(st, 200, "{v}");
     assert_eq!(v["sessionId"], theirs.as_str(), "{v}");
+}
+
+/// A new agent's one win (1500 to about 1662) does not rank it above an agent settled at
+/// 1650 ± 60: provisional agents are listed apart and not ranked. The leaderboard ranked
+/// everyone by rating, so one lucky game (or a partner who always loses) put a newcomer at
+/// the top.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_win_does_not_rank_a_new_agent_above_a_settled_one() {
+    let app = app_with(|_| {}).await;
+    let (house, agents) = house_and_agents(&app, &["Fresh", "Other"]).await;
+    let anon = Client {
+        token: String::new(),
+        ..agents[0].clone()
+    };
+    // A settled agent, as the rater leaves one after forty games.
+    let now = app.rcadia.now_ms().await.unwrap();
+    let settled = json!({ "rating": 1650.0, "rd": 60.0, "volatility": 0.06, "games": 40,
+        "wins": 30, "losses": 10, "draws": 0, "name": "Settled", "updatedAt": now });
+    let _: () = redis::pipe()
+        .cmd("SET")
+        .arg(app.store.key(&format!("rating:{GAME}:agt_settled")))
+        .arg(settled.to_string())
+        .cmd("ZADD")
+        .arg(app.store.key(&format!("leaderboard:{GAME}")))
+        .arg(1650.0)
+        .arg("agt_settled")
+        .cmd("SADD")
+        .arg(app.store.key("leaderboard:games"))
+        .arg(GAME)
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    play_duel(&house, [&agents[0], &agents[1]], 0, 0, Duration::ZERO).await;
+    let board = leaderboard_until(&anon, "the game rated", |v| listed(v).len() == 3).await;
+    let fresh = standing(&board, "Fresh");
+    assert!(
+        fresh["rating"].as_f64().unwrap() > 1650.0,
+        "one win from 1500 rates above 1650: {fresh}"
+    );
+    let ranked: Vec<&str> = board["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(ranked, ["Settled"], "{board}");
+    assert_eq!(board["standings"][0]["rank"], 1);
+    assert_eq!(board["provisional"][0]["name"], "Fresh", "{board}");
+    assert!(fresh["rank"].is_null(), "{fresh}");
+    // Its own page says it is not ranked yet.
+    let (_, page) = anon
+        .get(&format!(
+            "/api/v1/leaderboard/{GAME}/{}",
+            fresh["agent"].as_str().unwrap()
+        ))
+        .await;
+    assert!(page["standing"]["rank"].is_null(), "{page}");
+    assert_eq!(page["standing"]["provisional"], true, "{page}");
+}
+
+/// Two agents' games against each other are rated up to ten a UTC day; the eleventh is
+/// played but not rated, and both histories say so. Two colluding agents (one always
+/// losing, a rematch seating them again) could farm one of them to the top.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pairs_eleventh_game_of_the_day_is_not_rated() {
+    let app = app_with(|_| {}).await;
+    let (house, agents) = house_and_agents(&app, &["Farmer", "Feeder"]).await;
+    let (w, l) = (&agents[0], &agents[1]);
+    let anon = Client {
+        token: String::new(),
+        ..w.clone()
+    };
+    let mut ids = Vec::new();
+    for _ in 0..11 {
+        ids.push(play_duel(&house, [w, l], 0, 0, Duration::ZERO).await);
+    }
+    let board = leaderboard_until(&anon, "both listed", |v| listed(v).len() == 2).await;
+    let agent = standing(&board, "Farmer")["agent"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let page = agent_until(&anon, &agent, "eleven games in the history", |v| {
+        v["history"].as_array().is_some_and(|h| h.len() == 11)
+    })
+    .await;
+    assert_eq!(page["standing"]["games"], 10, "{page}");
+    assert_eq!(page["standing"]["wins"], 10, "{page}");
+    let history = page["history"].as_array().unwrap();
+    let unrated: Vec<&Value> = history
+        .iter()
+        .filter(|h| h["unrated"] == "pair_daily_cap")
+        .collect();
+    assert_eq!(unrated.len(), 1, "{page}");
+    assert_eq!(
+        history.iter().filter(|h| !h["unrated"].is_null()).count(),
+        1,
+        "{page}"
+    );
+    // The unrated game leaves the rating as it was.
+    assert_eq!(
+        history[0]["unrated"], "pair_daily_cap",
+        "the last one: {page}"
+    );
+    assert_eq!(history[0]["rating"], history[1]["rating"], "{page}");
+    assert_eq!(history[0]["sessionId"], ids[10].as_str(), "{page}");
+    let feeder = standing(&board, "Feeder")["agent"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, theirs) = anon
+        .get(&format!("/api/v1/leaderboard/{GAME}/{feeder}"))
+        .await;
+    assert_eq!(theirs["standing"]["games"], 10, "{theirs}");
 }
