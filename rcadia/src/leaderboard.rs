@@ -281,22 +281,27 @@ impl Rcadia {
     async fn rate_one(&self, id: &str, pause_ms: u64) -> Result<(), RcadiaError> {
         let store = &self.inner.store;
         let lines = replay::assemble(self.replay_lines(id).await?, None);
-        let game = rated_of_replay(&lines);
+        let ended_at = lines.iter().rev().find_map(|l| match l {
+            Line::End { at, .. } => Some(*at),
+            _ => None,
+        });
+        let (game, ended_at) = match ended_at {
+            Some(at) => (rated_of_replay(&lines), at),
+            // No replay (the operator switched replays off, `arena.replays`): the session's
+            // record, kept a day after its end, without thinking times.
+            None => match self.load(id).await {
+                Ok(s) => (rating::rates(&s), s.ended_at_ms().unwrap_or_default()),
+                Err(RcadiaError::NotFound | RcadiaError::Gone) => (None, 0),
+                Err(e) => return Err(e),
+            },
+        };
         let Some(game) = game else {
-            // Not a rated game after all (or its replay is gone): nothing to do.
+            // Not a rated game after all (or its replay and record are gone): nothing to do.
             return self.unqueue(id).await;
         };
         let think = replay::think_times(&lines);
         // The UTC day of the game's end: its pair's count of rated games that day.
-        let day = lines
-            .iter()
-            .rev()
-            .find_map(|l| match l {
-                Line::End { at, .. } => Some(*at),
-                _ => None,
-            })
-            .unwrap_or_default()
-            / rating::PERIOD_MS;
+        let day = ended_at / rating::PERIOD_MS;
         let pair = {
             let (a, b) = (&game.seats[0].0, &game.seats[1].0);
             let (lo, hi) = if a <= b { (a, b) } else { (b, a) };

@@ -98,6 +98,11 @@ pub struct RcadiaSettings {
     /// The games the house keeps tables open for (`house.games`): a seek of one of them
     /// waits for a table; a seek of a game with no table and not among these is refused.
     pub house_games: Vec<String>,
+    /// Replays are written (`arena.replays`).
+    pub replays: bool,
+    /// Finished games are rated (`arena.ratings`): queued for the rater, and a new agent's
+    /// seek seats the reference player against it.
+    pub ratings: bool,
 }
 
 impl RcadiaSettings {
@@ -127,6 +132,8 @@ impl RcadiaSettings {
                 .iter()
                 .map(|g| g.trim().to_ascii_lowercase())
                 .collect(),
+            replays: config.arena.replays,
+            ratings: config.arena.ratings,
         }
     }
 }

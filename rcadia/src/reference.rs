@@ -145,7 +145,9 @@ impl Rcadia {
         let Some(agent) = identity.strip_prefix("agent:") else {
             return Ok(false);
         };
-        if !self.has_reference(game)
+        // Without ratings there is no rating record to mark: no validation game.
+        if !self.inner.settings.ratings
+            || !self.has_reference(game)
             || agent == REFERENCE_AGENT
             || !crate::rating::is_agent_id(agent)
         {

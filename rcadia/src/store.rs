@@ -513,13 +513,19 @@ impl Rcadia {
             Some(l) if (l.session.status() == Status::Finished) == finished => None,
             _ => Some(!finished),
         };
-        let mut replay_lines = replay::lines_of_write(loaded.map(|l| &l.session), &s, now);
+        let settings = &self.inner.settings;
+        // No replay at all while the operator has them off (`arena.replays`).
+        let mut replay_lines = if settings.replays {
+            replay::lines_of_write(loaded.map(|l| &l.session), &s, now)
+        } else {
+            Vec::new()
+        };
         replay_lines.sort_by_key(Line::is_essential);
         // The replay's bytes so far ride in the stored token (an earlier version's write
         // counted none: from there on).
         let replay_before = loaded.map_or(0, |l| record::replay_bytes_of(&l.token).unwrap_or(0));
         let fitted = replay::fit_budget(&replay_lines, replay_before, created, forms, now);
-        let rate = listing == Some(false) && rating::rates(&s).is_some();
+        let rate = settings.ratings && listing == Some(false) && rating::rates(&s).is_some();
         // The compare-and-set token: unique, never shown to a caller (no system call), and
         // the replay's bytes after this write.
         let token = format!(
@@ -552,7 +558,7 @@ impl Rcadia {
                 .collect(),
             replay: fitted.lines,
             replay_essential: fitted.essential,
-            replay_retention_ms: self.inner.settings.replay_retention_ms,
+            replay_retention_ms: settings.replay_retention_ms,
             rate,
         };
         // In flight until the script answers: a wake-up of this write may reach this process's

@@ -883,3 +883,88 @@ async fn a_pairs_eleventh_game_of_the_day_is_not_rated() {
         .await;
     assert_eq!(theirs["standing"]["games"], 10, "{theirs}");
 }
+
+/// The operator switches replays, ratings and seek off (`[arena]`, product decision 13):
+/// their routes answer 404 saying so, a finished game leaves no replay key and is not
+/// queued for rating. They could not be switched off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_switches_replays_ratings_and_seek_off() {
+    let app = app_with(|c| {
+        c.arena.replays = false;
+        c.arena.ratings = false;
+        c.arena.seek = false;
+        c.house.games = vec![GAME.into()];
+    })
+    .await;
+    let (house, agents) = house_and_agents(&app, &["Ann", "Ben"]).await;
+    let anon = Client {
+        token: String::new(),
+        ..agents[0].clone()
+    };
+    for path in [
+        "/api/v1/leaderboard".to_string(),
+        format!("/api/v1/leaderboard/{GAME}"),
+        format!("/api/v1/leaderboard/{GAME}/agt_0123"),
+    ] {
+        let (st, v) = anon.get(&path).await;
+        assert_eq!(
+            (st, v["code"].as_str()),
+            (404, Some("not_found")),
+            "{path}: {v}"
+        );
+        assert!(
+            v["error"]
+                .as_str()
+                .unwrap()
+                .contains("arena.ratings = false"),
+            "{path}: {v}"
+        );
+    }
+    let page = anon
+        .http
+        .get(format!("{}/leaderboard/{GAME}", anon.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 404);
+    assert!(page.text().await.unwrap().contains("switched ratings off"));
+    let (st, v) = seek(&agents[0], json!({ "game": GAME, "wait": 0 })).await;
+    assert_eq!(st, 404, "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("arena.seek = false"),
+        "{v}"
+    );
+
+    let id = play_duel(&house, [&agents[0], &agents[1]], 0, 0, Duration::ZERO).await;
+    let (st, _, _) = replay(&anon, &id).await;
+    assert_eq!(st, 404);
+    let store = &app.store;
+    let bucket = store.bucket_of(&id);
+    let (replay_key, pending): (u64, u64) = redis::pipe()
+        .cmd("EXISTS")
+        .arg(store.key_in_bucket(bucket, &format!("ses:{id}:replay")))
+        .cmd("ZCARD")
+        .arg(store.key_in_bucket(bucket, "ratings:pending"))
+        .query_async(&mut store.conn())
+        .await
+        .unwrap();
+    assert_eq!(
+        (replay_key, pending),
+        (0, 0),
+        "no replay, nothing queued to rate"
+    );
+}
+
+/// With replays off and ratings on, a finished game is rated from its session record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_replays_a_game_is_rated_from_its_record() {
+    let app = app_with(|c| c.arena.replays = false).await;
+    let (house, agents) = house_and_agents(&app, &["Cid", "Dot"]).await;
+    let anon = Client {
+        token: String::new(),
+        ..agents[0].clone()
+    };
+    play_duel(&house, [&agents[0], &agents[1]], 0, 0, Duration::ZERO).await;
+    let board = leaderboard_until(&anon, "rated", |v| listed(v).len() == 2).await;
+    assert_eq!(standing(&board, "Cid")["wins"], 1, "{board}");
+}
