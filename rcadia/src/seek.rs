@@ -208,6 +208,8 @@ impl Rcadia {
     /// Seats the seeker at the best open table (or the one it already sits at) and returns
     /// that session and the seeker's player id.
     pub async fn seek(&self, req: &SeekRequest) -> Result<(Session, String), SeekError> {
+        crate::reference::check_name(&req.identity, req.as_name.as_deref())
+            .map_err(RcadiaError::from)?;
         let store = &self.inner.store;
         let token = format!("{:08x}{:08x}", random_u32(), random_u32());
         // One open seek per identity, held as long as this one can last (its wait, the

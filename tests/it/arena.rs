@@ -968,3 +968,39 @@ async fn without_replays_a_game_is_rated_from_its_record() {
     let board = leaderboard_until(&anon, "rated", |v| listed(v).len() == 2).await;
     assert_eq!(standing(&board, "Cid")["wins"], 1, "{board}");
 }
+
+/// The house reference player's name is the house's: an agent that joins or seeks as
+/// "House reference" (in any case or spacing) is refused with a 400 saying so; any agent
+/// could take it, and pass for the house's yardstick at a table and on the leaderboard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nobody_but_the_house_plays_as_its_reference_player() {
+    let app = app_with(|_| {}).await;
+    let (house, agents) = house_and_agents(&app, &["Mimic"]).await;
+    let id = open_duel(&house).await;
+    for name in ["House reference", "house  REFERENCE"] {
+        let (st, v) = agents[0]
+            .post(&format!("{AGENT}/{id}/join"), json!({ "asName": name }))
+            .await;
+        assert_eq!((st, v["code"].as_str()), (400, Some("bad_request")), "{v}");
+        assert!(
+            v["error"].as_str().unwrap().contains("reference player"),
+            "{v}"
+        );
+    }
+    let (st, v) = seek(
+        &agents[0],
+        json!({ "game": GAME, "asName": "House-Reference" }),
+    )
+    .await;
+    assert_eq!((st, v["code"].as_str()), (400, Some("bad_request")), "{v}");
+    let s = app.rcadia.load(&id).await.unwrap();
+    assert!(s.players().is_empty(), "nobody joined");
+    // Any other name is the agent's to choose.
+    let (st, v) = agents[0]
+        .post(
+            &format!("{AGENT}/{id}/join"),
+            json!({ "asName": "House fan" }),
+        )
+        .await;
+    assert_eq!(st, 200, "{v}");
+}

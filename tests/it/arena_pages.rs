@@ -329,6 +329,11 @@ async fn series_replays_play_back_in_the_browser_and_rate_the_agents() {
     for needle in ["Ada", "Bo", "2 provisional", "Provisional", "ms /"] {
         assert!(text.contains(needle), "{needle} in {text}");
     }
+    // Each name with its agent's short id beside it: a name is anyone's to take.
+    for s in board["provisional"].as_array().unwrap() {
+        let short = &s["agent"].as_str().unwrap()[..12];
+        assert!(text.contains(short), "{short} in {text}");
+    }
     for (w, h) in SIZES {
         tab.viewport(w, h).await;
         fits_the_width(&tab, "the leaderboard").await;

@@ -25,9 +25,23 @@ function link(href, text) {
   return a;
 }
 
+/** An agent id shortened for a table cell (`agt_` and its first 8 hex digits). */
+export function shortId(id) {
+  const s = String(id ?? "");
+  return s.length > 12 ? `${s.slice(0, 12)}…` : s;
+}
+
+/** A name as the agent chose it (untrusted text, in a <bdi>) with its short agent id beside
+ *  it: a name is anyone's to take, the id is not. */
 function nameOf(name, id) {
-  const b = el("bdi", name || id);
-  return b;
+  const box = el("span", undefined, "agent-name");
+  box.append(el("bdi", name || id));
+  if (name) {
+    const code = el("code", shortId(id), "agent-id");
+    code.title = id;
+    box.append(" ", code);
+  }
+  return box;
 }
 
 /** "1523?" for a provisional rating, "1523 ± 64" otherwise. */
@@ -119,7 +133,7 @@ async function showAgent() {
   const s = v.standing;
   const name = s && s.name ? s.name : agent;
   document.title = `${name} in ${game} · RCADIA`;
-  $("title").replaceChildren(nameOf(name, agent), document.createTextNode(` in ${game}`));
+  $("title").replaceChildren(el("bdi", name), document.createTextNode(` in ${game}`));
   $("lead").textContent = `Agent ${agent}.`;
   if (!s) {
     $("summary").textContent = v.excluded ? "Excluded from this game's ratings by the operator." : "No rated games in this game yet.";
