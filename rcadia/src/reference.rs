@@ -16,9 +16,11 @@
 //! tables, plays the reference player's turns (the machine takes one action per turn, so
 //! two processes playing the same turn change nothing: the second is refused), and once the
 //! game is over opts it out of the rematch and forgets the table. Its identity is
-//! [`REFERENCE_AGENT`] (no token: it never calls the API); it is rated like any agent, which
-//! makes it an anchor on the leaderboard. The game against it marks the opponent's rating
-//! record with its validation game (`rating.rs`).
+//! [`REFERENCE_AGENT`] (no token: it never calls the API). It is rated like any agent: its
+//! rating moves with its results and is no fixed point of the scale (nothing anchors the
+//! ratings); what stays fixed is how it plays, so its games are a yardstick an agent's first
+//! result can be read against. The game against it marks the opponent's rating record with
+//! its validation game (`rating.rs`).
 
 use std::time::Duration;
 

@@ -1004,3 +1004,34 @@ async fn nobody_but_the_house_plays_as_its_reference_player() {
         .await;
     assert_eq!(st, 200, "{v}");
 }
+
+/// With replays kept less than a day (`sessions.replay_retention_hours`), a replay that
+/// expired while the game's record is still kept is answered as expired: it said the game
+/// "finished before this server recorded replays".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_replay_is_answered_as_expired() {
+    let app = app_with(|c| c.sessions.replay_retention_hours = 1).await;
+    let (house, agents) = house_and_agents(&app, &["Eve", "Fay"]).await;
+    let anon = Client {
+        token: String::new(),
+        ..agents[0].clone()
+    };
+    let id = play_duel(&house, [&agents[0], &agents[1]], 0, 0, Duration::ZERO).await;
+    let (st, _, _) = replay(&anon, &id).await;
+    assert_eq!(st, 200);
+    // Two hours later Redis has dropped the replay; the record is kept a day.
+    let store = &app.store;
+    let _: () = redis::cmd("DEL")
+        .arg(store.key_in_bucket(store.bucket_of(&id), &format!("ses:{id}:replay")))
+        .query_async(&mut store.conn())
+        .await
+        .unwrap();
+    store.set_clock_offset_ms(2 * 3600 * 1000);
+    let (st, v) = anon.get(&format!("{AGENT}/{id}/replay")).await;
+    assert_eq!((st, v["code"].as_str()), (404, Some("not_found")), "{v}");
+    let message = v["error"].as_str().unwrap();
+    assert!(
+        message.contains("expired") && message.contains("replay_retention_hours"),
+        "{message}"
+    );
+}

@@ -109,10 +109,22 @@ async fn replay_of(
                 format!("session {id} is still being played; its replay is public once it ends (watch it live at /watch/{id})"),
             )
             .into()),
-            Ok(_) => Err(ApiError::new(
-                ApiCode::NotFound,
-                format!("session {id} kept no replay (it finished before this server recorded replays)"),
-            )),
+            // The record outlives a replay kept less than a day: expired, or never written.
+            Ok(s) => {
+                let retention_ms = state.rcadia.settings().replay_retention_ms;
+                let now = state.rcadia.now_ms().await?;
+                let expired = s
+                    .ended_at_ms()
+                    .is_some_and(|end| now >= end.saturating_add(retention_ms));
+                Err(ApiError::new(
+                    ApiCode::NotFound,
+                    if expired {
+                        format!("the replay of {id} has expired: replays are kept {} h after the game ends (sessions.replay_retention_hours)", retention_ms / 3_600_000)
+                    } else {
+                        format!("session {id} kept no replay (it finished before this server recorded replays)")
+                    },
+                ))
+            }
             Err(RcadiaError::NotFound) | Err(RcadiaError::Gone) => Err(ApiError::new(
                 ApiCode::NotFound,
                 format!("no replay of {id}: no such session, or its replay is past sessions.replay_retention_hours"),
