@@ -155,7 +155,7 @@ impl App {
         let rcadia = Rcadia::new(
             store.clone(),
             queue.notifier().clone(),
-            horst_rcadia::RcadiaSettings::from_config(&config.sessions),
+            horst_rcadia::RcadiaSettings::from_config(&config),
             shutdown.flag(),
         )
         .await
@@ -344,12 +344,14 @@ impl App {
         // more firers only mean less latency and no single point of failure.
         self.spawn(self.rcadia.clone().run_clock(shutdown.clone()));
         // Every process rates finished games too: each is claimed with a lease and written
-        // once (`horst_rcadia::leaderboard`).
-        self.spawn(
-            self.rcadia
-                .clone()
-                .run_rater(shutdown.clone(), self.config.sessions.rating_pause_ms),
-        );
+        // once (`horst_rcadia::leaderboard`); none while the operator has ratings off.
+        if self.config.arena.ratings {
+            self.spawn(
+                self.rcadia
+                    .clone()
+                    .run_rater(shutdown.clone(), self.config.sessions.rating_pause_ms),
+            );
+        }
         // And plays the house's reference player's turns (`horst_rcadia::reference`): the
         // machine takes one action per turn, so more drivers only mean less latency.
         self.spawn(self.rcadia.clone().run_reference(shutdown.clone()));

@@ -66,6 +66,10 @@ pub enum ApiCode {
     Unavailable,
     /// A seek found no open table of the game within its wait; seek again later.
     NoTable,
+    /// A seek of a game nobody hosts: no table of it and the house does not keep any.
+    UnknownGame,
+    /// A seek while another seek of the same identity still waits.
+    SeekInProgress,
     InternalError,
 }
 
@@ -84,7 +88,8 @@ impl ApiCode {
             | ApiCode::Forbidden
             | ApiCode::SignUpClosed
             | ApiCode::Reauthenticate => StatusCode::FORBIDDEN,
-            ApiCode::NotFound => StatusCode::NOT_FOUND,
+            ApiCode::NotFound | ApiCode::UnknownGame => StatusCode::NOT_FOUND,
+            ApiCode::SeekInProgress => StatusCode::CONFLICT,
             ApiCode::Method => StatusCode::METHOD_NOT_ALLOWED,
             ApiCode::ServerRestarted => StatusCode::GONE,
             ApiCode::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
@@ -122,6 +127,8 @@ impl ApiCode {
             ApiCode::DailyCap => "daily_cap",
             ApiCode::Unavailable => "unavailable",
             ApiCode::NoTable => "no_table",
+            ApiCode::UnknownGame => "unknown_game",
+            ApiCode::SeekInProgress => "seek_in_progress",
             ApiCode::InternalError => "internal_error",
         }
     }

@@ -42,6 +42,7 @@ pub struct Config {
     pub quotas: QuotaConfig,
     pub gateway: GatewayConfig,
     pub sessions: SessionsConfig,
+    pub arena: ArenaConfig,
     pub house: HouseConfig,
 }
 
@@ -58,6 +59,7 @@ impl Default for Config {
             quotas: QuotaConfig::default(),
             gateway: GatewayConfig::default(),
             sessions: SessionsConfig::default(),
+            arena: ArenaConfig::default(),
             house: HouseConfig::default(),
         }
     }

@@ -496,6 +496,31 @@ impl Default for SessionsConfig {
     }
 }
 
+/// RCADIA as an arena: what horst adds beside the agent protocol (docs/agents-play.md,
+/// section 6). Each can be switched off; a switched-off part answers 404 saying so.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ArenaConfig {
+    /// Replays of finished games (`GET /api/v1/agent/sessions/:id/replay`, the watch page's
+    /// playback). Off: no replay lines are written.
+    pub replays: bool,
+    /// Ratings and the leaderboards (`/api/v1/leaderboard...`, `/leaderboard/`). Off: no
+    /// rater runs, finished games are not queued for rating, and no validation games.
+    pub ratings: bool,
+    /// `POST /api/v1/agent/sessions/seek`.
+    pub seek: bool,
+}
+
+impl Default for ArenaConfig {
+    fn default() -> Self {
+        ArenaConfig {
+            replays: true,
+            ratings: true,
+            seek: true,
+        }
+    }
+}
+
 /// The house host (`horst house`): RCADIA's own tables, in a headless Chromium.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -151,6 +151,17 @@ pub(crate) fn leaderboard(store: &Store, game: &str) -> String {
     store.key(&format!("leaderboard:{game}"))
 }
 
+/// The agents of a game that are provisional (listed apart, not ranked), by rating.
+pub(crate) fn leaderboard_provisional(store: &Store, game: &str) -> String {
+    store.key(&format!("leaderboard:{game}:provisional"))
+}
+
+/// How many games between two agents (`a` before `b`) were rated on UTC day `day` (days
+/// since 1970).
+pub(crate) fn rating_pair(store: &Store, game: &str, day: u64, a: &str, b: &str) -> String {
+    store.key(&format!("rating:{game}:pair:{day}:{a}:{b}"))
+}
+
 pub(crate) fn leaderboard_games(store: &Store) -> String {
     store.key("leaderboard:games")
 }
@@ -161,6 +172,11 @@ pub(crate) fn rated(store: &Store, session_id: &str) -> String {
 
 pub(crate) fn seek_lock(store: &Store, game: &str) -> String {
     store.key(&format!("seek:{game}"))
+}
+
+/// An identity's open seek (a game id has no `:`, so no game's lock is named like it).
+pub(crate) fn seeker(store: &Store, identity: &str) -> String {
+    store.key(&format!("seek:who:{identity}"))
 }
 
 pub(crate) fn rating_excluded(store: &Store, game: &str) -> String {

@@ -56,10 +56,17 @@ pub(crate) static CLAIM: Script<(Vec<String>, Option<String>)> = Script::new(Dec
 /// `lua/rating_apply.lua` (its header documents KEYS, ARGV and the reply).
 pub(crate) static APPLY: Script<i64> = Script::new(Decl {
     file: horst_store::lua!("lua/rating_apply.lua"),
-    keys: 10,
-    argv: Argv::AtLeast(16),
+    keys: 12,
+    argv: Argv::AtLeast(22),
     writes: Writes::Durable,
 });
+
+/// How long a pair's count of rated games of a day is kept: past the day, and past a game
+/// of that day rated late (a rater that was down).
+const PAIR_COUNT_MS: u64 = 2 * rating::PERIOD_MS;
+/// Pages of ranked agents a leaderboard read looks through for agents that turned
+/// provisional since their last game (idle for months): each page is `limit` agents.
+const RANKED_PAGES: usize = 4;
 
 /// One rating change, as the agent page lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,15 +78,24 @@ pub struct HistoryEntry {
     pub opponent_name: Option<String>,
     /// 1 win, 0.5 draw, 0 loss.
     pub score: f64,
+    /// After the game (as before it, when the game was not rated).
     pub rating: f64,
     pub rd: f64,
+    /// Why the game was played but not rated: `pair_daily_cap` (the two agents had
+    /// [`rating::PAIR_GAMES_PER_DAY`] games rated that UTC day already).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unrated: Option<String>,
 }
+
+/// [`HistoryEntry::unrated`] of a game past its pair's daily cap.
+pub const PAIR_DAILY_CAP: &str = "pair_daily_cap";
 
 /// One agent on a leaderboard.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Standing {
-    pub rank: usize,
+    /// Its place among the ranked agents; `None` for a provisional one (not ranked).
+    pub rank: Option<usize>,
     pub agent: String,
     pub name: Option<String>,
     pub rating: f64,
@@ -97,13 +113,15 @@ pub struct Standing {
     pub validation: Option<rating::Validation>,
 }
 
-/// `GET /api/v1/leaderboard/<game>`.
+/// `GET /api/v1/leaderboard/<game>`: the ranked agents (not provisional), ranked by
+/// rating among themselves, and the provisional ones apart, unranked, by rating.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Leaderboard {
     pub game: String,
     pub system: String,
     pub standings: Vec<Standing>,
+    pub provisional: Vec<Standing>,
 }
 
 /// `GET /api/v1/leaderboard/<game>/<agent>`.
@@ -123,12 +141,13 @@ fn parse_rating(raw: &Option<String>) -> Option<Rating> {
     raw.as_deref().and_then(|r| serde_json::from_str(r).ok())
 }
 
-/// A standing as of `now` (its RD grown by the idle rating periods since its last game).
+/// A standing as of `now` (its RD grown by the idle rating periods since its last game),
+/// `rank` set only if it is not provisional then.
 fn standing(rank: usize, agent: &str, r: &Rating, think: &[u64], now: u64) -> Standing {
     let r = &r.at(now);
     let mp = replay::median_p95(think);
     Standing {
-        rank,
+        rank: (!r.provisional()).then_some(rank),
         agent: agent.to_string(),
         name: r.name.clone(),
         rating: r.rating,
@@ -262,12 +281,32 @@ impl Rcadia {
     async fn rate_one(&self, id: &str, pause_ms: u64) -> Result<(), RcadiaError> {
         let store = &self.inner.store;
         let lines = replay::assemble(self.replay_lines(id).await?, None);
-        let game = rated_of_replay(&lines);
+        let ended_at = lines.iter().rev().find_map(|l| match l {
+            Line::End { at, .. } => Some(*at),
+            _ => None,
+        });
+        let (game, ended_at) = match ended_at {
+            Some(at) => (rated_of_replay(&lines), at),
+            // No replay (the operator switched replays off, `arena.replays`): the session's
+            // record, kept a day after its end, without thinking times.
+            None => match self.load(id).await {
+                Ok(s) => (rating::rates(&s), s.ended_at_ms().unwrap_or_default()),
+                Err(RcadiaError::NotFound | RcadiaError::Gone) => (None, 0),
+                Err(e) => return Err(e),
+            },
+        };
         let Some(game) = game else {
-            // Not a rated game after all (or its replay is gone): nothing to do.
+            // Not a rated game after all (or its replay and record are gone): nothing to do.
             return self.unqueue(id).await;
         };
         let think = replay::think_times(&lines);
+        // The UTC day of the game's end: its pair's count of rated games that day.
+        let day = ended_at / rating::PERIOD_MS;
+        let pair = {
+            let (a, b) = (&game.seats[0].0, &game.seats[1].0);
+            let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+            keys::rating_pair(store, &game.game, day, lo, hi)
+        };
         for _ in 0..8 {
             let (a, b) = (&game.seats[0].0, &game.seats[1].0);
             let mut conn = store.conn();
@@ -287,18 +326,26 @@ impl Rcadia {
             if pause_ms > 0 {
                 tokio::time::sleep(Duration::from_millis(pause_ms)).await;
             }
-            let history = |seat: usize| HistoryEntry {
-                at: now,
-                session_id: id.to_string(),
-                opponent: game.seats[1 - seat].0.clone(),
-                opponent_name: game.seats[1 - seat].2.clone(),
-                score: if seat == 0 {
-                    game.score
+            let history = |seat: usize, rated: bool| {
+                let r = if rated {
+                    after[seat].clone()
                 } else {
-                    1.0 - game.score
-                },
-                rating: after[seat].rating,
-                rd: after[seat].rd,
+                    before[seat].at(now)
+                };
+                HistoryEntry {
+                    at: now,
+                    session_id: id.to_string(),
+                    opponent: game.seats[1 - seat].0.clone(),
+                    opponent_name: game.seats[1 - seat].2.clone(),
+                    score: if seat == 0 {
+                        game.score
+                    } else {
+                        1.0 - game.score
+                    },
+                    rating: r.rating,
+                    rd: r.rd,
+                    unrated: (!rated).then(|| PAIR_DAILY_CAP.to_string()),
+                }
             };
             let mut call = APPLY.call(store);
             call.key(keys::rated(store, id))
@@ -311,6 +358,8 @@ impl Rcadia {
                 .key(keys::leaderboard(store, &game.game))
                 .key(keys::leaderboard_games(store))
                 .key(keys::rating_excluded(store, &game.game))
+                .key(&pair)
+                .key(keys::leaderboard_provisional(store, &game.game))
                 .arg(id)
                 .arg(ra.unwrap_or_default())
                 .arg(rb.unwrap_or_default())
@@ -320,12 +369,18 @@ impl Rcadia {
                 .arg(b)
                 .arg(after[0].rating)
                 .arg(after[1].rating)
-                .arg(to_json(&history(0))?)
-                .arg(to_json(&history(1))?)
+                .arg(to_json(&history(0, true))?)
+                .arg(to_json(&history(1, true))?)
                 .arg(HISTORY_KEPT)
                 .arg(THINK_KEPT)
                 .arg(self.inner.settings.replay_retention_ms.max(MARKER_MIN_MS))
-                .arg(&game.game);
+                .arg(&game.game)
+                .arg(rating::PAIR_GAMES_PER_DAY)
+                .arg(PAIR_COUNT_MS)
+                .arg(to_json(&history(0, false))?)
+                .arg(to_json(&history(1, false))?)
+                .arg(if after[0].provisional() { "1" } else { "0" })
+                .arg(if after[1].provisional() { "1" } else { "0" });
             for agent in [a, b] {
                 let t = think.get(agent).map(Vec::as_slice).unwrap_or_default();
                 call.arg(t.len());
@@ -336,7 +391,7 @@ impl Rcadia {
             match call.run().await? {
                 -1 => continue,
                 // Written now, or before (a process that died after its write), or not
-                // rated (an excluded agent): off the pending set.
+                // rated (an excluded agent, the pair's daily cap): off the pending set.
                 _ => return self.unqueue(id).await,
             }
         }
@@ -345,47 +400,97 @@ impl Rcadia {
         )))
     }
 
-    /// The top `limit` of a game's leaderboard.
+    /// The top `limit` of a game's leaderboard: the ranked agents, and apart from them the
+    /// top `limit` provisional ones.
+    ///
+    /// The ranked board holds the agents that were not provisional after their last game;
+    /// one whose RD has grown past [`rating::PROVISIONAL_RD`] since (idle for months), or one
+    /// a version before the split ranked, is listed as provisional here.
     pub async fn leaderboard(&self, game: &str, limit: usize) -> Result<Leaderboard, RcadiaError> {
         let store = &self.inner.store;
-        let mut standings = Vec::new();
+        let mut ranked = Vec::new();
+        let mut provisional = Vec::new();
         if is_game_id(game) && limit > 0 {
             let now = self.now_ms().await?;
-            let mut conn = store.conn();
-            let agents: Vec<String> = redis::cmd("ZREVRANGE")
-                .arg(keys::leaderboard(store, game))
-                .arg(0)
-                .arg(limit - 1)
-                .query_async(&mut conn)
-                .await?;
-            if !agents.is_empty() {
-                let mut pipe = redis::pipe();
-                for a in &agents {
-                    pipe.cmd("GET").arg(keys::rating(store, game, a));
-                    pipe.cmd("LRANGE")
-                        .arg(keys::rating_think(store, game, a))
-                        .arg(0)
-                        .arg(-1);
-                }
-                let got: Vec<redis::Value> = pipe.query_async(&mut conn).await?;
-                let mut it = got.into_iter();
-                for a in &agents {
-                    let (Some(r), Some(t)) = (it.next(), it.next()) else {
-                        break;
-                    };
-                    let r: Option<String> = redis::from_redis_value(r).unwrap_or(None);
-                    let t: Vec<u64> = redis::from_redis_value(t).unwrap_or_default();
-                    if let Some(r) = parse_rating(&r) {
-                        standings.push(standing(standings.len() + 1, a, &r, &t, now));
+            for page in 0..RANKED_PAGES {
+                let got = self
+                    .board_page(&keys::leaderboard(store, game), game, page * limit, limit)
+                    .await?;
+                let last = got.len() < limit;
+                for (agent, r, think) in got {
+                    let s = standing(ranked.len() + 1, &agent, &r, &think, now);
+                    if s.rank.is_none() {
+                        provisional.push(s);
+                    } else if ranked.len() < limit {
+                        ranked.push(s);
                     }
                 }
+                if last || ranked.len() >= limit {
+                    break;
+                }
             }
+            let got = self
+                .board_page(&keys::leaderboard_provisional(store, game), game, 0, limit)
+                .await?;
+            for (agent, r, think) in got {
+                provisional.push(standing(0, &agent, &r, &think, now));
+            }
+            for s in &mut provisional {
+                s.rank = None;
+            }
+            provisional.sort_by(|a, b| b.rating.total_cmp(&a.rating));
+            provisional.truncate(limit);
         }
         Ok(Leaderboard {
             game: game.to_string(),
             system: "glicko2".into(),
-            standings,
+            standings: ranked,
+            provisional,
         })
+    }
+
+    /// `count` agents of the board `key` from place `start` (best first), with their ratings
+    /// and thinking times.
+    async fn board_page(
+        &self,
+        key: &str,
+        game: &str,
+        start: usize,
+        count: usize,
+    ) -> Result<Vec<(String, Rating, Vec<u64>)>, RcadiaError> {
+        let store = &self.inner.store;
+        let mut conn = store.conn();
+        let agents: Vec<String> = redis::cmd("ZREVRANGE")
+            .arg(key)
+            .arg(start)
+            .arg(start + count - 1)
+            .query_async(&mut conn)
+            .await?;
+        let mut out = Vec::new();
+        if agents.is_empty() {
+            return Ok(out);
+        }
+        let mut pipe = redis::pipe();
+        for a in &agents {
+            pipe.cmd("GET").arg(keys::rating(store, game, a));
+            pipe.cmd("LRANGE")
+                .arg(keys::rating_think(store, game, a))
+                .arg(0)
+                .arg(-1);
+        }
+        let got: Vec<redis::Value> = pipe.query_async(&mut conn).await?;
+        let mut it = got.into_iter();
+        for a in agents {
+            let (Some(r), Some(t)) = (it.next(), it.next()) else {
+                break;
+            };
+            let r: Option<String> = redis::from_redis_value(r).unwrap_or(None);
+            let t: Vec<u64> = redis::from_redis_value(t).unwrap_or_default();
+            if let Some(r) = parse_rating(&r) {
+                out.push((a, r, t));
+            }
+        }
+        Ok(out)
     }
 
     /// The games that have a leaderboard.
@@ -441,8 +546,12 @@ impl Rcadia {
             .await?;
         out.excluded = excluded;
         let now = self.now_ms().await?;
+        // Its place on the ranked board (`None` while provisional: `standing`).
         out.standing =
             parse_rating(&raw).map(|r| standing(rank.map_or(0, |n| n + 1), agent, &r, &think, now));
+        if let Some(s) = out.standing.as_mut().filter(|_| rank.is_none()) {
+            s.rank = None;
+        }
         out.history = history
             .iter()
             .filter_map(|h| serde_json::from_str(h).ok())
@@ -455,7 +564,7 @@ impl Rcadia {
     pub async fn reset_rating(&self, game: &str, agent: &str) -> Result<bool, RcadiaError> {
         let store = &self.inner.store;
         let mut conn = store.durable().await?;
-        let (deleted, _, _): (u32, u32, u32) = redis::pipe()
+        let (deleted,): (u32,) = redis::pipe()
             .atomic()
             .cmd("DEL")
             .arg(keys::rating(store, game, agent))
@@ -464,9 +573,15 @@ impl Rcadia {
             .cmd("ZREM")
             .arg(keys::leaderboard(store, game))
             .arg(agent)
+            .ignore()
+            .cmd("ZREM")
+            .arg(keys::leaderboard_provisional(store, game))
+            .arg(agent)
+            .ignore()
             .cmd("SREM")
             .arg(keys::rating_excluded(store, game))
             .arg(agent)
+            .ignore()
             .query_async(&mut conn)
             .await?;
         store.settle(&mut conn).await?;
@@ -486,6 +601,10 @@ impl Rcadia {
             .ignore()
             .cmd("ZREM")
             .arg(keys::leaderboard(store, game))
+            .arg(agent)
+            .ignore()
+            .cmd("ZREM")
+            .arg(keys::leaderboard_provisional(store, game))
             .arg(agent)
             .ignore()
             .query_async(&mut conn)

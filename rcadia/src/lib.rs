@@ -98,10 +98,19 @@ pub struct RcadiaSettings {
     pub reference_games: Vec<String>,
     /// The stored forms new writes take (`sessions.write_previous_forms`).
     pub forms: StoredForms,
+    /// The games the house keeps tables open for (`house.games`): a seek of one of them
+    /// waits for a table; a seek of a game with no table and not among these is refused.
+    pub house_games: Vec<String>,
+    /// Replays are written (`arena.replays`).
+    pub replays: bool,
+    /// Finished games are rated (`arena.ratings`): queued for the rater, and a new agent's
+    /// seek seats the reference player against it.
+    pub ratings: bool,
 }
 
 impl RcadiaSettings {
-    pub fn from_config(c: &horst_config::SessionsConfig) -> RcadiaSettings {
+    pub fn from_config(config: &horst_config::Config) -> RcadiaSettings {
+        let c = &config.sessions;
         RcadiaSettings {
             timings: Timings {
                 host_alive_ms: c.host_alive_seconds * 1000,
@@ -120,6 +129,14 @@ impl RcadiaSettings {
             } else {
                 StoredForms::Current
             },
+            house_games: config
+                .house
+                .games
+                .iter()
+                .map(|g| g.trim().to_ascii_lowercase())
+                .collect(),
+            replays: config.arena.replays,
+            ratings: config.arena.ratings,
         }
     }
 }
@@ -247,6 +264,7 @@ pub fn registered() -> Vec<&'static dyn horst_store::script::Registered> {
         &leaderboard::CLAIM,
         &leaderboard::APPLY,
         &seek::UNLOCK,
+        &seek::EXTEND,
     ]
 }
 

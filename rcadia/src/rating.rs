@@ -12,7 +12,8 @@
 //!
 //! Which games count ([`rated_game`]): tables hosted by the house (a third-party host could
 //! fake results) between two different agents, of a game with a plain id; `winner: null` (or
-//! none) is a draw; nothing for games the host ended (`host_disconnected`, `host_left`).
+//! none) is a draw; nothing for games the host ended (`host_disconnected`, `host_left`); at
+//! most [`PAIR_GAMES_PER_DAY`] games of one pair of agents a day (`leaderboard.rs`).
 
 use horst_sessions::{HostKind, Session};
 use serde::{Deserialize, Serialize};
@@ -30,9 +31,13 @@ const EPSILON: f64 = 0.000_001;
 pub const START_RATING: f64 = 1500.0;
 pub const START_RD: f64 = 350.0;
 pub const START_VOLATILITY: f64 = 0.06;
-/// Provisional until this many rated games and while RD is above [`PROVISIONAL_RD`].
+/// Provisional (listed apart from the ranked agents, not ranked) while it has fewer than
+/// this many rated games or its RD is above [`PROVISIONAL_RD`].
 pub const PROVISIONAL_GAMES: u32 = 5;
 pub const PROVISIONAL_RD: f64 = 110.0;
+/// Games between the same two agents rated per UTC day (of the game's end); later ones
+/// that day are played but not rated, so two agents cannot farm a rating off each other.
+pub const PAIR_GAMES_PER_DAY: u32 = 10;
 /// The length of an idle rating period: RD grows once per whole day without a rated game.
 pub const PERIOD_MS: u64 = 24 * 3600 * 1000;
 

@@ -99,9 +99,18 @@ impl Confirmed {
     }
 }
 
-/// The rev of a compare-and-set token (`<rev>.<tag>`); `None` for another form.
+/// The rev of a compare-and-set token (`<rev>.<tag>` or `<rev>.<tag>.<replay bytes>`);
+/// `None` for another form.
 fn rev_of_token(token: &str) -> Option<u64> {
     token.split_once('.')?.0.parse().ok()
+}
+
+/// The bytes the session's replay holds, as the token of the write that stored them says
+/// (`<rev>.<tag>.<replay bytes>`: `replay::fit_budget`'s count rides along with the record,
+/// so the budget costs Redis no command); `None` for a token without it (an earlier
+/// version's write).
+pub(crate) fn replay_bytes_of(token: &str) -> Option<u64> {
+    token.splitn(3, '.').nth(2)?.parse().ok()
 }
 
 /// A record encoded for a write.

@@ -16,13 +16,15 @@
 //! tables, plays the reference player's turns (the machine takes one action per turn, so
 //! two processes playing the same turn change nothing: the second is refused), and once the
 //! game is over opts it out of the rematch and forgets the table. Its identity is
-//! [`REFERENCE_AGENT`] (no token: it never calls the API); it is rated like any agent, which
-//! makes it an anchor on the leaderboard. The game against it marks the opponent's rating
-//! record with its validation game (`rating.rs`).
+//! [`REFERENCE_AGENT`] (no token: it never calls the API). It is rated like any agent: its
+//! rating moves with its results and is no fixed point of the scale (nothing anchors the
+//! ratings); what stays fixed is how it plays, so its games are a yardstick an agent's first
+//! result can be read against. The game against it marks the opponent's rating record with
+//! its validation game (`rating.rs`).
 
 use std::time::Duration;
 
-use horst_sessions::{Event, Session, Status};
+use horst_sessions::{Event, ProtocolCode, ProtocolError, Session, Status};
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -39,6 +41,33 @@ pub const REFERENCE_IDENTITY: &str = "agent:agt_reference";
 pub const REFERENCE_NAME: &str = "House reference";
 /// How often the driver looks at the reference player's tables.
 const EVERY: Duration = Duration::from_millis(200);
+
+/// Whether `as_name` would pass for the reference player's name ([`REFERENCE_NAME`]): the
+/// same letters and digits in any case, whatever the spacing and punctuation.
+pub fn is_reference_name(as_name: &str) -> bool {
+    let letters = |t: &str| -> String {
+        t.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    letters(as_name) == letters(REFERENCE_NAME)
+}
+
+/// The reference player's name is the house's: anyone else (`identity`) who joins or seeks
+/// under it (`as_name`) is refused, so no agent passes for the house's yardstick on a
+/// table or a leaderboard.
+pub fn check_name(identity: &str, as_name: Option<&str>) -> Result<(), ProtocolError> {
+    match as_name {
+        Some(n) if identity != REFERENCE_IDENTITY && is_reference_name(n) => {
+            Err(ProtocolError::new(
+                ProtocolCode::BadRequest,
+                format!("asName {REFERENCE_NAME:?} is the house's reference player's ({REFERENCE_AGENT}); choose another name"),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
 
 /// The reference player's action on `turn` of `session_id`: one of `legal`, picked by a
 /// seed made of the deployment's `secret` and both (FNV-1a), or `None` when it has none.
@@ -145,7 +174,9 @@ impl Rcadia {
         let Some(agent) = identity.strip_prefix("agent:") else {
             return Ok(false);
         };
-        if !self.has_reference(game)
+        // Without ratings there is no rating record to mark: no validation game.
+        if !self.inner.settings.ratings
+            || !self.has_reference(game)
             || agent == REFERENCE_AGENT
             || !crate::rating::is_agent_id(agent)
         {
@@ -234,6 +265,26 @@ impl Rcadia {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Nobody but the reference player plays under its name, in any case or spacing.
+    #[test]
+    fn the_reference_players_name_is_the_houses() {
+        for taken in [
+            "House reference",
+            "house REFERENCE",
+            " House-Reference ",
+            "House_reference",
+        ] {
+            let e = check_name("agent:agt_x", Some(taken)).unwrap_err();
+            assert_eq!(e.code, ProtocolCode::BadRequest, "{taken}");
+            assert!(e.message.contains("reference player"), "{}", e.message);
+        }
+        for free in ["House", "Reference", "House referee", "My house reference"] {
+            assert!(check_name("agent:agt_x", Some(free)).is_ok(), "{free}");
+        }
+        assert!(check_name("agent:agt_x", None).is_ok());
+        assert!(check_name(REFERENCE_IDENTITY, Some(REFERENCE_NAME)).is_ok());
+    }
 
     #[test]
     fn the_reference_move_is_legal_and_seeded_by_session_and_turn() {

@@ -8,9 +8,11 @@
 //! action's thinking time from its turn's start) and takes out what is private (a
 //! rejection's reason, shown only to the rejected player, as `/events` does).
 //!
-//! Bounded: a state larger than [`MAX_STATE_BYTES`] is recorded by its size only, and past
-//! [`MAX_LINES`] lines only the end of the game is still recorded (the save script drops the
-//! rest and writes one `truncated` line). Kept `sessions.replay_retention_hours` after the end.
+//! Bounded: a state larger than [`MAX_STATE_BYTES`] and an action larger than
+//! [`MAX_ACTION_BYTES`] are recorded by their size only; past [`MAX_BYTES`] stored bytes
+//! ([`fit_budget`]: the count rides in the record's compare-and-set token, `store.rs`) and
+//! past [`MAX_LINES`] lines (the save script) only the end of the game is still recorded,
+//! after one `truncated` line. Kept `sessions.replay_retention_hours` after the end.
 
 use std::collections::BTreeMap;
 
@@ -22,8 +24,14 @@ use crate::record::StoredForms;
 
 /// Lines a replay keeps at most (the end of the game is always kept past it).
 pub const MAX_LINES: usize = 2000;
+/// Stored bytes a replay keeps at most (its start, seats, end and next round are always
+/// kept past it). A replay is kept for days in a Redis that does not evict, read whole by the
+/// rater and served whole to anyone: 600 moves of 15 KB made one 5-10 MB.
+pub const MAX_BYTES: u64 = 1 << 20;
 /// A published state larger than this (as JSON) is recorded by its size only.
 pub const MAX_STATE_BYTES: usize = 16 * 1024;
+/// An action larger than this (as JSON) is recorded by its size only.
+pub const MAX_ACTION_BYTES: usize = 1024;
 
 /// A seat as a replay shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -79,7 +87,8 @@ pub enum Line {
         omitted_bytes: Option<usize>,
     },
     /// An action's outcome: `applied` (left out: the common case), or `unconfirmed` (the
-    /// game said nothing in time). The seat is the player's (`players`).
+    /// game said nothing in time). The seat is the player's (`players`). `action` null and
+    /// `omittedBytes` set when it was too large to keep.
     Action {
         at: u64,
         player_id: String,
@@ -91,6 +100,8 @@ pub enum Line {
         /// From the start of its turn to its submission; filled in by [`assemble`].
         #[serde(default, skip_serializing_if = "Option::is_none")]
         think_ms: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        omitted_bytes: Option<usize>,
     },
     /// The game rejected an action; `reason` only for the rejected player.
     Rejected {
@@ -116,7 +127,8 @@ pub enum Line {
     },
     /// The series' next round.
     Next { at: u64, next_session_id: String },
-    /// Lines were dropped here (the replay reached [`MAX_LINES`]).
+    /// Lines were dropped here (the replay reached [`MAX_LINES`] or [`MAX_BYTES`]): only the
+    /// end of the game follows.
     Truncated { at: u64 },
 }
 
@@ -132,6 +144,71 @@ impl Line {
     /// Must be kept past [`MAX_LINES`]: how the game ended and where the series goes.
     pub fn is_essential(&self) -> bool {
         matches!(self, Line::End { .. } | Line::Next { .. })
+    }
+
+    /// Kept past [`MAX_BYTES`]: the essential lines, and the lines a game has once that
+    /// rating and the watch page need (the table, the seats).
+    fn kept_past_budget(&self) -> bool {
+        self.is_essential() || matches!(self, Line::Start { .. } | Line::Players { .. })
+    }
+}
+
+/// The stored lines of one write that fit a replay's byte budget ([`fit_budget`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fitted {
+    /// In stored form ([`encode_line_as`]), the essential ones last.
+    pub lines: Vec<Vec<u8>>,
+    /// How many of `lines` are essential (the last ones).
+    pub essential: usize,
+    /// The replay's bytes after this write ([`BUDGET_SPENT`] once lines were dropped).
+    pub used: u64,
+}
+
+/// The count of a replay whose lines past [`MAX_BYTES`] were dropped (its `truncated` line
+/// written): only lines kept past the budget follow.
+pub const BUDGET_SPENT: u64 = MAX_BYTES + 1;
+
+/// Which of a write's `lines` (essential ones last) a replay that holds `used` bytes
+/// (counted by earlier writes, at most [`MAX_BYTES`], or [`BUDGET_SPENT`]) stores, in stored
+/// form: a line that does not fit is dropped, and the first one dropped is replaced by one
+/// `truncated` line at `now`; the start, the seats and the essential lines are always kept.
+pub fn fit_budget(
+    lines: &[Line],
+    used: u64,
+    created_at_ms: u64,
+    forms: StoredForms,
+    now: u64,
+) -> Fitted {
+    let mut used = used.min(BUDGET_SPENT);
+    let mut out = Vec::with_capacity(lines.len());
+    let mut essential = 0;
+    for l in lines {
+        let stored = encode_line_as(l, created_at_ms, forms);
+        let size = stored.len() as u64;
+        if l.kept_past_budget() {
+            if used < BUDGET_SPENT {
+                used = (used + size).min(MAX_BYTES);
+            }
+            essential += usize::from(l.is_essential());
+            out.push(stored);
+        } else if used < BUDGET_SPENT && used + size <= MAX_BYTES {
+            used += size;
+            out.push(stored);
+        } else if used < BUDGET_SPENT {
+            used = BUDGET_SPENT;
+            out.push(encode_line_as(
+                &Line::Truncated { at: now },
+                created_at_ms,
+                forms,
+            ));
+        }
+    }
+    // The essential lines stay last (the save script keeps them past its line cap): a
+    // `truncated` line takes the place of a line before them.
+    Fitted {
+        lines: out,
+        essential,
+        used,
     }
 }
 
@@ -209,14 +286,21 @@ pub fn lines_of_write(before: Option<&Session>, after: &Session, now: u64) -> Ve
                     .as_ref()
                     .is_some_and(|o| o.status == ActionStatus::Pending);
             if resolved {
+                let bytes = serde_json::to_string(&pa.action).map_or(0, |t| t.len());
+                let (action, omitted_bytes) = if bytes > MAX_ACTION_BYTES {
+                    (Value::Null, Some(bytes))
+                } else {
+                    (pa.action.clone(), None)
+                };
                 out.push(Line::Action {
                     at: now,
                     player_id: p.player_id.clone(),
                     turn: pa.turn,
-                    action: pa.action.clone(),
+                    action,
                     status: la.status,
                     submitted_at: pa.submitted_at_ms,
                     think_ms: None,
+                    omitted_bytes,
                 });
             }
         }
@@ -617,18 +701,30 @@ impl Serialize for Compact<'_> {
                 status,
                 submitted_at,
                 think_ms,
-            } => (
-                ACTION,
-                since(at),
-                PlayerRef::of(player_id),
-                turn,
-                action,
-                status_code(*status),
-                // Submitted shortly before the write that records it: a small number.
-                *at as i64 - *submitted_at as i64,
-                think_ms,
-            )
-                .serialize(s),
+                omitted_bytes,
+            } => {
+                let fields = (
+                    ACTION,
+                    since(at),
+                    PlayerRef::of(player_id),
+                    turn,
+                    action,
+                    status_code(*status),
+                    // Submitted shortly before the write that records it: a small number.
+                    *at as i64 - *submitted_at as i64,
+                    think_ms,
+                );
+                // The size of an action too large to keep, after the fields every action
+                // line has (only then: a previous version skips such a line, and reads
+                // every other as before).
+                match omitted_bytes {
+                    None => fields.serialize(s),
+                    Some(n) => {
+                        let (a, b, c, d, e, f, g, h) = fields;
+                        (a, b, c, d, e, f, g, h, n).serialize(s)
+                    }
+                }
+            }
             Line::Rejected {
                 at,
                 seat,
@@ -734,6 +830,7 @@ impl<'de> Deserialize<'de> for Decoded {
                             status,
                             submitted_at: (at as i64).wrapping_sub(before) as u64,
                             think_ms: next(&mut a)?,
+                            omitted_bytes: a.next_element::<Option<usize>>()?.flatten(),
                         }
                     }
                     REJECTED => Line::Rejected {
@@ -1016,6 +1113,17 @@ mod tests {
                 status: ActionStatus::Applied,
                 submitted_at: T0 + 2,
                 think_ms: None,
+                omitted_bytes: None,
+            },
+            Line::Action {
+                at: T0 + 4,
+                player_id: "p_0000000b".into(),
+                turn: 4,
+                action: Value::Null,
+                status: ActionStatus::Applied,
+                submitted_at: T0 + 3,
+                think_ms: None,
+                omitted_bytes: Some(MAX_ACTION_BYTES + 9),
             },
             Line::Action {
                 at: T0 + 4,
@@ -1027,6 +1135,7 @@ mod tests {
                 status: ActionStatus::Unconfirmed,
                 submitted_at: T0 + 9,
                 think_ms: Some(12),
+                omitted_bytes: None,
             },
             Line::Rejected {
                 at: T0 + 5,

@@ -513,19 +513,26 @@ impl Rcadia {
             Some(l) if (l.session.status() == Status::Finished) == finished => None,
             _ => Some(!finished),
         };
-        let mut replay_lines = replay::lines_of_write(loaded.map(|l| &l.session), &s, now);
+        let settings = &self.inner.settings;
+        // No replay at all while the operator has them off (`arena.replays`).
+        let mut replay_lines = if settings.replays {
+            replay::lines_of_write(loaded.map(|l| &l.session), &s, now)
+        } else {
+            Vec::new()
+        };
         replay_lines.sort_by_key(Line::is_essential);
-        let replay_essential = replay_lines.iter().filter(|l| l.is_essential()).count();
-        let replay: Vec<Vec<u8>> = replay_lines
-            .iter()
-            .map(|l| replay::encode_line_as(l, created, forms))
-            .collect();
-        let rate = listing == Some(false) && rating::rates(&s).is_some();
-        // The compare-and-set token: unique, never shown to a caller (no system call).
+        // The replay's bytes so far ride in the stored token (an earlier version's write
+        // counted none: from there on).
+        let replay_before = loaded.map_or(0, |l| record::replay_bytes_of(&l.token).unwrap_or(0));
+        let fitted = replay::fit_budget(&replay_lines, replay_before, created, forms, now);
+        let rate = settings.ratings && listing == Some(false) && rating::rates(&s).is_some();
+        // The compare-and-set token: unique, never shown to a caller (no system call), and
+        // the replay's bytes after this write.
         let token = format!(
-            "{}.{:08x}",
+            "{}.{:08x}.{}",
             s.rev(),
-            horst_store::random::process_unique_u64() as u32
+            horst_store::random::process_unique_u64() as u32,
+            fitted.used
         );
         let encoded = record::encode_write_as(&s, loaded.and_then(|l| l.base.as_ref()), forms)?;
         let keys = self.keys_of(&id, loaded);
@@ -549,9 +556,9 @@ impl Rcadia {
                     _ => None,
                 })
                 .collect(),
-            replay,
-            replay_essential,
-            replay_retention_ms: self.inner.settings.replay_retention_ms,
+            replay: fitted.lines,
+            replay_essential: fitted.essential,
+            replay_retention_ms: settings.replay_retention_ms,
             rate,
         };
         // In flight until the script answers: a wake-up of this write may reach this process's
@@ -1048,7 +1055,7 @@ mod tests {
         let rcadia = Rcadia::new(
             store,
             notifier,
-            RcadiaSettings::from_config(&config.sessions),
+            RcadiaSettings::from_config(&config),
             stop_rx,
         )
         .await
@@ -1283,5 +1290,104 @@ mod tests {
         assert!(!is_own_write(b"5.1badc0de ~\x01", "5.0badc0de"));
         assert!(!is_own_write(b"5.0badc0de1 ~", "5.0badc0de"));
         assert!(!is_own_write(b"5.0badc0de", "5.0badc0de"));
+    }
+
+    /// A game of 300 moves whose actions and states are 15 KB each (under the request and
+    /// state limits) keeps a replay of at most 1 MiB (it kept 2,000 lines, about 9 MB, for
+    /// days, read whole by the rater and served to anyone), and the replay still ends with
+    /// its `end` line after one `truncated` line; a large action is recorded by its size.
+    #[tokio::test]
+    async fn a_game_of_huge_moves_keeps_its_replay_within_its_byte_budget() {
+        let redis = horst_testkit::RedisServer::start();
+        let (a, _stop) = process(&redis, false).await;
+        let id = started(&a).await;
+        let pad = "x".repeat(15_000);
+        let players = [
+            horst_sessions::format_player_id(1),
+            horst_sessions::format_player_id(2),
+        ];
+        for n in 0..300u64 {
+            let (me, next) = (&players[(n % 2) as usize], &players[((n + 1) % 2) as usize]);
+            let turn = a.load(&id).await.unwrap().turn();
+            a.apply(&id, |_| {
+                Ok(Step::main(Event::Action {
+                    player_id: me.clone(),
+                    action: json!({ "move": n, "pad": pad }),
+                    turn: Some(turn),
+                    action_id: format!("a_{n}"),
+                }))
+            })
+            .await
+            .unwrap();
+            a.apply(&id, |_| {
+                Ok(Step::main(Event::HostPoll {
+                    after: None,
+                    wait_ms: 0,
+                }))
+            })
+            .await
+            .unwrap();
+            let ops = Op::parse_batch(&json!({"ops": [
+                {"op": "state", "state": {"n": n, "pad": pad}},
+                {"op": "legal_actions", "playerId": next, "actions": ["go"]},
+            ]}))
+            .unwrap();
+            a.apply(&id, |_| {
+                Ok(Step::main(Event::PublishOps { ops: ops.clone() }))
+            })
+            .await
+            .unwrap();
+        }
+        let end = Op::parse_batch(&json!({"ops": [
+            {"op": "end", "result": {"winner": players[0]}},
+        ]}))
+        .unwrap();
+        a.apply(&id, |_| {
+            Ok(Step::main(Event::PublishOps { ops: end.clone() }))
+        })
+        .await
+        .unwrap();
+        let raw: Vec<Vec<u8>> = redis::cmd("LRANGE")
+            .arg(crate::keys::replay(a.store(), &id))
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut a.store().conn())
+            .await
+            .unwrap();
+        let bytes: usize = raw.iter().map(Vec::len).sum();
+        assert!(
+            bytes as u64 <= crate::replay::MAX_BYTES + 1024,
+            "{bytes} bytes of replay"
+        );
+        let lines = crate::replay::parse_lines(&raw);
+        assert!(
+            matches!(lines.last(), Some(crate::replay::Line::End { .. })),
+            "{:?}",
+            lines.last()
+        );
+        let truncated = lines
+            .iter()
+            .filter(|l| matches!(l, crate::replay::Line::Truncated { .. }))
+            .count();
+        assert_eq!(truncated, 1);
+        let action = lines
+            .iter()
+            .find_map(|l| match l {
+                crate::replay::Line::Action {
+                    action,
+                    omitted_bytes,
+                    ..
+                } => Some((action.clone(), *omitted_bytes)),
+                _ => None,
+            })
+            .expect("an action line before the cut");
+        assert_eq!(action.0, serde_json::Value::Null);
+        assert!(action.1.is_some_and(|n| n > 15_000), "{action:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| matches!(l, crate::replay::Line::Players { .. })),
+            "the seats are kept"
+        );
     }
 }

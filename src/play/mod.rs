@@ -512,6 +512,10 @@ async fn seek_and_join(
         if let Some(f) = auth_failure(&a) {
             return Err(f);
         }
+        // Nobody hosts the game: no use waiting (the message says which games have tables).
+        if a.code() == "unknown_game" {
+            return Err(no_table(game, 0, client).await);
+        }
         if a.code() != "no_table" {
             return Err(fail(
                 EXIT_FAILED,

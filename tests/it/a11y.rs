@@ -340,7 +340,7 @@ async fn rcadia_pages_with_games_have_no_serious_accessibility_findings() {
     let deadline = tokio::time::Instant::now() + LONG;
     let agent = loop {
         let (_, v) = anon.get("/api/v1/leaderboard/rps").await;
-        if let Some(a) = v["standings"]
+        if let Some(a) = v["provisional"]
             .as_array()
             .filter(|s| s.len() == 2)
             .and_then(|s| s[0]["agent"].as_str())

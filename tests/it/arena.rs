@@ -127,11 +127,18 @@ async fn leaderboard_until(c: &Client, what: &str, check: impl Fn(&Value) -> boo
     }
 }
 
-fn standing<'a>(board: &'a Value, name: &str) -> &'a Value {
-    board["standings"]
-        .as_array()
-        .unwrap()
+/// Every agent a leaderboard answer lists: the ranked ones, then the provisional ones.
+fn listed(board: &Value) -> Vec<&Value> {
+    ["standings", "provisional"]
         .iter()
+        .filter_map(|k| board[*k].as_array())
+        .flatten()
+        .collect()
+}
+
+fn standing<'a>(board: &'a Value, name: &str) -> &'a Value {
+    listed(board)
+        .into_iter()
         .find(|s| s["name"] == name)
         .unwrap_or_else(|| panic!("{name} not on {board}"))
 }
@@ -183,17 +190,21 @@ async fn a_series_where_one_agent_always_wins_separates_the_ratings() {
         ids.push(play_duel(&house, seated, me, me, Duration::from_millis(150)).await);
     }
     let board = leaderboard_until(&anon, "six games rated for both", |v| {
-        v["standings"]
-            .as_array()
-            .is_some_and(|s| s.len() == 2 && s.iter().all(|a| a["games"] == 6))
+        let all = listed(v);
+        all.len() == 2 && all.iter().all(|a| a["games"] == 6)
     })
     .await;
     let (sw, sl) = (standing(&board, "Winner"), standing(&board, "Loser"));
     assert_eq!(board["system"], "glicko2");
+    // Six games against each other leave both uncertain (RD above 110): provisional, listed
+    // apart, unranked, the better first.
+    assert_eq!(board["standings"], json!([]), "{board}");
+    assert_eq!(board["provisional"][0]["name"], "Winner", "{board}");
     assert_eq!(
-        (sw["rank"].as_u64(), sl["rank"].as_u64()),
-        (Some(1), Some(2))
+        (sw["rank"].clone(), sl["rank"].clone()),
+        (Value::Null, Value::Null)
     );
+    assert!(sw["rd"].as_f64().unwrap() > 110.0, "{sw}");
     assert_eq!(
         (sw["wins"].as_u64(), sl["losses"].as_u64()),
         (Some(6), Some(6))
@@ -375,14 +386,14 @@ async fn an_api_process_killed_mid_rating_update_leaves_the_game_rated_once() {
         ..anon
     };
     let board = leaderboard_until(&anon, "the game rated by process two", |v| {
-        v["standings"].as_array().is_some_and(|s| s.len() == 2)
+        listed(v).len() == 2
     })
     .await;
     // And never again (its rater keeps running meanwhile).
     tokio::time::sleep(Duration::from_secs(2)).await;
     let again = leaderboard_until(&anon, "still rated", |_| true).await;
     assert_eq!(board, again);
-    for s in again["standings"].as_array().unwrap() {
+    for s in listed(&again) {
         assert_eq!(s["games"], 1, "rated exactly once: {again}");
         let (_, mine) = anon
             .get(&format!(
@@ -409,8 +420,13 @@ async fn seek(c: &Client, body: Value) -> (u16, Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seekers_at_once_fill_tables_and_never_leave_two_half_empty() {
-    let app = app_with(|c| c.sessions.lobby_fill_ms = 60_000).await;
-    let other = spawn_app_beside(&app, |c| c.sessions.lobby_fill_ms = 60_000).await;
+    // The house hosts the test game: a seek waits for its tables.
+    let config = |c: &mut horst_config::Config| {
+        c.sessions.lobby_fill_ms = 60_000;
+        c.house.games = vec![GAME.into()];
+    };
+    let app = app_with(config).await;
+    let other = spawn_app_beside(&app, config).await;
     let names: Vec<String> = (0..6).map(|i| format!("Seeker{i}")).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let (house, agents) = house_and_agents(&app, &refs).await;
@@ -462,12 +478,16 @@ async fn seekers_at_once_fill_tables_and_never_leave_two_half_empty() {
         let n = v["players"].as_array().unwrap().len();
         assert!(n == 0 || n == 2, "no half-empty table: {t} has {n}");
     }
-    // Seeking again while seated answers the same table; a game nobody hosts: 503 no_table.
+    // Seeking again while seated answers the same table; a game nobody hosts is refused at
+    // once (404 unknown_game, after one look: it looked every 50 ms for the whole wait).
     let (st, v) = seek(&agents[2], json!({ "game": GAME })).await;
     assert_eq!(st, 200, "{v}");
     assert!(seated.contains_key(v["sessionId"].as_str().unwrap()));
-    let (st, v) = seek(&agents[0], json!({ "game": "nothing", "wait": 0.2 })).await;
-    assert_eq!((st, v["code"].as_str()), (503, Some("no_table")), "{v}");
+    let asked = Instant::now();
+    let (st, v) = seek(&agents[0], json!({ "game": "nothing", "wait": 20 })).await;
+    assert_eq!((st, v["code"].as_str()), (404, Some("unknown_game")), "{v}");
+    assert!(asked.elapsed() < Duration::from_secs(5), "it waited");
+    assert!(v["error"].as_str().unwrap().contains("available"), "{v}");
     let (st, v) = seek(&agents[0], json!({ "game": "a b" })).await;
     assert_eq!(st, 400, "{v}");
     // A wait longer than any Duration is the longest wait (it panicked the request).
@@ -658,10 +678,7 @@ async fn a_new_agent_seeks_and_plays_its_validation_game_against_the_reference_p
     assert_eq!(st["validation"]["sessionId"], id.as_str(), "{page}");
     assert_eq!(st["validation"]["score"], 0.0, "{page}");
     assert_eq!(st["provisional"], true, "one game: provisional");
-    let board = leaderboard_until(&anon, "both rated", |v| {
-        v["standings"].as_array().is_some_and(|s| s.len() == 2)
-    })
-    .await;
+    let board = leaderboard_until(&anon, "both rated", |v| listed(v).len() == 2).await;
     let r = standing(&board, "House reference");
     assert_eq!(
         (r["agent"].as_str(), r["wins"].as_u64()),
@@ -752,4 +769,269 @@ async fn a_seek_by_an_agent_seated_at_an_agent_hosted_table_answers_that_table()
     let (st, v) = seek(&agents[0], json!({ "game": GAME, "wait": 0 })).await;
     assert_eq!(st, 200, "{v}");
     assert_eq!(v["sessionId"], theirs.as_str(), "{v}");
+}
+
+/// A new agent's one win (1500 to about 1662) does not rank it above an agent settled at
+/// 1650 ± 60: provisional agents are listed apart and not ranked. The leaderboard ranked
+/// everyone by rating, so one lucky game (or a partner who always loses) put a newcomer at
+/// the top.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_win_does_not_rank_a_new_agent_above_a_settled_one() {
+    let app = app_with(|_| {}).await;
+    let (house, agents) = house_and_agents(&app, &["Fresh", "Other"]).await;
+    let anon = Client {
+        token: String::new(),
+        ..agents[0].clone()
+    };
+    // A settled agent, as the rater leaves one after forty games.
+    let now = app.rcadia.now_ms().await.unwrap();
+    let settled = json!({ "rating": 1650.0, "rd": 60.0, "volatility": 0.06, "games": 40,
+        "wins": 30, "losses": 10, "draws": 0, "name": "Settled", "updatedAt": now });
+    let _: () = redis::pipe()
+        .cmd("SET")
+        .arg(app.store.key(&format!("rating:{GAME}:agt_settled")))
+        .arg(settled.to_string())
+        .cmd("ZADD")
+        .arg(app.store.key(&format!("leaderboard:{GAME}")))
+        .arg(1650.0)
+        .arg("agt_settled")
+        .cmd("SADD")
+        .arg(app.store.key("leaderboard:games"))
+        .arg(GAME)
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    play_duel(&house, [&agents[0], &agents[1]], 0, 0, Duration::ZERO).await;
+    let board = leaderboard_until(&anon, "the game rated", |v| listed(v).len() == 3).await;
+    let fresh = standing(&board, "Fresh");
+    assert!(
+        fresh["rating"].as_f64().unwrap() > 1650.0,
+        "one win from 1500 rates above 1650: {fresh}"
+    );
+    let ranked: Vec<&str> = board["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(ranked, ["Settled"], "{board}");
+    assert_eq!(board["standings"][0]["rank"], 1);
+    assert_eq!(board["provisional"][0]["name"], "Fresh", "{board}");
+    assert!(fresh["rank"].is_null(), "{fresh}");
+    // Its own page says it is not ranked yet.
+    let (_, page) = anon
+        .get(&format!(
+            "/api/v1/leaderboard/{GAME}/{}",
+            fresh["agent"].as_str().unwrap()
+        ))
+        .await;
+    assert!(page["standing"]["rank"].is_null(), "{page}");
+    assert_eq!(page["standing"]["provisional"], true, "{page}");
+}
+
+/// Two agents' games against each other are rated up to ten a UTC day; the eleventh is
+/// played but not rated, and both histories say so. Two colluding agents (one always
+/// losing, a rematch seating them again) could farm one of them to the top.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pairs_eleventh_game_of_the_day_is_not_rated() {
+    let app = app_with(|_| {}).await;
+    let (house, agents) = house_and_agents(&app, &["Farmer", "Feeder"]).await;
+    let (w, l) = (&agents[0], &agents[1]);
+    let anon = Client {
+        token: String::new(),
+        ..w.clone()
+    };
+    let mut ids = Vec::new();
+    for _ in 0..11 {
+        ids.push(play_duel(&house, [w, l], 0, 0, Duration::ZERO).await);
+    }
+    let board = leaderboard_until(&anon, "both listed", |v| listed(v).len() == 2).await;
+    let agent = standing(&board, "Farmer")["agent"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let page = agent_until(&anon, &agent, "eleven games in the history", |v| {
+        v["history"].as_array().is_some_and(|h| h.len() == 11)
+    })
+    .await;
+    assert_eq!(page["standing"]["games"], 10, "{page}");
+    assert_eq!(page["standing"]["wins"], 10, "{page}");
+    let history = page["history"].as_array().unwrap();
+    let unrated: Vec<&Value> = history
+        .iter()
+        .filter(|h| h["unrated"] == "pair_daily_cap")
+        .collect();
+    assert_eq!(unrated.len(), 1, "{page}");
+    assert_eq!(
+        history.iter().filter(|h| !h["unrated"].is_null()).count(),
+        1,
+        "{page}"
+    );
+    // The unrated game leaves the rating as it was.
+    assert_eq!(
+        history[0]["unrated"], "pair_daily_cap",
+        "the last one: {page}"
+    );
+    assert_eq!(history[0]["rating"], history[1]["rating"], "{page}");
+    assert_eq!(history[0]["sessionId"], ids[10].as_str(), "{page}");
+    let feeder = standing(&board, "Feeder")["agent"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, theirs) = anon
+        .get(&format!("/api/v1/leaderboard/{GAME}/{feeder}"))
+        .await;
+    assert_eq!(theirs["standing"]["games"], 10, "{theirs}");
+}
+
+/// The operator switches replays, ratings and seek off (`[arena]`, product decision 13):
+/// their routes answer 404 saying so, a finished game leaves no replay key and is not
+/// queued for rating. They could not be switched off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_switches_replays_ratings_and_seek_off() {
+    let app = app_with(|c| {
+        c.arena.replays = false;
+        c.arena.ratings = false;
+        c.arena.seek = false;
+        c.house.games = vec![GAME.into()];
+    })
+    .await;
+    let (house, agents) = house_and_agents(&app, &["Ann", "Ben"]).await;
+    let anon = Client {
+        token: String::new(),
+        ..agents[0].clone()
+    };
+    for path in [
+        "/api/v1/leaderboard".to_string(),
+        format!("/api/v1/leaderboard/{GAME}"),
+        format!("/api/v1/leaderboard/{GAME}/agt_0123"),
+    ] {
+        let (st, v) = anon.get(&path).await;
+        assert_eq!(
+            (st, v["code"].as_str()),
+            (404, Some("not_found")),
+            "{path}: {v}"
+        );
+        assert!(
+            v["error"]
+                .as_str()
+                .unwrap()
+                .contains("arena.ratings = false"),
+            "{path}: {v}"
+        );
+    }
+    let page = anon
+        .http
+        .get(format!("{}/leaderboard/{GAME}", anon.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 404);
+    assert!(page.text().await.unwrap().contains("switched ratings off"));
+    let (st, v) = seek(&agents[0], json!({ "game": GAME, "wait": 0 })).await;
+    assert_eq!(st, 404, "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("arena.seek = false"),
+        "{v}"
+    );
+
+    let id = play_duel(&house, [&agents[0], &agents[1]], 0, 0, Duration::ZERO).await;
+    let (st, _, _) = replay(&anon, &id).await;
+    assert_eq!(st, 404);
+    let store = &app.store;
+    let bucket = store.bucket_of(&id);
+    let (replay_key, pending): (u64, u64) = redis::pipe()
+        .cmd("EXISTS")
+        .arg(store.key_in_bucket(bucket, &format!("ses:{id}:replay")))
+        .cmd("ZCARD")
+        .arg(store.key_in_bucket(bucket, "ratings:pending"))
+        .query_async(&mut store.conn())
+        .await
+        .unwrap();
+    assert_eq!(
+        (replay_key, pending),
+        (0, 0),
+        "no replay, nothing queued to rate"
+    );
+}
+
+/// With replays off and ratings on, a finished game is rated from its session record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_replays_a_game_is_rated_from_its_record() {
+    let app = app_with(|c| c.arena.replays = false).await;
+    let (house, agents) = house_and_agents(&app, &["Cid", "Dot"]).await;
+    let anon = Client {
+        token: String::new(),
+        ..agents[0].clone()
+    };
+    play_duel(&house, [&agents[0], &agents[1]], 0, 0, Duration::ZERO).await;
+    let board = leaderboard_until(&anon, "rated", |v| listed(v).len() == 2).await;
+    assert_eq!(standing(&board, "Cid")["wins"], 1, "{board}");
+}
+
+/// The house reference player's name is the house's: an agent that joins or seeks as
+/// "House reference" (in any case or spacing) is refused with a 400 saying so; any agent
+/// could take it, and pass for the house's yardstick at a table and on the leaderboard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nobody_but_the_house_plays_as_its_reference_player() {
+    let app = app_with(|_| {}).await;
+    let (house, agents) = house_and_agents(&app, &["Mimic"]).await;
+    let id = open_duel(&house).await;
+    for name in ["House reference", "house  REFERENCE"] {
+        let (st, v) = agents[0]
+            .post(&format!("{AGENT}/{id}/join"), json!({ "asName": name }))
+            .await;
+        assert_eq!((st, v["code"].as_str()), (400, Some("bad_request")), "{v}");
+        assert!(
+            v["error"].as_str().unwrap().contains("reference player"),
+            "{v}"
+        );
+    }
+    let (st, v) = seek(
+        &agents[0],
+        json!({ "game": GAME, "asName": "House-Reference" }),
+    )
+    .await;
+    assert_eq!((st, v["code"].as_str()), (400, Some("bad_request")), "{v}");
+    let s = app.rcadia.load(&id).await.unwrap();
+    assert!(s.players().is_empty(), "nobody joined");
+    // Any other name is the agent's to choose.
+    let (st, v) = agents[0]
+        .post(
+            &format!("{AGENT}/{id}/join"),
+            json!({ "asName": "House fan" }),
+        )
+        .await;
+    assert_eq!(st, 200, "{v}");
+}
+
+/// With replays kept less than a day (`sessions.replay_retention_hours`), a replay that
+/// expired while the game's record is still kept is answered as expired: it said the game
+/// "finished before this server recorded replays".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_replay_is_answered_as_expired() {
+    let app = app_with(|c| c.sessions.replay_retention_hours = 1).await;
+    let (house, agents) = house_and_agents(&app, &["Eve", "Fay"]).await;
+    let anon = Client {
+        token: String::new(),
+        ..agents[0].clone()
+    };
+    let id = play_duel(&house, [&agents[0], &agents[1]], 0, 0, Duration::ZERO).await;
+    let (st, _, _) = replay(&anon, &id).await;
+    assert_eq!(st, 200);
+    // Two hours later Redis has dropped the replay; the record is kept a day.
+    let store = &app.store;
+    let _: () = redis::cmd("DEL")
+        .arg(store.key_in_bucket(store.bucket_of(&id), &format!("ses:{id}:replay")))
+        .query_async(&mut store.conn())
+        .await
+        .unwrap();
+    store.set_clock_offset_ms(2 * 3600 * 1000);
+    let (st, v) = anon.get(&format!("{AGENT}/{id}/replay")).await;
+    assert_eq!((st, v["code"].as_str()), (404, Some("not_found")), "{v}");
+    let message = v["error"].as_str().unwrap();
+    assert!(
+        message.contains("expired") && message.contains("replay_retention_hours"),
+        "{message}"
+    );
 }

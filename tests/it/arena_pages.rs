@@ -142,7 +142,8 @@ async fn series_replays_play_back_in_the_browser_and_rate_the_agents() {
     let deadline = tokio::time::Instant::now() + LONG;
     let board = loop {
         let (_, v) = anon.get("/api/v1/leaderboard/chess").await;
-        if v["standings"]
+        // Two games each: provisional, listed apart from the ranked agents.
+        if v["provisional"]
             .as_array()
             .is_some_and(|s| s.len() == 2 && s.iter().all(|a| a["games"] == 2))
         {
@@ -156,7 +157,7 @@ async fn series_replays_play_back_in_the_browser_and_rate_the_agents() {
     };
     let (_, rps_board) = anon.get("/api/v1/leaderboard/rps").await;
     assert_eq!(
-        rps_board["standings"].as_array().unwrap().len(),
+        rps_board["provisional"].as_array().unwrap().len(),
         2,
         "{rps_board}"
     );
@@ -325,15 +326,20 @@ async fn series_replays_play_back_in_the_browser_and_rate_the_agents() {
     .await;
     let text = tab.eval("document.body.innerText").await;
     let text = text.as_str().unwrap();
-    for needle in ["Ada", "Bo", "rated agent", "ms /"] {
+    for needle in ["Ada", "Bo", "2 provisional", "Provisional", "ms /"] {
         assert!(text.contains(needle), "{needle} in {text}");
+    }
+    // Each name with its agent's short id beside it: a name is anyone's to take.
+    for s in board["provisional"].as_array().unwrap() {
+        let short = &s["agent"].as_str().unwrap()[..12];
+        assert!(text.contains(short), "{short} in {text}");
     }
     for (w, h) in SIZES {
         tab.viewport(w, h).await;
         fits_the_width(&tab, "the leaderboard").await;
         tab.screenshot(SHOTS, &format!("leaderboard-{w}x{h}")).await;
     }
-    let agent = board["standings"][0]["agent"].as_str().unwrap();
+    let agent = board["provisional"][0]["agent"].as_str().unwrap();
     tab.goto(&format!("{base}/leaderboard/chess/{agent}")).await;
     tab.wait_for(
         "document.body.dataset.ready === '1' && document.querySelectorAll('a[href^=\"/watch/\"]').length === 2",
@@ -404,7 +410,7 @@ async fn a_new_agent_plays_its_validation_game_at_a_house_rps_table() {
     let deadline = tokio::time::Instant::now() + LONG;
     loop {
         let (_, v) = anon.get("/api/v1/leaderboard/rps").await;
-        let cy = v["standings"]
+        let cy = v["provisional"]
             .as_array()
             .and_then(|s| s.iter().find(|a| a["name"] == "Cy"))
             .cloned();

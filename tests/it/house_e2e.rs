@@ -28,7 +28,13 @@ impl House {
         game_query: &str,
         adjust: impl Fn(&mut horst_config::Config),
     ) -> House {
-        let app = app_with(&adjust).await;
+        // One configuration for both, as in production: the API knows the house's games
+        // (a seek of one waits for its table).
+        let app = app_with(|c| {
+            c.house.games = games.iter().map(|g| g.to_string()).collect();
+            adjust(c);
+        })
+        .await;
         let (token, _) = app
             .auth
             .create_token_as(&["host".into()], Some("House"), true)

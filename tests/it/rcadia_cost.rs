@@ -59,7 +59,7 @@ async fn session_layer_with_notifier(
     let rcadia = Rcadia::new(
         store.clone(),
         notifier.clone(),
-        RcadiaSettings::from_config(&config.sessions),
+        RcadiaSettings::from_config(&config),
         stop_rx,
     )
     .await

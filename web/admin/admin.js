@@ -828,7 +828,7 @@ async function leaderboardTops() {
       el("td", {}, String(s.games)),
       el("td", { class: "actions" }, el("a", { href: `/leaderboard/${encodeURIComponent(g)}/${encodeURIComponent(s.agent)}`, target: "_blank", rel: "noopener" }, "History"))));
     box.append(el("h3", {}, el("a", { href: `/leaderboard/${encodeURIComponent(g)}`, target: "_blank", rel: "noopener" }, g)),
-      rows.length ? table(["Rank", "Agent", "Rating", "Games", "Actions"], rows, "tables") : el("p", { class: "muted" }, "Nobody rated."));
+      rows.length ? table(["Rank", "Agent", "Rating", "Games", "Actions"], rows, "tables") : el("p", { class: "muted" }, "Nobody ranked yet (provisional agents are listed apart on the public leaderboard)."));
   }
   return box;
 }

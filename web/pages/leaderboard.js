@@ -25,9 +25,23 @@ function link(href, text) {
   return a;
 }
 
+/** An agent id shortened for a table cell (`agt_` and its first 8 hex digits). */
+export function shortId(id) {
+  const s = String(id ?? "");
+  return s.length > 12 ? `${s.slice(0, 12)}…` : s;
+}
+
+/** A name as the agent chose it (untrusted text, in a <bdi>) with its short agent id beside
+ *  it: a name is anyone's to take, the id is not. */
 function nameOf(name, id) {
-  const b = el("bdi", name || id);
-  return b;
+  const box = el("span", undefined, "agent-name");
+  box.append(el("bdi", name || id));
+  if (name) {
+    const code = el("code", shortId(id), "agent-id");
+    code.title = id;
+    box.append(" ", code);
+  }
+  return box;
 }
 
 /** "1523?" for a provisional rating, "1523 ± 64" otherwise. */
@@ -90,15 +104,27 @@ async function showGame() {
   $("title").replaceChildren(el("bdi", game), document.createTextNode(" leaderboard"));
   $("crumbs").replaceChildren(link("/leaderboard/", "All games"));
   const v = await get(`/api/v1/leaderboard/${encodeURIComponent(game)}?limit=100`);
-  $("summary").textContent = v.standings.length ? `${v.standings.length} rated agent(s). Thinking time: median and 95th percentile per move.` : "No rated agents in this game yet.";
-  const rows = v.standings.map((s) => [
-    String(s.rank),
-    (() => { const a = link(`/leaderboard/${encodeURIComponent(game)}/${encodeURIComponent(s.agent)}`, ""); a.append(nameOf(s.name, s.agent)); return a; })(),
-    ratingText(s),
-    `${s.games} (${s.wins} W, ${s.draws} D, ${s.losses} L)`,
-    `${ms(s.thinkMedianMs)} / ${ms(s.thinkP95Ms)}`,
-  ]);
-  $("list").replaceChildren(rows.length ? table(["Rank", "Agent", "Rating", "Games", "Thinking (median / p95)"], rows) : el("p", "", "empty"));
+  const provisional = Array.isArray(v.provisional) ? v.provisional : [];
+  $("summary").textContent = v.standings.length || provisional.length
+    ? `${v.standings.length} ranked agent(s), ${provisional.length} provisional. Thinking time: median and 95th percentile per move.`
+    : "No rated agents in this game yet.";
+  const agentCell = (s) => { const a = link(`/leaderboard/${encodeURIComponent(game)}/${encodeURIComponent(s.agent)}`, ""); a.append(nameOf(s.name, s.agent)); return a; };
+  const games = (s) => `${s.games} (${s.wins} W, ${s.draws} D, ${s.losses} L)`;
+  const thinking = (s) => `${ms(s.thinkMedianMs)} / ${ms(s.thinkP95Ms)}`;
+  const rows = v.standings.map((s) => [String(s.rank), agentCell(s), ratingText(s), games(s), thinking(s)]);
+  const box = el("div");
+  box.append(rows.length
+    ? table(["Rank", "Agent", "Rating", "Games", "Thinking (median / p95)"], rows)
+    : el("p", "No ranked agents yet: an agent is ranked once it has five rated games and an RD of at most 110.", "empty"));
+  if (provisional.length) {
+    const section = el("section");
+    section.id = "provisional";
+    section.append(el("h2", "Provisional"),
+      el("p", "Not ranked yet: fewer than five rated games, or an RD above 110 (new, or idle for long). By rating.", "muted"),
+      table(["Agent", "Rating", "Games", "Thinking (median / p95)"], provisional.map((s) => [agentCell(s), ratingText(s), games(s), thinking(s)])));
+    box.append(section);
+  }
+  $("list").replaceChildren(box);
 }
 
 async function showAgent() {
@@ -107,24 +133,29 @@ async function showAgent() {
   const s = v.standing;
   const name = s && s.name ? s.name : agent;
   document.title = `${name} in ${game} · RCADIA`;
-  $("title").replaceChildren(nameOf(name, agent), document.createTextNode(` in ${game}`));
+  $("title").replaceChildren(el("bdi", name), document.createTextNode(` in ${game}`));
   $("lead").textContent = `Agent ${agent}.`;
   if (!s) {
     $("summary").textContent = v.excluded ? "Excluded from this game's ratings by the operator." : "No rated games in this game yet.";
     $("list").replaceChildren();
     return;
   }
-  $("summary").textContent = `${v.excluded ? "Excluded by the operator. " : `Rank ${s.rank || "-"}. `}Rating ${ratingText(s)}, ${s.games} game(s): ${s.wins} won, ${s.draws} drawn, ${s.losses} lost. Thinking per move: median ${ms(s.thinkMedianMs)}, p95 ${ms(s.thinkP95Ms)}.`;
+  $("summary").textContent = `${v.excluded ? "Excluded by the operator. " : s.rank ? `Rank ${s.rank}. ` : "Provisional, not ranked yet. "}Rating ${ratingText(s)}, ${s.games} game(s): ${s.wins} won, ${s.draws} drawn, ${s.losses} lost. Thinking per move: median ${ms(s.thinkMedianMs)}, p95 ${ms(s.thinkP95Ms)}.`;
   const rows = v.history.map((h) => [
     whenText(h.at),
     (() => { const a = link(`/leaderboard/${encodeURIComponent(game)}/${encodeURIComponent(h.opponent)}`, ""); a.append(nameOf(h.opponentName, h.opponent)); return a; })(),
     h.score === 1 ? "won" : h.score === 0 ? "lost" : "draw",
-    String(Math.round(h.rating)),
+    h.unrated ? unratedText(h.unrated) : String(Math.round(h.rating)),
     link(`/watch/${encodeURIComponent(h.sessionId)}`, "Replay"),
   ]);
   const box = el("div");
   box.append(el("h2", "Recent games"), table(["When", "Opponent", "Result", "Rating after", ""], rows));
   $("list").replaceChildren(box);
+}
+
+/** Why a game in an agent's history was not rated. */
+export function unratedText(why) {
+  return why === "pair_daily_cap" ? "not rated (this pair's 11th game or later that UTC day)" : "not rated";
 }
 
 /** A time as the other pages show it: the date and minute in UTC, said so. */

@@ -221,11 +221,14 @@ export function replayFrames(lines) {
   };
   const frames = [];
   let pending = [];
+  // An action too large to keep is recorded by its size only.
+  const moveText = (l) => (l.omittedBytes ? `an action of ${l.omittedBytes} bytes (too large to keep)` : actionText(l.action));
   for (const l of list) {
     if (!l) continue;
-    if (l.kind === "action" && (l.status || "applied") === "applied") pending.push(`${nameOf(l.playerId)} played ${actionText(l.action)}`);
-    else if (l.kind === "action") pending.push(`${nameOf(l.playerId)}'s ${actionText(l.action)} went unanswered`);
+    if (l.kind === "action" && (l.status || "applied") === "applied") pending.push(`${nameOf(l.playerId)} played ${moveText(l)}`);
+    else if (l.kind === "action") pending.push(`${nameOf(l.playerId)}'s ${moveText(l)} went unanswered`);
     else if (l.kind === "strike") pending.push(`${nameOf(l.playerId)} ran out of time`);
+    else if (l.kind === "truncated") pending.push("the replay reached its size limit here: later moves were not kept, only the end");
     else if (l.kind === "state") {
       const label = frames.length === 0 && pending.length === 0 ? "start" : (pending.join("; ") || "the game moved on");
       frames.push({ state: l.omittedBytes ? { omitted: `${l.omittedBytes} bytes, too large to keep` } : l.state, turn: l.turn, version: l.version, at: l.at, label });

@@ -119,3 +119,20 @@ test("a finished game's view from its replay, for a record that expired", () => 
   assert.match(watchModel(v, 0).result, /Ada won/);
   assert.equal(viewFromReplay([{ kind: "end" }], "ses_1"), null, "no start line: nothing to show");
 });
+
+test("a replay cut at its size limit says so, and a move too large to keep shows its size", async () => {
+  const { replayFrames } = await import("../pages/views.js");
+  const lines = [
+    { kind: "players", at: 1, players: [{ seat: 0, playerId: "p_1", name: "Ada" }] },
+    { kind: "state", at: 2, version: 1, turn: 1, state: { n: 0 } },
+    { kind: "action", at: 3, playerId: "p_1", turn: 1, action: null, omittedBytes: 15012, submittedAt: 3 },
+    { kind: "state", at: 4, version: 2, turn: 2, state: { n: 1 } },
+    { kind: "truncated", at: 5 },
+    { kind: "end", at: 9, result: { winner: "p_1" }, reason: "game_over", players: [{ seat: 0, playerId: "p_1", name: "Ada" }] },
+  ];
+  const { frames, result } = replayFrames(lines);
+  assert.equal(frames.length, 2);
+  assert.match(frames[1].label, /Ada played an action of 15012 bytes/);
+  assert.match(frames[1].label, /size limit/);
+  assert.deepEqual(result, { winner: "p_1" });
+});

@@ -5,12 +5,15 @@
 //! - `POST /api/v1/agent/sessions/seek {game, rated?, asName?, wait?}`: a seat (play scope).
 //! - `GET /api/v1/leaderboard`, `/api/v1/leaderboard/:game`, `/api/v1/leaderboard/:game/:agent`.
 //! - Pages: `/leaderboard/`, `/leaderboard/:game`, `/leaderboard/:game/:agent` (one page).
+//!
+//! Each part can be switched off by the operator (`[arena]`, product decision 13): its
+//! routes then answer 404 saying so.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::header;
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -31,6 +34,40 @@ use horst_identity::auth::Identity;
 const SEEK_WAIT_MAX: Duration = Duration::from_secs(25);
 /// Standings a leaderboard answers at most.
 const TOP_MAX: usize = 200;
+
+/// The 404 of a part the operator switched off (`arena.<setting>`).
+fn switched_off(what: &str, setting: &str) -> ApiError {
+    ApiError::new(
+        ApiCode::NotFound,
+        format!("{what} are switched off on this server: the operator set arena.{setting} = false (ops/horst.toml); ask them to turn it on"),
+    )
+}
+
+/// The leaderboard pages while ratings are off.
+const RATINGS_OFF_PAGE: &str = r#"<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>No leaderboard</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/pages/rcadia.css">
+</head>
+<body>
+<header class="top">
+  <a class="brand" href="/tables/">RCADIA</a>
+  <nav aria-label="RCADIA pages">
+    <a href="/tables/">Tables</a>
+    <a href="/house/">House</a>
+  </nav>
+</header>
+<main>
+<h1>No leaderboard here</h1>
+<p class="lead">The operator of this server switched ratings off, so there are no leaderboards. Games are still played at the tables.</p>
+</main>
+</body>
+</html>
+"#;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -59,6 +96,9 @@ async fn replay_of(
     Viewer(who): Viewer,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
+    if !state.config.arena.replays {
+        return Err(switched_off("replays", "replays"));
+    }
     let lines = state.rcadia.replay_lines(&id).await?;
     let finished = lines.iter().any(|l| matches!(l, Line::End { .. }));
     if !finished {
@@ -69,10 +109,22 @@ async fn replay_of(
                 format!("session {id} is still being played; its replay is public once it ends (watch it live at /watch/{id})"),
             )
             .into()),
-            Ok(_) => Err(ApiError::new(
-                ApiCode::NotFound,
-                format!("session {id} kept no replay (it finished before this server recorded replays)"),
-            )),
+            // The record outlives a replay kept less than a day: expired, or never written.
+            Ok(s) => {
+                let retention_ms = state.rcadia.settings().replay_retention_ms;
+                let now = state.rcadia.now_ms().await?;
+                let expired = s
+                    .ended_at_ms()
+                    .is_some_and(|end| now >= end.saturating_add(retention_ms));
+                Err(ApiError::new(
+                    ApiCode::NotFound,
+                    if expired {
+                        format!("the replay of {id} has expired: replays are kept {} h after the game ends (sessions.replay_retention_hours)", retention_ms / 3_600_000)
+                    } else {
+                        format!("session {id} kept no replay (it finished before this server recorded replays)")
+                    },
+                ))
+            }
             Err(RcadiaError::NotFound) | Err(RcadiaError::Gone) => Err(ApiError::new(
                 ApiCode::NotFound,
                 format!("no replay of {id}: no such session, or its replay is past sessions.replay_retention_hours"),
@@ -151,6 +203,9 @@ async fn seek(
     Player(who): Player,
     Json(body): Json<SeekBody>,
 ) -> Result<Json<SeekResponse>, ApiError> {
+    if !state.config.arena.seek {
+        return Err(switched_off("seeks", "seek"));
+    }
     let game = body.game.trim();
     if !is_game_id(game) {
         return Err(ApiError::new(
@@ -196,6 +251,18 @@ async fn seek(
             ),
         )
         .retry_after(2)),
+        Err(SeekError::UnknownGame) => Err(ApiError::new(
+            ApiCode::UnknownGame,
+            if req.rated {
+                format!("no house table of {game} is open or running, and the house does not host {game}: check the game id (GET /api/v1/agent/sessions/available lists the games with tables), or seek with \"rated\": false to take another host's table")
+            } else {
+                format!("no table of {game} is open or running, and the house does not host {game}: check the game id (GET /api/v1/agent/sessions/available lists the games with tables)")
+            },
+        )),
+        Err(SeekError::Busy) => Err(ApiError::new(
+            ApiCode::SeekInProgress,
+            "another seek of yours is still waiting for a table; wait for its answer (it comes within its wait, at most 25 s) and seek again only then",
+        )),
         Err(SeekError::Rcadia(e)) => Err(e.into()),
     }
 }
@@ -205,7 +272,17 @@ struct Games {
     games: Vec<String>,
 }
 
+/// Ratings are on, else the 404 saying the operator switched them off.
+fn ratings_on(state: &AppState) -> Result<(), ApiError> {
+    if state.config.arena.ratings {
+        Ok(())
+    } else {
+        Err(switched_off("ratings and leaderboards", "ratings"))
+    }
+}
+
 async fn games(State(state): State<AppState>) -> Result<Json<Games>, ApiError> {
+    ratings_on(&state)?;
     Ok(Json(Games {
         games: state.rcadia.rated_games().await?,
     }))
@@ -226,6 +303,7 @@ async fn leaderboard(
     Path(game): Path<String>,
     Query(q): Query<BoardQuery>,
 ) -> Result<Json<Leaderboard>, ApiError> {
+    ratings_on(&state)?;
     let limit = match q.limit {
         None => 50,
         Some(n) if (1..=TOP_MAX).contains(&n) => n,
@@ -256,6 +334,7 @@ async fn agent(
     State(state): State<AppState>,
     Path((game, agent)): Path<(String, String)>,
 ) -> Result<Json<AgentRating>, ApiError> {
+    ratings_on(&state)?;
     well_formed_game(&game)?;
     if !horst_rcadia::rating::is_agent_id(&agent) {
         return Err(ApiError::new(
@@ -268,6 +347,17 @@ async fn agent(
 
 /// The leaderboard page; it reads which board (or agent) from its URL.
 async fn page(State(state): State<AppState>, req: Request) -> Response {
+    if !state.config.arena.ratings {
+        return (
+            StatusCode::NOT_FOUND,
+            [
+                (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
+            RATINGS_OFF_PAGE,
+        )
+            .into_response();
+    }
     crate::routes::web_files::send(
         &state,
         Some(PathBuf::from("pages/leaderboard.html")),

@@ -112,6 +112,7 @@ async fn join(
             ))
         }
     };
+    horst_rcadia::reference::check_name(&who.key, as_name.as_deref())?;
     let fresh = format_player_id(horst_rcadia::random_u32());
     let a = state
         .rcadia
