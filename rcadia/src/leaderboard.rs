@@ -244,8 +244,22 @@ impl Rcadia {
                     .map(|at| at as u64),
             ));
             for id in &ids {
-                if let Err(e) = self.rate_one(id, pause_ms).await {
-                    tracing::warn!(session = %id, error = %e, "rater: game not rated yet");
+                // A stopping process leaves the rest of its batch to its lease: each game
+                // waited out its own timeout with Redis away, past the stop's grace.
+                if *self.inner.shutdown.borrow() {
+                    return Ok((claimed, nexts));
+                }
+                match self.rate_one(id, pause_ms).await {
+                    Ok(()) => {}
+                    // Redis away: the next game of the batch would wait as long; the lease
+                    // gives them all back.
+                    Err(RcadiaError::Redis(e)) if horst_store::is_unreachable(&e) => {
+                        tracing::warn!(session = %id, error = %e, "rater: Redis unreachable; the batch waits for its lease");
+                        return Err(RcadiaError::Redis(e));
+                    }
+                    Err(e) => {
+                        tracing::warn!(session = %id, error = %e, "rater: game not rated yet")
+                    }
                 }
             }
         }

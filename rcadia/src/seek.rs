@@ -248,10 +248,9 @@ impl Rcadia {
                     None => looked = true,
                 }
                 let now = Instant::now();
-                if now >= deadline {
+                if now >= deadline || self.nap(pause.min(deadline - now)).await {
                     return Err(SeekError::NoTable);
                 }
-                tokio::time::sleep(pause.min(deadline - now)).await;
                 pause = (pause * 2).min(MAX_PAUSE);
                 continue;
             }
@@ -259,7 +258,22 @@ impl Rcadia {
             if now >= deadline && (looked || now >= lock_deadline) {
                 return Err(SeekError::NoTable);
             }
-            tokio::time::sleep(LOCK_RETRY).await;
+            if self.nap(LOCK_RETRY).await {
+                return Err(SeekError::NoTable);
+            }
+        }
+    }
+
+    /// Sleeps `d`; `true` (at once) when the process starts to stop: a waiting seek is then
+    /// answered `no_table` rather than cut off by the shutdown's grace.
+    async fn nap(&self, d: Duration) -> bool {
+        let mut stop = self.inner.shutdown.clone();
+        if *stop.borrow() {
+            return true;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(d) => false,
+            _ = stop.wait_for(|s| *s) => true,
         }
     }
 
@@ -569,6 +583,30 @@ mod tests {
         let looks = r.metrics().round_trips() - before;
         // 0, 50, 150, 350, 750 ms, 1.55 s, 2.55 s, 3 s: eight looks, not sixty.
         assert!(looks <= 12, "{looks} looks in 3 s");
+    }
+
+    /// A waiting seek is answered as soon as the process starts to stop; it waited out its
+    /// `wait` (up to 25 s), past the shutdown's grace, and was cut off unanswered.
+    #[tokio::test]
+    async fn a_waiting_seek_is_answered_when_the_process_stops() {
+        let redis = horst_testkit::RedisServer::start();
+        let (r, stop) = layer(&redis).await;
+        let seek = tokio::spawn({
+            let r = r.clone();
+            async move {
+                r.seek(&request("chess", "agt_c1", Duration::from_secs(25)))
+                    .await
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let asked = Instant::now();
+        stop.send(true).unwrap();
+        let got = tokio::time::timeout(Duration::from_secs(10), seek)
+            .await
+            .expect("the seek waited on after the stop")
+            .unwrap();
+        assert!(matches!(got, Err(SeekError::NoTable)), "{got:?}");
+        assert!(asked.elapsed() < Duration::from_secs(10));
     }
 
     /// With `wait: 0` a seeker whose game's lock another seeker holds waits for it and looks
