@@ -96,17 +96,13 @@ async fn pipe(
     }
 }
 
-/// The listener asks its connection now and then and, with no answer, connects again (a
-/// gap: everyone re-reads) and hears the messages published after. It used to wait on the
-/// silent connection for ever, every wake-up of the process lost.
-#[tokio::test]
-async fn a_listener_whose_connection_goes_silent_connects_again() {
-    let redis = RedisServer::start();
-    let proxy = Blackhole::start(redis.port()).await;
+/// A notifier listening through `proxy`, subscribed, and the count of gaps it has heard
+/// (with the sender that stops it: keep it).
+async fn listening_through(proxy: &Blackhole) -> (Notifier, Arc<AtomicUsize>, watch::Sender<bool>) {
     let store = Store::connect(&format!("redis://127.0.0.1:{}", proxy.port), "t:")
         .await
         .unwrap();
-    let (_stop_tx, stop) = watch::channel(false);
+    let (stop_tx, stop) = watch::channel(false);
     let notifier = Notifier::start(store.client().clone(), vec!["t:*".into()], stop);
     assert!(notifier.ready(Duration::from_secs(10)).await);
     let gaps = Arc::new(AtomicUsize::new(0));
@@ -116,14 +112,11 @@ async fn a_listener_whose_connection_goes_silent_connects_again() {
             seen.fetch_add(1, Ordering::SeqCst);
         }
     });
-    let mut direct = redis::Client::open(redis.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
-    proxy.silence();
-    let mut woken = notifier.subscribe("t:ch");
-    // Asked every 5 s, given 10 s to answer: connected again within about 15 s.
+    (notifier, gaps, stop_tx)
+}
+
+/// Waits (up to a minute) until the listener has noticed its connection went silent.
+async fn noticed_a_gap(gaps: &AtomicUsize) {
     let started = std::time::Instant::now();
     while gaps.load(Ordering::SeqCst) == 0 {
         assert!(
@@ -132,6 +125,25 @@ async fn a_listener_whose_connection_goes_silent_connects_again() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// The listener asks its connection now and then and, with no answer, connects again (a
+/// gap: everyone re-reads) and hears the messages published after. It used to wait on the
+/// silent connection for ever, every wake-up of the process lost.
+#[tokio::test]
+async fn a_listener_whose_connection_goes_silent_connects_again() {
+    let redis = RedisServer::start();
+    let proxy = Blackhole::start(redis.port()).await;
+    let (notifier, gaps, _stop_tx) = listening_through(&proxy).await;
+    let mut direct = redis::Client::open(redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    proxy.silence();
+    let mut woken = notifier.subscribe("t:ch");
+    // Asked every 5 s, given 10 s to answer: connected again within about 15 s.
+    noticed_a_gap(&gaps).await;
     assert!(notifier.ready(Duration::from_secs(30)).await);
     // The gap woke every waiter; what is published now is heard on the new connection.
     woken.changed().await;
@@ -162,30 +174,11 @@ async fn a_listener_whose_connection_goes_silent_connects_again() {
 async fn a_listener_whose_new_connection_never_answers_tries_again() {
     let redis = RedisServer::start();
     let proxy = Blackhole::start(redis.port()).await;
-    let store = Store::connect(&format!("redis://127.0.0.1:{}", proxy.port), "t:")
-        .await
-        .unwrap();
-    let (_stop_tx, stop) = watch::channel(false);
-    let notifier = Notifier::start(store.client().clone(), vec!["t:*".into()], stop);
-    assert!(notifier.ready(Duration::from_secs(10)).await);
-    let gaps = Arc::new(AtomicUsize::new(0));
-    let seen = gaps.clone();
-    notifier.observe(move |h| {
-        if matches!(h, Heard::Gap) {
-            seen.fetch_add(1, Ordering::SeqCst);
-        }
-    });
+    let (notifier, gaps, _stop_tx) = listening_through(&proxy).await;
     // The connection goes silent, and the next one is taken and never answered.
     proxy.swallow_next(1);
     proxy.silence();
-    let started = std::time::Instant::now();
-    while gaps.load(Ordering::SeqCst) == 0 {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the listener never noticed its connection went silent"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    noticed_a_gap(&gaps).await;
     // Noticed (PING unanswered); the swallowed connection is given up on within its limit,
     // and a third one subscribes.
     assert!(

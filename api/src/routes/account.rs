@@ -421,12 +421,13 @@ async fn sign_up(
     signed_in(&state, &headers, &person, generation, StatusCode::CREATED).await
 }
 
-/// Password hashes and checks one API process runs at once. Each is Argon2 (19 MiB and tens
-/// of milliseconds of a core), so this bounds their memory: sign-up and the password change
-/// hash within it too. A check also sits between the sign-in limits' look and the record of
-/// its failure: guesses sent in parallel each passed a look that none of them had counted
-/// yet (hundreds a wait, one per connection). The look is made once a check may run, so at
-/// most this many guesses of one process are ever in that window.
+/// Password hashes and checks one API process's requests wait for at once (sign-up and the
+/// password change hash within it too), answered 503 past [`PASSWORD_CHECK_QUEUE`]. Argon2's
+/// memory (19 MiB a run) is bounded where it runs, in `horst_identity::people`, which also
+/// holds for a request whose client left. A check also sits between the sign-in limits'
+/// look and the record of its failure: guesses sent in parallel each passed a look that none
+/// of them had counted yet (hundreds a wait, one per connection). The look is made once a
+/// check may run, so at most this many guesses of one process are ever in that window.
 const PASSWORD_CHECKS_AT_ONCE: usize = 4;
 static PASSWORD_CHECKS: tokio::sync::Semaphore =
     tokio::sync::Semaphore::const_new(PASSWORD_CHECKS_AT_ONCE);

@@ -7,7 +7,7 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::{Json, Router};
 use horst_store::HealthState;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::AppState;
 
@@ -24,7 +24,22 @@ pub fn probes_router() -> Router<AppState> {
 
 /// The process is alive and serving HTTP.
 async fn healthz() -> impl IntoResponse {
-    Json(json!({ "status": "ok" }))
+    Json(Readiness {
+        status: "ok",
+        writes: None,
+        reason: None,
+    })
+}
+
+/// What `/healthz` and `/readyz` answer.
+#[derive(Serialize)]
+struct Readiness {
+    status: &'static str,
+    /// `"refused"` while Redis refuses this process's writes (the process stays ready).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    writes: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
 }
 
 /// Redis is reachable and the start-up checks passed; 503 with the reason otherwise. While
@@ -32,19 +47,28 @@ async fn healthz() -> impl IntoResponse {
 /// anonymous tools work, and every process is alike, so leaving the load balancer would help
 /// nobody; the answer says it in `writes` (and the metric `horst_redis_writes_refused`).
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    match state.health.state() {
-        HealthState::Ready => match state.store.writes_refused() {
-            None => (StatusCode::OK, Json(json!({ "status": "ready" }))),
-            Some(reason) => (
+    let (status, answer) = match state.health.state() {
+        HealthState::Ready => {
+            let refused = state.store.writes_refused();
+            (
                 StatusCode::OK,
-                Json(json!({ "status": "ready", "writes": "refused", "reason": reason })),
-            ),
-        },
+                Readiness {
+                    status: "ready",
+                    writes: refused.as_ref().map(|_| "refused"),
+                    reason: refused,
+                },
+            )
+        }
         HealthState::NotReady(reason) => (
             StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({ "status": "not_ready", "reason": reason })),
+            Readiness {
+                status: "not_ready",
+                writes: None,
+                reason: Some(reason),
+            },
         ),
-    }
+    };
+    (status, Json(answer))
 }
 
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
