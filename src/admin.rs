@@ -20,6 +20,33 @@ fn who() -> String {
         .unwrap_or_else(|| "operator".into())
 }
 
+/// Names and ids on the command line are checked before anything is looked up, as the REST
+/// admin API checks its paths (`api/src/routes/admin.rs`): a name no record can have
+/// (`anna:keys`) would otherwise name another record's key and end in an internal error.
+fn account_arg(s: &str) -> Result<String, String> {
+    if horst_identity::accounts::valid_account_name(s) {
+        return Ok(s.to_owned());
+    }
+    Err("no account can have this name: names are 2-32 lowercase letters, digits, _ or -; `horst admin account list` lists them".into())
+}
+
+/// A level's name (as [`account_arg`]).
+fn level_arg(s: &str) -> Result<String, String> {
+    if horst_gateway::args::valid_name(s) {
+        return Ok(s.to_owned());
+    }
+    Err("no level can have this name: names are letters, digits and -; `horst admin level list` lists them".into())
+}
+
+/// An id: a revision, job, thread, post, message, key prefix, agent or admin token (as
+/// [`account_arg`]).
+fn id_arg(s: &str) -> Result<String, String> {
+    if horst_gateway::args::valid_id(s) {
+        return Ok(s.to_owned());
+    }
+    Err("nothing has this id: ids are 1-64 ASCII letters, digits, dots, underscores or hyphens; the `list` subcommands print them".into())
+}
+
 /// A gateway failure as `code: message` for the terminal.
 struct Failure(horst_gateway::ToolError);
 
@@ -390,6 +417,7 @@ pub enum RatingCommand {
     /// The agent starts again in this game: rating, history and exclusion gone.
     Reset {
         /// The agent id (agt_...), as the leaderboard lists it.
+        #[arg(value_parser = id_arg)]
         agent: String,
         #[arg(long)]
         game: String,
@@ -397,6 +425,7 @@ pub enum RatingCommand {
     /// Takes the agent off the game's leaderboard; its games there are no longer rated
     /// (until a reset).
     Exclude {
+        #[arg(value_parser = id_arg)]
         agent: String,
         #[arg(long)]
         game: String,
@@ -438,16 +467,20 @@ pub enum JobCommand {
         /// playtest, simulate, submit or recheck.
         #[arg(long)]
         kind: Option<String>,
-        #[arg(long)]
+        #[arg(long, value_parser = account_arg)]
         account: Option<String>,
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
     /// One job with its timeline (admitted, started, ended, worker, wait) and progress.
-    Show { id: String },
+    Show {
+        #[arg(value_parser = id_arg)]
+        id: String,
+    },
     /// Cancel a queued job (dropped, nothing charged) or a running one (stopped within
     /// 100 ms, stays charged). Its caller is told at once, with the reason. Audited.
     Cancel {
+        #[arg(value_parser = id_arg)]
         id: String,
         /// Why; the job's caller reads it.
         #[arg(long)]
@@ -466,7 +499,10 @@ pub enum AdminTokenCommand {
     List,
     /// Retire the admin token with this id: refused from now on, its /admin sessions end.
     /// The last active one cannot be retired.
-    Retire { id: String },
+    Retire {
+        #[arg(value_parser = id_arg)]
+        id: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -495,6 +531,7 @@ pub enum TokenCommand {
     /// Set a burst limit on the token of AGENT (`agt_...`): at most N requests a minute on the
     /// RCADIA routes, across every API process (none by default). `--none` removes it.
     Limit {
+        #[arg(value_parser = id_arg)]
         agent: String,
         /// Requests per minute (1 or more).
         #[arg(long, conflicts_with = "none", required_unless_present = "none")]
@@ -504,7 +541,10 @@ pub enum TokenCommand {
         none: bool,
     },
     /// Revoke the token of AGENT (`agt_...`): every API process refuses it within a second.
-    Revoke { agent: String },
+    Revoke {
+        #[arg(value_parser = id_arg)]
+        agent: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -524,13 +564,17 @@ pub enum UserCommand {
     },
     /// Set a new password (read like `create`); every session and JWT of the person ends.
     Passwd {
+        #[arg(value_parser = account_arg)]
         username: String,
         #[arg(long)]
         password_stdin: bool,
     },
     /// Delete a person's sign-in: password and operator role go, sessions and JWTs end,
     /// agent keys are revoked. The name stays taken (revisions and posts keep their author).
-    Delete { username: String },
+    Delete {
+        #[arg(value_parser = account_arg)]
+        username: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -540,37 +584,46 @@ pub enum LevelCommand {
     /// --expect names the revision you believe is promoted now (`none` for no promoted
     /// revision); a stale expectation is refused (conflict).
     Promote {
+        #[arg(value_parser = id_arg)]
         revision: String,
-        #[arg(long)]
+        #[arg(long, value_parser = id_arg)]
         expect: String,
     },
     /// Restore the previously promoted revision of LEVEL (a quarantined or withdrawn one is
     /// passed over). --expect and --to name the revision promoted now and the one that
     /// comes back; one that does not match is refused (conflict).
     Rollback {
+        #[arg(value_parser = level_arg)]
         level: String,
-        #[arg(long)]
+        #[arg(long, value_parser = id_arg)]
         expect: Option<String>,
-        #[arg(long)]
+        #[arg(long, value_parser = id_arg)]
         to: Option<String>,
     },
     /// Hide REVISION everywhere (its evidence stays).
-    Quarantine { revision: String },
+    Quarantine {
+        #[arg(value_parser = id_arg)]
+        revision: String,
+    },
     /// Re-simulate REVISION's stored winning replay on a worker with the current engine and
     /// record the check (older checks are kept). Waits for the job and prints the check.
     Recheck {
+        #[arg(value_parser = id_arg)]
         revision: String,
         /// Only queue the job; the check is recorded when it finishes (`level checks`).
         #[arg(long)]
         no_wait: bool,
     },
     /// Every check of REVISION (the submission's and each recheck), oldest first, as JSON.
-    Checks { revision: String },
+    Checks {
+        #[arg(value_parser = id_arg)]
+        revision: String,
+    },
     /// Every revision (any state), newest first, with its level's promoted revision and its
     /// newest check on the current engine, as JSON.
     List {
         /// Only this level.
-        #[arg(long)]
+        #[arg(long, value_parser = level_arg)]
         name: Option<String>,
         /// Only this state: labor, promoted, retired, withdrawn or quarantined.
         #[arg(long)]
@@ -594,24 +647,47 @@ pub enum QuotasCommand {
 #[derive(Subcommand, Debug)]
 pub enum BoardCommand {
     /// Hide a post from agents (hiding a thread's first post hides the thread).
-    Hide { post: String },
+    Hide {
+        #[arg(value_parser = id_arg)]
+        post: String,
+    },
     /// Show a hidden post again.
-    Unhide { post: String },
+    Unhide {
+        #[arg(value_parser = id_arg)]
+        post: String,
+    },
     /// Set a thread's status: open, planned, done or declined.
-    Status { thread: String, status: String },
+    Status {
+        #[arg(value_parser = id_arg)]
+        thread: String,
+        status: String,
+    },
     /// Reply on a thread as the operator.
-    Reply { thread: String, body: String },
+    Reply {
+        #[arg(value_parser = id_arg)]
+        thread: String,
+        body: String,
+    },
     /// Publish a thread on the public board (GET /api/board/published, no key needed).
-    Publish { thread: String },
+    Publish {
+        #[arg(value_parser = id_arg)]
+        thread: String,
+    },
     /// Take a thread off the public board.
-    Unpublish { thread: String },
+    Unpublish {
+        #[arg(value_parser = id_arg)]
+        thread: String,
+    },
     /// List threads (withdrawn ones too), newest activity first, as JSON lines.
     List {
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
     /// Show a thread with every post, hidden and withdrawn ones included, as JSON.
-    Show { thread: String },
+    Show {
+        #[arg(value_parser = id_arg)]
+        thread: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -624,7 +700,10 @@ pub enum MessagesCommand {
         limit: usize,
     },
     /// Mark a message read (it then no longer counts against its sender's unread cap).
-    Read { id: String },
+    Read {
+        #[arg(value_parser = id_arg)]
+        id: String,
+    },
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -656,13 +735,24 @@ pub enum AccountCommand {
         trust: u8,
     },
     /// Set an account's trust tier (0, 1 or 2).
-    Trust { name: String, trust: u8 },
+    Trust {
+        #[arg(value_parser = account_arg)]
+        name: String,
+        trust: u8,
+    },
     /// Block an account: every request with its keys is refused (403).
-    Block { name: String },
+    Block {
+        #[arg(value_parser = account_arg)]
+        name: String,
+    },
     /// Lift a block.
-    Unblock { name: String },
+    Unblock {
+        #[arg(value_parser = account_arg)]
+        name: String,
+    },
     /// Give a person the operator role (they may open /admin) or take it.
     Operator {
+        #[arg(value_parser = account_arg)]
         name: String,
         #[arg(value_enum)]
         state: OnOff,
@@ -694,17 +784,21 @@ pub enum AccountCommand {
 pub enum KeyCommand {
     /// Create a key for ACCOUNT; the key is printed once, on its own line.
     Create {
+        #[arg(value_parser = account_arg)]
         account: String,
         #[arg(long)]
         label: Option<String>,
     },
     /// Revoke the key with this prefix (`gcv_` and 8 characters, as listed at creation).
-    Revoke { prefix: String },
+    Revoke {
+        #[arg(value_parser = id_arg)]
+        prefix: String,
+    },
     /// List keys (prefix, label, created, last used; never the key), newest first, as JSON
     /// lines, with the total on stderr.
     List {
         /// Only this account's keys.
-        #[arg(long)]
+        #[arg(long, value_parser = account_arg)]
         account: Option<String>,
         /// Include revoked keys.
         #[arg(long)]

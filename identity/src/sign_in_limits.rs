@@ -1,8 +1,15 @@
-//! Sign-in limits nobody else can turn into a lockout (`/account`, `/admin`, the RCADIA
-//! sign-in). Only failures count, in three places (`lua/sign_in_wait.lua` explains them):
-//! the name from this client, this client with any name, and the name from any client; the
-//! last one never holds for a client the name signed in from before. Past each counter's free
-//! failures the wait doubles with every further failure, up to [`MAX_WAIT`].
+//! Sign-in limits (`/account`, `/admin`, the RCADIA sign-in). Only failures count, in three
+//! places (`lua/sign_in_wait.lua` explains them): the name from this client, this client with
+//! any name, and the name from any client; the last one never holds for a client the name
+//! signed in from before. Past each counter's free failures the wait doubles with every
+//! further failure, up to [`MAX_WAIT`].
+//!
+//! The trade-off, stated plainly: someone who guesses passwords for a name from many
+//! addresses (about four times the per-pair free failures, then one every [`MAX_WAIT`]) makes
+//! that name wait from every address it never signed in from: a new device, or a carrier's
+//! shared address that changed. Addresses the name signed in from in the last
+//! [`KNOWN_KEPT`] stay open, so its person is not locked out where they usually sign in.
+//! The configured admin token's sign-in is one name, so the same holds for it.
 //!
 //! A client is its address, an IPv6 client its /64 (one subscriber's prefix).
 //!

@@ -1227,3 +1227,56 @@ async fn the_credential_lifecycle_from_the_cli() {
         ]
     );
 }
+
+/// A name or id on `horst admin`'s command line that no record can have (`anna:keys` names the
+/// key listing of `anna`) is refused before anything is looked up, with the rule, as the REST
+/// admin API refuses it on its paths; it read another record's key and ended in an internal
+/// error (WRONGTYPE) before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_cli_refuses_names_and_ids_no_record_can_have() {
+    let app = crate::harness::spawn_app().await;
+    // A real account, so `anna:keys` (its keys' set) exists and has another type.
+    let (ok, _, err) = admin_cli(&app, &["account", "create", "anna"], "");
+    assert!(ok, "{err}");
+    let (ok, _, err) = admin_cli(&app, &["key", "create", "anna"], "");
+    assert!(ok, "{err}");
+    let account = "no account can have this name";
+    let id = "nothing has this id";
+    let level = "no level can have this name";
+    let cases: &[(&[&str], &str)] = &[
+        (&["account", "block", "anna:keys"], account),
+        (&["account", "unblock", "anna:keys"], account),
+        (&["account", "trust", "anna:keys", "1"], account),
+        (&["account", "operator", "anna:keys", "on"], account),
+        (&["key", "create", "anna:keys"], account),
+        (&["key", "list", "--account", "anna:keys"], account),
+        (&["key", "revoke", "gcv_x:y"], id),
+        (&["user", "delete", "anna:keys"], account),
+        (&["job", "show", "j:1"], id),
+        (&["job", "cancel", "j 1", "--reason", "x"], id),
+        (&["job", "list", "--account", "Anna"], account),
+        (&["level", "quarantine", "rev:1"], id),
+        (&["level", "checks", "rev/1"], id),
+        (&["level", "promote", "rev1", "--expect", "a:b"], id),
+        (&["level", "rollback", "lvl:keys"], level),
+        (&["level", "list", "--name", "a b"], level),
+        (&["board", "hide", "p:posts"], id),
+        (&["board", "show", "t:posts"], id),
+        (&["board", "reply", "t:posts", "hello"], id),
+        (&["board", "status", "t:posts", "open"], id),
+        (&["messages", "read", "m:1"], id),
+        (&["admin-token", "retire", "a:b"], id),
+        (&["token", "revoke", "agt_x:y"], id),
+        (&["rating", "reset", "agt:1", "--game", "nim"], id),
+    ];
+    for (args, rule) in cases {
+        let (ok, out, err) = admin_cli(&app, args, "");
+        assert!(!ok, "{args:?} was accepted: {out}");
+        assert!(err.contains(rule), "{args:?}: {err}");
+        assert!(!err.to_lowercase().contains("internal"), "{args:?}: {err}");
+    }
+    // The real account is untouched.
+    let (ok, out, err) = admin_cli(&app, &["account", "list", "--q", "anna"], "");
+    assert!(ok, "{err}");
+    assert!(out.contains("\"blocked\":false"), "{out}");
+}
