@@ -201,6 +201,9 @@ async fn gateway_off_is_404() {
     let a = app.mcp_raw(INIT, &[]).await;
     assert_eq!(a.status, 404);
     assert!(a.body["error"].is_object());
+    // The message says what to do about it.
+    let msg = a.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("try again later"), "{msg}");
     // Switched on at run time through the stored switch, then off again.
     horst_gateway::set_mode(&app.store, horst_config::GatewayMode::On)
         .await
@@ -330,6 +333,9 @@ async fn bodies_over_3_mib_are_413_and_3_mib_is_read() {
         .as_str()
         .unwrap()
         .contains("3 MiB"));
+    // ... and how to send less.
+    let msg = a.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("256 KiB") && msg.contains("1 MiB"), "{msg}");
     // A much larger body still gets its answer rather than a reset.
     let a = app.mcp_raw(" ".repeat(8 * limit), &v).await;
     assert_eq!(a.status, 413);
