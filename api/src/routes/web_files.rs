@@ -261,11 +261,14 @@ const CHESS_JS: &str = "node_modules/chess.js/dist/esm/chess.js";
 const ENGINE_WASM: &str = "game/engine.wasm";
 
 /// Files of `server.web_dir` the pages cannot do without, relative to it.
-const REQUIRED_FILES: [&str; 5] = [
+const REQUIRED_FILES: [&str; 6] = [
     "sdk/rcadia-agent.js",
     "bridge/index.html",
     "house/index.html",
     "games/chess/index.html",
+    // The agent gateway's player app (ui://gcv/player): without it resources/read of the
+    // app answers an internal error.
+    "mcp-app/player.html",
     CHESS_JS,
 ];
 
@@ -384,7 +387,7 @@ mod tests {
         assert_eq!(missing.len(), 1);
         assert!(missing[0].contains("server.web_dir"), "{missing:?}");
         let dir = tempfile_dir();
-        for f in &REQUIRED_FILES[..4] {
+        for f in &REQUIRED_FILES[..5] {
             let p = dir.join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, "x").unwrap();
@@ -406,6 +409,8 @@ mod tests {
         assert!(check_web_dir(&dir).is_empty());
         std::fs::remove_file(dir.join("house/index.html")).unwrap();
         assert!(check_web_dir(&dir)[0].contains("house/index.html"));
+        std::fs::remove_file(dir.join("mcp-app/player.html")).unwrap();
+        assert!(check_web_dir(&dir)[0].contains("mcp-app/player.html"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
