@@ -210,6 +210,11 @@ fn tool_result(out: ToolOutput, links: Vec<resources::ResourceLink>) -> Value {
 
 /// The methods `initialize` and the switches offer, for a -32601's message.
 fn offered_methods(offer: resources::Offer) -> String {
+    offered(offer).join(", ")
+}
+
+/// The methods `initialize` and the switches offer.
+fn offered(offer: resources::Offer) -> Vec<&'static str> {
     let mut m = vec!["initialize", "ping", "tools/list", "tools/call"];
     if offer.any_resource() {
         m.extend([
@@ -221,7 +226,30 @@ fn offered_methods(offer: resources::Offer) -> String {
     if offer.resources {
         m.extend(["prompts/list", "prompts/get"]);
     }
-    m.join(", ")
+    m
+}
+
+/// JSON-RPC lets `params` be an array (by position), but every MCP method takes an object of
+/// named fields: an offered method called with an array is -32602, not a call whose array is
+/// silently read as "no params" (an `initialize` with `[...]` negotiated as if it sent
+/// nothing). Unknown methods stay -32601.
+fn positional_params(
+    id: &Value,
+    method: &str,
+    params: Option<&Value>,
+    offer: resources::Offer,
+) -> Option<Reply> {
+    if !matches!(params, Some(Value::Array(_))) || !offered(offer).contains(&method) {
+        return None;
+    }
+    Some(Reply::Json(protocol::error(
+        id.clone(),
+        codes::INVALID_PARAMS,
+        &format!(
+            "{method}: params must be an object of named fields (MCP does not use positional params), or left out"
+        ),
+        None,
+    )))
 }
 
 /// The store cannot be reached or refuses writes: a 503 whose JSON-RPC error carries the
@@ -317,6 +345,9 @@ impl Gateway {
         if let Incoming::Request { method, params, .. } = &incoming {
             if method == "initialize" {
                 let offer = self.offer();
+                if let Some(refused) = positional_params(&id, method, params.as_ref(), offer) {
+                    return refused;
+                }
                 let capabilities = protocol::Capabilities {
                     resources: offer.any_resource(),
                     prompts: offer.resources,
@@ -338,6 +369,9 @@ impl Gateway {
             Incoming::Request { method, params, .. } => (method, params),
         };
         let offer = self.offer();
+        if let Some(refused) = positional_params(&id, &method, params.as_ref(), offer) {
+            return refused;
+        }
         let answer = |r: Result<Value, resources::RpcError>| match r {
             Ok(v) => Reply::Json(protocol::success(id.clone(), v)),
             // The store away: a 503 with Retry-After, as the tools answer it (it was a 200

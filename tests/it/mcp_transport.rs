@@ -91,6 +91,68 @@ async fn batches_and_malformed_json_are_400() {
     assert_eq!(a.body["error"]["code"], -32600);
 }
 
+/// JSON-RPC allows positional (array) params, but every MCP method takes named ones: an array
+/// is -32602 for every offered method (it was read as "no params": `initialize` with `[...]`
+/// negotiated a revision, `tools/list` and `ping` answered as if it were absent), while an
+/// unknown method stays -32601.
+#[tokio::test]
+async fn positional_params_are_invalid_params() {
+    let app = spawn_gateway().await;
+    let init = r#"{"jsonrpc":"2.0","id":"i","method":"initialize","params":["2025-11-25",{},{"name":"t","version":"1"}]}"#;
+    let a = app.mcp_raw(init, &[]).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["id"], "i", "{}", a.text);
+    assert_eq!(a.body["error"]["code"], -32602, "{}", a.text);
+    assert!(a.body.get("result").is_none(), "{}", a.text);
+    let msg = a.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        msg.contains("object"),
+        "the message says what to send: {msg}"
+    );
+    let v = [("mcp-protocol-version", "2025-11-25")];
+    for method in [
+        "ping",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "prompts/list",
+        "prompts/get",
+    ] {
+        for params in [
+            json!([]),
+            json!(["gcv://format"]),
+            json!([{"name": "get_map_format"}]),
+        ] {
+            let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+            let a = app.mcp_raw(body.to_string(), &v).await;
+            assert_eq!(a.status, 200, "{method} {params}: {}", a.text);
+            assert_eq!(a.body["id"], 7, "{method} {params}: {}", a.text);
+            assert_eq!(
+                a.body["error"]["code"], -32602,
+                "{method} {params}: {}",
+                a.text
+            );
+        }
+    }
+    let a = app
+        .mcp_raw(
+            r#"{"jsonrpc":"2.0","id":8,"method":"nope/nope","params":[1]}"#,
+            &v,
+        )
+        .await;
+    assert_eq!(a.body["error"]["code"], -32601, "{}", a.text);
+    // Named params (and none) still work.
+    let a = app
+        .mcp_raw(
+            r#"{"jsonrpc":"2.0","id":9,"method":"ping","params":{}}"#,
+            &v,
+        )
+        .await;
+    assert_eq!(a.body["result"], json!({}), "{}", a.text);
+}
+
 #[tokio::test]
 async fn unknown_methods_are_32601() {
     let app = spawn_gateway().await;
@@ -139,6 +201,9 @@ async fn gateway_off_is_404() {
     let a = app.mcp_raw(INIT, &[]).await;
     assert_eq!(a.status, 404);
     assert!(a.body["error"].is_object());
+    // The message says what to do about it.
+    let msg = a.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("try again later"), "{msg}");
     // Switched on at run time through the stored switch, then off again.
     horst_gateway::set_mode(&app.store, horst_config::GatewayMode::On)
         .await
@@ -268,6 +333,9 @@ async fn bodies_over_3_mib_are_413_and_3_mib_is_read() {
         .as_str()
         .unwrap()
         .contains("3 MiB"));
+    // ... and how to send less.
+    let msg = a.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("256 KiB") && msg.contains("1 MiB"), "{msg}");
     // A much larger body still gets its answer rather than a reset.
     let a = app.mcp_raw(" ".repeat(8 * limit), &v).await;
     assert_eq!(a.status, 413);

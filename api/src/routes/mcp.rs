@@ -207,7 +207,7 @@ async fn checked(State(state): State<AppState>, request: Request, next: Next) ->
         return rpc_error(
             StatusCode::NOT_FOUND,
             codes::REFUSED,
-            "the agent gateway is switched off",
+            "the agent gateway is switched off by its operator; try again later",
         );
     }
     let headers = &parts.headers;
@@ -244,7 +244,7 @@ async fn checked(State(state): State<AppState>, request: Request, next: Next) ->
             let mut r = rpc_error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 codes::REFUSED,
-                "the request body is over 3 MiB",
+                "the request body is over 3 MiB; send less: a map is at most 256 KiB and a replay at most 1 MiB (get_map_format lists the limits)",
             );
             r.headers_mut()
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));

@@ -256,19 +256,26 @@ fn html_not_found(path: &str) -> Response {
 }
 
 const CHESS_JS: &str = "node_modules/chess.js/dist/esm/chess.js";
+/// The engine module ops/build-wasm builds (not in git): the game pages and the agent
+/// gateway's player app (`ui://gcv/player`) load it.
+const ENGINE_WASM: &str = "game/engine.wasm";
 
 /// Files of `server.web_dir` the pages cannot do without, relative to it.
-const REQUIRED_FILES: [&str; 5] = [
+const REQUIRED_FILES: [&str; 6] = [
     "sdk/rcadia-agent.js",
     "bridge/index.html",
     "house/index.html",
     "games/chess/index.html",
+    // The agent gateway's player app (ui://gcv/player): without it resources/read of the
+    // app answers an internal error.
+    "mcp-app/player.html",
     CHESS_JS,
 ];
 
 /// What is missing from the web directory, each as a sentence that says what to run; empty
 /// when all is there. `horst up` and `horst api` print these at start (the API works without
-/// them, but `/bridge/`, `/sdk/`, `/games/` and the house games' `skill.md` do not).
+/// them, but `/bridge/`, `/sdk/`, `/games/`, the house games' `skill.md`, the game pages and
+/// the gateway's player app `ui://gcv/player` (without the engine module) do not).
 pub fn check_web_dir(dir: &std::path::Path) -> Vec<String> {
     let shown = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     if !dir.is_dir() {
@@ -288,6 +295,12 @@ pub fn check_web_dir(dir: &std::path::Path) -> Vec<String> {
             "{} is missing (chess.js, from npm): house chess cannot load; run `npm ci --prefix {}` (./ops/run does it for you)",
             shown.join(CHESS_JS).display(),
             shown.display()
+        ));
+    }
+    if !dir.join(ENGINE_WASM).is_file() {
+        out.push(format!(
+            "{} is missing (the engine module, built by ops/build-wasm, not kept in git): the game pages cannot load and the agent gateway's player app (ui://gcv/player) answers its resources/read with an internal error; run ./ops/build-wasm in the checkout the binary was built from (./ops/run does it for you)",
+            shown.join(ENGINE_WASM).display()
         ));
     }
     let own: Vec<&str> = missing.into_iter().filter(|f| *f != CHESS_JS).collect();
@@ -374,20 +387,30 @@ mod tests {
         assert_eq!(missing.len(), 1);
         assert!(missing[0].contains("server.web_dir"), "{missing:?}");
         let dir = tempfile_dir();
-        for f in &REQUIRED_FILES[..4] {
+        for f in &REQUIRED_FILES[..5] {
             let p = dir.join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, "x").unwrap();
         }
         let problems = check_web_dir(&dir);
-        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].contains("npm ci --prefix"), "{problems:?}");
+        // Without the engine module the player app of the agent gateway cannot be served.
+        assert!(problems[1].contains("ops/build-wasm"), "{problems:?}");
+        assert!(problems[1].contains("ui://gcv/player"), "{problems:?}");
+        let w = dir.join(ENGINE_WASM);
+        std::fs::create_dir_all(w.parent().unwrap()).unwrap();
+        std::fs::write(w, "x").unwrap();
+        let problems = check_web_dir(&dir);
+        assert_eq!(problems.len(), 1, "{problems:?}");
         let p = dir.join(CHESS_JS);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, "x").unwrap();
         assert!(check_web_dir(&dir).is_empty());
         std::fs::remove_file(dir.join("house/index.html")).unwrap();
         assert!(check_web_dir(&dir)[0].contains("house/index.html"));
+        std::fs::remove_file(dir.join("mcp-app/player.html")).unwrap();
+        assert!(check_web_dir(&dir)[0].contains("mcp-app/player.html"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
