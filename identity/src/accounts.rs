@@ -152,7 +152,7 @@ pub async fn authenticate(
         .ok_or_else(unauthorized)?;
     if acct.blocked {
         return Err(AuthError::Blocked(
-            "this account is blocked; its keys are refused".into(),
+            "this account is blocked by the server's operator: its keys are refused until the operator lifts the block; another key of this account will not help".into(),
         ));
     }
     // "Last used" is for people looking at their keys: a minute's precision is plenty, and
