@@ -188,10 +188,12 @@ async fn action(
     Json(body): Json<Value>,
 ) -> Result<Json<ActionResponse>, ApiError> {
     let wait = wait_param(&q)?;
-    let Some(act) = body.get("action").cloned() else {
+    // A null action is no move: the game would get nothing to play, so it is refused like a
+    // missing one (an agent that picked from an empty list sends null).
+    let Some(act) = body.get("action").filter(|a| !a.is_null()).cloned() else {
         return Err(ApiError::new(
             ApiCode::BadRequest,
-            "body must be {\"action\": <one of your legalActions>, \"turn\": <turn from /state>}",
+            "body must be {\"action\": <one of your legalActions>, \"turn\": <turn from /state>}; \"action\" is missing or null",
         ));
     };
     let turn = match body.get("turn") {
