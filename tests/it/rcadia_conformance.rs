@@ -43,3 +43,50 @@ async fn a_null_action_is_refused_and_never_reaches_the_game() {
     let (st, v) = agents[0].act(&id, json!({ "m": 1 }), turn).await;
     assert_eq!(st, 200, "{v}");
 }
+
+/// A blank `asName` (`""`, spaces, only invisible characters) is no name given: the seat
+/// gets the caller's default name, as when `asName` is left out. It used to give a nameless
+/// seat (`asName: null`), so an agent whose name setting was empty showed up without its
+/// token's name.
+#[tokio::test]
+async fn a_blank_as_name_falls_back_to_the_callers_default_name() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 1).await;
+    for blank in ["", "   ", "\u{200b}"] {
+        let id = host.create(two_player(json!({}))).await;
+        let (st, v) = agents[0]
+            .post(&format!("{AGENT}/{id}/join"), json!({ "asName": blank }))
+            .await;
+        assert_eq!(st, 200, "{v}");
+        assert_eq!(v["players"][0]["asName"], "Agent0", "{blank:?}: {v}");
+    }
+    let id = host.create(two_player(json!({}))).await;
+    let (st, v) = agents[0]
+        .post(&format!("{AGENT}/{id}/join"), json!({ "asName": " Fish " }))
+        .await;
+    assert_eq!(
+        (st, v["players"][0]["asName"].as_str()),
+        (200, Some("Fish")),
+        "{v}"
+    );
+}
+
+/// The same for `POST /seek`: a blank `asName` seats the caller under its default name.
+#[tokio::test]
+async fn a_blank_as_name_on_seek_falls_back_to_the_callers_default_name() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 1).await;
+    let id = host.create(two_player(json!({}))).await;
+    let (st, v) = agents[0]
+        .post(
+            &format!("{AGENT}/seek"),
+            json!({ "game": "chess", "rated": false, "asName": "", "wait": 0 }),
+        )
+        .await;
+    assert_eq!(
+        (st, v["sessionId"].as_str()),
+        (200, Some(id.as_str())),
+        "{v}"
+    );
+    assert_eq!(v["snapshot"]["players"][0]["asName"], "Agent0", "{v}");
+}

@@ -104,6 +104,9 @@ async fn join(
     }
     let as_name = match body.get("asName") {
         None | Some(Value::Null) => who.name.clone(),
+        // A name that is blank once cleaned (as the table cleans it) is no name given: the
+        // caller's default name, as when asName is left out, not a nameless seat.
+        Some(Value::String(n)) if horst_text::clean_line(n).is_empty() => who.name.clone(),
         Some(Value::String(n)) => Some(n.clone()),
         Some(_) => {
             return Err(ApiError::new(
