@@ -47,6 +47,7 @@ mod queue_cost;
 mod rcadia_auth;
 mod rcadia_clocks;
 mod rcadia_common;
+mod rcadia_conformance;
 mod rcadia_cost;
 mod rcadia_game;
 mod rcadia_memory;

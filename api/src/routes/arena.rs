@@ -233,7 +233,11 @@ async fn seek(
         game: game.to_ascii_lowercase(),
         rated: body.rated.unwrap_or(true),
         identity: who.key.clone(),
-        as_name: body.as_name.or_else(|| who.name.clone()),
+        // A blank name is no name given, as on join: the caller's default name.
+        as_name: body
+            .as_name
+            .filter(|n| !horst_text::clean_line(n).is_empty())
+            .or_else(|| who.name.clone()),
         wait,
     };
     match state.rcadia.seek(&req).await {

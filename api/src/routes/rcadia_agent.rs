@@ -104,6 +104,9 @@ async fn join(
     }
     let as_name = match body.get("asName") {
         None | Some(Value::Null) => who.name.clone(),
+        // A name that is blank once cleaned (as the table cleans it) is no name given: the
+        // caller's default name, as when asName is left out, not a nameless seat.
+        Some(Value::String(n)) if horst_text::clean_line(n).is_empty() => who.name.clone(),
         Some(Value::String(n)) => Some(n.clone()),
         Some(_) => {
             return Err(ApiError::new(
@@ -188,10 +191,12 @@ async fn action(
     Json(body): Json<Value>,
 ) -> Result<Json<ActionResponse>, ApiError> {
     let wait = wait_param(&q)?;
-    let Some(act) = body.get("action").cloned() else {
+    // A null action is no move: the game would get nothing to play, so it is refused like a
+    // missing one (an agent that picked from an empty list sends null).
+    let Some(act) = body.get("action").filter(|a| !a.is_null()).cloned() else {
         return Err(ApiError::new(
             ApiCode::BadRequest,
-            "body must be {\"action\": <one of your legalActions>, \"turn\": <turn from /state>}",
+            "body must be {\"action\": <one of your legalActions>, \"turn\": <turn from /state>}; \"action\" is missing or null",
         ));
     };
     let turn = match body.get("turn") {

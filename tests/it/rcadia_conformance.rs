@@ -1,0 +1,92 @@
+//! Black-box conformance findings against the RCADIA agent protocol v2: each test is a rule an
+//! agent or host relies on that a live server once broke.
+
+use serde_json::{json, Value};
+
+use crate::rcadia_common::{app_with, cast, entries, started, two_player, AGENT};
+
+/// `POST /action {"action": null}` is no move: it is refused with `400 bad_request` (like a
+/// missing action), nothing reaches the game, and the player stays on turn. It used to be
+/// accepted and delivered to the game as `action: null`, leaving the agent `action_pending`.
+#[tokio::test]
+async fn a_null_action_is_refused_and_never_reaches_the_game() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": [{ "m": 1 }] }]),
+    )
+    .await;
+    let s = agents[0].state(&id, 0.0).await;
+    let turn = s["turn"].as_u64().expect("turn");
+    for body in [
+        json!({ "action": null, "turn": turn }),
+        json!({ "action": null }),
+    ] {
+        let (st, v) = agents[0]
+            .post(&format!("{AGENT}/{id}/action"), body.clone())
+            .await;
+        assert_eq!(
+            (st, v["code"].as_str()),
+            (400, Some("bad_request")),
+            "{body}: {v}"
+        );
+        assert!(v["error"].as_str().unwrap_or("").contains("null"), "{v}");
+    }
+    let p = host.pending(&id, after, 0.0).await;
+    assert!(entries(&p).is_empty(), "nothing reaches the game: {p}");
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["yourTurn"], true, "{s}");
+    assert_eq!(s["lastAction"], Value::Null, "{s}");
+    // A real action still goes through.
+    let (st, v) = agents[0].act(&id, json!({ "m": 1 }), turn).await;
+    assert_eq!(st, 200, "{v}");
+}
+
+/// A blank `asName` (`""`, spaces, only invisible characters) is no name given: the seat
+/// gets the caller's default name, as when `asName` is left out. It used to give a nameless
+/// seat (`asName: null`), so an agent whose name setting was empty showed up without its
+/// token's name.
+#[tokio::test]
+async fn a_blank_as_name_falls_back_to_the_callers_default_name() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 1).await;
+    for blank in ["", "   ", "\u{200b}"] {
+        let id = host.create(two_player(json!({}))).await;
+        let (st, v) = agents[0]
+            .post(&format!("{AGENT}/{id}/join"), json!({ "asName": blank }))
+            .await;
+        assert_eq!(st, 200, "{v}");
+        assert_eq!(v["players"][0]["asName"], "Agent0", "{blank:?}: {v}");
+    }
+    let id = host.create(two_player(json!({}))).await;
+    let (st, v) = agents[0]
+        .post(&format!("{AGENT}/{id}/join"), json!({ "asName": " Fish " }))
+        .await;
+    assert_eq!(
+        (st, v["players"][0]["asName"].as_str()),
+        (200, Some("Fish")),
+        "{v}"
+    );
+}
+
+/// The same for `POST /seek`: a blank `asName` seats the caller under its default name.
+#[tokio::test]
+async fn a_blank_as_name_on_seek_falls_back_to_the_callers_default_name() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 1).await;
+    let id = host.create(two_player(json!({}))).await;
+    let (st, v) = agents[0]
+        .post(
+            &format!("{AGENT}/seek"),
+            json!({ "game": "chess", "rated": false, "asName": "", "wait": 0 }),
+        )
+        .await;
+    assert_eq!(
+        (st, v["sessionId"].as_str()),
+        (200, Some(id.as_str())),
+        "{v}"
+    );
+    assert_eq!(v["snapshot"]["players"][0]["asName"], "Agent0", "{v}");
+}
