@@ -9,6 +9,9 @@ use horst_engine::{Map, Replay, Sim, Status};
 /// an input moved late may win a little later than the replay did.
 pub const PAD_TICKS: u32 = 60;
 
+/// The contract's limit on a replay's ticks: a probe's run ends there.
+const MAX_RUN_TICKS: u32 = horst_engine::format::limits::REPLAY_MAX_TOTAL_TICKS as u32;
+
 /// At most this many snapshots (each a `Sim` clone and its state bytes) per replay, so a
 /// 36,000-tick replay on a map with thousands of crumbling tiles stays within a few MiB.
 const MAX_SNAPSHOTS: u32 = 256;
@@ -17,8 +20,10 @@ const MIN_SNAPSHOT_EVERY: u32 = 32;
 
 /// The replay as given, run once by the referee.
 pub struct Baseline {
-    /// Probes run until this tick (the win plus `PAD_TICKS`).
+    /// Probes run until this tick (the win plus `PAD_TICKS`, at most the replay limit).
     pub end: u32,
+    /// The tick of the baseline's win.
+    win: u32,
     /// The inputs: tick indices `b` (ticks before it) where the action changes, `1 <= b < win`.
     pub bounds: Vec<u32>,
     /// The action of each stretch: `segs[k]` is held from `bounds[k-1]` (0 for k = 0) until
@@ -129,7 +134,10 @@ impl Baseline {
             steps.push(step as u32);
         }
         Some(Baseline {
-            end: win + PAD_TICKS,
+            // No run lasts longer than a replay may (a person's game ends there too): a
+            // probe that would win only after it does not win.
+            end: (win + PAD_TICKS).min(MAX_RUN_TICKS),
+            win,
             bounds,
             segs,
             steps,
@@ -154,7 +162,7 @@ impl Baseline {
         };
         // Moved late with the rest, the win comes that much later.
         let end = if follow {
-            self.end + shift.max(0) as u32
+            (self.end + shift.max(0) as u32).min(MAX_RUN_TICKS)
         } else {
             self.end
         };
@@ -183,7 +191,13 @@ impl Baseline {
                     bytes.clear();
                     sim.state_bytes(&mut bytes);
                     if same_but_tick(&bytes, expected) {
-                        return Probe::Won;
+                        // Unless that win would come after the replay limit.
+                        let win = self.win as i64 + lag as i64;
+                        return if win <= MAX_RUN_TICKS as i64 {
+                            Probe::Won
+                        } else {
+                            Probe::Lost
+                        };
                     }
                 }
             }

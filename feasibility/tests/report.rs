@@ -279,3 +279,44 @@ fn an_input_timed_to_the_world_stays_frame_perfect_with_inputs_after_it() {
     assert_eq!(r.verdict, Verdict::FramePerfect, "{r:#?}");
     assert_eq!(r.exact_input_ticks.first(), Some(&33), "{r:#?}");
 }
+
+/// No run lasts longer than the replay limit (36,000 ticks; the game ends a person's run there
+/// too): a replay that wins on the limit's last tick has no slack to start late, because every
+/// later start wins only after it. The report gave it 8 ticks each way (`relaxed`).
+#[test]
+fn no_move_wins_after_the_replay_limit() {
+    let map = parse_map("gcv-map 1\nname: flach\nsize: 12 3\ngrid:\n............\n............\nGGGGGGGGGGGG\nentities:\nstart 0 1\nnest 11 1\n").unwrap();
+    // Stand `wait` ticks (in steps of at most 600), run right 10 ticks, then run and jump
+    // `run` ticks: two inputs, so the probes that move the later input along are tried too.
+    let stand_then_run = |wait: u32, run: u16| {
+        let mut actions = Vec::new();
+        let mut left = wait;
+        while left > 0 {
+            let t = left.min(600);
+            actions.push(Step {
+                action: 4,
+                ticks: t as u16,
+            });
+            left -= t;
+        }
+        actions.push(Step {
+            action: 8,
+            ticks: 10,
+        });
+        actions.push(Step {
+            action: 9,
+            ticks: run,
+        });
+        Replay { seed: 1, actions }
+    };
+    // The run takes as long after any wait: wait so that it wins on tick 36,000.
+    let walk = referee(&map, &stand_then_run(100, 200)).ticks - 100;
+    let replay = stand_then_run(36_000 - walk, walk as u16 - 10);
+    let run = referee(&map, &replay);
+    assert!(run.won && run.ticks == 36_000, "{run:?}");
+    let r = assess(&map, &replay).expect("wins");
+    assert_eq!(r.inputs, 2, "{r:#?}");
+    let w = r.tightest.as_ref().unwrap();
+    assert_eq!(w.late, 0, "{r:#?}");
+    assert!(r.verdict >= Verdict::Fair, "{r:#?}");
+}
