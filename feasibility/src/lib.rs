@@ -8,7 +8,13 @@
 //! which it may come and the replay still wins (`early + 1 + late`). Inputs that a moved input
 //! would pass move with it, one tick apart (pressing late delays the presses that follow
 //! right after it), and the last action is held [`run::PAD_TICKS`] ticks past the win (a
-//! person keeps holding it), so a probe changes only the timing of that one input.
+//! person keeps holding it), so a probe changes only the timing of that one input. A move
+//! wins if the replay wins with the later inputs on their ticks, or else with all of them
+//! moved by as much: a person times a press to the world (a platform, a rock) or to what
+//! came before (a jump on landing), and a press that came late is followed by the rest as
+//! late. With the later inputs on their ticks only, a replay that jumps on the first tick
+//! after every landing had every press frame-perfect (moved late, the next press came in the
+//! air), on a level a person climbs by pressing whenever the bird has landed.
 //!
 //! The verdict is the tightest window's: 1 tick `frame_perfect`, 2-4 `tight`, 5-10 `fair`,
 //! more `relaxed`. The report also counts the inputs that must be exact to the tick, the
@@ -199,14 +205,22 @@ pub fn assess_with_budget(map: &Map, replay: &Replay, budget: u64) -> Option<Fea
                     continue;
                 }
                 let shift = if early { -(r as i32) } else { r as i32 };
-                let won = match base.probe(i, shift, budget - spent, &mut spent) {
-                    Probe::OverBudget => {
-                        complete = false;
-                        break 'rounds;
+                // The later inputs on their ticks first; if that loses, moved along with it
+                // (only different when there are later inputs).
+                let mut won = false;
+                for follow in [false, true] {
+                    if won || (follow && i + 1 == n) {
+                        continue;
                     }
-                    Probe::Won => true,
-                    Probe::Lost | Probe::Impossible => false,
-                };
+                    won = match base.probe(i, shift, follow, budget - spent, &mut spent) {
+                        Probe::OverBudget => {
+                            complete = false;
+                            break 'rounds;
+                        }
+                        Probe::Won => true,
+                        Probe::Lost | Probe::Impossible => false,
+                    };
+                }
                 match (early, won) {
                     (true, true) => s.early = r,
                     (true, false) => s.early_done = true,

@@ -9,6 +9,9 @@ use horst_engine::{Map, Replay, Sim, Status};
 /// an input moved late may win a little later than the replay did.
 pub const PAD_TICKS: u32 = 60;
 
+/// The contract's limit on a replay's ticks: a probe's run ends there.
+const MAX_RUN_TICKS: u32 = horst_engine::format::limits::REPLAY_MAX_TOTAL_TICKS as u32;
+
 /// At most this many snapshots (each a `Sim` clone and its state bytes) per replay, so a
 /// 36,000-tick replay on a map with thousands of crumbling tiles stays within a few MiB.
 const MAX_SNAPSHOTS: u32 = 256;
@@ -17,8 +20,10 @@ const MIN_SNAPSHOT_EVERY: u32 = 32;
 
 /// The replay as given, run once by the referee.
 pub struct Baseline {
-    /// Probes run until this tick (the win plus `PAD_TICKS`).
+    /// Probes run until this tick (the win plus `PAD_TICKS`, at most the replay limit).
     pub end: u32,
+    /// The tick of the baseline's win.
+    win: u32,
     /// The inputs: tick indices `b` (ticks before it) where the action changes, `1 <= b < win`.
     pub bounds: Vec<u32>,
     /// The action of each stretch: `segs[k]` is held from `bounds[k-1]` (0 for k = 0) until
@@ -129,7 +134,10 @@ impl Baseline {
             steps.push(step as u32);
         }
         Some(Baseline {
-            end: win + PAD_TICKS,
+            // No run lasts longer than a replay may (a person's game ends there too): a
+            // probe that would win only after it does not win.
+            end: (win + PAD_TICKS).min(MAX_RUN_TICKS),
+            win,
             bounds,
             segs,
             steps,
@@ -144,15 +152,24 @@ impl Baseline {
 
     /// Runs the replay with input `i` moved `shift` ticks (negative: earlier). Inputs it would
     /// pass or touch move with it, one tick apart, so no input is lost and the order stays.
-    /// `budget` is the ticks this probe may simulate; `spent` grows by what it did.
-    pub fn probe(&self, i: usize, shift: i32, budget: u64, spent: &mut u64) -> Probe {
-        let Some(moved) = self.moved(i, shift) else {
+    /// With `follow`, every later input moves by `shift` too (the replay's own rhythm after it,
+    /// as a person who pressed late goes on late); without, they stay on their ticks (timed to
+    /// the world's clock). `budget` is the ticks this probe may simulate; `spent` grows by what
+    /// it did.
+    pub fn probe(&self, i: usize, shift: i32, follow: bool, budget: u64, spent: &mut u64) -> Probe {
+        let Some(moved) = self.moved(i, shift, follow) else {
             return Probe::Impossible;
+        };
+        // Moved late with the rest, the win comes that much later.
+        let end = if follow {
+            (self.end + shift.max(0) as u32).min(MAX_RUN_TICKS)
+        } else {
+            self.end
         };
         let k = (moved.first_diff / self.every) as usize;
         let (snap, _) = &self.snapshots[k];
         let mut t = k as u32 * self.every;
-        if budget < (self.end - t) as u64 {
+        if budget < (end - t) as u64 {
             return Probe::OverBudget;
         }
         let bound = |j: usize| moved.bound(&self.bounds, j);
@@ -160,14 +177,27 @@ impl Baseline {
         let mut idx = partition(self.bounds.len(), |j| bound(j) <= t);
         let mut sim = snap.clone();
         let mut bytes = Vec::new();
-        while t < self.end {
-            if t >= moved.same_from && t.is_multiple_of(self.every) {
-                if let Some((_, expected)) = self.snapshots.get((t / self.every) as usize) {
-                    // Same state, same inputs from here on: the baseline's win follows.
+        // From `same_from` on, the probe holds the baseline's actions `lag` ticks later.
+        let lag = if follow { shift } else { 0 };
+        while t < end {
+            let base_t = t as i64 - lag as i64;
+            if t >= moved.same_from && base_t >= 0 && (base_t as u32).is_multiple_of(self.every) {
+                if let Some((_, expected)) =
+                    self.snapshots.get((base_t as u32 / self.every) as usize)
+                {
+                    // Same state (but for the tick, `lag` later), same inputs from here on:
+                    // the baseline's win follows, `lag` ticks later. The rules never read the
+                    // tick (the state is the whole simulation), so the rest runs the same.
                     bytes.clear();
                     sim.state_bytes(&mut bytes);
-                    if &bytes == expected {
-                        return Probe::Won;
+                    if same_but_tick(&bytes, expected) {
+                        // Unless that win would come after the replay limit.
+                        let win = self.win as i64 + lag as i64;
+                        return if win <= MAX_RUN_TICKS as i64 {
+                            Probe::Won
+                        } else {
+                            Probe::Lost
+                        };
                     }
                 }
             }
@@ -187,9 +217,11 @@ impl Baseline {
     }
 
     /// The inputs a shift moves, or `None` when they do not fit between tick 1 and the end.
-    fn moved(&self, i: usize, shift: i32) -> Option<Moved> {
+    /// With `follow`, the inputs after `i` move by `shift` too (`Moved::tail`).
+    fn moved(&self, i: usize, shift: i32, follow: bool) -> Option<Moved> {
         let b = &self.bounds;
         let mut vals = Vec::new();
+        let tail = if follow { shift } else { 0 };
         if shift > 0 {
             let mut at = b[i] + shift as u32;
             let mut j = i;
@@ -199,7 +231,8 @@ impl Baseline {
                 }
                 vals.push(at);
                 j += 1;
-                if j == b.len() || b[j] > at {
+                // Following, the later inputs keep their distance: none is passed.
+                if follow || j == b.len() || b[j] > at {
                     break;
                 }
                 at += 1;
@@ -209,6 +242,7 @@ impl Baseline {
                 first_diff: b[i],
                 same_from: *vals.last()?,
                 vals,
+                tail,
             })
         } else {
             let mut at = b[i] as i64 + shift as i64;
@@ -228,27 +262,43 @@ impl Baseline {
             Some(Moved {
                 lo: j,
                 first_diff: vals[0],
-                same_from: b[i],
+                // Following, the rest is the baseline's `shift` ticks early from input i's new
+                // tick on.
+                same_from: if follow { *vals.last()? } else { b[i] },
                 vals,
+                tail,
             })
         }
     }
 }
 
-/// Inputs `lo..lo + vals.len()` moved to `vals`; ticks before `first_diff` and from
-/// `same_from` on hold the same actions as the baseline.
+/// Whether two state layouts (engine/FORMAT.md, `stateHash`) are the same but for the tick
+/// (the `u32` after `GCVS` and the layout version).
+fn same_but_tick(a: &[u8], b: &[u8]) -> bool {
+    const TICK: std::ops::Range<usize> = 5..9;
+    a.len() == b.len()
+        && a.len() >= TICK.end
+        && a[..TICK.start] == b[..TICK.start]
+        && a[TICK.end..] == b[TICK.end..]
+}
+
+/// Inputs `lo..lo + vals.len()` moved to `vals`, the inputs after them moved by `tail` ticks;
+/// ticks before `first_diff` hold the same actions as the baseline, and from `same_from` on
+/// the baseline's actions `tail` ticks later.
 struct Moved {
     lo: usize,
     vals: Vec<u32>,
     first_diff: u32,
     same_from: u32,
+    tail: i32,
 }
 
 impl Moved {
     fn bound(&self, bounds: &[u32], j: usize) -> u32 {
         match j.checked_sub(self.lo) {
             Some(k) if k < self.vals.len() => self.vals[k],
-            _ => bounds[j],
+            Some(_) => bounds[j].saturating_add_signed(self.tail),
+            None => bounds[j],
         }
     }
 }

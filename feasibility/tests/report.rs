@@ -189,3 +189,134 @@ fn a_window_measured_only_in_part_is_said_to_be_a_lower_bound() {
         "no cut report named a narrower window: the test shows nothing"
     );
 }
+
+/// A chimney one tile wide with one-way ledges 3 rows apart: every full jump lands on the next
+/// ledge, and the next press may come any time after the landing (a press in the air would be
+/// the egg boost instead).
+fn chimney() -> Map {
+    let mut rows = Vec::new();
+    for y in 0..20 {
+        rows.push(match y {
+            19 => "#",
+            4 | 7 | 10 | 13 | 16 => "-",
+            _ => ".",
+        });
+    }
+    parse_map(&format!(
+        "gcv-map 1\nname: Schlot\nsize: 1 20\ngrid:\n{}\nentities:\nstart 0 18\nnest 0 0\n",
+        rows.join("\n")
+    ))
+    .expect("valid map")
+}
+
+/// The same step `n` times.
+fn repeat(steps: &[(u8, u16)], n: usize) -> Vec<Step> {
+    steps
+        .iter()
+        .cycle()
+        .take(steps.len() * n)
+        .map(|&(action, ticks)| Step { action, ticks })
+        .collect()
+}
+
+/// Each jump of this replay comes on the first tick after the bird lands. Moved one tick
+/// later on its own, the press delays the landing after it, and the next press (still on its
+/// tick) comes in the air and lays the egg boost instead: the report called every press
+/// frame-perfect, of a level a person climbs by pressing whenever the bird has landed. A
+/// person who presses late goes on late: a press may come late as long as the replay wins
+/// with the presses after it moved along with it.
+#[test]
+fn a_rhythm_of_presses_each_after_a_landing_is_not_frame_perfect() {
+    let map = chimney();
+    // Jump held 18 ticks, released 3: the bird lands on the next ledge on the 21st tick.
+    let mut actions = repeat(&[(9, 18), (8, 3)], 6);
+    actions.push(Step {
+        action: 9,
+        ticks: 40,
+    });
+    let replay = Replay { seed: 1, actions };
+    assert!(referee(&map, &replay).won, "the replay wins");
+    // The map is what the test says: each press one tick later on its own loses.
+    let late = |k: usize| {
+        let mut r = replay.clone();
+        r.actions[2 * k - 1].ticks += 1;
+        r.actions[2 * k].ticks -= 1;
+        r
+    };
+    assert!((1..5).all(|k| !referee(&map, &late(k)).won));
+    let r = assess(&map, &replay).expect("wins");
+    assert_eq!(r.exact_inputs, 0, "{r:#?}");
+    assert_ne!(r.verdict, Verdict::FramePerfect, "{r:#?}");
+    assert!(r.complete, "{r:#?}");
+    assert_eq!(r.inputs_checked, r.inputs);
+}
+
+/// Moving the inputs after a late one along with it gives nothing where the late one is timed
+/// to the world: a walk through two streams of rocks that starts on one tick only stays
+/// frame-perfect with a later input after it.
+#[test]
+fn an_input_timed_to_the_world_stays_frame_perfect_with_inputs_after_it() {
+    let map = rocks(2);
+    let replay = Replay {
+        seed: 1,
+        actions: vec![
+            Step {
+                action: 4,
+                ticks: 32,
+            },
+            Step {
+                action: 16,
+                ticks: 150,
+            },
+            Step {
+                action: 8,
+                ticks: 200,
+            },
+        ],
+    };
+    assert!(referee(&map, &replay).won);
+    let r = assess(&map, &replay).expect("wins");
+    assert_eq!(r.verdict, Verdict::FramePerfect, "{r:#?}");
+    assert_eq!(r.exact_input_ticks.first(), Some(&33), "{r:#?}");
+}
+
+/// No run lasts longer than the replay limit (36,000 ticks; the game ends a person's run there
+/// too): a replay that wins on the limit's last tick has no slack to start late, because every
+/// later start wins only after it. The report gave it 8 ticks each way (`relaxed`).
+#[test]
+fn no_move_wins_after_the_replay_limit() {
+    let map = parse_map("gcv-map 1\nname: flach\nsize: 12 3\ngrid:\n............\n............\nGGGGGGGGGGGG\nentities:\nstart 0 1\nnest 11 1\n").unwrap();
+    // Stand `wait` ticks (in steps of at most 600), run right 10 ticks, then run and jump
+    // `run` ticks: two inputs, so the probes that move the later input along are tried too.
+    let stand_then_run = |wait: u32, run: u16| {
+        let mut actions = Vec::new();
+        let mut left = wait;
+        while left > 0 {
+            let t = left.min(600);
+            actions.push(Step {
+                action: 4,
+                ticks: t as u16,
+            });
+            left -= t;
+        }
+        actions.push(Step {
+            action: 8,
+            ticks: 10,
+        });
+        actions.push(Step {
+            action: 9,
+            ticks: run,
+        });
+        Replay { seed: 1, actions }
+    };
+    // The run takes as long after any wait: wait so that it wins on tick 36,000.
+    let walk = referee(&map, &stand_then_run(100, 200)).ticks - 100;
+    let replay = stand_then_run(36_000 - walk, walk as u16 - 10);
+    let run = referee(&map, &replay);
+    assert!(run.won && run.ticks == 36_000, "{run:?}");
+    let r = assess(&map, &replay).expect("wins");
+    assert_eq!(r.inputs, 2, "{r:#?}");
+    let w = r.tightest.as_ref().unwrap();
+    assert_eq!(w.late, 0, "{r:#?}");
+    assert!(r.verdict >= Verdict::Fair, "{r:#?}");
+}

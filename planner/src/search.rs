@@ -461,11 +461,6 @@ fn rd_i32(b: &[u8], o: usize) -> i32 {
         .map(|s| i32::from_le_bytes([s[0], s[1], s[2], s[3]]))
         .unwrap_or(0)
 }
-fn rd_u16(b: &[u8], o: usize) -> u16 {
-    b.get(o..o + 2)
-        .map(|s| u16::from_le_bytes([s[0], s[1]]))
-        .unwrap_or(0)
-}
 fn rd_u8(b: &[u8], o: usize) -> u8 {
     b.get(o).copied().unwrap_or(0)
 }
@@ -537,13 +532,19 @@ pub fn state_key_parsed(sim: &Sim, st: &Stage, ctx: &Ctx, buf: &mut Vec<u8>) -> 
         o += 14;
     }
     k.add(flying);
-    // Cracked and crumbling tiles: state u8, timer u16.
-    let n = rd_i32(b, o) as usize;
+    // Cracked and crumbling tiles: state u8, timer u16. Only the ones not intact, with their
+    // index (the same states are told apart as by every tile in turn): a level has up to
+    // 4,096 of them, and a key of every one took a third of the search's time there.
+    let n = rd_i32(b, o).max(0) as usize;
     o += 4;
-    for _ in 0..n {
-        k.add(rd_u8(b, o) as i64 | ((rd_u16(b, o + 1) as i64 >> 3) << 8));
-        o += 3;
+    let tiles = b.get(o..o + 3 * n).unwrap_or_default();
+    for (i, t) in tiles.chunks_exact(3).enumerate() {
+        let v = t[0] as i64 | ((u16::from_le_bytes([t[1], t[2]]) as i64 >> 3) << 8);
+        if v != 0 {
+            k.add(((i as i64) << 32) | v);
+        }
     }
+    o += 3 * n;
     // Walkers and flyers: pos i32, dir i8, wait u32, alive u8.
     for kind in 0..2 {
         let n = rd_i32(b, o) as usize;

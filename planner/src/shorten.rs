@@ -1,8 +1,12 @@
 //! Shortening, run-length encoding and the referee's confirmation of a found replay.
 //!
-//! The search's replay is a chain of macro-actions. Shortening removes segments and merges
-//! neighbours while the run still wins no later than before; each candidate is simulated from
-//! a cached state at the start of the changed segment. It is sequential and bounded by a fixed
+//! The search's replay is a chain of macro-actions. Shortening merges neighbours and removes
+//! segments while the run still wins no later than before; each candidate is simulated from
+//! a cached state at the start of the changed segment until its state meets the replay's own
+//! at the start of a later step (but for the tick: from there both hold the same steps), or
+//! to its end. Merges come first: a merge keeps the timing, so it usually meets the run
+//! again a few steps on, where a removal runs to the end; on a long replay the removals alone
+//! spent the tick budget and left hundreds of needless steps. It is sequential and bounded by a fixed
 //! number of simulations and of simulated ticks, never by the clock, so its result depends on
 //! neither the thread count nor the machine's speed nor when the search found the win (the
 //! search leaves it [`shorten_reserve`] of the time limit; only a cancel stops it early). The final replay is run-length encoded within the contract's limits
@@ -13,8 +17,8 @@ use horst_engine::replay::Replay;
 use horst_engine::{referee, Map, Sim, Status, Step};
 use std::sync::atomic::Ordering;
 
-/// Simulations the shortening may spend.
-const SHORTEN_BUDGET: u32 = 3000;
+/// Candidates the shortening may try (each costs its ticks too, see `SHORTEN_TICKS`).
+const SHORTEN_BUDGET: u32 = 30_000;
 /// Ticks the shortening may simulate (about 1.5 s of one core at the engine's pace).
 const SHORTEN_TICKS: u64 = 16_000_000;
 /// How much of the time limit the search leaves for shortening and confirming its win: the
@@ -36,16 +40,97 @@ const MAX_STEP_TICKS: u16 = 600;
 const MAX_STEPS: usize = 36_000;
 const MAX_TOTAL_TICKS: u64 = 36_000;
 
-/// Runs `steps` from `sim` and returns the tick of the win, if it wins; charges what it ran.
-fn win_tick(mut sim: Sim, steps: &[Step], ticks: &mut Ticks) -> Option<u32> {
-    let from = sim.tick();
-    let won = run_to_end(&mut sim, steps);
-    ticks.spend(u64::from(sim.tick() - from));
-    won
+/// The run of the current replay, step by step: `sims[k]` is the state at the start of step
+/// `k`, made when first needed (a change at step `i` keeps `0..=i`), with its state bytes.
+struct Prefixes {
+    sims: Vec<Sim>,
+    bytes: Vec<Option<Vec<u8>>>,
 }
 
-fn run_to_end(sim: &mut Sim, steps: &[Step]) -> Option<u32> {
-    for s in steps {
+impl Prefixes {
+    fn new(map: &Map, seed: u32) -> Prefixes {
+        Prefixes {
+            sims: vec![Sim::new(map, seed)],
+            bytes: vec![None],
+        }
+    }
+
+    /// Keeps the states before steps `0..=k` (the steps before `k` did not change).
+    fn keep(&mut self, k: usize) {
+        self.sims.truncate(k + 1);
+        self.bytes.truncate(k + 1);
+    }
+
+    /// The state at the start of step `k` of `steps`, run on from the last one known; charges
+    /// what it ran.
+    fn at(&mut self, k: usize, steps: &[Step], ticks: &mut Ticks) -> &Sim {
+        while self.sims.len() <= k {
+            let j = self.sims.len() - 1;
+            let mut sim = self.sims[j].clone();
+            for _ in 0..steps[j].ticks {
+                sim.step(steps[j].action);
+            }
+            ticks.spend(u64::from(steps[j].ticks));
+            self.sims.push(sim);
+            self.bytes.push(None);
+        }
+        &self.sims[k]
+    }
+
+    /// The state bytes at the start of step `k` (see `at`).
+    fn bytes_at(&mut self, k: usize, steps: &[Step], ticks: &mut Ticks) -> &[u8] {
+        self.at(k, steps, ticks);
+        let sim = &self.sims[k];
+        self.bytes[k].get_or_insert_with(|| {
+            let mut b = Vec::new();
+            sim.state_bytes(&mut b);
+            b
+        })
+    }
+}
+
+/// Whether two state layouts (engine/FORMAT.md, `stateHash`) are the same but for the tick
+/// (the `u32` after `GCVS` and the layout version).
+fn same_but_tick(a: &[u8], b: &[u8]) -> bool {
+    const TICK: std::ops::Range<usize> = 5..9;
+    a.len() == b.len()
+        && a.len() >= TICK.end
+        && a[..TICK.start] == b[..TICK.start]
+        && a[TICK.end..] == b[TICK.end..]
+}
+
+/// The tick of the win of a candidate: step `i` of the current replay `cur` (which wins on
+/// tick `best`) and what follows replaced by `tail`, whose steps from `same` on are `cur`'s from
+/// `same + shift` on. Runs the tail from the state before step `i`, and stops where its state
+/// meets the current run's at the start of one of those steps (but for the tick): from there
+/// both hold the same steps, so the candidate wins as many ticks before or after `best` as it
+/// got there. The answer is the same as a run to the end; it costs the ticks to the meeting.
+#[allow(clippy::too_many_arguments)]
+fn win_tick(
+    pre: &mut Prefixes,
+    cur: &[Step],
+    best: u32,
+    i: usize,
+    tail: &[Step],
+    same: usize,
+    shift: usize,
+    ticks: &mut Ticks,
+) -> Option<u32> {
+    let mut sim = pre.at(i, cur, ticks).clone();
+    let from = sim.tick();
+    let mut bytes = Vec::new();
+    for (m, s) in tail.iter().enumerate() {
+        if m >= same && sim.status() == Status::Running {
+            let k = m + shift;
+            bytes.clear();
+            sim.state_bytes(&mut bytes);
+            let here = sim.tick();
+            let theirs = pre.at(k, cur, ticks).tick();
+            if same_but_tick(&bytes, pre.bytes_at(k, cur, ticks)) {
+                ticks.spend(u64::from(here - from));
+                return (best + here).checked_sub(theirs);
+            }
+        }
         for _ in 0..s.ticks {
             if sim.status() != Status::Running {
                 break;
@@ -56,22 +141,8 @@ fn run_to_end(sim: &mut Sim, steps: &[Step]) -> Option<u32> {
             break;
         }
     }
+    ticks.spend(u64::from(sim.tick() - from));
     (sim.status() == Status::Won).then(|| sim.tick())
-}
-
-/// States at the start of each step (`prefix[i]` before step `i`); charges what it ran.
-fn prefixes(map: &Map, seed: u32, steps: &[Step], ticks: &mut Ticks) -> Vec<Sim> {
-    let mut out = Vec::with_capacity(steps.len() + 1);
-    let mut sim = Sim::new(map, seed);
-    out.push(sim.clone());
-    for s in steps {
-        for _ in 0..s.ticks {
-            sim.step(s.action);
-        }
-        out.push(sim.clone());
-    }
-    ticks.spend(steps.iter().map(|s| u64::from(s.ticks)).sum());
-    out
 }
 
 /// Cuts the replay right after the winning tick.
@@ -135,35 +206,10 @@ pub fn shorten(
     };
     cur = run_length(&cur);
     let mut ticks = Ticks(SHORTEN_TICKS);
-    let mut pre = prefixes(map, seed, &cur, &mut ticks);
+    let mut pre = Prefixes::new(map, seed);
     let mut changed = true;
     while changed && budget > 0 && ticks.0 > 0 && !stop() {
         changed = false;
-        // Remove segments, from the end.
-        let mut i = cur.len();
-        while i > 0 && budget > 0 && ticks.0 > 0 {
-            i -= 1;
-            if cur.len() <= 1 {
-                break;
-            }
-            budget -= 1;
-            let tail: Vec<Step> = cur[i + 1..].to_vec();
-            if let Some(t) = win_tick(pre[i].clone(), &tail, &mut ticks) {
-                if t <= best {
-                    cur.remove(i);
-                    best = t;
-                    changed = true;
-                    pre = prefixes(map, seed, &cur, &mut ticks);
-                    i = i.min(cur.len());
-                }
-            }
-            // Every candidate: one is a whole run (up to tens of thousands of ticks), and
-            // a check every 64 budget units was never reached in the merge loop, where a
-            // candidate costs 1 or 2 (an odd budget stayed odd).
-            if stop() {
-                break;
-            }
-        }
         // Merge neighbours into one hold of either action.
         let mut i = 0;
         while i + 1 < cur.len() && budget > 0 && ticks.0 > 0 {
@@ -178,13 +224,14 @@ pub fn shorten(
                         ticks: total as u16,
                     });
                     tail.extend_from_slice(&cur[i + 2..]);
-                    if let Some(t) = win_tick(pre[i].clone(), &tail, &mut ticks) {
+                    if let Some(t) = win_tick(&mut pre, &cur, best, i, &tail, 1, i + 1, &mut ticks)
+                    {
                         if t <= best {
                             cur.splice(i..i + 2, [tail[0]]);
                             best = t;
                             changed = true;
                             merged = true;
-                            pre = prefixes(map, seed, &cur, &mut ticks);
+                            pre.keep(i);
                             break;
                         }
                     }
@@ -192,6 +239,31 @@ pub fn shorten(
             }
             if !merged {
                 i += 1;
+            }
+            // Every candidate: one is a whole run (up to tens of thousands of ticks), and
+            // a check every 64 budget units was never reached in the merge loop, where a
+            // candidate costs 1 or 2 (an odd budget stayed odd).
+            if stop() {
+                break;
+            }
+        }
+        // Remove segments, from the end.
+        let mut i = cur.len();
+        while i > 0 && budget > 0 && ticks.0 > 0 {
+            i -= 1;
+            if cur.len() <= 1 {
+                break;
+            }
+            budget -= 1;
+            let tail: Vec<Step> = cur[i + 1..].to_vec();
+            if let Some(t) = win_tick(&mut pre, &cur, best, i, &tail, 0, i + 1, &mut ticks) {
+                if t <= best {
+                    cur.remove(i);
+                    best = t;
+                    changed = true;
+                    pre.keep(i);
+                    i = i.min(cur.len());
+                }
             }
             // Every candidate: one is a whole run (up to tens of thousands of ticks), and
             // a check every 64 budget units was never reached in the merge loop, where a
@@ -208,12 +280,12 @@ pub fn shorten(
                 budget -= 1;
                 let mut tail = cur[i..].to_vec();
                 tail[0].ticks = t0 / 2;
-                if let Some(t) = win_tick(pre[i].clone(), &tail, &mut ticks) {
+                if let Some(t) = win_tick(&mut pre, &cur, best, i, &tail, 1, i, &mut ticks) {
                     if t <= best {
                         cur[i].ticks = t0 / 2;
                         best = t;
                         changed = true;
-                        pre = prefixes(map, seed, &cur, &mut ticks);
+                        pre.keep(i);
                     }
                 }
             }
@@ -222,7 +294,7 @@ pub fn shorten(
         if let Some((c, t)) = truncate(map, seed, &cur) {
             cur = run_length(&c);
             best = t;
-            pre = prefixes(map, seed, &cur, &mut ticks);
+            pre.keep(0);
         }
     }
     (cur, best)
@@ -320,6 +392,39 @@ mod tests {
         assert!(calm.actions.len() < 10, "{:?}", calm.actions);
     }
 
+    /// A long run right with a needless jump every few ticks (the search's replays on long
+    /// levels look like this): every jump can go, and a few steps are left. Each
+    /// candidate was a whole run to the end and every change made the run's states again, so
+    /// on 3,500 ticks the budgets ran out with hundreds of steps left (a 22,541-tick
+    /// level kept 1,375 steps, and the feasibility report then checked 67 of its inputs).
+    #[test]
+    fn a_long_replay_of_needless_jumps_is_shortened_to_a_few_steps() {
+        let row = |c: char| std::iter::repeat_n(c, 512).collect::<String>();
+        let map = horst_engine::parse_map(&format!(
+            "gcv-map 1\nname: lang\nsize: 512 3\ngrid:\n{}\n{}\n{}\nentities:\nstart 0 1\nnest 511 1\n",
+            row('.'),
+            row('.'),
+            row('G')
+        ))
+        .unwrap();
+        let steps: Vec<Step> = (0..1800)
+            .map(|k| Step {
+                action: if k % 4 == 3 { 9 } else { 8 },
+                ticks: 2,
+            })
+            .collect();
+        let (won, _) = truncate(&map, 1, &steps).expect("the steps win");
+        let before = run_length(&won).len();
+        assert!(before > 800, "{before}");
+        let (short, ticks) = shorten(&map, 1, steps, SHORTEN_BUDGET, &|| false);
+        assert!(short.len() <= 10, "{} of {before} steps left", short.len());
+        let replay = Replay {
+            seed: 1,
+            actions: run_length(&short),
+        };
+        assert_eq!(confirm(&map, &replay), Some(ticks));
+    }
+
     /// Shortening stops within a candidate of being told to (a cancel): each
     /// candidate is a whole run. It looked every 64 budget units, and in the merge loop, where
     /// a candidate costs one or two, never once the budget was odd.
@@ -334,12 +439,17 @@ mod tests {
             looks.set(looks.get() + 1);
             looks.get() > 3
         };
-        let (short, _) = shorten(&map, 1, steps, SHORTEN_BUDGET, &stop);
+        let (short, _) = shorten(&map, 1, steps.clone(), SHORTEN_BUDGET, &stop);
+        // A change that makes the bird faster also cuts the steps after its earlier win, so
+        // a few changes may take more than a step each: most are left.
         assert!(
-            short.len() + 4 >= before,
+            short.len() * 4 >= before * 3,
             "{} steps of {before} left: it went on after being told to stop",
             short.len()
         );
+        // Told to stop at its first look, it changes nothing.
+        let (none, _) = shorten(&map, 1, steps, SHORTEN_BUDGET, &|| true);
+        assert_eq!(none, run_length(&won));
         // Not told to stop, it removes most of them.
         let (all, _) = shorten(&map, 1, won.clone(), SHORTEN_BUDGET, &|| false);
         assert!(all.len() * 2 < before, "{} of {before}", all.len());

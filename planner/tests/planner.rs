@@ -320,3 +320,52 @@ proptest! {
         }
     }
 }
+
+/// The state key reads only the crumbling and cracked tiles that are not intact (with their
+/// index), so a level with thousands of them does not pay for every one in every key: it still
+/// tells apart exactly the states a key of every tile did. On a floor of crumbling ledges the
+/// bird runs over, the keys of the run's states are all different while tiles start to
+/// shake, and the same state gives the same key.
+#[test]
+fn the_key_tells_crumbling_states_apart() {
+    use horst_engine::Sim;
+    use horst_planner::search::{state_key, Ctx, STAGES};
+    let row = "~".repeat(64);
+    let map = parse_map(&format!(
+        "gcv-map 1\nname: Bröckelboden\nsize: 64 4\ngrid:\n{}\n{}\n{row}\n{row}\nentities:\nstart 1 1\nnest 62 1\n",
+        ".".repeat(64),
+        ".".repeat(64)
+    ))
+    .unwrap();
+    let ctx = Ctx::new(&map);
+    let mut buf = Vec::new();
+    let mut sim = Sim::new(&map, 1);
+    let mut keys = Vec::new();
+    for _ in 0..40 {
+        sim.step(8);
+        keys.push(state_key(&sim, &STAGES[3], &ctx, &mut buf));
+    }
+    let again = {
+        let mut s = Sim::new(&map, 1);
+        for _ in 0..40 {
+            s.step(8);
+        }
+        state_key(&s, &STAGES[3], &ctx, &mut buf)
+    };
+    assert_eq!(again, *keys.last().unwrap());
+    let mut distinct = keys.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(
+        distinct.len(),
+        keys.len(),
+        "every tick of the run is a state of its own"
+    );
+    // Standing still while a tile shakes: only the tile's timer changes (in cells of 8 ticks).
+    let mut a = sim.clone();
+    let k0 = state_key(&a, &STAGES[3], &ctx, &mut buf);
+    for _ in 0..8 {
+        a.step(4);
+    }
+    assert_ne!(state_key(&a, &STAGES[3], &ctx, &mut buf), k0);
+}
