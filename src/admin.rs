@@ -93,6 +93,7 @@ async fn job(app: &App, cmd: JobCommand) -> ExitCode {
                 state,
                 kind,
                 account,
+                offset,
                 limit,
             } => {
                 let filter = job_control::JobFilter {
@@ -100,9 +101,14 @@ async fn job(app: &App, cmd: JobCommand) -> ExitCode {
                     kind,
                     account,
                 };
-                job_control::list_jobs(queue, &filter, limit)
+                job_control::list_jobs(queue, &filter, offset, limit)
                     .await
-                    .map(|rows| json_lines(&rows))
+                    .map(|page| {
+                        if let Some(next) = page.next_offset {
+                            eprintln!("horst: more jobs; next page: --offset {next}");
+                        }
+                        json_lines(&page.items)
+                    })
             }
             JobCommand::Show { id } => job_control::show_job(queue, &id)
                 .await
@@ -440,6 +446,11 @@ pub enum JobCommand {
         kind: Option<String>,
         #[arg(long)]
         account: Option<String>,
+        /// Where the page starts: 0, or what the last page printed ("next page: --offset N"
+        /// on stderr).
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        /// 1-500.
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },

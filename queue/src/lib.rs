@@ -1112,6 +1112,31 @@ impl Queue {
             .await
     }
 
+    /// Ids in an account's index of jobs (`jobs:<account>`), newest first, from position
+    /// `offset`, at most `count`; and how many the index holds. An id may name a record that
+    /// expired since ([`Queue::get`] answers `None`).
+    pub async fn job_ids_of(
+        &self,
+        account: &str,
+        offset: usize,
+        count: usize,
+    ) -> Result<(Vec<String>, usize), QueueError> {
+        if count == 0 {
+            return Ok((Vec::new(), 0));
+        }
+        let key = keys::jobs_of(&self.store, account);
+        let (ids, total): (Vec<String>, usize) = redis::pipe()
+            .cmd("ZREVRANGE")
+            .arg(&key)
+            .arg(offset)
+            .arg(offset.saturating_add(count - 1))
+            .cmd("ZCARD")
+            .arg(&key)
+            .query_async(&mut self.store.conn())
+            .await?;
+        Ok((ids, total))
+    }
+
     /// An account's jobs, newest first; the offset of the next page if there is one.
     pub async fn list(
         &self,

@@ -53,7 +53,7 @@ async fn admit(app: &TestApp, kind: JobKind, account: &str, map: String) -> Stri
             kind,
             account: account.into(),
             trust: 1,
-            idempotency_key: format!("{account}-k"),
+            idempotency_key: format!("{account}-{}-k", kind.as_str()),
             input: horst_queue::JobInput {
                 map,
                 ..Default::default()
@@ -105,6 +105,9 @@ async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is
     .await;
     assert_eq!(status, 200, "{shown}");
     assert_eq!(shown["state"], "running");
+    // Its lane and the account's trust tier are shown with it.
+    assert_eq!(shown["lane"], "planner", "{shown}");
+    assert_eq!(shown["trust"], 1, "{shown}");
     assert!(
         shown["progress"]["statesExplored"].as_u64().unwrap() > 0,
         "{shown}"
@@ -300,10 +303,115 @@ async fn a_listing_of_finished_jobs_asks_for_the_account_and_limits_are_clamped(
         account: Some("anna".into()),
     };
     for limit in [0, usize::MAX] {
-        let rows = horst_operator::jobs::list_jobs(&app.queue, &filter, limit)
+        let rows = horst_operator::jobs::list_jobs(&app.queue, &filter, 0, limit)
             .await
-            .unwrap();
+            .unwrap()
+            .items;
         assert_eq!(rows.len(), 1, "limit {limit}");
         assert_eq!(rows[0].id, job);
     }
+}
+
+/// An account with hundreds of jobs: its listing pages through all of them with `offset`
+/// and `nextOffset` (REST), and a filter that matches only old jobs finds them. Before, only
+/// the account's newest 4 x limit jobs were read, there was no offset (`offset=` was refused
+/// as an unknown field), and its older failures were out of reach of the job view.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_accounts_listing_pages_through_all_its_jobs_and_finds_old_ones() {
+    let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
+    // 3 playtests first (the oldest), then 300 simulations; each dropped by the operator
+    // before the next (one waiting job per account), so no worker is needed.
+    let mut playtests = Vec::new();
+    for n in 0..303 {
+        let kind = if n < 3 {
+            JobKind::Playtest
+        } else {
+            JobKind::Simulate
+        };
+        let job = match app
+            .queue
+            .admit(JobSpec {
+                kind,
+                account: "anna".into(),
+                trust: 2,
+                idempotency_key: format!("k{n}"),
+                input: horst_queue::JobInput {
+                    map: crate::harness::LEVEL_MAP.into(),
+                    ..Default::default()
+                },
+            })
+            .await
+            .unwrap()
+        {
+            Admission::New(job) => job.id,
+            other => panic!("{other:?}"),
+        };
+        app.queue.cancel(&job, "test").await.unwrap();
+        if n < 3 {
+            playtests.push(job);
+        }
+    }
+    playtests.reverse(); // newest first, as listed
+
+    // The old playtests, two to a page.
+    let mut found = Vec::new();
+    let mut offset = 0;
+    for _ in 0..10 {
+        let (status, v) = admin(
+            &app,
+            reqwest::Method::GET,
+            &format!("/api/admin/jobs?account=anna&kind=playtest&limit=2&offset={offset}"),
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{v}");
+        found.extend(
+            v["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|j| j["id"].as_str().unwrap().to_string()),
+        );
+        match v["nextOffset"].as_u64() {
+            Some(next) => offset = next,
+            None => break,
+        }
+    }
+    assert_eq!(found, playtests);
+
+    // Unfiltered, 100 a page: every job once, newest first, and the last page says so.
+    let mut all = Vec::new();
+    let mut offset = 0;
+    loop {
+        let (status, v) = admin(
+            &app,
+            reqwest::Method::GET,
+            &format!("/api/admin/jobs?account=anna&limit=100&offset={offset}"),
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{v}");
+        let items = v["items"].as_array().unwrap();
+        all.extend(items.iter().map(|j| j["id"].as_str().unwrap().to_string()));
+        match v["nextOffset"].as_u64() {
+            Some(next) => offset = next as usize,
+            None => break,
+        }
+        assert!(all.len() <= 303, "the listing does not end");
+    }
+    assert_eq!(all.len(), 303);
+    let distinct: std::collections::HashSet<&String> = all.iter().collect();
+    assert_eq!(distinct.len(), 303);
+    assert_eq!(&all[300..], &playtests[..]);
+    // Past the end: an empty page, not an error.
+    let (status, v) = admin(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/jobs?account=anna&offset=100000",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["items"], json!([]), "{v}");
+    assert!(v.get("nextOffset").is_none(), "{v}");
 }
