@@ -70,6 +70,36 @@ pub async fn cancel_job(
     }
 }
 
+/// The reason the callers of a blocked account's cancelled jobs are told.
+pub const BLOCKED_REASON: &str = "the account was blocked";
+
+/// Cancels every job of `account` waiting or running now (as [`cancel_job`] does, each
+/// audited as `job_cancel`): what blocking an account does to its work, so a blocked
+/// account's jobs no longer hold places and workers (they ran to their end, and their results
+/// went to an account nobody may use). Answers the ids cancelled; a job that ends by itself
+/// meanwhile is passed over.
+pub async fn cancel_jobs_of(
+    store: &Store,
+    queue: &Queue,
+    who: &str,
+    account: &str,
+    reason: &str,
+) -> Result<Vec<String>, ToolError> {
+    let mut cancelled = Vec::new();
+    for id in queue.active_ids().await? {
+        match queue.get(&id).await? {
+            Some(r) if r.account == account && !r.state.is_final() => {}
+            _ => continue,
+        }
+        match cancel_job(store, queue, who, &id, reason).await {
+            Ok(_) => cancelled.push(id),
+            Err(e) if matches!(e.code, ErrorCode::Conflict | ErrorCode::NotFound) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(cancelled)
+}
+
 /// Which jobs the job view lists.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct JobFilter {

@@ -415,3 +415,79 @@ async fn an_accounts_listing_pages_through_all_its_jobs_and_finds_old_ones() {
     assert_eq!(v["items"], json!([]), "{v}");
     assert!(v.get("nextOffset").is_none(), "{v}");
 }
+
+/// Blocking an account ends its work waiting and running now (REST), each cancel audited and
+/// its caller told why; another account's job is left alone. Before, a blocked account's
+/// jobs kept their places and workers and ran to their end for an account nobody may use.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocking_an_account_cancels_its_waiting_and_running_jobs() {
+    let (app, queued) = a_queued_simulation().await;
+    horst_operator::create_account(&app.store, "olga", "anna", 1)
+        .await
+        .unwrap();
+    // anna's simulation runs (claimed as a worker would), her playtest waits, bob's waits.
+    let running = app.queue.claim("w-test").await.unwrap().unwrap().record.id;
+    assert_eq!(running, queued);
+    let waiting = admit(
+        &app,
+        JobKind::Playtest,
+        "anna",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    let bobs = admit(
+        &app,
+        JobKind::Simulate,
+        "bob",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    let waiter = {
+        let q = app.queue.clone();
+        let id = waiting.clone();
+        tokio::spawn(async move { q.wait(&id, Duration::from_secs(30)).await })
+    };
+
+    let (status, v) = admin(
+        &app,
+        reqwest::Method::POST,
+        "/api/admin/accounts/anna/block",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let mut ids: Vec<&str> = v["jobsCancelled"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|j| j.as_str().unwrap())
+        .collect();
+    ids.sort();
+    let mut expected = vec![running.as_str(), waiting.as_str()];
+    expected.sort();
+    assert_eq!(ids, expected, "{v}");
+
+    let told = tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("the waiting caller is told at once")
+        .unwrap()
+        .unwrap();
+    assert_eq!(told.state, JobState::Cancelled);
+    let f = told.failure.unwrap();
+    assert!(
+        f.message.contains("the account was blocked"),
+        "{}",
+        f.message
+    );
+    assert_eq!(
+        told.charged_seconds, 0,
+        "a job that never started costs nothing"
+    );
+    let stopped = app.queue.get(&running).await.unwrap().unwrap();
+    assert_eq!(stopped.state, JobState::Cancelled, "{stopped:?}");
+    let bob = app.queue.get(&bobs).await.unwrap().unwrap();
+    assert_eq!(bob.state, JobState::Queued, "{bob:?}");
+    let log = horst_operator::audit_log(&app.store, 0, 10).await.unwrap();
+    let cancels = log.iter().filter(|e| e.action == "job_cancel").count();
+    assert_eq!(cancels, 2, "{log:?}");
+}
