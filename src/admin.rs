@@ -11,6 +11,26 @@ use horst_operator as operator;
 
 use crate::redis_setup;
 
+/// `println!` for the operator's commands, whose output is piped (`| head`, `| jq`): a reader
+/// that closed the pipe early ends the output quietly. `println!` panicked there ("failed
+/// printing to stdout: Broken pipe", with a backtrace, exit 101) after the command had done
+/// its work. Any other error writing stdout is said on stderr.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        print_out(&format!($($arg)*))
+    };
+}
+
+fn print_out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("horst: cannot write the output: {e}");
+        }
+    }
+}
+
 /// Who the audit trail names for a CLI action: `HORST_OPERATOR`, else the login name.
 fn who() -> String {
     std::env::var("HORST_OPERATOR")
@@ -160,7 +180,7 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
         horst_engine::engine_version()
     );
     if no_wait {
-        println!(
+        out!(
             "{}",
             serde_json::json!({ "revisionId": revision, "jobId": job, "state": "queued" })
         );
@@ -188,7 +208,7 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
     }
     match done.check {
         Some(c) => {
-            println!("{c}");
+            out!("{c}");
             if c["passed"] == true {
                 eprintln!(
                     "horst: check passed on engine {}",
@@ -898,10 +918,10 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
             },
             "workers": workers,
         });
-        println!("{value}");
+        out!("{value}");
     } else {
-        println!("redis:    {} (version {})", store.target(), facts.version);
-        println!(
+        out!("redis:    {} (version {})", store.target(), facts.version);
+        out!(
             "          maxmemory-policy {}, AOF {}",
             facts.maxmemory_policy.as_deref().unwrap_or("unknown"),
             match facts.appendonly {
@@ -910,9 +930,9 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
                 None => "unknown",
             }
         );
-        println!("workers:  {} live", workers.len());
+        out!("workers:  {} live", workers.len());
         for w in workers {
-            println!("          {w}");
+            out!("          {w}");
         }
     }
     ExitCode::SUCCESS
@@ -921,7 +941,7 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
 fn report<E: std::fmt::Display>(result: Result<String, E>) -> ExitCode {
     match result {
         Ok(line) => {
-            println!("{line}");
+            out!("{line}");
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -1028,7 +1048,7 @@ async fn key(store: &horst_store::Store, cmd: KeyCommand) -> ExitCode {
                         "key {} for {account} (shown once; stored only as a hash):",
                         created.prefix
                     );
-                    println!("{}", created.key);
+                    out!("{}", created.key);
                     ExitCode::SUCCESS
                 }
                 Err(e) => report::<Failure>(Err(Failure(e))),
@@ -1070,7 +1090,7 @@ async fn token(app: &App, cmd: TokenCommand) -> ExitCode {
                         if house { "the house identity" } else { "agent" },
                         scopes.join(",")
                     );
-                    println!("{token}");
+                    out!("{token}");
                     ExitCode::SUCCESS
                 }
                 Err(e) => report::<Failure>(Err(Failure(e))),
@@ -1167,7 +1187,7 @@ async fn admin_token(store: &horst_store::Store, cmd: AdminTokenCommand) -> Exit
                         "horst: admin token {} created (shown once; stored only as a hash); the others stay active until retired:",
                         info.id
                     );
-                    println!("{token}");
+                    out!("{token}");
                     ExitCode::SUCCESS
                 }
                 Err(e) => report::<Failure>(Err(Failure(e))),

@@ -494,3 +494,38 @@ async fn blocking_an_account_cancels_its_waiting_and_running_jobs() {
     let cancels = log.iter().filter(|e| e.action == "job_cancel").count();
     assert_eq!(cancels, 2, "{log:?}");
 }
+
+/// `horst admin job list | head -1` with more lines than the reader takes: the command ends
+/// quietly (exit 0). It panicked ("failed printing to stdout: Broken pipe", a backtrace,
+/// exit 101) once the reader had closed the pipe.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_listing_into_a_closed_pipe_ends_quietly() {
+    let (app, _job) = a_queued_simulation().await;
+    let url = app.redis().url();
+    let (status, stderr) = tokio::task::spawn_blocking(move || {
+        use std::process::{Command, Stdio};
+        let dir = tempfile::tempdir().unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_horst"));
+        for (k, _) in std::env::vars() {
+            if k.starts_with("HORST_") {
+                cmd.env_remove(k);
+            }
+        }
+        let mut child = cmd
+            .args(["admin", "job", "list", "--redis", &url])
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader is gone before the command writes.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        (out.status, String::from_utf8_lossy(&out.stderr).to_string())
+    })
+    .await
+    .unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(status.success(), "{status:?}: {stderr}");
+}
