@@ -85,12 +85,18 @@ pub async fn cancel_jobs_of(
     account: &str,
     reason: &str,
 ) -> Result<Vec<String>, ToolError> {
-    let mut cancelled = Vec::new();
+    let mut jobs = Vec::new();
     for id in queue.active_ids().await? {
         match queue.get(&id).await? {
-            Some(r) if r.account == account && !r.state.is_final() => {}
-            _ => continue,
+            Some(r) if r.account == account && !r.state.is_final() => jobs.push(r),
+            _ => {}
         }
+    }
+    // The waiting ones first: a stop frees its slot, which takes the next waiting job at once,
+    // and one of these taken so would be stopped running, charged, instead of dropped.
+    jobs.sort_by_key(|r| r.state != JobState::Queued);
+    let mut cancelled = Vec::new();
+    for id in jobs.into_iter().map(|r| r.id) {
         match cancel_job(store, queue, who, &id, reason).await {
             Ok(_) => cancelled.push(id),
             Err(e) if matches!(e.code, ErrorCode::Conflict | ErrorCode::NotFound) => {}

@@ -422,22 +422,44 @@ async fn an_accounts_listing_pages_through_all_its_jobs_and_finds_old_ones() {
 /// Blocking an account ends its work waiting and running now (REST), each cancel audited and
 /// its caller told why; another account's job is left alone. Before, a blocked account's
 /// jobs kept their places and workers and ran to their end for an account nobody may use.
+/// Its waiting job is dropped before its running one is stopped: the other way round, the
+/// slot the stop freed took the waiting job at once, and it was stopped running, charged.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blocking_an_account_cancels_its_waiting_and_running_jobs() {
-    let (app, queued) = a_queued_simulation().await;
+    let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
     horst_operator::create_account(&app.store, "olga", "anna", 1)
         .await
         .unwrap();
-    // anna's simulation runs (claimed as a worker would), her playtest waits, bob's waits.
-    let running = app.queue.claim("w-test").await.unwrap().unwrap().record.id;
-    assert_eq!(running, queued);
-    let waiting = admit(
-        &app,
-        JobKind::Playtest,
-        "anna",
-        crate::harness::LEVEL_MAP.into(),
+    let _worker = start_worker(&app);
+    let undecided = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/levels/undecided.map"),
     )
-    .await;
+    .unwrap();
+    let playtest = |key: &str| JobSpec {
+        kind: JobKind::Playtest,
+        account: "anna".into(),
+        trust: 1,
+        idempotency_key: key.into(),
+        input: horst_queue::JobInput {
+            map: undecided.clone(),
+            ..Default::default()
+        },
+    };
+    // anna's first playtest runs on the only general slot, her second waits for it.
+    let running = match app.queue.admit(playtest("first")).await.unwrap() {
+        Admission::New(job) => job.id,
+        other => panic!("{other:?}"),
+    };
+    let until = Instant::now() + Duration::from_secs(30);
+    while app.queue.get(&running).await.unwrap().unwrap().state != JobState::Running {
+        assert!(Instant::now() < until, "the first playtest never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let waiting = match app.queue.admit(playtest("second")).await.unwrap() {
+        Admission::New(job) => job.id,
+        other => panic!("{other:?}"),
+    };
+    // bob's simulation is his own (it runs on the referee slot).
     let bobs = admit(
         &app,
         JobKind::Simulate,
@@ -482,17 +504,33 @@ async fn blocking_an_account_cancels_its_waiting_and_running_jobs() {
         "{}",
         f.message
     );
+    assert!(told.started_at_ms.is_none(), "it never started: {f:?}");
     assert_eq!(
         told.charged_seconds, 0,
         "a job that never started costs nothing"
     );
     let stopped = app.queue.get(&running).await.unwrap().unwrap();
     assert_eq!(stopped.state, JobState::Cancelled, "{stopped:?}");
+    assert_eq!(stopped.charged_seconds, 20, "started work stays charged");
     let bob = app.queue.get(&bobs).await.unwrap().unwrap();
-    assert_eq!(bob.state, JobState::Queued, "{bob:?}");
+    assert_ne!(bob.state, JobState::Cancelled, "{bob:?}");
+    // The waiting job was dropped first, then the running one stopped (newest first here).
     let log = horst_operator::audit_log(&app.store, 0, 10).await.unwrap();
-    let cancels = log.iter().filter(|e| e.action == "job_cancel").count();
-    assert_eq!(cancels, 2, "{log:?}");
+    let cancels: Vec<(&str, &str)> = log
+        .iter()
+        .filter(|e| e.action == "job_cancel")
+        .map(|e| {
+            (
+                e.target.as_str(),
+                e.detail["was"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        cancels,
+        [(running.as_str(), "running"), (waiting.as_str(), "queued")],
+        "{log:?}"
+    );
 }
 
 /// `horst admin job list | head -1` with more lines than the reader takes: the command ends
