@@ -567,3 +567,117 @@ async fn an_admin_listing_into_a_closed_pipe_ends_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(status.success(), "{status:?}: {stderr}");
 }
+
+/// The admin page's job view, signed in with the admin token: one account's jobs come 100 a
+/// page with Next and Previous, and a cancelled job's row says why (the operator's reason)
+/// and what it was charged. Before, the page showed an account's newest 100 jobs only, and a
+/// failed job's code without its message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_pages_job_view_pages_and_says_why_a_job_ended() {
+    let app = spawn_app_with(|c| {
+        c.gateway.admin_token = ADMIN_TOKEN.into();
+        c.server.web_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web").into();
+    })
+    .await;
+    for n in 0..120 {
+        let job = match app
+            .queue
+            .admit(JobSpec {
+                kind: JobKind::Simulate,
+                account: "anna".into(),
+                trust: 1,
+                idempotency_key: format!("k{n}"),
+                input: horst_queue::JobInput {
+                    map: crate::harness::LEVEL_MAP.into(),
+                    ..Default::default()
+                },
+            })
+            .await
+            .unwrap()
+        {
+            Admission::New(job) => job.id,
+            other => panic!("{other:?}"),
+        };
+        app.queue
+            .cancel(&job, &format!("reason {n}"))
+            .await
+            .unwrap();
+    }
+    let long = Duration::from_secs(60);
+    let browser = crate::browser::launch().await;
+    let tab = crate::browser::Tab::open(&browser, &app.url("/admin/")).await;
+    tab.wait_for(
+        "!document.getElementById('signed-out').hidden",
+        "the sign-in forms",
+        long,
+    )
+    .await;
+    tab.eval(&format!(
+        "document.getElementById('tok-name').value = 'olga'; \
+         document.getElementById('tok-token').value = '{ADMIN_TOKEN}'; \
+         document.getElementById('token-form').requestSubmit()"
+    ))
+    .await;
+    tab.wait_for(
+        "document.body.dataset.section === 'overview'",
+        "the overview",
+        long,
+    )
+    .await;
+    tab.eval("location.hash = '#jobs'").await;
+    tab.wait_for(
+        "!!document.querySelector('form.filters')",
+        "the job view",
+        long,
+    )
+    .await;
+    tab.eval(
+        "document.querySelector('form.filters input[name=account]').value = 'anna'; \
+         document.querySelector('form.filters').requestSubmit()",
+    )
+    .await;
+    let rows = "document.querySelectorAll('#view tbody tr').length";
+    let view = "document.getElementById('view').textContent";
+    tab.wait_for(
+        &format!("{rows} === 100 && {view}.includes('reason 119')"),
+        "anna's newest 100 jobs",
+        long,
+    )
+    .await;
+    // (Jobs admitted in the same millisecond are listed in either order.)
+    let first = tab
+        .eval(
+            "[...document.querySelectorAll('#view tbody tr')].map((r) => r.textContent) \
+             .find((t) => t.includes('reason 119:') || t.includes('reason 119;'))",
+        )
+        .await;
+    let first = first.as_str().unwrap_or_default();
+    assert!(
+        first.contains("cancelled by the operator: reason 119"),
+        "{first}"
+    );
+    assert!(first.contains("0 s"), "its charge: {first}");
+    assert!(first.contains("referee lane"), "{first}");
+    // Next: the 20 older ones; Previous: back to the newest.
+    tab.eval("document.querySelector('.pager button:last-child').click()")
+        .await;
+    tab.wait_for(
+        &format!("{rows} === 20 && {view}.includes('reason 0')"),
+        "the older 20",
+        long,
+    )
+    .await;
+    tab.eval("document.querySelector('.pager button:first-child').click()")
+        .await;
+    tab.wait_for(
+        &format!("{rows} === 100 && {view}.includes('reason 119')"),
+        "the newest 100 again",
+        long,
+    )
+    .await;
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}
