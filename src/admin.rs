@@ -11,6 +11,26 @@ use horst_operator as operator;
 
 use crate::redis_setup;
 
+/// `println!` for the operator's commands, whose output is piped (`| head`, `| jq`): a reader
+/// that closed the pipe early ends the output quietly. `println!` panicked there ("failed
+/// printing to stdout: Broken pipe", with a backtrace, exit 101) after the command had done
+/// its work. Any other error writing stdout is said on stderr.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        print_out(&format!($($arg)*))
+    };
+}
+
+fn print_out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("horst: cannot write the output: {e}");
+        }
+    }
+}
+
 /// Who the audit trail names for a CLI action: `HORST_OPERATOR`, else the login name.
 fn who() -> String {
     std::env::var("HORST_OPERATOR")
@@ -120,6 +140,7 @@ async fn job(app: &App, cmd: JobCommand) -> ExitCode {
                 state,
                 kind,
                 account,
+                offset,
                 limit,
             } => {
                 let filter = job_control::JobFilter {
@@ -127,9 +148,14 @@ async fn job(app: &App, cmd: JobCommand) -> ExitCode {
                     kind,
                     account,
                 };
-                job_control::list_jobs(queue, &filter, limit)
+                job_control::list_jobs(queue, &filter, offset, limit)
                     .await
-                    .map(|rows| json_lines(&rows))
+                    .map(|page| {
+                        if let Some(next) = page.next_offset {
+                            eprintln!("horst: more jobs; next page: --offset {next}");
+                        }
+                        json_lines(&page.items)
+                    })
             }
             JobCommand::Show { id } => job_control::show_job(queue, &id)
                 .await
@@ -181,7 +207,7 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
         horst_engine::engine_version()
     );
     if no_wait {
-        println!(
+        out!(
             "{}",
             serde_json::json!({ "revisionId": revision, "jobId": job, "state": "queued" })
         );
@@ -209,7 +235,7 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
     }
     match done.check {
         Some(c) => {
-            println!("{c}");
+            out!("{c}");
             if c["passed"] == true {
                 eprintln!(
                     "horst: check passed on engine {}",
@@ -469,6 +495,11 @@ pub enum JobCommand {
         kind: Option<String>,
         #[arg(long, value_parser = account_arg)]
         account: Option<String>,
+        /// Where the page starts: 0, or what the last page printed ("next page: --offset N"
+        /// on stderr).
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        /// 1-500.
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
@@ -981,10 +1012,10 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
             },
             "workers": workers,
         });
-        println!("{value}");
+        out!("{value}");
     } else {
-        println!("redis:    {} (version {})", store.target(), facts.version);
-        println!(
+        out!("redis:    {} (version {})", store.target(), facts.version);
+        out!(
             "          maxmemory-policy {}, AOF {}",
             facts.maxmemory_policy.as_deref().unwrap_or("unknown"),
             match facts.appendonly {
@@ -993,9 +1024,9 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
                 None => "unknown",
             }
         );
-        println!("workers:  {} live", workers.len());
+        out!("workers:  {} live", workers.len());
         for w in workers {
-            println!("          {w}");
+            out!("          {w}");
         }
     }
     ExitCode::SUCCESS
@@ -1004,7 +1035,7 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
 fn report<E: std::fmt::Display>(result: Result<String, E>) -> ExitCode {
     match result {
         Ok(line) => {
-            println!("{line}");
+            out!("{line}");
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -1048,9 +1079,22 @@ async fn account(app: &App, cmd: AccountCommand) -> ExitCode {
                     .map(|_| format!("account {name}: trust {trust}"))
             }
             AccountCommand::Block { name } => {
-                operator::set_blocked(store, auth, &who(), &name, true)
+                match operator::set_blocked(store, auth, &who(), &name, true).await {
+                    // Its work waiting and running now ends with it, as over REST.
+                    Ok(()) => operator::jobs::cancel_jobs_of(
+                        store,
+                        app.queue(),
+                        &who(),
+                        &name,
+                        operator::jobs::BLOCKED_REASON,
+                    )
                     .await
-                    .map(|_| format!("account {name} blocked; its sessions ended"))
+                    .map(|ids| match ids.len() {
+                        0 => format!("account {name} blocked; its sessions ended; it had no jobs waiting or running"),
+                        n => format!("account {name} blocked; its sessions ended; its {n} job(s) waiting or running cancelled: {}", ids.join(" ")),
+                    }),
+                    Err(e) => Err(e),
+                }
             }
             AccountCommand::Unblock { name } => {
                 operator::set_blocked(store, auth, &who(), &name, false)
@@ -1098,7 +1142,7 @@ async fn key(store: &horst_store::Store, cmd: KeyCommand) -> ExitCode {
                         "key {} for {account} (shown once; stored only as a hash):",
                         created.prefix
                     );
-                    println!("{}", created.key);
+                    out!("{}", created.key);
                     ExitCode::SUCCESS
                 }
                 Err(e) => report::<Failure>(Err(Failure(e))),
@@ -1140,7 +1184,7 @@ async fn token(app: &App, cmd: TokenCommand) -> ExitCode {
                         if house { "the house identity" } else { "agent" },
                         scopes.join(",")
                     );
-                    println!("{token}");
+                    out!("{token}");
                     ExitCode::SUCCESS
                 }
                 Err(e) => report::<Failure>(Err(Failure(e))),
@@ -1237,7 +1281,7 @@ async fn admin_token(store: &horst_store::Store, cmd: AdminTokenCommand) -> Exit
                         "horst: admin token {} created (shown once; stored only as a hash); the others stay active until retired:",
                         info.id
                     );
-                    println!("{token}");
+                    out!("{token}");
                     ExitCode::SUCCESS
                 }
                 Err(e) => report::<Failure>(Err(Failure(e))),

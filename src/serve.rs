@@ -184,6 +184,7 @@ async fn run_async(
     if let Some(child) = child {
         app.spawn(worker_child::supervise(
             child,
+            app.queue().clone(),
             app.metrics().clone(),
             shutdown.flag(),
         ));

@@ -99,7 +99,12 @@ impl WorkerChild {
 
 /// Runs the worker child until `shutdown`, starting it again whenever it ends otherwise;
 /// at shutdown it gets SIGTERM and finishes its running jobs first.
-pub async fn supervise(child: WorkerChild, metrics: Metrics, mut shutdown: watch::Receiver<bool>) {
+pub async fn supervise(
+    child: WorkerChild,
+    queue: horst_queue::Queue,
+    metrics: Metrics,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let mut pause = FIRST_PAUSE;
     let mut generation: u64 = 0;
     loop {
@@ -133,13 +138,41 @@ pub async fn supervise(child: WorkerChild, metrics: Metrics, mut shutdown: watch
         let scrape = tokio::spawn(scrape_metrics(metrics_url, metrics.clone()));
         let ended = run_one(&mut process, pid, &child, &mut shutdown).await;
         scrape.abort();
-        match ended {
+        let cause = match ended {
             Ended::Stopped => return,
             Ended::Exited(status) => {
                 tracing::error!(pid, %status, "the worker process ended; its running job ends `cancelled` (not re-run); starting it again");
+                format!(
+                    "the worker process running this job ended ({status}) before the job finished"
+                )
             }
             Ended::OverMemory(rss_mib) => {
                 tracing::error!(pid, rss_mib, limit_mib = child.memory_limit_mib, "the worker process used more memory than worker.memory_limit_mib and was killed; its running job ends `cancelled` (not re-run); starting it again");
+                format!(
+                    "the worker process running this job used more memory than the server allows ({rss_mib} MiB, over worker.memory_limit_mib {} MiB) and was stopped; a smaller or simpler level (fewer crumbling ledges, enemies and platforms) needs less",
+                    child.memory_limit_mib
+                )
+            }
+        };
+        // Its running jobs end now, with the cause, not a lease later as "its lease expired".
+        if pid != 0 {
+            let failure = horst_queue::Failure::new(
+                horst_queue::FailureCode::Cancelled,
+                format!("{cause}; the job was not re-run and stays charged; call again with a new idempotencyKey"),
+            );
+            match queue
+                .fail_running_of(&horst_worker::process_prefix(pid), &failure)
+                .await
+            {
+                Ok(ids) => {
+                    for id in ids {
+                        tracing::warn!(job = %id, pid, "the dead worker process's job failed (cancelled), not re-run");
+                    }
+                }
+                // The reaper ends them a lease later.
+                Err(e) => {
+                    tracing::warn!(pid, error = %e, "cannot end the dead worker process's jobs now; they are reaped when their leases expire")
+                }
             }
         }
         if started.elapsed() >= STABLE_AFTER {

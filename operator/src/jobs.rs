@@ -70,6 +70,42 @@ pub async fn cancel_job(
     }
 }
 
+/// The reason the callers of a blocked account's cancelled jobs are told.
+pub const BLOCKED_REASON: &str = "the account was blocked";
+
+/// Cancels every job of `account` waiting or running now (as [`cancel_job`] does, each
+/// audited as `job_cancel`): what blocking an account does to its work, so a blocked
+/// account's jobs no longer hold places and workers (they ran to their end, and their results
+/// went to an account nobody may use). Answers the ids cancelled; a job that ends by itself
+/// meanwhile is passed over.
+pub async fn cancel_jobs_of(
+    store: &Store,
+    queue: &Queue,
+    who: &str,
+    account: &str,
+    reason: &str,
+) -> Result<Vec<String>, ToolError> {
+    let mut jobs = Vec::new();
+    for id in queue.active_ids().await? {
+        match queue.get(&id).await? {
+            Some(r) if r.account == account && !r.state.is_final() => jobs.push(r),
+            _ => {}
+        }
+    }
+    // The waiting ones first: a stop frees its slot, which takes the next waiting job at once,
+    // and one of these taken so would be stopped running, charged, instead of dropped.
+    jobs.sort_by_key(|r| r.state != JobState::Queued);
+    let mut cancelled = Vec::new();
+    for id in jobs.into_iter().map(|r| r.id) {
+        match cancel_job(store, queue, who, &id, reason).await {
+            Ok(_) => cancelled.push(id),
+            Err(e) if matches!(e.code, ErrorCode::Conflict | ErrorCode::NotFound) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(cancelled)
+}
+
 /// Which jobs the job view lists.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct JobFilter {
@@ -88,7 +124,11 @@ pub struct JobFilter {
 pub struct JobRow {
     pub id: String,
     pub kind: JobKind,
+    /// The lane it waits in: `planner` (playtests) or `referee` (the others).
+    pub lane: Lane,
     pub account: String,
+    /// The account's trust tier when it was admitted.
+    pub trust: u8,
     pub state: JobState,
     pub admitted_at_ms: u64,
     pub started_at_ms: Option<u64>,
@@ -116,7 +156,9 @@ impl JobRow {
         JobRow {
             id: r.id.clone(),
             kind: r.kind,
+            lane: Lane::of(r.kind),
             account: r.account.clone(),
+            trust: r.trust,
             state: r.state,
             admitted_at_ms: r.created_at_ms,
             started_at_ms: r.started_at_ms,
@@ -145,12 +187,32 @@ pub struct LaneDepth {
 /// The most jobs one listing shows.
 pub const LIST_MAX: usize = 500;
 
-/// The jobs the filter selects, newest first, at most `limit` (1 to [`LIST_MAX`]).
+/// The most of an account's job records one listing reads to fill its page: with a state or
+/// kind filter that few of them match, the page comes back short, with `next_offset` where
+/// to go on (an account keeps `queue.job_retention_hours` of jobs: thousands).
+pub const SCAN_MAX: usize = 2000;
+
+/// One page of the job view.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobPage {
+    pub items: Vec<JobRow>,
+    /// Where the next page starts (`offset=`, `--offset`); absent on the last page. With an
+    /// account it is a position in that account's jobs, newest first (jobs admitted in the
+    /// meantime move the older ones down: a row may show again on the next page, none is
+    /// skipped); without one, in the jobs waiting and running now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+}
+
+/// The jobs the filter selects, newest first: at most `limit` (1 to [`LIST_MAX`]) from
+/// `offset` on (a `next_offset` of an earlier page).
 pub async fn list_jobs(
     queue: &Queue,
     filter: &JobFilter,
+    offset: usize,
     limit: usize,
-) -> Result<Vec<JobRow>, ToolError> {
+) -> Result<JobPage, ToolError> {
     // The CLI's --limit came here unclamped: 0 listed nothing, and a huge one overflowed
     // the read's size below.
     let limit = limit.clamp(1, LIST_MAX);
@@ -175,28 +237,59 @@ pub async fn list_jobs(
             ))
         })?),
     };
-    let records = match account {
-        Some(account) => queue.list(account, 0, limit * 4).await?.0,
-        None => {
-            let mut out = Vec::new();
-            for id in queue.active_ids().await? {
-                if let Some(r) = queue.get(&id).await? {
-                    out.push(r);
+    let selected =
+        |r: &JobRecord| state.is_none_or(|s| r.state == s) && kind.is_none_or(|k| r.kind == k);
+    let now = queue.now_ms().await?;
+    let Some(account) = account else {
+        let mut rows = Vec::new();
+        for id in queue.active_ids().await? {
+            if let Some(r) = queue.get(&id).await? {
+                if selected(&r) {
+                    rows.push(JobRow::new(&r, now));
                 }
             }
-            out
         }
+        rows.sort_by_key(|r| std::cmp::Reverse(r.admitted_at_ms));
+        let total = rows.len();
+        let items: Vec<JobRow> = rows.into_iter().skip(offset).take(limit).collect();
+        let next = offset.saturating_add(items.len());
+        return Ok(JobPage {
+            next_offset: (next < total && !items.is_empty()).then_some(next),
+            items,
+        });
     };
-    let now = queue.now_ms().await?;
-    let mut rows: Vec<JobRow> = records
-        .iter()
-        .filter(|r| state.is_none_or(|s| r.state == s))
-        .filter(|r| kind.is_none_or(|k| r.kind == k))
-        .map(|r| JobRow::new(r, now))
-        .collect();
-    rows.sort_by_key(|r| std::cmp::Reverse(r.admitted_at_ms));
-    rows.truncate(limit);
-    Ok(rows)
+    // An account's jobs: its index (newest first) is read in chunks from `offset` until the
+    // page is full, the index ends, or SCAN_MAX records were read. Before, only the newest
+    // 4 x limit were read and there was no offset: an account's older failures were out of
+    // reach.
+    const CHUNK: usize = 100;
+    let mut at = offset.min(1 << 40);
+    let mut scanned = 0;
+    let mut items = Vec::new();
+    loop {
+        let (ids, total) = queue.job_ids_of(account, at, CHUNK).await?;
+        for id in &ids {
+            at += 1;
+            scanned += 1;
+            if let Some(r) = queue.get(id).await? {
+                if selected(&r) {
+                    items.push(JobRow::new(&r, now));
+                }
+            }
+            if items.len() == limit || scanned == SCAN_MAX {
+                return Ok(JobPage {
+                    items,
+                    next_offset: (at < total).then_some(at),
+                });
+            }
+        }
+        if ids.len() < CHUNK || at >= total {
+            return Ok(JobPage {
+                items,
+                next_offset: None,
+            });
+        }
+    }
 }
 
 /// What one account used today (UTC, on the server's clock): its jobs admitted today by

@@ -1,5 +1,7 @@
 --[[
-  STOP: an operator cancels a running job. It ends `cancelled` with the operator's reason
+  STOP: an operator cancels a running job (or `horst up` ends the job of its worker process
+  that died or was killed over its memory limit: ARGV[6] `failed`, at once rather than a lease
+  later, with the cause). It ends `cancelled` with the operator's reason
   now, keeps its charge (started work stays charged), and its waiters are woken at once; its
   worker hears the same wake-up and stops the run within 100 ms; the worker's completion is
   refused afterwards (the job is no longer running). Its slot counts as free for admission at
@@ -15,6 +17,7 @@
     ARGV[3] job ttl, s
     ARGV[4] the completion channel (done:<job_id>)
     ARGV[5] the job's day (KEYS[3] is its budget)
+    ARGV[6] the final state: `cancelled` (an operator's stop) or `failed` (its worker died)
 
   Output:
     1  stopped
@@ -27,9 +30,13 @@ local f = redis.call('HMGET', jk, 'state', 'day')
 if f[1] ~= 'running' then return 0 end
 if f[2] ~= ARGV[5] then return redis.error_reply('stop: KEYS[3] is not the budget of the job\'s day') end
 local now = now_ms()
-redis.call('HSET', jk, 'state', 'cancelled', 'finished', now, 'failure', ARGV[2])
-count_done(jk, KEYS[3], 'cancelled')
+local state = ARGV[6]
+if state ~= 'cancelled' and state ~= 'failed' then
+  return redis.error_reply('stop: the final state must be cancelled or failed')
+end
+redis.call('HSET', jk, 'state', state, 'finished', now, 'failure', ARGV[2])
+count_done(jk, KEYS[3], state)
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('EXPIRE', jk, tonumber(ARGV[3]))
-redis.call('PUBLISH', ARGV[4], 'cancelled')
+redis.call('PUBLISH', ARGV[4], state)
 return 1

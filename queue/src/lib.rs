@@ -1112,6 +1112,31 @@ impl Queue {
             .await
     }
 
+    /// Ids in an account's index of jobs (`jobs:<account>`), newest first, from position
+    /// `offset`, at most `count`; and how many the index holds. An id may name a record that
+    /// expired since ([`Queue::get`] answers `None`).
+    pub async fn job_ids_of(
+        &self,
+        account: &str,
+        offset: usize,
+        count: usize,
+    ) -> Result<(Vec<String>, usize), QueueError> {
+        if count == 0 {
+            return Ok((Vec::new(), 0));
+        }
+        let key = keys::jobs_of(&self.store, account);
+        let (ids, total): (Vec<String>, usize) = redis::pipe()
+            .cmd("ZREVRANGE")
+            .arg(&key)
+            .arg(offset)
+            .arg(offset.saturating_add(count - 1))
+            .cmd("ZCARD")
+            .arg(&key)
+            .query_async(&mut self.store.conn())
+            .await?;
+        Ok((ids, total))
+    }
+
     /// An account's jobs, newest first; the offset of the next page if there is one.
     pub async fn list(
         &self,
@@ -1280,20 +1305,8 @@ impl Queue {
                         "{message}; it was stopped while running and stays charged ({} s)",
                         record.charged_seconds
                     );
-                    let failure = serde_json::to_string(&Failure::new(FailureCode::Cancelled, msg))
-                        .map_err(|e| QueueError::Store(e.to_string()))?;
-                    let day = self.job_names(id).await?.day;
-                    let mut stop = scripts::STOP.call(&self.store);
-                    self.ending_keys(&mut stop, id, &day);
-                    let stopped: Applied = stop
-                        .arg(id)
-                        .arg(failure)
-                        .arg(self.settings.job_ttl_seconds())
-                        .arg(self.done_channel(id))
-                        .arg(&day)
-                        .run()
-                        .await?;
-                    if stopped == Applied::Done {
+                    let failure = Failure::new(FailureCode::Cancelled, msg);
+                    if self.stop(id, &failure, JobState::Cancelled).await? {
                         return Ok(CancelOutcome::Stopped);
                     }
                 }
@@ -1304,6 +1317,61 @@ impl Queue {
         Err(QueueError::Store(format!(
             "job {id} kept changing state; try the cancel again"
         )))
+    }
+
+    /// Ends running job `id` now with `failure` in `state` (`Cancelled` or `Failed`), its
+    /// charge kept and its waiters and worker woken (`stop.lua`). False if it is not running.
+    async fn stop(&self, id: &str, failure: &Failure, state: JobState) -> Result<bool, QueueError> {
+        let failure =
+            serde_json::to_string(failure).map_err(|e| QueueError::Store(e.to_string()))?;
+        let day = self.job_names(id).await?.day;
+        let mut stop = scripts::STOP.call(&self.store);
+        self.ending_keys(&mut stop, id, &day);
+        let stopped: Applied = stop
+            .arg(id)
+            .arg(failure)
+            .arg(self.settings.job_ttl_seconds())
+            .arg(self.done_channel(id))
+            .arg(&day)
+            .arg(state.as_str())
+            .run()
+            .await?;
+        Ok(stopped == Applied::Done)
+    }
+
+    /// Fails the running jobs of a worker process that is gone (`horst up`'s child, which
+    /// died or was killed over its memory limit): those whose slot's name starts with
+    /// `worker_prefix` (`<host>-<pid>-`, as `horst_worker::WorkerIdentity` names them). Each ends
+    /// `failed` with `failure` at once, its charge kept and its caller told, instead of a
+    /// lease later with "its lease expired". Answers their ids.
+    pub async fn fail_running_of(
+        &self,
+        worker_prefix: &str,
+        failure: &Failure,
+    ) -> Result<Vec<String>, QueueError> {
+        let ids: Vec<String> = redis::cmd("ZRANGE")
+            .arg(keys::running(&self.store))
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut self.store.conn())
+            .await?;
+        let mut failed = Vec::new();
+        for id in ids {
+            let Some(r) = self.get(&id).await? else {
+                continue;
+            };
+            let theirs = r
+                .worker
+                .as_deref()
+                .is_some_and(|w| w.starts_with(worker_prefix));
+            if r.state == JobState::Running
+                && theirs
+                && self.stop(&id, failure, JobState::Failed).await?
+            {
+                failed.push(id);
+            }
+        }
+        Ok(failed)
     }
 
     /// A guard for a blocking call: if the caller goes away (the handler's future is

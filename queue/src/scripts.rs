@@ -66,7 +66,7 @@ pub(crate) static DETACH: Script<Applied> =
     queue_script(lua!("lua/detach.lua"), 1, 1, Writes::Durable).allowing_oom();
 /// `stop.lua`.
 pub(crate) static STOP: Script<Applied> =
-    queue_script(lua!("lua/stop.lua"), 3, 5, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/stop.lua"), 3, 6, Writes::Durable).allowing_oom();
 /// `progress.lua`.
 pub(crate) static PROGRESS: Script<Applied> =
     queue_script(lua!("lua/progress.lua"), 1, 2, Writes::PrimaryOnly).allowing_oom();

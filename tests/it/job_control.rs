@@ -53,7 +53,7 @@ async fn admit(app: &TestApp, kind: JobKind, account: &str, map: String) -> Stri
             kind,
             account: account.into(),
             trust: 1,
-            idempotency_key: format!("{account}-k"),
+            idempotency_key: format!("{account}-{}-k", kind.as_str()),
             input: horst_queue::JobInput {
                 map,
                 ..Default::default()
@@ -105,6 +105,9 @@ async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is
     .await;
     assert_eq!(status, 200, "{shown}");
     assert_eq!(shown["state"], "running");
+    // Its lane and the account's trust tier are shown with it.
+    assert_eq!(shown["lane"], "planner", "{shown}");
+    assert_eq!(shown["trust"], 1, "{shown}");
     assert!(
         shown["progress"]["statesExplored"].as_u64().unwrap() > 0,
         "{shown}"
@@ -300,10 +303,381 @@ async fn a_listing_of_finished_jobs_asks_for_the_account_and_limits_are_clamped(
         account: Some("anna".into()),
     };
     for limit in [0, usize::MAX] {
-        let rows = horst_operator::jobs::list_jobs(&app.queue, &filter, limit)
+        let rows = horst_operator::jobs::list_jobs(&app.queue, &filter, 0, limit)
             .await
-            .unwrap();
+            .unwrap()
+            .items;
         assert_eq!(rows.len(), 1, "limit {limit}");
         assert_eq!(rows[0].id, job);
     }
+}
+
+/// An account with hundreds of jobs: its listing pages through all of them with `offset`
+/// and `nextOffset` (REST), and a filter that matches only old jobs finds them. Before, only
+/// the account's newest 4 x limit jobs were read, there was no offset (`offset=` was refused
+/// as an unknown field), and its older failures were out of reach of the job view.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_accounts_listing_pages_through_all_its_jobs_and_finds_old_ones() {
+    let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
+    // 3 playtests first (the oldest), then 300 simulations; each dropped by the operator
+    // before the next (one waiting job per account), so no worker is needed.
+    let mut playtests = Vec::new();
+    for n in 0..303 {
+        let kind = if n < 3 {
+            JobKind::Playtest
+        } else {
+            JobKind::Simulate
+        };
+        let job = match app
+            .queue
+            .admit(JobSpec {
+                kind,
+                account: "anna".into(),
+                trust: 2,
+                idempotency_key: format!("k{n}"),
+                input: horst_queue::JobInput {
+                    map: crate::harness::LEVEL_MAP.into(),
+                    ..Default::default()
+                },
+            })
+            .await
+            .unwrap()
+        {
+            Admission::New(job) => job.id,
+            other => panic!("{other:?}"),
+        };
+        app.queue.cancel(&job, "test").await.unwrap();
+        if n < 3 {
+            playtests.push(job);
+        }
+    }
+
+    // The old playtests, two to a page.
+    let mut found = Vec::new();
+    let mut offset = 0;
+    for _ in 0..10 {
+        let (status, v) = admin(
+            &app,
+            reqwest::Method::GET,
+            &format!("/api/admin/jobs?account=anna&kind=playtest&limit=2&offset={offset}"),
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{v}");
+        found.extend(
+            v["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|j| j["id"].as_str().unwrap().to_string()),
+        );
+        match v["nextOffset"].as_u64() {
+            Some(next) => offset = next,
+            None => break,
+        }
+    }
+    // (Jobs admitted in the same millisecond are listed in either order.)
+    found.sort();
+    let mut expected = playtests.clone();
+    expected.sort();
+    assert_eq!(found, expected);
+
+    // Unfiltered, 100 a page: every job once, newest first, and the last page says so.
+    let mut all = Vec::new();
+    let mut offset = 0;
+    loop {
+        let (status, v) = admin(
+            &app,
+            reqwest::Method::GET,
+            &format!("/api/admin/jobs?account=anna&limit=100&offset={offset}"),
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{v}");
+        let items = v["items"].as_array().unwrap();
+        all.extend(items.iter().map(|j| j["id"].as_str().unwrap().to_string()));
+        match v["nextOffset"].as_u64() {
+            Some(next) => offset = next as usize,
+            None => break,
+        }
+        assert!(all.len() <= 303, "the listing does not end");
+    }
+    assert_eq!(all.len(), 303);
+    let distinct: std::collections::HashSet<&String> = all.iter().collect();
+    assert_eq!(distinct.len(), 303);
+    assert!(playtests.iter().all(|p| all.contains(p)), "{playtests:?}");
+    // Past the end: an empty page, not an error.
+    let (status, v) = admin(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/jobs?account=anna&offset=100000",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["items"], json!([]), "{v}");
+    assert!(v.get("nextOffset").is_none(), "{v}");
+}
+
+/// Blocking an account ends its work waiting and running now (REST), each cancel audited and
+/// its caller told why; another account's job is left alone. Before, a blocked account's
+/// jobs kept their places and workers and ran to their end for an account nobody may use.
+/// Its waiting job is dropped before its running one is stopped: the other way round, the
+/// slot the stop freed took the waiting job at once, and it was stopped running, charged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocking_an_account_cancels_its_waiting_and_running_jobs() {
+    let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
+    horst_operator::create_account(&app.store, "olga", "anna", 1)
+        .await
+        .unwrap();
+    let _worker = start_worker(&app);
+    let undecided = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/levels/undecided.map"),
+    )
+    .unwrap();
+    let playtest = |key: &str| JobSpec {
+        kind: JobKind::Playtest,
+        account: "anna".into(),
+        trust: 1,
+        idempotency_key: key.into(),
+        input: horst_queue::JobInput {
+            map: undecided.clone(),
+            ..Default::default()
+        },
+    };
+    // anna's first playtest runs on the only general slot, her second waits for it.
+    let running = match app.queue.admit(playtest("first")).await.unwrap() {
+        Admission::New(job) => job.id,
+        other => panic!("{other:?}"),
+    };
+    let until = Instant::now() + Duration::from_secs(30);
+    while app.queue.get(&running).await.unwrap().unwrap().state != JobState::Running {
+        assert!(Instant::now() < until, "the first playtest never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let waiting = match app.queue.admit(playtest("second")).await.unwrap() {
+        Admission::New(job) => job.id,
+        other => panic!("{other:?}"),
+    };
+    // bob's simulation is his own (it runs on the referee slot).
+    let bobs = admit(
+        &app,
+        JobKind::Simulate,
+        "bob",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    let waiter = {
+        let q = app.queue.clone();
+        let id = waiting.clone();
+        tokio::spawn(async move { q.wait(&id, Duration::from_secs(30)).await })
+    };
+
+    let (status, v) = admin(
+        &app,
+        reqwest::Method::POST,
+        "/api/admin/accounts/anna/block",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let mut ids: Vec<&str> = v["jobsCancelled"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|j| j.as_str().unwrap())
+        .collect();
+    ids.sort();
+    let mut expected = vec![running.as_str(), waiting.as_str()];
+    expected.sort();
+    assert_eq!(ids, expected, "{v}");
+
+    let told = tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("the waiting caller is told at once")
+        .unwrap()
+        .unwrap();
+    assert_eq!(told.state, JobState::Cancelled);
+    let f = told.failure.unwrap();
+    assert!(
+        f.message.contains("the account was blocked"),
+        "{}",
+        f.message
+    );
+    assert!(told.started_at_ms.is_none(), "it never started: {f:?}");
+    assert_eq!(
+        told.charged_seconds, 0,
+        "a job that never started costs nothing"
+    );
+    let stopped = app.queue.get(&running).await.unwrap().unwrap();
+    assert_eq!(stopped.state, JobState::Cancelled, "{stopped:?}");
+    assert_eq!(stopped.charged_seconds, 20, "started work stays charged");
+    let bob = app.queue.get(&bobs).await.unwrap().unwrap();
+    assert_ne!(bob.state, JobState::Cancelled, "{bob:?}");
+    // The waiting job was dropped first, then the running one stopped (newest first here).
+    let log = horst_operator::audit_log(&app.store, 0, 10).await.unwrap();
+    let cancels: Vec<(&str, &str)> = log
+        .iter()
+        .filter(|e| e.action == "job_cancel")
+        .map(|e| {
+            (
+                e.target.as_str(),
+                e.detail["was"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        cancels,
+        [(running.as_str(), "running"), (waiting.as_str(), "queued")],
+        "{log:?}"
+    );
+}
+
+/// `horst admin job list | head -1` with more lines than the reader takes: the command ends
+/// quietly (exit 0). It panicked ("failed printing to stdout: Broken pipe", a backtrace,
+/// exit 101) once the reader had closed the pipe.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_listing_into_a_closed_pipe_ends_quietly() {
+    let (app, _job) = a_queued_simulation().await;
+    let url = app.redis().url();
+    let (status, stderr) = tokio::task::spawn_blocking(move || {
+        use std::process::{Command, Stdio};
+        let dir = tempfile::tempdir().unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_horst"));
+        for (k, _) in std::env::vars() {
+            if k.starts_with("HORST_") {
+                cmd.env_remove(k);
+            }
+        }
+        let mut child = cmd
+            .args(["admin", "job", "list", "--redis", &url])
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader is gone before the command writes.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        (out.status, String::from_utf8_lossy(&out.stderr).to_string())
+    })
+    .await
+    .unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(status.success(), "{status:?}: {stderr}");
+}
+
+/// The admin page's job view, signed in with the admin token: one account's jobs come 100 a
+/// page with Next and Previous, and a cancelled job's row says why (the operator's reason)
+/// and what it was charged. Before, the page showed an account's newest 100 jobs only, and a
+/// failed job's code without its message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_pages_job_view_pages_and_says_why_a_job_ended() {
+    let app = spawn_app_with(|c| {
+        c.gateway.admin_token = ADMIN_TOKEN.into();
+        c.server.web_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web").into();
+    })
+    .await;
+    for n in 0..120 {
+        let job = match app
+            .queue
+            .admit(JobSpec {
+                kind: JobKind::Simulate,
+                account: "anna".into(),
+                trust: 1,
+                idempotency_key: format!("k{n}"),
+                input: horst_queue::JobInput {
+                    map: crate::harness::LEVEL_MAP.into(),
+                    ..Default::default()
+                },
+            })
+            .await
+            .unwrap()
+        {
+            Admission::New(job) => job.id,
+            other => panic!("{other:?}"),
+        };
+        app.queue
+            .cancel(&job, &format!("reason {n}"))
+            .await
+            .unwrap();
+    }
+    let long = Duration::from_secs(60);
+    let browser = crate::browser::launch().await;
+    let tab = crate::browser::Tab::open(&browser, &app.url("/admin/")).await;
+    tab.wait_for(
+        "!document.getElementById('signed-out').hidden",
+        "the sign-in forms",
+        long,
+    )
+    .await;
+    tab.eval(&format!(
+        "document.getElementById('tok-name').value = 'olga'; \
+         document.getElementById('tok-token').value = '{ADMIN_TOKEN}'; \
+         document.getElementById('token-form').requestSubmit()"
+    ))
+    .await;
+    tab.wait_for(
+        "document.body.dataset.section === 'overview'",
+        "the overview",
+        long,
+    )
+    .await;
+    tab.eval("location.hash = '#jobs'").await;
+    tab.wait_for(
+        "!!document.querySelector('form.filters')",
+        "the job view",
+        long,
+    )
+    .await;
+    tab.eval(
+        "document.querySelector('form.filters input[name=account]').value = 'anna'; \
+         document.querySelector('form.filters').requestSubmit()",
+    )
+    .await;
+    let rows = "document.querySelectorAll('#view tbody tr').length";
+    let view = "document.getElementById('view').textContent";
+    tab.wait_for(
+        &format!("{rows} === 100 && {view}.includes('reason 119')"),
+        "anna's newest 100 jobs",
+        long,
+    )
+    .await;
+    // (Jobs admitted in the same millisecond are listed in either order.)
+    let first = tab
+        .eval(
+            "[...document.querySelectorAll('#view tbody tr')].map((r) => r.textContent) \
+             .find((t) => t.includes('reason 119:') || t.includes('reason 119;'))",
+        )
+        .await;
+    let first = first.as_str().unwrap_or_default();
+    assert!(
+        first.contains("cancelled by the operator: reason 119"),
+        "{first}"
+    );
+    assert!(first.contains("0 s"), "its charge: {first}");
+    assert!(first.contains("referee lane"), "{first}");
+    // Next: the 20 older ones; Previous: back to the newest.
+    tab.eval("document.querySelector('.pager button:last-child').click()")
+        .await;
+    tab.wait_for(
+        &format!("{rows} === 20 && {view}.includes('reason 0')"),
+        "the older 20",
+        long,
+    )
+    .await;
+    tab.eval("document.querySelector('.pager button:first-child').click()")
+        .await;
+    tab.wait_for(
+        &format!("{rows} === 100 && {view}.includes('reason 119')"),
+        "the newest 100 again",
+        long,
+    )
+    .await;
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
 }

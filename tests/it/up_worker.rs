@@ -128,6 +128,13 @@ async fn a_killed_worker_is_started_again_and_the_api_keeps_answering() {
     let record = queue.get(&job).await.unwrap().unwrap();
     assert_eq!(record.state, JobState::Failed, "{record:?}");
     assert_eq!(record.failure.as_ref().unwrap().code, "cancelled");
+    // Ended by up as soon as its worker died, with the cause (not a lease later as "its lease
+    // expired").
+    let message = &record.failure.as_ref().unwrap().message;
+    assert!(
+        message.contains("the worker process running this job ended (signal: 9"),
+        "{message}"
+    );
     assert_eq!(record.started_at_ms, started, "never started again");
     assert!(record.charged_seconds > 0, "started work stays charged");
 

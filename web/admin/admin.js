@@ -133,7 +133,7 @@ export function notice(text, kind = "ok") {
 async function act(method, path, body, done, after) {
   const seq = shownSeq;
   const res = await api(method, path, body);
-  if (res.ok) notice(done, "ok");
+  if (res.ok) notice(typeof done === "function" ? done(res.body) : done, "ok");
   else notice(refusal(res), "error");
   // The section is shown again only if the operator is still on it.
   if (after && seq === shownSeq) await after();
@@ -490,9 +490,10 @@ async function accounts() {
     } else {
       const block = el("button", { type: "button", class: "danger", "data-action": "block" }, "Block");
       block.addEventListener("click", () => confirmIn(actions,
-        `Block ${a.name}? Its keys get 403 at once, its sessions end, and its posts and revisions disappear for everyone until unblocked.`,
+        `Block ${a.name}? Its keys get 403 at once, its sessions end, its jobs waiting and running are cancelled (their callers are told), and its posts and revisions disappear for everyone until unblocked.`,
         `Yes, block ${a.name}`,
-        () => act("POST", `/api/admin/accounts/${encodeURIComponent(a.name)}/block`, undefined, `${a.name} blocked.`, accounts)));
+        () => act("POST", `/api/admin/accounts/${encodeURIComponent(a.name)}/block`, undefined,
+          (b) => `${a.name} blocked; ${(b?.jobsCancelled || []).length} job(s) cancelled.`, accounts)));
       actions.append(block);
     }
     if (a.kind === "human" && a.canSignIn) {

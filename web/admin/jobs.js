@@ -5,6 +5,16 @@
 import { el, api, notice, refusal, confirmIn, table, kv, heading, loading, dateText, stillShown } from "./admin.js";
 
 const filter = { state: "", kind: "", account: "" };
+// The offsets of the pages shown so far, the one shown last: a page with a filter may end
+// early (the server reads a bounded part of an account's jobs per page), so "Previous" goes
+// back to where the last page started rather than a page size back.
+let pages = [0];
+const PAGE = 100;
+
+function refilter() {
+  pages = [0];
+  return jobs();
+}
 
 function seconds(ms) {
   return ms == null ? "–" : `${(ms / 1000).toFixed(1)} s`;
@@ -49,19 +59,22 @@ function jobRow(j) {
   return el("tr", {},
     el("th", { scope: "row" }, el("code", {}, j.id),
       j.requestId ? el("div", { class: "muted", title: "The HTTP request that admitted it (X-Request-Id), as in the logs" }, "request ", el("code", { class: "request-id" }, j.requestId)) : null),
-    el("td", {}, j.kind), el("td", {}, j.account), el("td", {}, j.state + (j.code && j.code !== j.state ? ` (${j.code})` : "")),
+    el("td", {}, j.lane ? `${j.kind} (${j.lane} lane)` : j.kind), el("td", {}, `${j.account} (trust ${j.trust})`),
+    el("td", {}, j.state + (j.code && j.code !== j.state ? ` (${j.code})` : ""),
+      j.message ? el("div", { class: "muted" }, j.message) : null),
+    el("td", {}, j.state === "queued" ? `${j.reservedSeconds} s reserved` : `${j.chargedSeconds} s`),
     el("td", {}, at(j.admittedAtMs)), el("td", {}, seconds(j.waitMs)), el("td", {}, at(j.startedAtMs)),
     el("td", {}, at(j.endedAtMs)), el("td", {}, j.worker || "–"), el("td", {}, progressText(j.progress)),
     cancelCell(j));
 }
 
 function filters() {
-  const select = (name, options) => el("select", { name, "aria-label": name, onchange: (e) => { filter[name] = e.target.value; jobs(); } },
+  const select = (name, options) => el("select", { name, "aria-label": name, onchange: (e) => { filter[name] = e.target.value; refilter(); } },
     options.map((o) => el("option", { value: o, selected: filter[name] === o }, o || `any ${name}`)));
   const account = el("input", { name: "account", "aria-label": "account", placeholder: "account", value: filter.account });
   const form = el("form", { class: "filters" }, select("state", ["", "queued", "running", "succeeded", "failed", "cancelled"]),
     select("kind", ["", "playtest", "simulate", "submit", "recheck"]), account, el("button", { type: "submit" }, "Show"));
-  form.addEventListener("submit", (e) => { e.preventDefault(); filter.account = account.value.trim(); jobs(); });
+  form.addEventListener("submit", (e) => { e.preventDefault(); filter.account = account.value.trim(); refilter(); });
   return form;
 }
 
@@ -78,12 +91,17 @@ let latest = 0;
 export async function jobs() {
   const mine = ++latest;
   const shown = loading("Jobs");
-  const q = new URLSearchParams(Object.entries(filter).filter(([, v]) => v));
+  const offset = pages[pages.length - 1];
+  const q = new URLSearchParams([...Object.entries(filter).filter(([, v]) => v), ["offset", String(offset)], ["limit", String(PAGE)]]);
   const [queue, list] = await Promise.all([api("GET", "/api/admin/queue"), api("GET", `/api/admin/jobs?${q}`)]);
   if (mine !== latest) return;
   if (!queue.ok) return shown.failed(queue);
   if (!list.ok) return shown.failed(list);
   const lanes = queue.body.lanes || [];
+  const { items, nextOffset } = list.body;
+  const pager = el("div", { class: "pager" },
+    el("button", { type: "button", disabled: pages.length === 1, onclick: () => { pages.pop(); jobs(); } }, "Previous"),
+    el("button", { type: "button", disabled: nextOffset == null, onclick: () => { pages.push(nextOffset); jobs(); } }, "Next"));
   shown.show(
     heading("Jobs"),
     el("div", { class: "card" }, el("h2", {}, "Queue"),
@@ -92,7 +110,8 @@ export async function jobs() {
     filters(),
     ...(list.body.accountToday ? [accountToday(list.body.accountToday)] : []),
     el("p", { class: "muted" }, filter.account ? `Recent jobs of ${filter.account}.` : "Jobs waiting and running now (give an account for its finished ones)."),
-    list.body.items.length === 0 ? el("p", { class: "muted" }, "No jobs.") :
-      table(["Job", "Kind", "Account", "State", "Admitted", "Wait", "Started", "Ended", "Worker", "Progress", ""],
-        list.body.items.map(jobRow)));
+    items.length === 0 ? el("p", { class: "muted" }, nextOffset == null ? "No jobs." : "None on this page: the server looked through part of the account's jobs; Next looks further.") :
+      table(["Job", "Kind", "Account", "State", "Charged", "Admitted", "Wait", "Started", "Ended", "Worker", "Progress", ""],
+        items.map(jobRow)),
+    ...(pages.length > 1 || nextOffset != null ? [pager] : []));
 }

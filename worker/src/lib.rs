@@ -110,11 +110,8 @@ impl WorkerIdentity {
             let b: [u8; 3] = horst_store::random::id_bytes();
             b.iter().map(|x| format!("{x:02x}")).collect()
         });
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|h| h.trim().to_string())
-            .unwrap_or_else(|_| "host".into());
         WorkerIdentity {
-            id: format!("{host}-{}-{tag}-{index}", std::process::id()),
+            id: format!("{}{tag}-{index}", process_prefix(std::process::id())),
             slots,
             referee_slots: 0,
             complete_patience: COMPLETE_PATIENCE,
@@ -139,6 +136,16 @@ impl WorkerIdentity {
         self.referee_slots = n;
         self
     }
+}
+
+/// How the ids of worker process `pid` on this host begin (`<host>-<pid>-`, then the tag and
+/// index of [`WorkerIdentity::new`]): `horst up` finds its dead worker child's running jobs by
+/// it (their slots are named `<id>/<n>`).
+pub fn process_prefix(pid: u32) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "host".into());
+    format!("{host}-{pid}-")
 }
 
 /// Runs a worker until `shutdown` turns true, then lets running jobs finish.

@@ -327,7 +327,26 @@ async fn block(
     Path(name): Path<String>,
 ) -> Answer {
     let name = account_named(name)?;
-    ok(operator::set_blocked(&state.store, &state.auth, &op, &name, true).await)
+    operator::set_blocked(&state.store, &state.auth, &op, &name, true).await?;
+    // Its work waiting and running now ends with it (docs/operators.md, "Accounts").
+    let jobs_cancelled = operator::jobs::cancel_jobs_of(
+        &state.store,
+        &state.queue,
+        &op,
+        &name,
+        operator::jobs::BLOCKED_REASON,
+    )
+    .await?;
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Blocked {
+        ok: bool,
+        jobs_cancelled: Vec<String>,
+    }
+    answer(Blocked {
+        ok: true,
+        jobs_cancelled,
+    })
 }
 
 async fn unblock(

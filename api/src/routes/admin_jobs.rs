@@ -7,7 +7,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde::{Deserialize, Serialize};
 
-use horst_operator::jobs::{self as job_control, AccountToday, JobFilter, JobRow, LaneDepth};
+use horst_operator::jobs::{self as job_control, AccountToday, JobFilter, JobPage, LaneDepth};
 use horst_queue::{CancelOutcome, DayStats};
 
 use super::admin::{answer, Answer};
@@ -28,18 +28,20 @@ struct ListQuery {
     state: Option<String>,
     kind: Option<String>,
     account: Option<String>,
+    offset: Option<usize>,
     limit: Option<usize>,
 }
 
 impl Expected for ListQuery {
     const EXPECTED: &'static str =
-        "?state=queued|running|succeeded|failed|cancelled&kind=playtest|simulate|submit|recheck&account=NAME&limit=1-500";
+        "?state=queued|running|succeeded|failed|cancelled&kind=playtest|simulate|submit|recheck&account=NAME&offset=N&limit=1-500";
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Items {
-    items: Vec<JobRow>,
+    #[serde(flatten)]
+    page: JobPage,
     /// With an account filter: what that account used today.
     #[serde(skip_serializing_if = "Option::is_none")]
     account_today: Option<AccountToday>,
@@ -57,7 +59,7 @@ async fn list(State(state): State<AppState>, _: Operator, Query(q): Query<ListQu
         None => None,
     };
     answer(Items {
-        items: job_control::list_jobs(&state.queue, &filter, limit).await?,
+        page: job_control::list_jobs(&state.queue, &filter, q.offset.unwrap_or(0), limit).await?,
         account_today,
     })
 }
