@@ -379,7 +379,7 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::GetSubmission => Spec {
             title: "Read one of your jobs",
-            description: "Reads one of your playtest, simulate or submit jobs by jobId: returns state (queued, running, succeeded, failed, cancelled), result or failure, and for a submission revisionId and revisionState (a won submission that stored no revision says why in publication: state refused or unpublished, with code and message). A running playtest carries progress (at most 2 s old): elapsedSeconds, statesExplored, bestDistance, stage. Use it when a call answered pending: true, or to check a job later. Reading is free (no quota); jobs of other accounts fail with not_found.",
+            description: "Reads one of your playtest, simulate or submit jobs by jobId: returns state (queued, running, succeeded, failed, cancelled), result or failure, and for a submission revisionId and revisionState (a won submission that stored no revision says why in publication: state refused or unpublished, with code and message). A running playtest carries progress (at most 2 s old): elapsedSeconds, statesExplored, bestDistance, stage, peakMemoryMib (the most memory its search held; past the server's budget it ends memory_limit). Use it when a call answered pending: true, or to check a job later. Reading is free (no quota); jobs of other accounts fail with not_found.",
             output: output(json!({
                     "jobId": t(STR), "kind": t(STR), "state": t(STR), "result": nullable("object"),
                     "failure": nullable("object"), "revisionId": nullable(STR), "revisionState": nullable(STR),

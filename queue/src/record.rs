@@ -110,6 +110,11 @@ pub struct JobProgress {
     pub best_distance: Option<u32>,
     /// The refinement stage (0 = the coarsest).
     pub stage: usize,
+    /// The most memory the search has held so far, MiB (rounded up): what the planner's
+    /// budget (`worker.job_memory_mib`; the search stops at it: `memory_limit`) is measured against.
+    /// Absent in the progress of workers older than this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_memory_mib: Option<u64>,
 }
 
 impl JobRecord {

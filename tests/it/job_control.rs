@@ -96,6 +96,11 @@ async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     assert!(progress.states_explored > 0, "{progress:?}");
+    // And the memory its search held, which the worker's memory budget is measured against.
+    assert!(
+        progress.peak_memory_mib.is_some_and(|m| m > 0),
+        "{progress:?}"
+    );
     let (status, shown) = admin(
         &app,
         reqwest::Method::GET,
@@ -110,6 +115,10 @@ async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is
     assert_eq!(shown["trust"], 1, "{shown}");
     assert!(
         shown["progress"]["statesExplored"].as_u64().unwrap() > 0,
+        "{shown}"
+    );
+    assert!(
+        shown["progress"]["peakMemoryMib"].as_u64().unwrap() > 0,
         "{shown}"
     );
     let (status, listed) = admin(

@@ -27,7 +27,8 @@ function at(ms) {
 function progressText(p) {
   if (!p) return "–";
   const best = p.bestDistance == null ? "?" : p.bestDistance;
-  return `${p.elapsedSeconds.toFixed(1)} s, ${p.statesExplored} states, best distance ${best}, stage ${p.stage}`;
+  const memory = p.peakMemoryMib == null ? "" : `, peak memory ${p.peakMemoryMib} MiB`;
+  return `${p.elapsedSeconds.toFixed(1)} s, ${p.statesExplored} states, best distance ${best}, stage ${p.stage}${memory}`;
 }
 
 function cancelCell(job) {

@@ -1,6 +1,6 @@
 //! `playtest`: the planner's search within the job's time limit.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use horst_planner::{plan, PlanOutcome, PlanRequest, Progress, UnresolvedReason};
@@ -24,6 +24,9 @@ pub(crate) fn playtest(
     let budget = limit
         .saturating_sub(Duration::from_millis(500))
         .max(Duration::from_millis(100));
+    // The most the search held at any report: the progress shows it, so an operator sees which
+    // jobs come near the memory budget before one reaches it.
+    let peak = AtomicU64::new(0);
     let report = plan(
         &PlanRequest {
             map,
@@ -38,6 +41,9 @@ pub(crate) fn playtest(
                 states_explored: p.expanded,
                 best_distance: (p.best_distance != u32::MAX).then_some(p.best_distance),
                 stage: p.stage,
+                peak_memory_mib: Some(
+                    (peak.fetch_max(p.bytes, Ordering::Relaxed).max(p.bytes)).div_ceil(1 << 20),
+                ),
             })
         }),
     );
