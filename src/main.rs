@@ -111,10 +111,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    horst_telemetry::init_tracing(
-        config.log.format == horst_config::LogFormat::Json,
-        &config.log.level,
-    );
+    // An operator's command prints its answer on stdout and says what went wrong on stderr:
+    // the serving roles' info lines ("connected to Redis") are noise there, so it logs from
+    // `warn` unless a level other than the default was asked for (HORST_LOG still wins).
+    let level = match command {
+        Command::Admin(_) if config.log.level == "info" => "warn",
+        _ => config.log.level.as_str(),
+    };
+    horst_telemetry::init_tracing(config.log.format == horst_config::LogFormat::Json, level);
     match command {
         Command::Up => serve::run(
             config,
