@@ -384,6 +384,22 @@ impl Gateway {
             },
             Err(e) => Reply::Json(protocol::error(id.clone(), e.code, &e.message, e.data)),
         };
+        // The lists of one page give no nextCursor, so any cursor sent to them is one this
+        // server never gave: -32602, as the specification asks for an invalid cursor (it was
+        // ignored, and the first page came back as if it were the next).
+        if matches!(
+            method.as_str(),
+            "tools/list" | "prompts/list" | "resources/templates/list"
+        ) && offered(offer).contains(&method.as_str())
+            && params
+                .as_ref()
+                .and_then(|p| p.get("cursor"))
+                .is_some_and(|c| !c.is_null())
+        {
+            return answer(Err(resources::RpcError::invalid(format!(
+                "invalid cursor: {method} has one page and gives no nextCursor; call it without a cursor"
+            ))));
+        }
         match method.as_str() {
             "ping" => Reply::Json(protocol::success(id, json!({}))),
             "tools/list" => Reply::Json(protocol::success(

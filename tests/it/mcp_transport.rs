@@ -520,3 +520,31 @@ async fn tool_calls_are_counted_by_tool_and_outcome() {
         r#"horst_gateway_tool_calls_total{tool="validate_map",outcome="invalid_input"} 1"#
     ));
 }
+
+/// The lists of one page give no `nextCursor`, so a cursor sent to them is invalid: -32602 with
+/// what to do, as `resources/list` answers a cursor it never gave (it was ignored, and the one
+/// page came back as if it were the next).
+#[tokio::test]
+async fn a_cursor_no_list_gave_is_invalid_params() {
+    let app = spawn_gateway().await;
+    let v = [("mcp-protocol-version", "2025-11-25")];
+    for method in ["tools/list", "prompts/list", "resources/templates/list"] {
+        let body =
+            json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": {"cursor": "abc"}});
+        let a = app.mcp_raw(body.to_string(), &v).await;
+        assert_eq!(a.status, 200, "{method}: {}", a.text);
+        assert_eq!(a.body["error"]["code"], -32602, "{method}: {}", a.text);
+        let msg = a.body["error"]["message"].as_str().unwrap_or_default();
+        assert!(msg.contains("without a cursor"), "{method}: {msg}");
+        // Without one (or with null) the page comes back.
+        for params in [json!({}), json!({"cursor": null})] {
+            let body = json!({"jsonrpc": "2.0", "id": 4, "method": method, "params": params});
+            let a = app.mcp_raw(body.to_string(), &v).await;
+            assert!(
+                a.body.get("result").is_some(),
+                "{method} {params}: {}",
+                a.text
+            );
+        }
+    }
+}
