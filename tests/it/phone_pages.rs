@@ -1,0 +1,146 @@
+//! The players' pages on a phone (390x844): nothing is wider than the screen, and every
+//! control a thumb has to hit (buttons, links that stand alone, fields, tabs, the header's
+//! page links) is at least 44 CSS pixels tall. Links inside running text are exempt (WCAG
+//! 2.5.8 exempts inline targets). Screenshots go to `target/screenshots/phone/`.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::browser::{launch, Tab};
+use crate::game_api::game_app;
+
+const LONG: Duration = Duration::from_secs(60);
+
+/// Every visible control shorter than 44 px (or narrower than 44 px), described as
+/// `tag "text" WxH`, and the page's width against the screen's.
+const MEASURE: &str = r#"(() => {
+  const small = [];
+  const controls = document.querySelectorAll(
+    'a[href], button, select, input:not([type=hidden]), textarea, summary, [role=tab]');
+  for (const el of controls) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    const style = getComputedStyle(el);
+    if (style.visibility === 'hidden') continue;
+    // Off the screen (the skip link until it has focus).
+    if (r.right <= 0 || r.left >= window.innerWidth) continue;
+    // A link inside a sentence: text sits right beside it.
+    if (el.tagName === 'A' && el.parentElement && [...el.parentElement.childNodes].some(
+        n => n.nodeType === Node.TEXT_NODE && /[^\s·|,]/.test(n.textContent))) continue;
+    if (r.height < 44 || r.width < 44) {
+      const text = (el.textContent || el.getAttribute('aria-label') || el.name || el.id || '').trim().slice(0, 30);
+      small.push(`${el.tagName.toLowerCase()} "${text}" ${Math.round(r.width)}x${Math.round(r.height)}`);
+    }
+  }
+  return { small, width: document.documentElement.scrollWidth, screen: window.innerWidth };
+})()"#;
+
+async fn go(tab: &Tab, url: &str) {
+    tab.goto("about:blank").await;
+    tab.wait_for("location.href === 'about:blank'", "a blank page", LONG)
+        .await;
+    tab.goto(url).await;
+}
+
+/// The page's small controls and its width, after two frames (layout settled).
+async fn measure(tab: &Tab) -> Value {
+    tab.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
+        .await;
+    tab.eval(MEASURE).await
+}
+
+fn check(page: &str, m: &Value, problems: &mut Vec<String>) {
+    if m["width"].as_u64() > m["screen"].as_u64().map(|s| s + 1) {
+        problems.push(format!(
+            "{page}: the page is {} px wide on a {} px screen (it scrolls sideways)",
+            m["width"], m["screen"]
+        ));
+    }
+    for s in m["small"].as_array().into_iter().flatten() {
+        problems.push(format!(
+            "{page}: {} is smaller than 44 px to tap",
+            s.as_str().unwrap_or_default()
+        ));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    tab.viewport(390, 844).await;
+    let mut problems = Vec::new();
+
+    // The game page: the shelf of levels.
+    go(&tab, &app.url("/?test")).await;
+    tab.wait_for("document.body.dataset.ready === '1'", "the game page", LONG)
+        .await;
+    tab.wait_for(
+        "document.querySelector('#level-list .card a[href*=\"level/\"]')",
+        "a level card with its level page link",
+        LONG,
+    )
+    .await;
+    check("the levels", &measure(&tab).await, &mut problems);
+    tab.screenshot("phone", "levels-390x844").await;
+    let level = tab
+        .eval("document.querySelector('#level-list .card a[href*=\"level/\"]').href")
+        .await;
+    let level = level.as_str().expect("a level page link").to_string();
+
+    // A level on the game page, as it starts.
+    tab.eval("document.querySelector('#level-list .card button').click()")
+        .await;
+    tab.wait_for(
+        "document.querySelector('canvas.screen')",
+        "the stage's canvas",
+        LONG,
+    )
+    .await;
+    check("playing a level", &measure(&tab).await, &mut problems);
+    tab.screenshot("phone", "play-390x844").await;
+
+    // The level page.
+    go(&tab, &format!("{level}?test")).await;
+    tab.wait_for(
+        "document.body.dataset.ready === '1'",
+        "the level page",
+        LONG,
+    )
+    .await;
+    check("the level page", &measure(&tab).await, &mut problems);
+    tab.screenshot("phone", "level-page-390x844").await;
+
+    // The board, empty.
+    go(&tab, &app.url("/board.html")).await;
+    tab.wait_for("document.body.dataset.ready === '1'", "the board", LONG)
+        .await;
+    check("the board", &measure(&tab).await, &mut problems);
+    tab.screenshot("phone", "board-empty-390x844").await;
+
+    // The account page, signed out.
+    go(&tab, &app.url("/account/")).await;
+    tab.wait_for(
+        "document.querySelector('form input')",
+        "the account page's sign-in form",
+        LONG,
+    )
+    .await;
+    check("the account page", &measure(&tab).await, &mut problems);
+    tab.screenshot("phone", "account-390x844").await;
+
+    assert!(
+        problems.is_empty(),
+        "on a 390 px phone:\n{}",
+        problems.join("\n")
+    );
+    assert_eq!(
+        *tab.errors.lock().unwrap(),
+        Vec::<String>::new(),
+        "{}",
+        json!(null)
+    );
+}
