@@ -1,7 +1,8 @@
 //! The players' pages on a phone (390x844): nothing is wider than the screen, and every
 //! control a thumb has to hit (buttons, links that stand alone, fields, tabs, the header's
 //! page links) is at least 44 CSS pixels tall. Links inside running text are exempt (WCAG
-//! 2.5.8 exempts inline targets). Screenshots go to `target/screenshots/phone/`.
+//! 2.5.8 exempts inline targets). A read that fails without an answer from horst says so in
+//! German, not as the browser's "Failed to fetch". Screenshots go to `target/screenshots/phone/`.
 
 use std::time::Duration;
 
@@ -120,6 +121,39 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
         .await;
     check("the board", &measure(&tab).await, &mut problems);
     tab.screenshot("phone", "board-empty-390x844").await;
+
+    // The board's next page when the server cannot be reached, then when a proxy answers
+    // 502 with an HTML page: a German sentence, not the browser's "Failed to fetch" or the
+    // request's path and status.
+    for (how, fetch) in [
+        ("no connection", "async () => { throw new TypeError('Failed to fetch'); }"),
+        (
+            "a proxy's 502",
+            "async () => new Response('<html>Bad Gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } })",
+        ),
+    ] {
+        tab.eval(&format!(
+            "document.getElementById('more-error').textContent = ''; window.fetch = {fetch}; \
+             document.getElementById('more').hidden = false; document.getElementById('more').click(); true"
+        ))
+        .await;
+        let note = tab
+            .wait_for(
+                "document.getElementById('more-error').textContent",
+                "the board's note on a failed page",
+                LONG,
+            )
+            .await;
+        let note = note.as_str().unwrap_or_default();
+        for raw in ["Failed to fetch", "answered", "/api/"] {
+            assert!(!note.contains(raw), "with {how} the board says {note:?}");
+        }
+        assert!(
+            note.contains("Server"),
+            "with {how} the board does not say what is wrong: {note:?}"
+        );
+    }
+    tab.screenshot("phone", "board-offline-390x844").await;
 
     // The account page, signed out.
     go(&tab, &app.url("/account/")).await;
