@@ -189,6 +189,13 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
         );
         tab.screenshot("phone", &format!("{name}-390x844")).await;
     }
+    // The last one, a malformed table id: the heading says so (not "Watching…") and the way
+    // on is a link.
+    assert_eq!(
+        tab.eval("[document.getElementById('title').textContent, !!document.querySelector('main a[href=\"/tables/\"]')]")
+            .await,
+        serde_json::json!(["No such game", true])
+    );
 
     assert!(
         problems.is_empty(),
