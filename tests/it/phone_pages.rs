@@ -51,6 +51,16 @@ async fn measure(tab: &Tab) -> Value {
     tab.eval(MEASURE).await
 }
 
+/// The visible controls on the page now that are too small to tap, as `tag "text" WxH`.
+pub async fn small_controls(tab: &Tab) -> Vec<String> {
+    measure(tab).await["small"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| s.as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
 fn check(page: &str, m: &Value, problems: &mut Vec<String>) {
     if m["width"].as_u64() > m["screen"].as_u64().map(|s| s + 1) {
         problems.push(format!(
