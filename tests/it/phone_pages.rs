@@ -124,6 +124,19 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
     .await;
     check("the level page", &measure(&tab).await, &mut problems);
     tab.screenshot("phone", "level-page-390x844").await;
+    go(&tab, &format!("{level}?test&m=watch")).await;
+    tab.wait_for(
+        "document.body.dataset.ready === '1' && document.getElementById('watch-scrub')",
+        "the level page's replay",
+        LONG,
+    )
+    .await;
+    check(
+        "the level page's replay",
+        &measure(&tab).await,
+        &mut problems,
+    );
+    tab.screenshot("phone", "level-watch-390x844").await;
 
     // The board, empty.
     go(&tab, &app.url("/board.html")).await;
