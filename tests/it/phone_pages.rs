@@ -97,6 +97,25 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
     .await;
     check("the levels", &measure(&tab).await, &mut problems);
     tab.screenshot("phone", "levels-390x844").await;
+    tab.eval("document.getElementById('tab-labor').click()")
+        .await;
+    tab.wait_for(
+        "!document.getElementById('panel-labor').hidden && /Labor/.test(document.getElementById('panel-labor').textContent)",
+        "the Labor tab",
+        LONG,
+    )
+    .await;
+    check("the Labor", &measure(&tab).await, &mut problems);
+    // Empty, it says how levels get there, and shows no pager of two greyed-out buttons.
+    assert_eq!(
+        tab.eval("[document.querySelector('#panel-labor .pager').hidden, /Agent/.test(document.getElementById('labor-list').textContent)]")
+            .await,
+        serde_json::json!([true, true]),
+        "the empty Labor"
+    );
+    tab.screenshot("phone", "labor-empty-390x844").await;
+    tab.eval("document.getElementById('tab-levels').click()")
+        .await;
     let level = tab
         .eval("document.querySelector('#level-list .card a[href*=\"level/\"]').href")
         .await;
