@@ -214,6 +214,9 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
         ("house", "/house/"),
         ("leaderboard", "/leaderboard/chess"),
         ("agent", "/leaderboard/chess/agt_0000000000000000"),
+        ("house-table", "/house/table.html"),
+        ("chess", "/games/chess/"),
+        ("rps", "/games/rps/"),
         ("watch-missing", "/watch/ses_00000000000000000000"),
     ] {
         go(&tab, &app.url(path)).await;
