@@ -100,8 +100,8 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
     tab.eval("document.getElementById('tab-labor').click()")
         .await;
     tab.wait_for(
-        "!document.getElementById('panel-labor').hidden && /Labor/.test(document.getElementById('panel-labor').textContent)",
-        "the Labor tab",
+        "!document.getElementById('panel-labor').hidden && document.querySelector('#labor-list .empty, #labor-list .card, #labor-list .error')",
+        "the Labor tab, loaded",
         LONG,
     )
     .await;
@@ -236,6 +236,12 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
     }
     // The last one, a malformed table id: the heading says so (not "Watching…") and the way
     // on is a link.
+    tab.wait_for(
+        "document.getElementById('badge').textContent === 'no such table'",
+        "the watch page's verdict on a malformed id",
+        LONG,
+    )
+    .await;
     assert_eq!(
         tab.eval("[document.getElementById('title').textContent, !!document.querySelector('main a[href=\"/tables/\"]')]")
             .await,
