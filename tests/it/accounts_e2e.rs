@@ -200,6 +200,11 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
     screenshot(&tab, "account-next-steps-1280").await;
     viewport(&tab, 390, 844).await;
     screenshot(&tab, "account-new-key-390").await;
+    assert_eq!(
+        crate::phone_pages::small_controls(&tab).await,
+        Vec::<String>::new(),
+        "controls too small to tap on a phone (account-new-key-390)"
+    );
     assert!(
         tab.eval("document.documentElement.scrollWidth")
             .await
@@ -244,6 +249,11 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
     assert!(html.as_str().unwrap().contains(&key[..12]));
     viewport(&tab, 390, 844).await;
     screenshot(&tab, "account-keys-390").await;
+    assert_eq!(
+        crate::phone_pages::small_controls(&tab).await,
+        Vec::<String>::new(),
+        "controls too small to tap on a phone (account-keys-390)"
+    );
 
     // Revoke: it asks once, naming the key; then the next MCP call is 401.
     click(&tab, "#key-rows button[data-prefix]").await;
@@ -253,6 +263,22 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
         "{ask}"
     );
     screenshot(&tab, "account-revoke-ask-390").await;
+    assert_eq!(
+        crate::phone_pages::small_controls(&tab).await,
+        Vec::<String>::new(),
+        "controls too small to tap on a phone (account-revoke-ask-390)"
+    );
+    // "Ja, widerrufen" and "Abbrechen" stand apart (more than a focus ring's 5 px).
+    let gap = tab
+        .eval(
+            "(() => { const b = [...document.querySelectorAll('#key-rows td.action button')].map(e => e.getBoundingClientRect()); \
+             return b.length === 2 && (b[1].top >= b[0].bottom ? b[1].top - b[0].bottom : b[1].left - b[0].right); })()",
+        )
+        .await;
+    assert!(
+        gap.as_f64().unwrap_or(0.0) >= 8.0,
+        "the revoke question's buttons are {gap} px apart"
+    );
     click(&tab, "#key-rows button[data-confirm]").await;
     tab.wait_for(
         "document.querySelectorAll('#key-rows tr').length === 0 && !document.getElementById('no-keys').hidden",

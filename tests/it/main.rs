@@ -42,6 +42,7 @@ mod mcp_transport;
 mod names;
 mod newcomer_docs;
 mod ops_manifests;
+pub mod phone_pages;
 pub mod play_cli;
 mod queue_cost;
 mod rcadia_auth;

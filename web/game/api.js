@@ -1,8 +1,18 @@
 // The game pages' public reads (docs/game.md). Every answer is JSON; a failure throws an
 // Error with the HTTP `status` and the server's `code`.
 
+// The pages put `e.message` in parentheses after a German sentence; without an answer from
+// horst itself (no connection, or a proxy's HTML error page) it is a German phrase too, never
+// the browser's "Failed to fetch" or a bare path and status.
 async function read(path) {
-  const r = await fetch(path, { headers: { accept: "application/json" } });
+  let r;
+  try {
+    r = await fetch(path, { headers: { accept: "application/json" } });
+  } catch (cause) {
+    const e = new Error("keine Verbindung zum Server", { cause });
+    e.status = 0;
+    throw e;
+  }
   let body = null;
   try {
     body = await r.json();
@@ -10,12 +20,18 @@ async function read(path) {
     body = null;
   }
   if (!r.ok) {
-    const e = new Error((body && body.error) || `${path} answered ${r.status}`);
+    const e = new Error((body && body.error) || withoutAnswer(r.status));
     e.status = r.status;
     e.code = body && body.code;
     throw e;
   }
   return body;
+}
+
+function withoutAnswer(status) {
+  if (status === 429) return "zu viele Anfragen, warte einen Moment";
+  if (status >= 500) return `der Server antwortet nicht, Fehler ${status}`;
+  return `der Server hat die Anfrage abgelehnt, Fehler ${status}`;
 }
 
 export const levels = () => read("/api/game/levels");

@@ -126,12 +126,14 @@ async function showLabor(offset) {
     const r = await api.labor(offset);
     laborOffset = offset;
     list.replaceChildren(...r.items.map((i) => card(i, { labor: true })));
-    if (!r.items.length) list.replaceChildren(el("li", { class: "empty", text: "Im Labor ist gerade nichts." }));
+    if (!r.items.length) list.replaceChildren(el("li", { class: "empty", text: "Im Labor ist gerade nichts. Hier erscheinen die Level, die Agenten einreichen." }));
     drawThumbs(list, r.items);
     $("labor-newer").disabled = offset === 0;
     $("labor-older").disabled = r.nextOffset == null;
     $("labor-older").dataset.next = r.nextOffset ?? "";
     $("labor-page").textContent = `Seite ${Math.floor(offset / 25) + 1}`;
+    // One page only: no pager with two greyed-out buttons.
+    $("labor-page").parentElement.hidden = offset === 0 && r.nextOffset == null;
   } catch (e) {
     showError(list, `Das Labor ist gerade nicht zu haben (${e.message}).`);
   }

@@ -134,6 +134,10 @@ async function follow() {
   if (!/^ses_[0-9a-f]{12}$/.test(sessionId)) {
     $("error").textContent = `"${sessionId}" is not a session id (they look like ses_0123456789ab). Pick a table from the list.`;
     $("badge").textContent = "no such table";
+    $("title").textContent = "No such game";
+    const link = el("a", "See the open tables");
+    link.href = "/tables/";
+    $("notice").replaceChildren(link);
     return;
   }
   let failures = 0;

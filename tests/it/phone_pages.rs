@@ -1,0 +1,256 @@
+//! The players' pages on a phone (390x844): nothing is wider than the screen, and every
+//! control a thumb has to hit (buttons, links that stand alone, fields, tabs, the header's
+//! page links) is at least 44 CSS pixels tall. Links inside running text are exempt (WCAG
+//! 2.5.8 exempts inline targets). A read that fails without an answer from horst says so in
+//! German, not as the browser's "Failed to fetch". Screenshots go to `target/screenshots/phone/`.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::browser::{launch, Tab};
+use crate::game_api::game_app;
+
+const LONG: Duration = Duration::from_secs(60);
+
+/// Every visible control shorter than 44 px (or narrower than 44 px), described as
+/// `tag "text" WxH`, and the page's width against the screen's.
+const MEASURE: &str = r#"(() => {
+  const small = [];
+  const controls = document.querySelectorAll(
+    'a[href], button, select, input:not([type=hidden]), textarea, summary, [role=tab]');
+  for (const el of controls) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    const style = getComputedStyle(el);
+    if (style.visibility === 'hidden') continue;
+    // Off the screen (the skip link until it has focus).
+    if (r.right <= 0 || r.left >= window.innerWidth) continue;
+    // A link inside a sentence: text sits right beside it.
+    if (el.tagName === 'A' && el.parentElement && [...el.parentElement.childNodes].some(
+        n => n.nodeType === Node.TEXT_NODE && /[^\s·|,]/.test(n.textContent))) continue;
+    if (r.height < 44 || r.width < 44) {
+      const text = (el.textContent || el.getAttribute('aria-label') || el.name || el.id || '').trim().slice(0, 30);
+      small.push(`${el.tagName.toLowerCase()} "${text}" ${Math.round(r.width)}x${Math.round(r.height)}`);
+    }
+  }
+  return { small, width: document.documentElement.scrollWidth, screen: window.innerWidth };
+})()"#;
+
+async fn go(tab: &Tab, url: &str) {
+    tab.goto("about:blank").await;
+    tab.wait_for("location.href === 'about:blank'", "a blank page", LONG)
+        .await;
+    tab.goto(url).await;
+}
+
+/// The page's small controls and its width, after two frames (layout settled).
+async fn measure(tab: &Tab) -> Value {
+    tab.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
+        .await;
+    tab.eval(MEASURE).await
+}
+
+/// The visible controls on the page now that are too small to tap, as `tag "text" WxH`.
+pub async fn small_controls(tab: &Tab) -> Vec<String> {
+    measure(tab).await["small"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| s.as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn check(page: &str, m: &Value, problems: &mut Vec<String>) {
+    if m["width"].as_u64() > m["screen"].as_u64().map(|s| s + 1) {
+        problems.push(format!(
+            "{page}: the page is {} px wide on a {} px screen (it scrolls sideways)",
+            m["width"], m["screen"]
+        ));
+    }
+    for s in m["small"].as_array().into_iter().flatten() {
+        problems.push(format!(
+            "{page}: {} is smaller than 44 px to tap",
+            s.as_str().unwrap_or_default()
+        ));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    tab.viewport(390, 844).await;
+    let mut problems = Vec::new();
+
+    // The game page: the shelf of levels.
+    go(&tab, &app.url("/?test")).await;
+    tab.wait_for("document.body.dataset.ready === '1'", "the game page", LONG)
+        .await;
+    tab.wait_for(
+        "document.querySelector('#level-list .card a[href*=\"level/\"]')",
+        "a level card with its level page link",
+        LONG,
+    )
+    .await;
+    check("the levels", &measure(&tab).await, &mut problems);
+    tab.screenshot("phone", "levels-390x844").await;
+    tab.eval("document.getElementById('tab-labor').click()")
+        .await;
+    tab.wait_for(
+        "!document.getElementById('panel-labor').hidden && document.querySelector('#labor-list .empty, #labor-list .card, #labor-list .error')",
+        "the Labor tab, loaded",
+        LONG,
+    )
+    .await;
+    check("the Labor", &measure(&tab).await, &mut problems);
+    // Empty, it says how levels get there, and shows no pager of two greyed-out buttons.
+    assert_eq!(
+        tab.eval("[document.querySelector('#panel-labor .pager').hidden, /Agent/.test(document.getElementById('labor-list').textContent)]")
+            .await,
+        serde_json::json!([true, true]),
+        "the empty Labor"
+    );
+    tab.screenshot("phone", "labor-empty-390x844").await;
+    tab.eval("document.getElementById('tab-levels').click()")
+        .await;
+    let level = tab
+        .eval("document.querySelector('#level-list .card a[href*=\"level/\"]').href")
+        .await;
+    let level = level.as_str().expect("a level page link").to_string();
+
+    // A level on the game page, as it starts.
+    tab.eval("document.querySelector('#level-list .card button').click()")
+        .await;
+    tab.wait_for(
+        "document.querySelector('canvas.screen')",
+        "the stage's canvas",
+        LONG,
+    )
+    .await;
+    check("playing a level", &measure(&tab).await, &mut problems);
+    tab.screenshot("phone", "play-390x844").await;
+
+    // The level page.
+    go(&tab, &format!("{level}?test")).await;
+    tab.wait_for(
+        "document.body.dataset.ready === '1'",
+        "the level page",
+        LONG,
+    )
+    .await;
+    check("the level page", &measure(&tab).await, &mut problems);
+    tab.screenshot("phone", "level-page-390x844").await;
+    go(&tab, &format!("{level}?test&m=watch")).await;
+    tab.wait_for(
+        "document.body.dataset.ready === '1' && document.getElementById('watch-scrub')",
+        "the level page's replay",
+        LONG,
+    )
+    .await;
+    check(
+        "the level page's replay",
+        &measure(&tab).await,
+        &mut problems,
+    );
+    tab.screenshot("phone", "level-watch-390x844").await;
+
+    // The board, empty.
+    go(&tab, &app.url("/board.html")).await;
+    tab.wait_for("document.body.dataset.ready === '1'", "the board", LONG)
+        .await;
+    check("the board", &measure(&tab).await, &mut problems);
+    tab.screenshot("phone", "board-empty-390x844").await;
+
+    // The board's next page when the server cannot be reached, then when a proxy answers
+    // 502 with an HTML page: a German sentence, not the browser's "Failed to fetch" or the
+    // request's path and status.
+    for (how, fetch) in [
+        ("no connection", "async () => { throw new TypeError('Failed to fetch'); }"),
+        (
+            "a proxy's 502",
+            "async () => new Response('<html>Bad Gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } })",
+        ),
+    ] {
+        tab.eval(&format!(
+            "document.getElementById('more-error').textContent = ''; window.fetch = {fetch}; \
+             document.getElementById('more').hidden = false; document.getElementById('more').click(); true"
+        ))
+        .await;
+        let note = tab
+            .wait_for(
+                "document.getElementById('more-error').textContent",
+                "the board's note on a failed page",
+                LONG,
+            )
+            .await;
+        let note = note.as_str().unwrap_or_default();
+        for raw in ["Failed to fetch", "answered", "/api/"] {
+            assert!(!note.contains(raw), "with {how} the board says {note:?}");
+        }
+        assert!(
+            note.contains("Server"),
+            "with {how} the board does not say what is wrong: {note:?}"
+        );
+    }
+    tab.screenshot("phone", "board-offline-390x844").await;
+
+    // The account page, signed out.
+    go(&tab, &app.url("/account/")).await;
+    tab.wait_for(
+        "document.querySelector('form input')",
+        "the account page's sign-in form",
+        LONG,
+    )
+    .await;
+    check("the account page", &measure(&tab).await, &mut problems);
+    tab.screenshot("phone", "account-390x844").await;
+
+    // The RCADIA pages with nothing to show yet, and one that does not exist.
+    for (name, path) in [
+        ("tables", "/tables/"),
+        ("house", "/house/"),
+        ("leaderboard", "/leaderboard/chess"),
+        ("agent", "/leaderboard/chess/agt_0000000000000000"),
+        ("house-table", "/house/table.html"),
+        ("chess", "/games/chess/"),
+        ("rps", "/games/rps/"),
+        ("watch-missing", "/watch/ses_00000000000000000000"),
+    ] {
+        go(&tab, &app.url(path)).await;
+        tab.wait_for(
+            "document.readyState === 'complete' && document.querySelector('main') && \
+             !/Loading|Laden/.test(document.querySelector('main').textContent)",
+            &format!("the {name} page"),
+            LONG,
+        )
+        .await;
+        check(
+            &format!("the {name} page"),
+            &measure(&tab).await,
+            &mut problems,
+        );
+        tab.screenshot("phone", &format!("{name}-390x844")).await;
+    }
+    // The last one, a malformed table id: the heading says so (not "Watching…") and the way
+    // on is a link.
+    tab.wait_for(
+        "document.getElementById('badge').textContent === 'no such table'",
+        "the watch page's verdict on a malformed id",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("[document.getElementById('title').textContent, !!document.querySelector('main a[href=\"/tables/\"]')]")
+            .await,
+        serde_json::json!(["No such game", true])
+    );
+
+    assert!(
+        problems.is_empty(),
+        "on a 390 px phone:\n{}",
+        problems.join("\n")
+    );
+}
