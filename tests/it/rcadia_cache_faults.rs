@@ -500,3 +500,38 @@ async fn joins_through_both_processes_while_a_listener_flaps_each_land_once() {
         assert!(ok, "a process still shows fewer than 12 players");
     }
 }
+
+/// A process whose listener lost its connection a few times over its life (each time
+/// subscribed again and listening well for a while) is woken as soon after the next drop as
+/// after the first: the listener used to double its reconnect backoff on every drop and
+/// never shrink it again, so from the fifth drop on every wake-up of the process waited 2 s
+/// (long-polls fell back to their own 2 s re-read).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_listener_reconnects_at_once_after_many_good_connections() {
+    if on_cluster() {
+        return;
+    }
+    let mut p = Pair::start().await;
+    let g = Game::start(&p).await;
+    for _ in 0..5 {
+        assert!(p.kill_a_listener().await > 0);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        p.a_listener_back().await;
+        // A good connection: held past the listener's `STABLE` (1 s).
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+    }
+    let poll = g.poll_turn(0, 0);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(p.kill_a_listener().await > 0);
+    let sent = Instant::now();
+    let v = turn_to_0(&g, 1, 7).await;
+    let (s, at) = poll.await.expect("the poll");
+    assert_eq!(s["version"].as_u64(), Some(v), "{s}");
+    // Woken by the reconnect's wake-up (100 ms of backoff), not by the waiter's own re-read
+    // 2 s after it started (1.7 s from here) nor after a 2 s backoff.
+    let late = at.saturating_duration_since(sent);
+    assert!(
+        late < Duration::from_millis(1200),
+        "A's long-poll was woken {late:?} after the write: the listener waited long to reconnect"
+    );
+}
