@@ -535,3 +535,63 @@ async fn the_listener_reconnects_at_once_after_many_good_connections() {
         "A's long-poll was woken {late:?} after the write: the listener waited long to reconnect"
     );
 }
+
+/// Redis down for a few seconds in the middle of a long-poll (a restart, a failover): the
+/// poll's own re-reads meet the outage, and it still ends woken by the write made once Redis
+/// is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_poll_outlives_a_redis_outage_and_is_woken_after_it() {
+    if on_cluster() {
+        return;
+    }
+    let mut p = Pair::start().await;
+    let g = Game::start(&p).await;
+    let agent = g.agents[0][0].clone();
+    let id = g.id.clone();
+    let poll = tokio::spawn(async move {
+        let r = agent.get(&format!("{AGENT}/{id}/state?wait=20")).await;
+        (r, Instant::now())
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let redis = p.a.redis.as_mut().expect("A owns its Redis");
+    tokio::task::block_in_place(|| redis.stop());
+    // Longer than a waiter's re-read interval (2 s): every waiter meets the outage.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let redis = p.a.redis.as_mut().expect("A owns its Redis");
+    tokio::task::block_in_place(|| redis.start_again());
+    let mut v = None;
+    let sent = Instant::now();
+    let ok = eventually(BOUND, async || {
+        let (st, r) = g.host[1]
+            .post(
+                &format!("{BRIDGE}/{}/ops", g.id),
+                json!({ "ops": [
+                    { "op": "state", "state": { "n": 2 } },
+                    { "op": "legal_actions", "playerId": g.pids[0], "actions": ["x"] }
+                ] }),
+            )
+            .await;
+        v = r["version"].as_u64();
+        st == 200
+    })
+    .await;
+    assert!(ok, "B could not write after the outage");
+    let ((st, s), at) = poll.await.expect("the poll");
+    assert_eq!(st, 200, "the long-poll failed on the outage: {s}");
+    woken_with_turn((s, at), sent, "A's long-poll");
+    g.converged(0, v.expect("a version"), 2).await;
+    // A wait that ends with Redis still unreachable answers so (not a stale 200).
+    let agent = g.agents[0][1].clone();
+    let id = g.id.clone();
+    let poll = tokio::spawn(async move {
+        let t = Instant::now();
+        let r = agent.get(&format!("{AGENT}/{id}/state?wait=3")).await;
+        (r, t.elapsed())
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let redis = p.a.redis.as_mut().expect("A owns its Redis");
+    tokio::task::block_in_place(|| redis.stop());
+    let ((st, r), took) = poll.await.expect("the poll");
+    assert_eq!(st, 503, "a wait that ended with Redis down: {r}");
+    assert!(took < BOUND, "the wait outlived its limit: {took:?}");
+}
