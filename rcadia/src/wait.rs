@@ -108,11 +108,17 @@ impl Rcadia {
             }
             self.inner.metrics.wait_read();
             last_read = Instant::now();
-            match self.reread(id).await {
-                Ok(now) => {
-                    s = now;
-                    failed = None;
-                }
+            let got = match failed.take() {
+                None => self.reread(id).await,
+                // Redis was unreachable: a try that would outlast the wait (the store's
+                // response timeout) ends with it.
+                Some(e) => match tokio::time::timeout_at(end, self.reread(id)).await {
+                    Ok(got) => got,
+                    Err(_) => return Err(e),
+                },
+            };
+            match got {
+                Ok(now) => s = now,
                 Err(e) => failed = Some(unreachable_or_return(e)?),
             }
         }

@@ -595,3 +595,56 @@ async fn a_long_poll_outlives_a_redis_outage_and_is_woken_after_it() {
     assert_eq!(st, 503, "a wait that ended with Redis down: {r}");
     assert!(took < BOUND, "the wait outlived its limit: {took:?}");
 }
+
+/// Redis frozen (SIGSTOP: every command waits out the store's 5 s response timeout) under a
+/// long-poll: the poll waits on, and a retry after its first failed read ends with the wait,
+/// so it answers 503 by its limit plus one read's timeout, not later. After the freeze, the
+/// next poll is woken by a write as ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_poll_under_a_frozen_redis_answers_by_its_limit() {
+    if on_cluster() {
+        return;
+    }
+    let p = Pair::start().await;
+    let g = Game::start(&p).await;
+    let agent = g.agents[0][0].clone();
+    let id = g.id.clone();
+    let poll = tokio::spawn(async move {
+        let t = Instant::now();
+        let r = agent.get(&format!("{AGENT}/{id}/state?wait=9")).await;
+        (r, t.elapsed())
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let pid = p.a.redis.as_ref().and_then(|r| r.pid()).expect("A's Redis") as i32;
+    // SAFETY: a plain signal to the test's own redis-server.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let ((st, r), took) = poll.await.expect("the poll");
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    assert_eq!(st, 503, "a wait that ended with Redis frozen: {r}");
+    // 9 s of wait; its first re-read (2 s in) fails after 5 s; the retry ends at 9 s.
+    assert!(
+        took < Duration::from_millis(11_500),
+        "the wait outlived its limit by a retry's timeout: {took:?}"
+    );
+    let poll = g.poll_turn(0, 0);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let sent = Instant::now();
+    let mut v = None;
+    let ok = eventually(BOUND, async || {
+        let (st, r) = g.host[1]
+            .post(
+                &format!("{BRIDGE}/{}/ops", g.id),
+                json!({ "ops": [
+                    { "op": "state", "state": { "n": 2 } },
+                    { "op": "legal_actions", "playerId": g.pids[0], "actions": ["x"] }
+                ] }),
+            )
+            .await;
+        v = r["version"].as_u64();
+        st == 200
+    })
+    .await;
+    assert!(ok, "B could not write after the freeze");
+    woken_with_turn(poll.await.expect("the poll"), sent, "A's long-poll");
+    g.converged(0, v.expect("a version"), 2).await;
+}
