@@ -7,7 +7,9 @@
 //! and reads nothing from Redis; others read it once, which caches it for every other waiter
 //! of the process. A wake-up without a payload (a reconnect, an apply that stored nothing)
 //! makes it read. A slow re-read covers lost messages, and catches up a due transition
-//! nobody fired (a lost deadline).
+//! nobody fired (a lost deadline). A wait outlives an unreachable Redis (a restart, a
+//! failover): it reads again once the listener is connected again (which wakes every waiter)
+//! and answers the error only if Redis is still unreachable when the wait ends.
 
 use std::time::Duration;
 
@@ -66,9 +68,17 @@ impl Rcadia {
         let end = Instant::now() + limit.min(MAX_WAIT);
         let mut shutdown = self.inner.shutdown.clone();
         let mut last_read = Instant::now();
+        // The last read failed (Redis unreachable: a restart, a failover): the wait goes on
+        // from the session it holds and reads again on the next wake-up (the listener wakes
+        // everyone once it is connected again) or re-read; only a wait that ends with Redis
+        // still unreachable answers the error.
+        let mut failed: Option<RcadiaError> = None;
         loop {
             if done(&s) || Instant::now() >= end || *shutdown.borrow() {
-                return Ok(s);
+                return match failed {
+                    Some(e) => Err(e),
+                    None => Ok(s),
+                };
             }
             let recheck = last_read + RECHECK;
             let mut woke = false;
@@ -78,35 +88,66 @@ impl Rcadia {
                 _ = tokio::time::sleep_until(recheck) => {}
                 _ = shutdown.wait_for(|s| *s) => {}
             }
-            if woke && Instant::now() < recheck {
+            if woke && failed.is_none() && Instant::now() < recheck {
                 if let Some(token) = sub.payload().filter(|t| !t.is_empty()) {
                     let fresh = match self.cached_stored_at(id, &token) {
-                        Some(c) => c,
+                        Some(c) => Ok(c),
                         None => {
                             self.inner.metrics.wait_read();
-                            self.read(id).await?
+                            self.read(id).await
                         }
                     };
-                    // The latest message wins; `rev` orders the writes of one session.
-                    if fresh.session.rev() > s.rev() {
-                        s = SessionRef(fresh);
+                    match fresh {
+                        // The latest message wins; `rev` orders the writes of one session.
+                        Ok(fresh) if fresh.session.rev() > s.rev() => s = SessionRef(fresh),
+                        Ok(_) => {}
+                        Err(e) => failed = Some(unreachable_or_return(e)?),
                     }
                     continue;
                 }
             }
             self.inner.metrics.wait_read();
-            // Asks Redis even when the listener vouches for the cached record: this read is
-            // what catches what pub/sub lost.
-            let loaded = self.current_checked(id).await?;
-            let now = self.now_ms().await?;
             last_read = Instant::now();
-            s = SessionRef(loaded);
-            if s.is_due(now) {
-                s = self
-                    .apply(id, |_| Ok(Step::main(Event::Tick)))
-                    .await?
-                    .session;
+            let got = match failed.take() {
+                None => self.reread(id).await,
+                // Redis was unreachable: a try that would outlast the wait (the store's
+                // response timeout) ends with it.
+                Some(e) => match tokio::time::timeout_at(end, self.reread(id)).await {
+                    Ok(got) => got,
+                    Err(_) => return Err(e),
+                },
+            };
+            match got {
+                Ok(now) => s = now,
+                Err(e) => failed = Some(unreachable_or_return(e)?),
             }
         }
+    }
+
+    /// The stored session, asking Redis even when the listener vouches for the cached
+    /// record (this read is what catches what pub/sub lost), caught up with a due
+    /// transition.
+    async fn reread(&self, id: &str) -> Result<SessionRef, RcadiaError> {
+        let loaded = SessionRef(self.current_checked(id).await?);
+        let now = self.now_ms().await?;
+        if loaded.is_due(now) {
+            return Ok(self
+                .apply(id, |_| Ok(Step::main(Event::Tick)))
+                .await?
+                .session);
+        }
+        Ok(loaded)
+    }
+}
+
+/// A read's error that a wait outlives (Redis unreachable) as `Ok`, any other (the session
+/// is gone, a bug) as the `Err` that ends the wait.
+fn unreachable_or_return(e: RcadiaError) -> Result<RcadiaError, RcadiaError> {
+    match e {
+        RcadiaError::Redis(_) => {
+            tracing::debug!(error = %e, "long-poll: a read failed; waiting on for Redis");
+            Ok(e)
+        }
+        other => Err(other),
     }
 }

@@ -138,7 +138,15 @@ impl Notifier {
                 moved.mark_unchanged();
                 let primary = client.current();
                 tokio::select! {
-                    _ = listen(&primary, &patterns, &waiters, &observers, &connected_tx) => {}
+                    held = listen(&primary, &patterns, &waiters, &observers, &connected_tx) => {
+                        // A connection that was subscribed and held a while was a good one:
+                        // the next drop (a Redis restart, a killed connection) is a new
+                        // trouble, retried as fast as the first. Only a server that keeps
+                        // dropping the listener at once is retried ever more slowly.
+                        if held.is_some_and(|held| held >= STABLE) {
+                            backoff = Duration::from_millis(100);
+                        }
+                    }
                     _ = moved.changed() => {
                         tracing::info!("pub/sub: the Redis primary moved; subscribing on the new one");
                         backoff = Duration::from_millis(100);
@@ -190,19 +198,25 @@ impl Notifier {
     }
 }
 
+/// How long a subscribed connection must have lasted for its loss to be retried with the
+/// shortest backoff again.
+const STABLE: Duration = Duration::from_secs(1);
+
 /// How often the listener asks its connection whether it still answers.
 const PING_EVERY: Duration = Duration::from_secs(5);
 /// How long an answer may take before the connection counts as dead (a stalled Redis is
 /// waited out as long: a reconnect during a stall only costs everyone a re-read).
 const PING_LIMIT: Duration = Duration::from_secs(10);
 
+/// Listens on one connection until it is lost; how long it was subscribed (`None`: it never
+/// was).
 async fn listen(
     client: &redis::Client,
     patterns: &[String],
     waiters: &Waiters,
     observers: &Observers,
     connected: &watch::Sender<bool>,
-) {
+) -> Option<Duration> {
     // Connecting and subscribing are bounded like the PING: a node that accepts the
     // connection and then never answers (frozen, or the flow black-holed) would otherwise
     // hold the listener, and every wake-up of the process, until it came back.
@@ -210,11 +224,11 @@ async fn listen(
         Ok(Ok(p)) => p,
         Ok(Err(e)) => {
             tracing::debug!(error = %e, "pub/sub connection failed; retrying");
-            return;
+            return None;
         }
         Err(_) => {
             tracing::warn!("pub/sub connection: not connected within {PING_LIMIT:?}; retrying");
-            return;
+            return None;
         }
     };
     for p in patterns {
@@ -222,14 +236,15 @@ async fn listen(
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
                 tracing::warn!(pattern = %p, error = %e, "PSUBSCRIBE failed; retrying");
-                return;
+                return None;
             }
             Err(_) => {
                 tracing::warn!(pattern = %p, "PSUBSCRIBE not answered within {PING_LIMIT:?}; retrying");
-                return;
+                return None;
             }
         }
     }
+    let subscribed = tokio::time::Instant::now();
     let _ = connected.send(true);
     // Messages published while no connection listened are lost: observers and waiters
     // learn it before the first message of this connection.
@@ -253,7 +268,7 @@ async fn listen(
                         "pub/sub connection: no answer to PING within {PING_LIMIT:?}; reconnecting"
                     ),
                 }
-                return;
+                return Some(subscribed.elapsed());
             }
         };
         let Some(msg) = msg else { break };
@@ -280,6 +295,7 @@ async fn listen(
         }
     }
     tracing::warn!("pub/sub connection lost; reconnecting");
+    Some(subscribed.elapsed())
 }
 
 fn tell(observers: &Observers, heard: Heard<'_>) {

@@ -66,6 +66,21 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut horst_config::Config)) -> T
     TestApp::from_parts(Some(redis), parts)
 }
 
+/// Like `spawn_app_with`, on a Redis the test started itself (with options of its own,
+/// e.g. `enable-debug-command`).
+#[allow(dead_code)] // used by some test modules only
+pub async fn spawn_app_on(
+    redis: RedisServer,
+    adjust: impl FnOnce(&mut horst_config::Config),
+) -> TestApp {
+    let mut config = horst_config::Config::default();
+    config.worker.threads = 1;
+    adjust(&mut config);
+    config.redis.url = redis.url();
+    let parts = start_api(Arc::new(config)).await;
+    TestApp::from_parts(Some(redis), parts)
+}
+
 /// Whether this run's apps use the shared Redis Cluster (`HORST_TEST_REDIS=cluster`).
 pub fn on_cluster() -> bool {
     std::env::var("HORST_TEST_REDIS").is_ok_and(|v| v == "cluster")

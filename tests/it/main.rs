@@ -46,6 +46,7 @@ pub mod phone_pages;
 pub mod play_cli;
 mod queue_cost;
 mod rcadia_auth;
+mod rcadia_cache_faults;
 mod rcadia_clocks;
 mod rcadia_common;
 mod rcadia_conformance;
