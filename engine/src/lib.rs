@@ -51,6 +51,19 @@ pub use sim::{Death, DeathCause, Input, Player, Sim, Status};
 
 use serde::Serialize;
 
+/// Whether two [`Sim::state_bytes`] layouts (FORMAT.md, `stateHash`) are the same but for the
+/// tick (the `u32` after `GCVS` and the layout version): two runs whose states match this way
+/// go on alike under the same inputs. The planner's shortening and the feasibility check stop
+/// a run early where it meets another again. Here, outside `src/sim/`, so that it does not
+/// move `engineVersion`.
+pub fn same_state_but_tick(a: &[u8], b: &[u8]) -> bool {
+    const TICK: std::ops::Range<usize> = 5..9;
+    a.len() == b.len()
+        && a.len() >= TICK.end
+        && a[..TICK.start] == b[..TICK.start]
+        && a[TICK.end..] == b[TICK.end..]
+}
+
 /// SHA-256 over the token streams of the files of `src/sim/`, `src/referee.rs` and
 /// `src/replay.rs` (comments, doc comments and
 /// whitespace left out; FORMAT.md, "Versions"), computed by `build.rs`.

@@ -190,7 +190,7 @@ impl Baseline {
                     // tick (the state is the whole simulation), so the rest runs the same.
                     bytes.clear();
                     sim.state_bytes(&mut bytes);
-                    if same_but_tick(&bytes, expected) {
+                    if horst_engine::same_state_but_tick(&bytes, expected) {
                         // Unless that win would come after the replay limit.
                         let win = self.win as i64 + lag as i64;
                         return if win <= MAX_RUN_TICKS as i64 {
@@ -270,16 +270,6 @@ impl Baseline {
             })
         }
     }
-}
-
-/// Whether two state layouts (engine/FORMAT.md, `stateHash`) are the same but for the tick
-/// (the `u32` after `GCVS` and the layout version).
-fn same_but_tick(a: &[u8], b: &[u8]) -> bool {
-    const TICK: std::ops::Range<usize> = 5..9;
-    a.len() == b.len()
-        && a.len() >= TICK.end
-        && a[..TICK.start] == b[..TICK.start]
-        && a[TICK.end..] == b[TICK.end..]
 }
 
 /// Inputs `lo..lo + vals.len()` moved to `vals`, the inputs after them moved by `tail` ticks;

@@ -89,16 +89,6 @@ impl Prefixes {
     }
 }
 
-/// Whether two state layouts (engine/FORMAT.md, `stateHash`) are the same but for the tick
-/// (the `u32` after `GCVS` and the layout version).
-fn same_but_tick(a: &[u8], b: &[u8]) -> bool {
-    const TICK: std::ops::Range<usize> = 5..9;
-    a.len() == b.len()
-        && a.len() >= TICK.end
-        && a[..TICK.start] == b[..TICK.start]
-        && a[TICK.end..] == b[TICK.end..]
-}
-
 /// The tick of the win of a candidate: step `i` of the current replay `cur` (which wins on
 /// tick `best`) and what follows replaced by `tail`, whose steps from `same` on are `cur`'s from
 /// `same + shift` on. Runs the tail from the state before step `i`, and stops where its state
@@ -126,7 +116,7 @@ fn win_tick(
             sim.state_bytes(&mut bytes);
             let here = sim.tick();
             let theirs = pre.at(k, cur, ticks).tick();
-            if same_but_tick(&bytes, pre.bytes_at(k, cur, ticks)) {
+            if horst_engine::same_state_but_tick(&bytes, pre.bytes_at(k, cur, ticks)) {
                 ticks.spend(u64::from(here - from));
                 return (best + here).checked_sub(theirs);
             }
