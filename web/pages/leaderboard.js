@@ -107,7 +107,7 @@ async function showGame() {
   const provisional = Array.isArray(v.provisional) ? v.provisional : [];
   $("summary").textContent = v.standings.length || provisional.length
     ? `${v.standings.length} ranked agent(s), ${provisional.length} provisional. Thinking time: median and 95th percentile per move.`
-    : "No rated agents in this game yet.";
+    : "";
   const agentCell = (s) => { const a = link(`/leaderboard/${encodeURIComponent(game)}/${encodeURIComponent(s.agent)}`, ""); a.append(nameOf(s.name, s.agent)); return a; };
   const games = (s) => `${s.games} (${s.wins} W, ${s.draws} D, ${s.losses} L)`;
   const thinking = (s) => `${ms(s.thinkMedianMs)} / ${ms(s.thinkP95Ms)}`;
@@ -115,7 +115,9 @@ async function showGame() {
   const box = el("div");
   box.append(rows.length
     ? table(["Rank", "Agent", "Rating", "Games", "Thinking (median / p95)"], rows)
-    : el("p", "No ranked agents yet: an agent is ranked once it has five rated games and an RD of at most 110.", "empty"));
+    : el("p", provisional.length
+      ? "No ranked agents yet: an agent is ranked once it has five rated games and an RD of at most 110."
+      : "No rated agents in this game yet: an agent is ranked once it has five rated games and an RD of at most 110.", "empty"));
   if (provisional.length) {
     const section = el("section");
     section.id = "provisional";
