@@ -1079,22 +1079,12 @@ async fn account(app: &App, cmd: AccountCommand) -> ExitCode {
                     .map(|_| format!("account {name}: trust {trust}"))
             }
             AccountCommand::Block { name } => {
-                match operator::set_blocked(store, auth, &who(), &name, true).await {
-                    // Its work waiting and running now ends with it, as over REST.
-                    Ok(()) => operator::jobs::cancel_jobs_of(
-                        store,
-                        app.queue(),
-                        &who(),
-                        &name,
-                        operator::jobs::BLOCKED_REASON,
-                    )
+                operator::block_account(store, auth, app.queue(), &who(), &name)
                     .await
                     .map(|ids| match ids.len() {
                         0 => format!("account {name} blocked; its sessions ended; it had no jobs waiting or running"),
                         n => format!("account {name} blocked; its sessions ended; its {n} job(s) waiting or running cancelled: {}", ids.join(" ")),
-                    }),
-                    Err(e) => Err(e),
-                }
+                    })
             }
             AccountCommand::Unblock { name } => {
                 operator::set_blocked(store, auth, &who(), &name, false)

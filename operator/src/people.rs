@@ -44,6 +44,21 @@ pub async fn set_blocked(
     Ok(())
 }
 
+/// Blocks an account and ends its work: [`set_blocked`], then every job of it waiting or
+/// running now is cancelled ([`crate::jobs::cancel_jobs_of`], reason
+/// [`crate::jobs::BLOCKED_REASON`]). What the REST admin API, the admin page and
+/// `horst admin account block` do. Answers the ids of the jobs cancelled.
+pub async fn block_account(
+    store: &Store,
+    auth: &Auth,
+    queue: &horst_queue::Queue,
+    who: &str,
+    name: &str,
+) -> Result<Vec<String>, ToolError> {
+    set_blocked(store, auth, who, name, true).await?;
+    crate::jobs::cancel_jobs_of(store, queue, who, name, crate::jobs::BLOCKED_REASON).await
+}
+
 pub async fn set_trust(store: &Store, who: &str, name: &str, trust: u8) -> Result<(), ToolError> {
     if trust > 2 {
         return Err(ToolError::invalid("trust must be 0, 1 or 2"));

@@ -1144,21 +1144,15 @@ impl Queue {
         offset: usize,
         limit: usize,
     ) -> Result<(Vec<JobRecord>, Option<usize>), QueueError> {
-        let mut conn = self.store.conn();
-        let ids: Vec<String> = redis::cmd("ZREVRANGE")
-            .arg(keys::jobs_of(&self.store, account))
-            .arg(offset)
-            .arg(offset + limit) // one more than a page tells whether there is a next page
-            .query_async(&mut conn)
-            .await?;
-        let more = ids.len() > limit;
+        let (ids, total) = self.job_ids_of(account, offset, limit).await?;
         let mut records = Vec::new();
-        for id in ids.iter().take(limit) {
+        for id in &ids {
             if let Some(r) = self.get(id).await? {
                 records.push(r);
             }
         }
-        Ok((records, more.then_some(offset + limit)))
+        let next = offset.saturating_add(ids.len());
+        Ok((records, (!ids.is_empty() && next < total).then_some(next)))
     }
 
     /// Waits until the job has finished, at most `limit`, race-free: the subscription is

@@ -327,16 +327,9 @@ async fn block(
     Path(name): Path<String>,
 ) -> Answer {
     let name = account_named(name)?;
-    operator::set_blocked(&state.store, &state.auth, &op, &name, true).await?;
     // Its work waiting and running now ends with it (docs/operators.md, "Accounts").
-    let jobs_cancelled = operator::jobs::cancel_jobs_of(
-        &state.store,
-        &state.queue,
-        &op,
-        &name,
-        operator::jobs::BLOCKED_REASON,
-    )
-    .await?;
+    let jobs_cancelled =
+        operator::block_account(&state.store, &state.auth, &state.queue, &op, &name).await?;
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Blocked {

@@ -233,11 +233,7 @@ async fn seek(
         game: game.to_ascii_lowercase(),
         rated: body.rated.unwrap_or(true),
         identity: who.key.clone(),
-        // A blank name is no name given, as on join: the caller's default name.
-        as_name: body
-            .as_name
-            .filter(|n| !horst_text::clean_line(n).is_empty())
-            .or_else(|| who.name.clone()),
+        as_name: super::rcadia_agent::seat_name(body.as_name.as_deref(), &who),
         wait,
     };
     match state.rcadia.seek(&req).await {

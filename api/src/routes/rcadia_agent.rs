@@ -90,6 +90,16 @@ fn snapshot(s: &Session, player_id: &str) -> Option<AgentSnapshot> {
     s.snapshot(player_id)
 }
 
+/// The name a seat is taken under (join and seek): the `asName` given, unless it is blank once
+/// cleaned as the table cleans it, which is no name given: then the caller's default name,
+/// not a nameless seat.
+pub(super) fn seat_name(given: Option<&str>, who: &Identity) -> Option<String> {
+    match given {
+        Some(n) if !horst_text::clean_line(n).is_empty() => Some(n.to_owned()),
+        _ => who.name.clone(),
+    }
+}
+
 async fn join(
     State(state): State<AppState>,
     Player(who): Player,
@@ -103,11 +113,8 @@ async fn join(
         ));
     }
     let as_name = match body.get("asName") {
-        None | Some(Value::Null) => who.name.clone(),
-        // A name that is blank once cleaned (as the table cleans it) is no name given: the
-        // caller's default name, as when asName is left out, not a nameless seat.
-        Some(Value::String(n)) if horst_text::clean_line(n).is_empty() => who.name.clone(),
-        Some(Value::String(n)) => Some(n.clone()),
+        None | Some(Value::Null) => seat_name(None, &who),
+        Some(Value::String(n)) => seat_name(Some(n), &who),
         Some(_) => {
             return Err(ApiError::new(
                 ApiCode::BadRequest,
