@@ -86,6 +86,8 @@ pub struct Browser {
     shared: Arc<Shared>,
     writer: tokio::sync::Mutex<pipe::Sender>,
     next_id: AtomicU64,
+    /// [`CALL_TIMEOUT`]; shorter in this module's tests.
+    call_timeout: Duration,
     child: Mutex<Option<tokio::process::Child>>,
     // The profile lives as long as the browser; deleted on drop.
     _profile: tempfile::TempDir,
@@ -149,6 +151,7 @@ impl Browser {
             shared,
             writer: tokio::sync::Mutex::new(writer),
             next_id: AtomicU64::new(1),
+            call_timeout: CALL_TIMEOUT,
             child: Mutex::new(Some(child)),
             _profile: profile,
         };
@@ -185,14 +188,31 @@ impl Browser {
             message: format!("cannot write its params: {e}"),
         })?;
         bytes.push(0);
-        {
+        // The wait for the pipe (behind other callers' writes) and the write itself are
+        // bounded too: a browser that stops reading would otherwise hold every caller here
+        // for good. One that takes no input for a whole call's time is treated as gone (a
+        // message may be half written, so nothing more can be sent on the pipe), and the
+        // house host starts a new one.
+        let write = async {
             let mut w = self.writer.lock().await;
-            if w.write_all(&bytes).await.is_err() {
+            w.write_all(&bytes).await
+        };
+        match tokio::time::timeout(self.call_timeout, write).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => {
                 self.shared.pending.lock().unwrap().remove(&id);
                 return Err(CdpError::BrowserGone);
             }
+            Err(_) => {
+                self.shared.gone.store(true, Ordering::SeqCst);
+                self.shared.pending.lock().unwrap().remove(&id);
+                tracing::error!(%method, "the browser took no DevTools input for {:?}; dropping it", self.call_timeout);
+                return Err(CdpError::Timeout {
+                    method: method.to_string(),
+                });
+            }
         }
-        match tokio::time::timeout(CALL_TIMEOUT, rx).await {
+        match tokio::time::timeout(self.call_timeout, rx).await {
             Ok(Ok(result)) => result,
             Ok(Err(_)) => Err(CdpError::BrowserGone),
             Err(_) => {
@@ -437,5 +457,49 @@ fn dispatch(shared: &Shared, raw: &[u8]) {
                 let _ = tx.send(event);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A "browser" that answers the first command and then never reads its pipe again: a
+    /// command too large for the pipe's buffer blocks its write. The call must still end
+    /// within its time, and the browser count as gone (the house host then starts another).
+    #[tokio::test]
+    async fn a_browser_that_stops_reading_does_not_hold_callers_for_good() {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = dir.path().join("stuck-browser");
+        std::fs::write(
+            &fake,
+            "#!/bin/bash\nread -r -d '' first <&3\nprintf '{\"id\":1,\"result\":{}}\\0' >&4\nexec sleep 600\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut browser = Browser::launch(&LaunchOptions {
+            binary: fake,
+            extra_args: vec![],
+            only_host: None,
+        })
+        .await
+        .unwrap();
+        browser.call_timeout = Duration::from_secs(1);
+        let big = "x".repeat(4 << 20);
+        let first = browser.call(None, "Runtime.evaluate", json!({ "expression": big }));
+        let second = browser.call(None, "Browser.getVersion", json!({}));
+        let (first, second) = tokio::time::timeout(Duration::from_secs(60), async {
+            tokio::join!(first, second)
+        })
+        .await
+        .expect("both calls end within their time");
+        assert!(matches!(first, Err(CdpError::Timeout { .. })), "{first:?}");
+        assert!(second.is_err(), "{second:?}");
+        assert!(browser.is_gone());
+        assert!(matches!(
+            browser.call(None, "Browser.getVersion", json!({})).await,
+            Err(CdpError::BrowserGone)
+        ));
     }
 }
