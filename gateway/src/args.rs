@@ -238,7 +238,13 @@ impl<const MIN: i64, const MAX: i64> ArgValue for Int<MIN, MAX> {
         format!("an integer {MIN} to {MAX}")
     }
     fn from_json(v: Value) -> Option<Self> {
-        v.as_i64().filter(|n| (MIN..=MAX).contains(n)).map(Int)
+        // JSON Schema's `integer` is any number with a zero fraction, so `1.0` and `1e2`
+        // are integers too (clients that hold every number as a double send them so).
+        let n = v.as_i64().or_else(|| {
+            let f = v.as_f64()?;
+            (f.fract() == 0.0 && f >= MIN as f64 && f <= MAX as f64).then_some(f as i64)
+        })?;
+        (MIN..=MAX).contains(&n).then_some(Int(n))
     }
 }
 
@@ -823,6 +829,21 @@ mod tests {
         );
         assert_eq!(
             message::<ListThreadsArgs>(json!({"offset": -1})).1,
+            "`offset` must be an integer 0 to 1000000000"
+        );
+        // JSON Schema's integers include `1.0` and `1e2`; a fraction or a number past the
+        // range is still refused.
+        let a = read_as::<ListThreadsArgs>(json!({"offset": 25.0})).unwrap();
+        assert_eq!(a.offset.map(|o| o.0), Some(25));
+        let a = read_as::<ListThreadsArgs>(serde_json::from_str(r#"{"offset": 1e2}"#).unwrap())
+            .unwrap();
+        assert_eq!(a.offset.map(|o| o.0), Some(100));
+        assert_eq!(
+            message::<ListThreadsArgs>(json!({"offset": 2.5})).1,
+            "`offset` must be an integer 0 to 1000000000"
+        );
+        assert_eq!(
+            message::<ListThreadsArgs>(json!({"offset": 1e300})).1,
             "`offset` must be an integer 0 to 1000000000"
         );
         // null is absent.
