@@ -580,7 +580,8 @@ pub async fn clean_display_name(
             "displayName {name:?} is reserved"
         )));
     }
-    let lower = name.to_lowercase();
+    // As it reads: `Ａlice` or a Cyrillic `аlice` would pass for the person alice.
+    let lower = horst_text::fold(&name);
     if valid_account_name(&lower) {
         let exists: bool = store
             .conn()

@@ -36,7 +36,8 @@ pub const M_COST_KIB: u32 = 19 * 1024;
 pub const T_COST: u32 = 2;
 pub const P_COST: u32 = 1;
 
-/// Password rules: at least this many characters...
+/// Password rules: at least this many characters that show (runs of spaces count as one;
+/// control and invisible characters not at all)...
 pub const PASSWORD_MIN_CHARS: usize = 8;
 /// ...and at most this many bytes (bounds the hashing work a request can ask for).
 pub const PASSWORD_MAX_BYTES: usize = 256;
@@ -165,9 +166,10 @@ async fn verify(stored: Option<String>, password: &str) -> Result<bool, Identity
 /// The passwords everyone tries first (`identity/common-passwords.txt`, shipped with horst).
 const COMMON: &str = include_str!("../common-passwords.txt");
 
-/// Whether `password` is on the shipped list of common passwords (any case).
+/// Whether `password` is on the shipped list of common passwords (any case, and with
+/// invisible characters and extra spaces ignored: `pass\u{200b}word` is `password`).
 pub fn is_common(password: &str) -> bool {
-    let lower = password.trim().to_lowercase();
+    let lower = horst_text::clean_line(password).to_lowercase();
     COMMON
         .lines()
         .map(str::trim)
@@ -177,9 +179,12 @@ pub fn is_common(password: &str) -> bool {
 
 /// Whether `password` may be set; the error says what the rules are.
 pub fn check_password(name: &str, password: &str) -> Result<(), IdentityError> {
-    if password.chars().count() < PASSWORD_MIN_CHARS {
+    // What the rules look at: eight spaces, zero-width spaces or NULs are eight characters
+    // but one guess. The password itself is hashed as typed.
+    let shown = horst_text::clean_line(password);
+    if shown.chars().count() < PASSWORD_MIN_CHARS {
         return Err(IdentityError::invalid(format!(
-            "the password needs at least {PASSWORD_MIN_CHARS} characters"
+            "the password needs at least {PASSWORD_MIN_CHARS} characters (spaces in a row count as one; invisible and control characters do not count)"
         )));
     }
     if password.len() > PASSWORD_MAX_BYTES {
@@ -187,7 +192,7 @@ pub fn check_password(name: &str, password: &str) -> Result<(), IdentityError> {
             "the password may have at most {PASSWORD_MAX_BYTES} bytes"
         )));
     }
-    if password.eq_ignore_ascii_case(name) {
+    if shown.eq_ignore_ascii_case(name) {
         return Err(IdentityError::invalid(
             "the password must not be the account name",
         ));
@@ -774,6 +779,21 @@ mod tests {
         assert!(check_password("fuchs1234", "FUCHS1234").is_err());
         assert!(check_password("fuchs", &"x".repeat(300)).is_err());
         assert!(check_password("fuchs", "lange genug").is_ok());
+        // Characters that do not show do not count: each of these is one guess.
+        for blank in [
+            " ".repeat(8),
+            "\u{200b}".repeat(8),
+            "\0".repeat(8),
+            "\t\n\r \t\n\r ".to_string(),
+            format!("a{}", " ".repeat(7)),
+            format!("abc{}defg", "\u{202e}".repeat(3)),
+        ] {
+            let e = check_password("fuchs", &blank).unwrap_err().to_string();
+            assert!(e.contains("at least 8 characters"), "{blank:?}: {e}");
+        }
+        // Nor does hiding the name or a common password behind them.
+        assert!(check_password("fuchs1234", " fuchs\u{200b}1234 ").is_err());
+        assert!(check_password("fuchs", "pass\u{200b}word").is_err());
         // The list, in any case, with a message that says why.
         for common in ["password", "12345678", "PassWort123", "qwertzuiop"] {
             let e = check_password("fuchs", common).unwrap_err().to_string();

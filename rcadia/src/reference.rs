@@ -45,10 +45,11 @@ const EVERY: Duration = Duration::from_millis(200);
 /// Whether `as_name` would pass for the reference player's name ([`REFERENCE_NAME`]): the
 /// same letters and digits in any case, whatever the spacing and punctuation.
 pub fn is_reference_name(as_name: &str) -> bool {
+    // As it reads (`horst_text::fold`): a fullwidth or Cyrillic look-alike is the same name.
     let letters = |t: &str| -> String {
-        t.chars()
+        horst_text::fold(t)
+            .chars()
             .filter(|c| c.is_alphanumeric())
-            .flat_map(char::to_lowercase)
             .collect()
     };
     letters(as_name) == letters(REFERENCE_NAME)
@@ -274,6 +275,9 @@ mod tests {
             "house REFERENCE",
             " House-Reference ",
             "House_reference",
+            // Look-alikes: fullwidth, and Cyrillic о, е, с.
+            "ＨＯＵＳＥ ｒｅｆｅｒｅｎｃｅ",
+            "H\u{043E}us\u{0435} r\u{0435}f\u{0435}r\u{0435}n\u{0441}\u{0435}",
         ] {
             let e = check_name("agent:agt_x", Some(taken)).unwrap_err();
             assert_eq!(e.code, ProtocolCode::BadRequest, "{taken}");

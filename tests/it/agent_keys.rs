@@ -86,6 +86,12 @@ async fn display_name_and_label_validation() {
         json!({"displayName": "x".repeat(31)}),
         json!({"displayName": "Admin"}),
         json!({"displayName": "Hanna"}),
+        // Look-alikes read as the name they imitate: fullwidth, Cyrillic, mathematical.
+        json!({"displayName": "ａｄｍｉｎ"}),
+        json!({"displayName": "\u{0430}dmin"}),
+        json!({"displayName": "Ｈanna"}),
+        json!({"displayName": "\u{041D}\u{0430}nna"}),
+        json!({"displayName": "𝐡𝐚𝐧𝐧𝐚"}),
         json!({"displayName": "agent-0123abcd"}),
         json!({"displayName": 5}),
         json!({"label": "l".repeat(41)}),

@@ -94,7 +94,74 @@ pub fn has_line_break(text: &str) -> bool {
     })
 }
 
-/// Names nobody may display, compared case-insensitively without spaces, dots, hyphens or
+/// The plain Latin letter or digit a character passes for, if it is a look-alike of one:
+/// fullwidth forms, mathematical letters and digits, and the Cyrillic and Greek letters
+/// that read as Latin ones. Not all of Unicode's confusables (UTS #39), but the ones that
+/// make a name look like another in a page's font.
+fn latin_look_alike(c: char) -> Option<char> {
+    let u = c as u32;
+    let letter = |i: u32| char::from_u32(u32::from(b'a') + i);
+    match u {
+        // Fullwidth ASCII: `ａｄｍｉｎ`.
+        0xFF01..=0xFF5E => char::from_u32(u - 0xFEE0).map(|c| c.to_ascii_lowercase()),
+        // Mathematical alphanumeric letters: runs of A-Z a-z in 13 styles.
+        0x1D400..=0x1D6A3 => letter((u - 0x1D400) % 52 % 26),
+        // Mathematical digits: runs of 0-9 in 5 styles.
+        0x1D7CE..=0x1D7FF => char::from_u32(u32::from(b'0') + (u - 0x1D7CE) % 10),
+        _ => Some(match c {
+            // Cyrillic.
+            'а' | 'А' => 'a',
+            'в' | 'В' | 'ь' | 'Ь' => 'b',
+            'с' | 'С' => 'c',
+            'ԁ' => 'd',
+            'е' | 'Е' | 'ё' | 'Ё' => 'e',
+            'һ' | 'Һ' | 'н' | 'Н' => 'h',
+            'і' | 'І' | 'ӏ' | 'Ӏ' => 'i',
+            'ј' | 'Ј' => 'j',
+            'к' | 'К' => 'k',
+            'м' | 'М' => 'm',
+            'о' | 'О' => 'o',
+            'р' | 'Р' => 'p',
+            'ԛ' | 'Ԛ' => 'q',
+            'ѕ' | 'Ѕ' => 's',
+            'т' | 'Т' => 't',
+            'у' | 'У' => 'y',
+            'ԝ' | 'Ԝ' => 'w',
+            'х' | 'Х' => 'x',
+            // Greek.
+            'α' | 'Α' => 'a',
+            'β' | 'Β' => 'b',
+            'ε' | 'Ε' => 'e',
+            'η' | 'Η' => 'h',
+            'ι' | 'Ι' => 'i',
+            'κ' | 'Κ' => 'k',
+            'Μ' => 'm',
+            'ν' | 'Ν' => 'n',
+            'ο' | 'Ο' => 'o',
+            'ρ' | 'Ρ' => 'p',
+            'τ' | 'Τ' => 't',
+            'υ' | 'Υ' => 'u',
+            'χ' | 'Χ' => 'x',
+            'Ζ' => 'z',
+            _ => return None,
+        }),
+    }
+}
+
+/// A name as it reads: lowercase, with every look-alike of a Latin letter or digit
+/// ([`latin_look_alike`]) turned into that letter. Two names with the same fold look the
+/// same on a page; comparisons that keep one name from passing for another (reserved
+/// names, a person's name, the house's player) compare folds.
+pub fn fold(name: &str) -> String {
+    name.chars()
+        .flat_map(|c| match latin_look_alike(c) {
+            Some(l) => vec![l],
+            None => c.to_lowercase().collect(),
+        })
+        .collect()
+}
+
+/// Names nobody may display, compared by their [`fold`] without spaces, dots, hyphens or
 /// underscores: they would pass for the operator or the service.
 const RESERVED: &[&str] = &[
     "admin",
@@ -116,10 +183,9 @@ const RESERVED: &[&str] = &[
 ];
 
 pub fn reserved(name: &str) -> bool {
-    let folded: String = name
+    let folded: String = fold(name)
         .chars()
         .filter(|c| !matches!(c, ' ' | '.' | '-' | '_'))
-        .flat_map(char::to_lowercase)
         .collect();
     RESERVED.contains(&folded.as_str())
         || folded.starts_with("agent")
@@ -176,5 +242,27 @@ mod tests {
         assert!(reserved("agent-0123abcd"));
         assert!(!reserved("Fuchs"));
         assert!(!reserved("agentur"));
+        // Look-alikes of the letters: fullwidth, Cyrillic, Greek, mathematical.
+        for fake in [
+            "ａｄｍｉｎ",
+            "\u{0430}dmin",
+            "ΗORST",
+            "𝐫𝐨𝐨𝐭",
+            "Ѕupport",
+            "аgent-0123аbcd",
+        ] {
+            assert!(reserved(fake), "{fake}");
+        }
+    }
+
+    #[test]
+    fn folds_read_as_the_name_they_look_like() {
+        assert_eq!(fold("Ａlice"), "alice");
+        assert_eq!(fold("\u{0430}lice"), "alice");
+        assert_eq!(fold("𝖆𝖑𝖎𝖈𝖊𝟏"), "alice1");
+        assert_eq!(fold("ＨＯＵＳＥ ｒｅｆｅｒｅｎｃｅ"), "house reference");
+        // Other letters stay themselves.
+        assert_eq!(fold("Fuchs der Große"), "fuchs der große");
+        assert_eq!(fold("Щиф"), "щиф");
     }
 }
