@@ -10,8 +10,8 @@
 //! ticks, or hold a calmer action (slow instead of full speed, no direction, no jump). A
 //! candidate counts only if the referee says it wins (the last action held up to
 //! [`EXTRA_TICKS`] longer, cut back to its win) and its own report, complete within the
-//! budget, is better: a lower verdict, else a wider tightest window, else fewer inputs that
-//! narrow, else fewer inputs. The first better one is kept and the pass starts again from it.
+//! budget, is better: a lower verdict, else wider windows (compared from the narrowest up),
+//! else as wide with fewer inputs. The first better one is kept and the pass starts again from it.
 //!
 //! It is sequential and bounded by referee ticks ([`RELAX_BUDGET_TICKS`]: the win checks and
 //! the reports of the candidates), never by the clock, so the same map and replay give the
@@ -53,7 +53,8 @@ pub struct Relaxation {
     /// Candidates run by the referee, and those kept.
     pub tried: u32,
     pub kept: u32,
-    /// Referee ticks spent (at most the budget, but for the first report).
+    /// Referee ticks spent, the first report included (the budget, passed by at most the
+    /// last candidate's run).
     pub work_ticks: u64,
 }
 
@@ -142,8 +143,9 @@ pub fn relax_until(
     Some(out)
 }
 
-/// What the pass minimises: the verdict, then the narrowest window (wider is better), then
-/// how many inputs are that narrow, then the inputs. `None` when the replay has no input.
+/// What the pass minimises: the verdict, then the windows from the narrowest up (wider at the
+/// first that differs is better; a replay whose windows are the same but fewer is better).
+/// `None` when the replay has no input.
 fn key(r: &Feasibility, windows: &[u32]) -> Option<(Verdict, Vec<Reverse<u32>>, u32)> {
     let narrowest = r.tightest.as_ref()?.window;
     // Every window at least the narrowest (one not measured to its ends is a lower bound).
