@@ -375,32 +375,35 @@ fn the_key_tells_crumbling_states_apart() {
 /// sechzehn-feinde came back as the fastest route with an input on one exact tick and a
 /// `frame_perfect` report, though a person has room there (`fair` and `tight` relaxed). A
 /// level where neither the search's route nor the pass finds room stays `frame_perfect`: a
-/// wave of rocks under a ceiling, eight spawners side by side, each 2 ticks after the one
-/// before (a jump cannot clear it, a pebble breaks one rock of many). The same replay on 1
-/// and 2 threads.
+/// wave of rocks under a ceiling, eight or ten spawners side by side, each 2 ticks after the
+/// one before (a jump cannot clear it, a pebble breaks one rock of many). The same replay on
+/// 1 and 2 threads.
 #[test]
 fn the_planned_replay_is_as_easy_for_a_person_as_the_pass_finds() {
     let cancel = AtomicBool::new(false);
     let row = ".".repeat(18);
-    let spawners: String = (0..8)
-        .map(|k| {
-            format!(
-                "rockfall {} 1 interval=30 jitter=0 offset={}\n",
-                4 + k,
-                2 * k
-            )
-        })
-        .collect();
-    let wave = parse_map(&format!(
-        "gcv-map 1\nname: Steinwelle\nsize: 18 6\ngrid:\n{}\n{row}\n{row}\n{row}\n{row}\n{}\nentities:\nstart 1 4\nnest 16 4\n{spawners}",
-        "#".repeat(18),
-        "G".repeat(18)
-    ))
-    .unwrap();
+    let wave = |n: usize| {
+        let spawners: String = (0..n)
+            .map(|k| {
+                format!(
+                    "rockfall {} 1 interval=30 jitter=0 offset={}\n",
+                    4 + k,
+                    2 * k
+                )
+            })
+            .collect();
+        parse_map(&format!(
+            "gcv-map 1\nname: Steinwelle\nsize: 18 6\ngrid:\n{}\n{row}\n{row}\n{row}\n{row}\n{}\nentities:\nstart 1 4\nnest 16 4\n{spawners}",
+            "#".repeat(18),
+            "G".repeat(18)
+        ))
+        .unwrap()
+    };
     for (map, exact) in [
         (load("levels/corpus/t4-deceptive-01.map"), false),
         (load("levels/15-sechzehn-feinde.map"), false),
-        (wave, true),
+        (wave(8), true),
+        (wave(10), true),
     ] {
         let one = run(&map, 1, 20.0, 1, &cancel);
         let two = run(&map, 1, 20.0, 2, &cancel);
