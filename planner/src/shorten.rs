@@ -311,10 +311,11 @@ pub fn confirm(map: &Map, replay: &Replay) -> Option<u32> {
     r.won.then_some(r.ticks)
 }
 
-/// Shortens, encodes, confirms and relaxes (for a person, see `relax`) a found replay. Falls back to the unshortened replay if the
-/// shortened one is not confirmed; `None` if neither is. Only a cancel cuts the shortening
-/// short: its budgets bound it, and a cut by the clock would make the replay depend on the
-/// machine's speed and on when the search found the win.
+/// Shortens, encodes, confirms and relaxes (for a person, see `relax`) a found replay. Falls
+/// back to the unshortened replay if the shortened one is not confirmed; `None` if neither
+/// is. Only a cancel cuts the shortening and the relaxation short: their budgets bound them,
+/// and a cut by the clock would make the replay depend on the machine's speed and on when the
+/// search found the win.
 pub fn finish(req: &PlanRequest, steps: Vec<Step>) -> Option<(Replay, u32)> {
     let stop = || req.cancel.load(Ordering::Relaxed);
     let (short, _) = shorten(req.map, req.seed, steps.clone(), SHORTEN_BUDGET, &stop);
