@@ -1,13 +1,15 @@
 //! What the feasibility report costs (docs/benchmarks.md, "Feasibility report"): every
 //! shipped level and every planner corpus level with a replay, then a replay built to use up
-//! the whole work budget (the worst case a playtest can meet).
+//! the whole work budget (the worst case a playtest can meet); then what the relaxation pass
+//! (`relax`, which the planner runs on every win) makes of the same replays. `-v` prints each
+//! replay's verdict before and after the pass.
 //!
-//! `cargo run --release -p horst-feasibility --example cost`
+//! `cargo run --release -p horst-feasibility --example cost [-- -v]`
 
 use std::time::{Duration, Instant};
 
 use horst_engine::{parse_map, parse_replay_json, Map, Replay, Step};
-use horst_feasibility::{assess, Feasibility, WORK_BUDGET_TICKS};
+use horst_feasibility::{assess, relax, Feasibility, RELAX_BUDGET_TICKS, WORK_BUDGET_TICKS};
 
 /// Best of three, so a burst of other work on the machine does not count.
 fn timed(map: &Map, replay: &Replay) -> (Feasibility, Duration) {
@@ -115,5 +117,60 @@ fn main() {
         WORK_BUDGET_TICKS,
         t.as_secs_f64() * 1e3,
         f.work_ticks as f64 / t.as_secs_f64() / 1e6
+    );
+    // The relaxation pass on the same replays, timed once (it is deterministic).
+    let verbose = std::env::args().any(|a| a == "-v");
+    let mut verdicts = std::collections::BTreeMap::new();
+    let (mut total_work, mut max_work, mut total_time) =
+        (0u64, (0u64, String::new()), Duration::ZERO);
+    let mut max_time = (Duration::ZERO, String::new());
+    let (mut changed, mut exact_before, mut exact_after, mut slower) = (0, 0, 0, 0u64);
+    for (name, m, r) in &cases {
+        let map = parse_map(m).expect("valid map");
+        let replay = parse_replay_json(r).expect("valid replay");
+        let before = assess(&map, &replay).expect("the replay wins");
+        let t = Instant::now();
+        let x = relax(&map, &replay, RELAX_BUDGET_TICKS).expect("the replay wins");
+        let t = t.elapsed();
+        *verdicts.entry(x.report.verdict.as_str()).or_insert(0) += 1;
+        changed += usize::from(x.changed);
+        exact_before += before.exact_inputs;
+        exact_after += x.report.exact_inputs;
+        let win = |r: &Replay| horst_engine::referee(&map, r).ticks as u64;
+        slower += win(&x.replay) - win(&replay).min(win(&x.replay));
+        total_work += x.work_ticks;
+        total_time += t;
+        if x.work_ticks > max_work.0 {
+            max_work = (x.work_ticks, name.clone());
+        }
+        if t > max_time.0 {
+            max_time = (t, name.clone());
+        }
+        if verbose {
+            println!(
+                "{name:24} {:13} -> {:13} exact {:3} -> {:3} tried {:4} kept {:2} work {:8} {:6.1} ms",
+                before.verdict.as_str(),
+                x.report.verdict.as_str(),
+                before.exact_inputs,
+                x.report.exact_inputs,
+                x.tried,
+                x.kept,
+                x.work_ticks,
+                t.as_secs_f64() * 1e3
+            );
+        }
+    }
+    println!(
+        "relaxed: verdicts {verdicts:?}; {changed} replays changed; exact inputs {exact_before} -> {exact_after}; the changed replays win {slower} ticks later in all"
+    );
+    println!(
+        "relax work: {} referee ticks in all, most {} ({}); time: {:.1} ms in all, mean {:.2} ms, most {:.2} ms ({})",
+        total_work,
+        max_work.0,
+        max_work.1,
+        total_time.as_secs_f64() * 1e3,
+        total_time.as_secs_f64() * 1e3 / cases.len() as f64,
+        max_time.0.as_secs_f64() * 1e3,
+        max_time.1,
     );
 }

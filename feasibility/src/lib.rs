@@ -40,6 +40,7 @@
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
+mod relax;
 mod run;
 
 use horst_engine::{Map, Replay};
@@ -47,6 +48,7 @@ use run::{Baseline, Probe};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use relax::{relax, relax_until, Relaxation, RELAX_BUDGET_TICKS};
 pub use run::PAD_TICKS;
 
 /// How far an input is moved each way: windows are measured up to `2 * 8 + 1` ticks.
@@ -182,6 +184,12 @@ pub fn assess(map: &Map, replay: &Replay) -> Option<Feasibility> {
 
 /// [`assess`] with another work budget (in referee ticks).
 pub fn assess_with_budget(map: &Map, replay: &Replay, budget: u64) -> Option<Feasibility> {
+    analyse(map, replay, budget).map(|(report, _)| report)
+}
+
+/// [`assess_with_budget`], with the window measured for each input checked (in input order;
+/// a window not measured to both ends is a lower bound).
+fn analyse(map: &Map, replay: &Replay, budget: u64) -> Option<(Feasibility, Vec<u32>)> {
     let base = Baseline::run(map, replay)?;
     let n = base.bounds.len();
     let mut slack = vec![Slack::default(); n];
@@ -283,7 +291,8 @@ pub fn assess_with_budget(map: &Map, replay: &Replay, budget: u64) -> Option<Fea
         work_ticks: spent,
     };
     report.hint = hint(&report, partial);
-    Some(report)
+    let windows = judged.iter().map(|s| s.window()).collect();
+    Some((report, windows))
 }
 
 /// An action as people read it: `right+jump`, `none`, `slow left+shoot`.

@@ -5,7 +5,8 @@
 
 use horst_engine::{parse_map, parse_replay, referee, Map, Replay, Step};
 use horst_feasibility::{
-    assess_with_budget, warnings, Feasibility, Verdict, MAX_SHIFT_TICKS, WORK_BUDGET_TICKS,
+    assess, assess_with_budget, relax, warnings, Feasibility, Verdict, MAX_SHIFT_TICKS,
+    WORK_BUDGET_TICKS,
 };
 use proptest::prelude::*;
 
@@ -180,5 +181,58 @@ proptest! {
     #[test]
     fn small_maps_and_random_replays(map in small_map(), replay in random_replay(), budget in budget()) {
         check(&map, &replay, budget);
+    }
+}
+
+/// What every relaxation must give: a result exactly when the replay wins, and then a replay
+/// the referee says wins, within the contract's limits, whose `assess` report is the one
+/// returned and no worse than the given replay's; the same every time.
+fn check_relax(map: &Map, replay: &Replay, budget: u64) -> Result<(), TestCaseError> {
+    let r = relax(map, replay, budget);
+    prop_assert_eq!(r.is_some(), referee(map, replay).won);
+    if let Some(r) = r {
+        prop_assert!(referee(map, &r.replay).won);
+        let json = serde_json::to_value(&r.replay).unwrap();
+        prop_assert_eq!(parse_replay(&json).ok(), Some(r.replay.clone()));
+        prop_assert_eq!(assess(map, &r.replay), Some(r.report.clone()));
+        let before = assess(map, replay).unwrap();
+        prop_assert!(r.report.verdict <= before.verdict);
+        prop_assert_eq!(r.changed, r.replay != *replay);
+        prop_assert!(r.changed || r.report == before);
+        prop_assert_eq!(relax(map, replay, budget), Some(r));
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config(80))]
+
+    /// The relaxation pass on small maps and random replays, at budgets from none to a part
+    /// of the default.
+    #[test]
+    fn relaxing_random_replays(
+        map in small_map(),
+        replay in random_replay(),
+        budget in prop::sample::select(vec![0u64, 50_000, 400_000, 2_000_000]),
+    ) {
+        check_relax(&map, &replay, budget)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(config(10))]
+
+    /// And on the shipped levels' replays, edited (most are not relaxed to begin with).
+    #[test]
+    fn relaxing_edited_winning_replays(
+        level_index in 0usize..15,
+        edits in prop::collection::vec((any::<u8>(), any::<u16>(), any::<u16>()), 0..2),
+    ) {
+        let level = &horst_levels::BUILTIN[level_index % horst_levels::BUILTIN.len()];
+        let map = parse_map(level.map).unwrap();
+        let replay = horst_engine::parse_replay_json(level.replay).unwrap();
+        if let Some(r) = edited(&replay, &edits) {
+            check_relax(&map, &r, 300_000)?;
+        }
     }
 }

@@ -5,7 +5,9 @@
 //! relaxed tile graph (`relaxed`), and iterative refinement: a coarse stage (large cells, long
 //! holds) first, then a finer one. Nodes are expanded in batches on the current rayon pool and
 //! merged in a fixed order, so the replay found never depends on the number of threads. A found
-//! replay is shortened, run-length encoded and confirmed by the referee (`shorten`).
+//! replay is shortened, run-length encoded and confirmed by the referee (`shorten`), then
+//! relaxed for a person (`horst_feasibility::relax`: wider input windows where the fastest
+//! route needs exact ticks a person need not hit) and confirmed again.
 //!
 //! In every stage two searches of different heuristic weights race (`search::RACERS`), batch
 //! by batch, and the first win in a fixed order answers: decided by expansion counts, not the

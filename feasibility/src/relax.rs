@@ -1,0 +1,347 @@
+//! The relaxation pass: a winning replay changed, a step at a time, into one a person plays
+//! more easily, judged by its own report.
+//!
+//! The planner's replays are its fastest (shortened) route: jumps from a ledge's last tile,
+//! turns in mid-air that correct the turn before, a press on the tick of a landing. Their
+//! report is often `frame_perfect` although the level has plenty of room, because the replay
+//! uses none of it. This pass tries, around the inputs with the smallest window, what a person
+//! would do instead: leave a correction out (drop the input, either way round), press a
+//! neighbouring input earlier or later (jump sooner, hold longer), move the input itself a few
+//! ticks, or hold a calmer action (slow instead of full speed, no direction, no jump). A
+//! candidate counts only if the referee says it wins (the last action held up to
+//! [`EXTRA_TICKS`] longer, cut back to its win) and its own report, complete within the
+//! budget, is better: a lower verdict, else wider windows (compared from the narrowest up),
+//! else as wide with fewer inputs. The first better one is kept and the pass starts again from it.
+//!
+//! It is sequential and bounded by referee ticks ([`RELAX_BUDGET_TICKS`]: the win checks and
+//! the reports of the candidates), never by the clock, so the same map and replay give the
+//! same result on every run, machine and thread count. The report it returns is the one of
+//! the replay it returns (`assess` of it gives the same): it never calls a level easier than
+//! that replay proves, and a level that needs an exact input on every route stays
+//! `frame_perfect`.
+
+use std::cmp::Reverse;
+use std::collections::BTreeSet;
+
+use horst_engine::format::limits::{REPLAY_MAX_STEP_TICKS, REPLAY_MAX_TOTAL_TICKS};
+use horst_engine::{Map, Replay, Sim, Status, Step};
+
+use crate::{analyse, Feasibility, Verdict, WORK_BUDGET_TICKS};
+
+/// The referee ticks one relaxation may simulate, the first report included: at the engine's
+/// 10-20 million ticks per second on one core, 0.3-0.6 s.
+pub const RELAX_BUDGET_TICKS: u64 = 6_000_000;
+
+/// How much longer than the replay a candidate may take to win (a calmer route is slower).
+pub const EXTRA_TICKS: u32 = 120;
+
+/// Inputs tried per round, the narrowest first (the earliest of equals).
+const MAX_TARGETS: usize = 12;
+
+/// How far a neighbouring input (and, from 2 ticks, the input itself) is moved.
+const SHIFTS: [i32; 12] = [1, -1, 2, -2, 3, -3, 4, -4, 6, -6, 8, -8];
+
+/// A relaxed replay and its report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Relaxation {
+    /// The replay the report is about: the one given when no change made it easier, else the
+    /// changed one, cut at its win.
+    pub replay: Replay,
+    pub report: Feasibility,
+    /// Whether `replay` differs from the one given.
+    pub changed: bool,
+    /// Candidates run by the referee, and those kept.
+    pub tried: u32,
+    pub kept: u32,
+    /// Referee ticks spent, the first report included (the budget, passed by at most the
+    /// last candidate's run).
+    pub work_ticks: u64,
+}
+
+/// [`relax_until`] that is never stopped.
+pub fn relax(map: &Map, replay: &Replay, budget: u64) -> Option<Relaxation> {
+    relax_until(map, replay, budget, &|| false)
+}
+
+/// Relaxes a winning replay within `budget` referee ticks; `None` unless it wins. `stop` is
+/// asked between candidates (a cancelled job): the best replay so far is returned.
+pub fn relax_until(
+    map: &Map,
+    replay: &Replay,
+    budget: u64,
+    stop: &dyn Fn() -> bool,
+) -> Option<Relaxation> {
+    let first = analyse(map, replay, WORK_BUDGET_TICKS)?;
+    let mut spent = first.0.work_ticks;
+    let mut out = Relaxation {
+        replay: replay.clone(),
+        report: first.0,
+        changed: false,
+        tried: 0,
+        kept: 0,
+        work_ticks: 0,
+    };
+    let mut windows = first.1;
+    // The replay cut at its win, as run-length segments (neighbours differ).
+    let win = run(map, replay.seed, &segments(replay), &mut spent)?;
+    let mut segs = cut(&segments(replay), win);
+    let mut seen = BTreeSet::new();
+    seen.insert(segs.clone());
+    'rounds: while out.report.verdict != Verdict::Relaxed && out.report.complete {
+        let Some(key) = key(&out.report, &windows) else {
+            break;
+        };
+        // The narrowest inputs first (the earliest of equals).
+        let mut targets: Vec<usize> = (0..windows.len()).collect();
+        targets.sort_by_key(|&i| (windows[i], i));
+        targets.truncate(MAX_TARGETS);
+        for i in targets {
+            for cand in candidates(&segs, i) {
+                if budget <= spent || stop() {
+                    break 'rounds;
+                }
+                if !seen.insert(cand.clone()) {
+                    continue;
+                }
+                out.tried += 1;
+                let mut padded = cand.clone();
+                let total: u64 = padded.iter().map(|s| u64::from(s.1)).sum();
+                let extra = (REPLAY_MAX_TOTAL_TICKS.saturating_sub(total)).min(EXTRA_TICKS.into());
+                if let Some(last) = padded.last_mut() {
+                    last.1 += extra as u32;
+                }
+                let Some(win) = run(map, replay.seed, &padded, &mut spent) else {
+                    continue;
+                };
+                let cand = cut(&padded, win);
+                let candidate = encode(replay.seed, &cand);
+                // Its report's own run of the replay counts too.
+                spent += u64::from(win);
+                let left = budget.saturating_sub(spent).min(WORK_BUDGET_TICKS);
+                let Some((report, w)) = analyse(map, &candidate, left) else {
+                    continue;
+                };
+                spent += report.work_ticks;
+                if !report.complete {
+                    continue;
+                }
+                if self::key(&report, &w).is_some_and(|k| k < key) {
+                    seen.insert(cand.clone());
+                    segs = cand;
+                    out.replay = candidate;
+                    out.report = report;
+                    out.changed = true;
+                    out.kept += 1;
+                    windows = w;
+                    continue 'rounds;
+                }
+            }
+        }
+        break;
+    }
+    out.work_ticks = spent;
+    Some(out)
+}
+
+/// What the pass minimises: the verdict, then the windows from the narrowest up (wider at the
+/// first that differs is better; a replay whose windows are the same but fewer is better).
+/// `None` when the replay has no input.
+fn key(r: &Feasibility, windows: &[u32]) -> Option<(Verdict, Vec<Reverse<u32>>, u32)> {
+    let narrowest = r.tightest.as_ref()?.window;
+    // Every window at least the narrowest (one not measured to its ends is a lower bound).
+    let mut w: Vec<Reverse<u32>> = windows.iter().map(|&w| Reverse(w.max(narrowest))).collect();
+    w.sort_by(|a, b| b.cmp(a));
+    Some((r.verdict, w, r.inputs))
+}
+
+/// The replay as run-length segments `(action, ticks)`, neighbours with different actions.
+fn segments(replay: &Replay) -> Vec<(u8, u32)> {
+    let mut segs: Vec<(u8, u32)> = Vec::new();
+    for s in &replay.actions {
+        push(&mut segs, s.action, u32::from(s.ticks));
+    }
+    segs
+}
+
+fn push(segs: &mut Vec<(u8, u32)>, action: u8, ticks: u32) {
+    if ticks == 0 {
+        return;
+    }
+    match segs.last_mut() {
+        Some(last) if last.0 == action => last.1 += ticks,
+        _ => segs.push((action, ticks)),
+    }
+}
+
+/// The segments with equal neighbours merged and empty ones dropped.
+fn merged(segs: &[(u8, u32)]) -> Vec<(u8, u32)> {
+    let mut out = Vec::with_capacity(segs.len());
+    for &(a, t) in segs {
+        push(&mut out, a, t);
+    }
+    out
+}
+
+/// The segments up to tick `win` (the ticks after it are never played).
+fn cut(segs: &[(u8, u32)], win: u32) -> Vec<(u8, u32)> {
+    let mut out = Vec::new();
+    let mut left = win;
+    for &(a, t) in segs {
+        if left == 0 {
+            break;
+        }
+        let t = t.min(left);
+        push(&mut out, a, t);
+        left -= t;
+    }
+    out
+}
+
+/// The segments as a replay within the contract's step limit.
+fn encode(seed: u32, segs: &[(u8, u32)]) -> Replay {
+    let mut actions = Vec::new();
+    for &(action, mut ticks) in segs {
+        while ticks > 0 {
+            let t = ticks.min(REPLAY_MAX_STEP_TICKS as u32);
+            actions.push(Step {
+                action,
+                ticks: t as u16,
+            });
+            ticks -= t;
+        }
+    }
+    Replay { seed, actions }
+}
+
+/// The tick of the win of the segments, or `None`; charges what it simulated.
+fn run(map: &Map, seed: u32, segs: &[(u8, u32)], spent: &mut u64) -> Option<u32> {
+    let mut sim = Sim::new(map, seed);
+    for &(a, t) in segs {
+        for _ in 0..t {
+            sim.step(a);
+            *spent += 1;
+            match sim.status() {
+                Status::Won => return Some(sim.tick()),
+                Status::Dead => return None,
+                Status::Running => {}
+            }
+        }
+    }
+    None
+}
+
+/// The calmer actions a person might hold instead of `a`: the other speed, no direction, the
+/// jump let go (or held), no pebble.
+fn calmer(a: u8) -> Vec<u8> {
+    let (dir, buttons) = (a / 4, a % 4);
+    let mut out = Vec::new();
+    // left 0 <-> slow left 3, right 2 <-> slow right 4.
+    let other_speed = match dir {
+        0 => Some(3),
+        3 => Some(0),
+        2 => Some(4),
+        4 => Some(2),
+        _ => None,
+    };
+    if let Some(d) = other_speed {
+        out.push(d * 4 + buttons);
+    }
+    if dir != 1 {
+        out.push(4 + buttons);
+    }
+    out.push(dir * 4 + (buttons ^ 1));
+    if buttons >= 2 {
+        out.push(dir * 4 + buttons - 2);
+    }
+    out
+}
+
+/// The changes tried around input `i` (between segments `i` and `i + 1`), in a fixed order.
+fn candidates(segs: &[(u8, u32)], i: usize) -> Vec<Vec<(u8, u32)>> {
+    let mut out = Vec::new();
+    if i + 1 >= segs.len() {
+        return out;
+    }
+    // Leave the input out: hold the action before it on, or switch at the input before.
+    for (at, from) in [(i + 1, i), (i, i + 1)] {
+        let mut c = segs.to_vec();
+        c[at].0 = segs[from].0;
+        out.push(merged(&c));
+    }
+    // Move input `j` (between segments j and j + 1) by `d` ticks.
+    let moved = |j: usize, d: i32| -> Option<Vec<(u8, u32)>> {
+        let (a, b) = (segs[j].1 as i64 + d as i64, segs[j + 1].1 as i64 - d as i64);
+        (a >= 1 && b >= 1).then(|| {
+            let mut c = segs.to_vec();
+            c[j].1 = a as u32;
+            c[j + 1].1 = b as u32;
+            c
+        })
+    };
+    // Move the stretch after input `i` (inputs i and i + 1 together) by `d` ticks.
+    if i + 2 < segs.len() {
+        out.extend(SHIFTS.iter().filter_map(|&d| {
+            let (a, b) = (segs[i].1 as i64 + d as i64, segs[i + 2].1 as i64 - d as i64);
+            (a >= 1 && b >= 1).then(|| {
+                let mut c = segs.to_vec();
+                c[i].1 = a as u32;
+                c[i + 2].1 = b as u32;
+                c
+            })
+        }));
+    }
+    for j in [i.checked_sub(1), Some(i + 1)].into_iter().flatten() {
+        if j + 1 < segs.len() {
+            out.extend(SHIFTS.iter().filter_map(|&d| moved(j, d)));
+        }
+    }
+    out.extend(
+        SHIFTS
+            .iter()
+            .filter(|d| d.abs() >= 2)
+            .filter_map(|&d| moved(i, d)),
+    );
+    for at in [i + 1, i] {
+        for a in calmer(segs[at].0) {
+            let mut c = segs.to_vec();
+            c[at].0 = a;
+            out.push(merged(&c));
+        }
+    }
+    // A calmer action after the input, pressed at another time (a run through a gap that a
+    // slow walk had to hit on one tick comes at another tick).
+    for a in calmer(segs[i + 1].0) {
+        for &d in &SHIFTS {
+            if let Some(mut c) = moved(i, d) {
+                c[i + 1].0 = a;
+                out.push(merged(&c));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calmer_actions_keep_to_the_twenty() {
+        for a in 0..20u8 {
+            let c = calmer(a);
+            assert!(c.iter().all(|&x| x < 20 && x != a), "{a}: {c:?}");
+        }
+        assert_eq!(calmer(9), [17, 5, 8], "right+jump");
+        assert_eq!(calmer(4), [5], "none");
+    }
+
+    #[test]
+    fn segments_cut_and_encode_round_trip() {
+        let segs = vec![(4, 700), (8, 3), (9, 10)];
+        let r = encode(1, &segs);
+        assert_eq!(r.actions.len(), 4);
+        assert_eq!(segments(&r), segs);
+        assert_eq!(cut(&segs, 702), [(4, 700), (8, 2)]);
+        assert_eq!(merged(&[(4, 1), (4, 2), (8, 0), (5, 1)]), [(4, 3), (5, 1)]);
+    }
+}

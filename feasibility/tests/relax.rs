@@ -1,0 +1,156 @@
+//! The relaxation pass against the referee: it finds the room a person has where the given
+//! replay uses none, keeps a level that needs an exact tick `frame_perfect`, and its report is
+//! always the one of the replay it returns.
+
+use horst_engine::{parse_map, parse_replay_json, referee, Map, Replay, Step};
+use horst_feasibility::{
+    assess, relax, Relaxation, Verdict, RELAX_BUDGET_TICKS, WORK_BUDGET_TICKS,
+};
+
+/// A wave of rocks: four neighbouring spawners (columns 5-8, or 10-7 mirrored), each a tick
+/// after the one before, every 30 ticks. No column between them is safe to wait in; of the
+/// replays that stand and then hold one action, only a running jump started on one exact tick
+/// of each 30 gets through (`the_wave_...`). (A jump with the egg boost over the rocks has
+/// room, and the planner finds it: planner/tests/planner.rs has a wave under a ceiling.)
+fn wave(mirrored: bool) -> Map {
+    let mut ents = String::new();
+    for k in 0..4 {
+        let x = if mirrored { 10 - k } else { 5 + k };
+        ents.push_str(&format!("rockfall {x} 1 interval=30 jitter=0 offset={k}\n"));
+    }
+    let (start, nest) = if mirrored { (14, 1) } else { (1, 14) };
+    let row = ".".repeat(16);
+    parse_map(&format!(
+        "gcv-map 1\nname: Steinwelle\nsize: 16 6\ngrid:\n{row}\n{row}\n{row}\n{row}\n{row}\n{}\nentities:\nstart {start} 4\nnest {nest} 4\n{ents}",
+        "G".repeat(16)
+    ))
+    .expect("valid map")
+}
+
+/// Stand `wait` ticks, then hold `action`.
+fn wait_then(wait: u16, action: u8) -> Replay {
+    Replay {
+        seed: 1,
+        actions: vec![
+            Step {
+                action: 4,
+                ticks: wait,
+            },
+            Step { action, ticks: 400 },
+        ],
+    }
+}
+
+/// What every relaxation must give: a replay the referee says wins, the report `assess`
+/// gives that replay (never a verdict easier than the replay proves), no worse than the
+/// replay given, within its budget, and the same every time.
+fn checked(map: &Map, replay: &Replay) -> Relaxation {
+    let before = assess(map, replay).expect("the replay wins");
+    let r = relax(map, replay, RELAX_BUDGET_TICKS).expect("the replay wins");
+    assert!(referee(map, &r.replay).won);
+    assert_eq!(assess(map, &r.replay).as_ref(), Some(&r.report));
+    assert!(r.report.verdict <= before.verdict, "{r:#?}");
+    assert!(r.work_ticks <= RELAX_BUDGET_TICKS + WORK_BUDGET_TICKS);
+    assert_eq!(r.changed, r.replay != *replay);
+    assert_eq!(relax(map, replay, RELAX_BUDGET_TICKS).as_ref(), Some(&r));
+    r
+}
+
+#[test]
+fn the_wave_lets_a_running_jump_through_on_one_tick_in_thirty_only() {
+    for mirrored in [false, true] {
+        let map = wave(mirrored);
+        let (run, slow) = if mirrored { (1, 13) } else { (9, 17) };
+        // Running, walking slowly, with or without a jump: the waits that win.
+        for action in [run - 1, run, slow - 1, slow] {
+            let wins: Vec<u16> = (1..100)
+                .filter(|&w| referee(&map, &wait_then(w, action)).won)
+                .collect();
+            let isolated = wins.iter().all(|w| !wins.contains(&(w + 1)));
+            assert!(isolated, "{mirrored} {action}: {wins:?}");
+            assert_eq!(
+                wins.is_empty(),
+                action != run,
+                "{mirrored} {action}: {wins:?}"
+            );
+        }
+    }
+}
+
+/// A replay whose exact press has no room nearby stays `frame_perfect`: no change the pass
+/// tries (another tick, another speed, no jump, a neighbour moved) wins with a wider window,
+/// and the pass does not claim room that the replay it returns does not have.
+#[test]
+fn an_exact_press_without_room_nearby_stays_frame_perfect() {
+    for mirrored in [false, true] {
+        let map = wave(mirrored);
+        let run = if mirrored { 1 } else { 9 };
+        let wait = (1..100)
+            .find(|&w| referee(&map, &wait_then(w, run)).won)
+            .unwrap();
+        let r = checked(&map, &wait_then(wait, run));
+        assert_eq!(
+            r.report.verdict,
+            Verdict::FramePerfect,
+            "{mirrored}: {r:#?}"
+        );
+        assert!(r.report.exact_inputs >= 1);
+        assert!(
+            r.tried > 0,
+            "the pass tried nothing: the test shows nothing"
+        );
+    }
+}
+
+/// Two streams of rocks that a slow walk gets through on one exact tick only, but a run on
+/// either of 2 (engine: the `rocks(2)` map of tests/report.rs): the slow walk's report is
+/// `frame_perfect`, the level is not, and the pass finds the run.
+#[test]
+fn a_replay_that_is_exact_where_the_level_has_room_is_relaxed() {
+    let map = parse_map("gcv-map 1\nname: Steinschlaggasse\nsize: 14 6\ngrid:\n..............\n..............\n..............\n..............\n..............\nGGGGGGGGGGGGGG\nentities:\nstart 1 4\nnest 12 4\nrockfall 6 1 interval=30 jitter=0 offset=0\nrockfall 8 1 interval=30 jitter=0 offset=2\n").unwrap();
+    let replay = wait_then(32, 16);
+    assert_eq!(
+        assess(&map, &replay).unwrap().verdict,
+        Verdict::FramePerfect
+    );
+    let r = checked(&map, &replay);
+    assert!(r.changed && r.kept >= 1, "{r:#?}");
+    assert!(r.report.verdict < Verdict::FramePerfect, "{r:#?}");
+}
+
+/// The shipped `felsstufen`: its replay (the planner's fastest) has 4 exact inputs, a person
+/// climbs the steps easily; the pass finds a replay without any.
+#[test]
+fn the_shipped_felsstufen_is_not_frame_perfect_once_relaxed() {
+    let level = horst_levels::BUILTIN
+        .iter()
+        .find(|l| l.name == "felsstufen")
+        .expect("shipped");
+    let map = parse_map(level.map).unwrap();
+    let replay = parse_replay_json(level.replay).unwrap();
+    assert_eq!(assess(&map, &replay).unwrap().exact_inputs, 4);
+    let r = checked(&map, &replay);
+    assert_eq!(r.report.exact_inputs, 0, "{r:#?}");
+    assert!(r.report.verdict < Verdict::FramePerfect, "{r:#?}");
+}
+
+/// The pass stops at its budget: with none left after the first report it keeps the replay.
+#[test]
+fn the_budget_bounds_the_pass() {
+    let level = horst_levels::BUILTIN
+        .iter()
+        .find(|l| l.name == "felsstufen")
+        .unwrap();
+    let map = parse_map(level.map).unwrap();
+    let replay = parse_replay_json(level.replay).unwrap();
+    let r = relax(&map, &replay, 0).unwrap();
+    assert!(!r.changed && r.tried == 0);
+    assert_eq!(Some(r.report), assess(&map, &replay));
+    let small = relax(&map, &replay, 400_000).unwrap();
+    assert!(small.work_ticks <= 400_000 + WORK_BUDGET_TICKS);
+}
+
+#[test]
+fn no_relaxation_of_a_replay_that_does_not_win() {
+    assert!(relax(&wave(false), &wait_then(5, 9), RELAX_BUDGET_TICKS).is_none());
+}
