@@ -21,11 +21,16 @@ use std::sync::atomic::Ordering;
 const SHORTEN_BUDGET: u32 = 30_000;
 /// Ticks the shortening may simulate (about 1.5 s of one core at the engine's pace).
 const SHORTEN_TICKS: u64 = 16_000_000;
+/// Ticks the shortening and the relaxation may simulate together: the relaxation gets what
+/// the shortening left of this, up to its own budget (most shortenings use little).
+const FINISH_TICKS: u64 = 18_000_000;
 /// How much of the time limit the search leaves for shortening, relaxing and confirming its
-/// win: the tick budgets at a slow machine's pace (5 million ticks a second), at most a fifth
-/// of the limit.
+/// win: the tick budgets (and the one report the relaxation may run past its budget) at a slow
+/// machine's pace (5 million ticks a second), at most a fifth of the limit. Nothing cuts the
+/// finishing by the clock (see `finish`), so the budgets must fit in the reserve: 3.9 s, within
+/// the 4 s a fifth of a 20 s playtest leaves.
 pub fn shorten_reserve(limit: std::time::Duration) -> std::time::Duration {
-    let ticks = SHORTEN_TICKS + horst_feasibility::RELAX_BUDGET_TICKS;
+    let ticks = FINISH_TICKS + horst_feasibility::WORK_BUDGET_TICKS;
     std::time::Duration::from_secs_f64(ticks as f64 / 5e6).min(limit / 5)
 }
 
@@ -190,11 +195,23 @@ pub fn shorten(
     map: &Map,
     seed: u32,
     steps: Vec<Step>,
-    mut budget: u32,
+    budget: u32,
     stop: &dyn Fn() -> bool,
 ) -> (Vec<Step>, u32) {
+    let (steps, best, _) = shorten_counted(map, seed, steps, budget, stop);
+    (steps, best)
+}
+
+/// [`shorten`], with the ticks it simulated.
+fn shorten_counted(
+    map: &Map,
+    seed: u32,
+    steps: Vec<Step>,
+    mut budget: u32,
+    stop: &dyn Fn() -> bool,
+) -> (Vec<Step>, u32, u64) {
     let Some((mut cur, mut best)) = truncate(map, seed, &steps) else {
-        return (steps, 0);
+        return (steps, 0, 0);
     };
     cur = run_length(&cur);
     let mut ticks = Ticks(SHORTEN_TICKS);
@@ -289,7 +306,7 @@ pub fn shorten(
             pre.keep(0);
         }
     }
-    (cur, best)
+    (cur, best, SHORTEN_TICKS - ticks.0)
 }
 
 fn within_limits(steps: &[Step]) -> bool {
@@ -318,14 +335,17 @@ pub fn confirm(map: &Map, replay: &Replay) -> Option<u32> {
 /// search found the win.
 pub fn finish(req: &PlanRequest, steps: Vec<Step>) -> Option<(Replay, u32)> {
     let stop = || req.cancel.load(Ordering::Relaxed);
-    let (short, _) = shorten(req.map, req.seed, steps.clone(), SHORTEN_BUDGET, &stop);
+    let (short, _, spent) =
+        shorten_counted(req.map, req.seed, steps.clone(), SHORTEN_BUDGET, &stop);
     for candidate in [short, steps] {
         let replay = Replay {
             seed: req.seed,
             actions: run_length(&candidate),
         };
         if let Some(t) = confirm(req.map, &replay) {
-            return Some(relax(req, replay, t));
+            let budget =
+                horst_feasibility::RELAX_BUDGET_TICKS.min(FINISH_TICKS.saturating_sub(spent));
+            return Some(relax(req, replay, t, budget));
         }
     }
     None
@@ -335,14 +355,9 @@ pub fn finish(req: &PlanRequest, steps: Vec<Step>) -> Option<(Replay, u32)> {
 /// person has room: the feasibility report would judge the planner's haste, not the level.
 /// The relaxation pass (`horst_feasibility::relax`, bounded in referee ticks) changes it into
 /// a replay with wider input windows where it finds one; the referee confirms it again.
-fn relax(req: &PlanRequest, replay: Replay, ticks: u32) -> (Replay, u32) {
+fn relax(req: &PlanRequest, replay: Replay, ticks: u32, budget: u64) -> (Replay, u32) {
     let stop = || req.cancel.load(Ordering::Relaxed);
-    let relaxed = horst_feasibility::relax_until(
-        req.map,
-        &replay,
-        horst_feasibility::RELAX_BUDGET_TICKS,
-        &stop,
-    );
+    let relaxed = horst_feasibility::relax_until(req.map, &replay, budget, &stop);
     if let Some(r) = relaxed.filter(|r| r.changed) {
         if let Some(t) = confirm(req.map, &r.replay) {
             return (r.replay, t);
@@ -355,6 +370,19 @@ fn relax(req: &PlanRequest, replay: Replay, ticks: u32) -> (Replay, u32) {
 mod tests {
     use super::*;
     use std::cell::Cell;
+
+    /// Nothing cuts the finishing by the clock, so its budgets must fit the time the search
+    /// leaves for it: at a slow machine's pace, within a fifth of a 20 s playtest, without
+    /// the cap (a reserve cut to the cap would let a late win run past the job's limit).
+    #[test]
+    fn the_finishing_budgets_fit_the_reserve() {
+        let limit = std::time::Duration::from_secs(20);
+        let needed = (FINISH_TICKS + horst_feasibility::WORK_BUDGET_TICKS) as f64 / 5e6;
+        assert!(needed <= (limit / 5).as_secs_f64(), "{needed} s");
+        assert_eq!(shorten_reserve(limit).as_secs_f64(), needed);
+        const { assert!(SHORTEN_TICKS < FINISH_TICKS) };
+        const { assert!(horst_feasibility::RELAX_BUDGET_TICKS <= FINISH_TICKS) };
+    }
 
     /// A corridor to the nest, and right in short holds with a pause between each: many
     /// steps shortening can remove.
