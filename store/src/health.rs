@@ -113,6 +113,15 @@ impl Health {
                 }
             }
             let state = match tokio::time::timeout(Duration::from_secs(5), store.ping()).await {
+                // A server whose disk fails (`MISCONF`) refuses PING with its writes, and
+                // answers reads: it refuses writes, as at `maxmemory`, which `/readyz` says
+                // in `writes` while staying ready (every process is alike). Taken for a server
+                // that does not answer, it turned every API process not ready at once.
+                Ok(Err(crate::StoreError::Command(e))) if crate::refuses_writes(&e) => match &unfit
+                {
+                    Some(reason) => HealthState::NotReady(reason.clone()),
+                    None => HealthState::Ready,
+                },
                 Ok(Ok(())) => match &unfit {
                     Some(reason) => HealthState::NotReady(reason.clone()),
                     None => HealthState::Ready,

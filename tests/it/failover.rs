@@ -533,3 +533,116 @@ async fn durable_writes_waiting_for_a_frozen_replica_hold_up_no_other_command() 
         "a PING and a GET took {slowest:?} while durable writes waited for the replica"
     );
 }
+
+/// Holds the job whose input is "1" until `release` is set; runs every other at once.
+#[derive(Default)]
+struct HoldFirst {
+    release: AtomicBool,
+    runs: CountingRunner,
+}
+
+impl JobRunner for HoldFirst {
+    fn run(
+        &self,
+        kind: JobKind,
+        input: &JobInput,
+        limit: Duration,
+        cancel: &AtomicBool,
+    ) -> Result<JobResult, Failure> {
+        while input.map == "1" && !self.release.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.runs.run(kind, input, limit, cancel)
+    }
+}
+
+/// A slot's completion claims its next job in the same step. With `min_replica_acks = 1` and
+/// the replica not answering (frozen here; after a failover, while the new replica syncs:
+/// 10-15 s in the Sentinel drill), Redis runs that step and only its `WAIT` fails, so the
+/// slot does not learn of the claim. It retried the finished job's outcome for as long as the
+/// replica stayed away, and the claimed job, heartbeated by nobody, was reaped after its
+/// lease as a dead worker's: `failed`, charged, never run. Now the slot looks for the claim
+/// at once and runs it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_claimed_by_a_completion_whose_wait_failed_is_run_not_reaped() {
+    let cluster = tokio::task::block_in_place(SentinelCluster::start);
+    let mut config = horst_config::Config::default();
+    config.redis.sentinels = cluster.sentinel_addrs();
+    config.redis.sentinel_master = SENTINEL_MASTER.into();
+    config.redis.min_replica_acks = 1;
+    config.redis.replica_ack_timeout_ms = 1000;
+    config.queue.lease_seconds = 2;
+    let config = Arc::new(config);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let app = horst::App::build(config.clone(), "", stop_rx.clone())
+        .await
+        .expect("horst finds the primary through the sentinels");
+    // An API process: its housekeeping reaps expired leases.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    tokio::spawn(app.clone().run(horst::Roles::API, Some(listener)));
+    let runner = Arc::new(HoldFirst::default());
+    // One slot for planner work: the second playtest waits for it and is claimed by the
+    // first one's completion.
+    tokio::spawn(horst_worker::run(
+        app.queue().clone(),
+        runner.clone(),
+        WorkerIdentity::new(0, 1),
+        WorkerMetrics::register(&horst_telemetry::Metrics::new()),
+        stop_rx.clone(),
+    ));
+    let admit = |n: u64| {
+        let queue = app.queue().clone();
+        async move {
+            let spec = JobSpec {
+                kind: JobKind::Playtest,
+                account: format!("heron{n}"),
+                trust: 2,
+                idempotency_key: format!("k{n}"),
+                input: JobInput {
+                    map: n.to_string(),
+                    ..JobInput::default()
+                },
+            };
+            match queue.admit(spec).await {
+                Ok(Admission::New(job)) => job.id,
+                other => panic!("admission of job {n}: {other:?}"),
+            }
+        }
+    };
+    let first = admit(1).await;
+    let queue = app.queue().clone();
+    let running = crate::harness::eventually(
+        Duration::from_secs(30),
+        async || matches!(queue.get(&first).await, Ok(Some(r)) if r.state == JobState::Running),
+    )
+    .await;
+    assert!(running, "the first job never started");
+    let second = admit(2).await;
+
+    let replica = cluster.servers[1].pid().expect("the replica runs") as i32;
+    unsafe { libc::kill(replica, libc::SIGSTOP) };
+    runner.release.store(true, Ordering::SeqCst);
+    // Several leases with the replica away.
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    unsafe { libc::kill(replica, libc::SIGCONT) };
+
+    let ended = crate::harness::eventually(
+        Duration::from_secs(60),
+        async || matches!(queue.get(&second).await, Ok(Some(r)) if r.state.is_final()),
+    )
+    .await;
+    assert!(ended, "the second job never ended");
+    let (a, b) = (
+        queue.get(&first).await.unwrap().unwrap(),
+        queue.get(&second).await.unwrap().unwrap(),
+    );
+    let runs = runner.runs.runs.lock().unwrap().clone();
+    eprintln!(
+        "figure: replica frozen 8 s as the first job finished: first {:?}, second {:?} ({:?}), runs {runs:?}",
+        a.state, b.state, b.failure
+    );
+    assert_eq!(a.state, JobState::Succeeded, "{a:?}");
+    assert_eq!(b.state, JobState::Succeeded, "{b:?}");
+    assert_eq!(runs.get(&2), Some(&1), "the second job ran once: {runs:?}");
+    let _ = stop_tx.send(true);
+}

@@ -472,3 +472,40 @@ async fn every_route_answers_503_not_500_when_redis_is_full_or_its_disk_fails() 
         assert_eq!(r.status, 200, "{cause}: after recovery {}", r.body);
     }
 }
+
+/// A failing disk (`MISCONF`: here a snapshot that cannot be written; in the `horst up` drill
+/// the AOF on a full tmpfs) refuses writes as a full memory does: `/readyz` stays 200 and
+/// says so in `writes`. Redis refuses PING too while its disk fails, and the readiness probe
+/// took that for a server that does not answer: 503 "does not answer" on every API process
+/// at once, though reads were served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_disk_keeps_readyz_ready_and_says_writes_are_refused() {
+    let app = spawn_gateway().await;
+    break_the_disk(&app).await;
+    let readyz = async || -> (u16, Value) {
+        let r = app.http.get(app.url("/readyz")).send().await.unwrap();
+        (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    };
+    let mut seen = (0, Value::Null);
+    let told = eventually(Duration::from_secs(20), async || {
+        seen = readyz().await;
+        seen.1["writes"] == "refused"
+    })
+    .await;
+    // The probe PINGs every second: ready for 3 s more, not by luck between two probes.
+    let mut after = Vec::new();
+    for _ in 0..6 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        after.push(readyz().await);
+    }
+    mend_the_disk(&app).await;
+    eprintln!("figure: /readyz while the disk fails: {seen:?}, then {after:?}");
+    assert!(told, "/readyz never said writes are refused: {seen:?}");
+    assert_eq!(seen.0, 200, "{seen:?}");
+    assert!(
+        after
+            .iter()
+            .all(|(status, v)| *status == 200 && v["writes"] == "refused"),
+        "{after:?}"
+    );
+}

@@ -704,6 +704,33 @@ async fn complete(
         };
         if tried == 1 && go_on.is_some() {
             claim_unanswered = done.is_err();
+            // Redis may have run the first attempt and only its answer failed (with
+            // `redis.min_replica_acks`, a `WAIT` the replicas did not answer in time: for as
+            // long as a failover's new replica takes to sync). Then the next job is claimed
+            // for this slot and its lease runs from now, with nobody heartbeating it while
+            // this outcome is retried: it was reaped as a dead worker's (charged, never run).
+            // So the claim is looked for at once; when found, it runs now and the outcome is
+            // retried in the background (fenced, so safe; recorded already when the claim
+            // exists, as both are one step).
+            if claim_unanswered {
+                if let Some(Ok(Some(claim))) = stopping
+                    .within(queue.recover_claim(slot.0, Some(id), token))
+                    .await
+                {
+                    tokio::spawn(
+                        complete_later(
+                            queue.clone(),
+                            job.clone(),
+                            token,
+                            outcome,
+                            label.to_string(),
+                            stopping.flag.clone(),
+                        )
+                        .in_current_span(),
+                    );
+                    return After::Next(Box::new(claim));
+                }
+            }
         }
         match done {
             Ok((done @ (Completion::Recorded | Completion::Idle), next)) => {
