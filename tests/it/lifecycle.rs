@@ -112,6 +112,83 @@ async fn ctrl_c_stops_it_too() {
     assert!(wait_gone(redis_pid, Duration::from_secs(5)));
 }
 
+/// `horst up | tee log` whose reader is gone (tee ended, `| head -1`): up serves on and
+/// stops cleanly. Its start-up and stop lines were `println!`, which panics on a closed
+/// pipe (exit 101 with a backtrace, before it even listened).
+#[tokio::test]
+async fn up_serves_and_stops_cleanly_when_its_stdout_is_gone() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    // stdout is closed, so the address is chosen here.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_horst"));
+    cmd.args(["up", "--listen", &listen, "--data", "data"])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("HORST_") {
+            cmd.env_remove(k);
+        }
+    }
+    let mut child = cmd.spawn().unwrap();
+    drop(child.stdout.take());
+    let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    {
+        let err = child.stderr.take().unwrap();
+        let stderr = stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                let mut s = stderr.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+    }
+    let http = reqwest::Client::new();
+    let up = eventually(Duration::from_secs(60), async || {
+        if let Ok(Some(_)) = child.try_wait() {
+            return true;
+        }
+        http.get(format!("http://{listen}/healthz"))
+            .send()
+            .await
+            .map(|r| r.status() == 200)
+            .unwrap_or(false)
+    })
+    .await;
+    assert!(
+        up && child.try_wait().unwrap().is_none(),
+        "horst up ended with its stdout gone ({:?}):\n{}",
+        child.try_wait(),
+        stderr.lock().unwrap()
+    );
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no exit after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let err = stderr.lock().unwrap().clone();
+    assert!(status.success(), "{status}:\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
 /// A closed terminal (SIGHUP) stops it cleanly too: it had no handler, and `up` died at
 /// once without draining.
 #[tokio::test]
