@@ -96,6 +96,10 @@ async fn up_runs_private_redis_and_sigterm_leaves_nothing_behind() {
         wait_gone(redis_pid, Duration::from_secs(5)),
         "redis-server {redis_pid} left running"
     );
+    // Its log went to a pipe, not a terminal: plain lines, no colour escape codes.
+    let log = horst.stderr();
+    assert!(log.contains("connected to Redis"), "{log}");
+    assert!(!log.contains('\x1b'), "colour codes in a piped log:\n{log}");
 }
 
 #[tokio::test]
