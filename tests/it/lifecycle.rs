@@ -100,6 +100,9 @@ async fn up_runs_private_redis_and_sigterm_leaves_nothing_behind() {
     let log = horst.stderr();
     assert!(log.contains("connected to Redis"), "{log}");
     assert!(!log.contains('\x1b'), "colour codes in a piped log:\n{log}");
+    // A fresh data directory has nothing of an earlier version to adopt, and says nothing
+    // about one (it warned "adopted ... of an earlier version" at every first start).
+    assert!(!log.contains("earlier version"), "{log}");
 }
 
 #[tokio::test]
