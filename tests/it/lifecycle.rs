@@ -433,3 +433,44 @@ fn a_logging_filter_that_does_not_parse_is_said() {
         "{said}"
     );
 }
+
+/// `log.format = "json"` (the units set it): every stderr line is one JSON object whose
+/// `level` is the log level. An event field named `level` (the built-in levels' name at
+/// every API start) was a second `level` key, and a log shipper kept that one: the line's
+/// level read "erste-schritte".
+#[test]
+fn json_log_lines_keep_their_level() {
+    let redis = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn(
+        &["api", "--listen", "127.0.0.1:0", "--redis", &redis.url()],
+        &[("HORST_LOG_FORMAT", "json")],
+        dir.path(),
+    );
+    horst.wait_listening();
+    let start = std::time::Instant::now();
+    while !horst.stderr().contains("built-in level published")
+        && start.elapsed() < Duration::from_secs(30)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    horst.signal(libc::SIGTERM);
+    assert!(horst.wait_exit(Duration::from_secs(15)).is_some());
+    let log = horst.stderr();
+    assert!(log.contains("built-in level published"), "{log}");
+    // The `horst: ...` lines are the start-up messages said to the operator as they are
+    // (here the missing web directory's warning); every log event is a JSON object.
+    for line in log.lines().filter(|l| !l.starts_with("horst: ")) {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert!(
+            ["TRACE", "DEBUG", "INFO", "WARN", "ERROR"]
+                .contains(&v["level"].as_str().unwrap_or("")),
+            "the line's level was overwritten: {line}"
+        );
+        assert!(
+            v["target"].as_str().is_some_and(|t| t.starts_with("horst")),
+            "the line's target was overwritten: {line}"
+        );
+    }
+}
