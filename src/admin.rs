@@ -1035,7 +1035,10 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
 fn report<E: std::fmt::Display>(result: Result<String, E>) -> ExitCode {
     match result {
         Ok(line) => {
-            out!("{line}");
+            // An empty listing is no line at all, not one empty line.
+            if !line.is_empty() {
+                out!("{line}");
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

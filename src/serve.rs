@@ -16,6 +16,7 @@ use horst_config::Config;
 
 use crate::redis_setup::{self, RedisHandle};
 use crate::redis_supervisor;
+use crate::terminal::{say, warn};
 use crate::worker_child::{self, WorkerChild};
 
 /// What this process runs.
@@ -41,11 +42,11 @@ impl Mode {
 pub fn run(config: Config, mode: Mode) -> ExitCode {
     raise_descriptor_limit(&config);
     let data_dir = std::path::absolute(&config.data_dir).unwrap_or(config.data_dir.clone());
-    println!("horst: data directory {}", data_dir.display());
-    let redis = match redis_setup::resolve(&config, |line| println!("{line}")) {
+    say(&format!("horst: data directory {}", data_dir.display()));
+    let redis = match redis_setup::resolve(&config, say) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("horst: {e}");
+            warn(&format!("horst: {e}"));
             return ExitCode::from(1);
         }
     };
@@ -55,7 +56,7 @@ pub fn run(config: Config, mode: Mode) -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("horst: cannot start the async runtime: {e}");
+            warn(&format!("horst: cannot start the async runtime: {e}"));
             redis_setup::stop_private(&redis);
             return ExitCode::from(1);
         }
@@ -73,7 +74,9 @@ pub fn run(config: Config, mode: Mode) -> ExitCode {
                 drain_limit: Duration::from_secs(config.queue.drain_seconds()),
             }),
             Err(e) => {
-                eprintln!("horst: cannot find its own binary to start the worker: {e}");
+                warn(&format!(
+                    "horst: cannot find its own binary to start the worker: {e}"
+                ));
                 redis_setup::stop_private(&redis);
                 return ExitCode::from(1);
             }
@@ -85,7 +88,7 @@ pub fn run(config: Config, mode: Mode) -> ExitCode {
     // then stop Redis last.
     runtime.shutdown_timeout(Duration::from_secs(2));
     redis_setup::stop_private(&redis);
-    println!("horst: stopped");
+    say("horst: stopped");
     code
 }
 
@@ -100,7 +103,7 @@ async fn run_async(
     let app = match App::build_for(config.clone(), &redis.url, shutdown.clone(), roles).await {
         Ok(app) => app,
         Err(e) => {
-            eprintln!("horst: {e}");
+            warn(&format!("horst: {e}"));
             return ExitCode::from(1);
         }
     };
@@ -115,7 +118,7 @@ async fn run_async(
         // The JWT signing key (a file outside Redis): one this process cannot read or make
         // stops it now rather than at the first sign-in.
         if let Err(e) = app.auth().load_signing_key().await {
-            eprintln!("horst: {e}");
+            warn(&format!("horst: {e}"));
             return ExitCode::from(1);
         }
         // The shipped levels as promoted revisions (idempotent; every API process may do it).
@@ -137,25 +140,25 @@ async fn run_async(
         let l = match bind(addr) {
             Ok(l) => l,
             Err(e) => {
-                eprintln!(
+                warn(&format!(
                     "horst: cannot listen on {addr}: {e}; choose another address ({})",
                     if roles.api {
                         "--listen or server.listen"
                     } else {
                         "worker.metrics_listen"
                     }
-                );
+                ));
                 return ExitCode::from(1);
             }
         };
         if roles.api {
             for problem in horst_api::check_web_dir(std::path::Path::new(&config.server.web_dir)) {
-                eprintln!("horst: warning: {problem}");
+                warn(&format!("horst: warning: {problem}"));
             }
         }
         match l.local_addr() {
-            Ok(addr) if roles.api => println!("horst: listening on http://{addr}"),
-            Ok(addr) => println!("horst: metrics on http://{addr}/metrics"),
+            Ok(addr) if roles.api => say(&format!("horst: listening on http://{addr}")),
+            Ok(addr) => say(&format!("horst: metrics on http://{addr}/metrics")),
             Err(e) => tracing::warn!(error = %e, "cannot read the bound address"),
         }
         listener = Some(l);
@@ -171,12 +174,12 @@ async fn run_async(
         match bound {
             Ok(l) => {
                 if let Ok(a) = l.local_addr() {
-                    println!("horst: metrics on http://{a}/metrics");
+                    say(&format!("horst: metrics on http://{a}/metrics"));
                 }
                 ops = Some(l);
             }
             Err(e) => {
-                eprintln!("horst: cannot listen on {addr}: {e}; choose another address (server.metrics_listen)");
+                warn(&format!("horst: cannot listen on {addr}: {e}; choose another address (server.metrics_listen)"));
                 return ExitCode::from(1);
             }
         }
@@ -192,7 +195,7 @@ async fn run_async(
     match app.run_with(roles, listener, ops).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("horst: {e}");
+            warn(&format!("horst: {e}"));
             ExitCode::from(1)
         }
     }
@@ -240,10 +243,10 @@ fn raise_descriptor_limit(config: &Config) {
     #[allow(clippy::unnecessary_cast)]
     let available = (lim.rlim_cur as u64).saturating_sub(RESERVE);
     if cap > available {
-        println!(
+        say(&format!(
             "horst: warning: server.max_connections is {cap} but the descriptor limit is {} (about {available} connections); raise LimitNOFILE (ulimit -n) or lower server.max_connections, or accepts will fail (they are logged and backed off)",
             lim.rlim_cur
-        );
+        ));
     }
 }
 
@@ -303,7 +306,9 @@ async fn wait_for_signal(shutdown: Shutdown) {
             shutdown.trigger();
         } else {
             tracing::warn!(signal = name, "a second signal while shutting down: stopping at once, without waiting for requests and jobs in flight");
-            eprintln!("horst: stopped at once ({name} again while shutting down)");
+            warn(&format!(
+                "horst: stopped at once ({name} again while shutting down)"
+            ));
             std::process::exit(130);
         }
     }

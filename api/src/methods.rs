@@ -24,8 +24,16 @@ const HEAD_PROBE: &[u8] = b"HEAD-PROBE";
 
 /// The fallback for a known path asked with a method it does not take (axum adds `Allow`).
 pub async fn not_allowed(method: Method, uri: Uri) -> Response {
-    let (path, api) = (uri.path(), uri.path().starts_with("/api/"));
-    let docs = if api {
+    let path = uri.path();
+    // The guide of the path's own readers: an operator at the admin API was sent to the
+    // agents' guides.
+    let docs = if path.starts_with("/api/admin/") || path.starts_with("/api/account/") {
+        " (docs/operators.md)"
+    } else if path.starts_with("/api/v1/agent/bridge/") {
+        " (docs/hosts.md)"
+    } else if path.starts_with("/api/v1/") {
+        " (docs/agents-play.md)"
+    } else if path.starts_with("/api/") {
         " (docs/agents-play.md, docs/agents.md)"
     } else {
         ""

@@ -87,7 +87,7 @@ impl fmt::Display for Origin {
 
 /// A configuration error: which setting, where it came from, what is wrong and what is accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid configuration: {setting} ({origin}): {message}")]
+#[error("invalid configuration: {}", self.describe())]
 pub struct ConfigError {
     /// The dotted setting name, for example `log.format`; `-` when the file itself is unreadable.
     pub setting: String,
@@ -96,6 +96,16 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
+    /// `setting (origin): message`, or `origin: message` when no setting is to blame (a file
+    /// that cannot be read, a variable that is not UTF-8): it said `- (in FILE)`.
+    fn describe(&self) -> String {
+        if self.setting == "-" {
+            format!("{}: {}", self.origin, self.message)
+        } else {
+            format!("{} ({}): {}", self.setting, self.origin, self.message)
+        }
+    }
+
     fn new(setting: impl Into<String>, origin: Origin, message: impl Into<String>) -> Self {
         ConfigError {
             setting: setting.into(),
@@ -128,7 +138,7 @@ impl Config {
                     ConfigError::new(
                         "-",
                         Origin::File(path.to_path_buf()),
-                        format!("cannot read the configuration file: {e}"),
+                        format!("cannot read the configuration file: {e}; give --config (or HORST_CONFIG) the path of a readable TOML file (ops/horst.toml shows every setting)"),
                     )
                 })?;
                 (

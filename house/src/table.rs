@@ -172,7 +172,7 @@ impl Table {
         title: &str,
     ) -> Result<Table, CdpError> {
         let (target_id, session_id) = browser.new_page().await?;
-        tracing::debug!(target = %target_id, "page created");
+        tracing::debug!(target_id = %target_id, "page created");
         // From here on a failure closes what it made: a tab left open would go on loading
         // and host a table nobody tracks (past `max_tables`, never ended).
         let mut cleanup = OpenGuard {

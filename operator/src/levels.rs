@@ -161,15 +161,17 @@ pub async fn publish_shipped(store: &Store) -> Result<(), ToolError> {
     let outcomes = publish_builtin(store, "start", horst_levels::BUILTIN).await?;
     for o in &outcomes {
         let detail = o.detail.as_deref().unwrap_or("");
+        // The field is `level_name`: a field `level` is the log level's key in a JSON log
+        // line, and a second `level` key took its place for log shippers.
         match o.action {
             "refused" => {
-                tracing::error!(level = %o.name, detail, "built-in level not published")
+                tracing::error!(level_name = %o.name, detail, "built-in level not published")
             }
             "kept" => {
-                tracing::warn!(level = %o.name, promoted = detail, "built-in level not promoted: the operator promoted another revision")
+                tracing::warn!(level_name = %o.name, promoted = detail, "built-in level not promoted: the operator promoted another revision")
             }
             "published" => {
-                tracing::info!(level = %o.name, revision = %o.revision_id, detail, "built-in level published")
+                tracing::info!(level_name = %o.name, revision = %o.revision_id, detail, "built-in level published")
             }
             _ => {}
         }

@@ -17,7 +17,8 @@
     ARGV[1] the layout written to 'layout' once adopted
 
   Output:
-    1  adopted now
+    1  adopted now: there were turns or waiting jobs from before
+    2  adopted now: there was nothing from before (a new store; the layout is only marked)
     0  adopted before (nothing changed)
 
   Cluster note: every key is a queue key, in the group's hash slot; the waiting jobs'
@@ -31,8 +32,10 @@ local function at_least(field, value)
   if not have or have < tonumber(value) then redis.call('HSET', fk, field, value) end
 end
 local names = {'planner', 'referee'}
+local found = false
 for i = 1, 2 do
   local old = redis.call('HGETALL', KEYS[1 + i])
+  if #old > 0 then found = true end
   for j = 1, #old, 2 do
     local field, value = old[j], old[j + 1]
     if field == 'round' or field == 'seq' then
@@ -54,4 +57,5 @@ for i = 4, 5 do
 end
 for account, c in pairs(counts) do redis.call('HSET', fk, 'w:' .. account, c) end
 redis.call('HSET', fk, 'n', n, 'layout', ARGV[1], HASH_TABLE_FIELD, HASH_TABLE_VALUE)
-return 1
+if found or n > 0 then return 1 end
+return 2

@@ -407,10 +407,14 @@ impl Queue {
                 .query_async(&mut store.conn())
                 .await?;
         }
-        tracing::warn!(
-            deleted = old.len(),
-            "adopted the fair turns and waiting counts of an earlier version into queue:fair"
-        );
+        // 2: a new store, nothing from before. Said only when there was something: every
+        // first start of a fresh installation warned about "an earlier version".
+        if adopted == 1 || !old.is_empty() {
+            tracing::warn!(
+                deleted = old.len(),
+                "adopted the fair turns and waiting counts of an earlier version into queue:fair"
+            );
+        }
         Ok(true)
     }
 

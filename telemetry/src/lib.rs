@@ -53,7 +53,13 @@ pub fn init_tracing(json: bool, level: &str) {
             .with_span_list(false)
             .try_init()
     } else {
-        builder.with_target(false).try_init()
+        // Colours only for a person at a terminal: in a file, a pipe or journald the escape
+        // codes are noise around every field (`grep` and log shippers see `\x1b[2m`).
+        use std::io::IsTerminal;
+        builder
+            .with_target(false)
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init()
     };
     for r in refused {
         tracing::warn!("a logging filter that does not parse was passed over: {r}; write directives such as `info` or `horst_api=debug,info`");

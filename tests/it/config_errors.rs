@@ -112,3 +112,16 @@ fn environment_variables_that_are_not_utf8_are_no_panic() {
         "{err}"
     );
 }
+
+/// A `--config` file that cannot be read names the file and the flag to fix, and no setting
+/// (it said `invalid configuration: - (in nope.toml): ...`, a setting called `-`).
+#[test]
+fn a_missing_configuration_file_names_the_file_and_the_flag() {
+    let (code, _, err) = run_to_exit(&["api", "--config", "nope.toml"], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("nope.toml") && err.contains("--config"),
+        "{err}"
+    );
+    assert!(!err.contains(" - "), "{err}");
+}

@@ -96,6 +96,13 @@ async fn up_runs_private_redis_and_sigterm_leaves_nothing_behind() {
         wait_gone(redis_pid, Duration::from_secs(5)),
         "redis-server {redis_pid} left running"
     );
+    // Its log went to a pipe, not a terminal: plain lines, no colour escape codes.
+    let log = horst.stderr();
+    assert!(log.contains("connected to Redis"), "{log}");
+    assert!(!log.contains('\x1b'), "colour codes in a piped log:\n{log}");
+    // A fresh data directory has nothing of an earlier version to adopt, and says nothing
+    // about one (it warned "adopted ... of an earlier version" at every first start).
+    assert!(!log.contains("earlier version"), "{log}");
 }
 
 #[tokio::test]
@@ -110,6 +117,83 @@ async fn ctrl_c_stops_it_too() {
         .expect("no exit after SIGINT");
     assert!(status.success());
     assert!(wait_gone(redis_pid, Duration::from_secs(5)));
+}
+
+/// `horst up | tee log` whose reader is gone (tee ended, `| head -1`): up serves on and
+/// stops cleanly. Its start-up and stop lines were `println!`, which panics on a closed
+/// pipe (exit 101 with a backtrace, before it even listened).
+#[tokio::test]
+async fn up_serves_and_stops_cleanly_when_its_stdout_is_gone() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    // stdout is closed, so the address is chosen here.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_horst"));
+    cmd.args(["up", "--listen", &listen, "--data", "data"])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("HORST_") {
+            cmd.env_remove(k);
+        }
+    }
+    let mut child = cmd.spawn().unwrap();
+    drop(child.stdout.take());
+    let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    {
+        let err = child.stderr.take().unwrap();
+        let stderr = stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                let mut s = stderr.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+    }
+    let http = reqwest::Client::new();
+    let up = eventually(Duration::from_secs(60), async || {
+        if let Ok(Some(_)) = child.try_wait() {
+            return true;
+        }
+        http.get(format!("http://{listen}/healthz"))
+            .send()
+            .await
+            .map(|r| r.status() == 200)
+            .unwrap_or(false)
+    })
+    .await;
+    assert!(
+        up && child.try_wait().unwrap().is_none(),
+        "horst up ended with its stdout gone ({:?}):\n{}",
+        child.try_wait(),
+        stderr.lock().unwrap()
+    );
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no exit after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let err = stderr.lock().unwrap().clone();
+    assert!(status.success(), "{status}:\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
 }
 
 /// A closed terminal (SIGHUP) stops it cleanly too: it had no handler, and `up` died at
@@ -348,4 +432,45 @@ fn a_logging_filter_that_does_not_parse_is_said() {
         said.contains("passed over") && said.contains("horst_api=debu"),
         "{said}"
     );
+}
+
+/// `log.format = "json"` (the units set it): every stderr line is one JSON object whose
+/// `level` is the log level. An event field named `level` (the built-in levels' name at
+/// every API start) was a second `level` key, and a log shipper kept that one: the line's
+/// level read "erste-schritte".
+#[test]
+fn json_log_lines_keep_their_level() {
+    let redis = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn(
+        &["api", "--listen", "127.0.0.1:0", "--redis", &redis.url()],
+        &[("HORST_LOG_FORMAT", "json")],
+        dir.path(),
+    );
+    horst.wait_listening();
+    let start = std::time::Instant::now();
+    while !horst.stderr().contains("built-in level published")
+        && start.elapsed() < Duration::from_secs(30)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    horst.signal(libc::SIGTERM);
+    assert!(horst.wait_exit(Duration::from_secs(15)).is_some());
+    let log = horst.stderr();
+    assert!(log.contains("built-in level published"), "{log}");
+    // The `horst: ...` lines are the start-up messages said to the operator as they are
+    // (here the missing web directory's warning); every log event is a JSON object.
+    for line in log.lines().filter(|l| !l.starts_with("horst: ")) {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert!(
+            ["TRACE", "DEBUG", "INFO", "WARN", "ERROR"]
+                .contains(&v["level"].as_str().unwrap_or("")),
+            "the line's level was overwritten: {line}"
+        );
+        assert!(
+            v["target"].as_str().is_some_and(|t| t.starts_with("horst")),
+            "the line's target was overwritten: {line}"
+        );
+    }
 }

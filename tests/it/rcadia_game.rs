@@ -774,6 +774,18 @@ async fn wrong_methods_are_json_405s_and_a_head_changes_nothing() {
         assert!(r.headers().contains_key("allow"), "{method} {path}");
         let v: serde_json::Value = r.json().await.unwrap_or_default();
         assert_eq!(v["code"], "method", "{method} {path}: {v}");
+        // The message names the guide of the path's readers (the admin API's is the
+        // operators' guide; it named the agents' guides for every path).
+        let guide = if path.starts_with("/api/admin/") {
+            "docs/operators.md"
+        } else if path.starts_with(BRIDGE) {
+            "docs/hosts.md"
+        } else {
+            "docs/agents-play.md"
+        };
+        let message = v["error"].as_str().unwrap_or_default();
+        assert!(message.contains(guide), "{method} {path}: {v}");
+        assert!(!message.contains("docs/agents.md"), "{method} {path}: {v}");
     }
 
     // A HEAD is answered what the route answers any method it does not take: its own

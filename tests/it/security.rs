@@ -698,6 +698,13 @@ async fn the_sign_in_trail_from_the_cli() {
     assert_eq!(failed[0]["detail"]["address"], "127.0.0.9");
     assert_eq!(lines(&["sign-ins", "--limit", "1"]).len(), 1);
     assert!(lines(&["sign-ins", "--name", "nobody"]).is_empty());
+    // An empty listing prints no line at all (it printed one empty line, which is no JSON
+    // line: `while read` loops saw one empty item and `wc -l` counted 1).
+    let (ok, out, err) = tokio::task::block_in_place(|| {
+        crate::accounts::admin_cli(&app, &["sign-ins", "--name", "nobody"], "")
+    });
+    assert!(ok, "{err}");
+    assert_eq!(out, "", "{err}");
 }
 
 /// A person changes their password on `/account`: the current one is required (a wrong one
