@@ -288,20 +288,21 @@ async fn series_replays_play_back_in_the_browser_and_rate_the_agents() {
 
     // A game whose record has expired (a day after its end) plays back from its replay,
     // which is kept longer (a week): the leaderboard links here for as long. It said "No
-    // such game".
+    // such game". Round 1: its replay names the next round, and the page links it (the
+    // stored-replay notice replaced the link).
     let store = house.app.rcadia.store();
-    let bucket = store.bucket_of(&round2);
+    let bucket = store.bucket_of(&round1);
     let _: () = redis::cmd("DEL")
-        .arg(store.key_in_bucket(bucket, &format!("ses:{round2}")))
-        .arg(store.key_in_bucket(bucket, &format!("ses:{round2}:base")))
+        .arg(store.key_in_bucket(bucket, &format!("ses:{round1}")))
+        .arg(store.key_in_bucket(bucket, &format!("ses:{round1}:base")))
         .query_async(&mut store.conn())
         .await
         .unwrap();
     // Past the time a process trusts a record its listener vouched for.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let (status, _) = anon.get(&format!("{AGENT}/{round2}/public")).await;
+    let (status, _) = anon.get(&format!("{AGENT}/{round1}/public")).await;
     assert_eq!(status, 404, "the record is gone");
-    tab.goto(&format!("{base}/watch/{round2}")).await;
+    tab.goto(&format!("{base}/watch/{round1}")).await;
     tab.wait_for(
         "document.body.dataset.replay === '1' && document.querySelectorAll('#board .sq').length === 64",
         "the stored replay of a game whose record expired",
@@ -315,6 +316,12 @@ async fn series_replays_play_back_in_the_browser_and_rate_the_agents() {
         "{text}"
     );
     assert!(!text.contains("No such game"), "{text}");
+    assert_eq!(
+        tab.eval("document.querySelector('#next-round') && document.querySelector('#next-round').getAttribute('href')")
+            .await,
+        json!(format!("/watch/{round2}")),
+        "the stored replay links the next round: {text}"
+    );
 
     // The leaderboard and an agent's page, with links to the replays.
     tab.goto(&format!("{base}/leaderboard/chess")).await;

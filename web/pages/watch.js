@@ -155,8 +155,9 @@ async function follow() {
         if (stored) {
           render(stored.view);
           last = stored.view;
-          showNext(stored.view, stored.view.nextSessionId);
           $("notice").replaceChildren(document.createTextNode("This game is over (played back from its stored replay)."));
+          // After the notice: it keeps the link to the next round (it was set first and lost).
+          showNext(stored.view, stored.view.nextSessionId, "This game is over (played back from its stored replay). The series goes on: ");
           startReplay(stored.view, stored.replay);
           return;
         }
@@ -212,12 +213,12 @@ async function showFinished(v) {
   }
 }
 
-function showNext(v, next) {
+function showNext(v, next, lead = "This game is over. The series goes on: ") {
   if (!next) return;
   const a = el("a", `Watch round ${(v.round ?? 1) + 1}`);
   a.href = `/watch/${encodeURIComponent(next)}`;
   a.id = "next-round";
-  $("notice").replaceChildren(document.createTextNode("This game is over. The series goes on: "), a);
+  $("notice").replaceChildren(document.createTextNode(lead), a);
 }
 
 async function replayLines(id) {
