@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::browser::{launch, Tab};
 use crate::house_e2e::House;
 use crate::play_cli::{events, exit_code, of_kind, play, play_token, stdout_line};
-use crate::rcadia_common::{Client, AGENT};
+use crate::rcadia_common::{app_with, cast, entries, max_seq, two_player, Client, AGENT, BRIDGE};
 
 const LONG: Duration = Duration::from_secs(60);
 const SHOTS: &str = "arena";
@@ -432,4 +432,102 @@ async fn a_new_agent_plays_its_validation_game_at_a_house_rps_table() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// A game longer than its replay keeps (2,000 lines: about 660 moves) plays back to its
+/// final position, from the game's record: the replay's last frame was the last state kept,
+/// before the moves that were cut. And the list's numbers fit: three digits were cut to
+/// their last two ("26." beside move 426).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_cut_at_its_limit_ends_on_the_final_position_with_whole_move_numbers() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (st, v) = host
+        .post(
+            BRIDGE,
+            json!({ "config": two_player(json!({})), "gameId": "long", "gameTitle": "Long" }),
+        )
+        .await;
+    assert_eq!(st, 201, "{v}");
+    let id = v["sessionId"].as_str().unwrap().to_string();
+    let mut pids = Vec::new();
+    for a in &agents {
+        pids.push(a.join(&id).await["playerId"].as_str().unwrap().to_string());
+    }
+    let mut after = 0;
+    for _ in 0..20 {
+        let p = host.pending(&id, after, 5.0).await;
+        after = max_seq(&p, after);
+        if entries(&p).iter().any(|e| e["event"] == "game_start") {
+            break;
+        }
+    }
+    // Each move is three lines (action, turn, state): 700 moves pass the limit.
+    let moves = 700;
+    host.ops(
+        &id,
+        json!([{ "op": "state", "state": { "move": 0 } },
+               { "op": "legal_actions", "playerId": pids[0], "actions": ["go"] }]),
+    )
+    .await;
+    for i in 0..moves {
+        let me = &agents[i % 2];
+        let s = me.state(&id, 5.0).await;
+        assert_eq!(s["yourTurn"], true, "move {i}: {s}");
+        let (st, v) = me.act(&id, json!("go"), s["turn"].as_u64().unwrap()).await;
+        assert_eq!(st, 200, "{v}");
+        after = max_seq(&host.pending(&id, after, 5.0).await, after);
+        if i + 1 < moves {
+            host.ops(
+                &id,
+                json!([{ "op": "state", "state": { "move": i + 1 } },
+                       { "op": "legal_actions", "playerId": pids[(i + 1) % 2], "actions": ["go"] }]),
+            )
+            .await;
+        }
+    }
+    host.ops(
+        &id,
+        json!([{ "op": "state", "state": { "final": "position" } },
+               { "op": "end", "result": { "winner": pids[0] } }]),
+    )
+    .await;
+    let anon = Client {
+        token: String::new(),
+        ..host.clone()
+    };
+    let lines = replay_lines(&anon, &id).await;
+    assert_eq!(of(&lines, "truncated").len(), 1, "the replay was cut");
+
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &format!("{}/watch/{id}", host.base)).await;
+    tab.wait_for(
+        "document.body.dataset.replay === '1'",
+        "the long game's replay",
+        LONG,
+    )
+    .await;
+    let stage = tab
+        .eval("document.getElementById('stage').textContent")
+        .await;
+    assert!(
+        stage.as_str().unwrap().contains("position"),
+        "the last frame shows the final state: {stage}"
+    );
+    // The widest number of the list fits the room left of the list.
+    let fits = tab
+        .eval(
+            "(() => { const l = document.getElementById('r-frames'); const s = document.createElement('span'); \
+             s.textContent = l.children.length + '. '; s.style.font = getComputedStyle(l.children[0]).font; \
+             s.style.position = 'absolute'; document.body.append(s); const w = s.getBoundingClientRect().width; s.remove(); \
+             return parseFloat(getComputedStyle(l).paddingLeft) >= w; })()",
+        )
+        .await;
+    assert_eq!(fits, json!(true), "the list's numbers are cut");
+    for (w, h) in SIZES {
+        tab.viewport(w, h).await;
+        fits_the_width(&tab, "the long replay").await;
+        tab.screenshot(SHOTS, &format!("replay-cut-{w}x{h}")).await;
+    }
+    tab.close().await;
 }

@@ -248,8 +248,15 @@ let replayView = null;
 
 function startReplay(v, replay) {
   if (!replay.frames.length) return;
+  // A replay cut at its size limit ends before the last moves: the game's own record (a
+  // live view has a version; one made from the replay has none) still has the final state.
+  if (replay.truncated && v.version && v.state != null) {
+    replay.frames.push({ state: v.state, turn: v.turn, label: "the final position (the moves before it were not kept)" });
+  }
   replayView = { v, replay, pos: replay.frames.length - 1 };
   const list = $("r-frames");
+  // Room for the widest number of the list ("426."): the default cut off its first digits.
+  list.style.paddingLeft = `calc(${String(replay.frames.length).length + 1}ch + .8rem)`;
   list.replaceChildren(...replay.frames.map((f, i) => {
     const li = el("li");
     const b = el("button", f.label);
