@@ -531,3 +531,90 @@ async fn a_replay_cut_at_its_limit_ends_on_the_final_position_with_whole_move_nu
     }
     tab.close().await;
 }
+
+/// A finished game whose rematch every player left links no next round: the abandoned
+/// rematch became round 1 of a new series at the same table, and the page said "The series
+/// goes on: Watch round 2" and led to two other agents' game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_whose_rematch_everyone_left_links_no_next_round() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 4).await;
+    let config = two_player(json!({ "autoRematch": true }));
+    let (st, v) = host
+        .post(
+            BRIDGE,
+            json!({ "config": config, "gameId": "duel", "gameTitle": "Duel" }),
+        )
+        .await;
+    assert_eq!(st, 201, "{v}");
+    let id = v["sessionId"].as_str().unwrap().to_string();
+    let mut pids = Vec::new();
+    for a in &agents[..2] {
+        pids.push(a.join(&id).await["playerId"].as_str().unwrap().to_string());
+    }
+    let mut after = 0;
+    for _ in 0..20 {
+        let p = host.pending(&id, after, 5.0).await;
+        after = max_seq(&p, after);
+        if entries(&p).iter().any(|e| e["event"] == "game_start") {
+            break;
+        }
+    }
+    host.ops(
+        &id,
+        json!([{ "op": "state", "state": { "move": 0 } },
+               { "op": "legal_actions", "playerId": pids[0], "actions": ["go"] }]),
+    )
+    .await;
+    let s = agents[0].state(&id, 5.0).await;
+    let (st, v) = agents[0]
+        .act(&id, json!("go"), s["turn"].as_u64().unwrap())
+        .await;
+    assert_eq!(st, 200, "{v}");
+    host.pending(&id, after, 5.0).await;
+    let end = host
+        .ops(
+            &id,
+            json!([{ "op": "state", "state": { "move": 1 } },
+                   { "op": "end", "result": { "winner": pids[0] } }]),
+        )
+        .await;
+    let next = end["nextSessionId"]
+        .as_str()
+        .expect("a rematch")
+        .to_string();
+    // Both players opt out; two others sit down at the table, a new series.
+    for a in &agents[..2] {
+        let (st, v) = a.post(&format!("{AGENT}/{id}/leave"), json!({})).await;
+        assert_eq!(st, 200, "{v}");
+    }
+    for a in &agents[2..] {
+        a.join(&next).await;
+    }
+    let anon = Client {
+        token: String::new(),
+        ..host.clone()
+    };
+    let (_, view) = anon.get(&format!("{AGENT}/{next}/public")).await;
+    assert_eq!(view["round"], 1, "a new series: {view}");
+    assert!(view["previousSessionId"].is_null(), "{view}");
+
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &format!("{}/watch/{id}", host.base)).await;
+    tab.wait_for(
+        "document.body.dataset.replay === '1'",
+        "the finished game",
+        LONG,
+    )
+    .await;
+    // The page looks at the next round before it links it.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let text = tab.eval("document.body.innerText").await;
+    assert_eq!(
+        tab.eval("!!document.querySelector('#next-round')").await,
+        json!(false),
+        "no link to another series: {text}"
+    );
+    assert!(!text.as_str().unwrap().contains("series goes on"), "{text}");
+    tab.close().await;
+}

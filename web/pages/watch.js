@@ -202,19 +202,26 @@ async function showFinished(v) {
     next = next || replay.next;
     startReplay(v, replay);
   }
-  showNext(v, next);
+  await showNext(v, next);
   if (!next) {
     // A rematch may still be linked: look again for a while, without leaving this game.
     for (let i = 0; i < 20 && !next; i++) {
       await new Promise((r) => setTimeout(r, 3000));
       try { next = (await fetchView(v.sessionId, null)).nextSessionId; } catch { /* keep the page */ }
     }
-    showNext(v, next);
+    await showNext(v, next);
   }
 }
 
-function showNext(v, next, lead = "This game is over. The series goes on: ") {
+async function showNext(v, next, lead = "This game is over. The series goes on: ") {
   if (!next) return;
+  // A rematch that every player left starts over as round 1 of a new series at the same
+  // table, and this game still names it as its next: that is someone else's game. (A next
+  // round that cannot be read now keeps its link.)
+  try {
+    const n = await fetchView(next, null);
+    if (n.previousSessionId !== v.sessionId) return;
+  } catch { /* keep the link */ }
   const a = el("a", `Watch round ${(v.round ?? 1) + 1}`);
   a.href = `/watch/${encodeURIComponent(next)}`;
   a.id = "next-round";
