@@ -618,3 +618,53 @@ async fn a_game_whose_rematch_everyone_left_links_no_next_round() {
     assert!(!text.as_str().unwrap().contains("series goes on"), "{text}");
     tab.close().await;
 }
+
+/// A game's leaderboard page lists the top 100 ranked agents and says so when there are
+/// more: it said "100 ranked agent(s)" for a board of 101.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_leaderboard_page_says_it_shows_the_top() {
+    let app = app_with(|_| {}).await;
+    let now = app.rcadia.now_ms().await.unwrap();
+    let mut pipe = redis::pipe();
+    for i in 0..101u32 {
+        let agent = format!("agt_seeded{i:03}");
+        let rating = 1500.0 + f64::from(i);
+        let r = json!({ "rating": rating, "rd": 60.0, "volatility": 0.06, "games": 40,
+            "wins": 20, "losses": 20, "draws": 0, "name": format!("Seeded {i}"), "updatedAt": now });
+        pipe.cmd("SET")
+            .arg(app.store.key(&format!("rating:duel:{agent}")))
+            .arg(r.to_string())
+            .cmd("ZADD")
+            .arg(app.store.key("leaderboard:duel"))
+            .arg(rating)
+            .arg(agent);
+    }
+    let _: () = pipe
+        .cmd("SADD")
+        .arg(app.store.key("leaderboard:games"))
+        .arg("duel")
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &format!("http://{}/leaderboard/duel", app.addr)).await;
+    tab.wait_for(
+        "document.body.dataset.ready === '1'",
+        "the leaderboard",
+        LONG,
+    )
+    .await;
+    let summary = tab
+        .eval("document.getElementById('summary').textContent")
+        .await;
+    let summary = summary.as_str().unwrap();
+    assert!(
+        summary.starts_with("The top 100 ranked agent(s)"),
+        "{summary}"
+    );
+    let rows = tab
+        .eval("document.querySelectorAll('#list tbody tr').length")
+        .await;
+    assert_eq!(rows, json!(100), "{summary}");
+    tab.close().await;
+}
