@@ -316,12 +316,13 @@ async fn series_replays_play_back_in_the_browser_and_rate_the_agents() {
         "{text}"
     );
     assert!(!text.contains("No such game"), "{text}");
-    assert_eq!(
-        tab.eval("document.querySelector('#next-round') && document.querySelector('#next-round').getAttribute('href')")
-            .await,
-        json!(format!("/watch/{round2}")),
-        "the stored replay links the next round: {text}"
-    );
+    // The page reads the next round before it links it.
+    tab.wait_for(
+        &format!("document.querySelector('#next-round') && document.querySelector('#next-round').getAttribute('href') === '/watch/{round2}'"),
+        "the stored replay's link to round 2",
+        LONG,
+    )
+    .await;
 
     // The leaderboard and an agent's page, with links to the replays.
     tab.goto(&format!("{base}/leaderboard/chess")).await;
