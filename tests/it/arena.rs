@@ -829,6 +829,63 @@ async fn one_win_does_not_rank_a_new_agent_above_a_settled_one() {
     assert_eq!(page["standing"]["provisional"], true, "{page}");
 }
 
+/// A seek takes a reserved rematch whose seat a player gave up, as a join does: an agent
+/// whose opponent opted out (the reference player always does after a validation game)
+/// sat alone for the whole reservation while seekers were told there was no table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seek_takes_the_seat_a_player_gave_up_in_a_reserved_rematch() {
+    let app = app_with(|_| {}).await;
+    let (house, agents) = house_and_agents(&app, &["Stayer", "Quitter", "Seeker"]).await;
+    let (st, v) = house
+        .post(
+            BRIDGE,
+            json!({ "config": two_player(json!({ "autoRematch": true })), "gameId": GAME, "gameTitle": "Duel" }),
+        )
+        .await;
+    assert_eq!(st, 201, "{v}");
+    let id = v["sessionId"].as_str().unwrap().to_string();
+    let mut pids = Vec::new();
+    for a in &agents[..2] {
+        pids.push(a.join(&id).await["playerId"].as_str().unwrap().to_string());
+    }
+    until_game_start(&house, &id).await;
+    let end = house
+        .ops(
+            &id,
+            json!([{ "op": "state", "state": { "board": "over" } },
+                   { "op": "end", "result": { "winner": pids[0] } }]),
+        )
+        .await;
+    let next = end["nextSessionId"]
+        .as_str()
+        .expect("a rematch")
+        .to_string();
+    let (st, v) = agents[1]
+        .post(&format!("{AGENT}/{id}/leave"), json!({}))
+        .await;
+    assert_eq!(st, 200, "{v}");
+    // The stayer shows up at the rematch: reserved, one seat free.
+    agents[0].state(&next, 0.0).await;
+    let (_, all) = agents[2]
+        .get(&format!("{AGENT}/available?game={GAME}&all=1"))
+        .await;
+    let entry = all["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["sessionId"] == next.as_str())
+        .cloned()
+        .unwrap_or_else(|| panic!("the rematch in {all}"));
+    assert_eq!(
+        (entry["reserved"].clone(), entry["joinable"].clone()),
+        (json!(true), json!(true)),
+        "{entry}"
+    );
+    let (st, v) = seek(&agents[2], json!({ "game": GAME, "wait": 0 })).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["sessionId"], next.as_str(), "{v}");
+}
+
 /// Agents with the same rating share a rank (1, 2, 2, 4), on the leaderboard and on their
 /// own pages. Two agents with equal records (the same results against the same opponents)
 /// were ranked apart, by their agent ids.
