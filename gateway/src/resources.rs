@@ -205,12 +205,27 @@ pub fn parse_uri(uri: &str) -> Option<Uri<'_>> {
     }
 }
 
-fn unknown_uri(uri: &str) -> RpcError {
+/// Names the URIs this server offers (the app's too: it was left out, and with
+/// `gateway.mcp_resources` off the message named resources that were not offered).
+fn unknown_uri(uri: &str, offer: Offer) -> RpcError {
+    let mut offered = Vec::new();
+    if offer.resources {
+        offered.extend([
+            FORMAT_URI,
+            PALETTE_URI,
+            "gcv://levels/{name}",
+            "gcv://revisions/{revisionId}",
+        ]);
+    }
+    if offer.apps {
+        offered.push(player::URI);
+    }
     RpcError::not_found(
         uri,
         format!(
-            "no resource {:?}; resources/list and resources/templates/list show the URIs (gcv://format, gcv://palette, gcv://levels/{{name}}, gcv://revisions/{{revisionId}})",
-            crate::text::clip(uri, crate::args::ECHO_MAX_CHARS)
+            "no resource {:?}; resources/list and resources/templates/list show the URIs ({})",
+            crate::text::clip(uri, crate::args::ECHO_MAX_CHARS),
+            offered.join(", ")
         ),
     )
 }
@@ -360,11 +375,11 @@ pub async fn read(
     offer: Offer,
     uri: &str,
 ) -> Result<Value, RpcError> {
-    let parsed = parse_uri(uri).ok_or_else(|| unknown_uri(uri))?;
+    let parsed = parse_uri(uri).ok_or_else(|| unknown_uri(uri, offer))?;
     let contents = match parsed {
         Uri::Player if offer.apps => vec![player::contents(config).map_err(internal)?],
-        Uri::Player => return Err(unknown_uri(uri)),
-        _ if !offer.resources => return Err(unknown_uri(uri)),
+        Uri::Player => return Err(unknown_uri(uri, offer)),
+        _ if !offer.resources => return Err(unknown_uri(uri, offer)),
         Uri::Format => {
             let f = horst_engine::map_format();
             vec![
@@ -514,7 +529,23 @@ mod tests {
         ] {
             assert_eq!(parse_uri(bad), None, "{bad}");
         }
-        assert_eq!(unknown_uri("x").code, codes::RESOURCE_NOT_FOUND);
+        let both = Offer {
+            resources: true,
+            apps: true,
+        };
+        assert_eq!(unknown_uri("x", both).code, codes::RESOURCE_NOT_FOUND);
+        // The message names what is offered, the app included.
+        let m = unknown_uri("ui://gcv/nope", both).message;
+        assert!(
+            m.contains("ui://gcv/player") && m.contains("gcv://format"),
+            "{m}"
+        );
+        let apps_only = Offer {
+            resources: false,
+            apps: true,
+        };
+        let m = unknown_uri("gcv://format", apps_only).message;
+        assert!(m.ends_with("show the URIs (ui://gcv/player)"), "{m}");
     }
 
     #[test]

@@ -422,7 +422,7 @@ impl Rcadia {
     /// a version before the split ranked, is listed as provisional here.
     pub async fn leaderboard(&self, game: &str, limit: usize) -> Result<Leaderboard, RcadiaError> {
         let store = &self.inner.store;
-        let mut ranked = Vec::new();
+        let mut ranked: Vec<Standing> = Vec::new();
         let mut provisional = Vec::new();
         if is_game_id(game) && limit > 0 {
             let now = self.now_ms().await?;
@@ -432,7 +432,13 @@ impl Rcadia {
                     .await?;
                 let last = got.len() < limit;
                 for (agent, r, think) in got {
-                    let s = standing(ranked.len() + 1, &agent, &r, &think, now);
+                    // The same rating, the same rank (1, 2, 2, 4): the board's order
+                    // between equals (by agent id) is no merit.
+                    let rank = match ranked.last() {
+                        Some(prev) if prev.rating == r.rating => prev.rank.unwrap_or(0),
+                        _ => ranked.len() + 1,
+                    };
+                    let s = standing(rank, &agent, &r, &think, now);
                     if s.rank.is_none() {
                         provisional.push(s);
                     } else if ranked.len() < limit {
@@ -533,11 +539,11 @@ impl Rcadia {
             return Ok(out);
         }
         let mut conn = store.conn();
-        let (raw, think, history, rank, excluded): (
+        let (raw, think, history, score, excluded): (
             Option<String>,
             Vec<u64>,
             Vec<String>,
-            Option<usize>,
+            Option<String>,
             bool,
         ) = redis::pipe()
             .cmd("GET")
@@ -550,7 +556,7 @@ impl Rcadia {
             .arg(keys::rating_history(store, game, agent))
             .arg(0)
             .arg(-1)
-            .cmd("ZREVRANK")
+            .cmd("ZSCORE")
             .arg(keys::leaderboard(store, game))
             .arg(agent)
             .cmd("SISMEMBER")
@@ -559,6 +565,19 @@ impl Rcadia {
             .query_async(&mut conn)
             .await?;
         out.excluded = excluded;
+        // Its place on the ranked board: one more than the agents rated higher (equals
+        // share a rank, as on the leaderboard). The score is passed back as Redis wrote it.
+        let rank: Option<usize> = match &score {
+            Some(score) => Some(
+                redis::cmd("ZCOUNT")
+                    .arg(keys::leaderboard(store, game))
+                    .arg(format!("({score}"))
+                    .arg("+inf")
+                    .query_async(&mut conn)
+                    .await?,
+            ),
+            None => None,
+        };
         let now = self.now_ms().await?;
         // Its place on the ranked board (`None` while provisional: `standing`).
         out.standing =

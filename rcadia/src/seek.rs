@@ -310,7 +310,10 @@ impl Rcadia {
         let joinable: Vec<&Session> = of_the_game
             .iter()
             .filter(|s| !req.rated || s.host().kind == HostKind::House)
-            .filter(|s| s.listed_in_available(false))
+            // Open tables, and reserved rematches with a seat a player gave up (the reference
+            // player leaves every series after its validation game): a join takes that seat,
+            // and the seekers waited out the reservation while an agent sat there alone.
+            .filter(|s| s.is_joinable())
             .collect();
         if joinable.is_empty() {
             return Ok(None);

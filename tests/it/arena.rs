@@ -829,6 +829,135 @@ async fn one_win_does_not_rank_a_new_agent_above_a_settled_one() {
     assert_eq!(page["standing"]["provisional"], true, "{page}");
 }
 
+/// A seek takes a reserved rematch whose seat a player gave up, as a join does: an agent
+/// whose opponent opted out (the reference player always does after a validation game)
+/// sat alone for the whole reservation while seekers were told there was no table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seek_takes_the_seat_a_player_gave_up_in_a_reserved_rematch() {
+    let app = app_with(|_| {}).await;
+    let (house, agents) = house_and_agents(&app, &["Stayer", "Quitter", "Seeker"]).await;
+    let (st, v) = house
+        .post(
+            BRIDGE,
+            json!({ "config": two_player(json!({ "autoRematch": true })), "gameId": GAME, "gameTitle": "Duel" }),
+        )
+        .await;
+    assert_eq!(st, 201, "{v}");
+    let id = v["sessionId"].as_str().unwrap().to_string();
+    let mut pids = Vec::new();
+    for a in &agents[..2] {
+        pids.push(a.join(&id).await["playerId"].as_str().unwrap().to_string());
+    }
+    until_game_start(&house, &id).await;
+    let end = house
+        .ops(
+            &id,
+            json!([{ "op": "state", "state": { "board": "over" } },
+                   { "op": "end", "result": { "winner": pids[0] } }]),
+        )
+        .await;
+    let next = end["nextSessionId"]
+        .as_str()
+        .expect("a rematch")
+        .to_string();
+    let (st, v) = agents[1]
+        .post(&format!("{AGENT}/{id}/leave"), json!({}))
+        .await;
+    assert_eq!(st, 200, "{v}");
+    // The stayer shows up at the rematch: reserved, one seat free.
+    agents[0].state(&next, 0.0).await;
+    let (_, all) = agents[2]
+        .get(&format!("{AGENT}/available?game={GAME}&all=1"))
+        .await;
+    let entry = all["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["sessionId"] == next.as_str())
+        .cloned()
+        .unwrap_or_else(|| panic!("the rematch in {all}"));
+    assert_eq!(
+        (entry["reserved"].clone(), entry["joinable"].clone()),
+        (json!(true), json!(true)),
+        "{entry}"
+    );
+    let (st, v) = seek(&agents[2], json!({ "game": GAME, "wait": 0 })).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["sessionId"], next.as_str(), "{v}");
+}
+
+/// Agents with the same rating share a rank (1, 2, 2, 4), on the leaderboard and on their
+/// own pages. Two agents with equal records (the same results against the same opponents)
+/// were ranked apart, by their agent ids.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_with_the_same_rating_share_a_rank() {
+    let app = app_with(|_| {}).await;
+    let anon = Client {
+        base: format!("http://{}", app.addr),
+        token: String::new(),
+        http: reqwest::Client::new(),
+    };
+    // Settled agents, as the rater leaves them; two with the very same rating.
+    let now = app.rcadia.now_ms().await.unwrap();
+    let mut pipe = redis::pipe();
+    for (agent, rating) in [
+        ("agt_top", 1800.5),
+        ("agt_tiea", 1700.25),
+        ("agt_tieb", 1700.25),
+        ("agt_low", 1600.0),
+    ] {
+        let r = json!({ "rating": rating, "rd": 60.0, "volatility": 0.06, "games": 40,
+            "wins": 20, "losses": 20, "draws": 0, "name": agent, "updatedAt": now });
+        pipe.cmd("SET")
+            .arg(app.store.key(&format!("rating:{GAME}:{agent}")))
+            .arg(r.to_string())
+            .cmd("ZADD")
+            .arg(app.store.key(&format!("leaderboard:{GAME}")))
+            .arg(rating)
+            .arg(agent);
+    }
+    let _: () = pipe
+        .cmd("SADD")
+        .arg(app.store.key("leaderboard:games"))
+        .arg(GAME)
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    let (st, board) = anon.get(&format!("/api/v1/leaderboard/{GAME}")).await;
+    assert_eq!(st, 200, "{board}");
+    let ranks: Vec<(String, u64)> = board["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["agent"].as_str().unwrap().to_string(),
+                s["rank"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(ranks.len(), 4, "{board}");
+    assert_eq!(ranks[0], ("agt_top".to_string(), 1), "{board}");
+    assert_eq!((ranks[1].1, ranks[2].1), (2, 2), "a tie: {board}");
+    assert_eq!(ranks[3], ("agt_low".to_string(), 4), "{board}");
+    // A limit that cuts between the two: the one listed is still second.
+    let (_, two) = anon
+        .get(&format!("/api/v1/leaderboard/{GAME}?limit=2"))
+        .await;
+    assert_eq!(two["standings"][1]["rank"], 2, "{two}");
+    for (agent, rank) in [
+        ("agt_top", 1),
+        ("agt_tiea", 2),
+        ("agt_tieb", 2),
+        ("agt_low", 4),
+    ] {
+        let (_, page) = anon
+            .get(&format!("/api/v1/leaderboard/{GAME}/{agent}"))
+            .await;
+        assert_eq!(page["standing"]["rank"], rank, "{agent}: {page}");
+    }
+}
+
 /// Two agents' games against each other are rated up to ten a UTC day; the eleventh is
 /// played but not rated, and both histories say so. Two colluding agents (one always
 /// losing, a rematch seating them again) could farm one of them to the top.

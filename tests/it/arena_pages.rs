@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::browser::{launch, Tab};
 use crate::house_e2e::House;
 use crate::play_cli::{events, exit_code, of_kind, play, play_token, stdout_line};
-use crate::rcadia_common::{Client, AGENT};
+use crate::rcadia_common::{app_with, cast, entries, max_seq, two_player, Client, AGENT, BRIDGE};
 
 const LONG: Duration = Duration::from_secs(60);
 const SHOTS: &str = "arena";
@@ -288,20 +288,21 @@ async fn series_replays_play_back_in_the_browser_and_rate_the_agents() {
 
     // A game whose record has expired (a day after its end) plays back from its replay,
     // which is kept longer (a week): the leaderboard links here for as long. It said "No
-    // such game".
+    // such game". Round 1: its replay names the next round, and the page links it (the
+    // stored-replay notice replaced the link).
     let store = house.app.rcadia.store();
-    let bucket = store.bucket_of(&round2);
+    let bucket = store.bucket_of(&round1);
     let _: () = redis::cmd("DEL")
-        .arg(store.key_in_bucket(bucket, &format!("ses:{round2}")))
-        .arg(store.key_in_bucket(bucket, &format!("ses:{round2}:base")))
+        .arg(store.key_in_bucket(bucket, &format!("ses:{round1}")))
+        .arg(store.key_in_bucket(bucket, &format!("ses:{round1}:base")))
         .query_async(&mut store.conn())
         .await
         .unwrap();
     // Past the time a process trusts a record its listener vouched for.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let (status, _) = anon.get(&format!("{AGENT}/{round2}/public")).await;
+    let (status, _) = anon.get(&format!("{AGENT}/{round1}/public")).await;
     assert_eq!(status, 404, "the record is gone");
-    tab.goto(&format!("{base}/watch/{round2}")).await;
+    tab.goto(&format!("{base}/watch/{round1}")).await;
     tab.wait_for(
         "document.body.dataset.replay === '1' && document.querySelectorAll('#board .sq').length === 64",
         "the stored replay of a game whose record expired",
@@ -315,6 +316,13 @@ async fn series_replays_play_back_in_the_browser_and_rate_the_agents() {
         "{text}"
     );
     assert!(!text.contains("No such game"), "{text}");
+    // The page reads the next round before it links it.
+    tab.wait_for(
+        &format!("document.querySelector('#next-round') && document.querySelector('#next-round').getAttribute('href') === '/watch/{round2}'"),
+        "the stored replay's link to round 2",
+        LONG,
+    )
+    .await;
 
     // The leaderboard and an agent's page, with links to the replays.
     tab.goto(&format!("{base}/leaderboard/chess")).await;
@@ -425,4 +433,239 @@ async fn a_new_agent_plays_its_validation_game_at_a_house_rps_table() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// A game longer than its replay keeps (2,000 lines: about 660 moves) plays back to its
+/// final position, from the game's record: the replay's last frame was the last state kept,
+/// before the moves that were cut. And the list's numbers fit: three digits were cut to
+/// their last two ("26." beside move 426).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_cut_at_its_limit_ends_on_the_final_position_with_whole_move_numbers() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (st, v) = host
+        .post(
+            BRIDGE,
+            json!({ "config": two_player(json!({})), "gameId": "long", "gameTitle": "Long" }),
+        )
+        .await;
+    assert_eq!(st, 201, "{v}");
+    let id = v["sessionId"].as_str().unwrap().to_string();
+    let mut pids = Vec::new();
+    for a in &agents {
+        pids.push(a.join(&id).await["playerId"].as_str().unwrap().to_string());
+    }
+    let mut after = 0;
+    for _ in 0..20 {
+        let p = host.pending(&id, after, 5.0).await;
+        after = max_seq(&p, after);
+        if entries(&p).iter().any(|e| e["event"] == "game_start") {
+            break;
+        }
+    }
+    // Each move is three lines (action, turn, state): 700 moves pass the limit.
+    let moves = 700;
+    host.ops(
+        &id,
+        json!([{ "op": "state", "state": { "move": 0 } },
+               { "op": "legal_actions", "playerId": pids[0], "actions": ["go"] }]),
+    )
+    .await;
+    for i in 0..moves {
+        let me = &agents[i % 2];
+        let s = me.state(&id, 5.0).await;
+        assert_eq!(s["yourTurn"], true, "move {i}: {s}");
+        let (st, v) = me.act(&id, json!("go"), s["turn"].as_u64().unwrap()).await;
+        assert_eq!(st, 200, "{v}");
+        after = max_seq(&host.pending(&id, after, 5.0).await, after);
+        if i + 1 < moves {
+            host.ops(
+                &id,
+                json!([{ "op": "state", "state": { "move": i + 1 } },
+                       { "op": "legal_actions", "playerId": pids[(i + 1) % 2], "actions": ["go"] }]),
+            )
+            .await;
+        }
+    }
+    host.ops(
+        &id,
+        json!([{ "op": "state", "state": { "final": "position" } },
+               { "op": "end", "result": { "winner": pids[0] } }]),
+    )
+    .await;
+    let anon = Client {
+        token: String::new(),
+        ..host.clone()
+    };
+    let lines = replay_lines(&anon, &id).await;
+    assert_eq!(of(&lines, "truncated").len(), 1, "the replay was cut");
+
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &format!("{}/watch/{id}", host.base)).await;
+    tab.wait_for(
+        "document.body.dataset.replay === '1'",
+        "the long game's replay",
+        LONG,
+    )
+    .await;
+    let stage = tab
+        .eval("document.getElementById('stage').textContent")
+        .await;
+    assert!(
+        stage.as_str().unwrap().contains("position"),
+        "the last frame shows the final state: {stage}"
+    );
+    // The widest number of the list fits the room left of the list.
+    let fits = tab
+        .eval(
+            "(() => { const l = document.getElementById('r-frames'); const s = document.createElement('span'); \
+             s.textContent = l.children.length + '. '; s.style.font = getComputedStyle(l.children[0]).font; \
+             s.style.position = 'absolute'; document.body.append(s); const w = s.getBoundingClientRect().width; s.remove(); \
+             return parseFloat(getComputedStyle(l).paddingLeft) >= w; })()",
+        )
+        .await;
+    assert_eq!(fits, json!(true), "the list's numbers are cut");
+    for (w, h) in SIZES {
+        tab.viewport(w, h).await;
+        fits_the_width(&tab, "the long replay").await;
+        tab.screenshot(SHOTS, &format!("replay-cut-{w}x{h}")).await;
+    }
+    tab.close().await;
+}
+
+/// A finished game whose rematch every player left links no next round: the abandoned
+/// rematch became round 1 of a new series at the same table, and the page said "The series
+/// goes on: Watch round 2" and led to two other agents' game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_whose_rematch_everyone_left_links_no_next_round() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 4).await;
+    let config = two_player(json!({ "autoRematch": true }));
+    let (st, v) = host
+        .post(
+            BRIDGE,
+            json!({ "config": config, "gameId": "duel", "gameTitle": "Duel" }),
+        )
+        .await;
+    assert_eq!(st, 201, "{v}");
+    let id = v["sessionId"].as_str().unwrap().to_string();
+    let mut pids = Vec::new();
+    for a in &agents[..2] {
+        pids.push(a.join(&id).await["playerId"].as_str().unwrap().to_string());
+    }
+    let mut after = 0;
+    for _ in 0..20 {
+        let p = host.pending(&id, after, 5.0).await;
+        after = max_seq(&p, after);
+        if entries(&p).iter().any(|e| e["event"] == "game_start") {
+            break;
+        }
+    }
+    host.ops(
+        &id,
+        json!([{ "op": "state", "state": { "move": 0 } },
+               { "op": "legal_actions", "playerId": pids[0], "actions": ["go"] }]),
+    )
+    .await;
+    let s = agents[0].state(&id, 5.0).await;
+    let (st, v) = agents[0]
+        .act(&id, json!("go"), s["turn"].as_u64().unwrap())
+        .await;
+    assert_eq!(st, 200, "{v}");
+    host.pending(&id, after, 5.0).await;
+    let end = host
+        .ops(
+            &id,
+            json!([{ "op": "state", "state": { "move": 1 } },
+                   { "op": "end", "result": { "winner": pids[0] } }]),
+        )
+        .await;
+    let next = end["nextSessionId"]
+        .as_str()
+        .expect("a rematch")
+        .to_string();
+    // Both players opt out; two others sit down at the table, a new series.
+    for a in &agents[..2] {
+        let (st, v) = a.post(&format!("{AGENT}/{id}/leave"), json!({})).await;
+        assert_eq!(st, 200, "{v}");
+    }
+    for a in &agents[2..] {
+        a.join(&next).await;
+    }
+    let anon = Client {
+        token: String::new(),
+        ..host.clone()
+    };
+    let (_, view) = anon.get(&format!("{AGENT}/{next}/public")).await;
+    assert_eq!(view["round"], 1, "a new series: {view}");
+    assert!(view["previousSessionId"].is_null(), "{view}");
+
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &format!("{}/watch/{id}", host.base)).await;
+    tab.wait_for(
+        "document.body.dataset.replay === '1'",
+        "the finished game",
+        LONG,
+    )
+    .await;
+    // The page looks at the next round before it links it.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let text = tab.eval("document.body.innerText").await;
+    assert_eq!(
+        tab.eval("!!document.querySelector('#next-round')").await,
+        json!(false),
+        "no link to another series: {text}"
+    );
+    assert!(!text.as_str().unwrap().contains("series goes on"), "{text}");
+    tab.close().await;
+}
+
+/// A game's leaderboard page lists the top 100 ranked agents and says so when there are
+/// more: it said "100 ranked agent(s)" for a board of 101.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_leaderboard_page_says_it_shows_the_top() {
+    let app = app_with(|_| {}).await;
+    let now = app.rcadia.now_ms().await.unwrap();
+    let mut pipe = redis::pipe();
+    for i in 0..101u32 {
+        let agent = format!("agt_seeded{i:03}");
+        let rating = 1500.0 + f64::from(i);
+        let r = json!({ "rating": rating, "rd": 60.0, "volatility": 0.06, "games": 40,
+            "wins": 20, "losses": 20, "draws": 0, "name": format!("Seeded {i}"), "updatedAt": now });
+        pipe.cmd("SET")
+            .arg(app.store.key(&format!("rating:duel:{agent}")))
+            .arg(r.to_string())
+            .cmd("ZADD")
+            .arg(app.store.key("leaderboard:duel"))
+            .arg(rating)
+            .arg(agent);
+    }
+    let _: () = pipe
+        .cmd("SADD")
+        .arg(app.store.key("leaderboard:games"))
+        .arg("duel")
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &format!("http://{}/leaderboard/duel", app.addr)).await;
+    tab.wait_for(
+        "document.body.dataset.ready === '1'",
+        "the leaderboard",
+        LONG,
+    )
+    .await;
+    let summary = tab
+        .eval("document.getElementById('summary').textContent")
+        .await;
+    let summary = summary.as_str().unwrap();
+    assert!(
+        summary.starts_with("The top 100 ranked agent(s)"),
+        "{summary}"
+    );
+    let rows = tab
+        .eval("document.querySelectorAll('#list tbody tr').length")
+        .await;
+    assert_eq!(rows, json!(100), "{summary}");
+    tab.close().await;
 }

@@ -99,14 +99,20 @@ async function showGames() {
   $("list").replaceChildren(list);
 }
 
+/** Agents a game's page lists, ranked and provisional each. */
+const LIST_LIMIT = 100;
+
 async function showGame() {
   document.title = `${game} leaderboard · RCADIA`;
   $("title").replaceChildren(el("bdi", game), document.createTextNode(" leaderboard"));
   $("crumbs").replaceChildren(link("/leaderboard/", "All games"));
-  const v = await get(`/api/v1/leaderboard/${encodeURIComponent(game)}?limit=100`);
+  const v = await get(`/api/v1/leaderboard/${encodeURIComponent(game)}?limit=${LIST_LIMIT}`);
   const provisional = Array.isArray(v.provisional) ? v.provisional : [];
+  // A full list is the top of a longer one: it said "100 ranked agent(s)" of 150.
+  const count = (n, what) => (n >= LIST_LIMIT ? `the top ${n} ${what}` : `${n} ${what}`);
+  const counts = `${count(v.standings.length, "ranked agent(s)")}, ${count(provisional.length, "provisional")}`;
   $("summary").textContent = v.standings.length || provisional.length
-    ? `${v.standings.length} ranked agent(s), ${provisional.length} provisional. Thinking time: median and 95th percentile per move.`
+    ? `${counts[0].toUpperCase()}${counts.slice(1)}${v.standings.length >= LIST_LIMIT || provisional.length >= LIST_LIMIT ? " (each agent's own page shows its rank)" : ""}. Thinking time: median and 95th percentile per move.`
     : "";
   const agentCell = (s) => { const a = link(`/leaderboard/${encodeURIComponent(game)}/${encodeURIComponent(s.agent)}`, ""); a.append(nameOf(s.name, s.agent)); return a; };
   const games = (s) => `${s.games} (${s.wins} W, ${s.draws} D, ${s.losses} L)`;

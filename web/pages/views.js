@@ -236,7 +236,8 @@ export function replayFrames(lines) {
     }
   }
   if (pending.length && frames.length) frames[frames.length - 1].label += `; ${pending.join("; ")}`;
-  return { frames, players, result, reason, next };
+  const truncated = list.some((l) => l && l.kind === "truncated");
+  return { frames, players, result, reason, next, truncated };
 }
 
 /**

@@ -155,8 +155,9 @@ async function follow() {
         if (stored) {
           render(stored.view);
           last = stored.view;
-          showNext(stored.view, stored.view.nextSessionId);
           $("notice").replaceChildren(document.createTextNode("This game is over (played back from its stored replay)."));
+          // After the notice: it keeps the link to the next round (it was set first and lost).
+          showNext(stored.view, stored.view.nextSessionId, "This game is over (played back from its stored replay). The series goes on: ");
           startReplay(stored.view, stored.replay);
           return;
         }
@@ -201,23 +202,30 @@ async function showFinished(v) {
     next = next || replay.next;
     startReplay(v, replay);
   }
-  showNext(v, next);
+  await showNext(v, next);
   if (!next) {
     // A rematch may still be linked: look again for a while, without leaving this game.
     for (let i = 0; i < 20 && !next; i++) {
       await new Promise((r) => setTimeout(r, 3000));
       try { next = (await fetchView(v.sessionId, null)).nextSessionId; } catch { /* keep the page */ }
     }
-    showNext(v, next);
+    await showNext(v, next);
   }
 }
 
-function showNext(v, next) {
+async function showNext(v, next, lead = "This game is over. The series goes on: ") {
   if (!next) return;
+  // A rematch that every player left starts over as round 1 of a new series at the same
+  // table, and this game still names it as its next: that is someone else's game. (A next
+  // round that cannot be read now keeps its link.)
+  try {
+    const n = await fetchView(next, null);
+    if (n.previousSessionId !== v.sessionId) return;
+  } catch { /* keep the link */ }
   const a = el("a", `Watch round ${(v.round ?? 1) + 1}`);
   a.href = `/watch/${encodeURIComponent(next)}`;
   a.id = "next-round";
-  $("notice").replaceChildren(document.createTextNode("This game is over. The series goes on: "), a);
+  $("notice").replaceChildren(document.createTextNode(lead), a);
 }
 
 async function replayLines(id) {
@@ -247,8 +255,15 @@ let replayView = null;
 
 function startReplay(v, replay) {
   if (!replay.frames.length) return;
+  // A replay cut at its size limit ends before the last moves: the game's own record (a
+  // live view has a version; one made from the replay has none) still has the final state.
+  if (replay.truncated && v.version && v.state != null) {
+    replay.frames.push({ state: v.state, turn: v.turn, label: "the final position (the moves before it were not kept)" });
+  }
   replayView = { v, replay, pos: replay.frames.length - 1 };
   const list = $("r-frames");
+  // Room for the widest number of the list ("426."): the default cut off its first digits.
+  list.style.paddingLeft = `calc(${String(replay.frames.length).length + 1}ch + .8rem)`;
   list.replaceChildren(...replay.frames.map((f, i) => {
     const li = el("li");
     const b = el("button", f.label);
