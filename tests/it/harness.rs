@@ -4,6 +4,7 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -212,6 +213,8 @@ pub struct HorstProcess {
     pub child: Child,
     stdout: Arc<Mutex<Vec<String>>>,
     stderr: Arc<Mutex<Vec<String>>>,
+    /// How many of the two streams their reader has read to the end.
+    ended: Arc<AtomicUsize>,
 }
 
 impl HorstProcess {
@@ -253,12 +256,14 @@ impl HorstProcess {
         let mut child = cmd.spawn().expect("spawn horst");
         let stdout = Arc::new(Mutex::new(Vec::new()));
         let stderr = Arc::new(Mutex::new(Vec::new()));
-        collect(child.stdout.take().unwrap(), stdout.clone());
-        collect(child.stderr.take().unwrap(), stderr.clone());
+        let ended = Arc::new(AtomicUsize::new(0));
+        collect(child.stdout.take().unwrap(), stdout.clone(), ended.clone());
+        collect(child.stderr.take().unwrap(), stderr.clone(), ended.clone());
         HorstProcess {
             child,
             stdout,
             stderr,
+            ended,
         }
     }
 
@@ -331,8 +336,16 @@ impl HorstProcess {
         let start = Instant::now();
         while start.elapsed() < limit {
             if let Ok(Some(status)) = self.child.try_wait() {
-                // Let the reader threads catch the last lines.
-                std::thread::sleep(Duration::from_millis(50));
+                // The last lines may still be in the pipes: wait for both readers to reach
+                // the end (a fixed 50 ms was not enough on a loaded machine, and the error
+                // a test looked for was not there yet). A child of horst's that outlives it
+                // may hold a pipe open: then only for a while.
+                let eof = Instant::now();
+                while self.ended.load(Ordering::SeqCst) < 2
+                    && eof.elapsed() < Duration::from_secs(10)
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
                 return Some(status);
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -348,11 +361,16 @@ impl Drop for HorstProcess {
     }
 }
 
-fn collect(stream: impl std::io::Read + Send + 'static, into: Arc<Mutex<Vec<String>>>) {
+fn collect(
+    stream: impl std::io::Read + Send + 'static,
+    into: Arc<Mutex<Vec<String>>>,
+    ended: Arc<AtomicUsize>,
+) {
     std::thread::spawn(move || {
         for line in BufReader::new(stream).lines().map_while(Result::ok) {
             into.lock().unwrap().push(line);
         }
+        ended.fetch_add(1, Ordering::SeqCst);
     });
 }
 
