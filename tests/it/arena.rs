@@ -1390,3 +1390,71 @@ async fn the_leaderboard_pages_with_offset() {
         );
     }
 }
+
+/// The rater keeps the idle index: after a rated game between two settled agents both are
+/// in it at the moment their new ratings turn provisional by idleness, and past it both
+/// views list them as provisional.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rated_game_puts_both_agents_in_the_idle_index() {
+    let app = app_with(|_| {}).await;
+    let (house, agents) = house_and_agents(&app, &["Old", "Young"]).await;
+    let anon = Client {
+        token: String::new(),
+        ..agents[0].clone()
+    };
+    play_duel(&house, [&agents[0], &agents[1]], 0, 0, Duration::ZERO).await;
+    let board = leaderboard_until(&anon, "the first game rated", |v| listed(v).len() == 2).await;
+    let ids: Vec<String> = ["Old", "Young"]
+        .iter()
+        .map(|n| standing(&board, n)["agent"].as_str().unwrap().to_string())
+        .collect();
+    // Both settled now (ranked, no index entry: only the rater writes one).
+    let now = app.rcadia.now_ms().await.unwrap();
+    let mut pipe = redis::pipe();
+    for (id, rating) in ids.iter().zip([1800.0, 1700.0]) {
+        let r = json!({ "rating": rating, "rd": 60.0, "volatility": 0.06, "games": 40,
+            "wins": 20, "losses": 20, "draws": 0, "updatedAt": now });
+        pipe.cmd("SET")
+            .arg(app.store.key(&format!("rating:{GAME}:{id}")))
+            .arg(r.to_string())
+            .cmd("ZADD")
+            .arg(app.store.key(&format!("leaderboard:{GAME}")))
+            .arg(rating)
+            .arg(id)
+            .cmd("ZREM")
+            .arg(app.store.key(&format!("leaderboard:{GAME}:provisional")))
+            .arg(id);
+    }
+    let _: () = pipe.query_async(&mut app.store.conn()).await.unwrap();
+    play_duel(&house, [&agents[0], &agents[1]], 0, 0, Duration::ZERO).await;
+    agent_until(&anon, &ids[1], "the second game rated", |v| {
+        v["standing"]["games"] == 41
+    })
+    .await;
+    let mut conn = app.store.conn();
+    for id in &ids {
+        let (raw, at): (String, Option<f64>) = redis::pipe()
+            .cmd("GET")
+            .arg(app.store.key(&format!("rating:{GAME}:{id}")))
+            .cmd("ZSCORE")
+            .arg(app.store.key(&format!("leaderboard:{GAME}:idle")))
+            .arg(id)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let r: horst_rcadia::rating::Rating = serde_json::from_str(&raw).unwrap();
+        let want = r.provisional_by_idleness_at().expect("settled, ranked");
+        assert_eq!(at, Some(want as f64), "{id}: {raw}");
+    }
+    let ranks = own_ranks(&anon, &[&ids[0], &ids[1]]).await;
+    assert_eq!(ranks, [json!(1), json!(2)]);
+    // Past both moments (RD 60 turns provisional in about 80 idle days).
+    app.store.set_clock_offset_ms(200 * 24 * 3600 * 1000);
+    assert_eq!(
+        own_ranks(&anon, &[&ids[1], &ids[0]]).await,
+        [Value::Null, Value::Null]
+    );
+    let (_, board) = anon.get(&format!("/api/v1/leaderboard/{GAME}")).await;
+    assert_eq!(board["standings"], json!([]), "{board}");
+    assert_eq!(board["provisional"].as_array().unwrap().len(), 2, "{board}");
+}
