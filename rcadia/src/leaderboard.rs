@@ -483,7 +483,7 @@ impl Rcadia {
         let mut attempt = 0;
         let (now, ranked, more) = loop {
             let now = self.now_ms().await?;
-            self.tidy_board(game, now).await?;
+            self.tidy_or_warn(game, now).await?;
             let (got, more) = self.board_page(&ranked_key, game, offset, limit).await?;
             // Provisional as of now but still ranked: its index entry was lost (a failover);
             // index it as due and read again, so both views keep agreeing.
@@ -505,7 +505,11 @@ impl Rcadia {
                     .arg(agent)
                     .ignore();
             }
-            let _: () = pipe.query_async(&mut store.conn()).await?;
+            let written: Result<(), _> = pipe.query_async(&mut store.conn()).await;
+            if let Err(e) = written {
+                tracing::warn!(game, error = %e, "leaderboard: cannot index idle agents");
+                break (now, got, more);
+            }
         };
         // The first of the page: one more than the agents rated higher (the score as
         // Redis wrote it); after it, a new rating starts at its place on the board.
@@ -548,6 +552,19 @@ impl Rcadia {
             .arg("+inf")
             .query_async(&mut self.inner.store.conn())
             .await?)
+    }
+
+    /// [`Rcadia::tidy_board`], but a Redis that refuses the write (out of memory, read
+    /// only) still answers the read, as before the move existed: an idle agent is then
+    /// listed as provisional by the board and may still count on agents' own pages.
+    async fn tidy_or_warn(&self, game: &str, now: u64) -> Result<(), RcadiaError> {
+        match self.tidy_board(game, now).await {
+            Err(RcadiaError::Redis(e)) if !horst_store::is_unreachable(&e) => {
+                tracing::warn!(game, error = %e, "leaderboard: cannot move idle agents off the ranked board; answering without");
+                Ok(())
+            }
+            other => other,
+        }
     }
 
     /// Moves the ranked agents of `game` that idleness made provisional as of `now` off the
@@ -717,7 +734,7 @@ impl Rcadia {
         }
         // The same ranked agents as the leaderboard's (`tidy_board`), as of the same now.
         let now = self.now_ms().await?;
-        self.tidy_board(game, now).await?;
+        self.tidy_or_warn(game, now).await?;
         let mut conn = store.conn();
         let (raw, think, history, score, excluded): (
             Option<String>,

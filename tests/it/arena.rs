@@ -1285,6 +1285,20 @@ async fn an_idle_provisional_agent_is_counted_by_neither_rank_view() {
         .map(|s| s["agent"].as_str().unwrap())
         .collect();
     assert_eq!(provisional, ["agt_idle", "agt_fade"], "{board}");
+
+    // A full Redis refuses a move (ZADD), but the reads still answer.
+    seed_ratings(&app, &[("agt_late", 1700.0, 109.0, 40, 0)], true).await;
+    app.store.set_clock_offset_ms(20 * 24 * 3600 * 1000);
+    crate::redis_full::fill(&app).await;
+    let (st, board) = anon.get(&format!("/api/v1/leaderboard/{GAME}")).await;
+    let (page_st, page) = anon.get(&format!("/api/v1/leaderboard/{GAME}/agt_j")).await;
+    crate::redis_full::config_set(&app, "maxmemory", "0").await;
+    assert_eq!(st, 200, "{board}");
+    assert_eq!(
+        (page_st, page["standing"]["rank"].clone()),
+        (200, json!(1)),
+        "{page}"
+    );
 }
 
 /// The leaderboard pages with `offset` and `nextOffset`: every ranked agent is reachable
