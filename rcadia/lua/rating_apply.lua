@@ -23,6 +23,8 @@
     KEYS[11] rating:<game>:pair:<day>:<a>:<b>  the pair's rated games that UTC day (the two
                                        agent ids in order)
     KEYS[12] leaderboard:<game>:provisional  zset of provisional agents by rating
+    KEYS[13] leaderboard:<game>:idle   zset of ranked agents by when idleness makes them
+                                       provisional (ms; `lua/rating_idle.lua` moves them)
 
     ARGV[1] the session id
     ARGV[2] seat 0's rating as read ('' = none)
@@ -45,7 +47,9 @@
     ARGV[19] seat 1's history entry if the game is not rated
     ARGV[20] '1' = seat 0 is provisional after the game (KEYS[12], else KEYS[8])
     ARGV[21] '1' = seat 1 is provisional after the game
-    ARGV[22] N0, seat 0's number of thinking times
+    ARGV[22] when seat 0 turns provisional by idleness, ms ('' = never or provisional now)
+    ARGV[23] the same for seat 1
+    ARGV[24] N0, seat 0's number of thinking times
     then N0 thinking times of seat 0, then N1 and N1 thinking times of seat 1
 
   Output:
@@ -94,15 +98,21 @@ for seat = 0, 1 do
   if ARGV[20 + seat] == '1' then
     redis.call('ZADD', KEYS[12], score, agent)
     redis.call('ZREM', KEYS[8], agent)
+    redis.call('ZREM', KEYS[13], agent)
   else
     redis.call('ZADD', KEYS[8], score, agent)
     redis.call('ZREM', KEYS[12], agent)
+    if ARGV[22 + seat] == '' then
+      redis.call('ZREM', KEYS[13], agent)
+    else
+      redis.call('ZADD', KEYS[13], ARGV[22 + seat], agent)
+    end
   end
 end
 redis.call('SADD', KEYS[9], ARGV[15])
 history(KEYS[4], ARGV[10])
 history(KEYS[5], ARGV[11])
-local i = 22
+local i = 24
 for seat = 0, 1 do
   local n = tonumber(ARGV[i])
   local key = KEYS[6 + seat]

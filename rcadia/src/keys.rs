@@ -17,8 +17,10 @@
 //! - `rating:<game>:<agent>`: an agent's Glicko-2 rating in a game (a hash, `rating.rs`).
 //! - `rating:<game>:<agent>:history`: its latest rating changes (JSON), newest first.
 //! - `rating:<game>:<agent>:think`: its latest thinking times per move (ms), newest first.
-//! - `leaderboard:<game>`: zset of rated agents by rating; `leaderboard:games` the set of
-//!   games with ratings.
+//! - `leaderboard:<game>`: zset of ranked agents by rating; `leaderboard:<game>:provisional`
+//!   the provisional ones; `leaderboard:<game>:idle` the ranked ones by when idleness makes
+//!   them provisional (`:idle:built` once that index is complete); `leaderboard:games` the
+//!   set of games with ratings.
 //! - `rating:<game>:excluded`: the agents the operator excluded from a game's ratings.
 //! - `rated:<sessionId>`: marks a game whose ratings were written (exactly once).
 //! - `reference:tables`: the set of tables the house's reference player sits at
@@ -154,6 +156,19 @@ pub(crate) fn leaderboard(store: &Store, game: &str) -> String {
 /// The agents of a game that are provisional (listed apart, not ranked), by rating.
 pub(crate) fn leaderboard_provisional(store: &Store, game: &str) -> String {
     store.key(&format!("leaderboard:{game}:provisional"))
+}
+
+/// The ranked agents of a game by when they turn provisional by idleness alone (ms,
+/// `Rating::provisional_by_idleness_at`): the leaderboard moves them off the ranked board
+/// then (`lua/rating_idle.lua`).
+pub(crate) fn leaderboard_idle(store: &Store, game: &str) -> String {
+    store.key(&format!("leaderboard:{game}:idle"))
+}
+
+/// Set once every ranked agent of a game is in [`leaderboard_idle`] (boards ranked by a
+/// version before it are indexed once, on their first read).
+pub(crate) fn leaderboard_idle_built(store: &Store, game: &str) -> String {
+    store.key(&format!("leaderboard:{game}:idle:built"))
 }
 
 /// How many games between two agents (`a` before `b`) were rated on UTC day `day` (days

@@ -56,17 +56,30 @@ pub(crate) static CLAIM: Script<(Vec<String>, Option<String>)> = Script::new(Dec
 /// `lua/rating_apply.lua` (its header documents KEYS, ARGV and the reply).
 pub(crate) static APPLY: Script<i64> = Script::new(Decl {
     file: horst_store::lua!("lua/rating_apply.lua"),
-    keys: 12,
-    argv: Argv::AtLeast(22),
+    keys: 13,
+    argv: Argv::AtLeast(24),
     writes: Writes::Durable,
 });
+
+/// `lua/rating_idle.lua` (its header documents KEYS, ARGV and the reply): moves the ranked
+/// agents idleness made provisional off the ranked board, before every read.
+pub(crate) static IDLE: Script<(i64, i64)> = Script::new(Decl {
+    file: horst_store::lua!("lua/rating_idle.lua"),
+    keys: 4,
+    argv: Argv::Exactly(2),
+    // A move lost in a failover is made again by the next read (its index entry is lost
+    // with it).
+    writes: Writes::PrimaryOnly,
+});
+
+/// Agents the idle script moves per call (it is called again while it moves this many).
+const IDLE_MOVES: usize = 1000;
+/// Ranked agents read per step while indexing a board ranked before the idle index.
+const INDEX_BATCH: usize = 500;
 
 /// How long a pair's count of rated games of a day is kept: past the day, and past a game
 /// of that day rated late (a rater that was down).
 const PAIR_COUNT_MS: u64 = 2 * rating::PERIOD_MS;
-/// Pages of ranked agents a leaderboard read looks through for agents that turned
-/// provisional since their last game (idle for months): each page is `limit` agents.
-const RANKED_PAGES: usize = 4;
 
 /// One rating change, as the agent page lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -120,6 +133,12 @@ pub struct Standing {
 pub struct Leaderboard {
     pub game: String,
     pub system: String,
+    /// Where this page starts in each of the two lists (`?offset=`; 0: the top).
+    #[serde(default)]
+    pub offset: usize,
+    /// The `offset` of the next page, while either list has more; `null` on the last page.
+    #[serde(default)]
+    pub next_offset: Option<usize>,
     pub standings: Vec<Standing>,
     pub provisional: Vec<Standing>,
 }
@@ -134,6 +153,24 @@ pub struct AgentRating {
     pub standing: Option<Standing>,
     /// Newest first.
     pub history: Vec<HistoryEntry>,
+}
+
+/// One agent of a board page: its place in the page, its score as Redis wrote it, its
+/// rating and thinking times.
+struct BoardEntry {
+    place: usize,
+    agent: String,
+    score: String,
+    rating: Rating,
+    think: Vec<u64>,
+}
+
+/// When a rating turns provisional by idleness, as the apply script takes it ('' = never,
+/// or provisional already).
+fn idle_at(r: &Rating) -> String {
+    r.provisional_by_idleness_at()
+        .map(|t| t.to_string())
+        .unwrap_or_default()
 }
 
 /// What a rating key holds, parsed (`None`: nothing or something unreadable).
@@ -374,6 +411,7 @@ impl Rcadia {
                 .key(keys::rating_excluded(store, &game.game))
                 .key(&pair)
                 .key(keys::leaderboard_provisional(store, &game.game))
+                .key(keys::leaderboard_idle(store, &game.game))
                 .arg(id)
                 .arg(ra.unwrap_or_default())
                 .arg(rb.unwrap_or_default())
@@ -394,7 +432,9 @@ impl Rcadia {
                 .arg(to_json(&history(0, false))?)
                 .arg(to_json(&history(1, false))?)
                 .arg(if after[0].provisional() { "1" } else { "0" })
-                .arg(if after[1].provisional() { "1" } else { "0" });
+                .arg(if after[1].provisional() { "1" } else { "0" })
+                .arg(idle_at(&after[0]))
+                .arg(idle_at(&after[1]));
             for agent in [a, b] {
                 let t = think.get(agent).map(Vec::as_slice).unwrap_or_default();
                 call.arg(t.len());
@@ -414,84 +454,232 @@ impl Rcadia {
         )))
     }
 
-    /// The top `limit` of a game's leaderboard: the ranked agents, and apart from them the
-    /// top `limit` provisional ones.
+    /// A page of a game's leaderboard: `limit` ranked agents from place `offset + 1`, and
+    /// apart from them `limit` provisional ones from the `offset`th on (both by rating).
     ///
-    /// The ranked board holds the agents that were not provisional after their last game;
-    /// one whose RD has grown past [`rating::PROVISIONAL_RD`] since (idle for months), or one
-    /// a version before the split ranked, is listed as provisional here.
-    pub async fn leaderboard(&self, game: &str, limit: usize) -> Result<Leaderboard, RcadiaError> {
+    /// Ranked agents that idleness made provisional are moved off the ranked board first
+    /// ([`Rcadia::tidy_board`]), so a rank here, and on the agent's own page, is one more than
+    /// the agents ranked as of now rated higher; equal ratings share a rank (1, 2, 2, 4).
+    /// Pages are stable under equal ratings: the board orders equals by agent id.
+    pub async fn leaderboard(
+        &self,
+        game: &str,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Leaderboard, RcadiaError> {
         let store = &self.inner.store;
-        let mut ranked: Vec<Standing> = Vec::new();
-        let mut provisional = Vec::new();
-        if is_game_id(game) && limit > 0 {
-            let now = self.now_ms().await?;
-            for page in 0..RANKED_PAGES {
-                let got = self
-                    .board_page(&keys::leaderboard(store, game), game, page * limit, limit)
-                    .await?;
-                let last = got.len() < limit;
-                for (agent, r, think) in got {
-                    // The same rating, the same rank (1, 2, 2, 4): the board's order
-                    // between equals (by agent id) is no merit.
-                    let rank = match ranked.last() {
-                        Some(prev) if prev.rating == r.rating => prev.rank.unwrap_or(0),
-                        _ => ranked.len() + 1,
-                    };
-                    let s = standing(rank, &agent, &r, &think, now);
-                    if s.rank.is_none() {
-                        provisional.push(s);
-                    } else if ranked.len() < limit {
-                        ranked.push(s);
-                    }
-                }
-                if last || ranked.len() >= limit {
-                    break;
-                }
-            }
-            let got = self
-                .board_page(&keys::leaderboard_provisional(store, game), game, 0, limit)
-                .await?;
-            for (agent, r, think) in got {
-                provisional.push(standing(0, &agent, &r, &think, now));
-            }
-            for s in &mut provisional {
-                s.rank = None;
-            }
-            provisional.sort_by(|a, b| b.rating.total_cmp(&a.rating));
-            provisional.truncate(limit);
-        }
-        Ok(Leaderboard {
+        let mut out = Leaderboard {
             game: game.to_string(),
             system: "glicko2".into(),
-            standings: ranked,
-            provisional,
-        })
+            offset,
+            next_offset: None,
+            standings: Vec::new(),
+            provisional: Vec::new(),
+        };
+        if !is_game_id(game) || limit == 0 {
+            return Ok(out);
+        }
+        let ranked_key = keys::leaderboard(store, game);
+        let mut attempt = 0;
+        let (now, ranked, more) = loop {
+            let now = self.now_ms().await?;
+            self.tidy_or_warn(game, now).await?;
+            let (got, more) = self.board_page(&ranked_key, game, offset, limit).await?;
+            // Provisional as of now but still ranked: its index entry was lost (a failover);
+            // index it as due and read again, so both views keep agreeing.
+            let stale: Vec<&str> = got
+                .iter()
+                .filter(|e| e.rating.at(now).provisional())
+                .map(|e| e.agent.as_str())
+                .collect();
+            attempt += 1;
+            if stale.is_empty() || attempt == 3 {
+                break (now, got, more);
+            }
+            let mut pipe = redis::pipe();
+            for agent in stale {
+                pipe.cmd("ZADD")
+                    .arg(keys::leaderboard_idle(store, game))
+                    .arg("NX")
+                    .arg(0)
+                    .arg(agent)
+                    .ignore();
+            }
+            let written: Result<(), _> = pipe.query_async(&mut store.conn()).await;
+            if let Err(e) = written {
+                tracing::warn!(game, error = %e, "leaderboard: cannot index idle agents");
+                break (now, got, more);
+            }
+        };
+        // The first of the page: one more than the agents rated higher (the score as
+        // Redis wrote it); after it, a new rating starts at its place on the board.
+        let mut rank = 0;
+        let mut prev: Option<&str> = None;
+        for e in &ranked {
+            rank = match prev {
+                Some(p) if p == e.score => rank,
+                Some(_) => offset + e.place + 1,
+                None => self.higher(&ranked_key, &e.score).await? + 1,
+            };
+            prev = Some(&e.score);
+            out.standings
+                .push(standing(rank, &e.agent, &e.rating, &e.think, now));
+        }
+        let (provisional, more_provisional) = self
+            .board_page(
+                &keys::leaderboard_provisional(store, game),
+                game,
+                offset,
+                limit,
+            )
+            .await?;
+        for e in provisional {
+            let mut s = standing(0, &e.agent, &e.rating, &e.think, now);
+            s.rank = None;
+            out.provisional.push(s);
+        }
+        if more || more_provisional {
+            out.next_offset = Some(offset + limit);
+        }
+        Ok(out)
+    }
+
+    /// How many agents of the board `key` are rated above `score` (as Redis wrote it).
+    async fn higher(&self, key: &str, score: &str) -> Result<usize, RcadiaError> {
+        Ok(redis::cmd("ZCOUNT")
+            .arg(key)
+            .arg(format!("({score}"))
+            .arg("+inf")
+            .query_async(&mut self.inner.store.conn())
+            .await?)
+    }
+
+    /// [`Rcadia::tidy_board`], but a Redis that refuses the write (out of memory, read
+    /// only) still answers the read, as before the move existed: an idle agent is then
+    /// listed as provisional by the board and may still count on agents' own pages.
+    async fn tidy_or_warn(&self, game: &str, now: u64) -> Result<(), RcadiaError> {
+        match self.tidy_board(game, now).await {
+            Err(RcadiaError::Redis(e)) if !horst_store::is_unreachable(&e) => {
+                tracing::warn!(game, error = %e, "leaderboard: cannot move idle agents off the ranked board; answering without");
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    /// Moves the ranked agents of `game` that idleness made provisional as of `now` off the
+    /// ranked board (`lua/rating_idle.lua`), indexing a board ranked before the index
+    /// first ([`Rcadia::index_board`]). Every leaderboard and agent read runs it, so both
+    /// count the same ranked agents.
+    async fn tidy_board(&self, game: &str, now: u64) -> Result<(), RcadiaError> {
+        let store = &self.inner.store;
+        let run = || {
+            IDLE.call(store)
+                .key(keys::leaderboard(store, game))
+                .key(keys::leaderboard_provisional(store, game))
+                .key(keys::leaderboard_idle(store, game))
+                .key(keys::leaderboard_idle_built(store, game))
+                .arg(now)
+                .arg(IDLE_MOVES)
+                .run()
+        };
+        let (mut moved, built) = run().await?;
+        if built == 0 {
+            self.index_board(game).await?;
+            moved = run().await?.0;
+        }
+        while moved as usize >= IDLE_MOVES {
+            moved = run().await?.0;
+        }
+        Ok(())
+    }
+
+    /// Puts every ranked agent of `game` that is not in the idle index there (boards ranked
+    /// before it), then marks the index complete. `NX`: an entry the rater wrote meanwhile
+    /// (a newer game) is newer than this one.
+    async fn index_board(&self, game: &str) -> Result<(), RcadiaError> {
+        let store = &self.inner.store;
+        let (ranked, idle) = (
+            keys::leaderboard(store, game),
+            keys::leaderboard_idle(store, game),
+        );
+        let mut conn = store.conn();
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, page): (u64, Vec<String>) = redis::cmd("ZSCAN")
+                .arg(&ranked)
+                .arg(cursor)
+                .arg("COUNT")
+                .arg(INDEX_BATCH)
+                .query_async(&mut conn)
+                .await?;
+            // ZSCAN answers member, score, member, score...
+            let agents: Vec<&String> = page.iter().step_by(2).collect();
+            if !agents.is_empty() {
+                let mut get = redis::pipe();
+                for a in &agents {
+                    get.cmd("GET").arg(keys::rating(store, game, a));
+                }
+                let raw: Vec<Option<String>> = get.query_async(&mut conn).await?;
+                let mut add = redis::pipe();
+                for (a, r) in agents.iter().zip(&raw) {
+                    let Some(r) = parse_rating(r) else { continue };
+                    // Provisional already (ranked by a version before the split): due now.
+                    let at = if r.provisional() {
+                        Some(0)
+                    } else {
+                        r.provisional_by_idleness_at()
+                    };
+                    if let Some(at) = at {
+                        add.cmd("ZADD")
+                            .arg(&idle)
+                            .arg("NX")
+                            .arg(at)
+                            .arg(*a)
+                            .ignore();
+                    }
+                }
+                let _: () = add.query_async(&mut conn).await?;
+            }
+            cursor = next;
+            if cursor == 0 {
+                break;
+            }
+        }
+        let _: () = redis::cmd("SET")
+            .arg(keys::leaderboard_idle_built(store, game))
+            .arg(1)
+            .query_async(&mut conn)
+            .await?;
+        Ok(())
     }
 
     /// `count` agents of the board `key` from place `start` (best first), with their ratings
-    /// and thinking times.
+    /// and thinking times, and whether the board has more after them.
     async fn board_page(
         &self,
         key: &str,
         game: &str,
         start: usize,
         count: usize,
-    ) -> Result<Vec<(String, Rating, Vec<u64>)>, RcadiaError> {
+    ) -> Result<(Vec<BoardEntry>, bool), RcadiaError> {
         let store = &self.inner.store;
         let mut conn = store.conn();
-        let agents: Vec<String> = redis::cmd("ZREVRANGE")
+        let mut agents: Vec<(String, String)> = redis::cmd("ZREVRANGE")
             .arg(key)
             .arg(start)
-            .arg(start + count - 1)
+            .arg(start + count)
+            .arg("WITHSCORES")
             .query_async(&mut conn)
             .await?;
+        let more = agents.len() > count;
+        agents.truncate(count);
         let mut out = Vec::new();
         if agents.is_empty() {
-            return Ok(out);
+            return Ok((out, more));
         }
         let mut pipe = redis::pipe();
-        for a in &agents {
+        for (a, _) in &agents {
             pipe.cmd("GET").arg(keys::rating(store, game, a));
             pipe.cmd("LRANGE")
                 .arg(keys::rating_think(store, game, a))
@@ -500,17 +688,23 @@ impl Rcadia {
         }
         let got: Vec<redis::Value> = pipe.query_async(&mut conn).await?;
         let mut it = got.into_iter();
-        for a in agents {
+        for (place, (agent, score)) in agents.into_iter().enumerate() {
             let (Some(r), Some(t)) = (it.next(), it.next()) else {
                 break;
             };
             let r: Option<String> = redis::from_redis_value(r).unwrap_or(None);
-            let t: Vec<u64> = redis::from_redis_value(t).unwrap_or_default();
-            if let Some(r) = parse_rating(&r) {
-                out.push((a, r, t));
+            let think: Vec<u64> = redis::from_redis_value(t).unwrap_or_default();
+            if let Some(rating) = parse_rating(&r) {
+                out.push(BoardEntry {
+                    place,
+                    agent,
+                    score,
+                    rating,
+                    think,
+                });
             }
         }
-        Ok(out)
+        Ok((out, more))
     }
 
     /// The games that have a leaderboard.
@@ -538,6 +732,9 @@ impl Rcadia {
         if !is_game_id(game) || !is_agent_id(agent) {
             return Ok(out);
         }
+        // The same ranked agents as the leaderboard's (`tidy_board`), as of the same now.
+        let now = self.now_ms().await?;
+        self.tidy_or_warn(game, now).await?;
         let mut conn = store.conn();
         let (raw, think, history, score, excluded): (
             Option<String>,
@@ -568,17 +765,9 @@ impl Rcadia {
         // Its place on the ranked board: one more than the agents rated higher (equals
         // share a rank, as on the leaderboard). The score is passed back as Redis wrote it.
         let rank: Option<usize> = match &score {
-            Some(score) => Some(
-                redis::cmd("ZCOUNT")
-                    .arg(keys::leaderboard(store, game))
-                    .arg(format!("({score}"))
-                    .arg("+inf")
-                    .query_async(&mut conn)
-                    .await?,
-            ),
+            Some(score) => Some(self.higher(&keys::leaderboard(store, game), score).await?),
             None => None,
         };
-        let now = self.now_ms().await?;
         // Its place on the ranked board (`None` while provisional: `standing`).
         out.standing =
             parse_rating(&raw).map(|r| standing(rank.map_or(0, |n| n + 1), agent, &r, &think, now));
@@ -611,6 +800,10 @@ impl Rcadia {
             .arg(keys::leaderboard_provisional(store, game))
             .arg(agent)
             .ignore()
+            .cmd("ZREM")
+            .arg(keys::leaderboard_idle(store, game))
+            .arg(agent)
+            .ignore()
             .cmd("SREM")
             .arg(keys::rating_excluded(store, game))
             .arg(agent)
@@ -638,6 +831,10 @@ impl Rcadia {
             .ignore()
             .cmd("ZREM")
             .arg(keys::leaderboard_provisional(store, game))
+            .arg(agent)
+            .ignore()
+            .cmd("ZREM")
+            .arg(keys::leaderboard_idle(store, game))
             .arg(agent)
             .ignore()
             .query_async(&mut conn)

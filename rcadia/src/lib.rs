@@ -263,6 +263,7 @@ pub fn registered() -> Vec<&'static dyn horst_store::script::Registered> {
         &store::SAVE,
         &leaderboard::CLAIM,
         &leaderboard::APPLY,
+        &leaderboard::IDLE,
         &seek::UNLOCK,
         &seek::EXTEND,
     ]

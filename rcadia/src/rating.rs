@@ -118,6 +118,41 @@ impl Rating {
             ..self.clone()
         }
     }
+
+    /// When this rating, not provisional now, turns provisional by idleness alone (its RD
+    /// grown past [`PROVISIONAL_RD`] by [`Rating::at`]): the start of that idle period, in
+    /// Unix ms. `None` if it never does (no `updated_at`, no volatility, or provisional
+    /// already). The leaderboard moves it off the ranked board then (`leaderboard.rs`).
+    pub fn provisional_by_idleness_at(&self) -> Option<u64> {
+        if self.provisional() || self.updated_at == 0 || self.volatility <= 0.0 {
+            return None;
+        }
+        let (phi, limit, s2) = (
+            self.rd / SCALE,
+            PROVISIONAL_RD / SCALE,
+            self.volatility * self.volatility,
+        );
+        // The first whole period n with φ² + nσ² past the limit; the float estimate is
+        // checked against `at` itself, so both always agree.
+        let guess = ((limit * limit - phi * phi) / s2).floor().max(0.0);
+        let guess = if guess.is_finite() && guess < 1e12 {
+            guess as u64
+        } else {
+            return None;
+        };
+        let at = |n: u64| self.updated_at.saturating_add(n.saturating_mul(PERIOD_MS));
+        let mut n = guess.saturating_sub(2).max(1);
+        while n > 1 && self.at(at(n - 1)).provisional() {
+            n -= 1;
+        }
+        while !self.at(at(n)).provisional() {
+            n += 1;
+            if n > guess + 8 {
+                return None;
+            }
+        }
+        Some(at(n))
+    }
 }
 
 /// One game's result against one opponent: the opponent's rating and RD, and the score
@@ -374,6 +409,41 @@ mod tests {
         let (r, rd, _) = glicko2(1500.0, 200.0, 0.06, &[]);
         assert_eq!(r, 1500.0);
         assert!((rd - 200.271).abs() < 0.001, "{rd}");
+    }
+
+    /// The moment an idle agent turns provisional is the first idle period whose grown RD
+    /// passes the limit: provisional then, not a millisecond before.
+    #[test]
+    fn provisional_by_idleness_at_is_the_first_provisional_period() {
+        let t0 = 1_791_399_600_000;
+        for (rd, volatility) in [(60.0, 0.06), (109.9, 0.06), (45.0, 0.059_99), (80.0, 0.2)] {
+            let r = Rating {
+                rd,
+                volatility,
+                games: 40,
+                updated_at: t0,
+                ..Rating::default()
+            };
+            let at = r.provisional_by_idleness_at().expect("turns provisional");
+            assert!(at > t0 && (at - t0).is_multiple_of(PERIOD_MS), "{rd}: {at}");
+            assert!(r.at(at).provisional(), "{rd}");
+            assert!(!r.at(at - 1).provisional(), "{rd}");
+        }
+        let settled = Rating {
+            rd: 60.0,
+            games: 40,
+            updated_at: t0,
+            ..Rating::default()
+        };
+        // About 80 days from RD 60 at σ 0.06 (the module's doc).
+        let days = (settled.provisional_by_idleness_at().unwrap() - t0) / PERIOD_MS;
+        assert!((75..=85).contains(&days), "{days}");
+        let never = Rating {
+            updated_at: 0,
+            ..settled.clone()
+        };
+        assert_eq!(never.provisional_by_idleness_at(), None);
+        assert_eq!(Rating::default().provisional_by_idleness_at(), None);
     }
 
     /// Idle time grows RD by step 6 once per whole day (one day = the paper's empty period),

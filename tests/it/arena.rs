@@ -1164,3 +1164,311 @@ async fn an_expired_replay_is_answered_as_expired() {
         "{message}"
     );
 }
+
+/// Seeds settled ratings as the rater leaves them: (agent, rating, rd, games, days idle).
+/// `index`: also in the idle index, as the rater writes it now; without it, as a version
+/// before the index left a ranked agent.
+async fn seed_ratings(app: &TestApp, agents: &[(&str, f64, f64, u32, u64)], index: bool) {
+    let now = app.rcadia.now_ms().await.unwrap();
+    let mut pipe = redis::pipe();
+    for &(agent, rating, rd, games, idle_days) in agents {
+        let r: horst_rcadia::rating::Rating = serde_json::from_value(json!({
+            "rating": rating, "rd": rd, "volatility": 0.06, "games": games,
+            "wins": games, "losses": 0, "draws": 0, "name": agent,
+            "updatedAt": now - idle_days * 24 * 3600 * 1000 }))
+        .unwrap();
+        let board = if r.provisional() {
+            format!("leaderboard:{GAME}:provisional")
+        } else {
+            format!("leaderboard:{GAME}")
+        };
+        pipe.cmd("SET")
+            .arg(app.store.key(&format!("rating:{GAME}:{agent}")))
+            .arg(serde_json::to_string(&r).unwrap())
+            .cmd("ZADD")
+            .arg(app.store.key(&board))
+            .arg(rating)
+            .arg(agent);
+        if let (true, Some(at)) = (index, r.provisional_by_idleness_at()) {
+            pipe.cmd("ZADD")
+                .arg(app.store.key(&format!("leaderboard:{GAME}:idle")))
+                .arg(at)
+                .arg(agent);
+        }
+    }
+    let _: () = pipe
+        .cmd("SADD")
+        .arg(app.store.key("leaderboard:games"))
+        .arg(GAME)
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+}
+
+/// Each agent's rank on its own page.
+async fn own_ranks(anon: &Client, agents: &[&str]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for agent in agents {
+        let (st, page) = anon
+            .get(&format!("/api/v1/leaderboard/{GAME}/{agent}"))
+            .await;
+        assert_eq!(st, 200, "{page}");
+        out.push(page["standing"]["rank"].clone());
+    }
+    out
+}
+
+/// (agent, rank) of a board's ranked standings.
+fn board_ranks(board: &Value) -> Vec<(String, Value)> {
+    board["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["agent"].as_str().unwrap().to_string(), s["rank"].clone()))
+        .collect()
+}
+
+/// An agent idle long enough to turn provisional counts on neither view: the board listed
+/// it as provisional but agents' own pages still counted it above them (J was first on the
+/// board and second on its page) until its next game. Both an agent ranked before the idle
+/// index (100 days idle, read first on an agent's page) and one that turns provisional
+/// later on the code's clock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_provisional_agent_is_counted_by_neither_rank_view() {
+    let app = app_with(|_| {}).await;
+    let anon = Client {
+        base: format!("http://{}", app.addr),
+        token: String::new(),
+        http: reqwest::Client::new(),
+    };
+    // Ranked by a version before the index: the 100-day idle one is provisional already.
+    seed_ratings(
+        &app,
+        &[
+            ("agt_idle", 1900.0, 60.0, 40, 100),
+            ("agt_j", 1800.0, 60.0, 40, 0),
+        ],
+        false,
+    )
+    .await;
+    // Read first on the agent's own page, as the review did.
+    assert_eq!(own_ranks(&anon, &["agt_j"]).await, [json!(1)]);
+    let (_, board) = anon.get(&format!("/api/v1/leaderboard/{GAME}")).await;
+    assert_eq!(board_ranks(&board), [("agt_j".into(), json!(1))], "{board}");
+    assert_eq!(board["provisional"][0]["agent"], "agt_idle", "{board}");
+    assert_eq!(own_ranks(&anon, &["agt_idle"]).await, [Value::Null]);
+
+    // One near the limit turns provisional a day or two from now; J (RD 60) in months.
+    seed_ratings(&app, &[("agt_fade", 1850.0, 109.0, 40, 0)], true).await;
+    let (_, board) = anon.get(&format!("/api/v1/leaderboard/{GAME}")).await;
+    assert_eq!(
+        board_ranks(&board),
+        [("agt_fade".into(), json!(1)), ("agt_j".into(), json!(2))],
+        "{board}"
+    );
+    assert_eq!(
+        own_ranks(&anon, &["agt_fade", "agt_j"]).await,
+        [json!(1), json!(2)]
+    );
+    app.store.set_clock_offset_ms(10 * 24 * 3600 * 1000);
+    // Its own page first this time: J is first there and on the board.
+    assert_eq!(
+        own_ranks(&anon, &["agt_j", "agt_fade"]).await,
+        [json!(1), Value::Null]
+    );
+    let (_, board) = anon.get(&format!("/api/v1/leaderboard/{GAME}")).await;
+    assert_eq!(board_ranks(&board), [("agt_j".into(), json!(1))], "{board}");
+    let provisional: Vec<&str> = board["provisional"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["agent"].as_str().unwrap())
+        .collect();
+    assert_eq!(provisional, ["agt_idle", "agt_fade"], "{board}");
+
+    // A full Redis refuses a move (ZADD), but the reads still answer.
+    seed_ratings(&app, &[("agt_late", 1700.0, 109.0, 40, 0)], true).await;
+    app.store.set_clock_offset_ms(20 * 24 * 3600 * 1000);
+    crate::redis_full::fill(&app).await;
+    let (st, board) = anon.get(&format!("/api/v1/leaderboard/{GAME}")).await;
+    let (page_st, page) = anon.get(&format!("/api/v1/leaderboard/{GAME}/agt_j")).await;
+    crate::redis_full::config_set(&app, "maxmemory", "0").await;
+    assert_eq!(st, 200, "{board}");
+    assert_eq!(
+        (page_st, page["standing"]["rank"].clone()),
+        (200, json!(1)),
+        "{page}"
+    );
+}
+
+/// The leaderboard pages with `offset` and `nextOffset`: every ranked agent is reachable
+/// (only the top 200 were, the rest through their own pages), ranks across pages match
+/// the agents' own pages and ties, no agent shows twice or not at all, and a bad offset is
+/// a 400 that says what to pass. No offset is the top, as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_leaderboard_pages_with_offset() {
+    let app = app_with(|_| {}).await;
+    let anon = Client {
+        base: format!("http://{}", app.addr),
+        token: String::new(),
+        http: reqwest::Client::new(),
+    };
+    let ranked = [
+        ("agt_a", 2000.0),
+        ("agt_b", 1900.0),
+        ("agt_c", 1900.0),
+        ("agt_d", 1900.0),
+        ("agt_e", 1800.0),
+        ("agt_f", 1700.0),
+        ("agt_g", 1600.0),
+    ];
+    let mut seeds: Vec<(&str, f64, f64, u32, u64)> =
+        ranked.iter().map(|&(a, r)| (a, r, 60.0, 40, 0)).collect();
+    seeds.extend([
+        ("agt_p1", 1650.0, 200.0, 2, 0),
+        ("agt_p2", 1550.0, 200.0, 2, 0),
+        ("agt_p3", 1450.0, 200.0, 2, 0),
+        ("agt_p4", 1350.0, 200.0, 2, 0),
+    ]);
+    seed_ratings(&app, &seeds, true).await;
+
+    let (st, top) = anon.get(&format!("/api/v1/leaderboard/{GAME}")).await;
+    assert_eq!(st, 200, "{top}");
+    assert_eq!(
+        (top["offset"].clone(), top["nextOffset"].clone()),
+        (json!(0), Value::Null),
+        "{top}"
+    );
+    assert_eq!(top["standings"].as_array().unwrap().len(), 7, "{top}");
+
+    let mut seen = Vec::new();
+    let mut provisional = Vec::new();
+    let mut offset = Some(0);
+    let mut pages = 0;
+    while let Some(at) = offset {
+        let (st, page) = anon
+            .get(&format!("/api/v1/leaderboard/{GAME}?limit=3&offset={at}"))
+            .await;
+        assert_eq!(st, 200, "{page}");
+        assert_eq!(page["offset"], at, "{page}");
+        seen.extend(board_ranks(&page));
+        provisional.extend(
+            page["provisional"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["agent"].as_str().unwrap().to_string()),
+        );
+        offset = page["nextOffset"].as_u64();
+        pages += 1;
+        assert!(pages < 10, "{page}");
+    }
+    assert_eq!(pages, 3);
+    let want: Vec<(String, Value)> = [
+        ("agt_a", 1),
+        ("agt_d", 2),
+        ("agt_c", 2),
+        ("agt_b", 2),
+        ("agt_e", 5),
+        ("agt_f", 6),
+        ("agt_g", 7),
+    ]
+    .iter()
+    .map(|&(a, r)| (a.to_string(), json!(r)))
+    .collect();
+    assert_eq!(seen, want);
+    assert_eq!(provisional, ["agt_p1", "agt_p2", "agt_p3", "agt_p4"]);
+    // The same ranks on the agents' own pages.
+    let agents: Vec<&str> = want.iter().map(|(a, _)| a.as_str()).collect();
+    let ranks: Vec<Value> = want.iter().map(|(_, r)| r.clone()).collect();
+    assert_eq!(own_ranks(&anon, &agents).await, ranks);
+    // Past the end: empty, no next page.
+    let (st, past) = anon
+        .get(&format!("/api/v1/leaderboard/{GAME}?offset=50"))
+        .await;
+    assert_eq!(st, 200, "{past}");
+    assert_eq!(past["standings"], json!([]), "{past}");
+    assert_eq!(past["nextOffset"], Value::Null, "{past}");
+    for bad in ["-1", "x", "1.5", "1000000001"] {
+        let (st, v) = anon
+            .get(&format!("/api/v1/leaderboard/{GAME}?offset={bad}"))
+            .await;
+        assert_eq!(
+            (st, v["code"].as_str()),
+            (400, Some("bad_request")),
+            "{bad}: {v}"
+        );
+        assert!(
+            v["error"].as_str().unwrap().contains("offset"),
+            "{bad}: {v}"
+        );
+    }
+}
+
+/// The rater keeps the idle index: after a rated game between two settled agents both are
+/// in it at the moment their new ratings turn provisional by idleness, and past it both
+/// views list them as provisional.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rated_game_puts_both_agents_in_the_idle_index() {
+    let app = app_with(|_| {}).await;
+    let (house, agents) = house_and_agents(&app, &["Old", "Young"]).await;
+    let anon = Client {
+        token: String::new(),
+        ..agents[0].clone()
+    };
+    play_duel(&house, [&agents[0], &agents[1]], 0, 0, Duration::ZERO).await;
+    let board = leaderboard_until(&anon, "the first game rated", |v| listed(v).len() == 2).await;
+    let ids: Vec<String> = ["Old", "Young"]
+        .iter()
+        .map(|n| standing(&board, n)["agent"].as_str().unwrap().to_string())
+        .collect();
+    // Both settled now (ranked, no index entry: only the rater writes one).
+    let now = app.rcadia.now_ms().await.unwrap();
+    let mut pipe = redis::pipe();
+    for (id, rating) in ids.iter().zip([1800.0, 1700.0]) {
+        let r = json!({ "rating": rating, "rd": 60.0, "volatility": 0.06, "games": 40,
+            "wins": 20, "losses": 20, "draws": 0, "updatedAt": now });
+        pipe.cmd("SET")
+            .arg(app.store.key(&format!("rating:{GAME}:{id}")))
+            .arg(r.to_string())
+            .cmd("ZADD")
+            .arg(app.store.key(&format!("leaderboard:{GAME}")))
+            .arg(rating)
+            .arg(id)
+            .cmd("ZREM")
+            .arg(app.store.key(&format!("leaderboard:{GAME}:provisional")))
+            .arg(id);
+    }
+    let _: () = pipe.query_async(&mut app.store.conn()).await.unwrap();
+    play_duel(&house, [&agents[0], &agents[1]], 0, 0, Duration::ZERO).await;
+    agent_until(&anon, &ids[1], "the second game rated", |v| {
+        v["standing"]["games"] == 41
+    })
+    .await;
+    let mut conn = app.store.conn();
+    for id in &ids {
+        let (raw, at): (String, Option<f64>) = redis::pipe()
+            .cmd("GET")
+            .arg(app.store.key(&format!("rating:{GAME}:{id}")))
+            .cmd("ZSCORE")
+            .arg(app.store.key(&format!("leaderboard:{GAME}:idle")))
+            .arg(id)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let r: horst_rcadia::rating::Rating = serde_json::from_str(&raw).unwrap();
+        let want = r.provisional_by_idleness_at().expect("settled, ranked");
+        assert_eq!(at, Some(want as f64), "{id}: {raw}");
+    }
+    let ranks = own_ranks(&anon, &[&ids[0], &ids[1]]).await;
+    assert_eq!(ranks, [json!(1), json!(2)]);
+    // Past both moments (RD 60 turns provisional in about 80 idle days).
+    app.store.set_clock_offset_ms(200 * 24 * 3600 * 1000);
+    assert_eq!(
+        own_ranks(&anon, &[&ids[1], &ids[0]]).await,
+        [Value::Null, Value::Null]
+    );
+    let (_, board) = anon.get(&format!("/api/v1/leaderboard/{GAME}")).await;
+    assert_eq!(board["standings"], json!([]), "{board}");
+    assert_eq!(board["provisional"].as_array().unwrap().len(), 2, "{board}");
+}

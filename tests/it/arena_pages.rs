@@ -621,7 +621,8 @@ async fn a_game_whose_rematch_everyone_left_links_no_next_round() {
 }
 
 /// A game's leaderboard page lists the top 100 ranked agents and says so when there are
-/// more: it said "100 ranked agent(s)" for a board of 101.
+/// more: it said "100 ranked agent(s)" for a board of 101. Next and Previous page through
+/// the board: the 101st was reachable only through its own page.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_leaderboard_page_says_it_shows_the_top() {
     let app = app_with(|_| {}).await;
@@ -667,5 +668,47 @@ async fn a_full_leaderboard_page_says_it_shows_the_top() {
         .eval("document.querySelectorAll('#list tbody tr').length")
         .await;
     assert_eq!(rows, json!(100), "{summary}");
+    // Next goes on to the 101st, the lowest rated (only its own page showed it); Previous
+    // back to the top.
+    let next = tab
+        .eval("document.querySelector('#pages a[rel=next]').getAttribute('href')")
+        .await;
+    assert_eq!(next, json!("/leaderboard/duel?offset=100"));
+    assert_eq!(
+        tab.eval("document.querySelector('#pages a[rel=prev]') === null")
+            .await,
+        json!(true)
+    );
+    tab.close().await;
+    let tab = Tab::open(
+        &browser,
+        &format!("http://{}/leaderboard/duel?offset=100", app.addr),
+    )
+    .await;
+    tab.wait_for(
+        "document.body.dataset.ready === '1'",
+        "the second page",
+        LONG,
+    )
+    .await;
+    let cells = tab
+        .eval("[...document.querySelectorAll('#list tbody td')].slice(0, 2).map((td) => td.textContent).join(' | ')")
+        .await;
+    assert_eq!(cells, json!("101 | Seeded 0 agt_seeded00…"));
+    let summary = tab
+        .eval("document.getElementById('summary').textContent")
+        .await;
+    assert!(
+        summary
+            .as_str()
+            .unwrap()
+            .starts_with("Ranked agent(s) 101 to 101"),
+        "{summary}"
+    );
+    assert_eq!(
+        tab.eval("[document.querySelector('#pages a[rel=prev]').getAttribute('href'), document.querySelector('#pages a[rel=next]')]")
+            .await,
+        json!(["/leaderboard/duel", null])
+    );
     tab.close().await;
 }

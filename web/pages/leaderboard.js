@@ -106,14 +106,26 @@ async function showGame() {
   document.title = `${game} leaderboard · RCADIA`;
   $("title").replaceChildren(el("bdi", game), document.createTextNode(" leaderboard"));
   $("crumbs").replaceChildren(link("/leaderboard/", "All games"));
-  const v = await get(`/api/v1/leaderboard/${encodeURIComponent(game)}?limit=${LIST_LIMIT}`);
+  // ?offset=N pages both lists (the server checks it and says what is wrong).
+  const asked = new URLSearchParams(location.search).get("offset");
+  if (asked !== null && !/^[0-9]+$/.test(asked)) {
+    throw new Error(`the address's offset must be a whole number, 0 or more (the place before the page's first agent); the top of the board is /leaderboard/${game}`);
+  }
+  const query = asked === null ? "" : `&offset=${encodeURIComponent(asked)}`;
+  const v = await get(`/api/v1/leaderboard/${encodeURIComponent(game)}?limit=${LIST_LIMIT}${query}`);
   const provisional = Array.isArray(v.provisional) ? v.provisional : [];
-  // A full list is the top of a longer one: it said "100 ranked agent(s)" of 150.
-  const count = (n, what) => (n >= LIST_LIMIT ? `the top ${n} ${what}` : `${n} ${what}`);
+  const offset = Number(v.offset) || 0;
+  const next = Number.isInteger(v.nextOffset) ? v.nextOffset : null;
+  // Which places of each list this page shows: "the top 100" of a longer one, "101 to 150".
+  const count = (n, what) => {
+    if (!n) return `no ${what}`;
+    if (offset) return `${what} ${offset + 1} to ${offset + n}`;
+    return next !== null ? `the top ${n} ${what}` : `${n} ${what}`;
+  };
   const counts = `${count(v.standings.length, "ranked agent(s)")}, ${count(provisional.length, "provisional")}`;
   $("summary").textContent = v.standings.length || provisional.length
-    ? `${counts[0].toUpperCase()}${counts.slice(1)}${v.standings.length >= LIST_LIMIT || provisional.length >= LIST_LIMIT ? " (each agent's own page shows its rank)" : ""}. Thinking time: median and 95th percentile per move.`
-    : "";
+    ? `${counts[0].toUpperCase()}${counts.slice(1)}. Thinking time: median and 95th percentile per move.`
+    : offset ? "No agents this far down." : "";
   const agentCell = (s) => { const a = link(`/leaderboard/${encodeURIComponent(game)}/${encodeURIComponent(s.agent)}`, ""); a.append(nameOf(s.name, s.agent)); return a; };
   const games = (s) => `${s.games} (${s.wins} W, ${s.draws} D, ${s.losses} L)`;
   const thinking = (s) => `${ms(s.thinkMedianMs)} / ${ms(s.thinkP95Ms)}`;
@@ -121,7 +133,9 @@ async function showGame() {
   const box = el("div");
   box.append(rows.length
     ? table(["Rank", "Agent", "Rating", "Games", "Thinking (median / p95)"], rows)
-    : el("p", provisional.length
+    : el("p", offset
+      ? (provisional.length ? "No ranked agents on this page: they are all on the ones before." : "")
+      : provisional.length
       ? "No ranked agents yet: an agent is ranked once it has five rated games and an RD of at most 110."
       : "No rated agents in this game yet: an agent is ranked once it has five rated games and an RD of at most 110.", "empty"));
   if (provisional.length) {
@@ -132,7 +146,31 @@ async function showGame() {
       table(["Agent", "Rating", "Games", "Thinking (median / p95)"], provisional.map((s) => [agentCell(s), ratingText(s), games(s), thinking(s)])));
     box.append(section);
   }
+  box.append(pager(offset, next, v.standings.length + provisional.length === 0));
   $("list").replaceChildren(box);
+}
+
+/** Previous and Next links between pages of a game's lists (`?offset=`); past the end
+ *  (`empty`), a link back to the top. */
+function pager(offset, next, empty) {
+  const nav = el("nav", undefined, "pager");
+  nav.id = "pages";
+  nav.setAttribute("aria-label", "Leaderboard pages");
+  const here = `/leaderboard/${encodeURIComponent(game)}`;
+  if (offset > 0 && empty) {
+    nav.append(link(here, "‹ Back to the top"));
+  } else if (offset > 0) {
+    const prev = Math.max(0, offset - LIST_LIMIT);
+    const a = link(prev ? `${here}?offset=${prev}` : here, "‹ Previous");
+    a.rel = "prev";
+    nav.append(a);
+  }
+  if (next !== null) {
+    const a = link(`${here}?offset=${next}`, "Next ›");
+    a.rel = "next";
+    nav.append(a);
+  }
+  return nav;
 }
 
 async function showAgent() {

@@ -292,11 +292,15 @@ async fn games(State(state): State<AppState>) -> Result<Json<Games>, ApiError> {
 #[serde(deny_unknown_fields)]
 struct BoardQuery {
     limit: Option<usize>,
+    offset: Option<usize>,
 }
 
 impl Expected for BoardQuery {
-    const EXPECTED: &'static str = "?limit=N (1 to 200, default 50)";
+    const EXPECTED: &'static str = "?limit=N (1 to 200, default 50)&offset=M (0 to 1000000000, default 0: the top; pass the answer's nextOffset for the next page)";
 }
+
+/// The highest `offset` a leaderboard takes (a page past every board, never an overflow).
+const OFFSET_MAX: usize = 1_000_000_000;
 
 async fn leaderboard(
     State(state): State<AppState>,
@@ -314,8 +318,18 @@ async fn leaderboard(
             ))
         }
     };
+    let offset = match q.offset {
+        None => 0,
+        Some(n) if n <= OFFSET_MAX => n,
+        Some(_) => {
+            return Err(ApiError::new(
+                ApiCode::BadRequest,
+                format!("offset must be a whole number from 0 to {OFFSET_MAX}; pass the answer's nextOffset for the next page"),
+            ))
+        }
+    };
     well_formed_game(&game)?;
-    Ok(Json(state.rcadia.leaderboard(&game, limit).await?))
+    Ok(Json(state.rcadia.leaderboard(&game, limit, offset).await?))
 }
 
 /// A game id no game can have is a 400 (it answered an empty board, as if the game had no
