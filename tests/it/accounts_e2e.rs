@@ -130,6 +130,42 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
     screenshot(&tab, "account-form-errors-390").await;
     viewport(&tab, 1280, 800).await;
 
+    // What only the server checks (a reserved name, a common password, a password that is
+    // short by what shows) is said in German too, not as the server's English message.
+    for (name, password, german) in [
+        ("admin", PASSWORD, "reserviert"),
+        ("wanderer", "iloveyou", "häufigsten Passwörtern"),
+        (
+            "wanderer",
+            "a\u{200b}\u{200b}\u{200b}\u{200b}\u{200b}\u{200b}\u{200b}",
+            "unsichtbare Zeichen",
+        ),
+    ] {
+        tab.eval("document.getElementById('signup-error').textContent = 'x'")
+            .await;
+        for (field, value) in [
+            ("#signup-name", name),
+            ("#signup-password", password),
+            ("#signup-repeat", password),
+        ] {
+            fill(&tab, field, value).await;
+        }
+        tab.eval("document.getElementById('signup-form').requestSubmit()")
+            .await;
+        let said = tab
+            .wait_for(
+                "document.getElementById('signup-error').textContent !== 'x' && document.getElementById('signup-error').textContent",
+                "the server's refusal",
+                LONG,
+            )
+            .await;
+        let said = said.as_str().unwrap_or_default();
+        assert!(said.contains(german), "signing up as {name:?}: {said:?}");
+        for english in ["the ", "password", "name"] {
+            assert!(!said.contains(english), "signing up as {name:?}: {said:?}");
+        }
+    }
+
     // Sign up.
     fill(&tab, "#signup-name", "wanderer").await;
     fill(&tab, "#signup-password", PASSWORD).await;
@@ -404,6 +440,7 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
         .await,
     );
     let message_id = m["messageId"].as_str().unwrap().to_string();
+
     for (i, id) in [
         "rev-gipfel-a",
         "rev-gipfel-b",
