@@ -440,7 +440,15 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
         .await,
     );
     let message_id = m["messageId"].as_str().unwrap().to_string();
-
+    // A board thread whose title has no space to wrap at.
+    ok_result(
+        &app.call(
+            "write_post",
+            json!({"kind": "idea", "title": format!("Gipfel{}", "sturm".repeat(20)), "body": "lang"}),
+            Some(&key),
+        )
+        .await,
+    );
     for (i, id) in [
         "rev-gipfel-a",
         "rev-gipfel-b",
@@ -893,6 +901,23 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
             .await;
         assert_eq!(stray, json!([]), "#{hash} shows a stray null");
         screenshot(&tab, &format!("admin-{hash}-1280")).await;
+        // On a phone: nothing wider than the screen (a long title wraps), every control big
+        // enough to tap.
+        viewport(&tab, 390, 844).await;
+        tab.wait_for(ready, hash, LONG).await;
+        assert_eq!(
+            tab.eval("document.documentElement.scrollWidth <= window.innerWidth")
+                .await,
+            json!(true),
+            "#{hash} scrolls sideways on a 390 px phone"
+        );
+        assert_eq!(
+            crate::phone_pages::small_controls(&tab).await,
+            Vec::<String>::new(),
+            "#{hash}: controls too small to tap on a phone"
+        );
+        screenshot(&tab, &format!("admin-{hash}-390")).await;
+        viewport(&tab, 1280, 800).await;
     }
     let log = horst_operator::audit_log(&app.store, 0, 10).await.unwrap();
     let mine: Vec<(&str, &str)> = log
