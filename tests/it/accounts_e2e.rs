@@ -904,7 +904,24 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
         // On a phone: nothing wider than the screen (a long title wraps), every control big
         // enough to tap.
         viewport(&tab, 390, 844).await;
-        tab.wait_for(ready, hash, LONG).await;
+        // Shown again at this size (as a tap on its link would): its link is scrolled into
+        // the strip of section links.
+        tab.eval("document.body.dataset.section = ''; window.dispatchEvent(new HashChangeEvent('hashchange'))")
+            .await;
+        tab.wait_for(
+            &format!("document.body.dataset.section === '{hash}' && ({ready})"),
+            hash,
+            LONG,
+        )
+        .await;
+        assert_eq!(
+            tab.eval("(() => { const a = document.querySelector('#nav a[aria-current=\"page\"]').getBoundingClientRect(); \
+                      const n = document.querySelector('nav').getBoundingClientRect(); \
+                      return a.left >= n.left - 1 && a.right <= n.right + 1; })()")
+                .await,
+            json!(true),
+            "#{hash}: its section link is out of sight on a 390 px phone"
+        );
         assert_eq!(
             tab.eval("document.documentElement.scrollWidth <= window.innerWidth")
                 .await,
