@@ -130,6 +130,42 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
     screenshot(&tab, "account-form-errors-390").await;
     viewport(&tab, 1280, 800).await;
 
+    // What only the server checks (a reserved name, a common password, a password that is
+    // short by what shows) is said in German too, not as the server's English message.
+    for (name, password, german) in [
+        ("admin", PASSWORD, "reserviert"),
+        ("wanderer", "iloveyou", "häufigsten Passwörtern"),
+        (
+            "wanderer",
+            "a\u{200b}\u{200b}\u{200b}\u{200b}\u{200b}\u{200b}\u{200b}",
+            "unsichtbare Zeichen",
+        ),
+    ] {
+        tab.eval("document.getElementById('signup-error').textContent = 'x'")
+            .await;
+        for (field, value) in [
+            ("#signup-name", name),
+            ("#signup-password", password),
+            ("#signup-repeat", password),
+        ] {
+            fill(&tab, field, value).await;
+        }
+        tab.eval("document.getElementById('signup-form').requestSubmit()")
+            .await;
+        let said = tab
+            .wait_for(
+                "document.getElementById('signup-error').textContent !== 'x' && document.getElementById('signup-error').textContent",
+                "the server's refusal",
+                LONG,
+            )
+            .await;
+        let said = said.as_str().unwrap_or_default();
+        assert!(said.contains(german), "signing up as {name:?}: {said:?}");
+        for english in ["the ", "password", "name"] {
+            assert!(!said.contains(english), "signing up as {name:?}: {said:?}");
+        }
+    }
+
     // Sign up.
     fill(&tab, "#signup-name", "wanderer").await;
     fill(&tab, "#signup-password", PASSWORD).await;
@@ -404,6 +440,15 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
         .await,
     );
     let message_id = m["messageId"].as_str().unwrap().to_string();
+    // A board thread whose title has no space to wrap at.
+    ok_result(
+        &app.call(
+            "write_post",
+            json!({"kind": "idea", "title": format!("Gipfel{}", "sturm".repeat(20)), "body": "lang"}),
+            Some(&key),
+        )
+        .await,
+    );
     for (i, id) in [
         "rev-gipfel-a",
         "rev-gipfel-b",
@@ -856,6 +901,40 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
             .await;
         assert_eq!(stray, json!([]), "#{hash} shows a stray null");
         screenshot(&tab, &format!("admin-{hash}-1280")).await;
+        // On a phone: nothing wider than the screen (a long title wraps), every control big
+        // enough to tap.
+        viewport(&tab, 390, 844).await;
+        // Shown again at this size (as a tap on its link would): its link is scrolled into
+        // the strip of section links.
+        tab.eval("document.body.dataset.section = ''; window.dispatchEvent(new HashChangeEvent('hashchange'))")
+            .await;
+        tab.wait_for(
+            &format!("document.body.dataset.section === '{hash}' && ({ready})"),
+            hash,
+            LONG,
+        )
+        .await;
+        assert_eq!(
+            tab.eval("(() => { const a = document.querySelector('#nav a[aria-current=\"page\"]').getBoundingClientRect(); \
+                      const n = document.querySelector('nav').getBoundingClientRect(); \
+                      return a.left >= n.left - 1 && a.right <= n.right + 1; })()")
+                .await,
+            json!(true),
+            "#{hash}: its section link is out of sight on a 390 px phone"
+        );
+        assert_eq!(
+            tab.eval("document.documentElement.scrollWidth <= window.innerWidth")
+                .await,
+            json!(true),
+            "#{hash} scrolls sideways on a 390 px phone"
+        );
+        assert_eq!(
+            crate::phone_pages::small_controls(&tab).await,
+            Vec::<String>::new(),
+            "#{hash}: controls too small to tap on a phone"
+        );
+        screenshot(&tab, &format!("admin-{hash}-390")).await;
+        viewport(&tab, 1280, 800).await;
     }
     let log = horst_operator::audit_log(&app.store, 0, 10).await.unwrap();
     let mine: Vec<(&str, &str)> = log

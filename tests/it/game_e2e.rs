@@ -713,8 +713,11 @@ async fn the_game_in_chromium() {
             LONG,
         )
         .await;
+    // In German, by the answer's code: the server's English message is for agents.
     assert!(
-        note.as_str().unwrap().contains("the server is busy"),
+        note.as_str()
+            .unwrap()
+            .contains("(der Server ist gerade nicht bereit)"),
         "{note}"
     );
     assert_eq!(
@@ -1416,6 +1419,10 @@ async fn a_phone_upright_and_sideways() {
         }
         // Held sideways, the tiles are as big as upright (2 pixels to a level pixel).
         assert_eq!(tab.eval("horstTest.stage.scale").await, 2, "{w}x{h}");
+        // And every control is big enough to tap, held either way (the head takes fewer
+        // rows sideways rather than smaller buttons).
+        let small = crate::phone_pages::small_controls(&tab).await;
+        assert!(small.is_empty(), "{w}x{h}: too small to tap: {small:?}");
         screenshot(&tab, &format!("play-{w}x{h}")).await;
 
         // The level page too (its title and author above the stage).
@@ -1432,7 +1439,40 @@ async fn a_phone_upright_and_sideways() {
                 "{w}x{h}: on the level page {what} at {r:?} is off screen"
             );
         }
+        let small = crate::phone_pages::small_controls(&tab).await;
+        assert!(
+            small.is_empty(),
+            "{w}x{h}: on the level page too small to tap: {small:?}"
+        );
         screenshot(&tab, &format!("level-page-play-{w}x{h}")).await;
+        // Its replay: held sideways, the scrubber and the action are on screen beside the
+        // canvas.
+        tab.eval("document.querySelector('.mode[aria-pressed=\"false\"]').click()")
+            .await;
+        tab.wait_for(
+            "document.querySelector('#stage').dataset.mode === 'watch'",
+            "the level page's replay",
+            LONG,
+        )
+        .await;
+        let sideways = if w > h {
+            &["canvas.screen", "#watch-scrub", "#watch-action"][..]
+        } else {
+            &[]
+        };
+        for what in sideways {
+            let r = rect(&tab, what).await;
+            assert!(
+                inside(r, screen),
+                "{w}x{h}: watching on the level page {what} at {r:?} is off screen"
+            );
+        }
+        let small = crate::phone_pages::small_controls(&tab).await;
+        assert!(
+            small.is_empty(),
+            "{w}x{h}: watching on the level page too small to tap: {small:?}"
+        );
+        screenshot(&tab, &format!("level-page-watch-{w}x{h}")).await;
         navigate(&tab, &app.url(&format!("/?test#spielen={murmel}"))).await;
         tab.wait_for(
             "window.horstTest && horstTest.state().mode === 'play' && document.activeElement && document.activeElement.tagName === 'CANVAS'",

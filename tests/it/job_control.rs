@@ -667,6 +667,21 @@ async fn the_admin_pages_job_view_pages_and_says_why_a_job_ended() {
     );
     assert!(first.contains("0 s"), "its charge: {first}");
     assert!(first.contains("referee lane"), "{first}");
+    // On a phone: the job list fits the screen and every control is big enough to tap.
+    tab.viewport(390, 844).await;
+    assert_eq!(
+        tab.eval("document.documentElement.scrollWidth <= window.innerWidth")
+            .await,
+        serde_json::json!(true),
+        "the job view scrolls sideways on a 390 px phone"
+    );
+    assert_eq!(
+        crate::phone_pages::small_controls(&tab).await,
+        Vec::<String>::new(),
+        "the job view's controls on a 390 px phone"
+    );
+    tab.screenshot("admin", "jobs-390x844").await;
+    tab.viewport(1280, 800).await;
     // Next: the 20 older ones; Previous: back to the newest.
     tab.eval("document.querySelector('.pager button:last-child').click()")
         .await;

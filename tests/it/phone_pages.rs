@@ -157,6 +157,17 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
     );
     tab.screenshot("phone", "level-watch-390x844").await;
 
+    // A level that does not exist: the way back is a link big enough to tap.
+    go(&tab, &app.url("/level/rev-gibt-es-nicht?test")).await;
+    tab.wait_for(
+        "document.body.dataset.ready === '1' && !document.getElementById('message').hidden",
+        "the level page's message",
+        LONG,
+    )
+    .await;
+    check("a missing level", &measure(&tab).await, &mut problems);
+    tab.screenshot("phone", "level-missing-390x844").await;
+
     // The board, empty.
     go(&tab, &app.url("/board.html")).await;
     tab.wait_for("document.body.dataset.ready === '1'", "the board", LONG)
@@ -212,6 +223,7 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
     for (name, path) in [
         ("tables", "/tables/"),
         ("house", "/house/"),
+        ("bridge", "/bridge/"),
         ("leaderboard", "/leaderboard/chess"),
         ("agent", "/leaderboard/chess/agt_0000000000000000"),
         ("house-table", "/house/table.html"),
@@ -251,6 +263,77 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
     assert!(
         problems.is_empty(),
         "on a 390 px phone:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// A phone held sideways (844x390, touch): the page links, buttons and fields of the
+/// players' pages are as big to tap as upright (the rules are for touch, not only for narrow
+/// screens), and nothing is wider than the screen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_players_pages_held_sideways_keep_their_controls_big_enough_to_tap() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    for (method, params) in [
+        (
+            "Emulation.setTouchEmulationEnabled",
+            serde_json::json!({ "enabled": true, "maxTouchPoints": 5 }),
+        ),
+        (
+            "Emulation.setDeviceMetricsOverride",
+            serde_json::json!({ "width": 844, "height": 390, "deviceScaleFactor": 1, "mobile": true }),
+        ),
+    ] {
+        tab.browser
+            .call(Some(&tab.session), method, params)
+            .await
+            .expect(method);
+    }
+    let mut problems = Vec::new();
+    for (name, path, ready) in [
+        (
+            "the game page",
+            "/?test",
+            "document.body.dataset.ready === '1'",
+        ),
+        (
+            "the board",
+            "/board.html",
+            "document.body.dataset.ready === '1'",
+        ),
+        (
+            "the account page",
+            "/account/",
+            "document.querySelector('form input')",
+        ),
+        (
+            "the tables",
+            "/tables/",
+            "document.readyState === 'complete'",
+        ),
+        (
+            "the bridge",
+            "/bridge/",
+            "document.readyState === 'complete'",
+        ),
+    ] {
+        go(&tab, &app.url(path)).await;
+        tab.wait_for(ready, name, LONG).await;
+        check(name, &measure(&tab).await, &mut problems);
+        tab.screenshot(
+            "phone",
+            &format!(
+                "{}-844x390",
+                name.trim_start_matches("the ").replace(' ', "-")
+            ),
+        )
+        .await;
+    }
+    assert!(
+        problems.is_empty(),
+        "on a phone held sideways (844x390):\n{}",
         problems.join("\n")
     );
 }

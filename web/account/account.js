@@ -53,11 +53,29 @@ function explain(res, context) {
     case "cross_site": return "Die Sitzung passt nicht zu dieser Seite. Bitte lade die Seite neu.";
     case "unauthorized": return "Deine Sitzung ist beendet. Bitte melde dich erneut an.";
     case "not_found": return "Diesen Schlüssel gibt es nicht (mehr).";
-    case "invalid_input": return `Die Eingabe wurde abgelehnt: ${res.body.error || "ungültig"}`;
+    case "invalid_input": return invalidInput(res.body.error);
     case "too_large": return "Die Eingabe ist zu lang.";
   }
   if (res.status === 0) return "Der Server ist nicht erreichbar. Prüfe deine Verbindung.";
   return "Etwas ist schiefgegangen. Bitte versuche es später noch einmal.";
+}
+
+/**
+ * German for the server's rules on names and passwords that the form cannot check itself
+ * (`horst_identity::people::check_name`, `check_password`; their English messages are for
+ * the CLI and the API's readers). One the page does not know is said in general words.
+ */
+function invalidInput(message) {
+  const m = String(message || "");
+  let n;
+  if (/common passwords/.test(m)) return "Dieses Passwort gehört zu den häufigsten Passwörtern, die zuerst geraten werden. Wähle ein anderes (mehrere Wörter, die nichts miteinander zu tun haben, sind leicht zu merken und schwer zu erraten).";
+  if ((n = /password needs at least (\d+)/.exec(m))) return `Das Passwort braucht mindestens ${n[1]} Zeichen. Leerzeichen hintereinander zählen als eines, unsichtbare Zeichen und Steuerzeichen zählen nicht.`;
+  if ((n = /password may have at most (\d+) bytes/.exec(m))) return `Das Passwort ist zu lang (höchstens ${n[1]} Bytes).`;
+  if (/must not be the account name/.test(m)) return "Das Passwort darf nicht der Name sein.";
+  if (/is reserved/.test(m)) return "Dieser Name ist reserviert. Wähle einen anderen.";
+  if (/not a valid account name/.test(m)) return "Dieser Name passt nicht: erlaubt sind nur Kleinbuchstaben, Ziffern, _ und -, 2 bis 32 Zeichen.";
+  if (/label/.test(m)) return "Die Bezeichnung passt nicht: höchstens 40 Zeichen.";
+  return "Die Eingabe wurde abgelehnt. Prüfe deine Angaben.";
 }
 
 function notice(text) {

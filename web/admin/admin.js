@@ -862,12 +862,25 @@ async function audit() {
 
 const SECTIONS = { overview, jobs, messages, levels, accounts, board, switches, quotas, credentials, audit, tables };
 
+/** On a phone the section links are one row that scrolls sideways: the current one is
+ * scrolled into it (sideways only; the page itself does not move). */
+function showInStrip(a) {
+  const strip = a.closest("nav");
+  if (!strip || strip.scrollWidth <= strip.clientWidth) return;
+  const s = strip.getBoundingClientRect();
+  const r = a.getBoundingClientRect();
+  if (r.left >= s.left && r.right <= s.right) return;
+  strip.scrollLeft += r.left - s.left - (s.width - r.width) / 2;
+}
+
 async function route() {
   const name = location.hash.replace(/^#/, "") || "overview";
   const section = SECTIONS[name] || overview;
   for (const a of document.querySelectorAll("#nav a")) {
-    if (a.getAttribute("href") === `#${name}`) a.setAttribute("aria-current", "page");
-    else a.removeAttribute("aria-current");
+    if (a.getAttribute("href") === `#${name}`) {
+      a.setAttribute("aria-current", "page");
+      showInStrip(a);
+    } else a.removeAttribute("aria-current");
   }
   notice("");
   const seq = ++shownSeq;

@@ -1,9 +1,11 @@
 // The game pages' public reads (docs/game.md). Every answer is JSON; a failure throws an
 // Error with the HTTP `status` and the server's `code`.
 
-// The pages put `e.message` in parentheses after a German sentence; without an answer from
-// horst itself (no connection, or a proxy's HTML error page) it is a German phrase too, never
-// the browser's "Failed to fetch" or a bare path and status.
+// The pages put `e.message` in parentheses after a German sentence, so it is always a German
+// phrase: for horst's own refusals the phrase of its stable `code` (the server's message is
+// English, for agents and operators; it stays on the error as `detail`), and without an
+// answer from horst itself (no connection, or a proxy's HTML error page) one by the status,
+// never the browser's "Failed to fetch" or a bare path and status.
 async function read(path) {
   let r;
   try {
@@ -20,13 +22,25 @@ async function read(path) {
     body = null;
   }
   if (!r.ok) {
-    const e = new Error((body && body.error) || withoutAnswer(r.status));
+    const code = body && typeof body.code === "string" ? body.code : undefined;
+    const e = new Error(CODES[code] || withoutAnswer(r.status));
     e.status = r.status;
-    e.code = body && body.code;
+    e.code = code;
+    e.detail = body && typeof body.error === "string" ? body.error : undefined;
     throw e;
   }
   return body;
 }
+
+/** German phrases for the codes the public reads answer with (api/src/error.rs). */
+const CODES = {
+  not_found: "nicht gefunden",
+  invalid_input: "die Adresse ist ungültig",
+  burst: "zu viele Anfragen, warte einen Moment",
+  busy: "der Server ist gerade ausgelastet, warte einen Moment",
+  unavailable: "der Server ist gerade nicht bereit",
+  internal_error: "ein Fehler im Server",
+};
 
 function withoutAnswer(status) {
   if (status === 429) return "zu viele Anfragen, warte einen Moment";

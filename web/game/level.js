@@ -25,6 +25,7 @@ function message(title, text, kind) {
   const a = document.createElement("a");
   a.href = "../";
   a.textContent = "Zu allen Leveln";
+  a.className = "way";
   m.replaceChildren(h, p, a);
   m.className = `message ${kind}`;
   m.hidden = false;
@@ -120,6 +121,7 @@ async function main() {
     const back = document.createElement("a");
     back.href = "../";
     back.textContent = "Zu allen Leveln";
+    back.className = "way";
     $("stage").classList.remove("stage");
     delete $("stage").dataset.mode;
     $("stage").replaceChildren(playError(e), back);

@@ -35,7 +35,9 @@ test("board: a further page that fails keeps the threads and says so beside the 
   failing.respond(503, { error: "the server's store is unreachable right now", code: "unavailable" });
   await settle();
   assert.deepEqual(shown(g), ["Thema t1", "Thema t2"], "page 1 stays");
-  assert.match(g.text("more-error"), /Weitere Themen lassen sich gerade nicht laden \(the server's store is unreachable right now\)/);
+  // In German: the server's English message is for agents and operators.
+  assert.match(g.text("more-error"), /Weitere Themen lassen sich gerade nicht laden \(der Server ist gerade nicht bereit\)/);
+  assert.doesNotMatch(g.text("more-error"), /unreachable/);
   assert.equal(more.disabled, false);
   assert.equal(more.hidden, false);
 
@@ -54,6 +56,24 @@ test("board: a first page that fails says so in place of the list", async () => 
   const g = await loadGamePage("/game/board.js");
   (await fetch.next(PAGE(0))).respond(503, { error: "down", code: "unavailable" });
   await settle();
-  assert.match(g.text("threads"), /Das Brett ist gerade nicht zu haben \(down\)/);
+  assert.match(g.text("threads"), /Das Brett ist gerade nicht zu haben \(der Server ist gerade nicht bereit\)/);
   assert.equal(g.el("more").disabled, false);
+});
+
+test("game reads: horst's refusals are German phrases by their code (the English message kept as detail), an unknown code one by its status", async () => {
+  const api = await import("../game/api.js");
+  const answers = [
+    [404, { error: "no published board thread t9", code: "not_found" }, "nicht gefunden"],
+    [400, { error: "threadId must be 1-64 characters", code: "invalid_input" }, "die Adresse ist ungültig"],
+    [429, { error: "too many requests; wait 3 s", code: "burst" }, "zu viele Anfragen, warte einen Moment"],
+    [409, { error: "something new", code: "brand_new_code" }, "der Server hat die Anfrage abgelehnt, Fehler 409"],
+  ];
+  for (const [status, body, german] of answers) {
+    globalThis.fetch = async () => ({ ok: false, status, json: async () => body });
+    const e = await api.boardThread("t9").then(() => null, (e) => e);
+    assert.equal(e.message, german);
+    assert.equal(e.status, status);
+    assert.equal(e.code, body.code);
+    assert.equal(e.detail, body.error);
+  }
 });

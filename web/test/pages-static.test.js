@@ -74,3 +74,21 @@ test("the game frame is sandboxed with allow-scripts only", () => {
   const sandbox = [...src.matchAll(/setAttribute\("sandbox", "([^"]*)"\)/g)].map((m) => m[1]);
   assert.deepEqual(sandbox, ["allow-scripts"]);
 });
+
+test("every page with a header's page links marks the one it is, or the section it belongs to, as current", () => {
+  // A level page is part of the game, a table's watch page of the tables, a house table of
+  // the house: a sighted reader sees the mark, a screen reader hears "current".
+  const expected = {
+    "/index.html": "./", "/board.html": "board.html", "/account/index.html": "/account/",
+    "/level/index.html": "../", "/pages/tables.html": "/tables/", "/pages/watch.html": "/tables/",
+    "/pages/leaderboard.html": "/leaderboard/", "/house/index.html": "/house/",
+    "/house/table.html": "/house/", "/bridge/index.html": "/bridge/",
+  };
+  for (const [page, href] of Object.entries(expected)) {
+    const html = readFileSync(path.join(WEB_ROOT, page), "utf8");
+    const nav = /<nav\b[^>]*>([\s\S]*?)<\/nav>/.exec(html);
+    assert.ok(nav, `${page} has no page links`);
+    const current = [...nav[1].matchAll(/<a href="([^"]+)"[^>]*\baria-current="(page|true)"/g)].map((m) => m[1]);
+    assert.deepEqual(current, [href], `${page} marks ${JSON.stringify(current)} as current`);
+  }
+});
