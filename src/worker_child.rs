@@ -21,7 +21,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
-use crate::terminal::say;
+use crate::terminal::{relay, say};
 
 /// The child's score for the kernel's OOM killer (-1000..1000): it goes before the API and
 /// the private Redis.
@@ -301,10 +301,12 @@ async fn relay_stdout(
 ) {
     let mut lines = tokio::io::BufReader::new(out).lines();
     while let Ok(Some(line)) = lines.next_line().await {
-        if let Some(url) = line.strip_prefix("horst: metrics on ") {
+        // The plain line, or the message of a JSON one (`log.format = "json"`).
+        let text = relay(&line);
+        let said = text.strip_prefix("horst: ").unwrap_or(&text);
+        if let Some(url) = said.strip_prefix("metrics on ") {
             let _ = metrics_url.send(Some(url.trim().to_string()));
         }
-        say(&format!("worker: {line}"));
     }
 }
 

@@ -66,6 +66,24 @@ pub fn init_tracing(json: bool, level: &str) {
     }
 }
 
+/// A dispatcher that writes every event of level INFO and above as one JSON line on stdout
+/// (`stdout`) or stderr, in the shape of [`init_tracing`]'s JSON logs and without its filter:
+/// the `horst: ...` lines said to the operator become log events of their own with
+/// `log.format = "json"` (`say` and `warn` of the binary's `terminal.rs`), so the streams
+/// stay pure JSON. Write errors are dropped, never reported on a stream that may be gone.
+pub fn json_line_dispatch(stdout: bool) -> tracing::Dispatch {
+    let builder = tracing_subscriber::fmt()
+        .json()
+        .flatten_event(true)
+        .with_max_level(tracing::Level::INFO)
+        .log_internal_errors(false);
+    if stdout {
+        tracing::Dispatch::new(builder.with_writer(std::io::stdout).finish())
+    } else {
+        tracing::Dispatch::new(builder.with_writer(std::io::stderr).finish())
+    }
+}
+
 /// Histogram buckets for latencies, in seconds: from a millisecond to past the longest job
 /// limit and wait the configuration allows (600 s and 3600 s), so a slow call or a long job
 /// is not lost in `+Inf`.
