@@ -364,3 +364,42 @@ impl Drop for LongPollGuard {
         self.0.dec();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every timer kind's label is among those listed at zero from the start.
+    #[test]
+    fn every_timer_label_is_listed_from_the_start() {
+        let kinds = [
+            TimerKind::Clock,
+            TimerKind::Unconfirmed {
+                player_id: "p".into(),
+            },
+            TimerKind::HostAlive,
+            TimerKind::HostGone,
+            TimerKind::Reservation,
+            TimerKind::Activation,
+        ];
+        for k in &kinds {
+            assert!(TIMER_LABELS.contains(&timer_label(k)), "{k:?}");
+        }
+        let m = SessionMetrics::default();
+        let registry = Metrics::new();
+        m.register(&registry);
+        let text = registry.encode();
+        for label in TIMER_LABELS {
+            assert!(
+                text.contains(&format!(
+                    "horst_session_clock_firings_total{{kind=\"{label}\"}} 0\n"
+                )),
+                "{text}"
+            );
+        }
+        assert!(
+            text.contains("horst_session_actions_received_total{result=\"not_your_turn\"} 0\n"),
+            "{text}"
+        );
+    }
+}
