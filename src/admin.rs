@@ -968,9 +968,19 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
                     .map_err(Failure),
             ),
             AdminCommand::Audit { limit, offset } => report(
-                operator::audit_log(&store, offset, limit)
+                operator::audit_page(&store, offset, limit, None)
                     .await
-                    .map(|v| json_lines(&v))
+                    .map(|p| {
+                        // What can be listed: the trail keeps the newest AUDIT_KEEP.
+                        let kept = p.total.min(operator::audit::AUDIT_KEEP as u64);
+                        let next = offset.saturating_add(p.items.len());
+                        page(horst_identity::accounts::Page {
+                            next_offset: (!p.items.is_empty() && (next as u64) < kept)
+                                .then_some(next),
+                            total: kept as usize,
+                            items: p.items,
+                        })
+                    })
                     .map_err(Failure),
             ),
             AdminCommand::Key(cmd) => key(&store, cmd).await,

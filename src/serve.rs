@@ -40,6 +40,9 @@ impl Mode {
 }
 
 pub fn run(config: Config, mode: Mode) -> ExitCode {
+    if config.log.format == horst_config::LogFormat::Json {
+        crate::terminal::log_as_json();
+    }
     raise_descriptor_limit(&config);
     let data_dir = std::path::absolute(&config.data_dir).unwrap_or(config.data_dir.clone());
     say(&format!("horst: data directory {}", data_dir.display()));

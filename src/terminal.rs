@@ -3,14 +3,91 @@
 //! supervising task or thread ended the supervision: no worker started again, or a
 //! restarted private redis-server stopped with the thread that started it.
 
+//!
+//! With `log.format = "json"` ([`log_as_json`]) each line is a JSON log event instead, on the
+//! same stream, so a log shipper or journald sees only JSON: the text without its `horst: `
+//! prefix is the `message`, and the level is INFO (`say`), WARN (a `warning: ` line) or
+//! ERROR (any other `warn`).
+
 use std::io::Write;
+use std::sync::OnceLock;
+
+/// The JSON writers of stdout and stderr, once the JSON format is chosen.
+static JSON: OnceLock<(tracing::Dispatch, tracing::Dispatch)> = OnceLock::new();
+
+/// Says every later line as a JSON log event (`log.format = "json"`).
+pub fn log_as_json() {
+    let _ = JSON.get_or_init(|| {
+        (
+            horst_telemetry::json_line_dispatch(true),
+            horst_telemetry::json_line_dispatch(false),
+        )
+    });
+}
+
+/// True once [`log_as_json`] was called.
+pub fn json() -> bool {
+    JSON.get().is_some()
+}
 
 /// A line on stdout, or nothing if it cannot be written.
 pub fn say(line: &str) {
-    let _ = writeln!(std::io::stdout().lock(), "{line}");
+    match JSON.get() {
+        Some((out, _)) => event(out, line, tracing::Level::INFO),
+        None => {
+            let _ = writeln!(std::io::stdout().lock(), "{line}");
+        }
+    }
 }
 
 /// A line on stderr, or nothing if it cannot be written.
 pub fn warn(line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
+    match JSON.get() {
+        Some((_, err)) => event(err, line, tracing::Level::ERROR),
+        None => {
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
+        }
+    }
+}
+
+/// A line of the worker child's stdout, passed on as this process's, marked `worker: `: in
+/// JSON a JSON event of the child's level and message, else the line as it is. Answers the
+/// line's text (a JSON line's message).
+pub fn relay(line: &str) -> String {
+    let parsed = json()
+        .then(|| serde_json::from_str::<serde_json::Value>(line).ok())
+        .flatten();
+    let Some(v) = parsed else {
+        say(&format!("worker: {line}"));
+        return line.to_string();
+    };
+    let text = v["message"].as_str().unwrap_or(line).to_string();
+    let level = match v["level"].as_str() {
+        Some("ERROR") => tracing::Level::ERROR,
+        Some("WARN") => tracing::Level::WARN,
+        _ => tracing::Level::INFO,
+    };
+    if let Some((out, _)) = JSON.get() {
+        let marked = format!("worker: {text}");
+        tracing::dispatcher::with_default(out, || match level {
+            tracing::Level::ERROR => tracing::error!(target: "horst", "{marked}"),
+            tracing::Level::WARN => tracing::warn!(target: "horst", "{marked}"),
+            _ => tracing::info!(target: "horst", "{marked}"),
+        });
+    }
+    text
+}
+
+/// `line` as one JSON event on `dispatch`: a `warning: ` line is a WARN whatever `level`.
+fn event(dispatch: &tracing::Dispatch, line: &str, level: tracing::Level) {
+    let text = line.strip_prefix("horst: ").unwrap_or(line);
+    let (level, text) = match text.strip_prefix("warning: ") {
+        Some(rest) => (tracing::Level::WARN, rest),
+        None => (level, text),
+    };
+    tracing::dispatcher::with_default(dispatch, || match level {
+        tracing::Level::ERROR => tracing::error!(target: "horst", "{text}"),
+        tracing::Level::WARN => tracing::warn!(target: "horst", "{text}"),
+        _ => tracing::info!(target: "horst", "{text}"),
+    });
 }

@@ -8,8 +8,9 @@
 //! unexpectedly, it is started again after a short pause; its job is reaped `cancelled` by
 //! the housekeeping (never re-run), and the API keeps answering all along.
 //!
-//! The child's job metrics (`job_wait_seconds`, `job_duration_seconds`) are scraped from its
-//! loopback `/metrics` every 2 s and shown on the API's `/metrics`, as before.
+//! The child's counters and histograms (its job metrics, lease expiries, session clocks and
+//! writes: [`FORWARDED`]) are scraped from its loopback `/metrics` every 2 s and added to the
+//! API's own on its `/metrics`.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -20,7 +21,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
-use crate::terminal::say;
+use crate::terminal::{relay, say};
 
 /// The child's score for the kernel's OOM killer (-1000..1000): it goes before the API and
 /// the private Redis.
@@ -33,8 +34,24 @@ const SCRAPE_EVERY: Duration = Duration::from_secs(2);
 const FIRST_PAUSE: Duration = Duration::from_millis(500);
 const LONGEST_PAUSE: Duration = Duration::from_secs(30);
 const STABLE_AFTER: Duration = Duration::from_secs(60);
-/// The families only a worker observes, shown on the API's `/metrics`.
-const FORWARDED: [&str; 2] = ["horst_job_wait_seconds", "horst_job_duration_seconds"];
+/// The child's counters and histograms, added to the API's own on its `/metrics`: the job
+/// families only a worker observes, and those both processes count into (each reaps expired
+/// leases and fires session clocks, so a session can end in either). Gauges are left out:
+/// the queue's are read from Redis by both, the others are the process's own.
+const FORWARDED: [&str; 12] = [
+    "horst_job_wait_seconds",
+    "horst_job_duration_seconds",
+    "horst_job_lease_expiries",
+    "horst_sessions_created",
+    "horst_sessions_finished",
+    "horst_session_action_outcomes",
+    "horst_session_clock_firings",
+    "horst_session_clock_lateness_seconds",
+    "horst_session_cas_conflicts",
+    "horst_session_cas_gave_up",
+    "horst_session_redis_round_trips",
+    "horst_session_fresh_reads",
+];
 
 /// How to start the child: the same binary, configuration, data directory and Redis.
 pub struct WorkerChild {
@@ -284,14 +301,16 @@ async fn relay_stdout(
 ) {
     let mut lines = tokio::io::BufReader::new(out).lines();
     while let Ok(Some(line)) = lines.next_line().await {
-        if let Some(url) = line.strip_prefix("horst: metrics on ") {
+        // The plain line, or the message of a JSON one (`log.format = "json"`).
+        let text = relay(&line);
+        let said = text.strip_prefix("horst: ").unwrap_or(&text);
+        if let Some(url) = said.strip_prefix("metrics on ") {
             let _ = metrics_url.send(Some(url.trim().to_string()));
         }
-        say(&format!("worker: {line}"));
     }
 }
 
-/// Every 2 s, the child's worker-only families onto this process's `/metrics`.
+/// Every 2 s, the child's [`FORWARDED`] families added onto this process's `/metrics`.
 async fn scrape_metrics(mut url: watch::Receiver<Option<String>>, metrics: Metrics) {
     let Ok(Some(url)) = url.wait_for(Option::is_some).await.map(|u| u.clone()) else {
         return;

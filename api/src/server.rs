@@ -127,6 +127,19 @@ impl ConnectionMetrics {
             "Failed accepts (for example out of file descriptors); each is backed off",
             m.accept_errors.clone(),
         );
+        // Every reason listed at zero from the start (a family shows only the series it
+        // has): the first refusal is then a rise that `increase()` sees.
+        for reason in ["max_connections", "max_connections_per_address"] {
+            drop(m.refused.get_or_create(&vec![("reason", reason)]));
+        }
+        for reason in [
+            "header_timeout",
+            "idle_timeout",
+            "body_timeout",
+            "write_timeout",
+        ] {
+            drop(m.closed.get_or_create(&vec![("reason", reason)]));
+        }
         m
     }
 

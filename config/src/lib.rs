@@ -184,7 +184,11 @@ impl Config {
                 .span()
                 .map(|s| format!(" (line {})", line_of(text, s.start)))
                 .unwrap_or_default();
-            ConfigError::new(setting, origin, format!("{}{line}", e.message().trim()))
+            ConfigError::new(
+                setting,
+                origin,
+                format!("{}{line}", plain_types(e.message().trim())),
+            )
         })
     }
 
@@ -224,7 +228,7 @@ impl Config {
         let config: Config = merged.try_into().map_err(|e: toml::de::Error| {
             // Point at the variable that fails on its own (each tried alone against the
             // defaults), else at the one whose setting the message names.
-            let msg = e.message().trim().to_string();
+            let msg = plain_types(e.message().trim());
             let alone = singles.iter().find_map(|(path, name, value)| {
                 let mut single = defaults.clone();
                 set_leaf(&mut single, path, value.clone());
@@ -232,7 +236,7 @@ impl Config {
                     (
                         path.clone(),
                         Origin::Env(name.clone()),
-                        e.message().trim().to_string(),
+                        plain_types(e.message().trim()),
                     )
                 })
             });
@@ -743,3 +747,44 @@ fn setting_at_span(text: &str, span: Option<std::ops::Range<usize>>) -> Option<S
 
 #[cfg(test)]
 mod tests;
+
+/// A type error's Rust type names in words an operator can act on: "expected u16" said
+/// nothing about what to write.
+fn plain_types(message: &str) -> String {
+    const WORDS: [(&str, &str); 12] = [
+        ("u8", "a whole number from 0 to 255"),
+        ("u16", "a whole number from 0 to 65535"),
+        ("u32", "a whole number from 0 to 4294967295"),
+        ("u64", "a whole number, 0 or more"),
+        ("usize", "a whole number, 0 or more"),
+        ("i8", "a whole number"),
+        ("i16", "a whole number"),
+        ("i32", "a whole number"),
+        ("i64", "a whole number"),
+        ("f32", "a number, e.g. 1.5"),
+        ("f64", "a number, e.g. 1.5"),
+        ("a boolean", "true or false (no quotes)"),
+    ];
+    let mut out = message.to_string();
+    for (rust, words) in WORDS {
+        let needle = format!("expected {rust}");
+        if let Some(at) = out.find(&needle) {
+            let end = at + needle.len();
+            let whole_word = out[end..]
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_ascii_alphanumeric());
+            if whole_word {
+                out.replace_range(at..end, &format!("expected {words}"));
+            }
+        }
+    }
+    if out.contains("expected a string") && !out.contains("expected a string in quotes") {
+        out = out.replacen(
+            "expected a string",
+            "expected a string in quotes (\"...\")",
+            1,
+        );
+    }
+    out
+}

@@ -56,6 +56,22 @@ fn unknown_key_is_refused_with_the_known_ones() {
 fn wrong_type_is_refused() {
     let e = from_toml("[worker]\nslots = \"many\"\n").unwrap_err();
     assert_eq!(e.setting, "worker.slots");
+    // What to write, not the Rust type ("expected u32").
+    assert!(
+        e.message
+            .contains("expected a whole number from 0 to 4294967295"),
+        "{e}"
+    );
+    let e = from_toml("[redis]\nallow_eviction = \"yes\"\n").unwrap_err();
+    assert!(e.message.contains("expected true or false"), "{e}");
+    let e = from_toml("[server]\nlisten = 8080\n").unwrap_err();
+    assert!(e.message.contains("expected a string in quotes"), "{e}");
+    let e = from_toml("[server]\nmax_connections = 1.5\n").unwrap_err();
+    assert!(
+        e.message.contains("expected a whole number, 0 or more"),
+        "{e}"
+    );
+    assert!(!e.message.contains("u64"), "{e}");
 }
 
 #[test]

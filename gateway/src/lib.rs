@@ -309,6 +309,25 @@ impl Gateway {
             "Calls refused for capacity or limits, by code (busy, quota, burst) and what it counted (tool, or address/account for burst)",
             refusals.clone(),
         );
+        // The closed label sets listed at zero from the start, so the first event is a rise
+        // that `increase()` sees: each tool's `ok` calls and latency, the capacity refusals
+        // of the tools that take a key, and both burst limits. A failure code of a tool
+        // appears with its first call.
+        for tool in tools::Tool::ALL {
+            let name = tool.name().to_string();
+            drop(tool_calls.get_or_create(&vec![("tool", name.clone()), ("outcome", "ok".into())]));
+            drop(tool_duration.get_or_create(&vec![("tool", name.clone())]));
+            if tool.auth() == tools::Auth::Key {
+                for code in ["busy", "quota"] {
+                    drop(
+                        refusals.get_or_create(&vec![("code", code.into()), ("by", name.clone())]),
+                    );
+                }
+            }
+        }
+        for by in ["address", "account"] {
+            drop(refusals.get_or_create(&vec![("code", "burst".into()), ("by", by.into())]));
+        }
         Gateway {
             store,
             config,

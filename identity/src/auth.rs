@@ -141,7 +141,10 @@ pub struct TokenInfo {
     pub scopes: Vec<&'static str>,
     /// The house identity (`--house`).
     pub house: bool,
-    /// Milliseconds since the epoch; `None` for tokens made before this was recorded.
+    /// When it was created, ISO 8601 UTC (`createdAt`, as every other listing says it);
+    /// `None` for tokens made before this was recorded.
+    pub created_at: Option<String>,
+    /// The same in milliseconds since the epoch (the field listings had first).
     pub created_at_ms: Option<u64>,
     /// The operator's burst limit for this token, requests per minute (absent: none).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -341,6 +344,7 @@ impl Auth {
             if host.as_deref() == Some("1") {
                 scopes.push("host");
             }
+            let created_at_ms: Option<u64> = created.and_then(|c| c.parse().ok());
             out.push((
                 key,
                 TokenInfo {
@@ -348,7 +352,8 @@ impl Auth {
                     name: name.filter(|n| !n.is_empty()),
                     scopes,
                     house: house.as_deref() == Some("1"),
-                    created_at_ms: created.and_then(|c| c.parse().ok()),
+                    created_at: created_at_ms.map(horst_dates::rfc3339_ms),
+                    created_at_ms,
                     burst_per_minute: parse_burst(burst.as_deref()),
                 },
             ));

@@ -47,7 +47,7 @@ impl Default for SessionMetrics {
     fn default() -> Self {
         // 1 ms .. ~33 s: delivery is milliseconds when healthy, a 25 s long-poll at worst.
         let latency = || Histogram::new(exponential_buckets(0.001, 2.0, 16));
-        SessionMetrics {
+        let m = SessionMetrics {
             inner: Arc::new(Handles {
                 created: Family::default(),
                 finished: Family::default(),
@@ -63,9 +63,54 @@ impl Default for SessionMetrics {
                 wait_reads: Counter::default(),
                 fresh_reads: Counter::default(),
             }),
-        }
+        };
+        // Every label value of these closed sets listed at zero from the start (a family
+        // shows only the series it has), so the first event is a rise `increase()` sees.
+        let h = &m.inner;
+        let zero =
+            |family: &Family<Labels, Counter>, name: &'static str, values: &[&'static str]| {
+                for v in values {
+                    drop(family.get_or_create(&vec![(name, *v)]));
+                }
+            };
+        zero(&h.created, "kind", &["new", "rematch"]);
+        zero(&h.finished, "reason", KNOWN_REASONS);
+        zero(&h.finished, "reason", &["other"]);
+        zero(&h.actions_received, "result", &["accepted", "other"]);
+        zero(
+            &h.actions_received,
+            "result",
+            &ACTION_REFUSALS.map(|c| c.as_str()),
+        );
+        zero(
+            &h.action_outcomes,
+            "outcome",
+            &["applied", "rejected", "unconfirmed"],
+        );
+        zero(&h.clock_firings, "kind", TIMER_LABELS);
+        m
     }
 }
+
+/// The refusals of `POST /action` that get a label of their own ([`SessionMetrics::action_received`]).
+const ACTION_REFUSALS: [ProtocolCode; 6] = [
+    ProtocolCode::NotYourTurn,
+    ProtocolCode::StaleTurn,
+    ProtocolCode::ActionPending,
+    ProtocolCode::NotActive,
+    ProtocolCode::Finished,
+    ProtocolCode::ReservedAction,
+];
+
+/// Every value [`timer_label`] gives.
+const TIMER_LABELS: &[&str] = &[
+    "clock",
+    "unconfirmed",
+    "host_alive",
+    "host_gone",
+    "reservation",
+    "activation",
+];
 
 /// End reasons that become a label as they are; anything else a host sends is `other`.
 const KNOWN_REASONS: &[&str] = &[
@@ -317,5 +362,44 @@ pub(crate) struct LongPollGuard(Gauge);
 impl Drop for LongPollGuard {
     fn drop(&mut self) {
         self.0.dec();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every timer kind's label is among those listed at zero from the start.
+    #[test]
+    fn every_timer_label_is_listed_from_the_start() {
+        let kinds = [
+            TimerKind::Clock,
+            TimerKind::Unconfirmed {
+                player_id: "p".into(),
+            },
+            TimerKind::HostAlive,
+            TimerKind::HostGone,
+            TimerKind::Reservation,
+            TimerKind::Activation,
+        ];
+        for k in &kinds {
+            assert!(TIMER_LABELS.contains(&timer_label(k)), "{k:?}");
+        }
+        let m = SessionMetrics::default();
+        let registry = Metrics::new();
+        m.register(&registry);
+        let text = registry.encode();
+        for label in TIMER_LABELS {
+            assert!(
+                text.contains(&format!(
+                    "horst_session_clock_firings_total{{kind=\"{label}\"}} 0\n"
+                )),
+                "{text}"
+            );
+        }
+        assert!(
+            text.contains("horst_session_actions_received_total{result=\"not_your_turn\"} 0\n"),
+            "{text}"
+        );
     }
 }

@@ -66,6 +66,24 @@ pub fn init_tracing(json: bool, level: &str) {
     }
 }
 
+/// A dispatcher that writes every event of level INFO and above as one JSON line on stdout
+/// (`stdout`) or stderr, in the shape of [`init_tracing`]'s JSON logs and without its filter:
+/// the `horst: ...` lines said to the operator become log events of their own with
+/// `log.format = "json"` (`say` and `warn` of the binary's `terminal.rs`), so the streams
+/// stay pure JSON. Write errors are dropped, never reported on a stream that may be gone.
+pub fn json_line_dispatch(stdout: bool) -> tracing::Dispatch {
+    let builder = tracing_subscriber::fmt()
+        .json()
+        .flatten_event(true)
+        .with_max_level(tracing::Level::INFO)
+        .log_internal_errors(false);
+    if stdout {
+        tracing::Dispatch::new(builder.with_writer(std::io::stdout).finish())
+    } else {
+        tracing::Dispatch::new(builder.with_writer(std::io::stderr).finish())
+    }
+}
+
 /// Histogram buckets for latencies, in seconds: from a millisecond to past the longest job
 /// limit and wait the configuration allows (600 s and 3600 s), so a slow call or a long job
 /// is not lost in `+Inf`.
@@ -81,8 +99,8 @@ pub fn latency_buckets() -> impl Iterator<Item = f64> {
 #[derive(Clone, Default)]
 pub struct Metrics {
     registry: Arc<Mutex<Registry>>,
-    /// Families another process observed, shown in this one's exposition in place of its
-    /// own of the same name ([`Metrics::set_forwarded`]).
+    /// Families another process counted into, added to this one's of the same name in its
+    /// exposition ([`Metrics::set_forwarded`]).
     forwarded: Arc<Mutex<String>>,
 }
 
@@ -117,22 +135,76 @@ impl Metrics {
             return out;
         }
         let theirs = families(&forwarded);
-        let mut merged: String = families(&out)
-            .into_iter()
-            .filter(|(name, _)| !theirs.iter().any(|(n, _)| n == name))
-            .map(|(_, block)| block)
-            .collect();
-        merged.extend(theirs.into_iter().map(|(_, block)| block));
+        let ours = families(&out);
+        let mut merged = String::new();
+        for (name, block) in &ours {
+            match theirs.iter().find(|(n, _)| n == name) {
+                Some((_, their_block)) => merged.push_str(&add_samples(block, their_block)),
+                None => merged.push_str(block),
+            }
+        }
+        for (name, block) in &theirs {
+            if !ours.iter().any(|(n, _)| n == name) {
+                merged.push_str(block);
+            }
+        }
         merged.push_str("# EOF\n");
         merged
     }
 
-    /// Shows `families` (exposition text of another process, e.g. `horst up`'s worker child:
-    /// whole families, `# HELP` to the next) instead of this registry's families of the same
-    /// names; an empty text shows only this registry again.
+    /// Adds `families` (exposition text of another process, e.g. `horst up`'s worker child:
+    /// whole families, `# HELP` to the next) to this registry's families of the same names,
+    /// sample by sample: both processes count into them (`up`'s API and its worker both reap
+    /// and fire session clocks), so `up`'s `/metrics` shows the sum. Only for counters and
+    /// histograms (a sum of gauges means nothing). An empty text shows only this registry
+    /// again.
     pub fn set_forwarded(&self, families: String) {
         *self.forwarded.lock().unwrap_or_else(|e| e.into_inner()) = families;
     }
+}
+
+/// One sample line split into its series (name and labels) and its value; `None` for
+/// comments and lines that are not a sample.
+fn sample(line: &str) -> Option<(&str, f64)> {
+    if line.starts_with('#') {
+        return None;
+    }
+    let (series, value) = line.trim_end().rsplit_once(' ')?;
+    Some((series, value.parse().ok()?))
+}
+
+/// `ours` (one family's block) with the values of `theirs` (the same family's block of
+/// another process) added to the samples of the same series; their series that ours lacks
+/// follow ours, each series' lines kept together.
+fn add_samples(ours: &str, theirs: &str) -> String {
+    let their_samples: Vec<(&str, f64)> = theirs.lines().filter_map(sample).collect();
+    let mut used = vec![false; their_samples.len()];
+    let mut out = String::new();
+    for line in ours.split_inclusive('\n') {
+        let found = sample(line).and_then(|(series, value)| {
+            let i = their_samples.iter().position(|(s, _)| *s == series)?;
+            Some((i, series, value))
+        });
+        match found {
+            Some((i, series, value)) => {
+                used[i] = true;
+                out.push_str(&format!("{series} {}\n", value + their_samples[i].1));
+            }
+            None => out.push_str(line),
+        }
+    }
+    for line in theirs.lines() {
+        let Some((series, _)) = sample(line) else {
+            continue;
+        };
+        if let Some(i) = their_samples.iter().position(|(s, _)| *s == series) {
+            if !used[i] {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
 }
 
 /// The families of an exposition text, each with its name and its lines (from its `# HELP`
@@ -162,24 +234,51 @@ mod tests {
     use prometheus_client::metrics::counter::Counter;
 
     #[test]
-    fn forwarded_families_replace_their_namesakes() {
+    fn forwarded_families_are_added_to_their_namesakes() {
+        use prometheus_client::metrics::family::Family;
+        use prometheus_client::metrics::histogram::Histogram;
+        type Labels = Vec<(&'static str, &'static str)>;
+        let hist = || Histogram::new([1.0, 2.0]);
         let ours = Metrics::new();
         let c: Counter = Counter::default();
         ours.register("jobs", "Jobs seen", c.clone());
+        c.inc_by(2);
         ours.register("calls", "Calls seen", Counter::<u64>::default());
+        let ours_h = Family::<Labels, Histogram>::new_with_constructor(hist);
+        ours.register("wait_seconds", "Waits", ours_h.clone());
+        ours_h.get_or_create(&vec![("kind", "a")]).observe(0.5);
         let theirs = Metrics::new();
         let t: Counter = Counter::default();
         theirs.register("jobs", "Jobs seen", t.clone());
         t.inc_by(7);
+        let theirs_h = Family::<Labels, Histogram>::new_with_constructor(hist);
+        theirs.register("wait_seconds", "Waits", theirs_h.clone());
+        theirs_h.get_or_create(&vec![("kind", "a")]).observe(1.5);
+        theirs_h.get_or_create(&vec![("kind", "b")]).observe(3.0);
         let forwarded: String = families(&theirs.encode())
             .into_iter()
             .map(|(_, block)| block)
             .collect();
         ours.set_forwarded(forwarded);
         let text = ours.encode();
-        assert!(text.contains("horst_jobs_total 7"), "{text}");
-        assert!(!text.contains("horst_jobs_total 0"), "{text}");
-        assert!(text.contains("horst_calls_total 0"), "{text}");
+        assert!(text.contains("horst_jobs_total 9\n"), "{text}");
+        assert!(text.contains("horst_calls_total 0\n"), "{text}");
+        assert!(
+            text.contains("horst_wait_seconds_count{kind=\"a\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("horst_wait_seconds_sum{kind=\"a\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("horst_wait_seconds_bucket{le=\"1.0\",kind=\"a\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("horst_wait_seconds_count{kind=\"b\"} 1\n"),
+            "{text}"
+        );
         assert_eq!(
             text.matches("# TYPE horst_jobs counter").count(),
             1,
@@ -187,7 +286,7 @@ mod tests {
         );
         assert!(text.ends_with("# EOF\n"), "{text}");
         ours.set_forwarded(String::new());
-        assert!(ours.encode().contains("horst_jobs_total 0"));
+        assert!(ours.encode().contains("horst_jobs_total 2"));
     }
 
     #[test]

@@ -1164,6 +1164,19 @@ async fn the_credential_lifecycle_from_the_cli() {
         .to_string();
     let (out, _) = run(&["token", "list"], "");
     assert!(out.contains(&agent) && !out.contains(token.trim()), "{out}");
+    // When it was made, as every other listing says it (ISO), beside the milliseconds.
+    let listed: Value = serde_json::from_str(
+        out.lines()
+            .find(|l| l.contains(&agent))
+            .expect("the new token listed"),
+    )
+    .unwrap();
+    let ms = listed["createdAtMs"].as_u64().expect("createdAtMs");
+    assert_eq!(
+        listed["createdAt"].as_str(),
+        Some(horst_dates::rfc3339_ms(ms).as_str()),
+        "{listed}"
+    );
     run(&["token", "revoke", &agent], "");
 
     let (new_admin, _) = run(&["admin-token", "create", "--label", "next"], "");

@@ -1390,6 +1390,14 @@ async fn admin_cli_commands() {
         ["trust", "mark_read", "hide_post", "reply", "thread_status"]
     );
     assert!(out.lines().all(|l| l.contains("\"who\":\"olga\"")));
+    // Like the other listings, the count and the next page on stderr.
+    let (ok, out, err) = horst_admin(&app, &["audit", "--limit", "2"]);
+    assert!(ok);
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(
+        err.contains("horst: 5 in all; next page: --offset 2"),
+        "{err}"
+    );
 }
 
 /// The audit trail pages from where its first page was read: an action taken between two

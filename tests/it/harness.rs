@@ -306,15 +306,14 @@ impl HorstProcess {
         }
     }
 
-    /// The address from "listening on http://ADDR".
+    /// The address from "listening on http://ADDR" (a plain line or a JSON event's message).
     pub fn wait_listening(&mut self) -> SocketAddr {
         let line = self.wait_for_line("listening on http://", Duration::from_secs(60));
-        line.rsplit("http://")
-            .next()
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
+        let rest = line.rsplit("http://").next().unwrap();
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || ".:[]".contains(c)))
+            .unwrap_or(rest.len());
+        rest[..end].parse().unwrap()
     }
 
     pub fn signal(&self, sig: i32) {

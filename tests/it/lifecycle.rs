@@ -434,8 +434,9 @@ fn a_logging_filter_that_does_not_parse_is_said() {
     );
 }
 
-/// `log.format = "json"` (the units set it): every stderr line is one JSON object whose
-/// `level` is the log level. An event field named `level` (the built-in levels' name at
+/// `log.format = "json"` (the units set it): every line on stderr and stdout is one JSON
+/// object whose `level` is the log level (the `horst: ...` lines were plain text among
+/// them, which journald and log shippers saw as a mix). An event field named `level` (the built-in levels' name at
 /// every API start) was a second `level` key, and a log shipper kept that one: the line's
 /// level read "erste-schritte".
 #[test]
@@ -458,9 +459,12 @@ fn json_log_lines_keep_their_level() {
     assert!(horst.wait_exit(Duration::from_secs(15)).is_some());
     let log = horst.stderr();
     assert!(log.contains("built-in level published"), "{log}");
-    // The `horst: ...` lines are the start-up messages said to the operator as they are
-    // (here the missing web directory's warning); every log event is a JSON object.
-    for line in log.lines().filter(|l| !l.starts_with("horst: ")) {
+    // Both streams are pure JSON: the `horst: ...` lines said to the operator (start-up,
+    // "listening on", the missing web directory's warning, "stopped") are log events too,
+    // their text the message, with a level of their own.
+    let out = horst.stdout();
+    let mut said = Vec::new();
+    for line in log.lines().chain(out.lines()) {
         let v: serde_json::Value =
             serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
         assert!(
@@ -472,5 +476,53 @@ fn json_log_lines_keep_their_level() {
             v["target"].as_str().is_some_and(|t| t.starts_with("horst")),
             "the line's target was overwritten: {line}"
         );
+        assert!(
+            v["timestamp"].as_str().is_some(),
+            "the line has no timestamp: {line}"
+        );
+        said.push((
+            v["level"].as_str().unwrap_or("").to_string(),
+            v["message"].as_str().unwrap_or("").to_string(),
+        ));
+    }
+    let has =
+        |level: &str, start: &str| said.iter().any(|(l, m)| l == level && m.starts_with(start));
+    assert!(has("INFO", "data directory "), "{said:?}");
+    assert!(has("INFO", "listening on http://"), "{said:?}");
+    assert!(has("WARN", "server.web_dir "), "{said:?}");
+    assert!(has("INFO", "stopped"), "{said:?}");
+}
+
+/// With `log.format = "json"` an error that stops horst is a JSON event as well (ERROR).
+#[test]
+fn json_errors_that_stop_horst_are_json_events() {
+    let redis = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let mut horst = HorstProcess::spawn(
+        &["api", "--listen", &addr, "--redis", &redis.url()],
+        &[("HORST_LOG_FORMAT", "json")],
+        dir.path(),
+    );
+    let status = horst
+        .wait_exit(Duration::from_secs(30))
+        .expect("horst exits");
+    assert!(!status.success());
+    let log = horst.stderr();
+    let refused = log
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap_or_else(|e| panic!("{e}: {l}"))
+        })
+        .find(|v| {
+            v["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with(&format!("cannot listen on {addr}")))
+        })
+        .unwrap_or_else(|| panic!("no \"cannot listen\" event: {log}"));
+    assert_eq!(refused["level"], "ERROR", "{refused}");
+    for line in horst.stdout().lines() {
+        serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
     }
 }

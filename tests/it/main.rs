@@ -39,6 +39,7 @@ mod mcp_guidance;
 mod mcp_loop;
 mod mcp_tools;
 mod mcp_transport;
+mod metrics_table;
 mod names;
 mod newcomer_docs;
 mod ops_manifests;

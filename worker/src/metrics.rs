@@ -44,6 +44,20 @@ impl WorkerMetrics {
             "Jobs failed because their worker's lease expired",
             lease_expiries.clone(),
         );
+        // Every kind and outcome listed at zero from the start (a family shows only the series
+        // it has), so the first job of a kind is a rise that `increase()` sees.
+        for kind in JobKind::ALL {
+            let kind = kind.as_str().to_string();
+            drop(wait.get_or_create(&vec![("kind", kind.clone())]));
+            let outcomes = std::iter::once("succeeded")
+                .chain(horst_queue::FailureCode::ALL.iter().map(|c| c.as_str()));
+            for outcome in outcomes {
+                drop(
+                    duration
+                        .get_or_create(&vec![("kind", kind.clone()), ("outcome", outcome.into())]),
+                );
+            }
+        }
         WorkerMetrics {
             duration,
             wait,
@@ -133,6 +147,17 @@ pub async fn sample_queue_gauges(
         "Reserved execution seconds left today (UTC)",
         remaining.clone(),
     );
+    // Every lane and kind at zero until the first sample (and if Redis cannot be read yet).
+    for lane in horst_queue::Lane::ALL {
+        let labels = vec![("lane", lane.as_str().to_string())];
+        drop(lane_depth.get_or_create(&labels));
+        drop(lane_oldest.get_or_create(&labels));
+    }
+    for kind in JobKind::ALL {
+        let labels = vec![("kind", kind.as_str().to_string())];
+        drop(kind_depth.get_or_create(&labels));
+        drop(kind_oldest.get_or_create(&labels));
+    }
     loop {
         // Every waiting record read once for all three (it was read three times: the total,
         // each lane, each kind).
