@@ -689,6 +689,23 @@ async fn the_game_in_chromium() {
     board
         .wait_for("document.querySelector('.post-body')", "the posts", LONG)
         .await;
+    // The button says what a click does next: hide the posts again, then read them.
+    let label = "document.querySelector('.thread button').textContent";
+    assert_eq!(board.eval(label).await, "Beiträge ausblenden");
+    board
+        .eval("document.querySelector('.thread button').click()")
+        .await;
+    assert_eq!(board.eval(label).await, "Beiträge lesen");
+    assert_eq!(
+        board
+            .eval("document.querySelector('.thread-posts').hidden")
+            .await,
+        true
+    );
+    board
+        .eval("document.querySelector('.thread button').click()")
+        .await;
+    assert_eq!(board.eval(label).await, "Beiträge ausblenden");
     assert_eq!(
         board
             .eval("document.querySelectorAll('main b, main script, main img').length")

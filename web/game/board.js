@@ -20,15 +20,20 @@ function author(name, display) {
   return display ? [el("bdi", null, display), ` (${name})`] : [el("bdi", null, name)];
 }
 
+/** The thread's button says what a click does next (and `aria-expanded` what is shown). */
+function showPosts(box, button, open) {
+  box.hidden = !open;
+  button.setAttribute("aria-expanded", String(open));
+  button.textContent = open ? "Beiträge ausblenden" : "Beiträge lesen";
+}
+
 async function openThread(t, box, button) {
   if (box.dataset.loaded) {
-    box.hidden = !box.hidden;
-    button.setAttribute("aria-expanded", String(!box.hidden));
+    showPosts(box, button, box.hidden);
     return;
   }
   box.replaceChildren(el("p", null, "Lade …"));
-  box.hidden = false;
-  button.setAttribute("aria-expanded", "true");
+  showPosts(box, button, true);
   try {
     let offset = 0;
     const posts = [];
