@@ -684,6 +684,20 @@ async fn complete(
             After::Claim
         }
     };
+    // The outcome retried in the background (fenced, so safe) while the slot goes on.
+    let record_later = |outcome: Result<JobResult, Failure>| {
+        tokio::spawn(
+            complete_later(
+                queue.clone(),
+                job.clone(),
+                token,
+                outcome,
+                label.to_string(),
+                stopping.flag.clone(),
+            )
+            .in_current_span(),
+        );
+    };
     loop {
         tried += 1;
         let attempt = async {
@@ -717,17 +731,7 @@ async fn complete(
                     .within(queue.recover_claim(slot.0, Some(id), token))
                     .await
                 {
-                    tokio::spawn(
-                        complete_later(
-                            queue.clone(),
-                            job.clone(),
-                            token,
-                            outcome,
-                            label.to_string(),
-                            stopping.flag.clone(),
-                        )
-                        .in_current_span(),
-                    );
+                    record_later(outcome);
                     return After::Next(Box::new(claim));
                 }
             }
@@ -775,17 +779,7 @@ async fn complete(
                 tracing::warn!(job = %id, error = %e, patience_s = patience.as_secs(), "cannot record the job's outcome yet; retrying in the background, the slot goes on");
                 // Dropping a finished result would leave the job to be reaped as if its
                 // worker had died, charged; the fence makes every retry safe.
-                tokio::spawn(
-                    complete_later(
-                        queue.clone(),
-                        job.clone(),
-                        token,
-                        outcome,
-                        label.to_string(),
-                        stopping.flag.clone(),
-                    )
-                    .in_current_span(),
-                );
+                record_later(outcome);
                 // The job still runs under this slot's name until that records it (or it is
                 // reaped): a look for a lost claim passes it over.
                 return if claim_unanswered {
