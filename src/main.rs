@@ -36,14 +36,16 @@ mod worker_child;
 #[command(name = "horst", version, propagate_version = true)]
 struct Cli {
     #[command(flatten)]
-    common: CommonArgs,
+    leading: LeadingArgs,
     #[command(subcommand)]
     command: Command,
 }
 
-/// Flags every subcommand takes, so `horst admin ... --data DIR` reaches the same store as
-/// the `horst up --data DIR` that is running.
-#[derive(Args, Debug, Clone)]
+/// The store and server flags, taken by every subcommand that reaches a store or serves (not
+/// by `map`, which works on local files): `horst admin ... --data DIR` reaches the same store
+/// as the `horst up --data DIR` that is running. Global within the subcommand, so `horst
+/// admin token create --data DIR` takes them after the nested command too.
+#[derive(Args, Debug, Clone, Default)]
 struct CommonArgs {
     /// Configuration file (TOML; see ops/horst.toml for every setting).
     #[arg(long, global = true, env = "HORST_CONFIG", value_name = "FILE")]
@@ -59,43 +61,129 @@ struct CommonArgs {
     listen: Option<String>,
 }
 
+/// The same flags given before the subcommand (`horst --data DIR up`), as earlier versions
+/// took them: still accepted, not shown (each subcommand's help lists the ones it takes).
+#[derive(Args, Debug, Clone, Default)]
+struct LeadingArgs {
+    #[arg(long = "config", hide = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[arg(long = "redis", hide = true, value_name = "URL")]
+    redis: Option<String>,
+    #[arg(long = "data", hide = true, value_name = "DIR")]
+    data: Option<PathBuf>,
+    #[arg(long = "listen", hide = true, value_name = "ADDR")]
+    listen: Option<String>,
+}
+
+impl LeadingArgs {
+    fn given(&self) -> bool {
+        self.config.is_some()
+            || self.redis.is_some()
+            || self.data.is_some()
+            || self.listen.is_some()
+    }
+
+    /// The subcommand's flags, with those it was not given taken from before it.
+    fn under(self, after: CommonArgs) -> CommonArgs {
+        CommonArgs {
+            config: after.config.or(self.config),
+            redis: after.redis.or(self.redis),
+            data: after.data.or(self.data),
+            listen: after.listen.or(self.listen),
+        }
+    }
+}
+
+/// A serving role's flags.
+#[derive(Args, Debug)]
+struct ServeArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Args, Debug)]
+struct AdminArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    #[command(subcommand)]
+    command: admin::AdminCommand,
+}
+
+#[derive(Args, Debug)]
+struct HouseCommand {
+    #[command(flatten)]
+    common: CommonArgs,
+    #[command(flatten)]
+    house: house_cli::HouseArgs,
+}
+
+#[derive(Args, Debug)]
+struct PlayCommand {
+    #[command(flatten)]
+    common: CommonArgs,
+    #[command(flatten)]
+    play: play::PlayArgs,
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run the API and one worker on one machine: the worker is a child process that is
     /// started again if it dies (an out-of-memory planner takes down only the worker).
     /// Starts the private redis-server when no Redis URL is configured, and stops it on exit.
-    Up,
+    Up(ServeArgs),
     /// Run only the HTTP API. Scale out with several API processes on one Redis.
-    Api,
+    Api(ServeArgs),
     /// Run only a worker (planner and referee jobs). Scale out with more worker processes.
-    Worker,
+    Worker(ServeArgs),
     /// Operator actions on the store of a running horst (its --data, --redis or --config; a
     /// store that is not running is never started).
-    #[command(subcommand)]
-    Admin(admin::AdminCommand),
+    Admin(AdminArgs),
     /// The house host: keep RCADIA's own tables open (protocol section 8), each game page in
     /// a headless Chromium. Needs Debian's `chromium` and an agent token with the host scope.
-    House(house_cli::HouseArgs),
+    House(HouseCommand),
     /// Offline level tools on local files: validate, render, simulate (no server needed).
     #[command(subcommand)]
     Map(map_cli::MapCommand),
     /// Play a game as an agent: join an open table, play legal moves, follow rematches,
     /// print what happens (needs a token with the play scope; no Redis).
-    Play(play::PlayArgs),
+    Play(PlayCommand),
+}
+
+/// What runs once the configuration is loaded.
+enum Role {
+    Up,
+    Api,
+    Worker,
+    Admin(admin::AdminCommand),
+    House(house_cli::HouseArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let leading = cli.leading;
     // The offline tools and the agent CLI need neither configuration nor Redis.
-    let command = match cli.command {
-        Command::Map(cmd) => return map_cli::run(cmd),
-        Command::Play(args) => return play::run(args, &cli.common),
-        other => other,
+    let (common, role) = match cli.command {
+        Command::Map(cmd) => {
+            if leading.given() {
+                eprintln!(
+                    "horst: `horst map` works on local files and takes no --config, --redis, --data or --listen; leave them out"
+                );
+                return ExitCode::from(2);
+            }
+            return map_cli::run(cmd);
+        }
+        Command::Play(p) => return play::run(p.play, &leading.under(p.common)),
+        Command::Up(a) => (a.common, Role::Up),
+        Command::Api(a) => (a.common, Role::Api),
+        Command::Worker(a) => (a.common, Role::Worker),
+        Command::Admin(a) => (a.common, Role::Admin(a.command)),
+        Command::House(h) => (h.common, Role::House(h.house)),
     };
+    let common = leading.under(common);
     let flags = horst_config::Flags {
-        listen: cli.common.listen.clone(),
-        redis: cli.common.redis.clone(),
-        data: cli.common.data.clone(),
+        listen: common.listen.clone(),
+        redis: common.redis.clone(),
+        data: common.data.clone(),
     };
     let env = match horst_config::Config::environment() {
         Ok(env) => env,
@@ -104,7 +192,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let config = match horst_config::Config::load(cli.common.config.as_deref(), &env, &flags) {
+    let config = match horst_config::Config::load(common.config.as_deref(), &env, &flags) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("horst: {e}");
@@ -114,24 +202,21 @@ fn main() -> ExitCode {
     // An operator's command prints its answer on stdout and says what went wrong on stderr:
     // the serving roles' info lines ("connected to Redis") are noise there, so it logs from
     // `warn` unless a level other than the default was asked for (HORST_LOG still wins).
-    let level = match command {
-        Command::Admin(_) if config.log.level == "info" => "warn",
+    let level = match role {
+        Role::Admin(_) if config.log.level == "info" => "warn",
         _ => config.log.level.as_str(),
     };
     horst_telemetry::init_tracing(config.log.format == horst_config::LogFormat::Json, level);
-    match command {
-        Command::Up => serve::run(
+    match role {
+        Role::Up => serve::run(
             config,
             serve::Mode::Up {
-                config_file: cli.common.config.clone(),
+                config_file: common.config.clone(),
             },
         ),
-        Command::Api => serve::run(config, serve::Mode::Api),
-        Command::Worker => serve::run(config, serve::Mode::Worker),
-        Command::Admin(cmd) => admin::run(config, cmd),
-        Command::House(args) => house_cli::run(config, args),
-        Command::Map(_) | Command::Play(_) => {
-            unreachable!("handled before loading the configuration")
-        }
+        Role::Api => serve::run(config, serve::Mode::Api),
+        Role::Worker => serve::run(config, serve::Mode::Worker),
+        Role::Admin(cmd) => admin::run(config, cmd),
+        Role::House(args) => house_cli::run(config, args),
     }
 }

@@ -209,3 +209,65 @@ fn solve_shows_progress_and_stops_on_ctrl_c() {
         .unwrap_or_else(|| panic!("{text}"));
     assert!(distance.ends_with(" tiles"), "{text}");
 }
+
+/// `horst map` works on local files: its help lists only its own flags, and the store and
+/// server flags the serving subcommands take are refused, before it and after it, rather than
+/// silently ignored. The serving subcommands still list them (and `admin`'s nested commands
+/// take them after the nested command).
+#[test]
+fn map_takes_only_its_own_flags_and_the_serving_commands_theirs() {
+    let help = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_horst"))
+            .args(args)
+            .output()
+            .expect("run horst");
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for args in [&["map", "--help"][..], &["map", "render", "--help"]] {
+        let text = help(args);
+        for flag in ["--config", "--redis", "--data", "--listen"] {
+            assert!(!text.contains(flag), "{args:?} lists {flag}:\n{text}");
+        }
+    }
+    for args in [
+        &["up", "--help"][..],
+        &["api", "--help"],
+        &["worker", "--help"],
+        &["house", "--help"],
+        &["play", "--help"],
+        &["admin", "status", "--help"],
+    ] {
+        let text = help(args);
+        for flag in ["--config", "--redis", "--data", "--listen"] {
+            assert!(text.contains(flag), "{args:?} lacks {flag}:\n{text}");
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("spikes.map"), SPIKES).unwrap();
+    for args in [
+        &[
+            "map",
+            "validate",
+            "spikes.map",
+            "--redis",
+            "redis://127.0.0.1:1",
+        ][..],
+        &["--data", "d", "map", "validate", "spikes.map"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_horst"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("run horst");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("--redis") || err.contains("--data"),
+            "{args:?}: {err}"
+        );
+    }
+    let (code, _) = horst_map(dir.path(), &["validate", "spikes.map"]);
+    assert_eq!(code, 0);
+}
