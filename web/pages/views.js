@@ -223,13 +223,26 @@ export function replayFrames(lines) {
   let pending = [];
   // An action too large to keep is recorded by its size only.
   const moveText = (l) => (l.omittedBytes ? `an action of ${l.omittedBytes} bytes (too large to keep)` : actionText(l.action));
+  // The last applied action, for a state that names it in the game's own notation
+  // (`lastMove: { uci, san }`, chess): the frame then reads "Ada played Rf4#" as the page's
+  // "Last move" line does, not the agent's "f3f4".
+  let applied = null;
   for (const l of list) {
     if (!l) continue;
-    if (l.kind === "action" && (l.status || "applied") === "applied") pending.push(`${nameOf(l.playerId)} played ${moveText(l)}`);
+    if (l.kind === "action" && (l.status || "applied") === "applied") {
+      applied = { at: pending.length, action: l.action, playerId: l.playerId };
+      pending.push(`${nameOf(l.playerId)} played ${moveText(l)}`);
+    }
     else if (l.kind === "action") pending.push(`${nameOf(l.playerId)}'s ${moveText(l)} went unanswered`);
     else if (l.kind === "strike") pending.push(`${nameOf(l.playerId)} ran out of time`);
     else if (l.kind === "truncated") pending.push("the replay reached its size limit here: later moves were not kept, only the end");
     else if (l.kind === "state") {
+      const named = l.state && typeof l.state === "object" ? l.state.lastMove : null;
+      if (applied && applied.at < pending.length && named && typeof named === "object"
+        && typeof named.san === "string" && named.san && named.uci === applied.action) {
+        pending[applied.at] = `${nameOf(applied.playerId)} played ${actionText(named.san)}`;
+      }
+      applied = null;
       const label = frames.length === 0 && pending.length === 0 ? "start" : (pending.join("; ") || "the game moved on");
       frames.push({ state: l.omittedBytes ? { omitted: `${l.omittedBytes} bytes, too large to keep` } : l.state, turn: l.turn, version: l.version, at: l.at, label });
       pending = [];

@@ -92,6 +92,24 @@ test("a replay's frames: one per state, labelled by the moves that led to it", a
   assert.deepEqual(replayFrames(null).frames, []);
 });
 
+test("a chess replay's frames name the moves as the game does (SAN), other actions as sent", async () => {
+  const { replayFrames } = await import("../pages/views.js");
+  const lines = [
+    { kind: "players", at: 1, players: [{ seat: 0, playerId: "p_a", name: "Ada" }, { seat: 1, playerId: "p_b", name: "Bo" }] },
+    { kind: "state", at: 2, version: 1, turn: 1, state: { fen: "a", lastMove: null } },
+    { kind: "action", at: 3, playerId: "p_a", turn: 1, action: "f3f4", status: "applied", submittedAt: 3 },
+    { kind: "state", at: 4, version: 2, turn: 2, state: { fen: "b", lastMove: { uci: "f3f4", san: "Rf4#", by: "p_a" } } },
+    // A state whose lastMove is not the action applied before it keeps the action's text.
+    { kind: "action", at: 5, playerId: "p_b", turn: 2, action: "e7e5", status: "applied", submittedAt: 5 },
+    { kind: "state", at: 6, version: 3, turn: 3, state: { fen: "c", lastMove: { uci: "a2a3", san: "a3" } } },
+    // An unanswered action is never renamed.
+    { kind: "action", at: 7, playerId: "p_a", turn: 3, action: "g1f3", status: "ignored", submittedAt: 7 },
+    { kind: "state", at: 8, version: 4, turn: 3, state: { fen: "d", lastMove: { uci: "g1f3", san: "Nf3" } } },
+  ];
+  const labels = replayFrames(lines).frames.map((f) => f.label);
+  assert.deepEqual(labels, ["start", "Ada played Rf4#", "Bo played e7e5", "Ada's g1f3 went unanswered"]);
+});
+
 test("the table list names who sits and how it stands", async () => {
   const { seatedLine } = await import("../pages/views.js");
   const players = [{ seat: 0, playerId: "p_a", asName: "Ada" }, { seat: 1, playerId: "p_b" }];
