@@ -19,9 +19,19 @@ const MIN_ALIGNED: usize = 4;
 const MIN_FOUND: usize = 8;
 /// Candidates looked at per lookup.
 const MAX_CHAIN: usize = 16;
+/// A run of misses asks the hash chain at every this many bytes (see `Index::delta`); at
+/// most MIN_FOUND - 3, so that a findable copy always has a gram at such a byte.
+const FIND_STEP: usize = 4;
 
 /// The delta that rebuilds `new` from `base`.
 pub(crate) fn delta(base: &[u8], new: &[u8]) -> Vec<u8> {
+    delta_within(base, new, usize::MAX).unwrap_or_default()
+}
+
+/// [`delta`], or `None` as soon as it would be longer than `limit` bytes: a record that
+/// drifted far from its base is rebased anyway (record.rs), and finishing its delta was the
+/// costliest part of the encoder (most of its bytes are misses, each a hash-chain lookup).
+pub(crate) fn delta_within(base: &[u8], new: &[u8], limit: usize) -> Option<Vec<u8>> {
     CHAINS.with(|chains| {
         let mut chains = chains.borrow_mut();
         Index {
@@ -29,7 +39,7 @@ pub(crate) fn delta(base: &[u8], new: &[u8]) -> Vec<u8> {
             chains: &mut chains,
             built: false,
         }
-        .delta(new)
+        .delta(new, limit)
     })
 }
 
@@ -81,7 +91,8 @@ impl Index<'_, '_> {
         (g.wrapping_mul(0x9E37_79B1) >> 8) as usize & (buckets - 1)
     }
 
-    /// The longest match of `new[at..]` in the base among the chain's candidates.
+    /// The longest match of `new[at..]` in the base among the chain's candidates (of any
+    /// length: the caller extends it back and keeps it if it is long enough).
     fn find(&mut self, new: &[u8], at: usize) -> Option<(usize, usize)> {
         if at + 4 > new.len() {
             return None;
@@ -103,10 +114,10 @@ impl Index<'_, '_> {
             }
             cand = prev[pos];
         }
-        best.filter(|b| b.1 >= MIN_FOUND)
+        best
     }
 
-    fn delta(&mut self, new: &[u8]) -> Vec<u8> {
+    fn delta(&mut self, new: &[u8], limit: usize) -> Option<Vec<u8>> {
         let mut out = Vec::with_capacity(64);
         let mut lit = 0; // start of the pending insert
         let mut i = 0;
@@ -116,24 +127,44 @@ impl Index<'_, '_> {
                 .bytes
                 .get(aligned..)
                 .map_or(0, |b| common(b, &new[i..]));
-            let (from, len) = if here >= MIN_ALIGNED {
-                (aligned, here)
-            } else if let Some(found) = self.find(new, i) {
-                found
+            // The hash chain is asked at every FIND_STEP-th byte of a miss only: a copy it
+            // can find is at least MIN_FOUND long, so one of its grams starts at such a
+            // byte, and the copy is then extended back to where it really starts.
+            let found = if here >= MIN_ALIGNED {
+                Some((i, aligned, here))
+            } else if (i - lit) % FIND_STEP == 0 {
+                self.find(new, i).and_then(|(from, len)| {
+                    let (mut at, mut from, mut len) = (i, from, len);
+                    while at > lit && from > 0 && new[at - 1] == self.bytes[from - 1] {
+                        at -= 1;
+                        from -= 1;
+                        len += 1;
+                    }
+                    (len >= MIN_FOUND).then_some((at, from, len))
+                })
             } else {
+                None
+            };
+            let Some((at, from, len)) = found else {
                 i += 1;
                 aligned += 1;
+                if out.len() + (i - lit) > limit {
+                    return None;
+                }
                 continue;
             };
-            insert(&mut out, &new[lit..i]);
+            insert(&mut out, &new[lit..at]);
             varint(&mut out, ((len as u64) << 1) | 1);
             varint(&mut out, from as u64);
-            i += len;
+            i = at + len;
             aligned = from + len;
             lit = i;
+            if out.len() > limit {
+                return None;
+            }
         }
         insert(&mut out, &new[lit..]);
-        out
+        (out.len() <= limit).then_some(out)
     }
 }
 
@@ -305,6 +336,56 @@ mod tests {
                 assert!(
                     size <= 6 * 16 + 8,
                     "round {round}: {size} bytes for in-place edits"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_delta_past_its_limit_is_given_up_and_one_within_it_is_the_whole_delta() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n.max(1) as u64) as usize
+        };
+        for _ in 0..500 {
+            let base: Vec<u8> = (0..1 + next(900)).map(|_| next(256) as u8).collect();
+            let mut new = base.clone();
+            for _ in 0..next(30) {
+                let at = next(new.len() + 1);
+                let add: Vec<u8> = (0..1 + next(60)).map(|_| next(256) as u8).collect();
+                new.splice(at..at, add);
+            }
+            let whole = delta(&base, &new);
+            assert_eq!(apply(&base, &whole).as_deref(), Some(&new[..]));
+            let limit = next(whole.len() + 10);
+            match delta_within(&base, &new, limit) {
+                Some(d) => {
+                    assert!(d.len() <= limit);
+                    assert_eq!(d, whole);
+                }
+                None => assert!(whole.len() > limit, "{} <= {limit}", whole.len()),
+            }
+        }
+    }
+
+    #[test]
+    fn a_copy_is_found_whole_between_the_lookups_of_a_run_of_misses() {
+        // Copies of every length from MIN_FOUND, moved away from their aligned place and
+        // preceded by misses of every length: each is sent as one copy, never as bytes.
+        let base: Vec<u8> = (0..600u32).map(|i| (i * 7919 % 251) as u8).collect();
+        for len in MIN_FOUND..40 {
+            for misses in 0..9 {
+                let mut new: Vec<u8> = (0..misses).map(|k| 0xf0 ^ k as u8).collect();
+                new.extend_from_slice(&base[300..300 + len]);
+                let d = delta(&base, &new);
+                assert_eq!(apply(&base, &d).as_deref(), Some(&new[..]));
+                assert!(
+                    d.len() <= misses + 1 + 4,
+                    "len {len}, misses {misses}: {} bytes ({d:?})",
+                    d.len()
                 );
             }
         }

@@ -194,8 +194,7 @@ pub(crate) fn encode_write_as(
         body
     };
     if let Some(base) = base {
-        let d = delta::delta(base, &bytes);
-        if d.len() * 3 <= bytes.len() {
+        if let Some(d) = delta::delta_within(base, &bytes, bytes.len() / 3) {
             return Ok(Encoded {
                 body: with(d),
                 base: base.clone(),
