@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::rcadia_common::{app_with, cast, entries, started, two_player, AGENT};
+use crate::rcadia_common::{app_with, cast, entries, started, two_player, AGENT, BRIDGE};
 
 /// `POST /action {"action": null}` is no move: it is refused with `400 bad_request` (like a
 /// missing action), nothing reaches the game, and the player stays on turn. It used to be
@@ -89,4 +89,47 @@ async fn a_blank_as_name_on_seek_falls_back_to_the_callers_default_name() {
         "{v}"
     );
     assert_eq!(v["snapshot"]["players"][0]["asName"], "Agent0", "{v}");
+}
+
+/// A `turnTimeout` over 365 days is refused with `400 bad_request` naming the limit. It used
+/// to be accepted (up to any number: `1e300`, `2^64-1`) and put `deadline` in the year 33715
+/// or 584556019 (`"33715-09-01T20:00:53.686Z"`), a time neither JavaScript's `Date` nor
+/// Python's `datetime` reads: an agent that parsed its deadline failed on every snapshot.
+#[tokio::test]
+async fn a_turn_timeout_over_a_year_is_refused_and_deadlines_stay_readable() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    for tt in [json!(1e12), json!(31_536_001u64), json!(u64::MAX)] {
+        let (st, v) = host
+            .post(
+                BRIDGE,
+                json!({ "config": two_player(json!({ "turnTimeout": tt })) }),
+            )
+            .await;
+        assert_eq!(
+            (st, v["code"].as_str()),
+            (400, Some("bad_request")),
+            "{tt}: {v}"
+        );
+        let msg = v["error"].as_str().unwrap_or("");
+        assert!(
+            msg.contains("turnTimeout") && msg.contains("365 days"),
+            "{v}"
+        );
+    }
+    // The longest accepted clock gives a deadline in the usual 24-character form.
+    let (id, pids, _) = started(
+        &host,
+        &agents,
+        two_player(json!({ "turnTimeout": 31_536_000 })),
+    )
+    .await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
+    )
+    .await;
+    let s = agents[0].state(&id, 0.0).await;
+    let d = s["deadline"].as_str().unwrap_or_default();
+    assert!(d.len() == 24 && d.ends_with('Z'), "{s}");
 }
