@@ -133,3 +133,51 @@ async fn a_turn_timeout_over_a_year_is_refused_and_deadlines_stay_readable() {
     let d = s["deadline"].as_str().unwrap_or_default();
     assert!(d.len() == 24 && d.ends_with('Z'), "{s}");
 }
+
+/// A `turn` ahead of the session's is `409 stale_turn` saying it has not been reached (and the
+/// current turn). The message used to say "turn 6 is over" for a turn that never was.
+#[tokio::test]
+async fn a_turn_from_the_future_is_not_called_over() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, _) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
+    )
+    .await;
+    let turn = agents[0].state(&id, 0.0).await["turn"]
+        .as_u64()
+        .expect("turn");
+    let (st, v) = agents[0].act(&id, json!("x"), turn + 5).await;
+    assert_eq!((st, v["code"].as_str()), (409, Some("stale_turn")), "{v}");
+    let msg = v["error"].as_str().unwrap_or("");
+    assert!(
+        msg.contains("has not been reached")
+            && !msg.contains("is over")
+            && msg.contains(&format!("current turn is {turn}")),
+        "{v}"
+    );
+    if turn > 0 {
+        let (_, v) = agents[0].act(&id, json!("x"), turn - 1).await;
+        assert!(v["error"].as_str().unwrap_or("").contains("is over"), "{v}");
+    }
+}
+
+/// `POST /rematch` on a table still waiting for players says so (`409 not_finished`). It used
+/// to answer "the game is still running" for a game that had never started.
+#[tokio::test]
+async fn a_rematch_of_a_waiting_table_says_it_has_not_started() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let id = host.create(two_player(json!({}))).await;
+    let (st, v) = host
+        .post(&format!("{BRIDGE}/{id}/rematch"), json!({}))
+        .await;
+    assert_eq!((st, v["code"].as_str()), (409, Some("not_finished")), "{v}");
+    let msg = v["error"].as_str().unwrap_or("");
+    assert!(
+        msg.contains("has not started") && !msg.contains("still running"),
+        "{v}"
+    );
+}
