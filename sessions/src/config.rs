@@ -9,6 +9,11 @@ use serde_json::Value;
 pub const MAX_SEATS: u32 = 64;
 /// The largest session config (`AGENT_CONFIGURE` data), in bytes of JSON.
 pub const MAX_CONFIG_BYTES: usize = 16 * 1024;
+/// The longest `turnTimeout`, in seconds (365 days). The contract sets no limit, but every
+/// snapshot shows `deadline` as an ISO-8601 time: a `turnTimeout` of 1e12 s put it in the
+/// year 33715 (`"33715-09-01T..."`), which neither JavaScript's `Date` nor Python's
+/// `datetime` reads, so an agent that parses its deadline failed on every snapshot.
+pub const MAX_TURN_TIMEOUT_SECONDS: u64 = 365 * 24 * 3600;
 
 /// Every duration of the contract, in milliseconds. Defaults are the contract's numbers;
 /// operators and tests shorten them. A session keeps the timings it was created with (and hands
@@ -122,11 +127,13 @@ impl Rules {
         }
         let turn_timeout_ms = match obj.get("turnTimeout") {
             None | Some(Value::Null) => timings.default_turn_timeout_ms,
-            Some(v) => seconds_to_ms(v).ok_or_else(|| {
-                ProtocolError::bad_request(format!(
-                    "config.turnTimeout is in seconds and must be a non-negative number (0 = no clock), got {v}"
-                ))
-            })?,
+            Some(v) => seconds_to_ms(v)
+                .filter(|ms| *ms <= MAX_TURN_TIMEOUT_SECONDS * 1000)
+                .ok_or_else(|| {
+                    ProtocolError::bad_request(format!(
+                        "config.turnTimeout is in seconds and must be a number from 0 (no clock) to {MAX_TURN_TIMEOUT_SECONDS} (365 days), got {v}"
+                    ))
+                })?,
         };
         let sdk_version = obj.get("sdkVersion").filter(|v| !v.is_null());
         Ok(Rules {
@@ -193,6 +200,8 @@ mod tests {
         .unwrap();
         assert!(!r.legacy);
         assert_eq!((r.turn_timeout_ms, r.max_strikes), (2_500, 1));
+        let r = Rules::from_config(&json!({"turnTimeout": MAX_TURN_TIMEOUT_SECONDS}), &t).unwrap();
+        assert_eq!(r.turn_timeout_ms, 31_536_000_000);
         let r = Rules::from_config(&json!({"turnTimeout": 0}), &t).unwrap();
         assert!(!r.has_clock());
     }
@@ -213,6 +222,8 @@ mod tests {
             (json!({"minPlayers": 3, "maxPlayers": 2}), "maxPlayers"),
             (json!({"minPlayers": 0}), "minPlayers"),
             (json!({"turnTimeout": -1}), "turnTimeout"),
+            (json!({"turnTimeout": 1e12}), "365 days"),
+            (json!({"turnTimeout": 31_536_001}), "365 days"),
             (json!({"turnBased": "yes"}), "turnBased"),
         ] {
             let e = Rules::from_config(&bad, &t).unwrap_err();

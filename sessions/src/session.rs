@@ -783,6 +783,14 @@ impl Session {
                 "v1 games (no sdkVersion in AGENT_CONFIGURE) have no rematches; upgrade to SDK v2",
             ));
         }
+        // A table still waiting for players has not even started: "still running" sent its
+        // host looking for a game that was never played.
+        if self.status == Status::Waiting {
+            return Err(ProtocolError::new(
+                ProtocolCode::NotFinished,
+                "this table has not started yet (it is waiting for players); call rematch after its game has ended",
+            ));
+        }
         if self.status != Status::Finished {
             return Err(ProtocolError::new(
                 ProtocolCode::NotFinished,

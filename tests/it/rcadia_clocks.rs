@@ -136,3 +136,50 @@ async fn a_host_gone_ends_its_sessions() {
         "no rematch after host_disconnected"
     );
 }
+
+/// A host long-poll whose client went away (a host tab closed mid-poll) stops keeping the host
+/// alive when its connection closes: the clock pauses `host_alive_seconds` later. It used to
+/// count as open until its `wait` (25 s) ran out, so the agent on turn kept losing clock time
+/// to a host that was gone. Nothing is taken from the queue by the abandoned poll.
+#[tokio::test]
+async fn a_host_poll_whose_client_left_stops_keeping_the_host_alive() {
+    let app = app_with(|c| c.sessions.host_alive_seconds = 1).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) = started(&host, &agents, two_player(json!({ "turnTimeout": 60 }))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
+    )
+    .await;
+    let url = format!(
+        "{}{BRIDGE}/{id}/pending-actions?after={after}&wait=25",
+        host.base
+    );
+    let gone = host
+        .http
+        .get(url)
+        .bearer_auth(&host.token)
+        .timeout(Duration::from_millis(500))
+        .send()
+        .await;
+    assert!(gone.is_err(), "the poll should still have been open");
+    // Well before the abandoned poll's 25 s would have run out.
+    let paused = eventually(Duration::from_secs(15), async || {
+        let s = agents[1].state(&id, 0.0).await;
+        s["deadline"].is_null() && s["waitingFor"] == "host"
+    })
+    .await;
+    assert!(
+        paused,
+        "the clock kept running for a host whose poll was abandoned"
+    );
+    let s = agents[0].state(&id, 0.0).await;
+    let turn = s["turn"].as_u64().expect("turn");
+    let (st, v) = agents[0].act(&id, json!("x"), turn).await;
+    assert_eq!(st, 200, "{v}");
+    let p = host.pending(&id, after, 5.0).await;
+    assert!(
+        entries(&p).iter().any(|e| e["actionId"] == v["actionId"]),
+        "the next poll gets the action: {p}"
+    );
+}

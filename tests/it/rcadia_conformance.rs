@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::rcadia_common::{app_with, cast, entries, started, two_player, AGENT};
+use crate::rcadia_common::{app_with, cast, entries, started, two_player, AGENT, BRIDGE};
 
 /// `POST /action {"action": null}` is no move: it is refused with `400 bad_request` (like a
 /// missing action), nothing reaches the game, and the player stays on turn. It used to be
@@ -89,4 +89,95 @@ async fn a_blank_as_name_on_seek_falls_back_to_the_callers_default_name() {
         "{v}"
     );
     assert_eq!(v["snapshot"]["players"][0]["asName"], "Agent0", "{v}");
+}
+
+/// A `turnTimeout` over 365 days is refused with `400 bad_request` naming the limit. It used
+/// to be accepted (up to any number: `1e300`, `2^64-1`) and put `deadline` in the year 33715
+/// or 584556019 (`"33715-09-01T20:00:53.686Z"`), a time neither JavaScript's `Date` nor
+/// Python's `datetime` reads: an agent that parsed its deadline failed on every snapshot.
+#[tokio::test]
+async fn a_turn_timeout_over_a_year_is_refused_and_deadlines_stay_readable() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    for tt in [json!(1e12), json!(31_536_001u64), json!(u64::MAX)] {
+        let (st, v) = host
+            .post(
+                BRIDGE,
+                json!({ "config": two_player(json!({ "turnTimeout": tt })) }),
+            )
+            .await;
+        assert_eq!(
+            (st, v["code"].as_str()),
+            (400, Some("bad_request")),
+            "{tt}: {v}"
+        );
+        let msg = v["error"].as_str().unwrap_or("");
+        assert!(
+            msg.contains("turnTimeout") && msg.contains("365 days"),
+            "{v}"
+        );
+    }
+    // The longest accepted clock gives a deadline in the usual 24-character form.
+    let (id, pids, _) = started(
+        &host,
+        &agents,
+        two_player(json!({ "turnTimeout": 31_536_000 })),
+    )
+    .await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
+    )
+    .await;
+    let s = agents[0].state(&id, 0.0).await;
+    let d = s["deadline"].as_str().unwrap_or_default();
+    assert!(d.len() == 24 && d.ends_with('Z'), "{s}");
+}
+
+/// A `turn` ahead of the session's is `409 stale_turn` saying it has not been reached (and the
+/// current turn). The message used to say "turn 6 is over" for a turn that never was.
+#[tokio::test]
+async fn a_turn_from_the_future_is_not_called_over() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, _) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
+    )
+    .await;
+    let turn = agents[0].state(&id, 0.0).await["turn"]
+        .as_u64()
+        .expect("turn");
+    let (st, v) = agents[0].act(&id, json!("x"), turn + 5).await;
+    assert_eq!((st, v["code"].as_str()), (409, Some("stale_turn")), "{v}");
+    let msg = v["error"].as_str().unwrap_or("");
+    assert!(
+        msg.contains("has not been reached")
+            && !msg.contains("is over")
+            && msg.contains(&format!("current turn is {turn}")),
+        "{v}"
+    );
+    if turn > 0 {
+        let (_, v) = agents[0].act(&id, json!("x"), turn - 1).await;
+        assert!(v["error"].as_str().unwrap_or("").contains("is over"), "{v}");
+    }
+}
+
+/// `POST /rematch` on a table still waiting for players says so (`409 not_finished`). It used
+/// to answer "the game is still running" for a game that had never started.
+#[tokio::test]
+async fn a_rematch_of_a_waiting_table_says_it_has_not_started() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let id = host.create(two_player(json!({}))).await;
+    let (st, v) = host
+        .post(&format!("{BRIDGE}/{id}/rematch"), json!({}))
+        .await;
+    assert_eq!((st, v["code"].as_str()), (409, Some("not_finished")), "{v}");
+    let msg = v["error"].as_str().unwrap_or("");
+    assert!(
+        msg.contains("has not started") && !msg.contains("still running"),
+        "{v}"
+    );
 }

@@ -58,7 +58,7 @@ namespace Rcadia.Agent
         /// Connects to the host through <see cref="DefaultHostLink"/> and sends AGENT_CONFIGURE.
         /// </summary>
         /// <exception cref="InvalidOperationException">No default link is set (outside Unity, or before the glue loaded).</exception>
-        /// <exception cref="ArgumentException">The server would refuse the config: MinPlayers outside 1-64, MaxPlayers below MinPlayers or above 64, TurnTimeout negative, NaN or infinite, MaxTurnTimeouts negative.</exception>
+        /// <exception cref="ArgumentException">The server would refuse the config: MinPlayers outside 1-64, MaxPlayers below MinPlayers or above 64, TurnTimeout negative, NaN, infinite or over 365 days, MaxTurnTimeouts negative.</exception>
         public RcadiaAgent(AgentConfig config = null)
             : this(Checked(config), DefaultLink()) // checked first: a bad config makes no link
         {
@@ -66,7 +66,7 @@ namespace Rcadia.Agent
 
         /// <summary>Connects to the host through <paramref name="link"/> and sends AGENT_CONFIGURE.</summary>
         /// <exception cref="ArgumentNullException">link is null.</exception>
-        /// <exception cref="ArgumentException">The server would refuse the config: MinPlayers outside 1-64, MaxPlayers below MinPlayers or above 64, TurnTimeout negative, NaN or infinite, MaxTurnTimeouts negative.</exception>
+        /// <exception cref="ArgumentException">The server would refuse the config: MinPlayers outside 1-64, MaxPlayers below MinPlayers or above 64, TurnTimeout negative, NaN, infinite or over 365 days, MaxTurnTimeouts negative.</exception>
         public RcadiaAgent(AgentConfig config, IHostLink link)
         {
             if (link == null) throw new ArgumentNullException("link", "RcadiaAgent needs a host link: pass an IHostLink, or use new RcadiaAgent(config) in Unity");
@@ -464,6 +464,8 @@ namespace Rcadia.Agent
 
         // Most seats a table may have: the server's MAX_SEATS (sessions/src/config.rs).
         const int MaxSeats = 64;
+        // Longest TurnTimeout in seconds (365 days): the server's MAX_TURN_TIMEOUT_SECONDS.
+        const double MaxTurnTimeout = 365 * 24 * 3600;
 
         // The config (null: the defaults) when the server would accept it, else an
         // ArgumentException that says what to change. The server's own rules
@@ -480,8 +482,8 @@ namespace Rcadia.Agent
             if (config.TurnTimeout.HasValue)
             {
                 double t = config.TurnTimeout.Value;
-                if (double.IsNaN(t) || double.IsInfinity(t) || t < 0)
-                    throw new ArgumentException("AgentConfig.TurnTimeout is in seconds and must be a finite number, 0 or more (0: no clock; null: the platform default); got "
+                if (double.IsNaN(t) || double.IsInfinity(t) || t < 0 || t > MaxTurnTimeout)
+                    throw new ArgumentException("AgentConfig.TurnTimeout is in seconds and must be a finite number from 0 to 31536000 (365 days) (0: no clock; null: the platform default); got "
                         + t.ToString("R", System.Globalization.CultureInfo.InvariantCulture), "config");
             }
             if (config.MaxTurnTimeouts.HasValue && config.MaxTurnTimeouts.Value < 0)

@@ -15,7 +15,7 @@
  * @property {boolean} [turnBased=true]
  * @property {boolean} [simultaneous=false]
  * @property {string} [gameType="custom"]
- * @property {number} [turnTimeout] seconds (finite, not negative); 0 means no clock; omitted means platform default
+ * @property {number} [turnTimeout] seconds, 0 to 31536000 (365 days); 0 means no clock; omitted means platform default
  * @property {number} [maxTurnTimeouts] 0 or more
  * @property {boolean} [forfeitOnTimeout]
  * @property {boolean} [autoRematch]
@@ -298,6 +298,8 @@ const HOST_MESSAGES = new Set([
 
 // Most seats a table may have: the server's MAX_SEATS (sessions/src/config.rs).
 const MAX_SEATS = 64;
+// Longest turnTimeout in seconds (365 days): the server's MAX_TURN_TIMEOUT_SECONDS.
+const MAX_TURN_TIMEOUT = 365 * 24 * 3600;
 
 /**
  * Build the AGENT_CONFIGURE payload from the constructor options. Throws a RangeError that
@@ -316,8 +318,8 @@ function buildConfigure(config) {
     throw new RangeError(`RcadiaAgent: config.maxPlayers must be a whole number from minPlayers (${minPlayers}) to ${MAX_SEATS}, or omitted for minPlayers; got ${show(config.maxPlayers)}`);
   }
   const turnTimeout = config.turnTimeout;
-  if (turnTimeout != null && !(typeof turnTimeout === "number" && Number.isFinite(turnTimeout) && turnTimeout >= 0)) {
-    throw new RangeError(`RcadiaAgent: config.turnTimeout is in seconds and must be a finite number, 0 or more (0: no clock; omitted: the platform default); got ${show(turnTimeout)}`);
+  if (turnTimeout != null && !(typeof turnTimeout === "number" && Number.isFinite(turnTimeout) && turnTimeout >= 0 && turnTimeout <= MAX_TURN_TIMEOUT)) {
+    throw new RangeError(`RcadiaAgent: config.turnTimeout is in seconds and must be a finite number from 0 to ${MAX_TURN_TIMEOUT} (365 days) (0: no clock; omitted: the platform default); got ${show(turnTimeout)}`);
   }
   const maxTurnTimeouts = config.maxTurnTimeouts;
   if (maxTurnTimeouts != null && !(Number.isInteger(maxTurnTimeouts) && maxTurnTimeouts >= 0)) {

@@ -45,7 +45,9 @@ test("a config the server would refuse throws at once, saying what to fix, and s
     [{ minPlayers: 2.5 }, "got 2.5"],
     [{ minPlayers: 3, maxPlayers: 2 }, "config.maxPlayers must be a whole number from minPlayers (3) to 64, or omitted for minPlayers; got 2"],
     [{ maxPlayers: 65 }, "config.maxPlayers must be a whole number from minPlayers (2) to 64"],
-    [{ turnTimeout: -0.5 }, "config.turnTimeout is in seconds and must be a finite number, 0 or more (0: no clock; omitted: the platform default); got -0.5"],
+    [{ turnTimeout: -0.5 }, "config.turnTimeout is in seconds and must be a finite number from 0 to 31536000 (365 days) (0: no clock; omitted: the platform default); got -0.5"],
+    [{ turnTimeout: 1e12 }, "from 0 to 31536000 (365 days)"],
+    [{ turnTimeout: 31536000.5 }, "got 31536000.5"],
     [{ turnTimeout: NaN }, "got NaN"],
     [{ turnTimeout: Infinity }, "got Infinity"],
     [{ turnTimeout: "30" }, 'got "30"'],
@@ -64,6 +66,8 @@ test("the edges the server accepts are sent as they are; null means not set", ()
   assert.deepEqual(win.sentOfType("AGENT_CONFIGURE")[0], {
     minPlayers: 1, maxPlayers: 64, turnBased: true, simultaneous: false, gameType: "custom", sdkVersion: "2.0.0", turnTimeout: 0, maxTurnTimeouts: 0,
   });
+  const year = setup({ turnTimeout: 31536000 });
+  assert.equal(year.win.sentOfType("AGENT_CONFIGURE")[0].turnTimeout, 31536000);
   const nulls = setup({ minPlayers: 3, maxPlayers: null, turnTimeout: null, maxTurnTimeouts: null });
   assert.equal(nulls.win.sentOfType("AGENT_CONFIGURE")[0].maxPlayers, 3);
 });

@@ -265,11 +265,16 @@ async fn pending_actions(
     if !open {
         return Ok(Json(a.session.pending_actions_response(entries)));
     }
+    let mut guard = OpenPoll {
+        state: Some(state.clone()),
+        id: id.clone(),
+    };
     // Close the poll even if the wait fails, so the host's liveness does not stick.
     let waited = state
         .rcadia
         .wait_from(sub, &id, a.session, wait, |s| s.host_poll_ready(after))
         .await;
+    guard.state = None;
     let done = state
         .rcadia
         .apply(&id, |_| Ok(Step::main(Event::HostPollDone { after })))
@@ -280,6 +285,37 @@ async fn pending_actions(
         _ => Vec::new(),
     };
     Ok(Json(done.session.pending_actions_response(entries)))
+}
+
+/// A host long-poll held open in the machine. Dropped while still armed, the request was
+/// cancelled (its client closed the connection: a host tab closed mid-poll), and axum never
+/// runs the rest of the handler: the poll is closed here instead. Without this it counted as
+/// open until its `wait` ran out, so the host stayed "alive" and the on-turn agent's clock kept
+/// running for up to 25 s after the host was gone (the contract: alive while a poll is open or
+/// one finished in the last 20 s).
+struct OpenPoll {
+    /// `None` once the handler closes the poll itself.
+    state: Option<AppState>,
+    id: String,
+}
+
+impl Drop for OpenPoll {
+    fn drop(&mut self) {
+        let Some(state) = self.state.take() else {
+            return;
+        };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let id = std::mem::take(&mut self.id);
+        rt.spawn(async move {
+            // A session gone meanwhile has nothing to close.
+            let _ = state
+                .rcadia
+                .apply(&id, |_| Ok(Step::main(Event::HostPollAbandoned)))
+                .await;
+        });
+    }
 }
 
 async fn rematch(

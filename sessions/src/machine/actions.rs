@@ -60,10 +60,18 @@ impl Session {
         if self.rules.enforces_turns() {
             if let Some(t) = turn {
                 if t != self.turn {
+                    // A turn ahead of the current one is no turn that "is over": it is one
+                    // this session never gave out (a counter of the agent's own, or another
+                    // session's turn).
+                    let what = if t < self.turn {
+                        format!("turn {t} is over")
+                    } else {
+                        format!("turn {t} has not been reached")
+                    };
                     return Err(ProtocolError::new(
                         ProtocolCode::StaleTurn,
                         format!(
-                            "turn {t} is over, the current turn is {}; read the state again",
+                            "{what}, the current turn is {}; send the turn of your last GET /state (read it again)",
                             self.turn
                         ),
                     ));

@@ -77,6 +77,9 @@ pub enum Event {
     HostPoll { after: Option<u64>, wait_ms: u64 },
     /// A long-poll opened by `HostPoll` ends (woken or timed out); returns what is queued now.
     HostPollDone { after: Option<u64> },
+    /// A long-poll opened by `HostPoll` whose client went away before it ended (a closed host
+    /// tab): it stops counting as open, and nothing is taken from the queue (nobody reads it).
+    HostPollAbandoned,
     /// Any other host call (`/rematch`, ...).
     HostSeen,
     /// `POST /rematch` (or the game's `AGENT_REMATCH`): asks for the next round.
@@ -307,6 +310,16 @@ impl Session {
                     entries,
                     poll_open: false,
                 };
+                Ok(())
+            }
+            Event::HostPollAbandoned => {
+                // The host was there until its connection closed; from then on only the
+                // liveness window counts, as after a poll that ended.
+                self.host.open_polls = self.host.open_polls.saturating_sub(1);
+                if self.host.open_polls == 0 {
+                    self.host.open_until_ms = 0;
+                }
+                self.host_seen(now);
                 Ok(())
             }
             Event::HostSeen => {

@@ -57,6 +57,30 @@ fn an_open_poll_keeps_the_host_alive() {
 }
 
 #[test]
+fn an_abandoned_poll_stops_counting_when_its_client_left() {
+    let (mut g, a, _b) = Game::started(config(json!({"turnTimeout": 60})));
+    g.turn_to(&a);
+    g.heartbeat = false;
+    g.ok(Event::HostPoll {
+        after: Some(g.acked),
+        wait_ms: 25_000,
+    });
+    g.advance(1_000);
+    let queued = g.s.host_queue.len();
+    g.ok(Event::HostPollAbandoned);
+    assert_eq!(g.s.host.open_polls, 0);
+    assert_eq!(g.s.host_queue.len(), queued, "nothing taken from the queue");
+    g.advance(19_999);
+    assert!(g.s.host.alive);
+    g.advance(1);
+    assert!(
+        !g.s.host.alive,
+        "20 s after the client left, not after the poll's 25 s"
+    );
+    assert_eq!(g.s.deadline_ms(), None);
+}
+
+#[test]
 fn a_poll_whose_process_died_stops_counting_at_its_announced_end() {
     let (mut g, _a, _b) = Game::started(config(json!({})));
     g.heartbeat = false;

@@ -611,7 +611,8 @@ namespace Rcadia.Agent.Tests
                 new KeyValuePair<AgentConfig, string>(new AgentConfig { MinPlayers = 3, MaxPlayers = 2 }, "AgentConfig.MaxPlayers must be between MinPlayers (3) and 64, or null for MinPlayers; got 2"),
                 new KeyValuePair<AgentConfig, string>(new AgentConfig { MaxPlayers = 65 }, "AgentConfig.MaxPlayers must be between MinPlayers (2) and 64"),
                 new KeyValuePair<AgentConfig, string>(new AgentConfig { MaxTurnTimeouts = -1 }, "AgentConfig.MaxTurnTimeouts must be 0 or more (null: the platform default), got -1"),
-                new KeyValuePair<AgentConfig, string>(new AgentConfig { TurnTimeout = -0.5 }, "AgentConfig.TurnTimeout is in seconds and must be a finite number, 0 or more (0: no clock; null: the platform default); got -0.5"),
+                new KeyValuePair<AgentConfig, string>(new AgentConfig { TurnTimeout = -0.5 }, "AgentConfig.TurnTimeout is in seconds and must be a finite number from 0 to 31536000 (365 days) (0: no clock; null: the platform default); got -0.5"),
+                new KeyValuePair<AgentConfig, string>(new AgentConfig { TurnTimeout = 1e12 }, "from 0 to 31536000 (365 days)"),
                 new KeyValuePair<AgentConfig, string>(new AgentConfig { TurnTimeout = double.NaN }, "got NaN"),
                 new KeyValuePair<AgentConfig, string>(new AgentConfig { TurnTimeout = double.PositiveInfinity }, "AgentConfig.TurnTimeout is in seconds"),
                 new KeyValuePair<AgentConfig, string>(new AgentConfig { TurnTimeout = double.NegativeInfinity }, "AgentConfig.TurnTimeout is in seconds"),
@@ -638,6 +639,8 @@ namespace Rcadia.Agent.Tests
             Assert.AreEqual(
                 "{'minPlayers':1,'maxPlayers':64,'turnBased':true,'simultaneous':false,'gameType':'custom','sdkVersion':'2.0.0','turnTimeout':0,'maxTurnTimeouts':0}",
                 s.Link.SentOfTypeText("AGENT_CONFIGURE")[0]);
+            var year = Make(new AgentConfig { TurnTimeout = 31536000 });
+            Assert.AreEqual(31536000, year.Link.SentOfType("AGENT_CONFIGURE")[0]["turnTimeout"].AsNumber);
             var one = Make(new AgentConfig { MinPlayers = 64 });
             Assert.AreEqual(64, one.Link.SentOfType("AGENT_CONFIGURE")[0]["maxPlayers"].AsNumber);
         }
