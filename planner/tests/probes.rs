@@ -1,8 +1,9 @@
 //! The hand-written probe levels of `levels/probes/` (its README says what each tests and
 //! what the planner answered): a child's levels are won with room for a person, the
-//! impossible ones are proved so before any search.
+//! impossible ones are proved so before any search, and a win the search finds after the
+//! replay limit does not end it.
 
-use horst_engine::Map;
+use horst_engine::{referee, Map};
 use horst_feasibility::Verdict;
 use horst_planner::{plan, PlanOutcome, PlanReport, PlanRequest, UnresolvedReason};
 use std::path::{Path, PathBuf};
@@ -89,4 +90,22 @@ fn impossible_probes_are_proved_before_any_search() {
         assert!(rep.proof.is_some(), "{name}");
         assert_eq!(rep.expanded, 0, "{name}");
     }
+}
+
+/// Nine slow ferries in a row: the win takes 35,827 ticks, within the replay limit of 36,000.
+/// The search first reaches the nest on a slower route, on tick 36,011; it took that for a
+/// win, `finish` could not confirm a replay over the limit, and the planner answered
+/// `unresolved` (`time_limit`, "the search ran out of time") after 3 s of a 20 s playtest,
+/// without searching on. A win after the limit is no win: the search goes on to one within it.
+#[test]
+fn a_win_after_the_replay_limit_does_not_end_the_search() {
+    let map = load(&root().join("levels/probes/limit-nine-ferries.map"));
+    // Far more time than the search needs (about 7 s on one slow core).
+    let rep = run(&map, 600.0);
+    let PlanOutcome::Won { replay, ticks } = &rep.outcome else {
+        panic!("not won: {rep:?}");
+    };
+    assert!(*ticks <= 36_000, "{ticks}");
+    assert!(replay.total_ticks() <= 36_000);
+    assert!(referee(&map, replay).won);
 }
