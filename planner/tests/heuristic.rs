@@ -29,7 +29,7 @@ fn known() -> Vec<(String, Map, String)> {
 ///   `route-cracked-across-gap`: 2 open rows above the floor): the graph's sideways budget
 ///   in the air comes from rows risen and fallen, and there the bird cannot rise a row.
 /// - A nest the bird touches only with the top of its hitbox at the apex of a boosted jump
-///   (`open-heuristic-nest-at-apex`): the graph seeds its distances at the nest's own cell (the
+///   (`open-heuristic-nest-at-apex`; `route-spring-beside-wall` after a spring): the graph seeds its distances at the nest's own cell (the
 ///   bird's middle in the nest tile), a row higher than any jump gets the middle.
 ///
 /// When the graph covers one, remove it here (the test then asks for it).
@@ -39,6 +39,7 @@ const AIR_BOUND_MISSES: &[&str] = &[
     "route-cracked-across-gap",
     "route-gap-9",
     "route-low-spike-jump",
+    "route-spring-beside-wall",
 ];
 
 #[test]
