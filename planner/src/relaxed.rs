@@ -333,7 +333,9 @@ fn graph(map: &Map, breakable: &[bool], lifts: Lifts) -> Graph {
         }
     }
     // up_ok: the cell lies within the lift of a support below it in its column or a
-    // neighbouring one.
+    // neighbouring one. In a neighbouring column the cell beside this one may be closed: the
+    // bird rose in that column and moved over below it (a spring with a rock at the top of
+    // its column, the nest beside the rock: levels/probes/route-spring-beside-wall).
     let mut up_ok = vec![false; n];
     for r in 0..rows {
         for x in 0..w {
@@ -343,7 +345,13 @@ fn graph(map: &Map, breakable: &[bool], lifts: Lifts) -> Graph {
             'cols: for c in (x - 1).max(0)..=(x + 1).min(w - 1) {
                 for k in 0..=14 {
                     let rr = r + k;
-                    if rr >= rows || !open[idx(c, rr)] {
+                    if rr >= rows {
+                        break;
+                    }
+                    if !open[idx(c, rr)] {
+                        if k == 0 && c != x {
+                            continue;
+                        }
                         break;
                     }
                     if lift[idx(c, rr)] > 0 && lift[idx(c, rr)] >= k {

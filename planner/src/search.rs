@@ -1213,7 +1213,9 @@ impl Racer {
             store.release(pid);
             let mut kept = 0;
             for c in children {
-                if c.status == Status::Won {
+                // A win after the replay limit is no win: no replay may hold it, so `finish`
+                // could not confirm it, and the search must go on for one within the limit.
+                if c.status == Status::Won && c.tick <= MAX_TICKS {
                     out.won = Some(path(&store.nodes, pid, Some((c.action, c.ticks))));
                     return out;
                 }
@@ -1474,7 +1476,8 @@ pub fn plan_with(
                         r
                     }
                     // Never return a replay the referee does not confirm. (Cannot happen: the
-                    // search's own simulation is the referee's.)
+                    // search's own simulation is the referee's, and it takes no win after the
+                    // replay limit.)
                     None => unresolved(&sh, UnresolvedReason::TimeLimit),
                 };
             }

@@ -36,7 +36,7 @@ fn maps_in(dir: &Path) -> Vec<PathBuf> {
 fn no_level_with_a_winning_replay_is_proved_unsolvable() {
     let mut checked = 0;
     let mut out_of_budget = Vec::new();
-    for dir in ["levels", "levels/corpus"] {
+    for dir in ["levels", "levels/corpus", "levels/probes"] {
         for p in maps_in(&root().join(dir)) {
             let Ok(text) = std::fs::read_to_string(p.with_extension("replay.json")) else {
                 continue;

@@ -4,7 +4,8 @@
 use horst_engine::{parse_map, Map};
 use std::path::{Path, PathBuf};
 
-/// The repository's root (the levels live in `levels/` and `levels/corpus/`).
+/// The repository's root (the levels live in `levels/`, `levels/corpus/` and
+/// `levels/probes/`).
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -15,11 +16,12 @@ pub fn load(p: &Path) -> Map {
     parse_map(&text).unwrap_or_else(|r| panic!("{}: {}", p.display(), r.summary()))
 }
 
-/// Every map with a winning replay beside it (`NAME.replay.json`), in `levels/` and
-/// `levels/corpus/`, in name order: (name, map, the replay's text).
+/// Every map with a winning replay beside it (`NAME.replay.json`), in `levels/`,
+/// `levels/corpus/` (generated) and `levels/probes/` (written by hand), in name order: (name,
+/// map, the replay's text).
 pub fn with_replays() -> Vec<(String, Map, String)> {
     let mut out = Vec::new();
-    for dir in ["levels", "levels/corpus"] {
+    for dir in ["levels", "levels/corpus", "levels/probes"] {
         let mut paths: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
             .unwrap()
             .filter_map(|e| e.ok().map(|e| e.path()))

@@ -1,0 +1,111 @@
+//! The hand-written probe levels of `levels/probes/` (its README says what each tests and
+//! what the planner answered): a child's levels are won with room for a person, the
+//! impossible ones are proved so before any search, and a win the search finds after the
+//! replay limit does not end it.
+
+use horst_engine::{referee, Map};
+use horst_feasibility::Verdict;
+use horst_planner::{plan, PlanOutcome, PlanReport, PlanRequest, UnresolvedReason};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn load(p: &Path) -> Map {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    horst_engine::parse_map(&text).unwrap_or_else(|r| panic!("{}: {}", p.display(), r.summary()))
+}
+
+fn run(map: &Map, secs: f64) -> PlanReport {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let cancel = AtomicBool::new(false);
+    let req = PlanRequest {
+        map,
+        seed: 1,
+        time_limit: Duration::from_secs_f64(secs),
+        cancel: &cancel,
+        memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
+    };
+    pool.install(|| plan(&req, None))
+}
+
+/// The probes whose name starts with `prefix`, in name order.
+fn probes(prefix: &str) -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(root().join("levels/probes"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "map"))
+        .map(|p| (p.file_stem().unwrap().to_string_lossy().into_owned(), p))
+        .filter(|(n, _)| n.starts_with(prefix))
+        .collect();
+    out.sort();
+    out
+}
+
+/// A child wins these (walk, hop a small gap, climb wide stairs, ride a slow platform, use a
+/// spring): the planner must win them, and the replay it answers with must leave a person
+/// room (at least `fair`), not read `tight` or `frame_perfect`.
+#[test]
+fn easy_probes_are_won_with_room_for_a_person() {
+    let easy = probes("easy-");
+    assert!(easy.len() >= 14, "{} easy probes", easy.len());
+    for (name, path) in easy {
+        let map = load(&path);
+        let rep = run(&map, 20.0);
+        let PlanOutcome::Won { replay, .. } = &rep.outcome else {
+            panic!("{name}: {:?}", rep.outcome);
+        };
+        let report = horst_feasibility::assess(&map, replay).expect("the replay wins");
+        assert!(report.verdict <= Verdict::Fair, "{name}: {report:?}");
+    }
+}
+
+/// A nest sealed in rock, cracked rock only rock is beside, a floor of one-way ledges, a well,
+/// gaps and walls too wide and high, two stomps that fall short, no floor: proved unwinnable
+/// before any search.
+#[test]
+fn impossible_probes_are_proved_before_any_search() {
+    let impossible = probes("impossible-");
+    assert!(
+        impossible.len() >= 11,
+        "{} impossible probes",
+        impossible.len()
+    );
+    for (name, path) in impossible {
+        assert!(!path.with_extension("replay.json").exists(), "{name}");
+        let map = load(&path);
+        let rep = run(&map, 20.0);
+        assert_eq!(
+            rep.reason(),
+            Some(UnresolvedReason::Unreachable),
+            "{name}: {:?}",
+            rep.outcome
+        );
+        assert!(rep.proof.is_some(), "{name}");
+        assert_eq!(rep.expanded, 0, "{name}");
+    }
+}
+
+/// Nine slow ferries in a row: the win takes 35,827 ticks, within the replay limit of 36,000.
+/// The search first reaches the nest on a slower route, on tick 36,011; it took that for a
+/// win, `finish` could not confirm a replay over the limit, and the planner answered
+/// `unresolved` (`time_limit`, "the search ran out of time") after 3 s of a 20 s playtest,
+/// without searching on. A win after the limit is no win: the search goes on to one within it.
+#[test]
+fn a_win_after_the_replay_limit_does_not_end_the_search() {
+    let map = load(&root().join("levels/probes/limit-nine-ferries.map"));
+    // Far more time than the search needs (about 7 s on one slow core).
+    let rep = run(&map, 600.0);
+    let PlanOutcome::Won { replay, ticks } = &rep.outcome else {
+        panic!("not won: {rep:?}");
+    };
+    assert!(*ticks <= 36_000, "{ticks}");
+    assert!(replay.total_ticks() <= 36_000);
+    assert!(referee(&map, replay).won);
+}
