@@ -54,17 +54,22 @@ pub async fn mark(store: &Store) -> Result<(), redis::RedisError> {
 }
 
 /// Looks for the marker every `every` until `shutdown`; when it is gone (and Redis answers),
-/// seeds again and writes it. A Redis that cannot be reached is not an empty one: the look
-/// is simply made again next time.
+/// seeds again and writes it. `marked`: whether this start wrote the marker (when its seeding
+/// failed, the first look finishes it, and nothing was lost). A Redis that cannot be reached
+/// is not an empty one: the look is simply made again next time.
 pub async fn watch(
     store: Store,
     config: std::sync::Arc<Config>,
     every: Duration,
+    marked: bool,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tick.tick().await;
+    // Whether a marker was seen (then its loss is data lost), and whether this loss was said
+    // already (a seeding that keeps failing, on a Redis refusing writes, says it once).
+    let (mut marked, mut said) = (marked, false);
     loop {
         tokio::select! {
             _ = tick.tick() => {}
@@ -74,20 +79,33 @@ pub async fn watch(
             .arg(store.key(MARKER))
             .query_async(&mut store.conn())
             .await;
-        if !matches!(present, Ok(false)) {
-            continue;
+        match present {
+            Ok(true) => {
+                (marked, said) = (true, false);
+                continue;
+            }
+            Ok(false) => {}
+            Err(_) => continue,
         }
-        tracing::error!(
-            "Redis has lost horst's data (the marker {} is gone: a restart without its AOF, a \
-             FLUSHALL, or a failover to a replica that had not synced); storing the built-in \
-             levels, the configured admin token and the quota settings again. Accounts, keys, \
-             jobs and sessions that were stored are gone: restore Redis from a backup to get \
-             them back",
-            store.key(MARKER)
-        );
+        if !said && marked {
+            tracing::error!(
+                "Redis has lost horst's data (the marker {} is gone: a restart without its AOF, \
+                 a FLUSHALL, or a failover to a replica that had not synced); storing the \
+                 built-in levels, the configured admin token and the quota settings again. \
+                 Accounts, keys, jobs and sessions that were stored are gone: restore Redis \
+                 from a backup to get them back",
+                store.key(MARKER)
+            );
+        } else if !said {
+            tracing::info!("storing what this process's start could not store yet");
+        }
+        said = true;
         match seed(&store, &config, "reseed").await {
             Ok(()) => match mark(&store).await {
-                Ok(()) => tracing::info!("stored again what a start stores"),
+                Ok(()) => {
+                    tracing::info!("stored again what a start stores");
+                    (marked, said) = (true, false);
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot write the seeding marker; trying again")
                 }

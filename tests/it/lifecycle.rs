@@ -397,6 +397,13 @@ async fn a_redis_that_lost_its_data_gets_what_a_start_stores_again() {
         "not seeded at start: {}",
         horst.stderr()
     );
+    // A start that stored its seeds says nothing of lost data (two looks later).
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert!(
+        !horst.stderr().contains("Redis has lost horst's data"),
+        "{}",
+        horst.stderr()
+    );
     let mut conn = redis::Client::open(redis.url().as_str())
         .unwrap()
         .get_multiplexed_async_connection()
