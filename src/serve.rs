@@ -18,6 +18,7 @@ use crate::redis_setup::{self, RedisHandle};
 use crate::redis_supervisor;
 use crate::terminal::{say, warn};
 use crate::worker_child::{self, WorkerChild};
+use horst_operator::seeds;
 
 /// What this process runs.
 pub enum Mode {
@@ -126,9 +127,27 @@ async fn run_async(
         }
         // The shipped levels as promoted revisions (idempotent; every API process may do it).
         // The binary's step, not App::run's: test apps publish only where a test wants them.
-        if let Err(e) = horst_operator::publish_shipped(app.store()).await {
-            tracing::warn!(error = %e.message, "cannot publish the built-in levels; the next start tries again");
-        }
+        let marked = match horst_operator::publish_shipped(app.store()).await {
+            Err(e) => {
+                tracing::warn!(error = %e.message, "cannot publish the built-in levels; trying again within redis.server_check_seconds");
+                false
+            }
+            Ok(()) => match seeds::mark(app.store()).await {
+                Ok(()) => true,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot write the seeding marker; the start's seeding is repeated within redis.server_check_seconds");
+                    false
+                }
+            },
+        };
+        // A Redis that comes back empty gets what this start stored again (seeds.rs).
+        app.spawn(seeds::watch(
+            app.store().clone(),
+            config.clone(),
+            Duration::from_secs(config.redis.server_check_seconds),
+            marked,
+            app.shutdown().flag(),
+        ));
     }
     // The API (up, api), or only the operational endpoints of a worker that asks for them.
     let http_addr = if roles.api {

@@ -66,6 +66,18 @@ impl From<QueueError> for ToolError {
             QueueError::Conflict { message } => ToolError::new(ErrorCode::Conflict, message),
             QueueError::Store(detail) => ToolError::internal(format!("queue: {detail}")),
             QueueError::Unavailable(detail) => ToolError::unavailable(format!("queue: {detail}")),
+            // Was `internal_error` ("unexpected failure") without the job's id: the caller
+            // could not tell a lost store from a bug, nor that a call again is what to do.
+            QueueError::Gone { job_id } => {
+                tracing::warn!(job = %job_id, "the record of a job a caller waits for is gone (Redis lost its data)");
+                ToolError::new(
+                    ErrorCode::Cancelled,
+                    format!(
+                        "the record of job {job_id} is gone: the job store lost its data (Redis was restarted without it); the job will not finish and nothing of it is kept; call again (the same idempotencyKey starts afresh)"
+                    ),
+                )
+                .with("jobId", job_id)
+            }
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod levels;
 pub mod overview;
 pub mod people;
 pub mod ratings;
+pub mod seeds;
 pub mod switches;
 pub mod tables;
 

@@ -181,6 +181,11 @@ pub enum QueueError {
     /// Redis cannot be reached now (see `horst_store::is_unreachable`): retry later.
     #[error("the job store is unreachable: {0}")]
     Unavailable(String),
+    /// The record of a job that was waited on is gone: Redis lost its data (restarted
+    /// without its AOF, a `FLUSHALL`), so the job will never finish (its worker's
+    /// completion is refused) and its idempotency key is gone with it.
+    #[error("the record of job {job_id} is gone")]
+    Gone { job_id: String },
 }
 
 impl From<redis::RedisError> for QueueError {
@@ -1196,10 +1201,9 @@ impl Queue {
                 return Ok(record);
             }
             if !std::mem::take(&mut unread) {
-                let record = self
-                    .get(id)
-                    .await?
-                    .ok_or_else(|| QueueError::Store(format!("job {id} does not exist")))?;
+                let record = self.get(id).await?.ok_or_else(|| QueueError::Gone {
+                    job_id: id.to_string(),
+                })?;
                 if record.state.is_final() {
                     // The worker wrote it: answer only once the replicas have it.
                     self.store.barrier().await?;
@@ -1220,10 +1224,9 @@ impl Queue {
                     "the job did not start in time to finish within the wait limit; it did not run and nothing was charged; try again later",
                 )
                 .await?;
-                return self
-                    .get(id)
-                    .await?
-                    .ok_or_else(|| QueueError::Store(format!("job {id} does not exist")));
+                return self.get(id).await?.ok_or_else(|| QueueError::Gone {
+                    job_id: id.to_string(),
+                });
             }
         }
     }

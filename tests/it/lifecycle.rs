@@ -350,6 +350,78 @@ async fn a_crashed_private_redis_is_started_again_with_its_data() {
     );
 }
 
+/// A Redis that comes back empty (restarted without its AOF, a FLUSHALL, a failover to a
+/// replica that had not synced) gets what an API process's start stores again: the built-in
+/// levels and the configured admin token. Before, both stayed gone until the API process was
+/// restarted: the game's level list was empty and the admin API answered 404 "off".
+#[tokio::test]
+async fn a_redis_that_lost_its_data_gets_what_a_start_stores_again() {
+    let redis = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let token = "adm_seeds_test_0123456789abcdef0123456789";
+    let mut horst = HorstProcess::spawn(
+        &["api", "--listen", "127.0.0.1:0", "--redis", &redis.url()],
+        &[
+            ("HORST_GATEWAY_ADMIN_TOKEN", token),
+            ("HORST_REDIS_SERVER_CHECK_SECONDS", "1"),
+        ],
+        dir.path(),
+    );
+    let addr = horst.wait_listening();
+    let http = reqwest::Client::new();
+    // Both what the start stored are there: the shipped levels in the game's list, and the
+    // admin API open to the configured token.
+    let seeded = async || {
+        let levels = http
+            .get(format!("http://{addr}/api/game/levels"))
+            .send()
+            .await;
+        let levels: serde_json::Value = match levels {
+            Ok(r) if r.status() == 200 => r.json().await.unwrap_or_default(),
+            _ => return false,
+        };
+        let admin = http
+            .get(format!("http://{addr}/api/admin/overview"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+            .unwrap_or(0);
+        levels["items"]
+            .as_array()
+            .is_some_and(|items| !items.is_empty())
+            && admin == 200
+    };
+    assert!(
+        eventually(Duration::from_secs(30), seeded).await,
+        "not seeded at start: {}",
+        horst.stderr()
+    );
+    // A start that stored its seeds says nothing of lost data (two looks later).
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert!(
+        !horst.stderr().contains("Redis has lost horst's data"),
+        "{}",
+        horst.stderr()
+    );
+    let mut conn = redis::Client::open(redis.url().as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.unwrap();
+    assert!(
+        eventually(Duration::from_secs(30), seeded).await,
+        "the built-in levels or the admin token did not come back after the FLUSHALL: {}",
+        horst.stderr()
+    );
+    // The operator learns that data was lost, and what to do about what was not seeded.
+    let said = horst.stderr();
+    assert!(said.contains("Redis has lost horst's data"), "{said}");
+    horst.signal(libc::SIGTERM);
+    assert!(horst.wait_exit(Duration::from_secs(15)).is_some());
+}
+
 #[test]
 fn missing_redis_server_says_how_to_install_it() {
     let dir = tempfile::tempdir().unwrap();

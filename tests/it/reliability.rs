@@ -683,3 +683,47 @@ async fn shutdown_answers_a_waiting_caller_pending_and_its_job_still_runs() {
     assert_eq!(last["jobId"], job.as_str());
     assert_eq!(last["outcome"], "won");
 }
+
+/// Redis loses its data (here a `FLUSHALL`) while a caller waits for its job: the caller is
+/// told its job's record is gone, with the job's id and a stable code (`cancelled`: the job
+/// will not finish), and that calling again is what to do. Before, the wait's read of the
+/// missing record was an `internal_error` ("unexpected failure; details are in the server
+/// log") without the job's id: a lost store looked like a bug of horst's.
+#[tokio::test]
+async fn a_caller_whose_job_record_is_gone_is_told_so() {
+    let app = spawn_gateway().await;
+    let key = app.agent_key("plover", 1).await;
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let args = json!({"map": LEVEL_MAP, "replay": replay, "idempotencyKey": "gone-1"});
+    let addr = app.addr;
+    let waiting = tokio::spawn({
+        let (args, key) = (args.clone(), key.clone());
+        async move { call(addr, "simulate_replay", args, &key).await }
+    });
+    // No worker: the job waits in the queue until Redis loses it.
+    let mut job = None;
+    assert!(
+        eventually(LONG, async || {
+            job = newest_job(&app.store, "plover").await;
+            job.is_some()
+        })
+        .await
+    );
+    let job = job.unwrap();
+    let _: () = redis::cmd("FLUSHALL")
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    let (status, answer, _) = tokio::time::timeout(LONG, waiting)
+        .await
+        .expect("the waiting caller was answered")
+        .unwrap();
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["error"]["code"], "cancelled", "{answer}");
+    assert_eq!(answer["error"]["jobId"], job.as_str(), "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("lost its data") && message.contains("call again"),
+        "{answer}"
+    );
+}
