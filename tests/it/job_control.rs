@@ -613,33 +613,7 @@ async fn the_admin_pages_job_view_pages_and_says_why_a_job_ended() {
             .unwrap();
     }
     let long = Duration::from_secs(60);
-    let browser = crate::browser::launch().await;
-    let tab = crate::browser::Tab::open(&browser, &app.url("/admin/")).await;
-    tab.wait_for(
-        "!document.getElementById('signed-out').hidden",
-        "the sign-in forms",
-        long,
-    )
-    .await;
-    tab.eval(&format!(
-        "document.getElementById('tok-name').value = 'olga'; \
-         document.getElementById('tok-token').value = '{ADMIN_TOKEN}'; \
-         document.getElementById('token-form').requestSubmit()"
-    ))
-    .await;
-    tab.wait_for(
-        "document.body.dataset.section === 'overview'",
-        "the overview",
-        long,
-    )
-    .await;
-    tab.eval("location.hash = '#jobs'").await;
-    tab.wait_for(
-        "!!document.querySelector('form.filters')",
-        "the job view",
-        long,
-    )
-    .await;
+    let (_browser, tab) = signed_in_job_view(&app).await;
     tab.eval(
         "document.querySelector('form.filters input[name=account]').value = 'anna'; \
          document.querySelector('form.filters').requestSubmit()",
@@ -699,6 +673,120 @@ async fn the_admin_pages_job_view_pages_and_says_why_a_job_ended() {
         long,
     )
     .await;
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}
+
+/// An operator signed in on `/admin` with the admin token, on the job view: the browser (kept
+/// alive by the caller) and its tab.
+async fn signed_in_job_view(
+    app: &TestApp,
+) -> (
+    std::sync::Arc<horst_house::cdp::Browser>,
+    crate::browser::Tab,
+) {
+    let long = Duration::from_secs(60);
+    let browser = crate::browser::launch().await;
+    let tab = crate::browser::Tab::open(&browser, &app.url("/admin/")).await;
+    tab.wait_for(
+        "!document.getElementById('signed-out').hidden",
+        "the sign-in forms",
+        long,
+    )
+    .await;
+    tab.eval(&format!(
+        "document.getElementById('tok-name').value = 'olga'; \
+         document.getElementById('tok-token').value = '{ADMIN_TOKEN}'; \
+         document.getElementById('token-form').requestSubmit()"
+    ))
+    .await;
+    tab.wait_for(
+        "document.body.dataset.section === 'overview'",
+        "the overview",
+        long,
+    )
+    .await;
+    tab.eval("location.hash = '#jobs'").await;
+    tab.wait_for(
+        "!!document.querySelector('form.filters')",
+        "the job view",
+        long,
+    )
+    .await;
+    (browser, tab)
+}
+
+/// On a 1280 px screen the job view's "Cancel job" is in view and takes the click: the
+/// table (ids, times, progress) is wider than the screen and scrolls, and the button's column
+/// was not the Actions column that stays in view, so it sat past the right edge, under the
+/// scroll. The cancel made on the page reaches the job and is audited as the page's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_job_views_cancel_button_is_on_a_1280_px_screen_and_cancels() {
+    let app = spawn_app_with(|c| {
+        c.gateway.admin_token = ADMIN_TOKEN.into();
+        c.server.web_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web").into();
+    })
+    .await;
+    // Waiting (no worker runs): it has the button.
+    let job = admit(
+        &app,
+        JobKind::Simulate,
+        "anna",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    let long = Duration::from_secs(60);
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(1280, 800).await;
+    let button = "document.querySelector('#view td button.danger')";
+    tab.wait_for(
+        &format!("!!{button} && document.getElementById('view').textContent.includes('{job}')"),
+        "the waiting job with its Cancel button",
+        long,
+    )
+    .await;
+    tab.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
+        .await;
+    let seen = tab
+        .eval(&format!(
+            "(() => {{ const b = {button}; const r = b.getBoundingClientRect(); \
+             const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2); \
+             return {{ left: r.left, right: r.right, screen: innerWidth, hit: hit === b }}; }})()"
+        ))
+        .await;
+    tab.screenshot("admin", "jobs-cancel-1280x800").await;
+    assert!(
+        seen["right"].as_f64().unwrap() <= seen["screen"].as_f64().unwrap()
+            && seen["hit"] == json!(true),
+        "the Cancel job button is off a 1280 px screen or covered: {seen}"
+    );
+    // The click asks, with a reason, and cancels.
+    tab.eval(&format!("{button}.click()")).await;
+    tab.wait_for(
+        "!!document.querySelector('#view .confirm input')",
+        "the confirmation with its reason field",
+        long,
+    )
+    .await;
+    tab.eval(
+        "document.querySelector('#view .confirm input').value = 'cleaning up'; \
+         document.querySelector('#view [data-confirm]').click()",
+    )
+    .await;
+    let cancelled = crate::harness::eventually(long, async || {
+        app.queue.get(&job).await.unwrap().unwrap().state == JobState::Cancelled
+    })
+    .await;
+    assert!(cancelled, "the page's cancel did not reach the job");
+    let newest = horst_operator::audit_log(&app.store, 0, 1).await.unwrap();
+    assert_eq!(
+        (newest[0].action.as_str(), newest[0].target.as_str()),
+        ("job_cancel", job.as_str())
+    );
+    assert!(newest[0].who.starts_with("page:olga"), "{}", newest[0].who);
     assert!(
         tab.errors.lock().unwrap().is_empty(),
         "{:?}",

@@ -32,8 +32,10 @@ function progressText(p) {
 }
 
 function cancelCell(job) {
-  if (job.state !== "queued" && job.state !== "running") return el("td", {}, "");
-  const holder = el("td", {});
+  // `actions`: the column stays in view when the wide table scrolls (admin.css); without it
+  // the button sat past the right edge of a 1280 px screen, under the scroll.
+  if (job.state !== "queued" && job.state !== "running") return el("td", { class: "actions" }, "");
+  const holder = el("td", { class: "actions" });
   const what = job.state === "running"
     ? `Stop job ${job.id} (${job.kind} of ${job.account}) now? It is running: its worker stops it within 100 ms, it stays charged, and its caller is told your reason.`
     : `Drop job ${job.id} (${job.kind} of ${job.account})? It has not started: nothing is charged, and its caller is told your reason.`;
