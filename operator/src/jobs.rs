@@ -258,6 +258,18 @@ pub async fn list_jobs(
             items,
         });
     };
+    // A name with no jobs that no account has is a mistyped one, or a display name rather
+    // than the account's name: it listed nothing, which read as "this account has no jobs".
+    if queue.job_ids_of(account, 0, 1).await?.1 == 0
+        && account != horst_gateway::checks::OPERATOR_ACCOUNT
+        && horst_identity::accounts::load_account(queue.store(), account)
+            .await?
+            .is_none()
+    {
+        return Err(ToolError::not_found(format!(
+            "no account {account}: names are lowercase, and an agent's is its handle (agent-0123abcd), not its display name; `horst admin account list --q TEXT` (GET /api/admin/accounts?q=TEXT) finds it"
+        )));
+    }
     // An account's jobs: its index (newest first) is read in chunks from `offset` until the
     // page is full, the index ends, or SCAN_MAX records were read. Before, only the newest
     // 4 x limit were read and there was no offset: an account's older failures were out of

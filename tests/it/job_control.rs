@@ -793,3 +793,56 @@ async fn the_job_views_cancel_button_is_on_a_1280_px_screen_and_cancels() {
         tab.errors.lock().unwrap()
     );
 }
+
+/// An account's listing of a name no account has, and with no jobs, is a 404 that says how
+/// names look: it answered an empty page, which the page and the CLI show as "No jobs." for a
+/// mistyped name or an agent's display name (its account is its handle). An account without
+/// jobs still lists nothing, and so do the operator's rechecks before the first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_listing_of_an_account_that_does_not_exist_says_so() {
+    let (app, _job) = a_queued_simulation().await;
+    for name in ["nobody", "Anna", "a%20b"] {
+        let (status, e) = admin(
+            &app,
+            reqwest::Method::GET,
+            &format!("/api/admin/jobs?account={name}"),
+            None,
+        )
+        .await;
+        assert_eq!(
+            (status, e["code"].as_str()),
+            (404, Some("not_found")),
+            "{name}: {e}"
+        );
+        let message = e["error"].as_str().unwrap();
+        assert!(
+            message.contains("no account") && message.contains("handle"),
+            "{message}"
+        );
+    }
+    // anna has a job (her account record is not needed for it to be listed).
+    let (status, v) = admin(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/jobs?account=anna",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["items"].as_array().unwrap().len(), 1, "{v}");
+    // An account that exists and has no jobs: an empty page.
+    horst_identity::accounts::create_account(&app.store, "bert", 0)
+        .await
+        .unwrap();
+    for name in ["bert", "~operator"] {
+        let (status, v) = admin(
+            &app,
+            reqwest::Method::GET,
+            &format!("/api/admin/jobs?account={name}"),
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{name}: {v}");
+        assert_eq!(v["items"], json!([]), "{name}: {v}");
+    }
+}
