@@ -96,6 +96,12 @@ async fn a_killed_worker_is_started_again_and_the_api_keeps_answering() {
     up.wait_for_line("worker process started (pid", Duration::from_secs(60));
     let first = worker_pids(&up)[0];
     assert_ne!(first, up.child.id(), "the worker is a process of its own");
+    // The default limit fits the planner runs: nothing to warn about.
+    assert!(
+        !up.stdout().contains("worker.memory_limit_mib is"),
+        "{}",
+        up.stdout()
+    );
 
     // The private Redis of `up`, as the worker child reached it (its socket).
     let private = horst_redis_process::PrivateRedis::attach(&dir.path().join("data"))
@@ -438,6 +444,14 @@ async fn a_worker_killed_over_memory_blames_only_the_job_that_grew_it() {
     );
     up.wait_listening();
     up.wait_for_line("worker process started (pid", Duration::from_secs(60));
+    // Said at the start: 160 MiB is less than two 512 MiB planner runs may use.
+    assert!(
+        up.stdout().contains(
+            "warning: worker.memory_limit_mib is 160 MiB, below what the worker's planner runs may use (128 MiB + 2 slot(s) x worker.job_memory_mib 512 MiB = 1152 MiB)"
+        ) && up.stdout().contains("lower worker.job_memory_mib to 16 MiB"),
+        "{}",
+        up.stdout()
+    );
     let (queue, _stop) = queue_on_with(&redis.url(), |c| {
         c.queue.playtest_seconds = 60;
         c.queue.wait_seconds = 120;
