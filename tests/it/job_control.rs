@@ -197,6 +197,18 @@ async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is
         .await
         .unwrap();
     assert_eq!(rec.state, JobState::Succeeded, "{rec:?}");
+    // The view says what it found, not only that it ran: a playtest that found no replay
+    // succeeds too.
+    let (status, shown) = admin(
+        &app,
+        reqwest::Method::GET,
+        &format!("/api/admin/jobs/{next}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{shown}");
+    assert_eq!(shown["outcome"], "won", "{shown}");
+    assert!(shown.get("reason").is_none(), "{shown}");
     // Figures (docs/reliability.md), not assertions: when the caller heard, and how long
     // after the job ended (server clock) the freed slot started the waiting job.
     println!(

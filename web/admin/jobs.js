@@ -31,6 +31,12 @@ function progressText(p) {
   return `${p.elapsedSeconds.toFixed(1)} s, ${p.statesExplored} states, best distance ${best}, stage ${p.stage}${memory}`;
 }
 
+// What a finished job found: a playtest that found no replay "succeeded" too.
+function outcomeText(j) {
+  if (!j.outcome) return "";
+  return `: ${j.outcome}${j.reason ? ` (${j.reason.replace(/_/g, " ")})` : ""}`;
+}
+
 function cancelCell(job) {
   // `actions`: the column stays in view when the wide table scrolls (admin.css); without it
   // the button sat past the right edge of a 1280 px screen, under the scroll.
@@ -63,7 +69,7 @@ function jobRow(j) {
     el("th", { scope: "row" }, el("code", {}, j.id),
       j.requestId ? el("div", { class: "muted", title: "The HTTP request that admitted it (X-Request-Id), as in the logs" }, "request ", el("code", { class: "request-id" }, j.requestId)) : null),
     el("td", {}, j.lane ? `${j.kind} (${j.lane} lane)` : j.kind), el("td", {}, `${j.account} (trust ${j.trust})`),
-    el("td", {}, j.state + (j.code && j.code !== j.state ? ` (${j.code})` : ""),
+    el("td", {}, j.state + (j.code && j.code !== j.state ? ` (${j.code})` : "") + outcomeText(j),
       j.message ? el("div", { class: "muted" }, j.message) : null),
     el("td", {}, j.state === "queued" ? `${j.reservedSeconds} s reserved` : `${j.chargedSeconds} s`),
     el("td", {}, at(j.admittedAtMs)), el("td", {}, seconds(j.waitMs)), el("td", {}, at(j.startedAtMs)),
