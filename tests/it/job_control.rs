@@ -734,7 +734,8 @@ async fn signed_in_job_view(
 /// On a 1280 px screen the job view's "Cancel job" is in view and takes the click: the
 /// table (ids, times, progress) is wider than the screen and scrolls, and the button's column
 /// was not the Actions column that stays in view, so it sat past the right edge, under the
-/// scroll. The cancel made on the page reaches the job and is audited as the page's.
+/// scroll. The cancel made on the page reaches the job and is audited as the page's; the job
+/// is then found by its id.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_job_views_cancel_button_is_on_a_1280_px_screen_and_cancels() {
     let app = spawn_app_with(|c| {
@@ -788,6 +789,17 @@ async fn the_job_views_cancel_button_is_on_a_1280_px_screen_and_cancels() {
          document.querySelector('#view [data-confirm]').click()",
     )
     .await;
+    // The page said so (its answer came after the audit entry) and listed the jobs again
+    // (its form is then the new one).
+    tab.wait_for(
+        &format!(
+            "document.body.textContent.includes('Job {job} cancelled (dropped)') \
+             && !!document.querySelector('form.filters input[name=job]')"
+        ),
+        "the cancel said and the job view shown again",
+        long,
+    )
+    .await;
     let cancelled = crate::harness::eventually(long, async || {
         app.queue.get(&job).await.unwrap().unwrap().state == JobState::Cancelled
     })
@@ -799,10 +811,47 @@ async fn the_job_views_cancel_button_is_on_a_1280_px_screen_and_cancels() {
         ("job_cancel", job.as_str())
     );
     assert!(newest[0].who.starts_with("page:olga"), "{}", newest[0].who);
+    // A job found by its id alone (a log line or an agent's message names it), finished and
+    // of any account: the listing without an account shows only the waiting and running
+    // ones, and there was no way to it without knowing its account.
+    let by_id = |id: &str| {
+        format!(
+            "document.querySelector('form.filters input[name=job]').value = '{id}'; \
+             document.querySelector('form.filters').requestSubmit()"
+        )
+    };
+    let rows = "document.querySelectorAll('#view tbody tr')";
+    tab.eval(&by_id(&job)).await;
+    tab.wait_for(
+        &format!(
+            "{rows}.length === 1 && {rows}[0].textContent.includes('{job}') \
+             && {rows}[0].textContent.includes('cleaning up')"
+        ),
+        "the cancelled job found by its id",
+        long,
+    )
+    .await;
     assert!(
         tab.errors.lock().unwrap().is_empty(),
         "{:?}",
         tab.errors.lock().unwrap()
+    );
+    // An id nothing has is said, and the filters stay to type another. (The browser logs
+    // the 404 as a failed load.)
+    tab.eval(&by_id("job_none")).await;
+    tab.wait_for(
+        "(document.querySelector('#view .error-text')?.textContent || '').includes('no job job_none') \
+         && !!document.querySelector('form.filters input[name=job]')",
+        "the unknown id said with the filters kept",
+        long,
+    )
+    .await;
+    let errors = tab.errors.lock().unwrap().clone();
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.contains("/api/admin/jobs/job_none")),
+        "{errors:?}"
     );
 }
 
