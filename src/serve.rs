@@ -66,6 +66,11 @@ pub fn run(config: Config, mode: Mode) -> ExitCode {
         }
     };
     let roles = mode.roles();
+    if matches!(mode, Mode::Up { .. }) {
+        if let Some(line) = memory_limit_warning(&config.worker) {
+            say(&line);
+        }
+    }
     let child = match mode {
         Mode::Up { config_file } => match std::env::current_exe() {
             Ok(exe) => Some(WorkerChild {
@@ -94,6 +99,24 @@ pub fn run(config: Config, mode: Mode) -> ExitCode {
     redis_setup::stop_private(&redis);
     say("horst: stopped");
     code
+}
+
+/// `up`'s worker child is killed past `worker.memory_limit_mib`; set below what its planner
+/// runs may use by themselves, a large playtest kills the worker (every job running in it
+/// fails) where it would have ended `unresolved` with reason `memory_limit`, and nothing said
+/// why until the first such kill.
+fn memory_limit_warning(worker: &horst_config::WorkerConfig) -> Option<String> {
+    let base = horst_config::WorkerConfig::WORKER_BASE_MIB;
+    let needed = base + u64::from(worker.slots) * worker.job_memory_mib;
+    let limit = worker.memory_limit_mib;
+    (limit > 0 && limit < needed).then(|| {
+        format!(
+            "horst: warning: worker.memory_limit_mib is {limit} MiB, below what the worker's planner runs may use ({base} MiB + {} slot(s) x worker.job_memory_mib {} MiB = {needed} MiB): a large playtest gets the worker killed and its running jobs failed, instead of ending `unresolved` with reason memory_limit; raise worker.memory_limit_mib to {needed} (or 0) or lower worker.job_memory_mib to {} MiB",
+            worker.slots,
+            worker.job_memory_mib,
+            ((limit - base) / u64::from(worker.slots)).max(16)
+        )
+    })
 }
 
 async fn run_async(

@@ -155,42 +155,23 @@ pub async fn supervise(
         let scrape = tokio::spawn(scrape_metrics(metrics_url, metrics.clone()));
         let ended = run_one(&mut process, pid, &child, &mut shutdown).await;
         scrape.abort();
-        let cause = match ended {
+        let death = match ended {
             Ended::Stopped => return,
             Ended::Exited(status) => {
                 tracing::error!(pid, %status, "the worker process ended; its running job ends `cancelled` (not re-run); starting it again");
-                format!(
-                    "the worker process running this job ended ({status}) before the job finished"
-                )
+                Death::Exited(status)
             }
             Ended::OverMemory(rss_mib) => {
                 tracing::error!(pid, rss_mib, limit_mib = child.memory_limit_mib, "the worker process used more memory than worker.memory_limit_mib and was killed; its running job ends `cancelled` (not re-run); starting it again");
-                format!(
-                    "the worker process running this job used more memory than the server allows ({rss_mib} MiB, over worker.memory_limit_mib {} MiB) and was stopped; a smaller or simpler level (fewer crumbling ledges, enemies and platforms) needs less",
-                    child.memory_limit_mib
-                )
+                Death::OverMemory {
+                    rss_mib,
+                    limit_mib: child.memory_limit_mib,
+                }
             }
         };
         // Its running jobs end now, with the cause, not a lease later as "its lease expired".
         if pid != 0 {
-            let failure = horst_queue::Failure::new(
-                horst_queue::FailureCode::Cancelled,
-                format!("{cause}; the job was not re-run and stays charged; call again with a new idempotencyKey"),
-            );
-            match queue
-                .fail_running_of(&horst_worker::process_prefix(pid), &failure)
-                .await
-            {
-                Ok(ids) => {
-                    for id in ids {
-                        tracing::warn!(job = %id, pid, "the dead worker process's job failed (cancelled), not re-run");
-                    }
-                }
-                // The reaper ends them a lease later.
-                Err(e) => {
-                    tracing::warn!(pid, error = %e, "cannot end the dead worker process's jobs now; they are reaped when their leases expire")
-                }
-            }
+            fail_jobs_of(&queue, pid, &death).await;
         }
         if started.elapsed() >= STABLE_AFTER {
             pause = FIRST_PAUSE;
@@ -199,6 +180,98 @@ pub async fn supervise(
             return;
         }
     }
+}
+
+/// How a worker process ended, for its running jobs' callers.
+enum Death {
+    Exited(std::process::ExitStatus),
+    OverMemory { rss_mib: u64, limit_mib: u64 },
+}
+
+/// Ends the running jobs of the dead worker process `pid`, each `failed` (code `cancelled`)
+/// with what happened to it. Over the memory limit, only the job that grew the process is
+/// told its level needs less: every job of the process was told so, and a simulation or a
+/// small playtest that shared a process with a huge search was sent to simplify a level that
+/// was never the cause.
+async fn fail_jobs_of(queue: &horst_queue::Queue, pid: u32, death: &Death) {
+    let jobs = match queue.running_of(&horst_worker::process_prefix(pid)).await {
+        Ok(jobs) => jobs,
+        // The reaper ends them a lease later.
+        Err(e) => {
+            tracing::warn!(pid, error = %e, "cannot end the dead worker process's jobs now; they are reaped when their leases expire");
+            return;
+        }
+    };
+    for job in &jobs {
+        let cause = cause_for(job, &jobs, death);
+        let failure = horst_queue::Failure::new(
+            horst_queue::FailureCode::Cancelled,
+            format!("{cause}; the job was not re-run and stays charged; call again with a new idempotencyKey"),
+        );
+        match queue.fail_running(&job.id, &failure).await {
+            Ok(true) => {
+                tracing::warn!(job = %job.id, pid, "the dead worker process's job failed (cancelled), not re-run")
+            }
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(job = %job.id, pid, error = %e, "cannot end the dead worker process's job now; it is reaped when its lease expires")
+            }
+        }
+    }
+}
+
+/// What the caller of `job`, one of the dead process's running `jobs`, is told.
+fn cause_for(
+    job: &horst_queue::JobRecord,
+    jobs: &[horst_queue::JobRecord],
+    death: &Death,
+) -> String {
+    let (rss_mib, limit_mib) = match death {
+        Death::Exited(status) => {
+            return format!(
+                "the worker process running this job ended ({status}) before the job finished"
+            )
+        }
+        Death::OverMemory { rss_mib, limit_mib } => (rss_mib, limit_mib),
+    };
+    let over = format!(
+        "more memory than the server allows ({rss_mib} MiB, over worker.memory_limit_mib {limit_mib} MiB)"
+    );
+    match grew_the_process(job, jobs) {
+        Some(true) => format!(
+            "the worker process running this job used {over} and was stopped; a smaller or simpler level (fewer crumbling ledges, enemies and platforms) needs less"
+        ),
+        Some(false) => format!(
+            "another job in the same worker process used {over}, and the process was stopped with this job in it; this job's input was not the cause"
+        ),
+        None => format!(
+            "the worker process running this job and {} other job(s) used {over} and was stopped; which of their searches grew it is not known: if this level is large, a smaller or simpler one (fewer crumbling ledges, enemies and platforms) needs less",
+            jobs.len() - 1
+        ),
+    }
+}
+
+/// Whether `job` is what grew its worker process past its memory limit: a playtest's search
+/// is what grows (a referee run holds one simulation), the one with the largest memory in its
+/// last progress report (every 1.5 s). `None` when that cannot be told: several playtests,
+/// one of which has not reported yet.
+fn grew_the_process(job: &horst_queue::JobRecord, jobs: &[horst_queue::JobRecord]) -> Option<bool> {
+    use horst_queue::JobKind;
+    if job.kind != JobKind::Playtest {
+        return Some(false);
+    }
+    let playtests: Vec<_> = jobs
+        .iter()
+        .filter(|j| j.kind == JobKind::Playtest)
+        .collect();
+    if playtests.len() == 1 {
+        return Some(true);
+    }
+    let peak = |j: &horst_queue::JobRecord| j.progress.as_ref().and_then(|p| p.peak_memory_mib);
+    // One that has not reported yet (its first 1.5 s) may have grown past the others.
+    let peaks: Option<Vec<u64>> = playtests.iter().map(|j| peak(j)).collect();
+    let largest = peaks?.into_iter().max()?;
+    Some(peak(job) == Some(largest))
 }
 
 enum Ended {

@@ -3,7 +3,7 @@
 //! oldest wait). `horst admin job ...`, `/api/admin/jobs` and the `/admin` page all call
 //! these.
 
-use horst_queue::{CancelOutcome, JobKind, JobRecord, JobState, Lane, Queue};
+use horst_queue::{CancelOutcome, JobKind, JobRecord, JobResult, JobState, Lane, Queue};
 use horst_store::Store;
 use serde::{Deserialize, Serialize};
 
@@ -143,6 +143,13 @@ pub struct JobRow {
     pub charged_seconds: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub progress: Option<horst_queue::JobProgress>,
+    /// What a finished job found (`won`, `lost`, `unresolved`): `succeeded` says only that
+    /// it ran, and a playtest that found no replay succeeded too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<horst_queue::Outcome>,
+    /// Why a playtest ended unresolved (`time_limit`, `memory_limit`, `unreachable`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// The failure code, if it failed or was cancelled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<horst_queue::FailureCode>,
@@ -169,6 +176,14 @@ impl JobRow {
             reserved_seconds: r.reserved_seconds,
             charged_seconds: r.charged_seconds,
             progress: r.progress.clone(),
+            outcome: r.result.as_ref().map(|x| match x {
+                JobResult::Referee(x) => x.outcome,
+                JobResult::Playtest(x) => x.outcome,
+            }),
+            reason: match &r.result {
+                Some(JobResult::Playtest(x)) => x.reason.clone(),
+                _ => None,
+            },
             code: r.failure.as_ref().map(|f| f.code),
             message: r.failure.as_ref().map(|f| f.message.clone()),
         }
@@ -258,6 +273,18 @@ pub async fn list_jobs(
             items,
         });
     };
+    // A name with no jobs that no account has is a mistyped one, or a display name rather
+    // than the account's name: it listed nothing, which read as "this account has no jobs".
+    if queue.job_ids_of(account, 0, 1).await?.1 == 0
+        && account != horst_gateway::checks::OPERATOR_ACCOUNT
+        && horst_identity::accounts::load_account(queue.store(), account)
+            .await?
+            .is_none()
+    {
+        return Err(ToolError::not_found(format!(
+            "no account {account}: names are lowercase, and an agent's is its handle (agent-0123abcd), not its display name; `horst admin account list --q TEXT` (GET /api/admin/accounts?q=TEXT) finds it"
+        )));
+    }
     // An account's jobs: its index (newest first) is read in chunks from `offset` until the
     // page is full, the index ends, or SCAN_MAX records were read. Before, only the newest
     // 4 x limit were read and there was no offset: an account's older failures were out of

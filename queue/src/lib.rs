@@ -1340,23 +1340,17 @@ impl Queue {
         Ok(stopped == Applied::Done)
     }
 
-    /// Fails the running jobs of a worker process that is gone (`horst up`'s child, which
-    /// died or was killed over its memory limit): those whose slot's name starts with
-    /// `worker_prefix` (`<host>-<pid>-`, as `horst_worker::WorkerIdentity` names them). Each ends
-    /// `failed` with `failure` at once, its charge kept and its caller told, instead of a
-    /// lease later with "its lease expired". Answers their ids.
-    pub async fn fail_running_of(
-        &self,
-        worker_prefix: &str,
-        failure: &Failure,
-    ) -> Result<Vec<String>, QueueError> {
+    /// The running jobs of a worker process (`horst up`'s child): those whose slot's name
+    /// starts with `worker_prefix` (`<host>-<pid>-`, as `horst_worker::WorkerIdentity` names
+    /// them).
+    pub async fn running_of(&self, worker_prefix: &str) -> Result<Vec<JobRecord>, QueueError> {
         let ids: Vec<String> = redis::cmd("ZRANGE")
             .arg(keys::running(&self.store))
             .arg(0)
             .arg(-1)
             .query_async(&mut self.store.conn())
             .await?;
-        let mut failed = Vec::new();
+        let mut running = Vec::new();
         for id in ids {
             let Some(r) = self.get(&id).await? else {
                 continue;
@@ -1365,14 +1359,19 @@ impl Queue {
                 .worker
                 .as_deref()
                 .is_some_and(|w| w.starts_with(worker_prefix));
-            if r.state == JobState::Running
-                && theirs
-                && self.stop(&id, failure, JobState::Failed).await?
-            {
-                failed.push(id);
+            if r.state == JobState::Running && theirs {
+                running.push(r);
             }
         }
-        Ok(failed)
+        Ok(running)
+    }
+
+    /// Ends running job `id` of a worker process that is gone (`horst up`'s child, which died
+    /// or was killed over its memory limit) `failed` with `failure` at once, its charge kept
+    /// and its caller told, instead of a lease later with "its lease expired". False if it
+    /// is no longer running.
+    pub async fn fail_running(&self, id: &str, failure: &Failure) -> Result<bool, QueueError> {
+        self.stop(id, failure, JobState::Failed).await
     }
 
     /// A guard for a blocking call: if the caller goes away (the handler's future is

@@ -197,6 +197,18 @@ async fn an_operator_stops_a_running_playtest_its_caller_is_told_and_the_slot_is
         .await
         .unwrap();
     assert_eq!(rec.state, JobState::Succeeded, "{rec:?}");
+    // The view says what it found, not only that it ran: a playtest that found no replay
+    // succeeds too.
+    let (status, shown) = admin(
+        &app,
+        reqwest::Method::GET,
+        &format!("/api/admin/jobs/{next}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{shown}");
+    assert_eq!(shown["outcome"], "won", "{shown}");
+    assert!(shown.get("reason").is_none(), "{shown}");
     // Figures (docs/reliability.md), not assertions: when the caller heard, and how long
     // after the job ended (server clock) the freed slot started the waiting job.
     println!(
@@ -613,33 +625,7 @@ async fn the_admin_pages_job_view_pages_and_says_why_a_job_ended() {
             .unwrap();
     }
     let long = Duration::from_secs(60);
-    let browser = crate::browser::launch().await;
-    let tab = crate::browser::Tab::open(&browser, &app.url("/admin/")).await;
-    tab.wait_for(
-        "!document.getElementById('signed-out').hidden",
-        "the sign-in forms",
-        long,
-    )
-    .await;
-    tab.eval(&format!(
-        "document.getElementById('tok-name').value = 'olga'; \
-         document.getElementById('tok-token').value = '{ADMIN_TOKEN}'; \
-         document.getElementById('token-form').requestSubmit()"
-    ))
-    .await;
-    tab.wait_for(
-        "document.body.dataset.section === 'overview'",
-        "the overview",
-        long,
-    )
-    .await;
-    tab.eval("location.hash = '#jobs'").await;
-    tab.wait_for(
-        "!!document.querySelector('form.filters')",
-        "the job view",
-        long,
-    )
-    .await;
+    let (_browser, tab) = signed_in_job_view(&app).await;
     tab.eval(
         "document.querySelector('form.filters input[name=account]').value = 'anna'; \
          document.querySelector('form.filters').requestSubmit()",
@@ -704,4 +690,220 @@ async fn the_admin_pages_job_view_pages_and_says_why_a_job_ended() {
         "{:?}",
         tab.errors.lock().unwrap()
     );
+}
+
+/// An operator signed in on `/admin` with the admin token, on the job view: the browser (kept
+/// alive by the caller) and its tab.
+async fn signed_in_job_view(
+    app: &TestApp,
+) -> (
+    std::sync::Arc<horst_house::cdp::Browser>,
+    crate::browser::Tab,
+) {
+    let long = Duration::from_secs(60);
+    let browser = crate::browser::launch().await;
+    let tab = crate::browser::Tab::open(&browser, &app.url("/admin/")).await;
+    tab.wait_for(
+        "!document.getElementById('signed-out').hidden",
+        "the sign-in forms",
+        long,
+    )
+    .await;
+    tab.eval(&format!(
+        "document.getElementById('tok-name').value = 'olga'; \
+         document.getElementById('tok-token').value = '{ADMIN_TOKEN}'; \
+         document.getElementById('token-form').requestSubmit()"
+    ))
+    .await;
+    tab.wait_for(
+        "document.body.dataset.section === 'overview'",
+        "the overview",
+        long,
+    )
+    .await;
+    tab.eval("location.hash = '#jobs'").await;
+    tab.wait_for(
+        "!!document.querySelector('form.filters')",
+        "the job view",
+        long,
+    )
+    .await;
+    (browser, tab)
+}
+
+/// On a 1280 px screen the job view's "Cancel job" is in view and takes the click: the
+/// table (ids, times, progress) is wider than the screen and scrolls, and the button's column
+/// was not the Actions column that stays in view, so it sat past the right edge, under the
+/// scroll. The cancel made on the page reaches the job and is audited as the page's; the job
+/// is then found by its id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_job_views_cancel_button_is_on_a_1280_px_screen_and_cancels() {
+    let app = spawn_app_with(|c| {
+        c.gateway.admin_token = ADMIN_TOKEN.into();
+        c.server.web_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web").into();
+    })
+    .await;
+    // Waiting (no worker runs): it has the button.
+    let job = admit(
+        &app,
+        JobKind::Simulate,
+        "anna",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    let long = Duration::from_secs(60);
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(1280, 800).await;
+    let button = "document.querySelector('#view td button.danger')";
+    tab.wait_for(
+        &format!("!!{button} && document.getElementById('view').textContent.includes('{job}')"),
+        "the waiting job with its Cancel button",
+        long,
+    )
+    .await;
+    tab.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
+        .await;
+    let seen = tab
+        .eval(&format!(
+            "(() => {{ const b = {button}; const r = b.getBoundingClientRect(); \
+             const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2); \
+             return {{ left: r.left, right: r.right, screen: innerWidth, hit: hit === b }}; }})()"
+        ))
+        .await;
+    tab.screenshot("admin", "jobs-cancel-1280x800").await;
+    assert!(
+        seen["right"].as_f64().unwrap() <= seen["screen"].as_f64().unwrap()
+            && seen["hit"] == json!(true),
+        "the Cancel job button is off a 1280 px screen or covered: {seen}"
+    );
+    // The click asks, with a reason, and cancels.
+    tab.eval(&format!("{button}.click()")).await;
+    tab.wait_for(
+        "!!document.querySelector('#view .confirm input')",
+        "the confirmation with its reason field",
+        long,
+    )
+    .await;
+    tab.eval(
+        "document.querySelector('#view .confirm input').value = 'cleaning up'; \
+         document.querySelector('#view [data-confirm]').click()",
+    )
+    .await;
+    // The page said so (its answer came after the audit entry) and listed the jobs again
+    // (its form is then the new one).
+    tab.wait_for(
+        &format!(
+            "document.body.textContent.includes('Job {job} cancelled (dropped)') \
+             && !!document.querySelector('form.filters input[name=job]')"
+        ),
+        "the cancel said and the job view shown again",
+        long,
+    )
+    .await;
+    let cancelled = crate::harness::eventually(long, async || {
+        app.queue.get(&job).await.unwrap().unwrap().state == JobState::Cancelled
+    })
+    .await;
+    assert!(cancelled, "the page's cancel did not reach the job");
+    let newest = horst_operator::audit_log(&app.store, 0, 1).await.unwrap();
+    assert_eq!(
+        (newest[0].action.as_str(), newest[0].target.as_str()),
+        ("job_cancel", job.as_str())
+    );
+    assert!(newest[0].who.starts_with("page:olga"), "{}", newest[0].who);
+    // A job found by its id alone (a log line or an agent's message names it), finished and
+    // of any account: the listing without an account shows only the waiting and running
+    // ones, and there was no way to it without knowing its account.
+    let by_id = |id: &str| {
+        format!(
+            "document.querySelector('form.filters input[name=job]').value = '{id}'; \
+             document.querySelector('form.filters').requestSubmit()"
+        )
+    };
+    let rows = "document.querySelectorAll('#view tbody tr')";
+    tab.eval(&by_id(&job)).await;
+    tab.wait_for(
+        &format!(
+            "{rows}.length === 1 && {rows}[0].textContent.includes('{job}') \
+             && {rows}[0].textContent.includes('cleaning up')"
+        ),
+        "the cancelled job found by its id",
+        long,
+    )
+    .await;
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+    // An id nothing has is said, and the filters stay to type another. (The browser logs
+    // the 404 as a failed load.)
+    tab.eval(&by_id("job_none")).await;
+    tab.wait_for(
+        "(document.querySelector('#view .error-text')?.textContent || '').includes('no job job_none') \
+         && !!document.querySelector('form.filters input[name=job]')",
+        "the unknown id said with the filters kept",
+        long,
+    )
+    .await;
+    let errors = tab.errors.lock().unwrap().clone();
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.contains("/api/admin/jobs/job_none")),
+        "{errors:?}"
+    );
+}
+
+/// An account's listing of a name no account has, and with no jobs, is a 404 that says how
+/// names look: it answered an empty page, which the page and the CLI show as "No jobs." for a
+/// mistyped name or an agent's display name (its account is its handle). An account without
+/// jobs still lists nothing, and so do the operator's rechecks before the first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_listing_of_an_account_that_does_not_exist_says_so() {
+    let (app, _job) = a_queued_simulation().await;
+    for name in ["nobody", "Anna", "a%20b"] {
+        let (status, e) = admin(
+            &app,
+            reqwest::Method::GET,
+            &format!("/api/admin/jobs?account={name}"),
+            None,
+        )
+        .await;
+        assert_eq!(
+            (status, e["code"].as_str()),
+            (404, Some("not_found")),
+            "{name}: {e}"
+        );
+        let message = e["error"].as_str().unwrap();
+        assert!(
+            message.contains("no account") && message.contains("handle"),
+            "{message}"
+        );
+    }
+    // anna has a job (her account record is not needed for it to be listed).
+    let (status, v) = admin(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/jobs?account=anna",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["items"].as_array().unwrap().len(), 1, "{v}");
+    // An account that exists and has no jobs: an empty page.
+    horst_identity::accounts::create_account(&app.store, "bert", 0)
+        .await
+        .unwrap();
+    for name in ["bert", "~operator"] {
+        let (status, v) = admin(
+            &app,
+            reqwest::Method::GET,
+            &format!("/api/admin/jobs?account={name}"),
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{name}: {v}");
+        assert_eq!(v["items"], json!([]), "{name}: {v}");
+    }
 }

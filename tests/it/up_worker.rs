@@ -27,10 +27,20 @@ fn worker_pids(up: &HorstProcess) -> Vec<u32> {
 }
 
 async fn queue_on(url: &str) -> (Queue, watch::Sender<bool>) {
+    queue_on_with(url, |_| {}).await
+}
+
+/// A queue on `url` with the settings `adjust` makes of the defaults (its admissions take
+/// their limits from them).
+async fn queue_on_with(
+    url: &str,
+    adjust: impl FnOnce(&mut horst_config::Config),
+) -> (Queue, watch::Sender<bool>) {
     let store = horst_store::Store::connect(url, "horst:").await.unwrap();
     let (stop, rx) = watch::channel(false);
     let notifier = Notifier::start(store.client().clone(), Queue::channels(&store), rx);
-    let config = horst_config::Config::default();
+    let mut config = horst_config::Config::default();
+    adjust(&mut config);
     let queue = Queue::new(
         store,
         QueueSettings {
@@ -86,6 +96,12 @@ async fn a_killed_worker_is_started_again_and_the_api_keeps_answering() {
     up.wait_for_line("worker process started (pid", Duration::from_secs(60));
     let first = worker_pids(&up)[0];
     assert_ne!(first, up.child.id(), "the worker is a process of its own");
+    // The default limit fits the planner runs: nothing to warn about.
+    assert!(
+        !up.stdout().contains("worker.memory_limit_mib is"),
+        "{}",
+        up.stdout()
+    );
 
     // The private Redis of `up`, as the worker child reached it (its socket).
     let private = horst_redis_process::PrivateRedis::attach(&dir.path().join("data"))
@@ -331,4 +347,157 @@ async fn the_request_id_follows_a_job_into_the_worker_s_logs_and_the_job_view() 
         .wait_exit(Duration::from_secs(60))
         .expect("up exits")
         .success());
+}
+
+/// A 512 x 128 level with ledges on every fifth row and 256 moving entities, whose nest lies
+/// behind a pit no jump clears (a corridor's ceiling): the planner's states are large and
+/// many, so its search grows to hundreds of MiB within seconds. Entities are placed by a
+/// fixed pseudo-random sequence.
+fn a_huge_level() -> String {
+    const W: usize = 512;
+    const H: usize = 128;
+    let mut g = vec![vec![b'.'; W]; H];
+    g[H - 1].fill(b'E');
+    g[H - 2].fill(b'G');
+    g[0].fill(b'#');
+    for row in g.iter_mut() {
+        row[0] = b'#';
+        row[W - 1] = b'#';
+    }
+    for y in (8..H - 6).step_by(5) {
+        for x in (3..W - 40).step_by(7) {
+            for k in 0..3 {
+                g[y][x + k] = if (x / 7) % 2 == 1 { b'~' } else { b'-' };
+            }
+        }
+    }
+    for row in g.iter_mut().take(H - 4).skip(1) {
+        for cell in row.iter_mut().take(W - 1).skip(W - 31) {
+            *cell = b'#';
+        }
+    }
+    g[H - 2][W - 12..W - 5].fill(b'^');
+    let mut entities = vec![
+        format!("start 2 {}", H - 3),
+        format!("nest {} {}", W - 3, H - 3),
+    ];
+    let mut state: u64 = 1;
+    let mut used = std::collections::HashSet::new();
+    let kinds: [(&str, usize, [usize; 4], &str); 5] = [
+        ("walker", 60, [15, W - 60, H - 3, H - 2], " range=10"),
+        ("flyer", 60, [12, W - 60, 12, H - 12], " axis=h range=8"),
+        ("rockfall", 32, [5, W - 60, 1, 2], ""),
+        ("platform", 64, [5, W - 60, 20, H - 5], " dx=10 dy=-10"),
+        ("spring", 40, [3, W - 60, H - 3, H - 2], " strength=12"),
+    ];
+    for (kind, n, [x0, x1, y0, y1], extra) in kinds {
+        for _ in 0..n {
+            let mut next = |lo: usize, hi: usize| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                lo + ((state >> 33) as usize) % (hi - lo)
+            };
+            let (x, y) = loop {
+                let p = (next(x0, x1), next(y0, y1));
+                if g[p.1][p.0] == b'.' && used.insert(p) {
+                    break p;
+                }
+            };
+            entities.push(format!("{kind} {x} {y}{extra}"));
+        }
+    }
+    let mut map = format!("gcv-map 1\nname: gross\nsize: {W} {H}\ngrid:\n");
+    for row in &g {
+        map.push_str(std::str::from_utf8(row).unwrap());
+        map.push('\n');
+    }
+    map.push_str("entities:\n");
+    map.push_str(&entities.join("\n"));
+    map.push('\n');
+    map
+}
+
+/// `up`'s worker runs two playtests; one, on a huge level, grows the process past
+/// `worker.memory_limit_mib`, and up kills it. Each caller is told what happened to its own
+/// job: the huge level's that its level needs less memory, the other's that another job was
+/// the cause. Both were told their level needed less: the small level's agent was sent to
+/// simplify a level that was never the cause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_over_memory_blames_only_the_job_that_grew_it() {
+    let huge = a_huge_level();
+    let report = horst_engine::validate_map(&huge);
+    assert!(report.valid, "{:?}", report.errors);
+    let redis = horst_testkit::RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    // Playtests of up to 60 s: the huge search reaches the limit long before its end, and the
+    // small one still runs then.
+    let mut up = HorstProcess::spawn(
+        &["up", "--listen", "127.0.0.1:0", "--redis", &redis.url()],
+        &[
+            ("HORST_WORKER_SLOTS", "2"),
+            ("HORST_WORKER_MEMORY_LIMIT_MIB", "160"),
+            ("HORST_QUEUE_PLAYTEST_SECONDS", "60"),
+            ("HORST_QUEUE_WAIT_SECONDS", "120"),
+        ],
+        dir.path(),
+    );
+    up.wait_listening();
+    up.wait_for_line("worker process started (pid", Duration::from_secs(60));
+    // Said at the start: 160 MiB is less than two 512 MiB planner runs may use.
+    assert!(
+        up.stdout().contains(
+            "warning: worker.memory_limit_mib is 160 MiB, below what the worker's planner runs may use (128 MiB + 2 slot(s) x worker.job_memory_mib 512 MiB = 1152 MiB)"
+        ) && up.stdout().contains("lower worker.job_memory_mib to 16 MiB"),
+        "{}",
+        up.stdout()
+    );
+    let (queue, _stop) = queue_on_with(&redis.url(), |c| {
+        c.queue.playtest_seconds = 60;
+        c.queue.wait_seconds = 120;
+    })
+    .await;
+    let small = a_running_hard_playtest(&queue, "small", &up).await;
+    let big = admit(
+        &queue,
+        JobKind::Playtest,
+        "huge",
+        JobInput::playtest(huge, 1),
+    )
+    .await;
+    let ended = eventually(Duration::from_secs(120), async || {
+        queue.get(&big).await.unwrap().unwrap().state.is_final()
+            && queue.get(&small).await.unwrap().unwrap().state.is_final()
+    })
+    .await;
+    assert!(ended, "the jobs did not end: {}", up.stderr());
+    assert!(
+        up.stderr()
+            .contains("more memory than worker.memory_limit_mib"),
+        "the worker was not killed over its memory: {}",
+        up.stderr()
+    );
+    let message = |id: &str| {
+        let queue = queue.clone();
+        let id = id.to_string();
+        async move {
+            let r = queue.get(&id).await.unwrap().unwrap();
+            assert_eq!(r.state, JobState::Failed, "{r:?}");
+            r.failure.unwrap().message
+        }
+    };
+    let huge_told = message(&big).await;
+    assert!(
+        huge_told.contains("used more memory than the server allows")
+            && huge_told.contains("a smaller or simpler level"),
+        "{huge_told}"
+    );
+    let small_told = message(&small).await;
+    assert!(
+        small_told.contains("another job in the same worker process")
+            && !small_told.contains("a smaller or simpler level"),
+        "{small_told}"
+    );
+    up.signal(libc::SIGTERM);
+    up.wait_exit(Duration::from_secs(60)).expect("up exits");
 }

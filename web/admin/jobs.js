@@ -4,7 +4,9 @@
 
 import { el, api, notice, refusal, confirmIn, table, kv, heading, loading, dateText, stillShown } from "./admin.js";
 
-const filter = { state: "", kind: "", account: "" };
+// `job`: one job by its id (from a log line, an agent's message or get_submission), any
+// account and state; the others filter the listing.
+const filter = { state: "", kind: "", account: "", job: "" };
 // The offsets of the pages shown so far, the one shown last: a page with a filter may end
 // early (the server reads a bounded part of an account's jobs per page), so "Previous" goes
 // back to where the last page started rather than a page size back.
@@ -31,9 +33,17 @@ function progressText(p) {
   return `${p.elapsedSeconds.toFixed(1)} s, ${p.statesExplored} states, best distance ${best}, stage ${p.stage}${memory}`;
 }
 
+// What a finished job found: a playtest that found no replay "succeeded" too.
+function outcomeText(j) {
+  if (!j.outcome) return "";
+  return `: ${j.outcome}${j.reason ? ` (${j.reason.replace(/_/g, " ")})` : ""}`;
+}
+
 function cancelCell(job) {
-  if (job.state !== "queued" && job.state !== "running") return el("td", {}, "");
-  const holder = el("td", {});
+  // `actions`: the column stays in view when the wide table scrolls (admin.css); without it
+  // the button sat past the right edge of a 1280 px screen, under the scroll.
+  if (job.state !== "queued" && job.state !== "running") return el("td", { class: "actions" }, "");
+  const holder = el("td", { class: "actions" });
   const what = job.state === "running"
     ? `Stop job ${job.id} (${job.kind} of ${job.account}) now? It is running: its worker stops it within 100 ms, it stays charged, and its caller is told your reason.`
     : `Drop job ${job.id} (${job.kind} of ${job.account})? It has not started: nothing is charged, and its caller is told your reason.`;
@@ -61,7 +71,7 @@ function jobRow(j) {
     el("th", { scope: "row" }, el("code", {}, j.id),
       j.requestId ? el("div", { class: "muted", title: "The HTTP request that admitted it (X-Request-Id), as in the logs" }, "request ", el("code", { class: "request-id" }, j.requestId)) : null),
     el("td", {}, j.lane ? `${j.kind} (${j.lane} lane)` : j.kind), el("td", {}, `${j.account} (trust ${j.trust})`),
-    el("td", {}, j.state + (j.code && j.code !== j.state ? ` (${j.code})` : ""),
+    el("td", {}, j.state + (j.code && j.code !== j.state ? ` (${j.code})` : "") + outcomeText(j),
       j.message ? el("div", { class: "muted" }, j.message) : null),
     el("td", {}, j.state === "queued" ? `${j.reservedSeconds} s reserved` : `${j.chargedSeconds} s`),
     el("td", {}, at(j.admittedAtMs)), el("td", {}, seconds(j.waitMs)), el("td", {}, at(j.startedAtMs)),
@@ -73,9 +83,10 @@ function filters() {
   const select = (name, options) => el("select", { name, "aria-label": name, onchange: (e) => { filter[name] = e.target.value; refilter(); } },
     options.map((o) => el("option", { value: o, selected: filter[name] === o }, o || `any ${name}`)));
   const account = el("input", { name: "account", "aria-label": "account", placeholder: "account", value: filter.account });
+  const job = el("input", { name: "job", "aria-label": "job id", placeholder: "job id", value: filter.job });
   const form = el("form", { class: "filters" }, select("state", ["", "queued", "running", "succeeded", "failed", "cancelled"]),
-    select("kind", ["", "playtest", "simulate", "submit", "recheck"]), account, el("button", { type: "submit" }, "Show"));
-  form.addEventListener("submit", (e) => { e.preventDefault(); filter.account = account.value.trim(); refilter(); });
+    select("kind", ["", "playtest", "simulate", "submit", "recheck"]), account, job, el("button", { type: "submit" }, "Show"));
+  form.addEventListener("submit", (e) => { e.preventDefault(); filter.account = account.value.trim(); filter.job = job.value.trim(); refilter(); });
   return form;
 }
 
@@ -93,13 +104,16 @@ export async function jobs() {
   const mine = ++latest;
   const shown = loading("Jobs");
   const offset = pages[pages.length - 1];
-  const q = new URLSearchParams([...Object.entries(filter).filter(([, v]) => v), ["offset", String(offset)], ["limit", String(PAGE)]]);
-  const [queue, list] = await Promise.all([api("GET", "/api/admin/queue"), api("GET", `/api/admin/jobs?${q}`)]);
+  const q = new URLSearchParams([...Object.entries(filter).filter(([k, v]) => v && k !== "job"), ["offset", String(offset)], ["limit", String(PAGE)]]);
+  const [queue, list] = await Promise.all([api("GET", "/api/admin/queue"),
+    filter.job ? api("GET", `/api/admin/jobs/${encodeURIComponent(filter.job)}`) : api("GET", `/api/admin/jobs?${q}`)]);
   if (mine !== latest) return;
   if (!queue.ok) return shown.failed(queue);
-  if (!list.ok) return shown.failed(list);
+  // An id nothing has is said above an empty list, with the filters kept to type another.
+  const missing = filter.job && list.status === 404 ? refusal(list) : null;
+  if (!list.ok && !missing) return shown.failed(list);
   const lanes = queue.body.lanes || [];
-  const { items, nextOffset } = list.body;
+  const { items, nextOffset } = filter.job ? { items: missing ? [] : [list.body], nextOffset: null } : list.body;
   const pager = el("div", { class: "pager" },
     el("button", { type: "button", disabled: pages.length === 1, onclick: () => { pages.pop(); jobs(); } }, "Previous"),
     el("button", { type: "button", disabled: nextOffset == null, onclick: () => { pages.push(nextOffset); jobs(); } }, "Next"));
@@ -109,8 +123,9 @@ export async function jobs() {
       kv([...lanes.map((l) => [`${l.lane} lane`, `${l.waiting} waiting, oldest ${seconds(l.oldestWaitMs)}`]),
         ["Running", queue.body.running]])),
     filters(),
-    ...(list.body.accountToday ? [accountToday(list.body.accountToday)] : []),
-    el("p", { class: "muted" }, filter.account ? `Recent jobs of ${filter.account}.` : "Jobs waiting and running now (give an account for its finished ones)."),
+    ...(!filter.job && list.body.accountToday ? [accountToday(list.body.accountToday)] : []),
+    el("p", { class: "muted" }, filter.job ? `Job ${filter.job}.` : filter.account ? `Recent jobs of ${filter.account}.` : "Jobs waiting and running now (give an account for its finished ones, or a job's id)."),
+    missing ? el("p", { class: "error-text" }, missing) :
     items.length === 0 ? el("p", { class: "muted" }, nextOffset == null ? "No jobs." : "None on this page: the server looked through part of the account's jobs; Next looks further.") :
       table(["Job", "Kind", "Account", "State", "Charged", "Admitted", "Wait", "Started", "Ended", "Worker", "Progress", ""],
         items.map(jobRow)),
