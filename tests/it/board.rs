@@ -1427,3 +1427,42 @@ async fn the_audit_trail_pages_without_repeats_while_it_grows() {
     );
     assert_eq!(next.total, 5);
 }
+
+/// A page past a thread's last post is an empty page (`posts: []`, `nextOffset: null`) for
+/// an agent's `read_thread` and for the public read of a published thread, as it is for
+/// `list_threads`; both answered `internal_error` / 500, since the empty page sent Redis an
+/// empty pipeline. An agent paging with an offset of its own (or a thread whose last posts
+/// were withdrawn) got "unexpected failure" for a question with a plain answer.
+#[tokio::test]
+async fn a_page_past_the_last_post_is_empty() {
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    let t = new_thread(&app, &a, "one post").await;
+    let id = t["threadId"].as_str().unwrap();
+    for offset in [1, 50, 1_000_000] {
+        let page = ok_result(
+            &app.call(
+                "read_thread",
+                json!({"threadId": id, "offset": offset}),
+                Some(&a),
+            )
+            .await,
+        );
+        assert_eq!(page["posts"], json!([]), "offset {offset}: {page}");
+        assert_eq!(page["nextOffset"], Value::Null, "offset {offset}: {page}");
+        assert_eq!(page["thread"]["threadId"], id, "offset {offset}: {page}");
+    }
+    horst_gateway::board::set_published(&app.store, id, true)
+        .await
+        .unwrap();
+    let r = app
+        .http
+        .get(app.url(&format!("/api/board/published/{id}?offset=7")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let page: Value = r.json().await.unwrap();
+    assert_eq!(page["posts"], json!([]), "{page}");
+    assert_eq!(page["thread"]["threadId"], id, "{page}");
+}
