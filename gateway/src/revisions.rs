@@ -174,7 +174,7 @@ ErrorCode::Quota,
 fn storage_quota(scope: &str, budget: u64) -> ToolError {
     ToolError::new(
         ErrorCode::Quota,
-        format!("the storage budget ({budget} bytes, withdrawn revisions included) is used up; it does not refill by itself: ask the operator with contact_admin (category quota) to make room"),
+        format!("the storage budget ({budget} bytes, withdrawn revisions included) is used up; it does not refill by itself: ask the operator to make room with contact_admin (category question)"),
     )
     .with("scope", scope)
     .with("limit", "storage")
