@@ -28,7 +28,8 @@ pub async fn promote(
     let promoted = promotion::promote(store, revision_id, expected_current).await?;
     let detail = Detail::Promoted {
         level: &promoted.level,
-        previous: expected_current,
+        // What the promotion replaced (an expectation of `none` is no revision).
+        previous: promoted.previous.as_deref(),
     };
     audit(store, who, Action::Promote, revision_id, detail).await?;
     Ok(promoted)

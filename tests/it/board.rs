@@ -1466,3 +1466,38 @@ async fn a_page_past_the_last_post_is_empty() {
     assert_eq!(page["posts"], json!([]), "{page}");
     assert_eq!(page["thread"]["threadId"], id, "{page}");
 }
+
+/// A stale expectation about a level with no promoted revision answers
+/// `currentRevisionId: "none"` and "repeat expecting none"; repeating with that, as a REST
+/// caller does with `{"expect": "none"}`, promotes. It was refused again with "currently has
+/// promoted revision none, not none" (only the CLI turned `none` into no revision).
+#[tokio::test]
+async fn an_expectation_of_none_is_the_one_a_conflict_names() {
+    use horst_operator as operator;
+    let app = board_app().await;
+    fake_revision(&app, "r1", "grat", "anna", "labor").await;
+    let _: () = app
+        .store
+        .conn()
+        .hset(
+            app.store.key("rev:r1"),
+            "engineVersion",
+            horst_engine::engine_version(),
+        )
+        .await
+        .unwrap();
+    let s = &app.store;
+    let e = operator::promote(s, "olga", "r1", Some("r9"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, "conflict");
+    let told = e.details["currentRevisionId"].as_str().unwrap().to_string();
+    assert_eq!(told, "none");
+    let promoted = operator::promote(s, "olga", "r1", Some(&told))
+        .await
+        .unwrap();
+    assert_eq!(promoted.previous, None);
+    assert_eq!(promoted.revision_id, "r1");
+    // The message says what to send, for the CLI and the REST API alike.
+    assert!(e.message.contains("expecting none"), "{}", e.message);
+}
