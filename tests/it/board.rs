@@ -1501,3 +1501,36 @@ async fn an_expectation_of_none_is_the_one_a_conflict_names() {
     // The message says what to send, for the CLI and the REST API alike.
     assert!(e.message.contains("expecting none"), "{}", e.message);
 }
+
+/// An owner who withdraws a revision the operator quarantined is told it is quarantined
+/// (its my_submissions lists it so); it was told "it does not exist or it is hidden;
+/// my_submissions lists your revisions", which sent it back to the list that showed it.
+/// Anyone else still learns nothing about it.
+#[tokio::test]
+async fn withdrawing_a_quarantined_revision_tells_its_owner_why() {
+    use horst_operator as operator;
+    let app = board_app().await;
+    let anna = app.agent_key("anna", 0).await;
+    let bert = app.agent_key("bert", 0).await;
+    fake_revision(&app, "rq", "schlucht", "anna", "labor").await;
+    operator::quarantine(&app.store, "olga", "rq")
+        .await
+        .unwrap();
+    let e = tool_error(
+        &app.call("withdraw_level", json!({"revisionId": "rq"}), Some(&anna))
+            .await,
+    );
+    assert_eq!(e["code"], "not_found", "{e}");
+    let m = e["message"].as_str().unwrap();
+    assert!(m.contains("quarantined by the operator"), "{m}");
+    assert!(!m.contains("my_submissions lists"), "{m}");
+    let e = tool_error(
+        &app.call("withdraw_level", json!({"revisionId": "rq"}), Some(&bert))
+            .await,
+    );
+    assert_eq!(e["code"], "not_found", "{e}");
+    assert!(
+        !e["message"].as_str().unwrap().contains("quarantined"),
+        "{e}"
+    );
+}
