@@ -35,12 +35,7 @@ pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        })
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
+        .and_then(horst_identity::accounts::bearer_credentials)
 }
 
 /// The operator of the admin API, as the audit trail names them: `api:<X-Operator>` or
@@ -657,6 +652,12 @@ mod tests {
         h.insert(header::AUTHORIZATION, "bearer abc".parse().unwrap());
         assert_eq!(bearer(&h), Some("abc"));
         h.insert(header::AUTHORIZATION, "Bearer   ".parse().unwrap());
+        assert_eq!(bearer(&h), None);
+        h.insert(header::AUTHORIZATION, "BEARER abc".parse().unwrap());
+        assert_eq!(bearer(&h), Some("abc"));
+        h.insert(header::AUTHORIZATION, "Bearer\tabc".parse().unwrap());
+        assert_eq!(bearer(&h), Some("abc"));
+        h.insert(header::AUTHORIZATION, "Bearerabc".parse().unwrap());
         assert_eq!(bearer(&h), None);
         h.insert(header::AUTHORIZATION, "Basic abc".parse().unwrap());
         assert_eq!(bearer(&h), None);

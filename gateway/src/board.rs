@@ -342,6 +342,11 @@ async fn post_ids(store: &Store, thread_id: &str) -> Result<Vec<String>, ToolErr
 
 /// Full posts by id, in order (missing ones skipped).
 async fn full_posts(store: &Store, ids: &[String]) -> Result<Vec<Fields>, ToolError> {
+    // A page past the last post has no ids, and Redis refuses an empty pipeline ("empty
+    // command"): that was an internal_error where the answer is an empty page.
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
     let mut pipe = redis::pipe();
     for id in ids {
         pipe.hgetall(post_key(store, id));
@@ -362,6 +367,9 @@ async fn visible_posts(
     authors: &mut Authors,
 ) -> Result<Vec<Fields>, ToolError> {
     let ids = post_ids(store, thread_id).await?;
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
     let mut pipe = redis::pipe();
     for id in &ids {
         pipe.cmd("HMGET").arg(post_key(store, id)).arg(&FLAG_FIELDS);

@@ -423,10 +423,7 @@ impl Gateway {
         if !report.won {
             let e = ToolError::new(
                 ErrorCode::ValidationFailed,
-                format!(
-                    "the replay does not win on this map (outcome {}); nothing was stored; check it with simulate_replay",
-                    report.outcome.as_str()
-                ),
+                not_won_message(report.outcome.as_str()),
             )
             .with("jobId", rec.id.clone())
             .with("outcome", report.outcome.as_str())
@@ -639,7 +636,27 @@ impl Gateway {
             Some(Publication::Unpublished { reason }) => {
                 v["publication"] = json!({"state": "unpublished", "message": reason});
             }
-            Some(Publication::Stored { .. }) | None => {}
+            Some(Publication::Stored { .. }) => {}
+            // A submission whose replay does not win is a succeeded job (the referee ran)
+            // that stored nothing: without this, `state: succeeded` read as an accepted
+            // submission to a caller who polls after `pending`, with nothing saying why
+            // `revisionId` stays null. The call itself answered `validation_failed`.
+            None => {
+                let lost = rec
+                    .result
+                    .as_ref()
+                    .and_then(|r| r.referee())
+                    .filter(|r| !r.won);
+                if let (JobKind::Submit, JobState::Succeeded, Some(report)) =
+                    (rec.kind, rec.state, lost)
+                {
+                    v["publication"] = json!({
+                        "state": "refused",
+                        "code": ErrorCode::ValidationFailed.as_str(),
+                        "message": not_won_message(report.outcome.as_str()),
+                    });
+                }
+            }
         }
         // A running playtest's latest progress (its worker writes it every 2 s).
         if let (JobState::Running, Some(p)) = (rec.state, &rec.progress) {
@@ -648,6 +665,14 @@ impl Gateway {
         self.add_remaining(&mut v, caller).await;
         Ok(v)
     }
+}
+
+/// Why a submission whose replay does not win stored nothing (the call's failure and
+/// `get_submission`'s `publication` say the same).
+fn not_won_message(outcome: &str) -> String {
+    format!(
+        "the replay does not win on this map (outcome {outcome}); nothing was stored; check it with simulate_replay"
+    )
 }
 
 /// How a blocking call's wait ended.

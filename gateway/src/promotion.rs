@@ -28,6 +28,10 @@ macro_rules! display_as_json {
 
 display_as_json!(Promotion, Rollback);
 
+/// How an expectation names "no promoted revision" (the CLI's `--expect none`, and the
+/// `currentRevisionId` of a stale expectation's conflict).
+const NONE: &str = "none";
+
 /// What a promotion did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -54,6 +58,12 @@ pub async fn promote(
     revision_id: &str,
     expected_current: Option<&str>,
 ) -> Result<Promotion, ToolError> {
+    // A stale expectation is answered with `currentRevisionId: "none"` and "repeat with
+    // expect none" when nothing is promoted, so `none` must mean no promoted revision here
+    // too, as it does in the CLI: a REST caller who repeated with {"expect": "none"} was
+    // refused with "currently has promoted revision none, not none". No revision is called
+    // `none` (ids are `rev-...`).
+    let expected_current = expected_current.filter(|e| *e != NONE);
     let v: Vec<Option<String>> = redis::cmd("HMGET")
         .arg(keys::rev(store, revision_id))
         .arg(&["name", "owner"])
@@ -84,12 +94,12 @@ pub async fn promote(
         .run()
         .await?;
     if let Promoted::Stale(cur) = &promoted {
-        let cur = if cur.is_empty() { "none" } else { cur };
+        let cur = if cur.is_empty() { NONE } else { cur };
         return Err(ToolError::new(
 ErrorCode::Conflict,
             format!(
-                "level {name} currently has promoted revision {cur}, not {}; check it and repeat with --expect {cur}",
-                expected_current.unwrap_or("none")
+                "level {name} currently has promoted revision {cur}, not {}; check it and repeat expecting {cur} (--expect {cur}, or \"expect\": \"{cur}\" in the REST API)",
+                expected_current.unwrap_or(NONE)
             ),
         )
         .with("currentRevisionId", cur));

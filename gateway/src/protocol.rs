@@ -107,7 +107,11 @@ pub fn parse(body: &[u8]) -> Result<Incoming, ParseError> {
     }
     if let Some(id) = &id {
         if !valid_id(id) {
-            return Err(invalid("\"id\" must be a string or an integer"));
+            // Said in full: an id of 2^70 or 1.5 is "an integer" to its sender, and null
+            // is JSON-RPC's own id for errors, never a request's.
+            return Err(invalid(
+                "\"id\" must be a string or a whole number within 64 bits (not null, a fraction or a larger number)",
+            ));
         }
     }
     match obj.get("method") {

@@ -174,7 +174,7 @@ ErrorCode::Quota,
 fn storage_quota(scope: &str, budget: u64) -> ToolError {
     ToolError::new(
         ErrorCode::Quota,
-        format!("the storage budget ({budget} bytes, withdrawn revisions included) is used up; it does not refill by itself: ask the operator with contact_admin (category quota) to make room"),
+        format!("the storage budget ({budget} bytes, withdrawn revisions included) is used up; it does not refill by itself: ask the operator to make room with contact_admin (category question)"),
     )
     .with("scope", scope)
     .with("limit", "storage")
@@ -467,9 +467,21 @@ pub async fn withdraw(store: &Store, owner: &str, id: &str) -> Result<Value, Too
     else {
         return Err(hidden());
     };
-    // A quarantined revision is hidden from everyone (the script checks again, atomically).
+    // The owner's my_submissions lists a quarantined revision with its state, so the owner
+    // is told that, not "does not exist or it is hidden; my_submissions lists your
+    // revisions", which sent them back to the list that showed it. Anyone else learns
+    // nothing (the script checks again, atomically).
+    let quarantined = || {
+        ToolError::not_found(format!(
+            "revision {id} was quarantined by the operator: it is hidden from everyone already and cannot be withdrawn; ask the operator with contact_admin if you think that is a mistake"
+        ))
+    };
     if state.as_deref() == Some("quarantined") {
-        return Err(hidden());
+        return Err(if rev_owner == owner {
+            quarantined()
+        } else {
+            hidden()
+        });
     }
     if rev_owner != owner {
         return Err(ToolError::new(
@@ -493,8 +505,8 @@ pub async fn withdraw(store: &Store, owner: &str, id: &str) -> Result<Value, Too
                 format!("revision {id} is promoted; the operator rolls promoted revisions back"),
             ))
         }
-        // Hidden from everyone, as every other read of it answers.
-        Withdrawn::Quarantined => return Err(hidden()),
+        // Quarantined meanwhile (the caller is its owner: checked above).
+        Withdrawn::Quarantined => return Err(quarantined()),
         Withdrawn::Ok => {}
     }
     Ok(json!({

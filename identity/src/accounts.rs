@@ -98,6 +98,17 @@ pub fn valid_account_name(name: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
 }
 
+/// The credentials of an `Authorization: Bearer ...` value, trimmed: the scheme is matched
+/// without regard to case (RFC 9110, 11.1: `bearer`, `Bearer` and `BEARER` are one scheme)
+/// and may be followed by spaces or tabs. `None` for another scheme or no credentials.
+pub fn bearer_credentials(header: &str) -> Option<&str> {
+    let (scheme, rest) = header.trim_start().split_once([' ', '\t'])?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    Some(rest.trim()).filter(|t| !t.is_empty())
+}
+
 /// Resolves an `Authorization` header value to the caller; `Ok(None)` without one.
 pub async fn authenticate(
     store: &Store,
@@ -111,11 +122,7 @@ pub async fn authenticate(
             "unknown, malformed or revoked agent key; send `Authorization: Bearer gcv_...` with an active key".into(),
         )
     };
-    let token = header
-        .strip_prefix("Bearer ")
-        .or_else(|| header.strip_prefix("bearer "))
-        .map(str::trim)
-        .ok_or_else(unauthorized)?;
+    let token = bearer_credentials(header).ok_or_else(unauthorized)?;
     if !well_formed(token) {
         return Err(unauthorized());
     }

@@ -28,7 +28,8 @@ pub async fn promote(
     let promoted = promotion::promote(store, revision_id, expected_current).await?;
     let detail = Detail::Promoted {
         level: &promoted.level,
-        previous: expected_current,
+        // What the promotion replaced (an expectation of `none` is no revision).
+        previous: promoted.previous.as_deref(),
     };
     audit(store, who, Action::Promote, revision_id, detail).await?;
     Ok(promoted)
@@ -179,6 +180,9 @@ pub async fn publish_shipped(store: &Store) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// The states a revision can be in (the filter of [`revisions`]).
+pub const REVISION_STATES: [&str; 5] = ["labor", "promoted", "retired", "withdrawn", "quarantined"];
+
 /// Which revisions to list for the operator.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct RevisionFilter {
@@ -224,6 +228,17 @@ pub async fn revisions(
     offset: usize,
     limit: usize,
 ) -> Result<RevisionPage, ToolError> {
+    // A state no revision can have listed nothing, which read as "there are none" (a typo
+    // such as `promote` for `promoted` looked like a server without promoted levels).
+    if let Some(state) = filter.state.as_deref() {
+        if !REVISION_STATES.contains(&state) {
+            return Err(ToolError::invalid(format!(
+                "unknown state {:?}; use {}",
+                horst_gateway::text::clip(state, 64),
+                REVISION_STATES.join(", ")
+            )));
+        }
+    }
     let top = store.key("rev:x").matches(':').count();
     let mut rows: Vec<(u64, RevisionRow)> = Vec::new();
     let name_filter = filter.name.as_deref().map(str::to_ascii_lowercase);

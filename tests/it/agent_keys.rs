@@ -291,3 +291,42 @@ async fn operator_commands() {
     let (status, _, _) = post(&app, "{}", &[JSON]).await;
     assert_eq!(status, 404);
 }
+
+/// The `Bearer` scheme is case-insensitive (RFC 9110, 11.1), and clients differ in how they
+/// write it: `BEARER gcv_...` (and a tab after the scheme) was refused with 401 "unknown,
+/// malformed or revoked agent key" while `Bearer` and `bearer` were taken, so an agent with
+/// a valid key was told its key was bad. Another scheme or no key stays a 401.
+#[tokio::test]
+async fn the_bearer_scheme_is_read_in_any_case() {
+    let app = spawn_gateway().await;
+    let key = app.agent_key("kolkrabe", 0).await;
+    let call = |auth: String| {
+        let app = &app;
+        async move {
+            let body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"my_submissions","arguments":{}}});
+            app.mcp_raw(
+                body.to_string(),
+                &[
+                    ("mcp-protocol-version", "2025-11-25"),
+                    ("authorization", auth.as_str()),
+                ],
+            )
+            .await
+        }
+    };
+    for auth in [
+        format!("Bearer {key}"),
+        format!("bearer {key}"),
+        format!("BEARER {key}"),
+        format!("BeArEr {key}"),
+        format!("Bearer\t{key}"),
+    ] {
+        let a = call(auth.clone()).await;
+        assert_eq!(a.status, 200, "{auth:?}: {}", a.text);
+        assert_eq!(a.body["result"]["isError"], false, "{auth:?}: {}", a.text);
+    }
+    for auth in [format!("Basic {key}"), key.clone(), format!("Bearer{key}")] {
+        let a = call(auth.clone()).await;
+        assert_eq!(a.status, 401, "{auth:?}: {}", a.text);
+    }
+}

@@ -1427,3 +1427,110 @@ async fn the_audit_trail_pages_without_repeats_while_it_grows() {
     );
     assert_eq!(next.total, 5);
 }
+
+/// A page past a thread's last post is an empty page (`posts: []`, `nextOffset: null`) for
+/// an agent's `read_thread` and for the public read of a published thread, as it is for
+/// `list_threads`; both answered `internal_error` / 500, since the empty page sent Redis an
+/// empty pipeline. An agent paging with an offset of its own (or a thread whose last posts
+/// were withdrawn) got "unexpected failure" for a question with a plain answer.
+#[tokio::test]
+async fn a_page_past_the_last_post_is_empty() {
+    let app = board_app().await;
+    let a = app.agent_key("anna", 0).await;
+    let t = new_thread(&app, &a, "one post").await;
+    let id = t["threadId"].as_str().unwrap();
+    for offset in [1, 50, 1_000_000] {
+        let page = ok_result(
+            &app.call(
+                "read_thread",
+                json!({"threadId": id, "offset": offset}),
+                Some(&a),
+            )
+            .await,
+        );
+        assert_eq!(page["posts"], json!([]), "offset {offset}: {page}");
+        assert_eq!(page["nextOffset"], Value::Null, "offset {offset}: {page}");
+        assert_eq!(page["thread"]["threadId"], id, "offset {offset}: {page}");
+    }
+    horst_gateway::board::set_published(&app.store, id, true)
+        .await
+        .unwrap();
+    let r = app
+        .http
+        .get(app.url(&format!("/api/board/published/{id}?offset=7")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let page: Value = r.json().await.unwrap();
+    assert_eq!(page["posts"], json!([]), "{page}");
+    assert_eq!(page["thread"]["threadId"], id, "{page}");
+}
+
+/// A stale expectation about a level with no promoted revision answers
+/// `currentRevisionId: "none"` and "repeat expecting none"; repeating with that, as a REST
+/// caller does with `{"expect": "none"}`, promotes. It was refused again with "currently has
+/// promoted revision none, not none" (only the CLI turned `none` into no revision).
+#[tokio::test]
+async fn an_expectation_of_none_is_the_one_a_conflict_names() {
+    use horst_operator as operator;
+    let app = board_app().await;
+    fake_revision(&app, "r1", "grat", "anna", "labor").await;
+    let _: () = app
+        .store
+        .conn()
+        .hset(
+            app.store.key("rev:r1"),
+            "engineVersion",
+            horst_engine::engine_version(),
+        )
+        .await
+        .unwrap();
+    let s = &app.store;
+    let e = operator::promote(s, "olga", "r1", Some("r9"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, "conflict");
+    let told = e.details["currentRevisionId"].as_str().unwrap().to_string();
+    assert_eq!(told, "none");
+    let promoted = operator::promote(s, "olga", "r1", Some(&told))
+        .await
+        .unwrap();
+    assert_eq!(promoted.previous, None);
+    assert_eq!(promoted.revision_id, "r1");
+    // The message says what to send, for the CLI and the REST API alike.
+    assert!(e.message.contains("expecting none"), "{}", e.message);
+}
+
+/// An owner who withdraws a revision the operator quarantined is told it is quarantined
+/// (its my_submissions lists it so); it was told "it does not exist or it is hidden;
+/// my_submissions lists your revisions", which sent it back to the list that showed it.
+/// Anyone else still learns nothing about it.
+#[tokio::test]
+async fn withdrawing_a_quarantined_revision_tells_its_owner_why() {
+    use horst_operator as operator;
+    let app = board_app().await;
+    let anna = app.agent_key("anna", 0).await;
+    let bert = app.agent_key("bert", 0).await;
+    fake_revision(&app, "rq", "schlucht", "anna", "labor").await;
+    operator::quarantine(&app.store, "olga", "rq")
+        .await
+        .unwrap();
+    let e = tool_error(
+        &app.call("withdraw_level", json!({"revisionId": "rq"}), Some(&anna))
+            .await,
+    );
+    assert_eq!(e["code"], "not_found", "{e}");
+    let m = e["message"].as_str().unwrap();
+    assert!(m.contains("quarantined by the operator"), "{m}");
+    assert!(!m.contains("my_submissions lists"), "{m}");
+    let e = tool_error(
+        &app.call("withdraw_level", json!({"revisionId": "rq"}), Some(&bert))
+            .await,
+    );
+    assert_eq!(e["code"], "not_found", "{e}");
+    assert!(
+        !e["message"].as_str().unwrap().contains("quarantined"),
+        "{e}"
+    );
+}

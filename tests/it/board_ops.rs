@@ -577,3 +577,55 @@ async fn published_threads_are_public_with_the_board_rules() {
         ]
     );
 }
+
+/// The operator's list of revisions refuses a state no revision can have, with the states
+/// it takes, in the REST API and the CLI; it listed nothing (200, `total: 0`), so a typo
+/// (`promote` for `promoted`) read as a server without promoted levels.
+#[tokio::test]
+async fn the_revision_list_refuses_an_unknown_state() {
+    let app = ops_app(|_| {}).await;
+    let (status, e) = admin_json(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/revisions?state=promote",
+    )
+    .await;
+    assert_eq!(status, 400, "{e}");
+    assert_eq!(e["code"], "invalid_input", "{e}");
+    let m = e["error"].as_str().unwrap();
+    assert!(
+        m.contains("promote") && m.contains("labor, promoted, retired, withdrawn, quarantined"),
+        "{m}"
+    );
+    let (status, list) = admin_json(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/revisions?state=promoted",
+    )
+    .await;
+    assert_eq!(status, 200, "{list}");
+    let (ok, out, err) = horst_admin(&app, &["level", "list", "--state", "promote"]).await;
+    assert!(!ok, "{out}");
+    assert!(err.contains("unknown state"), "{err}");
+}
+
+/// The operator's account list refuses a kind or trust no account has, saying what it
+/// takes; it listed nothing (200, `total: 0`), so `kind=agents` read as "no agents".
+#[tokio::test]
+async fn the_account_list_refuses_an_unknown_kind_or_trust() {
+    let app = ops_app(|_| {}).await;
+    app.agent_key("amsel", 0).await;
+    for (path, says) in [
+        ("/api/admin/accounts?kind=agents", "agent or human"),
+        ("/api/admin/accounts?trust=3", "0, 1 or 2"),
+    ] {
+        let (status, e) = admin_json(&app, reqwest::Method::GET, path).await;
+        assert_eq!(status, 400, "{path}: {e}");
+        assert_eq!(e["code"], "invalid_input", "{path}: {e}");
+        assert!(e["error"].as_str().unwrap().contains(says), "{path}: {e}");
+    }
+    let (status, list) =
+        admin_json(&app, reqwest::Method::GET, "/api/admin/accounts?trust=0").await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(list["total"], 1, "{list}");
+}

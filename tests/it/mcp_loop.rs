@@ -686,3 +686,80 @@ async fn a_retry_after_a_crash_between_storing_and_recording_answers_the_revisio
     let third = ok_result(&app.call("submit_level", args, Some(&key)).await);
     assert_eq!(third["revisionId"], stored.as_str());
 }
+
+/// The storage refusal tells the agent to ask the operator with contact_admin, naming a
+/// category; that category must be one contact_admin takes. It named `quota`, which
+/// contact_admin refuses (`invalid_input`: bug, feedback, question or other), so an agent
+/// that followed the advice word for word failed a second time.
+#[tokio::test]
+async fn the_storage_refusal_names_a_contact_category_that_works() {
+    let app = spawn_gateway().await;
+    let key = app.agent_key("elster", 1).await;
+    let _: () = redis::cmd("SET")
+        .arg(horst_gateway::keys::storage(&app.store, "elster"))
+        .arg(app.config.quotas.storage_per_account_bytes)
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let args = json!({"name": "voll", "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "s-1"});
+    let e = tool_error(&app.call("submit_level", args, Some(&key)).await);
+    assert_eq!(
+        (&e["code"], &e["limit"]),
+        (&json!("quota"), &json!("storage")),
+        "{e}"
+    );
+    let message = e["message"].as_str().unwrap();
+    let category = message
+        .split("contact_admin (category ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_else(|| panic!("no contact_admin category in {message:?}"));
+    let sent = ok_result(
+        &app.call(
+            "contact_admin",
+            json!({"category": category, "subject": "Speicher voll", "message": "Bitte Platz schaffen"}),
+            Some(&key),
+        )
+        .await,
+    );
+    assert!(sent["messageId"].is_string(), "{sent}");
+}
+
+/// A submission whose replay does not win: the call answers `validation_failed`, and
+/// `get_submission` of its job (what a caller told `pending` reads) says the same in
+/// `publication`. It showed only `state: succeeded` with `revisionId: null` and nothing on
+/// why, which reads as an accepted submission.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_submission_says_why_a_losing_submission_stored_nothing() {
+    let app = spawn_gateway().await;
+    let _worker = app.start_engine_worker();
+    let key = app.agent_key("dohle", 1).await;
+    let losing = json!({"seed": 1, "actions": [{"action": 4, "ticks": 5}]});
+    let args =
+        json!({"name": "verloren", "map": LEVEL_MAP, "replay": losing, "idempotencyKey": "lose-1"});
+    let e = tool_error(&app.call("submit_level", args, Some(&key)).await);
+    assert_eq!(e["code"], "validation_failed", "{e}");
+    let job = e["jobId"].as_str().unwrap();
+    let s = ok_result(
+        &app.call("get_submission", json!({"jobId": job}), Some(&key))
+            .await,
+    );
+    assert_eq!(s["state"], "succeeded", "{s}");
+    assert_eq!(s["result"]["won"], false, "{s}");
+    assert_eq!(s["revisionId"], Value::Null, "{s}");
+    assert_eq!(s["publication"]["state"], "refused", "{s}");
+    assert_eq!(s["publication"]["code"], "validation_failed", "{s}");
+    assert_eq!(s["publication"]["message"], e["message"], "{s}");
+    // A won submission carries no publication (its revisionId says it all).
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let args =
+        json!({"name": "gewonnen", "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "win-1"});
+    let won = ok_result(&app.call("submit_level", args, Some(&key)).await);
+    let s = ok_result(
+        &app.call("get_submission", json!({"jobId": won["jobId"]}), Some(&key))
+            .await,
+    );
+    assert_eq!(s["revisionId"], won["revisionId"], "{s}");
+    assert!(s.get("publication").is_none(), "{s}");
+}

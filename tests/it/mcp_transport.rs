@@ -548,3 +548,35 @@ async fn a_cursor_no_list_gave_is_invalid_params() {
         }
     }
 }
+
+/// An id JSON-RPC cannot echo is -32600, and the message says what an id may be: a
+/// number beyond 64 bits or with a fraction was told "must be a string or an integer",
+/// though its sender had sent what reads as an integer.
+#[tokio::test]
+async fn an_id_that_is_not_one_says_what_an_id_may_be() {
+    let app = spawn_gateway().await;
+    let v = [("mcp-protocol-version", "2025-11-25")];
+    for id in ["123456789012345678901234567890", "1.5", "null", "true"] {
+        let a = app
+            .mcp_raw(
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#),
+                &v,
+            )
+            .await;
+        assert_eq!(a.status, 400, "{id}: {}", a.text);
+        assert_eq!(a.body["error"]["code"], -32600, "{id}: {}", a.text);
+        let m = a.body["error"]["message"].as_str().unwrap();
+        assert!(m.contains("within 64 bits"), "{id}: {m}");
+    }
+    // The largest ids that fit are echoed.
+    for id in ["18446744073709551615", "-9223372036854775808"] {
+        let a = app
+            .mcp_raw(
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#),
+                &v,
+            )
+            .await;
+        assert_eq!(a.status, 200, "{id}: {}", a.text);
+        assert_eq!(a.body["id"].to_string(), id, "{}", a.text);
+    }
+}

@@ -706,6 +706,25 @@ async fn accounts(
     _: Operator,
     Query(q): Query<AccountQuery>,
 ) -> Answer {
+    // A kind or trust no account has listed nothing (200, total 0), which read as "no such
+    // accounts" after a typo (`kind=agents`, `trust=3`).
+    if let Some(kind) = q.kind.as_deref().filter(|k| !k.is_empty()) {
+        if !matches!(kind, "agent" | "human") {
+            return Err(ApiError::new(
+                ApiCode::InvalidInput,
+                format!(
+                    "unknown kind {:?}; use agent or human",
+                    horst_gateway::text::clip(kind, 64)
+                ),
+            ));
+        }
+    }
+    if let Some(trust) = q.trust.filter(|t| *t > 2) {
+        return Err(ApiError::new(
+            ApiCode::InvalidInput,
+            format!("trust {trust} does not exist; use 0, 1 or 2"),
+        ));
+    }
     let filter = horst_identity::accounts::AccountFilter {
         q: q.q.filter(|s| !s.trim().is_empty()),
         kind: q.kind.filter(|s| !s.is_empty()),
