@@ -254,7 +254,7 @@ impl Gateway {
                     job_id: rec.id.clone(),
                     wait: self.wait_limit() + Duration::from_secs(60),
                 });
-                let mut waited = self.wait_or_stop(&rec.id, true).await;
+                let mut waited = self.wait_or_stop(&rec.id, kind, true).await;
                 if matches!(waited, Waited::Stopping) && submit.is_some() {
                     // A submission's revision is stored by this call once the check has
                     // won, so it is not left to run without it: dropped while queued, else
@@ -267,7 +267,7 @@ impl Gateway {
                         )
                         .with("jobId", rec.id.clone()));
                     }
-                    waited = self.wait_or_stop(&rec.id, false).await;
+                    waited = self.wait_or_stop(&rec.id, kind, false).await;
                 } else {
                     guard.disarm();
                 }
@@ -307,6 +307,15 @@ impl Gateway {
                         return Ok(pending_without_store(&rec));
                     }
                     Waited::Failed(e) => return Err(e.into()),
+                    Waited::NoEvaluator => {
+                        tracing::warn!(job = %rec.id, "no live worker runs this kind of job; the queued job was dropped and its caller answered engine_unavailable");
+                        return Err(ToolError::new(
+                            ErrorCode::EngineUnavailable,
+                            "no worker is running to evaluate this job (the server's evaluators are stopped or starting); it was dropped before it started and nothing was charged; call again in a while (the same idempotencyKey starts afresh)",
+                        )
+                        .with("retryAfterSeconds", NO_WORKER_RETRY_SECONDS)
+                        .with("jobId", rec.id.clone()));
+                    }
                 };
                 return self
                     .finish(&done, &input, caller, submit.as_ref(), false)
@@ -320,8 +329,38 @@ impl Gateway {
     /// Waits for job `id` within the wait limit; with `watch_stop`, gives up when the
     /// process starts to shut down. Bounded even when Redis hangs: the queue's wait ends by
     /// its limit, and each of its Redis calls by the store's response timeout.
-    async fn wait_or_stop(&self, id: &str, watch_stop: bool) -> Waited {
+    async fn wait_or_stop(&self, id: &str, kind: JobKind, watch_stop: bool) -> Waited {
         let limit = self.wait_limit();
+        // Every NO_WORKER_GRACE while the job waits: with no live worker to run it at two
+        // looks in a row, drop it if it is still queued (one that a worker claimed meanwhile
+        // is kept).
+        let unserved = async {
+            let mut missed = 0;
+            loop {
+                tokio::time::sleep(NO_WORKER_GRACE).await;
+                // Two looks in a row: after a stall of Redis longer than a worker's
+                // announcement lives, a live worker announces again within seconds.
+                match self.queue.serves(kind).await {
+                    Ok(false) => missed += 1,
+                    _ => missed = 0,
+                }
+                if missed >= 2
+                    && matches!(
+                        self.queue
+                            .cancel_queued(
+                                id,
+                                JobState::Cancelled,
+                                FailureCode::Cancelled,
+                                "no worker was running to evaluate the job; it was dropped before it started and nothing was charged; call again later (the same idempotencyKey starts afresh)",
+                            )
+                            .await,
+                        Ok(true)
+                    )
+                {
+                    return;
+                }
+            }
+        };
         let wait = tokio::time::timeout(limit + WAIT_SLACK, self.queue.wait(id, limit));
         let mut stopping = self.stopping.clone().filter(|_| watch_stop);
         let stop = async {
@@ -335,6 +374,10 @@ impl Gateway {
             }
         };
         tokio::select! {
+            // A job dropped for want of a worker ends its wait too (cancelled): the drop is
+            // what the caller is told.
+            biased;
+            () = unserved => Waited::NoEvaluator,
             waited = wait => match waited {
                 Ok(Ok(rec)) => Waited::Done(Box::new(rec)),
                 Ok(Err(QueueError::Unavailable(detail))) => Waited::Unreachable(detail),
@@ -678,12 +721,23 @@ fn not_won_message(outcome: &str) -> String {
 /// How a blocking call's wait ended.
 enum Waited {
     Done(Box<JobRecord>),
+    /// No live worker could run it, and it was dropped while still queued (nothing charged):
+    /// `engine_unavailable` (the contract's "no evaluator available").
+    NoEvaluator,
     /// The process is shutting down: answer `pending` now.
     Stopping,
     /// Redis cannot be reached (or the wait outlasted its bound): answer `pending`.
     Unreachable(String),
     Failed(QueueError),
 }
+
+/// How often a queued job looks for a live worker; with none at two looks in a row it is
+/// dropped as having none. A worker that is starting or being restarted (`horst up`'s child
+/// comes back within a second) is waited for; one that is not there at all is answered in
+/// about 8 s, not at the end of the whole wait limit with `timeout`.
+const NO_WORKER_GRACE: Duration = Duration::from_secs(4);
+/// When a caller told there is no worker may try again.
+const NO_WORKER_RETRY_SECONDS: u64 = 30;
 
 /// Beyond the wait limit, what a wait may take for its last Redis calls (the store's
 /// response timeout is 5 s) before the caller is answered `pending` anyway.

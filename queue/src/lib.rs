@@ -1636,6 +1636,29 @@ impl Queue {
         Ok(())
     }
 
+    /// Whether a live worker has a slot that runs `kind` now: playtests need a general slot,
+    /// referee work either kind (from the announcements in `queue:slots`, each live until
+    /// its own time). One small hash read; no scan of the workers' presence keys.
+    pub async fn serves(&self, kind: JobKind) -> Result<bool, QueueError> {
+        let now = self.now_ms().await?;
+        let slots: Vec<String> = redis::cmd("HVALS")
+            .arg(keys::slots(&self.store))
+            .query_async(&mut self.store.conn())
+            .await?;
+        Ok(slots.iter().any(|v| {
+            let mut f = v.split(' ').map(|x| x.parse::<u64>().ok());
+            match (f.next().flatten(), f.next().flatten(), f.next().flatten()) {
+                (Some(general), Some(referee), Some(until)) if until > now => {
+                    match Lane::of(kind) {
+                        Lane::Planner => general > 0,
+                        Lane::Referee => general + referee > 0,
+                    }
+                }
+                _ => false,
+            }
+        }))
+    }
+
     /// Worker `id` stops claiming: its slots no longer count for admission.
     pub async fn retire_slots(&self, id: &str) -> Result<(), QueueError> {
         let mut pipe = redis::pipe();

@@ -763,3 +763,40 @@ async fn get_submission_says_why_a_losing_submission_stored_nothing() {
     assert_eq!(s["revisionId"], won["revisionId"], "{s}");
     assert!(s.get("publication").is_none(), "{s}");
 }
+
+/// With no worker running, a job is not left waiting out the whole wait limit to answer
+/// `timeout` (60 s): after a short grace (a worker starting or restarting is waited for) it is
+/// dropped while still queued, nothing is charged, and the caller gets the contract's
+/// `engine_unavailable` ("no evaluator available") with `retryAfterSeconds` and the job's id.
+/// The same idempotencyKey starts afresh once a worker runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_worker_running_a_job_is_answered_engine_unavailable_and_not_charged() {
+    let app = spawn_gateway().await;
+    let key = app.agent_key("nora", 1).await;
+    let args = json!({"map": TINY_MAP, "idempotencyKey": "lonely"});
+    let a = app.call("playtest_map", args.clone(), Some(&key)).await;
+    assert_eq!(a.status, 503, "{}", a.text);
+    assert!(a.headers.get("retry-after").is_some(), "{}", a.text);
+    let error = &a.body["error"]["data"];
+    assert_eq!(error["code"], "engine_unavailable", "{}", a.text);
+    assert_eq!(error["retryAfterSeconds"], 30, "{}", a.text);
+    assert!(
+        error["message"].as_str().unwrap().contains("no worker"),
+        "{}",
+        a.text
+    );
+    let id = error["jobId"]
+        .as_str()
+        .expect("the dropped job's id")
+        .to_string();
+    let job = app.queue.get(&id).await.unwrap().unwrap();
+    assert_eq!(job.state, horst_queue::JobState::Cancelled, "{job:?}");
+    assert_eq!(job.charged_seconds, 0, "{job:?}");
+
+    // With a worker, the same key runs the playtest.
+    let _worker = app.start_engine_worker();
+    let a = app.call("playtest_map", args, Some(&key)).await;
+    let r = ok_result(&a);
+    assert_eq!(r["outcome"], "won", "{}", a.text);
+    assert_ne!(r["jobId"], id.as_str(), "{}", a.text);
+}
