@@ -30,6 +30,14 @@ pub async fn set_blocked(
     name: &str,
     blocked: bool,
 ) -> Result<(), ToolError> {
+    // The built-in levels are this account's revisions: blocked, every shipped level would
+    // vanish for players and agents alike (its revisions are hidden with it), which no
+    // operator means by blocking an account.
+    if blocked && name == horst_gateway::builtin::OWNER {
+        return Err(ToolError::invalid(format!(
+            "the account {name} owns the built-in levels, and blocking it would hide every one of them from players and agents; to take one level down, quarantine its revision (`horst admin level quarantine REVISION`) instead"
+        )));
+    }
     let (action, value) = if blocked {
         (Action::Block, "1")
     } else {

@@ -629,3 +629,39 @@ async fn the_account_list_refuses_an_unknown_kind_or_trust() {
     assert_eq!(status, 200, "{list}");
     assert_eq!(list["total"], 1, "{list}");
 }
+
+/// The account that owns the built-in levels cannot be blocked: blocked, every shipped level
+/// vanished for players and agents (`get_level erste-schritte` answered `not_found`). The
+/// refusal says what to do instead; other accounts are blocked as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_built_in_levels_owner_cannot_be_blocked() {
+    let app = ops_app(|_| {}).await;
+    horst_operator::publish_shipped(&app.store).await.unwrap();
+    let owner = horst_gateway::builtin::OWNER;
+    let (status, v) = admin_json(
+        &app,
+        reqwest::Method::POST,
+        &format!("/api/admin/accounts/{owner}/block"),
+    )
+    .await;
+    assert_eq!(status, 400, "{v}");
+    assert!(v.to_string().contains("built-in levels"), "{v}");
+    assert!(v.to_string().contains("quarantine"), "{v}");
+    let a = app
+        .call("get_level", json!({"name": "erste-schritte"}), None)
+        .await;
+    assert_eq!(ok_result(&a)["name"], "erste-schritte", "{}", a.text);
+    let (ok, _, err) = horst_admin(&app, &["account", "block", owner]).await;
+    assert!(!ok && err.contains("built-in levels"), "{err}");
+
+    horst_identity::accounts::create_account(&app.store, "bert", 1)
+        .await
+        .unwrap();
+    let (status, v) = admin_json(
+        &app,
+        reqwest::Method::POST,
+        "/api/admin/accounts/bert/block",
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+}
