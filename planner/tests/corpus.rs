@@ -5,12 +5,11 @@
 //! `examples/corpus.rs`).
 
 use horst_engine::{parse_replay_json, referee, Map};
-use horst_planner::{plan, PlanOutcome, PlanRequest, UnresolvedReason};
-use std::sync::atomic::AtomicBool;
+use horst_planner::{PlanOutcome, UnresolvedReason};
 use std::time::Duration;
 
 mod common;
-use common::{load, root};
+use common::{load, plan_for, root};
 
 /// Every map with a winning replay beside it, in `levels/` and `levels/corpus/`.
 fn winnable() -> Vec<(String, Map)> {
@@ -22,22 +21,6 @@ fn winnable() -> Vec<(String, Map)> {
             (name, map)
         })
         .collect()
-}
-
-fn run(map: &Map, secs: f64, threads: usize) -> horst_planner::PlanReport {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap();
-    let cancel = AtomicBool::new(false);
-    let req = PlanRequest {
-        map,
-        seed: 1,
-        time_limit: Duration::from_secs_f64(secs),
-        cancel: &cancel,
-        memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
-    };
-    pool.install(|| plan(&req, None))
 }
 
 #[test]
@@ -67,7 +50,7 @@ fn no_winnable_level_is_answered_unresolved_before_the_time_limit() {
     assert!(levels.len() >= 111, "{} winnable levels", levels.len());
     let limit = 0.25;
     for (name, map) in &levels {
-        let rep = run(map, limit, 2);
+        let rep = plan_for(map, limit, 2);
         match rep.outcome {
             PlanOutcome::Won { .. } => {}
             PlanOutcome::Unresolved { reason } => {
@@ -93,8 +76,8 @@ fn no_winnable_level_is_answered_unresolved_before_the_time_limit() {
 fn waiting_levels_give_the_same_replay_on_every_thread_count() {
     for name in ["t3-slow-lift-01", "t4-flyer-ledges-02", "t4-long-01"] {
         let map = load(&root().join(format!("levels/corpus/{name}.map")));
-        let one = run(&map, 60.0, 1);
-        let two = run(&map, 60.0, 2);
+        let one = plan_for(&map, 60.0, 1);
+        let two = plan_for(&map, 60.0, 2);
         assert!(one.won(), "{name}: {:?}", one.outcome);
         assert_eq!(one.outcome, two.outcome, "{name}");
         assert_eq!(one.expanded, two.expanded, "{name}");

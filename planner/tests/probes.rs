@@ -3,37 +3,13 @@
 //! impossible ones are proved so before any search, and a win the search finds after the
 //! replay limit does not end it.
 
-use horst_engine::{referee, Map};
+use horst_engine::referee;
 use horst_feasibility::Verdict;
-use horst_planner::{plan, PlanOutcome, PlanReport, PlanRequest, UnresolvedReason};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use horst_planner::{PlanOutcome, UnresolvedReason};
+use std::path::PathBuf;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn load(p: &Path) -> Map {
-    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    horst_engine::parse_map(&text).unwrap_or_else(|r| panic!("{}: {}", p.display(), r.summary()))
-}
-
-fn run(map: &Map, secs: f64) -> PlanReport {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .unwrap();
-    let cancel = AtomicBool::new(false);
-    let req = PlanRequest {
-        map,
-        seed: 1,
-        time_limit: Duration::from_secs_f64(secs),
-        cancel: &cancel,
-        memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
-    };
-    pool.install(|| plan(&req, None))
-}
+mod common;
+use common::{load, plan_for, root};
 
 /// The probes whose name starts with `prefix`, in name order.
 fn probes(prefix: &str) -> Vec<(String, PathBuf)> {
@@ -57,7 +33,7 @@ fn easy_probes_are_won_with_room_for_a_person() {
     assert!(easy.len() >= 14, "{} easy probes", easy.len());
     for (name, path) in easy {
         let map = load(&path);
-        let rep = run(&map, 20.0);
+        let rep = plan_for(&map, 20.0, 2);
         let PlanOutcome::Won { replay, .. } = &rep.outcome else {
             panic!("{name}: {:?}", rep.outcome);
         };
@@ -80,7 +56,7 @@ fn impossible_probes_are_proved_before_any_search() {
     for (name, path) in impossible {
         assert!(!path.with_extension("replay.json").exists(), "{name}");
         let map = load(&path);
-        let rep = run(&map, 20.0);
+        let rep = plan_for(&map, 20.0, 2);
         assert_eq!(
             rep.reason(),
             Some(UnresolvedReason::Unreachable),
@@ -101,7 +77,7 @@ fn impossible_probes_are_proved_before_any_search() {
 fn a_win_after_the_replay_limit_does_not_end_the_search() {
     let map = load(&root().join("levels/probes/limit-nine-ferries.map"));
     // Far more time than the search needs (about 7 s on one slow core).
-    let rep = run(&map, 600.0);
+    let rep = plan_for(&map, 600.0, 2);
     let PlanOutcome::Won { replay, ticks } = &rep.outcome else {
         panic!("not won: {rep:?}");
     };

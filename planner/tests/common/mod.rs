@@ -2,7 +2,10 @@
 //! known winning replay.
 
 use horst_engine::{parse_map, Map};
+use horst_planner::{plan, PlanReport, PlanRequest};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 /// The repository's root (the levels live in `levels/`, `levels/corpus/` and
 /// `levels/probes/`).
@@ -19,6 +22,7 @@ pub fn load(p: &Path) -> Map {
 /// Every map with a winning replay beside it (`NAME.replay.json`), in `levels/`,
 /// `levels/corpus/` (generated) and `levels/probes/` (written by hand), in name order: (name,
 /// map, the replay's text).
+#[allow(dead_code)] // probes.rs reads its own levels
 pub fn with_replays() -> Vec<(String, Map, String)> {
     let mut out = Vec::new();
     for dir in ["levels", "levels/corpus", "levels/probes"] {
@@ -37,4 +41,23 @@ pub fn with_replays() -> Vec<(String, Map, String)> {
         }
     }
     out
+}
+
+/// The planner on `map` as a playtest runs it (seed 1, the default memory budget), within
+/// `secs`, on a pool of `threads`.
+#[allow(dead_code)] // heuristic.rs does not plan
+pub fn plan_for(map: &Map, secs: f64, threads: usize) -> PlanReport {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let cancel = AtomicBool::new(false);
+    let req = PlanRequest {
+        map,
+        seed: 1,
+        time_limit: Duration::from_secs_f64(secs),
+        cancel: &cancel,
+        memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
+    };
+    pool.install(|| plan(&req, None))
 }
