@@ -235,6 +235,17 @@ pub(crate) fn apply(base: &[u8], delta: &[u8]) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
+    /// Numbers below `n` from a small xorshift seeded with `x`: the tests need varied edits,
+    /// not a particular generator.
+    fn below_from(mut x: u64) -> impl FnMut(usize) -> usize {
+        move |n| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n.max(1) as u64) as usize
+        }
+    }
+
     fn round_trip(base: &[u8], new: &[u8]) -> usize {
         let d = delta(base, new);
         assert_eq!(apply(base, &d).as_deref(), Some(new), "delta {d:?}");
@@ -288,14 +299,7 @@ mod tests {
 
     #[test]
     fn random_edits_round_trip_and_in_place_ones_stay_small() {
-        // A small xorshift: the test needs varied edits, not a particular generator.
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n.max(1) as u64) as usize
-        };
+        let mut next = below_from(0x9E37_79B9_7F4A_7C15);
         for round in 0..2_000 {
             let len = 1 + next(900);
             // Record-like bytes: runs of repeated headers and varied values.
@@ -343,13 +347,7 @@ mod tests {
 
     #[test]
     fn a_delta_past_its_limit_is_given_up_and_one_within_it_is_the_whole_delta() {
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n.max(1) as u64) as usize
-        };
+        let mut next = below_from(0x2545_F491_4F6C_DD1D);
         for _ in 0..500 {
             let base: Vec<u8> = (0..1 + next(900)).map(|_| next(256) as u8).collect();
             let mut new = base.clone();
