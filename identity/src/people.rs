@@ -192,10 +192,10 @@ pub fn check_password(name: &str, password: &str) -> Result<(), IdentityError> {
             "the password may have at most {PASSWORD_MAX_BYTES} bytes"
         )));
     }
-    if shown.eq_ignore_ascii_case(name) {
-        return Err(IdentityError::invalid(
-            "the password must not be the account name",
-        ));
+    if mostly_the_name(&shown, name) {
+        return Err(IdentityError::invalid(format!(
+            "the password must not be the account name, nor the name with fewer than {PASSWORD_MIN_CHARS} other characters around it (the name is guessed first, then with digits added)"
+        )));
     }
     if is_common(password) {
         return Err(IdentityError::invalid(
@@ -203,6 +203,23 @@ pub fn check_password(name: &str, password: &str) -> Result<(), IdentityError> {
         ));
     }
     Ok(())
+}
+
+/// Whether `shown` (the password as the rules see it) is the account name, or the name with
+/// too little else around it to count as a password of its own ("fuchs1234" for `fuchs`):
+/// guessers try the name, then the name with digits and years added. The name is compared
+/// without regard to case; what is left once each occurrence is taken out must reach the
+/// minimum length by itself.
+fn mostly_the_name(shown: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    let lower = shown.to_lowercase();
+    let name = name.to_lowercase();
+    if !lower.contains(&name) {
+        return false;
+    }
+    lower.replace(&name, "").chars().count() < PASSWORD_MIN_CHARS
 }
 
 /// Whether `name` may be a person's account name; the error says what is allowed.
@@ -777,6 +794,20 @@ mod tests {
             .to_string()
             .contains("8"));
         assert!(check_password("fuchs1234", "FUCHS1234").is_err());
+        // The name with a little added is the name: guessed right after it.
+        for near in [
+            "fuchs1234",
+            "Fuchs2026!",
+            "123fuchs",
+            "fuchsfuchs",
+            "FUCHS-fuchs-1",
+        ] {
+            let e = check_password("fuchs", near).unwrap_err().to_string();
+            assert!(e.contains("account name"), "{near}: {e}");
+        }
+        // With enough of its own around it, a password may contain the name.
+        assert!(check_password("fuchs", "fuchs im gruenen wald").is_ok());
+        assert!(check_password("ab", "crab apple tree").is_ok());
         assert!(check_password("fuchs", &"x".repeat(300)).is_err());
         assert!(check_password("fuchs", "lange genug").is_ok());
         // Characters that do not show do not count: each of these is one guess.

@@ -71,7 +71,7 @@ function invalidInput(message) {
   if (/common passwords/.test(m)) return "Dieses Passwort gehört zu den häufigsten Passwörtern, die zuerst geraten werden. Wähle ein anderes (mehrere Wörter, die nichts miteinander zu tun haben, sind leicht zu merken und schwer zu erraten).";
   if ((n = /password needs at least (\d+)/.exec(m))) return `Das Passwort braucht mindestens ${n[1]} Zeichen. Leerzeichen hintereinander zählen als eines, unsichtbare Zeichen und Steuerzeichen zählen nicht.`;
   if ((n = /password may have at most (\d+) bytes/.exec(m))) return `Das Passwort ist zu lang (höchstens ${n[1]} Bytes).`;
-  if (/must not be the account name/.test(m)) return "Das Passwort darf nicht der Name sein.";
+  if (/must not be the account name/.test(m)) return NAME_IN_PASSWORD;
   if (/is reserved/.test(m)) return "Dieser Name ist reserviert. Wähle einen anderen.";
   if (/not a valid account name/.test(m)) return "Dieser Name passt nicht: erlaubt sind nur Kleinbuchstaben, Ziffern, _ und -, 2 bis 32 Zeichen.";
   if (/label/.test(m)) return "Die Bezeichnung passt nicht: höchstens 40 Zeichen.";
@@ -97,6 +97,16 @@ function show(which) {
 }
 
 const NAME_RULE = /^[a-z0-9_-]{2,32}$/;
+const NAME_IN_PASSWORD = "Das Passwort darf nicht der Name sein, auch nicht der Name mit ein paar Ziffern oder Zeichen dazu.";
+
+/** The server's rule (`mostly_the_name`): the name, or the name with fewer than 8 other
+ * characters around it. The server decides; this only says it before the round trip. */
+function mostlyTheName(password, name) {
+  const p = password.toLowerCase();
+  const n = name.toLowerCase();
+  if (!n || !p.includes(n)) return false;
+  return [...p.split(n).join("")].length < 8;
+}
 
 function dateText(iso) {
   if (!iso) return "–";
@@ -254,7 +264,7 @@ $("signup-form").addEventListener("submit", async (ev) => {
   let pwProblem = "";
   if ([...password].length < 8) pwProblem = "Das Passwort braucht mindestens 8 Zeichen.";
   else if (new TextEncoder().encode(password).length > 256) pwProblem = "Das Passwort ist zu lang (höchstens 256 Bytes).";
-  else if (password.toLowerCase() === name.toLowerCase()) pwProblem = "Das Passwort darf nicht der Name sein.";
+  else if (mostlyTheName(password, name)) pwProblem = NAME_IN_PASSWORD;
   const ok = fieldError("signup-name", nameProblem)
     & fieldError("signup-password", pwProblem)
     & fieldError("signup-repeat", password === repeat ? "" : "Die beiden Passwörter sind verschieden.");
@@ -288,7 +298,7 @@ $("password-form").addEventListener("submit", async (ev) => {
   let pwProblem = "";
   if ([...password].length < 8) pwProblem = "Das Passwort braucht mindestens 8 Zeichen.";
   else if (new TextEncoder().encode(password).length > 256) pwProblem = "Das Passwort ist zu lang (höchstens 256 Bytes).";
-  else if (password.toLowerCase() === name.toLowerCase()) pwProblem = "Das Passwort darf nicht der Name sein.";
+  else if (mostlyTheName(password, name)) pwProblem = NAME_IN_PASSWORD;
   else if (password === current) pwProblem = "Das neue Passwort ist das bisherige.";
   const ok = fieldError("password-current", current ? "" : "Bitte gib dein bisheriges Passwort ein.")
     & fieldError("password-new", pwProblem)
