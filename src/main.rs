@@ -187,17 +187,11 @@ fn main() -> ExitCode {
     };
     let env = match horst_config::Config::environment() {
         Ok(env) => env,
-        Err(e) => {
-            eprintln!("horst: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return config_error(&e, common.config.as_deref()),
     };
     let config = match horst_config::Config::load(common.config.as_deref(), &env, &flags) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("horst: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return config_error(&e, common.config.as_deref()),
     };
     // An operator's command prints its answer on stdout and says what went wrong on stderr:
     // the serving roles' info lines ("connected to Redis") are noise there, so it logs from
@@ -219,4 +213,16 @@ fn main() -> ExitCode {
         Role::Admin(cmd) => admin::run(config, cmd),
         Role::House(args) => house_cli::run(config, args),
     }
+}
+
+/// A configuration that does not load ends the command with exit code 2 and one line on
+/// stderr that says what to fix: a JSON log event (level ERROR) when JSON logs were asked for,
+/// so the log shipper of a service that fails to start gets it as it gets every other line.
+fn config_error(e: &horst_config::ConfigError, file: Option<&std::path::Path>) -> ExitCode {
+    let env_format = std::env::var("HORST_LOG_FORMAT").ok();
+    if horst_config::json_logs_wanted(file, env_format.as_deref()) {
+        terminal::log_as_json();
+    }
+    terminal::warn(&format!("horst: {e}"));
+    ExitCode::from(2)
 }

@@ -115,6 +115,27 @@ impl ConfigError {
     }
 }
 
+/// Whether the operator asked for JSON logs, read as far as a configuration that does not
+/// load can still tell: `HORST_LOG_FORMAT` (`env_format`), else `log.format` in the file if
+/// the file is TOML at all. Used to report a configuration error as a JSON log line where
+/// the log shipper expects one; anything unreadable means the default (human).
+pub fn json_logs_wanted(file: Option<&Path>, env_format: Option<&str>) -> bool {
+    if let Some(f) = env_format {
+        return f.trim().eq_ignore_ascii_case("json");
+    }
+    let Some(text) = file.and_then(|p| std::fs::read_to_string(p).ok()) else {
+        return false;
+    };
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return false;
+    };
+    table
+        .get("log")
+        .and_then(|l| l.get("format"))
+        .and_then(|f| f.as_str())
+        .is_some_and(|f| f.trim().eq_ignore_ascii_case("json"))
+}
+
 /// Command-line flags that override the file and the environment.
 #[derive(Debug, Clone, Default)]
 pub struct Flags {

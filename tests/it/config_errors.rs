@@ -24,6 +24,47 @@ fn bad_value_in_file_names_setting_and_accepted_values() {
     assert!(err.contains("human") && err.contains("json"), "{err}");
 }
 
+/// With JSON logs asked for, a configuration error is one JSON log line (what the service's
+/// log shipper parses), from the environment or from the file that fails to load; else the
+/// plain line.
+#[test]
+fn configuration_errors_are_json_lines_when_json_logs_are_asked_for() {
+    let json_line = |err: &str| -> serde_json::Value {
+        let line = err
+            .lines()
+            .find(|l| l.contains("worker.slots"))
+            .unwrap_or("");
+        serde_json::from_str(line).unwrap_or_else(|e| panic!("not a JSON line ({e}):\n{err}"))
+    };
+    let (code, _, err) = run_to_exit(
+        &["worker"],
+        &[("HORST_WORKER_SLOTS", "0"), ("HORST_LOG_FORMAT", "json")],
+    );
+    assert_eq!(code, 2, "{err}");
+    let v = json_line(&err);
+    assert_eq!(v["level"], "ERROR", "{v}");
+    let message = v["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("worker.slots") && message.contains("1 to 256"),
+        "{v}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("horst.toml");
+    std::fs::write(&file, "[log]\nformat = \"json\"\n[worker]\nslots = 0\n").unwrap();
+    let (code, _, err) = run_to_exit(&["worker", "--config", file.to_str().unwrap()], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(json_line(&err)["level"], "ERROR");
+
+    // Human logs (the default): the plain line, as before.
+    let (code, _, err) = run_to_exit(&["worker"], &[("HORST_WORKER_SLOTS", "0")]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.starts_with("horst: invalid configuration: worker.slots"),
+        "{err}"
+    );
+}
+
 #[test]
 fn unknown_setting_in_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
