@@ -19,7 +19,23 @@ use std::time::{Duration, Instant};
 use horst_redis_process::PrivateRedis;
 use horst_store::Health;
 
-use crate::terminal::{say, warn};
+use crate::terminal;
+
+/// The operator's `horst: ...` line beside the log event that says the same. With JSON logs
+/// the event is the line (one JSON event on stderr, with the reason as a field), so the
+/// terminal line would be the same event twice.
+fn say(line: &str) {
+    if !terminal::json() {
+        terminal::say(line);
+    }
+}
+
+/// As [`say`], on stderr.
+fn warn(line: &str) {
+    if !terminal::json() {
+        terminal::warn(line);
+    }
+}
 
 /// How often the server's exit is looked for.
 const POLL: Duration = Duration::from_millis(250);

@@ -350,6 +350,53 @@ async fn a_crashed_private_redis_is_started_again_with_its_data() {
     );
 }
 
+/// With JSON logs, a crash of the private redis-server and its restart are each one JSON
+/// event: the log event (the reason, or the new pid, as a field) was followed by the
+/// operator's `horst: ...` line, which JSON logs make an event too, so a log shipper counted
+/// every crash twice.
+#[test]
+fn a_crashed_private_redis_is_told_once_in_json_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn(
+        &["up", "--listen", "127.0.0.1:0"],
+        &[("HORST_LOG_FORMAT", "json")],
+        dir.path(),
+    );
+    let redis_pid = private_redis_pid(&mut horst);
+    horst.wait_listening();
+    unsafe {
+        libc::kill(redis_pid as i32, libc::SIGKILL);
+    }
+    let start = std::time::Instant::now();
+    while !horst
+        .stderr()
+        .contains("private redis-server started again")
+        && start.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    horst.signal(libc::SIGTERM);
+    assert!(horst.wait_exit(Duration::from_secs(15)).is_some());
+    let (out, err) = (horst.stdout(), horst.stderr());
+    let events: Vec<serde_json::Value> = err
+        .lines()
+        .chain(out.lines())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let told = |needle: &str| {
+        events
+            .iter()
+            .filter(|v| v.to_string().contains(needle))
+            .count()
+    };
+    assert_eq!(told("exited unexpectedly"), 1, "{err}\n{out}");
+    assert_eq!(
+        told("private redis-server started again"),
+        1,
+        "{err}\n{out}"
+    );
+}
+
 /// A Redis that comes back empty (restarted without its AOF, a FLUSHALL, a failover to a
 /// replica that had not synced) gets what an API process's start stores again: the built-in
 /// levels and the configured admin token. Before, both stayed gone until the API process was
