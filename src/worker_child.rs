@@ -155,6 +155,8 @@ pub async fn supervise(
         let scrape = tokio::spawn(scrape_metrics(metrics_url, metrics.clone()));
         let ended = run_one(&mut process, pid, &child, &mut shutdown).await;
         scrape.abort();
+        // Its counts stay in up's sums; the next child's are added on top.
+        metrics.retire_forwarded();
         let death = match ended {
             Ended::Stopped => return,
             Ended::Exited(status) => {

@@ -102,6 +102,10 @@ pub struct Metrics {
     /// Families another process counted into, added to this one's of the same name in its
     /// exposition ([`Metrics::set_forwarded`]).
     forwarded: Arc<Mutex<String>>,
+    /// The sums of what earlier such processes had counted when they ended
+    /// ([`Metrics::retire_forwarded`]), added as well: a counter never goes back while this
+    /// process lives.
+    retired: Arc<Mutex<String>>,
 }
 
 impl Metrics {
@@ -109,6 +113,7 @@ impl Metrics {
         Metrics {
             registry: Arc::new(Mutex::new(Registry::with_prefix("horst"))),
             forwarded: Arc::default(),
+            retired: Arc::default(),
         }
     }
 
@@ -130,22 +135,23 @@ impl Metrics {
         // Writing into a String cannot fail.
         let _ = encode(&mut out, &registry);
         drop(registry);
-        let forwarded = self.forwarded.lock().unwrap_or_else(|e| e.into_inner());
-        if forwarded.is_empty() {
+        let retired = self
+            .retired
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let forwarded = self
+            .forwarded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if retired.is_empty() && forwarded.is_empty() {
             return out;
         }
-        let theirs = families(&forwarded);
-        let ours = families(&out);
-        let mut merged = String::new();
-        for (name, block) in &ours {
-            match theirs.iter().find(|(n, _)| n == name) {
-                Some((_, their_block)) => merged.push_str(&add_samples(block, their_block)),
-                None => merged.push_str(block),
-            }
-        }
-        for (name, block) in &theirs {
-            if !ours.iter().any(|(n, _)| n == name) {
-                merged.push_str(block);
+        let mut merged = out;
+        for theirs in [retired, forwarded] {
+            if !theirs.is_empty() {
+                merged = merge_families(&merged, &theirs);
             }
         }
         merged.push_str("# EOF\n");
@@ -161,6 +167,44 @@ impl Metrics {
     pub fn set_forwarded(&self, families: String) {
         *self.forwarded.lock().unwrap_or_else(|e| e.into_inner()) = families;
     }
+
+    /// The process whose families were forwarded ended (`horst up`'s worker child died and is
+    /// started again): what it had counted stays in the sums, and the next process's counts
+    /// are added on top. Without this every counter fell back by the dead child's counts, a
+    /// reset Prometheus reads as a restart of a process that never restarted. Counts made
+    /// after the last [`Metrics::set_forwarded`] are lost with the process.
+    pub fn retire_forwarded(&self) {
+        let last = std::mem::take(&mut *self.forwarded.lock().unwrap_or_else(|e| e.into_inner()));
+        if last.is_empty() {
+            return;
+        }
+        let mut retired = self.retired.lock().unwrap_or_else(|e| e.into_inner());
+        *retired = if retired.is_empty() {
+            last
+        } else {
+            merge_families(&retired, &last)
+        };
+    }
+}
+
+/// The families of `ours` with `theirs` added to those of the same name sample by sample,
+/// then the families only `theirs` has; no `# EOF` line.
+fn merge_families(ours: &str, theirs: &str) -> String {
+    let theirs = families(theirs);
+    let ours = families(ours);
+    let mut merged = String::new();
+    for (name, block) in &ours {
+        match theirs.iter().find(|(n, _)| n == name) {
+            Some((_, their_block)) => merged.push_str(&add_samples(block, their_block)),
+            None => merged.push_str(block),
+        }
+    }
+    for (name, block) in &theirs {
+        if !ours.iter().any(|(n, _)| n == name) {
+            merged.push_str(block);
+        }
+    }
+    merged
 }
 
 /// One sample line split into its series (name and labels) and its value; `None` for
@@ -287,6 +331,52 @@ mod tests {
         assert!(text.ends_with("# EOF\n"), "{text}");
         ours.set_forwarded(String::new());
         assert!(ours.encode().contains("horst_jobs_total 2"));
+    }
+
+    /// A forwarding process that ends keeps its counts in the sums: the next one's are added
+    /// on top, so a counter never falls back (it fell from 9 to 2 when `up`'s worker child
+    /// was started again).
+    #[test]
+    fn a_retired_process_keeps_its_counts() {
+        let ours = Metrics::new();
+        let c: Counter = Counter::default();
+        ours.register("jobs", "Jobs seen", c.clone());
+        c.inc_by(2);
+        let child = |n: u64| {
+            let theirs = Metrics::new();
+            let t: Counter = Counter::default();
+            theirs.register("jobs", "Jobs seen", t.clone());
+            t.inc_by(n);
+            let o: Counter = Counter::default();
+            theirs.register("only_theirs", "Only the child's", o.clone());
+            o.inc_by(n);
+            families(&theirs.encode())
+                .into_iter()
+                .map(|(_, block)| block)
+                .collect::<String>()
+        };
+        ours.set_forwarded(child(7));
+        assert!(ours.encode().contains("horst_jobs_total 9\n"));
+        // The child dies; its successor starts from zero.
+        ours.retire_forwarded();
+        let text = ours.encode();
+        assert!(text.contains("horst_jobs_total 9\n"), "{text}");
+        ours.set_forwarded(child(0));
+        let text = ours.encode();
+        assert!(text.contains("horst_jobs_total 9\n"), "{text}");
+        assert!(text.contains("horst_only_theirs_total 7\n"), "{text}");
+        ours.set_forwarded(child(3));
+        ours.retire_forwarded();
+        ours.set_forwarded(child(1));
+        let text = ours.encode();
+        assert!(text.contains("horst_jobs_total 13\n"), "{text}");
+        assert!(text.contains("horst_only_theirs_total 11\n"), "{text}");
+        assert_eq!(
+            text.matches("# TYPE horst_jobs counter").count(),
+            1,
+            "{text}"
+        );
+        assert!(text.ends_with("# EOF\n"), "{text}");
     }
 
     #[test]

@@ -197,11 +197,42 @@ async fn a_killed_worker_is_started_again_and_the_api_keeps_answering() {
         "the worker's job metrics are not on up's /metrics"
     );
 
+    // A worker child that dies takes nothing off up's counters: what it counted stays (the
+    // count fell back to 0 when its successor started, a counter reset of a process that
+    // never restarted).
+    unsafe {
+        libc::kill(second as i32, libc::SIGKILL);
+    }
+    let third_started = eventually(Duration::from_secs(60), async || {
+        worker_pids(&up).len() >= 3
+    })
+    .await;
+    assert!(
+        third_started,
+        "the worker was not started again: {}",
+        up.stdout()
+    );
+    let third = worker_pids(&up)[2];
+    // Long enough for up to scrape the new child (every 2 s) a few times.
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    let text = http
+        .get(&metrics)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        text.contains("horst_job_wait_seconds_count{kind=\"simulate\"} 1\n"),
+        "the dead worker's count was lost:\n{text}"
+    );
+
     // SIGTERM ends both: the worker first, then up (and its Redis).
     up.signal(libc::SIGTERM);
     let status = up.wait_exit(Duration::from_secs(60)).expect("up exits");
     assert!(status.success(), "{}", up.stderr());
-    assert!(!process_alive(second), "the worker outlived up");
+    assert!(!process_alive(third), "the worker outlived up");
 }
 
 /// Ctrl-C in the terminal `up` runs in goes to the whole foreground process group. The
