@@ -30,7 +30,7 @@ fn probes(prefix: &str) -> Vec<(String, PathBuf)> {
 #[test]
 fn easy_probes_are_won_with_room_for_a_person() {
     let easy = probes("easy-");
-    assert!(easy.len() >= 14, "{} easy probes", easy.len());
+    assert!(easy.len() >= 16, "{} easy probes", easy.len());
     for (name, path) in easy {
         let map = load(&path);
         let rep = plan_for(&map, 20.0, 2);
@@ -44,12 +44,14 @@ fn easy_probes_are_won_with_room_for_a_person() {
 
 /// A nest sealed in rock, cracked rock only rock is beside, a floor of one-way ledges, a well,
 /// gaps and walls too wide and high, two stomps that fall short, no floor: proved unwinnable
-/// before any search.
+/// before any search. `impossible-gap-10` (the longest flight is a third of a pixel short) and
+/// `impossible-diagonal-nest` (a nest diagonally past the end of a closed tunnel) were not:
+/// the planner searched them until its time limit.
 #[test]
 fn impossible_probes_are_proved_before_any_search() {
     let impossible = probes("impossible-");
     assert!(
-        impossible.len() >= 11,
+        impossible.len() >= 13,
         "{} impossible probes",
         impossible.len()
     );
@@ -84,4 +86,21 @@ fn a_win_after_the_replay_limit_does_not_end_the_search() {
     assert!(*ticks <= 36_000, "{ticks}");
     assert!(replay.total_ticks() <= 36_000);
     assert!(referee(&map, replay).won);
+}
+
+/// Slow ferries (`easy-two-slow-ferries`, `easy-three-ferries`): the fastest route leaves each
+/// ferry on the first tick a jump to the next ledge works, and its replay read `tight`; a
+/// person rides on, and the relaxation's waiting step finds that (the easy test above asks for
+/// `fair`). Waiting is decided by referee ticks, never by the clock: one thread and two give
+/// the same replay and count of states.
+#[test]
+fn slow_ferries_give_the_same_calm_replay_on_every_thread_count() {
+    for name in ["easy-two-slow-ferries", "easy-three-ferries"] {
+        let map = load(&root().join(format!("levels/probes/{name}.map")));
+        let one = plan_for(&map, 60.0, 1);
+        let two = plan_for(&map, 60.0, 2);
+        assert!(one.won(), "{name}: {:?}", one.outcome);
+        assert_eq!(one.outcome, two.outcome, "{name}");
+        assert_eq!(one.expanded, two.expanded, "{name}");
+    }
 }
