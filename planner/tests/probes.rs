@@ -104,3 +104,32 @@ fn slow_ferries_give_the_same_calm_replay_on_every_thread_count() {
         assert_eq!(one.expanded, two.expanded, "{name}");
     }
 }
+
+/// Levels of kinds the other probes lack (README): every tile and creature on one level
+/// (`mix-`), long ones (`long-`), routes that turn back (`backtrack-`), a move rarely needed
+/// (`rare-`: a jump cut short, a shot to the left, a boost out of a pit, a stomp between two
+/// boosts), and pairs just inside and outside the bird's reach (`reach-in-`, `reach-out-`):
+/// each winnable one has a replay the referee wins, and each `reach-out-` one is proved
+/// unwinnable before any search, one tile or row past its `reach-in-` twin.
+#[test]
+fn new_kinds_of_probes_are_decided() {
+    let mut won = 0;
+    for prefix in ["mix-", "long-", "backtrack-", "rare-", "reach-in-"] {
+        for (name, path) in probes(prefix) {
+            let text = std::fs::read_to_string(path.with_extension("replay.json"))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let replay = horst_engine::parse_replay_json(&text).unwrap();
+            assert!(referee(&load(&path), &replay).won, "{name}");
+            won += 1;
+        }
+    }
+    assert!(won >= 25, "{won} winnable probes of the new kinds");
+    let out = probes("reach-out-");
+    assert!(out.len() >= 3, "{} reach-out probes", out.len());
+    for (name, path) in out {
+        assert!(!path.with_extension("replay.json").exists(), "{name}");
+        let rep = plan_for(&load(&path), 20.0, 2);
+        assert_eq!(rep.reason(), Some(UnresolvedReason::Unreachable), "{name}");
+        assert_eq!(rep.expanded, 0, "{name}");
+    }
+}
