@@ -48,7 +48,7 @@ use run::{Baseline, Probe};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use relax::{relax, relax_until, Relaxation, RELAX_BUDGET_TICKS};
+pub use relax::{relax, relax_until, Relaxation, RELAX_BUDGET_TICKS, WAIT_BUDGET_TICKS};
 pub use run::PAD_TICKS;
 
 /// How far an input is moved each way: windows are measured up to `2 * 8 + 1` ticks.

@@ -13,6 +13,12 @@
 //! budget, is better: a lower verdict, else wider windows (compared from the narrowest up),
 //! else as wide with fewer inputs. The first better one is kept and the pass starts again from it.
 //!
+//! Then, with a budget of its own ([`WAIT_BUDGET_TICKS`]), it waits longer: a wait (no
+//! direction held) before one of the narrowest inputs is held 8-128 ticks longer, the rest of
+//! the replay that much later (`wait_longer`). The fastest route leaves a slow ferry on the
+//! first tick a jump to the next ledge works, so where the bird stood and when it jumped are
+//! exact; a person rides on until the ferry is there, and the jump has room.
+//!
 //! It is sequential and bounded by referee ticks ([`RELAX_BUDGET_TICKS`]: the win checks and
 //! the reports of the candidates), never by the clock, so the same map and replay give the
 //! same result on every run, machine and thread count. The report it returns is the one of
@@ -29,14 +35,29 @@ use horst_engine::{Map, Replay, Sim, Status, Step};
 use crate::{analyse, Feasibility, Verdict, WORK_BUDGET_TICKS};
 
 /// The referee ticks one relaxation may simulate, the first report included: at the engine's
-/// 10-20 million ticks per second on one core, 0.3-0.6 s.
-pub const RELAX_BUDGET_TICKS: u64 = 6_000_000;
+/// 10-20 million ticks per second on one core, 0.4-0.8 s. The hill-climb may spend all but
+/// [`WAIT_BUDGET_TICKS`] of it, the waiting step the rest.
+pub const RELAX_BUDGET_TICKS: u64 = 8_000_000;
 
 /// How much longer than the replay a candidate may take to win (a calmer route is slower).
 pub const EXTRA_TICKS: u32 = 120;
 
 /// Inputs tried per round, the narrowest first (the earliest of equals).
 const MAX_TARGETS: usize = 12;
+
+/// The waiting step's own budget (see `wait_longer`), within [`RELAX_BUDGET_TICKS`]: the
+/// hill-climb may spend the rest.
+pub const WAIT_BUDGET_TICKS: u64 = 2_000_000;
+
+/// How much longer a wait is held, the longest first.
+const WAITS: [u32; 5] = [128, 64, 32, 16, 8];
+
+/// How much earlier an input followed by a longer wait may come.
+const EARLIER: [u32; 3] = [0, 4, 8];
+
+/// How many segments before an input its wait may end (the walk to the ferry's edge and the
+/// jump come between).
+const WAIT_REACH: usize = 3;
 
 /// How far a neighbouring input (and, from 2 ticks, the input itself) is moved.
 const SHIFTS: [i32; 12] = [1, -1, 2, -2, 3, -3, 4, -4, 6, -6, 8, -8];
@@ -87,6 +108,8 @@ pub fn relax_until(
     let mut segs = cut(&segments(replay), win);
     let mut seen = BTreeSet::new();
     seen.insert(segs.clone());
+    // The waiting step's own share, kept from the hill-climb (which can spend any budget).
+    let hill_budget = budget.saturating_sub(WAIT_BUDGET_TICKS.min(budget / 4));
     'rounds: while out.report.verdict != Verdict::Relaxed && out.report.complete {
         let Some(key) = key(&out.report, &windows) else {
             break;
@@ -97,50 +120,174 @@ pub fn relax_until(
         targets.truncate(MAX_TARGETS);
         for i in targets {
             for cand in candidates(&segs, i) {
-                if budget <= spent || stop() {
+                if hill_budget <= spent || stop() {
                     break 'rounds;
                 }
                 if !seen.insert(cand.clone()) {
                     continue;
                 }
                 out.tried += 1;
-                let mut padded = cand.clone();
-                let total: u64 = padded.iter().map(|s| u64::from(s.1)).sum();
-                let extra = (REPLAY_MAX_TOTAL_TICKS.saturating_sub(total)).min(EXTRA_TICKS.into());
-                if let Some(last) = padded.last_mut() {
-                    last.1 += extra as u32;
-                }
-                let Some(win) = run(map, replay.seed, &padded, &mut spent) else {
+                let Some(c) = evaluate(map, replay.seed, &cand, budget, &mut spent) else {
                     continue;
                 };
-                let cand = cut(&padded, win);
-                let candidate = encode(replay.seed, &cand);
-                // Its report's own run of the replay counts too.
-                spent += u64::from(win);
-                let left = budget.saturating_sub(spent).min(WORK_BUDGET_TICKS);
-                let Some((report, w)) = analyse(map, &candidate, left) else {
-                    continue;
-                };
-                spent += report.work_ticks;
-                if !report.complete {
-                    continue;
-                }
-                if self::key(&report, &w).is_some_and(|k| k < key) {
-                    seen.insert(cand.clone());
-                    segs = cand;
-                    out.replay = candidate;
-                    out.report = report;
+                if self::key(&c.report, &c.windows).is_some_and(|k| k < key) {
+                    seen.insert(c.segs.clone());
+                    segs = c.segs;
+                    out.replay = c.replay;
+                    out.report = c.report;
                     out.changed = true;
                     out.kept += 1;
-                    windows = w;
+                    windows = c.windows;
                     continue 'rounds;
                 }
             }
         }
         break;
     }
+    wait_longer(
+        map,
+        replay.seed,
+        budget,
+        stop,
+        &mut spent,
+        &mut segs,
+        &mut windows,
+        &mut out,
+    );
     out.work_ticks = spent;
     Some(out)
+}
+
+/// A candidate that wins, cut at its win, with its complete report.
+struct Evaluated {
+    segs: Vec<(u8, u32)>,
+    replay: Replay,
+    report: Feasibility,
+    windows: Vec<u32>,
+}
+
+/// Runs a candidate (its last action held up to [`EXTRA_TICKS`] longer) and, if it wins,
+/// reports it within what is left of `budget`; `None` unless it wins with a complete report.
+fn evaluate(
+    map: &Map,
+    seed: u32,
+    cand: &[(u8, u32)],
+    budget: u64,
+    spent: &mut u64,
+) -> Option<Evaluated> {
+    let mut padded = cand.to_vec();
+    let total: u64 = padded.iter().map(|s| u64::from(s.1)).sum();
+    let extra = (REPLAY_MAX_TOTAL_TICKS.saturating_sub(total)).min(EXTRA_TICKS.into());
+    if let Some(last) = padded.last_mut() {
+        last.1 += extra as u32;
+    }
+    let win = run(map, seed, &padded, spent)?;
+    let segs = cut(&padded, win);
+    let replay = encode(seed, &segs);
+    // Its report's own run of the replay counts too.
+    *spent += u64::from(win);
+    let left = budget.saturating_sub(*spent).min(WORK_BUDGET_TICKS);
+    let (report, windows) = analyse(map, &replay, left)?;
+    *spent += report.work_ticks;
+    report.complete.then_some(Evaluated {
+        segs,
+        replay,
+        report,
+        windows,
+    })
+}
+
+/// The waiting step, after the hill-climb, with a budget of its own (at least
+/// [`WAIT_BUDGET_TICKS`] of `budget`, or a quarter of a smaller one): a person waits longer
+/// than the fastest route, on a slow ferry until it is right at the next ledge, on a lift
+/// until it is at the top. For the narrowest inputs first, the wait (no direction held) that
+/// ends at most [`WAIT_REACH`] inputs before one is held longer, everything after it later by
+/// as much: the longest of [`WAITS`] that still wins is reported, and kept if its report is
+/// better. (The hill-climb moves an input by 8 ticks at most, and on a long ferry level it
+/// spends its whole budget finding nothing.)
+#[allow(clippy::too_many_arguments)]
+fn wait_longer(
+    map: &Map,
+    seed: u32,
+    budget: u64,
+    stop: &dyn Fn() -> bool,
+    spent: &mut u64,
+    segs: &mut Vec<(u8, u32)>,
+    windows: &mut Vec<u32>,
+    out: &mut Relaxation,
+) {
+    let mut tried = BTreeSet::new();
+    'rounds: while out.report.verdict != Verdict::Relaxed && out.report.complete {
+        let Some(key) = key(&out.report, windows) else {
+            return;
+        };
+        let mut targets: Vec<usize> = (0..windows.len()).collect();
+        targets.sort_by_key(|&i| (windows[i], i));
+        targets.truncate(MAX_TARGETS);
+        for i in targets {
+            // Input i ends segment i: the wait it starts (a later jump then comes later, and
+            // a ferry is nearer), else the last wait at most WAIT_REACH segments before it.
+            let after = (i + 1 < segs.len() && is_wait(segs[i + 1].0)).then_some(i + 1);
+            let before = (i.saturating_sub(WAIT_REACH - 1)..=i)
+                .rev()
+                .find(|&k| is_wait(segs[k].0));
+            // Waiting after the input, it may also come earlier (a stop on a ferry sooner,
+            // further from its edge).
+            let tries = after
+                .into_iter()
+                .flat_map(|k| EARLIER.iter().map(move |&e| (k, e)))
+                .chain(before.map(|k| (k, 0)));
+            for (k, e) in tries {
+                if segs[i].1 <= e || !tried.insert((segs.clone(), k, e)) {
+                    continue;
+                }
+                let total: u32 = segs.iter().map(|s| s.1).sum();
+                for d in WAITS {
+                    if budget <= *spent || stop() {
+                        return;
+                    }
+                    if u64::from(total + d) > REPLAY_MAX_TOTAL_TICKS {
+                        continue;
+                    }
+                    let mut cand = segs.clone();
+                    cand[k].1 += d;
+                    if e > 0 {
+                        cand[i].1 -= e;
+                        cand[i + 1].1 += e;
+                    }
+                    // The cheap check first: most long waits lose.
+                    let mut padded = cand.clone();
+                    if let Some(last) = padded.last_mut() {
+                        last.1 += EXTRA_TICKS;
+                    }
+                    if run(map, seed, &padded, spent).is_none() {
+                        continue;
+                    }
+                    out.tried += 1;
+                    let Some(c) = evaluate(map, seed, &cand, budget, spent) else {
+                        break;
+                    };
+                    if self::key(&c.report, &c.windows).is_some_and(|kk| kk < key) {
+                        *segs = c.segs;
+                        out.replay = c.replay;
+                        out.report = c.report;
+                        out.changed = true;
+                        out.kept += 1;
+                        *windows = c.windows;
+                        continue 'rounds;
+                    }
+                    // The longest wait that wins was no better: a shorter one is not tried.
+                    break;
+                }
+            }
+        }
+        return;
+    }
+}
+
+/// No direction held and no pebble: the bird stands (or rides) and waits.
+fn is_wait(a: u8) -> bool {
+    a / 4 == 1 && a % 4 < 2
 }
 
 /// What the pass minimises: the verdict, then the windows from the narrowest up (wider at the

@@ -154,3 +154,32 @@ fn the_budget_bounds_the_pass() {
 fn no_relaxation_of_a_replay_that_does_not_win() {
     assert!(relax(&wave(false), &wait_then(5, 9), RELAX_BUDGET_TICKS).is_none());
 }
+
+/// A probe level and its committed replay (`levels/probes/`).
+fn probe(name: &str) -> (Map, Replay) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../levels/probes");
+    let text = |ext: &str| std::fs::read_to_string(dir.join(format!("{name}.{ext}"))).unwrap();
+    (
+        parse_map(&text("map")).unwrap(),
+        parse_replay_json(&text("replay.json")).unwrap(),
+    )
+}
+
+/// Two slow ferries over spikes (`levels/probes/easy-two-slow-ferries`): the planner's replay
+/// leaves each ferry on the first tick the jump to the next ledge works, so where the bird
+/// stood and when it jumped are exact (`tight`); a person rides on until the ferry is there.
+/// The hill-climb moves an input 8 ticks at most and found nothing; the waiting step holds
+/// the wait before the narrowest input longer and the ride reads `fair` or better. The same
+/// result every time (`checked`), within the budget.
+#[test]
+fn a_slow_ferry_ride_is_relaxed_by_waiting_longer() {
+    let (map, replay) = probe("easy-two-slow-ferries");
+    let before = assess(&map, &replay).unwrap();
+    assert!(before.verdict >= Verdict::Tight, "{before:#?}");
+    let r = checked(&map, &replay);
+    assert!(r.report.verdict <= Verdict::Fair, "{r:#?}");
+    assert!(
+        r.replay.total_ticks() > replay.total_ticks(),
+        "waited longer: {r:#?}"
+    );
+}

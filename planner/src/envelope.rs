@@ -21,7 +21,10 @@
 //!   on the tick it leaves it.
 //! - Site B is reachable from site A if, for some tick t, the bird launched anywhere in A can
 //!   have its top edge in one of B's rows at tick t and t * RUN_SPEED covers the horizontal
-//!   gap. A stomp site also needs the bird's feet to get above the enemy's top (plus the stomp
+//!   gap. Ground is only arrived at by landing on it: the top edge must be at or above the
+//!   standing height on tick t - 1 (not merely somewhere in its row at t), which decides a
+//!   flat gap of 10 tiles (short by 90 sub-units, a third of a pixel) that the row alone let
+//!   through; the platform's carry slack counts only for a flight that leaves a platform. A stomp site also needs the bird's feet to get above the enemy's top (plus the stomp
 //!   tolerance) at some point of the flight.
 //!
 //! Everything that can only hold the bird back (walls, hazards, enemies that kill, crumbling
@@ -49,8 +52,9 @@ const MAX_LAUNCHES: usize = 16;
 /// Vertical states followed over all launches at most; beyond it the proof gives up (a count,
 /// not the clock, so the answer never depends on the machine).
 pub const MAX_STATES: u64 = 250_000;
-/// Horizontal slack in sub-units: a platform's carry on the tick the bird leaves it (at most
-/// 2 px) and rounding.
+/// Horizontal slack in sub-units for a bird leaving a platform: the platform's carry on the
+/// tick it leaves it (at most 2 px). Nothing else moves the bird sideways faster than
+/// `RUN_SPEED` (all integer, no rounding).
 const X_SLACK: i32 = 4 * SUB;
 
 /// The bird's vertical state in the air, without its height.
@@ -118,11 +122,22 @@ pub struct Table {
     pub last: Vec<i32>,
     /// The highest the top edge gets (sub-units relative to the launch row's top; negative is up).
     pub ymin: i32,
+    /// Per tick, the highest the top edge can be then (relative like `ymin`): a landing on
+    /// ground needs the top edge at or above the standing height on the tick before.
+    pub tops: Vec<i32>,
     /// Vertical states followed (a cost figure).
     pub states: u64,
 }
 
 impl Table {
+    /// The last tick at which the top edge can be at or above `y` (relative), or -1.
+    pub fn last_above(&self, y: i32) -> i32 {
+        self.tops
+            .iter()
+            .rposition(|&t| t <= y)
+            .map_or(-1, |t| t as i32)
+    }
+
     /// The last tick at which the top edge can be in a row `r0..=r1` (relative), or -1.
     pub fn last_in(&self, r0: i32, r1: i32) -> i32 {
         let a = (r0 - self.first_row).max(0);
@@ -155,9 +170,13 @@ pub fn table(launch: &Launch, depth: i32, ceilings: bool, budget: u64) -> Option
     let first_row = row(launch.lo) - 24;
     let mut last = vec![-1i32; (row(depth) - first_row + 2).max(1) as usize];
     let mut ymin = launch.lo;
+    let mut tops = Vec::new();
     let mut states = 0u64;
     let mut t = 0i32;
     loop {
+        if let Some(top) = cur.values().map(|&(lo, _)| lo).min() {
+            tops.push(top);
+        }
         for (_, &(lo, hi)) in cur.iter() {
             states += 1;
             ymin = ymin.min(lo);
@@ -208,6 +227,7 @@ pub fn table(launch: &Launch, depth: i32, ceilings: bool, budget: u64) -> Option
         first_row,
         last,
         ymin,
+        tops,
         states,
     })
 }
@@ -224,6 +244,12 @@ struct Site {
     yb: i32,
     /// ... and, for a stomp, its top edge must have been at or above this height before.
     above: Option<i32>,
+    /// Ground (a run of solid or one-way blocks, `ya == yb`): the bird arrives only by
+    /// landing, so its top edge was at or above `ya` on the tick before (it never overlaps a
+    /// solid block, and a one-way block carries only a bird that comes from above).
+    ground: bool,
+    /// A platform: the bird leaving it is carried up to `X_SLACK` on that tick.
+    carries: bool,
 }
 
 /// What the proof found.
@@ -317,6 +343,8 @@ pub fn prove(map: &Map) -> Proof {
             ya: y,
             yb: y,
             above: None,
+            ground: false,
+            carries: false,
         });
     }
     // Runs of ground, also on top of the map's first row.
@@ -342,6 +370,8 @@ pub fn prove(map: &Map) -> Proof {
                 ya: yy,
                 yb: yy,
                 above: None,
+                ground: true,
+                carries: false,
             });
         }
     }
@@ -370,6 +400,8 @@ pub fn prove(map: &Map) -> Proof {
             ya,
             yb,
             above: Some(y1 + STOMP_TOLERANCE - PLAYER_H),
+            ground: false,
+            carries: false,
         });
     };
     for e in map.entities() {
@@ -410,6 +442,8 @@ pub fn prove(map: &Map) -> Proof {
                     ya,
                     yb,
                     above: None,
+                    ground: false,
+                    carries: true,
                 });
             }
             EntityKind::Spring => {
@@ -435,6 +469,8 @@ pub fn prove(map: &Map) -> Proof {
                     ya,
                     yb,
                     above: None,
+                    ground: false,
+                    carries: false,
                 });
             }
             _ => {}
@@ -481,21 +517,33 @@ pub fn prove(map: &Map) -> Proof {
         tables.push(t);
     }
     proof.tried = true;
-    let reaches = |a: &Site, xa: i32, xb: i32, ya: i32, yb: i32, above: Option<i32>| -> bool {
-        let tb = &tables[a.launch];
-        let o = a.row * TILE;
-        if let Some(limit) = above {
-            if o + tb.ymin > limit {
+    // `lands`: the target is ground (see `Site::ground`).
+    let reaches =
+        |a: &Site, xa: i32, xb: i32, ya: i32, yb: i32, above: Option<i32>, lands: bool| {
+            let tb = &tables[a.launch];
+            let o = a.row * TILE;
+            if let Some(limit) = above {
+                if o + tb.ymin > limit {
+                    return false;
+                }
+            }
+            let last = if lands {
+                // At or above the standing height on some tick, landed by the next one.
+                let t = tb.last_above(ya - o);
+                if t < 0 {
+                    return false;
+                }
+                t + 1
+            } else {
+                tb.last_in(ya.div_euclid(TILE) - a.row, yb.div_euclid(TILE) - a.row)
+            };
+            if last < 0 {
                 return false;
             }
-        }
-        let last = tb.last_in(ya.div_euclid(TILE) - a.row, yb.div_euclid(TILE) - a.row);
-        if last < 0 {
-            return false;
-        }
-        let gap = (xa - a.xb).max(a.xa - xb).max(0) - X_SLACK;
-        gap <= 0 || (gap as i64) <= last as i64 * RUN_SPEED as i64
-    };
+            let slack = if a.carries { X_SLACK } else { 0 };
+            let gap = (xa - a.xb).max(a.xa - xb).max(0) - slack;
+            gap <= 0 || (gap as i64) <= last as i64 * RUN_SPEED as i64
+        };
     let nests: Vec<(i32, i32, i32, i32)> = map
         .nests()
         .iter()
@@ -515,7 +563,7 @@ pub fn prove(map: &Map) -> Proof {
         let a = &sites[i];
         if nests
             .iter()
-            .any(|&(xa, xb, ya, yb)| reaches(a, xa, xb, ya, yb, None))
+            .any(|&(xa, xb, ya, yb)| reaches(a, xa, xb, ya, yb, None, false))
         {
             proof.reached = reached.iter().filter(|&&r| r).count();
             return proof;
@@ -523,7 +571,7 @@ pub fn prove(map: &Map) -> Proof {
         for j in 0..n {
             if !reached[j] {
                 let b = &sites[j];
-                if reaches(a, b.xa, b.xb, b.ya, b.yb, b.above) {
+                if reaches(a, b.xa, b.xb, b.ya, b.yb, b.above, b.ground) {
                     reached[j] = true;
                     queue.push(j);
                 }

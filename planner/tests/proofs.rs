@@ -323,3 +323,42 @@ fn the_state_layout_is_what_the_search_reads() {
         }
     }
 }
+
+/// A flat gap of `gap` tiles over spikes with a long run-up (`levels/probes/impossible-gap-10`
+/// for 10).
+fn flat_gap(gap: usize) -> Map {
+    let w = 20 + gap;
+    let row = |l: char, m: char| {
+        format!(
+            "{}{}{}\n",
+            l.to_string().repeat(10),
+            m.to_string().repeat(gap),
+            l.to_string().repeat(10)
+        )
+    };
+    let text = format!(
+        "gcv-map 1\nname: gap\nsize: {w} 9\ngrid:\n{}{}{}{}\nentities:\nstart 1 5\nnest {} 5\n",
+        row('.', '.').repeat(6),
+        row('G', '.'),
+        row('E', '^'),
+        row('E', '^'),
+        w - 2
+    );
+    parse_map(&text).unwrap()
+}
+
+/// The longest flight (a run, a jump in the coyote time, the egg boost) lands 63 ticks after
+/// the last tick on the ground: 37,800 sub-units of travel, and a gap of 10 tiles needs 37,890.
+/// The envelope let the bird land anywhere its top edge could be in the row above the far
+/// floor (a tick or two later than a landing) and gave every flight a platform's 4 px of
+/// carry, so it allowed 10 tiles and the planner searched its whole time limit. Ground is
+/// only arrived at by landing (the top edge at the standing height the tick before), and the
+/// carry counts only leaving a platform: 10 tiles are proved out, 9 (won by
+/// `route-gap-9`'s replay) are not.
+#[test]
+fn a_gap_of_ten_tiles_is_proved_out_and_nine_is_not() {
+    let ten = prove(&flat_gap(10));
+    assert!(ten.unreachable(), "{ten:?}");
+    let nine = prove(&flat_gap(9));
+    assert!(nine.tried && !nine.unreachable(), "{nine:?}");
+}

@@ -184,6 +184,8 @@ pub struct Reach {
     pub width: i32,
     pub height: i32,
     pub reached: Vec<bool>,
+    /// The tiles the flood counted open (not solid, or cracked rock a pebble can break).
+    pub open: Vec<bool>,
 }
 
 impl Reach {
@@ -196,10 +198,26 @@ impl Reach {
             && self.reached[(y * self.width + x) as usize]
     }
 
+    /// Tile (x, y) counted open; rows above the map are open air, columns beside it are not.
+    fn open_at(&self, x: i32, y: i32) -> bool {
+        x >= 0
+            && x < self.width
+            && y < self.height
+            && (y < 0 || self.open[(y * self.width + x) as usize])
+    }
+
     /// The bird can touch the nest tile (x, y): its 12 x 14 px hitbox overlaps that tile from
-    /// feet in the columns x-1..x+1 of rows y and y+1.
+    /// feet in the columns x-1..x+1 of rows y and y+1. From feet diagonally below (row y+1,
+    /// column x-1 or x+1) the hitbox also overlaps the two tiles between (beside the nest and
+    /// below it), so both must be open: the bird never overlaps a solid block.
+    /// (A nest diagonally past the end of a closed tunnel was counted touched.)
     pub fn touches(&self, x: i32, y: i32) -> bool {
-        (y..=y + 1).any(|ty| (x - 1..=x + 1).any(|tx| self.at(tx, ty)))
+        (y..=y + 1).any(|ty| {
+            (x - 1..=x + 1).any(|tx| {
+                self.at(tx, ty)
+                    && (ty == y || tx == x || (self.open_at(tx, y) && self.open_at(x, ty)))
+            })
+        })
     }
 }
 
@@ -509,7 +527,9 @@ fn flood(
     for (k, &(tx, ty)) in targets.iter().enumerate().take(32) {
         for y in ty..=ty + 1 {
             for x in tx - 1..=tx + 1 {
-                if inside(x, y) {
+                // As `Reach::touches`: from diagonally below only past two open tiles.
+                let corner = y != ty && x != tx && !(open(x, ty) && open(tx, y));
+                if inside(x, y) && !corner {
                     touch[idx(x, y)] |= 1 << k;
                 }
             }
@@ -546,6 +566,7 @@ fn flood(
                     width: w,
                     height: h,
                     reached: vec![true; (w * h) as usize],
+                    open: vec![true; (w * h) as usize],
                 };
             }
             let i = idx(x, y);
@@ -606,16 +627,45 @@ fn flood(
         .flat_map(|y| (0..w).map(move |x| (x, y)))
         .map(|(x, y)| reached_all[idx(x, y)])
         .collect();
+    let open = (0..h)
+        .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .map(|(x, y)| open(x, y))
+        .collect();
     Reach {
         width: w,
         height: h,
         reached,
+        open,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A nest one tile diagonally past the end of a closed tunnel (up and right of its last
+    /// tile, rock beside and below the nest): the bird's hitbox would overlap both rocks
+    /// between, so it cannot touch it (`levels/probes/impossible-diagonal-nest`). It counted
+    /// as touched, so no warning and no proof, and the planner searched its whole time limit.
+    /// With either rock between open, the nest is touched.
+    #[test]
+    fn a_nest_diagonally_past_two_rocks_is_not_touched() {
+        let map = |row1: &str, row2: &str| {
+            crate::parse_map(&format!(
+                "gcv-map 1\nname: t\nsize: 10 5\ngrid:\n##########\n{row1}\n{row2}\n##########\n##########\nentities:\nstart 1 2\nnest 8 1\n"
+            ))
+            .unwrap()
+        };
+        let sealed = map("########.#", "#.......##");
+        assert_eq!(nests_reached(&sealed, &[(8, 1)]), [false]);
+        for (row1, row2) in [("#######..#", "#.......##"), ("########.#", "#........#")] {
+            assert_eq!(
+                nests_reached(&map(row1, row2), &[(8, 1)]),
+                [true],
+                "{row1} {row2}"
+            );
+        }
+    }
 
     /// A small valid map (66 KB) whose every flood stays under `MAX_WORK`: an open hall of
     /// about 1,000 ledges, a chain of 16 cracked tiles that opens one more each round, and
