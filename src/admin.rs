@@ -1034,6 +1034,18 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
                 None => "unknown",
             }
         );
+        // Said here, where the operator looks at the store, and in the serving processes'
+        // logs; not by every other admin command.
+        match facts.appendonly {
+            Some(false) => out!("          AOF OFF: a crash of Redis loses the recent jobs, revisions and sessions; set `appendonly yes` (ops/redis.conf)"),
+            None => out!("          AOF unknown: CONFIG GET refused (a managed Redis); make sure it persists (AOF or the provider's equivalent)"),
+            Some(true) => {}
+        }
+        match facts.maxmemory_policy.as_deref() {
+            Some("noeviction") => {}
+            Some(p) => out!("          maxmemory-policy {p}: Redis may evict horst's keys; set `maxmemory-policy noeviction`"),
+            None => {}
+        }
         out!("workers:  {} live", workers.len());
         for w in workers {
             out!("          {w}");
