@@ -484,8 +484,9 @@ async fn rating(app: &App, cmd: RatingCommand) -> ExitCode {
 
 #[derive(Subcommand, Debug)]
 pub enum JobCommand {
-    /// Jobs as JSON lines, newest first: without --account the ones waiting and running
-    /// now, with it that account's recent jobs.
+    /// Jobs as JSON lines, newest first: with --account that account's recent jobs; without
+    /// it, with --state failed or cancelled those of every account (newest end first), else
+    /// the ones waiting and running now.
     List {
         /// queued, running, succeeded, failed or cancelled.
         #[arg(long)]

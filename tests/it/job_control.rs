@@ -333,6 +333,95 @@ async fn a_listing_of_finished_jobs_asks_for_the_account_and_limits_are_clamped(
     }
 }
 
+/// The failed and cancelled jobs of every account are listed without naming one (REST and
+/// `horst admin job list --state cancelled`), newest end first, paged: before, the listing
+/// was refused with "give the account", so an operator could not see what failed across the
+/// gateway without knowing whose it was. Succeeded ones (not indexed) still ask for it
+/// (`a_listing_of_finished_jobs_asks_for_the_account_and_limits_are_clamped`). The CLI calls
+/// the same `list_jobs`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_and_cancelled_jobs_of_every_account_are_listed() {
+    let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
+    let mut jobs = Vec::new();
+    for account in ["anna", "bert", "carl"] {
+        let job = admit(
+            &app,
+            JobKind::Simulate,
+            account,
+            crate::harness::LEVEL_MAP.into(),
+        )
+        .await;
+        let (status, v) = admin(
+            &app,
+            reqwest::Method::POST,
+            &format!("/api/admin/jobs/{job}/cancel"),
+            Some(json!({ "reason": format!("shed {account}") })),
+        )
+        .await;
+        assert_eq!(status, 200, "{v}");
+        jobs.push(job);
+        // Ends in distinct milliseconds: the order is by end.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // One still waiting is not among them.
+    let waiting = admit(
+        &app,
+        JobKind::Playtest,
+        "dora",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    let (status, v) = admin(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/jobs?state=cancelled&limit=2",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let ids = |v: &Value| -> Vec<String> {
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ids(&v), vec![jobs[2].clone(), jobs[1].clone()], "{v}");
+    assert_eq!(v["nextOffset"], json!(2), "{v}");
+    let (status, v) = admin(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/jobs?state=cancelled&limit=2&offset=2",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(ids(&v), vec![jobs[0].clone()], "{v}");
+    assert!(v.get("nextOffset").is_none(), "{v}");
+    assert_eq!(v["items"][0]["account"], json!("anna"), "{v}");
+    // A kind filter applies; none failed.
+    let (_, v) = admin(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/jobs?state=cancelled&kind=playtest",
+        None,
+    )
+    .await;
+    assert_eq!(ids(&v), Vec::<String>::new(), "{v}");
+    let (status, v) = admin(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/jobs?state=failed",
+        None,
+    )
+    .await;
+    assert_eq!((status, ids(&v)), (200, Vec::new()), "{v}");
+    // Without a state, the jobs waiting now (dora's), as before.
+    let (_, v) = admin(&app, reqwest::Method::GET, "/api/admin/jobs", None).await;
+    assert_eq!(ids(&v), vec![waiting], "{v}");
+}
+
 /// An account with hundreds of jobs: its listing pages through all of them with `offset`
 /// and `nextOffset` (REST), and a filter that matches only old jobs finds them. Before, only
 /// the account's newest 4 x limit jobs were read, there was no offset (`offset=` was refused
