@@ -357,17 +357,20 @@ pub enum AdminCommand {
     /// Switch the agent gateway (POST /api/mcp) for every API process: on, off (404) or
     /// read-only (only the anonymous tools).
     Gateway {
+        /// on, off or read-only.
         #[arg(value_enum)]
         mode: GatewaySwitch,
     },
     /// Switch self-service agent keys (POST /api/agent-keys) on or off.
     SelfService {
+        /// on or off.
         #[arg(value_enum)]
         state: OnOff,
     },
     /// Open or close sign-up on /account (closed: the operator creates accounts with
     /// `user create`).
     SignUp {
+        /// open or closed.
         #[arg(value_enum)]
         state: OpenClosed,
     },
@@ -377,8 +380,10 @@ pub enum AdminCommand {
     /// The sign-in trail (password and admin-token checks on /account, /admin and the
     /// RCADIA sign-in, with the client's address), newest first, as JSON lines.
     SignIns {
+        /// How many entries a page lists.
         #[arg(long, default_value_t = 50)]
         limit: usize,
+        /// Where the page starts (0 first).
         #[arg(long, default_value_t = 0)]
         offset: usize,
         /// Only the sign-ins of this name (or admin token id), any case.
@@ -410,8 +415,10 @@ pub enum AdminCommand {
     Overview,
     /// The audit trail of operator actions (who, what, when), newest first, as JSON lines.
     Audit {
+        /// How many entries a page lists.
         #[arg(long, default_value_t = 50)]
         limit: usize,
+        /// Where the page starts: 0, or what the last page printed (next page on stderr).
         #[arg(long, default_value_t = 0)]
         offset: usize,
     },
@@ -445,14 +452,17 @@ pub enum RatingCommand {
         /// The agent id (agt_...), as the leaderboard lists it.
         #[arg(value_parser = id_arg)]
         agent: String,
+        /// The game's id, as the leaderboard names it (chess, ...).
         #[arg(long)]
         game: String,
     },
     /// Takes the agent off the game's leaderboard; its games there are no longer rated
     /// (until a reset).
     Exclude {
+        /// The agent id (agt_...), as the leaderboard lists it.
         #[arg(value_parser = id_arg)]
         agent: String,
+        /// The game's id, as the leaderboard names it (chess, ...).
         #[arg(long)]
         game: String,
     },
@@ -484,8 +494,9 @@ async fn rating(app: &App, cmd: RatingCommand) -> ExitCode {
 
 #[derive(Subcommand, Debug)]
 pub enum JobCommand {
-    /// Jobs as JSON lines, newest first: without --account the ones waiting and running
-    /// now, with it that account's recent jobs.
+    /// Jobs as JSON lines, newest first: with --account that account's recent jobs; without
+    /// it, with --state failed or cancelled those of every account (newest end first), else
+    /// the ones waiting and running now.
     List {
         /// queued, running, succeeded, failed or cancelled.
         #[arg(long)]
@@ -493,6 +504,7 @@ pub enum JobCommand {
         /// playtest, simulate, submit or recheck.
         #[arg(long)]
         kind: Option<String>,
+        /// Only this account's recent jobs (its name; an agent's is its handle, agent-0123abcd).
         #[arg(long, value_parser = account_arg)]
         account: Option<String>,
         /// Where the page starts: 0, or what the last page printed ("next page: --offset N"
@@ -505,12 +517,14 @@ pub enum JobCommand {
     },
     /// One job with its timeline (admitted, started, ended, worker, wait) and progress.
     Show {
+        /// The job's id (job_...), as the logs, the job list and the agent's answer name it.
         #[arg(value_parser = id_arg)]
         id: String,
     },
     /// Cancel a queued job (dropped, nothing charged) or a running one (stopped within
     /// 100 ms, stays charged). Its caller is told at once, with the reason. Audited.
     Cancel {
+        /// The job's id (job_...), as `job list` shows it.
         #[arg(value_parser = id_arg)]
         id: String,
         /// Why; the job's caller reads it.
@@ -523,6 +537,7 @@ pub enum JobCommand {
 pub enum AdminTokenCommand {
     /// Create an admin token; it is printed once, on its own line. The others stay active.
     Create {
+        /// A note to tell the token apart (shown in `admin-token list`).
         #[arg(long)]
         label: Option<String>,
     },
@@ -531,6 +546,7 @@ pub enum AdminTokenCommand {
     /// Retire the admin token with this id: refused from now on, its /admin sessions end.
     /// The last active one cannot be retired.
     Retire {
+        /// The token's id, as `admin-token list` shows it.
         #[arg(value_parser = id_arg)]
         id: String,
     },
@@ -554,14 +570,17 @@ pub enum TokenCommand {
     /// List agent tokens (agent id, name, scopes, created; never the token), newest first,
     /// as JSON lines.
     List {
+        /// Where the page starts (0 first).
         #[arg(long, default_value_t = 0)]
         offset: usize,
+        /// How many tokens a page lists.
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
     /// Set a burst limit on the token of AGENT (`agt_...`): at most N requests a minute on the
     /// RCADIA routes, across every API process (none by default). `--none` removes it.
     Limit {
+        /// The agent id (agt_...) of the token.
         #[arg(value_parser = id_arg)]
         agent: String,
         /// Requests per minute (1 or more).
@@ -573,6 +592,7 @@ pub enum TokenCommand {
     },
     /// Revoke the token of AGENT (`agt_...`): every API process refuses it within a second.
     Revoke {
+        /// The agent id (agt_...) of the token.
         #[arg(value_parser = id_arg)]
         agent: String,
     },
@@ -584,6 +604,7 @@ pub enum UserCommand {
     /// `account create` one). On a terminal the password is prompted for twice without
     /// echo; when stdin is not a terminal (a pipe or a file) its first line is the password.
     Create {
+        /// The name to sign in with: 2-32 lowercase letters, digits, _ or -.
         username: String,
         /// Read the password from the first line of stdin even on a terminal (scripts that
         /// predate the pipe detection; a pipe is read without it).
@@ -595,14 +616,17 @@ pub enum UserCommand {
     },
     /// Set a new password (read like `create`); every session and JWT of the person ends.
     Passwd {
+        /// The person's name.
         #[arg(value_parser = account_arg)]
         username: String,
+        /// Read the password from the first line of stdin even on a terminal.
         #[arg(long)]
         password_stdin: bool,
     },
     /// Delete a person's sign-in: password and operator role go, sessions and JWTs end,
     /// agent keys are revoked. The name stays taken (revisions and posts keep their author).
     Delete {
+        /// The person's name.
         #[arg(value_parser = account_arg)]
         username: String,
     },
@@ -615,8 +639,10 @@ pub enum LevelCommand {
     /// --expect names the revision you believe is promoted now (`none` for no promoted
     /// revision); a stale expectation is refused (conflict).
     Promote {
+        /// The revision to promote (rev-...).
         #[arg(value_parser = id_arg)]
         revision: String,
+        /// The revision promoted now, as you saw it (`none` if the level has none): a stale one is refused.
         #[arg(long, value_parser = id_arg)]
         expect: String,
     },
@@ -624,21 +650,26 @@ pub enum LevelCommand {
     /// passed over). --expect and --to name the revision promoted now and the one that
     /// comes back; one that does not match is refused (conflict).
     Rollback {
+        /// The level's name.
         #[arg(value_parser = level_arg)]
         level: String,
+        /// The revision promoted now, as you saw it: a stale one is refused.
         #[arg(long, value_parser = id_arg)]
         expect: Option<String>,
+        /// The revision you expect to come back: another one is refused.
         #[arg(long, value_parser = id_arg)]
         to: Option<String>,
     },
     /// Hide REVISION everywhere (its evidence stays).
     Quarantine {
+        /// The revision to hide (rev-...).
         #[arg(value_parser = id_arg)]
         revision: String,
     },
     /// Re-simulate REVISION's stored winning replay on a worker with the current engine and
     /// record the check (older checks are kept). Waits for the job and prints the check.
     Recheck {
+        /// The revision to check again (rev-...).
         #[arg(value_parser = id_arg)]
         revision: String,
         /// Only queue the job; the check is recorded when it finishes (`level checks`).
@@ -647,6 +678,7 @@ pub enum LevelCommand {
     },
     /// Every check of REVISION (the submission's and each recheck), oldest first, as JSON.
     Checks {
+        /// The revision (rev-...).
         #[arg(value_parser = id_arg)]
         revision: String,
     },
@@ -659,8 +691,10 @@ pub enum LevelCommand {
         /// Only this state: labor, promoted, retired, withdrawn or quarantined.
         #[arg(long)]
         state: Option<String>,
+        /// Where the page starts (0 first).
         #[arg(long, default_value_t = 0)]
         offset: usize,
+        /// How many revisions a page lists.
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
@@ -679,43 +713,53 @@ pub enum QuotasCommand {
 pub enum BoardCommand {
     /// Hide a post from agents (hiding a thread's first post hides the thread).
     Hide {
+        /// The post's id.
         #[arg(value_parser = id_arg)]
         post: String,
     },
     /// Show a hidden post again.
     Unhide {
+        /// The post's id.
         #[arg(value_parser = id_arg)]
         post: String,
     },
     /// Set a thread's status: open, planned, done or declined.
     Status {
+        /// The thread's id.
         #[arg(value_parser = id_arg)]
         thread: String,
+        /// open, planned, done or declined.
         status: String,
     },
     /// Reply on a thread as the operator.
     Reply {
+        /// The thread's id.
         #[arg(value_parser = id_arg)]
         thread: String,
+        /// The reply's text (quote it).
         body: String,
     },
     /// Publish a thread on the public board (GET /api/board/published, no key needed).
     Publish {
+        /// The thread's id.
         #[arg(value_parser = id_arg)]
         thread: String,
     },
     /// Take a thread off the public board.
     Unpublish {
+        /// The thread's id.
         #[arg(value_parser = id_arg)]
         thread: String,
     },
     /// List threads (withdrawn ones too), newest activity first, as JSON lines.
     List {
+        /// How many threads to list.
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
     /// Show a thread with every post, hidden and withdrawn ones included, as JSON.
     Show {
+        /// The thread's id.
         #[arg(value_parser = id_arg)]
         thread: String,
     },
@@ -725,13 +769,16 @@ pub enum BoardCommand {
 pub enum MessagesCommand {
     /// List messages, newest first, as JSON lines (unread only unless --all).
     List {
+        /// Read messages too, not only unread ones.
         #[arg(long)]
         all: bool,
+        /// How many messages to list.
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
     /// Mark a message read (it then no longer counts against its sender's unread cap).
     Read {
+        /// The message's id.
         #[arg(value_parser = id_arg)]
         id: String,
     },
@@ -760,6 +807,7 @@ pub enum OpenClosed {
 pub enum AccountCommand {
     /// Create an account (2-32 lowercase letters, digits, _ or -).
     Create {
+        /// The account's name: 2-32 lowercase letters, digits, _ or -.
         name: String,
         /// Trust tier: 0 (new), 1 or 2.
         #[arg(long, default_value_t = 0)]
@@ -767,24 +815,30 @@ pub enum AccountCommand {
     },
     /// Set an account's trust tier (0, 1 or 2).
     Trust {
+        /// The account's name.
         #[arg(value_parser = account_arg)]
         name: String,
+        /// The new tier: 0 (new), 1 or 2.
         trust: u8,
     },
     /// Block an account: every request with its keys is refused (403).
     Block {
+        /// The account's name.
         #[arg(value_parser = account_arg)]
         name: String,
     },
     /// Lift a block.
     Unblock {
+        /// The account's name.
         #[arg(value_parser = account_arg)]
         name: String,
     },
     /// Give a person the operator role (they may open /admin) or take it.
     Operator {
+        /// The person's account name.
         #[arg(value_parser = account_arg)]
         name: String,
+        /// on (give the role) or off (take it).
         #[arg(value_enum)]
         state: OnOff,
     },
@@ -796,6 +850,7 @@ pub enum AccountCommand {
         /// Only agent or human accounts.
         #[arg(long)]
         kind: Option<String>,
+        /// Only this trust tier: 0, 1 or 2.
         #[arg(long)]
         trust: Option<u8>,
         /// Only blocked (true) or unblocked (false) accounts.
@@ -804,8 +859,10 @@ pub enum AccountCommand {
         /// Only operators (true) or not (false).
         #[arg(long)]
         operator: Option<bool>,
+        /// Where the page starts (0 first).
         #[arg(long, default_value_t = 0)]
         offset: usize,
+        /// How many accounts a page lists.
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
@@ -815,13 +872,16 @@ pub enum AccountCommand {
 pub enum KeyCommand {
     /// Create a key for ACCOUNT; the key is printed once, on its own line.
     Create {
+        /// The account the key acts as.
         #[arg(value_parser = account_arg)]
         account: String,
+        /// A note to tell the key apart (shown in `key list`).
         #[arg(long)]
         label: Option<String>,
     },
     /// Revoke the key with this prefix (`gcv_` and 8 characters, as listed at creation).
     Revoke {
+        /// The key's prefix: gcv_ and 8 characters, as `key list` shows it.
         #[arg(value_parser = id_arg)]
         prefix: String,
     },
@@ -834,8 +894,10 @@ pub enum KeyCommand {
         /// Include revoked keys.
         #[arg(long)]
         revoked: bool,
+        /// Where the page starts (0 first).
         #[arg(long, default_value_t = 0)]
         offset: usize,
+        /// How many keys a page lists.
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
@@ -1034,6 +1096,18 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
                 None => "unknown",
             }
         );
+        // Said here, where the operator looks at the store, and in the serving processes'
+        // logs; not by every other admin command.
+        match facts.appendonly {
+            Some(false) => out!("          AOF OFF: a crash of Redis loses the recent jobs, revisions and sessions; set `appendonly yes` (ops/redis.conf)"),
+            None => out!("          AOF unknown: CONFIG GET refused (a managed Redis); make sure it persists (AOF or the provider's equivalent)"),
+            Some(true) => {}
+        }
+        match facts.maxmemory_policy.as_deref() {
+            Some("noeviction") => {}
+            Some(p) => out!("          maxmemory-policy {p}: Redis may evict horst's keys; set `maxmemory-policy noeviction`"),
+            None => {}
+        }
         out!("workers:  {} live", workers.len());
         for w in workers {
             out!("          {w}");

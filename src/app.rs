@@ -120,7 +120,7 @@ impl App {
             .await
             .map_err(|e| BuildError(e.to_string()))?;
         let facts = store
-            .check_server(config.redis.allow_eviction)
+            .check_server(config.redis.allow_eviction, roles.serves())
             .await
             .map_err(|e| BuildError(e.to_string()))?;
         tracing::info!(redis = %store.target(), version = %facts.version, "connected to Redis");

@@ -61,6 +61,33 @@ struct CommonArgs {
     listen: Option<String>,
 }
 
+/// The store flags of an operator command (`horst admin`): [`CommonArgs`] without
+/// `--listen`, which only a serving role uses. Every admin command listed and took it, and
+/// did nothing with it.
+#[derive(Args, Debug, Clone, Default)]
+struct StoreArgs {
+    /// Configuration file (TOML; see ops/horst.toml for every setting).
+    #[arg(long, global = true, env = "HORST_CONFIG", value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Redis URL (redis://HOST:PORT). Without one, horst uses its private Redis under --data.
+    #[arg(long, global = true, value_name = "URL")]
+    redis: Option<String>,
+    /// Data directory (the private Redis lives in DIR/redis). Default: ./data
+    #[arg(long, global = true, value_name = "DIR")]
+    data: Option<PathBuf>,
+}
+
+impl From<StoreArgs> for CommonArgs {
+    fn from(a: StoreArgs) -> CommonArgs {
+        CommonArgs {
+            config: a.config,
+            redis: a.redis,
+            data: a.data,
+            listen: None,
+        }
+    }
+}
+
 /// The same flags given before the subcommand (`horst --data DIR up`), as earlier versions
 /// took them: still accepted, not shown (each subcommand's help lists the ones it takes).
 #[derive(Args, Debug, Clone, Default)]
@@ -104,7 +131,7 @@ struct ServeArgs {
 #[derive(Args, Debug)]
 struct AdminArgs {
     #[command(flatten)]
-    common: CommonArgs,
+    common: StoreArgs,
     #[command(subcommand)]
     command: admin::AdminCommand,
 }
@@ -176,7 +203,7 @@ fn main() -> ExitCode {
         Command::Up(a) => (a.common, Role::Up),
         Command::Api(a) => (a.common, Role::Api),
         Command::Worker(a) => (a.common, Role::Worker),
-        Command::Admin(a) => (a.common, Role::Admin(a.command)),
+        Command::Admin(a) => (a.common.into(), Role::Admin(a.command)),
         Command::House(h) => (h.common, Role::House(h.house)),
     };
     let common = leading.under(common);

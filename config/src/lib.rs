@@ -234,10 +234,7 @@ impl Config {
                 return Err(ConfigError::new(
                     "-",
                     Origin::Env(name.clone()),
-                    format!(
-                        "unknown setting; the HORST_ variables are: {}",
-                        known.join(", ")
-                    ),
+                    unknown_env_message(name, &known),
                 ));
             };
             let value = parse_env_value(raw, current)
@@ -565,6 +562,58 @@ const EXEMPT_ENV: &[&str] = &[
     "HORST_OPERATOR",
     "HORST_AGENT_TOKEN",
 ];
+
+/// What an unknown `HORST_*` variable is told: the nearest known name when one is close (a
+/// typo: a letter or an underscore off), and the variables of its section when the section
+/// exists. Before, every one of the hundred-odd variables was listed, and the one meant was
+/// left to be found in it.
+fn unknown_env_message(name: &str, known: &[String]) -> String {
+    let squash = |s: &str| s.replace('_', "");
+    let nearest = known
+        .iter()
+        .map(|k| (edit_distance(&squash(name), &squash(k)), k))
+        .min_by_key(|(d, _)| *d)
+        .filter(|(d, _)| *d <= 2)
+        .map(|(_, k)| k);
+    // HORST_QUEUE_WAITSECONDS: its section's variables (HORST_QUEUE_...).
+    let section: Vec<&String> = name
+        .strip_prefix("HORST_")
+        .and_then(|rest| rest.split_once('_'))
+        .map(|(section, _)| format!("HORST_{section}_"))
+        .map(|prefix| known.iter().filter(|k| k.starts_with(&prefix)).collect())
+        .unwrap_or_default();
+    let mut msg = String::from("unknown setting");
+    if let Some(k) = nearest {
+        msg.push_str(&format!("; did you mean {k}?"));
+    }
+    if section.is_empty() {
+        let all: Vec<&str> = known.iter().map(String::as_str).collect();
+        msg.push_str(&format!("; the HORST_ variables are: {}", all.join(", ")));
+    } else {
+        let names: Vec<&str> = section.iter().map(|s| s.as_str()).collect();
+        msg.push_str(&format!(
+            "; the variables of its section are: {} (ops/horst.toml lists every setting)",
+            names.join(", ")
+        ));
+    }
+    msg
+}
+
+/// Levenshtein distance of two short ASCII names.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(here + 1);
+            prev = here;
+        }
+    }
+    row[b.len()]
+}
 
 /// `server.listen` -> `HORST_SERVER_LISTEN`; `data_dir` -> `HORST_DATA_DIR`.
 pub fn env_name(path: &str) -> String {

@@ -526,3 +526,34 @@ fn job_records_must_outlive_their_idempotency_keys() {
         .unwrap();
     assert_eq!(c.queue.job_retention_hours, 48);
 }
+
+/// An unknown `HORST_*` variable names the one meant when it is a typo away, and lists its
+/// section's variables rather than all hundred-odd (the one meant had to be found in that).
+#[test]
+fn an_unknown_variable_names_the_nearest_and_its_section() {
+    let e = Config::default()
+        .with_env(&env(&[("HORST_QUEUE_WAITSECONDS", "5")]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("did you mean HORST_QUEUE_WAIT_SECONDS?"), "{e}");
+    assert!(e.contains("HORST_QUEUE_LEASE_SECONDS"), "{e}");
+    assert!(
+        !e.contains("HORST_WORKER_SLOTS"),
+        "the other sections too: {e}"
+    );
+    let e = Config::default()
+        .with_env(&env(&[("HORST_WORKR_SLOTS", "2")]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("did you mean HORST_WORKER_SLOTS?"), "{e}");
+    // Nothing near and no such section: every variable, as before.
+    let e = Config::default()
+        .with_env(&env(&[("HORST_NOTHING", "1")]))
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains("did you mean"), "{e}");
+    assert!(
+        e.contains("HORST_WORKER_SLOTS") && e.contains("HORST_QUEUE_WAIT_SECONDS"),
+        "{e}"
+    );
+}

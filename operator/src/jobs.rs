@@ -113,8 +113,9 @@ pub struct JobFilter {
     pub state: Option<String>,
     /// `playtest`, `simulate`, `submit` or `recheck`.
     pub kind: Option<String>,
-    /// One account's jobs (its recent ones, any state); without it, the jobs waiting and
-    /// running now.
+    /// One account's jobs (its recent ones, any state); without it, with state `failed` or
+    /// `cancelled` those of every account (`queue:ended`), else the jobs waiting and running
+    /// now.
     pub account: Option<String>,
 }
 
@@ -215,7 +216,8 @@ pub struct JobPage {
     /// Where the next page starts (`offset=`, `--offset`); absent on the last page. With an
     /// account it is a position in that account's jobs, newest first (jobs admitted in the
     /// meantime move the older ones down: a row may show again on the next page, none is
-    /// skipped); without one, in the jobs waiting and running now.
+    /// skipped); without one, in the failed or cancelled jobs of every account, newest end
+    /// first (with state `failed` or `cancelled`), or in the jobs waiting and running now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
 }
@@ -236,13 +238,13 @@ pub async fn list_jobs(
         Some(s) => Some(parse_state(s)?),
     };
     let account = filter.account.as_deref().filter(|a| !a.is_empty());
-    // Without an account only the jobs waiting and running now are read: a finished state
-    // would always list nothing, which reads as "none".
-    if account.is_none() && state.is_some_and(|s| s.is_final()) {
-        return Err(ToolError::invalid(format!(
-            "finished jobs ({}) are listed per account: give the account (account=NAME, --account NAME); without one only queued and running jobs are listed",
-            filter.state.as_deref().unwrap_or_default()
-        )));
+    // Without an account, failed and cancelled jobs come from the index of such jobs of every
+    // account (`queue:ended`); succeeded ones, the bulk, are not indexed (it would cost every
+    // job a command) and are listed per account.
+    if account.is_none() && state == Some(JobState::Succeeded) {
+        return Err(ToolError::invalid(
+            "succeeded jobs are listed per account: give the account (account=NAME, --account NAME); without one, state=failed and state=cancelled list those of every account, and no state the jobs queued and running now",
+        ));
     }
     let kind = match filter.kind.as_deref() {
         None | Some("") => None,
@@ -255,6 +257,11 @@ pub async fn list_jobs(
     let selected =
         |r: &JobRecord| state.is_none_or(|s| r.state == s) && kind.is_none_or(|k| r.kind == k);
     let now = queue.now_ms().await?;
+    if account.is_none() && state.is_some_and(|s| s.is_final()) {
+        // Every account's failed or cancelled jobs, newest end first, read in chunks as an
+        // account's are below (SCAN_MAX records at most a page).
+        return scan_pages(queue, Index::Ended, offset, limit, now, &selected).await;
+    }
     let Some(account) = account else {
         let mut rows = Vec::new();
         for id in queue.active_ids().await? {
@@ -289,12 +296,47 @@ pub async fn list_jobs(
     // page is full, the index ends, or SCAN_MAX records were read. Before, only the newest
     // 4 x limit were read and there was no offset: an account's older failures were out of
     // reach.
-    const CHUNK: usize = 100;
+    scan_pages(
+        queue,
+        Index::Account(account),
+        offset,
+        limit,
+        now,
+        &selected,
+    )
+    .await
+}
+
+/// An index of job ids, newest first.
+enum Index<'a> {
+    /// `jobs:<account>`: the account's jobs by admission.
+    Account(&'a str),
+    /// `queue:ended`: every account's failed and cancelled jobs by end.
+    Ended,
+}
+
+/// Ids are read from an index this many at a time.
+const CHUNK: usize = 100;
+
+/// One page from an index of job ids: read in chunks from `offset` until `limit` rows are
+/// selected, the index ends, or SCAN_MAX records were read. Ids whose record expired are
+/// passed over.
+async fn scan_pages(
+    queue: &Queue,
+    index: Index<'_>,
+    offset: usize,
+    limit: usize,
+    now: u64,
+    selected: &(dyn Fn(&JobRecord) -> bool + Sync),
+) -> Result<JobPage, ToolError> {
     let mut at = offset.min(1 << 40);
     let mut scanned = 0;
     let mut items = Vec::new();
     loop {
-        let (ids, total) = queue.job_ids_of(account, at, CHUNK).await?;
+        let (ids, total) = match index {
+            Index::Account(account) => queue.job_ids_of(account, at, CHUNK).await?,
+            Index::Ended => queue.ended_ids(at, CHUNK).await?,
+        };
         for id in &ids {
             at += 1;
             scanned += 1;

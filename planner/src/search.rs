@@ -1484,6 +1484,12 @@ pub fn plan_with(
             // An exhausted or capped stage proves nothing: the next one goes on.
             StageEnd::Exhausted | StageEnd::Capped => continue,
             StageEnd::MemoryLimit => out_of_memory = true,
+            // The clock ran out in a later stage, but an earlier one gave up for memory: the
+            // budget is what cut the search short (a finer stage only goes on where a coarser
+            // one could not finish), so that is the reason the caller hears.
+            StageEnd::Deadline if out_of_memory => {
+                return unresolved(&sh, UnresolvedReason::MemoryLimit)
+            }
             StageEnd::Deadline => return unresolved(&sh, UnresolvedReason::TimeLimit),
             StageEnd::Cancelled => return unresolved(&sh, UnresolvedReason::Cancelled),
         }

@@ -297,3 +297,49 @@ fn the_memory_limit_decides_the_same_whatever_the_thread_count() {
     assert!(one.0.contains("MemoryLimit"), "{one:?}");
     assert_eq!(run(4), one);
 }
+
+/// A search whose early stage ran out of memory and whose later stage then ran out of time
+/// answers `memory_limit`, not `time_limit`: the budget is what cut it short, and an operator
+/// raising the time limit would change nothing. The expansion limit stands in for the clock
+/// (the same stop, `StageEnd::Deadline`, but the same on every machine): half of what the whole
+/// search expands with that budget stops it in a later stage.
+#[test]
+fn memory_out_in_an_early_stage_then_the_clock_reports_memory() {
+    let map = parse_map(&huge_map(11)).unwrap();
+    let cancel = AtomicBool::new(false);
+    let req = PlanRequest {
+        map: &map,
+        seed: 1,
+        time_limit: Duration::from_secs(240),
+        cancel: &cancel,
+        memory_budget_bytes: Some(6 << 20),
+    };
+    let stages = std::sync::Mutex::new(Vec::new());
+    let seen = |p: &horst_planner::Progress| stages.lock().unwrap().push((p.stage, p.expanded));
+    let whole = plan(&req, Some(&seen));
+    assert_eq!(
+        whole.reason(),
+        Some(UnresolvedReason::MemoryLimit),
+        "{whole:?}"
+    );
+    let limit = whole.expanded / 2;
+    let first_stage_end = stages
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|(s, _)| *s > 0)
+        .map(|(_, e)| *e);
+    let opts = horst_planner::search::SearchOptions {
+        expansion_limit: Some(limit),
+        ..Default::default()
+    };
+    let cut = horst_planner::search::plan_with(&req, None, &opts);
+    assert!(cut.expanded < whole.expanded, "{cut:?}");
+    assert_eq!(
+        cut.reason(),
+        Some(UnresolvedReason::MemoryLimit),
+        "stopped at {} of {} expansions (the first stage ended by {first_stage_end:?}): {cut:?}",
+        cut.expanded,
+        whole.expanded
+    );
+}

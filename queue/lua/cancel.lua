@@ -13,6 +13,7 @@
                                     (with ARGV[10] '': any key of the group, never read)
     KEYS[7] queue:clock             the housekeeping's clock: no orphan is dropped within a
                                     presence's life after a stall (orphan_drop_allowed)
+    KEYS[8] queue:ended             failed and cancelled jobs by end time (note_ended)
 
     ARGV[1] job id             ARGV[6] the completion channel (done:<job_id>)
     ARGV[2] final state        ARGV[7] the job's account, as the caller read it
@@ -47,6 +48,6 @@ if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
   redis.call('HINCRBY', KEYS[3], 'w:' .. ARGV[7], -1)
   redis.call('HINCRBY', KEYS[3], 'n', -1)
 end
-release(jk, KEYS[4], KEYS[5], ARGV[1], now, ARGV[2], ARGV[3], ARGV[4],
+release(jk, KEYS[4], KEYS[5], KEYS[8], ARGV[1], now, ARGV[2], ARGV[3], ARGV[4],
   tonumber(ARGV[5]), ARGV[6])
 return 1

@@ -70,6 +70,9 @@ if ARGV[4] ~= '' then set[#set + 1] = 'result'; set[#set + 1] = ARGV[4] end
 if ARGV[5] ~= '' then set[#set + 1] = 'failure'; set[#set + 1] = ARGV[5] end
 redis.call(unpack(set))
 redis.call('EXPIRE', jk, ARGV[6])
+-- A failed job is noted for the operator's listing across accounts (a succeeded one is not:
+-- no command more for it). KEYS[8], the group's base, is always given.
+note_ended(group_key(KEYS[8], 'queue:ended'), ARGV[1], now, ARGV[3], ARGV[6])
 -- The final state itself, so a waiter needs no read after its wake-up (Queue::wait).
 redis.call('PUBLISH', ARGV[7], cjson.encode({state = ARGV[3], started = started,
   finished = now, charged = charged, worker = worker, result = ARGV[4],

@@ -45,6 +45,18 @@ local function count_done(jk, bk, state)
   if kind then redis.call('HINCRBY', bk, 'done:' .. kind .. ':' .. state, 1) end
 end
 
+-- The jobs that ended failed or cancelled, across accounts: queue:ended (zset of ids by end
+-- time, keys::ended), the operator's listing `horst admin job list --state failed` without an
+-- account. Kept as long as the records (the job ttl) and at most ENDED_KEEP ids; a succeeded
+-- job, the bulk, is not noted (a command more for every job), it is listed per account.
+local ENDED_KEEP = 10000
+local function note_ended(ek, jid, now, state, job_ttl)
+  if state ~= 'failed' and state ~= 'cancelled' then return end
+  redis.call('ZADD', ek, int(now), jid)
+  redis.call('ZREMRANGEBYSCORE', ek, '-inf', '(' .. int(now - tonumber(job_ttl) * 1000))
+  redis.call('ZREMRANGEBYRANK', ek, 0, -(ENDED_KEEP + 1))
+end
+
 -- The caller built the job's day keys from the account, day and idempotency key it read
 -- from the record; they never change after admission, so a mismatch means the record is not
 -- the one the caller read (it expired and the id was reused): the caller reads again.
@@ -57,7 +69,8 @@ end
 -- count), forget its idempotency key so a retry starts afresh, record why, and wake waiters.
 -- jk: job:<id>, bk: budget:<day> (the day's counts and its accounts', admit.lua),
 -- ik: idem:<account>:<key>, both of the job's own day and account (see same_job).
-local function release(jk, bk, ik, jid, now, state, code, message, job_ttl, channel)
+-- ek: queue:ended (note_ended).
+local function release(jk, bk, ik, ek, jid, now, state, code, message, job_ttl, channel)
   local f = redis.call('HMGET', jk, 'trust', 'kind', 'reserved', 'account')
   local trust, kind, reserved = f[1], f[2], tonumber(f[3])
   -- A day whose counts expired (a job left queued for days: no worker ran) has nothing to
@@ -73,6 +86,7 @@ local function release(jk, bk, ik, jid, now, state, code, message, job_ttl, chan
   redis.call('HSET', jk, 'state', state, 'finished', now,
     'failure', cjson.encode({code = code, message = message}))
   if day_kept then count_done(jk, bk, state) end
+  note_ended(ek, jid, now, state, job_ttl)
   redis.call('EXPIRE', jk, job_ttl)
   redis.call('PUBLISH', channel, state)
 end
@@ -193,12 +207,13 @@ for _ = 1, tonumber(bound) do
     if gone or late then
       redis.call(unpack(set))
       local ik = group_key(KEYS[k.base], 'idem:', account, ':', f[4])
+      local ek = group_key(KEYS[k.base], 'queue:ended')
       if gone then
-        release(jk, bk, ik, jid, now, 'cancelled', 'cancelled',
+        release(jk, bk, ik, ek, jid, now, 'cancelled', 'cancelled',
           'the API process the caller waited in stopped before the job started; it was dropped and nothing was charged; call again (the same idempotencyKey starts afresh)',
           tonumber(job_ttl), channel)
       else
-        release(jk, bk, ik, jid, now, 'failed', 'timeout',
+        release(jk, bk, ik, ek, jid, now, 'failed', 'timeout',
           'the job waited too long in the queue to finish within the wait limit; it did not run and nothing was charged; try again',
           tonumber(job_ttl), channel)
       end

@@ -7,6 +7,7 @@
     KEYS[2] queue:running   zset of running job ids by lease expiry
     KEYS[3] budget:<day>    the job's day's counts
     KEYS[4] queue:clock     the housekeeping's clock (expired.lua)
+    KEYS[5] queue:ended     failed and cancelled jobs by end time (note_ended)
 
     ARGV[1] job id
     ARGV[2] job ttl, s
@@ -37,6 +38,7 @@ redis.call('HSET', jk, 'state', 'failed', 'finished', now, 'failure', cjson.enco
   code = 'cancelled',
   message = 'the worker running this job stopped before it finished (its lease expired); the job was not re-run and stays charged; submit it again with a new idempotencyKey'}))
 count_done(jk, KEYS[3], 'failed')
+note_ended(KEYS[5], ARGV[1], now, 'failed', ARGV[2])
 redis.call('EXPIRE', jk, tonumber(ARGV[2]))
 redis.call('PUBLISH', ARGV[3], 'failed')
 redis.call('ZREM', KEYS[2], ARGV[1])

@@ -11,6 +11,7 @@
     KEYS[1] job:<job_id>          the job record
     KEYS[2] queue:running         zset of running job ids by lease expiry
     KEYS[3] budget:<day>          the job's day's counts
+    KEYS[4] queue:ended           failed and cancelled jobs by end time (note_ended)
 
     ARGV[1] job id
     ARGV[2] failure (JSON: code `cancelled` and the operator's reason)
@@ -36,6 +37,7 @@ if state ~= 'cancelled' and state ~= 'failed' then
 end
 redis.call('HSET', jk, 'state', state, 'finished', now, 'failure', ARGV[2])
 count_done(jk, KEYS[3], state)
+note_ended(KEYS[4], ARGV[1], now, state, ARGV[3])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('EXPIRE', jk, tonumber(ARGV[3]))
 redis.call('PUBLISH', ARGV[4], state)

@@ -166,6 +166,13 @@ pub(crate) fn running(store: &Store) -> String {
     store.key_in(Group::Queue, "queue:running")
 }
 
+/// `queue:ended`: the jobs that ended failed or cancelled, by end time (zset; the newest
+/// 10,000 within the job retention, helpers.lua `note_ended`): the operator's listing of them
+/// across accounts. Succeeded jobs are not in it (it would cost every job a command).
+pub(crate) fn ended(store: &Store) -> String {
+    store.key_in(Group::Queue, "queue:ended")
+}
+
 /// `queue:clock`: the housekeeping's last look at the server clock and the last stall's end
 /// (hash, `expired.lua`).
 pub(crate) fn clock(store: &Store) -> String {

@@ -1146,6 +1146,30 @@ impl Queue {
         Ok((ids, total))
     }
 
+    /// The ids of jobs that ended failed or cancelled, of every account, newest end first,
+    /// from `offset` (`queue:ended`: the newest 10,000 within the job retention; jobs that
+    /// ended before this version are not in it), and how many it holds.
+    pub async fn ended_ids(
+        &self,
+        offset: usize,
+        count: usize,
+    ) -> Result<(Vec<String>, usize), QueueError> {
+        if count == 0 {
+            return Ok((Vec::new(), 0));
+        }
+        let key = keys::ended(&self.store);
+        let (ids, total): (Vec<String>, usize) = redis::pipe()
+            .cmd("ZREVRANGE")
+            .arg(&key)
+            .arg(offset)
+            .arg(offset.saturating_add(count - 1))
+            .cmd("ZCARD")
+            .arg(&key)
+            .query_async(&mut self.store.conn())
+            .await?;
+        Ok((ids, total))
+    }
+
     /// An account's jobs, newest first; the offset of the next page if there is one.
     pub async fn list(
         &self,
@@ -1267,6 +1291,7 @@ impl Queue {
             .key(self.idem_key(&names.account, &names.idem))
             .key(self.callers_key(&names.waiter))
             .key(keys::clock(&self.store))
+            .key(keys::ended(&self.store))
             .arg(id)
             .arg(state.as_str())
             .arg(code.as_str())
@@ -1328,6 +1353,7 @@ impl Queue {
         let day = self.job_names(id).await?.day;
         let mut stop = scripts::STOP.call(&self.store);
         self.ending_keys(&mut stop, id, &day);
+        stop.key(keys::ended(&self.store));
         let stopped: Applied = stop
             .arg(id)
             .arg(failure)
@@ -1912,7 +1938,8 @@ impl Queue {
             let day = self.job_names(&id).await?.day;
             let mut reap = scripts::REAP.call(&self.store);
             self.ending_keys(&mut reap, &id, &day);
-            reap.key(keys::clock(&self.store));
+            reap.key(keys::clock(&self.store))
+                .key(keys::ended(&self.store));
             let outcome: ReapReply = reap
                 .arg(&id)
                 .arg(self.settings.job_ttl_seconds())

@@ -103,6 +103,7 @@ impl Queue {
                 .key(self.idem_key(&account, &idem))
                 .key(&presence)
                 .key(keys::clock(&self.store))
+                .key(keys::ended(&self.store))
                 .arg(&id)
                 .arg(JobState::Cancelled.as_str())
                 .arg(crate::FailureCode::Cancelled.as_str())

@@ -49,10 +49,10 @@ pub(crate) static COMPLETE: Script<Completed> =
     queue_script(lua!("lua/complete.lua"), 8, 17, Writes::Durable).allowing_oom();
 /// `cancel.lua`.
 pub(crate) static CANCEL: Script<Applied> =
-    queue_script(lua!("lua/cancel.lua"), 7, 10, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/cancel.lua"), 8, 10, Writes::Durable).allowing_oom();
 /// `reap.lua`.
 pub(crate) static REAP: Script<ReapReply> =
-    queue_script(lua!("lua/reap.lua"), 4, 6, Writes::PrimaryOnly).allowing_oom();
+    queue_script(lua!("lua/reap.lua"), 5, 6, Writes::PrimaryOnly).allowing_oom();
 /// `expired.lua`.
 pub(crate) static EXPIRED: Script<Vec<String>> =
     queue_script(lua!("lua/expired.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
@@ -66,7 +66,7 @@ pub(crate) static DETACH: Script<Applied> =
     queue_script(lua!("lua/detach.lua"), 1, 1, Writes::Durable).allowing_oom();
 /// `stop.lua`.
 pub(crate) static STOP: Script<Applied> =
-    queue_script(lua!("lua/stop.lua"), 3, 6, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/stop.lua"), 4, 6, Writes::Durable).allowing_oom();
 /// `progress.lua`.
 pub(crate) static PROGRESS: Script<Applied> =
     queue_script(lua!("lua/progress.lua"), 1, 2, Writes::PrimaryOnly).allowing_oom();

@@ -503,7 +503,14 @@ impl Store {
     }
 
     /// The start-up check: refuse an evicting server unless allowed, warn when AOF is off.
-    pub async fn check_server(&self, allow_eviction: bool) -> Result<ServerFacts, StoreError> {
+    /// `warn` false keeps the warnings (an allowed evicting policy, AOF off, a refused CONFIG
+    /// GET) to the log of the processes that serve: an operator command (`horst admin`) that
+    /// said them on every run buried its own answer, and `horst admin status` shows them.
+    pub async fn check_server(
+        &self,
+        allow_eviction: bool,
+        warn: bool,
+    ) -> Result<ServerFacts, StoreError> {
         let facts = self.server_facts().await?;
         if !supported_version(&facts.version) {
             return Err(StoreError::Version {
@@ -519,6 +526,8 @@ impl Store {
                     policy: policy.to_string(),
                 })
             }
+            Some(_) if !warn => {}
+            None if !warn => {}
             Some(policy) => tracing::warn!(
                 redis = %self.target(), policy,
                 "Redis may evict keys (maxmemory-policy is not noeviction); starting anyway because redis.allow_eviction is set"
@@ -530,6 +539,7 @@ impl Store {
         }
         match facts.appendonly {
             Some(true) => {}
+            _ if !warn => {}
             Some(false) => tracing::warn!(
                 redis = %self.target(),
                 "Redis has AOF off (appendonly no): a crash of Redis loses recent jobs, revisions and sessions; set `appendonly yes`"

@@ -166,3 +166,71 @@ fn a_missing_configuration_file_names_the_file_and_the_flag() {
     );
     assert!(!err.contains(" - "), "{err}");
 }
+
+/// `horst admin --help` and the help of every command under it: each flag and argument says
+/// what it is (43 of them were a bare `<ID>`, `--account <ACCOUNT>`, `--game <GAME>`), and
+/// `--listen`, which no admin command uses, is neither listed nor taken (it was listed on every
+/// one and silently did nothing).
+#[test]
+fn every_admin_flag_and_argument_says_what_it_is() {
+    fn help(path: &[String]) -> String {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_horst"))
+            .args(path)
+            .arg("--help")
+            .env_remove("HORST_CONFIG")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{path:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+    let mut missing = Vec::new();
+    let mut todo = vec![vec!["admin".to_string()]];
+    let mut seen = 0;
+    while let Some(path) = todo.pop() {
+        seen += 1;
+        let text = help(&path);
+        if text.contains("--listen") {
+            missing.push(format!("{}: lists --listen", path.join(" ")));
+        }
+        let mut section = "";
+        for line in text.lines() {
+            if let Some(head) = line.strip_suffix(':').filter(|h| !h.starts_with(' ')) {
+                section = match head {
+                    "Commands" | "Options" | "Arguments" => head,
+                    _ => "",
+                };
+                continue;
+            }
+            let entry = line.trim_start();
+            if entry.is_empty() || !line.starts_with("  ") {
+                continue;
+            }
+            match section {
+                "Commands" => {
+                    let name = entry.split_whitespace().next().unwrap();
+                    if name != "help" {
+                        let mut next = path.clone();
+                        next.push(name.to_string());
+                        todo.push(next);
+                    }
+                }
+                "Options" | "Arguments" => {
+                    // "-h, --help  Print help", "--id <ID>  What it is", "<ID>  What it is":
+                    // the name, then two or more spaces, then the description.
+                    let described = entry
+                        .split_once("  ")
+                        .is_some_and(|(_, rest)| !rest.trim().is_empty());
+                    if !described {
+                        missing.push(format!("{}: {entry}", path.join(" ")));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(seen > 40, "only {seen} commands walked: the walk is broken");
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+    let (code, _, err) = run_to_exit(&["admin", "status", "--listen", "127.0.0.1:1"], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--listen"), "{err}");
+}

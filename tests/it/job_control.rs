@@ -333,6 +333,95 @@ async fn a_listing_of_finished_jobs_asks_for_the_account_and_limits_are_clamped(
     }
 }
 
+/// The failed and cancelled jobs of every account are listed without naming one (REST and
+/// `horst admin job list --state cancelled`), newest end first, paged: before, the listing
+/// was refused with "give the account", so an operator could not see what failed across the
+/// gateway without knowing whose it was. Succeeded ones (not indexed) still ask for it
+/// (`a_listing_of_finished_jobs_asks_for_the_account_and_limits_are_clamped`). The CLI calls
+/// the same `list_jobs`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_and_cancelled_jobs_of_every_account_are_listed() {
+    let app = spawn_app_with(|c| c.gateway.admin_token = ADMIN_TOKEN.into()).await;
+    let mut jobs = Vec::new();
+    for account in ["anna", "bert", "carl"] {
+        let job = admit(
+            &app,
+            JobKind::Simulate,
+            account,
+            crate::harness::LEVEL_MAP.into(),
+        )
+        .await;
+        let (status, v) = admin(
+            &app,
+            reqwest::Method::POST,
+            &format!("/api/admin/jobs/{job}/cancel"),
+            Some(json!({ "reason": format!("shed {account}") })),
+        )
+        .await;
+        assert_eq!(status, 200, "{v}");
+        jobs.push(job);
+        // Ends in distinct milliseconds: the order is by end.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // One still waiting is not among them.
+    let waiting = admit(
+        &app,
+        JobKind::Playtest,
+        "dora",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    let (status, v) = admin(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/jobs?state=cancelled&limit=2",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let ids = |v: &Value| -> Vec<String> {
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ids(&v), vec![jobs[2].clone(), jobs[1].clone()], "{v}");
+    assert_eq!(v["nextOffset"], json!(2), "{v}");
+    let (status, v) = admin(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/jobs?state=cancelled&limit=2&offset=2",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(ids(&v), vec![jobs[0].clone()], "{v}");
+    assert!(v.get("nextOffset").is_none(), "{v}");
+    assert_eq!(v["items"][0]["account"], json!("anna"), "{v}");
+    // A kind filter applies; none failed.
+    let (_, v) = admin(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/jobs?state=cancelled&kind=playtest",
+        None,
+    )
+    .await;
+    assert_eq!(ids(&v), Vec::<String>::new(), "{v}");
+    let (status, v) = admin(
+        &app,
+        reqwest::Method::GET,
+        "/api/admin/jobs?state=failed",
+        None,
+    )
+    .await;
+    assert_eq!((status, ids(&v)), (200, Vec::new()), "{v}");
+    // Without a state, the jobs waiting now (dora's), as before.
+    let (_, v) = admin(&app, reqwest::Method::GET, "/api/admin/jobs", None).await;
+    assert_eq!(ids(&v), vec![waiting], "{v}");
+}
+
 /// An account with hundreds of jobs: its listing pages through all of them with `offset`
 /// and `nextOffset` (REST), and a filter that matches only old jobs finds them. Before, only
 /// the account's newest 4 x limit jobs were read, there was no offset (`offset=` was refused
@@ -906,4 +995,111 @@ async fn a_job_listing_of_an_account_that_does_not_exist_says_so() {
         assert_eq!(status, 200, "{name}: {v}");
         assert_eq!(v["items"], json!([]), "{name}: {v}");
     }
+}
+
+/// The job view updates itself while a job it shows waits or runs: a waiting simulation is
+/// shown `queued`, a worker starts and runs it, and the view shows it ended without a click
+/// (before, it stayed `queued` until the operator pressed Show again). The refresh replaces
+/// the list in place (no "Loading…", the filter form is the same element with what was typed
+/// in it), and once nothing shown waits or runs it stops reading. At 390 and 1280 px.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_job_view_follows_a_job_until_it_ends() {
+    let app = spawn_app_with(|c| {
+        c.gateway.admin_token = ADMIN_TOKEN.into();
+        c.server.web_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web").into();
+    })
+    .await;
+    let job = admit(
+        &app,
+        JobKind::Simulate,
+        "anna",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    let long = Duration::from_secs(60);
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    // anna's recent jobs: a finished one stays listed (the jobs waiting and running now
+    // would drop it).
+    tab.eval(
+        "document.querySelector('form.filters input[name=account]').value = 'anna'; \
+         document.querySelector('form.filters').requestSubmit()",
+    )
+    .await;
+    for (w, h) in [(390, 844), (1280, 800)] {
+        tab.viewport(w, h).await;
+        tab.wait_for(
+            &format!(
+                "document.getElementById('view').textContent.includes('Recent jobs of anna') \
+                 && document.getElementById('view').textContent.includes('{job}')"
+            ),
+            "the waiting job",
+            long,
+        )
+        .await;
+        tab.screenshot("admin", &format!("jobs-live-queued-{w}x{h}"))
+            .await;
+    }
+    // Marks the form, types into it, counts the reads and watches for "Loading…".
+    tab.eval(
+        "window.__form = document.querySelector('form.filters'); \
+         window.__form.querySelector('input[name=job]').value = 'typed'; \
+         window.__loading = false; window.__reads = 0; \
+         new MutationObserver(() => { if (document.getElementById('view').textContent.includes('Loading')) window.__loading = true; }) \
+           .observe(document.getElementById('view'), { childList: true, subtree: true, characterData: true }); \
+         const f = window.fetch; window.fetch = (...a) => { if (String(a[0]).includes('/api/admin/jobs')) window.__reads++; return f(...a); }; true",
+    )
+    .await;
+    let _worker = start_worker(&app);
+    let ended = crate::harness::eventually(long, async || {
+        app.queue.get(&job).await.unwrap().unwrap().state.is_final()
+    })
+    .await;
+    assert!(ended, "the worker did not run the job");
+    let state = app.queue.get(&job).await.unwrap().unwrap().state;
+    // Without the refresh the view went on showing it queued.
+    tab.wait_for(
+        &format!(
+            "[...document.querySelectorAll('#view tbody tr')].some((r) => r.textContent.includes('{job}') && r.textContent.includes('{}'))",
+            state.as_str()
+        ),
+        "the job shown ended without a click",
+        Duration::from_secs(20),
+    )
+    .await;
+    let seen = tab
+        .eval(
+            "({ same: window.__form === document.querySelector('form.filters'), \
+                typed: document.querySelector('form.filters input[name=job]').value, \
+                loading: window.__loading, reads: window.__reads })",
+        )
+        .await;
+    assert_eq!(
+        seen["same"],
+        json!(true),
+        "the form was rendered again: {seen}"
+    );
+    assert_eq!(seen["typed"], json!("typed"), "{seen}");
+    assert_eq!(
+        seen["loading"],
+        json!(false),
+        "the refresh flickered: {seen}"
+    );
+    for (w, h) in [(390, 844), (1280, 800)] {
+        tab.viewport(w, h).await;
+        tab.screenshot("admin", &format!("jobs-live-ended-{w}x{h}"))
+            .await;
+    }
+    // Nothing shown waits or runs: it stopped reading.
+    let reads = tab.eval("window.__reads").await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(
+        tab.eval("window.__reads").await,
+        reads,
+        "it went on polling"
+    );
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
 }

@@ -530,6 +530,43 @@ fn aof_off_is_warned_about() {
     horst.signal(libc::SIGTERM);
     let status = horst.wait_exit(Duration::from_secs(15)).unwrap();
     assert!(status.success());
+
+    // An operator command says it where the store is looked at (`admin status`), not on
+    // every run: every `horst admin` command printed the warning before its answer.
+    let admin = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_horst"));
+        for (k, _) in std::env::vars() {
+            if k.starts_with("HORST_") {
+                cmd.env_remove(k);
+            }
+        }
+        let out = cmd
+            .arg("admin")
+            .args(args)
+            .args(["--redis", &redis.url()])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        );
+        assert!(out.status.success(), "{args:?}: {stdout}\n{stderr}");
+        (stdout, stderr)
+    };
+    for args in [&["job", "list"][..], &["overview"], &["audit"]] {
+        let (_, stderr) = admin(args);
+        assert!(
+            !stderr.to_lowercase().contains("aof"),
+            "`horst admin {}` warned: {stderr}",
+            args.join(" ")
+        );
+    }
+    let (stdout, _) = admin(&["status"]);
+    assert!(
+        stdout.contains("AOF OFF") && stdout.contains("appendonly yes"),
+        "{stdout}"
+    );
 }
 
 /// A logging filter that does not parse is said, not silently passed over (the operator

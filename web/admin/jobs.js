@@ -100,14 +100,59 @@ function accountToday(t) {
 // arriving last must not show the list of a filter that is no longer selected.
 let latest = 0;
 
-export async function jobs() {
+// A view that shows a job waiting or running updates itself: it is read again after
+// POLL_FIRST_MS, then 1.5 times later each time nothing moved on (at most POLL_MAX_MS), back
+// to POLL_FIRST_MS when a job's state changed, and it stops once no job shown waits or runs,
+// or the operator moved to another section. A refresh replaces only the queue card and the
+// list, in one step (no "Loading…" in between, the filters and what is typed in them stay);
+// it waits while a confirmation is open, focus is in the list, or the tab is hidden.
+const POLL_FIRST_MS = 2000;
+const POLL_MAX_MS = 15000;
+const poll = { timer: null, delay: POLL_FIRST_MS, states: "" };
+
+function stopPolling() {
+  clearTimeout(poll.timer);
+  poll.timer = null;
+}
+
+function schedule(items, here) {
+  stopPolling();
+  const active = items.some((j) => j.state === "queued" || j.state === "running");
+  const states = items.map((j) => `${j.id}:${j.state}`).join(" ");
+  poll.delay = states === poll.states ? Math.min(POLL_MAX_MS, Math.round(poll.delay * 1.5)) : POLL_FIRST_MS;
+  poll.states = states;
+  if (!active) return;
+  const wait = poll.delay;
+  poll.timer = setTimeout(function tick() {
+    poll.timer = null;
+    if (!here()) return;
+    const live = document.getElementById("job-live");
+    const busy = document.hidden || !live || live.querySelector(".confirm") || live.contains(document.activeElement);
+    if (busy) { poll.timer = setTimeout(tick, wait); return; }
+    jobs({ quiet: true });
+  }, wait);
+}
+
+/** Renders the job view; `quiet`: a refresh of the list in place (schedule()). */
+export async function jobs({ quiet = false } = {}) {
   const mine = ++latest;
-  const shown = loading("Jobs");
+  if (!quiet) {
+    stopPolling();
+    poll.states = "";
+    poll.delay = POLL_FIRST_MS;
+  }
+  const here = stillShown();
+  const shown = quiet ? null : loading("Jobs");
   const offset = pages[pages.length - 1];
   const q = new URLSearchParams([...Object.entries(filter).filter(([k, v]) => v && k !== "job"), ["offset", String(offset)], ["limit", String(PAGE)]]);
   const [queue, list] = await Promise.all([api("GET", "/api/admin/queue"),
     filter.job ? api("GET", `/api/admin/jobs/${encodeURIComponent(filter.job)}`) : api("GET", `/api/admin/jobs?${q}`)]);
-  if (mine !== latest) return;
+  if (mine !== latest || !here()) return;
+  // A refresh that fails leaves the list as it was and tries again later.
+  if (quiet && (!queue.ok || (!list.ok && !(filter.job && list.status === 404)))) {
+    poll.timer = setTimeout(() => { if (here()) jobs({ quiet: true }); }, POLL_MAX_MS);
+    return;
+  }
   if (!queue.ok) return shown.failed(queue);
   // An id nothing has is said above an empty list, with the filters kept to type another.
   const missing = filter.job && list.status === 404 ? refusal(list) : null;
@@ -117,17 +162,28 @@ export async function jobs() {
   const pager = el("div", { class: "pager" },
     el("button", { type: "button", disabled: pages.length === 1, onclick: () => { pages.pop(); jobs(); } }, "Previous"),
     el("button", { type: "button", disabled: nextOffset == null, onclick: () => { pages.push(nextOffset); jobs(); } }, "Next"));
-  shown.show(
-    heading("Jobs"),
-    el("div", { class: "card" }, el("h2", {}, "Queue"),
-      kv([...lanes.map((l) => [`${l.lane} lane`, `${l.waiting} waiting, oldest ${seconds(l.oldestWaitMs)}`]),
-        ["Running", queue.body.running]])),
-    filters(),
+  const everyAccount = !filter.account && (filter.state === "failed" || filter.state === "cancelled");
+  const scope = filter.job ? `Job ${filter.job}.`
+    : filter.account ? `Recent jobs of ${filter.account}.`
+    : everyAccount ? `The ${filter.state} jobs of every account, newest end first.`
+    : "Jobs waiting and running now (choose failed or cancelled for those of every account, give an account for all its recent ones, or a job's id).";
+  const queueCard = el("div", { class: "card" }, el("h2", {}, "Queue"),
+    kv([...lanes.map((l) => [`${l.lane} lane`, `${l.waiting} waiting, oldest ${seconds(l.oldestWaitMs)}`]),
+      ["Running", queue.body.running]]));
+  const live = [
     ...(!filter.job && list.body.accountToday ? [accountToday(list.body.accountToday)] : []),
-    el("p", { class: "muted" }, filter.job ? `Job ${filter.job}.` : filter.account ? `Recent jobs of ${filter.account}.` : "Jobs waiting and running now (give an account for its finished ones, or a job's id)."),
+    el("p", { class: "muted" }, scope),
     missing ? el("p", { class: "error-text" }, missing) :
-    items.length === 0 ? el("p", { class: "muted" }, nextOffset == null ? "No jobs." : "None on this page: the server looked through part of the account's jobs; Next looks further.") :
+    items.length === 0 ? el("p", { class: "muted" }, nextOffset == null ? "No jobs." : "None on this page: the server looked through part of the jobs; Next looks further.") :
       table(["Job", "Kind", "Account", "State", "Charged", "Admitted", "Wait", "Started", "Ended", "Worker", "Progress", ""],
         items.map(jobRow)),
-    ...(pages.length > 1 || nextOffset != null ? [pager] : []));
+    ...(pages.length > 1 || nextOffset != null ? [pager] : [])];
+  const box = document.getElementById("job-live");
+  const queueBox = document.getElementById("job-queue");
+  if (quiet) {
+    if (!box || !queueBox) return;
+    queueBox.replaceChildren(queueCard);
+    box.replaceChildren(...live);
+  } else shown.show(heading("Jobs"), el("div", { id: "job-queue" }, queueCard), filters(), el("div", { id: "job-live" }, live));
+  schedule(items, here);
 }
