@@ -72,7 +72,8 @@
 //!   action left behind when the turn moves becomes `unconfirmed`. A held action shows
 //!   `waitingFor: "opponent"`. If several players reach the final strike at once, `winner` is
 //!   null and `forfeitedBy` names the lowest seat.
-//! - **Rejections.** A `reject` with an `actionId` resolves that pending action; without one
+//! - **Rejections.** A `reject` naming another player's action (pending or latest) is
+//!   refused (400). A `reject` with an `actionId` resolves that pending action; without one
 //!   (v1 games) it resolves whatever the player has pending with the game. A rejection of an
 //!   action already reported `unconfirmed` turns its `lastAction` into `rejected` (the truth
 //!   arrived late). Every rejection is listed for the turn (the latest 50). A rejection's

@@ -1,0 +1,51 @@
+//! Findings of an outside audit of the RCADIA agent protocol v2 over HTTP (a foreign agent and
+//! a foreign host against a real API): each test is a rule a caller relies on that the server
+//! broke.
+
+use serde_json::json;
+
+use crate::rcadia_common::*;
+
+/// A `reject` op naming another player's action is refused with `400 bad_request` that says
+/// whose action it is. It used to be recorded as a rejection of the named player (an action
+/// that was never theirs) while the real owner's action stayed pending.
+#[tokio::test]
+async fn a_reject_of_another_players_action_is_refused() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
+    )
+    .await;
+    let s = agents[0].state(&id, 0.0).await;
+    let (st, v) = agents[0]
+        .act(&id, json!("x"), s["turn"].as_u64().unwrap())
+        .await;
+    assert_eq!(st, 200, "{v}");
+    let aid = v["actionId"].as_str().unwrap().to_string();
+    host.pending(&id, after, 0.0).await;
+    let (st, v) = host
+        .post(
+            &format!("{BRIDGE}/{id}/ops"),
+            json!({ "ops": [{ "op": "reject", "playerId": pids[1], "reason": "no", "actionId": aid }] }),
+        )
+        .await;
+    assert_eq!((st, v["code"].as_str()), (400, Some("bad_request")), "{v}");
+    let msg = v["error"].as_str().unwrap_or("");
+    assert!(msg.contains(&pids[0]) && msg.contains(&aid), "{v}");
+    // Nothing changed: the owner's action is still pending, nobody has a rejection.
+    let s0 = agents[0].state(&id, 0.0).await;
+    assert_eq!(s0["lastAction"]["status"], "pending", "{s0}");
+    let s1 = agents[1].state(&id, 0.0).await;
+    assert_eq!(s1["rejections"], json!([]), "{s1}");
+    // The right player's reject still works.
+    host.ops(
+        &id,
+        json!([{ "op": "reject", "playerId": pids[0], "reason": "no", "actionId": aid }]),
+    )
+    .await;
+    let s0 = agents[0].state(&id, 0.0).await;
+    assert_eq!(s0["lastAction"]["status"], "rejected", "{s0}");
+}
