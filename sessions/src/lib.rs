@@ -72,6 +72,10 @@
 //!   action left behind when the turn moves becomes `unconfirmed`. A held action shows
 //!   `waitingFor: "opponent"`. If several players reach the final strike at once, `winner` is
 //!   null and `forfeitedBy` names the lowest seat.
+//! - **Host queue.** Entries stay queued until acknowledged (`after`), so a host polling
+//!   `after=0` gets them again; past 16 delivered unacknowledged entries the oldest count as
+//!   acknowledged, except actions still pending (the queue of a host that never acknowledges
+//!   stays bounded).
 //! - **Rejections.** A `reject` naming another player's action (pending or latest) is
 //!   refused (400). A `reject` with an `actionId` resolves that pending action; without one
 //!   (v1 games) it resolves whatever the player has pending with the game. A rejection of an

@@ -2,9 +2,59 @@
 //! a foreign host against a real API): each test is a rule a caller relies on that the server
 //! broke.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::rcadia_common::*;
+
+/// A v2 host that never acknowledges (`after=0` on every poll) is sent a bounded queue: at
+/// most 16 delivered entries again, plus actions still pending. The queue kept every entry
+/// of the game (31 entries, 34 KB after 30 actions), stored with every write and returned by
+/// every poll. A host reconnecting with `after=0` still gets an action the game has not
+/// answered (the contract: entries stay queued until acknowledged).
+#[tokio::test]
+async fn a_host_that_never_acknowledges_gets_a_bounded_queue() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, _) = started(&host, &agents, two_player(json!({}))).await;
+    let mut last = Value::Null;
+    for i in 0..40u64 {
+        let on = &pids[(i % 2) as usize];
+        host.ops(
+            &id,
+            json!([{ "op": "legal_actions", "playerId": on, "actions": [{ "m": i }] }]),
+        )
+        .await;
+        let a = &agents[(i % 2) as usize];
+        let s = a.state(&id, 0.0).await;
+        let (st, v) = a
+            .act(&id, json!({ "m": i }), s["turn"].as_u64().unwrap())
+            .await;
+        assert_eq!(st, 200, "{v}");
+        // The host acknowledges nothing, ever.
+        last = host.pending(&id, 0, 0.0).await;
+    }
+    let all = entries(&last);
+    assert!(
+        all.len() <= 17,
+        "a poll with after=0 returned {} entries: {last}",
+        all.len()
+    );
+    // The newest action (still pending: no publish since) is among them, and is sent again
+    // on the next poll with after=0, as the contract's delivery rule says.
+    let newest = all.last().expect("entries");
+    assert_eq!(newest["action"], json!({ "m": 39 }), "{last}");
+    let again = host.pending(&id, 0, 0.0).await;
+    assert!(
+        entries(&again)
+            .iter()
+            .any(|e| e["actionId"] == newest["actionId"]),
+        "{again}"
+    );
+    // Acknowledging still works as before.
+    let top = max_seq(&again, 0);
+    let p = host.pending(&id, top, 0.0).await;
+    assert!(entries(&p).is_empty(), "{p}");
+}
 
 /// A `reject` op naming another player's action is refused with `400 bad_request` that says
 /// whose action it is. It used to be recorded as a rejection of the named player (an action
