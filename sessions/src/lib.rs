@@ -71,7 +71,7 @@
 //!   settling the released turn; the rejected player resubmits straight to the game). A held
 //!   action left behind when the turn moves becomes `unconfirmed`. A held action shows
 //!   `waitingFor: "opponent"`. If several players reach the final strike at once, `winner` is
-//!   null and `forfeitedBy` names the lowest seat.
+//!   null, `forfeitedBy` names the lowest seat and `forfeitedByAll` all of them (seat order).
 //! - **Host queue.** Entries stay queued until acknowledged (`after`), so a host polling
 //!   `after=0` gets them again; past 16 delivered unacknowledged entries the oldest count as
 //!   acknowledged, except actions still pending (the queue of a host that never acknowledges

@@ -2,6 +2,8 @@
 //! a foreign host against a real API): each test is a rule a caller relies on that the server
 //! broke.
 
+use std::time::{Duration, Instant};
+
 use serde_json::{json, Value};
 
 use crate::rcadia_common::*;
@@ -98,4 +100,42 @@ async fn a_reject_of_another_players_action_is_refused() {
     .await;
     let s0 = agents[0].state(&id, 0.0).await;
     assert_eq!(s0["lastAction"]["status"], "rejected", "{s0}");
+}
+
+/// Both clocks of a simultaneous turn run out at once: the result names every player who
+/// forfeited (`forfeitedByAll`, seat order) besides `forfeitedBy` (the lowest seat), and no
+/// winner. It named only the first player, so the other read as innocent.
+#[tokio::test]
+async fn simultaneous_timeouts_name_every_player_who_forfeited() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, mut after) = started(
+        &host,
+        &agents,
+        two_player(json!({ "simultaneous": true, "turnTimeout": 0.5, "maxTurnTimeouts": 1 })),
+    )
+    .await;
+    host.ops(
+        &id,
+        json!([
+            { "op": "legal_actions", "playerId": pids[0], "actions": ["x"] },
+            { "op": "legal_actions", "playerId": pids[1], "actions": ["x"] }
+        ]),
+    )
+    .await;
+    let t0 = Instant::now();
+    let mut ended = None;
+    while t0.elapsed() < Duration::from_secs(20) && ended.is_none() {
+        let p = host.pending(&id, after, 3.0).await;
+        after = max_seq(&p, after);
+        ended = entries(&p)
+            .into_iter()
+            .find(|e| e["event"] == "session_end");
+    }
+    let end = ended.expect("session_end");
+    let r = &end["result"];
+    assert_eq!(r["reason"], "timeout", "{end}");
+    assert_eq!(r["winner"], Value::Null, "{end}");
+    assert_eq!(r["forfeitedBy"], pids[0], "{end}");
+    assert_eq!(r["forfeitedByAll"], json!([pids[0], pids[1]]), "{end}");
 }
