@@ -102,6 +102,66 @@ async fn a_reject_of_another_players_action_is_refused() {
     assert_eq!(s0["lastAction"]["status"], "rejected", "{s0}");
 }
 
+/// A `gameId` outside ASCII gets a slug of its own letters: `Mühle` is `mühle` (it was
+/// `m-hle`), `象棋` is `象棋` (it had none and fell back to `gameType`); `skillUrl` carries it
+/// percent-encoded, and `?game=` finds it in any case.
+#[tokio::test]
+async fn a_non_ascii_game_id_gets_a_right_slug() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    for (game_id, slug, segment) in [
+        ("Mühle", "mühle", "m%C3%BChle"),
+        ("象棋", "象棋", "%E8%B1%A1%E6%A3%8B"),
+        ("Ärger Dich", "ärger-dich", "%C3%A4rger-dich"),
+    ] {
+        let (st, v) = host
+            .post(
+                BRIDGE,
+                json!({ "config": two_player(json!({ "gameType": "other" })), "gameId": game_id }),
+            )
+            .await;
+        assert_eq!(st, 201, "{v}");
+        let id = v["sessionId"].as_str().unwrap().to_string();
+        let url = v["skillUrl"].as_str().unwrap_or("");
+        assert!(
+            url.ends_with(&format!("/games/{segment}/skill.md")),
+            "{game_id}: {url}"
+        );
+        let (_, list) = host.get(&format!("{AGENT}/available?all=1")).await;
+        let e = list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["sessionId"] == id.as_str())
+            .cloned()
+            .expect("listed");
+        assert_eq!(e["gameSlug"], slug, "{e}");
+        let upper = game_id.to_uppercase();
+        let q = format!("{AGENT}/available?game={}", encode(&upper));
+        let (_, list) = host.get(&q).await;
+        assert!(
+            list["sessions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["sessionId"] == id.as_str()),
+            "?game={upper}: {list}"
+        );
+    }
+}
+
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
 /// Both clocks of a simultaneous turn run out at once: the result names every player who
 /// forfeited (`forfeitedByAll`, seat order) besides `forfeitedBy` (the lowest seat), and no
 /// winner. It named only the first player, so the other read as innocent.
