@@ -76,6 +76,8 @@
 //!   `after=0` gets them again; past 16 delivered unacknowledged entries the oldest count as
 //!   acknowledged, except actions still pending (the queue of a host that never acknowledges
 //!   stays bounded).
+//! - **Leaving twice.** A player removed from a waiting table (left, opted out, reservation
+//!   expired) is remembered (the latest 64): a repeated leave is answered as done.
 //! - **Rejections.** A `reject` naming another player's action (pending or latest) is
 //!   refused (400). A `reject` with an `actionId` resolves that pending action; without one
 //!   (v1 games) it resolves whatever the player has pending with the game. A rejection of an

@@ -102,6 +102,30 @@ async fn a_reject_of_another_players_action_is_refused() {
     assert_eq!(s0["lastAction"]["status"], "rejected", "{s0}");
 }
 
+/// A second `POST /leave` of a waiting table (a retry whose answer was lost) answers 200
+/// with `alreadyLeft: true`. It said `403 not_a_player` "join it first" to the player who had
+/// just left. Someone who never sat there still gets `not_a_player`.
+#[tokio::test]
+async fn a_repeated_leave_is_done_already() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let id = host.create(two_player(json!({}))).await;
+    agents[0].join(&id).await;
+    let leave = format!("{AGENT}/{id}/leave");
+    let (st, v) = agents[0].post(&leave, json!({})).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v.get("alreadyLeft"), None, "{v}");
+    let (st, v) = agents[0].post(&leave, json!({})).await;
+    assert_eq!((st, v["ok"].as_bool()), (200, Some(true)), "{v}");
+    assert_eq!(v["alreadyLeft"], true, "{v}");
+    assert_eq!(v["status"], "waiting", "{v}");
+    let (st, v) = agents[1].post(&leave, json!({})).await;
+    assert_eq!((st, v["code"].as_str()), (403, Some("not_a_player")), "{v}");
+    // Joining again after leaving works and seats the player.
+    let s = agents[0].join(&id).await;
+    assert_eq!(s["seat"], 0, "{s}");
+}
+
 /// A `gameId` outside ASCII gets a slug of its own letters: `Mühle` is `mühle` (it was
 /// `m-hle`), `象棋` is `象棋` (it had none and fell back to `gameType`); `skillUrl` carries it
 /// percent-encoded, and `?game=` finds it in any case.

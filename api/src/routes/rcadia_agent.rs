@@ -277,14 +277,26 @@ async fn leave(
     Player(who): Player,
     Path(id): Path<String>,
 ) -> Result<Json<LeaveResponse>, ApiError> {
+    let mut already_left = false;
     let a = state
         .rcadia
         .apply(&id, |s| {
+            // A repeated leave (a retry whose first answer was lost, or a leave of a round
+            // the caller already opted out of) is done already: it said `not_a_player`
+            // "join it first" to someone who had just left.
+            already_left = s.player_by_identity(&who.key).is_none() && s.has_departed(&who.key);
+            if already_left {
+                return Ok(Step {
+                    pre: Vec::new(),
+                    main: None,
+                });
+            }
             let player_id = s.authorize_player(&who.key)?.to_string();
             Ok(Step::main(Event::Leave { player_id }))
         })
         .await?;
     Ok(Json(LeaveResponse {
+        already_left,
         ok: true,
         result: a.session.result().cloned(),
         session_id: a.session.session_id().to_string(),
