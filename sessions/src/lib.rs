@@ -76,6 +76,9 @@
 //!   `after=0` gets them again; past 16 delivered unacknowledged entries the oldest count as
 //!   acknowledged, except actions still pending (the queue of a host that never acknowledges
 //!   stays bounded).
+//! - **Retries of `/action`.** An optional `idempotencyKey` (horst's addition): while the
+//!   player's latest action carries the same key, a request with it is that action again
+//!   (its id, turn and outcome), so a retry in a multi-step turn is no second move.
 //! - **Leaving twice.** A player removed from a waiting table (left, opted out, reservation
 //!   expired) is remembered (the latest 64): a repeated leave is answered as done.
 //! - **Rejections.** A `reject` naming another player's action (pending or latest) is

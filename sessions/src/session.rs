@@ -97,6 +97,9 @@ pub struct LastAction {
     pub reason: Value,
     /// When the status last changed.
     pub at_ms: u64,
+    /// The agent's `idempotencyKey` of this action, if it sent one.
+    #[serde(default)]
+    pub key: Option<String>,
 }
 
 /// An accepted action the game has not answered yet.
@@ -111,6 +114,9 @@ pub struct PendingAction {
     pub delivered_at_ms: Option<u64>,
     /// Simultaneous turns: held until every on-turn player has submitted.
     pub held: bool,
+    /// The agent's `idempotencyKey`, if it sent one (a retry with it is this action again).
+    #[serde(default)]
+    pub key: Option<String>,
 }
 
 /// A seat.

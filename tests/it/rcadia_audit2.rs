@@ -223,3 +223,53 @@ async fn simultaneous_timeouts_name_every_player_who_forfeited() {
     assert_eq!(r["forfeitedBy"], pids[0], "{end}");
     assert_eq!(r["forfeitedByAll"], json!([pids[0], pids[1]]), "{end}");
 }
+
+/// A retried `POST /action` with the same `idempotencyKey` is the same action, even after a
+/// multi-step turn moved on: without `turn`, the retry of a move whose answer was lost was
+/// accepted as a second move and applied again. A fresh key is a new action as before.
+#[tokio::test]
+async fn a_retried_action_with_its_key_is_not_applied_twice() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, mut after) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["step"] }]),
+    )
+    .await;
+    let act = format!("{AGENT}/{id}/action");
+    let body = json!({ "action": "step", "idempotencyKey": "k-1" });
+    let (st, first) = agents[0].post(&act, body.clone()).await;
+    assert_eq!(st, 200, "{first}");
+    // The game takes it and gives the same player a second step (multi-step turn).
+    let p = host.pending(&id, after, 0.0).await;
+    after = max_seq(&p, after);
+    assert_eq!(entries(&p).len(), 1, "{p}");
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["step"] }]),
+    )
+    .await;
+    // The answer was lost; the agent sends the same request again.
+    let (st, retry) = agents[0].post(&act, body.clone()).await;
+    assert_eq!(st, 200, "{retry}");
+    assert_eq!(retry["actionId"], first["actionId"], "{retry}");
+    assert_eq!(retry["outcome"], "applied", "{retry}");
+    let p = host.pending(&id, after, 0.0).await;
+    assert!(entries(&p).is_empty(), "the retry reached the game: {p}");
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["yourTurn"], true, "{s}");
+    // A new key is the second step.
+    let (st, second) = agents[0]
+        .post(&act, json!({ "action": "step", "idempotencyKey": "k-2" }))
+        .await;
+    assert_eq!(st, 200, "{second}");
+    assert_ne!(second["actionId"], first["actionId"]);
+    let p = host.pending(&id, after, 0.0).await;
+    assert_eq!(entries(&p).len(), 1, "{p}");
+    // A key that is no string is refused.
+    let (st, v) = agents[0]
+        .post(&act, json!({ "action": "step", "idempotencyKey": 7 }))
+        .await;
+    assert_eq!((st, v["code"].as_str()), (400, Some("bad_request")), "{v}");
+}

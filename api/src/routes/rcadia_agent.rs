@@ -190,6 +190,9 @@ fn wall_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
+/// Longest `idempotencyKey` of `POST /action`, in characters.
+const MAX_KEY_CHARS: usize = 128;
+
 async fn action(
     State(state): State<AppState>,
     Player(who): Player,
@@ -215,6 +218,20 @@ async fn action(
             )
         })?),
     };
+    // Makes a retry safe (a lost answer, a timeout): the same key while it names your latest
+    // action answers that action, never a second move.
+    let key = match body.get("idempotencyKey") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(k)) if (1..=MAX_KEY_CHARS).contains(&k.chars().count()) => {
+            Some(k.clone())
+        }
+        Some(_) => {
+            return Err(ApiError::new(
+                ApiCode::BadRequest,
+                format!("idempotencyKey must be a string of 1 to {MAX_KEY_CHARS} characters, fresh for every new action (send the same one only when retrying that action)"),
+            ))
+        }
+    };
     let action_id = format!(
         "a_{:08x}{:08x}",
         horst_rcadia::random_u32(),
@@ -230,6 +247,7 @@ async fn action(
                     action: act.clone(),
                     turn,
                     action_id: action_id.clone(),
+                    idempotency_key: key.clone(),
                 })
             })
         })
