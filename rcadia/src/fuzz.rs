@@ -67,6 +67,7 @@ fn game() -> (Session, Vec<Line>) {
             action: json!("go"),
             turn: None,
             action_id: "a_0000000000000001".into(),
+            idempotency_key: None,
         },
         ops(json!([
             {"op": "reject", "playerId": a, "reason": "no", "actionId": "a_0000000000000001"},
@@ -77,6 +78,7 @@ fn game() -> (Session, Vec<Line>) {
             action: json!(1),
             turn: None,
             action_id: "a_0000000000000002".into(),
+            idempotency_key: None,
         },
         ops(json!([
             {"op": "state", "state": {"board": [2]}},

@@ -766,6 +766,7 @@ mod tests {
                 action: json!("go"),
                 turn: None,
                 action_id: "a_1".into(),
+                idempotency_key: None,
             },
             t0 + 30,
         )

@@ -119,6 +119,7 @@ pub fn duty(s: &Session, secret: u64) -> Duty {
                     action,
                     turn: Some(s.turn()),
                     action_id: format!("a_ref{:08x}", random_u32()),
+                    idempotency_key: None,
                 }),
                 _ => Duty::Wait,
             }

@@ -951,6 +951,7 @@ mod tests {
                 action: json!("up"),
                 turn: Some(turn),
                 action_id: "a_1".into(),
+                idempotency_key: None,
             },
             T0 + 1_100,
         ));
@@ -974,6 +975,7 @@ mod tests {
                 action: json!("up"),
                 turn: Some(turn),
                 action_id: "a_2".into(),
+                idempotency_key: None,
             },
             T0 + 1_300,
         ));

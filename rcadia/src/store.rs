@@ -1315,6 +1315,7 @@ mod tests {
                     action: json!({ "move": n, "pad": pad }),
                     turn: Some(turn),
                     action_id: format!("a_{n}"),
+                    idempotency_key: None,
                 }))
             })
             .await

@@ -71,8 +71,18 @@
 //!   settling the released turn; the rejected player resubmits straight to the game). A held
 //!   action left behind when the turn moves becomes `unconfirmed`. A held action shows
 //!   `waitingFor: "opponent"`. If several players reach the final strike at once, `winner` is
-//!   null and `forfeitedBy` names the lowest seat.
-//! - **Rejections.** A `reject` with an `actionId` resolves that pending action; without one
+//!   null, `forfeitedBy` names the lowest seat and `forfeitedByAll` all of them (seat order).
+//! - **Host queue.** Entries stay queued until acknowledged (`after`), so a host polling
+//!   `after=0` gets them again; past 16 delivered unacknowledged entries the oldest count as
+//!   acknowledged, except actions still pending (the queue of a host that never acknowledges
+//!   stays bounded).
+//! - **Retries of `/action`.** An optional `idempotencyKey` (horst's addition): while the
+//!   player's latest action carries the same key, a request with it is that action again
+//!   (its id, turn and outcome), so a retry in a multi-step turn is no second move.
+//! - **Leaving twice.** A player removed from a waiting table (left, opted out, reservation
+//!   expired) is remembered (the latest 64): a repeated leave is answered as done.
+//! - **Rejections.** A `reject` naming another player's action (pending or latest) is
+//!   refused (400). A `reject` with an `actionId` resolves that pending action; without one
 //!   (v1 games) it resolves whatever the player has pending with the game. A rejection of an
 //!   action already reported `unconfirmed` turns its `lastAction` into `rejected` (the truth
 //!   arrived late). Every rejection is listed for the turn (the latest 50). A rejection's

@@ -97,6 +97,9 @@ pub struct LastAction {
     pub reason: Value,
     /// When the status last changed.
     pub at_ms: u64,
+    /// The agent's `idempotencyKey` of this action, if it sent one.
+    #[serde(default)]
+    pub key: Option<String>,
 }
 
 /// An accepted action the game has not answered yet.
@@ -111,6 +114,9 @@ pub struct PendingAction {
     pub delivered_at_ms: Option<u64>,
     /// Simultaneous turns: held until every on-turn player has submitted.
     pub held: bool,
+    /// The agent's `idempotencyKey`, if it sent one (a retry with it is this action again).
+    #[serde(default)]
+    pub key: Option<String>,
 }
 
 /// A seat.
@@ -636,7 +642,16 @@ pub struct Session {
     #[serde(with = "armed_timers")]
     pub(crate) timers: BTreeMap<String, ArmedTimer>,
     pub(crate) timer_generation: u64,
+    /// Identities that held a seat here and lost it while the table was waiting (left, opted
+    /// out, or their reservation ran out): a repeated `POST /leave` of theirs is answered as
+    /// done, not `not_a_player` "join it first". The latest [`MAX_DEPARTED`] are kept; records
+    /// stored before the field existed have none.
+    #[serde(default)]
+    pub(crate) departed: Vec<String>,
 }
+
+/// Departed identities a session remembers (`Session::departed`).
+pub const MAX_DEPARTED: usize = 64;
 
 impl Session {
     /// `POST /bridge/sessions`. Returns the new session and the timers to arm.
@@ -764,6 +779,7 @@ impl Session {
             events_base: 0,
             timers: BTreeMap::new(),
             timer_generation: 0,
+            departed: Vec::new(),
         }
     }
 
@@ -1002,6 +1018,12 @@ impl Session {
         } else {
             Err(ProtocolError::not_the_host())
         }
+    }
+
+    /// `identity` held a seat here and lost it before the game started (left, opted out,
+    /// or its reservation ran out).
+    pub fn has_departed(&self, identity: &str) -> bool {
+        self.departed.iter().any(|d| d == identity)
     }
 
     /// 403 unless `identity` holds a seat; returns its `playerId`.

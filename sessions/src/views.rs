@@ -126,8 +126,10 @@ impl Session {
         }
     }
 
-    /// `?game=` of `/available`: the game's id, slug or title (case-insensitive).
+    /// `?game=` of `/available`: the game's id, slug or title (case-insensitive, in any
+    /// script: `?game=MÜHLE` finds `Mühle`).
     pub fn matches_game(&self, query: &str) -> bool {
+        let query = query.trim().to_lowercase();
         [
             &self.game.game_id,
             &self.game.game_slug,
@@ -135,7 +137,7 @@ impl Session {
         ]
         .into_iter()
         .flatten()
-        .any(|v| v.eq_ignore_ascii_case(query.trim()))
+        .any(|v| v.to_lowercase() == query)
     }
 
     /// A newcomer's join would succeed.

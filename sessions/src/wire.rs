@@ -406,6 +406,13 @@ pub struct ActionResponse {
 /// `POST /leave` answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LeaveResponse {
+    /// The caller had already left this table (a repeated leave): nothing changed.
+    #[serde(
+        rename = "alreadyLeft",
+        default,
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub already_left: bool,
     pub ok: bool,
     pub result: Option<Value>,
     #[serde(rename = "sessionId")]

@@ -123,6 +123,7 @@ fn played() -> Session {
         action: json!("go"),
         turn: None,
         action_id: "a_0000000000000001".into(),
+        idempotency_key: None,
     };
     s.apply(action, T0 + 30).unwrap();
     let poll = Event::HostPoll {

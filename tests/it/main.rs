@@ -46,6 +46,7 @@ mod ops_manifests;
 pub mod phone_pages;
 pub mod play_cli;
 mod queue_cost;
+mod rcadia_audit2;
 mod rcadia_auth;
 mod rcadia_cache_faults;
 mod rcadia_clocks;

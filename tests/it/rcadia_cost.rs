@@ -510,6 +510,7 @@ impl Table {
                     action: json!("go"),
                     turn: None,
                     action_id: format!("a_{n:016x}"),
+                    idempotency_key: None,
                 }))
             })
             .await;

@@ -190,6 +190,9 @@ fn wall_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
+/// Longest `idempotencyKey` of `POST /action`, in characters.
+const MAX_KEY_CHARS: usize = 128;
+
 async fn action(
     State(state): State<AppState>,
     Player(who): Player,
@@ -215,6 +218,20 @@ async fn action(
             )
         })?),
     };
+    // Makes a retry safe (a lost answer, a timeout): the same key while it names your latest
+    // action answers that action, never a second move.
+    let key = match body.get("idempotencyKey") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(k)) if (1..=MAX_KEY_CHARS).contains(&k.chars().count()) => {
+            Some(k.clone())
+        }
+        Some(_) => {
+            return Err(ApiError::new(
+                ApiCode::BadRequest,
+                format!("idempotencyKey must be a string of 1 to {MAX_KEY_CHARS} characters, fresh for every new action (send the same one only when retrying that action)"),
+            ))
+        }
+    };
     let action_id = format!(
         "a_{:08x}{:08x}",
         horst_rcadia::random_u32(),
@@ -230,6 +247,7 @@ async fn action(
                     action: act.clone(),
                     turn,
                     action_id: action_id.clone(),
+                    idempotency_key: key.clone(),
                 })
             })
         })
@@ -277,14 +295,26 @@ async fn leave(
     Player(who): Player,
     Path(id): Path<String>,
 ) -> Result<Json<LeaveResponse>, ApiError> {
+    let mut already_left = false;
     let a = state
         .rcadia
         .apply(&id, |s| {
+            // A repeated leave (a retry whose first answer was lost, or a leave of a round
+            // the caller already opted out of) is done already: it said `not_a_player`
+            // "join it first" to someone who had just left.
+            already_left = s.player_by_identity(&who.key).is_none() && s.has_departed(&who.key);
+            if already_left {
+                return Ok(Step {
+                    pre: Vec::new(),
+                    main: None,
+                });
+            }
             let player_id = s.authorize_player(&who.key)?.to_string();
             Ok(Step::main(Event::Leave { player_id }))
         })
         .await?;
     Ok(Json(LeaveResponse {
+        already_left,
         ok: true,
         result: a.session.result().cloned(),
         session_id: a.session.session_id().to_string(),

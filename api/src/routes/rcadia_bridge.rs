@@ -74,18 +74,34 @@ fn opt_string(body: &Value, field: &str) -> Result<Option<String>, ApiError> {
     }
 }
 
-/// A URL-safe slug: lowercase letters, digits and dashes.
+/// A slug: the name's letters and digits in lowercase (any script: `Mühle` is `mühle`,
+/// `象棋` is `象棋`), every other run of characters one dash. It only kept ASCII letters and
+/// digits, so `Mühle` became `m-hle` and a name in another script had no slug at all.
 fn slug(s: &str) -> Option<String> {
     let mut out = String::new();
     for c in s.trim().chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
+        if c.is_alphanumeric() {
+            out.extend(c.to_lowercase());
         } else if !out.ends_with('-') && !out.is_empty() {
             out.push('-');
         }
     }
     let out = out.trim_end_matches('-').to_string();
     (!out.is_empty()).then_some(out)
+}
+
+/// `slug` as one URL path segment: ASCII letters, digits and dashes as they are, every other
+/// byte of its UTF-8 percent-encoded (what a browser sends for the slug's own characters).
+fn path_segment(slug: &str) -> String {
+    let mut out = String::with_capacity(slug.len());
+    for b in slug.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'-' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 async fn create(
@@ -119,7 +135,7 @@ async fn create(
         // Absolute, as in the contract: agents fetch it from wherever they run.
         skill_url: game_slug
             .as_ref()
-            .map(|s| format!("{}/games/{s}/skill.md", state.public_url)),
+            .map(|s| format!("{}/games/{}/skill.md", state.public_url, path_segment(s))),
         game_id,
         game_title,
         game_slug,

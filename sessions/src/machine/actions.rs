@@ -13,11 +13,31 @@ impl Session {
         player_id: String,
         action: Value,
         turn: Option<u64>,
-        action_id: String,
+        (action_id, key): (String, Option<String>),
         now: u64,
         out: &mut Outcome,
     ) -> Result<(), ProtocolError> {
         let p = self.require_player(&player_id)?;
+        // A retry of the latest action (its answer was lost): the same action again, whatever
+        // happened since. Without the key a retry in a multi-step turn (same player on turn
+        // again, no `turn` sent) was a second move the game applied.
+        if let Some(k) = key.as_deref() {
+            let same = p
+                .pending
+                .as_ref()
+                .filter(|pa| pa.key.as_deref() == Some(k))
+                .map(|pa| (pa.action_id.clone(), pa.turn))
+                .or_else(|| {
+                    p.last_action
+                        .as_ref()
+                        .filter(|la| la.key.as_deref() == Some(k))
+                        .map(|la| (la.action_id.clone(), la.turn))
+                });
+            if let Some((action_id, turn)) = same {
+                out.reply = Reply::ActionAccepted { action_id, turn };
+                return Ok(());
+            }
+        }
         // A finished game answers 409 `finished` to every seat, one that left it included
         // (it is still listed in the result): the contract's answer to a late action.
         if p.left && self.status != Status::Finished {
@@ -93,6 +113,7 @@ impl Session {
             submitted_at_ms: now,
             delivered_at_ms: None,
             held: hold,
+            key: key.clone(),
         };
         let Some(p) = self.player_mut(&player_id) else {
             return Err(ProtocolError::not_a_player());
@@ -104,6 +125,7 @@ impl Session {
             status: ActionStatus::Pending,
             reason: Value::Null,
             at_ms: now,
+            key,
         });
         if hold {
             self.maybe_release();
@@ -161,6 +183,7 @@ impl Session {
             status,
             reason: reason.clone(),
             at_ms: t,
+            key: pa.key.clone(),
         });
         let pid = p.player_id.clone();
         self.push_event(

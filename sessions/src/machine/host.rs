@@ -3,6 +3,10 @@
 use crate::session::{HostEntry, Session, Status};
 use crate::wire::PendingEntry;
 
+/// Delivered entries a host that does not acknowledge them is sent again, at most (besides
+/// actions still pending): the oldest beyond count as acknowledged.
+pub(crate) const MAX_UNACKNOWLEDGED: usize = 16;
+
 impl Session {
     pub(super) fn queue(&mut self, mut body: PendingEntry) -> u64 {
         let seq = self.next_seq;
@@ -24,6 +28,7 @@ impl Session {
             // bug) dropped an agent's undelivered action, which then stayed pending with no
             // clock and no unconfirmed timer until the game ended.
             self.host_queue.retain(|e| e.seq > a || !e.delivered);
+            self.forget_old_deliveries();
         }
         let mut out = Vec::with_capacity(self.host_queue.len());
         let mut newly: Vec<(String, String)> = Vec::new();
@@ -50,8 +55,46 @@ impl Session {
         }
         if after.is_none() {
             self.host_queue.clear();
+        } else {
+            self.forget_old_deliveries();
         }
         out
+    }
+
+    /// Bounds what a host that does not acknowledge (`after=0` on every poll) is sent again:
+    /// the record grew by every entry of the game, and each poll returned all of them. Past
+    /// [`MAX_UNACKNOWLEDGED`] delivered entries the oldest count as acknowledged, except an
+    /// action still pending (a host that lost it, reconnecting with `after=0`, gets it again;
+    /// there are at most one per player). Entries not yet delivered are never dropped.
+    fn forget_old_deliveries(&mut self) {
+        let keep: Vec<bool> = self
+            .host_queue
+            .iter()
+            .map(|e| {
+                !e.delivered
+                    || e.body.action_id.as_deref().is_some_and(|aid| {
+                        e.body
+                            .player_id
+                            .as_deref()
+                            .and_then(|pid| self.player(pid))
+                            .and_then(|p| p.pending.as_ref())
+                            .is_some_and(|pa| pa.action_id == aid)
+                    })
+            })
+            .collect();
+        let droppable = keep.iter().filter(|k| !**k).count();
+        let Some(mut extra) = droppable.checked_sub(MAX_UNACKNOWLEDGED) else {
+            return;
+        };
+        let mut i = 0;
+        self.host_queue.retain(|_| {
+            let drop = extra > 0 && !keep[i];
+            if drop {
+                extra -= 1;
+            }
+            i += 1;
+            !drop
+        });
     }
 
     /// True when a `pending-actions` long-poll with this `after` should return now.

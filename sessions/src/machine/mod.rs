@@ -65,12 +65,15 @@ pub enum Event {
     PlayerSeen { player_id: String },
     /// `POST /ops` (and the v1 single-op endpoints). Counts as a host sign of life.
     PublishOps { ops: Vec<Op> },
-    /// `POST /action`. `action_id` is a fresh id from the caller.
+    /// `POST /action`. `action_id` is a fresh id from the caller. `idempotency_key` (the
+    /// agent's, optional) makes a retry safe: while the player's latest action carries the
+    /// same key, the event is that action again (its id and turn), not a new one.
     Action {
         player_id: String,
         action: Value,
         turn: Option<u64>,
         action_id: String,
+        idempotency_key: Option<String>,
     },
     /// `GET /pending-actions` starts: acknowledges `after`, returns what is queued. With nothing
     /// to return and `wait_ms > 0`, the poll stays open (send `HostPollDone` when it ends).
@@ -284,7 +287,15 @@ impl Session {
                 action,
                 turn,
                 action_id,
-            } => self.act(player_id, action, turn, action_id, now, out),
+                idempotency_key,
+            } => self.act(
+                player_id,
+                action,
+                turn,
+                (action_id, idempotency_key),
+                now,
+                out,
+            ),
             Event::HostPoll { after, wait_ms } => {
                 self.host_seen(now);
                 let entries = self.take_entries(after, now);

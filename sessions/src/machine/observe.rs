@@ -98,6 +98,7 @@ fn eq_but_queue_and_timers(a: &Session, b: &Session) -> bool {
         events_base,
         timers: _,
         timer_generation,
+        departed,
     } = a;
     *version == b.version
         && *rev == b.rev
@@ -136,6 +137,7 @@ fn eq_but_queue_and_timers(a: &Session, b: &Session) -> bool {
         && *timings == b.timings
         && *game == b.game
         && *config == b.config
+        && *departed == b.departed
 }
 
 /// The bookkeeping of a record nobody observes that is compared by swapping it (the host

@@ -30,6 +30,22 @@ impl Session {
                     )));
                 }
             }
+            // A reject naming another player's action was recorded as a rejection of the
+            // named player (whose action it never was) and left the real owner's pending.
+            if let Op::Reject {
+                player_id,
+                action_id: Some(aid),
+                ..
+            } = op
+            {
+                if let Some(owner) = self.owner_of_action(aid) {
+                    if owner != player_id.as_str() {
+                        return Err(ProtocolError::bad_request(format!(
+                            "ops[{i}]: action {aid} is player {owner}'s, not {player_id}'s; send the reject with \"playerId\": \"{owner}\" (the playerId of the AGENT_ACTION that carried it)"
+                        )));
+                    }
+                }
+            }
         }
         let old_on_turn = self.on_turn.clone();
         let mut fresh: Vec<String> = Vec::new();
@@ -118,6 +134,21 @@ impl Session {
         }
         self.maybe_release();
         Ok(())
+    }
+
+    /// The player whose action `action_id` is (pending, or their last one), if any.
+    fn owner_of_action(&self, action_id: &str) -> Option<&str> {
+        self.players
+            .iter()
+            .find(|p| {
+                p.pending
+                    .as_ref()
+                    .is_some_and(|pa| pa.action_id == action_id)
+                    || p.last_action
+                        .as_ref()
+                        .is_some_and(|la| la.action_id == action_id)
+            })
+            .map(|p| p.player_id.as_str())
     }
 
     fn compute_on_turn(&self) -> Vec<String> {

@@ -160,6 +160,15 @@ impl Session {
     /// Removes seats from a waiting table; the rest keep their order and are renumbered 0..n.
     /// An emptied rematch table starts over as round 1 of a new series.
     pub(super) fn remove_players(&mut self, now: u64, drop: impl Fn(&Player) -> bool) {
+        for p in self.players.iter().filter(|p| drop(p)) {
+            if !self.departed.contains(&p.identity) {
+                self.departed.push(p.identity.clone());
+            }
+        }
+        if self.departed.len() > crate::session::MAX_DEPARTED {
+            let extra = self.departed.len() - crate::session::MAX_DEPARTED;
+            self.departed.drain(..extra);
+        }
         self.players.retain(|p| !drop(p));
         for (seat, p) in self.players.iter_mut().enumerate() {
             p.seat = seat as u32;

@@ -207,12 +207,18 @@ impl Session {
         }
         if self.rules.forfeit_on_timeout {
             let strikes = self.player(&finals[0]).map_or(0, |p| p.strikes);
-            let result = json!({
+            let mut result = json!({
                 "winner": self.forfeit_winner(&finals),
                 "reason": "timeout",
                 "forfeitedBy": finals[0],
                 "strikes": strikes,
             });
+            // Several clocks ran out at once (simultaneous turns): `forfeitedBy` is one
+            // playerId (the lowest seat), so it named only that player, and a reader took the
+            // others for innocent. Every one of them is listed, in seat order.
+            if finals.len() > 1 {
+                result["forfeitedByAll"] = json!(finals);
+            }
             self.finish(t, result, "timeout", true, out);
         } else if let Some(c) = self.clock.as_mut() {
             // The game decides what a final timeout means; keep quiet until the turn moves.

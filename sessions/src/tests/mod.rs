@@ -155,6 +155,7 @@ impl Game {
             action: json!({"type": "move", "to": "e4"}),
             turn,
             action_id: action_id.clone(),
+            idempotency_key: None,
         })
         .map(|_| action_id)
     }

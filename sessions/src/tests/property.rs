@@ -103,6 +103,7 @@ fn random_event(r: &mut Rng, g: &Game) -> Event {
             },
             turn: r.chance(70).then(|| g.s.turn.saturating_sub(r.below(2))),
             action_id: format!("a_{}", r.below(1_000_000)),
+            idempotency_key: None,
         },
         65..=76 => Event::HostPoll {
             after: if r.chance(15) {

@@ -189,6 +189,7 @@ fn three_rounds_of_a_house_series() {
                         action: json!({"type": "move"}),
                         turn: snap["turn"].as_u64(),
                         action_id: format!("a_{}_{}", i, w.now),
+                        idempotency_key: None,
                     },
                 )
                 .unwrap();

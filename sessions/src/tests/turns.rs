@@ -112,6 +112,7 @@ fn reserved_action_types_and_strangers() {
         action: json!({"type": "__timeout__"}),
         turn: None,
         action_id: "a_x".into(),
+        idempotency_key: None,
     });
     assert_eq!((e.status(), e.code.as_str()), (400, "reserved_action"));
     let e = g.err(Event::Action {
@@ -119,6 +120,7 @@ fn reserved_action_types_and_strangers() {
         action: json!({"type": "move"}),
         turn: None,
         action_id: "a_y".into(),
+        idempotency_key: None,
     });
     assert_eq!((e.status(), e.code.as_str()), (403, "not_a_player"));
 }
@@ -138,6 +140,7 @@ fn a_late_action_of_a_player_who_left_a_finished_game_is_409_finished() {
         action: json!({"type": "move"}),
         turn: None,
         action_id: "a_z".into(),
+        idempotency_key: None,
     });
     assert_eq!((e.status(), e.code.as_str()), (409, "finished"));
 }
