@@ -67,6 +67,18 @@ fn id_arg(s: &str) -> Result<String, String> {
     Err("nothing has this id: ids are 1-64 ASCII letters, digits, dots, underscores or hyphens; the `list` subcommands print them".into())
 }
 
+/// A listing's page size, `--limit`: 1 to `MAX`, the most the REST admin API's twin of the
+/// listing takes. Out of range it is refused with the range: 0 printed an empty page whose
+/// "next page: --offset 0" (or `nextOffset` 0) never moved on, and no listing said so.
+fn page_size<const MAX: usize>(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "the page size is a whole number from 1 to {MAX}; page on with --offset (each page names the next)"
+        )),
+    }
+}
+
 /// A gateway failure as `code: message` for the terminal.
 struct Failure(horst_gateway::ToolError);
 
@@ -377,7 +389,8 @@ pub enum AdminCommand {
     /// The sign-in trail (password and admin-token checks on /account, /admin and the
     /// RCADIA sign-in, with the client's address), newest first, as JSON lines.
     SignIns {
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-10000.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<10000>)]
         limit: usize,
         #[arg(long, default_value_t = 0)]
         offset: usize,
@@ -406,11 +419,13 @@ pub enum AdminCommand {
     /// Quota settings: reload them from the configuration without a restart, or show them.
     #[command(subcommand)]
     Quotas(QuotasCommand),
-    /// Accounts by tier, board reads (total, today, last) and unread messages, as JSON.
+    /// The admin page's overview as JSON: accounts by tier, board reads, unread messages,
+    /// page views, today's jobs and seconds, the queue, live workers and storage used.
     Overview,
     /// The audit trail of operator actions (who, what, when), newest first, as JSON lines.
     Audit {
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-10000.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<10000>)]
         limit: usize,
         #[arg(long, default_value_t = 0)]
         offset: usize,
@@ -499,8 +514,8 @@ pub enum JobCommand {
         /// on stderr).
         #[arg(long, default_value_t = 0)]
         offset: usize,
-        /// 1-500.
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-500.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<500>)]
         limit: usize,
     },
     /// One job with its timeline (admitted, started, ended, worker, wait) and progress.
@@ -556,7 +571,8 @@ pub enum TokenCommand {
     List {
         #[arg(long, default_value_t = 0)]
         offset: usize,
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-1000.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<1000>)]
         limit: usize,
     },
     /// Set a burst limit on the token of AGENT (`agt_...`): at most N requests a minute on the
@@ -661,7 +677,8 @@ pub enum LevelCommand {
         state: Option<String>,
         #[arg(long, default_value_t = 0)]
         offset: usize,
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-1000.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<1000>)]
         limit: usize,
     },
 }
@@ -711,7 +728,8 @@ pub enum BoardCommand {
     },
     /// List threads (withdrawn ones too), newest activity first, as JSON lines.
     List {
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-10000.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<10000>)]
         limit: usize,
     },
     /// Show a thread with every post, hidden and withdrawn ones included, as JSON.
@@ -727,7 +745,8 @@ pub enum MessagesCommand {
     List {
         #[arg(long)]
         all: bool,
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-10000.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<10000>)]
         limit: usize,
     },
     /// Mark a message read (it then no longer counts against its sender's unread cap).
@@ -806,7 +825,8 @@ pub enum AccountCommand {
         operator: Option<bool>,
         #[arg(long, default_value_t = 0)]
         offset: usize,
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-1000.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<1000>)]
         limit: usize,
     },
 }
@@ -836,7 +856,8 @@ pub enum KeyCommand {
         revoked: bool,
         #[arg(long, default_value_t = 0)]
         offset: usize,
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-1000.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<1000>)]
         limit: usize,
     },
 }

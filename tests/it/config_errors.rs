@@ -61,6 +61,37 @@ fn bad_flag_is_refused() {
     assert!(err.contains("--listen"), "{err}");
 }
 
+/// Every listing's `--limit` is a page size in the range its REST twin takes, refused
+/// outside it with the range (exit 2, before any store is reached): `--limit 0` printed an
+/// empty page and "next page: --offset 0" (`account list`, `key list`; `level list` a
+/// `nextOffset` of 0), which a script following the pages never got past.
+#[test]
+fn a_page_size_out_of_range_is_refused_with_the_range() {
+    for (listing, max) in [
+        (&["admin", "account", "list"][..], "1000"),
+        (&["admin", "key", "list"], "1000"),
+        (&["admin", "token", "list"], "1000"),
+        (&["admin", "level", "list"], "1000"),
+        (&["admin", "job", "list"], "500"),
+        (&["admin", "audit"], "10000"),
+        (&["admin", "sign-ins"], "10000"),
+        (&["admin", "messages", "list"], "10000"),
+        (&["admin", "board", "list"], "10000"),
+    ] {
+        let too_many = format!("{}1", max);
+        for bad in ["0", too_many.as_str(), "many"] {
+            let mut args = listing.to_vec();
+            args.extend(["--limit", bad]);
+            let (code, _, err) = run_to_exit(&args, &[]);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            assert!(
+                err.contains("--limit") && err.contains(&format!("from 1 to {max}")),
+                "{args:?}: {err}"
+            );
+        }
+    }
+}
+
 #[test]
 fn every_subcommand_explains_itself() {
     for sub in [
