@@ -230,18 +230,54 @@ fn map_takes_only_its_own_flags_and_the_serving_commands_theirs() {
             assert!(!text.contains(flag), "{args:?} lists {flag}:\n{text}");
         }
     }
-    for args in [
-        &["up", "--help"][..],
-        &["api", "--help"],
-        &["worker", "--help"],
-        &["house", "--help"],
-        &["play", "--help"],
-        &["admin", "status", "--help"],
+    // Each lists the flags it uses and no other: `admin` and `worker` serve no HTTP (no
+    // --listen), `house` and `play` reach horst over HTTP, never its store (no --redis,
+    // --data). They listed all four, and took them without a word.
+    let all = ["--config", "--redis", "--data", "--listen"];
+    for (args, takes) in [
+        (&["up", "--help"][..], &all[..]),
+        (&["api", "--help"], &all),
+        (&["worker", "--help"], &["--config", "--redis", "--data"]),
+        (
+            &["admin", "status", "--help"],
+            &["--config", "--redis", "--data"],
+        ),
+        (&["house", "--help"], &["--config", "--listen"]),
+        (&["play", "--help"], &["--config", "--listen"]),
     ] {
         let text = help(args);
-        for flag in ["--config", "--redis", "--data", "--listen"] {
-            assert!(text.contains(flag), "{args:?} lacks {flag}:\n{text}");
+        for flag in all {
+            assert_eq!(
+                text.contains(&format!("{flag} <")),
+                takes.contains(&flag),
+                "{args:?} and {flag}:\n{text}"
+            );
         }
+    }
+    for (args, flag) in [
+        (&["worker", "--listen", "127.0.0.1:1"][..], "--listen"),
+        (&["admin", "status", "--listen", "127.0.0.1:1"], "--listen"),
+        (&["house", "--data", "d"], "--data"),
+        (
+            &[
+                "play",
+                "--game",
+                "chess",
+                "--token",
+                "t",
+                "--redis",
+                "redis://127.0.0.1:1",
+            ],
+            "--redis",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_horst"))
+            .args(args)
+            .output()
+            .expect("run horst");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
     }
 
     let dir = tempfile::tempdir().unwrap();
