@@ -307,3 +307,38 @@ fn map_takes_only_its_own_flags_and_the_serving_commands_theirs() {
     let (code, _) = horst_map(dir.path(), &["validate", "spikes.map"]);
     assert_eq!(code, 0);
 }
+
+/// `map solve --threads` takes what `worker.threads` takes, 0 (one per core) to 1024, and
+/// refuses more at once with the range: `--threads 100000` started that many threads and hung
+/// before the search (still running after a minute), and `0` meant one thread.
+#[test]
+fn solve_refuses_more_threads_than_a_worker_may_have() {
+    use crate::harness::HorstProcess;
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("spikes.map"), SPIKES).unwrap();
+    let mut p = HorstProcess::spawn(
+        &[
+            "map",
+            "solve",
+            "spikes.map",
+            "--threads",
+            "100000",
+            "--time-limit",
+            "1",
+        ],
+        &[],
+        dir.path(),
+    );
+    let status = p.wait_exit(Duration::from_secs(20));
+    assert!(status.is_some(), "still running after 20 s: {}", p.stderr());
+    assert_eq!(status.unwrap().code(), Some(2), "{}", p.stderr());
+    assert!(p.stderr().contains("1 to 1024"), "{}", p.stderr());
+    for ok in ["0", "2"] {
+        let (code, _) = horst_map(
+            dir.path(),
+            &["solve", "spikes.map", "--threads", ok, "--time-limit", "1"],
+        );
+        assert!(code == 0 || code == 1, "--threads {ok}: exit {code}");
+    }
+}
