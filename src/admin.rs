@@ -11,6 +11,21 @@ use horst_operator as operator;
 
 use crate::redis_setup;
 
+/// `eprintln!` for the operator's commands (below): their notes on stderr ("N in all", "check passed")
+/// often share the pipe (`2>&1 | head -1`), and a reader that closed it ends them quietly.
+/// `eprintln!` panicked there (exit 101, `horst admin level recheck ... 2>&1 | head -1`)
+/// after the command had done its work, or before it said why it could not.
+macro_rules! note {
+    ($($arg:tt)*) => {
+        print_note(&format!($($arg)*))
+    };
+}
+
+fn print_note(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
 /// `println!` for the operator's commands, whose output is piped (`| head`, `| jq`): a reader
 /// that closed the pipe early ends the output quietly. `println!` panicked there ("failed
 /// printing to stdout: Broken pipe", with a backtrace, exit 101) after the command had done
@@ -26,7 +41,7 @@ fn print_out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("horst: cannot write the output: {e}");
+            note!("horst: cannot write the output: {e}");
         }
     }
 }
@@ -164,7 +179,7 @@ async fn job(app: &App, cmd: JobCommand) -> ExitCode {
                     .await
                     .map(|page| {
                         if let Some(next) = page.next_offset {
-                            eprintln!("horst: more jobs; next page: --offset {next}");
+                            note!("horst: more jobs; next page: --offset {next}");
                         }
                         json_lines(&page.items)
                     })
@@ -214,7 +229,7 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
         Ok(j) => j,
         Err(e) => return report::<Failure>(Err(Failure(e))),
     };
-    eprintln!(
+    note!(
         "horst: recheck of {revision} queued as job {job} (engine {})",
         horst_engine::engine_version()
     );
@@ -223,7 +238,7 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
             "{}",
             serde_json::json!({ "revisionId": revision, "jobId": job, "state": "queued" })
         );
-        eprintln!("horst: the check is recorded when the job finishes; see `horst admin level checks {revision}`");
+        note!("horst: the check is recorded when the job finishes; see `horst admin level checks {revision}`");
         return ExitCode::SUCCESS;
     }
     let started = std::time::Instant::now();
@@ -232,13 +247,13 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
         Ok(d) => d,
         Err(e) => return report::<Failure>(Err(Failure(e))),
     };
-    eprintln!(
+    note!(
         "horst:   {} after {:.1} s",
         done.state,
         started.elapsed().as_secs_f64()
     );
     if !done.finished() {
-        eprintln!(
+        note!(
             "horst: job {job} is still {} after {} s; is a worker running (horst admin status)? The check is recorded when it finishes: horst admin level checks {revision}",
             done.state,
             limit.as_secs()
@@ -249,13 +264,13 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
         Some(c) => {
             out!("{c}");
             if c["passed"] == true {
-                eprintln!(
+                note!(
                     "horst: check passed on engine {}",
                     c["engineVersion"].as_str().unwrap_or("?")
                 );
                 ExitCode::SUCCESS
             } else {
-                eprintln!(
+                note!(
                     "horst: check_failed: the replay does not win on the current engine (outcome {}); the revision cannot be promoted",
                     c["outcome"].as_str().unwrap_or("unknown")
                 );
@@ -267,9 +282,7 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
                 .failure
                 .map(|f| format!("{}: {}", f.code, f.message))
                 .unwrap_or_else(|| done.state.to_string());
-            eprintln!(
-                "horst: the recheck gave no verdict ({why}); nothing was recorded; try again"
-            );
+            note!("horst: the recheck gave no verdict ({why}); nothing was recorded; try again");
             ExitCode::from(1)
         }
     }
@@ -281,12 +294,12 @@ async fn quotas(store: &horst_store::Store, config: &Config, cmd: QuotasCommand)
     let result = match cmd {
         QuotasCommand::Reload => {
             let Some(file) = &config.file else {
-                eprintln!("horst: quotas reload needs the configuration file to reload from; run it with --config FILE (or HORST_CONFIG); the quotas in force are unchanged");
+                note!("horst: quotas reload needs the configuration file to reload from; run it with --config FILE (or HORST_CONFIG); the quotas in force are unchanged");
                 return ExitCode::from(1);
             };
             let r = operator::reload_quotas(store, &who(), &values).await;
             if r.is_ok() {
-                eprintln!(
+                note!(
                     "horst: quotas reloaded from {}; every API process applies them within a second",
                     file.display()
                 );
@@ -866,7 +879,7 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
     let redis = match redis_setup::resolve_existing(&config) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("horst: {e}");
+            note!("horst: {e}");
             return ExitCode::from(1);
         }
     };
@@ -876,7 +889,7 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("horst: cannot start the async runtime: {e}");
+            note!("horst: cannot start the async runtime: {e}");
             return ExitCode::from(1);
         }
     };
@@ -893,7 +906,7 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
         {
             Ok(app) => app,
             Err(e) => {
-                eprintln!("horst: {e}");
+                note!("horst: {e}");
                 return ExitCode::from(1);
             }
         };
@@ -936,7 +949,7 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
                     .await
                     .and_then(|s| {
                         if !s.mixed.is_empty() {
-                            eprintln!(
+                            note!(
                                 "horst: the running API processes differ in {} (nothing stored, and their configurations differ); set it to settle it for all",
                                 s.mixed.join(", ")
                             );
@@ -1021,7 +1034,7 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
     let facts = match store.server_facts().await {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("horst: {e}");
+            note!("horst: {e}");
             return ExitCode::from(1);
         }
     };
@@ -1029,7 +1042,7 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
     let workers = match horst_worker::live_workers(store).await {
         Ok(w) => w,
         Err(e) => {
-            eprintln!("horst: cannot read the live workers: {e}; try again");
+            note!("horst: cannot read the live workers: {e}; try again");
             return ExitCode::from(1);
         }
     };
@@ -1073,7 +1086,7 @@ fn report<E: std::fmt::Display>(result: Result<String, E>) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("horst: {e}");
+            note!("horst: {e}");
             ExitCode::from(1)
         }
     }
@@ -1092,8 +1105,8 @@ fn json_lines<T: serde::Serialize>(values: &[T]) -> String {
 /// stderr (so a pipe gets only the items).
 fn page<T: serde::Serialize>(p: horst_identity::accounts::Page<T>) -> String {
     match p.next_offset {
-        Some(next) => eprintln!("horst: {} in all; next page: --offset {next}", p.total),
-        None => eprintln!("horst: {} in all", p.total),
+        Some(next) => note!("horst: {} in all; next page: --offset {next}", p.total),
+        None => note!("horst: {} in all", p.total),
     }
     json_lines(&p.items)
 }
@@ -1162,7 +1175,7 @@ async fn key(store: &horst_store::Store, cmd: KeyCommand) -> ExitCode {
         KeyCommand::Create { account, label } => {
             match operator::create_key(store, &who(), &account, label.as_deref()).await {
                 Ok(created) => {
-                    eprintln!(
+                    note!(
                         "key {} for {account} (shown once; stored only as a hash):",
                         created.prefix
                     );
@@ -1203,7 +1216,7 @@ async fn token(app: &App, cmd: TokenCommand) -> ExitCode {
             match operator::create_token(store, auth, &who(), &scopes, name.as_deref(), house).await
             {
                 Ok((token, agent)) => {
-                    eprintln!(
+                    note!(
                         "horst: created {} {agent} with scopes {}; the token below is shown only once",
                         if house { "the house identity" } else { "agent" },
                         scopes.join(",")
@@ -1220,7 +1233,7 @@ async fn token(app: &App, cmd: TokenCommand) -> ExitCode {
                 .map(|all| {
                     let total = all.len();
                     let items: Vec<_> = all.into_iter().skip(offset).take(limit).collect();
-                    eprintln!("horst: {total} in all");
+                    note!("horst: {total} in all");
                     json_lines(&items)
                 })
                 .map_err(|e| e.to_string()),
@@ -1289,7 +1302,7 @@ async fn user(app: &App, cmd: UserCommand) -> ExitCode {
     // The confirmation goes to stderr (stdout stays empty, as before).
     match result {
         Ok(line) => {
-            eprintln!("horst: {line}");
+            note!("horst: {line}");
             ExitCode::SUCCESS
         }
         Err(e) => report::<Failure>(Err(Failure(e))),
@@ -1301,7 +1314,7 @@ async fn admin_token(store: &horst_store::Store, cmd: AdminTokenCommand) -> Exit
         AdminTokenCommand::Create { label } => {
             match operator::create_admin_token(store, &who(), label.as_deref()).await {
                 Ok((token, info)) => {
-                    eprintln!(
+                    note!(
                         "horst: admin token {} created (shown once; stored only as a hash); the others stay active until retired:",
                         info.id
                     );

@@ -156,3 +156,26 @@ fn a_missing_configuration_file_names_the_file_and_the_flag() {
     );
     assert!(!err.contains(" - "), "{err}");
 }
+
+/// `horst admin` whose stderr is a pipe the reader closed (`2>&1 | head -1`) ends its notes
+/// quietly and exits with its own status, as with a closed stdout: `eprintln!` panicked there
+/// (exit 101, e.g. after a recheck had been recorded, or here before saying that no store
+/// runs under the data directory).
+#[test]
+fn admin_with_a_closed_stderr_is_no_panic() {
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    for _ in 0..3 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_horst"))
+            .args(["admin", "status", "--data", "nostore"])
+            .current_dir(dir.path())
+            .env_remove("HORST_CONFIG")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(1), "{status:?}");
+    }
+}
