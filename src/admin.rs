@@ -11,6 +11,21 @@ use horst_operator as operator;
 
 use crate::redis_setup;
 
+/// `eprintln!` for the operator's commands (below): their notes on stderr ("N in all", "check passed")
+/// often share the pipe (`2>&1 | head -1`), and a reader that closed it ends them quietly.
+/// `eprintln!` panicked there (exit 101, `horst admin level recheck ... 2>&1 | head -1`)
+/// after the command had done its work, or before it said why it could not.
+macro_rules! note {
+    ($($arg:tt)*) => {
+        print_note(&format!($($arg)*))
+    };
+}
+
+fn print_note(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
 /// `println!` for the operator's commands, whose output is piped (`| head`, `| jq`): a reader
 /// that closed the pipe early ends the output quietly. `println!` panicked there ("failed
 /// printing to stdout: Broken pipe", with a backtrace, exit 101) after the command had done
@@ -26,7 +41,7 @@ fn print_out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("horst: cannot write the output: {e}");
+            note!("horst: cannot write the output: {e}");
         }
     }
 }
@@ -65,6 +80,18 @@ fn id_arg(s: &str) -> Result<String, String> {
         return Ok(s.to_owned());
     }
     Err("nothing has this id: ids are 1-64 ASCII letters, digits, dots, underscores or hyphens; the `list` subcommands print them".into())
+}
+
+/// A listing's page size, `--limit`: 1 to `MAX`, the most the REST admin API's twin of the
+/// listing takes. Out of range it is refused with the range: 0 printed an empty page whose
+/// "next page: --offset 0" (or `nextOffset` 0) never moved on, and no listing said so.
+fn page_size<const MAX: usize>(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "the page size is a whole number from 1 to {MAX}; page on with --offset (each page names the next)"
+        )),
+    }
 }
 
 /// A gateway failure as `code: message` for the terminal.
@@ -152,7 +179,7 @@ async fn job(app: &App, cmd: JobCommand) -> ExitCode {
                     .await
                     .map(|page| {
                         if let Some(next) = page.next_offset {
-                            eprintln!("horst: more jobs; next page: --offset {next}");
+                            note!("horst: more jobs; next page: --offset {next}");
                         }
                         json_lines(&page.items)
                     })
@@ -202,7 +229,7 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
         Ok(j) => j,
         Err(e) => return report::<Failure>(Err(Failure(e))),
     };
-    eprintln!(
+    note!(
         "horst: recheck of {revision} queued as job {job} (engine {})",
         horst_engine::engine_version()
     );
@@ -211,7 +238,7 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
             "{}",
             serde_json::json!({ "revisionId": revision, "jobId": job, "state": "queued" })
         );
-        eprintln!("horst: the check is recorded when the job finishes; see `horst admin level checks {revision}`");
+        note!("horst: the check is recorded when the job finishes; see `horst admin level checks {revision}`");
         return ExitCode::SUCCESS;
     }
     let started = std::time::Instant::now();
@@ -220,13 +247,13 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
         Ok(d) => d,
         Err(e) => return report::<Failure>(Err(Failure(e))),
     };
-    eprintln!(
+    note!(
         "horst:   {} after {:.1} s",
         done.state,
         started.elapsed().as_secs_f64()
     );
     if !done.finished() {
-        eprintln!(
+        note!(
             "horst: job {job} is still {} after {} s; is a worker running (horst admin status)? The check is recorded when it finishes: horst admin level checks {revision}",
             done.state,
             limit.as_secs()
@@ -237,13 +264,13 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
         Some(c) => {
             out!("{c}");
             if c["passed"] == true {
-                eprintln!(
+                note!(
                     "horst: check passed on engine {}",
                     c["engineVersion"].as_str().unwrap_or("?")
                 );
                 ExitCode::SUCCESS
             } else {
-                eprintln!(
+                note!(
                     "horst: check_failed: the replay does not win on the current engine (outcome {}); the revision cannot be promoted",
                     c["outcome"].as_str().unwrap_or("unknown")
                 );
@@ -255,9 +282,7 @@ async fn recheck(app: &App, revision: &str, no_wait: bool) -> ExitCode {
                 .failure
                 .map(|f| format!("{}: {}", f.code, f.message))
                 .unwrap_or_else(|| done.state.to_string());
-            eprintln!(
-                "horst: the recheck gave no verdict ({why}); nothing was recorded; try again"
-            );
+            note!("horst: the recheck gave no verdict ({why}); nothing was recorded; try again");
             ExitCode::from(1)
         }
     }
@@ -269,12 +294,12 @@ async fn quotas(store: &horst_store::Store, config: &Config, cmd: QuotasCommand)
     let result = match cmd {
         QuotasCommand::Reload => {
             let Some(file) = &config.file else {
-                eprintln!("horst: quotas reload needs the configuration file to reload from; run it with --config FILE (or HORST_CONFIG); the quotas in force are unchanged");
+                note!("horst: quotas reload needs the configuration file to reload from; run it with --config FILE (or HORST_CONFIG); the quotas in force are unchanged");
                 return ExitCode::from(1);
             };
             let r = operator::reload_quotas(store, &who(), &values).await;
             if r.is_ok() {
-                eprintln!(
+                note!(
                     "horst: quotas reloaded from {}; every API process applies them within a second",
                     file.display()
                 );
@@ -380,8 +405,8 @@ pub enum AdminCommand {
     /// The sign-in trail (password and admin-token checks on /account, /admin and the
     /// RCADIA sign-in, with the client's address), newest first, as JSON lines.
     SignIns {
-        /// How many entries a page lists.
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-10000.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<10000>)]
         limit: usize,
         /// Where the page starts (0 first).
         #[arg(long, default_value_t = 0)]
@@ -411,12 +436,13 @@ pub enum AdminCommand {
     /// Quota settings: reload them from the configuration without a restart, or show them.
     #[command(subcommand)]
     Quotas(QuotasCommand),
-    /// Accounts by tier, board reads (total, today, last) and unread messages, as JSON.
+    /// The admin page's overview as JSON: accounts by tier, board reads, unread messages,
+    /// page views, today's jobs and seconds, the queue, live workers and storage used.
     Overview,
     /// The audit trail of operator actions (who, what, when), newest first, as JSON lines.
     Audit {
-        /// How many entries a page lists.
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-10000.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<10000>)]
         limit: usize,
         /// Where the page starts: 0, or what the last page printed (next page on stderr).
         #[arg(long, default_value_t = 0)]
@@ -511,8 +537,8 @@ pub enum JobCommand {
         /// on stderr).
         #[arg(long, default_value_t = 0)]
         offset: usize,
-        /// 1-500.
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-500.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<500>)]
         limit: usize,
     },
     /// One job with its timeline (admitted, started, ended, worker, wait) and progress.
@@ -573,8 +599,8 @@ pub enum TokenCommand {
         /// Where the page starts (0 first).
         #[arg(long, default_value_t = 0)]
         offset: usize,
-        /// How many tokens a page lists.
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-1000.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<1000>)]
         limit: usize,
     },
     /// Set a burst limit on the token of AGENT (`agt_...`): at most N requests a minute on the
@@ -694,8 +720,8 @@ pub enum LevelCommand {
         /// Where the page starts (0 first).
         #[arg(long, default_value_t = 0)]
         offset: usize,
-        /// How many revisions a page lists.
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-1000.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<1000>)]
         limit: usize,
     },
 }
@@ -753,8 +779,8 @@ pub enum BoardCommand {
     },
     /// List threads (withdrawn ones too), newest activity first, as JSON lines.
     List {
-        /// How many threads to list.
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-10000.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<10000>)]
         limit: usize,
     },
     /// Show a thread with every post, hidden and withdrawn ones included, as JSON.
@@ -772,8 +798,8 @@ pub enum MessagesCommand {
         /// Read messages too, not only unread ones.
         #[arg(long)]
         all: bool,
-        /// How many messages to list.
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-10000.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<10000>)]
         limit: usize,
     },
     /// Mark a message read (it then no longer counts against its sender's unread cap).
@@ -862,8 +888,8 @@ pub enum AccountCommand {
         /// Where the page starts (0 first).
         #[arg(long, default_value_t = 0)]
         offset: usize,
-        /// How many accounts a page lists.
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-1000.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<1000>)]
         limit: usize,
     },
 }
@@ -897,8 +923,8 @@ pub enum KeyCommand {
         /// Where the page starts (0 first).
         #[arg(long, default_value_t = 0)]
         offset: usize,
-        /// How many keys a page lists.
-        #[arg(long, default_value_t = 50)]
+        /// Page size, 1-1000.
+        #[arg(long, default_value_t = 50, value_parser = page_size::<1000>)]
         limit: usize,
     },
 }
@@ -907,7 +933,7 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
     let redis = match redis_setup::resolve_existing(&config) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("horst: {e}");
+            note!("horst: {e}");
             return ExitCode::from(1);
         }
     };
@@ -917,7 +943,7 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("horst: cannot start the async runtime: {e}");
+            note!("horst: cannot start the async runtime: {e}");
             return ExitCode::from(1);
         }
     };
@@ -934,7 +960,7 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
         {
             Ok(app) => app,
             Err(e) => {
-                eprintln!("horst: {e}");
+                note!("horst: {e}");
                 return ExitCode::from(1);
             }
         };
@@ -977,7 +1003,7 @@ pub fn run(config: Config, cmd: AdminCommand) -> ExitCode {
                     .await
                     .and_then(|s| {
                         if !s.mixed.is_empty() {
-                            eprintln!(
+                            note!(
                                 "horst: the running API processes differ in {} (nothing stored, and their configurations differ); set it to settle it for all",
                                 s.mixed.join(", ")
                             );
@@ -1062,7 +1088,7 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
     let facts = match store.server_facts().await {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("horst: {e}");
+            note!("horst: {e}");
             return ExitCode::from(1);
         }
     };
@@ -1070,7 +1096,7 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
     let workers = match horst_worker::live_workers(store).await {
         Ok(w) => w,
         Err(e) => {
-            eprintln!("horst: cannot read the live workers: {e}; try again");
+            note!("horst: cannot read the live workers: {e}; try again");
             return ExitCode::from(1);
         }
     };
@@ -1126,7 +1152,7 @@ fn report<E: std::fmt::Display>(result: Result<String, E>) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("horst: {e}");
+            note!("horst: {e}");
             ExitCode::from(1)
         }
     }
@@ -1145,8 +1171,8 @@ fn json_lines<T: serde::Serialize>(values: &[T]) -> String {
 /// stderr (so a pipe gets only the items).
 fn page<T: serde::Serialize>(p: horst_identity::accounts::Page<T>) -> String {
     match p.next_offset {
-        Some(next) => eprintln!("horst: {} in all; next page: --offset {next}", p.total),
-        None => eprintln!("horst: {} in all", p.total),
+        Some(next) => note!("horst: {} in all; next page: --offset {next}", p.total),
+        None => note!("horst: {} in all", p.total),
     }
     json_lines(&p.items)
 }
@@ -1215,7 +1241,7 @@ async fn key(store: &horst_store::Store, cmd: KeyCommand) -> ExitCode {
         KeyCommand::Create { account, label } => {
             match operator::create_key(store, &who(), &account, label.as_deref()).await {
                 Ok(created) => {
-                    eprintln!(
+                    note!(
                         "key {} for {account} (shown once; stored only as a hash):",
                         created.prefix
                     );
@@ -1256,7 +1282,7 @@ async fn token(app: &App, cmd: TokenCommand) -> ExitCode {
             match operator::create_token(store, auth, &who(), &scopes, name.as_deref(), house).await
             {
                 Ok((token, agent)) => {
-                    eprintln!(
+                    note!(
                         "horst: created {} {agent} with scopes {}; the token below is shown only once",
                         if house { "the house identity" } else { "agent" },
                         scopes.join(",")
@@ -1273,7 +1299,7 @@ async fn token(app: &App, cmd: TokenCommand) -> ExitCode {
                 .map(|all| {
                     let total = all.len();
                     let items: Vec<_> = all.into_iter().skip(offset).take(limit).collect();
-                    eprintln!("horst: {total} in all");
+                    note!("horst: {total} in all");
                     json_lines(&items)
                 })
                 .map_err(|e| e.to_string()),
@@ -1342,7 +1368,7 @@ async fn user(app: &App, cmd: UserCommand) -> ExitCode {
     // The confirmation goes to stderr (stdout stays empty, as before).
     match result {
         Ok(line) => {
-            eprintln!("horst: {line}");
+            note!("horst: {line}");
             ExitCode::SUCCESS
         }
         Err(e) => report::<Failure>(Err(Failure(e))),
@@ -1354,7 +1380,7 @@ async fn admin_token(store: &horst_store::Store, cmd: AdminTokenCommand) -> Exit
         AdminTokenCommand::Create { label } => {
             match operator::create_admin_token(store, &who(), label.as_deref()).await {
                 Ok((token, info)) => {
-                    eprintln!(
+                    note!(
                         "horst: admin token {} created (shown once; stored only as a hash); the others stay active until retired:",
                         info.id
                     );

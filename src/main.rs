@@ -41,10 +41,10 @@ struct Cli {
     command: Command,
 }
 
-/// The store and server flags, taken by every subcommand that reaches a store or serves (not
-/// by `map`, which works on local files): `horst admin ... --data DIR` reaches the same store
-/// as the `horst up --data DIR` that is running. Global within the subcommand, so `horst
-/// admin token create --data DIR` takes them after the nested command too.
+/// The store and server flags of the serving roles (`up`, `api`). Each other subcommand takes
+/// only those it uses (`StoreArgs`, `ClientArgs`; `map` none): a flag a command would ignore is
+/// refused, so nobody believes `horst play --data DIR` or `horst admin ... --listen ADDR` did
+/// something. Global within the subcommand.
 #[derive(Args, Debug, Clone, Default)]
 struct CommonArgs {
     /// Configuration file (TOML; see ops/horst.toml for every setting).
@@ -61,9 +61,10 @@ struct CommonArgs {
     listen: Option<String>,
 }
 
-/// The store flags of an operator command (`horst admin`): [`CommonArgs`] without
-/// `--listen`, which only a serving role uses. Every admin command listed and took it, and
-/// did nothing with it.
+/// The flags of the commands that reach a store but serve no HTTP (`admin`, `worker`): `horst
+/// admin ... --data DIR` reaches the same store as the `horst up --data DIR` that is running.
+/// Global within the subcommand, so `horst admin token create --data DIR` takes them after the
+/// nested command too.
 #[derive(Args, Debug, Clone, Default)]
 struct StoreArgs {
     /// Configuration file (TOML; see ops/horst.toml for every setting).
@@ -78,12 +79,36 @@ struct StoreArgs {
 }
 
 impl From<StoreArgs> for CommonArgs {
-    fn from(a: StoreArgs) -> CommonArgs {
+    fn from(a: StoreArgs) -> Self {
         CommonArgs {
             config: a.config,
             redis: a.redis,
             data: a.data,
             listen: None,
+        }
+    }
+}
+
+/// The flags of the clients of a running horst (`house`, `play`): they reach it over HTTP,
+/// never its store, so they take no --redis or --data.
+#[derive(Args, Debug, Clone, Default)]
+struct ClientArgs {
+    /// Configuration file (TOML; see ops/horst.toml for every setting).
+    #[arg(long, global = true, env = "HORST_CONFIG", value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The listen address of the horst to reach, IP:PORT, when --backend is not given.
+    /// Default: server.listen of the configuration, else 127.0.0.1:8080
+    #[arg(long, global = true, value_name = "ADDR")]
+    listen: Option<String>,
+}
+
+impl From<ClientArgs> for CommonArgs {
+    fn from(a: ClientArgs) -> Self {
+        CommonArgs {
+            config: a.config,
+            redis: None,
+            data: None,
+            listen: a.listen,
         }
     }
 }
@@ -128,6 +153,13 @@ struct ServeArgs {
     common: CommonArgs,
 }
 
+/// The worker's flags: it serves no HTTP (its metrics address is `worker.metrics_listen`).
+#[derive(Args, Debug)]
+struct WorkerArgs {
+    #[command(flatten)]
+    common: StoreArgs,
+}
+
 #[derive(Args, Debug)]
 struct AdminArgs {
     #[command(flatten)]
@@ -139,7 +171,7 @@ struct AdminArgs {
 #[derive(Args, Debug)]
 struct HouseCommand {
     #[command(flatten)]
-    common: CommonArgs,
+    common: ClientArgs,
     #[command(flatten)]
     house: house_cli::HouseArgs,
 }
@@ -147,7 +179,7 @@ struct HouseCommand {
 #[derive(Args, Debug)]
 struct PlayCommand {
     #[command(flatten)]
-    common: CommonArgs,
+    common: ClientArgs,
     #[command(flatten)]
     play: play::PlayArgs,
 }
@@ -161,14 +193,15 @@ enum Command {
     /// Run only the HTTP API. Scale out with several API processes on one Redis.
     Api(ServeArgs),
     /// Run only a worker (planner and referee jobs). Scale out with more worker processes.
-    Worker(ServeArgs),
+    Worker(WorkerArgs),
     /// Operator actions on the store of a running horst (its --data, --redis or --config; a
     /// store that is not running is never started).
     Admin(AdminArgs),
     /// The house host: keep RCADIA's own tables open (protocol section 8), each game page in
     /// a headless Chromium. Needs Debian's `chromium` and an agent token with the host scope.
     House(HouseCommand),
-    /// Offline level tools on local files: validate, render, simulate (no server needed).
+    /// Offline level tools on local files: validate, render, simulate, solve (no server
+    /// needed).
     #[command(subcommand)]
     Map(map_cli::MapCommand),
     /// Play a game as an agent: join an open table, play legal moves, follow rematches,
@@ -199,12 +232,12 @@ fn main() -> ExitCode {
             }
             return map_cli::run(cmd);
         }
-        Command::Play(p) => return play::run(p.play, &leading.under(p.common)),
+        Command::Play(p) => return play::run(p.play, &leading.under(p.common.into())),
         Command::Up(a) => (a.common, Role::Up),
         Command::Api(a) => (a.common, Role::Api),
-        Command::Worker(a) => (a.common, Role::Worker),
+        Command::Worker(a) => (a.common.into(), Role::Worker),
         Command::Admin(a) => (a.common.into(), Role::Admin(a.command)),
-        Command::House(h) => (h.common, Role::House(h.house)),
+        Command::House(h) => (h.common.into(), Role::House(h.house)),
     };
     let common = leading.under(common);
     let flags = horst_config::Flags {

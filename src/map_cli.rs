@@ -19,6 +19,16 @@ macro_rules! out {
     }};
 }
 
+/// `--threads`: what `worker.threads` takes, 0 (one per core) to 1024. Unbounded, `--threads
+/// 100000` started a hundred thousand threads and hung before the search began, and `0`, one
+/// per core in the configuration, meant one thread here.
+fn threads_arg(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n <= 1024 => Ok(n),
+        _ => Err("threads are a whole number from 1 to 1024, or 0 for one per core".into()),
+    }
+}
+
 #[derive(clap::Subcommand, Debug)]
 pub enum MapCommand {
     /// Check a .map file; exits non-zero when it is invalid.
@@ -66,8 +76,9 @@ pub enum MapCommand {
         /// Time budget in seconds.
         #[arg(long, default_value_t = 20.0)]
         time_limit: f64,
-        /// Worker threads (default: all cores).
-        #[arg(long)]
+        /// Worker threads, 1-1024, or 0 for one per core (the default), as
+        /// worker.threads.
+        #[arg(long, value_parser = threads_arg)]
         threads: Option<usize>,
         /// Print the `playtest_map` result object.
         #[arg(long)]
@@ -352,7 +363,8 @@ fn solve(file: &Path, seed: u32, time_limit: f64, threads: Option<usize>, json: 
     }
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {
-        pool = pool.num_threads(n.max(1));
+        // 0: rayon's own choice, one per core.
+        pool = pool.num_threads(n);
     }
     let pool = match pool.build() {
         Ok(p) => p,

@@ -64,8 +64,9 @@ pub struct PlayArgs {
     /// series until it ends.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     rounds: Option<u32>,
-    /// Join this table (a session id) instead of searching `/available`.
-    #[arg(long, value_name = "ID")]
+    /// Join this table (a session id, `ses_` and 12 hex digits) instead of searching
+    /// `/available`.
+    #[arg(long, value_name = "ID", value_parser = session_arg)]
     session: Option<String>,
     /// Keep looking for an open table this many seconds (default: look once).
     #[arg(long, value_name = "SECS", default_value_t = 0)]
@@ -140,6 +141,18 @@ fn fail(code: u8, kind: &'static str, message: impl Into<String>) -> Fail {
         code,
         kind,
         message: message.into(),
+    }
+}
+
+/// `--session`: a session id as the backend mints them. Anything else went into the request
+/// path as it was: `a/b` was answered "no such endpoint" (another route), `x?y` cut the path.
+fn session_arg(s: &str) -> Result<String, String> {
+    match horst_sessions::parse_session_id(s) {
+        Some(_) => Ok(s.to_owned()),
+        None => Err(
+            "a session id is ses_ and 12 lowercase hex digits (ses_1a2b00c0ffee), as GET /api/v1/agent/sessions/available lists them"
+                .into(),
+        ),
     }
 }
 

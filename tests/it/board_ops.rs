@@ -665,3 +665,41 @@ async fn the_built_in_levels_owner_cannot_be_blocked() {
     .await;
     assert_eq!(status, 200, "{v}");
 }
+
+/// The REST listings of messages and board threads take `limit=0` as the smallest page, 1,
+/// as every other admin listing does (accounts, keys, tokens, revisions, jobs, the audit):
+/// they answered an empty page, which read as "no messages" and "no threads".
+#[tokio::test]
+async fn messages_and_threads_take_limit_zero_as_one() {
+    let app = ops_app(|_| {}).await;
+    let key = app.agent_key("anna", 1).await;
+    for _ in 0..2 {
+        ok_result(
+            &app.call(
+                "contact_admin",
+                json!({"category": "bug", "subject": "s", "message": "m"}),
+                Some(&key),
+            )
+            .await,
+        );
+    }
+    ok_result(
+        &app.call(
+            "write_post",
+            json!({"kind": "idea", "title": "Mehr Dohlen", "body": "Bitte."}),
+            Some(&key),
+        )
+        .await,
+    );
+    for path in [
+        "/api/admin/messages?limit=0",
+        "/api/admin/threads?limit=0",
+        "/api/admin/audit?limit=0",
+    ] {
+        let (status, v) = admin_json(&app, reqwest::Method::GET, path).await;
+        assert_eq!(status, 200, "{path}: {v}");
+        assert_eq!(v["items"].as_array().map(Vec::len), Some(1), "{path}: {v}");
+    }
+    let (_, v) = admin_json(&app, reqwest::Method::GET, "/api/admin/messages?limit=5").await;
+    assert_eq!(v["items"].as_array().map(Vec::len), Some(2), "{v}");
+}

@@ -102,6 +102,37 @@ fn bad_flag_is_refused() {
     assert!(err.contains("--listen"), "{err}");
 }
 
+/// Every listing's `--limit` is a page size in the range its REST twin takes, refused
+/// outside it with the range (exit 2, before any store is reached): `--limit 0` printed an
+/// empty page and "next page: --offset 0" (`account list`, `key list`; `level list` a
+/// `nextOffset` of 0), which a script following the pages never got past.
+#[test]
+fn a_page_size_out_of_range_is_refused_with_the_range() {
+    for (listing, max) in [
+        (&["admin", "account", "list"][..], "1000"),
+        (&["admin", "key", "list"], "1000"),
+        (&["admin", "token", "list"], "1000"),
+        (&["admin", "level", "list"], "1000"),
+        (&["admin", "job", "list"], "500"),
+        (&["admin", "audit"], "10000"),
+        (&["admin", "sign-ins"], "10000"),
+        (&["admin", "messages", "list"], "10000"),
+        (&["admin", "board", "list"], "10000"),
+    ] {
+        let too_many = format!("{}1", max);
+        for bad in ["0", too_many.as_str(), "many"] {
+            let mut args = listing.to_vec();
+            args.extend(["--limit", bad]);
+            let (code, _, err) = run_to_exit(&args, &[]);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            assert!(
+                err.contains("--limit") && err.contains(&format!("from 1 to {max}")),
+                "{args:?}: {err}"
+            );
+        }
+    }
+}
+
 #[test]
 fn every_subcommand_explains_itself() {
     for sub in [
@@ -233,4 +264,27 @@ fn every_admin_flag_and_argument_says_what_it_is() {
     let (code, _, err) = run_to_exit(&["admin", "status", "--listen", "127.0.0.1:1"], &[]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--listen"), "{err}");
+}
+
+/// `horst admin` whose stderr is a pipe the reader closed (`2>&1 | head -1`) ends its notes
+/// quietly and exits with its own status, as with a closed stdout: `eprintln!` panicked there
+/// (exit 101, e.g. after a recheck had been recorded, or here before saying that no store
+/// runs under the data directory).
+#[test]
+fn admin_with_a_closed_stderr_is_no_panic() {
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    for _ in 0..3 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_horst"))
+            .args(["admin", "status", "--data", "nostore"])
+            .current_dir(dir.path())
+            .env_remove("HORST_CONFIG")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(1), "{status:?}");
+    }
 }

@@ -30,6 +30,7 @@ mod health;
 pub mod house_e2e;
 mod job_control;
 mod jobs;
+mod key_prefix;
 mod lifecycle;
 mod map_cli;
 mod mcp_app;

@@ -230,18 +230,54 @@ fn map_takes_only_its_own_flags_and_the_serving_commands_theirs() {
             assert!(!text.contains(flag), "{args:?} lists {flag}:\n{text}");
         }
     }
-    for args in [
-        &["up", "--help"][..],
-        &["api", "--help"],
-        &["worker", "--help"],
-        &["house", "--help"],
-        &["play", "--help"],
-        &["admin", "status", "--help"],
+    // Each lists the flags it uses and no other: `admin` and `worker` serve no HTTP (no
+    // --listen), `house` and `play` reach horst over HTTP, never its store (no --redis,
+    // --data). They listed all four, and took them without a word.
+    let all = ["--config", "--redis", "--data", "--listen"];
+    for (args, takes) in [
+        (&["up", "--help"][..], &all[..]),
+        (&["api", "--help"], &all),
+        (&["worker", "--help"], &["--config", "--redis", "--data"]),
+        (
+            &["admin", "status", "--help"],
+            &["--config", "--redis", "--data"],
+        ),
+        (&["house", "--help"], &["--config", "--listen"]),
+        (&["play", "--help"], &["--config", "--listen"]),
     ] {
         let text = help(args);
-        for flag in ["--config", "--redis", "--data", "--listen"] {
-            assert!(text.contains(flag), "{args:?} lacks {flag}:\n{text}");
+        for flag in all {
+            assert_eq!(
+                text.contains(&format!("{flag} <")),
+                takes.contains(&flag),
+                "{args:?} and {flag}:\n{text}"
+            );
         }
+    }
+    for (args, flag) in [
+        (&["worker", "--listen", "127.0.0.1:1"][..], "--listen"),
+        (&["admin", "status", "--listen", "127.0.0.1:1"], "--listen"),
+        (&["house", "--data", "d"], "--data"),
+        (
+            &[
+                "play",
+                "--game",
+                "chess",
+                "--token",
+                "t",
+                "--redis",
+                "redis://127.0.0.1:1",
+            ],
+            "--redis",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_horst"))
+            .args(args)
+            .output()
+            .expect("run horst");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
     }
 
     let dir = tempfile::tempdir().unwrap();
@@ -270,4 +306,39 @@ fn map_takes_only_its_own_flags_and_the_serving_commands_theirs() {
     }
     let (code, _) = horst_map(dir.path(), &["validate", "spikes.map"]);
     assert_eq!(code, 0);
+}
+
+/// `map solve --threads` takes what `worker.threads` takes, 0 (one per core) to 1024, and
+/// refuses more at once with the range: `--threads 100000` started that many threads and hung
+/// before the search (still running after a minute), and `0` meant one thread.
+#[test]
+fn solve_refuses_more_threads_than_a_worker_may_have() {
+    use crate::harness::HorstProcess;
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("spikes.map"), SPIKES).unwrap();
+    let mut p = HorstProcess::spawn(
+        &[
+            "map",
+            "solve",
+            "spikes.map",
+            "--threads",
+            "100000",
+            "--time-limit",
+            "1",
+        ],
+        &[],
+        dir.path(),
+    );
+    let status = p.wait_exit(Duration::from_secs(20));
+    assert!(status.is_some(), "still running after 20 s: {}", p.stderr());
+    assert_eq!(status.unwrap().code(), Some(2), "{}", p.stderr());
+    assert!(p.stderr().contains("1 to 1024"), "{}", p.stderr());
+    for ok in ["0", "2"] {
+        let (code, _) = horst_map(
+            dir.path(),
+            &["solve", "spikes.map", "--threads", ok, "--time-limit", "1"],
+        );
+        assert!(code == 0 || code == 1, "--threads {ok}: exit {code}");
+    }
 }

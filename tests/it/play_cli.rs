@@ -491,3 +491,36 @@ async fn bad_tokens_and_unknown_games_exit_with_a_clear_message() {
         p.stdout()
     );
 }
+
+/// `--session` takes a session id as the backend mints them and refuses anything else at
+/// once (exit 2, naming the form): `a/b` went into the request path as it was and was
+/// answered by another route ("no such endpoint"), or, with the backend away, retried for two
+/// minutes before saying anything.
+#[test]
+fn a_session_that_is_no_session_id_is_refused_before_any_call() {
+    let dir = tempfile::tempdir().unwrap();
+    for bad in [
+        "a/b",
+        "ses_1a2b",
+        "SES_1A2B00C0FFEE",
+        "ses_1a2b00c0ffee?x=1",
+    ] {
+        let mut p = HorstProcess::spawn(
+            &[
+                "play",
+                "--session",
+                bad,
+                "--token",
+                "rca_x",
+                "--backend",
+                "http://127.0.0.1:1",
+            ],
+            &[],
+            dir.path(),
+        );
+        let status = p.wait_exit(Duration::from_secs(20));
+        assert!(status.is_some(), "{bad}: still running after 20 s");
+        assert_eq!(status.unwrap().code(), Some(2), "{bad}: {}", p.stderr());
+        assert!(p.stderr().contains("ses_ and 12"), "{bad}: {}", p.stderr());
+    }
+}

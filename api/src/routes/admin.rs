@@ -210,12 +210,12 @@ struct Limit {
 
 impl Expected for Limit {
     const EXPECTED: &'static str =
-        "`limit` (a count, at most 10000), `offset`, for the audit trail `of` (the `total` of an earlier page) and, for messages, `all=true`";
+        "`limit` (a count, 1-10000), `offset`, for the audit trail `of` (the `total` of an earlier page) and, for messages, `all=true`";
 }
 
 impl Limit {
     fn limit(&self) -> usize {
-        self.limit.unwrap_or(100).min(10_000)
+        self.limit.unwrap_or(100).clamp(1, 10_000)
     }
 }
 
