@@ -449,9 +449,16 @@ impl Gateway {
                     None => answer(Err(resources::RpcError::invalid(
                         "resources/read needs params.uri (a string); resources/list shows them",
                     ))),
-                    Some(uri) => {
-                        answer(resources::read(&self.store, &self.config, offer, uri).await)
-                    }
+                    Some(uri) => answer(
+                        resources::read(
+                            &self.store,
+                            &self.config,
+                            offer,
+                            uri,
+                            msg.caller.map(|c| c.name.as_str()),
+                        )
+                        .await,
+                    ),
                 }
             }
             "prompts/list" if offer.resources => answer(Ok(prompts::list())),
