@@ -580,3 +580,82 @@ async fn an_id_that_is_not_one_says_what_an_id_may_be() {
         assert_eq!(a.body["id"].to_string(), id, "{}", a.text);
     }
 }
+
+/// Sends a request head announcing `length` body bytes, and no body: the answer (status and
+/// body) that arrives within `limit`, or `None`.
+async fn announce_only(
+    addr: std::net::SocketAddr,
+    path: &str,
+    length: usize,
+    limit: std::time::Duration,
+) -> Option<(u16, Value)> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {length}\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let text = String::from_utf8_lossy(&got).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            if body.len() >= length {
+                let status = head.split(' ').nth(1)?.parse().ok()?;
+                return Some((status, serde_json::from_str(body).unwrap_or(Value::Null)));
+            }
+        }
+        match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
+            Err(_) | Ok(Ok(0)) | Ok(Err(_)) => return None,
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// A client announcing a body over a route's limit is refused at once with 413, before any
+/// of the body is sent (it was waited for until the body's 20 s deadline, then a 400): the
+/// MCP endpoint (its JSON-RPC error), the agent-key endpoint and a JSON REST route (their
+/// `{error, code}`). A body within the limit that does not come still waits (not a 413).
+#[tokio::test]
+async fn an_announced_body_over_the_limit_is_413_before_it_is_read() {
+    let app = spawn_gateway().await;
+    let soon = std::time::Duration::from_secs(5);
+    let (status, body) = announce_only(app.addr, "/api/mcp", 4 * 1024 * 1024, soon)
+        .await
+        .expect("no answer within 5 s to a 4 MiB Content-Length");
+    assert_eq!(status, 413, "{body}");
+    assert_eq!(body["jsonrpc"], "2.0", "{body}");
+    assert_eq!(body["error"]["code"], -32001, "{body}");
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("3 MiB"),
+        "{body}"
+    );
+    let (status, body) = announce_only(app.addr, "/api/agent-keys", 64 * 1024, soon)
+        .await
+        .expect("no answer within 5 s from /api/agent-keys");
+    assert_eq!(status, 413, "{body}");
+    assert_eq!(body["code"], "too_large", "{body}");
+    let (status, body) = announce_only(app.addr, "/api/account/sign-up", 1024 * 1024, soon)
+        .await
+        .expect("no answer within 5 s from /api/account/sign-up");
+    assert_eq!(status, 413, "{body}");
+    assert_eq!(body["code"], "too_large", "{body}");
+    // Within the limit, the server waits for the body.
+    assert!(announce_only(
+        app.addr,
+        "/api/mcp",
+        1024,
+        std::time::Duration::from_secs(2)
+    )
+    .await
+    .is_none());
+}

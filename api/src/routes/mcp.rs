@@ -20,6 +20,7 @@ use horst_gateway::protocol::{self, codes};
 use horst_gateway::{AuthError, Message, Refusal, Reply};
 use horst_limits::BurstError;
 use http_body_util::BodyExt;
+use hyper::body::Body as _;
 use serde_json::Value;
 
 use crate::extract::AgentCaller;
@@ -106,8 +107,12 @@ pub(crate) enum BodyError {
 }
 
 /// Reads at most `limit` bytes; a larger body is drained (up to a cap) and refused.
+/// A body whose `Content-Length` is over `limit` is refused at once, unread.
 pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
     let mut body = body;
+    if body.size_hint().lower() > limit as u64 {
+        return Err(BodyError::TooLarge);
+    }
     let mut buf: Vec<u8> = Vec::new();
     let mut seen = 0usize;
     while let Some(frame) = body.frame().await {
