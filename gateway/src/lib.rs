@@ -172,6 +172,8 @@ pub struct Gateway {
     /// Turns true when the process shuts down: blocking calls answer `pending` at once
     /// (`jobs.rs`). `None`: never.
     stopping: Option<tokio::sync::watch::Receiver<bool>>,
+    /// The mode this process last read from the store (0: none yet; see [`Gateway::mode`]).
+    last_mode: Arc<std::sync::atomic::AtomicU8>,
 }
 
 /// A tool's answer: its JSON, and for `render_map` with `image: true` a PNG picture.
@@ -336,6 +338,7 @@ impl Gateway {
             tool_duration,
             refusals,
             stopping: None,
+            last_mode: Arc::default(),
         }
     }
 
@@ -344,6 +347,34 @@ impl Gateway {
     pub fn with_shutdown(mut self, shutdown: tokio::sync::watch::Receiver<bool>) -> Self {
         self.stopping = Some(shutdown);
         self
+    }
+
+    /// The gateway's mode ([`mode`]), remembered: while the store cannot be reached the mode
+    /// this process read last still holds, so the tools that need no store (`ping`,
+    /// `validate_map`, `render_map`, ...) keep answering. Before any read succeeded, and on
+    /// any other store error, the error.
+    pub async fn mode(&self) -> Result<GatewayMode, redis::RedisError> {
+        use std::sync::atomic::Ordering;
+        match mode(&self.store, &self.config).await {
+            Ok(m) => {
+                let n = match m {
+                    GatewayMode::Off => 1,
+                    GatewayMode::ReadOnly => 2,
+                    GatewayMode::On => 3,
+                };
+                self.last_mode.store(n, Ordering::Relaxed);
+                Ok(m)
+            }
+            Err(e) if horst_store::is_unreachable(&e) => {
+                match self.last_mode.load(Ordering::Relaxed) {
+                    1 => Ok(GatewayMode::Off),
+                    2 => Ok(GatewayMode::ReadOnly),
+                    3 => Ok(GatewayMode::On),
+                    _ => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Handles one message.

@@ -659,3 +659,55 @@ async fn an_announced_body_over_the_limit_is_413_before_it_is_read() {
     .await
     .is_none());
 }
+
+/// With Redis gone, the tools that need no store still answer (`ping`, `validate_map`: the
+/// gateway's mode read last holds), and a call that needs the store is a 503 that echoes the
+/// caller's id (all were 503 with id null: the mode was read before the id was known). A
+/// process that never read the mode answers 503 with the caller's id too.
+#[tokio::test]
+async fn without_redis_store_free_calls_answer_and_every_refusal_echoes_the_id() {
+    let redis = horst_testkit::RedisServer::start();
+    let mut app =
+        crate::harness::spawn_app_on(redis, |c| c.gateway.mode = horst_config::GatewayMode::On)
+            .await;
+    let v = [("mcp-protocol-version", "2025-11-25")];
+    let ping = |id: u64| json!({"jsonrpc":"2.0","id":id,"method":"ping"}).to_string();
+    let a = app.mcp_raw(ping(1), &v).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    // Another API process on the same Redis that has not read the mode yet.
+    let fresh =
+        crate::harness::spawn_app_beside(&app, |c| c.gateway.mode = horst_config::GatewayMode::On)
+            .await;
+    app.redis_mut().kill();
+
+    let a = app.mcp_raw(ping(41), &v).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["id"], 41, "{}", a.text);
+    assert_eq!(a.body["result"], json!({}), "{}", a.text);
+    let validate = json!({"jsonrpc":"2.0","id":"v-42","method":"tools/call",
+        "params":{"name":"validate_map","arguments":{"map": crate::harness::LEVEL_MAP}}});
+    let a = app.mcp_raw(validate.to_string(), &v).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["id"], "v-42", "{}", a.text);
+    assert_eq!(
+        a.body["result"]["structuredContent"]["valid"], true,
+        "{}",
+        a.text
+    );
+    let get = json!({"jsonrpc":"2.0","id":43,"method":"tools/call",
+        "params":{"name":"get_level","arguments":{"name":"erste-schritte"}}});
+    let a = app.mcp_raw(get.to_string(), &v).await;
+    assert_eq!(a.status, 503, "{}", a.text);
+    assert_eq!(a.body["id"], 43, "{}", a.text);
+    assert!(a.headers.get("retry-after").is_some());
+
+    // The other process cannot know the mode, and says so to the id it was sent.
+    let a = fresh.mcp_raw(ping(44), &v).await;
+    assert_eq!(a.status, 503, "{}", a.text);
+    assert_eq!(a.body["id"], 44, "{}", a.text);
+    assert_eq!(
+        a.body["error"]["data"]["code"], "engine_unavailable",
+        "{}",
+        a.text
+    );
+}

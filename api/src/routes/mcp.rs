@@ -28,8 +28,9 @@ use crate::AppState;
 
 /// Request body limit: 3 MiB of compact JSON.
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
-/// A body over the limit is still read (and dropped) up to this size, so the client gets its
-/// 413 instead of a reset connection while it is still sending.
+/// A body over the limit whose length was not announced (chunked) is still read (and
+/// dropped) up to this size, so the client gets its 413 instead of a reset connection while
+/// it is still sending. One whose `Content-Length` is over the limit is refused unread.
 const DRAIN_LIMIT_BYTES: usize = 64 * 1024 * 1024;
 
 pub fn router(state: AppState) -> Router<AppState> {
@@ -204,11 +205,10 @@ async fn checked(State(state): State<AppState>, request: Request, next: Next) ->
     if parts.method != Method::POST {
         return method_not_allowed();
     }
-    let mode = match horst_gateway::mode(&state.store, &state.config).await {
-        Ok(m) => m,
-        Err(e) => return store_failure(&e, "gateway mode", Value::Null),
-    };
-    if mode == GatewayMode::Off {
+    // The mode this process read last holds while the store is away (`Gateway::mode`). Not
+    // known at all, the request is still read to the end, so its refusal echoes its id.
+    let mode = state.agents.gateway.mode().await;
+    if matches!(mode, Ok(GatewayMode::Off)) {
         return rpc_error(
             StatusCode::NOT_FOUND,
             codes::REFUSED,
@@ -262,6 +262,10 @@ async fn checked(State(state): State<AppState>, request: Request, next: Next) ->
                 "the request body could not be read: the connection broke or the body came too slowly; send the whole body at once",
             )
         }
+    };
+    let mode = match mode {
+        Ok(m) => m,
+        Err(e) => return store_failure(&e, "gateway mode", protocol::request_id(&bytes)),
     };
     parts.extensions.insert(mode);
     parts.extensions.insert(ReadBody(bytes.clone()));
