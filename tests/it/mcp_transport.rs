@@ -294,6 +294,10 @@ async fn wrong_content_type_is_415() {
             .await
             .unwrap();
         assert_eq!(r.status(), 415, "{ct}");
+        // The refusal names the request it could read (it said id null).
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(body["id"], 1, "{ct}: {body}");
+        assert_eq!(body["error"]["code"], -32001, "{ct}: {body}");
     }
     let r = app
         .http

@@ -237,7 +237,14 @@ async fn checked(State(state): State<AppState>, request: Request, next: Next) ->
         return burst_refused(&state, refused, "address", per_address.max, Value::Null);
     }
     if !is_json(headers) {
-        return rpc_error(
+        // A JSON message under another content type is still read (within the limit, after
+        // the burst limit), so the refusal names its request.
+        let id = match read_body(body, MAX_BODY_BYTES).await {
+            Ok(b) => protocol::request_id(&b),
+            Err(_) => Value::Null,
+        };
+        return rpc_error_for(
+            id,
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             codes::REFUSED,
             "send Content-Type: application/json",
