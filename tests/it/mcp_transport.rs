@@ -572,8 +572,14 @@ async fn an_id_that_is_not_one_says_what_an_id_may_be() {
         let m = a.body["error"]["message"].as_str().unwrap();
         assert!(m.contains("within 64 bits"), "{id}: {m}");
     }
-    // The largest ids that fit are echoed.
-    for id in ["18446744073709551615", "-9223372036854775808"] {
+    // The largest ids that fit are echoed, and a whole number written as a float (as
+    // Python's json.dumps(7.0) writes it) is echoed as it was sent (it was refused).
+    for id in [
+        "18446744073709551615",
+        "-9223372036854775808",
+        "7.0",
+        "-3.0",
+    ] {
         let a = app
             .mcp_raw(
                 format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#),
