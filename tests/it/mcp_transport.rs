@@ -721,3 +721,47 @@ async fn without_redis_store_free_calls_answer_and_every_refusal_echoes_the_id()
         a.text
     );
 }
+
+/// A hung Redis (SIGSTOP) answers nothing within the store's response timeout (seconds):
+/// once one request found it so, the next ones use the remembered mode and count the burst
+/// limit in the process at once, instead of each waiting that long twice (a ping took 10 s
+/// every time). After a hold, a request asks Redis again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_redis_hung_store_free_calls_do_not_each_wait_for_it() {
+    use std::time::{Duration, Instant};
+    let redis = horst_testkit::RedisServer::start();
+    let app =
+        crate::harness::spawn_app_on(redis, |c| c.gateway.mode = horst_config::GatewayMode::On)
+            .await;
+    let v = [("mcp-protocol-version", "2025-11-25")];
+    let ping = |id: u64| json!({"jsonrpc":"2.0","id":id,"method":"ping"}).to_string();
+    assert_eq!(app.mcp_raw(ping(1), &v).await.status, 200);
+    let pid = app.redis().pid().unwrap() as i32;
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let timed = async |id: u64| {
+        let t = Instant::now();
+        let a = app.mcp_raw(ping(id), &v).await;
+        (a.status, a.body["id"].clone(), t.elapsed())
+    };
+    // The first finds Redis hung (after the response timeouts), the next ones do not wait.
+    let first = timed(2).await;
+    let second = timed(3).await;
+    let third = timed(4).await;
+    // After the hold, a request asks Redis again (and waits for it), and is answered.
+    tokio::time::sleep(Duration::from_millis(10_500)).await;
+    let again = timed(5).await;
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    eprintln!(
+        "figure: pings with Redis hung: {:?}, then {:?} and {:?}; after the hold {:?}",
+        first.2, second.2, third.2, again.2
+    );
+    for (status, id, took) in [&first, &second, &third, &again] {
+        assert_eq!(*status, 200, "{id}: {took:?}");
+    }
+    assert_eq!(second.1, json!(3));
+    for (_, id, took) in [&second, &third] {
+        assert!(*took < Duration::from_secs(1), "ping {id} waited {took:?}");
+    }
+    // Redis is back: the mode is read from it again.
+    assert_eq!(app.mcp_raw(ping(6), &v).await.status, 200);
+}
