@@ -536,16 +536,28 @@ impl<T: DeserializeOwned + Expected, S: Send + Sync> FromRequest<S> for Json<T> 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
         let code = malformed_code(req.uri().path());
         let limit = body_limit_of(req.uri().path());
+        let too_large = || {
+            ApiError::new(
+                ApiCode::TooLarge,
+                format!("the body is over this endpoint's size limit of {limit}; send less"),
+            )
+        };
+        // A `Content-Length` over the route's limit is refused at once, before the body is
+        // read (it was waited for until the body's deadline, then a 400): the limited body
+        // allows at most the limit, the announced length is more.
+        let announced = hyper::body::Body::size_hint(req.body()).lower();
+        let req = axum::RequestExt::with_limited_body(req);
+        if hyper::body::Body::size_hint(req.body())
+            .upper()
+            .is_some_and(|allowed| announced > allowed)
+        {
+            return Err(too_large());
+        }
         let bytes = axum::body::Bytes::from_request(req, state)
             .await
             .map_err(|e| {
                 if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::new(
-                        ApiCode::TooLarge,
-                        format!(
-                            "the body is over this endpoint's size limit of {limit}; send less"
-                        ),
-                    )
+                    too_large()
                 } else {
                     ApiError::new(
                         code,

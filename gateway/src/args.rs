@@ -328,8 +328,33 @@ impl ArgValue for ReplayArg {
     fn expected() -> String {
         "an object {\"seed\": ..., \"actions\": [...]}".into()
     }
-    fn from_json(v: Value) -> Option<Self> {
+    fn from_json(mut v: Value) -> Option<Self> {
+        // `seed`, `action` and `ticks` written as `1.0` or `6e1` are integers (the engine
+        // reads them so); stored, hashed for idempotency and run as plain integers.
+        if let Some(o) = v.as_object_mut() {
+            whole(o.get_mut("seed"));
+            if let Some(Value::Array(steps)) = o.get_mut("actions") {
+                for step in steps.iter_mut().filter_map(Value::as_object_mut) {
+                    whole(step.get_mut("action"));
+                    whole(step.get_mut("ticks"));
+                }
+            }
+        }
         Some(ReplayArg(v))
+    }
+}
+
+/// A number without a fraction (`60.0`, `6e1`) becomes that integer: JSON has one number
+/// type, and JSON Schema's `integer` counts them so (as [`Int`] reads them). A fraction, a
+/// negative or a huge number stays as it is, for the engine's parser to refuse with its
+/// message. Done here, not in the engine's parser: its source is part of `engineVersion`.
+fn whole(v: Option<&mut Value>) {
+    if let Some(v) = v {
+        if let Some(f) = v.as_f64().filter(|_| v.is_f64()) {
+            if f.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&f) {
+                *v = (f as u64).into();
+            }
+        }
     }
 }
 

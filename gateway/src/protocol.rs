@@ -141,8 +141,16 @@ pub fn parse(body: &[u8]) -> Result<Incoming, ParseError> {
     }
 }
 
+/// A string, or a whole number within 64 bits: written `7`, or as a client that holds every
+/// number as a double writes it, `7.0` (JSON has one number type; the tools read such
+/// numbers as integers too). It is echoed as it was sent.
 fn valid_id(id: &Value) -> bool {
-    matches!(id, Value::String(_)) || id.as_i64().is_some() || id.as_u64().is_some()
+    matches!(id, Value::String(_))
+        || id.as_i64().is_some()
+        || id.as_u64().is_some()
+        || id
+            .as_f64()
+            .is_some_and(|f| f.fract() == 0.0 && f >= i64::MIN as f64 && f < u64::MAX as f64)
 }
 
 pub fn success(id: Value, result: Value) -> Value {

@@ -95,8 +95,13 @@ const FIELDS: [&str; 6] = [
 ];
 
 /// A visible revision with everything, or `not_found` (also for hidden ones).
-pub async fn revision(store: &Store, id: &str) -> Result<Revision, ToolError> {
-    let level = revisions::get_level(store, None, Some(id), None).await?;
+/// `caller` (an agent account's name) may read its own withdrawn revision, as with `get_level`.
+pub async fn revision(
+    store: &Store,
+    id: &str,
+    caller: Option<&str>,
+) -> Result<Revision, ToolError> {
+    let level = revisions::get_level(store, None, Some(id), caller).await?;
     let v: Vec<Option<String>> = redis::cmd("HMGET")
         .arg(keys::rev(store, id))
         .arg(&FIELDS)
@@ -146,7 +151,7 @@ pub async fn revision(store: &Store, id: &str) -> Result<Revision, ToolError> {
 }
 
 async fn card(store: &Store, id: &str) -> Result<Option<Card>, ToolError> {
-    match revision(store, id).await {
+    match revision(store, id, None).await {
         Ok(r) => Ok(Some(r.card)),
         Err(e) if e.code == crate::ErrorCode::NotFound => Ok(None),
         Err(e) => Err(e),

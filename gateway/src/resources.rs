@@ -374,6 +374,7 @@ pub async fn read(
     config: &Config,
     offer: Offer,
     uri: &str,
+    caller: Option<&str>,
 ) -> Result<Value, RpcError> {
     let parsed = parse_uri(uri).ok_or_else(|| unknown_uri(uri, offer))?;
     let contents = match parsed {
@@ -409,21 +410,27 @@ pub async fn read(
             meta: None,
         }],
         Uri::Level(name) => {
-            let level = revisions::get_level(store, Some(name), None, None)
+            let level = revisions::get_level(store, Some(name), None, caller)
                 .await
                 .map_err(|e| RpcError::from_tool(e, uri))?;
             let id = level["revisionId"].as_str().unwrap_or_default().to_string();
-            revision_contents(store, uri, &id).await?
+            revision_contents(store, uri, &id, caller).await?
         }
-        Uri::Revision(id) => revision_contents(store, uri, id).await?,
+        Uri::Revision(id) => revision_contents(store, uri, id, caller).await?,
     };
     serde_json::to_value(ReadResult { contents }).map_err(internal)
 }
 
 /// A revision as two contents: the map (`text/plain`) and its metadata (`application/json`:
 /// the game's card, the winning replay and the evidence, as `GET /api/game/revisions/{id}`).
-async fn revision_contents(store: &Store, uri: &str, id: &str) -> Result<Vec<Contents>, RpcError> {
-    let rev = public_levels::revision(store, id)
+/// `caller` reads what `get_level` lets it read (its own withdrawn revisions too).
+async fn revision_contents(
+    store: &Store,
+    uri: &str,
+    id: &str,
+    caller: Option<&str>,
+) -> Result<Vec<Contents>, RpcError> {
+    let rev = public_levels::revision(store, id, caller)
         .await
         .map_err(|e| RpcError::from_tool(e, uri))?;
     #[derive(Serialize)]

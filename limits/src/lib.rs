@@ -19,7 +19,9 @@
 //! a request is not refused for that: each process counts its own requests in memory with
 //! the same sliding window until Redis counts again (logged once when it starts and once
 //! when it ends). The limit then holds per process instead of per deployment, which beats
-//! turning away the anonymous read tools that need nothing else from Redis.
+//! turning away the anonymous read tools that need nothing else from Redis. Meanwhile Redis
+//! is asked again at most every 10 s, by one request: a hung Redis answers nothing within
+//! its response timeout, and every request would otherwise wait that long to be counted.
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
@@ -118,8 +120,18 @@ struct Inner {
     refused: Mutex<Refusals>,
     /// Counting in this process because Redis cannot (see the module doc).
     local: AtomicBool,
+    /// While counting locally: until when Redis is not asked again (a hung Redis answers
+    /// nothing within its response timeout of seconds, and every request would wait that
+    /// long before being counted here); then one request asks while the others count here.
+    local_until: Mutex<Option<Instant>>,
     logs: Mutex<LocalLogs>,
 }
+
+/// How long Redis is not asked again after it could not count a request (longer than its
+/// response timeout)...
+const LOCAL_HOLD: Duration = Duration::from_secs(10);
+/// ... and while one request asks it again.
+const PROBE_HOLD: Duration = Duration::from_secs(10);
 
 /// The in-process sliding logs used while Redis cannot count: (limit, subject hash) ->
 /// times of accepted requests.
@@ -136,6 +148,7 @@ impl BurstLimits {
                 counter: AtomicU64::new(0),
                 refused: Mutex::new(HashMap::new()),
                 local: AtomicBool::new(false),
+                local_until: Mutex::new(None),
                 logs: Mutex::new(HashMap::new()),
             }),
         }
@@ -153,6 +166,19 @@ impl BurstLimits {
             }));
         }
         let inner = &self.inner;
+        if inner.local.load(Ordering::Relaxed) {
+            let held = {
+                let mut until = inner.local_until.lock().unwrap_or_else(|p| p.into_inner());
+                let held = until.is_some_and(|t| now < t);
+                if !held {
+                    *until = Some(now + PROBE_HOLD);
+                }
+                held
+            };
+            if held {
+                return self.count_locally(limit, hash, now);
+            }
+        }
         let member = format!(
             "{:016x}-{}",
             inner.nonce,
@@ -176,6 +202,8 @@ impl BurstLimits {
                 r
             }
             Err(e) if horst_store::is_unreachable(&e) => {
+                *inner.local_until.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some(Instant::now() + LOCAL_HOLD);
                 if !inner.local.swap(true, Ordering::Relaxed) {
                     tracing::warn!(error = %e, "cannot count burst limits in Redis; counting in this process until it can (the limits hold per process meanwhile)");
                 }

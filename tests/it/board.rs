@@ -1534,3 +1534,41 @@ async fn withdrawing_a_quarantined_revision_tells_its_owner_why() {
         "{e}"
     );
 }
+
+/// `resources/read gcv://revisions/{id}` lets the caller read what `get_level` lets it read:
+/// its own withdrawn revision (it answered -32002 not found to its owner, who could read it
+/// with `get_level`), and still not another agent's withdrawn revision, nor anonymously.
+#[tokio::test]
+async fn resources_read_sees_what_get_level_sees() {
+    let app = board_app().await;
+    let anna = app.agent_key("anna", 0).await;
+    let bert = app.agent_key("bert", 0).await;
+    fake_revision(&app, "rw1", "weg", "anna", "labor").await;
+    ok_result(
+        &app.call("withdraw_level", json!({"revisionId": "rw1"}), Some(&anna))
+            .await,
+    );
+    let level = ok_result(
+        &app.call("get_level", json!({"revisionId": "rw1"}), Some(&anna))
+            .await,
+    );
+    assert_eq!(level["state"], "withdrawn", "{level}");
+    let uri = json!({"uri": "gcv://revisions/rw1"});
+    let a = app.rpc("resources/read", uri.clone(), Some(&anna)).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    let contents = a.body["result"]["contents"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no contents: {}", a.text));
+    let meta: Value = serde_json::from_str(contents[1]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(meta["revisionId"], "rw1", "{meta}");
+    assert_eq!(meta["state"], "withdrawn", "{meta}");
+    for key in [Some(bert.as_str()), None] {
+        let a = app.rpc("resources/read", uri.clone(), key).await;
+        assert_eq!(a.body["error"]["code"], -32002, "{}", a.text);
+        let e = tool_error(
+            &app.call("get_level", json!({"revisionId": "rw1"}), key)
+                .await,
+        );
+        assert_eq!(e["code"], "not_found", "{e}");
+    }
+}

@@ -308,3 +308,68 @@ async fn get_level_without_a_promoted_revision_is_not_found_with_a_hint() {
     let l = ok_result(&app.call("list_labor", json!({}), None).await);
     assert_eq!(l, json!({"items": [], "nextOffset": null}));
 }
+
+/// A replay's `seed`, `action` and `ticks` written as numbers without a fraction (`60.0`,
+/// `6e1`: what a client that holds every number as a double sends) are the integers they
+/// are, as for the tools' top-level integers (`offset`, `seed`): the replay wins, and the
+/// same idempotencyKey with the integer spelling is the same input. `ticks: 1.5` is still
+/// refused. (The engine's parser refused `1.0` with "must be an integer".)
+#[tokio::test]
+async fn whole_numbers_in_a_replay_are_integers() {
+    let app = spawn_gateway().await;
+    let _worker = app.start_engine_worker();
+    let key = app.agent_key("fenja", 1).await;
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    // The same replay with every number as a float literal.
+    let floats: String = {
+        let mut v = replay.clone();
+        v["seed"] = json!(v["seed"].as_u64().unwrap() as f64);
+        for s in v["actions"].as_array_mut().unwrap() {
+            s["action"] = json!(s["action"].as_u64().unwrap() as f64);
+            s["ticks"] = json!(s["ticks"].as_u64().unwrap() as f64);
+        }
+        v.to_string()
+    };
+    assert!(floats.contains(".0"), "{floats}");
+    let args = |replay: &str, key: &str| {
+        format!(
+            r#"{{"map": {}, "replay": {replay}, "idempotencyKey": "{key}"}}"#,
+            json!(LEVEL_MAP)
+        )
+    };
+    let call = |arguments: String| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"simulate_replay","arguments":{arguments}}}}}"#
+        );
+        let auth = format!("Bearer {key}");
+        let app = &app;
+        async move {
+            app.mcp_raw(
+                body,
+                &[
+                    ("mcp-protocol-version", "2025-11-25"),
+                    ("authorization", auth.as_str()),
+                ],
+            )
+            .await
+        }
+    };
+    let r = ok_result(&call(args(&floats, "w1")).await);
+    assert_eq!(r["won"], true, "{r}");
+    // The same key with the integer spelling: the same input, the recorded result.
+    let again = ok_result(&call(args(&replay.to_string(), "w1")).await);
+    assert_eq!(again["replayed"], true, "{again}");
+    assert_eq!(again["jobId"], r["jobId"], "{again}");
+    // A fraction stays refused, and says what to send.
+    let mut half = replay.clone();
+    half["actions"][0]["ticks"] = json!(1.5);
+    let e = tool_error(&call(args(&half.to_string(), "w2")).await);
+    assert_eq!(e["code"], "invalid_input", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("ticks must be an integer 1-600"),
+        "{e}"
+    );
+}

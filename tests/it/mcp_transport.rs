@@ -294,6 +294,10 @@ async fn wrong_content_type_is_415() {
             .await
             .unwrap();
         assert_eq!(r.status(), 415, "{ct}");
+        // The refusal names the request it could read (it said id null).
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(body["id"], 1, "{ct}: {body}");
+        assert_eq!(body["error"]["code"], -32001, "{ct}: {body}");
     }
     let r = app
         .http
@@ -568,8 +572,14 @@ async fn an_id_that_is_not_one_says_what_an_id_may_be() {
         let m = a.body["error"]["message"].as_str().unwrap();
         assert!(m.contains("within 64 bits"), "{id}: {m}");
     }
-    // The largest ids that fit are echoed.
-    for id in ["18446744073709551615", "-9223372036854775808"] {
+    // The largest ids that fit are echoed, and a whole number written as a float (as
+    // Python's json.dumps(7.0) writes it) is echoed as it was sent (it was refused).
+    for id in [
+        "18446744073709551615",
+        "-9223372036854775808",
+        "7.0",
+        "-3.0",
+    ] {
         let a = app
             .mcp_raw(
                 format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#),
@@ -579,4 +589,179 @@ async fn an_id_that_is_not_one_says_what_an_id_may_be() {
         assert_eq!(a.status, 200, "{id}: {}", a.text);
         assert_eq!(a.body["id"].to_string(), id, "{}", a.text);
     }
+}
+
+/// Sends a request head announcing `length` body bytes, and no body: the answer (status and
+/// body) that arrives within `limit`, or `None`.
+async fn announce_only(
+    addr: std::net::SocketAddr,
+    path: &str,
+    length: usize,
+    limit: std::time::Duration,
+) -> Option<(u16, Value)> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {length}\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let text = String::from_utf8_lossy(&got).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            if body.len() >= length {
+                let status = head.split(' ').nth(1)?.parse().ok()?;
+                return Some((status, serde_json::from_str(body).unwrap_or(Value::Null)));
+            }
+        }
+        match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
+            Err(_) | Ok(Ok(0)) | Ok(Err(_)) => return None,
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// A client announcing a body over a route's limit is refused at once with 413, before any
+/// of the body is sent (it was waited for until the body's 20 s deadline, then a 400): the
+/// MCP endpoint (its JSON-RPC error), the agent-key endpoint and a JSON REST route (their
+/// `{error, code}`). A body within the limit that does not come still waits (not a 413).
+#[tokio::test]
+async fn an_announced_body_over_the_limit_is_413_before_it_is_read() {
+    let app = spawn_gateway().await;
+    let soon = std::time::Duration::from_secs(5);
+    let (status, body) = announce_only(app.addr, "/api/mcp", 4 * 1024 * 1024, soon)
+        .await
+        .expect("no answer within 5 s to a 4 MiB Content-Length");
+    assert_eq!(status, 413, "{body}");
+    assert_eq!(body["jsonrpc"], "2.0", "{body}");
+    assert_eq!(body["error"]["code"], -32001, "{body}");
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("3 MiB"),
+        "{body}"
+    );
+    let (status, body) = announce_only(app.addr, "/api/agent-keys", 64 * 1024, soon)
+        .await
+        .expect("no answer within 5 s from /api/agent-keys");
+    assert_eq!(status, 413, "{body}");
+    assert_eq!(body["code"], "too_large", "{body}");
+    let (status, body) = announce_only(app.addr, "/api/account/sign-up", 1024 * 1024, soon)
+        .await
+        .expect("no answer within 5 s from /api/account/sign-up");
+    assert_eq!(status, 413, "{body}");
+    assert_eq!(body["code"], "too_large", "{body}");
+    // Within the limit, the server waits for the body.
+    assert!(announce_only(
+        app.addr,
+        "/api/mcp",
+        1024,
+        std::time::Duration::from_secs(2)
+    )
+    .await
+    .is_none());
+}
+
+/// With Redis gone, the tools that need no store still answer (`ping`, `validate_map`: the
+/// gateway's mode read last holds), and a call that needs the store is a 503 that echoes the
+/// caller's id (all were 503 with id null: the mode was read before the id was known). A
+/// process that never read the mode answers 503 with the caller's id too.
+#[tokio::test]
+async fn without_redis_store_free_calls_answer_and_every_refusal_echoes_the_id() {
+    let redis = horst_testkit::RedisServer::start();
+    let mut app =
+        crate::harness::spawn_app_on(redis, |c| c.gateway.mode = horst_config::GatewayMode::On)
+            .await;
+    let v = [("mcp-protocol-version", "2025-11-25")];
+    let ping = |id: u64| json!({"jsonrpc":"2.0","id":id,"method":"ping"}).to_string();
+    let a = app.mcp_raw(ping(1), &v).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    // Another API process on the same Redis that has not read the mode yet.
+    let fresh =
+        crate::harness::spawn_app_beside(&app, |c| c.gateway.mode = horst_config::GatewayMode::On)
+            .await;
+    app.redis_mut().kill();
+
+    let a = app.mcp_raw(ping(41), &v).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["id"], 41, "{}", a.text);
+    assert_eq!(a.body["result"], json!({}), "{}", a.text);
+    let validate = json!({"jsonrpc":"2.0","id":"v-42","method":"tools/call",
+        "params":{"name":"validate_map","arguments":{"map": crate::harness::LEVEL_MAP}}});
+    let a = app.mcp_raw(validate.to_string(), &v).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["id"], "v-42", "{}", a.text);
+    assert_eq!(
+        a.body["result"]["structuredContent"]["valid"], true,
+        "{}",
+        a.text
+    );
+    let get = json!({"jsonrpc":"2.0","id":43,"method":"tools/call",
+        "params":{"name":"get_level","arguments":{"name":"erste-schritte"}}});
+    let a = app.mcp_raw(get.to_string(), &v).await;
+    assert_eq!(a.status, 503, "{}", a.text);
+    assert_eq!(a.body["id"], 43, "{}", a.text);
+    assert!(a.headers.get("retry-after").is_some());
+
+    // The other process cannot know the mode, and says so to the id it was sent.
+    let a = fresh.mcp_raw(ping(44), &v).await;
+    assert_eq!(a.status, 503, "{}", a.text);
+    assert_eq!(a.body["id"], 44, "{}", a.text);
+    assert_eq!(
+        a.body["error"]["data"]["code"], "engine_unavailable",
+        "{}",
+        a.text
+    );
+}
+
+/// A hung Redis (SIGSTOP) answers nothing within the store's response timeout (seconds):
+/// once one request found it so, the next ones use the remembered mode and count the burst
+/// limit in the process at once, instead of each waiting that long twice (a ping took 10 s
+/// every time). After a hold, a request asks Redis again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_redis_hung_store_free_calls_do_not_each_wait_for_it() {
+    use std::time::{Duration, Instant};
+    let redis = horst_testkit::RedisServer::start();
+    let app =
+        crate::harness::spawn_app_on(redis, |c| c.gateway.mode = horst_config::GatewayMode::On)
+            .await;
+    let v = [("mcp-protocol-version", "2025-11-25")];
+    let ping = |id: u64| json!({"jsonrpc":"2.0","id":id,"method":"ping"}).to_string();
+    assert_eq!(app.mcp_raw(ping(1), &v).await.status, 200);
+    let pid = app.redis().pid().unwrap() as i32;
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let timed = async |id: u64| {
+        let t = Instant::now();
+        let a = app.mcp_raw(ping(id), &v).await;
+        (a.status, a.body["id"].clone(), t.elapsed())
+    };
+    // The first finds Redis hung (after the response timeouts), the next ones do not wait.
+    let first = timed(2).await;
+    let second = timed(3).await;
+    let third = timed(4).await;
+    // After the hold, a request asks Redis again (and waits for it), and is answered.
+    tokio::time::sleep(Duration::from_millis(10_500)).await;
+    let again = timed(5).await;
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    eprintln!(
+        "figure: pings with Redis hung: {:?}, then {:?} and {:?}; after the hold {:?}",
+        first.2, second.2, third.2, again.2
+    );
+    for (status, id, took) in [&first, &second, &third, &again] {
+        assert_eq!(*status, 200, "{id}: {took:?}");
+    }
+    assert_eq!(second.1, json!(3));
+    for (_, id, took) in [&second, &third] {
+        assert!(*took < Duration::from_secs(1), "ping {id} waited {took:?}");
+    }
+    // Redis is back: the mode is read from it again.
+    assert_eq!(app.mcp_raw(ping(6), &v).await.status, 200);
 }

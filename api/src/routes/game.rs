@@ -97,7 +97,7 @@ async fn level_page(
     let status = if !public_levels::well_formed_id(&id) {
         StatusCode::BAD_REQUEST
     } else {
-        match public_levels::revision(&state.store, &id).await {
+        match public_levels::revision(&state.store, &id, None).await {
             Ok(_) => StatusCode::OK,
             Err(e) if e.code == ErrorCode::NotFound => StatusCode::NOT_FOUND,
             // An unreachable store (the gateway logged it): the page, answered as the API
@@ -221,7 +221,7 @@ async fn visible(state: &AppState, id: &str) -> Result<public_levels::Revision, 
             "a revision id is 1-64 letters, digits, dots, underscores or hyphens (e.g. rev-erste-schritte-1a2b3c4d5e6f); GET /api/game/levels and /api/game/labor list them",
         ));
     }
-    match public_levels::revision(&state.store, id).await {
+    match public_levels::revision(&state.store, id, None).await {
         Ok(r) => Ok(r),
         Err(e) if e.code == ErrorCode::NotFound => Err(ApiError::new(
             ApiCode::NotFound,

@@ -20,6 +20,7 @@ use horst_gateway::protocol::{self, codes};
 use horst_gateway::{AuthError, Message, Refusal, Reply};
 use horst_limits::BurstError;
 use http_body_util::BodyExt;
+use hyper::body::Body as _;
 use serde_json::Value;
 
 use crate::extract::AgentCaller;
@@ -27,8 +28,9 @@ use crate::AppState;
 
 /// Request body limit: 3 MiB of compact JSON.
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
-/// A body over the limit is still read (and dropped) up to this size, so the client gets its
-/// 413 instead of a reset connection while it is still sending.
+/// A body over the limit whose length was not announced (chunked) is still read (and
+/// dropped) up to this size, so the client gets its 413 instead of a reset connection while
+/// it is still sending. One whose `Content-Length` is over the limit is refused unread.
 const DRAIN_LIMIT_BYTES: usize = 64 * 1024 * 1024;
 
 pub fn router(state: AppState) -> Router<AppState> {
@@ -106,8 +108,12 @@ pub(crate) enum BodyError {
 }
 
 /// Reads at most `limit` bytes; a larger body is drained (up to a cap) and refused.
+/// A body whose `Content-Length` is over `limit` is refused at once, unread.
 pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
     let mut body = body;
+    if body.size_hint().lower() > limit as u64 {
+        return Err(BodyError::TooLarge);
+    }
     let mut buf: Vec<u8> = Vec::new();
     let mut seen = 0usize;
     while let Some(frame) = body.frame().await {
@@ -199,11 +205,10 @@ async fn checked(State(state): State<AppState>, request: Request, next: Next) ->
     if parts.method != Method::POST {
         return method_not_allowed();
     }
-    let mode = match horst_gateway::mode(&state.store, &state.config).await {
-        Ok(m) => m,
-        Err(e) => return store_failure(&e, "gateway mode", Value::Null),
-    };
-    if mode == GatewayMode::Off {
+    // The mode this process read last holds while the store is away (`Gateway::mode`). Not
+    // known at all, the request is still read to the end, so its refusal echoes its id.
+    let mode = state.agents.gateway.mode().await;
+    if matches!(mode, Ok(GatewayMode::Off)) {
         return rpc_error(
             StatusCode::NOT_FOUND,
             codes::REFUSED,
@@ -232,7 +237,14 @@ async fn checked(State(state): State<AppState>, request: Request, next: Next) ->
         return burst_refused(&state, refused, "address", per_address.max, Value::Null);
     }
     if !is_json(headers) {
-        return rpc_error(
+        // A JSON message under another content type is still read (within the limit, after
+        // the burst limit), so the refusal names its request.
+        let id = match read_body(body, MAX_BODY_BYTES).await {
+            Ok(b) => protocol::request_id(&b),
+            Err(_) => Value::Null,
+        };
+        return rpc_error_for(
+            id,
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             codes::REFUSED,
             "send Content-Type: application/json",
@@ -257,6 +269,10 @@ async fn checked(State(state): State<AppState>, request: Request, next: Next) ->
                 "the request body could not be read: the connection broke or the body came too slowly; send the whole body at once",
             )
         }
+    };
+    let mode = match mode {
+        Ok(m) => m,
+        Err(e) => return store_failure(&e, "gateway mode", protocol::request_id(&bytes)),
     };
     parts.extensions.insert(mode);
     parts.extensions.insert(ReadBody(bytes.clone()));
