@@ -1445,6 +1445,20 @@ pub fn plan_with(
         peak_bytes: sh.peak_bytes,
         won_by: None,
     };
+    // Progress from the start: the proofs below can take a while on a large level before the
+    // search's first report, and an operator (and `horst up`, which blames the playtest with
+    // the most memory when its worker outgrows its limit) would see nothing of the job.
+    if let Some(cb) = progress {
+        cb(&Progress {
+            expanded: 0,
+            best_distance: u32::MAX,
+            elapsed: start.elapsed(),
+            stage: 0,
+            states: 0,
+            bytes: fixed_bytes,
+            open: 0,
+        });
+    }
     let proof = prove(req.map);
     if proof.is_some() {
         let mut r = report(

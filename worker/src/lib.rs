@@ -77,6 +77,31 @@ impl ProgressSlot {
     fn take(&self) -> Option<JobProgress> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
+
+    /// The memory of the progress waiting to be recorded, MiB.
+    fn peak_memory_mib(&self) -> Option<u64> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .and_then(|p| p.peak_memory_mib)
+    }
+}
+
+/// How often a running job's memory is looked at between reports: a search whose memory
+/// grew by a quarter (and 16 MiB) since the last recorded progress is recorded at once.
+/// `horst up` blames the playtest with the most memory in its last report when the worker
+/// grows past `worker.memory_limit_mib` (`worker_child.rs`); a search that grows hundreds of
+/// MiB a second would otherwise be killed with a report a second and a half old, or none.
+const MEMORY_LOOK_EVERY: Duration = Duration::from_millis(250);
+
+/// Whether progress with `now` MiB should be recorded before its time, after `recorded`.
+fn grew_enough(recorded: Option<u64>, now: Option<u64>) -> bool {
+    match (recorded, now) {
+        (_, None) => false,
+        (None, Some(now)) => now >= 16,
+        (Some(was), Some(now)) => now >= was + 16 && now * 4 >= was * 5,
+    }
 }
 
 /// How often a running job's progress is recorded (the contract: at most 2 s old).
@@ -859,6 +884,10 @@ async fn keep(
 ) {
     let mut report = tokio::time::interval(PROGRESS_EVERY);
     report.tick().await;
+    let mut look = tokio::time::interval(MEMORY_LOOK_EVERY);
+    look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    look.tick().await;
+    let mut recorded_mib: Option<u64> = None;
     let mut beat = tokio::time::interval(lease / 3);
     // After a call that waited out a stall, beat again a third of a lease later, not in a burst.
     beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -879,8 +908,19 @@ async fn keep(
             }
             _ = report.tick() => {
                 if let Some(p) = progress.take() {
+                    recorded_mib = p.peak_memory_mib.or(recorded_mib);
                     if let Err(e) = queue.report_progress(&id, token, &p).await {
                         tracing::debug!(job = %id, error = %e, "cannot record progress");
+                    }
+                }
+            }
+            _ = look.tick() => {
+                if grew_enough(recorded_mib, progress.peak_memory_mib()) {
+                    if let Some(p) = progress.take() {
+                        recorded_mib = p.peak_memory_mib.or(recorded_mib);
+                        if let Err(e) = queue.report_progress(&id, token, &p).await {
+                            tracing::debug!(job = %id, error = %e, "cannot record progress");
+                        }
                     }
                 }
             }
@@ -991,6 +1031,21 @@ pub use horst_queue::live_workers;
 
 #[cfg(test)]
 mod tests {
+    /// Progress is recorded before its time only when the search's memory grew by 16 MiB
+    /// and a quarter since the last record: few extra writes, a recent figure for the blame.
+    #[test]
+    fn memory_growth_is_recorded_early_only_when_it_is_large() {
+        assert!(!grew_enough(None, None));
+        assert!(!grew_enough(None, Some(15)));
+        assert!(grew_enough(None, Some(16)));
+        assert!(!grew_enough(Some(100), Some(115)));
+        assert!(!grew_enough(Some(100), Some(124)));
+        assert!(grew_enough(Some(100), Some(125)));
+        assert!(!grew_enough(Some(20), Some(35)));
+        assert!(grew_enough(Some(20), Some(36)));
+        assert!(!grew_enough(Some(300), None));
+    }
+
     use super::*;
 
     #[test]
