@@ -695,12 +695,13 @@ pub fn is_unreachable(e: &redis::RedisError) -> bool {
 
 /// Whether a cluster was moving the request's slot (a failover, a reshard) for longer than
 /// the client's redirects: `MOVED`, `ASK` or `TRYAGAIN` as the final answer, alone or inside
-/// a pipeline or transaction. The cluster connection follows up to 8 redirects with no pause
+/// a pipeline or transaction; or a primary demoted while a `WAIT` waited on it
+/// (`UNBLOCKED ... master -> replica`: a manual failover answered three MCP calls 500). The cluster connection follows up to 8 redirects with no pause
 /// between them, so a slot whose primary was just killed, or one in migration, can use them
 /// up; callers were answered 500 `internal_error` for it (the drills in
 /// docs/reliability.md, "Redis Cluster under faults").
 fn slot_moving(e: &redis::RedisError) -> bool {
-    const MOVING: [&str; 3] = ["MOVED", "ASK", "TRYAGAIN"];
+    const MOVING: [&str; 4] = ["MOVED", "ASK", "TRYAGAIN", "UNBLOCKED"];
     e.code().is_some_and(|c| MOVING.contains(&c))
         || e.clone()
             .into_server_errors()
