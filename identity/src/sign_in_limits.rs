@@ -91,7 +91,7 @@ static WAIT: Script<(u64, String)> = Script::new(Decl {
 static RECORD: Script<u64> = Script::new(Decl {
     file: lua!("lua/sign_in_record.lua"),
     keys: 4,
-    argv: Argv::Exactly(4),
+    argv: Argv::Exactly(5),
     writes: Writes::PrimaryOnly,
 });
 
@@ -174,6 +174,20 @@ pub async fn record(
     ip: IpAddr,
     succeeded: bool,
 ) -> Result<u64, IdentityError> {
+    let attempt = horst_store::random::id_hex::<8>();
+    record_attempt(store, name, ip, succeeded, &attempt).await
+}
+
+/// [`record`] with the attempt's id given: the script counts one attempt's failure once,
+/// however often it runs (a cluster connection resends a request whose reply it did not
+/// get, and the first may have run).
+pub async fn record_attempt(
+    store: &Store,
+    name: &str,
+    ip: IpAddr,
+    succeeded: bool,
+    attempt: &str,
+) -> Result<u64, IdentityError> {
     let client = client_of(ip);
     Ok(RECORD
         .call(store)
@@ -182,6 +196,7 @@ pub async fn record(
         .arg(&client)
         .arg(FAILURES_KEPT.as_millis() as u64)
         .arg(KNOWN_KEPT.as_millis() as u64)
+        .arg(attempt)
         .run()
         .await?)
 }

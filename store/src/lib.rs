@@ -438,13 +438,36 @@ impl Store {
         let mut wait = redis::cmd("WAIT");
         wait.arg(d.min_replica_acks).arg(d.timeout_ms);
         let route = Route::new(cluster::slot(key), SlotAddr::Master);
-        let reply = conn
-            .route_command(
-                wait,
-                RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route)),
-            )
-            .await?;
-        acked_enough(redis::from_redis_value(reply)?, d)
+        // Right after a failover the connection's slot map can still name the old primary,
+        // now a replica, though the write itself followed the new primary's `MOVED`: the
+        // replica refuses `WAIT` ("WAIT cannot be used with replica instances"), and callers
+        // were answered 500. The map is being refreshed; ask again, for at most the ack
+        // timeout, then answer unavailable (503), never an internal error.
+        let started = std::time::Instant::now();
+        loop {
+            let answer = conn
+                .route_command(
+                    wait.clone(),
+                    RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route)),
+                )
+                .await;
+            let refused = match answer {
+                Ok(redis::Value::ServerError(e)) => redis::RedisError::from(e),
+                Ok(reply) => return acked_enough(redis::from_redis_value(reply)?, d),
+                Err(e) => e,
+            };
+            if !refused.to_string().contains("replica") {
+                return Err(refused);
+            }
+            if started.elapsed() >= Duration::from_millis(d.timeout_ms.max(200)) {
+                return Err(redis::RedisError::from((
+                    redis::ErrorKind::Io,
+                    "a durable write's shard is failing over",
+                    format!("WAIT went to a replica for {} ms: {refused}", d.timeout_ms),
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// Makes what this process has *read* durable before it answers from it (a job's
@@ -625,8 +648,27 @@ impl Store {
 
     /// PING, for readiness.
     pub async fn ping(&self) -> Result<(), StoreError> {
+        use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
         let mut conn = self.conn();
-        let _: String = redis::cmd("PING").query_async(&mut conn).await?;
+        let Conn::Cluster(cluster) = &mut conn else {
+            let _: String = redis::cmd("PING").query_async(&mut conn).await?;
+            return Ok(());
+        };
+        // On a cluster a plain PING goes to every primary and fails while any one is down:
+        // one shard failing over (or lost) made every API process not ready, and a load
+        // balancer then sent nobody anywhere, though the other shards served. Ready is the
+        // primaries of the queue's and the records' slots, which nearly every request needs;
+        // a session shard that is down fails its own sessions' requests (503), not readiness.
+        for group in [Group::Queue, Group::Records] {
+            let slot = cluster::slot(self.key_in(group, "").as_bytes());
+            let route = Route::new(slot, SlotAddr::Master);
+            cluster
+                .route_command(
+                    redis::cmd("PING"),
+                    RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route)),
+                )
+                .await?;
+        }
         Ok(())
     }
 }
@@ -658,6 +700,22 @@ pub fn is_unreachable(e: &redis::RedisError) -> bool {
             ) | ErrorKind::ClusterConnectionNotFound
         )
         || refuses_writes(e)
+        || slot_moving(e)
+}
+
+/// Whether a cluster was moving the request's slot (a failover, a reshard) for longer than
+/// the client's redirects: `MOVED`, `ASK` or `TRYAGAIN` as the final answer, alone or inside
+/// a pipeline or transaction; or a primary demoted while a `WAIT` waited on it
+/// (`UNBLOCKED ... master -> replica`: a manual failover answered three MCP calls 500). The cluster connection follows up to 8 redirects with no pause
+/// between them, so a slot whose primary was just killed, or one in migration, can use them
+/// up; callers were answered 500 `internal_error` for it (the drills in
+/// docs/reliability.md, "Redis Cluster under faults").
+fn slot_moving(e: &redis::RedisError) -> bool {
+    const MOVING: [&str; 4] = ["MOVED", "ASK", "TRYAGAIN", "UNBLOCKED"];
+    e.code().is_some_and(|c| MOVING.contains(&c))
+        || e.clone()
+            .into_server_errors()
+            .is_some_and(|errors| errors.iter().any(|(_, s)| MOVING.contains(&s.code())))
 }
 
 /// The server's codes for "I will not write now"; a script's write refused the same way

@@ -11,7 +11,8 @@
 //! Running a script:
 //! - checks the KEYS and ARGV counts before anything is sent: a wrong count is an `Err`
 //!   naming the script and what it declares, never a write to the wrong key;
-//! - sends it by SHA (EVALSHA), loading it on NOSCRIPT (a restarted or failed-over Redis);
+//! - sends it by SHA (EVALSHA), and on NOSCRIPT (a restarted or failed-over Redis) with its
+//!   source (EVAL, routed by its KEYS like EVALSHA, which caches it on that node);
 //! - prepends the shared prelude (`store/lua/prelude.lua`: `now_ms()`, `day_of`,
 //!   `to_midnight_s`, `utc_date`) and passes the store's clock offset after the declared
 //!   ARGV, which the prelude takes off again; so every script reads the one clock
@@ -187,6 +188,8 @@ pub struct Script<R, A = Positional> {
     /// Runs while Redis is at `maxmemory` under `noeviction` ([`Script::allowing_oom`]).
     allow_oom: bool,
     compiled: OnceLock<redis::Script>,
+    /// [`Script::source`], made once.
+    text: OnceLock<String>,
     types: PhantomData<fn(&A) -> R>,
 }
 
@@ -197,6 +200,7 @@ impl<R, A> Script<R, A> {
             helpers: None,
             allow_oom: false,
             compiled: OnceLock::new(),
+            text: OnceLock::new(),
             types: PhantomData,
         }
     }
@@ -208,6 +212,7 @@ impl<R, A> Script<R, A> {
             helpers: Some(helpers),
             allow_oom: false,
             compiled: OnceLock::new(),
+            text: OnceLock::new(),
             types: PhantomData,
         }
     }
@@ -244,15 +249,20 @@ impl<R, A> Script<R, A> {
         self.compiled().get_hash()
     }
 
+    fn source_text(&self) -> &str {
+        self.text.get_or_init(|| self.source())
+    }
+
     fn compiled(&self) -> &redis::Script {
         self.compiled
-            .get_or_init(|| redis::Script::new(&self.source()))
+            .get_or_init(|| redis::Script::new(self.source_text()))
     }
 
     fn start<'a>(&'a self, store: &'a Store) -> Call<'a, R> {
         Call {
             decl: &self.decl,
             compiled: self.compiled(),
+            source: self.source_text(),
             store,
             args: Args::default(),
             reply: PhantomData,
@@ -345,6 +355,8 @@ fn each_arg(c: &Cmd) -> impl Iterator<Item = &[u8]> {
 pub struct Call<'a, R> {
     decl: &'a Decl,
     compiled: &'a redis::Script,
+    /// The text `compiled` hashes: sent as EVAL when a node does not know the script.
+    source: &'a str,
     store: &'a Store,
     args: Args,
     reply: PhantomData<fn() -> R>,
@@ -361,7 +373,7 @@ impl<'a, R: FromRedisValue> Call<'a, R> {
         self
     }
 
-    /// Checks the counts, runs the script (EVALSHA, loading it on NOSCRIPT) and, for a
+    /// Checks the counts, runs the script (EVALSHA; EVAL with the source on NOSCRIPT) and, for a
     /// durable one, waits for the replicas on the same connection. The invocation is built
     /// before the future starts: the future borrows nothing of this call.
     pub fn run(&self) -> impl Future<Output = redis::RedisResult<R>> + Send + 'a
@@ -401,7 +413,7 @@ impl<'a, R: FromRedisValue> Call<'a, R> {
             eval.arg(arg);
         }
         eval.arg(offset);
-        let (store, compiled) = (self.store, self.compiled);
+        let (store, source) = (self.store, self.source);
         async move {
             checked?;
             // A durable script and its WAIT on a connection of their own (`Store::durable`).
@@ -410,13 +422,16 @@ impl<'a, R: FromRedisValue> Call<'a, R> {
                 None => crate::DurableConn::shared(store.conn()),
             };
             let reply = match eval.query_async(&mut conn).await {
-                // A restarted or failed-over Redis does not know the script yet: load it and
-                // send the same command again.
+                // A restarted or failed-over Redis does not know the script yet (a replica
+                // never gets its primary's scripts): send it with its source (EVAL), which
+                // also caches it there. EVAL is routed by its KEYS like EVALSHA, to the one
+                // node that refused; `SCRIPT LOAD` goes to every primary of a cluster and
+                // fails while any of them is down, so one shard that was down failed every
+                // script whose node had forgotten it, on every shard.
                 Err(e)
                     if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
                 {
-                    compiled.load_async(&mut conn).await?;
-                    eval.query_async(&mut conn).await?
+                    with_source(&eval, source).query_async(&mut conn).await?
                 }
                 other => other?,
             };
@@ -426,6 +441,18 @@ impl<'a, R: FromRedisValue> Call<'a, R> {
             Ok(reply)
         }
     }
+}
+
+/// `EVALSHA sha numkeys KEYS.. ARGV..` as `EVAL source numkeys KEYS.. ARGV..`.
+fn with_source(evalsha: &Cmd, source: &str) -> Cmd {
+    let mut eval = redis::cmd("EVAL");
+    eval.arg(source);
+    for arg in evalsha.args_iter().skip(2) {
+        if let redis::Arg::Simple(bytes) = arg {
+            eval.arg(bytes);
+        }
+    }
+    eval
 }
 
 /// A count that differs from the declaration is a bug in the caller: refused before sending.

@@ -116,6 +116,41 @@ impl RedisCluster {
             .find(|p| command(*p, &["CLUSTER", "NODES"]).is_some_and(|n| owns(&n, slot)))
     }
 
+    /// The port of the replica of the primary on `primary` (its `CLUSTER NODES`).
+    pub fn replica_of(&self, primary: u16) -> Option<u16> {
+        // A loaded machine's node may answer slowly: ask a few times.
+        (0..20).find_map(|_| {
+            let found = self.replica_in(primary);
+            if found.is_none() {
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            found
+        })
+    }
+
+    fn replica_in(&self, primary: u16) -> Option<u16> {
+        let nodes = command(primary, &["CLUSTER", "NODES"])?;
+        let fields = |l: &str| l.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        let port_of = |addr: &str| -> Option<u16> {
+            addr.split('@').next()?.rsplit(':').next()?.parse().ok()
+        };
+        let id = nodes
+            .lines()
+            .map(fields)
+            .find(|f| f.len() > 2 && port_of(&f[1]) == Some(primary))?[0]
+            .clone();
+        nodes
+            .lines()
+            .map(fields)
+            .find(|f| f.len() > 3 && f[2].contains("slave") && f[3] == id)
+            .and_then(|f| port_of(&f[1]))
+    }
+
+    /// Runs `args` on the node on `port`; its reply as text (`None`: no answer).
+    pub fn command_on(&self, port: u16, args: &[&str]) -> Option<String> {
+        command(port, args)
+    }
+
     /// Waits until every live node says `cluster_state:ok` and each primary has its replica
     /// in sync.
     pub fn wait_until_ok(&self, limit: Duration) {

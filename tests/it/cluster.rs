@@ -348,3 +348,204 @@ async fn a_primary_killed_under_load_pauses_only_its_shard_and_loses_nothing() {
     assert_eq!(resumed.len(), 3, "{resumed:?}");
     tokio::task::block_in_place(move || drop(cluster));
 }
+
+/// One shard down (its primary and its replica frozen) leaves the other shards serving:
+/// - `/readyz` stays 200: readiness pinged every primary (a cluster connection's PING), so a
+///   shard failing over or lost made every API process not ready at once and a load
+///   balancer sent nobody anywhere;
+/// - a node that does not know a script (a restarted node, a promoted replica: Redis does
+///   not copy scripts to replicas) is sent it with its source, on that node only. The store
+///   loaded it with `SCRIPT LOAD`, which a cluster connection sends to every node and which
+///   fails while any of them is down: every script on every other shard whose node had
+///   forgotten it failed, and agents were answered 503 for a shard that held none of their
+///   keys.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shard_down_leaves_the_others_ready_and_their_scripts_running() {
+    let mut cluster = tokio::task::block_in_place(RedisCluster::start);
+    let app = app_on(cluster.urls(), 0, |c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+    })
+    .await;
+    let sign_up = async || {
+        let r = app
+            .http
+            .post(app.url("/api/agent-keys"))
+            .header("content-type", "application/json")
+            .body(r#"{"displayName":"Fuchs"}"#)
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.text().await.unwrap_or_default())
+    };
+    let ready = async || {
+        let r = app.http.get(app.url("/readyz")).send().await.unwrap();
+        (r.status().as_u16(), r.text().await.unwrap_or_default())
+    };
+    let (status, body) = sign_up().await;
+    assert_eq!(status, 201, "before any fault: {body}");
+
+    let records = cluster
+        .primary_of_slot(horst_store::cluster::slot(app.store.key("x").as_bytes()))
+        .expect("a primary serves the records' slot");
+    let queue = cluster
+        .primary_of_slot(horst_store::cluster::slot(
+            app.store.key_in(Group::Queue, "x").as_bytes(),
+        ))
+        .expect("a primary serves the queue's slot");
+    let down = cluster
+        .primary_ports()
+        .into_iter()
+        .find(|p| *p != records && *p != queue)
+        .expect("a third primary");
+    let replica = cluster
+        .replica_of(down)
+        .expect("the third primary's replica");
+    // Frozen, not killed: a node that accepts connections and never answers (a stall, a
+    // host gone mid-request) is the harder case; a dead one is refused at once.
+    let frozen: Vec<u32> = [down, replica]
+        .iter()
+        .filter_map(|p| cluster.server_on(*p).pid())
+        .collect();
+    for pid in &frozen {
+        signal(*pid, "-STOP");
+    }
+
+    // Readiness, over several probes (every 100 ms in these tests; a probe that gets no
+    // answer gives up after 5 s).
+    let since = Instant::now();
+    while since.elapsed() < Duration::from_secs(8) {
+        let (status, body) = ready().await;
+        assert_eq!(status, 200, "/readyz with a third shard down: {body}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+
+    // The records' primary forgets its scripts, as after a restart or a promotion.
+    let flushed = cluster.command_on(records, &["SCRIPT", "FLUSH"]);
+    assert!(flushed.is_some_and(|r| r.contains("OK")), "SCRIPT FLUSH");
+    // An agent signs up (`agent_create.lua`, in the records' slot, on a live shard).
+    let (status, body) = sign_up().await;
+    assert_eq!(
+        status, 201,
+        "a sign-up whose keys are on a live shard, with another shard down: {body}"
+    );
+    let cached = cluster
+        .command_on(records, &["INFO", "memory"])
+        .unwrap_or_default();
+    assert!(
+        !cached.contains("number_of_cached_scripts:0"),
+        "the scripts are cached on their node again: {cached}"
+    );
+    for pid in &frozen {
+        signal(*pid, "-CONT");
+    }
+}
+
+fn signal(pid: u32, which: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([which, &pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(sent, "kill {which} {pid}");
+}
+
+/// A slot that moves (a failover, a reshard) is "unavailable, retry", never an internal
+/// error. The cluster connection follows at most 8 redirects with no pause, so a request to
+/// a slot whose primary was just killed or that is migrating can end with the `MOVED` itself,
+/// and callers were answered 500 (the burst limit's and the queue's errors in the kill and
+/// reshard drills of docs/reliability.md). And right after a failover the connection's slot
+/// map may still name the old primary, now a replica, for a durable write's `WAIT` (the
+/// write itself followed `MOVED` to the new one): the replica refuses `WAIT`, and that was
+/// a 500 too (13 RCADIA actions and host ops in the drill).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_moving_slot_or_a_fresh_failover_is_unavailable_not_an_internal_error() {
+    let cluster = tokio::task::block_in_place(RedisCluster::start);
+    // Real refusals of a node that does not serve the key's slot, alone and in a
+    // transaction.
+    let key = "horst:{g}moving";
+    let owner = cluster
+        .primary_of_slot(horst_store::cluster::slot(key.as_bytes()))
+        .expect("an owner");
+    let other = cluster
+        .primary_ports()
+        .into_iter()
+        .find(|p| *p != owner)
+        .expect("another primary");
+    let client = redis::Client::open(format!("redis://127.0.0.1:{other}")).unwrap();
+    let mut plain = client.get_multiplexed_async_connection().await.unwrap();
+    let moved = redis::cmd("SET")
+        .arg(key)
+        .arg(1)
+        .query_async::<()>(&mut plain)
+        .await
+        .unwrap_err();
+    assert!(horst_store::is_unreachable(&moved), "{moved:?}");
+    let in_transaction = redis::pipe()
+        .atomic()
+        .cmd("SET")
+        .arg(key)
+        .arg(1)
+        .query_async::<()>(&mut plain)
+        .await
+        .unwrap_err();
+    assert!(
+        horst_store::is_unreachable(&in_transaction),
+        "{in_transaction:?}"
+    );
+
+    // A failover of the records' shard, then at once a durable write in its slot.
+    let app = app_on(cluster.urls(), 1, |c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+    })
+    .await;
+    // Each sign-up from a network of its own (three keys a network a day).
+    let networks = std::sync::atomic::AtomicU8::new(10);
+    let sign_up = async || {
+        let n = networks.fetch_add(1, Ordering::Relaxed);
+        let from = reqwest::Client::builder()
+            .local_address(std::net::IpAddr::from([127, n, n, 1]))
+            .build()
+            .unwrap();
+        let r = from
+            .post(app.url("/api/agent-keys"))
+            .header("content-type", "application/json")
+            .body(r#"{"displayName":"Fuchs"}"#)
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.text().await.unwrap_or_default())
+    };
+    for round in 0..1 {
+        let (status, body) = sign_up().await;
+        assert_eq!(status, 201, "round {round}, before the failover: {body}");
+        let records = cluster
+            .primary_of_slot(horst_store::cluster::slot(app.store.key("x").as_bytes()))
+            .expect("a primary serves the records' slot");
+        let replica = cluster.replica_of(records).expect("its replica");
+        let answer = cluster.command_on(replica, &["CLUSTER", "FAILOVER"]);
+        assert!(answer.is_some_and(|a| a.contains("OK")), "CLUSTER FAILOVER");
+        let since = Instant::now();
+        while cluster
+            .command_on(replica, &["ROLE"])
+            .is_none_or(|r| !r.contains("master"))
+        {
+            assert!(since.elapsed() < Duration::from_secs(20), "no failover");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let (status, body) = sign_up().await;
+        assert_ne!(
+            status, 500,
+            "round {round}, right after the failover: {body}"
+        );
+        let since = Instant::now();
+        loop {
+            let (status, body) = sign_up().await;
+            if status == 201 {
+                break;
+            }
+            assert_eq!(status, 503, "round {round}: {body}");
+            assert!(since.elapsed() < Duration::from_secs(20), "{body}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        tokio::task::block_in_place(|| cluster.wait_until_ok(Duration::from_secs(60)));
+    }
+}
