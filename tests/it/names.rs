@@ -225,6 +225,11 @@ async fn pages_show_names_in_bdi_and_long_names_wrap() {
     );
     let w = page_width(&tab).await;
     assert!(w <= 390, "the Labor is {w} px wide on a 390 px phone");
+    assert_eq!(
+        overflowing(&tab).await,
+        json!([]),
+        "text runs out of its box on the Labor"
+    );
     tab.screenshot("names", "labor-390x844").await;
 
     // The level page: the title in <bdi>.
@@ -242,6 +247,11 @@ async fn pages_show_names_in_bdi_and_long_names_wrap() {
     );
     let w = page_width(&tab).await;
     assert!(w <= 390, "the level page is {w} px wide on a 390 px phone");
+    assert_eq!(
+        overflowing(&tab).await,
+        json!([]),
+        "text runs out of its box on the level page"
+    );
 
     // The watch page: players and the title in <bdi>; a long name wraps.
     go(&tab, &app.url(&format!("/watch/{session}"))).await;
@@ -306,6 +316,11 @@ async fn pages_show_names_in_bdi_and_long_names_wrap() {
     .await;
     let w = page_width(&tab).await;
     assert!(w <= 390, "the tables list is {w} px wide on a 390 px phone");
+    assert_eq!(
+        overflowing(&tab).await,
+        json!([]),
+        "text runs out of its box on the tables list"
+    );
     let errors = tab.errors.lock().unwrap().clone();
     assert!(errors.is_empty(), "console errors {errors:#?}");
 }
