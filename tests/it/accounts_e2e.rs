@@ -94,6 +94,56 @@ async fn text(tab: &Tab, selector: &str) -> String {
     .to_string()
 }
 
+/// The account page opened while the store is down: the notice says the server is not
+/// ready (not "something went wrong"), the sign-up card says why it shows no form instead of
+/// standing empty, and once the store is back the page comes back by itself, sign-up open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_account_page_while_the_store_is_down_says_so_and_comes_back_by_itself() {
+    if crate::harness::on_cluster() {
+        // The test stops its own Redis.
+        return;
+    }
+    let mut app = web_app().await;
+    app.redis_mut().stop();
+    let browser = launch().await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    viewport(&tab, 390, 844).await;
+    navigate(&tab, &app.url("/account/")).await;
+    let said = tab
+        .wait_for(
+            "!document.getElementById('notice').hidden && document.getElementById('notice').textContent",
+            "the page's notice",
+            LONG,
+        )
+        .await;
+    screenshot(&tab, "account-store-down-390").await;
+    assert!(
+        said.as_str().unwrap().contains("nicht bereit"),
+        "the notice while the store is down: {said}"
+    );
+    let card = tab
+        .eval(
+            "[...document.querySelectorAll('#signup-card > :not(h2)')].filter(e => e.offsetParent !== null).map(e => e.textContent.trim()).join(' ')",
+        )
+        .await;
+    assert!(
+        card.as_str().unwrap().contains("gerade nicht lesen"),
+        "the sign-up card while the store is down (its heading alone): {card:?}"
+    );
+    app.redis_mut().restart();
+    tab.wait_for(
+        "!document.getElementById('signup-form').hidden && document.getElementById('notice').hidden",
+        "the sign-up form back without a reload",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("document.getElementById('signup-unknown').hidden")
+            .await,
+        json!(true)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
     let app = web_app().await;
