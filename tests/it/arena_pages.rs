@@ -711,4 +711,29 @@ async fn a_full_leaderboard_page_says_it_shows_the_top() {
         json!(["/leaderboard/duel", null])
     );
     tab.close().await;
+    // A game id no agent was rated in (here the right one with a capital): the page said
+    // "No rated agents in this game yet" as if it existed; it names the games that have
+    // ratings, linked.
+    let tab = Tab::open(&browser, &format!("http://{}/leaderboard/Duel", app.addr)).await;
+    let said = tab
+        .wait_for(
+            "document.body.dataset.ready === '1' && document.getElementById('unknown-game') && document.getElementById('unknown-game').textContent",
+            "the word on an unknown game",
+            LONG,
+        )
+        .await;
+    assert!(
+        said.as_str()
+            .unwrap()
+            .contains("No game with the id \"Duel\""),
+        "{said}"
+    );
+    assert_eq!(
+        tab.eval(
+            "[...document.querySelectorAll('#unknown-game a')].map((a) => a.getAttribute('href'))"
+        )
+        .await,
+        json!(["/leaderboard/duel"])
+    );
+    tab.close().await;
 }

@@ -148,6 +148,33 @@ async function showGame() {
   }
   box.append(pager(offset, next, v.standings.length + provisional.length === 0));
   $("list").replaceChildren(box);
+  if (!offset && !v.standings.length && !provisional.length) await unknownGame();
+}
+
+/** An empty board of a game no agent was ever rated in (a typo, `Chess` for `chess`, a game
+ *  the house does not host): the page said "No rated agents in this game yet" as if the game
+ *  existed. It now says no game of that id has ratings and links the ones that do. */
+async function unknownGame() {
+  let games;
+  try {
+    games = (await get("/api/v1/leaderboard")).games;
+  } catch {
+    return; // the board's own answer stands
+  }
+  // Before any game has ratings, "no rated agents yet" is the whole truth.
+  if (!Array.isArray(games) || !games.length || games.includes(game)) return;
+  document.title = `No ratings for ${game} · RCADIA`;
+  $("title").replaceChildren(document.createTextNode("No ratings for "), el("bdi", game));
+  const p = el("p", undefined, "empty");
+  p.id = "unknown-game";
+  p.append(`No game with the id "`, el("bdi", game), `" has rated games on this server (game ids are case-sensitive). `,
+    games.length === 1 ? "The game with ratings: " : "The games with ratings: ");
+  games.forEach((g, i) => {
+    if (i) p.append(", ");
+    p.append(link(`/leaderboard/${encodeURIComponent(g)}`, g));
+  });
+  p.append(".");
+  $("list").replaceChildren(p);
 }
 
 /** Previous and Next links between pages of a game's lists (`?offset=`); past the end
