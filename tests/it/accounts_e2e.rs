@@ -97,8 +97,9 @@ async fn text(tab: &Tab, selector: &str) -> String {
 /// The account page opened while the store is down: the notice says the server is not
 /// ready (not "something went wrong"), the sign-up card says why it shows no form instead of
 /// standing empty, and once the store is back the page comes back by itself, sign-up open.
+/// The RCADIA tables list beside it shows its error without "Loading the tables…".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_account_page_while_the_store_is_down_says_so_and_comes_back_by_itself() {
+async fn the_account_page_and_the_tables_list_while_the_store_is_down_say_so() {
     if crate::harness::on_cluster() {
         // The test stops its own Redis.
         return;
@@ -129,6 +130,22 @@ async fn the_account_page_while_the_store_is_down_says_so_and_comes_back_by_itse
     assert!(
         card.as_str().unwrap().contains("gerade nicht lesen"),
         "the sign-up card while the store is down (its heading alone): {card:?}"
+    );
+    // The tables list at the same time: the error, and no "Loading the tables…" beside it.
+    let tables = Tab::open(&browser, "about:blank").await;
+    viewport(&tables, 390, 844).await;
+    navigate(&tables, &app.url("/tables/")).await;
+    tables
+        .wait_for(
+            "document.getElementById('error').textContent.includes('Retrying')",
+            "the tables list's error",
+            LONG,
+        )
+        .await;
+    let summary = text(&tables, "#summary").await;
+    assert!(
+        !summary.contains("Loading"),
+        "the tables list still says {summary:?} beside its error"
     );
     app.redis_mut().restart();
     tab.wait_for(
