@@ -525,6 +525,26 @@ async fn a_replay_cut_at_its_limit_ends_on_the_final_position_with_whole_move_nu
         )
         .await;
     assert_eq!(fits, json!(true), "the list's numbers are cut");
+    // The list of moves is one stop in the tab order (the current move), not one per move;
+    // ↑ and Home move through it with the focus.
+    let stops = tab
+        .eval("[...document.querySelectorAll('#r-frames button')].filter((b) => b.tabIndex >= 0).length")
+        .await;
+    assert_eq!(stops, json!(1), "tab stops in the list of moves");
+    let moved = tab
+        .eval(
+            "(() => { const cur = document.querySelector('#r-frames button[tabindex=\"0\"]'); cur.focus(); \
+             cur.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowUp', bubbles: true })); \
+             const a = document.activeElement.closest('li') === document.querySelector('#r-frames li.current'); \
+             document.activeElement.dispatchEvent(new KeyboardEvent('keydown', { key: 'Home', bubbles: true })); \
+             return [a, document.body.dataset.frame, document.activeElement.getAttribute('aria-current')]; })()",
+        )
+        .await;
+    assert_eq!(
+        moved,
+        json!([true, "0", "step"]),
+        "↑ and Home in the list of moves"
+    );
     for (w, h) in SIZES {
         tab.viewport(w, h).await;
         fits_the_width(&tab, "the long replay").await;
