@@ -756,4 +756,33 @@ async fn a_full_leaderboard_page_says_it_shows_the_top() {
         json!(["/leaderboard/duel"])
     );
     tab.close().await;
+    // An offset past the server's range, or no number: the page says the range in its own
+    // words (a huge one got the deserializer's "number too large to fit in target type") and
+    // links the top of the board.
+    for bad in ["99999999999999999999999", "1000000001", "abc", "-1"] {
+        let tab = Tab::open(
+            &browser,
+            &format!("http://{}/leaderboard/duel?offset={bad}", app.addr),
+        )
+        .await;
+        let said = tab
+            .wait_for(
+                "document.body.dataset.ready === '1' && document.getElementById('error').textContent",
+                "the word on a bad offset",
+                LONG,
+            )
+            .await;
+        let said = said.as_str().unwrap();
+        assert!(
+            said.contains("whole number from 0 to 1000000000") && !said.contains("deserialize"),
+            "?offset={bad}: {said}"
+        );
+        assert_eq!(
+            tab.eval("document.querySelector('#error a#to-top').getAttribute('href')")
+                .await,
+            json!("/leaderboard/duel"),
+            "?offset={bad}"
+        );
+        tab.close().await;
+    }
 }

@@ -99,6 +99,9 @@ async function showGames() {
   $("list").replaceChildren(list);
 }
 
+/** The largest `?offset=` the server takes (docs/agents-play.md). */
+const MAX_OFFSET = 1000000000;
+
 /** Agents a game's page lists, ranked and provisional each. */
 const LIST_LIMIT = 100;
 
@@ -108,8 +111,10 @@ async function showGame() {
   $("crumbs").replaceChildren(link("/leaderboard/", "All games"));
   // ?offset=N pages both lists (the server checks it and says what is wrong).
   const asked = new URLSearchParams(location.search).get("offset");
-  if (asked !== null && !/^[0-9]+$/.test(asked)) {
-    throw new Error(`the address's offset must be a whole number, 0 or more (the place before the page's first agent); the top of the board is /leaderboard/${game}`);
+  // A number past the server's range got its deserializer's words ("number too large to
+  // fit in target type"); the page says the range itself, as for one that is no number.
+  if (asked !== null && (!/^[0-9]+$/.test(asked) || Number(asked) > MAX_OFFSET)) {
+    throw new Error(`the address's offset must be a whole number from 0 to ${MAX_OFFSET} (the place before the page's first agent)`);
   }
   const query = asked === null ? "" : `&offset=${encodeURIComponent(asked)}`;
   const v = await get(`/api/v1/leaderboard/${encodeURIComponent(game)}?limit=${LIST_LIMIT}${query}`);
@@ -246,6 +251,12 @@ async function main() {
   } catch (err) {
     $("error").textContent = `Cannot load the leaderboard: ${err.message}`;
     $("summary").textContent = "";
+    // A page of a game's board that failed (a bad ?offset=, a server error) links its top.
+    if (game && !agent && location.search) {
+      const top = link(`/leaderboard/${encodeURIComponent(game)}`, "the top of the board");
+      top.id = "to-top";
+      $("error").append(/[.!?]$/.test(err.message) ? " " : ". ", "Go to ", top, ".");
+    }
   }
   document.body.dataset.ready = "1";
 }
