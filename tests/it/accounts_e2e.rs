@@ -94,6 +94,73 @@ async fn text(tab: &Tab, selector: &str) -> String {
     .to_string()
 }
 
+/// The account page opened while the store is down: the notice says the server is not
+/// ready (not "something went wrong"), the sign-up card says why it shows no form instead of
+/// standing empty, and once the store is back the page comes back by itself, sign-up open.
+/// The RCADIA tables list beside it shows its error without "Loading the tables…".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_account_page_and_the_tables_list_while_the_store_is_down_say_so() {
+    if crate::harness::on_cluster() {
+        // The test stops its own Redis.
+        return;
+    }
+    let mut app = web_app().await;
+    app.redis_mut().stop();
+    let browser = launch().await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    viewport(&tab, 390, 844).await;
+    navigate(&tab, &app.url("/account/")).await;
+    let said = tab
+        .wait_for(
+            "!document.getElementById('notice').hidden && document.getElementById('notice').textContent",
+            "the page's notice",
+            LONG,
+        )
+        .await;
+    screenshot(&tab, "account-store-down-390").await;
+    assert!(
+        said.as_str().unwrap().contains("nicht bereit"),
+        "the notice while the store is down: {said}"
+    );
+    let card = tab
+        .eval(
+            "[...document.querySelectorAll('#signup-card > :not(h2)')].filter(e => e.offsetParent !== null).map(e => e.textContent.trim()).join(' ')",
+        )
+        .await;
+    assert!(
+        card.as_str().unwrap().contains("gerade nicht lesen"),
+        "the sign-up card while the store is down (its heading alone): {card:?}"
+    );
+    // The tables list at the same time: the error, and no "Loading the tables…" beside it.
+    let tables = Tab::open(&browser, "about:blank").await;
+    viewport(&tables, 390, 844).await;
+    navigate(&tables, &app.url("/tables/")).await;
+    tables
+        .wait_for(
+            "document.getElementById('error').textContent.includes('Retrying')",
+            "the tables list's error",
+            LONG,
+        )
+        .await;
+    let summary = text(&tables, "#summary").await;
+    assert!(
+        !summary.contains("Loading"),
+        "the tables list still says {summary:?} beside its error"
+    );
+    app.redis_mut().restart();
+    tab.wait_for(
+        "!document.getElementById('signup-form').hidden && document.getElementById('notice').hidden",
+        "the sign-up form back without a reload",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("document.getElementById('signup-unknown').hidden")
+            .await,
+        json!(true)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
     let app = web_app().await;

@@ -525,6 +525,26 @@ async fn a_replay_cut_at_its_limit_ends_on_the_final_position_with_whole_move_nu
         )
         .await;
     assert_eq!(fits, json!(true), "the list's numbers are cut");
+    // The list of moves is one stop in the tab order (the current move), not one per move;
+    // ↑ and Home move through it with the focus.
+    let stops = tab
+        .eval("[...document.querySelectorAll('#r-frames button')].filter((b) => b.tabIndex >= 0).length")
+        .await;
+    assert_eq!(stops, json!(1), "tab stops in the list of moves");
+    let moved = tab
+        .eval(
+            "(() => { const cur = document.querySelector('#r-frames button[tabindex=\"0\"]'); cur.focus(); \
+             cur.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowUp', bubbles: true })); \
+             const a = document.activeElement.closest('li') === document.querySelector('#r-frames li.current'); \
+             document.activeElement.dispatchEvent(new KeyboardEvent('keydown', { key: 'Home', bubbles: true })); \
+             return [a, document.body.dataset.frame, document.activeElement.getAttribute('aria-current')]; })()",
+        )
+        .await;
+    assert_eq!(
+        moved,
+        json!([true, "0", "step"]),
+        "↑ and Home in the list of moves"
+    );
     for (w, h) in SIZES {
         tab.viewport(w, h).await;
         fits_the_width(&tab, "the long replay").await;
@@ -711,4 +731,58 @@ async fn a_full_leaderboard_page_says_it_shows_the_top() {
         json!(["/leaderboard/duel", null])
     );
     tab.close().await;
+    // A game id no agent was rated in (here the right one with a capital): the page said
+    // "No rated agents in this game yet" as if it existed; it names the games that have
+    // ratings, linked.
+    let tab = Tab::open(&browser, &format!("http://{}/leaderboard/Duel", app.addr)).await;
+    let said = tab
+        .wait_for(
+            "document.body.dataset.ready === '1' && document.getElementById('unknown-game') && document.getElementById('unknown-game').textContent",
+            "the word on an unknown game",
+            LONG,
+        )
+        .await;
+    assert!(
+        said.as_str()
+            .unwrap()
+            .contains("No game with the id \"Duel\""),
+        "{said}"
+    );
+    assert_eq!(
+        tab.eval(
+            "[...document.querySelectorAll('#unknown-game a')].map((a) => a.getAttribute('href'))"
+        )
+        .await,
+        json!(["/leaderboard/duel"])
+    );
+    tab.close().await;
+    // An offset past the server's range, or no number: the page says the range in its own
+    // words (a huge one got the deserializer's "number too large to fit in target type") and
+    // links the top of the board.
+    for bad in ["99999999999999999999999", "1000000001", "abc", "-1"] {
+        let tab = Tab::open(
+            &browser,
+            &format!("http://{}/leaderboard/duel?offset={bad}", app.addr),
+        )
+        .await;
+        let said = tab
+            .wait_for(
+                "document.body.dataset.ready === '1' && document.getElementById('error').textContent",
+                "the word on a bad offset",
+                LONG,
+            )
+            .await;
+        let said = said.as_str().unwrap();
+        assert!(
+            said.contains("whole number from 0 to 1000000000") && !said.contains("deserialize"),
+            "?offset={bad}: {said}"
+        );
+        assert_eq!(
+            tab.eval("document.querySelector('#error a#to-top').getAttribute('href')")
+                .await,
+            json!("/leaderboard/duel"),
+            "?offset={bad}"
+        );
+        tab.close().await;
+    }
 }

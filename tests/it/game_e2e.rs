@@ -1217,6 +1217,44 @@ async fn keys_at_the_edges_of_a_run() {
 /// What the pages do with what goes wrong around a stage: a map the engine rejects says why
 /// (on `/` and on the level page), "Spielen" without the engine says so, a level that loads
 /// late does not replace the one opened after it, and a failed load ends the running stage.
+/// A link to a level whose id does not decode (`#spielen=%E0`, a link cut in the middle of
+/// an escape) or that no revision can have: the stage says it is no level id, as the level
+/// page does, with the way back; nothing throws and nothing is asked of the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_level_link_with_no_valid_id_says_so_without_asking_the_server() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let browser = launch().await;
+    let tab = wide_focused_tab(&browser).await;
+    for hash in [
+        "#spielen=%E0",
+        "#zuschauen=rev-erste%2",
+        "#spielen=%3Cscript%3E",
+    ] {
+        navigate(&tab, "about:blank").await;
+        navigate(&tab, &app.url(&format!("/?test{hash}"))).await;
+        let text = tab
+            .wait_for(
+                "document.querySelector('#stage .error') && document.querySelector('#stage .error').textContent",
+                "the stage's word on the link",
+                LONG,
+            )
+            .await;
+        assert!(
+            text.as_str()
+                .unwrap()
+                .contains("Keine gültige Level-Kennung"),
+            "{hash}: {text}"
+        );
+        assert_eq!(
+            tab.eval("document.getElementById('back').hidden").await,
+            json!(false),
+            "{hash}: no way back to the levels"
+        );
+        no_errors(&tab, hash);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_goes_wrong_around_a_stage() {
     crate::wasm_engine::engine_module();

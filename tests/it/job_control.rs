@@ -742,6 +742,22 @@ async fn the_admin_pages_job_view_pages_and_says_why_a_job_ended() {
     );
     assert!(first.contains("0 s"), "its charge: {first}");
     assert!(first.contains("referee lane"), "{first}");
+    // At 1280x800 no column stands empty: the Actions column of jobs that have nothing to
+    // cancel (13rem, kept in view over the scrolled columns) hid Ended, Worker and Progress.
+    tab.viewport(1280, 800).await;
+    let empty = tab
+        .eval(
+            "[...document.querySelectorAll('#view table')].flatMap((t) => [...t.querySelectorAll('thead th')].map((th, i) => \
+               [...t.querySelectorAll('tbody tr')].every((tr) => !tr.children[i] || tr.children[i].textContent.trim() === '' && !tr.children[i].children.length) \
+                 ? `column ${i + 1} (${th.textContent || 'no heading'})` : null)).filter(Boolean)",
+        )
+        .await;
+    tab.screenshot("admin", "jobs-finished-1280x800").await;
+    assert_eq!(
+        empty,
+        serde_json::json!([]),
+        "empty columns in the job view at 1280x800"
+    );
     // On a phone: the job list fits the screen and every control is big enough to tap.
     tab.viewport(390, 844).await;
     assert_eq!(

@@ -55,8 +55,8 @@ async fn submit_titled(
 }
 
 /// A table whose game title and second player's name carry hostile characters; the first
-/// player's name is long and has no space. Returns the session id.
-async fn hostile_table(app: &crate::harness::TestApp) -> String {
+/// player's name is long and has no space. Returns the session id and its host.
+async fn hostile_table(app: &crate::harness::TestApp) -> (String, Client) {
     let (host, agents) = cast(app, 2).await;
     let (st, v) = host
         .post(
@@ -73,7 +73,7 @@ async fn hostile_table(app: &crate::harness::TestApp) -> String {
             .await;
         assert_eq!(st, 200, "{v}");
     }
-    id
+    (id, host)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -119,7 +119,7 @@ async fn untrusted_names_lose_hidden_and_direction_changing_characters() {
         .is_err());
 
     // A table's game title and its players' names, as spectators read them.
-    let session = hostile_table(&app).await;
+    let (session, _host) = hostile_table(&app).await;
     let watcher = Client {
         base: format!("http://{}", app.addr),
         token: String::new(),
@@ -153,6 +153,22 @@ async fn page_width(tab: &Tab) -> u64 {
     .unwrap()
 }
 
+/// Elements that lay out wider than their own box (text that runs out of its column, e.g.
+/// a long name without a space in a line that does not wrap), as `tag.class: text`.
+/// Scroll containers and the chess board's own squares are left out.
+async fn overflowing(tab: &Tab) -> Value {
+    tab.eval(
+        r#"new Promise(r => requestAnimationFrame(() => r([...document.querySelectorAll('body *')]
+            .filter(e => {
+              const s = getComputedStyle(e);
+              return e.clientWidth > 0 && s.display !== 'inline' && s.overflowX === 'visible'
+                && e.scrollWidth > e.clientWidth + 1;
+            })
+            .map(e => `${e.tagName.toLowerCase()}.${e.className}: ${e.textContent.slice(0, 80)}`))))"#,
+    )
+    .await
+}
+
 /// A fresh document at `path` (through about:blank, so no check reads the page before).
 async fn go(tab: &Tab, url: &str) {
     tab.goto("about:blank").await;
@@ -175,7 +191,7 @@ async fn pages_show_names_in_bdi_and_long_names_wrap() {
         .unwrap();
     let long_title: String = LONG_NAME.chars().take(60).collect();
     let id = submit_titled(&app, &key, "langername", &long_title).await;
-    let session = hostile_table(&app).await;
+    let (session, host) = hostile_table(&app).await;
     let browser = launch().await;
     let tab = Tab::open(&browser, "about:blank").await;
     phone(&tab).await;
@@ -209,6 +225,11 @@ async fn pages_show_names_in_bdi_and_long_names_wrap() {
     );
     let w = page_width(&tab).await;
     assert!(w <= 390, "the Labor is {w} px wide on a 390 px phone");
+    assert_eq!(
+        overflowing(&tab).await,
+        json!([]),
+        "text runs out of its box on the Labor"
+    );
     tab.screenshot("names", "labor-390x844").await;
 
     // The level page: the title in <bdi>.
@@ -226,6 +247,11 @@ async fn pages_show_names_in_bdi_and_long_names_wrap() {
     );
     let w = page_width(&tab).await;
     assert!(w <= 390, "the level page is {w} px wide on a 390 px phone");
+    assert_eq!(
+        overflowing(&tab).await,
+        json!([]),
+        "text runs out of its box on the level page"
+    );
 
     // The watch page: players and the title in <bdi>; a long name wraps.
     go(&tab, &app.url(&format!("/watch/{session}"))).await;
@@ -244,6 +270,42 @@ async fn pages_show_names_in_bdi_and_long_names_wrap() {
     assert!(w <= 390, "the watch page is {w} px wide on a 390 px phone");
     tab.screenshot("names", "watch-390x844").await;
 
+    // A chess position whose last move is the long-named player's: the "Last move" line
+    // beside the board wraps the name at both sizes instead of running out of its column.
+    let (_, view) = get(&app, &format!("{AGENT}/{session}/public")).await;
+    let long_id = view["players"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["asName"] == LONG_NAME))
+        .and_then(|p| p["playerId"].as_str())
+        .unwrap_or_else(|| panic!("the long-named player in {view}"))
+        .to_string();
+    host.ops(
+        &session,
+        json!([{ "op": "state", "state": {
+            "game": "chess", "fen": "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+            "turn": "black", "history": ["e4"], "white": long_id,
+            "lastMove": { "by": long_id, "san": "e4", "uci": "e2e4" } } }]),
+    )
+    .await;
+    for (width, height) in [(1280, 800), (390, 844)] {
+        tab.viewport(width, height).await;
+        go(&tab, &app.url(&format!("/watch/{session}"))).await;
+        tab.wait_for(
+            &format!("[...document.querySelectorAll('#stage p')].some(p => p.textContent.startsWith('Last move: {LONG_NAME}'))"),
+            "the last move by the long-named player",
+            LONG,
+        )
+        .await;
+        let out = overflowing(&tab).await;
+        tab.screenshot("names", &format!("watch-chess-{width}x{height}"))
+            .await;
+        assert_eq!(
+            out,
+            json!([]),
+            "text runs out of its box on the watch page at {width}x{height}"
+        );
+    }
+
     // The tables list: the game title in <bdi>.
     go(&tab, &app.url("/tables/")).await;
     tab.wait_for(
@@ -254,6 +316,11 @@ async fn pages_show_names_in_bdi_and_long_names_wrap() {
     .await;
     let w = page_width(&tab).await;
     assert!(w <= 390, "the tables list is {w} px wide on a 390 px phone");
+    assert_eq!(
+        overflowing(&tab).await,
+        json!([]),
+        "text runs out of its box on the tables list"
+    );
     let errors = tab.errors.lock().unwrap().clone();
     assert!(errors.is_empty(), "console errors {errors:#?}");
 }

@@ -57,6 +57,9 @@ function explain(res, context) {
     case "too_large": return "Die Eingabe ist zu lang.";
   }
   if (res.status === 0) return "Der Server ist nicht erreichbar. Prüfe deine Verbindung.";
+  if (res.status === 503 || code === "unavailable") {
+    return `Der Server ist gerade nicht bereit. Versuche es in ${retrySeconds(res)} Sekunden noch einmal.`;
+  }
   return "Etwas ist schiefgegangen. Bitte versuche es später noch einmal.";
 }
 
@@ -115,13 +118,33 @@ function dateText(iso) {
   return d.toLocaleString("de-DE", { dateStyle: "medium", timeStyle: "short" });
 }
 
+/** Seconds to wait before asking again: the answer's Retry-After, 2 to 60, else 5. */
+function retrySeconds(res) {
+  const n = Number.parseInt(res.retryAfter, 10);
+  return Number.isFinite(n) ? Math.min(60, Math.max(2, n)) : 5;
+}
+
+/** Whether the last read of the session failed (its notice is then cleared on success). */
+let sessionUnread = false;
+
 async function start() {
   const res = await api("GET", "/api/account/session");
   if (res.status !== 200) {
+    // Whether sign-up is open is unknown: the card says so instead of standing empty.
+    $("signup-form").hidden = true;
+    $("signup-closed").hidden = true;
+    $("signup-unknown").hidden = false;
     show("signed-out");
     notice(explain(res));
+    sessionUnread = true;
+    // A server that is not ready (503) or out of reach is asked again by itself; the
+    // page comes back without a reload once it answers.
+    if (res.status === 0 || res.status === 503) setTimeout(start, retrySeconds(res) * 1000);
     return;
   }
+  $("signup-unknown").hidden = true;
+  if (sessionUnread) notice("");
+  sessionUnread = false;
   render(res.body);
 }
 

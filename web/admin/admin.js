@@ -166,10 +166,21 @@ export function dateText(iso) {
 }
 
 export function table(headers, rows, cls) {
+  const trs = [rows].flat(Infinity).filter((tr) => tr instanceof Element);
+  // A column without a heading whose every cell is empty (the Actions column of finished
+  // jobs, which have nothing to cancel) is left out: it is 13rem wide and stays in view
+  // when the table scrolls, so it stood blank over the Ended, Worker and Progress columns
+  // of a 1280 px screen.
+  const blank = (td) => !td || (td.children.length === 0 && td.textContent.trim() === "");
+  for (let i = headers.length - 1; i >= 0; i--) {
+    if (headers[i] === "" && trs.length && trs.every((tr) => blank(tr.children[i]))) {
+      headers = headers.filter((_, n) => n !== i);
+      for (const tr of trs) tr.children[i]?.remove();
+    }
+  }
   // Each cell carries its column's name: on a phone the rows become cards that label every
   // value (admin.css), instead of a table that scrolls sideways.
-  for (const tr of [rows].flat(Infinity)) {
-    if (!(tr instanceof Element)) continue;
+  for (const tr of trs) {
     [...tr.children].forEach((td, i) => {
       if (typeof headers[i] === "string" && headers[i]) td.dataset.label = headers[i];
     });

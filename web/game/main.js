@@ -161,6 +161,14 @@ async function open(id, mode, push = true) {
       : "Die Spiel-Engine lädt noch. Versuch es gleich noch einmal.");
     return;
   }
+  if (!api.wellFormedId(id)) {
+    // A link no revision can have (cut off, mistyped): said here, as the level page says
+    // it, without asking the server (its 400 only said "die Adresse ist ungültig").
+    dropStage();
+    showStage();
+    showError($("stage"), "Keine gültige Level-Kennung: Eine Revisions-Kennung besteht aus 1 bis 64 Buchstaben, Ziffern, Punkten, Unterstrichen oder Bindestrichen, z. B. rev-erste-schritte-… . Prüfe den Link.");
+    return;
+  }
   let rev;
   try {
     rev = await api.revision(id);
@@ -225,9 +233,16 @@ function showChooser() {
   }
 }
 
+/** A level id from the address as text; one that does not decode (`%E0`, a cut-off link)
+ *  is kept as typed, and `open` says it is no level id (decodeURIComponent threw, and
+ *  the link showed the level list without a word). */
+function decodedId(part) {
+  try { return decodeURIComponent(part); } catch { return part; }
+}
+
 function fromHash() {
   const m = /^#(spielen|zuschauen)=(.+)$/.exec(location.hash);
-  if (m) open(decodeURIComponent(m[2]), m[1] === "zuschauen" ? "watch" : "play", false);
+  if (m) open(decodedId(m[2]), m[1] === "zuschauen" ? "watch" : "play", false);
   else showChooser();
 }
 

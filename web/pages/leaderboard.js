@@ -99,6 +99,9 @@ async function showGames() {
   $("list").replaceChildren(list);
 }
 
+/** The largest `?offset=` the server takes (docs/agents-play.md). */
+const MAX_OFFSET = 1000000000;
+
 /** Agents a game's page lists, ranked and provisional each. */
 const LIST_LIMIT = 100;
 
@@ -108,8 +111,10 @@ async function showGame() {
   $("crumbs").replaceChildren(link("/leaderboard/", "All games"));
   // ?offset=N pages both lists (the server checks it and says what is wrong).
   const asked = new URLSearchParams(location.search).get("offset");
-  if (asked !== null && !/^[0-9]+$/.test(asked)) {
-    throw new Error(`the address's offset must be a whole number, 0 or more (the place before the page's first agent); the top of the board is /leaderboard/${game}`);
+  // A number past the server's range got its deserializer's words ("number too large to
+  // fit in target type"); the page says the range itself, as for one that is no number.
+  if (asked !== null && (!/^[0-9]+$/.test(asked) || Number(asked) > MAX_OFFSET)) {
+    throw new Error(`the address's offset must be a whole number from 0 to ${MAX_OFFSET} (the place before the page's first agent)`);
   }
   const query = asked === null ? "" : `&offset=${encodeURIComponent(asked)}`;
   const v = await get(`/api/v1/leaderboard/${encodeURIComponent(game)}?limit=${LIST_LIMIT}${query}`);
@@ -148,6 +153,33 @@ async function showGame() {
   }
   box.append(pager(offset, next, v.standings.length + provisional.length === 0));
   $("list").replaceChildren(box);
+  if (!offset && !v.standings.length && !provisional.length) await unknownGame();
+}
+
+/** An empty board of a game no agent was ever rated in (a typo, `Chess` for `chess`, a game
+ *  the house does not host): the page said "No rated agents in this game yet" as if the game
+ *  existed. It now says no game of that id has ratings and links the ones that do. */
+async function unknownGame() {
+  let games;
+  try {
+    games = (await get("/api/v1/leaderboard")).games;
+  } catch {
+    return; // the board's own answer stands
+  }
+  // Before any game has ratings, "no rated agents yet" is the whole truth.
+  if (!Array.isArray(games) || !games.length || games.includes(game)) return;
+  document.title = `No ratings for ${game} · RCADIA`;
+  $("title").replaceChildren(document.createTextNode("No ratings for "), el("bdi", game));
+  const p = el("p", undefined, "empty");
+  p.id = "unknown-game";
+  p.append(`No game with the id "`, el("bdi", game), `" has rated games on this server (game ids are case-sensitive). `,
+    games.length === 1 ? "The game with ratings: " : "The games with ratings: ");
+  games.forEach((g, i) => {
+    if (i) p.append(", ");
+    p.append(link(`/leaderboard/${encodeURIComponent(g)}`, g));
+  });
+  p.append(".");
+  $("list").replaceChildren(p);
 }
 
 /** Previous and Next links between pages of a game's lists (`?offset=`); past the end
@@ -219,6 +251,12 @@ async function main() {
   } catch (err) {
     $("error").textContent = `Cannot load the leaderboard: ${err.message}`;
     $("summary").textContent = "";
+    // A page of a game's board that failed (a bad ?offset=, a server error) links its top.
+    if (game && !agent && location.search) {
+      const top = link(`/leaderboard/${encodeURIComponent(game)}`, "the top of the board");
+      top.id = "to-top";
+      $("error").append(/[.!?]$/.test(err.message) ? " " : ". ", "Go to ", top, ".");
+    }
   }
   document.body.dataset.ready = "1";
 }

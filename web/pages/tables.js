@@ -129,6 +129,9 @@ async function refresh() {
     document.body.dataset.ready = "1";
   } catch (err) {
     $("error").textContent = `Cannot load the tables: ${err.message}. Retrying…`;
+    // Before the first list, "Loading the tables…" stood beside the error for as long as
+    // the server failed; a list shown before stays, with the error above it.
+    if (!document.body.dataset.ready) $("summary").textContent = "No list yet.";
   }
 }
 

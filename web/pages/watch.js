@@ -284,6 +284,12 @@ function startReplay(v, replay) {
     if (e.key === "ArrowLeft") { showFrame(replayView.pos - 1); e.preventDefault(); }
     if (e.key === "ArrowRight") { showFrame(replayView.pos + 1); e.preventDefault(); }
   });
+  $("r-frames").addEventListener("keydown", (e) => {
+    const to = { ArrowUp: replayView.pos - 1, ArrowDown: replayView.pos + 1, Home: 0, End: replayView.replay.frames.length - 1 }[e.key];
+    if (to === undefined) return;
+    showFrame(to);
+    e.preventDefault();
+  });
   $("replay").hidden = false;
   $("lead").textContent = "A finished game: step through it move by move (◀ ▶, the arrow keys, or a move in the list).";
   showFrame(replayView.pos);
@@ -303,7 +309,18 @@ function showFrame(i) {
   $("r-pos").value = String(pos);
   $("r-where").textContent = `${pos + 1} of ${n}: ${f.label}`;
   $("f-turn").textContent = `turn ${f.turn ?? 0}`;
-  [...$("r-frames").children].forEach((li, k) => li.classList.toggle("current", k === pos));
+  // One stop in the tab order for the whole list (the current move; ↑ ↓ Home End and ← →
+  // move through it): every move was a stop of its own, and a keyboard reader went through
+  // hundreds of them to reach the players and the table facts after the list.
+  const inList = $("r-frames").contains(document.activeElement);
+  [...$("r-frames").children].forEach((li, k) => {
+    li.classList.toggle("current", k === pos);
+    const b = li.firstElementChild;
+    if (!b) return;
+    b.tabIndex = k === pos ? 0 : -1;
+    if (k === pos) b.setAttribute("aria-current", "step"); else b.removeAttribute("aria-current");
+    if (k === pos && inList && document.activeElement !== b) b.focus({ preventScroll: true });
+  });
   // Only the list scrolls to the move: scrollIntoView scrolled the page too, and on a phone
   // (the list under the board) took the board off the screen at every step.
   const list = $("r-frames");

@@ -92,3 +92,16 @@ test("every page with a header's page links marks the one it is, or the section 
     assert.deepEqual(current, [href], `${page} marks ${JSON.stringify(current)} as current`);
   }
 });
+
+test("every RCADIA page's header links to the same pages, in the same order", () => {
+  // The bridge's header lacked the leaderboard: a host who came from it found no way there.
+  const pages = ["/pages/tables.html", "/pages/watch.html", "/pages/leaderboard.html", "/house/index.html",
+    "/house/table.html", "/bridge/index.html"];
+  for (const page of pages) {
+    const html = readFileSync(path.join(WEB_ROOT, page), "utf8");
+    const nav = /<nav aria-label="RCADIA pages">([\s\S]*?)<\/nav>/.exec(html);
+    assert.ok(nav, `${page} has no "RCADIA pages" links`);
+    const hrefs = [...nav[1].matchAll(/<a href="([^"]+)"(?![^>]*\bhidden\b)[^>]*>/g)].map((m) => m[1]);
+    assert.deepEqual(hrefs, ["/tables/", "/leaderboard/", "/house/", "/bridge/"], `${page}'s header links`);
+  }
+});
