@@ -1130,20 +1130,8 @@ impl Queue {
         offset: usize,
         count: usize,
     ) -> Result<(Vec<String>, usize), QueueError> {
-        if count == 0 {
-            return Ok((Vec::new(), 0));
-        }
-        let key = keys::jobs_of(&self.store, account);
-        let (ids, total): (Vec<String>, usize) = redis::pipe()
-            .cmd("ZREVRANGE")
-            .arg(&key)
-            .arg(offset)
-            .arg(offset.saturating_add(count - 1))
-            .cmd("ZCARD")
-            .arg(&key)
-            .query_async(&mut self.store.conn())
-            .await?;
-        Ok((ids, total))
+        self.newest_ids(keys::jobs_of(&self.store, account), offset, count)
+            .await
     }
 
     /// The ids of jobs that ended failed or cancelled, of every account, newest end first,
@@ -1154,10 +1142,20 @@ impl Queue {
         offset: usize,
         count: usize,
     ) -> Result<(Vec<String>, usize), QueueError> {
+        self.newest_ids(keys::ended(&self.store), offset, count)
+            .await
+    }
+
+    /// A page of the job-id index `key` (a zset scored by time), newest first, and its size.
+    async fn newest_ids(
+        &self,
+        key: String,
+        offset: usize,
+        count: usize,
+    ) -> Result<(Vec<String>, usize), QueueError> {
         if count == 0 {
             return Ok((Vec::new(), 0));
         }
-        let key = keys::ended(&self.store);
         let (ids, total): (Vec<String>, usize) = redis::pipe()
             .cmd("ZREVRANGE")
             .arg(&key)
