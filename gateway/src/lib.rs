@@ -101,10 +101,9 @@ const INSTRUCTIONS: &str = "Game con Vogel level design. Loop: get_map_format an
 
 /// How long the store counts as unreachable for the gateway's mode after a read failed so
 /// (longer than a read's response timeout, so a request that waits for it and then for the
-/// burst limit's count finds the next request still held)...
+/// burst limit's count finds the next request still held), and while one request asks it
+/// again.
 const MODE_UNREACHABLE_HOLD: std::time::Duration = std::time::Duration::from_secs(10);
-/// ... and while one request asks it again.
-const MODE_PROBE_HOLD: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The gateway's run-time switches, stored in Redis so operators switch every API process
 /// at once; the configuration gives the value until an operator sets one.
@@ -181,10 +180,9 @@ pub struct Gateway {
     stopping: Option<tokio::sync::watch::Receiver<bool>>,
     /// The mode this process last read from the store (0: none yet; see [`Gateway::mode`]).
     last_mode: Arc<std::sync::atomic::AtomicU8>,
-    /// Until when the store counts as unreachable after a read of the mode failed so: the
-    /// remembered mode is used without asking it again (a hung Redis costs each read its
-    /// response timeout).
-    unreachable_until: Arc<std::sync::Mutex<Option<std::time::Instant>>>,
+    /// After a read of the mode found the store unreachable, the remembered mode is used
+    /// without asking it again for a while (a hung Redis costs each read its response timeout).
+    unreachable: Arc<horst_store::UnreachableHold>,
 }
 
 /// A tool's answer: its JSON, and for `render_map` with `image: true` a PNG picture.
@@ -350,7 +348,7 @@ impl Gateway {
             refusals,
             stopping: None,
             last_mode: Arc::default(),
-            unreachable_until: Arc::default(),
+            unreachable: Arc::new(horst_store::UnreachableHold::new(MODE_UNREACHABLE_HOLD)),
         }
     }
 
@@ -373,27 +371,17 @@ impl Gateway {
             3 => Some(GatewayMode::On),
             _ => None,
         };
-        let until = || {
-            self.unreachable_until
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-        };
         // Found unreachable: the remembered mode holds for a moment without asking (a hung
         // Redis answers nothing within its response timeout of seconds, and every ping would
         // wait that long), and then one request asks again while the others still use it.
         if let Some(m) = remembered() {
-            let now = std::time::Instant::now();
-            let mut held = until();
-            if let Some(t) = *held {
-                if now < t {
-                    return Ok(m);
-                }
-                *held = Some(now + MODE_PROBE_HOLD);
+            if !self.unreachable.ask(std::time::Instant::now()) {
+                return Ok(m);
             }
         }
         match mode(&self.store, &self.config).await {
             Ok(m) => {
-                *until() = None;
+                self.unreachable.answered();
                 let n = match m {
                     GatewayMode::Off => 1,
                     GatewayMode::ReadOnly => 2,
@@ -403,7 +391,7 @@ impl Gateway {
                 Ok(m)
             }
             Err(e) if horst_store::is_unreachable(&e) => {
-                *until() = Some(std::time::Instant::now() + MODE_UNREACHABLE_HOLD);
+                self.unreachable.unreachable(std::time::Instant::now());
                 remembered().ok_or(e)
             }
             Err(e) => Err(e),

@@ -120,18 +120,16 @@ struct Inner {
     refused: Mutex<Refusals>,
     /// Counting in this process because Redis cannot (see the module doc).
     local: AtomicBool,
-    /// While counting locally: until when Redis is not asked again (a hung Redis answers
+    /// While counting locally: Redis is not asked again for a while (a hung Redis answers
     /// nothing within its response timeout of seconds, and every request would wait that
     /// long before being counted here); then one request asks while the others count here.
-    local_until: Mutex<Option<Instant>>,
+    hold: horst_store::UnreachableHold,
     logs: Mutex<LocalLogs>,
 }
 
 /// How long Redis is not asked again after it could not count a request (longer than its
-/// response timeout)...
+/// response timeout), and while one request asks it again.
 const LOCAL_HOLD: Duration = Duration::from_secs(10);
-/// ... and while one request asks it again.
-const PROBE_HOLD: Duration = Duration::from_secs(10);
 
 /// The in-process sliding logs used while Redis cannot count: (limit, subject hash) ->
 /// times of accepted requests.
@@ -148,7 +146,7 @@ impl BurstLimits {
                 counter: AtomicU64::new(0),
                 refused: Mutex::new(HashMap::new()),
                 local: AtomicBool::new(false),
-                local_until: Mutex::new(None),
+                hold: horst_store::UnreachableHold::new(LOCAL_HOLD),
                 logs: Mutex::new(HashMap::new()),
             }),
         }
@@ -166,18 +164,8 @@ impl BurstLimits {
             }));
         }
         let inner = &self.inner;
-        if inner.local.load(Ordering::Relaxed) {
-            let held = {
-                let mut until = inner.local_until.lock().unwrap_or_else(|p| p.into_inner());
-                let held = until.is_some_and(|t| now < t);
-                if !held {
-                    *until = Some(now + PROBE_HOLD);
-                }
-                held
-            };
-            if held {
-                return self.count_locally(limit, hash, now);
-            }
+        if inner.local.load(Ordering::Relaxed) && !inner.hold.ask(now) {
+            return self.count_locally(limit, hash, now);
         }
         let member = format!(
             "{:016x}-{}",
@@ -195,6 +183,7 @@ impl BurstLimits {
             .await;
         let (accepted, retry_ms) = match counted {
             Ok(r) => {
+                inner.hold.answered();
                 if inner.local.swap(false, Ordering::Relaxed) {
                     tracing::info!("burst limits are counted in Redis again");
                     inner.logs.lock().unwrap_or_else(|p| p.into_inner()).clear();
@@ -202,8 +191,7 @@ impl BurstLimits {
                 r
             }
             Err(e) if horst_store::is_unreachable(&e) => {
-                *inner.local_until.lock().unwrap_or_else(|p| p.into_inner()) =
-                    Some(Instant::now() + LOCAL_HOLD);
+                inner.hold.unreachable(Instant::now());
                 if !inner.local.swap(true, Ordering::Relaxed) {
                     tracing::warn!(error = %e, "cannot count burst limits in Redis; counting in this process until it can (the limits hold per process meanwhile)");
                 }

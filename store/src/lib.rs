@@ -28,6 +28,7 @@ mod primary;
 pub mod random;
 pub mod script;
 pub mod trail;
+mod unreachable;
 pub use cluster::{Conn, Group};
 pub use delayed::{DelayedSet, Popped, LEASE as DELAYED_LEASE};
 pub use durable::{DurableConn, DURABLE_CONNS};
@@ -37,6 +38,7 @@ pub use primary::{RedisTarget, SentinelTarget};
 /// The error of every Redis call, for crates that handle it without talking to Redis
 /// themselves (the HTTP API: [`is_unreachable`] tells an outage from a bug).
 pub use redis::RedisError;
+pub use unreachable::UnreachableHold;
 
 /// Redis errors, as horst reports them (without credentials: the URL is never included).
 #[derive(Debug, thiserror::Error)]
