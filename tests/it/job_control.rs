@@ -684,11 +684,7 @@ async fn an_admin_listing_into_a_closed_pipe_ends_quietly() {
 /// failed job's code without its message.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_admin_pages_job_view_pages_and_says_why_a_job_ended() {
-    let app = spawn_app_with(|c| {
-        c.gateway.admin_token = ADMIN_TOKEN.into();
-        c.server.web_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web").into();
-    })
-    .await;
+    let app = job_view_app().await;
     for n in 0..120 {
         let job = match app
             .queue
@@ -797,6 +793,15 @@ async fn the_admin_pages_job_view_pages_and_says_why_a_job_ended() {
     );
 }
 
+/// An app with the admin token and the web pages: the job view's tests.
+async fn job_view_app() -> TestApp {
+    spawn_app_with(|c| {
+        c.gateway.admin_token = ADMIN_TOKEN.into();
+        c.server.web_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web").into();
+    })
+    .await
+}
+
 /// An operator signed in on `/admin` with the admin token, on the job view: the browser (kept
 /// alive by the caller) and its tab.
 async fn signed_in_job_view(
@@ -843,11 +848,7 @@ async fn signed_in_job_view(
 /// is then found by its id.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_job_views_cancel_button_is_on_a_1280_px_screen_and_cancels() {
-    let app = spawn_app_with(|c| {
-        c.gateway.admin_token = ADMIN_TOKEN.into();
-        c.server.web_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web").into();
-    })
-    .await;
+    let app = job_view_app().await;
     // Waiting (no worker runs): it has the button.
     let job = admit(
         &app,
@@ -1020,11 +1021,7 @@ async fn a_job_listing_of_an_account_that_does_not_exist_says_so() {
 /// in it), and once nothing shown waits or runs it stops reading. At 390 and 1280 px.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_job_view_follows_a_job_until_it_ends() {
-    let app = spawn_app_with(|c| {
-        c.gateway.admin_token = ADMIN_TOKEN.into();
-        c.server.web_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web").into();
-    })
-    .await;
+    let app = job_view_app().await;
     let job = admit(
         &app,
         JobKind::Simulate,
