@@ -327,7 +327,11 @@ pub async fn run_with_probe(
                     } else {
                         tracing::info!(game = %game, session = ?v.session_id, status = %v.status, "closing table");
                     }
-                    end_if_live(relay, &r.last_view).await;
+                    // Closed first, then the view read again: a session a create or
+                    // rematch makes from here on is ended by the call itself.
+                    r.table.mark_closed();
+                    let now_view = r.table.view.borrow().clone();
+                    end_if_live(relay, &now_view).await;
                     r.table.close(&browser).await;
                 }
             }
@@ -427,13 +431,17 @@ async fn check_backend_files(
     Ok(())
 }
 
+/// Ends what the table hosts: the session its page reports live, and one its last create or
+/// rematch made that the page has not reported yet (made a moment before the house stopped).
 async fn end_if_live(relay: &Relay, v: &TableView) {
-    if let Some(sid) = &v.session_id {
-        if v.status == "waiting" || v.status == "active" {
-            let r = relay.end_host_left(sid).await;
-            if r.status != 200 {
-                tracing::debug!(session = %sid, status = r.status, "end on leave not accepted");
-            }
+    let live = v
+        .session_id
+        .as_deref()
+        .filter(|_| v.status == "waiting" || v.status == "active");
+    for sid in live.into_iter().chain(v.unreported_session()) {
+        let r = relay.end_host_left(sid).await;
+        if r.status != 200 {
+            tracing::debug!(session = %sid, status = r.status, "end on leave not accepted");
         }
     }
 }

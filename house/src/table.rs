@@ -126,6 +126,11 @@ pub struct TableView {
     /// What the page itself says went wrong (its view's `error`: creating the session
     /// failed, its ops were refused), for the log.
     pub page_error: Option<String>,
+    /// The session the table's latest create or rematch made, recorded as soon as the backend
+    /// answered and before the page hears of it. Until the page reports it, this is the only
+    /// trace of it: a house stopping in that moment ends it from here
+    /// ([`TableView::unreported_session`]).
+    pub made_session: Option<String>,
 }
 
 impl TableView {
@@ -145,7 +150,16 @@ impl TableView {
             dead: false,
             load_error: None,
             page_error: s("error").filter(|e| !e.is_empty()),
+            made_session: None,
         }
+    }
+
+    /// The session a create or rematch made that the page has not reported yet (its view still
+    /// names no session, or the one before a rematch).
+    pub fn unreported_session(&self) -> Option<&str> {
+        self.made_session
+            .as_deref()
+            .filter(|m| self.session_id.as_deref() != Some(*m))
     }
 }
 
@@ -430,9 +444,11 @@ async fn run(
                         let new = TableView::from_page(&v);
                         view.send_modify(|cur| {
                             let (auth, load) = (cur.auth_refused, cur.load_error.take());
+                            let made = cur.made_session.take();
                             *cur = new;
                             cur.auth_refused = auth;
                             cur.load_error = load;
+                            cur.made_session = made;
                         });
                     }
                     Ok(PageRequest::Call { id, call }) => {
@@ -445,10 +461,27 @@ async fn run(
                         );
                         tokio::spawn(async move {
                             let reply = r.perform(&call).await;
-                            if closed.load(std::sync::atomic::Ordering::SeqCst) {
+                            // Record the session this call made and look at `closed` under the
+                            // view's lock: a house stopping marks the table closed and then
+                            // reads the view, so either it sees the session here and ends it,
+                            // or this sees `closed` and ends it. Checked outside the lock, a
+                            // session made just before the stop was ended by nobody and stayed
+                            // joinable with no page behind it.
+                            let made = made_session(&call, &reply);
+                            let mut was_closed = false;
+                            view.send_modify(|v| {
+                                if let Some(sid) = &made {
+                                    v.made_session = Some(sid.clone());
+                                }
+                                was_closed = closed.load(std::sync::atomic::Ordering::SeqCst);
+                            });
+                            if was_closed {
                                 // Nobody hosts what this call made: a joinable house table
                                 // with no page behind it, until host_disconnected 90 s on.
-                                abandon(&r, &call, &reply).await;
+                                if let Some(sid) = made {
+                                    tracing::info!(session = %sid, "a session made for a table closed meanwhile; ending it");
+                                    let _ = r.end_host_left(&sid).await;
+                                }
                                 return;
                             }
                             if reply.status == 401 || reply.status == 403 {
@@ -504,27 +537,21 @@ struct Shared {
     closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
-/// Ends the session a create or rematch made for a table that was closed meanwhile.
-async fn abandon(relay: &Relay, call: &relay::BridgeCall, reply: &relay::Reply) {
+/// The session a successful create or rematch made, from the backend's answer.
+fn made_session(call: &relay::BridgeCall, reply: &relay::Reply) -> Option<String> {
     use relay::BridgeCall;
     if !matches!(
         call,
         BridgeCall::CreateSession { .. } | BridgeCall::Rematch { .. }
     ) || !(200..300).contains(&reply.status)
     {
-        return;
+        return None;
     }
-    let made: Option<String> = serde_json::from_str::<Value>(&reply.body)
-        .ok()
-        .and_then(|v| {
-            v.get("sessionId")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        });
-    if let Some(sid) = made {
-        tracing::info!(session = %sid, "a session made for a table closed meanwhile; ending it");
-        let _ = relay.end_host_left(&sid).await;
-    }
+    serde_json::from_str::<Value>(&reply.body)
+        .ok()?
+        .get("sessionId")?
+        .as_str()
+        .map(str::to_string)
 }
 
 /// The script that hands the page `reply`: status, body and Retry-After (`null` if none).
@@ -694,5 +721,49 @@ mod tests {
             v.page_error.as_deref(),
             Some("creating the session failed: HTTP 503")
         );
+    }
+
+    #[test]
+    fn a_session_made_but_not_reported_is_known() {
+        let ok = |body: &str| relay::Reply {
+            status: 201,
+            body: body.into(),
+            retry_after_ms: None,
+        };
+        let create = relay::BridgeCall::CreateSession { config: json!({}) };
+        let rematch = relay::BridgeCall::Rematch {
+            session_id: "ses_1".into(),
+        };
+        let ops = relay::BridgeCall::Ops {
+            session_id: "ses_1".into(),
+            ops: json!([]),
+        };
+        assert_eq!(
+            made_session(&create, &ok(r#"{"sessionId":"ses_2"}"#)).as_deref(),
+            Some("ses_2")
+        );
+        assert_eq!(
+            made_session(&rematch, &ok(r#"{"sessionId":"ses_3"}"#)).as_deref(),
+            Some("ses_3")
+        );
+        // Only a create or rematch the backend accepted makes one.
+        assert_eq!(made_session(&ops, &ok(r#"{"sessionId":"ses_2"}"#)), None);
+        let refused = relay::Reply {
+            status: 409,
+            ..ok(r#"{"sessionId":"ses_2"}"#)
+        };
+        assert_eq!(made_session(&create, &refused), None);
+
+        // The page has not reported it: no session yet, or still the one before a rematch.
+        let mut v = TableView {
+            made_session: Some("ses_2".into()),
+            ..TableView::default()
+        };
+        assert_eq!(v.unreported_session(), Some("ses_2"));
+        v.session_id = Some("ses_1".into());
+        assert_eq!(v.unreported_session(), Some("ses_2"));
+        // Reported: the page's view is what says whether it is live.
+        v.session_id = Some("ses_2".into());
+        assert_eq!(v.unreported_session(), None);
     }
 }
