@@ -205,11 +205,8 @@ impl Config {
                 .span()
                 .map(|s| format!(" (line {})", line_of(text, s.start)))
                 .unwrap_or_default();
-            ConfigError::new(
-                setting,
-                origin,
-                format!("{}{line}", plain_types(e.message().trim())),
-            )
+            let message = format!("{}{line}", type_error(&setting, e.message().trim()));
+            ConfigError::new(setting, origin, message)
         })
     }
 
@@ -237,8 +234,13 @@ impl Config {
                     unknown_env_message(name, &known),
                 ));
             };
-            let value = parse_env_value(raw, current)
-                .map_err(|msg| ConfigError::new(path.clone(), Origin::Env(name.clone()), msg))?;
+            let value = parse_env_value(raw, current).map_err(|msg| {
+                let msg = match Config::declared_range(path) {
+                    Some((min, max)) => format!("{msg}; accepted: {min} to {max}"),
+                    None => msg,
+                };
+                ConfigError::new(path.clone(), Origin::Env(name.clone()), msg)
+            })?;
             set_leaf(&mut merged, path, value.clone());
             from_env.push((path.clone(), name.clone()));
             singles.push((path.clone(), name.clone(), value));
@@ -254,7 +256,7 @@ impl Config {
                     (
                         path.clone(),
                         Origin::Env(name.clone()),
-                        plain_types(e.message().trim()),
+                        type_error(path, e.message().trim()),
                     )
                 })
             });
@@ -401,7 +403,7 @@ impl Config {
             );
         }
         for (setting, check) in self.range_checks() {
-            if let Err(m) = check {
+            if let Err(m) = check.result() {
                 return fail(setting, m);
             }
         }
@@ -817,6 +819,46 @@ fn setting_at_span(text: &str, span: Option<std::ops::Range<usize>>) -> Option<S
 
 #[cfg(test)]
 mod tests;
+
+impl Config {
+    /// The whole numbers `setting` accepts, if it has a range of its own (`worker.slots`: 1
+    /// to 256). A range that depends on another setting is given for that one's default.
+    pub fn declared_range(setting: &str) -> Option<(u64, u64)> {
+        Config::default()
+            .range_checks()
+            .into_iter()
+            .find(|(s, _)| *s == setting)
+            .and_then(|(_, check)| match check {
+                Check::Range { min, max, .. } => Some((min, max)),
+                Check::Rule(_) => None,
+            })
+    }
+}
+
+/// A type error on `setting` in words an operator can act on ([`plain_types`]), with the
+/// setting's own range where it has one: `-1` for `worker.slots` was told "expected a whole
+/// number from 0 to 4294967295" (its Rust type's), and 300 then failed again, on 1 to 256.
+fn type_error(setting: &str, message: &str) -> String {
+    let mut out = plain_types(message);
+    if let Some((min, max)) = Config::declared_range(setting) {
+        const TYPE_RANGES: [&str; 4] = [
+            "a whole number from 0 to 255",
+            "a whole number from 0 to 65535",
+            "a whole number from 0 to 4294967295",
+            "a whole number, 0 or more",
+        ];
+        for words in TYPE_RANGES {
+            if let Some(at) = out.find(words) {
+                out.replace_range(
+                    at..at + words.len(),
+                    &format!("a whole number from {min} to {max}"),
+                );
+                break;
+            }
+        }
+    }
+    out
+}
 
 /// A type error's Rust type names in words an operator can act on: "expected u16" said
 /// nothing about what to write.

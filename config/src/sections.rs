@@ -580,7 +580,7 @@ impl Default for HouseConfig {
 
 impl Config {
     /// Numeric settings and their accepted ranges.
-    pub(crate) fn range_checks(&self) -> Vec<(&'static str, Result<(), String>)> {
+    pub(crate) fn range_checks(&self) -> Vec<(&'static str, Check)> {
         let q = &self.queue;
         vec![
             (
@@ -593,12 +593,13 @@ impl Config {
             ),
             (
                 "server.idle_timeout_seconds",
-                range(
+                Check::Rule(range(
                     self.server.idle_timeout_seconds,
                     1,
                     self.server.header_read_timeout_seconds.max(1),
                 )
-                .map_err(|m| format!("{m} (it cannot exceed server.header_read_timeout_seconds, whose timer also runs between requests)")),
+                .result()
+                .map_err(|m| format!("{m} (it cannot exceed server.header_read_timeout_seconds, whose timer also runs between requests)"))),
             ),
             (
                 "server.body_timeout_seconds",
@@ -630,10 +631,10 @@ impl Config {
                 // Below an idle worker's own memory every child would be killed on its first
                 // look and started again for ever.
                 match self.worker.memory_limit_mib {
-                    0 => Ok(()),
-                    v => range(v, WorkerConfig::WORKER_BASE_MIB, 1 << 30).map_err(|e| {
+                    0 => Check::Rule(Ok(())),
+                    v => Check::Rule(range(v, WorkerConfig::WORKER_BASE_MIB, 1 << 30).result().map_err(|e| {
                         format!("{e} (or 0 for the default: {} MiB + slots x worker.job_memory_mib); a worker process alone needs about {} MiB", WorkerConfig::WORKER_BASE_MIB, WorkerConfig::WORKER_BASE_MIB)
-                    }),
+                    })),
                 },
             ),
             (
@@ -759,7 +760,7 @@ impl Config {
             ),
             (
                 "gateway.admin_token",
-                admin_token(&self.gateway.admin_token),
+                Check::Rule(admin_token(&self.gateway.admin_token)),
             ),
             (
                 "house.max_tables",
@@ -779,12 +780,29 @@ fn admin_token(token: &str) -> Result<(), String> {
     }
 }
 
-fn range(value: u64, min: u64, max: u64) -> Result<(), String> {
-    if (min..=max).contains(&value) {
-        Ok(())
-    } else {
-        Err(format!("{value} is out of range; accepted: {min} to {max}"))
+/// One setting's check ([`Config::range_checks`]).
+pub(crate) enum Check {
+    /// A whole number from `min` to `max`: a type error on the setting names this range
+    /// rather than its Rust type's ([`Config::declared_range`]).
+    Range { value: u64, min: u64, max: u64 },
+    /// Any other rule.
+    Rule(Result<(), String>),
+}
+
+impl Check {
+    pub(crate) fn result(&self) -> Result<(), String> {
+        match self {
+            Check::Range { value, min, max } if !(min..=max).contains(&value) => {
+                Err(format!("{value} is out of range; accepted: {min} to {max}"))
+            }
+            Check::Range { .. } => Ok(()),
+            Check::Rule(r) => r.clone(),
+        }
     }
+}
+
+fn range(value: u64, min: u64, max: u64) -> Check {
+    Check::Range { value, min, max }
 }
 
 /// Parses `10.0.0.0/8`, `::1/128` or a bare address.

@@ -56,17 +56,31 @@ fn unknown_key_is_refused_with_the_known_ones() {
 fn wrong_type_is_refused() {
     let e = from_toml("[worker]\nslots = \"many\"\n").unwrap_err();
     assert_eq!(e.setting, "worker.slots");
-    // What to write, not the Rust type ("expected u32").
+    // What to write, not the Rust type ("expected u32"), and the setting's own range, not
+    // the type's (0 to 4294967295, where 300 then failed again).
     assert!(
-        e.message
-            .contains("expected a whole number from 0 to 4294967295"),
+        e.message.contains("expected a whole number from 1 to 256"),
         "{e}"
     );
+    let e = from_toml("[worker]\nslots = -1\n").unwrap_err();
+    assert!(
+        e.message.contains("expected a whole number from 1 to 256"),
+        "{e}"
+    );
+    // A setting without a range of its own keeps its type's.
+    let e = from_toml("[worker]\nmemory_limit_mib = -1\n").unwrap_err();
+    assert!(e.message.contains("0 or more"), "{e}");
     let e = from_toml("[redis]\nallow_eviction = \"yes\"\n").unwrap_err();
     assert!(e.message.contains("expected true or false"), "{e}");
     let e = from_toml("[server]\nlisten = 8080\n").unwrap_err();
     assert!(e.message.contains("expected a string in quotes"), "{e}");
     let e = from_toml("[server]\nmax_connections = 1.5\n").unwrap_err();
+    assert!(
+        e.message
+            .contains("expected a whole number from 1 to 1000000"),
+        "{e}"
+    );
+    let e = from_toml("[quotas]\nstorage_total_bytes = 1.5\n").unwrap_err();
     assert!(
         e.message.contains("expected a whole number, 0 or more"),
         "{e}"
@@ -162,6 +176,13 @@ fn bad_env_value_names_the_variable() {
         .unwrap_err();
     assert_eq!(e.setting, "worker.slots");
     assert_eq!(e.origin, Origin::Env("HORST_WORKER_SLOTS".into()));
+    assert!(e.message.contains("accepted: 1 to 256"), "{e}");
+    // -1 for a u32 fails the type, not the range check: still the setting's own range.
+    let e = Config::default()
+        .with_env(&env(&[("HORST_WORKER_SLOTS", "-1")]))
+        .unwrap_err();
+    assert_eq!(e.origin, Origin::Env("HORST_WORKER_SLOTS".into()));
+    assert!(e.message.contains("from 1 to 256"), "{e}");
 
     let e = Config::default()
         .with_env(&env(&[("HORST_LOG_FORMAT", "xml")]))
