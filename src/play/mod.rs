@@ -332,7 +332,8 @@ async fn play(
         status: snap.status.as_str().to_string(),
         seed: (args.policy == Policy::Random).then_some(seed),
     });
-    let mut agent = Agent::new(args.policy, seed, args.rounds, &id);
+    let mut agent = Agent::new(args.policy, seed, args.rounds, &id)
+        .seeking(args.seek && args.session.is_none());
     let mut snap = snap;
     loop {
         let round = snap.round;
@@ -401,6 +402,33 @@ async fn play(
                     rounds: agent.rounds_done(),
                 });
                 return Ok(());
+            }
+            Next::Reseek { session_id } => {
+                let a = retrying(out, "leaving", || client.leave(&session_id)).await?;
+                if a.ok() {
+                    out.emit(&Event::Left {
+                        session_id,
+                        why: "every other player gave up the rematch; seeking another table".into(),
+                    });
+                }
+                let game = args.game.as_deref().unwrap_or_default();
+                // The house opens a table within seconds: wait at least one seek's 25 s.
+                let wait = Duration::from_secs(args.wait_for_table.max(25));
+                let (id, fresh) =
+                    seek_and_join(args, client, out, game, Instant::now() + wait).await?;
+                current.lock().unwrap().session = Some(id.clone());
+                out.emit(&Event::Joined {
+                    session_id: id.clone(),
+                    game: args.game.clone(),
+                    player_id: fresh.player_id.clone(),
+                    seat: fresh.seat,
+                    round: fresh.round,
+                    as_name: fresh.me().and_then(|p| p.as_name.clone()),
+                    status: fresh.status.as_str().to_string(),
+                    seed: None,
+                });
+                agent.moved_to(&id);
+                snap = fresh;
             }
             Next::Stop => {
                 out.emit(&Event::Done {
