@@ -205,15 +205,15 @@ pub fn run(args: PlayArgs, common: &crate::CommonArgs) -> ExitCode {
     let result = runtime.block_on(async {
         tokio::select! {
             r = play(&args, &client, &out, current.clone()) => Some(r),
-            _ = tokio::signal::ctrl_c() => None,
+            _ = stop_signal() => None,
         }
     });
     match result {
         Some(Ok(())) => ExitCode::SUCCESS,
         Some(Err(f)) => report(f),
         None => {
-            // Ctrl-C: give the seat back (forfeiting a running game) rather than let the
-            // others wait for our clock.
+            // Ctrl-C or SIGTERM: give the seat back (forfeiting a running game) rather than
+            // let the others wait for our clock, or for good at a table without one.
             let now = current.lock().unwrap().clone();
             if let Some(id) = now.session {
                 let left = runtime.block_on(async {
@@ -231,6 +231,23 @@ pub fn run(args: PlayArgs, common: &crate::CommonArgs) -> ExitCode {
                 rounds: now.rounds,
             });
             ExitCode::from(EXIT_INTERRUPTED)
+        }
+    }
+}
+
+/// Ctrl-C (SIGINT) or SIGTERM (`kill`, `timeout`, a service manager's stop): both end the
+/// run the same way. SIGTERM killed it without giving the seat back.
+async fn stop_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
         }
     }
 }

@@ -622,3 +622,42 @@ async fn a_seeker_left_alone_at_a_rematch_seeks_again() {
     hosting.abort();
     hosting2.abort();
 }
+
+/// SIGTERM (`kill`, `timeout`, a service manager's stop) gives the seat back as Ctrl-C does:
+/// the running game ends at once as the agent's forfeit, and the run exits with 130. It
+/// killed the process without a word: at a table without a turn clock (the house's, by
+/// default) the opponent waited for good and the game was never rated.
+#[tokio::test]
+async fn sigterm_gives_the_seat_back_like_ctrl_c() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 1).await;
+    let table = open_table(&host, false).await;
+    agents[0].join(&table).await;
+    let t_a = play_token(&app, "Ann", &["play"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = play(&app, &t_a, false, &["--session", &table], dir.path());
+    stdout_line(&mut a, "\"round\"", Duration::from_secs(60)).await;
+    let me = of_kind(&events(&a), "joined")[0]["playerId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    a.signal(libc::SIGTERM);
+    let code = exit_code(&mut a, Duration::from_secs(60)).await;
+    assert_eq!(
+        code,
+        130,
+        "stdout:\n{}\nstderr:\n{}",
+        a.stdout(),
+        a.stderr()
+    );
+    let ev = events(&a);
+    let left = of_kind(&ev, "left");
+    assert_eq!(left.len(), 1, "{ev:?}");
+    assert_eq!(left[0]["sessionId"], table.as_str());
+    assert_eq!(left[0]["why"], "interrupted");
+    assert_eq!(ev.last().unwrap()["reason"], "interrupted", "{ev:?}");
+    let s = agents[0].state(&table, 0.0).await;
+    assert_eq!(s["status"], "finished", "{s}");
+    assert_eq!(s["result"]["forfeitedBy"], me.as_str(), "{s}");
+    assert_eq!(s["result"]["winner"], s["playerId"], "{s}");
+}
