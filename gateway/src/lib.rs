@@ -422,6 +422,7 @@ impl Gateway {
                 let capabilities = protocol::Capabilities {
                     resources: offer.any_resource(),
                     prompts: offer.resources,
+                    apps: offer.apps,
                 };
                 return Reply::Json(protocol::success(
                     id,

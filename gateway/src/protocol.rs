@@ -213,7 +213,13 @@ pub struct Capabilities {
     pub resources: bool,
     /// `prompts/list`, `prompts/get`.
     pub prompts: bool,
+    /// The MCP App: the `io.modelcontextprotocol/ui` extension (SEP-1865), named under
+    /// `extensions` (SEP-2133) with the app's MIME type.
+    pub apps: bool,
 }
+
+/// The MCP Apps extension's identifier.
+pub const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";
 
 /// The `initialize` result.
 pub fn initialize_result(params: Option<&Value>, instructions: &str, offer: Capabilities) -> Value {
@@ -226,6 +232,10 @@ pub fn initialize_result(params: Option<&Value>, instructions: &str, offer: Capa
     }
     if offer.prompts {
         capabilities["prompts"] = json!({ "listChanged": false });
+    }
+    if offer.apps {
+        capabilities["extensions"] =
+            json!({ UI_EXTENSION: { "mimeTypes": [crate::player::MIME] } });
     }
     json!({
         "protocolVersion": negotiate(requested),
@@ -285,10 +295,15 @@ mod tests {
             Capabilities {
                 resources: true,
                 prompts: true,
+                apps: true,
             },
         );
         assert_eq!(all["capabilities"]["resources"]["subscribe"], false);
         assert_eq!(all["capabilities"]["prompts"]["listChanged"], false);
+        assert_eq!(
+            all["capabilities"]["extensions"][UI_EXTENSION]["mimeTypes"],
+            json!(["text/html;profile=mcp-app"])
+        );
     }
 
     #[test]

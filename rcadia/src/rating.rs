@@ -12,7 +12,8 @@
 //!
 //! Which games count ([`rated_game`]): tables hosted by the house (a third-party host could
 //! fake results) between two different agents, of a game with a plain id; `winner: null` (or
-//! none) is a draw; nothing for games the host ended (`host_disconnected`, `host_left`); at
+//! none) is a draw; nothing for games the host ended (`host_disconnected`, `host_left`) or
+//! that every player forfeited at once (`forfeitedByAll`: both clocks ran out); at
 //! most [`PAIR_GAMES_PER_DAY`] games of one pair of agents a day (`leaderboard.rs`).
 
 use horst_sessions::{HostKind, Session};
@@ -271,6 +272,17 @@ pub fn rated_game(
     let [a, b] = players else { return None };
     let (aa, ab) = (a.agent.as_deref()?, b.agent.as_deref()?);
     if aa == ab || !is_agent_id(aa) || !is_agent_id(ab) {
+        return None;
+    }
+    // Every player forfeited at once (both clocks of a simultaneous turn ran out: the
+    // platform's `forfeitedByAll`): neither played the game, so it is no draw between them.
+    let forfeited = |p: &Seat| {
+        result
+            .and_then(|r| r.get("forfeitedByAll"))
+            .and_then(Value::as_array)
+            .is_some_and(|all| all.iter().any(|f| *f == p.player_id.as_str()))
+    };
+    if forfeited(a) && forfeited(b) {
         return None;
     }
     let winner = result.and_then(|r| r.get("winner")).unwrap_or(&Value::Null);
@@ -572,6 +584,26 @@ mod tests {
         );
         let odd = json!({"winner": "p_9"});
         assert!(no(Some("chess"), HostKind::House, None, &two, &odd));
+        // Both clocks ran out at once: nobody played it.
+        let both = json!({"winner": null, "reason": "timeout", "forfeitedBy": "p_0", "forfeitedByAll": ["p_0", "p_1"]});
+        assert!(
+            no(Some("rps"), HostKind::House, Some("timeout"), &two, &both),
+            "every player forfeited"
+        );
+        let one = json!({"winner": "p_1", "reason": "timeout", "forfeitedBy": "p_0"});
+        assert_eq!(
+            rated_game(
+                Some("rps"),
+                HostKind::House,
+                Some("timeout"),
+                &two,
+                Some(&one)
+            )
+            .unwrap()
+            .score,
+            0.0,
+            "one forfeit is a loss"
+        );
     }
 
     #[test]

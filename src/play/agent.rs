@@ -20,6 +20,10 @@ pub enum Next {
     Follow { session_id: String },
     /// `POST /leave` on the session (opting out of the rematch), then stop.
     LeaveAndStop { session_id: String },
+    /// `POST /leave` on a rematch every other player gave up (as the house's reference
+    /// player does after a validation game), then seek a table again, and continue there
+    /// with [`Agent::moved_to`] (`--seek` only: without it the agent waits at the rematch).
+    Reseek { session_id: String },
     /// Stop: the series ended.
     Stop,
 }
@@ -60,6 +64,8 @@ struct Round {
     rejected_turn: u64,
     attempts: u32,
     last_opponent_move: Option<Value>,
+    /// A rematch we followed (not a table we joined or were seated at by a seek).
+    followed: bool,
 }
 
 /// The decision half of `horst play`.
@@ -71,6 +77,8 @@ pub struct Agent {
     rounds_done: u32,
     player_id: Option<String>,
     cur: Round,
+    /// Seek again rather than wait alone at a rematch every other player gave up.
+    reseek: bool,
 }
 
 impl Agent {
@@ -85,7 +93,25 @@ impl Agent {
                 session_id: session_id.to_string(),
                 ..Round::default()
             },
+            reseek: false,
         }
+    }
+
+    /// With `--seek`: a rematch every other player gave up is left for a new seek
+    /// ([`Next::Reseek`]). Without it an agent waits there: after a validation game the
+    /// reference player gives up its seat, and two agents that each played theirs waited at
+    /// two rematches for good, never at one table.
+    pub fn seeking(mut self, reseek: bool) -> Agent {
+        self.reseek = reseek;
+        self
+    }
+
+    /// Continues on `session_id`, a table a new seek seated us at (after [`Next::Reseek`]).
+    pub fn moved_to(&mut self, session_id: &str) {
+        self.cur = Round {
+            session_id: session_id.to_string(),
+            ..Round::default()
+        };
     }
 
     pub fn session_id(&self) -> &str {
@@ -147,6 +173,7 @@ impl Agent {
                 });
                 self.cur = Round {
                     session_id: next.clone(),
+                    followed: true,
                     ..Round::default()
                 };
                 return Ok((ev, Next::Follow { session_id: next }));
@@ -162,6 +189,16 @@ impl Agent {
                 ));
             }
             return Ok((ev, Next::Stop));
+        }
+
+        // Alone at a rematch we followed: every other player gave its seat up, and nobody
+        // who seeks a table is told to come here before a table where someone waits.
+        if self.reseek
+            && self.cur.followed
+            && s.status == Status::Waiting
+            && s.players.iter().all(|p| p.player_id == s.player_id)
+        {
+            return Ok((ev, Next::Reseek { session_id: sid }));
         }
 
         if s.your_turn {
@@ -588,6 +625,51 @@ mod tests {
             }
         );
         assert_eq!(a.rounds_done(), 2);
+    }
+
+    /// With `--seek`, a followed rematch every other player gave up is left for a new seek;
+    /// one whose opponent's seat is still reserved is waited at, and so is a table a seek
+    /// seated us at (others seeking are sent there), and any table without `--seek`.
+    #[test]
+    fn a_rematch_every_other_player_gave_up_is_left_for_a_seek() {
+        let over = json!({ "status": "finished", "nextSessionId": "ses_aaaa00000002",
+                           "result": { "winner": "p_me" } });
+        let me =
+            json!([{ "playerId": "p_me", "seat": 0, "asName": "Me", "you": true, "ready": true }]);
+        let reserved = json!({ "sessionId": "ses_aaaa00000002", "round": 2, "status": "waiting",
+                               "turn": 0, "state": null });
+        let mut alone = reserved.clone();
+        alone["players"] = me.clone();
+        for seek in [true, false] {
+            let mut a = agent(Policy::First, None).seeking(seek);
+            a.observe(&snap(over.clone())).unwrap();
+            let (_, next) = a.observe(&snap(reserved.clone())).unwrap();
+            assert!(matches!(next, Next::Poll { .. }), "{next:?}");
+            let (_, next) = a.observe(&snap(alone.clone())).unwrap();
+            if seek {
+                assert_eq!(
+                    next,
+                    Next::Reseek {
+                        session_id: "ses_aaaa00000002".into()
+                    }
+                );
+                a.moved_to("ses_aaaa00000009");
+                assert_eq!(a.session_id(), "ses_aaaa00000009");
+                // Alone at the table the seek found: wait there.
+                let mut found = alone.clone();
+                found["sessionId"] = json!("ses_aaaa00000009");
+                let (_, next) = a.observe(&snap(found)).unwrap();
+                assert!(matches!(next, Next::Poll { .. }), "{next:?}");
+            } else {
+                assert!(matches!(next, Next::Poll { .. }), "{next:?}");
+            }
+        }
+        // A first table a seek seated us at, alone: wait there.
+        let mut a = agent(Policy::First, None).seeking(true);
+        let mut first = alone.clone();
+        first["round"] = json!(1);
+        let (_, next) = a.observe(&snap(first)).unwrap();
+        assert!(matches!(next, Next::Poll { .. }), "{next:?}");
     }
 
     #[test]

@@ -205,15 +205,15 @@ pub fn run(args: PlayArgs, common: &crate::CommonArgs) -> ExitCode {
     let result = runtime.block_on(async {
         tokio::select! {
             r = play(&args, &client, &out, current.clone()) => Some(r),
-            _ = tokio::signal::ctrl_c() => None,
+            _ = stop_signal() => None,
         }
     });
     match result {
         Some(Ok(())) => ExitCode::SUCCESS,
         Some(Err(f)) => report(f),
         None => {
-            // Ctrl-C: give the seat back (forfeiting a running game) rather than let the
-            // others wait for our clock.
+            // Ctrl-C or SIGTERM: give the seat back (forfeiting a running game) rather than
+            // let the others wait for our clock, or for good at a table without one.
             let now = current.lock().unwrap().clone();
             if let Some(id) = now.session {
                 let left = runtime.block_on(async {
@@ -231,6 +231,23 @@ pub fn run(args: PlayArgs, common: &crate::CommonArgs) -> ExitCode {
                 rounds: now.rounds,
             });
             ExitCode::from(EXIT_INTERRUPTED)
+        }
+    }
+}
+
+/// Ctrl-C (SIGINT) or SIGTERM (`kill`, `timeout`, a service manager's stop): both end the
+/// run the same way. SIGTERM killed it without giving the seat back.
+async fn stop_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
         }
     }
 }
@@ -332,7 +349,8 @@ async fn play(
         status: snap.status.as_str().to_string(),
         seed: (args.policy == Policy::Random).then_some(seed),
     });
-    let mut agent = Agent::new(args.policy, seed, args.rounds, &id);
+    let mut agent = Agent::new(args.policy, seed, args.rounds, &id)
+        .seeking(args.seek && args.session.is_none());
     let mut snap = snap;
     loop {
         let round = snap.round;
@@ -401,6 +419,33 @@ async fn play(
                     rounds: agent.rounds_done(),
                 });
                 return Ok(());
+            }
+            Next::Reseek { session_id } => {
+                let a = retrying(out, "leaving", || client.leave(&session_id)).await?;
+                if a.ok() {
+                    out.emit(&Event::Left {
+                        session_id,
+                        why: "every other player gave up the rematch; seeking another table".into(),
+                    });
+                }
+                let game = args.game.as_deref().unwrap_or_default();
+                // The house opens a table within seconds: wait at least one seek's 25 s.
+                let wait = Duration::from_secs(args.wait_for_table.max(25));
+                let (id, fresh) =
+                    seek_and_join(args, client, out, game, Instant::now() + wait).await?;
+                current.lock().unwrap().session = Some(id.clone());
+                out.emit(&Event::Joined {
+                    session_id: id.clone(),
+                    game: args.game.clone(),
+                    player_id: fresh.player_id.clone(),
+                    seat: fresh.seat,
+                    round: fresh.round,
+                    as_name: fresh.me().and_then(|p| p.as_name.clone()),
+                    status: fresh.status.as_str().to_string(),
+                    seed: None,
+                });
+                agent.moved_to(&id);
+                snap = fresh;
             }
             Next::Stop => {
                 out.emit(&Event::Done {

@@ -1472,3 +1472,96 @@ async fn a_rated_game_puts_both_agents_in_the_idle_index() {
     assert_eq!(board["standings"], json!([]), "{board}");
     assert_eq!(board["provisional"].as_array().unwrap().len(), 2, "{board}");
 }
+
+/// Both clocks of a simultaneous turn run out at once at a house table (the result names
+/// both in `forfeitedByAll`, `winner: null`): neither agent played the game, so it is not
+/// rated (not queued, no history entry), and a game the two then play is rated as usual.
+/// It was rated as a draw: a game nobody played moved the better agent's rating down.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_every_player_forfeited_at_once_is_not_rated() {
+    let app = app_with(|_| {}).await;
+    let (house, agents) = house_and_agents(&app, &["Sleepy", "Drowsy"]).await;
+    let anon = Client {
+        token: String::new(),
+        ..agents[0].clone()
+    };
+    let config =
+        two_player(json!({ "simultaneous": true, "turnTimeout": 0.5, "maxTurnTimeouts": 1 }));
+    let (st, v) = house
+        .post(
+            BRIDGE,
+            json!({ "config": config, "gameId": GAME, "gameTitle": "Duel" }),
+        )
+        .await;
+    assert_eq!(st, 201, "{v}");
+    let id = serde_json::from_value::<CreatedResponse>(v)
+        .unwrap()
+        .session_id;
+    let mut pids = Vec::new();
+    for a in &agents {
+        let snap: AgentSnapshot = serde_json::from_value(a.join(&id).await).unwrap();
+        pids.push(snap.player_id);
+    }
+    let mut after = until_game_start(&house, &id).await;
+    house
+        .ops(
+            &id,
+            json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] },
+                   { "op": "legal_actions", "playerId": pids[1], "actions": ["x"] }]),
+        )
+        .await;
+    // Neither acts: both clocks run out, and the platform ends the game.
+    let deadline = Instant::now() + LONG;
+    let end = loop {
+        let p = house.pending(&id, after, 3.0).await;
+        after = max_seq(&p, after);
+        if let Some(e) = entries(&p)
+            .into_iter()
+            .find(|e| e["event"] == "session_end")
+        {
+            break e;
+        }
+        assert!(Instant::now() < deadline, "the game never ended");
+    };
+    assert_eq!(end["result"]["winner"], Value::Null, "{end}");
+    assert_eq!(
+        end["result"]["forfeitedByAll"],
+        json!([pids[0], pids[1]]),
+        "{end}"
+    );
+    // The write that ended it queues a rated game (atomically): this one is not queued,
+    // and was not rated either (a rater takes a game off the queue only after rating it).
+    let store = &app.store;
+    let queued: Option<f64> = redis::cmd("ZSCORE")
+        .arg(store.key_in_bucket(store.bucket_of(&id), "ratings:pending"))
+        .arg(&id)
+        .query_async(&mut store.conn())
+        .await
+        .unwrap();
+    assert_eq!(queued, None, "queued for rating");
+
+    // A game they then play is rated, and it is the only one in either history.
+    let played = play_duel(&house, [&agents[0], &agents[1]], 0, 0, Duration::ZERO).await;
+    let board = leaderboard_until(&anon, "both rated", |v| listed(v).len() == 2).await;
+    for (name, wins) in [("Sleepy", 1), ("Drowsy", 0)] {
+        let s = standing(&board, name);
+        assert_eq!(
+            (s["games"].as_u64(), s["draws"].as_u64()),
+            (Some(1), Some(0)),
+            "{board}"
+        );
+        assert_eq!(s["wins"], wins, "{board}");
+        let agent = s["agent"].as_str().unwrap();
+        let page = agent_until(&anon, agent, "its game in the history", |v| {
+            v["history"].as_array().is_some_and(|h| !h.is_empty())
+        })
+        .await;
+        let ids: Vec<&str> = page["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["sessionId"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, [played.as_str()], "{page}");
+    }
+}

@@ -765,3 +765,46 @@ async fn with_redis_hung_store_free_calls_do_not_each_wait_for_it() {
     // Redis is back: the mode is read from it again.
     assert_eq!(app.mcp_raw(ping(6), &v).await.status, 200);
 }
+
+/// The MCP App is an extension (`io.modelcontextprotocol/ui`, SEP-1865), negotiated through
+/// the capabilities' `extensions` (SEP-2133): `initialize` names it with the MIME type of
+/// the app while `gateway.mcp_apps` is on, and not when the operator switched it off (then
+/// no tool names the app either). It was never named, so a host that checks the server's
+/// extensions before rendering a `ui://` resource showed no app.
+#[tokio::test]
+async fn initialize_names_the_apps_extension_while_it_is_on() {
+    const UI: &str = "io.modelcontextprotocol/ui";
+    let on = spawn_gateway().await;
+    let a = on.mcp_raw(INIT, &[]).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(
+        a.body["result"]["capabilities"]["extensions"][UI],
+        json!({ "mimeTypes": ["text/html;profile=mcp-app"] }),
+        "{}",
+        a.text
+    );
+    let off = spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.gateway.mcp_apps = false;
+    })
+    .await;
+    let a = off.mcp_raw(INIT, &[]).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert!(
+        a.body["result"]["capabilities"].get("extensions").is_none(),
+        "{}",
+        a.text
+    );
+    let v = [("mcp-protocol-version", "2025-11-25")];
+    for (app, apps) in [(&on, true), (&off, false)] {
+        let a = app
+            .mcp_raw(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, &v)
+            .await;
+        let named = a.body["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["_meta"]["ui"]["resourceUri"] == "ui://gcv/player");
+        assert_eq!(named, apps, "{}", a.text);
+    }
+}

@@ -524,3 +524,140 @@ fn a_session_that_is_no_session_id_is_refused_before_any_call() {
         assert!(p.stderr().contains("ses_ and 12"), "{bad}: {}", p.stderr());
     }
 }
+
+/// `--seek`, alone at a rematch every other player gave up (as the house's reference player
+/// does after a validation game): the agent leaves it and seeks again, and so sits down
+/// where another agent waits. It waited at the rematch for good: two agents that had each
+/// played their validation game sat at two rematches and never played each other.
+#[tokio::test]
+async fn a_seeker_left_alone_at_a_rematch_seeks_again() {
+    let app = app_with(|_| {}).await;
+    let (house, _) = app
+        .auth
+        .create_token_as(&["host".into()], Some("House"), true)
+        .await
+        .unwrap();
+    let house = Client {
+        base: format!("http://{}", app.addr),
+        token: house,
+        http: reqwest::Client::new(),
+    };
+    let t_x = play_token(&app, "Xena", &["play"]).await;
+    let t_y = play_token(&app, "Yuri", &["play"]).await;
+    let t_z = play_token(&app, "Zora", &["play"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let first = open_table(&house, true).await;
+    let log = Arc::new(Mutex::new(HostLog::default()));
+    let hosting = tokio::spawn(host_race(house.clone(), first.clone(), None, log.clone()));
+    // Xena seeks (the only table); Zora then waits at a second table, and Yuri plays one
+    // round with Xena and gives up the rematch.
+    let mut x = play(
+        &app,
+        &t_x,
+        false,
+        &[
+            "--game", GAME, "--policy", "first", "--seek", "--rounds", "2",
+        ],
+        dir.path(),
+    );
+    stdout_line(&mut x, "\"joined\"", Duration::from_secs(60)).await;
+    // Zora waits at another table of the house.
+    let second = open_table(&house, true).await;
+    let hosting2 = tokio::spawn(host_race(house.clone(), second.clone(), None, log.clone()));
+    let mut z = play(
+        &app,
+        &t_z,
+        false,
+        &["--session", &second, "--policy", "first", "--rounds", "1"],
+        dir.path(),
+    );
+    stdout_line(&mut z, "\"joined\"", Duration::from_secs(60)).await;
+    let mut y = play(
+        &app,
+        &t_y,
+        false,
+        &["--session", &first, "--policy", "first", "--rounds", "1"],
+        dir.path(),
+    );
+    assert_eq!(
+        exit_code(&mut y, Duration::from_secs(60)).await,
+        0,
+        "{}",
+        y.stderr()
+    );
+    let code = exit_code(&mut x, Duration::from_secs(60)).await;
+    assert_eq!(code, 0, "stdout:\n{}\nstderr:\n{}", x.stdout(), x.stderr());
+    assert_eq!(
+        exit_code(&mut z, Duration::from_secs(60)).await,
+        0,
+        "{}",
+        z.stderr()
+    );
+    let ev = events(&x);
+    let joined: Vec<&str> = of_kind(&ev, "joined")
+        .iter()
+        .map(|j| j["sessionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(joined, [first.as_str(), second.as_str()], "{ev:?}");
+    let rematch = of_kind(&ev, "rematch")[0]["sessionId"].as_str().unwrap();
+    let left = of_kind(&ev, "left");
+    assert_eq!(left[0]["sessionId"], rematch, "{ev:?}");
+    assert!(
+        left[0]["why"]
+            .as_str()
+            .unwrap()
+            .contains("gave up the rematch"),
+        "{ev:?}"
+    );
+    let rounds: Vec<&str> = of_kind(&ev, "round")
+        .iter()
+        .map(|r| r["sessionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(rounds, [first.as_str(), second.as_str()], "{ev:?}");
+    let done = ev.last().unwrap();
+    assert_eq!(
+        (&done["reason"], &done["rounds"]),
+        (&json!("rounds_reached"), &json!(2))
+    );
+    hosting.abort();
+    hosting2.abort();
+}
+
+/// SIGTERM (`kill`, `timeout`, a service manager's stop) gives the seat back as Ctrl-C does:
+/// the running game ends at once as the agent's forfeit, and the run exits with 130. It
+/// killed the process without a word: at a table without a turn clock (the house's, by
+/// default) the opponent waited for good and the game was never rated.
+#[tokio::test]
+async fn sigterm_gives_the_seat_back_like_ctrl_c() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 1).await;
+    let table = open_table(&host, false).await;
+    agents[0].join(&table).await;
+    let t_a = play_token(&app, "Ann", &["play"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = play(&app, &t_a, false, &["--session", &table], dir.path());
+    stdout_line(&mut a, "\"round\"", Duration::from_secs(60)).await;
+    let me = of_kind(&events(&a), "joined")[0]["playerId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    a.signal(libc::SIGTERM);
+    let code = exit_code(&mut a, Duration::from_secs(60)).await;
+    assert_eq!(
+        code,
+        130,
+        "stdout:\n{}\nstderr:\n{}",
+        a.stdout(),
+        a.stderr()
+    );
+    let ev = events(&a);
+    let left = of_kind(&ev, "left");
+    assert_eq!(left.len(), 1, "{ev:?}");
+    assert_eq!(left[0]["sessionId"], table.as_str());
+    assert_eq!(left[0]["why"], "interrupted");
+    assert_eq!(ev.last().unwrap()["reason"], "interrupted", "{ev:?}");
+    let s = agents[0].state(&table, 0.0).await;
+    assert_eq!(s["status"], "finished", "{s}");
+    assert_eq!(s["result"]["forfeitedBy"], me.as_str(), "{s}");
+    assert_eq!(s["result"]["winner"], s["playerId"], "{s}");
+}
