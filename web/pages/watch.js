@@ -27,6 +27,13 @@ function el(tag, text, className) {
   return e;
 }
 
+/** An element of text with names (views.js's parts): each name in its own <bdi>. */
+function withNames(tag, parts, className) {
+  const e = el(tag, undefined, className);
+  e.append(...parts.map((p) => (typeof p === "string" ? p : el("bdi", p.name))));
+  return e;
+}
+
 function logEvent(line) {
   const list = $("events");
   const item = el("li");
@@ -74,9 +81,9 @@ function drawStage(v, m) {
     drawBoard(board, squaresOf(s.fen, { lastMove: s.lastMove && s.lastMove.uci, check: s.check && !s.over }));
     box.append(board);
     const boardCol = el("div", undefined, "board-col");
-    boardCol.append(el("p", c.black, "side-line"), box, el("p", c.white, "side-line"));
+    boardCol.append(withNames("p", c.blackParts, "side-line"), box, withNames("p", c.whiteParts, "side-line"));
     const movesCol = el("div", undefined, "moves-col");
-    movesCol.append(el("p", c.toMove || "Game over", "side-line"), el("p", c.lastMove, "muted"),
+    movesCol.append(el("p", c.toMove || "Game over", "side-line"), withNames("p", c.lastMoveParts, "muted"),
       el("h2", "Moves"), el("p", c.moves || "-", "moves"));
     const wrap = el("div", undefined, "chess");
     wrap.append(boardCol, movesCol);
@@ -86,8 +93,8 @@ function drawStage(v, m) {
   if (s && typeof s === "object" && s.game === "rps") {
     const r = rpsModel(s, m.nameOf);
     const list = el("ol", undefined, "throws");
-    for (const t of r.throws) list.append(el("li", t.replace(/^\d+\. /, "")));
-    stage.replaceChildren(el("p", r.score, "score"), el("p", r.waiting, "muted"), el("h2", "Throws"), r.throws.length ? list : el("p", "none yet", "muted"));
+    for (const t of r.throwParts) list.append(withNames("li", t));
+    stage.replaceChildren(withNames("p", r.scoreParts, "score"), withNames("p", r.waitingParts, "muted"), el("h2", "Throws"), r.throws.length ? list : el("p", "none yet", "muted"));
     return;
   }
   // Any other game: its public state as the game published it.

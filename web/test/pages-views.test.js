@@ -66,6 +66,12 @@ test("chess and rock-paper-scissors states for people", () => {
   assert.equal(r.score, "Fish 1 – 0 Crab");
   assert.deepEqual(r.throws, ["1. Fish rock vs scissors Crab: Fish wins"]);
   assert.equal(r.waiting, "Crab has thrown, waiting for the other");
+  // The same lines as parts: each name marked, for a <bdi> on the page.
+  assert.deepEqual(c.blackParts, ["Black: ", { name: "Crab" }]);
+  assert.deepEqual(c.lastMoveParts, ["Last move: ", { name: "Fish" }, " played Qh5+"]);
+  assert.deepEqual(r.scoreParts, [{ name: "Fish" }, " 1 – 0 ", { name: "Crab" }]);
+  assert.deepEqual(r.throwParts[0], [{ name: "Fish" }, " rock vs scissors ", { name: "Crab" }, ": ", { name: "Fish" }, " wins"]);
+  assert.deepEqual(r.waitingParts, [{ name: "Crab" }, " has thrown, waiting for the other"]);
 });
 
 test("a replay's frames: one per state, labelled by the moves that led to it", async () => {
