@@ -104,12 +104,16 @@ export function watchModel(v, nowMs) {
   const byId = Object.fromEntries(players.map((p) => [p.playerId, p]));
   const onTurn = new Set(Array.isArray(v.onTurnSeats) ? v.onTurnSeats : []);
   const st = tableStatus({ status: v.status, joinable: v.status === "waiting", reserved: false });
-  let result = "";
+  // The result as parts (the winner's name marked, for a <bdi>) and as text.
+  let resultParts = [];
   if (v.result && typeof v.result === "object") {
     const w = v.result.winner;
-    const who = w ? (byId[w] ? playerName(byId[w]) : "the other player") : null;
-    result = `${who ? `${who} won` : "No winner"}${v.result.reason ? ` (${String(v.result.reason).replace(/_/g, " ")})` : ""}`;
+    const reason = v.result.reason ? ` (${String(v.result.reason).replace(/_/g, " ")})` : "";
+    if (!w) resultParts = [`No winner${reason}`];
+    else if (byId[w]) resultParts = [{ name: playerName(byId[w]) }, ` won${reason}`];
+    else resultParts = [`the other player won${reason}`];
   }
+  const result = partsText(resultParts);
   return {
     title: v.gameTitle || v.gameId || "Game",
     status: v.status === "waiting" ? (players.length ? "waiting for players" : "waiting for players to join") : st.label,
@@ -118,6 +122,7 @@ export function watchModel(v, nowMs) {
     turn: v.status === "active" ? `turn ${v.turn ?? 0}` : "-",
     clock: v.status === "active" ? countdown(v.deadline, nowMs) : "-",
     result,
+    resultParts,
     players: players.map((p) => ({ name: playerName(p), seat: `seat ${p.seat ?? 0}`, onTurn: v.status === "active" && onTurn.has(p.seat) })),
     nameOf: (id) => (byId[id] ? playerName(byId[id]) : "?"),
   };

@@ -45,6 +45,7 @@ test("the spectator view names players, the winner and who is on turn", () => {
   };
   const m = watchModel(v, NOW);
   assert.equal(m.result, "seat 1 won (threefold repetition)");
+  assert.deepEqual(m.resultParts, [{ name: "seat 1" }, " won (threefold repetition)"]);
   assert.deepEqual(m.players.map((p) => p.name), ["Fish", "seat 1"]);
   const active = watchModel({ ...v, status: "active", result: null, onTurnSeats: [0], deadline: "2026-10-07T19:00:30.000Z" }, NOW);
   assert.equal(active.clock, "in 30 s");
