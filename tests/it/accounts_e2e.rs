@@ -1021,3 +1021,136 @@ async fn the_operator_reads_a_message_promotes_and_sees_a_stale_promotion_refuse
     tab.close().await;
     browser.close().await;
 }
+
+/// Counts the page's POSTs by path from now on (`window.__posts`), the page's own fetch
+/// doing the request.
+const COUNT_POSTS: &str = "(() => { window.__posts = {}; const f = window.__fetch = window.__fetch || window.fetch; \
+    window.fetch = (url, init) => { if (init && init.method === 'POST') { const p = new URL(url, location.href).pathname; \
+    window.__posts[p] = (window.__posts[p] || 0) + 1; } return f(url, init); }; return true; })()";
+
+/// A form submitted twice at once (a double click on its button, Enter pressed twice) sends
+/// one request: on the account page one new key (the second made a key nobody saw and left
+/// the page showing the other) and one password change (the second found the old password
+/// gone and said "Das bisherige Passwort stimmt nicht" under a change that worked); on the
+/// admin page one admin token (a second active token whose secret was never shown).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_submitted_twice_at_once_sends_one_request() {
+    let app = web_app().await;
+    app.person("wanderer", PASSWORD).await;
+    horst_operator::set_operator_role(&app.store, "setup", "wanderer", true)
+        .await
+        .unwrap();
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &app.url("/account/")).await;
+    viewport(&tab, 1280, 800).await;
+    tab.wait_for(
+        "!document.getElementById('signed-out').hidden",
+        "the sign-in form",
+        LONG,
+    )
+    .await;
+    fill(&tab, "#signin-name", "wanderer").await;
+    fill(&tab, "#signin-password", PASSWORD).await;
+    tab.eval(COUNT_POSTS).await;
+    tab.eval("{ const f = document.getElementById('signin-form'); f.requestSubmit(); f.requestSubmit(); } true")
+        .await;
+    tab.wait_for(
+        "!document.getElementById('signed-in').hidden && document.getElementById('quota-rows').children.length === 4",
+        "the signed-in page",
+        LONG,
+    )
+    .await;
+
+    // A key.
+    fill(&tab, "#key-label", "Laptop").await;
+    tab.eval("{ const f = document.getElementById('key-form'); f.requestSubmit(); f.requestSubmit(); } true")
+        .await;
+    tab.wait_for(
+        "!document.getElementById('new-key').hidden && document.getElementById('new-key-value').value && !document.getElementById('key-form').hasAttribute('aria-busy')",
+        "the new key",
+        LONG,
+    )
+    .await;
+    // The password.
+    fill(&tab, "#password-current", PASSWORD).await;
+    fill(&tab, "#password-new", "ein ganz neues passwort").await;
+    fill(&tab, "#password-repeat", "ein ganz neues passwort").await;
+    tab.eval("{ const f = document.getElementById('password-form'); f.requestSubmit(); f.requestSubmit(); } true")
+        .await;
+    tab.wait_for(
+        "document.getElementById('password-done').textContent && !document.getElementById('password-form').hasAttribute('aria-busy')",
+        "the changed password",
+        LONG,
+    )
+    .await;
+    // Every answer is in: a second request would have been sent with the first.
+    assert_eq!(
+        tab.eval("window.__posts").await,
+        json!({ "/api/account/sign-in": 1, "/api/account/keys": 1, "/api/account/password": 1 }),
+        "the account page's requests for forms submitted twice"
+    );
+    assert_eq!(
+        (
+            text(&tab, "#password-current-error").await,
+            tab.eval("document.getElementById('signed-in').hidden")
+                .await
+        ),
+        (String::new(), json!(false)),
+        "the page after the password change"
+    );
+    let keys = horst_identity::accounts::list_keys(&app.store, Some("wanderer"), false, 0, 10)
+        .await
+        .unwrap();
+    assert_eq!(keys.items.len(), 1, "the keys of wanderer");
+
+    // The admin page: one admin token.
+    navigate(&tab, &app.url("/admin/")).await;
+    tab.wait_for(
+        "!document.getElementById('signed-out').hidden",
+        "the admin sign-in forms",
+        LONG,
+    )
+    .await;
+    fill(&tab, "#acc-name", "wanderer").await;
+    fill(&tab, "#acc-password", "ein ganz neues passwort").await;
+    tab.eval(COUNT_POSTS).await;
+    tab.eval("{ const f = document.getElementById('account-form'); f.requestSubmit(); f.requestSubmit(); } true")
+        .await;
+    tab.wait_for(
+        "document.body.dataset.section === 'overview'",
+        "the admin overview",
+        LONG,
+    )
+    .await;
+    navigate(&tab, &app.url("/admin/#credentials")).await;
+    tab.wait_for(
+        "document.body.dataset.section === 'credentials' && document.querySelector('form.inline button[type=submit]')",
+        "the credentials",
+        LONG,
+    )
+    .await;
+    tab.eval(COUNT_POSTS).await;
+    tab.eval("{ const f = [...document.querySelectorAll('form.inline')].find(f => /Create admin token/.test(f.textContent)); f.requestSubmit(); f.requestSubmit(); } true")
+        .await;
+    tab.wait_for(
+        "document.getElementById('notice').textContent.includes('created')",
+        "the new admin token",
+        LONG,
+    )
+    .await;
+    tab.wait_for(
+        "document.body.dataset.section === 'credentials' && document.querySelector('form.inline button[type=submit]') && ![...document.querySelectorAll('form')].some(f => f.hasAttribute('aria-busy'))",
+        "the credentials again",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("window.__posts").await,
+        json!({ "/api/admin/admin-tokens": 1 }),
+        "the admin page's requests for a form submitted twice"
+    );
+    let errors = tab.errors.lock().unwrap().clone();
+    assert!(errors.is_empty(), "console errors {errors:#?}");
+    tab.close().await;
+    browser.close().await;
+}

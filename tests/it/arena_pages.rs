@@ -334,9 +334,22 @@ async fn series_replays_play_back_in_the_browser_and_rate_the_agents() {
     .await;
     let text = tab.eval("document.body.innerText").await;
     let text = text.as_str().unwrap();
-    for needle in ["Ada", "Bo", "2 provisional", "Provisional", "ms /"] {
+    for needle in [
+        "Ada",
+        "Bo",
+        "No ranked agents, 2 provisional.",
+        "Provisional",
+        "ms /",
+    ] {
         assert!(text.contains(needle), "{needle} in {text}");
     }
+    // The rule for a rank is said in the lead and beside the provisional list, not a third
+    // time between them (it pushed the list off a phone's first screen).
+    assert_eq!(
+        text.matches("five rated games").count(),
+        2,
+        "the rule for a rank on the leaderboard: {text}"
+    );
     // Each name with its agent's short id beside it: a name is anyone's to take.
     for s in board["provisional"].as_array().unwrap() {
         let short = &s["agent"].as_str().unwrap()[..12];
@@ -681,7 +694,7 @@ async fn a_full_leaderboard_page_says_it_shows_the_top() {
         .await;
     let summary = summary.as_str().unwrap();
     assert!(
-        summary.starts_with("The top 100 ranked agent(s)"),
+        summary.starts_with("The top 100 ranked agents,"),
         "{summary}"
     );
     let rows = tab
@@ -722,7 +735,7 @@ async fn a_full_leaderboard_page_says_it_shows_the_top() {
         summary
             .as_str()
             .unwrap()
-            .starts_with("Ranked agent(s) 101 to 101"),
+            .starts_with("Ranked agents 101 to 101,"),
         "{summary}"
     );
     assert_eq!(

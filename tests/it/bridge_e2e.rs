@@ -123,6 +123,50 @@ async fn a_tab_that_goes_away_ends_its_table() {
     browser.close().await;
 }
 
+/// "Sign in" pressed twice at once (a double click, Enter twice) signs in once and hosts one
+/// table: the second submit started hosting a second time, and the first table went on in a
+/// frame the page no longer showed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_in_pressed_twice_hosts_one_table() {
+    let app = app_with(|_| {}).await;
+    app.person("tabby", PASSWORD).await;
+    let browser = launch().await;
+    let tab = Tab::open(
+        &browser,
+        &app.url("/bridge/?game=/games/chess/&title=Chess"),
+    )
+    .await;
+    tab.wait_for(
+        "!document.getElementById('signin').hidden",
+        "the sign-in form",
+        LONG,
+    )
+    .await;
+    // The page's own fetch, counted: the sign-ins it sends.
+    tab.eval(&format!(
+        "(() => {{ window.__signIns = 0; const f = window.fetch; window.fetch = (url, init) => {{ \
+         if (String(url).includes('/auth/session') && init && init.method === 'POST') window.__signIns += 1; \
+         return f(url, init); }}; \
+         const form = document.getElementById('signin-form'); form.elements.username.value = 'tabby'; \
+         form.elements.password.value = {PASSWORD:?}; form.requestSubmit(); form.requestSubmit(); return true; }})()"
+    ))
+    .await;
+    tab.wait_for(
+        "document.getElementById('s-status').textContent === 'waiting' && !document.getElementById('signin-form').hasAttribute('aria-busy')",
+        "a waiting table",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("[window.__signIns, document.querySelectorAll('iframe').length]")
+            .await,
+        json!([1, 1]),
+        "[sign-ins sent, game frames] after a double submit"
+    );
+    tab.close().await;
+    browser.close().await;
+}
+
 /// A v1 game: it configures without `sdkVersion`, understands only actions, and logs every
 /// message its parent sends.
 const V1_GAME: &str = r#"<!doctype html><meta charset="utf-8"><title>v1</title><pre id="log"></pre>

@@ -273,17 +273,22 @@ async fn pages_show_names_in_bdi_and_long_names_wrap() {
     // A chess position whose last move is the long-named player's: the "Last move" line
     // beside the board wraps the name at both sizes instead of running out of its column.
     let (_, view) = get(&app, &format!("{AGENT}/{session}/public")).await;
-    let long_id = view["players"]
-        .as_array()
-        .and_then(|ps| ps.iter().find(|p| p["asName"] == LONG_NAME))
-        .and_then(|p| p["playerId"].as_str())
-        .unwrap_or_else(|| panic!("the long-named player in {view}"))
-        .to_string();
+    let players = view["players"].as_array().cloned().unwrap_or_default();
+    let (long, other): (Vec<Value>, Vec<Value>) =
+        players.into_iter().partition(|p| p["asName"] == LONG_NAME);
+    let (long_id, rtl_id, rtl_name) = match (&long[..], &other[..]) {
+        ([l], [o]) => (
+            l["playerId"].as_str().unwrap().to_string(),
+            o["playerId"].as_str().unwrap().to_string(),
+            o["asName"].as_str().unwrap().to_string(),
+        ),
+        _ => panic!("the two players in {view}"),
+    };
     host.ops(
         &session,
         json!([{ "op": "state", "state": {
             "game": "chess", "fen": "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
-            "turn": "black", "history": ["e4"], "white": long_id,
+            "turn": "black", "history": ["e4"], "white": long_id, "black": rtl_id,
             "lastMove": { "by": long_id, "san": "e4", "uci": "e2e4" } } }]),
     )
     .await;
@@ -296,6 +301,14 @@ async fn pages_show_names_in_bdi_and_long_names_wrap() {
             LONG,
         )
         .await;
+        // Beside the board, every name is in its own <bdi> (a right-to-left name cannot
+        // reorder "Black:" or "played e4" around it).
+        assert_eq!(
+            tab.eval("[...document.querySelectorAll('#stage p')].filter(p => /^(White|Black|Last move):/.test(p.textContent)).map(p => [...p.querySelectorAll('bdi')].map(b => b.textContent))")
+                .await,
+            json!([[rtl_name.as_str()], [LONG_NAME], [LONG_NAME]]),
+            "the names beside the chess board at {width}x{height}"
+        );
         let out = overflowing(&tab).await;
         tab.screenshot("names", &format!("watch-chess-{width}x{height}"))
             .await;

@@ -96,6 +96,22 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
     )
     .await;
     check("the levels", &measure(&tab).await, &mut problems);
+    let game_header = tab
+        .eval("document.querySelector('header').getBoundingClientRect().height")
+        .await;
+    // A frame-perfect level (the shipped Felsstufen) says so once, marked in its
+    // "Schwierigkeit" line: a badge below the card's facts repeated the same words.
+    assert_eq!(
+        tab.eval("(() => { const ns = [...document.querySelectorAll('#level-list .card')].map(c => (c.textContent.match(/auf den Tick genau/g) || []).length).filter(n => n > 0); return [ns.length > 0, ns.every(n => n === 1)]; })()")
+            .await,
+        serde_json::json!([true, true]),
+        "[a card says \"auf den Tick genau\", each once]"
+    );
+    assert_eq!(
+        tab.eval("document.querySelector('#level-list .card dd.frame-perfect').textContent")
+            .await,
+        serde_json::json!("auf den Tick genau")
+    );
     tab.screenshot("phone", "levels-390x844").await;
     tab.eval("document.getElementById('tab-labor').click()")
         .await;
@@ -217,6 +233,15 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
     )
     .await;
     check("the account page", &measure(&tab).await, &mut problems);
+    // One site, one look: the account page's header is no taller than the game page's (its
+    // name was a link of its own beside "Spiel", on a 44 px line: 92 px against 80).
+    let account_header = tab
+        .eval("document.querySelector('header').getBoundingClientRect().height")
+        .await;
+    assert!(
+        account_header.as_f64().unwrap() <= game_header.as_f64().unwrap(),
+        "the account page's header is {account_header} px tall, the game page's {game_header} px"
+    );
     tab.screenshot("phone", "account-390x844").await;
 
     // The RCADIA pages with nothing to show yet, and one that does not exist.

@@ -331,6 +331,14 @@ async fn a_fast_games_result_stays_on_the_watch_page() {
             && !page.contains("has not published anything"),
         "{page}"
     );
+    // The result at the top, where a spectator looks first (it stood only in the table's
+    // facts below the board), the winner's name in a <bdi>, then the way to the next round.
+    assert_eq!(
+        tab.eval("[document.getElementById('notice').textContent.replace(/Watch round \\d+$/, ''), document.querySelector('#notice bdi') && document.querySelector('#notice bdi').textContent]")
+            .await,
+        json!(["This game is over: Rocky won (best of three). The series goes on: ", "Rocky"]),
+        "the notice of the finished match"
+    );
     for (w, h) in SIZES {
         tab.viewport(w, h).await;
         fits_the_width(&tab, "the finished rps match").await;

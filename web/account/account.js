@@ -15,6 +15,28 @@ function el(tag, attrs = {}, ...children) {
   return e;
 }
 
+/**
+ * Runs `handler` on the form's submit, one at a time: while its request is out the form is
+ * busy (aria-busy) and a second submit (a double click, Enter pressed twice) is ignored, so
+ * nothing is sent twice: no second key nobody saw, no second password change that finds the
+ * old password gone. The buttons stay enabled, so the focus stays where it was.
+ */
+function onSubmit(form, handler) {
+  let busy = false;
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    if (busy) return;
+    busy = true;
+    form.setAttribute("aria-busy", "true");
+    try {
+      await handler(ev);
+    } finally {
+      busy = false;
+      form.removeAttribute("aria-busy");
+    }
+  });
+}
+
 let csrf = null;
 
 /** The API's answer as {status, body}; network failures become status 0. */
@@ -255,8 +277,7 @@ function confirmRevoke(cell, k) {
   yes.focus();
 }
 
-$("signin-form").addEventListener("submit", async (ev) => {
-  ev.preventDefault();
+onSubmit($("signin-form"), async (ev) => {
   const f = ev.target;
   const name = f.elements.name.value.trim();
   const password = f.elements.password.value;
@@ -274,8 +295,7 @@ $("signin-form").addEventListener("submit", async (ev) => {
   }
 });
 
-$("signup-form").addEventListener("submit", async (ev) => {
-  ev.preventDefault();
+onSubmit($("signup-form"), async (ev) => {
   const f = ev.target;
   const name = f.elements.name.value.trim();
   const password = f.elements.password.value;
@@ -309,8 +329,7 @@ $("sign-out").addEventListener("click", async () => {
   start();
 });
 
-$("password-form").addEventListener("submit", async (ev) => {
-  ev.preventDefault();
+onSubmit($("password-form"), async (ev) => {
   const f = ev.target;
   const current = f.elements.current.value;
   const password = f.elements.password.value;
@@ -345,8 +364,7 @@ $("password-form").addEventListener("submit", async (ev) => {
   }
 });
 
-$("key-form").addEventListener("submit", async (ev) => {
-  ev.preventDefault();
+onSubmit($("key-form"), async (ev) => {
   const label = ev.target.elements.label.value.trim();
   $("key-error").textContent = "";
   if (!fieldError("key-label", [...label].length > 40 ? "Höchstens 40 Zeichen." : "")) return;

@@ -51,6 +51,28 @@ function askSecret(text) {
   });
 }
 
+/**
+ * Runs `handler` on the form's submit, one at a time: while its request is out the form is
+ * busy (aria-busy) and a second submit (a double click, Enter pressed twice) is ignored, so
+ * nothing is sent twice (no second admin token whose secret nobody saw, no reply posted
+ * twice). The buttons stay enabled, so the focus stays where it was.
+ */
+export function onSubmit(form, handler) {
+  let busy = false;
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    if (busy) return;
+    busy = true;
+    form.setAttribute("aria-busy", "true");
+    try {
+      await handler(ev);
+    } finally {
+      busy = false;
+      form.removeAttribute("aria-busy");
+    }
+  });
+}
+
 let csrf = null;
 /** How this session signed in (`account` or `admin_token`): what a re-authentication asks for. */
 let via = null;
@@ -588,8 +610,7 @@ async function thread(id) {
     el("textarea", { id: "reply-body", name: "body", rows: "4", maxlength: "2000", required: true }),
     el("p", { class: "form-error", id: "reply-error", role: "alert" }),
     el("button", { type: "submit", class: "primary" }, "Post reply"));
-  reply.addEventListener("submit", async (ev) => {
-    ev.preventDefault();
+  onSubmit(reply, async () => {
     const body = reply.elements.body.value.trim();
     if (!body) { $("reply-error").textContent = "Write something first (1-2000 characters)."; return; }
     await act("POST", `/api/admin/threads/${encodeURIComponent(id)}/reply`, { body }, "Reply posted.", again);
@@ -688,8 +709,7 @@ async function credentials() {
       el("td", {}, dateText(t.createdAt)), el("td", {}, t.active ? "active" : `retired ${dateText(t.retiredAt)}`), actions);
   });
   const atForm = el("form", { class: "inline" }, el("label", {}, "Label ", el("input", { name: "label", maxlength: "40" })), el("button", { type: "submit" }, "Create admin token"));
-  atForm.addEventListener("submit", async (ev) => {
-    ev.preventDefault();
+  onSubmit(atForm, async () => {
     const res = await api("POST", "/api/admin/admin-tokens", { label: atForm.elements.label.value.trim() || null });
     if (!res.ok) return notice(refusal(res), "error");
     await credentials();
@@ -726,8 +746,7 @@ async function credentials() {
     el("label", {}, "New password ", el("input", { name: "password", type: "password", required: true, autocomplete: "new-password" })),
     el("button", { type: "submit" }, "Create user / set password"),
     el("p", { class: "form-error", id: "user-error", role: "alert" }));
-  userForm.addEventListener("submit", async (ev) => {
-    ev.preventDefault();
+  onSubmit(userForm, async () => {
     const name = userForm.elements.name.value.trim();
     const password = userForm.elements.password.value;
     if (!/^[a-z0-9_-]{2,32}$/.test(name)) { $("user-error").textContent = "Name: 2-32 lowercase letters, digits, _ or -."; return; }
@@ -920,8 +939,7 @@ async function start() {
   }
 }
 
-$("account-form").addEventListener("submit", async (ev) => {
-  ev.preventDefault();
+onSubmit($("account-form"), async (ev) => {
   const f = ev.target;
   const name = f.elements.name.value.trim();
   const password = f.elements.password.value;
@@ -931,8 +949,7 @@ $("account-form").addEventListener("submit", async (ev) => {
   else $("account-error").textContent = res.body.code === "invalid_credentials" ? "Wrong name or password." : refusal(res);
 });
 
-$("token-form").addEventListener("submit", async (ev) => {
-  ev.preventDefault();
+onSubmit($("token-form"), async (ev) => {
   const f = ev.target;
   const operatorName = f.elements.operatorName.value.trim();
   const token = f.elements.token.value.trim();

@@ -57,6 +57,8 @@ function showSignIn(message = "") {
 }
 
 function startHosting() {
+  // This tab hosts one table; another would go on beside it, out of sight.
+  if (host) return;
   $("signin").hidden = true;
   $("host").hidden = false;
   if (!gameUrl) {
@@ -187,9 +189,15 @@ $("sign-out").addEventListener("click", async () => {
   showSignIn("Signed out.");
 });
 
+// One sign-in at a time: a second submit while the first is out (a double click, Enter
+// pressed twice) started hosting twice, and the first table went on without a page.
+let signingIn = false;
 $("signin-form").addEventListener("submit", async (event) => {
   event.preventDefault();
+  if (signingIn) return;
+  signingIn = true;
   const form = event.currentTarget;
+  form.setAttribute("aria-busy", "true");
   const username = form.elements.username.value;
   const password = form.elements.password.value;
   $("signin-error").textContent = "";
@@ -199,6 +207,9 @@ $("signin-form").addEventListener("submit", async (event) => {
     startHosting();
   } catch (err) {
     $("signin-error").textContent = `Sign-in failed: ${err.message}`;
+  } finally {
+    signingIn = false;
+    form.removeAttribute("aria-busy");
   }
 });
 

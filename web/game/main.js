@@ -56,6 +56,9 @@ function card(item, { labor, number }) {
   if (done) fact("Bestzeit", seconds(done.best));
   const diff = api.difficulty(item.feasibility);
   if (diff) fact("Schwierigkeit", diff.word);
+  // A frame-perfect level's difficulty is marked where it stands (as on the level page),
+  // with the number of exact inputs as its title: a badge below repeated the same words.
+  if (diff && diff.framePerfect) Object.assign(facts.lastElementChild, { className: "frame-perfect", title: diff.text });
   const other = engine && item.engineVersion !== engine.engineVersion;
   const play = el("button", { type: "button", class: "primary", text: "Spielen" });
   play.addEventListener("click", () => open(item.revisionId, "play"));
@@ -67,7 +70,6 @@ function card(item, { labor, number }) {
     done ? el("p", { class: "card-marks" }, el("span", { class: "done", text: "✓ geschafft" })) : null,
     facts.childElementCount ? facts : null,
     other ? el("p", { class: "badge", text: "auf einer anderen Engine geprüft" }) : null,
-    diff && diff.framePerfect ? el("p", { class: "badge frame-perfect", title: diff.text, text: "auf den Tick genau" }) : null,
     el("div", { class: "bar" }, play, watch, share));
   return li;
 }

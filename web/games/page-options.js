@@ -50,3 +50,19 @@ export function eventLog(el, limit = 50) {
     el.textContent = lines.join("\n");
   };
 }
+
+/**
+ * Sets `el`'s text from parts: a string is text, `{ name }` a player's name, put in a <bdi>
+ * so a right-to-left name cannot reorder the words around it. Text only, never markup.
+ * @param {HTMLElement} el
+ * @param {Array<string | { name: string }>} parts
+ */
+export function showWithNames(el, parts) {
+  const doc = el.ownerDocument;
+  el.replaceChildren(...parts.map((p) => {
+    if (typeof p === "string") return p;
+    const b = doc.createElement("bdi");
+    b.textContent = p.name;
+    return b;
+  }));
+}

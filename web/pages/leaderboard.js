@@ -122,12 +122,13 @@ async function showGame() {
   const offset = Number(v.offset) || 0;
   const next = Number.isInteger(v.nextOffset) ? v.nextOffset : null;
   // Which places of each list this page shows: "the top 100" of a longer one, "101 to 150".
-  const count = (n, what) => {
-    if (!n) return `no ${what}`;
-    if (offset) return `${what} ${offset + 1} to ${offset + n}`;
-    return next !== null ? `the top ${n} ${what}` : `${n} ${what}`;
+  // `what` is [one, many]: "1 ranked agent", "no ranked agents", "ranked agents 101 to 150".
+  const count = (n, [one, many]) => {
+    if (!n) return `no ${many}`;
+    if (offset) return `${many} ${offset + 1} to ${offset + n}`;
+    return next !== null ? `the top ${n} ${many}` : `${n} ${n === 1 ? one : many}`;
   };
-  const counts = `${count(v.standings.length, "ranked agent(s)")}, ${count(provisional.length, "provisional")}`;
+  const counts = `${count(v.standings.length, ["ranked agent", "ranked agents"])}, ${count(provisional.length, ["provisional", "provisional"])}`;
   $("summary").textContent = v.standings.length || provisional.length
     ? `${counts[0].toUpperCase()}${counts.slice(1)}. Thinking time: median and 95th percentile per move.`
     : offset ? "No agents this far down." : "";
@@ -136,13 +137,16 @@ async function showGame() {
   const thinking = (s) => `${ms(s.thinkMedianMs)} / ${ms(s.thinkP95Ms)}`;
   const rows = v.standings.map((s) => [String(s.rank), agentCell(s), ratingText(s), games(s), thinking(s)]);
   const box = el("div");
-  box.append(rows.length
-    ? table(["Rank", "Agent", "Rating", "Games", "Thinking (median / p95)"], rows)
-    : el("p", offset
-      ? (provisional.length ? "No ranked agents on this page: they are all on the ones before." : "")
-      : provisional.length
-      ? "No ranked agents yet: an agent is ranked once it has five rated games and an RD of at most 110."
-      : "No rated agents in this game yet: an agent is ranked once it has five rated games and an RD of at most 110.", "empty"));
+  // Without ranked agents: a word why, unless the provisional list below says it (the
+  // summary says there are none; a third sentence of the same rule pushed the list off a
+  // phone's first screen).
+  const none = offset
+    ? (provisional.length ? "No ranked agents on this page: they are all on the ones before." : "")
+    : provisional.length
+    ? ""
+    : "No rated agents in this game yet: an agent is ranked once it has five rated games and an RD of at most 110.";
+  if (rows.length) box.append(table(["Rank", "Agent", "Rating", "Games", "Thinking (median / p95)"], rows));
+  else if (none) box.append(el("p", none, "empty"));
   if (provisional.length) {
     const section = el("section");
     section.id = "provisional";

@@ -104,12 +104,16 @@ export function watchModel(v, nowMs) {
   const byId = Object.fromEntries(players.map((p) => [p.playerId, p]));
   const onTurn = new Set(Array.isArray(v.onTurnSeats) ? v.onTurnSeats : []);
   const st = tableStatus({ status: v.status, joinable: v.status === "waiting", reserved: false });
-  let result = "";
+  // The result as parts (the winner's name marked, for a <bdi>) and as text.
+  let resultParts = [];
   if (v.result && typeof v.result === "object") {
     const w = v.result.winner;
-    const who = w ? (byId[w] ? playerName(byId[w]) : "the other player") : null;
-    result = `${who ? `${who} won` : "No winner"}${v.result.reason ? ` (${String(v.result.reason).replace(/_/g, " ")})` : ""}`;
+    const reason = v.result.reason ? ` (${String(v.result.reason).replace(/_/g, " ")})` : "";
+    if (!w) resultParts = [`No winner${reason}`];
+    else if (byId[w]) resultParts = [{ name: playerName(byId[w]) }, ` won${reason}`];
+    else resultParts = [`the other player won${reason}`];
   }
+  const result = partsText(resultParts);
   return {
     title: v.gameTitle || v.gameId || "Game",
     status: v.status === "waiting" ? (players.length ? "waiting for players" : "waiting for players to join") : st.label,
@@ -118,44 +122,69 @@ export function watchModel(v, nowMs) {
     turn: v.status === "active" ? `turn ${v.turn ?? 0}` : "-",
     clock: v.status === "active" ? countdown(v.deadline, nowMs) : "-",
     result,
+    resultParts,
     players: players.map((p) => ({ name: playerName(p), seat: `seat ${p.seat ?? 0}`, onTurn: v.status === "active" && onTurn.has(p.seat) })),
     nameOf: (id) => (byId[id] ? playerName(byId[id]) : "?"),
   };
 }
 
 /**
- * A chess state (house chess's public state) for people.
+ * Text with names in it, as parts: a string is text, `{ name }` a name an agent chose (the
+ * page puts it in a <bdi>, so a right-to-left name cannot reorder the words around it).
+ * @typedef {Array<string | { name: string }>} Parts
+ */
+
+/** The parts as one plain string (for aria-labels and the events list). */
+export function partsText(parts) {
+  return parts.map((p) => (typeof p === "string" ? p : p.name)).join("");
+}
+
+/**
+ * A chess state (house chess's public state) for people. Each line is text, and as `parts`
+ * (`whiteParts`, ...) with the names marked.
  * @param {any} s the state
  * @param {(id: string) => string} nameOf
  */
 export function chessModel(s, nameOf) {
   const last = s.lastMove && typeof s.lastMove === "object" ? s.lastMove : null;
+  const who = (id) => ({ name: id ? nameOf(id) : "?" });
+  const whiteParts = ["White: ", who(s.white)];
+  const blackParts = ["Black: ", who(s.black)];
+  const lastMoveParts = last ? ["Last move: ", who(last.by), ` played ${last.san || last.uci}`] : ["No move yet"];
   return {
-    white: `White: ${s.white ? nameOf(s.white) : "?"}`,
-    black: `Black: ${s.black ? nameOf(s.black) : "?"}`,
+    white: partsText(whiteParts),
+    black: partsText(blackParts),
+    whiteParts,
+    blackParts,
     toMove: s.over ? "" : `${s.turn === "black" ? "Black" : "White"} to move${s.check ? ", in check" : ""}`,
-    lastMove: last ? `Last move: ${last.by ? nameOf(last.by) : "?"} played ${last.san || last.uci}` : "No move yet",
+    lastMove: partsText(lastMoveParts),
+    lastMoveParts,
     moves: numberedMoves(s.history),
   };
 }
 
 /**
- * A rock-paper-scissors state for people: the score and every throw so far.
+ * A rock-paper-scissors state for people: the score and every throw so far, as text and as
+ * parts with the names marked (`scoreParts`, `throwParts`).
  * @param {any} s
  * @param {(id: string) => string} nameOf
  */
 export function rpsModel(s, nameOf) {
   const [a, b] = Array.isArray(s.players) ? s.players : [];
   const score = s.score || {};
-  const throws = (Array.isArray(s.throws) ? s.throws : []).map((t, i) => {
+  const who = (id) => ({ name: nameOf(id) });
+  const throwParts = (Array.isArray(s.throws) ? s.throws : []).map((t) => {
     const ta = t.throws ? t.throws[a] : "?";
     const tb = t.throws ? t.throws[b] : "?";
-    return `${i + 1}. ${nameOf(a)} ${ta} vs ${tb} ${nameOf(b)}: ${t.winner ? `${nameOf(t.winner)} wins` : "tie"}`;
+    return [who(a), ` ${ta} vs ${tb} `, who(b), ": ", ...(t.winner ? [who(t.winner), " wins"] : ["tie"])];
   });
-  const waiting = s.over ? "" : (Array.isArray(s.thrown) && s.thrown.length
-    ? `${s.thrown.map(nameOf).join(" and ")} has thrown, waiting for the other`
-    : "Both are choosing");
-  return { score: a && b ? `${nameOf(a)} ${score[a] ?? 0} – ${score[b] ?? 0} ${nameOf(b)}` : "", throws, waiting };
+  const throws = throwParts.map((p, i) => `${i + 1}. ${partsText(p)}`);
+  const thrown = Array.isArray(s.thrown) ? s.thrown : [];
+  const waitingParts = s.over ? [] : (thrown.length
+    ? [...thrown.flatMap((id, i) => (i ? [" and ", who(id)] : [who(id)])), ` ${thrown.length > 1 ? "have" : "has"} thrown, waiting for the other`]
+    : ["Both are choosing"]);
+  const scoreParts = a && b ? [who(a), ` ${score[a] ?? 0} – ${score[b] ?? 0} `, who(b)] : [];
+  return { score: partsText(scoreParts), scoreParts, throws, throwParts, waiting: partsText(waitingParts), waitingParts };
 }
 
 /** An action as short text: a string as it is, anything else as compact JSON (cut short). */

@@ -27,6 +27,13 @@ function el(tag, text, className) {
   return e;
 }
 
+/** An element of text with names (views.js's parts): each name in its own <bdi>. */
+function withNames(tag, parts, className) {
+  const e = el(tag, undefined, className);
+  e.append(...parts.map((p) => (typeof p === "string" ? p : el("bdi", p.name))));
+  return e;
+}
+
 function logEvent(line) {
   const list = $("events");
   const item = el("li");
@@ -74,9 +81,9 @@ function drawStage(v, m) {
     drawBoard(board, squaresOf(s.fen, { lastMove: s.lastMove && s.lastMove.uci, check: s.check && !s.over }));
     box.append(board);
     const boardCol = el("div", undefined, "board-col");
-    boardCol.append(el("p", c.black, "side-line"), box, el("p", c.white, "side-line"));
+    boardCol.append(withNames("p", c.blackParts, "side-line"), box, withNames("p", c.whiteParts, "side-line"));
     const movesCol = el("div", undefined, "moves-col");
-    movesCol.append(el("p", c.toMove || "Game over", "side-line"), el("p", c.lastMove, "muted"),
+    movesCol.append(el("p", c.toMove || "Game over", "side-line"), withNames("p", c.lastMoveParts, "muted"),
       el("h2", "Moves"), el("p", c.moves || "-", "moves"));
     const wrap = el("div", undefined, "chess");
     wrap.append(boardCol, movesCol);
@@ -86,8 +93,8 @@ function drawStage(v, m) {
   if (s && typeof s === "object" && s.game === "rps") {
     const r = rpsModel(s, m.nameOf);
     const list = el("ol", undefined, "throws");
-    for (const t of r.throws) list.append(el("li", t.replace(/^\d+\. /, "")));
-    stage.replaceChildren(el("p", r.score, "score"), el("p", r.waiting, "muted"), el("h2", "Throws"), r.throws.length ? list : el("p", "none yet", "muted"));
+    for (const t of r.throwParts) list.append(withNames("li", t));
+    stage.replaceChildren(withNames("p", r.scoreParts, "score"), withNames("p", r.waitingParts, "muted"), el("h2", "Throws"), r.throws.length ? list : el("p", "none yet", "muted"));
     return;
   }
   // Any other game: its public state as the game published it.
@@ -155,9 +162,9 @@ async function follow() {
         if (stored) {
           render(stored.view);
           last = stored.view;
-          $("notice").replaceChildren(document.createTextNode("This game is over (played back from its stored replay)."));
+          overNotice(stored.view, "This game is over (played back from its stored replay)");
           // After the notice: it keeps the link to the next round (it was set first and lost).
-          showNext(stored.view, stored.view.nextSessionId, "This game is over (played back from its stored replay). The series goes on: ");
+          showNext(stored.view, stored.view.nextSessionId, "This game is over (played back from its stored replay)");
           startReplay(stored.view, stored.replay);
           return;
         }
@@ -184,9 +191,21 @@ async function follow() {
   }
 }
 
+/**
+ * "This game is over: <who> won (<reason>)." with the winner's name in a <bdi>, then `more`
+ * (the way to the next round): the result at the top, where a spectator looks first (it
+ * stood only in the table's facts, below the board and the players).
+ */
+function overNotice(v, lead, ...more) {
+  const m = watchModel(v, Date.now());
+  const parts = m.resultParts.length ? [`${lead}: `, ...m.resultParts, "."] : [`${lead}.`];
+  $("notice").replaceChildren(...parts.map((p) => (typeof p === "string" ? p : el("bdi", p.name))),
+    ...(more.length ? [" ", ...more] : []));
+}
+
 /** The finished game: its result stays, the next round is a link, the replay plays back. */
 async function showFinished(v) {
-  $("notice").replaceChildren(document.createTextNode("This game is over."));
+  overNotice(v, "This game is over");
   let next = v.nextSessionId;
   let replay = null;
   for (let i = 0; i < 10 && !replay; i++) {
@@ -213,7 +232,7 @@ async function showFinished(v) {
   }
 }
 
-async function showNext(v, next, lead = "This game is over. The series goes on: ") {
+async function showNext(v, next, lead = "This game is over") {
   if (!next) return;
   // A rematch that every player left starts over as round 1 of a new series at the same
   // table, and this game still names it as its next: that is someone else's game. (A next
@@ -225,7 +244,7 @@ async function showNext(v, next, lead = "This game is over. The series goes on: 
   const a = el("a", `Watch round ${(v.round ?? 1) + 1}`);
   a.href = `/watch/${encodeURIComponent(next)}`;
   a.id = "next-round";
-  $("notice").replaceChildren(document.createTextNode(lead), a);
+  overNotice(v, lead, "The series goes on: ", a);
 }
 
 async function replayLines(id) {

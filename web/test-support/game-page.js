@@ -53,7 +53,8 @@ export class FakeElement {
     this.className = "";
     this._text = "";
   }
-  get textContent() { return this._text + this.children.map((c) => c.textContent).join(""); }
+  // Children are elements or strings (text, as append and replaceChildren take them).
+  get textContent() { return this._text + this.children.map((c) => (typeof c === "string" ? c : c.textContent)).join(""); }
   set textContent(v) { this.children = []; this._text = String(v); }
   setAttribute(k, v) { this.attributes[k] = String(v); }
   getAttribute(k) { return this.attributes[k] ?? null; }

@@ -76,6 +76,9 @@ test("chess page: players are shown by the names the host gives, not by id", asy
   g.act(P1, "e2e4");
   assert.equal(g.text("last"), "Last move: Fish played e4");
   assert.doesNotMatch(g.text("players") + g.text("status") + g.text("last"), /p_one|p_two/);
+  // Each name in its own <bdi>: a right-to-left name cannot reorder the words around it.
+  const bdis = (id) => g.el(id).children.filter((c) => typeof c !== "string" && c.tagName === "BDI").map((c) => c.textContent);
+  assert.deepEqual([bdis("players"), bdis("status"), bdis("last")], [["Fish", "Crab"], ["Crab"], ["Fish"]]);
 });
 
 test("chess page: the platform ending the game stops play without a second result", async () => {
@@ -127,4 +130,8 @@ test("rps page: simultaneous throws, best of three, game over", async () => {
   assert.deepEqual(out[1].data.result.score, { [P1]: 2, [P2]: 1 });
   assert.match(g.text("status"), /p_one wins/);
   assert.match(g.text("throws"), /1\. rock vs scissors: p_one wins/);
+  assert.match(g.text("throws"), /\n2\. /);
+  // Names (here ids: no names given) each in their own <bdi>.
+  const bdis = (id) => g.el(id).children.filter((c) => typeof c !== "string" && c.tagName === "BDI").map((c) => c.textContent);
+  assert.deepEqual([bdis("players"), bdis("score"), bdis("status")], [[P1, P2], [P1, P2], [P1]]);
 });

@@ -45,6 +45,7 @@ test("the spectator view names players, the winner and who is on turn", () => {
   };
   const m = watchModel(v, NOW);
   assert.equal(m.result, "seat 1 won (threefold repetition)");
+  assert.deepEqual(m.resultParts, [{ name: "seat 1" }, " won (threefold repetition)"]);
   assert.deepEqual(m.players.map((p) => p.name), ["Fish", "seat 1"]);
   const active = watchModel({ ...v, status: "active", result: null, onTurnSeats: [0], deadline: "2026-10-07T19:00:30.000Z" }, NOW);
   assert.equal(active.clock, "in 30 s");
@@ -66,6 +67,12 @@ test("chess and rock-paper-scissors states for people", () => {
   assert.equal(r.score, "Fish 1 – 0 Crab");
   assert.deepEqual(r.throws, ["1. Fish rock vs scissors Crab: Fish wins"]);
   assert.equal(r.waiting, "Crab has thrown, waiting for the other");
+  // The same lines as parts: each name marked, for a <bdi> on the page.
+  assert.deepEqual(c.blackParts, ["Black: ", { name: "Crab" }]);
+  assert.deepEqual(c.lastMoveParts, ["Last move: ", { name: "Fish" }, " played Qh5+"]);
+  assert.deepEqual(r.scoreParts, [{ name: "Fish" }, " 1 – 0 ", { name: "Crab" }]);
+  assert.deepEqual(r.throwParts[0], [{ name: "Fish" }, " rock vs scissors ", { name: "Crab" }, ": ", { name: "Fish" }, " wins"]);
+  assert.deepEqual(r.waitingParts, [{ name: "Crab" }, " has thrown, waiting for the other"]);
 });
 
 test("a replay's frames: one per state, labelled by the moves that led to it", async () => {

@@ -2,7 +2,7 @@
 // drawing in board.js; this file connects them to the host.
 
 import { RcadiaAgent } from "/sdk/rcadia-agent.js";
-import { clockOptionsFrom, eventLog, intOptionFrom } from "../page-options.js";
+import { clockOptionsFrom, eventLog, intOptionFrom, showWithNames } from "../page-options.js";
 // horst serves web/node_modules/chess.js/dist/esm/chess.js at this path.
 import { Chess } from "/games/vendor/chess.js";
 import { ChessRules, MAX_PLIES } from "./rules.js";
@@ -35,6 +35,8 @@ const $ = (id) => document.getElementById(id);
 // without a name a player is shown by id.
 let names = {};
 const nameOf = (playerId) => (playerId && names[playerId]) || playerId || "?";
+// A name as a part for showWithNames (in a <bdi> on the page).
+const who = (playerId) => ({ name: nameOf(playerId) });
 
 function note(text) { $("note").textContent = text; }
 // Every platform event, in order, for whoever watches the page.
@@ -65,17 +67,17 @@ function render() {
   const s = rules.state();
   drawBoard($("board"), squaresOf(s.fen, { lastMove: s.lastMove && s.lastMove.uci, check: s.check && !s.over }));
   if (rules.started) {
-    $("players").textContent = `Round ${rules.round}: white ${nameOf(rules.white)}, black ${nameOf(rules.black)}`;
+    showWithNames($("players"), [`Round ${rules.round}: white `, who(rules.white), ", black ", who(rules.black)]);
   }
   if (!rules.started) {
     $("status").textContent = "Waiting for the game to start.";
   } else if (rules.over) {
     const r = rules.result;
-    $("status").textContent = r.winner ? `Game over: ${nameOf(r.winner)} wins (${r.reason}).` : `Game over: draw (${r.reason}).`;
+    showWithNames($("status"), r.winner ? ["Game over: ", who(r.winner), ` wins (${r.reason}).`] : [`Game over: draw (${r.reason}).`]);
   } else {
-    $("status").textContent = `${s.turn === "black" ? "Black" : "White"} to move (${nameOf(s.toMove)})${s.check ? ", check" : ""}.`;
+    showWithNames($("status"), [`${s.turn === "black" ? "Black" : "White"} to move (`, who(s.toMove), `)${s.check ? ", check" : ""}.`]);
   }
-  $("last").textContent = s.lastMove ? `Last move: ${nameOf(s.lastMove.by)} played ${s.lastMove.san}` : "";
+  showWithNames($("last"), s.lastMove ? ["Last move: ", who(s.lastMove.by), ` played ${s.lastMove.san}`] : []);
   $("history").textContent = numberedMoves(rules.board.history()) || "-";
 }
 

@@ -3,7 +3,7 @@
 // actions; rules.js resolves the throw when the second one arrives.
 
 import { RcadiaAgent } from "/sdk/rcadia-agent.js";
-import { clockOptionsFrom, eventLog } from "../page-options.js";
+import { clockOptionsFrom, eventLog, showWithNames } from "../page-options.js";
 import { RpsMatch, MOVES } from "./rules.js";
 
 const rcadia = new RcadiaAgent({
@@ -28,6 +28,8 @@ const $ = (id) => document.getElementById(id);
 // Players' names by playerId when the host gives them (AGENT_GAME_START `names`), else ids.
 let names = {};
 const nameOf = (playerId) => (playerId && names[playerId]) || playerId || "?";
+// A name as a part for showWithNames (in a <bdi> on the page).
+const who = (playerId) => ({ name: nameOf(playerId) });
 
 function note(text) { $("note").textContent = text; }
 // Every platform event, in order, for whoever watches the page.
@@ -53,17 +55,18 @@ function render() {
     return;
   }
   const [a, b] = match.players;
-  $("players").textContent = `Round ${match.round}: ${nameOf(a)} vs ${nameOf(b)}`;
-  $("score").textContent = `Score: ${nameOf(a)} ${match.score[a]} – ${match.score[b]} ${nameOf(b)}`;
-  $("throws").textContent = match.throws
-    .map((t, i) => `${i + 1}. ${t.throws[a]} vs ${t.throws[b]}: ${t.winner ? `${nameOf(t.winner)} wins` : "tie"}`)
-    .join("\n");
+  showWithNames($("players"), [`Round ${match.round}: `, who(a), " vs ", who(b)]);
+  showWithNames($("score"), ["Score: ", who(a), ` ${match.score[a]} – ${match.score[b]} `, who(b)]);
+  showWithNames($("throws"), match.throws.flatMap((t, i) => [
+    `${i ? "\n" : ""}${i + 1}. ${t.throws[a]} vs ${t.throws[b]}: `,
+    ...(t.winner ? [who(t.winner), " wins"] : ["tie"]),
+  ]));
   if (match.over) {
     const r = match.result;
-    $("status").textContent = r.winner ? `Match over: ${nameOf(r.winner)} wins (${r.reason}).` : `Match over: draw (${r.reason}).`;
+    showWithNames($("status"), r.winner ? ["Match over: ", who(r.winner), ` wins (${r.reason}).`] : [`Match over: draw (${r.reason}).`]);
   } else {
     const waiting = match.waitingFor();
-    $("status").textContent = `Throw ${match.throwNumber}: waiting for ${waiting.map(nameOf).join(" and ")}.`;
+    showWithNames($("status"), [`Throw ${match.throwNumber}: waiting for `, ...waiting.flatMap((p, i) => (i ? [" and ", who(p)] : [who(p)])), "."]);
   }
 }
 
