@@ -604,10 +604,14 @@ async fn migrate(
         return Ok(SignIn::Wrong);
     }
     let hash = hash_password(password).await?;
-    if !set_first_password(store, name, 0, &hash, Existing::GivePassword).await? {
+    // Only into a new account: one that exists already, even without a password (made by
+    // the operator, its keys and revisions in use), was never this user's, and the old
+    // version kept its users apart from those accounts. Given a password here, whoever held
+    // the old record took the account over, keys, trust and revisions.
+    if !set_first_password(store, name, 0, &hash, Existing::Refuse).await? {
         tracing::warn!(
             user = %typed,
-            "an earlier version's user signed in, but account {name} belongs to someone else; the old record stays"
+            "an earlier version's user signed in, but account {name} exists already and is not theirs to take; the old record stays, and this user cannot sign in under that name"
         );
         return Ok(SignIn::Wrong);
     }

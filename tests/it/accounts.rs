@@ -741,6 +741,50 @@ async fn failed_sign_ins_are_limited_per_name_and_address_and_per_address() {
 }
 
 #[tokio::test]
+async fn an_earlier_versions_user_does_not_take_over_an_account_of_that_name() {
+    let app = accounts_app().await;
+    // An earlier version kept its RCADIA users apart from the operator's accounts: both
+    // could hold one name (in any case), as an upgrade finds them.
+    horst_identity::accounts::create_account(&app.store, "kurt", 2)
+        .await
+        .unwrap();
+    let key = horst_identity::accounts::create_key(&app.store, "kurt", Some("laptop"))
+        .await
+        .unwrap();
+    app.auth
+        .write_legacy_user("Kurt", "altes passwort", 1000)
+        .await
+        .unwrap();
+    let mut v = Visitor::new(&app);
+    let r = v.sign_in("Kurt", "altes passwort").await;
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert!(v.cookie.is_none());
+    let r = app
+        .http
+        .post(app.url("/api/v1/auth/session"))
+        .json(&json!({ "username": "kurt", "password": "altes passwort" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    // The account is as it was: no password, its key works; the old record waits.
+    let password: Option<String> = redis::cmd("HGET")
+        .arg(app.store.key("account:kurt"))
+        .arg("password")
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    assert_eq!(password, None);
+    let auth = format!("Bearer {}", key.key);
+    let caller = horst_identity::accounts::authenticate(&app.store, Some(&auth))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((caller.name.as_str(), caller.trust), ("kurt", 2));
+    assert!(app.auth.legacy_user_exists("kurt").await.unwrap());
+}
+
+#[tokio::test]
 async fn earlier_versions_users_move_to_phc_hashes_on_their_next_sign_in() {
     let app = accounts_app().await;
     app.auth
