@@ -125,6 +125,44 @@ pub async fn accounts_app() -> TestApp {
     .await
 }
 
+/// A revoked key's record is kept, so making and revoking keys in a loop grew Redis without
+/// bound (about 270 records a second for one signed-in person): 20 keys a day per account.
+#[tokio::test]
+async fn a_person_makes_at_most_twenty_keys_a_day() {
+    let app = accounts_app().await;
+    let mut v = Visitor::new(&app);
+    v.post(
+        "/api/account/sign-up",
+        json!({ "name": "fuchs", "password": PASSWORD }),
+    )
+    .await;
+    for i in 0..20 {
+        let r = v.post("/api/account/keys", json!({})).await;
+        assert_eq!(r.status, 201, "key {i}: {}", r.body);
+        let prefix = r.body["prefix"].as_str().unwrap().to_string();
+        let r = v
+            .post(&format!("/api/account/keys/{prefix}/revoke"), json!({}))
+            .await;
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    let r = v.post("/api/account/keys", json!({})).await;
+    assert_eq!(
+        (r.status, r.body["code"].as_str()),
+        (429, Some("burst")),
+        "{}",
+        r.body
+    );
+    assert!(r.body["error"].as_str().unwrap().contains("20 agent keys"));
+    // Another person's keys are their own count; the operator still makes keys for anyone.
+    app.person("dachs", PASSWORD).await;
+    let mut w = Visitor::new(&app);
+    assert_eq!(w.sign_in("dachs", PASSWORD).await.status, 200);
+    assert_eq!(w.post("/api/account/keys", json!({})).await.status, 201);
+    horst_identity::accounts::create_key(&app.store, "fuchs", None)
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn sign_up_sign_in_keys_and_quotas() {
     let app = accounts_app().await;
