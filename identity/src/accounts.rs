@@ -627,6 +627,26 @@ pub fn network_of(ip: std::net::IpAddr) -> String {
     }
 }
 
+/// Self-service's per-network cap is reached; room in `wait_ms`.
+fn network_cap(wait_ms: u64) -> IdentityError {
+    IdentityError::Cap {
+        cap: KeyCap::Network,
+        message: format!(
+            "your network already created {SELF_SERVICE_PER_NETWORK} keys in the last 24 hours"
+        ),
+        retry_after_seconds: wait_ms.div_ceil(1000).max(1),
+    }
+}
+
+/// Self-service's total cap is reached; room in `wait_ms`.
+fn daily_cap(wait_ms: u64) -> IdentityError {
+    IdentityError::Cap {
+        cap: KeyCap::Daily,
+        message: format!("{SELF_SERVICE_TOTAL} keys were created in the last 24 hours"),
+        retry_after_seconds: wait_ms.div_ceil(1000).max(1),
+    }
+}
+
 /// `POST /api/agent-keys`: an agent account (`agent-xxxxxxxx`, trust 0) and its key in one
 /// atomic step, within the rolling 24-hour caps.
 pub async fn create_agent(
@@ -635,9 +655,23 @@ pub async fn create_agent(
     display_name: Option<&str>,
     label: Option<&str>,
 ) -> Result<CreatedKey, IdentityError> {
+    let network = network_of(client);
+    // The caps are looked at first (read only; the script below is the authority): a display
+    // name is refused when it equals an account's name, and once the caps are spent that
+    // refusal would be the only answer that differs, telling anyone, without creating
+    // anything, which account names exist (sign-up looks at its caps first likewise).
+    let unlimited = crate::people::SignUpCaps {
+        per_network: u32::MAX,
+        total: u32::MAX,
+    };
+    let (outcome, wait_ms) = crate::people::room(store, &network, unlimited).await?;
+    match outcome.as_str() {
+        "network_cap" => return Err(network_cap(wait_ms)),
+        "daily_cap" => return Err(daily_cap(wait_ms)),
+        _ => {}
+    }
     let display = clean_display_name(store, display_name).await?;
     let label = clean_label(label)?;
-    let network = network_of(client);
     for _ in 0..5 {
         let username = format!("agent-{}", random_hex(4)?);
         let (key, prefix, id) = new_key_material()?;
@@ -674,22 +708,8 @@ pub async fn create_agent(
                     created_at: rfc3339(now_ms),
                 })
             }
-            AgentCreated::NetworkCap { wait_ms } => {
-                return Err(IdentityError::Cap {
-                    cap: KeyCap::Network,
-                    message: format!(
-                        "your network already created {SELF_SERVICE_PER_NETWORK} keys in the last 24 hours"
-                    ),
-                    retry_after_seconds: wait_ms.div_ceil(1000).max(1),
-                })
-            }
-            AgentCreated::TotalCap { wait_ms } => {
-                return Err(IdentityError::Cap {
-                    cap: KeyCap::Daily,
-                    message: format!("{SELF_SERVICE_TOTAL} keys were created in the last 24 hours"),
-                    retry_after_seconds: wait_ms.div_ceil(1000).max(1),
-                })
-            }
+            AgentCreated::NetworkCap { wait_ms } => return Err(network_cap(wait_ms)),
+            AgentCreated::TotalCap { wait_ms } => return Err(daily_cap(wait_ms)),
             AgentCreated::Collision => continue,
         }
     }

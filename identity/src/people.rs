@@ -433,6 +433,27 @@ fn sign_up_reply(name: &str, outcome: &str, ms: u64) -> Result<u64, IdentityErro
     }
 }
 
+/// Whether the self-service caps and `caps` leave room for one more creation from `network`
+/// (read only, `lua/sign_up_room.lua`): `("ok", 0)`, or the cap reached and the ms until
+/// there is room. Looked at before anything that tells whether a name exists.
+pub(crate) async fn room(
+    store: &Store,
+    network: &str,
+    caps: SignUpCaps,
+) -> Result<(String, u64), IdentityError> {
+    use crate::accounts::{SELF_SERVICE_PER_NETWORK, SELF_SERVICE_TOTAL, SELF_SERVICE_WINDOW_MS};
+    Ok(SIGN_UP_ROOM
+        .call(store)
+        .key(cap_keys(store, network).as_slice())
+        .arg(SELF_SERVICE_WINDOW_MS)
+        .arg(SELF_SERVICE_PER_NETWORK)
+        .arg(SELF_SERVICE_TOTAL)
+        .arg(caps.per_network)
+        .arg(caps.total)
+        .run()
+        .await?)
+}
+
 /// Sign-up on `/account`: a new person (trust 0) with `password`, from `client`, within
 /// [`SignUpCaps`]; a cap is [`IdentityError::Cap`] with the seconds until there is room.
 /// The caps are looked at before the name and before the password is hashed: a refused
@@ -454,16 +475,7 @@ pub async fn sign_up(
     check_password(name, password)?;
     let network = network_of(client);
     let cap_keys = cap_keys(store, &network);
-    let (outcome, ms) = SIGN_UP_ROOM
-        .call(store)
-        .key(cap_keys.as_slice())
-        .arg(SELF_SERVICE_WINDOW_MS)
-        .arg(SELF_SERVICE_PER_NETWORK)
-        .arg(SELF_SERVICE_TOTAL)
-        .arg(caps.per_network)
-        .arg(caps.total)
-        .run()
-        .await?;
+    let (outcome, ms) = room(store, &network, caps).await?;
     sign_up_reply(name, &outcome, ms)?;
     if auth.legacy_user_exists(name).await? {
         return Err(IdentityError::conflict(format!("the name {name} is taken")));
@@ -592,10 +604,14 @@ async fn migrate(
         return Ok(SignIn::Wrong);
     }
     let hash = hash_password(password).await?;
-    if !set_first_password(store, name, 0, &hash, Existing::GivePassword).await? {
+    // Only into a new account: one that exists already, even without a password (made by
+    // the operator, its keys and revisions in use), was never this user's, and the old
+    // version kept its users apart from those accounts. Given a password here, whoever held
+    // the old record took the account over, keys, trust and revisions.
+    if !set_first_password(store, name, 0, &hash, Existing::Refuse).await? {
         tracing::warn!(
             user = %typed,
-            "an earlier version's user signed in, but account {name} belongs to someone else; the old record stays"
+            "an earlier version's user signed in, but account {name} exists already and is not theirs to take; the old record stays, and this user cannot sign in under that name"
         );
         return Ok(SignIn::Wrong);
     }

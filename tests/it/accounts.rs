@@ -125,6 +125,44 @@ pub async fn accounts_app() -> TestApp {
     .await
 }
 
+/// A revoked key's record is kept, so making and revoking keys in a loop grew Redis without
+/// bound (about 270 records a second for one signed-in person): 20 keys a day per account.
+#[tokio::test]
+async fn a_person_makes_at_most_twenty_keys_a_day() {
+    let app = accounts_app().await;
+    let mut v = Visitor::new(&app);
+    v.post(
+        "/api/account/sign-up",
+        json!({ "name": "fuchs", "password": PASSWORD }),
+    )
+    .await;
+    for i in 0..20 {
+        let r = v.post("/api/account/keys", json!({})).await;
+        assert_eq!(r.status, 201, "key {i}: {}", r.body);
+        let prefix = r.body["prefix"].as_str().unwrap().to_string();
+        let r = v
+            .post(&format!("/api/account/keys/{prefix}/revoke"), json!({}))
+            .await;
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    let r = v.post("/api/account/keys", json!({})).await;
+    assert_eq!(
+        (r.status, r.body["code"].as_str()),
+        (429, Some("burst")),
+        "{}",
+        r.body
+    );
+    assert!(r.body["error"].as_str().unwrap().contains("20 agent keys"));
+    // Another person's keys are their own count; the operator still makes keys for anyone.
+    app.person("dachs", PASSWORD).await;
+    let mut w = Visitor::new(&app);
+    assert_eq!(w.sign_in("dachs", PASSWORD).await.status, 200);
+    assert_eq!(w.post("/api/account/keys", json!({})).await.status, 201);
+    horst_identity::accounts::create_key(&app.store, "fuchs", None)
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn sign_up_sign_in_keys_and_quotas() {
     let app = accounts_app().await;
@@ -738,6 +776,50 @@ async fn failed_sign_ins_are_limited_per_name_and_address_and_per_address() {
         .await
         .unwrap();
     assert!(r.headers().get("retry-after").is_some() || r.status() == 200);
+}
+
+#[tokio::test]
+async fn an_earlier_versions_user_does_not_take_over_an_account_of_that_name() {
+    let app = accounts_app().await;
+    // An earlier version kept its RCADIA users apart from the operator's accounts: both
+    // could hold one name (in any case), as an upgrade finds them.
+    horst_identity::accounts::create_account(&app.store, "kurt", 2)
+        .await
+        .unwrap();
+    let key = horst_identity::accounts::create_key(&app.store, "kurt", Some("laptop"))
+        .await
+        .unwrap();
+    app.auth
+        .write_legacy_user("Kurt", "altes passwort", 1000)
+        .await
+        .unwrap();
+    let mut v = Visitor::new(&app);
+    let r = v.sign_in("Kurt", "altes passwort").await;
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert!(v.cookie.is_none());
+    let r = app
+        .http
+        .post(app.url("/api/v1/auth/session"))
+        .json(&json!({ "username": "kurt", "password": "altes passwort" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    // The account is as it was: no password, its key works; the old record waits.
+    let password: Option<String> = redis::cmd("HGET")
+        .arg(app.store.key("account:kurt"))
+        .arg("password")
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    assert_eq!(password, None);
+    let auth = format!("Bearer {}", key.key);
+    let caller = horst_identity::accounts::authenticate(&app.store, Some(&auth))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((caller.name.as_str(), caller.trust), ("kurt", 2));
+    assert!(app.auth.legacy_user_exists("kurt").await.unwrap());
 }
 
 #[tokio::test]

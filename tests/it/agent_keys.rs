@@ -152,6 +152,34 @@ async fn three_keys_per_network_per_day() {
     assert!(wait > 86_000 && wait <= 86_400, "{wait}");
 }
 
+/// A display name that equals a person's account name is refused (so nobody passes for
+/// them), but once the network's keys are used up that refusal must not answer otherwise
+/// than the cap does: anyone could then ask, as often as the burst limit lets them and
+/// without creating anything, which account names exist (the sign-up's caps are looked at
+/// before the name for the same reason).
+#[tokio::test]
+async fn a_spent_cap_does_not_tell_which_account_names_exist() {
+    let app = spawn_gateway().await;
+    horst_identity::accounts::create_account(&app.store, "hanna", 0)
+        .await
+        .unwrap();
+    for _ in 0..3 {
+        let (status, body, _) = post(&app, "{}", &[JSON]).await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let mut answers = Vec::new();
+    for name in ["Hanna", "Ｈanna", "Nobody"] {
+        let (status, body, _) =
+            post(&app, &json!({ "displayName": name }).to_string(), &[JSON]).await;
+        answers.push((status, body["code"].clone()));
+    }
+    assert_eq!(
+        answers,
+        vec![(429, json!("network_cap")); 3],
+        "an existing name answered otherwise than a free one"
+    );
+}
+
 #[tokio::test]
 async fn fifty_keys_in_total_per_day() {
     // Behind a trusted proxy every request may come from its own network.

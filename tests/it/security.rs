@@ -832,6 +832,47 @@ async fn parallel_guesses_are_limited_like_guesses_in_a_row() {
     assert!(checked <= 8, "{checked} guesses were checked: {statuses:?}");
 }
 
+/// Admin-token guesses sent all at once, on the bearer API and on the `/admin` sign-in, are
+/// limited like guesses in a row (5 free failures from one address): each look of the limits
+/// saw the failures recorded before it, none of the ones in flight, and 255 of 300 parallel
+/// guesses on the bearer API were checked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_admin_token_guesses_are_limited_like_guesses_in_a_row() {
+    let app = default_limits_app().await;
+    for (ip, page) in [("127.0.0.5", false), ("127.0.0.6", true)] {
+        let mut guesses = tokio::task::JoinSet::new();
+        for i in 0..40 {
+            let client = client_from(ip);
+            let guess = format!("a guess at the admin token, number {i:02}");
+            let req = if page {
+                client
+                    .post(app.url("/api/admin/session"))
+                    .header("sec-fetch-site", "same-origin")
+                    .json(&json!({ "token": guess, "operatorName": "mallory" }))
+            } else {
+                client
+                    .get(app.url("/api/admin/overview"))
+                    .bearer_auth(guess)
+            };
+            guesses.spawn(async move { req.send().await.unwrap().status().as_u16() });
+        }
+        let statuses = guesses.join_all().await;
+        let checked = statuses.iter().filter(|s| **s == 401).count();
+        let limited = statuses.iter().filter(|s| **s == 429).count();
+        eprintln!("figure: 40 parallel admin-token guesses (page: {page}): {checked} checked, {limited} limited");
+        assert_eq!(checked + limited, 40, "page: {page}: {statuses:?}");
+        assert!(checked <= 5, "page: {page}: {checked} guesses were checked");
+    }
+    // The operator's token still opens the API, from an address that never failed.
+    let r = client_from("127.0.0.7")
+        .get(app.url("/api/admin/overview"))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+}
+
 /// Sign-up attempts count per client, and an IPv6 client is its /64: addresses of one prefix
 /// (forwarded by a trusted proxy here) share the limit; they each had their own.
 #[tokio::test]

@@ -590,11 +590,35 @@ async fn change_password(
     signed_in(&state, &headers, &person, generation, StatusCode::OK).await
 }
 
+/// Keys a person may make on `/account` in any 24 hours. A revoked key's record is kept (it
+/// is listed with `--revoked`), so without a bound one signed-in person making and revoking
+/// keys in a loop grew Redis by about 270 records a second, until a full Redis refused every
+/// write of the service. Four times the active keys: room to replace each a few times a day.
+const KEYS_PER_DAY: u32 = 20;
+
 async fn create_key(
     State(state): State<AppState>,
     me: SignedIn,
     Json(body): Json<NewKey>,
 ) -> Result<Response, ApiError> {
+    use horst_limits::{BurstError, Limit};
+    let per_day = Limit {
+        name: "account_key_create",
+        max: KEYS_PER_DAY,
+        window: std::time::Duration::from_secs(24 * 3600),
+    };
+    match state.agents.burst.check(&per_day, &me.person.name).await {
+        Ok(()) => {}
+        Err(BurstError::Limited(l)) => {
+            let s = l.retry_after_seconds();
+            return Err(ApiError::new(
+                ApiCode::Burst,
+                format!("an account may make {KEYS_PER_DAY} agent keys on this page in 24 hours; wait {s} s, or ask the operator for one"),
+            )
+            .retry_after(s));
+        }
+        Err(BurstError::Store(e)) => return Err(ApiError::from(e)),
+    }
     let created =
         horst_identity::accounts::create_key(&state.store, &me.person.name, body.label.as_deref())
             .await?;

@@ -75,12 +75,35 @@ fn via(subject: &Subject) -> &'static str {
 /// person's name can start with `~`).
 const TOKEN_NAME: &str = "~admin-token";
 
+/// Admin-token checks of one process run one at a time, each from the sign-in limits' look
+/// to the record of its failure: guesses sent in parallel each passed a look that none of
+/// them had counted yet (255 of 300 sent at once from one address were checked, where 5 in
+/// a row are). A check is two Redis round trips and no hashing, so one at a time costs an
+/// operator's script nothing it would notice.
+static TOKEN_CHECKS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+/// How long a token check waits for its turn before it is answered 503.
+const TOKEN_CHECK_QUEUE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The turn of one admin-token check ([`TOKEN_CHECKS`]); 503 with `Retry-After` when it does
+/// not come within [`TOKEN_CHECK_QUEUE`].
+async fn token_turn() -> Result<tokio::sync::SemaphorePermit<'static>, ApiError> {
+    match tokio::time::timeout(TOKEN_CHECK_QUEUE, TOKEN_CHECKS.acquire()).await {
+        Ok(Ok(permit)) => Ok(permit),
+        _ => Err(ApiError::new(
+            ApiCode::Unavailable,
+            "too many admin tokens are being checked at once; try again in a few seconds",
+        )
+        .retry_after(2)),
+    }
+}
+
 /// Checks an admin token within the sign-in limits and records the outcome; its id if active.
 async fn check_token(
     state: &AppState,
     address: std::net::IpAddr,
     token: &str,
 ) -> Result<String, ApiError> {
+    let _turn = token_turn().await?;
     wait_for_sign_in(state, address, TOKEN_NAME).await?;
     let found = horst_identity::admin_tokens::check(&state.store, token.trim()).await?;
     let (target, outcome) = match &found {
@@ -118,6 +141,9 @@ pub(crate) async fn check_bearer(
         name: u32::MAX,
         ..Free::from_config(&state.config.gateway)
     };
+    // A right token waits its turn too: else one among many parallel guesses would be let
+    // through by a look that the others' failures had not reached yet.
+    let _turn = token_turn().await?;
     // Both looks at once (one round trip): a guess that must wait is refused whatever it is.
     let (waited, found) = tokio::join!(
         wait_for_sign_in_within(state, free, address, TOKEN_NAME),
