@@ -345,7 +345,7 @@ fn spec(tool: Tool) -> Spec {
                     "jobId": t(STR), "outcome": { "type": STR, "enum": ["won", "unresolved"] }, "won": t("boolean"),
                     "ticks": t("integer"), "seed": t("integer"), "mapHash": t(STR), "replay": nullable("object"),
                     "reason": { "type": STR, "enum": ["unreachable", "time_limit", "memory_limit"] },
-                    "proof": { "type": STR, "enum": ["relaxed_graph", "jump_envelope"] },
+                    "proof": { "type": STR, "enum": ["relaxed_graph", "jump_envelope", "exhaustive"] },
                     "explored": t("integer"), "bestDistance": t("integer"), "hint": t(STR),
                     "engineVersion": t(STR), "policyVersion": t(STR), "remaining": remaining_schema(),
                     "replayed": t("boolean"), "pending": t("boolean"),
