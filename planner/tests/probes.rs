@@ -152,10 +152,15 @@ fn guest_probes_are_decided_as_their_truth() {
     let proved = [
         ("guest-one-row-far", Proof::RelaxedGraph),
         ("guest-spring-across-12", Proof::JumpEnvelope),
+        ("guest-ferry-leap-11", Proof::JumpEnvelope),
         ("guest-start-in-spikes", Proof::Exhaustive),
         ("guest-start-on-marmot", Proof::Exhaustive),
     ];
-    let undecided = ["guest-start-in-crusher", "guest-tunnel-hole-5"];
+    let undecided = [
+        "guest-ferry-leap-10",
+        "guest-start-in-crusher",
+        "guest-tunnel-hole-5",
+    ];
     let all = probes("guest-");
     assert!(all.len() >= 30, "{} guest probes", all.len());
     let mut won = 0;
