@@ -51,13 +51,14 @@ pub fn seed_free(map: &Map) -> bool {
 }
 
 /// Runs the exact check with `seed`, holding at most `budget` bytes (counted as the search
-/// counts its own, `memory`; the most it held goes to `peak`); `stop` is asked every 1,024
-/// states (it decides only whether there is an answer, never which).
+/// counts its own, `memory`; the most it held goes to `peak`). Every 1,024 states `every` hears
+/// the states kept and the bytes held (for progress reports) and says whether to stop (the
+/// clock or a cancel: it decides only whether there is an answer, never which).
 pub fn explore(
     map: &Map,
     seed: u32,
     budget: Option<u64>,
-    stop: &dyn Fn() -> bool,
+    every: &mut dyn FnMut(u64, u64) -> bool,
     peak: &mut u64,
 ) -> Exact {
     let sim_bytes = crate::memory::sim_bytes(map);
@@ -110,7 +111,7 @@ pub fn explore(
                 if nodes.len() >= EXACT_STATES || budget.is_some_and(|b| held > b) {
                     return Exact::OutOfStates;
                 }
-                if nodes.len().is_multiple_of(1024) && stop() {
+                if nodes.len().is_multiple_of(1024) && every(nodes.len() as u64, held) {
                     return Exact::Stopped;
                 }
                 seen.insert(bytes.clone());
@@ -143,7 +144,10 @@ mod tests {
     #[test]
     fn a_start_in_spikes_dies_whatever_the_input() {
         let m = map("......\n.^....\nGGGGGG", "start 1 1\nnest 3 1");
-        assert_eq!(explore(&m, 1, None, &|| false, &mut 0), Exact::AllDie);
+        assert_eq!(
+            explore(&m, 1, None, &mut |_, _| false, &mut 0),
+            Exact::AllDie
+        );
         assert!(seed_free(&m));
     }
 
@@ -151,7 +155,7 @@ mod tests {
     fn a_win_it_finds_is_a_win() {
         // The nest's tile begins 512 sub-units right of the bird: four ticks of running.
         let m = map("......\n......\nGGGGGG", "start 1 1\nnest 2 1");
-        let Exact::Won(steps) = explore(&m, 1, None, &|| false, &mut 0) else {
+        let Exact::Won(steps) = explore(&m, 1, None, &mut |_, _| false, &mut 0) else {
             panic!("no win");
         };
         assert!(
@@ -170,10 +174,13 @@ mod tests {
     fn the_budget_and_the_stop_decide_nothing() {
         let m = map("..........\n..........\nGGGGGGGGGG", "start 1 1\nnest 9 0");
         assert_eq!(
-            explore(&m, 1, Some(1), &|| false, &mut 0),
+            explore(&m, 1, Some(1), &mut |_, _| false, &mut 0),
             Exact::OutOfStates
         );
-        assert_eq!(explore(&m, 1, None, &|| true, &mut 0), Exact::Stopped);
+        assert_eq!(
+            explore(&m, 1, None, &mut |_, _| true, &mut 0),
+            Exact::Stopped
+        );
     }
 
     #[test]

@@ -1528,9 +1528,29 @@ pub fn plan_with(
         let budget = req
             .memory_budget_bytes
             .map(|b| b.saturating_sub(sh.fixed_bytes) / 4 * 3);
-        let stop = || req.cancel.load(Ordering::Relaxed) || Instant::now() >= sh.deadline;
+        let (fixed, expanded, deadline) = (sh.fixed_bytes, sh.expanded, sh.deadline);
+        let mut last = Instant::now();
+        // Reported like the search's progress (a worker watches its job's memory by it).
+        let mut every = |states: u64, held: u64| {
+            let now = Instant::now();
+            if let Some(cb) = sh.progress {
+                if now.duration_since(last) >= Duration::from_millis(100) {
+                    last = now;
+                    cb(&Progress {
+                        expanded,
+                        best_distance: sh.best_distance,
+                        elapsed: now.duration_since(start),
+                        stage: STAGES.len() - 1,
+                        states,
+                        bytes: fixed + held,
+                        open: 0,
+                    });
+                }
+            }
+            req.cancel.load(Ordering::Relaxed) || now >= deadline
+        };
         let mut peak = 0;
-        let found = crate::exact::explore(req.map, req.seed, budget, &stop, &mut peak);
+        let found = crate::exact::explore(req.map, req.seed, budget, &mut every, &mut peak);
         sh.peak_bytes = sh.peak_bytes.max(sh.fixed_bytes + peak);
         match found {
             crate::exact::Exact::AllDie if crate::exact::seed_free(req.map) => {
@@ -1554,8 +1574,11 @@ pub fn plan_with(
             // Every run dies for this seed, but the seed moves marmots, jackdaws or rocks: not
             // a proof for every replay. Wait for the clock as any undecided search does.
             crate::exact::Exact::AllDie => {
-                while !stop() {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
+                while !req.cancel.load(Ordering::Relaxed) && Instant::now() < sh.deadline {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                if req.cancel.load(Ordering::Relaxed) {
+                    return unresolved(&sh, UnresolvedReason::Cancelled);
                 }
             }
             _ => {}
