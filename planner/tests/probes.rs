@@ -159,6 +159,7 @@ fn guest_probes_are_decided_as_their_truth() {
     let undecided = [
         "guest-ferry-leap-10",
         "guest-start-in-crusher",
+        "guest-start-on-seeded-marmot",
         "guest-tunnel-hole-5",
     ];
     let all = probes("guest-");
