@@ -18,11 +18,13 @@
 //! unsolvable: the relaxed tile graph forwards from the start, and the jump envelope
 //! (`envelope`: exact vertical physics between launch sites, horizontal speed as a bound). If
 //! either reaches no nest, the answer is `unresolved` (reason `unreachable`, with the proof) at
-//! once. Those two are the only proofs: a search that exhausts a stage's quantised space proves
-//! nothing (the key drops information, the holds are a choice), so the next, finer stage goes on,
-//! and the last one (every phase and the tick in the key) runs until the time limit, less the
-//! part kept for shortening a win ([`shorten::shorten_reserve`], a fifth of the limit at most);
-//! the answer is then `unresolved` with reason `time_limit`. Architecture invariant
+//! once. A search that exhausts a stage's quantised space proves nothing (the key drops
+//! information, the holds are a choice), so the next, finer stage goes on, and the last one
+//! (every phase and the tick in the key) runs until the time limit, less the part kept for
+//! shortening a win ([`shorten::shorten_reserve`], a fifth of the limit at most); the answer is
+//! then `unresolved` with reason `time_limit`. Only if the last stage runs out of states before
+//! that does the exact check (`exact`) follow every input tick by tick in the time left: the
+//! third proof (`exhaustive`, every run dies) or a win, else the clock ends it as before. Architecture invariant
 //! (tests/corpus.rs): no level with a known winning replay is answered `unresolved` before
 //! that.
 //!
@@ -55,6 +57,7 @@
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 pub mod envelope;
+pub mod exact;
 pub mod memory;
 pub mod relaxed;
 pub mod search;
@@ -122,6 +125,11 @@ pub enum Proof {
     /// The jump envelope (`envelope`): the bird's exact vertical physics between launch sites
     /// and its running speed as a bound reach no nest (a gap too wide, a ledge too high).
     JumpEnvelope,
+    /// The exact check (`exact`): every run from the start, followed tick by tick with each
+    /// of the 20 actions, dies before a win (within a bound of distinct states; only on a
+    /// level whose runs the seed does not change). Tried only when the search ran out of
+    /// states to expand before its time limit.
+    Exhaustive,
 }
 
 impl Proof {
@@ -129,6 +137,7 @@ impl Proof {
         match self {
             Proof::RelaxedGraph => "relaxed_graph",
             Proof::JumpEnvelope => "jump_envelope",
+            Proof::Exhaustive => "exhaustive",
         }
     }
 }
@@ -196,6 +205,7 @@ impl PlanReport {
         let reason = self.reason()?;
         Some(match (reason, self.proof) {
             (UnresolvedReason::Unreachable, Some(Proof::JumpEnvelope)) => "Proved unwinnable: no sequence of runs, jumps, egg boosts, springs, platforms and stomps can get the bird to a nest (a gap too wide or a nest too high); change the map.".into(),
+            (UnresolvedReason::Unreachable, Some(Proof::Exhaustive)) => "Proved unwinnable: every run, with every input on every tick, loses before it can win (the bird dies within its first ticks whatever it does: check the start, what stands on it and what moves into it); change the map.".into(),
             (UnresolvedReason::Unreachable, _) => "Proved unwinnable: even moving more freely than the game allows, the bird cannot get from the start to a nest (a gap too wide, a nest too high, or walls, spikes or cracked rock that no pebble can reach in the way); change the map.".into(),
             (UnresolvedReason::TimeLimit, _) => format!(
                 "Not a proof: the search ran out of time after {} states, at best {} tiles from a nest; the level may still be winnable (long waits and exact timing are the hardest to find): prove it with your own replay in simulate_replay, or make that part easier.",
@@ -247,7 +257,7 @@ pub struct PlaytestResult {
     /// `memory_limit` (neither a proof); absent when won.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<UnresolvedReason>,
-    /// With reason `unreachable`: `relaxed_graph` or `jump_envelope`.
+    /// With reason `unreachable`: `relaxed_graph`, `jump_envelope` or `exhaustive`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proof: Option<Proof>,
     /// States the search explored (0 when a proof answered before any search).

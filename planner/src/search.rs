@@ -1343,7 +1343,8 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
 }
 
 /// The proofs that no replay can win, tried before any search: two over-approximations of where
-/// the bird can go; if either reaches no nest, nothing can win. They are the only proofs.
+/// the bird can go; if either reaches no nest, nothing can win. (The third, `exact`, comes only
+/// after a search that ran out of states.)
 ///
 /// `relaxed_graph` is the validator's relaxed check (`horst_engine::format::reach`, behind the
 /// `nest_unreachable` warning) finding no nest, so the proof and the warning always agree: the
@@ -1475,6 +1476,7 @@ pub fn plan_with(
     // A stage that ran out of memory gives way to the next one, like a capped one (each
     // starts afresh); the answer says so if none finds a win.
     let mut out_of_memory = false;
+    let mut last_exhausted = false;
     for (i, st) in STAGES.iter().enumerate() {
         match run_stage(&mut sh, i, st) {
             StageEnd::Won(steps, racer) => {
@@ -1496,7 +1498,8 @@ pub fn plan_with(
                 };
             }
             // An exhausted or capped stage proves nothing: the next one goes on.
-            StageEnd::Exhausted | StageEnd::Capped => continue,
+            StageEnd::Exhausted => last_exhausted = i + 1 == STAGES.len(),
+            StageEnd::Capped => continue,
             StageEnd::MemoryLimit => out_of_memory = true,
             // The clock ran out in a later stage, but an earlier one gave up for memory: the
             // budget is what cut the search short (a finer stage only goes on where a coarser
@@ -1512,6 +1515,74 @@ pub fn plan_with(
     // of its state count or of memory before the clock did.
     if out_of_memory {
         return unresolved(&sh, UnresolvedReason::MemoryLimit);
+    }
+    // Out of states before the clock: every run the search's holds make died. That proves
+    // nothing (a hold of another length might live), and `time_limit` now would be said
+    // early without a proof. The exact check (`exact`) follows every input tick by tick in
+    // the time left: a proof when every run dies (the bird dies within a few ticks whatever
+    // it does), or a win the holds missed; else the clock or the memory budget ends it.
+    if last_exhausted {
+        // Three quarters of the budget: a margin for what its count leaves out (the allocator's
+        // and the hash set's overheads: 562 MB resident for the whole 512 MiB counted on
+        // `guest-start-in-crusher`).
+        let budget = req
+            .memory_budget_bytes
+            .map(|b| b.saturating_sub(sh.fixed_bytes) / 4 * 3);
+        let (fixed, expanded, deadline) = (sh.fixed_bytes, sh.expanded, sh.deadline);
+        let mut last = Instant::now();
+        // Reported like the search's progress (a worker watches its job's memory by it).
+        let mut every = |states: u64, held: u64| {
+            let now = Instant::now();
+            if let Some(cb) = sh.progress {
+                if now.duration_since(last) >= Duration::from_millis(100) {
+                    last = now;
+                    cb(&Progress {
+                        expanded,
+                        best_distance: sh.best_distance,
+                        elapsed: now.duration_since(start),
+                        stage: STAGES.len() - 1,
+                        states,
+                        bytes: fixed + held,
+                        open: 0,
+                    });
+                }
+            }
+            req.cancel.load(Ordering::Relaxed) || now >= deadline
+        };
+        let mut peak = 0;
+        let found = crate::exact::explore(req.map, req.seed, budget, &mut every, &mut peak);
+        sh.peak_bytes = sh.peak_bytes.max(sh.fixed_bytes + peak);
+        match found {
+            crate::exact::Exact::AllDie if crate::exact::seed_free(req.map) => {
+                let mut r = unresolved(&sh, UnresolvedReason::Unreachable);
+                r.proof = Some(Proof::Exhaustive);
+                r.best_distance = None;
+                return r;
+            }
+            crate::exact::Exact::Won(steps) => {
+                if let Some((replay, ticks)) = finish(req, steps) {
+                    sh.best_distance = 0;
+                    return report(&sh, PlanOutcome::Won { replay, ticks });
+                }
+            }
+            crate::exact::Exact::OutOfStates if req.memory_budget_bytes.is_some() => {
+                return unresolved(&sh, UnresolvedReason::MemoryLimit)
+            }
+            crate::exact::Exact::Stopped if req.cancel.load(Ordering::Relaxed) => {
+                return unresolved(&sh, UnresolvedReason::Cancelled)
+            }
+            // Every run dies for this seed, but the seed moves marmots, jackdaws or rocks: not
+            // a proof for every replay. Wait for the clock as any undecided search does.
+            crate::exact::Exact::AllDie => {
+                while !req.cancel.load(Ordering::Relaxed) && Instant::now() < sh.deadline {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                if req.cancel.load(Ordering::Relaxed) {
+                    return unresolved(&sh, UnresolvedReason::Cancelled);
+                }
+            }
+            _ => {}
+        }
     }
     unresolved(&sh, UnresolvedReason::TimeLimit)
 }

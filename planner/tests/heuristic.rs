@@ -36,9 +36,22 @@ fn known() -> Vec<(String, Map, String)> {
 /// - Under a low ceiling, a fall into a pit and the egg boost out of it onto the far side
 ///   (`rare-boost-out-of-pit`: every jump bumps its head, the gap is 7 tiles): the graph's
 ///   fallen bird may rise once more, but not from below the floor it left to the far floor.
+///   The same in a corridor one tile high over holes of 1, 2 and 4 tiles
+///   (`guest-tunnel-hole-1`, `-2`, `-4`: 2 px of headroom, the bird never rises a row).
+/// - The guest probes' gaps of the first kind: a leap of 9 tiles off the end of a ferry's path
+///   (`guest-ferry-leap-9`), a gap of 8 between two islands (`guest-sky-islands`).
+/// - No ground under the start at all (`guest-one-row-drift`, a map one row high): the bird's
+///   only launch is the egg boost over the void; the air-bounded graph reaches no nest from
+///   the start there (why was not looked into).
 ///
 /// When the graph covers one, remove it here (the test then asks for it).
 const AIR_BOUND_MISSES: &[&str] = &[
+    "guest-ferry-leap-9",
+    "guest-one-row-drift",
+    "guest-sky-islands",
+    "guest-tunnel-hole-1",
+    "guest-tunnel-hole-2",
+    "guest-tunnel-hole-4",
     "open-heuristic-nest-at-apex",
     "rare-boost-out-of-pit",
     "rare-tap-hop-under-spikes",
