@@ -1100,6 +1100,15 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // While Redis refuses writes (a full disk, `maxmemory`) this command is what an operator
+    // runs first: it said nothing of it (and, before, could not start at all).
+    let refused = match store.write_refusal().await {
+        Ok(r) => r,
+        Err(e) => {
+            note!("horst: cannot tell whether Redis takes writes: {e}");
+            None
+        }
+    };
     if json {
         let value = serde_json::json!({
             "redis": {
@@ -1107,6 +1116,7 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
                 "version": facts.version,
                 "maxmemoryPolicy": facts.maxmemory_policy,
                 "appendonly": facts.appendonly,
+                "writesRefused": refused,
             },
             "workers": workers,
         });
@@ -1133,6 +1143,9 @@ async fn status(store: &horst_store::Store, json: bool) -> ExitCode {
             Some("noeviction") => {}
             Some(p) => out!("          maxmemory-policy {p}: Redis may evict horst's keys; set `maxmemory-policy noeviction`"),
             None => {}
+        }
+        if let Some(reason) = &refused {
+            out!("          WRITES REFUSED: {reason}; admissions, sign-ins and session moves fail (503) until Redis takes writes again: free disk space where Redis writes its AOF and snapshots (MISCONF), or memory (OOM: raise maxmemory)");
         }
         out!("workers:  {} live", workers.len());
         for w in workers {

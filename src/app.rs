@@ -407,23 +407,28 @@ impl App {
 /// Moves what an earlier version left in Redis to this version's layout (each step does
 /// nothing once done). Only processes that serve run it, when they start.
 async fn migrate(queue: &Queue) -> Result<(), BuildError> {
+    // Nothing can change while Redis refuses writes (a full disk, `maxmemory`), and the
+    // running processes go on meanwhile: a process that starts now (a restarted worker,
+    // `horst up` after a crash) comes up as they are, rather than exiting and leaving the
+    // deployment short of it until Redis is mended. The steps only move what an earlier
+    // version left; the next start does them.
+    let step = |what: &str,
+                result: Result<(), horst_store::RedisError>|
+     -> Result<bool, BuildError> {
+        match result {
+            Ok(()) => Ok(true),
+            Err(e) if horst_store::refuses_writes(&e) => {
+                tracing::warn!(error = %e, "Redis refuses writes: the start's adoption of an earlier version's queue keys is left for the next start");
+                Ok(false)
+            }
+            Err(e) => Err(BuildError(format!("cannot {what}: {e}"))),
+        }
+    };
     // Jobs left waiting by a version before the lanes move into their lanes.
-    queue
-        .adopt_waiting_list()
-        .await
-        .map_err(|e| BuildError(format!("cannot adopt the pre-lanes waiting list: {e}")))?;
-    // The fair turns and waiting counts of a version before queue:fair move into it.
-    queue
-        .adopt_fair_layout()
-        .await
-        .map_err(|e| BuildError(format!("cannot adopt the earlier fair turns: {e}")))?;
-    queue
-        .adopt_daily_counts()
-        .await
-        .map_err(|e| BuildError(format!("cannot adopt the earlier daily counts: {e}")))?;
-    queue
-        .drop_old_keys()
-        .await
-        .map_err(|e| BuildError(format!("cannot delete the earlier version's keys: {e}")))?;
+    let _all_done = step("adopt the pre-lanes waiting list", queue.adopt_waiting_list().await.map(drop))?
+        // The fair turns and waiting counts of a version before queue:fair move into it.
+        && step("adopt the earlier fair turns", queue.adopt_fair_layout().await.map(drop))?
+        && step("adopt the earlier daily counts", queue.adopt_daily_counts().await.map(drop))?
+        && step("delete the earlier version's keys", queue.drop_old_keys().await)?;
     Ok(())
 }

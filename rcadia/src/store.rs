@@ -255,8 +255,17 @@ pub struct Applied {
 
 /// The value of `key`, set to `fresh` by the first process that asks (SET NX, then GET), so
 /// every process reads the same one; answered once the replicas have it, so they still
-/// agree after a failover.
+/// agree after a failover. A value already there is only read: a process that starts while
+/// Redis refuses writes (a full disk, `maxmemory`) comes up as the running ones go on,
+/// instead of failing on a SET that would not have changed anything (`horst admin` too).
 async fn made_once(store: &Store, key: &str, fresh: String) -> Result<String, RcadiaError> {
+    let there: Option<String> = redis::cmd("GET")
+        .arg(key)
+        .query_async(&mut store.conn())
+        .await?;
+    if let Some(value) = there {
+        return Ok(value);
+    }
     let mut conn = store.durable().await?;
     let _: Option<String> = redis::cmd("SET")
         .arg(key)

@@ -527,6 +527,35 @@ impl Store {
         })
     }
 
+    /// Why Redis refuses writes now, as far as can be told without writing (`horst admin
+    /// status`): a failing disk refuses PING with `MISCONF` (as it refuses every write), and a
+    /// server at its `maxmemory` shows it in `INFO memory` (it refuses what may grow memory
+    /// with `OOM`). `None` when neither is so. On a cluster: of one primary (any).
+    pub async fn write_refusal(&self) -> Result<Option<String>, StoreError> {
+        let mut conn = OneNode(self.conn());
+        match conn.query::<String>(&redis::cmd("PING")).await {
+            Err(e) if refuses_writes(&e) => {
+                return Ok(Some(format!(
+                    "{} {}",
+                    e.code().unwrap_or("refused"),
+                    e.detail().unwrap_or_default()
+                )))
+            }
+            Err(e) => return Err(e.into()),
+            Ok(_) => {}
+        }
+        let info: String = conn.query(redis::cmd("INFO").arg("memory")).await?;
+        let field = |name: &str| -> u64 {
+            info.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        let (used, max) = (field("used_memory"), field("maxmemory"));
+        Ok((max > 0 && used >= max)
+            .then(|| format!("OOM used_memory {used} bytes has reached maxmemory {max} bytes")))
+    }
+
     /// The start-up check: refuse an evicting server unless allowed, warn when AOF is off.
     /// `warn` false keeps the warnings (an allowed evicting policy, AOF off, a refused CONFIG
     /// GET) to the log of the processes that serve: an operator command (`horst admin`) that

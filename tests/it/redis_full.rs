@@ -509,3 +509,115 @@ async fn a_failing_disk_keeps_readyz_ready_and_says_writes_are_refused() {
         "{after:?}"
     );
 }
+
+/// A process that starts while Redis refuses writes (a restarted worker or API process, an
+/// operator's `horst admin`) comes up as the running ones go on. Before, each exited at
+/// once: `horst api` and `horst worker` with "cannot delete the earlier version's keys:
+/// ... MISCONF" (its start's layout steps, which change nothing on a store already at this
+/// version), and every `horst admin` command, `status` and the job view included, with
+/// "cannot open the session store: ... MISCONF" (a SET NX of a value that was there). So a
+/// worker killed during a full disk stayed down, and the operator's own tools failed just
+/// when they were needed. `horst admin status` now also says that writes are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_started_while_redis_refuses_writes_comes_up_and_the_operator_can_look() {
+    // With a configured admin token, which the first start stored.
+    let app = crate::harness::spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.gateway.admin_token = "an-admin-token-stored-before-the-disk-failed".into();
+    })
+    .await;
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    // A job waiting for a worker (the test app runs none).
+    let waiting = match app
+        .queue
+        .admit(horst_queue::JobSpec {
+            kind: horst_queue::JobKind::Simulate,
+            account: "wren".into(),
+            trust: 1,
+            idempotency_key: "before-the-disk-failed".into(),
+            input: horst_queue::JobInput::simulate(LEVEL_MAP, replay),
+        })
+        .await
+        .unwrap()
+    {
+        horst_queue::Admission::New(job) => job,
+        other => panic!("expected a new job, got {other:?}"),
+    };
+
+    break_the_disk(&app).await;
+
+    // The operator's commands run, and say what is wrong.
+    let (ok, out, err) = crate::accounts::admin_cli(&app, &["status"], "");
+    eprintln!("figure: horst admin status while the disk fails: {out}{err}");
+    assert!(ok, "horst admin status failed: {out}{err}");
+    assert!(out.contains("WRITES REFUSED: MISCONF"), "{out}");
+    let (ok, out, err) = crate::accounts::admin_cli(&app, &["status", "--json"], "");
+    assert!(ok, "{out}{err}");
+    let status: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        status["redis"]["writesRefused"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("MISCONF")),
+        "{status}"
+    );
+    let (ok, out, err) = crate::accounts::admin_cli(&app, &["job", "list"], "");
+    assert!(ok, "horst admin job list failed: {out}{err}");
+    assert!(out.contains(&waiting.id), "{out}");
+
+    assert!(
+        horst_identity::admin_tokens::check(
+            &app.store,
+            "an-admin-token-stored-before-the-disk-failed"
+        )
+        .await
+        .unwrap()
+        .is_some(),
+        "the configured admin token was not stored at the first start"
+    );
+    // A worker process starts (as `horst worker` builds itself), and an API process too.
+    let (_stop, stop_rx) = tokio::sync::watch::channel(false);
+    let worker = horst::App::build_for(
+        app.config.clone(),
+        &app.redis_url,
+        stop_rx.clone(),
+        horst::Roles::WORKER,
+    )
+    .await
+    .expect("a worker starting while Redis refuses writes");
+    horst::App::build_for(
+        app.config.clone(),
+        &app.redis_url,
+        stop_rx,
+        horst::Roles::API_AND_WORKER,
+    )
+    .await
+    .expect("an API process starting while Redis refuses writes");
+    tokio::spawn(worker.run(horst::Roles::WORKER, None));
+
+    mend_the_disk(&app).await;
+    // The worker that started during the outage runs the job once Redis takes writes.
+    let done = app
+        .queue
+        .wait(&waiting.id, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(done.state, horst_queue::JobState::Succeeded, "{done:?}");
+    let (ok, out, _) = crate::accounts::admin_cli(&app, &["status"], "");
+    assert!(ok && !out.contains("WRITES REFUSED"), "{out}");
+
+    // At `maxmemory` (OOM) too: the session store's SET NX of its boot tag, there already,
+    // was refused as well.
+    fill(&app).await;
+    let (ok, out, err) = crate::accounts::admin_cli(&app, &["status"], "");
+    assert!(ok && out.contains("WRITES REFUSED: OOM"), "{out}{err}");
+    let (_stop, stop_rx) = tokio::sync::watch::channel(false);
+    let started = horst::App::build_for(
+        app.config.clone(),
+        &app.redis_url,
+        stop_rx,
+        horst::Roles::API_AND_WORKER,
+    )
+    .await;
+    config_set(&app, "maxmemory", "0").await;
+    started.expect("an API process starting while Redis is at maxmemory");
+}
