@@ -155,7 +155,10 @@
 //!    `/events`: [`Session::has_events_since`]. `pending-actions`: apply
 //!    `HostPoll { after, wait_ms }`; if the reply says `poll_open`, wait until
 //!    [`Session::host_poll_ready`] or the time is up, then apply `HostPollDone { after }` and
-//!    answer with its entries via [`Session::pending_actions_response`].
+//!    answer with its entries via [`Session::pending_actions_response`]. A poll that
+//!    [`Session::host_poll_quiet_until`] allows may skip storing its opening: it waits without
+//!    it until its end or the instant given (then applies `HostPoll` with the wait left and
+//!    goes on as above), and ends as a poll that does not wait (`HostPoll { after, wait_ms: 0 }`).
 //! 5. Timers: keep each [`Deadline`] in the delayed set (member = session, kind key, turn,
 //!    generation; score = `at_ms`); when due, apply `TimerFired { kind, generation }`.
 //! 6. [`Effect::CreateRematch`]: mint an id, `Session::new_rematch(&finished, id, now)`, apply

@@ -110,6 +110,37 @@ async fn the_clock_pauses_while_the_host_is_away() {
     );
 }
 
+/// A host waiting on a long-poll longer than its liveness window stays alive: the poll's
+/// opening is not stored at first (a poll answered soon needs it stored only when it ends),
+/// but a poll still waiting once half the window since the host's last stored sign of life
+/// has passed is stored as open, so the clock keeps running while the host waits.
+#[tokio::test]
+async fn a_host_on_a_long_poll_stays_alive_past_its_liveness_window() {
+    let app = app_with(|c| c.sessions.host_alive_seconds = 3).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) = started(&host, &agents, two_player(json!({ "turnTimeout": 60 }))).await;
+    host.ops(
+        &id,
+        json!([{ "op": "legal_actions", "playerId": pids[0], "actions": ["x"] }]),
+    )
+    .await;
+    let seen = Instant::now();
+    let poll = {
+        let (host, id) = (host.clone(), id.clone());
+        tokio::spawn(async move { host.pending(&id, after, 8.0).await })
+    };
+    // Past the 3 s the host's last stored sign of life (the ops) kept it alive.
+    tokio::time::sleep_until((seen + Duration::from_secs(5)).into()).await;
+    let s = agents[1].state(&id, 0.0).await;
+    assert!(
+        !s["deadline"].is_null() && s["waitingFor"] != "host",
+        "the host lapsed while its poll was open: {s}"
+    );
+    let p = poll.await.unwrap();
+    assert!(entries(&p).is_empty(), "{p}");
+    assert_eq!(agents[0].state(&id, 0.0).await["strikes"], 0);
+}
+
 #[tokio::test]
 async fn a_host_gone_ends_its_sessions() {
     let app = app_with(|c| {

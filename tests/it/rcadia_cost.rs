@@ -15,6 +15,7 @@
 //! the same millisecond changes a delta by a byte or two).
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use horst_rcadia::store::Step;
 use horst_rcadia::{Rcadia, RcadiaSettings};
@@ -839,4 +840,74 @@ async fn a_gap_in_the_listener_connection_sends_reads_to_redis_again() {
     t.pending().await;
     t.ops().await;
     until_vouched(&b, &t.id).await;
+}
+
+/// The value of the sample line `series` on the app's `/metrics` (0 when absent).
+async fn metric(app: &crate::harness::TestApp, series: &str) -> f64 {
+    let res = app.http.get(app.url("/metrics")).send().await.unwrap();
+    let text = res.text().await.unwrap();
+    text.lines()
+        .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// A host that long-polls (the usual host: its `pending-actions?wait=` open while the agent
+/// thinks) costs three stored writes a cycle: the agent's action, the poll's answer that
+/// delivers it and the host's ops. The poll's opening is not stored while it changes nothing
+/// anybody needs before it ends (`Session::host_poll_quiet_until`); it was a fourth write a
+/// cycle, with its script, its record's delta and its Redis round trip. Counted through the
+/// real HTTP API as the record's `SET`s (each stored write is one, in the save script), with
+/// the poll open (the long-poll gauge) before the agent acts, so it is woken by the action.
+#[tokio::test]
+async fn a_long_polling_hosts_cycle_is_three_writes() {
+    use crate::rcadia_common::{app_with, cast, entries, max_seq, started, two_player};
+    const HTTP_CYCLES: u64 = 12;
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, mut after) = started(&host, &agents, two_player(json!({}))).await;
+    let turn_to =
+        |on: usize| json!([{ "op": "legal_actions", "playerId": pids[on], "actions": ["x"] }]);
+    host.ops(&id, turn_to(0)).await;
+    let mut probe = redis::Client::open(app.redis_url.as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let (before, _) = counters(&mut probe).await;
+    for n in 0..HTTP_CYCLES as usize {
+        let on = n % 2;
+        let turn = agents[on].state(&id, 0.0).await["turn"]
+            .as_u64()
+            .expect("turn");
+        let poll = {
+            let (host, id) = (host.clone(), id.clone());
+            tokio::spawn(async move { host.pending(&id, after, 20.0).await })
+        };
+        let open = crate::harness::eventually(Duration::from_secs(10), async || {
+            metric(&app, "horst_session_long_polls_open").await >= 1.0
+        })
+        .await;
+        assert!(open, "cycle {n}: the host's poll never opened");
+        let (st, v) = agents[on].act(&id, json!("x"), turn).await;
+        assert_eq!(st, 200, "cycle {n}: {v}");
+        let p = poll.await.unwrap();
+        assert!(
+            entries(&p).iter().any(|e| e["actionId"] == v["actionId"]),
+            "cycle {n}: the poll delivers the action: {p}"
+        );
+        after = max_seq(&p, after);
+        host.ops(&id, turn_to(1 - on)).await;
+    }
+    let (now, _) = counters(&mut probe).await;
+    let calls =
+        |name: &str| now.get(name).copied().unwrap_or(0) - before.get(name).copied().unwrap_or(0);
+    let sets = calls("set") as f64 / HTTP_CYCLES as f64;
+    let scripts = calls("evalsha") as f64 / HTTP_CYCLES as f64;
+    println!("a long-polling host's cycle: {sets:.2} record writes, {scripts:.2} scripts");
+    assert!(
+        sets <= 3.25,
+        "{sets:.2} stored writes a cycle (three: the action, the poll's answer, the ops)"
+    );
 }

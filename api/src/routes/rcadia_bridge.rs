@@ -254,6 +254,13 @@ async fn v1_end(
 
 /// `GET pending-actions?after&wait`: the poll opens in the machine (host liveness counts it),
 /// waits for an entry past `after` or the end, then closes and answers what is queued.
+///
+/// A poll that would change nothing but bookkeeping when it opens
+/// (`Session::host_poll_quiet_until`: the host alive, nothing to answer yet) is not stored
+/// when it opens, only when it ends, as a poll that answers at once (`wait_ms: 0`): the
+/// host's cycle (poll, action, poll answered, ops) is three writes, not four. Such a poll is
+/// stored as open after all should it still wait when the host's liveness as stored has used
+/// half its window, so it keeps the host alive as a stored one does.
 async fn pending_actions(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -262,38 +269,125 @@ async fn pending_actions(
 ) -> Result<Json<PendingActionsResponse>, ApiError> {
     let after = u64_param(&q, "after")?;
     let wait = wait_param(&q)?.min(MAX_WAIT);
+    let started = tokio::time::Instant::now();
     // Subscribed before the poll opens, so an entry queued in between wakes the wait.
     let sub = state.rcadia.subscribe(&id);
+    let now = state.rcadia.now_ms().await?;
+    let wait_ms = wait.as_millis() as u64;
+    // `Some(until)` once the apply found a poll that need not be stored yet.
+    let mut quiet: Option<u64> = None;
     let a = state
         .rcadia
         .apply(&id, |s| {
             s.authorize_host(&who.key)?;
-            Ok(Step::main(Event::HostPoll {
-                after,
-                wait_ms: wait.as_millis() as u64,
-            }))
+            quiet = (wait_ms > 0)
+                .then(|| s.host_poll_quiet_until(after, now))
+                .flatten();
+            Ok(match quiet {
+                Some(_) => Step::default(),
+                None => Step::main(Event::HostPoll { after, wait_ms }),
+            })
         })
         .await?;
+    let session = a.session;
+    if let Some(until) = quiet {
+        // Wait unstored until the poll must count as open (or its end, if sooner).
+        let quiet_for = std::time::Duration::from_millis(until.saturating_sub(now)).min(wait);
+        let mut guard = OpenPoll {
+            state: Some(state.clone()),
+            id: id.clone(),
+            counted: false,
+        };
+        let waited = state
+            .rcadia
+            .wait_from(sub, &id, session, quiet_for, |s| s.host_poll_ready(after))
+            .await;
+        guard.state = None;
+        let left = wait.saturating_sub(started.elapsed());
+        let ready = waited.as_ref().is_ok_and(|s| s.host_poll_ready(after));
+        if ready || left.is_zero() || waited.is_err() {
+            // Ended (or failed) before it had to count as open: answered as a poll that
+            // returns at once, which stores the host's sign of life and the delivery.
+            let done = answer_now(&state, &id, after).await?;
+            waited?;
+            return Ok(done);
+        }
+        // Still waiting: store the poll as open for the rest of its wait.
+        let sub = state.rcadia.subscribe(&id);
+        let a = state
+            .rcadia
+            .apply(&id, |_| {
+                Ok(Step::main(Event::HostPoll {
+                    after,
+                    wait_ms: left.as_millis() as u64,
+                }))
+            })
+            .await?;
+        let open = match a.outcome.reply {
+            Reply::Entries { entries, poll_open } if !poll_open => {
+                return Ok(Json(a.session.pending_actions_response(entries)));
+            }
+            Reply::Entries { .. } => true,
+            _ => false,
+        };
+        if !open {
+            return Ok(Json(a.session.pending_actions_response(Vec::new())));
+        }
+        return wait_open(&state, sub, &id, a.session, left, after).await;
+    }
     let (entries, open) = match a.outcome.reply {
         Reply::Entries { entries, poll_open } => (entries, poll_open),
         _ => (Vec::new(), false),
     };
     if !open {
-        return Ok(Json(a.session.pending_actions_response(entries)));
+        return Ok(Json(session.pending_actions_response(entries)));
     }
+    wait_open(&state, sub, &id, session, wait, after).await
+}
+
+/// The answer of a poll that does not wait (`wait_ms: 0`), or of one that never counted as
+/// open: acknowledges `after`, marks what it returns delivered.
+async fn answer_now(
+    state: &AppState,
+    id: &str,
+    after: Option<u64>,
+) -> Result<Json<PendingActionsResponse>, ApiError> {
+    let a = state
+        .rcadia
+        .apply(id, |_| {
+            Ok(Step::main(Event::HostPoll { after, wait_ms: 0 }))
+        })
+        .await?;
+    let entries = match a.outcome.reply {
+        Reply::Entries { entries, .. } => entries,
+        _ => Vec::new(),
+    };
+    Ok(Json(a.session.pending_actions_response(entries)))
+}
+
+/// Waits out a poll stored as open (`HostPoll` answered `poll_open`), then closes it.
+async fn wait_open(
+    state: &AppState,
+    sub: horst_rcadia::wait::SessionSubscription,
+    id: &str,
+    session: SessionRef,
+    wait: std::time::Duration,
+    after: Option<u64>,
+) -> Result<Json<PendingActionsResponse>, ApiError> {
     let mut guard = OpenPoll {
         state: Some(state.clone()),
-        id: id.clone(),
+        id: id.to_string(),
+        counted: true,
     };
     // Close the poll even if the wait fails, so the host's liveness does not stick.
     let waited = state
         .rcadia
-        .wait_from(sub, &id, a.session, wait, |s| s.host_poll_ready(after))
+        .wait_from(sub, id, session, wait, |s| s.host_poll_ready(after))
         .await;
     guard.state = None;
     let done = state
         .rcadia
-        .apply(&id, |_| Ok(Step::main(Event::HostPollDone { after })))
+        .apply(id, |_| Ok(Step::main(Event::HostPollDone { after })))
         .await?;
     waited?;
     let entries = match done.outcome.reply {
@@ -303,16 +397,18 @@ async fn pending_actions(
     Ok(Json(done.session.pending_actions_response(entries)))
 }
 
-/// A host long-poll held open in the machine. Dropped while still armed, the request was
-/// cancelled (its client closed the connection: a host tab closed mid-poll), and axum never
-/// runs the rest of the handler: the poll is closed here instead. Without this it counted as
-/// open until its `wait` ran out, so the host stayed "alive" and the on-turn agent's clock kept
-/// running for up to 25 s after the host was gone (the contract: alive while a poll is open or
-/// one finished in the last 20 s).
+/// A host long-poll held open. Dropped while still armed, the request was cancelled (its
+/// client closed the connection: a host tab closed mid-poll), and axum never runs the rest of
+/// the handler: the poll is closed here instead. Without this a poll counted open stayed so
+/// until its `wait` ran out, so the host stayed "alive" and the on-turn agent's clock kept
+/// running for up to 25 s after the host was gone (the contract: alive while a poll is open
+/// or one finished in the last 20 s). A poll not counted open is ended as a sign of life.
 struct OpenPoll {
     /// `None` once the handler closes the poll itself.
     state: Option<AppState>,
     id: String,
+    /// The poll is stored as open (`HostPoll` answered `poll_open`), not waiting unstored.
+    counted: bool,
 }
 
 impl Drop for OpenPoll {
@@ -324,11 +420,16 @@ impl Drop for OpenPoll {
             return;
         };
         let id = std::mem::take(&mut self.id);
+        let event = if self.counted {
+            Event::HostPollAbandoned
+        } else {
+            Event::HostSeen
+        };
         rt.spawn(async move {
             // A session gone meanwhile has nothing to close.
             let _ = state
                 .rcadia
-                .apply(&id, |_| Ok(Step::main(Event::HostPollAbandoned)))
+                .apply(&id, |_| Ok(Step::main(event.clone())))
                 .await;
         });
     }

@@ -106,6 +106,35 @@ impl Session {
                 .any(|e| after.is_none_or(|a| e.seq > a))
     }
 
+    /// Whether a `pending-actions` long-poll with this `after` may open without being
+    /// stored, and until when: `Some(t)` means the poll changes nothing anybody needs before
+    /// it ends, provided it ends (or is stored: `HostPoll` with the wait left) by `t`.
+    ///
+    /// A poll that opens stores only bookkeeping: the host seen, the entries it acknowledges
+    /// dropped, the poll counted open. The apply that ends it, `HostPoll { after, wait_ms: 0 }`
+    /// (what a poll that answers at once applies), stores the first two again, and the count
+    /// matters only for liveness: a poll counted open keeps the host alive to its end even if
+    /// its API process dies. A poll that ends before the host's liveness as stored (its last
+    /// sign of life) has used half its window needs no count, so the host's usual cycle (poll,
+    /// the action delivered, ops) is one write fewer. `None` (store it at once) when the poll
+    /// would change more: the game is over, the host is not alive (its clock resumes), or
+    /// there are entries to answer with at once.
+    pub fn host_poll_quiet_until(&self, after: Option<u64>, now: u64) -> Option<u64> {
+        if self.status == Status::Finished || !self.host.alive {
+            return None;
+        }
+        // What `take_entries` would answer: none once `after` is dropped.
+        let nothing = self
+            .host_queue
+            .iter()
+            .all(|e| e.delivered && after.is_some_and(|a| e.seq <= a));
+        // `last_seen_ms` only grows, and the host lapses (or is gone) a whole window after it
+        // at the earliest, however other polls open and close meanwhile.
+        let window = self.timings.host_alive_ms.min(self.timings.host_gone_ms);
+        let until = self.host.last_seen_ms.saturating_add(window / 2);
+        (nothing && until > now).then_some(until)
+    }
+
     // ---------------------------------------------------------------- host liveness
 
     pub(super) fn host_seen(&mut self, now: u64) {

@@ -1,5 +1,6 @@
 //! Section 3: host liveness and the pending-actions queue.
 use super::*;
+use crate::session::ActionStatus;
 use crate::Status;
 
 #[test]
@@ -54,6 +55,105 @@ fn an_open_poll_keeps_the_host_alive() {
     g.advance(1);
     assert!(!g.s.host.alive, "20 s after the poll finished");
     assert_eq!(g.s.deadline_ms(), None);
+}
+
+/// A poll that opens with nothing to answer need not be stored until half the host's
+/// liveness window since its last stored sign of life is used; with entries to answer, a
+/// host not alive or a game over, it is stored at once.
+#[test]
+fn a_poll_may_open_unstored_only_while_it_changes_nothing_needed() {
+    let (mut g, a, _b) = Game::started(config(json!({"turnTimeout": 60})));
+    g.turn_to(&a);
+    g.heartbeat = false;
+    let seen = g.s.host.last_seen_ms;
+    g.advance(3_000);
+    assert_eq!(
+        g.s.host_poll_quiet_until(Some(g.acked), g.now),
+        Some(seen + 10_000)
+    );
+    // Without `after` (v1) a poll answers everything still queued, delivered or not.
+    assert_eq!(g.s.host_poll_quiet_until(None, g.now), None);
+    // Past half the window: stored when it opens.
+    assert_eq!(
+        g.s.host_poll_quiet_until(Some(g.acked), seen + 10_000),
+        None
+    );
+    // An acknowledgement of less than was delivered leaves entries to answer.
+    assert_eq!(g.s.host_poll_quiet_until(Some(g.acked - 1), g.now), None);
+    // An entry queued (the action) is answered at once.
+    g.act(&a);
+    assert_eq!(g.s.host_poll_quiet_until(Some(g.acked), g.now), None);
+    g.poll();
+    assert_eq!(
+        g.s.host_poll_quiet_until(Some(g.acked), g.now),
+        Some(g.now + 10_000)
+    );
+    // A host that lapsed comes back with a stored poll (its clock resumes).
+    g.advance(20_000);
+    assert!(!g.s.host.alive);
+    assert_eq!(g.s.host_poll_quiet_until(Some(g.acked), g.now), None);
+    g.poll();
+    g.ops(json!([{"op": "end", "result": {"winner": a}}]));
+    assert_eq!(g.s.host_poll_quiet_until(Some(g.acked), g.now), None);
+}
+
+/// The host's cycle with the poll's opening not stored (the action, then the poll answered
+/// as one that does not wait) leaves the record exactly as the cycle with it stored (open,
+/// the action, the poll done): the opening's acknowledgement and sign of life are taken
+/// again when the poll ends, and its count of open polls is back to none.
+#[test]
+fn a_poll_that_opened_unstored_ends_with_the_record_of_one_that_opened_stored() {
+    let (mut g, a, b) = Game::started(config(json!({"turnTimeout": 60})));
+    g.turn_to(&a);
+    let mut stored = Game::new(config(json!({})));
+    stored.s = g.s.clone();
+    stored.now = g.now;
+    stored.acked = g.acked;
+    stored.next_id = g.next_id;
+    for (n, pid) in [&a, &b, &a].into_iter().enumerate() {
+        let after = Some(g.acked);
+        assert!(
+            g.s.host_poll_quiet_until(after, g.now).is_some(),
+            "cycle {n}"
+        );
+        let out = stored.ok(Event::HostPoll {
+            after,
+            wait_ms: 25_000,
+        });
+        assert!(matches!(
+            out.reply,
+            Reply::Entries {
+                poll_open: true,
+                ..
+            }
+        ));
+        g.now += 400;
+        stored.now += 400;
+        let turn = g.s.turn;
+        for x in [&mut g, &mut stored] {
+            x.try_act(pid, Some(turn)).unwrap();
+        }
+        g.now += 5;
+        stored.now += 5;
+        let unstored = g.ok(Event::HostPoll { after, wait_ms: 0 });
+        let done = stored.ok(Event::HostPollDone { after });
+        assert_eq!(unstored.reply, done.reply, "cycle {n}");
+        let next = if pid == &a { &b } else { &a };
+        for x in [&mut g, &mut stored] {
+            x.acked = match &unstored.reply {
+                Reply::Entries { entries, .. } => entries.last().unwrap().seq,
+                r => panic!("{r:?}"),
+            };
+            x.now += 5;
+            x.turn_to(next);
+        }
+        let rev = g.s.rev;
+        g.s.rev = stored.s.rev;
+        assert_eq!(g.s, stored.s, "cycle {n}");
+        g.s.rev = rev;
+        let last = g.s.player(pid).unwrap().last_action.as_ref().unwrap();
+        assert_eq!(last.status, ActionStatus::Applied, "cycle {n}");
+    }
 }
 
 #[test]
