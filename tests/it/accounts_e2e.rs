@@ -1154,3 +1154,111 @@ async fn a_form_submitted_twice_at_once_sends_one_request() {
     tab.close().await;
     browser.close().await;
 }
+
+/// Counts the page's requests to `/api/admin/revisions/` by method and path from now on
+/// (`window.__calls`), the page's own fetch doing the request.
+const COUNT_REVISION_CALLS: &str = "(() => { window.__calls = {}; const f = window.__fetch = window.__fetch || window.fetch; \
+    window.fetch = (url, init) => { const p = new URL(url, location.href).pathname; \
+    if (p.startsWith('/api/admin/revisions/')) { const k = `${(init && init.method) || 'GET'} ${p}`; \
+    window.__calls[k] = (window.__calls[k] || 0) + 1; } return f(url, init); }; return true; })()";
+
+/// A one-click button on the admin page clicked twice at once (a double click) sends one
+/// request, as a form does: "Recheck" queued two rechecks of the revision, "Checks" read its
+/// checks twice. While its request is out the button is busy (aria-busy).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_button_clicked_twice_at_once_sends_one_request() {
+    let app = web_app().await;
+    app.person("olga", PASSWORD).await;
+    horst_operator::set_operator_role(&app.store, "setup", "olga", true)
+        .await
+        .unwrap();
+    revision(&app, "rev-gipfel-a", "gipfel", 1_796_000_000_000).await;
+    // Its map and replay, as a submission stores them: what a recheck queues (no worker runs
+    // it here).
+    let _: () = app
+        .store
+        .conn()
+        .hset_multiple(
+            app.store.key("rev:rev-gipfel-a"),
+            &[("map", "gipfel"), ("replay", "{}")],
+        )
+        .await
+        .unwrap();
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &app.url("/admin/")).await;
+    viewport(&tab, 1366, 850).await;
+    tab.wait_for(
+        "!document.getElementById('signed-out').hidden",
+        "the admin sign-in forms",
+        LONG,
+    )
+    .await;
+    fill(&tab, "#acc-name", "olga").await;
+    fill(&tab, "#acc-password", PASSWORD).await;
+    tab.eval("document.getElementById('account-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.body.dataset.section === 'overview'",
+        "the admin overview",
+        LONG,
+    )
+    .await;
+    navigate(&tab, &app.url("/admin/#levels")).await;
+    tab.wait_for(
+        "document.querySelector(\"tr[data-revision='rev-gipfel-a'] button[data-action='recheck']\")",
+        "the revision",
+        LONG,
+    )
+    .await;
+    tab.eval(COUNT_REVISION_CALLS).await;
+
+    // Checks: the button is busy until the checks are shown.
+    let checks_busy = tab
+        .eval("(() => { const b = [...document.querySelectorAll(\"tr[data-revision='rev-gipfel-a'] button\")].find(b => b.textContent === 'Checks'); \
+               b.click(); b.click(); return b.getAttribute('aria-busy'); })()")
+        .await;
+    tab.wait_for(
+        "/Checks of rev-gipfel-a/.test(document.getElementById('checks-detail').textContent) && !document.querySelector('button[aria-busy]')",
+        "the checks",
+        LONG,
+    )
+    .await;
+    // Recheck.
+    let recheck_busy = tab
+        .eval("(() => { const b = document.querySelector(\"tr[data-revision='rev-gipfel-a'] button[data-action='recheck']\"); \
+               b.click(); b.click(); return b.getAttribute('aria-busy'); })()")
+        .await;
+    tab.wait_for(
+        "document.getElementById('notice').textContent && \
+         document.querySelector(\"tr[data-revision='rev-gipfel-a'] button[data-action='recheck']\") && !document.querySelector('button[aria-busy]')",
+        "the queued recheck",
+        LONG,
+    )
+    .await;
+    let said = text(&tab, "#notice").await;
+    assert!(
+        said.contains("Recheck of rev-gipfel-a queued"),
+        "the notice after Recheck: {said}"
+    );
+    screenshot(&tab, "admin-recheck-queued-1366").await;
+    viewport(&tab, 390, 844).await;
+    screenshot(&tab, "admin-recheck-queued-390").await;
+    // Every answer is in: a second request would have been sent with the first.
+    assert_eq!(
+        tab.eval("window.__calls").await,
+        json!({
+            "GET /api/admin/revisions/rev-gipfel-a/checks": 1,
+            "POST /api/admin/revisions/rev-gipfel-a/recheck": 1,
+        }),
+        "the admin page's requests for buttons clicked twice"
+    );
+    assert_eq!(
+        (checks_busy, recheck_busy),
+        (json!("true"), json!("true")),
+        "the Checks and Recheck buttons while their requests were out"
+    );
+    let errors = tab.errors.lock().unwrap().clone();
+    assert!(errors.is_empty(), "console errors {errors:#?}");
+    tab.close().await;
+    browser.close().await;
+}

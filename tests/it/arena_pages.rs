@@ -799,3 +799,99 @@ async fn a_full_leaderboard_page_says_it_shows_the_top() {
         tab.close().await;
     }
 }
+
+/// A game's leaderboard page is titled with the game's title, as the tables, the watch page
+/// and the house name it ("Chess leaderboard", "Rock-paper-scissors leaderboard"; it said
+/// "chess leaderboard", "rps leaderboard"); a game the house does not know keeps its id. So
+/// do the list of games, an agent's page and its way back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leaderboard_page_names_its_game_by_title() {
+    let app = app_with(|_| {}).await;
+    let now = app.rcadia.now_ms().await.unwrap();
+    let mut pipe = redis::pipe();
+    for game in ["chess", "rps", "duel"] {
+        let agent = "agt_seeded000";
+        let r = json!({ "rating": 1500.0, "rd": 60.0, "volatility": 0.06, "games": 40,
+            "wins": 20, "losses": 20, "draws": 0, "name": "Seeded", "updatedAt": now });
+        pipe.cmd("SET")
+            .arg(app.store.key(&format!("rating:{game}:{agent}")))
+            .arg(r.to_string())
+            .cmd("ZADD")
+            .arg(app.store.key(&format!("leaderboard:{game}")))
+            .arg(1500.0)
+            .arg(agent)
+            .cmd("SADD")
+            .arg(app.store.key("leaderboard:games"))
+            .arg(game);
+    }
+    let _: () = pipe.query_async(&mut app.store.conn()).await.unwrap();
+    let browser = launch().await;
+    let base = format!("http://{}", app.addr);
+    let tab = Tab::open(&browser, &format!("{base}/leaderboard/")).await;
+    tab.wait_for("document.body.dataset.ready === '1'", "the games", LONG)
+        .await;
+    let mut games = tab
+        .eval("[...document.querySelectorAll('#list a')].map(a => [a.textContent, a.getAttribute('href')])")
+        .await
+        .as_array()
+        .unwrap()
+        .clone();
+    games.sort_by_key(|g| g[1].as_str().unwrap().to_string());
+    assert_eq!(
+        json!(games),
+        json!([
+            ["Chess", "/leaderboard/chess"],
+            ["duel", "/leaderboard/duel"],
+            ["Rock-paper-scissors", "/leaderboard/rps"]
+        ]),
+        "the games with ratings"
+    );
+    for (game, title) in [
+        ("chess", "Chess"),
+        ("rps", "Rock-paper-scissors"),
+        ("duel", "duel"),
+    ] {
+        tab.goto(&format!("{base}/leaderboard/{game}")).await;
+        tab.wait_for(
+            "document.body.dataset.ready === '1'",
+            "the leaderboard",
+            LONG,
+        )
+        .await;
+        assert_eq!(
+            tab.eval("[document.getElementById('title').textContent, document.title]")
+                .await,
+            json!([
+                format!("{title} leaderboard"),
+                format!("{title} leaderboard · RCADIA")
+            ]),
+            "the {game} leaderboard's title"
+        );
+        if game == "rps" {
+            for (w, h) in [(1366, 850), (390, 844)] {
+                tab.viewport(w, h).await;
+                tab.screenshot(SHOTS, &format!("leaderboard-title-{w}x{h}"))
+                    .await;
+            }
+        }
+        tab.goto(&format!("{base}/leaderboard/{game}/agt_seeded000"))
+            .await;
+        tab.wait_for(
+            "document.body.dataset.ready === '1'",
+            "the agent's page",
+            LONG,
+        )
+        .await;
+        assert_eq!(
+            tab.eval("[document.getElementById('title').textContent, document.title, document.querySelector('#crumbs a:last-child').textContent]")
+                .await,
+            json!([
+                format!("Seeded in {title}"),
+                format!("Seeded in {title} · RCADIA"),
+                title
+            ]),
+            "the {game} agent page's title"
+        );
+    }
+    tab.close().await;
+}

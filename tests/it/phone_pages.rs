@@ -269,6 +269,21 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
             &measure(&tab).await,
             &mut problems,
         );
+        // One site, one look: an RCADIA page's header is at most 80 px, as the game page's
+        // (its name "RCADIA" was a link to the table list beside "Tables", on a 44 px line of
+        // its own: 92 px of an 844 px screen).
+        let header = tab
+            .eval(
+                "(h => h ? h.getBoundingClientRect().height : 0)(document.querySelector('header'))",
+            )
+            .await
+            .as_f64()
+            .unwrap();
+        if header > 80.0 {
+            problems.push(format!(
+                "the {name} page's header is {header} px tall (at most 80)"
+            ));
+        }
         tab.screenshot("phone", &format!("{name}-390x844")).await;
     }
     // The last one, a malformed table id: the heading says so (not "Watching…") and the way

@@ -13,6 +13,7 @@ export function el(tag, attrs = {}, ...children) {
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;
     if (k === "class") e.className = v;
+    else if (k === "onclick") onClick(e, v);
     else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v === true ? "" : v);
   }
@@ -69,6 +70,30 @@ export function onSubmit(form, handler) {
     } finally {
       busy = false;
       form.removeAttribute("aria-busy");
+    }
+  });
+}
+
+/**
+ * Runs `handler` on a click, one at a time, as onSubmit does for forms: a handler that sends a
+ * request returns its promise, and until it settles the button is busy (aria-busy) and another
+ * click (a double click) is ignored, so a one-click action (Recheck, Checks, Publish, a switch,
+ * a page of a list) sends one request. A handler that returns nothing (opening a confirmation)
+ * is not held. The button stays enabled, so the focus stays where it was.
+ */
+export function onClick(button, handler) {
+  let busy = false;
+  button.addEventListener("click", async (ev) => {
+    if (busy) return;
+    const out = handler(ev);
+    if (!(out instanceof Promise)) return;
+    busy = true;
+    button.setAttribute("aria-busy", "true");
+    try {
+      await out;
+    } finally {
+      busy = false;
+      button.removeAttribute("aria-busy");
     }
   });
 }
@@ -372,9 +397,9 @@ async function messages() {
   });
   const first = unreadItems.length ? messagesOffset + 1 : 0;
   const pager = el("div", { class: "pager" },
-    el("button", { type: "button", disabled: messagesOffset === 0, onclick: () => { messagesOffset = Math.max(0, messagesOffset - MESSAGES_PAGE); messages(); } }, "Newer unread"),
+    el("button", { type: "button", disabled: messagesOffset === 0, onclick: () => { messagesOffset = Math.max(0, messagesOffset - MESSAGES_PAGE); return messages(); } }, "Newer unread"),
     el("span", {}, `unread ${first}–${messagesOffset + unreadItems.length} of ${unread}`),
-    el("button", { type: "button", disabled: messagesOffset + unreadItems.length >= unread, onclick: () => { messagesOffset += MESSAGES_PAGE; messages(); } }, "Older unread"));
+    el("button", { type: "button", disabled: messagesOffset + unreadItems.length >= unread, onclick: () => { messagesOffset += MESSAGES_PAGE; return messages(); } }, "Older unread"));
   shown.show(
     heading("Messages", el("span", { class: "muted" }, `${unread} unread`)),
     el("p", { class: "muted" }, "Plain-text notes agents sent with contact_admin, unread first, then the newest read ones. There is no reply; marking one read frees room in its sender's unread cap."),
@@ -552,9 +577,9 @@ async function accounts() {
       actions);
   });
   const pager = el("div", { class: "pager" },
-    el("button", { type: "button", disabled: accountFilter.offset === 0, onclick: () => { accountFilter.offset = Math.max(0, accountFilter.offset - 50); accounts(); } }, "Previous"),
+    el("button", { type: "button", disabled: accountFilter.offset === 0, onclick: () => { accountFilter.offset = Math.max(0, accountFilter.offset - 50); return accounts(); } }, "Previous"),
     el("span", {}, `${total ? accountFilter.offset + 1 : 0}–${accountFilter.offset + items.length} of ${total}`),
-    el("button", { type: "button", disabled: nextOffset == null, onclick: () => { accountFilter.offset = nextOffset; accounts(); } }, "Next"));
+    el("button", { type: "button", disabled: nextOffset == null, onclick: () => { accountFilter.offset = nextOffset; return accounts(); } }, "Next"));
   shown.show(heading("Accounts"), form,
     items.length ? table(["Name", "Kind", "Trust", "Blocked", "Operator", "Keys", "Created", "Actions"], rows, "accounts") : el("p", {}, "No accounts match."),
     pager);
@@ -633,7 +658,7 @@ async function switches() {
   for (const [m, label] of modes) {
     if (m === s.gateway) continue;
     const b = el("button", { type: "button", class: m === "off" ? "danger" : "", "data-mode": m }, `Switch to ${label}`);
-    b.addEventListener("click", () => {
+    onClick(b, () => {
       const run = () => act("POST", "/api/admin/switches/gateway", { mode: m }, `Gateway: ${m}.`, switches);
       if (m === "on") return run();
       confirmIn(gw, m === "off" ? "Switch the agent gateway off? /api/mcp answers 404 for every agent at once." : "Switch the gateway to read-only? Agents keep only the anonymous tools; playtests and submissions are refused.", `Yes, ${label.toLowerCase()}`, run);
@@ -884,8 +909,8 @@ async function audit() {
   shown.show(heading("Audit log", el("span", { class: "muted" }, "newest first")),
     items.length ? table(["When", "Who", "Action", "Target", "Detail"], rows, "audit") : el("p", {}, "No entries."),
     el("div", { class: "pager" },
-      el("button", { type: "button", disabled: auditOffset === 0, onclick: () => { auditOffset = Math.max(0, auditOffset - 50); audit(); } }, "Newer"),
-      el("button", { type: "button", disabled: items.length < 50, onclick: () => { auditOffset += 50; audit(); } }, "Older")));
+      el("button", { type: "button", disabled: auditOffset === 0, onclick: () => { auditOffset = Math.max(0, auditOffset - 50); return audit(); } }, "Newer"),
+      el("button", { type: "button", disabled: items.length < 50, onclick: () => { auditOffset += 50; return audit(); } }, "Older")));
 }
 
 // ---- Routing and sign-in ----------------------------------------------------------------
@@ -959,7 +984,7 @@ onSubmit($("token-form"), async (ev) => {
   else $("token-error").textContent = res.body.code === "invalid_credentials" ? "This is not an active admin token." : refusal(res);
 });
 
-$("sign-out").addEventListener("click", async () => {
+onClick($("sign-out"), async () => {
   await api("POST", "/api/admin/session/end");
   csrf = null;
   start();

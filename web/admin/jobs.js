@@ -160,8 +160,8 @@ export async function jobs({ quiet = false } = {}) {
   const lanes = queue.body.lanes || [];
   const { items, nextOffset } = filter.job ? { items: missing ? [] : [list.body], nextOffset: null } : list.body;
   const pager = el("div", { class: "pager" },
-    el("button", { type: "button", disabled: pages.length === 1, onclick: () => { pages.pop(); jobs(); } }, "Previous"),
-    el("button", { type: "button", disabled: nextOffset == null, onclick: () => { pages.push(nextOffset); jobs(); } }, "Next"));
+    el("button", { type: "button", disabled: pages.length === 1, onclick: () => { pages.pop(); return jobs(); } }, "Previous"),
+    el("button", { type: "button", disabled: nextOffset == null, onclick: () => { pages.push(nextOffset); return jobs(); } }, "Next"));
   const everyAccount = !filter.account && (filter.state === "failed" || filter.state === "cancelled");
   const scope = filter.job ? `Job ${filter.job}.`
     : filter.account ? `Recent jobs of ${filter.account}.`

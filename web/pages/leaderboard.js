@@ -25,6 +25,14 @@ function link(href, text) {
   return a;
 }
 
+/** The house games' titles, as the house names its tables (house/src/lib.rs `title_of`). */
+const GAME_TITLES = new Map([["chess", "Chess"], ["rps", "Rock-paper-scissors"]]);
+
+/** A game as people read it: "Chess", "Rock-paper-scissors"; any other game its id. */
+export function gameTitle(id) {
+  return GAME_TITLES.get(id) ?? id;
+}
+
 /** An agent id shortened for a table cell (`agt_` and its first 8 hex digits). */
 export function shortId(id) {
   const s = String(id ?? "");
@@ -93,7 +101,7 @@ async function showGames() {
   const list = el("ul");
   for (const g of v.games) {
     const li = el("li");
-    li.append(link(`/leaderboard/${encodeURIComponent(g)}`, g));
+    li.append(link(`/leaderboard/${encodeURIComponent(g)}`, gameTitle(g)));
     list.append(li);
   }
   $("list").replaceChildren(list);
@@ -106,8 +114,8 @@ const MAX_OFFSET = 1000000000;
 const LIST_LIMIT = 100;
 
 async function showGame() {
-  document.title = `${game} leaderboard · RCADIA`;
-  $("title").replaceChildren(el("bdi", game), document.createTextNode(" leaderboard"));
+  document.title = `${gameTitle(game)} leaderboard · RCADIA`;
+  $("title").replaceChildren(el("bdi", gameTitle(game)), document.createTextNode(" leaderboard"));
   $("crumbs").replaceChildren(link("/leaderboard/", "All games"));
   // ?offset=N pages both lists (the server checks it and says what is wrong).
   const asked = new URLSearchParams(location.search).get("offset");
@@ -210,12 +218,12 @@ function pager(offset, next, empty) {
 }
 
 async function showAgent() {
-  $("crumbs").replaceChildren(link("/leaderboard/", "All games"), document.createTextNode(" › "), link(`/leaderboard/${encodeURIComponent(game)}`, game));
+  $("crumbs").replaceChildren(link("/leaderboard/", "All games"), document.createTextNode(" › "), link(`/leaderboard/${encodeURIComponent(game)}`, gameTitle(game)));
   const v = await get(`/api/v1/leaderboard/${encodeURIComponent(game)}/${encodeURIComponent(agent)}`);
   const s = v.standing;
   const name = s && s.name ? s.name : agent;
-  document.title = `${name} in ${game} · RCADIA`;
-  $("title").replaceChildren(el("bdi", name), document.createTextNode(` in ${game}`));
+  document.title = `${name} in ${gameTitle(game)} · RCADIA`;
+  $("title").replaceChildren(el("bdi", name), document.createTextNode(" in "), el("bdi", gameTitle(game)));
   $("lead").textContent = `Agent ${agent}.`;
   if (!s) {
     $("summary").textContent = v.excluded ? "Excluded from this game's ratings by the operator." : "No rated games in this game yet.";

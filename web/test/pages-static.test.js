@@ -103,5 +103,10 @@ test("every RCADIA page's header links to the same pages, in the same order", ()
     assert.ok(nav, `${page} has no "RCADIA pages" links`);
     const hrefs = [...nav[1].matchAll(/<a href="([^"]+)"(?![^>]*\bhidden\b)[^>]*>/g)].map((m) => m[1]);
     assert.deepEqual(hrefs, ["/tables/", "/leaderboard/", "/house/", "/bridge/"], `${page}'s header links`);
+    // The name is plain text: as a link to /tables/ (where "Tables" goes too) it took a tap line
+    // of its own on a phone, a 92 px header.
+    const header = /<header[^>]*>([\s\S]*?)<\/header>/.exec(html);
+    assert.match(header[1], /<p class="brand">RCADIA<\/p>/, `${page}'s name`);
+    assert.equal([...header[1].matchAll(/<a\b/g)].length, 4, `${page}'s header has a link besides the page links`);
   }
 });
