@@ -85,8 +85,20 @@ impl ParseError {
 
 /// Parses one message.
 pub fn parse(body: &[u8]) -> Result<Incoming, ParseError> {
-    let value: Value =
-        serde_json::from_slice(body).map_err(|e| ParseError::Malformed(e.to_string()))?;
+    let value = match serde_json::from_slice::<Strict>(body) {
+        Ok(Strict(v)) => v,
+        // The only data error `Strict` raises: a key written twice in one object. JSON leaves
+        // its meaning open (serde_json keeps the last, other parsers the first), so the
+        // message is refused rather than read one way here and another way in a proxy or a
+        // log. The id is echoed when it is not itself the key written twice.
+        Err(e) if e.classify() == serde_json::error::Category::Data => {
+            return Err(ParseError::Invalid {
+                id: request_id(body),
+                message: format!("{e}; send each key once"),
+            })
+        }
+        Err(e) => return Err(ParseError::Malformed(e.to_string())),
+    };
     let obj = match value {
         Value::Array(_) => return Err(ParseError::Batch),
         Value::Object(o) => o,
@@ -138,6 +150,74 @@ pub fn parse(body: &[u8]) -> Result<Incoming, ParseError> {
             Ok(Incoming::Response)
         }
         None => Err(invalid("a request needs \"method\"")),
+    }
+}
+
+/// A JSON value read like `serde_json::Value`, except that an object naming a key twice is
+/// an error (a `Category::Data` one) that names the key.
+struct Strict(Value);
+
+impl<'de> serde::Deserialize<'de> for Strict {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        serde::Deserialize::deserialize(d).map(|Strict(v)| v)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Strict(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut obj = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if obj.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "the message has the key {:?} twice in one object",
+                    crate::text::clip(&key, crate::args::ECHO_MAX_CHARS)
+                )));
+            }
+            let Strict(v) = map.next_value()?;
+            obj.insert(key, v);
+        }
+        Ok(Value::Object(obj))
     }
 }
 
@@ -345,6 +425,28 @@ mod tests {
             parse(br#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#),
             Err(ParseError::Invalid { .. })
         ));
+        // A key twice in one object names the key; the id is kept unless it is that key.
+        let Err(ParseError::Invalid { id, message }) =
+            parse(br#"{"jsonrpc":"2.0","id":4,"method":"x","params":{"a":{"b":1,"b":2}}}"#)
+        else {
+            panic!("a key twice is invalid")
+        };
+        assert_eq!(id, json!(4));
+        assert!(message.contains("\"b\" twice"), "{message}");
+        let Err(ParseError::Invalid { id, .. }) =
+            parse(br#"{"jsonrpc":"2.0","id":4,"id":5,"method":"x"}"#)
+        else {
+            panic!("an id twice is invalid")
+        };
+        assert_eq!(id, Value::Null);
+        // Numbers, nesting and the same key in two objects read as serde_json reads them.
+        let body = br#"{"jsonrpc":"2.0","id":-3,"method":"m","params":{"m":[1,2.5,-0,18446744073709551615,null,true,"s",{"m":{}}]}}"#;
+        let Ok(Incoming::Request { params, id, .. }) = parse(body) else {
+            panic!("a request")
+        };
+        let plain: Value = serde_json::from_slice(body).unwrap();
+        assert_eq!(params.as_ref(), Some(&plain["params"]));
+        assert_eq!(id, plain["id"]);
         assert_eq!(
             ParseError::Malformed("x".into()).to_error()["error"]["code"],
             -32700

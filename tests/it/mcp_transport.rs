@@ -808,3 +808,68 @@ async fn initialize_names_the_apps_extension_while_it_is_on() {
         assert_eq!(named, apps, "{}", a.text);
     }
 }
+
+/// JSON leaves the meaning of a key written twice in one object open (RFC 8259: names
+/// SHOULD be unique; parsers differ on which one counts). The gateway took the last one
+/// silently: `{"name":"get_map_format","name":"validate_map"}` ran validate_map while a
+/// proxy or log reading the first one saw an anonymous read tool, and two
+/// `idempotencyKey`s in one call were one of them without a word. Such a message is now a
+/// 400 -32600 that names the key, and its id is echoed unless the id itself is the key
+/// written twice. The same key in different objects (params' `name` and an argument
+/// `name`) is fine.
+#[tokio::test]
+async fn a_key_written_twice_in_one_object_is_refused() {
+    let app = spawn_gateway().await;
+    let v = [("mcp-protocol-version", "2025-11-25")];
+    let cases = [
+        (
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_map_format","name":"validate_map","arguments":{"map":"x"}}}"#,
+            "name",
+            json!(5),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"render_map","arguments":{"map":"a","x":0,"y":0,"width":1,"height":1,"map":"b"}}}"#,
+            "map",
+            json!("a"),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"simulate_replay","arguments":{"map":"a","idempotencyKey":"k","replay":{"seed":1,"actions":[{"action":8,"ticks":1,"ticks":600}]}}}}"#,
+            "ticks",
+            json!(6),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#,
+            "id",
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"ping","method":"tools/list"}"#,
+            "method",
+            json!(3),
+        ),
+    ];
+    for (body, key, id) in cases {
+        let a = app.mcp_raw(body, &v).await;
+        assert_eq!(a.status, 400, "{body}: {}", a.text);
+        assert_eq!(a.body["error"]["code"], -32600, "{body}: {}", a.text);
+        assert_eq!(a.body["id"], id, "{body}: {}", a.text);
+        let m = a.body["error"]["message"].as_str().unwrap();
+        assert!(
+            m.contains(&format!("\"{key}\" twice")) && m.contains("send each key once"),
+            "{body}: {m}"
+        );
+    }
+    // The same key in two objects is two keys.
+    let a = app
+        .mcp_raw(
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"get_level","arguments":{"name":"nope"}}}"#,
+            &v,
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["id"], 9);
+    assert!(a.body["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("not_found"));
+}
