@@ -33,9 +33,12 @@
             a younger job's waiter is not looked at
 
   Output:
-    {'claimed', token, fields, more}  claimed (fields: the record's fields the worker needs,
-                                 as HGETALL would give them;
-                                 more: 1 if another job waits in the slot's lanes, else 0)
+    {'claimed', token, values, more}  claimed (values: the record's CLAIM_FIELDS
+                                 (helpers.lua) as it was read, in that order, nil for a
+                                 missing one; the claim wrote state 'running', started and
+                                 token = token, worker = ARGV[1], charged = the
+                                 reservation; more: 1 if another job waits in the slot's
+                                 lanes, else 0)
     {'skipped'}                  ARGV[5] heads were taken off without running: call again
     {'empty'}                    the lanes are empty
 

@@ -19,7 +19,9 @@
             time, and the slot claims one job at a time, so a lost claim is the newest)
 
   Output:
-    {'claimed', token, fields, 0}   the job's record as HGETALL gives it (claim.lua's reply)
+    {'claimed', token, values, 0}   the job's CLAIM_FIELDS (helpers.lua) and then its
+                                    started, worker and charged, their values in that
+                                    order (claim.lua's reply, with what its claim wrote)
     {'empty'}                       the slot holds no other job
 
   Cluster note: which jobs run is known from queue:running; their records are queue keys
@@ -30,7 +32,10 @@ for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
     local jk = group_key(KEYS[2], 'job:', id)
     local f = redis.call('HMGET', jk, 'state', 'worker', 'token')
     if f[1] == 'running' and f[2] == ARGV[1] and f[3] and tonumber(f[3]) > tonumber(ARGV[3]) then
-      return {'claimed', f[3], redis.call('HGETALL', jk), 0}
+      local v = redis.call('HMGET', jk, unpack(CLAIM_FIELDS))
+      local run = redis.call('HMGET', jk, 'started', 'worker', 'charged')
+      for i = 1, 3 do v[#CLAIM_FIELDS + i] = run[i] end
+      return {'claimed', f[3], v, 0}
     end
   end
 end

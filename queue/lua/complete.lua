@@ -31,13 +31,15 @@
     ARGV[14] '' or the job's kind, from its claim: then ARGV[15] its start, ms, ARGV[16]
              its charge, s, and ARGV[17] its worker, all from the claim, and the record is
              not read (the fence is the job's running entry, below); '': read and checked
+    ARGV[18] with ARGV[14]: the message published on ARGV[7] but for its end, which is the
+             time it finished (ms) and '}' (record::Finished::prefix); else ''
 
   Publishes on ARGV[7] the final state as JSON (state, started, finished, charged, worker,
   result and failure as the strings given, '' for none): `horst_queue::record::Finished`.
 
   Output:
-    {3, token, fields, more}  recorded, and the slot claimed its next job (claim.lua's
-       'claimed' reply)
+    {3, token, values, more}  recorded, and the slot claimed its next job (claim.lua's
+       'claimed' reply: the values of CLAIM_FIELDS, its worker the slot ARGV[9])
     1  recorded (with a slot: jobs may wait in its lanes, it claims the next)
     2  recorded, and nothing waits: the slot ARGV[9] is registered idle, in the same step as
        the look, so the next admission wakes it
@@ -46,7 +48,8 @@
 local now = now_ms()
 local jk = KEYS[1]
 local kind, started, charged, worker
-if (ARGV[14] or '') ~= '' then
+local held = (ARGV[14] or '') ~= ''
+if held then
   -- The worker holds what its claim recorded, so the record is not read: the job's running
   -- entry is the fence. Every way out of running (this completion, reap.lua, stop.lua)
   -- removes it in the step that ends the job, and a job is claimed once (nothing queues it
@@ -54,7 +57,7 @@ if (ARGV[14] or '') ~= '' then
   -- a claim lost with a failover and made again on the promoted replica: then the first of
   -- the two runs to complete is recorded and the other refused, as with the token.
   if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return 0 end
-  kind, started, charged, worker = ARGV[14], tonumber(ARGV[15]), tonumber(ARGV[16]), ARGV[17]
+  kind = ARGV[14]
 else
   -- One read of what the check, the counts and the waiters' payload need (never the record).
   local f = redis.call('HMGET', jk, 'state', 'token', 'day', 'kind', 'started', 'charged',
@@ -71,12 +74,23 @@ if ARGV[5] ~= '' then set[#set + 1] = 'failure'; set[#set + 1] = ARGV[5] end
 redis.call(unpack(set))
 redis.call('EXPIRE', jk, ARGV[6])
 -- A failed job is noted for the operator's listing across accounts (a succeeded one is not:
--- no command more for it). KEYS[8], the group's base, is always given.
-note_ended(group_key(KEYS[8], 'queue:ended'), ARGV[1], now, ARGV[3], ARGV[6])
+-- no command more for it, nor the key's name). KEYS[8], the group's base, is always given.
+if ARGV[3] ~= 'succeeded' then
+  note_ended(group_key(KEYS[8], 'queue:ended'), ARGV[1], now, ARGV[3], ARGV[6])
+end
 -- The final state itself, so a waiter needs no read after its wake-up (Queue::wait).
-redis.call('PUBLISH', ARGV[7], cjson.encode({state = ARGV[3], started = started,
-  finished = now, charged = charged, worker = worker, result = ARGV[4],
-  failure = ARGV[5]}))
+-- The worker that holds the claim sent the message but for its end (cjson.encode of it here
+-- cost about 18,000 instructions).
+if ARGV[18] ~= '' then
+  redis.call('PUBLISH', ARGV[7], ARGV[18] .. now_text .. '}')
+else
+  if held then
+    started, charged, worker = tonumber(ARGV[15]), tonumber(ARGV[16]), ARGV[17]
+  end
+  redis.call('PUBLISH', ARGV[7], cjson.encode({state = ARGV[3], started = started,
+    finished = now, charged = charged, worker = worker, result = ARGV[4],
+    failure = ARGV[5]}))
+end
 -- The finished job's count: without a slot that goes on (nothing else of queue:fair is
 -- written) in the day's budget hash, as earlier versions counted it; else in queue:fair,
 -- riding on a write of it below (the day's figures add both, day_stats).

@@ -1515,9 +1515,10 @@ impl Queue {
             match reply {
                 ClaimReply::Claimed {
                     token,
-                    fields,
+                    values,
                     more,
                 } => {
+                    let fields = scripts::claimed_fields(token, values, slot);
                     if let Some(claim) = self.claimed(token, fields, more).await? {
                         return Ok(Some(claim));
                     }
@@ -1554,7 +1555,8 @@ impl Queue {
             .run()
             .await?;
         match reply {
-            ClaimReply::Claimed { token, fields, .. } => {
+            ClaimReply::Claimed { token, values, .. } => {
+                let fields = scripts::claimed_fields(token, values, slot);
                 let claim = self.claimed(token, fields, 0).await?;
                 if let Some(c) = &claim {
                     tracing::warn!(job = %c.record.id, slot, "a claim whose answer was lost is run now");
@@ -1837,11 +1839,12 @@ impl Queue {
             Completed::Done => (Completion::Recorded, None),
             Completed::Next {
                 token,
-                fields,
+                values,
                 more,
             } => (
                 Completion::Recorded,
-                self.claimed(token, fields, more).await?,
+                self.claimed(token, scripts::claimed_fields(token, values, slot.0), more)
+                    .await?,
             ),
         })
     }
@@ -1878,6 +1881,12 @@ impl Queue {
                 serde_json::to_string(&f).unwrap_or_default(),
             ),
         };
+        // The completion's message but for its end, when the claim is held.
+        let message = if kind.is_empty() {
+            String::new()
+        } else {
+            record::Finished::prefix(state.as_str(), started, charged, worker, &result, &failure)
+        };
         let mut complete = scripts::COMPLETE.call(&self.store);
         self.ending_keys(&mut complete, id, day);
         let pool = slot.map_or(Pool::General, |(_, pool)| pool);
@@ -1906,6 +1915,7 @@ impl Queue {
             .arg(started)
             .arg(charged)
             .arg(worker)
+            .arg(message)
             .run()
             .await?;
         Ok(done)

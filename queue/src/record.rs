@@ -217,6 +217,40 @@ impl Finished {
             .map(|_| f)
     }
 
+    /// The message complete.lua publishes for a job whose claim the worker holds, but for
+    /// the time it finished: the script appends that (ms) and the closing `}`, so Redis
+    /// builds no JSON (cjson.encode of the message cost it about 18,000 instructions a job).
+    pub(crate) fn prefix(
+        state: &str,
+        started: u64,
+        charged: u64,
+        worker: &str,
+        result: &str,
+        failure: &str,
+    ) -> String {
+        #[derive(Serialize)]
+        struct Known<'a> {
+            state: &'a str,
+            started: u64,
+            charged: u64,
+            worker: &'a str,
+            result: &'a str,
+            failure: &'a str,
+        }
+        let mut json = serde_json::to_string(&Known {
+            state,
+            started,
+            charged,
+            worker,
+            result,
+            failure,
+        })
+        .unwrap_or_default();
+        json.pop(); // its closing brace
+        json.push_str(",\"finished\":");
+        json
+    }
+
     /// The admitted record `rec` as it ended.
     pub(crate) fn apply(self, mut rec: JobRecord) -> JobRecord {
         rec.state = JobState::parse(&self.state).unwrap_or(rec.state);
@@ -231,5 +265,30 @@ impl Finished {
             .then(|| serde_json::from_str(&self.failure).ok())
             .flatten();
         rec
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What complete.lua publishes from the worker's prefix (the prefix, the finish time,
+    /// `}`) is the message a waiter reads, quotes and all.
+    #[test]
+    fn a_completions_prefix_with_its_finish_time_is_the_message() {
+        let result = r#"{"won":true,"note":"a \"quoted\" word"}"#;
+        let payload = format!(
+            "{}{}}}",
+            Finished::prefix("succeeded", 1_765_000_000_000, 20, "w-1:0", result, ""),
+            1_765_000_000_123u64
+        );
+        let f = Finished::parse(&payload).expect("the message parses");
+        assert_eq!(f.state, "succeeded");
+        assert_eq!(f.started, Some(1_765_000_000_000));
+        assert_eq!(f.finished, 1_765_000_000_123);
+        assert_eq!(f.charged, Some(20));
+        assert_eq!(f.worker.as_deref(), Some("w-1:0"));
+        assert_eq!(f.result, result);
+        assert_eq!(f.failure, "");
     }
 }

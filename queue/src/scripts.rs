@@ -46,7 +46,7 @@ pub(crate) static HEARTBEAT: Script<Applied> =
     queue_script(lua!("lua/heartbeat.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
 /// `complete.lua`.
 pub(crate) static COMPLETE: Script<Completed> =
-    queue_script(lua!("lua/complete.lua"), 8, 17, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/complete.lua"), 8, 18, Writes::Durable).allowing_oom();
 /// `cancel.lua`.
 pub(crate) static CANCEL: Script<Applied> =
     queue_script(lua!("lua/cancel.lua"), 8, 10, Writes::Durable).allowing_oom();
@@ -128,22 +128,6 @@ fn word(v: &Value) -> Option<String> {
 
 fn number(v: &Value) -> Option<u64> {
     redis::from_redis_value_ref::<u64>(v).ok()
-}
-
-/// HGETALL's flat `[field, value, ...]` as pairs.
-pub(crate) fn pairs(flat: Vec<String>) -> Vec<(String, String)> {
-    let mut it = flat.into_iter();
-    let mut out = Vec::new();
-    while let (Some(k), Some(v)) = (it.next(), it.next()) {
-        out.push((k, v));
-    }
-    out
-}
-
-fn fields(v: &Value) -> Option<Vec<(String, String)>> {
-    redis::from_redis_value_ref::<Vec<String>>(v)
-        .ok()
-        .map(pairs)
 }
 
 /// Which cap made admission busy.
@@ -235,12 +219,56 @@ impl FromRedisValue for Admitted {
     }
 }
 
+/// The record's fields a claim reads (helpers.lua's `CLAIM_FIELDS`, in its order): a
+/// claim's reply gives their values in this order, without the names.
+pub(crate) const CLAIM_FIELDS: [&str; 14] = [
+    "state", "account", "day", "idem", "waiter", "deadline", "exec_ms", "reserved", "id", "kind",
+    "trust", "input", "created", "request",
+];
+
+/// What claimed_by.lua gives after [`CLAIM_FIELDS`]: what the lost claim wrote.
+const RUN_FIELDS: [&str; 3] = ["started", "worker", "charged"];
+
+/// The claimed record's fields from a claim's reply: the values of [`CLAIM_FIELDS`] as
+/// read, then what the claim wrote (state `running`, started at the token, the slot as its
+/// worker, the reservation as its charge), or, from claimed_by.lua, the values of
+/// [`RUN_FIELDS`] as stored.
+pub(crate) fn claimed_fields(
+    token: u64,
+    values: Vec<Option<String>>,
+    slot: &str,
+) -> Vec<(String, String)> {
+    let stored_run = values.len() == CLAIM_FIELDS.len() + RUN_FIELDS.len();
+    let mut fields: Vec<(String, String)> = CLAIM_FIELDS
+        .iter()
+        .chain(RUN_FIELDS.iter())
+        .zip(values)
+        .filter_map(|(name, v)| Some(((*name).to_string(), v?)))
+        .collect();
+    if !stored_run {
+        let reserved = fields
+            .iter()
+            .find(|(k, _)| k == "reserved")
+            .map_or_else(|| "0".to_string(), |(_, v)| v.clone());
+        fields.retain(|(k, _)| k != "state");
+        fields.extend([
+            ("state".to_string(), "running".to_string()),
+            ("started".to_string(), token.to_string()),
+            ("worker".to_string(), slot.to_string()),
+            ("charged".to_string(), reserved),
+        ]);
+    }
+    fields.push(("token".to_string(), token.to_string()));
+    fields
+}
+
 /// `claim.lua`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ClaimReply {
     Claimed {
         token: u64,
-        fields: Vec<(String, String)>,
+        /// The values of [`CLAIM_FIELDS`] (and [`RUN_FIELDS`]): [`claimed_fields`].
+        values: Vec<Option<String>>,
         /// Jobs still waiting in the lane.
         more: u64,
     },
@@ -248,15 +276,19 @@ pub(crate) enum ClaimReply {
     Empty,
 }
 
+fn values(v: &Value) -> Option<Vec<Option<String>>> {
+    redis::from_redis_value_ref::<Vec<Option<String>>>(v).ok()
+}
+
 impl FromRedisValue for ClaimReply {
     fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
         let items: Vec<Value> = redis::from_redis_value(v)?;
         let at = |i: usize| items.get(i);
         let parsed = match at(0).and_then(word).as_deref() {
-            Some("claimed") => match (at(1).and_then(number), at(2).and_then(fields)) {
-                (Some(token), Some(fields)) => Some(ClaimReply::Claimed {
+            Some("claimed") => match (at(1).and_then(number), at(2).and_then(values)) {
+                (Some(token), Some(values)) => Some(ClaimReply::Claimed {
                     token,
-                    fields,
+                    values,
                     more: at(3).and_then(number).unwrap_or(0),
                 }),
                 _ => None,
@@ -300,7 +332,7 @@ pub(crate) enum Completed {
     /// Recorded, and the slot claimed its next job (claim.lua's `claimed`).
     Next {
         token: u64,
-        fields: Vec<(String, String)>,
+        values: Vec<Option<String>>,
         more: u64,
     },
 }
@@ -312,11 +344,11 @@ impl FromRedisValue for Completed {
             return match (
                 at(0).and_then(number),
                 at(1).and_then(number),
-                at(2).and_then(fields),
+                at(2).and_then(values),
             ) {
-                (Some(3), Some(token), Some(fields)) => Ok(Completed::Next {
+                (Some(3), Some(token), Some(values)) => Ok(Completed::Next {
                     token,
-                    fields,
+                    values,
                     more: at(3).and_then(number).unwrap_or(0),
                 }),
                 _ => Err(unexpected("complete", items)),
@@ -424,6 +456,54 @@ mod tests {
         }
     }
 
+    /// A claim's reply names no fields: helpers.lua's CLAIM_FIELDS, whose values it
+    /// gives in order, must be the Rust side's list, or every claimed record is garbled.
+    #[test]
+    fn the_claims_fields_are_the_rust_ones() {
+        let helpers = include_str!("../lua/helpers.lua");
+        let start = helpers
+            .find("local CLAIM_FIELDS = {")
+            .expect("CLAIM_FIELDS")
+            + 22;
+        let end = start + helpers[start..].find('}').unwrap();
+        let lua: Vec<&str> = helpers[start..end]
+            .split(',')
+            .map(|f| f.trim().trim_matches('\''))
+            .collect();
+        assert_eq!(lua, CLAIM_FIELDS);
+    }
+
+    /// A claim's values become the record the claim made; claimed_by.lua's carry what
+    /// the claim wrote.
+    #[test]
+    fn a_claims_values_make_the_claimed_record() {
+        let mut values: Vec<Option<String>> = CLAIM_FIELDS
+            .iter()
+            .map(|f| Some(format!("{f}-v")))
+            .collect();
+        values[0] = Some("queued".into());
+        values[4] = None; // no waiter
+        let fields = claimed_fields(9, values.clone(), "w:1");
+        let get = |fields: &[(String, String)], k: &str| {
+            fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+        };
+        assert_eq!(get(&fields, "state").as_deref(), Some("running"));
+        assert_eq!(get(&fields, "started").as_deref(), Some("9"));
+        assert_eq!(get(&fields, "token").as_deref(), Some("9"));
+        assert_eq!(get(&fields, "worker").as_deref(), Some("w:1"));
+        assert_eq!(get(&fields, "charged").as_deref(), Some("reserved-v"));
+        assert_eq!(get(&fields, "kind").as_deref(), Some("kind-v"));
+        assert_eq!(get(&fields, "waiter"), None);
+        assert_eq!(fields.iter().filter(|(k, _)| k == "state").count(), 1);
+        values[0] = Some("running".into());
+        values.extend([Some("5".into()), Some("w:2".into()), Some("3".into())]);
+        let fields = claimed_fields(7, values, "w:1");
+        assert_eq!(get(&fields, "state").as_deref(), Some("running"));
+        assert_eq!(get(&fields, "started").as_deref(), Some("5"));
+        assert_eq!(get(&fields, "worker").as_deref(), Some("w:2"));
+        assert_eq!(get(&fields, "charged").as_deref(), Some("3"));
+    }
+
     #[test]
     fn replies_parse_into_their_variants_and_refuse_the_unknown() {
         let v = Value::Array(vec![bulk("busy"), bulk("global"), Value::Int(3)]);
@@ -442,14 +522,14 @@ mod tests {
         let v = Value::Array(vec![
             bulk("claimed"),
             Value::Int(7),
-            Value::Array(vec![bulk("id"), bulk("job_1")]),
+            Value::Array(vec![bulk("queued"), Value::Nil, bulk("job_1")]),
             Value::Int(2),
         ]);
         assert_eq!(
             ClaimReply::from_redis_value(v).unwrap(),
             ClaimReply::Claimed {
                 token: 7,
-                fields: vec![("id".into(), "job_1".into())],
+                values: vec![Some("queued".into()), None, Some("job_1".into())],
                 more: 2,
             }
         );

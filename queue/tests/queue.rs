@@ -333,6 +333,75 @@ async fn a_completion_with_the_claims_fields_is_recorded_once() {
     assert_eq!(today.finished["simulate"]["succeeded"], 1);
 }
 
+/// Issue 35 item 5: a claim's reply gives the record's values without their names, and the
+/// worker adds what the claim wrote: the claimed record is the stored one. A record is a hash
+/// table from its admission (its completion's result would convert it anyway; a listpack
+/// until then cost each of the claim's and the completion's reads and writes a scan, and
+/// the conversion a copy of every field); only a record whose input is short carries the
+/// field that makes it one.
+#[tokio::test]
+async fn a_claimed_record_is_the_stored_one_and_a_hash_table_from_its_admission() {
+    let s = setup_with(|_| {}).await;
+    let small = s.new_job(spec(JobKind::Simulate, "a", 1, "k")).await;
+    let mut long = spec(JobKind::Simulate, "b", 1, "k2");
+    long.input.map = "#".repeat(200);
+    let long_input = long.input.clone();
+    let long = s.new_job(long).await;
+    let mut conn = s.raw().await;
+    for (job, padded) in [(&small, 1), (&long, 0)] {
+        let key = format!("t:job:{}", job.id);
+        let encoding: String = redis::cmd("OBJECT")
+            .arg("ENCODING")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(encoding, "hashtable", "{key} after its admission");
+        let has: u8 = redis::cmd("HEXISTS")
+            .arg(&key)
+            .arg("_table")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(
+            has, padded,
+            "{key}: the padding only where the input is short"
+        );
+    }
+    let first = s.queue.claim("w/0").await.unwrap().unwrap();
+    assert_eq!(first.record.id, small.id, "the older job first");
+    assert!(first.more_waiting);
+    let stored = s.queue.get(&small.id).await.unwrap().unwrap();
+    assert_eq!(first.record, stored, "the claimed record is the stored one");
+    assert_eq!(first.record.state, JobState::Running);
+    assert_eq!(first.record.started_at_ms, Some(first.token));
+    assert_eq!(first.record.worker.as_deref(), Some("w/0"));
+    assert_eq!(first.record.charged_seconds, small.reserved_seconds);
+    assert_eq!(first.record.input, small.input);
+    let second = s
+        .queue
+        .complete_and_claim(
+            &first.record,
+            first.token,
+            Ok(won(true)),
+            ("w/0", Pool::General),
+            true,
+        )
+        .await
+        .unwrap()
+        .1
+        .expect("the completion claims the next job");
+    let mut stored = s.queue.get(&long.id).await.unwrap().unwrap();
+    assert_eq!(second.record.input, long_input, "its input read back");
+    stored.input = long_input;
+    assert_eq!(
+        second.record, stored,
+        "the claimed record is the stored one"
+    );
+    assert_eq!(second.record.account, "b");
+    assert!(!second.more_waiting);
+}
+
 /// Issue 35 item 4: time nobody saw Redis (here its clock moves on 15 s between two
 /// housekeeping rounds, as over a 15 s SIGSTOP) does not count against a lease: a job whose
 /// worker heartbeats again after the stall keeps it; a job whose worker is gone is reaped,
