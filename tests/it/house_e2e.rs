@@ -778,3 +778,66 @@ async fn the_house_works_from_a_fresh_clone() {
         up.stderr()
     );
 }
+
+/// A review said two house rock-paper-scissors games "stayed active for over 40 minutes
+/// after their agents were killed". Checked (`horst up` + `horst house`, default clock: a
+/// table whose two agents went silent was forfeited 600 s after its turn opened, 300 s x 2
+/// strikes as the contract says). This keeps it so on the house's own table: two agents
+/// play one throw, then both stop answering mid-match; the clock strikes both twice and
+/// the platform ends the match as a timeout forfeited by both, the game page hears the final
+/// strikes and the end, and the house still keeps a table open for the next agents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rock_paper_scissors_whose_agents_go_silent_is_forfeited_on_the_clock() {
+    let house = House::start(&["rps"], "turnTimeout=1&maxTurnTimeouts=2", |_| {}).await;
+    let table = house.open_table("rps").await;
+    let (a, b) = (house.agent("Gone").await, house.agent("Away").await);
+    let a_id = a.join(&table).await["playerId"].clone();
+    let b_id = b.join(&table).await["playerId"].clone();
+    let sa = state_until(&a, &table, "a's throw", can_act).await;
+    let sb = state_until(&b, &table, "b's throw", can_act).await;
+    act_wait(&a, &table, json!("rock"), &sa["turn"], 0.0).await;
+    let r = act_wait(&b, &table, json!("rock"), &sb["turn"], 10.0).await;
+    assert_eq!(r["outcome"], "applied", "{r}");
+    // Both go silent mid-match (a tie: the match goes on). Only the spectator view is read.
+    let anon = Client {
+        base: format!("http://{}", house.app.addr),
+        token: String::new(),
+        http: reqwest::Client::new(),
+    };
+    let deadline = tokio::time::Instant::now() + LONG;
+    let mut since = 0;
+    let public = loop {
+        let (_, v) = anon
+            .get(&format!("{AGENT}/{table}/public?wait=5&since={since}"))
+            .await;
+        if v["status"] == "finished" {
+            break v;
+        }
+        since = v["version"].as_u64().unwrap_or(since);
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the silent table was never forfeited: {v}\n{}",
+            house.game_report(&table).await
+        );
+    };
+    let result = &public["result"];
+    assert_eq!(result["reason"], "timeout", "{public}");
+    assert_eq!(result["strikes"], 2, "{public}");
+    assert_eq!(result["winner"], Value::Null, "{public}");
+    assert_eq!(result["forfeitedByAll"], json!([a_id, b_id]), "{public}");
+    let events = house
+        .wait_game_text(&table, "events", "the final strikes and the end", |t| {
+            t.contains("session_end")
+        })
+        .await;
+    for who in ["Gone", "Away"] {
+        assert!(
+            events.contains(&format!("timeout {who} strike 2/2 final")),
+            "no final strike for {who}:\n{events}"
+        );
+    }
+    // The house still has an open table for the next agents.
+    let next = house.open_table("rps").await;
+    assert_ne!(next, table);
+    house.stop().await;
+}
