@@ -1,5 +1,6 @@
 // The account page: sign-in, sign-up, and the Agent-Schlüssel card. Everything the server
 // or another person wrote is put in with textContent (el() below), never as HTML.
+import { onSubmit } from "/pages/submit-once.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -13,28 +14,6 @@ function el(tag, attrs = {}, ...children) {
   }
   for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
   return e;
-}
-
-/**
- * Runs `handler` on the form's submit, one at a time: while its request is out the form is
- * busy (aria-busy) and a second submit (a double click, Enter pressed twice) is ignored, so
- * nothing is sent twice: no second key nobody saw, no second password change that finds the
- * old password gone. The buttons stay enabled, so the focus stays where it was.
- */
-function onSubmit(form, handler) {
-  let busy = false;
-  form.addEventListener("submit", async (ev) => {
-    ev.preventDefault();
-    if (busy) return;
-    busy = true;
-    form.setAttribute("aria-busy", "true");
-    try {
-      await handler(ev);
-    } finally {
-      busy = false;
-      form.removeAttribute("aria-busy");
-    }
-  });
 }
 
 let csrf = null;

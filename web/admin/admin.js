@@ -4,6 +4,7 @@
 // textContent (el() below), never as HTML.
 
 import { jobs } from "./jobs.js";
+import { onSubmit } from "/pages/submit-once.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -49,28 +50,6 @@ function askSecret(text) {
     document.body.append(dialog);
     dialog.showModal();
     input.focus();
-  });
-}
-
-/**
- * Runs `handler` on the form's submit, one at a time: while its request is out the form is
- * busy (aria-busy) and a second submit (a double click, Enter pressed twice) is ignored, so
- * nothing is sent twice (no second admin token whose secret nobody saw, no reply posted
- * twice). The buttons stay enabled, so the focus stays where it was.
- */
-export function onSubmit(form, handler) {
-  let busy = false;
-  form.addEventListener("submit", async (ev) => {
-    ev.preventDefault();
-    if (busy) return;
-    busy = true;
-    form.setAttribute("aria-busy", "true");
-    try {
-      await handler(ev);
-    } finally {
-      busy = false;
-      form.removeAttribute("aria-busy");
-    }
   });
 }
 
