@@ -836,3 +836,57 @@ async fn a_submission_with_an_empty_replay_is_refused_before_it_is_charged() {
         "{s}"
     );
 }
+
+/// "A successor must come from the same owner and name": names are claimed without regard
+/// to case (nobody else may take `MEIN-LEVEL`), but a successor spelled otherwise than its
+/// parent (`Mein-Level` on a `mein-level`) was stored under the new spelling, so one level's
+/// revisions showed two names in the Labor and a promotion renamed the level. It is refused
+/// like any wrong parent (`validation_failed`, before anything is queued or charged), and
+/// the message names the parent's spelling.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_successor_keeps_its_parents_spelling_of_the_name() {
+    let app = spawn_gateway().await;
+    let _worker = app.start_engine_worker();
+    let key = app.agent_key("schreiber", 1).await;
+    let k = Some(key.as_str());
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let first = ok_result(
+        &app.call(
+            "submit_level",
+            json!({"name": "mein-level", "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "ml-1"}),
+            k,
+        )
+        .await,
+    );
+    let parent = first["revisionId"].as_str().unwrap();
+    let e = tool_error(
+        &app.call(
+            "submit_level",
+            json!({"name": "Mein-Level", "parentRevisionId": parent, "map": LEVEL_MAP,
+                   "replay": replay, "idempotencyKey": "ml-2"}),
+            k,
+        )
+        .await,
+    );
+    assert_eq!(e["code"], "validation_failed", "{e}");
+    assert!(
+        e.get("jobId").is_none(),
+        "refused before it was queued: {e}"
+    );
+    assert!(
+        e["message"].as_str().unwrap().contains("\"mein-level\""),
+        "names the parent's spelling: {e}"
+    );
+    assert_eq!(e["remaining"]["submissions"], 4, "nothing was charged: {e}");
+    // The same spelling is a successor as before.
+    let next = ok_result(
+        &app.call(
+            "submit_level",
+            json!({"name": "mein-level", "parentRevisionId": parent, "map": LEVEL_MAP,
+                   "replay": replay, "idempotencyKey": "ml-3"}),
+            k,
+        )
+        .await,
+    );
+    assert_eq!(next["name"], "mein-level", "{next}");
+}
