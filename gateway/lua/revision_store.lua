@@ -33,6 +33,7 @@
     {'forbidden', 'name'}                    the name belongs to another account
     {'validation_failed', 'parent_missing'}
     {'validation_failed', 'parent_foreign'}  the parent is another owner's or another level's
+                                             (or the same level's name written otherwise)
     {'quota', 'labor' | 'owner' | 'global'}  the Labor cap or a byte budget is reached
 ]]
 local now = now_ms()
@@ -44,7 +45,7 @@ if claimed and claimed ~= ARGV[2] then return {'forbidden', 'name'} end
 if ARGV[4] ~= '' then
   local p = redis.call('HMGET', KEYS[9], 'owner', 'name')
   if not p[1] then return {'validation_failed', 'parent_missing'} end
-  if p[1] ~= ARGV[2] or string.lower(p[2]) ~= string.lower(ARGV[3]) then return {'validation_failed', 'parent_foreign'} end
+  if p[1] ~= ARGV[2] or p[2] ~= ARGV[3] then return {'validation_failed', 'parent_foreign'} end
 end
 if redis.call('SCARD', KEYS[6]) >= tonumber(ARGV[5]) then return {'quota', 'labor'} end
 local bytes = tonumber(ARGV[8])

@@ -214,6 +214,7 @@ impl Gateway {
         if let Some(rec) = self.queue.replay_of(&spec).await? {
             return self.finish(&rec, &input, caller, Some(&submit), true).await;
         }
+        check_replay_can_win(replay)?;
         revisions::preflight(
             &self.store,
             &caller.name,
@@ -760,6 +761,26 @@ fn check_map(map: &str) -> Result<(), ToolError> {
             serde_json::to_value(&report.errors).unwrap_or(Value::Null),
         )),
     }
+}
+
+/// A replay without actions runs no tick, so it cannot win on any map: a submission of one
+/// is refused as the referee would refuse it (`validation_failed`, with its `outcome` and
+/// `ticks`), but before anything is queued or charged, as an invalid map is.
+fn check_replay_can_win(replay: &Value) -> Result<(), ToolError> {
+    let empty = replay
+        .get("actions")
+        .and_then(Value::as_array)
+        .is_some_and(Vec::is_empty);
+    if !empty {
+        return Ok(());
+    }
+    Err(ToolError::new(
+        ErrorCode::ValidationFailed,
+        "the replay has no actions, so it runs no tick and cannot win; nothing was queued or charged; submit a winning replay (simulate_replay checks one)",
+    )
+    .with("outcome", "unresolved")
+    .with("ticks", 0)
+    .with("dead", false))
 }
 
 /// A `pending` answer built without the store (it cannot be reached, or the process is

@@ -83,8 +83,78 @@ impl ParseError {
     }
 }
 
-/// Parses one message.
+/// Parses one message. A number too large for a double (`1e400`) is valid JSON that
+/// serde_json refuses ("number out of range"); it is read as the largest double of its sign,
+/// so the field it is in refuses it with its own message and the request keeps its id.
 pub fn parse(body: &[u8]) -> Result<Incoming, ParseError> {
+    match parse_exact(body) {
+        Err(ParseError::Malformed(m)) if m.starts_with(OUT_OF_RANGE) => {
+            match clamp_huge_numbers(body) {
+                Some(clamped) => parse_exact(&clamped),
+                None => Err(ParseError::Malformed(m)),
+            }
+        }
+        other => other,
+    }
+}
+
+/// How serde_json's error for a number beyond a double's range begins.
+const OUT_OF_RANGE: &str = "number out of range";
+
+/// `body` with every number too large for a double written as the largest double of its
+/// sign (`1e400` as `1.7976931348623157e308`), or `None` when it has none. Strings are left as
+/// they are; anything else is copied, so broken JSON stays broken.
+fn clamp_huge_numbers(body: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(body.len());
+    let mut changed = false;
+    let mut in_string = false;
+    let mut i = 0;
+    while i < body.len() {
+        let b = body[i];
+        if in_string {
+            out.push(b);
+            if b == b'\\' {
+                if let Some(&next) = body.get(i + 1) {
+                    out.push(next);
+                    i += 1;
+                }
+            } else if b == b'"' {
+                in_string = false;
+            }
+            i += 1;
+        } else if b == b'-' || b.is_ascii_digit() {
+            let start = i;
+            while i < body.len()
+                && matches!(body[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+            {
+                i += 1;
+            }
+            let token = &body[start..i];
+            let huge = std::str::from_utf8(token)
+                .ok()
+                .and_then(|t| t.parse::<f64>().ok())
+                .is_some_and(f64::is_infinite);
+            if huge {
+                changed = true;
+                let max = if token[0] == b'-' {
+                    "-1.7976931348623157e308"
+                } else {
+                    "1.7976931348623157e308"
+                };
+                out.extend_from_slice(max.as_bytes());
+            } else {
+                out.extend_from_slice(token);
+            }
+        } else {
+            in_string = b == b'"';
+            out.push(b);
+            i += 1;
+        }
+    }
+    changed.then_some(out)
+}
+
+fn parse_exact(body: &[u8]) -> Result<Incoming, ParseError> {
     let value = match serde_json::from_slice::<Strict>(body) {
         Ok(Strict(v)) => v,
         // The only data error `Strict` raises: a key written twice in one object. JSON leaves
@@ -109,7 +179,7 @@ pub fn parse(body: &[u8]) -> Result<Incoming, ParseError> {
             })
         }
     };
-    let id = obj.get("id").cloned();
+    let id = obj.get("id").cloned().map(echoed);
     let invalid = |message: &str| ParseError::Invalid {
         id: id.clone().filter(valid_id).unwrap_or(Value::Null),
         message: message.into(),
@@ -279,11 +349,28 @@ pub fn request_id(body: &[u8]) -> Value {
         #[serde(default)]
         id: Option<Value>,
     }
-    serde_json::from_slice::<IdOnly>(body)
-        .ok()
-        .and_then(|m| m.id)
-        .filter(valid_id)
-        .unwrap_or(Value::Null)
+    let read = |b: &[u8]| serde_json::from_slice::<IdOnly>(b);
+    match read(body) {
+        Err(e) if e.to_string().starts_with(OUT_OF_RANGE) => {
+            clamp_huge_numbers(body).map_or(Err(e), |clamped| read(&clamped))
+        }
+        other => other,
+    }
+    .ok()
+    .and_then(|m| m.id)
+    .filter(valid_id)
+    .map(echoed)
+    .unwrap_or(Value::Null)
+}
+
+/// The id as it is echoed: as sent, except `-0`. serde_json reads `-0` as the float -0.0 and
+/// writes it back `-0.0`, a float to clients that hold ids as integers (Rust's rmcp, Go's
+/// int64 ids), which then cannot match the answer to their request; it is the integer 0.
+fn echoed(id: Value) -> Value {
+    match id.as_f64() {
+        Some(f) if id.is_f64() && f == 0.0 && f.is_sign_negative() => Value::from(0),
+        _ => id,
+    }
 }
 
 /// What `initialize` offers beside the tools (the operator's switches).
@@ -350,6 +437,38 @@ mod tests {
         );
         assert_eq!(request_id(br#"{"id":{"no":1}}"#), Value::Null);
         assert_eq!(request_id(b"not json"), Value::Null);
+        assert_eq!(request_id(br#"{"id":-0}"#).to_string(), "0");
+        assert_eq!(request_id(br#"{"id":-3.0}"#).to_string(), "-3.0");
+        assert_eq!(request_id(br#"{"id":5,"x":1e400}"#), json!(5));
+    }
+
+    #[test]
+    fn numbers_too_large_for_a_double_read_as_the_largest() {
+        let clamped =
+            |b: &str| clamp_huge_numbers(b.as_bytes()).map(|v| String::from_utf8(v).unwrap());
+        assert_eq!(clamped(r#"{"a":1}"#), None);
+        assert_eq!(
+            clamped(r#"{"a":[1e400,-2E+999,1.5e-400,3]}"#).as_deref(),
+            Some(r#"{"a":[1.7976931348623157e308,-1.7976931348623157e308,1.5e-400,3]}"#)
+        );
+        // Inside strings (escaped quotes included) nothing moves.
+        assert_eq!(clamped(r#"{"a":"1e400 \" 1e400"}"#), None);
+        let Ok(Incoming::Request { params, .. }) =
+            parse(br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":-1e400,"s":"1e400"}}"#)
+        else {
+            panic!("a request")
+        };
+        let p = params.unwrap();
+        assert_eq!(p["x"].as_f64(), Some(f64::MIN));
+        assert_eq!(p["s"], "1e400");
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","id":1e400,"method":"m"}"#),
+            Err(ParseError::Invalid { .. })
+        ));
+        assert!(matches!(
+            parse(br#"{"x":1e400"#),
+            Err(ParseError::Malformed(_))
+        ));
     }
 
     #[test]

@@ -146,7 +146,15 @@ fn check_parent(
     parent: &str,
 ) -> Result<(), ToolError> {
     match (owner_of, name_of) {
-        (Some(o), Some(n)) if o == owner && lower(&n) == lower(name) => Ok(()),
+        (Some(o), Some(n)) if o == owner && n == name => Ok(()),
+        // The same level written otherwise: a successor keeps the name as its parent
+        // wrote it, so one level's revisions never show two names.
+        (Some(o), Some(n)) if o == owner && lower(&n) == lower(name) => Err(ToolError::new(
+            ErrorCode::ValidationFailed,
+            format!("parentRevisionId {parent} is a revision of {n:?}, and a successor keeps its parent's name as it is written; submit it as {n:?}"),
+        )
+        .with("parentRevisionId", parent)
+        .with("name", n)),
         (Some(_), Some(_)) => Err(parent_error(true, parent, name)),
         _ => Err(parent_error(false, parent, name)),
     }

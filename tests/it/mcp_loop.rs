@@ -800,3 +800,93 @@ async fn with_no_worker_running_a_job_is_answered_engine_unavailable_and_not_cha
     assert_eq!(r["outcome"], "won", "{}", a.text);
     assert_ne!(r["jobId"], id.as_str(), "{}", a.text);
 }
+
+/// A replay without actions runs no tick, so it cannot win: `submit_level` refuses it with
+/// `validation_failed` before anything is queued (it was admitted, refereed, and cost one of
+/// the day's submissions, 2 for a new account, to learn what the input already said). The
+/// failure carries what the referee would have found (`outcome` unresolved, `ticks` 0).
+/// `simulate_replay` still runs it: an empty replay observes the start, a valid question.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submission_with_an_empty_replay_is_refused_before_it_is_charged() {
+    let app = spawn_gateway().await;
+    let _worker = app.start_engine_worker();
+    let key = app.agent_key("leer", 0).await;
+    let k = Some(key.as_str());
+    let empty = json!({"seed": 1, "actions": []});
+    let args =
+        json!({"name": "leerlauf", "map": LEVEL_MAP, "replay": empty, "idempotencyKey": "empty-1"});
+    let e = tool_error(&app.call("submit_level", args, k).await);
+    assert_eq!(e["code"], "validation_failed", "{e}");
+    assert_eq!(e["outcome"], "unresolved", "{e}");
+    assert_eq!(e["ticks"], 0, "{e}");
+    assert!(e.get("jobId").is_none(), "nothing was queued: {e}");
+    assert_eq!(e["remaining"]["submissions"], 2, "nothing was charged: {e}");
+    assert!(e["message"].as_str().unwrap().contains("no actions"), "{e}");
+    let s = ok_result(
+        &app.call(
+            "simulate_replay",
+            json!({"map": LEVEL_MAP, "replay": empty, "idempotencyKey": "empty-sim"}),
+            k,
+        )
+        .await,
+    );
+    assert_eq!(
+        (s["outcome"].as_str(), s["ticks"].as_u64()),
+        (Some("unresolved"), Some(0)),
+        "{s}"
+    );
+}
+
+/// "A successor must come from the same owner and name": names are claimed without regard
+/// to case (nobody else may take `MEIN-LEVEL`), but a successor spelled otherwise than its
+/// parent (`Mein-Level` on a `mein-level`) was stored under the new spelling, so one level's
+/// revisions showed two names in the Labor and a promotion renamed the level. It is refused
+/// like any wrong parent (`validation_failed`, before anything is queued or charged), and
+/// the message names the parent's spelling.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_successor_keeps_its_parents_spelling_of_the_name() {
+    let app = spawn_gateway().await;
+    let _worker = app.start_engine_worker();
+    let key = app.agent_key("schreiber", 1).await;
+    let k = Some(key.as_str());
+    let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
+    let first = ok_result(
+        &app.call(
+            "submit_level",
+            json!({"name": "mein-level", "map": LEVEL_MAP, "replay": replay, "idempotencyKey": "ml-1"}),
+            k,
+        )
+        .await,
+    );
+    let parent = first["revisionId"].as_str().unwrap();
+    let e = tool_error(
+        &app.call(
+            "submit_level",
+            json!({"name": "Mein-Level", "parentRevisionId": parent, "map": LEVEL_MAP,
+                   "replay": replay, "idempotencyKey": "ml-2"}),
+            k,
+        )
+        .await,
+    );
+    assert_eq!(e["code"], "validation_failed", "{e}");
+    assert!(
+        e.get("jobId").is_none(),
+        "refused before it was queued: {e}"
+    );
+    assert!(
+        e["message"].as_str().unwrap().contains("\"mein-level\""),
+        "names the parent's spelling: {e}"
+    );
+    assert_eq!(e["remaining"]["submissions"], 4, "nothing was charged: {e}");
+    // The same spelling is a successor as before.
+    let next = ok_result(
+        &app.call(
+            "submit_level",
+            json!({"name": "mein-level", "parentRevisionId": parent, "map": LEVEL_MAP,
+                   "replay": replay, "idempotencyKey": "ml-3"}),
+            k,
+        )
+        .await,
+    );
+    assert_eq!(next["name"], "mein-level", "{next}");
+}

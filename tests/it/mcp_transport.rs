@@ -591,6 +591,94 @@ async fn an_id_that_is_not_one_says_what_an_id_may_be() {
     }
 }
 
+/// An id written `-0` is the integer 0 to its sender: it was echoed `-0.0`, a float, which a
+/// client that reads ids as integers (Rust's rmcp, Go's int64 ids) cannot match to its
+/// request. It is echoed as `0`, on an answer and on a refusal alike.
+#[tokio::test]
+async fn an_id_of_minus_zero_is_echoed_as_the_integer_zero() {
+    let app = spawn_gateway().await;
+    let v = [("mcp-protocol-version", "2025-11-25")];
+    let a = app
+        .mcp_raw(r#"{"jsonrpc":"2.0","id":-0,"method":"ping"}"#, &v)
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["id"].to_string(), "0", "{}", a.text);
+    assert!(a.body["id"].is_u64() || a.body["id"].is_i64(), "{}", a.text);
+    // A refusal after the body was read (a missing protocol version) echoes it so too.
+    let a = app
+        .mcp_raw(r#"{"jsonrpc":"2.0","id":-0,"method":"ping"}"#, &[])
+        .await;
+    assert_eq!(a.status, 400, "{}", a.text);
+    assert_eq!(a.body["id"].to_string(), "0", "{}", a.text);
+    // And a refusal of the HTTP layer that read the body (a wrong content type).
+    let r = app
+        .http
+        .post(app.url("/api/mcp"))
+        .header("content-type", "text/plain")
+        .body(r#"{"jsonrpc":"2.0","id":-0,"method":"ping"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 415);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["id"].to_string(), "0", "{body}");
+}
+
+/// `1e400` is valid JSON (RFC 8259's grammar has no range; Python reads it as inf, JavaScript
+/// as Infinity), only too large for a double. A message holding one was refused whole as
+/// "the body is not valid JSON" (-32700, id null), so a tool argument out of range was never
+/// the tool's `invalid_input` and the client could not tell which request failed. Such a
+/// number now reads as the largest double of its sign: too large for any field, and said so
+/// by the field's own check, with the request's id.
+#[tokio::test]
+async fn a_number_too_large_for_a_double_is_out_of_range_not_malformed_json() {
+    let app = spawn_gateway().await;
+    let v = [("mcp-protocol-version", "2025-11-25")];
+    for x in ["1e400", "-1e400", "1E+999"] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"render_map","arguments":{{"map":"gcv-map 1","x":{x},"y":0,"width":1,"height":1}}}}}}"#
+        );
+        let a = app.mcp_raw(body, &v).await;
+        assert_eq!(a.status, 200, "{x}: {}", a.text);
+        assert_eq!(a.body["id"], 9, "{x}: {}", a.text);
+        assert_eq!(a.body["result"]["isError"], true, "{x}: {}", a.text);
+        let text: Value =
+            serde_json::from_str(a.body["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text["error"]["code"], "invalid_input", "{x}: {text}");
+        assert!(
+            text["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("`x` must be an integer"),
+            "{x}: {text}"
+        );
+    }
+    // In a string it is text, and stays as written.
+    let a = app
+        .mcp_raw(
+            r#"{"jsonrpc":"2.0","id":"1e400","method":"ping","params":{"_meta":{"n":"\"1e400"}}}"#,
+            &v,
+        )
+        .await;
+    assert_eq!(
+        (a.status, a.body["id"].as_str()),
+        (200, Some("1e400")),
+        "{}",
+        a.text
+    );
+    // As an id it is a number too large for one: -32600, which says so.
+    let a = app
+        .mcp_raw(r#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#, &v)
+        .await;
+    assert_eq!(a.status, 400, "{}", a.text);
+    assert_eq!(a.body["error"]["code"], -32600, "{}", a.text);
+    // Broken JSON is still -32700.
+    let a = app
+        .mcp_raw(r#"{"jsonrpc":"2.0","id":1,"method":"ping","x":1e400"#, &v)
+        .await;
+    assert_eq!(a.body["error"]["code"], -32700, "{}", a.text);
+}
+
 /// Sends a request head announcing `length` body bytes, and no body: the answer (status and
 /// body) that arrives within `limit`, or `None`.
 async fn announce_only(
