@@ -152,12 +152,13 @@ fn guest_probes_are_decided_as_their_truth() {
     let proved = [
         ("guest-one-row-far", Proof::RelaxedGraph),
         ("guest-spring-across-12", Proof::JumpEnvelope),
+        ("guest-ferry-leap-10", Proof::JumpEnvelope),
         ("guest-ferry-leap-11", Proof::JumpEnvelope),
         ("guest-start-in-spikes", Proof::Exhaustive),
         ("guest-start-on-marmot", Proof::Exhaustive),
     ];
     let undecided = [
-        "guest-ferry-leap-10",
+        "guest-shaft-guard-closed",
         "guest-start-in-crusher",
         "guest-start-on-seeded-marmot",
         "guest-tunnel-hole-5",
