@@ -367,7 +367,7 @@ pub fn prove(map: &Map) -> Proof {
                 yb: yy,
                 above: None,
                 ground: true,
-                });
+            });
         }
     }
     let bounce = Vert {
@@ -463,7 +463,7 @@ pub fn prove(map: &Map) -> Proof {
                     yb,
                     above: None,
                     ground: false,
-                        });
+                });
             }
             _ => {}
         }
