@@ -17,14 +17,17 @@
 //!   bird's top edge, the last tick at which the bird can be in that row ([`Table`]), and the
 //!   highest point it can reach.
 //! - **Horizontally** the bird never moves more than `RUN_SPEED` sub-units a tick (its speed
-//!   only approaches a wanted speed of at most that), plus a small slack for a platform's carry
-//!   on the tick it leaves it.
+//!   only approaches a wanted speed of at most that). A platform's carry adds nothing: the
+//!   engine carries only a bird that landed on the platform on the tick before (`riding` is
+//!   set by a landing, on the platform's span, and cleared by every move), by the platform's
+//!   own step, so after the carry the bird still overlaps the platform where it now is, inside
+//!   the site of the platform's path; the flight starts there.
 //! - Site B is reachable from site A if, for some tick t, the bird launched anywhere in A can
 //!   have its top edge in one of B's rows at tick t and t * RUN_SPEED covers the horizontal
 //!   gap. Ground is only arrived at by landing on it: the top edge must be at or above the
 //!   standing height on tick t - 1 (not merely somewhere in its row at t), which decides a
 //!   flat gap of 10 tiles (short by 90 sub-units, a third of a pixel) that the row alone let
-//!   through; the platform's carry slack counts only for a flight that leaves a platform. A stomp site also needs the bird's feet to get above the enemy's top (plus the stomp
+//!   through. A stomp site also needs the bird's feet to get above the enemy's top (plus the stomp
 //!   tolerance) at some point of the flight.
 //!
 //! Everything that can only hold the bird back (walls, hazards, enemies that kill, crumbling
@@ -52,10 +55,6 @@ const MAX_LAUNCHES: usize = 16;
 /// Vertical states followed over all launches at most; beyond it the proof gives up (a count,
 /// not the clock, so the answer never depends on the machine).
 pub const MAX_STATES: u64 = 250_000;
-/// Horizontal slack in sub-units for a bird leaving a platform: the platform's carry on the
-/// tick it leaves it (at most 2 px). Nothing else moves the bird sideways faster than
-/// `RUN_SPEED` (all integer, no rounding).
-const X_SLACK: i32 = 4 * SUB;
 
 /// The bird's vertical state in the air, without its height.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -248,8 +247,6 @@ struct Site {
     /// landing, so its top edge was at or above `ya` on the tick before (it never overlaps a
     /// solid block, and a one-way block carries only a bird that comes from above).
     ground: bool,
-    /// A platform: the bird leaving it is carried up to `X_SLACK` on that tick.
-    carries: bool,
 }
 
 /// What the proof found.
@@ -344,7 +341,6 @@ pub fn prove(map: &Map) -> Proof {
             yb: y,
             above: None,
             ground: false,
-            carries: false,
         });
     }
     // Runs of ground, also on top of the map's first row.
@@ -371,7 +367,6 @@ pub fn prove(map: &Map) -> Proof {
                 yb: yy,
                 above: None,
                 ground: true,
-                carries: false,
             });
         }
     }
@@ -401,7 +396,6 @@ pub fn prove(map: &Map) -> Proof {
             yb,
             above: Some(y1 + STOMP_TOLERANCE - PLAYER_H),
             ground: false,
-            carries: false,
         });
     };
     for e in map.entities() {
@@ -443,7 +437,6 @@ pub fn prove(map: &Map) -> Proof {
                     yb,
                     above: None,
                     ground: false,
-                    carries: true,
                 });
             }
             EntityKind::Spring => {
@@ -470,7 +463,6 @@ pub fn prove(map: &Map) -> Proof {
                     yb,
                     above: None,
                     ground: false,
-                    carries: false,
                 });
             }
             _ => {}
@@ -540,8 +532,7 @@ pub fn prove(map: &Map) -> Proof {
             if last < 0 {
                 return false;
             }
-            let slack = if a.carries { X_SLACK } else { 0 };
-            let gap = (xa - a.xb).max(a.xa - xb).max(0) - slack;
+            let gap = (xa - a.xb).max(a.xa - xb).max(0);
             gap <= 0 || (gap as i64) <= last as i64 * RUN_SPEED as i64
         };
     let nests: Vec<(i32, i32, i32, i32)> = map

@@ -152,12 +152,13 @@ fn guest_probes_are_decided_as_their_truth() {
     let proved = [
         ("guest-one-row-far", Proof::RelaxedGraph),
         ("guest-spring-across-12", Proof::JumpEnvelope),
+        ("guest-ferry-leap-10", Proof::JumpEnvelope),
         ("guest-ferry-leap-11", Proof::JumpEnvelope),
         ("guest-start-in-spikes", Proof::Exhaustive),
         ("guest-start-on-marmot", Proof::Exhaustive),
     ];
     let undecided = [
-        "guest-ferry-leap-10",
+        "guest-shaft-guard-closed",
         "guest-start-in-crusher",
         "guest-start-on-seeded-marmot",
         "guest-tunnel-hole-5",
@@ -215,5 +216,40 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         assert_eq!(one.outcome, two.outcome, "{name}");
         assert_eq!(one.proof, two.proof, "{name}");
         assert_eq!(one.expanded, two.expanded, "{name}");
+    }
+}
+
+/// `guest-start-in-crusher`: the search's stages run out of states at once and the exact check
+/// cannot decide it (no proof covers it). The exact check ended at its memory budget, answered
+/// `memory_limit`, or at the clock, answered `time_limit`, whichever came first: 10 s of 16 on
+/// an idle machine, 16.0 of 16 at a load of 19, so one machine said one and a busy one the
+/// other. An undecided exact check now answers `time_limit` after the clock in both cases:
+/// here its budget runs out after a fraction of a second, and the answer still waits for the
+/// time limit and names it.
+#[test]
+fn an_undecided_exact_check_answers_the_same_whatever_ends_it() {
+    let map = load(&root().join("levels/probes/guest-start-in-crusher.map"));
+    let limit = std::time::Duration::from_secs(3);
+    for budget in [4u64 << 20, horst_planner::DEFAULT_MEMORY_BUDGET] {
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        let req = horst_planner::PlanRequest {
+            map: &map,
+            seed: 1,
+            time_limit: limit,
+            cancel: &cancel,
+            memory_budget_bytes: Some(budget),
+        };
+        let rep = horst_planner::plan(&req, None);
+        assert_eq!(
+            rep.reason(),
+            Some(UnresolvedReason::TimeLimit),
+            "budget {budget}: {rep:?}"
+        );
+        assert!(
+            rep.elapsed >= limit - horst_planner::shorten::shorten_reserve(limit),
+            "budget {budget}: answered after {:?}",
+            rep.elapsed
+        );
+        assert_eq!(rep.proof, None);
     }
 }

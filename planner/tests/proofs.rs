@@ -232,7 +232,13 @@ fn arb_level() -> impl Strategy<Value = (String, u64)> {
                     if next(2) == 0 { "h" } else { "v" },
                     next(3)
                 ),
-                _ => format!("platform {x} {y} dx={} dy=0 width=2", next(4)),
+                // Up to the fastest platform (2 px a tick): a flight leaving one gets no
+                // carry in the envelope (`a_leap_off_a_ferry_gets_no_carry`).
+                _ => format!(
+                    "platform {x} {y} dx={} dy=0 width=2 speed={}",
+                    next(4),
+                    1 + next(16)
+                ),
             });
         }
         let mut t = format!("gcv-map 1\nname: p\nsize: {w} {h}\ngrid:\n");
@@ -352,13 +358,35 @@ fn flat_gap(gap: usize) -> Map {
 /// The envelope let the bird land anywhere its top edge could be in the row above the far
 /// floor (a tick or two later than a landing) and gave every flight a platform's 4 px of
 /// carry, so it allowed 10 tiles and the planner searched its whole time limit. Ground is
-/// only arrived at by landing (the top edge at the standing height the tick before), and the
-/// carry counts only leaving a platform: 10 tiles are proved out, 9 (won by
-/// `route-gap-9`'s replay) are not.
+/// only arrived at by landing (the top edge at the standing height the tick before), and no
+/// flight gets a carry (`a_leap_off_a_ferry_gets_no_carry`): 10 tiles are proved out, 9 (won
+/// by `route-gap-9`'s replay) are not.
 #[test]
 fn a_gap_of_ten_tiles_is_proved_out_and_nine_is_not() {
     let ten = prove(&flat_gap(10));
     assert!(ten.unreachable(), "{ten:?}");
     let nine = prove(&flat_gap(9));
     assert!(nine.tried && !nine.unreachable(), "{nine:?}");
+}
+
+/// A fast ferry (2 px a tick) to the end of its path, then the same 10-tile gap: the engine
+/// carries only a bird that landed on the platform the tick before, by the platform's own
+/// step, so the carried bird is still on the platform, inside its path, and the flight from
+/// there is a flight from the ground. The envelope gave a flight leaving a platform 4 px of
+/// carry on top (more than the 90 sub-units the longest flight is short of 10 tiles), proved
+/// nothing, and the planner searched `guest-ferry-leap-10` for its whole time limit. 9 tiles
+/// off the ferry are won (the replay beside `guest-ferry-leap-9`) and not proved out.
+#[test]
+fn a_leap_off_a_ferry_gets_no_carry() {
+    let probes = root().join("levels/probes");
+    let ten = prove(&load(&probes.join("guest-ferry-leap-10.map")));
+    assert!(ten.unreachable(), "{ten:?}");
+    let nine_map = load(&probes.join("guest-ferry-leap-9.map"));
+    let nine = prove(&nine_map);
+    assert!(nine.tried && !nine.unreachable(), "{nine:?}");
+    let replay = parse_replay_json(
+        &std::fs::read_to_string(probes.join("guest-ferry-leap-9.replay.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(referee(&nine_map, &replay).won);
 }

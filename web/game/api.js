@@ -70,20 +70,31 @@ const VERDICTS = { relaxed: "entspannt", fair: "fair", tight: "knapp", frame_per
 
 /**
  * The "Schwierigkeit" of a level for players, from its winning replay's feasibility report
- * (`feasibility`, or null for revisions checked before it existed): `{word, text, framePerfect}`,
- * or null.
+ * (`feasibility`, or null for revisions checked before it existed): `{word, text, framePerfect,
+ * partial}`, or null. A report whose work budget ran out (`complete: false`) judged only
+ * `inputsChecked` of `inputs` inputs: its verdict is the easiest the level can be, not what it
+ * is, so the word says "unvollständig geprüft" and the text says how many were checked (a
+ * "relaxed" report without a tightest input then never reads "braucht kein Timing").
  */
 export function difficulty(f) {
   if (!f || !VERDICTS[f.verdict]) return null;
-  const word = VERDICTS[f.verdict];
+  const partial = f.complete === false;
+  const base = VERDICTS[f.verdict];
+  const word = partial ? `${base} (unvollständig geprüft)` : base;
   const w = f.tightest;
   let text;
   if (f.verdict === "frame_perfect") {
     text = `${word}: ${f.exactInputs} Eingabe${f.exactInputs === 1 ? "" : "n"} des Nachweis-Replays ${f.exactInputs === 1 ? "muss" : "müssen"} auf den Tick (1/60 s) genau kommen`;
   } else if (w) {
     text = `${word}: engstes Zeitfenster des Nachweis-Replays ${w.window} Ticks (${Math.round((w.window * 1000) / 60)} ms)`;
+  } else if (partial) {
+    text = `${word}: keine Eingabe des Nachweis-Replays wurde geprüft`;
   } else {
     text = `${word}: das Nachweis-Replay braucht kein Timing`;
   }
-  return { word, text, framePerfect: f.verdict === "frame_perfect" };
+  if (partial) {
+    const n = Number.isInteger(f.inputsChecked) && Number.isInteger(f.inputs) ? `nur ${f.inputsChecked} von ${f.inputs} Eingaben` : "nicht alle Eingaben";
+    text += `; ${n} wurden im Rechenbudget geprüft, die übrigen können enger sein`;
+  }
+  return { word, text, framePerfect: f.verdict === "frame_perfect", partial };
 }

@@ -29,3 +29,17 @@ test("no report (a revision checked before reports existed) or an unknown verdic
   assert.equal(difficulty(undefined), null);
   assert.equal(difficulty({ verdict: "impossible" }), null);
 });
+
+test("a report whose work budget ran out says so: its verdict is only the easiest the level can be", () => {
+  const none = difficulty({ verdict: "relaxed", exactInputs: 0, tightest: null, complete: false, inputs: 40, inputsChecked: 0 });
+  assert.equal(none.partial, true);
+  assert.equal(none.word, "entspannt (unvollständig geprüft)");
+  assert.doesNotMatch(none.text, /braucht kein Timing/);
+  assert.match(none.text, /nur 0 von 40 Eingaben/);
+  const some = difficulty({ verdict: "fair", exactInputs: 0, tightest: { window: 6 }, complete: false, inputs: 40, inputsChecked: 12 });
+  assert.match(some.text, /engstes Zeitfenster des Nachweis-Replays 6 Ticks/);
+  assert.match(some.text, /nur 12 von 40 Eingaben/);
+  const whole = difficulty({ verdict: "relaxed", exactInputs: 0, tightest: null, complete: true, inputs: 3, inputsChecked: 3 });
+  assert.equal(whole.partial, false);
+  assert.equal(whole.word, "entspannt");
+});
