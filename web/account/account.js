@@ -1,6 +1,6 @@
 // The account page: sign-in, sign-up, and the Agent-Schlüssel card. Everything the server
 // or another person wrote is put in with textContent (el() below), never as HTML.
-import { onSubmit } from "/pages/submit-once.js";
+import { onSubmit, onClick } from "/pages/submit-once.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -301,7 +301,8 @@ onSubmit($("signup-form"), async (ev) => {
   }
 });
 
-$("sign-out").addEventListener("click", async () => {
+// One sign-out at a time: a double click sent two, and read the session twice.
+onClick($("sign-out"), async () => {
   await api("POST", "/api/account/sign-out");
   csrf = null;
   notice("Du bist abgemeldet.");

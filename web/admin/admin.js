@@ -4,7 +4,7 @@
 // textContent (el() below), never as HTML.
 
 import { jobs } from "./jobs.js";
-import { onSubmit } from "/pages/submit-once.js";
+import { onSubmit, onClick } from "/pages/submit-once.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -50,30 +50,6 @@ function askSecret(text) {
     document.body.append(dialog);
     dialog.showModal();
     input.focus();
-  });
-}
-
-/**
- * Runs `handler` on a click, one at a time, as onSubmit does for forms: a handler that sends a
- * request returns its promise, and until it settles the button is busy (aria-busy) and another
- * click (a double click) is ignored, so a one-click action (Recheck, Checks, Publish, a switch,
- * a page of a list) sends one request. A handler that returns nothing (opening a confirmation)
- * is not held. The button stays enabled, so the focus stays where it was.
- */
-export function onClick(button, handler) {
-  let busy = false;
-  button.addEventListener("click", async (ev) => {
-    if (busy) return;
-    const out = handler(ev);
-    if (!(out instanceof Promise)) return;
-    busy = true;
-    button.setAttribute("aria-busy", "true");
-    try {
-      await out;
-    } finally {
-      busy = false;
-      button.removeAttribute("aria-busy");
-    }
   });
 }
 
