@@ -1316,6 +1316,20 @@ async fn an_account_button_clicked_twice_at_once_sends_one_request() {
         LONG,
     )
     .await;
+    // The question takes room in the row; the key's prefix and its dates stay on one line
+    // each (at 1366 px the prefix broke into "gcv_201f" / "e76e…").
+    let lines = tab
+        .eval("[...document.querySelectorAll('#key-rows code, #key-rows td:nth-child(3), #key-rows td:nth-child(4)')] \
+               .map((e) => { const r = document.createRange(); r.selectNodeContents(e); \
+               return `${e.textContent}: ${new Set([...r.getClientRects()].filter((x) => x.width > 0).map((x) => Math.round(x.top))).size}`; })")
+        .await;
+    screenshot(&tab, "account-revoke-asks-1366").await;
+    for line in lines.as_array().unwrap() {
+        assert!(
+            line.as_str().unwrap().ends_with(": 1"),
+            "broken across lines while the revoke question is open at 1366 px: {lines}"
+        );
+    }
     tab.eval("(() => { const b = document.querySelector('#key-rows [data-confirm]'); b.click(); b.click(); return true; })()")
         .await;
     tab.wait_for(

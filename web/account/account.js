@@ -227,8 +227,8 @@ function keyRow(k) {
     { "data-prefix": k.prefix },
     el("td", { "data-label": "Präfix" }, el("code", {}, k.prefix + "…")),
     el("td", { class: "label", "data-label": "Bezeichnung" }, k.label ? el("bdi", {}, k.label) : "–"),
-    el("td", { "data-label": "Erstellt" }, dateText(k.createdAt)),
-    el("td", { "data-label": "Zuletzt benutzt" }, k.lastUsedAt ? dateText(k.lastUsedAt) : "noch nie"),
+    el("td", { class: "when", "data-label": "Erstellt" }, dateText(k.createdAt)),
+    el("td", { class: "when", "data-label": "Zuletzt benutzt" }, k.lastUsedAt ? dateText(k.lastUsedAt) : "noch nie"),
     action,
   );
 }
