@@ -1134,7 +1134,8 @@ const BROKEN_WORDS: &str = "(() => { const out = []; \
 /// in about 1100 px: every date broke into four lines ("2026-12-" / "06" / "03:04:35" /
 /// "UTC"), the wait's number and unit parted, the worker's name broke inside, and the
 /// Actions column (13rem, kept in view) took a sixth of the width for one button, so the
-/// table scrolled sideways. Now it fits and no word, time or id breaks; at 1920x1080 too.
+/// table scrolled sideways. Now it fits and no word, time or id breaks; at 1920x1080 too. The
+/// cancel made there is in the audit log in words, its date whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_job_list_fits_a_1366_px_screen_without_breaking_a_word() {
     let app = job_view_app().await;
@@ -1224,13 +1225,43 @@ async fn the_job_list_fits_a_1366_px_screen_without_breaking_a_word() {
         question["right"].as_f64() <= question["screen"].as_f64(),
         "the cancel question is off the screen: {question}"
     );
-    assert!(
-        tab.eval(&format!(
-            "document.getElementById('view').textContent.includes('{waiting}')"
-        ))
-        .await
-            == json!(true)
+    tab.eval(
+        "document.querySelector('#view .confirm input').value = 'cleaning up'; \
+         document.querySelector('#view [data-confirm]').click()",
+    )
+    .await;
+    tab.wait_for(
+        &format!("document.body.textContent.includes('Job {waiting} cancelled (dropped)')"),
+        "the cancel said",
+        long,
+    )
+    .await;
+    // The audit log says it for people: the detail's fields one a line, not an object's
+    // JSON ({"reason":"cleaning up"}), and its dates break between the day and the time only.
+    tab.eval("location.hash = '#audit'").await;
+    let row = format!(
+        "[...document.querySelectorAll('#view tbody tr')].find((r) => r.textContent.includes('job_cancel') && r.textContent.includes('{waiting}'))"
     );
+    tab.wait_for(&format!("!!{row}"), "the cancel in the audit log", long)
+        .await;
+    for (w, h) in [(1366, 768), (390, 844)] {
+        tab.viewport(w, h).await;
+        tab.screenshot("admin", &format!("audit-{w}x{h}")).await;
+        assert_eq!(
+            tab.eval(&format!("{row}.querySelector('td.detail').textContent"))
+                .await,
+            json!("reason: cleaning up"),
+            "the cancel's detail in the audit log at {w}x{h}"
+        );
+        // (On a phone a long id may break: the row is a card as wide as the screen.)
+        if w > 1000 {
+            assert_eq!(
+                tab.eval(BROKEN_WORDS).await,
+                json!([]),
+                "words broken across lines in the audit log at {w}x{h}"
+            );
+        }
+    }
     assert!(
         tab.errors.lock().unwrap().is_empty(),
         "{:?}",
