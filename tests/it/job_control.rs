@@ -1129,6 +1129,14 @@ const BROKEN_WORDS: &str = "(() => { const out = []; \
         if (tops.size > 1) out.push(`${m[0]} (${td.dataset.label || td.cellIndex})`); } } } \
   return out; })()";
 
+/// The job list's buttons and the lines naming a worker that take more than one line.
+const ONE_LINE: &str = "[...document.querySelectorAll('#view tbody button, #view tbody .when')] \
+  .filter((e) => e.tagName === 'BUTTON' || e.querySelector('code.worker')) \
+  .filter((e) => { const r = document.createRange(); r.selectNodeContents(e); \
+    const rs = [...r.getClientRects()].filter((x) => x.width > 0); \
+    return rs.some((x) => x.top >= rs[0].bottom - 1); }) \
+  .map((e) => e.textContent)";
+
 /// The job list at 1366x768, a laptop's screen, as an operator reads it: one finished job (its
 /// worker, its times) and one waiting (its Cancel button). Before, the list had 12 columns
 /// in about 1100 px: every date broke into four lines ("2026-12-" / "06" / "03:04:35" /
@@ -1203,6 +1211,12 @@ async fn the_job_list_fits_a_1366_px_screen_without_breaking_a_word() {
             json!([]),
             "words broken across lines in the job list at {w}x{h}"
         );
+        // A button's label and a worker's line ("on vm-…") are one line each.
+        assert_eq!(
+            tab.eval(ONE_LINE).await,
+            json!([]),
+            "broken across lines in the job list at {w}x{h}"
+        );
     }
     // The Cancel button still asks in its row, and the question fits beside the list.
     tab.eval("document.querySelector('#view td button.danger').click()")
@@ -1248,9 +1262,11 @@ async fn the_job_list_fits_a_1366_px_screen_without_breaking_a_word() {
         tab.viewport(w, h).await;
         tab.screenshot("admin", &format!("audit-{w}x{h}")).await;
         assert_eq!(
-            tab.eval(&format!("{row}.querySelector('td.detail').textContent"))
-                .await,
-            json!("reason: cleaning up"),
+            tab.eval(&format!(
+                "[...{row}.querySelectorAll('td.detail > div')].map((d) => d.textContent)"
+            ))
+            .await,
+            json!(["reason: cleaning up", "was: queued"]),
             "the cancel's detail in the audit log at {w}x{h}"
         );
         // (On a phone a long id may break: the row is a card as wide as the screen.)
