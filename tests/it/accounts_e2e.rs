@@ -1262,3 +1262,117 @@ async fn an_admin_button_clicked_twice_at_once_sends_one_request() {
     tab.close().await;
     browser.close().await;
 }
+
+/// Counts the page's requests by method and path from now on (`window.__calls`), the page's
+/// own fetch doing the request; GETs too, so a second click that only reads is seen.
+const COUNT_CALLS: &str = "(() => { window.__calls = {}; const f = window.__fetch = window.__fetch || window.fetch; \
+    window.fetch = (url, init) => { const k = `${(init && init.method) || 'GET'} ${new URL(url, location.href).pathname}`; \
+    window.__calls[k] = (window.__calls[k] || 0) + 1; return f(url, init); }; return true; })()";
+
+/// The account page's buttons clicked twice at once (a double click) send one request, as
+/// its forms do: "Ja, widerrufen" revoked once, and "Abmelden" signed out twice (the second
+/// with the session the first ended) and read the session twice. While a sign-out is out
+/// its button is busy (aria-busy).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_button_clicked_twice_at_once_sends_one_request() {
+    let app = web_app().await;
+    app.person("wanderer", PASSWORD).await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &app.url("/account/")).await;
+    viewport(&tab, 1366, 768).await;
+    tab.wait_for(
+        "!document.getElementById('signed-out').hidden",
+        "the sign-in form",
+        LONG,
+    )
+    .await;
+    fill(&tab, "#signin-name", "wanderer").await;
+    fill(&tab, "#signin-password", PASSWORD).await;
+    tab.eval("document.getElementById('signin-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "!document.getElementById('signed-in').hidden && document.getElementById('quota-rows').children.length === 4",
+        "the signed-in page",
+        LONG,
+    )
+    .await;
+    tab.eval("document.getElementById('key-form').requestSubmit()")
+        .await;
+    tab.wait_for(
+        "document.querySelectorAll('#key-rows tr').length === 1",
+        "the new key in the list",
+        LONG,
+    )
+    .await;
+    click(&tab, "#hide-key").await;
+
+    // Revoke: the question, then yes twice.
+    tab.eval(COUNT_CALLS).await;
+    tab.eval("(() => { const b = document.querySelector('#key-rows button.danger'); b.click(); b.click(); return true; })()")
+        .await;
+    tab.wait_for(
+        "!!document.querySelector('#key-rows [data-confirm]')",
+        "the revoke question",
+        LONG,
+    )
+    .await;
+    // The question takes room in the row; the key's prefix and its dates stay on one line
+    // each (at 1366 px the prefix broke into "gcv_201f" / "e76e…").
+    let lines = tab
+        .eval("[...document.querySelectorAll('#key-rows code, #key-rows td:nth-child(3), #key-rows td:nth-child(4)')] \
+               .map((e) => { const r = document.createRange(); r.selectNodeContents(e); \
+               return `${e.textContent}: ${new Set([...r.getClientRects()].filter((x) => x.width > 0).map((x) => Math.round(x.top))).size}`; })")
+        .await;
+    screenshot(&tab, "account-revoke-asks-1366").await;
+    for line in lines.as_array().unwrap() {
+        assert!(
+            line.as_str().unwrap().ends_with(": 1"),
+            "broken across lines while the revoke question is open at 1366 px: {lines}"
+        );
+    }
+    tab.eval("(() => { const b = document.querySelector('#key-rows [data-confirm]'); b.click(); b.click(); return true; })()")
+        .await;
+    tab.wait_for(
+        "!document.getElementById('no-keys').hidden",
+        "no active keys",
+        LONG,
+    )
+    .await;
+    // Sign-out.
+    let busy = tab
+        .eval("(() => { const b = document.getElementById('sign-out'); b.click(); b.click(); return b.getAttribute('aria-busy'); })()")
+        .await;
+    tab.wait_for(
+        "!document.getElementById('signed-out').hidden && !document.querySelector('[aria-busy]') \
+         && document.getElementById('notice').textContent.includes('abgemeldet')",
+        "the signed-out page",
+        LONG,
+    )
+    .await;
+    // Let a second round of requests (a second start()) come in before counting.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let calls = tab.eval("window.__calls").await;
+    for (call, n) in [
+        ("POST /api/account/keys/", 1),
+        ("POST /api/account/sign-out", 1),
+        ("GET /api/account/session", 1),
+    ] {
+        let seen: u64 = calls
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| k.starts_with(call))
+            .map(|(_, v)| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(seen, n, "{call} after buttons clicked twice: {calls}");
+    }
+    assert_eq!(
+        busy,
+        json!("true"),
+        "the sign-out button while its request was out"
+    );
+    let errors = tab.errors.lock().unwrap().clone();
+    assert!(errors.is_empty(), "console errors {errors:#?}");
+    tab.close().await;
+    browser.close().await;
+}

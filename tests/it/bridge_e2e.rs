@@ -167,6 +167,55 @@ async fn sign_in_pressed_twice_hosts_one_table() {
     browser.close().await;
 }
 
+/// "Sign out" clicked twice at once (a double click) ends the JWT once and the table once: the
+/// second click sent a sign-out of its own while the first still waited for the table's end,
+/// and the first then sent its sign-out without the token. While it is out the button is busy
+/// (aria-busy).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_out_clicked_twice_signs_out_once() {
+    let app = app_with(|_| {}).await;
+    app.person("tabby", PASSWORD).await;
+    let browser = launch().await;
+    let tab = Tab::open(
+        &browser,
+        &app.url("/bridge/?game=/games/chess/&title=Chess"),
+    )
+    .await;
+    let table = host_from_tab(&tab, "tabby").await;
+    // The page's own fetch, counted by method and path.
+    let busy = tab
+        .eval(
+            "(() => { window.__calls = {}; const f = window.fetch; window.fetch = (url, init) => { \
+             const k = `${(init && init.method) || 'GET'} ${new URL(url, location.href).pathname}`; \
+             if (!k.startsWith('GET')) window.__calls[k] = (window.__calls[k] || 0) + 1; return f(url, init); }; \
+             const b = document.getElementById('sign-out'); b.click(); b.click(); return b.getAttribute('aria-busy'); })()",
+        )
+        .await;
+    tab.wait_for(
+        "!document.getElementById('signin').hidden && document.getElementById('signin-error').textContent === 'Signed out.' \
+         && !document.querySelector('[aria-busy]')",
+        "the sign-in form after signing out",
+        LONG,
+    )
+    .await;
+    public_until(&app, &table, "the table ended", |v| {
+        v["status"] == json!("finished")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        tab.eval("window.__calls").await,
+        json!({
+            format!("POST /api/v1/agent/bridge/sessions/{table}/ops"): 1,
+            "DELETE /api/v1/auth/session": 1,
+        }),
+        "the bridge's requests after Sign out clicked twice"
+    );
+    assert_eq!(busy, json!("true"), "the Sign out button while it was out");
+    tab.close().await;
+    browser.close().await;
+}
+
 /// A v1 game: it configures without `sdkVersion`, understands only actions, and logs every
 /// message its parent sends.
 const V1_GAME: &str = r#"<!doctype html><meta charset="utf-8"><title>v1</title><pre id="log"></pre>

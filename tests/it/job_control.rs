@@ -1116,3 +1116,171 @@ async fn the_job_view_follows_a_job_until_it_ends() {
         tab.errors.lock().unwrap()
     );
 }
+
+/// Words of the page's table cells that the browser broke across lines, as "text (cell)": a
+/// date, an id, a worker's name or a number and its unit ("0.2 s") split in two. A space
+/// between a number and its unit counts as part of the word.
+const BROKEN_WORDS: &str = "(() => { const out = []; \
+  for (const td of document.querySelectorAll('#view tbody td, #view tbody th')) { \
+    const walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT); let n; \
+    while ((n = walk.nextNode())) { const re = /\\S+(?: (?:s|ms|MiB|UTC)(?=\\s|$))?/g; let m; \
+      while ((m = re.exec(n.data))) { const r = document.createRange(); r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length); \
+        const tops = new Set([...r.getClientRects()].filter((x) => x.width > 0).map((x) => Math.round(x.top))); \
+        if (tops.size > 1) out.push(`${m[0]} (${td.dataset.label || td.cellIndex})`); } } } \
+  return out; })()";
+
+/// The job list's buttons and the lines naming a worker that take more than one line.
+const ONE_LINE: &str = "[...document.querySelectorAll('#view tbody button, #view tbody .when')] \
+  .filter((e) => e.tagName === 'BUTTON' || e.querySelector('code.worker')) \
+  .filter((e) => { const r = document.createRange(); r.selectNodeContents(e); \
+    const rs = [...r.getClientRects()].filter((x) => x.width > 0); \
+    return rs.some((x) => x.top >= rs[0].bottom - 1); }) \
+  .map((e) => e.textContent)";
+
+/// The job list at 1366x768, a laptop's screen, as an operator reads it: one finished job (its
+/// worker, its times) and one waiting (its Cancel button). Before, the list had 12 columns
+/// in about 1100 px: every date broke into four lines ("2026-12-" / "06" / "03:04:35" /
+/// "UTC"), the wait's number and unit parted, the worker's name broke inside, and the
+/// Actions column (13rem, kept in view) took a sixth of the width for one button, so the
+/// table scrolled sideways. Now it fits and no word, time or id breaks; at 1920x1080 too. The
+/// cancel made there is in the audit log in words, its date whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_job_list_fits_a_1366_px_screen_without_breaking_a_word() {
+    let app = job_view_app().await;
+    let long = Duration::from_secs(60);
+    let finished = admit(
+        &app,
+        JobKind::Simulate,
+        "anna",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    let worker = start_worker(&app);
+    let ended = crate::harness::eventually(long, async || {
+        app.queue
+            .get(&finished)
+            .await
+            .unwrap()
+            .unwrap()
+            .state
+            .is_final()
+    })
+    .await;
+    assert!(ended, "the worker did not run the job");
+    worker.send(true).unwrap();
+    // Waiting: no worker runs any more.
+    let waiting = admit(
+        &app,
+        JobKind::Playtest,
+        "anna",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.eval(
+        "document.querySelector('form.filters input[name=account]').value = 'anna'; \
+         document.querySelector('form.filters').requestSubmit()",
+    )
+    .await;
+    for (w, h) in [(1366, 768), (1920, 1080)] {
+        tab.viewport(w, h).await;
+        tab.wait_for(
+            &format!(
+                "document.querySelectorAll('#view tbody tr').length === 2 \
+                 && document.getElementById('view').textContent.includes('{finished}') \
+                 && !!document.querySelector('#view td button.danger')"
+            ),
+            "the finished and the waiting job",
+            long,
+        )
+        .await;
+        let shot = format!("jobs-{w}x{h}");
+        tab.screenshot("admin", &shot).await;
+        let fit = tab
+            .eval(
+                "(() => { const t = document.querySelector('#view .table-wrap'); \
+                 return { scroll: t.scrollWidth, width: t.clientWidth }; })()",
+            )
+            .await;
+        assert!(
+            fit["scroll"].as_f64() <= fit["width"].as_f64(),
+            "the job list scrolls sideways at {w}x{h}: {fit}"
+        );
+        assert_eq!(
+            tab.eval(BROKEN_WORDS).await,
+            json!([]),
+            "words broken across lines in the job list at {w}x{h}"
+        );
+        // A button's label and a worker's line ("on vm-…") are one line each.
+        assert_eq!(
+            tab.eval(ONE_LINE).await,
+            json!([]),
+            "broken across lines in the job list at {w}x{h}"
+        );
+    }
+    // The Cancel button still asks in its row, and the question fits beside the list.
+    tab.eval("document.querySelector('#view td button.danger').click()")
+        .await;
+    tab.wait_for(
+        "!!document.querySelector('#view .confirm input')",
+        "the confirmation",
+        long,
+    )
+    .await;
+    tab.viewport(1366, 768).await;
+    tab.screenshot("admin", "jobs-cancel-asks-1366x768").await;
+    let question = tab
+        .eval(
+            "(() => { const c = document.querySelector('#view .confirm').getBoundingClientRect(); \
+             return { right: c.right, screen: innerWidth }; })()",
+        )
+        .await;
+    assert!(
+        question["right"].as_f64() <= question["screen"].as_f64(),
+        "the cancel question is off the screen: {question}"
+    );
+    tab.eval(
+        "document.querySelector('#view .confirm input').value = 'cleaning up'; \
+         document.querySelector('#view [data-confirm]').click()",
+    )
+    .await;
+    tab.wait_for(
+        &format!("document.body.textContent.includes('Job {waiting} cancelled (dropped)')"),
+        "the cancel said",
+        long,
+    )
+    .await;
+    // The audit log says it for people: the detail's fields one a line, not an object's
+    // JSON ({"reason":"cleaning up"}), and its dates break between the day and the time only.
+    tab.eval("location.hash = '#audit'").await;
+    let row = format!(
+        "[...document.querySelectorAll('#view tbody tr')].find((r) => r.textContent.includes('job_cancel') && r.textContent.includes('{waiting}'))"
+    );
+    tab.wait_for(&format!("!!{row}"), "the cancel in the audit log", long)
+        .await;
+    for (w, h) in [(1366, 768), (390, 844)] {
+        tab.viewport(w, h).await;
+        tab.screenshot("admin", &format!("audit-{w}x{h}")).await;
+        assert_eq!(
+            tab.eval(&format!(
+                "[...{row}.querySelectorAll('td.detail > div')].map((d) => d.textContent)"
+            ))
+            .await,
+            json!(["reason: cleaning up", "was: queued"]),
+            "the cancel's detail in the audit log at {w}x{h}"
+        );
+        // (On a phone a long id may break: the row is a card as wide as the screen.)
+        if w > 1000 {
+            assert_eq!(
+                tab.eval(BROKEN_WORDS).await,
+                json!([]),
+                "words broken across lines in the audit log at {w}x{h}"
+            );
+        }
+    }
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}

@@ -1,6 +1,6 @@
 // The account page: sign-in, sign-up, and the Agent-Schlüssel card. Everything the server
 // or another person wrote is put in with textContent (el() below), never as HTML.
-import { onSubmit } from "/pages/submit-once.js";
+import { onSubmit, onClick } from "/pages/submit-once.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -227,8 +227,8 @@ function keyRow(k) {
     { "data-prefix": k.prefix },
     el("td", { "data-label": "Präfix" }, el("code", {}, k.prefix + "…")),
     el("td", { class: "label", "data-label": "Bezeichnung" }, k.label ? el("bdi", {}, k.label) : "–"),
-    el("td", { "data-label": "Erstellt" }, dateText(k.createdAt)),
-    el("td", { "data-label": "Zuletzt benutzt" }, k.lastUsedAt ? dateText(k.lastUsedAt) : "noch nie"),
+    el("td", { class: "when", "data-label": "Erstellt" }, dateText(k.createdAt)),
+    el("td", { class: "when", "data-label": "Zuletzt benutzt" }, k.lastUsedAt ? dateText(k.lastUsedAt) : "noch nie"),
     action,
   );
 }
@@ -301,7 +301,8 @@ onSubmit($("signup-form"), async (ev) => {
   }
 });
 
-$("sign-out").addEventListener("click", async () => {
+// One sign-out at a time: a double click sent two, and read the session twice.
+onClick($("sign-out"), async () => {
   await api("POST", "/api/account/sign-out");
   csrf = null;
   notice("Du bist abgemeldet.");

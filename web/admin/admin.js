@@ -4,7 +4,7 @@
 // textContent (el() below), never as HTML.
 
 import { jobs } from "./jobs.js";
-import { onSubmit } from "/pages/submit-once.js";
+import { onSubmit, onClick } from "/pages/submit-once.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -50,30 +50,6 @@ function askSecret(text) {
     document.body.append(dialog);
     dialog.showModal();
     input.focus();
-  });
-}
-
-/**
- * Runs `handler` on a click, one at a time, as onSubmit does for forms: a handler that sends a
- * request returns its promise, and until it settles the button is busy (aria-busy) and another
- * click (a double click) is ignored, so a one-click action (Recheck, Checks, Publish, a switch,
- * a page of a list) sends one request. A handler that returns nothing (opening a confirmation)
- * is not held. The button stays enabled, so the focus stays where it was.
- */
-export function onClick(button, handler) {
-  let busy = false;
-  button.addEventListener("click", async (ev) => {
-    if (busy) return;
-    const out = handler(ev);
-    if (!(out instanceof Promise)) return;
-    busy = true;
-    button.setAttribute("aria-busy", "true");
-    try {
-      await out;
-    } finally {
-      busy = false;
-      button.removeAttribute("aria-busy");
-    }
   });
 }
 
@@ -183,6 +159,15 @@ export function confirmIn(holder, what, yesLabel, onYes) {
     await onYes();
   });
   yes.focus();
+}
+
+/** A table cell with a date: the day and the time (UTC) each kept whole, so a narrow column
+ *  breaks between them only. */
+export function dateCell(iso) {
+  const text = dateText(iso);
+  const cut = text.indexOf(" ");
+  if (cut < 0) return el("td", { class: "date" }, text);
+  return el("td", { class: "date" }, el("span", {}, text.slice(0, cut)), " ", el("span", {}, text.slice(cut + 1)));
 }
 
 export function dateText(iso) {
@@ -463,7 +448,7 @@ async function levels() {
       el("td", {}, el("code", {}, r.owner || "–")),
       el("td", {}, el("span", { class: `tag state-${r.state}` }, r.state),
         !isPromoted ? el("div", { class: "muted small" }, "promoted: ", r.levelPromoted ? el("code", { class: "id" }, r.levelPromoted) : "none") : null),
-      el("td", { class: "date" }, dateText(r.createdAt)),
+      dateCell(r.createdAt),
       el("td", {}, checkText(r.currentCheck)),
       actions);
   });
@@ -659,7 +644,7 @@ async function switches() {
         el("button", { type: "button", onclick: () => flip("/api/admin/switches/sign-up", "open", !s.signUp, `Sign-up ${s.signUp ? "closed" : "open"}.`) }, s.signUp ? "Close sign-up" : "Open sign-up"))),
     el("h2", {}, `Running API processes (${procs.length})`),
     procs.length ? table(["Process", "Started", "Gateway", "Self-service", "Sign-up"],
-      procs.map((p) => el("tr", { "data-process": p.process }, el("td", {}, el("code", {}, p.process)), el("td", { class: "date" }, dateText(p.startedAt)),
+      procs.map((p) => el("tr", { "data-process": p.process }, el("td", {}, el("code", {}, p.process)), dateCell(p.startedAt),
         el("td", {}, p.gateway), el("td", {}, onOff(p.selfService)), el("td", {}, p.signUp ? "open" : "closed"))), "processes")
       : el("p", { class: "muted" }, "None has announced itself (each does every 10 s)."));
 }
@@ -875,6 +860,16 @@ let auditOffset = 0;
  *  action taken meanwhile does not show an entry twice. */
 let auditOf = null;
 
+/** An audit entry's detail for people: an object's fields one a line ("reason: flooding"),
+ *  empty ones left out, a value that is not text as JSON; anything else as JSON. Before, the
+ *  whole object was one line of JSON ({"detail":null,"level":"gipfelsturm"}). */
+function auditDetail(detail) {
+  if (detail == null) return "";
+  if (typeof detail !== "object" || Array.isArray(detail)) return typeof detail === "string" ? detail : JSON.stringify(detail);
+  return Object.entries(detail).filter(([, v]) => v !== null && v !== undefined && v !== "")
+    .map(([k, v]) => el("div", {}, el("span", { class: "muted" }, `${k}: `), typeof v === "string" ? v : JSON.stringify(v)));
+}
+
 async function audit() {
   const shown = loading("Audit log");
   if (auditOffset === 0) auditOf = null;
@@ -883,8 +878,8 @@ async function audit() {
   if (!res.ok) return shown.failed(res);
   if (auditOf === null && typeof res.body.total === "number") auditOf = res.body.total;
   const items = res.body.items;
-  const rows = items.map((e) => el("tr", {}, el("td", {}, dateText(e.at)), el("td", {}, el("code", {}, e.who)), el("td", {}, e.action),
-    el("td", {}, el("code", {}, e.target)), el("td", { class: "detail" }, e.detail == null ? "" : JSON.stringify(e.detail))));
+  const rows = items.map((e) => el("tr", {}, dateCell(e.at), el("td", {}, el("code", {}, e.who)), el("td", {}, e.action),
+    el("td", {}, el("code", {}, e.target)), el("td", { class: "detail" }, auditDetail(e.detail))));
   shown.show(heading("Audit log", el("span", { class: "muted" }, "newest first")),
     items.length ? table(["When", "Who", "Action", "Target", "Detail"], rows, "audit") : el("p", {}, "No entries."),
     el("div", { class: "pager" },

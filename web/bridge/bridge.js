@@ -8,6 +8,7 @@ import {
   resolveGameUrl, gameIdFromUrl, titleFromGameId, describeDeadline, describePlayers, describeResult,
   describeEntry, newTableOffered,
 } from "./bridge-core.js";
+import { onClick } from "/pages/submit-once.js";
 
 // sessionStorage: survives a reload of this tab but not the tab itself, and
 // the game cannot read it because its sandbox gives it an opaque origin.
@@ -180,7 +181,9 @@ setInterval(() => { if (host) $("s-deadline").textContent = describeDeadline(hos
 
 $("new-table").addEventListener("click", () => { if (host) host.newTable(); });
 
-$("sign-out").addEventListener("click", async () => {
+// One sign-out at a time: a second click while the first waited for the table's end sent a
+// sign-out of its own, and the first then sent one without the token.
+onClick($("sign-out"), async () => {
   // The table's end needs the JWT, so it goes out before the JWT is ended.
   await stopHosting();
   // The server ends the JWT too: a copy of it (another tab, a stolen one) stops working.

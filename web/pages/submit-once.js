@@ -1,4 +1,5 @@
-// One submit at a time, for every page with forms (account, admin).
+// One submit at a time, one click at a time, for every page with forms and buttons that send
+// (account, admin, bridge).
 
 /**
  * Runs `handler` on the form's submit, one at a time: while its request is out the form is
@@ -21,6 +22,32 @@ export function onSubmit(form, handler) {
     } finally {
       busy = false;
       form.removeAttribute("aria-busy");
+    }
+  });
+}
+
+/**
+ * Runs `handler` on a click, one at a time, as onSubmit does for forms: a handler that sends a
+ * request returns its promise, and until it settles the button is busy (aria-busy) and another
+ * click (a double click) is ignored, so a one-click action (Recheck, Checks, Publish, a switch,
+ * a page of a list, a sign-out) sends one request. A handler that returns nothing (opening a
+ * confirmation) is not held. The button stays enabled, so the focus stays where it was.
+ * @param {HTMLElement} button
+ * @param {(ev: MouseEvent) => unknown} handler
+ */
+export function onClick(button, handler) {
+  let busy = false;
+  button.addEventListener("click", async (ev) => {
+    if (busy) return;
+    const out = handler(ev);
+    if (!(out instanceof Promise)) return;
+    busy = true;
+    button.setAttribute("aria-busy", "true");
+    try {
+      await out;
+    } finally {
+      busy = false;
+      button.removeAttribute("aria-busy");
     }
   });
 }
