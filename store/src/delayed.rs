@@ -16,18 +16,20 @@
 use crate::script::{Argv, Decl, Script, Writes};
 use crate::{Store, StoreError};
 
-/// `lua/pop_due.lua`: (`[member, due_ms, ...]` earliest first, the next due time left, the
-/// leased score, the server clock of the pop, the stalls remembered).
-pub(crate) static POP_DUE: Script<(Vec<String>, Option<String>, String, String, String)> =
-    Script::new(Decl {
-        file: crate::lua!("lua/pop_due.lua"),
-        keys: 2,
-        argv: Argv::Exactly(4),
-        writes: Writes::PrimaryOnly,
-    })
-    // At `maxmemory` too: a lease moves entries it does not add, and the clock note is a few
-    // bytes replaced; a stall must be noted whatever else Redis refuses.
-    .allowing_oom();
+/// The answer of `lua/pop_due.lua`: `[member, due_ms, ...]` earliest first, the next due time
+/// left, the leased score, the server clock of the pop, the stalls remembered.
+type PopAnswer = (Vec<String>, Option<String>, String, String, String);
+
+/// `lua/pop_due.lua` ([`PopAnswer`]).
+pub(crate) static POP_DUE: Script<PopAnswer> = Script::new(Decl {
+    file: crate::lua!("lua/pop_due.lua"),
+    keys: 2,
+    argv: Argv::Exactly(4),
+    writes: Writes::PrimaryOnly,
+})
+// At `maxmemory` too: a lease moves entries it does not add, and the clock note is a few
+// bytes replaced; a stall must be noted whatever else Redis refuses.
+.allowing_oom();
 
 /// `lua/ack_due.lua`: the number of leased entries removed.
 pub(crate) static ACK_DUE: Script<i64> = Script::new(Decl {
