@@ -133,6 +133,10 @@ impl Rcadia {
                 Err(e) => failed = Some(e),
             }
         }
+        // What the pops say of stalls first: the firings below apply them (`stalls.rs`).
+        for p in &popped {
+            self.learn_stalls(p.bucket, p.at, &p.stalls);
+        }
         let most = popped.iter().map(|p| p.due.len()).max().unwrap_or(0);
         let nexts = popped.iter().map(|p| (p.bucket, p.next)).collect();
         let leases: Vec<(usize, u64)> = popped.iter().map(|p| (p.bucket, p.lease)).collect();

@@ -8,6 +8,8 @@
 //! - [`effects`]: carries out what the machine asks for (deadlines in the delayed set,
 //!   wake-ups on `ses:<id>`, rematch creation and linking, forwarded leaves).
 //! - [`clock`]: the firer any horst process may run: pops due deadlines and feeds them back.
+//! - `stalls`: the times nobody could reach Redis, which every apply hands the session first
+//!   (`Event::Outage`), so no clock charges them.
 //! - [`wait`]: long-polls (subscribe first, then read; wake on `ses:<id>`).
 //! - [`replay`]: the replay lines a write adds (pure) and how a replay is served.
 //! - [`rating`]: Glicko-2 and which games count (pure); [`leaderboard`]: the rater every
@@ -44,6 +46,7 @@ mod record;
 pub mod reference;
 pub mod replay;
 pub mod seek;
+mod stalls;
 pub mod store;
 pub mod wait;
 
@@ -162,6 +165,8 @@ pub(crate) struct Inner {
     pub wake: buckets::BucketWake,
     /// Wakes the rater for a rated game this process finished.
     pub rate_wake: buckets::BucketWake,
+    /// The stalls of each bucket this process heard of (`stalls.rs`).
+    pub stalls: stalls::Stalls,
     /// The boot tag, read (or created) once at start.
     pub boot_tag: u16,
     /// The reference player's secret, read (or created) once at start (`reference.rs`).
@@ -211,6 +216,7 @@ impl Rcadia {
                 clock: now::ServerClock::default(),
                 wake: buckets::BucketWake::new(buckets),
                 rate_wake: buckets::BucketWake::new(buckets),
+                stalls: stalls::Stalls::new(buckets),
                 boot_tag,
                 reference_secret,
                 shutdown,

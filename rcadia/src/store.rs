@@ -721,11 +721,25 @@ impl Rcadia {
                 None => (self.read(id).await?, true),
             };
             let now = self.now_ms().await?;
+            let stalls = self.stalls_at(id, now).await?;
             // The session as the events leave it: the loaded record itself (shared, not
             // copied) until an event changes something to store; then `cur`.
             let mut cur: Option<Session> = None;
             let mut acc = Outcome::default();
-            if loaded.session.is_due(now) {
+            // Time nobody could reach Redis is charged to nobody: the stalls that ended after
+            // the session's latest instant go first, before the catch-up (`stalls.rs`).
+            for st in &stalls {
+                let s = cur.as_ref().unwrap_or(&loaded.session);
+                if st.to_ms > s.now_ms() && s.status() != Status::Finished {
+                    let outage = Event::Outage {
+                        from_ms: st.from_ms,
+                        to_ms: st.to_ms,
+                    };
+                    let out = apply_on(&loaded.session, &mut cur, outage, now)?;
+                    merge(&mut acc, out);
+                }
+            }
+            if cur.as_ref().unwrap_or(&loaded.session).is_due(now) {
                 let out = apply_on(&loaded.session, &mut cur, Event::Tick, now)?;
                 merge(&mut acc, out);
             }

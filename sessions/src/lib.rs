@@ -46,6 +46,11 @@
 //!   falls the moment they are back (rejected or unconfirmed) and the next full turn counts
 //!   from then. Only a host that is not alive pauses the clock; a paused clock shows
 //!   `deadline: null`.
+//! - **Time nobody could act in.** The contract's clocks assume the platform answers. Time in
+//!   which no process could reach the store (a stall of Redis) is charged to nobody:
+//!   [`Event::Outage`] runs what fell due before it, then moves every running wait (the turn
+//!   clock, the host's windows, unconfirmed actions, the reservation, the lobby fill) past it,
+//!   so agents see `deadline` move later by the outage and a move resent after it is taken.
 //! - **Host liveness.** A poll open counts until it ends or until the end it announced
 //!   (`wait`), so a poll whose API process died stops counting. "Gone for 90 s" counts from the
 //!   last sign of life (last poll end or `/ops`), not from the moment it stopped being alive.
@@ -141,7 +146,8 @@
 //!    read (on conflict reload and apply again; `apply` is deterministic). Then carry out the
 //!    effects and, if `changed`, publish the session's wake-up channel. If
 //!    [`Session::is_due`]`(now)`, apply `Event::Tick` (and write) before a request's event, so
-//!    an error answer never describes a state the store does not have yet.
+//!    an error answer never describes a state the store does not have yet. Before that,
+//!    apply [`Event::Outage`] for every outage that ended after [`Session::now_ms`].
 //! 2. Authorise first: [`Session::authorize_host`] for bridge calls,
 //!    [`Session::authorize_player`] (identity -> `playerId`) for player calls. Send
 //!    [`Event::PlayerSeen`] for every player request on a waiting session: that is what readies

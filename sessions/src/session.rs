@@ -890,6 +890,12 @@ impl Session {
         self.created_at_ms
     }
 
+    /// The latest instant the machine has processed (an outage that ended by then is behind
+    /// the session: [`crate::Event::Outage`]).
+    pub fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+
     pub fn ended_at_ms(&self) -> Option<u64> {
         self.ended_at_ms
     }

@@ -5,18 +5,31 @@
 //! On a cluster the set is one zset per bucket ([`Store::buckets`]), each in its bucket's slot,
 //! so a session's save script can move its deadlines with its record; pops and the next due
 //! time read every bucket. On one server there is one bucket, `delayed`.
+//!
+//! Stalls: every pop notes the server clock beside its bucket (`delayed:stalls`), and a gap
+//! of more than [`STALL_AFTER`] since the bucket's last pop, of any process, is remembered as
+//! a [`Stall`] for [`STALL_MEMORY`]: pollers pop every bucket at least every few hundred ms,
+//! so nobody could pop meanwhile (Redis was stalled or unreachable, or no poller ran), and
+//! whatever came due then fired late. Every pop answers the stalls remembered
+//! ([`Popped::stalls`]); [`DelayedSet::stalls_in`] asks without taking anything.
 
 use crate::script::{Argv, Decl, Script, Writes};
 use crate::{Store, StoreError};
 
-/// `lua/pop_due.lua`: (`[member, due_ms, ...]` earliest first, the next due time left, the
-/// leased score).
-pub(crate) static POP_DUE: Script<(Vec<String>, Option<String>, String)> = Script::new(Decl {
+/// The answer of `lua/pop_due.lua`: `[member, due_ms, ...]` earliest first, the next due time
+/// left, the leased score, the server clock of the pop, the stalls remembered.
+type PopAnswer = (Vec<String>, Option<String>, String, String, String);
+
+/// `lua/pop_due.lua` ([`PopAnswer`]).
+pub(crate) static POP_DUE: Script<PopAnswer> = Script::new(Decl {
     file: crate::lua!("lua/pop_due.lua"),
-    keys: 1,
-    argv: Argv::Exactly(2),
+    keys: 2,
+    argv: Argv::Exactly(4),
     writes: Writes::PrimaryOnly,
-});
+})
+// At `maxmemory` too: a lease moves entries it does not add, and the clock note is a few
+// bytes replaced; a stall must be noted whatever else Redis refuses.
+.allowing_oom();
 
 /// `lua/ack_due.lua`: the number of leased entries removed.
 pub(crate) static ACK_DUE: Script<i64> = Script::new(Decl {
@@ -31,6 +44,22 @@ pub(crate) static ACK_DUE: Script<i64> = Script::new(Decl {
 /// whose taker died is fired soon after.
 pub const LEASE: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// A gap of more than this between two pops of a bucket (by any process) is a stall
+/// ([`Stall`]). Every process's poller pops every bucket at least every 250 ms (the session
+/// clock firer), so a gap this long means nobody could.
+pub const STALL_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How long a stall is remembered after it ended (at most the latest 16 are).
+pub const STALL_MEMORY: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// A time nobody popped a bucket (Redis stalled or unreachable for every poller, or no poller
+/// ran): from the last pop before the gap to the first after it, on the server clock (ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stall {
+    pub from_ms: u64,
+    pub to_ms: u64,
+}
+
 /// What a pop took from one bucket ([`DelayedSet::pop_due_in`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Popped {
@@ -41,6 +70,11 @@ pub struct Popped {
     pub next: Option<u64>,
     /// The score the taken entries are leased at: [`DelayedSet::ack`] removes them.
     pub lease: u64,
+    /// The server clock of the pop (ms).
+    pub at: u64,
+    /// The bucket's stalls remembered ([`STALL_MEMORY`]), oldest first: every stall that
+    /// ended before this pop (and after the memory's start) is among them.
+    pub stalls: Vec<Stall>,
 }
 
 /// The delayed set (`delayed`, a zset by due time) on a store. Cheap to clone.
@@ -52,6 +86,19 @@ pub struct DelayedSet {
 impl DelayedSet {
     pub fn new(store: Store) -> DelayedSet {
         DelayedSet { store }
+    }
+
+    /// The clock note of `bucket` (`delayed:stalls`, a hash in the bucket's slot): the last pop's
+    /// clock and the stalls remembered.
+    pub fn stalls_key_in(&self, bucket: usize) -> String {
+        self.store.key_in_bucket(bucket, "delayed:stalls")
+    }
+
+    /// Notes the clock of `bucket` as a pop does and answers its stalls, taking nothing (one
+    /// script call): for a caller that must know every stall that ended before now and has not
+    /// heard from a pop of the bucket for [`STALL_AFTER`].
+    pub async fn stalls_in(&self, bucket: usize) -> Result<Popped, StoreError> {
+        self.pop(&[bucket], 0, 0).await.remove(0)
     }
 
     /// Bucket 0's key (the one set on one server), for callers without an id to bucket by.
@@ -128,13 +175,16 @@ impl DelayedSet {
         lease_ms: u64,
     ) -> Vec<Result<Popped, StoreError>> {
         let pops = buckets.iter().map(|&b| {
-            let key = self.key_in(b);
+            let (key, stalls) = (self.key_in(b), self.stalls_key_in(b));
             async move {
                 POP_DUE
                     .call(&self.store)
                     .key(key)
+                    .key(stalls)
                     .arg(limit)
                     .arg(lease_ms)
+                    .arg(STALL_AFTER.as_millis() as u64)
+                    .arg(STALL_MEMORY.as_millis() as u64)
                     .run()
                     .await
             }
@@ -144,7 +194,7 @@ impl DelayedSet {
             .iter()
             .zip(futures_util::future::join_all(pops).await)
             .map(|(&bucket, popped)| {
-                let (flat, first, lease) = popped?;
+                let (flat, first, lease, at, stalls) = popped?;
                 Ok(Popped {
                     bucket,
                     due: flat
@@ -156,6 +206,8 @@ impl DelayedSet {
                         .collect(),
                     next: first.as_deref().map(ms),
                     lease: ms(&lease),
+                    at: ms(&at),
+                    stalls: parse_stalls(&stalls),
                 })
             })
             .collect()
@@ -203,5 +255,43 @@ impl DelayedSet {
             }
         }
         Ok(next)
+    }
+}
+
+/// The stalls of a pop's answer: `<from>:<to>` pairs separated by spaces (anything else is
+/// skipped).
+fn parse_stalls(text: &str) -> Vec<Stall> {
+    text.split_ascii_whitespace()
+        .filter_map(|pair| {
+            let (from, to) = pair.split_once(':')?;
+            Some(Stall {
+                from_ms: from.parse().ok()?,
+                to_ms: to.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stalls_parse_from_a_pops_answer() {
+        assert_eq!(parse_stalls(""), vec![]);
+        assert_eq!(
+            parse_stalls("10:2500 3000:9000"),
+            vec![
+                Stall {
+                    from_ms: 10,
+                    to_ms: 2500
+                },
+                Stall {
+                    from_ms: 3000,
+                    to_ms: 9000
+                }
+            ]
+        );
+        assert_eq!(parse_stalls("x:1 5:"), vec![]);
     }
 }

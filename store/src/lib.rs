@@ -30,7 +30,10 @@ pub mod script;
 pub mod trail;
 mod unreachable;
 pub use cluster::{Conn, Group};
-pub use delayed::{DelayedSet, Popped, LEASE as DELAYED_LEASE};
+pub use delayed::{
+    DelayedSet, Popped, Stall, LEASE as DELAYED_LEASE, STALL_AFTER as DELAYED_STALL_AFTER,
+    STALL_MEMORY as DELAYED_STALL_MEMORY,
+};
 pub use durable::{DurableConn, DURABLE_CONNS};
 pub use health::{Health, HealthState, ServerCheck};
 pub use notifier::{Heard, Notifier, Subscription};

@@ -61,6 +61,7 @@ mod rcadia_multi;
 mod rcadia_pages;
 mod rcadia_series;
 mod rcadia_skill;
+mod rcadia_stall;
 mod rcadia_upgrade;
 mod redis_full;
 mod reliability;

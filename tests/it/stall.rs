@@ -152,13 +152,13 @@ fn told(status: u16, first: &Value) -> String {
     }
 }
 
-fn freeze(app: &TestApp) -> i32 {
+pub(crate) fn freeze(app: &TestApp) -> i32 {
     let pid = app.redis().pid().unwrap() as i32;
     unsafe { libc::kill(pid, libc::SIGSTOP) };
     pid
 }
 
-fn thaw(pid: i32) {
+pub(crate) fn thaw(pid: i32) {
     unsafe { libc::kill(pid, libc::SIGCONT) };
 }
 

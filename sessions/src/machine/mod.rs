@@ -93,6 +93,16 @@ pub enum Event {
     TimerFired { kind: TimerKind, generation: u64 },
     /// Catch up with time without any other event.
     Tick,
+    /// Nobody could reach the server from `from_ms` to `to_ms` (Redis stalled, or no process
+    /// served): the I/O layer learns it from the delayed set's pollers
+    /// (`horst_store::Stall`) and applies it before anything else. Transitions due before
+    /// the outage still run, each at its own instant; every wait still running at its start
+    /// (the turn clock, the host's liveness and gone windows, unconfirmed actions, the
+    /// rematch reservation, the table's start) resumes after it with the time it had left,
+    /// so nobody is charged for time in which nobody could act. Only the part after the
+    /// session's latest instant counts: an outage applied again (another process, a retry)
+    /// moves nothing.
+    Outage { from_ms: u64, to_ms: u64 },
     /// The operator ends the table (`/admin`, audited by the caller): the game finishes with
     /// reason `ended_by_operator` and `reason` in the result, and opens no next round by
     /// itself. A finished game is refused (`finished`).
@@ -250,6 +260,9 @@ impl Session {
     }
 
     fn step(&mut self, event: Event, now: u64, out: &mut Outcome) -> Result<(), ProtocolError> {
+        if let Event::Outage { from_ms, to_ms } = event {
+            self.skip_outage(from_ms, to_ms.min(now), out);
+        }
         self.catch_up(now, out);
         self.now_ms = now;
         self.handle(event, now, out)?;
@@ -366,7 +379,7 @@ impl Session {
                 self.next_session_id = Some(next_session_id);
                 Ok(())
             }
-            Event::TimerFired { .. } | Event::Tick => Ok(()),
+            Event::TimerFired { .. } | Event::Tick | Event::Outage { .. } => Ok(()),
             Event::OperatorEnd { reason } => {
                 if self.status == Status::Finished {
                     return Err(ProtocolError::new(

@@ -31,6 +31,57 @@ impl Session {
         }
     }
 
+    /// Nobody could act from `from` to `to` ([`super::Event::Outage`]): what fell due before
+    /// the outage (or before the session's latest instant, if that is later) runs at its own
+    /// instant, then every time anchor still running moves later by the rest of the outage,
+    /// so each wait resumes with the time it had left. A finished game has nothing to move.
+    pub(super) fn skip_outage(&mut self, from: u64, to: u64, out: &mut Outcome) {
+        let start = from.max(self.now_ms);
+        if to <= start || self.status == Status::Finished {
+            return;
+        }
+        self.catch_up(start, out);
+        if self.status == Status::Finished {
+            return;
+        }
+        let d = to - start;
+        // A paused clock charges nobody anyway (its resume adds the whole pause); a stopped
+        // one waits for the turn to move.
+        if let Some(c) = self
+            .clock
+            .as_mut()
+            .filter(|c| c.paused_since_ms.is_none() && !c.stopped)
+        {
+            c.started_at_ms = c.started_at_ms.saturating_add(d);
+        }
+        // The host could not call either: its windows resume where they were.
+        self.host.last_seen_ms = self.host.last_seen_ms.saturating_add(d);
+        if self.host.open_polls > 0 {
+            self.host.open_until_ms = self.host.open_until_ms.saturating_add(d);
+        }
+        for p in &mut self.players {
+            if let Some(at) = p
+                .pending
+                .as_mut()
+                .and_then(|pa| pa.delivered_at_ms.as_mut())
+            {
+                *at = at.saturating_add(d);
+            }
+        }
+        if self.status == Status::Waiting {
+            for at in [
+                &mut self.reserved_until_ms,
+                &mut self.activate_not_before_ms,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                *at = at.saturating_add(d);
+            }
+            self.seating_changed_at_ms = self.seating_changed_at_ms.saturating_add(d);
+        }
+    }
+
     /// What is due next, in tie-break order (a host lapse pauses the clock before a strike at
     /// the same instant; activation beats reservation expiry).
     fn due_timers(&self) -> Vec<(TimerKind, u64)> {

@@ -10,6 +10,7 @@ mod clocks;
 mod host;
 mod legacy;
 mod modes;
+mod outages;
 mod outcomes;
 mod property;
 mod rematch;

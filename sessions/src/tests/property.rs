@@ -132,7 +132,12 @@ fn random_event(r: &mut Rng, g: &Game) -> Event {
                 }
             }
         }
-        _ => Event::Tick,
+        95..=97 => Event::Tick,
+        // The server was away until now (a stall the I/O layer learnt of).
+        _ => Event::Outage {
+            from_ms: g.now.saturating_sub(r.below(60_000)),
+            to_ms: g.now,
+        },
     }
 }
 
