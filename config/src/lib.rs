@@ -179,8 +179,11 @@ impl Config {
             }
             None => Config::default(),
         };
-        // The file alone first: a mistake in it is the file's, whatever overrides it.
-        config.validate_with(&sources)?;
+        // Checked once, as it is in force after the variables and the flags, with where each
+        // value came from: a file checked on its own was refused for a rule between settings
+        // that the environment completes (`redis.min_replica_acks = 1` in the file, the
+        // Redis URL in HORST_REDIS_URL, as containers are given it, was "the private
+        // redis-server has no replicas").
         let (merged, from_env) = config.merge_env(env)?;
         config = merged;
         sources.set = from_env;
@@ -195,8 +198,8 @@ impl Config {
                 sources.set.push((setting.to_string(), Origin::Flag(flag)));
             }
         }
-        // Then the configuration in force: the rules between settings hold for it, whichever
-        // layer set each value (a flag was not checked against them at all).
+        // The rules between settings hold for it whichever layer set each value (a flag was
+        // not checked against them at all).
         config.validate_with(&sources)?;
         config.file = file.map(Path::to_path_buf);
         Ok(config)

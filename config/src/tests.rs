@@ -685,3 +685,31 @@ fn an_override_that_conflicts_with_the_file_says_how_to_clear_the_file_s_value()
     assert_eq!(c.redis.sentinels, ["10.0.0.5:26379"]);
     assert!(c.redis.url.is_empty());
 }
+
+/// The rules between settings are checked on the configuration in force, not on the file
+/// alone: a file that names replica acknowledgements while the environment names the Redis
+/// (as containers are given it) was refused as "horst runs its private redis-server".
+#[test]
+fn a_file_completed_by_the_environment_is_checked_as_a_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("horst.toml");
+    std::fs::write(
+        &file,
+        "[redis]\nmin_replica_acks = 1\n[server]\nheader_read_timeout_seconds = 10\nidle_timeout_seconds = 20\n",
+    )
+    .unwrap();
+    let c = Config::load(
+        Some(&file),
+        &env(&[
+            ("HORST_REDIS_URL", "redis://10.0.0.5:6379"),
+            ("HORST_SERVER_HEADER_READ_TIMEOUT_SECONDS", "30"),
+        ]),
+        &Flags::default(),
+    )
+    .unwrap();
+    assert_eq!(c.redis.min_replica_acks, 1);
+    assert_eq!(c.server.idle_timeout_seconds, 20);
+    // Without the variables the same file is refused, naming the file.
+    let e = Config::load(Some(&file), &env(&[]), &Flags::default()).unwrap_err();
+    assert_eq!(e.origin, Origin::File(file.clone()), "{e}");
+}
