@@ -678,12 +678,14 @@ fn names_setting(message: &str, path: &str) -> bool {
 
 /// Variables that configure horst's environment rather than a setting (`HORST_OPERATOR`
 /// names the operator in the audit trail of `horst admin ...`; `HORST_AGENT_TOKEN` is the
-/// token of `horst play`).
+/// token of `horst play`; `HORST_PROCESS_TAG` is what `horst up` tells its worker child to
+/// put in its workers' ids).
 const EXEMPT_ENV: &[&str] = &[
     "HORST_CONFIG",
     "HORST_LOG",
     "HORST_OPERATOR",
     "HORST_AGENT_TOKEN",
+    "HORST_PROCESS_TAG",
 ];
 
 /// What an unknown `HORST_*` variable is told: the nearest known name when one is close (a
