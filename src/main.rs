@@ -269,7 +269,20 @@ fn main() -> ExitCode {
             },
         ),
         Role::Api => serve::run(config, serve::Mode::Api),
-        Role::Worker => serve::run(config, serve::Mode::Worker),
+        Role::Worker => {
+            // `horst up`'s child: its workers' ids carry the tag up gave it, so up ends
+            // exactly its jobs when it dies.
+            if let Ok(tag) = std::env::var(horst_worker::PROCESS_TAG_ENV) {
+                if !horst_worker::set_process_tag(&tag) {
+                    tracing::warn!(
+                        tag = %tag,
+                        "{} is not 6 lowercase hex digits; the workers' ids carry a random tag",
+                        horst_worker::PROCESS_TAG_ENV
+                    );
+                }
+            }
+            serve::run(config, serve::Mode::Worker)
+        }
         Role::Admin(cmd) => admin::run(config, cmd),
         Role::House(args) => house_cli::run(config, args),
     }

@@ -71,9 +71,13 @@ pub struct WorkerChild {
 }
 
 impl WorkerChild {
-    fn command(&self) -> Command {
+    /// The command of one start, whose workers' ids carry `tag`.
+    fn command(&self, tag: &str) -> Command {
         let mut cmd = Command::new(&self.exe);
         cmd.arg("worker");
+        // Its ids are `<host>-<pid>-<tag>-<n>`: up ends exactly this child's jobs when it dies
+        // (another process may have the same hostname and pid).
+        cmd.env(horst_worker::PROCESS_TAG_ENV, tag);
         if let Some(file) = &self.config_file {
             cmd.arg("--config").arg(file);
         }
@@ -130,7 +134,8 @@ pub async fn supervise(
         }
         generation += 1;
         let started = tokio::time::Instant::now();
-        let mut process = match child.command().spawn() {
+        let tag = horst_worker::new_process_tag();
+        let mut process = match child.command(&tag).spawn() {
             Ok(p) => p,
             Err(e) => {
                 tracing::error!(error = %e, exe = %child.exe.display(), "cannot start the worker process; trying again");
@@ -173,7 +178,7 @@ pub async fn supervise(
         };
         // Its running jobs end now, with the cause, not a lease later as "its lease expired".
         if pid != 0 {
-            fail_jobs_of(&queue, pid, &death).await;
+            fail_jobs_of(&queue, pid, &tag, &death).await;
         }
         if started.elapsed() >= STABLE_AFTER {
             pause = FIRST_PAUSE;
@@ -190,13 +195,16 @@ enum Death {
     OverMemory { rss_mib: u64, limit_mib: u64 },
 }
 
-/// Ends the running jobs of the dead worker process `pid`, each `failed` (code `cancelled`)
+/// Ends the running jobs of the dead worker process `pid` (started with `tag`), each `failed` (code `cancelled`)
 /// with what happened to it. Over the memory limit, only the job that grew the process is
 /// told its level needs less: every job of the process was told so, and a simulation or a
 /// small playtest that shared a process with a huge search was sent to simplify a level that
 /// was never the cause.
-async fn fail_jobs_of(queue: &horst_queue::Queue, pid: u32, death: &Death) {
-    let jobs = match queue.running_of(&horst_worker::process_prefix(pid)).await {
+async fn fail_jobs_of(queue: &horst_queue::Queue, pid: u32, tag: &str, death: &Death) {
+    let jobs = match queue
+        .running_of(&horst_worker::process_id_prefix(pid, tag))
+        .await
+    {
         Ok(jobs) => jobs,
         // The reaper ends them a lease later.
         Err(e) => {

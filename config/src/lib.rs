@@ -72,6 +72,8 @@ pub enum Origin {
     Env(String),
     Flag(&'static str),
     Value,
+    /// The setting was not set: its default is in force.
+    Default,
 }
 
 impl fmt::Display for Origin {
@@ -81,6 +83,7 @@ impl fmt::Display for Origin {
             Origin::Env(name) => write!(f, "from environment variable {name}"),
             Origin::Flag(flag) => write!(f, "from flag {flag}"),
             Origin::Value => write!(f, "in the configuration"),
+            Origin::Default => write!(f, "at its default"),
         }
     }
 }
@@ -153,7 +156,8 @@ impl Config {
         env: &BTreeMap<String, String>,
         flags: &Flags,
     ) -> Result<Config, ConfigError> {
-        let (mut config, origin) = match file {
+        let mut sources = Sources::default();
+        let mut config = match file {
             Some(path) => {
                 let text = std::fs::read_to_string(path).map_err(|e| {
                     ConfigError::new(
@@ -162,16 +166,41 @@ impl Config {
                         format!("cannot read the configuration file: {e}; give --config (or HORST_CONFIG) the path of a readable TOML file (ops/horst.toml shows every setting)"),
                     )
                 })?;
-                (
-                    Config::from_toml(&text, Origin::File(path.to_path_buf()))?,
-                    Origin::File(path.to_path_buf()),
-                )
+                let config = Config::from_toml(&text, Origin::File(path.to_path_buf()))?;
+                sources.file = Some(path.to_path_buf());
+                if let Ok(table) = text.parse::<toml::Table>() {
+                    collect_leaves(
+                        &toml::Value::Table(table),
+                        String::new(),
+                        &mut sources.in_file,
+                    );
+                }
+                config
             }
-            None => (Config::default(), Origin::Value),
+            None => Config::default(),
         };
-        config.validate(&origin)?;
-        config = config.with_env(env)?;
+        // Checked once, as it is in force after the variables and the flags, with where each
+        // value came from: a file checked on its own was refused for a rule between settings
+        // that the environment completes (`redis.min_replica_acks = 1` in the file, the
+        // Redis URL in HORST_REDIS_URL, as containers are given it, was "the private
+        // redis-server has no replicas").
+        let (merged, from_env) = config.merge_env(env)?;
+        config = merged;
+        sources.set = from_env;
         config.apply_flags(flags)?;
+        for (flag, setting, given) in [
+            ("--listen", "server.listen", flags.listen.is_some()),
+            ("--redis", "redis.url", flags.redis.is_some()),
+            ("--data", "data_dir", flags.data.is_some()),
+        ] {
+            if given {
+                sources.set.retain(|(p, _)| p != setting);
+                sources.set.push((setting.to_string(), Origin::Flag(flag)));
+            }
+        }
+        // The rules between settings hold for it whichever layer set each value (a flag was
+        // not checked against them at all).
+        config.validate_with(&sources)?;
         config.file = file.map(Path::to_path_buf);
         Ok(config)
     }
@@ -213,6 +242,20 @@ impl Config {
     /// Applies `HORST_*` environment overrides. Unknown `HORST_*` variables are refused
     /// too, because a typo there would otherwise be silently ignored.
     pub fn with_env(&self, env: &BTreeMap<String, String>) -> Result<Config, ConfigError> {
+        let (config, set) = self.merge_env(env)?;
+        config.validate_with(&Sources {
+            set,
+            ..Sources::default()
+        })?;
+        Ok(config)
+    }
+
+    /// The overrides applied, with the settings they set (not yet checked against the rules
+    /// between settings).
+    fn merge_env(
+        &self,
+        env: &BTreeMap<String, String>,
+    ) -> Result<(Config, Vec<(String, Origin)>), ConfigError> {
         let defaults = toml::Value::try_from(self)
             .map_err(|e| ConfigError::new("-", Origin::Value, format!("cannot serialize: {e}")))?;
         let mut leaves = Vec::new();
@@ -275,18 +318,11 @@ impl Config {
                 .unwrap_or(("-".to_string(), Origin::Value));
             ConfigError::new(setting, origin, msg)
         })?;
-        let origin = from_env
-            .first()
-            .map(|(_, n)| Origin::Env(n.clone()))
-            .unwrap_or(Origin::Value);
-        config.validate_with(|setting| {
-            from_env
-                .iter()
-                .find(|(p, _)| p == setting)
-                .map(|(_, n)| Origin::Env(n.clone()))
-                .unwrap_or_else(|| origin.clone())
-        })?;
-        Ok(config)
+        let set = from_env
+            .into_iter()
+            .map(|(path, name)| (path, Origin::Env(name)))
+            .collect();
+        Ok((config, set))
     }
 
     /// Applies the command-line flags (the last layer).
@@ -330,12 +366,20 @@ impl Config {
 
     /// Semantic checks that serde's types cannot express.
     pub fn validate(&self, origin: &Origin) -> Result<(), ConfigError> {
-        self.validate_with(|_| origin.clone())
+        self.validate_with(&Sources {
+            all: Some(origin.clone()),
+            ..Sources::default()
+        })
     }
 
-    fn validate_with(&self, origin_of: impl Fn(&str) -> Origin) -> Result<(), ConfigError> {
-        let fail =
-            |setting: &str, msg: String| Err(ConfigError::new(setting, origin_of(setting), msg));
+    fn validate_with(&self, sources: &Sources) -> Result<(), ConfigError> {
+        let fail = |setting: &str, msg: String| {
+            Err(ConfigError::new(
+                setting,
+                sources.origin_of(setting),
+                sources.note(setting, msg),
+            ))
+        };
         if self.data_dir.as_os_str().is_empty() {
             return fail(
                 "data_dir",
@@ -361,7 +405,7 @@ impl Config {
         if !self.redis.sentinels.is_empty() && !self.redis.url.is_empty() {
             return fail(
                 "redis.sentinels",
-                "is set together with redis.url; set one: the sentinels (horst finds the primary through them) or the URL of one Redis".into(),
+                "is set together with redis.url; set one: the sentinels (horst finds the primary through them) or the URL of one Redis (an empty variable clears a file's value: HORST_REDIS_URL=)".into(),
             );
         }
         for (i, addr) in self.redis.sentinels.iter().enumerate() {
@@ -382,7 +426,7 @@ impl Config {
         {
             return fail(
                 "redis.cluster",
-                "is set together with redis.url or redis.sentinels; set one: the cluster's seed nodes, the sentinels, or the URL of one Redis".into(),
+                "is set together with redis.url or redis.sentinels; set one: the cluster's seed nodes, the sentinels, or the URL of one Redis (an empty variable clears a file's value: HORST_REDIS_URL=, HORST_REDIS_SENTINELS=)".into(),
             );
         }
         for (i, url) in self.redis.cluster.iter().enumerate() {
@@ -555,14 +599,93 @@ impl Config {
     }
 }
 
+/// Where each setting's value came from, for the messages of [`Config::validate_with`]: a
+/// rule between two settings (a wait shorter than a job's limit) is often broken by an
+/// override of the other one, and the message must point at that override.
+#[derive(Debug, Default)]
+struct Sources {
+    /// Every setting's origin (a configuration checked as one piece).
+    all: Option<Origin>,
+    /// The file, and the settings it writes (dotted names).
+    file: Option<PathBuf>,
+    in_file: Vec<(String, toml::Value)>,
+    /// The settings an environment variable or a flag set, later ones winning.
+    set: Vec<(String, Origin)>,
+}
+
+impl Sources {
+    /// Where `setting`'s value came from: its variable or flag, the file that writes it, else
+    /// its default.
+    fn origin_of(&self, setting: &str) -> Origin {
+        if let Some(all) = &self.all {
+            return all.clone();
+        }
+        if let Some((_, origin)) = self.set.iter().rev().find(|(p, _)| p == setting) {
+            return origin.clone();
+        }
+        match &self.file {
+            Some(file) if self.in_file.iter().any(|(p, _)| p == setting) => {
+                Origin::File(file.clone())
+            }
+            _ => Origin::Default,
+        }
+    }
+
+    /// `message`, with where the other settings it names were set when that is not where
+    /// `setting`'s value came from: the override (or the file's value) that broke the rule.
+    fn note(&self, setting: &str, message: String) -> String {
+        if self.all.is_some() {
+            return message;
+        }
+        let own = self.origin_of(setting);
+        let mut named: Vec<String> = Vec::new();
+        let paths = self
+            .set
+            .iter()
+            .map(|(p, _)| p)
+            .chain(self.in_file.iter().map(|(p, _)| p));
+        for path in paths {
+            if path == setting
+                || !names_setting(&message, path)
+                || named.iter().any(|n| n.starts_with(&format!("{path} ")))
+            {
+                continue;
+            }
+            let origin = self.origin_of(path);
+            if origin != own {
+                named.push(format!("{path} is {origin}"));
+            }
+        }
+        if named.is_empty() {
+            message
+        } else {
+            format!("{message} ({})", named.join("; "))
+        }
+    }
+}
+
+/// Whether `message` names setting `path` (as a whole dotted name: `queue.wait_seconds` is
+/// not named by `queue.wait_seconds_x`).
+fn names_setting(message: &str, path: &str) -> bool {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+    message.match_indices(path).any(|(at, _)| {
+        let before = message[..at].chars().next_back();
+        let after = message[at + path.len()..].chars().next();
+        before.is_none_or(|c| !is_name(c))
+            && after.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+    })
+}
+
 /// Variables that configure horst's environment rather than a setting (`HORST_OPERATOR`
 /// names the operator in the audit trail of `horst admin ...`; `HORST_AGENT_TOKEN` is the
-/// token of `horst play`).
+/// token of `horst play`; `HORST_PROCESS_TAG` is what `horst up` tells its worker child to
+/// put in its workers' ids).
 const EXEMPT_ENV: &[&str] = &[
     "HORST_CONFIG",
     "HORST_LOG",
     "HORST_OPERATOR",
     "HORST_AGENT_TOKEN",
+    "HORST_PROCESS_TAG",
 ];
 
 /// What an unknown `HORST_*` variable is told: the nearest known name when one is close (a

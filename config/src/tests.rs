@@ -578,3 +578,138 @@ fn an_unknown_variable_names_the_nearest_and_its_section() {
         "{e}"
     );
 }
+
+/// A rule between two settings broken by an override names where each value came from: the
+/// setting it fails on, and the variable that made it fail. It named the alphabetically first
+/// `HORST_*` variable of the environment, whatever that set (`HORST_DATA_DIR` for a wait
+/// made too short by `HORST_QUEUE_PLAYTEST_SECONDS`).
+#[test]
+fn a_rule_broken_by_an_override_names_the_variable_that_broke_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("horst.toml");
+    std::fs::write(&file, "[queue]\nwait_seconds = 30\n").unwrap();
+    let e = Config::load(
+        Some(&file),
+        &env(&[
+            ("HORST_DATA_DIR", "/srv/horst"),
+            ("HORST_QUEUE_PLAYTEST_SECONDS", "40"),
+        ]),
+        &Flags::default(),
+    )
+    .unwrap_err();
+    let text = e.to_string();
+    assert_eq!(e.setting, "queue.wait_seconds", "{text}");
+    assert!(!text.contains("HORST_DATA_DIR"), "{text}");
+    assert!(text.contains("HORST_QUEUE_PLAYTEST_SECONDS"), "{text}");
+    // wait_seconds itself came from the file.
+    assert_eq!(e.origin, Origin::File(file.clone()), "{text}");
+
+    // A setting left at its default is said to be the default, not the first variable's.
+    let e = Config::load(
+        None,
+        &env(&[
+            ("HORST_DATA_DIR", "/srv/horst"),
+            ("HORST_QUEUE_PLAYTEST_SECONDS", "90"),
+        ]),
+        &Flags::default(),
+    )
+    .unwrap_err();
+    let text = e.to_string();
+    assert_eq!(e.setting, "queue.wait_seconds", "{text}");
+    assert!(!text.contains("HORST_DATA_DIR"), "{text}");
+    assert!(text.contains("HORST_QUEUE_PLAYTEST_SECONDS"), "{text}");
+}
+
+/// The flags are checked against the rules between settings too: `--listen` on the worker's
+/// metrics address was taken, and the worker could then never bind it (started again for
+/// ever), the case the rule was written for.
+#[test]
+fn a_flag_that_breaks_a_rule_between_settings_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("horst.toml");
+    std::fs::write(&file, "[worker]\nmetrics_listen = \"127.0.0.1:9101\"\n").unwrap();
+    let flags = Flags {
+        listen: Some("127.0.0.1:9101".into()),
+        ..Flags::default()
+    };
+    let e = Config::load(Some(&file), &env(&[]), &flags).unwrap_err();
+    let text = e.to_string();
+    assert_eq!(e.setting, "worker.metrics_listen", "{text}");
+    assert!(text.contains("--listen"), "{text}");
+    // Replica acknowledgements with --data and no Redis URL: the private server has none.
+    let flags = Flags {
+        data: Some("/tmp/x".into()),
+        ..Flags::default()
+    };
+    let c = Config::load(
+        None,
+        &env(&[
+            ("HORST_REDIS_URL", "redis://10.0.0.5:6379"),
+            ("HORST_REDIS_MIN_REPLICA_ACKS", "1"),
+        ]),
+        &flags,
+    )
+    .unwrap();
+    assert_eq!(c.redis.min_replica_acks, 1);
+}
+
+/// A file's Redis URL beside sentinels from the environment: the message says the URL is the
+/// file's and how the environment clears it, and clearing it works.
+#[test]
+fn an_override_that_conflicts_with_the_file_says_how_to_clear_the_file_s_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("horst.toml");
+    std::fs::write(&file, "[redis]\nurl = \"redis://h:1\"\n").unwrap();
+    let e = Config::load(
+        Some(&file),
+        &env(&[("HORST_REDIS_SENTINELS", "10.0.0.5:26379")]),
+        &Flags::default(),
+    )
+    .unwrap_err();
+    let text = e.to_string();
+    assert_eq!(e.setting, "redis.sentinels", "{text}");
+    assert!(
+        text.contains(&format!("redis.url is in {}", file.display())),
+        "{text}"
+    );
+    assert!(text.contains("HORST_REDIS_URL="), "{text}");
+    let c = Config::load(
+        Some(&file),
+        &env(&[
+            ("HORST_REDIS_SENTINELS", "10.0.0.5:26379"),
+            ("HORST_REDIS_URL", ""),
+        ]),
+        &Flags::default(),
+    )
+    .unwrap();
+    assert_eq!(c.redis.sentinels, ["10.0.0.5:26379"]);
+    assert!(c.redis.url.is_empty());
+}
+
+/// The rules between settings are checked on the configuration in force, not on the file
+/// alone: a file that names replica acknowledgements while the environment names the Redis
+/// (as containers are given it) was refused as "horst runs its private redis-server".
+#[test]
+fn a_file_completed_by_the_environment_is_checked_as_a_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("horst.toml");
+    std::fs::write(
+        &file,
+        "[redis]\nmin_replica_acks = 1\n[server]\nheader_read_timeout_seconds = 10\nidle_timeout_seconds = 20\n",
+    )
+    .unwrap();
+    let c = Config::load(
+        Some(&file),
+        &env(&[
+            ("HORST_REDIS_URL", "redis://10.0.0.5:6379"),
+            ("HORST_SERVER_HEADER_READ_TIMEOUT_SECONDS", "30"),
+        ]),
+        &Flags::default(),
+    )
+    .unwrap();
+    assert_eq!(c.redis.min_replica_acks, 1);
+    assert_eq!(c.server.idle_timeout_seconds, 20);
+    // Without the variables the same file is refused, naming the file.
+    let e = Config::load(Some(&file), &env(&[]), &Flags::default()).unwrap_err();
+    assert_eq!(e.origin, Origin::File(file.clone()), "{e}");
+}

@@ -1365,8 +1365,8 @@ impl Queue {
     }
 
     /// The running jobs of a worker process (`horst up`'s child): those whose slot's name
-    /// starts with `worker_prefix` (`<host>-<pid>-`, as `horst_worker::WorkerIdentity` names
-    /// them).
+    /// starts with `worker_prefix` (`<host>-<pid>-<tag>-`, as `horst_worker::WorkerIdentity`
+    /// names them).
     pub async fn running_of(&self, worker_prefix: &str) -> Result<Vec<JobRecord>, QueueError> {
         let ids: Vec<String> = redis::cmd("ZRANGE")
             .arg(keys::running(&self.store))

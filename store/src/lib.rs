@@ -46,7 +46,7 @@ pub use unreachable::UnreachableHold;
 /// Redis errors, as horst reports them (without credentials: the URL is never included).
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot connect to Redis at {target}: {source}")]
+    #[error("cannot connect to Redis at {target}: {source}. Fix: start Redis there, or point redis.url (HORST_REDIS_URL, --redis), redis.sentinels or redis.cluster at a server that answers from this machine (check with `redis-cli -u URL ping`); one that accepts connections but never answers (stopped, overloaded) times out")]
     Connect {
         target: String,
         source: redis::RedisError,

@@ -288,3 +288,46 @@ fn admin_with_a_closed_stderr_is_no_panic() {
         assert_eq!(status.code(), Some(1), "{status:?}");
     }
 }
+
+/// The flags are the last layer and are held to the rules between settings too: `--listen`
+/// on the worker's metrics address started an API whose worker could never bind its
+/// `/metrics` (the case that rule exists for). And a rule broken by an override names the
+/// variable that broke it, not the alphabetically first `HORST_*` one.
+#[test]
+fn a_flag_or_variable_that_breaks_a_rule_between_settings_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("horst.toml");
+    std::fs::write(
+        &file,
+        "[worker]\nmetrics_listen = \"127.0.0.1:17431\"\n[queue]\nwait_seconds = 30\n",
+    )
+    .unwrap();
+    let config = file.to_str().unwrap();
+    let (code, _, err) = run_to_exit(
+        &["api", "--config", config, "--listen", "127.0.0.1:17431"],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("worker.metrics_listen"), "{err}");
+    assert!(err.contains("server.listen is from flag --listen"), "{err}");
+
+    let (code, _, err) = run_to_exit(
+        &["worker", "--config", config],
+        &[
+            ("HORST_DATA_DIR", "/tmp/ops-nowhere"),
+            ("HORST_QUEUE_PLAYTEST_SECONDS", "40"),
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("queue.wait_seconds (in {config})")),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "queue.playtest_seconds is from environment variable HORST_QUEUE_PLAYTEST_SECONDS"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("HORST_DATA_DIR"), "{err}");
+}

@@ -581,6 +581,31 @@ async fn admin_without_a_running_store_exits_non_zero_and_starts_none() {
     );
 }
 
+/// A Redis that cannot be reached: `horst admin` (and a starting `horst api`) says where it
+/// looked and how to fix it, as every other start-up error does. It said "cannot connect to
+/// Redis at redis://...: Connection refused (os error 111)" and nothing more.
+#[tokio::test]
+async fn admin_with_an_unreachable_redis_says_how_to_fix_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("redis://127.0.0.1:{port}");
+    let (ok, out) = admin(&["admin", "status", "--redis", &url], dir.path()).await;
+    assert!(!ok, "admin answered without a Redis: {out}");
+    assert!(
+        out.contains(&format!("cannot connect to Redis at {url}")),
+        "{out}"
+    );
+    assert!(out.contains("Fix:") && out.contains("redis-cli"), "{out}");
+    assert!(
+        out.contains("--redis") && out.contains("redis.url"),
+        "{out}"
+    );
+}
+
 /// Item 7: switching Redis to an evicting policy at run time makes `/readyz` 503 within the
 /// re-check interval (500 ms in tests), and switching back makes it ready again.
 #[tokio::test]

@@ -534,3 +534,72 @@ async fn a_worker_killed_over_memory_blames_only_the_job_that_grew_it() {
     up.signal(libc::SIGTERM);
     up.wait_exit(Duration::from_secs(60)).expect("up exits");
 }
+
+/// When its worker child dies, `up` ends that process's running jobs at once. It found them
+/// by `<host>-<pid>-`, which another worker process has too when it runs under the same
+/// hostname with the same pid: containers with the host's network (and so its hostname)
+/// start their processes with the same small pids, and two `horst up` on one Redis number
+/// their children alike. Such a process's running job was failed as "the worker process
+/// running this job ended" while it ran on. `up` now names its child's ids in full
+/// (`<host>-<pid>-<tag>-`, the tag given to the child), and ends only those.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_worker_child_ends_only_its_own_jobs_not_a_namesake_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut up = HorstProcess::spawn(
+        &["up", "--listen", "127.0.0.1:0", "--data", "data"],
+        // Long leases: nothing here is reaped; only up ends jobs.
+        &[("HORST_QUEUE_LEASE_SECONDS", "120")],
+        dir.path(),
+    );
+    up.wait_listening();
+    up.wait_for_line("worker process started (pid", Duration::from_secs(60));
+    let child = worker_pids(&up)[0];
+    let private = horst_redis_process::PrivateRedis::attach(&dir.path().join("data"))
+        .expect("the private redis-server of up");
+    let (queue, _stop) = queue_on(&private.url()).await;
+    // The child's general slot runs one long playtest; a second waits for a general slot.
+    let own = a_running_hard_playtest(&queue, "own", &up).await;
+    let map = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(HARD))
+        .unwrap();
+    let theirs = admit(
+        &queue,
+        JobKind::Playtest,
+        "theirs",
+        JobInput::playtest(map, 1),
+    )
+    .await;
+    // Another process with the same hostname and pid (its own tag) claims it.
+    let namesake = format!("{}ffffff-0/0", horst_worker::process_prefix(child));
+    let claim = queue
+        .claim(&namesake)
+        .await
+        .unwrap()
+        .expect("the waiting playtest");
+    assert_eq!(claim.record.id, theirs);
+
+    unsafe {
+        libc::kill(child as i32, libc::SIGKILL);
+    }
+    let ended = eventually(Duration::from_secs(60), async || {
+        queue.get(&own).await.unwrap().unwrap().state.is_final()
+    })
+    .await;
+    assert!(
+        ended,
+        "up did not end its dead child's job: {}",
+        up.stderr()
+    );
+    let record = queue.get(&own).await.unwrap().unwrap();
+    assert_eq!(record.state, JobState::Failed, "{record:?}");
+    // The namesake's job runs on, and its worker records the outcome.
+    let record = queue.get(&theirs).await.unwrap().unwrap();
+    assert_eq!(record.state, JobState::Running, "{record:?}");
+    assert_eq!(record.worker.as_deref(), Some(namesake.as_str()));
+    assert!(
+        queue.heartbeat(&theirs, claim.token).await.unwrap(),
+        "the namesake's lease was taken"
+    );
+
+    up.signal(libc::SIGTERM);
+    up.wait_exit(Duration::from_secs(60)).expect("up exits");
+}

@@ -130,13 +130,12 @@ impl WorkerIdentity {
     /// take its dead predecessor's running job for its own (`Queue::recover_claim` finds a
     /// job by its slot's name).
     pub fn new(index: u32, slots: u32) -> Self {
-        static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-        let tag = TAG.get_or_init(|| {
-            let b: [u8; 3] = horst_store::random::id_bytes();
-            b.iter().map(|x| format!("{x:02x}")).collect()
-        });
         WorkerIdentity {
-            id: format!("{}{tag}-{index}", process_prefix(std::process::id())),
+            id: format!(
+                "{}{}-{index}",
+                process_prefix(std::process::id()),
+                process_tag()
+            ),
             slots,
             referee_slots: 0,
             complete_patience: COMPLETE_PATIENCE,
@@ -164,13 +163,52 @@ impl WorkerIdentity {
 }
 
 /// How the ids of worker process `pid` on this host begin (`<host>-<pid>-`, then the tag and
-/// index of [`WorkerIdentity::new`]): `horst up` finds its dead worker child's running jobs by
-/// it (their slots are named `<id>/<n>`).
+/// index of [`WorkerIdentity::new`]). Not enough to tell one process's jobs: another process
+/// may have the same hostname and pid (a container with the host's network, whose processes
+/// get the same small pids at every start); [`process_id_prefix`] with its tag is.
 pub fn process_prefix(pid: u32) -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "host".into());
     format!("{host}-{pid}-")
+}
+
+/// How the ids of worker process `pid` with tag `tag` begin (`<host>-<pid>-<tag>-`): `horst
+/// up` gives its worker child the tag ([`PROCESS_TAG_ENV`]) and finds that child's running
+/// jobs by it when the child dies (their slots are named `<id>/<n>`).
+pub fn process_id_prefix(pid: u32, tag: &str) -> String {
+    format!("{}{tag}-", process_prefix(pid))
+}
+
+/// The variable `horst up` passes its worker child's tag in (not a setting).
+pub const PROCESS_TAG_ENV: &str = "HORST_PROCESS_TAG";
+
+static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// A tag as worker ids carry it: 6 lowercase hex digits, random.
+pub fn new_process_tag() -> String {
+    let b: [u8; 3] = horst_store::random::id_bytes();
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Whether `tag` is a tag as [`new_process_tag`] makes them.
+pub fn valid_process_tag(tag: &str) -> bool {
+    tag.len() == 6
+        && tag
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// This process's tag in its workers' ids: set once ([`set_process_tag`]: `horst up`'s
+/// child takes the one up gave it), else random, made once a process.
+pub fn process_tag() -> &'static str {
+    TAG.get_or_init(new_process_tag)
+}
+
+/// Sets this process's tag before any worker id is made; false (and nothing changes) when
+/// `tag` is not one ([`valid_process_tag`]) or a tag is in use already.
+pub fn set_process_tag(tag: &str) -> bool {
+    valid_process_tag(tag) && TAG.set(tag.to_string()).is_ok()
 }
 
 /// Runs a worker until `shutdown` turns true, then lets running jobs finish.
