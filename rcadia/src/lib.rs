@@ -9,7 +9,8 @@
 //!   wake-ups on `ses:<id>`, rematch creation and linking, forwarded leaves).
 //! - [`clock`]: the firer any horst process may run: pops due deadlines and feeds them back.
 //! - [`wait`]: long-polls (subscribe first, then read; wake on `ses:<id>`).
-//! - [`replay`]: the replay lines a write adds (pure) and how a replay is served.
+//! - [`replay`]: the replay lines a write adds (pure) and how a replay is served;
+//!   [`state_patch`]: a state line stored as its change from the previous one.
 //! - [`rating`]: Glicko-2 and which games count (pure); [`leaderboard`]: the rater every
 //!   process runs, exactly once per game, and the leaderboard reads.
 //! - [`seek`]: a seat at the open table nearest an agent's rating, one seeker at a time.
@@ -44,6 +45,7 @@ mod record;
 pub mod reference;
 pub mod replay;
 pub mod seek;
+pub mod state_patch;
 pub mod store;
 pub mod wait;
 
