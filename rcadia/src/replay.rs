@@ -11,9 +11,9 @@
 //! A state is stored as its change from the previous state line ([`state_patch`], when that
 //! is shorter than the state), and reading rebuilds it: a game whose state carries its whole
 //! story (chess's move list) grows its replay by the step, not by the state, so a replay's
-//! size grows with the game's length, not with its square (about 150 bytes a ply of chess:
-//! 1,000 plies in about 160 KiB, where storing every state in full filled the 1 MiB budget
-//! at about 450 plies and dropped the rest).
+//! size grows with the game's length, not with its square (about 213 bytes a ply of chess,
+//! its three lines: 1,000 plies in about 210 KB, where storing every state in full filled
+//! the 1 MiB budget at about 450 plies and dropped the rest).
 //!
 //! Bounded: an action larger than [`MAX_ACTION_BYTES`] is recorded by its size only (a
 //! state larger than [`MAX_STATE_BYTES`] too, which the protocol no longer publishes);
@@ -47,7 +47,7 @@ pub const MAX_STATE_BYTES: usize = horst_sessions::ops::MAX_STATE_BYTES;
 /// The states a reading of a replay rebuilds at most, as JSON ([`parse_lines`]): a state
 /// line past it reads by its size only. What a download serves and a process holds for it
 /// is bounded by this, not by the stored bytes (a small patch of a 64 KiB state is a 64 KiB
-/// state served): a 1,000-ply game of chess is about 8 MiB of states.
+/// state served): a 1,000-ply game of chess is about 7 MB of states.
 pub const MAX_REBUILT_BYTES: usize = 16 << 20;
 /// An action larger than this (as JSON) is recorded by its size only.
 pub const MAX_ACTION_BYTES: usize = 1024;

@@ -3,7 +3,7 @@
 //! A game's public state often carries its whole story (chess: every move so far, in two
 //! notations), so storing each state in full made a replay grow with the square of the
 //! game's length: 450 plies of chess filled the 1 MiB a replay keeps. A patch holds only
-//! what changed, and what a growing list gained: a chess ply's state is about 150 bytes
+//! what changed, and what a growing list gained: a chess ply's state is under 200 bytes
 //! whatever the game's length.
 //!
 //! A patch is a JSON value (stored as MessagePack with its line), one of:
