@@ -1345,7 +1345,8 @@ mod tests {
             .await
             .unwrap();
             let ops = Op::parse_batch(&json!({"ops": [
-                {"op": "state", "state": {"n": n, "pad": pad}},
+                // New whole at every move: its change from the one before is as long.
+                {"op": "state", "state": {"n": n, "pad": format!("{n:05}").repeat(3000)}},
                 {"op": "legal_actions", "playerId": next, "actions": ["go"]},
             ]}))
             .unwrap();
