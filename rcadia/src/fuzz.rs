@@ -408,3 +408,44 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(config(300))]
+
+    /// A state stored as its change from the one before reads back as it was published, and
+    /// a damaged patch line reads (as the state's size, or garbage skipped) or not at all,
+    /// never a panic.
+    #[test]
+    fn state_patches(old in arb_json(), new in arb_json(), edits in edits(), changes in changes()) {
+        let patch = crate::state_patch::diff(&old, &new);
+        prop_assert_eq!(crate::state_patch::apply(&old, &patch), Some(new.clone()));
+        let _ = crate::state_patch::apply(&new, &patch);
+        let start = Line::Start {
+            at: T0,
+            session_id: "ses_beef00000001".into(),
+            series_id: "ser_1".into(),
+            round: 1,
+            game_id: None,
+            game_title: None,
+            host: horst_sessions::HostKind::Agent,
+            config: json!({}),
+            previous_session_id: None,
+        };
+        let state = |v: &Value, at: u64| Line::State { at, version: at - T0, turn: 1, state: v.clone(), omitted_bytes: None };
+        let mut stored = vec![replay::encode_line(&start, T0)];
+        let base = if old.is_null() { json!({"x": 1}) } else { old.clone() };
+        stored.push(replay::encode_line(&state(&base, T0 + 1), T0));
+        let line = replay::encode_state_patch(&state(&new, T0 + 2), &base, T0).expect("a patch line");
+        stored.push(line.clone());
+        let read = replay::parse_lines(&stored);
+        prop_assert_eq!(&read[2], &state(&new, T0 + 2));
+        let mut mutated = stored.clone();
+        mutated[2] = mutate(&line, &edits);
+        exercise_lines(&mutated);
+        if let Some(changed) = with_values_changed(&line, &changes) {
+            let mut with = stored.clone();
+            with[2] = changed;
+            exercise_lines(&with);
+        }
+    }
+}

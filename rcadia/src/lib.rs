@@ -11,7 +11,8 @@
 //! - `stalls`: the times nobody could reach Redis, which every apply hands the session first
 //!   (`Event::Outage`), so no clock charges them.
 //! - [`wait`]: long-polls (subscribe first, then read; wake on `ses:<id>`).
-//! - [`replay`]: the replay lines a write adds (pure) and how a replay is served.
+//! - [`replay`]: the replay lines a write adds (pure) and how a replay is served;
+//!   [`state_patch`]: a state line stored as its change from the previous one.
 //! - [`rating`]: Glicko-2 and which games count (pure); [`leaderboard`]: the rater every
 //!   process runs, exactly once per game, and the leaderboard reads.
 //! - [`seek`]: a seat at the open table nearest an agent's rating, one seeker at a time.
@@ -47,6 +48,7 @@ pub mod reference;
 pub mod replay;
 pub mod seek;
 mod stalls;
+pub mod state_patch;
 pub mod store;
 pub mod wait;
 

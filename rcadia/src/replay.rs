@@ -8,11 +8,20 @@
 //! action's thinking time from its turn's start) and takes out what is private (a
 //! rejection's reason, shown only to the rejected player, as `/events` does).
 //!
-//! Bounded: a state larger than [`MAX_STATE_BYTES`] and an action larger than
-//! [`MAX_ACTION_BYTES`] are recorded by their size only; past [`MAX_BYTES`] stored bytes
-//! ([`fit_budget`]: the count rides in the record's compare-and-set token, `store.rs`) and
-//! past [`MAX_LINES`] lines (the save script) only the end of the game is still recorded,
-//! after one `truncated` line. Kept `sessions.replay_retention_hours` after the end.
+//! A state is stored as its change from the previous state line ([`state_patch`], when that
+//! is shorter than the state), and reading rebuilds it: a game whose state carries its whole
+//! story (chess's move list) grows its replay by the step, not by the state, so a replay's
+//! size grows with the game's length, not with its square (about 213 bytes a ply of chess,
+//! its three lines: 1,000 plies in about 210 KB, where storing every state in full filled
+//! the 1 MiB budget at about 450 plies and dropped the rest).
+//!
+//! Bounded: an action larger than [`MAX_ACTION_BYTES`] is recorded by its size only (a
+//! state larger than [`MAX_STATE_BYTES`] too, which the protocol no longer publishes);
+//! past [`MAX_BYTES`] stored bytes ([`fit_budget`]: the count rides in the record's
+//! compare-and-set token, `store.rs`) and past [`MAX_LINES`] lines (the save script) only
+//! the end of the game is still recorded, after one `truncated` line; a reading rebuilds
+//! at most [`MAX_REBUILT_BYTES`] of states (a state past it is served by its size only).
+//! Kept `sessions.replay_retention_hours` after the end.
 
 use std::collections::BTreeMap;
 
@@ -21,15 +30,25 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::record::StoredForms;
+use crate::state_patch;
 
-/// Lines a replay keeps at most (the end of the game is always kept past it).
-pub const MAX_LINES: usize = 2000;
+/// Lines a replay keeps at most (the end of the game is always kept past it): a ply of a
+/// two-player turn game is three (the action, the turn, the state), so about 3,000 plies.
+pub const MAX_LINES: usize = 10_000;
 /// Stored bytes a replay keeps at most (its start, seats, end and next round are always
 /// kept past it). A replay is kept for days in a Redis that does not evict, read whole by the
 /// rater and served whole to anyone: 600 moves of 15 KB made one 5-10 MB.
 pub const MAX_BYTES: u64 = 1 << 20;
-/// A published state larger than this (as JSON) is recorded by its size only.
-pub const MAX_STATE_BYTES: usize = 16 * 1024;
+/// A published state larger than this (as JSON) is recorded by its size only: the protocol's
+/// own limit (`horst_sessions::ops::MAX_STATE_BYTES`), so every state a game publishes is
+/// kept (stored as its change from the previous one); replays of earlier versions hold
+/// states over 16 KiB by their size.
+pub const MAX_STATE_BYTES: usize = horst_sessions::ops::MAX_STATE_BYTES;
+/// The states a reading of a replay rebuilds at most, as JSON ([`parse_lines`]): a state
+/// line past it reads by its size only. What a download serves and a process holds for it
+/// is bounded by this, not by the stored bytes (a small patch of a 64 KiB state is a 64 KiB
+/// state served): a 1,000-ply game of chess is about 7 MB of states.
+pub const MAX_REBUILT_BYTES: usize = 16 << 20;
 /// An action larger than this (as JSON) is recorded by its size only.
 pub const MAX_ACTION_BYTES: usize = 1024;
 
@@ -172,18 +191,28 @@ pub const BUDGET_SPENT: u64 = MAX_BYTES + 1;
 /// (counted by earlier writes, at most [`MAX_BYTES`], or [`BUDGET_SPENT`]) stores, in stored
 /// form: a line that does not fit is dropped, and the first one dropped is replaced by one
 /// `truncated` line at `now`; the start, the seats and the essential lines are always kept.
+/// `previous` is the state the write replaced (the session's before it): a state line is
+/// stored as its change from it when that is shorter ([`encode_state_patch`]).
 pub fn fit_budget(
     lines: &[Line],
     used: u64,
     created_at_ms: u64,
     forms: StoredForms,
     now: u64,
+    previous: Option<&Value>,
 ) -> Fitted {
     let mut used = used.min(BUDGET_SPENT);
     let mut out = Vec::with_capacity(lines.len());
     let mut essential = 0;
     for l in lines {
-        let stored = encode_line_as(l, created_at_ms, forms);
+        let mut stored = encode_line_as(l, created_at_ms, forms);
+        if let (Some(base), StoredForms::Current) = (previous, forms) {
+            if let Some(patch) = encode_state_patch(l, base, created_at_ms) {
+                if patch.len() < stored.len() {
+                    stored = patch;
+                }
+            }
+        }
         let size = stored.len() as u64;
         if l.kept_past_budget() {
             if used < BUDGET_SPENT {
@@ -225,8 +254,50 @@ fn seats(s: &Session) -> Vec<Seat> {
         .collect()
 }
 
+/// The length of `v` as JSON text, without making the text.
+fn json_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
+}
+
+/// `l` (a state line kept in full) as its change from `base`, the state of the replay's
+/// previous state line, in the current stored form: `[STATE_PATCH, at, version, turn,
+/// patch]`, tagged. `None` for any other line, or when `base` is not what a reader holds
+/// there (`null`: no state line yet; too large: recorded by its size only).
+pub fn encode_state_patch(l: &Line, base: &Value, created_at_ms: u64) -> Option<Vec<u8>> {
+    let Line::State {
+        at,
+        version,
+        turn,
+        state,
+        omitted_bytes: None,
+    } = l
+    else {
+        return None;
+    };
+    if base.is_null() || json_len(base) > MAX_STATE_BYTES {
+        return None;
+    }
+    let patch = state_patch::diff(base, state);
+    let mut out = vec![LINE_V2];
+    let since = *at as i64 - created_at_ms as i64;
+    rmp_serde::encode::write(&mut out, &(STATE_PATCH, since, version, turn, patch)).ok()?;
+    Some(out)
+}
+
 fn state_line(s: &Session, at: u64) -> Line {
-    let bytes = serde_json::to_string(s.state()).map_or(0, |t| t.len());
+    let bytes = json_len(s.state());
     let (state, omitted_bytes) = if bytes > MAX_STATE_BYTES {
         (Value::Null, Some(bytes))
     } else {
@@ -448,14 +519,56 @@ pub fn median_p95(ms: &[u64]) -> Option<(u64, u64)> {
 /// Stored lines back, in any stored form ([`encode_line`]'s, the MessagePack lines with
 /// absolute times of earlier versions, or the JSON text of earlier versions and of the save
 /// script's `truncated` line); lines that do not parse (a later version's) are skipped.
-/// The times of the current form count from the `start` line's (the first line).
+/// The times of the current form count from the `start` line's (the first line). A state
+/// stored as its change from the previous one ([`encode_state_patch`]) is rebuilt, while
+/// the states rebuilt stay within [`MAX_REBUILT_BYTES`]; past it, or without the state it
+/// changes (a damaged line), a state line reads as `null` with its size in `omittedBytes`.
 pub fn parse_lines(raw: &[Vec<u8>]) -> Vec<Line> {
+    parse_lines_within(raw, MAX_REBUILT_BYTES)
+}
+
+/// [`parse_lines`] with `budget` bytes of states rebuilt at most.
+pub fn parse_lines_within(raw: &[Vec<u8>], budget: usize) -> Vec<Line> {
     let mut start_at = None;
+    // The state of the last state line, as a reader holds it (`None`: not kept).
+    let mut current: Option<Value> = None;
+    let mut rebuilt = 0usize;
     raw.iter()
         .filter_map(|l| {
-            let line = decode_line(l, start_at)?;
-            if let Line::Start { at, .. } = &line {
-                start_at = Some(*at);
+            let (mut line, patch) = decode_stored(l, start_at)?;
+            match (&mut line, patch) {
+                (Line::Start { at, .. }, _) => start_at = Some(*at),
+                (
+                    Line::State {
+                        state,
+                        omitted_bytes,
+                        ..
+                    },
+                    patch,
+                ) => {
+                    match patch {
+                        Some(patch) => {
+                            current = current
+                                .as_ref()
+                                .and_then(|base| state_patch::apply(base, &patch));
+                            match &current {
+                                Some(c) => *state = c.clone(),
+                                // A patch without the state it changes (a damaged line).
+                                None => *omitted_bytes = Some(json_len(&patch)),
+                            }
+                        }
+                        None => current = omitted_bytes.is_none().then(|| state.clone()),
+                    }
+                    if omitted_bytes.is_none() {
+                        let bytes = json_len(state);
+                        rebuilt = rebuilt.saturating_add(bytes);
+                        if rebuilt > budget {
+                            *state = Value::Null;
+                            *omitted_bytes = Some(bytes);
+                        }
+                    }
+                }
+                _ => {}
             }
             Some(line)
         })
@@ -503,20 +616,35 @@ pub fn encode_line_as(l: &Line, created_at_ms: u64, forms: StoredForms) -> Vec<u
 /// A stored line (any form, see [`parse_lines`]), its time counted from `start_at` (the
 /// `start` line's) if it is of the current form; `None` if it is none of them, or of the
 /// current form with no `start_at`.
+/// A state stored as its change from the previous one ([`encode_state_patch`]) needs that
+/// state: it reads only in [`parse_lines`] (here `None`).
 pub fn decode_line(raw: &[u8], start_at: Option<u64>) -> Option<Line> {
+    match decode_stored(raw, start_at)? {
+        (line, None) => Some(line),
+        (_, Some(_)) => None,
+    }
+}
+
+/// A stored line, and the patch of a state stored as its change (the line then a `State`
+/// with a `null` state, which the patch of the previous state gives).
+fn decode_stored(raw: &[u8], start_at: Option<u64>) -> Option<(Line, Option<Value>)> {
     match raw.first() {
-        Some(&b'{') => serde_json::from_slice(raw).ok(),
+        Some(&b'{') => serde_json::from_slice(raw).ok().map(|l| (l, None)),
         Some(&LINE_V2) => {
             let epoch = start_at?;
-            let mut line = rmp_serde::from_slice::<Decoded>(&raw[1..]).ok()?.0;
+            let Decoded(mut line, patch) = rmp_serde::from_slice::<Decoded>(&raw[1..]).ok()?;
             let at = line.at_mut();
             *at = at.wrapping_add(epoch);
             if let Line::Action { submitted_at, .. } = &mut line {
                 *submitted_at = submitted_at.wrapping_add(epoch);
             }
-            Some(line)
+            Some((line, patch))
         }
-        _ => rmp_serde::from_slice::<Decoded>(raw).ok().map(|d| d.0),
+        // Earlier versions' untagged lines; a patch is never one of them.
+        _ => match rmp_serde::from_slice::<Decoded>(raw).ok()? {
+            Decoded(line, None) => Some((line, None)),
+            Decoded(_, Some(_)) => None,
+        },
     }
 }
 
@@ -548,6 +676,8 @@ const STRIKE: u8 = 6;
 const END: u8 = 7;
 const NEXT: u8 = 8;
 const TRUNCATED: u8 = 9;
+/// A state as its change from the previous state line's (`state_patch`), tagged only.
+const STATE_PATCH: u8 = 10;
 
 /// A player id as stored: `p_<8 hex>` as its number, anything else as its text.
 enum PlayerRef<'a> {
@@ -761,8 +891,8 @@ impl Serialize for Compact<'_> {
     }
 }
 
-/// A line read back from its stored form.
-struct Decoded(Line);
+/// A line read back from its stored form, and the patch of a state stored as its change.
+struct Decoded(Line, Option<Value>);
 
 impl<'de> Deserialize<'de> for Decoded {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -787,6 +917,16 @@ impl<'de> Deserialize<'de> for Decoded {
                 // Absolute (earlier forms, the `start` line), or from the creation (signed:
                 // a clock step): `decode_line` adds the start, wrapping.
                 let at = next::<i64, _>(&mut a)? as u64;
+                if kind == STATE_PATCH {
+                    let line = Line::State {
+                        at,
+                        version: next(&mut a)?,
+                        turn: next(&mut a)?,
+                        state: Value::Null,
+                        omitted_bytes: None,
+                    };
+                    return Ok(Decoded(line, Some(next(&mut a)?)));
+                }
                 let line = match kind {
                     START => Line::Start {
                         at,
@@ -859,7 +999,7 @@ impl<'de> Deserialize<'de> for Decoded {
                     TRUNCATED => Line::Truncated { at },
                     _ => return Err(A::Error::custom(format!("unknown replay line kind {kind}"))),
                 };
-                Ok(Decoded(line))
+                Ok(Decoded(line, None))
             }
         }
         d.deserialize_seq(V)
@@ -1222,8 +1362,10 @@ mod tests {
         assert_eq!(decode_line(&turn, None), None);
     }
 
+    /// Every state the protocol takes is kept (a state over 16 KiB was recorded by its size
+    /// only: a game whose state grows lost its states past it).
     #[test]
-    fn a_huge_state_is_recorded_by_its_size() {
+    fn every_state_the_protocol_takes_is_kept() {
         let (mut s, _) = Session::create(
             NewSession {
                 session_id: "ses_beef00000002".into(),
@@ -1236,12 +1378,271 @@ mod tests {
             T0,
         )
         .unwrap();
-        let big = "x".repeat(MAX_STATE_BYTES + 1);
+        // A JSON string as long as the protocol allows (its quotes count).
+        let big = "x".repeat(horst_sessions::ops::MAX_STATE_BYTES - 2);
         let lines = write(&mut s, ops(json!([{"op": "state", "state": big}])), T0 + 1);
-        assert!(matches!(
-            &lines[..],
-            [Line::State { state: Value::Null, omitted_bytes: Some(n), .. }] if *n > MAX_STATE_BYTES
+        assert!(
+            matches!(
+                &lines[..],
+                [Line::State { state: Value::String(t), omitted_bytes: None, .. }] if *t == big
+            ),
+            "{:?}",
+            lines
+                .iter()
+                .map(|l| format!("{l:?}").chars().take(80).collect::<String>())
+                .collect::<Vec<_>>()
+        );
+    }
+
+    /// Two players on a turn-based table, started; their player ids.
+    fn duel(id: &str) -> (Session, [String; 2], Vec<Line>) {
+        let (mut s, _) = Session::create(
+            NewSession {
+                session_id: id.into(),
+                config: json!({"minPlayers": 2, "maxPlayers": 2, "turnBased": true,
+                    "sdkVersion": "2.0.0", "turnTimeout": 0}),
+                host_identity: "agent:agt_house".into(),
+                host_kind: HostKind::House,
+                game: GameInfo::default(),
+                timings: Timings::default(),
+            },
+            T0,
+        )
+        .unwrap();
+        let mut lines = lines_of_write(None, &s, T0);
+        for i in 0..2u32 {
+            lines.extend(write(
+                &mut s,
+                Event::Join {
+                    player_id: horst_sessions::format_player_id(i + 1),
+                    identity: format!("agent:agt_{i}"),
+                    as_name: None,
+                },
+                T0 + 1,
+            ));
+        }
+        let pids = [
+            s.players()[0].player_id.clone(),
+            s.players()[1].player_id.clone(),
+        ];
+        lines.extend(write(
+            &mut s,
+            ops(json!([{"op": "legal_actions", "playerId": pids[0], "actions": ["go"]}])),
+            T0 + 2,
         ));
+        (s, pids, lines)
+    }
+
+    /// The writes of one ply: `mover` plays `action`, the host hears it and publishes `state`
+    /// with the other player on turn; the lines of each write, in stored form, fitted to the
+    /// budget as the store does (`used` carried along).
+    fn ply(
+        s: &mut Session,
+        pids: &[String; 2],
+        mover: usize,
+        action: Value,
+        state: Value,
+        at: u64,
+        used: &mut u64,
+    ) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let turn = s.turn();
+        let events = [
+            Event::Action {
+                player_id: pids[mover].clone(),
+                action,
+                turn: Some(turn),
+                action_id: format!("a_{at}"),
+                idempotency_key: None,
+            },
+            Event::HostPoll {
+                after: Some(0),
+                wait_ms: 0,
+            },
+            ops(json!([{"op": "state", "state": state},
+                {"op": "legal_actions", "playerId": pids[1 - mover], "actions": ["go"]}])),
+        ];
+        for (k, ev) in events.into_iter().enumerate() {
+            let before = s.clone();
+            s.apply(ev, at + k as u64).unwrap();
+            let mut lines = lines_of_write(Some(&before), s, at + k as u64);
+            lines.sort_by_key(Line::is_essential);
+            let fitted = fit_budget(
+                &lines,
+                *used,
+                s.created_at_ms(),
+                StoredForms::Current,
+                at,
+                Some(before.state()),
+            );
+            *used = fitted.used;
+            out.extend(fitted.lines);
+        }
+        out
+    }
+
+    /// A game of 1,000 plies whose state lists every move so far (as chess's does) keeps
+    /// every state, each rebuilt as it was published, in a size that grows with the game's
+    /// length: it filled the 1 MiB budget at about 450 plies, each state stored whole.
+    #[test]
+    fn a_long_game_whose_state_grows_keeps_every_state_in_a_bounded_size() {
+        let (mut s, pids, first) = duel("ses_beef00000003");
+        let created = s.created_at_ms();
+        let mut stored: Vec<Vec<u8>> = first.iter().map(|l| encode_line(l, created)).collect();
+        let mut used = stored.iter().map(|l| l.len() as u64).sum::<u64>();
+        let mut published = Vec::new();
+        let mut moves: Vec<String> = Vec::new();
+        for n in 0..1000usize {
+            let mv = format!("m{:04}", n * 7919 % 10_000);
+            moves.push(mv.clone());
+            let state = json!({"game": "growing", "moves": moves, "last": mv,
+                "turn": if n % 2 == 0 { "black" } else { "white" }, "ply": n + 1});
+            published.push(state.clone());
+            let at = T0 + 1_000 + n as u64 * 10;
+            stored.extend(ply(&mut s, &pids, n % 2, json!(mv), state, at, &mut used));
+        }
+        let bytes: usize = stored.iter().map(Vec::len).sum();
+        assert!(stored.len() <= MAX_LINES, "{} lines", stored.len());
+        assert!(
+            bytes <= 1000 * 120,
+            "{bytes} bytes stored for 1,000 plies: more than 120 bytes a ply"
+        );
+        let lines = parse_lines(&stored);
+        assert!(!lines.iter().any(|l| matches!(l, Line::Truncated { .. })));
+        let states: Vec<&Value> = lines
+            .iter()
+            .filter_map(|l| match l {
+                Line::State {
+                    state,
+                    omitted_bytes: None,
+                    ..
+                } => Some(state),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(states.len(), 1000);
+        for (n, (got, want)) in states.iter().zip(&published).enumerate() {
+            assert_eq!(*got, want, "the state after ply {}", n + 1);
+        }
+        let actions = lines
+            .iter()
+            .filter(|l| matches!(l, Line::Action { .. }))
+            .count();
+        assert_eq!(actions, 1000);
+        // Served as it was published: every state line in full, as before.
+        let served = serde_json::to_string(&assemble(lines.clone(), None)).unwrap();
+        assert!(served.contains(&serde_json::to_string(&published[999]).unwrap()));
+        // Stored in the previous form (a rolling upgrade), a state is whole: a process of the
+        // previous version reads it.
+        let last = lines
+            .iter()
+            .rev()
+            .find(|l| matches!(l, Line::State { .. }))
+            .unwrap();
+        let fitted = fit_budget(
+            std::slice::from_ref(last),
+            0,
+            created,
+            StoredForms::Previous,
+            T0,
+            Some(states[998]),
+        );
+        assert_eq!(
+            fitted.lines,
+            vec![encode_line_as(last, created, StoredForms::Previous)]
+        );
+        // A reading rebuilds at most its budget of states: past it, a state reads by its size.
+        let small = parse_lines_within(&stored, 100_000);
+        let omitted = small
+            .iter()
+            .filter(|l| {
+                matches!(
+                    l,
+                    Line::State {
+                        state: Value::Null,
+                        omitted_bytes: Some(_),
+                        ..
+                    }
+                )
+            })
+            .count();
+        assert!(omitted > 0 && omitted < 1000, "{omitted}");
+        let last = small.iter().rev().find_map(|l| match l {
+            Line::State { omitted_bytes, .. } => Some(*omitted_bytes),
+            _ => None,
+        });
+        assert!(matches!(last, Some(Some(n)) if n > 5_000), "{last:?}");
+    }
+
+    /// A state stored as its change needs the state before it: without it (a line lost or
+    /// damaged) it reads by its size, and the next state stored whole reads again.
+    #[test]
+    fn a_state_patch_without_its_base_reads_by_its_size() {
+        let (mut s, pids, first) = duel("ses_beef00000005");
+        let created = s.created_at_ms();
+        let mut stored: Vec<Vec<u8>> = first.iter().map(|l| encode_line(l, created)).collect();
+        let mut used = 0;
+        let states = [
+            json!({"moves": ["a"], "pad": "x".repeat(200)}),
+            json!({"moves": ["a", "b"], "pad": "x".repeat(200)}),
+            json!({"moves": ["a", "b", "c"], "pad": "x".repeat(200)}),
+            json!({"other": true}),
+            json!({"other": false}),
+        ];
+        let mut state_lines = Vec::new();
+        for (n, st) in states.iter().enumerate() {
+            let at = T0 + 1_000 + n as u64 * 10;
+            for l in ply(&mut s, &pids, n % 2, json!("go"), st.clone(), at, &mut used) {
+                let patch = l.len() > 4 && l[0] == LINE_V2 && l[2] == STATE_PATCH;
+                if patch
+                    || decode_line(&l, Some(created))
+                        .is_some_and(|d| matches!(d, Line::State { .. }))
+                {
+                    state_lines.push((stored.len(), patch));
+                }
+                stored.push(l);
+            }
+        }
+        // The first state whole (no state before it), the next two as patches.
+        let kinds: Vec<bool> = state_lines.iter().map(|(_, p)| *p).collect();
+        assert_eq!(&kinds[..3], &[false, true, true], "{kinds:?}");
+        let all = parse_lines(&stored);
+        let got: Vec<Value> = all
+            .iter()
+            .filter_map(|l| match l {
+                Line::State { state, .. } => Some(state.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(got, states);
+        // The first state's line lost: its patches read by their size, until a whole one.
+        let mut lost = stored.clone();
+        lost.remove(state_lines[0].0);
+        let read: Vec<(Value, Option<usize>)> = parse_lines(&lost)
+            .into_iter()
+            .filter_map(|l| match l {
+                Line::State {
+                    state,
+                    omitted_bytes,
+                    ..
+                } => Some((state, omitted_bytes)),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            matches!(read[0], (Value::Null, Some(n)) if n > 0),
+            "{read:?}"
+        );
+        assert!(
+            matches!(read[1], (Value::Null, Some(n)) if n > 0),
+            "{read:?}"
+        );
+        // A small state that replaces the whole is stored whole (shorter than its patch).
+        assert!(!kinds[3], "{kinds:?}");
+        assert_eq!(read[2], (states[3].clone(), None));
+        assert_eq!(read[3], (states[4].clone(), None));
+        // A patch line alone does not read (it needs its base), and never panics.
+        assert_eq!(decode_line(&stored[state_lines[1].0], Some(created)), None);
     }
 
     /// An action's stored submission counts back from its `at`, wrapping like `decode_line`'s

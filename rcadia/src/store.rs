@@ -533,7 +533,14 @@ impl Rcadia {
         // The replay's bytes so far ride in the stored token (an earlier version's write
         // counted none: from there on).
         let replay_before = loaded.map_or(0, |l| record::replay_bytes_of(&l.token).unwrap_or(0));
-        let fitted = replay::fit_budget(&replay_lines, replay_before, created, forms, now);
+        let fitted = replay::fit_budget(
+            &replay_lines,
+            replay_before,
+            created,
+            forms,
+            now,
+            loaded.map(|l| l.session.state()),
+        );
         let rate = settings.ratings && listing == Some(false) && rating::rates(&s).is_some();
         // The compare-and-set token: unique, never shown to a caller (no system call), and
         // the replay's bytes after this write.
@@ -1352,7 +1359,8 @@ mod tests {
             .await
             .unwrap();
             let ops = Op::parse_batch(&json!({"ops": [
-                {"op": "state", "state": {"n": n, "pad": pad}},
+                // New whole at every move: its change from the one before is as long.
+                {"op": "state", "state": {"n": n, "pad": format!("{n:05}").repeat(3000)}},
                 {"op": "legal_actions", "playerId": next, "actions": ["go"]},
             ]}))
             .unwrap();

@@ -451,7 +451,8 @@ async fn a_new_agent_plays_its_validation_game_at_a_house_rps_table() {
     }
 }
 
-/// A game longer than its replay keeps (2,000 lines: about 660 moves) plays back to its
+/// A game longer than its replay keeps (1 MiB stored: here about 125 moves whose 8 KB states
+/// change whole) plays back to its
 /// final position, from the game's record: the replay's last frame was the last state kept,
 /// before the moves that were cut. And the list's numbers fit: three digits were cut to
 /// their last two ("26." beside move 426).
@@ -479,8 +480,11 @@ async fn a_replay_cut_at_its_limit_ends_on_the_final_position_with_whole_move_nu
             break;
         }
     }
-    // Each move is three lines (action, turn, state): 700 moves pass the limit.
-    let moves = 700;
+    // Each state is 8 KB, all of it new at each move (so its change from the one before is
+    // as long as it): 150 moves pass the replay's 1 MiB. (A state that grows or changes a
+    // little is stored as its change: `arena_replay.rs` keeps 1,000 plies of chess whole.)
+    let moves = 150;
+    let pad = |i: usize| format!("{i:08}").repeat(1000);
     host.ops(
         &id,
         json!([{ "op": "state", "state": { "move": 0 } },
@@ -497,7 +501,7 @@ async fn a_replay_cut_at_its_limit_ends_on_the_final_position_with_whole_move_nu
         if i + 1 < moves {
             host.ops(
                 &id,
-                json!([{ "op": "state", "state": { "move": i + 1 } },
+                json!([{ "op": "state", "state": { "move": i + 1, "pad": pad(i + 1) } },
                        { "op": "legal_actions", "playerId": pids[(i + 1) % 2], "actions": ["go"] }]),
             )
             .await;

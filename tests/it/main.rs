@@ -13,6 +13,7 @@ mod agent_keys;
 mod agents_doc;
 mod arena;
 mod arena_pages;
+mod arena_replay;
 mod audit_actions;
 mod board;
 mod board_ops;

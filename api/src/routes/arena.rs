@@ -99,6 +99,12 @@ async fn replay_of(
     if !state.config.arena.replays {
         return Err(switched_off("replays", "replays"));
     }
+    if horst_sessions::parse_session_id(&id).is_none() {
+        return Err(ApiError::new(
+            ApiCode::NotFound,
+            format!("{:?} is not a session id: they look like ses_0123456789ab (a table's sessionId from GET /api/v1/agent/sessions/available, or a game's from your leaderboard history)", id.chars().take(40).collect::<String>()),
+        ));
+    }
     let lines = state.rcadia.replay_lines(&id).await?;
     let finished = lines.iter().any(|l| matches!(l, Line::End { .. }));
     if !finished {
@@ -127,7 +133,7 @@ async fn replay_of(
             }
             Err(RcadiaError::NotFound) | Err(RcadiaError::Gone) => Err(ApiError::new(
                 ApiCode::NotFound,
-                format!("no replay of {id}: no such session, or its replay is past sessions.replay_retention_hours"),
+                format!("no replay of {id}: no such session, or its replay is past sessions.replay_retention_hours; check the id (a table's sessionId, or a game's from the leaderboard history)"),
             )),
             Err(e) => Err(e.into()),
         };
