@@ -19,8 +19,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use horst_queue::{
-    Claim, Completion, Failure, FailureCode, JobInput, JobKind, JobProgress, JobRecord, JobResult,
-    JobState, Pool, Queue,
+    Claim, Completion, Failure, FailureCode, IdleLook, JobInput, JobKind, JobProgress, JobRecord,
+    JobResult, JobState, Pool, Queue,
 };
 use horst_store::Store;
 use redis::AsyncCommands;
@@ -301,6 +301,15 @@ async fn slot_loop(
         // A job the last completion claimed (before the shutdown) is run first, and so is
         // one a failed claim may have taken all the same.
         if next.is_none() && *shutdown.borrow() {
+            // A slot still (or maybe) among the idle slots may have been handed a job by an
+            // admission just now: it leaves them, and then looks for such a job (none can
+            // be handed to it after that) and runs it, as it finishes what it runs.
+            if std::mem::take(&mut registered) {
+                let _ = stopping
+                    .within(queue.retire_idle(std::slice::from_ref(&slot)))
+                    .await;
+                unanswered = true;
+            }
             if !std::mem::take(&mut unanswered) {
                 return;
             }
@@ -325,11 +334,17 @@ async fn slot_loop(
                 given_up = None;
             }
             match found {
-                Ok(None) => queue.claim_slot(&slot, pool, registered).await,
+                Ok(None) => {
+                    queue
+                        .claim_slot_after(&slot, pool, registered, newest_token)
+                        .await
+                }
                 other => other,
             }
         } else {
-            queue.claim_slot(&slot, pool, registered).await
+            queue
+                .claim_slot_after(&slot, pool, registered, newest_token)
+                .await
         };
         match claimed {
             Ok(Some(claim)) => {
@@ -373,35 +388,71 @@ async fn slot_loop(
             Ok(None) => {
                 if !std::mem::take(&mut idle_now) {
                     // Registered first, then one more look: an admission in between either
-                    // is seen here or finds this slot registered and wakes it.
-                    match queue.idle(&slot, pool).await {
-                        Ok(true) => {
+                    // is seen here or finds this slot registered and hands it the job or
+                    // wakes it.
+                    match queue
+                        .idle_look(&slot, pool, registered, newest_token)
+                        .await
+                    {
+                        Ok(IdleLook::Waiting) => {
                             registered = true;
                             continue;
                         }
-                        Ok(false) => registered = true,
+                        Ok(IdleLook::Handed(claim)) => {
+                            (next, registered) = (Some(*claim), false);
+                            continue;
+                        }
+                        Ok(IdleLook::Registered) => registered = true,
                         Err(e) => {
+                            // It may have been registered all the same.
+                            registered = true;
                             tracing::debug!(slot = %slot, error = %e, "cannot register as idle")
                         }
                     }
                 }
-                // Idle: woken by an admission (which took this slot off), by a slot of this
-                // process that saw more waiting, or by the clock: then refresh the entry
-                // and look (a lost wake-up, or a dead worker's entry woken instead).
+                // Idle: handed a job or woken by an admission (which took this slot off), woken
+                // by a slot of this process that saw more waiting, or by the clock: then
+                // refresh the entry and look (a lost wake-up or hand-off, or a dead worker's
+                // entry woken instead).
                 loop {
                     tokio::select! {
                         _ = woken.changed() => {
-                            registered = false;
-                            break;
+                            match slot_woken(&queue, &slot, woken.payload(), newest_token).await {
+                                Woken::Handed(claim) => {
+                                    (next, registered) = (Some(claim), false);
+                                    break;
+                                }
+                                // A hand-off this slot found and ran before its message came.
+                                Woken::Old => continue,
+                                Woken::Claim => {
+                                    registered = false;
+                                    break;
+                                }
+                                Woken::Unknown => {
+                                    // Taken off the idle slots, maybe with a job handed to it:
+                                    // the claim looks for that first (claim.lua).
+                                    registered = true;
+                                    break;
+                                }
+                            }
                         }
                         _ = wake.notified() => break,
                         _ = tokio::time::sleep(Duration::from_secs(1)) => {}
-                        _ = shutdown.wait_for(|s| *s) => return,
+                        // The loop's start withdraws the slot and runs what was handed to it.
+                        _ = shutdown.wait_for(|s| *s) => break,
                     }
-                    match queue.idle(&slot, pool).await {
-                        Ok(true) => break,
-                        Ok(false) => registered = true,
+                    match queue
+                        .idle_look(&slot, pool, registered, newest_token)
+                        .await
+                    {
+                        Ok(IdleLook::Waiting) => break,
+                        Ok(IdleLook::Handed(claim)) => {
+                            (next, registered) = (Some(*claim), false);
+                            break;
+                        }
+                        Ok(IdleLook::Registered) => registered = true,
                         Err(e) => {
+                            registered = true;
                             tracing::debug!(slot = %slot, error = %e, "cannot register as idle");
                             break;
                         }
@@ -411,11 +462,50 @@ async fn slot_loop(
             Err(e) => {
                 unanswered = true;
                 tracing::warn!(slot = %slot, error = %e, "claim failed; retrying");
+                // On a shutdown the loop's start looks for the claim all the same.
                 tokio::select! {
                     _ = tokio::time::sleep(Duration::from_millis(500)) => {}
-                    _ = shutdown.wait_for(|s| *s) => return,
+                    _ = shutdown.wait_for(|s| *s) => {}
                 }
             }
+        }
+    }
+}
+
+/// What an idle slot's wake-up message told it ([`slot_woken`]).
+enum Woken {
+    /// An admission handed it this job: run it (no claim of its own).
+    Handed(Claim),
+    /// A hand-off it already ran (found at its idle refresh before the message came): it
+    /// is still registered.
+    Old,
+    /// Woken without a job: claim from the lanes.
+    Claim,
+    /// The message's payload was lost (the notifier reconnected): the slot was taken off
+    /// the idle slots, maybe with a job handed to it.
+    Unknown,
+}
+
+/// Reads an idle slot's wake-up message (admit.lua): a hand-off's claim or a wake-up.
+async fn slot_woken(
+    queue: &Queue,
+    slot: &str,
+    payload: Option<Arc<str>>,
+    newest_token: u64,
+) -> Woken {
+    let Some(message) = payload else {
+        return Woken::Unknown;
+    };
+    if horst_queue::handed_token(&message).is_some_and(|token| token <= newest_token) {
+        return Woken::Old;
+    }
+    match queue.handed(slot, &message).await {
+        Ok(Some(claim)) => Woken::Handed(claim),
+        // A wake-up, or a hand-off whose input was gone (the job was failed).
+        Ok(None) => Woken::Claim,
+        Err(e) => {
+            tracing::warn!(slot, error = %e, "cannot read the job handed to this slot; looking for it");
+            Woken::Unknown
         }
     }
 }
