@@ -415,31 +415,33 @@ async fn slot_loop(
                 // refresh the entry and look (a lost wake-up or hand-off, or a dead worker's
                 // entry woken instead).
                 loop {
+                    let mut heard = false;
                     tokio::select! {
-                        _ = woken.changed() => {
-                            match slot_woken(&queue, &slot, woken.payload(), newest_token).await {
-                                Woken::Handed(claim) => {
-                                    (next, registered) = (Some(claim), false);
-                                    break;
-                                }
-                                // A hand-off this slot found and ran before its message came.
-                                Woken::Old => continue,
-                                Woken::Claim => {
-                                    registered = false;
-                                    break;
-                                }
-                                Woken::Unknown => {
-                                    // Taken off the idle slots, maybe with a job handed to it:
-                                    // the claim looks for that first (claim.lua).
-                                    registered = true;
-                                    break;
-                                }
-                            }
-                        }
+                        _ = woken.changed() => heard = true,
                         _ = wake.notified() => break,
                         _ = tokio::time::sleep(Duration::from_secs(1)) => {}
                         // The loop's start withdraws the slot and runs what was handed to it.
                         _ = shutdown.wait_for(|s| *s) => break,
+                    }
+                    if heard {
+                        match slot_woken(&queue, &slot, woken.payload(), newest_token).await {
+                            Woken::Handed(claim) => {
+                                (next, registered) = (Some(claim), false);
+                                break;
+                            }
+                            // A hand-off this slot found and ran before its message came.
+                            Woken::Old => continue,
+                            Woken::Claim => {
+                                registered = false;
+                                break;
+                            }
+                            Woken::Unknown => {
+                                // Taken off the idle slots, maybe with a job handed to it: the
+                                // claim looks for that first (claim.lua).
+                                registered = true;
+                                break;
+                            }
+                        }
                     }
                     match queue
                         .idle_look(&slot, pool, registered, newest_token)
