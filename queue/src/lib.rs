@@ -67,7 +67,8 @@ mod scripts;
 pub use scripts::registered as scripts;
 
 use scripts::{
-    Admitted, Applied, BusyCap, ClaimReply, Completed, IdleReply, PublishReply, ReapReply, RemainingReply,
+    Admitted, Applied, BusyCap, ClaimReply, Completed, IdleReply, PublishReply, ReapReply,
+    RemainingReply,
 };
 
 pub use contract::{

@@ -1194,7 +1194,12 @@ async fn the_days_finished_jobs_are_counted_in_queue_fair_and_add_the_budget_has
     // A completion without a slot counts in the budget hash. (The job is handed to the slot
     // its completion registered idle: it runs under that slot's claim.)
     s.new_job(spec(JobKind::Simulate, "d", 1, "k")).await;
-    let c4 = s.queue.recover_claim("w/0", None, 0).await.unwrap().unwrap();
+    let c4 = s
+        .queue
+        .recover_claim("w/0", None, 0)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(s
         .queue
         .complete_job(&c4.record, c4.token, Ok(won(true)))
@@ -2641,10 +2646,8 @@ async fn a_slot_not_heard_from_lately_is_not_handed_a_job() {
     let s = setup_with(|_| {}).await;
     let mut woken = s.queue.slot_wake("w/0");
     assert!(!s.queue.idle("w/0", Pool::General).await.unwrap());
-    s.queue.set_clock_offset(
-        HANDOFF_FRESH + Duration::from_millis(500),
-        true,
-    );
+    s.queue
+        .set_clock_offset(HANDOFF_FRESH + Duration::from_millis(500), true);
     let job = s.new_job(spec(JobKind::Simulate, "ann", 1, "k")).await;
     assert_eq!(
         s.queue.get(&job.id).await.unwrap().unwrap().state,

@@ -297,6 +297,10 @@ async fn slot_loop(
     // claim's time), and every job the slot gave up on is not. `given_up` alone was
     // forgotten after one look, and the next look took that job for a lost claim.
     let mut newest_token: u64 = 0;
+    // Woken by an admission with a job's id (no hand-off): the slot may still be (or again
+    // be) among the idle slots, so its claim takes it off, without a look for a hand-off
+    // (every way out of the idle slots after one finds it).
+    let mut plain_wake = false;
     loop {
         // A job the last completion claimed (before the shutdown) is run first, and so is
         // one a failed claim may have taken all the same.
@@ -321,6 +325,7 @@ async fn slot_loop(
                 _ => return,
             }
         }
+        let plain = std::mem::take(&mut plain_wake);
         let claimed = if let Some(claim) = next.take() {
             Ok(Some(claim))
         } else if idle_now {
@@ -341,6 +346,8 @@ async fn slot_loop(
                 }
                 other => other,
             }
+        } else if plain {
+            queue.claim_slot(&slot, pool, true).await
         } else {
             queue
                 .claim_slot_after(&slot, pool, registered, newest_token)
@@ -390,10 +397,7 @@ async fn slot_loop(
                     // Registered first, then one more look: an admission in between either
                     // is seen here or finds this slot registered and hands it the job or
                     // wakes it.
-                    match queue
-                        .idle_look(&slot, pool, registered, newest_token)
-                        .await
-                    {
+                    match queue.idle_look(&slot, pool, registered, newest_token).await {
                         Ok(IdleLook::Waiting) => {
                             registered = true;
                             continue;
@@ -432,7 +436,8 @@ async fn slot_loop(
                             // A hand-off this slot found and ran before its message came.
                             Woken::Old => continue,
                             Woken::Claim => {
-                                registered = false;
+                                // Popped; but a refresh may have registered it again since.
+                                (registered, plain_wake) = (true, true);
                                 break;
                             }
                             Woken::Unknown => {
@@ -443,10 +448,7 @@ async fn slot_loop(
                             }
                         }
                     }
-                    match queue
-                        .idle_look(&slot, pool, registered, newest_token)
-                        .await
-                    {
+                    match queue.idle_look(&slot, pool, registered, newest_token).await {
                         Ok(IdleLook::Waiting) => break,
                         Ok(IdleLook::Handed(claim)) => {
                             (next, registered) = (Some(*claim), false);
