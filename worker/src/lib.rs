@@ -430,7 +430,7 @@ async fn slot_loop(
                     if heard {
                         match slot_woken(&queue, &slot, woken.payload(), newest_token).await {
                             Woken::Handed(claim) => {
-                                (next, registered) = (Some(claim), false);
+                                (next, registered) = (Some(*claim), false);
                                 break;
                             }
                             // A hand-off this slot found and ran before its message came.
@@ -479,7 +479,7 @@ async fn slot_loop(
 /// What an idle slot's wake-up message told it ([`slot_woken`]).
 enum Woken {
     /// An admission handed it this job: run it (no claim of its own).
-    Handed(Claim),
+    Handed(Box<Claim>),
     /// A hand-off it already ran (found at its idle refresh before the message came): it
     /// is still registered.
     Old,
@@ -504,7 +504,7 @@ async fn slot_woken(
         return Woken::Old;
     }
     match queue.handed(slot, &message).await {
-        Ok(Some(claim)) => Woken::Handed(claim),
+        Ok(Some(claim)) => Woken::Handed(Box::new(claim)),
         // A wake-up, or a hand-off whose input was gone (the job was failed).
         Ok(None) => Woken::Claim,
         Err(e) => {
