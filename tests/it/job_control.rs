@@ -1155,7 +1155,14 @@ async fn the_job_list_fits_a_1366_px_screen_without_breaking_a_word() {
         crate::harness::LEVEL_MAP.into(),
     )
     .await;
-    let worker = start_worker(&app);
+    let (worker, stop) = watch::channel(false);
+    let running = tokio::spawn(horst_worker::run(
+        app.queue.clone(),
+        Arc::new(EngineRunner::new(1).unwrap()),
+        WorkerIdentity::new(0, 1).with_referee_slots(1),
+        WorkerMetrics::register(&horst_telemetry::Metrics::new()),
+        stop,
+    ));
     let ended = crate::harness::eventually(long, async || {
         app.queue
             .get(&finished)
@@ -1168,7 +1175,12 @@ async fn the_job_list_fits_a_1366_px_screen_without_breaking_a_word() {
     .await;
     assert!(ended, "the worker did not run the job");
     worker.send(true).unwrap();
-    // Waiting: no worker runs any more.
+    // Waiting: no worker runs any more. The worker is waited for: until it has withdrawn its
+    // idle slots, an admission may hand it the job (admit.lua), which it then runs.
+    tokio::time::timeout(long, running)
+        .await
+        .expect("the worker stopped")
+        .unwrap();
     let waiting = admit(
         &app,
         JobKind::Playtest,
