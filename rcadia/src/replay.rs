@@ -25,6 +25,7 @@
 
 use std::collections::BTreeMap;
 
+use horst_sessions::ops::json_size;
 use horst_sessions::{ActionStatus, HostKind, Session, Status};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -254,23 +255,6 @@ fn seats(s: &Session) -> Vec<Seat> {
         .collect()
 }
 
-/// The length of `v` as JSON text, without making the text.
-fn json_len(v: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0 += b.len();
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    let _ = serde_json::to_writer(&mut c, v);
-    c.0
-}
-
 /// `l` (a state line kept in full) as its change from `base`, the state of the replay's
 /// previous state line, in the current stored form: `[STATE_PATCH, at, version, turn,
 /// patch]`, tagged. `None` for any other line, or when `base` is not what a reader holds
@@ -286,7 +270,7 @@ pub fn encode_state_patch(l: &Line, base: &Value, created_at_ms: u64) -> Option<
     else {
         return None;
     };
-    if base.is_null() || json_len(base) > MAX_STATE_BYTES {
+    if base.is_null() || json_size(base) > MAX_STATE_BYTES {
         return None;
     }
     let patch = state_patch::diff(base, state);
@@ -297,7 +281,7 @@ pub fn encode_state_patch(l: &Line, base: &Value, created_at_ms: u64) -> Option<
 }
 
 fn state_line(s: &Session, at: u64) -> Line {
-    let bytes = json_len(s.state());
+    let bytes = json_size(s.state());
     let (state, omitted_bytes) = if bytes > MAX_STATE_BYTES {
         (Value::Null, Some(bytes))
     } else {
@@ -554,13 +538,13 @@ pub fn parse_lines_within(raw: &[Vec<u8>], budget: usize) -> Vec<Line> {
                             match &current {
                                 Some(c) => *state = c.clone(),
                                 // A patch without the state it changes (a damaged line).
-                                None => *omitted_bytes = Some(json_len(&patch)),
+                                None => *omitted_bytes = Some(json_size(&patch)),
                             }
                         }
                         None => current = omitted_bytes.is_none().then(|| state.clone()),
                     }
                     if omitted_bytes.is_none() {
-                        let bytes = json_len(state);
+                        let bytes = json_size(state);
                         rebuilt = rebuilt.saturating_add(bytes);
                         if rebuilt > budget {
                             *state = Value::Null;
