@@ -1175,8 +1175,8 @@ async fn the_job_list_fits_a_1366_px_screen_without_breaking_a_word() {
     .await;
     assert!(ended, "the worker did not run the job");
     worker.send(true).unwrap();
-    // Waiting: no worker runs any more. The worker is waited for: until it has withdrawn its
-    // idle slots, an admission may hand it the job (admit.lua), which it then runs.
+    // Waiting: no worker runs any more. The worker is waited for, so that none of its slots
+    // is still registered idle (and woken, or handed the job) when the job is admitted.
     tokio::time::timeout(long, running)
         .await
         .expect("the worker stopped")
