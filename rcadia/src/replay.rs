@@ -257,8 +257,11 @@ fn seats(s: &Session) -> Vec<Seat> {
 
 /// `l` (a state line kept in full) as its change from `base`, the state of the replay's
 /// previous state line, in the current stored form: `[STATE_PATCH, at, version, turn,
-/// patch]`, tagged. `None` for any other line, or when `base` is not what a reader holds
-/// there (`null`: no state line yet; too large: recorded by its size only).
+/// patch]`, tagged. `None` for any other line, or when `base` is `null` (no state line yet).
+/// `base` is not measured again: the protocol refuses a state over [`MAX_STATE_BYTES`]
+/// (`Op::parse_batch`), so its line was kept whole; a reader without the base (a damaged
+/// line, an earlier version's state kept by its size) reads the patch as `null` with its
+/// size ([`parse_lines`]).
 pub fn encode_state_patch(l: &Line, base: &Value, created_at_ms: u64) -> Option<Vec<u8>> {
     let Line::State {
         at,
@@ -270,7 +273,7 @@ pub fn encode_state_patch(l: &Line, base: &Value, created_at_ms: u64) -> Option<
     else {
         return None;
     };
-    if base.is_null() || json_size(base) > MAX_STATE_BYTES {
+    if base.is_null() {
         return None;
     }
     let patch = state_patch::diff(base, state);
