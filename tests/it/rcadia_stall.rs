@@ -165,6 +165,17 @@ async fn a_move_refused_while_redis_was_frozen_is_accepted_when_resent_and_nobod
     .await;
     let s = agents[1].state(&id, 0.0).await;
     assert!(done, "the game never ended: {s}");
+    // The agents may read the end before the host's next poll has delivered the strike that
+    // made it: the host is stopped only once it has (or after a generous wait, when the
+    // assertion below says what it got).
+    eventually(Duration::from_secs(20), async || {
+        log.lock()
+            .unwrap()
+            .entries
+            .iter()
+            .any(|(e, _)| e["type"] == "timeout")
+    })
+    .await;
     hosting.abort();
     let log = log.lock().unwrap();
     let b_on_turn = log.b_on_turn.expect("the host gave b the turn");
