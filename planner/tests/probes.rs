@@ -161,6 +161,8 @@ fn guest_probes_are_decided_as_their_truth() {
         // Under a roof across the map, over spikes across it: searched until the time limit
         // before the envelope knew roofs and deadly floors (`tests/proofs.rs`).
         ("guest-tunnel-hole-5", Proof::JumpEnvelope),
+        // Two rows high under the roof: 7 tiles won (tight), 8 proved, nothing undecided.
+        ("guest-corridor-2-hole-8", Proof::JumpEnvelope),
     ];
     let undecided = [
         "guest-shaft-guard-closed",
