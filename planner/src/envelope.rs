@@ -20,7 +20,8 @@
 //!   reach does not count) is a roof no bird below it ever gets above, so every flight from a
 //!   launch below it bumps its head there ([`barrier_rows`]); a row of spikes and solid blocks
 //!   across the whole map kills a bird more than 6 px into it, so flights from above it end
-//!   there ([`deadly_floor_rows`]). Other walls and hazards are still ignored.
+//!   there ([`deadly_floor_rows`]), and nothing below it is reached from there (the spike
+//!   tiles over rock are ground to the envelope). Other walls and hazards are still ignored.
 //! - **Horizontally** the bird never moves more than `RUN_SPEED` sub-units a tick (its speed
 //!   only approaches a wanted speed of at most that). A platform's carry adds nothing: the
 //!   engine carries only a bird that landed on the platform on the tick before (`riding` is
@@ -648,6 +649,12 @@ pub fn prove(map: &Map) -> Proof {
         |a: &Site, xa: i32, xb: i32, ya: i32, yb: i32, above: Option<i32>, lands: bool| {
             let tb = &tables[a.launch];
             let o = a.row * TILE;
+            // Below the launch's deadly floor the bird is dead: no flight ends there (a landing
+            // is checked as "at or above the standing height before", which a bird still
+            // above the floor always is).
+            if launches[a.launch].floor.is_some_and(|f| ya - o > f) {
+                return false;
+            }
             if let Some(limit) = above {
                 if o + tb.ymin > limit {
                     return false;
