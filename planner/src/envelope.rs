@@ -348,38 +348,41 @@ impl Proof {
     }
 }
 
-fn launch_key(
-    keys: &mut BTreeMap<Launch, usize>,
-    list: &mut Vec<Launch>,
-    (barriers, floors): (&[bool], &[bool]),
-    y0: i32,
-    y1: i32,
-    vert: Vert,
-    held_either: bool,
-) -> (usize, i32) {
-    let row = y0.div_euclid(TILE);
-    // The lowest roof entirely above the launch's highest top edge (its row < `row`).
-    let roof = (0..row.min(barriers.len() as i32))
-        .rev()
-        .find(|&r| barriers[r as usize]);
-    let l = Launch {
-        lo: y0 - row * TILE,
-        hi: y1 - row * TILE,
-        vert,
-        held_either,
-        cap: roof.map(|r| (r + 1 - row) * TILE),
-        // The first deadly floor whose top is at or below the launch's lowest feet: the top
-        // edge may go down to 6 px into it, less the hitbox.
-        floor: (0..floors.len() as i32)
-            .find(|&r| floors[r as usize] && r * TILE >= y1 + PLAYER_H)
-            .map(|r| r * TILE + 6 * SUB - PLAYER_H - row * TILE),
-    };
-    let n = list.len();
-    let id = *keys.entry(l).or_insert(n);
-    if id == n {
-        list.push(l);
+/// The distinct launches, and the roof and deadly-floor rows that bound their flights.
+struct Launches {
+    keys: BTreeMap<Launch, usize>,
+    list: Vec<Launch>,
+    barriers: Vec<bool>,
+    floors: Vec<bool>,
+}
+
+impl Launches {
+    /// The launch of a flight whose top edge starts in `y0..=y1` (absolute), and its row.
+    fn key(&mut self, y0: i32, y1: i32, vert: Vert, held_either: bool) -> (usize, i32) {
+        let row = y0.div_euclid(TILE);
+        // The lowest roof entirely above the launch's highest top edge (its row < `row`).
+        let roof = (0..row.min(self.barriers.len() as i32))
+            .rev()
+            .find(|&r| self.barriers[r as usize]);
+        let l = Launch {
+            lo: y0 - row * TILE,
+            hi: y1 - row * TILE,
+            vert,
+            held_either,
+            cap: roof.map(|r| (r + 1 - row) * TILE),
+            // The first deadly floor whose top is at or below the launch's lowest feet: the
+            // top edge may go down to 6 px into it, less the hitbox.
+            floor: (0..self.floors.len() as i32)
+                .find(|&r| self.floors[r as usize] && r * TILE >= y1 + PLAYER_H)
+                .map(|r| r * TILE + 6 * SUB - PLAYER_H - row * TILE),
+        };
+        let n = self.list.len();
+        let id = *self.keys.entry(l).or_insert(n);
+        if id == n {
+            self.list.push(l);
+        }
+        (id, row)
     }
-    (id, row)
 }
 
 /// Tries to prove that no nest can be reached (see the module documentation).
@@ -399,8 +402,7 @@ pub fn prove(map: &Map) -> Proof {
         matches!(b, Some(b) if b.is_solid() || b.is_one_way())
     };
     let ceilings = (0..h - 1).any(|y| (0..w).any(|x| tile(x, y).is_solid() && open(x, y + 1)));
-    let barriers = barrier_rows(map);
-    let floors = deadly_floor_rows(map);
+
     let ground = Vert {
         vy: 0,
         on_ground: true,
@@ -409,8 +411,12 @@ pub fn prove(map: &Map) -> Proof {
         rising: false,
         coyote: 0,
     };
-    let mut keys = BTreeMap::new();
-    let mut launches = Vec::new();
+    let mut ls = Launches {
+        keys: BTreeMap::new(),
+        list: Vec::new(),
+        barriers: barrier_rows(map),
+        floors: deadly_floor_rows(map),
+    };
     let mut sites: Vec<Site> = Vec::new();
     let x_max = w * TILE - PLAYER_W;
     let clamp_x = |a: i32, b: i32| (a.max(0), b.min(x_max));
@@ -423,15 +429,7 @@ pub fn prove(map: &Map) -> Proof {
             on_ground: false,
             ..ground
         };
-        let (launch, row) = launch_key(
-            &mut keys,
-            &mut launches,
-            (&barriers, &floors),
-            y,
-            y,
-            vert,
-            false,
-        );
+        let (launch, row) = ls.key(y, y, vert, false);
         sites.push(Site {
             launch,
             row,
@@ -457,15 +455,7 @@ pub fn prove(map: &Map) -> Proof {
             }
             let (xa, xb) = clamp_x(x0 * TILE - PLAYER_W + 1, x * TILE - 1);
             let yy = (y + 1) * TILE - PLAYER_H;
-            let (launch, row) = launch_key(
-                &mut keys,
-                &mut launches,
-                (&barriers, &floors),
-                yy,
-                yy,
-                ground,
-                false,
-            );
+            let (launch, row) = ls.key(yy, yy, ground, false);
             sites.push(Site {
                 launch,
                 row,
@@ -494,15 +484,7 @@ pub fn prove(map: &Map) -> Proof {
             y0 - PLAYER_H + 1,
             y1 + STOMP_TOLERANCE - PLAYER_H + MAX_FALL,
         );
-        let (launch, row) = launch_key(
-            &mut keys,
-            &mut launches,
-            (&barriers, &floors),
-            ya,
-            yb,
-            bounce,
-            true,
-        );
+        let (launch, row) = ls.key(ya, yb, bounce, true);
         sites.push(Site {
             launch,
             row,
@@ -543,15 +525,7 @@ pub fn prove(map: &Map) -> Proof {
                 let (py0, py1) = (e.y.min(e.y + dy) * TILE, e.y.max(e.y + dy) * TILE);
                 let (xa, xb) = clamp_x(px0 - PLAYER_W + 1, px1 + pw - 1);
                 let (ya, yb) = (py0 - PLAYER_H, py1 - PLAYER_H);
-                let (launch, row) = launch_key(
-                    &mut keys,
-                    &mut launches,
-                    (&barriers, &floors),
-                    ya,
-                    yb,
-                    ground,
-                    false,
-                );
+                let (launch, row) = ls.key(ya, yb, ground, false);
                 sites.push(Site {
                     launch,
                     row,
@@ -577,15 +551,7 @@ pub fn prove(map: &Map) -> Proof {
                     rising: false,
                     coyote: 0,
                 };
-                let (launch, row) = launch_key(
-                    &mut keys,
-                    &mut launches,
-                    (&barriers, &floors),
-                    ya,
-                    yb,
-                    vert,
-                    true,
-                );
+                let (launch, row) = ls.key(ya, yb, vert, true);
                 sites.push(Site {
                     launch,
                     row,
@@ -613,6 +579,7 @@ pub fn prove(map: &Map) -> Proof {
     }
     // Deep enough to fall out of the map from any launch row (the map's top row is 0).
     let depth = (h + 2) * TILE;
+    let mut launches = ls.list;
     if launches.len() > MAX_LAUNCHES {
         let mut hull: BTreeMap<(Vert, bool), usize> = BTreeMap::new();
         let mut merged: Vec<Launch> = Vec::new();
