@@ -60,6 +60,20 @@ fn main() {
         rep.peak_bytes,
         hwm
     );
+    // The human-feasibility verdict of the replay answered (what `playtest_map` adds to it).
+    if let Some(f) = rep
+        .replay()
+        .and_then(|r| horst_feasibility::assess(&map, r))
+    {
+        eprintln!(
+            "feasibility {}, {} exact input(s) (ticks {:?}), tightest window {}, complete {}",
+            f.verdict.as_str(),
+            f.exact_inputs,
+            f.exact_input_ticks,
+            f.tightest.as_ref().map_or(0, |w| w.window),
+            f.complete
+        );
+    }
     println!(
         "{}",
         serde_json::to_string(&PlaytestResult::new(&map, seed, &rep)).unwrap()

@@ -16,6 +16,12 @@
 //!   into the hull of their heights, which only adds positions. The result is, per row of the
 //!   bird's top edge, the last tick at which the bird can be in that row ([`Table`]), and the
 //!   highest point it can reach.
+//! - **Roofs and deadly floors**: a row solid across the whole map (cracked rock a pebble can
+//!   reach does not count) is a roof no bird below it ever gets above, so every flight from a
+//!   launch below it bumps its head there ([`barrier_rows`]); a row of spikes and solid blocks
+//!   across the whole map kills a bird more than 6 px into it, so flights from above it end
+//!   there ([`deadly_floor_rows`]), and nothing below it is reached from there (the spike
+//!   tiles over rock are ground to the envelope). Other walls and hazards are still ignored.
 //! - **Horizontally** the bird never moves more than `RUN_SPEED` sub-units a tick (its speed
 //!   only approaches a wanted speed of at most that). A platform's carry adds nothing: the
 //!   engine carries only a bird that landed on the platform on the tick before (`riding` is
@@ -30,8 +36,8 @@
 //!   through. A stomp site also needs the bird's feet to get above the enemy's top (plus the stomp
 //!   tolerance) at some point of the flight.
 //!
-//! Everything that can only hold the bird back (walls, hazards, enemies that kill, crumbling
-//! ledges that fall, landing early) is ignored, and everything that can lift or carry it is a
+//! Everything else that can only hold the bird back (walls, hazards, enemies that kill,
+//! crumbling ledges that fall, landing early) is ignored, and everything that can lift or carry it is a
 //! launch site, so the set of sites this reaches contains every site the bird can reach: if no
 //! nest is reached, no replay can win. The proof is only tried when the level is small enough
 //! (see [`MAX_SITES`]); otherwise it says nothing.
@@ -104,12 +110,65 @@ pub fn vstep(mut s: Vert, jump: bool) -> Vert {
 
 /// How a flight starts: the bird's top edge somewhere in `lo..=hi` (sub-units below the top of
 /// the launch row), its vertical state, and whether jump may be held or not at the start.
+/// `cap`: the bottom of the lowest row above the launch that is solid across the whole map
+/// (relative like `lo`), if any: the bird can never get above it (see [`barrier_rows`]), so
+/// every flight bumps its head there. `floor`: the lowest its top edge can be alive, above the
+/// first row below the launch that is solid or spikes across the whole map (see
+/// [`deadly_floor_rows`]); deeper flights end there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Launch {
     pub lo: i32,
     pub hi: i32,
     pub vert: Vert,
     pub held_either: bool,
+    pub cap: Option<i32>,
+    pub floor: Option<i32>,
+}
+
+/// Per row of the map: whether every tile of it is spikes or solid for good (a roof row, see
+/// [`barrier_rows`], may mix in spikes). A bird whose hitbox reaches more than 6 px into such a
+/// row is dead at the end of that tick: it cannot overlap the solid tiles, and in a run of spike
+/// tiles the 12 px bird always overlaps some spike's deadly part (the lower 10 px, 2 px in from
+/// each side: between two spike tiles 4 px are safe, beside rock 2). It falls at most 7 px a
+/// tick, so it cannot pass the 10 px in one, and hazards are checked on every tick before
+/// anything else it touches counts (a spring's launch or a landing on a platform there comes
+/// with the same tick's death). So the bird's feet never get lower than 6 px into the row and
+/// live (`levels/probes/guest-tunnel-hole-5`: the spikes under a hole in a low corridor).
+pub fn deadly_floor_rows(map: &Map) -> Vec<bool> {
+    let solid = barrier_tiles(map);
+    let w = map.width();
+    (0..map.height())
+        .map(|y| {
+            (0..w).all(|x| solid[(y * w + x) as usize] || map.tile(x, y) == Some(Block::Spikes))
+        })
+        .collect()
+}
+
+/// Per tile (row-major): solid for good (not cracked rock that a pebble can reach).
+fn barrier_tiles(map: &Map) -> Vec<bool> {
+    let (w, h) = (map.width(), map.height());
+    let breakable = crate::relaxed::breakable_cracked(map);
+    (0..w * h)
+        .map(|i| {
+            let b = map.tile(i % w, i / w).unwrap_or(Block::Empty);
+            b.is_solid() && !(b == Block::Cracked && breakable[i as usize])
+        })
+        .collect()
+}
+
+/// Per row of the map: whether every tile of it is solid for good (rock, earth, grass, ice,
+/// snow, or cracked rock no pebble can reach). Such a row is a roof over everything below it:
+/// the map's sides are walls, the bird moves less than a tile a tick, a platform that carries
+/// it up against solid blocks stops it or crushes it, and a spring or a jump only sets its
+/// speed, so a bird below the row stays below it. A corridor under a closed roof is the common
+/// case (`levels/probes/guest-tunnel-hole-5`): without the roof in the envelope, a jump there
+/// rose 3.2 tiles instead of the 2 px the corridor leaves.
+pub fn barrier_rows(map: &Map) -> Vec<bool> {
+    let solid = barrier_tiles(map);
+    let w = map.width();
+    (0..map.height())
+        .map(|y| (0..w).all(|x| solid[(y * w + x) as usize]))
+        .collect()
 }
 
 /// The envelope of one launch.
@@ -147,9 +206,11 @@ impl Table {
 
 /// Follows every flight from `launch` until the bird is `depth` sub-units below the launch row.
 /// `ceilings`: the map has a solid block with open air below it, so the bird may bump its head
-/// on any tile boundary (its speed drops to 0 there).
+/// on any tile boundary (its speed drops to 0 there). Under the launch's `cap` it must: a top
+/// edge that would cross it stops there with its speed 0, as the engine's `move_y` does.
 /// Gives up (None) after `budget` states.
 pub fn table(launch: &Launch, depth: i32, ceilings: bool, budget: u64) -> Option<Table> {
+    let depth = launch.floor.map_or(depth, |f| f.min(depth));
     let mut cur: BTreeMap<Vert, (i32, i32)> = BTreeMap::new();
     let add = |m: &mut BTreeMap<Vert, (i32, i32)>, v: Vert, lo: i32, hi: i32| {
         m.entry(v)
@@ -199,6 +260,24 @@ pub fn table(launch: &Launch, depth: i32, ceilings: bool, budget: u64) -> Option
             for jump in [false, true] {
                 let s = vstep(v, jump);
                 let (nlo, nhi) = (lo + s.vy, hi + s.vy);
+                match launch.cap {
+                    // The part that would cross the roof bumps its head on it; the rest
+                    // moves on.
+                    Some(cap) if nlo < cap => {
+                        let b = Vert {
+                            vy: 0,
+                            rising: false,
+                            on_ground: false,
+                            ..s
+                        };
+                        add(&mut next, b, cap, cap);
+                        if nhi >= cap {
+                            add(&mut next, s, cap, nhi.min(depth));
+                        }
+                        continue;
+                    }
+                    _ => {}
+                }
                 if nlo <= depth {
                     add(&mut next, s, nlo, nhi.min(depth));
                 }
@@ -269,27 +348,41 @@ impl Proof {
     }
 }
 
-fn launch_key(
-    keys: &mut BTreeMap<Launch, usize>,
-    list: &mut Vec<Launch>,
-    y0: i32,
-    y1: i32,
-    vert: Vert,
-    held_either: bool,
-) -> (usize, i32) {
-    let row = y0.div_euclid(TILE);
-    let l = Launch {
-        lo: y0 - row * TILE,
-        hi: y1 - row * TILE,
-        vert,
-        held_either,
-    };
-    let n = list.len();
-    let id = *keys.entry(l).or_insert(n);
-    if id == n {
-        list.push(l);
+/// The distinct launches, and the roof and deadly-floor rows that bound their flights.
+struct Launches {
+    keys: BTreeMap<Launch, usize>,
+    list: Vec<Launch>,
+    barriers: Vec<bool>,
+    floors: Vec<bool>,
+}
+
+impl Launches {
+    /// The launch of a flight whose top edge starts in `y0..=y1` (absolute), and its row.
+    fn key(&mut self, y0: i32, y1: i32, vert: Vert, held_either: bool) -> (usize, i32) {
+        let row = y0.div_euclid(TILE);
+        // The lowest roof entirely above the launch's highest top edge (its row < `row`).
+        let roof = (0..row.min(self.barriers.len() as i32))
+            .rev()
+            .find(|&r| self.barriers[r as usize]);
+        let l = Launch {
+            lo: y0 - row * TILE,
+            hi: y1 - row * TILE,
+            vert,
+            held_either,
+            cap: roof.map(|r| (r + 1 - row) * TILE),
+            // The first deadly floor whose top is at or below the launch's lowest feet: the
+            // top edge may go down to 6 px into it, less the hitbox.
+            floor: (0..self.floors.len() as i32)
+                .find(|&r| self.floors[r as usize] && r * TILE >= y1 + PLAYER_H)
+                .map(|r| r * TILE + 6 * SUB - PLAYER_H - row * TILE),
+        };
+        let n = self.list.len();
+        let id = *self.keys.entry(l).or_insert(n);
+        if id == n {
+            self.list.push(l);
+        }
+        (id, row)
     }
-    (id, row)
 }
 
 /// Tries to prove that no nest can be reached (see the module documentation).
@@ -309,6 +402,7 @@ pub fn prove(map: &Map) -> Proof {
         matches!(b, Some(b) if b.is_solid() || b.is_one_way())
     };
     let ceilings = (0..h - 1).any(|y| (0..w).any(|x| tile(x, y).is_solid() && open(x, y + 1)));
+
     let ground = Vert {
         vy: 0,
         on_ground: true,
@@ -317,8 +411,12 @@ pub fn prove(map: &Map) -> Proof {
         rising: false,
         coyote: 0,
     };
-    let mut keys = BTreeMap::new();
-    let mut launches = Vec::new();
+    let mut ls = Launches {
+        keys: BTreeMap::new(),
+        list: Vec::new(),
+        barriers: barrier_rows(map),
+        floors: deadly_floor_rows(map),
+    };
     let mut sites: Vec<Site> = Vec::new();
     let x_max = w * TILE - PLAYER_W;
     let clamp_x = |a: i32, b: i32| (a.max(0), b.min(x_max));
@@ -331,7 +429,7 @@ pub fn prove(map: &Map) -> Proof {
             on_ground: false,
             ..ground
         };
-        let (launch, row) = launch_key(&mut keys, &mut launches, y, y, vert, false);
+        let (launch, row) = ls.key(y, y, vert, false);
         sites.push(Site {
             launch,
             row,
@@ -357,7 +455,7 @@ pub fn prove(map: &Map) -> Proof {
             }
             let (xa, xb) = clamp_x(x0 * TILE - PLAYER_W + 1, x * TILE - 1);
             let yy = (y + 1) * TILE - PLAYER_H;
-            let (launch, row) = launch_key(&mut keys, &mut launches, yy, yy, ground, false);
+            let (launch, row) = ls.key(yy, yy, ground, false);
             sites.push(Site {
                 launch,
                 row,
@@ -386,7 +484,7 @@ pub fn prove(map: &Map) -> Proof {
             y0 - PLAYER_H + 1,
             y1 + STOMP_TOLERANCE - PLAYER_H + MAX_FALL,
         );
-        let (launch, row) = launch_key(&mut keys, &mut launches, ya, yb, bounce, true);
+        let (launch, row) = ls.key(ya, yb, bounce, true);
         sites.push(Site {
             launch,
             row,
@@ -427,7 +525,7 @@ pub fn prove(map: &Map) -> Proof {
                 let (py0, py1) = (e.y.min(e.y + dy) * TILE, e.y.max(e.y + dy) * TILE);
                 let (xa, xb) = clamp_x(px0 - PLAYER_W + 1, px1 + pw - 1);
                 let (ya, yb) = (py0 - PLAYER_H, py1 - PLAYER_H);
-                let (launch, row) = launch_key(&mut keys, &mut launches, ya, yb, ground, false);
+                let (launch, row) = ls.key(ya, yb, ground, false);
                 sites.push(Site {
                     launch,
                     row,
@@ -453,7 +551,7 @@ pub fn prove(map: &Map) -> Proof {
                     rising: false,
                     coyote: 0,
                 };
-                let (launch, row) = launch_key(&mut keys, &mut launches, ya, yb, vert, true);
+                let (launch, row) = ls.key(ya, yb, vert, true);
                 sites.push(Site {
                     launch,
                     row,
@@ -481,6 +579,7 @@ pub fn prove(map: &Map) -> Proof {
     }
     // Deep enough to fall out of the map from any launch row (the map's top row is 0).
     let depth = (h + 2) * TILE;
+    let mut launches = ls.list;
     if launches.len() > MAX_LAUNCHES {
         let mut hull: BTreeMap<(Vert, bool), usize> = BTreeMap::new();
         let mut merged: Vec<Launch> = Vec::new();
@@ -492,6 +591,9 @@ pub fn prove(map: &Map) -> Proof {
             });
             merged[m].lo = merged[m].lo.min(l.lo);
             merged[m].hi = merged[m].hi.max(l.hi);
+            // The merged flight may rise as high as the least covered of them.
+            merged[m].cap = merged[m].cap.zip(l.cap).map(|(a, b)| a.min(b));
+            merged[m].floor = merged[m].floor.zip(l.floor).map(|(a, b)| a.max(b));
             to.push(m);
         }
         for site in sites.iter_mut() {
@@ -514,6 +616,12 @@ pub fn prove(map: &Map) -> Proof {
         |a: &Site, xa: i32, xb: i32, ya: i32, yb: i32, above: Option<i32>, lands: bool| {
             let tb = &tables[a.launch];
             let o = a.row * TILE;
+            // Below the launch's deadly floor the bird is dead: no flight ends there (a landing
+            // is checked as "at or above the standing height before", which a bird still
+            // above the floor always is).
+            if launches[a.launch].floor.is_some_and(|f| ya - o > f) {
+                return false;
+            }
             if let Some(limit) = above {
                 if o + tb.ymin > limit {
                     return false;

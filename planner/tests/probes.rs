@@ -156,12 +156,18 @@ fn guest_probes_are_decided_as_their_truth() {
         ("guest-ferry-leap-11", Proof::JumpEnvelope),
         ("guest-start-in-spikes", Proof::Exhaustive),
         ("guest-start-on-marmot", Proof::Exhaustive),
+        // 512 x 128 of air and one tile of grass: decided on the largest map before any search.
+        ("guest-empty-sky-far-nest", Proof::RelaxedGraph),
+        // Under a roof across the map, over spikes across it: searched until the time limit
+        // before the envelope knew roofs and deadly floors (`tests/proofs.rs`).
+        ("guest-tunnel-hole-5", Proof::JumpEnvelope),
+        // Two rows high under the roof: 7 tiles won (tight), 8 proved, nothing undecided.
+        ("guest-corridor-2-hole-8", Proof::JumpEnvelope),
     ];
     let undecided = [
         "guest-shaft-guard-closed",
         "guest-start-in-crusher",
         "guest-start-on-seeded-marmot",
-        "guest-tunnel-hole-5",
     ];
     let all = probes("guest-");
     assert!(all.len() >= 30, "{} guest probes", all.len());
@@ -209,6 +215,9 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-stomp-ladder",
         "guest-tunnel-hole-4",
         "guest-two-pistons",
+        "guest-jackdaw-doorway",
+        "guest-lift-through-slot",
+        "guest-long-low-tunnel",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         let one = plan_for(&map, 20.0, 1);
@@ -252,4 +261,52 @@ fn an_undecided_exact_check_answers_the_same_whatever_ends_it() {
         );
         assert_eq!(rep.proof, None);
     }
+}
+
+/// The seed's ends (0 and 4,294,967,295) on the guest levels whose enemies pause at random
+/// and whose rock-fall has the largest jitter (`guest-jackdaw-doorway`: a jackdaw in the only
+/// doorway, pauses up to 60 ticks; `guest-edge-params`: every parameter at an end of its
+/// range): the truth written in each ("winnable for every seed") holds for these seeds too,
+/// and the replay the planner answers wins with the seed it names.
+#[test]
+fn guest_levels_of_random_enemies_are_won_at_the_seeds_ends() {
+    for name in ["guest-jackdaw-doorway", "guest-edge-params"] {
+        let map = load(&root().join(format!("levels/probes/{name}.map")));
+        for seed in [0, u32::MAX] {
+            let cancel = std::sync::atomic::AtomicBool::new(false);
+            let req = horst_planner::PlanRequest {
+                map: &map,
+                seed,
+                time_limit: std::time::Duration::from_secs(20),
+                cancel: &cancel,
+                memory_budget_bytes: Some(horst_planner::DEFAULT_MEMORY_BUDGET),
+            };
+            let rep = horst_planner::plan(&req, None);
+            let PlanOutcome::Won { replay, .. } = &rep.outcome else {
+                panic!("{name} seed {seed}: {:?}", rep.outcome);
+            };
+            assert_eq!(replay.seed, seed, "{name}");
+            assert!(referee(&map, replay).won, "{name} seed {seed}");
+        }
+    }
+}
+
+/// `guest-largest-file` is the largest map text the format takes, byte for byte: 262,144
+/// bytes with `\r\n` line endings, tabs in comments and a name of 60 characters (its umlauts
+/// take more bytes). A checkout that rewrote its line endings would make it a smaller file
+/// quietly; the planner's answer on it is checked with the other guest levels.
+#[test]
+fn the_largest_guest_file_is_at_the_format_limit() {
+    let bytes = std::fs::read(root().join("levels/probes/guest-largest-file.map")).unwrap();
+    assert_eq!(
+        bytes.len(),
+        horst_engine::format::limits::MAX_MAP_BYTES,
+        "rewritten?"
+    );
+    let text = String::from_utf8(bytes).unwrap();
+    assert_eq!(text.matches("\r\n").count(), text.matches('\n').count());
+    assert!(text.contains('\t'));
+    let map = load(&root().join("levels/probes/guest-largest-file.map"));
+    assert_eq!((map.width(), map.height()), (512, 128));
+    assert_eq!(map.name().chars().count(), 60);
 }

@@ -390,3 +390,45 @@ fn a_leap_off_a_ferry_gets_no_carry() {
     .unwrap();
     assert!(referee(&nine_map, &replay).won);
 }
+
+/// A corridor one tile high under a roof of rock across the whole map, with a hole in its
+/// floor over a row of rock and spikes (`guest-tunnel-hole-5`, `-4`). The envelope ignored
+/// walls, so a jump there rose 3.2 tiles instead of the corridor's 2 px, and a fall into the
+/// hole went on as deep as the egg boost could lift the bird back from, through the spikes:
+/// the longest flight from floor to floor took 63 ticks (37,800 sub-units), and the 5-tile
+/// hole (17,410 needed) was searched until the time limit. A row solid across the whole map
+/// is a roof no flight passes, and a row of spikes and solid blocks across the whole map kills
+/// a bird more than 6 px into it: with both, the longest flight is 26 ticks (15,600; the roof
+/// alone, 33), 4 tiles are crossed (13,313 needed, the replay beside `guest-tunnel-hole-4`) and 5 are proved out.
+#[test]
+fn a_roof_and_a_deadly_floor_across_the_map_bound_every_flight() {
+    let probes = root().join("levels/probes");
+    let five = prove(&load(&probes.join("guest-tunnel-hole-5.map")));
+    assert!(five.unreachable(), "{five:?}");
+    let four_map = load(&probes.join("guest-tunnel-hole-4.map"));
+    let four = prove(&four_map);
+    assert!(four.tried && !four.unreachable(), "{four:?}");
+    let replay = parse_replay_json(
+        &std::fs::read_to_string(probes.join("guest-tunnel-hole-4.replay.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(referee(&four_map, &replay).won);
+    // The roof and the floor are both needed here: one tile of the roof row open (a hole up
+    // into the air above the map), or one tile of the spike row, and the flight is long again.
+    let text = std::fs::read_to_string(probes.join("guest-tunnel-hole-5.map")).unwrap();
+    let roof_open = text.replacen("#################\n", "#.###############\n", 1);
+    assert_ne!(roof_open, text);
+    assert!(!prove(&parse_map(&roof_open).unwrap()).unreachable());
+    let floor_open = text.replace("######^^^^^######", "######^^.^^######");
+    assert_ne!(floor_open, text);
+    assert!(!prove(&parse_map(&floor_open).unwrap()).unreachable());
+    // With earth under the spikes, the spike tiles are ground to the envelope (it ignores
+    // hazards), and a landing there is "at or above the standing height on the tick before",
+    // which a bird above the deadly floor always is: it was reached, the nest too, and this
+    // 7-tile hole (tests/planner.rs' undecided level before it got a notch in its roof) was
+    // not proved. Nothing below a launch's deadly floor is reached from it.
+    let deep = "gcv-map 1\nname: low corridor\nsize: 24 6\ngrid:\n########################\n\
+                ########################\n........................\nGGGGGGGGG.......GGGGGGGG\n\
+                EEEEEEEEE^^^^^^^EEEEEEEE\nEEEEEEEEEEEEEEEEEEEEEEEE\nentities:\nstart 1 2\nnest 22 2\n";
+    assert!(prove(&parse_map(deep).unwrap()).unreachable());
+}

@@ -116,7 +116,10 @@ fn render_clips_like_the_tool_and_writes_a_png() {
 
 /// Unsolvable (the ceiling leaves no room for the jump over the pit), but neither proof says so:
 /// the planner searches until its time limit.
-const LOW_CORRIDOR: &str = "gcv-map 1\nname: low corridor\nsize: 24 6\ngrid:\n########################\n########################\n........................\nGGGGGGGGG.......GGGGGGGG\nEEEEEEEEE^^^^^^^EEEEEEEE\nEEEEEEEEEEEEEEEEEEEEEEEE\nentities:\nstart 1 2\nnest 22 2\n";
+// A corridor one tile high over a 7-tile pit: unwinnable, and no proof decides it. The notch at
+// the right end of the roof keeps any row from being solid across the map (with a roof there
+// the jump envelope proves it, planner/src/envelope.rs).
+const LOW_CORRIDOR: &str = "gcv-map 1\nname: low corridor\nsize: 24 6\ngrid:\n########################\n#######################.\n........................\nGGGGGGGGG.......GGGGGGGG\nEEEEEEEEE^^^^^^^EEEEEEEE\nEEEEEEEEEEEEEEEEEEEEEEEE\nentities:\nstart 1 2\nnest 22 2\n";
 
 fn corpus(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

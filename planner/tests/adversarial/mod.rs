@@ -101,7 +101,7 @@ impl Level {
 }
 
 /// The classes, each around one mechanic.
-pub const CLASSES: [&str; 10] = [
+pub const CLASSES: [&str; 11] = [
     "crumbling-stair-hole",
     "lift-shaft",
     "far-platform",
@@ -112,6 +112,7 @@ pub const CLASSES: [&str; 10] = [
     "cracked",
     "flyers",
     "mixed-tower",
+    "low-corridor",
 ];
 
 /// Level `index` of class `class` (an index into `CLASSES`). The start is on the floor at the
@@ -128,6 +129,7 @@ pub fn level(class: usize, index: u64) -> Level {
         "ice" => ice(&mut r),
         "cracked" => cracked(&mut r),
         "flyers" => flyers(&mut r),
+        "low-corridor" => low_corridor(&mut r),
         _ => mixed(&mut r),
     }
 }
@@ -161,6 +163,97 @@ fn stair_hole(r: &mut Rng) -> Level {
                 l.set(cx, ceil, [b'#', b'G', b'E'][r.next(3) as usize]);
             }
         }
+    }
+    l
+}
+
+/// A corridor 1-3 rows high under a roof of solid blocks across the whole map, its floor
+/// broken by holes 1-8 wide into pits 0-3 rows deep over a row that is spikes or rock across
+/// the whole map: the roof and the deadly floor of the jump envelope (`envelope::barrier_rows`,
+/// `deadly_floor_rows`). Sometimes a spring in the corridor, a lift through the roof, a ferry
+/// along the corridor, a marmot, cracked rock in the roof (which a pebble can open) or a
+/// ledge over a hole.
+fn low_corridor(r: &mut Rng) -> Level {
+    let (w, h) = (r.range(16, 60) as usize, r.range(9, 24) as usize);
+    let mut l = Level::new(w, h);
+    let (wi, hi) = (w as i64, h as i64);
+    let roof = r.range(0, hi - 8);
+    let height = r.range(1, 3);
+    let floor = roof + height + 1;
+    let depth = r.range(0, 3);
+    let deadly = floor + depth + 1;
+    for x in 0..wi {
+        l.set(x, roof, [b'#', b'G', b'E', b'I'][r.next(4) as usize]);
+        for y in floor..deadly {
+            l.set(x, y, b'#');
+        }
+        l.set(x, deadly, if r.next(3) == 0 { b'#' } else { b'^' });
+        for y in deadly + 1..hi - 1 {
+            l.set(x, y, b'#');
+        }
+    }
+    for _ in 0..r.range(1, 4) {
+        let (hx, hw) = (r.range(4, wi - 3), r.range(1, 8));
+        for x in hx..(hx + hw).min(wi - 2) {
+            for y in floor..deadly {
+                l.set(x, y, b'.');
+            }
+            if r.next(4) == 0 {
+                l.set(x, floor, b'-');
+            }
+        }
+    }
+    if r.next(3) == 0 {
+        l.set(r.range(2, wi - 2), roof, b'C');
+    }
+    let at = |r: &mut Rng| r.range(3, wi - 4);
+    match r.next(5) {
+        0 => {
+            let x = at(r);
+            if l.get(x, floor) != b'.' {
+                l.ents.push(format!(
+                    "spring {x} {} strength={}",
+                    floor - 1,
+                    r.range(2, 12)
+                ));
+            }
+        }
+        1 => {
+            let x = at(r);
+            l.ents.push(format!(
+                "platform {x} {} dx=0 dy={} speed={} width={}",
+                floor - 1,
+                -(floor - 1).min(r.range(2, 8)),
+                r.range(1, 16),
+                r.range(1, 3)
+            ));
+        }
+        2 => {
+            let x = at(r);
+            l.ents.push(format!(
+                "platform {x} {} dx={} dy=0 speed={} width={}",
+                floor - 1,
+                r.range(1, (wi - x - 4).clamp(1, 32)),
+                r.range(1, 8),
+                r.range(1, 3)
+            ));
+        }
+        3 => {
+            let x = at(r);
+            if l.get(x, floor) != b'.' {
+                l.ents.push(format!(
+                    "walker {x} {} range={} speed={} pause=0",
+                    floor - 1,
+                    r.range(0, 6),
+                    r.range(1, 6)
+                ));
+            }
+        }
+        _ => {}
+    }
+    l.start = (1, (floor - 1) as usize);
+    for x in 0..3 {
+        l.set(x, floor, b'G');
     }
     l
 }
