@@ -14,6 +14,13 @@ use crate::job_control::{admit, job_view_app, signed_in_job_view};
 
 const LONG: Duration = Duration::from_secs(60);
 
+/// The fields of the filter form shown whose label is not visible text beside them, by name.
+const UNLABELLED: &str =
+    "[...document.querySelectorAll('form.filters input, form.filters select')]\
+  .filter(f => { const l = f.closest('label'); \
+    return !l || !l.checkVisibility() || !l.textContent.replace(f.textContent, '').trim(); })\
+  .map(f => f.name)";
+
 /// The job view's filters are in the address (`#jobs?state=queued&account=anna`): a reload
 /// shows the same filtered list with the filters set, Back brings the filters before, and a
 /// hand-edited address with a state no job has shows the unfiltered list. The levels
@@ -42,6 +49,12 @@ async fn the_admin_filters_are_kept_in_the_address_through_a_reload_and_back() {
             field("account")
         )
     };
+    // Every filter field is named by a visible label (a placeholder is gone once typed in).
+    assert_eq!(
+        tab.eval(UNLABELLED).await,
+        json!([]),
+        "the job view's filters"
+    );
     // A state chosen, then an account typed: each goes into the address.
     tab.eval(
         "(s => { s.value = 'queued'; s.dispatchEvent(new Event('change')); })\
@@ -122,6 +135,7 @@ async fn the_admin_filters_are_kept_in_the_address_through_a_reload_and_back() {
         LONG,
     )
     .await;
+    assert_eq!(tab.eval(UNLABELLED).await, json!([]), "the levels filters");
     tab.eval(
         "document.querySelector('form.filters input[name=name]').value = 'dohle'; \
          document.querySelector('form.filters').requestSubmit()",

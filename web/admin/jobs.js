@@ -123,13 +123,16 @@ function jobRow(j) {
     cancelCell(j));
 }
 
+// Each field has a visible label, as the levels section's (a placeholder alone was gone once
+// something was typed: "anna" stood in a field nothing named).
 function filters() {
-  const select = (name, options) => el("select", { name, "aria-label": name, onchange: (e) => { filter[name] = e.target.value; refilter(); } },
-    options.map((o) => el("option", { value: o, selected: filter[name] === o }, o || `any ${name}`)));
-  const account = el("input", { name: "account", "aria-label": "account", placeholder: "account", value: filter.account });
-  const job = el("input", { name: "job", "aria-label": "job id", placeholder: "job id", value: filter.job });
+  const select = (name, options) => el("label", {}, `${name[0].toUpperCase()}${name.slice(1)} `,
+    el("select", { name, onchange: (e) => { filter[name] = e.target.value; refilter(); } },
+      options.map((o) => el("option", { value: o, selected: filter[name] === o }, o || "any"))));
+  const account = el("input", { name: "account", placeholder: "any", value: filter.account, autocomplete: "off", spellcheck: "false" });
+  const job = el("input", { name: "job", placeholder: "job_…", value: filter.job, autocomplete: "off", spellcheck: "false" });
   const form = el("form", { class: "filters" }, select("state", STATES),
-    select("kind", KINDS), account, job, el("button", { type: "submit" }, "Show"));
+    select("kind", KINDS), el("label", {}, "Account ", account), el("label", {}, "Job id ", job), el("button", { type: "submit" }, "Show"));
   form.addEventListener("submit", (e) => { e.preventDefault(); filter.account = account.value.trim(); filter.job = job.value.trim(); refilter(); });
   return form;
 }
