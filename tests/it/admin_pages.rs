@@ -165,31 +165,16 @@ async fn the_admin_filters_are_kept_in_the_address_through_a_reload_and_back() {
     );
 }
 
-/// A revision of `level` in the Labor whose map is named `title`.
+/// A revision of `level` in the Labor (as accounts_e2e stores one) whose map is named `title`.
 async fn titled_revision(app: &crate::harness::TestApp, id: &str, level: &str, title: &str) {
     let map =
         crate::harness::LEVEL_MAP.replacen("name: Erste Schritte", &format!("name: {title}"), 1);
     assert_ne!(map, crate::harness::LEVEL_MAP, "the map's name line moved");
+    crate::accounts_e2e::revision(app, id, level, 1_796_000_000_000).await;
     let s = &app.store;
     let _: () = s
         .conn()
-        .hset_multiple(
-            s.key(&format!("rev:{id}")),
-            &[
-                ("revisionId", id),
-                ("name", level),
-                ("owner", "dohlenfreund"),
-                ("engineVersion", horst_engine::engine_version()),
-                ("createdAtMs", "1796000000000"),
-                ("ticks", "812"),
-                ("map", map.as_str()),
-            ],
-        )
-        .await
-        .unwrap();
-    let _: () = s
-        .conn()
-        .set(s.key(&format!("rev:{id}:state")), "labor")
+        .hset(s.key(&format!("rev:{id}")), "map", map)
         .await
         .unwrap();
 }
