@@ -465,7 +465,7 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
 
 /// A revision of `level` whose submission check is on the current engine (so it may be
 /// promoted), stored as a submission leaves it.
-async fn revision(app: &TestApp, id: &str, level: &str, created_ms: u64) {
+pub(crate) async fn revision(app: &TestApp, id: &str, level: &str, created_ms: u64) {
     let s = &app.store;
     let _: () = s
         .conn()

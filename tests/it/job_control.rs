@@ -46,7 +46,7 @@ async fn admin(
     (status, r.json().await.unwrap_or(Value::Null))
 }
 
-async fn admit(app: &TestApp, kind: JobKind, account: &str, map: String) -> String {
+pub(crate) async fn admit(app: &TestApp, kind: JobKind, account: &str, map: String) -> String {
     match app
         .queue
         .admit(JobSpec {
@@ -794,7 +794,7 @@ async fn the_admin_pages_job_view_pages_and_says_why_a_job_ended() {
 }
 
 /// An app with the admin token and the web pages: the job view's tests.
-async fn job_view_app() -> TestApp {
+pub(crate) async fn job_view_app() -> TestApp {
     spawn_app_with(|c| {
         c.gateway.admin_token = ADMIN_TOKEN.into();
         c.server.web_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/web").into();
@@ -804,7 +804,7 @@ async fn job_view_app() -> TestApp {
 
 /// An operator signed in on `/admin` with the admin token, on the job view: the browser (kept
 /// alive by the caller) and its tab.
-async fn signed_in_job_view(
+pub(crate) async fn signed_in_job_view(
     app: &TestApp,
 ) -> (
     std::sync::Arc<horst_house::cdp::Browser>,

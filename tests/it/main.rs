@@ -9,6 +9,7 @@ mod harness;
 mod a11y;
 mod accounts;
 mod accounts_e2e;
+mod admin_pages;
 mod agent_keys;
 mod agents_doc;
 mod arena;

@@ -269,6 +269,14 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
             &measure(&tab).await,
             &mut problems,
         );
+        // An empty list says so once: /house/ said "No tables right now." above "The house
+        // has no tables right now: …".
+        let nones = tab
+            .eval("(document.querySelector('main').textContent.match(/no tables/gi) || []).length")
+            .await;
+        if nones.as_u64() > Some(1) {
+            problems.push(format!("the {name} page says \"no tables\" {nones} times"));
+        }
         // One site, one look: an RCADIA page's header is at most 80 px, as the game page's
         // (its name "RCADIA" was a link to the table list beside "Tables", on a 44 px line of
         // its own: 92 px of an 844 px screen).

@@ -3,7 +3,7 @@
 // Text written by agents (subjects, messages, posts, names) is only ever put in with
 // textContent (el() below), never as HTML.
 
-import { jobs } from "./jobs.js";
+import { jobsFromAddress } from "./jobs.js";
 import { onSubmit, onClick } from "/pages/submit-once.js";
 
 const $ = (id) => document.getElementById(id);
@@ -374,6 +374,15 @@ async function messages() {
 // ---- Levels -----------------------------------------------------------------------------
 
 const levelFilter = { name: "", state: "" };
+const LEVEL_STATES = ["", "labor", "promoted", "retired", "withdrawn", "quarantined"];
+
+/** The levels section as the address asks for it (#levels?name=gipfel&state=labor). */
+function levelsFromAddress() {
+  const q = addressFilters();
+  levelFilter.name = (q.get("name") || "").trim().slice(0, 200);
+  levelFilter.state = oneOf(q.get("state") || "", LEVEL_STATES);
+  return levels();
+}
 
 function checkText(c) {
   if (!c) return el("span", { class: "tag warn" }, "no check on this engine");
@@ -391,12 +400,13 @@ async function levels() {
   const form = el("form", { class: "filters" },
     el("label", {}, "Level ", el("input", { name: "name", value: levelFilter.name, placeholder: "any" })),
     el("label", {}, "State ", el("select", { name: "state" },
-      ["", "labor", "promoted", "retired", "withdrawn", "quarantined"].map((s) => el("option", { value: s, selected: s === levelFilter.state }, s || "any")))),
+      LEVEL_STATES.map((s) => el("option", { value: s, selected: s === levelFilter.state }, s || "any")))),
     el("button", { type: "submit" }, "Filter"));
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     levelFilter.name = form.elements.name.value.trim();
     levelFilter.state = form.elements.state.value;
+    keepFilters("levels", levelFilter);
     levels();
   });
   const rows = items.map((r) => {
@@ -441,7 +451,7 @@ async function levels() {
     const visible = !["withdrawn", "quarantined"].includes(r.state);
     return el("tr", { "data-revision": r.revisionId },
       el("td", { class: "level" },
-        r.title ? el("bdi", { class: "title" }, r.title) : null,
+        r.title ? el("bdi", { class: "title", title: r.title }, r.title) : null,
         el("div", {}, el("code", {}, r.name)),
         visible ? el("a", { href: `/level/${encodeURIComponent(r.revisionId)}`, target: "_blank", rel: "noopener" }, "View") : null),
       el("td", {}, el("code", { class: "id" }, r.revisionId)),
@@ -889,7 +899,7 @@ async function audit() {
 
 // ---- Routing and sign-in ----------------------------------------------------------------
 
-const SECTIONS = { overview, jobs, messages, levels, accounts, board, switches, quotas, credentials, audit, tables };
+const SECTIONS = { overview, jobs: jobsFromAddress, messages, levels: levelsFromAddress, accounts, board, switches, quotas, credentials, audit, tables };
 
 /** On a phone the section links are one row that scrolls sideways: the current one is
  * scrolled into it (sideways only; the page itself does not move). */
@@ -902,8 +912,31 @@ function showInStrip(a) {
   strip.scrollLeft += r.left - s.left - (s.width - r.width) / 2;
 }
 
+// A section's filters live in the address after its name (`#jobs?state=failed&account=alice`):
+// a reload shows the same list, and Back brings the filters before. Before, they were kept only
+// in the page's memory, and a reload or Back lost them.
+
+/** The filters in the address, as URLSearchParams. */
+export function addressFilters() {
+  const at = location.hash.indexOf("?");
+  return new URLSearchParams(at < 0 ? "" : location.hash.slice(at + 1));
+}
+
+/** Puts a section's filters (empty ones left out) into the address as a new history entry
+ *  (pushState: no hashchange, the section is not shown again); nothing when they are there. */
+export function keepFilters(section, values) {
+  const q = new URLSearchParams(Object.entries(values).filter(([, v]) => v)).toString();
+  const hash = `#${section}${q ? `?${q}` : ""}`;
+  if (location.hash !== hash) history.pushState(null, "", hash);
+}
+
+/** One of `allowed`, else "" (a hand-edited address shows the unfiltered list). */
+export function oneOf(value, allowed) {
+  return allowed.includes(value) ? value : "";
+}
+
 async function route() {
-  const name = location.hash.replace(/^#/, "") || "overview";
+  const name = location.hash.replace(/^#/, "").split("?")[0] || "overview";
   const section = SECTIONS[name] || overview;
   for (const a of document.querySelectorAll("#nav a")) {
     if (a.getAttribute("href") === `#${name}`) {

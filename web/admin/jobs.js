@@ -2,7 +2,7 @@
 // account with their timeline and progress, and cancel (it says what it will do and asks
 // once). Account names and reasons are put in as text only (el()).
 
-import { el, api, notice, refusal, confirmIn, table, kv, heading, loading, dateText, stillShown } from "./admin.js";
+import { el, api, notice, refusal, confirmIn, table, kv, heading, loading, dateText, stillShown, addressFilters, keepFilters, oneOf } from "./admin.js";
 
 // `job`: one job by its id (from a log line, an agent's message or get_submission), any
 // account and state; the others filter the listing.
@@ -13,7 +13,25 @@ const filter = { state: "", kind: "", account: "", job: "" };
 let pages = [0];
 const PAGE = 100;
 
+const STATES = ["", "queued", "running", "succeeded", "failed", "cancelled"];
+const KINDS = ["", "playtest", "simulate", "submit", "recheck"];
+
+/** A changed filter: the list from its first page, and the filters into the address (a
+ *  reload or Back shows them again: jobsFromAddress). */
 function refilter() {
+  pages = [0];
+  keepFilters("jobs", filter);
+  return jobs();
+}
+
+/** The job view as the address asks for it (#jobs?state=failed&kind=submit&account=…&job=…),
+ *  from the first page. */
+export function jobsFromAddress() {
+  const q = addressFilters();
+  filter.state = oneOf(q.get("state") || "", STATES);
+  filter.kind = oneOf(q.get("kind") || "", KINDS);
+  filter.account = (q.get("account") || "").trim().slice(0, 200);
+  filter.job = (q.get("job") || "").trim().slice(0, 200);
   pages = [0];
   return jobs();
 }
@@ -105,13 +123,16 @@ function jobRow(j) {
     cancelCell(j));
 }
 
+// Each field has a visible label, as the levels section's (a placeholder alone was gone once
+// something was typed: "anna" stood in a field nothing named).
 function filters() {
-  const select = (name, options) => el("select", { name, "aria-label": name, onchange: (e) => { filter[name] = e.target.value; refilter(); } },
-    options.map((o) => el("option", { value: o, selected: filter[name] === o }, o || `any ${name}`)));
-  const account = el("input", { name: "account", "aria-label": "account", placeholder: "account", value: filter.account });
-  const job = el("input", { name: "job", "aria-label": "job id", placeholder: "job id", value: filter.job });
-  const form = el("form", { class: "filters" }, select("state", ["", "queued", "running", "succeeded", "failed", "cancelled"]),
-    select("kind", ["", "playtest", "simulate", "submit", "recheck"]), account, job, el("button", { type: "submit" }, "Show"));
+  const select = (name, options) => el("label", {}, `${name[0].toUpperCase()}${name.slice(1)} `,
+    el("select", { name, onchange: (e) => { filter[name] = e.target.value; refilter(); } },
+      options.map((o) => el("option", { value: o, selected: filter[name] === o }, o || "any"))));
+  const account = el("input", { name: "account", placeholder: "any", value: filter.account, autocomplete: "off", spellcheck: "false" });
+  const job = el("input", { name: "job", placeholder: "job_…", value: filter.job, autocomplete: "off", spellcheck: "false" });
+  const form = el("form", { class: "filters" }, select("state", STATES),
+    select("kind", KINDS), el("label", {}, "Account ", account), el("label", {}, "Job id ", job), el("button", { type: "submit" }, "Show"));
   form.addEventListener("submit", (e) => { e.preventDefault(); filter.account = account.value.trim(); filter.job = job.value.trim(); refilter(); });
   return form;
 }

@@ -49,10 +49,12 @@ function render(rows) {
   const focused = document.activeElement && document.activeElement.closest && document.activeElement.closest("tr[data-session]");
   const focusedSession = focused ? focused.dataset.session : null;
   if (rows.length === 0) {
+    // The summary above already says there are none: this line says only what opens one
+    // (on /house/ both said "no tables right now").
     const p = document.createElement("p");
     p.className = "empty";
     p.textContent = host === "house"
-      ? "The house has no tables right now: the house host (horst house) opens one per game when it runs."
+      ? "The house host (horst house) opens one per game while it runs."
       : "Host one from the bridge (Host a game), or start the house host (horst house).";
     $("list").replaceChildren(p);
     return;

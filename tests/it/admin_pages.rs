@@ -1,0 +1,266 @@
+//! The operator's page (`/admin`) as an operator uses it, in headless Chromium against a real
+//! redis-server: a section's filters are kept in the address (a reload and Back show them
+//! again), and a level's untrusted title in the levels table breaks at its spaces, cut after
+//! three lines with the whole title in its tooltip. Screenshots go to
+//! `target/screenshots/admin/`.
+
+use std::time::Duration;
+
+use horst_queue::JobKind;
+use redis::AsyncCommands;
+use serde_json::json;
+
+use crate::job_control::{admit, job_view_app, signed_in_job_view};
+
+const LONG: Duration = Duration::from_secs(60);
+
+/// The fields of the filter form shown whose label is not visible text beside them, by name.
+const UNLABELLED: &str =
+    "[...document.querySelectorAll('form.filters input, form.filters select')]\
+  .filter(f => { const l = f.closest('label'); \
+    return !l || !l.checkVisibility() || !l.textContent.replace(f.textContent, '').trim(); })\
+  .map(f => f.name)";
+
+/// The job view's filters are in the address (`#jobs?state=queued&account=anna`): a reload
+/// shows the same filtered list with the filters set, Back brings the filters before, and a
+/// hand-edited address with a state no job has shows the unfiltered list. The levels
+/// section's filters likewise. Before, the filters lived only in the page's memory: a reload
+/// or Back showed the unfiltered list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_filters_are_kept_in_the_address_through_a_reload_and_back() {
+    let app = job_view_app().await;
+    let job = admit(
+        &app,
+        JobKind::Simulate,
+        "anna",
+        crate::harness::LEVEL_MAP.into(),
+    )
+    .await;
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(1366, 768).await;
+    let scope = "((document.querySelector('#job-live > p.muted') || {}).textContent || '')";
+    let field = |name: &str| format!("document.querySelector('form.filters [name={name}]').value");
+    let shows = |hash: &str, state: &str, account: &str, said: &str| {
+        format!(
+            "location.hash === {hash:?} && document.body.dataset.section === 'jobs' \
+             && {} === {state:?} && {} === {account:?} && {scope}.startsWith({said:?}) \
+             && document.querySelector('#job-live tbody')?.textContent.includes({job:?})",
+            field("state"),
+            field("account")
+        )
+    };
+    // Every filter field is named by a visible label (a placeholder is gone once typed in).
+    assert_eq!(
+        tab.eval(UNLABELLED).await,
+        json!([]),
+        "the job view's filters"
+    );
+    // A state chosen, then an account typed: each goes into the address.
+    tab.eval(
+        "(s => { s.value = 'queued'; s.dispatchEvent(new Event('change')); })\
+         (document.querySelector('form.filters select[name=state]'))",
+    )
+    .await;
+    tab.wait_for(
+        &shows("#jobs?state=queued", "queued", "", "Jobs waiting"),
+        "the queued jobs, the state in the address",
+        LONG,
+    )
+    .await;
+    tab.eval(
+        "document.querySelector('form.filters input[name=account]').value = 'anna'; \
+         document.querySelector('form.filters').requestSubmit()",
+    )
+    .await;
+    let annas = shows(
+        "#jobs?state=queued&account=anna",
+        "queued",
+        "anna",
+        "Recent jobs of anna.",
+    );
+    tab.wait_for(&annas, "anna's queued jobs, both in the address", LONG)
+        .await;
+    // A reload shows the same list, the filters set.
+    tab.eval("window.beforeReload = true; location.reload()")
+        .await;
+    tab.wait_for(
+        &format!("!window.beforeReload && {annas}"),
+        "anna's queued jobs after a reload",
+        LONG,
+    )
+    .await;
+    tab.screenshot("admin", "jobs-filtered-after-reload-1366x768")
+        .await;
+    // Back: the filters before, then none.
+    tab.eval("history.back()").await;
+    tab.wait_for(
+        &shows("#jobs?state=queued", "queued", "", "Jobs waiting"),
+        "the filters before anna's, after Back",
+        LONG,
+    )
+    .await;
+    tab.eval("history.back()").await;
+    tab.wait_for(
+        &shows("#jobs", "", "", "Jobs waiting"),
+        "the unfiltered job view, after Back again",
+        LONG,
+    )
+    .await;
+    // A hand-edited address: an unknown state is left out, a known kind is kept.
+    tab.eval("location.hash = '#jobs?state=%3Cb%3Ebad&kind=submit'")
+        .await;
+    tab.wait_for(
+        &format!(
+            "{} === '' && {} === 'submit' && {scope}.startsWith('Jobs waiting')",
+            field("state"),
+            field("kind")
+        ),
+        "the job view of a hand-edited address",
+        LONG,
+    )
+    .await;
+    // The levels section keeps its filters the same way.
+    tab.eval("location.hash = '#levels?name=gipfel&state=labor'")
+        .await;
+    let levels = |name: &str| {
+        format!(
+            "document.body.dataset.section === 'levels' \
+             && document.querySelector('form.filters input[name=name]')?.value === {name:?} \
+             && document.querySelector('form.filters select[name=state]').value === 'labor'"
+        )
+    };
+    tab.wait_for(
+        &levels("gipfel"),
+        "the levels filtered from the address",
+        LONG,
+    )
+    .await;
+    assert_eq!(tab.eval(UNLABELLED).await, json!([]), "the levels filters");
+    tab.eval(
+        "document.querySelector('form.filters input[name=name]').value = 'dohle'; \
+         document.querySelector('form.filters').requestSubmit()",
+    )
+    .await;
+    tab.wait_for(
+        &format!(
+            "location.hash === '#levels?name=dohle&state=labor' && {}",
+            levels("dohle")
+        ),
+        "the changed level filter in the address",
+        LONG,
+    )
+    .await;
+    tab.eval("window.beforeReload = true; location.reload()")
+        .await;
+    tab.wait_for(
+        &format!("!window.beforeReload && {}", levels("dohle")),
+        "the level filter after a reload",
+        LONG,
+    )
+    .await;
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}
+
+/// A revision of `level` in the Labor (as accounts_e2e stores one) whose map is named `title`.
+async fn titled_revision(app: &crate::harness::TestApp, id: &str, level: &str, title: &str) {
+    let map =
+        crate::harness::LEVEL_MAP.replacen("name: Erste Schritte", &format!("name: {title}"), 1);
+    assert_ne!(map, crate::harness::LEVEL_MAP, "the map's name line moved");
+    crate::accounts_e2e::revision(app, id, level, 1_796_000_000_000).await;
+    let s = &app.store;
+    let _: () = s
+        .conn()
+        .hset(s.key(&format!("rev:{id}")), "map", map)
+        .await
+        .unwrap();
+}
+
+/// Each word of `selector`'s text that the browser laid out on more than one line (broken
+/// inside the word), with the element's width and its title attribute.
+const BROKEN_WORDS: &str = r#"(sel => { const e = document.querySelector(sel); if (!e) return null;
+  const text = e.firstChild; const broken = []; const re = /\S+/g; let m;
+  while ((m = re.exec(text.textContent))) {
+    const r = document.createRange(); r.setStart(text, m.index); r.setEnd(text, m.index + m[0].length);
+    const tops = new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top)));
+    if (tops.size > 1) broken.push(m[0]);
+  }
+  const b = e.getBoundingClientRect();
+  return { broken, width: b.width, title: e.getAttribute('title'), rem: parseFloat(getComputedStyle(document.documentElement).fontSize) };
+})"#;
+
+/// A level's title (untrusted, up to 60 characters) in the operator's levels table breaks
+/// at its spaces at 1366 and at 390 px: no word of it is cut across two lines; the title
+/// takes at most 10.5rem (one without spaces is broken, not widening the table), and the whole
+/// title is in its tooltip. Before, `overflow-wrap: anywhere` let the table squeeze the column
+/// and break the words mid-word.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_level_title_in_the_admin_levels_table_breaks_at_its_spaces() {
+    let app = job_view_app().await;
+    let spaced = "Über Gletscherspalten zum eisigen Nordgrat der Dohlen";
+    let solid = format!("Gipfel{}", "sturm".repeat(10));
+    titled_revision(&app, "rev-grat-a", "nordgrat", spaced).await;
+    titled_revision(&app, "rev-sturm-a", "sturm", &solid).await;
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.eval("location.hash = '#levels'").await;
+    tab.wait_for(
+        "document.querySelectorAll('tr[data-revision] .title').length === 2",
+        "the two titled revisions",
+        LONG,
+    )
+    .await;
+    for (w, h) in [(1366, 768), (390, 844)] {
+        tab.viewport(w, h).await;
+        tab.eval(
+            "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))",
+        )
+        .await;
+        let grat = tab
+            .eval(&format!(
+                "{BROKEN_WORDS}(\"tr[data-revision='rev-grat-a'] .title\")"
+            ))
+            .await;
+        assert_eq!(
+            grat["broken"],
+            json!([]),
+            "at {w} px words of the title are cut: {grat}"
+        );
+        assert_eq!(grat["title"], json!(spaced), "at {w} px");
+        let sturm = tab
+            .eval(&format!(
+                "{BROKEN_WORDS}(\"tr[data-revision='rev-sturm-a'] .title\")"
+            ))
+            .await;
+        let most = 10.5 * sturm["rem"].as_f64().unwrap() + 0.5;
+        assert!(
+            sturm["width"].as_f64().unwrap() <= most,
+            "at {w} px a title without spaces is wider than 10.5rem: {sturm}"
+        );
+        assert_eq!(sturm["title"], json!(solid), "at {w} px");
+        assert_eq!(
+            tab.eval("document.documentElement.scrollWidth <= innerWidth")
+                .await,
+            json!(true),
+            "at {w} px the page scrolls sideways"
+        );
+        // Nor does a title make the table scroll at 1366 px (the Check column went under
+        // the Actions column that stays in view).
+        let wrap = tab
+            .eval("(t => [t.scrollWidth, t.clientWidth])(document.querySelector('.table-wrap'))")
+            .await;
+        assert!(
+            wrap[0].as_f64() <= wrap[1].as_f64().map(|c| c + 1.0),
+            "at {w} px the levels table scrolls sideways: {wrap}"
+        );
+        tab.screenshot("admin", &format!("levels-long-titles-{w}x{h}"))
+            .await;
+    }
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}
