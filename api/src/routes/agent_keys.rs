@@ -113,7 +113,10 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
             other => {
                 return client(
                     ApiCode::InvalidInput,
-                    format!("unknown field `{other}`; allowed: displayName, label"),
+                    format!(
+                        "unknown field `{}`; allowed: displayName, label",
+                        horst_gateway::text::clip(other, horst_gateway::args::ECHO_MAX_CHARS)
+                    ),
                 )
             }
         };
