@@ -102,6 +102,14 @@ async fn display_name_and_label_validation() {
         assert_eq!(body["code"], "invalid_input");
         assert!(body["error"].is_string());
     }
+    // An unknown field is echoed cut, as the MCP endpoint echoes names (it was echoed whole:
+    // up to the 16 KiB body, control characters included).
+    let long = format!("n\u{202E}{}", "k".repeat(8_000));
+    let (status, body, _) = post(&app, &json!({ long: 1 }).to_string(), &[JSON]).await;
+    assert_eq!(status, 400, "{body}");
+    let m = body["error"].as_str().unwrap();
+    assert!(m.len() < 200 && !m.contains('\u{202E}'), "{m}");
+    assert!(m.contains("allowed: displayName, label"), "{m}");
     let (status, body, _) = post(
         &app,
         &json!({"displayName": "x".repeat(30), "label": "l".repeat(40)}).to_string(),

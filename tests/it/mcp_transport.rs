@@ -320,6 +320,75 @@ async fn wrong_content_type_is_415() {
     }
 }
 
+/// `{"jsonrpc":"2.0","id":3,"method":"ping"}`, gzip-compressed.
+const PING_GZIP: [u8; 58] = [
+    31, 139, 8, 0, 0, 0, 0, 0, 2, 3, 171, 86, 202, 42, 206, 207, 43, 42, 72, 86, 178, 82, 50, 210,
+    51, 80, 210, 81, 202, 76, 81, 178, 50, 214, 81, 202, 77, 45, 201, 200, 7, 50, 149, 10, 50, 243,
+    210, 149, 106, 1, 119, 124, 77, 169, 40, 0, 0, 0,
+];
+
+/// A compressed body is refused as what it is: 415 naming the coding, with
+/// `Accept-Encoding: identity` (RFC 9110 15.5.16). It was read as the JSON text itself: a gzip
+/// body was a 400 "not valid JSON" that did not say why, and a plain body labelled gzip was
+/// answered as if the label were not there.
+#[tokio::test]
+async fn a_compressed_body_is_415_naming_the_coding() {
+    let app = spawn_gateway().await;
+    let v = ("mcp-protocol-version", "2025-11-25");
+    let ping = r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;
+    for (coding, body) in [
+        ("gzip", PING_GZIP.to_vec()),
+        ("GZIP", PING_GZIP.to_vec()),
+        ("br", ping.as_bytes().to_vec()),
+        ("deflate, gzip", ping.as_bytes().to_vec()),
+    ] {
+        let a = app.mcp_raw(body, &[v, ("content-encoding", coding)]).await;
+        assert_eq!(a.status, 415, "{coding}: {}", a.text);
+        assert_eq!(a.body["error"]["code"], -32001, "{coding}: {}", a.text);
+        let m = a.body["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            m.contains("Content-Encoding") && m.contains("uncompressed"),
+            "{coding}: {m}"
+        );
+        assert_eq!(
+            a.headers
+                .get("accept-encoding")
+                .map(|h| h.to_str().unwrap()),
+            Some("identity"),
+            "{coding}"
+        );
+    }
+    // No coding, or `identity`, is the body as it is.
+    for coding in ["identity", "Identity", ""] {
+        let a = app.mcp_raw(ping, &[v, ("content-encoding", coding)]).await;
+        assert_eq!(a.status, 200, "{coding:?}: {}", a.text);
+        assert_eq!(a.body["id"], 3);
+    }
+    // The agent-key route says it in its own shape.
+    let r = app
+        .http
+        .post(app.url("/api/agent-keys"))
+        .header("content-type", "application/json")
+        .header("content-encoding", "gzip")
+        .body(PING_GZIP.to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 415);
+    assert_eq!(
+        r.headers()
+            .get("accept-encoding")
+            .map(|h| h.to_str().unwrap()),
+        Some("identity")
+    );
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["code"], "content_type", "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("Content-Encoding"),
+        "{body}"
+    );
+}
+
 #[tokio::test]
 async fn bodies_over_3_mib_are_413_and_3_mib_is_read() {
     let app = spawn_gateway().await;

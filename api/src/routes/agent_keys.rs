@@ -11,7 +11,9 @@ use axum::routing::any;
 use axum::{Json, Router};
 use serde_json::Value;
 
-use super::mcp::{client_ip, is_json, read_body, BodyError};
+use super::mcp::{
+    accept_identity, client_ip, compressed, compressed_message, is_json, read_body, BodyError,
+};
 use crate::{ApiCode, ApiError, AppState};
 
 const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -73,6 +75,9 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
         }
         Err(horst_limits::BurstError::Store(e)) => return ApiError::from(e).into_response(),
     }
+    if let Some(coding) = compressed(&headers) {
+        return accept_identity(client(ApiCode::ContentType, compressed_message(&coding)));
+    }
     if !is_json(&headers) {
         return client(ApiCode::ContentType, "send Content-Type: application/json");
     }
@@ -108,7 +113,10 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
             other => {
                 return client(
                     ApiCode::InvalidInput,
-                    format!("unknown field `{other}`; allowed: displayName, label"),
+                    format!(
+                        "unknown field `{}`; allowed: displayName, label",
+                        horst_gateway::text::clip(other, horst_gateway::args::ECHO_MAX_CHARS)
+                    ),
                 )
             }
         };

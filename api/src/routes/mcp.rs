@@ -102,6 +102,37 @@ pub(crate) fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
 }
 
+/// The `Content-Encoding` of a request whose body is compressed (any coding but `identity`),
+/// which these routes do not read: it is refused, not parsed as if it were the JSON itself
+/// (a gzip body was a -32700 "not valid JSON" that did not say why).
+pub(crate) fn compressed(headers: &HeaderMap) -> Option<String> {
+    let codings: Vec<&str> = headers
+        .get_all(header::CONTENT_ENCODING)
+        .iter()
+        .map(|v| v.to_str().unwrap_or("?"))
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|c| !c.is_empty() && !c.eq_ignore_ascii_case("identity"))
+        .collect();
+    (!codings.is_empty()).then(|| horst_gateway::text::clip(&codings.join(", "), 64))
+}
+
+/// The message of a refused compressed body.
+pub(crate) fn compressed_message(coding: &str) -> String {
+    format!(
+        "Content-Encoding {coding:?} is not supported: send the body uncompressed (no Content-Encoding, or identity)"
+    )
+}
+
+/// 415 for a compressed body says which coding is read (RFC 9110 15.5.16).
+pub(crate) fn accept_identity(mut r: Response) -> Response {
+    r.headers_mut().insert(
+        header::ACCEPT_ENCODING,
+        HeaderValue::from_static("identity"),
+    );
+    r
+}
+
 pub(crate) enum BodyError {
     TooLarge,
     Broken,
@@ -235,6 +266,13 @@ async fn checked(State(state): State<AppState>, request: Request, next: Next) ->
         .await
     {
         return burst_refused(&state, refused, "address", per_address.max, Value::Null);
+    }
+    if let Some(coding) = compressed(headers) {
+        return accept_identity(rpc_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            codes::REFUSED,
+            &compressed_message(&coding),
+        ));
     }
     if !is_json(headers) {
         // A JSON message under another content type is still read (within the limit, after

@@ -280,7 +280,7 @@ pub fn check_web_dir(dir: &std::path::Path) -> Vec<String> {
     let shown = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     if !dir.is_dir() {
         return vec![format!(
-            "server.web_dir {} is not a directory: /bridge/, /sdk/, /games/ and skill.md will answer 404; set server.web_dir (HORST_SERVER_WEB_DIR) to horst's web/ directory (ops/README.md installs it to /usr/local/share/horst/web, the path ops/horst.toml names)",
+            "server.web_dir {} is not a directory: the game pages, /bridge/, /sdk/, /games/ and skill.md will answer 404, and the agent gateway's player app (ui://gcv/player) answers its resources/read with an internal error; set server.web_dir (HORST_SERVER_WEB_DIR) to horst's web/ directory (ops/README.md installs it to /usr/local/share/horst/web, the path ops/horst.toml names)",
             shown.display()
         )];
     }
@@ -386,6 +386,10 @@ mod tests {
         let missing = check_web_dir(&repo_web.join("no-such-dir"));
         assert_eq!(missing.len(), 1);
         assert!(missing[0].contains("server.web_dir"), "{missing:?}");
+        // It says what a wrong directory breaks: the game pages and the gateway's player app
+        // too (its resources/read was an unexplained -32603 on such a server).
+        assert!(missing[0].contains("game pages"), "{missing:?}");
+        assert!(missing[0].contains("ui://gcv/player"), "{missing:?}");
         let dir = tempfile_dir();
         for f in &REQUIRED_FILES[..5] {
             let p = dir.join(f);
