@@ -124,6 +124,22 @@ impl App {
             .await
             .map_err(|e| BuildError(e.to_string()))?;
         tracing::info!(redis = %store.target(), version = %facts.version, "connected to Redis");
+        // One server by its URL that is a replica refuses every write (READONLY) for as long
+        // as it stays one: said here with the setting and the fix, where every process (an
+        // operator command too) stopped at its first write with Redis's own words. With
+        // sentinels or a cluster horst finds the primary itself.
+        if config.redis.sentinels.is_empty() && config.redis.cluster.is_empty() {
+            let replica_of = store
+                .replica_of()
+                .await
+                .map_err(|e| BuildError(e.to_string()))?;
+            if let Some(primary) = replica_of {
+                return Err(BuildError(format!(
+                    "redis.url names {}, a replica (of {primary}): it refuses every write (READONLY). Fix: set redis.url (HORST_REDIS_URL, --redis) to the primary's URL, or give redis.sentinels and redis.sentinel_master so horst follows the primary itself",
+                    store.target()
+                )));
+            }
+        }
 
         // One pattern subscription per process wakes both job waiters and session long-polls
         // (only an API process serves long-polls).

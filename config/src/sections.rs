@@ -763,6 +763,10 @@ impl Config {
                 Check::Rule(admin_token(&self.gateway.admin_token)),
             ),
             (
+                "sessions.house_identity",
+                Check::Rule(house_identity(&self.sessions.house_identity)),
+            ),
+            (
                 "house.max_tables",
                 range(self.house.max_tables as u64, 1, 100),
             ),
@@ -777,6 +781,26 @@ fn admin_token(token: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err("the admin token must be empty (REST admin API off) or at least 32 printable ASCII characters without spaces, e.g. from `openssl rand -hex 24`".into())
+    }
+}
+
+/// The identity is compared as it is with an agent's id (`agt_` and 16 hex digits) or a
+/// person's name (2-32 lowercase letters, digits, `_` or `-`): anything else names nobody.
+fn house_identity(id: &str) -> Result<(), String> {
+    let agent = id.strip_prefix("agt_").is_some_and(|h| {
+        h.len() == 16
+            && h.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    });
+    let person = (2..=32).contains(&id.len())
+        && !id.starts_with("agt_")
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
+    if id.is_empty() || agent || person {
+        Ok(())
+    } else {
+        Err(format!("{id:?} names no identity; give an agent id (`agt_` and 16 hex digits, as `horst admin token create` prints it), a person's name (2-32 lowercase letters, digits, '_' or '-'), or leave it empty"))
     }
 }
 

@@ -313,6 +313,41 @@ fn short_admin_tokens_are_refused() {
     c.validate(&Origin::File("horst.toml".into())).unwrap();
 }
 
+/// `sessions.house_identity` is compared with an identity as it is (`agt_` and 16 hex digits,
+/// or a person's lowercase name): any other value named nobody, silently, and the house's
+/// tables never showed as `house`.
+#[test]
+fn a_house_identity_that_can_name_nobody_is_refused() {
+    let check = |v: &str| {
+        let mut c = Config::default();
+        c.sessions.house_identity = v.into();
+        c.validate(&Origin::File("horst.toml".into()))
+    };
+    for ok in [
+        "",
+        "agt_0123456789abcdef",
+        "house",
+        "the_house-2",
+        "agt-0123",
+    ] {
+        check(ok).unwrap_or_else(|e| panic!("{ok:?}: {e}"));
+    }
+    for bad in [
+        "House",
+        "agt_XYZ",
+        "agt_0123456789ABCDEF",
+        " house",
+        "h",
+        "agt_0123",
+    ] {
+        let e = check(bad).expect_err(bad).to_string();
+        assert!(
+            e.contains("sessions.house_identity") && e.contains("agt_"),
+            "{bad:?}: {e}"
+        );
+    }
+}
+
 #[test]
 fn the_operator_token_never_shows_in_debug_output() {
     let mut c = Config::default();

@@ -9,7 +9,9 @@
 //! that name wait from every address it never signed in from: a new device, or a carrier's
 //! shared address that changed. Addresses the name signed in from in the last
 //! [`KNOWN_KEPT`] stay open, so its person is not locked out where they usually sign in.
-//! The configured admin token's sign-in is one name, so the same holds for it.
+//! Admin tokens all count under one name, so their checks (the API's `admin_page`) give the
+//! name's counter no free failures to run out of ([`Free::name`] `u32::MAX`): only the
+//! client's own failures hold it there.
 //!
 //! A client is its address, an IPv6 client its /64 (one subscriber's prefix).
 //!

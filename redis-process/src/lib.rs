@@ -106,7 +106,7 @@ impl RedisOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
-    #[error("{binary} is not installed (not found on the PATH). Install it with `sudo apt-get install redis-server` (Debian, Ubuntu), or give horst an existing Redis with --redis redis://HOST:PORT")]
+    #[error("{binary} is not installed (not found on the PATH). Install it with `sudo apt-get install redis-server` (Debian, Ubuntu); if it is installed elsewhere, set redis.server_binary (HORST_REDIS_SERVER_BINARY) to its path; or give horst an existing Redis with --redis redis://HOST:PORT")]
     NotInstalled { binary: String },
     #[error("cannot start {binary}: {source}")]
     Spawn {
@@ -413,6 +413,8 @@ mod tests {
         let err = RedisProcess::spawn(opts).unwrap_err();
         assert!(matches!(err, LaunchError::NotInstalled { .. }));
         assert!(err.to_string().contains("apt-get install redis-server"));
+        // The setting that named the missing program, for a path with a typo.
+        assert!(err.to_string().contains("redis.server_binary"), "{err}");
     }
 
     #[test]

@@ -127,6 +127,23 @@ impl PrimaryClient {
     }
 }
 
+/// The primary (`host:port`) named by `INFO replication` of a replica; `None` for a
+/// primary.
+fn replica_of(info: &str) -> Option<String> {
+    let field = |name: &str| {
+        info.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .map(str::trim)
+    };
+    (field("role")? == "slave").then(|| {
+        format!(
+            "{}:{}",
+            field("master_host").unwrap_or("?"),
+            field("master_port").unwrap_or("?")
+        )
+    })
+}
+
 /// What the start-up check found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerFacts {
@@ -530,6 +547,15 @@ impl Store {
         })
     }
 
+    /// `host:port` of the server's primary when the server (one node on a cluster) is a
+    /// replica (`INFO replication` `role:slave`), which refuses every write with `READONLY`;
+    /// `None` for a primary.
+    pub async fn replica_of(&self) -> Result<Option<String>, StoreError> {
+        let mut conn = OneNode(self.conn());
+        let info: String = conn.query(redis::cmd("INFO").arg("replication")).await?;
+        Ok(replica_of(&info))
+    }
+
     /// Why Redis refuses writes now, as far as can be told without writing (`horst admin
     /// status`): a failing disk refuses PING with `MISCONF` (as it refuses every write), and a
     /// server at its `maxmemory` shows it in `INFO memory` (it refuses what may grow memory
@@ -895,6 +921,17 @@ pub use horst_config::redact_url;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replica_names_its_primary_and_a_primary_nothing() {
+        let replica = "# Replication\r\nrole:slave\r\nmaster_host:10.0.0.5\r\nmaster_port:6380\r\nmaster_link_status:up\r\n";
+        assert_eq!(replica_of(replica).as_deref(), Some("10.0.0.5:6380"));
+        assert_eq!(
+            replica_of("# Replication\r\nrole:master\r\nconnected_slaves:1\r\n"),
+            None
+        );
+        assert_eq!(replica_of(""), None);
+    }
 
     #[test]
     fn unreachable_means_the_connection_not_the_command() {

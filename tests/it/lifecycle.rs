@@ -484,6 +484,12 @@ fn missing_redis_server_says_how_to_install_it() {
         "{}",
         horst.stderr()
     );
+    // And the setting that named it, which may be a path with a typo.
+    assert!(
+        horst.stderr().contains("redis.server_binary"),
+        "{}",
+        horst.stderr()
+    );
 }
 
 #[test]

@@ -621,3 +621,52 @@ async fn a_process_started_while_redis_refuses_writes_comes_up_and_the_operator_
     config_set(&app, "maxmemory", "0").await;
     started.expect("an API process starting while Redis is at maxmemory");
 }
+
+/// `redis.url` naming a replica: every process (one that serves, an operator command) stops
+/// at start naming the setting, the primary and the fix. Each stopped at its first write with
+/// "cannot open the session store: redis: ReadOnly: ...", naming neither the setting nor the
+/// fix.
+#[tokio::test]
+async fn a_redis_url_that_names_a_replica_is_refused_at_start_with_the_fix() {
+    let primary = horst_testkit::RedisServer::start();
+    let replica = horst_testkit::RedisServer::start_with(|o| {
+        o.extra
+            .push(("replicaof".into(), format!("127.0.0.1 {}", primary.port())));
+    });
+    let mut config = horst_config::Config::default();
+    config.worker.threads = 1;
+    config.redis.url = replica.url();
+    let config = std::sync::Arc::new(config);
+    for roles in [
+        horst::Roles::API,
+        horst::Roles::WORKER,
+        horst::Roles::OPERATOR,
+    ] {
+        let (_stop, stop_rx) = tokio::sync::watch::channel(false);
+        let e = match horst::App::build_for(config.clone(), &replica.url(), stop_rx, roles).await {
+            Ok(_) => panic!("a process started on a replica"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e.contains("redis.url")
+                && e.contains("replica")
+                && e.contains(&format!("127.0.0.1:{}", primary.port()))
+                && e.contains("Fix:"),
+            "{e}"
+        );
+    }
+    // The primary itself is taken.
+    let (_stop, stop_rx) = tokio::sync::watch::channel(false);
+    let mut on_primary = (*config).clone();
+    on_primary.redis.url = primary.url();
+    if let Err(e) = horst::App::build_for(
+        std::sync::Arc::new(on_primary),
+        &primary.url(),
+        stop_rx,
+        horst::Roles::OPERATOR,
+    )
+    .await
+    {
+        panic!("the primary was refused: {e}");
+    }
+}

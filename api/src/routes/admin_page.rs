@@ -24,7 +24,7 @@ use horst_operator::SignInOutcome;
 
 use super::account::{
     check_password, end_previous, record_sign_in, serve_page_file, set_admin_cookie,
-    wait_for_sign_in, wait_for_sign_in_within,
+    wait_for_sign_in_within,
 };
 use crate::extract::{admin_cookie, same_origin, ClientAddr, Expected, Json, PageOperator, Path};
 use crate::{ApiCode, ApiError, AppState};
@@ -75,25 +75,77 @@ fn via(subject: &Subject) -> &'static str {
 /// person's name can start with `~`).
 const TOKEN_NAME: &str = "~admin-token";
 
-/// Admin-token checks of one process run one at a time, each from the sign-in limits' look
-/// to the record of its failure: guesses sent in parallel each passed a look that none of
-/// them had counted yet (255 of 300 sent at once from one address were checked, where 5 in
-/// a row are). A check is two Redis round trips and no hashing, so one at a time costs an
-/// operator's script nothing it would notice.
-static TOKEN_CHECKS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+/// Admin-token checks from one client (an address, an IPv6 /64) run one at a time in a
+/// process, each from the sign-in limits' look to the record of its failure: guesses sent in
+/// parallel each passed a look that none of them had counted yet (255 of 300 sent at once
+/// from one address were checked, where 5 in a row are). A check is two Redis round trips
+/// and no hashing, so one at a time costs an operator's script nothing it would notice.
+///
+/// One queue per client, not one for the process: with one, a flood of guesses from one
+/// address queued every other client's token behind it, the operator's scripts included,
+/// and past [`TOKEN_CHECK_QUEUE`] they were answered 503.
+static TOKEN_CHECKS: std::sync::LazyLock<
+    std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<tokio::sync::Semaphore>>>,
+> = std::sync::LazyLock::new(Default::default);
 /// How long a token check waits for its turn before it is answered 503.
 const TOKEN_CHECK_QUEUE: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// The turn of one admin-token check ([`TOKEN_CHECKS`]); 503 with `Retry-After` when it does
-/// not come within [`TOKEN_CHECK_QUEUE`].
-async fn token_turn() -> Result<tokio::sync::SemaphorePermit<'static>, ApiError> {
-    match tokio::time::timeout(TOKEN_CHECK_QUEUE, TOKEN_CHECKS.acquire()).await {
-        Ok(Ok(permit)) => Ok(permit),
+/// The turn of one admin-token check of one client ([`TOKEN_CHECKS`]); its queue is
+/// forgotten when nobody holds or waits for a turn in it.
+struct TokenTurn {
+    client: String,
+    queue: std::sync::Arc<tokio::sync::Semaphore>,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl Drop for TokenTurn {
+    fn drop(&mut self) {
+        let mut all = TOKEN_CHECKS.lock().unwrap_or_else(|e| e.into_inner());
+        self.permit.take();
+        // The map's and this one: nobody else holds or waits (a waiter holds a clone).
+        if std::sync::Arc::strong_count(&self.queue) == 2 {
+            all.remove(&self.client);
+        }
+    }
+}
+
+/// The turn of one admin-token check from `address`; 503 with `Retry-After` when it does not
+/// come within [`TOKEN_CHECK_QUEUE`].
+async fn token_turn(address: std::net::IpAddr) -> Result<TokenTurn, ApiError> {
+    let client = horst_identity::sign_in_limits::client_of(address);
+    let queue = TOKEN_CHECKS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(client.clone())
+        .or_insert_with(|| std::sync::Arc::new(tokio::sync::Semaphore::new(1)))
+        .clone();
+    let mut turn = TokenTurn {
+        client,
+        queue,
+        permit: None,
+    };
+    match tokio::time::timeout(TOKEN_CHECK_QUEUE, turn.queue.clone().acquire_owned()).await {
+        Ok(Ok(permit)) => {
+            turn.permit = Some(permit);
+            Ok(turn)
+        }
         _ => Err(ApiError::new(
             ApiCode::Unavailable,
-            "too many admin tokens are being checked at once; try again in a few seconds",
+            "too many admin tokens are being checked at once from your address; try again in a few seconds",
         )
         .retry_after(2)),
+    }
+}
+
+/// The sign-in limits of admin tokens: only this client's failures hold it. All admin tokens
+/// count under one name ([`TOKEN_NAME`]), so the counter of the name from every unknown client
+/// let guessers elsewhere keep the operator out at any address the token never signed in
+/// from (a new laptop, a changed address). Spreading guesses gains nothing against a token
+/// of 192 random bits (a configured one has at least 32 characters).
+fn per_client_only(state: &AppState) -> horst_identity::sign_in_limits::Free {
+    horst_identity::sign_in_limits::Free {
+        name: u32::MAX,
+        ..horst_identity::sign_in_limits::Free::from_config(&state.config.gateway)
     }
 }
 
@@ -103,8 +155,8 @@ async fn check_token(
     address: std::net::IpAddr,
     token: &str,
 ) -> Result<String, ApiError> {
-    let _turn = token_turn().await?;
-    wait_for_sign_in(state, address, TOKEN_NAME).await?;
+    let _turn = token_turn(address).await?;
+    wait_for_sign_in_within(state, per_client_only(state), address, TOKEN_NAME).await?;
     let found = horst_identity::admin_tokens::check(&state.store, token.trim()).await?;
     let (target, outcome) = match &found {
         Some(id) => (id.as_str(), SignInOutcome::Ok),
@@ -133,17 +185,12 @@ pub(crate) async fn check_bearer(
     address: std::net::IpAddr,
     token: &str,
 ) -> Result<Option<String>, ApiError> {
-    use horst_identity::sign_in_limits::Free;
-    // Only this client's failures hold it: a program's address never becomes known (a
-    // success is not recorded, so it stays one round trip), and the counter of the name from
-    // every unknown client would let guessers elsewhere lock the operator's scripts out.
-    let free = Free {
-        name: u32::MAX,
-        ..Free::from_config(&state.config.gateway)
-    };
+    // A program's address never becomes known either (a success is not recorded, so it
+    // stays one round trip).
+    let free = per_client_only(state);
     // A right token waits its turn too: else one among many parallel guesses would be let
     // through by a look that the others' failures had not reached yet.
-    let _turn = token_turn().await?;
+    let _turn = token_turn(address).await?;
     // Both looks at once (one round trip): a guess that must wait is refused whatever it is.
     let (waited, found) = tokio::join!(
         wait_for_sign_in_within(state, free, address, TOKEN_NAME),
@@ -367,4 +414,41 @@ async fn confirm(
         })
         .into_response(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn queued(client: &str) -> bool {
+        TOKEN_CHECKS.lock().unwrap().contains_key(client)
+    }
+
+    /// A client whose check holds its turn queues only its own next check: with one queue
+    /// for the process, a flood of guesses from one address made the operator's token wait
+    /// behind it (and answered it 503 past the queue's limit).
+    #[tokio::test]
+    async fn a_client_checking_tokens_makes_only_itself_wait() {
+        let guesser: std::net::IpAddr = "192.0.2.31".parse().unwrap();
+        let operator: std::net::IpAddr = "2001:db8:31::1".parse().unwrap();
+        let held = token_turn(guesser).await.unwrap();
+        // The operator's turn comes at once (its first poll: nothing to wait for).
+        let turn = tokio::time::timeout(Duration::from_secs(5), token_turn(operator))
+            .await
+            .expect("the operator's check waited for another client's")
+            .unwrap();
+        // The guesser's next check waits for its own first.
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), token_turn(guesser))
+                .await
+                .is_err()
+        );
+        let clients = [guesser, operator].map(horst_identity::sign_in_limits::client_of);
+        assert!(clients.iter().all(|c| queued(c)), "{clients:?}");
+        drop(turn);
+        drop(held);
+        // Nothing is kept for a client once its checks are done.
+        assert!(!clients.iter().any(|c| queued(c)), "{clients:?}");
+    }
 }
