@@ -178,8 +178,17 @@ fn seconds_to_ms(v: &Value) -> Option<u64> {
     }
     // Fractional seconds are allowed ("turnTimeout": 2.5); this is the only float in the crate
     // and it is converted once, at creation.
+    // A positive value under half a millisecond is still a clock: rounded to 0 it meant "no
+    // clock" (`turnTimeout: 0.0004` ran the game without one), which only 0 means.
     let f = v.as_f64()?;
-    (f.is_finite() && f >= 0.0).then(|| (f * 1000.0).round() as u64)
+    (f.is_finite() && f >= 0.0).then(|| {
+        let ms = (f * 1000.0).round() as u64;
+        if f > 0.0 {
+            ms.max(1)
+        } else {
+            ms
+        }
+    })
 }
 
 #[cfg(test)]
@@ -204,6 +213,24 @@ mod tests {
         assert_eq!(r.turn_timeout_ms, 31_536_000_000);
         let r = Rules::from_config(&json!({"turnTimeout": 0}), &t).unwrap();
         assert!(!r.has_clock());
+    }
+
+    /// Only 0 means "no clock": a positive `turnTimeout` too small for a whole millisecond
+    /// used to round to 0 and run the game without a clock.
+    #[test]
+    fn a_positive_turn_timeout_is_a_clock_however_small() {
+        let t = Timings::default();
+        for tiny in [json!(0.0004), json!(1e-9), json!(f64::MIN_POSITIVE)] {
+            let r = Rules::from_config(&json!({ "turnTimeout": tiny }), &t).unwrap();
+            assert!(r.has_clock(), "{tiny}: {r:?}");
+            assert_eq!(r.turn_timeout_ms, 1, "{tiny}");
+        }
+        for zero in [json!(0), json!(0.0), json!(-0.0)] {
+            let r = Rules::from_config(&json!({ "turnTimeout": zero }), &t).unwrap();
+            assert!(!r.has_clock(), "{zero}: {r:?}");
+        }
+        let r = Rules::from_config(&json!({ "turnTimeout": 0.0015 }), &t).unwrap();
+        assert_eq!(r.turn_timeout_ms, 2);
     }
 
     #[test]
