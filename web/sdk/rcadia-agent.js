@@ -16,7 +16,7 @@
  * @property {boolean} [simultaneous=false]
  * @property {string} [gameType="custom"]
  * @property {number} [turnTimeout] seconds, 0 to 31536000 (365 days); 0 means no clock; omitted means platform default
- * @property {number} [maxTurnTimeouts] 0 or more
+ * @property {number} [maxTurnTimeouts] a whole number from 0 to Number.MAX_SAFE_INTEGER
  * @property {boolean} [forfeitOnTimeout]
  * @property {boolean} [autoRematch]
  */
@@ -300,6 +300,8 @@ const HOST_MESSAGES = new Set([
 const MAX_SEATS = 64;
 // Longest turnTimeout in seconds (365 days): the server's MAX_TURN_TIMEOUT_SECONDS.
 const MAX_TURN_TIMEOUT = 365 * 24 * 3600;
+// The flags the server reads as booleans (Rules::from_config).
+const BOOLEAN_CONFIG_FIELDS = ["turnBased", "simultaneous", "forfeitOnTimeout", "autoRematch"];
 
 /**
  * Build the AGENT_CONFIGURE payload from the constructor options. Throws a RangeError that
@@ -322,8 +324,18 @@ function buildConfigure(config) {
     throw new RangeError(`RcadiaAgent: config.turnTimeout is in seconds and must be a finite number from 0 to ${MAX_TURN_TIMEOUT} (365 days) (0: no clock; omitted: the platform default); got ${show(turnTimeout)}`);
   }
   const maxTurnTimeouts = config.maxTurnTimeouts;
-  if (maxTurnTimeouts != null && !(Number.isInteger(maxTurnTimeouts) && maxTurnTimeouts >= 0)) {
+  // Up to 2^53 - 1: a larger whole number reaches the server as a float (1e21 is written
+  // "1e+21") or past its integers, and was refused there.
+  if (maxTurnTimeouts != null && !(Number.isSafeInteger(maxTurnTimeouts) && maxTurnTimeouts >= 0)) {
     throw new RangeError(`RcadiaAgent: config.maxTurnTimeouts must be a whole number, 0 or more (omitted: the platform default); got ${show(maxTurnTimeouts)}`);
+  }
+  // The server takes only true or false (or no value) for these: "false" from a page's query
+  // string, or 0, was refused there and no table opened, with nothing said to the game.
+  for (const key of BOOLEAN_CONFIG_FIELDS) {
+    const value = config[key];
+    if (value != null && typeof value !== "boolean") {
+      throw new RangeError(`RcadiaAgent: config.${key} must be true or false (omitted: the default); got ${show(value)}`);
+    }
   }
   const out = {
     minPlayers,

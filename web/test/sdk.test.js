@@ -53,6 +53,11 @@ test("a config the server would refuse throws at once, saying what to fix, and s
     [{ turnTimeout: "30" }, 'got "30"'],
     [{ maxTurnTimeouts: -1 }, "config.maxTurnTimeouts must be a whole number, 0 or more (omitted: the platform default); got -1"],
     [{ maxTurnTimeouts: 1.5 }, "got 1.5"],
+    [{ maxTurnTimeouts: 1e21 }, "got 1e+21"],
+    [{ turnBased: "false" }, 'config.turnBased must be true or false (omitted: the default); got "false"'],
+    [{ simultaneous: 1 }, "config.simultaneous must be true or false"],
+    [{ forfeitOnTimeout: "no" }, 'config.forfeitOnTimeout must be true or false (omitted: the default); got "no"'],
+    [{ autoRematch: "true" }, 'config.autoRematch must be true or false (omitted: the default); got "true"'],
   ];
   for (const [config, message] of cases) {
     const win = makeFakeWindow();
