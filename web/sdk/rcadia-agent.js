@@ -153,8 +153,17 @@ export class RcadiaAgent {
     this._post("AGENT_ACTION_REJECTED", data);
   }
 
-  /** End the game. `result.winner` should be a playerId or null (draw). */
-  endGame(result) { this._post("AGENT_GAME_OVER", { result }); }
+  /**
+   * End the game. `result.winner` should be a playerId or null (draw). Throws a TypeError for
+   * a result that is not an object (or null/undefined, a result of `{ winner: null }`): the
+   * server refuses the `end` of such a result, so the game would never end on the platform.
+   */
+  endGame(result) {
+    if (result != null && (typeof result !== "object" || Array.isArray(result))) {
+      throw new TypeError(`RcadiaAgent.endGame: result must be an object such as { winner: playerId } or { winner: null } (a draw); got ${show(result)}`);
+    }
+    this._post("AGENT_GAME_OVER", { result });
+  }
 
   /** Ask for another round with the same players (only needed without autoRematch). */
   rematch() { this._post("AGENT_REMATCH", {}); }

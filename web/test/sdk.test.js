@@ -299,6 +299,18 @@ test("outbound message shapes", () => {
   assert.ok(win.sent.every((s) => s.targetOrigin === "*"));
 });
 
+test("endGame with a result the server would refuse throws and sends nothing; null ends with no winner", () => {
+  const { win, agent } = setup();
+  win.sent.length = 0;
+  for (const bad of ["p_1", 1, true, ["p_1"]]) {
+    assert.throws(() => agent.endGame(bad), (e) => e instanceof TypeError && e.message.includes("result must be an object"), JSON.stringify(bad));
+  }
+  assert.equal(win.sent.length, 0);
+  agent.endGame();
+  agent.endGame(null);
+  assert.deepEqual(win.sent.map((s) => [s.message.type, s.message.data.result ?? null]), [["AGENT_GAME_OVER", null], ["AGENT_GAME_OVER", null]]);
+});
+
 test("rejectAction fills actionId with the last action delivered to that player", () => {
   const { win, agent } = setup();
   agent.onAction(() => {});
