@@ -115,10 +115,12 @@ impl Rules {
         };
         let min_players = uint("minPlayers")?.unwrap_or(2);
         let max_players = uint("maxPlayers")?.unwrap_or(min_players.max(1));
-        if min_players < 1 {
-            return Err(ProtocolError::bad_request(
-                "config.minPlayers must be at least 1",
-            ));
+        // Judged on its own first: over the limit with maxPlayers left out, the error named
+        // maxPlayers ("must be between minPlayers (100) and 64, got 100"), a field never sent.
+        if min_players < 1 || min_players > u64::from(MAX_SEATS) {
+            return Err(ProtocolError::bad_request(format!(
+                "config.minPlayers must be between 1 and {MAX_SEATS}, got {min_players}"
+            )));
         }
         if max_players < min_players || max_players > u64::from(MAX_SEATS) {
             return Err(ProtocolError::bad_request(format!(
@@ -248,6 +250,10 @@ mod tests {
             (json!([]), "AGENT_CONFIGURE"),
             (json!({"minPlayers": 3, "maxPlayers": 2}), "maxPlayers"),
             (json!({"minPlayers": 0}), "minPlayers"),
+            (
+                json!({"minPlayers": 100}),
+                "config.minPlayers must be between 1 and 64, got 100",
+            ),
             (json!({"turnTimeout": -1}), "turnTimeout"),
             (json!({"turnTimeout": 1e12}), "365 days"),
             (json!({"turnTimeout": 31_536_001}), "365 days"),
