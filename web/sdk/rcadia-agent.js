@@ -137,16 +137,32 @@ export class RcadiaAgent {
   setState(state) { this._post("AGENT_STATE", { state }); }
 
   /** Publish one player's private view (hidden information). */
-  setObservation(playerId, observation) { this._post("AGENT_OBSERVATION", { playerId, observation }); }
+  setObservation(playerId, observation) {
+    requirePlayerId("setObservation", playerId);
+    this._post("AGENT_OBSERVATION", { playerId, observation });
+  }
 
   /** Publish what that player may do now; each entry should be a submittable action. */
-  setLegalActions(playerId, actions) { this._post("AGENT_LEGAL_ACTIONS", { playerId, actions }); }
+  /**
+   * Throws a TypeError (and sends nothing) for a playerId that is not a string or actions that
+   * are not an array (null clears them, as []): hosts sent a list that was not an array as []
+   * (the player's turn taken away, nobody on turn) and the server refused an op without a
+   * playerId. The Unity SDK throws for the same.
+   */
+  setLegalActions(playerId, actions) {
+    requirePlayerId("setLegalActions", playerId);
+    if (actions != null && !Array.isArray(actions)) {
+      throw new TypeError(`RcadiaAgent.setLegalActions: actions must be an array of submittable actions ([] or null: none); got ${show(actions)}`);
+    }
+    this._post("AGENT_LEGAL_ACTIONS", { playerId, actions: actions ?? [] });
+  }
 
   /**
    * Reject the player's last action. The actionId of the last action delivered
    * to that player is attached so the platform can tell which action failed.
    */
   rejectAction(playerId, reason) {
+    requirePlayerId("rejectAction", playerId);
     const data = { playerId, reason };
     const actionId = this._lastActionId.get(playerId);
     if (actionId !== undefined) data.actionId = actionId;
@@ -358,6 +374,13 @@ function buildConfigure(config) {
     if (config[key] !== undefined) out[key] = config[key];
   }
   return out;
+}
+
+/** The playerId argument of a call: the server refuses an op without one. */
+function requirePlayerId(method, playerId) {
+  if (typeof playerId !== "string") {
+    throw new TypeError(`RcadiaAgent.${method}: playerId must be a player's id (a string such as "p_0123abcd", from onGameStart's players); got ${show(playerId)}`);
+  }
 }
 
 /** A value as a message shows it: strings quoted, so "2" is told from 2. */

@@ -311,6 +311,25 @@ test("endGame with a result the server would refuse throws and sends nothing; nu
   assert.deepEqual(win.sent.map((s) => [s.message.type, s.message.data.result ?? null]), [["AGENT_GAME_OVER", null], ["AGENT_GAME_OVER", null]]);
 });
 
+test("setLegalActions, setObservation and rejectAction without a playerId, or with actions that are no array, throw and send nothing", () => {
+  const { win, agent } = setup();
+  win.sent.length = 0;
+  const calls = [
+    () => agent.setLegalActions(undefined, ["e4"]),
+    () => agent.setLegalActions(3, ["e4"]),
+    () => agent.setLegalActions("p_1", "e4"),
+    () => agent.setLegalActions("p_1", { move: "e4" }),
+    () => agent.setObservation(null, { hand: [] }),
+    () => agent.rejectAction(undefined, "illegal"),
+  ];
+  for (const call of calls) {
+    assert.throws(call, (e) => e instanceof TypeError && /playerId must be|actions must be an array/.test(e.message), String(call));
+  }
+  assert.equal(win.sent.length, 0);
+  agent.setLegalActions("p_1", null);
+  assert.deepEqual(win.sent.map((s) => s.message), [{ type: "AGENT_LEGAL_ACTIONS", data: { playerId: "p_1", actions: [] } }]);
+});
+
 test("rejectAction fills actionId with the last action delivered to that player", () => {
   const { win, agent } = setup();
   agent.onAction(() => {});
