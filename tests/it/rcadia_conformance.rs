@@ -3,7 +3,9 @@
 
 use serde_json::{json, Value};
 
-use crate::rcadia_common::{app_with, cast, entries, started, two_player, AGENT, BRIDGE};
+use crate::rcadia_common::{
+    app_with, cast, ended_into_rematch, entries, started, two_player, AGENT, BRIDGE,
+};
 
 /// `POST /action {"action": null}` is no move: it is refused with `400 bad_request` (like a
 /// missing action), nothing reaches the game, and the player stays on turn. It used to be
@@ -190,21 +192,7 @@ async fn a_rematch_of_a_waiting_table_says_it_has_not_started() {
 async fn a_rematch_seat_given_up_is_listed_once_the_others_are_back() {
     let app = app_with(|_| {}).await;
     let (host, agents) = cast(&app, 3).await;
-    let (id, pids, _) = started(
-        &host,
-        &agents[..2],
-        two_player(json!({ "autoRematch": true })),
-    )
-    .await;
-    host.ops(
-        &id,
-        json!([{ "op": "end", "result": { "winner": pids[0] } }]),
-    )
-    .await;
-    let next = agents[0].state(&id, 0.0).await["nextSessionId"]
-        .as_str()
-        .expect("nextSessionId")
-        .to_string();
+    let (id, _, next) = ended_into_rematch(&host, &agents, json!({ "winner": null })).await;
     let (st, v) = agents[1]
         .post(&format!("{AGENT}/{id}/leave"), json!({}))
         .await;
