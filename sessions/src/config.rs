@@ -115,10 +115,12 @@ impl Rules {
         };
         let min_players = uint("minPlayers")?.unwrap_or(2);
         let max_players = uint("maxPlayers")?.unwrap_or(min_players.max(1));
-        if min_players < 1 {
-            return Err(ProtocolError::bad_request(
-                "config.minPlayers must be at least 1",
-            ));
+        // Judged on its own first: over the limit with maxPlayers left out, the error named
+        // maxPlayers ("must be between minPlayers (100) and 64, got 100"), a field never sent.
+        if min_players < 1 || min_players > u64::from(MAX_SEATS) {
+            return Err(ProtocolError::bad_request(format!(
+                "config.minPlayers must be between 1 and {MAX_SEATS}, got {min_players}"
+            )));
         }
         if max_players < min_players || max_players > u64::from(MAX_SEATS) {
             return Err(ProtocolError::bad_request(format!(
@@ -178,8 +180,17 @@ fn seconds_to_ms(v: &Value) -> Option<u64> {
     }
     // Fractional seconds are allowed ("turnTimeout": 2.5); this is the only float in the crate
     // and it is converted once, at creation.
+    // A positive value under half a millisecond is still a clock: rounded to 0 it meant "no
+    // clock" (`turnTimeout: 0.0004` ran the game without one), which only 0 means.
     let f = v.as_f64()?;
-    (f.is_finite() && f >= 0.0).then(|| (f * 1000.0).round() as u64)
+    (f.is_finite() && f >= 0.0).then(|| {
+        let ms = (f * 1000.0).round() as u64;
+        if f > 0.0 {
+            ms.max(1)
+        } else {
+            ms
+        }
+    })
 }
 
 #[cfg(test)]
@@ -206,6 +217,24 @@ mod tests {
         assert!(!r.has_clock());
     }
 
+    /// Only 0 means "no clock": a positive `turnTimeout` too small for a whole millisecond
+    /// used to round to 0 and run the game without a clock.
+    #[test]
+    fn a_positive_turn_timeout_is_a_clock_however_small() {
+        let t = Timings::default();
+        for tiny in [json!(0.0004), json!(1e-9), json!(f64::MIN_POSITIVE)] {
+            let r = Rules::from_config(&json!({ "turnTimeout": tiny }), &t).unwrap();
+            assert!(r.has_clock(), "{tiny}: {r:?}");
+            assert_eq!(r.turn_timeout_ms, 1, "{tiny}");
+        }
+        for zero in [json!(0), json!(0.0), json!(-0.0)] {
+            let r = Rules::from_config(&json!({ "turnTimeout": zero }), &t).unwrap();
+            assert!(!r.has_clock(), "{zero}: {r:?}");
+        }
+        let r = Rules::from_config(&json!({ "turnTimeout": 0.0015 }), &t).unwrap();
+        assert_eq!(r.turn_timeout_ms, 2);
+    }
+
     #[test]
     fn a_config_over_its_limit_is_413() {
         let big = json!({"minPlayers": 2, "junk": "x".repeat(MAX_CONFIG_BYTES)});
@@ -221,6 +250,10 @@ mod tests {
             (json!([]), "AGENT_CONFIGURE"),
             (json!({"minPlayers": 3, "maxPlayers": 2}), "maxPlayers"),
             (json!({"minPlayers": 0}), "minPlayers"),
+            (
+                json!({"minPlayers": 100}),
+                "config.minPlayers must be between 1 and 64, got 100",
+            ),
             (json!({"turnTimeout": -1}), "turnTimeout"),
             (json!({"turnTimeout": 1e12}), "365 days"),
             (json!({"turnTimeout": 31_536_001}), "365 days"),

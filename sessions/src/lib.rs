@@ -112,7 +112,9 @@
 //! - **Reserved rematches.** Newcomers may take seats nobody holds (a player opted out); when
 //!   all seats are held they get `409 reserved` while a holder has not shown up, and `409 full`
 //!   once everyone is ready (the table only waits for its 3 s start delay). `/available` lists
-//!   reserved sessions only with `all=1`. An explicit `rematch()` seats the players who did not
+//!   reserved sessions only with `all=1`; a rematch counts as reserved only while a seated
+//!   player has not shown up (with everyone seated ready, a seat given up is an open table's).
+//!   An explicit `rematch()` seats the players who did not
 //!   leave; `autoRematch` needs everyone, a game that actually started, and an end other than
 //!   `host_disconnected` or the host's `end` with reason `host_left`. After those two ends an
 //!   explicit rematch is refused too (`409 host_disconnected` / `409 host_left`): the host is

@@ -1084,9 +1084,14 @@ impl Session {
         self.status == Status::Active && self.rules.is_sequential() && !self.turn_opened
     }
 
-    /// A reserved rematch whose reservation still holds.
+    /// A reserved rematch whose reservation still holds a seat: some seated player of the
+    /// previous round has not shown up yet. Once everyone seated is ready nothing is held for
+    /// anybody (a seat a player opted out of is open to newcomers, as `join` takes it), so the
+    /// table is an open one in `/available`, not hidden there until the reservation ran out.
     pub fn is_reserved(&self) -> bool {
-        self.status == Status::Waiting && self.reserved_until_ms.is_some()
+        self.status == Status::Waiting
+            && self.reserved_until_ms.is_some()
+            && self.players.iter().any(|p| !p.ready)
     }
 }
 

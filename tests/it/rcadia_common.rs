@@ -205,3 +205,25 @@ pub fn max_seq(p: &Value, after: u64) -> u64 {
         .filter_map(|e| e["seq"].as_u64())
         .fold(after, u64::max)
 }
+
+/// Plays an `autoRematch` two-player game between the first two agents and ends it with
+/// `result`; returns (session id, player ids, the next round's session id).
+pub async fn ended_into_rematch(
+    host: &Client,
+    agents: &[Client],
+    result: Value,
+) -> (String, Vec<String>, String) {
+    let (id, pids, _) = started(
+        host,
+        &agents[..2],
+        two_player(json!({ "autoRematch": true })),
+    )
+    .await;
+    host.ops(&id, json!([{ "op": "end", "result": result }]))
+        .await;
+    let next = agents[0].state(&id, 0.0).await["nextSessionId"]
+        .as_str()
+        .expect("nextSessionId")
+        .to_string();
+    (id, pids, next)
+}

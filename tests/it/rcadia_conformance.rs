@@ -3,7 +3,9 @@
 
 use serde_json::{json, Value};
 
-use crate::rcadia_common::{app_with, cast, entries, started, two_player, AGENT, BRIDGE};
+use crate::rcadia_common::{
+    app_with, cast, ended_into_rematch, entries, started, two_player, AGENT, BRIDGE,
+};
 
 /// `POST /action {"action": null}` is no move: it is refused with `400 bad_request` (like a
 /// missing action), nothing reaches the game, and the player stays on turn. It used to be
@@ -180,4 +182,59 @@ async fn a_rematch_of_a_waiting_table_says_it_has_not_started() {
         msg.contains("has not started") && !msg.contains("still running"),
         "{v}"
     );
+}
+
+/// A rematch whose remaining players have all shown up, after one opted out, is an open
+/// table: `GET /available` lists it by default (`reserved: false`, `joinable: true`) and a
+/// newcomer's join starts round 2. It stayed `reserved` and out of the default listing for
+/// the whole reservation (60 s), though nobody was left to hold the seat for.
+#[tokio::test]
+async fn a_rematch_seat_given_up_is_listed_once_the_others_are_back() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 3).await;
+    let (id, _, next) = ended_into_rematch(&host, &agents, json!({ "winner": null })).await;
+    let (st, v) = agents[1]
+        .post(&format!("{AGENT}/{id}/leave"), json!({}))
+        .await;
+    assert_eq!(st, 200, "{v}");
+    let listed = |v: &Value| {
+        v["sessions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e["sessionId"] == next.as_str())
+            .cloned()
+    };
+    // The staying player has not shown up yet: still held for them.
+    let (_, v) = agents[2].get(&format!("{AGENT}/available")).await;
+    assert_eq!(listed(&v), None, "{v}");
+    let s = agents[0].state(&next, 0.0).await;
+    assert_eq!(
+        (s["round"].as_u64(), s["status"].as_str()),
+        (Some(2), Some("waiting")),
+        "{s}"
+    );
+    let (st, v) = agents[2].get(&format!("{AGENT}/available")).await;
+    assert_eq!(st, 200, "{v}");
+    let e = listed(&v).unwrap_or_else(|| panic!("the open seat is listed: {v}"));
+    assert_eq!(
+        (&e["reserved"], &e["joinable"]),
+        (&json!(false), &json!(true)),
+        "{e}"
+    );
+    let s = agents[2].join(&next).await;
+    assert_eq!(
+        (s["seat"].as_u64(), s["round"].as_u64()),
+        (Some(1), Some(2)),
+        "{s}"
+    );
+    let mut status = String::new();
+    for _ in 0..20 {
+        let p = host.pending(&next, 0, 2.0).await;
+        status = p["status"].as_str().unwrap_or_default().to_string();
+        if status == "active" {
+            break;
+        }
+    }
+    assert_eq!(status, "active");
 }

@@ -99,18 +99,7 @@ async fn rematch_is_idempotent() {
 async fn an_expired_reservation_opens_the_table() {
     let app = app_with(|c| c.sessions.reservation_seconds = 1).await;
     let (host, agents) = cast(&app, 3).await;
-    let (id, pids, _) = started(
-        &host,
-        &agents[..2],
-        two_player(json!({ "autoRematch": true })),
-    )
-    .await;
-    host.ops(&id, json!([{ "op": "end", "result": { "winner": null } }]))
-        .await;
-    let next = agents[0].state(&id, 0.0).await["nextSessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (_, pids, next) = ended_into_rematch(&host, &agents, json!({ "winner": null })).await;
     // A newcomer is refused while the seats are reserved.
     let (st, v) = agents[2]
         .post(&format!("{AGENT}/{next}/join"), json!({}))

@@ -231,9 +231,17 @@ namespace Rcadia.Agent
         }
 
         /// <summary>End the game. The result's <c>winner</c> should be a playerId or null (a draw).</summary>
-        /// <exception cref="ArgumentException">resultJson is not JSON (null means JSON null).</exception>
+        /// <exception cref="ArgumentException">resultJson is not JSON (null means JSON null), or
+        /// not an object or null: the server refuses the end of any other result, so the game
+        /// would never end on the platform.</exception>
         public void EndGame(string resultJson)
         {
+            JsonValue parsed;
+            if (resultJson != null && Json.TryParse(resultJson, out parsed) && parsed != null
+                && parsed.Kind != JsonKind.Object && parsed.Kind != JsonKind.Null)
+            {
+                throw new ArgumentException("resultJson must be a JSON object such as {\"winner\":\"p_1\"} or {\"winner\":null} (a draw), or null; got " + parsed.Kind, "resultJson");
+            }
             var w = new JsonWriter().BeginObject();
             w.Name("result");
             WriteJsonArgument(w, resultJson, "resultJson");

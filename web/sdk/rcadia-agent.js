@@ -16,7 +16,7 @@
  * @property {boolean} [simultaneous=false]
  * @property {string} [gameType="custom"]
  * @property {number} [turnTimeout] seconds, 0 to 31536000 (365 days); 0 means no clock; omitted means platform default
- * @property {number} [maxTurnTimeouts] 0 or more
+ * @property {number} [maxTurnTimeouts] a whole number from 0 to Number.MAX_SAFE_INTEGER
  * @property {boolean} [forfeitOnTimeout]
  * @property {boolean} [autoRematch]
  */
@@ -137,24 +137,49 @@ export class RcadiaAgent {
   setState(state) { this._post("AGENT_STATE", { state }); }
 
   /** Publish one player's private view (hidden information). */
-  setObservation(playerId, observation) { this._post("AGENT_OBSERVATION", { playerId, observation }); }
+  setObservation(playerId, observation) {
+    requirePlayerId("setObservation", playerId);
+    this._post("AGENT_OBSERVATION", { playerId, observation });
+  }
 
   /** Publish what that player may do now; each entry should be a submittable action. */
-  setLegalActions(playerId, actions) { this._post("AGENT_LEGAL_ACTIONS", { playerId, actions }); }
+  /**
+   * Throws a TypeError (and sends nothing) for a playerId that is not a string or actions that
+   * are not an array (null clears them, as []): hosts sent a list that was not an array as []
+   * (the player's turn taken away, nobody on turn) and the server refused an op without a
+   * playerId. The Unity SDK throws for the same.
+   */
+  setLegalActions(playerId, actions) {
+    requirePlayerId("setLegalActions", playerId);
+    if (actions != null && !Array.isArray(actions)) {
+      throw new TypeError(`RcadiaAgent.setLegalActions: actions must be an array of submittable actions ([] or null: none); got ${show(actions)}`);
+    }
+    this._post("AGENT_LEGAL_ACTIONS", { playerId, actions: actions ?? [] });
+  }
 
   /**
    * Reject the player's last action. The actionId of the last action delivered
    * to that player is attached so the platform can tell which action failed.
    */
   rejectAction(playerId, reason) {
+    requirePlayerId("rejectAction", playerId);
     const data = { playerId, reason };
     const actionId = this._lastActionId.get(playerId);
     if (actionId !== undefined) data.actionId = actionId;
     this._post("AGENT_ACTION_REJECTED", data);
   }
 
-  /** End the game. `result.winner` should be a playerId or null (draw). */
-  endGame(result) { this._post("AGENT_GAME_OVER", { result }); }
+  /**
+   * End the game. `result.winner` should be a playerId or null (draw). Throws a TypeError for
+   * a result that is not an object (or null/undefined, a result of `{ winner: null }`): the
+   * server refuses the `end` of such a result, so the game would never end on the platform.
+   */
+  endGame(result) {
+    if (result != null && (typeof result !== "object" || Array.isArray(result))) {
+      throw new TypeError(`RcadiaAgent.endGame: result must be an object such as { winner: playerId } or { winner: null } (a draw); got ${show(result)}`);
+    }
+    this._post("AGENT_GAME_OVER", { result });
+  }
 
   /** Ask for another round with the same players (only needed without autoRematch). */
   rematch() { this._post("AGENT_REMATCH", {}); }
@@ -300,6 +325,8 @@ const HOST_MESSAGES = new Set([
 const MAX_SEATS = 64;
 // Longest turnTimeout in seconds (365 days): the server's MAX_TURN_TIMEOUT_SECONDS.
 const MAX_TURN_TIMEOUT = 365 * 24 * 3600;
+// The flags the server reads as booleans (Rules::from_config).
+const BOOLEAN_CONFIG_FIELDS = ["turnBased", "simultaneous", "forfeitOnTimeout", "autoRematch"];
 
 /**
  * Build the AGENT_CONFIGURE payload from the constructor options. Throws a RangeError that
@@ -322,8 +349,18 @@ function buildConfigure(config) {
     throw new RangeError(`RcadiaAgent: config.turnTimeout is in seconds and must be a finite number from 0 to ${MAX_TURN_TIMEOUT} (365 days) (0: no clock; omitted: the platform default); got ${show(turnTimeout)}`);
   }
   const maxTurnTimeouts = config.maxTurnTimeouts;
-  if (maxTurnTimeouts != null && !(Number.isInteger(maxTurnTimeouts) && maxTurnTimeouts >= 0)) {
+  // Up to 2^53 - 1: a larger whole number reaches the server as a float (1e21 is written
+  // "1e+21") or past its integers, and was refused there.
+  if (maxTurnTimeouts != null && !(Number.isSafeInteger(maxTurnTimeouts) && maxTurnTimeouts >= 0)) {
     throw new RangeError(`RcadiaAgent: config.maxTurnTimeouts must be a whole number, 0 or more (omitted: the platform default); got ${show(maxTurnTimeouts)}`);
+  }
+  // The server takes only true or false (or no value) for these: "false" from a page's query
+  // string, or 0, was refused there and no table opened, with nothing said to the game.
+  for (const key of BOOLEAN_CONFIG_FIELDS) {
+    const value = config[key];
+    if (value != null && typeof value !== "boolean") {
+      throw new RangeError(`RcadiaAgent: config.${key} must be true or false (omitted: the default); got ${show(value)}`);
+    }
   }
   const out = {
     minPlayers,
@@ -337,6 +374,13 @@ function buildConfigure(config) {
     if (config[key] !== undefined) out[key] = config[key];
   }
   return out;
+}
+
+/** The playerId argument of a call: the server refuses an op without one. */
+function requirePlayerId(method, playerId) {
+  if (typeof playerId !== "string") {
+    throw new TypeError(`RcadiaAgent.${method}: playerId must be a player's id (a string such as "p_0123abcd", from onGameStart's players); got ${show(playerId)}`);
+  }
 }
 
 /** A value as a message shows it: strings quoted, so "2" is told from 2. */

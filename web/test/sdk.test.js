@@ -53,6 +53,11 @@ test("a config the server would refuse throws at once, saying what to fix, and s
     [{ turnTimeout: "30" }, 'got "30"'],
     [{ maxTurnTimeouts: -1 }, "config.maxTurnTimeouts must be a whole number, 0 or more (omitted: the platform default); got -1"],
     [{ maxTurnTimeouts: 1.5 }, "got 1.5"],
+    [{ maxTurnTimeouts: 1e21 }, "got 1e+21"],
+    [{ turnBased: "false" }, 'config.turnBased must be true or false (omitted: the default); got "false"'],
+    [{ simultaneous: 1 }, "config.simultaneous must be true or false"],
+    [{ forfeitOnTimeout: "no" }, 'config.forfeitOnTimeout must be true or false (omitted: the default); got "no"'],
+    [{ autoRematch: "true" }, 'config.autoRematch must be true or false (omitted: the default); got "true"'],
   ];
   for (const [config, message] of cases) {
     const win = makeFakeWindow();
@@ -292,6 +297,37 @@ test("outbound message shapes", () => {
     { type: "AGENT_REMATCH", data: {} },
   ]);
   assert.ok(win.sent.every((s) => s.targetOrigin === "*"));
+});
+
+test("endGame with a result the server would refuse throws and sends nothing; null ends with no winner", () => {
+  const { win, agent } = setup();
+  win.sent.length = 0;
+  for (const bad of ["p_1", 1, true, ["p_1"]]) {
+    assert.throws(() => agent.endGame(bad), (e) => e instanceof TypeError && e.message.includes("result must be an object"), JSON.stringify(bad));
+  }
+  assert.equal(win.sent.length, 0);
+  agent.endGame();
+  agent.endGame(null);
+  assert.deepEqual(win.sent.map((s) => [s.message.type, s.message.data.result ?? null]), [["AGENT_GAME_OVER", null], ["AGENT_GAME_OVER", null]]);
+});
+
+test("setLegalActions, setObservation and rejectAction without a playerId, or with actions that are no array, throw and send nothing", () => {
+  const { win, agent } = setup();
+  win.sent.length = 0;
+  const calls = [
+    () => agent.setLegalActions(undefined, ["e4"]),
+    () => agent.setLegalActions(3, ["e4"]),
+    () => agent.setLegalActions("p_1", "e4"),
+    () => agent.setLegalActions("p_1", { move: "e4" }),
+    () => agent.setObservation(null, { hand: [] }),
+    () => agent.rejectAction(undefined, "illegal"),
+  ];
+  for (const call of calls) {
+    assert.throws(call, (e) => e instanceof TypeError && /playerId must be|actions must be an array/.test(e.message), String(call));
+  }
+  assert.equal(win.sent.length, 0);
+  agent.setLegalActions("p_1", null);
+  assert.deepEqual(win.sent.map((s) => s.message), [{ type: "AGENT_LEGAL_ACTIONS", data: { playerId: "p_1", actions: [] } }]);
 });
 
 test("rejectAction fills actionId with the last action delivered to that player", () => {

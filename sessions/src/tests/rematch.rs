@@ -309,3 +309,52 @@ fn a_late_leave_of_an_old_round_is_no_forfeit_of_the_one_under_way() {
     n.ok(Event::OptOut { player_id: a });
     assert_eq!(n.s.players.len(), 1);
 }
+
+/// A reserved rematch whose every seated player is ready holds no seat for anybody: a player
+/// who opted out left a free seat, and the table is an open one (section 7: `/available`
+/// lists joinable tables; only seats held for players who have not shown up are reserved).
+/// It stayed `reserved` and out of the default `/available` until the reservation ran out
+/// (60 s), while a newcomer's join would have taken the seat.
+#[test]
+fn a_rematch_whose_seated_players_are_all_ready_is_an_open_table() {
+    let (mut g, a, b) = Game::started(config(json!({"autoRematch": true})));
+    g.ops(json!([{"op": "end", "result": {"winner": a}}]));
+    let mut n = open_rematch(&mut g);
+    n.ok(Event::OptOut {
+        player_id: b.clone(),
+    });
+    assert!(n.s.is_reserved(), "alice has not shown up yet");
+    assert!(!n.s.listed_in_available(false));
+    n.ok(Event::PlayerSeen {
+        player_id: a.clone(),
+    });
+    assert!(!n.s.is_reserved(), "nobody is left to hold a seat for");
+    assert!(n.s.listed_in_available(false));
+    let e = wire(&n.s.available_entry());
+    assert_eq!(
+        (&e["reserved"], &e["joinable"]),
+        (&json!(false), &json!(true)),
+        "{e}"
+    );
+    assert_eq!(n.s.status, Status::Waiting);
+    // A newcomer takes the seat and the round starts with the same series.
+    let c = n.join("carol");
+    n.advance(3_000);
+    assert_eq!(n.s.status, Status::Active);
+    assert_eq!((n.s.round, n.s.player(&c).unwrap().seat), (2, 1));
+    // Every seat held and ready (the table only waits for its start delay): nothing is
+    // reserved either; a newcomer is told `full`.
+    let (mut g, a, b) = Game::started(config(json!({"autoRematch": true})));
+    g.ops(json!([{"op": "end", "result": {"winner": a}}]));
+    let mut n = open_rematch(&mut g);
+    n.ok(Event::PlayerSeen { player_id: a });
+    n.ok(Event::PlayerSeen { player_id: b });
+    assert_eq!(n.s.status, Status::Waiting);
+    assert!(!n.s.is_reserved());
+    let e = n.err(Event::Join {
+        player_id: "p_00000099".into(),
+        identity: "dave".into(),
+        as_name: None,
+    });
+    assert_eq!(e.code.as_str(), "full");
+}

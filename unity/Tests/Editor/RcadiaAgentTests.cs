@@ -502,6 +502,9 @@ namespace Rcadia.Agent.Tests
             Assert.Throws<ArgumentException>(() => s.Agent.SetLegalActions("p_1", Json.Parse("{}")));
             Assert.Throws<ArgumentException>(() => s.Agent.EndGame("{} {}"));
             Assert.Throws<ArgumentException>(() => s.Agent.EndGame(""));
+            Assert.Throws<ArgumentException>(() => s.Agent.EndGame("\"p_1\""));
+            Assert.Throws<ArgumentException>(() => s.Agent.EndGame("[\"p_1\"]"));
+            Assert.Throws<ArgumentException>(() => s.Agent.EndGame(JsonValue.FromInteger(1)));
             Assert.Throws<ArgumentNullException>(() => s.Agent.SetObservation(null, "1"));
             Assert.Throws<ArgumentNullException>(() => s.Agent.SetLegalActions(null, new string[0]));
             Assert.Throws<ArgumentNullException>(() => s.Agent.SetLegalActions("p_1", (IEnumerable<string>)null));
