@@ -9,7 +9,7 @@
                             this script counts the finished job in queue:fair instead
                             ('done:<day>:<kind>:<state>', keys::fair_day_done), in the
                             write of queue:fair it makes anyway, when it has one
-    KEYS[4] queue:idle:<pool>   the completing slot's pool's idle slots (admit.lua)
+    KEYS[4] queue:handoff:<pool>  the completing slot's pool's idle slots (admit.lua)
     KEYS[5] queue:lane:<lane>   the lanes that pool claims from (a referee slot's: the
     KEYS[6] queue:lane:<lane>   referee lane twice)
     KEYS[7] queue:fair          the lanes' turns and the accounts' waiting counts (claim.lua),

@@ -128,6 +128,29 @@ end
 local CLAIM_FIELDS = {'state', 'account', 'day', 'idem', 'waiter', 'deadline', 'exec_ms',
   'reserved', 'id', 'kind', 'trust', 'input', 'created', 'request'}
 
+-- The job running under slot `slot`'s claim that the slot does not know it holds, as
+-- claimed_by.lua answers it (its reply, or nil): a claim whose answer was lost, or a job an
+-- admission handed to the slot while it was idle (admit.lua) whose wake-up it did not get.
+-- ri, bi: the KEYS indices of queue:running and the queue group's base; `except`: '' or a job the slot knows it
+-- holds; only a claim newer than the token `newer_than` counts (a token is the claim's
+-- time). A scan of the running jobs: only paid where a slot finds itself taken off the idle
+-- slots without having heard why (idle.lua, claim.lua) or after a failed call.
+local function held_claim(ri, bi, slot, except, newer_than)
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[ri], 0, -1)) do
+    if id ~= except then
+      local jk = group_key(KEYS[bi], 'job:', id)
+      local f = redis.call('HMGET', jk, 'state', 'worker', 'token')
+      if f[1] == 'running' and f[2] == slot and f[3] and tonumber(f[3]) > tonumber(newer_than) then
+        local v = redis.call('HMGET', jk, unpack(CLAIM_FIELDS))
+        local run = redis.call('HMGET', jk, 'started', 'worker', 'charged')
+        for i = 1, 3 do v[#CLAIM_FIELDS + i] = run[i] end
+        return {'claimed', f[3], v, 0}
+      end
+    end
+  end
+  return nil
+end
+
 -- The next turn of a slot's lanes, claimed (claim.lua has the whole story; complete.lua
 -- claims the completing slot's next job with it). k: the KEYS indices of lane1, lane2,
 -- fair (queue:fair: the lanes' turns and the accounts' waiting counts), running, idle (the

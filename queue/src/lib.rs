@@ -37,9 +37,10 @@
 //! `jobs:<account>` (zset by creation), `budget:<day>` (the day's counts and each account's),
 //! `delayed` (zset by due time), `quotas` (the reloadable quota numbers, JSON; see
 //! `quotas.rs`), `callers:<process>` (an API process's presence while callers wait in it,
-//! short expiry), `queue:idle:<pool>` (idle worker slots by when they went idle: admission
-//! pops one and wakes it alone). Channels: `done:<id>` (the completion publishes the final
-//! state on it), `queue:new:<slot>` (an idle slot's wake-up).
+//! short expiry), `queue:handoff:<pool>` (idle worker slots by when they last said so:
+//! admission pops one and hands it the job, or wakes it alone). Channels: `done:<id>` (the
+//! completion publishes the final state on it), `queue:new:<slot>` (an idle slot's wake-up,
+//! with the claim of a job handed to it).
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
@@ -66,7 +67,8 @@ mod scripts;
 pub use scripts::registered as scripts;
 
 use scripts::{
-    Admitted, Applied, BusyCap, ClaimReply, Completed, PublishReply, ReapReply, RemainingReply,
+    Admitted, Applied, BusyCap, ClaimReply, Completed, IdleReply, PublishReply, ReapReply,
+    RemainingReply,
 };
 
 pub use contract::{
@@ -270,9 +272,6 @@ pub struct Queue {
     /// Where this process's sweep of `queue:fair` goes on from (an HSCAN cursor,
     /// [`Queue::sweep_fair`]).
     fair_cursor: Arc<std::sync::atomic::AtomicU64>,
-    /// The server clock minus this host's, ms, as last measured ([`Queue::now_ms`]): the
-    /// idle slots' scores are the server's time without a call for it.
-    skew_ms: Arc<std::sync::atomic::AtomicI64>,
 }
 
 /// A job admitted here: its completion subscription, made before the admission, and the
@@ -326,7 +325,6 @@ impl Queue {
             early: Arc::default(),
             presence_at: Arc::default(),
             fair_cursor: Arc::default(),
-            skew_ms: Arc::default(),
         }
     }
 
@@ -645,14 +643,7 @@ impl Queue {
     /// The server's clock (ms since the Unix epoch), as the scripts see it.
     pub async fn now_ms(&self) -> Result<u64, QueueError> {
         let now: u64 = scripts::NOW.call(&self.store).run().await?;
-        self.skew_ms
-            .store(now as i64 - local_ms(), Ordering::Relaxed);
         Ok(now)
-    }
-
-    /// The server's clock as last measured against this host's (no call).
-    fn server_ms_estimate(&self) -> u64 {
-        (local_ms() + self.skew_ms.load(Ordering::Relaxed)).max(0) as u64
     }
 
     /// Admission: idempotency first (a replay charges nothing), then the caps, the daily
@@ -791,6 +782,8 @@ impl Queue {
                 .arg(input_cap(spec.kind, s.queue.input_bytes_per_account_day))
                 .arg(input_cap(spec.kind, s.queue.input_bytes_per_day))
                 .arg(stored.blobs.len())
+                .arg(s.queue.lease_seconds * 1000)
+                .arg(HANDOFF_FRESH.as_millis() as u64)
                 .run()
                 .await;
             reply = match ran {
@@ -1491,6 +1484,34 @@ impl Queue {
         pool: Pool,
         registered: bool,
     ) -> Result<Option<Claim>, QueueError> {
+        self.claim_with(slot, pool, registered, None).await
+    }
+
+    /// [`Queue::claim_slot`] by a slot whose newest claim token is `newer_than` (0: none).
+    /// A `registered` slot no longer among the idle slots was taken off by an admission,
+    /// which may have handed it a job whose wake-up it did not hear: that job (its token
+    /// newer than `newer_than`) is answered first (claim.lua).
+    pub async fn claim_slot_after(
+        &self,
+        slot: &str,
+        pool: Pool,
+        registered: bool,
+        newer_than: u64,
+    ) -> Result<Option<Claim>, QueueError> {
+        self.claim_with(slot, pool, registered, Some(newer_than))
+            .await
+    }
+
+    /// claim.lua; with `newer_than`, a registered slot taken off the idle slots looks for a
+    /// job handed to it first.
+    async fn claim_with(
+        &self,
+        slot: &str,
+        pool: Pool,
+        registered: bool,
+        newer_than: Option<u64>,
+    ) -> Result<Option<Claim>, QueueError> {
+        let newer_than = newer_than.map_or_else(String::new, |t| t.to_string());
         let lanes = pool.lanes();
         // One step (claim.lua): the script takes the head that has waited longest, dropping
         // the heads that can no longer run on the way; the bound only keeps a call finite.
@@ -1510,6 +1531,7 @@ impl Queue {
                 .arg(16)
                 .arg(if registered { "1" } else { "" })
                 .arg(WAITER_SURELY_PRESENT.as_millis() as u64)
+                .arg(&newer_than)
                 .run()
                 .await?;
             match reply {
@@ -1609,19 +1631,67 @@ impl Queue {
     /// alone, admit.lua), then looks at its lanes once more: `true` if a job waits (an
     /// admission before the registration woke nobody for it: claim it now). One round trip.
     pub async fn idle(&self, slot: &str, pool: Pool) -> Result<bool, QueueError> {
+        Ok(match self.idle_look(slot, pool, false, 0).await? {
+            IdleLook::Registered => false,
+            IdleLook::Waiting | IdleLook::Handed(_) => true,
+        })
+    }
+
+    /// [`Queue::idle`] for a slot that may already be `registered` (its once-a-second
+    /// refresh) and whose newest claim token is `newer_than` (0: none). A registered slot
+    /// that finds itself taken off the idle slots was woken, or handed a job (admit.lua)
+    /// whose wake-up it did not hear: that job is answered ([`IdleLook::Handed`]) and the
+    /// slot is not registered. One round trip.
+    pub async fn idle_look(
+        &self,
+        slot: &str,
+        pool: Pool,
+        registered: bool,
+        newer_than: u64,
+    ) -> Result<IdleLook, QueueError> {
         let lanes = pool.lanes();
-        let waiting: u64 = scripts::IDLE
+        let reply: IdleReply = scripts::IDLE
             .call(&self.store)
             .key(keys::idle(&self.store, pool))
             .key(keys::fair(&self.store))
             .key(keys::lane(&self.store, lanes[0]))
             .key(keys::lane(&self.store, lanes[lanes.len() - 1]))
+            .key(keys::running(&self.store))
+            .key(keys::base(&self.store))
             .arg(slot)
             .arg(pool.as_str())
-            .arg(self.server_ms_estimate())
+            .arg(newer_than)
+            .arg(if registered { "1" } else { "" })
             .run()
             .await?;
-        Ok(waiting > 0)
+        Ok(match reply {
+            IdleReply::Registered => IdleLook::Registered,
+            IdleReply::Waiting => IdleLook::Waiting,
+            IdleReply::Handed(ClaimReply::Claimed { token, values, .. }) => {
+                let fields = scripts::claimed_fields(token, values, slot);
+                match self.claimed(token, fields, 0).await? {
+                    Some(claim) => {
+                        tracing::info!(job = %claim.record.id, slot, "a job handed to this slot whose wake-up was not heard is run now");
+                        IdleLook::Handed(Box::new(claim))
+                    }
+                    // Its input was gone: failed; the slot looks again.
+                    None => IdleLook::Waiting,
+                }
+            }
+            IdleReply::Handed(_) => IdleLook::Waiting,
+        })
+    }
+
+    /// The job an admission handed to slot `slot` with its wake-up `message` (admit.lua),
+    /// as a claim the slot runs without a claim of its own. `None`: the message carries no
+    /// claim (a plain wake-up: claim from the lanes), or the job's input was gone (the job
+    /// was failed). Reads nothing unless the job's input is kept as blobs.
+    pub async fn handed(&self, slot: &str, message: &str) -> Result<Option<Claim>, QueueError> {
+        let Some((token, values)) = scripts::handed_claim(message) else {
+            return Ok(None);
+        };
+        let fields = scripts::claimed_fields(token, values, slot);
+        self.claimed(token, fields, 0).await
     }
 
     /// The wake-up of idle slot `slot` (admit.lua publishes on it when it pops the slot).
@@ -2293,12 +2363,29 @@ pub enum Completion {
 /// How long an idle slot's entry outlives its last refresh (its worker died).
 const IDLE_FORGOTTEN: Duration = Duration::from_secs(30);
 
-/// This host's clock, ms since the Unix epoch.
-fn local_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+/// An idle slot is handed a job at admission only when its entry is this recent (admit.lua):
+/// its worker refreshes it every second while the slot waits, so an older one may be a dead
+/// worker's (or one whose wake-ups no longer arrive), which is only woken and the job left
+/// in its lane for any slot.
+pub const HANDOFF_FRESH: Duration = Duration::from_millis(1500);
+
+/// The token of the claim an idle slot's wake-up `message` hands it (admit.lua), if it
+/// hands one: a slot that already ran that job (it found it at its idle refresh) knows it
+/// by its token.
+pub fn handed_token(message: &str) -> Option<u64> {
+    scripts::handed_claim(message).map(|(token, _)| token)
+}
+
+/// What an idle slot's registration found ([`Queue::idle_look`]).
+#[derive(Debug)]
+pub enum IdleLook {
+    /// Registered; nothing waits.
+    Registered,
+    /// A job waits in the slot's lanes: claim it.
+    Waiting,
+    /// An admission handed this slot a job whose wake-up it did not hear: run it. The slot
+    /// is not registered.
+    Handed(Box<Claim>),
 }
 
 /// What an operator's cancel did ([`Queue::cancel`]).

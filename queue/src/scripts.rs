@@ -37,10 +37,10 @@ const fn queue_script<R>(file: LuaFile, keys: usize, argv: usize, writes: Writes
 
 /// `admit.lua`.
 pub(crate) static ADMIT: Script<Admitted> =
-    queue_script(lua!("lua/admit.lua"), 16, 31, Writes::Durable);
+    queue_script(lua!("lua/admit.lua"), 16, 33, Writes::Durable);
 /// `claim.lua`.
 pub(crate) static CLAIM: Script<ClaimReply> =
-    queue_script(lua!("lua/claim.lua"), 6, 7, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/claim.lua"), 6, 8, Writes::Durable).allowing_oom();
 /// `heartbeat.lua`.
 pub(crate) static HEARTBEAT: Script<Applied> =
     queue_script(lua!("lua/heartbeat.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
@@ -87,8 +87,8 @@ pub(crate) static FAIR_SWEEP: Script<(u64, u64)> =
     queue_script(lua!("lua/fair_sweep.lua"), 3, 3, Writes::PrimaryOnly).allowing_oom();
 
 /// `idle.lua`: 1 if a job waits in the registered slot's lanes.
-pub(crate) static IDLE: Script<u64> =
-    queue_script(lua!("lua/idle.lua"), 4, 3, Writes::PrimaryOnly).allowing_oom();
+pub(crate) static IDLE: Script<IdleReply> =
+    queue_script(lua!("lua/idle.lua"), 6, 4, Writes::PrimaryOnly).allowing_oom();
 
 /// `claimed_by.lua`: a claim the slot did not get the answer of (claim.lua's reply).
 pub(crate) static CLAIMED_BY: Script<ClaimReply> =
@@ -260,6 +260,47 @@ pub(crate) fn claimed_fields(
     }
     fields.push(("token".to_string(), token.to_string()));
     fields
+}
+
+/// A job admission handed to an idle slot, from the slot's wake-up message (admit.lua:
+/// `claim|<token>`, then each value of [`CLAIM_FIELDS`] as `|<bytes>|<value>`): the token
+/// and the values, as claim.lua's reply gives them. `None`: a wake-up without a claim (the
+/// job's id), or a message this version does not read.
+pub(crate) fn handed_claim(message: &str) -> Option<(u64, Vec<Option<String>>)> {
+    let rest = message.strip_prefix("claim|")?;
+    let (token, mut rest) = rest.split_once('|')?;
+    let token = token.parse().ok()?;
+    let mut values = Vec::with_capacity(CLAIM_FIELDS.len());
+    for _ in 0..CLAIM_FIELDS.len() {
+        let (len, tail) = rest.split_once('|')?;
+        let len: usize = len.parse().ok()?;
+        values.push(Some(tail.get(..len)?.to_string()));
+        rest = tail.get(len..)?;
+        rest = rest.strip_prefix('|').unwrap_or(rest);
+    }
+    rest.is_empty().then_some((token, values))
+}
+
+/// `idle.lua`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum IdleReply {
+    /// Registered; nothing waits.
+    Registered,
+    /// Registered; a job waits in the slot's lanes.
+    Waiting,
+    /// A job was handed to the slot (its wake-up unheard): claim.lua's `Claimed` reply.
+    Handed(ClaimReply),
+}
+
+impl FromRedisValue for IdleReply {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        match v {
+            Value::Int(0) => Ok(IdleReply::Registered),
+            Value::Int(1) => Ok(IdleReply::Waiting),
+            Value::Array(_) => ClaimReply::from_redis_value(v).map(IdleReply::Handed),
+            other => Err(unexpected("idle", &other)),
+        }
+    }
 }
 
 /// `claim.lua`.

@@ -991,23 +991,22 @@ async fn an_idle_slot_is_woken_after_admissions_found_none() {
     tokio::time::timeout(Duration::from_secs(10), woken.changed())
         .await
         .expect("the slot registered by its completion is woken");
-    // Woken and popped: the next admission finds none and clears the mark again.
+    // Popped (and handed the job, nothing else waiting): the next admission finds none and
+    // clears the mark again.
     s.new_job(spec(JobKind::Simulate, "d", 1, "4")).await;
     assert_eq!(mark(&mut raw).await.as_deref(), Some("0"));
-    // A slot that registers by the idle look sees the jobs waiting (claim them)...
+    // A slot that registers by the idle look sees the job waiting (claims it)...
     assert!(s.queue.idle("w/1", Pool::General).await.unwrap());
     assert_eq!(
         mark(&mut raw).await.as_deref(),
         Some("1"),
         "set by the idle look"
     );
-    for _ in 0..2 {
-        s.queue
-            .claim_slot("w/1", Pool::General, true)
-            .await
-            .unwrap()
-            .unwrap();
-    }
+    s.queue
+        .claim_slot("w/1", Pool::General, true)
+        .await
+        .unwrap()
+        .unwrap();
     // ...and, with nothing waiting, is registered and woken by the next admission.
     let _ = s.new_job(spec(JobKind::Simulate, "e", 1, "5")).await;
     s.queue
@@ -1192,9 +1191,15 @@ async fn the_days_finished_jobs_are_counted_in_queue_fair_and_add_the_budget_has
         Some("3")
     );
     assert_eq!(fair.get("idle:general").map(String::as_str), Some("1"));
-    // A completion without a slot counts in the budget hash.
+    // A completion without a slot counts in the budget hash. (The job is handed to the slot
+    // its completion registered idle: it runs under that slot's claim.)
     s.new_job(spec(JobKind::Simulate, "d", 1, "k")).await;
-    let c4 = s.queue.claim("w/1").await.unwrap().unwrap();
+    let c4 = s
+        .queue
+        .recover_claim("w/0", None, 0)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(s
         .queue
         .complete_job(&c4.record, c4.token, Ok(won(true)))
@@ -2449,4 +2454,253 @@ async fn an_admission_that_failed_unclearly_leaves_no_job_queued_or_charged() {
             .admit(spec(JobKind::Simulate, "acct", 1, "unclear"))
             .await
     ));
+}
+
+/// The job waiting in the lanes (both), the lanes' count and the account's, as stored.
+async fn lanes_and_counts(
+    raw: &mut redis::aio::MultiplexedConnection,
+    account: &str,
+) -> (u64, String, String) {
+    let mut waiting = 0;
+    for lane in ["planner", "referee"] {
+        let n: u64 = redis::cmd("ZCARD")
+            .arg(format!("t:queue:lane:{lane}"))
+            .query_async(raw)
+            .await
+            .unwrap();
+        waiting += n;
+    }
+    let fair = fair_hash(raw).await;
+    let get = |f: &str| fair.get(f).cloned().unwrap_or_else(|| "0".into());
+    (waiting, get("n"), get(&format!("w:{account}")))
+}
+
+/// An admission hands its job to the idle slot it pops when nothing waits and the slot
+/// said it was idle just now (issue 35: no claim script, no lane): the wake-up carries the
+/// claim, the record runs under the slot's claim with the reservation charged, the job never
+/// entered a lane or its account's count, and its completion and the day's figures are those
+/// of a claimed job.
+#[tokio::test]
+async fn an_idle_slot_is_handed_the_job_with_its_wake_up() {
+    let s = setup_with(|_| {}).await;
+    let mut raw = s.raw().await;
+    let mut woken = s.queue.slot_wake("w/0");
+    assert!(!s.queue.idle("w/0", Pool::General).await.unwrap());
+    let job = s.new_job(spec(JobKind::Simulate, "ann", 1, "k")).await;
+    tokio::time::timeout(Duration::from_secs(10), woken.changed())
+        .await
+        .expect("the wake-up");
+    let message = woken.payload().expect("a message");
+    let claim = s
+        .queue
+        .handed("w/0", &message)
+        .await
+        .unwrap()
+        .expect("the wake-up hands the job");
+    assert_eq!(handed_token(&message), Some(claim.token));
+    assert_eq!(claim.record.id, job.id);
+    assert_eq!(claim.record.state, JobState::Running);
+    assert_eq!(claim.record.input, job.input);
+    assert!(!claim.more_waiting);
+    let stored = s.queue.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(stored.state, JobState::Running);
+    assert_eq!(stored.worker.as_deref(), Some("w/0"));
+    assert_eq!(stored.started_at_ms, claim.record.started_at_ms);
+    assert_eq!(stored.charged_seconds, claim.record.charged_seconds);
+    assert!(stored.charged_seconds > 0, "the reservation is charged");
+    assert_eq!(
+        lanes_and_counts(&mut raw, "ann").await,
+        (0, "0".into(), "0".into()),
+        "the handed job never waited"
+    );
+    // Its heartbeat and completion are a claimed job's; a second completion is refused.
+    assert!(s.queue.heartbeat(&job.id, claim.token).await.unwrap());
+    let done = s
+        .queue
+        .complete_slot(
+            &claim.record,
+            claim.token,
+            Ok(won(true)),
+            Some(("w/0", Pool::General)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done, Completion::Idle);
+    assert_eq!(
+        s.queue
+            .complete_slot(&claim.record, claim.token, Ok(won(true)), None)
+            .await
+            .unwrap(),
+        Completion::Refused
+    );
+    let rec = s.queue.wait(&job.id, Duration::from_secs(5)).await.unwrap();
+    assert_eq!(rec.state, JobState::Succeeded);
+    let today = s.queue.today().await.unwrap();
+    assert_eq!(today.admitted.get("simulate"), Some(&1));
+    assert_eq!(today.finished["simulate"].get("succeeded"), Some(&1));
+    assert_eq!(today.seconds_charged, stored.charged_seconds);
+    // Registered again by its completion: the next job is handed to it too.
+    let next = s.new_job(spec(JobKind::Simulate, "bob", 1, "k2")).await;
+    let stored = s.queue.get(&next.id).await.unwrap().unwrap();
+    assert_eq!(stored.state, JobState::Running);
+    assert_eq!(stored.worker.as_deref(), Some("w/0"));
+}
+
+/// A hand-off never passes over a waiting job: with one in the lanes, the popped slot is
+/// only woken and the new job waits its turn.
+#[tokio::test]
+async fn no_job_is_handed_past_a_waiting_one() {
+    let s = setup_with(|_| {}).await;
+    let first = s.new_job(spec(JobKind::Simulate, "ann", 1, "k1")).await;
+    let mut woken = s.queue.slot_wake("w/0");
+    // Registered with the first job waiting (the look says so; the slot has not claimed).
+    assert!(s.queue.idle("w/0", Pool::General).await.unwrap());
+    let second = s.new_job(spec(JobKind::Simulate, "bob", 1, "k2")).await;
+    tokio::time::timeout(Duration::from_secs(10), woken.changed())
+        .await
+        .expect("the wake-up");
+    let message = woken.payload().expect("a message");
+    assert!(s.queue.handed("w/0", &message).await.unwrap().is_none());
+    assert_eq!(
+        s.queue.get(&second.id).await.unwrap().unwrap().state,
+        JobState::Queued
+    );
+    let c = s.queue.claim("w/0").await.unwrap().unwrap();
+    assert_eq!(c.record.id, first.id, "the job that waited longest first");
+}
+
+/// A hand-off whose wake-up never arrived (pub/sub is fire-and-forget) is found by the slot's
+/// next idle refresh, or by its next claim, and by no other slot; the slot is not left
+/// registered (nothing more is handed to it while it runs the job), and a hand-off it already
+/// knows (by its token) is not found again.
+#[tokio::test]
+async fn a_hand_off_whose_wake_up_was_lost_is_found_by_the_slot() {
+    let s = setup_with(|q| q.queue.waiting_per_account = 10).await;
+    assert!(!s.queue.idle("w/0", Pool::General).await.unwrap());
+    let job = s.new_job(spec(JobKind::Simulate, "ann", 1, "k1")).await;
+    // Nobody listened. Another slot's refresh finds nothing of it.
+    assert!(matches!(
+        s.queue
+            .idle_look("w/1", Pool::General, true, 0)
+            .await
+            .unwrap(),
+        IdleLook::Registered
+    ));
+    s.queue.retire_idle(&["w/1".to_string()]).await.unwrap();
+    let IdleLook::Handed(claim) = s
+        .queue
+        .idle_look("w/0", Pool::General, true, 0)
+        .await
+        .unwrap()
+    else {
+        panic!("the refresh did not find the job handed to the slot")
+    };
+    assert_eq!(claim.record.id, job.id);
+    assert_eq!(claim.record.input, job.input);
+    // Not registered now: the next job waits in its lane.
+    let other = s.new_job(spec(JobKind::Simulate, "bob", 1, "k2")).await;
+    assert_eq!(
+        s.queue.get(&other.id).await.unwrap().unwrap().state,
+        JobState::Queued
+    );
+    // Known by its token: not found again.
+    assert!(matches!(
+        s.queue
+            .idle_look("w/0", Pool::General, true, claim.token)
+            .await
+            .unwrap(),
+        IdleLook::Waiting
+    ));
+    let c2 = s
+        .queue
+        .claim_slot_after("w/0", Pool::General, true, claim.token)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(c2.record.id, other.id);
+    for c in [&*claim, &c2] {
+        s.queue
+            .complete_slot(&c.record, c.token, Ok(won(true)), None)
+            .await
+            .unwrap();
+    }
+    // The same through a claim: registered, handed a job unheard, then woken by its own
+    // process (another slot saw more waiting): the claim answers the handed job.
+    assert!(!s.queue.idle("w/2", Pool::General).await.unwrap());
+    let third = s.new_job(spec(JobKind::Simulate, "cy", 1, "k3")).await;
+    let c3 = s
+        .queue
+        .claim_slot_after("w/2", Pool::General, true, 0)
+        .await
+        .unwrap()
+        .expect("the job handed to the slot");
+    assert_eq!(c3.record.id, third.id);
+    assert_eq!(c3.record.state, JobState::Running);
+}
+
+/// An idle slot whose entry is older than [`HANDOFF_FRESH`] may be a dead worker's (or one
+/// whose subscription is gone): it is only woken, and the job waits in its lane, where any
+/// slot takes it.
+#[tokio::test]
+async fn a_slot_not_heard_from_lately_is_not_handed_a_job() {
+    let s = setup_with(|_| {}).await;
+    let mut woken = s.queue.slot_wake("w/0");
+    assert!(!s.queue.idle("w/0", Pool::General).await.unwrap());
+    s.queue
+        .set_clock_offset(HANDOFF_FRESH + Duration::from_millis(500), true);
+    let job = s.new_job(spec(JobKind::Simulate, "ann", 1, "k")).await;
+    assert_eq!(
+        s.queue.get(&job.id).await.unwrap().unwrap().state,
+        JobState::Queued
+    );
+    tokio::time::timeout(Duration::from_secs(10), woken.changed())
+        .await
+        .expect("still woken");
+    let message = woken.payload().expect("a message");
+    assert!(s.queue.handed("w/0", &message).await.unwrap().is_none());
+    let c = s.queue.claim("w/1").await.unwrap().unwrap();
+    assert_eq!(c.record.id, job.id);
+}
+
+/// A job handed to a slot whose worker died before it started is a claimed job of a dead
+/// worker: reaped once its lease runs out, failed `cancelled`, charged, never run again
+/// (no slot finds it; its token is refused).
+#[tokio::test]
+async fn a_job_handed_to_a_dead_slot_is_reaped_as_a_claimed_one() {
+    let s = setup_with(|_| {}).await;
+    assert!(!s.queue.idle("w/0", Pool::General).await.unwrap());
+    let job = s.new_job(spec(JobKind::Simulate, "ann", 1, "k")).await;
+    let stored = s.queue.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(stored.state, JobState::Running);
+    assert_eq!(stored.worker.as_deref(), Some("w/0"));
+    // The claim as the slot would have run it (its token).
+    let token = s
+        .queue
+        .recover_claim("w/0", None, 0)
+        .await
+        .unwrap()
+        .expect("the handed job")
+        .token;
+    let lease = s.queue.settings().queue.lease_seconds;
+    advance_with_housekeeping(&s.queue, 0, lease + 2).await;
+    let rec = s.queue.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(rec.state, JobState::Failed);
+    assert_eq!(
+        rec.failure.as_ref().map(|f| f.code),
+        Some(FailureCode::Cancelled)
+    );
+    assert_eq!(rec.charged_seconds, stored.charged_seconds);
+    assert!(s.queue.claim("w/1").await.unwrap().is_none());
+    assert!(s
+        .queue
+        .recover_claim("w/1", None, 0)
+        .await
+        .unwrap()
+        .is_none());
+    assert!(!s.queue.heartbeat(&job.id, token).await.unwrap());
+    assert!(!s
+        .queue
+        .complete_job(&stored, token, Ok(won(true)))
+        .await
+        .unwrap());
 }
