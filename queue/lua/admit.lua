@@ -73,11 +73,17 @@
   reservation becomes its charge, the lane's round and the day's charge in queue:fair's
   write): it never enters a lane, and the wake-up on the slot's channel carries the claim
   (`claim|<token>` and then each of CLAIM_FIELDS' values as `|<bytes>|<value>`;
-  horst_queue's scripts::handed_claim), so the slot runs no claim script. A slot that misses
-  the message finds the job at its next idle refresh (idle.lua); a slot whose worker died
-  holds it as a claimed job of a dead worker does (reap.lua). An older entry (a worker that
-  may have died, or lost its subscription) is only woken with the job's id, and the job
-  waits in its lane for any slot, as before.
+  horst_queue's scripts::handed_claim), so the slot runs no claim script. The record is
+  marked `handed` until the slot takes the job up: its worker deletes the mark (HDEL, one
+  command) before it runs the job, and runs it only if the mark was there. A slot that
+  misses the message finds the job at its next idle refresh (idle.lua, held_claim, which
+  takes it up in the same step). A job whose mark is still there when its lease expires
+  (reap.lua), or when `horst up` ends its dead worker child's jobs (stop.lua), was taken up
+  by nobody (the slot's worker died, or stalled, between its idle refresh and this
+  hand-off): it goes back to the front of its lane, uncharged (put_back, helpers.lua), and
+  another slot claims it under a new token. An older entry (a worker that may have died,
+  or lost its subscription) is only woken with the job's id, and the job waits in its lane
+  for any slot, as before.
 
   Output:
     {'new', job_id, created_ms}    queued at created_ms (the caller knows the rest of the
@@ -461,7 +467,7 @@ if handed then
     'deadline', deadline, 'exec_ms', ARGV[17], 'reserved', ARGV[9],
     'charged', ARGV[9], 'day', ARGV[1], 'waiter', ARGV[21], 'request', request,
     'started', now_text, 'token', now_text, 'worker', woken[1], 'lease_until', lease_until,
-    'pool', wpool, pad_f, pad_v)
+    'pool', wpool, 'handed', '1', pad_f, pad_v)
   redis.call('ZADD', KEYS[10], lease_until, jid)
   if round > (tonumber(t[1]) or 0) then
     fair[#fair + 1] = 'round:' .. ln

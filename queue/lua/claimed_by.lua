@@ -24,6 +24,9 @@
                                     order (claim.lua's reply, with what its claim wrote)
     {'empty'}                       the slot holds no other job
 
+  A job an admission handed to the slot (admit.lua) is taken up by the answer (its `handed`
+  mark deleted): from then on it is the slot's, as any claimed job.
+
   Cluster note: which jobs run is known from queue:running; their records are queue keys
   named from KEYS[2] in its hash slot, so the look is one step on one shard.
 ]]

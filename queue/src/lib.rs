@@ -978,21 +978,59 @@ impl Queue {
         fields: &[(String, String)],
         inline: JobInput,
     ) -> Result<Option<JobInput>, QueueError> {
+        match self.taken_input(fields, inline, None).await? {
+            Taken::Input(input) => Ok(Some(input)),
+            Taken::InputGone | Taken::GivenBack => Ok(None),
+        }
+    }
+
+    /// [`Queue::claimed_input`] that, with `take_up` (a handed job's id), first takes the job
+    /// up: deletes its record's `handed` mark (admit.lua), in the same round trip as the
+    /// blobs' read. Only a slot that deleted the mark runs the job; gone, the job was given
+    /// back to its lane (the slot's worker was taken for dead, reap.lua or stop.lua) or
+    /// stopped, and another claim runs it.
+    async fn taken_input(
+        &self,
+        fields: &[(String, String)],
+        inline: JobInput,
+        take_up: Option<&str>,
+    ) -> Result<Taken, QueueError> {
         let stored = fields
             .iter()
             .find(|(k, _)| k == "input")
             .map(|(_, v)| v.as_str())
             .unwrap_or("{}");
         let named = inputs::named(stored);
+        if named.is_empty() && take_up.is_none() {
+            return Ok(Taken::Input(inline));
+        }
+        let mut pipe = redis::pipe();
+        if let Some(id) = take_up {
+            pipe.cmd("HDEL").arg(self.job_key(id)).arg("handed");
+        }
+        if !named.is_empty() {
+            let get = pipe.cmd("MGET");
+            for (_, hash) in &named {
+                get.arg(keys::blob(&self.store, hash));
+            }
+        }
+        let mut replies: Vec<redis::Value> = pipe.query_async(&mut self.store.conn()).await?;
+        if take_up.is_some() {
+            let taken: i64 = redis::from_redis_value(replies.remove(0))
+                .map_err(|e| QueueError::Store(e.to_string()))?;
+            if taken == 0 {
+                return Ok(Taken::GivenBack);
+            }
+        }
         if named.is_empty() {
-            return Ok(Some(inline));
+            return Ok(Taken::Input(inline));
         }
-        let mut get = redis::cmd("MGET");
-        for (_, hash) in &named {
-            get.arg(keys::blob(&self.store, hash));
-        }
-        let bytes: Vec<Option<String>> = get.query_async(&mut self.store.conn()).await?;
-        Ok(inputs::join(stored, &bytes))
+        let bytes: Vec<Option<String>> = redis::from_redis_value(replies.remove(0))
+            .map_err(|e| QueueError::Store(e.to_string()))?;
+        Ok(match inputs::join(stored, &bytes) {
+            Some(input) => Taken::Input(input),
+            None => Taken::InputGone,
+        })
     }
 
     /// The ids of the waiting jobs of both lanes, each lane's next turn last (at most
@@ -1323,7 +1361,7 @@ impl Queue {
                         record.charged_seconds
                     );
                     let failure = Failure::new(FailureCode::Cancelled, msg);
-                    if self.stop(id, &failure, JobState::Cancelled).await? {
+                    if self.stop(id, &failure, JobState::Cancelled).await? == Abandoned::Failed {
                         return Ok(CancelOutcome::Stopped);
                     }
                 }
@@ -1338,23 +1376,34 @@ impl Queue {
 
     /// Ends running job `id` now with `failure` in `state` (`Cancelled` or `Failed`), its
     /// charge kept and its waiters and worker woken (`stop.lua`). False if it is not running.
-    async fn stop(&self, id: &str, failure: &Failure, state: JobState) -> Result<bool, QueueError> {
+    async fn stop(
+        &self,
+        id: &str,
+        failure: &Failure,
+        state: JobState,
+    ) -> Result<Abandoned, QueueError> {
         let failure =
             serde_json::to_string(failure).map_err(|e| QueueError::Store(e.to_string()))?;
-        let day = self.job_names(id).await?.day;
+        let names = self.job_names(id).await?;
         let mut stop = scripts::STOP.call(&self.store);
-        self.ending_keys(&mut stop, id, &day);
-        stop.key(keys::ended(&self.store));
-        let stopped: Applied = stop
+        self.ending_keys(&mut stop, id, &names.day);
+        stop.key(keys::ended(&self.store))
+            .key(keys::fair(&self.store))
+            .key(keys::lane(&self.store, names.lane.unwrap_or(Lane::Referee)));
+        let stopped: scripts::Stopped = stop
             .arg(id)
             .arg(failure)
             .arg(self.settings.job_ttl_seconds())
             .arg(self.done_channel(id))
-            .arg(&day)
+            .arg(&names.day)
             .arg(state.as_str())
             .run()
             .await?;
-        Ok(stopped == Applied::Done)
+        Ok(match stopped {
+            scripts::Stopped::Done => Abandoned::Failed,
+            scripts::Stopped::NotRunning => Abandoned::NotRunning,
+            scripts::Stopped::PutBack => Abandoned::PutBack,
+        })
     }
 
     /// The running jobs of a worker process (`horst up`'s child): those whose slot's name
@@ -1385,9 +1434,11 @@ impl Queue {
 
     /// Ends running job `id` of a worker process that is gone (`horst up`'s child, which died
     /// or was killed over its memory limit) `failed` with `failure` at once, its charge kept
-    /// and its caller told, instead of a lease later with "its lease expired". False if it
-    /// is no longer running.
-    pub async fn fail_running(&self, id: &str, failure: &Failure) -> Result<bool, QueueError> {
+    /// and its caller told, instead of a lease later with "its lease expired"
+    /// ([`Abandoned::Failed`]). A job an admission handed to one of its idle slots that the
+    /// slot had not taken up never ran: it waits again at its lane's front, uncharged, for
+    /// another slot ([`Abandoned::PutBack`]).
+    pub async fn fail_running(&self, id: &str, failure: &Failure) -> Result<Abandoned, QueueError> {
         self.stop(id, failure, JobState::Failed).await
     }
 
@@ -1598,6 +1649,18 @@ impl Queue {
         fields: Vec<(String, String)>,
         more: u64,
     ) -> Result<Option<Claim>, QueueError> {
+        self.taken(token, fields, more, false).await
+    }
+
+    /// [`Queue::claimed`], and with `take_up` the job is a hand-off (admit.lua) that the
+    /// slot takes up first ([`Queue::taken_input`]): `None` too when it was given back.
+    async fn taken(
+        &self,
+        token: u64,
+        fields: Vec<(String, String)>,
+        more: u64,
+        take_up: bool,
+    ) -> Result<Option<Claim>, QueueError> {
         let id = fields
             .iter()
             .find(|(k, _)| k == "id")
@@ -1606,8 +1669,13 @@ impl Queue {
         let mut record = JobRecord::from_fields(fields.clone())
             .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable")))?;
         let inline = std::mem::take(&mut record.input);
-        match self.claimed_input(&fields, inline).await? {
-            Some(input) => {
+        let take_up = take_up.then_some(id.as_str());
+        match self.taken_input(&fields, inline, take_up).await? {
+            Taken::GivenBack => {
+                tracing::info!(job = %id, "a job handed to this slot was given back to its lane before the slot took it up (its worker was taken for dead); another claim runs it");
+                Ok(None)
+            }
+            Taken::Input(input) => {
                 record.input = input;
                 Ok(Some(Claim {
                     record,
@@ -1615,7 +1683,7 @@ impl Queue {
                     more_waiting: more > 0,
                 }))
             }
-            None => {
+            Taken::InputGone => {
                 let failure = Failure::new(
                     FailureCode::InternalError,
                     "the job's input (its map or replay) was no longer stored when a worker took it; it did not run; submit it again",
@@ -1683,15 +1751,18 @@ impl Queue {
     }
 
     /// The job an admission handed to slot `slot` with its wake-up `message` (admit.lua),
-    /// as a claim the slot runs without a claim of its own. `None`: the message carries no
-    /// claim (a plain wake-up: claim from the lanes), or the job's input was gone (the job
-    /// was failed). Reads nothing unless the job's input is kept as blobs.
+    /// as a claim the slot runs without a claim of its own, once the slot took it up (one
+    /// round trip: the record's `handed` mark deleted, with the read of the input's blobs
+    /// when it has some). `None`: the message carries no claim (a plain wake-up: claim from
+    /// the lanes), the job was given back to its lane before the slot took it up (the
+    /// slot's worker was taken for dead: claim from the lanes), or its input was gone (the
+    /// job was failed).
     pub async fn handed(&self, slot: &str, message: &str) -> Result<Option<Claim>, QueueError> {
         let Some((token, values)) = scripts::handed_claim(message) else {
             return Ok(None);
         };
         let fields = scripts::claimed_fields(token, values, slot);
-        self.claimed(token, fields, 0).await
+        self.taken(token, fields, 0, true).await
     }
 
     /// The wake-up of idle slot `slot` (admit.lua publishes on it when it pops the slot).
@@ -1792,6 +1863,27 @@ impl Queue {
         }
         let _: () = pipe.query_async(&mut self.store.conn()).await?;
         Ok(())
+    }
+
+    /// The idle slots of a worker process that is gone (`horst up`'s dead child: those whose
+    /// name starts with `worker_prefix`, as [`Queue::running_of`]) leave the idle slots, so
+    /// no admission hands them a job. Two round trips (the pools' idle slots are few).
+    pub async fn retire_idle_of(&self, worker_prefix: &str) -> Result<(), QueueError> {
+        let mut pipe = redis::pipe();
+        for pool in [Pool::General, Pool::Referee] {
+            pipe.cmd("ZRANGE")
+                .arg(keys::idle(&self.store, pool))
+                .arg(0)
+                .arg(-1);
+        }
+        let (general, referee): (Vec<String>, Vec<String>) =
+            pipe.query_async(&mut self.store.conn()).await?;
+        let theirs: Vec<String> = general
+            .into_iter()
+            .chain(referee)
+            .filter(|slot| slot.starts_with(worker_prefix))
+            .collect();
+        self.retire_idle(&theirs).await
     }
 
     /// Extends the lease. `false`: the lease is lost (reaped), stop and do not complete.
@@ -2013,11 +2105,14 @@ impl Queue {
             .await?;
         let mut reaped = Vec::new();
         for id in expired {
-            let day = self.job_names(&id).await?.day;
+            let names = self.job_names(&id).await?;
+            let day = names.day;
             let mut reap = scripts::REAP.call(&self.store);
             self.ending_keys(&mut reap, &id, &day);
             reap.key(keys::clock(&self.store))
-                .key(keys::ended(&self.store));
+                .key(keys::ended(&self.store))
+                .key(keys::fair(&self.store))
+                .key(keys::lane(&self.store, names.lane.unwrap_or(Lane::Referee)));
             let outcome: ReapReply = reap
                 .arg(&id)
                 .arg(self.settings.job_ttl_seconds())
@@ -2027,8 +2122,13 @@ impl Queue {
                 .arg(lease_ms)
                 .run()
                 .await?;
-            if outcome == ReapReply::Reaped {
-                reaped.push(id);
+            match outcome {
+                ReapReply::Reaped => reaped.push(id),
+                ReapReply::Requeued => tracing::warn!(
+                    job = %id,
+                    "a job handed to an idle slot that never took it up (its worker died or stalled) waits again at its lane's front, uncharged"
+                ),
+                ReapReply::Alive | ReapReply::Gone => {}
             }
         }
         Ok(reaped)
@@ -2386,6 +2486,27 @@ pub enum IdleLook {
     /// An admission handed this slot a job whose wake-up it did not hear: run it. The slot
     /// is not registered.
     Handed(Box<Claim>),
+}
+
+/// What a slot's read of a claimed job's input found ([`Queue::taken_input`]).
+enum Taken {
+    Input(JobInput),
+    /// A blob of the input is gone.
+    InputGone,
+    /// A handed job whose mark was gone: given back to its lane (or stopped).
+    GivenBack,
+}
+
+/// What ending a dead worker's running job did ([`Queue::fail_running`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Abandoned {
+    /// Ended `failed` now, its charge kept.
+    Failed,
+    /// Handed to one of the worker's idle slots (admission's hand-off) and never taken up:
+    /// it never ran, and waits again at its lane's front, uncharged.
+    PutBack,
+    /// No longer running: nothing changed.
+    NotRunning,
 }
 
 /// What an operator's cancel did ([`Queue::cancel`]).

@@ -52,7 +52,7 @@ pub(crate) static CANCEL: Script<Applied> =
     queue_script(lua!("lua/cancel.lua"), 8, 10, Writes::Durable).allowing_oom();
 /// `reap.lua`.
 pub(crate) static REAP: Script<ReapReply> =
-    queue_script(lua!("lua/reap.lua"), 5, 6, Writes::PrimaryOnly).allowing_oom();
+    queue_script(lua!("lua/reap.lua"), 7, 6, Writes::PrimaryOnly).allowing_oom();
 /// `expired.lua`.
 pub(crate) static EXPIRED: Script<Vec<String>> =
     queue_script(lua!("lua/expired.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
@@ -65,8 +65,8 @@ pub(crate) static NOW: Script<u64> = queue_script(lua!("lua/now.lua"), 0, 0, Wri
 pub(crate) static DETACH: Script<Applied> =
     queue_script(lua!("lua/detach.lua"), 1, 1, Writes::Durable).allowing_oom();
 /// `stop.lua`.
-pub(crate) static STOP: Script<Applied> =
-    queue_script(lua!("lua/stop.lua"), 4, 6, Writes::Durable).allowing_oom();
+pub(crate) static STOP: Script<Stopped> =
+    queue_script(lua!("lua/stop.lua"), 6, 6, Writes::Durable).allowing_oom();
 /// `progress.lua`.
 pub(crate) static PROGRESS: Script<Applied> =
     queue_script(lua!("lua/progress.lua"), 1, 2, Writes::PrimaryOnly).allowing_oom();
@@ -90,9 +90,11 @@ pub(crate) static FAIR_SWEEP: Script<(u64, u64)> =
 pub(crate) static IDLE: Script<IdleReply> =
     queue_script(lua!("lua/idle.lua"), 6, 4, Writes::PrimaryOnly).allowing_oom();
 
-/// `claimed_by.lua`: a claim the slot did not get the answer of (claim.lua's reply).
+/// `claimed_by.lua`: a claim the slot did not get the answer of (claim.lua's reply). It
+/// writes only when it answers a job handed to the slot: the slot takes it up (deletes its
+/// `handed` mark, helpers.lua's held_claim).
 pub(crate) static CLAIMED_BY: Script<ClaimReply> =
-    queue_script(lua!("lua/claimed_by.lua"), 2, 3, Writes::ReadOnly);
+    queue_script(lua!("lua/claimed_by.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
 
 /// The queue's registered scripts, for the tidy test.
 pub fn registered() -> Vec<&'static dyn Registered> {
@@ -343,7 +345,7 @@ impl FromRedisValue for ClaimReply {
 }
 
 /// The reply of the fenced and conditional writes: `heartbeat.lua`, `cancel.lua`,
-/// `detach.lua`, `stop.lua`, `progress.lua` (1 or 0).
+/// `detach.lua`, `progress.lua` (1 or 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Applied {
     Done,
@@ -404,10 +406,35 @@ impl FromRedisValue for Completed {
     }
 }
 
+/// `stop.lua`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stopped {
+    /// Ended now.
+    Done,
+    /// Not running: nothing changed.
+    NotRunning,
+    /// Its worker died before it took the job up (an admission's hand-off): the job waits
+    /// again at its lane's front, uncharged.
+    PutBack,
+}
+
+impl FromRedisValue for Stopped {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        match redis::from_redis_value::<i64>(v)? {
+            1 => Ok(Stopped::Done),
+            0 => Ok(Stopped::NotRunning),
+            2 => Ok(Stopped::PutBack),
+            n => Err(unexpected("stop", &n)),
+        }
+    }
+}
+
 /// `reap.lua`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReapReply {
     Reaped,
+    /// Handed to a slot that never took it up: waiting again at its lane's front.
+    Requeued,
     Alive,
     Gone,
 }
@@ -417,6 +444,7 @@ impl FromRedisValue for ReapReply {
         let w: String = redis::from_redis_value(v)?;
         match w.as_str() {
             "reaped" => Ok(ReapReply::Reaped),
+            "requeued" => Ok(ReapReply::Requeued),
             "alive" => Ok(ReapReply::Alive),
             "gone" => Ok(ReapReply::Gone),
             _ => Err(unexpected("reap", &w)),

@@ -2662,11 +2662,12 @@ async fn a_slot_not_heard_from_lately_is_not_handed_a_job() {
     assert_eq!(c.record.id, job.id);
 }
 
-/// A job handed to a slot whose worker died before it started is a claimed job of a dead
-/// worker: reaped once its lease runs out, failed `cancelled`, charged, never run again
-/// (no slot finds it; its token is refused).
+/// A job handed to a slot whose worker took it up (here: found by the slot's look for a
+/// lost claim, which takes it up in the same step) and then died is a claimed job of a dead
+/// worker: reaped once its lease runs out, failed `cancelled`, charged, never run again (no
+/// slot finds it; its token is refused).
 #[tokio::test]
-async fn a_job_handed_to_a_dead_slot_is_reaped_as_a_claimed_one() {
+async fn a_job_handed_to_a_slot_that_took_it_up_and_died_is_reaped_as_a_claimed_one() {
     let s = setup_with(|_| {}).await;
     assert!(!s.queue.idle("w/0", Pool::General).await.unwrap());
     let job = s.new_job(spec(JobKind::Simulate, "ann", 1, "k")).await;
@@ -2703,4 +2704,206 @@ async fn a_job_handed_to_a_dead_slot_is_reaped_as_a_claimed_one() {
         .complete_job(&stored, token, Ok(won(true)))
         .await
         .unwrap());
+}
+
+/// The window the hand-off opens (up_worker::a_killed_worker_is_started_again...): a slot
+/// refreshes its idle entry, its worker dies (or stalls), and an admission hands the slot a
+/// job within the entry's freshness. Nobody takes the job up, so when its lease runs out it
+/// goes back to the front of its lane (before a job admitted after it), uncharged, in the
+/// accounts' and lanes' counts again; another slot claims it under a newer token and runs
+/// it once; the stalled slot that wakes later cannot take it up, and its token is refused.
+/// The day counts the job once admitted, once finished, and its seconds charged once.
+#[tokio::test]
+async fn a_job_handed_to_a_slot_that_never_took_it_up_goes_back_to_its_lane_and_runs_once() {
+    let s = setup_with(|_| {}).await;
+    let mut raw = s.raw().await;
+    let mut woken = s.queue.slot_wake("dead/0");
+    // The slot's idle refresh, then its worker stops (it never reads its wake-up).
+    assert!(!s.queue.idle("dead/0", Pool::General).await.unwrap());
+    assert!(matches!(
+        s.queue
+            .idle_look("dead/0", Pool::General, true, 0)
+            .await
+            .unwrap(),
+        IdleLook::Registered
+    ));
+    let handed = s.new_job(spec(JobKind::Simulate, "ann", 1, "k1")).await;
+    let stored = s.queue.get(&handed.id).await.unwrap().unwrap();
+    assert_eq!(stored.state, JobState::Running);
+    assert_eq!(stored.worker.as_deref(), Some("dead/0"));
+    let charge = stored.charged_seconds;
+    assert!(charge > 0);
+    tokio::time::timeout(Duration::from_secs(10), woken.changed())
+        .await
+        .expect("the wake-up");
+    let message = woken.payload().expect("the hand-off's message");
+    let old_token = handed_token(&message).expect("a hand-off");
+    // Admitted after it, with no idle slot left: waits in its lane.
+    let later = s.new_job(spec(JobKind::Simulate, "bob", 1, "k2")).await;
+    assert_eq!(
+        s.queue.get(&later.id).await.unwrap().unwrap().state,
+        JobState::Queued
+    );
+    let lease = s.queue.settings().queue.lease_seconds;
+    // Within its lease it is left alone.
+    advance_with_housekeeping(&s.queue, 0, lease - 1).await;
+    assert_eq!(
+        s.queue.get(&handed.id).await.unwrap().unwrap().state,
+        JobState::Running
+    );
+    advance_with_housekeeping(&s.queue, lease - 1, lease + 2).await;
+    let back = s.queue.get(&handed.id).await.unwrap().unwrap();
+    assert_eq!(back.state, JobState::Queued, "{back:?}");
+    assert_eq!(back.charged_seconds, 0, "its charge given back");
+    assert_eq!(back.worker, None);
+    assert_eq!(back.started_at_ms, None);
+    assert_eq!(back.created_at_ms, stored.created_at_ms);
+    assert_fair_counts(&s, "after the put-back").await;
+    assert_eq!(
+        lanes_and_counts(&mut raw, "ann").await,
+        (2, "2".into(), "1".into())
+    );
+    let today = s.queue.today().await.unwrap();
+    assert_eq!(today.seconds_charged, 0, "nothing runs, nothing is charged");
+    assert_eq!(today.admitted.get("simulate"), Some(&2));
+    let running: Vec<String> = redis::cmd("ZRANGE")
+        .arg("t:queue:running")
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert!(running.is_empty(), "{running:?}");
+
+    // The stalled slot wakes and would take up its hand-off: given back, it runs nothing.
+    assert!(s.queue.handed("dead/0", &message).await.unwrap().is_none());
+    // Another slot claims: the put-back job first, under a newer token.
+    let again = s.queue.claim("live/0").await.unwrap().unwrap();
+    assert_eq!(again.record.id, handed.id, "at its lane's front");
+    assert!(again.token > old_token);
+    assert_eq!(again.record.charged_seconds, charge);
+    // The old holder is fenced: its heartbeat and its completion are refused.
+    assert!(!s.queue.heartbeat(&handed.id, old_token).await.unwrap());
+    assert!(!s
+        .queue
+        .complete(&handed.id, old_token, Ok(won(false)))
+        .await
+        .unwrap());
+    assert!(s
+        .queue
+        .complete_job(&again.record, again.token, Ok(won(true)))
+        .await
+        .unwrap());
+    let next = s.queue.claim("live/0").await.unwrap().unwrap();
+    assert_eq!(next.record.id, later.id);
+    assert!(s
+        .queue
+        .complete_job(&next.record, next.token, Ok(won(true)))
+        .await
+        .unwrap());
+    assert!(
+        s.queue.claim("live/1").await.unwrap().is_none(),
+        "nothing left"
+    );
+    let done = s.queue.get(&handed.id).await.unwrap().unwrap();
+    assert_eq!(done.state, JobState::Succeeded);
+    assert_eq!(done.worker.as_deref(), Some("live/0"));
+    assert_eq!(done.charged_seconds, charge);
+    let today = s.queue.today().await.unwrap();
+    assert_eq!(
+        today.admitted.get("simulate"),
+        Some(&2),
+        "admitted once each"
+    );
+    assert_eq!(
+        today.finished.get("simulate").cloned().unwrap_or_default(),
+        [("succeeded".to_string(), 2)].into_iter().collect(),
+        "finished once each, none failed"
+    );
+    assert_eq!(
+        today.seconds_charged,
+        charge + next.record.charged_seconds,
+        "each charged once"
+    );
+    let left = s.queue.remaining("ann", 1).await.unwrap();
+    assert_eq!(
+        left.simulations,
+        QuotaConfig::default().trust1.simulations as u64 - 1,
+        "one of the account's jobs of the day"
+    );
+    assert_fair_counts(&s, "at the end").await;
+}
+
+/// `horst up` ends its dead worker child's running jobs at once (`fail_running`): one that
+/// its slot took up fails `cancelled`, charged; one an admission handed to an idle slot of
+/// the dead process that never took it up goes back to its lane, uncharged, and runs once on
+/// another slot; and once the process's idle slots are retired no job is handed to them.
+#[tokio::test]
+async fn a_dead_worker_process_s_untaken_hand_off_goes_back_and_its_idle_slots_leave() {
+    let s = setup_with(|q| q.queue.waiting_per_account = 10).await;
+    // Slot 0 of the dead process runs a job it claimed; slot 1 is idle.
+    let taken = s.new_job(spec(JobKind::Simulate, "ann", 1, "k1")).await;
+    let running = s.queue.claim("h-1-abc-0/0").await.unwrap().unwrap();
+    assert_eq!(running.record.id, taken.id);
+    assert!(!s.queue.idle("h-1-abc-0/1", Pool::General).await.unwrap());
+    let handed = s.new_job(spec(JobKind::Simulate, "ann", 1, "k2")).await;
+    assert_eq!(
+        s.queue
+            .get(&handed.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .worker
+            .as_deref(),
+        Some("h-1-abc-0/1")
+    );
+    // A live process's idle slot, which stays.
+    assert!(!s.queue.idle("h-2-def-0/0", Pool::General).await.unwrap());
+    // What up does when its child dies: the idle slots first, then the running jobs.
+    s.queue.retire_idle_of("h-1-abc-").await.unwrap();
+    let jobs = s.queue.running_of("h-1-abc-").await.unwrap();
+    assert_eq!(jobs.len(), 2);
+    let failure = Failure::new(FailureCode::Cancelled, "the worker process ended");
+    assert_eq!(
+        s.queue.fail_running(&taken.id, &failure).await.unwrap(),
+        Abandoned::Failed
+    );
+    assert_eq!(
+        s.queue.fail_running(&handed.id, &failure).await.unwrap(),
+        Abandoned::PutBack
+    );
+    assert_eq!(
+        s.queue.fail_running(&handed.id, &failure).await.unwrap(),
+        Abandoned::NotRunning
+    );
+    let failed = s.queue.get(&taken.id).await.unwrap().unwrap();
+    assert_eq!(failed.state, JobState::Failed);
+    assert_eq!(failed.charged_seconds, running.record.charged_seconds);
+    let back = s.queue.get(&handed.id).await.unwrap().unwrap();
+    assert_eq!(back.state, JobState::Queued);
+    assert_eq!(back.charged_seconds, 0);
+    assert_fair_counts(&s, "after the put-back").await;
+    // The live slot is handed the next job (a job waits, so it is woken instead: the put-back
+    // one is claimed first); the dead one is never popped again.
+    let idle: Vec<String> = redis::cmd("ZRANGE")
+        .arg("t:queue:handoff:general")
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut s.raw().await)
+        .await
+        .unwrap();
+    assert_eq!(idle, vec!["h-2-def-0/0".to_string()]);
+    let c = s.queue.claim("h-2-def-0/0").await.unwrap().unwrap();
+    assert_eq!(c.record.id, handed.id);
+    assert!(s
+        .queue
+        .complete_job(&c.record, c.token, Ok(won(true)))
+        .await
+        .unwrap());
+    let today = s.queue.today().await.unwrap();
+    assert_eq!(
+        today.seconds_charged,
+        running.record.charged_seconds + c.record.charged_seconds
+    );
+    assert_eq!(today.admitted.get("simulate"), Some(&2));
 }

@@ -543,7 +543,8 @@ async fn slot_woken(
     }
     match queue.handed(slot, &message).await {
         Ok(Some(claim)) => Woken::Handed(Box::new(claim)),
-        // A wake-up, or a hand-off whose input was gone (the job was failed).
+        // A wake-up, a hand-off whose input was gone (the job was failed), or one given
+        // back to its lane before this slot took it up (it was taken for dead: a stall).
         Ok(None) => Woken::Claim,
         Err(e) => {
             tracing::warn!(slot, error = %e, "cannot read the job handed to this slot; looking for it");
