@@ -201,10 +201,13 @@ enum Death {
 /// small playtest that shared a process with a huge search was sent to simplify a level that
 /// was never the cause.
 async fn fail_jobs_of(queue: &horst_queue::Queue, pid: u32, tag: &str, death: &Death) {
-    let jobs = match queue
-        .running_of(&horst_worker::process_id_prefix(pid, tag))
-        .await
-    {
+    let prefix = horst_worker::process_id_prefix(pid, tag);
+    // Its idle slots first, so no admission hands them a job from now on (one handed before
+    // is among the running jobs read next, and goes back to its lane).
+    if let Err(e) = queue.retire_idle_of(&prefix).await {
+        tracing::warn!(pid, error = %e, "cannot take the dead worker process's idle slots off; admissions may hand them jobs, which go back to their lanes a lease later");
+    }
+    let jobs = match queue.running_of(&prefix).await {
         Ok(jobs) => jobs,
         // The reaper ends them a lease later.
         Err(e) => {
@@ -219,10 +222,13 @@ async fn fail_jobs_of(queue: &horst_queue::Queue, pid: u32, tag: &str, death: &D
             format!("{cause}; the job was not re-run and stays charged; call again with a new idempotencyKey"),
         );
         match queue.fail_running(&job.id, &failure).await {
-            Ok(true) => {
+            Ok(horst_queue::Abandoned::Failed) => {
                 tracing::warn!(job = %job.id, pid, "the dead worker process's job failed (cancelled), not re-run")
             }
-            Ok(false) => {}
+            Ok(horst_queue::Abandoned::PutBack) => {
+                tracing::warn!(job = %job.id, pid, "a job handed to an idle slot of the dead worker process, which never took it up, waits again at its lane's front, uncharged")
+            }
+            Ok(horst_queue::Abandoned::NotRunning) => {}
             Err(e) => {
                 tracing::warn!(job = %job.id, pid, error = %e, "cannot end the dead worker process's job now; it is reaped when its lease expires")
             }

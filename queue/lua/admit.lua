@@ -30,9 +30,10 @@
     KEYS[14] blob:<sha256>              written by the caller just before (SET NX PX); only
                                         the first ARGV[31] are used (the rest: any key of
                                         the group, never read)
-    KEYS[15] queue:idle:general         idle slots by when they went idle (zset): one is
-    KEYS[16] queue:idle:referee         popped and woken (referee work: a referee slot first),
-                                        unless queue:fair's 'idle:<pool>' mark says none is
+    KEYS[15] queue:handoff:general      idle slots by when they last said so (zset): one is
+    KEYS[16] queue:handoff:referee      popped (referee work: a referee slot first), unless
+                                        queue:fair's 'idle:<pool>' mark says none is, and
+                                        handed the job or woken (below)
 
     ARGV[1] <day> the keys are for     ARGV[11] global waiting cap
     ARGV[2] job id                     ARGV[12] the kind's daily limit
@@ -62,6 +63,27 @@
     ARGV[29] bytes of kept input an account may add per day
     ARGV[30] bytes of kept input the server may add per day
     ARGV[31] how many of KEYS[13], KEYS[14] are the job's blobs (0 to 2)
+    ARGV[32] lease, ms (a handed job's, as claim.lua's ARGV[2])
+    ARGV[33] how recent a popped idle slot's entry must be for the job to be handed to it,
+             ms (its worker refreshes it every second while the slot waits)
+
+  Handing: when nothing waits in the lanes (so no job is passed over) and the idle slot
+  popped refreshed its entry within ARGV[33], the job is claimed for that slot here, as
+  claim.lua would claim it (state running, its token the claim's time, its lease, the
+  reservation becomes its charge, the lane's round and the day's charge in queue:fair's
+  write): it never enters a lane, and the wake-up on the slot's channel carries the claim
+  (`claim|<token>` and then each of CLAIM_FIELDS' values as `|<bytes>|<value>`;
+  horst_queue's scripts::handed_claim), so the slot runs no claim script. The record is
+  marked `handed` until the slot takes the job up: its worker deletes the mark (HDEL, one
+  command) before it runs the job, and runs it only if the mark was there. A slot that
+  misses the message finds the job at its next idle refresh (idle.lua, held_claim, which
+  takes it up in the same step). A job whose mark is still there when its lease expires
+  (reap.lua), or when `horst up` ends its dead worker child's jobs (stop.lua), was taken up
+  by nobody (the slot's worker died, or stalled, between its idle refresh and this
+  hand-off): it goes back to the front of its lane, uncharged (put_back, helpers.lua), and
+  another slot claims it under a new token. An older entry (a worker that may have died,
+  or lost its subscription) is only woken with the job's id, and the job waits in its lane
+  for any slot, as before.
 
   Output:
     {'new', job_id, created_ms}    queued at created_ms (the caller knows the rest of the
@@ -127,7 +149,7 @@ local retry = math.max(1, math.ceil(tonumber(ARGV[17]) / 1000))
 local fk, ln = KEYS[2], ARGV[23]
 local mine_f, wf, owed_f = 'a:' .. ln .. ':' .. account, 'w:' .. account, 'owed:' .. ln
 local t = redis.call('HMGET', fk, 'round:' .. ln, mine_f, 'seq:' .. ln, wf, owed_f, 'n', 'cap',
-  'end:general', 'end:referee', 'idle:general', 'idle:referee')
+  'end:general', 'end:referee', 'idle:general', 'idle:referee', 'charged:' .. ARGV[1])
 local mine = tonumber(t[4]) or 0
 if mine >= tonumber(ARGV[10]) then
   return {'busy', 'account', retry}
@@ -388,31 +410,9 @@ for _, blob in ipairs(extend) do redis.call('PEXPIRE', blob, keep_ms) end
 
 local jk = KEYS[5]
 local now_text = int(now)
--- The record is a hash table from its first write (HASH_TABLE_FIELD, as queue:fair's and
--- the day's hashes). Its completion writes a value over 64 bytes (the result, a failure), so
--- Redis would convert it then anyway; kept as a listpack until then, each field its claim and
--- completion read or write was a scan of the list, and the conversion copied every field:
--- about 56,000 instructions a job more (callgrind). An input over 64 bytes converts it
--- already: then the pair is the id again, and the record holds no field more.
-local pad_f, pad_v = 'id', jid
-if string.len(input) <= 64 then pad_f, pad_v = HASH_TABLE_FIELD, HASH_TABLE_VALUE end
-redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
-  'state', 'queued', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', now_text,
-  'deadline', int(now + tonumber(ARGV[16])), 'exec_ms', ARGV[17], 'reserved', ARGV[9],
-  'charged', '0', 'day', ARGV[1], 'waiter', ARGV[21], 'request', ARGV[26] or '',
-  pad_f, pad_v)
-if ARGV[21] ~= '' and tonumber(ARGV[22]) > 0 then
-  redis.call('SET', KEYS[7], '1', 'EX', tonumber(ARGV[22]))
-end
-if not idem_taken then redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', ARGV[15]) end
-redis.call('ZADD', lane, score, jid)
--- Its kept turn is used now (a stale one is ignored, and dropped by the next refusal).
-if promised then redis.call('ZREM', owed, account) end
-forget_dead()
--- The account's turn, the lane's sequence and the account's waiting count in one write (and
--- the lane's owed turns known to be none kept, the first time that is found).
-local fair = {'HSET', fk, mine_f, int(round), 'seq:' .. ln, int(seq), wf, int(mine + 1),
-  'n', int(waiting + 1)}
+-- queue:fair's one write, made up below (and the lane's owed turns known to be none kept,
+-- the first time that is found).
+local fair = {'HSET', fk}
 if not owed_until and #kept == 0 then
   fair[#fair + 1] = owed_f
   fair[#fair + 1] = '0'
@@ -422,12 +422,12 @@ if not t[6] then
   fair[#fair + 1] = HASH_TABLE_FIELD
   fair[#fair + 1] = HASH_TABLE_VALUE
 end
--- One idle slot is woken, in whichever process it is: the cost of an admission does not
+-- One idle slot is popped, in whichever process it is: the cost of an admission does not
 -- grow with the workers. Referee work takes a referee slot first (general slots stay free
 -- for playtests). A pool whose idle mark (queue:fair's 'idle:<pool>') is '0' has none: an
 -- admission found its idle slots empty, and every registration since would have set the
 -- mark in its own step (idle.lua, complete.lua). So with every slot busy, as under load,
--- no pop is made; a pop that finds none sets the mark, in the write below.
+-- no pop is made; a pop that finds none sets the mark, in the write of queue:fair.
 local function pop_idle(key, mark_f, mark)
   if mark == '0' then return {} end
   local w = redis.call('ZPOPMAX', key)
@@ -437,12 +437,76 @@ local function pop_idle(key, mark_f, mark)
   end
   return w
 end
-local woken = {}
+local woken, wpool = {}, 'general'
 if ARGV[23] == 'referee' and referee > 0 then
-  woken = pop_idle(KEYS[16], 'idle:referee', t[11])
+  woken, wpool = pop_idle(KEYS[16], 'idle:referee', t[11]), 'referee'
 end
-if #woken == 0 then woken = pop_idle(KEYS[15], 'idle:general', t[10]) end
-redis.call(unpack(fair))
+if #woken == 0 then woken, wpool = pop_idle(KEYS[15], 'idle:general', t[10]), 'general' end
+-- Handed to the slot popped (the header): only with nothing waiting in the lanes (no job is
+-- passed over), to a slot that said it was idle just now, and a job that can finish within
+-- its caller's wait (else claim.lua would time it out: it waits in its lane for that).
+local handed = #woken > 0 and waiting == 0 and tonumber(woken[2]) >= now - tonumber(ARGV[33])
+  and exec <= tonumber(ARGV[16])
+-- The record is a hash table from its first write (HASH_TABLE_FIELD, as queue:fair's and
+-- the day's hashes). Its completion writes a value over 64 bytes (the result, a failure), so
+-- Redis would convert it then anyway; kept as a listpack until then, each field its claim and
+-- completion read or write was a scan of the list, and the conversion copied every field:
+-- about 56,000 instructions a job more (callgrind). An input over 64 bytes converts it
+-- already: then the pair is the id again, and the record holds no field more.
+local pad_f, pad_v = 'id', jid
+if string.len(input) <= 64 then pad_f, pad_v = HASH_TABLE_FIELD, HASH_TABLE_VALUE end
+local deadline, request = int(now + tonumber(ARGV[16])), ARGV[26] or ''
+if handed then
+  -- Claimed for the slot as claim.lua claims (claim_next): running under the claim's time as
+  -- its token, leased, charged its reservation, on the running jobs; the lane's turn moves
+  -- on to its round, the pool's latest end rises to its end (when kept), and the day's
+  -- charge grows. The account's and the lanes' waiting counts never held it.
+  local lease_until = int(now + tonumber(ARGV[32]))
+  redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
+    'state', 'running', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', now_text,
+    'deadline', deadline, 'exec_ms', ARGV[17], 'reserved', ARGV[9],
+    'charged', ARGV[9], 'day', ARGV[1], 'waiter', ARGV[21], 'request', request,
+    'started', now_text, 'token', now_text, 'worker', woken[1], 'lease_until', lease_until,
+    'pool', wpool, 'handed', '1', pad_f, pad_v)
+  redis.call('ZADD', KEYS[10], lease_until, jid)
+  if round > (tonumber(t[1]) or 0) then
+    fair[#fair + 1] = 'round:' .. ln
+    fair[#fair + 1] = int(round)
+  end
+  local kept_end = t[8]
+  if wpool == 'referee' then kept_end = t[9] end
+  if fresh_end and end_f == 'end:' .. wpool then kept_end = fresh_end end
+  if kept_end and now + exec > tonumber(kept_end) then
+    fair[#fair + 1] = 'end:' .. wpool
+    fair[#fair + 1] = int(now + exec)
+  end
+  fair[#fair + 1] = 'charged:' .. ARGV[1]
+  fair[#fair + 1] = int((tonumber(t[12]) or 0) + reserve)
+else
+  redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
+    'state', 'queued', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', now_text,
+    'deadline', deadline, 'exec_ms', ARGV[17], 'reserved', ARGV[9],
+    'charged', '0', 'day', ARGV[1], 'waiter', ARGV[21], 'request', request,
+    pad_f, pad_v)
+  redis.call('ZADD', lane, score, jid)
+  -- The account's turn, the lane's sequence and the account's waiting count.
+  fair[#fair + 1] = mine_f
+  fair[#fair + 1] = int(round)
+  fair[#fair + 1] = 'seq:' .. ln
+  fair[#fair + 1] = int(seq)
+  fair[#fair + 1] = wf
+  fair[#fair + 1] = int(mine + 1)
+  fair[#fair + 1] = 'n'
+  fair[#fair + 1] = int(waiting + 1)
+end
+if ARGV[21] ~= '' and tonumber(ARGV[22]) > 0 then
+  redis.call('SET', KEYS[7], '1', 'EX', tonumber(ARGV[22]))
+end
+if not idem_taken then redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', ARGV[15]) end
+-- Its kept turn is used now (a stale one is ignored, and dropped by the next refusal).
+if promised then redis.call('ZREM', owed, account) end
+forget_dead()
+if #fair > 2 then redis.call(unpack(fair)) end
 redis.call('ZADD', KEYS[6], now_text, jid)
 -- The index is trimmed, and its expiry moved, once a day per account and kind (its first
 -- job then): it lives a day longer than its retention, so no job of the day is dropped
@@ -451,9 +515,20 @@ if first_today then
   redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now - tonumber(ARGV[18]))
   redis.call('PEXPIRE', KEYS[6], tonumber(ARGV[18]) + DAY_MS)
 end
--- The idle slot popped above is woken. None: every slot is busy, and the next to finish
--- claims the job.
-if #woken > 0 then redis.call('PUBLISH', ARGV[19] .. ':' .. woken[1], jid) end
+-- The idle slot popped above is handed the job (the claim in the message) or woken. None:
+-- every slot is busy, and the next to finish claims the job.
+if handed then
+  local values = {'running', account, ARGV[1], ARGV[6], ARGV[21], deadline, ARGV[17],
+    ARGV[9], jid, kind, trust, input, now_text, request}
+  local parts = {'claim|', now_text}
+  for i = 1, #values do
+    parts[#parts + 1] = '|' .. string.len(values[i]) .. '|'
+    parts[#parts + 1] = values[i]
+  end
+  redis.call('PUBLISH', ARGV[19] .. ':' .. woken[1], table.concat(parts))
+elseif #woken > 0 then
+  redis.call('PUBLISH', ARGV[19] .. ':' .. woken[1], jid)
+end
 return {'new', jid, now}
 end
 

@@ -14,7 +14,7 @@
                                     (keys.rs): the claim moves the lane's round and takes
                                     the job off its account's count
     KEYS[4] queue:running           zset of running job ids by lease expiry
-    KEYS[5] queue:idle:<pool>       the pool's idle slots (admit.lua): the claiming slot
+    KEYS[5] queue:handoff:<pool>    the pool's idle slots (admit.lua): the claiming slot
                                     leaves it (with ARGV[6] '1')
     KEYS[6] the queue group's base  the prefix (and hash tag) of every queue key; never
                                     touched itself: the head job's keys are named from it
@@ -31,6 +31,11 @@
     ARGV[7] how long after a job's admission its waiter's presence lives at the least, ms
             (admission refreshed it, or it was refreshed a little before): the presence of
             a younger job's waiter is not looked at
+    ARGV[8] with ARGV[6] '1': '' or the newest claim token the slot was handed ('0': none). A
+            registered slot that is no longer among the idle slots was taken off by an
+            admission, which may have handed it a job (admit.lua) whose wake-up it has not
+            heard: that job (newer than this token) is answered first, as claimed_by.lua
+            would, and no other is claimed
 
   Output:
     {'claimed', token, values, more}  claimed (values: the record's CLAIM_FIELDS
@@ -46,5 +51,9 @@
   names its other keys; they are all queue keys, named from KEYS[6] in its hash slot
   (group_key), so the look and the claim are one step and no two slots race for one head.
 ]]
+if ARGV[6] == '1' and ARGV[8] ~= '' and not redis.call('ZSCORE', KEYS[5], ARGV[1]) then
+  local held = held_claim(4, 6, ARGV[1], '', ARGV[8])
+  if held then return held end
+end
 return claim_next({lane1 = 1, lane2 = 2, fair = 3, running = 4, idle = 5, base = 6}, now_ms(),
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])

@@ -24,19 +24,10 @@
                                     order (claim.lua's reply, with what its claim wrote)
     {'empty'}                       the slot holds no other job
 
+  A job an admission handed to the slot (admit.lua) is taken up by the answer (its `handed`
+  mark deleted): from then on it is the slot's, as any claimed job.
+
   Cluster note: which jobs run is known from queue:running; their records are queue keys
   named from KEYS[2] in its hash slot, so the look is one step on one shard.
 ]]
-for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  if id ~= ARGV[2] then
-    local jk = group_key(KEYS[2], 'job:', id)
-    local f = redis.call('HMGET', jk, 'state', 'worker', 'token')
-    if f[1] == 'running' and f[2] == ARGV[1] and f[3] and tonumber(f[3]) > tonumber(ARGV[3]) then
-      local v = redis.call('HMGET', jk, unpack(CLAIM_FIELDS))
-      local run = redis.call('HMGET', jk, 'started', 'worker', 'charged')
-      for i = 1, 3 do v[#CLAIM_FIELDS + i] = run[i] end
-      return {'claimed', f[3], v, 0}
-    end
-  end
-end
-return {'empty'}
+return held_claim(1, 2, ARGV[1], ARGV[2], ARGV[3]) or {'empty'}

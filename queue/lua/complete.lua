@@ -9,7 +9,7 @@
                             this script counts the finished job in queue:fair instead
                             ('done:<day>:<kind>:<state>', keys::fair_day_done), in the
                             write of queue:fair it makes anyway, when it has one
-    KEYS[4] queue:idle:<pool>   the completing slot's pool's idle slots (admit.lua)
+    KEYS[4] queue:handoff:<pool>  the completing slot's pool's idle slots (admit.lua)
     KEYS[5] queue:lane:<lane>   the lanes that pool claims from (a referee slot's: the
     KEYS[6] queue:lane:<lane>   referee lane twice)
     KEYS[7] queue:fair          the lanes' turns and the accounts' waiting counts (claim.lua),
@@ -52,8 +52,11 @@ local held = (ARGV[14] or '') ~= ''
 if held then
   -- The worker holds what its claim recorded, so the record is not read: the job's running
   -- entry is the fence. Every way out of running (this completion, reap.lua, stop.lua)
-  -- removes it in the step that ends the job, and a job is claimed once (nothing queues it
-  -- again), so while the entry is there the job runs under its one claim. The exception is
+  -- removes it in the step that ends the job, and a job is claimed once, so while the entry
+  -- is there the job runs under its one claim. A job handed to an idle slot (admit.lua) that
+  -- the slot never took up is queued again (put_back, helpers.lua) and claimed anew; but no
+  -- slot ran it under the first claim: a slot runs a handed job only once it took it up
+  -- (deleted its `handed` mark), and a job taken up is never put back. The exception is
   -- a claim lost with a failover and made again on the promoted replica: then the first of
   -- the two runs to complete is recorded and the other refused, as with the token.
   if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return 0 end

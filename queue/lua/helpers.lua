@@ -128,6 +128,62 @@ end
 local CLAIM_FIELDS = {'state', 'account', 'day', 'idem', 'waiter', 'deadline', 'exec_ms',
   'reserved', 'id', 'kind', 'trust', 'input', 'created', 'request'}
 
+-- The job running under slot `slot`'s claim that the slot does not know it holds, as
+-- claimed_by.lua answers it (its reply, or nil): a claim whose answer was lost, or a job an
+-- admission handed to the slot while it was idle (admit.lua) whose wake-up it did not get.
+-- ri, bi: the KEYS indices of queue:running and the queue group's base; `except`: '' or a job the slot knows it
+-- holds; only a claim newer than the token `newer_than` counts (a token is the claim's
+-- time). A scan of the running jobs: only paid where a slot finds itself taken off the idle
+-- slots without having heard why (idle.lua, claim.lua) or after a failed call.
+local function held_claim(ri, bi, slot, except, newer_than)
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[ri], 0, -1)) do
+    if id ~= except then
+      local jk = group_key(KEYS[bi], 'job:', id)
+      local f = redis.call('HMGET', jk, 'state', 'worker', 'token')
+      if f[1] == 'running' and f[2] == slot and f[3] and tonumber(f[3]) > tonumber(newer_than) then
+        -- Answered to the slot, it is taken up here (a hand-off's mark, admit.lua, goes):
+        -- from now on a death of its worker fails it as any claimed job's (reap.lua).
+        redis.call('HDEL', jk, 'handed')
+        local v = redis.call('HMGET', jk, unpack(CLAIM_FIELDS))
+        local run = redis.call('HMGET', jk, 'started', 'worker', 'charged')
+        for i = 1, 3 do v[#CLAIM_FIELDS + i] = run[i] end
+        return {'claimed', f[3], v, 0}
+      end
+    end
+  end
+  return nil
+end
+
+-- A put-back job's score in its lane: below every turn (a turn's score is round *
+-- TURN_SPAN + seq, from 0 up), so the lane's next claim takes it, and put-back jobs among
+-- themselves by their creation (ms, added to it). 2^52: every such score is still a whole
+-- number a double holds exactly. The claim's round, floor(score / TURN_SPAN), is negative,
+-- so it never moves the lane's round (the job's turn was taken when it was handed).
+local PUT_BACK_FRONT = -4503599627370496
+
+-- A job an admission handed to an idle slot (admit.lua) that no slot took up (its record is
+-- still marked `handed`: the slot's worker died, or stalled, between its idle refresh and the
+-- hand-off) goes back to its lane instead of failing: queued again at the lane's front
+-- (PUT_BACK_FRONT), off the running jobs, its charge given back (the record's and the day's
+-- in queue:fair; the reservation and the day's job count stay, as for any waiting job: the
+-- claim that runs it takes neither again), and back in its account's and the lanes' waiting
+-- counts (the claim takes it off them). Its claim's token, worker and lease go with the
+-- mark: the next claim gives it a new token (a later time: the hand-off's lease or the
+-- worker's death came between), so a slow holder of the old one is fenced, and that holder
+-- never runs it anyway, since it finds the mark gone when it would take the job up.
+-- jk: job:<id>, rk: queue:running, fk: queue:fair, lane: queue:lane:<the job's lane>.
+local function put_back(jk, jid, rk, fk, lane)
+  local f = redis.call('HMGET', jk, 'account', 'day', 'charged', 'created')
+  redis.call('HSET', jk, 'state', 'queued', 'charged', '0')
+  redis.call('HDEL', jk, 'handed', 'worker', 'started', 'token', 'lease_until', 'pool')
+  redis.call('ZREM', rk, jid)
+  redis.call('ZADD', lane, int(PUT_BACK_FRONT + (tonumber(f[4]) or 0)), jid)
+  local wf, cf = 'w:' .. (f[1] or ''), 'charged:' .. (f[2] or '')
+  local t = redis.call('HMGET', fk, wf, 'n', cf)
+  redis.call('HSET', fk, wf, int((tonumber(t[1]) or 0) + 1), 'n', int((tonumber(t[2]) or 0) + 1),
+    cf, int(math.max(0, (tonumber(t[3]) or 0) - (tonumber(f[3]) or 0))))
+end
+
 -- The next turn of a slot's lanes, claimed (claim.lua has the whole story; complete.lua
 -- claims the completing slot's next job with it). k: the KEYS indices of lane1, lane2,
 -- fair (queue:fair: the lanes' turns and the accounts' waiting counts), running, idle (the

@@ -1,6 +1,8 @@
 --[[
   REAP: a running job whose lease expired (its worker died or hung) fails with code
-  `cancelled`, keeps its charge, and is never queued again.
+  `cancelled`, keeps its charge, and is never queued again; unless an admission handed it
+  to an idle slot that never took it up (its record still marked `handed`, admit.lua): it
+  never ran, and goes back to the front of its lane uncharged (put_back, helpers.lua).
 
   Input:
     KEYS[1] job:<job_id>    the job record
@@ -8,6 +10,9 @@
     KEYS[3] budget:<day>    the job's day's counts
     KEYS[4] queue:clock     the housekeeping's clock (expired.lua)
     KEYS[5] queue:ended     failed and cancelled jobs by end time (note_ended)
+    KEYS[6] queue:fair      the accounts' and lanes' waiting counts, the day's charge
+    KEYS[7] queue:lane:<lane>  the job's lane (its kind's), where a job handed to nobody
+                            goes back
 
     ARGV[1] job id
     ARGV[2] job ttl, s
@@ -17,6 +22,7 @@
 
   Output:
     'reaped'   failed now
+    'requeued' handed to a slot that never took it up: waiting again at its lane's front
     'alive'    its lease still holds (a heartbeat came in between), or a stall's grace lasts
     'gone'     not running (finished, or no record); its running entry was dropped
 
@@ -26,7 +32,7 @@
 ]]
 local now = now_ms()
 local jk = KEYS[1]
-local f = redis.call('HMGET', jk, 'state', 'lease_until', 'day')
+local f = redis.call('HMGET', jk, 'state', 'lease_until', 'day', 'handed')
 if f[1] ~= 'running' then
   redis.call('ZREM', KEYS[2], ARGV[1])
   return 'gone'
@@ -34,6 +40,10 @@ end
 if tonumber(f[2]) > now then return 'alive' end
 if not reaping_allowed(KEYS[4], now, tonumber(ARGV[5]), tonumber(ARGV[6])) then return 'alive' end
 if f[3] ~= ARGV[4] then return redis.error_reply('reap: KEYS[3] is not the budget of the job\'s day') end
+if f[4] then
+  put_back(jk, ARGV[1], KEYS[2], KEYS[6], KEYS[7])
+  return 'requeued'
+end
 redis.call('HSET', jk, 'state', 'failed', 'finished', now, 'failure', cjson.encode({
   code = 'cancelled',
   message = 'the worker running this job stopped before it finished (its lease expired); the job was not re-run and stays charged; submit it again with a new idempotencyKey'}))

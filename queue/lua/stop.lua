@@ -7,11 +7,18 @@
   refused afterwards (the job is no longer running). Its slot counts as free for admission at
   once (it leaves queue:running, where admission finds the running jobs).
 
+  A job an admission handed to an idle slot that has not taken it up (its record still marked
+  `handed`, admit.lua) never ran: when its worker died (ARGV[6] `failed`) it goes back to the
+  front of its lane uncharged (put_back, helpers.lua) and another slot runs it; an operator's
+  stop ends it as any running job, and takes the mark away, so the slot does not run it.
+
   Input:
     KEYS[1] job:<job_id>          the job record
     KEYS[2] queue:running         zset of running job ids by lease expiry
     KEYS[3] budget:<day>          the job's day's counts
     KEYS[4] queue:ended           failed and cancelled jobs by end time (note_ended)
+    KEYS[5] queue:fair            the accounts' and lanes' waiting counts, the day's charge
+    KEYS[6] queue:lane:<lane>     the job's lane (its kind's)
 
     ARGV[1] job id
     ARGV[2] failure (JSON: code `cancelled` and the operator's reason)
@@ -22,18 +29,27 @@
 
   Output:
     1  stopped
+    2  (ARGV[6] `failed`) handed to a slot that never took it up: waiting again at its
+       lane's front
     0  not running (queued, finished or no record): nothing changed
 
   Cluster note: the job's day names KEYS[3]; the caller reads it first and the script checks.
 ]]
 local jk = KEYS[1]
-local f = redis.call('HMGET', jk, 'state', 'day')
+local f = redis.call('HMGET', jk, 'state', 'day', 'handed')
 if f[1] ~= 'running' then return 0 end
 if f[2] ~= ARGV[5] then return redis.error_reply('stop: KEYS[3] is not the budget of the job\'s day') end
 local now = now_ms()
 local state = ARGV[6]
 if state ~= 'cancelled' and state ~= 'failed' then
   return redis.error_reply('stop: the final state must be cancelled or failed')
+end
+if f[3] then
+  if state == 'failed' then
+    put_back(jk, ARGV[1], KEYS[2], KEYS[5], KEYS[6])
+    return 2
+  end
+  redis.call('HDEL', jk, 'handed')
 end
 redis.call('HSET', jk, 'state', state, 'finished', now, 'failure', ARGV[2])
 count_done(jk, KEYS[3], state)

@@ -250,8 +250,10 @@ pub(crate) fn wake_channel(store: &Store, slot: &str) -> String {
     store.key_in(Group::Queue, &format!("queue:new:{slot}"))
 }
 
-/// `queue:idle:<pool>`: the pool's idle slots (zset: slot id by when it went idle, server
-/// clock): admission pops the latest and wakes that slot alone (admit.lua).
+/// `queue:handoff:<pool>`: the pool's idle slots (zset: slot id by when it last said it was
+/// idle, server clock): admission pops the latest and hands it the job, or wakes it
+/// (admit.lua). Named `queue:idle:<pool>` before a job could be handed: a slot of a worker of
+/// that version, which would not know a handed job from a wake-up, is never handed one.
 pub(crate) fn idle(store: &Store, pool: Pool) -> String {
-    store.key_in(Group::Queue, &format!("queue:idle:{}", pool.as_str()))
+    store.key_in(Group::Queue, &format!("queue:handoff:{}", pool.as_str()))
 }

@@ -37,9 +37,10 @@
 //! `jobs:<account>` (zset by creation), `budget:<day>` (the day's counts and each account's),
 //! `delayed` (zset by due time), `quotas` (the reloadable quota numbers, JSON; see
 //! `quotas.rs`), `callers:<process>` (an API process's presence while callers wait in it,
-//! short expiry), `queue:idle:<pool>` (idle worker slots by when they went idle: admission
-//! pops one and wakes it alone). Channels: `done:<id>` (the completion publishes the final
-//! state on it), `queue:new:<slot>` (an idle slot's wake-up).
+//! short expiry), `queue:handoff:<pool>` (idle worker slots by when they last said so:
+//! admission pops one and hands it the job, or wakes it alone). Channels: `done:<id>` (the
+//! completion publishes the final state on it), `queue:new:<slot>` (an idle slot's wake-up,
+//! with the claim of a job handed to it).
 // Dependencies nobody uses warn (clippy -D warnings in CI makes it an error); tests are
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
@@ -66,7 +67,8 @@ mod scripts;
 pub use scripts::registered as scripts;
 
 use scripts::{
-    Admitted, Applied, BusyCap, ClaimReply, Completed, PublishReply, ReapReply, RemainingReply,
+    Admitted, Applied, BusyCap, ClaimReply, Completed, IdleReply, PublishReply, ReapReply,
+    RemainingReply,
 };
 
 pub use contract::{
@@ -270,9 +272,6 @@ pub struct Queue {
     /// Where this process's sweep of `queue:fair` goes on from (an HSCAN cursor,
     /// [`Queue::sweep_fair`]).
     fair_cursor: Arc<std::sync::atomic::AtomicU64>,
-    /// The server clock minus this host's, ms, as last measured ([`Queue::now_ms`]): the
-    /// idle slots' scores are the server's time without a call for it.
-    skew_ms: Arc<std::sync::atomic::AtomicI64>,
 }
 
 /// A job admitted here: its completion subscription, made before the admission, and the
@@ -326,7 +325,6 @@ impl Queue {
             early: Arc::default(),
             presence_at: Arc::default(),
             fair_cursor: Arc::default(),
-            skew_ms: Arc::default(),
         }
     }
 
@@ -645,14 +643,7 @@ impl Queue {
     /// The server's clock (ms since the Unix epoch), as the scripts see it.
     pub async fn now_ms(&self) -> Result<u64, QueueError> {
         let now: u64 = scripts::NOW.call(&self.store).run().await?;
-        self.skew_ms
-            .store(now as i64 - local_ms(), Ordering::Relaxed);
         Ok(now)
-    }
-
-    /// The server's clock as last measured against this host's (no call).
-    fn server_ms_estimate(&self) -> u64 {
-        (local_ms() + self.skew_ms.load(Ordering::Relaxed)).max(0) as u64
     }
 
     /// Admission: idempotency first (a replay charges nothing), then the caps, the daily
@@ -791,6 +782,8 @@ impl Queue {
                 .arg(input_cap(spec.kind, s.queue.input_bytes_per_account_day))
                 .arg(input_cap(spec.kind, s.queue.input_bytes_per_day))
                 .arg(stored.blobs.len())
+                .arg(s.queue.lease_seconds * 1000)
+                .arg(HANDOFF_FRESH.as_millis() as u64)
                 .run()
                 .await;
             reply = match ran {
@@ -985,21 +978,59 @@ impl Queue {
         fields: &[(String, String)],
         inline: JobInput,
     ) -> Result<Option<JobInput>, QueueError> {
+        match self.taken_input(fields, inline, None).await? {
+            Taken::Input(input) => Ok(Some(input)),
+            Taken::InputGone | Taken::GivenBack => Ok(None),
+        }
+    }
+
+    /// [`Queue::claimed_input`] that, with `take_up` (a handed job's id), first takes the job
+    /// up: deletes its record's `handed` mark (admit.lua), in the same round trip as the
+    /// blobs' read. Only a slot that deleted the mark runs the job; gone, the job was given
+    /// back to its lane (the slot's worker was taken for dead, reap.lua or stop.lua) or
+    /// stopped, and another claim runs it.
+    async fn taken_input(
+        &self,
+        fields: &[(String, String)],
+        inline: JobInput,
+        take_up: Option<&str>,
+    ) -> Result<Taken, QueueError> {
         let stored = fields
             .iter()
             .find(|(k, _)| k == "input")
             .map(|(_, v)| v.as_str())
             .unwrap_or("{}");
         let named = inputs::named(stored);
+        if named.is_empty() && take_up.is_none() {
+            return Ok(Taken::Input(inline));
+        }
+        let mut pipe = redis::pipe();
+        if let Some(id) = take_up {
+            pipe.cmd("HDEL").arg(self.job_key(id)).arg("handed");
+        }
+        if !named.is_empty() {
+            let get = pipe.cmd("MGET");
+            for (_, hash) in &named {
+                get.arg(keys::blob(&self.store, hash));
+            }
+        }
+        let mut replies: Vec<redis::Value> = pipe.query_async(&mut self.store.conn()).await?;
+        if take_up.is_some() {
+            let taken: i64 = redis::from_redis_value(replies.remove(0))
+                .map_err(|e| QueueError::Store(e.to_string()))?;
+            if taken == 0 {
+                return Ok(Taken::GivenBack);
+            }
+        }
         if named.is_empty() {
-            return Ok(Some(inline));
+            return Ok(Taken::Input(inline));
         }
-        let mut get = redis::cmd("MGET");
-        for (_, hash) in &named {
-            get.arg(keys::blob(&self.store, hash));
-        }
-        let bytes: Vec<Option<String>> = get.query_async(&mut self.store.conn()).await?;
-        Ok(inputs::join(stored, &bytes))
+        let bytes: Vec<Option<String>> = redis::from_redis_value(replies.remove(0))
+            .map_err(|e| QueueError::Store(e.to_string()))?;
+        Ok(match inputs::join(stored, &bytes) {
+            Some(input) => Taken::Input(input),
+            None => Taken::InputGone,
+        })
     }
 
     /// The ids of the waiting jobs of both lanes, each lane's next turn last (at most
@@ -1330,7 +1361,7 @@ impl Queue {
                         record.charged_seconds
                     );
                     let failure = Failure::new(FailureCode::Cancelled, msg);
-                    if self.stop(id, &failure, JobState::Cancelled).await? {
+                    if self.stop(id, &failure, JobState::Cancelled).await? == Abandoned::Failed {
                         return Ok(CancelOutcome::Stopped);
                     }
                 }
@@ -1345,23 +1376,34 @@ impl Queue {
 
     /// Ends running job `id` now with `failure` in `state` (`Cancelled` or `Failed`), its
     /// charge kept and its waiters and worker woken (`stop.lua`). False if it is not running.
-    async fn stop(&self, id: &str, failure: &Failure, state: JobState) -> Result<bool, QueueError> {
+    async fn stop(
+        &self,
+        id: &str,
+        failure: &Failure,
+        state: JobState,
+    ) -> Result<Abandoned, QueueError> {
         let failure =
             serde_json::to_string(failure).map_err(|e| QueueError::Store(e.to_string()))?;
-        let day = self.job_names(id).await?.day;
+        let names = self.job_names(id).await?;
         let mut stop = scripts::STOP.call(&self.store);
-        self.ending_keys(&mut stop, id, &day);
-        stop.key(keys::ended(&self.store));
-        let stopped: Applied = stop
+        self.ending_keys(&mut stop, id, &names.day);
+        stop.key(keys::ended(&self.store))
+            .key(keys::fair(&self.store))
+            .key(keys::lane(&self.store, names.lane.unwrap_or(Lane::Referee)));
+        let stopped: scripts::Stopped = stop
             .arg(id)
             .arg(failure)
             .arg(self.settings.job_ttl_seconds())
             .arg(self.done_channel(id))
-            .arg(&day)
+            .arg(&names.day)
             .arg(state.as_str())
             .run()
             .await?;
-        Ok(stopped == Applied::Done)
+        Ok(match stopped {
+            scripts::Stopped::Done => Abandoned::Failed,
+            scripts::Stopped::NotRunning => Abandoned::NotRunning,
+            scripts::Stopped::PutBack => Abandoned::PutBack,
+        })
     }
 
     /// The running jobs of a worker process (`horst up`'s child): those whose slot's name
@@ -1392,9 +1434,11 @@ impl Queue {
 
     /// Ends running job `id` of a worker process that is gone (`horst up`'s child, which died
     /// or was killed over its memory limit) `failed` with `failure` at once, its charge kept
-    /// and its caller told, instead of a lease later with "its lease expired". False if it
-    /// is no longer running.
-    pub async fn fail_running(&self, id: &str, failure: &Failure) -> Result<bool, QueueError> {
+    /// and its caller told, instead of a lease later with "its lease expired"
+    /// ([`Abandoned::Failed`]). A job an admission handed to one of its idle slots that the
+    /// slot had not taken up never ran: it waits again at its lane's front, uncharged, for
+    /// another slot ([`Abandoned::PutBack`]).
+    pub async fn fail_running(&self, id: &str, failure: &Failure) -> Result<Abandoned, QueueError> {
         self.stop(id, failure, JobState::Failed).await
     }
 
@@ -1491,6 +1535,34 @@ impl Queue {
         pool: Pool,
         registered: bool,
     ) -> Result<Option<Claim>, QueueError> {
+        self.claim_with(slot, pool, registered, None).await
+    }
+
+    /// [`Queue::claim_slot`] by a slot whose newest claim token is `newer_than` (0: none).
+    /// A `registered` slot no longer among the idle slots was taken off by an admission,
+    /// which may have handed it a job whose wake-up it did not hear: that job (its token
+    /// newer than `newer_than`) is answered first (claim.lua).
+    pub async fn claim_slot_after(
+        &self,
+        slot: &str,
+        pool: Pool,
+        registered: bool,
+        newer_than: u64,
+    ) -> Result<Option<Claim>, QueueError> {
+        self.claim_with(slot, pool, registered, Some(newer_than))
+            .await
+    }
+
+    /// claim.lua; with `newer_than`, a registered slot taken off the idle slots looks for a
+    /// job handed to it first.
+    async fn claim_with(
+        &self,
+        slot: &str,
+        pool: Pool,
+        registered: bool,
+        newer_than: Option<u64>,
+    ) -> Result<Option<Claim>, QueueError> {
+        let newer_than = newer_than.map_or_else(String::new, |t| t.to_string());
         let lanes = pool.lanes();
         // One step (claim.lua): the script takes the head that has waited longest, dropping
         // the heads that can no longer run on the way; the bound only keeps a call finite.
@@ -1510,6 +1582,7 @@ impl Queue {
                 .arg(16)
                 .arg(if registered { "1" } else { "" })
                 .arg(WAITER_SURELY_PRESENT.as_millis() as u64)
+                .arg(&newer_than)
                 .run()
                 .await?;
             match reply {
@@ -1576,6 +1649,18 @@ impl Queue {
         fields: Vec<(String, String)>,
         more: u64,
     ) -> Result<Option<Claim>, QueueError> {
+        self.taken(token, fields, more, false).await
+    }
+
+    /// [`Queue::claimed`], and with `take_up` the job is a hand-off (admit.lua) that the
+    /// slot takes up first ([`Queue::taken_input`]): `None` too when it was given back.
+    async fn taken(
+        &self,
+        token: u64,
+        fields: Vec<(String, String)>,
+        more: u64,
+        take_up: bool,
+    ) -> Result<Option<Claim>, QueueError> {
         let id = fields
             .iter()
             .find(|(k, _)| k == "id")
@@ -1584,8 +1669,13 @@ impl Queue {
         let mut record = JobRecord::from_fields(fields.clone())
             .ok_or_else(|| QueueError::Store(format!("job {id} is unreadable")))?;
         let inline = std::mem::take(&mut record.input);
-        match self.claimed_input(&fields, inline).await? {
-            Some(input) => {
+        let take_up = take_up.then_some(id.as_str());
+        match self.taken_input(&fields, inline, take_up).await? {
+            Taken::GivenBack => {
+                tracing::info!(job = %id, "a job handed to this slot was given back to its lane before the slot took it up (its worker was taken for dead); another claim runs it");
+                Ok(None)
+            }
+            Taken::Input(input) => {
                 record.input = input;
                 Ok(Some(Claim {
                     record,
@@ -1593,7 +1683,7 @@ impl Queue {
                     more_waiting: more > 0,
                 }))
             }
-            None => {
+            Taken::InputGone => {
                 let failure = Failure::new(
                     FailureCode::InternalError,
                     "the job's input (its map or replay) was no longer stored when a worker took it; it did not run; submit it again",
@@ -1609,19 +1699,70 @@ impl Queue {
     /// alone, admit.lua), then looks at its lanes once more: `true` if a job waits (an
     /// admission before the registration woke nobody for it: claim it now). One round trip.
     pub async fn idle(&self, slot: &str, pool: Pool) -> Result<bool, QueueError> {
+        Ok(match self.idle_look(slot, pool, false, 0).await? {
+            IdleLook::Registered => false,
+            IdleLook::Waiting | IdleLook::Handed(_) => true,
+        })
+    }
+
+    /// [`Queue::idle`] for a slot that may already be `registered` (its once-a-second
+    /// refresh) and whose newest claim token is `newer_than` (0: none). A registered slot
+    /// that finds itself taken off the idle slots was woken, or handed a job (admit.lua)
+    /// whose wake-up it did not hear: that job is answered ([`IdleLook::Handed`]) and the
+    /// slot is not registered. One round trip.
+    pub async fn idle_look(
+        &self,
+        slot: &str,
+        pool: Pool,
+        registered: bool,
+        newer_than: u64,
+    ) -> Result<IdleLook, QueueError> {
         let lanes = pool.lanes();
-        let waiting: u64 = scripts::IDLE
+        let reply: IdleReply = scripts::IDLE
             .call(&self.store)
             .key(keys::idle(&self.store, pool))
             .key(keys::fair(&self.store))
             .key(keys::lane(&self.store, lanes[0]))
             .key(keys::lane(&self.store, lanes[lanes.len() - 1]))
+            .key(keys::running(&self.store))
+            .key(keys::base(&self.store))
             .arg(slot)
             .arg(pool.as_str())
-            .arg(self.server_ms_estimate())
+            .arg(newer_than)
+            .arg(if registered { "1" } else { "" })
             .run()
             .await?;
-        Ok(waiting > 0)
+        Ok(match reply {
+            IdleReply::Registered => IdleLook::Registered,
+            IdleReply::Waiting => IdleLook::Waiting,
+            IdleReply::Handed(ClaimReply::Claimed { token, values, .. }) => {
+                let fields = scripts::claimed_fields(token, values, slot);
+                match self.claimed(token, fields, 0).await? {
+                    Some(claim) => {
+                        tracing::info!(job = %claim.record.id, slot, "a job handed to this slot whose wake-up was not heard is run now");
+                        IdleLook::Handed(Box::new(claim))
+                    }
+                    // Its input was gone: failed; the slot looks again.
+                    None => IdleLook::Waiting,
+                }
+            }
+            IdleReply::Handed(_) => IdleLook::Waiting,
+        })
+    }
+
+    /// The job an admission handed to slot `slot` with its wake-up `message` (admit.lua),
+    /// as a claim the slot runs without a claim of its own, once the slot took it up (one
+    /// round trip: the record's `handed` mark deleted, with the read of the input's blobs
+    /// when it has some). `None`: the message carries no claim (a plain wake-up: claim from
+    /// the lanes), the job was given back to its lane before the slot took it up (the
+    /// slot's worker was taken for dead: claim from the lanes), or its input was gone (the
+    /// job was failed).
+    pub async fn handed(&self, slot: &str, message: &str) -> Result<Option<Claim>, QueueError> {
+        let Some((token, values)) = scripts::handed_claim(message) else {
+            return Ok(None);
+        };
+        let fields = scripts::claimed_fields(token, values, slot);
+        self.taken(token, fields, 0, true).await
     }
 
     /// The wake-up of idle slot `slot` (admit.lua publishes on it when it pops the slot).
@@ -1722,6 +1863,27 @@ impl Queue {
         }
         let _: () = pipe.query_async(&mut self.store.conn()).await?;
         Ok(())
+    }
+
+    /// The idle slots of a worker process that is gone (`horst up`'s dead child: those whose
+    /// name starts with `worker_prefix`, as [`Queue::running_of`]) leave the idle slots, so
+    /// no admission hands them a job. Two round trips (the pools' idle slots are few).
+    pub async fn retire_idle_of(&self, worker_prefix: &str) -> Result<(), QueueError> {
+        let mut pipe = redis::pipe();
+        for pool in [Pool::General, Pool::Referee] {
+            pipe.cmd("ZRANGE")
+                .arg(keys::idle(&self.store, pool))
+                .arg(0)
+                .arg(-1);
+        }
+        let (general, referee): (Vec<String>, Vec<String>) =
+            pipe.query_async(&mut self.store.conn()).await?;
+        let theirs: Vec<String> = general
+            .into_iter()
+            .chain(referee)
+            .filter(|slot| slot.starts_with(worker_prefix))
+            .collect();
+        self.retire_idle(&theirs).await
     }
 
     /// Extends the lease. `false`: the lease is lost (reaped), stop and do not complete.
@@ -1943,11 +2105,14 @@ impl Queue {
             .await?;
         let mut reaped = Vec::new();
         for id in expired {
-            let day = self.job_names(&id).await?.day;
+            let names = self.job_names(&id).await?;
+            let day = names.day;
             let mut reap = scripts::REAP.call(&self.store);
             self.ending_keys(&mut reap, &id, &day);
             reap.key(keys::clock(&self.store))
-                .key(keys::ended(&self.store));
+                .key(keys::ended(&self.store))
+                .key(keys::fair(&self.store))
+                .key(keys::lane(&self.store, names.lane.unwrap_or(Lane::Referee)));
             let outcome: ReapReply = reap
                 .arg(&id)
                 .arg(self.settings.job_ttl_seconds())
@@ -1957,8 +2122,13 @@ impl Queue {
                 .arg(lease_ms)
                 .run()
                 .await?;
-            if outcome == ReapReply::Reaped {
-                reaped.push(id);
+            match outcome {
+                ReapReply::Reaped => reaped.push(id),
+                ReapReply::Requeued => tracing::warn!(
+                    job = %id,
+                    "a job handed to an idle slot that never took it up (its worker died or stalled) waits again at its lane's front, uncharged"
+                ),
+                ReapReply::Alive | ReapReply::Gone => {}
             }
         }
         Ok(reaped)
@@ -2293,12 +2463,50 @@ pub enum Completion {
 /// How long an idle slot's entry outlives its last refresh (its worker died).
 const IDLE_FORGOTTEN: Duration = Duration::from_secs(30);
 
-/// This host's clock, ms since the Unix epoch.
-fn local_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+/// An idle slot is handed a job at admission only when its entry is this recent (admit.lua):
+/// its worker refreshes it every second while the slot waits, so an older one may be a dead
+/// worker's (or one whose wake-ups no longer arrive), which is only woken and the job left
+/// in its lane for any slot.
+pub const HANDOFF_FRESH: Duration = Duration::from_millis(1500);
+
+/// The token of the claim an idle slot's wake-up `message` hands it (admit.lua), if it
+/// hands one: a slot that already ran that job (it found it at its idle refresh) knows it
+/// by its token.
+pub fn handed_token(message: &str) -> Option<u64> {
+    scripts::handed_claim(message).map(|(token, _)| token)
+}
+
+/// What an idle slot's registration found ([`Queue::idle_look`]).
+#[derive(Debug)]
+pub enum IdleLook {
+    /// Registered; nothing waits.
+    Registered,
+    /// A job waits in the slot's lanes: claim it.
+    Waiting,
+    /// An admission handed this slot a job whose wake-up it did not hear: run it. The slot
+    /// is not registered.
+    Handed(Box<Claim>),
+}
+
+/// What a slot's read of a claimed job's input found ([`Queue::taken_input`]).
+enum Taken {
+    Input(JobInput),
+    /// A blob of the input is gone.
+    InputGone,
+    /// A handed job whose mark was gone: given back to its lane (or stopped).
+    GivenBack,
+}
+
+/// What ending a dead worker's running job did ([`Queue::fail_running`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Abandoned {
+    /// Ended `failed` now, its charge kept.
+    Failed,
+    /// Handed to one of the worker's idle slots (admission's hand-off) and never taken up:
+    /// it never ran, and waits again at its lane's front, uncharged.
+    PutBack,
+    /// No longer running: nothing changed.
+    NotRunning,
 }
 
 /// What an operator's cancel did ([`Queue::cancel`]).

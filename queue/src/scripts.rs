@@ -37,10 +37,10 @@ const fn queue_script<R>(file: LuaFile, keys: usize, argv: usize, writes: Writes
 
 /// `admit.lua`.
 pub(crate) static ADMIT: Script<Admitted> =
-    queue_script(lua!("lua/admit.lua"), 16, 31, Writes::Durable);
+    queue_script(lua!("lua/admit.lua"), 16, 33, Writes::Durable);
 /// `claim.lua`.
 pub(crate) static CLAIM: Script<ClaimReply> =
-    queue_script(lua!("lua/claim.lua"), 6, 7, Writes::Durable).allowing_oom();
+    queue_script(lua!("lua/claim.lua"), 6, 8, Writes::Durable).allowing_oom();
 /// `heartbeat.lua`.
 pub(crate) static HEARTBEAT: Script<Applied> =
     queue_script(lua!("lua/heartbeat.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
@@ -52,7 +52,7 @@ pub(crate) static CANCEL: Script<Applied> =
     queue_script(lua!("lua/cancel.lua"), 8, 10, Writes::Durable).allowing_oom();
 /// `reap.lua`.
 pub(crate) static REAP: Script<ReapReply> =
-    queue_script(lua!("lua/reap.lua"), 5, 6, Writes::PrimaryOnly).allowing_oom();
+    queue_script(lua!("lua/reap.lua"), 7, 6, Writes::PrimaryOnly).allowing_oom();
 /// `expired.lua`.
 pub(crate) static EXPIRED: Script<Vec<String>> =
     queue_script(lua!("lua/expired.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
@@ -65,8 +65,8 @@ pub(crate) static NOW: Script<u64> = queue_script(lua!("lua/now.lua"), 0, 0, Wri
 pub(crate) static DETACH: Script<Applied> =
     queue_script(lua!("lua/detach.lua"), 1, 1, Writes::Durable).allowing_oom();
 /// `stop.lua`.
-pub(crate) static STOP: Script<Applied> =
-    queue_script(lua!("lua/stop.lua"), 4, 6, Writes::Durable).allowing_oom();
+pub(crate) static STOP: Script<Stopped> =
+    queue_script(lua!("lua/stop.lua"), 6, 6, Writes::Durable).allowing_oom();
 /// `progress.lua`.
 pub(crate) static PROGRESS: Script<Applied> =
     queue_script(lua!("lua/progress.lua"), 1, 2, Writes::PrimaryOnly).allowing_oom();
@@ -87,12 +87,14 @@ pub(crate) static FAIR_SWEEP: Script<(u64, u64)> =
     queue_script(lua!("lua/fair_sweep.lua"), 3, 3, Writes::PrimaryOnly).allowing_oom();
 
 /// `idle.lua`: 1 if a job waits in the registered slot's lanes.
-pub(crate) static IDLE: Script<u64> =
-    queue_script(lua!("lua/idle.lua"), 4, 3, Writes::PrimaryOnly).allowing_oom();
+pub(crate) static IDLE: Script<IdleReply> =
+    queue_script(lua!("lua/idle.lua"), 6, 4, Writes::PrimaryOnly).allowing_oom();
 
-/// `claimed_by.lua`: a claim the slot did not get the answer of (claim.lua's reply).
+/// `claimed_by.lua`: a claim the slot did not get the answer of (claim.lua's reply). It
+/// writes only when it answers a job handed to the slot: the slot takes it up (deletes its
+/// `handed` mark, helpers.lua's held_claim).
 pub(crate) static CLAIMED_BY: Script<ClaimReply> =
-    queue_script(lua!("lua/claimed_by.lua"), 2, 3, Writes::ReadOnly);
+    queue_script(lua!("lua/claimed_by.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
 
 /// The queue's registered scripts, for the tidy test.
 pub fn registered() -> Vec<&'static dyn Registered> {
@@ -262,6 +264,47 @@ pub(crate) fn claimed_fields(
     fields
 }
 
+/// A job admission handed to an idle slot, from the slot's wake-up message (admit.lua:
+/// `claim|<token>`, then each value of [`CLAIM_FIELDS`] as `|<bytes>|<value>`): the token
+/// and the values, as claim.lua's reply gives them. `None`: a wake-up without a claim (the
+/// job's id), or a message this version does not read.
+pub(crate) fn handed_claim(message: &str) -> Option<(u64, Vec<Option<String>>)> {
+    let rest = message.strip_prefix("claim|")?;
+    let (token, mut rest) = rest.split_once('|')?;
+    let token = token.parse().ok()?;
+    let mut values = Vec::with_capacity(CLAIM_FIELDS.len());
+    for _ in 0..CLAIM_FIELDS.len() {
+        let (len, tail) = rest.split_once('|')?;
+        let len: usize = len.parse().ok()?;
+        values.push(Some(tail.get(..len)?.to_string()));
+        rest = tail.get(len..)?;
+        rest = rest.strip_prefix('|').unwrap_or(rest);
+    }
+    rest.is_empty().then_some((token, values))
+}
+
+/// `idle.lua`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum IdleReply {
+    /// Registered; nothing waits.
+    Registered,
+    /// Registered; a job waits in the slot's lanes.
+    Waiting,
+    /// A job was handed to the slot (its wake-up unheard): claim.lua's `Claimed` reply.
+    Handed(ClaimReply),
+}
+
+impl FromRedisValue for IdleReply {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        match v {
+            Value::Int(0) => Ok(IdleReply::Registered),
+            Value::Int(1) => Ok(IdleReply::Waiting),
+            Value::Array(_) => ClaimReply::from_redis_value(v).map(IdleReply::Handed),
+            other => Err(unexpected("idle", &other)),
+        }
+    }
+}
+
 /// `claim.lua`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ClaimReply {
@@ -302,7 +345,7 @@ impl FromRedisValue for ClaimReply {
 }
 
 /// The reply of the fenced and conditional writes: `heartbeat.lua`, `cancel.lua`,
-/// `detach.lua`, `stop.lua`, `progress.lua` (1 or 0).
+/// `detach.lua`, `progress.lua` (1 or 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Applied {
     Done,
@@ -363,10 +406,35 @@ impl FromRedisValue for Completed {
     }
 }
 
+/// `stop.lua`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stopped {
+    /// Ended now.
+    Done,
+    /// Not running: nothing changed.
+    NotRunning,
+    /// Its worker died before it took the job up (an admission's hand-off): the job waits
+    /// again at its lane's front, uncharged.
+    PutBack,
+}
+
+impl FromRedisValue for Stopped {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        match redis::from_redis_value::<i64>(v)? {
+            1 => Ok(Stopped::Done),
+            0 => Ok(Stopped::NotRunning),
+            2 => Ok(Stopped::PutBack),
+            n => Err(unexpected("stop", &n)),
+        }
+    }
+}
+
 /// `reap.lua`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReapReply {
     Reaped,
+    /// Handed to a slot that never took it up: waiting again at its lane's front.
+    Requeued,
     Alive,
     Gone,
 }
@@ -376,6 +444,7 @@ impl FromRedisValue for ReapReply {
         let w: String = redis::from_redis_value(v)?;
         match w.as_str() {
             "reaped" => Ok(ReapReply::Reaped),
+            "requeued" => Ok(ReapReply::Requeued),
             "alive" => Ok(ReapReply::Alive),
             "gone" => Ok(ReapReply::Gone),
             _ => Err(unexpected("reap", &w)),

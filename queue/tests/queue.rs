@@ -991,23 +991,22 @@ async fn an_idle_slot_is_woken_after_admissions_found_none() {
     tokio::time::timeout(Duration::from_secs(10), woken.changed())
         .await
         .expect("the slot registered by its completion is woken");
-    // Woken and popped: the next admission finds none and clears the mark again.
+    // Popped (and handed the job, nothing else waiting): the next admission finds none and
+    // clears the mark again.
     s.new_job(spec(JobKind::Simulate, "d", 1, "4")).await;
     assert_eq!(mark(&mut raw).await.as_deref(), Some("0"));
-    // A slot that registers by the idle look sees the jobs waiting (claim them)...
+    // A slot that registers by the idle look sees the job waiting (claims it)...
     assert!(s.queue.idle("w/1", Pool::General).await.unwrap());
     assert_eq!(
         mark(&mut raw).await.as_deref(),
         Some("1"),
         "set by the idle look"
     );
-    for _ in 0..2 {
-        s.queue
-            .claim_slot("w/1", Pool::General, true)
-            .await
-            .unwrap()
-            .unwrap();
-    }
+    s.queue
+        .claim_slot("w/1", Pool::General, true)
+        .await
+        .unwrap()
+        .unwrap();
     // ...and, with nothing waiting, is registered and woken by the next admission.
     let _ = s.new_job(spec(JobKind::Simulate, "e", 1, "5")).await;
     s.queue
@@ -1192,9 +1191,15 @@ async fn the_days_finished_jobs_are_counted_in_queue_fair_and_add_the_budget_has
         Some("3")
     );
     assert_eq!(fair.get("idle:general").map(String::as_str), Some("1"));
-    // A completion without a slot counts in the budget hash.
+    // A completion without a slot counts in the budget hash. (The job is handed to the slot
+    // its completion registered idle: it runs under that slot's claim.)
     s.new_job(spec(JobKind::Simulate, "d", 1, "k")).await;
-    let c4 = s.queue.claim("w/1").await.unwrap().unwrap();
+    let c4 = s
+        .queue
+        .recover_claim("w/0", None, 0)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(s
         .queue
         .complete_job(&c4.record, c4.token, Ok(won(true)))
@@ -2449,4 +2454,456 @@ async fn an_admission_that_failed_unclearly_leaves_no_job_queued_or_charged() {
             .admit(spec(JobKind::Simulate, "acct", 1, "unclear"))
             .await
     ));
+}
+
+/// The job waiting in the lanes (both), the lanes' count and the account's, as stored.
+async fn lanes_and_counts(
+    raw: &mut redis::aio::MultiplexedConnection,
+    account: &str,
+) -> (u64, String, String) {
+    let mut waiting = 0;
+    for lane in ["planner", "referee"] {
+        let n: u64 = redis::cmd("ZCARD")
+            .arg(format!("t:queue:lane:{lane}"))
+            .query_async(raw)
+            .await
+            .unwrap();
+        waiting += n;
+    }
+    let fair = fair_hash(raw).await;
+    let get = |f: &str| fair.get(f).cloned().unwrap_or_else(|| "0".into());
+    (waiting, get("n"), get(&format!("w:{account}")))
+}
+
+/// An admission hands its job to the idle slot it pops when nothing waits and the slot
+/// said it was idle just now (issue 35: no claim script, no lane): the wake-up carries the
+/// claim, the record runs under the slot's claim with the reservation charged, the job never
+/// entered a lane or its account's count, and its completion and the day's figures are those
+/// of a claimed job.
+#[tokio::test]
+async fn an_idle_slot_is_handed_the_job_with_its_wake_up() {
+    let s = setup_with(|_| {}).await;
+    let mut raw = s.raw().await;
+    let mut woken = s.queue.slot_wake("w/0");
+    assert!(!s.queue.idle("w/0", Pool::General).await.unwrap());
+    let job = s.new_job(spec(JobKind::Simulate, "ann", 1, "k")).await;
+    tokio::time::timeout(Duration::from_secs(10), woken.changed())
+        .await
+        .expect("the wake-up");
+    let message = woken.payload().expect("a message");
+    let claim = s
+        .queue
+        .handed("w/0", &message)
+        .await
+        .unwrap()
+        .expect("the wake-up hands the job");
+    assert_eq!(handed_token(&message), Some(claim.token));
+    assert_eq!(claim.record.id, job.id);
+    assert_eq!(claim.record.state, JobState::Running);
+    assert_eq!(claim.record.input, job.input);
+    assert!(!claim.more_waiting);
+    let stored = s.queue.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(stored.state, JobState::Running);
+    assert_eq!(stored.worker.as_deref(), Some("w/0"));
+    assert_eq!(stored.started_at_ms, claim.record.started_at_ms);
+    assert_eq!(stored.charged_seconds, claim.record.charged_seconds);
+    assert!(stored.charged_seconds > 0, "the reservation is charged");
+    assert_eq!(
+        lanes_and_counts(&mut raw, "ann").await,
+        (0, "0".into(), "0".into()),
+        "the handed job never waited"
+    );
+    // Its heartbeat and completion are a claimed job's; a second completion is refused.
+    assert!(s.queue.heartbeat(&job.id, claim.token).await.unwrap());
+    let done = s
+        .queue
+        .complete_slot(
+            &claim.record,
+            claim.token,
+            Ok(won(true)),
+            Some(("w/0", Pool::General)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done, Completion::Idle);
+    assert_eq!(
+        s.queue
+            .complete_slot(&claim.record, claim.token, Ok(won(true)), None)
+            .await
+            .unwrap(),
+        Completion::Refused
+    );
+    let rec = s.queue.wait(&job.id, Duration::from_secs(5)).await.unwrap();
+    assert_eq!(rec.state, JobState::Succeeded);
+    let today = s.queue.today().await.unwrap();
+    assert_eq!(today.admitted.get("simulate"), Some(&1));
+    assert_eq!(today.finished["simulate"].get("succeeded"), Some(&1));
+    assert_eq!(today.seconds_charged, stored.charged_seconds);
+    // Registered again by its completion: the next job is handed to it too.
+    let next = s.new_job(spec(JobKind::Simulate, "bob", 1, "k2")).await;
+    let stored = s.queue.get(&next.id).await.unwrap().unwrap();
+    assert_eq!(stored.state, JobState::Running);
+    assert_eq!(stored.worker.as_deref(), Some("w/0"));
+}
+
+/// A hand-off never passes over a waiting job: with one in the lanes, the popped slot is
+/// only woken and the new job waits its turn.
+#[tokio::test]
+async fn no_job_is_handed_past_a_waiting_one() {
+    let s = setup_with(|_| {}).await;
+    let first = s.new_job(spec(JobKind::Simulate, "ann", 1, "k1")).await;
+    let mut woken = s.queue.slot_wake("w/0");
+    // Registered with the first job waiting (the look says so; the slot has not claimed).
+    assert!(s.queue.idle("w/0", Pool::General).await.unwrap());
+    let second = s.new_job(spec(JobKind::Simulate, "bob", 1, "k2")).await;
+    tokio::time::timeout(Duration::from_secs(10), woken.changed())
+        .await
+        .expect("the wake-up");
+    let message = woken.payload().expect("a message");
+    assert!(s.queue.handed("w/0", &message).await.unwrap().is_none());
+    assert_eq!(
+        s.queue.get(&second.id).await.unwrap().unwrap().state,
+        JobState::Queued
+    );
+    let c = s.queue.claim("w/0").await.unwrap().unwrap();
+    assert_eq!(c.record.id, first.id, "the job that waited longest first");
+}
+
+/// A hand-off whose wake-up never arrived (pub/sub is fire-and-forget) is found by the slot's
+/// next idle refresh, or by its next claim, and by no other slot; the slot is not left
+/// registered (nothing more is handed to it while it runs the job), and a hand-off it already
+/// knows (by its token) is not found again.
+#[tokio::test]
+async fn a_hand_off_whose_wake_up_was_lost_is_found_by_the_slot() {
+    let s = setup_with(|q| q.queue.waiting_per_account = 10).await;
+    assert!(!s.queue.idle("w/0", Pool::General).await.unwrap());
+    let job = s.new_job(spec(JobKind::Simulate, "ann", 1, "k1")).await;
+    // Nobody listened. Another slot's refresh finds nothing of it.
+    assert!(matches!(
+        s.queue
+            .idle_look("w/1", Pool::General, true, 0)
+            .await
+            .unwrap(),
+        IdleLook::Registered
+    ));
+    s.queue.retire_idle(&["w/1".to_string()]).await.unwrap();
+    let IdleLook::Handed(claim) = s
+        .queue
+        .idle_look("w/0", Pool::General, true, 0)
+        .await
+        .unwrap()
+    else {
+        panic!("the refresh did not find the job handed to the slot")
+    };
+    assert_eq!(claim.record.id, job.id);
+    assert_eq!(claim.record.input, job.input);
+    // Not registered now: the next job waits in its lane.
+    let other = s.new_job(spec(JobKind::Simulate, "bob", 1, "k2")).await;
+    assert_eq!(
+        s.queue.get(&other.id).await.unwrap().unwrap().state,
+        JobState::Queued
+    );
+    // Known by its token: not found again.
+    assert!(matches!(
+        s.queue
+            .idle_look("w/0", Pool::General, true, claim.token)
+            .await
+            .unwrap(),
+        IdleLook::Waiting
+    ));
+    let c2 = s
+        .queue
+        .claim_slot_after("w/0", Pool::General, true, claim.token)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(c2.record.id, other.id);
+    for c in [&*claim, &c2] {
+        s.queue
+            .complete_slot(&c.record, c.token, Ok(won(true)), None)
+            .await
+            .unwrap();
+    }
+    // The same through a claim: registered, handed a job unheard, then woken by its own
+    // process (another slot saw more waiting): the claim answers the handed job.
+    assert!(!s.queue.idle("w/2", Pool::General).await.unwrap());
+    let third = s.new_job(spec(JobKind::Simulate, "cy", 1, "k3")).await;
+    let c3 = s
+        .queue
+        .claim_slot_after("w/2", Pool::General, true, 0)
+        .await
+        .unwrap()
+        .expect("the job handed to the slot");
+    assert_eq!(c3.record.id, third.id);
+    assert_eq!(c3.record.state, JobState::Running);
+}
+
+/// An idle slot whose entry is older than [`HANDOFF_FRESH`] may be a dead worker's (or one
+/// whose subscription is gone): it is only woken, and the job waits in its lane, where any
+/// slot takes it.
+#[tokio::test]
+async fn a_slot_not_heard_from_lately_is_not_handed_a_job() {
+    let s = setup_with(|_| {}).await;
+    let mut woken = s.queue.slot_wake("w/0");
+    assert!(!s.queue.idle("w/0", Pool::General).await.unwrap());
+    s.queue
+        .set_clock_offset(HANDOFF_FRESH + Duration::from_millis(500), true);
+    let job = s.new_job(spec(JobKind::Simulate, "ann", 1, "k")).await;
+    assert_eq!(
+        s.queue.get(&job.id).await.unwrap().unwrap().state,
+        JobState::Queued
+    );
+    tokio::time::timeout(Duration::from_secs(10), woken.changed())
+        .await
+        .expect("still woken");
+    let message = woken.payload().expect("a message");
+    assert!(s.queue.handed("w/0", &message).await.unwrap().is_none());
+    let c = s.queue.claim("w/1").await.unwrap().unwrap();
+    assert_eq!(c.record.id, job.id);
+}
+
+/// A job handed to a slot whose worker took it up (here: found by the slot's look for a
+/// lost claim, which takes it up in the same step) and then died is a claimed job of a dead
+/// worker: reaped once its lease runs out, failed `cancelled`, charged, never run again (no
+/// slot finds it; its token is refused).
+#[tokio::test]
+async fn a_job_handed_to_a_slot_that_took_it_up_and_died_is_reaped_as_a_claimed_one() {
+    let s = setup_with(|_| {}).await;
+    assert!(!s.queue.idle("w/0", Pool::General).await.unwrap());
+    let job = s.new_job(spec(JobKind::Simulate, "ann", 1, "k")).await;
+    let stored = s.queue.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(stored.state, JobState::Running);
+    assert_eq!(stored.worker.as_deref(), Some("w/0"));
+    // The claim as the slot would have run it (its token).
+    let token = s
+        .queue
+        .recover_claim("w/0", None, 0)
+        .await
+        .unwrap()
+        .expect("the handed job")
+        .token;
+    let lease = s.queue.settings().queue.lease_seconds;
+    advance_with_housekeeping(&s.queue, 0, lease + 2).await;
+    let rec = s.queue.get(&job.id).await.unwrap().unwrap();
+    assert_eq!(rec.state, JobState::Failed);
+    assert_eq!(
+        rec.failure.as_ref().map(|f| f.code),
+        Some(FailureCode::Cancelled)
+    );
+    assert_eq!(rec.charged_seconds, stored.charged_seconds);
+    assert!(s.queue.claim("w/1").await.unwrap().is_none());
+    assert!(s
+        .queue
+        .recover_claim("w/1", None, 0)
+        .await
+        .unwrap()
+        .is_none());
+    assert!(!s.queue.heartbeat(&job.id, token).await.unwrap());
+    assert!(!s
+        .queue
+        .complete_job(&stored, token, Ok(won(true)))
+        .await
+        .unwrap());
+}
+
+/// The window the hand-off opens (up_worker::a_killed_worker_is_started_again...): a slot
+/// refreshes its idle entry, its worker dies (or stalls), and an admission hands the slot a
+/// job within the entry's freshness. Nobody takes the job up, so when its lease runs out it
+/// goes back to the front of its lane (before a job admitted after it), uncharged, in the
+/// accounts' and lanes' counts again; another slot claims it under a newer token and runs
+/// it once; the stalled slot that wakes later cannot take it up, and its token is refused.
+/// The day counts the job once admitted, once finished, and its seconds charged once.
+#[tokio::test]
+async fn a_job_handed_to_a_slot_that_never_took_it_up_goes_back_to_its_lane_and_runs_once() {
+    let s = setup_with(|_| {}).await;
+    let mut raw = s.raw().await;
+    let mut woken = s.queue.slot_wake("dead/0");
+    // The slot's idle refresh, then its worker stops (it never reads its wake-up).
+    assert!(!s.queue.idle("dead/0", Pool::General).await.unwrap());
+    assert!(matches!(
+        s.queue
+            .idle_look("dead/0", Pool::General, true, 0)
+            .await
+            .unwrap(),
+        IdleLook::Registered
+    ));
+    let handed = s.new_job(spec(JobKind::Simulate, "ann", 1, "k1")).await;
+    let stored = s.queue.get(&handed.id).await.unwrap().unwrap();
+    assert_eq!(stored.state, JobState::Running);
+    assert_eq!(stored.worker.as_deref(), Some("dead/0"));
+    let charge = stored.charged_seconds;
+    assert!(charge > 0);
+    tokio::time::timeout(Duration::from_secs(10), woken.changed())
+        .await
+        .expect("the wake-up");
+    let message = woken.payload().expect("the hand-off's message");
+    let old_token = handed_token(&message).expect("a hand-off");
+    // Admitted after it, with no idle slot left: waits in its lane.
+    let later = s.new_job(spec(JobKind::Simulate, "bob", 1, "k2")).await;
+    assert_eq!(
+        s.queue.get(&later.id).await.unwrap().unwrap().state,
+        JobState::Queued
+    );
+    let lease = s.queue.settings().queue.lease_seconds;
+    // Within its lease it is left alone.
+    advance_with_housekeeping(&s.queue, 0, lease - 1).await;
+    assert_eq!(
+        s.queue.get(&handed.id).await.unwrap().unwrap().state,
+        JobState::Running
+    );
+    advance_with_housekeeping(&s.queue, lease - 1, lease + 2).await;
+    let back = s.queue.get(&handed.id).await.unwrap().unwrap();
+    assert_eq!(back.state, JobState::Queued, "{back:?}");
+    assert_eq!(back.charged_seconds, 0, "its charge given back");
+    assert_eq!(back.worker, None);
+    assert_eq!(back.started_at_ms, None);
+    assert_eq!(back.created_at_ms, stored.created_at_ms);
+    assert_fair_counts(&s, "after the put-back").await;
+    assert_eq!(
+        lanes_and_counts(&mut raw, "ann").await,
+        (2, "2".into(), "1".into())
+    );
+    let today = s.queue.today().await.unwrap();
+    assert_eq!(today.seconds_charged, 0, "nothing runs, nothing is charged");
+    assert_eq!(today.admitted.get("simulate"), Some(&2));
+    let running: Vec<String> = redis::cmd("ZRANGE")
+        .arg("t:queue:running")
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert!(running.is_empty(), "{running:?}");
+
+    // The stalled slot wakes and would take up its hand-off: given back, it runs nothing.
+    assert!(s.queue.handed("dead/0", &message).await.unwrap().is_none());
+    // Another slot claims: the put-back job first, under a newer token.
+    let again = s.queue.claim("live/0").await.unwrap().unwrap();
+    assert_eq!(again.record.id, handed.id, "at its lane's front");
+    assert!(again.token > old_token);
+    assert_eq!(again.record.charged_seconds, charge);
+    // The old holder is fenced: its heartbeat and its completion are refused.
+    assert!(!s.queue.heartbeat(&handed.id, old_token).await.unwrap());
+    assert!(!s
+        .queue
+        .complete(&handed.id, old_token, Ok(won(false)))
+        .await
+        .unwrap());
+    assert!(s
+        .queue
+        .complete_job(&again.record, again.token, Ok(won(true)))
+        .await
+        .unwrap());
+    let next = s.queue.claim("live/0").await.unwrap().unwrap();
+    assert_eq!(next.record.id, later.id);
+    assert!(s
+        .queue
+        .complete_job(&next.record, next.token, Ok(won(true)))
+        .await
+        .unwrap());
+    assert!(
+        s.queue.claim("live/1").await.unwrap().is_none(),
+        "nothing left"
+    );
+    let done = s.queue.get(&handed.id).await.unwrap().unwrap();
+    assert_eq!(done.state, JobState::Succeeded);
+    assert_eq!(done.worker.as_deref(), Some("live/0"));
+    assert_eq!(done.charged_seconds, charge);
+    let today = s.queue.today().await.unwrap();
+    assert_eq!(
+        today.admitted.get("simulate"),
+        Some(&2),
+        "admitted once each"
+    );
+    assert_eq!(
+        today.finished.get("simulate").cloned().unwrap_or_default(),
+        [("succeeded".to_string(), 2)].into_iter().collect(),
+        "finished once each, none failed"
+    );
+    assert_eq!(
+        today.seconds_charged,
+        charge + next.record.charged_seconds,
+        "each charged once"
+    );
+    let left = s.queue.remaining("ann", 1).await.unwrap();
+    assert_eq!(
+        left.simulations,
+        QuotaConfig::default().trust1.simulations as u64 - 1,
+        "one of the account's jobs of the day"
+    );
+    assert_fair_counts(&s, "at the end").await;
+}
+
+/// `horst up` ends its dead worker child's running jobs at once (`fail_running`): one that
+/// its slot took up fails `cancelled`, charged; one an admission handed to an idle slot of
+/// the dead process that never took it up goes back to its lane, uncharged, and runs once on
+/// another slot; and once the process's idle slots are retired no job is handed to them.
+#[tokio::test]
+async fn a_dead_worker_process_s_untaken_hand_off_goes_back_and_its_idle_slots_leave() {
+    let s = setup_with(|q| q.queue.waiting_per_account = 10).await;
+    // Slot 0 of the dead process runs a job it claimed; slot 1 is idle.
+    let taken = s.new_job(spec(JobKind::Simulate, "ann", 1, "k1")).await;
+    let running = s.queue.claim("h-1-abc-0/0").await.unwrap().unwrap();
+    assert_eq!(running.record.id, taken.id);
+    assert!(!s.queue.idle("h-1-abc-0/1", Pool::General).await.unwrap());
+    let handed = s.new_job(spec(JobKind::Simulate, "ann", 1, "k2")).await;
+    assert_eq!(
+        s.queue
+            .get(&handed.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .worker
+            .as_deref(),
+        Some("h-1-abc-0/1")
+    );
+    // A live process's idle slot, which stays.
+    assert!(!s.queue.idle("h-2-def-0/0", Pool::General).await.unwrap());
+    // What up does when its child dies: the idle slots first, then the running jobs.
+    s.queue.retire_idle_of("h-1-abc-").await.unwrap();
+    let jobs = s.queue.running_of("h-1-abc-").await.unwrap();
+    assert_eq!(jobs.len(), 2);
+    let failure = Failure::new(FailureCode::Cancelled, "the worker process ended");
+    assert_eq!(
+        s.queue.fail_running(&taken.id, &failure).await.unwrap(),
+        Abandoned::Failed
+    );
+    assert_eq!(
+        s.queue.fail_running(&handed.id, &failure).await.unwrap(),
+        Abandoned::PutBack
+    );
+    assert_eq!(
+        s.queue.fail_running(&handed.id, &failure).await.unwrap(),
+        Abandoned::NotRunning
+    );
+    let failed = s.queue.get(&taken.id).await.unwrap().unwrap();
+    assert_eq!(failed.state, JobState::Failed);
+    assert_eq!(failed.charged_seconds, running.record.charged_seconds);
+    let back = s.queue.get(&handed.id).await.unwrap().unwrap();
+    assert_eq!(back.state, JobState::Queued);
+    assert_eq!(back.charged_seconds, 0);
+    assert_fair_counts(&s, "after the put-back").await;
+    // The live slot is handed the next job (a job waits, so it is woken instead: the put-back
+    // one is claimed first); the dead one is never popped again.
+    let idle: Vec<String> = redis::cmd("ZRANGE")
+        .arg("t:queue:handoff:general")
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut s.raw().await)
+        .await
+        .unwrap();
+    assert_eq!(idle, vec!["h-2-def-0/0".to_string()]);
+    let c = s.queue.claim("h-2-def-0/0").await.unwrap().unwrap();
+    assert_eq!(c.record.id, handed.id);
+    assert!(s
+        .queue
+        .complete_job(&c.record, c.token, Ok(won(true)))
+        .await
+        .unwrap());
+    let today = s.queue.today().await.unwrap();
+    assert_eq!(
+        today.seconds_charged,
+        running.record.charged_seconds + c.record.charged_seconds
+    );
+    assert_eq!(today.admitted.get("simulate"), Some(&2));
 }

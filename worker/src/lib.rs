@@ -19,8 +19,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use horst_queue::{
-    Claim, Completion, Failure, FailureCode, JobInput, JobKind, JobProgress, JobRecord, JobResult,
-    JobState, Pool, Queue,
+    Claim, Completion, Failure, FailureCode, IdleLook, JobInput, JobKind, JobProgress, JobRecord,
+    JobResult, JobState, Pool, Queue,
 };
 use horst_store::Store;
 use redis::AsyncCommands;
@@ -335,10 +335,23 @@ async fn slot_loop(
     // claim's time), and every job the slot gave up on is not. `given_up` alone was
     // forgotten after one look, and the next look took that job for a lost claim.
     let mut newest_token: u64 = 0;
+    // Woken by an admission with a job's id (no hand-off): the slot may still be (or again
+    // be) among the idle slots, so its claim takes it off, without a look for a hand-off
+    // (every way out of the idle slots after one finds it).
+    let mut plain_wake = false;
     loop {
         // A job the last completion claimed (before the shutdown) is run first, and so is
         // one a failed claim may have taken all the same.
         if next.is_none() && *shutdown.borrow() {
+            // A slot still (or maybe) among the idle slots may have been handed a job by an
+            // admission just now: it leaves them, and then looks for such a job (none can
+            // be handed to it after that) and runs it, as it finishes what it runs.
+            if std::mem::take(&mut registered) {
+                let _ = stopping
+                    .within(queue.retire_idle(std::slice::from_ref(&slot)))
+                    .await;
+                unanswered = true;
+            }
             if !std::mem::take(&mut unanswered) {
                 return;
             }
@@ -350,6 +363,7 @@ async fn slot_loop(
                 _ => return,
             }
         }
+        let plain = std::mem::take(&mut plain_wake);
         let claimed = if let Some(claim) = next.take() {
             Ok(Some(claim))
         } else if idle_now {
@@ -363,11 +377,19 @@ async fn slot_loop(
                 given_up = None;
             }
             match found {
-                Ok(None) => queue.claim_slot(&slot, pool, registered).await,
+                Ok(None) => {
+                    queue
+                        .claim_slot_after(&slot, pool, registered, newest_token)
+                        .await
+                }
                 other => other,
             }
+        } else if plain {
+            queue.claim_slot(&slot, pool, true).await
         } else {
-            queue.claim_slot(&slot, pool, registered).await
+            queue
+                .claim_slot_after(&slot, pool, registered, newest_token)
+                .await
         };
         match claimed {
             Ok(Some(claim)) => {
@@ -411,35 +433,68 @@ async fn slot_loop(
             Ok(None) => {
                 if !std::mem::take(&mut idle_now) {
                     // Registered first, then one more look: an admission in between either
-                    // is seen here or finds this slot registered and wakes it.
-                    match queue.idle(&slot, pool).await {
-                        Ok(true) => {
+                    // is seen here or finds this slot registered and hands it the job or
+                    // wakes it.
+                    match queue.idle_look(&slot, pool, registered, newest_token).await {
+                        Ok(IdleLook::Waiting) => {
                             registered = true;
                             continue;
                         }
-                        Ok(false) => registered = true,
+                        Ok(IdleLook::Handed(claim)) => {
+                            (next, registered) = (Some(*claim), false);
+                            continue;
+                        }
+                        Ok(IdleLook::Registered) => registered = true,
                         Err(e) => {
+                            // It may have been registered all the same.
+                            registered = true;
                             tracing::debug!(slot = %slot, error = %e, "cannot register as idle")
                         }
                     }
                 }
-                // Idle: woken by an admission (which took this slot off), by a slot of this
-                // process that saw more waiting, or by the clock: then refresh the entry
-                // and look (a lost wake-up, or a dead worker's entry woken instead).
+                // Idle: handed a job or woken by an admission (which took this slot off), woken
+                // by a slot of this process that saw more waiting, or by the clock: then
+                // refresh the entry and look (a lost wake-up or hand-off, or a dead worker's
+                // entry woken instead).
                 loop {
+                    let mut heard = false;
                     tokio::select! {
-                        _ = woken.changed() => {
-                            registered = false;
-                            break;
-                        }
+                        _ = woken.changed() => heard = true,
                         _ = wake.notified() => break,
                         _ = tokio::time::sleep(Duration::from_secs(1)) => {}
-                        _ = shutdown.wait_for(|s| *s) => return,
+                        // The loop's start withdraws the slot and runs what was handed to it.
+                        _ = shutdown.wait_for(|s| *s) => break,
                     }
-                    match queue.idle(&slot, pool).await {
-                        Ok(true) => break,
-                        Ok(false) => registered = true,
+                    if heard {
+                        match slot_woken(&queue, &slot, woken.payload(), newest_token).await {
+                            Woken::Handed(claim) => {
+                                (next, registered) = (Some(*claim), false);
+                                break;
+                            }
+                            // A hand-off this slot found and ran before its message came.
+                            Woken::Old => continue,
+                            Woken::Claim => {
+                                // Popped; but a refresh may have registered it again since.
+                                (registered, plain_wake) = (true, true);
+                                break;
+                            }
+                            Woken::Unknown => {
+                                // Taken off the idle slots, maybe with a job handed to it: the
+                                // claim looks for that first (claim.lua).
+                                registered = true;
+                                break;
+                            }
+                        }
+                    }
+                    match queue.idle_look(&slot, pool, registered, newest_token).await {
+                        Ok(IdleLook::Waiting) => break,
+                        Ok(IdleLook::Handed(claim)) => {
+                            (next, registered) = (Some(*claim), false);
+                            break;
+                        }
+                        Ok(IdleLook::Registered) => registered = true,
                         Err(e) => {
+                            registered = true;
                             tracing::debug!(slot = %slot, error = %e, "cannot register as idle");
                             break;
                         }
@@ -449,11 +504,51 @@ async fn slot_loop(
             Err(e) => {
                 unanswered = true;
                 tracing::warn!(slot = %slot, error = %e, "claim failed; retrying");
+                // On a shutdown the loop's start looks for the claim all the same.
                 tokio::select! {
                     _ = tokio::time::sleep(Duration::from_millis(500)) => {}
-                    _ = shutdown.wait_for(|s| *s) => return,
+                    _ = shutdown.wait_for(|s| *s) => {}
                 }
             }
+        }
+    }
+}
+
+/// What an idle slot's wake-up message told it ([`slot_woken`]).
+enum Woken {
+    /// An admission handed it this job: run it (no claim of its own).
+    Handed(Box<Claim>),
+    /// A hand-off it already ran (found at its idle refresh before the message came): it
+    /// is still registered.
+    Old,
+    /// Woken without a job: claim from the lanes.
+    Claim,
+    /// The message's payload was lost (the notifier reconnected): the slot was taken off
+    /// the idle slots, maybe with a job handed to it.
+    Unknown,
+}
+
+/// Reads an idle slot's wake-up message (admit.lua): a hand-off's claim or a wake-up.
+async fn slot_woken(
+    queue: &Queue,
+    slot: &str,
+    payload: Option<Arc<str>>,
+    newest_token: u64,
+) -> Woken {
+    let Some(message) = payload else {
+        return Woken::Unknown;
+    };
+    if horst_queue::handed_token(&message).is_some_and(|token| token <= newest_token) {
+        return Woken::Old;
+    }
+    match queue.handed(slot, &message).await {
+        Ok(Some(claim)) => Woken::Handed(Box::new(claim)),
+        // A wake-up, a hand-off whose input was gone (the job was failed), or one given
+        // back to its lane before this slot took it up (it was taken for dead: a stall).
+        Ok(None) => Woken::Claim,
+        Err(e) => {
+            tracing::warn!(slot, error = %e, "cannot read the job handed to this slot; looking for it");
+            Woken::Unknown
         }
     }
 }
