@@ -362,19 +362,29 @@ async fn post_ids(store: &Store, thread_id: &str) -> Result<Vec<String>, ToolErr
         .await?)
 }
 
-/// Full posts by id, in order (missing ones skipped).
-async fn full_posts(store: &Store, ids: &[String]) -> Result<Vec<Fields>, ToolError> {
+/// Whole hashes by key, in order, in one round trip (missing ones skipped).
+async fn hashes(
+    store: &Store,
+    keys: impl Iterator<Item = String>,
+) -> Result<Vec<Fields>, ToolError> {
+    let mut pipe = redis::pipe();
+    let mut any = false;
+    for key in keys {
+        pipe.hgetall(key);
+        any = true;
+    }
     // A page past the last post has no ids, and Redis refuses an empty pipeline ("empty
     // command"): that was an internal_error where the answer is an empty page.
-    if ids.is_empty() {
+    if !any {
         return Ok(Vec::new());
     }
-    let mut pipe = redis::pipe();
-    for id in ids {
-        pipe.hgetall(post_key(store, id));
-    }
-    let posts: Vec<Fields> = pipe.query_async(&mut store.conn()).await?;
-    Ok(posts.into_iter().filter(|p| !p.is_empty()).collect())
+    let found: Vec<Fields> = pipe.query_async(&mut store.conn()).await?;
+    Ok(found.into_iter().filter(|h| !h.is_empty()).collect())
+}
+
+/// Full posts by id, in order (missing ones skipped).
+async fn full_posts(store: &Store, ids: &[String]) -> Result<Vec<Fields>, ToolError> {
+    hashes(store, ids.iter().map(|id| post_key(store, id))).await
 }
 
 /// A thread's posts in order, every one with its body (the operator's view).
@@ -406,15 +416,7 @@ async fn post_flags(store: &Store, ids: &[&str]) -> Result<Vec<Fields>, ToolErro
 
 /// Thread hashes by id, in order, in one round trip (missing ones skipped).
 async fn threads_by_id(store: &Store, ids: &[String]) -> Result<Vec<Fields>, ToolError> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut pipe = redis::pipe();
-    for id in ids {
-        pipe.hgetall(thread_key(store, id));
-    }
-    let threads: Vec<Fields> = pipe.query_async(&mut store.conn()).await?;
-    Ok(threads.into_iter().filter(|t| !t.is_empty()).collect())
+    hashes(store, ids.iter().map(|id| thread_key(store, id))).await
 }
 
 /// Of `threads`, those agents may see: not withdrawn, and their first post visible (not
@@ -451,6 +453,9 @@ async fn visible_threads(
     }
     Ok(out)
 }
+
+/// A revision's `name`, `owner` and state, as [`readable_revisions`] reads them.
+type RevFacts = (Option<String>, Option<String>, Option<String>);
 
 /// A level a thread names: its name lowercased and the revision id it names, if any.
 type LevelRef = (String, Option<String>);
@@ -513,7 +518,7 @@ async fn readable_revisions(
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
-    let mut revs: HashMap<&str, (Option<String>, Option<String>, Option<String>)> = HashMap::new();
+    let mut revs: HashMap<&str, RevFacts> = HashMap::new();
     if !ids.is_empty() {
         let mut pipe = redis::pipe();
         for id in &ids {
