@@ -1584,12 +1584,12 @@ async fn seed_board(app: &TestApp, range: std::ops::Range<usize>) {
         let id = format!("t{i}");
         let first = format!("p{i}");
         let reply = format!("p{i}r");
-        let author = if i % 11 == 0 {
+        let author = if i.is_multiple_of(11) {
             "w3".to_string()
         } else {
             format!("w{}", i % 3)
         };
-        let (kind, level) = if i % 10 == 0 {
+        let (kind, level) = if i.is_multiple_of(10) {
             ("level", "gipfel")
         } else {
             ("idea", "")
@@ -1615,7 +1615,7 @@ async fn seed_board(app: &TestApp, range: std::ops::Range<usize>) {
         .ignore();
         let replier = format!("w{}", (i + 1) % 3);
         for (post, who, hidden) in [
-            (&first, author.as_str(), i % 7 == 0),
+            (&first, author.as_str(), i.is_multiple_of(7)),
             (&reply, replier.as_str(), false),
         ] {
             pipe.hset_multiple(
@@ -1635,7 +1635,7 @@ async fn seed_board(app: &TestApp, range: std::ops::Range<usize>) {
             .rpush(horst_gateway::keys::board_thread_posts(s, &id), post)
             .ignore();
         }
-        if i % 5 == 0 {
+        if i.is_multiple_of(5) {
             pipe.sadd(
                 horst_gateway::keys::board_thread_endorsers(s, &id),
                 format!("e{}", i % 4),
@@ -1751,14 +1751,17 @@ async fn listing_threads_costs_round_trips_independent_of_the_board() {
         assert!(!items.is_empty(), "{args}: {list}");
         for item in items {
             let i: usize = item["threadId"].as_str().unwrap()[1..].parse().unwrap();
-            assert!(i % 7 != 0 && i % 11 != 0, "{args}: invisible {item}");
+            assert!(
+                !i.is_multiple_of(7) && !i.is_multiple_of(11),
+                "{args}: invisible {item}"
+            );
             assert_eq!(item["posts"], 2, "{item}");
         }
     }
     // Newest activity first, 20 a page, the invisible ones skipped.
     let visible: Vec<String> = (0..300)
         .rev()
-        .filter(|i| i % 7 != 0 && i % 11 != 0)
+        .filter(|i: &usize| !i.is_multiple_of(7) && !i.is_multiple_of(11))
         .map(|i| format!("t{i}"))
         .collect();
     let mut listed = Vec::new();
@@ -1787,7 +1790,7 @@ async fn listing_threads_costs_round_trips_independent_of_the_board() {
         .collect();
     let endorsed: Vec<String> = visible
         .iter()
-        .filter(|t| t[1..].parse::<usize>().unwrap() % 5 == 0)
+        .filter(|t| t[1..].parse::<usize>().unwrap().is_multiple_of(5))
         .take(20)
         .cloned()
         .collect();
