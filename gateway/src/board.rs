@@ -294,6 +294,37 @@ struct Authors {
 }
 
 impl Authors {
+    /// Looks up the agents among `who` (`(authorKind, author)`) not looked up yet, all in one
+    /// round trip (none when every one is known).
+    async fn load<'a>(
+        &mut self,
+        store: &Store,
+        who: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<(), ToolError> {
+        let mut names: Vec<&str> = Vec::new();
+        for (kind, name) in who {
+            if kind != "operator" && !self.cache.contains_key(name) && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        if names.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for name in &names {
+            pipe.cmd("HMGET")
+                .arg(keys::account(store, name))
+                .arg(&["blocked", "displayName"]);
+        }
+        let rows: Vec<Vec<Option<String>>> = pipe.query_async(&mut store.conn()).await?;
+        for (name, v) in names.into_iter().zip(rows) {
+            let blocked = v.first().cloned().flatten().as_deref() == Some("1");
+            let display = v.get(1).cloned().flatten().filter(|d| !d.is_empty());
+            self.cache.insert(name.to_string(), (blocked, display));
+        }
+        Ok(())
+    }
+
     async fn get(
         &mut self,
         store: &Store,
@@ -303,19 +334,10 @@ impl Authors {
         if kind == "operator" {
             return Ok((false, None));
         }
-        if let Some(v) = self.cache.get(name) {
-            return Ok(v.clone());
+        if !self.cache.contains_key(name) {
+            self.load(store, [(kind, name)]).await?;
         }
-        let v: Vec<Option<String>> = redis::cmd("HMGET")
-            .arg(keys::account(store, name))
-            .arg(&["blocked", "displayName"])
-            .query_async(&mut store.conn())
-            .await?;
-        let blocked = v.first().cloned().flatten().as_deref() == Some("1");
-        let display = v.get(1).cloned().flatten().filter(|d| !d.is_empty());
-        self.cache
-            .insert(name.to_string(), (blocked, display.clone()));
-        Ok((blocked, display))
+        Ok(self.cache.get(name).cloned().unwrap_or_default())
     }
 
     /// Whether agents may see this post.
@@ -340,19 +362,29 @@ async fn post_ids(store: &Store, thread_id: &str) -> Result<Vec<String>, ToolErr
         .await?)
 }
 
-/// Full posts by id, in order (missing ones skipped).
-async fn full_posts(store: &Store, ids: &[String]) -> Result<Vec<Fields>, ToolError> {
+/// Whole hashes by key, in order, in one round trip (missing ones skipped).
+async fn hashes(
+    store: &Store,
+    keys: impl Iterator<Item = String>,
+) -> Result<Vec<Fields>, ToolError> {
+    let mut pipe = redis::pipe();
+    let mut any = false;
+    for key in keys {
+        pipe.hgetall(key);
+        any = true;
+    }
     // A page past the last post has no ids, and Redis refuses an empty pipeline ("empty
     // command"): that was an internal_error where the answer is an empty page.
-    if ids.is_empty() {
+    if !any {
         return Ok(Vec::new());
     }
-    let mut pipe = redis::pipe();
-    for id in ids {
-        pipe.hgetall(post_key(store, id));
-    }
-    let posts: Vec<Fields> = pipe.query_async(&mut store.conn()).await?;
-    Ok(posts.into_iter().filter(|p| !p.is_empty()).collect())
+    let found: Vec<Fields> = pipe.query_async(&mut store.conn()).await?;
+    Ok(found.into_iter().filter(|h| !h.is_empty()).collect())
+}
+
+/// Full posts by id, in order (missing ones skipped).
+async fn full_posts(store: &Store, ids: &[String]) -> Result<Vec<Fields>, ToolError> {
+    hashes(store, ids.iter().map(|id| post_key(store, id))).await
 }
 
 /// A thread's posts in order, every one with its body (the operator's view).
@@ -360,33 +392,171 @@ async fn all_posts(store: &Store, thread_id: &str) -> Result<Vec<Fields>, ToolEr
     full_posts(store, &post_ids(store, thread_id).await?).await
 }
 
-/// The visible posts of a thread, in order, with only the [`FLAG_FIELDS`].
-async fn visible_posts(
-    store: &Store,
-    thread_id: &str,
-    authors: &mut Authors,
-) -> Result<Vec<Fields>, ToolError> {
-    let ids = post_ids(store, thread_id).await?;
+/// The [`FLAG_FIELDS`] of posts by id, in one round trip; a missing post has no `postId`.
+async fn post_flags(store: &Store, ids: &[&str]) -> Result<Vec<Fields>, ToolError> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
     let mut pipe = redis::pipe();
-    for id in &ids {
+    for id in ids {
         pipe.cmd("HMGET").arg(post_key(store, id)).arg(&FLAG_FIELDS);
     }
     let rows: Vec<Vec<Option<String>>> = pipe.query_async(&mut store.conn()).await?;
-    let mut out = Vec::new();
-    for row in rows {
-        let p: Fields = FLAG_FIELDS
-            .iter()
-            .zip(row)
-            .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
-            .collect();
-        if p.contains_key("postId") && authors.visible(store, &p).await? {
-            out.push(p);
+    Ok(rows
+        .into_iter()
+        .map(|row| {
+            FLAG_FIELDS
+                .iter()
+                .zip(row)
+                .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
+                .collect()
+        })
+        .collect())
+}
+
+/// Thread hashes by id, in order, in one round trip (missing ones skipped).
+async fn threads_by_id(store: &Store, ids: &[String]) -> Result<Vec<Fields>, ToolError> {
+    hashes(store, ids.iter().map(|id| thread_key(store, id))).await
+}
+
+/// Of `threads`, those agents may see: not withdrawn, and their first post visible (not
+/// hidden, not withdrawn, its author not blocked). Two round trips whatever their number:
+/// the first posts' flags, then the authors not looked up yet. The same judgement as
+/// [`thread_views`], which finds the first post as the first of the thread's post list:
+/// the write script pushes a thread's first post with the thread (`board_write.lua`).
+async fn visible_threads(
+    store: &Store,
+    threads: Vec<Fields>,
+    authors: &mut Authors,
+) -> Result<Vec<Fields>, ToolError> {
+    let threads: Vec<Fields> = threads
+        .into_iter()
+        .filter(|t| field(t, "withdrawn") != "1" && !field(t, "firstPostId").is_empty())
+        .collect();
+    let firsts: Vec<&str> = threads.iter().map(|t| field(t, "firstPostId")).collect();
+    let flags = post_flags(store, &firsts).await?;
+    authors
+        .load(
+            store,
+            flags
+                .iter()
+                .map(|p| (field(p, "authorKind"), field(p, "author"))),
+        )
+        .await?;
+    let mut out = Vec::with_capacity(threads.len());
+    for (thread, first) in threads.into_iter().zip(flags) {
+        if field(&first, "postId") == field(&thread, "firstPostId")
+            && authors.visible(store, &first).await?
+        {
+            out.push(thread);
         }
     }
     Ok(out)
+}
+
+/// A revision's `name`, `owner` and state, as [`readable_revisions`] reads them.
+type RevFacts = (Option<String>, Option<String>, Option<String>);
+
+/// A level a thread names: its name lowercased and the revision id it names, if any.
+type LevelRef = (String, Option<String>);
+
+fn level_ref(thread: &Fields) -> LevelRef {
+    (
+        field(thread, "level").to_ascii_lowercase(),
+        Some(field(thread, "revisionId"))
+            .filter(|r| !r.is_empty())
+            .map(str::to_string),
+    )
+}
+
+/// The revisions level threads point at, where `caller` may read them now ([`readable_revision`]),
+/// looked up together: at most two round trips for any number (the promoted revisions of
+/// the levels named without a revision, then every revision's name, owner and state). Adds
+/// to `known`, skipping what it holds.
+async fn readable_revisions(
+    store: &Store,
+    wanted: &[LevelRef],
+    caller: &str,
+    known: &mut HashMap<LevelRef, Option<String>>,
+) -> Result<(), ToolError> {
+    let mut todo: Vec<&LevelRef> = Vec::new();
+    for w in wanted {
+        if !known.contains_key(w) && !todo.contains(&w) {
+            todo.push(w);
+        }
+    }
+    if todo.is_empty() {
+        return Ok(());
+    }
+    let mut promoted: HashMap<&str, Option<String>> = HashMap::new();
+    let unnamed: Vec<&str> = todo
+        .iter()
+        .filter(|(_, rev)| rev.is_none())
+        .map(|(level, _)| level.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !unnamed.is_empty() {
+        let mut pipe = redis::pipe();
+        for level in &unnamed {
+            pipe.get(keys::level_promoted(store, level));
+        }
+        let ids: Vec<Option<String>> = pipe.query_async(&mut store.conn()).await?;
+        promoted.extend(unnamed.into_iter().zip(ids));
+    }
+    let resolved: Vec<Option<String>> = todo
+        .iter()
+        .map(|(level, rev)| match rev {
+            Some(id) => Some(id.clone()),
+            None => promoted.get(level.as_str()).cloned().flatten(),
+        })
+        .collect();
+    let ids: Vec<&str> = resolved
+        .iter()
+        .flatten()
+        .map(String::as_str)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut revs: HashMap<&str, RevFacts> = HashMap::new();
+    if !ids.is_empty() {
+        let mut pipe = redis::pipe();
+        for id in &ids {
+            pipe.cmd("HMGET")
+                .arg(keys::rev(store, id))
+                .arg(&["name", "owner"])
+                .get(keys::rev_state(store, id));
+        }
+        let rows: Vec<redis::Value> = pipe.query_async(&mut store.conn()).await?;
+        let mut rows = rows.into_iter();
+        for id in ids {
+            let (Some(row), Some(state)) = (rows.next(), rows.next()) else {
+                break;
+            };
+            let v: Vec<Option<String>> =
+                redis::from_redis_value(row).map_err(redis::RedisError::from)?;
+            let state: Option<String> =
+                redis::from_redis_value(state).map_err(redis::RedisError::from)?;
+            let name = v.first().cloned().flatten();
+            let owner = v.get(1).cloned().flatten();
+            revs.insert(id, (name, owner, state));
+        }
+    }
+    for (w, id) in todo.into_iter().zip(&resolved) {
+        let readable = id.clone().filter(|id| match revs.get(id.as_str()) {
+            Some((Some(name), Some(owner), state)) => {
+                name.to_ascii_lowercase() == w.0
+                    && match state.as_deref() {
+                        Some("quarantined") => false,
+                        Some("withdrawn") => owner == caller,
+                        _ => true,
+                    }
+            }
+            _ => false,
+        });
+        known.insert(w.clone(), readable);
+    }
+    Ok(())
 }
 
 /// The revision a level thread points at, if `caller` may read it now: the named revision
@@ -397,75 +567,127 @@ async fn readable_revision(
     revision_id: Option<&str>,
     caller: &str,
 ) -> Result<Option<String>, ToolError> {
-    let lower = level.to_ascii_lowercase();
-    let id = match revision_id {
-        Some(id) => id.to_string(),
-        None => {
-            let promoted: Option<String> = store
-                .conn()
-                .get(keys::level_promoted(store, &lower))
-                .await?;
-            match promoted {
-                Some(id) => id,
-                None => return Ok(None),
-            }
-        }
-    };
-    let v: Vec<Option<String>> = redis::cmd("HMGET")
-        .arg(keys::rev(store, &id))
-        .arg(&["name", "owner"])
-        .query_async(&mut store.conn())
-        .await?;
-    let (Some(name), Some(owner)) = (v.first().cloned().flatten(), v.get(1).cloned().flatten())
-    else {
-        return Ok(None);
-    };
-    if name.to_ascii_lowercase() != lower {
-        return Ok(None);
-    }
-    let state: Option<String> = store.conn().get(keys::rev_state(store, &id)).await?;
-    let readable = match state.as_deref() {
-        Some("quarantined") => false,
-        Some("withdrawn") => owner == caller,
-        _ => true,
-    };
-    Ok(readable.then_some(id))
+    let wanted = (level.to_ascii_lowercase(), revision_id.map(str::to_string));
+    let mut known = HashMap::new();
+    readable_revisions(store, std::slice::from_ref(&wanted), caller, &mut known).await?;
+    Ok(known.remove(&wanted).flatten())
 }
 
-/// A thread as agents see it; `None` when it is invisible to agents.
-async fn thread_view(
+/// What one call has looked up so far: authors and levels are read once per call.
+#[derive(Default)]
+struct Lookups {
+    authors: Authors,
+    levels: HashMap<LevelRef, Option<String>>,
+}
+
+/// Threads as agents see them, with their visible posts (the [`FLAG_FIELDS`]), in order;
+/// `None` for one invisible to agents. A fixed number of round trips however many threads
+/// and posts: their post lists and endorsers, the posts' flags, the authors, the levels.
+async fn thread_views(
+    store: &Store,
+    threads: &[Fields],
+    caller: &str,
+    seen: &mut Lookups,
+) -> Result<Vec<Option<(ThreadView, Vec<Fields>)>>, ToolError> {
+    if threads.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut pipe = redis::pipe();
+    for t in threads {
+        let id = field(t, "threadId");
+        let endorsers = keys::board_thread_endorsers(store, id);
+        pipe.lrange(keys::board_thread_posts(store, id), 0, -1)
+            .scard(&endorsers)
+            .sismember(&endorsers, caller);
+    }
+    let rows: Vec<redis::Value> = pipe.query_async(&mut store.conn()).await?;
+    let mut rows = rows.into_iter();
+    let mut lists: Vec<(Vec<String>, usize, bool)> = Vec::with_capacity(threads.len());
+    for _ in threads {
+        let (Some(ids), Some(n), Some(yes)) = (rows.next(), rows.next(), rows.next()) else {
+            return Err(ToolError::internal("a short pipeline answer"));
+        };
+        lists.push((
+            redis::from_redis_value(ids).map_err(redis::RedisError::from)?,
+            redis::from_redis_value(n).map_err(redis::RedisError::from)?,
+            redis::from_redis_value(yes).map_err(redis::RedisError::from)?,
+        ));
+    }
+    let all_ids: Vec<&str> = lists
+        .iter()
+        .flat_map(|(ids, _, _)| ids.iter().map(String::as_str))
+        .collect();
+    let mut flags = post_flags(store, &all_ids).await?.into_iter();
+    let posts: Vec<Vec<Fields>> = lists
+        .iter()
+        .map(|(ids, _, _)| flags.by_ref().take(ids.len()).collect())
+        .collect();
+    seen.authors
+        .load(
+            store,
+            posts
+                .iter()
+                .flatten()
+                .map(|p| (field(p, "authorKind"), field(p, "author")))
+                .chain(
+                    threads
+                        .iter()
+                        .map(|t| (field(t, "authorKind"), field(t, "author"))),
+                ),
+        )
+        .await?;
+    let level_refs: Vec<LevelRef> = threads
+        .iter()
+        .filter(|t| field(t, "kind") == "level")
+        .map(level_ref)
+        .collect();
+    readable_revisions(store, &level_refs, caller, &mut seen.levels).await?;
+    let mut out = Vec::with_capacity(threads.len());
+    for ((thread, (_, endorsements, endorsed)), posts) in threads.iter().zip(lists).zip(posts) {
+        let mut visible = Vec::new();
+        for p in posts {
+            if p.contains_key("postId") && seen.authors.visible(store, &p).await? {
+                visible.push(p);
+            }
+        }
+        out.push(
+            thread_view_of(store, thread, caller, seen, visible, endorsements, endorsed).await?,
+        );
+    }
+    Ok(out)
+}
+
+/// One thread's view from what [`thread_views`] read.
+async fn thread_view_of(
     store: &Store,
     thread: &Fields,
     caller: &str,
-    authors: &mut Authors,
+    seen: &mut Lookups,
+    posts: Vec<Fields>,
+    endorsements: usize,
+    endorsed: bool,
 ) -> Result<Option<(ThreadView, Vec<Fields>)>, ToolError> {
     let id = field(thread, "threadId");
     if field(thread, "withdrawn") == "1" {
         return Ok(None);
     }
-    let posts = visible_posts(store, id, authors).await?;
     // The first post carries the thread: hidden, withdrawn or blocked, the thread goes too.
     if posts.first().map(|p| field(p, "postId")) != Some(field(thread, "firstPostId")) {
         return Ok(None);
     }
     let author = field(thread, "author");
-    let (_, display) = authors
+    let (_, display) = seen
+        .authors
         .get(store, field(thread, "authorKind"), author)
-        .await?;
-    let endorsers = keys::board_thread_endorsers(store, id);
-    let (endorsements, endorsed): (usize, bool) = redis::pipe()
-        .scard(&endorsers)
-        .sismember(&endorsers, caller)
-        .query_async(&mut store.conn())
         .await?;
     let level = if field(thread, "kind") == "level" {
         let name = field(thread, "level");
-        let rev = Some(field(thread, "revisionId")).filter(|r| !r.is_empty());
-        let current = readable_revision(store, name, rev, caller).await?;
+        let wanted = level_ref(thread);
+        let current = seen.levels.get(&wanted).cloned().flatten();
         Some(ThreadLevel {
             name: name.to_string(),
             playable: current.is_some(),
-            revision_id: rev.map(str::to_string).or(current),
+            revision_id: wanted.1.or(current),
         })
     } else {
         None
@@ -488,6 +710,21 @@ async fn thread_view(
         yours: Some(author == caller && field(thread, "authorKind") == "agent"),
     };
     Ok(Some((view, posts)))
+}
+
+/// A thread as agents see it; `None` when it is invisible to agents.
+async fn thread_view(
+    store: &Store,
+    thread: &Fields,
+    caller: &str,
+    seen: &mut Lookups,
+) -> Result<Option<(ThreadView, Vec<Fields>)>, ToolError> {
+    Ok(
+        thread_views(store, std::slice::from_ref(thread), caller, seen)
+            .await?
+            .pop()
+            .flatten(),
+    )
 }
 
 /// Counts one successful board read (aggregate only).
@@ -530,6 +767,11 @@ pub struct ThreadFilter<'a> {
     pub offset: usize,
 }
 
+/// A page of the threads agents see. A fixed number of round trips however big the board
+/// (docs/benchmarks.md, "Board"): the thread hashes in one pipeline, their first posts' flags
+/// and authors (visibility), the levels (only with a level filter), the endorser counts
+/// (only when sorting by them); the full view (posts, display names, the caller's fields)
+/// only for the page shown.
 pub async fn list_threads(
     store: &Store,
     caller: &Account,
@@ -539,48 +781,54 @@ pub async fn list_threads(
         .conn()
         .zrevrange(keys::board_threads(store), 0, -1)
         .await?;
-    let mut authors = Authors::default();
-    let mut items = Vec::new();
-    for id in ids {
-        let Some(thread) = hash(store, &thread_key(store, &id)).await? else {
-            continue;
-        };
-        if filter.kind.is_some_and(|k| k != field(&thread, "kind"))
-            || filter.status.is_some_and(|s| s != field(&thread, "status"))
-        {
-            continue;
-        }
-        if let Some(level) = filter.level {
-            if field(&thread, "kind") != "level"
-                || !field(&thread, "level").eq_ignore_ascii_case(level)
-            {
-                continue;
-            }
-        }
-        let Some((view, _)) = thread_view(store, &thread, &caller.name, &mut authors).await? else {
-            continue;
-        };
+    let threads: Vec<Fields> = threads_by_id(store, &ids)
+        .await?
+        .into_iter()
+        .filter(|t| {
+            filter.kind.is_none_or(|k| k == field(t, "kind"))
+                && filter.status.is_none_or(|s| s == field(t, "status"))
+                && filter.level.is_none_or(|level| {
+                    field(t, "kind") == "level" && field(t, "level").eq_ignore_ascii_case(level)
+                })
+        })
+        .collect();
+    let mut seen = Lookups::default();
+    let mut threads = visible_threads(store, threads, &mut seen.authors).await?;
+    if filter.level.is_some() {
         // A level filter lists only levels the caller may read.
-        if filter.level.is_some() && !view.level.as_ref().is_some_and(|l| l.playable) {
-            continue;
+        let refs: Vec<LevelRef> = threads.iter().map(level_ref).collect();
+        readable_revisions(store, &refs, &caller.name, &mut seen.levels).await?;
+        threads.retain(|t| seen.levels.get(&level_ref(t)).is_some_and(Option::is_some));
+    }
+    if filter.by_endorsements && !threads.is_empty() {
+        let mut pipe = redis::pipe();
+        for t in &threads {
+            pipe.scard(keys::board_thread_endorsers(store, field(t, "threadId")));
         }
-        items.push(view);
-    }
-    if filter.by_endorsements {
+        let counts: Vec<usize> = pipe.query_async(&mut store.conn()).await?;
+        let mut counted: Vec<(usize, Fields)> = counts.into_iter().zip(threads).collect();
         // Stable: equal endorsements keep the newest activity first.
-        items.sort_by_key(|v| std::cmp::Reverse(v.endorsements));
+        counted.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
+        threads = counted.into_iter().map(|(_, t)| t).collect();
     }
-    let total = items.len();
-    let page: Vec<ThreadView> = items
+    let total = threads.len();
+    let page: Vec<Fields> = threads
         .into_iter()
         .skip(filter.offset)
         .take(THREAD_PAGE)
+        .collect();
+    // A thread hidden between the judging above and these reads drops out of the page.
+    let items: Vec<ThreadView> = thread_views(store, &page, &caller.name, &mut seen)
+        .await?
+        .into_iter()
+        .flatten()
+        .map(|(view, _)| view)
         .collect();
     let next =
         (filter.offset.saturating_add(THREAD_PAGE) < total).then_some(filter.offset + THREAD_PAGE);
     count_read(store).await?;
     Ok(ThreadList {
-        items: page,
+        items,
         next_offset: next,
         notice: NOTICE,
     })
@@ -613,8 +861,8 @@ pub async fn read_thread(
     let thread = hash(store, &thread_key(store, thread_id))
         .await?
         .ok_or_else(|| no_thread(thread_id))?;
-    let mut authors = Authors::default();
-    let (view, posts) = thread_view(store, &thread, &caller.name, &mut authors)
+    let mut seen = Lookups::default();
+    let (view, posts) = thread_view(store, &thread, &caller.name, &mut seen)
         .await?
         .ok_or_else(|| no_thread(thread_id))?;
     let total = posts.len();
@@ -626,7 +874,8 @@ pub async fn read_thread(
         .collect();
     let mut items = Vec::new();
     for p in full_posts(store, &page).await?.iter() {
-        let (_, display) = authors
+        let (_, display) = seen
+            .authors
             .get(store, field(p, "authorKind"), field(p, "author"))
             .await?;
         items.push(post_view(p, &caller.name, display));
@@ -687,8 +936,8 @@ pub async fn write_post(
                 .await?
                 .ok_or_else(|| no_thread(id))?;
             if let Writer::Agent(a) = &writer {
-                let mut authors = Authors::default();
-                if thread_view(store, &thread, &a.name, &mut authors)
+                let mut seen = Lookups::default();
+                if thread_view(store, &thread, &a.name, &mut seen)
                     .await?
                     .is_none()
                 {
@@ -771,8 +1020,8 @@ pub async fn endorse_thread(
     let thread = hash(store, &thread_key(store, thread_id))
         .await?
         .ok_or_else(|| no_thread(thread_id))?;
-    let mut authors = Authors::default();
-    if thread_view(store, &thread, &caller.name, &mut authors)
+    let mut seen = Lookups::default();
+    if thread_view(store, &thread, &caller.name, &mut seen)
         .await?
         .is_none()
     {
@@ -920,11 +1169,8 @@ pub async fn set_published(
             .await?;
         return Ok(());
     }
-    let mut authors = Authors::default();
-    if thread_view(store, &thread, "", &mut authors)
-        .await?
-        .is_none()
-    {
+    let mut seen = Lookups::default();
+    if thread_view(store, &thread, "", &mut seen).await?.is_none() {
         return Err(ToolError::new(
 ErrorCode::Conflict,
             format!("thread {thread_id} is not visible to agents (withdrawn, its first post hidden, or its author blocked); only visible threads can be published"),
@@ -965,24 +1211,28 @@ pub async fn published_threads(store: &Store, offset: usize) -> Result<ThreadLis
         .conn()
         .zrevrange(keys::board_published(store), 0, -1)
         .await?;
-    let mut authors = Authors::default();
-    let mut items = Vec::new();
-    for id in ids {
-        let Some(thread) = hash(store, &thread_key(store, &id)).await? else {
-            continue;
-        };
-        if field(&thread, "published") != "1" {
-            continue;
-        }
-        if let Some((view, _)) = thread_view(store, &thread, "", &mut authors).await? {
-            items.push(public_thread(view, &thread));
+    // Judged like list_threads: a fixed number of round trips whatever was published.
+    let threads: Vec<Fields> = threads_by_id(store, &ids)
+        .await?
+        .into_iter()
+        .filter(|t| field(t, "published") == "1")
+        .collect();
+    let mut seen = Lookups::default();
+    let threads = visible_threads(store, threads, &mut seen.authors).await?;
+    let total = threads.len();
+    let page: Vec<Fields> = threads.into_iter().skip(offset).take(THREAD_PAGE).collect();
+    let mut items = Vec::with_capacity(page.len());
+    for (thread, view) in page
+        .iter()
+        .zip(thread_views(store, &page, "", &mut seen).await?)
+    {
+        if let Some((view, _)) = view {
+            items.push(public_thread(view, thread));
         }
     }
-    let total = items.len();
-    let page: Vec<ThreadView> = items.into_iter().skip(offset).take(THREAD_PAGE).collect();
     let next = (offset.saturating_add(THREAD_PAGE) < total).then_some(offset + THREAD_PAGE);
     Ok(ThreadList {
-        items: page,
+        items,
         next_offset: next,
         notice: NOTICE,
     })
@@ -1004,8 +1254,8 @@ pub async fn published_thread(
         .await?
         .filter(|t| field(t, "published") == "1")
         .ok_or_else(missing)?;
-    let mut authors = Authors::default();
-    let (view, posts) = thread_view(store, &thread, "", &mut authors)
+    let mut seen = Lookups::default();
+    let (view, posts) = thread_view(store, &thread, "", &mut seen)
         .await?
         .ok_or_else(missing)?;
     let total = posts.len();
@@ -1017,7 +1267,8 @@ pub async fn published_thread(
         .collect();
     let mut items = Vec::new();
     for p in full_posts(store, &page).await?.iter() {
-        let (_, display) = authors
+        let (_, display) = seen
+            .authors
             .get(store, field(p, "authorKind"), field(p, "author"))
             .await?;
         items.push(PostView {

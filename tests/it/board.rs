@@ -1572,3 +1572,236 @@ async fn resources_read_sees_what_get_level_sees() {
         assert_eq!(e["code"], "not_found", "{e}");
     }
 }
+
+/// Threads `range` as the write script leaves them, written straight into Redis (the daily
+/// limits would take 60 agents): `t<i>` by `w<i % 3>` with a reply by the next writer;
+/// every 10th a level thread about `gipfel`, every 7th with its first post hidden, every
+/// 11th by the blocked `w3`, every 5th endorsed by `e<i % 4>`.
+async fn seed_board(app: &TestApp, range: std::ops::Range<usize>) {
+    let s = &app.store;
+    let mut pipe = redis::pipe();
+    for i in range {
+        let id = format!("t{i}");
+        let first = format!("p{i}");
+        let reply = format!("p{i}r");
+        let author = if i.is_multiple_of(11) {
+            "w3".to_string()
+        } else {
+            format!("w{}", i % 3)
+        };
+        let (kind, level) = if i.is_multiple_of(10) {
+            ("level", "gipfel")
+        } else {
+            ("idea", "")
+        };
+        let at = (1_000_000 + i).to_string();
+        pipe.hset_multiple(
+            horst_gateway::keys::board_thread(s, &id),
+            &[
+                ("threadId", id.as_str()),
+                ("kind", kind),
+                ("title", "seeded"),
+                ("author", &author),
+                ("authorKind", "agent"),
+                ("status", "open"),
+                ("level", level),
+                ("revisionId", ""),
+                ("createdAtMs", &at),
+                ("lastPostAtMs", &at),
+                ("firstPostId", &first),
+                ("withdrawn", "0"),
+            ],
+        )
+        .ignore();
+        let replier = format!("w{}", (i + 1) % 3);
+        for (post, who, hidden) in [
+            (&first, author.as_str(), i.is_multiple_of(7)),
+            (&reply, replier.as_str(), false),
+        ] {
+            pipe.hset_multiple(
+                horst_gateway::keys::board_post(s, post),
+                &[
+                    ("postId", post.as_str()),
+                    ("threadId", &id),
+                    ("author", who),
+                    ("authorKind", "agent"),
+                    ("body", "a post"),
+                    ("createdAtMs", &at),
+                    ("withdrawn", "0"),
+                    ("hidden", if hidden { "1" } else { "0" }),
+                ],
+            )
+            .ignore()
+            .rpush(horst_gateway::keys::board_thread_posts(s, &id), post)
+            .ignore();
+        }
+        if i.is_multiple_of(5) {
+            pipe.sadd(
+                horst_gateway::keys::board_thread_endorsers(s, &id),
+                format!("e{}", i % 4),
+            )
+            .ignore();
+        }
+        pipe.zadd(horst_gateway::keys::board_threads(s), &id, 1_000_000 + i)
+            .ignore();
+    }
+    let _: () = pipe.query_async(&mut s.conn()).await.unwrap();
+}
+
+/// Redis's `total_reads_processed` and every command's calls so far.
+async fn redis_counts(app: &TestApp) -> (u64, u64) {
+    let mut c = app.store.conn();
+    let stats: String = redis::cmd("INFO")
+        .arg("stats")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let reads = stats
+        .lines()
+        .find_map(|l| l.strip_prefix("total_reads_processed:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("total_reads_processed");
+    let commandstats: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let calls = horst_testkit::command_calls(&commandstats)
+        .iter()
+        .filter(|(name, _)| name.as_str() != "info")
+        .map(|(_, n)| n)
+        .sum();
+    (reads, calls)
+}
+
+/// What one `list_threads` call costs Redis: `(round trips, commands)`, the least of three
+/// calls (a background probe's read may fall into one). Round trips are the server's read
+/// events, minus the one of the INFO call between.
+async fn list_cost(app: &TestApp, key: &str, args: Value) -> (u64, u64, Value) {
+    let mut best = (u64::MAX, u64::MAX);
+    let mut list = Value::Null;
+    for _ in 0..3 {
+        let (r0, c0) = redis_counts(app).await;
+        list = ok_result(&app.call("list_threads", args.clone(), Some(key)).await);
+        let (r1, c1) = redis_counts(app).await;
+        best = (best.0.min(r1 - r0 - 2), best.1.min(c1 - c0));
+    }
+    (best.0, best.1, list)
+}
+
+#[tokio::test]
+async fn listing_threads_costs_round_trips_independent_of_the_board() {
+    if crate::harness::on_cluster() {
+        // The counters are one server's: on a cluster the board's slot is on one node of
+        // several, and other tests share it.
+        return;
+    }
+    let app = board_app().await;
+    let key = app.agent_key("reader", 0).await;
+    for w in ["w0", "w1", "w2", "w3"] {
+        app.agent_key(w, 0).await;
+    }
+    let _: () = app
+        .store
+        .conn()
+        .hset(
+            horst_gateway::keys::account(&app.store, "w3"),
+            "blocked",
+            "1",
+        )
+        .await
+        .unwrap();
+    fake_revision(&app, "rg", "gipfel", "w0", "promoted").await;
+    let calls = [
+        json!({}),
+        json!({"sort": "endorsed"}),
+        json!({"level": "gipfel"}),
+        json!({"kind": "idea", "offset": 20}),
+    ];
+    seed_board(&app, 0..30).await;
+    let mut small = Vec::new();
+    for args in &calls {
+        small.push(list_cost(&app, &key, args.clone()).await);
+    }
+    seed_board(&app, 30..300).await;
+    let mut big = Vec::new();
+    for (args, (rt_small, cmd_small, _)) in calls.iter().zip(&small) {
+        let cost = list_cost(&app, &key, args.clone()).await;
+        eprintln!(
+            "list_threads {args}: 30 threads {rt_small} round trips {cmd_small} commands, 300 threads {} round trips {} commands",
+            cost.0, cost.1
+        );
+        big.push(cost);
+    }
+    for ((args, (rt_small, cmd_small, _)), (rt_big, cmd_big, list)) in
+        calls.iter().zip(&small).zip(&big)
+    {
+        assert!(
+            *rt_big <= rt_small + 4 && *rt_big <= 40,
+            "{args}: {rt_small} round trips on 30 threads, {rt_big} on 300"
+        );
+        // What grows with the board: per thread its hash, its first post's flags and (sorted
+        // by endorsements) its endorser count; the authors and the page are looked up once.
+        assert!(
+            cmd_big.saturating_sub(*cmd_small) <= 3 * 270,
+            "{args}: {cmd_small} commands on 30 threads, {cmd_big} on 300"
+        );
+        // The big board's answers: visible threads only, each with its two posts.
+        let items = list["items"].as_array().unwrap();
+        assert!(!items.is_empty(), "{args}: {list}");
+        for item in items {
+            let i: usize = item["threadId"].as_str().unwrap()[1..].parse().unwrap();
+            assert!(
+                !i.is_multiple_of(7) && !i.is_multiple_of(11),
+                "{args}: invisible {item}"
+            );
+            assert_eq!(item["posts"], 2, "{item}");
+        }
+    }
+    // Newest activity first, 20 a page, the invisible ones skipped.
+    let visible: Vec<String> = (0..300)
+        .rev()
+        .filter(|i: &usize| !i.is_multiple_of(7) && !i.is_multiple_of(11))
+        .map(|i| format!("t{i}"))
+        .collect();
+    let mut listed = Vec::new();
+    let mut offset = Some(0);
+    while let Some(o) = offset {
+        let list = ok_result(
+            &app.call("list_threads", json!({"offset": o}), Some(&key))
+                .await,
+        );
+        for item in list["items"].as_array().unwrap() {
+            listed.push(item["threadId"].as_str().unwrap().to_string());
+        }
+        offset = list["nextOffset"].as_u64().map(|n| n as usize);
+    }
+    assert_eq!(listed, visible);
+    // Sorted by endorsements: the endorsed ones (every 5th) first, newest first among equals.
+    let list = ok_result(
+        &app.call("list_threads", json!({"sort": "endorsed"}), Some(&key))
+            .await,
+    );
+    let top: Vec<&str> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["threadId"].as_str().unwrap())
+        .collect();
+    let endorsed: Vec<String> = visible
+        .iter()
+        .filter(|t| t[1..].parse::<usize>().unwrap().is_multiple_of(5))
+        .take(20)
+        .cloned()
+        .collect();
+    assert_eq!(top, endorsed);
+    // The level filter: level threads of a readable level only.
+    let list = ok_result(
+        &app.call("list_threads", json!({"level": "GIPFEL"}), Some(&key))
+            .await,
+    );
+    for item in list["items"].as_array().unwrap() {
+        assert_eq!(item["level"]["playable"], true, "{item}");
+        assert_eq!(item["level"]["revisionId"], "rg", "{item}");
+    }
+}
