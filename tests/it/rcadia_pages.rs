@@ -635,6 +635,13 @@ async fn the_replay_steps_on_bare_arrow_keys_and_leaves_the_browsers_shortcuts_a
     );
     press(&tab, "Home", 36, 0).await;
     assert_eq!(tab.eval(frame).await, json!(0), "Home in the list");
+    // The focused move's ring is inside the list that scrolls (it was cut off at the right).
+    let ring = "(() => { const b = document.activeElement, l = document.getElementById('r-frames');         const s = getComputedStyle(b), out = parseFloat(s.outlineWidth) + parseFloat(s.outlineOffset);         const r = b.getBoundingClientRect(), L = l.getBoundingClientRect();         return [b.matches('#r-frames button:focus-visible'), s.outlineStyle, r.right + out <= L.left + l.clientLeft + l.clientWidth + 0.5]; })()";
+    assert_eq!(
+        tab.eval(ring).await,
+        json!([true, "solid", true]),
+        "the focused move's ring"
+    );
     press(&tab, "ArrowRight", 39, 0).await;
     assert_eq!(tab.eval(frame).await, json!(1), "a bare → steps on");
     for (w, h) in [(1366, 768), (1920, 1080)] {
