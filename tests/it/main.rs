@@ -24,6 +24,7 @@ mod burst;
 mod cluster;
 mod config_errors;
 mod connections;
+mod desktop_pages;
 mod failover;
 mod feasibility;
 pub mod game_api;

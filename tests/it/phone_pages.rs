@@ -379,6 +379,30 @@ async fn the_players_pages_held_sideways_keep_their_controls_big_enough_to_tap()
         )
         .await;
     }
+    // Playing a level on a touch screen: the pad is the way to play, and the keyboard's
+    // help ("← → / A D laufen", "Leertaste") is not shown (it was, under the pad).
+    go(&tab, &app.url("/?test")).await;
+    tab.wait_for(
+        "document.querySelector('#level-list .card button')",
+        "the levels",
+        LONG,
+    )
+    .await;
+    tab.eval("document.querySelector('#level-list .card button').click()")
+        .await;
+    tab.wait_for(
+        "document.getElementById('controls-help')",
+        "the stage",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("[getComputedStyle(document.querySelector('.pad')).display, getComputedStyle(document.getElementById('controls-help')).display]")
+            .await,
+        serde_json::json!(["grid", "none"]),
+        "on a touch screen the pad shows and the keyboard's help does not"
+    );
+    tab.screenshot("phone", "play-844x390").await;
     assert!(
         problems.is_empty(),
         "on a phone held sideways (844x390):\n{}",

@@ -548,3 +548,119 @@ async fn the_house_table_page_by_hand_explains_itself_and_the_game_pages_have_th
     tab.close().await;
     browser.close().await;
 }
+
+/// A key on the focused page through DevTools (`rawKeyDown` then `keyUp`), with the
+/// modifiers' bit mask (Alt 1, Ctrl 2, Meta 4, Shift 8).
+async fn press(tab: &Tab, key: &str, vk: u32, modifiers: u32) {
+    for kind in ["rawKeyDown", "keyUp"] {
+        tab.browser
+            .call(
+                Some(&tab.session),
+                "Input.dispatchKeyEvent",
+                json!({ "type": kind, "key": key, "code": key, "windowsVirtualKeyCode": vk,
+                        "nativeVirtualKeyCode": vk, "modifiers": modifiers }),
+            )
+            .await
+            .expect("Input.dispatchKeyEvent");
+    }
+}
+
+/// A finished game's replay, stepped with the keyboard: a bare ← or → moves one step, but
+/// with Alt, Ctrl, Meta or Shift the keys are the browser's (Alt+← is "back", Shift+←
+/// selects text) and move nothing (the page took them all: Alt+← stepped and stayed).
+/// At a laptop's and a desktop's size (1366x768, 1920x1080) the replay fits the width.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_replay_steps_on_bare_arrow_keys_and_leaves_the_browsers_shortcuts_alone() {
+    let house = House::start(&["rps"], "", |_| {}).await;
+    let table = house.open_table("rps").await;
+    let base = format!("http://{}", house.app.addr);
+    let (rocky, edward) = (house.agent("Rocky").await, house.agent("Edward").await);
+    rocky.join(&table).await;
+    edward.join(&table).await;
+    rps_match(
+        &house,
+        &rocky,
+        &edward,
+        &table,
+        &[("rock", "scissors"), ("paper", "rock")],
+    )
+    .await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    // Key events reach the page while other tests' tabs are in front.
+    tab.browser
+        .call(
+            Some(&tab.session),
+            "Emulation.setFocusEmulationEnabled",
+            json!({ "enabled": true }),
+        )
+        .await
+        .expect("focus emulation");
+    tab.goto(&format!("{base}/watch/{table}")).await;
+    tab.wait_for(
+        "document.body.dataset.replay === '1'",
+        "the finished game's replay",
+        LONG,
+    )
+    .await;
+    let frame = "Number(document.body.dataset.frame)";
+    let last = tab.eval(frame).await.as_u64().expect("a frame");
+    assert!(last >= 2, "{}", text(&tab).await);
+    tab.eval("document.activeElement && document.activeElement.blur(); true")
+        .await;
+    press(&tab, "ArrowLeft", 37, 0).await;
+    assert_eq!(
+        tab.eval(frame).await,
+        json!(last - 1),
+        "a bare ← steps back"
+    );
+    for (name, bit) in [("Ctrl", 2), ("Meta", 4), ("Shift", 8)] {
+        for (arrow, vk) in [("ArrowLeft", 37), ("ArrowRight", 39)] {
+            press(&tab, arrow, vk, bit).await;
+            assert_eq!(
+                tab.eval(frame).await,
+                json!(last - 1),
+                "{name}+{arrow} is the browser's, not a step"
+            );
+        }
+    }
+    // In the list of moves too: its own keys (↑ ↓ Home End) only bare.
+    tab.eval("document.querySelector('#r-frames li.current button').focus(); true")
+        .await;
+    press(&tab, "Home", 36, 8).await;
+    assert_eq!(
+        tab.eval(frame).await,
+        json!(last - 1),
+        "Shift+Home in the list"
+    );
+    press(&tab, "Home", 36, 0).await;
+    assert_eq!(tab.eval(frame).await, json!(0), "Home in the list");
+    // The focused move's ring is inside the list that scrolls (it was cut off at the right).
+    let ring = "(() => { const b = document.activeElement, l = document.getElementById('r-frames');         const s = getComputedStyle(b), out = parseFloat(s.outlineWidth) + parseFloat(s.outlineOffset);         const r = b.getBoundingClientRect(), L = l.getBoundingClientRect();         return [b.matches('#r-frames button:focus-visible'), s.outlineStyle, r.right + out <= L.left + l.clientLeft + l.clientWidth + 0.5]; })()";
+    assert_eq!(
+        tab.eval(ring).await,
+        json!([true, "solid", true]),
+        "the focused move's ring"
+    );
+    press(&tab, "ArrowRight", 39, 0).await;
+    assert_eq!(tab.eval(frame).await, json!(1), "a bare → steps on");
+    for (w, h) in [(1366, 768), (1920, 1080)] {
+        tab.viewport(w, h).await;
+        fits_the_width(&tab, "the replay").await;
+        tab.screenshot(SHOTS, &format!("replay-rps-{w}x{h}")).await;
+    }
+    // Alt+← is the browser's "back" (to the blank page this tab came from): the page took
+    // it for a step and stayed.
+    tab.eval("document.activeElement && document.activeElement.blur(); true")
+        .await;
+    press(&tab, "ArrowLeft", 37, 1).await;
+    tab.wait_for(
+        "location.href === 'about:blank'",
+        "Alt+← going back to the page before",
+        LONG,
+    )
+    .await;
+    tab.close().await;
+    browser.close().await;
+    house.stop().await;
+}

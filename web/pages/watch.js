@@ -298,12 +298,17 @@ function startReplay(v, replay) {
   $("r-next").addEventListener("click", () => showFrame(replayView.pos + 1));
   $("r-download").href = `/api/v1/agent/sessions/${encodeURIComponent(v.sessionId)}/replay`;
   $("r-download").setAttribute("download", `${v.sessionId}.jsonl`);
+  // ← → with Alt, Ctrl, Meta or Shift are the browser's (Alt+← is "back", Shift+← selects
+  // text): the replay steps only on a bare arrow key.
+  const bare = (e) => !(e.altKey || e.ctrlKey || e.metaKey || e.shiftKey);
   document.addEventListener("keydown", (e) => {
     if (e.target && e.target.id === "r-pos") return; // the slider moves itself
+    if (!bare(e)) return;
     if (e.key === "ArrowLeft") { showFrame(replayView.pos - 1); e.preventDefault(); }
     if (e.key === "ArrowRight") { showFrame(replayView.pos + 1); e.preventDefault(); }
   });
   $("r-frames").addEventListener("keydown", (e) => {
+    if (!bare(e)) return;
     const to = { ArrowUp: replayView.pos - 1, ArrowDown: replayView.pos + 1, Home: 0, End: replayView.replay.frames.length - 1 }[e.key];
     if (to === undefined) return;
     showFrame(to);

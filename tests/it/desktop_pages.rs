@@ -1,0 +1,160 @@
+//! The players' pages at a laptop's and a desktop's size (1366x768, 1920x1080): the levels,
+//! the Labor tab, a level being played and the board with long posts fit the width, the
+//! canvas is on screen whole with the controls beside it, and untrusted titles and posts
+//! wrap inside their column. Screenshots go to `target/screenshots/desktop/`.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::browser::{launch, Tab};
+use crate::game_api::{game_app, submit};
+use crate::harness::ok_result;
+
+const LONG: Duration = Duration::from_secs(60);
+const SHOTS: &str = "desktop";
+const SIZES: [(u32, u32); 2] = [(1366, 768), (1920, 1080)];
+
+/// The page's width against the window's, and the element's box `[left, top, right, bottom]`.
+async fn layout(tab: &Tab, selector: &str) -> Value {
+    tab.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
+        .await;
+    tab.eval(&format!(
+        "(() => {{ const e = document.querySelector({selector:?}); const r = e ? e.getBoundingClientRect() : null; \
+         return {{ wide: document.documentElement.scrollWidth > window.innerWidth + 1, \
+                   box: r && [r.left, r.top, r.right, r.bottom].map(Math.round), h: window.innerHeight, w: window.innerWidth }}; }})()"
+    ))
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_players_pages_at_laptop_and_desktop_sizes() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let key = app.agent_key("fuchs", 1).await;
+    submit(&app, &key, "fuchsbau").await;
+    let long = "Gipfelsturm".repeat(10);
+    let post = ok_result(
+        &app.call(
+            "write_post",
+            json!({"kind": "idea", "title": format!("{long} am Grat"), "body": format!("{long}\n{}", "Eis und Schnee ".repeat(40))}),
+            Some(&key),
+        )
+        .await,
+    );
+    let thread = post["threadId"].as_str().unwrap();
+    horst_operator::publish_thread(&app.store, "test", thread, true)
+        .await
+        .unwrap();
+    let browser = launch().await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    let mut problems = Vec::new();
+    for (w, h) in SIZES {
+        tab.viewport(w, h).await;
+        tab.goto(&app.url("/?test")).await;
+        tab.wait_for(
+            "document.body.dataset.ready === '1' && document.querySelector('#level-list .card button')",
+            "the levels",
+            LONG,
+        )
+        .await;
+        if layout(&tab, "main").await["wide"] == json!(true) {
+            problems.push(format!("the levels scroll sideways at {w}x{h}"));
+        }
+        tab.screenshot(SHOTS, &format!("levels-{w}x{h}")).await;
+        tab.eval("document.getElementById('tab-labor').click()")
+            .await;
+        tab.wait_for(
+            "document.querySelector('#labor-list .card')",
+            "the Labor's level",
+            LONG,
+        )
+        .await;
+        if layout(&tab, "main").await["wide"] == json!(true) {
+            problems.push(format!("the Labor scrolls sideways at {w}x{h}"));
+        }
+        tab.screenshot(SHOTS, &format!("labor-{w}x{h}")).await;
+        let rev = tab
+            .eval("document.querySelector('#level-list .card').dataset.revision")
+            .await;
+        tab.eval("document.getElementById('tab-levels').click(); document.querySelector('#level-list .card button').click()")
+            .await;
+        tab.wait_for("document.querySelector('canvas.screen')", "the stage", LONG)
+            .await;
+        let canvas = layout(&tab, "canvas.screen").await;
+        let side = layout(&tab, ".stage-body .side").await;
+        let b = &canvas["box"];
+        if canvas["wide"] == json!(true)
+            || b[3].as_i64() > canvas["h"].as_i64()
+            || b[2].as_i64() > side["box"][0].as_i64()
+        {
+            problems.push(format!(
+                "playing at {w}x{h}: the canvas {b} is not whole on the screen beside the controls {}",
+                side["box"]
+            ));
+        }
+        // On a desktop screen the level is drawn big: at least 3 screen pixels to a pixel
+        // of the art (main's 1280 px kept it at 2, under half the width of a 1920 px screen).
+        let scale = tab
+            .eval("(() => { const c = document.querySelector('canvas.screen'); return c.getBoundingClientRect().width / c.width; })()")
+            .await;
+        if w >= 1920 && scale.as_f64() < Some(3.0) {
+            problems.push(format!(
+                "playing at {w}x{h}: the level is drawn at scale {scale}"
+            ));
+        }
+        // A mouse and a keyboard: the keys are said once, beside the canvas.
+        if tab
+            .eval("getComputedStyle(document.getElementById('controls-help')).display")
+            .await
+            == json!("none")
+        {
+            problems.push(format!("playing at {w}x{h}: no keyboard help"));
+        }
+        tab.screenshot(SHOTS, &format!("play-{w}x{h}")).await;
+
+        // Watching the level's checked run: the canvas, and beside it the tick, the action
+        // and the scrubber.
+        tab.goto("about:blank").await;
+        tab.goto(&app.url(&format!("/?test#zuschauen={}", rev.as_str().unwrap())))
+            .await;
+        tab.wait_for(
+            "document.body.dataset.ready === '1' && document.getElementById('watch-scrub')",
+            "the watch view",
+            LONG,
+        )
+        .await;
+        let canvas = layout(&tab, "canvas.screen").await;
+        let scrub = layout(&tab, "#watch-scrub").await;
+        if canvas["wide"] == json!(true)
+            || canvas["box"][3].as_i64() > canvas["h"].as_i64()
+            || scrub["box"][3].as_i64() > scrub["h"].as_i64()
+        {
+            problems.push(format!(
+                "watching at {w}x{h}: the canvas {} or the scrubber {} is off the screen",
+                canvas["box"], scrub["box"]
+            ));
+        }
+        tab.screenshot(SHOTS, &format!("watch-{w}x{h}")).await;
+
+        tab.goto(&app.url("/board.html")).await;
+        tab.wait_for("document.body.dataset.ready === '1'", "the board", LONG)
+            .await;
+        tab.eval("document.querySelector('.thread button').click()")
+            .await;
+        tab.wait_for("document.querySelector('.post-body')", "the posts", LONG)
+            .await;
+        let thread = layout(&tab, ".thread").await;
+        let body = layout(&tab, ".post-body").await;
+        if thread["wide"] == json!(true) || body["box"][2].as_i64() > thread["box"][2].as_i64() {
+            problems.push(format!(
+                "the board at {w}x{h}: the post {} runs out of its thread {}",
+                body["box"], thread["box"]
+            ));
+        }
+        tab.screenshot(SHOTS, &format!("board-{w}x{h}")).await;
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    tab.close().await;
+    browser.close().await;
+}
