@@ -37,7 +37,7 @@ use crate::{analyse, Feasibility, Verdict, WORK_BUDGET_TICKS};
 /// The referee ticks one relaxation may simulate, the first report included: at the engine's
 /// 10-20 million ticks per second on one core, 0.4-0.8 s. The hill-climb may spend all but
 /// [`WAIT_BUDGET_TICKS`] of it, the waiting step the rest.
-pub const RELAX_BUDGET_TICKS: u64 = 8_000_000;
+pub const RELAX_BUDGET_TICKS: u64 = 14_000_000;
 
 /// How much longer than the replay a candidate may take to win (a calmer route is slower).
 pub const EXTRA_TICKS: u32 = 120;
@@ -48,6 +48,35 @@ const MAX_TARGETS: usize = 12;
 /// The waiting step's own budget (see `wait_longer`), within [`RELAX_BUDGET_TICKS`]: the
 /// hill-climb may spend the rest.
 pub const WAIT_BUDGET_TICKS: u64 = 2_000_000;
+
+/// The re-centring step's own budget (see `recentre_all`), the first of the pass's steps:
+/// the hill-climb and the waiting step start after it with their own shares.
+pub const RECENTRE_BUDGET_TICKS: u64 = 2_000_000;
+
+/// The stopping step's own budget (see `stop_first`), within [`RELAX_BUDGET_TICKS`]: what the
+/// hill-climb and the waiting step may spend ends this much before the budget does.
+pub const STOP_BUDGET_TICKS: u64 = 4_000_000;
+
+/// How many ticks before a narrow input the stop comes (the release of the direction), and
+/// how long the bird then stands, its slowing down included (8 ticks from the run speed).
+const STOP_BEFORE: [u32; 3] = [24, 12, 40];
+const STOP_TICKS: u32 = 30;
+
+/// How long the bird walks slowly before it stops, 0: not at all. A stop's place depends on
+/// when the direction was let go, at the run speed by 600 sub-units a tick, at the slow
+/// speed by 240: a stop in a gap of 8 px (between two streams of rocks) has a window of 3
+/// ticks from a run and of 8 from a slow walk.
+const SLOW_FIRST: [u32; 2] = [0, 16];
+
+/// The longest run-up after a stop that the step tries (a run reaches full speed in 10 ticks).
+const RUNUP_MAX: u32 = 48;
+
+/// A run-up is judged by the ticks after its press that the bird lives (or a win).
+const LOCAL_TICKS: u32 = 90;
+
+/// How many later inputs a stop may re-time (each with a stop of its own) before the
+/// candidate is given up: a stop moves the rest of the run by a fraction of a tick's way.
+const MAX_REPAIRS: usize = 64;
 
 /// How much longer a wait is held, the longest first.
 const WAITS: [u32; 5] = [128, 64, 32, 16, 8];
@@ -108,8 +137,28 @@ pub fn relax_until(
     let mut segs = cut(&segments(replay), win);
     let mut seen = BTreeSet::new();
     seen.insert(segs.clone());
-    // The waiting step's own share, kept from the hill-climb (which can spend any budget).
-    let hill_budget = budget.saturating_sub(WAIT_BUDGET_TICKS.min(budget / 4));
+    // The stopping step's share, kept from the two before it, and the waiting step's, kept
+    // from the hill-climb (which can spend any budget).
+    // The shares: the re-centring step first, then the hill-climb and the waiting step with
+    // what they had before the re-centring step and the stopping step came (whatever the
+    // re-centring spent is added to their ends), the stopping step the rest.
+    let recentre_share = RECENTRE_BUDGET_TICKS.min(budget / 7);
+    let stop_share = STOP_BUDGET_TICKS.min(budget * 2 / 7);
+    let base = budget - recentre_share - stop_share;
+    let before = spent;
+    recentre_all(
+        map,
+        replay.seed,
+        before + recentre_share,
+        stop,
+        &mut spent,
+        &mut segs,
+        &mut windows,
+        &mut out,
+    );
+    let used = spent - before;
+    let wait_budget = base + used;
+    let hill_budget = base.saturating_sub(WAIT_BUDGET_TICKS.min(base / 4)) + used;
     'rounds: while out.report.verdict != Verdict::Relaxed && out.report.complete {
         let Some(key) = key(&out.report, &windows) else {
             break;
@@ -145,6 +194,16 @@ pub fn relax_until(
         break;
     }
     wait_longer(
+        map,
+        replay.seed,
+        wait_budget,
+        stop,
+        &mut spent,
+        &mut segs,
+        &mut windows,
+        &mut out,
+    );
+    stop_first(
         map,
         replay.seed,
         budget,
@@ -283,6 +342,387 @@ fn wait_longer(
         }
         return;
     }
+}
+
+/// The re-centring step: one pass through the replay's inputs in order, each moved to the
+/// middle of the ticks on which it may come, the inputs after it on their ticks (see
+/// `recentred`), then kept if the report is better; again while it is.
+#[allow(clippy::too_many_arguments)]
+fn recentre_all(
+    map: &Map,
+    seed: u32,
+    budget: u64,
+    stop: &dyn Fn() -> bool,
+    spent: &mut u64,
+    segs: &mut Vec<(u8, u32)>,
+    windows: &mut Vec<u32>,
+    out: &mut Relaxation,
+) {
+    for _ in 0..MAX_PASSES {
+        if out.report.verdict == Verdict::Relaxed || !out.report.complete || stop() {
+            return;
+        }
+        let Some(key) = key(&out.report, windows) else {
+            return;
+        };
+        let Some(cand) = recentred(map, seed, segs, budget, spent) else {
+            return;
+        };
+        if cand == *segs {
+            return;
+        }
+        out.tried += 1;
+        let Some(c) = evaluate(map, seed, &cand, budget, spent) else {
+            return;
+        };
+        if !self::key(&c.report, &c.windows).is_some_and(|k| k < key) {
+            return;
+        }
+        *segs = c.segs;
+        out.replay = c.replay;
+        out.report = c.report;
+        out.changed = true;
+        out.kept += 1;
+        *windows = c.windows;
+    }
+}
+
+/// Passes of the re-centring step at most.
+const MAX_PASSES: usize = 3;
+
+/// How long past an input the re-centring step follows the bird at most (until the next
+/// input otherwise).
+const RECENTRE_HORIZON: u32 = 240;
+
+/// How far the re-centring step moves an input each way, at most.
+const RECENTRE: i32 = 40;
+
+/// The fastest route presses each input on the first tick that works, at the edge of its
+/// room; a person presses in the middle. Input by input in order, every move of up to
+/// [`RECENTRE`] ticks each way is tried (the inputs after it on their ticks, the bird must
+/// live [`LOCAL_TICKS`] past it), and the input goes to the middle of the longest run of
+/// moves that live around its tick (the first of equals). The inputs after it are then
+/// judged from where that leaves the bird: a later input re-centred on the bird's actual
+/// arrival, not on the fastest route's. `None` when a stretch dies or the budget ends.
+fn recentred(
+    map: &Map,
+    seed: u32,
+    segs: &[(u8, u32)],
+    budget: u64,
+    spent: &mut u64,
+) -> Option<Vec<(u8, u32)>> {
+    let mut segs = segs.to_vec();
+    // The run at the start of segment i.
+    let mut sim = Sim::new(map, seed);
+    for i in 0..segs.len().saturating_sub(1) {
+        let (a, len) = segs[i];
+        let next = segs[i + 1].1;
+        let mut lives = Vec::with_capacity(2 * RECENTRE as usize + 1);
+        for d in -RECENTRE..=RECENTRE {
+            if budget <= *spent {
+                return None;
+            }
+            let (l, n) = (len as i64 + d as i64, next as i64 - d as i64);
+            if l < 1 || n < 1 {
+                lives.push(false);
+                continue;
+            }
+            let mut s = sim.clone();
+            // Until the next input (it is re-centred on what this one leaves), at most
+            // RECENTRE_HORIZON ticks past this one.
+            let mut left = l as u32 + (n as u32).min(RECENTRE_HORIZON);
+            let head = [(a, l as u32), (segs[i + 1].0, n as u32)];
+            let mut ok = true;
+            'run: for (act, k) in head {
+                for _ in 0..k {
+                    if left == 0 {
+                        break 'run;
+                    }
+                    s.step(act);
+                    *spent += 1;
+                    left -= 1;
+                    match s.status() {
+                        Status::Running => {}
+                        Status::Won => break 'run,
+                        Status::Dead => {
+                            ok = false;
+                            break 'run;
+                        }
+                    }
+                }
+            }
+            lives.push(ok);
+        }
+        // The run of living moves that holds the input's own tick (the replay wins, so it
+        // lives), and its middle.
+        let at = RECENTRE as usize;
+        // The run of living moves around the input's own tick, else (an input before it
+        // moved, and the bird arrives elsewhere) the longest, the nearest of equals.
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        for (k, &ok) in lives.iter().enumerate() {
+            match runs.last_mut() {
+                Some(r) if ok && r.1 + 1 == k => r.1 = k,
+                _ if ok => runs.push((k, k)),
+                _ => {}
+            }
+        }
+        let chosen = runs.iter().find(|r| r.0 <= at && at <= r.1).or_else(|| {
+            runs.iter()
+                .max_by_key(|r| (r.1 - r.0, Reverse(r.0.abs_diff(at).min(r.1.abs_diff(at)))))
+        });
+        if let Some(&(lo, hi)) = chosen {
+            let d = (lo + hi) as i32 / 2 - RECENTRE;
+            segs[i].1 = (len as i64 + d as i64) as u32;
+            segs[i + 1].1 = (next as i64 - d as i64) as u32;
+        }
+        for _ in 0..segs[i].1 {
+            sim.step(a);
+            *spent += 1;
+            if sim.status() != Status::Running {
+                // Won early or died: nothing after this input is played.
+                return (sim.status() == Status::Won).then_some(segs);
+            }
+        }
+    }
+    Some(segs)
+}
+
+/// The stopping step, last, with a budget of its own (at least [`STOP_BUDGET_TICKS`] of
+/// `budget`, or a third of a smaller one): a person who meets a narrow jump at full speed
+/// stops before it and takes a run-up of their own. For the narrowest inputs first, the
+/// direction held before the input is let go [`STOP_BEFORE`] ticks earlier, the bird stands
+/// [`STOP_TICKS`] ticks (the jump held or not as before, no pebble), runs again and makes the
+/// input after a run-up of `r` ticks. Every `r` up to [`RUNUP_MAX`] is tried (the bird must
+/// live [`LOCAL_TICKS`] past the input), and the middle of the longest run of `r` that live
+/// is kept: the input then meets the obstacle at a comfortable phase. The rest of the replay
+/// follows as it was, later by as much; where it then dies (the stop moved the bird by a
+/// fraction of a tick's way, and a later jump meets its obstacle at another phase), the
+/// input before the death gets a stop of its own, up to [`MAX_REPAIRS`] times. The candidate
+/// is kept if it wins and its report is better, as in the hill-climb.
+#[allow(clippy::too_many_arguments)]
+fn stop_first(
+    map: &Map,
+    seed: u32,
+    budget: u64,
+    stop: &dyn Fn() -> bool,
+    spent: &mut u64,
+    segs: &mut Vec<(u8, u32)>,
+    windows: &mut Vec<u32>,
+    out: &mut Relaxation,
+) {
+    let mut tried = BTreeSet::new();
+    'rounds: while out.report.verdict != Verdict::Relaxed && out.report.complete {
+        let Some(key) = key(&out.report, windows) else {
+            return;
+        };
+        let mut targets: Vec<usize> = (0..windows.len()).collect();
+        targets.sort_by_key(|&i| (windows[i], i));
+        targets.truncate(MAX_TARGETS);
+        for i in targets {
+            for (q, slow) in STOP_BEFORE
+                .iter()
+                .flat_map(|&q| SLOW_FIRST.iter().map(move |&s| (q, s)))
+            {
+                if budget <= *spent || stop() {
+                    return;
+                }
+                let how = Stop { q, slow };
+                if !tried.insert((segs.clone(), i, q, slow)) {
+                    continue;
+                }
+                let Some(cand) = stopped_and_repaired(map, seed, segs, i, how, budget, spent)
+                else {
+                    continue;
+                };
+                out.tried += 1;
+                let Some(c) = evaluate(map, seed, &cand, budget, spent) else {
+                    continue;
+                };
+                if self::key(&c.report, &c.windows).is_some_and(|k| k < key) {
+                    *segs = c.segs;
+                    out.replay = c.replay;
+                    out.report = c.report;
+                    out.changed = true;
+                    out.kept += 1;
+                    *windows = c.windows;
+                    continue 'rounds;
+                }
+            }
+        }
+        return;
+    }
+}
+
+/// `segs` with a stop before input `i` (see `stop_first`), `q` ticks before it, and the later
+/// inputs the stop made die re-timed the same way: `None` unless it wins (within
+/// [`EXTRA_TICKS`] more than the replay before the stop) within `budget`.
+fn stopped_and_repaired(
+    map: &Map,
+    seed: u32,
+    segs: &[(u8, u32)],
+    i: usize,
+    how: Stop,
+    budget: u64,
+    spent: &mut u64,
+) -> Option<Vec<(u8, u32)>> {
+    let (mut cand, mut press) = stopped(map, seed, segs, i, how, budget, spent)?;
+    for _ in 0..MAX_REPAIRS {
+        if budget <= *spent {
+            return None;
+        }
+        let mut padded = cand.clone();
+        padded.last_mut()?.1 += EXTRA_TICKS;
+        let (end, won) = run_to_end(map, seed, &padded, spent);
+        if won {
+            return Some(cand);
+        }
+        // The last input before the death, after the stop's own.
+        let mut t = 0u32;
+        let mut j = None;
+        for (k, s) in cand.iter().enumerate() {
+            t += s.1;
+            if t >= end {
+                break;
+            }
+            j = Some(k);
+        }
+        let j = j.filter(|&j| j > press)?;
+        (cand, press) = stopped(map, seed, &cand, j, how, budget, spent)?;
+    }
+    None
+}
+
+/// `segs` with a stop before input `i` (between segments `i` and `i + 1`) and the run-up
+/// chosen, and the index of the input in the result; `None` when segment `i` holds no
+/// direction, is too short, or no run-up lives.
+fn stopped(
+    map: &Map,
+    seed: u32,
+    segs: &[(u8, u32)],
+    i: usize,
+    how: Stop,
+    budget: u64,
+    spent: &mut u64,
+) -> Option<(Vec<(u8, u32)>, usize)> {
+    let (a, len) = *segs.get(i)?;
+    let q = how.q;
+    if i + 1 >= segs.len() || a / 4 == 1 || len <= q {
+        return None;
+    }
+    // Stand with the jump held as it was (a fresh press is an input of its own), no pebble;
+    // walk slowly first if asked (and not already slow).
+    let still = 4 + (a % 4 & 1);
+    let slow = match a / 4 {
+        0 => Some(12 + a % 4),
+        2 => Some(16 + a % 4),
+        _ => None,
+    };
+    let approach: Vec<(u8, u32)> = match (slow, how.slow) {
+        (_, 0) => vec![(still, STOP_TICKS)],
+        (Some(s), n) => vec![(s, n), (still, STOP_TICKS)],
+        (None, _) => return None,
+    };
+    let release: u32 = segs[..i].iter().map(|s| s.1).sum::<u32>() + len - q;
+    let mut sim = Sim::new(map, seed);
+    let mut t = 0u32;
+    'prefix: for &(act, n) in segs {
+        for _ in 0..n {
+            if t == release {
+                break 'prefix;
+            }
+            sim.step(act);
+            *spent += 1;
+            t += 1;
+            if sim.status() != Status::Running {
+                return None;
+            }
+        }
+    }
+    // Which run-ups live past the input (or win).
+    let mut lives = Vec::with_capacity(RUNUP_MAX as usize);
+    for r in 1..=RUNUP_MAX {
+        if budget <= *spent {
+            return None;
+        }
+        let mut s = sim.clone();
+        let head = approach.iter().copied().chain([(a, r)]);
+        let tail = segs[i + 1..].iter().copied();
+        let mut left = how.slow + STOP_TICKS + r + LOCAL_TICKS;
+        let mut ok = true;
+        'run: for (act, n) in head.chain(tail) {
+            for _ in 0..n {
+                if left == 0 {
+                    break 'run;
+                }
+                s.step(act);
+                *spent += 1;
+                left -= 1;
+                match s.status() {
+                    Status::Running => {}
+                    Status::Won => break 'run,
+                    Status::Dead => {
+                        ok = false;
+                        break 'run;
+                    }
+                }
+            }
+        }
+        lives.push(ok);
+    }
+    // The longest stretch of run-ups that live (the first of equals), and its middle.
+    let (mut best, mut from, mut run) = ((0u32, 0u32), 0u32, 0u32);
+    for (k, &ok) in lives.iter().enumerate() {
+        if ok {
+            if run == 0 {
+                from = k as u32 + 1;
+            }
+            run += 1;
+            if run > best.1 {
+                best = (from, run);
+            }
+        } else {
+            run = 0;
+        }
+    }
+    if best.1 == 0 {
+        return None;
+    }
+    let r = best.0 + (best.1 - 1) / 2;
+    let mut out = segs[..i].to_vec();
+    out.push((a, len - q));
+    out.extend_from_slice(&approach);
+    out.push((a, r));
+    out.extend_from_slice(&segs[i + 1..]);
+    // The input ends the run-up (neighbours always differ here: `still` has no direction,
+    // `a` and its slow speed have one).
+    let press = i + 1 + approach.len();
+    Some((merged(&out), press))
+}
+
+/// Where a stop comes (`q` ticks before the input) and how long the bird first walks slowly
+/// (0: it stops from the speed it had).
+#[derive(Clone, Copy)]
+struct Stop {
+    q: u32,
+    slow: u32,
+}
+
+/// The tick the segments end on (the death, the win or their end) and whether they win;
+/// charges what it simulated.
+fn run_to_end(map: &Map, seed: u32, segs: &[(u8, u32)], spent: &mut u64) -> (u32, bool) {
+    let mut sim = Sim::new(map, seed);
+    for &(a, t) in segs {
+        for _ in 0..t {
+            sim.step(a);
+            *spent += 1;
+            match sim.status() {
+                Status::Won => return (sim.tick(), true),
+                Status::Dead => return (sim.tick(), false),
+                Status::Running => {}
+            }
+        }
+    }
+    (sim.tick(), false)
 }
 
 /// No direction held and no pebble: the bird stands (or rides) and waits.
