@@ -19,6 +19,23 @@
 //! first tick a jump to the next ledge works, so where the bird stood and when it jumped are
 //! exact; a person rides on until the ferry is there, and the jump has room.
 //!
+//! Before the hill-climb, with a share of its own ([`RECENTRE_BUDGET_TICKS`]), it re-centres
+//! (`recentre_all`): input by input in order, each is moved to the middle of the ticks on
+//! which it may come (the bird must live until the next input), judged from where the input
+//! before it, already moved, left the bird. The fastest route presses every jump on the
+//! first tick that works, at the edge of its room; a replay that never stops (a long corridor
+//! at full speed) then meets some obstacle at a phase where that room is one tick.
+//!
+//! Last, with a share of its own ([`STOP_BUDGET_TICKS`]), it stops (`stop_first`): before one
+//! of the narrowest inputs the bird walks slowly (or not), stands, and takes a run-up of its
+//! own, the input after the run-up's length that lies in the middle of those that live; the
+//! rest of the replay follows later by as much, and where it then dies (it meets the next
+//! obstacle at another phase) the input before the death is stopped before the same way.
+//! A stop cannot free a replay from the position the bird stopped at: a direction let go a
+//! tick later stops the bird 600 sub-units (at the slow speed 240) further, and so moves every
+//! later jump as far; what a stop gives is a run-up that meets the obstacle in the middle of
+//! its room.
+//!
 //! It is sequential and bounded by referee ticks ([`RELAX_BUDGET_TICKS`]: the win checks and
 //! the reports of the candidates), never by the clock, so the same map and replay give the
 //! same result on every run, machine and thread count. The report it returns is the one of
@@ -35,8 +52,10 @@ use horst_engine::{Map, Replay, Sim, Status, Step};
 use crate::{analyse, Feasibility, Verdict, WORK_BUDGET_TICKS};
 
 /// The referee ticks one relaxation may simulate, the first report included: at the engine's
-/// 10-20 million ticks per second on one core, 0.4-0.8 s. The hill-climb may spend all but
-/// [`WAIT_BUDGET_TICKS`] of it, the waiting step the rest.
+/// 10-20 million ticks per second on one core, 0.7-1.4 s. The re-centring step may spend
+/// [`RECENTRE_BUDGET_TICKS`] first; then the hill-climb 6 M and the waiting step
+/// [`WAIT_BUDGET_TICKS`] (as before the other two steps came, their ends moved by what the
+/// re-centring spent); the stopping step the rest, at least [`STOP_BUDGET_TICKS`].
 pub const RELAX_BUDGET_TICKS: u64 = 14_000_000;
 
 /// How much longer than the replay a candidate may take to win (a calmer route is slower).
@@ -488,7 +507,7 @@ fn recentred(
 }
 
 /// The stopping step, last, with a budget of its own (at least [`STOP_BUDGET_TICKS`] of
-/// `budget`, or a third of a smaller one): a person who meets a narrow jump at full speed
+/// `budget`, or two sevenths of a smaller one): a person who meets a narrow jump at full speed
 /// stops before it and takes a run-up of their own. For the narrowest inputs first, the
 /// direction held before the input is let go [`STOP_BEFORE`] ticks earlier, the bird stands
 /// [`STOP_TICKS`] ticks (the jump held or not as before, no pebble), runs again and makes the
