@@ -12,12 +12,12 @@ fn main() {
     let replay = parse_replay_json(&std::fs::read_to_string(&args[2]).unwrap()).unwrap();
     let show = |replay: &horst_engine::Replay| {
         let (report, windows) = assess_windows(&map, replay).expect("the replay wins");
+        // The replay as `action x ticks` steps.
         let mut tick = 0u32;
         let mut line = String::new();
-        for (k, s) in replay.actions.iter().enumerate() {
+        for s in &replay.actions {
             line.push_str(&format!("{}x{} ", s.action, s.ticks));
             tick += s.ticks as u32;
-            let _ = k;
         }
         println!("{line}");
         println!(

@@ -394,7 +394,7 @@ fn recentre_all(
         let Some(c) = evaluate(map, seed, &cand, budget, spent) else {
             return;
         };
-        if !self::key(&c.report, &c.windows).is_some_and(|k| k < key) {
+        if self::key(&c.report, &c.windows).is_none_or(|k| k >= key) {
             return;
         }
         *segs = c.segs;
@@ -630,7 +630,7 @@ fn stopped(
     }
     // Stand with the jump held as it was (a fresh press is an input of its own), no pebble;
     // walk slowly first if asked (and not already slow).
-    let still = 4 + (a % 4 & 1);
+    let still = 4 + ((a % 4) & 1);
     let slow = match a / 4 {
         0 => Some(12 + a % 4),
         2 => Some(16 + a % 4),

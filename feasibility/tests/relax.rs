@@ -226,5 +226,8 @@ fn a_jump_with_a_window_of_one_tick_stays_frame_perfect() {
     let r = checked(&map, &replay);
     assert_eq!(r.report.verdict, Verdict::FramePerfect, "{r:#?}");
     assert!(r.report.exact_inputs >= 1);
-    assert!(r.tried > 0, "the pass tried nothing: the test shows nothing");
+    assert!(
+        r.tried > 0,
+        "the pass tried nothing: the test shows nothing"
+    );
 }
