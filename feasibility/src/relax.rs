@@ -446,45 +446,16 @@ fn recentred(
                 lives.push(false);
                 continue;
             }
-            let mut s = sim.clone();
             // Until the next input (it is re-centred on what this one leaves), at most
             // RECENTRE_HORIZON ticks past this one.
-            let mut left = l as u32 + (n as u32).min(RECENTRE_HORIZON);
             let head = [(a, l as u32), (segs[i + 1].0, n as u32)];
-            let mut ok = true;
-            'run: for (act, k) in head {
-                for _ in 0..k {
-                    if left == 0 {
-                        break 'run;
-                    }
-                    s.step(act);
-                    *spent += 1;
-                    left -= 1;
-                    match s.status() {
-                        Status::Running => {}
-                        Status::Won => break 'run,
-                        Status::Dead => {
-                            ok = false;
-                            break 'run;
-                        }
-                    }
-                }
-            }
-            lives.push(ok);
+            let ticks = l as u32 + (n as u32).min(RECENTRE_HORIZON);
+            lives.push(lives_through(&sim, head.into_iter(), ticks, spent));
         }
-        // The run of living moves that holds the input's own tick (the replay wins, so it
-        // lives), and its middle.
-        let at = RECENTRE as usize;
         // The run of living moves around the input's own tick, else (an input before it
         // moved, and the bird arrives elsewhere) the longest, the nearest of equals.
-        let mut runs: Vec<(usize, usize)> = Vec::new();
-        for (k, &ok) in lives.iter().enumerate() {
-            match runs.last_mut() {
-                Some(r) if ok && r.1 + 1 == k => r.1 = k,
-                _ if ok => runs.push((k, k)),
-                _ => {}
-            }
-        }
+        let at = RECENTRE as usize;
+        let runs = living_runs(&lives);
         let chosen = runs.iter().find(|r| r.0 <= at && at <= r.1).or_else(|| {
             runs.iter()
                 .max_by_key(|r| (r.1 - r.0, Reverse(r.0.abs_diff(at).min(r.1.abs_diff(at)))))
@@ -663,50 +634,16 @@ fn stopped(
         if budget <= *spent {
             return None;
         }
-        let mut s = sim.clone();
         let head = approach.iter().copied().chain([(a, r)]);
         let tail = segs[i + 1..].iter().copied();
-        let mut left = how.slow + STOP_TICKS + r + LOCAL_TICKS;
-        let mut ok = true;
-        'run: for (act, n) in head.chain(tail) {
-            for _ in 0..n {
-                if left == 0 {
-                    break 'run;
-                }
-                s.step(act);
-                *spent += 1;
-                left -= 1;
-                match s.status() {
-                    Status::Running => {}
-                    Status::Won => break 'run,
-                    Status::Dead => {
-                        ok = false;
-                        break 'run;
-                    }
-                }
-            }
-        }
-        lives.push(ok);
+        let ticks = how.slow + STOP_TICKS + r + LOCAL_TICKS;
+        lives.push(lives_through(&sim, head.chain(tail), ticks, spent));
     }
     // The longest stretch of run-ups that live (the first of equals), and its middle.
-    let (mut best, mut from, mut run) = ((0u32, 0u32), 0u32, 0u32);
-    for (k, &ok) in lives.iter().enumerate() {
-        if ok {
-            if run == 0 {
-                from = k as u32 + 1;
-            }
-            run += 1;
-            if run > best.1 {
-                best = (from, run);
-            }
-        } else {
-            run = 0;
-        }
-    }
-    if best.1 == 0 {
-        return None;
-    }
-    let r = best.0 + (best.1 - 1) / 2;
+    let (lo, hi) = living_runs(&lives)
+        .into_iter()
+        .min_by_key(|&(lo, hi)| (Reverse(hi - lo), lo))?;
+    let r = ((lo + hi) / 2) as u32 + 1;
     let mut out = segs[..i].to_vec();
     out.push((a, len - q));
     out.extend_from_slice(&approach);
@@ -724,6 +661,47 @@ fn stopped(
 struct Stop {
     q: u32,
     slow: u32,
+}
+
+/// Whether the bird lives through `ticks` ticks of the segments (or wins in them), run on
+/// from `sim`; charges what it simulated.
+fn lives_through(
+    sim: &Sim,
+    segs: impl Iterator<Item = (u8, u32)>,
+    ticks: u32,
+    spent: &mut u64,
+) -> bool {
+    let mut s = sim.clone();
+    let mut left = ticks;
+    for (act, n) in segs {
+        for _ in 0..n {
+            if left == 0 {
+                return true;
+            }
+            s.step(act);
+            *spent += 1;
+            left -= 1;
+            match s.status() {
+                Status::Running => {}
+                Status::Won => return true,
+                Status::Dead => return false,
+            }
+        }
+    }
+    true
+}
+
+/// The stretches `(first, last)` of `true` in `lives`, in order.
+fn living_runs(lives: &[bool]) -> Vec<(usize, usize)> {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for (k, &ok) in lives.iter().enumerate() {
+        match runs.last_mut() {
+            Some(r) if ok && r.1 + 1 == k => r.1 = k,
+            _ if ok => runs.push((k, k)),
+            _ => {}
+        }
+    }
+    runs
 }
 
 /// The tick the segments end on (the death, the win or their end) and whether they win;
@@ -939,6 +917,17 @@ mod tests {
         }
         assert_eq!(calmer(9), [17, 5, 8], "right+jump");
         assert_eq!(calmer(4), [5], "none");
+    }
+
+    #[test]
+    fn living_runs_are_the_stretches_of_true() {
+        let (t, f) = (true, false);
+        assert_eq!(
+            living_runs(&[f, t, t, f, t, f, f, t]),
+            [(1, 2), (4, 4), (7, 7)]
+        );
+        assert_eq!(living_runs(&[t, t]), [(0, 1)]);
+        assert!(living_runs(&[f, f]).is_empty());
     }
 
     #[test]
