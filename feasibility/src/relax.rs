@@ -142,7 +142,7 @@ pub fn relax_until(
 ) -> Option<Relaxation> {
     let first = analyse(map, replay, WORK_BUDGET_TICKS)?;
     let mut spent = first.0.work_ticks;
-    let mut out = Relaxation {
+    let out = Relaxation {
         replay: replay.clone(),
         report: first.0,
         changed: false,
@@ -150,14 +150,15 @@ pub fn relax_until(
         kept: 0,
         work_ticks: 0,
     };
-    let mut windows = first.1;
     // The replay cut at its win, as run-length segments (neighbours differ).
     let win = run(map, replay.seed, &segments(replay), &mut spent)?;
-    let mut segs = cut(&segments(replay), win);
+    let mut best = Best {
+        segs: cut(&segments(replay), win),
+        windows: first.1,
+        out,
+    };
     let mut seen = BTreeSet::new();
-    seen.insert(segs.clone());
-    // The stopping step's share, kept from the two before it, and the waiting step's, kept
-    // from the hill-climb (which can spend any budget).
+    seen.insert(best.segs.clone());
     // The shares: the re-centring step first, then the hill-climb and the waiting step with
     // what they had before the re-centring step and the stopping step came (whatever the
     // re-centring spent is added to their ends), the stopping step the rest.
@@ -165,75 +166,85 @@ pub fn relax_until(
     let stop_share = STOP_BUDGET_TICKS.min(budget * 2 / 7);
     let base = budget - recentre_share - stop_share;
     let before = spent;
+    let seed = replay.seed;
     recentre_all(
         map,
-        replay.seed,
+        seed,
         before + recentre_share,
         stop,
         &mut spent,
-        &mut segs,
-        &mut windows,
-        &mut out,
+        &mut best,
     );
     let used = spent - before;
     let wait_budget = base + used;
     let hill_budget = base.saturating_sub(WAIT_BUDGET_TICKS.min(base / 4)) + used;
-    'rounds: while out.report.verdict != Verdict::Relaxed && out.report.complete {
-        let Some(key) = key(&out.report, &windows) else {
+    'rounds: while best.open() {
+        let Some(key) = best.key() else {
             break;
         };
         // The narrowest inputs first (the earliest of equals).
-        let mut targets: Vec<usize> = (0..windows.len()).collect();
-        targets.sort_by_key(|&i| (windows[i], i));
-        targets.truncate(MAX_TARGETS);
-        for i in targets {
-            for cand in candidates(&segs, i) {
+        for i in best.targets() {
+            for cand in candidates(&best.segs, i) {
                 if hill_budget <= spent || stop() {
                     break 'rounds;
                 }
                 if !seen.insert(cand.clone()) {
                     continue;
                 }
-                out.tried += 1;
-                let Some(c) = evaluate(map, replay.seed, &cand, budget, &mut spent) else {
+                best.out.tried += 1;
+                let Some(c) = evaluate(map, seed, &cand, budget, &mut spent) else {
                     continue;
                 };
                 if self::key(&c.report, &c.windows).is_some_and(|k| k < key) {
                     seen.insert(c.segs.clone());
-                    segs = c.segs;
-                    out.replay = c.replay;
-                    out.report = c.report;
-                    out.changed = true;
-                    out.kept += 1;
-                    windows = c.windows;
+                    best.keep(c);
                     continue 'rounds;
                 }
             }
         }
         break;
     }
-    wait_longer(
-        map,
-        replay.seed,
-        wait_budget,
-        stop,
-        &mut spent,
-        &mut segs,
-        &mut windows,
-        &mut out,
-    );
-    stop_first(
-        map,
-        replay.seed,
-        budget,
-        stop,
-        &mut spent,
-        &mut segs,
-        &mut windows,
-        &mut out,
-    );
+    wait_longer(map, seed, wait_budget, stop, &mut spent, &mut best);
+    stop_first(map, seed, budget, stop, &mut spent, &mut best);
+    let mut out = best.out;
     out.work_ticks = spent;
     Some(out)
+}
+
+/// The best replay so far: its segments, the windows of its inputs and its report.
+struct Best {
+    segs: Vec<(u8, u32)>,
+    windows: Vec<u32>,
+    out: Relaxation,
+}
+
+impl Best {
+    /// Not yet `relaxed`, and judged completely: worth trying more.
+    fn open(&self) -> bool {
+        self.out.report.verdict != Verdict::Relaxed && self.out.report.complete
+    }
+
+    fn key(&self) -> Option<(Verdict, Vec<Reverse<u32>>, u32)> {
+        key(&self.out.report, &self.windows)
+    }
+
+    /// The inputs a step tries, the narrowest first (the earliest of equals).
+    fn targets(&self) -> Vec<usize> {
+        let mut targets: Vec<usize> = (0..self.windows.len()).collect();
+        targets.sort_by_key(|&i| (self.windows[i], i));
+        targets.truncate(MAX_TARGETS);
+        targets
+    }
+
+    /// A better candidate becomes the best.
+    fn keep(&mut self, c: Evaluated) {
+        self.segs = c.segs;
+        self.windows = c.windows;
+        self.out.replay = c.replay;
+        self.out.report = c.report;
+        self.out.changed = true;
+        self.out.kept += 1;
+    }
 }
 
 /// A candidate that wins, cut at its win, with its complete report.
@@ -283,32 +294,26 @@ fn evaluate(
 /// as much: the longest of [`WAITS`] that still wins is reported, and kept if its report is
 /// better. (The hill-climb moves an input by 8 ticks at most, and on a long ferry level it
 /// spends its whole budget finding nothing.)
-#[allow(clippy::too_many_arguments)]
 fn wait_longer(
     map: &Map,
     seed: u32,
     budget: u64,
     stop: &dyn Fn() -> bool,
     spent: &mut u64,
-    segs: &mut Vec<(u8, u32)>,
-    windows: &mut Vec<u32>,
-    out: &mut Relaxation,
+    best: &mut Best,
 ) {
     let mut tried = BTreeSet::new();
-    'rounds: while out.report.verdict != Verdict::Relaxed && out.report.complete {
-        let Some(key) = key(&out.report, windows) else {
+    'rounds: while best.open() {
+        let Some(key) = best.key() else {
             return;
         };
-        let mut targets: Vec<usize> = (0..windows.len()).collect();
-        targets.sort_by_key(|&i| (windows[i], i));
-        targets.truncate(MAX_TARGETS);
-        for i in targets {
+        for i in best.targets() {
             // Input i ends segment i: the wait it starts (a later jump then comes later, and
             // a ferry is nearer), else the last wait at most WAIT_REACH segments before it.
-            let after = (i + 1 < segs.len() && is_wait(segs[i + 1].0)).then_some(i + 1);
+            let after = (i + 1 < best.segs.len() && is_wait(best.segs[i + 1].0)).then_some(i + 1);
             let before = (i.saturating_sub(WAIT_REACH - 1)..=i)
                 .rev()
-                .find(|&k| is_wait(segs[k].0));
+                .find(|&k| is_wait(best.segs[k].0));
             // Waiting after the input, it may also come earlier (a stop on a ferry sooner,
             // further from its edge).
             let tries = after
@@ -316,10 +321,10 @@ fn wait_longer(
                 .flat_map(|k| EARLIER.iter().map(move |&e| (k, e)))
                 .chain(before.map(|k| (k, 0)));
             for (k, e) in tries {
-                if segs[i].1 <= e || !tried.insert((segs.clone(), k, e)) {
+                if best.segs[i].1 <= e || !tried.insert((best.segs.clone(), k, e)) {
                     continue;
                 }
-                let total: u32 = segs.iter().map(|s| s.1).sum();
+                let total: u32 = best.segs.iter().map(|s| s.1).sum();
                 for d in WAITS {
                     if budget <= *spent || stop() {
                         return;
@@ -327,7 +332,7 @@ fn wait_longer(
                     if u64::from(total + d) > REPLAY_MAX_TOTAL_TICKS {
                         continue;
                     }
-                    let mut cand = segs.clone();
+                    let mut cand = best.segs.clone();
                     cand[k].1 += d;
                     if e > 0 {
                         cand[i].1 -= e;
@@ -341,17 +346,12 @@ fn wait_longer(
                     if run(map, seed, &padded, spent).is_none() {
                         continue;
                     }
-                    out.tried += 1;
+                    best.out.tried += 1;
                     let Some(c) = evaluate(map, seed, &cand, budget, spent) else {
                         break;
                     };
                     if self::key(&c.report, &c.windows).is_some_and(|kk| kk < key) {
-                        *segs = c.segs;
-                        out.replay = c.replay;
-                        out.report = c.report;
-                        out.changed = true;
-                        out.kept += 1;
-                        *windows = c.windows;
+                        best.keep(c);
                         continue 'rounds;
                     }
                     // The longest wait that wins was no better: a shorter one is not tried.
@@ -366,43 +366,35 @@ fn wait_longer(
 /// The re-centring step: one pass through the replay's inputs in order, each moved to the
 /// middle of the ticks on which it may come, the inputs after it on their ticks (see
 /// `recentred`), then kept if the report is better; again while it is.
-#[allow(clippy::too_many_arguments)]
 fn recentre_all(
     map: &Map,
     seed: u32,
     budget: u64,
     stop: &dyn Fn() -> bool,
     spent: &mut u64,
-    segs: &mut Vec<(u8, u32)>,
-    windows: &mut Vec<u32>,
-    out: &mut Relaxation,
+    best: &mut Best,
 ) {
     for _ in 0..MAX_PASSES {
-        if out.report.verdict == Verdict::Relaxed || !out.report.complete || stop() {
+        if !best.open() || stop() {
             return;
         }
-        let Some(key) = key(&out.report, windows) else {
+        let Some(key) = best.key() else {
             return;
         };
-        let Some(cand) = recentred(map, seed, segs, budget, spent) else {
+        let Some(cand) = recentred(map, seed, &best.segs, budget, spent) else {
             return;
         };
-        if cand == *segs {
+        if cand == best.segs {
             return;
         }
-        out.tried += 1;
+        best.out.tried += 1;
         let Some(c) = evaluate(map, seed, &cand, budget, spent) else {
             return;
         };
         if self::key(&c.report, &c.windows).is_none_or(|k| k >= key) {
             return;
         }
-        *segs = c.segs;
-        out.replay = c.replay;
-        out.report = c.report;
-        out.changed = true;
-        out.kept += 1;
-        *windows = c.windows;
+        best.keep(c);
     }
 }
 
@@ -489,26 +481,20 @@ fn recentred(
 /// fraction of a tick's way, and a later jump meets its obstacle at another phase), the
 /// input before the death gets a stop of its own, up to [`MAX_REPAIRS`] times. The candidate
 /// is kept if it wins and its report is better, as in the hill-climb.
-#[allow(clippy::too_many_arguments)]
 fn stop_first(
     map: &Map,
     seed: u32,
     budget: u64,
     stop: &dyn Fn() -> bool,
     spent: &mut u64,
-    segs: &mut Vec<(u8, u32)>,
-    windows: &mut Vec<u32>,
-    out: &mut Relaxation,
+    best: &mut Best,
 ) {
     let mut tried = BTreeSet::new();
-    'rounds: while out.report.verdict != Verdict::Relaxed && out.report.complete {
-        let Some(key) = key(&out.report, windows) else {
+    'rounds: while best.open() {
+        let Some(key) = best.key() else {
             return;
         };
-        let mut targets: Vec<usize> = (0..windows.len()).collect();
-        targets.sort_by_key(|&i| (windows[i], i));
-        targets.truncate(MAX_TARGETS);
-        for i in targets {
+        for i in best.targets() {
             for (q, slow) in STOP_BEFORE
                 .iter()
                 .flat_map(|&q| SLOW_FIRST.iter().map(move |&s| (q, s)))
@@ -517,24 +503,19 @@ fn stop_first(
                     return;
                 }
                 let how = Stop { q, slow };
-                if !tried.insert((segs.clone(), i, q, slow)) {
+                if !tried.insert((best.segs.clone(), i, q, slow)) {
                     continue;
                 }
-                let Some(cand) = stopped_and_repaired(map, seed, segs, i, how, budget, spent)
+                let Some(cand) = stopped_and_repaired(map, seed, &best.segs, i, how, budget, spent)
                 else {
                     continue;
                 };
-                out.tried += 1;
+                best.out.tried += 1;
                 let Some(c) = evaluate(map, seed, &cand, budget, spent) else {
                     continue;
                 };
                 if self::key(&c.report, &c.windows).is_some_and(|k| k < key) {
-                    *segs = c.segs;
-                    out.replay = c.replay;
-                    out.report = c.report;
-                    out.changed = true;
-                    out.kept += 1;
-                    *windows = c.windows;
+                    best.keep(c);
                     continue 'rounds;
                 }
             }
