@@ -195,7 +195,7 @@ pub fn relax_until(
                 let Some(c) = evaluate(map, seed, &cand, budget, &mut spent) else {
                     continue;
                 };
-                if self::key(&c.report, &c.windows).is_some_and(|k| k < key) {
+                if c.beats(&key) {
                     seen.insert(c.segs.clone());
                     best.keep(c);
                     continue 'rounds;
@@ -211,6 +211,28 @@ pub fn relax_until(
     Some(out)
 }
 
+/// What the pass minimises (see `key`).
+type Key = (Verdict, Vec<Reverse<u32>>, u32);
+
+/// Runs `step` on each of the narrowest inputs of the best replay, and again from the
+/// narrowest whenever it kept a better replay (`Some(true)`); until it keeps none or says stop
+/// (`None`: the budget).
+fn rounds(best: &mut Best, mut step: impl FnMut(&mut Best, usize, &Key) -> Option<bool>) {
+    'rounds: while best.open() {
+        let Some(key) = best.key() else {
+            return;
+        };
+        for i in best.targets() {
+            match step(best, i, &key) {
+                Some(true) => continue 'rounds,
+                Some(false) => {}
+                None => return,
+            }
+        }
+        return;
+    }
+}
+
 /// The best replay so far: its segments, the windows of its inputs and its report.
 struct Best {
     segs: Vec<(u8, u32)>,
@@ -224,7 +246,7 @@ impl Best {
         self.out.report.verdict != Verdict::Relaxed && self.out.report.complete
     }
 
-    fn key(&self) -> Option<(Verdict, Vec<Reverse<u32>>, u32)> {
+    fn key(&self) -> Option<Key> {
         key(&self.out.report, &self.windows)
     }
 
@@ -253,6 +275,13 @@ struct Evaluated {
     replay: Replay,
     report: Feasibility,
     windows: Vec<u32>,
+}
+
+impl Evaluated {
+    /// Its report is better than `key`'s (see `key`).
+    fn beats(&self, key: &Key) -> bool {
+        self::key(&self.report, &self.windows).is_some_and(|k| k < *key)
+    }
 }
 
 /// Runs a candidate (its last action held up to [`EXTRA_TICKS`] longer) and, if it wins,
@@ -303,64 +332,59 @@ fn wait_longer(
     best: &mut Best,
 ) {
     let mut tried = BTreeSet::new();
-    'rounds: while best.open() {
-        let Some(key) = best.key() else {
-            return;
-        };
-        for i in best.targets() {
-            // Input i ends segment i: the wait it starts (a later jump then comes later, and
-            // a ferry is nearer), else the last wait at most WAIT_REACH segments before it.
-            let after = (i + 1 < best.segs.len() && is_wait(best.segs[i + 1].0)).then_some(i + 1);
-            let before = (i.saturating_sub(WAIT_REACH - 1)..=i)
-                .rev()
-                .find(|&k| is_wait(best.segs[k].0));
-            // Waiting after the input, it may also come earlier (a stop on a ferry sooner,
-            // further from its edge).
-            let tries = after
-                .into_iter()
-                .flat_map(|k| EARLIER.iter().map(move |&e| (k, e)))
-                .chain(before.map(|k| (k, 0)));
-            for (k, e) in tries {
-                if best.segs[i].1 <= e || !tried.insert((best.segs.clone(), k, e)) {
+    rounds(best, |best, i, key| {
+        // Input i ends segment i: the wait it starts (a later jump then comes later, and
+        // a ferry is nearer), else the last wait at most WAIT_REACH segments before it.
+        let after = (i + 1 < best.segs.len() && is_wait(best.segs[i + 1].0)).then_some(i + 1);
+        let before = (i.saturating_sub(WAIT_REACH - 1)..=i)
+            .rev()
+            .find(|&k| is_wait(best.segs[k].0));
+        // Waiting after the input, it may also come earlier (a stop on a ferry sooner,
+        // further from its edge).
+        let tries = after
+            .into_iter()
+            .flat_map(|k| EARLIER.iter().map(move |&e| (k, e)))
+            .chain(before.map(|k| (k, 0)));
+        for (k, e) in tries {
+            if best.segs[i].1 <= e || !tried.insert((best.segs.clone(), k, e)) {
+                continue;
+            }
+            let total: u32 = best.segs.iter().map(|s| s.1).sum();
+            for d in WAITS {
+                if budget <= *spent || stop() {
+                    return None;
+                }
+                if u64::from(total + d) > REPLAY_MAX_TOTAL_TICKS {
                     continue;
                 }
-                let total: u32 = best.segs.iter().map(|s| s.1).sum();
-                for d in WAITS {
-                    if budget <= *spent || stop() {
-                        return;
-                    }
-                    if u64::from(total + d) > REPLAY_MAX_TOTAL_TICKS {
-                        continue;
-                    }
-                    let mut cand = best.segs.clone();
-                    cand[k].1 += d;
-                    if e > 0 {
-                        cand[i].1 -= e;
-                        cand[i + 1].1 += e;
-                    }
-                    // The cheap check first: most long waits lose.
-                    let mut padded = cand.clone();
-                    if let Some(last) = padded.last_mut() {
-                        last.1 += EXTRA_TICKS;
-                    }
-                    if run(map, seed, &padded, spent).is_none() {
-                        continue;
-                    }
-                    best.out.tried += 1;
-                    let Some(c) = evaluate(map, seed, &cand, budget, spent) else {
-                        break;
-                    };
-                    if self::key(&c.report, &c.windows).is_some_and(|kk| kk < key) {
-                        best.keep(c);
-                        continue 'rounds;
-                    }
-                    // The longest wait that wins was no better: a shorter one is not tried.
-                    break;
+                let mut cand = best.segs.clone();
+                cand[k].1 += d;
+                if e > 0 {
+                    cand[i].1 -= e;
+                    cand[i + 1].1 += e;
                 }
+                // The cheap check first: most long waits lose.
+                let mut padded = cand.clone();
+                if let Some(last) = padded.last_mut() {
+                    last.1 += EXTRA_TICKS;
+                }
+                if run(map, seed, &padded, spent).is_none() {
+                    continue;
+                }
+                best.out.tried += 1;
+                let Some(c) = evaluate(map, seed, &cand, budget, spent) else {
+                    break;
+                };
+                if c.beats(key) {
+                    best.keep(c);
+                    return Some(true);
+                }
+                // The longest wait that wins was no better: a shorter one is not tried.
+                break;
             }
         }
-        return;
-    }
+        Some(false)
+    });
 }
 
 /// The re-centring step: one pass through the replay's inputs in order, each moved to the
@@ -391,7 +415,7 @@ fn recentre_all(
         let Some(c) = evaluate(map, seed, &cand, budget, spent) else {
             return;
         };
-        if self::key(&c.report, &c.windows).is_none_or(|k| k >= key) {
+        if !c.beats(&key) {
             return;
         }
         best.keep(c);
@@ -490,38 +514,33 @@ fn stop_first(
     best: &mut Best,
 ) {
     let mut tried = BTreeSet::new();
-    'rounds: while best.open() {
-        let Some(key) = best.key() else {
-            return;
-        };
-        for i in best.targets() {
-            for (q, slow) in STOP_BEFORE
-                .iter()
-                .flat_map(|&q| SLOW_FIRST.iter().map(move |&s| (q, s)))
-            {
-                if budget <= *spent || stop() {
-                    return;
-                }
-                let how = Stop { q, slow };
-                if !tried.insert((best.segs.clone(), i, q, slow)) {
-                    continue;
-                }
-                let Some(cand) = stopped_and_repaired(map, seed, &best.segs, i, how, budget, spent)
-                else {
-                    continue;
-                };
-                best.out.tried += 1;
-                let Some(c) = evaluate(map, seed, &cand, budget, spent) else {
-                    continue;
-                };
-                if self::key(&c.report, &c.windows).is_some_and(|k| k < key) {
-                    best.keep(c);
-                    continue 'rounds;
-                }
+    rounds(best, |best, i, key| {
+        for (q, slow) in STOP_BEFORE
+            .iter()
+            .flat_map(|&q| SLOW_FIRST.iter().map(move |&s| (q, s)))
+        {
+            if budget <= *spent || stop() {
+                return None;
+            }
+            let how = Stop { q, slow };
+            if !tried.insert((best.segs.clone(), i, q, slow)) {
+                continue;
+            }
+            let Some(cand) = stopped_and_repaired(map, seed, &best.segs, i, how, budget, spent)
+            else {
+                continue;
+            };
+            best.out.tried += 1;
+            let Some(c) = evaluate(map, seed, &cand, budget, spent) else {
+                continue;
+            };
+            if c.beats(key) {
+                best.keep(c);
+                return Some(true);
             }
         }
-        return;
-    }
+        Some(false)
+    });
 }
 
 /// `segs` with a stop before input `i` (see `stop_first`), `q` ticks before it, and the later
@@ -711,7 +730,7 @@ fn is_wait(a: u8) -> bool {
 /// What the pass minimises: the verdict, then the windows from the narrowest up (wider at the
 /// first that differs is better; a replay whose windows are the same but fewer is better).
 /// `None` when the replay has no input.
-fn key(r: &Feasibility, windows: &[u32]) -> Option<(Verdict, Vec<Reverse<u32>>, u32)> {
+fn key(r: &Feasibility, windows: &[u32]) -> Option<Key> {
     let narrowest = r.tightest.as_ref()?.window;
     // Every window at least the narrowest (one not measured to its ends is a lower bound).
     let mut w: Vec<Reverse<u32>> = windows.iter().map(|&w| Reverse(w.max(narrowest))).collect();
