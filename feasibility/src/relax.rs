@@ -452,21 +452,33 @@ fn recentred(
     for i in 0..segs.len().saturating_sub(1) {
         let (a, len) = segs[i];
         let next = segs[i + 1].1;
+        // Every move runs on from the segment's ticks it keeps in common with the others (a
+        // long wait is run once, not once a move).
+        let common = len.saturating_sub(RECENTRE as u32 + 1);
+        let mut from = sim.clone();
+        for _ in 0..common {
+            from.step(a);
+            *spent += 1;
+        }
         let mut lives = Vec::with_capacity(2 * RECENTRE as usize + 1);
         for d in -RECENTRE..=RECENTRE {
             if budget <= *spent {
                 return None;
             }
             let (l, n) = (len as i64 + d as i64, next as i64 - d as i64);
-            if l < 1 || n < 1 {
+            if l <= common as i64 || n < 1 {
                 lives.push(false);
                 continue;
             }
             // Until the next input (it is re-centred on what this one leaves), at most
             // RECENTRE_HORIZON ticks past this one.
-            let head = [(a, l as u32), (segs[i + 1].0, n as u32)];
-            let ticks = l as u32 + (n as u32).min(RECENTRE_HORIZON);
-            lives.push(lives_through(&sim, head.into_iter(), ticks, spent));
+            let l = l as u32 - common;
+            let head = [(a, l), (segs[i + 1].0, n as u32)];
+            let ticks = l + (n as u32).min(RECENTRE_HORIZON);
+            lives.push(
+                from.status() == Status::Running
+                    && lives_through(&from, head.into_iter(), ticks, spent),
+            );
         }
         // The run of living moves around the input's own tick, else (an input before it
         // moved, and the bird arrives elsewhere) the longest, the nearest of equals.
