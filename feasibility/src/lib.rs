@@ -48,7 +48,10 @@ use run::{Baseline, Probe};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use relax::{relax, relax_until, Relaxation, RELAX_BUDGET_TICKS, WAIT_BUDGET_TICKS};
+pub use relax::{
+    relax, relax_until, Relaxation, RECENTRE_BUDGET_TICKS, RELAX_BUDGET_TICKS, STOP_BUDGET_TICKS,
+    WAIT_BUDGET_TICKS,
+};
 pub use run::PAD_TICKS;
 
 /// How far an input is moved each way: windows are measured up to `2 * 8 + 1` ticks.
@@ -185,6 +188,13 @@ pub fn assess(map: &Map, replay: &Replay) -> Option<Feasibility> {
 /// [`assess`] with another work budget (in referee ticks).
 pub fn assess_with_budget(map: &Map, replay: &Replay, budget: u64) -> Option<Feasibility> {
     analyse(map, replay, budget).map(|(report, _)| report)
+}
+
+/// The window of each input checked (in input order) with the default budget, and the
+/// report: what the relaxation pass compares (a window not measured to both ends is a
+/// lower bound). `None` unless the replay wins.
+pub fn assess_windows(map: &Map, replay: &Replay) -> Option<(Feasibility, Vec<u32>)> {
+    analyse(map, replay, WORK_BUDGET_TICKS)
 }
 
 /// [`assess_with_budget`], with the window measured for each input checked (in input order;

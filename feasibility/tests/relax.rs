@@ -183,3 +183,51 @@ fn a_slow_ferry_ride_is_relaxed_by_waiting_longer() {
         "waited longer: {r:#?}"
     );
 }
+
+/// 510 tiles of a corridor one tile high with 25 holes (`levels/probes/guest-long-low-tunnel`):
+/// the planner's replay runs at full speed from start to nest and meets every fourth hole of
+/// two tiles where the jump has one tick (`frame_perfect`, 6 exact inputs), though each hole
+/// alone has room. The re-centring step presses each jump in the middle of its room, from
+/// where the jump before left the bird, and the stopping step stops before the narrowest
+/// and takes a run-up: no exact input is left. The same result on every run and in other
+/// threads at once (nothing in the pass reads the clock or the thread).
+#[test]
+fn a_long_low_tunnel_is_not_frame_perfect_once_relaxed() {
+    let (map, replay) = probe("guest-long-low-tunnel");
+    let before = assess(&map, &replay).unwrap();
+    assert_eq!(before.verdict, Verdict::FramePerfect, "{before:#?}");
+    assert!(before.exact_inputs >= 6, "{before:#?}");
+    let r = checked(&map, &replay);
+    assert!(r.report.verdict <= Verdict::Tight, "{r:#?}");
+    assert_eq!(r.report.exact_inputs, 0, "{r:#?}");
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let (map, replay) = (map.clone(), replay.clone());
+            std::thread::spawn(move || relax(&map, &replay, RELAX_BUDGET_TICKS))
+        })
+        .collect();
+    for t in threads {
+        assert_eq!(t.join().unwrap().as_ref(), Some(&r));
+    }
+}
+
+/// A hole of four tiles in a corridor one tile high (`levels/probes/guest-tunnel-hole-4`):
+/// the longest flight crosses it only when the jump comes on one tick (13,800 sub-units of
+/// flight for the 13,312 needed, 600 a tick). Every step of the pass tries its changes (the
+/// jump re-centred, a stop and a run-up before it) and none may call it easier: the replay
+/// the pass returns is won by the referee and still `frame_perfect`.
+#[test]
+fn a_jump_with_a_window_of_one_tick_stays_frame_perfect() {
+    let (map, replay) = probe("guest-tunnel-hole-4");
+    assert_eq!(
+        assess(&map, &replay).unwrap().verdict,
+        Verdict::FramePerfect
+    );
+    let r = checked(&map, &replay);
+    assert_eq!(r.report.verdict, Verdict::FramePerfect, "{r:#?}");
+    assert!(r.report.exact_inputs >= 1);
+    assert!(
+        r.tried > 0,
+        "the pass tried nothing: the test shows nothing"
+    );
+}
