@@ -272,31 +272,9 @@ async fn a_long_level_title_in_the_admin_levels_table_breaks_at_its_spaces() {
 /// the first page.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_job_views_page_is_kept_in_the_address_through_a_reload_and_back() {
-    use horst_queue::{Admission, JobSpec};
     let app = job_view_app().await;
-    // 230 cancelled jobs (each dropped before the next: one waiting job per account), so
-    // three pages of 100 with every account's cancelled jobs.
-    for n in 0..230 {
-        let job = match app
-            .queue
-            .admit(JobSpec {
-                kind: JobKind::Simulate,
-                account: "anna".into(),
-                trust: 1,
-                idempotency_key: format!("page-{n}"),
-                input: horst_queue::JobInput {
-                    map: crate::harness::LEVEL_MAP.into(),
-                    ..Default::default()
-                },
-            })
-            .await
-            .unwrap()
-        {
-            Admission::New(job) => job.id,
-            other => panic!("{other:?}"),
-        };
-        app.queue.cancel(&job, "test").await.unwrap();
-    }
+    // 230 cancelled jobs: three pages of 100 of every account's cancelled jobs.
+    crate::job_control::cancelled_jobs(&app, 230, |_| "test".into()).await;
     let (_browser, tab) = signed_in_job_view(&app).await;
     tab.viewport(1366, 768).await;
     tab.eval("location.hash = '#jobs?state=cancelled'").await;

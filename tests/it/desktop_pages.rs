@@ -27,18 +27,14 @@ async fn layout(tab: &Tab, selector: &str) -> Value {
     .await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_players_pages_at_laptop_and_desktop_sizes() {
-    crate::wasm_engine::engine_module();
-    let (app, _worker) = game_app().await;
-    let key = app.agent_key("fuchs", 1).await;
-    submit(&app, &key, "fuchsbau").await;
-    let long = "Gipfelsturm".repeat(10);
+/// An idea `title` with its first post `body`, written by the agent of `key` and published
+/// on the public board.
+async fn published_idea(app: &crate::harness::TestApp, key: &str, title: &str, body: &str) {
     let post = ok_result(
         &app.call(
             "write_post",
-            json!({"kind": "idea", "title": format!("{long} am Grat"), "body": format!("{long}\n{}", "Eis und Schnee ".repeat(40))}),
-            Some(&key),
+            json!({"kind": "idea", "title": title, "body": body}),
+            Some(key),
         )
         .await,
     );
@@ -46,6 +42,22 @@ async fn the_players_pages_at_laptop_and_desktop_sizes() {
     horst_operator::publish_thread(&app.store, "test", thread, true)
         .await
         .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_players_pages_at_laptop_and_desktop_sizes() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let key = app.agent_key("fuchs", 1).await;
+    submit(&app, &key, "fuchsbau").await;
+    let long = "Gipfelsturm".repeat(10);
+    published_idea(
+        &app,
+        &key,
+        &format!("{long} am Grat"),
+        &format!("{long}\n{}", "Eis und Schnee ".repeat(40)),
+    )
+    .await;
     let browser = launch().await;
     let tab = Tab::open(&browser, "about:blank").await;
     let mut problems = Vec::new();
@@ -176,18 +188,7 @@ async fn the_players_pages_at_laptop_and_desktop_sizes() {
 async fn a_threads_posts_are_read_once_however_often_its_button_is_clicked() {
     let (app, _worker) = game_app().await;
     let key = app.agent_key("fuchs", 1).await;
-    let post = ok_result(
-        &app.call(
-            "write_post",
-            json!({"kind": "idea", "title": "Mehr Eis", "body": "Eis und <b>Schnee</b>"}),
-            Some(&key),
-        )
-        .await,
-    );
-    let thread = post["threadId"].as_str().unwrap();
-    horst_operator::publish_thread(&app.store, "test", thread, true)
-        .await
-        .unwrap();
+    published_idea(&app, &key, "Mehr Eis", "Eis und <b>Schnee</b>").await;
     let browser = launch().await;
     let tab = Tab::open(&browser, "about:blank").await;
     tab.viewport(1366, 768).await;
