@@ -264,3 +264,178 @@ async fn a_long_level_title_in_the_admin_levels_table_breaks_at_its_spaces() {
         tab.errors.lock().unwrap()
     );
 }
+
+/// The job view's pager is in the address with the filters (`#jobs?state=cancelled&pages=100,200`):
+/// Next twice, then a reload shows the third page with Previous on; Back shows the second
+/// page, Previous the first, and a hand-edited `pages` that does not grow is the first page.
+/// Before, the pages shown lived only in the page's memory: a reload or Back went back to
+/// the first page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_job_views_page_is_kept_in_the_address_through_a_reload_and_back() {
+    let app = job_view_app().await;
+    // 230 cancelled jobs: three pages of 100 of every account's cancelled jobs.
+    crate::job_control::cancelled_jobs(&app, 230, |_| "test".into()).await;
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(1366, 768).await;
+    tab.eval("location.hash = '#jobs?state=cancelled'").await;
+    // The first job's id of the list shown and the address, once a list of `rows` rows is
+    // shown at `hash`.
+    let shown = |hash: &str, rows: usize| {
+        format!(
+            "location.hash === {hash:?} && document.body.dataset.section === 'jobs' \
+             && document.querySelectorAll('#job-live tbody tr').length === {rows} \
+             && document.querySelector('#job-live tbody th code.id').textContent"
+        )
+    };
+    let button = |name: &str| {
+        format!(
+            "[...document.querySelectorAll('#job-live .pager button')].find(b => b.textContent === {name:?})"
+        )
+    };
+    let first = tab
+        .wait_for(&shown("#jobs?state=cancelled", 100), "the first page", LONG)
+        .await;
+    tab.eval(&format!("{}.click()", button("Next"))).await;
+    let second = tab
+        .wait_for(
+            &shown("#jobs?state=cancelled&pages=100", 100),
+            "the second page, its place in the address",
+            LONG,
+        )
+        .await;
+    assert_ne!(first, second);
+    tab.eval(&format!("{}.click()", button("Next"))).await;
+    let third = tab
+        .wait_for(
+            &shown("#jobs?state=cancelled&pages=100,200", 30),
+            "the third page, its place in the address",
+            LONG,
+        )
+        .await;
+    // A reload shows the third page, with Previous to go back.
+    tab.eval("window.beforeReload = true; location.reload()")
+        .await;
+    let again = tab
+        .wait_for(
+            &format!(
+                "!window.beforeReload && !{}.disabled && {}.disabled && {}",
+                button("Previous"),
+                button("Next"),
+                shown("#jobs?state=cancelled&pages=100,200", 30)
+            ),
+            "the third page after a reload",
+            LONG,
+        )
+        .await;
+    assert_eq!(again, third, "a reload showed another page");
+    tab.screenshot("admin", "jobs-third-page-after-reload-1366x768")
+        .await;
+    // Back: the second page; Previous: the first.
+    tab.eval("history.back()").await;
+    let back = tab
+        .wait_for(
+            &shown("#jobs?state=cancelled&pages=100", 100),
+            "the second page after Back",
+            LONG,
+        )
+        .await;
+    assert_eq!(back, second);
+    tab.eval(&format!("{}.click()", button("Previous"))).await;
+    let start = tab
+        .wait_for(
+            &format!(
+                "{}.disabled && {}",
+                button("Previous"),
+                shown("#jobs?state=cancelled", 100)
+            ),
+            "the first page after Previous",
+            LONG,
+        )
+        .await;
+    assert_eq!(start, first);
+    // A hand-edited address whose pages do not grow shows the first page.
+    tab.eval("location.hash = '#jobs?state=cancelled&pages=200,100,x'")
+        .await;
+    let edited = tab
+        .wait_for(
+            &format!(
+                "{}.disabled && {}",
+                button("Previous"),
+                shown("#jobs?state=cancelled&pages=200,100,x", 100)
+            ),
+            "the first page of a hand-edited address",
+            LONG,
+        )
+        .await;
+    assert_eq!(edited, first);
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}
+
+/// The audit log's page is in the address (`#audit?offset=50&of=…`): Older, then a reload
+/// shows the same entries, Back the newest ones. Before, the offset lived only in the page's
+/// memory: a reload or Back showed the newest page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_logs_page_is_kept_in_the_address_through_a_reload_and_back() {
+    let app = job_view_app().await;
+    for n in 0..120 {
+        horst_operator::audit(
+            &app.store,
+            "olga",
+            horst_operator::Action::JobCancel,
+            &format!("job_{n:04}"),
+            horst_operator::Detail::JobCancel {
+                reason: "test",
+                was: "queued",
+            },
+        )
+        .await
+        .unwrap();
+    }
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(1366, 768).await;
+    tab.eval("location.hash = '#audit'").await;
+    // The address and the first entry's target, once the log's page is shown.
+    let shown = "document.body.dataset.section === 'audit' && !document.querySelector('#view .loading') \
+                 && document.querySelectorAll('#view tbody tr').length === 50 \
+                 && [location.hash, [...document.querySelectorAll('#view tbody tr')].map(r => r.cells[3].textContent).find(t => t.startsWith('job_'))]";
+    let newest = tab.wait_for(shown, "the newest entries", LONG).await;
+    assert_eq!(newest[0], json!("#audit"), "{newest}");
+    tab.eval("[...document.querySelectorAll('#view .pager button')].find(b => b.textContent === 'Older').click()")
+        .await;
+    let older = tab
+        .wait_for(
+            &format!("location.hash.startsWith('#audit?offset=50&of=') && {shown}"),
+            "the older entries, their place in the address",
+            LONG,
+        )
+        .await;
+    assert_ne!(older[1], newest[1], "Older showed the same entries");
+    tab.eval("window.beforeReload = true; location.reload()")
+        .await;
+    let again = tab
+        .wait_for(
+            &format!("!window.beforeReload && {shown}"),
+            "the older entries after a reload",
+            LONG,
+        )
+        .await;
+    assert_eq!(again, older, "a reload showed other entries");
+    tab.eval("history.back()").await;
+    let back = tab
+        .wait_for(
+            &format!("location.hash === '#audit' && {shown}"),
+            "the newest entries after Back",
+            LONG,
+        )
+        .await;
+    assert_eq!(back, newest);
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}

@@ -27,18 +27,14 @@ async fn layout(tab: &Tab, selector: &str) -> Value {
     .await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_players_pages_at_laptop_and_desktop_sizes() {
-    crate::wasm_engine::engine_module();
-    let (app, _worker) = game_app().await;
-    let key = app.agent_key("fuchs", 1).await;
-    submit(&app, &key, "fuchsbau").await;
-    let long = "Gipfelsturm".repeat(10);
+/// An idea `title` with its first post `body`, written by the agent of `key` and published
+/// on the public board.
+async fn published_idea(app: &crate::harness::TestApp, key: &str, title: &str, body: &str) {
     let post = ok_result(
         &app.call(
             "write_post",
-            json!({"kind": "idea", "title": format!("{long} am Grat"), "body": format!("{long}\n{}", "Eis und Schnee ".repeat(40))}),
-            Some(&key),
+            json!({"kind": "idea", "title": title, "body": body}),
+            Some(key),
         )
         .await,
     );
@@ -46,6 +42,22 @@ async fn the_players_pages_at_laptop_and_desktop_sizes() {
     horst_operator::publish_thread(&app.store, "test", thread, true)
         .await
         .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_players_pages_at_laptop_and_desktop_sizes() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let key = app.agent_key("fuchs", 1).await;
+    submit(&app, &key, "fuchsbau").await;
+    let long = "Gipfelsturm".repeat(10);
+    published_idea(
+        &app,
+        &key,
+        &format!("{long} am Grat"),
+        &format!("{long}\n{}", "Eis und Schnee ".repeat(40)),
+    )
+    .await;
     let browser = launch().await;
     let tab = Tab::open(&browser, "about:blank").await;
     let mut problems = Vec::new();
@@ -111,6 +123,15 @@ async fn the_players_pages_at_laptop_and_desktop_sizes() {
         {
             problems.push(format!("playing at {w}x{h}: no keyboard help"));
         }
+        // The restart button names its key where there is a keyboard.
+        let restart = tab
+            .eval("[...document.querySelectorAll('.stage-body button')].find(b => b.getAttribute('aria-keyshortcuts') === 'R')?.innerText")
+            .await;
+        if restart != json!("Neustart (R)") {
+            problems.push(format!(
+                "playing at {w}x{h}: the restart button says {restart}"
+            ));
+        }
         tab.screenshot(SHOTS, &format!("play-{w}x{h}")).await;
 
         // Watching the level's checked run: the canvas, and beside it the tick, the action
@@ -155,6 +176,73 @@ async fn the_players_pages_at_laptop_and_desktop_sizes() {
         tab.screenshot(SHOTS, &format!("board-{w}x{h}")).await;
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    tab.close().await;
+    browser.close().await;
+}
+
+/// "Beiträge lesen" clicked twice in a row (a double click) reads the thread once: the
+/// second click hides the box while the posts load, a third shows them without reading
+/// again, and the posts are there once. Before, each click while the posts loaded read the
+/// whole thread again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_threads_posts_are_read_once_however_often_its_button_is_clicked() {
+    let (app, _worker) = game_app().await;
+    let key = app.agent_key("fuchs", 1).await;
+    published_idea(&app, &key, "Mehr Eis", "Eis und <b>Schnee</b>").await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    tab.viewport(1366, 768).await;
+    tab.goto(&app.url("/board.html")).await;
+    tab.wait_for(
+        "document.body.dataset.ready === '1' && document.querySelector('.thread button')",
+        "the board",
+        LONG,
+    )
+    .await;
+    // The thread's reads are counted as the page starts them (the real fetch does them).
+    tab.eval(
+        "window.threadReads = 0; const real = window.fetch; \
+         window.fetch = (url, ...rest) => { if (String(url).includes('/api/board/published/')) window.threadReads++; return real(url, ...rest); }; true",
+    )
+    .await;
+    let state = "(() => { const b = document.querySelector('.thread button'); \
+                 return [b.textContent, b.getAttribute('aria-expanded'), document.querySelector('.thread-posts').hidden, window.threadReads]; })()";
+    let twice = tab
+        .eval("(b => { b.click(); b.click(); return true; })(document.querySelector('.thread button'))")
+        .await;
+    assert_eq!(twice, json!(true));
+    assert_eq!(
+        tab.eval(state).await,
+        json!(["Beiträge lesen", "false", true, 1]),
+        "after a double click"
+    );
+    // The posts come while the box is hidden; a click shows them, read no more.
+    tab.wait_for(
+        "document.querySelector('.thread-posts .post-body')",
+        "the posts",
+        LONG,
+    )
+    .await;
+    tab.eval("document.querySelector('.thread button').click()")
+        .await;
+    assert_eq!(
+        tab.eval(state).await,
+        json!(["Beiträge ausblenden", "true", false, 1]),
+        "after a third click"
+    );
+    assert_eq!(
+        tab.eval("[document.querySelectorAll('.thread-posts li.post').length, document.querySelector('.post-body').textContent, document.querySelectorAll('main b').length]")
+            .await,
+        json!([1, "Eis und <b>Schnee</b>", 0]),
+        "the post, once, as text"
+    );
+    tab.screenshot(SHOTS, "board-after-a-double-click-1366x768")
+        .await;
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
     tab.close().await;
     browser.close().await;
 }

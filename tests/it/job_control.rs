@@ -685,30 +685,7 @@ async fn an_admin_listing_into_a_closed_pipe_ends_quietly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_admin_pages_job_view_pages_and_says_why_a_job_ended() {
     let app = job_view_app().await;
-    for n in 0..120 {
-        let job = match app
-            .queue
-            .admit(JobSpec {
-                kind: JobKind::Simulate,
-                account: "anna".into(),
-                trust: 1,
-                idempotency_key: format!("k{n}"),
-                input: horst_queue::JobInput {
-                    map: crate::harness::LEVEL_MAP.into(),
-                    ..Default::default()
-                },
-            })
-            .await
-            .unwrap()
-        {
-            Admission::New(job) => job.id,
-            other => panic!("{other:?}"),
-        };
-        app.queue
-            .cancel(&job, &format!("reason {n}"))
-            .await
-            .unwrap();
-    }
+    cancelled_jobs(&app, 120, |n| format!("reason {n}")).await;
     let long = Duration::from_secs(60);
     let (_browser, tab) = signed_in_job_view(&app).await;
     tab.eval(
@@ -794,6 +771,32 @@ async fn the_admin_pages_job_view_pages_and_says_why_a_job_ended() {
 }
 
 /// An app with the admin token and the web pages: the job view's tests.
+/// `count` simulations of anna's, each dropped by the operator with `reason(n)` before the
+/// next is admitted (one waiting job per account), so no worker is needed.
+pub(crate) async fn cancelled_jobs(app: &TestApp, count: usize, reason: impl Fn(usize) -> String) {
+    for n in 0..count {
+        let job = match app
+            .queue
+            .admit(JobSpec {
+                kind: JobKind::Simulate,
+                account: "anna".into(),
+                trust: 1,
+                idempotency_key: format!("k{n}"),
+                input: horst_queue::JobInput {
+                    map: crate::harness::LEVEL_MAP.into(),
+                    ..Default::default()
+                },
+            })
+            .await
+            .unwrap()
+        {
+            Admission::New(job) => job.id,
+            other => panic!("{other:?}"),
+        };
+        app.queue.cancel(&job, &reason(n)).await.unwrap();
+    }
+}
+
 pub(crate) async fn job_view_app() -> TestApp {
     spawn_app_with(|c| {
         c.gateway.admin_token = ADMIN_TOKEN.into();

@@ -402,6 +402,13 @@ async fn the_players_pages_held_sideways_keep_their_controls_big_enough_to_tap()
         serde_json::json!(["grid", "none"]),
         "on a touch screen the pad shows and the keyboard's help does not"
     );
+    // Nor does a button name a key: "Neustart (R)" was "Neustart" plus a key no one has.
+    assert_eq!(
+        tab.eval(r"[...document.querySelectorAll('.stage-body button')].filter(b => b.checkVisibility()).map(b => b.innerText).filter(t => /\([A-Z]\)|Taste/.test(t))")
+            .await,
+        serde_json::json!([]),
+        "on a touch screen a button names a key"
+    );
     tab.screenshot("phone", "play-844x390").await;
     assert!(
         problems.is_empty(),

@@ -635,6 +635,29 @@ async fn the_replay_steps_on_bare_arrow_keys_and_leaves_the_browsers_shortcuts_a
     );
     press(&tab, "Home", 36, 0).await;
     assert_eq!(tab.eval(frame).await, json!(0), "Home in the list");
+    // The table's facts follow the step: at the start the game is being played and its
+    // result not decided (they said "finished" and "Rocky won" at every step); at the end,
+    // the result.
+    let facts =
+        "['f-status', 'f-clock', 'f-result'].map(id => document.getElementById(id).textContent)";
+    assert_eq!(
+        tab.eval(facts).await,
+        json!([
+            format!("playing (replay, step 1 of {})", last + 1),
+            "-",
+            "not decided yet"
+        ]),
+        "the table's facts at the start of the replay"
+    );
+    press(&tab, "End", 35, 0).await;
+    assert_eq!(tab.eval(frame).await, json!(last), "End in the list");
+    assert_eq!(
+        tab.eval(facts).await,
+        json!(["finished", "-", "Rocky won (best of three)"]),
+        "the table's facts at the end of the replay"
+    );
+    press(&tab, "Home", 36, 0).await;
+    assert_eq!(tab.eval(frame).await, json!(0), "Home in the list again");
     // The focused move's ring is inside the list that scrolls (it was cut off at the right).
     let ring = "(() => { const b = document.activeElement, l = document.getElementById('r-frames');         const s = getComputedStyle(b), out = parseFloat(s.outlineWidth) + parseFloat(s.outlineOffset);         const r = b.getBoundingClientRect(), L = l.getBoundingClientRect();         return [b.matches('#r-frames button:focus-visible'), s.outlineStyle, r.right + out <= L.left + l.clientLeft + l.clientWidth + 0.5]; })()";
     assert_eq!(

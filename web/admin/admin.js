@@ -880,11 +880,33 @@ function auditDetail(detail) {
     .map(([k, v]) => el("div", {}, el("span", { class: "muted" }, `${k}: `), typeof v === "string" ? v : JSON.stringify(v)));
 }
 
+const AUDIT_PAGE = 50;
+
+/** The audit log as the address asks for it (`#audit?offset=50&of=1234`: the page and the
+ *  trail's length when its first page was read); a reload shows the same entries and Back
+ *  the page before (the offset was kept only in the page's memory). Anything else is the
+ *  newest page. */
+function auditFromAddress() {
+  const q = addressFilters();
+  const offset = /^[0-9]{1,9}$/.test(q.get("offset") || "") ? Number(q.get("offset")) : 0;
+  const of = /^[0-9]{1,12}$/.test(q.get("of") || "") ? Number(q.get("of")) : null;
+  auditOffset = offset % AUDIT_PAGE === 0 && of !== null ? offset : 0;
+  auditOf = auditOffset ? of : null;
+  return audit();
+}
+
+/** Another page of the log: into the address as a new history entry, then shown. */
+function auditPage(offset) {
+  auditOffset = Math.max(0, offset);
+  keepFilters("audit", auditOffset ? { offset: String(auditOffset), of: auditOf === null ? "" : String(auditOf) } : {});
+  return audit();
+}
+
 async function audit() {
   const shown = loading("Audit log");
   if (auditOffset === 0) auditOf = null;
   const of = auditOf === null ? "" : `&of=${auditOf}`;
-  const res = await api("GET", `/api/admin/audit?limit=50&offset=${auditOffset}${of}`);
+  const res = await api("GET", `/api/admin/audit?limit=${AUDIT_PAGE}&offset=${auditOffset}${of}`);
   if (!res.ok) return shown.failed(res);
   if (auditOf === null && typeof res.body.total === "number") auditOf = res.body.total;
   const items = res.body.items;
@@ -893,13 +915,13 @@ async function audit() {
   shown.show(heading("Audit log", el("span", { class: "muted" }, "newest first")),
     items.length ? table(["When", "Who", "Action", "Target", "Detail"], rows, "audit") : el("p", {}, "No entries."),
     el("div", { class: "pager" },
-      el("button", { type: "button", disabled: auditOffset === 0, onclick: () => { auditOffset = Math.max(0, auditOffset - 50); return audit(); } }, "Newer"),
-      el("button", { type: "button", disabled: items.length < 50, onclick: () => { auditOffset += 50; return audit(); } }, "Older")));
+      el("button", { type: "button", disabled: auditOffset === 0, onclick: () => auditPage(auditOffset - AUDIT_PAGE) }, "Newer"),
+      el("button", { type: "button", disabled: items.length < AUDIT_PAGE, onclick: () => auditPage(auditOffset + AUDIT_PAGE) }, "Older")));
 }
 
 // ---- Routing and sign-in ----------------------------------------------------------------
 
-const SECTIONS = { overview, jobs: jobsFromAddress, messages, levels: levelsFromAddress, accounts, board, switches, quotas, credentials, audit, tables };
+const SECTIONS = { overview, jobs: jobsFromAddress, messages, levels: levelsFromAddress, accounts, board, switches, quotas, credentials, audit: auditFromAddress, tables };
 
 /** On a phone the section links are one row that scrolls sideways: the current one is
  * scrolled into it (sideways only; the page itself does not move). */
@@ -925,7 +947,8 @@ export function addressFilters() {
 /** Puts a section's filters (empty ones left out) into the address as a new history entry
  *  (pushState: no hashchange, the section is not shown again); nothing when they are there. */
 export function keepFilters(section, values) {
-  const q = new URLSearchParams(Object.entries(values).filter(([, v]) => v)).toString();
+  // A comma stays a comma (`pages=100,200`): it needs no escape in an address's fragment.
+  const q = new URLSearchParams(Object.entries(values).filter(([, v]) => v)).toString().replace(/%2C/gi, ",");
   const hash = `#${section}${q ? `?${q}` : ""}`;
   if (location.hash !== hash) history.pushState(null, "", hash);
 }

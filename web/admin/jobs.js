@@ -9,9 +9,14 @@ import { el, api, notice, refusal, confirmIn, table, kv, heading, loading, dateT
 const filter = { state: "", kind: "", account: "", job: "" };
 // The offsets of the pages shown so far, the one shown last: a page with a filter may end
 // early (the server reads a bounded part of an account's jobs per page), so "Previous" goes
-// back to where the last page started rather than a page size back.
+// back to where the last page started rather than a page size back. They are in the address
+// with the filters (`#jobs?state=failed&pages=100,187`: the offsets after the first page),
+// so a reload shows the same page and Back the page before; they were kept only in the
+// page's memory, and a reload or Back went back to the first page.
 let pages = [0];
 const PAGE = 100;
+// At most this many pages in the address (a hand-edited one with more keeps the last ones).
+const PAGES_KEPT = 200;
 
 const STATES = ["", "queued", "running", "succeeded", "failed", "cancelled"];
 const KINDS = ["", "playtest", "simulate", "submit", "recheck"];
@@ -24,6 +29,23 @@ function refilter() {
   return jobs();
 }
 
+/** The filters and the pages shown so far, into the address as a new history entry. */
+function keepPage() {
+  keepFilters("jobs", { ...filter, pages: pages.slice(1).join(",") });
+}
+
+/** The `pages` of an address: offsets that grow, each a whole number above 0; anything
+ *  else (a hand-edited address) is the first page. */
+function pagesOf(text) {
+  const parts = String(text || "").split(",").filter((p) => p !== "");
+  const out = [0];
+  for (const p of parts) {
+    if (!/^[0-9]{1,9}$/.test(p) || Number(p) <= out[out.length - 1]) return [0];
+    out.push(Number(p));
+  }
+  return out.length > PAGES_KEPT ? [0, ...out.slice(-PAGES_KEPT)] : out;
+}
+
 /** The job view as the address asks for it (#jobs?state=failed&kind=submit&account=…&job=…),
  *  from the first page. */
 export function jobsFromAddress() {
@@ -32,7 +54,7 @@ export function jobsFromAddress() {
   filter.kind = oneOf(q.get("kind") || "", KINDS);
   filter.account = (q.get("account") || "").trim().slice(0, 200);
   filter.job = (q.get("job") || "").trim().slice(0, 200);
-  pages = [0];
+  pages = filter.job ? [0] : pagesOf(q.get("pages"));
   return jobs();
 }
 
@@ -207,8 +229,8 @@ export async function jobs({ quiet = false } = {}) {
   const lanes = queue.body.lanes || [];
   const { items, nextOffset } = filter.job ? { items: missing ? [] : [list.body], nextOffset: null } : list.body;
   const pager = el("div", { class: "pager" },
-    el("button", { type: "button", disabled: pages.length === 1, onclick: () => { pages.pop(); return jobs(); } }, "Previous"),
-    el("button", { type: "button", disabled: nextOffset == null, onclick: () => { pages.push(nextOffset); return jobs(); } }, "Next"));
+    el("button", { type: "button", disabled: pages.length === 1, onclick: () => { pages.pop(); keepPage(); return jobs(); } }, "Previous"),
+    el("button", { type: "button", disabled: nextOffset == null, onclick: () => { pages.push(nextOffset); keepPage(); return jobs(); } }, "Next"));
   const everyAccount = !filter.account && (filter.state === "failed" || filter.state === "cancelled");
   const scope = filter.job ? `Job ${filter.job}.`
     : filter.account ? `Recent jobs of ${filter.account}.`

@@ -27,11 +27,16 @@ function showPosts(box, button, open) {
   button.textContent = open ? "Beiträge ausblenden" : "Beiträge lesen";
 }
 
+// A thread's posts are read once: a click while they load (a double click, an impatient
+// second one) only shows or hides the box, as one after they came does. Each click read the
+// whole thread again, and the two answers filled the box one after the other.
 async function openThread(t, box, button) {
-  if (box.dataset.loaded) {
+  if (box.dataset.loaded || box.dataset.loading) {
     showPosts(box, button, box.hidden);
     return;
   }
+  box.dataset.loading = "1";
+  box.setAttribute("aria-busy", "true");
   box.replaceChildren(el("p", null, "Lade …"));
   showPosts(box, button, true);
   try {
@@ -57,7 +62,12 @@ async function openThread(t, box, button) {
     box.replaceChildren(list);
     box.dataset.loaded = "1";
   } catch (e) {
-    box.replaceChildren(el("p", "error", `Das Thema lässt sich gerade nicht laden (${e.message}).`));
+    // The button tries again (the posts were not loaded).
+    box.replaceChildren(el("p", "error", `Das Thema lässt sich gerade nicht laden (${e.message}). Versuch es gleich noch einmal.`));
+    if (!box.hidden) button.textContent = "Erneut laden";
+  } finally {
+    delete box.dataset.loading;
+    box.removeAttribute("aria-busy");
   }
 }
 

@@ -145,7 +145,11 @@ export class Stage {
     this.side.append(el("div", { class: "status" }, this.tickOut, this.berryOut), this.say);
 
     // Play controls.
-    this.restartBtn = el("button", { type: "button", text: "Neustart (R)" });
+    // The key beside the word only where there is a keyboard (game.css hides .key-hint on a
+    // touch screen, where "(R)" named a key nobody has); the shortcut itself is told by
+    // aria-keyshortcuts, not read out as part of the name.
+    this.restartBtn = el("button", { type: "button", "aria-keyshortcuts": "R" }, "Neustart",
+      el("span", { class: "key-hint", "aria-hidden": "true", text: " (R)" }));
     this.restartBtn.addEventListener("click", () => this.restart());
     this.downloadBtn = el("button", { type: "button", text: this.embedded ? "Lauf als Replay kopieren" : "Lauf als Replay laden", disabled: true });
     this.downloadBtn.addEventListener("click", () => this.download());

@@ -329,10 +329,17 @@ function showFrame(i) {
   const last = pos === n - 1;
   // The frame as a public view: the players and result of the game, the state of then.
   const frame = { ...v, state: f.state, turn: f.turn, status: last ? "finished" : "active", result: last ? v.result : null, deadline: null };
-  drawStage(frame, watchModel(frame, Date.now()));
+  const m = watchModel(frame, Date.now());
+  drawStage(frame, m);
   $("r-pos").value = String(pos);
   $("r-where").textContent = `${pos + 1} of ${n}: ${f.label}`;
+  // The table's facts at this step, as the stage shows it: a step before the end is a game
+  // still being played, its result not decided yet (they said "finished" and the winner at
+  // every step). The badge by the title keeps saying what the game is now.
+  $("f-status").textContent = last ? m.status : `${m.status} (replay, step ${pos + 1} of ${n})`;
   $("f-turn").textContent = `turn ${f.turn ?? 0}`;
+  $("f-clock").textContent = "-";
+  $("f-result").textContent = last ? (m.result || "-") : "not decided yet";
   // One stop in the tab order for the whole list (the current move; ↑ ↓ Home End and ← →
   // move through it): every move was a stop of its own, and a keyboard reader went through
   // hundreds of them to reach the players and the table facts after the list.
