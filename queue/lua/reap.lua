@@ -21,7 +21,7 @@
     ARGV[3] the completion channel (done:<job_id>)
     ARGV[4] the job's day (KEYS[3] is its budget)
     ARGV[5] stall, ms       ARGV[6] lease, ms (expired.lua)
-    ARGV[7] the wake-up channels' prefix (queue:new, as admit.lua's ARGV[19])
+    ARGV[7] the wake-up channels' prefix (queue:new, as admission's)
 
   Output:
     'reaped'   failed now

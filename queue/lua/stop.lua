@@ -28,7 +28,7 @@
     ARGV[4] the completion channel (done:<job_id>)
     ARGV[5] the job's day (KEYS[3] is its budget)
     ARGV[6] the final state: `cancelled` (an operator's stop) or `failed` (its worker died)
-    ARGV[7] the wake-up channels' prefix (queue:new, as admit.lua's ARGV[19])
+    ARGV[7] the wake-up channels' prefix (queue:new, as admission's)
 
   Output:
     1  stopped
