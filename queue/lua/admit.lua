@@ -112,10 +112,10 @@
 ]]
 local jid, account, trust, kind = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local fp, input = ARGV[7], ARGV[8]
-local reserve = tonumber(ARGV[9])
+local reserve = (ARGV[9] + 0)
 local now = now_ms()
 local day = day_of(now)
-if tostring(day) ~= ARGV[1] then return {'day', day} end
+if day ~= ARGV[1] + 0 then return {'day', day} end
 
 -- The key's first use is taken and its earlier use read in one command. A refusal below gives
 -- the key back (the reply's wrapper, at the end), so only an admitted job keeps it. At
@@ -142,7 +142,7 @@ end
 -- Everything after the key's first use, in a function: its refusals give the key back.
 local function decide()
 
-local retry = math.max(1, math.ceil(tonumber(ARGV[17]) / 1000))
+local retry = math.max(1, math.ceil((ARGV[17] + 0) / 1000))
 -- queue:fair in one read: the lane's round and sequence, the account's last round in the
 -- lane and its waiting jobs, how late the lane's owed turns run, and the jobs waiting in
 -- both lanes (the lanes' ZCARDs, kept by every script that adds or removes one).
@@ -150,8 +150,8 @@ local fk, ln = KEYS[2], ARGV[23]
 local mine_f, wf, owed_f = 'a:' .. ln .. ':' .. account, 'w:' .. account, 'owed:' .. ln
 local t = redis.call('HMGET', fk, 'round:' .. ln, mine_f, 'seq:' .. ln, wf, owed_f, 'n', 'cap',
   'end:general', 'end:referee', 'idle:general', 'idle:referee', 'charged:' .. ARGV[1])
-local mine = tonumber(t[4]) or 0
-if mine >= tonumber(ARGV[10]) then
+local mine = (t[4] or 0) + 0
+if mine >= (ARGV[10] + 0) then
   return {'busy', 'account', retry}
 end
 
@@ -164,7 +164,7 @@ end
 -- Only reads until the first write that may grow memory: Redis refuses a script at maxmemory
 -- only at that first write (one that frees memory before it would let the rest through).
 local owed = KEYS[12]
-local kept_since = now - tonumber(ARGV[27])
+local kept_since = now - (ARGV[27] + 0)
 -- The turns still kept, in one read (few: accounts refused in the last seconds). None can be
 -- when the latest time any was promised for (queue:fair's owed:<lane>, moved by every
 -- refusal) is past: the common case costs no read. No field: not known (the lane's owed
@@ -225,18 +225,18 @@ local function refuse(cap, retry_s, ahead)
   if #set > 2 then redis.call(unpack(set)) end
   forget_stale()
   forget_dead()
-  local keep = retry_s * 1000 + tonumber(ARGV[27])
+  local keep = retry_s * 1000 + (ARGV[27] + 0)
   if redis.call('PTTL', owed) < keep then redis.call('PEXPIRE', owed, keep) end
   if ahead then return {'busy', cap, retry_s, ahead} end
   return {'busy', cap, retry_s}
 end
 
 local lane = KEYS[3]
-local waiting = tonumber(t[6]) or 0
-if waiting >= tonumber(ARGV[11]) then
+local waiting = (t[6] or 0) + 0
+if waiting >= (ARGV[11] + 0) then
   return refuse('global', retry)
 end
-if ARGV[23] == 'planner' and waiting >= tonumber(ARGV[11]) - tonumber(ARGV[24]) then
+if ARGV[23] == 'planner' and waiting >= (ARGV[11] + 0) - (ARGV[24] + 0) then
   return refuse('reserved', retry)
 end
 
@@ -244,9 +244,9 @@ end
 -- waiting job, so accounts with waiting jobs take turns (and arrival order within a round).
 -- With none waiting (a dropped job leaves its entry behind) its entry does not count.
 local last = 0
-if mine > 0 then last = tonumber(t[2]) or 0 end
-local round = math.max(tonumber(t[1]) or 0, last) + 1
-local seq = ((tonumber(t[3]) or 0) + 1) % TURN_SPAN
+if mine > 0 then last = (t[2] or 0) + 0 end
+local round = math.max((t[1] or 0) + 0, last) + 1
+local seq = (((t[3] or 0) + 0) + 1) % TURN_SPAN
 -- As text: Lua 5.1 would print a large number with 14 digits only.
 local score = int(round * TURN_SPAN + seq)
 
@@ -258,7 +258,7 @@ local score = int(round * TURN_SPAN + seq)
 -- admissions read no queue:slots: the sum holds until the first live worker's announcement
 -- lapses (a worker that dies is counted no longer than that), and every announcement or
 -- retirement drops it (Queue::announce_slots), so a new worker counts at once.
-local exec, slack = tonumber(ARGV[17]), tonumber(ARGV[25])
+local exec, slack = (ARGV[17] + 0), (ARGV[25] + 0)
 local general, referee
 do
   local g, r, u = string.match(t[7] or '', '^(%d+) (%d+) (%d+)$')
@@ -285,7 +285,7 @@ local cap = general
 if ARGV[23] == 'referee' and referee > 0 then pool, cap, latest = 'referee', referee, t[9] end
 end_f = 'end:' .. pool
 if cap > 0 then
-  local d, wait_until = exec + slack, now + tonumber(ARGV[16])
+  local d, wait_until = exec + slack, now + (ARGV[16] + 0)
   -- queue:fair's 'end:<pool>' is at least the latest end of every job running on the pool's
   -- slots (claims raise it; it is set below from the ends themselves when it is missing or
   -- the bound does not hold). With
@@ -349,15 +349,15 @@ end
 local bk = KEYS[4]
 local d_kind, d_bytes = 'd:' .. account .. ':' .. kind, 'd:' .. account .. ':bytes'
 local b = redis.call('HMGET', bk, 'used', 'trust0', 'jobs:' .. kind, 'bytes', d_kind, d_bytes)
-local mine_today = tonumber(b[5]) or 0
-if mine_today >= tonumber(ARGV[12]) then
+local mine_today = (b[5] or 0) + 0
+if mine_today >= (ARGV[12] + 0) then
   return {'quota', 'owner', to_midnight_s(now)}
 end
-local used, trust0 = tonumber(b[1]) or 0, tonumber(b[2]) or 0
-if used + reserve > tonumber(ARGV[13]) then
+local used, trust0 = (b[1] or 0) + 0, (b[2] or 0) + 0
+if used + reserve > (ARGV[13] + 0) then
   return {'quota', 'global', to_midnight_s(now)}
 end
-if trust == '0' and trust0 + reserve > tonumber(ARGV[14]) then
+if trust == '0' and trust0 + reserve > (ARGV[14] + 0) then
   return {'quota', 'global_new', to_midnight_s(now)}
 end
 
@@ -365,9 +365,9 @@ end
 -- ends before the end of the day in which this job's record expires at the latest is
 -- extended to it and its bytes count today (one extended to this day's end already differs
 -- from it by a millisecond's rounding at most; any other is a day short or more).
-local keep_ms = (day_of(now + tonumber(ARGV[28])) + 1) * DAY_MS - now
+local keep_ms = (day_of(now + (ARGV[28] + 0)) + 1) * DAY_MS - now
 local extend, added = {}, 0
-for i = 13, 12 + tonumber(ARGV[31]) do
+for i = 13, 12 + (ARGV[31] + 0) do
   local ttl = redis.call('PTTL', KEYS[i])
   if ttl == -2 then return {'inputs'} end
   if ttl < keep_ms - 1000 then
@@ -376,10 +376,10 @@ for i = 13, 12 + tonumber(ARGV[31]) do
   end
 end
 if added > 0 then
-  if (tonumber(b[6]) or 0) + added > tonumber(ARGV[29]) then
+  if ((b[6] or 0) + 0) + added > (ARGV[29] + 0) then
     return {'quota', 'input_bytes', to_midnight_s(now)}
   end
-  if (tonumber(b[4]) or 0) + added > tonumber(ARGV[30]) then
+  if ((b[4] or 0) + 0) + added > (ARGV[30] + 0) then
     return {'quota', 'global_input_bytes', to_midnight_s(now)}
   end
 end
@@ -389,7 +389,7 @@ end
 -- job), not on every job.
 local first_today = mine_today == 0
 local day_set = {'HSET', bk, 'used', int(used + reserve), 'jobs:' .. kind,
-  int((tonumber(b[3]) or 0) + 1), d_kind, int(mine_today + 1)}
+  int(((b[3] or 0) + 0) + 1), d_kind, int(mine_today + 1)}
 if not b[1] then
   day_set[#day_set + 1] = HASH_TABLE_FIELD
   day_set[#day_set + 1] = HASH_TABLE_VALUE
@@ -400,9 +400,9 @@ if trust == '0' then
 end
 if added > 0 then
   day_set[#day_set + 1] = 'bytes'
-  day_set[#day_set + 1] = int((tonumber(b[4]) or 0) + added)
+  day_set[#day_set + 1] = int(((b[4] or 0) + 0) + added)
   day_set[#day_set + 1] = d_bytes
-  day_set[#day_set + 1] = int((tonumber(b[6]) or 0) + added)
+  day_set[#day_set + 1] = int(((b[6] or 0) + 0) + added)
 end
 redis.call(unpack(day_set))
 if not b[1] then redis.call('EXPIRE', bk, COUNTER_TTL) end
@@ -445,8 +445,8 @@ if #woken == 0 then woken, wpool = pop_idle(KEYS[15], 'idle:general', t[10]), 'g
 -- Handed to the slot popped (the header): only with nothing waiting in the lanes (no job is
 -- passed over), to a slot that said it was idle just now, and a job that can finish within
 -- its caller's wait (else claim.lua would time it out: it waits in its lane for that).
-local handed = #woken > 0 and waiting == 0 and tonumber(woken[2]) >= now - tonumber(ARGV[33])
-  and exec <= tonumber(ARGV[16])
+local handed = #woken > 0 and waiting == 0 and woken[2] + 0 >= now - ARGV[33]
+  and exec <= (ARGV[16] + 0)
 -- The record is a hash table from its first write (HASH_TABLE_FIELD, as queue:fair's and
 -- the day's hashes). Its completion writes a value over 64 bytes (the result, a failure), so
 -- Redis would convert it then anyway; kept as a listpack until then, each field its claim and
@@ -455,13 +455,13 @@ local handed = #woken > 0 and waiting == 0 and tonumber(woken[2]) >= now - tonum
 -- already: then the pair is the id again, and the record holds no field more.
 local pad_f, pad_v = 'id', jid
 if string.len(input) <= 64 then pad_f, pad_v = HASH_TABLE_FIELD, HASH_TABLE_VALUE end
-local deadline, request = int(now + tonumber(ARGV[16])), ARGV[26] or ''
+local deadline, request = int(now + (ARGV[16] + 0)), ARGV[26] or ''
 if handed then
   -- Claimed for the slot as claim.lua claims (claim_next): running under the claim's time as
   -- its token, leased, charged its reservation, on the running jobs; the lane's turn moves
   -- on to its round, the pool's latest end rises to its end (when kept), and the day's
   -- charge grows. The account's and the lanes' waiting counts never held it.
-  local lease_until = int(now + tonumber(ARGV[32]))
+  local lease_until = int(now + (ARGV[32] + 0))
   redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
     'state', 'running', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', now_text,
     'deadline', deadline, 'exec_ms', ARGV[17], 'reserved', ARGV[9],
@@ -469,7 +469,7 @@ if handed then
     'started', now_text, 'token', now_text, 'worker', woken[1], 'lease_until', lease_until,
     'pool', wpool, 'handed', '1', pad_f, pad_v)
   redis.call('ZADD', KEYS[10], lease_until, jid)
-  if round > (tonumber(t[1]) or 0) then
+  if round > ((t[1] or 0) + 0) then
     fair[#fair + 1] = 'round:' .. ln
     fair[#fair + 1] = int(round)
   end
@@ -481,7 +481,7 @@ if handed then
     fair[#fair + 1] = int(now + exec)
   end
   fair[#fair + 1] = 'charged:' .. ARGV[1]
-  fair[#fair + 1] = int((tonumber(t[12]) or 0) + reserve)
+  fair[#fair + 1] = int(((t[12] or 0) + 0) + reserve)
 else
   redis.call('HSET', jk, 'id', jid, 'kind', kind, 'account', account, 'trust', trust,
     'state', 'queued', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', now_text,
@@ -499,8 +499,8 @@ else
   fair[#fair + 1] = 'n'
   fair[#fair + 1] = int(waiting + 1)
 end
-if ARGV[21] ~= '' and tonumber(ARGV[22]) > 0 then
-  redis.call('SET', KEYS[7], '1', 'EX', tonumber(ARGV[22]))
+if ARGV[21] ~= '' and (ARGV[22] + 0) > 0 then
+  redis.call('SET', KEYS[7], '1', 'EX', ARGV[22])
 end
 if not idem_taken then redis.call('SET', KEYS[1], fp .. '|' .. jid, 'EX', ARGV[15]) end
 -- Its kept turn is used now (a stale one is ignored, and dropped by the next refusal).
@@ -512,8 +512,8 @@ redis.call('ZADD', KEYS[6], now_text, jid)
 -- job then): it lives a day longer than its retention, so no job of the day is dropped
 -- early, and an account that stops using the gateway leaves no index behind.
 if first_today then
-  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now - tonumber(ARGV[18]))
-  redis.call('PEXPIRE', KEYS[6], tonumber(ARGV[18]) + DAY_MS)
+  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now - (ARGV[18] + 0))
+  redis.call('PEXPIRE', KEYS[6], (ARGV[18] + 0) + DAY_MS)
 end
 -- The idle slot popped above is handed the job (the claim in the message) or woken. None:
 -- every slot is busy, and the next to finish claims the job.

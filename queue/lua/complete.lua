@@ -119,7 +119,7 @@ local function register_idle(f)
   end
   if done_f then
     if f then
-      set[#set + 1] = done_f; set[#set + 1] = int((tonumber(f[3]) or 0) + 1)
+      set[#set + 1] = done_f; set[#set + 1] = int((f[3] or 0) + 1)
     else
       redis.call('HINCRBY', fk, done_f, 1)
     end
@@ -132,7 +132,7 @@ if ARGV[12] ~= '1' then
   -- the same read.
   local f = redis.call('HMGET', fk, 'n', mark_f, done_f or 'n')
   if not done_f then f[3] = nil end
-  local none = (tonumber(f[1]) or 0) <= 0
+  local none = (f[1] or 0) + 0 <= 0
   if not none and ARGV[12] == '' and KEYS[5] == KEYS[6] then
     -- A referee slot: the count holds the planner lane's jobs too.
     none = redis.call('EXISTS', KEYS[5]) == 0
@@ -142,7 +142,7 @@ if ARGV[12] ~= '1' then
     return 2
   end
   if ARGV[12] == '' then
-    if done_f then redis.call('HSET', fk, done_f, int((tonumber(f[3]) or 0) + 1)) end
+    if done_f then redis.call('HSET', fk, done_f, int((f[3] or 0) + 1)) end
     return 1
   end
 end

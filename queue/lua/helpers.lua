@@ -171,17 +171,34 @@ local PUT_BACK_FRONT = -4503599627370496
 -- mark: the next claim gives it a new token (a later time: the hand-off's lease or the
 -- worker's death came between), so a slow holder of the old one is fenced, and that holder
 -- never runs it anyway, since it finds the mark gone when it would take the job up.
--- jk: job:<id>, rk: queue:running, fk: queue:fair, lane: queue:lane:<the job's lane>.
-local function put_back(jk, jid, rk, fk, lane)
+-- It wakes one idle slot that claims from its lane, as an admission does (admit.lua's
+-- pop_idle: referee work a referee slot first, then a general one; a pool whose idle mark in
+-- queue:fair is '0' has none, and a pop that finds none sets it), so the job does not wait
+-- for an idle refresh or the next completion to be found.
+-- jk: job:<id>, rk: queue:running, fk: queue:fair, lane: queue:lane:<the job's lane>,
+-- gk, refk: queue:handoff:general and :referee, wake: the wake-up channels' prefix
+-- (queue:new; the woken slot's channel is wake:<slot>).
+local function put_back(jk, jid, rk, fk, lane, gk, refk, wake)
   local f = redis.call('HMGET', jk, 'account', 'day', 'charged', 'created')
   redis.call('HSET', jk, 'state', 'queued', 'charged', '0')
   redis.call('HDEL', jk, 'handed', 'worker', 'started', 'token', 'lease_until', 'pool')
   redis.call('ZREM', rk, jid)
   redis.call('ZADD', lane, int(PUT_BACK_FRONT + (tonumber(f[4]) or 0)), jid)
   local wf, cf = 'w:' .. (f[1] or ''), 'charged:' .. (f[2] or '')
-  local t = redis.call('HMGET', fk, wf, 'n', cf)
-  redis.call('HSET', fk, wf, int((tonumber(t[1]) or 0) + 1), 'n', int((tonumber(t[2]) or 0) + 1),
-    cf, int(math.max(0, (tonumber(t[3]) or 0) - (tonumber(f[3]) or 0))))
+  local t = redis.call('HMGET', fk, wf, 'n', cf, 'idle:referee', 'idle:general')
+  local set = {'HSET', fk, wf, int((tonumber(t[1]) or 0) + 1), 'n', int((tonumber(t[2]) or 0) + 1),
+    cf, int(math.max(0, (tonumber(t[3]) or 0) - (tonumber(f[3]) or 0)))}
+  local pools = {{gk, 'idle:general', t[5]}}
+  if lane_name(lane) == 'referee' then table.insert(pools, 1, {refk, 'idle:referee', t[4]}) end
+  local woken = {}
+  for _, p in ipairs(pools) do
+    if #woken == 0 and p[3] ~= '0' then
+      woken = redis.call('ZPOPMAX', p[1])
+      if #woken == 0 then set[#set + 1] = p[2]; set[#set + 1] = '0' end
+    end
+  end
+  redis.call(unpack(set))
+  if #woken > 0 then redis.call('PUBLISH', wake .. ':' .. woken[1], jid) end
 end
 
 -- The next turn of a slot's lanes, claimed (claim.lua has the whole story; complete.lua
@@ -196,7 +213,7 @@ local names = CLAIM_FIELDS
 local lane_keys = {KEYS[k.lane1], KEYS[k.lane2]}
 local lanes = 2
 if KEYS[k.lane2] == KEYS[k.lane1] then lanes = 1 end
-for _ = 1, tonumber(bound) do
+for _ = 1, bound + 0 do
   -- Each lane's head, taken off; of two, the one created first, and the other put back with
   -- its score (its place is unchanged: nobody sees the lane in between). Taking the head off
   -- with the look costs one command where a look and a removal cost two; with both lanes
@@ -237,7 +254,7 @@ for _ = 1, tonumber(bound) do
     -- its count reaches zero (fair_sweep.lua drops them later): admission ignores the turn of
     -- an account with nothing waiting, and a second write here would cost every job.
     local name = lane_name(lane)
-    local round = math.floor(tonumber(head[2]) / TURN_SPAN)
+    local round = math.floor(head[2] / TURN_SPAN)
     local wf = 'w:' .. account
     local end_f = 'end:' .. pool
     -- The day's charge is kept here too (keys::fair_day_charged), so the claim that reads
@@ -245,25 +262,25 @@ for _ = 1, tonumber(bound) do
     local charged_f = 'charged:' .. day
     local t = redis.call('HMGET', fk, 'round:' .. name, wf, 'n', end_f, charged_f,
       k.count or 'n')
-    local set = {'HSET', fk, wf, int(math.max(0, (tonumber(t[2]) or 0) - 1)),
-      'n', int(math.max(0, (tonumber(t[3]) or 0) - 1))}
+    local set = {'HSET', fk, wf, int(math.max(0, (t[2] or 0) - 1)),
+      'n', int(math.max(0, (t[3] or 0) - 1))}
     if k.count then
-      set[#set + 1] = k.count; set[#set + 1] = int((tonumber(t[6]) or 0) + 1)
+      set[#set + 1] = k.count; set[#set + 1] = int((t[6] or 0) + 1)
       k.count = nil
     end
-    if round > (tonumber(t[1]) or 0) then
+    if round > (t[1] or 0) + 0 then
       set[#set + 1] = 'round:' .. name; set[#set + 1] = int(round)
     end
-    local ends_at = now + tonumber(f[7])
+    local ends_at = now + f[7]
     local waiter = f[5] or ''
     local gone, late = false, false
     -- The waiter's process is looked for only once its presence may have lapsed: until
     -- then it lives (admission refreshed it, or it was refreshed shortly before).
-    if waiter ~= '' and now - (tonumber(f[13]) or 0) >= tonumber(sure_ms) then
+    if waiter ~= '' and now - (f[13] or 0) >= sure_ms + 0 then
       gone = redis.call('EXISTS', group_key(KEYS[k.base], 'callers:', waiter)) == 0
         and orphan_drop_allowed(group_key(KEYS[k.base], 'queue:clock'), now)
     end
-    if not gone then late = ends_at > tonumber(f[6]) end
+    if not gone then late = ends_at > f[6] + 0 end
     if gone or late then
       redis.call(unpack(set))
       local bk = group_key(KEYS[k.base], 'budget:', day)
@@ -283,24 +300,24 @@ for _ = 1, tonumber(bound) do
       -- The pool's latest end (admit.lua's bound) rises to this job's. Only kept once
       -- admission has set it from the ends themselves (it then covers every job running), so
       -- a claim never makes it look earlier than a running job's end.
-      if t[4] and ends_at > tonumber(t[4]) then
+      if t[4] and ends_at > t[4] + 0 then
         set[#set + 1] = end_f; set[#set + 1] = int(ends_at)
       end
       set[#set + 1] = charged_f
-      set[#set + 1] = int((tonumber(t[5]) or 0) + (tonumber(f[8]) or 0))
+      set[#set + 1] = int((t[5] or 0) + (f[8] or 0))
       redis.call(unpack(set))
       -- The fencing token: the claim's time. A job is claimed once (never queued again), so
       -- it tells this claim from any other holder; a counter would cost a write a job.
       local token = now
       local now_text = int(now)
-      local lease_until = int(now + tonumber(lease_ms))
+      local lease_until = int(now + lease_ms)
       redis.call('HSET', jk, 'state', 'running', 'started', now_text, 'token', now_text,
         'worker', slot, 'lease_until', lease_until, 'charged', f[8], 'pool', pool)
       redis.call('ZADD', KEYS[k.running], lease_until, jid)
       if registered == '1' then redis.call('ZREM', KEYS[k.idle], slot) end
       -- Another waits: the other lane's head, or any beyond this one in the lanes' count.
       local more = 0
-      if other or (tonumber(t[3]) or 0) > 1 then more = 1 end
+      if other or (t[3] or 0) + 0 > 1 then more = 1 end
       -- The claimed record as read (CLAIM_FIELDS' values in their order, false for a
       -- missing one): the worker knows what the claim wrote (its state, start and token
       -- are the token, its worker the slot, its charge the reservation), and names the

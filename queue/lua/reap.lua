@@ -13,12 +13,15 @@
     KEYS[6] queue:fair      the accounts' and lanes' waiting counts, the day's charge
     KEYS[7] queue:lane:<lane>  the job's lane (its kind's), where a job handed to nobody
                             goes back
+    KEYS[8] queue:handoff:general  the idle slots, one of which a job put back wakes
+    KEYS[9] queue:handoff:referee  (put_back, helpers.lua)
 
     ARGV[1] job id
     ARGV[2] job ttl, s
     ARGV[3] the completion channel (done:<job_id>)
     ARGV[4] the job's day (KEYS[3] is its budget)
     ARGV[5] stall, ms       ARGV[6] lease, ms (expired.lua)
+    ARGV[7] the wake-up channels' prefix (queue:new, as admission's)
 
   Output:
     'reaped'   failed now
@@ -41,7 +44,7 @@ if tonumber(f[2]) > now then return 'alive' end
 if not reaping_allowed(KEYS[4], now, tonumber(ARGV[5]), tonumber(ARGV[6])) then return 'alive' end
 if f[3] ~= ARGV[4] then return redis.error_reply('reap: KEYS[3] is not the budget of the job\'s day') end
 if f[4] then
-  put_back(jk, ARGV[1], KEYS[2], KEYS[6], KEYS[7])
+  put_back(jk, ARGV[1], KEYS[2], KEYS[6], KEYS[7], KEYS[8], KEYS[9], ARGV[7])
   return 'requeued'
 end
 redis.call('HSET', jk, 'state', 'failed', 'finished', now, 'failure', cjson.encode({

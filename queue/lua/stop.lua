@@ -19,6 +19,8 @@
     KEYS[4] queue:ended           failed and cancelled jobs by end time (note_ended)
     KEYS[5] queue:fair            the accounts' and lanes' waiting counts, the day's charge
     KEYS[6] queue:lane:<lane>     the job's lane (its kind's)
+    KEYS[7] queue:handoff:general the idle slots, one of which a job put back wakes
+    KEYS[8] queue:handoff:referee (put_back, helpers.lua)
 
     ARGV[1] job id
     ARGV[2] failure (JSON: code `cancelled` and the operator's reason)
@@ -26,6 +28,7 @@
     ARGV[4] the completion channel (done:<job_id>)
     ARGV[5] the job's day (KEYS[3] is its budget)
     ARGV[6] the final state: `cancelled` (an operator's stop) or `failed` (its worker died)
+    ARGV[7] the wake-up channels' prefix (queue:new, as admission's)
 
   Output:
     1  stopped
@@ -46,7 +49,7 @@ if state ~= 'cancelled' and state ~= 'failed' then
 end
 if f[3] then
   if state == 'failed' then
-    put_back(jk, ARGV[1], KEYS[2], KEYS[5], KEYS[6])
+    put_back(jk, ARGV[1], KEYS[2], KEYS[5], KEYS[6], KEYS[7], KEYS[8], ARGV[7])
     return 2
   end
   redis.call('HDEL', jk, 'handed')

@@ -1389,7 +1389,9 @@ impl Queue {
         self.ending_keys(&mut stop, id, &names.day);
         stop.key(keys::ended(&self.store))
             .key(keys::fair(&self.store))
-            .key(keys::lane(&self.store, names.lane.unwrap_or(Lane::Referee)));
+            .key(keys::lane(&self.store, names.lane.unwrap_or(Lane::Referee)))
+            .key(keys::idle(&self.store, Pool::General))
+            .key(keys::idle(&self.store, Pool::Referee));
         let stopped: scripts::Stopped = stop
             .arg(id)
             .arg(failure)
@@ -1397,6 +1399,7 @@ impl Queue {
             .arg(self.done_channel(id))
             .arg(&names.day)
             .arg(state.as_str())
+            .arg(keys::new_channel(&self.store))
             .run()
             .await?;
         Ok(match stopped {
@@ -2112,7 +2115,9 @@ impl Queue {
             reap.key(keys::clock(&self.store))
                 .key(keys::ended(&self.store))
                 .key(keys::fair(&self.store))
-                .key(keys::lane(&self.store, names.lane.unwrap_or(Lane::Referee)));
+                .key(keys::lane(&self.store, names.lane.unwrap_or(Lane::Referee)))
+                .key(keys::idle(&self.store, Pool::General))
+                .key(keys::idle(&self.store, Pool::Referee));
             let outcome: ReapReply = reap
                 .arg(&id)
                 .arg(self.settings.job_ttl_seconds())
@@ -2120,6 +2125,7 @@ impl Queue {
                 .arg(&day)
                 .arg(stall_ms)
                 .arg(lease_ms)
+                .arg(keys::new_channel(&self.store))
                 .run()
                 .await?;
             match outcome {

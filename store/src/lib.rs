@@ -23,6 +23,7 @@ pub mod cluster;
 mod delayed;
 mod durable;
 mod health;
+mod lua_shake;
 mod notifier;
 mod primary;
 pub mod random;
