@@ -109,8 +109,6 @@ pub fn bucket_of(id: &str, buckets: usize) -> usize {
 #[derive(Clone)]
 pub enum Conn {
     One(ConnectionManager),
-    /// One server's, its commands written and read on the caller's task (`direct.rs`).
-    Direct(crate::direct::DirectConn),
     Cluster(ClusterConnection),
 }
 
@@ -118,7 +116,6 @@ impl ConnectionLike for Conn {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match self {
             Conn::One(c) => c.req_packed_command(cmd),
-            Conn::Direct(c) => c.req_packed_command(cmd),
             Conn::Cluster(c) => c.req_packed_command(cmd),
         }
     }
@@ -131,7 +128,6 @@ impl ConnectionLike for Conn {
     ) -> RedisFuture<'a, Vec<Value>> {
         match self {
             Conn::One(c) => c.req_packed_commands(pipeline, offset, count),
-            Conn::Direct(c) => c.req_packed_commands(pipeline, offset, count),
             Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
         }
     }
@@ -139,7 +135,6 @@ impl ConnectionLike for Conn {
     fn get_db(&self) -> i64 {
         match self {
             Conn::One(c) => c.get_db(),
-            Conn::Direct(c) => c.get_db(),
             Conn::Cluster(c) => c.get_db(),
         }
     }

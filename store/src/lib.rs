@@ -21,7 +21,6 @@ use tokio::sync::watch;
 
 pub mod cluster;
 mod delayed;
-mod direct;
 mod durable;
 mod health;
 mod notifier;
@@ -866,7 +865,6 @@ impl OneNode {
         use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
         match &mut self.0 {
             Conn::One(c) => cmd.query_async(c).await,
-            Conn::Direct(c) => cmd.query_async(c).await,
             Conn::Cluster(c) => {
                 let v = c
                     .route_command(

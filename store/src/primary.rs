@@ -124,16 +124,8 @@ pub(crate) fn manager_config() -> ConnectionManagerConfig {
 pub(crate) async fn connect_url(url: &str) -> Result<Primary, redis::RedisError> {
     let client = redis::Client::open(url)?;
     let conn = ConnectionManager::new_with_config(client.clone(), manager_config()).await?;
-    let direct = std::env::var("REDIS_DIRECT").map_or(true, |v| v != "0");
-    let conn = match direct
-        .then(|| crate::direct::DirectConn::new(&client, conn.clone(), RESPONSE_TIMEOUT))
-        .flatten()
-    {
-        Some(d) => crate::cluster::Conn::Direct(d),
-        None => crate::cluster::Conn::One(conn),
-    };
     Ok(Primary {
-        conn,
+        conn: crate::cluster::Conn::One(conn),
         client,
         addr: crate::redact_url(url),
         cluster: None,
