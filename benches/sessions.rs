@@ -25,7 +25,9 @@
 //! `BENCH_APIS=N` runs N API processes; a session's host and agents all call its host's process
 //! (session affinity, what a load balancer hashing on the session id gives), or with
 //! `BENCH_SPLIT=1` one of its agents calls another (what one without affinity gives).
-//! `BENCH_API_THREADS=N` sets the API processes' runtime threads (`TOKIO_WORKER_THREADS`).
+//! `BENCH_API_THREADS=N` sets the API processes' runtime threads (`TOKIO_WORKER_THREADS`, which
+//! `server.runtime_threads` = 0, the default, follows; so it also works with builds older than
+//! that setting, as when the `horst` binary is swapped between runs).
 //!
 //! `BENCH_CLUSTER=1` runs the same processes on a Redis Cluster (`horst_testkit::RedisCluster`:
 //! three primaries with a replica each, AOF off like the one server) through

@@ -54,10 +54,7 @@ pub fn run(config: Config, mode: Mode) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime_builder(config.server.runtime_threads).build() {
         Ok(rt) => rt,
         Err(e) => {
             warn(&format!("horst: cannot start the async runtime: {e}"));
@@ -65,6 +62,11 @@ pub fn run(config: Config, mode: Mode) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let threads = runtime.metrics().num_workers();
+    say(&format!(
+        "horst: {threads} runtime thread{} (server.runtime_threads)",
+        if threads == 1 { "" } else { "s" }
+    ));
     let roles = mode.roles();
     if matches!(mode, Mode::Up { .. }) {
         if let Some(line) = memory_limit_warning(&config.worker) {
@@ -99,6 +101,18 @@ pub fn run(config: Config, mode: Mode) -> ExitCode {
     redis_setup::stop_private(&redis);
     say("horst: stopped");
     code
+}
+
+/// The process's async runtime: `server.runtime_threads` threads, 0 leaving tokio's own
+/// choice (`TOKIO_WORKER_THREADS`, else one per core). CPU-heavy request work (map checks,
+/// renders, the planner) runs on blocking threads, so one runtime thread is not stalled by it.
+fn runtime_builder(threads: u64) -> tokio::runtime::Builder {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    if threads > 0 {
+        builder.worker_threads(threads as usize);
+    }
+    builder
 }
 
 /// `up`'s worker child is killed past `worker.memory_limit_mib`; set below what its planner

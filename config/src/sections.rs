@@ -37,6 +37,12 @@ pub struct ServerConfig {
     /// Serve `/metrics` (with `/healthz` and `/readyz`) on this address (IP:PORT) instead of
     /// `listen`, so it need not be public; empty: on `listen`.
     pub metrics_listen: String,
+    /// The async runtime's threads in each horst process (`up`, `api`, `worker`): 0 is one
+    /// per core (or `TOKIO_WORKER_THREADS` when that is set). 1 saves the hand-offs between
+    /// threads (6-19 % of the API's CPU an action, docs/benchmarks.md "Sessions, eleventh
+    /// round") but uses one core: right for one process per core behind a load balancer
+    /// that keeps a session on one process (docs/scaling.md).
+    pub runtime_threads: u64,
 }
 
 impl Default for ServerConfig {
@@ -55,6 +61,7 @@ impl Default for ServerConfig {
             // dozens of tables (or many agents behind one NAT).
             max_connections_per_address: 256,
             metrics_listen: String::new(),
+            runtime_threads: 0,
         }
     }
 }
@@ -616,6 +623,10 @@ impl Config {
             (
                 "server.max_connections_per_address",
                 range(self.server.max_connections_per_address, 1, 1_000_000),
+            ),
+            (
+                "server.runtime_threads",
+                range(self.server.runtime_threads, 0, 1024),
             ),
             ("worker.slots", range(self.worker.slots as u64, 1, 256)),
             (

@@ -55,6 +55,34 @@ pub fn revision_id(name: &str, map_hash: &str, engine_version: &str, replay: &st
     format!("rev-{}-{}", lower(name), &hex::encode(h.finalize())[..12])
 }
 
+/// A shipped level's replay, its referee report and its feasibility report, or why it is
+/// refused: the map or the replay does not parse, or the replay does not win.
+fn check_shipped(
+    level: &horst_levels::Level,
+) -> Result<(horst_engine::Replay, horst_engine::RefereeReport, Value), String> {
+    let engine = horst_engine::engine_version();
+    let map = horst_engine::parse_map(level.map).map_err(|r| {
+        let first = r.errors.first().map(|e| e.message.clone());
+        format!(
+            "levels/{}.map is invalid: {}",
+            level.file,
+            first.unwrap_or_default()
+        )
+    })?;
+    let replay = horst_engine::parse_replay_json(level.replay)
+        .map_err(|e| format!("levels/{}.replay.json: {e}", level.file))?;
+    let report = horst_engine::referee(&map, &replay);
+    if !report.won {
+        return Err(format!(
+            "levels/{}.replay.json does not win on engine {engine}: {} after {} ticks",
+            level.file, report.outcome, report.ticks
+        ));
+    }
+    let feasibility =
+        serde_json::to_value(horst_feasibility::assess(&map, &replay)).unwrap_or(Value::Null);
+    Ok((replay, report, feasibility))
+}
+
 /// Publishes `levels` (normally `horst_levels::BUILTIN`) as described in the module doc.
 /// The operator's action around it (auditing each publication, logging what a starting API
 /// did) is `horst_operator::publish_builtin`.
@@ -71,33 +99,18 @@ pub async fn publish(
             action: "refused",
             detail: Some(detail),
         };
-        let map = match horst_engine::parse_map(level.map) {
-            Ok(m) => m,
-            Err(r) => {
-                let first = r.errors.first().map(|e| e.message.clone());
-                out.push(refused(format!(
-                    "levels/{}.map is invalid: {}",
-                    level.file,
-                    first.unwrap_or_default()
-                )));
-                continue;
-            }
-        };
-        let replay = match horst_engine::parse_replay_json(level.replay) {
-            Ok(r) => r,
-            Err(e) => {
-                out.push(refused(format!("levels/{}.replay.json: {e}", level.file)));
-                continue;
-            }
-        };
-        let report = horst_engine::referee(&map, &replay);
-        if !report.won {
-            out.push(refused(format!(
-                "levels/{}.replay.json does not win on engine {engine}: {} after {} ticks",
-                level.file, report.outcome, report.ticks
-            )));
-            continue;
-        }
+        // Parsing, refereeing and assessing a level take CPU for a while (every level at each
+        // start, and again when Redis comes back empty while the process serves): on a
+        // blocking thread, not the runtime's.
+        let shipped = *level;
+        let (replay, report, feasibility) =
+            match crate::blocking::off_runtime(move || check_shipped(&shipped)).await? {
+                Ok(checked) => checked,
+                Err(detail) => {
+                    out.push(refused(detail));
+                    continue;
+                }
+            };
         // The replay as agents submit it: compact JSON of exactly `{seed, actions}`.
         let replay_json = serde_json::to_string(&replay).map_err(ToolError::internal)?;
         let id = revision_id(level.name, &report.map_hash, engine, &replay_json);
@@ -105,8 +118,7 @@ pub async fn publish(
         acceptance["engineVersion"] = json!(engine);
         acceptance["policyVersion"] = json!(horst_engine::POLICY_VERSION);
         // Like a submission's acceptance: the replay's feasibility report (get_level, the pages).
-        acceptance["feasibility"] =
-            serde_json::to_value(horst_feasibility::assess(&map, &replay)).unwrap_or(Value::Null);
+        acceptance["feasibility"] = feasibility;
         let bytes = crate::revisions::evidence_bytes(
             level.map,
             &serde_json::from_str::<Value>(&replay_json).map_err(ToolError::internal)?,

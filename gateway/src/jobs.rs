@@ -157,7 +157,7 @@ impl Gateway {
         a: &PlaytestArgs,
         caller: &Account,
     ) -> Result<Value, ToolError> {
-        check_map(a.map.as_str())?;
+        check_map(a.map.as_str()).await?;
         let seed = a.seed.map_or(1, |s| s.0);
         let input = JobInput::playtest(a.map.as_str(), seed);
         self.run_job(
@@ -175,7 +175,7 @@ impl Gateway {
         a: &SimulateArgs,
         caller: &Account,
     ) -> Result<Value, ToolError> {
-        check_map(a.map.as_str())?;
+        check_map(a.map.as_str()).await?;
         let input = JobInput::simulate(a.map.as_str(), a.replay.0.clone());
         self.run_job(
             JobKind::Simulate,
@@ -193,7 +193,7 @@ impl Gateway {
         caller: &Account,
     ) -> Result<Value, ToolError> {
         let (level, map, replay) = (a.name.as_str(), a.map.as_str(), &a.replay.0);
-        check_map(map)?;
+        check_map(map).await?;
         let parent = a.parent_revision_id.as_ref().map(Id::as_str);
         let idem = a.idempotency_key.as_str();
         let input = JobInput::submit(map, replay.clone(), level, parent.map(str::to_string));
@@ -748,10 +748,12 @@ const SHUTDOWN_STEP: Duration = Duration::from_secs(2);
 
 /// Maps are checked before anything else happens: an invalid map is `validation_failed`
 /// with the validator's errors (those of `validate_map`), before any quota, queue or
-/// storage work, so it costs nothing.
-fn check_map(map: &str) -> Result<(), ToolError> {
-    match horst_engine::parse_map(map) {
-        Ok(_) => Ok(()),
+/// storage work, so it costs nothing. Parsed on a blocking thread (a map is up to 256 KB).
+async fn check_map(map: &str) -> Result<(), ToolError> {
+    let map = map.to_string();
+    let parsed = crate::blocking::off_runtime(move || horst_engine::parse_map(&map).map(drop));
+    match parsed.await? {
+        Ok(()) => Ok(()),
         Err(report) => Err(ToolError::new(
             ErrorCode::ValidationFailed,
             "the map is invalid, so nothing was queued or charged; fix the errors (validate_map shows each with its line, column and a hint)",
@@ -823,6 +825,22 @@ pub(crate) struct Submission<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The map check before a playtest, a simulation or a submission parses the map whole
+    /// (up to 256 KB); it runs off the runtime's thread, and still refuses an invalid map.
+    #[test]
+    fn the_map_check_does_not_hold_the_runtime_thread() {
+        let map = horst_levels::BUILTIN.last().unwrap().map;
+        let during = crate::blocking::tests::turns_of_others_during(|| async {
+            check_map(map).await.unwrap();
+        });
+        assert!(during > 0, "no other task ran while the map was checked");
+        let during = crate::blocking::tests::turns_of_others_during(|| async {
+            let e = check_map("not a map").await.unwrap_err();
+            assert_eq!(e.code, ErrorCode::ValidationFailed);
+        });
+        assert!(during > 0);
+    }
 
     /// A quota refusal names one of the contract's three scopes; the input caps are said
     /// apart in `limit`.

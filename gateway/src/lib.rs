@@ -19,6 +19,7 @@ use horst_config::{Config, GatewayMode};
 use horst_store::Store;
 
 pub mod args;
+mod blocking;
 pub mod board;
 pub mod builtin;
 pub mod checks;
@@ -656,7 +657,7 @@ impl Gateway {
     ) -> Result<ToolOutput, ToolError> {
         match call {
             Call::RenderMap(a) => {
-                let (result, png) = render::render(a)?;
+                let (result, png) = render::render_off_runtime(a).await?;
                 let value = serde_json::to_value(result).map_err(ToolError::internal)?;
                 Ok(ToolOutput { value, png })
             }
@@ -684,9 +685,8 @@ impl Gateway {
                 // budget (a few hundred ms on a crafted map), and every other request of
                 // the process would wait behind it.
                 let map = a.map.as_str().to_string();
-                let report = tokio::task::spawn_blocking(move || horst_engine::validate_map(&map))
-                    .await
-                    .map_err(ToolError::internal)?;
+                let report =
+                    blocking::off_runtime(move || horst_engine::validate_map(&map)).await?;
                 to_value(serde_json::to_value(report))
             }
             Call::RenderMap(_) => Err(ToolError::internal("render_map answers through run_tool")),

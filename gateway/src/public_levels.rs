@@ -77,6 +77,13 @@ pub fn title_of(map: &str) -> String {
         .unwrap_or_default()
 }
 
+/// [`title_of`] on a blocking thread: the map (up to 256 KB) is parsed whole, and a list of
+/// levels parses one per card.
+async fn title_off_runtime(map: &str) -> Result<String, ToolError> {
+    let map = map.to_string();
+    crate::blocking::off_runtime(move || title_of(&map)).await
+}
+
 async fn display_name(store: &Store, owner: &str) -> Result<Option<String>, ToolError> {
     let v: Option<String> = store
         .conn()
@@ -120,7 +127,7 @@ pub async fn revision(
     let card = Card {
         revision_id: text("revisionId"),
         name: text("name"),
-        title: title_of(&map),
+        title: title_off_runtime(&map).await?,
         owner_display_name: display_name(store, &owner).await?,
         builtin: owner == crate::builtin::OWNER,
         owner,
@@ -201,7 +208,10 @@ pub async fn operator_extras(
         None
     };
     Ok(OperatorExtras {
-        title: map.as_deref().map(title_of).unwrap_or_default(),
+        title: match map {
+            Some(map) => title_off_runtime(&map).await?,
+            None => String::new(),
+        },
         rollback_to: rollback_to.filter(|r| !r.is_empty()),
     })
 }
@@ -247,4 +257,19 @@ pub fn well_formed_id(id: &str) -> bool {
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+#[cfg(test)]
+mod tests {
+    /// A level card's title parses the map whole; that runs off the runtime's thread.
+    #[test]
+    fn a_title_does_not_hold_the_runtime_thread() {
+        let level = horst_levels::BUILTIN.last().unwrap();
+        let during = crate::blocking::tests::turns_of_others_during(|| async {
+            let title = super::title_off_runtime(level.map).await.unwrap();
+            assert_eq!(title, super::title_of(level.map));
+            assert!(!title.is_empty());
+        });
+        assert!(during > 0, "no other task ran while the map was parsed");
+    }
 }

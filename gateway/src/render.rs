@@ -68,8 +68,12 @@ pub struct RenderResult {
     pub image: Option<ImageInfo>,
 }
 
-/// The result and, with `image: true`, the PNG file.
-pub fn render(a: &RenderMapArgs) -> Result<(RenderResult, Option<Vec<u8>>), ToolError> {
+/// The result and, with `image: true`, the PNG file, drawn on a blocking thread: the map
+/// (up to 256 KB) is parsed whole and the picture compressed, which would hold up every other
+/// request on the runtime's thread meanwhile.
+pub async fn render_off_runtime(
+    a: &RenderMapArgs,
+) -> Result<(RenderResult, Option<Vec<u8>>), ToolError> {
     let requested = horst_map_image::Window {
         x: a.x.0,
         y: a.y.0,
@@ -77,11 +81,10 @@ pub fn render(a: &RenderMapArgs) -> Result<(RenderResult, Option<Vec<u8>>), Tool
         height: a.height.0,
     };
     let image = a.image.is_some_and(|f| f.0);
-    Ok(result_of(horst_map_image::view(
-        a.map.as_str(),
-        requested,
-        image,
-    )?))
+    let map = a.map.as_str().to_string();
+    let view = crate::blocking::off_runtime(move || horst_map_image::view(&map, requested, image))
+        .await??;
+    Ok(result_of(view))
 }
 
 /// The `render_map` result of a view (`horst map render --json` prints the same).
@@ -119,4 +122,25 @@ pub fn result_of(v: horst_map_image::View) -> (RenderResult, Option<Vec<u8>>) {
         },
         png,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A render (the map parsed whole, a PNG compressed) leaves the runtime's thread free for
+    /// other tasks meanwhile: with one runtime thread it held up every other request.
+    #[test]
+    fn a_render_does_not_hold_the_runtime_thread() {
+        let map = horst_levels::BUILTIN.last().unwrap().map;
+        let args: RenderMapArgs = serde_json::from_value(serde_json::json!({
+            "map": map, "x": 0, "y": 0, "width": 120, "height": 30, "image": true
+        }))
+        .unwrap();
+        let during = crate::blocking::tests::turns_of_others_during(|| async {
+            let (result, png) = render_off_runtime(&args).await.unwrap();
+            assert!(png.is_some() && !result.text.is_empty());
+        });
+        assert!(during > 0, "no other task ran while the map was drawn");
+    }
 }

@@ -68,6 +68,7 @@ mod rcadia_stall;
 mod rcadia_upgrade;
 mod redis_full;
 mod reliability;
+mod runtime_threads;
 mod security;
 mod shutdown;
 mod stall;
