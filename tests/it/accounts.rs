@@ -952,6 +952,70 @@ async fn a_revoked_rcadia_token_is_refused_within_the_epoch_bound() {
     );
 }
 
+/// A revocation reaches the other API processes at once, not up to `EPOCH_CHECK` (1 s)
+/// later: the process that revokes announces it on `auth:revoked`, and every API process's
+/// identity cache reads the epoch again at its next request. The test waits until the other
+/// process's own listener has heard the announcement (its notifier tells the cache before
+/// any waiter), then asks it once: refused, with no waiting. Before the change the other
+/// process answered from its cache (read well within the second) and let the token in.
+#[tokio::test]
+async fn a_revoked_rcadia_token_is_refused_by_another_process_as_soon_as_it_hears_of_it() {
+    let app = accounts_app().await;
+    let other = crate::harness::spawn_app_beside(&app, |_| {}).await;
+    assert!(
+        other
+            .queue
+            .notifier()
+            .ready(std::time::Duration::from_secs(10))
+            .await
+    );
+    let mut heard =
+        other
+            .queue
+            .notifier()
+            .subscribe(&horst_identity::auth::Auth::revocation_channel(
+                &other.store,
+            ));
+    for round in 0..3 {
+        let (token, agent) = horst_operator::create_token(
+            &app.store,
+            &app.auth,
+            "olga",
+            &["play".into()],
+            Some("Fisch"),
+            false,
+        )
+        .await
+        .unwrap();
+        let poll = async || {
+            other
+                .http
+                .get(other.url("/api/v1/agent/sessions/0000-nosuchsession/state"))
+                .bearer_auth(&token)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        };
+        // The other process knows the token and caches it (its epoch just read).
+        assert_ne!(poll().await, 401, "round {round}");
+        assert_ne!(poll().await, 401, "round {round}");
+        heard.mark_seen();
+        horst_operator::revoke_token(&app.store, &app.auth, "olga", &agent)
+            .await
+            .unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(10), heard.changed())
+            .await
+            .expect("the other process never heard of the revocation");
+        assert_eq!(
+            poll().await,
+            401,
+            "round {round}: the other process still let a revoked token in after hearing of it"
+        );
+    }
+}
+
 /// The real binary at debug level: no password, key, token, JWT, session id or CSRF token
 /// reaches a log line, and no listing shows one.
 #[tokio::test]
