@@ -891,10 +891,9 @@ async fn earlier_versions_users_move_to_phc_hashes_on_their_next_sign_in() {
     );
 }
 
-#[tokio::test]
-async fn a_revoked_rcadia_token_is_refused_within_the_epoch_bound() {
-    let app = accounts_app().await;
-    let (token, agent) = horst_operator::create_token(
+/// An RCADIA token with the play scope, made by operator olga ("Fisch"): (token, agent id).
+async fn play_token(app: &TestApp) -> (String, String) {
+    horst_operator::create_token(
         &app.store,
         &app.auth,
         "olga",
@@ -903,7 +902,13 @@ async fn a_revoked_rcadia_token_is_refused_within_the_epoch_bound() {
         false,
     )
     .await
-    .unwrap();
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_revoked_rcadia_token_is_refused_within_the_epoch_bound() {
+    let app = accounts_app().await;
+    let (token, agent) = play_token(&app).await;
     // A second API process caches the identity too.
     let other = crate::harness::spawn_app_beside(&app, |_| {}).await;
     let poll = |base: String| {
@@ -977,16 +982,7 @@ async fn a_revoked_rcadia_token_is_refused_by_another_process_as_soon_as_it_hear
                 &other.store,
             ));
     for round in 0..3 {
-        let (token, agent) = horst_operator::create_token(
-            &app.store,
-            &app.auth,
-            "olga",
-            &["play".into()],
-            Some("Fisch"),
-            false,
-        )
-        .await
-        .unwrap();
+        let (token, agent) = play_token(&app).await;
         let poll = async || {
             other
                 .http

@@ -21,6 +21,24 @@ pub(crate) async fn config_set(app: &TestApp, name: &str, value: &str) {
         .unwrap();
 }
 
+/// The line of `/metrics` for the gauge `name` (`name value`), empty without one.
+async fn metric_line(app: &TestApp, name: &str) -> String {
+    let text = app
+        .http
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let prefix = format!("{name} ");
+    text.lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// Below what the server already uses: every write that may grow memory is refused (OOM).
 pub(crate) async fn fill(app: &TestApp) {
     config_set(app, "maxmemory", "1").await;
@@ -49,21 +67,7 @@ async fn a_full_redis_refuses_writes_with_503_keeps_reads_and_recovers_by_itself
         assert_eq!(r.status().as_u16(), 200);
         r.json().await.unwrap()
     };
-    let metric = async || -> String {
-        let text = app
-            .http
-            .get(app.url("/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        text.lines()
-            .find(|l| l.starts_with("horst_redis_writes_refused "))
-            .unwrap_or_default()
-            .to_string()
-    };
+    let metric = async || metric_line(&app, "horst_redis_writes_refused").await;
     let mut seen = Value::Null;
     let told = eventually(Duration::from_secs(20), async || {
         seen = readyz().await;
@@ -715,21 +719,7 @@ async fn a_primary_demoted_to_a_replica_at_run_time_is_named_in_readyz_with_the_
         let r = app.http.get(app.url("/readyz")).send().await.unwrap();
         (r.status().as_u16(), r.json().await.unwrap())
     };
-    let metric = async || -> String {
-        let text = app
-            .http
-            .get(app.url("/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        text.lines()
-            .find(|l| l.starts_with("horst_redis_replica "))
-            .unwrap_or("horst_redis_replica missing")
-            .to_string()
-    };
+    let metric = async || metric_line(&app, "horst_redis_replica").await;
     assert_eq!(readyz().await.0, 200);
     assert_eq!(metric().await, "horst_redis_replica 0");
     cmd(&b.url(), &["REPLICAOF", "NO", "ONE"]).await;
