@@ -146,6 +146,8 @@ impl App {
         let mut channels = Queue::channels(&store);
         if roles.api {
             channels.extend(Rcadia::channels(&store));
+            // Revocations announced by any process: this one's identity cache hears them.
+            channels.push(Auth::revocation_channel(&store));
         }
         let (notifier, listener) =
             horst_queue::Notifier::new(store.client().clone(), channels, shutdown.flag());
@@ -179,6 +181,9 @@ impl App {
         let auth = Auth::new(store.clone(), &config.jwt_key_file())
             .await
             .map_err(|e| BuildError(format!("cannot open the identity store: {e}")))?;
+        if roles.api {
+            auth.follow_revocations(queue.notifier());
+        }
         // The configured admin token is the first seed of the rotating set (stored once by
         // hash; a retired one stays retired), by the processes that serve.
         if roles.serves() {

@@ -102,6 +102,7 @@ pub(crate) struct HttpMetrics {
     duration: Family<RouteLabels, Histogram>,
     ready: Gauge,
     writes_refused: Gauge,
+    replica: Gauge,
 }
 
 impl HttpMetrics {
@@ -128,11 +129,18 @@ impl HttpMetrics {
             "1 while Redis refuses this process's writes (out of memory, a failing disk, a replica)",
             writes_refused.clone(),
         );
+        let replica = Gauge::default();
+        metrics.register(
+            "redis_replica",
+            "1 while the one Redis of redis.url is a replica (REPLICAOF, a failover without sentinels configured): every write is refused until redis.url names the primary",
+            replica.clone(),
+        );
         HttpMetrics {
             requests,
             duration,
             ready,
             writes_refused,
+            replica,
         }
     }
 
@@ -142,6 +150,10 @@ impl HttpMetrics {
 
     pub(crate) fn set_writes_refused(&self, refused: bool) {
         self.writes_refused.set(refused as i64);
+    }
+
+    pub(crate) fn set_replica(&self, replica: bool) {
+        self.replica.set(replica as i64);
     }
 }
 

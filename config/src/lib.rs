@@ -545,6 +545,27 @@ impl Config {
                 format!("{public:?} is not a base URL; write scheme://host[:port][/path], e.g. \"https://api.rcadia.xyz\", or leave it empty"),
             );
         }
+        // The reference player sits only at the house's tables: a game it cannot meet there
+        // (a misspelling) silently left every new agent of that game without its validation
+        // game.
+        for game in &self.sessions.reference_games {
+            let known = SHIPPED_GAMES
+                .iter()
+                .copied()
+                .chain(self.house.games.iter().map(String::as_str));
+            if !known.clone().any(|g| g == game) {
+                let mut names: Vec<&str> = known.collect();
+                names.sort_unstable();
+                names.dedup();
+                return fail(
+                    "sessions.reference_games",
+                    format!(
+                        "{game:?} is not a known game; known games: {} (the games horst ships under web/games/, and house.games). Fix the spelling, drop it, or add your own house game to house.games too",
+                        names.join(", ")
+                    ),
+                );
+            }
+        }
         for origin in &self.gateway.allowed_origins {
             if !(origin.starts_with("http://") || origin.starts_with("https://"))
                 || origin.ends_with('/')
@@ -675,6 +696,10 @@ fn names_setting(message: &str, path: &str) -> bool {
             && after.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
     })
 }
+
+/// The games horst ships a page for (`web/games/<id>/`), which the house can host: with
+/// `house.games`, what `sessions.reference_games` may name.
+pub const SHIPPED_GAMES: &[&str] = &["chess", "rps"];
 
 /// Variables that configure horst's environment rather than a setting (`HORST_OPERATOR`
 /// names the operator in the audit trail of `horst admin ...`; `HORST_AGENT_TOKEN` is the

@@ -13,6 +13,10 @@
 //!   deletion)
 //! - `auth:epoch` counter: moved by every revocation; processes compare it at most once per
 //!   [`EPOCH_CHECK`] and drop their identity cache when it moved
+//! - `auth:revoked` pub/sub channel: every move of `auth:epoch` is announced on it, and an API
+//!   process that hears it ([`Auth::follow_revocations`]) reads the epoch again at its next
+//!   request, so a revocation reaches every process at once; [`EPOCH_CHECK`] stays the bound
+//!   when a message is lost (pub/sub is fire-and-forget)
 //! - `auth:jwtrevoked:<jti>` string: a JWT its holder signed out (`DELETE
 //!   /api/v1/auth/session`), expiring when the JWT would; a JWT of an earlier version (no
 //!   `jti`) is named by its SHA-256
@@ -398,6 +402,7 @@ impl Auth {
             .ignore()
             .query_async(&mut self.store.conn())
             .await?;
+        self.announce_revocation().await;
         // Durable: a revoked token stays revoked through a failover.
         self.store.barrier().await?;
         Ok(info)
@@ -437,6 +442,7 @@ impl Auth {
             .ignore()
             .query_async(&mut self.store.conn())
             .await?;
+        self.announce_revocation().await;
         self.store.barrier().await?;
         info.burst_per_minute = per_minute;
         Ok(info)
@@ -453,6 +459,7 @@ impl Auth {
             .ignore()
             .query_async(&mut self.store.conn())
             .await?;
+        self.announce_revocation().await;
         // Durable: ended JWTs stay ended through a failover.
         self.store.barrier().await?;
         Ok(())
@@ -519,6 +526,7 @@ impl Auth {
             .ignore()
             .query_async(&mut self.store.conn())
             .await?;
+        self.announce_revocation().await;
         // Durable: a signed-out JWT stays out through a failover.
         self.store.barrier().await?;
         let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
@@ -568,6 +576,43 @@ impl Auth {
         }
         let claims: Claims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
         (claims.exp > unix_now()).then_some(claims)
+    }
+
+    /// The pub/sub channel a move of the revocation epoch is announced on.
+    pub fn revocation_channel(store: &Store) -> String {
+        store.key_alone("auth:revoked")
+    }
+
+    /// Tells every process that the revocation epoch moved (after the move): the ones that
+    /// follow [`Auth::revocation_channel`] read it again at their next request instead of
+    /// up to [`EPOCH_CHECK`] later. Best effort: a lost message leaves that bound.
+    async fn announce_revocation(&self) {
+        let sent: redis::RedisResult<i64> = redis::cmd("PUBLISH")
+            .arg(Self::revocation_channel(&self.store))
+            .arg("1")
+            .query_async(&mut self.store.conn())
+            .await;
+        if let Err(e) = sent {
+            tracing::debug!(error = %e, "cannot announce a revocation; other processes see it within 1 s");
+        }
+    }
+
+    /// Has this process's identity cache follow the announcements of
+    /// [`Auth::revocation_channel`] heard by `notifier` (whose patterns must include it): on
+    /// one, and on every gap of the subscription (a message may have been missed), the next
+    /// use of the cache reads the revocation epoch again.
+    pub fn follow_revocations(&self, notifier: &horst_store::Notifier) {
+        let channel = Self::revocation_channel(&self.store);
+        let cache = Arc::downgrade(&self.cache);
+        notifier.observe(move |heard| {
+            let relevant = match heard {
+                horst_store::Heard::Message { channel: c, .. } => c == channel,
+                horst_store::Heard::Gap => true,
+            };
+            if let (true, Some(cache)) = (relevant, cache.upgrade()) {
+                cache.lock().unwrap_or_else(|e| e.into_inner()).epoch_read = None;
+            }
+        });
     }
 
     /// The cached identity for `hash`, if it is still good; otherwise `None` and the epoch the

@@ -92,7 +92,8 @@ impl Health {
         let mut unfit: Option<String> = None;
         let mut aof_warned = false;
         loop {
-            if tokio::time::Instant::now() >= next_check {
+            let checked = tokio::time::Instant::now() >= next_check;
+            if checked {
                 next_check = tokio::time::Instant::now() + check.every;
                 // Unreachable or refused (a managed service without CONFIG): the PING below
                 // tells the first, and the second cannot be checked.
@@ -110,6 +111,18 @@ impl Health {
                         tracing::warn!(redis = %store.target(), "Redis has AOF off now (appendonly no): a crash of Redis loses recent jobs, revisions and sessions; set `appendonly yes`");
                     }
                     aof_warned = aof_off;
+                }
+            }
+            // One server by its URL that turned into a replica at run time (`REPLICAOF`, a
+            // failover without sentinels configured) refuses every write: asked at every
+            // server check, and on every round while writes are refused (the API process's
+            // presence write meets `READONLY` within 2 s), so `/readyz` and the log name it
+            // with the fix instead of Redis's bare `READONLY`.
+            if store.is_one_server() && (checked || store.writes_refused().is_some()) {
+                if let Ok(Ok(primary)) =
+                    tokio::time::timeout(Duration::from_secs(5), store.replica_of()).await
+                {
+                    store.note_replica_of(primary);
                 }
             }
             let state = match tokio::time::timeout(Duration::from_secs(5), store.ping()).await {

@@ -94,6 +94,12 @@ struct Shared {
     next_node: AtomicUsize,
     /// What this process's latest periodic write learnt ([`Store::note_periodic_write`]).
     writes_refused: std::sync::Mutex<Option<String>>,
+    /// One server by its URL (no sentinels, no cluster): nobody follows its primary for
+    /// horst, so a server turned replica at run time stays horst's server.
+    one_server: bool,
+    /// The primary (`host:port`) of that one server while it is a replica
+    /// ([`Store::note_replica_of`]).
+    replica_of: std::sync::Mutex<Option<String>>,
     /// The connections of durable writes ([`Store::durable`]).
     durable: durable::Pool,
 }
@@ -237,6 +243,8 @@ impl Store {
             durability,
             clock_offset_ms: AtomicI64::new(0),
             writes_refused: std::sync::Mutex::new(None),
+            one_server: matches!(target, RedisTarget::Url(_)),
+            replica_of: std::sync::Mutex::new(None),
             nodes,
             next_node: AtomicUsize::new(0),
             durable: durable::Pool::new(),
@@ -698,13 +706,63 @@ impl Store {
     }
 
     /// `Some(reason)` while this process's periodic writes are refused
-    /// ([`Store::note_periodic_write`]).
+    /// ([`Store::note_periodic_write`]), or while its one server is a replica
+    /// ([`Store::note_replica_of`]: then the reason names the primary and the fix).
     pub fn writes_refused(&self) -> Option<String> {
+        if let Some(primary) = self.replica_primary() {
+            return Some(self.replica_reason(&primary));
+        }
         self.shared
             .writes_refused
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// True when horst talks to one server by its URL (no `redis.sentinels`, no
+    /// `redis.cluster`): nothing follows the primary for it, so that server turned into a
+    /// replica at run time (`REPLICAOF`, a failover without sentinels configured) refuses
+    /// every write until an operator acts.
+    pub fn is_one_server(&self) -> bool {
+        self.shared.one_server
+    }
+
+    /// Notes what `INFO replication` of the one server said ([`Store::replica_of`]):
+    /// `Some(primary)` while it is a replica. Logged once when it turns into one (with the
+    /// fix) and once when it is a primary again; [`Store::writes_refused`] says it meanwhile.
+    pub fn note_replica_of(&self, primary: Option<String>) {
+        let mut kept = self
+            .shared
+            .replica_of
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if *kept != primary {
+            match &primary {
+                Some(p) => {
+                    tracing::error!(reason = %self.replica_reason(p), "Redis is a replica now")
+                }
+                None => {
+                    tracing::info!(redis = %self.target(), "Redis is a primary again; it takes writes")
+                }
+            }
+            *kept = primary;
+        }
+    }
+
+    /// The primary (`host:port`) while the one server is a replica ([`Store::note_replica_of`]).
+    pub fn replica_primary(&self) -> Option<String> {
+        self.shared
+            .replica_of
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn replica_reason(&self, primary: &str) -> String {
+        format!(
+            "redis at {} is a replica of {primary} now: it refuses every write (READONLY). Fix: point redis.url (HORST_REDIS_URL, --redis) at the primary and restart, or configure redis.sentinels and redis.sentinel_master so horst follows the primary itself",
+            self.target()
+        )
     }
 
     /// PING, for readiness.

@@ -891,10 +891,9 @@ async fn earlier_versions_users_move_to_phc_hashes_on_their_next_sign_in() {
     );
 }
 
-#[tokio::test]
-async fn a_revoked_rcadia_token_is_refused_within_the_epoch_bound() {
-    let app = accounts_app().await;
-    let (token, agent) = horst_operator::create_token(
+/// An RCADIA token with the play scope, made by operator olga ("Fisch"): (token, agent id).
+async fn play_token(app: &TestApp) -> (String, String) {
+    horst_operator::create_token(
         &app.store,
         &app.auth,
         "olga",
@@ -903,7 +902,13 @@ async fn a_revoked_rcadia_token_is_refused_within_the_epoch_bound() {
         false,
     )
     .await
-    .unwrap();
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_revoked_rcadia_token_is_refused_within_the_epoch_bound() {
+    let app = accounts_app().await;
+    let (token, agent) = play_token(&app).await;
     // A second API process caches the identity too.
     let other = crate::harness::spawn_app_beside(&app, |_| {}).await;
     let poll = |base: String| {
@@ -950,6 +955,61 @@ async fn a_revoked_rcadia_token_is_refused_within_the_epoch_bound() {
         (log[0].action.as_str(), log[0].target.as_str()),
         ("token_revoke", agent.as_str())
     );
+}
+
+/// A revocation reaches the other API processes at once, not up to `EPOCH_CHECK` (1 s)
+/// later: the process that revokes announces it on `auth:revoked`, and every API process's
+/// identity cache reads the epoch again at its next request. The test waits until the other
+/// process's own listener has heard the announcement (its notifier tells the cache before
+/// any waiter), then asks it once: refused, with no waiting. Before the change the other
+/// process answered from its cache (read well within the second) and let the token in.
+#[tokio::test]
+async fn a_revoked_rcadia_token_is_refused_by_another_process_as_soon_as_it_hears_of_it() {
+    let app = accounts_app().await;
+    let other = crate::harness::spawn_app_beside(&app, |_| {}).await;
+    assert!(
+        other
+            .queue
+            .notifier()
+            .ready(std::time::Duration::from_secs(10))
+            .await
+    );
+    let mut heard =
+        other
+            .queue
+            .notifier()
+            .subscribe(&horst_identity::auth::Auth::revocation_channel(
+                &other.store,
+            ));
+    for round in 0..3 {
+        let (token, agent) = play_token(&app).await;
+        let poll = async || {
+            other
+                .http
+                .get(other.url("/api/v1/agent/sessions/0000-nosuchsession/state"))
+                .bearer_auth(&token)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        };
+        // The other process knows the token and caches it (its epoch just read).
+        assert_ne!(poll().await, 401, "round {round}");
+        assert_ne!(poll().await, 401, "round {round}");
+        heard.mark_seen();
+        horst_operator::revoke_token(&app.store, &app.auth, "olga", &agent)
+            .await
+            .unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(10), heard.changed())
+            .await
+            .expect("the other process never heard of the revocation");
+        assert_eq!(
+            poll().await,
+            401,
+            "round {round}: the other process still let a revoked token in after hearing of it"
+        );
+    }
 }
 
 /// The real binary at debug level: no password, key, token, JWT, session id or CSRF token

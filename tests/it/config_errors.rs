@@ -331,3 +331,48 @@ fn a_flag_or_variable_that_breaks_a_rule_between_settings_is_named() {
     );
     assert!(!err.contains("HORST_DATA_DIR"), "{err}");
 }
+
+/// A misspelled `sessions.reference_games` entry used to be taken silently: the reference
+/// player never met a table of that game, and every new agent of the game went without its
+/// validation game. Start-up now refuses it naming the known games, from the file and from
+/// the environment alike; the games of `house.games` count as known.
+#[test]
+fn a_misspelled_reference_game_is_refused_naming_the_known_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("horst.toml");
+    std::fs::write(
+        &file,
+        "[sessions]\nreference_games = [\"chess\", \"rsp\"]\n",
+    )
+    .unwrap();
+    let (code, _, err) = run_to_exit(&["up", "--config", file.to_str().unwrap()], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("sessions.reference_games")
+            && err.contains("\"rsp\"")
+            && err.contains("chess, rps"),
+        "{err}"
+    );
+    assert!(err.contains("horst.toml"), "the file is named: {err}");
+
+    let (code, _, err) = run_to_exit(&["api"], &[("HORST_SESSIONS_REFERENCE_GAMES", "Chess")]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("HORST_SESSIONS_REFERENCE_GAMES") && err.contains("\"Chess\""),
+        "{err}"
+    );
+
+    // A game of the operator's own house is known once house.games names it: no
+    // configuration error (the process goes on to look for Redis, which is not ours to
+    // start here, so only the message is checked).
+    std::fs::write(
+        &file,
+        "[sessions]\nreference_games = [\"duel\"]\n[house]\ngames = [\"duel\"]\n",
+    )
+    .unwrap();
+    let (_, _, err) = run_to_exit(
+        &["admin", "status", "--config", file.to_str().unwrap()],
+        &[],
+    );
+    assert!(!err.contains("reference_games"), "{err}");
+}

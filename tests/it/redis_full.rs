@@ -21,6 +21,24 @@ pub(crate) async fn config_set(app: &TestApp, name: &str, value: &str) {
         .unwrap();
 }
 
+/// The line of `/metrics` for the gauge `name` (`name value`), empty without one.
+async fn metric_line(app: &TestApp, name: &str) -> String {
+    let text = app
+        .http
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let prefix = format!("{name} ");
+    text.lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// Below what the server already uses: every write that may grow memory is refused (OOM).
 pub(crate) async fn fill(app: &TestApp) {
     config_set(app, "maxmemory", "1").await;
@@ -49,21 +67,7 @@ async fn a_full_redis_refuses_writes_with_503_keeps_reads_and_recovers_by_itself
         assert_eq!(r.status().as_u16(), 200);
         r.json().await.unwrap()
     };
-    let metric = async || -> String {
-        let text = app
-            .http
-            .get(app.url("/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        text.lines()
-            .find(|l| l.starts_with("horst_redis_writes_refused "))
-            .unwrap_or_default()
-            .to_string()
-    };
+    let metric = async || metric_line(&app, "horst_redis_writes_refused").await;
     let mut seen = Value::Null;
     let told = eventually(Duration::from_secs(20), async || {
         seen = readyz().await;
@@ -669,4 +673,93 @@ async fn a_redis_url_that_names_a_replica_is_refused_at_start_with_the_fix() {
     {
         panic!("the primary was refused: {e}");
     }
+}
+
+/// A primary turned into a replica while horst runs on it (`REPLICAOF` on the running
+/// server: a failover by hand, or by a tool, without `redis.sentinels` configured). Every
+/// write then answers 503 (`READONLY`); before, `/readyz` said only Redis's own words (or
+/// nothing), no metric named it and the log did not say the fix. Now `/readyz` names the
+/// server, its primary and the fix, `horst_redis_replica` is 1, and both clear by themselves
+/// when the server is a primary again. Two real redis-servers: the app's and its replica,
+/// swapped as an operator would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_primary_demoted_to_a_replica_at_run_time_is_named_in_readyz_with_the_fix() {
+    if crate::harness::on_cluster() {
+        return; // a cluster follows its primaries itself
+    }
+    let a = horst_testkit::RedisServer::start();
+    let (a_port, a_url) = (a.port(), a.url());
+    let b = horst_testkit::RedisServer::start_with(|o| {
+        o.extra
+            .push(("replicaof".into(), format!("127.0.0.1 {a_port}")));
+    });
+    let app = crate::harness::spawn_app_on(a, |_| {}).await;
+    let cmd = async |url: &str, args: &[&str]| -> String {
+        let client = redis::Client::open(url).unwrap();
+        let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+        let mut c = redis::cmd(args[0]);
+        for a in &args[1..] {
+            c.arg(*a);
+        }
+        let v: redis::Value = c.query_async(&mut conn).await.unwrap();
+        match v {
+            redis::Value::BulkString(b) => String::from_utf8_lossy(&b).into_owned(),
+            other => format!("{other:?}"),
+        }
+    };
+    // b has caught up with a (what a failover needs), then the swap.
+    let synced = eventually(Duration::from_secs(20), async || {
+        cmd(&b.url(), &["INFO", "replication"])
+            .await
+            .contains("master_link_status:up")
+    })
+    .await;
+    assert!(synced, "the replica never caught up");
+    let readyz = async || -> (u16, Value) {
+        let r = app.http.get(app.url("/readyz")).send().await.unwrap();
+        (r.status().as_u16(), r.json().await.unwrap())
+    };
+    let metric = async || metric_line(&app, "horst_redis_replica").await;
+    assert_eq!(readyz().await.0, 200);
+    assert_eq!(metric().await, "horst_redis_replica 0");
+    cmd(&b.url(), &["REPLICAOF", "NO", "ONE"]).await;
+    cmd(&a_url, &["REPLICAOF", "127.0.0.1", &b.port().to_string()]).await;
+
+    let primary = format!("127.0.0.1:{}", b.port());
+    let mut seen = (0, Value::Null);
+    let told = eventually(Duration::from_secs(15), async || {
+        seen = readyz().await;
+        let reason = seen.1["reason"].as_str().unwrap_or_default();
+        reason.contains(&format!("is a replica of {primary}"))
+            && reason.contains("redis.url")
+            && reason.contains("sentinels")
+    })
+    .await;
+    assert!(told, "/readyz never named the demotion: {seen:?}");
+    // Reads still work and every process is alike: ready, with writes refused.
+    assert_eq!(seen.0, 200, "{seen:?}");
+    assert_eq!(seen.1["writes"], "refused", "{seen:?}");
+    assert_eq!(metric().await, "horst_redis_replica 1");
+    // A write is refused as unavailable, never a 500.
+    let r = app
+        .http
+        .post(app.url("/api/agent-keys"))
+        .header("content-type", "application/json")
+        .body(json!({"displayName": "Demoted"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    let retry = r.headers().get("retry-after").is_some();
+    let (status, body) = (r.status().as_u16(), r.text().await.unwrap_or_default());
+    assert!(status == 503 && retry, "{status} {body}");
+
+    // The operator makes it a primary again: cleared without a restart.
+    cmd(&a_url, &["REPLICAOF", "NO", "ONE"]).await;
+    let cleared = eventually(Duration::from_secs(15), async || {
+        seen = readyz().await;
+        seen.0 == 200 && seen.1.get("writes").is_none()
+    })
+    .await;
+    assert!(cleared, "/readyz still says the demotion: {seen:?}");
+    assert_eq!(metric().await, "horst_redis_replica 0");
 }

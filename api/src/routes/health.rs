@@ -78,6 +78,9 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     state
         .http
         .set_writes_refused(state.store.writes_refused().is_some());
+    state
+        .http
+        .set_replica(state.store.replica_primary().is_some());
     (
         [(
             header::CONTENT_TYPE,
