@@ -940,13 +940,21 @@ pub async fn list_threads(
         None => Vec::new(),
     };
     let more = listed.len() > filter.offset.saturating_add(THREAD_PAGE);
-    let page: Vec<Fields> = listed
-        .into_iter()
-        .skip(filter.offset)
-        .take(THREAD_PAGE)
-        .collect();
-    // A thread hidden between the judging above and these reads drops out of the page.
-    let items: Vec<ThreadView> = thread_views(store, &page, &caller.name, &mut seen)
+    thread_page(store, caller, listed, filter.offset, more, &mut seen).await
+}
+
+/// The page of the listed threads at `offset` with their full views, counted as a read.
+async fn thread_page(
+    store: &Store,
+    caller: &Account,
+    listed: Vec<Fields>,
+    offset: usize,
+    more: bool,
+    seen: &mut Lookups,
+) -> Result<ThreadList, ToolError> {
+    let page: Vec<Fields> = listed.into_iter().skip(offset).take(THREAD_PAGE).collect();
+    // A thread hidden between the judging and these reads drops out of the page.
+    let items: Vec<ThreadView> = thread_views(store, &page, &caller.name, seen)
         .await?
         .into_iter()
         .flatten()
@@ -955,7 +963,7 @@ pub async fn list_threads(
     count_read(store).await?;
     Ok(ThreadList {
         items,
-        next_offset: more.then_some(filter.offset + THREAD_PAGE),
+        next_offset: more.then_some(offset + THREAD_PAGE),
         notice: NOTICE,
     })
 }
@@ -1079,27 +1087,8 @@ pub async fn list_threads_scan(
         counted.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
         threads = counted.into_iter().map(|(_, t)| t).collect();
     }
-    let total = threads.len();
-    let page: Vec<Fields> = threads
-        .into_iter()
-        .skip(filter.offset)
-        .take(THREAD_PAGE)
-        .collect();
-    // A thread hidden between the judging above and these reads drops out of the page.
-    let items: Vec<ThreadView> = thread_views(store, &page, &caller.name, &mut seen)
-        .await?
-        .into_iter()
-        .flatten()
-        .map(|(view, _)| view)
-        .collect();
-    let next =
-        (filter.offset.saturating_add(THREAD_PAGE) < total).then_some(filter.offset + THREAD_PAGE);
-    count_read(store).await?;
-    Ok(ThreadList {
-        items,
-        next_offset: next,
-        notice: NOTICE,
-    })
+    let more = filter.offset.saturating_add(THREAD_PAGE) < threads.len();
+    thread_page(store, caller, threads, filter.offset, more, &mut seen).await
 }
 
 fn no_thread(id: &str) -> ToolError {
