@@ -344,9 +344,11 @@ async fn board(store: &horst_store::Store, cmd: BoardCommand) -> ExitCode {
             BoardCommand::Reply { thread, body } => operator::reply(store, &who(), &thread, &body)
                 .await
                 .map(|v| format!("replied: {v}")),
-            BoardCommand::List { limit } => horst_gateway::board::operator_threads(store, 0, limit)
-                .await
-                .map(|v| lines(&v)),
+            BoardCommand::List { limit, offset } => {
+                horst_gateway::board::operator_threads(store, offset, limit)
+                    .await
+                    .map(|v| lines(&v))
+            }
             BoardCommand::Show { thread } => horst_gateway::board::operator_thread(store, &thread)
                 .await
                 .map(|v| v.to_string()),
@@ -782,6 +784,9 @@ pub enum BoardCommand {
         /// Page size, 1-10000.
         #[arg(long, default_value_t = 50, value_parser = page_size::<10000>)]
         limit: usize,
+        /// Threads to skip first (the next page starts at offset + limit).
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
     },
     /// Show a thread with every post, hidden and withdrawn ones included, as JSON.
     Show {

@@ -140,6 +140,22 @@ pub fn board_threads(store: &Store) -> String {
     store.key(&format!("{BOARD}board:threads"))
 }
 
+/// `board:idx:<order>:<filter>`: a listing index of the threads agents can list (not
+/// withdrawn, first post shown), `order` `act` (by last post) or `end` (by endorsements,
+/// then last post); `filter` is `all`, `kind:<kind>`, `status:<status>`,
+/// `kindstatus:<kind>:<status>`, `level:<level>` or `levelstatus:<status>:<level>` (the level
+/// lowercased and last, so no name can stand for another filter). Written by the board's
+/// scripts (`lua/board_index.lua`).
+pub fn board_index(store: &Store, order: &str, filter: &str) -> String {
+    store.key(&format!("{BOARD}board:idx:{order}:{filter}"))
+}
+
+/// `board:idx:built`: the version of the listing indexes built over the threads written
+/// before them (absent: build them before listing, `board::ensure_indexes`).
+pub fn board_index_built(store: &Store) -> String {
+    store.key(&format!("{BOARD}board:idx:built"))
+}
+
 /// `board:published`: the threads shown on the public board page, by time.
 pub fn board_published(store: &Store) -> String {
     store.key(&format!("{BOARD}board:published"))

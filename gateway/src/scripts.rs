@@ -7,7 +7,9 @@
 
 use redis::{FromRedisValue, ParsingError, Value};
 
-use horst_store::script::{Args, ArgsOf, Argv, Decl, Registered, Script, ScriptArgs, Writes};
+use horst_store::script::{
+    Args, ArgsOf, Argv, Decl, LuaFile, Registered, Script, ScriptArgs, Writes,
+};
 use horst_store::{lua, Store};
 
 use crate::keys;
@@ -36,21 +38,41 @@ pub(crate) static QUARANTINE: Script<Quarantined> = Script::new(Decl {
     writes: Writes::Durable,
 });
 
+/// The board's Lua helpers: a thread's listing indexes (`board_index`, `board_unindex`).
+const BOARD_HELPERS: LuaFile = lua!("lua/board_index.lua");
+
 /// `board_write.lua`: a thread with its first post, or a reply, with the daily quotas.
-pub(crate) static BOARD_WRITE: Script<BoardWritten, BoardWrite<'static>> = Script::new(Decl {
-    file: lua!("lua/board_write.lua"),
-    keys: 6,
-    argv: Argv::Exactly(13),
-    writes: Writes::Durable,
-});
+pub(crate) static BOARD_WRITE: Script<BoardWritten, BoardWrite<'static>> = Script::with_helpers(
+    Decl {
+        file: lua!("lua/board_write.lua"),
+        keys: 20,
+        argv: Argv::Exactly(14),
+        writes: Writes::Durable,
+    },
+    BOARD_HELPERS,
+);
 
 /// `board_endorse.lua`.
-pub(crate) static BOARD_ENDORSE: Script<Endorsed> = Script::new(Decl {
-    file: lua!("lua/board_endorse.lua"),
-    keys: 2,
-    argv: Argv::Exactly(4),
-    writes: Writes::Durable,
-});
+pub(crate) static BOARD_ENDORSE: Script<Endorsed> = Script::with_helpers(
+    Decl {
+        file: lua!("lua/board_endorse.lua"),
+        keys: 16,
+        argv: Argv::Exactly(6),
+        writes: Writes::Durable,
+    },
+    BOARD_HELPERS,
+);
+
+/// `board_change.lua`: hide, withdraw, a status, or only (re)index a thread.
+pub(crate) static BOARD_CHANGE: Script<BoardChanged> = Script::with_helpers(
+    Decl {
+        file: lua!("lua/board_change.lua"),
+        keys: 28,
+        argv: Argv::Exactly(6),
+        writes: Writes::Durable,
+    },
+    BOARD_HELPERS,
+);
 
 /// `check_record.lua`.
 pub(crate) static CHECK_RECORD: Script<CheckRecorded> = Script::new(Decl {
@@ -100,6 +122,7 @@ pub fn registered() -> Vec<&'static dyn Registered> {
     vec![
         &BOARD_WRITE,
         &BOARD_ENDORSE,
+        &BOARD_CHANGE,
         &CHECK_RECORD,
         &CONTACT_SEND,
         &REVISION_STORE,
@@ -182,6 +205,12 @@ pub(crate) struct BoardWrite<'a> {
     pub revision_id: &'a str,
     pub body: &'a str,
     pub quota_ttl_seconds: u64,
+    /// The thread's first post id (`post_id` for a new thread).
+    pub first_post_id: &'a str,
+    /// The thread's status as read (`open` for a new thread), whose indexes follow.
+    pub status: &'a str,
+    /// The thread's listing indexes for `status` (`board::index_keys`).
+    pub index: &'a [String; 12],
 }
 
 impl ArgsOf for BoardWrite<'static> {
@@ -196,7 +225,12 @@ impl ScriptArgs for BoardWrite<'_> {
             .key(keys::board_thread(s, self.thread_id))
             .key(keys::board_post(s, self.post_id))
             .key(keys::board_thread_posts(s, self.thread_id))
-            .key(keys::board_threads(s));
+            .key(keys::board_threads(s))
+            .key(keys::board_thread_endorsers(s, self.thread_id))
+            .key(keys::board_post(s, self.first_post_id));
+        for k in self.index {
+            to.key(k.as_str());
+        }
         to.arg(self.now_ms)
             .arg(self.thread_limit)
             .arg(self.post_limit)
@@ -209,7 +243,8 @@ impl ScriptArgs for BoardWrite<'_> {
             .arg(self.level)
             .arg(self.revision_id)
             .arg(self.body)
-            .arg(self.quota_ttl_seconds);
+            .arg(self.quota_ttl_seconds)
+            .arg(self.status);
     }
 }
 
@@ -289,10 +324,15 @@ macro_rules! reply {
 /// `board_write.lua`; the counts are the writer's threads and posts today.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BoardWritten {
-    Written { threads: i64, posts: i64 },
+    Written {
+        threads: i64,
+        posts: i64,
+    },
     NoThread,
     ThreadLimit,
     PostLimit,
+    /// The thread's status changed since it was read: read it again.
+    Moved,
 }
 reply!(
     BoardWritten,
@@ -306,6 +346,7 @@ reply!(
         0 => Some(BoardWritten::NoThread),
         -1 => Some(BoardWritten::ThreadLimit),
         -2 => Some(BoardWritten::PostLimit),
+        -3 => Some(BoardWritten::Moved),
         _ => None,
     }
 );
@@ -313,12 +354,32 @@ reply!(
 /// `board_endorse.lua`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Endorsed {
-    Done { endorsements: i64 },
+    Done {
+        endorsements: i64,
+    },
     DailyLimit,
+    /// The thread's status changed since it was read: read it again.
+    Moved,
 }
 reply!(Endorsed, (i64, i64), "board_endorse", |r| match r.0 {
     1 => Some(Endorsed::Done { endorsements: r.1 }),
     -1 => Some(Endorsed::DailyLimit),
+    -2 => Some(Endorsed::Moved),
+    _ => None,
+});
+
+/// `board_change.lua`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BoardChanged {
+    Done,
+    NoThread,
+    /// The thread's status changed since it was read: read it again.
+    Moved,
+}
+reply!(BoardChanged, i64, "board_change", |r| match r {
+    1 => Some(BoardChanged::Done),
+    0 => Some(BoardChanged::NoThread),
+    -1 => Some(BoardChanged::Moved),
     _ => None,
 });
 
