@@ -251,17 +251,8 @@ async fn a_poll_with_after_past_every_entry_is_refused_at_once() {
     let (host, agents) = cast(&app, 2).await;
     let (id, _pids, last) = started(&host, &agents, two_player(json!({}))).await;
     let url = format!("{BRIDGE}/{id}/pending-actions?after={}&wait=25", last + 5);
-    let req = host
-        .http
-        .get(format!("{}{url}", host.base))
-        .bearer_auth(&host.token)
-        // Far below the 25 s wait it held before.
-        .timeout(std::time::Duration::from_secs(10))
-        .send()
-        .await
-        .expect("answered before the wait ran out");
-    assert_eq!(req.status().as_u16(), 400);
-    let v: Value = req.json().await.expect("json");
+    let (st, v) = get_well_before_its_wait(&host, &url).await;
+    assert_eq!(st, 400, "{v}");
     assert_eq!(v["code"], "bad_request", "{v}");
     let msg = v["error"].as_str().unwrap_or_default();
     assert!(
@@ -346,20 +337,26 @@ async fn state_since_on_a_finished_game_answers_at_once() {
     let s = agents[0].state(&id, 0.0).await;
     assert_eq!(s["status"], "finished", "{s}");
     let version = s["version"].as_u64().expect("version");
-    let r = agents[0]
+    let url = format!("{AGENT}/{id}/state?since={version}&wait=25");
+    let (st, v) = get_well_before_its_wait(&agents[0], &url).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["status"], "finished", "{v}");
+    assert_eq!(v["version"], version, "{v}");
+}
+
+/// A GET with `wait=25` that must answer far sooner: a client timeout of 10 s.
+async fn get_well_before_its_wait(
+    client: &crate::rcadia_common::Client,
+    path: &str,
+) -> (u16, Value) {
+    let r = client
         .http
-        .get(format!(
-            "{}{AGENT}/{id}/state?since={version}&wait=25",
-            agents[0].base
-        ))
-        .bearer_auth(&agents[0].token)
-        // Far below the 25 s it waited before.
+        .get(format!("{}{path}", client.base))
+        .bearer_auth(&client.token)
         .timeout(std::time::Duration::from_secs(10))
         .send()
         .await
         .expect("answered before the wait ran out");
-    assert_eq!(r.status().as_u16(), 200);
-    let v: Value = r.json().await.expect("json");
-    assert_eq!(v["status"], "finished", "{v}");
-    assert_eq!(v["version"], version, "{v}");
+    let status = r.status().as_u16();
+    (status, r.json().await.expect("json"))
 }
