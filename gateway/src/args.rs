@@ -122,6 +122,37 @@ impl JsonSchema for MapText {
     }));
 }
 
+/// `limits` of `get_map_format`, `list_palette` and the format resource: the engine's limits
+/// plus the gateway's level name, with both "names" said apart. The engine's `maxNameChars`
+/// (kept as it is) is the map's `name:` line, the title players see (1-60 characters); the
+/// level name of `submit_level`, `get_level` and `list_threads` is 1-30 letters, digits or
+/// hyphens. Agents read `maxNameChars: 60` as the level name's limit and were refused.
+pub fn limits_value() -> Value {
+    let mut v =
+        serde_json::to_value(horst_engine::limits()).unwrap_or_else(|_| Value::Object(Map::new()));
+    let title = v.get("maxNameChars").cloned().unwrap_or(Value::Null);
+    if let Value::Object(o) = &mut v {
+        o.insert("maxMapTitleChars".into(), title.clone());
+        o.insert(
+            "levelName".into(),
+            serde_json::json!({
+                "minChars": 1,
+                "maxChars": MAX_NAME_CHARS,
+                "allowed": "ASCII letters, digits and hyphens",
+                "pattern": format!("^[A-Za-z0-9-]{{1,{MAX_NAME_CHARS}}}$"),
+            }),
+        );
+        o.insert(
+            "about".into(),
+            serde_json::json!({
+                "maxNameChars": format!("the map's `name:` line, the title players see: 1-{title} characters of any text (same as maxMapTitleChars); not the level name"),
+                "levelName": format!("the `name` argument of submit_level and get_level (and a board thread's level): 1-{MAX_NAME_CHARS} ASCII letters, digits or hyphens"),
+            }),
+        );
+    }
+    v
+}
+
 /// A level name: 1-30 letters, digits or hyphens.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LevelName(pub String);

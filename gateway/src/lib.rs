@@ -675,11 +675,21 @@ impl Gateway {
     ) -> Result<Value, ToolError> {
         let caller_name = caller.map(|c| c.name.as_str());
         let to_value = |v: Result<Value, serde_json::Error>| v.map_err(ToolError::internal);
+        // `limits` with the level name beside the map title (`args::limits_value`).
+        let with_limits = |v: Result<Value, serde_json::Error>| {
+            let mut v = v.map_err(ToolError::internal)?;
+            if let Some(o) = v.as_object_mut() {
+                o.insert("limits".into(), args::limits_value());
+            }
+            Ok(v)
+        };
         match call {
             Call::GetMapFormat(NoArgs {}) => {
-                to_value(serde_json::to_value(horst_engine::map_format()))
+                with_limits(serde_json::to_value(horst_engine::map_format()))
             }
-            Call::ListPalette(NoArgs {}) => to_value(serde_json::to_value(horst_engine::palette())),
+            Call::ListPalette(NoArgs {}) => {
+                with_limits(serde_json::to_value(horst_engine::palette()))
+            }
             Call::ValidateMap(a) => {
                 // Off the async threads: the reachability check may take up to its step
                 // budget (a few hundred ms on a crafted map), and every other request of

@@ -198,10 +198,14 @@ fn parse_exact(body: &[u8]) -> Result<Incoming, ParseError> {
     }
     match obj.get("method") {
         Some(Value::String(method)) => {
-            let params = obj.get("params").cloned();
+            // `"params": null` is read as no params: JSON-RPC 2.0 says params "MAY be
+            // omitted" and many clients write the omission as null.
+            let params = obj.get("params").filter(|p| !p.is_null()).cloned();
             if let Some(p) = &params {
                 if !p.is_object() && !p.is_array() {
-                    return Err(invalid("\"params\" must be an object"));
+                    return Err(invalid(
+                        "\"params\" must be an object (or left out, or null, for no params)",
+                    ));
                 }
             }
             Ok(match id {
@@ -570,5 +574,85 @@ mod tests {
             ParseError::Malformed("x".into()).to_error()["error"]["code"],
             -32700
         );
+    }
+
+    /// `"params": null` is no params, for requests and notifications alike; a parse never
+    /// hands a handler `Some(Value::Null)`.
+    #[test]
+    fn null_params_are_no_params() {
+        let Ok(Incoming::Request { params, .. }) =
+            parse(br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":null}"#)
+        else {
+            panic!("a request")
+        };
+        assert_eq!(params, None);
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized","params":null}"#),
+            Ok(Incoming::Notification { .. })
+        ));
+        for bad in ["1", "\"x\"", "true"] {
+            let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{bad}}}"#);
+            assert!(
+                matches!(parse(body.as_bytes()), Err(ParseError::Invalid { .. })),
+                "{bad}"
+            );
+        }
+    }
+
+    /// Fuzz: mutated messages (bytes flipped, cut, spliced from JSON fragments) never panic,
+    /// and a request that parses never carries `params: null`.
+    #[test]
+    fn mutated_messages_never_panic() {
+        let seeds: [&[u8]; 4] = [
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"validate_map","arguments":{"map":"x"}}}"#,
+            br#"{"jsonrpc":"2.0","id":"a","method":"ping","params":null}"#,
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized","params":[]}"#,
+            br#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+        ];
+        let fragments: [&[u8]; 10] = [
+            b"null",
+            b"1e400",
+            b"-1e400",
+            b"[]",
+            b"{}",
+            b"\"\\u0000\"",
+            b",",
+            b":",
+            b"\"params\"",
+            b"}",
+        ];
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..20_000u32 {
+            let mut body = seeds[round as usize % seeds.len()].to_vec();
+            for _ in 0..(next() % 4 + 1) {
+                let at = (next() as usize) % (body.len() + 1);
+                match next() % 4 {
+                    0 if at < body.len() => body[at] = (next() % 256) as u8,
+                    1 => body.truncate(at),
+                    2 => {
+                        let f = fragments[(next() as usize) % fragments.len()];
+                        body.splice(at..at, f.iter().copied());
+                    }
+                    _ if at < body.len() => {
+                        body.remove(at);
+                    }
+                    _ => {}
+                }
+            }
+            if let Ok(Incoming::Request { params, .. }) = parse(&body) {
+                assert_ne!(
+                    params,
+                    Some(Value::Null),
+                    "{}",
+                    String::from_utf8_lossy(&body)
+                );
+            }
+        }
     }
 }

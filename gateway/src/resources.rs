@@ -365,7 +365,7 @@ struct FormatFacts {
     engine_version: &'static str,
     policy_version: &'static str,
     actions: Vec<horst_engine::ActionInfo>,
-    limits: horst_engine::Limits,
+    limits: Value,
 }
 
 /// `resources/read`.
@@ -397,7 +397,7 @@ pub async fn read(
                         engine_version: f.engine_version,
                         policy_version: f.policy_version,
                         actions: f.actions,
-                        limits: f.limits,
+                        limits: crate::args::limits_value(),
                     })?,
                     meta: None,
                 },
@@ -406,7 +406,13 @@ pub async fn read(
         Uri::Palette => vec![Contents {
             uri: uri.into(),
             mime_type: "application/json",
-            text: json_text(&horst_engine::palette())?,
+            text: json_text(&{
+                let mut p = serde_json::to_value(horst_engine::palette()).map_err(internal)?;
+                if let Some(o) = p.as_object_mut() {
+                    o.insert("limits".into(), crate::args::limits_value());
+                }
+                p
+            })?,
             meta: None,
         }],
         Uri::Level(name) => {

@@ -295,6 +295,16 @@ impl Session {
     }
 
     /// `GET /state?wait` returns at once: it is your turn or the game is over.
+    /// Whether an agent's `GET /state?since=<v>` answers now: on any change after `v`, or at
+    /// once when the game is finished (section 5: `/state?wait` "returns immediately if it is
+    /// your turn or the game is finished"; `since` adds a wake-up, it takes none away), except
+    /// while its next round is about to be linked, so the agent wakes holding
+    /// `nextSessionId`. It waited out its whole `wait` on a finished game unless something
+    /// changed.
+    pub fn since_poll_ready(&self, since: u64, now_ms: u64) -> bool {
+        self.version > since || (self.status == Status::Finished && !self.awaiting_rematch(now_ms))
+    }
+
     pub fn state_ready_for(&self, player_id: &str) -> bool {
         self.status == Status::Finished || self.is_your_turn(player_id)
     }

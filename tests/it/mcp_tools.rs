@@ -373,3 +373,52 @@ async fn whole_numbers_in_a_replay_are_integers() {
         "{e}"
     );
 }
+
+/// `limits.maxNameChars` (60) is the map's `name:` line, not the level name (1-30): agents read
+/// it as the level name's limit and had `submit_level` refuse a 31-60 character name. Both are
+/// said apart in `get_map_format`, `list_palette` and the format resource, the contract's field
+/// kept as it was.
+#[tokio::test]
+async fn limits_say_the_map_title_and_the_level_name_apart() {
+    let app = spawn_gateway().await;
+    let f = ok_result(&app.call("get_map_format", json!({}), None).await);
+    let p = ok_result(&app.call("list_palette", json!({}), None).await);
+    for (tool, l) in [
+        ("get_map_format", &f["limits"]),
+        ("list_palette", &p["limits"]),
+    ] {
+        assert_eq!(l["maxNameChars"], 60, "{tool}: kept: {l}");
+        assert_eq!(l["maxMapTitleChars"], 60, "{tool}: {l}");
+        assert_eq!(l["levelName"]["minChars"], 1, "{tool}: {l}");
+        assert_eq!(l["levelName"]["maxChars"], 30, "{tool}: {l}");
+        assert_eq!(
+            l["levelName"]["pattern"], "^[A-Za-z0-9-]{1,30}$",
+            "{tool}: {l}"
+        );
+        let about = l["about"]["maxNameChars"].as_str().unwrap_or_default();
+        assert!(
+            about.contains("name:") && about.contains("not the level name"),
+            "{tool}: {about}"
+        );
+        assert!(
+            l["replay"]["maxActions"].is_number(),
+            "{tool}: the rest kept: {l}"
+        );
+    }
+    // The limit it names is the one submit_level holds: 30 passes the name check, 31 is refused
+    // with the same words.
+    let e = tool_error(
+        &app.call("get_level", json!({"name": "a".repeat(31)}), None)
+            .await,
+    );
+    assert_eq!(e["code"], "invalid_input");
+    assert!(
+        e["message"].as_str().unwrap_or_default().contains("1-30"),
+        "{e}"
+    );
+    let e = tool_error(
+        &app.call("get_level", json!({"name": "a".repeat(30)}), None)
+            .await,
+    );
+    assert_eq!(e["code"], "not_found", "{e}");
+}

@@ -1030,3 +1030,45 @@ async fn a_key_written_twice_in_one_object_is_refused() {
         .unwrap()
         .contains("not_found"));
 }
+
+/// `"params": null` is read as no params (JSON-RPC 2.0: params "MAY be omitted"; many clients
+/// write the omission as null). It was -32600 "params must be an object". A null where a
+/// method needs params is the method's own -32602, which says what to send.
+#[tokio::test]
+async fn null_params_are_read_as_no_params() {
+    let app = spawn_gateway().await;
+    let a = app
+        .mcp_raw(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":null}"#,
+            &[],
+        )
+        .await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(
+        a.body["result"]["protocolVersion"], "2025-11-25",
+        "{}",
+        a.text
+    );
+    let v = [("mcp-protocol-version", "2025-11-25")];
+    for method in ["ping", "tools/list", "prompts/list", "resources/list"] {
+        let body = json!({"jsonrpc": "2.0", "id": 2, "method": method, "params": null});
+        let a = app.mcp_raw(body.to_string(), &v).await;
+        assert_eq!(a.status, 200, "{method}: {}", a.text);
+        assert!(a.body.get("result").is_some(), "{method}: {}", a.text);
+    }
+    let n = json!({"jsonrpc": "2.0", "method": "notifications/initialized", "params": null});
+    assert_eq!(app.mcp_raw(n.to_string(), &v).await.status, 202);
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": null});
+    let a = app.mcp_raw(call.to_string(), &v).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.body["error"]["code"], -32602, "{}", a.text);
+    assert_eq!(a.body["id"], 3);
+    // Still refused: params that are neither an object, an array nor null.
+    for bad in [json!(1), json!("x"), json!(true)] {
+        let body = json!({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": bad});
+        let a = app.mcp_raw(body.to_string(), &v).await;
+        assert_eq!(a.body["error"]["code"], -32600, "{bad}: {}", a.text);
+        let msg = a.body["error"]["message"].as_str().unwrap_or_default();
+        assert!(msg.contains("null"), "says null is fine: {msg}");
+    }
+}

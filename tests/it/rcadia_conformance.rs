@@ -238,3 +238,125 @@ async fn a_rematch_seat_given_up_is_listed_once_the_others_are_back() {
     }
     assert_eq!(status, "active");
 }
+
+/// `pending-actions` with an `after` past every entry the session queued is refused at once
+/// (`400 bad_request`, saying what to send) instead of waiting out its whole `wait`: the
+/// entries queued meanwhile are numbered below it, so such a poll never woke for them (the
+/// contract: it returns "as soon as there is an entry with seq > after"). The usual cause is a
+/// host keeping the `after` of an earlier round: every session, a rematch's too, numbers its
+/// entries from 1. `after` equal to the last seq (everything processed) is fine.
+#[tokio::test]
+async fn a_poll_with_after_past_every_entry_is_refused_at_once() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, _pids, last) = started(&host, &agents, two_player(json!({}))).await;
+    let url = format!("{BRIDGE}/{id}/pending-actions?after={}&wait=25", last + 5);
+    let (st, v) = get_well_before_its_wait(&host, &url).await;
+    assert_eq!(st, 400, "{v}");
+    assert_eq!(v["code"], "bad_request", "{v}");
+    let msg = v["error"].as_str().unwrap_or_default();
+    assert!(
+        msg.contains(&format!("after={}", last + 5)) && msg.contains(&format!("seq {last}")),
+        "says what it got and the last seq: {msg}"
+    );
+    // Everything processed: a valid `after` (no wait, nothing queued).
+    let p = host.pending(&id, last, 0.0).await;
+    assert!(entries(&p).is_empty(), "{p}");
+    // A host that keeps the old round's `after` on the rematch is told so at once.
+    let (_old, _pids, next) = ended_into_rematch(&host, &agents, json!({ "winner": null })).await;
+    let (st, v) = host
+        .get(&format!(
+            "{BRIDGE}/{next}/pending-actions?after=1000&wait=25"
+        ))
+        .await;
+    assert_eq!(st, 400, "{v}");
+    assert!(
+        v["error"].as_str().unwrap_or_default().contains("from 1"),
+        "{v}"
+    );
+    let (st, v) = host
+        .get(&format!("{BRIDGE}/{next}/pending-actions?after=0&wait=0"))
+        .await;
+    assert_eq!(st, 200, "{v}");
+}
+
+/// A refused `/ops` (400: a malformed op) from the session's host is still a sign of the host's
+/// life (section 3: "/ops counts too"): a host whose every batch is refused while it fixes a bug
+/// keeps its table; it used to be ended as `host_disconnected` once the gone window passed
+/// since its last accepted call. A refused call of someone else is no sign of the host's life.
+#[tokio::test]
+async fn a_refused_ops_call_still_keeps_the_host_alive() {
+    let app = app_with(|c| {
+        c.sessions.host_alive_seconds = 1;
+        c.sessions.host_gone_seconds = 2;
+    })
+    .await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, _, _) = started(&host, &agents, two_player(json!({}))).await;
+    // Twice the gone window of refused calls, one every 300 ms.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(4);
+    while std::time::Instant::now() < until {
+        let (st, v) = host
+            .post(
+                &format!("{BRIDGE}/{id}/ops"),
+                json!({ "ops": [{ "op": "no-such-op" }] }),
+            )
+            .await;
+        assert_eq!(st, 400, "{v}");
+        // An agent's refused host call records nothing (it is not the host: 403).
+        let (st, _) = agents[0]
+            .post(&format!("{BRIDGE}/{id}/ops"), json!({ "ops": [] }))
+            .await;
+        assert_eq!(st, 403);
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["status"], "active", "the host was taken for gone: {s}");
+    // The v1 single-op endpoints, too.
+    let (st, v) = host
+        .call(
+            "PATCH",
+            &format!("{BRIDGE}/{id}/legal-actions"),
+            Some(json!({ "nonsense": 1 })),
+        )
+        .await;
+    assert_eq!(st, 400, "{v}");
+}
+
+/// `GET /state?since=<version>` on a finished game answers at once, as `/state?wait` does
+/// (section 5: it "returns immediately if it is your turn or the game is finished"); `since`
+/// adds a reason to wake, it takes none away. It waited out the whole `wait` unless the session
+/// changed, so an agent looping on `since` sat 25 s on every finished round.
+#[tokio::test]
+async fn state_since_on_a_finished_game_answers_at_once() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, _, _) = started(&host, &agents, two_player(json!({}))).await;
+    host.ops(&id, json!([{ "op": "end", "result": { "winner": null } }]))
+        .await;
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["status"], "finished", "{s}");
+    let version = s["version"].as_u64().expect("version");
+    let url = format!("{AGENT}/{id}/state?since={version}&wait=25");
+    let (st, v) = get_well_before_its_wait(&agents[0], &url).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["status"], "finished", "{v}");
+    assert_eq!(v["version"], version, "{v}");
+}
+
+/// A GET with `wait=25` that must answer far sooner: a client timeout of 10 s.
+async fn get_well_before_its_wait(
+    client: &crate::rcadia_common::Client,
+    path: &str,
+) -> (u16, Value) {
+    let r = client
+        .http
+        .get(format!("{}{path}", client.base))
+        .bearer_auth(&client.token)
+        .timeout(std::time::Duration::from_secs(10))
+        .send()
+        .await
+        .expect("answered before the wait ran out");
+    let status = r.status().as_u16();
+    (status, r.json().await.expect("json"))
+}

@@ -162,7 +162,7 @@ async fn state_poll(
     // A game that just ended with autoRematch is not "over" for the poll until its next
     // round is linked: agents must wake up holding nextSessionId (section 6).
     let ready = match since {
-        Some(v) => first.version() > v,
+        Some(v) => first.since_poll_ready(v, wall_ms()),
         None => first.state_ready_for(&pid) && !first.awaiting_rematch(wall_ms()),
     };
     let Some(sub) = sub.filter(|_| !ready) else {
@@ -171,7 +171,7 @@ async fn state_poll(
     let now = state
         .rcadia
         .wait_from(sub, &id, first.clone(), wait, |s| match since {
-            Some(v) => s.version() > v,
+            Some(v) => s.since_poll_ready(v, wall_ms()),
             // Ready again as well: a finished game whose next round never got linked (its
             // creation failed) returns once the link's grace is over, not after the whole
             // wait (the wait re-reads every few seconds, so this is looked at then).

@@ -188,9 +188,32 @@ async fn ops(
     Path(id): Path<String>,
     Json(body): Json<Value>,
 ) -> Result<Json<OpsResponse>, ApiError> {
-    let ops = Op::parse_batch(&body)?;
-    let s = publish(&state, &id, &who, ops).await?;
-    Ok(Json(s.ops_response()))
+    let published = match Op::parse_batch(&body) {
+        Ok(ops) => publish(&state, &id, &who, ops).await,
+        Err(e) => Err(e.into()),
+    };
+    match published {
+        Ok(s) => Ok(Json(s.ops_response())),
+        Err(e) => Err(refused_host_call(&state, &id, &who, e).await),
+    }
+}
+
+/// A call of the session's host refused as a bad request (400) or too large (413) is still
+/// a sign of the host's life (section 3: the host is alive while it polls, "/ops counts
+/// too"): it is recorded before the refusal is answered, so a host whose batch holds one
+/// malformed op does not have its clocks stopped and the table ended as `host_disconnected`
+/// while every call it makes is refused. Anyone else's call records nothing.
+async fn refused_host_call(state: &AppState, id: &str, who: &Identity, e: ApiError) -> ApiError {
+    if matches!(e.status().as_u16(), 400 | 413) {
+        let _ = state
+            .rcadia
+            .apply(id, |s| {
+                s.authorize_host(&who.key)?;
+                Ok(Step::main(Event::HostSeen))
+            })
+            .await;
+    }
+    e
 }
 
 async fn v1(
@@ -200,8 +223,14 @@ async fn v1(
     body: Value,
     endpoint: &str,
 ) -> Result<Json<V1OkResponse>, ApiError> {
-    let op = Op::from_v1(endpoint, &body)?;
-    let s = publish(&state, &id, &who, vec![op]).await?;
+    let published = match Op::from_v1(endpoint, &body) {
+        Ok(op) => publish(&state, &id, &who, vec![op]).await,
+        Err(e) => Err(e.into()),
+    };
+    let s = match published {
+        Ok(s) => s,
+        Err(e) => return Err(refused_host_call(&state, &id, &who, e).await),
+    };
     Ok(Json(match endpoint {
         "reject-action" | "end" => s.v1_ok_response(),
         _ => V1OkResponse {
@@ -267,8 +296,11 @@ async fn pending_actions(
     Host(who): Host,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Json<PendingActionsResponse>, ApiError> {
-    let after = u64_param(&q, "after")?;
-    let wait = wait_param(&q)?.min(MAX_WAIT);
+    let params = u64_param(&q, "after").and_then(|after| Ok((after, wait_param(&q)?)));
+    let (after, wait) = match params {
+        Ok((after, wait)) => (after, wait.min(MAX_WAIT)),
+        Err(e) => return Err(refused_host_call(&state, &id, &who, e).await),
+    };
     let started = tokio::time::Instant::now();
     // Subscribed before the poll opens, so an entry queued in between wakes the wait.
     let sub = state.rcadia.subscribe(&id);
@@ -280,6 +312,9 @@ async fn pending_actions(
         .rcadia
         .apply(&id, |s| {
             s.authorize_host(&who.key)?;
+            // An `after` past every entry would wait out its whole `wait` and never see the
+            // next entries (they are numbered below it): refused at once, saying why.
+            s.check_poll_after(after)?;
             quiet = (wait_ms > 0)
                 .then(|| s.host_poll_quiet_until(after, now))
                 .flatten();
@@ -288,7 +323,11 @@ async fn pending_actions(
                 None => Step::main(Event::HostPoll { after, wait_ms }),
             })
         })
-        .await?;
+        .await;
+    let a = match a {
+        Ok(a) => a,
+        Err(e) => return Err(refused_host_call(&state, &id, &who, e.into()).await),
+    };
     let session = a.session;
     if let Some(until) = quiet {
         // Wait unstored until the poll must count as open (or its end, if sooner).
