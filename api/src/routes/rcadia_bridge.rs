@@ -312,9 +312,6 @@ async fn pending_actions(
         .rcadia
         .apply(&id, |s| {
             s.authorize_host(&who.key)?;
-            // An `after` past every entry would wait out its whole `wait` and never see the
-            // next entries (they are numbered below it): refused at once, saying why.
-            s.check_poll_after(after)?;
             quiet = (wait_ms > 0)
                 .then(|| s.host_poll_quiet_until(after, now))
                 .flatten();

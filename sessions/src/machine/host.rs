@@ -1,6 +1,5 @@
 //! The host's pending-actions queue and its liveness.
 
-use crate::error::ProtocolError;
 use crate::session::{HostEntry, Session, Status};
 use crate::wire::PendingEntry;
 
@@ -98,35 +97,18 @@ impl Session {
         });
     }
 
-    /// Refuses a `pending-actions` `after` past the last entry this session ever queued. Such
-    /// a poll waited out its whole `wait` (it returns for an entry with `seq > after`) and the
-    /// entries queued meanwhile, numbered below `after`, never woke it; a host usually sends
-    /// it by keeping the `after` of an earlier session (each session numbers from 1, a
-    /// rematch's too). `after=0` (nothing processed yet) is always fine.
-    pub fn check_poll_after(&self, after: Option<u64>) -> Result<(), ProtocolError> {
-        let last = self.next_seq.saturating_sub(1);
-        match after {
-            Some(a) if a > last => Err(ProtocolError::bad_request(format!(
-                "after={a} is past this session's last entry ({}): pass the highest seq you \
-                 processed on this session, or 0 (each session numbers its entries from 1, a \
-                 rematch's too)",
-                if last == 0 {
-                    "it has queued none yet".to_string()
-                } else {
-                    format!("seq {last}")
-                }
-            ))),
-            _ => Ok(()),
-        }
-    }
-
-    /// True when a `pending-actions` long-poll with this `after` should return now.
+    /// True when a `pending-actions` long-poll with this `after` should return now: when
+    /// [`Session::take_entries`] would answer with anything. An entry not delivered yet
+    /// counts whatever its seq: an `after` past every entry (a host that kept an earlier
+    /// session's, each numbering from 1) acknowledges only what was delivered, and the next
+    /// entries, numbered below it, still end the wait; they used to be seen only when the
+    /// wait ran out.
     pub fn host_poll_ready(&self, after: Option<u64>) -> bool {
         self.status == Status::Finished
             || self
                 .host_queue
                 .iter()
-                .any(|e| after.is_none_or(|a| e.seq > a))
+                .any(|e| !e.delivered || after.is_none_or(|a| e.seq > a))
     }
 
     /// Whether a `pending-actions` long-poll with this `after` may open without being
