@@ -406,9 +406,14 @@ async fn the_audit_logs_page_is_kept_in_the_address_through_a_reload_and_back() 
     assert_eq!(newest[0], json!("#audit"), "{newest}");
     tab.eval("[...document.querySelectorAll('#view .pager button')].find(b => b.textContent === 'Older').click()")
         .await;
+    // The address can change before the rows do: wait for other rows than the newest.
+    let first_row = "[...document.querySelectorAll('#view tbody tr')].map(r => r.cells[3].textContent).find(t => t.startsWith('job_'))";
     let older = tab
         .wait_for(
-            &format!("location.hash.startsWith('#audit?offset=50&of=') && {shown}"),
+            &format!(
+                "location.hash.startsWith('#audit?offset=50&of=') && {first_row} !== {} && {shown}",
+                newest[1]
+            ),
             "the older entries, their place in the address",
             LONG,
         )
@@ -425,9 +430,14 @@ async fn the_audit_logs_page_is_kept_in_the_address_through_a_reload_and_back() 
         .await;
     assert_eq!(again, older, "a reload showed other entries");
     tab.eval("history.back()").await;
+    // Back changes the address at once and the rows when the page is read again: wait for
+    // the newest rows (a Back that kept the older ones times out here).
     let back = tab
         .wait_for(
-            &format!("location.hash === '#audit' && {shown}"),
+            &format!(
+                "location.hash === '#audit' && {first_row} === {} && {shown}",
+                newest[1]
+            ),
             "the newest entries after Back",
             LONG,
         )
