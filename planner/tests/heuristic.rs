@@ -38,8 +38,9 @@ fn known() -> Vec<(String, Map, String)> {
 ///   fallen bird may rise once more, but not from below the floor it left to the far floor.
 ///   The same in a corridor one tile high over holes of 1, 2 and 4 tiles
 ///   (`guest-tunnel-hole-1`, `-2`, `-4`: 2 px of headroom, the bird never rises a row), 25
-///   times in a row (`guest-long-low-tunnel`), and in a corridor two rows high over a hole of
-///   7 (`guest-corridor-2-hole-7`).
+///   times in a row (`guest-long-low-tunnel`), twice (`guest-tunnel-two-holes-2`), on ice
+///   (`guest-ice-tunnel-hole-1`), and in a corridor two rows high over a hole of 7
+///   (`guest-corridor-2-hole-7`).
 /// - The guest probes' gaps of the first kind: a leap of 9 tiles off the end of a ferry's path
 ///   (`guest-ferry-leap-9`), a gap of 8 between two islands (`guest-sky-islands`).
 /// - No ground under the start at all (`guest-one-row-drift`, a map one row high): the bird's
@@ -50,12 +51,14 @@ fn known() -> Vec<(String, Map, String)> {
 const AIR_BOUND_MISSES: &[&str] = &[
     "guest-corridor-2-hole-7",
     "guest-ferry-leap-9",
+    "guest-ice-tunnel-hole-1",
     "guest-long-low-tunnel",
     "guest-one-row-drift",
     "guest-sky-islands",
     "guest-tunnel-hole-1",
     "guest-tunnel-hole-2",
     "guest-tunnel-hole-4",
+    "guest-tunnel-two-holes-2",
     "open-heuristic-nest-at-apex",
     "rare-boost-out-of-pit",
     "rare-tap-hop-under-spikes",
