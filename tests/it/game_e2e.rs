@@ -455,6 +455,20 @@ async fn the_game_in_chromium() {
     tab.eval("document.getElementById('watch-step').click()")
         .await;
     assert_eq!(tab.eval("horstTest.state().tick").await, 11);
+    // The action line says the action in words and which step of the replay it is (it showed
+    // the action's index, "#10", which no spectator reads). The marmots' replay steers right
+    // and throws for 24 ticks, then steers right and jumps.
+    let action = "document.getElementById('watch-action').textContent";
+    assert_eq!(
+        tab.eval(action).await,
+        "→SprungWurfsteuert nach rechts und wirftSchritt 1 von 5"
+    );
+    tab.eval("(() => { const s = document.getElementById('watch-scrub'); s.value = '30'; s.dispatchEvent(new Event('input')); })()").await;
+    assert_eq!(
+        tab.eval(action).await,
+        "→SprungWurfsteuert nach rechts und springtSchritt 2 von 5"
+    );
+    screenshot(&tab, "watch-action-1280x800").await;
     // Richer levels, for the screenshots: every kind of block and entity drawn.
     for name in ["gipfelsturm", "rastplatz", "sechzehn-feinde"] {
         let l = levels["items"]
