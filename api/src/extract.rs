@@ -651,6 +651,26 @@ pub(crate) fn page_offset(offset: Option<usize>) -> Result<usize, ApiError> {
     Ok(offset)
 }
 
+/// A listing's page size from a query string, `limit`: `default` when absent, else 1 to `max`,
+/// or a 400 that says the range. Out of range it was taken as the nearest bound (0 as 1),
+/// which the admin CLI (`--limit`) and the leaderboard refuse.
+pub(crate) fn page_limit(
+    limit: Option<usize>,
+    default: usize,
+    max: usize,
+) -> Result<usize, ApiError> {
+    match limit {
+        None => Ok(default),
+        Some(n) if (1..=max).contains(&n) => Ok(n),
+        Some(n) => Err(ApiError::new(
+            ApiCode::InvalidInput,
+            format!(
+                "limit {n} is out of range: a page holds 1 to {max} (default {default}); page on with offset (each page's nextOffset names the next)"
+            ),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,7 @@
     ARGV[10] engineVersion     ARGV[11] <cur> ('' = none promoted)
     ARGV[12] the owner's display name                  ARGV[13] policyVersion
     ARGV[14] acceptance report JSON
+    ARGV[15] the map's title (its `name:` line, cleaned), so listing cards never parses maps
 
   Output:
     {'present'}             stored before: nothing to do
@@ -46,7 +47,8 @@ redis.call('SET', KEYS[3], ARGV[2])
 redis.call('HSET', KEYS[1], 'revisionId', ARGV[1], 'owner', ARGV[2], 'name', ARGV[3],
   'parentRevisionId', cur, 'bytes', ARGV[4], 'createdAtMs', now,
   'map', ARGV[5], 'replay', ARGV[6], 'seed', ARGV[7], 'ticks', ARGV[8], 'mapHash', ARGV[9],
-  'engineVersion', ARGV[10], 'policyVersion', ARGV[13], 'acceptance', ARGV[14], 'jobId', '')
+  'engineVersion', ARGV[10], 'policyVersion', ARGV[13], 'acceptance', ARGV[14], 'jobId', '',
+  'title', ARGV[15])
 redis.call('SET', KEYS[2], 'promoted')
 redis.call('ZADD', KEYS[6], now, ARGV[1])
 if cur ~= '' then

@@ -25,6 +25,7 @@
     ARGV[7] total byte budget    ARGV[16] acceptance (JSON)
     ARGV[8] evidence bytes       ARGV[17] job id
     ARGV[9] map                  ARGV[18] how long KEYS[10] is kept, s (the job's retention)
+    ARGV[19] the map's title (its `name:` line, cleaned), so listing cards never parses maps
 
   Output:
     {'ok', now_ms}                           stored at now_ms
@@ -55,7 +56,8 @@ redis.call('SET', KEYS[3], ARGV[2], 'NX')
 redis.call('HSET', KEYS[1], 'revisionId', ARGV[1], 'owner', ARGV[2], 'name', ARGV[3],
   'parentRevisionId', ARGV[4], 'bytes', ARGV[8], 'createdAtMs', now,
   'map', ARGV[9], 'replay', ARGV[10], 'seed', ARGV[11], 'ticks', ARGV[12], 'mapHash', ARGV[13],
-  'engineVersion', ARGV[14], 'policyVersion', ARGV[15], 'acceptance', ARGV[16], 'jobId', ARGV[17])
+  'engineVersion', ARGV[14], 'policyVersion', ARGV[15], 'acceptance', ARGV[16], 'jobId', ARGV[17],
+  'title', ARGV[19])
 redis.call('SET', KEYS[2], 'labor')
 redis.call('ZADD', KEYS[4], now, ARGV[1])
 redis.call('ZADD', KEYS[5], now, ARGV[1])

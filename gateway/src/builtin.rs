@@ -57,9 +57,16 @@ pub fn revision_id(name: &str, map_hash: &str, engine_version: &str, replay: &st
 
 /// A shipped level's replay, its referee report and its feasibility report, or why it is
 /// refused: the map or the replay does not parse, or the replay does not win.
-fn check_shipped(
-    level: &horst_levels::Level,
-) -> Result<(horst_engine::Replay, horst_engine::RefereeReport, Value), String> {
+/// A shipped level that wins: its replay, the referee's report, the feasibility report and
+/// the map's title.
+type Checked = (
+    horst_engine::Replay,
+    horst_engine::RefereeReport,
+    Value,
+    String,
+);
+
+fn check_shipped(level: &horst_levels::Level) -> Result<Checked, String> {
     let engine = horst_engine::engine_version();
     let map = horst_engine::parse_map(level.map).map_err(|r| {
         let first = r.errors.first().map(|e| e.message.clone());
@@ -80,7 +87,8 @@ fn check_shipped(
     }
     let feasibility =
         serde_json::to_value(horst_feasibility::assess(&map, &replay)).unwrap_or(Value::Null);
-    Ok((replay, report, feasibility))
+    let title = crate::public_levels::title_of_parsed(&map);
+    Ok((replay, report, feasibility, title))
 }
 
 /// Publishes `levels` (normally `horst_levels::BUILTIN`) as described in the module doc.
@@ -103,7 +111,7 @@ pub async fn publish(
         // start, and again when Redis comes back empty while the process serves): on a
         // blocking thread, not the runtime's.
         let shipped = *level;
-        let (replay, report, feasibility) =
+        let (replay, report, feasibility, title) =
             match crate::blocking::off_runtime(move || check_shipped(&shipped)).await? {
                 Ok(checked) => checked,
                 Err(detail) => {
@@ -151,6 +159,7 @@ pub async fn publish(
                         policy_version: horst_engine::POLICY_VERSION,
                         acceptance_json: &acceptance.to_string(),
                         current: &cur,
+                        title: &title,
                     },
                 )
                 .await?;

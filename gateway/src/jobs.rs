@@ -553,6 +553,7 @@ impl Gateway {
         let null = Value::Null;
         let replay = input.replay.as_ref().unwrap_or(&null);
         let acceptance = serde_json::to_value(report).map_err(ToolError::internal)?;
+        let title = crate::public_levels::title_off_runtime(&input.map).await?;
         let stored = revisions::store_revision(
             &self.store,
             &NewRevision {
@@ -560,6 +561,7 @@ impl Gateway {
                 name: submit.name,
                 parent: submit.parent,
                 map: &input.map,
+                title: &title,
                 replay,
                 seed: replay["seed"].as_u64().unwrap_or(0) as u32,
                 ticks: u64::from(report.ticks),

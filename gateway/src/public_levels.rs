@@ -73,15 +73,57 @@ pub struct Evidence {
 /// hash is the evidence's).
 pub fn title_of(map: &str) -> String {
     horst_engine::parse_map(map)
-        .map(|m| horst_text::clean_line(m.name()))
+        .map(|m| title_of_parsed(&m))
         .unwrap_or_default()
 }
 
-/// [`title_of`] on a blocking thread: the map (up to 256 KB) is parsed whole, and a list of
-/// levels parses one per card.
-async fn title_off_runtime(map: &str) -> Result<String, ToolError> {
+/// [`title_of`] of a map parsed already.
+pub fn title_of_parsed(map: &horst_engine::Map) -> String {
+    horst_text::clean_line(map.name())
+}
+
+/// [`title_of`] on a blocking thread: the map (up to 256 KB) is parsed whole.
+pub(crate) async fn title_off_runtime(map: &str) -> Result<String, ToolError> {
     let map = map.to_string();
     crate::blocking::off_runtime(move || title_of(&map)).await
+}
+
+/// A revision's title as stored beside it at submission (`title`, cleaned again on the way
+/// out, which changes nothing for a title stored clean), so a list of cards parses no map.
+/// A revision stored before titles were is parsed once, here, and its title written beside
+/// it (best effort: a refused write, say on a read-only replica, only means the next read
+/// parses again). `map` is the revision's map when the caller read it already.
+async fn stored_title(
+    store: &Store,
+    id: &str,
+    stored: Option<String>,
+    map: Option<&str>,
+) -> Result<String, ToolError> {
+    if let Some(title) = stored {
+        return Ok(horst_text::clean_line(&title));
+    }
+    let fetched: Option<String>;
+    let map = match map {
+        Some(map) => map,
+        None => {
+            fetched = store.conn().hget(keys::rev(store, id), "map").await?;
+            match &fetched {
+                Some(map) => map.as_str(),
+                None => return Ok(String::new()),
+            }
+        }
+    };
+    let title = title_off_runtime(map).await?;
+    // HSETNX: a revision is never deleted, and the title is what the map says, so a write
+    // racing another reader's writes the same.
+    let written: Result<bool, redis::RedisError> = store
+        .conn()
+        .hset_nx(keys::rev(store, id), "title", &title)
+        .await;
+    if let Err(e) = written {
+        tracing::debug!(revision = id, error = %e, "could not store a revision's title");
+    }
+    Ok(title)
 }
 
 async fn display_name(store: &Store, owner: &str) -> Result<Option<String>, ToolError> {
@@ -92,13 +134,14 @@ async fn display_name(store: &Store, owner: &str) -> Result<Option<String>, Tool
     Ok(v.filter(|d| !d.is_empty()))
 }
 
-const FIELDS: [&str; 6] = [
+const FIELDS: [&str; 7] = [
     "ticks",
     "replay",
     "acceptance",
     "map",
     "owner",
     "engineVersion",
+    "title",
 ];
 
 /// A visible revision with everything, or `not_found` (also for hidden ones).
@@ -127,7 +170,7 @@ pub async fn revision(
     let card = Card {
         revision_id: text("revisionId"),
         name: text("name"),
-        title: title_off_runtime(&map).await?,
+        title: stored_title(store, id, get(6), Some(&map)).await?,
         owner_display_name: display_name(store, &owner).await?,
         builtin: owner == crate::builtin::OWNER,
         owner,
@@ -184,9 +227,9 @@ pub async fn operator_extras(
     level: &str,
     promoted: bool,
 ) -> Result<OperatorExtras, ToolError> {
-    let map: Option<String> = store
+    let title: Option<String> = store
         .conn()
-        .hget(keys::rev(store, revision_id), "map")
+        .hget(keys::rev(store, revision_id), "title")
         .await?;
     let rollback_to: Option<String> = if promoted {
         // The history's hidden entries are taken off by quarantine and withdrawal; one an
@@ -208,10 +251,7 @@ pub async fn operator_extras(
         None
     };
     Ok(OperatorExtras {
-        title: match map {
-            Some(map) => title_off_runtime(&map).await?,
-            None => String::new(),
-        },
+        title: stored_title(store, revision_id, title, None).await?,
         rollback_to: rollback_to.filter(|r| !r.is_empty()),
     })
 }

@@ -46,6 +46,8 @@ pub struct NewRevision<'a> {
     pub name: &'a str,
     pub parent: Option<&'a str>,
     pub map: &'a str,
+    /// The map's title (`public_levels::title_of`), stored so cards never parse the map.
+    pub title: &'a str,
     pub replay: &'a Value,
     pub seed: u32,
     pub ticks: u64,

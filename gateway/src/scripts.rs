@@ -95,7 +95,7 @@ pub(crate) static REVISION_STORE: Script<RevisionStored, StoreRevision<'static>>
     Script::new(Decl {
         file: lua!("lua/revision_store.lua"),
         keys: 10,
-        argv: Argv::Exactly(18),
+        argv: Argv::Exactly(19),
         writes: Writes::Durable,
     });
 
@@ -113,7 +113,7 @@ pub(crate) static BUILTIN_PUBLISH: Script<Vec<String>, PublishBuiltin<'static>> 
     Script::new(Decl {
         file: lua!("lua/builtin_publish.lua"),
         keys: 10,
-        argv: Argv::Exactly(14),
+        argv: Argv::Exactly(15),
         writes: Writes::PrimaryOnly,
     });
 
@@ -180,7 +180,8 @@ impl ScriptArgs for StoreRevision<'_> {
             .arg(r.policy_version)
             .arg(r.acceptance.to_string())
             .arg(r.job_id)
-            .arg(r.job_retention_seconds);
+            .arg(r.job_retention_seconds)
+            .arg(r.title);
     }
 }
 
@@ -268,6 +269,8 @@ pub(crate) struct PublishBuiltin<'a> {
     pub acceptance_json: &'a str,
     /// The promoted revision the caller read ('' = none).
     pub current: &'a str,
+    /// The map's title (`public_levels::title_of`), stored so cards never parse the map.
+    pub title: &'a str,
 }
 
 impl ArgsOf for PublishBuiltin<'static> {
@@ -300,7 +303,8 @@ impl ScriptArgs for PublishBuiltin<'_> {
             .arg(self.current)
             .arg(self.owner_display_name)
             .arg(self.policy_version)
-            .arg(self.acceptance_json);
+            .arg(self.acceptance_json)
+            .arg(self.title);
     }
 }
 

@@ -375,6 +375,98 @@ async fn the_job_views_page_is_kept_in_the_address_through_a_reload_and_back() {
     );
 }
 
+/// The messages' page of unread ones is in the address (`#messages?offset=50`), as the jobs'
+/// and the audit log's are: Older unread, then a reload shows the same messages, Back the
+/// newest ones. Before, the offset lived only in the page's memory: a reload or Back showed
+/// the first page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_messages_page_is_kept_in_the_address_through_a_reload_and_back() {
+    let app = job_view_app().await;
+    let s = &app.store;
+    let mut pipe = redis::pipe();
+    for i in 0..120u64 {
+        let id = format!("m{i:03}");
+        pipe.hset_multiple(
+            horst_gateway::keys::contact_msg(s, &id),
+            &[
+                ("account", "anna"),
+                ("category", "bug"),
+                ("subject", "s"),
+                ("message", "m"),
+                ("createdAtMs", &(1_796_000_000_000 + i).to_string()),
+                ("read", "0"),
+            ],
+        )
+        .ignore();
+        pipe.zadd(
+            horst_gateway::keys::contact_all(s),
+            &id,
+            1_796_000_000_000 + i,
+        )
+        .ignore();
+        pipe.sadd(horst_gateway::keys::contact_unread(s), &id)
+            .ignore();
+    }
+    let _: () = pipe.query_async(&mut s.conn()).await.unwrap();
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(1366, 768).await;
+    tab.eval("location.hash = '#messages'").await;
+    // The address and the first message's id, once a page of 50 is shown.
+    let first = "(document.querySelector('#view article.message') || {}).dataset?.id";
+    let shown = format!(
+        "document.body.dataset.section === 'messages' && !document.querySelector('#view .loading') \
+         && document.querySelectorAll('#view article.message.unread').length === 50 \
+         && [location.hash, {first}]"
+    );
+    let newest = tab
+        .wait_for(&shown, "the newest unread messages", LONG)
+        .await;
+    assert_eq!(newest, json!(["#messages", "m119"]), "{newest}");
+    tab.eval("[...document.querySelectorAll('#view .pager button')].find(b => b.textContent === 'Older unread').click()")
+        .await;
+    let older = tab
+        .wait_for(
+            &format!("location.hash === '#messages?offset=50' && {first} === 'm069' && {shown}"),
+            "the older unread messages, their place in the address",
+            LONG,
+        )
+        .await;
+    tab.eval("window.beforeReload = true; location.reload()")
+        .await;
+    let again = tab
+        .wait_for(
+            &format!("!window.beforeReload && {shown}"),
+            "the older messages after a reload",
+            LONG,
+        )
+        .await;
+    assert_eq!(again, older, "a reload showed other messages");
+    tab.eval("history.back()").await;
+    let back = tab
+        .wait_for(
+            &format!("location.hash === '#messages' && {first} === 'm119' && {shown}"),
+            "the newest messages after Back",
+            LONG,
+        )
+        .await;
+    assert_eq!(back, newest);
+    // An address past the last unread message shows the last page, in its place.
+    tab.eval("location.hash = '#messages?offset=500'").await;
+    tab.wait_for(
+        "location.hash === '#messages?offset=100' && document.body.dataset.section === 'messages' \
+         && !document.querySelector('#view .loading') \
+         && document.querySelectorAll('#view article.message.unread').length === 20",
+        "the last page for an address past the end",
+        LONG,
+    )
+    .await;
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}
+
 /// The audit log's page is in the address (`#audit?offset=50&of=…`): Older, then a reload
 /// shows the same entries, Back the newest ones. Before, the offset lived only in the page's
 /// memory: a reload or Back showed the newest page.

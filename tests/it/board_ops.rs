@@ -666,11 +666,11 @@ async fn the_built_in_levels_owner_cannot_be_blocked() {
     assert_eq!(status, 200, "{v}");
 }
 
-/// The REST listings of messages and board threads take `limit=0` as the smallest page, 1,
-/// as every other admin listing does (accounts, keys, tokens, revisions, jobs, the audit):
-/// they answered an empty page, which read as "no messages" and "no threads".
+/// A REST listing's `limit` outside its range (0 too) is a 400 naming the range, as the CLI's
+/// `--limit` and the leaderboard are refused, for every admin listing; they took it as the
+/// nearest bound (`limit=0` answered one item, `limit=20000` a page of 10000).
 #[tokio::test]
-async fn messages_and_threads_take_limit_zero_as_one() {
+async fn listings_refuse_a_limit_out_of_range_and_say_the_range() {
     let app = ops_app(|_| {}).await;
     let key = app.agent_key("anna", 1).await;
     for _ in 0..2 {
@@ -683,22 +683,30 @@ async fn messages_and_threads_take_limit_zero_as_one() {
             .await,
         );
     }
-    ok_result(
-        &app.call(
-            "write_post",
-            json!({"kind": "idea", "title": "Mehr Dohlen", "body": "Bitte."}),
-            Some(&key),
-        )
-        .await,
-    );
-    for path in [
-        "/api/admin/messages?limit=0",
-        "/api/admin/threads?limit=0",
-        "/api/admin/audit?limit=0",
+    for (path, max) in [
+        ("/api/admin/messages", 10_000),
+        ("/api/admin/threads", 10_000),
+        ("/api/admin/audit", 10_000),
+        ("/api/admin/sign-ins", 10_000),
+        ("/api/admin/accounts", 1000),
+        ("/api/admin/keys", 1000),
+        ("/api/admin/tokens", 1000),
+        ("/api/admin/revisions", 1000),
+        ("/api/admin/jobs", 500),
     ] {
-        let (status, v) = admin_json(&app, reqwest::Method::GET, path).await;
-        assert_eq!(status, 200, "{path}: {v}");
-        assert_eq!(v["items"].as_array().map(Vec::len), Some(1), "{path}: {v}");
+        for limit in [0, max + 1] {
+            let (status, v) =
+                admin_json(&app, reqwest::Method::GET, &format!("{path}?limit={limit}")).await;
+            assert_eq!(status, 400, "{path}?limit={limit}: {v}");
+            assert_eq!(v["code"], "invalid_input", "{path}: {v}");
+            let m = v["error"].as_str().unwrap();
+            assert!(m.contains(&format!("1 to {max}")), "{path}: {m}");
+        }
+        let (status, v) =
+            admin_json(&app, reqwest::Method::GET, &format!("{path}?limit={max}")).await;
+        assert_eq!(status, 200, "{path}?limit={max}: {v}");
+        let (status, v) = admin_json(&app, reqwest::Method::GET, &format!("{path}?limit=1")).await;
+        assert_eq!(status, 200, "{path}?limit=1: {v}");
     }
     let (_, v) = admin_json(&app, reqwest::Method::GET, "/api/admin/messages?limit=5").await;
     assert_eq!(v["items"].as_array().map(Vec::len), Some(2), "{v}");

@@ -437,3 +437,66 @@ async fn a_level_link_while_the_store_is_down_is_the_page_with_503() {
     );
     assert!(r.text().await.unwrap().contains("../game/level.js"));
 }
+
+/// A card's title is stored with its revision (submission and shipped level alike), so the
+/// lists read it and parse no map; a revision stored before titles were gets its title on
+/// the first read, written beside it, and the answers are the same either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cards_title_is_stored_with_its_revision_and_lists_parse_no_map() {
+    use redis::AsyncCommands;
+    let (app, _worker) = game_app().await;
+    let fuchs = app.agent_key("fuchs", 1).await;
+    let id = submit(&app, &fuchs, "fuchsbau").await;
+    let (_, levels) = get(&app, "/api/game/levels").await;
+    let shipped = levels["items"][0]["revisionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let title = |id: String| {
+        let store = app.store.clone();
+        async move {
+            let t: Option<String> = store
+                .conn()
+                .hget(horst_gateway::keys::rev(&store, &id), "title")
+                .await
+                .unwrap();
+            t
+        }
+    };
+    // Stored in the same write as the revision (the lists above parse nothing to write it).
+    assert_eq!(title(id.clone()).await.as_deref(), Some("Erste Schritte"));
+    assert_eq!(
+        title(shipped.clone()).await.as_deref(),
+        Some("Erste Schritte")
+    );
+
+    // The lists read the stored title: a stored one that differs from the map shows.
+    let key = horst_gateway::keys::rev(&app.store, &id);
+    let _: () = app
+        .store
+        .conn()
+        .hset(&key, "title", "Gespeichert\u{202e}")
+        .await
+        .unwrap();
+    let (_, labor) = get(&app, "/api/game/labor").await;
+    assert_eq!(labor["items"][0]["title"], "Gespeichert", "{labor}");
+
+    // A revision stored before titles were: the first read parses its map once and stores
+    // the title; the answer is the one it always was.
+    let _: () = app.store.conn().hdel(&key, "title").await.unwrap();
+    let _: () = app
+        .store
+        .conn()
+        .hdel(horst_gateway::keys::rev(&app.store, &shipped), "title")
+        .await
+        .unwrap();
+    assert_eq!(title(id.clone()).await, None);
+    let (_, labor) = get(&app, "/api/game/labor").await;
+    assert_eq!(labor["items"][0]["title"], "Erste Schritte", "{labor}");
+    let (_, levels) = get(&app, "/api/game/levels").await;
+    assert_eq!(levels["items"][0]["title"], "Erste Schritte", "{levels}");
+    assert_eq!(title(id.clone()).await.as_deref(), Some("Erste Schritte"));
+    assert_eq!(title(shipped).await.as_deref(), Some("Erste Schritte"));
+    let (_, rev) = get(&app, &format!("/api/game/revisions/{id}")).await;
+    assert_eq!(rev["title"], "Erste Schritte", "{rev}");
+}

@@ -455,6 +455,20 @@ async fn the_game_in_chromium() {
     tab.eval("document.getElementById('watch-step').click()")
         .await;
     assert_eq!(tab.eval("horstTest.state().tick").await, 11);
+    // The action line says the action in words and which step of the replay it is (it showed
+    // the action's index, "#10", which no spectator reads). The marmots' replay steers right
+    // and throws for 24 ticks, then steers right and jumps.
+    let action = "document.getElementById('watch-action').textContent";
+    assert_eq!(
+        tab.eval(action).await,
+        "→SprungWurfsteuert nach rechts und wirftSchritt 1 von 5"
+    );
+    tab.eval("(() => { const s = document.getElementById('watch-scrub'); s.value = '30'; s.dispatchEvent(new Event('input')); })()").await;
+    assert_eq!(
+        tab.eval(action).await,
+        "→SprungWurfsteuert nach rechts und springtSchritt 2 von 5"
+    );
+    screenshot(&tab, "watch-action-1280x800").await;
     // Richer levels, for the screenshots: every kind of block and entity drawn.
     for name in ["gipfelsturm", "rastplatz", "sechzehn-feinde"] {
         let l = levels["items"]
@@ -1064,6 +1078,20 @@ const BROKEN_MAP: &str =
 /// A level only two rows high: walking right wins.
 const FLAT_MAP: &str = "gcv-map 1\nname: Flach\nsize: 32 2\ngrid:\n................................\nGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG\nentities:\nstart 1 0\nnest 30 0\n";
 
+/// The revision id of the promoted level `name`.
+async fn promoted_id(app: &crate::harness::TestApp, name: &str) -> String {
+    let (_, levels) = get(app, "/api/game/levels").await;
+    levels["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == name)
+        .unwrap_or_else(|| panic!("no level {name}: {levels}"))["revisionId"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 /// The rectangle of the first element matching `selector`: `[left, top, right, bottom]`.
 async fn rect(tab: &Tab, selector: &str) -> [f64; 4] {
     let r = tab
@@ -1418,16 +1446,7 @@ async fn a_phone_upright_and_sideways() {
     let key = app.agent_key("fuchs", 1).await;
     let flat = submit(&app, &key, "flach").await;
     tamper(&app, &flat, "map", FLAT_MAP).await;
-    let (_, levels) = get(&app, "/api/game/levels").await;
-    let murmel = levels["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|l| l["name"] == "murmeltiere")
-        .unwrap()["revisionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let murmel = promoted_id(&app, "murmeltiere").await;
     let browser = launch().await;
     let tab = wide_focused_tab(&browser).await;
     call(
@@ -1612,4 +1631,173 @@ async fn a_phone_upright_and_sideways() {
     screenshot(&tab, "play-flat-won-1280x800").await;
     no_errors(&tab, "a phone upright and sideways");
     browser.close().await;
+}
+
+/// What is wrong with the layout now, for a phone-sized window: visible controls (and the
+/// canvas) that leave the screen sideways or lie over one another (the win dialog lies over
+/// the canvas by design), and the page's width against the screen's.
+const LAYOUT: &str = r#"(() => {
+  const els = [...document.querySelectorAll(
+    'a[href], button, select, input:not([type=hidden]), textarea, summary, [role=tab], canvas.screen')]
+    .filter(e => !e.classList.contains('skip') && e.checkVisibility({ visibilityProperty: true })
+      && e.getBoundingClientRect().width > 0);
+  const name = e => `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''} "${(e.textContent || e.getAttribute('aria-label') || '').trim().slice(0, 24)}"`;
+  const off = [], over = [];
+  for (const e of els) {
+    const r = e.getBoundingClientRect();
+    if (r.left < -0.5 || r.right > innerWidth + 0.5) off.push(`${name(e)} ${Math.round(r.left)}..${Math.round(r.right)}`);
+  }
+  for (let i = 0; i < els.length; i++) for (let j = i + 1; j < els.length; j++) {
+    const [a, b] = [els[i], els[j]];
+    if (a.contains(b) || b.contains(a)) continue;
+    const onCanvas = (x, y) => x.matches('canvas') && y.closest('.overlay');
+    if (onCanvas(a, b) || onCanvas(b, a)) continue;
+    const p = a.getBoundingClientRect(), q = b.getBoundingClientRect();
+    const w = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+    const h = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+    if (w > 1 && h > 1) over.push(`${name(a)} and ${name(b)}`);
+  }
+  // A key's name broken over two lines ("Leertaste /" at a line's end, "↑" on the next).
+  const split = [...document.querySelectorAll('kbd')].filter(k => k.checkVisibility() && k.getClientRects().length > 1)
+    .map(k => k.textContent);
+  return { off, over, split, width: document.documentElement.scrollWidth, screen: innerWidth };
+})()"#;
+
+async fn layout_problems(tab: &Tab, what: &str) -> Vec<String> {
+    tab.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
+        .await;
+    let m = tab.eval(LAYOUT).await;
+    let mut problems = Vec::new();
+    if m["width"].as_u64() > m["screen"].as_u64().map(|s| s + 1) {
+        problems.push(format!(
+            "{what}: the page is {} px wide on a {} px screen",
+            m["width"], m["screen"]
+        ));
+    }
+    for o in m["off"].as_array().into_iter().flatten() {
+        problems.push(format!("{what}: {o} leaves the screen"));
+    }
+    for o in m["over"].as_array().into_iter().flatten() {
+        problems.push(format!("{what}: {o} overlap"));
+    }
+    for k in m["split"].as_array().into_iter().flatten() {
+        problems.push(format!("{what}: the key {k} is broken over two lines"));
+    }
+    problems.extend(
+        crate::phone_pages::small_controls(tab)
+            .await
+            .into_iter()
+            .map(|s| format!("{what}: {s} is too small to hit")),
+    );
+    problems
+}
+
+/// The game in an upright phone-sized window with a mouse and a keyboard (no touch, so no
+/// touch pad: a desktop browser made narrow, or a phone with a mouse): the keyboard's help is
+/// shown with no key's name broken over two lines (a narrow help broke "Leertaste / ↑" after
+/// the slash, its box in two), the canvas and every control are on screen, none lies over
+/// another, and the level is played to the win with the keys, its dialog's buttons on
+/// screen; its replay is watched with the watch controls on screen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upright_phone_window_with_a_mouse() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let murmel = promoted_id(&app, "murmeltiere").await;
+    let (_, rev) = get(&app, &format!("/api/game/revisions/{murmel}")).await;
+    let browser = launch().await;
+    let tab = wide_focused_tab(&browser).await;
+    let (w, h) = (390u32, 844u32);
+    call(
+        &tab,
+        "Emulation.setDeviceMetricsOverride",
+        json!({ "width": w, "height": h, "deviceScaleFactor": 1, "mobile": false }),
+    )
+    .await;
+    let screen = [0.0, 0.0, w as f64, h as f64];
+    let mut problems = Vec::new();
+
+    // The levels, then a level's play stage.
+    navigate(&tab, &app.url("/?test")).await;
+    ready(&tab, "the level list").await;
+    assert_eq!(
+        tab.eval("matchMedia('(pointer: coarse)').matches").await,
+        false,
+        "a mouse is the pointer"
+    );
+    problems.extend(layout_problems(&tab, "the level list").await);
+    screenshot(&tab, "mouse-levels-390x844").await;
+    navigate(&tab, &app.url(&format!("/?test#spielen={murmel}"))).await;
+    tab.wait_for(
+        "window.horstTest && horstTest.state().mode === 'play' && document.activeElement && document.activeElement.tagName === 'CANVAS'",
+        "the play stage",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("getComputedStyle(document.querySelector('.pad')).display")
+            .await,
+        "none",
+        "no touch pad without touch"
+    );
+    assert_eq!(
+        tab.eval("document.querySelector('.help').checkVisibility()")
+            .await,
+        true,
+        "the keys are explained"
+    );
+    let canvas = rect(&tab, "canvas.screen").await;
+    assert!(
+        inside(canvas, screen),
+        "the canvas {canvas:?} is not all on screen"
+    );
+    problems.extend(layout_problems(&tab, "playing").await);
+    screenshot(&tab, "mouse-play-390x844").await;
+
+    // Played to the win with the keys: the dialog's buttons are on screen.
+    let st = play_with_keys(&tab, &rev["replay"]).await;
+    assert_eq!(st["finished"]["status"], 1, "not won: {st}");
+    let n = tab
+        .eval("document.querySelectorAll('.overlay button').length")
+        .await
+        .as_u64()
+        .unwrap();
+    assert!(n >= 2, "the win dialog's buttons");
+    for i in 1..=n {
+        let b = rect(&tab, &format!(".overlay button:nth-of-type({i})")).await;
+        assert!(
+            inside(b, screen),
+            "the dialog's button {i} at {b:?} is off screen"
+        );
+    }
+    problems.extend(layout_problems(&tab, "the win").await);
+    screenshot(&tab, "mouse-won-390x844").await;
+
+    // Its replay, watched with the mouse: the controls are on screen and can be clicked.
+    tab.eval("document.querySelector('.overlay') && document.querySelector('.mode:nth-child(2)').click()")
+        .await;
+    tab.wait_for(
+        "horstTest.state().mode === 'watch'",
+        "the watch stage",
+        LONG,
+    )
+    .await;
+    // Upright they are under the canvas (the page scrolls): on screen sideways.
+    for what in [
+        "#watch-play",
+        "#watch-step",
+        "#watch-speed",
+        "#watch-scrub",
+        "#watch-action",
+    ] {
+        let r = rect(&tab, what).await;
+        assert!(
+            r[0] >= -0.5 && r[2] <= w as f64 + 0.5,
+            "{what} at {r:?} is off screen"
+        );
+    }
+    tab.eval("horstTest.tick(30)").await;
+    problems.extend(layout_problems(&tab, "watching").await);
+    screenshot(&tab, "mouse-watch-390x844").await;
+    assert!(problems.is_empty(), "{problems:#?}");
+    no_errors(&tab, "a phone-sized window with a mouse");
 }

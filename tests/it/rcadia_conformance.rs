@@ -332,9 +332,10 @@ async fn a_refused_ops_call_still_keeps_the_host_alive() {
 /// `GET /state?since=<version>` on a finished game answers at once, as `/state?wait` does
 /// (section 5: it "returns immediately if it is your turn or the game is finished"); `since`
 /// adds a reason to wake, it takes none away. It waited out the whole `wait` unless the session
-/// changed, so an agent looping on `since` sat 25 s on every finished round.
+/// changed, so an agent looping on `since` sat 25 s on every finished round. The spectator
+/// view's `GET /public?since=` likewise (spectator pages loop on it; it waited too).
 #[tokio::test]
-async fn state_since_on_a_finished_game_answers_at_once() {
+async fn state_and_public_since_on_a_finished_game_answer_at_once() {
     let app = app_with(|_| {}).await;
     let (host, agents) = cast(&app, 2).await;
     let (id, _, _) = started(&host, &agents, two_player(json!({}))).await;
@@ -348,6 +349,10 @@ async fn state_since_on_a_finished_game_answers_at_once() {
     assert_eq!(st, 200, "{v}");
     assert_eq!(v["status"], "finished", "{v}");
     assert_eq!(v["version"], version, "{v}");
+    let url = format!("{AGENT}/{id}/public?since={version}&wait=25");
+    let (st, v) = get_well_before_its_wait(&agents[0], &url).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["status"], "finished", "{v}");
 }
 
 /// A GET with `wait=25` that must answer far sooner: a client timeout of 10 s.
@@ -366,3 +371,4 @@ async fn get_well_before_its_wait(
     let status = r.status().as_u16();
     (status, r.json().await.expect("json"))
 }
+

@@ -322,6 +322,24 @@ async function overview() {
 const MESSAGES_PAGE = 50;
 let messagesOffset = 0;
 
+/** The messages as the address asks for them (`#messages?offset=50`: the page of the unread
+ *  ones), so a reload shows the same page and Back the page before, as the jobs' and the
+ *  audit log's pagers do (the offset was kept only in the page's memory). Anything else is
+ *  the first page. */
+function messagesFromAddress() {
+  const q = addressFilters();
+  const offset = /^[0-9]{1,9}$/.test(q.get("offset") || "") ? Number(q.get("offset")) : 0;
+  messagesOffset = offset % MESSAGES_PAGE === 0 ? offset : 0;
+  return messages();
+}
+
+/** Another page of the unread messages: into the address as a new history entry, then shown. */
+function messagesPage(offset) {
+  messagesOffset = Math.max(0, offset);
+  keepFilters("messages", messagesOffset ? { offset: String(messagesOffset) } : {});
+  return messages();
+}
+
 async function messages() {
   const shown = loading("Messages");
   // The unread ones first, a page at a time, so every one can be reached and marked read
@@ -334,7 +352,10 @@ async function messages() {
   if (!unreadRes.ok) return shown.failed(unreadRes);
   if (!recentRes.ok) return shown.failed(recentRes);
   if (unreadRes.body.items.length === 0 && messagesOffset > 0) {
+    // Past the last unread one (all read since, or an old address): the page before, in
+    // place of this one in the address.
     messagesOffset = Math.max(0, messagesOffset - MESSAGES_PAGE);
+    history.replaceState(null, "", messagesOffset ? `#messages?offset=${messagesOffset}` : "#messages");
     return messages();
   }
   const unreadItems = unreadRes.body.items;
@@ -361,9 +382,9 @@ async function messages() {
   });
   const first = unreadItems.length ? messagesOffset + 1 : 0;
   const pager = el("div", { class: "pager" },
-    el("button", { type: "button", disabled: messagesOffset === 0, onclick: () => { messagesOffset = Math.max(0, messagesOffset - MESSAGES_PAGE); return messages(); } }, "Newer unread"),
+    el("button", { type: "button", disabled: messagesOffset === 0, onclick: () => messagesPage(messagesOffset - MESSAGES_PAGE) }, "Newer unread"),
     el("span", {}, `unread ${first}–${messagesOffset + unreadItems.length} of ${unread}`),
-    el("button", { type: "button", disabled: messagesOffset + unreadItems.length >= unread, onclick: () => { messagesOffset += MESSAGES_PAGE; return messages(); } }, "Older unread"));
+    el("button", { type: "button", disabled: messagesOffset + unreadItems.length >= unread, onclick: () => messagesPage(messagesOffset + MESSAGES_PAGE) }, "Older unread"));
   shown.show(
     heading("Messages", el("span", { class: "muted" }, `${unread} unread`)),
     el("p", { class: "muted" }, "Plain-text notes agents sent with contact_admin, unread first, then the newest read ones. There is no reply; marking one read frees room in its sender's unread cap."),
@@ -921,7 +942,7 @@ async function audit() {
 
 // ---- Routing and sign-in ----------------------------------------------------------------
 
-const SECTIONS = { overview, jobs: jobsFromAddress, messages, levels: levelsFromAddress, accounts, board, switches, quotas, credentials, audit: auditFromAddress, tables };
+const SECTIONS = { overview, jobs: jobsFromAddress, messages: messagesFromAddress, levels: levelsFromAddress, accounts, board, switches, quotas, credentials, audit: auditFromAddress, tables };
 
 /** On a phone the section links are one row that scrolls sideways: the current one is
  * scrolled into it (sideways only; the page itself does not move). */

@@ -45,6 +45,15 @@ export function deathText(d) {
   }
 }
 
+/** A replay action in words: where the bird steers and what it does ("steuert langsam nach
+ *  links, springt und wirft"; "wartet" when nothing is held). */
+export function actionWords(d) {
+  const steer = { left: "nach links", right: "nach rechts", "slow left": "langsam nach links", "slow right": "langsam nach rechts" }[d.move];
+  const parts = [steer && `steuert ${steer}`, d.jump && "springt", d.shoot && "wirft"].filter(Boolean);
+  if (!parts.length) return "wartet";
+  return parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(", ")} und ${parts[parts.length - 1]}`;
+}
+
 /** A run's end that is no engine status: the run reached the referee's replay limit. */
 export const TIME_UP = 3;
 
@@ -423,6 +432,13 @@ export class Stage {
     this.waiting = false;
     this.readyHint.hidden = true;
     this.tape = perTick(this.rev.replay);
+    // Which of the replay's steps (an action held for some ticks) each tick belongs to.
+    this.stepAt = new Uint16Array(this.tape.length);
+    let at = 0;
+    (this.rev.replay.actions || []).forEach((step, i) => {
+      this.stepAt.fill(i, at, Math.min(at + step.ticks, this.tape.length));
+      at += step.ticks;
+    });
     this.scrub.max = String(this.tape.length);
     this.verdict.textContent = "";
     delete this.verdict.dataset.verified;
@@ -478,7 +494,7 @@ export class Stage {
     const t = this.game.tick;
     this.scrub.value = String(t);
     const a = this.tape[Math.min(t, this.tape.length - 1)] ?? 4;
-    this.showAction(a);
+    this.showAction(a, this.stepAt[Math.min(t, this.tape.length - 1)] ?? 0);
     if (this.watchDone()) {
       this.paused = true;
       this.updatePlayButton();
@@ -489,14 +505,18 @@ export class Stage {
     }
   }
 
-  showAction(a) {
+  /** The action of the replay's step `step` (0-based) as chips and in words a spectator
+   *  reads ("steuert nach rechts und springt · Schritt 2 von 11"), not its index. */
+  showAction(a, step) {
     const d = describeAction(a);
+    const steps = (this.rev.replay.actions || []).length;
     const arrow = { left: "←", right: "→", "slow left": "‹ langsam", "slow right": "langsam ›", none: "·" }[d.move];
     this.actionOut.replaceChildren(
       el("span", { class: "chip on", text: arrow }),
       el("span", { class: d.jump ? "chip on" : "chip", text: "Sprung" }),
       el("span", { class: d.shoot ? "chip on" : "chip", text: "Wurf" }),
-      el("span", { class: "num", text: `#${a}` }),
+      el("span", { class: "words", text: actionWords(d) }),
+      el("span", { class: "num", text: steps ? `Schritt ${step + 1} von ${steps}` : "" }),
     );
   }
 

@@ -214,18 +214,18 @@ impl Expected for Limit {
 }
 
 impl Limit {
-    fn limit(&self) -> usize {
-        self.limit.unwrap_or(100).clamp(1, 10_000)
+    fn limit(&self) -> Result<usize, ApiError> {
+        crate::extract::page_limit(self.limit, 100, 10_000)
     }
 }
 
 async fn audit(State(state): State<AppState>, _: Operator, Query(q): Query<Limit>) -> Answer {
-    answer(operator::audit_page(&state.store, clamped(q.offset), q.limit(), q.of).await?)
+    answer(operator::audit_page(&state.store, clamped(q.offset), q.limit()?, q.of).await?)
 }
 
 /// The sign-in trail: every checked password or admin token, with the client's address.
 async fn sign_ins(State(state): State<AppState>, _: Operator, Query(q): Query<Limit>) -> Answer {
-    let entries = operator::sign_ins(&state.store, clamped(q.offset), q.limit()).await?;
+    let entries = operator::sign_ins(&state.store, clamped(q.offset), q.limit()?).await?;
     items(Ok(entries))
 }
 
@@ -233,7 +233,8 @@ async fn messages(State(state): State<AppState>, _: Operator, Query(q): Query<Li
     let unread_only = !q.all.unwrap_or(false);
     let offset = clamped(q.offset);
     let items =
-        horst_gateway::contact::list_messages(&state.store, unread_only, offset, q.limit()).await?;
+        horst_gateway::contact::list_messages(&state.store, unread_only, offset, q.limit()?)
+            .await?;
     let unread = horst_gateway::contact::unread_count(&state.store).await?;
     answer(Messages { items, unread })
 }
@@ -373,7 +374,7 @@ async fn trust(
 
 async fn threads(State(state): State<AppState>, _: Operator, Query(q): Query<Limit>) -> Answer {
     let offset = clamped(q.offset);
-    items(horst_gateway::board::operator_threads(&state.store, offset, q.limit()).await)
+    items(horst_gateway::board::operator_threads(&state.store, offset, q.limit()?).await)
 }
 
 async fn thread(State(state): State<AppState>, _: Operator, Path(id): Path<String>) -> Answer {
@@ -531,7 +532,7 @@ async fn unpublish(
     ok(operator::publish_thread(&state.store, &op, &id, false).await)
 }
 
-/// Paging of the listings: `offset` and `limit` (at most 1000, default 50).
+/// Paging of the listings: `offset` and `limit` (1-1000, default 50; out of range a 400).
 #[derive(Deserialize)]
 struct Paging {
     offset: Option<usize>,
@@ -542,8 +543,8 @@ impl Paging {
     fn offset(&self) -> usize {
         clamped(self.offset)
     }
-    fn limit(&self) -> usize {
-        self.limit.unwrap_or(50).clamp(1, 1000)
+    fn limit(&self) -> Result<usize, ApiError> {
+        crate::extract::page_limit(self.limit, 50, 1000)
     }
 }
 
@@ -573,7 +574,7 @@ async fn revisions(
         offset: q.offset,
         limit: q.limit,
     };
-    let page = operator::revisions(&state.store, &filter, paging.offset(), paging.limit()).await?;
+    let page = operator::revisions(&state.store, &filter, paging.offset(), paging.limit()?).await?;
     let mut items = Vec::with_capacity(page.items.len());
     for row in page.items {
         let promoted = row.level_promoted.as_deref() == Some(row.revision_id.as_str());
@@ -740,7 +741,7 @@ async fn accounts(
         &state.store,
         &filter,
         paging.offset(),
-        paging.limit(),
+        paging.limit()?,
     )
     .await?;
     Ok(Json(
@@ -836,7 +837,7 @@ async fn keys(State(state): State<AppState>, _: Operator, Query(q): Query<KeyQue
         q.account.as_deref().filter(|a| !a.is_empty()),
         q.revoked.unwrap_or(false),
         paging.offset(),
-        paging.limit(),
+        paging.limit()?,
     )
     .await?;
     Ok(Json(
@@ -860,7 +861,7 @@ async fn revoke_key(
 async fn tokens(State(state): State<AppState>, _: Operator, Query(p): Query<Paging>) -> Answer {
     let all = state.auth.list_tokens().await?;
     let total = all.len();
-    let items: Vec<_> = all.into_iter().skip(p.offset()).take(p.limit()).collect();
+    let items: Vec<_> = all.into_iter().skip(p.offset()).take(p.limit()?).collect();
     let end = p.offset() + items.len();
     answer(Page {
         items,
@@ -870,7 +871,7 @@ async fn tokens(State(state): State<AppState>, _: Operator, Query(p): Query<Pagi
 }
 
 impl Expected for Paging {
-    const EXPECTED: &'static str = "`offset` and `limit` (at most 1000)";
+    const EXPECTED: &'static str = "`offset` and `limit` (1-1000)";
 }
 
 #[derive(Deserialize)]

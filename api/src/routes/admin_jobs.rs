@@ -53,7 +53,7 @@ async fn list(State(state): State<AppState>, _: Operator, Query(q): Query<ListQu
         kind: q.kind,
         account: q.account,
     };
-    let limit = q.limit.unwrap_or(100).clamp(1, 500);
+    let limit = crate::extract::page_limit(q.limit, 100, 500)?;
     let account_today = match filter.account.as_deref().filter(|a| !a.is_empty()) {
         Some(account) => Some(job_control::account_today(&state.queue, account).await?),
         None => None,

@@ -363,11 +363,16 @@ async fn public(
             .await?
             .session;
     }
+    // As `/state?since`: any change after `since`, or at once on a finished game (spectator
+    // pages loop on this; it waited out the whole wait), except while the next round of an
+    // automatic rematch is about to be linked.
     let s = match since {
-        Some(v) if s.version() <= v && !wait.is_zero() => {
+        Some(v) if !s.since_poll_ready(v, wall_ms()) && !wait.is_zero() => {
             state
                 .rcadia
-                .wait_until(&id, wait.min(Duration::from_secs(25)), |s| s.version() > v)
+                .wait_until(&id, wait.min(Duration::from_secs(25)), |s| {
+                    s.since_poll_ready(v, wall_ms())
+                })
                 .await?
         }
         _ => s,
