@@ -1281,3 +1281,38 @@ async fn guessers_elsewhere_cannot_lock_the_operator_out_of_the_admin_sign_in() 
     let (status, body) = admin_token_sign_in_from(&app, "127.0.0.70", ADMIN_TOKEN).await;
     assert_eq!(status, 200, "{body}");
 }
+
+/// A person signing in over and over without sending their cookie (a script, or someone
+/// filling Redis) keeps at most `MAX_SESSIONS` sessions: the oldest end, the newest work,
+/// and the index holds no more hashes than that. Each sign-in kept a session for 12 hours
+/// and its hash in the index for good (about 640 bytes of Redis a sign-in, without bound).
+#[tokio::test]
+async fn sign_ins_in_a_loop_keep_a_bounded_number_of_sessions() {
+    use horst_identity::web_sessions::MAX_SESSIONS;
+    let app = accounts_app().await;
+    let (status, _) = sign_up_from(&app, "127.0.0.1", "sam", PASSWORD).await;
+    assert_eq!(status, 201);
+    let mut browsers = Vec::new();
+    for _ in 0..MAX_SESSIONS + 5 {
+        let mut v = Visitor::new(&app);
+        assert_eq!(v.sign_in("sam", PASSWORD).await.status, 200);
+        browsers.push(v);
+    }
+    let store = &app.store;
+    let index: Vec<String> = redis::cmd("SMEMBERS")
+        .arg(store.key("account:sam:websessions"))
+        .query_async(&mut store.conn())
+        .await
+        .unwrap();
+    assert_eq!(index.len(), MAX_SESSIONS, "{index:?}");
+    let mut signed_in = Vec::new();
+    for v in &mut browsers {
+        let r = v.get("/api/account/keys").await;
+        signed_in.push(r.status == 200);
+    }
+    let oldest = browsers.len() - MAX_SESSIONS;
+    assert!(
+        signed_in[..oldest].iter().all(|s| !s) && signed_in[oldest..].iter().all(|s| *s),
+        "the oldest {oldest} sessions end, the newest {MAX_SESSIONS} stay: {signed_in:?}"
+    );
+}
