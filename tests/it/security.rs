@@ -1316,3 +1316,40 @@ async fn sign_ins_in_a_loop_keep_a_bounded_number_of_sessions() {
         "the oldest {oldest} sessions end, the newest {MAX_SESSIONS} stay: {signed_in:?}"
     );
 }
+
+/// Right passwords of one account are checked at most `SIGN_INS_PER_HOUR` times an hour,
+/// on every page and the RCADIA sign-in together; past that 429 with `Retry-After`. Each
+/// RCADIA sign-in and sign-out left a revocation record for 7 days and moved every process's
+/// identity cache on, and each sign-in cost an Argon2 check: without a bound, a script with
+/// one account grew Redis for a week at the rate the checks allow.
+#[tokio::test]
+async fn one_account_signs_in_a_bounded_number_of_times_an_hour() {
+    const SIGN_INS_PER_HOUR: usize = 60;
+    let app = accounts_app().await;
+    let (status, _) = sign_up_from(&app, "127.0.0.1", "rita", PASSWORD).await;
+    assert_eq!(status, 201);
+    let client = reqwest::Client::new();
+    let rcadia = || {
+        client
+            .post(app.url("/api/v1/auth/session"))
+            .json(&json!({ "username": "rita", "password": PASSWORD }))
+            .send()
+    };
+    for i in 0..SIGN_INS_PER_HOUR {
+        let r = rcadia().await.unwrap();
+        assert_eq!(r.status().as_u16(), 200, "sign-in {i}");
+    }
+    let r = rcadia().await.unwrap();
+    assert_eq!(r.status().as_u16(), 429);
+    assert!(r.headers().contains_key("retry-after"));
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["code"], "burst", "{v}");
+    assert!(v["error"].as_str().unwrap().contains("an hour"), "{v}");
+    // The other pages share the bound; another account does not.
+    let (status, v) = sign_in_from(&app, "127.0.0.2", "rita", PASSWORD).await;
+    assert_eq!((status, v["code"].as_str()), (429, Some("burst")), "{v}");
+    let (status, _) = sign_up_from(&app, "127.0.0.3", "rolf", PASSWORD).await;
+    assert_eq!(status, 201);
+    let (status, v) = sign_in_from(&app, "127.0.0.3", "rolf", PASSWORD).await;
+    assert_eq!(status, 200, "{v}");
+}
