@@ -1317,15 +1317,23 @@ async fn sign_ins_in_a_loop_keep_a_bounded_number_of_sessions() {
     );
 }
 
-/// Right passwords of one account are checked at most `SIGN_INS_PER_HOUR` times an hour,
+/// Right passwords of one account are checked at most
+/// `gateway.sign_ins_per_account_per_hour` times an hour (5 here, 300 by default),
 /// on every page and the RCADIA sign-in together; past that 429 with `Retry-After`. Each
 /// RCADIA sign-in and sign-out left a revocation record for 7 days and moved every process's
 /// identity cache on, and each sign-in cost an Argon2 check: without a bound, a script with
 /// one account grew Redis for a week at the rate the checks allow.
 #[tokio::test]
 async fn one_account_signs_in_a_bounded_number_of_times_an_hour() {
-    const SIGN_INS_PER_HOUR: usize = 60;
-    let app = accounts_app().await;
+    const SIGN_INS_PER_HOUR: usize = 5;
+    let app = spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.gateway.sign_up = true;
+        c.gateway.sign_in_per_ip_per_minute = 1000;
+        c.gateway.sign_in_per_name_per_minute = 1000;
+        c.gateway.sign_ins_per_account_per_hour = SIGN_INS_PER_HOUR as u32;
+    })
+    .await;
     let (status, _) = sign_up_from(&app, "127.0.0.1", "rita", PASSWORD).await;
     assert_eq!(status, 201);
     let client = reqwest::Client::new();

@@ -506,21 +506,21 @@ pub(crate) async fn check_password(
     }
 }
 
-/// Right passwords of one account checked in any hour (every page, the RCADIA sign-in and
-/// the password change together). Each success makes state: a browser session (12 hours)
+/// Right passwords of one account checked in any hour
+/// (`gateway.sign_ins_per_account_per_hour`: every page, the RCADIA sign-in and the password
+/// change together). Each success makes state: a browser session (12 hours)
 /// or a JWT, whose sign-out is a revocation record for 7 days and moves every process's
 /// identity cache on; without a bound, a script with one account and its password grew
 /// Redis at the rate the password checks allow. Only successes count, so nobody without
 /// the password can spend an account's hour.
-const SIGN_INS_PER_HOUR: u32 = 60;
-
-/// Counts a right password of `name` against [`SIGN_INS_PER_HOUR`]; 429 with `Retry-After`
-/// past it (the sign-in opens nothing and is not recorded).
+/// Counts a right password of `name`; 429 with `Retry-After` past the hour's bound (the
+/// sign-in opens nothing and is not recorded).
 async fn limit_sign_ins(state: &AppState, name: &str) -> Result<(), ApiError> {
     use horst_limits::{BurstError, Limit};
+    let max = state.config.gateway.sign_ins_per_account_per_hour;
     let per_hour = Limit {
         name: "sign_in_account",
-        max: SIGN_INS_PER_HOUR,
+        max,
         window: std::time::Duration::from_secs(3600),
     };
     match state.agents.burst.check(&per_hour, name).await {
@@ -530,7 +530,7 @@ async fn limit_sign_ins(state: &AppState, name: &str) -> Result<(), ApiError> {
             tracing::warn!(account = %name, "sign-ins of this account limited");
             Err(ApiError::new(
                 ApiCode::Burst,
-                format!("this account signed in {SIGN_INS_PER_HOUR} times within an hour; wait {s} s and sign in again (a signed-in page or JWT needs no new sign-in)"),
+                format!("this account signed in {max} times within an hour; wait {s} s and sign in again (a signed-in page or JWT needs no new sign-in)"),
             )
             .retry_after(s))
         }
