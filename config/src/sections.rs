@@ -375,6 +375,9 @@ pub struct GatewayConfig {
     pub sign_up_per_network_per_day: u32,
     /// Sign-ups in total in a rolling 24 hours.
     pub sign_up_per_day: u32,
+    /// Right passwords of one account checked in an hour (every page and the RCADIA sign-in
+    /// together): each success opens a session or a JWT.
+    pub sign_ins_per_account_per_hour: u32,
     /// The operator's bearer token for the REST admin API (`/api/admin/...`); empty switches
     /// that API off (404). Not an agent key: agents' keys never reach it.
     pub admin_token: String,
@@ -410,6 +413,10 @@ impl std::fmt::Debug for GatewayConfig {
             )
             .field("sign_up_per_day", &self.sign_up_per_day)
             .field(
+                "sign_ins_per_account_per_hour",
+                &self.sign_ins_per_account_per_hour,
+            )
+            .field(
                 "admin_token",
                 &if self.admin_token.is_empty() {
                     ""
@@ -436,6 +443,7 @@ impl Default for GatewayConfig {
             sign_in_per_name_per_minute: 5,
             sign_up_per_network_per_day: 3,
             sign_up_per_day: 50,
+            sign_ins_per_account_per_hour: 300,
             admin_token: String::new(),
             mcp_resources: true,
             mcp_apps: true,
@@ -736,6 +744,14 @@ impl Config {
             (
                 "gateway.sign_up_per_day",
                 range(self.gateway.sign_up_per_day as u64, 0, 1_000_000),
+            ),
+            (
+                "gateway.sign_ins_per_account_per_hour",
+                range(
+                    self.gateway.sign_ins_per_account_per_hour as u64,
+                    1,
+                    1_000_000,
+                ),
             ),
             (
                 "sessions.host_gone_seconds",

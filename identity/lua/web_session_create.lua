@@ -15,7 +15,8 @@
     ARGV[8] the session's hash (the index's member)
 
   Output:
-    1
+    how many sessions the owner's index holds now (live ones and ones that expired unused;
+    the caller trims it to MAX_SESSIONS)
 ]]
 local now = now_ms()
 redis.call('HSET', KEYS[1], 'kind', ARGV[1], 'account', ARGV[2], 'tokenId', ARGV[3],
@@ -24,4 +25,4 @@ redis.call('PEXPIRE', KEYS[1], ARGV[6])
 redis.call('SADD', KEYS[2], ARGV[8])
 -- Only ever longer: the index also holds the owner's other kind of session.
 if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[7]) then redis.call('PEXPIRE', KEYS[2], ARGV[7]) end
-return 1
+return redis.call('SCARD', KEYS[2])

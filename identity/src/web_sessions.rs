@@ -17,7 +17,11 @@
 //! session: an `/account` session never opens `/admin`, even for an operator.
 //! - `account:<name>:websessions` and `admintoken:<id>:websessions` sets: the session hashes
 //!   of a person or an admin token, so blocking, a password change, deletion or retiring the
-//!   token ends them all at once
+//!   token ends them all at once. A sign-in that takes a set past [`MAX_SESSIONS`] takes the
+//!   sessions that expired unused off it and ends the oldest live ones beyond it: without a
+//!   bound, one person signing in in a loop (no cookie sent, so no earlier session ended)
+//!   kept a session for every sign-in for 12 hours and their hashes in the set for good,
+//!   about 640 bytes of Redis each, until a full Redis refused every write of the service.
 
 use std::time::Duration;
 
@@ -46,6 +50,10 @@ pub const IDLE: Duration = Duration::from_secs(12 * 3600);
 pub const ABSOLUTE: Duration = Duration::from_secs(7 * 24 * 3600);
 /// An `/admin` session lasts at most this long.
 pub const ADMIN_ABSOLUTE: Duration = Duration::from_secs(12 * 3600);
+/// Sessions one person (their `/account` and `/admin` sessions together) or one admin token
+/// may have at once; a sign-in past it ends the oldest. Room for every browser and device
+/// a person uses.
+pub const MAX_SESSIONS: usize = 20;
 /// A destructive operator action needs the credential given this recently on the page
 /// (sign-in or [`confirm`]); else it is refused with `reauthenticate`.
 pub const REAUTH_WINDOW: Duration = Duration::from_secs(5 * 60);
@@ -166,7 +174,7 @@ pub async fn create(store: &Store, subject: Subject) -> Result<NewSession, Ident
         } => ("admin", "", token_id.as_str(), operator_name.as_str()),
     };
     let (idle, absolute) = lifetimes(&subject);
-    let _: i64 = CREATE
+    let held = CREATE
         .call(store)
         .key(store.key(&format!("websession:{hash}")))
         .key(store.key(&index_key(&subject)))
@@ -180,7 +188,37 @@ pub async fn create(store: &Store, subject: Subject) -> Result<NewSession, Ident
         .arg(&hash)
         .run()
         .await?;
+    if held > MAX_SESSIONS as i64 {
+        trim(store, &subject, &hash).await?;
+    }
     Ok(NewSession { id, csrf })
+}
+
+/// Takes the sessions that expired unused off `subject`'s index and ends its oldest live
+/// ones beyond [`MAX_SESSIONS`], never `newest` (the one just made). Two sign-ins trimming
+/// at once may each end one: the bound holds either way.
+async fn trim(store: &Store, subject: &Subject, newest: &str) -> Result<(), IdentityError> {
+    let index = store.key(&index_key(subject));
+    let members: Vec<String> = store.conn().smembers(&index).await?;
+    let mut pipe = redis::pipe();
+    for h in &members {
+        pipe.hget(store.key(&format!("websession:{h}")), "createdAtMs");
+    }
+    let created: Vec<Option<u64>> = pipe.query_async(&mut store.conn()).await?;
+    let (mut live, gone): (Vec<_>, Vec<_>) = members
+        .into_iter()
+        .zip(created)
+        .partition(|(_, at)| at.is_some());
+    if !gone.is_empty() {
+        let gone: Vec<String> = gone.into_iter().map(|(h, _)| h).collect();
+        let _: () = store.conn().srem(&index, gone).await?;
+    }
+    // Newest first; the one just made stays whatever its clock says.
+    live.sort_by_key(|(h, at)| (h != newest, std::cmp::Reverse(*at)));
+    for (h, _) in live.iter().skip(MAX_SESSIONS) {
+        end_hash(store, subject, h).await?;
+    }
+    Ok(())
 }
 
 /// The live session with this cookie value, its idle expiry renewed; `None` for anything

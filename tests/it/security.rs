@@ -1281,3 +1281,83 @@ async fn guessers_elsewhere_cannot_lock_the_operator_out_of_the_admin_sign_in() 
     let (status, body) = admin_token_sign_in_from(&app, "127.0.0.70", ADMIN_TOKEN).await;
     assert_eq!(status, 200, "{body}");
 }
+
+/// A person signing in over and over without sending their cookie (a script, or someone
+/// filling Redis) keeps at most `MAX_SESSIONS` sessions: the oldest end, the newest work,
+/// and the index holds no more hashes than that. Each sign-in kept a session for 12 hours
+/// and its hash in the index for good (about 640 bytes of Redis a sign-in, without bound).
+#[tokio::test]
+async fn sign_ins_in_a_loop_keep_a_bounded_number_of_sessions() {
+    use horst_identity::web_sessions::MAX_SESSIONS;
+    let app = accounts_app().await;
+    let (status, _) = sign_up_from(&app, "127.0.0.1", "sam", PASSWORD).await;
+    assert_eq!(status, 201);
+    let mut browsers = Vec::new();
+    for _ in 0..MAX_SESSIONS + 5 {
+        let mut v = Visitor::new(&app);
+        assert_eq!(v.sign_in("sam", PASSWORD).await.status, 200);
+        browsers.push(v);
+    }
+    let store = &app.store;
+    let index: Vec<String> = redis::cmd("SMEMBERS")
+        .arg(store.key("account:sam:websessions"))
+        .query_async(&mut store.conn())
+        .await
+        .unwrap();
+    assert_eq!(index.len(), MAX_SESSIONS, "{index:?}");
+    let mut signed_in = Vec::new();
+    for v in &mut browsers {
+        let r = v.get("/api/account/keys").await;
+        signed_in.push(r.status == 200);
+    }
+    let oldest = browsers.len() - MAX_SESSIONS;
+    assert!(
+        signed_in[..oldest].iter().all(|s| !s) && signed_in[oldest..].iter().all(|s| *s),
+        "the oldest {oldest} sessions end, the newest {MAX_SESSIONS} stay: {signed_in:?}"
+    );
+}
+
+/// Right passwords of one account are checked at most
+/// `gateway.sign_ins_per_account_per_hour` times an hour (5 here, 300 by default),
+/// on every page and the RCADIA sign-in together; past that 429 with `Retry-After`. Each
+/// RCADIA sign-in and sign-out left a revocation record for 7 days and moved every process's
+/// identity cache on, and each sign-in cost an Argon2 check: without a bound, a script with
+/// one account grew Redis for a week at the rate the checks allow.
+#[tokio::test]
+async fn one_account_signs_in_a_bounded_number_of_times_an_hour() {
+    const SIGN_INS_PER_HOUR: usize = 5;
+    let app = spawn_app_with(|c| {
+        c.gateway.mode = horst_config::GatewayMode::On;
+        c.gateway.sign_up = true;
+        c.gateway.sign_in_per_ip_per_minute = 1000;
+        c.gateway.sign_in_per_name_per_minute = 1000;
+        c.gateway.sign_ins_per_account_per_hour = SIGN_INS_PER_HOUR as u32;
+    })
+    .await;
+    let (status, _) = sign_up_from(&app, "127.0.0.1", "rita", PASSWORD).await;
+    assert_eq!(status, 201);
+    let client = reqwest::Client::new();
+    let rcadia = || {
+        client
+            .post(app.url("/api/v1/auth/session"))
+            .json(&json!({ "username": "rita", "password": PASSWORD }))
+            .send()
+    };
+    for i in 0..SIGN_INS_PER_HOUR {
+        let r = rcadia().await.unwrap();
+        assert_eq!(r.status().as_u16(), 200, "sign-in {i}");
+    }
+    let r = rcadia().await.unwrap();
+    assert_eq!(r.status().as_u16(), 429);
+    assert!(r.headers().contains_key("retry-after"));
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["code"], "burst", "{v}");
+    assert!(v["error"].as_str().unwrap().contains("an hour"), "{v}");
+    // The other pages share the bound; another account does not.
+    let (status, v) = sign_in_from(&app, "127.0.0.2", "rita", PASSWORD).await;
+    assert_eq!((status, v["code"].as_str()), (429, Some("burst")), "{v}");
+    let (status, _) = sign_up_from(&app, "127.0.0.3", "rolf", PASSWORD).await;
+    assert_eq!(status, 201);
+    let (status, v) = sign_in_from(&app, "127.0.0.3", "rolf", PASSWORD).await;
+    assert_eq!(status, 200, "{v}");
+}

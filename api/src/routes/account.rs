@@ -480,6 +480,9 @@ pub(crate) async fn check_password(
     };
     wait_for_sign_in(state, address, counted).await?;
     let found = people::sign_in(&state.store, &state.auth, name, password).await?;
+    if let SignIn::Ok(p, _) = &found {
+        limit_sign_ins(state, &p.name).await?;
+    }
     // A name no account has is often a password typed into the name field: the trail and
     // the log show it only when the account exists.
     let (outcome, shown) = match &found {
@@ -500,6 +503,38 @@ pub(crate) async fn check_password(
             ApiCode::Blocked,
             "this account is blocked; ask the operator",
         )),
+    }
+}
+
+/// Right passwords of one account checked in any hour
+/// (`gateway.sign_ins_per_account_per_hour`: every page, the RCADIA sign-in and the password
+/// change together). Each success makes state: a browser session (12 hours)
+/// or a JWT, whose sign-out is a revocation record for 7 days and moves every process's
+/// identity cache on; without a bound, a script with one account and its password grew
+/// Redis at the rate the password checks allow. Only successes count, so nobody without
+/// the password can spend an account's hour.
+/// Counts a right password of `name`; 429 with `Retry-After` past the hour's bound (the
+/// sign-in opens nothing and is not recorded).
+async fn limit_sign_ins(state: &AppState, name: &str) -> Result<(), ApiError> {
+    use horst_limits::{BurstError, Limit};
+    let max = state.config.gateway.sign_ins_per_account_per_hour;
+    let per_hour = Limit {
+        name: "sign_in_account",
+        max,
+        window: std::time::Duration::from_secs(3600),
+    };
+    match state.agents.burst.check(&per_hour, name).await {
+        Ok(()) => Ok(()),
+        Err(BurstError::Limited(l)) => {
+            let s = l.retry_after_seconds();
+            tracing::warn!(account = %name, "sign-ins of this account limited");
+            Err(ApiError::new(
+                ApiCode::Burst,
+                format!("this account signed in {max} times within an hour; wait {s} s and sign in again (a signed-in page or JWT needs no new sign-in)"),
+            )
+            .retry_after(s))
+        }
+        Err(BurstError::Store(e)) => Err(ApiError::from(e)),
     }
 }
 
