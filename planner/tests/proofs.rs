@@ -43,7 +43,16 @@ fn no_level_with_a_winning_replay_is_proved_unsolvable() {
             };
             let map = load(&p);
             let replay = parse_replay_json(&text).unwrap();
-            assert!(referee(&map, &replay).won, "{}", p.display());
+            let run = referee(&map, &replay);
+            assert!(run.won, "{}", p.display());
+            // The replay limit's bound is a bound: no win comes sooner.
+            let bound = horst_planner::timebound::min_win_ticks(&map);
+            assert!(
+                bound <= run.ticks as u64,
+                "timebound {bound} > {} ticks: {}",
+                run.ticks,
+                p.display()
+            );
             assert!(
                 Relaxed::new(&map).nest_reachable,
                 "relaxed graph: {}",
@@ -272,12 +281,16 @@ proptest! {
             s % n
         };
         let mut sim = Sim::new(&map, seed as u32);
+        // Each tile the bird overlapped, with the first tick it did.
         let mut touched: Vec<(i32, i32)> = Vec::new();
+        let mut first: Vec<u64> = Vec::new();
+        let mut tick = 0u64;
         'run: for _ in 0..60 {
             // Mostly runs and jumps, with releases in between so boosts happen.
             let a = [8u8, 9, 0, 1, 4, 5, 8, 9, 10][next(9) as usize];
             for _ in 0..1 + next(24) {
                 sim.step(a);
+                tick += 1;
                 if sim.status() != Status::Running {
                     break 'run;
                 }
@@ -286,15 +299,17 @@ proptest! {
                     for tx in p.x >> TILE_SHIFT..=(p.x + PLAYER_W - 1) >> TILE_SHIFT {
                         if !touched.contains(&(tx, ty)) {
                             touched.push((tx, ty));
+                            first.push(tick);
                         }
                     }
                 }
             }
         }
         let _ = TILE;
+        let mut touched: Vec<((i32, i32), u64)> = touched.into_iter().zip(first).collect();
         // The farthest touched tiles test the most.
-        touched.sort_by_key(|&(x, y)| (-(x + (map.height() - y)), x, y));
-        for &(tx, ty) in touched.iter().take(3) {
+        touched.sort_by_key(|&((x, y), _)| (-(x + (map.height() - y)), x, y));
+        for &((tx, ty), at) in touched.iter().take(3) {
             if ty < 0 || map.tile(tx, ty).is_none_or(|b| b.is_solid()) {
                 continue;
             }
@@ -306,6 +321,9 @@ proptest! {
             let Ok(m2) = parse_map(&moved) else { continue };
             prop_assert!(Relaxed::new(&m2).nest_reachable, "relaxed graph, nest at {tx},{ty}:\n{}", moved);
             prop_assert!(!prove(&m2).unreachable(), "envelope, nest at {tx},{ty}:\n{}", moved);
+            // The bird touched that nest on tick `at`: no bound on the win may be later.
+            let bound = horst_planner::timebound::min_win_ticks(&m2);
+            prop_assert!(bound <= at, "timebound {bound} > {at}, nest at {tx},{ty}:\n{}", moved);
         }
     }
 }
