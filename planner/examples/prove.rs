@@ -21,9 +21,11 @@ fn main() {
         let relaxed = checked.iter().any(|&r| r);
         let graph = Relaxed::new(&map).nest_reachable;
         let p = prove(&map);
+        let tb = Instant::now();
         let ticks = horst_planner::timebound::min_win_ticks(&map);
+        let tb = tb.elapsed().as_secs_f64() * 1e3;
         println!(
-            "{:<50} relaxed {:<9} envelope {:<11} sites {:>5} reached {:>5} states {:>8} win no sooner than tick {:>6} {:>7.2} ms (tile graph {})",
+            "{:<50} relaxed {:<9} envelope {:<11} sites {:>5} reached {:>5} states {:>8} win no sooner than tick {:>6} ({:.2} ms) {:>7.2} ms (tile graph {})",
             path,
             if relaxed { "reach" } else { "UNREACH" },
             if !p.tried { "not tried" } else if p.unreachable() { "UNREACH" } else { "reach" },
@@ -31,6 +33,7 @@ fn main() {
             p.reached,
             p.states,
             ticks,
+            tb,
             t.elapsed().as_secs_f64() * 1e3,
             if graph { "reach" } else { "unreach" }
         );
