@@ -93,7 +93,8 @@ pub struct PlanRequest<'a> {
 #[serde(rename_all = "snake_case")]
 pub enum UnresolvedReason {
     /// Before any search: no nest is reachable even in an over-approximation of the bird's
-    /// motion ([`Proof`]), so no replay can win. The only answer that is a proof.
+    /// motion, or none within the replay limit ([`Proof`]), so no replay can win. The only
+    /// answer that is a proof.
     Unreachable,
     /// The time limit ran out (or the search's state count, which stands in for it). Not a
     /// proof: the level may still be winnable.
