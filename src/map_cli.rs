@@ -437,6 +437,9 @@ fn solve(file: &Path, seed: u32, time_limit: f64, threads: Option<usize>, json: 
         };
         let distance = match report.best_distance {
             Some(d) => format!("{d} tiles"),
+            None if report.proof == Some(horst_planner::Proof::ReplayLimit) => {
+                "none (no nest is reachable within the replay limit)".into()
+            }
             None => "none (no nest is reachable)".into(),
         };
         out!(

@@ -340,12 +340,12 @@ fn spec(tool: Tool) -> Spec {
         },
         Tool::PlaytestMap => Spec {
             title: "Let the planner search a winning replay",
-            description: "Runs the server's planner on map with seed (default 1) for at most 20 s and returns jobId and a winning replay when it finds one (outcome won, with a feasibility report: can a person play it), else unresolved with a reason: unreachable (a proof that no replay can win, proof relaxed_graph, jump_envelope or exhaustive) or time_limit or memory_limit (not a proof: the level may still be winnable; prove it with simulate_replay). explored, bestDistance and hint say how far it got. Use it once validate_map says valid. Costs one playtest of your daily quota; the map is not stored. Send a fresh idempotencyKey per attempt. Fails with validation_failed (invalid map), quota (playtests used up), busy (planner full; retry later) or conflict (idempotencyKey reused with other arguments).",
+            description: "Runs the server's planner on map with seed (default 1) for at most 20 s and returns jobId and a winning replay when it finds one (outcome won, with a feasibility report: can a person play it), else unresolved with a reason: unreachable (a proof that no replay can win, proof relaxed_graph, jump_envelope, replay_limit or exhaustive) or time_limit or memory_limit (not a proof: the level may still be winnable; prove it with simulate_replay). explored, bestDistance and hint say how far it got. Use it once validate_map says valid. Costs one playtest of your daily quota; the map is not stored. Send a fresh idempotencyKey per attempt. Fails with validation_failed (invalid map), quota (playtests used up), busy (planner full; retry later) or conflict (idempotencyKey reused with other arguments).",
             output: output(json!({
                     "jobId": t(STR), "outcome": { "type": STR, "enum": ["won", "unresolved"] }, "won": t("boolean"),
                     "ticks": t("integer"), "seed": t("integer"), "mapHash": t(STR), "replay": nullable("object"),
                     "reason": { "type": STR, "enum": ["unreachable", "time_limit", "memory_limit"] },
-                    "proof": { "type": STR, "enum": ["relaxed_graph", "jump_envelope", "exhaustive"] },
+                    "proof": { "type": STR, "enum": ["relaxed_graph", "jump_envelope", "replay_limit", "exhaustive"] },
                     "explored": t("integer"), "bestDistance": t("integer"), "hint": t(STR),
                     "engineVersion": t(STR), "policyVersion": t(STR), "remaining": remaining_schema(),
                     "replayed": t("boolean"), "pending": t("boolean"),

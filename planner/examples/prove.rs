@@ -1,6 +1,6 @@
 //! Runs the unsolvability proofs (validation's relaxed check, the `relaxed_graph` proof; the
-//! jump envelope) on maps and prints what they found, with the planner's own tile graph (the
-//! heuristic's, no longer a proof) beside them:
+//! jump envelope; the replay limit's lower bound on the tick of a win) on maps and prints what
+//! they found, with the planner's own tile graph (the heuristic's, no longer a proof) beside them:
 //! cargo run --release -p horst-planner --example prove -- levels/corpus/*.map
 use horst_planner::envelope::prove;
 use horst_planner::relaxed::Relaxed;
@@ -21,14 +21,19 @@ fn main() {
         let relaxed = checked.iter().any(|&r| r);
         let graph = Relaxed::new(&map).nest_reachable;
         let p = prove(&map);
+        let tb = Instant::now();
+        let ticks = horst_planner::timebound::min_win_ticks(&map);
+        let tb = tb.elapsed().as_secs_f64() * 1e3;
         println!(
-            "{:<50} relaxed {:<9} envelope {:<11} sites {:>5} reached {:>5} states {:>8} {:>7.2} ms (tile graph {})",
+            "{:<50} relaxed {:<9} envelope {:<11} sites {:>5} reached {:>5} states {:>8} win no sooner than tick {:>6} ({:.2} ms) {:>7.2} ms (tile graph {})",
             path,
             if relaxed { "reach" } else { "UNREACH" },
             if !p.tried { "not tried" } else if p.unreachable() { "UNREACH" } else { "reach" },
             p.sites,
             p.reached,
             p.states,
+            ticks,
+            tb,
             t.elapsed().as_secs_f64() * 1e3,
             if graph { "reach" } else { "unreach" }
         );

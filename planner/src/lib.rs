@@ -62,6 +62,7 @@ pub mod memory;
 pub mod relaxed;
 pub mod search;
 pub mod shorten;
+pub mod timebound;
 
 use horst_engine::{Map, Replay};
 use serde::Serialize;
@@ -92,7 +93,8 @@ pub struct PlanRequest<'a> {
 #[serde(rename_all = "snake_case")]
 pub enum UnresolvedReason {
     /// Before any search: no nest is reachable even in an over-approximation of the bird's
-    /// motion ([`Proof`]), so no replay can win. The only answer that is a proof.
+    /// motion, or none within the replay limit ([`Proof`]), so no replay can win. The only
+    /// answer that is a proof.
     Unreachable,
     /// The time limit ran out (or the search's state count, which stands in for it). Not a
     /// proof: the level may still be winnable.
@@ -130,6 +132,10 @@ pub enum Proof {
     /// level whose runs the seed does not change). Tried only when the search ran out of
     /// states to expand before its time limit.
     Exhaustive,
+    /// The replay limit (`timebound`): every row between the start and a nest is passed
+    /// through its openings, and the sideways distance from opening to opening at the run
+    /// speed takes more ticks than a replay may last (36,000).
+    ReplayLimit,
 }
 
 impl Proof {
@@ -138,6 +144,7 @@ impl Proof {
             Proof::RelaxedGraph => "relaxed_graph",
             Proof::JumpEnvelope => "jump_envelope",
             Proof::Exhaustive => "exhaustive",
+            Proof::ReplayLimit => "replay_limit",
         }
     }
 }
@@ -206,6 +213,7 @@ impl PlanReport {
         Some(match (reason, self.proof) {
             (UnresolvedReason::Unreachable, Some(Proof::JumpEnvelope)) => "Proved unwinnable: no sequence of runs, jumps, egg boosts, springs, platforms and stomps can get the bird to a nest (a gap too wide or a nest too high); change the map.".into(),
             (UnresolvedReason::Unreachable, Some(Proof::Exhaustive)) => "Proved unwinnable: every run, with every input on every tick, loses before it can win (the bird dies within its first ticks whatever it does: check the start, what stands on it and what moves into it); change the map.".into(),
+            (UnresolvedReason::Unreachable, Some(Proof::ReplayLimit)) => "Proved unwinnable: the nest may be reachable, but the shortest way through the openings of the rows between the start and the nest takes more than the 36,000 ticks a replay may last, even at a run all the way; shorten the way (more openings, fewer floors) or move the nest.".into(),
             (UnresolvedReason::Unreachable, _) => "Proved unwinnable: even moving more freely than the game allows, the bird cannot get from the start to a nest (a gap too wide, a nest too high, or walls, spikes or cracked rock that no pebble can reach in the way); change the map.".into(),
             (UnresolvedReason::TimeLimit, _) => format!(
                 "Not a proof: the search ran out of time after {} states, at best {} tiles from a nest; the level may still be winnable (long waits and exact timing are the hardest to find): prove it with your own replay in simulate_replay, or make that part easier.",
@@ -257,7 +265,7 @@ pub struct PlaytestResult {
     /// `memory_limit` (neither a proof); absent when won.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<UnresolvedReason>,
-    /// With reason `unreachable`: `relaxed_graph`, `jump_envelope` or `exhaustive`.
+    /// With reason `unreachable`: `relaxed_graph`, `jump_envelope`, `replay_limit` or `exhaustive`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proof: Option<Proof>,
     /// States the search explored (0 when a proof answered before any search).

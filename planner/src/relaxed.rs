@@ -332,6 +332,12 @@ fn graph(map: &Map, breakable: &[bool], lifts: Lifts) -> Graph {
             _ => {}
         }
     }
+    // The start is a launch of its own: over a pit the first press of jump is the egg boost
+    // (levels/probes/guest-air-start-boost: the nest straight above a start in the air, which
+    // this graph called unreachable, leaving the search without a guide). The ground's lift
+    // is more than the boost's: still an over-approximation.
+    let (sx, sy) = map.start();
+    raise(sx, sy + PAD, lifts.ground, &mut lift);
     // up_ok: the cell lies within the lift of a support below it in its column or a
     // neighbouring one. In a neighbouring column the cell beside this one may be closed: the
     // bird rose in that column and moved over below it (a spring with a rock at the top of

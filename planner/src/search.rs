@@ -1343,7 +1343,8 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
 }
 
 /// The proofs that no replay can win, tried before any search: two over-approximations of where
-/// the bird can go; if either reaches no nest, nothing can win. (The third, `exact`, comes only
+/// the bird can go (if either reaches no nest, nothing can win) and a lower bound on the time
+/// any win takes. (The exact check, `exact`, comes only
 /// after a search that ran out of states.)
 ///
 /// `relaxed_graph` is the validator's relaxed check (`horst_engine::format::reach`, behind the
@@ -1352,7 +1353,9 @@ fn run_stage(sh: &mut Shared, stage_no: usize, st: &Stage) -> StageEnd {
 /// (The planner's own tile graph, `relaxed`, let the bird rise only beside a support in its
 /// own or a neighbouring column; a jump from a ledge up through a hole in a ceiling a few
 /// columns aside is a real move it did not have, so it only gives the heuristic now.)
-/// `jump_envelope` is `envelope::prove`.
+/// `jump_envelope` is `envelope::prove`; `replay_limit` is `timebound::prove` (the openings
+/// of the rows between the start and every nest are too far apart to pass within the replay
+/// limit).
 pub fn prove(map: &Map) -> Option<Proof> {
     let nests = map.nests();
     let reached = horst_engine::format::reach::nests_reached(map, nests);
@@ -1360,6 +1363,8 @@ pub fn prove(map: &Map) -> Option<Proof> {
         Some(Proof::RelaxedGraph)
     } else if crate::envelope::prove(map).unreachable() {
         Some(Proof::JumpEnvelope)
+    } else if crate::timebound::prove(map, MAX_TICKS) {
+        Some(Proof::ReplayLimit)
     } else {
         None
     }

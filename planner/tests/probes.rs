@@ -163,6 +163,12 @@ fn guest_probes_are_decided_as_their_truth() {
         ("guest-tunnel-hole-5", Proof::JumpEnvelope),
         // Two rows high under the roof: 7 tiles won (tight), 8 proved, nothing undecided.
         ("guest-corridor-2-hole-8", Proof::JumpEnvelope),
+        // A start in the air: over a pit the first press is the egg boost, a pixel short.
+        ("guest-air-start-boost-high", Proof::JumpEnvelope),
+        // Eleven floors open at alternate ends: every nest is reachable, but not within the
+        // replay limit (38,000 ticks at a run); searched until the time limit before
+        // `timebound` (750,460 states, best distance 367 tiles).
+        ("guest-serpentine-11", Proof::ReplayLimit),
     ];
     let undecided = [
         // The roof of guest-tunnel-hole-5 with one tile open: the envelope's roof must span
@@ -221,6 +227,9 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-jackdaw-doorway",
         "guest-lift-through-slot",
         "guest-long-low-tunnel",
+        "guest-decoy-gap-detour",
+        "guest-stub-shaft-5",
+        "guest-ice-island-hops",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         let one = plan_for(&map, 20.0, 1);
@@ -312,4 +321,30 @@ fn the_largest_guest_file_is_at_the_format_limit() {
     let map = load(&root().join("levels/probes/guest-largest-file.map"));
     assert_eq!((map.width(), map.height()), (512, 128));
     assert_eq!(map.name().chars().count(), 60);
+}
+
+/// `guest-serpentine-11`: eleven floors 512 tiles wide, each open at one end, the nest at the
+/// far end of the lowest. Every nest is reachable, but the way through the floors' openings is
+/// 5,600 tiles, 38,000 ticks at a run, past the 36,000 a replay may last: no replay wins. It
+/// was searched until the time limit (750,460 states, 16 s of 20 at a load of 17); now
+/// `timebound` proves it before any search. Ten floors (`guest-serpentine-10`) are won on tick
+/// 34,995, and the bound stays under that.
+#[test]
+fn a_way_longer_than_the_replay_limit_is_proved() {
+    use horst_planner::{timebound, Proof};
+    let eleven = load(&root().join("levels/probes/guest-serpentine-11.map"));
+    let rep = plan_for(&eleven, 5.0, 2);
+    assert_eq!(rep.reason(), Some(UnresolvedReason::Unreachable), "{rep:?}");
+    assert_eq!(rep.proof, Some(Proof::ReplayLimit));
+    assert_eq!(rep.expanded, 0);
+    assert!(timebound::min_win_ticks(&eleven) > 36_000);
+    let path = root().join("levels/probes/guest-serpentine-10.map");
+    let ten = load(&path);
+    let text = std::fs::read_to_string(path.with_extension("replay.json")).unwrap();
+    let run = referee(&ten, &horst_engine::parse_replay_json(&text).unwrap());
+    assert!(run.won);
+    let bound = timebound::min_win_ticks(&ten);
+    assert!(bound <= run.ticks as u64, "{bound} > {}", run.ticks);
+    assert!(bound > 34_000, "{bound}: the floors should count");
+    assert_eq!(horst_planner::search::prove(&ten), None);
 }

@@ -166,7 +166,7 @@ pub struct PlaytestResult {
     /// `unreachable`, `time_limit` or `memory_limit`; absent when won.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// With reason `unreachable`: `relaxed_graph`, `jump_envelope` or `exhaustive`.
+    /// With reason `unreachable`: `relaxed_graph`, `jump_envelope`, `replay_limit` or `exhaustive`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proof: Option<String>,
     pub explored: u64,
