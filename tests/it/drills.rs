@@ -277,7 +277,8 @@ fn client(addr: SocketAddr, token: &str) -> Client {
 /// (SIGSTOP). B serves the session meanwhile and B's clock firer strikes: the clocks are not
 /// A's. At SIGCONT A's open polls are answered with everything they missed, once. Then a
 /// second session, and A is stopped and killed (`kill -9` while stopped): its polls break,
-/// the host moves to B and gets every entry once, the game ends for time.
+/// the host moves to B and gets every entry once, the game ends for time. Last, B is
+/// stopped too: a worker process fires the clocks while no API process runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_api_process_stopped_with_long_polls_open_leaves_its_sessions_to_the_others() {
     let redis = RedisServer::start();
@@ -290,6 +291,8 @@ async fn an_api_process_stopped_with_long_polls_open_leaves_its_sessions_to_the_
     let a_addr = a.wait_listening();
     let mut b = api_process(&redis, dir.path(), &[]);
     let b_addr = b.wait_listening();
+    // Every process fires session clocks, a worker too (round 3).
+    let worker = HorstProcess::spawn(&["worker", "--redis", &redis.url()], &[], dir.path());
     let (host_a, host_b) = (client(a_addr, &host_token), client(b_addr, &host_token));
     let agents_a: Vec<Client> = agent_tokens.iter().map(|t| client(a_addr, t)).collect();
     let agents_b: Vec<Client> = agent_tokens.iter().map(|t| client(b_addr, t)).collect();
@@ -355,7 +358,7 @@ async fn an_api_process_stopped_with_long_polls_open_leaves_its_sessions_to_the_
     }
 
     // Round 2: stopped, then killed while stopped.
-    let (id, pids, after) = first_on_turn(&host_b, &agents_b, config).await;
+    let (id, pids, after) = first_on_turn(&host_b, &agents_b, config.clone()).await;
     let host_poll = open_poll(
         &host_a,
         format!("{BRIDGE}/{id}/pending-actions?after={after}&wait=25"),
@@ -379,6 +382,24 @@ async fn an_api_process_stopped_with_long_polls_open_leaves_its_sessions_to_the_
         .unwrap();
     assert_eq!(r.status(), 200);
     assert!(b.child.try_wait().unwrap().is_none(), "{}", b.stderr());
+
+    // Round 3: no API process runs (B stopped too, A dead); the worker fires the clocks.
+    // Had nobody popped them, B would find a stall at SIGCONT and give the player its turn
+    // back ("Turn clocks across a stall of Redis"); the game is over at once instead.
+    let (id, pids, after) = first_on_turn(&host_b, &agents_b, config).await;
+    b.signal(libc::SIGSTOP);
+    tokio::time::sleep(Duration::from_secs(9)).await;
+    b.signal(libc::SIGCONT);
+    let s = agents_b[1].state(&id, 0.0).await;
+    let view = host_view_until_end(&host_b, &id, after, Duration::from_secs(30)).await;
+    eprintln!(
+        "figure: every API process stopped or dead for 9 s, a worker running: at SIGCONT the game was {} ({}), strikes {:?}",
+        s["status"],
+        s["result"]["reason"],
+        strikes(&view)
+    );
+    assert_eq!(s["status"], "finished", "{s}\n{}", worker.stderr());
+    assert_struck_out(&view, &pids[0], 2);
 }
 
 /// (3) A worker process stopped (SIGSTOP) in the middle of a playtest, past its lease (2 s):
