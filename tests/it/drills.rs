@@ -539,6 +539,9 @@ fn tool(name: &str, arguments: Value) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn horst_up_s_private_redis_with_a_failing_disk_answers_503_and_recovers_by_itself() {
     let dir = tempfile::tempdir().unwrap();
+    // Dropped after `up`: a run that fails before the save points are reset below leaves no
+    // redis-server behind either.
+    let mut private_pid = KillOnDrop(None);
     let mut up = HorstProcess::spawn(
         &["up", "--listen", "127.0.0.1:0", "--data", "data"],
         &[("HORST_GATEWAY_MODE", "on")],
@@ -551,6 +554,14 @@ async fn horst_up_s_private_redis_with_a_failing_disk_answers_503_and_recovers_b
     let store = horst_store::Store::connect(&private.url(), "horst:")
         .await
         .unwrap();
+    let info: String = redis::cmd("INFO")
+        .arg("server")
+        .query_async(&mut store.conn())
+        .await
+        .unwrap();
+    private_pid.0 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("process_id:")?.trim().parse().ok());
     let key = agent_key(&store, "curlew").await;
     let (host_token, _) = rcadia_tokens(&store, &data).await;
     let http = reqwest::Client::new();
@@ -711,6 +722,21 @@ async fn horst_up_s_private_redis_with_a_failing_disk_answers_503_and_recovers_b
         "{}",
         up.stdout()
     );
+    // Back to no snapshots: with save points a SIGTERM (up's death signal for its Redis)
+    // makes Redis save first, and once the test's directory is gone that save fails and
+    // Redis stays up: every run left a redis-server behind.
+    crate::redis_full::config_set_on(&store, "save", "").await;
+}
+
+/// SIGKILLs the process when dropped.
+struct KillOnDrop(Option<i32>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
 }
 
 /// How many times `up` printed `what` (a start of its worker or of its Redis).
