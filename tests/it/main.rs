@@ -25,6 +25,7 @@ mod cluster;
 mod config_errors;
 mod connections;
 mod desktop_pages;
+mod drills;
 mod failover;
 mod feasibility;
 pub mod game_api;

@@ -12,11 +12,15 @@ use serde_json::{json, Value};
 use crate::harness::{eventually, ok_result, spawn_gateway, TestApp, LEVEL_MAP, LEVEL_REPLAY};
 
 pub(crate) async fn config_set(app: &TestApp, name: &str, value: &str) {
+    config_set_on(&app.store, name, value).await;
+}
+
+pub(crate) async fn config_set_on(store: &horst_store::Store, name: &str, value: &str) {
     let _: () = redis::cmd("CONFIG")
         .arg("SET")
         .arg(name)
         .arg(value)
-        .query_async(&mut app.store.conn())
+        .query_async(&mut store.conn())
         .await
         .unwrap();
 }
@@ -253,13 +257,13 @@ async fn claim_complete_and_reap_work_while_redis_is_full() {
 }
 
 /// Where the server writes its snapshot (`dir` joined with `dbfilename`).
-async fn snapshot_path(app: &TestApp) -> std::path::PathBuf {
+async fn snapshot_path(store: &horst_store::Store) -> std::path::PathBuf {
     let mut path = std::path::PathBuf::new();
     for name in ["dir", "dbfilename"] {
         let pair: Vec<String> = redis::cmd("CONFIG")
             .arg("GET")
             .arg(name)
-            .query_async(&mut app.store.conn())
+            .query_async(&mut store.conn())
             .await
             .unwrap();
         path.push(&pair[1]);
@@ -270,17 +274,15 @@ async fn snapshot_path(app: &TestApp) -> std::path::PathBuf {
 /// The snapshot cannot be written (a failing disk): `save` on, and the RDB file's name taken
 /// by a directory, so BGSAVE fails and Redis refuses every write with `MISCONF` until a
 /// snapshot succeeds again. (`CONFIG SET dir` is a protected config; this needs none.)
-async fn break_the_disk(app: &TestApp) {
-    std::fs::create_dir_all(snapshot_path(app).await.join("taken")).unwrap();
-    config_set(app, "save", "3600 1").await;
-    let _: Result<String, _> = redis::cmd("BGSAVE")
-        .query_async(&mut app.store.conn())
-        .await;
+pub(crate) async fn break_the_disk(store: &horst_store::Store) {
+    std::fs::create_dir_all(snapshot_path(store).await.join("taken")).unwrap();
+    config_set_on(store, "save", "3600 1").await;
+    let _: Result<String, _> = redis::cmd("BGSAVE").query_async(&mut store.conn()).await;
     let refused = eventually(Duration::from_secs(30), async || {
         redis::cmd("SET")
-            .arg(app.store.key("drill:probe"))
+            .arg(store.key("drill:probe"))
             .arg("x")
-            .query_async::<()>(&mut app.store.conn())
+            .query_async::<()>(&mut store.conn())
             .await
             .is_err_and(|e| e.to_string().contains("MISCONF"))
     })
@@ -288,17 +290,15 @@ async fn break_the_disk(app: &TestApp) {
     assert!(refused, "Redis never refused a write with MISCONF");
 }
 
-async fn mend_the_disk(app: &TestApp) {
-    std::fs::remove_dir_all(snapshot_path(app).await).unwrap();
+pub(crate) async fn mend_the_disk(store: &horst_store::Store) {
+    std::fs::remove_dir_all(snapshot_path(store).await).unwrap();
     let saved = eventually(Duration::from_secs(30), async || {
-        let _: Result<String, _> = redis::cmd("BGSAVE")
-            .query_async(&mut app.store.conn())
-            .await;
+        let _: Result<String, _> = redis::cmd("BGSAVE").query_async(&mut store.conn()).await;
         tokio::time::sleep(Duration::from_millis(300)).await;
         redis::cmd("SET")
-            .arg(app.store.key("drill:probe"))
+            .arg(store.key("drill:probe"))
             .arg("x")
-            .query_async::<()>(&mut app.store.conn())
+            .query_async::<()>(&mut store.conn())
             .await
             .is_ok()
     })
@@ -440,7 +440,7 @@ async fn every_route_answers_503_not_500_when_redis_is_full_or_its_disk_fails() 
         if cause == "OOM" {
             fill(&app).await;
         } else {
-            break_the_disk(&app).await;
+            break_the_disk(&app.store).await;
         }
         let seen = sweep(&app, &key, &rcadia_token, &mut admin, cause).await;
         eprintln!("figure: while Redis refuses writes ({cause}): {seen:?}");
@@ -464,7 +464,7 @@ async fn every_route_answers_503_not_500_when_redis_is_full_or_its_disk_fails() 
         if cause == "OOM" {
             config_set(&app, "maxmemory", "0").await;
         } else {
-            mend_the_disk(&app).await;
+            mend_the_disk(&app.store).await;
         }
         let a = app
             .call("validate_map", json!({"map": LEVEL_MAP}), Some(&key))
@@ -485,7 +485,7 @@ async fn every_route_answers_503_not_500_when_redis_is_full_or_its_disk_fails() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_disk_keeps_readyz_ready_and_says_writes_are_refused() {
     let app = spawn_gateway().await;
-    break_the_disk(&app).await;
+    break_the_disk(&app.store).await;
     let readyz = async || -> (u16, Value) {
         let r = app.http.get(app.url("/readyz")).send().await.unwrap();
         (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
@@ -502,7 +502,7 @@ async fn a_failing_disk_keeps_readyz_ready_and_says_writes_are_refused() {
         tokio::time::sleep(Duration::from_millis(500)).await;
         after.push(readyz().await);
     }
-    mend_the_disk(&app).await;
+    mend_the_disk(&app.store).await;
     eprintln!("figure: /readyz while the disk fails: {seen:?}, then {after:?}");
     assert!(told, "/readyz never said writes are refused: {seen:?}");
     assert_eq!(seen.0, 200, "{seen:?}");
@@ -548,7 +548,7 @@ async fn a_process_started_while_redis_refuses_writes_comes_up_and_the_operator_
         other => panic!("expected a new job, got {other:?}"),
     };
 
-    break_the_disk(&app).await;
+    break_the_disk(&app.store).await;
 
     // The operator's commands run, and say what is wrong.
     let (ok, out, err) = crate::accounts::admin_cli(&app, &["status"], "");
@@ -598,7 +598,7 @@ async fn a_process_started_while_redis_refuses_writes_comes_up_and_the_operator_
     .expect("an API process starting while Redis refuses writes");
     tokio::spawn(worker.run(horst::Roles::WORKER, None));
 
-    mend_the_disk(&app).await;
+    mend_the_disk(&app.store).await;
     // The worker that started during the outage runs the job once Redis takes writes.
     let done = app
         .queue

@@ -20,7 +20,7 @@ use crate::harness::{
 const HARD: &str = "tests/it/levels/undecided.map";
 const LONG: Duration = Duration::from_secs(90);
 
-fn hard_map() -> String {
+pub(crate) fn hard_map() -> String {
     std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(HARD)).unwrap()
 }
 
@@ -62,7 +62,7 @@ pub(crate) async fn call(
 }
 
 /// A queue on `url` as a separate observer (an operator's view, not one of the processes).
-fn observer(store: &horst_store::Store) -> (Queue, watch::Sender<bool>) {
+pub(crate) fn observer(store: &horst_store::Store) -> (Queue, watch::Sender<bool>) {
     let (stop, rx) = watch::channel(false);
     let notifier = Notifier::start(store.client().clone(), Queue::channels(store), rx);
     let config = horst_config::Config::default();
@@ -77,7 +77,7 @@ fn observer(store: &horst_store::Store) -> (Queue, watch::Sender<bool>) {
     (queue, stop)
 }
 
-async fn agent_key(store: &horst_store::Store, name: &str) -> String {
+pub(crate) async fn agent_key(store: &horst_store::Store, name: &str) -> String {
     horst_identity::accounts::create_account(store, name, 1)
         .await
         .unwrap();
@@ -88,7 +88,7 @@ async fn agent_key(store: &horst_store::Store, name: &str) -> String {
 }
 
 /// The account's newest job id (its job index), once there is one.
-async fn newest_job(store: &horst_store::Store, account: &str) -> Option<String> {
+pub(crate) async fn newest_job(store: &horst_store::Store, account: &str) -> Option<String> {
     let ids: Vec<String> = redis::cmd("ZREVRANGE")
         .arg(store.key(&format!("jobs:{account}")))
         .arg(0)
@@ -99,7 +99,38 @@ async fn newest_job(store: &horst_store::Store, account: &str) -> Option<String>
     ids.into_iter().next()
 }
 
-fn api_process(redis: &RedisServer, dir: &std::path::Path, env: &[(&str, &str)]) -> HorstProcess {
+/// The id of the account's newest job once `worker` runs it.
+pub(crate) async fn running_job(
+    store: &horst_store::Store,
+    account: &str,
+    worker: &HorstProcess,
+) -> String {
+    let mut job = None;
+    let running = eventually(LONG, async || {
+        job = newest_job(store, account).await;
+        match &job {
+            Some(id) => horst_queue::job_record(store, id)
+                .await
+                .ok()
+                .flatten()
+                .is_some_and(|r| r.state == JobState::Running),
+            None => false,
+        }
+    })
+    .await;
+    assert!(
+        running,
+        "the worker never started the job: {}",
+        worker.stderr()
+    );
+    job.unwrap()
+}
+
+pub(crate) fn api_process(
+    redis: &RedisServer,
+    dir: &std::path::Path,
+    env: &[(&str, &str)],
+) -> HorstProcess {
     let mut all = vec![("HORST_GATEWAY_MODE", "on")];
     all.extend_from_slice(env);
     HorstProcess::spawn(
@@ -134,25 +165,7 @@ async fn a_dead_worker_s_job_fails_with_no_worker_left_and_its_caller_is_told() 
         )
         .await
     });
-    let mut job = None;
-    let running = eventually(LONG, async || {
-        job = newest_job(&store, "wren").await;
-        match &job {
-            Some(id) => horst_queue::job_record(&store, id)
-                .await
-                .ok()
-                .flatten()
-                .is_some_and(|r| r.state == JobState::Running),
-            None => false,
-        }
-    })
-    .await;
-    assert!(
-        running,
-        "the worker never started the job: {}",
-        worker.stderr()
-    );
-    let job = job.unwrap();
+    let job = running_job(&store, "wren", &worker).await;
     let killed = std::time::Instant::now();
     worker.signal(libc::SIGKILL);
     worker.wait_exit(Duration::from_secs(10)).unwrap();

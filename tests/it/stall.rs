@@ -109,7 +109,7 @@ pub(crate) async fn until_started(runner: &Gated, kind: JobKind) -> Instant {
 
 /// Asks again with the same idempotency key (as a caller told `pending` does) until the
 /// job's outcome is answered.
-async fn outcome(app: &TestApp, tool: &str, args: &Value, key: &str) -> Value {
+pub(crate) async fn outcome(app: &TestApp, tool: &str, args: &Value, key: &str) -> Value {
     let mut last = Value::Null;
     let done = eventually(Duration::from_secs(90), async || {
         let (status, answer, _) = call(app.addr, tool, args.clone(), key).await;
@@ -121,13 +121,13 @@ async fn outcome(app: &TestApp, tool: &str, args: &Value, key: &str) -> Value {
     last["answer"].clone()
 }
 
-async fn record(app: &TestApp, job: &Value) -> horst_queue::JobRecord {
+pub(crate) async fn record(app: &TestApp, job: &Value) -> horst_queue::JobRecord {
     let id = job.as_str().expect("a jobId");
     app.queue.get(id).await.unwrap().unwrap()
 }
 
 /// A simulation of the test level's winning replay under idempotency key `idem`.
-fn simulation(idem: &str) -> Value {
+pub(crate) fn simulation(idem: &str) -> Value {
     let replay: Value = serde_json::from_str(LEVEL_REPLAY).unwrap();
     json!({"map": LEVEL_MAP, "replay": replay, "idempotencyKey": idem})
 }
@@ -144,7 +144,7 @@ pub(crate) fn waiting_call(
 }
 
 /// What a waiting caller was told, for a figure.
-fn told(status: u16, first: &Value) -> String {
+pub(crate) fn told(status: u16, first: &Value) -> String {
     if first["pending"] == true {
         format!("HTTP {status} pending")
     } else {
