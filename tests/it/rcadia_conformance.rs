@@ -371,4 +371,3 @@ async fn get_well_before_its_wait(
     let status = r.status().as_u16();
     (status, r.json().await.expect("json"))
 }
-
