@@ -456,6 +456,15 @@ local handed = #woken > 0 and waiting == 0 and woken[2] + 0 >= now - ARGV[33]
 local pad_f, pad_v = 'id', jid
 if string.len(input) <= 64 then pad_f, pad_v = HASH_TABLE_FIELD, HASH_TABLE_VALUE end
 local deadline, request = int(now + (ARGV[16] + 0)), ARGV[26] or ''
+-- A handed job's token (its claim's time) is newer than every claim the slot knows: its idle
+-- entry's score is at least its newest claim's token (idle.lua, complete.lua), so the token
+-- is at least that plus one. A slot tells a hand-off it already ran (found at its idle
+-- refresh before the message came) by a token no newer than its newest: a job handed in the
+-- same millisecond as the slot's last claim (a job that ran under a millisecond), or after
+-- Redis's clock stepped back, was taken for one, never taken up, and waited for its lease to
+-- run out (the queue benchmark crawled at 200 jobs/s).
+local token_text = now_text
+if handed then token_text = int(math.max(now, woken[2] + 1)) end
 if handed then
   -- Claimed for the slot as claim.lua claims (claim_next): running under the claim's time as
   -- its token, leased, charged its reservation, on the running jobs; the lane's turn moves
@@ -466,7 +475,7 @@ if handed then
     'state', 'running', 'fp', fp, 'idem', ARGV[6], 'input', input, 'created', now_text,
     'deadline', deadline, 'exec_ms', ARGV[17], 'reserved', ARGV[9],
     'charged', ARGV[9], 'day', ARGV[1], 'waiter', ARGV[21], 'request', request,
-    'started', now_text, 'token', now_text, 'worker', woken[1], 'lease_until', lease_until,
+    'started', token_text, 'token', token_text, 'worker', woken[1], 'lease_until', lease_until,
     'pool', wpool, 'handed', '1', pad_f, pad_v)
   redis.call('ZADD', KEYS[10], lease_until, jid)
   if round > ((t[1] or 0) + 0) then
@@ -520,7 +529,7 @@ end
 if handed then
   local values = {'running', account, ARGV[1], ARGV[6], ARGV[21], deadline, ARGV[17],
     ARGV[9], jid, kind, trust, input, now_text, request}
-  local parts = {'claim|', now_text}
+  local parts = {'claim|', token_text}
   for i = 1, #values do
     parts[#parts + 1] = '|' .. string.len(values[i]) .. '|'
     parts[#parts + 1] = values[i]

@@ -114,7 +114,10 @@ if ARGV[9] == '' then return 1 end
 local mark_f = 'idle:' .. ARGV[11]
 local function register_idle(f)
   local set = {'HSET', fk}
-  if redis.call('ZADD', KEYS[4], now_text, ARGV[9]) == 1 and (not f or f[2] ~= '1') then
+  -- Its entry's score is never older than this job's token, the slot's newest claim (a hand-off
+  -- passes the score: admit.lua).
+  if redis.call('ZADD', KEYS[4], int(math.max(now, ARGV[2] + 0)), ARGV[9]) == 1
+    and (not f or f[2] ~= '1') then
     set[#set + 1] = mark_f; set[#set + 1] = '1'
   end
   if done_f then

@@ -39,7 +39,9 @@
   Cluster note: the running jobs' records are queue keys named from KEYS[6] in its hash
   slot, as in claimed_by.lua.
 ]]
-local now_text = int(now_ms())
+-- Its entry's score: when it said so, but never older than its newest claim's token, which
+-- admission's hand-off passes (admit.lua: a handed job's token is newer than the score).
+local now_text = int(math.max(now_ms(), ARGV[3] + 0))
 if redis.call('ZADD', KEYS[1], now_text, ARGV[1]) == 1 then
   if ARGV[4] == '1' then
     local held = held_claim(5, 6, ARGV[1], '', ARGV[3])
