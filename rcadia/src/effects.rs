@@ -55,7 +55,7 @@ impl Rcadia {
     ///
     /// Not boxed itself: a boxed future is copied whole into its box, and this one held the
     /// futures of a rematch's creation and of a forwarded leave (each an apply, with its
-    /// save), about 8 KB copied on every apply, 5 % of the API's instructions
+    /// save), copied on every apply: 5 % of the API's instructions
     /// (docs/benchmarks.md, "Sessions, fourteenth round"). Only those two rare paths, which
     /// apply to sessions again, are boxed ([`Rcadia::run_session_effects`]).
     pub(crate) async fn run_effects(
