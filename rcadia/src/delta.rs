@@ -77,8 +77,11 @@ impl Index<'_, '_> {
         let Chains { head, prev } = &mut *self.chains;
         head.clear();
         head.resize(buckets, 0);
-        prev.clear();
-        prev.resize(bytes.len(), 0);
+        // Not zeroed: a position's entry is written when the position is put in its chain,
+        // before anything can reach it, and only chained positions are ever read.
+        if prev.len() < bytes.len() {
+            prev.resize(bytes.len(), 0);
+        }
         for (i, w) in bytes.windows(4).enumerate() {
             let h = Self::bucket(gram(w, 0), buckets);
             prev[i] = head[h];
@@ -123,10 +126,12 @@ impl Index<'_, '_> {
         let mut i = 0;
         let mut aligned = 0; // the base position new[i] lines up with
         while i < new.len() {
-            let here = self
-                .bytes
-                .get(aligned..)
-                .map_or(0, |b| common(b, &new[i..]));
+            // Most bytes of a run of misses differ at once: their first byte is looked at
+            // before the comparison is set up.
+            let here = match self.bytes.get(aligned..) {
+                Some(b) if b.first() == Some(&new[i]) => common(b, &new[i..]),
+                _ => 0,
+            };
             // The hash chain is asked at every FIND_STEP-th byte of a miss only: a copy it
             // can find is at least MIN_FOUND long, so one of its grams starts at such a
             // byte, and the copy is then extended back to where it really starts.
@@ -169,12 +174,20 @@ impl Index<'_, '_> {
 }
 
 /// The length of the common prefix of `a` and `b`: eight bytes at a time while they agree
-/// (most of a record lines up with its base, so this runs over hundreds of bytes a write).
+/// (most of a record lines up with its base, so this runs over hundreds of bytes a write),
+/// and the first differing byte of a word found from the word's difference, not byte by
+/// byte.
 fn common(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
-    let word = |s: &[u8], i: usize| u64::from_ne_bytes(s[i..i + 8].try_into().unwrap_or([0; 8]));
+    let (a, b) = (&a[..n], &b[..n]);
+    let word = |s: &[u8]| u64::from_le_bytes(s.try_into().unwrap_or([0; 8]));
     let mut i = 0;
-    while i + 8 <= n && word(a, i) == word(b, i) {
+    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
+        let differ = word(x) ^ word(y);
+        if differ != 0 {
+            // Little-endian: the lowest set bit is in the first byte that differs.
+            return i + (differ.trailing_zeros() / 8) as usize;
+        }
         i += 8;
     }
     while i < n && a[i] == b[i] {

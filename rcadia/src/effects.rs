@@ -51,60 +51,80 @@ impl Rcadia {
     }
 
     /// Carries out `effects` of an apply on `s` (as stored). Returns the id of a rematch it
-    /// created. Boxed: creating a rematch applies to sessions again.
-    pub(crate) fn run_effects<'a>(
-        &'a self,
-        s: &'a Session,
+    /// created.
+    ///
+    /// Not boxed itself: a boxed future is copied whole into its box, and this one held the
+    /// futures of a rematch's creation and of a forwarded leave (each an apply, with its
+    /// save), copied on every apply: 5 % of the API's instructions
+    /// (docs/benchmarks.md, "Sessions, fourteenth round"). Only those two rare paths, which
+    /// apply to sessions again, are boxed ([`Rcadia::run_session_effects`]).
+    pub(crate) async fn run_effects(
+        &self,
+        s: &Session,
         effects: Vec<Effect>,
         changed: bool,
+    ) -> Result<Option<String>, RcadiaError> {
+        // Deadlines and the wake-up go in one pipelined round trip, in order.
+        let bucket = self.inner.store.bucket_of(s.session_id());
+        let delayed_key = self.inner.delayed.key_in(bucket);
+        let mut pipe = redis::pipe();
+        let mut wake = changed;
+        let mut rematch = false;
+        let mut leaves = Vec::new();
+        let mut earliest: Option<u64> = None;
+        for e in effects {
+            match e {
+                Effect::Schedule(d) => {
+                    earliest = Some(earliest.map_or(d.at_ms, |t| t.min(d.at_ms)));
+                    pipe.cmd("ZADD")
+                        .arg(&delayed_key)
+                        .arg(d.at_ms)
+                        .arg(member(&d))
+                        .ignore();
+                }
+                Effect::Cancel(d) => {
+                    pipe.cmd("ZREM").arg(&delayed_key).arg(member(&d)).ignore();
+                }
+                Effect::HostEntriesQueued { .. } => wake = true,
+                Effect::CreateRematch => rematch = true,
+                Effect::LeaveSession {
+                    session_id,
+                    player_id,
+                } => leaves.push((session_id, player_id)),
+            }
+        }
+        if wake {
+            // No payload: waiters read the state (a stored write publishes its record from
+            // the save script instead).
+            pipe.cmd("PUBLISH")
+                .arg(self.channel(s.session_id()))
+                .arg("")
+                .ignore();
+        }
+        if pipe.cmd_iter().next().is_some() {
+            let mut conn = self.inner.store.conn();
+            self.inner.metrics.round_trip();
+            let sent = pipe.query_async::<()>(&mut conn).await;
+            if let Some(at) = earliest {
+                self.inner.wake.note(bucket, at);
+            }
+            sent?;
+        }
+        if !rematch && leaves.is_empty() {
+            return Ok(None);
+        }
+        self.run_session_effects(s, rematch, leaves).await
+    }
+
+    /// The effects that apply to sessions again: the rematch's creation and the forwarded
+    /// leaves. Boxed: they run `apply`, which runs [`Rcadia::run_effects`].
+    fn run_session_effects<'a>(
+        &'a self,
+        s: &'a Session,
+        rematch: bool,
+        leaves: Vec<(String, String)>,
     ) -> BoxFuture<'a, Result<Option<String>, RcadiaError>> {
         Box::pin(async move {
-            // Deadlines and the wake-up go in one pipelined round trip, in order.
-            let bucket = self.inner.store.bucket_of(s.session_id());
-            let delayed_key = self.inner.delayed.key_in(bucket);
-            let mut pipe = redis::pipe();
-            let mut wake = changed;
-            let mut rematch = false;
-            let mut leaves = Vec::new();
-            let mut earliest: Option<u64> = None;
-            for e in effects {
-                match e {
-                    Effect::Schedule(d) => {
-                        earliest = Some(earliest.map_or(d.at_ms, |t| t.min(d.at_ms)));
-                        pipe.cmd("ZADD")
-                            .arg(&delayed_key)
-                            .arg(d.at_ms)
-                            .arg(member(&d))
-                            .ignore();
-                    }
-                    Effect::Cancel(d) => {
-                        pipe.cmd("ZREM").arg(&delayed_key).arg(member(&d)).ignore();
-                    }
-                    Effect::HostEntriesQueued { .. } => wake = true,
-                    Effect::CreateRematch => rematch = true,
-                    Effect::LeaveSession {
-                        session_id,
-                        player_id,
-                    } => leaves.push((session_id, player_id)),
-                }
-            }
-            if wake {
-                // No payload: waiters read the state (a stored write publishes its record from
-                // the save script instead).
-                pipe.cmd("PUBLISH")
-                    .arg(self.channel(s.session_id()))
-                    .arg("")
-                    .ignore();
-            }
-            if pipe.cmd_iter().next().is_some() {
-                let mut conn = self.inner.store.conn();
-                self.inner.metrics.round_trip();
-                let sent = pipe.query_async::<()>(&mut conn).await;
-                if let Some(at) = earliest {
-                    self.inner.wake.note(bucket, at);
-                }
-                sent?;
-            }
             let mut created = None;
             if rematch {
                 created = Some(self.create_rematch(s).await?);
