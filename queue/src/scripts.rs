@@ -39,6 +39,31 @@ const fn queue_script<R>(file: LuaFile, keys: usize, argv: usize, writes: Writes
 pub(crate) static ADMIT: Script<Admitted> =
     queue_script(lua!("lua/admit.lua"), 16, 33, Writes::Durable);
 /// `claim.lua`.
+/// `admit_many.lua`: admissions that arrived while one was in flight, in one call (admit.lua
+/// on each call's slice; [`AdmitGroup`](crate::AdmitGroup)).
+pub(crate) static ADMIT_MANY: Script<Vec<Value>> = Script::group_of(
+    Decl {
+        file: lua!("lua/admit_many.lua"),
+        keys: 16,
+        argv: Argv::Exactly(33),
+        writes: Writes::Durable,
+    },
+    HELPERS,
+    lua!("lua/admit.lua"),
+);
+/// `complete_many.lua`: completions that arrived while one was in flight, in one call
+/// (complete.lua on each call's slice; [`CallGroup`](crate::CallGroup)).
+pub(crate) static COMPLETE_MANY: Script<Vec<Value>> = Script::group_of(
+    Decl {
+        file: lua!("lua/complete_many.lua"),
+        keys: 8,
+        argv: Argv::Exactly(18),
+        writes: Writes::Durable,
+    },
+    HELPERS,
+    lua!("lua/complete.lua"),
+)
+.allowing_oom();
 pub(crate) static CLAIM: Script<ClaimReply> =
     queue_script(lua!("lua/claim.lua"), 6, 8, Writes::Durable).allowing_oom();
 /// `heartbeat.lua`.
@@ -100,9 +125,11 @@ pub(crate) static CLAIMED_BY: Script<ClaimReply> =
 pub fn registered() -> Vec<&'static dyn Registered> {
     vec![
         &ADMIT,
+        &ADMIT_MANY,
         &CLAIM,
         &HEARTBEAT,
         &COMPLETE,
+        &COMPLETE_MANY,
         &CANCEL,
         &REAP,
         &EXPIRED,
@@ -219,6 +246,33 @@ impl FromRedisValue for Admitted {
         };
         parsed.ok_or_else(|| unexpected("admit", &items))
     }
+}
+
+/// One call's reply in a group script's (`admit_many.lua`, `complete_many.lua`): the
+/// script's own, or `{'error', message}` when its run raised one, which becomes Redis's own
+/// error again (so an `OOM` or a `READONLY` is told from a bug as for a call of its own,
+/// `horst_store::is_unreachable`).
+pub(crate) fn group_reply<R: FromRedisValue>(v: Value) -> redis::RedisResult<R> {
+    if let Value::Array(items) = &v {
+        if items.len() == 2 && items.first().and_then(word).as_deref() == Some("error") {
+            let message = items.get(1).and_then(word).unwrap_or_default();
+            let line = format!("-{}\r\n", message.replace(['\r', '\n'], " "));
+            return match redis::parse_redis_value(line.as_bytes()) {
+                Ok(e @ Value::ServerError(_)) => {
+                    e.extract_error().and(Err(redis::RedisError::from((
+                        redis::ErrorKind::Parse,
+                        "a grouped call's error did not parse",
+                    ))))
+                }
+                Ok(_) | Err(_) => Err(redis::RedisError::from((
+                    redis::ErrorKind::Parse,
+                    "a grouped call's error did not parse",
+                    message,
+                ))),
+            };
+        }
+    }
+    Ok(R::from_redis_value(v)?)
 }
 
 /// The record's fields a claim reads (helpers.lua's `CLAIM_FIELDS`, in its order): a

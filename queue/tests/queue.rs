@@ -2404,12 +2404,9 @@ async fn fair_hash(
     fields.into_iter().collect()
 }
 
-/// An admission whose answer is unclear (here: the script ran, then the replicas' `WAIT`
-/// failed, as with `redis.min_replica_acks` and no replica; a lost reply is the same for
-/// the caller) answers an error; the job it queued must not be left to run and be charged.
-#[tokio::test]
-async fn an_admission_that_failed_unclearly_leaves_no_job_queued_or_charged() {
-    let redis = RedisServer::start();
+/// A queue whose every durable write fails after it ran: it waits for a replica's
+/// acknowledgement (`redis.min_replica_acks = 1`) that never comes, as with no replica.
+async fn unacknowledged_queue(redis: &RedisServer) -> (Queue, watch::Sender<bool>) {
     let store = horst_store::Store::connect_to(
         &horst_store::RedisTarget::Url(redis.url()),
         "t:",
@@ -2420,17 +2417,23 @@ async fn an_admission_that_failed_unclearly_leaves_no_job_queued_or_charged() {
     )
     .await
     .unwrap();
-    let (_stop, rx) = watch::channel(false);
+    let (stop, rx) = watch::channel(false);
     let notifier = Notifier::start(store.client().clone(), Queue::channels(&store), rx);
     assert!(notifier.ready(Duration::from_secs(10)).await);
-    let queue = Queue::new(
-        store,
-        QueueSettings {
-            queue: QueueConfig::default(),
-            quotas: QuotaConfig::default(),
-        },
-        notifier,
-    );
+    let settings = QueueSettings {
+        queue: QueueConfig::default(),
+        quotas: QuotaConfig::default(),
+    };
+    (Queue::new(store, settings, notifier), stop)
+}
+
+/// An admission whose answer is unclear (here: the script ran, then the replicas' `WAIT`
+/// failed, as with `redis.min_replica_acks` and no replica; a lost reply is the same for
+/// the caller) answers an error; the job it queued must not be left to run and be charged.
+#[tokio::test]
+async fn an_admission_that_failed_unclearly_leaves_no_job_queued_or_charged() {
+    let redis = RedisServer::start();
+    let (queue, _stop) = unacknowledged_queue(&redis).await;
     let admitted = queue
         .admit(spec(JobKind::Simulate, "acct", 1, "unclear"))
         .await;
@@ -2986,4 +2989,279 @@ async fn a_hand_off_in_the_millisecond_of_the_slots_last_claim_is_taken_up() {
         s.queue.get(&second.id).await.unwrap().unwrap().state,
         JobState::Succeeded
     );
+}
+/// Admits every spec at once (each in a task of its own), answers in their order.
+async fn admit_all(queue: &Queue, specs: Vec<JobSpec>) -> Vec<Result<Admission, QueueError>> {
+    futures_join(
+        specs
+            .into_iter()
+            .map(|sp| {
+                let q = queue.clone();
+                async move { q.admit(sp).await }
+            })
+            .collect(),
+    )
+    .await
+}
+
+/// Admissions sent while one is in flight go to Redis together (group commit,
+/// `admit_many.lua`), and each is answered as if it had been sent alone: new jobs, an
+/// account's second waiting job refused, a replay, a conflict, and one whose run raises an
+/// error (its idempotency key holds a hash) answered with that error while the others of
+/// its call go on.
+#[tokio::test]
+async fn admissions_sent_together_are_each_answered_as_if_alone() {
+    let s = setup_with(|q| q.queue.waiting_per_account = 1).await;
+    // Alone first: it also reads the quotas, which the spawned admissions then find cached.
+    let first = s.new_job(spec(JobKind::Simulate, "r", 1, "rk")).await;
+    let mut raw = s.raw().await;
+    let bad_key = s
+        .queue
+        .store()
+        .key_in(horst_store::Group::Queue, "idem:bad:k");
+    let _: () = redis::cmd("HSET")
+        .arg(&bad_key)
+        .arg("not")
+        .arg("a string")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let mut conflicting = spec(JobKind::Simulate, "r", 1, "rk");
+    conflicting.input.map = "other".into();
+    let mut specs = vec![
+        spec(JobKind::Simulate, "b", 1, "b1"),
+        spec(JobKind::Simulate, "b", 1, "b2"),
+        spec(JobKind::Simulate, "r", 1, "rk"),
+        conflicting,
+        spec(JobKind::Simulate, "bad", 1, "k"),
+    ];
+    for i in 0..6 {
+        specs.push(spec(JobKind::Playtest, &format!("n{i}"), 1, "k"));
+    }
+    let (calls_before, _) = s.queue.admission_calls();
+    // On this test's one thread every spawned admission reaches the group before the task
+    // that sends it runs: one call carries them all.
+    let answers = admit_all(&s.queue, specs).await;
+    let (calls, carried) = s.queue.admission_calls();
+    assert_eq!(
+        (calls - calls_before, carried),
+        (1, 12),
+        "11 admissions in one call"
+    );
+    assert!(is_new(&answers[0]), "{:?}", answers[0]);
+    assert!(
+        matches!(
+            &answers[1],
+            Err(QueueError::Busy {
+                waiting_job_id: Some(_),
+                ..
+            })
+        ),
+        "the account's second waiting job, after its first in the same call: {:?}",
+        answers[1]
+    );
+    match &answers[2] {
+        Ok(Admission::Replayed(r)) => assert_eq!(r.id, first.id),
+        other => panic!("a replay: {other:?}"),
+    }
+    assert!(
+        matches!(&answers[3], Err(QueueError::Conflict { .. })),
+        "{:?}",
+        answers[3]
+    );
+    match &answers[4] {
+        Err(QueueError::Store(m)) => assert!(m.contains("WRONGTYPE"), "{m}"),
+        other => panic!("the admission whose key holds a hash: {other:?}"),
+    }
+    // The global cap of 8 keeps its last 2 places for referee work: with 6 waiting (r's
+    // and b's simulations, then four playtests), the last two playtests are refused.
+    assert!(answers[5..9].iter().all(is_new), "{answers:?}");
+    for refused in &answers[9..] {
+        match refused {
+            Err(QueueError::Busy { message, .. }) => {
+                assert!(message.contains("kept for simulations"), "{message}")
+            }
+            other => panic!("a playtest past the planner's places: {other:?}"),
+        }
+    }
+    assert_eq!(s.queue.depth().await.unwrap().0, 6);
+    let (bad_jobs, _) = s.queue.list("bad", 0, 10).await.unwrap();
+    assert!(bad_jobs.is_empty(), "{bad_jobs:?}");
+    let left = s.queue.remaining("b", 1).await.unwrap();
+    assert_eq!(
+        left.simulations,
+        QuotaConfig::default().trust1.simulations as u64 - 1,
+        "b charged once"
+    );
+}
+
+/// At maxmemory, a replay and a new job sent in one call: the replay is answered, the new
+/// job refused as unavailable (Redis's `OOM`, as for a call of its own), nothing of it kept.
+#[tokio::test]
+async fn a_call_of_admissions_at_maxmemory_answers_each_as_alone() {
+    let s = setup_with(|_| {}).await;
+    let job = s.new_job(spec(JobKind::Simulate, "a", 1, "k")).await;
+    let mut conn = s.raw().await;
+    set_maxmemory(&mut conn, "1").await;
+    let answers = admit_all(
+        &s.queue,
+        vec![
+            spec(JobKind::Simulate, "a", 1, "k"),
+            spec(JobKind::Simulate, "b", 1, "k-new"),
+            spec(JobKind::Simulate, "c", 1, "k-new"),
+        ],
+    )
+    .await;
+    set_maxmemory(&mut conn, "0").await;
+    assert_eq!(
+        s.queue.admission_calls(),
+        (2, 4),
+        "3 admissions in one call"
+    );
+    match &answers[0] {
+        Ok(Admission::Replayed(r)) => assert_eq!(r.id, job.id),
+        other => panic!("a replay at maxmemory: {other:?}"),
+    }
+    for fresh in &answers[1..] {
+        assert!(
+            matches!(fresh, Err(QueueError::Unavailable(_))),
+            "a new job at maxmemory: {fresh:?}"
+        );
+    }
+    s.new_job(spec(JobKind::Simulate, "b", 1, "k-new")).await;
+    s.new_job(spec(JobKind::Simulate, "c", 1, "k-new")).await;
+}
+
+/// A call of several admissions whose answer is unclear (the script ran, then the
+/// replicas' `WAIT` failed): every caller of it is told the admission failed, and none of
+/// their jobs is left to run or be charged.
+#[tokio::test]
+async fn a_call_of_admissions_that_failed_unclearly_leaves_none_queued_or_charged() {
+    let redis = RedisServer::start();
+    let (queue, _stop) = unacknowledged_queue(&redis).await;
+    // The quotas read once (the spawned admissions then reach the group together).
+    queue.remaining("x", 1).await.unwrap();
+    let answers = futures_join(
+        (0..5)
+            .map(|i| {
+                let q = queue.clone();
+                async move {
+                    q.admit(spec(JobKind::Simulate, &format!("a{i}"), 1, "unclear"))
+                        .await
+                }
+            })
+            .collect(),
+    )
+    .await;
+    assert!(answers.iter().all(|a| a.is_err()), "{answers:?}");
+    let (plain_queue, _plain_stop) = queue_on(&redis.url(), |_| {}).await;
+    assert_eq!(
+        plain_queue.depth().await.unwrap().0,
+        0,
+        "nothing left queued"
+    );
+    assert_eq!(
+        queue.admission_calls(),
+        (1, 5),
+        "five admissions in one call"
+    );
+    for i in 0..5 {
+        let account = format!("a{i}");
+        let (jobs, _) = plain_queue.list(&account, 0, 10).await.unwrap();
+        assert!(jobs.iter().all(|j| j.state != JobState::Queued), "{jobs:?}");
+        let left = plain_queue.remaining(&account, 1).await.unwrap();
+        let full = QuotaConfig::default().trust1.simulations as u64;
+        assert_eq!(left.simulations, full, "nothing charged");
+        assert!(is_new(
+            &plain_queue
+                .admit(spec(JobKind::Simulate, &account, 1, "unclear"))
+                .await
+        ));
+    }
+}
+
+/// Completions sent while one is in flight go to Redis together (`complete_many.lua`), each
+/// as if alone: three slots' completions each record their job and claim the next one (a
+/// different one each, in their order), while a second completion of the first job in the
+/// same call is refused: nothing is recorded twice or claimed for it.
+#[tokio::test]
+async fn completions_sent_together_are_each_fenced_and_claim_in_turn() {
+    let s = setup_with(|q| q.queue.waiting_global = 20).await;
+    let mut ids = Vec::new();
+    for i in 0..7 {
+        ids.push(
+            s.new_job(spec(JobKind::Simulate, &format!("a{i}"), 1, "k"))
+                .await
+                .id,
+        );
+    }
+    let mut claims = Vec::new();
+    for slot in ["w/0", "w/1", "w/2", "w/3"] {
+        claims.push(
+            s.queue
+                .claim_slot(slot, Pool::General, false)
+                .await
+                .unwrap()
+                .unwrap(),
+        );
+    }
+    let (calls_before, carried_before) = s.queue.completion_calls();
+    let again = claims[0].clone();
+    let mut tasks: Vec<_> = claims[..3]
+        .iter()
+        .zip(["w/0", "w/1", "w/2"])
+        .map(|(c, slot)| {
+            let (q, c) = (s.queue.clone(), c.clone());
+            tokio::spawn(async move {
+                q.complete_and_claim(
+                    &c.record,
+                    c.token,
+                    Ok(won(true)),
+                    (slot, Pool::General),
+                    true,
+                )
+                .await
+                .map(|(done, next)| (done, next.map(|n| n.record.id)))
+            })
+        })
+        .collect();
+    tasks.push({
+        let q = s.queue.clone();
+        tokio::spawn(async move {
+            q.complete_and_claim(
+                &again.record,
+                again.token,
+                Ok(won(false)),
+                ("w/3", Pool::General),
+                true,
+            )
+            .await
+            .map(|(done, next)| (done, next.map(|n| n.record.id)))
+        })
+    });
+    let mut answers = Vec::new();
+    for t in tasks {
+        answers.push(t.await.unwrap().unwrap());
+    }
+    let (calls, carried) = s.queue.completion_calls();
+    assert_eq!(
+        (calls - calls_before, carried - carried_before),
+        (1, 4),
+        "four completions in one call"
+    );
+    // The three recorded, each claimed the next waiting job: the 5th, 6th and 7th, in turn.
+    for (i, (done, next)) in answers[..3].iter().enumerate() {
+        assert_eq!(*done, Completion::Recorded);
+        assert_eq!(next.as_deref(), Some(ids[4 + i].as_str()), "{answers:?}");
+        let r = s.queue.get(&ids[i]).await.unwrap().unwrap();
+        assert_eq!(r.state, JobState::Succeeded);
+    }
+    // The second completion of the first job: refused, its first result kept.
+    assert_eq!(answers[3], (Completion::Refused, None));
+    let r = s.queue.get(&ids[0]).await.unwrap().unwrap();
+    assert_eq!(r.result, Some(won(true)));
+    // The fourth slot's job still runs under its claim.
+    let r = s.queue.get(&ids[3]).await.unwrap().unwrap();
+    assert_eq!(r.state, JobState::Running);
+    assert_eq!(s.queue.depth().await.unwrap().0, 0);
 }

@@ -36,3 +36,27 @@ local function utc_date(ms)
   if m <= 2 then y = y + 1 end
   return string.format('%04d-%02d-%02d', y, m, d)
 end
+
+-- A group script's loop (horst_store's `Script::group_of`): runs `one` (the inner script's
+-- text as a function) once for each call the group carries, with that call's nk KEYS and
+-- na ARGV, which it makes its KEYS and ARGV (locals of the group script's that its helpers
+-- read too: Redis's globals are read-only). The reply: the calls' replies in order,
+-- {'error', message} for one whose run raised or returned an error (a refused write, as at
+-- maxmemory: the message is Redis's own), which ends that call only: what it wrote before
+-- the error stays, as after a call of its own that failed there.
+local function run_group(one, nk, na)
+  local replies = {}
+  for c = 0, #KEYS / nk - 1 do
+    local ok, reply = pcall(one, {unpack(KEYS, c * nk + 1, c * nk + nk)},
+      {unpack(ARGV, c * na + 1, c * na + na)})
+    if not ok or (type(reply) == 'table' and reply.err) then
+      -- redis.call raises the server's error as a string (a table with `err` in some
+      -- versions), Lua itself a string; a script may return redis.error_reply's table. An
+      -- error inside an array would fail the whole reply on a cluster connection.
+      if type(reply) == 'table' then reply = reply.err end
+      reply = {'error', tostring(reply)}
+    end
+    replies[c + 1] = reply
+  end
+  return replies
+end

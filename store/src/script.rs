@@ -188,6 +188,8 @@ pub struct Script<R, A = Positional> {
     decl: Decl,
     /// A crate's own Lua helpers (local functions), between the prelude and the script.
     helpers: Option<LuaFile>,
+    /// A group script's one-call body ([`Script::group_of`]).
+    inner: Option<LuaFile>,
     /// Runs while Redis is at `maxmemory` under `noeviction` ([`Script::allowing_oom`]).
     allow_oom: bool,
     compiled: OnceLock<redis::Script>,
@@ -201,6 +203,7 @@ impl<R, A> Script<R, A> {
         Script {
             decl,
             helpers: None,
+            inner: None,
             allow_oom: false,
             compiled: OnceLock::new(),
             text: OnceLock::new(),
@@ -213,6 +216,27 @@ impl<R, A> Script<R, A> {
         Script {
             decl,
             helpers: Some(helpers),
+            inner: None,
+            allow_oom: false,
+            compiled: OnceLock::new(),
+            text: OnceLock::new(),
+            types: PhantomData,
+        }
+    }
+
+    /// A group script: several calls of `inner` (another registered script's file) in one
+    /// `EVALSHA`, so the per-call cost (the dispatch, the prelude and helpers made, the
+    /// clock, the replicas' `WAIT`) is paid once per group. `inner`'s text becomes the
+    /// function `one(keys, argv)`, which `decl`'s file runs once per call with the prelude's
+    /// `run_group(one, keys, argv)`, KEYS and ARGV holding that call's slice meanwhile: the
+    /// call's KEYS and ARGV are each call's in turn, `decl.keys` and `decl.argv` of them a
+    /// call (so `decl.argv` must be [`Argv::Exactly`]); the reply is the calls' replies, in
+    /// order, `{'error', message}` for one that raised an error.
+    pub const fn group_of(decl: Decl, helpers: LuaFile, inner: LuaFile) -> Self {
+        Script {
+            decl,
+            helpers: Some(helpers),
+            inner: Some(inner),
             allow_oom: false,
             compiled: OnceLock::new(),
             text: OnceLock::new(),
@@ -241,13 +265,25 @@ impl<R, A> Script<R, A> {
             (Writes::PrimaryOnly | Writes::Durable, false) => "",
         };
         let helpers = self.helpers.map(|h| h.text).unwrap_or("");
+        // A group script: the inner script's text as the function its loop calls, with the
+        // call's KEYS and ARGV, which it makes the locals KEYS and ARGV that the helpers (after
+        // them) read too. Copying them into Redis's own tables instead (its globals are
+        // read-only) cost more instructions per call than the group saved.
+        let (between, body) = match self.inner {
+            Some(inner) => (
+                "local KEYS, ARGV = KEYS, ARGV\n",
+                format!(
+                    "local function one(k, a)\nKEYS, ARGV = k, a\n{}\nend\n{}",
+                    inner.text, self.decl.file.text
+                ),
+            ),
+            None => ("", self.decl.file.text.to_string()),
+        };
         // Only the prelude's and helpers' definitions the script uses (crate::lua_shake):
         // Redis makes every closure of the text again on each call.
-        let lib = crate::lua_shake::shake(
-            &format!("{}\n{helpers}\n", PRELUDE.text),
-            self.decl.file.text,
-        );
-        format!("{flags}{lib}{}", self.decl.file.text)
+        let lib =
+            crate::lua_shake::shake(&format!("{}\n{between}{helpers}\n", PRELUDE.text), &body);
+        format!("{flags}{lib}{body}")
     }
 
     /// The SHA1 Redis knows the script by (EVALSHA).
@@ -267,6 +303,7 @@ impl<R, A> Script<R, A> {
     fn start<'a>(&'a self, store: &'a Store) -> Call<'a, R> {
         Call {
             decl: &self.decl,
+            group: self.inner.is_some(),
             compiled: self.compiled(),
             source: self.source_text(),
             store,
@@ -280,6 +317,14 @@ impl<R> Script<R, Positional> {
     /// An invocation on `store`: add its KEYS and ARGV in the header's order, then `run`.
     pub fn call<'a>(&'a self, store: &'a Store) -> Call<'a, R> {
         self.start(store)
+    }
+
+    /// An invocation with the KEYS and ARGV given, made beforehand (a group's are the
+    /// calls' one after another, [`Args::append`]).
+    pub fn call_with<'a>(&'a self, store: &'a Store, args: Args) -> Call<'a, R> {
+        let mut call = self.start(store);
+        call.args = args;
+        call
     }
 }
 
@@ -320,7 +365,7 @@ impl<R, A> Registered for Script<R, A> {
 /// byte buffer with the ends of its arguments): the session save sends 20 to 40 arguments,
 /// and a buffer per argument, copied again into redis-rs's invocation and then into its
 /// command, was about 150 allocations of an action cycle.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Args {
     keys: Cmd,
     argv: Cmd,
@@ -336,6 +381,17 @@ impl Args {
     /// Adds ARGV entries (one for a string or number; a list adds each of its items).
     pub fn arg<T: ToRedisArgs>(&mut self, arg: T) -> &mut Self {
         arg.write_redis_args(&mut self.argv);
+        self
+    }
+
+    /// Adds `other`'s KEYS and ARGV after these (one call of a group, [`Script::group_of`]).
+    pub fn append(&mut self, other: &Args) -> &mut Self {
+        for key in other.keys() {
+            self.keys.arg(key);
+        }
+        for arg in other.argv() {
+            self.argv.arg(arg);
+        }
         self
     }
 
@@ -360,6 +416,7 @@ fn each_arg(c: &Cmd) -> impl Iterator<Item = &[u8]> {
 /// One invocation of a script on a store.
 pub struct Call<'a, R> {
     decl: &'a Decl,
+    group: bool,
     compiled: &'a redis::Script,
     /// The text `compiled` hashes: sent as EVAL when a node does not know the script.
     source: &'a str,
@@ -387,11 +444,12 @@ impl<'a, R: FromRedisValue> Call<'a, R> {
         R: Send + 'a,
     {
         let (nkeys, nargv) = (self.args.keys().count(), self.args.argv().count());
-        let checked =
-            check_counts(self.decl, nkeys, nargv).and_then(|()| match self.store.hash_tags() {
+        let checked = check_counts(self.decl, self.group, nkeys, nargv).and_then(|()| {
+            match self.store.hash_tags() {
                 true => check_slots(self.decl, self.args.keys()),
                 false => Ok(()),
-            });
+            }
+        });
         let durable = self.decl.writes == Writes::Durable;
         // Only a durable script's caller waits for the replicas of its first key's shard (a
         // script of no keys: the primary's).
@@ -462,8 +520,17 @@ fn with_source(evalsha: &Cmd, source: &str) -> Cmd {
 }
 
 /// A count that differs from the declaration is a bug in the caller: refused before sending.
-fn check_counts(decl: &Decl, keys: usize, argv: usize) -> redis::RedisResult<()> {
-    if keys == decl.keys && decl.argv.admits(argv) {
+fn check_counts(decl: &Decl, group: bool, keys: usize, argv: usize) -> redis::RedisResult<()> {
+    if !group && keys == decl.keys && decl.argv.admits(argv) {
+        return Ok(());
+    }
+    // A group: one or more calls, each with the declared counts.
+    let calls = keys.checked_div(decl.keys).unwrap_or(0);
+    if group
+        && calls > 0
+        && keys == calls * decl.keys
+        && matches!(decl.argv, Argv::Exactly(n) if argv == calls * n)
+    {
         return Ok(());
     }
     let declared_argv = match decl.argv {
@@ -534,8 +601,8 @@ mod tests {
 
     #[test]
     fn counts_are_checked_and_the_error_names_the_script() {
-        assert!(check_counts(&DECL, 1, 2).is_ok());
-        let e = check_counts(&DECL, 1, 1).unwrap_err();
+        assert!(check_counts(&DECL, false, 1, 2).is_ok());
+        let e = check_counts(&DECL, false, 1, 1).unwrap_err();
         let text = e.to_string();
         assert!(text.contains("script pop_due"), "{text}");
         assert!(
@@ -546,13 +613,23 @@ mod tests {
             !crate::is_unreachable(&e),
             "a wrong count is a bug, not an outage"
         );
-        assert!(check_counts(&DECL, 2, 2).is_err());
+        assert!(check_counts(&DECL, false, 2, 2).is_err());
         let open = Decl {
             argv: Argv::AtLeast(2),
             ..DECL
         };
-        assert!(check_counts(&open, 1, 5).is_ok());
-        assert!(check_counts(&open, 1, 1).is_err());
+        assert!(check_counts(&open, false, 1, 5).is_ok());
+        assert!(check_counts(&open, false, 1, 1).is_err());
+        // A group: whole calls only, with the counts of as many calls in both.
+        assert!(check_counts(&DECL, true, 1, 2).is_ok());
+        assert!(check_counts(&DECL, true, 3, 6).is_ok());
+        assert!(check_counts(&DECL, true, 0, 0).is_err());
+        assert!(check_counts(&DECL, true, 3, 4).is_err());
+        assert!(check_counts(&DECL, true, 2, 6).is_err());
+        assert!(
+            check_counts(&open, true, 2, 4).is_err(),
+            "a group's calls have exact counts"
+        );
     }
 
     #[test]

@@ -173,16 +173,19 @@ async fn main() {
             run_callers(&q, warmup, callers, "w").await;
         }
         let cpu0 = redis_cpu(&q).await;
+        let (calls0, carried0) = q.admission_calls();
         let start = Instant::now();
         let mut took = run_callers(&q, jobs, callers, "k").await;
         let done = took.len();
         let secs = start.elapsed().as_secs_f64();
         let cpu = (redis_cpu(&q).await - cpu0) * 1e6 / done as f64;
+        let (calls, carried) = q.admission_calls();
         took.sort_by(f64::total_cmp);
         println!(
-            "horst {workers} worker(s) x 4 slots: {done} jobs in {secs:.2} s = {:.0} jobs/s end to end, caller p50 {:.1} ms, Redis CPU {cpu:.1} µs a job",
+            "horst {workers} worker(s) x 4 slots: {done} jobs in {secs:.2} s = {:.0} jobs/s end to end, caller p50 {:.1} ms, Redis CPU {cpu:.1} µs a job, {:.2} admissions a call",
             done as f64 / secs,
-            pct(&took, 0.5)
+            pct(&took, 0.5),
+            (carried - carried0) as f64 / (calls - calls0).max(1) as f64
         );
         let _ = tx.send(true);
     }
