@@ -2990,6 +2990,7 @@ async fn a_hand_off_in_the_millisecond_of_the_slots_last_claim_is_taken_up() {
         JobState::Succeeded
     );
 }
+
 /// Admits every spec at once (each in a task of its own), answers in their order.
 async fn admit_all(queue: &Queue, specs: Vec<JobSpec>) -> Vec<Result<Admission, QueueError>> {
     futures_join(
