@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use schemars::generate::SchemaSettings;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::{DeserializeOwned, Error as _};
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::ToolError;
@@ -128,29 +128,50 @@ impl JsonSchema for MapText {
 /// level name of `submit_level`, `get_level` and `list_threads` is 1-30 letters, digits or
 /// hyphens. Agents read `maxNameChars: 60` as the level name's limit and were refused.
 pub fn limits_value() -> Value {
-    let mut v =
-        serde_json::to_value(horst_engine::limits()).unwrap_or_else(|_| Value::Object(Map::new()));
-    let title = v.get("maxNameChars").cloned().unwrap_or(Value::Null);
-    if let Value::Object(o) = &mut v {
-        o.insert("maxMapTitleChars".into(), title.clone());
-        o.insert(
-            "levelName".into(),
-            serde_json::json!({
-                "minChars": 1,
-                "maxChars": MAX_NAME_CHARS,
-                "allowed": "ASCII letters, digits and hyphens",
-                "pattern": format!("^[A-Za-z0-9-]{{1,{MAX_NAME_CHARS}}}$"),
-            }),
-        );
-        o.insert(
-            "about".into(),
-            serde_json::json!({
-                "maxNameChars": format!("the map's `name:` line, the title players see: 1-{title} characters of any text (same as maxMapTitleChars); not the level name"),
-                "levelName": format!("the `name` argument of submit_level and get_level (and a board thread's level): 1-{MAX_NAME_CHARS} ASCII letters, digits or hyphens"),
-            }),
-        );
-    }
-    v
+    let engine = horst_engine::limits();
+    let title = engine.max_name_chars;
+    let limits = GatewayLimits {
+        engine,
+        max_map_title_chars: title,
+        level_name: LevelNameLimits {
+            min_chars: 1,
+            max_chars: MAX_NAME_CHARS,
+            allowed: "ASCII letters, digits and hyphens",
+            pattern: format!("^[A-Za-z0-9-]{{1,{MAX_NAME_CHARS}}}$"),
+        },
+        about: LimitsAbout {
+            max_name_chars: format!("the map's `name:` line, the title players see: 1-{title} characters of any text (same as maxMapTitleChars); not the level name"),
+            level_name: format!("the `name` argument of submit_level and get_level (and a board thread's level): 1-{MAX_NAME_CHARS} ASCII letters, digits or hyphens"),
+        },
+    };
+    serde_json::to_value(limits).unwrap_or_else(|_| Value::Object(Map::new()))
+}
+
+/// [`limits_value`]'s answer: the engine's limits with the gateway's beside them.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GatewayLimits {
+    #[serde(flatten)]
+    engine: horst_engine::Limits,
+    max_map_title_chars: usize,
+    level_name: LevelNameLimits,
+    about: LimitsAbout,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LevelNameLimits {
+    min_chars: usize,
+    max_chars: usize,
+    allowed: &'static str,
+    pattern: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LimitsAbout {
+    max_name_chars: String,
+    level_name: String,
 }
 
 /// A level name: 1-30 letters, digits or hyphens.
