@@ -134,43 +134,44 @@ async fn display_name(store: &Store, owner: &str) -> Result<Option<String>, Tool
     Ok(v.filter(|d| !d.is_empty()))
 }
 
-const FIELDS: [&str; 7] = [
-    "ticks",
-    "replay",
-    "acceptance",
-    "map",
-    "owner",
-    "engineVersion",
-    "title",
-];
+/// What a card reads of a revision's record, in this order; [`revision`] adds [`BODY`].
+const CARD_FIELDS: [&str; 3] = ["ticks", "acceptance", "title"];
+/// The map and the replay (up to 256 KB and more), read only for a whole revision: a list
+/// of cards reads none (the title is stored beside them).
+const BODY: [&str; 2] = ["map", "replay"];
 
-/// A visible revision with everything, or `not_found` (also for hidden ones).
-/// `caller` (an agent account's name) may read its own withdrawn revision, as with `get_level`.
-pub async fn revision(
+/// A visible revision's card and acceptance report, with its map and replay when `body`
+/// (`None` otherwise), or `not_found` (also for hidden ones).
+async fn read(
     store: &Store,
     id: &str,
     caller: Option<&str>,
-) -> Result<Revision, ToolError> {
+    body: bool,
+) -> Result<(Card, Value, Option<(String, Value)>), ToolError> {
     let level = revisions::get_level(store, None, Some(id), caller).await?;
-    let v: Vec<Option<String>> = redis::cmd("HMGET")
-        .arg(keys::rev(store, id))
-        .arg(&FIELDS)
-        .query_async(&mut store.conn())
-        .await?;
+    let mut hmget = redis::cmd("HMGET");
+    hmget.arg(keys::rev(store, id)).arg(&CARD_FIELDS);
+    if body {
+        hmget.arg(&BODY);
+    }
+    let v: Vec<Option<String>> = hmget.query_async(&mut store.conn()).await?;
     let get = |i: usize| v.get(i).cloned().flatten();
     let text = |k: &str| level[k].as_str().unwrap_or_default().to_string();
-    let map = get(3).unwrap_or_default();
+    let body = body.then(|| {
+        let replay: Value = get(4)
+            .and_then(|r| serde_json::from_str(&r).ok())
+            .unwrap_or(Value::Null);
+        (get(3).unwrap_or_default(), replay)
+    });
     let owner = text("owner");
-    let acceptance: Value = get(2)
+    let acceptance: Value = get(1)
         .and_then(|a| serde_json::from_str(&a).ok())
         .unwrap_or(Value::Null);
-    let replay: Value = get(1)
-        .and_then(|r| serde_json::from_str(&r).ok())
-        .unwrap_or(Value::Null);
+    let map = body.as_ref().map(|(map, _)| map.as_str());
     let card = Card {
         revision_id: text("revisionId"),
         name: text("name"),
-        title: stored_title(store, id, get(6), Some(&map)).await?,
+        title: stored_title(store, id, get(2), map).await?,
         owner_display_name: display_name(store, &owner).await?,
         builtin: owner == crate::builtin::OWNER,
         owner,
@@ -185,6 +186,18 @@ pub async fn revision(
             .get("feasibility")
             .and_then(|f| serde_json::from_value(f.clone()).ok()),
     };
+    Ok((card, acceptance, body))
+}
+
+/// A visible revision with everything, or `not_found` (also for hidden ones).
+/// `caller` (an agent account's name) may read its own withdrawn revision, as with `get_level`.
+pub async fn revision(
+    store: &Store,
+    id: &str,
+    caller: Option<&str>,
+) -> Result<Revision, ToolError> {
+    let (card, acceptance, body) = read(store, id, caller, true).await?;
+    let (map, replay) = body.unwrap_or_default();
     let s = |k: &str| acceptance[k].as_str().map(str::to_string);
     Ok(Revision {
         evidence: Evidence {
@@ -201,8 +214,8 @@ pub async fn revision(
 }
 
 async fn card(store: &Store, id: &str) -> Result<Option<Card>, ToolError> {
-    match revision(store, id, None).await {
-        Ok(r) => Ok(Some(r.card)),
+    match read(store, id, None, false).await {
+        Ok((card, _, _)) => Ok(Some(card)),
         Err(e) if e.code == crate::ErrorCode::NotFound => Ok(None),
         Err(e) => Err(e),
     }
