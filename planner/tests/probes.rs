@@ -180,6 +180,8 @@ fn guest_probes_are_decided_as_their_truth() {
         ("guest-valley-spring-8", Proof::JumpEnvelope),
         ("guest-no-return-valley", Proof::RelaxedGraph),
         ("guest-sixteen-sealed-nests", Proof::RelaxedGraph),
+        // A jackdaw stomped at the top of its patrol lifts the bird a row short of the wall.
+        ("guest-jackdaw-step-9", Proof::RelaxedGraph),
     ];
     let undecided = [
         // The roof of guest-tunnel-hole-5 with one tile open: the envelope's roof must span
@@ -292,11 +294,16 @@ fn an_undecided_exact_check_answers_the_same_whatever_ends_it() {
 /// The seed's ends (0 and 4,294,967,295) on the guest levels whose enemies pause at random
 /// and whose rock-fall has the largest jitter (`guest-jackdaw-doorway`: a jackdaw in the only
 /// doorway, pauses up to 60 ticks; `guest-edge-params`: every parameter at an end of its
-/// range): the truth written in each ("winnable for every seed") holds for these seeds too,
+/// range; `guest-jackdaw-step-8`: a jackdaw stomped near the top of its patrol, pausing up to
+/// 20 ticks there): the truth written in each ("winnable for every seed") holds for these seeds too,
 /// and the replay the planner answers wins with the seed it names.
 #[test]
 fn guest_levels_of_random_enemies_are_won_at_the_seeds_ends() {
-    for name in ["guest-jackdaw-doorway", "guest-edge-params"] {
+    for name in [
+        "guest-jackdaw-doorway",
+        "guest-edge-params",
+        "guest-jackdaw-step-8",
+    ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         for seed in [0, u32::MAX] {
             let cancel = std::sync::atomic::AtomicBool::new(false);
