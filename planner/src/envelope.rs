@@ -171,6 +171,42 @@ pub fn barrier_rows(map: &Map) -> Vec<bool> {
         .collect()
 }
 
+/// The lowest top edge (sub-units, absolute) at which the bird's hitbox overlaps the nest tile
+/// (nx, ny) and no tile that is solid for good (`solid`, from [`barrier_tiles`]), or None when
+/// no such place exists. The bird never overlaps a solid block (its moves stop at them, and a
+/// platform that would carry it into one crushes it before the nest is checked), so it touches
+/// the nest only from such a place; the side walls of the map are solid, and the open air above
+/// it and the rows below it are not.
+fn lowest_touch(map: &Map, solid: &[bool], nx: i32, ny: i32) -> Option<i32> {
+    let (w, h) = (map.width(), map.height());
+    let blocked = |x: i32, y: i32| {
+        if x < 0 || x >= w {
+            return true;
+        }
+        (0..h).contains(&y) && solid[(y * w + x) as usize]
+    };
+    let row = |y: i32| y.div_euclid(TILE);
+    let (ya, yb) = (ny * TILE - PLAYER_H + 1, ny * TILE + TILE - 1);
+    // Which tiles the hitbox covers changes only where its top or bottom edge crosses a tile
+    // boundary, so the lowest free top edge is `yb` or just above such a crossing.
+    let mut ys: Vec<i32> = vec![yb];
+    for k in row(ya)..=row(yb) + 2 {
+        ys.push(k * TILE - 1);
+        ys.push(k * TILE - PLAYER_H);
+    }
+    ys.retain(|&y| ya <= y && y <= yb);
+    ys.sort_unstable_by(|a, b| b.cmp(a));
+    // The hitbox spans the nest's column and maybe the one to its left or right.
+    [(nx - 1, nx), (nx, nx), (nx, nx + 1)]
+        .into_iter()
+        .filter_map(|(c0, c1)| {
+            ys.iter().copied().find(|&y| {
+                (c0..=c1).all(|x| (row(y)..=row(y + PLAYER_H - 1)).all(|r| !blocked(x, r)))
+            })
+        })
+        .max()
+}
+
 /// The envelope of one launch.
 #[derive(Clone, Debug)]
 pub struct Table {
@@ -643,16 +679,21 @@ pub fn prove(map: &Map) -> Proof {
             let gap = (xa - a.xb).max(a.xa - xb).max(0);
             gap <= 0 || (gap as i64) <= last as i64 * RUN_SPEED as i64
         };
+    // A nest is touched with the top edge no lower than `lowest_touch`: the envelope ignores
+    // walls, so without it a flight that rises into the nest's row from inside the rock under
+    // it touched the nest (`levels/probes/guest-valley-spring-8`).
+    let solid = barrier_tiles(map);
     let nests: Vec<(i32, i32, i32, i32)> = map
         .nests()
         .iter()
-        .map(|&(nx, ny)| {
-            (
+        .filter_map(|&(nx, ny)| {
+            let yb = lowest_touch(map, &solid, nx, ny)?;
+            Some((
                 nx * TILE - PLAYER_W + 1,
                 nx * TILE + TILE - 1,
                 ny * TILE - PLAYER_H + 1,
-                ny * TILE + TILE - 1,
-            )
+                yb,
+            ))
         })
         .collect();
     let mut reached = vec![false; n];
@@ -662,7 +703,7 @@ pub fn prove(map: &Map) -> Proof {
         let a = &sites[i];
         if nests
             .iter()
-            .any(|&(xa, xb, ya, yb)| reaches(a, xa, xb, ya, yb, None, false))
+            .any(|&(xa, xb, ya, yb)| reaches(a, xa, xb, ya, yb, Some(yb), false))
         {
             proof.reached = reached.iter().filter(|&&r| r).count();
             return proof;

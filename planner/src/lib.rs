@@ -134,7 +134,8 @@ pub enum Proof {
     Exhaustive,
     /// The replay limit (`timebound`): every row between the start and a nest is passed
     /// through its openings, and the sideways distance from opening to opening at the run
-    /// speed takes more ticks than a replay may last (36,000).
+    /// speed takes more ticks than a replay may last (36,000); or the same for the columns
+    /// between them, the distance up and down at the fastest the bird rises or falls.
     ReplayLimit,
 }
 
@@ -213,7 +214,7 @@ impl PlanReport {
         Some(match (reason, self.proof) {
             (UnresolvedReason::Unreachable, Some(Proof::JumpEnvelope)) => "Proved unwinnable: no sequence of runs, jumps, egg boosts, springs, platforms and stomps can get the bird to a nest (a gap too wide or a nest too high); change the map.".into(),
             (UnresolvedReason::Unreachable, Some(Proof::Exhaustive)) => "Proved unwinnable: every run, with every input on every tick, loses before it can win (the bird dies within its first ticks whatever it does: check the start, what stands on it and what moves into it); change the map.".into(),
-            (UnresolvedReason::Unreachable, Some(Proof::ReplayLimit)) => "Proved unwinnable: the nest may be reachable, but the shortest way through the openings of the rows between the start and the nest takes more than the 36,000 ticks a replay may last, even at a run all the way; shorten the way (more openings, fewer floors) or move the nest.".into(),
+            (UnresolvedReason::Unreachable, Some(Proof::ReplayLimit)) => "Proved unwinnable: the nest may be reachable, but the shortest way through the openings of the rows (or of the columns) between the start and the nest takes more than the 36,000 ticks a replay may last, even at a run (or the fastest fall) all the way; shorten the way (more openings, fewer floors or walls) or move the nest.".into(),
             (UnresolvedReason::Unreachable, _) => "Proved unwinnable: even moving more freely than the game allows, the bird cannot get from the start to a nest (a gap too wide, a nest too high, or walls, spikes or cracked rock that no pebble can reach in the way); change the map.".into(),
             (UnresolvedReason::TimeLimit, _) => format!(
                 "Not a proof: the search ran out of time after {} states, at best {} tiles from a nest; the level may still be winnable (long waits and exact timing are the hardest to find): prove it with your own replay in simulate_replay, or make that part easier.",

@@ -27,54 +27,154 @@
 //! Rows with no solid tile constrain nothing and are left out. Walls between the rows, hazards,
 //! enemies, gravity and the time to climb are all ignored: the bound only ever comes out lower
 //! than the truth.
+//!
+//! The same argument turned on its side bounds a way made long by walls beside the bird
+//! (`levels/probes/guest-column-serpentine-128`: walls one tile wide open in turn at the top
+//! and the bottom, start and nest in the same row, so no row lies between them): the bird
+//! moves less than a tile a tick sideways, so to be entirely right of a column it first
+//! overlaps it, with its whole height in one run of the column's open tiles (the open air above
+//! the map is a run too, unless a roof solid across the map lies above the start; a run that
+//! reaches the map's bottom is taken as open below it); its top edge moves at most
+//! `max_rise_or_fall` a tick up or down. The win comes no earlier than either bound, so each
+//! nest takes the larger of the two.
 
-use horst_engine::physics::{PLAYER_W, RUN_SPEED, SPEED_UNIT, TILE};
-use horst_engine::sim::palette::{EntityKind, PLATFORM_SPEED};
+use horst_engine::physics::{
+    spring_speed, BOOST_SPEED, JUMP_SPEED, MAX_FALL, PLAYER_H, PLAYER_W, RUN_SPEED, SPEED_UNIT,
+    STOMP_BOUNCE, TILE,
+};
+use horst_engine::sim::palette::{EntityKind, PLATFORM_SPEED, SPRING_STRENGTH};
 use horst_engine::{Block, Map};
 
 /// An inclusive range of the bird's left edge (sub-units).
 type Span = (i64, i64);
 
-/// The fastest the bird's left edge moves sideways in one tick on this map (sub-units).
-pub fn max_step(map: &Map) -> i64 {
-    let carry = map
-        .entities()
+/// The most a platform of this map moves in one tick along either axis (sub-units), plus one
+/// for the rounding of its path; 0 without platforms.
+fn platform_carry(map: &Map) -> i64 {
+    map.entities()
         .iter()
         .filter(|e| e.kind == EntityKind::Platform)
         .map(|e| e.param(PLATFORM_SPEED) * SPEED_UNIT as i64 + 1)
         .max()
+        .unwrap_or(0)
+}
+
+/// The fastest the bird's left edge moves sideways in one tick on this map (sub-units).
+pub fn max_step(map: &Map) -> i64 {
+    RUN_SPEED as i64 + platform_carry(map)
+}
+
+/// The most the bird's top edge moves up or down in one tick on this map (sub-units): the
+/// fastest of a fall, a jump, the egg boost, a stomp's bounce and every spring's launch, plus
+/// twice a platform's move (the carry at the start of the tick, and a landing on a platform
+/// that rose past the feet this tick lifts the bird by up to its move again).
+pub fn max_rise_or_fall(map: &Map) -> i64 {
+    let spring = map
+        .entities()
+        .iter()
+        .filter(|e| e.kind == EntityKind::Spring)
+        .map(|e| spring_speed(e.param(SPRING_STRENGTH) as i32))
+        .max()
         .unwrap_or(0);
-    RUN_SPEED as i64 + carry
+    let own = [MAX_FALL, JUMP_SPEED, BOOST_SPEED, STOMP_BOUNCE, spring]
+        .into_iter()
+        .max()
+        .unwrap_or(MAX_FALL);
+    own as i64 + 2 * platform_carry(map)
+}
+
+/// Whether tile (x, y) may be open to the bird at some point: not solid, or cracked rock (a
+/// pebble may break it).
+fn open(map: &Map, x: i32, y: i32) -> bool {
+    let b = map.tile(x, y).unwrap_or(Block::Empty);
+    !b.is_solid() || b == Block::Cracked
+}
+
+/// The runs `a..b` of open tiles among `0..n` (`open` says which), or None when every tile
+/// is open (no constraint).
+fn open_runs(n: i32, open: impl Fn(i32) -> bool) -> Option<Vec<(i32, i32)>> {
+    if (0..n).all(&open) {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < n {
+        if !open(i) {
+            i += 1;
+            continue;
+        }
+        let i0 = i;
+        while i < n && open(i) {
+            i += 1;
+        }
+        out.push((i0, i));
+    }
+    Some(out)
 }
 
 /// The runs of row `y` the bird's whole width can be in, or None when the row has no solid
 /// tile (no constraint).
 fn runs(map: &Map, y: i32) -> Option<Vec<Span>> {
-    let w = map.width();
-    let open = |x: i32| {
-        let b = map.tile(x, y).unwrap_or(Block::Empty);
-        !b.is_solid() || b == Block::Cracked
-    };
-    if (0..w).all(open) {
-        return None;
-    }
+    let t = TILE as i64;
+    let runs = open_runs(map.width(), |x| open(map, x, y))?;
+    Some(
+        runs.into_iter()
+            .map(|(a, b)| (a as i64 * t, b as i64 * t - PLAYER_W as i64))
+            .collect(),
+    )
+}
+
+/// Beyond every position a top edge can take: the open air above the map, and below it.
+const FAR: i64 = 1 << 40;
+
+/// The runs of column `x` the bird's whole height can be in (ranges of its top edge), or None
+/// when the column has no solid tile (no constraint). The open air above the map is one run
+/// (with the column's top run, when its top tile is open); a run that reaches the map's bottom
+/// is taken as open below (the bird dies there, which only loosens the bound).
+fn column_runs(map: &Map, x: i32, top_min: i64) -> Option<Vec<Span>> {
+    let (h, t) = (map.height(), TILE as i64);
+    let runs = open_runs(h, |y| open(map, x, y))?;
     let mut out = Vec::new();
-    let mut x = 0;
-    while x < w {
-        if !open(x) {
-            x += 1;
-            continue;
-        }
-        let x0 = x;
-        while x < w && open(x) {
-            x += 1;
-        }
-        out.push((
-            x0 as i64 * TILE as i64,
-            x as i64 * TILE as i64 - PLAYER_W as i64,
-        ));
+    if !open(map, x, 0) {
+        // Above the map is open air, also over a column solid up to its top
+        // (`levels/probes/guest-over-the-map-top`).
+        out.push((-FAR, -(PLAYER_H as i64)));
     }
-    Some(out)
+    for (a, b) in runs {
+        let lo = if a == 0 { -FAR } else { a as i64 * t };
+        let hi = if b == h {
+            FAR
+        } else {
+            b as i64 * t - PLAYER_H as i64
+        };
+        out.push((lo, hi));
+    }
+    // Above a roof the bird never gets (`roof_top`).
+    Some(
+        out.into_iter()
+            .map(|(lo, hi)| (lo.max(top_min), hi))
+            .filter(|&(lo, hi)| lo <= hi)
+            .collect(),
+    )
+}
+
+/// The highest the bird's top edge can ever be: under the lowest row above the start that is
+/// solid across the whole map (cracked rock does not count), if any. The map's sides are walls
+/// and the bird moves less than a tile a tick, so a bird below such a row stays below it (a
+/// platform that would carry it up into the row stops it or crushes it; a jump or a spring only
+/// sets its speed). Without it a map under a roof would let the bird go round every wall
+/// through the open air above the map.
+fn roof_top(map: &Map) -> i64 {
+    let sy = map.start().1;
+    (0..sy)
+        .rev()
+        .find(|&y| {
+            (0..map.width()).all(|x| {
+                let b = map.tile(x, y).unwrap_or(Block::Empty);
+                b.is_solid() && b != Block::Cracked
+            })
+        })
+        .map_or(-FAR, |y| (y as i64 + 1) * TILE as i64)
 }
 
 /// The least total sideways distance (sub-units) from `x0` through a point of every row's
@@ -131,6 +231,43 @@ fn least_distance(x0: i64, rows: &[Vec<Span>], last: Span) -> i64 {
         .unwrap_or(i64::MAX)
 }
 
+/// The rows (or columns) passed on the way from `from` to `to`, in the order they are passed
+/// (none when the two are the same or neighbours).
+fn between(from: i32, to: i32) -> Vec<i32> {
+    if to >= from + 2 {
+        (from + 1..=to - 1).collect()
+    } else if to + 2 <= from {
+        (to + 1..=from - 1).rev().collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// A lower bound on the tick of any win at the nest (nx, ny) from the columns between the
+/// start and the nest (the module documentation's argument on its side), in ticks.
+fn column_bound(map: &Map, (nx, ny): (i32, i32)) -> u64 {
+    let (sx, sy) = map.start();
+    // The bird starts on the bottom of its tile.
+    let y0 = (sy * TILE + TILE - PLAYER_H) as i64;
+    let last = (
+        ny as i64 * TILE as i64 - PLAYER_H as i64 + 1,
+        ny as i64 * TILE as i64 + TILE as i64 - 1,
+    );
+    let top_min = roof_top(map);
+    let cols: Vec<Vec<Span>> = between(sx, nx)
+        .into_iter()
+        .filter_map(|x| column_runs(map, x, top_min))
+        .collect();
+    if cols.is_empty() {
+        return 0;
+    }
+    let d = least_distance(y0, &cols, last);
+    if d == i64::MAX {
+        return u64::MAX;
+    }
+    (d as u64).div_ceil(max_rise_or_fall(map) as u64)
+}
+
 /// A lower bound on the tick of any win (the least over the nests), in ticks.
 pub fn min_win_ticks(map: &Map) -> u64 {
     let (sx, sy) = map.start();
@@ -140,25 +277,22 @@ pub fn min_win_ticks(map: &Map) -> u64 {
     map.nests()
         .iter()
         .map(|&(nx, ny)| {
+            let by_columns = column_bound(map, (nx, ny));
             let last = (
                 (nx as i64 * TILE as i64 - PLAYER_W as i64 + 1).max(0),
                 (nx as i64 * TILE as i64 + TILE as i64 - 1).min(x_max),
             );
             // The rows passed, in the order they are passed.
-            let order: Vec<i32> = if ny >= sy + 2 {
-                (sy + 1..=ny - 1).collect()
-            } else if ny + 2 <= sy {
-                (ny + 1..=sy - 1).rev().collect()
-            } else {
-                Vec::new()
-            };
-            let rows: Vec<Vec<Span>> = order.into_iter().filter_map(|y| runs(map, y)).collect();
+            let rows: Vec<Vec<Span>> = between(sy, ny)
+                .into_iter()
+                .filter_map(|y| runs(map, y))
+                .collect();
             let d = least_distance(x0, &rows, last);
             if d == i64::MAX {
                 // No point of some row's runs: the rows themselves cut the nest off.
                 return u64::MAX;
             }
-            (d as u64).div_ceil(speed as u64)
+            (d as u64).div_ceil(speed as u64).max(by_columns)
         })
         .min()
         .unwrap_or(u64::MAX)

@@ -169,6 +169,19 @@ fn guest_probes_are_decided_as_their_truth() {
         // replay limit (38,000 ticks at a run); searched until the time limit before
         // `timebound` (750,460 states, best distance 367 tiles).
         ("guest-serpentine-11", Proof::ReplayLimit),
+        // Written 2026-12-06 14:20 UTC. Walls one tile wide open in turn at the top and the
+        // bottom, start and nest in the same row: 72,000 ticks of climbing and falling at the
+        // least. No row lies between start and nest, so the rows' bound said 0 and the search
+        // ran until the time limit (1,074,391 states, 16.1 s); the columns' bound proves it.
+        ("guest-column-serpentine-128", Proof::ReplayLimit),
+        // A spring's launch and the egg boost end 1,297 sub-units under the plateau the nest
+        // stands on. The envelope ignores walls and let a flight touch the nest from inside the
+        // rock under it: searched until the time limit (532,943 states, 16.1 s).
+        ("guest-valley-spring-8", Proof::JumpEnvelope),
+        ("guest-no-return-valley", Proof::RelaxedGraph),
+        ("guest-sixteen-sealed-nests", Proof::RelaxedGraph),
+        // A jackdaw stomped at the top of its patrol lifts the bird a row short of the wall.
+        ("guest-jackdaw-step-9", Proof::RelaxedGraph),
     ];
     let undecided = [
         // The roof of guest-tunnel-hole-5 with one tile open: the envelope's roof must span
@@ -230,6 +243,9 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-decoy-gap-detour",
         "guest-stub-shaft-5",
         "guest-ice-island-hops",
+        "guest-column-serpentine-9",
+        "guest-far-ferry-wait",
+        "guest-valley-spring-8",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         let one = plan_for(&map, 20.0, 1);
@@ -278,11 +294,16 @@ fn an_undecided_exact_check_answers_the_same_whatever_ends_it() {
 /// The seed's ends (0 and 4,294,967,295) on the guest levels whose enemies pause at random
 /// and whose rock-fall has the largest jitter (`guest-jackdaw-doorway`: a jackdaw in the only
 /// doorway, pauses up to 60 ticks; `guest-edge-params`: every parameter at an end of its
-/// range): the truth written in each ("winnable for every seed") holds for these seeds too,
+/// range; `guest-jackdaw-step-8`: a jackdaw stomped near the top of its patrol, pausing up to
+/// 20 ticks there): the truth written in each ("winnable for every seed") holds for these seeds too,
 /// and the replay the planner answers wins with the seed it names.
 #[test]
 fn guest_levels_of_random_enemies_are_won_at_the_seeds_ends() {
-    for name in ["guest-jackdaw-doorway", "guest-edge-params"] {
+    for name in [
+        "guest-jackdaw-doorway",
+        "guest-edge-params",
+        "guest-jackdaw-step-8",
+    ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         for seed in [0, u32::MAX] {
             let cancel = std::sync::atomic::AtomicBool::new(false);
@@ -331,20 +352,42 @@ fn the_largest_guest_file_is_at_the_format_limit() {
 /// 34,995, and the bound stays under that.
 #[test]
 fn a_way_longer_than_the_replay_limit_is_proved() {
+    let (ten, bound) = replay_limit_pair("guest-serpentine-11", "guest-serpentine-10");
+    assert!(bound > 34_000, "{bound}: the floors should count");
+    assert_eq!(horst_planner::search::prove(&ten), None);
+}
+
+/// The probe `long` is proved out of the replay limit's reach before any search; the replay
+/// beside the probe `short` wins no sooner than the bound says. The short map and its bound.
+fn replay_limit_pair(long: &str, short: &str) -> (horst_engine::Map, u64) {
     use horst_planner::{timebound, Proof};
-    let eleven = load(&root().join("levels/probes/guest-serpentine-11.map"));
-    let rep = plan_for(&eleven, 5.0, 2);
+    let long = load(&root().join(format!("levels/probes/{long}.map")));
+    assert!(timebound::min_win_ticks(&long) > 36_000);
+    let rep = plan_for(&long, 5.0, 2);
     assert_eq!(rep.reason(), Some(UnresolvedReason::Unreachable), "{rep:?}");
     assert_eq!(rep.proof, Some(Proof::ReplayLimit));
     assert_eq!(rep.expanded, 0);
-    assert!(timebound::min_win_ticks(&eleven) > 36_000);
-    let path = root().join("levels/probes/guest-serpentine-10.map");
-    let ten = load(&path);
+    let path = root().join(format!("levels/probes/{short}.map"));
+    let map = load(&path);
     let text = std::fs::read_to_string(path.with_extension("replay.json")).unwrap();
-    let run = referee(&ten, &horst_engine::parse_replay_json(&text).unwrap());
+    let run = referee(&map, &horst_engine::parse_replay_json(&text).unwrap());
     assert!(run.won);
-    let bound = timebound::min_win_ticks(&ten);
+    let bound = timebound::min_win_ticks(&map);
     assert!(bound <= run.ticks as u64, "{bound} > {}", run.ticks);
-    assert!(bound > 34_000, "{bound}: the floors should count");
-    assert_eq!(horst_planner::search::prove(&ten), None);
+    (map, bound)
+}
+
+/// `guest-column-serpentine-128`: 255 walls one tile wide across a map 128 rows high, open in
+/// turn at the top and the bottom, the start and the nest at the two ends of the bottom row.
+/// Every nest is reachable, but the way climbs and falls about 31,000 rows. The rows' bound
+/// saw no row between the start and the nest and said nothing; the columns' bound (the same
+/// argument on its side, `timebound`) counts the climbing and falling at the fastest a bird
+/// moves up or down: 70,737 ticks. The small zigzag of 9 walls is won, and its bound stays
+/// under its replay's win.
+#[test]
+fn a_way_made_long_by_walls_beside_the_bird_is_proved() {
+    let (_, bound) = replay_limit_pair("guest-column-serpentine-128", "guest-column-serpentine-9");
+    // 4 walls open at the bottom between walls open at the top: 8 climbs or falls of 12 rows
+    // and more, at most 1,792 sub-units a tick.
+    assert!(bound >= 200, "{bound}: the walls should count");
 }

@@ -198,6 +198,17 @@ fn level_text(w: usize, h: usize, grid: &[Vec<u8>], ents: &[String]) -> String {
     t
 }
 
+/// The random levels' and runs' numbers: xorshift from `s` (odd), `next(n)` in `0..n` (0 for
+/// n = 0).
+fn xorshift(mut s: u64) -> impl FnMut(u64) -> u64 {
+    move |n: u64| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s % n.max(1)
+    }
+}
+
 /// Plays `steps` random steps (actions from `actions`, each held 1 to `hold` ticks) and returns
 /// each tile the bird's hitbox overlapped, with the first tick it did.
 fn touched_tiles(
@@ -207,13 +218,7 @@ fn touched_tiles(
     actions: &[u8],
     hold: u64,
 ) -> Vec<((i32, i32), u64)> {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut next = move |n: u64| {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s % n
-    };
+    let mut next = xorshift(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let mut sim = Sim::new(map, seed as u32);
     let mut touched: Vec<((i32, i32), u64)> = Vec::new();
     let mut tick = 0u64;
@@ -263,13 +268,7 @@ fn with_nest_at(text: &str, map: &Map, tx: i32, ty: i32) -> Option<(String, Map)
 /// and jackdaws.
 fn arb_level() -> impl Strategy<Value = (String, u64)> {
     (12usize..40, 8usize..16, any::<u64>()).prop_map(|(w, h, seed)| {
-        let mut s = seed | 1;
-        let mut next = move |n: u64| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s % n.max(1)
-        };
+        let mut next = xorshift(seed | 1);
         let mut grid = vec![vec![b'.'; w]; h];
         let mut ground = vec![h; w];
         let mut g = h as i64 - 2 - next(3) as i64;
@@ -483,13 +482,7 @@ fn a_roof_and_a_deadly_floor_across_the_map_bound_every_flight() {
 /// through them.
 fn arb_floors() -> impl Strategy<Value = (String, u64)> {
     (8usize..40, 10usize..24, any::<u64>()).prop_map(|(w, h, seed)| {
-        let mut s = seed | 1;
-        let mut next = move |n: u64| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s % n.max(1)
-        };
+        let mut next = xorshift(seed | 1);
         let mut grid = vec![vec![b'.'; w]; h];
         let mut floors = Vec::new();
         let mut y = 3 + next(2) as usize;
@@ -551,15 +544,124 @@ proptest! {
     /// carry is not exercised: random runs ride no ferry long enough.
     #[test]
     fn the_replay_limit_bound_is_never_later_than_a_touch((text, seed) in arb_floors()) {
-        let Ok(map) = parse_map(&text) else { return Ok(()) };
         let actions = [8, 9, 0, 1, 8, 0, 10, 2, 4, 5, 16, 12];
-        let mut touched = touched_tiles(&map, seed, 80, &actions, 60);
-        touched.sort_by_key(|&((x, y), _)| (-y, x));
-        for &((tx, ty), at) in touched.iter().take(6) {
-            let Some((moved, m2)) = with_nest_at(&text, &map, tx, ty) else { continue };
-            let bound = horst_planner::timebound::min_win_ticks(&m2);
-            prop_assert!(bound <= at, "timebound {bound} > {at}, nest at {tx},{ty}:\n{}", moved);
-            prop_assert_eq!(horst_planner::search::prove(&m2), None, "nest at {},{}:\n{}", tx, ty, moved);
-        }
+        // The lowest tiles first.
+        bound_holds_at_touches(&text, seed, &actions, 60, |x, y| (-y, x))?;
     }
+
+    /// The replay limit's bound on levels of walls: play long random runs (mostly running one
+    /// way, with jumps, boosts, waits and shots), then put the nest on each of the farthest
+    /// tiles the bird touched: the bound (now also over the columns between the start and the
+    /// nest) may not be later than the tick it touched it, nor may any proof call it
+    /// unreachable.
+    #[test]
+    fn the_replay_limit_bound_over_walls_is_never_later_than_a_touch((text, seed) in arb_walls()) {
+        let actions = [8, 9, 9, 8, 1, 0, 10, 4, 5, 9, 16, 17];
+        // The farthest tiles first.
+        bound_holds_at_touches(&text, seed, &actions, 40, |x, y| (-x, y))?;
+    }
+}
+
+/// Plays a long random run on the level (`actions` held 1 to `hold` ticks each), then puts
+/// the nest on each of the first six tiles the bird touched in `order`: no win there can come
+/// before the tick it touched it, so the replay limit's bound may not be later, and no proof
+/// may call that nest unreachable.
+fn bound_holds_at_touches(
+    text: &str,
+    seed: u64,
+    actions: &[u8],
+    hold: u64,
+    order: fn(i32, i32) -> (i32, i32),
+) -> Result<(), TestCaseError> {
+    let Ok(map) = parse_map(text) else {
+        return Ok(());
+    };
+    let mut touched = touched_tiles(&map, seed, 80, actions, hold);
+    touched.sort_by_key(|&((x, y), _)| order(x, y));
+    for &((tx, ty), at) in touched.iter().take(6) {
+        let Some((moved, m2)) = with_nest_at(text, &map, tx, ty) else {
+            continue;
+        };
+        let bound = horst_planner::timebound::min_win_ticks(&m2);
+        prop_assert!(
+            bound <= at,
+            "timebound {bound} > {at}, nest at {tx},{ty}:\n{moved}"
+        );
+        prop_assert_eq!(
+            horst_planner::search::prove(&m2),
+            None,
+            "nest at {},{}:\n{}",
+            tx,
+            ty,
+            moved
+        );
+    }
+    Ok(())
+}
+
+/// Random levels of walls beside the bird (the columns' side of the replay limit's bound):
+/// walls of rock, earth, cracked rock or ice from the floor or from the top (sometimes under a
+/// roof across the map, sometimes from the map's top row, to be passed over above the map; the
+/// maps as low as 3 rows), with gaps, one-way ledges and crumbling ledges between them to climb
+/// by, springs at their feet, and lifts and ferries.
+fn arb_walls() -> impl Strategy<Value = (String, u64)> {
+    (10usize..30, 3usize..24, any::<u64>()).prop_map(|(w, h, seed)| {
+        let mut next = xorshift(seed | 1);
+        let mut grid = vec![vec![b'.'; w]; h];
+        grid[h - 1].iter_mut().for_each(|c| *c = b'G');
+        let roof = next(3) == 0;
+        if roof {
+            grid[0].iter_mut().for_each(|c| *c = b'#');
+        }
+        let mut x = 2 + next(2) as usize;
+        while x < w - 1 {
+            let b = [b'#', b'E', b'C', b'I'][next(4) as usize];
+            let gap = 1 + next(3) as usize;
+            // From the floor up to a gap under the top, or from the top down to a gap over
+            // the floor.
+            // A wall from the map's top row (no roof) is passed over in the open air above
+            // the map, or under it.
+            let top = usize::from(roof || next(2) == 0);
+            let (y0, y1) = match next(4) {
+                // Solid from the top row to the floor: only the air above the map passes.
+                0 if !roof => (0, h - 1),
+                1 | 2 => ((top + gap).min(h - 1), h - 1),
+                _ => (top, (h - 1).saturating_sub(gap)),
+            };
+            for row in grid.iter_mut().take(y1).skip(y0) {
+                row[x] = b;
+            }
+            for _ in 0..next(4) {
+                let y = next(h as u64 - 1) as usize;
+                let cx = x - 1 - next(2) as usize;
+                if grid[y][cx] == b'.' {
+                    grid[y][cx] = [b'-', b'-', b'~'][next(3) as usize];
+                }
+            }
+            x += 2 + next(3) as usize;
+        }
+        let mut ents = vec![format!("start 0 {}", h - 2), format!("nest {} 0", w - 1)];
+        for _ in 0..next(5) {
+            let x = 1 + next(w as u64 - 1) as usize;
+            if grid[h - 2][x] != b'.' {
+                continue;
+            }
+            match next(3) {
+                0 => ents.push(format!("spring {x} {} strength={}", h - 2, 2 + next(11))),
+                1 => ents.push(format!(
+                    "platform {x} {} dx=0 dy=-{} width=1 speed={}",
+                    h - 2,
+                    next(h as u64 - 3),
+                    1 + next(16)
+                )),
+                _ => ents.push(format!(
+                    "platform {x} {} dx={} dy=0 width=1 speed={}",
+                    h - 2,
+                    next((w - x) as u64),
+                    1 + next(16)
+                )),
+            }
+        }
+        (level_text(w, h, &grid, &ents), seed)
+    })
 }
