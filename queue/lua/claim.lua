@@ -52,7 +52,7 @@
   (group_key), so the look and the claim are one step and no two slots race for one head.
 ]]
 if ARGV[6] == '1' and ARGV[8] ~= '' and not redis.call('ZSCORE', KEYS[5], ARGV[1]) then
-  local held = held_claim(4, 6, ARGV[1], '', ARGV[8])
+  local held = held_claim(4, 6, ARGV[1], ARGV[8])
   if held then return held end
 end
 return claim_next({lane1 = 1, lane2 = 2, fair = 3, running = 4, idle = 5, base = 6}, now_ms(),

@@ -11,12 +11,16 @@
                                     (group_key, as in claim.lua)
 
     ARGV[1] the slot's id (the claimed job's `worker`)
-    ARGV[2] '' or the id of a job the slot knows it holds (its completion is still being
-            retried): not returned
-    ARGV[3] the newest claim token the slot was handed ('0': none): only a newer claim is
-            returned. A job the slot gave up recording still runs under its name until it
-            is reaped, and must not be run again as a lost claim (a token is the claim's
-            time, and the slot claims one job at a time, so a lost claim is the newest)
+    ARGV[2] the newest claim token the slot was handed ('0': none): only a claim that new
+            or newer is returned. A job the slot gave up recording still runs under its
+            name until it is reaped, and must not be run again as a lost claim (a token is
+            the claim's time, and the slot claims one job at a time, so a lost claim is the
+            newest)
+    ARGV[3..] the ids of the jobs the slot knows it holds (one whose completion is still
+            being retried, one it gave up recording) or was handed with that newest token:
+            not returned. A lost claim of the same millisecond as the slot's newest one (a
+            trivial job's completion claims the next within it) has the same token, and is
+            told from the known ones by its id
 
   Output:
     {'claimed', token, values, 0}   the job's CLAIM_FIELDS (helpers.lua) and then its
@@ -30,4 +34,6 @@
   Cluster note: which jobs run is known from queue:running; their records are queue keys
   named from KEYS[2] in its hash slot, so the look is one step on one shard.
 ]]
-return held_claim(1, 2, ARGV[1], ARGV[2], ARGV[3]) or {'empty'}
+local known = {}
+for i = 3, #ARGV do known[ARGV[i]] = true end
+return held_claim(1, 2, ARGV[1], ARGV[2], known) or {'empty'}

@@ -131,16 +131,22 @@ local CLAIM_FIELDS = {'state', 'account', 'day', 'idem', 'waiter', 'deadline', '
 -- The job running under slot `slot`'s claim that the slot does not know it holds, as
 -- claimed_by.lua answers it (its reply, or nil): a claim whose answer was lost, or a job an
 -- admission handed to the slot while it was idle (admit.lua) whose wake-up it did not get.
--- ri, bi: the KEYS indices of queue:running and the queue group's base; `except`: '' or a job the slot knows it
--- holds; only a claim newer than the token `newer_than` counts (a token is the claim's
--- time). A scan of the running jobs: only paid where a slot finds itself taken off the idle
--- slots without having heard why (idle.lua, claim.lua) or after a failed call.
-local function held_claim(ri, bi, slot, except, newer_than)
+-- ri, bi: the KEYS indices of queue:running and the queue group's base. Only a claim newer
+-- than the token `newer_than` counts (a token is the claim's time); with `known` (a set of
+-- the job ids the slot knows it holds or was handed), a claim of that same millisecond
+-- counts too unless it is known: a trivial job's completion claims the next job within the
+-- millisecond of its own claim, so a lost claim may be no newer than the slot's newest
+-- (found by token alone, it was skipped and reaped after its lease). A scan of the running
+-- jobs: only paid where a slot finds itself taken off the idle slots without having heard
+-- why (idle.lua, claim.lua) or after a failed call.
+local function held_claim(ri, bi, slot, newer_than, known)
+  local floor = newer_than + 0
   for _, id in ipairs(redis.call('ZRANGE', KEYS[ri], 0, -1)) do
-    if id ~= except then
+    if not (known and known[id]) then
       local jk = group_key(KEYS[bi], 'job:', id)
       local f = redis.call('HMGET', jk, 'state', 'worker', 'token')
-      if f[1] == 'running' and f[2] == slot and f[3] and tonumber(f[3]) > tonumber(newer_than) then
+      local t = f[3] and f[3] + 0
+      if f[1] == 'running' and f[2] == slot and t and (t > floor or (known and t == floor)) then
         -- Answered to the slot, it is taken up here (a hand-off's mark, admit.lua, goes):
         -- from now on a death of its worker fails it as any claimed job's (reap.lua).
         redis.call('HDEL', jk, 'handed')

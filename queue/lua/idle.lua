@@ -44,7 +44,7 @@
 local now_text = int(math.max(now_ms(), ARGV[3] + 0))
 if redis.call('ZADD', KEYS[1], now_text, ARGV[1]) == 1 then
   if ARGV[4] == '1' then
-    local held = held_claim(5, 6, ARGV[1], '', ARGV[3])
+    local held = held_claim(5, 6, ARGV[1], ARGV[3])
     if held then
       redis.call('ZREM', KEYS[1], ARGV[1])
       return held

@@ -1785,30 +1785,33 @@ impl Queue {
         Ok(None)
     }
 
-    /// The job running under slot `slot`'s claim other than `holding` (the job the slot
-    /// knows it holds, if any): a claim Redis ran after the slot stopped waiting for its
-    /// answer (a stall longer than the call's timeout, a connection cut after the script
-    /// ran), which the slot then runs as if the answer had come. A slot calls it after a
-    /// claim, or a completion that claims, failed; without it the job would sit until its
-    /// lease ran out and fail as a dead worker's job does. Only a claim newer than
-    /// `newer_than` (the newest token the slot was handed, 0 for none) counts: a job the
-    /// slot gave up recording runs under its name too, until it is reaped, and running it
-    /// again would run it twice. One round trip.
+    /// The job running under slot `slot`'s claim other than those in `known` (the jobs the
+    /// slot knows it holds: one whose completion it retries, one it gave up recording, and
+    /// those it was handed with its newest token): a claim Redis ran after the slot stopped
+    /// waiting for its answer (a stall longer than the call's timeout, a connection cut
+    /// after the script ran), which the slot then runs as if the answer had come. A slot
+    /// calls it after a claim, or a completion that claims, failed; without it the job
+    /// would sit until its lease ran out and fail as a dead worker's job does. Only a claim
+    /// at least as new as `newer_than` (the newest token the slot was handed, 0 for none)
+    /// counts: a job the slot gave up recording runs under its name too, until it is
+    /// reaped, and running it again would run it twice. A claim of that very millisecond
+    /// (a trivial job's completion claims the next within it) is told from the known ones
+    /// by its id. One round trip.
     pub async fn recover_claim(
         &self,
         slot: &str,
-        holding: Option<&str>,
+        known: &[&str],
         newer_than: u64,
     ) -> Result<Option<Claim>, QueueError> {
-        let reply: ClaimReply = scripts::CLAIMED_BY
-            .call(&self.store)
-            .key(keys::running(&self.store))
+        let mut call = scripts::CLAIMED_BY.call(&self.store);
+        call.key(keys::running(&self.store))
             .key(keys::base(&self.store))
             .arg(slot)
-            .arg(holding.unwrap_or(""))
-            .arg(newer_than)
-            .run()
-            .await?;
+            .arg(newer_than);
+        for id in known {
+            call.arg(*id);
+        }
+        let reply: ClaimReply = call.run().await?;
         match reply {
             ClaimReply::Claimed { token, values, .. } => {
                 let fields = scripts::claimed_fields(token, values, slot);

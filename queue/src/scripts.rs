@@ -118,8 +118,17 @@ pub(crate) static IDLE: Script<IdleReply> =
 /// `claimed_by.lua`: a claim the slot did not get the answer of (claim.lua's reply). It
 /// writes only when it answers a job handed to the slot: the slot takes it up (deletes its
 /// `handed` mark, helpers.lua's held_claim).
-pub(crate) static CLAIMED_BY: Script<ClaimReply> =
-    queue_script(lua!("lua/claimed_by.lua"), 2, 3, Writes::PrimaryOnly).allowing_oom();
+pub(crate) static CLAIMED_BY: Script<ClaimReply> = Script::with_helpers(
+    Decl {
+        file: lua!("lua/claimed_by.lua"),
+        keys: 2,
+        // The slot and its newest token, then the ids it knows.
+        argv: Argv::AtLeast(2),
+        writes: Writes::PrimaryOnly,
+    },
+    HELPERS,
+)
+.allowing_oom();
 
 /// The queue's registered scripts, for the tidy test.
 pub fn registered() -> Vec<&'static dyn Registered> {

@@ -1194,12 +1194,7 @@ async fn the_days_finished_jobs_are_counted_in_queue_fair_and_add_the_budget_has
     // A completion without a slot counts in the budget hash. (The job is handed to the slot
     // its completion registered idle: it runs under that slot's claim.)
     s.new_job(spec(JobKind::Simulate, "d", 1, "k")).await;
-    let c4 = s
-        .queue
-        .recover_claim("w/0", None, 0)
-        .await
-        .unwrap()
-        .unwrap();
+    let c4 = s.queue.recover_claim("w/0", &[], 0).await.unwrap().unwrap();
     assert!(s
         .queue
         .complete_job(&c4.record, c4.token, Ok(won(true)))
@@ -1216,7 +1211,7 @@ async fn a_claim_whose_answer_was_lost_is_found_by_its_slot() {
     let s = setup_with(|_| {}).await;
     assert!(s
         .queue
-        .recover_claim("w/0", None, 0)
+        .recover_claim("w/0", &[], 0)
         .await
         .unwrap()
         .is_none());
@@ -1230,7 +1225,7 @@ async fn a_claim_whose_answer_was_lost_is_found_by_its_slot() {
         .unwrap();
     assert!(
         s.queue
-            .recover_claim("w/1", None, 0)
+            .recover_claim("w/1", &[], 0)
             .await
             .unwrap()
             .is_none(),
@@ -1238,7 +1233,7 @@ async fn a_claim_whose_answer_was_lost_is_found_by_its_slot() {
     );
     assert!(
         s.queue
-            .recover_claim("w/0", Some(&job.id), 0)
+            .recover_claim("w/0", &[job.id.as_str()], 0)
             .await
             .unwrap()
             .is_none(),
@@ -1246,7 +1241,7 @@ async fn a_claim_whose_answer_was_lost_is_found_by_its_slot() {
     );
     let found = s
         .queue
-        .recover_claim("w/0", None, 0)
+        .recover_claim("w/0", &[], 0)
         .await
         .unwrap()
         .expect("the claim");
@@ -1271,7 +1266,7 @@ async fn a_claim_whose_answer_was_lost_is_found_by_its_slot() {
     assert_eq!(rec.state, JobState::Succeeded);
     assert!(s
         .queue
-        .recover_claim("w/0", None, 0)
+        .recover_claim("w/0", &[], 0)
         .await
         .unwrap()
         .is_none());
@@ -1304,7 +1299,7 @@ async fn a_look_for_a_lost_claim_never_returns_a_job_the_slot_gave_up_on() {
     assert!(lost.token > known.token);
     let found = s
         .queue
-        .recover_claim("w/0", None, known.token)
+        .recover_claim("w/0", &[known.record.id.as_str()], known.token)
         .await
         .unwrap()
         .expect("the lost claim");
@@ -1312,10 +1307,53 @@ async fn a_look_for_a_lost_claim_never_returns_a_job_the_slot_gave_up_on() {
     // Once the slot knows that claim too, there is nothing lost to find.
     assert!(s
         .queue
-        .recover_claim("w/0", None, lost.token)
+        .recover_claim("w/0", &[lost.record.id.as_str()], lost.token)
         .await
         .unwrap()
         .is_none());
+}
+
+/// A lost claim made in the same millisecond as the slot's previous one (a trivial job:
+/// claimed, run and completed with the next claim within one ms) has that claim's token: the
+/// look finds it by its id, not by a newer token (it was skipped and reaped after its lease).
+#[tokio::test]
+async fn a_lost_claim_in_the_millisecond_of_the_slots_last_claim_is_found() {
+    let s = setup_with(|q| q.queue.waiting_per_account = 10).await;
+    s.new_job(spec(JobKind::Simulate, "a", 1, "k1")).await;
+    s.new_job(spec(JobKind::Simulate, "b", 1, "k2")).await;
+    let slot = ("w/0", Pool::General);
+    let known = s
+        .queue
+        .claim_slot(slot.0, slot.1, false)
+        .await
+        .unwrap()
+        .unwrap();
+    // The completion claims the next job; its answer is lost.
+    let (_, lost) = s
+        .queue
+        .complete_and_claim(&known.record, known.token, Ok(won(true)), slot, true)
+        .await
+        .unwrap();
+    let lost = lost.expect("the next job, claimed with the completion");
+    // Redis's clock gave both claims the same millisecond, as it does for a trivial job.
+    let mut raw = s.raw().await;
+    let _: () = redis::cmd("HSET")
+        .arg(format!("t:job:{}", lost.record.id))
+        .arg("token")
+        .arg(known.token)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let found = s
+        .queue
+        .recover_claim(slot.0, &[known.record.id.as_str()], known.token)
+        .await
+        .unwrap()
+        .expect("the lost claim of the same millisecond");
+    assert_eq!(
+        (found.record.id.as_str(), found.token),
+        (lost.record.id.as_str(), known.token)
+    );
 }
 
 /// Moves `queue`'s clock on from `from` s to `to` s a second at a time, with a housekeeping
@@ -2680,7 +2718,7 @@ async fn a_job_handed_to_a_slot_that_took_it_up_and_died_is_reaped_as_a_claimed_
     // The claim as the slot would have run it (its token).
     let token = s
         .queue
-        .recover_claim("w/0", None, 0)
+        .recover_claim("w/0", &[], 0)
         .await
         .unwrap()
         .expect("the handed job")
@@ -2697,7 +2735,7 @@ async fn a_job_handed_to_a_slot_that_took_it_up_and_died_is_reaped_as_a_claimed_
     assert!(s.queue.claim("w/1").await.unwrap().is_none());
     assert!(s
         .queue
-        .recover_claim("w/1", None, 0)
+        .recover_claim("w/1", &[], 0)
         .await
         .unwrap()
         .is_none());
@@ -3093,6 +3131,48 @@ async fn admissions_sent_together_are_each_answered_as_if_alone() {
         left.simulations,
         QuotaConfig::default().trust1.simulations as u64 - 1,
         "b charged once"
+    );
+}
+
+/// A call of several admissions reads Redis's clock once (the prelude's `now_ms`): the
+/// group is one step, and a `TIME` for each admission in it was a command a job.
+#[tokio::test]
+async fn a_call_of_admissions_reads_the_clock_once() {
+    let s = setup_with(|q| q.queue.waiting_per_account = 10).await;
+    // The quotas read once (the spawned admissions then reach the group together).
+    s.queue.remaining("x", 1).await.unwrap();
+    let mut raw = s.raw().await;
+    let stats = |raw: &mut redis::aio::MultiplexedConnection| {
+        let mut raw = raw.clone();
+        async move {
+            let info: String = redis::cmd("INFO")
+                .arg("commandstats")
+                .query_async(&mut raw)
+                .await
+                .unwrap();
+            let calls = horst_testkit::command_calls(&info);
+            let n = |c: &str| calls.get(c).copied().unwrap_or(0);
+            (n("time"), n("evalsha") + n("eval"))
+        }
+    };
+    let (time0, scripts0) = stats(&mut raw).await;
+    let (calls0, _) = s.queue.admission_calls();
+    let answers = admit_all(
+        &s.queue,
+        (0..6)
+            .map(|i| spec(JobKind::Simulate, &format!("a{i}"), 1, "k"))
+            .collect(),
+    )
+    .await;
+    assert!(answers.iter().all(is_new), "{answers:?}");
+    assert_eq!(s.queue.admission_calls().0 - calls0, 1, "one call");
+    let (time, scripts) = stats(&mut raw).await;
+    // Each script call (this one, and any of the housekeeping meanwhile) reads it at most once.
+    assert!(
+        time - time0 <= scripts - scripts0,
+        "{} TIME in {} script calls",
+        time - time0,
+        scripts - scripts0
     );
 }
 

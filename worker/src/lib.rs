@@ -335,6 +335,10 @@ async fn slot_loop(
     // claim's time), and every job the slot gave up on is not. `given_up` alone was
     // forgotten after one look, and the next look took that job for a lost claim.
     let mut newest_token: u64 = 0;
+    // The jobs this slot was handed with that newest token: a lost claim of the same
+    // millisecond (a trivial job's completion claims the next within it) has that token
+    // too, and is told from these by its id.
+    let mut at_newest: Vec<String> = Vec::new();
     // Woken by an admission with a job's id (no hand-off): the slot may still be (or again
     // be) among the idle slots, so its claim takes it off, without a look for a hand-off
     // (every way out of the idle slots after one finds it).
@@ -356,7 +360,7 @@ async fn slot_loop(
                 return;
             }
             match stopping
-                .within(queue.recover_claim(&slot, given_up.as_deref(), newest_token))
+                .within(queue.recover_claim(&slot, &known_ids(&given_up, &at_newest), newest_token))
                 .await
             {
                 Some(Ok(Some(claim))) => next = Some(claim),
@@ -370,7 +374,7 @@ async fn slot_loop(
             Ok(None)
         } else if unanswered {
             let found = queue
-                .recover_claim(&slot, given_up.as_deref(), newest_token)
+                .recover_claim(&slot, &known_ids(&given_up, &at_newest), newest_token)
                 .await;
             unanswered = found.is_err();
             if !unanswered {
@@ -393,7 +397,12 @@ async fn slot_loop(
         };
         match claimed {
             Ok(Some(claim)) => {
-                newest_token = newest_token.max(claim.token);
+                if claim.token > newest_token {
+                    (newest_token, at_newest) = (claim.token, Vec::new());
+                }
+                if claim.token == newest_token {
+                    at_newest.push(claim.record.id.clone());
+                }
                 // A wake-up that came before this claim took it off the idle slots is old.
                 woken.mark_seen();
                 if claim.more_waiting {
@@ -410,7 +419,7 @@ async fn slot_loop(
                 );
                 let slot_ref = (slot.as_str(), pool);
                 let after = execute(
-                    &queue, &runner, claim, slot_ref, &metrics, patience, &stopping,
+                    &queue, &runner, claim, slot_ref, &at_newest, &metrics, patience, &stopping,
                 )
                 .instrument(span)
                 .await;
@@ -514,6 +523,16 @@ async fn slot_loop(
     }
 }
 
+/// The jobs a slot knows run under its name (the one it gave up recording, those it was
+/// handed with its newest token): a look for a lost claim skips them.
+fn known_ids<'a>(given_up: &'a Option<String>, at_newest: &'a [String]) -> Vec<&'a str> {
+    given_up
+        .iter()
+        .chain(at_newest)
+        .map(String::as_str)
+        .collect()
+}
+
 /// What an idle slot's wake-up message told it ([`slot_woken`]).
 enum Woken {
     /// An admission handed it this job: run it (no claim of its own).
@@ -574,11 +593,13 @@ enum After {
 
 /// Runs one claimed job to its end: time limit, heartbeats, fenced completion, and (when
 /// one waits) the claim of the slot's next job with it.
+#[allow(clippy::too_many_arguments)]
 async fn execute(
     queue: &Queue,
     runner: &Arc<dyn JobRunner>,
     claim: Claim,
     slot: (&str, Pool),
+    at_newest: &[String],
     metrics: &WorkerMetrics,
     patience: Duration,
     stopping: &Stopping,
@@ -705,6 +726,7 @@ async fn execute(
         claim.token,
         outcome,
         slot,
+        at_newest,
         go_on.then_some(claim.more_waiting),
         &label,
         elapsed,
@@ -797,6 +819,7 @@ async fn complete(
     token: u64,
     outcome: Result<JobResult, Failure>,
     slot: (&str, Pool),
+    at_newest: &[String],
     go_on: Option<bool>,
     label: &str,
     elapsed: Duration,
@@ -804,6 +827,12 @@ async fn complete(
     stopping: &Stopping,
 ) -> After {
     let id = &job.id;
+    // What the look for a lost claim skips: this job, and the others handed with the slot's
+    // newest token (a lost claim of that millisecond is told from them by its id).
+    let known: Vec<&str> = std::iter::once(id.as_str())
+        .chain(at_newest.iter().map(String::as_str))
+        .collect();
+    let known = &known;
     // Retrying is safe because the completion is fenced: once the job was reaped (or recorded
     // by an earlier attempt that Redis ran after this side stopped waiting), it is refused.
     let give_up = tokio::time::Instant::now() + patience;
@@ -818,7 +847,7 @@ async fn complete(
             return after;
         }
         match stopping
-            .within(queue.recover_claim(slot.0, Some(id), token))
+            .within(queue.recover_claim(slot.0, known, token))
             .await
         {
             Some(Ok(Some(claim))) => After::Next(Box::new(claim)),
@@ -886,7 +915,7 @@ async fn complete(
             // exists, as both are one step).
             if claim_unanswered {
                 if let Some(Ok(Some(claim))) = stopping
-                    .within(queue.recover_claim(slot.0, Some(id), token))
+                    .within(queue.recover_claim(slot.0, known, token))
                     .await
                 {
                     record_later(outcome);
