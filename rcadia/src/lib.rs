@@ -53,6 +53,7 @@ pub mod store;
 pub mod wait;
 
 pub use metrics::SessionMetrics;
+pub use now::ServerTime;
 pub use record::{SessionRef, StoredForms};
 pub use store::Applied;
 

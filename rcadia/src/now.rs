@@ -53,3 +53,50 @@ impl ServerClock {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
+
+/// The Redis clock read once (an apply's `Applied::now_ms`, a load's time) and carried
+/// forward on the monotonic clock: what a long poll compares the session's times with while it
+/// waits (the rematch link's grace). A step of the process's wall clock moves nothing; the
+/// process's clock is never compared with times stored on the server's.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerTime {
+    read_ms: u64,
+    at: tokio::time::Instant,
+}
+
+impl ServerTime {
+    /// The server's clock was `read_ms` just now.
+    pub fn read_now(read_ms: u64) -> ServerTime {
+        ServerTime {
+            read_ms,
+            at: tokio::time::Instant::now(),
+        }
+    }
+
+    /// The server's clock now, in ms.
+    pub fn now_ms(&self) -> u64 {
+        self.ms_at(tokio::time::Instant::now())
+    }
+
+    /// The server's clock at monotonic instant `t` (not before the reading).
+    fn ms_at(&self, t: tokio::time::Instant) -> u64 {
+        let since = t.saturating_duration_since(self.at).as_millis() as u64;
+        self.read_ms.saturating_add(since)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ServerTime;
+    use std::time::Duration;
+
+    /// Only the monotonic time since the reading moves the server time.
+    #[test]
+    fn server_time_is_the_reading_plus_the_monotonic_time_since() {
+        let t = ServerTime::read_now(1_000);
+        assert_eq!(t.ms_at(t.at), 1_000);
+        assert_eq!(t.ms_at(t.at + Duration::from_millis(4_999)), 5_999);
+        assert_eq!(t.ms_at(t.at + Duration::from_secs(25)), 26_000);
+        assert!(t.now_ms() >= 1_000);
+    }
+}

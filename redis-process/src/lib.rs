@@ -9,7 +9,8 @@
 //! - no orphan: the child gets SIGTERM when the thread that started it dies
 //!   (`PR_SET_PDEATHSIG`), so even a `kill -9` of horst does not leave a redis-server behind;
 //! - a clean stop flushes the AOF: [`RedisProcess::stop`] sends SIGTERM (redis then fsyncs
-//!   and exits) and only escalates to SIGKILL after a timeout.
+//!   and exits, also when a snapshot of an operator's save points fails:
+//!   `shutdown-on-sigterm force`) and only escalates to SIGKILL after a timeout.
 //!
 //! The child runs with umask 077, so everything it writes (AOF, RDB, log, socket) is its
 //! owner's only, in a directory made 0700.
@@ -176,6 +177,12 @@ impl RedisProcess {
             "everysec",
             "--save",
             "",
+            // SIGTERM (a stop, or PR_SET_PDEATHSIG when horst dies) always ends the server,
+            // even when an operator's save points are set and the last snapshot fails (a
+            // failing disk): Redis then refused to exit and held the data directory. Nothing
+            // is lost by it: the AOF is flushed and fsynced before the snapshot is tried.
+            "--shutdown-on-sigterm",
+            "force",
             "--maxmemory-policy",
             &options.maxmemory_policy,
             "--daemonize",
@@ -494,6 +501,56 @@ mod tests {
         );
         assert!(send(&opts.listen, &["GET", "k100"]).contains(&"x".repeat(1000)));
         redis.stop(Duration::from_secs(5)).unwrap();
+    }
+
+    /// An operator's save points (`CONFIG SET save`) with a snapshot that cannot be written
+    /// (a failing disk; here the snapshot's name is taken by a directory): Redis answers
+    /// SIGTERM with a last snapshot and, when that fails, refuses to exit, so the SIGTERM a
+    /// `kill -9`'d `horst up` leaves its private Redis (`PR_SET_PDEATHSIG`) left a
+    /// redis-server running on the data directory. It must exit, and keep every write: the AOF
+    /// is flushed and fsynced before the snapshot is tried.
+    #[test]
+    fn sigterm_stops_a_server_whose_last_snapshot_fails_and_keeps_its_aof() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = RedisOptions::new(dir.path(), Listen::Unix(dir.path().join("r.sock")));
+        std::fs::create_dir(dir.path().join("dump.rdb")).unwrap();
+        // Started from a thread that then ends: the server gets SIGTERM from the kernel, as
+        // when the process that started it dies.
+        let spawned = {
+            let opts = opts.clone();
+            std::thread::spawn(move || {
+                let redis = RedisProcess::spawn(opts.clone()).unwrap();
+                assert!(send(&opts.listen, &["CONFIG", "SET", "save", "3600 1"]).starts_with("+OK"));
+                // Written just before the SIGTERM: within `appendfsync everysec`'s second.
+                assert!(send(&opts.listen, &["SET", "k", "kept"]).starts_with("+OK"));
+                redis
+            })
+        };
+        let mut redis = spawned.join().unwrap();
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = redis.try_wait() {
+                break status;
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                let _ = redis.kill();
+                panic!(
+                    "redis-server still runs 60 s after its SIGTERM. Its log:\n{}",
+                    opts.diagnostics()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(status.success(), "{status}: {}", opts.diagnostics());
+        let log = std::fs::read_to_string(opts.log_path()).unwrap();
+        assert!(
+            log.contains("Error trying to save the DB"),
+            "the snapshot did not fail, the test shows nothing: {log}"
+        );
+
+        let mut again = RedisProcess::spawn(opts.clone()).unwrap();
+        assert!(send(&opts.listen, &["GET", "k"]).contains("kept"));
+        again.stop(Duration::from_secs(5)).unwrap();
     }
 
     #[test]

@@ -10,7 +10,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use horst_identity::auth::Identity;
 use horst_rcadia::store::Step;
-use horst_rcadia::RcadiaError;
+use horst_rcadia::{RcadiaError, ServerTime};
 use horst_sessions::wire::{
     ActionResponse, AgentSnapshot, AvailableList, EventsPage, LeaveResponse, PublicView,
 };
@@ -158,12 +158,13 @@ async fn state_poll(
         .apply(&id, |s| player_step(s, &who, |_| None))
         .await?;
     let first = a.session;
+    let clock = ServerTime::read_now(a.now_ms);
     let pid = player_id_of(&first, &who)?;
     // A game that just ended with autoRematch is not "over" for the poll until its next
     // round is linked: agents must wake up holding nextSessionId (section 6).
     let ready = match since {
-        Some(v) => first.since_poll_ready(v, wall_ms()),
-        None => first.state_ready_for(&pid) && !first.awaiting_rematch(wall_ms()),
+        Some(v) => first.since_poll_ready(v, clock.now_ms()),
+        None => first.state_ready_for(&pid) && !first.awaiting_rematch(clock.now_ms()),
     };
     let Some(sub) = sub.filter(|_| !ready) else {
         return Ok(Json(snapshot(&first, &pid)));
@@ -171,23 +172,17 @@ async fn state_poll(
     let now = state
         .rcadia
         .wait_from(sub, &id, first.clone(), wait, |s| match since {
-            Some(v) => s.since_poll_ready(v, wall_ms()),
+            Some(v) => s.since_poll_ready(v, clock.now_ms()),
             // Ready again as well: a finished game whose next round never got linked (its
             // creation failed) returns once the link's grace is over, not after the whole
             // wait (the wait re-reads every few seconds, so this is looked at then).
             None => {
                 (should_wake(&first, s, &pid) || s.state_ready_for(&pid))
-                    && !s.awaiting_rematch(wall_ms())
+                    && !s.awaiting_rematch(clock.now_ms())
             }
         })
         .await?;
     Ok(Json(snapshot(&now, &pid)))
-}
-
-fn wall_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Longest `idempotencyKey` of `POST /action`, in characters.
@@ -354,6 +349,7 @@ async fn public(
     let wait = wait_param(&q)?;
     let since = u64_param(&q, "since")?;
     let (mut s, now) = state.rcadia.load_at_now(&id).await?;
+    let clock = ServerTime::read_now(now);
     // Overdue timers first, as every other route does through `apply`: a due strike or a
     // host gone past its time showed here as still active while /state said finished.
     if s.is_due(now) {
@@ -367,11 +363,11 @@ async fn public(
     // pages loop on this; it waited out the whole wait), except while the next round of an
     // automatic rematch is about to be linked.
     let s = match since {
-        Some(v) if !s.since_poll_ready(v, wall_ms()) && !wait.is_zero() => {
+        Some(v) if !s.since_poll_ready(v, clock.now_ms()) && !wait.is_zero() => {
             state
                 .rcadia
                 .wait_until(&id, wait.min(Duration::from_secs(25)), |s| {
-                    s.since_poll_ready(v, wall_ms())
+                    s.since_poll_ready(v, clock.now_ms())
                 })
                 .await?
         }
