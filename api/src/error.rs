@@ -203,6 +203,7 @@ pub struct ApiError {
     repr: Repr,
     retry_after: Option<u64>,
     www_authenticate: bool,
+    accept_identity: bool,
 }
 
 impl ApiError {
@@ -215,6 +216,7 @@ impl ApiError {
             },
             retry_after: None,
             www_authenticate: code.status().as_u16() == 401,
+            accept_identity: false,
         }
     }
 
@@ -223,6 +225,7 @@ impl ApiError {
             repr: Repr::Internal(detail.to_string()),
             retry_after: None,
             www_authenticate: false,
+            accept_identity: false,
         }
     }
 
@@ -246,7 +249,14 @@ impl ApiError {
             repr: Repr::Protocol { error, snapshot },
             retry_after: None,
             www_authenticate: false,
+            accept_identity: false,
         }
+    }
+
+    /// Says `Accept-Encoding: identity`: the answer to a compressed body (RFC 9110 15.5.16).
+    pub fn accept_identity(mut self) -> Self {
+        self.accept_identity = true;
+        self
     }
 
     /// Adds `Retry-After: seconds`.
@@ -317,6 +327,12 @@ impl IntoResponse for ApiError {
                 response.headers_mut().insert(header::RETRY_AFTER, v);
             }
         }
+        if self.accept_identity {
+            response.headers_mut().insert(
+                header::ACCEPT_ENCODING,
+                HeaderValue::from_static("identity"),
+            );
+        }
         if self.www_authenticate {
             response
                 .headers_mut()
@@ -370,6 +386,7 @@ impl From<ToolError> for ApiError {
             repr: Repr::Tool(e),
             retry_after,
             www_authenticate: false,
+            accept_identity: false,
         }
     }
 }

@@ -536,6 +536,17 @@ impl<T: DeserializeOwned + Expected, S: Send + Sync> FromRequest<S> for Json<T> 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
         let code = malformed_code(req.uri().path());
         let limit = body_limit_of(req.uri().path());
+        // A compressed body is refused, not parsed as if it were the JSON itself (a gzip body
+        // was "not valid JSON", which did not say why). The gateway's routes answer 415 as
+        // MCP and agent-keys do; RCADIA's vocabulary has `bad_request` for it.
+        if let Some(coding) = crate::routes::mcp::compressed(req.headers()) {
+            let message = crate::routes::mcp::compressed_message(&coding);
+            let code = match code {
+                ApiCode::BadRequest => code,
+                _ => ApiCode::ContentType,
+            };
+            return Err(ApiError::new(code, message).accept_identity());
+        }
         let too_large = || {
             ApiError::new(
                 ApiCode::TooLarge,

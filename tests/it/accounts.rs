@@ -1440,3 +1440,44 @@ async fn admin_cli_refuses_names_and_ids_no_record_can_have() {
     assert!(ok, "{err}");
     assert!(out.contains("\"blocked\":false"), "{out}");
 }
+
+/// A compressed body on the account routes is refused as what it is (415 `content_type`
+/// naming the coding, `Accept-Encoding: identity`), as on MCP and `/api/agent-keys`. It was
+/// read as the JSON text itself: a gzip body was "not valid JSON" without saying why, and a
+/// plain body labelled gzip was answered as if the label were not there (here: a sign-up).
+#[tokio::test]
+async fn a_compressed_body_on_the_account_routes_is_415_naming_the_coding() {
+    let app = accounts_app().await;
+    let mut v = Visitor::new(&app);
+    let body = json!({ "name": "dachs", "password": PASSWORD });
+    for coding in ["gzip", "br, gzip"] {
+        let r = v
+            .send_with(
+                reqwest::Method::POST,
+                "/api/account/sign-up",
+                Some(body.clone()),
+                &[
+                    ("sec-fetch-site", "same-origin"),
+                    ("content-encoding", coding),
+                ],
+            )
+            .await;
+        assert_eq!(r.status, 415, "{coding}: {}", r.body);
+        assert_eq!(r.body["code"], "content_type", "{}", r.body);
+        let m = r.body["error"].as_str().unwrap_or_default();
+        assert!(m.contains("Content-Encoding") && m.contains(coding), "{m}");
+    }
+    // Nothing was made: the name is still free, and `identity` is the body as it is.
+    let r = v
+        .send_with(
+            reqwest::Method::POST,
+            "/api/account/sign-up",
+            Some(body),
+            &[
+                ("sec-fetch-site", "same-origin"),
+                ("content-encoding", "identity"),
+            ],
+        )
+        .await;
+    assert!(r.status < 300, "{}: {}", r.status, r.body);
+}
