@@ -12,8 +12,6 @@
 //! and, where that fails, looks the next 4 bytes up in a hash chain of the base (an inserted
 //! or dropped queue entry shifts the rest). It never fails: at worst it inserts everything.
 
-use std::sync::OnceLock;
-
 /// Fewer matching bytes than this at the aligned position are sent as an insert.
 const MIN_ALIGNED: usize = 4;
 /// A copy found through the hash chain must be at least this long (short ones are mostly
@@ -26,107 +24,70 @@ const MAX_CHAIN: usize = 16;
 const FIND_STEP: usize = 4;
 
 /// The delta that rebuilds `new` from `base`.
-#[cfg(test)]
 pub(crate) fn delta(base: &[u8], new: &[u8]) -> Vec<u8> {
-    Base::new(base.to_vec()).delta(new)
+    delta_within(base, new, usize::MAX).unwrap_or_default()
 }
 
-/// A record's base (the bytes its stored deltas are made against), with the hash chain of
-/// its 4-byte grams once a delta needed it. The base outlives many writes (every write of a
-/// session is a delta against it until the next rebase, and the record cache keeps it), so
-/// the chain is built once per base, not once per write: the rebuild was about 30 % of the
-/// encoder (fourteenth round in docs/benchmarks.md). It costs 4 bytes a base byte plus 4 a
-/// hash bucket (about 7 KB for a 750-byte record), built by the first delta that looks a
-/// gram up (any write that changes something).
-pub(crate) struct Base {
-    bytes: Vec<u8>,
-    chain: OnceLock<Chain>,
-}
-
-/// The hash chain of a base's grams.
-struct Chain {
-    /// Per hash bucket, the last position with that hash, plus one (0 = none).
-    head: Box<[u32]>,
-    /// Per position, the previous position with the same hash, plus one.
-    prev: Box<[u32]>,
-}
-
-impl Base {
-    pub(crate) fn new(bytes: Vec<u8>) -> Self {
-        Base {
-            bytes,
-            chain: OnceLock::new(),
-        }
-    }
-
-    /// The delta that rebuilds `new` from this base.
-    pub(crate) fn delta(&self, new: &[u8]) -> Vec<u8> {
-        self.delta_within(new, usize::MAX).unwrap_or_default()
-    }
-
-    /// [`Base::delta`], or `None` as soon as it would be longer than `limit` bytes: a
-    /// record that drifted far from its base is rebased anyway (record.rs), and finishing
-    /// its delta was the costliest part of the encoder (most of its bytes are misses, each a
-    /// hash-chain lookup).
-    pub(crate) fn delta_within(&self, new: &[u8], limit: usize) -> Option<Vec<u8>> {
+/// [`delta`], or `None` as soon as it would be longer than `limit` bytes: a record that
+/// drifted far from its base is rebased anyway (record.rs), and finishing its delta was the
+/// costliest part of the encoder (most of its bytes are misses, each a hash-chain lookup).
+pub(crate) fn delta_within(base: &[u8], new: &[u8], limit: usize) -> Option<Vec<u8>> {
+    CHAINS.with(|chains| {
+        let mut chains = chains.borrow_mut();
         Index {
-            bytes: &self.bytes,
-            chain: &self.chain,
+            bytes: base,
+            chains: &mut chains,
+            built: false,
         }
         .delta(new, limit)
-    }
-
-    /// Whether a delta has built the hash chain (tests: it is built once per base).
-    #[cfg(test)]
-    pub(crate) fn chained(&self) -> bool {
-        self.chain.get().is_some()
-    }
+    })
 }
 
-impl std::ops::Deref for Base {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        &self.bytes
-    }
+/// The hash chain's two tables, kept per thread and reused by every delta: a write's delta
+/// allocated and zeroed about 6.6 KB for a 650-byte record, which showed in the API's
+/// profile (allocation was a quarter of its CPU).
+#[derive(Default)]
+struct Chains {
+    /// Per hash bucket, the last position with that hash, plus one (0 = none).
+    head: Vec<u32>,
+    /// Per position, the previous position with the same hash, plus one.
+    prev: Vec<u32>,
 }
 
-impl PartialEq for Base {
-    fn eq(&self, other: &Base) -> bool {
-        self.bytes == other.bytes
-    }
+thread_local! {
+    static CHAINS: std::cell::RefCell<Chains> = std::cell::RefCell::default();
 }
 
-impl std::fmt::Debug for Base {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Base")
-            .field("len", &self.bytes.len())
-            .field("chained", &self.chain.get().is_some())
-            .finish()
-    }
-}
-
-/// A base being used for one delta: the hash chain is built on the first lookup (a delta
-/// of the base itself, a rebase's, needs none) and kept in the base.
-struct Index<'a> {
+/// A base prepared for deltas: a hash chain of its 4-byte grams, built on the first lookup
+/// (a delta whose changes all stay in place needs none).
+struct Index<'a, 'c> {
     bytes: &'a [u8],
-    chain: &'a OnceLock<Chain>,
+    chains: &'c mut Chains,
+    built: bool,
 }
 
 fn gram(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
 }
 
-impl Index<'_> {
-    fn build(bytes: &[u8]) -> Chain {
+impl Index<'_, '_> {
+    fn build(&mut self) {
+        let bytes = self.bytes;
         let buckets = bytes.len().next_power_of_two().max(64);
-        let mut head = vec![0u32; buckets].into_boxed_slice();
-        let mut prev = vec![0u32; bytes.len()].into_boxed_slice();
+        let Chains { head, prev } = &mut *self.chains;
+        head.clear();
+        head.resize(buckets, 0);
+        // Not zeroed: a position's entry is written when the position is put in its chain,
+        // before anything can reach it, and only chained positions are ever read.
+        if prev.len() < bytes.len() {
+            prev.resize(bytes.len(), 0);
+        }
         for (i, w) in bytes.windows(4).enumerate() {
             let h = Self::bucket(gram(w, 0), buckets);
             prev[i] = head[h];
             head[h] = i as u32 + 1;
         }
-        Chain { head, prev }
+        self.built = true;
     }
 
     fn bucket(g: u32, buckets: usize) -> usize {
@@ -135,11 +96,14 @@ impl Index<'_> {
 
     /// The longest match of `new[at..]` in the base among the chain's candidates (of any
     /// length: the caller extends it back and keeps it if it is long enough).
-    fn find(&self, new: &[u8], at: usize) -> Option<(usize, usize)> {
+    fn find(&mut self, new: &[u8], at: usize) -> Option<(usize, usize)> {
         if at + 4 > new.len() {
             return None;
         }
-        let Chain { head, prev } = self.chain.get_or_init(|| Self::build(self.bytes));
+        if !self.built {
+            self.build();
+        }
+        let Chains { head, prev } = &*self.chains;
         let mut cand = head[Self::bucket(gram(new, at), head.len())];
         let mut best: Option<(usize, usize)> = None;
         for _ in 0..MAX_CHAIN {
@@ -156,7 +120,7 @@ impl Index<'_> {
         best
     }
 
-    fn delta(&self, new: &[u8], limit: usize) -> Option<Vec<u8>> {
+    fn delta(&mut self, new: &[u8], limit: usize) -> Option<Vec<u8>> {
         let mut out = Vec::with_capacity(64);
         let mut lit = 0; // start of the pending insert
         let mut i = 0;
@@ -408,7 +372,7 @@ mod tests {
             let whole = delta(&base, &new);
             assert_eq!(apply(&base, &whole).as_deref(), Some(&new[..]));
             let limit = next(whole.len() + 10);
-            match Base::new(base.clone()).delta_within(&new, limit) {
+            match delta_within(&base, &new, limit) {
                 Some(d) => {
                     assert!(d.len() <= limit);
                     assert_eq!(d, whole);
@@ -436,27 +400,6 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn a_base_builds_its_hash_chain_once_and_its_deltas_are_those_of_a_fresh_base() {
-        let mut next = below_from(0x5851_F42D_4C95_7F2D);
-        let bytes: Vec<u8> = (0..800).map(|_| next(256) as u8).collect();
-        let kept = Base::new(bytes.clone());
-        // Unchanged: no lookup, no chain.
-        kept.delta(&bytes);
-        assert!(!kept.chained(), "a delta without a lookup built the chain");
-        for _ in 0..200 {
-            let mut new = bytes.clone();
-            let at = next(new.len());
-            let add: Vec<u8> = (0..1 + next(30)).map(|_| next(256) as u8).collect();
-            new.splice(at..at, add);
-            new.drain(next(new.len())..);
-            let d = kept.delta(&new);
-            assert_eq!(d, Base::new(bytes.clone()).delta(&new));
-            assert_eq!(apply(&bytes, &d).as_deref(), Some(&new[..]));
-        }
-        assert!(kept.chained(), "the chain is kept with the base");
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub(crate) struct Stored {
     pub legacy: bool,
     /// The stored base (the MessagePack the stored delta was made against); `None` for a
     /// value of an earlier version (the next write stores a base).
-    pub base: Option<Arc<delta::Base>>,
+    pub base: Option<Arc<Vec<u8>>>,
     /// The session's key names, once a read or write of this process needed them (then
     /// handed on to the session's next record: `Rcadia::keys_of`).
     pub keys: OnceLock<Arc<SessionKeys>>,
@@ -118,7 +118,7 @@ pub(crate) struct Encoded {
     /// What the script stores after `<rev> `: `~` and the delta against `base`.
     pub body: Vec<u8>,
     /// The base the delta is against.
-    pub base: Arc<delta::Base>,
+    pub base: Arc<Vec<u8>>,
     /// `base` as `ses:<id>:base` stores it (`pack_base`), when the write stores it too (it
     /// is new: a rebase).
     pub stored_base: Option<Vec<u8>>,
@@ -175,7 +175,7 @@ pub enum StoredForms {
 #[cfg(test)]
 pub(crate) fn encode_write(
     s: &Session,
-    base: Option<&Arc<delta::Base>>,
+    base: Option<&Arc<Vec<u8>>>,
 ) -> Result<Encoded, RcadiaError> {
     encode_write_as(s, base, StoredForms::Current)
 }
@@ -183,7 +183,7 @@ pub(crate) fn encode_write(
 /// [`encode_write`], the new base (if any) stored in `forms`.
 pub(crate) fn encode_write_as(
     s: &Session,
-    base: Option<&Arc<delta::Base>>,
+    base: Option<&Arc<Vec<u8>>>,
     forms: StoredForms,
 ) -> Result<Encoded, RcadiaError> {
     let bytes = encode_record(s)?;
@@ -194,7 +194,7 @@ pub(crate) fn encode_write_as(
         body
     };
     if let Some(base) = base {
-        if let Some(d) = base.delta_within(&bytes, bytes.len() / 3) {
+        if let Some(d) = delta::delta_within(base, &bytes, bytes.len() / 3) {
             return Ok(Encoded {
                 body: with(d),
                 base: base.clone(),
@@ -202,15 +202,14 @@ pub(crate) fn encode_write_as(
             });
         }
     }
-    let stored_base = Some(match forms {
-        StoredForms::Current => pack_base(&bytes),
-        StoredForms::Previous => bytes.clone(),
-    });
-    let base = delta::Base::new(bytes);
+    let body = with(delta::delta(&bytes, &bytes));
     Ok(Encoded {
-        body: with(base.delta(&base)),
-        stored_base,
-        base: Arc::new(base),
+        body,
+        stored_base: Some(match forms {
+            StoredForms::Current => pack_base(&bytes),
+            StoredForms::Previous => bytes.clone(),
+        }),
+        base: Arc::new(bytes),
     })
 }
 
@@ -261,7 +260,7 @@ pub(crate) fn decode(
                 delta::apply(&base, d).ok_or_else(|| bad(id, "its delta does not fit its base"))?;
             (
                 rmp_serde::from_slice(&bytes).map_err(|e| bad(id, e))?,
-                Some(Arc::new(delta::Base::new(base))),
+                Some(Arc::new(base)),
             )
         }
         // An earlier version's whole record.
@@ -870,9 +869,9 @@ mod tests {
             .unwrap();
         assert_eq!(back.session, s);
         // A base far from the record: rebased.
-        let far = Arc::new(delta::Base::new(vec![0x90u8]));
+        let far = Arc::new(vec![0x90u8]);
         let re = encode_write(&s, Some(&far)).unwrap();
-        assert!(re.stored_base.is_some() && **re.base == encode_record(&s).unwrap());
+        assert!(re.stored_base.is_some() && *re.base == encode_record(&s).unwrap());
         // A delta without its base, or against the wrong one, does not decode.
         assert!(decode("s", Some(stored("2.0", &next)), None).is_err());
         assert!(decode("s", Some(stored("2.0", &next)), Some(vec![1, 2])).is_err());
@@ -910,7 +909,7 @@ mod tests {
         }
         let first = encode_write_as(&s, None, StoredForms::Previous).unwrap();
         let base = first.stored_base.clone().unwrap();
-        assert_eq!(base, **first.base, "the base as it is, not deflated");
+        assert_eq!(base, *first.base, "the base as it is, not deflated");
         let back = decode("s", Some(stored("1.0", &first)), Some(base))
             .unwrap()
             .unwrap();
