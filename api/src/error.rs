@@ -328,10 +328,7 @@ impl IntoResponse for ApiError {
             }
         }
         if self.accept_identity {
-            response.headers_mut().insert(
-                header::ACCEPT_ENCODING,
-                HeaderValue::from_static("identity"),
-            );
+            response = crate::routes::mcp::accept_identity(response);
         }
         if self.www_authenticate {
             response

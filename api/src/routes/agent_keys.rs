@@ -11,9 +11,7 @@ use axum::routing::any;
 use axum::{Json, Router};
 use serde_json::Value;
 
-use super::mcp::{
-    accept_identity, client_ip, compressed, compressed_message, is_json, read_body, BodyError,
-};
+use super::mcp::{client_ip, compressed, compressed_message, is_json, read_body, BodyError};
 use crate::{ApiCode, ApiError, AppState};
 
 const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -76,7 +74,9 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
         Err(horst_limits::BurstError::Store(e)) => return ApiError::from(e).into_response(),
     }
     if let Some(coding) = compressed(&headers) {
-        return accept_identity(client(ApiCode::ContentType, compressed_message(&coding)));
+        return ApiError::new(ApiCode::ContentType, compressed_message(&coding))
+            .accept_identity()
+            .into_response();
     }
     if !is_json(&headers) {
         return client(ApiCode::ContentType, "send Content-Type: application/json");
