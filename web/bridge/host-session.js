@@ -199,6 +199,12 @@ export class HostSession {
     for (let attempt = 1; attempt <= CREATE_ATTEMPTS && !this._stopped; attempt++) {
       try {
         resp = await this.api.createSession({ config, gameId: this._gameId, gameTitle: this._gameTitle });
+        // A 2xx without a session id (a proxy's page, a cut-off body) is no table: taken as
+        // one, the bridge polled /sessions/undefined, read the 404 as a lost session and
+        // created again at once, hundreds of times a second.
+        if (!resp || typeof resp.sessionId !== "string" || !resp.sessionId) {
+          throw new ApiError(502, "the server's answer to the create had no session id");
+        }
         break;
       } catch (err) {
         if (isAuthError(err)) { this._creating = false; this._setView({ status: "idle", error: err.message }); this._onAuthError(err); return; }
