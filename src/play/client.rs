@@ -75,8 +75,14 @@ impl Answer {
     /// which call and why (a backend that speaks another protocol version, say).
     pub fn parse<T: serde::de::DeserializeOwned>(&self, what: &str) -> Result<T, String> {
         T::deserialize(&self.body).map_err(|e| {
+            // serde quotes the value it could not take: a line, not megabytes of it.
+            let mut why = e.to_string();
+            if let Some((cut, _)) = why.char_indices().nth(MAX_ERROR_CHARS) {
+                why.truncate(cut);
+                why.push_str("...");
+            }
             format!(
-                "{what} answered HTTP {} with a body horst play cannot read: {e}",
+                "{what} answered HTTP {} with a body horst play cannot read: {why}",
                 self.status
             )
         })
@@ -95,6 +101,9 @@ const BASE: &str = "/api/v1/agent/sessions";
 /// Largest answer read: a snapshot holds the state, the legal actions and the turn's
 /// rejections, each bounded by the server far below this.
 const MAX_ANSWER_BYTES: usize = 16 << 20;
+
+/// Longest reason printed for a body of the wrong shape, in characters.
+const MAX_ERROR_CHARS: usize = 300;
 
 pub struct Client {
     http: reqwest::Client,
@@ -292,4 +301,27 @@ struct SeekBody<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     as_name: Option<&'a str>,
     wait: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A body of the wrong shape is named in a line: serde quoted all of it (20 MiB of a
+    /// string in one error line, measured through a proxy).
+    #[test]
+    fn a_body_of_the_wrong_shape_is_quoted_in_a_line() {
+        let a = Answer {
+            status: 200,
+            body: Value::String("x".repeat(100_000)),
+            retry_after: None,
+            location: None,
+        };
+        let err = a
+            .parse::<horst_sessions::wire::AgentSnapshot>("GET /state")
+            .unwrap_err();
+        assert!(err.len() < 500, "{} characters", err.len());
+        assert!(err.starts_with("GET /state answered HTTP 200 with a body horst play cannot read: invalid type: string"), "{err}");
+        assert!(err.ends_with("..."), "{err}");
+    }
 }

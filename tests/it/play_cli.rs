@@ -907,3 +907,56 @@ async fn a_redirect_is_reported_with_its_target_not_followed() {
         "followed: {paths:?}"
     );
 }
+
+/// An answer far larger than any of the protocol (20 MiB) is not read whole: the call fails
+/// after 16 MiB, is retried, and the game goes on. Before, it was read to the end, whatever
+/// its size.
+#[tokio::test]
+async fn an_answer_too_large_to_be_the_protocols_is_a_failed_call_and_retried() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let t_a = play_token(&app, "Ann", &["play"]).await;
+    let t_b = play_token(&app, "Bob", &["play"]).await;
+    let table = open_table(&host, false).await;
+    let log = Arc::new(Mutex::new(HostLog::default()));
+    let hosting = tokio::spawn(host_race(host.clone(), table.clone(), None, log.clone()));
+    let huge: &'static str = Box::leak(format!("\"{}\"", "x".repeat(20 << 20)).into_boxed_str());
+    let (proxy, _) = odd_proxy(app.addr, move |method, path, n| {
+        match (method, path.ends_with("/state"), n) {
+            ("GET", true, 1) => Odd::Answer(200, None, huge),
+            _ => Odd::Pass,
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let backend = format!("http://{proxy}");
+    let direct = format!("http://{}", app.addr);
+    let common = ["play", "--json", "--session", &table, "--policy", "first"];
+    let mut a = HorstProcess::spawn(
+        &[&common[..], &["--backend", &backend, "--token", &t_a]].concat(),
+        &[],
+        dir.path(),
+    );
+    stdout_line(&mut a, "\"joined\"", Duration::from_secs(60)).await;
+    let mut b = HorstProcess::spawn(
+        &[&common[..], &["--backend", &direct, "--token", &t_b]].concat(),
+        &[],
+        dir.path(),
+    );
+    for p in [&mut a, &mut b] {
+        let code = exit_code(p, Duration::from_secs(120)).await;
+        assert_eq!(code, 0, "stdout:\n{}\nstderr:\n{}", p.stdout(), p.stderr());
+    }
+    let ev = events(&a);
+    let retries = of_kind(&ev, "retry");
+    assert_eq!(retries.len(), 1, "{ev:?}");
+    assert!(
+        retries[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("larger than 16 MiB"),
+        "{ev:?}"
+    );
+    assert_eq!(log.lock().unwrap().results.len(), 1);
+    hosting.abort();
+}
