@@ -288,3 +288,81 @@ test("a huge poll answer (64 MiB of padding) does not stop the table; the entrie
     await srv.close();
   }
 });
+
+test("a batch whose answer never came is not sent again as the game's answer to an action delivered meanwhile", async () => {
+  // The backend applied the batch (p_1 on turn) and the connection died before its answer;
+  // p_1 moved and the bridge handed the move to the game. Sent again, the batch's
+  // legal_actions for p_1 read as the game's answer to that move: the move "applied", p_1 on
+  // turn again with the old moves, a second move delivered (checked on a real horst).
+  let opsArrived = false;
+  const start = { seq: 1, type: "system", event: "game_start", players: ["p_1", "p_2"], round: 1 };
+  const move = { seq: 2, type: "action", playerId: "p_1", action: { to: "e4" }, actionId: "a_1" };
+  const srv = await fakeServer((req, res, body, n) => {
+    const path = req.url.split("?")[0];
+    if (path.endsWith("/ops") && n === 0) {
+      opsArrived = true;
+      return setTimeout(() => res.socket.destroy(), 100);
+    }
+    if (path.endsWith("/pending-actions")) {
+      const after = new URL(req.url, srv.base).searchParams.get("after");
+      if (after === "0") return json(res, 200, { actions: [start], status: "active", round: 1, players: [] });
+      if (after === "1") {
+        const answer = () => (opsArrived ? json(res, 200, { actions: [move], status: "active", round: 1, players: [] }) : setTimeout(answer, 5));
+        return answer();
+      }
+      return quietPoll(res);
+    }
+    usual(req, res, body);
+  });
+  const { host, of } = hostOn(srv.base);
+  try {
+    host.handleGameMessage({ type: "AGENT_CONFIGURE", data: CONFIG });
+    await until(() => of("AGENT_GAME_START").length === 1, "the game start");
+    host.handleGameMessage({ type: "AGENT_STATE", data: { state: { fen: "start" } } });
+    host.handleGameMessage({ type: "AGENT_OBSERVATION", data: { playerId: "p_1", observation: { hand: 1 } } });
+    host.handleGameMessage({ type: "AGENT_LEGAL_ACTIONS", data: { playerId: "p_1", actions: [{ to: "e4" }] } });
+    await until(() => of("AGENT_ACTION").length === 1, "the move to reach the game");
+    await until(() => srv.of(`POST /api/v1/agent/bridge/sessions/${SID}/ops`).length === 2, "the batch sent again");
+    const sent = srv.of(`POST /api/v1/agent/bridge/sessions/${SID}/ops`).map((l) => JSON.parse(l.body).ops.map((o) => o.op));
+    assert.deepEqual(sent, [["state", "observation", "legal_actions"], ["observation"]]);
+  } finally {
+    host.stop();
+    await srv.close();
+  }
+});
+
+test("a batch the backend refused for now (503) is sent again whole, moves delivered meanwhile or not", async () => {
+  const start = { seq: 1, type: "system", event: "game_start", players: ["p_1", "p_2"], round: 1 };
+  const move = { seq: 2, type: "action", playerId: "p_1", action: { to: "e4" }, actionId: "a_1" };
+  let refused = false;
+  const srv = await fakeServer((req, res, body, n) => {
+    const path = req.url.split("?")[0];
+    if (path.endsWith("/ops") && n === 0) {
+      refused = true;
+      return setTimeout(() => json(res, 503, { error: "store restarting", code: "unavailable" }, { "Retry-After": "1" }), 100);
+    }
+    if (path.endsWith("/pending-actions")) {
+      const after = new URL(req.url, srv.base).searchParams.get("after");
+      if (after === "0") return json(res, 200, { actions: [start], status: "active", round: 1, players: [] });
+      if (after === "1") {
+        const answer = () => (refused ? json(res, 200, { actions: [move], status: "active", round: 1, players: [] }) : setTimeout(answer, 5));
+        return answer();
+      }
+      return quietPoll(res);
+    }
+    usual(req, res, body);
+  });
+  const { host, of } = hostOn(srv.base);
+  try {
+    host.handleGameMessage({ type: "AGENT_CONFIGURE", data: CONFIG });
+    await until(() => of("AGENT_GAME_START").length === 1, "the game start");
+    host.handleGameMessage({ type: "AGENT_STATE", data: { state: { fen: "start" } } });
+    host.handleGameMessage({ type: "AGENT_LEGAL_ACTIONS", data: { playerId: "p_1", actions: [{ to: "e4" }] } });
+    await until(() => srv.of(`POST /api/v1/agent/bridge/sessions/${SID}/ops`).length === 2, "the batch sent again");
+    const sent = srv.of(`POST /api/v1/agent/bridge/sessions/${SID}/ops`).map((l) => JSON.parse(l.body).ops.map((o) => o.op));
+    assert.deepEqual(sent, [["state", "legal_actions"], ["state", "legal_actions"]]);
+  } finally {
+    host.stop();
+    await srv.close();
+  }
+});
