@@ -252,6 +252,11 @@ async fn stop_signal() {
     }
 }
 
+/// A long-poll answered faster than this with nothing new did not wait; the next one waits
+/// [`FAST_EMPTY_POLL_PAUSE`] first (the bridge's rule too, `web/bridge/host-session.js`).
+const FAST_EMPTY_POLL: Duration = Duration::from_millis(250);
+const FAST_EMPTY_POLL_PAUSE: Duration = Duration::from_secs(1);
+
 /// The longest single wait a `Retry-After` gets; a longer one is asked again after it.
 const RETRY_AFTER_MAX: Duration = Duration::from_secs(60);
 
@@ -367,7 +372,15 @@ async fn play(
         let sid = agent.session_id().to_string();
         match next {
             Next::Poll { since, wait } => {
+                let asked = Instant::now();
+                let before = snap.version;
                 snap = read_state(client, out, &sid, since, wait).await?;
+                // A long-poll back at once with nothing new (a proxy that does not hold
+                // requests, a server that ignores `wait`): pause instead of asking again at
+                // once. Unpaused, an agent alone at a table sent 2,000 polls a second.
+                if wait > 0 && snap.version == before && asked.elapsed() < FAST_EMPTY_POLL {
+                    tokio::time::sleep(FAST_EMPTY_POLL_PAUSE).await;
+                }
             }
             Next::Act { action, turn } => {
                 let key = action_key();

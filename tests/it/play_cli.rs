@@ -674,6 +674,9 @@ enum Odd {
     Lose(u16),
     /// Answers a `307` to this path on the proxy itself.
     Redirect(&'static str),
+    /// Forwards it with `wait=0`: a long-poll that comes back at once (a proxy or server
+    /// that does not hold requests).
+    NoWait,
 }
 
 /// One request the proxy saw: method, path and query, body.
@@ -726,6 +729,10 @@ async fn odd_proxy(
                 return (StatusCode::from_u16(status).unwrap(), h, text.to_string())
                     .into_response();
             }
+            let target = match odd {
+                Odd::NoWait => target.replace("wait=25", "wait=0"),
+                _ => target,
+            };
             let mut req = http.request(method, format!("http://{upstream}{target}"));
             for (k, v) in headers.iter() {
                 if k != "host" && k != "content-length" {
@@ -957,6 +964,60 @@ async fn an_answer_too_large_to_be_the_protocols_is_a_failed_call_and_retried() 
             .contains("larger than 16 MiB"),
         "{ev:?}"
     );
+    assert_eq!(log.lock().unwrap().results.len(), 1);
+    hosting.abort();
+}
+
+/// A long-poll that comes back at once with nothing new (a proxy that does not hold
+/// requests, a server that ignores `wait`) is not asked again at once: before, `horst play`
+/// asked as fast as the answers came while it waited for its opponent.
+#[tokio::test]
+async fn a_long_poll_answered_at_once_with_nothing_new_is_not_asked_again_in_a_tight_loop() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let t_a = play_token(&app, "Ann", &["play"]).await;
+    let t_b = play_token(&app, "Bob", &["play"]).await;
+    let table = open_table(&host, false).await;
+    let log = Arc::new(Mutex::new(HostLog::default()));
+    let hosting = tokio::spawn(host_race(host.clone(), table.clone(), None, log.clone()));
+    let (proxy, seen) = odd_proxy(app.addr, |method, path, _| {
+        if method == "GET" && path.ends_with("/state") {
+            Odd::NoWait
+        } else {
+            Odd::Pass
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let backend = format!("http://{proxy}");
+    let direct = format!("http://{}", app.addr);
+    let common = ["play", "--json", "--session", &table, "--policy", "first"];
+    let mut a = HorstProcess::spawn(
+        &[&common[..], &["--backend", &backend, "--token", &t_a]].concat(),
+        &[],
+        dir.path(),
+    );
+    stdout_line(&mut a, "\"joined\"", Duration::from_secs(60)).await;
+    // Alone at the table for 3 s: every long-poll of A comes back at once, unchanged.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let alone = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(m, p, _)| m == "GET" && p.contains("/state?"))
+        .count();
+    let mut b = HorstProcess::spawn(
+        &[&common[..], &["--backend", &direct, "--token", &t_b]].concat(),
+        &[],
+        dir.path(),
+    );
+    for p in [&mut a, &mut b] {
+        let code = exit_code(p, Duration::from_secs(120)).await;
+        assert_eq!(code, 0, "stdout:\n{}\nstderr:\n{}", p.stdout(), p.stderr());
+    }
+    // One poll a second or so, not one per round trip (a count, not a speed: the pause is
+    // 1 s; without it this was hundreds).
+    assert!(alone <= 6, "{alone} polls in 3 s alone at the table");
     assert_eq!(log.lock().unwrap().results.len(), 1);
     hosting.abort();
 }
