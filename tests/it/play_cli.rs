@@ -1021,3 +1021,111 @@ async fn a_long_poll_answered_at_once_with_nothing_new_is_not_asked_again_in_a_t
     assert_eq!(log.lock().unwrap().results.len(), 1);
     hosting.abort();
 }
+
+/// The Python agent of docs/agents-play.md, as the page shows it, through the proxy: a 503
+/// with `Retry-After` on its join, a 429 on a state poll, its first move's answer lost (the
+/// proxy's 502 after horst took it) and a 502 page on a later poll. It rides them out and
+/// finishes the game, its move's retry carrying the same `idempotencyKey`. Before, the 503
+/// on the join ended it ("cannot join"), and any 5xx or lost answer would have.
+#[tokio::test]
+async fn the_guides_python_agent_rides_out_busy_and_lost_answers() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let config = two_player(json!({ "autoRematch": false, "gameType": "chess" }));
+    let (st, v) = host
+        .post(
+            BRIDGE,
+            json!({ "config": config, "gameId": "chess", "gameTitle": "Chess" }),
+        )
+        .await;
+    assert_eq!(st, 201, "{v}");
+    let table = v["sessionId"].as_str().unwrap().to_string();
+    let log = Arc::new(Mutex::new(HostLog::default()));
+    let hosting = tokio::spawn(host_race(host.clone(), table.clone(), None, log.clone()));
+    let (proxy, seen) = odd_proxy(app.addr, |method, path, n| {
+        let busy = r#"{"error":"the store cannot be reached right now","code":"unavailable"}"#;
+        match (method, path.rsplit('/').next().unwrap_or(""), n) {
+            ("POST", "join", 0) => Odd::Answer(503, Some("1"), busy),
+            ("GET", "state", 1) => {
+                Odd::Answer(429, Some("1"), r#"{"error":"slow down","code":"burst"}"#)
+            }
+            ("POST", "action", 0) => Odd::Lose(502),
+            ("GET", "state", 4) => Odd::Answer(502, None, "<html>Bad Gateway</html>"),
+            _ => Odd::Pass,
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("agent.py");
+    std::fs::write(&script, crate::agents_doc::documented_agent()).unwrap();
+    let t_a = play_token(&app, "Fish", &["play"]).await;
+    let child = std::process::Command::new("python3")
+        .arg(&script)
+        .env("HORST", format!("http://{proxy}"))
+        .env("TOKEN", &t_a)
+        .env("NAME", "Fish")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let python = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap());
+    // The Python agent sits down (after its 503) before the other one joins.
+    let seated = crate::harness::eventually(Duration::from_secs(30), async || {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .filter(|(m, p, _)| m == "POST" && p.ends_with("/join"))
+            .count()
+            >= 2
+    })
+    .await;
+    assert!(seated, "the Python agent never joined again");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let t_b = play_token(&app, "Crab", &["play"]).await;
+    let direct = format!("http://{}", app.addr);
+    let mut b = HorstProcess::spawn(
+        &[
+            "play",
+            "--json",
+            "--session",
+            &table,
+            "--policy",
+            "first",
+            "--backend",
+            &direct,
+            "--token",
+            &t_b,
+        ],
+        &[],
+        dir.path(),
+    );
+    let out = tokio::time::timeout(Duration::from_secs(120), python)
+        .await
+        .expect("the Python agent ends within 2 minutes")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let code = exit_code(&mut b, Duration::from_secs(60)).await;
+    assert_eq!(code, 0, "stdout:\n{}\nstderr:\n{}", b.stdout(), b.stderr());
+    let round: Value = serde_json::from_str(stdout.lines().next().unwrap_or("")).unwrap();
+    assert_eq!(round["round"], 1, "{stdout}");
+    assert_eq!(round["result"]["reason"], "reached_10", "{stdout}");
+    assert_eq!(log.lock().unwrap().results.len(), 1);
+    let keys: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(m, p, _)| m == "POST" && p.ends_with("/action"))
+        .map(|(_, _, body)| {
+            let v: Value = serde_json::from_str(body).unwrap();
+            v["idempotencyKey"].as_str().unwrap_or_default().to_string()
+        })
+        .collect();
+    assert!(
+        keys.len() >= 2 && !keys[0].is_empty() && keys[0] == keys[1],
+        "{keys:?}"
+    );
+    hosting.abort();
+}
