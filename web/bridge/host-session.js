@@ -189,7 +189,9 @@ export class HostSession {
 
   _setView(patch) {
     Object.assign(this.view, patch);
-    this._onChange(this.view);
+    // The page's rendering must not stop the loops that call this: a server answer it could
+    // not show (players [null]) threw out of the poll loop, and the table stopped polling.
+    try { this._onChange(this.view); } catch (err) { this._log("showing the table failed", err); }
   }
 
   async _create() {
@@ -298,7 +300,7 @@ export class HostSession {
         const msg = messageForEntry(entry, { sessionId: sid, round: this.view.round, legacy: this.view.legacy, players: this.view.players });
         if (msg) this._post(msg.type, msg.data);
         if (entry.type === "action") this._actionsDelivered++;
-        this._onEntry(entry, this.view.players);
+        try { this._onEntry(entry, this.view.players); } catch (err) { this._log("showing an entry failed", err); }
       }
 
       if (resp.status === "finished") {

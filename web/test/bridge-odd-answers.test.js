@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { HostSession } from "../bridge/host-session.js";
 import { createBridgeApi } from "../bridge/bridge-api.js";
+import { describePlayers, describeResult } from "../bridge/bridge-core.js";
 
 const CONFIG = { minPlayers: 2, maxPlayers: 2, turnBased: true, simultaneous: false, gameType: "chess", sdkVersion: "2.0.0" };
 const SID = "ses_aaaa00000001";
@@ -162,6 +163,8 @@ test("503 and 429 with Retry-After: ops and polls wait what the server asked, an
     await until(() => srv.of(`POST /api/v1/agent/bridge/sessions/${SID}/ops`).length === 4, "the next batch");
     const ops = srv.of(`POST /api/v1/agent/bridge/sessions/${SID}/ops`).map((l) => JSON.parse(l.body).ops);
     assert.deepEqual(ops, [[{ op: "state", state: 1 }], [{ op: "state", state: 1 }], [{ op: "state", state: 1 }], [{ op: "state", state: 2 }]]);
+    // The poll's 429 comes on its own schedule: wait for the poll after it.
+    await until(() => srv.of(`GET /api/v1/agent/bridge/sessions/${SID}/pending-actions`).length >= 3, "the poll after the 429");
     for (const asked of [3000, 7000, 2000]) assert.ok(sleeps.includes(asked), `a wait of ${asked} ms in ${sleeps}`);
   } finally {
     host.stop();
@@ -361,6 +364,38 @@ test("a batch the backend refused for now (503) is sent again whole, moves deliv
     await until(() => srv.of(`POST /api/v1/agent/bridge/sessions/${SID}/ops`).length === 2, "the batch sent again");
     const sent = srv.of(`POST /api/v1/agent/bridge/sessions/${SID}/ops`).map((l) => JSON.parse(l.body).ops.map((o) => o.op));
     assert.deepEqual(sent, [["state", "legal_actions"], ["state", "legal_actions"]]);
+  } finally {
+    host.stop();
+    await srv.close();
+  }
+});
+
+test("players the page cannot describe (null, a number) do not stop the table: entries still reach the game", async () => {
+  const start = { seq: 1, type: "system", event: "game_start", players: ["p_1", "p_2"], round: 1 };
+  const move = { seq: 2, type: "action", playerId: "p_1", action: { to: "e4" }, actionId: "a_1" };
+  const srv = await fakeServer((req, res, body) => {
+    if (req.url.includes("/pending-actions")) {
+      const after = new URL(req.url, srv.base).searchParams.get("after");
+      const odd = [null, 7, { playerId: "p_2", seat: "x", asName: 5 }];
+      if (after === "0") return json(res, 200, { actions: [start], status: "active", round: 1, players: odd });
+      if (after === "1") return json(res, 200, { actions: [move], status: "active", round: 1, players: odd });
+      return quietPoll(res);
+    }
+    if (req.url.includes("/public")) return setTimeout(() => json(res, 200, { status: "active", version: 1, players: [null], result: 5 }), 30);
+    usual(req, res, body);
+  });
+  const toGame = [];
+  const host = new HostSession({
+    api: createBridgeApi({ fetch: globalThis.fetch, getToken: () => "jwt", baseUrl: srv.base }),
+    postToGame: (m) => toGame.push(m),
+    // What the bridge and house pages show on every change.
+    onChange: (v) => { describePlayers(v.players); describeResult(v.result, v.players); },
+    sleep: () => new Promise((r) => setTimeout(r, 5)),
+  });
+  try {
+    host.handleGameMessage({ type: "AGENT_CONFIGURE", data: CONFIG });
+    await until(() => toGame.some((m) => m.type === "AGENT_ACTION"), "the move to reach the game");
+    assert.equal(toGame.filter((m) => m.type === "AGENT_GAME_START").length, 1);
   } finally {
     host.stop();
     await srv.close();
