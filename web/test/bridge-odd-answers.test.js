@@ -298,13 +298,15 @@ test("a batch whose answer never came is not sent again as the game's answer to 
   // legal_actions for p_1 read as the game's answer to that move: the move "applied", p_1 on
   // turn again with the old moves, a second move delivered (checked on a real horst).
   let opsArrived = false;
+  let heldOps = null; // the batch's request, left unanswered until the move was taken
   const start = { seq: 1, type: "system", event: "game_start", players: ["p_1", "p_2"], round: 1 };
   const move = { seq: 2, type: "action", playerId: "p_1", action: { to: "e4" }, actionId: "a_1" };
   const srv = await fakeServer((req, res, body, n) => {
     const path = req.url.split("?")[0];
     if (path.endsWith("/ops") && n === 0) {
       opsArrived = true;
-      return setTimeout(() => res.socket.destroy(), 100);
+      heldOps = res;
+      return;
     }
     if (path.endsWith("/pending-actions")) {
       const after = new URL(req.url, srv.base).searchParams.get("after");
@@ -313,6 +315,9 @@ test("a batch whose answer never came is not sent again as the game's answer to 
         const answer = () => (opsArrived ? json(res, 200, { actions: [move], status: "active", round: 1, players: [] }) : setTimeout(answer, 5));
         return answer();
       }
+      // The bridge asks past the move: it has handed it to the game. Now the batch's
+      // connection dies without an answer.
+      if (heldOps) { heldOps.socket.destroy(); heldOps = null; }
       return quietPoll(res);
     }
     usual(req, res, body);
@@ -338,11 +343,13 @@ test("a batch the backend refused for now (503) is sent again whole, moves deliv
   const start = { seq: 1, type: "system", event: "game_start", players: ["p_1", "p_2"], round: 1 };
   const move = { seq: 2, type: "action", playerId: "p_1", action: { to: "e4" }, actionId: "a_1" };
   let refused = false;
+  let heldOps = null;
   const srv = await fakeServer((req, res, body, n) => {
     const path = req.url.split("?")[0];
     if (path.endsWith("/ops") && n === 0) {
       refused = true;
-      return setTimeout(() => json(res, 503, { error: "store restarting", code: "unavailable" }, { "Retry-After": "1" }), 100);
+      heldOps = res;
+      return;
     }
     if (path.endsWith("/pending-actions")) {
       const after = new URL(req.url, srv.base).searchParams.get("after");
@@ -351,6 +358,7 @@ test("a batch the backend refused for now (503) is sent again whole, moves deliv
         const answer = () => (refused ? json(res, 200, { actions: [move], status: "active", round: 1, players: [] }) : setTimeout(answer, 5));
         return answer();
       }
+      if (heldOps) { json(heldOps, 503, { error: "store restarting", code: "unavailable" }, { "Retry-After": "1" }); heldOps = null; }
       return quietPoll(res);
     }
     usual(req, res, body);
