@@ -212,7 +212,7 @@ pub async fn run_with_probe(
     mut probe: tokio::sync::mpsc::Receiver<FrameQuery>,
 ) -> Result<(), HouseError> {
     let origin = settings.validate()?;
-    let http = reqwest::Client::builder()
+    let http = relay::api_client()
         .build()
         .map_err(|e| HouseError::Backend(e.to_string()))?;
     check_backend_files(&http, &origin, &settings.games).await?;

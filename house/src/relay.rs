@@ -209,6 +209,13 @@ struct EndResult {
 #[derive(Serialize)]
 struct Empty {}
 
+/// The HTTP client of the relay's calls. It follows no redirect: horst's API never sends
+/// one, and followed, a redirect turned a `POST /ops` into a `GET` of its target, whose 200
+/// the page took for the ops applied.
+pub fn api_client() -> reqwest::ClientBuilder {
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none())
+}
+
 /// What the page gets when the API could not be reached (the API's own `{error}` shape).
 #[derive(Serialize)]
 struct NetworkError {
@@ -379,6 +386,19 @@ impl Relay {
             Ok(resp) => {
                 let status = resp.status().as_u16();
                 let retry_after_ms = retry_after_ms(resp.headers());
+                if resp.status().is_redirection() {
+                    let to = resp
+                        .headers()
+                        .get(reqwest::header::LOCATION)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("nowhere");
+                    let error = format!("the backend answered with a redirect to {to}; give horst house the address horst itself serves on (--backend), not a proxy that redirects");
+                    return Reply {
+                        status,
+                        body: serde_json::to_string(&NetworkError { error }).unwrap_or_default(),
+                        retry_after_ms: None,
+                    };
+                }
                 let body = resp.text().await.unwrap_or_default();
                 Reply {
                     status,
@@ -524,6 +544,36 @@ mod tests {
             let _ = conn.shutdown().await;
         });
         format!("http://{addr}")
+    }
+
+    /// A redirect is the page's answer, not followed: followed, the 302 to a sign-in page
+    /// turned `POST /ops` into a `GET` of it, and its 200 counted as the ops applied.
+    #[tokio::test]
+    async fn a_redirect_is_answered_to_the_page_not_followed() {
+        let target = answer_once(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 7\r\nconnection: close\r\n\r\n<html/>",
+        )
+        .await;
+        let response: &'static str = Box::leak(
+            format!("HTTP/1.1 302 Found\r\nlocation: {target}/login\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                .into_boxed_str(),
+        );
+        let backend = answer_once(response).await;
+        let http = api_client().no_proxy().build().unwrap();
+        let relay = Relay::new(http, &backend, "t", "chess", "Chess");
+        let reply = relay
+            .perform(&BridgeCall::Ops {
+                session_id: "ses_1".into(),
+                ops: serde_json::json!([]),
+            })
+            .await;
+        assert_eq!(reply.status, 302, "{}", reply.body);
+        let body: Value = serde_json::from_str(&reply.body).unwrap();
+        let error = body["error"].as_str().unwrap();
+        assert!(
+            error.contains(&format!("a redirect to {target}/login")),
+            "{error}"
+        );
     }
 
     #[tokio::test]

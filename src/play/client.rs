@@ -33,6 +33,10 @@ impl std::str::FromStr for Token {
 pub struct Answer {
     pub status: u16,
     pub body: Value,
+    /// The wait the server's `Retry-After` asked for (seconds; a date is not read).
+    pub retry_after: Option<Duration>,
+    /// Where a redirect pointed (`Location`); redirects are never followed.
+    pub location: Option<String>,
 }
 
 impl Answer {
@@ -47,9 +51,23 @@ impl Answer {
 
     /// `error` of an error body, else the status.
     pub fn message(&self) -> String {
-        match self.body["error"].as_str() {
-            Some(e) => e.to_string(),
-            None => format!("HTTP {}", self.status),
+        match (self.body["error"].as_str(), &self.location) {
+            (Some(e), _) => e.to_string(),
+            (None, Some(to)) => {
+                format!("a redirect to {to}; give --backend the address horst itself serves on")
+            }
+            (None, None) => format!("HTTP {}", self.status),
+        }
+    }
+
+    /// The status and, when the body says more, its `error`: "HTTP 429 slow down", "HTTP 502".
+    pub fn status_line(&self) -> String {
+        let m = self.message();
+        let bare = format!("HTTP {}", self.status);
+        if m == bare {
+            bare
+        } else {
+            format!("{bare} {m}")
         }
     }
 
@@ -57,21 +75,35 @@ impl Answer {
     /// which call and why (a backend that speaks another protocol version, say).
     pub fn parse<T: serde::de::DeserializeOwned>(&self, what: &str) -> Result<T, String> {
         T::deserialize(&self.body).map_err(|e| {
+            // serde quotes the value it could not take: a line, not megabytes of it.
+            let mut why = e.to_string();
+            if let Some((cut, _)) = why.char_indices().nth(MAX_ERROR_CHARS) {
+                why.truncate(cut);
+                why.push_str("...");
+            }
             format!(
-                "{what} answered HTTP {} with a body horst play cannot read: {e}",
+                "{what} answered HTTP {} with a body horst play cannot read: {why}",
                 self.status
             )
         })
     }
 
-    /// A server-side failure worth retrying (5xx, the proxy's 502/503/504 too).
+    /// A failure worth retrying: 5xx (the proxy's 502/503/504 too) and 429 (the protocol's
+    /// "slow down", with `Retry-After`; it ended the run as a lost session).
     pub fn transient(&self) -> bool {
         // A seek that found no table is an answer (the caller decides whether to seek again).
-        self.status >= 500 && self.code() != "no_table"
+        (self.status >= 500 || self.status == 429) && self.code() != "no_table"
     }
 }
 
 const BASE: &str = "/api/v1/agent/sessions";
+
+/// Largest answer read: a snapshot holds the state, the legal actions and the turn's
+/// rejections, each bounded by the server far below this.
+const MAX_ANSWER_BYTES: usize = 16 << 20;
+
+/// Longest reason printed for a body of the wrong shape, in characters.
+const MAX_ERROR_CHARS: usize = 300;
 
 pub struct Client {
     http: reqwest::Client,
@@ -86,6 +118,9 @@ impl Client {
             // Long-polls hold 25 s; leave room for a slow network.
             .timeout(Duration::from_secs(60))
             .user_agent(concat!("horst-play/", env!("CARGO_PKG_VERSION")))
+            // horst never redirects its API. Followed, a redirect turned a POST into a GET of
+            // its target; not followed, it is an answer that names where it pointed.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(Client {
@@ -105,12 +140,35 @@ impl Client {
         } else {
             req
         };
-        let r = req.send().await.map_err(describe)?;
+        let mut r = req.send().await.map_err(describe)?;
         let status = r.status().as_u16();
-        let text = r.text().await.map_err(describe)?;
+        let header = |name: reqwest::header::HeaderName| {
+            r.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let retry_after = header(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let location = header(reqwest::header::LOCATION).filter(|_| (300..400).contains(&status));
+        // Read in chunks up to a bound: an answer of the protocol is far smaller, and a
+        // server (or something posing as one) sending without end must not fill memory.
+        let mut bytes = Vec::new();
+        while let Some(chunk) = r.chunk().await.map_err(describe)? {
+            if bytes.len() + chunk.len() > MAX_ANSWER_BYTES {
+                return Err(format!(
+                    "the answer was larger than {} MiB, far more than any answer of the protocol",
+                    MAX_ANSWER_BYTES >> 20
+                ));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
         Ok(Answer {
             status,
-            body: serde_json::from_str(&text).unwrap_or(Value::Null),
+            body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+            retry_after,
+            location,
         })
     }
 
@@ -183,8 +241,16 @@ impl Client {
         self.send(self.http.get(self.url(&url)), true).await
     }
 
-    pub async fn action(&self, id: &str, action: &Value, turn: u64) -> Result<Answer, String> {
-        let body = serde_json::json!({ "action": action, "turn": turn });
+    /// `POST /action`; `key` is the `idempotencyKey`: fresh for each new action, the same
+    /// on every retry of it, so a retry whose first answer was lost is that action again.
+    pub async fn action(
+        &self,
+        id: &str,
+        action: &Value,
+        turn: u64,
+        key: &str,
+    ) -> Result<Answer, String> {
+        let body = serde_json::json!({ "action": action, "turn": turn, "idempotencyKey": key });
         self.send(
             self.http
                 .post(self.url(&format!("/{id}/action")))
@@ -235,4 +301,27 @@ struct SeekBody<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     as_name: Option<&'a str>,
     wait: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A body of the wrong shape is named in a line: serde quoted all of it (20 MiB of a
+    /// string in one error line, measured through a proxy).
+    #[test]
+    fn a_body_of_the_wrong_shape_is_quoted_in_a_line() {
+        let a = Answer {
+            status: 200,
+            body: Value::String("x".repeat(100_000)),
+            retry_after: None,
+            location: None,
+        };
+        let err = a
+            .parse::<horst_sessions::wire::AgentSnapshot>("GET /state")
+            .unwrap_err();
+        assert!(err.len() < 500, "{} characters", err.len());
+        assert!(err.starts_with("GET /state answered HTTP 200 with a body horst play cannot read: invalid type: string"), "{err}");
+        assert!(err.ends_with("..."), "{err}");
+    }
 }

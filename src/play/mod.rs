@@ -252,8 +252,17 @@ async fn stop_signal() {
     }
 }
 
-/// Calls `f` until it answers something other than a network failure or a 5xx, with
-/// exponential backoff (0.5 s doubling to 10 s), reporting each retry; gives up after
+/// A long-poll answered faster than this with nothing new did not wait; the next one waits
+/// [`FAST_EMPTY_POLL_PAUSE`] first (the bridge's rule too, `web/bridge/host-session.js`).
+const FAST_EMPTY_POLL: Duration = Duration::from_millis(250);
+const FAST_EMPTY_POLL_PAUSE: Duration = Duration::from_secs(1);
+
+/// The longest single wait a `Retry-After` gets; a longer one is asked again after it.
+const RETRY_AFTER_MAX: Duration = Duration::from_secs(60);
+
+/// Calls `f` until it answers something other than a network failure, a 5xx or a 429, with
+/// exponential backoff (0.5 s doubling to 10 s), each wait at least the server's
+/// `Retry-After` (up to [`RETRY_AFTER_MAX`]), reporting each retry; gives up after
 /// [`GIVE_UP_AFTER`].
 async fn retrying<F, Fut>(out: &Out, what: &str, mut f: F) -> Result<Answer, Fail>
 where
@@ -264,11 +273,12 @@ where
     let mut pause = Duration::from_millis(500);
     let mut attempt = 0u32;
     loop {
-        let err = match f().await {
+        let (err, asked) = match f().await {
             Ok(a) if !a.transient() => return Ok(a),
-            Ok(a) => format!("{what}: HTTP {} {}", a.status, a.message()),
-            Err(e) => format!("{what}: {e}"),
+            Ok(a) => (format!("{what}: {}", a.status_line()), a.retry_after),
+            Err(e) => (format!("{what}: {e}"), None),
         };
+        let wait = pause.max(asked.unwrap_or_default().min(RETRY_AFTER_MAX));
         if start.elapsed() > GIVE_UP_AFTER {
             return Err(fail(
                 EXIT_FAILED,
@@ -280,9 +290,9 @@ where
         out.emit(&Event::Retry {
             error: err,
             attempt,
-            in_ms: pause.as_millis() as u64,
+            in_ms: wait.as_millis() as u64,
         });
-        tokio::time::sleep(pause).await;
+        tokio::time::sleep(wait).await;
         pause = (pause * 2).min(Duration::from_secs(10));
     }
 }
@@ -321,7 +331,7 @@ fn lost(id: &str, a: &Answer) -> Fail {
             "session {id} is gone: the backend restarted ({}); run horst play again for a new table",
             a.message()
         ),
-        _ => format!("session {id}: HTTP {} {}", a.status, a.message()),
+        _ => format!("session {id}: {}", a.status_line()),
     };
     fail(EXIT_FAILED, "session_lost", m)
 }
@@ -362,11 +372,20 @@ async fn play(
         let sid = agent.session_id().to_string();
         match next {
             Next::Poll { since, wait } => {
+                let asked = Instant::now();
+                let before = snap.version;
                 snap = read_state(client, out, &sid, since, wait).await?;
+                // A long-poll back at once with nothing new (a proxy that does not hold
+                // requests, a server that ignores `wait`): pause instead of asking again at
+                // once. Unpaused, an agent alone at a table sent 2,000 polls a second.
+                if wait > 0 && snap.version == before && asked.elapsed() < FAST_EMPTY_POLL {
+                    tokio::time::sleep(FAST_EMPTY_POLL_PAUSE).await;
+                }
             }
             Next::Act { action, turn } => {
+                let key = action_key();
                 let a = retrying(out, "sending the move", || {
-                    client.action(&sid, &action, turn)
+                    client.action(&sid, &action, turn, &key)
                 })
                 .await?;
                 let answer = match a.status {
@@ -513,7 +532,7 @@ async fn find_and_join(
             return Err(fail(
                 EXIT_FAILED,
                 "failed",
-                format!("GET /available: HTTP {} {}", a.status, a.message()),
+                format!("GET /available: {}", a.status_line()),
             ));
         }
         let tables: Vec<String> = a
@@ -578,7 +597,7 @@ async fn seek_and_join(
             return Err(fail(
                 EXIT_FAILED,
                 "failed",
-                format!("POST /seek: HTTP {} {}", a.status, a.message()),
+                format!("POST /seek: {}", a.status_line()),
             ));
         }
         if Instant::now() >= deadline {
@@ -632,6 +651,22 @@ async fn no_table(game: &str, wait_for_table: u64, client: &Client) -> Fail {
             "no table for game {game:?} on {}{waited}: unknown game, or nobody hosts it now ({seen})",
             client.backend()
         ),
+    )
+}
+
+/// A fresh `idempotencyKey` for a new action: the process id, the clock and a counter, so
+/// no two actions of one run (nor of two runs on one token) share one.
+fn action_key() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "hp-{}-{nanos:x}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
     )
 }
 

@@ -11,7 +11,7 @@ use crate::house_e2e::House;
 use crate::rcadia_common::{Client, AGENT};
 
 /// The first ```python block after the "### Python" heading of the agents guide.
-fn documented_agent() -> String {
+pub(crate) fn documented_agent() -> String {
     let doc = include_str!("../../docs/agents-play.md");
     let from = doc
         .find("### Python")

@@ -661,3 +661,471 @@ async fn sigterm_gives_the_seat_back_like_ctrl_c() {
     assert_eq!(s["result"]["forfeitedBy"], me.as_str(), "{s}");
     assert_eq!(s["result"]["winner"], s["playerId"], "{s}");
 }
+
+/// What [`odd_proxy`] does with one request.
+#[derive(Clone)]
+enum Odd {
+    /// Forwards it to horst and hands back horst's answer.
+    Pass,
+    /// Answers it itself, horst never sees it: status, `Retry-After`, body.
+    Answer(u16, Option<&'static str>, &'static str),
+    /// Forwards it, then answers this status instead of horst's answer (a proxy whose
+    /// upstream connection broke after horst took the request): the answer is lost.
+    Lose(u16),
+    /// Answers a `307` to this path on the proxy itself.
+    Redirect(&'static str),
+    /// Forwards it with `wait=0`: a long-poll that comes back at once (a proxy or server
+    /// that does not hold requests).
+    NoWait,
+}
+
+/// One request the proxy saw: method, path and query, body.
+type Seen = Arc<Mutex<Vec<(String, String, String)>>>;
+
+/// A reverse proxy on a free port in front of `upstream` (a real horst) that treats each
+/// request as `rule(method, path, n)` says, `n` counting earlier requests of that method and
+/// path. Returns its address and every request it saw.
+async fn odd_proxy(
+    upstream: std::net::SocketAddr,
+    rule: impl Fn(&str, &str, usize) -> Odd + Send + Sync + 'static,
+) -> (std::net::SocketAddr, Seen) {
+    use axum::http::{HeaderMap, Method, StatusCode, Uri};
+    use axum::response::IntoResponse;
+
+    let seen: Seen = Arc::default();
+    let counts: Arc<Mutex<std::collections::HashMap<String, usize>>> = Arc::default();
+    let rule = Arc::new(rule);
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let log = seen.clone();
+    let handler = move |method: Method, uri: Uri, headers: HeaderMap, body: axum::body::Bytes| {
+        let (http, rule, log, counts) = (http.clone(), rule.clone(), log.clone(), counts.clone());
+        async move {
+            let path = uri.path().to_string();
+            let n = {
+                let mut c = counts.lock().unwrap();
+                let n = c.entry(format!("{method} {path}")).or_insert(0);
+                *n += 1;
+                *n - 1
+            };
+            let target = uri.path_and_query().map_or(path.clone(), |p| p.to_string());
+            log.lock().unwrap().push((
+                method.to_string(),
+                target.clone(),
+                String::from_utf8_lossy(&body).into_owned(),
+            ));
+            let odd = rule(method.as_str(), &path, n);
+            if let Odd::Redirect(to) = odd {
+                return (StatusCode::TEMPORARY_REDIRECT, [("location", to)], "").into_response();
+            }
+            if let Odd::Answer(status, retry_after, text) = odd {
+                let mut h = HeaderMap::new();
+                h.insert("content-type", "application/json".parse().unwrap());
+                if let Some(s) = retry_after {
+                    h.insert("retry-after", s.parse().unwrap());
+                }
+                return (StatusCode::from_u16(status).unwrap(), h, text.to_string())
+                    .into_response();
+            }
+            let target = match odd {
+                Odd::NoWait => target.replace("wait=25", "wait=0"),
+                _ => target,
+            };
+            let mut req = http.request(method, format!("http://{upstream}{target}"));
+            for (k, v) in headers.iter() {
+                if k != "host" && k != "content-length" {
+                    req = req.header(k, v);
+                }
+            }
+            let r = req
+                .body(body)
+                .send()
+                .await
+                .expect("horst answers the proxy");
+            let status = r.status();
+            let mut h = HeaderMap::new();
+            for (k, v) in r.headers() {
+                if k == "content-type" || k == "retry-after" {
+                    h.insert(k, v.clone());
+                }
+            }
+            let text = r.text().await.unwrap_or_default();
+            match odd {
+                Odd::Lose(status) => (
+                    StatusCode::from_u16(status).unwrap(),
+                    "<html>502 Bad Gateway</html>".to_string(),
+                )
+                    .into_response(),
+                _ => (status, h, text).into_response(),
+            }
+        }
+    };
+    let app = axum::Router::new().fallback(handler);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (addr, seen)
+}
+
+/// The contract's answers a client must ride out, through a proxy in front of a real horst:
+/// a `429` with `Retry-After` is waited out and the move sent again (before, `horst play`
+/// took it for a lost session and exited 1), and a move whose answer was lost after horst
+/// took it (the proxy's 502) is sent again as the same action (`idempotencyKey`): one move
+/// for the turn, its own `actionId`, no conflict.
+#[tokio::test]
+async fn a_429_is_waited_out_and_a_move_whose_answer_was_lost_is_sent_again_as_the_same_action() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let t_a = play_token(&app, "Ann", &["play"]).await;
+    let t_b = play_token(&app, "Bob", &["play"]).await;
+    let table = open_table(&host, false).await;
+    let log = Arc::new(Mutex::new(HostLog::default()));
+    let hosting = tokio::spawn(host_race(host.clone(), table.clone(), None, log.clone()));
+    let (proxy, seen) = odd_proxy(app.addr, |method, path, n| {
+        match (method, path.ends_with("/action"), n) {
+            ("POST", true, 0) => Odd::Answer(
+                429,
+                Some("2"),
+                r#"{"error":"more requests than this token may make a minute","code":"burst"}"#,
+            ),
+            ("POST", true, 1) => Odd::Lose(502),
+            _ => Odd::Pass,
+        }
+    })
+    .await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let backend = format!("http://{proxy}");
+    let common = ["play", "--json", "--session", &table, "--policy", "first"];
+    let mut a = HorstProcess::spawn(
+        &[&common[..], &["--backend", &backend, "--token", &t_a]].concat(),
+        &[],
+        dir.path(),
+    );
+    stdout_line(&mut a, "\"joined\"", Duration::from_secs(60)).await;
+    let direct = format!("http://{}", app.addr);
+    let mut b = HorstProcess::spawn(
+        &[&common[..], &["--backend", &direct, "--token", &t_b]].concat(),
+        &[],
+        dir.path(),
+    );
+    for p in [&mut a, &mut b] {
+        let code = exit_code(p, Duration::from_secs(120)).await;
+        assert_eq!(code, 0, "stdout:\n{}\nstderr:\n{}", p.stdout(), p.stderr());
+    }
+    let ev = events(&a);
+    let retries = of_kind(&ev, "retry");
+    assert_eq!(retries.len(), 2, "{ev:?}");
+    assert!(
+        retries[0]["error"].as_str().unwrap().contains("HTTP 429"),
+        "{ev:?}"
+    );
+    assert_eq!(retries[0]["inMs"], 2000, "the server's Retry-After: {ev:?}");
+    assert!(
+        retries[1]["error"].as_str().unwrap().contains("HTTP 502"),
+        "{ev:?}"
+    );
+    assert!(of_kind(&ev, "conflict").is_empty(), "{ev:?}");
+    assert_eq!(of_kind(&ev, "move").len(), 5, "{ev:?}");
+
+    // The three sends of the first move carry one key; every later move a fresh one.
+    let keys: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(m, p, _)| m == "POST" && p.ends_with("/action"))
+        .map(|(_, _, body)| {
+            let v: Value = serde_json::from_str(body).unwrap();
+            v["idempotencyKey"].as_str().unwrap_or_default().to_string()
+        })
+        .collect();
+    assert_eq!(keys.len(), 7, "{keys:?}");
+    assert!(
+        !keys[0].is_empty() && keys[0] == keys[1] && keys[1] == keys[2],
+        "{keys:?}"
+    );
+    let mut fresh = keys[2..].to_vec();
+    fresh.sort();
+    fresh.dedup();
+    assert_eq!(fresh.len(), 5, "{keys:?}");
+    // The game saw ten moves of 1, one per turn (a second move in a turn is rejected by the
+    // host and would show as a rejection): the round ended at 10, won by seat 1.
+    let results = log.lock().unwrap().results.clone();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(of_kind(&ev, "rejected").is_empty(), "{ev:?}");
+    hosting.abort();
+}
+
+/// A redirect is not followed (it turned a POST into a GET of its target): it is an answer
+/// that names where it pointed and what to fix.
+#[tokio::test]
+async fn a_redirect_is_reported_with_its_target_not_followed() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let t_a = play_token(&app, "Ann", &["play"]).await;
+    let table = open_table(&host, false).await;
+    let (proxy, seen) = odd_proxy(app.addr, |_, path, _| {
+        if path.ends_with("/join") {
+            Odd::Redirect("/elsewhere")
+        } else {
+            Odd::Pass
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let backend = format!("http://{proxy}");
+    let mut a = HorstProcess::spawn(
+        &[
+            "play",
+            "--backend",
+            &backend,
+            "--session",
+            &table,
+            "--token",
+            &t_a,
+        ],
+        &[],
+        dir.path(),
+    );
+    let code = exit_code(&mut a, Duration::from_secs(60)).await;
+    assert_eq!(code, 4, "stdout:\n{}\nstderr:\n{}", a.stdout(), a.stderr());
+    assert!(
+        a.stderr().contains(
+            "a redirect to /elsewhere; give --backend the address horst itself serves on"
+        ),
+        "{}",
+        a.stderr()
+    );
+    let paths: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, p, _)| p.clone())
+        .collect();
+    assert_eq!(
+        paths.iter().filter(|p| p.ends_with("/join")).count(),
+        1,
+        "{paths:?}"
+    );
+    assert!(
+        !paths.iter().any(|p| p == "/elsewhere"),
+        "followed: {paths:?}"
+    );
+}
+
+/// An answer far larger than any of the protocol (20 MiB) is not read whole: the call fails
+/// after 16 MiB, is retried, and the game goes on. Before, it was read to the end, whatever
+/// its size.
+#[tokio::test]
+async fn an_answer_too_large_to_be_the_protocols_is_a_failed_call_and_retried() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let t_a = play_token(&app, "Ann", &["play"]).await;
+    let t_b = play_token(&app, "Bob", &["play"]).await;
+    let table = open_table(&host, false).await;
+    let log = Arc::new(Mutex::new(HostLog::default()));
+    let hosting = tokio::spawn(host_race(host.clone(), table.clone(), None, log.clone()));
+    let huge: &'static str = Box::leak(format!("\"{}\"", "x".repeat(20 << 20)).into_boxed_str());
+    let (proxy, _) = odd_proxy(app.addr, move |method, path, n| {
+        match (method, path.ends_with("/state"), n) {
+            ("GET", true, 1) => Odd::Answer(200, None, huge),
+            _ => Odd::Pass,
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let backend = format!("http://{proxy}");
+    let direct = format!("http://{}", app.addr);
+    let common = ["play", "--json", "--session", &table, "--policy", "first"];
+    let mut a = HorstProcess::spawn(
+        &[&common[..], &["--backend", &backend, "--token", &t_a]].concat(),
+        &[],
+        dir.path(),
+    );
+    stdout_line(&mut a, "\"joined\"", Duration::from_secs(60)).await;
+    let mut b = HorstProcess::spawn(
+        &[&common[..], &["--backend", &direct, "--token", &t_b]].concat(),
+        &[],
+        dir.path(),
+    );
+    for p in [&mut a, &mut b] {
+        let code = exit_code(p, Duration::from_secs(120)).await;
+        assert_eq!(code, 0, "stdout:\n{}\nstderr:\n{}", p.stdout(), p.stderr());
+    }
+    let ev = events(&a);
+    let retries = of_kind(&ev, "retry");
+    assert_eq!(retries.len(), 1, "{ev:?}");
+    assert!(
+        retries[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("larger than 16 MiB"),
+        "{ev:?}"
+    );
+    assert_eq!(log.lock().unwrap().results.len(), 1);
+    hosting.abort();
+}
+
+/// A long-poll that comes back at once with nothing new (a proxy that does not hold
+/// requests, a server that ignores `wait`) is not asked again at once: before, `horst play`
+/// asked as fast as the answers came while it waited for its opponent.
+#[tokio::test]
+async fn a_long_poll_answered_at_once_with_nothing_new_is_not_asked_again_in_a_tight_loop() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let t_a = play_token(&app, "Ann", &["play"]).await;
+    let t_b = play_token(&app, "Bob", &["play"]).await;
+    let table = open_table(&host, false).await;
+    let log = Arc::new(Mutex::new(HostLog::default()));
+    let hosting = tokio::spawn(host_race(host.clone(), table.clone(), None, log.clone()));
+    let (proxy, seen) = odd_proxy(app.addr, |method, path, _| {
+        if method == "GET" && path.ends_with("/state") {
+            Odd::NoWait
+        } else {
+            Odd::Pass
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let backend = format!("http://{proxy}");
+    let direct = format!("http://{}", app.addr);
+    let common = ["play", "--json", "--session", &table, "--policy", "first"];
+    let mut a = HorstProcess::spawn(
+        &[&common[..], &["--backend", &backend, "--token", &t_a]].concat(),
+        &[],
+        dir.path(),
+    );
+    stdout_line(&mut a, "\"joined\"", Duration::from_secs(60)).await;
+    // Alone at the table for 3 s: every long-poll of A comes back at once, unchanged.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let alone = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(m, p, _)| m == "GET" && p.contains("/state?"))
+        .count();
+    let mut b = HorstProcess::spawn(
+        &[&common[..], &["--backend", &direct, "--token", &t_b]].concat(),
+        &[],
+        dir.path(),
+    );
+    for p in [&mut a, &mut b] {
+        let code = exit_code(p, Duration::from_secs(120)).await;
+        assert_eq!(code, 0, "stdout:\n{}\nstderr:\n{}", p.stdout(), p.stderr());
+    }
+    // One poll a second or so, not one per round trip (a count, not a speed: the pause is
+    // 1 s; without it this was hundreds).
+    assert!(alone <= 6, "{alone} polls in 3 s alone at the table");
+    assert_eq!(log.lock().unwrap().results.len(), 1);
+    hosting.abort();
+}
+
+/// The Python agent of docs/agents-play.md, as the page shows it, through the proxy: a 503
+/// with `Retry-After` on its join, a 429 on a state poll, its first move's answer lost (the
+/// proxy's 502 after horst took it) and a 502 page on a later poll. It rides them out and
+/// finishes the game, its move's retry carrying the same `idempotencyKey`. Before, the 503
+/// on the join ended it ("cannot join"), and any 5xx or lost answer would have.
+#[tokio::test]
+async fn the_guides_python_agent_rides_out_busy_and_lost_answers() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let config = two_player(json!({ "autoRematch": false, "gameType": "chess" }));
+    let (st, v) = host
+        .post(
+            BRIDGE,
+            json!({ "config": config, "gameId": "chess", "gameTitle": "Chess" }),
+        )
+        .await;
+    assert_eq!(st, 201, "{v}");
+    let table = v["sessionId"].as_str().unwrap().to_string();
+    let log = Arc::new(Mutex::new(HostLog::default()));
+    let hosting = tokio::spawn(host_race(host.clone(), table.clone(), None, log.clone()));
+    let (proxy, seen) = odd_proxy(app.addr, |method, path, n| {
+        let busy = r#"{"error":"the store cannot be reached right now","code":"unavailable"}"#;
+        match (method, path.rsplit('/').next().unwrap_or(""), n) {
+            ("POST", "join", 0) => Odd::Answer(503, Some("1"), busy),
+            ("GET", "state", 1) => {
+                Odd::Answer(429, Some("1"), r#"{"error":"slow down","code":"burst"}"#)
+            }
+            ("POST", "action", 0) => Odd::Lose(502),
+            ("GET", "state", 4) => Odd::Answer(502, None, "<html>Bad Gateway</html>"),
+            _ => Odd::Pass,
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("agent.py");
+    std::fs::write(&script, crate::agents_doc::documented_agent()).unwrap();
+    let t_a = play_token(&app, "Fish", &["play"]).await;
+    let child = std::process::Command::new("python3")
+        .arg(&script)
+        .env("HORST", format!("http://{proxy}"))
+        .env("TOKEN", &t_a)
+        .env("NAME", "Fish")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let python = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap());
+    // The Python agent sits down (after its 503) before the other one joins.
+    let seated = crate::harness::eventually(Duration::from_secs(30), async || {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .filter(|(m, p, _)| m == "POST" && p.ends_with("/join"))
+            .count()
+            >= 2
+    })
+    .await;
+    assert!(seated, "the Python agent never joined again");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let t_b = play_token(&app, "Crab", &["play"]).await;
+    let direct = format!("http://{}", app.addr);
+    let mut b = HorstProcess::spawn(
+        &[
+            "play",
+            "--json",
+            "--session",
+            &table,
+            "--policy",
+            "first",
+            "--backend",
+            &direct,
+            "--token",
+            &t_b,
+        ],
+        &[],
+        dir.path(),
+    );
+    let out = tokio::time::timeout(Duration::from_secs(120), python)
+        .await
+        .expect("the Python agent ends within 2 minutes")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let code = exit_code(&mut b, Duration::from_secs(60)).await;
+    assert_eq!(code, 0, "stdout:\n{}\nstderr:\n{}", b.stdout(), b.stderr());
+    let round: Value = serde_json::from_str(stdout.lines().next().unwrap_or("")).unwrap();
+    assert_eq!(round["round"], 1, "{stdout}");
+    assert_eq!(round["result"]["reason"], "reached_10", "{stdout}");
+    assert_eq!(log.lock().unwrap().results.len(), 1);
+    let keys: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(m, p, _)| m == "POST" && p.ends_with("/action"))
+        .map(|(_, _, body)| {
+            let v: Value = serde_json::from_str(body).unwrap();
+            v["idempotencyKey"].as_str().unwrap_or_default().to_string()
+        })
+        .collect();
+    assert!(
+        keys.len() >= 2 && !keys[0].is_empty() && keys[0] == keys[1],
+        "{keys:?}"
+    );
+    hosting.abort();
+}

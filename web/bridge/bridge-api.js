@@ -37,10 +37,20 @@ export function createBridgeApi({ fetch, getToken, baseUrl = "", timeoutSignal =
         // The JWT travels only in the header; never let the browser add cookies
         // for another origin if baseUrl ever points elsewhere.
         credentials: "same-origin",
+        // The API never redirects. Followed, a redirect turned a POST /ops into a GET of
+        // its target (a sign-in page, say), whose 200 counted as the ops applied.
+        redirect: "manual",
         signal: timeoutSignal(timeoutMs),
       });
     } catch (err) {
       throw new ApiError(0, `network error: ${err && err.message ? err.message : err}`);
+    }
+    // Browsers answer a manual redirect with an opaque response (status 0, no Location).
+    if (res.type === "opaqueredirect" || (res.status >= 300 && res.status < 400)) {
+      const to = res.headers?.get?.("Location");
+      throw new ApiError(res.status || 300,
+        `the server answered ${method} ${path} with a redirect${to ? ` to ${to}` : ""}; point the bridge at horst's own address (a proxy in front of it must pass the API through)`,
+        "redirect");
     }
     let payload = null;
     const text = await res.text().catch(() => "");

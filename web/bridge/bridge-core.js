@@ -402,6 +402,7 @@ export function describePlayers(players) {
   if (!Array.isArray(players) || players.length === 0) return "none yet";
   return players.map((p, i) => {
     if (typeof p === "string") return `seat ${i}: ${p}`;
+    if (!p || typeof p !== "object") return `seat ${i}: ?`; // a server's odd entry
     const seat = p.seat ?? i;
     const name = p.asName ? p.asName : String(p.playerId);
     return `seat ${seat}: ${name}${p.ready === false ? " (not ready)" : ""}`;

@@ -99,6 +99,7 @@ export class HostSession {
     this._stopped = false;
     this._gen = 0;               // bumped on every session change; stale loops see it and exit
     this._seq = new SeqTracker();
+    this._actionsDelivered = 0;  // actions handed to the game, ever (see _sendOps)
     this._preSessionOps = [];
     this._outbox = new OpsOutbox({
       send: (sid, ops) => this._sendOps(sid, ops),
@@ -188,7 +189,9 @@ export class HostSession {
 
   _setView(patch) {
     Object.assign(this.view, patch);
-    this._onChange(this.view);
+    // The page's rendering must not stop the loops that call this: a server answer it could
+    // not show (players [null]) threw out of the poll loop, and the table stopped polling.
+    try { this._onChange(this.view); } catch (err) { this._log("showing the table failed", err); }
   }
 
   async _create() {
@@ -199,6 +202,12 @@ export class HostSession {
     for (let attempt = 1; attempt <= CREATE_ATTEMPTS && !this._stopped; attempt++) {
       try {
         resp = await this.api.createSession({ config, gameId: this._gameId, gameTitle: this._gameTitle });
+        // A 2xx without a session id (a proxy's page, a cut-off body) is no table: taken as
+        // one, the bridge polled /sessions/undefined, read the 404 as a lost session and
+        // created again at once, hundreds of times a second.
+        if (!resp || typeof resp.sessionId !== "string" || !resp.sessionId) {
+          throw new ApiError(502, "the server's answer to the create had no session id");
+        }
         break;
       } catch (err) {
         if (isAuthError(err)) { this._creating = false; this._setView({ status: "idle", error: err.message }); this._onAuthError(err); return; }
@@ -290,7 +299,8 @@ export class HostSession {
       for (const entry of fresh) {
         const msg = messageForEntry(entry, { sessionId: sid, round: this.view.round, legacy: this.view.legacy, players: this.view.players });
         if (msg) this._post(msg.type, msg.data);
-        this._onEntry(entry, this.view.players);
+        if (entry.type === "action") this._actionsDelivered++;
+        try { this._onEntry(entry, this.view.players); } catch (err) { this._log("showing an entry failed", err); }
       }
 
       if (resp.status === "finished") {
@@ -350,8 +360,19 @@ export class HostSession {
 
   async _sendOps(sid, ops) {
     const started = this._now();
+    const deliveredBefore = this._actionsDelivered;
+    let unknown = false; // a failure after which the backend may have applied the batch
     for (let attempt = 1; ; attempt++) {
       if (this._stopped) return;
+      if (unknown && this._actionsDelivered !== deliveredBefore) {
+        // The batch may have been applied (no answer came), and an agent's action has reached
+        // the game since. Sent again, its state and legal_actions would read to the backend
+        // as the game's answer to that action: the action "applied" before the game decided,
+        // its player on turn again with the old moves, and a second move delivered. The
+        // game's answer to the action comes in later ops and supersedes them.
+        ops = ops.filter((op) => op.op !== "state" && op.op !== "legal_actions");
+        if (!ops.length) { this._log("ops superseded, not sent again", sid); return; }
+      }
       try {
         const resp = await this.api.ops(sid, ops);
         if (sid === this.view.sessionId && resp && typeof resp === "object") {
@@ -381,6 +402,9 @@ export class HostSession {
           if (current) this._setView({ error: `ops not applied: ${err.message}` });
           return;
         }
+        // No answer, or a proxy's 502/504: the backend may have applied the batch. Its own
+        // refusals (503 unavailable, 429, 500) applied nothing.
+        unknown = unknown || mayHaveApplied(err);
         await this._sleep(retryDelayMs(attempt, err));
       }
     }
@@ -413,6 +437,11 @@ export class HostSession {
       this._switchTo(resp.sessionId);
     }
   }
+}
+
+/** A failure that leaves open whether the backend applied the request. */
+function mayHaveApplied(err) {
+  return err instanceof ApiError && (err.status === 0 || err.status === 502 || err.status === 504);
 }
 
 /** A refusal of what a batch holds (400 malformed, 413 too large), not of the batch's moment. */

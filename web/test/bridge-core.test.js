@@ -235,6 +235,8 @@ test("describeDeadline, describePlayers, describeResult", () => {
   assert.equal(describePlayers([]), "none yet");
   assert.equal(describePlayers(["p_1", "p_2"]), "seat 0: p_1\nseat 1: p_2");
   assert.equal(describePlayers([{ playerId: "p_1", seat: 0, asName: "Fish", ready: false }]), "seat 0: Fish (not ready)");
+  // A server's odd entries are shown, not thrown on (they stopped the table's poll loop).
+  assert.equal(describePlayers([null, 7, "p_3"]), "seat 0: ?\nseat 1: ?\nseat 2: p_3");
   assert.equal(describeResult(null), "none");
   assert.equal(describeResult({ winner: "p_1", reason: "checkmate" }), "winner p_1 (checkmate)");
   assert.equal(describeResult({ winner: null }), "draw / no winner");
