@@ -182,6 +182,10 @@ fn guest_probes_are_decided_as_their_truth() {
         ("guest-sixteen-sealed-nests", Proof::RelaxedGraph),
         // A jackdaw stomped at the top of its patrol lifts the bird a row short of the wall.
         ("guest-jackdaw-step-9", Proof::RelaxedGraph),
+        // Written 2026-12-06 17:20 UTC. The nest in a cup of rock under a tile of spikes: every
+        // place that touches it is entered through the spikes' deadly part. No proof knew
+        // hazards around a nest: searched until the time limit (710,774 states, 16.1 s).
+        ("guest-spike-lid-nest", Proof::JumpEnvelope),
     ];
     let undecided = [
         // The roof of guest-tunnel-hole-5 with one tile open: the envelope's roof must span
@@ -246,6 +250,9 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-column-serpentine-9",
         "guest-far-ferry-wait",
         "guest-valley-spring-8",
+        "guest-spike-lid-nest",
+        "guest-coyote-gap-10",
+        "guest-wait-crumble-floor",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         let one = plan_for(&map, 20.0, 1);
