@@ -398,3 +398,21 @@ fn a_way_made_long_by_walls_beside_the_bird_is_proved() {
     // and more, at most 1,792 sub-units a tick.
     assert!(bound >= 200, "{bound}: the walls should count");
 }
+
+/// `guest-decoy-gap-detour`: a calm walk round a decoy gap read `tight` (window 4, a jump up
+/// the first step of the detour 4 ticks after a turn). The relaxation's steps, once through,
+/// left room they did not use: the stopping step moved the bird, and the inputs after it could
+/// then be re-centred. The steps now go round again on what is left of the same budget while a
+/// round keeps a change: `fair` (window 5), the same on one thread and two.
+#[test]
+fn a_second_round_of_the_relaxation_frees_the_detour() {
+    let map = load(&root().join("levels/probes/guest-decoy-gap-detour.map"));
+    let one = plan_for(&map, 20.0, 1);
+    let two = plan_for(&map, 20.0, 2);
+    assert_eq!(one.outcome, two.outcome);
+    let PlanOutcome::Won { replay, .. } = &one.outcome else {
+        panic!("{:?}", one.outcome);
+    };
+    let report = horst_feasibility::assess(&map, replay).expect("the replay wins");
+    assert!(report.verdict <= Verdict::Fair, "{report:?}");
+}
