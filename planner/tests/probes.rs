@@ -186,6 +186,10 @@ fn guest_probes_are_decided_as_their_truth() {
         // place that touches it is entered through the spikes' deadly part. No proof knew
         // hazards around a nest: searched until the time limit (710,774 states, 16.1 s).
         ("guest-spike-lid-nest", Proof::JumpEnvelope),
+        // The nest behind a tile of spikes in a corridor one tile high: time_limit before the
+        // same check (660,952 states, 16.2 s). Its twin `guest-spike-lid-wide-cup` (the cup two
+        // tiles wide, entered beside the spikes) is won.
+        ("guest-spike-doorway-nest", Proof::JumpEnvelope),
     ];
     let undecided = [
         // The roof of guest-tunnel-hole-5 with one tile open: the envelope's roof must span
