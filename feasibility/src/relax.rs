@@ -160,14 +160,16 @@ pub fn relax_until(
     let mut seen = BTreeSet::new();
     seen.insert(best.segs.clone());
     let seed = replay.seed;
+    let mut kept = best.out.kept;
     one_pass(
         map, seed, 0, budget, budget, stop, &mut spent, &mut best, &mut seen,
     );
     // The steps again, on what is left of the budget, while a round keeps a change: a stop or
     // a longer wait the last steps kept moves the bird, and the inputs after it then have room
-    // to re-centre and climb (`levels/probes/guest-decoy-gap-detour`).
-    while best.open() && !stop() && spent < budget {
-        let kept = best.out.kept;
+    // to re-centre and climb (`levels/probes/guest-decoy-gap-detour`). A first round that
+    // keeps nothing ends the pass as before.
+    while best.out.kept > kept && best.open() && !stop() && spent < budget {
+        kept = best.out.kept;
         let offset = spent;
         one_pass(
             map,
@@ -180,9 +182,6 @@ pub fn relax_until(
             &mut best,
             &mut seen,
         );
-        if best.out.kept == kept {
-            break;
-        }
     }
     let mut out = best.out;
     out.work_ticks = spent;
