@@ -159,25 +159,61 @@ pub fn relax_until(
     };
     let mut seen = BTreeSet::new();
     seen.insert(best.segs.clone());
+    let seed = replay.seed;
+    let mut kept = best.out.kept;
+    one_pass(
+        map, seed, 0, budget, budget, stop, &mut spent, &mut best, &mut seen,
+    );
+    // The steps again, on what is left of the budget, while a round keeps a change: a stop or
+    // a longer wait the last steps kept moves the bird, and the inputs after it then have room
+    // to re-centre and climb (`levels/probes/guest-decoy-gap-detour`). A first round that
+    // keeps nothing ends the pass as before.
+    while best.out.kept > kept && best.open() && !stop() && spent < budget {
+        kept = best.out.kept;
+        let offset = spent;
+        one_pass(
+            map,
+            seed,
+            offset,
+            budget - offset,
+            budget,
+            stop,
+            &mut spent,
+            &mut best,
+            &mut seen,
+        );
+    }
+    let mut out = best.out;
+    out.work_ticks = spent;
+    Some(out)
+}
+
+/// One round of the steps: the re-centring step, the hill-climb, the waiting step and the
+/// stopping step, with their shares of `budget` referee ticks counted from `offset` (the first
+/// round from 0, so its shares are what they always were); `cap` bounds every run.
+#[allow(clippy::too_many_arguments)]
+fn one_pass(
+    map: &Map,
+    seed: u32,
+    offset: u64,
+    budget: u64,
+    cap: u64,
+    stop: &dyn Fn() -> bool,
+    spent: &mut u64,
+    best: &mut Best,
+    seen: &mut BTreeSet<Vec<(u8, u32)>>,
+) {
     // The shares: the re-centring step first, then the hill-climb and the waiting step with
     // what they had before the re-centring step and the stopping step came (whatever the
     // re-centring spent is added to their ends), the stopping step the rest.
     let recentre_share = RECENTRE_BUDGET_TICKS.min(budget / 7);
     let stop_share = STOP_BUDGET_TICKS.min(budget * 2 / 7);
     let base = budget - recentre_share - stop_share;
-    let before = spent;
-    let seed = replay.seed;
-    recentre_all(
-        map,
-        seed,
-        before + recentre_share,
-        stop,
-        &mut spent,
-        &mut best,
-    );
-    let used = spent - before;
-    let wait_budget = base + used;
-    let hill_budget = base.saturating_sub(WAIT_BUDGET_TICKS.min(base / 4)) + used;
+    let before = *spent;
+    recentre_all(map, seed, before + recentre_share, stop, spent, best);
+    let used = *spent - before;
+    let wait_budget = offset + base + used;
+    let hill_budget = offset + base.saturating_sub(WAIT_BUDGET_TICKS.min(base / 4)) + used;
     'rounds: while best.open() {
         let Some(key) = best.key() else {
             break;
@@ -185,14 +221,14 @@ pub fn relax_until(
         // The narrowest inputs first (the earliest of equals).
         for i in best.targets() {
             for cand in candidates(&best.segs, i) {
-                if hill_budget <= spent || stop() {
+                if hill_budget <= *spent || stop() {
                     break 'rounds;
                 }
                 if !seen.insert(cand.clone()) {
                     continue;
                 }
                 best.out.tried += 1;
-                let Some(c) = evaluate(map, seed, &cand, budget, &mut spent) else {
+                let Some(c) = evaluate(map, seed, &cand, cap, spent) else {
                     continue;
                 };
                 if c.beats(&key) {
@@ -204,11 +240,8 @@ pub fn relax_until(
         }
         break;
     }
-    wait_longer(map, seed, wait_budget, stop, &mut spent, &mut best);
-    stop_first(map, seed, budget, stop, &mut spent, &mut best);
-    let mut out = best.out;
-    out.work_ticks = spent;
-    Some(out)
+    wait_longer(map, seed, wait_budget, stop, spent, best);
+    stop_first(map, seed, offset + budget, stop, spent, best);
 }
 
 /// What the pass minimises (see `key`).

@@ -44,7 +44,7 @@
 
 use horst_engine::physics::{
     spring_speed, BOOST_SPEED, COYOTE_TICKS, FLYER_SIZE, GRAVITY, JUMP_CUT, JUMP_SPEED, MAX_FALL,
-    PLAYER_H, PLAYER_W, RUN_SPEED, STOMP_BOUNCE, STOMP_TOLERANCE, SUB, TILE, WALKER_W,
+    PLAYER_H, PLAYER_W, RUN_SPEED, SPEED_UNIT, STOMP_BOUNCE, STOMP_TOLERANCE, SUB, TILE, WALKER_W,
 };
 use horst_engine::sim::palette::{
     EntityKind, FLYER_AXIS, FLYER_RANGE, PLATFORM_DX, PLATFORM_DY, PLATFORM_WIDTH, SPRING_STRENGTH,
@@ -171,40 +171,130 @@ pub fn barrier_rows(map: &Map) -> Vec<bool> {
         .collect()
 }
 
-/// The lowest top edge (sub-units, absolute) at which the bird's hitbox overlaps the nest tile
-/// (nx, ny) and no tile that is solid for good (`solid`, from [`barrier_tiles`]), or None when
-/// no such place exists. The bird never overlaps a solid block (its moves stop at them, and a
-/// platform that would carry it into one crushes it before the nest is checked), so it touches
-/// the nest only from such a place; the side walls of the map are solid, and the open air above
-/// it and the rows below it are not.
+/// The most a bird's hitbox moves in one tick, each way: its own speed (at most `RUN_SPEED`
+/// sideways, the fastest spring's launch up, `MAX_FALL` down) plus the fastest platform's step
+/// (speed 16, in eighths of a pixel) twice over, for a carry and a lift by a platform rising
+/// under it. Generous on purpose: a larger bound only lets more places count as entered.
+const STEP_X: i32 = RUN_SPEED + 2 * 16 * SPEED_UNIT;
+const STEP_DOWN: i32 = MAX_FALL + 2 * 16 * SPEED_UNIT;
+fn step_up() -> i32 {
+    spring_speed(12) + 2 * 16 * SPEED_UNIT
+}
+
+/// The lowest top edge (sub-units, absolute) of a place where the bird can first touch the nest
+/// tile (nx, ny), or None when there is none. A touch ends the run on its tick, and contacts are
+/// checked on the places where ticks end: the bird touches the nest from a place whose hitbox
+/// overlaps the nest tile, no tile that is solid for good (`solid`, from [`barrier_tiles`]; its
+/// moves stop at them and a platform that would carry it into one crushes it) and no spikes'
+/// deadly part (hazards are checked before the nest on the same tick), and it got there in one
+/// tick from a place that touched no nest and was alive too. So a nest under a tile of spikes
+/// in a cup of rock (`levels/probes/guest-spike-lid-nest`) is never touched: every place in the
+/// cup is more than a tick's move from every place outside the spikes. The map's side walls
+/// are solid; the open air above it and the rows below it are not (below it the bird is dead).
+/// A start that overlaps the nest or lies next to it is not judged (None is never answered).
 fn lowest_touch(map: &Map, solid: &[bool], nx: i32, ny: i32) -> Option<i32> {
     let (w, h) = (map.width(), map.height());
-    let blocked = |x: i32, y: i32| {
-        if x < 0 || x >= w {
-            return true;
-        }
-        (0..h).contains(&y) && solid[(y * w + x) as usize]
-    };
-    let row = |y: i32| y.div_euclid(TILE);
-    let (ya, yb) = (ny * TILE - PLAYER_H + 1, ny * TILE + TILE - 1);
-    // Which tiles the hitbox covers changes only where its top or bottom edge crosses a tile
-    // boundary, so the lowest free top edge is `yb` or just above such a crossing.
-    let mut ys: Vec<i32> = vec![yb];
-    for k in row(ya)..=row(yb) + 2 {
-        ys.push(k * TILE - 1);
-        ys.push(k * TILE - PLAYER_H);
+    let (ny0, nx0) = (ny * TILE, nx * TILE);
+    let (sx, sy) = map.start();
+    if (sx - nx).abs() <= 1 && (sy - ny).abs() <= 1 {
+        return Some(ny0 + TILE - 1);
     }
-    ys.retain(|&y| ya <= y && y <= yb);
-    ys.sort_unstable_by(|a, b| b.cmp(a));
-    // The hitbox spans the nest's column and maybe the one to its left or right.
-    [(nx - 1, nx), (nx, nx), (nx, nx + 1)]
-        .into_iter()
-        .filter_map(|(c0, c1)| {
-            ys.iter().copied().find(|&y| {
-                (c0..=c1).all(|x| (row(y)..=row(y + PLAYER_H - 1)).all(|r| !blocked(x, r)))
+    let hits = |x: i32, y: i32, bx: i32, by: i32, bw: i32, bh: i32| {
+        x < bx + bw && bx < x + PLAYER_W && y < by + bh && by < y + PLAYER_H
+    };
+    // Alive and clear of solid blocks: the tiles the hitbox covers, the map's sides, the bottom.
+    let free = |x: i32, y: i32| {
+        if x < 0 || x + PLAYER_W > w * TILE || y >= h * TILE {
+            return false;
+        }
+        let (c0, c1) = (x.div_euclid(TILE), (x + PLAYER_W - 1).div_euclid(TILE));
+        let (r0, r1) = (y.div_euclid(TILE), (y + PLAYER_H - 1).div_euclid(TILE));
+        for r in r0.max(0)..=r1.min(h - 1) {
+            for c in c0..=c1 {
+                if solid[(r * w + c) as usize] {
+                    return false;
+                }
+                let spikes = map.tile(c, r) == Some(Block::Spikes);
+                if spikes
+                    && hits(
+                        x,
+                        y,
+                        c * TILE + 2 * SUB,
+                        r * TILE + 6 * SUB,
+                        12 * SUB,
+                        10 * SUB,
+                    )
+                {
+                    return false;
+                }
+            }
+        }
+        true
+    };
+    let on_nest = |x: i32, y: i32| hits(x, y, nx0, ny0, TILE, TILE);
+    // Every test above compares an edge with a whole pixel, strictly or not, so its answer is
+    // the same all over a pixel's open interval: the places fall into classes, 2k for the point
+    // k * SUB and 2k + 1 for the open interval after it, each judged at one of its points.
+    let class = |v: i32| 2 * v.div_euclid(SUB) + i32::from(v.rem_euclid(SUB) != 0);
+    let point = |c: i32| c.div_euclid(2) * SUB + c.rem_euclid(2);
+    // The places a tick's move can come from, around the nest: clear, alive and off the nest.
+    let up = step_up();
+    let (gx0, gx1) = (
+        class(nx0 - PLAYER_W - STEP_X - SUB),
+        class(nx0 + TILE + STEP_X + SUB),
+    );
+    let (gy0, gy1) = (
+        class(ny0 - PLAYER_H - STEP_DOWN - SUB),
+        class(ny0 + TILE + up + SUB),
+    );
+    let (gw, gh) = ((gx1 - gx0 + 1) as usize, (gy1 - gy0 + 1) as usize);
+    // Prefix sums, so whether a box of classes holds such a place is four reads.
+    let mut sum = vec![0u32; (gw + 1) * (gh + 1)];
+    for j in 0..gh {
+        for i in 0..gw {
+            let (x, y) = (point(gx0 + i as i32), point(gy0 + j as i32));
+            let ok = u32::from(!on_nest(x, y) && free(x, y));
+            sum[(j + 1) * (gw + 1) + i + 1] =
+                ok + sum[j * (gw + 1) + i + 1] + sum[(j + 1) * (gw + 1) + i]
+                    - sum[j * (gw + 1) + i];
+        }
+    }
+    let any_in = |x0: i32, x1: i32, y0: i32, y1: i32| {
+        let (i0, i1) = ((class(x0) - gx0) as usize, (class(x1) - gx0) as usize + 1);
+        let (j0, j1) = ((class(y0) - gy0) as usize, (class(y1) - gy0) as usize + 1);
+        sum[j1 * (gw + 1) + i1] + sum[j0 * (gw + 1) + i0]
+            > sum[j0 * (gw + 1) + i1] + sum[j1 * (gw + 1) + i0]
+    };
+    let (ya, yb) = (ny0 - PLAYER_H + 1, ny0 + TILE - 1);
+    let xs: Vec<i32> = (class(nx0 - PLAYER_W + 1)..=class(nx0 + TILE - 1)).collect();
+    // The lowest class first; within it, the lowest place (the envelope's bound is a top edge
+    // no lower than this).
+    (class(ya)..=class(yb)).rev().find_map(|cy| {
+        let y = point(cy).max(ya);
+        xs.iter()
+            .any(|&cx| {
+                let x = point(cx);
+                if !on_nest(x, y) || !free(x, y) {
+                    return false;
+                }
+                // Wherever in its class the bird is, the tick before it was within a step of it:
+                // the class's pixel widened by a step each way.
+                let (px, py) = (x.div_euclid(SUB) * SUB, y.div_euclid(SUB) * SUB);
+                any_in(
+                    px - STEP_X,
+                    px + SUB + STEP_X,
+                    py - STEP_DOWN,
+                    py + SUB + up,
+                )
             })
-        })
-        .max()
+            .then(|| {
+                if cy.rem_euclid(2) == 0 {
+                    point(cy)
+                } else {
+                    (point(cy) + SUB - 2).min(yb)
+                }
+            })
+    })
 }
 
 /// The envelope of one launch.

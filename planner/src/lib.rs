@@ -212,7 +212,7 @@ impl PlanReport {
     pub fn hint(&self) -> Option<String> {
         let reason = self.reason()?;
         Some(match (reason, self.proof) {
-            (UnresolvedReason::Unreachable, Some(Proof::JumpEnvelope)) => "Proved unwinnable: no sequence of runs, jumps, egg boosts, springs, platforms and stomps can get the bird to a nest (a gap too wide or a nest too high); change the map.".into(),
+            (UnresolvedReason::Unreachable, Some(Proof::JumpEnvelope)) => "Proved unwinnable: no sequence of runs, jumps, egg boosts, springs, platforms and stomps can get the bird to a nest (a gap too wide, a nest too high, or a nest entered only through rock or spikes); change the map.".into(),
             (UnresolvedReason::Unreachable, Some(Proof::Exhaustive)) => "Proved unwinnable: every run, with every input on every tick, loses before it can win (the bird dies within its first ticks whatever it does: check the start, what stands on it and what moves into it); change the map.".into(),
             (UnresolvedReason::Unreachable, Some(Proof::ReplayLimit)) => "Proved unwinnable: the nest may be reachable, but the shortest way through the openings of the rows (or of the columns) between the start and the nest takes more than the 36,000 ticks a replay may last, even at a run (or the fastest fall) all the way; shorten the way (more openings, fewer floors or walls) or move the nest.".into(),
             (UnresolvedReason::Unreachable, _) => "Proved unwinnable: even moving more freely than the game allows, the bird cannot get from the start to a nest (a gap too wide, a nest too high, or walls, spikes or cracked rock that no pebble can reach in the way); change the map.".into(),

@@ -182,6 +182,14 @@ fn guest_probes_are_decided_as_their_truth() {
         ("guest-sixteen-sealed-nests", Proof::RelaxedGraph),
         // A jackdaw stomped at the top of its patrol lifts the bird a row short of the wall.
         ("guest-jackdaw-step-9", Proof::RelaxedGraph),
+        // Written 2026-12-06 17:20 UTC. The nest in a cup of rock under a tile of spikes: every
+        // place that touches it is entered through the spikes' deadly part. No proof knew
+        // hazards around a nest: searched until the time limit (710,774 states, 16.1 s).
+        ("guest-spike-lid-nest", Proof::JumpEnvelope),
+        // The nest behind a tile of spikes in a corridor one tile high: time_limit before the
+        // same check (660,952 states, 16.2 s). Its twin `guest-spike-lid-wide-cup` (the cup two
+        // tiles wide, entered beside the spikes) is won.
+        ("guest-spike-doorway-nest", Proof::JumpEnvelope),
     ];
     let undecided = [
         // The roof of guest-tunnel-hole-5 with one tile open: the envelope's roof must span
@@ -246,6 +254,9 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-column-serpentine-9",
         "guest-far-ferry-wait",
         "guest-valley-spring-8",
+        "guest-spike-lid-nest",
+        "guest-coyote-gap-10",
+        "guest-wait-crumble-floor",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         let one = plan_for(&map, 20.0, 1);
@@ -390,4 +401,22 @@ fn a_way_made_long_by_walls_beside_the_bird_is_proved() {
     // 4 walls open at the bottom between walls open at the top: 8 climbs or falls of 12 rows
     // and more, at most 1,792 sub-units a tick.
     assert!(bound >= 200, "{bound}: the walls should count");
+}
+
+/// `guest-decoy-gap-detour`: a calm walk round a decoy gap read `tight` (window 4, a jump up
+/// the first step of the detour 4 ticks after a turn). The relaxation's steps, once through,
+/// left room they did not use: the stopping step moved the bird, and the inputs after it could
+/// then be re-centred. The steps now go round again on what is left of the same budget while a
+/// round keeps a change: `fair` (window 5), the same on one thread and two.
+#[test]
+fn a_second_round_of_the_relaxation_frees_the_detour() {
+    let map = load(&root().join("levels/probes/guest-decoy-gap-detour.map"));
+    let one = plan_for(&map, 20.0, 1);
+    let two = plan_for(&map, 20.0, 2);
+    assert_eq!(one.outcome, two.outcome);
+    let PlanOutcome::Won { replay, .. } = &one.outcome else {
+        panic!("{:?}", one.outcome);
+    };
+    let report = horst_feasibility::assess(&map, replay).expect("the replay wins");
+    assert!(report.verdict <= Verdict::Fair, "{report:?}");
 }

@@ -353,6 +353,65 @@ proptest! {
     }
 }
 
+/// A small level thick with spikes beside rock, ledges and crumbling ledges, a spring and a
+/// platform moving up or across at up to the fastest speed: places where a nest is touched
+/// only past a spike's deadly part, or only from a platform's lift, are common here.
+fn arb_spiky_level() -> impl Strategy<Value = (String, u64)> {
+    (8usize..20, 6usize..12, any::<u64>()).prop_map(|(w, h, seed)| {
+        let mut next = xorshift(seed | 1);
+        let mut grid = vec![vec![b'.'; w]; h];
+        for row in grid.iter_mut().take(h - 1).skip(1) {
+            for c in row.iter_mut() {
+                *c =
+                    [b'.', b'.', b'.', b'.', b'^', b'^', b'#', b'#', b'-', b'~'][next(10) as usize];
+            }
+        }
+        for c in grid[h - 1].iter_mut() {
+            *c = if next(4) == 0 { b'^' } else { b'#' };
+        }
+        let sy = h - 2;
+        grid[sy][1] = b'.';
+        grid[sy + 1][1] = b'#';
+        let mut ents = vec![format!("start 1 {sy}"), format!("nest {} 0", w - 1)];
+        let (x, y) = (next(w as u64) as usize, 1 + next(h as u64 - 2) as usize);
+        if grid[y][x] == b'.' {
+            ents.push(format!("spring {x} {y} strength={}", 2 + next(11)));
+        }
+        let (x, y) = (next(w as u64 - 2) as usize, 2 + next(h as u64 - 3) as usize);
+        let (dx, dy) = if next(2) == 0 {
+            (0, -(next(y as u64 - 1) as i64))
+        } else {
+            (next((w - x - 2) as u64) as i64, 0)
+        };
+        ents.push(format!(
+            "platform {x} {y} dx={dx} dy={dy} width=2 speed={}",
+            1 + next(16)
+        ));
+        (level_text(w, h, &grid, &ents), seed)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// The jump envelope's nest check (`lowest_touch`: a nest is first touched from a place
+    /// clear of solid blocks and of spikes' deadly parts, reached in a tick's move from
+    /// another such place) on levels thick with spikes: every tile the bird overlapped alive in
+    /// a random run, next to spikes or on them, made the nest, is never proved unreachable.
+    #[test]
+    fn a_nest_touched_beside_spikes_is_never_proved_unreachable((text, seed) in arb_spiky_level()) {
+        let Ok(map) = parse_map(&text) else { return Ok(()) };
+        let touched = touched_tiles(&map, seed, 40, &[8, 9, 0, 1, 4, 5, 8, 9, 12, 13], 20);
+        let near_spikes = |x: i32, y: i32| {
+            (-1..=1).any(|dy| (-1..=1).any(|dx| map.tile(x + dx, y + dy) == Some(horst_engine::Block::Spikes)))
+        };
+        for &((tx, ty), _) in touched.iter().filter(|((x, y), _)| near_spikes(*x, *y)).take(6) {
+            let Some((moved, m2)) = with_nest_at(&text, &map, tx, ty) else { continue };
+            prop_assert!(!prove(&m2).unreachable(), "envelope, nest at {tx},{ty}:\n{}", moved);
+        }
+    }
+}
+
 /// The search reads the world from `Sim::state_bytes` (the layout of engine/FORMAT.md). On a
 /// level with every kind of moving thing, the bytes it reads end exactly where the berries
 /// begin.
