@@ -215,6 +215,29 @@ async fn gateway_off_is_404() {
     assert_eq!(app.mcp_raw(INIT, &[]).await.status, 404);
 }
 
+/// The contract names 405 (any method but POST), 404 (gateway off) and 403 (a refused
+/// `Origin`) without saying which wins; docs/agents.md does: method, switch, then Origin.
+#[tokio::test]
+async fn refusals_that_meet_answer_in_the_documented_order() {
+    let off =
+        spawn_app_with(|c| c.gateway.allowed_origins = vec!["https://gcv.example".into()]).await;
+    let get = off
+        .http
+        .get(off.url("/api/mcp"))
+        .header("origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status(), 405, "a GET with a refused Origin");
+    let post = off
+        .mcp_raw(INIT, &[("origin", "https://evil.example")])
+        .await;
+    assert_eq!(
+        post.status, 404,
+        "a refused Origin while the gateway is off"
+    );
+}
+
 #[tokio::test]
 async fn origins_not_on_the_allowlist_are_403() {
     let app = spawn_app_with(|c| {
