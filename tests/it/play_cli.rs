@@ -1080,9 +1080,10 @@ async fn a_long_poll_answered_at_once_with_nothing_new_is_not_asked_again_in_a_t
 
 /// The Python agent of docs/agents-play.md, as the page shows it, through the proxy: a 503
 /// with `Retry-After` on its join, a 429 on a state poll, its first move's answer lost (the
-/// proxy's 502 after horst took it) and a 502 page on a later poll. It rides them out and
-/// finishes the game, its move's retry carrying the same `idempotencyKey`. Before, the 503
-/// on the join ended it ("cannot join"), and any 5xx or lost answer would have.
+/// proxy's 502 after horst took it), a 502 page on a later poll and a 503 whose `Retry-After`
+/// is an HTTP date. It rides them out and finishes the game, its move's retry carrying the
+/// same `idempotencyKey`. Before, the 503 on the join ended it ("cannot join"), and any 5xx
+/// or lost answer would have; the date raised `ValueError` out of `float()`.
 #[tokio::test]
 async fn the_guides_python_agent_rides_out_busy_and_lost_answers() {
     let app = app_with(|_| {}).await;
@@ -1105,6 +1106,13 @@ async fn the_guides_python_agent_rides_out_busy_and_lost_answers() {
             ("GET", "state", 1) => {
                 Odd::Answer(429, Some("1"), r#"{"error":"slow down","code":"burst"}"#)
             }
+            // A proxy's Retry-After as an HTTP date (2 s after its Date).
+            ("GET", "state", 2) => Odd::Dated(
+                503,
+                "Sun, 06 Dec 2026 18:00:00 GMT",
+                "Sun, 06 Dec 2026 18:00:02 GMT",
+                busy,
+            ),
             ("POST", "action", 0) => Odd::Lose(502),
             ("GET", "state", 4) => Odd::Answer(502, None, "<html>Bad Gateway</html>"),
             _ => Odd::Pass,
