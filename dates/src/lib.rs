@@ -81,6 +81,65 @@ pub fn parse_rfc3339_ms(s: &str) -> Option<u64> {
     Some(((days * DAY_S + hh * 3600 + mm * 60 + ss) * 1000) + ms)
 }
 
+/// Reads an HTTP date (RFC 9110 section 5.6.7: `Sun, 06 Nov 1994 08:49:37 GMT`, and the
+/// obsolete `Sunday, 06-Nov-94 08:49:37 GMT` and `Sun Nov  6 08:49:37 1994`, all of which a
+/// recipient must read) to Unix milliseconds; `None` for anything else, a day the month does
+/// not have, or a time before 1970. The weekday is not checked (it adds nothing to the date).
+/// A two-digit year is 19xx from 70, else 20xx.
+pub fn parse_http_date_ms(s: &str) -> Option<u64> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let num = |t: &str, len: usize| -> Option<u64> {
+        (t.len() == len && t.bytes().all(|c| c.is_ascii_digit())).then(|| t.parse().ok())?
+    };
+    let month = |t: &str| -> Option<u64> { Some(MONTHS.iter().position(|m| *m == t)? as u64 + 1) };
+    let weekday = |t: &str| t.len() >= 3 && t.bytes().all(|c| c.is_ascii_alphabetic());
+    let words: Vec<&str> = s.split(' ').collect();
+    let (y, m, d, time) = match words.as_slice() {
+        // IMF-fixdate
+        [wd, d, m, y, time, "GMT"] if wd.len() == 4 && wd.ends_with(',') && weekday(&wd[..3]) => {
+            (num(y, 4)?, month(m)?, num(d, 2)?, *time)
+        }
+        // RFC 850
+        [wd, date, time, "GMT"] if wd.ends_with(',') && weekday(&wd[..wd.len() - 1]) => {
+            let mut p = date.split('-');
+            let (d, m, yy) = (p.next()?, p.next()?, p.next()?);
+            let yy = num(yy, 2)?;
+            (
+                if yy >= 70 { 1900 + yy } else { 2000 + yy },
+                month(m)?,
+                num(d, 2)?,
+                *time,
+            )
+        }
+        // asctime: a day below 10 is padded with a space, so the split gives an empty word.
+        [wd, m, "", d, time, y] if wd.len() == 3 && weekday(wd) => {
+            (num(y, 4)?, month(m)?, num(d, 1)?, *time)
+        }
+        [wd, m, d, time, y] if wd.len() == 3 && weekday(wd) => {
+            (num(y, 4)?, month(m)?, num(d, 2)?, *time)
+        }
+        _ => return None,
+    };
+    let mut hms = time.split(':');
+    let (hh, mm, ss) = (
+        num(hms.next()?, 2)?,
+        num(hms.next()?, 2)?,
+        num(hms.next()?, 2)?,
+    );
+    if hms.next().is_some() || hh > 23 || mm > 59 || ss > 60 || d == 0 {
+        return None;
+    }
+    let days = days_from_civil(y, m, d)?;
+    // 31 Feb would be read as 3 March: such a date is unreadable, not another day.
+    if civil_from_days(days) != (y, m, d) {
+        return None;
+    }
+    // A leap second is read as the second before it.
+    Some((days * DAY_S + hh * 3600 + mm * 60 + ss.min(59)) * 1000)
+}
+
 /// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm, for
 /// non-negative day counts).
 fn civil_from_days(days: u64) -> (u64, u64, u64) {
@@ -109,6 +168,51 @@ fn days_from_civil(y: u64, m: u64, d: u64) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn http_dates_in_their_three_forms() {
+        let at = parse_rfc3339_ms("1994-11-06T08:49:37.000Z");
+        for s in [
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+        ] {
+            assert_eq!(parse_http_date_ms(s), at, "{s}");
+        }
+        assert_eq!(
+            parse_http_date_ms("Sun, 06 Dec 2026 18:00:09 GMT"),
+            parse_rfc3339_ms("2026-12-06T18:00:09.000Z")
+        );
+        assert_eq!(
+            parse_http_date_ms("Sunday, 06-Dec-26 18:00:09 GMT"),
+            parse_rfc3339_ms("2026-12-06T18:00:09.000Z")
+        );
+        assert_eq!(
+            parse_http_date_ms("Thu Dec 31 23:59:59 2099"),
+            parse_rfc3339_ms("2099-12-31T23:59:59.000Z")
+        );
+        for bad in [
+            "",
+            "soon",
+            "7",
+            "2026-12-06T18:00:09Z",
+            "Sun, 6 Dec 2026 18:00:09 GMT",
+            "Sun, 06 Dec 2026 18:00:09 CET",
+            "Sun, 06 Dec 2026 18:00:09 GMT ",
+            "Sun, 31 Feb 2026 18:00:09 GMT",
+            "Sun, 00 Dec 2026 18:00:09 GMT",
+            "Sun, 06 Dez 2026 18:00:09 GMT",
+            "Sun, 06 Dec 2026 24:00:09 GMT",
+            "Sun, 06 Dec 2026 18:00 GMT",
+            "Sun, 06 Dec 2026 18:00:09:00 GMT",
+            "Sun, 06 Dec 1969 18:00:09 GMT",
+            "Sun, 06 Dec +026 18:00:09 GMT",
+            "Sun Dec 06 18:00:09 2026 GMT",
+            "Sun Dec  06 18:00:09 2026",
+        ] {
+            assert_eq!(parse_http_date_ms(bad), None, "{bad:?}");
+        }
+    }
 
     #[test]
     fn known_instants() {

@@ -15,6 +15,7 @@
 // left out because each test binary sees the dev-dependencies of all of them.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
+pub mod answer;
 pub mod cdp;
 pub mod guard;
 pub mod relay;

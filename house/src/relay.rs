@@ -4,7 +4,9 @@
 //! arguments, never a URL or a header, so a game that reached the binding could still only
 //! host its own table.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
+
+use crate::answer::{read_bounded, retry_after, BodyError};
 
 use horst_sessions::wire::AvailableList;
 use serde::Serialize;
@@ -383,9 +385,10 @@ impl Relay {
             req = req.json(&b);
         }
         match req.send().await {
-            Ok(resp) => {
+            Ok(mut resp) => {
                 let status = resp.status().as_u16();
-                let retry_after_ms = retry_after_ms(resp.headers());
+                let retry_after_ms = retry_after(resp.headers(), SystemTime::now())
+                    .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
                 if resp.status().is_redirection() {
                     let to = resp
                         .headers()
@@ -399,11 +402,29 @@ impl Relay {
                         retry_after_ms: None,
                     };
                 }
-                let body = resp.text().await.unwrap_or_default();
-                Reply {
-                    status,
-                    body,
-                    retry_after_ms,
+                match read_bounded(&mut resp).await {
+                    Ok(bytes) => Reply {
+                        status,
+                        body: String::from_utf8_lossy(&bytes).into_owned(),
+                        retry_after_ms,
+                    },
+                    // A body cut off mid-way is an empty one: the page asks again from the
+                    // same place (a poll) or reads `{}`, as the bridge does with fetch.
+                    Err(BodyError::Read(_)) => Reply {
+                        status,
+                        body: String::new(),
+                        retry_after_ms,
+                    },
+                    // Too large to be an answer of the protocol: no answer, which the page
+                    // retries, and the rest is never read.
+                    Err(e @ BodyError::TooLarge) => Reply {
+                        status: 0,
+                        body: serde_json::to_string(&NetworkError {
+                            error: format!("{e} (HTTP {status} from the backend)"),
+                        })
+                        .unwrap_or_default(),
+                        retry_after_ms: None,
+                    },
                 }
             }
             Err(e) => Reply {
@@ -416,13 +437,6 @@ impl Relay {
             },
         }
     }
-}
-
-/// A `Retry-After` of delay-seconds, as milliseconds; `None` when absent or an HTTP date
-/// (the API sends seconds).
-fn retry_after_ms(headers: &reqwest::header::HeaderMap) -> Option<u64> {
-    let v = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
-    Some(v.trim().parse::<u64>().ok()?.saturating_mul(1000))
 }
 
 /// reqwest's errors include the URL; ours carry no secrets, but keep messages short.
@@ -593,5 +607,98 @@ mod tests {
         assert_eq!(reply.status, 503, "{}", reply.body);
         assert_eq!(reply.retry_after_ms, Some(7000));
         assert_eq!(reply.body, r#"{"code":"unavailable"}"#);
+    }
+
+    /// A `Retry-After` given as an HTTP date (RFC 9110 allows it; proxies send it) reaches
+    /// the page as the milliseconds to that date from the answer's `Date`; before, only
+    /// seconds were read and the page waited its own backoff.
+    #[tokio::test]
+    async fn a_retry_after_given_as_an_http_date_reaches_the_page_in_ms() {
+        for (retry_after, want) in [
+            ("Sun, 06 Dec 2026 18:00:09 GMT", Some(9000)),
+            ("Sunday, 06-Dec-26 18:00:02 GMT", Some(2000)),
+            ("Sun Dec  6 18:01:00 2026", Some(60_000)),
+            // In the past, or not a date: no header, the page's own backoff.
+            ("Sun, 06 Dec 2026 17:59:00 GMT", None),
+            ("soon", None),
+        ] {
+            let response: &'static str = Box::leak(
+                format!(
+                    "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n\
+                     date: Sun, 06 Dec 2026 18:00:00 GMT\r\nretry-after: {retry_after}\r\n\
+                     content-length: 16\r\nconnection: close\r\n\r\n{{\"code\":\"burst\"}}"
+                )
+                .into_boxed_str(),
+            );
+            let backend = answer_once(response).await;
+            let http = api_client().no_proxy().build().unwrap();
+            let relay = Relay::new(http, &backend, "t", "chess", "Chess");
+            let reply = relay
+                .perform(&BridgeCall::Rematch {
+                    session_id: "ses_1".into(),
+                })
+                .await;
+            assert_eq!(reply.status, 429, "{}", reply.body);
+            assert_eq!(reply.retry_after_ms, want, "{retry_after}");
+        }
+    }
+
+    /// Serves one answer whose head is `head` and whose body never ends (1 MiB chunks until
+    /// the client hangs up); returns the base URL and the bytes of body sent so far.
+    async fn answer_without_end(
+        head: &'static str,
+    ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::Ordering;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let sent = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = sent.clone();
+        tokio::spawn(async move {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf).await;
+            if conn.write_all(head.as_bytes()).await.is_err() {
+                return;
+            }
+            let chunk = vec![b' '; 1 << 20];
+            // Stops when the client hangs up (or at 1 GiB, should a client read it all).
+            while counter.load(Ordering::Relaxed) < 1 << 30 {
+                if conn.write_all(&chunk).await.is_err() {
+                    return;
+                }
+                counter.fetch_add(chunk.len(), Ordering::Relaxed);
+            }
+        });
+        (format!("http://{addr}"), sent)
+    }
+
+    /// An answer over 16 MiB, endless or said so by its `Content-Length`, is no answer to the
+    /// page (status 0, which it retries) and is not read past the cap. Before, the relay
+    /// read it whole: an endless one held the house's memory without bound.
+    #[tokio::test]
+    async fn an_answer_over_16_mib_is_no_answer_and_is_not_read_past_the_cap() {
+        for head in [
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{\"pad\":\"",
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 67108864\r\n\r\n{\"pad\":\"",
+        ] {
+            let (backend, sent) = answer_without_end(head).await;
+            let http = api_client().no_proxy().build().unwrap();
+            let relay = Relay::new(http, &backend, "t", "chess", "Chess");
+            let reply = relay
+                .perform(&BridgeCall::PendingActions {
+                    session_id: "ses_1".into(),
+                    after: 0,
+                    wait: 25,
+                })
+                .await;
+            assert_eq!(reply.status, 0, "{head}");
+            let body: Value = serde_json::from_str(&reply.body).unwrap();
+            let error = body["error"].as_str().unwrap();
+            assert!(error.contains("larger than 16 MiB"), "{error}");
+            // What went out before the relay hung up: at most the cap and the sockets' buffers.
+            let sent = sent.load(std::sync::atomic::Ordering::Relaxed);
+            assert!(sent < 40 << 20, "{sent} bytes sent");
+        }
     }
 }

@@ -1,8 +1,9 @@
 //! The HTTP calls of `horst play`: the agent API of protocol section 5, with the bearer
 //! token (never printed: [`Token`]'s `Debug` is redacted, and no URL carries it).
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
+use horst_house::answer::{self, BodyError};
 use serde_json::Value;
 
 /// The agent token. Its `Debug` hides it, so no `{:?}` can print it.
@@ -33,7 +34,8 @@ impl std::str::FromStr for Token {
 pub struct Answer {
     pub status: u16,
     pub body: Value,
-    /// The wait the server's `Retry-After` asked for (seconds; a date is not read).
+    /// The wait the server's `Retry-After` asked for, as seconds or an HTTP date
+    /// (`horst_house::answer::retry_after`).
     pub retry_after: Option<Duration>,
     /// Where a redirect pointed (`Location`); redirects are never followed.
     pub location: Option<String>,
@@ -98,10 +100,6 @@ impl Answer {
 
 const BASE: &str = "/api/v1/agent/sessions";
 
-/// Largest answer read: a snapshot holds the state, the legal actions and the turn's
-/// rejections, each bounded by the server far below this.
-const MAX_ANSWER_BYTES: usize = 16 << 20;
-
 /// Longest reason printed for a body of the wrong shape, in characters.
 const MAX_ERROR_CHARS: usize = 300;
 
@@ -142,28 +140,19 @@ impl Client {
         };
         let mut r = req.send().await.map_err(describe)?;
         let status = r.status().as_u16();
-        let header = |name: reqwest::header::HeaderName| {
-            r.headers()
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned)
-        };
-        let retry_after = header(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
-        let location = header(reqwest::header::LOCATION).filter(|_| (300..400).contains(&status));
-        // Read in chunks up to a bound: an answer of the protocol is far smaller, and a
-        // server (or something posing as one) sending without end must not fill memory.
-        let mut bytes = Vec::new();
-        while let Some(chunk) = r.chunk().await.map_err(describe)? {
-            if bytes.len() + chunk.len() > MAX_ANSWER_BYTES {
-                return Err(format!(
-                    "the answer was larger than {} MiB, far more than any answer of the protocol",
-                    MAX_ANSWER_BYTES >> 20
-                ));
-            }
-            bytes.extend_from_slice(&chunk);
-        }
+        let retry_after = answer::retry_after(r.headers(), SystemTime::now());
+        let location = r
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+            .filter(|_| (300..400).contains(&status));
+        // Up to 16 MiB and no further: a server (or something posing as one) sending without
+        // end must not fill memory. Too large, or cut off, is a failed call, retried.
+        let bytes = answer::read_bounded(&mut r).await.map_err(|e| match e {
+            BodyError::Read(e) => describe(e),
+            too_large => too_large.to_string(),
+        })?;
         Ok(Answer {
             status,
             body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),

@@ -674,6 +674,9 @@ enum Odd {
     Lose(u16),
     /// Answers a `307` to this path on the proxy itself.
     Redirect(&'static str),
+    /// Answers it itself with a `Date` and a `Retry-After` given as HTTP dates: status,
+    /// `Date`, `Retry-After`, body.
+    Dated(u16, &'static str, &'static str, &'static str),
     /// Forwards it with `wait=0`: a long-poll that comes back at once (a proxy or server
     /// that does not hold requests).
     NoWait,
@@ -728,6 +731,14 @@ async fn odd_proxy(
                 }
                 return (StatusCode::from_u16(status).unwrap(), h, text.to_string())
                     .into_response();
+            }
+            if let Odd::Dated(status, date, retry_after, text) = odd {
+                let h = [
+                    ("content-type", "application/json"),
+                    ("date", date),
+                    ("retry-after", retry_after),
+                ];
+                return (StatusCode::from_u16(status).unwrap(), h, text).into_response();
             }
             let target = match odd {
                 Odd::NoWait => target.replace("wait=25", "wait=0"),
@@ -856,6 +867,51 @@ async fn a_429_is_waited_out_and_a_move_whose_answer_was_lost_is_sent_again_as_t
     assert_eq!(results.len(), 1, "{results:?}");
     assert!(of_kind(&ev, "rejected").is_empty(), "{ev:?}");
     hosting.abort();
+}
+
+/// A `Retry-After` given as an HTTP date (RFC 9110 allows it; proxies send it) is waited
+/// out to that date, counted from the answer's `Date`: before, it was not read and `horst
+/// play` asked again after its own 0.5 s. A date in the past is no header (the backoff).
+#[tokio::test]
+async fn a_retry_after_given_as_an_http_date_is_waited_out_to_that_date() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let t_a = play_token(&app, "Ann", &["play"]).await;
+    let table = open_table(&host, false).await;
+    let (proxy, _) = odd_proxy(app.addr, |method, path, n| {
+        const BUSY: &str = r#"{"error":"busy","code":"unavailable"}"#;
+        const DATE: &str = "Sun, 06 Dec 2026 18:00:00 GMT";
+        match (method, path.ends_with("/join"), n) {
+            ("POST", true, 0) => Odd::Dated(503, DATE, "Sun, 06 Dec 2026 18:00:03 GMT", BUSY),
+            ("POST", true, 1) => Odd::Dated(503, DATE, "Sun, 06 Dec 2026 17:59:00 GMT", BUSY),
+            _ => Odd::Pass,
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let backend = format!("http://{proxy}");
+    let mut a = HorstProcess::spawn(
+        &[
+            "play",
+            "--json",
+            "--session",
+            &table,
+            "--policy",
+            "first",
+            "--backend",
+            &backend,
+            "--token",
+            &t_a,
+        ],
+        &[],
+        dir.path(),
+    );
+    stdout_line(&mut a, "\"joined\"", Duration::from_secs(60)).await;
+    let ev = events(&a);
+    let retries = of_kind(&ev, "retry");
+    assert_eq!(retries.len(), 2, "{ev:?}");
+    assert_eq!(retries[0]["inMs"], 3000, "to the Retry-After date: {ev:?}");
+    assert_eq!(retries[1]["inMs"], 1000, "a past date: the backoff: {ev:?}");
 }
 
 /// A redirect is not followed (it turned a POST into a GET of its target): it is an answer
@@ -1024,9 +1080,10 @@ async fn a_long_poll_answered_at_once_with_nothing_new_is_not_asked_again_in_a_t
 
 /// The Python agent of docs/agents-play.md, as the page shows it, through the proxy: a 503
 /// with `Retry-After` on its join, a 429 on a state poll, its first move's answer lost (the
-/// proxy's 502 after horst took it) and a 502 page on a later poll. It rides them out and
-/// finishes the game, its move's retry carrying the same `idempotencyKey`. Before, the 503
-/// on the join ended it ("cannot join"), and any 5xx or lost answer would have.
+/// proxy's 502 after horst took it), a 502 page on a later poll and a 503 whose `Retry-After`
+/// is an HTTP date. It rides them out and finishes the game, its move's retry carrying the
+/// same `idempotencyKey`. Before, the 503 on the join ended it ("cannot join"), and any 5xx
+/// or lost answer would have; the date raised `ValueError` out of `float()`.
 #[tokio::test]
 async fn the_guides_python_agent_rides_out_busy_and_lost_answers() {
     let app = app_with(|_| {}).await;
@@ -1049,6 +1106,13 @@ async fn the_guides_python_agent_rides_out_busy_and_lost_answers() {
             ("GET", "state", 1) => {
                 Odd::Answer(429, Some("1"), r#"{"error":"slow down","code":"burst"}"#)
             }
+            // A proxy's Retry-After as an HTTP date (2 s after its Date).
+            ("GET", "state", 2) => Odd::Dated(
+                503,
+                "Sun, 06 Dec 2026 18:00:00 GMT",
+                "Sun, 06 Dec 2026 18:00:02 GMT",
+                busy,
+            ),
             ("POST", "action", 0) => Odd::Lose(502),
             ("GET", "state", 4) => Odd::Answer(502, None, "<html>Bad Gateway</html>"),
             _ => Odd::Pass,

@@ -11,6 +11,9 @@ const PLAYER_SESSIONS = "/api/v1/agent/sessions";
 // request as a network failure so the loop retries instead of hanging forever.
 const LONG_POLL_ABORT_MS = 40_000;
 const REQUEST_ABORT_MS = 20_000;
+// Largest answer read, as `horst play` reads (src/play/client.rs): an answer of the protocol
+// is far smaller (the server bounds states and entries far below it).
+export const MAX_ANSWER_BYTES = 16 << 20;
 
 /**
  * @param {{
@@ -53,13 +56,14 @@ export function createBridgeApi({ fetch, getToken, baseUrl = "", timeoutSignal =
         "redirect");
     }
     let payload = null;
-    const text = await res.text().catch(() => "");
+    const text = await readBounded(res, `${method} ${path}`);
     if (text) {
       try { payload = JSON.parse(text); } catch { payload = null; }
     }
     if (!res.ok) {
       const message = (payload && typeof payload.error === "string" && payload.error) || `HTTP ${res.status}`;
-      throw new ApiError(res.status, message, payload && payload.code, retryAfterMs(res.headers?.get?.("Retry-After")));
+      throw new ApiError(res.status, message, payload && payload.code,
+        retryAfterMs(res.headers?.get?.("Retry-After"), res.headers?.get?.("Date")));
     }
     return payload ?? {};
   }
@@ -115,6 +119,50 @@ export function createBridgeApi({ fetch, getToken, baseUrl = "", timeoutSignal =
       return Promise.resolve();
     },
   };
+}
+
+/**
+ * The body as text, read up to MAX_ANSWER_BYTES and no further: a larger one (said so by its
+ * Content-Length, or found so while reading) is a failed call, status 0, retried like no
+ * answer. A body cut off mid-way reads as "" (a poll asks again from the same place).
+ */
+async function readBounded(res, what) {
+  const tooLarge = () => new ApiError(0,
+    `the answer to ${what} was larger than ${MAX_ANSWER_BYTES >> 20} MiB, far more than any answer of the protocol`,
+    "too_large");
+  if (Number(res.headers?.get?.("Content-Length")) > MAX_ANSWER_BYTES) {
+    res.body?.cancel?.().catch(() => {});
+    throw tooLarge();
+  }
+  const reader = res.body && typeof res.body.getReader === "function" ? res.body.getReader() : null;
+  if (!reader) {
+    // A fetch without streams (the tests' fakes): the text whole.
+    const text = await res.text().catch(() => "");
+    if (text.length > MAX_ANSWER_BYTES) throw tooLarge();
+    return text;
+  }
+  const chunks = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_ANSWER_BYTES) {
+        // Hang up: the rest is never read.
+        reader.cancel().catch(() => {});
+        throw tooLarge();
+      }
+      chunks.push(value);
+    }
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    return "";
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) { all.set(c, at); at += c.byteLength; }
+  return new TextDecoder().decode(all);
 }
 
 function defaultTimeoutSignal(ms) {

@@ -39,10 +39,52 @@ export class ApiError extends Error {
   }
 }
 
-/** A `Retry-After` header's seconds as milliseconds (`undefined` when absent or a date). */
-export function retryAfterMs(header) {
-  const s = Number(header);
-  return header !== null && header !== undefined && header !== "" && Number.isFinite(s) && s >= 0 ? s * 1000 : undefined;
+/**
+ * The wait a `Retry-After` header asks for, in milliseconds: delay-seconds, or an HTTP date
+ * (RFC 9110 allows it, and proxies send it). A date counts from the answer's own `Date` when
+ * it has a readable one (both are the server's clock; the client's may be off by minutes),
+ * else from `nowMs`. `undefined` (the client's own backoff) when absent, unreadable, or a
+ * date that is not in the future.
+ * @param {string|null|undefined} header @param {string|null|undefined} [dateHeader] @param {number} [nowMs]
+ */
+export function retryAfterMs(header, dateHeader, nowMs = Date.now()) {
+  if (typeof header !== "string") return undefined;
+  const v = header.trim();
+  if (/^[0-9]+$/.test(v)) return Number(v) * 1000;
+  const at = httpDateMs(v);
+  if (at === undefined) return undefined;
+  const from = httpDateMs(typeof dateHeader === "string" ? dateHeader.trim() : "") ?? nowMs;
+  return at > from ? at - from : undefined;
+}
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const HTTP_DATES = [
+  // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
+  [/^[A-Z][a-z]{2}, (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/, (m) => [m[3], m[2], m[1], m[4], m[5], m[6]]],
+  // RFC 850 (obsolete): Sunday, 06-Nov-94 08:49:37 GMT
+  [/^[A-Z][a-z]+, (\d{2})-([A-Z][a-z]{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) GMT$/, (m) => [m[3], m[2], m[1], m[4], m[5], m[6]]],
+  // asctime (obsolete): Sun Nov  6 08:49:37 1994
+  [/^[A-Z][a-z]{2} ([A-Z][a-z]{2}) ([ \d]\d) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/, (m) => [m[6], m[1], m[2], m[3], m[4], m[5]]],
+];
+
+/** An HTTP date (the three forms RFC 9110 says a recipient reads) as epoch ms, else `undefined`.
+ * Strict on purpose: `Date.parse` reads other text differently from browser to browser. */
+function httpDateMs(text) {
+  for (const [re, parts] of HTTP_DATES) {
+    const m = re.exec(text);
+    if (!m) continue;
+    const [y, mon, d, h, min, s] = parts(m);
+    let year = Number(y);
+    // RFC 850's two-digit year: 70-99 is 19xx, the rest 20xx (as Rust's httpdate reads it).
+    if (y.length === 2) year += year >= 70 ? 1900 : 2000;
+    const month = MONTHS.indexOf(mon);
+    const day = Number(d.trim());
+    if (month < 0 || day < 1 || day > 31 || Number(h) > 23 || Number(min) > 59 || Number(s) > 60) return undefined;
+    const ms = Date.UTC(year, month, day, Number(h), Number(min), Math.min(Number(s), 59));
+    // Date.UTC rolls 31 Feb over into March; such a date is unreadable, not another day.
+    return new Date(ms).getUTCDate() === day ? ms : undefined;
+  }
+  return undefined;
 }
 
 /** A session whose config has no sdkVersion is a v1 game: the backend runs it in legacy mode. */

@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
+  retryAfterMs,
   classifyGameMessage, messageForEntry, SeqTracker, OpsOutbox, isLegacyConfig, hostLeftOp,
   resolveGameUrl, gameIdFromUrl, titleFromGameId, describeDeadline, describePlayers, describeResult,
   describeEntry, namesOf, autoRematchDue, newTableOffered,
@@ -305,4 +306,26 @@ test("New table is offered after a series without a next round, a lost session o
   assert.equal(offered("lost"), true);
   assert.equal(offered("failed"), true);
   for (const status of ["idle", "creating", "waiting", "active", "left"]) assert.equal(offered(status), false, status);
+});
+
+test("retryAfterMs reads delay-seconds and the three HTTP-date forms; a past or unreadable date is no header", () => {
+  // The answer's own Date is the clock: a date from the same server needs no agreement
+  // between the two machines' clocks.
+  const date = "Sun, 06 Dec 2026 18:00:00 GMT";
+  const now = Date.UTC(2026, 11, 6, 17, 0, 0); // an hour behind the server: not used
+  assert.equal(retryAfterMs("7", date, now), 7000);
+  assert.equal(retryAfterMs(" 0 ", date, now), 0);
+  assert.equal(retryAfterMs("Sun, 06 Dec 2026 18:00:30 GMT", date, now), 30_000);
+  assert.equal(retryAfterMs("Sunday, 06-Dec-26 18:00:05 GMT", date, now), 5000);
+  assert.equal(retryAfterMs("Sun Dec  6 18:01:00 2026", date, now), 60_000);
+  // Without a readable Date, the client's clock.
+  assert.equal(retryAfterMs("Sun, 06 Dec 2026 17:00:09 GMT", null, now), 9000);
+  assert.equal(retryAfterMs("Sun, 06 Dec 2026 17:00:09 GMT", "yesterday", now), 9000);
+  for (const none of [null, undefined, "", "soon", "-1", "1.5", "0x10", "1e3",
+    "Sun, 06 Dec 2026 17:59:59 GMT", // past
+    "Sun, 06 Dec 2026 18:00:00 GMT", // now: no wait asked
+    "Sun, 32 Dec 2026 18:00:30 GMT", "Sun, 06 Dec 2026 25:00:30 GMT", "Sun, 06 Foo 2026 18:00:30 GMT",
+    "Sun, 06 Dec 2026 18:00:30 CET", "2026-12-06T18:00:30Z"]) {
+    assert.equal(retryAfterMs(none, date, now), undefined, `${none}`);
+  }
 });

@@ -271,21 +271,68 @@ test("409 on /ops (the game already over) is shown and not retried", async () =>
   }
 });
 
-test("a huge poll answer (64 MiB of padding) does not stop the table; the entries in it are delivered", async () => {
+test("a poll answer over 16 MiB is a failed call, retried, read no further than the cap; the entries come with the next answer", async () => {
   const entry = { seq: 1, type: "system", event: "game_start", players: ["p_1", "p_2"], round: 1 };
-  const huge = JSON.stringify({ actions: [entry], status: "active", round: 1, players: [], pad: "x".repeat(64 * 1024 * 1024) });
+  const chunk = Buffer.alloc(1 << 20, 0x20);
+  let streamed = 0;
   const srv = await fakeServer((req, res, body, n) => {
     if (req.url.includes("/pending-actions") && n === 0) {
+      // A body without end (no Content-Length): a server or something posing as one that
+      // never stops sending. Read whole, it held the tab's memory until the tab died.
       res.writeHead(200, { "Content-Type": "application/json" });
-      return res.end(huge);
+      res.write('{"actions":[],"pad":"');
+      const more = () => {
+        while (!res.destroyed && res.write(chunk)) streamed += chunk.length;
+        if (!res.destroyed) { streamed += chunk.length; res.once("drain", more); }
+      };
+      return more();
+    }
+    if (req.url.includes("/pending-actions") && n === 1) {
+      // Said to be 64 MiB up front: refused without reading it.
+      res.writeHead(200, { "Content-Type": "application/json", "Content-Length": String(64 << 20) });
+      res.write('{"actions":[');
+      return;
+    }
+    if (req.url.includes("/pending-actions") && n === 2) {
+      return json(res, 200, { actions: [entry], status: "active", round: 1, players: [] });
     }
     usual(req, res, body);
   });
-  const { host, of } = hostOn(srv.base);
+  const { host, of, errors } = hostOn(srv.base);
   try {
     host.handleGameMessage({ type: "AGENT_CONFIGURE", data: CONFIG });
     await until(() => of("AGENT_GAME_START").length === 1, "the game start", 20_000);
     assert.equal(host.view.status, "active");
+    const polls = srv.of(`GET /api/v1/agent/bridge/sessions/${SID}/pending-actions`);
+    assert.deepEqual(polls.slice(0, 3).map((p) => new URL(p.url, srv.base).searchParams.get("after")), ["0", "0", "0"],
+      "each retry asks from where the failed one did");
+    assert.equal(errors.filter((e) => /was larger than 16 MiB/.test(e)).length >= 1, true, `${errors}`);
+    // What the server got out before the bridge hung up: the cap and the socket's buffers.
+    assert.ok(streamed < 40 << 20, `${streamed} bytes sent`);
+  } finally {
+    host.stop();
+    await srv.close();
+  }
+});
+
+test("a 429 whose Retry-After is an HTTP date is waited out until that date", async () => {
+  const srv = await fakeServer((req, res, body, n) => {
+    const path = req.url.split("?")[0];
+    if (path.endsWith("/ops") && n === 0) {
+      const at = Math.floor(Date.now() / 1000) * 1000;
+      return json(res, 429, { error: "slow down", code: "burst" },
+        { Date: new Date(at).toUTCString(), "Retry-After": new Date(at + 6000).toUTCString() });
+    }
+    usual(req, res, body);
+  });
+  const { host, sleeps } = hostOn(srv.base);
+  try {
+    host.handleGameMessage({ type: "AGENT_CONFIGURE", data: CONFIG });
+    await until(() => host.view.sessionId === SID, "the session");
+    host.handleGameMessage({ type: "AGENT_STATE", data: { state: 1 } });
+    await until(() => srv.of(`POST /api/v1/agent/bridge/sessions/${SID}/ops`).length === 2, "the second /ops");
+    // Before: the date was not read and the bridge asked again after its own 1 s.
+    assert.ok(sleeps.includes(6000), `a wait of 6000 ms in ${sleeps}`);
   } finally {
     host.stop();
     await srv.close();
