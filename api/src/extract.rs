@@ -370,7 +370,7 @@ async fn rcadia_caller(
     state: &AppState,
     headers: &HeaderMap,
     scope: Scope,
-) -> Result<Identity, ApiError> {
+) -> Result<std::sync::Arc<Identity>, ApiError> {
     let token = bearer(headers).ok_or_else(|| {
         ApiError::new(
             ApiCode::Unauthorized,
@@ -421,7 +421,7 @@ async fn rcadia_caller(
 }
 
 /// An RCADIA caller with the `play` scope.
-pub struct Player(pub Identity);
+pub struct Player(pub std::sync::Arc<Identity>);
 
 impl FromRequestParts<AppState> for Player {
     type Rejection = ApiError;
@@ -435,7 +435,7 @@ impl FromRequestParts<AppState> for Player {
 
 /// An optional RCADIA caller (any scope): `None` without an `Authorization` header; a
 /// credential that is sent must be valid (401 otherwise, as everywhere).
-pub struct Viewer(pub Option<Identity>);
+pub struct Viewer(pub Option<std::sync::Arc<Identity>>);
 
 impl FromRequestParts<AppState> for Viewer {
     type Rejection = ApiError;
@@ -451,7 +451,7 @@ impl FromRequestParts<AppState> for Viewer {
 }
 
 /// An RCADIA caller with the `host` scope.
-pub struct Host(pub Identity);
+pub struct Host(pub std::sync::Arc<Identity>);
 
 impl FromRequestParts<AppState> for Host {
     type Rejection = ApiError;

@@ -157,12 +157,13 @@ fn sip24(k0: u64, k1: u64, data: &[u8]) -> u64 {
 struct Cached {
     at: Instant,
     epoch: u64,
-    identity: Identity,
+    /// Shared with every request it answers: a hit allocates nothing.
+    identity: Arc<Identity>,
 }
 
 impl IdentityCache {
     /// The entry for `key` if it was read under the newest epoch and is young enough.
-    fn hit(&self, key: CacheKey) -> Option<Identity> {
+    fn hit(&self, key: CacheKey) -> Option<Arc<Identity>> {
         self.entries
             .get(&key)
             .filter(|e| e.epoch == self.epoch && e.at.elapsed() < CACHE_TTL)
@@ -679,7 +680,7 @@ impl Auth {
     /// The cached identity for `key`, if it is still good; otherwise `None` and the epoch the
     /// caller's fresh read will be cached under. Reads `auth:epoch` when the last read is
     /// older than [`EPOCH_CHECK`].
-    async fn cached(&self, key: CacheKey) -> Result<(Option<Identity>, u64), IdentityError> {
+    async fn cached(&self, key: CacheKey) -> Result<(Option<Arc<Identity>>, u64), IdentityError> {
         {
             let c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
             if c.epoch_read.is_some_and(|at| at.elapsed() < EPOCH_CHECK) {
@@ -701,7 +702,7 @@ impl Auth {
         Ok((c.hit(key), c.epoch))
     }
 
-    fn remember(&self, key: CacheKey, epoch: u64, identity: &Identity) {
+    fn remember(&self, key: CacheKey, epoch: u64, identity: &Arc<Identity>) {
         let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if c.entries.len() >= CACHE_MAX {
             c.entries.clear();
@@ -717,7 +718,7 @@ impl Auth {
     }
 
     /// Resolves a bearer credential (JWT or agent token).
-    pub async fn identify(&self, bearer: &str) -> Result<Option<Identity>, IdentityError> {
+    pub async fn identify(&self, bearer: &str) -> Result<Option<Arc<Identity>>, IdentityError> {
         let jwt = bearer.matches('.').count() == 2;
         let claims = if jwt {
             match Self::verify_jwt(self.signing_key().await?, bearer) {
@@ -784,6 +785,7 @@ impl Auth {
                 }
             }
         };
+        let identity = Arc::new(identity);
         self.remember(key, epoch, &identity);
         Ok(Some(identity))
     }
