@@ -370,7 +370,7 @@ async fn rcadia_caller(
     state: &AppState,
     headers: &HeaderMap,
     scope: Scope,
-) -> Result<Identity, ApiError> {
+) -> Result<std::sync::Arc<Identity>, ApiError> {
     let token = bearer(headers).ok_or_else(|| {
         ApiError::new(
             ApiCode::Unauthorized,
@@ -421,7 +421,7 @@ async fn rcadia_caller(
 }
 
 /// An RCADIA caller with the `play` scope.
-pub struct Player(pub Identity);
+pub struct Player(pub std::sync::Arc<Identity>);
 
 impl FromRequestParts<AppState> for Player {
     type Rejection = ApiError;
@@ -435,7 +435,7 @@ impl FromRequestParts<AppState> for Player {
 
 /// An optional RCADIA caller (any scope): `None` without an `Authorization` header; a
 /// credential that is sent must be valid (401 otherwise, as everywhere).
-pub struct Viewer(pub Option<Identity>);
+pub struct Viewer(pub Option<std::sync::Arc<Identity>>);
 
 impl FromRequestParts<AppState> for Viewer {
     type Rejection = ApiError;
@@ -451,7 +451,7 @@ impl FromRequestParts<AppState> for Viewer {
 }
 
 /// An RCADIA caller with the `host` scope.
-pub struct Host(pub Identity);
+pub struct Host(pub std::sync::Arc<Identity>);
 
 impl FromRequestParts<AppState> for Host {
     type Rejection = ApiError;
@@ -594,8 +594,50 @@ impl<T: DeserializeOwned + Expected, S: Send + Sync> FromRequest<S> for Json<T> 
 
 impl<T: serde::Serialize> axum::response::IntoResponse for Json<T> {
     fn into_response(self) -> axum::response::Response {
-        axum::Json(self.0).into_response()
+        match json_bytes(&self.0) {
+            Ok(body) => (
+                [(
+                    header::CONTENT_TYPE,
+                    axum::http::HeaderValue::from_static("application/json"),
+                )],
+                body,
+            )
+                .into_response(),
+            Err(e) => {
+                ApiError::internal(format!("the answer could not be written: {e}")).into_response()
+            }
+        }
     }
+}
+
+/// Answers above this size do not keep their buffer for the thread's next answer.
+const SCRATCH_KEEP: usize = 64 * 1024;
+
+thread_local! {
+    /// The buffer answers are written into before they are copied out at their size.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `value` as JSON in one allocation of its exact size. axum's `Json` grows a buffer from 128
+/// bytes by doubling, so a session's answer of a few KB paid five reallocations and their
+/// copies; here it is written into this thread's kept buffer and copied out once.
+pub(crate) fn json_bytes<T: serde::Serialize + ?Sized>(
+    value: &T,
+) -> serde_json::Result<axum::body::Bytes> {
+    SCRATCH.with(|scratch| {
+        // Never re-entered (serialising calls no handler), but a borrowed buffer must not
+        // panic: write into a fresh one then.
+        let Ok(mut buf) = scratch.try_borrow_mut() else {
+            return serde_json::to_vec(value).map(axum::body::Bytes::from);
+        };
+        buf.clear();
+        let written = serde_json::to_writer(&mut *buf, value);
+        let out = written.map(|()| axum::body::Bytes::copy_from_slice(&buf));
+        if buf.capacity() > SCRATCH_KEEP {
+            *buf = Vec::new();
+        }
+        out
+    })
 }
 
 /// A query string of type `T`; a bad one is a 400 in the API's own shape.

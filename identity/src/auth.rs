@@ -79,13 +79,15 @@ pub struct Auth {
     /// process that never handles a JWT (a worker, `horst admin`) never makes the file.
     secret: Arc<tokio::sync::OnceCell<Vec<u8>>>,
     key_file: Arc<std::path::PathBuf>,
-    /// Known credentials by hash: agents long-poll in a loop, and a Redis read per request
-    /// only to learn the same identity again is most of a poll's cost. An entry is used only
+    /// Known credentials by [`CacheKey`]: agents long-poll in a loop, and a Redis read per
+    /// request only to learn the same identity again is most of a poll's cost. An entry is used only
     /// while the revocation epoch it was read under is still the newest this process knows,
     /// and the process learns the newest at most [`EPOCH_CHECK`] late: so a revoked token or
     /// a changed person's JWT is refused everywhere within that bound. Unknown credentials are
     /// not cached (a token created a moment ago works at once).
     cache: Arc<Mutex<IdentityCache>>,
+    /// This process's key of [`CacheKey`], random at start and never stored or sent.
+    cache_key: CacheKeyer,
 }
 
 /// How often a process reads `auth:epoch` (only when a cached identity is used): the bound
@@ -101,13 +103,72 @@ struct IdentityCache {
     /// The newest revocation epoch seen, and when it was read (`None`: never).
     epoch: u64,
     epoch_read: Option<Instant>,
-    entries: HashMap<String, Cached>,
+    entries: HashMap<CacheKey, Cached>,
+}
+
+/// What the identity cache knows a bearer by: a keyed PRF of it, SipHash-2-4 under two
+/// independent 128-bit keys drawn from the OS at the process's start (128 bits out).
+///
+/// Why not the SHA-256 that Redis stores: that digest was computed on every request only to
+/// look the cache up (software SHA-256 of a token is as costly as the rest of the lookup), and
+/// every answer from the cache then allocated its hex. Why this is as safe: the cache keeps
+/// no raw token, and its keys are worth nothing outside this process (the key is never
+/// stored, logged or sent; a copy of Redis holds SHA-256 hashes only, as before). Without
+/// the key an attacker cannot make a bearer whose PRF matches a cached one other than by
+/// chance, 2^-128 a try against a given entry (SipHash-2-4 is a PRF), so a bearer gets a
+/// cached identity only if it is the bearer that identity was read for. Revocation is
+/// unchanged: an entry counts only under the newest epoch (`IdentityCache::epoch`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+struct CacheKey(u64, u64);
+
+#[derive(Clone, Copy)]
+struct CacheKeyer([u64; 4]);
+
+impl CacheKeyer {
+    fn random() -> Result<CacheKeyer, IdentityError> {
+        let b = random_bytes(32)?;
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[8 * i..8 * i + 8]);
+            u64::from_le_bytes(w)
+        };
+        Ok(CacheKeyer([word(0), word(1), word(2), word(3)]))
+    }
+
+    fn key(&self, bearer: &str) -> CacheKey {
+        let [a, b, c, d] = self.0;
+        CacheKey(
+            sip24(a, b, bearer.as_bytes()),
+            sip24(c, d, bearer.as_bytes()),
+        )
+    }
+}
+
+/// SipHash-2-4 of `data` under the key `(k0, k1)` (std's `SipHasher` is exactly that; it is
+/// deprecated only in favour of `DefaultHasher`, whose algorithm is unspecified).
+#[allow(deprecated)]
+fn sip24(k0: u64, k1: u64, data: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = std::hash::SipHasher::new_with_keys(k0, k1);
+    h.write(data);
+    h.finish()
 }
 
 struct Cached {
     at: Instant,
     epoch: u64,
-    identity: Identity,
+    /// Shared with every request it answers: a hit allocates nothing.
+    identity: Arc<Identity>,
+}
+
+impl IdentityCache {
+    /// The entry for `key` if it was read under the newest epoch and is young enough.
+    fn hit(&self, key: CacheKey) -> Option<Arc<Identity>> {
+        self.entries
+            .get(&key)
+            .filter(|e| e.epoch == self.epoch && e.at.elapsed() < CACHE_TTL)
+            .map(|e| e.identity.clone())
+    }
 }
 
 /// `lua/token_create.lua`.
@@ -202,6 +263,7 @@ impl Auth {
             secret: Default::default(),
             key_file: Arc::new(jwt_key_file.to_path_buf()),
             cache: Default::default(),
+            cache_key: CacheKeyer::random()?,
         };
         auth.index_legacy_users().await?;
         Ok(auth)
@@ -530,7 +592,7 @@ impl Auth {
         // Durable: a signed-out JWT stays out through a failover.
         self.store.barrier().await?;
         let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        c.entries.remove(&sha256_hex(token));
+        c.entries.remove(&self.cache_key.key(token));
         Ok(true)
     }
 
@@ -615,43 +677,38 @@ impl Auth {
         });
     }
 
-    /// The cached identity for `hash`, if it is still good; otherwise `None` and the epoch the
+    /// The cached identity for `key`, if it is still good; otherwise `None` and the epoch the
     /// caller's fresh read will be cached under. Reads `auth:epoch` when the last read is
     /// older than [`EPOCH_CHECK`].
-    async fn cached(&self, hash: &str) -> Result<(Option<Identity>, u64), IdentityError> {
-        let stale = {
+    async fn cached(&self, key: CacheKey) -> Result<(Option<Arc<Identity>>, u64), IdentityError> {
+        {
             let c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            c.epoch_read.is_none_or(|at| at.elapsed() >= EPOCH_CHECK)
-        };
-        if stale {
-            let epoch: Option<u64> = redis::cmd("GET")
-                .arg(self.store.key("auth:epoch"))
-                .query_async(&mut self.store.conn())
-                .await?;
-            let epoch = epoch.unwrap_or(0);
-            let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            if epoch != c.epoch {
-                c.entries.clear();
-                c.epoch = epoch;
+            if c.epoch_read.is_some_and(|at| at.elapsed() < EPOCH_CHECK) {
+                // The common case, in one lock: the epoch is recent, the entry is looked up.
+                return Ok((c.hit(key), c.epoch));
             }
-            c.epoch_read = Some(Instant::now());
         }
-        let c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        let hit = c
-            .entries
-            .get(hash)
-            .filter(|e| e.epoch == c.epoch && e.at.elapsed() < CACHE_TTL)
-            .map(|e| e.identity.clone());
-        Ok((hit, c.epoch))
+        let epoch: Option<u64> = redis::cmd("GET")
+            .arg(self.store.key("auth:epoch"))
+            .query_async(&mut self.store.conn())
+            .await?;
+        let epoch = epoch.unwrap_or(0);
+        let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if epoch != c.epoch {
+            c.entries.clear();
+            c.epoch = epoch;
+        }
+        c.epoch_read = Some(Instant::now());
+        Ok((c.hit(key), c.epoch))
     }
 
-    fn remember(&self, hash: String, epoch: u64, identity: &Identity) {
+    fn remember(&self, key: CacheKey, epoch: u64, identity: &Arc<Identity>) {
         let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if c.entries.len() >= CACHE_MAX {
             c.entries.clear();
         }
         c.entries.insert(
-            hash,
+            key,
             Cached {
                 at: Instant::now(),
                 epoch,
@@ -661,7 +718,7 @@ impl Auth {
     }
 
     /// Resolves a bearer credential (JWT or agent token).
-    pub async fn identify(&self, bearer: &str) -> Result<Option<Identity>, IdentityError> {
+    pub async fn identify(&self, bearer: &str) -> Result<Option<Arc<Identity>>, IdentityError> {
         let jwt = bearer.matches('.').count() == 2;
         let claims = if jwt {
             match Self::verify_jwt(self.signing_key().await?, bearer) {
@@ -671,8 +728,8 @@ impl Auth {
         } else {
             None
         };
-        let hash = sha256_hex(bearer);
-        let (hit, epoch) = self.cached(&hash).await?;
+        let key = self.cache_key.key(bearer);
+        let (hit, epoch) = self.cached(key).await?;
         if hit.is_some() {
             return Ok(hit);
         }
@@ -704,6 +761,8 @@ impl Auth {
                 }
             }
             None => {
+                // Stored as SHA-256 only: hashed here, where Redis is asked anyway.
+                let hash = sha256_hex(bearer);
                 let fields: Vec<Option<String>> = redis::cmd("HMGET")
                     .arg(self.store.key(&format!("auth:token:{hash}")))
                     .arg(&["agent", "play", "host", "name", "house", "burstPerMinute"])
@@ -726,7 +785,8 @@ impl Auth {
                 }
             }
         };
-        self.remember(hash, epoch, &identity);
+        let identity = Arc::new(identity);
+        self.remember(key, epoch, &identity);
         Ok(Some(identity))
     }
 
@@ -849,6 +909,32 @@ pub(crate) async fn legacy_name_in(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cache's PRF is SipHash-2-4 (the security argument at [`CacheKey`] rests on it):
+    /// the reference vector of Aumasson and Bernstein's paper (appendix A: key 00..0f,
+    /// message 00..0e). std's `DefaultHasher` (SipHash-1-3 today) gives another value.
+    #[test]
+    fn the_cache_prf_is_siphash_2_4() {
+        let k0 = u64::from_le_bytes([0, 1, 2, 3, 4, 5, 6, 7]);
+        let k1 = u64::from_le_bytes([8, 9, 10, 11, 12, 13, 14, 15]);
+        let msg: Vec<u8> = (0u8..15).collect();
+        assert_eq!(sip24(k0, k1, &msg), 0xa129_ca61_49be_45e5);
+    }
+
+    /// Each process draws its own key, so the cache's keys of a token differ between
+    /// processes and are not the SHA-256 Redis stores (nothing outside the process can
+    /// compute them), while one process always keys a token the same way.
+    #[test]
+    fn cache_keys_are_per_process_and_stable_within_one() {
+        let (a, b) = (CacheKeyer::random().unwrap(), CacheKeyer::random().unwrap());
+        let token = "rca_0123456789abcdef0123456789abcdef";
+        assert_eq!(a.key(token), a.key(token));
+        assert_ne!(a.key(token), b.key(token));
+        assert_ne!(a.key(token), a.key("rca_0123456789abcdef0123456789abcdee"));
+        let sha = sha256_hex(token);
+        let k = a.key(token);
+        assert!(!sha.contains(&format!("{:016x}", k.0)) && !sha.contains(&format!("{:016x}", k.1)));
+    }
 
     #[test]
     fn legacy_records_verify_and_bad_ones_match_nothing() {

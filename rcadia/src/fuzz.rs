@@ -210,7 +210,7 @@ fn changes() -> impl Strategy<Value = Vec<(Vec<u16>, bool, Value)>> {
 /// internal error that names the session.
 fn exercise_stored(value: Vec<u8>, base: Option<Vec<u8>>) {
     let token = record::token_of(&value).map(str::to_string);
-    match record::decode("ses_beef00000001", Some(value), base) {
+    match record::decode("ses_beef00000001", Some(value), base, None) {
         Ok(Some(stored)) => {
             assert_eq!(Some(stored.token.as_str()), token.as_deref());
             let again = record::encode_record(&stored.session).expect("a record encodes");
@@ -325,7 +325,11 @@ proptest! {
         } else {
             record::encode_write_as(&s, Some(&first.base), StoredForms::Current).unwrap()
         };
-        let packed = enc.stored_base.clone().unwrap_or_else(|| record::pack_base(&enc.base));
+        let packed = enc
+            .stored_base
+            .as_deref()
+            .cloned()
+            .unwrap_or_else(|| record::pack_base(&enc.base));
         let value = [b"9.0000beef ".as_slice(), &enc.body].concat();
         let (value, base) = match which {
             0 => (mutate(&value, &delta_edits), Some(packed)),

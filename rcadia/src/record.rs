@@ -50,6 +50,10 @@ pub(crate) struct Stored {
     /// The stored base (the MessagePack the stored delta was made against); `None` for a
     /// value of an earlier version (the next write stores a base).
     pub base: Option<Arc<Vec<u8>>>,
+    /// `base` as `ses:<id>:base` holds it (deflated), when this process knows it: a read
+    /// that fetches these same bytes takes `base` from this record instead of inflating
+    /// them again (an inflate costs more than the rest of a read's decoding).
+    pub base_stored: Option<Arc<Vec<u8>>>,
     /// The session's key names, once a read or write of this process needed them (then
     /// handed on to the session's next record: `Rcadia::keys_of`).
     pub keys: OnceLock<Arc<SessionKeys>>,
@@ -121,7 +125,7 @@ pub(crate) struct Encoded {
     pub base: Arc<Vec<u8>>,
     /// `base` as `ses:<id>:base` stores it (`pack_base`), when the write stores it too (it
     /// is new: a rebase).
-    pub stored_base: Option<Vec<u8>>,
+    pub stored_base: Option<Arc<Vec<u8>>>,
 }
 
 /// The first byte of a stored base that is deflated (a MessagePack record starts with an
@@ -205,10 +209,10 @@ pub(crate) fn encode_write_as(
     let body = with(delta::delta(&bytes, &bytes));
     Ok(Encoded {
         body,
-        stored_base: Some(match forms {
+        stored_base: Some(Arc::new(match forms {
             StoredForms::Current => pack_base(&bytes),
             StoredForms::Previous => bytes.clone(),
-        }),
+        })),
         base: Arc::new(bytes),
     })
 }
@@ -241,36 +245,58 @@ fn bad(id: &str, e: impl std::fmt::Display) -> RcadiaError {
 }
 
 /// Decodes a stored value and its base (`MGET ses:<id> ses:<id>:base`); `None` if there is
-/// none.
+/// none. `known` is a record of the session this process holds: when the stored base is
+/// the one `known`'s delta was made against (byte for byte as stored), its inflated base is
+/// shared instead of inflating the stored one again. A session keeps its base across many
+/// writes (until a rebase), so this is the common case of a read.
 pub(crate) fn decode(
     id: &str,
     value: Option<Vec<u8>>,
     base: Option<Vec<u8>>,
+    known: Option<&Stored>,
 ) -> Result<Option<Stored>, RcadiaError> {
     let Some(value) = value else {
         return Ok(None);
     };
     let token = token_of(&value).ok_or_else(|| bad(id, "no rev before the record"))?;
     let body = &value[token.len() + 1..];
-    let (session, base): (Session, _) = match body.split_first() {
+    let (session, base, base_stored): (Session, _, _) = match body.split_first() {
         Some((&DELTA, d)) => {
-            let base = base.ok_or_else(|| bad(id, "its base is missing"))?;
-            let base = unpack_base(base).ok_or_else(|| bad(id, "its base does not inflate"))?;
+            let stored = base.ok_or_else(|| bad(id, "its base is missing"))?;
+            let same = known.and_then(|k| {
+                let (packed, inflated) = (k.base_stored.as_ref()?, k.base.as_ref()?);
+                (packed.as_slice() == stored.as_slice()).then(|| (inflated.clone(), packed.clone()))
+            });
+            let (base, stored) = match same {
+                Some(both) => both,
+                None => {
+                    let packed = Arc::new(stored.clone());
+                    let base =
+                        unpack_base(stored).ok_or_else(|| bad(id, "its base does not inflate"))?;
+                    (Arc::new(base), packed)
+                }
+            };
             let bytes =
                 delta::apply(&base, d).ok_or_else(|| bad(id, "its delta does not fit its base"))?;
             (
                 rmp_serde::from_slice(&bytes).map_err(|e| bad(id, e))?,
-                Some(Arc::new(base)),
+                Some(base),
+                Some(stored),
             )
         }
         // An earlier version's whole record.
-        _ => (rmp_serde::from_slice(body).map_err(|e| bad(id, e))?, None),
+        _ => (
+            rmp_serde::from_slice(body).map_err(|e| bad(id, e))?,
+            None,
+            None,
+        ),
     };
     Ok(Some(Stored {
         token: token.to_string(),
         session,
         legacy: false,
         base,
+        base_stored,
         keys: OnceLock::new(),
         confirmed: Confirmed::default(),
     }))
@@ -289,6 +315,7 @@ pub(crate) fn decode_legacy(
         session: serde_json::from_str(&json).map_err(|e| bad(id, e))?,
         legacy: true,
         base: None,
+        base_stored: None,
         keys: OnceLock::new(),
         confirmed: Confirmed::default(),
     }))
@@ -788,7 +815,7 @@ mod tests {
         s.take_held_events();
         let value = encode("5.0000beef", &s).unwrap();
         assert_eq!(token_of(&value), Some("5.0000beef"));
-        let back = decode("ses_beef00000001", Some(value.clone()), None)
+        let back = decode("ses_beef00000001", Some(value.clone()), None, None)
             .unwrap()
             .unwrap();
         assert_eq!(back.session, s);
@@ -801,9 +828,9 @@ mod tests {
             value.len(),
             json.len()
         );
-        assert!(decode("x", None, None).unwrap().is_none());
-        assert!(decode("x", Some(b"1 \x01\x02".to_vec()), None).is_err());
-        assert!(decode("x", Some(b"nospace".to_vec()), None).is_err());
+        assert!(decode("x", None, None, None).unwrap().is_none());
+        assert!(decode("x", Some(b"1 \x01\x02".to_vec()), None, None).is_err());
+        assert!(decode("x", Some(b"nospace".to_vec()), None, None).is_err());
     }
 
     /// What `ses:<id>` holds for `e` under `token`.
@@ -825,27 +852,32 @@ mod tests {
             first.body
         );
         // The base is stored deflated, about two thirds of it.
-        let packed = first.stored_base.clone().unwrap();
+        let packed = first.stored_base.as_deref().cloned().unwrap();
         assert!(
             packed[0] == DEFLATED && packed.len() * 10 < first.base.len() * 8,
             "{} bytes stored for a base of {}",
             packed.len(),
             first.base.len()
         );
-        let back = decode("s", Some(stored("1.0", &first)), Some(packed.clone()))
+        let back = decode("s", Some(stored("1.0", &first)), Some(packed.clone()), None)
             .unwrap()
             .unwrap();
         assert_eq!(back.session, s);
         assert_eq!(back.base.as_deref(), Some(&*first.base));
         // Earlier versions stored the base as it is: it still reads.
-        let back = decode("s", Some(stored("1.0", &first)), Some(first.base.to_vec()))
-            .unwrap()
-            .unwrap();
+        let back = decode(
+            "s",
+            Some(stored("1.0", &first)),
+            Some(first.base.to_vec()),
+            None,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(back.session, s);
         // A base that does not inflate does not decode.
         let mut broken = packed;
         broken.truncate(broken.len() / 2);
-        assert!(decode("s", Some(stored("1.0", &first)), Some(broken)).is_err());
+        assert!(decode("s", Some(stored("1.0", &first)), Some(broken), None).is_err());
         // The next write (a host poll, time moved on) is a delta of a few dozen bytes.
         s.apply(
             Event::HostPoll {
@@ -864,17 +896,83 @@ mod tests {
             next.body.len(),
             first.base.len()
         );
-        let back = decode("s", Some(stored("2.0", &next)), Some(first.base.to_vec()))
-            .unwrap()
-            .unwrap();
+        let back = decode(
+            "s",
+            Some(stored("2.0", &next)),
+            Some(first.base.to_vec()),
+            None,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(back.session, s);
         // A base far from the record: rebased.
         let far = Arc::new(vec![0x90u8]);
         let re = encode_write(&s, Some(&far)).unwrap();
         assert!(re.stored_base.is_some() && *re.base == encode_record(&s).unwrap());
         // A delta without its base, or against the wrong one, does not decode.
-        assert!(decode("s", Some(stored("2.0", &next)), None).is_err());
-        assert!(decode("s", Some(stored("2.0", &next)), Some(vec![1, 2])).is_err());
+        assert!(decode("s", Some(stored("2.0", &next)), None, None).is_err());
+        assert!(decode("s", Some(stored("2.0", &next)), Some(vec![1, 2]), None).is_err());
+    }
+
+    /// A read (`MGET` of the value and the stored base) whose base is byte for byte the one a
+    /// record this process holds was made against shares that record's inflated base instead
+    /// of inflating it again; a different stored base (another writer rebased) is inflated.
+    #[test]
+    fn a_read_shares_the_inflated_base_of_a_known_record_with_the_same_stored_base() {
+        let mut s = played();
+        s.take_held_events();
+        let first = encode_write(&s, None).unwrap();
+        let packed = first.stored_base.as_deref().cloned().unwrap();
+        let known = decode("s", Some(stored("1.0", &first)), Some(packed.clone()), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(known.base_stored.as_deref(), Some(&packed));
+        s.apply(
+            Event::HostPoll {
+                after: Some(1),
+                wait_ms: 0,
+            },
+            1_791_399_600_500,
+        )
+        .unwrap();
+        s.take_held_events();
+        // Another process's write: a delta against the same base.
+        let next = encode_write(&s, Some(&first.base)).unwrap();
+        assert!(next.stored_base.is_none());
+        let read = decode(
+            "s",
+            Some(stored("2.0", &next)),
+            Some(packed.clone()),
+            Some(&known),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(read.session, s);
+        let (shared, kept) = (read.base.as_ref().unwrap(), known.base.as_ref().unwrap());
+        assert!(
+            Arc::ptr_eq(shared, kept),
+            "the known base was inflated again"
+        );
+        assert!(Arc::ptr_eq(
+            read.base_stored.as_ref().unwrap(),
+            known.base_stored.as_ref().unwrap()
+        ));
+        // Another writer rebased: its base is inflated, whatever the known record holds.
+        let rebased = encode_write_as(&s, None, StoredForms::Current).unwrap();
+        let new_packed = rebased.stored_base.as_deref().cloned().unwrap();
+        assert_ne!(new_packed, packed);
+        let read = decode(
+            "s",
+            Some(stored("3.0", &rebased)),
+            Some(new_packed.clone()),
+            Some(&known),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(read.session, s);
+        assert!(!Arc::ptr_eq(read.base.as_ref().unwrap(), kept));
+        assert_eq!(read.base.as_deref(), Some(&*rebased.base));
+        assert_eq!(read.base_stored.as_deref(), Some(&new_packed));
     }
 
     /// `sessions.write_previous_forms`: what a write stores is what the previous release
@@ -908,9 +1006,9 @@ mod tests {
             assert_eq!(decode_event(&stored, created).as_ref(), Some(e));
         }
         let first = encode_write_as(&s, None, StoredForms::Previous).unwrap();
-        let base = first.stored_base.clone().unwrap();
+        let base = first.stored_base.as_deref().cloned().unwrap();
         assert_eq!(base, *first.base, "the base as it is, not deflated");
-        let back = decode("s", Some(stored("1.0", &first)), Some(base))
+        let back = decode("s", Some(stored("1.0", &first)), Some(base), None)
             .unwrap()
             .unwrap();
         assert_eq!(back.session, s);
@@ -1031,6 +1129,7 @@ mod tests {
             session: session.clone(),
             legacy: false,
             base: None,
+            base_stored: None,
             keys: OnceLock::new(),
             confirmed: Confirmed::default(),
         })

@@ -60,7 +60,7 @@ pub(crate) struct SaveArgs {
     /// The record as stored after `<token> ` (`record::encode_write`: a delta).
     body: Vec<u8>,
     /// The new base as stored (`record::pack_base`), when the write rebases.
-    base: Option<Vec<u8>>,
+    base: Option<Arc<Vec<u8>>>,
     session_id: String,
     /// `Some(listed)` when the listing changes (or on create).
     listing: Option<bool>,
@@ -133,7 +133,7 @@ impl ScriptArgs for SaveArgs {
             .arg(self.deadlines.len())
             .arg(if self.wake { "1" } else { "" })
             .arg(if self.legacy { "1" } else { "0" })
-            .arg(self.base.as_deref().unwrap_or(&[]));
+            .arg(self.base.as_deref().map_or(&[][..], |b| &b[..]));
         for e in &self.events {
             to.arg(&e[..]);
         }
@@ -368,7 +368,10 @@ impl Rcadia {
             }
         };
         let stored = match got {
-            Ok(value) => record::decode(id, value, base)?,
+            Ok(value) => {
+                let known = self.inner.cache.get(id);
+                record::decode(id, value, base, known.as_deref())?
+            }
             Err(e) if wrong_type(&e) => {
                 self.inner.metrics.round_trip();
                 let fields: (Option<String>, Option<String>) = redis::cmd("HMGET")
@@ -557,7 +560,7 @@ impl Rcadia {
             expected: loaded.map(|l| l.token.clone()).unwrap_or_default(),
             token: token.clone(),
             body: encoded.body,
-            base: encoded.stored_base,
+            base: encoded.stored_base.clone(),
             session_id: id.clone(),
             listing,
             trim: if crossed { MAX_EVENTS } else { 0 },
@@ -585,6 +588,10 @@ impl Rcadia {
             session: s,
             legacy: false,
             base: Some(encoded.base),
+            // The new base as stored (a rebase), else the base the loaded record had.
+            base_stored: encoded
+                .stored_base
+                .or_else(|| loaded.and_then(|l| l.base_stored.clone())),
             keys: OnceLock::from(keys.clone()),
             confirmed: Default::default(),
         });
@@ -630,7 +637,7 @@ impl Rcadia {
                 self.inner.cache.written(&id, &record);
                 Ok(SaveOutcome::Written(record))
             }
-            Ok(Saved::RevMoved(value, base)) => match record::decode(&id, value, base)? {
+            Ok(Saved::RevMoved(value, base)) => match record::decode(&id, value, base, loaded)? {
                 Some(r) => {
                     let _ = r.keys.set(keys);
                     let r = Arc::new(r);
@@ -979,7 +986,7 @@ impl Rcadia {
         for (id, (value, base)) in ids.iter().zip(values) {
             if value.is_some() {
                 out.extend(
-                    record::decode(id, value, base)
+                    record::decode(id, value, base, None)
                         .ok()
                         .flatten()
                         .map(|r| r.session),

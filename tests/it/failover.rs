@@ -426,11 +426,11 @@ async fn the_jwt_key_survives_a_failover_between_its_creation_and_its_first_use(
         }
     };
     let anna = second.auth().identify(&jwt).await.unwrap();
-    assert_eq!(anna.map(|i| i.id).as_deref(), Some("anna"));
+    assert_eq!(anna.map(|i| i.id.clone()).as_deref(), Some("anna"));
     let generation = second.auth().generation("bert").await.unwrap();
     let jwt = second.auth().issue_jwt("bert", generation).await.unwrap();
     let bert = first.auth().identify(&jwt).await.unwrap();
-    assert_eq!(bert.map(|i| i.id).as_deref(), Some("bert"));
+    assert_eq!(bert.map(|i| i.id.clone()).as_deref(), Some("bert"));
     assert_eq!(
         std::fs::read_to_string(&key_file).unwrap().trim(),
         key,

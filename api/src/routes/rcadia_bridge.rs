@@ -218,7 +218,7 @@ async fn refused_host_call(state: &AppState, id: &str, who: &Identity, e: ApiErr
 
 async fn v1(
     state: AppState,
-    who: Identity,
+    who: std::sync::Arc<Identity>,
     id: String,
     body: Value,
     endpoint: &str,
