@@ -45,6 +45,7 @@ fn game() -> (Session, Vec<Line>) {
     let mut lines = replay::lines_of_write(None, &s, T0);
     let ops = |v: Value| Event::PublishOps {
         ops: Op::parse_batch(&json!({ "ops": v })).unwrap(),
+        batch_id: None,
     };
     let (a, b) = ("p_00000001", "p_00000002");
     let events = [

@@ -786,7 +786,14 @@ mod tests {
             {"op": "state", "state": {"board": [1, -2, null, "x"]}},
         ]}))
         .unwrap();
-        s.apply(Event::PublishOps { ops }, t0 + 20).unwrap();
+        s.apply(
+            Event::PublishOps {
+                ops,
+                batch_id: None,
+            },
+            t0 + 20,
+        )
+        .unwrap();
         s.apply(
             Event::Action {
                 player_id: pid,
@@ -1238,8 +1245,14 @@ mod tests {
         let bumped = |from: &Session, n: i64, at: u64| {
             let mut next = from.clone();
             let ops = Op::parse_batch(&json!({"ops": [{"op": "state", "state": {"n": n}}]}));
-            next.apply(Event::PublishOps { ops: ops.unwrap() }, at)
-                .unwrap();
+            next.apply(
+                Event::PublishOps {
+                    ops: ops.unwrap(),
+                    batch_id: None,
+                },
+                at,
+            )
+            .unwrap();
             next
         };
         let s6 = bumped(&s, 6, 1_791_399_600_100);
@@ -1268,5 +1281,29 @@ mod tests {
         );
         cache.written(ID, &r7);
         assert!(cache.fresh(ID).is_none_or(|f| Arc::ptr_eq(&f, &r7)));
+    }
+
+    /// `last_batch_id` is the record's last field: a record stored before it existed (an
+    /// array one shorter) reads with none, and a remembered id survives a write and a read.
+    #[test]
+    fn records_before_the_batch_id_read_and_the_batch_id_is_kept() {
+        let s = played();
+        let bytes = encode_record(&s).unwrap();
+        // A struct is a MessagePack array (array16: 0xdc and a big-endian count); the last
+        // element is the `None` (nil, 0xc0) of `last_batch_id`.
+        assert_eq!((bytes[0], *bytes.last().unwrap()), (0xdc, 0xc0));
+        let mut old = bytes[..bytes.len() - 1].to_vec();
+        let n = u16::from_be_bytes([old[1], old[2]]) - 1;
+        old[1..3].copy_from_slice(&n.to_be_bytes());
+        assert_eq!(rmp_serde::from_slice::<Session>(&old).unwrap(), s);
+
+        let mut s = s;
+        let batch = |n: u64| Event::PublishOps {
+            ops: Op::parse_batch(&json!({"ops": [{"op": "state", "state": n}]})).unwrap(),
+            batch_id: Some("b_1".into()),
+        };
+        assert!(s.apply(batch(1), 1_791_399_600_040).unwrap().changed);
+        let mut read: Session = rmp_serde::from_slice(&encode_record(&s).unwrap()).unwrap();
+        assert!(!read.apply(batch(2), 1_791_399_600_050).unwrap().changed);
     }
 }

@@ -1011,6 +1011,7 @@ mod tests {
     fn ops(v: Value) -> Event {
         Event::PublishOps {
             ops: Op::parse_batch(&json!({ "ops": v })).unwrap(),
+            batch_id: None,
         }
     }
 

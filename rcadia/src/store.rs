@@ -1116,7 +1116,10 @@ mod tests {
             {"op": "legal_actions", "playerId": player, "actions": ["go"]},
             {"op": "state", "state": {"n": n}},
         ]}));
-        Event::PublishOps { ops: ops.unwrap() }
+        Event::PublishOps {
+            ops: ops.unwrap(),
+            batch_id: None,
+        }
     }
 
     /// A new house session `id` for two players (what `Rcadia::create` is given).
@@ -1400,7 +1403,10 @@ mod tests {
             ]}))
             .unwrap();
             a.apply(&id, |_| {
-                Ok(Step::main(Event::PublishOps { ops: ops.clone() }))
+                Ok(Step::main(Event::PublishOps {
+                    ops: ops.clone(),
+                    batch_id: None,
+                }))
             })
             .await
             .unwrap();
@@ -1410,7 +1416,10 @@ mod tests {
         ]}))
         .unwrap();
         a.apply(&id, |_| {
-            Ok(Step::main(Event::PublishOps { ops: end.clone() }))
+            Ok(Step::main(Event::PublishOps {
+                ops: end.clone(),
+                batch_id: None,
+            }))
         })
         .await
         .unwrap();

@@ -648,6 +648,11 @@ pub struct Session {
     /// stored before the field existed have none.
     #[serde(default)]
     pub(crate) departed: Vec<String>,
+    /// The `batchId` of the last applied `/ops` batch (if it carried one): a resend of it is
+    /// answered without applying it again. Last in the record so records stored before it
+    /// existed (a shorter array) read with none.
+    #[serde(default)]
+    pub(crate) last_batch_id: Option<String>,
 }
 
 /// Departed identities a session remembers (`Session::departed`).
@@ -780,6 +785,7 @@ impl Session {
             timers: BTreeMap::new(),
             timer_generation: 0,
             departed: Vec::new(),
+            last_batch_id: None,
         }
     }
 

@@ -117,7 +117,14 @@ fn played() -> Session {
         {"op": "state", "state": {"board": [1, -2, null, "x"]}},
     ]}))
     .unwrap();
-    s.apply(Event::PublishOps { ops }, T0 + 20).unwrap();
+    s.apply(
+        Event::PublishOps {
+            ops,
+            batch_id: None,
+        },
+        T0 + 20,
+    )
+    .unwrap();
     let action = Event::Action {
         player_id: PLAYERS[0].into(),
         action: json!("go"),
@@ -158,7 +165,13 @@ fn exercise_batch(body: &Value) {
                 assert_eq!(Op::parse(&op_json(op)).as_ref(), Ok(op), "ops[{i}]");
             }
             let mut s = played();
-            match s.apply(Event::PublishOps { ops }, T0 + 50) {
+            match s.apply(
+                Event::PublishOps {
+                    ops,
+                    batch_id: None,
+                },
+                T0 + 50,
+            ) {
                 Ok(_) => views(&s),
                 Err(e) => assert!(!e.message.is_empty(), "{e:?}"),
             }

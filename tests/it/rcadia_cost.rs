@@ -555,7 +555,10 @@ impl Table {
         self.rcadia
             .apply(&self.id, |s| {
                 s.authorize_host("host")?;
-                Ok(Step::main(Event::PublishOps { ops: ops.clone() }))
+                Ok(Step::main(Event::PublishOps {
+                    ops: ops.clone(),
+                    batch_id: None,
+                }))
             })
             .await
             .expect("ops");

@@ -867,3 +867,64 @@ async fn a_late_reject_of_an_applied_action_is_not_a_rejection_of_the_next_turn(
         "a rejection in a turn the player has not acted in: {s}"
     );
 }
+
+/// horst's `batchId` on `/ops`: a host whose answer was lost resends the batch whole with
+/// the same id, and it is applied once. Without the id the resent `legal_actions` would move
+/// the turn again and mark the action that reached the game in between as applied.
+#[tokio::test]
+async fn a_resent_ops_batch_is_applied_once() {
+    let app = app_with(|_| {}).await;
+    let (host, agents) = cast(&app, 2).await;
+    let (id, pids, after) = started(&host, &agents, two_player(json!({}))).await;
+    let path = format!("{BRIDGE}/{id}/ops");
+    let batch = json!({
+        "batchId": "7f3c9a2e-0b1d-4c5e-8f6a-1234567890ab",
+        "ops": [{ "op": "legal_actions", "playerId": pids[0], "actions": ["e4"] }]
+    });
+    let (st, first) = host.post(&path, batch.clone()).await;
+    assert_eq!(st, 200, "{first}");
+    // The agent acts and the host receives the action before resending.
+    let turn = agents[0].state(&id, 0.0).await["turn"].as_u64().unwrap();
+    let (st, v) = agents[0].act(&id, json!("e4"), turn).await;
+    assert_eq!(st, 200, "{v}");
+    let p = host.pending(&id, after, 5.0).await;
+    assert_eq!(entries(&p).len(), 1, "{p}");
+    let after_action = agents[0].state(&id, 0.0).await;
+
+    let (st, again) = host.post(&path, batch.clone()).await;
+    assert_eq!(st, 200, "{again}");
+    assert_eq!(again["ok"], true);
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(
+        s["version"], after_action["version"],
+        "the resend moved the version: {s}"
+    );
+    assert_eq!(s["turn"], turn, "{s}");
+    assert_ne!(s["lastAction"]["status"], "applied", "{s}");
+    assert_eq!(again["version"], s["version"], "{again}");
+
+    // A new batch (another id) applies: the game moves on.
+    let (st, v) = host
+        .post(
+            &path,
+            json!({ "batchId": "b_2", "ops": [{ "op": "legal_actions", "playerId": pids[1], "actions": ["e5"] }] }),
+        )
+        .await;
+    assert_eq!(st, 200, "{v}");
+    let s = agents[0].state(&id, 0.0).await;
+    assert_eq!(s["lastAction"]["status"], "applied", "{s}");
+
+    // A batchId out of the rule is refused naming it, and nothing is applied.
+    for bad in [json!(""), json!("x".repeat(65)), json!("a/b"), json!(12)] {
+        let (st, v) = host
+            .post(
+                &path,
+                json!({ "batchId": bad, "ops": [{ "op": "state", "state": 1 }] }),
+            )
+            .await;
+        assert_eq!((st, v["code"].as_str()), (400, Some("bad_request")), "{v}");
+        let m = v["error"].as_str().unwrap_or_default();
+        assert!(m.contains("batchId") && m.contains("[A-Za-z0-9_-]"), "{v}");
+    }
+    assert_ne!(agents[0].state(&id, 0.0).await["state"], json!(1));
+}

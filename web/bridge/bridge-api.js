@@ -84,8 +84,10 @@ export function createBridgeApi({ fetch, getToken, baseUrl = "", timeoutSignal =
     createSession(body) {
       return call("POST", BRIDGE, { body });
     },
-    ops(sessionId, ops) {
-      return call("POST", `${BRIDGE}/${sid(sessionId)}/ops`, { body: { ops } });
+    /** `batchId` (optional): the same on every resend of one batch, so it is applied once. */
+    ops(sessionId, ops, batchId) {
+      const body = batchId ? { ops, batchId } : { ops };
+      return call("POST", `${BRIDGE}/${sid(sessionId)}/ops`, { body });
     },
     pendingActions(sessionId, after, wait) {
       return call("GET", `${BRIDGE}/${sid(sessionId)}/pending-actions?after=${after}&wait=${wait}`,

@@ -99,7 +99,6 @@ export class HostSession {
     this._stopped = false;
     this._gen = 0;               // bumped on every session change; stale loops see it and exit
     this._seq = new SeqTracker();
-    this._actionsDelivered = 0;  // actions handed to the game, ever (see _sendOps)
     this._preSessionOps = [];
     this._outbox = new OpsOutbox({
       send: (sid, ops) => this._sendOps(sid, ops),
@@ -299,7 +298,6 @@ export class HostSession {
       for (const entry of fresh) {
         const msg = messageForEntry(entry, { sessionId: sid, round: this.view.round, legacy: this.view.legacy, players: this.view.players });
         if (msg) this._post(msg.type, msg.data);
-        if (entry.type === "action") this._actionsDelivered++;
         try { this._onEntry(entry, this.view.players); } catch (err) { this._log("showing an entry failed", err); }
       }
 
@@ -360,21 +358,14 @@ export class HostSession {
 
   async _sendOps(sid, ops) {
     const started = this._now();
-    const deliveredBefore = this._actionsDelivered;
-    let unknown = false; // a failure after which the backend may have applied the batch
+    // One id for the batch, the same on every resend: after a lost answer (no answer, a
+    // proxy's 502/504) the backend may have applied it, and horst answers a batch carrying
+    // the last applied batchId without applying it again (docs/hosts.md).
+    const batchId = newBatchId();
     for (let attempt = 1; ; attempt++) {
       if (this._stopped) return;
-      if (unknown && this._actionsDelivered !== deliveredBefore) {
-        // The batch may have been applied (no answer came), and an agent's action has reached
-        // the game since. Sent again, its state and legal_actions would read to the backend
-        // as the game's answer to that action: the action "applied" before the game decided,
-        // its player on turn again with the old moves, and a second move delivered. The
-        // game's answer to the action comes in later ops and supersedes them.
-        ops = ops.filter((op) => op.op !== "state" && op.op !== "legal_actions");
-        if (!ops.length) { this._log("ops superseded, not sent again", sid); return; }
-      }
       try {
-        const resp = await this.api.ops(sid, ops);
+        const resp = await this.api.ops(sid, ops, batchId);
         if (sid === this.view.sessionId && resp && typeof resp === "object") {
           const patch = {};
           if (resp.status) patch.status = resp.status;
@@ -402,9 +393,6 @@ export class HostSession {
           if (current) this._setView({ error: `ops not applied: ${err.message}` });
           return;
         }
-        // No answer, or a proxy's 502/504: the backend may have applied the batch. Its own
-        // refusals (503 unavailable, 429, 500) applied nothing.
-        unknown = unknown || mayHaveApplied(err);
         await this._sleep(retryDelayMs(attempt, err));
       }
     }
@@ -439,9 +427,11 @@ export class HostSession {
   }
 }
 
-/** A failure that leaves open whether the backend applied the request. */
-function mayHaveApplied(err) {
-  return err instanceof ApiError && (err.status === 0 || err.status === 502 || err.status === 504);
+/** A fresh `batchId` for one /ops batch: 32 hex digits (randomUUID needs a secure context). */
+function newBatchId() {
+  const b = new Uint8Array(16);
+  globalThis.crypto.getRandomValues(b);
+  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
 /** A refusal of what a batch holds (400 malformed, 413 too large), not of the batch's moment. */

@@ -10,7 +10,9 @@ export function makeFakeApi() {
     api[method] = (...args) => {
       let resolve, reject;
       const promise = new Promise((res, rej) => { resolve = res; reject = rej; });
-      calls.push({ method, args, resolve, reject, taken: false });
+      // An /ops call's batchId is kept beside its (sessionId, ops), which tests compare whole.
+      const batchId = method === "ops" ? args.splice(2, 1)[0] : undefined;
+      calls.push({ method, args, batchId, resolve, reject, taken: false });
       return promise;
     };
   }

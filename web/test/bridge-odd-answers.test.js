@@ -339,11 +339,13 @@ test("a 429 whose Retry-After is an HTTP date is waited out until that date", as
   }
 });
 
-test("a batch whose answer never came is not sent again as the game's answer to an action delivered meanwhile", async () => {
+test("a batch whose answer never came is sent again whole under its batchId, so horst applies it once", async () => {
   // The backend applied the batch (p_1 on turn) and the connection died before its answer;
-  // p_1 moved and the bridge handed the move to the game. Sent again, the batch's
-  // legal_actions for p_1 read as the game's answer to that move: the move "applied", p_1 on
-  // turn again with the old moves, a second move delivered (checked on a real horst).
+  // p_1 moved and the bridge handed the move to the game. Sent again without an id, the
+  // batch's legal_actions for p_1 read as the game's answer to that move: the move "applied",
+  // p_1 on turn again with the old moves, a second move delivered. With the same batchId
+  // horst answers the resend without applying it (tests/it rcadia_game
+  // a_resent_ops_batch_is_applied_once).
   let opsArrived = false;
   let heldOps = null; // the batch's request, left unanswered until the move was taken
   const start = { seq: 1, type: "system", event: "game_start", players: ["p_1", "p_2"], round: 1 };
@@ -378,8 +380,11 @@ test("a batch whose answer never came is not sent again as the game's answer to 
     host.handleGameMessage({ type: "AGENT_LEGAL_ACTIONS", data: { playerId: "p_1", actions: [{ to: "e4" }] } });
     await until(() => of("AGENT_ACTION").length === 1, "the move to reach the game");
     await until(() => srv.of(`POST /api/v1/agent/bridge/sessions/${SID}/ops`).length === 2, "the batch sent again");
-    const sent = srv.of(`POST /api/v1/agent/bridge/sessions/${SID}/ops`).map((l) => JSON.parse(l.body).ops.map((o) => o.op));
-    assert.deepEqual(sent, [["state", "observation", "legal_actions"], ["observation"]]);
+    const bodies = srv.of(`POST /api/v1/agent/bridge/sessions/${SID}/ops`).map((l) => JSON.parse(l.body));
+    const sent = bodies.map((b) => b.ops.map((o) => o.op));
+    assert.deepEqual(sent, [["state", "observation", "legal_actions"], ["state", "observation", "legal_actions"]]);
+    assert.match(bodies[0].batchId, /^[A-Za-z0-9_-]{1,64}$/);
+    assert.equal(bodies[1].batchId, bodies[0].batchId, "a resend carries the batch's id");
   } finally {
     host.stop();
     await srv.close();
@@ -417,8 +422,9 @@ test("a batch the backend refused for now (503) is sent again whole, moves deliv
     host.handleGameMessage({ type: "AGENT_STATE", data: { state: { fen: "start" } } });
     host.handleGameMessage({ type: "AGENT_LEGAL_ACTIONS", data: { playerId: "p_1", actions: [{ to: "e4" }] } });
     await until(() => srv.of(`POST /api/v1/agent/bridge/sessions/${SID}/ops`).length === 2, "the batch sent again");
-    const sent = srv.of(`POST /api/v1/agent/bridge/sessions/${SID}/ops`).map((l) => JSON.parse(l.body).ops.map((o) => o.op));
-    assert.deepEqual(sent, [["state", "legal_actions"], ["state", "legal_actions"]]);
+    const bodies = srv.of(`POST /api/v1/agent/bridge/sessions/${SID}/ops`).map((l) => JSON.parse(l.body));
+    assert.deepEqual(bodies.map((b) => b.ops.map((o) => o.op)), [["state", "legal_actions"], ["state", "legal_actions"]]);
+    assert.equal(bodies[1].batchId, bodies[0].batchId, "a resend carries the batch's id");
   } finally {
     host.stop();
     await srv.close();

@@ -116,13 +116,19 @@ test("a failing /ops is retried on network errors and dropped on conflicts", asy
   const { api, host } = ctx;
   await started(ctx, "ses_1");
   host.handleGameMessage({ type: "AGENT_STATE", data: { state: 1 } });
-  (await api.next("ops")).reject(new ApiError(0, "network down"));
+  const first = await api.next("ops");
+  first.reject(new ApiError(0, "network down"));
   const retry = await api.next("ops");
   assert.deepEqual(retry.args, ["ses_1", [{ op: "state", state: 1 }]]);
+  // The retry is the same batch to horst (applied once); the next batch is a new one.
+  assert.match(first.batchId, /^[A-Za-z0-9_-]{1,64}$/);
+  assert.equal(retry.batchId, first.batchId);
   retry.reject(new ApiError(409, "finished"));
   await host.outbox.idle();
   assert.equal(api.waiting("ops").length, 0);
   assert.match(host.view.error, /ops not applied/);
+  host.handleGameMessage({ type: "AGENT_STATE", data: { state: 2 } });
+  assert.notEqual((await api.next("ops")).batchId, first.batchId);
 });
 
 test("a batch refused for one bad op is sent again op by op: only the bad op is lost, not the end beside it", async () => {

@@ -167,12 +167,16 @@ async fn publish(
     id: &str,
     who: &Identity,
     ops: Vec<Op>,
+    batch_id: Option<String>,
 ) -> Result<SessionRef, ApiError> {
     let a = state
         .rcadia
         .apply(id, |s| {
             s.authorize_host(&who.key)?;
-            Ok(Step::main(Event::PublishOps { ops: ops.clone() }))
+            Ok(Step::main(Event::PublishOps {
+                ops: ops.clone(),
+                batch_id: batch_id.clone(),
+            }))
         })
         .await?;
     // A rematch created by this apply (autoRematch on `end`) shows in `nextSessionId`.
@@ -188,8 +192,10 @@ async fn ops(
     Path(id): Path<String>,
     Json(body): Json<Value>,
 ) -> Result<Json<OpsResponse>, ApiError> {
-    let published = match Op::parse_batch(&body) {
-        Ok(ops) => publish(&state, &id, &who, ops).await,
+    // A resend of the last applied batch (same `batchId`) is answered as applied, not applied.
+    let parsed = Op::batch_id(&body).and_then(|b| Ok((Op::parse_batch(&body)?, b)));
+    let published = match parsed {
+        Ok((ops, batch_id)) => publish(&state, &id, &who, ops, batch_id).await,
         Err(e) => Err(e.into()),
     };
     match published {
@@ -224,7 +230,7 @@ async fn v1(
     endpoint: &str,
 ) -> Result<Json<V1OkResponse>, ApiError> {
     let published = match Op::from_v1(endpoint, &body) {
-        Ok(op) => publish(&state, &id, &who, vec![op]).await,
+        Ok(op) => publish(&state, &id, &who, vec![op], None).await,
         Err(e) => Err(e.into()),
     };
     let s = match published {

@@ -64,7 +64,12 @@ pub enum Event {
     /// Any authenticated player request on this session: readies a reserved rematch seat.
     PlayerSeen { player_id: String },
     /// `POST /ops` (and the v1 single-op endpoints). Counts as a host sign of life.
-    PublishOps { ops: Vec<Op> },
+    /// `batch_id` (the host's, optional): a batch carrying the id of the last applied one is
+    /// a resend whose answer was lost, so it is not applied again.
+    PublishOps {
+        ops: Vec<Op>,
+        batch_id: Option<String>,
+    },
     /// `POST /action`. `action_id` is a fresh id from the caller. `idempotency_key` (the
     /// agent's, optional) makes a retry safe: while the player's latest action carries the
     /// same key, the event is that action again (its id and turn), not a new one.
@@ -291,9 +296,15 @@ impl Session {
                 self.mark_ready(&player_id, now);
                 Ok(())
             }
-            Event::PublishOps { ops } => {
+            Event::PublishOps { ops, batch_id } => {
                 self.host_seen(now);
-                self.publish(ops, now, out)
+                if batch_id.is_some() && batch_id == self.last_batch_id {
+                    return Ok(());
+                }
+                self.publish(ops, now, out)?;
+                // On an error the session is restored, so only an applied batch is remembered.
+                self.last_batch_id = batch_id;
+                Ok(())
             }
             Event::Action {
                 player_id,

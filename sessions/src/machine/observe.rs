@@ -99,6 +99,7 @@ fn eq_but_queue_and_timers(a: &Session, b: &Session) -> bool {
         timers: _,
         timer_generation,
         departed,
+        last_batch_id: _,
     } = a;
     *version == b.version
         && *rev == b.rev

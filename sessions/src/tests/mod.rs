@@ -140,7 +140,10 @@ impl Game {
 
     pub fn ops(&mut self, ops: Value) -> Outcome {
         let ops = Op::parse_batch(&json!({ "ops": ops })).unwrap();
-        self.ok(Event::PublishOps { ops })
+        self.ok(Event::PublishOps {
+            ops,
+            batch_id: None,
+        })
     }
 
     /// Makes `pid` the player on turn.

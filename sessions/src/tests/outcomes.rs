@@ -138,7 +138,10 @@ fn ops_are_atomic_and_unknown_players_say_who_is_seated() {
         {"op": "legal_actions", "playerId": "p_99999999", "actions": [1]},
     ]}))
     .unwrap();
-    let e = g.err(Event::PublishOps { ops });
+    let e = g.err(Event::PublishOps {
+        ops,
+        batch_id: None,
+    });
     assert_eq!(e.status(), 400);
     assert!(
         e.message.contains("ops[1]") && e.message.contains(&a),
@@ -197,10 +200,55 @@ fn v1_single_op_endpoints_behave_like_ops() {
         &json!({"playerId": a, "actions": [{"type": "m"}]}),
     )
     .unwrap();
-    g.ok(Event::PublishOps { ops: vec![op] });
+    g.ok(Event::PublishOps {
+        ops: vec![op],
+        batch_id: None,
+    });
     assert_eq!(g.s.on_turn, vec![a.clone()]);
     assert_eq!(wire(&g.s.v1_ok_response()), json!({"ok": true}));
     let op = Op::from_v1("end", &json!({"result": {"winner": a}})).unwrap();
-    g.ok(Event::PublishOps { ops: vec![op] });
+    g.ok(Event::PublishOps {
+        ops: vec![op],
+        batch_id: None,
+    });
     assert_eq!(g.s.result, Some(json!({"winner": a})));
+}
+
+#[test]
+fn a_resent_batch_is_applied_once_and_a_refused_one_is_not_remembered() {
+    let (mut g, _a, _b) = Game::started(config(json!({})));
+    let batch = |n: u64, id: &str| Event::PublishOps {
+        ops: Op::parse_batch(&json!({"ops": [{"op": "state", "state": {"n": n}}]})).unwrap(),
+        batch_id: Some(id.into()),
+    };
+    assert!(g.ok(batch(1, "b1")).changed);
+    // The same id again (even with other ops) is the resend of an applied batch.
+    g.now += 10;
+    assert!(!g.ok(batch(2, "b1")).changed);
+    assert_eq!(*g.s.state, json!({"n": 1}));
+    assert_eq!(
+        g.s.host.last_seen_ms, g.now,
+        "a resend still counts as liveness"
+    );
+    assert!(g.ok(batch(2, "b2")).changed);
+    assert_eq!(*g.s.state, json!({"n": 2}));
+    // A refused batch is not remembered: its corrected resend applies.
+    let bad = Event::PublishOps {
+        ops: Op::parse_batch(
+            &json!({"ops": [{"op": "legal_actions", "playerId": "p_99999999", "actions": [1]}]}),
+        )
+        .unwrap(),
+        batch_id: Some("b3".into()),
+    };
+    g.err(bad);
+    assert!(g.ok(batch(3, "b3")).changed);
+    // A batch without an id always applies.
+    let plain = Op::parse_batch(&json!({"ops": [{"op": "state", "state": {"n": 4}}]})).unwrap();
+    assert!(
+        g.ok(Event::PublishOps {
+            ops: plain,
+            batch_id: None
+        })
+        .changed
+    );
 }

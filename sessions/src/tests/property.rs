@@ -92,7 +92,10 @@ fn random_event(r: &mut Rng, g: &Game) -> Event {
                     }
                 })
                 .collect();
-            Event::PublishOps { ops }
+            Event::PublishOps {
+                ops,
+                batch_id: None,
+            }
         }
         45..=64 => Event::Action {
             player_id: pid(r),

@@ -153,7 +153,14 @@ fn three_rounds_of_a_house_series() {
         }
         if !ops.is_empty() {
             let ops = Op::parse_batch(&json!({ "ops": ops })).unwrap();
-            w.apply(&host_sid, Event::PublishOps { ops }).unwrap();
+            w.apply(
+                &host_sid,
+                Event::PublishOps {
+                    ops,
+                    batch_id: None,
+                },
+            )
+            .unwrap();
         }
         let s = &w.sessions[&host_sid];
         let resp = wire(&s.pending_actions_response(vec![]));
