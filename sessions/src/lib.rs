@@ -84,6 +84,11 @@
 //! - **Retries of `/action`.** An optional `idempotencyKey` (horst's addition): while the
 //!   player's latest action carries the same key, a request with it is that action again
 //!   (its id, turn and outcome), so a retry in a multi-step turn is no second move.
+//! - **Retries of `/ops`.** An optional `batchId` (horst's addition): a batch carrying the
+//!   id of the session's last applied batch (`last_batch_id`; the contract allows one `/ops`
+//!   in flight per host, so the last is enough) is answered as applied without being applied
+//!   again: a resend after a lost answer does not re-publish `state` and `legal_actions`
+//!   over an action the game has received since. A batch without an id clears it.
 //! - **Leaving twice.** A player removed from a waiting table (left, opted out, reservation
 //!   expired) is remembered (the latest 64): a repeated leave is answered as done.
 //! - **Rejections.** A `reject` naming another player's action (pending or latest) is
