@@ -29,6 +29,29 @@ async fn open_table(host: &Client, auto_rematch: bool) -> String {
     v["sessionId"].as_str().unwrap().to_string()
 }
 
+/// A race10 table hosted by this test (`host_race` in a task) and two `play` tokens to seat
+/// agents at it: (app, Ann's token, Bob's token, table, the host's log, the hosting task).
+async fn race_table(
+    auto_rematch: bool,
+    reject_seat: Option<usize>,
+) -> (
+    TestApp,
+    String,
+    String,
+    String,
+    Arc<Mutex<HostLog>>,
+    tokio::task::JoinHandle<()>,
+) {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let t_a = play_token(&app, "Ann", &["play"]).await;
+    let t_b = play_token(&app, "Bob", &["play"]).await;
+    let table = open_table(&host, auto_rematch).await;
+    let log = Arc::new(Mutex::new(HostLog::default()));
+    let hosting = tokio::spawn(host_race(host, table.clone(), reject_seat, log.clone()));
+    (app, t_a, t_b, table, log, hosting)
+}
+
 /// What the host saw, for asserts.
 #[derive(Default)]
 struct HostLog {
@@ -212,13 +235,7 @@ pub async fn play_token(app: &TestApp, name: &str, scopes: &[&str]) -> String {
 
 #[tokio::test]
 async fn two_agents_play_a_series_and_follow_the_rematch() {
-    let app = app_with(|_| {}).await;
-    let (host, _) = cast(&app, 0).await;
-    let t_a = play_token(&app, "Ann", &["play"]).await;
-    let t_b = play_token(&app, "Bob", &["play"]).await;
-    let table = open_table(&host, true).await;
-    let log = Arc::new(Mutex::new(HostLog::default()));
-    let hosting = tokio::spawn(host_race(host.clone(), table.clone(), None, log.clone()));
+    let (app, t_a, t_b, table, log, hosting) = race_table(true, None).await;
 
     let dir = tempfile::tempdir().unwrap();
     let common = ["--game", GAME, "--policy", "first", "--rounds", "2"];
@@ -342,13 +359,7 @@ async fn two_agents_play_a_series_and_follow_the_rematch() {
 
 #[tokio::test]
 async fn a_rejected_move_is_played_again_and_the_series_ends() {
-    let app = app_with(|_| {}).await;
-    let (host, _) = cast(&app, 0).await;
-    let t_a = play_token(&app, "Ann", &["play"]).await;
-    let t_b = play_token(&app, "Bob", &["play"]).await;
-    let table = open_table(&host, false).await;
-    let log = Arc::new(Mutex::new(HostLog::default()));
-    let hosting = tokio::spawn(host_race(host.clone(), table.clone(), Some(0), log.clone()));
+    let (app, t_a, t_b, table, log, hosting) = race_table(false, Some(0)).await;
 
     let dir = tempfile::tempdir().unwrap();
     // Join one at a time so seat 0 (the one rejected) is A's.
@@ -787,13 +798,7 @@ async fn odd_proxy(
 /// for the turn, its own `actionId`, no conflict.
 #[tokio::test]
 async fn a_429_is_waited_out_and_a_move_whose_answer_was_lost_is_sent_again_as_the_same_action() {
-    let app = app_with(|_| {}).await;
-    let (host, _) = cast(&app, 0).await;
-    let t_a = play_token(&app, "Ann", &["play"]).await;
-    let t_b = play_token(&app, "Bob", &["play"]).await;
-    let table = open_table(&host, false).await;
-    let log = Arc::new(Mutex::new(HostLog::default()));
-    let hosting = tokio::spawn(host_race(host.clone(), table.clone(), None, log.clone()));
+    let (app, t_a, t_b, table, log, hosting) = race_table(false, None).await;
     let (proxy, seen) = odd_proxy(app.addr, |method, path, n| {
         match (method, path.ends_with("/action"), n) {
             ("POST", true, 0) => Odd::Answer(
@@ -976,13 +981,7 @@ async fn a_redirect_is_reported_with_its_target_not_followed() {
 /// its size.
 #[tokio::test]
 async fn an_answer_too_large_to_be_the_protocols_is_a_failed_call_and_retried() {
-    let app = app_with(|_| {}).await;
-    let (host, _) = cast(&app, 0).await;
-    let t_a = play_token(&app, "Ann", &["play"]).await;
-    let t_b = play_token(&app, "Bob", &["play"]).await;
-    let table = open_table(&host, false).await;
-    let log = Arc::new(Mutex::new(HostLog::default()));
-    let hosting = tokio::spawn(host_race(host.clone(), table.clone(), None, log.clone()));
+    let (app, t_a, t_b, table, log, hosting) = race_table(false, None).await;
     let huge: &'static str = Box::leak(format!("\"{}\"", "x".repeat(20 << 20)).into_boxed_str());
     let (proxy, _) = odd_proxy(app.addr, move |method, path, n| {
         match (method, path.ends_with("/state"), n) {
@@ -1029,13 +1028,7 @@ async fn an_answer_too_large_to_be_the_protocols_is_a_failed_call_and_retried() 
 /// asked as fast as the answers came while it waited for its opponent.
 #[tokio::test]
 async fn a_long_poll_answered_at_once_with_nothing_new_is_not_asked_again_in_a_tight_loop() {
-    let app = app_with(|_| {}).await;
-    let (host, _) = cast(&app, 0).await;
-    let t_a = play_token(&app, "Ann", &["play"]).await;
-    let t_b = play_token(&app, "Bob", &["play"]).await;
-    let table = open_table(&host, false).await;
-    let log = Arc::new(Mutex::new(HostLog::default()));
-    let hosting = tokio::spawn(host_race(host.clone(), table.clone(), None, log.clone()));
+    let (app, t_a, t_b, table, log, hosting) = race_table(false, None).await;
     let (proxy, seen) = odd_proxy(app.addr, |method, path, _| {
         if method == "GET" && path.ends_with("/state") {
             Odd::NoWait
