@@ -339,15 +339,14 @@ test("a 429 whose Retry-After is an HTTP date is waited out until that date", as
   }
 });
 
-test("a batch whose answer never came is sent again whole under its batchId, so horst applies it once", async () => {
-  // The backend applied the batch (p_1 on turn) and the connection died before its answer;
-  // p_1 moved and the bridge handed the move to the game. Sent again without an id, the
-  // batch's legal_actions for p_1 read as the game's answer to that move: the move "applied",
-  // p_1 on turn again with the old moves, a second move delivered. With the same batchId
-  // horst answers the resend without applying it (tests/it rcadia_game
-  // a_resent_ops_batch_is_applied_once).
+/**
+ * A server that holds the first /ops unanswered, gives the game start, then p_1's move once
+ * that /ops arrived, and ends the held /ops with `endHeld(res)` when the bridge polls past the
+ * move (it has handed the move to the game).
+ */
+async function heldOpsServer(endHeld) {
+  let heldOps = null;
   let opsArrived = false;
-  let heldOps = null; // the batch's request, left unanswered until the move was taken
   const start = { seq: 1, type: "system", event: "game_start", players: ["p_1", "p_2"], round: 1 };
   const move = { seq: 2, type: "action", playerId: "p_1", action: { to: "e4" }, actionId: "a_1" };
   const srv = await fakeServer((req, res, body, n) => {
@@ -364,13 +363,23 @@ test("a batch whose answer never came is sent again whole under its batchId, so 
         const answer = () => (opsArrived ? json(res, 200, { actions: [move], status: "active", round: 1, players: [] }) : setTimeout(answer, 5));
         return answer();
       }
-      // The bridge asks past the move: it has handed it to the game. Now the batch's
-      // connection dies without an answer.
-      if (heldOps) { heldOps.socket.destroy(); heldOps = null; }
+      if (heldOps) { endHeld(heldOps); heldOps = null; }
       return quietPoll(res);
     }
     usual(req, res, body);
   });
+  return srv;
+}
+
+test("a batch whose answer never came is sent again whole under its batchId, so horst applies it once", async () => {
+  // The backend applied the batch (p_1 on turn) and the connection died before its answer;
+  // p_1 moved and the bridge handed the move to the game. Sent again without an id, the
+  // batch's legal_actions for p_1 read as the game's answer to that move: the move "applied",
+  // p_1 on turn again with the old moves, a second move delivered. With the same batchId
+  // horst answers the resend without applying it (tests/it rcadia_game
+  // a_resent_ops_batch_is_applied_once).
+  // The batch's connection dies without an answer.
+  const srv = await heldOpsServer((held) => held.socket.destroy());
   const { host, of } = hostOn(srv.base);
   try {
     host.handleGameMessage({ type: "AGENT_CONFIGURE", data: CONFIG });
@@ -392,29 +401,8 @@ test("a batch whose answer never came is sent again whole under its batchId, so 
 });
 
 test("a batch the backend refused for now (503) is sent again whole, moves delivered meanwhile or not", async () => {
-  const start = { seq: 1, type: "system", event: "game_start", players: ["p_1", "p_2"], round: 1 };
-  const move = { seq: 2, type: "action", playerId: "p_1", action: { to: "e4" }, actionId: "a_1" };
-  let refused = false;
-  let heldOps = null;
-  const srv = await fakeServer((req, res, body, n) => {
-    const path = req.url.split("?")[0];
-    if (path.endsWith("/ops") && n === 0) {
-      refused = true;
-      heldOps = res;
-      return;
-    }
-    if (path.endsWith("/pending-actions")) {
-      const after = new URL(req.url, srv.base).searchParams.get("after");
-      if (after === "0") return json(res, 200, { actions: [start], status: "active", round: 1, players: [] });
-      if (after === "1") {
-        const answer = () => (refused ? json(res, 200, { actions: [move], status: "active", round: 1, players: [] }) : setTimeout(answer, 5));
-        return answer();
-      }
-      if (heldOps) { json(heldOps, 503, { error: "store restarting", code: "unavailable" }, { "Retry-After": "1" }); heldOps = null; }
-      return quietPoll(res);
-    }
-    usual(req, res, body);
-  });
+  const srv = await heldOpsServer((held) =>
+    json(held, 503, { error: "store restarting", code: "unavailable" }, { "Retry-After": "1" }));
   const { host, of } = hostOn(srv.base);
   try {
     host.handleGameMessage({ type: "AGENT_CONFIGURE", data: CONFIG });
