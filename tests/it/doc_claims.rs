@@ -95,6 +95,42 @@ fn every_workspace_crate_has_its_place_in_the_code_map() {
 }
 
 #[test]
+fn every_benchmark_and_ops_script_has_its_place_in_the_code_map() {
+    let manifest: toml::Value = toml::from_str(&page("Cargo.toml")).unwrap();
+    let architecture = page("ARCHITECTURE.md");
+    let section = |heading: &str| -> String {
+        let start = architecture
+            .find(heading)
+            .unwrap_or_else(|| panic!("ARCHITECTURE.md has {heading}"));
+        let rest = &architecture[start + heading.len()..];
+        rest[..rest.find("\n### ").unwrap_or(rest.len())].to_string()
+    };
+    let benches = section("### `benches/`");
+    for bench in manifest["bench"].as_array().unwrap() {
+        let name = bench["name"].as_str().unwrap();
+        assert!(
+            benches.contains(&format!("`{name}.rs`")),
+            "ARCHITECTURE.md's `benches/` section does not name the benchmark `{name}.rs`"
+        );
+    }
+    let ops = section("### `ops/`");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("ops");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let named = if entry.path().is_dir() {
+            format!("`{name}/`")
+        } else {
+            format!("`{name}`")
+        };
+        assert!(
+            ops.contains(&named) || name == "README.md" || name == "systemd",
+            "ARCHITECTURE.md's `ops/` section does not name {named}"
+        );
+    }
+}
+
+#[test]
 fn every_setting_the_pages_name_is_one() {
     let (leaves, tables) = settings();
     let sections: BTreeSet<&str> = tables
