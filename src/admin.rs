@@ -822,6 +822,8 @@ pub enum MessagesCommand {
 pub enum GatewaySwitch {
     On,
     Off,
+    /// Also `read_only`, as `gateway.mode` and the REST switch spell it.
+    #[value(alias = "read_only")]
     ReadOnly,
 }
 
@@ -1320,7 +1322,12 @@ async fn token(app: &App, cmd: TokenCommand) -> ExitCode {
                 .map(|all| {
                     let total = all.len();
                     let items: Vec<_> = all.into_iter().skip(offset).take(limit).collect();
-                    note!("horst: {total} in all");
+                    let next = offset.saturating_add(limit);
+                    if next < total {
+                        note!("horst: {total} in all; next page: --offset {next}");
+                    } else {
+                        note!("horst: {total} in all");
+                    }
                     json_lines(&items)
                 })
                 .map_err(|e| e.to_string()),

@@ -373,3 +373,27 @@ fn every_horst_command_line_of_the_pages_parses() {
         refused.join("\n")
     );
 }
+
+/// `gateway.mode` (ops/horst.toml) and the REST switch spell the mode `read_only`, the CLI
+/// `read-only`: the CLI takes both, so an operator who copies the setting's value is not
+/// refused.
+#[test]
+fn the_gateway_switch_takes_the_settings_spelling() {
+    let toml = page("ops/horst.toml");
+    assert!(
+        toml.contains("read_only"),
+        "ops/horst.toml names the mode read_only"
+    );
+    for mode in ["read-only", "read_only"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_horst"))
+            .args(["admin", "gateway", mode, "--help"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "horst admin gateway {mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
