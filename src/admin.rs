@@ -360,8 +360,8 @@ async fn board(store: &horst_store::Store, cmd: BoardCommand) -> ExitCode {
 async fn messages(store: &horst_store::Store, cmd: MessagesCommand) -> ExitCode {
     report(
         match cmd {
-            MessagesCommand::List { all, limit } => {
-                horst_gateway::contact::list_messages(store, !all, 0, limit)
+            MessagesCommand::List { all, limit, offset } => {
+                horst_gateway::contact::list_messages(store, !all, offset, limit)
                     .await
                     .map(|v| lines(&v))
             }
@@ -806,6 +806,9 @@ pub enum MessagesCommand {
         /// Page size, 1-10000.
         #[arg(long, default_value_t = 50, value_parser = page_size::<10000>)]
         limit: usize,
+        /// Messages to skip first (the next page starts at offset + limit).
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
     },
     /// Mark a message read (it then no longer counts against its sender's unread cap).
     Read {
@@ -819,6 +822,8 @@ pub enum MessagesCommand {
 pub enum GatewaySwitch {
     On,
     Off,
+    /// Also `read_only`, as `gateway.mode` and the REST switch spell it.
+    #[value(alias = "read_only")]
     ReadOnly,
 }
 
@@ -1317,7 +1322,12 @@ async fn token(app: &App, cmd: TokenCommand) -> ExitCode {
                 .map(|all| {
                     let total = all.len();
                     let items: Vec<_> = all.into_iter().skip(offset).take(limit).collect();
-                    note!("horst: {total} in all");
+                    let next = offset.saturating_add(limit);
+                    if next < total {
+                        note!("horst: {total} in all; next page: --offset {next}");
+                    } else {
+                        note!("horst: {total} in all");
+                    }
                     json_lines(&items)
                 })
                 .map_err(|e| e.to_string()),

@@ -212,7 +212,7 @@ async fn run_async(
         };
         if roles.api {
             for problem in horst_api::check_web_dir(std::path::Path::new(&config.server.web_dir)) {
-                warn(&format!("horst: warning: {problem}"));
+                say(&format!("horst: warning: {problem}"));
             }
         }
         match l.local_addr() {

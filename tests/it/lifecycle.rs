@@ -688,3 +688,31 @@ fn json_errors_that_stop_horst_are_json_events() {
         serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
     }
 }
+
+/// docs/operators.md ("Metrics and logs"): the `horst: warning: ...` lines are said on stdout
+/// with the other lines for the operator, errors that stop horst on stderr. The missing web
+/// directory's warning went to stderr, alone of the warnings.
+#[test]
+fn the_web_dir_warning_is_said_on_stdout_as_the_other_warnings() {
+    let redis = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut horst = HorstProcess::spawn(
+        &["api", "--listen", "127.0.0.1:0", "--redis", &redis.url()],
+        &[("HORST_SERVER_WEB_DIR", "/nonexistent/horst-web")],
+        dir.path(),
+    );
+    horst.wait_listening();
+    let out = horst.stdout();
+    horst.signal(libc::SIGTERM);
+    assert!(horst.wait_exit(Duration::from_secs(15)).is_some());
+    assert!(
+        out.contains("horst: warning: server.web_dir /nonexistent/horst-web"),
+        "stdout: {out}\nstderr: {}",
+        horst.stderr()
+    );
+    assert!(
+        !horst.stderr().contains("horst: warning"),
+        "{}",
+        horst.stderr()
+    );
+}

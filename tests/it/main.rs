@@ -25,6 +25,7 @@ mod cluster;
 mod config_errors;
 mod connections;
 mod desktop_pages;
+mod doc_claims;
 mod drills;
 mod failover;
 mod feasibility;

@@ -119,6 +119,27 @@ async fn a_fresh_up_lists_every_documented_metric_from_its_first_scrape() {
     let second = scrape().await;
     let lacking = missing(&http_rows, &second);
     assert!(lacking.is_empty(), "the second scrape lacks {lacking:?}");
+    // And the other way: every family the process exports is a row of the table, so an
+    // operator who finds a metric on /metrics finds what it means.
+    let documented: Vec<&str> = rest
+        .iter()
+        .chain(&http_rows)
+        .map(|r| r.name.as_str())
+        .collect();
+    let undocumented: Vec<&str> = second
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|family| {
+            // The text format names a counter's family without its `_total`.
+            !documented.contains(family)
+                && !documented.contains(&format!("{family}_total").as_str())
+        })
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "/metrics exports families the table of docs/operators.md does not list: {undocumented:?}"
+    );
     up.signal(libc::SIGTERM);
     assert!(up.wait_exit(Duration::from_secs(60)).is_some());
 }

@@ -460,3 +460,41 @@ async fn an_operator_may_limit_a_token_s_requests_a_minute() {
     }
     assert!(again, "the limit is gone within 4 s");
 }
+
+/// `horst admin token list --limit N` names the next page on stderr, as the other listings
+/// do and as its own `--limit` refusal says ("each page names the next"); it said only
+/// "N in all", so a page of a longer list gave no way on.
+#[tokio::test]
+async fn token_list_names_its_next_page() {
+    let app = app_with(|_| {}).await;
+    let url = app.redis_url.clone();
+    let (ok, out, err) = tokio::task::spawn_blocking(move || {
+        for name in ["One", "Two", "Three"] {
+            let (ok, _, err) = admin(
+                &url,
+                &["token", "create", "--scopes", "play", "--name", name],
+                "",
+            );
+            assert!(ok, "{err}");
+        }
+        let first = admin(&url, &["token", "list", "--limit", "2"], "");
+        let (_, _, last_err) = admin(
+            &url,
+            &["token", "list", "--limit", "2", "--offset", "2"],
+            "",
+        );
+        assert!(
+            last_err.contains("3 in all") && !last_err.contains("next page"),
+            "the last page names no next one: {last_err}"
+        );
+        first
+    })
+    .await
+    .unwrap();
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(
+        err.contains("3 in all; next page: --offset 2"),
+        "the first page of three names the next: {err}"
+    );
+}
