@@ -174,7 +174,14 @@ pub async fn rollback(
     }
     let (from, to) = match rolled {
         RolledBack::Ok { from, to } => (from, to),
-        RolledBack::NothingPromoted | RolledBack::NoHistory => {
+        // No promoted revision: no public level by that name (a typo, or a level only in
+        // the Labor), which the operator's docs answer 404, as every other unknown name.
+        RolledBack::NothingPromoted => {
+            return Err(ToolError::not_found(format!(
+                "no level named {level} is promoted, so there is nothing to roll back; check the name (horst admin level list)"
+            )))
+        }
+        RolledBack::NoHistory => {
             return Err(ToolError::new(
                 ErrorCode::Conflict,
                 format!("level {level} has no earlier promoted revision to roll back to"),

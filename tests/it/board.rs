@@ -891,6 +891,11 @@ async fn promotion_rollback_and_quarantine() {
             .unwrap();
     }
     let s = &app.store;
+    // A level that was never promoted has nothing to roll back: not found, as any unknown name.
+    let e = operator::rollback(s, "olga", "gipfel", &Default::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, "not_found", "{}", e.message);
     // A check on another engine does not count.
     let e = operator::promote(s, "olga", "r-old", None)
         .await
