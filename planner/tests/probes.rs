@@ -197,7 +197,7 @@ fn guest_probes_are_decided_as_their_truth() {
         // bird is in, so nothing breaks it (the validator's relaxed check counts it open).
         ("guest-cracked-roof-above", Proof::JumpEnvelope),
         // A fall of 120 rows: the nest a tile past the longest drift (56.3 tiles); its twin a
-        // tile nearer is won by hand (`open-deep-drift-56`).
+        // tile nearer is won (`guest-deep-drift-56`).
         ("guest-deep-drift-57", Proof::JumpEnvelope),
     ];
     let undecided = [
