@@ -7,7 +7,9 @@
 //! uses none of it. This pass tries, around the inputs with the smallest window, what a person
 //! would do instead: leave a correction out (drop the input, either way round), press a
 //! neighbouring input earlier or later (jump sooner, hold longer), move the input itself a few
-//! ticks, or hold a calmer action (slow instead of full speed, no direction, no jump). A
+//! ticks, or hold a calmer action (slow instead of full speed, no direction, no jump), also
+//! for a while in the middle of a long stretch (a correction in mid-air: a person steers a
+//! long fall onto a small target instead of holding one direction all the way down). A
 //! candidate counts only if the referee says it wins (the last action held up to
 //! [`EXTRA_TICKS`] longer, cut back to its win) and its own report, complete within the
 //! budget, is better: a lower verdict, else wider windows (compared from the narrowest up),
@@ -109,6 +111,11 @@ const WAIT_REACH: usize = 3;
 
 /// How far a neighbouring input (and, from 2 ticks, the input itself) is moved.
 const SHIFTS: [i32; 12] = [1, -1, 2, -2, 3, -3, 4, -4, 6, -6, 8, -8];
+
+/// How long a correction held in the middle of a long stretch lasts (see `candidates`), and
+/// how many ticks of the stretch it leaves on each side at least.
+const CORRECTIONS: [u32; 4] = [8, 16, 24, 32];
+const CORRECTION_MARGIN: u32 = 8;
 
 /// A relaxed replay and its report.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -945,6 +952,32 @@ fn candidates(segs: &[(u8, u32)], i: usize) -> Vec<Vec<(u8, u32)>> {
                 c[i + 1].0 = a;
                 out.push(merged(&c));
             }
+        }
+    }
+    for at in [i + 1, i] {
+        out.extend(corrections(segs, at));
+    }
+    out
+}
+
+/// A correction in the middle of the long stretch `at`: a calmer action held there for a
+/// while, the stretch's own action before and after it. The fastest route holds one direction
+/// through a long fall and touches a small target at its edge, where every input is exact; a
+/// person lets go for a moment and lands in its middle (`levels/probes/guest-sky-dive-24`:
+/// `frame_perfect` without it, `relaxed` with 24 ticks of slow right in a fall of 160).
+fn corrections(segs: &[(u8, u32)], at: usize) -> Vec<Vec<(u8, u32)>> {
+    let (action, len) = segs[at];
+    let mut out = Vec::new();
+    for &k in &CORRECTIONS {
+        if len < k + 2 * CORRECTION_MARGIN {
+            continue;
+        }
+        let before = (len - k) / 2;
+        for calm in calmer(action) {
+            let mut c = segs[..at].to_vec();
+            c.extend([(action, before), (calm, k), (action, len - k - before)]);
+            c.extend_from_slice(&segs[at + 1..]);
+            out.push(c);
         }
     }
     out

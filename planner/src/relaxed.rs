@@ -81,15 +81,28 @@ const CREDITS: usize = AIR_MAX as usize + 1;
 /// A state's layer: its credit, and whether it has fallen since it left a support (then it does
 /// not rise again: a rise, a fall and a rise would bank the time of one jump twice).
 const AIR_LAYERS: usize = 2 * CREDITS;
-const START_LAYER: usize = AIR_START as usize;
+/// What an egg boost laid late in a fall adds (for [`Relaxed::for_search`]'s second try): it
+/// turns a fall at 1,792 a tick into a rise at 1,320, about 27 ticks more in the air, 4 tiles
+/// at the run speed. The graph's fallen bird does not rise again, so without it a long fall
+/// that needs the late boost to drift far enough (`levels/probes/guest-deep-drift-56`: 50
+/// tiles in 120 rows) reaches no nest, and the plain graph's distance, the rows left while
+/// falling, sees no drift at all.
+const AIR_LATE_BOOST: u8 = 12;
 
 /// One move of the air-bounded graph from a cell in `layer` (ignored on a support, where the
-/// bird starts afresh) by (dx, dr): the layer of the cell reached, or `None` if the bird cannot
+/// bird starts afresh with `take_off`) by (dx, dr): the layer of the cell reached, or `None` if the bird cannot
 /// get there (too far sideways, or rising again after a fall).
 #[inline]
-fn air_move(from_support: bool, layer: usize, to_support: bool, dx: i32, dr: i32) -> Option<usize> {
+fn air_move(
+    take_off: u8,
+    from_support: bool,
+    layer: usize,
+    to_support: bool,
+    dx: i32,
+    dr: i32,
+) -> Option<usize> {
     let (credit, fell) = if from_support {
-        (AIR_START, false)
+        (take_off, false)
     } else {
         ((layer % CREDITS) as u8, layer >= CREDITS)
     };
@@ -105,7 +118,7 @@ fn air_move(from_support: bool, layer: usize, to_support: bool, dx: i32, dr: i32
     if left < 0 {
         None
     } else if to_support {
-        Some(START_LAYER)
+        Some(take_off as usize)
     } else {
         Some(left as usize + if fell || dr > 0 { CREDITS } else { 0 })
     }
@@ -123,18 +136,25 @@ fn air_move(from_support: bool, layer: usize, to_support: bool, dx: i32, dr: i32
 /// costs `AIR_SIDE`, and once it falls it does not rise again before a support. From level
 /// ground: 4 + 5 x 3 + 5 x 1 = 24 thirds, 8 columns: a gap of 7 tiles, what the egg boost
 /// crosses. Three distances per cell: from the take-off state, from a fallen state with
-/// `AIR_JUMP` banked, and from one with `AIR_JUMP` banked that may rise once more.
-fn air_bounded(map: &Map, g: &Graph, closed: &[bool]) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+/// `AIR_JUMP` banked, and from one with `AIR_JUMP` banked that may rise once more. `take_off`
+/// is what the bird has when it leaves a support (`AIR_START`; more for the second try).
+fn air_bounded(
+    map: &Map,
+    g: &Graph,
+    closed: &[bool],
+    take_off: u8,
+) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
     let w = map.width();
     let rows = map.height() + PAD;
     let cells = (w * rows) as usize;
+    let start_layer = take_off as usize;
     let inside = |x: i32, r: i32| x >= 0 && x < w && r >= 0 && r < rows;
     let mut dist = vec![UNREACHED; cells * AIR_LAYERS];
     let mut q = VecDeque::new();
     for &(nx, ny) in map.nests() {
         let c = ((ny + PAD) * w + nx) as usize;
         let layers = if g.support[c] {
-            START_LAYER..START_LAYER + 1
+            start_layer..start_layer + 1
         } else {
             0..AIR_LAYERS
         };
@@ -163,7 +183,7 @@ fn air_bounded(map: &Map, g: &Graph, closed: &[bool]) -> (Vec<u32>, Vec<u32>, Ve
             }
             preds.clear();
             if g.support[a] {
-                preds.push(START_LAYER);
+                preds.push(start_layer);
             } else if g.support[b] {
                 preds.extend(0..AIR_LAYERS);
             } else {
@@ -187,7 +207,7 @@ fn air_bounded(map: &Map, g: &Graph, closed: &[bool]) -> (Vec<u32>, Vec<u32>, Ve
                 }
             }
             for &k in &preds {
-                if air_move(g.support[a], k, g.support[b], dx, dr) != Some(lb) {
+                if air_move(take_off, g.support[a], k, g.support[b], dx, dr) != Some(lb) {
                     continue;
                 }
                 let i = a * AIR_LAYERS + k;
@@ -204,10 +224,10 @@ fn air_bounded(map: &Map, g: &Graph, closed: &[bool]) -> (Vec<u32>, Vec<u32>, Ve
     // the drift); and the same that may rise once more (the egg boost), for a bird that reaches
     // no nest otherwise.
     let at = |c: usize, layer: usize| {
-        dist[c * AIR_LAYERS + if g.support[c] { START_LAYER } else { layer }]
+        dist[c * AIR_LAYERS + if g.support[c] { start_layer } else { layer }]
     };
     (
-        (0..cells).map(|c| at(c, START_LAYER)).collect(),
+        (0..cells).map(|c| at(c, start_layer)).collect(),
         (0..cells)
             .map(|c| at(c, AIR_JUMP as usize + CREDITS))
             .collect(),
@@ -570,7 +590,8 @@ impl Relaxed {
 
     /// The distances the search's heuristic uses: those of [`Relaxed::new`] with the bird's
     /// sideways movement in the air bounded (see [`air_bounded`]), where that graph still leads
-    /// from the start to a nest; else the plain ones. Only the heuristic reads them: the proof
+    /// from the start to a nest; failing that, the same with a late egg boost's drift more at
+    /// every take-off (`AIR_LATE_BOOST`); else the plain ones. Only the heuristic reads them: the proof
     /// (`nest_reachable`) stays the plain graph's, an over-approximation.
     pub fn for_search(map: &Map) -> Relaxed {
         let mut r = Relaxed::new(map);
@@ -584,9 +605,12 @@ impl Relaxed {
                 }
             }
         }
-        let (tight, falling, boost) = air_bounded(map, &g, &closed);
         let (sx, sy) = map.start();
         let start = ((sy + PAD).clamp(0, rows - 1) * w + sx.clamp(0, w - 1)) as usize;
+        let (mut tight, mut falling, mut boost) = air_bounded(map, &g, &closed, AIR_START);
+        if tight[start] == UNREACHED {
+            (tight, falling, boost) = air_bounded(map, &g, &closed, AIR_START + AIR_LATE_BOOST);
+        }
         if tight[start] != UNREACHED {
             r.max_dist = tight
                 .iter()

@@ -190,6 +190,15 @@ fn guest_probes_are_decided_as_their_truth() {
         // same check (660,952 states, 16.2 s). Its twin `guest-spike-lid-wide-cup` (the cup two
         // tiles wide, entered beside the spikes) is won.
         ("guest-spike-doorway-nest", Proof::JumpEnvelope),
+        // Written 2026-12-06 20:00 UTC. A checkpoint over a pit 12 tiles wide: the referee
+        // never respawns, and the longest flat flight is 9.2 tiles.
+        ("guest-checkpoint-leap", Proof::JumpEnvelope),
+        // Cracked rock in a roof across the map: a pebble flies only sideways, in a row the
+        // bird is in, so nothing breaks it (the validator's relaxed check counts it open).
+        ("guest-cracked-roof-above", Proof::JumpEnvelope),
+        // A fall of 120 rows: the nest a tile past the longest drift (56.3 tiles); its twin a
+        // tile nearer is won (`guest-deep-drift-56`).
+        ("guest-deep-drift-57", Proof::JumpEnvelope),
     ];
     let undecided = [
         // The roof of guest-tunnel-hole-5 with one tile open: the envelope's roof must span
@@ -257,6 +266,7 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-spike-lid-nest",
         "guest-coyote-gap-10",
         "guest-wait-crumble-floor",
+        "guest-sky-dive-24",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         let one = plan_for(&map, 20.0, 1);
