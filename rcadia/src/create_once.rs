@@ -10,7 +10,8 @@
 //! 2. create the session under that id unless it exists (the save script's create refuses an
 //!    id in use; the loser of two at once answers the winner's session).
 //!
-//! A crash between the two leaves a reservation without its session; the retry makes it.
+//! A crash between the two leaves a reservation without its session; the retry makes it. An
+//! id drawn that is another host's session already (ids are random) is never answered.
 //! That a missing session is always step 2 left undone, never a game that ended and expired,
 //! holds because the reservation lives no longer than a finished session is kept after its
 //! end (`FINISHED_RETENTION_MS`), and a session ends after it was made.
@@ -87,6 +88,16 @@ impl Rcadia {
         key: &str,
         body: &Value,
     ) -> Result<String, RcadiaError> {
+        Ok(self.reserve(host, key, body).await?.0)
+    }
+
+    /// [`Rcadia::reserve_create`], and whether this call made the reservation.
+    async fn reserve(
+        &self,
+        host: &str,
+        key: &str,
+        body: &Value,
+    ) -> Result<(String, bool), RcadiaError> {
         let store = &self.inner.store;
         let name = keys::create_reservation(store, host, key);
         let fresh = Reservation {
@@ -96,7 +107,7 @@ impl Rcadia {
         let mut conn = store.durable().await?;
         self.inner.metrics.round_trip();
         // The GET reads ours or the first one's: a reservation is never changed, only expires.
-        let (_, stored): (Option<String>, Option<String>) = redis::pipe()
+        let (made, stored): (Option<String>, Option<String>) = redis::pipe()
             .cmd("SET")
             .arg(&name)
             .arg(fresh.encode())
@@ -117,7 +128,7 @@ impl Rcadia {
         if reserved.fingerprint != fresh.fingerprint {
             return Err(reused(key));
         }
-        Ok(reserved.session_id)
+        Ok((reserved.session_id, made.is_some()))
     }
 
     /// A create with `host`'s idempotency `key`: the session the key names, made by `make`
@@ -129,17 +140,47 @@ impl Rcadia {
         body: &Value,
         mut make: impl FnMut(String, u64) -> Result<(Session, Outcome), ProtocolError>,
     ) -> Result<Session, RcadiaError> {
-        let id = self.reserve_create(host, key, body).await?;
-        match self.load(&id).await {
-            Ok(made) => return Ok(made.into_session()),
-            Err(RcadiaError::NotFound) => {}
-            Err(e) => return Err(e),
+        let (id, reserved_now) = self.reserve(host, key, body).await?;
+        // A key reserved earlier may have its session already; one reserved now has none
+        // unless the same create, sent again at once, made it (the create below finds it).
+        if !reserved_now {
+            match self.load(&id).await {
+                Ok(made) => return self.hosts_own(made.into_session(), host, key).await,
+                Err(RcadiaError::NotFound) => {}
+                Err(e) => return Err(e),
+            }
         }
         match self.create_as(&id, &mut make).await? {
             Some(s) => Ok(s),
             // Made meanwhile by the same create sent again at once.
-            None => Ok(self.load(&id).await?.into_session()),
+            None => {
+                let made = self.load(&id).await?.into_session();
+                self.hosts_own(made, host, key).await
+            }
         }
+    }
+
+    /// `made` if `host` hosts it. Else the id drawn for the key was another host's session
+    /// already (ids are random; rare): the reservation is dropped, and the create's retry
+    /// draws another id.
+    async fn hosts_own(
+        &self,
+        made: Session,
+        host: &str,
+        key: &str,
+    ) -> Result<Session, RcadiaError> {
+        if made.authorize_host(host).is_ok() {
+            return Ok(made);
+        }
+        let name = keys::create_reservation(&self.inner.store, host, key);
+        let _: () = redis::cmd("DEL")
+            .arg(&name)
+            .query_async(&mut self.inner.store.conn())
+            .await?;
+        Err(RcadiaError::Internal(format!(
+            "the session id drawn for idempotencyKey {key:?} was taken; send the create again \
+             with the same key"
+        )))
     }
 }
 

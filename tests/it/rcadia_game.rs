@@ -1027,3 +1027,44 @@ async fn a_create_that_reserved_its_key_but_made_nothing_is_made_by_the_retry() 
     assert_eq!(v["sessionId"], reserved.as_str());
     assert_eq!(listed(&host, &[reserved.as_str()]).await, 1);
 }
+
+/// The session id drawn for a key may be another host's session already (ids are random, so
+/// this is rare): that session is never answered. The create fails (500, retried by hosts),
+/// its reservation is dropped, and the retry with the same key makes a session of its own.
+#[tokio::test]
+async fn a_key_whose_drawn_id_is_another_hosts_session_never_answers_that_session() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let (other, _) = cast(&app, 0).await;
+    let theirs = other.create(two_player(json!({}))).await;
+    let who = app.auth.identify(&host.token).await.unwrap().unwrap();
+    let body = json!({ "config": two_player(json!({})), "gameId": "chess",
+                       "gameTitle": "Chess", "idempotencyKey": "clash" });
+    // The reservation as made, pointed at the other host's session.
+    let drawn = app
+        .rcadia
+        .reserve_create(&who.key, "clash", &body)
+        .await
+        .unwrap();
+    let name = app.store.key_alone(&format!("create:{}:clash", who.key));
+    let stored: String = redis::cmd("GET")
+        .arg(&name)
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    let clashing = stored.replacen(&drawn, &theirs, 1);
+    let _: () = redis::cmd("SET")
+        .arg(&name)
+        .arg(clashing)
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+
+    let (st, v) = host.post(BRIDGE, body.clone()).await;
+    assert_eq!(st, 500, "{v}");
+    let (st, v) = host.post(BRIDGE, body.clone()).await;
+    assert_eq!(st, 201, "{v}");
+    let mine = v["sessionId"].as_str().unwrap();
+    assert_ne!(mine, theirs);
+    assert_eq!(host.post(BRIDGE, body).await.1["sessionId"], mine);
+}
