@@ -174,7 +174,8 @@ pub const fn protocol_status(code: ProtocolCode) -> StatusCode {
         | C::HostDisconnected
         | C::HostLeft
         | C::NoPlayers
-        | C::EndedByOperator => StatusCode::CONFLICT,
+        | C::EndedByOperator
+        | C::IdempotencyKeyReused => StatusCode::CONFLICT,
         C::IdCollision => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

@@ -31,12 +31,16 @@ pub enum PageRequest {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum BridgeCall {
+    /// `idempotency_key`: the page's key for this create, the same on each resend.
     CreateSession {
         config: Value,
+        idempotency_key: Option<String>,
     },
+    /// `batch_id`: the page's id for this batch, the same on each resend.
     Ops {
         session_id: String,
         ops: Value,
+        batch_id: Option<String>,
     },
     PendingActions {
         session_id: String,
@@ -95,13 +99,20 @@ pub fn parse(payload: &str) -> Result<PageRequest, String> {
                 .ok_or(format!("bad `{field}`")),
         }
     };
+    // The retry keys the page sends (checked by the API's own rule) go on as they are.
+    let retry_key = |field: &str| {
+        horst_sessions::retry_key::parse(&v, field, "one call").map_err(|e| e.message)
+    };
     let call = match kind {
         "createSession" => {
             let config = v.get("config").cloned().ok_or("no `config`")?;
             if !config.is_object() {
                 return Err("`config` must be an object".into());
             }
-            BridgeCall::CreateSession { config }
+            BridgeCall::CreateSession {
+                config,
+                idempotency_key: retry_key("idempotencyKey")?,
+            }
         }
         "ops" => {
             let ops = v.get("ops").cloned().ok_or("no `ops`")?;
@@ -112,6 +123,7 @@ pub fn parse(payload: &str) -> Result<PageRequest, String> {
             BridgeCall::Ops {
                 session_id: sid()?,
                 ops,
+                batch_id: retry_key("batchId")?,
             }
         }
         "pendingActions" => BridgeCall::PendingActions {
@@ -185,12 +197,17 @@ struct CreateBody<'a> {
     config: &'a Value,
     game_id: &'a str,
     game_title: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    idempotency_key: Option<&'a str>,
 }
 
 /// `POST .../ops`.
 #[derive(Serialize)]
-struct OpsBody<O> {
+#[serde(rename_all = "camelCase")]
+struct OpsBody<'a, O> {
     ops: O,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    batch_id: Option<&'a str>,
 }
 
 /// The `end` op the house sends as it leaves: a result without a winner, reason `host_left`.
@@ -269,21 +286,32 @@ impl Relay {
         let (method, path, body, auth, timeout) = match call {
             // The house decides what it hosts: gameId and gameTitle come from its settings,
             // whatever the page says.
-            BridgeCall::CreateSession { config } => (
+            BridgeCall::CreateSession {
+                config,
+                idempotency_key,
+            } => (
                 reqwest::Method::POST,
                 BRIDGE.to_string(),
                 body(CreateBody {
                     config,
                     game_id: &self.game_id,
                     game_title: &self.game_title,
+                    idempotency_key: idempotency_key.as_deref(),
                 }),
                 true,
                 REQUEST_TIMEOUT,
             ),
-            BridgeCall::Ops { session_id, ops } => (
+            BridgeCall::Ops {
+                session_id,
+                ops,
+                batch_id,
+            } => (
                 reqwest::Method::POST,
                 format!("{BRIDGE}/{session_id}/ops"),
-                body(OpsBody { ops }),
+                body(OpsBody {
+                    ops,
+                    batch_id: batch_id.as_deref(),
+                }),
                 true,
                 REQUEST_TIMEOUT,
             ),
@@ -336,7 +364,10 @@ impl Relay {
         self.send(
             reqwest::Method::POST,
             &format!("{BRIDGE}/{session_id}/ops"),
-            body(OpsBody { ops }),
+            body(OpsBody {
+                ops,
+                batch_id: None,
+            }),
             true,
             REQUEST_TIMEOUT,
         )
@@ -463,7 +494,18 @@ mod tests {
             PageRequest::Call {
                 id: 1,
                 call: BridgeCall::CreateSession {
-                    config: json!({"minPlayers":2})
+                    config: json!({"minPlayers":2}),
+                    idempotency_key: None,
+                }
+            }
+        );
+        assert_eq!(
+            parse(r#"{"kind":"createSession","id":1,"config":{},"idempotencyKey":"k-1"}"#).unwrap(),
+            PageRequest::Call {
+                id: 1,
+                call: BridgeCall::CreateSession {
+                    config: json!({}),
+                    idempotency_key: Some("k-1".into()),
                 }
             }
         );
@@ -499,8 +541,15 @@ mod tests {
                 .unwrap(),
             PageRequest::Call {
                 id: 4,
-                call: BridgeCall::Ops { .. }
+                call: BridgeCall::Ops { batch_id: None, .. }
             }
+        ));
+        assert!(matches!(
+            parse(r#"{"kind":"ops","id":4,"sessionId":"s","ops":[],"batchId":"b_1"}"#).unwrap(),
+            PageRequest::Call {
+                id: 4,
+                call: BridgeCall::Ops { batch_id: Some(b), .. }
+            } if b == "b_1"
         ));
     }
 
@@ -516,6 +565,8 @@ mod tests {
             r#"{"kind":"pendingActions","id":1,"sessionId":"s","wait":26}"#,
             r#"{"kind":"pendingActions","sessionId":"s"}"#,
             r#"{"kind":"createSession","id":1,"config":[]}"#,
+            r#"{"kind":"createSession","id":1,"config":{},"idempotencyKey":"a b"}"#,
+            r#"{"kind":"ops","id":1,"sessionId":"s","ops":[],"batchId":""}"#,
         ] {
             assert!(parse(bad).is_err(), "{bad} should be refused");
         }
@@ -528,7 +579,15 @@ mod tests {
 
     /// Serves one canned HTTP answer on loopback; returns the base URL.
     async fn answer_once(response: &'static str) -> String {
+        answer_once_keeping(response).await.0
+    }
+
+    /// [`answer_once`], and the request it was sent (head and body, as text).
+    async fn answer_once_keeping(
+        response: &'static str,
+    ) -> (String, tokio::sync::oneshot::Receiver<String>) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (sent, request) = tokio::sync::oneshot::channel();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
@@ -554,10 +613,46 @@ mod tests {
                     break;
                 }
             }
+            let _ = sent.send(String::from_utf8_lossy(&req).into_owned());
             conn.write_all(response.as_bytes()).await.unwrap();
             let _ = conn.shutdown().await;
         });
-        format!("http://{addr}")
+        (format!("http://{addr}"), request)
+    }
+
+    /// The page's retry keys reach the backend, so a create or a batch the page sends again
+    /// after a lost answer is answered, not applied again (docs/hosts.md). The house dropped
+    /// them: every resent batch was applied twice, every resent create made a second table.
+    #[tokio::test]
+    async fn the_pages_retry_keys_reach_the_backend() {
+        let ok = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}";
+        let calls = [
+            (
+                r#"{"kind":"createSession","id":1,"config":{"a":1},"idempotencyKey":"k_1"}"#,
+                json!({"config": {"a": 1}, "gameId": "chess", "gameTitle": "Chess", "idempotencyKey": "k_1"}),
+            ),
+            (
+                r#"{"kind":"createSession","id":2,"config":{}}"#,
+                json!({"config": {}, "gameId": "chess", "gameTitle": "Chess"}),
+            ),
+            (
+                r#"{"kind":"ops","id":3,"sessionId":"ses_1","ops":[],"batchId":"b_1"}"#,
+                json!({"ops": [], "batchId": "b_1"}),
+            ),
+        ];
+        for (page, want) in calls {
+            let (backend, request) = answer_once_keeping(ok).await;
+            let http = api_client().no_proxy().build().unwrap();
+            let relay = Relay::new(http, &backend, "t", "chess", "Chess");
+            let PageRequest::Call { call, .. } = parse(page).unwrap() else {
+                panic!("{page} is a call")
+            };
+            assert_eq!(relay.perform(&call).await.status, 200);
+            let request = request.await.unwrap();
+            let body = &request[request.find("\r\n\r\n").unwrap() + 4..];
+            let body: Value = serde_json::from_str(body).unwrap();
+            assert_eq!(body, want, "{page}");
+        }
     }
 
     /// A redirect is the page's answer, not followed: followed, the 302 to a sign-in page
@@ -579,6 +674,7 @@ mod tests {
             .perform(&BridgeCall::Ops {
                 session_id: "ses_1".into(),
                 ops: serde_json::json!([]),
+                batch_id: None,
             })
             .await;
         assert_eq!(reply.status, 302, "{}", reply.body);

@@ -730,13 +730,17 @@ mod tests {
             body: body.into(),
             retry_after_ms: None,
         };
-        let create = relay::BridgeCall::CreateSession { config: json!({}) };
+        let create = relay::BridgeCall::CreateSession {
+            config: json!({}),
+            idempotency_key: None,
+        };
         let rematch = relay::BridgeCall::Rematch {
             session_id: "ses_1".into(),
         };
         let ops = relay::BridgeCall::Ops {
             session_id: "ses_1".into(),
             ops: json!([]),
+            batch_id: None,
         };
         assert_eq!(
             made_session(&create, &ok(r#"{"sessionId":"ses_2"}"#)).as_deref(),

@@ -1313,6 +1313,16 @@ impl Queue {
         Ok(JobRecord::from_fields(fields))
     }
 
+    /// Job `id`'s state alone (one field, not the record); `None` if there is no such job.
+    pub async fn state_of(&self, id: &str) -> Result<Option<JobState>, QueueError> {
+        let state: Option<String> = redis::cmd("HGET")
+            .arg(self.job_key(id))
+            .arg("state")
+            .query_async(&mut self.store.conn())
+            .await?;
+        Ok(state.as_deref().and_then(JobState::parse))
+    }
+
     /// Job `id`'s whole input, the blobs it names read back; `None` if the record or one of
     /// its blobs is gone.
     pub async fn input_of(&self, id: &str) -> Result<Option<JobInput>, QueueError> {

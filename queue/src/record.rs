@@ -27,7 +27,7 @@ impl JobState {
         }
     }
 
-    fn parse(s: &str) -> Option<JobState> {
+    pub(crate) fn parse(s: &str) -> Option<JobState> {
         Some(match s {
             "queued" => JobState::Queued,
             "running" => JobState::Running,

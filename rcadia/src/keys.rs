@@ -26,6 +26,8 @@
 //! - `reference:tables`: the set of tables the house's reference player sits at
 //!   (`reference.rs`; its driver plays there).
 //! - `seek:<game>`: the seek lock of a game (one seeker at a time picks a table).
+//! - `create:<host>:<key>`: a create's `idempotencyKey` of a host, the session id it names and
+//!   the body's fingerprint (`create_once.rs`; kept 24 h, on a cluster in a slot of its own).
 //! - `sessions:open`: the set of unfinished session ids (`/available`).
 //! - `sessions:boot`: the store's boot tag (ids from another tag answer 410).
 //! - `delayed`: the delayed set shared with other features (`horst_store::DelayedSet`).
@@ -96,6 +98,12 @@ pub(crate) fn open_of(store: &Store, id: &str) -> String {
 /// The open-sessions set of bucket `bucket` (`/available` reads every bucket).
 pub(crate) fn open_in(store: &Store, bucket: usize) -> String {
     store.key_in_bucket(bucket, "sessions:open")
+}
+
+/// The reservation of `host`'s create `key` (`create_once.rs`). The key has no `:` (the
+/// retry-key rule), so no two hosts' names meet.
+pub(crate) fn create_reservation(store: &Store, host: &str, key: &str) -> String {
+    store.key_alone(&format!("create:{host}:{key}"))
 }
 
 pub(crate) fn boot(store: &Store) -> String {

@@ -33,6 +33,7 @@ use horst_store::{DelayedSet, Notifier, Store};
 
 mod buckets;
 pub mod clock;
+mod create_once;
 mod delta;
 pub mod effects;
 // In the crate, not under tests/: the stored record's decoding is crate-private.

@@ -275,7 +275,8 @@ impl SessionMetrics {
                 | C::HostDisconnected
                 | C::HostLeft
                 | C::NoPlayers
-                | C::EndedByOperator,
+                | C::EndedByOperator
+                | C::IdempotencyKeyReused,
             ) => "other",
         };
         self.inner

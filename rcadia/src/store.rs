@@ -35,7 +35,7 @@ const MAX_ATTEMPTS: usize = 32;
 
 /// Finished sessions stay readable this long (agents read the result and `nextSessionId`),
 /// then Redis drops them; unfinished ones never expire.
-const FINISHED_RETENTION_MS: u64 = 24 * 3600 * 1000;
+pub(crate) const FINISHED_RETENTION_MS: u64 = 24 * 3600 * 1000;
 
 /// The event log is trimmed back to `MAX_EVENTS` each time its length passes a multiple of
 /// this (not on every append): it holds at most this many more.
@@ -694,20 +694,33 @@ impl Rcadia {
         mut make: impl FnMut(String, u64) -> Result<(Session, Outcome), ProtocolError>,
     ) -> Result<Session, RcadiaError> {
         for _ in 0..MAX_ATTEMPTS {
-            let now = self.now_ms().await?;
-            let (s, out) = make(self.new_session_id(), now)?;
-            let wake = wakes(&out.effects, out.changed);
-            if let SaveOutcome::Written(r) = self.save(s, None, &out.effects, wake, now).await? {
-                let s = &r.session;
-                self.inner.metrics.session_created(s.round() > 1);
-                self.run_effects(s, after_write(&out.effects), false)
-                    .await?;
-                return Ok(s.clone());
+            if let Some(s) = self.create_as(&self.new_session_id(), &mut make).await? {
+                return Ok(s);
             }
         }
         Err(RcadiaError::Internal(
             "could not mint a free session id".into(),
         ))
+    }
+
+    /// Stores a brand-new session under `id` and arms its timers; `None` when `id` is taken
+    /// (or was: its replay or event log is still kept).
+    pub(crate) async fn create_as(
+        &self,
+        id: &str,
+        make: &mut impl FnMut(String, u64) -> Result<(Session, Outcome), ProtocolError>,
+    ) -> Result<Option<Session>, RcadiaError> {
+        let now = self.now_ms().await?;
+        let (s, out) = make(id.to_string(), now)?;
+        let wake = wakes(&out.effects, out.changed);
+        let SaveOutcome::Written(r) = self.save(s, None, &out.effects, wake, now).await? else {
+            return Ok(None);
+        };
+        let s = &r.session;
+        self.inner.metrics.session_created(s.round() > 1);
+        self.run_effects(s, after_write(&out.effects), false)
+            .await?;
+        Ok(Some(s.clone()))
     }
 
     /// Load, catch up with time, apply `step`'s events at the Redis clock, write with

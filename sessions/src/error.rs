@@ -53,11 +53,13 @@ pub enum ProtocolCode {
     NoPlayers,
     /// Rematch: an operator ended the session.
     EndedByOperator,
+    /// A create resent with an `idempotencyKey` its host used for another body.
+    IdempotencyKeyReused,
 }
 
 impl ProtocolCode {
     /// Every code, for tests and for labels.
-    pub const ALL: [ProtocolCode; 21] = [
+    pub const ALL: [ProtocolCode; 22] = [
         ProtocolCode::BadRequest,
         ProtocolCode::TooLarge,
         ProtocolCode::NotAPlayer,
@@ -79,6 +81,7 @@ impl ProtocolCode {
         ProtocolCode::HostLeft,
         ProtocolCode::NoPlayers,
         ProtocolCode::EndedByOperator,
+        ProtocolCode::IdempotencyKeyReused,
     ];
 
     /// The HTTP status the protocol gives this code.
@@ -102,7 +105,8 @@ impl ProtocolCode {
             | C::HostDisconnected
             | C::HostLeft
             | C::NoPlayers
-            | C::EndedByOperator => 409,
+            | C::EndedByOperator
+            | C::IdempotencyKeyReused => 409,
             C::IdCollision => 500,
         }
     }
@@ -132,6 +136,7 @@ impl ProtocolCode {
             C::HostLeft => "host_left",
             C::NoPlayers => "no_players",
             C::EndedByOperator => "ended_by_operator",
+            C::IdempotencyKeyReused => "idempotency_key_reused",
         }
     }
 }

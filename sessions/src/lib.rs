@@ -89,6 +89,9 @@
 //!   in flight per host, so the last is enough) is answered as applied without being applied
 //!   again: a resend after a lost answer does not re-publish `state` and `legal_actions`
 //!   over an action the game has received since. A batch without an id clears it.
+//! - **Retries of a create.** An optional `idempotencyKey` (horst's addition, checked here by
+//!   the rule `batchId` follows, `retry_key`): the I/O layer answers a create resent with it
+//!   with the session the first one made (`Rcadia::create_once`).
 //! - **Leaving twice.** A player removed from a waiting table (left, opted out, reservation
 //!   expired) is remembered (the latest 64): a repeated leave is answered as done.
 //! - **Rejections.** A `reject` naming another player's action (pending or latest) is
@@ -188,6 +191,7 @@ pub mod ids;
 pub mod iso;
 pub mod machine;
 pub mod ops;
+pub mod retry_key;
 pub mod session;
 pub mod views;
 pub mod wire;

@@ -12,12 +12,23 @@ use crate::rcadia_common::{Client, AGENT};
 
 /// The first ```python block after the "### Python" heading of the agents guide.
 pub(crate) fn documented_agent() -> String {
+    documented_block("### Python", "python")
+}
+
+/// The first ```bash block after the "### curl" heading: the guide's curl loop.
+pub(crate) fn documented_curl_loop() -> String {
+    documented_block("### curl", "bash")
+}
+
+/// The first code block in `lang` after `heading` in docs/agents-play.md, as the page shows it.
+fn documented_block(heading: &str, lang: &str) -> String {
     let doc = include_str!("../../docs/agents-play.md");
     let from = doc
-        .find("### Python")
-        .expect("docs/agents-play.md has a Python section");
+        .find(heading)
+        .unwrap_or_else(|| panic!("docs/agents-play.md has a {heading:?} section"));
     let rest = &doc[from..];
-    let start = rest.find("```python\n").expect("a python block") + "```python\n".len();
+    let fence = format!("```{lang}\n");
+    let start = rest.find(&fence).expect("a code block") + fence.len();
     let len = rest[start..].find("\n```").expect("the block ends");
     rest[start..start + len].to_string()
 }

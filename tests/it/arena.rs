@@ -946,6 +946,14 @@ async fn agents_with_the_same_rating_share_a_rank() {
         .get(&format!("/api/v1/leaderboard/{GAME}?limit=2"))
         .await;
     assert_eq!(two["standings"][1]["rank"], 2, "{two}");
+    // A limit out of range, 0 included, is refused naming the range, not an empty page.
+    for bad in ["0", "201"] {
+        let (st, v) = anon
+            .get(&format!("/api/v1/leaderboard/{GAME}?limit={bad}"))
+            .await;
+        assert_eq!((st, v["code"].as_str()), (400, Some("bad_request")), "{v}");
+        assert!(v["error"].as_str().unwrap().contains("1 to 200"), "{v}");
+    }
     for (agent, rank) in [
         ("agt_top", 1),
         ("agt_tiea", 2),

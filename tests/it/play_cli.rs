@@ -1071,6 +1071,64 @@ async fn a_long_poll_answered_at_once_with_nothing_new_is_not_asked_again_in_a_t
     hosting.abort();
 }
 
+/// The curl loop of docs/agents-play.md waits out a `Retry-After` given as an HTTP date (a
+/// proxy's): 5 s after the answer's `Date`, so at least 5 s pass before it asks again. It
+/// slept a flat 2 s for any date. (The second poll reaches horst, whose 404 for the made-up
+/// session ends the loop.)
+#[tokio::test]
+async fn the_guides_curl_loop_waits_out_a_retry_after_given_as_a_date() {
+    let app = app_with(|_| {}).await;
+    let (proxy, seen) = odd_proxy(app.addr, |method, path, n| {
+        let busy = r#"{"error":"the store cannot be reached right now","code":"unavailable"}"#;
+        match (method, path.rsplit('/').next().unwrap_or(""), n) {
+            ("GET", "state", 0) => Odd::Dated(
+                503,
+                "Sun, 06 Dec 2026 18:00:00 GMT",
+                "Sun, 06 Dec 2026 18:00:05 GMT",
+                busy,
+            ),
+            _ => Odd::Pass,
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    // The loop keeps the answer's headers in /tmp/h; this one's go to its own directory.
+    let script = crate::agents_doc::documented_curl_loop().replace("/tmp/h", "$HEADERS");
+    let token = play_token(&app, "Curl", &["play"]).await;
+    let mut child = tokio::process::Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .env("HORST", format!("http://{proxy}"))
+        .env("TOKEN", &token)
+        .env("HEADERS", dir.path().join("h"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("bash runs");
+    let started = Instant::now();
+    let status = tokio::time::timeout(Duration::from_secs(60), child.wait())
+        .await
+        .expect("the loop ends within a minute")
+        .unwrap();
+    let waited = started.elapsed();
+    let out = child.wait_with_output().await.unwrap();
+    let polls = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(m, p, _)| m == "GET" && p.contains("/state"))
+        .count();
+    assert!(status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(polls, 2, "the dated 503, then horst's 404");
+    // A lower bound only: a loaded machine makes it longer, never shorter.
+    assert!(
+        waited >= Duration::from_millis(4800),
+        "asked again after {waited:?}, not the 5 s the date asks for"
+    );
+}
+
 /// The Python agent of docs/agents-play.md, as the page shows it, through the proxy: a 503
 /// with `Retry-After` on its join, a 429 on a state poll, its first move's answer lost (the
 /// proxy's 502 after horst took it), a 502 page on a later poll and a 503 whose `Retry-After`

@@ -928,3 +928,143 @@ async fn a_resent_ops_batch_is_applied_once() {
     }
     assert_ne!(agents[0].state(&id, 0.0).await["state"], json!(1));
 }
+
+/// How many of `ids` `/available` lists.
+async fn listed(client: &Client, ids: &[&str]) -> usize {
+    let (st, v) = client.get(&format!("{AGENT}/available")).await;
+    assert_eq!(st, 200, "{v}");
+    v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| ids.contains(&e["sessionId"].as_str().unwrap_or_default()))
+        .count()
+}
+
+/// A create whose answer was lost, sent again with its `idempotencyKey` (horst's extension),
+/// is answered with the session the first one made: the same status and body, no second
+/// table. Without the key the resend made a second session, and the first was listed as an
+/// open table until its host counted as gone (90 s).
+#[tokio::test]
+async fn a_create_resent_with_its_idempotency_key_makes_one_session() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let body = |key: &str| {
+        json!({ "config": two_player(json!({})), "gameId": "chess", "gameTitle": "Chess",
+                "idempotencyKey": key })
+    };
+    let (st, first) = host.post(BRIDGE, body("k_1")).await;
+    assert_eq!(st, 201, "{first}");
+    let (st, again) = host.post(BRIDGE, body("k_1")).await;
+    assert_eq!((st, &again), (201, &first));
+    let id = first["sessionId"].as_str().unwrap();
+    assert_eq!(listed(&host, &[id]).await, 1);
+
+    // Two at once: one session, both answered with it.
+    let (a, b) = tokio::join!(
+        host.post(BRIDGE, body("k_2")),
+        host.post(BRIDGE, body("k_2"))
+    );
+    assert_eq!((a.0, b.0), (201, 201), "{a:?} {b:?}");
+    assert_eq!(a.1, b.1);
+    assert_ne!(
+        a.1["sessionId"], first["sessionId"],
+        "another key, another session"
+    );
+
+    // The same key with another body: refused, and the key's session stays the one.
+    let mut other = body("k_1");
+    other["gameTitle"] = json!("Schach");
+    let (st, v) = host.post(BRIDGE, other).await;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (409, Some("idempotency_key_reused")),
+        "{v}"
+    );
+    assert!(
+        v["error"].as_str().unwrap().contains("idempotencyKey"),
+        "{v}"
+    );
+    assert_eq!(host.post(BRIDGE, body("k_1")).await.1, first);
+
+    // A key is the host's own: another host's same key makes its own session.
+    let (other_host, _) = cast(&app, 0).await;
+    let (st, v) = other_host.post(BRIDGE, body("k_1")).await;
+    assert_eq!(st, 201, "{v}");
+    assert_ne!(v["sessionId"], first["sessionId"]);
+
+    // A key out of the rule is refused naming it, and nothing is made.
+    for bad in [json!(""), json!("x".repeat(65)), json!("a:b"), json!(7)] {
+        let mut b = body("k");
+        b["idempotencyKey"] = bad;
+        let (st, v) = host.post(BRIDGE, b).await;
+        assert_eq!((st, v["code"].as_str()), (400, Some("bad_request")), "{v}");
+        let m = v["error"].as_str().unwrap_or_default();
+        assert!(
+            m.contains("idempotencyKey") && m.contains("[A-Za-z0-9_-]"),
+            "{v}"
+        );
+    }
+}
+
+/// A create that reserved its key's session id and then died before making the session (the
+/// process crashed between the two steps) is repaired by the retry: it makes the session under
+/// the reserved id.
+#[tokio::test]
+async fn a_create_that_reserved_its_key_but_made_nothing_is_made_by_the_retry() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let who = app.auth.identify(&host.token).await.unwrap().unwrap();
+    let body = json!({ "config": two_player(json!({})), "gameId": "chess",
+                       "gameTitle": "Chess", "idempotencyKey": "crash-1" });
+    let reserved = app
+        .rcadia
+        .reserve_create(&who.key, "crash-1", &body)
+        .await
+        .unwrap();
+    let (st, v) = host.post(BRIDGE, body.clone()).await;
+    assert_eq!(st, 201, "{v}");
+    assert_eq!(v["sessionId"], reserved.as_str());
+    assert_eq!(listed(&host, &[reserved.as_str()]).await, 1);
+}
+
+/// The session id drawn for a key may be another host's session already (ids are random, so
+/// this is rare): that session is never answered. The create fails (500, retried by hosts),
+/// its reservation is dropped, and the retry with the same key makes a session of its own.
+#[tokio::test]
+async fn a_key_whose_drawn_id_is_another_hosts_session_never_answers_that_session() {
+    let app = app_with(|_| {}).await;
+    let (host, _) = cast(&app, 0).await;
+    let (other, _) = cast(&app, 0).await;
+    let theirs = other.create(two_player(json!({}))).await;
+    let who = app.auth.identify(&host.token).await.unwrap().unwrap();
+    let body = json!({ "config": two_player(json!({})), "gameId": "chess",
+                       "gameTitle": "Chess", "idempotencyKey": "clash" });
+    // The reservation as made, pointed at the other host's session.
+    let drawn = app
+        .rcadia
+        .reserve_create(&who.key, "clash", &body)
+        .await
+        .unwrap();
+    let name = app.store.key_alone(&format!("create:{}:clash", who.key));
+    let stored: String = redis::cmd("GET")
+        .arg(&name)
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+    let clashing = stored.replacen(&drawn, &theirs, 1);
+    let _: () = redis::cmd("SET")
+        .arg(&name)
+        .arg(clashing)
+        .query_async(&mut app.store.conn())
+        .await
+        .unwrap();
+
+    let (st, v) = host.post(BRIDGE, body.clone()).await;
+    assert_eq!(st, 500, "{v}");
+    let (st, v) = host.post(BRIDGE, body.clone()).await;
+    assert_eq!(st, 201, "{v}");
+    let mine = v["sessionId"].as_str().unwrap();
+    assert_ne!(mine, theirs);
+    assert_eq!(host.post(BRIDGE, body).await.1["sessionId"], mine);
+}

@@ -11,7 +11,7 @@ import {
 
 /**
  * @typedef {Object} BridgeApi every method rejects with ApiError on failure
- * @property {(body: {config: object, gameId?: string, gameTitle?: string}) => Promise<any>} createSession
+ * @property {(body: {config: object, gameId?: string, gameTitle?: string, idempotencyKey?: string}) => Promise<any>} createSession
  * @property {(sessionId: string, ops: object[]) => Promise<any>} ops
  * @property {(sessionId: string, after: number, wait: number) => Promise<any>} pendingActions
  * @property {(sessionId: string) => Promise<any>} rematch
@@ -197,10 +197,14 @@ export class HostSession {
     this._creating = true;
     this._setView({ status: "creating", error: null });
     const config = this._config;
+    // One key for this create, the same on every resend: after a lost answer the backend may
+    // have made the session, and horst answers a create carrying the key with that session
+    // instead of making a second table (docs/hosts.md).
+    const idempotencyKey = newRetryKey();
     let resp = null;
     for (let attempt = 1; attempt <= CREATE_ATTEMPTS && !this._stopped; attempt++) {
       try {
-        resp = await this.api.createSession({ config, gameId: this._gameId, gameTitle: this._gameTitle });
+        resp = await this.api.createSession({ config, gameId: this._gameId, gameTitle: this._gameTitle, idempotencyKey });
         // A 2xx without a session id (a proxy's page, a cut-off body) is no table: taken as
         // one, the bridge polled /sessions/undefined, read the 404 as a lost session and
         // created again at once, hundreds of times a second.
@@ -361,7 +365,7 @@ export class HostSession {
     // One id for the batch, the same on every resend: after a lost answer (no answer, a
     // proxy's 502/504) the backend may have applied it, and horst answers a batch carrying
     // the last applied batchId without applying it again (docs/hosts.md).
-    const batchId = newBatchId();
+    const batchId = newRetryKey();
     for (let attempt = 1; ; attempt++) {
       if (this._stopped) return;
       try {
@@ -427,8 +431,11 @@ export class HostSession {
   }
 }
 
-/** A fresh `batchId` for one /ops batch: 32 hex digits (randomUUID needs a secure context). */
-function newBatchId() {
+/**
+ * A fresh retry key (a create's `idempotencyKey`, an /ops batch's `batchId`): 32 hex digits
+ * (randomUUID needs a secure context).
+ */
+function newRetryKey() {
   const b = new Uint8Array(16);
   globalThis.crypto.getRandomValues(b);
   return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");

@@ -62,8 +62,11 @@ export function createBindingApi({ send, setReplyHandler, setTimer = (fn, ms) =>
   }
 
   return {
-    createSession: ({ config }) => call("createSession", { config }),
-    ops: (sessionId, ops) => call("ops", { sessionId, ops }),
+    // The retry keys go along (the house passes them on): a resend is answered, not applied
+    // again. gameId and gameTitle are the house's decision, not the page's.
+    createSession: ({ config, idempotencyKey }) =>
+      call("createSession", idempotencyKey ? { config, idempotencyKey } : { config }),
+    ops: (sessionId, ops, batchId) => call("ops", batchId ? { sessionId, ops, batchId } : { sessionId, ops }),
     pendingActions: (sessionId, after, wait) => call("pendingActions", { sessionId, after, wait }, LONG_POLL_REPLY_TIMEOUT_MS),
     rematch: (sessionId) => call("rematch", { sessionId }),
     publicView: (sessionId, since, wait) => call("publicView", { sessionId, since: since ?? null, wait }, LONG_POLL_REPLY_TIMEOUT_MS),

@@ -10,9 +10,16 @@ export function makeFakeApi() {
     api[method] = (...args) => {
       let resolve, reject;
       const promise = new Promise((res, rej) => { resolve = res; reject = rej; });
-      // An /ops call's batchId is kept beside its (sessionId, ops), which tests compare whole.
+      // An /ops call's batchId is kept beside its (sessionId, ops), and a create's
+      // idempotencyKey beside its body, which tests compare whole.
       const batchId = method === "ops" ? args.splice(2, 1)[0] : undefined;
-      calls.push({ method, args, batchId, resolve, reject, taken: false });
+      let idempotencyKey;
+      if (method === "createSession" && args[0] && "idempotencyKey" in args[0]) {
+        const { idempotencyKey: key, ...body } = args[0];
+        idempotencyKey = key;
+        args[0] = body;
+      }
+      calls.push({ method, args, batchId, idempotencyKey, resolve, reject, taken: false });
       return promise;
     };
   }

@@ -367,6 +367,27 @@ test("a create that keeps failing leaves the table where New table tries again",
   assert.equal(newTableOffered(host.view), false);
 });
 
+test("a create whose answer was lost is sent again with the same idempotencyKey; a new table gets a new one", async () => {
+  const ctx = setup();
+  const { api, host } = ctx;
+  host.handleGameMessage({ type: "AGENT_CONFIGURE", data: V2_CONFIG });
+  const first = await api.next("createSession");
+  first.reject(new ApiError(0, "network error: the answer was lost"));
+  const retry = await api.next("createSession");
+  // horst answers the resend with the session the first create made (docs/hosts.md).
+  assert.match(first.idempotencyKey ?? "", /^[A-Za-z0-9_-]{1,64}$/);
+  assert.equal(retry.idempotencyKey, first.idempotencyKey);
+  assert.deepEqual(retry.args, first.args);
+  retry.reject(new ApiError(503, "store unreachable", "unavailable"));
+  for (let i = 0; i < 3; i++) (await api.next("createSession")).reject(new ApiError(503, "store unreachable", "unavailable"));
+  await settle();
+  assert.equal(host.view.status, "failed");
+  host.newTable();
+  const fresh = await api.next("createSession");
+  assert.match(fresh.idempotencyKey ?? "", /^[A-Za-z0-9_-]{1,64}$/);
+  assert.notEqual(fresh.idempotencyKey, first.idempotencyKey);
+});
+
 test("a create refused for good is offered again too", async () => {
   const ctx = setup();
   const { api, host } = ctx;

@@ -12,15 +12,16 @@ function harness() {
 
 test("each bridge call becomes one binding request with its own id", async () => {
   const h = harness();
-  const p1 = h.api.createSession({ config: { minPlayers: 2 }, gameId: "ignored", gameTitle: "ignored" });
-  const p2 = h.api.ops("ses_1", [{ op: "state", state: {} }]);
+  const p1 = h.api.createSession({ config: { minPlayers: 2 }, gameId: "ignored", gameTitle: "ignored", idempotencyKey: "k_1" });
+  const p2 = h.api.ops("ses_1", [{ op: "state", state: {} }], "b_1");
   const p3 = h.api.pendingActions("ses_1", 7, 25);
   const p4 = h.api.rematch("ses_1");
   const p5 = h.api.publicView("ses_1", undefined, 0);
   assert.deepEqual(h.sent, [
     // gameId and title are the house's decision, not the page's: they are not sent
-    { kind: "createSession", id: 1, config: { minPlayers: 2 } },
-    { kind: "ops", id: 2, sessionId: "ses_1", ops: [{ op: "state", state: {} }] },
+    // the create's idempotencyKey and the batch's batchId go with them (the same on a resend)
+    { kind: "createSession", id: 1, config: { minPlayers: 2 }, idempotencyKey: "k_1" },
+    { kind: "ops", id: 2, sessionId: "ses_1", ops: [{ op: "state", state: {} }], batchId: "b_1" },
     { kind: "pendingActions", id: 3, sessionId: "ses_1", after: 7, wait: 25 },
     { kind: "rematch", id: 4, sessionId: "ses_1" },
     { kind: "publicView", id: 5, sessionId: "ses_1", since: null, wait: 0 },

@@ -1054,6 +1054,11 @@ async fn keep(
     // After a call that waited out a stall, beat again a third of a lease later, not in a burst.
     beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     beat.tick().await; // the first tick is immediate; the claim just set the lease
+                       // `done` was subscribed after the claim: a stop published in between reached nobody, and
+                       // would be noticed only at the first heartbeat. The record says so now.
+    if ended_elsewhere(&queue, &id, &cancel, &watched).await {
+        return;
+    }
     loop {
         tokio::select! {
             _ = beat.tick() => {
@@ -1087,24 +1092,33 @@ async fn keep(
                 }
             }
             _ = done.changed() => {
-                // An operator's stop ends a running job `cancelled`; the reaper ends it
-                // `failed` (it took this worker for dead): the result is refused either way,
-                // but only the first is the operator's doing.
-                if let Ok(Some(r)) = queue.get(&id).await {
-                    if r.state != JobState::Running {
-                        let flag = if r.state == JobState::Cancelled {
-                            &watched.stopped
-                        } else {
-                            &watched.lease_lost
-                        };
-                        flag.store(true, Ordering::SeqCst);
-                        cancel.store(true, Ordering::SeqCst);
-                        return;
-                    }
+                if ended_elsewhere(&queue, &id, &cancel, &watched).await {
+                    return;
                 }
             }
         }
     }
+}
+
+/// Whether running job `id` was ended by someone else; if so, `cancel` is set and `watched`
+/// says by whom. An operator's stop ends it `cancelled`; the reaper ends it `failed` (it
+/// took this worker for dead): the result is refused either way, but only the first is the
+/// operator's doing. A record that cannot be read now counts as running.
+async fn ended_elsewhere(queue: &Queue, id: &str, cancel: &AtomicBool, watched: &Watched) -> bool {
+    let Ok(Some(state)) = queue.state_of(id).await else {
+        return false;
+    };
+    if state == JobState::Running {
+        return false;
+    }
+    let flag = if state == JobState::Cancelled {
+        &watched.stopped
+    } else {
+        &watched.lease_lost
+    };
+    flag.store(true, Ordering::SeqCst);
+    cancel.store(true, Ordering::SeqCst);
+    true
 }
 
 /// The queue's housekeeping, every second until `shutdown`: fails running jobs whose lease
@@ -1209,6 +1223,72 @@ mod tests {
     }
 
     use super::*;
+
+    /// An operator's stop that lands after the claim but before the worker subscribed to the
+    /// job's channel publishes to nobody: the keeper reads the record once it is subscribed,
+    /// so the run stops at once, as the operator's stop. It was noticed only at the first
+    /// heartbeat (a third of a lease, 10 s by default; an hour's lease here), and then taken
+    /// for a lost lease.
+    #[tokio::test]
+    async fn a_stop_before_the_subscription_is_noticed_at_once() {
+        use horst_queue::{JobSpec, QueueSettings};
+        let redis = horst_testkit::RedisServer::start();
+        let store = horst_store::Store::connect(&redis.url(), "t:")
+            .await
+            .unwrap();
+        let (_stop, stopped) = watch::channel(false);
+        let notifier =
+            horst_store::Notifier::start(store.client().clone(), Queue::channels(&store), stopped);
+        assert!(notifier.ready(Duration::from_secs(10)).await);
+        let settings = QueueSettings {
+            queue: horst_config::QueueConfig::default(),
+            quotas: horst_config::QuotaConfig::default(),
+        };
+        let queue = Queue::new(store, settings, notifier);
+        let job = JobSpec {
+            kind: JobKind::Simulate,
+            account: "acct".into(),
+            trust: 1,
+            idempotency_key: "k".into(),
+            input: JobInput {
+                map: "m".into(),
+                ..JobInput::default()
+            },
+        };
+        assert!(matches!(
+            queue.admit(job).await,
+            Ok(horst_queue::Admission::New(_))
+        ));
+        let claim = queue
+            .claim("w-1")
+            .await
+            .unwrap()
+            .expect("the job is claimed");
+        let id = claim.record.id.clone();
+        queue.cancel(&id, "a test").await.unwrap();
+
+        let done = queue.subscribe_done(&id);
+        let cancel = Arc::new(AtomicBool::new(false));
+        let watched = Arc::new(Watched::default());
+        let kept = keep(
+            queue.clone(),
+            id,
+            claim.token,
+            Duration::from_secs(3600),
+            done,
+            cancel.clone(),
+            Arc::new(ProgressSlot::default()),
+            watched.clone(),
+        );
+        tokio::time::timeout(Duration::from_secs(60), kept)
+            .await
+            .expect("the keeper noticed the stop before its first heartbeat");
+        assert!(cancel.load(Ordering::SeqCst), "the run is told to stop");
+        assert!(
+            watched.stopped.load(Ordering::SeqCst),
+            "as the operator's stop"
+        );
+    }
 
     #[test]
     fn a_workers_id_names_its_host_and_pid_and_a_tag_of_its_process_start() {

@@ -113,10 +113,11 @@ async fn create(
     if !config.is_object() {
         return Err(ApiError::new(
             ApiCode::BadRequest,
-            "body must be {\"config\": <the AGENT_CONFIGURE data>, \"gameId\"?, \"gameTitle\"?}",
+            "body must be {\"config\": <the AGENT_CONFIGURE data>, \"gameId\"?, \"gameTitle\"?, \"idempotencyKey\"?}",
         ));
     }
     let game_id = opt_string(&body, "gameId")?;
+    let idempotency_key = horst_sessions::retry_key::create_key(&body)?;
     // A title people read (tables list, watch page): cleaned like board text.
     let game_title = opt_string(&body, "gameTitle")?
         .map(|t| horst_text::clean_line(&t))
@@ -142,22 +143,29 @@ async fn create(
     };
     let kind = host_kind(&state, &who);
     let timings = state.rcadia.settings().timings;
-    let s = state
-        .rcadia
-        .create(|session_id, now| {
-            Session::create(
-                NewSession {
-                    session_id,
-                    config: config.clone(),
-                    host_identity: who.key.clone(),
-                    host_kind: kind,
-                    game: game.clone(),
-                    timings,
-                },
-                now,
-            )
-        })
-        .await?;
+    let make = |session_id, now| {
+        Session::create(
+            NewSession {
+                session_id,
+                config: config.clone(),
+                host_identity: who.key.clone(),
+                host_kind: kind,
+                game: game.clone(),
+                timings,
+            },
+            now,
+        )
+    };
+    // A create resent with its `idempotencyKey` is answered with the session the key made.
+    let s = match idempotency_key {
+        Some(key) => {
+            state
+                .rcadia
+                .create_once(&who.key, &key, &body, make)
+                .await?
+        }
+        None => state.rcadia.create(make).await?,
+    };
     Ok((StatusCode::CREATED, Json(s.created_response())).into_response())
 }
 
