@@ -1054,8 +1054,9 @@ async fn keep(
     // After a call that waited out a stall, beat again a third of a lease later, not in a burst.
     beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     beat.tick().await; // the first tick is immediate; the claim just set the lease
-                       // `done` was subscribed after the claim: a stop published in between reached nobody, and
-                       // would be noticed only at the first heartbeat. The record says so now.
+
+    // `done` was subscribed after the claim: a stop published in between reached nobody, and
+    // would be noticed only at the first heartbeat. The record says so now.
     if ended_elsewhere(&queue, &id, &cancel, &watched).await {
         return;
     }
