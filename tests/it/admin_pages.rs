@@ -193,7 +193,7 @@ const BROKEN_WORDS: &str = r#"(sel => { const e = document.querySelector(sel); i
 })"#;
 
 /// A level's title (untrusted, up to 60 characters) in the operator's levels table breaks
-/// at its spaces at 1366 and at 390 px: no word of it is cut across two lines; the title
+/// at its spaces at 1366, 1280 and 390 px: no word of it is cut across two lines; the title
 /// takes at most 10.5rem (one without spaces is broken, not widening the table), and the whole
 /// title is in its tooltip. Before, `overflow-wrap: anywhere` let the table squeeze the column
 /// and break the words mid-word.
@@ -212,7 +212,7 @@ async fn a_long_level_title_in_the_admin_levels_table_breaks_at_its_spaces() {
         LONG,
     )
     .await;
-    for (w, h) in [(1366, 768), (390, 844)] {
+    for (w, h) in [(1366, 768), (1280, 800), (390, 844)] {
         tab.viewport(w, h).await;
         tab.eval(
             "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))",
@@ -246,8 +246,9 @@ async fn a_long_level_title_in_the_admin_levels_table_breaks_at_its_spaces() {
             json!(true),
             "at {w} px the page scrolls sideways"
         );
-        // Nor does a title make the table scroll at 1366 px (the Check column went under
-        // the Actions column that stays in view).
+        // Nor does a title make the table scroll at 1366 or 1280 px (the Check column went
+        // under the Actions column that stays in view; at 1280 px it did until the headings
+        // and the check's words could break at their spaces).
         let wrap = tab
             .eval("(t => [t.scrollWidth, t.clientWidth])(document.querySelector('.table-wrap'))")
             .await;
@@ -540,4 +541,47 @@ async fn the_audit_logs_page_is_kept_in_the_address_through_a_reload_and_back() 
         "{:?}",
         tab.errors.lock().unwrap()
     );
+}
+
+/// Promoting the first revision of a level asks without naming a revision it would replace:
+/// there is none. Before, it asked "It replaces the promoted revision none for players (which
+/// stays retained for a rollback)".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn promoting_a_levels_first_revision_says_it_replaces_nothing() {
+    let app = job_view_app().await;
+    titled_revision(&app, "rev-grat-a", "nordgrat", "Nordgrat").await;
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(1280, 800).await;
+    tab.eval("location.hash = '#levels'").await;
+    tab.wait_for(
+        "document.querySelector(\"tr[data-revision='rev-grat-a'] [data-action=promote]\")",
+        "the Labor revision's Promote button",
+        LONG,
+    )
+    .await;
+    tab.eval(
+        "document.querySelector(\"tr[data-revision='rev-grat-a'] [data-action=promote]\").click()",
+    )
+    .await;
+    let asked = tab
+        .wait_for(
+            "document.querySelector(\"tr[data-revision='rev-grat-a'] .confirm p\")?.textContent",
+            "the promotion's question",
+            LONG,
+        )
+        .await;
+    let asked = asked.as_str().unwrap_or_default();
+    assert!(
+        asked.contains("No revision of \"nordgrat\" is promoted yet")
+            && !asked.contains("none")
+            && !asked.contains("replaces"),
+        "the question: {asked}"
+    );
+    assert_eq!(
+        tab.eval("document.querySelector('.section-head .muted').textContent.split(' · ')[0]")
+            .await,
+        json!("1 revision"),
+        "the levels' count"
+    );
+    tab.screenshot("admin", "promote-first-ask-1280x800").await;
 }

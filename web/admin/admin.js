@@ -433,7 +433,6 @@ async function levels() {
   const rows = items.map((r) => {
     const actions = el("td", { class: "actions" });
     const isPromoted = r.levelPromoted === r.revisionId;
-    const current = r.levelPromoted || "none";
     actions.append(
       el("button", { type: "button", onclick: () => showChecks(r.revisionId) }, "Checks"),
       el("button", {
@@ -443,8 +442,13 @@ async function levels() {
       }, "Recheck"));
     if (!isPromoted && (r.state === "labor" || r.state === "retired")) {
       const promote = el("button", { type: "button", class: "primary", "data-action": "promote" }, "Promote");
+      // With nothing promoted yet there is nothing to replace (it read "replaces the
+      // promoted revision none ... which stays retained").
+      const replaces = r.levelPromoted
+        ? `It replaces the promoted revision ${r.levelPromoted} for players (which stays retained for a rollback).`
+        : `No revision of "${r.name}" is promoted yet: players get this one as a new level.`;
       promote.addEventListener("click", () => confirmIn(actions,
-        `Promote ${r.revisionId} as the level "${r.name}"? It replaces the promoted revision ${current} for players (which stays retained for a rollback).`,
+        `Promote ${r.revisionId} as the level "${r.name}"? ${replaces}`,
         `Yes, promote ${r.revisionId}`,
         () => act("POST", `/api/admin/revisions/${encodeURIComponent(r.revisionId)}/promote`, { expect: r.levelPromoted ?? null },
           `${r.revisionId} is now the promoted revision of ${r.name}.`, levels)));
@@ -484,7 +488,7 @@ async function levels() {
       actions);
   });
   shown.show(
-    heading("Levels", el("span", { class: "muted" }, `${total} revisions · engine ${currentEngine.slice(0, 12)}…`)),
+    heading("Levels", el("span", { class: "muted" }, `${total} revision${total === 1 ? "" : "s"} · engine ${currentEngine.slice(0, 12)}…`)),
     el("p", { class: "muted" }, "Promotion needs a passing check on the current engine and names the revision you saw promoted; if it changed meanwhile, the server refuses (409) and nothing changes."),
     form,
     items.length ? table(["Level", "Revision", "Owner", "State", "Created", "Check (current engine)", "Actions"], rows, "levels") : el("p", {}, "No revisions match."),
