@@ -585,3 +585,52 @@ async fn promoting_a_levels_first_revision_says_it_replaces_nothing() {
     );
     tab.screenshot("admin", "promote-first-ask-1280x800").await;
 }
+
+/// The quotas section shows the three trust tiers as the table's rows and the two storage
+/// limits in words beside the other settings. Before, the storage limits (numbers among the
+/// tiers in the stored quotas) were two more "tiers" with empty cells, and the table's
+/// Storage column read "–" in every row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_quotas_show_the_tiers_as_rows_and_the_storage_limits_in_words() {
+    let app = job_view_app().await;
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(1280, 800).await;
+    tab.eval("location.hash = '#quotas'").await;
+    tab.wait_for(
+        "document.body.dataset.section === 'quotas' && !!document.querySelector('#view tbody')",
+        "the quotas",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("[...document.querySelectorAll('#view tbody th')].map(th => th.textContent)")
+            .await,
+        json!(["trust0", "trust1", "trust2"]),
+        "the quota table's rows"
+    );
+    assert_eq!(
+        tab.eval("[...document.querySelectorAll('#view tbody td')].filter(td => !/^\\d+$/.test(td.textContent)).map(td => td.textContent)")
+            .await,
+        json!([]),
+        "cells of the quota table that hold no number"
+    );
+    let settings = tab
+        .eval("Object.fromEntries([...document.querySelectorAll('#view .kv > div')].map(d => [d.querySelector('dt').textContent, d.querySelector('dd').textContent]))")
+        .await;
+    assert_eq!(
+        settings["Evidence storage per account"],
+        json!("16.0 MiB"),
+        "{settings}"
+    );
+    assert_eq!(
+        settings["Evidence storage in total"],
+        json!("256.0 MiB"),
+        "{settings}"
+    );
+    tab.screenshot("admin", "quotas-1280x800").await;
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}

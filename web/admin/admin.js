@@ -692,10 +692,12 @@ async function quotas() {
   if (!res.ok) return shown.failed(res);
   const q = res.body;
   const v = q.values || {};
-  const tiers = v.quotas || {};
-  const rows = Object.entries(tiers).map(([tier, t]) => el("tr", {}, el("th", { scope: "row" }, tier),
-    el("td", {}, t.submissions), el("td", {}, t.playtests), el("td", {}, t.simulations), el("td", {}, t.labor_candidates),
-    el("td", {}, t.storage_bytes !== undefined ? bytes(t.storage_bytes) : "–")));
+  const limits = v.quotas || {};
+  // The tiers are the objects among the quotas; the storage limits beside them are numbers
+  // (they were shown as tiers with empty cells).
+  const rows = Object.entries(limits).filter(([, t]) => t && typeof t === "object").map(([tier, t]) =>
+    el("tr", {}, el("th", { scope: "row" }, tier),
+      el("td", {}, t.submissions), el("td", {}, t.playtests), el("td", {}, t.simulations), el("td", {}, t.labor_candidates)));
   const holder = el("div", { class: "actions" });
   const reload = el("button", { type: "button" }, "Reload from the configuration file");
   reload.addEventListener("click", () => confirmIn(holder, "Reload the quotas from the configuration file as it is now? Every API process applies them within a second; today's counts are kept.", "Yes, reload",
@@ -703,8 +705,11 @@ async function quotas() {
   holder.append(reload);
   shown.show(heading("Quotas"),
     kv([["Source", q.source], ["Written by", q.writtenBy || "–"], ["Written at", dateText(q.writtenAt)],
-      ["Daily execution seconds", v.daily_seconds], ["Trust-0 share", `${v.trust0_share_percent} %`]]),
-    table(["Tier", "Submissions", "Playtests", "Simulations", "Labor candidates", "Storage"], rows, "numbers"),
+      ["Daily execution seconds", v.daily_seconds], ["Trust-0 share", `${v.trust0_share_percent} %`],
+      ["Evidence storage per account", bytes(limits.storage_per_account_bytes)],
+      ["Evidence storage in total", bytes(limits.storage_total_bytes)]]),
+    el("h2", {}, "Limits per account, by trust tier"),
+    table(["Tier", "Submissions a day", "Playtests a day", "Simulations a day", "Labor candidates at a time"], rows, "numbers"),
     holder);
 }
 
