@@ -634,3 +634,35 @@ async fn the_quotas_show_the_tiers_as_rows_and_the_storage_limits_in_words() {
         tab.errors.lock().unwrap()
     );
 }
+
+/// The overview's game page views are a table, a row a page with today's and the total
+/// count. Before, the card listed the day, then "today" and "total" each with the same three
+/// page names nested under them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_shows_the_game_page_views_as_a_table() {
+    let app = job_view_app().await;
+    for _ in 0..2 {
+        let r = app.http.get(app.url("/")).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(1280, 800).await;
+    tab.eval("location.hash = '#overview'").await;
+    let rows = tab
+        .wait_for(
+            "document.body.dataset.section === 'overview' && document.querySelector('#page-views tbody') \
+             && [...document.querySelectorAll('#page-views tbody tr')].map(tr => [...tr.children].map(c => c.textContent))",
+            "the page views table",
+            LONG,
+        )
+        .await;
+    assert_eq!(
+        rows,
+        json!([
+            ["/", "2", "2"],
+            ["/level/…", "0", "0"],
+            ["/board.html", "0", "0"]
+        ])
+    );
+    tab.screenshot("admin", "overview-1280x800").await;
+}

@@ -254,7 +254,7 @@ export function loading(title) {
 // ---- Overview ---------------------------------------------------------------------------
 
 const KNOWN_OVERVIEW = new Set(["jobsToday", "seconds", "queue", "workers", "storageUsedBytes", "accounts",
-  "boardReads", "unreadMessages", "secondsUsedToday", "secondsChargedToday"]);
+  "boardReads", "unreadMessages", "secondsUsedToday", "secondsChargedToday", "pageViews"]);
 
 function bytes(n) {
   if (typeof n !== "number") return String(n);
@@ -269,6 +269,20 @@ function generic(v) {
   return el("dl", { class: "kv small" }, Object.entries(v).map(([k, x]) => el("div", {}, el("dt", {}, k), el("dd", {}, generic(x)))));
 }
 
+/** The game pages' views, a row a page with today's count beside the total (the generic
+ *  view showed the day, then two nested lists of the same three names). */
+function pageViewsCard(v) {
+  const where = { game: "/", level: "/level/…", board: "/board.html" };
+  const order = (p) => { const i = Object.keys(where).indexOf(p); return i < 0 ? 99 : i; };
+  const pages = [...new Set([...Object.keys(v.today || {}), ...Object.keys(v.total || {})])]
+    .sort((a, b) => order(a) - order(b) || a.localeCompare(b));
+  return el("div", { class: "card", id: "page-views" }, el("h2", {}, "Game page views"),
+    pages.length === 0 ? el("p", { class: "muted" }, "No views yet.") :
+      table(["Page", "Today", "Total"], pages.map((p) => el("tr", {},
+        el("th", { scope: "row" }, where[p] || p), el("td", {}, v.today?.[p] ?? 0), el("td", {}, v.total?.[p] ?? 0))), "numbers"),
+    v.day ? el("p", { class: "muted small" }, `Today is ${v.day} (UTC).`) : null);
+}
+
 async function overview() {
   const shown = loading("Overview");
   const res = await api("GET", "/api/admin/overview");
@@ -279,7 +293,7 @@ async function overview() {
   const states = ["succeeded", "failed", "cancelled"];
   cards.push(el("div", { class: "card wide" }, el("h2", {}, "Jobs today (UTC)"),
     kinds.size === 0 ? el("p", { class: "muted" }, "No jobs today.") :
-      table(["Kind", "Admitted", ...states], [...kinds].sort().map((k) => el("tr", {},
+      table(["Kind", "Admitted", "Succeeded", "Failed", "Cancelled"], [...kinds].sort().map((k) => el("tr", {},
         el("th", { scope: "row" }, k), el("td", {}, o.jobsToday.admitted?.[k] ?? 0),
         states.map((s) => el("td", {}, o.jobsToday.finished?.[k]?.[s] ?? 0)))), "numbers")));
   if (o.seconds) {
@@ -306,9 +320,10 @@ async function overview() {
   }
   cards.push(el("div", { class: "card" }, el("h2", {}, "Messages"),
     kv([["Unread", o.unreadMessages]]), el("a", { href: "#messages" }, "Read messages")));
+  if (o.pageViews) cards.push(pageViewsCard(o.pageViews));
   for (const [k, v] of Object.entries(o)) {
     if (KNOWN_OVERVIEW.has(k)) continue;
-    cards.push(el("div", { class: "card" }, el("h2", {}, k === "pageViews" ? "HTML page views" : k), generic(v)));
+    cards.push(el("div", { class: "card" }, el("h2", {}, k), generic(v)));
   }
   const badge = $("unread-badge");
   badge.textContent = o.unreadMessages ? String(o.unreadMessages) : "";
