@@ -666,3 +666,28 @@ async fn the_overview_shows_the_game_page_views_as_a_table() {
     );
     tab.screenshot("admin", "overview-1280x800").await;
 }
+
+/// The only active admin token's Retire is off, with the reason beside it: the server
+/// refuses to retire the last active token. Before, the button asked, and only the 409 after
+/// "Yes, retire" said why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_admin_tokens_retire_is_off_and_says_why() {
+    let app = job_view_app().await;
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(1280, 800).await;
+    tab.eval("location.hash = '#credentials'").await;
+    let retire = tab
+        .wait_for(
+            "document.body.dataset.section === 'credentials' && (b => b && [b.disabled, \
+             document.getElementById(b.getAttribute('aria-describedby'))?.textContent ?? null])\
+             ([...document.querySelectorAll('#view button')].find(b => b.textContent === 'Retire'))",
+            "the admin token's Retire button",
+            LONG,
+        )
+        .await;
+    assert_eq!(
+        retire,
+        json!([true, "The last active token: create its successor first."])
+    );
+    tab.screenshot("admin", "credentials-1280x800").await;
+}

@@ -741,9 +741,14 @@ async function credentials() {
   if (!at.ok) return shown.failed(at);
   const out = el("div", { id: "secret-out" });
 
+  const active = at.body.items.filter((t) => t.active).length;
   const atRows = at.body.items.map((t) => {
     const actions = el("td", { class: "actions" });
-    if (t.active) {
+    if (t.active && active === 1) {
+      // The server refuses to retire the last active token (409): said here, before asking.
+      actions.append(el("button", { type: "button", class: "danger", disabled: true, "aria-describedby": `last-${t.id}` }, "Retire"),
+        el("span", { class: "muted small", id: `last-${t.id}` }, "The last active token: create its successor first."));
+    } else if (t.active) {
       const b = el("button", { type: "button", class: "danger" }, "Retire");
       b.addEventListener("click", () => confirmIn(actions, `Retire admin token ${t.id}${t.label ? ` (${t.label})` : ""}? Clients using it get 401 and its /admin sessions end. The last active token cannot be retired.`, `Yes, retire ${t.id}`,
         () => act("POST", `/api/admin/admin-tokens/${encodeURIComponent(t.id)}/retire`, undefined, `Admin token ${t.id} retired.`, credentials)));
@@ -757,7 +762,9 @@ async function credentials() {
     const res = await api("POST", "/api/admin/admin-tokens", { label: atForm.elements.label.value.trim() || null });
     if (!res.ok) return notice(refusal(res), "error");
     await credentials();
-    notice(`Admin token ${res.body.adminToken.id} created; the others stay active until you retire them.`);
+    notice(active === 0
+      ? `Admin token ${res.body.adminToken.id} created; the bearer REST admin API is on now.`
+      : `Admin token ${res.body.adminToken.id} created; the others stay active until you retire them.`);
     // Shown once: if the operator has moved to another section meanwhile, it goes on top of
     // that one rather than nowhere.
     const box = $("secret-out");
