@@ -1,7 +1,8 @@
 //! The players' pages at a laptop's and a desktop's size (1366x768, 1920x1080): the levels,
 //! the Labor tab, a level being played and the board with long posts fit the width, the
-//! canvas is on screen whole with the controls beside it, and untrusted titles and posts
-//! wrap inside their column. Screenshots go to `target/screenshots/desktop/`.
+//! canvas is on screen whole with the controls beside it (a key a line in the help), and
+//! untrusted titles and posts wrap inside their column; keyboard focus shows a ring that
+//! stands out. Screenshots go to `target/screenshots/desktop/`.
 
 use std::time::Duration;
 
@@ -122,6 +123,18 @@ async fn the_players_pages_at_laptop_and_desktop_sizes() {
             == json!("none")
         {
             problems.push(format!("playing at {w}x{h}: no keyboard help"));
+        }
+        // Each key starts a line of the help, beside what it does (run on as a paragraph,
+        // a key stood at the end of a line and "in der Luft nochmal: Eierschub" broke).
+        let apart = tab
+            .eval(
+                "(h => { const left = h.getBoundingClientRect().left + parseFloat(getComputedStyle(h).paddingLeft);                  return [...h.querySelectorAll('kbd')].filter(k => Math.abs(k.getBoundingClientRect().left - left) > 2).map(k => k.textContent); })                 (document.getElementById('controls-help'))",
+            )
+            .await;
+        if apart != json!([]) {
+            problems.push(format!(
+                "playing at {w}x{h}: the keys {apart} do not start a line of the help"
+            ));
         }
         // The restart button names its key where there is a keyboard.
         let restart = tab
