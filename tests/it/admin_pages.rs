@@ -193,7 +193,7 @@ const BROKEN_WORDS: &str = r#"(sel => { const e = document.querySelector(sel); i
 })"#;
 
 /// A level's title (untrusted, up to 60 characters) in the operator's levels table breaks
-/// at its spaces at 1366 and at 390 px: no word of it is cut across two lines; the title
+/// at its spaces at 1366, 1280 and 390 px: no word of it is cut across two lines; the title
 /// takes at most 10.5rem (one without spaces is broken, not widening the table), and the whole
 /// title is in its tooltip. Before, `overflow-wrap: anywhere` let the table squeeze the column
 /// and break the words mid-word.
@@ -212,7 +212,7 @@ async fn a_long_level_title_in_the_admin_levels_table_breaks_at_its_spaces() {
         LONG,
     )
     .await;
-    for (w, h) in [(1366, 768), (390, 844)] {
+    for (w, h) in [(1366, 768), (1280, 800), (390, 844)] {
         tab.viewport(w, h).await;
         tab.eval(
             "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))",
@@ -246,8 +246,9 @@ async fn a_long_level_title_in_the_admin_levels_table_breaks_at_its_spaces() {
             json!(true),
             "at {w} px the page scrolls sideways"
         );
-        // Nor does a title make the table scroll at 1366 px (the Check column went under
-        // the Actions column that stays in view).
+        // Nor does a title make the table scroll at 1366 or 1280 px (the Check column went
+        // under the Actions column that stays in view; at 1280 px it did until the headings
+        // and the check's words could break at their spaces).
         let wrap = tab
             .eval("(t => [t.scrollWidth, t.clientWidth])(document.querySelector('.table-wrap'))")
             .await;
@@ -540,4 +541,153 @@ async fn the_audit_logs_page_is_kept_in_the_address_through_a_reload_and_back() 
         "{:?}",
         tab.errors.lock().unwrap()
     );
+}
+
+/// Promoting the first revision of a level asks without naming a revision it would replace:
+/// there is none. Before, it asked "It replaces the promoted revision none for players (which
+/// stays retained for a rollback)".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn promoting_a_levels_first_revision_says_it_replaces_nothing() {
+    let app = job_view_app().await;
+    titled_revision(&app, "rev-grat-a", "nordgrat", "Nordgrat").await;
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(1280, 800).await;
+    tab.eval("location.hash = '#levels'").await;
+    tab.wait_for(
+        "document.querySelector(\"tr[data-revision='rev-grat-a'] [data-action=promote]\")",
+        "the Labor revision's Promote button",
+        LONG,
+    )
+    .await;
+    tab.eval(
+        "document.querySelector(\"tr[data-revision='rev-grat-a'] [data-action=promote]\").click()",
+    )
+    .await;
+    let asked = tab
+        .wait_for(
+            "document.querySelector(\"tr[data-revision='rev-grat-a'] .confirm p\")?.textContent",
+            "the promotion's question",
+            LONG,
+        )
+        .await;
+    let asked = asked.as_str().unwrap_or_default();
+    assert!(
+        asked.contains("No revision of \"nordgrat\" is promoted yet")
+            && !asked.contains("none")
+            && !asked.contains("replaces"),
+        "the question: {asked}"
+    );
+    assert_eq!(
+        tab.eval("document.querySelector('.section-head .muted').textContent.split(' · ')[0]")
+            .await,
+        json!("1 revision"),
+        "the levels' count"
+    );
+    tab.screenshot("admin", "promote-first-ask-1280x800").await;
+}
+
+/// The quotas section shows the three trust tiers as the table's rows and the two storage
+/// limits in words beside the other settings. Before, the storage limits (numbers among the
+/// tiers in the stored quotas) were two more "tiers" with empty cells, and the table's
+/// Storage column read "–" in every row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_quotas_show_the_tiers_as_rows_and_the_storage_limits_in_words() {
+    let app = job_view_app().await;
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(1280, 800).await;
+    tab.eval("location.hash = '#quotas'").await;
+    tab.wait_for(
+        "document.body.dataset.section === 'quotas' && !!document.querySelector('#view tbody')",
+        "the quotas",
+        LONG,
+    )
+    .await;
+    assert_eq!(
+        tab.eval("[...document.querySelectorAll('#view tbody th')].map(th => th.textContent)")
+            .await,
+        json!(["trust0", "trust1", "trust2"]),
+        "the quota table's rows"
+    );
+    assert_eq!(
+        tab.eval("[...document.querySelectorAll('#view tbody td')].filter(td => !/^\\d+$/.test(td.textContent)).map(td => td.textContent)")
+            .await,
+        json!([]),
+        "cells of the quota table that hold no number"
+    );
+    let settings = tab
+        .eval("Object.fromEntries([...document.querySelectorAll('#view .kv > div')].map(d => [d.querySelector('dt').textContent, d.querySelector('dd').textContent]))")
+        .await;
+    assert_eq!(
+        settings["Evidence storage per account"],
+        json!("16.0 MiB"),
+        "{settings}"
+    );
+    assert_eq!(
+        settings["Evidence storage in total"],
+        json!("256.0 MiB"),
+        "{settings}"
+    );
+    tab.screenshot("admin", "quotas-1280x800").await;
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+}
+
+/// The overview's game page views are a table, a row a page with today's and the total
+/// count. Before, the card listed the day, then "today" and "total" each with the same three
+/// page names nested under them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_shows_the_game_page_views_as_a_table() {
+    let app = job_view_app().await;
+    for _ in 0..2 {
+        let r = app.http.get(app.url("/")).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(1280, 800).await;
+    tab.eval("location.hash = '#overview'").await;
+    let rows = tab
+        .wait_for(
+            "document.body.dataset.section === 'overview' && document.querySelector('#page-views tbody') \
+             && [...document.querySelectorAll('#page-views tbody tr')].map(tr => [...tr.children].map(c => c.textContent))",
+            "the page views table",
+            LONG,
+        )
+        .await;
+    assert_eq!(
+        rows,
+        json!([
+            ["/", "2", "2"],
+            ["/level/…", "0", "0"],
+            ["/board.html", "0", "0"]
+        ])
+    );
+    tab.screenshot("admin", "overview-1280x800").await;
+}
+
+/// The only active admin token's Retire is off, with the reason beside it: the server
+/// refuses to retire the last active token. Before, the button asked, and only the 409 after
+/// "Yes, retire" said why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_admin_tokens_retire_is_off_and_says_why() {
+    let app = job_view_app().await;
+    let (_browser, tab) = signed_in_job_view(&app).await;
+    tab.viewport(1280, 800).await;
+    tab.eval("location.hash = '#credentials'").await;
+    let retire = tab
+        .wait_for(
+            "document.body.dataset.section === 'credentials' && (b => b && [b.disabled, \
+             document.getElementById(b.getAttribute('aria-describedby'))?.textContent ?? null])\
+             ([...document.querySelectorAll('#view button')].find(b => b.textContent === 'Retire'))",
+            "the admin token's Retire button",
+            LONG,
+        )
+        .await;
+    assert_eq!(
+        retire,
+        json!([true, "The last active token: create its successor first."])
+    );
+    tab.screenshot("admin", "credentials-1280x800").await;
 }

@@ -1,7 +1,8 @@
 //! The players' pages at a laptop's and a desktop's size (1366x768, 1920x1080): the levels,
 //! the Labor tab, a level being played and the board with long posts fit the width, the
-//! canvas is on screen whole with the controls beside it, and untrusted titles and posts
-//! wrap inside their column. Screenshots go to `target/screenshots/desktop/`.
+//! canvas is on screen whole with the controls beside it (a key a line in the help), and
+//! untrusted titles and posts wrap inside their column; keyboard focus shows a ring that
+//! stands out. Screenshots go to `target/screenshots/desktop/`.
 
 use std::time::Duration;
 
@@ -123,6 +124,18 @@ async fn the_players_pages_at_laptop_and_desktop_sizes() {
         {
             problems.push(format!("playing at {w}x{h}: no keyboard help"));
         }
+        // Each key starts a line of the help, beside what it does (run on as a paragraph,
+        // a key stood at the end of a line and "in der Luft nochmal: Eierschub" broke).
+        let apart = tab
+            .eval(
+                "(h => { const left = h.getBoundingClientRect().left + parseFloat(getComputedStyle(h).paddingLeft);                  return [...h.querySelectorAll('kbd')].filter(k => Math.abs(k.getBoundingClientRect().left - left) > 2).map(k => k.textContent); })                 (document.getElementById('controls-help'))",
+            )
+            .await;
+        if apart != json!([]) {
+            problems.push(format!(
+                "playing at {w}x{h}: the keys {apart} do not start a line of the help"
+            ));
+        }
         // The restart button names its key where there is a keyboard.
         let restart = tab
             .eval("[...document.querySelectorAll('.stage-body button')].find(b => b.getAttribute('aria-keyshortcuts') === 'R')?.innerText")
@@ -238,6 +251,133 @@ async fn a_threads_posts_are_read_once_however_often_its_button_is_clicked() {
     );
     tab.screenshot(SHOTS, "board-after-a-double-click-1366x768")
         .await;
+    assert!(
+        tab.errors.lock().unwrap().is_empty(),
+        "{:?}",
+        tab.errors.lock().unwrap()
+    );
+    tab.close().await;
+    browser.close().await;
+}
+
+/// The focus ring of `e`: its outline's style and colour, the background it is drawn on (what
+/// shows just outside `e`'s left edge, or its right one at the screen's edge, where the ring
+/// is) and the contrast between the two (WCAG's formula).
+const RING: &str = r#"(e => {
+  const rgb = s => s.match(/[\d.]+/g).slice(0, 3).map(Number);
+  const lum = c => c.map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); })
+    .reduce((l, v, i) => l + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const r = e.getBoundingClientRect();
+  const x = r.left >= 4 ? r.left - 3.5 : r.right + 3.5;
+  let bg = 'rgb(255, 255, 255)';
+  for (const p of document.elementsFromPoint(x, r.top + r.height / 2)) {
+    if (p === e || e.contains(p)) continue;
+    const c = getComputedStyle(p).backgroundColor;
+    if (c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent') { bg = c; break; }
+  }
+  const s = getComputedStyle(e);
+  const [a, b] = [lum(rgb(s.outlineColor)), lum(rgb(bg))];
+  const what = (e.id ? '#' + e.id : e.tagName.toLowerCase()) + ' ' + (e.textContent || '').trim().slice(0, 20);
+  return { what, style: s.outlineStyle, color: s.outlineColor, bg,
+           contrast: Math.round(100 * (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)) / 100 };
+})"#;
+
+/// The focused element's ring when it has none or one under 3:1.
+async fn weak_ring(tab: &Tab) -> Option<Value> {
+    let ring = tab.eval(&format!("{RING}(document.activeElement)")).await;
+    (ring["style"] != json!("solid") || ring["contrast"].as_f64() < Some(3.0)).then_some(ring)
+}
+
+/// Tab pressed once, as a keyboard does it (the focus ring shows for keyboard focus).
+async fn press_tab(tab: &Tab) {
+    for kind in ["rawKeyDown", "keyUp"] {
+        tab.browser
+            .call(
+                Some(&tab.session),
+                "Input.dispatchKeyEvent",
+                json!({ "type": kind, "key": "Tab", "code": "Tab", "windowsVirtualKeyCode": 9, "nativeVirtualKeyCode": 9 }),
+            )
+            .await
+            .expect("Tab");
+    }
+}
+
+/// Keyboard focus is seen at 1280x800: every control Tab reaches on the levels (the skip
+/// link, the header's links, the tabs, the cards' buttons) and on the bridge's sign-in has a
+/// ring of 3:1 or more against what is around it, and the Spielfeld, once focused, has one
+/// around it. Before, the ring
+/// was amber everywhere (1.8:1 against the white cards and the light page), and the canvas's
+/// ring was cut off by the wrap around it, so the focused Spielfeld showed none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyboard_focus_shows_a_ring_that_stands_out() {
+    crate::wasm_engine::engine_module();
+    let (app, _worker) = game_app().await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    tab.viewport(1280, 800).await;
+    tab.goto(&app.url("/?test")).await;
+    tab.wait_for(
+        "document.body.dataset.ready === '1' && document.querySelector('#level-list .card button')",
+        "the levels",
+        LONG,
+    )
+    .await;
+    let mut weak = Vec::new();
+    let mut seen = 0;
+    // Up to the second card's "Spielen".
+    while seen < 20
+        && tab
+            .eval("document.activeElement !== document.querySelectorAll('#level-list .card button.primary')[1]")
+            .await
+            == json!(true)
+    {
+        press_tab(&tab).await;
+        seen += 1;
+        weak.extend(weak_ring(&tab).await);
+    }
+    assert!(seen < 20, "Tab did not reach the second card's Spielen");
+    assert!(weak.is_empty(), "focus rings under 3:1 or none: {weak:?}");
+    tab.screenshot(SHOTS, "focus-card-1280x800").await;
+    // Into the level; then Tab round to the Spielfeld.
+    tab.eval("document.activeElement.click()").await;
+    tab.wait_for("document.querySelector('canvas.screen')", "the stage", LONG)
+        .await;
+    let mut tabs = 0;
+    while tabs < 20
+        && tab
+            .eval("document.querySelector('canvas.screen').matches(':focus-visible')")
+            .await
+            != json!(true)
+    {
+        press_tab(&tab).await;
+        tabs += 1;
+    }
+    assert!(tabs < 20, "Tab did not reach the Spielfeld");
+    let ring = tab
+        .eval(&format!("{RING}(document.querySelector('.screen-wrap'))"))
+        .await;
+    assert!(
+        ring["style"] == json!("solid") && ring["contrast"].as_f64() >= Some(3.0),
+        "the focused Spielfeld's ring: {ring}"
+    );
+    tab.screenshot(SHOTS, "focus-canvas-1280x800").await;
+    // RCADIA's pages likewise: the header's links, then the bridge's sign-in fields and button.
+    tab.goto(&app.url("/bridge/")).await;
+    tab.wait_for(
+        "document.readyState === 'complete' && document.querySelector('form input')",
+        "the bridge's sign-in",
+        LONG,
+    )
+    .await;
+    for _ in 0..7 {
+        press_tab(&tab).await;
+        weak.extend(weak_ring(&tab).await);
+    }
+    assert!(
+        weak.is_empty(),
+        "focus rings under 3:1 or none on /bridge/: {weak:?}"
+    );
+    tab.screenshot(SHOTS, "focus-bridge-1280x800").await;
     assert!(
         tab.errors.lock().unwrap().is_empty(),
         "{:?}",

@@ -1801,3 +1801,49 @@ async fn an_upright_phone_window_with_a_mouse() {
     assert!(problems.is_empty(), "{problems:#?}");
     no_errors(&tab, "a phone-sized window with a mouse");
 }
+
+/// While the store is down the level list says so and tries again by itself; once the store
+/// is back the levels show without a reload. Before, it said "Lade die Seite später neu" and
+/// stayed so after the store was back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_level_list_comes_back_by_itself_after_the_store_was_down() {
+    if crate::harness::on_cluster() {
+        // The test stops its own Redis.
+        return;
+    }
+    crate::wasm_engine::engine_module();
+    let (mut app, _worker) = game_app().await;
+    app.redis_mut().stop();
+    let browser = launch().await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    call(
+        &tab,
+        "Emulation.setDeviceMetricsOverride",
+        json!({ "width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": true }),
+    )
+    .await;
+    navigate(&tab, &app.url("/?test")).await;
+    let said = tab
+        .wait_for(
+            "document.querySelector('#level-list .error')?.textContent",
+            "the level list's error",
+            LONG,
+        )
+        .await;
+    assert!(
+        said.as_str()
+            .unwrap_or_default()
+            .contains("versucht es alle 5 Sekunden noch einmal"),
+        "the level list while the store is down: {said}"
+    );
+    screenshot(&tab, "levels-store-down-390x844").await;
+    app.redis_mut().restart();
+    tab.wait_for(
+        "document.querySelectorAll('#level-list .card').length > 0 && !document.querySelector('#level-list .error') \
+         && document.getElementById('continue-button')",
+        "the levels after the store is back, without a reload",
+        LONG,
+    )
+    .await;
+    screenshot(&tab, "levels-store-back-390x844").await;
+}

@@ -317,7 +317,7 @@ async fn the_players_pages_fit_a_phone_and_their_controls_are_big_enough_to_tap(
 
 /// A phone held sideways (844x390, touch): the page links, buttons and fields of the
 /// players' pages are as big to tap as upright (the rules are for touch, not only for narrow
-/// screens), and nothing is wider than the screen.
+/// screens), nothing is wider than the screen, and a tapped pad button looks as before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_players_pages_held_sideways_keep_their_controls_big_enough_to_tap() {
     crate::wasm_engine::engine_module();
@@ -408,6 +408,37 @@ async fn the_players_pages_held_sideways_keep_their_controls_big_enough_to_tap()
             .await,
         serde_json::json!([]),
         "on a touch screen a button names a key"
+    );
+    // A tap on the pad leaves its button as it was: a touch screen keeps :hover on the
+    // button tapped last, and "Sprung" (white on the accent) stayed white on pale blue.
+    let jump = "document.querySelector('.pad .pad-jump')";
+    let look = format!("(s => [s.backgroundColor, s.color])(getComputedStyle({jump}))");
+    let before = tab.eval(&look).await;
+    let at = tab
+        .eval(&format!(
+            "(r => [r.x + r.width / 2, r.y + r.height / 2])({jump}.getBoundingClientRect())"
+        ))
+        .await;
+    for (kind, points) in [
+        (
+            "touchStart",
+            serde_json::json!([{ "x": at[0], "y": at[1] }]),
+        ),
+        ("touchEnd", serde_json::json!([])),
+    ] {
+        tab.browser
+            .call(
+                Some(&tab.session),
+                "Input.dispatchTouchEvent",
+                serde_json::json!({ "type": kind, "touchPoints": points }),
+            )
+            .await
+            .expect(kind);
+    }
+    assert_eq!(
+        tab.eval(&look).await,
+        before,
+        "the pad's jump button after a tap (background, text)"
     );
     tab.screenshot("phone", "play-844x390").await;
     assert!(

@@ -254,7 +254,7 @@ export function loading(title) {
 // ---- Overview ---------------------------------------------------------------------------
 
 const KNOWN_OVERVIEW = new Set(["jobsToday", "seconds", "queue", "workers", "storageUsedBytes", "accounts",
-  "boardReads", "unreadMessages", "secondsUsedToday", "secondsChargedToday"]);
+  "boardReads", "unreadMessages", "secondsUsedToday", "secondsChargedToday", "pageViews"]);
 
 function bytes(n) {
   if (typeof n !== "number") return String(n);
@@ -269,6 +269,20 @@ function generic(v) {
   return el("dl", { class: "kv small" }, Object.entries(v).map(([k, x]) => el("div", {}, el("dt", {}, k), el("dd", {}, generic(x)))));
 }
 
+/** The game pages' views, a row a page with today's count beside the total (the generic
+ *  view showed the day, then two nested lists of the same three names). */
+function pageViewsCard(v) {
+  const where = { game: "/", level: "/level/…", board: "/board.html" };
+  const order = (p) => { const i = Object.keys(where).indexOf(p); return i < 0 ? 99 : i; };
+  const pages = [...new Set([...Object.keys(v.today || {}), ...Object.keys(v.total || {})])]
+    .sort((a, b) => order(a) - order(b) || a.localeCompare(b));
+  return el("div", { class: "card", id: "page-views" }, el("h2", {}, "Game page views"),
+    pages.length === 0 ? el("p", { class: "muted" }, "No views yet.") :
+      table(["Page", "Today", "Total"], pages.map((p) => el("tr", {},
+        el("th", { scope: "row" }, where[p] || p), el("td", {}, v.today?.[p] ?? 0), el("td", {}, v.total?.[p] ?? 0))), "numbers"),
+    v.day ? el("p", { class: "muted small" }, `Today is ${v.day} (UTC).`) : null);
+}
+
 async function overview() {
   const shown = loading("Overview");
   const res = await api("GET", "/api/admin/overview");
@@ -279,7 +293,7 @@ async function overview() {
   const states = ["succeeded", "failed", "cancelled"];
   cards.push(el("div", { class: "card wide" }, el("h2", {}, "Jobs today (UTC)"),
     kinds.size === 0 ? el("p", { class: "muted" }, "No jobs today.") :
-      table(["Kind", "Admitted", ...states], [...kinds].sort().map((k) => el("tr", {},
+      table(["Kind", "Admitted", "Succeeded", "Failed", "Cancelled"], [...kinds].sort().map((k) => el("tr", {},
         el("th", { scope: "row" }, k), el("td", {}, o.jobsToday.admitted?.[k] ?? 0),
         states.map((s) => el("td", {}, o.jobsToday.finished?.[k]?.[s] ?? 0)))), "numbers")));
   if (o.seconds) {
@@ -306,9 +320,10 @@ async function overview() {
   }
   cards.push(el("div", { class: "card" }, el("h2", {}, "Messages"),
     kv([["Unread", o.unreadMessages]]), el("a", { href: "#messages" }, "Read messages")));
+  if (o.pageViews) cards.push(pageViewsCard(o.pageViews));
   for (const [k, v] of Object.entries(o)) {
     if (KNOWN_OVERVIEW.has(k)) continue;
-    cards.push(el("div", { class: "card" }, el("h2", {}, k === "pageViews" ? "HTML page views" : k), generic(v)));
+    cards.push(el("div", { class: "card" }, el("h2", {}, k), generic(v)));
   }
   const badge = $("unread-badge");
   badge.textContent = o.unreadMessages ? String(o.unreadMessages) : "";
@@ -433,7 +448,6 @@ async function levels() {
   const rows = items.map((r) => {
     const actions = el("td", { class: "actions" });
     const isPromoted = r.levelPromoted === r.revisionId;
-    const current = r.levelPromoted || "none";
     actions.append(
       el("button", { type: "button", onclick: () => showChecks(r.revisionId) }, "Checks"),
       el("button", {
@@ -443,8 +457,13 @@ async function levels() {
       }, "Recheck"));
     if (!isPromoted && (r.state === "labor" || r.state === "retired")) {
       const promote = el("button", { type: "button", class: "primary", "data-action": "promote" }, "Promote");
+      // With nothing promoted yet there is nothing to replace (it read "replaces the
+      // promoted revision none ... which stays retained").
+      const replaces = r.levelPromoted
+        ? `It replaces the promoted revision ${r.levelPromoted} for players (which stays retained for a rollback).`
+        : `No revision of "${r.name}" is promoted yet: players get this one as a new level.`;
       promote.addEventListener("click", () => confirmIn(actions,
-        `Promote ${r.revisionId} as the level "${r.name}"? It replaces the promoted revision ${current} for players (which stays retained for a rollback).`,
+        `Promote ${r.revisionId} as the level "${r.name}"? ${replaces}`,
         `Yes, promote ${r.revisionId}`,
         () => act("POST", `/api/admin/revisions/${encodeURIComponent(r.revisionId)}/promote`, { expect: r.levelPromoted ?? null },
           `${r.revisionId} is now the promoted revision of ${r.name}.`, levels)));
@@ -484,7 +503,7 @@ async function levels() {
       actions);
   });
   shown.show(
-    heading("Levels", el("span", { class: "muted" }, `${total} revisions · engine ${currentEngine.slice(0, 12)}…`)),
+    heading("Levels", el("span", { class: "muted" }, `${total} revision${total === 1 ? "" : "s"} · engine ${currentEngine.slice(0, 12)}…`)),
     el("p", { class: "muted" }, "Promotion needs a passing check on the current engine and names the revision you saw promoted; if it changed meanwhile, the server refuses (409) and nothing changes."),
     form,
     items.length ? table(["Level", "Revision", "Owner", "State", "Created", "Check (current engine)", "Actions"], rows, "levels") : el("p", {}, "No revisions match."),
@@ -688,10 +707,12 @@ async function quotas() {
   if (!res.ok) return shown.failed(res);
   const q = res.body;
   const v = q.values || {};
-  const tiers = v.quotas || {};
-  const rows = Object.entries(tiers).map(([tier, t]) => el("tr", {}, el("th", { scope: "row" }, tier),
-    el("td", {}, t.submissions), el("td", {}, t.playtests), el("td", {}, t.simulations), el("td", {}, t.labor_candidates),
-    el("td", {}, t.storage_bytes !== undefined ? bytes(t.storage_bytes) : "–")));
+  const limits = v.quotas || {};
+  // The tiers are the objects among the quotas; the storage limits beside them are numbers
+  // (they were shown as tiers with empty cells).
+  const rows = Object.entries(limits).filter(([, t]) => t && typeof t === "object").map(([tier, t]) =>
+    el("tr", {}, el("th", { scope: "row" }, tier),
+      el("td", {}, t.submissions), el("td", {}, t.playtests), el("td", {}, t.simulations), el("td", {}, t.labor_candidates)));
   const holder = el("div", { class: "actions" });
   const reload = el("button", { type: "button" }, "Reload from the configuration file");
   reload.addEventListener("click", () => confirmIn(holder, "Reload the quotas from the configuration file as it is now? Every API process applies them within a second; today's counts are kept.", "Yes, reload",
@@ -699,8 +720,11 @@ async function quotas() {
   holder.append(reload);
   shown.show(heading("Quotas"),
     kv([["Source", q.source], ["Written by", q.writtenBy || "–"], ["Written at", dateText(q.writtenAt)],
-      ["Daily execution seconds", v.daily_seconds], ["Trust-0 share", `${v.trust0_share_percent} %`]]),
-    table(["Tier", "Submissions", "Playtests", "Simulations", "Labor candidates", "Storage"], rows, "numbers"),
+      ["Daily execution seconds", v.daily_seconds], ["Trust-0 share", `${v.trust0_share_percent} %`],
+      ["Evidence storage per account", bytes(limits.storage_per_account_bytes)],
+      ["Evidence storage in total", bytes(limits.storage_total_bytes)]]),
+    el("h2", {}, "Limits per account, by trust tier"),
+    table(["Tier", "Submissions a day", "Playtests a day", "Simulations a day", "Labor candidates at a time"], rows, "numbers"),
     holder);
 }
 
@@ -717,9 +741,14 @@ async function credentials() {
   if (!at.ok) return shown.failed(at);
   const out = el("div", { id: "secret-out" });
 
+  const active = at.body.items.filter((t) => t.active).length;
   const atRows = at.body.items.map((t) => {
     const actions = el("td", { class: "actions" });
-    if (t.active) {
+    if (t.active && active === 1) {
+      // The server refuses to retire the last active token (409): said here, before asking.
+      actions.append(el("button", { type: "button", class: "danger", disabled: true, "aria-describedby": `last-${t.id}` }, "Retire"),
+        el("span", { class: "muted small", id: `last-${t.id}` }, "The last active token: create its successor first."));
+    } else if (t.active) {
       const b = el("button", { type: "button", class: "danger" }, "Retire");
       b.addEventListener("click", () => confirmIn(actions, `Retire admin token ${t.id}${t.label ? ` (${t.label})` : ""}? Clients using it get 401 and its /admin sessions end. The last active token cannot be retired.`, `Yes, retire ${t.id}`,
         () => act("POST", `/api/admin/admin-tokens/${encodeURIComponent(t.id)}/retire`, undefined, `Admin token ${t.id} retired.`, credentials)));
@@ -733,7 +762,9 @@ async function credentials() {
     const res = await api("POST", "/api/admin/admin-tokens", { label: atForm.elements.label.value.trim() || null });
     if (!res.ok) return notice(refusal(res), "error");
     await credentials();
-    notice(`Admin token ${res.body.adminToken.id} created; the others stay active until you retire them.`);
+    notice(active === 0
+      ? `Admin token ${res.body.adminToken.id} created; the bearer REST admin API is on now.`
+      : `Admin token ${res.body.adminToken.id} created; the others stay active until you retire them.`);
     // Shown once: if the operator has moved to another section meanwhile, it goes on top of
     // that one rather than nowhere.
     const box = $("secret-out");

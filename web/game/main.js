@@ -107,8 +107,17 @@ function continueBar(items) {
   bar.replaceChildren(go, el("span", {}, note, i < 0 ? "" : bdi(item.title || item.name)));
 }
 
+/** Seconds between reads of a level list the server could not give (as the tables page
+ *  retries; the page said "Lade die Seite später neu" and stayed so once it was back). */
+const LIST_RETRY_SECONDS = 5;
+let levelsRetry = null;
+
+/** A refusal that goes away by itself: no connection, too many requests, a server not ready. */
+const passing = (e) => e.status === 0 || e.status === 429 || e.status >= 500;
+
 async function showLevels() {
   const list = $("level-list");
+  clearTimeout(levelsRetry);
   try {
     const r = await api.levels();
     promoted = r.items;
@@ -117,7 +126,14 @@ async function showLevels() {
     continueBar(r.items);
     drawThumbs(list, r.items);
   } catch (e) {
-    showError(list, `Die Level-Liste ist gerade nicht zu haben (${e.message}). Lade die Seite später neu.`);
+    if (!passing(e)) {
+      showError(list, `Die Level-Liste ist gerade nicht zu haben (${e.message}). Lade die Seite später neu.`);
+      return;
+    }
+    const text = `Die Level-Liste ist gerade nicht zu haben (${e.message}). Die Seite versucht es alle ${LIST_RETRY_SECONDS} Sekunden noch einmal.`;
+    // The same words again are not put in again: an alert read out every 5 seconds.
+    if (list.textContent !== text) showError(list, text);
+    levelsRetry = setTimeout(showLevels, LIST_RETRY_SECONDS * 1000);
   }
 }
 

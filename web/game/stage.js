@@ -162,9 +162,11 @@ export class Stage {
     this.restartBtn.addEventListener("click", () => this.restart());
     this.downloadBtn = el("button", { type: "button", text: this.embedded ? "Lauf als Replay kopieren" : "Lauf als Replay laden", disabled: true });
     this.downloadBtn.addEventListener("click", () => this.download());
-    this.help = el("p", { class: "help", id: "controls-help" });
+    // A key a line: run on as one paragraph, the lines broke inside "in der Luft nochmal:
+    // Eierschub" and a key stood at the end of a line, apart from what it does.
+    this.help = el("ul", { class: "help", id: "controls-help" });
     for (const [k, what] of [["← → / A D", "laufen"], ["Shift", "langsam"], ["Leertaste / ↑", "springen, in der Luft nochmal: Eierschub"], ["X", "Kiesel werfen"], ["R", "Neustart"]]) {
-      this.help.append(el("kbd", { text: k }), ` ${what} `);
+      this.help.append(el("li", {}, el("kbd", { text: k }), ` ${what}`));
     }
     this.playBar = el("div", { class: "bar" }, this.restartBtn, this.downloadBtn);
     // Touch controls: buttons that hold the same keys as the keyboard (phones, tablets).
