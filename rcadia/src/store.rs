@@ -25,6 +25,7 @@ use horst_store::Store;
 
 use crate::effects::member;
 use crate::keys::{self, SessionKeys};
+use crate::metrics::WholeRead;
 use crate::rating;
 use crate::record::{self, SessionRef, Stored};
 use crate::replay::{self, Line};
@@ -331,11 +332,17 @@ impl Rcadia {
         Ok(s)
     }
 
-    /// Reads a session's stored record (and caches it), or 404/410.
-    pub(crate) async fn read(&self, id: &str) -> Result<Arc<Stored>, RcadiaError> {
+    /// Reads a session's stored record whole (and caches it), or 404/410; `cause` says why
+    /// (`horst_session_whole_reads_total`).
+    pub(crate) async fn read(
+        &self,
+        id: &str,
+        cause: WholeRead,
+    ) -> Result<Arc<Stored>, RcadiaError> {
         if parse_session_id(id).is_none() {
             return Err(RcadiaError::NotFound);
         }
+        self.inner.metrics.whole_read(cause);
         let keys = self.keys_of(id, None);
         let key = &keys.session;
         let mut conn = self.inner.store.conn();
@@ -436,20 +443,25 @@ impl Rcadia {
             self.inner.metrics.fresh_read();
             return Ok(fresh);
         }
-        self.current_checked(id).await
+        self.current_checked(id, WholeRead::Stale).await
     }
 
     /// The stored record, checked against Redis whatever the listener says: the cached one if
-    /// the stored `rev` still matches it (a small read), else read whole.
-    pub(crate) async fn current_checked(&self, id: &str) -> Result<Arc<Stored>, RcadiaError> {
+    /// the stored `rev` still matches it (a small read), else read whole (`moved` says why,
+    /// when a record was cached).
+    pub(crate) async fn current_checked(
+        &self,
+        id: &str,
+        moved: WholeRead,
+    ) -> Result<Arc<Stored>, RcadiaError> {
         let Some(cached) = self.inner.cache.get(id) else {
-            return self.read(id).await;
+            return self.read(id, WholeRead::Uncached).await;
         };
         let key = &self.keys_of(id, Some(&cached)).session;
         if self.stored_token(key).await?.as_deref() == Some(cached.token.as_str()) {
             return Ok(cached);
         }
-        self.read(id).await
+        self.read(id, moved).await
     }
 
     /// The stored `rev` of a session (its compare-and-set token; `key` its record's name),
@@ -637,7 +649,7 @@ impl Rcadia {
                 self.inner.cache.written(&id, &record);
                 Ok(SaveOutcome::Written(record))
             }
-            Ok(Saved::RevMoved(value, base)) => match record::decode(&id, value, base, loaded)? {
+            Ok(Saved::RevMoved(value, base)) => match self.decode_lost(&id, value, base, loaded)? {
                 Some(r) => {
                     let _ = r.keys.set(keys);
                     let r = Arc::new(r);
@@ -659,6 +671,20 @@ impl Rcadia {
                 Err(e.into())
             }
         }
+    }
+
+    /// Decodes the stored record a lost race's reply carried.
+    fn decode_lost(
+        &self,
+        id: &str,
+        value: Option<Vec<u8>>,
+        base: Option<Vec<u8>>,
+        loaded: Option<&Stored>,
+    ) -> Result<Option<Stored>, RcadiaError> {
+        if value.is_some() {
+            self.inner.metrics.whole_read(WholeRead::LostRace);
+        }
+        record::decode(id, value, base, loaded)
     }
 
     /// Removes a session that lost a rematch race before anyone could see it.
@@ -731,10 +757,12 @@ impl Rcadia {
             let checked = vouched.as_ref().is_some_and(|v| Arc::ptr_eq(v, &c));
             (c, checked)
         });
+        // Why the next attempt reads the record whole, when it has none to start from.
+        let mut why_read = WholeRead::Uncached;
         for _ in 0..MAX_ATTEMPTS {
             let (loaded, checked) = match next.take() {
                 Some(n) => n,
-                None => (self.read(id).await?, true),
+                None => (self.read(id, why_read).await?, true),
             };
             let now = self.now_ms().await?;
             let stalls = self.stalls_at(id, now).await?;
@@ -845,6 +873,7 @@ impl Rcadia {
                             }
                             // Lost the race: re-apply on the record the script sent back (or
                             // read an earlier version's record again).
+                            why_read = WholeRead::LostRace;
                             next = match lost {
                                 SaveOutcome::Lost(r) => Some((r, true)),
                                 SaveOutcome::Missing => return Err(self.missing(id)),
@@ -873,6 +902,7 @@ impl Rcadia {
                     {
                         // Nothing to write, but the cached record is not the stored one: read
                         // it.
+                        why_read = WholeRead::ApplyCheck;
                         continue;
                     }
                     loaded
@@ -985,6 +1015,7 @@ impl Rcadia {
         let mut out = Vec::new();
         for (id, (value, base)) in ids.iter().zip(values) {
             if value.is_some() {
+                self.inner.metrics.whole_read(WholeRead::Listing);
                 out.extend(
                     record::decode(id, value, base, None)
                         .ok()
@@ -995,7 +1026,7 @@ impl Rcadia {
             }
             // Listed without a value: an earlier version's hash (MGET answers nil for it),
             // read the way that reads both, or one that just went.
-            match self.read(id).await {
+            match self.read(id, WholeRead::Listing).await {
                 Ok(r) => out.push(r.session.clone()),
                 Err(RcadiaError::Redis(e)) => return Err(RcadiaError::Redis(e)),
                 Err(_) => {}
@@ -1066,6 +1097,7 @@ fn is_own_write(value: &[u8], token: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{is_own_write, Step};
+    use crate::metrics::WholeRead;
     use crate::{Rcadia, RcadiaSettings};
     use horst_sessions::{Event, GameInfo, HostKind, NewSession, Op, Session, TimerKind, Timings};
     use serde_json::json;
@@ -1259,7 +1291,12 @@ mod tests {
         let (a, _stop_a) = process(&redis, false).await;
         let (b, _stop_b) = process(&redis, false).await;
         let id = started(&a).await;
-        let mut s = a.current_checked(&id).await.unwrap().session.clone();
+        let mut s = a
+            .current_checked(&id, WholeRead::Stale)
+            .await
+            .unwrap()
+            .session
+            .clone();
         let key = crate::keys::session(a.store(), &id);
         let mut conn = a.store().conn();
         let _: () = redis::pipe()
@@ -1289,7 +1326,7 @@ mod tests {
         let p1 = horst_sessions::format_player_id(1);
         let applied = b.apply(&id, |_| Ok(Step::main(turn_of(&p1, 3)))).await;
         assert!(applied.is_ok(), "{:?}", applied.err());
-        let after = a.current_checked(&id).await.unwrap();
+        let after = a.current_checked(&id, WholeRead::Stale).await.unwrap();
         assert!(!after.legacy);
         assert_eq!(after.session.state(), &json!({"n": 3}));
     }
@@ -1315,7 +1352,7 @@ mod tests {
         a.apply(&id, |_| Ok(Step::main(turn_of(&p2, 2))))
             .await
             .unwrap();
-        let stored = a.current_checked(&id).await.unwrap();
+        let stored = a.current_checked(&id, WholeRead::Stale).await.unwrap();
         let generation = clock_generation(&stored.session);
         assert_ne!(generation, clock_generation(&seen.session));
         assert!(
@@ -1332,7 +1369,7 @@ mod tests {
         })
         .await
         .unwrap();
-        let after = a.current_checked(&id).await.unwrap();
+        let after = a.current_checked(&id, WholeRead::Stale).await.unwrap();
         assert!(
             after.session.rev() > stored.session.rev(),
             "the deadline was dropped: rev {} after, {} stored before",

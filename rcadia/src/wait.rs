@@ -17,6 +17,7 @@ use horst_sessions::{Event, Session};
 use horst_store::Subscription;
 use tokio::time::Instant;
 
+use crate::metrics::WholeRead;
 use crate::record::SessionRef;
 use crate::store::Step;
 use crate::{Rcadia, RcadiaError};
@@ -94,7 +95,7 @@ impl Rcadia {
                         Some(c) => Ok(c),
                         None => {
                             self.inner.metrics.wait_read();
-                            self.read(id).await
+                            self.read(id, WholeRead::Wake).await
                         }
                     };
                     match fresh {
@@ -128,7 +129,7 @@ impl Rcadia {
     /// record (this read is what catches what pub/sub lost), caught up with a due
     /// transition.
     async fn reread(&self, id: &str) -> Result<SessionRef, RcadiaError> {
-        let loaded = SessionRef(self.current_checked(id).await?);
+        let loaded = SessionRef(self.current_checked(id, WholeRead::Recheck).await?);
         let now = self.now_ms().await?;
         if loaded.is_due(now) {
             return Ok(self
