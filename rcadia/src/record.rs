@@ -624,6 +624,22 @@ impl RecordCache {
         found.or_else(|| maps.in_flight.get(id).filter(at)).cloned()
     }
 
+    /// The record a wake-up naming `token` (a stored write's) can be answered with: the one
+    /// with that token, stored or in flight, or a stored record of a later rev (stored after
+    /// that write: a session's stored revs only grow, each write one past the record it
+    /// replaced). A wake-up often arrives after the writer's next write was answered (the
+    /// reply and the message come on different connections): that is no reason to read.
+    pub fn get_at_or_after(&self, id: &str, token: &str) -> Option<Arc<Stored>> {
+        let rev = rev_of_token(token);
+        let maps = self.lock();
+        let later =
+            |r: &&Arc<Stored>| r.token == token || rev.is_some_and(|rev| r.session.rev() > rev);
+        let found = maps.stored.get(id).filter(later);
+        found
+            .or_else(|| maps.in_flight.get(id).filter(|r| r.token == token))
+            .cloned()
+    }
+
     /// A write of this process is on its way; `written` or `landed` takes it off.
     pub fn in_flight(&self, id: &str, r: Arc<Stored>) {
         self.lock().in_flight.insert(id.to_string(), r);
