@@ -1183,6 +1183,21 @@ mod tests {
 
     const ID: &str = "ses_beef00000001";
 
+    /// `from` with a new public state `{"n": n}` at `at`: a new rev.
+    fn bumped(from: &Session, n: i64, at: u64) -> Session {
+        let mut next = from.clone();
+        let ops = Op::parse_batch(&json!({"ops": [{"op": "state", "state": {"n": n}}]}));
+        next.apply(
+            Event::PublishOps {
+                ops: ops.unwrap(),
+                batch_id: None,
+            },
+            at,
+        )
+        .unwrap();
+        next
+    }
+
     #[test]
     fn a_record_is_fresh_from_its_own_wake_up_until_a_later_write_is_heard() {
         let cache = RecordCache::default();
@@ -1281,19 +1296,6 @@ mod tests {
         cache.heard(ID, &r5.token);
         // Two applies of this process, one after the other: R6 from R5, R7 from R6 in flight.
         // A new public state is a new rev.
-        let bumped = |from: &Session, n: i64, at: u64| {
-            let mut next = from.clone();
-            let ops = Op::parse_batch(&json!({"ops": [{"op": "state", "state": {"n": n}}]}));
-            next.apply(
-                Event::PublishOps {
-                    ops: ops.unwrap(),
-                    batch_id: None,
-                },
-                at,
-            )
-            .unwrap();
-            next
-        };
         let s6 = bumped(&s, 6, 1_791_399_600_100);
         let r6 = cached(&s6, 2);
         r6.confirmed.carry(&r5.confirmed);
@@ -1331,19 +1333,6 @@ mod tests {
         let s = played();
         let r5 = cached(&s, 1);
         cache.replace(ID, r5.clone());
-        let bumped = |from: &Session, n: i64, at: u64| {
-            let mut next = from.clone();
-            let ops = Op::parse_batch(&json!({"ops": [{"op": "state", "state": {"n": n}}]}));
-            next.apply(
-                Event::PublishOps {
-                    ops: ops.unwrap(),
-                    batch_id: None,
-                },
-                at,
-            )
-            .unwrap();
-            next
-        };
         let s6 = bumped(&s, 6, 1_791_399_600_100);
         let r6 = cached(&s6, 2);
         let r7 = cached(&bumped(&s6, 7, 1_791_399_600_200), 3);

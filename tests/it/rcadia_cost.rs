@@ -488,6 +488,23 @@ async fn new_table(rcadia: &Rcadia, config: serde_json::Value) -> Table {
     }
 }
 
+/// `POST /action` by agent0 on session `id`, as the route applies it; whether it was accepted.
+async fn act_on(rcadia: &Rcadia, id: &str, n: u64) -> bool {
+    let a = rcadia
+        .apply(id, |s| {
+            let player_id = s.authorize_player("agent0")?.to_string();
+            Ok(Step::main(Event::Action {
+                player_id,
+                action: json!("go"),
+                turn: None,
+                action_id: format!("a_{n:016x}"),
+                idempotency_key: None,
+            }))
+        })
+        .await;
+    matches!(a, Ok(a) if matches!(a.outcome.reply, Reply::ActionAccepted { .. }))
+}
+
 struct Table {
     rcadia: Rcadia,
     id: String,
@@ -503,20 +520,7 @@ impl Table {
 
     /// [`Table::act`]; whether the action was accepted (a clocked turn may have timed out).
     async fn try_act(&self, n: u64) -> bool {
-        let a = self
-            .rcadia
-            .apply(&self.id, |s| {
-                let player_id = s.authorize_player("agent0")?.to_string();
-                Ok(Step::main(Event::Action {
-                    player_id,
-                    action: json!("go"),
-                    turn: None,
-                    action_id: format!("a_{n:016x}"),
-                    idempotency_key: None,
-                }))
-            })
-            .await;
-        matches!(a, Ok(a) if matches!(a.outcome.reply, Reply::ActionAccepted { .. }))
+        act_on(&self.rcadia, &self.id, n).await
     }
 
     /// `GET pending-actions?after&wait=5` finding the action queued (no wait).
@@ -743,24 +747,10 @@ async fn a_cycle_with_long_polls_reads_no_record_whole() {
             .collect();
         let act = tokio::spawn({
             let (rcadia, id) = (rcadia.clone(), t.id.clone());
-            async move {
-                rcadia
-                    .apply(&id, |s| {
-                        let player_id = s.authorize_player("agent0")?.to_string();
-                        Ok(Step::main(Event::Action {
-                            player_id,
-                            action: json!("go"),
-                            turn: None,
-                            action_id: format!("a_{n:016x}"),
-                            idempotency_key: None,
-                        }))
-                    })
-                    .await
-                    .unwrap()
-            }
+            async move { act_on(&rcadia, &id, n).await }
         });
         let found = t.try_pending().await;
-        act.await.unwrap();
+        assert!(act.await.unwrap(), "action not accepted");
         if found == 0 {
             // The action was stored after the poll: the host's next poll delivers it.
             t.pending().await;
