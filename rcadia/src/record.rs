@@ -609,7 +609,7 @@ struct Maps {
 }
 
 impl RecordCache {
-    /// The record an apply starts from: the newest of the stored one and the one in flight.
+    /// The record an apply starts from: the newest of the stored one and those in flight.
     pub fn get(&self, id: &str) -> Option<Arc<Stored>> {
         let maps = self.lock();
         let stored = maps.stored.get(id);
