@@ -427,6 +427,35 @@ async fn metric_sum(http: &reqwest::Client, base: &str, name: &str) -> f64 {
     f64::NAN
 }
 
+/// Each series of a metric on the API's `/metrics` by its one label's value (`name{l="v"}`);
+/// empty when it could not be read.
+async fn metric_by_label(
+    http: &reqwest::Client,
+    base: &str,
+    name: &str,
+) -> std::collections::BTreeMap<String, f64> {
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(r) = http.get(format!("{base}/metrics")).send().await else {
+        return out;
+    };
+    let Ok(text) = r.text().await else {
+        return out;
+    };
+    for l in text.lines() {
+        let Some(rest) = l.strip_prefix(name).and_then(|r| r.strip_prefix('{')) else {
+            continue;
+        };
+        let Some((labels, value)) = rest.split_once("} ") else {
+            continue;
+        };
+        let label = labels.split('"').nth(1).unwrap_or(labels).to_string();
+        if let Ok(v) = value.parse::<f64>() {
+            *out.entry(label).or_default() += v;
+        }
+    }
+    out
+}
+
 /// What the measurement window's start and end read.
 struct Probe {
     at: Instant,
@@ -437,6 +466,8 @@ struct Probe {
     http_requests: f64,
     round_trips: f64,
     fresh_reads: f64,
+    /// `horst_session_whole_reads_total` by cause.
+    whole_reads: std::collections::BTreeMap<String, f64>,
 }
 
 #[tokio::main(flavor = "multi_thread")]
@@ -760,11 +791,17 @@ async fn main() {
                 redis.push(redis_commands(url).await);
             }
             let (mut http_requests, mut round_trips, mut fresh_reads) = (0.0, 0.0, 0.0);
+            let mut whole_reads = std::collections::BTreeMap::new();
             for base in &bases {
                 http_requests += metric_sum(&http, base, "horst_http_requests_total").await;
                 round_trips +=
                     metric_sum(&http, base, "horst_session_redis_round_trips_total").await;
                 fresh_reads += metric_sum(&http, base, "horst_session_fresh_reads_total").await;
+                for (cause, n) in
+                    metric_by_label(&http, base, "horst_session_whole_reads_total").await
+                {
+                    *whole_reads.entry(cause).or_insert(0.0) += n;
+                }
             }
             Probe {
                 at: Instant::now(),
@@ -774,6 +811,7 @@ async fn main() {
                 http_requests,
                 round_trips,
                 fresh_reads,
+                whole_reads,
             }
         }
     };
@@ -860,6 +898,26 @@ async fn main() {
         per(total_cmds as f64),
         per(p1.round_trips - p0.round_trips),
         per(p1.fresh_reads - p0.fresh_reads),
+    );
+    let whole: Vec<(String, f64)> = p1
+        .whole_reads
+        .iter()
+        .map(|(cause, n)| {
+            (
+                cause.clone(),
+                n - p0.whole_reads.get(cause).copied().unwrap_or(0.0),
+            )
+        })
+        .collect();
+    println!(
+        "  whole-record reads per action (API process): {:.3}; by cause: {}",
+        per(whole.iter().map(|(_, n)| n).sum()),
+        whole
+            .iter()
+            .filter(|(_, n)| *n > 0.0)
+            .map(|(cause, n)| format!("{cause} {:.3}", per(*n)))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     println!(
         "  Redis commands per action: {}",

@@ -38,7 +38,7 @@ const STABLE_AFTER: Duration = Duration::from_secs(60);
 /// families only a worker observes, and those both processes count into (each reaps expired
 /// leases and fires session clocks, so a session can end in either). Gauges are left out:
 /// the queue's are read from Redis by both, the others are the process's own.
-const FORWARDED: [&str; 12] = [
+const FORWARDED: [&str; 13] = [
     "horst_job_wait_seconds",
     "horst_job_duration_seconds",
     "horst_job_lease_expiries",
@@ -51,6 +51,7 @@ const FORWARDED: [&str; 12] = [
     "horst_session_cas_gave_up",
     "horst_session_redis_round_trips",
     "horst_session_fresh_reads",
+    "horst_session_whole_reads",
 ];
 
 /// How to start the child: the same binary, configuration, data directory and Redis.

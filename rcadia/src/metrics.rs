@@ -41,12 +41,66 @@ struct Handles {
     round_trips: Counter,
     wait_reads: Counter,
     fresh_reads: Counter,
+    whole_reads: Family<Labels, Counter>,
+    /// `whole_reads`' series by [`WholeRead`], fetched once (no label lookup per read).
+    whole_reads_by_cause: [Counter; WholeRead::ALL.len()],
+}
+
+/// Why the session layer read a record whole from Redis (`MGET` of the value and its base),
+/// or decoded one a write's reply carried: each costs a decode of the record (a delta
+/// applied to the base and the MessagePack), most a round trip too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WholeRead {
+    /// The process held no record of the session.
+    Uncached,
+    /// A request's check of the stored rev found it moved past the cached record.
+    Stale,
+    /// A long-poll's wake-up named a write the process does not hold.
+    Wake,
+    /// A long-poll's slow re-check (`wait::RECHECK`) found the stored rev moved.
+    Recheck,
+    /// A write lost its compare-and-set race: the reply carried the stored record.
+    LostRace,
+    /// An apply that stored nothing found its record was not the stored one.
+    ApplyCheck,
+    /// `GET /available`'s listing of the unfinished sessions.
+    Listing,
+}
+
+impl WholeRead {
+    const ALL: [WholeRead; 7] = [
+        WholeRead::Uncached,
+        WholeRead::Stale,
+        WholeRead::Wake,
+        WholeRead::Recheck,
+        WholeRead::LostRace,
+        WholeRead::ApplyCheck,
+        WholeRead::Listing,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            WholeRead::Uncached => "uncached",
+            WholeRead::Stale => "stale",
+            WholeRead::Wake => "wake",
+            WholeRead::Recheck => "recheck",
+            WholeRead::LostRace => "lost_race",
+            WholeRead::ApplyCheck => "apply_check",
+            WholeRead::Listing => "listing",
+        }
+    }
 }
 
 impl Default for SessionMetrics {
     fn default() -> Self {
         // 1 ms .. ~33 s: delivery is milliseconds when healthy, a 25 s long-poll at worst.
         let latency = || Histogram::new(exponential_buckets(0.001, 2.0, 16));
+        let whole_reads = Family::<Labels, Counter>::default();
+        let whole_reads_by_cause = WholeRead::ALL.map(|c| {
+            whole_reads
+                .get_or_create(&vec![("cause", c.label())])
+                .clone()
+        });
         let m = SessionMetrics {
             inner: Arc::new(Handles {
                 created: Family::default(),
@@ -62,6 +116,8 @@ impl Default for SessionMetrics {
                 round_trips: Counter::default(),
                 wait_reads: Counter::default(),
                 fresh_reads: Counter::default(),
+                whole_reads,
+                whole_reads_by_cause,
             }),
         };
         // Every label value of these closed sets listed at zero from the start (a family
@@ -211,6 +267,11 @@ impl SessionMetrics {
             "Session reads served from the process's cache without asking Redis (the pub/sub listener vouched for the record)",
             h.fresh_reads.clone(),
         );
+        metrics.register(
+            "session_whole_reads",
+            "Session records read whole from Redis or decoded from a lost race's reply, by cause",
+            h.whole_reads.clone(),
+        );
     }
 
     /// One request/response exchange with Redis (a command, a pipeline or a script).
@@ -231,6 +292,29 @@ impl SessionMetrics {
     /// Reads served from the cache without asking Redis so far (tests read it).
     pub fn fresh_reads(&self) -> u64 {
         self.inner.fresh_reads.get()
+    }
+
+    /// A record read (or decoded) whole, for `cause`.
+    pub(crate) fn whole_read(&self, cause: WholeRead) {
+        // `ALL` lists the causes in their declaration order.
+        self.inner.whole_reads_by_cause[cause as usize].inc();
+    }
+
+    /// Records read (or decoded) whole so far, every cause together (tests read it).
+    pub fn whole_reads(&self) -> u64 {
+        self.inner
+            .whole_reads_by_cause
+            .iter()
+            .map(Counter::get)
+            .sum()
+    }
+
+    /// Records read whole so far for the cause labelled `label` (tests read it).
+    pub fn whole_reads_of(&self, label: &str) -> u64 {
+        WholeRead::ALL
+            .iter()
+            .position(|c| c.label() == label)
+            .map_or(0, |i| self.inner.whole_reads_by_cause[i].get())
     }
 
     /// A waiting long-poll read the session (no usable wake-up payload, or the re-check).
@@ -369,6 +453,32 @@ impl Drop for LongPollGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A whole read counts under its own cause (`whole_read` indexes by declaration order).
+    #[test]
+    fn a_whole_read_counts_under_its_cause() {
+        for (i, c) in WholeRead::ALL.iter().enumerate() {
+            assert_eq!(*c as usize, i, "{c:?}");
+        }
+        let m = SessionMetrics::default();
+        m.whole_read(WholeRead::Wake);
+        m.whole_read(WholeRead::Wake);
+        m.whole_read(WholeRead::LostRace);
+        assert_eq!(m.whole_reads(), 3);
+        assert_eq!(m.whole_reads_of("wake"), 2);
+        assert_eq!(m.whole_reads_of("lost_race"), 1);
+        let registry = Metrics::new();
+        m.register(&registry);
+        let text = registry.encode();
+        assert!(
+            text.contains("horst_session_whole_reads_total{cause=\"wake\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("horst_session_whole_reads_total{cause=\"recheck\"} 0\n"),
+            "{text}"
+        );
+    }
 
     /// Every timer kind's label is among those listed at zero from the start.
     #[test]

@@ -554,9 +554,12 @@ impl std::fmt::Debug for SessionRef {
 /// The process's decoded records by session id.
 ///
 /// Beside the records known to be stored, the writes of this process whose script has not
-/// answered yet (*in flight*, at most one a session: the latest): an apply of this process
-/// starts from one (its write is sent after it on the same connection, so it wins when the
-/// one in flight did), and a wake-up naming one's rev proves it stored. Neither displaces
+/// answered yet (*in flight*, each of them: an apply of this process starts from the latest
+/// one, so two or three may be in flight together): an apply of this process starts from the
+/// latest (its write is sent after it on the same connection, so it wins when the one in
+/// flight did), and a wake-up naming one's rev proves it stored. Every one is kept, not only
+/// the latest: a write's wake-up often arrives once the next write is in flight, and a waiter
+/// woken by it takes its record from here instead of reading the session whole. Neither displaces
 /// the stored record until the script answers, so a write that loses its race never evicts
 /// the winner's record from the cache.
 ///
@@ -601,15 +604,20 @@ pub(crate) const FRESH_FOR: Duration = Duration::from_secs(2);
 #[derive(Default)]
 struct Maps {
     stored: HashMap<String, Arc<Stored>>,
-    in_flight: HashMap<String, Arc<Stored>>,
+    /// The writes in flight of each session, oldest first (a few at most).
+    in_flight: HashMap<String, Vec<Arc<Stored>>>,
 }
 
 impl RecordCache {
-    /// The record an apply starts from: the newest of the stored one and the one in flight.
+    /// The record an apply starts from: the newest of the stored one and those in flight.
     pub fn get(&self, id: &str) -> Option<Arc<Stored>> {
         let maps = self.lock();
         let stored = maps.stored.get(id);
-        match (stored, maps.in_flight.get(id)) {
+        let latest = maps
+            .in_flight
+            .get(id)
+            .and_then(|f| f.iter().max_by_key(|r| r.session.rev()));
+        match (stored, latest) {
             (Some(s), Some(f)) if f.session.rev() > s.session.rev() => Some(f.clone()),
             (None, Some(f)) => Some(f.clone()),
             (s, _) => s.cloned(),
@@ -619,34 +627,47 @@ impl RecordCache {
     /// The record whose stored `rev` is `token` (a wake-up's), stored or in flight.
     pub fn get_at(&self, id: &str, token: &str) -> Option<Arc<Stored>> {
         let maps = self.lock();
-        let at = |r: &&Arc<Stored>| r.token == token;
-        let found = maps.stored.get(id).filter(at);
-        found.or_else(|| maps.in_flight.get(id).filter(at)).cloned()
+        let found = maps.stored.get(id).filter(|r| r.token == token);
+        found.or_else(|| maps.flying_at(id, token)).cloned()
+    }
+
+    /// The record a wake-up naming `token` (a stored write's) can be answered with: the one
+    /// with that token, stored or in flight, or a stored record of a later rev (stored after
+    /// that write: a session's stored revs only grow, each write one past the record it
+    /// replaced). A wake-up often arrives after the writer's next write was answered (the
+    /// reply and the message come on different connections): that is no reason to read.
+    pub fn get_at_or_after(&self, id: &str, token: &str) -> Option<Arc<Stored>> {
+        let rev = rev_of_token(token);
+        let maps = self.lock();
+        let later =
+            |r: &&Arc<Stored>| r.token == token || rev.is_some_and(|rev| r.session.rev() > rev);
+        let found = maps.stored.get(id).filter(later);
+        found.or_else(|| maps.flying_at(id, token)).cloned()
     }
 
     /// A write of this process is on its way; `written` or `landed` takes it off.
     pub fn in_flight(&self, id: &str, r: Arc<Stored>) {
-        self.lock().in_flight.insert(id.to_string(), r);
+        self.lock()
+            .in_flight
+            .entry(id.to_string())
+            .or_default()
+            .push(r);
     }
 
     /// A write in flight was refused or failed: off the in-flight map (if still there).
     pub fn landed(&self, id: &str, r: &Arc<Stored>) {
-        let mut maps = self.lock();
-        if maps.in_flight.get(id).is_some_and(|f| Arc::ptr_eq(f, r)) {
-            maps.in_flight.remove(id);
-        }
+        self.lock().take_flying(id, r);
     }
 
     /// A write of this process is stored: the stored record unless a newer one is there.
     pub fn written(&self, id: &str, r: &Arc<Stored>) {
         let mut maps = self.lock();
-        if maps.in_flight.get(id).is_some_and(|f| Arc::ptr_eq(f, r)) {
-            maps.in_flight.remove(id);
-        } else {
-            // A later write of this process took its place in flight (or a failed one made
-            // the cache forget it): that write may be stored and heard already, and `heard`
-            // no longer reached this record, so the proof it carried from the record it
-            // replaced says nothing now. Unproved, a read checks the stored rev first.
+        if !maps.take_flying(id, r) {
+            // A failed write made the cache forget it: a later write may be stored and heard
+            // already, and `heard` no longer reached this record, so the proof it carried
+            // from the record it replaced says nothing now. Unproved, a read checks the
+            // stored rev first. (While in flight, `heard` reaches it: a later write's
+            // wake-up revokes its proof there.)
             r.confirmed.revoke();
         }
         if maps
@@ -691,10 +712,8 @@ impl RecordCache {
         let rev = rev_of_token(token);
         let (epoch, now) = (self.epoch.load(Ordering::Relaxed), self.now_ms());
         let maps = self.lock();
-        for r in [maps.stored.get(id), maps.in_flight.get(id)]
-            .into_iter()
-            .flatten()
-        {
+        let flying = maps.in_flight.get(id).into_iter().flatten();
+        for r in maps.stored.get(id).into_iter().chain(flying) {
             if r.token == token {
                 r.confirmed.set(epoch, now);
             } else if rev.is_none_or(|rev| rev >= r.session.rev()) {
@@ -721,6 +740,26 @@ impl RecordCache {
 }
 
 impl Maps {
+    /// The write in flight whose stored `rev` is `token`.
+    fn flying_at(&self, id: &str, token: &str) -> Option<&Arc<Stored>> {
+        self.in_flight.get(id)?.iter().find(|r| r.token == token)
+    }
+
+    /// Takes `r` off the writes in flight; whether it was there.
+    fn take_flying(&mut self, id: &str, r: &Arc<Stored>) -> bool {
+        let Some(flying) = self.in_flight.get_mut(id) else {
+            return false;
+        };
+        let Some(i) = flying.iter().position(|f| Arc::ptr_eq(f, r)) else {
+            return false;
+        };
+        flying.remove(i);
+        if flying.is_empty() {
+            self.in_flight.remove(id);
+        }
+        true
+    }
+
     fn insert(&mut self, id: &str, r: Arc<Stored>) {
         if self.stored.len() >= CACHE_CAPACITY && !self.stored.contains_key(id) {
             let drop: Vec<String> = self
@@ -1144,6 +1183,21 @@ mod tests {
 
     const ID: &str = "ses_beef00000001";
 
+    /// `from` with a new public state `{"n": n}` at `at`: a new rev.
+    fn bumped(from: &Session, n: i64, at: u64) -> Session {
+        let mut next = from.clone();
+        let ops = Op::parse_batch(&json!({"ops": [{"op": "state", "state": {"n": n}}]}));
+        next.apply(
+            Event::PublishOps {
+                ops: ops.unwrap(),
+                batch_id: None,
+            },
+            at,
+        )
+        .unwrap();
+        next
+    }
+
     #[test]
     fn a_record_is_fresh_from_its_own_wake_up_until_a_later_write_is_heard() {
         let cache = RecordCache::default();
@@ -1242,19 +1296,6 @@ mod tests {
         cache.heard(ID, &r5.token);
         // Two applies of this process, one after the other: R6 from R5, R7 from R6 in flight.
         // A new public state is a new rev.
-        let bumped = |from: &Session, n: i64, at: u64| {
-            let mut next = from.clone();
-            let ops = Op::parse_batch(&json!({"ops": [{"op": "state", "state": {"n": n}}]}));
-            next.apply(
-                Event::PublishOps {
-                    ops: ops.unwrap(),
-                    batch_id: None,
-                },
-                at,
-            )
-            .unwrap();
-            next
-        };
         let s6 = bumped(&s, 6, 1_791_399_600_100);
         let r6 = cached(&s6, 2);
         r6.confirmed.carry(&r5.confirmed);
@@ -1281,6 +1322,37 @@ mod tests {
         );
         cache.written(ID, &r7);
         assert!(cache.fresh(ID).is_none_or(|f| Arc::ptr_eq(&f, &r7)));
+    }
+
+    /// Two writes of this process in flight (the second applied on the first): the first's
+    /// wake-up, arriving before its script's answer, finds its record in the cache. Only the
+    /// latest write in flight was kept, so a waiter woken by the first read the session whole.
+    #[test]
+    fn a_wake_up_finds_a_write_in_flight_behind_a_later_one() {
+        let cache = RecordCache::default();
+        let s = played();
+        let r5 = cached(&s, 1);
+        cache.replace(ID, r5.clone());
+        let s6 = bumped(&s, 6, 1_791_399_600_100);
+        let r6 = cached(&s6, 2);
+        let r7 = cached(&bumped(&s6, 7, 1_791_399_600_200), 3);
+        assert!(r5.session.rev() < r6.session.rev() && r6.session.rev() < r7.session.rev());
+        cache.in_flight(ID, r6.clone());
+        cache.in_flight(ID, r7.clone());
+        assert!(
+            Arc::ptr_eq(&cache.get(ID).unwrap(), &r7),
+            "an apply starts from the latest"
+        );
+        let woken = cache.get_at_or_after(ID, &r6.token);
+        assert!(
+            woken.is_some_and(|w| Arc::ptr_eq(&w, &r6)),
+            "the first write's wake-up found no record"
+        );
+        // Each lands on its own; the later one stays the stored record.
+        cache.written(ID, &r7);
+        cache.written(ID, &r6);
+        assert!(Arc::ptr_eq(&cache.get(ID).unwrap(), &r7));
+        assert!(cache.lock().in_flight.is_empty());
     }
 
     /// `last_batch_id` is the record's last field: a record stored before it existed (an

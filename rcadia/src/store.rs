@@ -25,6 +25,7 @@ use horst_store::Store;
 
 use crate::effects::member;
 use crate::keys::{self, SessionKeys};
+use crate::metrics::WholeRead;
 use crate::rating;
 use crate::record::{self, SessionRef, Stored};
 use crate::replay::{self, Line};
@@ -331,11 +332,17 @@ impl Rcadia {
         Ok(s)
     }
 
-    /// Reads a session's stored record (and caches it), or 404/410.
-    pub(crate) async fn read(&self, id: &str) -> Result<Arc<Stored>, RcadiaError> {
+    /// Reads a session's stored record whole (and caches it), or 404/410; `cause` says why
+    /// (`horst_session_whole_reads_total`).
+    pub(crate) async fn read(
+        &self,
+        id: &str,
+        cause: WholeRead,
+    ) -> Result<Arc<Stored>, RcadiaError> {
         if parse_session_id(id).is_none() {
             return Err(RcadiaError::NotFound);
         }
+        self.inner.metrics.whole_read(cause);
         let keys = self.keys_of(id, None);
         let key = &keys.session;
         let mut conn = self.inner.store.conn();
@@ -436,20 +443,32 @@ impl Rcadia {
             self.inner.metrics.fresh_read();
             return Ok(fresh);
         }
-        self.current_checked(id).await
+        self.current_checked(id, WholeRead::Stale).await
     }
 
     /// The stored record, checked against Redis whatever the listener says: the cached one if
-    /// the stored `rev` still matches it (a small read), else read whole.
-    pub(crate) async fn current_checked(&self, id: &str) -> Result<Arc<Stored>, RcadiaError> {
+    /// the stored `rev` still matches it (a small read), else read whole (`moved` says why,
+    /// when a record was cached).
+    pub(crate) async fn current_checked(
+        &self,
+        id: &str,
+        moved: WholeRead,
+    ) -> Result<Arc<Stored>, RcadiaError> {
         let Some(cached) = self.inner.cache.get(id) else {
-            return self.read(id).await;
+            return self.read(id, WholeRead::Uncached).await;
         };
         let key = &self.keys_of(id, Some(&cached)).session;
-        if self.stored_token(key).await?.as_deref() == Some(cached.token.as_str()) {
-            return Ok(cached);
+        match self.stored_token(key).await? {
+            Some(t) if t == cached.token => Ok(cached),
+            // Another record this process holds: a write of its own that was in flight when
+            // the cache was asked (the stored rev names it: it is stored), or the record before
+            // it.
+            Some(t) => match self.inner.cache.get_at(id, &t) {
+                Some(held) => Ok(held),
+                None => self.read(id, moved).await,
+            },
+            None => self.read(id, moved).await,
         }
-        self.read(id).await
     }
 
     /// The stored `rev` of a session (its compare-and-set token; `key` its record's name),
@@ -490,9 +509,10 @@ impl Rcadia {
         Ok((s, self.now_ms().await?))
     }
 
-    /// The process's cached record of `id` if its stored `rev` is `token` (a wake-up's).
+    /// The process's cached record of `id` whose stored `rev` is `token` (a wake-up's), or a
+    /// later stored one.
     pub(crate) fn cached_stored_at(&self, id: &str, token: &str) -> Option<Arc<Stored>> {
-        self.inner.cache.get_at(id, token)
+        self.inner.cache.get_at_or_after(id, token)
     }
 
     /// Compare-and-set write of `s` over `loaded` (`None` creates).
@@ -637,18 +657,19 @@ impl Rcadia {
                 self.inner.cache.written(&id, &record);
                 Ok(SaveOutcome::Written(record))
             }
-            Ok(Saved::RevMoved(value, base)) => match record::decode(&id, value, base, loaded)? {
-                Some(r) => {
-                    let _ = r.keys.set(keys);
-                    let r = Arc::new(r);
+            Ok(Saved::RevMoved(value, base)) => {
+                // The winner is often a write of this process (an apply that started before it
+                // went in flight): its record is held, decoded.
+                let held = value
+                    .as_deref()
+                    .and_then(record::token_of)
+                    .and_then(|t| self.inner.cache.get_at(&id, t));
+                if let Some(r) = held {
                     self.inner.cache.replace(&id, r.clone());
-                    Ok(SaveOutcome::Lost(r))
+                    return Ok(SaveOutcome::Lost(r));
                 }
-                None => {
-                    self.inner.cache.forget(&id);
-                    Ok(SaveOutcome::Missing)
-                }
-            },
+                self.lost_to(&id, value, base, loaded, keys)
+            }
             Ok(Saved::LegacyMoved) => {
                 self.inner.cache.forget(&id);
                 Ok(SaveOutcome::Reread)
@@ -659,6 +680,43 @@ impl Rcadia {
                 Err(e.into())
             }
         }
+    }
+
+    /// The stored record a lost race's reply carried (decoded, and now the cached one).
+    fn lost_to(
+        &self,
+        id: &str,
+        value: Option<Vec<u8>>,
+        base: Option<Vec<u8>>,
+        loaded: Option<&Stored>,
+        keys: Arc<SessionKeys>,
+    ) -> Result<SaveOutcome, RcadiaError> {
+        match self.decode_lost(id, value, base, loaded)? {
+            Some(r) => {
+                let _ = r.keys.set(keys);
+                let r = Arc::new(r);
+                self.inner.cache.replace(id, r.clone());
+                Ok(SaveOutcome::Lost(r))
+            }
+            None => {
+                self.inner.cache.forget(id);
+                Ok(SaveOutcome::Missing)
+            }
+        }
+    }
+
+    /// Decodes the stored record a lost race's reply carried.
+    fn decode_lost(
+        &self,
+        id: &str,
+        value: Option<Vec<u8>>,
+        base: Option<Vec<u8>>,
+        loaded: Option<&Stored>,
+    ) -> Result<Option<Stored>, RcadiaError> {
+        if value.is_some() {
+            self.inner.metrics.whole_read(WholeRead::LostRace);
+        }
+        record::decode(id, value, base, loaded)
     }
 
     /// Removes a session that lost a rematch race before anyone could see it.
@@ -744,10 +802,12 @@ impl Rcadia {
             let checked = vouched.as_ref().is_some_and(|v| Arc::ptr_eq(v, &c));
             (c, checked)
         });
+        // Why the next attempt reads the record whole, when it has none to start from.
+        let mut why_read = WholeRead::Uncached;
         for _ in 0..MAX_ATTEMPTS {
             let (loaded, checked) = match next.take() {
                 Some(n) => n,
-                None => (self.read(id).await?, true),
+                None => (self.read(id, why_read).await?, true),
             };
             let now = self.now_ms().await?;
             let stalls = self.stalls_at(id, now).await?;
@@ -858,6 +918,7 @@ impl Rcadia {
                             }
                             // Lost the race: re-apply on the record the script sent back (or
                             // read an earlier version's record again).
+                            why_read = WholeRead::LostRace;
                             next = match lost {
                                 SaveOutcome::Lost(r) => Some((r, true)),
                                 SaveOutcome::Missing => return Err(self.missing(id)),
@@ -880,13 +941,19 @@ impl Rcadia {
                     } else if from_vouch && !decisive {
                         self.inner.metrics.fresh_read();
                     }
-                    let key = &self.keys_of(id, Some(&loaded)).session;
-                    if (!checked || (from_vouch && decisive))
-                        && self.stored_token(key).await?.as_deref() != Some(loaded.token.as_str())
-                    {
-                        // Nothing to write, but the cached record is not the stored one: read
-                        // it.
-                        continue;
+                    if !checked || (from_vouch && decisive) {
+                        let key = &self.keys_of(id, Some(&loaded)).session;
+                        let stored = self.stored_token(key).await?;
+                        if stored.as_deref() != Some(loaded.token.as_str()) {
+                            // Nothing to write, but the cached record is not the stored one:
+                            // apply again to the stored one, read whole unless this process
+                            // holds it (a write of its own).
+                            why_read = WholeRead::ApplyCheck;
+                            next = stored
+                                .and_then(|t| self.inner.cache.get_at(id, &t))
+                                .map(|held| (held, true));
+                            continue;
+                        }
                     }
                     loaded
                 }
@@ -998,6 +1065,7 @@ impl Rcadia {
         let mut out = Vec::new();
         for (id, (value, base)) in ids.iter().zip(values) {
             if value.is_some() {
+                self.inner.metrics.whole_read(WholeRead::Listing);
                 out.extend(
                     record::decode(id, value, base, None)
                         .ok()
@@ -1008,7 +1076,7 @@ impl Rcadia {
             }
             // Listed without a value: an earlier version's hash (MGET answers nil for it),
             // read the way that reads both, or one that just went.
-            match self.read(id).await {
+            match self.read(id, WholeRead::Listing).await {
                 Ok(r) => out.push(r.session.clone()),
                 Err(RcadiaError::Redis(e)) => return Err(RcadiaError::Redis(e)),
                 Err(_) => {}
@@ -1079,6 +1147,7 @@ fn is_own_write(value: &[u8], token: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{is_own_write, Step};
+    use crate::metrics::WholeRead;
     use crate::{Rcadia, RcadiaSettings};
     use horst_sessions::{Event, GameInfo, HostKind, NewSession, Op, Session, TimerKind, Timings};
     use serde_json::json;
@@ -1272,7 +1341,12 @@ mod tests {
         let (a, _stop_a) = process(&redis, false).await;
         let (b, _stop_b) = process(&redis, false).await;
         let id = started(&a).await;
-        let mut s = a.current_checked(&id).await.unwrap().session.clone();
+        let mut s = a
+            .current_checked(&id, WholeRead::Stale)
+            .await
+            .unwrap()
+            .session
+            .clone();
         let key = crate::keys::session(a.store(), &id);
         let mut conn = a.store().conn();
         let _: () = redis::pipe()
@@ -1302,7 +1376,7 @@ mod tests {
         let p1 = horst_sessions::format_player_id(1);
         let applied = b.apply(&id, |_| Ok(Step::main(turn_of(&p1, 3)))).await;
         assert!(applied.is_ok(), "{:?}", applied.err());
-        let after = a.current_checked(&id).await.unwrap();
+        let after = a.current_checked(&id, WholeRead::Stale).await.unwrap();
         assert!(!after.legacy);
         assert_eq!(after.session.state(), &json!({"n": 3}));
     }
@@ -1328,7 +1402,7 @@ mod tests {
         a.apply(&id, |_| Ok(Step::main(turn_of(&p2, 2))))
             .await
             .unwrap();
-        let stored = a.current_checked(&id).await.unwrap();
+        let stored = a.current_checked(&id, WholeRead::Stale).await.unwrap();
         let generation = clock_generation(&stored.session);
         assert_ne!(generation, clock_generation(&seen.session));
         assert!(
@@ -1345,7 +1419,7 @@ mod tests {
         })
         .await
         .unwrap();
-        let after = a.current_checked(&id).await.unwrap();
+        let after = a.current_checked(&id, WholeRead::Stale).await.unwrap();
         assert!(
             after.session.rev() > stored.session.rev(),
             "the deadline was dropped: rev {} after, {} stored before",
@@ -1477,6 +1551,105 @@ mod tests {
                 .iter()
                 .any(|l| matches!(l, crate::replay::Line::Players { .. })),
             "the seats are kept"
+        );
+    }
+
+    /// A wake-up often reaches a waiter after the writer's next write was answered (the
+    /// script's reply and the message come on different connections): the waiter then holds
+    /// a later record than the one the message names, and reads nothing. It read the record
+    /// whole, a Redis round trip and a decode, for a record it had already passed.
+    #[tokio::test]
+    async fn a_wake_up_naming_a_write_the_process_has_passed_reads_nothing() {
+        let redis = horst_testkit::RedisServer::start();
+        let (a, _stop) = process(&redis, false).await;
+        let id = started(&a).await;
+        let passed = a.inner.cache.get(&id).unwrap().token.clone();
+        let p1 = horst_sessions::format_player_id(1);
+        a.apply(&id, |_| Ok(Step::main(turn_of(&p1, 2))))
+            .await
+            .unwrap();
+        let sub = a.subscribe(&id);
+        let s = a.load(&id).await.unwrap();
+        let rev = s.rev();
+        let waiter = tokio::spawn({
+            let (a, id) = (a.clone(), id.clone());
+            async move {
+                a.wait_from(sub, &id, s, std::time::Duration::from_millis(800), |_| {
+                    false
+                })
+                .await
+            }
+        });
+        // The earlier write's message, late.
+        let mut conn = a.store().conn();
+        let heard: i64 = redis::cmd("PUBLISH")
+            .arg(a.channel(&id))
+            .arg(&passed)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(heard, 1, "the process's listener heard it");
+        let ended = waiter.await.unwrap().unwrap();
+        assert_eq!(
+            ended.rev(),
+            rev,
+            "the wait ends on the later record it held"
+        );
+        assert_eq!(
+            a.metrics().whole_reads_of("wake"),
+            0,
+            "a wake-up naming a record the process has passed read the session whole"
+        );
+    }
+
+    /// Two requests of one process race for a session (the second loaded the record before
+    /// the first went in flight): the loser's reply carries the winner's record, which the
+    /// process holds, decoded, so it is not decoded again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_race_lost_to_a_write_of_the_same_process_decodes_nothing() {
+        let redis = horst_testkit::RedisServer::start();
+        let (a, _stop) = process(&redis, false).await;
+        let id = started(&a).await;
+        let before = a.metrics().whole_reads();
+        let p1 = horst_sessions::format_player_id(1);
+        let outer = tokio::spawn({
+            let (a, id) = (a.clone(), id.clone());
+            async move {
+                let mut raced = false;
+                let handle = tokio::runtime::Handle::current();
+                let applied = a
+                    .apply(&id, |_| {
+                        if !raced {
+                            raced = true;
+                            // Another request of this process writes between this apply's
+                            // load and its write.
+                            let (other, id, p1) = (a.clone(), id.clone(), p1.clone());
+                            tokio::task::block_in_place(|| {
+                                handle.block_on(async move {
+                                    other
+                                        .apply(&id, |_| Ok(Step::main(turn_of(&p1, 7))))
+                                        .await
+                                        .unwrap();
+                                })
+                            });
+                        }
+                        Ok(Step::main(turn_of(&p1, 8)))
+                    })
+                    .await
+                    .unwrap();
+                (raced, applied.session.state().clone())
+            }
+        });
+        let (raced, state) = outer.await.unwrap();
+        assert!(raced);
+        assert_eq!(
+            state["n"], 8,
+            "the loser applied again on the winner's record"
+        );
+        assert_eq!(
+            a.metrics().whole_reads(),
+            before,
+            "a race lost to the process's own write decoded the winner's record again"
         );
     }
 }

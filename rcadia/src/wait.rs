@@ -2,10 +2,10 @@
 //! the read and the wait is never missed. Wake-ups come through the process's one pub/sub
 //! listener (one pattern subscription per process, fanned out in memory).
 //!
-//! A stored write publishes its new `rev` (`store.rs`): a waiter whose process cached that
-//! record (the writer's process, or a waiter that already read it) takes it from the cache
-//! and reads nothing from Redis; others read it once, which caches it for every other waiter
-//! of the process. A wake-up without a payload (a reconnect, an apply that stored nothing)
+//! A stored write publishes its new `rev` (`store.rs`): a waiter whose process holds that
+//! record (the writer's process, in flight or stored, or a waiter that already read it) or a
+//! later stored one takes it from the cache and reads nothing from Redis; others read it
+//! once, which caches it for every other waiter of the process. A wake-up without a payload (a reconnect, an apply that stored nothing)
 //! makes it read. A slow re-read covers lost messages, and catches up a due transition
 //! nobody fired (a lost deadline). A wait outlives an unreachable Redis (a restart, a
 //! failover): it reads again once the listener is connected again (which wakes every waiter)
@@ -17,6 +17,7 @@ use horst_sessions::{Event, Session};
 use horst_store::Subscription;
 use tokio::time::Instant;
 
+use crate::metrics::WholeRead;
 use crate::record::SessionRef;
 use crate::store::Step;
 use crate::{Rcadia, RcadiaError};
@@ -94,7 +95,7 @@ impl Rcadia {
                         Some(c) => Ok(c),
                         None => {
                             self.inner.metrics.wait_read();
-                            self.read(id).await
+                            self.read(id, WholeRead::Wake).await
                         }
                     };
                     match fresh {
@@ -128,7 +129,7 @@ impl Rcadia {
     /// record (this read is what catches what pub/sub lost), caught up with a due
     /// transition.
     async fn reread(&self, id: &str) -> Result<SessionRef, RcadiaError> {
-        let loaded = SessionRef(self.current_checked(id).await?);
+        let loaded = SessionRef(self.current_checked(id, WholeRead::Recheck).await?);
         let now = self.now_ms().await?;
         if loaded.is_due(now) {
             return Ok(self

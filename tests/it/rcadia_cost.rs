@@ -488,6 +488,23 @@ async fn new_table(rcadia: &Rcadia, config: serde_json::Value) -> Table {
     }
 }
 
+/// `POST /action` by agent0 on session `id`, as the route applies it; whether it was accepted.
+async fn act_on(rcadia: &Rcadia, id: &str, n: u64) -> bool {
+    let a = rcadia
+        .apply(id, |s| {
+            let player_id = s.authorize_player("agent0")?.to_string();
+            Ok(Step::main(Event::Action {
+                player_id,
+                action: json!("go"),
+                turn: None,
+                action_id: format!("a_{n:016x}"),
+                idempotency_key: None,
+            }))
+        })
+        .await;
+    matches!(a, Ok(a) if matches!(a.outcome.reply, Reply::ActionAccepted { .. }))
+}
+
 struct Table {
     rcadia: Rcadia,
     id: String,
@@ -503,20 +520,7 @@ impl Table {
 
     /// [`Table::act`]; whether the action was accepted (a clocked turn may have timed out).
     async fn try_act(&self, n: u64) -> bool {
-        let a = self
-            .rcadia
-            .apply(&self.id, |s| {
-                let player_id = s.authorize_player("agent0")?.to_string();
-                Ok(Step::main(Event::Action {
-                    player_id,
-                    action: json!("go"),
-                    turn: None,
-                    action_id: format!("a_{n:016x}"),
-                    idempotency_key: None,
-                }))
-            })
-            .await;
-        matches!(a, Ok(a) if matches!(a.outcome.reply, Reply::ActionAccepted { .. }))
+        act_on(&self.rcadia, &self.id, n).await
     }
 
     /// `GET pending-actions?after&wait=5` finding the action queued (no wait).
@@ -704,6 +708,93 @@ async fn an_action_cycle_stays_within_its_redis_budget() {
     assert!(
         replay * 2 <= json_replay,
         "the replay takes {replay} bytes, its JSON {json_replay}"
+    );
+}
+
+/// A cycle of one process with every participant long-polling (the host and both agents
+/// waiting for the cycle's ops), the agent's action and the host's poll sent together, so two
+/// writes are in flight at once: no record is read whole, every wake-up finds its record in
+/// the process's cache. Issue 36's sessions benchmark read 0.36-0.48 records whole an action,
+/// most of them wake-ups of the process's own writes that arrived once its next write was in
+/// flight (the cache kept only the latest write in flight), or after its next write was
+/// answered (the cache held a later record than the one named), and races lost to its own
+/// writes (`horst_session_whole_reads_total` by cause; docs/benchmarks.md, seventeenth
+/// round).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cycle_with_long_polls_reads_no_record_whole() {
+    const CYCLES: u64 = 30;
+    let redis = RedisServer::start();
+    let (rcadia, _notifier, _stop) = vouched_layer(&redis).await;
+    let mut t = new_table(&rcadia, untimed_game()).await;
+    t.pending().await;
+    t.ops().await;
+    for n in 0..3 {
+        t.cycle(n).await;
+    }
+    let before = rcadia.metrics().whole_reads();
+    let published = |n: u64| move |s: &Session| s.state().get("n") == Some(&json!(n));
+    for n in 100..100 + CYCLES {
+        let waiters: Vec<_> = (0..3)
+            .map(|_| {
+                let (rcadia, id) = (rcadia.clone(), t.id.clone());
+                tokio::spawn(async move {
+                    rcadia
+                        .wait_until(&id, Duration::from_secs(10), published(n))
+                        .await
+                        .unwrap()
+                })
+            })
+            .collect();
+        let act = tokio::spawn({
+            let (rcadia, id) = (rcadia.clone(), t.id.clone());
+            async move { act_on(&rcadia, &id, n).await }
+        });
+        let found = t.try_pending().await;
+        assert!(act.await.unwrap(), "action not accepted");
+        if found == 0 {
+            // The action was stored after the poll: the host's next poll delivers it.
+            t.pending().await;
+        }
+        let ops = Op::parse_batch(&json!({ "ops": [
+            { "op": "legal_actions", "playerId": t.player, "actions": ["go"] },
+            { "op": "state", "state": { "n": n } },
+        ] }))
+        .unwrap();
+        rcadia
+            .apply(&t.id, |_| {
+                Ok(Step::main(Event::PublishOps {
+                    ops: ops.clone(),
+                    batch_id: None,
+                }))
+            })
+            .await
+            .unwrap();
+        for w in waiters {
+            let seen = w.await.unwrap();
+            assert!(published(n)(&seen), "a long-poll missed the cycle's ops");
+        }
+    }
+    let whole = rcadia.metrics().whole_reads() - before;
+    let by: Vec<String> = [
+        "wake",
+        "lost_race",
+        "stale",
+        "recheck",
+        "apply_check",
+        "uncached",
+    ]
+    .iter()
+    .map(|c| format!("{c} {}", rcadia.metrics().whole_reads_of(c)))
+    .collect();
+    println!(
+        "{CYCLES} cycles with 3 long-polls each: {whole} records read whole ({})",
+        by.join(", ")
+    );
+    assert_eq!(
+        whole,
+        0,
+        "records read whole in {CYCLES} cycles of one process: {}",
+        by.join(", ")
     );
 }
 
