@@ -3,7 +3,7 @@
 //! plays a validation episode before it ranks an agent).
 //!
 //! It plays only from the legal actions the game publishes for it: on each of its turns it
-//! picks one with a seed made of the deployment's secret, the session id and the turn
+//! picks one by HMAC-SHA256 of the session id and the turn under the deployment's secret
 //! ([`reference_move`], pure), so the same game is always played the same way on one
 //! server and any game that publishes legal actions (chess moves, rps throws) has one. The
 //! secret (`reference:secret`, made once) keeps its moves from agents: seeded by what they
@@ -70,19 +70,26 @@ pub fn check_name(identity: &str, as_name: Option<&str>) -> Result<(), ProtocolE
     }
 }
 
-/// The reference player's action on `turn` of `session_id`: one of `legal`, picked by a
-/// seed made of the deployment's `secret` and both (FNV-1a), or `None` when it has none.
+/// The reference player's action on `turn` of `session_id`: one of `legal`, picked by
+/// HMAC-SHA256 under the deployment's `secret` of both, or `None` when it has none. A keyed
+/// hash, not FNV-1a of the secret and both: FNV-1a's low bits follow from a few bits of
+/// the secret, so the moves of public replays gave it away.
 pub fn reference_move(secret: u64, session_id: &str, turn: u64, legal: &[Value]) -> Option<Value> {
+    use hmac::{Hmac, KeyInit, Mac};
     if legal.is_empty() {
         return None;
     }
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let bytes = secret.to_le_bytes().into_iter();
-    for b in bytes.chain(session_id.bytes()).chain(turn.to_le_bytes()) {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    Some(legal[(h % legal.len() as u64) as usize].clone())
+    // HMAC takes a key of any length, so this never fails.
+    let mut mac = <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(&secret.to_le_bytes()).ok()?;
+    // The turn has a fixed width, so the session id and the turn cannot run together.
+    mac.update(session_id.as_bytes());
+    mac.update(&turn.to_le_bytes());
+    let digest = mac.finalize().into_bytes();
+    let mut seed = [0u8; 8];
+    seed.copy_from_slice(&digest[..8]);
+    // The bias of a 64-bit value taken modulo a few hundred moves is below 2^-50.
+    let pick = u64::from_le_bytes(seed) % legal.len() as u64;
+    Some(legal[pick as usize].clone())
 }
 
 /// What the reference player does at a session as stored now (pure: the driver's rule).
@@ -323,5 +330,35 @@ mod tests {
                 .collect()
         };
         assert_ne!(game(7), game(8));
+    }
+
+    /// Every bit of the secret counts in every move. A move seeded by FNV-1a of the secret
+    /// did not: the low k bits of FNV-1a follow from the low k bits of each byte put in, so
+    /// with 2 (or 4) legal moves the choice followed from 8 (or 16) bits of the secret, and
+    /// chess positions with an even number of moves in public replays of validation games
+    /// gave the secret away bit by bit (then every later move, in chess and rps alike).
+    #[test]
+    fn the_moves_follow_from_the_whole_secret() {
+        let secret: u64 = 0x0123_4567_89ab_cdef;
+        for (legal_count, kept_bits) in [
+            (2usize, 0x0101_0101_0101_0101u64),
+            (4, 0x0303_0303_0303_0303),
+        ] {
+            let legal: Vec<Value> = (0..legal_count).map(|i| json!(i)).collect();
+            // Another secret that shares only the bits FNV-1a's low bits depend on.
+            let other = secret ^ !kept_bits;
+            let turns = 400u64;
+            let same = (0..turns)
+                .filter(|&t| {
+                    let id = format!("ses_{:012x}", t * 7919);
+                    reference_move(secret, &id, t, &legal) == reference_move(other, &id, t, &legal)
+                })
+                .count() as u64;
+            // Unrelated secrets agree on about 1/legal_count of the moves.
+            assert!(
+                same < turns * 3 / 4,
+                "{legal_count} legal moves: {same} of {turns} moves the same under a secret that shares only {kept_bits:#x}"
+            );
+        }
     }
 }
