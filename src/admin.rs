@@ -822,7 +822,8 @@ pub enum MessagesCommand {
 pub enum GatewaySwitch {
     On,
     Off,
-    /// Also `read_only`, as `gateway.mode` and the REST switch spell it.
+    // Also `read_only`, as `gateway.mode` and the REST switch spell it (a plain comment: a
+    // doc comment here would turn the command's help into clap's long form).
     #[value(alias = "read_only")]
     ReadOnly,
 }

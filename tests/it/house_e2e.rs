@@ -650,13 +650,14 @@ async fn the_house_works_from_a_fresh_clone() {
     );
     let addr = up.wait_listening();
     let backend = format!("http://{addr}");
-    // The warning goes to stderr before "listening" goes to stdout, but two reader threads
-    // take them in: give stderr's a moment (bounded) rather than read it at once.
+    // The warning is a `horst: warning:` line on stdout, as the other warnings
+    // (docs/operators.md), said before "listening"; the reader thread may still be taking it
+    // in: give it a moment (bounded) rather than read it at once.
     let until = std::time::Instant::now() + Duration::from_secs(30);
-    while !up.stderr().contains("npm ci --prefix") && std::time::Instant::now() < until {
+    while !up.stdout().contains("npm ci --prefix") && std::time::Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
     }
-    let warned = up.stderr();
+    let warned = up.stdout();
     assert!(
         warned.contains("chess.js") && warned.contains("npm ci --prefix"),
         "horst up says what to run: {warned}"
