@@ -423,7 +423,8 @@ export function titleFromGameId(id) {
 }
 
 /**
- * Human-readable clock: "none" or "2026-10-07T19:00:00.000Z (in 42 s)".
+ * The turn clock as a host reads it: "none", "42 s left, then a strike" (the player to move
+ * gets a strike when it runs out) or "ran out 10 s ago".
  * @param {string|null|undefined} deadline ISO time
  * @param {number} nowMs
  */
@@ -433,7 +434,7 @@ export function describeDeadline(deadline, nowMs) {
   if (Number.isNaN(t)) return "none";
   const s = Math.round((t - nowMs) / 1000);
   const span = (n) => (n >= 60 ? `${Math.floor(n / 60)} min ${n % 60} s` : `${n} s`);
-  return s >= 0 ? `strike in ${span(s)}` : `deadline passed ${span(-s)} ago`;
+  return s >= 0 ? `${span(s)} left, then a strike` : `ran out ${span(-s)} ago`;
 }
 
 /**

@@ -230,9 +230,9 @@ test("describeDeadline, describePlayers, describeResult", () => {
   const now = Date.parse("2026-10-07T19:00:00.000Z");
   assert.equal(describeDeadline(null, now), "none");
   assert.equal(describeDeadline("garbage", now), "none");
-  assert.equal(describeDeadline("2026-10-07T19:00:42.000Z", now), "strike in 42 s");
-  assert.equal(describeDeadline("2026-10-07T19:04:12.000Z", now), "strike in 4 min 12 s");
-  assert.equal(describeDeadline("2026-10-07T18:59:50.000Z", now), "deadline passed 10 s ago");
+  assert.equal(describeDeadline("2026-10-07T19:00:42.000Z", now), "42 s left, then a strike");
+  assert.equal(describeDeadline("2026-10-07T19:04:12.000Z", now), "4 min 12 s left, then a strike");
+  assert.equal(describeDeadline("2026-10-07T18:59:50.000Z", now), "ran out 10 s ago");
   assert.equal(describePlayers([]), "none yet");
   assert.equal(describePlayers(["p_1", "p_2"]), "seat 0: p_1\nseat 1: p_2");
   assert.equal(describePlayers([{ playerId: "p_1", seat: 0, asName: "Fish", ready: false }]), "seat 0: Fish (not ready)");
