@@ -278,7 +278,20 @@ async fn press_play(tab: &Tab, app: usize) {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
-    panic!("pressing ▶ Abspielen in app {app} never started the replay (aimed at {aimed:?})");
+    // Seen once under a full suite's load (2026-12-06): say what the presses met.
+    let met = in_app(
+        tab,
+        app,
+        "(() => { const b = document.getElementById('watch-play'); const r = b.getBoundingClientRect(); \
+         const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2); \
+         return JSON.stringify({ hit: hit && (hit.id || hit.tagName), button: b.textContent, \
+           disabled: b.disabled, status: document.getElementById('app-status').textContent, \
+           verdictHidden: document.getElementById('app-verdict').hidden }); })()",
+    )
+    .await;
+    panic!(
+        "pressing ▶ Abspielen in app {app} never started the replay (aimed at {aimed:?}); in the app: {met}"
+    );
 }
 
 /// The centre of app `app`'s play button in the tab's coordinates, scrolled into view.
