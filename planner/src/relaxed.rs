@@ -88,6 +88,8 @@ const AIR_LAYERS: usize = 2 * CREDITS;
 /// tiles in 120 rows) reaches no nest, and the plain graph's distance, the rows left while
 /// falling, sees no drift at all.
 const AIR_LATE_BOOST: u8 = 12;
+// The second try's take-off is a layer of the graph (`air_move` indexes by it).
+const _: () = assert!(AIR_START + AIR_LATE_BOOST <= AIR_MAX);
 
 /// One move of the air-bounded graph from a cell in `layer` (ignored on a support, where the
 /// bird starts afresh with `take_off`) by (dx, dr): the layer of the cell reached, or `None` if the bird cannot
