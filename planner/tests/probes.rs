@@ -205,6 +205,10 @@ fn guest_probes_are_decided_as_their_truth() {
         // feet under a cracked tile as able to shoot it, and the planner searched until its
         // time limit (374,040 states, 16.2 s). Its twin with a notch in the lid's row is won.
         ("guest-cracked-lid-spring", Proof::RelaxedGraph),
+        // The notch walled off from the lid by one tile of rock: its pebbles stop there. The
+        // same check let a bird with its feet under that rock shoot along the lid's row
+        // (261,716 states, 16.2 s, `time_limit`).
+        ("guest-cracked-lid-walled-notch", Proof::RelaxedGraph),
         // A nest inside a one-way ledge over a closed pocket: standing on it, the hitbox ends at
         // the nest's top edge (no overlap). Its twin of crumbling ledges is won.
         ("guest-nest-in-ledge", Proof::RelaxedGraph),
