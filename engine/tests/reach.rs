@@ -335,3 +335,38 @@ fn the_warning_still_fires_where_no_run_can_go() {
         "~~~~~~~~~~~~~~~~~~~~~~~~"
     )));
 }
+
+/// A cracked lid over a closed chamber (levels/probes/guest-cracked-lid-spring): a pebble flies
+/// along the row of the bird's top edge plus 7 px, and the bird's head is in the lid's row only
+/// where that row is open, so no pebble ever reaches the lid. The check counted a bird with its
+/// feet in the row under a cracked tile as able to shoot it, and called the nest on the lid
+/// reachable (the planner then searched until its time limit). With a notch in the lid's row,
+/// closed above, the bird's head gets into that row, and the lid breaks from its end.
+#[test]
+fn a_cracked_lid_no_pebble_reaches_stays_shut() {
+    let lid = room(
+        &[
+            "....................",
+            "....................",
+            "....................",
+            "####CCCCCCCCCC####..",
+            "####..........######",
+            "####..........######",
+            "####..........######",
+            "####..........######",
+            "####..........######",
+            "####..........######",
+            "####..........######",
+            "####..........######",
+        ],
+        "start 6 11\nspring 10 11 strength=8\nnest 10 2\n",
+    );
+    assert!(warns(&lid));
+    let notch = lid
+        .replace(
+            "....................\n####CCCCCCCCCC####..",
+            "............##......\n####CCCCCCCC..####..",
+        )
+        .replace("spring 10 11", "spring 13 11");
+    assert!(!warns(&notch), "{notch}");
+}

@@ -194,11 +194,28 @@ fn guest_probes_are_decided_as_their_truth() {
         // never respawns, and the longest flat flight is 9.2 tiles.
         ("guest-checkpoint-leap", Proof::JumpEnvelope),
         // Cracked rock in a roof across the map: a pebble flies only sideways, in a row the
-        // bird is in, so nothing breaks it (the validator's relaxed check counts it open).
-        ("guest-cracked-roof-above", Proof::JumpEnvelope),
+        // bird is in, so nothing breaks it. Proved by `jump_envelope` until the validator's
+        // relaxed check stopped counting such a lid open (2026-12-06 23:40 UTC).
+        ("guest-cracked-roof-above", Proof::RelaxedGraph),
         // A fall of 120 rows: the nest a tile past the longest drift (56.3 tiles); its twin a
         // tile nearer is won (`guest-deep-drift-56`).
         ("guest-deep-drift-57", Proof::JumpEnvelope),
+        // Written 2026-12-06 23:00 UTC. A cracked lid over a closed chamber, out of every
+        // pebble's row, and no roof across the map: the relaxed check counted a bird with its
+        // feet under a cracked tile as able to shoot it, and the planner searched until its
+        // time limit (374,040 states, 16.2 s). Its twin with a notch in the lid's row is won.
+        ("guest-cracked-lid-spring", Proof::RelaxedGraph),
+        // The notch walled off from the lid by one tile of rock: its pebbles stop there. The
+        // same check let a bird with its feet under that rock shoot along the lid's row
+        // (261,716 states, 16.2 s, `time_limit`).
+        ("guest-cracked-lid-walled-notch", Proof::RelaxedGraph),
+        // A nest inside a one-way ledge over a closed pocket: standing on it, the hitbox ends at
+        // the nest's top edge (no overlap). Its twin of crumbling ledges is won.
+        ("guest-nest-in-ledge", Proof::RelaxedGraph),
+        // A lift's top stop 6 rows under the shelf; 5 is won.
+        ("guest-lift-shelf-6", Proof::JumpEnvelope),
+        // Under a roof, a pit of 7 into a crawl one row higher; 6 is won by a hair.
+        ("guest-crawl-step-gap-7", Proof::JumpEnvelope),
     ];
     let undecided = [
         // The roof of guest-tunnel-hole-5 with one tile open: the envelope's roof must span
@@ -267,6 +284,8 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-coyote-gap-10",
         "guest-wait-crumble-floor",
         "guest-sky-dive-24",
+        "guest-crawl-step-gap-6",
+        "guest-cracked-lid-notch",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
         let one = plan_for(&map, 20.0, 1);

@@ -284,18 +284,22 @@ fn refined_spending(map: &Map, targets: &[(i32, i32)], spent: &mut u64) -> Reach
             if open[i] {
                 continue;
             }
+            // A pebble in row y means the bird's hitbox overlaps row y (the pebble's row is
+            // that of the bird's top edge plus 7 px, inside its 14 px), so the tile of row y in
+            // the column of the middle of its feet is open: a solid tile there ends the look
+            // before the feet below it count (a cracked lid over a chamber stays shut).
             let hit = [-1, 1].iter().any(|&dir| {
                 for d in 1..=PEBBLE_COLUMNS {
                     let cx = x - dir * d;
                     if cx < 0 || cx >= w {
                         return false;
                     }
-                    if r.at(cx, y) || r.at(cx, y + 1) {
-                        return true;
-                    }
                     let b = tile(cx, y);
                     if b.is_solid() && !(b == Block::Cracked && open[(y * w + cx) as usize]) {
                         return false;
+                    }
+                    if r.at(cx, y) || r.at(cx, y + 1) {
+                        return true;
                     }
                 }
                 false
