@@ -33,7 +33,7 @@ fn easy_probes_are_won_with_room_for_a_person() {
     assert!(easy.len() >= 16, "{} easy probes", easy.len());
     for (name, path) in easy {
         let map = load(&path);
-        let rep = plan_for(&map, 20.0, 2);
+        let rep = plan_for(&map, 60.0, 2);
         let PlanOutcome::Won { replay, .. } = &rep.outcome else {
             panic!("{name}: {:?}", rep.outcome);
         };
@@ -253,7 +253,7 @@ fn guest_probes_are_decided_as_their_truth() {
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             let replay = horst_engine::parse_replay_json(&text).unwrap();
             assert!(referee(&map, &replay).won, "{name}: the replay beside it");
-            let rep = plan_for(&map, 20.0, 2);
+            let rep = plan_for(&map, 60.0, 2);
             assert!(rep.won(), "{name}: {:?}", rep.outcome);
             won += 1;
         }
@@ -288,8 +288,8 @@ fn guest_probes_give_the_same_answer_on_every_thread_count() {
         "guest-cracked-lid-notch",
     ] {
         let map = load(&root().join(format!("levels/probes/{name}.map")));
-        let one = plan_for(&map, 20.0, 1);
-        let two = plan_for(&map, 20.0, 2);
+        let one = plan_for(&map, 60.0, 1);
+        let two = plan_for(&map, 60.0, 2);
         assert_eq!(one.outcome, two.outcome, "{name}");
         assert_eq!(one.proof, two.proof, "{name}");
         assert_eq!(one.expanded, two.expanded, "{name}");
@@ -440,8 +440,8 @@ fn a_way_made_long_by_walls_beside_the_bird_is_proved() {
 #[test]
 fn a_second_round_of_the_relaxation_frees_the_detour() {
     let map = load(&root().join("levels/probes/guest-decoy-gap-detour.map"));
-    let one = plan_for(&map, 20.0, 1);
-    let two = plan_for(&map, 20.0, 2);
+    let one = plan_for(&map, 60.0, 1);
+    let two = plan_for(&map, 60.0, 2);
     assert_eq!(one.outcome, two.outcome);
     let PlanOutcome::Won { replay, .. } = &one.outcome else {
         panic!("{:?}", one.outcome);
