@@ -576,10 +576,12 @@ impl<T: DeserializeOwned + Expected, S: Send + Sync> FromRequest<S> for Json<T> 
                     )
                 }
             })?;
+        // A leading byte order mark is read as nothing (RFC 8259 8.1), as on /api/mcp.
+        let bytes = horst_gateway::protocol::without_bom(&bytes);
         let parsed = if bytes.iter().all(u8::is_ascii_whitespace) {
             serde_json::from_str("{}")
         } else {
-            serde_json::from_slice(&bytes)
+            serde_json::from_slice(bytes)
         };
         parsed.map(Json).map_err(|e| {
             let what = if e.is_syntax() || e.is_eof() {

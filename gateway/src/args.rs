@@ -49,6 +49,30 @@ trait ArgValue: Sized {
     /// Completes "`field` must be ...".
     fn expected() -> String;
     fn from_json(v: Value) -> Option<Self>;
+    /// Completes "`field` must be ..." for the refused value `v` (by default `expected()`).
+    fn refused(_v: &Value) -> String {
+        Self::expected()
+    }
+}
+
+/// "..., written as a JSON number (25, not "25")" when `v` is a string holding JSON that
+/// would be accepted (`"25"`, `"true"`): some tool-calling layers send every value as a
+/// string, and "must be an integer" read as if the caller had sent one. `None` otherwise.
+fn written_as_string<T: ArgValue>(v: &Value) -> Option<String> {
+    let Value::String(s) = v else { return None };
+    let t = s.trim();
+    let inner = serde_json::from_str::<Value>(t).ok()?;
+    let what = match inner {
+        Value::Number(_) => "a JSON number",
+        Value::Bool(_) => "a JSON boolean",
+        _ => return None,
+    };
+    T::from_json(inner)?;
+    let expected = T::expected();
+    let shown = crate::text::clip(t, ECHO_MAX_CHARS);
+    Some(format!(
+        "{expected}, written as {what} ({shown}, not \"{shown}\")"
+    ))
 }
 
 /// serde reads an [`ArgValue`] from any JSON and fails with its `expected()` text.
@@ -57,7 +81,8 @@ macro_rules! deserialize_as_arg_value {
         impl<'de> Deserialize<'de> for $t {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let v = Value::deserialize(d)?;
-                <$t as ArgValue>::from_json(v).ok_or_else(|| D::Error::custom(<$t>::expected()))
+                let refused = <$t as ArgValue>::refused(&v);
+                <$t as ArgValue>::from_json(v).ok_or_else(|| D::Error::custom(refused))
             }
         }
     )+};
@@ -303,7 +328,8 @@ impl<const MIN: i64, const MAX: i64> ArgValue for Int<MIN, MAX> {
 impl<'de, const MIN: i64, const MAX: i64> Deserialize<'de> for Int<MIN, MAX> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = Value::deserialize(d)?;
-        Self::from_json(v).ok_or_else(|| D::Error::custom(Self::expected()))
+        let refused = written_as_string::<Self>(&v).unwrap_or_else(Self::expected);
+        Self::from_json(v).ok_or_else(|| D::Error::custom(refused))
     }
 }
 
@@ -361,6 +387,9 @@ pub struct Flag(pub bool);
 impl ArgValue for Flag {
     fn expected() -> String {
         "true or false".into()
+    }
+    fn refused(v: &Value) -> String {
+        written_as_string::<Self>(v).unwrap_or_else(Self::expected)
     }
     fn from_json(v: Value) -> Option<Self> {
         v.as_bool().map(Flag)
@@ -886,7 +915,7 @@ mod tests {
                 json!({"map": "x", "x": "0", "y": 0, "width": 1, "height": 1})
             )
             .1,
-            "`x` must be an integer -119 to 511"
+            "`x` must be an integer -119 to 511, written as a JSON number (0, not \"0\")"
         );
         assert_eq!(
             message::<ContactArgs>(json!({"subject": "s", "message": "m"})).1,
@@ -929,6 +958,30 @@ mod tests {
         assert_eq!(
             message::<MapArgs>(json!({"map": null})).1,
             "`map` is required"
+        );
+    }
+
+    #[test]
+    fn numbers_and_flags_sent_as_strings_are_told_how_to_write_them() {
+        assert_eq!(
+            message::<ListThreadsArgs>(json!({"offset": "25"})).1,
+            "`offset` must be an integer 0 to 1000000000, written as a JSON number (25, not \"25\")"
+        );
+        assert_eq!(
+            message::<EndorseArgs>(json!({"threadId": "t1", "endorse": "false"})).1,
+            "`endorse` must be true or false, written as a JSON boolean (false, not \"false\")"
+        );
+        // A string that would be refused as a number too, or holds no number: the plain message.
+        for v in ["-1", "2.5", "next", "", "[1]"] {
+            assert_eq!(
+                message::<ListThreadsArgs>(json!({ "offset": v })).1,
+                "`offset` must be an integer 0 to 1000000000",
+                "{v:?}"
+            );
+        }
+        assert_eq!(
+            message::<EndorseArgs>(json!({"threadId": "t1", "endorse": "1"})).1,
+            "`endorse` must be true or false"
         );
     }
 

@@ -83,10 +83,20 @@ impl ParseError {
     }
 }
 
-/// Parses one message. A number too large for a double (`1e400`) is valid JSON that
-/// serde_json refuses ("number out of range"); it is read as the largest double of its sign,
-/// so the field it is in refuses it with its own message and the request keeps its id.
+/// `body` without a leading UTF-8 byte order mark. RFC 8259 (8.1) lets a parser ignore one,
+/// and clients write it (Windows PowerShell 5's `-Encoding UTF8`, .NET's `Encoding.UTF8`);
+/// serde_json refuses it as "expected value at line 1 column 1", which named neither the mark
+/// nor the request. Only the first three bytes: a mark anywhere else is not JSON.
+pub fn without_bom(body: &[u8]) -> &[u8] {
+    body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body)
+}
+
+/// Parses one message (after a byte order mark, [`without_bom`]). A number too large for a
+/// double (`1e400`) is valid JSON that serde_json refuses ("number out of range"); it is read
+/// as the largest double of its sign, so the field it is in refuses it with its own message
+/// and the request keeps its id.
 pub fn parse(body: &[u8]) -> Result<Incoming, ParseError> {
+    let body = without_bom(body);
     match parse_exact(body) {
         Err(ParseError::Malformed(m)) if m.starts_with(OUT_OF_RANGE) => {
             match clamp_huge_numbers(body) {
@@ -348,6 +358,7 @@ pub fn unsupported_version(id: Value, got: Option<&str>) -> Value {
 /// key, a burst limit), so its error names the request: the `id` of a JSON-RPC object, if
 /// it is a valid one; `null` for anything else (a batch, a notification, broken JSON).
 pub fn request_id(body: &[u8]) -> Value {
+    let body = without_bom(body);
     #[derive(serde::Deserialize)]
     struct IdOnly {
         #[serde(default)]

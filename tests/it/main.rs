@@ -31,6 +31,7 @@ mod failover;
 mod feasibility;
 pub mod game_api;
 mod game_e2e;
+mod gcv_conformance_extra;
 mod health;
 pub mod house_e2e;
 mod job_control;

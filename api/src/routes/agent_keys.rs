@@ -91,10 +91,12 @@ async fn create(State(state): State<AppState>, request: Request) -> Response {
             )
         }
     };
+    // A leading byte order mark is read as nothing, as on /api/mcp.
+    let bytes = horst_gateway::protocol::without_bom(&bytes);
     let fields = if bytes.iter().all(u8::is_ascii_whitespace) {
         serde_json::Map::new()
     } else {
-        match serde_json::from_slice::<Value>(&bytes) {
+        match serde_json::from_slice::<Value>(bytes) {
             Ok(Value::Object(o)) => o,
             _ => {
                 return client(

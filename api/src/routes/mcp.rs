@@ -410,21 +410,24 @@ async fn mcp(
     }
 }
 
-/// A burst limit's 429 (with `Retry-After`), or the store failure that kept it from counting.
+/// A burst limit's 429, or the store failure that kept it from counting. The wait is in
+/// `Retry-After` and in the error's `data` (`{code: "burst", per, retryAfterSeconds}`): MCP
+/// clients raise an HTTP error with the body's text and drop the headers, so an agent often
+/// reads only the body (the 503 of an unreachable store carries its wait so too).
 fn burst_refused(state: &AppState, e: BurstError, per: &str, max: u32, id: Value) -> Response {
     match e {
         BurstError::Limited(limited) => {
             state.agents.gateway.count_refusal("burst", per);
             let s = limited.retry_after_seconds();
-            too_many(
-                s,
-                rpc_error_for(
-                    id,
-                    StatusCode::TOO_MANY_REQUESTS,
-                    codes::REFUSED,
-                    &format!("burst limit: at most {max} requests per minute per {per}; retry after {s} s"),
+            let body = protocol::error(
+                id,
+                codes::REFUSED,
+                &format!(
+                    "burst limit: at most {max} requests per minute per {per}; retry after {s} s"
                 ),
-            )
+                Some(serde_json::json!({ "code": "burst", "per": per, "retryAfterSeconds": s })),
+            );
+            too_many(s, json_response(StatusCode::TOO_MANY_REQUESTS, body))
         }
         BurstError::Store(e) => store_failure(&e, "burst limit", id),
     }
