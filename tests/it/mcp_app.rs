@@ -929,6 +929,33 @@ async fn the_player_app_without_a_replay_only_plays() {
     assert!(height < 200.0, "{height}");
     tab.screenshot("mcp-app", "failed-1280").await;
 
+    // get_level through a slow host (its read of the revision takes 6 s, longer than the
+    // app waits for a host's other answers): the app says the replay is on its way, waits
+    // for it, and then offers it to watch (it gave up after 5 s and only played).
+    let (slow, _) = show_with(
+        &tab,
+        "get_level",
+        json!({ "name": "erste-schritte" }),
+        json!({ "slowRead": 6000 }),
+    )
+    .await;
+    tag_frames(&tab, 4).await;
+    wait_in_app(
+        &tab,
+        slow,
+        "document.getElementById('app-status').textContent.includes('Lade das Replay der Revision')",
+        "the note that the replay is on its way",
+    )
+    .await;
+    let mode = wait_in_app(
+        &tab,
+        slow,
+        "document.getElementById('stage').dataset.mode || null",
+        "the stage",
+    )
+    .await;
+    assert_eq!(mode, "watch", "{}", status_of(&tab, slow).await);
+
     let errors = unexpected_errors(&tab).await;
     assert!(
         errors.is_empty(),
