@@ -248,7 +248,9 @@ async fn wait_in_app(tab: &Tab, app: usize, expr: &str, what: &str) -> Value {
     }
 }
 
-/// Presses "▶ Abspielen" in app `app` with the mouse, as a person would.
+/// Presses "▶ Abspielen" in app `app` with the mouse, as a person would: once, where the
+/// button stands when the app and its frame have settled, then waits for the app to play.
+/// It never presses again: a second press that reached the button would pause the run.
 async fn press_play(tab: &Tab, app: usize) {
     wait_in_app(
         tab,
@@ -257,40 +259,67 @@ async fn press_play(tab: &Tab, app: usize) {
         "the play button",
     )
     .await;
-    // The app and its frame may still be growing (the host sizes the frame to what the app
-    // reports): aim where the button has stood still for a moment, and look whether the
-    // press took (the replay runs: "⏸ Pause", or it already ended) before pressing again.
-    let mut aimed = Vec::new();
-    for _ in 0..40 {
+    // Settled: the host has fitted the frame to the app's content (the frame is as tall as
+    // the content it reported) and the button stood at the same place at two looks.
+    let fitted = "Math.ceil(document.body.getBoundingClientRect().height) === innerHeight";
+    let deadline = tokio::time::Instant::now() + LONG;
+    let mut last = None;
+    let at = loop {
         let at = button_on_page(tab, app).await;
-        if aimed.last() != Some(&at) {
-            aimed.push(at);
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            continue;
+        if last == Some(at) && in_app(tab, app, fitted).await == Value::Bool(true) {
+            break at;
         }
-        click(tab, at.0, at.1).await;
-        let pressed = "document.getElementById('watch-play').textContent.includes('Pause') || \
-                       !document.getElementById('app-verdict').hidden";
-        for _ in 0..20 {
-            if in_app(tab, app, pressed).await == Value::Bool(true) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "app {app} and its frame never settled: the button last at {at:?}, the frame {}",
+            in_app(
+                tab,
+                app,
+                "JSON.stringify({ content: document.body.getBoundingClientRect().height, frame: innerHeight })"
+            )
+            .await
+        );
+        last = Some(at);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    // What the press meets in the app, for the message if it does not take.
+    in_app(
+        tab,
+        app,
+        "(window.testPresses = [], ['mousedown', 'click'].forEach(k => document.addEventListener(k, \
+         e => window.testPresses.push([k, e.target.id || e.target.tagName, e.clientX, e.clientY]), true)), true)",
+    )
+    .await;
+    click(tab, at.0, at.1).await;
+    let pressed =
+        "document.getElementById('watch-play').getAttribute('aria-pressed') === 'true' || \
+                   !document.getElementById('app-verdict').hidden";
+    let deadline = tokio::time::Instant::now() + LONG;
+    while tokio::time::Instant::now() < deadline {
+        if in_app(tab, app, pressed).await == Value::Bool(true) {
+            return;
         }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    // Seen once under a full suite's load (2026-12-06): say what the presses met.
     let met = in_app(
         tab,
         app,
         "(() => { const b = document.getElementById('watch-play'); const r = b.getBoundingClientRect(); \
          const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2); \
-         return JSON.stringify({ hit: hit && (hit.id || hit.tagName), button: b.textContent, \
-           disabled: b.disabled, status: document.getElementById('app-status').textContent, \
+         return JSON.stringify({ presses: window.testPresses, button: [r.left, r.top, r.width, r.height], \
+           hit: hit && (hit.id || hit.tagName), text: b.textContent, disabled: b.disabled, \
+           status: document.getElementById('app-status').textContent, \
+           tick: (document.getElementById('tick') || {}).textContent, \
            verdictHidden: document.getElementById('app-verdict').hidden }); })()",
     )
     .await;
+    let shot = tab
+        .screenshot("mcp-app", &format!("press-{app}-failed"))
+        .await;
     panic!(
-        "pressing ▶ Abspielen in app {app} never started the replay (aimed at {aimed:?}); in the app: {met}"
+        "pressing ▶ Abspielen in app {app} at {at:?} never started the replay; in the app: {met}; \
+         the tab then: {}",
+        shot.display()
     );
 }
 
@@ -325,6 +354,71 @@ async fn button_on_page(tab: &Tab, app: usize) -> (i64, i64) {
         (at(&frame, 0) + at(&button, 0)).round() as i64,
         (at(&frame, 1) + at(&button, 1)).round() as i64,
     )
+}
+
+/// App `app` in a frame 40 px shorter than its content: its layout (the canvas, the
+/// content's height) does not change, and it reports no new height. The frame is fitted
+/// again afterwards.
+async fn assert_keeps_its_size_in_a_short_frame(tab: &Tab, app: usize) {
+    let look =
+        "JSON.stringify({ content: Math.ceil(document.body.getBoundingClientRect().height), \
+                canvas: document.querySelector('canvas.screen').style.height })";
+    let reports =
+        format!("hostLog.filter(e => e.app === {app} && e.kind === 'size-changed').length");
+    // In view: a frame out of view renders nothing, its resizing included.
+    tab.eval(&format!(
+        "document.getElementById('app-{app}').scrollIntoView({{ block: 'start' }})"
+    ))
+    .await;
+    let before: Value = serde_json::from_str(
+        in_app(tab, app, look)
+            .await
+            .as_str()
+            .expect("the app's size"),
+    )
+    .unwrap();
+    let reported = tab.eval(&reports).await;
+    let content = before["content"].as_i64().expect("a height");
+    let short = content - 40;
+    tab.eval(&format!(
+        "document.getElementById('app-{app}').style.height = '{short}px'"
+    ))
+    .await;
+    // Until the frame has its new height and two frames were drawn since (resize observers
+    // run before each), or the app answered the height with a report of its own.
+    let deadline = tokio::time::Instant::now() + LONG;
+    let settled = format!(
+        "innerHeight === {short} && new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+    );
+    while tab.eval(&reports).await == reported
+        && in_app(tab, app, &settled).await != Value::Bool(true)
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "app {app}'s frame never became {short} px tall"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let after: Value = serde_json::from_str(
+        in_app(tab, app, look)
+            .await
+            .as_str()
+            .expect("the app's size"),
+    )
+    .unwrap();
+    assert_eq!(
+        (&after, tab.eval(&reports).await),
+        (&before, reported),
+        "app {app} in a frame of {short} px changed its size ({before} -> {after}); it told the host {}",
+        tab.eval(&format!(
+            "JSON.stringify(hostLog.filter(e => e.app === {app} && e.kind === 'size-changed').map(e => e.params.height))"
+        ))
+        .await
+    );
+    tab.eval(&format!(
+        "document.getElementById('app-{app}').style.height = '{content}px'"
+    ))
+    .await;
 }
 
 /// What app `app` told the host with `ui/update-model-context` (waits for it).
@@ -512,6 +606,14 @@ async fn the_player_app_plays_in_a_host_and_agrees_with_the_referee() {
         "{seen} vs {meta}"
     );
     assert_eq!(facts["agrees"], true, "{seen}");
+
+    // A frame shorter than its app (a host that caps the height, or the host's fit of the
+    // last report still on its way) scrolls; the app keeps its width, so its content stays
+    // as tall. (It did not: the frame's scrollbar took the canvas's width, the canvas and so
+    // the app got shorter, the app reported that, the host's frame fitted it, the scrollbar
+    // went, the canvas grew again: app and host resized each other while their messages
+    // crossed, ▶ Abspielen jumped 10 px each time, and a press under load missed it.)
+    assert_keeps_its_size_in_a_short_frame(&tab, second).await;
 
     // simulate_replay of a run into spikes: the app shows the loss the referee found, at the
     // same tick (so "won" above was read from the run, not assumed).
@@ -826,6 +928,33 @@ async fn the_player_app_without_a_replay_only_plays() {
     let height = tab.eval(&last).await.as_f64().unwrap();
     assert!(height < 200.0, "{height}");
     tab.screenshot("mcp-app", "failed-1280").await;
+
+    // get_level through a slow host (its read of the revision takes 6 s, longer than the
+    // app waits for a host's other answers): the app says the replay is on its way, waits
+    // for it, and then offers it to watch (it gave up after 5 s and only played).
+    let (slow, _) = show_with(
+        &tab,
+        "get_level",
+        json!({ "name": "erste-schritte" }),
+        json!({ "slowRead": 6000 }),
+    )
+    .await;
+    tag_frames(&tab, 4).await;
+    wait_in_app(
+        &tab,
+        slow,
+        "document.getElementById('app-status').textContent.includes('Lade das Replay der Revision')",
+        "the note that the replay is on its way",
+    )
+    .await;
+    let mode = wait_in_app(
+        &tab,
+        slow,
+        "document.getElementById('stage').dataset.mode || null",
+        "the stage",
+    )
+    .await;
+    assert_eq!(mode, "watch", "{}", status_of(&tab, slow).await);
 
     let errors = unexpected_errors(&tab).await;
     assert!(

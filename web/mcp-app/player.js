@@ -27,15 +27,19 @@ function send(message) {
 /** How long a request waits for the host's answer: a host that never answers (one that
  *  advertises a capability it does not serve) must not leave the player waiting forever. */
 const REQUEST_TIMEOUT_MS = 5000;
+/** A read the host forwards to the server (a revision's replay) crosses the host's backend
+ *  and the network: it gets longer. After 5 s the app played without the replay that was on
+ *  its way, and a slow host's answer was thrown away. */
+const READ_TIMEOUT_MS = 30000;
 
-function request(method, params) {
+function request(method, params, timeoutMs = REQUEST_TIMEOUT_MS) {
   const id = nextId++;
   send({ id, method, params });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       if (!pending.delete(id)) return;
-      reject(new Error(`the host did not answer ${method} within ${REQUEST_TIMEOUT_MS / 1000} s`));
-    }, REQUEST_TIMEOUT_MS);
+      reject(new Error(`the host did not answer ${method} within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
     pending.set(id, {
       resolve: (v) => { clearTimeout(timer); resolve(v); },
       reject: (e) => { clearTimeout(timer); reject(e); },
@@ -111,7 +115,8 @@ function toolOf(sc) {
 /** A revision's replay and evidence, read through the host (get_level carries no replay). */
 async function revisionMeta(revisionId) {
   if (!state.host.capabilities || !state.host.capabilities.serverResources) return null;
-  const r = await request("resources/read", { uri: `gcv://revisions/${revisionId}` });
+  status("Lade das Replay der Revision über den Host …");
+  const r = await request("resources/read", { uri: `gcv://revisions/${revisionId}` }, READ_TIMEOUT_MS);
   const json = (r.contents || []).find((c) => c.mimeType === "application/json");
   return json ? JSON.parse(json.text) : null;
 }

@@ -7,8 +7,9 @@
 // in _meta.ui.resourceUri, renders it in a sandboxed iframe under the reference host's CSP
 // (built from the resource's _meta.ui.csp), and passes the call's input and result in.
 // Everything the app asks of the host is recorded in `window.hostLog` for the test to read.
-// hostShow's options: `strict` (no WebAssembly), `failRead` (resources/read fails) and
-// `height` (the frame's first height), each explained where it is used.
+// hostShow's options: `strict` (no WebAssembly), `failRead` (resources/read fails),
+// `slowRead` (resources/read answers late) and `height` (the frame's first height), each
+// explained where it is used.
 
 import {
   AppBridge,
@@ -135,6 +136,8 @@ async function show(app, call, toolName, args, options) {
       record("resources/read")(params);
       // `failRead`: a host whose backend cannot read the resource right now.
       if (options.failRead) throw new Error("the host could not read the resource");
+      // `slowRead`: a host whose backend takes that many ms to answer.
+      if (options.slowRead) await new Promise((r) => setTimeout(r, options.slowRead));
       return client.readResource(params);
     };
     bridge.oncalltool = async (params) => {
