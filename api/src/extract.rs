@@ -576,10 +576,14 @@ impl<T: DeserializeOwned + Expected, S: Send + Sync> FromRequest<S> for Json<T> 
                     )
                 }
             })?;
+        // A UTF-8 byte order mark before the JSON is ignored, as RFC 8259 allows a parser to:
+        // Windows tools (PowerShell 5's `-InFile`, .NET's `Encoding.UTF8`) send one, and the
+        // body was "not valid JSON" at line 1 column 1, which such a client could not see.
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
         let parsed = if bytes.iter().all(u8::is_ascii_whitespace) {
             serde_json::from_str("{}")
         } else {
-            serde_json::from_slice(&bytes)
+            serde_json::from_slice(bytes)
         };
         parsed.map(Json).map_err(|e| {
             let what = if e.is_syntax() || e.is_eof() {
