@@ -576,7 +576,8 @@ impl<T: DeserializeOwned + Expected, S: Send + Sync> FromRequest<S> for Json<T> 
                     )
                 }
             })?;
-        // A leading byte order mark is read as nothing (RFC 8259 8.1), as on /api/mcp.
+        // A leading byte order mark is read as nothing (RFC 8259 8.1), as on /api/mcp: Windows
+        // tools (PowerShell 5's `-InFile`, .NET's `Encoding.UTF8`) send one.
         let bytes = horst_gateway::protocol::without_bom(&bytes);
         let parsed = if bytes.iter().all(u8::is_ascii_whitespace) {
             serde_json::from_str("{}")

@@ -29,18 +29,41 @@ pub fn wait_param(q: &HashMap<String, String>) -> Result<Duration, ApiError> {
     }
 }
 
-/// An optional non-negative integer query parameter (`after`, `since`).
+/// An optional non-negative integer query parameter (`after`, `since`). A whole number
+/// written as a float (`42.0`) is that integer: see [`whole_number`].
 pub fn u64_param(q: &HashMap<String, String>, name: &str) -> Result<Option<u64>, ApiError> {
     match q.get(name) {
         None => Ok(None),
         Some(v) if v.trim().is_empty() => Ok(None),
-        Some(v) => v.trim().parse().map(Some).map_err(|_| {
-            ApiError::new(
-                ApiCode::BadRequest,
-                format!("{name} must be a non-negative integer, not {v:?}"),
-            )
-        }),
+        Some(v) => {
+            let v = v.trim();
+            let whole = v.parse::<u64>().ok().or_else(|| {
+                v.parse::<f64>()
+                    .ok()
+                    .and_then(|f| whole_number(&serde_json::json!(f)))
+            });
+            whole.map(Some).ok_or_else(|| {
+                ApiError::new(
+                    ApiCode::BadRequest,
+                    format!("{name} must be a non-negative integer, not {v:?}"),
+                )
+            })
+        }
     }
+}
+
+/// A JSON number that is a non-negative whole number: `7`, and `7.0` too. A client whose
+/// JSON library reads every number as a double (Gson's maps, Lua's tables) writes the `turn`
+/// or `version` it echoes as `7.0`; JSON has one number type, so that is the same number,
+/// not a malformed one. Fractions, negatives and floats past 2^53 (where a double no longer
+/// holds every integer) are none.
+pub fn whole_number(v: &serde_json::Value) -> Option<u64> {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.is_finite() && *f >= 0.0 && f.fract() == 0.0 && *f <= EXACT)
+            .map(|f| f as u64)
+    })
 }
 
 #[cfg(test)]
@@ -65,6 +88,35 @@ mod tests {
         );
         for bad in ["abc", "-1", "NaN", "inf"] {
             assert!(wait_param(&q(&[("wait", bad)])).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn whole_numbers_written_as_floats_are_those_integers() {
+        use serde_json::json;
+        assert_eq!(whole_number(&json!(7)), Some(7));
+        assert_eq!(whole_number(&json!(7.0)), Some(7));
+        assert_eq!(whole_number(&json!(0.0)), Some(0));
+        for bad in [
+            json!(7.5),
+            json!(-1),
+            json!(-1.0),
+            json!(1e300),
+            json!("7"),
+            json!(null),
+        ] {
+            assert_eq!(whole_number(&bad), None, "{bad}");
+        }
+        assert_eq!(
+            u64_param(&q(&[("since", "42.0")]), "since").unwrap(),
+            Some(42)
+        );
+        assert_eq!(
+            u64_param(&q(&[("since", " 42 ")]), "since").unwrap(),
+            Some(42)
+        );
+        for bad in ["42.5", "-3", "1e300", "NaN", "inf", "0x10"] {
+            assert!(u64_param(&q(&[("since", bad)]), "since").is_err(), "{bad}");
         }
     }
 }

@@ -167,7 +167,8 @@
 //! 4. Long-polls subscribe first, then read. `GET /state?wait`: return at once if
 //!    [`Session::state_ready_for`], else on each wake-up re-read and return when
 //!    [`should_wake`]`(&first, &now, player)`. `POST /action?wait`: until
-//!    [`Session::action_outcome`] is no longer pending. `?since=<version>`: any newer version.
+//!    [`Session::action_outcome`] is no longer pending. `?since=<version>`:
+//!    [`Session::since_poll_ready`] (any other version, or the game over).
 //!    `/events`: [`Session::has_events_since`]. `pending-actions`: apply
 //!    `HostPoll { after, wait_ms }`; if the reply says `poll_open`, wait until
 //!    [`Session::host_poll_ready`] or the time is up, then apply `HostPollDone { after }` and

@@ -250,9 +250,12 @@ impl Session {
         }
     }
 
-    /// True when an events long-poll with `since` should return.
+    /// True when an events long-poll with `since` should return: there are events from
+    /// `since` on, or `since` is past the log's end (`next`), an index this session never
+    /// gave (a client that kept another session's, a rematch's log starts at 0 again): it is
+    /// answered at once with `next` to go on from, not held for its whole `wait`.
     pub fn has_events_since(&self, since: u64) -> bool {
-        self.events_base + (self.events.len() as u64) > since
+        self.events_base + (self.events.len() as u64) != since
     }
 
     /// `POST /action` answer for an accepted action. With `?wait`, call it again after wake-ups
@@ -300,9 +303,13 @@ impl Session {
     /// your turn or the game is finished"; `since` adds a wake-up, it takes none away), except
     /// while its next round is about to be linked, so the agent wakes holding
     /// `nextSessionId`. It waited out its whole `wait` on a finished game unless something
-    /// changed.
+    /// changed. A `since` past the session's `version` is none it ever answered (a client
+    /// that kept the previous round's: every session counts its own versions from 1): it is
+    /// answered at once, so the client learns the version to wait on, where it was held until
+    /// the session caught up with a number from another session, the whole `wait` of every
+    /// poll of a round.
     pub fn since_poll_ready(&self, since: u64, now_ms: u64) -> bool {
-        self.version > since || (self.status == Status::Finished && !self.awaiting_rematch(now_ms))
+        self.version != since || (self.status == Status::Finished && !self.awaiting_rematch(now_ms))
     }
 
     pub fn state_ready_for(&self, player_id: &str) -> bool {

@@ -59,6 +59,7 @@ mod rcadia_cache_faults;
 mod rcadia_clocks;
 mod rcadia_common;
 mod rcadia_conformance;
+mod rcadia_conformance_extra;
 mod rcadia_cost;
 mod rcadia_game;
 mod rcadia_memory;

@@ -356,7 +356,7 @@ async fn state_and_public_since_on_a_finished_game_answer_at_once() {
 }
 
 /// A GET with `wait=25` that must answer far sooner: a client timeout of 10 s.
-async fn get_well_before_its_wait(
+pub(crate) async fn get_well_before_its_wait(
     client: &crate::rcadia_common::Client,
     path: &str,
 ) -> (u16, Value) {

@@ -20,7 +20,7 @@ use horst_sessions::{
 use serde_json::Value;
 
 use crate::extract::{Json, Path, Player};
-use crate::poll_params::{u64_param, wait_param};
+use crate::poll_params::{u64_param, wait_param, whole_number};
 use crate::{ApiCode, ApiError, AppState};
 
 const BASE: &str = "/api/v1/agent/sessions";
@@ -206,7 +206,7 @@ async fn action(
     };
     let turn = match body.get("turn") {
         None | Some(Value::Null) => None,
-        Some(t) => Some(t.as_u64().ok_or_else(|| {
+        Some(t) => Some(whole_number(t).ok_or_else(|| {
             ApiError::new(
                 ApiCode::BadRequest,
                 "turn must be the non-negative integer `turn` from your last /state",

@@ -332,11 +332,17 @@ async fn chess_js_map(State(state): State<AppState>, req: Request) -> Response {
 /// says where to go (the path is not echoed back).
 pub async fn unknown_path(uri: axum::http::Uri) -> Response {
     if uri.path().starts_with("/api/") {
-        return crate::ApiError::new(
-            crate::ApiCode::NotFound,
-            "no such endpoint; the agent API is under /api/v1/agent/ (docs/agents-play.md), the MCP endpoint is POST /api/mcp",
-        )
-        .into_response();
+        // No API path ends in `/`: a client that joins its base URL and a path with one too
+        // many (`.../available/`) is told which path it meant, not only that this one is none.
+        let trimmed = uri.path().trim_end_matches('/');
+        let message = if trimmed.len() < uri.path().len() && trimmed.len() > "/api".len() {
+            format!(
+                "no such endpoint: API paths never end in a slash; if you meant {trimmed}, send it without the trailing slash (the agent API is under /api/v1/agent/, docs/agents-play.md)"
+            )
+        } else {
+            "no such endpoint; the agent API is under /api/v1/agent/ (docs/agents-play.md), the MCP endpoint is POST /api/mcp".to_string()
+        };
+        return crate::ApiError::new(crate::ApiCode::NotFound, message).into_response();
     }
     (
         axum::http::StatusCode::NOT_FOUND,

@@ -190,6 +190,9 @@ fn the_events_log_is_indexed_and_hides_actions() {
     assert_eq!(wire(&g.s.events_since(5, &a))["events"][0]["index"], 5);
     assert!(g.s.has_events_since(5));
     assert!(!g.s.has_events_since(6));
+    // An index past the log's end was never given: answered at once.
+    assert!(g.s.has_events_since(7));
+    assert!(g.s.has_events_since(u64::MAX));
 }
 
 #[test]
