@@ -503,6 +503,16 @@ impl Rcadia {
         Ok(SessionRef(self.current(id).await?))
     }
 
+    /// A session as stored, asked of Redis whatever the listener vouches for (a small read of
+    /// the stored rev when the cached record is current). For an answer that must not come
+    /// from a record a moment behind another process's write: the listener hears of such a
+    /// write a few milliseconds after it is stored.
+    pub async fn load_checked(&self, id: &str) -> Result<SessionRef, RcadiaError> {
+        Ok(SessionRef(
+            self.current_checked(id, WholeRead::Recheck).await?,
+        ))
+    }
+
     /// A session as stored and the Redis clock.
     pub async fn load_at_now(&self, id: &str) -> Result<(SessionRef, u64), RcadiaError> {
         let s = self.load(id).await?;

@@ -157,7 +157,13 @@ async fn state_poll(
         .rcadia
         .apply(&id, |s| player_step(s, &who, |_| None))
         .await?;
-    let first = a.session;
+    let mut first = a.session;
+    if since.is_some_and(|v| v > first.version()) {
+        // A version past the one this process holds: none the session ever gave (answered at
+        // once), or another process's write this one has not heard of yet (then waited on as
+        // any other): Redis tells which, so no agent is handed a version older than its own.
+        first = state.rcadia.load_checked(&id).await?;
+    }
     let clock = ServerTime::read_now(a.now_ms);
     let pid = player_id_of(&first, &who)?;
     // A game that just ended with autoRematch is not "over" for the poll until its next
@@ -330,7 +336,13 @@ async fn events(
         .apply(&id, |s| player_step(s, &who, |_| None))
         .await?;
     let pid = player_id_of(&a.session, &who)?;
-    if !a.session.has_events_since(since) && !wait.is_zero() {
+    let mut first = a.session;
+    if since > first.events_next() {
+        // As `/state?since`: an index past the log this process holds is asked of Redis
+        // before it is answered at once as one the session never gave.
+        first = state.rcadia.load_checked(&id).await?;
+    }
+    if !first.has_events_since(since) && !wait.is_zero() {
         state
             .rcadia
             .wait_until(&id, wait, |s| s.has_events_since(since))
@@ -358,6 +370,10 @@ async fn public(
             .apply(&id, |_| Ok(Step::main(Event::Tick)))
             .await?
             .session;
+    }
+    if since.is_some_and(|v| v > s.version()) {
+        // As `/state?since`: a version past the one this process holds is asked of Redis.
+        s = state.rcadia.load_checked(&id).await?;
     }
     // As `/state?since`: any change after `since`, or at once on a finished game (spectator
     // pages loop on this; it waited out the whole wait), except while the next round of an
