@@ -206,6 +206,18 @@ async fn sign_up_sign_in_keys_and_quotas() {
     assert!(key.starts_with(&prefix) && key.starts_with("gcv_"));
     let list = v.get("/api/account/keys").await;
     assert_eq!(list.body["maxActive"], 5);
+    // The page's label field reads the label limit here: the same one a key is checked by.
+    let max = horst_identity::accounts::MAX_LABEL_CHARS;
+    assert_eq!(list.body["maxLabelChars"], max);
+    let long = v
+        .post("/api/account/keys", json!({ "label": "é".repeat(max + 1) }))
+        .await;
+    assert_eq!(
+        (long.status, long.body["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{}",
+        long.body
+    );
     assert_eq!(list.body["items"][0]["label"], "Laptop");
     assert_eq!(list.body["items"][0]["prefix"], prefix.as_str());
     assert!(
