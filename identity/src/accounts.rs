@@ -71,7 +71,7 @@ pub struct CreatedKey {
 }
 
 pub fn hash_key(key: &str) -> String {
-    crate::digest::sha256_hex(key)
+    horst_store::digest::sha256_hex(key)
 }
 
 /// Compares a presented secret with the expected one (the operator token) through their

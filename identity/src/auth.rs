@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
+use horst_store::digest::sha256_hex;
 use horst_store::script::{Argv, Decl, Script, Writes};
 use horst_store::{lua, Store};
 use serde::{Deserialize, Serialize};
@@ -191,10 +192,6 @@ fn random_bytes(n: usize) -> Result<Vec<u8>, IdentityError> {
 /// A stored `burstPerMinute`: a positive number, else no limit.
 fn parse_burst(v: Option<&str>) -> Option<u32> {
     v.and_then(|v| v.parse().ok()).filter(|n| *n > 0)
-}
-
-fn sha256_hex(s: &str) -> String {
-    crate::digest::sha256_hex(s)
 }
 
 /// Why a bearer credential was refused ([`Auth::refusal`]).
