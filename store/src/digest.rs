@@ -39,6 +39,6 @@ mod tests {
             sha256_hex("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
-        assert_eq!(sha256_hex(b"abc"), sha256_hex("abc".to_string()));
+        assert_eq!(sha256_hex(b"abc"), sha256_hex(vec![b'a', b'b', b'c']));
     }
 }
