@@ -377,17 +377,18 @@ async fn rcadia_caller(
             "send Authorization: Bearer <agent token or session JWT>",
         )
     })?;
-    let id = state
-        .auth
-        .identify(token)
-        .await
-        .map_err(ApiError::from)?
-        .ok_or_else(|| {
-            ApiError::new(
+    let Some(id) = state.auth.identify(token).await.map_err(ApiError::from)? else {
+        return Err(match state.auth.refusal(token).await? {
+            horst_identity::auth::Refusal::Blocked => ApiError::new(
+                ApiCode::Blocked,
+                "this account is blocked by the server's operator: its session JWTs and sign-ins are refused until the operator lifts the block (signing in again will not help); ask the operator",
+            ),
+            horst_identity::auth::Refusal::Unknown => ApiError::new(
                 ApiCode::Unauthorized,
                 "unknown or expired credential; create a token with `horst admin token create` or sign in again",
-            )
-        })?;
+            ),
+        });
+    };
     let (ok, need, what) = match scope {
         Scope::Play => (id.play, "play", "play sessions"),
         Scope::Host => (id.host, "host", "host sessions"),

@@ -9,10 +9,14 @@
 //! The baseline CSP is the union of what the pages need (their own scripts and the engine's
 //! WebAssembly, inline styles, frames for the bridge's games); each page narrows it further
 //! with its own `<meta>` policy, and a browser enforces both. `frame-ancestors` (which a
-//! `<meta>` policy cannot set) is `'none'`, except for the pages meant to be framed:
-//! - `/games/...`: the house games, framed by the bridge and the house table page of this
-//!   origin (`'self'`);
-//! - `/mcp-app/...`: the MCP App, embedded by MCP hosts on their own origins (`*`).
+//! `<meta>` policy cannot set) is `'none'`, except for the pages meant to be framed, the
+//! house games under `/games/...`, framed by the bridge and the house table page of this
+//! origin (`'self'`); their 404 page is shown in that frame and gets the same rule.
+//!
+//! Nothing is meant to be framed by other sites: the MCP App (`ui://gcv/player`) reaches an
+//! MCP host as the text of `resources/read`, which the host puts in a frame of its own, and
+//! horst serves no page under `/mcp-app/` (every answer there is the 404 page, which allowed
+//! any site to frame it while the path had a `*` rule of its own).
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue};
@@ -24,9 +28,7 @@ const BASELINE: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'
 
 /// Who may frame the page at `path`.
 pub fn frame_ancestors(path: &str) -> &'static str {
-    if path.starts_with("/mcp-app/") {
-        "*"
-    } else if path.starts_with("/games/") {
+    if path.starts_with("/games/") {
         "'self'"
     } else {
         "'none'"
@@ -92,7 +94,8 @@ mod tests {
         assert!(policy("/").ends_with("frame-ancestors 'none'"));
         assert!(policy("/bridge/").ends_with("frame-ancestors 'none'"));
         assert!(policy("/games/chess/index.html").ends_with("frame-ancestors 'self'"));
-        assert!(policy("/mcp-app/index.html").ends_with("frame-ancestors *"));
+        // The MCP App is no page of this server: its path is framed like any other.
+        assert!(policy("/mcp-app/player.html").ends_with("frame-ancestors 'none'"));
         // A path that only starts like one is not one.
         assert!(policy("/games").ends_with("frame-ancestors 'none'"));
     }

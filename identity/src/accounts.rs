@@ -26,6 +26,9 @@ use horst_store::Store;
 
 /// At most this many active keys per account.
 pub const MAX_ACTIVE_KEYS: usize = 5;
+/// The longest label a key may have, in characters (after cleaning). The account page reads
+/// it from `GET /api/account/keys` (`maxLabelChars`) for its field's `maxlength`.
+pub const MAX_LABEL_CHARS: usize = 40;
 pub const KEY_PREFIX: &str = "gcv_";
 const KEY_HEX: usize = 48;
 pub const SELF_SERVICE_WINDOW_MS: u64 = 24 * 3600 * 1000;
@@ -68,7 +71,7 @@ pub struct CreatedKey {
 }
 
 pub fn hash_key(key: &str) -> String {
-    crate::digest::sha256_hex(key)
+    horst_store::digest::sha256_hex(key)
 }
 
 /// Compares a presented secret with the expected one (the operator token) through their
@@ -605,10 +608,10 @@ pub async fn clean_display_name(
 
 fn clean_label(raw: Option<&str>) -> Result<String, IdentityError> {
     let label = raw.map(horst_text::clean_line).unwrap_or_default();
-    if label.chars().count() > 40 {
-        return Err(IdentityError::Invalid(
-            "label must be at most 40 characters".into(),
-        ));
+    if label.chars().count() > MAX_LABEL_CHARS {
+        return Err(IdentityError::Invalid(format!(
+            "label must be at most {MAX_LABEL_CHARS} characters"
+        )));
     }
     Ok(label)
 }

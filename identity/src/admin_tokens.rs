@@ -22,7 +22,7 @@ use crate::{random_hex, rfc3339};
 const TOKEN_PREFIX: &str = "hat_";
 
 fn hash(token: &str) -> String {
-    crate::digest::sha256_hex(token)
+    horst_store::digest::sha256_hex(token)
 }
 
 /// An admin token as listed (never the token).

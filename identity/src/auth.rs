@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
+use horst_store::digest::sha256_hex;
 use horst_store::script::{Argv, Decl, Script, Writes};
 use horst_store::{lua, Store};
 use serde::{Deserialize, Serialize};
@@ -193,8 +194,13 @@ fn parse_burst(v: Option<&str>) -> Option<u32> {
     v.and_then(|v| v.parse().ok()).filter(|n| *n > 0)
 }
 
-fn sha256_hex(s: &str) -> String {
-    crate::digest::sha256_hex(s)
+/// Why a bearer credential was refused ([`Auth::refusal`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// A JWT of a person the operator blocked: the block ended it.
+    Blocked,
+    /// Unknown, expired, signed out, or ended by a password change or deletion.
+    Unknown,
 }
 
 /// An agent token as the operator sees it (never the token itself).
@@ -715,6 +721,25 @@ impl Auth {
                 identity: identity.clone(),
             },
         );
+    }
+
+    /// Why [`Auth::identify`] found no identity for `bearer`, for the caller's answer. Asked
+    /// only after a refusal: a JWT of ours, correctly signed and unexpired, whose person is
+    /// blocked now was ended by the block ([`Auth::end_user_sessions`]), and a sign-in would
+    /// be refused too, so "sign in again" would send them round in a circle. The signature
+    /// proves the holder once signed in as that person, so this tells nobody else anything.
+    pub async fn refusal(&self, bearer: &str) -> Result<Refusal, IdentityError> {
+        if bearer.matches('.').count() != 2 {
+            return Ok(Refusal::Unknown);
+        }
+        let Some(claims) = Self::verify_jwt(self.signing_key().await?, bearer) else {
+            return Ok(Refusal::Unknown);
+        };
+        let person = crate::people::load(&self.store, &claims.sub).await?;
+        Ok(match person {
+            Some(p) if p.blocked => Refusal::Blocked,
+            _ => Refusal::Unknown,
+        })
     }
 
     /// Resolves a bearer credential (JWT or agent token).

@@ -26,7 +26,6 @@
 pub mod accounts;
 pub mod admin_tokens;
 pub mod auth;
-mod digest;
 mod error;
 pub mod jwt_key;
 pub mod people;

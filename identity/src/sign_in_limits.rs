@@ -124,7 +124,7 @@ fn canonical(ip: IpAddr) -> IpAddr {
 /// A name as the failure counters' keys carry it: a hash (128 bits of its SHA-256), because a
 /// typed name is often a password typed into the wrong field.
 fn name_hash(name: &str) -> String {
-    let mut hex = crate::digest::sha256_hex(name);
+    let mut hex = horst_store::digest::sha256_hex(name);
     hex.truncate(32);
     hex
 }

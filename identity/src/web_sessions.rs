@@ -112,7 +112,7 @@ pub struct NewSession {
 }
 
 fn hash_id(id: &str) -> String {
-    crate::digest::sha256_hex(id)
+    horst_store::digest::sha256_hex(id)
 }
 
 /// A cookie value that could be a session id (64 lowercase hex digits); anything else is

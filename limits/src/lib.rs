@@ -33,7 +33,6 @@ use std::time::{Duration, Instant};
 
 use horst_store::script::{Argv, Decl, Registered, Script, Writes};
 use horst_store::Store;
-use sha2::{Digest, Sha256};
 
 mod client_ip;
 pub mod keys;
@@ -257,8 +256,9 @@ impl BurstLimits {
 
 /// Keys never carry the subject itself (an address, a name someone typed).
 fn subject_hash(subject: &str) -> String {
-    let digest = Sha256::digest(subject.as_bytes());
-    hex::encode(&digest[..16])
+    let mut hex = horst_store::digest::sha256_hex(subject);
+    hex.truncate(32);
+    hex
 }
 
 /// The gateway's burst limits, from `gateway.burst_per_ip_per_minute` and

@@ -2,7 +2,6 @@
 //! other input it is a conflict.
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::JobKind;
 
@@ -10,11 +9,7 @@ use crate::JobKind;
 /// sorted and no insignificant white space (serde_json's map is ordered by key), so
 /// `{"a":1,"b":2}` and `{ "b": 2, "a": 1 }` are the same input.
 pub fn fingerprint(kind: JobKind, input: &Value) -> String {
-    let mut h = Sha256::new();
-    h.update(kind.as_str().as_bytes());
-    h.update(b"\n");
-    h.update(canonical(input).as_bytes());
-    hex::encode(h.finalize())
+    horst_store::digest::sha256_hex(format!("{}\n{}", kind.as_str(), canonical(input)))
 }
 
 fn canonical(v: &Value) -> String {

@@ -23,7 +23,6 @@
 //! Small inputs stay inline in the record (no extra round trip; at most 1 KiB each).
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::contract::JobInput;
 
@@ -43,9 +42,7 @@ pub(crate) struct Stored {
     pub blobs: Vec<(String, String)>,
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
+use horst_store::digest::sha256_hex;
 
 /// Splits the large parts of `input` off into blobs.
 pub(crate) fn split(input: &JobInput) -> Stored {

@@ -18,7 +18,6 @@
 
 use horst_sessions::{Outcome, ProtocolCode, ProtocolError, Session};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::keys;
 use crate::store::FINISHED_RETENTION_MS;
@@ -53,17 +52,17 @@ impl Reservation {
 /// SHA-256 of the create's body without its key, field by field in the order of their names
 /// (a `serde_json` object is sorted), so the same body sent again has the same fingerprint.
 fn fingerprint(body: &Value) -> String {
-    let mut h = Sha256::new();
+    let mut bytes = Vec::new();
     match body.as_object() {
         Some(fields) => {
             for (name, value) in fields.iter().filter(|(name, _)| *name != KEY_FIELD) {
                 // A name and a value as JSON cannot fail to serialize.
-                h.update(serde_json::to_vec(&(name, value)).unwrap_or_default());
+                bytes.extend(serde_json::to_vec(&(name, value)).unwrap_or_default());
             }
         }
-        None => h.update(serde_json::to_vec(body).unwrap_or_default()),
+        None => bytes.extend(serde_json::to_vec(body).unwrap_or_default()),
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    horst_store::digest::sha256_hex(bytes)
 }
 
 fn reused(key: &str) -> RcadiaError {

@@ -21,6 +21,7 @@ use tokio::sync::watch;
 
 pub mod cluster;
 mod delayed;
+pub mod digest;
 mod durable;
 mod health;
 mod lua_shake;

@@ -206,6 +206,18 @@ async fn sign_up_sign_in_keys_and_quotas() {
     assert!(key.starts_with(&prefix) && key.starts_with("gcv_"));
     let list = v.get("/api/account/keys").await;
     assert_eq!(list.body["maxActive"], 5);
+    // The page's label field reads the label limit here: the same one a key is checked by.
+    let max = horst_identity::accounts::MAX_LABEL_CHARS;
+    assert_eq!(list.body["maxLabelChars"], max);
+    let long = v
+        .post("/api/account/keys", json!({ "label": "é".repeat(max + 1) }))
+        .await;
+    assert_eq!(
+        (long.status, long.body["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{}",
+        long.body
+    );
     assert_eq!(list.body["items"][0]["label"], "Laptop");
     assert_eq!(list.body["items"][0]["prefix"], prefix.as_str());
     assert!(
@@ -545,12 +557,29 @@ async fn blocked_deleted_and_re_passworded_people_lose_their_sessions() {
         .unwrap();
     assert_eq!(v.get("/api/account/keys").await.status, 401);
     assert_eq!(v.get("/api/account/session").await.body["signedIn"], false);
+    // The JWT's answer says why and what to do: signing in again would only be refused too.
     assert!(
         crate::harness::eventually(std::time::Duration::from_secs(5), async || {
-            bridge(jwt.clone()).await == 401
+            bridge(jwt.clone()).await == 403
         })
         .await,
-        "the JWT of a blocked person still works"
+        "the JWT of a blocked person still works, or is refused as unknown"
+    );
+    let old = app
+        .http
+        .post(app.url("/api/v1/agent/bridge/sessions"))
+        .bearer_auth(&jwt)
+        .json(&json!({ "config": {} }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(old.status(), 403);
+    let old: Value = old.json().await.unwrap();
+    assert_eq!(old["code"], "blocked", "{old}");
+    let said = old["error"].as_str().unwrap();
+    assert!(
+        said.contains("blocked") && said.contains("operator") && !said.contains("sign in again"),
+        "{said}"
     );
     assert_eq!(
         app.call("my_submissions", json!({}), Some(&key))
@@ -563,6 +592,8 @@ async fn blocked_deleted_and_re_passworded_people_lose_their_sessions() {
     horst_operator::set_blocked(&app.store, &app.auth, "olga", "fuchs", false)
         .await
         .unwrap();
+    // Unblocked, the JWT from before stays ended (the block ended it): sign in again.
+    assert_eq!(bridge(jwt.clone()).await, 401);
 
     // A new password ends every session; the old password no longer works.
     assert_eq!(v.sign_in("fuchs", PASSWORD).await.status, 200);

@@ -174,6 +174,16 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
     )
     .await;
     screenshot(&tab, "account-signed-out-1280").await;
+    // The header wears the game's brand: the bird drawn beside the name, the same size.
+    assert_eq!(
+        tab.eval(
+            "(() => { const c = document.querySelector('#brand > canvas.logo'); if (!c) return null; \
+             const r = c.getBoundingClientRect(); return [r.width, r.height, getComputedStyle(c.parentElement).display]; })()"
+        )
+        .await,
+        json!([36, 32, "flex"]),
+        "the account page's header has no logo like the game's"
+    );
 
     // Bad input is answered on the form, in German, without a request.
     fill(&tab, "#signup-name", "Wanderer!").await;
@@ -248,6 +258,29 @@ async fn a_person_signs_up_makes_a_key_sees_it_once_uses_and_revokes_it() {
     assert_eq!(text(&tab, "#me-name").await, "wanderer");
     // The session cookie is not readable by scripts.
     assert_eq!(tab.eval("document.cookie").await, json!(""));
+
+    // The label field takes what the server takes, no more (it took 60 where the server
+    // allows 40, and said so only after sending), and its hint names the same number.
+    tab.wait_for(
+        "document.getElementById('key-count').textContent !== ''",
+        "the key card read from the server",
+        LONG,
+    )
+    .await;
+    let max = horst_identity::accounts::MAX_LABEL_CHARS;
+    assert_eq!(
+        tab.eval("document.getElementById('key-label').maxLength")
+            .await,
+        json!(max),
+        "the label field's maxlength against the server's limit"
+    );
+    assert!(
+        text(&tab, "label[for=key-label]")
+            .await
+            .contains(&format!("höchstens {max} Zeichen")),
+        "{}",
+        text(&tab, "label[for=key-label]").await
+    );
 
     // Create a key: shown once.
     fill(&tab, "#key-label", "Laptop <b>fett</b>").await;

@@ -837,21 +837,60 @@ async fn the_run_starts_at_the_first_input() {
     no_errors(&tab, "the play stage in real time");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn opened_from_a_file_the_labor_is_hidden() {
-    crate::wasm_engine::engine_module();
+/// A Chromium of its own (with `extra_args`) for the game page opened from a file.
+async fn file_browser(extra_args: &[&str]) -> std::sync::Arc<horst_house::cdp::Browser> {
     let options = horst_house::cdp::LaunchOptions {
         binary: "chromium".into(),
-        extra_args: vec!["--allow-file-access-from-files".into()],
+        extra_args: extra_args.iter().map(|a| a.to_string()).collect(),
         only_host: None,
     };
-    let browser = std::sync::Arc::new(
+    std::sync::Arc::new(
         horst_house::cdp::Browser::launch(&options)
             .await
             .expect("chromium"),
-    );
+    )
+}
+
+/// The game page as a `file://` URL.
+fn game_page_file() -> String {
     let page = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("web/index.html");
-    let tab = Tab::open(&browser, &format!("file://{}", page.display())).await;
+    format!("file://{}", page.display())
+}
+
+/// Chromium as people start it refuses module scripts from file://: the page said
+/// "Lade Level …" for good. It says to open it through horst instead, at both sizes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opened_from_a_file_without_file_access_it_says_to_open_it_through_horst() {
+    let browser = file_browser(&[]).await;
+    let tab = Tab::open(&browser, "about:blank").await;
+    for (w, h) in [(1280, 800), (390, 844)] {
+        viewport(&tab, w, h).await;
+        navigate(&tab, &game_page_file()).await;
+        let said = tab
+            .wait_for(
+                "(() => { const t = document.getElementById('level-list').textContent; return !t.includes('Lade') && t; })()",
+                "a word other than loading on the page opened from a file",
+                LONG,
+            )
+            .await;
+        let said = said.as_str().unwrap_or_default().to_string();
+        assert!(
+            said.contains("über horst") && said.contains("http://127.0.0.1:8080/"),
+            "{said}"
+        );
+        assert_eq!(
+            tab.eval("document.getElementById('tabs').hidden").await,
+            json!(true)
+        );
+        screenshot(&tab, &format!("file-no-access-{w}")).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opened_from_a_file_the_labor_is_hidden() {
+    crate::wasm_engine::engine_module();
+    let browser = file_browser(&["--allow-file-access-from-files"]).await;
+    let tab = Tab::open(&browser, &game_page_file()).await;
     ready(&tab, "the game page from a file").await;
     assert_eq!(
         tab.eval("document.getElementById('tab-labor').hidden")

@@ -469,12 +469,18 @@ async fn the_audit_trail_names_the_credential_that_acted() {
         .any(|e| e.action == "sign_in" && e.target == id && e.detail["via"] == "admin_token"));
 }
 
-/// Every page a person opens, with who may frame it.
+/// Every page a person opens, with who may frame it; a 404 page too, by the rule of its
+/// path (no page is served under `/mcp-app/`: the MCP App reaches hosts as the text of
+/// `resources/read`, so nothing there may be framed by another site).
 #[tokio::test]
 async fn every_html_page_has_security_headers() {
     let app = spawn_app_with(|_| {}).await;
     horst_operator::publish_shipped(&app.store).await.unwrap();
     for (path, ancestors) in [
+        ("/mcp-app/", "'none'"),
+        ("/mcp-app/player.html", "'none'"),
+        ("/no-such-page", "'none'"),
+        ("/games/no-such-game/", "'self'"),
         ("/", "'none'"),
         ("/level/erste-schritte", "'none'"),
         ("/board.html", "'none'"),
@@ -504,6 +510,13 @@ async fn every_html_page_has_security_headers() {
         );
         assert!(csp.contains("object-src 'none'") || csp.contains("default-src 'self'"));
         assert_eq!(h["x-content-type-options"], "nosniff", "{path}");
+        if ancestors == "'none'" {
+            assert_eq!(
+                h.get("x-frame-options").map(|v| v.to_str().unwrap()),
+                Some("DENY"),
+                "{path}"
+            );
+        }
     }
 }
 

@@ -1,8 +1,12 @@
 // The account page: sign-in, sign-up, and the Agent-Schlüssel card. Everything the server
 // or another person wrote is put in with textContent (el() below), never as HTML.
 import { onSubmit, onClick } from "/pages/submit-once.js";
+import { logo } from "/game/legend.js";
 
 const $ = (id) => document.getElementById(id);
+
+// The bird beside the name, as on the game's pages (one site, one header).
+$("brand").prepend(logo());
 
 /** An element with attributes and children; strings become text nodes. */
 function el(tag, attrs = {}, ...children) {
@@ -78,7 +82,7 @@ function invalidInput(message) {
   if (/must not be the account name/.test(m)) return NAME_IN_PASSWORD;
   if (/is reserved/.test(m)) return "Dieser Name ist reserviert. Wähle einen anderen.";
   if (/not a valid account name/.test(m)) return "Dieser Name passt nicht: erlaubt sind nur Kleinbuchstaben, Ziffern, _ und -, 2 bis 32 Zeichen.";
-  if (/label/.test(m)) return "Die Bezeichnung passt nicht: höchstens 40 Zeichen.";
+  if (/label/.test(m)) return `Die Bezeichnung passt nicht: höchstens ${maxLabel} Zeichen.`;
   return "Die Eingabe wurde abgelehnt. Prüfe deine Angaben.";
 }
 
@@ -195,6 +199,8 @@ function signedOut(res) {
 
 let activeKeys = 0;
 let maxKeys = 5;
+/** The longest key label the server takes (GET /api/account/keys says; 40 until it has). */
+let maxLabel = 40;
 
 async function loadKeys() {
   const res = await api("GET", "/api/account/keys");
@@ -203,8 +209,14 @@ async function loadKeys() {
     $("key-error").textContent = explain(res);
     return;
   }
-  const { items, maxActive } = res.body;
+  const { items, maxActive, maxLabelChars } = res.body;
   maxKeys = maxActive;
+  if (Number.isInteger(maxLabelChars) && maxLabelChars > 0) {
+    // The field takes what the server takes, no more (it said so only after sending).
+    maxLabel = maxLabelChars;
+    $("key-label").maxLength = maxLabel;
+    $("key-label-max").textContent = String(maxLabel);
+  }
   activeKeys = items.length;
   const rows = $("key-rows");
   rows.replaceChildren(...items.map(keyRow));
@@ -347,7 +359,7 @@ onSubmit($("password-form"), async (ev) => {
 onSubmit($("key-form"), async (ev) => {
   const label = ev.target.elements.label.value.trim();
   $("key-error").textContent = "";
-  if (!fieldError("key-label", [...label].length > 40 ? "Höchstens 40 Zeichen." : "")) return;
+  if (!fieldError("key-label", [...label].length > maxLabel ? `Höchstens ${maxLabel} Zeichen.` : "")) return;
   const res = await api("POST", "/api/account/keys", label ? { label } : {});
   if (res.status === 201) {
     ev.target.reset();

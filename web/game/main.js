@@ -9,6 +9,8 @@ import { legend, logo } from "./legend.js";
 import { progress, seconds } from "./progress.js";
 import { thumbnail } from "./scene.js";
 
+// The modules run: boot-check.js (a classic script) leaves the page alone.
+document.documentElement.dataset.booted = "1";
 const offline = location.protocol === "file:";
 const $ = (id) => document.getElementById(id);
 let engine = null;

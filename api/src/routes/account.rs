@@ -566,6 +566,8 @@ async fn sign_out(
 struct Keys {
     items: Vec<horst_identity::accounts::KeyInfo>,
     max_active: usize,
+    /// The longest label a new key may have: the page's field takes no more.
+    max_label_chars: usize,
 }
 
 async fn list_keys(State(state): State<AppState>, me: SignedIn) -> Result<Json<Keys>, ApiError> {
@@ -575,6 +577,7 @@ async fn list_keys(State(state): State<AppState>, me: SignedIn) -> Result<Json<K
     Ok(Json(Keys {
         items: page.items,
         max_active: horst_identity::accounts::MAX_ACTIVE_KEYS,
+        max_label_chars: horst_identity::accounts::MAX_LABEL_CHARS,
     }))
 }
 
@@ -705,4 +708,18 @@ async fn quotas(State(state): State<AppState>, me: SignedIn) -> Result<Json<Quot
         limits,
         labor_candidates: q.quotas.tier(trust).labor_candidates,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_expected_body_names_the_label_limit_identity_checks() {
+        let limit = format!(
+            "up to {} characters",
+            horst_identity::accounts::MAX_LABEL_CHARS
+        );
+        assert!(NewKey::EXPECTED.contains(&limit), "{}", NewKey::EXPECTED);
+    }
 }

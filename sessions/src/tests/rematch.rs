@@ -137,6 +137,33 @@ fn nobody_showing_up_also_starts_a_new_series() {
     );
 }
 
+/// The house's tables (`autoRematch`, the default clock): two agents that stop answering
+/// hold their table only until the clocks strike them out (2 x 300 s) and their reserved
+/// rematch expires (60 s); then it is an ordinary open table again, the one the house
+/// counts as open (docs/hosts.md, "Run the house host"), never a slot held for good.
+#[test]
+fn a_table_whose_players_went_silent_is_open_again_after_the_strikes_and_the_reservation() {
+    let (mut g, a, b) = Game::started(config(json!({"autoRematch": true})));
+    g.turn_to(&a);
+    assert!(!g.s.listed_in_available(false), "a game under way");
+    g.advance(600_000);
+    assert_eq!(g.s.status, Status::Finished);
+    assert_eq!(g.s.result.as_ref().unwrap()["reason"], "timeout");
+    assert!(
+        g.s.auto_rematch_due(),
+        "struck out is no leaving: the round goes on"
+    );
+    let mut n = open_rematch(&mut g);
+    assert!(n.s.is_reserved() && !n.s.listed_in_available(false));
+    n.advance(59_999);
+    assert!(n.s.is_reserved(), "kept for the players a while");
+    n.advance(1);
+    assert!(n.s.players.is_empty(), "{:?}", n.s.players);
+    assert_eq!(n.s.status, Status::Waiting);
+    assert!(n.s.listed_in_available(false), "open for the next agents");
+    let _ = b;
+}
+
 #[test]
 fn explicit_rematch_when_auto_rematch_is_off() {
     let (mut g, a, b) = Game::started(config(json!({})));
