@@ -147,9 +147,12 @@ fn cookie<'a>(headers: &'a HeaderMap, wanted: &str) -> Option<&'a str> {
 /// `X-Forwarded-Proto: https`. Believing the header can only make the cookies stricter (a
 /// `__Host-` name, `Secure`, only that name read back) and add HSTS, never looser.
 pub(crate) fn over_tls(state: &AppState, headers: &HeaderMap) -> bool {
+    // A name, not a `&str`: a string is parsed into a header name on every lookup.
+    const X_FORWARDED_PROTO: header::HeaderName =
+        header::HeaderName::from_static("x-forwarded-proto");
     state.public_url.starts_with("https://")
         || headers
-            .get("x-forwarded-proto")
+            .get(X_FORWARDED_PROTO)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
 }

@@ -37,14 +37,21 @@ pub fn frame_ancestors(path: &str) -> &'static str {
 
 /// The CSP an HTML answer at `path` gets when its route set none.
 pub fn policy(path: &str) -> String {
-    format!("{BASELINE}; frame-ancestors {}", frame_ancestors(path))
+    policy_framed_by(frame_ancestors(path))
 }
 
+fn policy_framed_by(frame_ancestors: &str) -> String {
+    format!("{BASELINE}; frame-ancestors {frame_ancestors}")
+}
+
+/// Whether the answer is HTML, by its `Content-Type` (compared without a lowercased copy:
+/// every answer is asked).
 fn is_html(r: &Response) -> bool {
     r.headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/html"))
+        .and_then(|v| v.trim_start().get(..9))
+        .is_some_and(|v| v.eq_ignore_ascii_case("text/html"))
 }
 
 /// A year: browsers keep using https for this long after an answer with it.
@@ -52,7 +59,11 @@ const HSTS: &str = "max-age=31536000";
 
 /// The middleware: adds what the response lacks, never replaces a route's own header.
 pub async fn layer(State(state): State<crate::AppState>, req: Request, next: Next) -> Response {
-    let path = req.uri().path().to_string();
+    // What the path decides, taken before the request is handed on (the path itself is not
+    // copied: this runs for every request).
+    let path = req.uri().path();
+    let api = path.starts_with("/api/");
+    let frame = frame_ancestors(path);
     let tls = crate::extract::over_tls(&state, req.headers());
     let mut r = next.run(req).await;
     let html = is_html(&r);
@@ -65,19 +76,19 @@ pub async fn layer(State(state): State<crate::AppState>, req: Request, next: Nex
         .or_insert(HeaderValue::from_static("nosniff"));
     // API answers are about now, and some carry a secret once (a new key, token or JWT): no
     // cache keeps one unless its route says otherwise (errors included).
-    if path.starts_with("/api/") {
+    if api {
         h.entry(header::CACHE_CONTROL)
             .or_insert(HeaderValue::from_static("no-store"));
     }
     if html {
         if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
-            if let Ok(v) = HeaderValue::from_str(&policy(&path)) {
+            if let Ok(v) = HeaderValue::from_str(&policy_framed_by(frame)) {
                 h.insert(header::CONTENT_SECURITY_POLICY, v);
             }
         }
         h.entry(header::REFERRER_POLICY)
             .or_insert(HeaderValue::from_static("same-origin"));
-        if frame_ancestors(&path) == "'none'" {
+        if frame == "'none'" {
             h.entry(header::X_FRAME_OPTIONS)
                 .or_insert(HeaderValue::from_static("DENY"));
         }
@@ -98,5 +109,24 @@ mod tests {
         assert!(policy("/mcp-app/player.html").ends_with("frame-ancestors 'none'"));
         // A path that only starts like one is not one.
         assert!(policy("/games").ends_with("frame-ancestors 'none'"));
+    }
+
+    #[test]
+    fn an_answer_is_html_by_its_content_type_in_any_case() {
+        let with = |ct: &str| {
+            let mut r = Response::new(axum::body::Body::empty());
+            if let Ok(v) = HeaderValue::from_str(ct) {
+                r.headers_mut().insert(header::CONTENT_TYPE, v);
+            }
+            is_html(&r)
+        };
+        assert!(with("text/html"));
+        assert!(with("text/html; charset=utf-8"));
+        assert!(with("  Text/HTML;charset=utf-8"));
+        assert!(!with("application/json"));
+        assert!(!with("text/htm"));
+        assert!(!with("text/plain"));
+        assert!(!with(""));
+        assert!(!is_html(&Response::new(axum::body::Body::empty())));
     }
 }

@@ -66,8 +66,11 @@ struct Index<'a, 'c> {
     built: bool,
 }
 
+/// The 4 bytes at `i` as a number (0 past the end: callers ask within the bytes).
 fn gram(b: &[u8], i: usize) -> u32 {
-    u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+    b.get(i..)
+        .and_then(<[u8]>::first_chunk::<4>)
+        .map_or(0, |g| u32::from_le_bytes(*g))
 }
 
 impl Index<'_, '_> {
@@ -82,10 +85,12 @@ impl Index<'_, '_> {
         if prev.len() < bytes.len() {
             prev.resize(bytes.len(), 0);
         }
-        for (i, w) in bytes.windows(4).enumerate() {
+        for ((i, w), p) in bytes.windows(4).enumerate().zip(prev.iter_mut()) {
             let h = Self::bucket(gram(w, 0), buckets);
-            prev[i] = head[h];
-            head[h] = i as u32 + 1;
+            if let Some(slot) = head.get_mut(h) {
+                *p = *slot;
+                *slot = i as u32 + 1;
+            }
         }
         self.built = true;
     }
@@ -104,18 +109,31 @@ impl Index<'_, '_> {
             self.build();
         }
         let Chains { head, prev } = &*self.chains;
+        let want = &new[at..];
         let mut cand = head[Self::bucket(gram(new, at), head.len())];
         let mut best: Option<(usize, usize)> = None;
+        let mut best_len = 0;
         for _ in 0..MAX_CHAIN {
             if cand == 0 {
                 break;
             }
             let pos = cand as usize - 1;
-            let len = common(&self.bytes[pos..], &new[at..]);
-            if len > best.map_or(0, |b| b.1) {
-                best = Some((pos, len));
+            let have = self.bytes.get(pos..).unwrap_or_default();
+            // A candidate longer than the best so far agrees with `want` at the best's
+            // length too: one byte rules most candidates out before the comparison is set
+            // up (a record's grams repeat, so a chain holds many candidates that match for
+            // a few bytes and no longer). The same candidate wins as without the check.
+            if have
+                .get(best_len)
+                .is_some_and(|b| want.get(best_len) == Some(b))
+            {
+                let len = common(have, want);
+                if len > best_len {
+                    best = Some((pos, len));
+                    best_len = len;
+                }
             }
-            cand = prev[pos];
+            cand = prev.get(pos).copied().unwrap_or(0);
         }
         best
     }
@@ -398,6 +416,68 @@ mod tests {
                     "len {len}, misses {misses}: {} bytes ({d:?})",
                     d.len()
                 );
+            }
+        }
+    }
+
+    /// The chain walk as it was before candidates were ruled out by one byte: every
+    /// candidate compared whole, the first of the longest kept.
+    fn find_comparing_every_candidate(
+        index: &mut Index,
+        new: &[u8],
+        at: usize,
+    ) -> Option<(usize, usize)> {
+        if at + 4 > new.len() {
+            return None;
+        }
+        if !index.built {
+            index.build();
+        }
+        let Chains { head, prev } = &*index.chains;
+        let mut cand = head[Index::bucket(gram(new, at), head.len())];
+        let mut best: Option<(usize, usize)> = None;
+        for _ in 0..MAX_CHAIN {
+            if cand == 0 {
+                break;
+            }
+            let pos = cand as usize - 1;
+            let len = common(&index.bytes[pos..], &new[at..]);
+            if len > best.map_or(0, |b| b.1) {
+                best = Some((pos, len));
+            }
+            cand = prev[pos];
+        }
+        best
+    }
+
+    #[test]
+    fn a_lookup_finds_the_candidate_a_comparison_of_every_candidate_finds() {
+        // Record-like bytes whose grams repeat (long chains of short matches), edited, and
+        // every position of the edited bytes looked up both ways.
+        let mut next = below_from(0x2545_F491_4F6C_DD1D);
+        let mut chains = Chains::default();
+        for round in 0..300 {
+            let len = 8 + next(900);
+            let base: Vec<u8> = (0..len)
+                .map(|i| match i % 13 {
+                    0..=4 => [0xcf, 0, 0, 1, 0x9a][i % 13],
+                    _ => next(if round % 2 == 0 { 4 } else { 256 }) as u8,
+                })
+                .collect();
+            let mut new = base.clone();
+            for _ in 0..next(8) {
+                let at = next(new.len() + 1);
+                let add: Vec<u8> = (0..1 + next(20)).map(|_| next(256) as u8).collect();
+                new.splice(at..at, add);
+            }
+            let mut index = Index {
+                bytes: &base,
+                chains: &mut chains,
+                built: false,
+            };
+            for at in 0..new.len() {
+                let plain = find_comparing_every_candidate(&mut index, &new, at);
+                assert_eq!(index.find(&new, at), plain, "round {round}, at {at}");
             }
         }
     }
