@@ -28,7 +28,9 @@ fn known() -> Vec<(String, Map, String)> {
 ///   higher than any jump gets the middle.
 /// - Under a low ceiling, a fall into a pit and the egg boost out of it onto the far side
 ///   (`rare-boost-out-of-pit`: every jump bumps its head, the gap is 7 tiles), and a corridor
-///   two rows high over a hole of 7 (`guest-corridor-2-hole-7`).
+///   two rows high over a hole of 7 (`guest-corridor-2-hole-7`), and under a roof a pit into a
+///   crawl one row higher (`guest-crawl-step-gap-6`: a win by a hair, 3 of all the runs tried,
+///   which the graph's jumps under the roof do not reach).
 /// - (Covered by the second try, 2026-12-06: gaps of 8-9 tiles (`route-gap-9`,
 ///   `route-back-for-runup`, `reach-in-drop-gap-11`, `reach-in-rise-gap-8`, `guest-ferry-leap-9`,
 ///   `guest-sky-islands`, `guest-long-gap-run`, `guest-coyote-gap-10`), flat jumps under a low
@@ -44,6 +46,7 @@ fn known() -> Vec<(String, Map, String)> {
 /// When the graph covers one, remove it here (the test then asks for it).
 const AIR_BOUND_MISSES: &[&str] = &[
     "guest-corridor-2-hole-7",
+    "guest-crawl-step-gap-6",
     "open-heuristic-nest-at-apex",
     "rare-boost-out-of-pit",
     "route-spring-beside-wall",
