@@ -37,11 +37,10 @@ pub fn u64_param(q: &HashMap<String, String>, name: &str) -> Result<Option<u64>,
         Some(v) if v.trim().is_empty() => Ok(None),
         Some(v) => {
             let v = v.trim();
-            let whole = v.parse::<u64>().ok().or_else(|| {
-                v.parse::<f64>()
-                    .ok()
-                    .and_then(|f| whole_number(&serde_json::json!(f)))
-            });
+            let whole = v
+                .parse::<u64>()
+                .ok()
+                .or_else(|| v.parse::<f64>().ok().and_then(whole_f64));
             whole.map(Some).ok_or_else(|| {
                 ApiError::new(
                     ApiCode::BadRequest,
@@ -58,12 +57,13 @@ pub fn u64_param(q: &HashMap<String, String>, name: &str) -> Result<Option<u64>,
 /// not a malformed one. Fractions, negatives and floats past 2^53 (where a double no longer
 /// holds every integer) are none.
 pub fn whole_number(v: &serde_json::Value) -> Option<u64> {
+    v.as_u64().or_else(|| v.as_f64().and_then(whole_f64))
+}
+
+/// A double that is a non-negative whole number up to 2^53 (see [`whole_number`]).
+fn whole_f64(f: f64) -> Option<u64> {
     const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
-    v.as_u64().or_else(|| {
-        v.as_f64()
-            .filter(|f| f.is_finite() && *f >= 0.0 && f.fract() == 0.0 && *f <= EXACT)
-            .map(|f| f as u64)
-    })
+    (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f <= EXACT).then_some(f as u64)
 }
 
 #[cfg(test)]
