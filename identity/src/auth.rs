@@ -18,8 +18,8 @@
 //!   request, so a revocation reaches every process at once; [`EPOCH_CHECK`] stays the bound
 //!   when a message is lost (pub/sub is fire-and-forget)
 //! - `auth:jwtrevoked:<jti>` string: a JWT its holder signed out (`DELETE
-//!   /api/v1/auth/session`), expiring when the JWT would; a JWT of an earlier version (no
-//!   `jti`) is named by its SHA-256
+//!   /api/v1/auth/session`), expiring when the JWT would, set once (`lua/jwt_revoke.lua`); a
+//!   JWT of an earlier version (no `jti`) is named by its SHA-256
 //! - `auth:user:<name>` hash (`pbkdf2`): users of earlier versions, read once by the
 //!   migration to PHC hashes and then deleted
 //! - `auth:legacy` hash: lowercase name -> the name as an earlier version stored it, for the
@@ -180,8 +180,16 @@ static TOKEN_CREATE: Script<i64> = Script::new(Decl {
     writes: Writes::Durable,
 });
 
-pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 1] {
-    [&TOKEN_CREATE]
+/// `lua/jwt_revoke.lua`: a signed-out JWT stays out through a failover.
+static JWT_REVOKE: Script<i64> = Script::new(Decl {
+    file: lua!("lua/jwt_revoke.lua"),
+    keys: 3,
+    argv: Argv::Exactly(2),
+    writes: Writes::Durable,
+});
+
+pub(crate) fn scripts() -> [&'static dyn horst_store::script::Registered; 2] {
+    [&TOKEN_CREATE, &JWT_REVOKE]
 }
 
 /// `n` random bytes from the OS for secrets; an RNG failure is an error (never weak secrets).
@@ -572,7 +580,10 @@ impl Auth {
 
     /// Ends one JWT at once (its holder signed out), leaving the person's other JWTs and
     /// sessions alone: every process refuses it within [`EPOCH_CHECK`], this one at once.
-    /// `false` if `token` is not a JWT of ours that is still valid.
+    /// `false` if `token` is not a JWT of ours that still works: one signed out already, or
+    /// one its person's changed credentials ended, moves nothing (`lua/jwt_revoke.lua`).
+    /// Each sign-out moves the revocation epoch, which empties every process's identity
+    /// cache; a JWT that could be signed out again and again did that with every request.
     pub async fn revoke_jwt(&self, token: &str) -> Result<bool, IdentityError> {
         if token.matches('.').count() != 2 {
             return Ok(false);
@@ -580,23 +591,27 @@ impl Auth {
         let Some(claims) = Self::verify_jwt(self.signing_key().await?, token) else {
             return Ok(false);
         };
+        // An earlier version's JWT (no generation) works nowhere ([`Auth::identify`]).
+        let Some(generation) = claims.gen else {
+            return Ok(false);
+        };
         let left = claims.exp.saturating_sub(unix_now()).max(1);
-        let _: () = redis::pipe()
-            .atomic()
-            .set_ex(
+        let revoked = JWT_REVOKE
+            .call(&self.store)
+            .key(self.store.key(&format!("auth:usergen:{}", claims.sub)))
+            .key(
                 self.store
                     .key(&format!("auth:jwtrevoked:{}", claims.revocation_id(token))),
-                1,
-                left,
             )
-            .ignore()
-            .incr(self.store.key("auth:epoch"), 1)
-            .ignore()
-            .query_async(&mut self.store.conn())
+            .key(self.store.key("auth:epoch"))
+            .arg(generation)
+            .arg(left)
+            .run()
             .await?;
+        if revoked != 1 {
+            return Ok(false);
+        }
         self.announce_revocation().await;
-        // Durable: a signed-out JWT stays out through a failover.
-        self.store.barrier().await?;
         let mut c = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         c.entries.remove(&self.cache_key.key(token));
         Ok(true)

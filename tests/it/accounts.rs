@@ -113,6 +113,22 @@ impl Visitor {
     }
 }
 
+/// A session JWT of person `name` (password [`PASSWORD`]) from the RCADIA sign-in.
+pub async fn rcadia_jwt(app: &TestApp, name: &str) -> String {
+    app.http
+        .post(app.url("/api/v1/auth/session"))
+        .json(&json!({ "username": name, "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 pub async fn accounts_app() -> TestApp {
     spawn_app_with(|c| {
         c.gateway.mode = horst_config::GatewayMode::On;
@@ -522,19 +538,7 @@ async fn blocked_deleted_and_re_passworded_people_lose_their_sessions() {
         .as_str()
         .unwrap()
         .to_string();
-    let jwt = app
-        .http
-        .post(app.url("/api/v1/auth/session"))
-        .json(&json!({ "username": "fuchs", "password": PASSWORD }))
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap()["token"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let jwt = rcadia_jwt(&app, "fuchs").await;
     let bridge = |jwt: String| {
         let http = app.http.clone();
         let url = app.url("/api/v1/agent/bridge/sessions");

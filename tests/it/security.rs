@@ -9,7 +9,7 @@ use std::net::IpAddr;
 
 use serde_json::{json, Value};
 
-use crate::accounts::{accounts_app, Visitor, ADMIN_TOKEN, PASSWORD};
+use crate::accounts::{accounts_app, rcadia_jwt, Visitor, ADMIN_TOKEN, PASSWORD};
 use crate::harness::{spawn_app_with, TestApp};
 
 /// A client that connects from `ip` (any 127.0.0.0/8 address reaches the test server).
@@ -1232,20 +1232,7 @@ async fn a_password_typed_into_the_name_field_is_neither_recorded_nor_stored() {
 async fn a_signed_out_jwt_is_refused_and_the_persons_other_jwts_work_on() {
     let app = accounts_app().await;
     app.person("olga", PASSWORD).await;
-    let jwt = || async {
-        app.http
-            .post(app.url("/api/v1/auth/session"))
-            .json(&json!({ "username": "olga", "password": PASSWORD }))
-            .send()
-            .await
-            .unwrap()
-            .json::<Value>()
-            .await
-            .unwrap()["token"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let jwt = || rcadia_jwt(&app, "olga");
     // A route that needs the play scope: 404 for a table that does not exist, 401 without
     // a valid credential.
     let status = async |jwt: &str| {
@@ -1261,26 +1248,24 @@ async fn a_signed_out_jwt_is_refused_and_the_persons_other_jwts_work_on() {
     let (laptop, phone) = (jwt().await, jwt().await);
     assert_eq!(status(&laptop).await, 404);
     assert_eq!(status(&phone).await, 404);
-    let out = app
-        .http
-        .delete(app.url("/api/v1/auth/session"))
-        .bearer_auth(&laptop)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(out.status(), 200);
+    assert_eq!(sign_out_jwt(&app, &laptop).await, 200);
     // Lived on for its 7 days before.
     assert_eq!(status(&laptop).await, 401);
     assert_eq!(status(&phone).await, 404);
     // Nothing to sign out without a JWT of ours.
-    let r = app
-        .http
+    assert_eq!(sign_out_jwt(&app, "not.a.jwt").await, 401);
+}
+
+/// `DELETE /api/v1/auth/session` with `jwt`: its status.
+async fn sign_out_jwt(app: &TestApp, jwt: &str) -> u16 {
+    app.http
         .delete(app.url("/api/v1/auth/session"))
-        .bearer_auth("not.a.jwt")
+        .bearer_auth(jwt)
         .send()
         .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
+        .unwrap()
+        .status()
+        .as_u16()
 }
 
 /// A token sign-in on `/admin` from `ip`: its status and body.
@@ -1403,4 +1388,44 @@ async fn one_account_signs_in_a_bounded_number_of_times_an_hour() {
     assert_eq!(status, 201);
     let (status, v) = sign_in_from(&app, "127.0.0.3", "rolf", PASSWORD).await;
     assert_eq!(status, 200, "{v}");
+}
+
+#[tokio::test]
+async fn a_jwt_is_signed_out_once_and_then_moves_nothing() {
+    // Each sign-out moves the revocation epoch, and every API process empties its identity
+    // cache when it sees the epoch move. A JWT that was signed out (or ended by a password
+    // change) could be "signed out" again and again for its 7 days: each time 200, the epoch
+    // moved, every process's cache emptied, a WAIT on the replicas. Now only a JWT that still
+    // works is signed out, once.
+    let app = accounts_app().await;
+    app.person("olga", PASSWORD).await;
+    let jwt = || rcadia_jwt(&app, "olga");
+    let epoch = async || -> u64 {
+        let v: Option<u64> = redis::cmd("GET")
+            .arg(app.store.key("auth:epoch"))
+            .query_async(&mut app.store.conn())
+            .await
+            .unwrap();
+        v.unwrap_or(0)
+    };
+    let laptop = jwt().await;
+    assert_eq!(sign_out_jwt(&app, &laptop).await, 200);
+    let after_first = epoch().await;
+    for _ in 0..5 {
+        assert_eq!(sign_out_jwt(&app, &laptop).await, 401);
+    }
+    assert_eq!(
+        epoch().await,
+        after_first,
+        "a JWT signed out already moved the revocation epoch again"
+    );
+
+    // A JWT the person's new password ended is no JWT to sign out either.
+    let phone = jwt().await;
+    horst_identity::people::set_password(&app.store, &app.auth, "olga", "ganz neues Kennwort")
+        .await
+        .unwrap();
+    let after_change = epoch().await;
+    assert_eq!(sign_out_jwt(&app, &phone).await, 401);
+    assert_eq!(epoch().await, after_change);
 }

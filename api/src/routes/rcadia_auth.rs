@@ -71,7 +71,8 @@ struct SignedOut {
 }
 
 /// Ends the JWT sent as the bearer (a copy of it, say on a shared machine, stops working);
-/// the person's other JWTs and sessions stay. A JWT lives 7 days otherwise.
+/// the person's other JWTs and sessions stay. A JWT lives 7 days otherwise. Only a JWT that
+/// still works can be signed out, once: a second sign-out is a 401 and moves nothing.
 async fn sign_out(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -85,7 +86,7 @@ async fn sign_out(
     if !state.auth.revoke_jwt(token).await? {
         return Err(ApiError::new(
             ApiCode::Unauthorized,
-            "this is not a valid session JWT (expired, or not one from POST /api/v1/auth/session); agent tokens are ended with `horst admin token revoke`",
+            "this is not a session JWT that works: expired, signed out already, ended by a password change or a block, or not one from POST /api/v1/auth/session; agent tokens are ended with `horst admin token revoke`",
         ));
     }
     Ok(Json(SignedOut { signed_out: true }))
