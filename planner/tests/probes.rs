@@ -224,6 +224,8 @@ fn guest_probes_are_decided_as_their_truth() {
         // the whole path a launch: time_limit (520,754 states, 16.1 s). At speed 5 the carry
         // takes the bird through (`guest-lift-down-through-ledges-5`, won).
         ("guest-lift-down-through-ledges", Proof::RelaxedGraph),
+        // The same lift slanted 4 columns right over its 7 rows, at speed 8: still aligned.
+        ("guest-slant-lift-through-ledges", Proof::RelaxedGraph),
     ];
     let undecided = [
         // The roof of guest-tunnel-hole-5 with one tile open: the envelope's roof must span
